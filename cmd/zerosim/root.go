@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the run itself failed (e.g. verify found a mismatch)
+	exitInput   = 2 // usage or input error
+)
+
+// app carries the I/O streams and the global flags shared by every command.
+type app struct {
+	in       io.Reader
+	out, err io.Writer
+	sets     []string // --set key.path=value
+	format   string   // --format table|json|csv
+	outDir   string   // -o DIR
+}
+
+// commands is filled by each cmd_*.go file's init, so commands live in their
+// own files.
+var commands []func(*app) *cobra.Command
+
+// inputError marks errors caused by the user's input (exit code 2).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+// failure marks a run that completed but failed its check (exit code 1)
+// after printing its own report.
+type failure struct{ msg string }
+
+func (e failure) Error() string { return e.msg }
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "zerosim",
+		Short: "Performance and memory simulator for ZeRO data parallelism",
+		Long: `zerosim replays one training step of ZeRO data parallelism (stages 0–3,
+FSDP, Megatron's distributed optimizer with redundancy K) on a simulated
+cluster: step time, exposed communication, bytes per link class and memory per
+rank. It also runs the real sharded numerics on toy models and checks them bit
+for bit against unsharded training.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(a.in)
+	root.SetOut(a.out)
+	root.SetErr(a.err)
+	pf := root.PersistentFlags()
+	pf.StringArrayVar(&a.sets, "set", nil, "override a scenario value, e.g. --set parallelism.k=4 (repeatable)")
+	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv")
+	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		switch a.format {
+		case "table", "json", "csv":
+			return nil
+		}
+		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return inputError{err} })
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
+	return root
+}
+
+// Main runs zerosim with args and returns the exit code.
+func Main(args []string, in io.Reader, out, errOut io.Writer) int {
+	a := &app{in: in, out: out, err: errOut}
+	root := newRoot(a)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var f failure
+	if errors.As(err, &f) {
+		fmt.Fprintln(errOut, "zerosim:", f.msg)
+		return exitFailure
+	}
+	fmt.Fprintln(errOut, "zerosim:", err)
+	var ie inputError
+	var se *scenarios.Error
+	if errors.As(err, &ie) || errors.As(err, &se) || isUsage(err) {
+		return exitInput
+	}
+	return exitFailure
+}
+
+// isUsage reports cobra's own usage errors (unknown command, wrong args).
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires ", "invalid argument", "flag needs"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,203 @@
+package scenarios
+
+import "github.com/zerosim/zerosim/units"
+
+// Scenario is one scenario file, version 1. After Load it is resolved:
+// presets are expanded, defaults filled in and Model.Layers holds the explicit
+// layer list, so downstream packages never look at presets.
+type Scenario struct {
+	Version       int           `yaml:"version"`
+	Name          string        `yaml:"name,omitempty"`
+	Description   string        `yaml:"description,omitempty"`
+	Cluster       Cluster       `yaml:"cluster"`
+	Model         Model         `yaml:"model"`
+	Parallelism   Parallelism   `yaml:"parallelism"`
+	Training      Training      `yaml:"training,omitempty"`
+	Communication Communication `yaml:"communication,omitempty"`
+	Memory        MemoryConfig  `yaml:"memory,omitempty"`
+}
+
+// Cluster describes the machines: nodes × GPUs, the links inside a node and
+// between nodes, and where each rank sits.
+type Cluster struct {
+	Nodes       int `yaml:"nodes"`
+	GPUsPerNode int `yaml:"gpus_per_node"`
+	// GPU names a preset (see GPUPresets); the fields below override it.
+	GPU          string          `yaml:"gpu,omitempty"`
+	GPUMemory    units.Bytes     `yaml:"gpu_memory,omitempty"`
+	PeakBF16     units.FLOPS     `yaml:"peak_bf16,omitempty"`
+	HBMBandwidth units.Bandwidth `yaml:"hbm_bandwidth,omitempty"`
+	Intra        Link            `yaml:"intra,omitempty"`
+	Inter        Link            `yaml:"inter,omitempty"`
+	// NICs is "per_gpu" (rail-optimized: one NIC per GPU, default) or
+	// "per_node" (NICsPerNode NICs shared by the node's GPUs).
+	NICs        string `yaml:"nics,omitempty"`
+	NICsPerNode int    `yaml:"nics_per_node,omitempty"`
+	// Placement lists the parallel axes from fastest-varying (neighbouring
+	// GPUs of one node) to slowest; default [cp, dp] as in seed 000.
+	Placement     []string       `yaml:"placement,omitempty"`
+	LinkOverrides []LinkOverride `yaml:"link_overrides,omitempty"`
+	GPUOverrides  []GPUOverride  `yaml:"gpu_overrides,omitempty"`
+}
+
+// Link is one link class: a preset name and/or explicit bandwidth and
+// latency (per direction, per GPU for intra-node links, per NIC for
+// inter-node links).
+type Link struct {
+	Preset    string          `yaml:"preset,omitempty"`
+	Bandwidth units.Bandwidth `yaml:"bandwidth,omitempty"`
+	Latency   units.Duration  `yaml:"latency,omitempty"`
+}
+
+// LinkOverride changes the bandwidth (and optionally latency) of one node's
+// NIC (GPU < 0 or NICs shared) or one GPU's NIC or intra-node port.
+type LinkOverride struct {
+	Node int `yaml:"node"`
+	// GPU is the GPU index in the node; -1 (default) means every NIC of the node.
+	GPU       *int            `yaml:"gpu,omitempty"`
+	Class     string          `yaml:"class"` // "intra" or "inter"
+	Bandwidth units.Bandwidth `yaml:"bandwidth,omitempty"`
+	Latency   units.Duration  `yaml:"latency,omitempty"`
+}
+
+// GPUOverride slows (or speeds up) the GPU that holds one rank: its compute
+// times are divided by Speed (1 = nominal, 0.8 = 20 % slower).
+type GPUOverride struct {
+	Rank  int     `yaml:"rank"`
+	Speed float64 `yaml:"speed"`
+}
+
+// Model is the network being trained: a preset, a bare parameter count, or
+// explicit dimensions/layers. After Load, Layers is always filled.
+type Model struct {
+	Preset string `yaml:"preset,omitempty"`
+	// Kind is "transformer" (GPT-style blocks), "mlp" (seed 000's residual
+	// MLP) or "tiny-transformer" (seed 002).
+	Kind    string      `yaml:"kind,omitempty"`
+	Params  units.Count `yaml:"params,omitempty"`
+	Hidden  int64       `yaml:"hidden,omitempty"`
+	Layers  int64       `yaml:"layers,omitempty"`
+	FFN     int64       `yaml:"ffn,omitempty"`
+	Heads   int64       `yaml:"heads,omitempty"`
+	Vocab   int64       `yaml:"vocab,omitempty"`
+	SeqLen  int64       `yaml:"seq_len,omitempty"`
+	// LargestLayer is the largest layer's parameter count, used by
+	// DeepSpeed's estimator when the layer list is synthetic.
+	LargestLayer units.Count `yaml:"largest_layer,omitempty"`
+	// LayerList is an explicit list of units (FSDP units / layers) in forward
+	// order. When empty, Load derives it from the fields above.
+	LayerList []Layer `yaml:"layer_list,omitempty"`
+	// Groups declares parameter groups with their own precision and buffer
+	// (seed 000: dense bf16, MoE bf16, fp32 router; fp8 weights).
+	Groups []ParamGroup `yaml:"groups,omitempty"`
+}
+
+// Layer is one unit of the model in forward order: the unit of ZeRO-3
+// gathering and of compute timing.
+type Layer struct {
+	Name   string      `yaml:"name"`
+	Params units.Count `yaml:"params"`
+	// Group names the parameter group (default "dense").
+	Group string `yaml:"group,omitempty"`
+	// FwdFLOPs is the forward FLOPs per micro-batch; 0 means derive from
+	// 2·params·tokens (+ attention for transformer blocks).
+	FwdFLOPs units.Count `yaml:"fwd_flops,omitempty"`
+	// Fwd and Bwd are explicit compute times; 0 means derive from FLOPs.
+	Fwd units.Duration `yaml:"fwd,omitempty"`
+	Bwd units.Duration `yaml:"bwd,omitempty"`
+	// ActivationBytes per micro-batch kept for backward; 0 = derived.
+	ActivationBytes units.Bytes `yaml:"activation_bytes,omitempty"`
+	// Tensors optionally lists the unit's parameter tensors in flat order.
+	Tensors []Tensor `yaml:"tensors,omitempty"`
+}
+
+// Tensor is one named parameter tensor.
+type Tensor struct {
+	Name  string  `yaml:"name"`
+	Shape []int64 `yaml:"shape"`
+}
+
+// ParamGroup is a set of layers whose parameters share a precision and live
+// in their own buffer.
+type ParamGroup struct {
+	Name string `yaml:"name"`
+	// Precision is bf16, fp16, fp32 or fp8.
+	Precision string `yaml:"precision"`
+}
+
+// Parallelism is the data-parallel layout. N = DP·CP is the ZeRO group.
+type Parallelism struct {
+	DP    int `yaml:"dp"`
+	CP    int `yaml:"cp,omitempty"`
+	Stage int `yaml:"zero_stage"`
+	// K is num_distributed_optimizer_instances: the N ranks are split into K
+	// intra groups of N/K ranks that each shard the optimizer (default 1).
+	K int `yaml:"k,omitempty"`
+}
+
+// Training holds the per-step workload and the optimizer.
+type Training struct {
+	MicroBatch int64 `yaml:"micro_batch,omitempty"`
+	// ParamDType is bf16 (default) or fp16; MasterDType is fp32.
+	ParamDType  string  `yaml:"param_dtype,omitempty"`
+	MasterDType string  `yaml:"master_dtype,omitempty"`
+	Optimizer   string  `yaml:"optimizer,omitempty"` // adam (default) or adamw
+	LR          float64 `yaml:"lr,omitempty"`
+	Beta1       float64 `yaml:"beta1,omitempty"`
+	Beta2       float64 `yaml:"beta2,omitempty"`
+	Eps         float64 `yaml:"eps,omitempty"`
+	WeightDecay float64 `yaml:"weight_decay,omitempty"`
+	// Recompute is none (default), selective or full.
+	Recompute string `yaml:"recompute,omitempty"`
+	// MFU is the fraction of peak FLOPS achieved by compute (default 0.5).
+	MFU float64 `yaml:"mfu,omitempty"`
+	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
+	Steps int   `yaml:"steps,omitempty"`
+	Seed  int64 `yaml:"seed,omitempty"`
+}
+
+// Communication configures buckets, algorithms, overlap and prefetch.
+type Communication struct {
+	BucketSize units.Bytes `yaml:"bucket_size,omitempty"`
+	// Algorithm is ring, hierarchical, tree or auto (default).
+	Algorithm string `yaml:"algorithm,omitempty"`
+	// Overlap defaults to true.
+	Overlap *bool `yaml:"overlap,omitempty"`
+	// PrefetchDepth is how many ZeRO-3 units are gathered ahead (default 1).
+	PrefetchDepth *int `yaml:"prefetch_depth,omitempty"`
+	// MaxInflightAllGathers caps concurrent ZeRO-3 all-gathers (default 2).
+	MaxInflightAllGathers int `yaml:"max_inflight_allgathers,omitempty"`
+	// Zero1AllReduce selects seed 001's original ZeRO-1: all-reduce of the
+	// gradients instead of reduce-scatter.
+	Zero1AllReduce bool `yaml:"zero1_allreduce,omitempty"`
+	// OverlapParamGather overlaps the post-optimizer all-gather with the
+	// next forward (seed 000's pre-hook), stages 1 and 2.
+	OverlapParamGather bool `yaml:"overlap_param_gather,omitempty"`
+	// Padding is "toy" (one buffer padded to a multiple of the shard group,
+	// default) or "megatron" (Megatron-Core's param-and-grad buffer rules).
+	Padding string `yaml:"padding,omitempty"`
+}
+
+// MemoryConfig holds fixed per-rank overheads shown as separate items.
+type MemoryConfig struct {
+	RuntimeContext units.Bytes `yaml:"runtime_context,omitempty"`
+	NCCLBuffers    units.Bytes `yaml:"nccl_buffers,omitempty"`
+	// Activations toggles activation memory (default true when the model
+	// has transformer dimensions).
+	Activations *bool `yaml:"activations,omitempty"`
+}
+
+// N is the size of the ZeRO group, dp·cp.
+func (s *Scenario) N() int { return s.Parallelism.DP * max(s.Parallelism.CP, 1) }
+
+// GPUs is the number of GPUs in the cluster.
+func (s *Scenario) GPUs() int { return s.Cluster.Nodes * s.Cluster.GPUsPerNode }
+
+// TotalParams sums the parameters of the resolved layer list.
+func (m *Model) TotalParams() int64 {
+	var t int64
+	for _, l := range m.LayerList {
+		t += int64(l.Params)
+	}
+	return t
+}

@@ -1,0 +1,313 @@
+package units
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"strings"
+)
+
+// Bytes is an exact number of bytes.
+type Bytes int64
+
+// Duration is an exact time in picoseconds.
+type Duration int64
+
+// Bandwidth is an exact rate in bytes per second.
+type Bandwidth int64
+
+// FLOPS is an exact rate in floating-point operations per second.
+type FLOPS int64
+
+// Count is an exact dimensionless count, such as a number of parameters.
+type Count int64
+
+// Time constants in picoseconds.
+const (
+	Picosecond  Duration = 1
+	Nanosecond           = 1000 * Picosecond
+	Microsecond          = 1000 * Nanosecond
+	Millisecond          = 1000 * Microsecond
+	Second               = 1000 * Millisecond
+)
+
+// Byte size constants.
+const (
+	KB  Bytes = 1000
+	MB        = 1000 * KB
+	GB        = 1000 * MB
+	TB        = 1000 * GB
+	KiB Bytes = 1 << 10
+	MiB       = 1 << 20
+	GiB       = 1 << 30
+	TiB       = 1 << 40
+)
+
+// ErrOverflow is returned when a value does not fit in an int64.
+var ErrOverflow = errors.New("value does not fit in 64 bits")
+
+type suffix struct {
+	name string
+	num  int64 // multiplier numerator
+	den  int64 // multiplier denominator (8 for bits to bytes)
+}
+
+var (
+	byteSuffixes = []suffix{
+		{"B", 1, 1}, {"KB", 1e3, 1}, {"MB", 1e6, 1}, {"GB", 1e9, 1}, {"TB", 1e12, 1}, {"PB", 1e15, 1},
+		{"KiB", 1 << 10, 1}, {"MiB", 1 << 20, 1}, {"GiB", 1 << 30, 1}, {"TiB", 1 << 40, 1}, {"PiB", 1 << 50, 1},
+	}
+	bandwidthSuffixes = []suffix{
+		{"B/s", 1, 1}, {"KB/s", 1e3, 1}, {"MB/s", 1e6, 1}, {"GB/s", 1e9, 1}, {"TB/s", 1e12, 1},
+		{"KiB/s", 1 << 10, 1}, {"MiB/s", 1 << 20, 1}, {"GiB/s", 1 << 30, 1}, {"TiB/s", 1 << 40, 1},
+		{"bps", 1, 8}, {"Kbps", 1e3, 8}, {"Mbps", 1e6, 8}, {"Gbps", 1e9, 8}, {"Tbps", 1e12, 8},
+		{"b/s", 1, 8}, {"Kb/s", 1e3, 8}, {"Mb/s", 1e6, 8}, {"Gb/s", 1e9, 8}, {"Tb/s", 1e12, 8},
+	}
+	durationSuffixes = []suffix{
+		{"ps", 1, 1}, {"ns", 1e3, 1}, {"us", 1e6, 1}, {"µs", 1e6, 1}, {"ms", 1e9, 1}, {"s", 1e12, 1},
+	}
+	countSuffixes = []suffix{
+		{"K", 1e3, 1}, {"M", 1e6, 1}, {"B", 1e9, 1}, {"T", 1e12, 1},
+	}
+	flopsSuffixes = []suffix{
+		{"FLOPS", 1, 1}, {"GFLOPS", 1e9, 1}, {"TFLOPS", 1e12, 1}, {"PFLOPS", 1e15, 1},
+	}
+)
+
+// parse reads "<number><suffix>" exactly. The number is a non-negative
+// decimal with an optional fraction and exponent; plain says whether a bare
+// number (no suffix) is allowed, with multiplier 1.
+func parse(s, what, allowed string, sufs []suffix, plain bool) (int64, error) {
+	orig := s
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty %s (use %s)", what, allowed)
+	}
+	// Longest suffix that matches wins ("GiB/s" before "B/s", "ms" before "s").
+	var best *suffix
+	for i := range sufs {
+		if strings.HasSuffix(s, sufs[i].name) && (best == nil || len(sufs[i].name) > len(best.name)) {
+			best = &sufs[i]
+		}
+	}
+	num := s
+	mul := suffix{"", 1, 1}
+	if best != nil {
+		num = strings.TrimSpace(strings.TrimSuffix(s, best.name))
+		mul = *best
+	} else if !plain {
+		return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
+	}
+	if num == "" || strings.ContainsAny(num, "/+_ ") || strings.HasPrefix(num, "-") {
+		if strings.HasPrefix(num, "-") {
+			return 0, fmt.Errorf("%q is negative (a %s must be ≥ 0)", orig, what)
+		}
+		return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
+	}
+	for _, c := range num {
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E') {
+			return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
+		}
+	}
+	if len(num) > 64 {
+		return 0, fmt.Errorf("%q is too long for a %s", orig, what)
+	}
+	if i := strings.IndexAny(num, "eE"); i >= 0 {
+		// Bound the exponent before big.Rat expands it.
+		var exp int
+		if _, err := fmt.Sscanf(num[i+1:], "%d", &exp); err != nil || exp > 30 || exp < -30 {
+			return 0, fmt.Errorf("%q has an exponent out of range for a %s", orig, what)
+		}
+	}
+	r, ok := new(big.Rat).SetString(num)
+	if !ok {
+		return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
+	}
+	r.Mul(r, new(big.Rat).SetFrac64(mul.num, mul.den))
+	if !r.IsInt() {
+		return 0, fmt.Errorf("%q is not a whole number of %s", orig, baseName(what))
+	}
+	if !r.Num().IsInt64() {
+		return 0, fmt.Errorf("%q: %w", orig, ErrOverflow)
+	}
+	return r.Num().Int64(), nil
+}
+
+func baseName(what string) string {
+	switch what {
+	case "size":
+		return "bytes"
+	case "bandwidth":
+		return "bytes per second"
+	case "duration":
+		return "picoseconds"
+	case "rate":
+		return "FLOP/s"
+	}
+	return "units"
+}
+
+// ParseBytes parses a size such as "80GiB", "2GB", "512MiB" or "4096".
+func ParseBytes(s string) (Bytes, error) {
+	v, err := parse(s, "size", `a size such as 80GiB, 2GB, 512MiB or 4096`, byteSuffixes, true)
+	return Bytes(v), err
+}
+
+// ParseBandwidth parses a rate such as "450GB/s", "400Gbps" or "25GiB/s".
+func ParseBandwidth(s string) (Bandwidth, error) {
+	v, err := parse(s, "bandwidth", `a bandwidth such as 450GB/s, 25GiB/s or 400Gbps`, bandwidthSuffixes, false)
+	return Bandwidth(v), err
+}
+
+// ParseDuration parses a time such as "500ns", "2us", "1.5ms" or "0".
+func ParseDuration(s string) (Duration, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	v, err := parse(s, "duration", `a duration such as 500ns, 2us, 1.5ms or 0`, durationSuffixes, false)
+	return Duration(v), err
+}
+
+// ParseCount parses a count such as "7B", "1.34B", "175B", "350M" or "260".
+func ParseCount(s string) (Count, error) {
+	v, err := parse(s, "count", `a count such as 260, 350M, 1.34B or 7B`, countSuffixes, true)
+	return Count(v), err
+}
+
+// ParseFLOPS parses a rate such as "312TFLOPS", "989.4TFLOPS" or "312e12".
+func ParseFLOPS(s string) (FLOPS, error) {
+	v, err := parse(s, "rate", `a rate such as 312TFLOPS or 312e12`, flopsSuffixes, true)
+	return FLOPS(v), err
+}
+
+// Add returns a+b, or ErrOverflow.
+func Add(a, b int64) (int64, error) {
+	c := a + b
+	if (c > a) != (b > 0) {
+		return 0, ErrOverflow
+	}
+	return c, nil
+}
+
+// Mul returns a*b, or ErrOverflow.
+func Mul(a, b int64) (int64, error) {
+	if a == 0 || b == 0 {
+		return 0, nil
+	}
+	c := a * b
+	if c/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		return 0, ErrOverflow
+	}
+	return c, nil
+}
+
+// MulDivCeil returns ceil(a*b/c) for non-negative a, b and positive c,
+// computed in 128 bits. It panics if c is not positive or the result does not
+// fit in an int64; callers pass validated quantities.
+func MulDivCeil(a, b, c int64) int64 {
+	if a < 0 || b < 0 || c <= 0 {
+		panic("units: MulDivCeil needs a, b ≥ 0 and c > 0")
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		panic("units: MulDivCeil overflow")
+	}
+	q, r := bits.Div64(hi, lo, uint64(c))
+	if r != 0 {
+		q++
+	}
+	if q > math.MaxInt64 {
+		panic("units: MulDivCeil overflow")
+	}
+	return int64(q)
+}
+
+// TransferTime is the time to move n bytes at bandwidth bw, rounded up to a
+// whole picosecond. Every part of zerosim that turns bytes into time uses it,
+// so closed forms and the engine agree to the picosecond.
+func TransferTime(n Bytes, bw Bandwidth) Duration {
+	if n == 0 {
+		return 0
+	}
+	return Duration(MulDivCeil(int64(n), int64(Second), int64(bw)))
+}
+
+// fixed formats num/den with the given number of decimals, exactly.
+func fixed(num, den int64, decimals int) string {
+	return new(big.Rat).SetFrac64(num, den).FloatString(decimals)
+}
+
+// IEC formats b with a binary prefix and two decimals ("2.50 GiB").
+func (b Bytes) IEC() string {
+	units := []struct {
+		n string
+		v Bytes
+	}{{"PiB", 1 << 50}, {"TiB", TiB}, {"GiB", GiB}, {"MiB", MiB}, {"KiB", KiB}}
+	for _, u := range units {
+		if b >= u.v || -b >= u.v {
+			return fixed(int64(b), int64(u.v), 2) + " " + u.n
+		}
+	}
+	return fmt.Sprintf("%d B", int64(b))
+}
+
+// SI formats b with a decimal prefix and two decimals ("2.68 GB").
+func (b Bytes) SI() string {
+	units := []struct {
+		n string
+		v Bytes
+	}{{"PB", 1000 * TB}, {"TB", TB}, {"GB", GB}, {"MB", MB}, {"KB", KB}}
+	for _, u := range units {
+		if b >= u.v || -b >= u.v {
+			return fixed(int64(b), int64(u.v), 2) + " " + u.n
+		}
+	}
+	return fmt.Sprintf("%d B", int64(b))
+}
+
+// String formats b with a binary prefix.
+func (b Bytes) String() string { return b.IEC() }
+
+// String formats d in the largest unit that keeps it ≥ 1, with up to three
+// decimals and trailing zeros trimmed ("398.5µs").
+func (d Duration) String() string {
+	units := []struct {
+		n string
+		v Duration
+	}{{"s", Second}, {"ms", Millisecond}, {"µs", Microsecond}, {"ns", Nanosecond}}
+	for _, u := range units {
+		if d >= u.v || -d >= u.v {
+			s := fixed(int64(d), int64(u.v), 3)
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+			return s + u.n
+		}
+	}
+	return fmt.Sprintf("%dps", int64(d))
+}
+
+// Micros returns d in microseconds as a float, for plots and traces only.
+func (d Duration) Micros() float64 { return float64(d) / float64(Microsecond) }
+
+// Seconds returns d in seconds as a float, for display only.
+func (d Duration) Seconds() float64 { return float64(d) / float64(Second) }
+
+// String formats bw in GB/s (decimal) with two decimals.
+func (bw Bandwidth) String() string { return fixed(int64(bw), 1e9, 2) + " GB/s" }
+
+// String formats f in TFLOPS with one decimal.
+func (f FLOPS) String() string { return fixed(int64(f), 1e12, 1) + " TFLOPS" }
+
+// String formats c with a decimal suffix when it is exact ("7B"), else digits.
+func (c Count) String() string {
+	for _, s := range []struct {
+		n string
+		v int64
+	}{{"T", 1e12}, {"B", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if int64(c) >= s.v && int64(c)%s.v == 0 {
+			return fmt.Sprintf("%d%s", int64(c)/s.v, s.n)
+		}
+	}
+	return fmt.Sprintf("%d", int64(c))
+}
