@@ -1,0 +1,200 @@
+package sim
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Time is a simulated instant or span in picoseconds.
+type Time int64
+
+// MaxTime is the largest representable time; a flow whose finish would lie
+// beyond it is scheduled at MaxTime.
+const MaxTime Time = math.MaxInt64
+
+// Tracer observes the engine. Event is called with the event's time and
+// insertion sequence number just before the event runs; times never
+// decrease.
+type Tracer interface {
+	Event(t Time, seq uint64)
+}
+
+// event is one queued callback. Internal flow-completion events carry the
+// flow and the version they were scheduled for instead of a closure, so a
+// rate change invalidates them without allocating: a stale event is skipped
+// when popped.
+type event struct {
+	t   Time
+	seq uint64
+	fn  func()
+	f   *Flow
+	ver uint64
+}
+
+// Engine is a deterministic discrete-event engine. It is not safe for
+// concurrent use. The zero value is not ready; use New.
+type Engine struct {
+	now    Time
+	seq    uint64
+	heap   []event
+	events int64
+	tracer Tracer
+
+	// Scratch for rate recomputation (reused, see flow.go).
+	epoch   uint64
+	compRes []*Resource
+	compF   []*Flow
+	active  []*Resource
+	flows   int
+}
+
+// New returns an engine at time 0 with an empty queue.
+func New() *Engine { return &Engine{heap: make([]event, 0, 64)} }
+
+// SetTracer installs t (nil removes it).
+func (e *Engine) SetTracer(t Tracer) { e.tracer = t }
+
+// Now is the current simulated time.
+func (e *Engine) Now() Time { return e.now }
+
+// Events is the number of events run so far (stale flow-completion events
+// that were superseded by a rate change are not counted).
+func (e *Engine) Events() int64 { return e.events }
+
+// Pending is the number of queued events, including stale ones.
+func (e *Engine) Pending() int { return len(e.heap) }
+
+// ActiveFlows is the number of flows and groups started and not finished.
+func (e *Engine) ActiveFlows() int { return e.flows }
+
+// At schedules fn at time t. Events at equal times run in the order they
+// were scheduled. It panics if t is before Now or fn is nil (caller bugs).
+func (e *Engine) At(t Time, fn func()) {
+	if t < e.now {
+		panic("sim: At with a time in the past")
+	}
+	if fn == nil {
+		panic("sim: At with a nil function")
+	}
+	e.push(event{t: t, fn: fn})
+}
+
+// After schedules fn d picoseconds from now. It panics if d < 0.
+func (e *Engine) After(d Time, fn func()) {
+	if d < 0 {
+		panic("sim: After with a negative delay")
+	}
+	t := e.now + d
+	if t < e.now { // overflow
+		t = MaxTime
+	}
+	e.At(t, fn)
+}
+
+// Step runs the next event and reports whether there was one.
+func (e *Engine) Step() bool {
+	for len(e.heap) > 0 {
+		ev := e.pop()
+		if ev.f != nil && (ev.f.ver != ev.ver || ev.f.done) {
+			continue // superseded by a rate change
+		}
+		e.now = ev.t
+		e.events++
+		if e.tracer != nil {
+			e.tracer.Event(ev.t, ev.seq)
+		}
+		if ev.f != nil {
+			e.finish(ev.f)
+		} else {
+			ev.fn()
+		}
+		return true
+	}
+	return false
+}
+
+// Run runs events until the queue is empty.
+func (e *Engine) Run() {
+	for e.Step() {
+	}
+}
+
+// RunUntil runs every event at or before t, then advances the clock to t
+// (if it is not already later).
+func (e *Engine) RunUntil(t Time) {
+	for len(e.heap) > 0 && e.heap[0].t <= t {
+		e.Step()
+	}
+	if e.now < t {
+		e.now = t
+	}
+}
+
+func (e *Engine) less(i, j int) bool {
+	a, b := &e.heap[i], &e.heap[j]
+	return a.t < b.t || (a.t == b.t && a.seq < b.seq)
+}
+
+func (e *Engine) push(ev event) {
+	ev.seq = e.seq
+	e.seq++
+	e.heap = append(e.heap, ev)
+	i := len(e.heap) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.less(i, p) {
+			break
+		}
+		e.heap[i], e.heap[p] = e.heap[p], e.heap[i]
+		i = p
+	}
+}
+
+func (e *Engine) pop() event {
+	h := e.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = event{} // drop references
+	e.heap = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && e.less(r, l) {
+			m = r
+		}
+		if !e.less(m, i) {
+			break
+		}
+		e.heap[i], e.heap[m] = e.heap[m], e.heap[i]
+		i = m
+	}
+	return top
+}
+
+// TransferTime is ceil(bytes·1e12 / bytesPerSec) picoseconds, computed in
+// 128 bits: the time a flow alone on resources of that bandwidth takes. It
+// is the same rounding as units.TransferTime (sim imports no zerosim
+// package, so it is reimplemented here). It panics on negative bytes or
+// non-positive bandwidth, and returns MaxTime on overflow.
+func TransferTime(bytes, bytesPerSec int64) Time {
+	if bytes < 0 || bytesPerSec <= 0 {
+		panic("sim: TransferTime needs bytes ≥ 0 and bandwidth > 0")
+	}
+	hi, lo := bits.Mul64(uint64(bytes), 1e12)
+	if hi >= uint64(bytesPerSec) {
+		return MaxTime
+	}
+	q, r := bits.Div64(hi, lo, uint64(bytesPerSec))
+	if r != 0 {
+		q++
+	}
+	if q > uint64(MaxTime) {
+		return MaxTime
+	}
+	return Time(q)
+}

@@ -1,0 +1,331 @@
+package sim
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Rates and remaining work are kept in exact integers. A resource of bw
+// bytes/s has capacity bw·rateScale "work units" per picosecond, and a flow
+// of n bytes carries n·1e12·rateScale work units (128 bits). A flow alone on
+// its resources therefore finishes after ceil(n·1e12·rateScale /
+// (bw·rateScale)) = ceil(n·1e12/bw) ps, exactly TransferTime. rateScale is
+// lcm(1..16), so a capacity shared by up to 16 equal users (or weights
+// summing to at most 16) divides exactly: two equal flows on one link get
+// exactly half the rate each. Beyond that, max–min shares are rounded down
+// to a whole work unit per picosecond (a relative error below 1e-15).
+const rateScale = 720720
+
+// workPerByte is 1e12·rateScale: work units per byte.
+const workPerByte uint64 = 1e12 * rateScale
+
+// MaxBandwidth is the largest bandwidth (bytes/s) a Resource accepts
+// (≈ 25.6 TB/s), so that bw·rateScale fits in 64 bits.
+const MaxBandwidth int64 = math.MaxUint64 / rateScale
+
+// Resource is a bandwidth resource (one direction of a link, a port, a NIC)
+// shared max–min fairly by the flows that cross it.
+type Resource struct {
+	name string
+	bw   int64
+	cap  uint64 // bw·rateScale
+	e    *Engine
+	// users are the flows currently crossing the resource.
+	users []user
+
+	// scratch for recomputation and group building
+	mark uint64
+	rem  uint64
+	wsum uint64
+	gidx int
+}
+
+type user struct {
+	f    *Flow
+	w    uint64
+	slot int // index of this resource in f.res
+}
+
+type resUse struct {
+	r   *Resource
+	w   uint64
+	idx int // index of the flow in r.users
+}
+
+// NewResource returns a resource of bytesPerSec bandwidth. It panics if
+// bytesPerSec is not in (0, MaxBandwidth]; callers validate input first.
+func NewResource(name string, bytesPerSec int64) *Resource {
+	if bytesPerSec <= 0 || bytesPerSec > MaxBandwidth {
+		panic("sim: NewResource bandwidth out of range (0, MaxBandwidth]")
+	}
+	return &Resource{name: name, bw: bytesPerSec, cap: uint64(bytesPerSec) * rateScale}
+}
+
+// Name is the resource's name.
+func (r *Resource) Name() string { return r.name }
+
+// Bandwidth is the resource's capacity in bytes/s.
+func (r *Resource) Bandwidth() int64 { return r.bw }
+
+// Users is the number of flows currently crossing r.
+func (r *Resource) Users() int { return len(r.users) }
+
+// Flow is a transfer in progress: a single flow (StartFlow) or a coupled
+// group (StartGroup) whose members progress in lockstep. A group is one flow
+// that crosses each resource with a weight: the number of its members that
+// cross it.
+type Flow struct {
+	e      *Engine
+	res    []resUse
+	hi, lo uint64 // remaining work units (128 bits)
+	rate   uint64 // work units per ps (per member)
+	last   Time   // time hi:lo was last brought up to date
+	ver    uint64
+	onDone func()
+	bytes  int64
+	start  Time
+	end    Time
+	done   bool
+	// scratch
+	mark   uint64
+	frozen bool
+	nrate  uint64
+}
+
+// Done reports whether the flow has finished.
+func (f *Flow) Done() bool { return f.done }
+
+// Bytes is the size of the flow (per member for a group).
+func (f *Flow) Bytes() int64 { return f.bytes }
+
+// Start is when the flow was started.
+func (f *Flow) Start() Time { return f.start }
+
+// End is when the flow finished (valid once Done).
+func (f *Flow) End() Time { return f.end }
+
+// Rate is the current rate per member in bytes/s (for display).
+func (f *Flow) Rate() float64 { return float64(f.rate) / rateScale }
+
+// Remaining is the number of bytes per member still to move at Now, rounded
+// up.
+func (f *Flow) Remaining() int64 {
+	if f.done {
+		return 0
+	}
+	hi, lo := f.progressed(f.e.now)
+	// bytes < 2^63 and workPerByte < 2^60, so hi < workPerByte.
+	q, r := bits.Div64(hi, lo, workPerByte)
+	if r != 0 {
+		q++
+	}
+	return int64(q)
+}
+
+// progressed is the remaining work at time t ≥ f.last at the current rate.
+func (f *Flow) progressed(t Time) (hi, lo uint64) {
+	if f.rate == 0 || t <= f.last {
+		return f.hi, f.lo
+	}
+	ph, pl := bits.Mul64(f.rate, uint64(t-f.last))
+	if ph > f.hi || (ph == f.hi && pl >= f.lo) {
+		return 0, 0
+	}
+	lo, b := bits.Sub64(f.lo, pl, 0)
+	hi, _ = bits.Sub64(f.hi, ph, b)
+	return hi, lo
+}
+
+// StartFlow starts a flow of bytes across the resources rs (a resource
+// listed twice counts twice) and calls onDone when it has finished. Its rate
+// is its max–min fair share; rates are recomputed only when the set of flows
+// on one of its resources changes. onDone may be nil. A flow of 0 bytes or
+// with no resources finishes at Now (as an event). It panics if bytes < 0.
+func (e *Engine) StartFlow(bytes int64, rs []*Resource, onDone func()) *Flow {
+	return e.StartGroup(bytes, [][]*Resource{rs}, onDone)
+}
+
+// StartGroup starts a coupled flow group: each member moves bytesPerMember
+// across its own resources, all members progress in lockstep at the rate of
+// the slowest (a ring pipeline), and onDone runs once when the group
+// finishes. The group costs one completion event however many members it
+// has. For max–min fairness the group is one flow that uses each resource
+// with a weight equal to the number of members crossing it.
+func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone func()) *Flow {
+	if bytesPerMember < 0 {
+		panic("sim: StartGroup with negative bytes")
+	}
+	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now}
+	e.epoch++
+	for _, m := range members {
+		for _, r := range m {
+			if r.e != e {
+				if len(r.users) > 0 {
+					panic("sim: resource in use by another engine")
+				}
+				r.e, r.mark = e, 0 // marks are per-engine epochs
+			}
+			if r.mark == e.epoch {
+				f.res[r.gidx].w++
+				continue
+			}
+			r.mark = e.epoch
+			r.gidx = len(f.res)
+			f.res = append(f.res, resUse{r: r, w: 1})
+		}
+	}
+	f.hi, f.lo = bits.Mul64(uint64(bytesPerMember), workPerByte)
+	if bytesPerMember == 0 || len(f.res) == 0 {
+		f.res = nil
+		e.flows++
+		e.push(event{t: e.now, f: f, ver: f.ver})
+		return f
+	}
+	e.flows++
+	for i := range f.res {
+		ru := &f.res[i]
+		ru.idx = len(ru.r.users)
+		ru.r.users = append(ru.r.users, user{f: f, w: ru.w, slot: i})
+	}
+	e.recompute(f.res)
+	return f
+}
+
+// finish completes f at Now: it leaves its resources, the rates of the
+// flows that shared them are recomputed, then onDone runs.
+func (e *Engine) finish(f *Flow) {
+	f.done = true
+	f.end = e.now
+	f.hi, f.lo, f.rate = 0, 0, 0
+	e.flows--
+	for _, ru := range f.res {
+		r := ru.r
+		n := len(r.users) - 1
+		if ru.idx != n {
+			moved := r.users[n]
+			r.users[ru.idx] = moved
+			moved.f.res[moved.slot].idx = ru.idx
+		}
+		r.users[n] = user{}
+		r.users = r.users[:n]
+	}
+	if len(f.res) > 0 {
+		e.recompute(f.res)
+	}
+	if f.onDone != nil {
+		f.onDone()
+	}
+}
+
+// recompute brings every flow connected (through shared resources) to the
+// resources in seeds up to date at Now and recomputes their max–min fair
+// rates by progressive filling in integer work units, then reschedules the
+// completion of each flow whose rate changed.
+func (e *Engine) recompute(seeds []resUse) {
+	e.epoch++
+	ep := e.epoch
+	res := e.compRes[:0]
+	fl := e.compF[:0]
+	for _, ru := range seeds {
+		if ru.r.mark != ep {
+			ru.r.mark = ep
+			res = append(res, ru.r)
+		}
+	}
+	for i := 0; i < len(res); i++ {
+		for _, u := range res[i].users {
+			if u.f.mark == ep {
+				continue
+			}
+			u.f.mark = ep
+			fl = append(fl, u.f)
+			for _, ru := range u.f.res {
+				if ru.r.mark != ep {
+					ru.r.mark = ep
+					res = append(res, ru.r)
+				}
+			}
+		}
+	}
+	now := e.now
+	for _, f := range fl {
+		f.hi, f.lo = f.progressed(now)
+		f.last = now
+		f.frozen = false
+		f.nrate = 0
+	}
+	act := e.active[:0]
+	for _, r := range res {
+		r.rem = r.cap
+		r.wsum = 0
+		for _, u := range r.users {
+			r.wsum += u.w
+		}
+		if r.wsum > 0 {
+			act = append(act, r)
+		}
+	}
+	for len(act) > 0 {
+		// The resource with the lowest fair level saturates first.
+		best := -1
+		var level uint64
+		for i, r := range act {
+			l := r.rem / r.wsum
+			if best < 0 || l < level {
+				best, level = i, l
+			}
+		}
+		for _, u := range act[best].users {
+			f := u.f
+			if f.frozen {
+				continue
+			}
+			f.frozen = true
+			f.nrate = level
+			for _, ru := range f.res {
+				ru.r.rem -= level * ru.w
+				ru.r.wsum -= ru.w
+			}
+		}
+		// Drop resources with no unfrozen user left.
+		k := 0
+		for _, r := range act {
+			if r.wsum > 0 {
+				act[k] = r
+				k++
+			}
+		}
+		act = act[:k]
+	}
+	for _, f := range fl {
+		if f.nrate == f.rate {
+			continue // its queued completion is still right
+		}
+		f.rate = f.nrate
+		f.ver++
+		if f.rate == 0 {
+			continue
+		}
+		e.push(event{t: finishAt(now, f.hi, f.lo, f.rate), f: f, ver: f.ver})
+	}
+	// Keep scratch capacity, drop references.
+	clear(res)
+	clear(fl)
+	clear(act)
+	e.compRes, e.compF, e.active = res[:0], fl[:0], act[:0]
+}
+
+// finishAt is now + ceil(work/rate), saturating at MaxTime.
+func finishAt(now Time, hi, lo, rate uint64) Time {
+	if hi >= rate {
+		return MaxTime
+	}
+	q, r := bits.Div64(hi, lo, rate)
+	if r != 0 {
+		q++
+	}
+	if q > uint64(MaxTime-now) {
+		return MaxTime
+	}
+	return now + Time(q)
+}

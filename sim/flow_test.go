@@ -1,0 +1,128 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestFlowAloneExact: a flow alone finishes after exactly TransferTime.
+func TestFlowAloneExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 500 {
+		bytes := rng.Int64N(1 << 40)
+		bw := 1 + rng.Int64N(MaxBandwidth)
+		if i%3 == 0 {
+			bw = int64(1+rng.IntN(1000)) * 1e9
+		}
+		e := New()
+		r1, r2 := NewResource("a", bw), NewResource("b", bw+int64(rng.IntN(1000)))
+		start := Time(rng.IntN(1000))
+		var f *Flow
+		e.At(start, func() { f = e.StartFlow(bytes, []*Resource{r1, r2}, nil) })
+		e.Run()
+		if want := start + TransferTime(bytes, bw); f.End() != want {
+			t.Fatalf("case %d: %d bytes at %d B/s ends at %d, want %d", i, bytes, bw, f.End(), want)
+		}
+	}
+}
+
+// TestTwoFlowsOneLink: two equal flows sharing one link take exactly twice
+// as long; on separate links, as long as one.
+func TestTwoFlowsOneLink(t *testing.T) {
+	for _, c := range []struct {
+		bytes, bw int64
+		exact     bool
+	}{{1 << 20, 25e9, true}, {64 << 20, 300e9, false}, {1e9, 50e9, true}, {3, 1e12, true}, {7, 3, false}} {
+		e := New()
+		l := NewResource("l", c.bw)
+		a := e.StartFlow(c.bytes, []*Resource{l}, nil)
+		b := e.StartFlow(c.bytes, []*Resource{l}, nil)
+		e.Run()
+		one := TransferTime(c.bytes, c.bw)
+		want := TransferTime(2*c.bytes, c.bw) // = 2·one when bytes·1e12/bw is whole
+		if c.exact && want != 2*one {
+			t.Fatalf("case %d B at %d: not an exact case", c.bytes, c.bw)
+		}
+		if a.End() != want || b.End() != want {
+			t.Errorf("%d B at %d: shared ends %d %d, want %d", c.bytes, c.bw, a.End(), b.End(), want)
+		}
+		e = New()
+		a = e.StartFlow(c.bytes, []*Resource{NewResource("x", c.bw)}, nil)
+		b = e.StartFlow(c.bytes, []*Resource{NewResource("y", c.bw)}, nil)
+		e.Run()
+		if a.End() != one || b.End() != one {
+			t.Errorf("%d B at %d: separate ends %d %d, want %d", c.bytes, c.bw, a.End(), b.End(), one)
+		}
+	}
+}
+
+// TestMaxMinFair: flow A crosses links L1 (10 GB/s) and L2 (100 GB/s), B
+// and C cross only L2. A is capped at 10 by L1; B and C share the 90 left
+// on L2 (45 each). When A finishes, B and C speed up to 50 each.
+func TestMaxMinFair(t *testing.T) {
+	e := New()
+	l1, l2 := NewResource("l1", 10e9), NewResource("l2", 100e9)
+	a := e.StartFlow(10e9, []*Resource{l1, l2}, nil) // 1 s alone at 10 GB/s
+	b := e.StartFlow(95e9, []*Resource{l2}, nil)
+	c := e.StartFlow(45e9, []*Resource{l2}, nil)
+	if a.Rate() != 10e9 || b.Rate() != 45e9 || c.Rate() != 45e9 {
+		t.Fatalf("rates %g %g %g, want 10e9 45e9 45e9", a.Rate(), b.Rate(), c.Rate())
+	}
+	e.Run()
+	// c: 45e9 at 45 GB/s = 1 s (same instant as a). b: 45e9 done at 1 s,
+	// then 50e9 alone at 100 GB/s = 0.5 s.
+	if a.End() != 1e12 || c.End() != 1e12 || b.End() != 1.5e12 {
+		t.Fatalf("ends a %d b %d c %d, want 1e12 1.5e12 1e12", a.End(), b.End(), c.End())
+	}
+}
+
+// TestGroupLockstep: a 3-member ring group on per-rank ports moves at the
+// slowest member's rate; one completion event for the whole group.
+func TestGroupLockstep(t *testing.T) {
+	e := New()
+	out := []*Resource{NewResource("o0", 100e9), NewResource("o1", 100e9), NewResource("o2", 50e9)}
+	in := []*Resource{NewResource("i0", 100e9), NewResource("i1", 100e9), NewResource("i2", 100e9)}
+	var members [][]*Resource
+	for i := range 3 {
+		members = append(members, []*Resource{out[i], in[(i+1)%3]})
+	}
+	done := 0
+	g := e.StartGroup(1e9, members, func() { done++ })
+	e.Run()
+	if want := TransferTime(1e9, 50e9); g.End() != want || done != 1 || e.Events() != 1 {
+		t.Fatalf("group ends %d (want %d), onDone %d times, %d events", g.End(), want, done, e.Events())
+	}
+	// Two members on one shared NIC: weight 2 halves the rate.
+	e = New()
+	nic := NewResource("nic", 100e9)
+	g = e.StartGroup(1e9, [][]*Resource{{nic, in[0]}, {nic, in[1]}}, nil)
+	e.Run()
+	if want := TransferTime(2e9, 100e9); g.End() != want {
+		t.Fatalf("shared NIC group ends %d, want %d", g.End(), want)
+	}
+}
+
+func TestZeroFlow(t *testing.T) {
+	e := New()
+	e.RunUntil(42)
+	ran := false
+	f := e.StartFlow(0, []*Resource{NewResource("x", 1)}, func() { ran = true })
+	e.Run()
+	if !ran || f.End() != 42 || !f.Done() {
+		t.Fatalf("zero flow: ran %v end %d", ran, f.End())
+	}
+}
+
+// TestRemaining checks the partial progress of a flow.
+func TestRemaining(t *testing.T) {
+	e := New()
+	f := e.StartFlow(1000, []*Resource{NewResource("x", 1000)}, nil) // 1 byte per ms
+	e.RunUntil(250e9)                                                // 0.25 s
+	if got := f.Remaining(); got != 750 {
+		t.Fatalf("Remaining = %d, want 750", got)
+	}
+	e.Run()
+	if f.End() != 1e12 || f.Remaining() != 0 {
+		t.Fatalf("end %d remaining %d", f.End(), f.Remaining())
+	}
+}
