@@ -93,7 +93,10 @@ type recTracer struct {
 	seqs  []uint64
 }
 
-func (r *recTracer) Event(t Time, seq uint64) { r.times = append(r.times, t); r.seqs = append(r.seqs, seq) }
+func (r *recTracer) Event(t Time, seq uint64) {
+	r.times = append(r.times, t)
+	r.seqs = append(r.seqs, seq)
+}
 
 // randomLoad builds a seeded random mix of timers, flows and groups and
 // returns the trace of (time, seq) pairs plus each flow's end time.
