@@ -1,0 +1,60 @@
+package numerics
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReferenceFiles checks zerosim against PyTorch 1.13 trajectories
+// (testdata/reference, copied from the project's golden set; see the README
+// there): Adam, AdamW and bf16 rounding bit for bit, and the toy MLP's
+// parameters bit for bit given PyTorch's gradients plus zerosim's own
+// forward/backward within RefLossRelTol, RefGradRelL2Tol and RefGradCosMin.
+func TestReferenceFiles(t *testing.T) {
+	for _, tc := range []struct {
+		file, kind string
+		checks     int // number of checks the file must produce
+	}{
+		{"adam-basic.json", "adam", 12 * 3},
+		{"adamw-wd.json", "adam", 12 * 3},
+		{"bf16-round.json", "bf16-round", 1},
+		{"toy-h16-l3.json", "toy-mlp", 6 * (1 + 1 + 12*2)},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", "reference", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			res, err := CheckReference(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Kind != tc.kind {
+				t.Errorf("kind %q, want %q", res.Kind, tc.kind)
+			}
+			if len(res.Checks) != tc.checks {
+				t.Errorf("%d checks, want %d", len(res.Checks), tc.checks)
+			}
+			worst := map[bool]float64{} // false: largest bounded-above metric; true: smallest cosine
+			for _, c := range res.Checks {
+				if !c.Exact {
+					isCos := c.Limit == RefGradCosMin
+					if v, ok := worst[isCos]; !ok || (isCos && c.Value < v) || (!isCos && c.Value > v) {
+						worst[isCos] = c.Value
+					}
+				}
+				if !c.Pass {
+					t.Errorf("%s: %d/%d mismatches, first %s; value %g limit %g", c.Name, c.Mismatches, c.Compared, c.First, c.Value, c.Limit)
+				}
+			}
+			if len(worst) > 0 {
+				t.Logf("worst relative error %.4g, worst cosine %.6f", worst[false], worst[true])
+			}
+			if !res.Pass {
+				t.Errorf("Pass false")
+			}
+		})
+	}
+}
