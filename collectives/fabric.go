@@ -1,0 +1,194 @@
+package collectives
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/sim"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Traffic is wire bytes: every byte a transfer sends is counted once on its
+// source (Sent), once on its destination (Recv), once on each link it
+// crosses (Link: egress and ingress) and once in its class total.
+type Traffic struct {
+	// Total[c] is the bytes sent over links of class c.
+	Total [topology.NumClasses]units.Bytes
+	// Sent[r][c] and Recv[r][c] are rank r's bytes sent and received over
+	// class c.
+	Sent, Recv [][topology.NumClasses]units.Bytes
+	// Link[id] is the bytes that crossed link id.
+	Link []units.Bytes
+}
+
+func newTraffic(t *topology.Topology) Traffic {
+	return Traffic{
+		Sent: make([][topology.NumClasses]units.Bytes, t.Ranks()),
+		Recv: make([][topology.NumClasses]units.Bytes, t.Ranks()),
+		Link: make([]units.Bytes, len(t.Links())),
+	}
+}
+
+func (tr *Traffic) clone() Traffic {
+	c := *tr
+	c.Sent = append([][topology.NumClasses]units.Bytes(nil), tr.Sent...)
+	c.Recv = append([][topology.NumClasses]units.Bytes(nil), tr.Recv...)
+	c.Link = append([]units.Bytes(nil), tr.Link...)
+	return c
+}
+
+// add accumulates plan p's bytes, all or nothing on overflow.
+func (tr *Traffic) add(p *Plan) error {
+	next := tr.clone()
+	acc := func(dst *units.Bytes, b units.Bytes) error {
+		v, err := units.Add(int64(*dst), int64(b))
+		*dst = units.Bytes(v)
+		return err
+	}
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		for j, x := range ph.Transfers {
+			path := ph.paths[j]
+			c := path.Class
+			for _, err := range []error{
+				acc(&next.Total[c], ph.Bytes),
+				acc(&next.Sent[x.Src][c], ph.Bytes),
+				acc(&next.Recv[x.Dst][c], ph.Bytes),
+			} {
+				if err != nil {
+					return fmt.Errorf("collectives: traffic: %w", err)
+				}
+			}
+			for _, l := range path.Links {
+				if err := acc(&next.Link[l], ph.Bytes); err != nil {
+					return fmt.Errorf("collectives: traffic: %w", err)
+				}
+			}
+		}
+	}
+	*tr = next
+	return nil
+}
+
+// MaxSent is the largest Sent[r][c] over ranks: the busiest rank on class c.
+func (tr *Traffic) MaxSent(c topology.Class) units.Bytes {
+	var m units.Bytes
+	for _, s := range tr.Sent {
+		m = max(m, s[c])
+	}
+	return m
+}
+
+// Wire is the traffic of one collective, without running it.
+func Wire(t *topology.Topology, spec Spec) (Traffic, error) {
+	p, err := Lower(t, spec)
+	if err != nil {
+		return Traffic{}, err
+	}
+	tr := newTraffic(t)
+	if err := tr.add(p); err != nil {
+		return Traffic{}, err
+	}
+	return tr, nil
+}
+
+// Fabric runs collectives on a topology's links as flows of a sim engine.
+// Each link is one sim.Resource; each phase of a collective is one coupled
+// flow group, so collectives that share links share their bandwidth max–min
+// fairly. It is not safe for concurrent use (like the engine).
+type Fabric struct {
+	eng     *sim.Engine
+	topo    *topology.Topology
+	res     []*sim.Resource
+	traffic Traffic
+}
+
+// NewFabric makes one sim.Resource per topology link on eng.
+func NewFabric(eng *sim.Engine, t *topology.Topology) *Fabric {
+	f := &Fabric{eng: eng, topo: t, traffic: newTraffic(t)}
+	for _, l := range t.Links() {
+		f.res = append(f.res, sim.NewResource(l.Name, int64(l.Bandwidth)))
+	}
+	return f
+}
+
+// Engine is the fabric's engine.
+func (f *Fabric) Engine() *sim.Engine { return f.eng }
+
+// Topology is the fabric's topology.
+func (f *Fabric) Topology() *topology.Topology { return f.topo }
+
+// Resource is the sim resource of link id (to start other flows on it).
+func (f *Fabric) Resource(id topology.LinkID) *sim.Resource { return f.res[id] }
+
+// Traffic is a copy of the wire bytes of every collective started so far
+// (counted when it starts).
+func (f *Fabric) Traffic() Traffic { return f.traffic.clone() }
+
+// Handle is a running collective.
+type Handle struct {
+	Plan  *Plan
+	start sim.Time
+	end   sim.Time
+	done  bool
+}
+
+// Done reports whether the collective has finished.
+func (h *Handle) Done() bool { return h.done }
+
+// Start is when the collective started.
+func (h *Handle) Start() sim.Time { return h.start }
+
+// End is when it finished (valid once Done).
+func (h *Handle) End() sim.Time { return h.end }
+
+// Start begins spec at the engine's Now: its phases run one after the
+// other, each as Steps·α of delay followed by one coupled flow group over the
+// phase's transfers; onDone (may be nil) runs when the last phase finishes.
+// Alone on the links it takes exactly ClosedForm. A collective with no
+// phases (one rank, zero bytes) finishes at Now, through an event.
+func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
+	p, err := Lower(f.topo, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.traffic.add(p); err != nil {
+		return nil, err
+	}
+	h := &Handle{Plan: p, start: f.eng.Now()}
+	members := make([][][]*sim.Resource, len(p.Phases))
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		members[i] = make([][]*sim.Resource, len(ph.paths))
+		for j, path := range ph.paths {
+			rs := make([]*sim.Resource, len(path.Links))
+			for k, l := range path.Links {
+				rs[k] = f.res[l]
+			}
+			members[i][j] = rs
+		}
+	}
+	var run func(i int)
+	run = func(i int) {
+		if i == len(p.Phases) {
+			h.done, h.end = true, f.eng.Now()
+			if onDone != nil {
+				onDone()
+			}
+			return
+		}
+		ph := &p.Phases[i]
+		flow := func() { f.eng.StartGroup(int64(ph.Bytes), members[i], func() { run(i + 1) }) }
+		if ph.Latency > 0 {
+			f.eng.After(sim.Time(ph.Latency), flow)
+		} else {
+			flow()
+		}
+	}
+	if len(p.Phases) == 0 {
+		f.eng.After(0, func() { run(0) })
+	} else {
+		run(0)
+	}
+	return h, nil
+}

@@ -1,0 +1,418 @@
+package collectives
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Op is a collective operation.
+type Op int
+
+const (
+	ReduceScatter Op = iota
+	AllGather
+	AllReduce
+)
+
+// String is the op's nccl-tests name.
+func (o Op) String() string {
+	switch o {
+	case ReduceScatter:
+		return "reducescatter"
+	case AllGather:
+		return "allgather"
+	case AllReduce:
+		return "allreduce"
+	}
+	return fmt.Sprintf("op(%d)", int(o))
+}
+
+// ParseOp reads "allreduce", "reducescatter" or "allgather" (dashes and
+// underscores are ignored, so "reduce-scatter" works too).
+func ParseOp(s string) (Op, error) {
+	switch strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(strings.TrimSpace(s))) {
+	case "reducescatter", "rs":
+		return ReduceScatter, nil
+	case "allgather", "ag":
+		return AllGather, nil
+	case "allreduce", "ar":
+		return AllReduce, nil
+	}
+	return 0, fmt.Errorf("collective %q: use allreduce, reducescatter or allgather", s)
+}
+
+// Algo is a collective algorithm.
+type Algo int
+
+const (
+	// Auto is Hierarchical when the group spans more than one node with the
+	// same number (> 1) of ranks on each, else Ring.
+	Auto Algo = iota
+	// Ring is a flat ring in the group's order.
+	Ring
+	// Hierarchical is two-level: intra-node ring, g parallel inter-node
+	// rings (one per local index), intra-node ring.
+	Hierarchical
+	// Tree is NCCL's double binary tree (all-reduce only).
+	Tree
+)
+
+// String is the algorithm's name.
+func (a Algo) String() string {
+	switch a {
+	case Auto:
+		return "auto"
+	case Ring:
+		return "ring"
+	case Hierarchical:
+		return "hierarchical"
+	case Tree:
+		return "tree"
+	}
+	return fmt.Sprintf("algo(%d)", int(a))
+}
+
+// ParseAlgo reads "auto", "ring", "hierarchical" or "tree"; "" is auto.
+func ParseAlgo(s string) (Algo, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return Auto, nil
+	case "ring":
+		return Ring, nil
+	case "hierarchical", "hier":
+		return Hierarchical, nil
+	case "tree":
+		return Tree, nil
+	}
+	return 0, fmt.Errorf("algorithm %q: use auto, ring, hierarchical or tree", s)
+}
+
+// Spec is one collective: an op over a group of ranks (in ring order) on a
+// buffer of Bytes bytes (the full buffer: all-gather output, reduce-scatter
+// input, all-reduce buffer).
+type Spec struct {
+	Op    Op
+	Algo  Algo
+	Group []int
+	Bytes units.Bytes
+}
+
+// Transfer is one point-to-point stream of a phase, from rank Src to Dst.
+type Transfer struct{ Src, Dst int }
+
+// Phase is one pipelined step of a collective: every transfer moves Bytes
+// bytes in lockstep (a coupled flow group), after Steps·α of latency, where
+// α is the largest latency of the links the phase crosses.
+type Phase struct {
+	Name      string // ring-rs, ring-ag, intra-rs, inter-rs, inter-ag, intra-ag, tree
+	Steps     int
+	Latency   units.Duration // Steps·α
+	Bytes     units.Bytes    // per transfer
+	Transfers []Transfer
+	paths     []topology.Path
+}
+
+// Plan is a collective lowered onto a topology: its phases run one after
+// the other.
+type Plan struct {
+	Spec   Spec
+	Algo   Algo // resolved (never Auto)
+	Phases []Phase
+}
+
+// validate checks spec against t.
+func validate(t *topology.Topology, s Spec) error {
+	if len(s.Group) == 0 {
+		return errors.New("collectives: empty group")
+	}
+	if s.Bytes < 0 {
+		return fmt.Errorf("collectives: size %d bytes is negative", int64(s.Bytes))
+	}
+	switch s.Op {
+	case ReduceScatter, AllGather, AllReduce:
+	default:
+		return fmt.Errorf("collectives: unknown op %d", int(s.Op))
+	}
+	switch s.Algo {
+	case Auto, Ring, Hierarchical:
+	case Tree:
+		if s.Op != AllReduce {
+			return fmt.Errorf("collectives: tree supports allreduce only, not %v", s.Op)
+		}
+	default:
+		return fmt.Errorf("collectives: unknown algorithm %d", int(s.Algo))
+	}
+	n := t.Ranks()
+	seen := make([]bool, n)
+	for i, r := range s.Group {
+		if r < 0 || r >= n {
+			return fmt.Errorf("collectives: group[%d]: rank %d is not in 0..%d", i, r, n-1)
+		}
+		if seen[r] {
+			return fmt.Errorf("collectives: group[%d]: rank %d appears twice", i, r)
+		}
+		seen[r] = true
+	}
+	return nil
+}
+
+func ceilDiv(a units.Bytes, n int) units.Bytes {
+	return (a + units.Bytes(n) - 1) / units.Bytes(n)
+}
+
+// chunk is ceil(S/n), the bytes each rank owns in a ring over n ranks.
+func chunk(s units.Bytes, n int) units.Bytes { return ceilDiv(s, n) }
+
+// Volume is the logical bytes one rank sends, as the seeds count them for a
+// ring: (n−1)·⌈S/n⌉ for reduce-scatter and all-gather, 2·(n−1)·⌈S/n⌉ for
+// all-reduce (exactly (n−1)/n·S and 2(n−1)/n·S when n divides S). It does not
+// depend on the algorithm.
+func Volume(spec Spec) (units.Bytes, error) {
+	if len(spec.Group) == 0 {
+		return 0, errors.New("collectives: empty group")
+	}
+	if spec.Bytes < 0 {
+		return 0, fmt.Errorf("collectives: size %d bytes is negative", int64(spec.Bytes))
+	}
+	n := len(spec.Group)
+	v := units.Bytes(n-1) * chunk(spec.Bytes, n) // ≤ S + n, no overflow below 2^62
+	if spec.Op == AllReduce {
+		v2, err := units.Mul(int64(v), 2)
+		if err != nil {
+			return 0, fmt.Errorf("collectives: volume of %d bytes: %w", int64(spec.Bytes), err)
+		}
+		v = units.Bytes(v2)
+	}
+	return v, nil
+}
+
+// nodeBlocks splits the group by node in order of first appearance and
+// reports whether every node holds the same number of ranks.
+func nodeBlocks(t *topology.Topology, group []int) ([][]int, bool) {
+	idx := map[int]int{} // node → block; lookups only, never iterated
+	var blocks [][]int
+	for _, r := range group {
+		n := t.Node(r)
+		b, ok := idx[n]
+		if !ok {
+			b = len(blocks)
+			idx[n] = b
+			blocks = append(blocks, nil)
+		}
+		blocks[b] = append(blocks[b], r)
+	}
+	for _, b := range blocks {
+		if len(b) != len(blocks[0]) {
+			return blocks, false
+		}
+	}
+	return blocks, true
+}
+
+// Resolve returns the algorithm Auto picks for spec on t (or spec.Algo).
+func Resolve(t *topology.Topology, spec Spec) Algo {
+	if spec.Algo != Auto {
+		return spec.Algo
+	}
+	blocks, even := nodeBlocks(t, spec.Group)
+	if even && len(blocks) > 1 && len(blocks[0]) > 1 {
+		return Hierarchical
+	}
+	return Ring
+}
+
+// Lower turns spec into phases on t. Ring: reduce-scatter is one phase of
+// n−1 steps in which every rank sends (n−1)·c bytes to the next (c =
+// ⌈S/n⌉); all-gather the same; all-reduce is both. Hierarchical over m nodes
+// of g ranks: reduce-scatter = intra RS of S (c₁ = ⌈S/g⌉) then inter RS of c₁
+// over the g parallel rings of m ranks (c₂ = ⌈c₁/m⌉); all-gather = inter AG
+// then intra AG; all-reduce = intra RS, inter RS, inter AG, intra AG. Tree:
+// one phase, see lowerTree. A group of one rank or an empty buffer has no
+// phases.
+func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
+	if err := validate(t, spec); err != nil {
+		return nil, err
+	}
+	p := &Plan{Spec: spec, Algo: Resolve(t, spec)}
+	n := len(spec.Group)
+	if n == 1 || spec.Bytes == 0 {
+		return p, nil
+	}
+	S := spec.Bytes
+	ring := func(name string, rings [][]int, buf units.Bytes) {
+		k := len(rings[0])
+		if k < 2 {
+			return
+		}
+		ph := Phase{Name: name, Steps: k - 1, Bytes: units.Bytes(k-1) * chunk(buf, k)}
+		for _, r := range rings {
+			for i := range r {
+				ph.Transfers = append(ph.Transfers, Transfer{r[i], r[(i+1)%len(r)]})
+			}
+		}
+		p.Phases = append(p.Phases, ph)
+	}
+	switch p.Algo {
+	case Ring:
+		g := [][]int{spec.Group}
+		if spec.Op != AllGather {
+			ring("ring-rs", g, S)
+		}
+		if spec.Op != ReduceScatter {
+			ring("ring-ag", g, S)
+		}
+	case Hierarchical:
+		blocks, even := nodeBlocks(t, spec.Group)
+		if !even {
+			return nil, fmt.Errorf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v)", blockSizes(blocks))
+		}
+		g := len(blocks[0])
+		inter := make([][]int, g)
+		for j := range g {
+			for _, b := range blocks {
+				inter[j] = append(inter[j], b[j])
+			}
+		}
+		c1 := chunk(S, g)
+		if spec.Op != AllGather {
+			ring("intra-rs", blocks, S)
+			ring("inter-rs", inter, c1)
+		}
+		if spec.Op != ReduceScatter {
+			ring("inter-ag", inter, c1)
+			ring("intra-ag", blocks, S)
+		}
+	case Tree:
+		p.Phases = append(p.Phases, lowerTree(spec.Group, S))
+	}
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		var alpha units.Duration
+		ph.paths = make([]topology.Path, len(ph.Transfers))
+		for j, tr := range ph.Transfers {
+			path, err := t.Path(tr.Src, tr.Dst)
+			if err != nil {
+				return nil, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+			}
+			ph.paths[j] = path
+			alpha = max(alpha, path.Latency)
+		}
+		lat, err := units.Mul(int64(ph.Steps), int64(alpha))
+		if err != nil {
+			return nil, fmt.Errorf("collectives: %s latency: %w", ph.Name, err)
+		}
+		ph.Latency = units.Duration(lat)
+	}
+	return p, nil
+}
+
+func blockSizes(b [][]int) []int {
+	out := make([]int, len(b))
+	for i := range b {
+		out[i] = len(b[i])
+	}
+	return out
+}
+
+// lowerTree builds NCCL's double binary tree over the group's positions:
+// tree 1 is a balanced in-order binary tree over positions 0..n−1 (its
+// leaves are mostly the even positions), tree 2 the same tree shifted by one
+// position, so most ranks are a leaf in one tree and interior in the other.
+// Each tree carries half the buffer: ⌈S/2⌉ goes up every edge (reduce) and
+// down every edge (broadcast), pipelined, so the phase is one coupled group
+// of 4·(n−1) transfers of ⌈S/2⌉ after 2·d steps of latency (d = the deeper
+// tree's depth in edges).
+func lowerTree(group []int, S units.Bytes) Phase {
+	n := len(group)
+	half := ceilDiv(S, 2)
+	ph := Phase{Name: "tree", Bytes: half}
+	depth := 0
+	for shift := range 2 {
+		var build func(lo, hi, parent, d int)
+		build = func(lo, hi, parent, d int) {
+			if lo >= hi {
+				return
+			}
+			mid := (lo + hi) / 2
+			if parent >= 0 {
+				c, p := group[(mid+shift)%n], group[(parent+shift)%n]
+				ph.Transfers = append(ph.Transfers, Transfer{c, p}, Transfer{p, c})
+				depth = max(depth, d)
+			}
+			build(lo, mid, mid, d+1)
+			build(mid+1, hi, mid, d+1)
+		}
+		build(0, n, -1, 0)
+	}
+	ph.Steps = 2 * depth
+	return ph
+}
+
+// linkLoad is the number of a phase's transfers crossing each link.
+func linkLoad(t *topology.Topology, ph *Phase, counts []int64) []int64 {
+	if cap(counts) < len(t.Links()) {
+		counts = make([]int64, len(t.Links()))
+	}
+	counts = counts[:len(t.Links())]
+	clear(counts)
+	for _, p := range ph.paths {
+		for _, l := range p.Links {
+			counts[l]++
+		}
+	}
+	return counts
+}
+
+// PhaseTime is the uncontended time of one phase: its latency plus, over
+// every link it crosses, the largest TransferTime(w·Bytes, bandwidth) where
+// w is the number of its transfers on that link (the bottleneck of the
+// lockstep group).
+func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
+	counts := linkLoad(t, ph, nil)
+	var worst units.Duration
+	links := t.Links()
+	for id, w := range counts {
+		if w == 0 {
+			continue
+		}
+		b, err := units.Mul(w, int64(ph.Bytes))
+		if err != nil {
+			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+		}
+		worst = max(worst, units.TransferTime(units.Bytes(b), links[id].Bandwidth))
+	}
+	d, err := units.Add(int64(ph.Latency), int64(worst))
+	if err != nil {
+		return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+	}
+	return units.Duration(d), nil
+}
+
+// ClosedForm is the alpha–beta time of spec on t with nothing else on the
+// links: the sum over its phases of Steps·α + the bottleneck transfer time
+// (see PhaseTime). For a ring of n ranks on uniform links of bandwidth B
+// and latency α, reduce-scatter and all-gather take
+// (n−1)·α + TransferTime((n−1)·⌈S/n⌉, B) and all-reduce twice that. The
+// engine (Fabric) reproduces it to the picosecond when every link's load is
+// a divisor of 720720 (any load up to 16).
+func ClosedForm(t *topology.Topology, spec Spec) (units.Duration, error) {
+	p, err := Lower(t, spec)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for i := range p.Phases {
+		d, err := PhaseTime(t, &p.Phases[i])
+		if err != nil {
+			return 0, err
+		}
+		if total, err = units.Add(total, int64(d)); err != nil {
+			return 0, fmt.Errorf("collectives: time: %w", err)
+		}
+	}
+	return units.Duration(total), nil
+}
