@@ -1,0 +1,221 @@
+package zero
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// RankStats splits one rank's step into compute, exposed communication
+// (a collective of the rank runs and its compute stream is idle), waiting for
+// peers (the rank reached a collective that its group has not all reached)
+// and other idle time. The four add up to the step time.
+type RankStats struct {
+	Rank        int
+	Compute     units.Duration
+	ExposedComm units.Duration
+	Wait        units.Duration
+	Idle        units.Duration
+	End         units.Duration
+}
+
+type interval struct{ lo, hi units.Duration }
+
+// union merges intervals in place and returns them sorted and disjoint.
+func union(iv []interval) []interval {
+	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.lo, b.lo) })
+	out := iv[:0]
+	for _, x := range iv {
+		if x.hi <= x.lo {
+			continue
+		}
+		if n := len(out); n > 0 && x.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, x.hi)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func length(iv []interval) units.Duration {
+	var t units.Duration
+	for _, x := range iv {
+		t += x.hi - x.lo
+	}
+	return t
+}
+
+// minus returns the parts of a (disjoint, sorted) not covered by b (disjoint, sorted).
+func minus(a, b []interval) []interval {
+	var out []interval
+	j := 0
+	for _, x := range a {
+		lo := x.lo
+		for j < len(b) && b[j].hi <= lo {
+			j++
+		}
+		for k := j; k < len(b) && b[k].lo < x.hi; k++ {
+			if b[k].lo > lo {
+				out = append(out, interval{lo, b[k].lo})
+			}
+			lo = max(lo, b[k].hi)
+		}
+		if lo < x.hi {
+			out = append(out, interval{lo, x.hi})
+		}
+	}
+	return out
+}
+
+// rankStats computes RankStats for rank r over a step of length step.
+func (e *executor) rankStats(r int, step units.Duration) RankStats {
+	var comp, comm, wait []interval
+	for t, task := range e.sc.Tasks {
+		i := e.at(r, int32(t))
+		if task.Kind.IsComm() {
+			comm = append(comm, interval{e.start[i], e.end[i]})
+			wait = append(wait, interval{e.arrive[i], e.start[i]})
+		} else {
+			comp = append(comp, interval{e.start[i], e.end[i]})
+		}
+	}
+	comp, comm, wait = union(comp), union(comm), union(wait)
+	exposed := minus(comm, comp)
+	waitOnly := minus(minus(wait, comp), comm)
+	st := RankStats{Rank: r, Compute: length(comp), ExposedComm: length(exposed), Wait: length(waitOnly)}
+	for t := range e.sc.Tasks {
+		st.End = max(st.End, e.end[e.at(r, int32(t))])
+	}
+	st.Idle = step - st.Compute - st.ExposedComm - st.Wait
+	return st
+}
+
+// PathStep is one task on the critical path.
+type PathStep struct {
+	Rank       int
+	Task       int32
+	Start, End units.Duration
+}
+
+// criticalPath walks back from the task that ends the step, each time to the
+// dependency (same-rank dependency, stream predecessor, or the last member to
+// reach a collective) whose time released the task.
+func (e *executor) criticalPath() []PathStep {
+	nt := len(e.sc.Tasks)
+	bestR, bestT := 0, int32(0)
+	for r := 0; r < e.sc.N; r++ {
+		for t := 0; t < nt; t++ {
+			if e.end[e.at(r, int32(t))] > e.end[e.at(bestR, bestT)] {
+				bestR, bestT = r, int32(t)
+			}
+		}
+	}
+	var path []PathStep
+	r, t := bestR, bestT
+	for guard := 0; guard < e.sc.N*nt+1; guard++ {
+		i := e.at(r, t)
+		path = append(path, PathStep{Rank: r, Task: t, Start: e.start[i], End: e.end[i]})
+		task := &e.sc.Tasks[t]
+		// A collective starts when its last member arrives: follow that member.
+		if task.Kind.IsComm() && e.arrive[i] < e.start[i] {
+			_, members := e.members(task.Group, r)
+			for _, m := range members {
+				if e.arrive[e.at(m, t)] == e.start[i] {
+					r = m
+					break
+				}
+			}
+			i = e.at(r, t)
+		}
+		at := e.arrive[i]
+		if at == 0 {
+			break
+		}
+		nr, nt2, found := r, int32(-1), false
+		for _, d := range task.After {
+			if e.end[e.at(r, d)] == at {
+				nt2, found = d, true
+				break
+			}
+		}
+		if !found {
+			for _, d := range task.AfterStart {
+				if e.start[e.at(r, d)] == at {
+					nt2, found = d, true
+					break
+				}
+			}
+		}
+		if !found {
+			// The stream predecessor released it.
+			order := e.sc.Order[task.Stream]
+			for k, x := range order {
+				if x == t && k > 0 {
+					for p := k - 1; p >= 0; p-- {
+						if e.end[e.at(r, order[p])] == at {
+							nt2, found = order[p], true
+							break
+						}
+					}
+					break
+				}
+			}
+		}
+		if !found {
+			break
+		}
+		r, t = nr, nt2
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// Straggler names the rank whose late arrival at collectives cost the
+// others the most waiting time.
+type Straggler struct {
+	Rank int
+	// Caused is the total time other ranks waited for this rank at
+	// collectives.
+	Caused units.Duration
+	// Compute is the straggler's compute time, beside the median's.
+	Compute, MedianCompute units.Duration
+}
+
+func (e *executor) straggler(stats []RankStats) *Straggler {
+	caused := make([]units.Duration, e.sc.N)
+	for t, task := range e.sc.Tasks {
+		if !task.Kind.IsComm() {
+			continue
+		}
+		for g := range e.arrivals[t] {
+			members := groupMembers(e.sc.N, e.sc.K, task.Group, g)
+			last := members[0]
+			for _, m := range members {
+				if e.arrive[e.at(m, int32(t))] > e.arrive[e.at(last, int32(t))] {
+					last = m
+				}
+			}
+			la := e.arrive[e.at(last, int32(t))]
+			for _, m := range members {
+				caused[last] += la - e.arrive[e.at(m, int32(t))]
+			}
+		}
+	}
+	best := 0
+	for r := range caused {
+		if caused[r] > caused[best] {
+			best = r
+		}
+	}
+	if caused[best] == 0 {
+		return nil
+	}
+	comps := make([]units.Duration, len(stats))
+	for i, s := range stats {
+		comps[i] = s.Compute
+	}
+	slices.Sort(comps)
+	return &Straggler{Rank: best, Caused: caused[best], Compute: stats[best].Compute, MedianCompute: comps[len(comps)/2]}
+}

@@ -1,0 +1,114 @@
+package zero
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// LayerCost is the compute cost of one layer (one FSDP unit) on a GPU of
+// nominal speed, for one micro-batch.
+type LayerCost struct {
+	Name     string
+	Params   int64
+	FwdFLOPs int64
+	BwdFLOPs int64 // includes the recomputed forward under full recompute
+	Fwd, Bwd units.Duration
+}
+
+// bytesPerOptimizerElem is the HBM traffic of one fp32 Adam update of one
+// element of the rank's shard, in seed 000's order: read the bf16 grad shard
+// (2) and write its fp32 copy (4); read fp32 grad, master, m, v (16); write
+// master, m, v (12); write the bf16 param shard (2).
+const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
+
+// Costs derives per-layer forward and backward times from FLOPs: dense
+// 2·params·tokens, plus attention 4·b·s²·h per transformer block, backward =
+// 2× forward, plus one more forward under full recompute; time = FLOPs /
+// (peak·MFU), rounded up to a picosecond. Explicit per-layer times win.
+func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
+	eff, err := effectiveFLOPS(s)
+	if err != nil {
+		return nil, err
+	}
+	m := &s.Model
+	b := max(s.Training.MicroBatch, 1)
+	tokens := b * max(m.SeqLen, 1)
+	out := make([]LayerCost, len(m.LayerList))
+	for i, l := range m.LayerList {
+		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
+		if l.FwdFLOPs > 0 {
+			c.FwdFLOPs = int64(l.FwdFLOPs)
+		} else {
+			f, err := units.Mul(2*int64(l.Params), tokens)
+			if err != nil {
+				return nil, fmt.Errorf("zero: layer %q: forward FLOPs: %w", l.Name, err)
+			}
+			if isBlock(m, l) {
+				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2 FLOPs each.
+				att, err := units.Mul(4*b*m.SeqLen*m.SeqLen, m.Hidden)
+				if err != nil {
+					return nil, fmt.Errorf("zero: layer %q: attention FLOPs: %w", l.Name, err)
+				}
+				if f, err = units.Add(f, att); err != nil {
+					return nil, fmt.Errorf("zero: layer %q: FLOPs: %w", l.Name, err)
+				}
+			}
+			c.FwdFLOPs = f
+		}
+		c.BwdFLOPs = 2 * c.FwdFLOPs
+		if s.Training.Recompute == "full" {
+			c.BwdFLOPs += c.FwdFLOPs
+		}
+		c.Fwd = l.Fwd
+		if c.Fwd == 0 && c.FwdFLOPs > 0 {
+			c.Fwd = units.Duration(units.MulDivCeil(c.FwdFLOPs, int64(units.Second), eff))
+		}
+		c.Bwd = l.Bwd
+		if c.Bwd == 0 && c.BwdFLOPs > 0 {
+			c.Bwd = units.Duration(units.MulDivCeil(c.BwdFLOPs, int64(units.Second), eff))
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// isBlock reports whether l is a transformer block (it carries attention).
+func isBlock(m *scenarios.Model, l scenarios.Layer) bool {
+	if m.Kind != "transformer" || m.Hidden == 0 || m.SeqLen == 0 {
+		return false
+	}
+	return int64(l.Params) >= 4*m.Hidden*m.Hidden && l.Name != "embedding" && l.Name != "lm_head"
+}
+
+func effectiveFLOPS(s *scenarios.Scenario) (int64, error) {
+	peak := int64(s.Cluster.PeakBF16)
+	mfu := s.Training.MFU
+	if mfu == 0 {
+		mfu = 0.5
+	}
+	if peak <= 0 {
+		return 0, fmt.Errorf("zero: cluster.peak_bf16 must be > 0 to derive compute times")
+	}
+	eff := math.Floor(float64(peak) * mfu)
+	if eff < 1 || eff > math.MaxInt64/2 {
+		return 0, fmt.Errorf("zero: effective FLOPS %g out of range", eff)
+	}
+	return int64(eff), nil
+}
+
+// OptimizerTime is the time of the fp32 Adam step over elems elements of the
+// rank's shard, limited by HBM bandwidth (bytesPerOptimizerElem per element).
+func OptimizerTime(s *scenarios.Scenario, elems int64) (units.Duration, error) {
+	bw := s.Cluster.HBMBandwidth
+	if bw <= 0 {
+		return 0, fmt.Errorf("zero: cluster.hbm_bandwidth must be > 0 to derive the optimizer time")
+	}
+	n, err := units.Mul(elems, bytesPerOptimizerElem)
+	if err != nil {
+		return 0, fmt.Errorf("zero: optimizer bytes: %w", err)
+	}
+	return units.TransferTime(units.Bytes(n), bw), nil
+}

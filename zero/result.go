@@ -1,0 +1,108 @@
+package zero
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// Result is one replayed training step.
+type Result struct {
+	Name     string
+	Stage    int
+	N, K     int
+	Overlap  bool
+	StepTime units.Duration
+	// Compute is the nominal compute time of one rank (forward, backward,
+	// optimizer), the lower bound of the step.
+	Compute units.Duration
+	Ranks   []RankStats
+	// Collectives lists every collective instance in start order.
+	Collectives []CollectiveRecord
+	// Phases holds the bytes of each phase that moved any: logical volume as
+	// the seeds count it, exact per-rank send volume, and wire bytes per
+	// link class.
+	Phases []PhaseBytes
+	// LinkClasses names the link classes in the order of the Wire slices.
+	LinkClasses  []string
+	CriticalPath []PathStep
+	Straggler    *Straggler
+	// Symmetric is set when the fast path simulated one representative per
+	// rank class instead of every rank.
+	Symmetric bool
+	// Events is the number of engine events run.
+	Events int64
+	// Schedule is the task template every rank ran.
+	Schedule *Schedule
+	// Spans holds the per-rank task timelines (rank-major) when kept.
+	Spans    [][]Span
+	Warnings []string
+}
+
+// CollectiveRecord is one collective instance: a task of a group.
+type CollectiveRecord struct {
+	Task       int32
+	Kind       Kind
+	Phase      Phase
+	Group      GroupKind
+	GroupIndex int
+	Ranks      int
+	Bytes      int64
+	Start, End units.Duration
+}
+
+// PhaseBytes is the traffic of one phase of the step.
+type PhaseBytes struct {
+	Phase Phase
+	// Logical is the per-rank volume as the seeds count it: S for an
+	// all-gather or reduce-scatter of S bytes, 2S for an all-reduce.
+	Logical int64
+	// Sent is the exact bytes one rank sends in a ring: (n−1)/n·S, or
+	// 2(n−1)/n·S for an all-reduce.
+	Sent int64
+	// Wire is the total bytes over each link class (all ranks), and
+	// MaxRankWire the busiest rank's sent bytes per class.
+	Wire        []int64
+	MaxRankWire []int64
+	Collectives int
+}
+
+// Logical returns the seed-accounting volume of one collective on S bytes.
+func Logical(k Kind, s int64) int64 {
+	if k == AllReduce {
+		return 2 * s
+	}
+	return s
+}
+
+// Sent returns the exact bytes one rank of an n-rank ring sends for one
+// collective on S bytes (S a multiple of n).
+func Sent(k Kind, s int64, n int) int64 {
+	per := s / int64(n) * int64(n-1)
+	if k == AllReduce {
+		return 2 * per
+	}
+	return per
+}
+
+// PhaseTotal returns the logical bytes per rank summed over phases.
+func (r *Result) PhaseTotal() (logical, sent int64) {
+	for _, p := range r.Phases {
+		logical += p.Logical
+		sent += p.Sent
+	}
+	return
+}
+
+func sortRecords(rs []CollectiveRecord) {
+	slices.SortStableFunc(rs, func(a, b CollectiveRecord) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Task, b.Task); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.GroupIndex, b.GroupIndex)
+	})
+}

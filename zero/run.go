@@ -1,0 +1,170 @@
+package zero
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sim"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Options tune a replay.
+type Options struct {
+	// KeepSpans keeps every rank's task timeline in Result.Spans (for
+	// traces and timeline plots); off for large sweeps.
+	KeepSpans bool
+}
+
+// engineClock adapts sim.Engine to the replay's clock.
+type engineClock struct{ e *sim.Engine }
+
+func (c engineClock) Now() units.Duration { return units.Duration(c.e.Now()) }
+func (c engineClock) After(d units.Duration, fn func()) {
+	c.e.After(sim.Time(d), fn)
+}
+func (c engineClock) Run() { c.e.Run() }
+
+// fabricNet runs the replay's collectives on a collectives.Fabric and
+// accounts their bytes per phase.
+type fabricNet struct {
+	f     *collectives.Fabric
+	topo  *topology.Topology
+	algo  collectives.Algo
+	err   error
+	phase Phase // set by the executor before each Start
+	// wire[phase][class] and rankWire[phase][rank][class].
+	wire     [numPhases][topology.NumClasses]int64
+	rankWire [numPhases][][topology.NumClasses]int64
+	count    [numPhases]int
+}
+
+var opOf = [...]collectives.Op{ReduceScatter: collectives.ReduceScatter, AllGather: collectives.AllGather, AllReduce: collectives.AllReduce}
+
+func (n *fabricNet) Start(kind Kind, members []int, bytes int64, done func()) {
+	spec := collectives.Spec{Op: opOf[kind], Algo: n.algo, Group: members, Bytes: units.Bytes(bytes)}
+	h, err := n.f.Start(spec, done)
+	if err != nil {
+		if n.err == nil {
+			n.err = fmt.Errorf("zero: %s over %d ranks: %w", kind, len(members), err)
+		}
+		return
+	}
+	ph := n.phase
+	n.count[ph]++
+	if n.rankWire[ph] == nil {
+		n.rankWire[ph] = make([][topology.NumClasses]int64, n.topo.Ranks())
+	}
+	for _, p := range h.Plan.Phases {
+		for _, x := range p.Transfers {
+			path, err := n.topo.Path(x.Src, x.Dst)
+			if err != nil {
+				if n.err == nil {
+					n.err = err
+				}
+				return
+			}
+			n.wire[ph][path.Class] += int64(p.Bytes)
+			n.rankWire[ph][x.Src][path.Class] += int64(p.Bytes)
+		}
+	}
+}
+
+// Replay builds the schedule of s and replays one step on every rank.
+func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
+	sc, err := Build(s)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := topology.Build(s)
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	algo, err := collectives.ParseAlgo(s.Communication.Algorithm)
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	eng := sim.New()
+	net := &fabricNet{f: collectives.NewFabric(eng, topo), topo: topo, algo: algo}
+	speed := make([]float64, sc.N)
+	for r := range speed {
+		speed[r] = topo.Speed(r)
+	}
+	ex := newExecutor(sc, engineClock{eng}, net, speed)
+	ex.onStart = func(t int32) { net.phase = sc.Tasks[t].Phase }
+	if err := ex.run(); err != nil {
+		return nil, err
+	}
+	if net.err != nil {
+		return nil, net.err
+	}
+	return ex.result(s, net, eng.Events(), opt), nil
+}
+
+// result assembles the Result after a run.
+func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, opt Options) *Result {
+	sc := e.sc
+	res := &Result{Name: s.Name, Stage: sc.Stage, N: sc.N, K: sc.K, Overlap: sc.Overlap, Schedule: sc, Events: events}
+	for _, c := range topology.Classes() {
+		res.LinkClasses = append(res.LinkClasses, c.String())
+	}
+	for _, t := range sc.Tasks {
+		if !t.Kind.IsComm() {
+			res.Compute += t.Dur
+		}
+	}
+	for r := 0; r < sc.N; r++ {
+		for t := range sc.Tasks {
+			res.StepTime = max(res.StepTime, e.end[e.at(r, int32(t))])
+		}
+	}
+	for r := 0; r < sc.N; r++ {
+		res.Ranks = append(res.Ranks, e.rankStats(r, res.StepTime))
+	}
+	// Collective instances, in start order (ties: task, group).
+	for t, task := range sc.Tasks {
+		if !task.Kind.IsComm() {
+			continue
+		}
+		for g := range e.arrivals[t] {
+			m := groupMembers(sc.N, sc.K, task.Group, g)
+			i := e.at(m[0], int32(t))
+			res.Collectives = append(res.Collectives, CollectiveRecord{Task: int32(t), Kind: task.Kind, Phase: task.Phase,
+				Group: task.Group, GroupIndex: g, Ranks: len(m), Bytes: task.Bytes, Start: e.start[i], End: e.end[i]})
+		}
+	}
+	sortRecords(res.Collectives)
+	// Bytes per phase: logical and exact per rank from the schedule (every
+	// rank runs every task), wire bytes from the fabric.
+	for ph := Phase(1); ph < numPhases; ph++ {
+		pb := PhaseBytes{Phase: ph, Wire: make([]int64, topology.NumClasses), MaxRankWire: make([]int64, topology.NumClasses)}
+		for _, t := range sc.Tasks {
+			if t.Phase != ph || !t.Kind.IsComm() {
+				continue
+			}
+			n := len(groupMembers(sc.N, sc.K, t.Group, 0))
+			pb.Logical += Logical(t.Kind, t.Bytes)
+			pb.Sent += Sent(t.Kind, t.Bytes, n)
+			pb.Collectives++
+		}
+		if pb.Collectives == 0 {
+			continue
+		}
+		for c := range pb.Wire {
+			pb.Wire[c] = net.wire[ph][c]
+			for _, rw := range net.rankWire[ph] {
+				pb.MaxRankWire[c] = max(pb.MaxRankWire[c], rw[c])
+			}
+		}
+		res.Phases = append(res.Phases, pb)
+	}
+	res.CriticalPath = e.criticalPath()
+	res.Straggler = e.straggler(res.Ranks)
+	if opt.KeepSpans {
+		for r := 0; r < sc.N; r++ {
+			res.Spans = append(res.Spans, e.spans(r))
+		}
+	}
+	return res
+}
