@@ -71,16 +71,21 @@ type GPUOverride struct {
 // explicit dimensions/layers. After Load, Layers is always filled.
 type Model struct {
 	Preset string `yaml:"preset,omitempty"`
-	// Kind is "transformer" (GPT-style blocks), "mlp" (seed 000's residual
-	// MLP) or "tiny-transformer" (seed 002).
-	Kind    string      `yaml:"kind,omitempty"`
-	Params  units.Count `yaml:"params,omitempty"`
-	Hidden  int64       `yaml:"hidden,omitempty"`
-	Layers  int64       `yaml:"layers,omitempty"`
-	FFN     int64       `yaml:"ffn,omitempty"`
-	Heads   int64       `yaml:"heads,omitempty"`
-	Vocab   int64       `yaml:"vocab,omitempty"`
-	SeqLen  int64       `yaml:"seq_len,omitempty"`
+	// Kind is "transformer" (GPT-style blocks), "llama" (LLaMA-2 blocks:
+	// RMSNorm, gated FFN, no biases, untied output), "mlp" (seed 000's
+	// residual MLP), "tiny-transformer" (seed 002) or "generic" (a bare
+	// parameter count or an explicit layer list without dimensions).
+	Kind   string      `yaml:"kind,omitempty"`
+	Params units.Count `yaml:"params,omitempty"`
+	Hidden int64       `yaml:"hidden,omitempty"`
+	Layers int64       `yaml:"layers,omitempty"`
+	FFN    int64       `yaml:"ffn,omitempty"`
+	Heads  int64       `yaml:"heads,omitempty"`
+	// KVHeads is the number of key/value heads (grouped-query attention,
+	// llama2-70b); 0 before Load means Heads.
+	KVHeads int64 `yaml:"kv_heads,omitempty"`
+	Vocab   int64 `yaml:"vocab,omitempty"`
+	SeqLen  int64 `yaml:"seq_len,omitempty"`
 	// LargestLayer is the largest layer's parameter count, used by
 	// DeepSpeed's estimator when the layer list is synthetic.
 	LargestLayer units.Count `yaml:"largest_layer,omitempty"`

@@ -1,0 +1,154 @@
+package scenarios
+
+import "github.com/zerosim/zerosim/units"
+
+// GPUPreset is one named GPU: memory, dense peak and HBM bandwidth, and the
+// link presets used when the scenario names none.
+type GPUPreset struct {
+	Name         string
+	Memory       units.Bytes
+	PeakBF16     units.FLOPS
+	HBMBandwidth units.Bandwidth
+	Intra, Inter string // default link presets
+	Note         string // source of the figures
+}
+
+// LinkPreset is one named link class: bandwidth per direction (per GPU for
+// intra-node links, per NIC for inter-node links) and a latency.
+type LinkPreset struct {
+	Name      string
+	Bandwidth units.Bandwidth
+	Latency   units.Duration
+	Note      string
+}
+
+// ModelPreset is one named model; Build returns its resolved dimensions.
+type ModelPreset struct {
+	Name string
+	Note string
+	dims Model
+}
+
+// gpuPresets lists the GPUs in documentation order. HBM sizes are binary
+// (A100-40GB = 40 GiB), as nvidia-smi reports them.
+var gpuPresets = []GPUPreset{
+	{"V100-16GB", 16 * units.GiB, 125e12, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	{"V100-32GB", 32 * units.GiB, 125e12, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	{"A100-40GB", 40 * units.GiB, 312e12, 1555e9, "NVLink3", "HDR", "A100 SXM4 datasheet, dense bf16"},
+	{"A100-80GB", 80 * units.GiB, 312e12, 2039e9, "NVLink3", "HDR", "A100 SXM4 80GB datasheet, dense bf16"},
+	{"H100-80GB", 80 * units.GiB, 989e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989)"},
+	{"RTX4090", 24 * units.GiB, 165_200e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 with fp32 accumulate"},
+}
+
+// linkPresets lists the link classes in documentation order.
+var linkPresets = []LinkPreset{
+	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction"},
+	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch"},
+	{"NVLink3", 300e9, 500 * units.Nanosecond, "A100: 12 links × 25 GB/s per direction"},
+	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction"},
+	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16, nominal 16 GB/s per direction"},
+	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16, nominal 32 GB/s per direction"},
+	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s"},
+	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s"},
+	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s"},
+	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet"},
+	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet"},
+}
+
+// GPUPresets returns the GPU presets in documentation order.
+func GPUPresets() []GPUPreset { return append([]GPUPreset(nil), gpuPresets...) }
+
+// LinkPresets returns the link presets in documentation order.
+func LinkPresets() []LinkPreset { return append([]LinkPreset(nil), linkPresets...) }
+
+// ModelPresets returns the model presets in documentation order.
+func ModelPresets() []ModelPreset { return append([]ModelPreset(nil), modelPresets...) }
+
+func gpt3(name string, h, layers, heads int64, note string) ModelPreset {
+	return ModelPreset{name, note, Model{Kind: KindTransformer, Hidden: h, Layers: layers, Heads: heads, KVHeads: heads,
+		FFN: 4 * h, Vocab: 50257, SeqLen: 2048}}
+}
+
+func llama(name string, h, layers, heads, kv, ffn int64, note string) ModelPreset {
+	return ModelPreset{name, note, Model{Kind: KindLlama, Hidden: h, Layers: layers, Heads: heads, KVHeads: kv,
+		FFN: ffn, Vocab: 32000, SeqLen: 4096}}
+}
+
+// Model kinds.
+const (
+	KindTransformer     = "transformer"
+	KindLlama           = "llama"
+	KindMLP             = "mlp"
+	KindTinyTransformer = "tiny-transformer"
+	KindGeneric         = "generic"
+)
+
+var modelKinds = []string{KindTransformer, KindLlama, KindMLP, KindTinyTransformer, KindGeneric}
+
+var modelPresets = []ModelPreset{
+	gpt3("gpt3-125m", 768, 12, 12, "GPT-3 paper, table 2.1"),
+	gpt3("gpt3-350m", 1024, 24, 16, "GPT-3 paper, table 2.1"),
+	gpt3("gpt3-760m", 1536, 24, 16, "GPT-3 paper, table 2.1"),
+	gpt3("gpt3-1.3b", 2048, 24, 16, "GPT-3 paper, table 2.1 (it prints 24 heads of 128, which does not match d_model 2048; 16 heads of 128 used)"),
+	gpt3("gpt3-2.7b", 2560, 32, 32, "GPT-3 paper, table 2.1"),
+	gpt3("gpt3-6.7b", 4096, 32, 32, "GPT-3 paper, table 2.1"),
+	gpt3("gpt3-13b", 5120, 40, 40, "GPT-3 paper, table 2.1 (d_model 5120 as in Megatron; the paper prints 5140)"),
+	gpt3("gpt3-175b", 12288, 96, 96, "GPT-3 paper, table 2.1"),
+	llama("llama2-7b", 4096, 32, 32, 32, 11008, "Llama 2 paper / HF config"),
+	llama("llama2-13b", 5120, 40, 40, 40, 13824, "Llama 2 paper / HF config"),
+	llama("llama2-70b", 8192, 80, 64, 8, 28672, "Llama 2 paper / HF config (GQA, 8 KV heads)"),
+	{"tiny-transformer", "seed 002: 260 parameters", Model{Kind: KindTinyTransformer, Hidden: 4, Layers: 1, Heads: 2, KVHeads: 2,
+		FFN: 16, Vocab: 8, SeqLen: 3}},
+	{"residual-mlp-4096", "seed 000: 10 residual MLP blocks, H=4096", Model{Kind: KindMLP, Hidden: 4096, Layers: 10, FFN: 4 * 4096}},
+}
+
+func findGPU(name string) (GPUPreset, bool) {
+	for _, g := range gpuPresets {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return GPUPreset{}, false
+}
+
+func findLink(name string) (LinkPreset, bool) {
+	for _, g := range linkPresets {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return LinkPreset{}, false
+}
+
+func findModel(name string) (ModelPreset, bool) {
+	for _, g := range modelPresets {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return ModelPreset{}, false
+}
+
+func gpuNames() []string {
+	var n []string
+	for _, g := range gpuPresets {
+		n = append(n, g.Name)
+	}
+	return n
+}
+
+func linkNames() []string {
+	var n []string
+	for _, g := range linkPresets {
+		n = append(n, g.Name)
+	}
+	return n
+}
+
+func modelNames() []string {
+	var n []string
+	for _, g := range modelPresets {
+		n = append(n, g.Name)
+	}
+	return n
+}

@@ -1,0 +1,678 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// Defaults filled in by Load (see docs/scenario-format.md).
+const (
+	DefaultLayers                = 32
+	DefaultBucketSize            = 40 * units.MB // Megatron-Core's default bucket
+	DefaultMFU                   = 0.5
+	DefaultSteps                 = 5
+	DefaultPrefetchDepth         = 1
+	DefaultMaxInflightAllGathers = 2
+)
+
+// Limits on cluster sizes.
+const (
+	maxNodes       = 65536
+	maxGPUsPerNode = 1024
+	maxMicroBatch  = 1 << 20
+	maxSteps       = 1 << 20
+	maxPrefetch    = 64
+	maxInflight    = 64
+)
+
+// listOr writes "a, b or c".
+func listOr(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+func (l *loader) missing(path, use string) *Error {
+	return l.errPath(path, fmt.Sprintf("%s is missing (%s)", path, use))
+}
+
+func (l *loader) intRange(path string, v, lo, hi int64) *Error {
+	if v < lo || v > hi {
+		return l.errPath(path, fmt.Sprintf("%s=%d is out of range (use %d to %d)", leaf(path), v, lo, hi))
+	}
+	return nil
+}
+
+func (l *loader) oneOf(path, v string, allowed ...string) *Error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return l.errPath(path, fmt.Sprintf("%s %q is unknown (use %s)", leaf(path), v, listOr(allowed)))
+}
+
+// resolve expands presets, fills defaults and validates s.
+func (l *loader) resolve(s *Scenario) *Error {
+	if !l.has("version") {
+		return l.fileErr("version is missing (start the file with \"version: 1\")")
+	}
+	if s.Version != 1 {
+		return l.errPath("version", fmt.Sprintf("version=%d is not supported (use version: 1)", s.Version))
+	}
+	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
+		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveMemory}
+	for _, f := range steps {
+		if err := f(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *loader) resolveCluster(s *Scenario) *Error {
+	c := &s.Cluster
+	if !l.has("cluster") {
+		return l.missing("cluster", "add cluster: with nodes, gpus_per_node and gpu")
+	}
+	if !l.has("cluster.nodes") {
+		return l.missing("cluster.nodes", "use the number of machines, e.g. nodes: 2")
+	}
+	if err := l.intRange("cluster.nodes", int64(c.Nodes), 1, maxNodes); err != nil {
+		return err
+	}
+	if !l.has("cluster.gpus_per_node") {
+		return l.missing("cluster.gpus_per_node", "use the GPUs of one machine, e.g. gpus_per_node: 8")
+	}
+	if err := l.intRange("cluster.gpus_per_node", int64(c.GPUsPerNode), 1, maxGPUsPerNode); err != nil {
+		return err
+	}
+
+	var gpu GPUPreset
+	if l.has("cluster.gpu") {
+		g, ok := findGPU(c.GPU)
+		if !ok {
+			return l.errPath("cluster.gpu", fmt.Sprintf("gpu %q is unknown (use %s, or give gpu_memory, peak_bf16 and hbm_bandwidth)", c.GPU, listOr(gpuNames())))
+		}
+		gpu = g
+		if !l.has("cluster.gpu_memory") {
+			c.GPUMemory = g.Memory
+		}
+		if !l.has("cluster.peak_bf16") {
+			c.PeakBF16 = g.PeakBF16
+		}
+		if !l.has("cluster.hbm_bandwidth") {
+			c.HBMBandwidth = g.HBMBandwidth
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+		eg  string
+	}{{"gpu_memory", int64(c.GPUMemory), "80GiB"}, {"peak_bf16", int64(c.PeakBF16), "312TFLOPS"}, {"hbm_bandwidth", int64(c.HBMBandwidth), "2039GB/s"}} {
+		p := "cluster." + f.key
+		if !l.has(p) && f.v == 0 {
+			return l.missing(p, fmt.Sprintf("name a GPU preset with gpu: (%s) or give %s: %s", listOr(gpuNames()), f.key, f.eg))
+		}
+		if f.v <= 0 {
+			return l.errPath(p, fmt.Sprintf("%s=0 is out of range (use a value > 0 such as %s)", f.key, f.eg))
+		}
+	}
+
+	for _, side := range []struct {
+		name string
+		link *Link
+		def  string
+	}{{"intra", &c.Intra, gpu.Intra}, {"inter", &c.Inter, gpu.Inter}} {
+		p := "cluster." + side.name
+		lk := side.link
+		preset := side.def
+		if l.has(p + ".preset") {
+			if _, ok := findLink(lk.Preset); !ok {
+				return l.errPath(p+".preset", fmt.Sprintf("preset %q is unknown (use %s)", lk.Preset, listOr(linkNames())))
+			}
+			preset = lk.Preset
+		}
+		lk.Preset = preset
+		if lp, ok := findLink(preset); ok {
+			if !l.has(p + ".bandwidth") {
+				lk.Bandwidth = lp.Bandwidth
+			}
+			if !l.has(p + ".latency") {
+				lk.Latency = lp.Latency
+			}
+		}
+		if !l.has(p+".bandwidth") && lk.Bandwidth == 0 {
+			return l.missing(p+".bandwidth", fmt.Sprintf("name a link preset (%s) or give bandwidth: such as 25GB/s", listOr(linkNames())))
+		}
+		if lk.Bandwidth <= 0 {
+			return l.errPath(p+".bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 25GB/s)")
+		}
+	}
+
+	if l.has("cluster.nics") {
+		if err := l.oneOf("cluster.nics", c.NICs, "per_gpu", "per_node"); err != nil {
+			return err
+		}
+	} else {
+		c.NICs = "per_gpu"
+	}
+	if c.NICs == "per_gpu" {
+		if l.has("cluster.nics_per_node") && c.NICsPerNode != c.GPUsPerNode {
+			return l.errPath("cluster.nics_per_node", fmt.Sprintf("nics_per_node=%d conflicts with nics: per_gpu, which means one NIC per GPU (use %d, or nics: per_node for shared NICs)", c.NICsPerNode, c.GPUsPerNode))
+		}
+		c.NICsPerNode = c.GPUsPerNode
+	} else {
+		if !l.has("cluster.nics_per_node") {
+			c.NICsPerNode = 1
+		}
+		if err := l.intRange("cluster.nics_per_node", int64(c.NICsPerNode), 1, maxGPUsPerNode); err != nil {
+			return err
+		}
+	}
+
+	if !l.has("cluster.placement") {
+		c.Placement = []string{"cp", "dp"}
+	}
+	if len(c.Placement) != 2 || c.Placement[0] == c.Placement[1] ||
+		(c.Placement[0] != "cp" && c.Placement[0] != "dp") || (c.Placement[1] != "cp" && c.Placement[1] != "dp") {
+		return l.errPath("cluster.placement", fmt.Sprintf("placement [%s] is not a permutation of [cp, dp] (use [cp, dp] or [dp, cp])", strings.Join(c.Placement, ", ")))
+	}
+	return nil
+}
+
+func (l *loader) resolveModel(s *Scenario) *Error {
+	m := &s.Model
+	if !l.has("model") {
+		return l.missing("model", "add model: with a preset such as llama2-7b, or params: 7B")
+	}
+	if l.has("model.preset") {
+		p, ok := findModel(m.Preset)
+		if !ok {
+			return l.errPath("model.preset", fmt.Sprintf("preset %q is unknown (use %s)", m.Preset, listOr(modelNames())))
+		}
+		d := p.dims
+		fill := func(key string, dst *int64, v int64) {
+			if !l.has("model." + key) {
+				*dst = v
+			}
+		}
+		if !l.has("model.kind") {
+			m.Kind = d.Kind
+		}
+		fill("hidden", &m.Hidden, d.Hidden)
+		fill("layers", &m.Layers, d.Layers)
+		fill("ffn", &m.FFN, d.FFN)
+		fill("heads", &m.Heads, d.Heads)
+		fill("vocab", &m.Vocab, d.Vocab)
+		fill("seq_len", &m.SeqLen, d.SeqLen)
+		if !l.has("model.kv_heads") {
+			m.KVHeads = d.KVHeads
+			if l.has("model.heads") || m.KVHeads == 0 {
+				m.KVHeads = m.Heads
+			}
+		}
+	}
+	if l.has("model.kind") {
+		if err := l.oneOf("model.kind", m.Kind, modelKinds...); err != nil {
+			return err
+		}
+	}
+	explicitParams := l.has("model.params")
+	if explicitParams && m.Params <= 0 {
+		return l.errPath("model.params", "params=0 is out of range (use a count > 0 such as 7B)")
+	}
+
+	switch {
+	case len(m.LayerList) > 0:
+		if m.Kind == "" {
+			m.Kind = KindGeneric
+		}
+		if err := l.checkLayerList(m); err != nil {
+			return err
+		}
+	case l.has("model.layer_list"):
+		return l.errPath("model.layer_list", "layer_list is empty (list at least one layer, or delete the key)")
+	case m.Kind != "" && m.Kind != KindGeneric:
+		if err := l.checkDims(m); err != nil {
+			return err
+		}
+		m.LayerList = buildLayers(m)
+	case explicitParams:
+		m.Kind = KindGeneric
+		if !l.has("model.layers") {
+			m.Layers = DefaultLayers
+		}
+		if err := l.intRange("model.layers", m.Layers, 1, maxLayers); err != nil {
+			return err
+		}
+		if l.has("model.largest_layer") && m.LargestLayer <= 0 {
+			return l.errPath("model.largest_layer", "largest_layer=0 is out of range (use a count > 0, or delete the key)")
+		}
+		if int64(m.Params)-int64(m.LargestLayer) < m.Layers {
+			return l.errPath("model.largest_layer", fmt.Sprintf("largest_layer=%d leaves %d parameters for %d layers (use largest_layer ≤ %d)",
+				m.LargestLayer, int64(m.Params)-int64(m.LargestLayer), m.Layers, int64(m.Params)-m.Layers))
+		}
+		m.LayerList = genericLayers(int64(m.Params), int64(m.LargestLayer), m.Layers)
+	default:
+		return l.errPath("model", fmt.Sprintf("model has no size (use preset: (%s), kind: with dimensions, params: such as 7B, or layer_list:)", listOr(modelNames())))
+	}
+
+	var total int64
+	for _, ly := range m.LayerList {
+		t, ok := sumChecked(total, int64(ly.Params))
+		if !ok {
+			return l.errPath("model", "the layers' parameters add up to more than 2^63 (use a smaller model)")
+		}
+		total = t
+	}
+	if total <= 0 {
+		return l.errPath("model", "the model has no parameters (give layers with params > 0)")
+	}
+	if explicitParams && int64(m.Params) != total {
+		return l.errPath("model.params", fmt.Sprintf("params=%d does not match the model's layers, which add up to %d (delete params or fix it)", int64(m.Params), total))
+	}
+	m.Params = units.Count(total)
+	return l.resolveGroups(s)
+}
+
+// checkDims validates the dimensions of a transformer, llama, mlp or
+// tiny-transformer model and fills FFN and KVHeads defaults.
+func (l *loader) checkDims(m *Model) *Error {
+	need := func(key string, v *int64, hi int64) *Error {
+		p := "model." + key
+		if !l.has(p) && *v == 0 {
+			return l.missing(p, fmt.Sprintf("kind %s needs %s", m.Kind, key))
+		}
+		return l.intRange(p, *v, 1, hi)
+	}
+	if err := need("hidden", &m.Hidden, maxHidden); err != nil {
+		return err
+	}
+	if err := need("layers", &m.Layers, maxLayers); err != nil {
+		return err
+	}
+	if m.Kind == KindTinyTransformer && m.Layers != 1 {
+		return l.errPath("model.layers", fmt.Sprintf("layers=%d is not supported by kind tiny-transformer (use 1)", m.Layers))
+	}
+	if m.FFN == 0 && !l.has("model.ffn") && m.Kind != KindLlama {
+		m.FFN = 4 * m.Hidden
+	}
+	if err := need("ffn", &m.FFN, maxFFN); err != nil {
+		return err
+	}
+	if m.Kind == KindMLP {
+		return nil
+	}
+	if err := need("heads", &m.Heads, m.Hidden); err != nil {
+		return err
+	}
+	if m.Hidden%m.Heads != 0 {
+		return l.errPath("model.heads", fmt.Sprintf("heads=%d does not divide hidden=%d (use a divisor of %d)", m.Heads, m.Hidden, m.Hidden))
+	}
+	if m.KVHeads == 0 && !l.has("model.kv_heads") {
+		m.KVHeads = m.Heads
+	}
+	if err := l.intRange("model.kv_heads", m.KVHeads, 1, m.Heads); err != nil {
+		return err
+	}
+	if m.Heads%m.KVHeads != 0 {
+		return l.errPath("model.kv_heads", fmt.Sprintf("kv_heads=%d does not divide heads=%d (use a divisor of %d)", m.KVHeads, m.Heads, m.Heads))
+	}
+	if err := need("vocab", &m.Vocab, maxVocab); err != nil {
+		return err
+	}
+	return need("seq_len", &m.SeqLen, maxSeqLen)
+}
+
+// checkLayerList validates an explicit layer list.
+func (l *loader) checkLayerList(m *Model) *Error {
+	names := map[string]bool{}
+	for i := range m.LayerList {
+		ly := &m.LayerList[i]
+		p := fmt.Sprintf("model.layer_list[%d]", i)
+		if ly.Name == "" {
+			return l.missing(p+".name", "give every layer a unique name")
+		}
+		if names[ly.Name] {
+			return l.errPath(p+".name", fmt.Sprintf("layer name %q is used twice (give every layer a unique name)", ly.Name))
+		}
+		names[ly.Name] = true
+		var sum int64
+		for j, t := range ly.Tensors {
+			tp := fmt.Sprintf("%s.tensors[%d]", p, j)
+			if t.Name == "" {
+				return l.missing(tp+".name", "give every tensor a name")
+			}
+			n := int64(1)
+			for k, d := range t.Shape {
+				if d <= 0 {
+					return l.errPath(fmt.Sprintf("%s.shape[%d]", tp, k), fmt.Sprintf("shape dimension %d is out of range (use a size ≥ 1)", d))
+				}
+				var err error
+				if n, err = units.Mul(n, d); err != nil {
+					return l.errPath(tp+".shape", "the shape has more than 2^63 elements (use a smaller shape)")
+				}
+			}
+			if len(t.Shape) == 0 {
+				return l.missing(tp+".shape", "give the tensor's shape, e.g. shape: [4, 4]")
+			}
+			s, ok := sumChecked(sum, n)
+			if !ok {
+				return l.errPath(p+".tensors", "the tensors have more than 2^63 elements (use smaller tensors)")
+			}
+			sum = s
+		}
+		if !l.has(p+".params") && len(ly.Tensors) > 0 {
+			ly.Params = units.Count(sum)
+		}
+		if !l.has(p+".params") && len(ly.Tensors) == 0 {
+			return l.missing(p+".params", "give the layer's parameter count, e.g. params: 4096")
+		}
+		if ly.Params <= 0 {
+			return l.errPath(p+".params", "params=0 is out of range (use a count > 0)")
+		}
+		if len(ly.Tensors) > 0 && int64(ly.Params) != sum {
+			return l.errPath(p+".params", fmt.Sprintf("params=%d does not match the tensors, which hold %d (fix params or the shapes)", int64(ly.Params), sum))
+		}
+	}
+	return nil
+}
+
+var precisions = []string{"bf16", "fp16", "fp32", "fp8"}
+
+// resolveGroups validates the parameter groups and gives every layer one
+// (default "dense", declared with the param dtype when missing).
+func (l *loader) resolveGroups(s *Scenario) *Error {
+	m := &s.Model
+	dtype := s.Training.ParamDType
+	if dtype == "" {
+		dtype = "bf16"
+	}
+	groups := map[string]bool{}
+	for i, g := range m.Groups {
+		p := fmt.Sprintf("model.groups[%d]", i)
+		if g.Name == "" {
+			return l.missing(p+".name", "give every group a unique name")
+		}
+		if groups[g.Name] {
+			return l.errPath(p+".name", fmt.Sprintf("group name %q is used twice (give every group a unique name)", g.Name))
+		}
+		groups[g.Name] = true
+		if !l.has(p + ".precision") {
+			return l.missing(p+".precision", "use "+listOr(precisions))
+		}
+		if err := l.oneOf(p+".precision", g.Precision, precisions...); err != nil {
+			return err
+		}
+	}
+	for i := range m.LayerList {
+		ly := &m.LayerList[i]
+		if ly.Group == "" {
+			ly.Group = "dense"
+		}
+		if !groups[ly.Group] {
+			if ly.Group != "dense" {
+				return l.errPath(fmt.Sprintf("model.layer_list[%d].group", i), fmt.Sprintf("group %q is not declared (declare it under model.groups, or use dense)", ly.Group))
+			}
+			m.Groups = append([]ParamGroup{{Name: "dense", Precision: dtype}}, m.Groups...)
+			groups["dense"] = true
+		}
+	}
+	return nil
+}
+
+func (l *loader) resolveParallelism(s *Scenario) *Error {
+	p := &s.Parallelism
+	if !l.has("parallelism") {
+		return l.missing("parallelism", "add parallelism: with dp and zero_stage")
+	}
+	if !l.has("parallelism.dp") {
+		return l.missing("parallelism.dp", "use the data-parallel degree, e.g. dp: 8")
+	}
+	if err := l.intRange("parallelism.dp", int64(p.DP), 1, maxNodes*maxGPUsPerNode); err != nil {
+		return err
+	}
+	if !l.has("parallelism.cp") {
+		p.CP = 1
+	}
+	if err := l.intRange("parallelism.cp", int64(p.CP), 1, maxNodes*maxGPUsPerNode); err != nil {
+		return err
+	}
+	if !l.has("parallelism.zero_stage") {
+		return l.missing("parallelism.zero_stage", "use 0, 1, 2 or 3")
+	}
+	if p.Stage < 0 || p.Stage > 3 {
+		return l.errPath("parallelism.zero_stage", fmt.Sprintf("zero_stage=%d is out of range (use 0, 1, 2 or 3)", p.Stage))
+	}
+	n, gpus := int64(p.DP)*int64(p.CP), int64(s.Cluster.Nodes)*int64(s.Cluster.GPUsPerNode)
+	if n != gpus {
+		at := "parallelism.dp"
+		if l.has("parallelism.cp") && p.CP != 1 {
+			at = "parallelism.cp"
+		}
+		return l.errPath(at, fmt.Sprintf("dp·cp=%d does not equal nodes·gpus_per_node=%d (use dp·cp = %d)", n, gpus, gpus))
+	}
+	if !l.has("parallelism.k") {
+		p.K = 1
+	}
+	if p.K < 1 || n%int64(p.K) != 0 {
+		return l.errPath("parallelism.k", fmt.Sprintf("k=%d does not divide dp·cp=%d (use a divisor of %d: %s)", p.K, n, n, divisors(n)))
+	}
+	return nil
+}
+
+// divisors lists n's divisors ("1, 2, 4, 8"), eliding the middle of long lists.
+func divisors(n int64) string {
+	var lo, hi []int64
+	for d := int64(1); d*d <= n; d++ {
+		if n%d == 0 {
+			lo = append(lo, d)
+			if d != n/d {
+				hi = append([]int64{n / d}, hi...)
+			}
+		}
+	}
+	all := append(lo, hi...)
+	var s []string
+	for i, d := range all {
+		if len(all) > 16 && i == 8 {
+			s = append(s, "…")
+		}
+		if len(all) > 16 && i >= 8 && i < len(all)-8 {
+			continue
+		}
+		s = append(s, strconv.FormatInt(d, 10))
+	}
+	return strings.Join(s, ", ")
+}
+
+func (l *loader) resolveOverrides(s *Scenario) *Error {
+	c := &s.Cluster
+	for i := range c.LinkOverrides {
+		o := &c.LinkOverrides[i]
+		p := fmt.Sprintf("cluster.link_overrides[%d]", i)
+		if !l.has(p + ".node") {
+			return l.missing(p+".node", fmt.Sprintf("use a node index from 0 to %d", c.Nodes-1))
+		}
+		if o.Node < 0 || o.Node >= c.Nodes {
+			return l.errPath(p+".node", fmt.Sprintf("node=%d is out of range (the cluster has nodes 0 to %d)", o.Node, c.Nodes-1))
+		}
+		if !l.has(p + ".class") {
+			return l.missing(p+".class", "use intra or inter")
+		}
+		if err := l.oneOf(p+".class", o.Class, "intra", "inter"); err != nil {
+			return err
+		}
+		if o.GPU == nil {
+			o.GPU = new(int)
+			*o.GPU = -1
+		}
+		if *o.GPU < -1 || *o.GPU >= c.GPUsPerNode {
+			return l.errPath(p+".gpu", fmt.Sprintf("gpu=%d is out of range (use -1 for the whole node, or 0 to %d)", *o.GPU, c.GPUsPerNode-1))
+		}
+		if o.Class == "inter" && c.NICs == "per_node" && *o.GPU >= 0 {
+			return l.errPath(p+".gpu", fmt.Sprintf("gpu=%d names one GPU's NIC, but nics: per_node shares the node's NICs (delete gpu or use nics: per_gpu)", *o.GPU))
+		}
+		base := c.Intra
+		if o.Class == "inter" {
+			base = c.Inter
+		}
+		if !l.has(p+".bandwidth") && !l.has(p+".latency") {
+			return l.missing(p+".bandwidth", "give bandwidth:, latency: or both")
+		}
+		if !l.has(p + ".bandwidth") {
+			o.Bandwidth = base.Bandwidth
+		}
+		if o.Bandwidth <= 0 {
+			return l.errPath(p+".bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 12.5GB/s)")
+		}
+		if !l.has(p + ".latency") {
+			o.Latency = base.Latency
+		}
+	}
+	n := s.N()
+	seen := map[int]bool{}
+	for i, o := range c.GPUOverrides {
+		p := fmt.Sprintf("cluster.gpu_overrides[%d]", i)
+		if !l.has(p + ".rank") {
+			return l.missing(p+".rank", fmt.Sprintf("use a rank from 0 to %d", n-1))
+		}
+		if o.Rank < 0 || o.Rank >= n {
+			return l.errPath(p+".rank", fmt.Sprintf("rank=%d is out of range (ranks are 0 to %d)", o.Rank, n-1))
+		}
+		if seen[o.Rank] {
+			return l.errPath(p+".rank", fmt.Sprintf("rank=%d is overridden twice (keep one entry per rank)", o.Rank))
+		}
+		seen[o.Rank] = true
+		if !l.has(p + ".speed") {
+			return l.missing(p+".speed", "use a speed factor > 0, e.g. 0.8 for 20% slower")
+		}
+		if !(o.Speed > 0) || o.Speed > 1000 {
+			return l.errPath(p+".speed", fmt.Sprintf("speed=%s is out of range (use a factor > 0 and ≤ 1000, e.g. 0.8 for 20%% slower)", fmtFloat(o.Speed)))
+		}
+	}
+	return nil
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func (l *loader) resolveTraining(s *Scenario) *Error {
+	t := &s.Training
+	if !l.has("training.micro_batch") {
+		t.MicroBatch = 1
+	}
+	if err := l.intRange("training.micro_batch", t.MicroBatch, 1, maxMicroBatch); err != nil {
+		return err
+	}
+	enum := func(key string, dst *string, def string, allowed ...string) *Error {
+		if !l.has("training." + key) {
+			*dst = def
+			return nil
+		}
+		return l.oneOf("training."+key, *dst, allowed...)
+	}
+	if err := enum("param_dtype", &t.ParamDType, "bf16", "bf16", "fp16", "fp32"); err != nil {
+		return err
+	}
+	if err := enum("master_dtype", &t.MasterDType, "fp32", "fp32"); err != nil {
+		return err
+	}
+	if err := enum("optimizer", &t.Optimizer, "adam", "adam", "adamw"); err != nil {
+		return err
+	}
+	if err := enum("recompute", &t.Recompute, "none", "none", "selective", "full"); err != nil {
+		return err
+	}
+	floats := []struct {
+		key     string
+		dst     *float64
+		def     float64
+		ok      func(float64) bool
+		allowed string
+	}{
+		{"lr", &t.LR, 1e-3, func(v float64) bool { return v > 0 }, "a learning rate > 0 such as 1e-3"},
+		{"beta1", &t.Beta1, 0.9, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.9"},
+		{"beta2", &t.Beta2, 0.999, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.999"},
+		{"eps", &t.Eps, 1e-8, func(v float64) bool { return v > 0 }, "a value > 0 such as 1e-8"},
+		{"weight_decay", &t.WeightDecay, 0, func(v float64) bool { return v >= 0 }, "a value ≥ 0 such as 0.01"},
+		{"mfu", &t.MFU, DefaultMFU, func(v float64) bool { return v > 0 && v <= 1 }, "a fraction in (0, 1] such as 0.5"},
+	}
+	for _, f := range floats {
+		if !l.has("training." + f.key) {
+			*f.dst = f.def
+			continue
+		}
+		if math.IsNaN(*f.dst) || math.IsInf(*f.dst, 0) || !f.ok(*f.dst) {
+			return l.errPath("training."+f.key, fmt.Sprintf("%s=%s is out of range (use %s)", f.key, fmtFloat(*f.dst), f.allowed))
+		}
+	}
+	if !l.has("training.steps") {
+		t.Steps = DefaultSteps
+	}
+	if err := l.intRange("training.steps", int64(t.Steps), 1, maxSteps); err != nil {
+		return err
+	}
+	if !l.has("training.seed") {
+		t.Seed = 1
+	}
+	return nil
+}
+
+func (l *loader) resolveCommunication(s *Scenario) *Error {
+	c := &s.Communication
+	if !l.has("communication.bucket_size") {
+		c.BucketSize = DefaultBucketSize
+	}
+	if c.BucketSize <= 0 {
+		return l.errPath("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
+	}
+	if !l.has("communication.algorithm") {
+		c.Algorithm = "auto"
+	} else if err := l.oneOf("communication.algorithm", c.Algorithm, "ring", "hierarchical", "tree", "auto"); err != nil {
+		return err
+	}
+	if c.Overlap == nil {
+		c.Overlap = new(bool)
+		*c.Overlap = true
+	}
+	if c.PrefetchDepth == nil {
+		c.PrefetchDepth = new(int)
+		*c.PrefetchDepth = DefaultPrefetchDepth
+	}
+	if err := l.intRange("communication.prefetch_depth", int64(*c.PrefetchDepth), 0, maxPrefetch); err != nil {
+		return err
+	}
+	if !l.has("communication.max_inflight_allgathers") {
+		c.MaxInflightAllGathers = DefaultMaxInflightAllGathers
+	}
+	if err := l.intRange("communication.max_inflight_allgathers", int64(c.MaxInflightAllGathers), 1, maxInflight); err != nil {
+		return err
+	}
+	if !l.has("communication.padding") {
+		c.Padding = "toy"
+	} else if err := l.oneOf("communication.padding", c.Padding, "toy", "megatron"); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (l *loader) resolveMemory(s *Scenario) *Error {
+	m := &s.Memory
+	if m.Activations == nil {
+		m.Activations = new(bool)
+		switch s.Model.Kind {
+		case KindTransformer, KindLlama, KindTinyTransformer:
+			*m.Activations = s.Model.Hidden > 0 && s.Model.SeqLen > 0
+		}
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// applySet applies one "--set key.path=value" override to the tree rooted at
+// the mapping root. Missing mappings on the path are created; the value is
+// parsed as YAML (a scalar, or a flow list such as [dp, cp]). Every node the
+// flag creates is remembered so later errors name the flag.
+func (l *loader) applySet(root *yaml.Node, set string) error {
+	fail := func(format string, args ...any) error {
+		return &Error{File: l.file, Msg: "--set " + set + ": " + fmt.Sprintf(format, args...)}
+	}
+	eq := strings.IndexByte(set, '=')
+	if eq < 0 {
+		return fail("missing \"=\" (use --set key.path=value, e.g. --set parallelism.k=2)")
+	}
+	path, value := strings.TrimSpace(set[:eq]), set[eq+1:]
+	if path == "" {
+		return fail("empty key path (use --set key.path=value)")
+	}
+	var vdoc yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &vdoc); err != nil {
+		return fail("the value is not valid YAML: %s (quote it or fix it)", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if vdoc.Kind != yaml.DocumentNode || len(vdoc.Content) != 1 {
+		return fail("no value after \"=\" (use --set %s=VALUE)", path)
+	}
+	x := &expander{l: l, active: map[*yaml.Node]bool{}}
+	val, err := x.copy(vdoc.Content[0])
+	if err != nil {
+		return fail("the value has unusable aliases (write the value out)")
+	}
+	if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
+		return fail("no value after \"=\" (use --set %s=VALUE)", path)
+	}
+	if err := l.checkKeys(val); err != nil {
+		return fail("%s", err.(*Error).Msg)
+	}
+	l.markSet(val, set)
+
+	cur := root
+	parts := strings.Split(path, ".")
+	for pi, part := range parts {
+		name, idx, err := splitIndex(part)
+		if err != nil || name == "" {
+			return fail("bad key path %q (use dotted names such as cluster.intra.bandwidth, with [i] for list items)", path)
+		}
+		if cur.Kind != yaml.MappingNode {
+			return fail("%s is %s, not a mapping (set a key that exists in the format)", strings.Join(parts[:pi], "."), describe(cur))
+		}
+		last := pi == len(parts)-1 && len(idx) == 0
+		i := findKey(cur, name)
+		if i < 0 {
+			if len(idx) > 0 {
+				return fail("%s is not in the file, so %s has no item to set (set the whole list instead)", name, part)
+			}
+			k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}
+			v := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			l.markSet(k, set)
+			l.markSet(v, set)
+			cur.Content = append(cur.Content, k, v)
+			i = len(cur.Content) - 2
+		}
+		if last {
+			l.markSet(cur.Content[i], set)
+			cur.Content[i+1] = val
+			return nil
+		}
+		next := cur.Content[i+1]
+		for j, n := range idx {
+			if next.Kind != yaml.SequenceNode {
+				return fail("%s is %s, not a list (drop the [%d])", name, describe(next), n)
+			}
+			if n < 0 || n >= len(next.Content) {
+				return fail("%s has %d items, so [%d] is out of range (use 0 to %d)", name, len(next.Content), n, len(next.Content)-1)
+			}
+			if pi == len(parts)-1 && j == len(idx)-1 {
+				l.markSet(cur.Content[i], set)
+				next.Content[n] = val
+				return nil
+			}
+			next = next.Content[n]
+		}
+		cur = next
+	}
+	return nil
+}
+
+// splitIndex splits "name[1][2]" into "name" and [1 2].
+func splitIndex(part string) (string, []int, error) {
+	b := strings.IndexByte(part, '[')
+	if b < 0 {
+		return part, nil, nil
+	}
+	name, rest := part[:b], part[b:]
+	var idx []int
+	for rest != "" {
+		e := strings.IndexByte(rest, ']')
+		if rest[0] != '[' || e < 0 {
+			return "", nil, fmt.Errorf("bad index")
+		}
+		n, err := strconv.Atoi(rest[1:e])
+		if err != nil {
+			return "", nil, err
+		}
+		idx = append(idx, n)
+		rest = rest[e+1:]
+	}
+	return name, idx, nil
+}
+
+func (l *loader) markSet(n *yaml.Node, set string) {
+	l.setOf[n] = set
+	for _, c := range n.Content {
+		l.markSet(c, set)
+	}
+}

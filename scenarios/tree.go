@@ -1,0 +1,327 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxAliasNodes bounds how many nodes alias expansion may produce in one
+// file (a "billion laughs" document expands to far more).
+const MaxAliasNodes = 10000
+
+// syntaxRE matches yaml.v3's syntax errors, "yaml: line N: message".
+var syntaxRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseDoc parses data into the root mapping of its single document.
+func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, l.fileErr("empty file (a scenario starts with \"version: 1\")")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, l.fileErr("no YAML document, only comments (a scenario starts with \"version: 1\")")
+		}
+		return nil, l.syntaxErr(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: l.file, Line: max(extra.Line, 1), Col: max(extra.Column, 1),
+			Msg: "a second YAML document starts here (a scenario file holds exactly one document)"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, l.syntaxErr(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, l.fileErr("no YAML document (a scenario starts with \"version: 1\")")
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.AliasNode && root.Alias != nil {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{File: l.file, Line: max(root.Line, 1), Col: max(root.Column, 1),
+			Msg: fmt.Sprintf("the document is %s, not a mapping (a scenario is a mapping that starts with \"version: 1\")", describe(root))}
+	}
+	return root, nil
+}
+
+func (l *loader) syntaxErr(err error) error {
+	msg := err.Error()
+	if m := syntaxRE.FindStringSubmatch(msg); m != nil {
+		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
+			return &Error{File: l.file, Line: n, Col: 1, Msg: "invalid YAML: " + m[2] + " (fix the YAML syntax on this line)"}
+		}
+	}
+	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
+}
+
+// expander copies a node tree, replacing aliases by copies of their anchors
+// and merge keys ("<<") by the merged pairs, within MaxAliasNodes.
+type expander struct {
+	l        *loader
+	active   map[*yaml.Node]bool // anchors being expanded (cycle check)
+	inAlias  int                 // depth of alias expansion
+	expanded int                 // nodes produced under aliases
+	top      *yaml.Node          // outermost alias being expanded
+}
+
+func (x *expander) copy(n *yaml.Node) (*yaml.Node, error) {
+	if n.Kind == yaml.AliasNode {
+		t := n.Alias
+		if t == nil {
+			return nil, x.l.errAt(n, "alias without an anchor (define the anchor with &name first)")
+		}
+		if x.active[t] {
+			return nil, x.l.errAt(n, fmt.Sprintf("alias *%s refers to a node that contains it (recursive aliases are not allowed)", n.Value))
+		}
+		if x.inAlias == 0 {
+			x.top = n
+		}
+		x.active[t] = true
+		x.inAlias++
+		c, err := x.copy(t)
+		x.inAlias--
+		delete(x.active, t)
+		return c, err
+	}
+	if x.inAlias > 0 {
+		x.expanded++
+		if x.expanded > MaxAliasNodes {
+			return nil, x.l.errAt(x.top, fmt.Sprintf("aliases expand to more than %d nodes (expand fewer aliases; a scenario never needs that many)", MaxAliasNodes))
+		}
+	}
+	c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		c.Content = make([]*yaml.Node, 0, len(n.Content))
+		for _, e := range n.Content {
+			ce, err := x.copy(e)
+			if err != nil {
+				return nil, err
+			}
+			c.Content = append(c.Content, ce)
+		}
+	case yaml.MappingNode:
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+				merges = append(merges, v)
+				continue
+			}
+			ck, err := x.copy(k)
+			if err != nil {
+				return nil, err
+			}
+			cv, err := x.copy(v)
+			if err != nil {
+				return nil, err
+			}
+			c.Content = append(c.Content, ck, cv)
+		}
+		for _, m := range merges {
+			if err := x.merge(c, m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// merge appends the pairs of the mapping (or list of mappings) m to dst,
+// skipping keys dst already has.
+func (x *expander) merge(dst, m *yaml.Node) error {
+	cm, err := x.copy(m)
+	if err != nil {
+		return err
+	}
+	var maps []*yaml.Node
+	switch cm.Kind {
+	case yaml.MappingNode:
+		maps = []*yaml.Node{cm}
+	case yaml.SequenceNode:
+		maps = cm.Content
+	}
+	for _, mm := range maps {
+		if mm.Kind != yaml.MappingNode {
+			return x.l.errAt(m, "a merge key (<<) needs a mapping or a list of mappings (use <<: *anchor)")
+		}
+		for i := 0; i+1 < len(mm.Content); i += 2 {
+			if mm.Content[i].Kind == yaml.ScalarNode && findKey(dst, mm.Content[i].Value) < 0 {
+				dst.Content = append(dst.Content, mm.Content[i], mm.Content[i+1])
+			}
+		}
+	}
+	return nil
+}
+
+// findKey returns the index of key name in mapping m's Content, or -1.
+func findKey(m *yaml.Node, name string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Kind == yaml.ScalarNode && m.Content[i].Value == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkKeys rejects non-string keys, duplicate keys and keys without a value.
+func (l *loader) checkKeys(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, e := range n.Content {
+			if err := l.checkKeys(e); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode || k.Tag != "!!str" || k.Value == "" {
+				return l.errAt(k, fmt.Sprintf("key %s is not a name (use a plain key such as nodes)", describe(k)))
+			}
+			if p, ok := seen[k.Value]; ok {
+				where := "earlier"
+				if p.Line > 0 {
+					where = fmt.Sprintf("at line %d", p.Line)
+				}
+				return l.errAt(k, fmt.Sprintf("key %q appears twice (it is already set %s; keep one)", k.Value, where))
+			}
+			seen[k.Value] = k
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				return l.errAt(k, fmt.Sprintf("%s has no value (write a value or delete the key)", k.Value))
+			}
+			if err := l.checkKeys(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entry is one key of the final tree: its key node (nil for list items) and
+// value node.
+type entry struct {
+	key, val *yaml.Node
+}
+
+// index records every path of the tree ("cluster.nodes",
+// "cluster.placement[1]", "model.layer_list[0].params").
+func (l *loader) index(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := joinPath(path, n.Content[i].Value)
+			l.idx[p] = entry{n.Content[i], n.Content[i+1]}
+			l.index(n.Content[i+1], p)
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			l.idx[p] = entry{nil, e}
+			l.index(e, p)
+		}
+	}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// leaf is the last key of a path, without list indices: "node" for
+// "cluster.link_overrides[1].node", "placement" for "cluster.placement[0]".
+func leaf(path string) string {
+	if i := strings.IndexByte(path, '['); i >= 0 && !strings.Contains(path[i:], ".") {
+		path = path[:i]
+	}
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// describe names a node's value for messages: "1.5", "\"abc\"", "a list".
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	}
+	switch n.Tag {
+	case "!!null":
+		return "empty"
+	case "!!str":
+		return strconv.Quote(clip(n.Value))
+	}
+	return clip(n.Value)
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}
+
+// stripStyle makes every node block style so the re-encoded document has at
+// most one key and one scalar value per line.
+func stripStyle(n *yaml.Node) {
+	n.Style = 0
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		stripStyle(c)
+	}
+}
+
+// located is an encoded node's original node and its path.
+type located struct {
+	orig *yaml.Node
+	path string
+	key  bool
+}
+
+// pairUp walks the re-encoded tree e and the original tree o together and
+// records, for every node of e, where it came from.
+func pairUp(e, o *yaml.Node, path string, byLine map[int][]located, byPos map[[2]int]located) bool {
+	if e.Kind != o.Kind || len(e.Content) != len(o.Content) {
+		return false
+	}
+	loc := located{o, path, false}
+	byLine[e.Line] = append(byLine[e.Line], loc)
+	byPos[[2]int{e.Line, e.Column}] = loc
+	switch e.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(e.Content); i += 2 {
+			p := joinPath(path, o.Content[i].Value)
+			k := located{o.Content[i], p, true}
+			byLine[e.Content[i].Line] = append(byLine[e.Content[i].Line], k)
+			if !pairUp(e.Content[i+1], o.Content[i+1], p, byLine, byPos) {
+				return false
+			}
+		}
+	case yaml.SequenceNode:
+		for i := range e.Content {
+			if !pairUp(e.Content[i], o.Content[i], fmt.Sprintf("%s[%d]", path, i), byLine, byPos) {
+				return false
+			}
+		}
+	}
+	return true
+}
