@@ -1,0 +1,145 @@
+package reports
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// CollectiveReport is the result of `zerosim collective`: one row per
+// buffer size, in nccl-tests' conventions.
+type CollectiveReport struct {
+	Op        string `json:"op"`
+	Algorithm string `json:"algorithm"` // as requested (auto, ring, …)
+	// Cluster describes the links in one line.
+	Cluster string `json:"cluster"`
+	Group   []int  `json:"group"`
+	// Classes names the link classes of the byte columns, in order.
+	Classes []string        `json:"classes"`
+	Rows    []CollectiveRow `json:"rows"`
+}
+
+// CollectiveRow is one collective run.
+type CollectiveRow struct {
+	// Size is nccl-tests' size in bytes (all-gather output, reduce-scatter
+	// input); Count is elements of 2 bytes.
+	Size      int64  `json:"size_bytes"`
+	Count     int64  `json:"count"`
+	Algorithm string `json:"algorithm"` // resolved
+	// TimePS is the simulated time in picoseconds.
+	TimePS int64 `json:"time_ps"`
+	// ClosedFormPS is the alpha–beta time (equal to TimePS when alone).
+	ClosedFormPS int64 `json:"closed_form_ps"`
+	// AlgBW = Size/time and BusBW = AlgBW·(n−1)/n (reduce-scatter,
+	// all-gather) or ·2(n−1)/n (all-reduce), both in GB/s (1e9 B/s).
+	AlgBW float64 `json:"algbw_gbps"`
+	BusBW float64 `json:"busbw_gbps"`
+	// Bytes per link class, in Classes order.
+	Bytes []ClassBytes `json:"bytes"`
+}
+
+// ClassBytes is the wire bytes of one link class.
+type ClassBytes struct {
+	Class string `json:"class"`
+	// Total is every byte sent over links of the class.
+	Total int64 `json:"total"`
+	// MaxPerRank is the busiest rank's bytes sent over the class.
+	MaxPerRank int64 `json:"max_per_rank"`
+}
+
+// Micros formats picoseconds as microseconds with 2 decimals, exactly.
+func Micros(ps int64) string {
+	neg := ps < 0
+	if neg {
+		ps = -ps
+	}
+	q, r := ps/1e6, ps%1e6
+	// round half up to 2 decimals: r is in millionths of a µs.
+	cents := (r + 5000) / 10000
+	if cents == 100 {
+		q, cents = q+1, 0
+	}
+	s := fmt.Sprintf("%d.%02d", q, cents)
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func gbps(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func (r *CollectiveReport) header() []string {
+	h := []string{"size (B)", "count", "algo", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}
+	for _, c := range r.Classes {
+		h = append(h, c+" B", c+" B/rank")
+	}
+	return h
+}
+
+func (row *CollectiveRow) cells() []string {
+	c := []string{
+		strconv.FormatInt(row.Size, 10), strconv.FormatInt(row.Count, 10), row.Algorithm,
+		Micros(row.TimePS), gbps(row.AlgBW), gbps(row.BusBW),
+	}
+	for _, b := range row.Bytes {
+		c = append(c, strconv.FormatInt(b.Total, 10), strconv.FormatInt(b.MaxPerRank, 10))
+	}
+	return c
+}
+
+// WriteCollectiveTable writes r as a terminal table after a one-line
+// description of the run.
+func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
+	if _, err := fmt.Fprintf(w, "# %s (%s) over %d ranks on %s\n", r.Op, r.Algorithm, len(r.Group), r.Cluster); err != nil {
+		return err
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignment(tw.AlignRight),
+		tablewriter.WithHeaderAlignment(tw.AlignRight),
+	)
+	t.Header(r.header())
+	for i := range r.Rows {
+		if err := t.Append(r.Rows[i].cells()); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// WriteCollectiveJSON writes r as indented JSON.
+func WriteCollectiveJSON(w io.Writer, r *CollectiveReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteCollectiveCSV writes one CSV row per size with exact integers
+// (time in picoseconds).
+func WriteCollectiveCSV(w io.Writer, r *CollectiveReport) error {
+	cw := csv.NewWriter(w)
+	h := []string{"op", "size_bytes", "count", "algorithm", "time_ps", "closed_form_ps", "algbw_gbps", "busbw_gbps"}
+	for _, c := range r.Classes {
+		h = append(h, c+"_bytes", c+"_bytes_max_per_rank")
+	}
+	if err := cw.Write(h); err != nil {
+		return err
+	}
+	for _, row := range r.Rows {
+		rec := []string{r.Op, strconv.FormatInt(row.Size, 10), strconv.FormatInt(row.Count, 10), row.Algorithm,
+			strconv.FormatInt(row.TimePS, 10), strconv.FormatInt(row.ClosedFormPS, 10), gbps(row.AlgBW), gbps(row.BusBW)}
+		for _, b := range row.Bytes {
+			rec = append(rec, strconv.FormatInt(b.Total, 10), strconv.FormatInt(b.MaxPerRank, 10))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
