@@ -449,3 +449,28 @@ func (l *Layout) UnitBuckets() map[int]int {
 	}
 	return m
 }
+
+// RankNumel returns the number of real (parameter) elements inside rank's
+// shards over all buckets; ShardElems() - RankNumel(rank) of the rank's
+// elements are padding. It panics if rank is out of range.
+func (l *Layout) RankNumel(rank int) int64 {
+	var n int64
+	overlap := func(s, e, lo, hi int64) int64 {
+		lo, hi = max(s, lo), min(e, hi)
+		return max(hi-lo, 0)
+	}
+	for b, bk := range l.Buckets {
+		s, e := l.Shard(b, rank)
+		if l.Spec.Padding == PadToy {
+			// Toy buckets hold their real elements first, padding last.
+			n += overlap(s, e, bk.Start, bk.Start+bk.Numel)
+			continue
+		}
+		// Megatron parameters never leave their bucket.
+		for i := bk.FirstParam; i <= bk.LastParam; i++ {
+			p := l.Params[i]
+			n += overlap(s, e, p.Start, p.Start+p.Numel)
+		}
+	}
+	return n
+}

@@ -329,3 +329,39 @@ func TestLayoutProperties(t *testing.T) {
 		}
 	}
 }
+
+func TestRankNumel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for c := range 200 {
+		var ps []Param
+		for i := range 1 + rng.IntN(8) {
+			ps = append(ps, Param{fmt.Sprintf("p%d", i), 1 + rng.Int64N(500), i / 2})
+		}
+		spec := LayoutSpec{Params: ps, Shards: 1 + rng.IntN(7), BucketElems: rng.Int64N(600), Padding: Padding(rng.IntN(2)), PerUnit: rng.IntN(3) == 0}
+		l, err := NewLayout(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Naive reference: walk every element of every segment.
+		owned := make([]int64, spec.Shards)
+		for i := range l.Params {
+			for _, sg := range l.Segments(i) {
+				b := l.Buckets[sg.Bucket]
+				per := b.Size / int64(spec.Shards)
+				for x := sg.Start; x < sg.Start+sg.Numel; x++ {
+					owned[(x-b.Start)/per]++
+				}
+			}
+		}
+		var total int64
+		for r := range spec.Shards {
+			if got := l.RankNumel(r); got != owned[r] {
+				t.Errorf("case %d rank %d: RankNumel %d, naive %d", c, r, got, owned[r])
+			}
+			total += owned[r]
+		}
+		if total != l.Numel {
+			t.Errorf("case %d: ranks own %d of %d elements", c, total, l.Numel)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package memory
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// Recompute strategies (scenario training.recompute).
+const (
+	RecomputeNone      = "none"
+	RecomputeSelective = "selective"
+	RecomputeFull      = "full"
+)
+
+// TransformerActivation returns the activation bytes one GPT-style layer
+// keeps from forward for backward, and the extra bytes its backward
+// rebuilds transiently by recomputation, following Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", §4
+// (no tensor or sequence parallelism, 16-bit activations, 1-byte dropout
+// masks):
+//
+//	none:      s·b·h·(34 + 5·a·s/h) = 34·s·b·h + 5·a·s²·b
+//	selective: 34·s·b·h (the 5·a·s²·b attention part is recomputed)
+//	full:      2·s·b·h (only the layer input; everything is recomputed)
+//
+// s is the sequence length, b the micro-batch, h the hidden size and a the
+// number of heads. The figures are exact integers (5·a·s/h·s·b·h =
+// 5·a·s²·b). GPT-3 175B (s=2048, b=1, h=12288, a=96): 2,868,903,936 B per
+// layer with no recompute.
+func TransformerActivation(s, b, h, a int64, recompute string) (stored, transient int64, err error) {
+	if s <= 0 || b <= 0 || h <= 0 || a <= 0 {
+		return 0, 0, fmt.Errorf("activations need seq_len, micro_batch, hidden, heads > 0 (got %d, %d, %d, %d)", s, b, h, a)
+	}
+	var c calc
+	sbh := c.mul(s, b, h)
+	attn := c.mul(5, a, s, s, b)
+	full := c.add(c.mul(34, sbh), attn)
+	switch strings.ToLower(recompute) {
+	case "", RecomputeNone:
+		stored = full
+	case RecomputeSelective:
+		stored, transient = c.mul(34, sbh), attn
+	case RecomputeFull:
+		stored = c.mul(2, sbh)
+		transient = full - stored
+	default:
+		return 0, 0, fmt.Errorf("training.recompute %q: use none, selective or full", recompute)
+	}
+	if c.err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.err)
+	}
+	return stored, transient, nil
+}
+
+// MLPActivation returns the activation bytes one block of seed 000's
+// residual MLP keeps for backward: the block input x (H), the fc1 output
+// (4H) and the GELU output (4H), all bf16, for each of tokens rows:
+// tokens·(H + 4H + 4H)·2 = 18·tokens·H bytes. (fc2's output is consumed by
+// the residual add, which keeps nothing; the sum becomes the next block's
+// input and is counted there.)
+func MLPActivation(tokens, h int64) (int64, error) {
+	if tokens <= 0 || h <= 0 {
+		return 0, fmt.Errorf("activations need micro_batch and hidden > 0 (got %d, %d)", tokens, h)
+	}
+	var c calc
+	v := c.mul(18, tokens, h)
+	if c.err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.err)
+	}
+	return v, nil
+}
+
+// unitActivations returns the stored and transient (recompute) activation
+// bytes of every unit. Layer.ActivationBytes wins when set. Otherwise
+// kind "transformer" (and "llama", where the GPT formula is an
+// approximation: LLaMA has no dropout and a gated FFN) applies TransformerActivation to the transformer
+// blocks, which are taken to be the units sharing the most common parameter
+// count (embedding and head layers differ), up to model.layers of them; kind
+// "mlp" applies MLPActivation to every unit with parameters. Other kinds
+// (including seed 002's tiny transformer) derive nothing.
+// memory.activations: false turns everything off.
+func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err error) {
+	layers := s.Model.LayerList
+	stored = make([]int64, len(layers))
+	transient = make([]int64, len(layers))
+	if s.Memory.Activations != nil && !*s.Memory.Activations {
+		return stored, transient, nil
+	}
+	b := max(s.Training.MicroBatch, 1)
+	kind := strings.ToLower(s.Model.Kind)
+	m := s.Model
+	derive := s.Memory.Activations == nil || *s.Memory.Activations
+	var perBlock, perBlockT int64
+	blocks := map[int]bool{}
+	switch {
+	case !derive:
+	case (kind == "transformer" || kind == "llama") && m.Hidden > 0 && m.Heads > 0 && m.SeqLen > 0:
+		perBlock, perBlockT, err = TransformerActivation(m.SeqLen, b, m.Hidden, m.Heads, s.Training.Recompute)
+		if err != nil {
+			return nil, nil, err
+		}
+		blocks = blockUnits(layers, m.Layers)
+	case kind == "mlp" && m.Hidden > 0:
+		perBlock, err = MLPActivation(b*max(m.SeqLen, 1), m.Hidden)
+		if err != nil {
+			return nil, nil, err
+		}
+		for u, l := range layers {
+			if l.Params > 0 {
+				blocks[u] = true
+			}
+		}
+	}
+	for u, l := range layers {
+		switch {
+		case l.ActivationBytes > 0:
+			stored[u] = int64(l.ActivationBytes)
+		case l.ActivationBytes < 0:
+			return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
+		case blocks[u]:
+			stored[u], transient[u] = perBlock, perBlockT
+		}
+	}
+	return stored, transient, nil
+}
+
+// blockUnits picks the transformer blocks of a layer list: the units whose
+// parameter count is the most common one (ties: the larger count), at most
+// want of them (all of them when want ≤ 0), in forward order.
+func blockUnits(layers []scenarios.Layer, want int64) map[int]bool {
+	count := map[int64]int{}
+	for _, l := range layers {
+		if l.Params > 0 {
+			count[int64(l.Params)]++
+		}
+	}
+	var best int64
+	bestN := 0
+	for _, l := range layers {
+		p := int64(l.Params)
+		if p <= 0 {
+			continue
+		}
+		if c := count[p]; c > bestN || c == bestN && p > best {
+			best, bestN = p, c
+		}
+	}
+	out := map[int]bool{}
+	for u, l := range layers {
+		if int64(l.Params) == best && best > 0 && (want <= 0 || int64(len(out)) < want) {
+			out[u] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,234 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// Estimator names a memory estimate: zerosim's own model or a published
+// closed form.
+type Estimator int
+
+const (
+	EstimatorZerosim Estimator = iota
+	EstimatorDeepSpeed
+	EstimatorMegatron
+)
+
+// Estimators lists every estimator in a stable order.
+var Estimators = []Estimator{EstimatorZerosim, EstimatorDeepSpeed, EstimatorMegatron}
+
+// String returns zerosim, deepspeed or megatron.
+func (e Estimator) String() string {
+	switch e {
+	case EstimatorZerosim:
+		return "zerosim"
+	case EstimatorDeepSpeed:
+		return "deepspeed"
+	case EstimatorMegatron:
+		return "megatron"
+	}
+	return fmt.Sprintf("Estimator(%d)", int(e))
+}
+
+// ParseEstimator parses zerosim, deepspeed or megatron.
+func ParseEstimator(s string) (Estimator, error) {
+	for _, e := range Estimators {
+		if strings.EqualFold(strings.TrimSpace(s), e.String()) {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("memory: estimator %q: use zerosim, deepspeed or megatron", s)
+}
+
+// floorMulDiv returns floor(a·b/c) exactly, for a, b ≥ 0 and c > 0, or an
+// error when the result does not fit in an int64.
+func floorMulDiv(a, b, c int64) (int64, error) {
+	if a < 0 || b < 0 || c <= 0 {
+		return 0, fmt.Errorf("floorMulDiv(%d, %d, %d): need a, b ≥ 0 and c > 0", a, b, c)
+	}
+	q := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
+	q.Quo(q, big.NewInt(c))
+	if !q.IsInt64() {
+		return 0, errors.New("value does not fit in 64 bits")
+	}
+	return q.Int64(), nil
+}
+
+// DeepSpeedZero2 is DeepSpeed's estimate_zero2_model_states_mem_needs GPU
+// figure without offload (cpu_offload=False):
+//
+//	gpu_mem = 2 * total_params + int(18 * total_params / total_gpus)
+//
+// "2 = params_16bit, 18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit +
+// 8_optimizer_states_32bit" (deepspeed/runtime/zero/stage_1_and_2.py,
+// deepspeedai/DeepSpeed at commit 02aa38c3a55174c87b33c4ad17a304389d037443;
+// the same function serves ZeRO stages 1 and 2). total_gpus = nodes ×
+// GPUs per node. Python's int() of the float quotient is computed here as
+// an exact floor, which agrees with Python whenever the float is exact.
+func DeepSpeedZero2(totalParams int64, totalGPUs int) (int64, error) {
+	if totalParams < 0 || totalGPUs < 1 {
+		return 0, fmt.Errorf("deepspeed zero2: params %d, gpus %d", totalParams, totalGPUs)
+	}
+	var c calc
+	q, err := floorMulDiv(18, totalParams, int64(totalGPUs))
+	if err != nil {
+		return 0, err
+	}
+	v := c.add(c.mul(2, totalParams), q)
+	return v, c.err
+}
+
+// DeepSpeedZero3 is DeepSpeed's estimate_zero3_model_states_mem_needs GPU
+// figure without offload (cpu_offload=False, cpu_offload_params=False):
+//
+//	largest_layer_memory = 4 * largest_layer_params
+//	gpu_mem = largest_layer_memory + int(18 * total_params / total_gpus)
+//
+// (deepspeed/runtime/zero/stage3.py, deepspeedai/DeepSpeed at commit
+// 007cca6a2ffe3ed9d393459f4a3081bd54341ba6). The 4 bytes per largest-layer
+// parameter are its gathered 16-bit params and grads.
+func DeepSpeedZero3(totalParams, largestLayer int64, totalGPUs int) (int64, error) {
+	if totalParams < 0 || largestLayer < 0 || totalGPUs < 1 {
+		return 0, fmt.Errorf("deepspeed zero3: params %d, largest layer %d, gpus %d", totalParams, largestLayer, totalGPUs)
+	}
+	var c calc
+	q, err := floorMulDiv(18, totalParams, int64(totalGPUs))
+	if err != nil {
+		return 0, err
+	}
+	v := c.add(c.mul(4, largestLayer), q)
+	return v, c.err
+}
+
+// Megatron is the bytes per GPU of Megatron-LM's model-state rule of thumb
+// (Megatron-LM docs, distributed optimizer): 18 bytes per parameter without
+// the distributed optimizer (2 bf16 param + 4 fp32 grad + 4 fp32 master +
+// 4 Adam m + 4 Adam v), 6 + 12/DP with it (the 12 bytes of fp32 master and
+// Adam states are sharded over DP ranks). 12·P/DP is rounded up to a whole
+// byte.
+func Megatron(totalParams int64, dp int, distributedOptimizer bool) (int64, error) {
+	if totalParams < 0 || dp < 1 {
+		return 0, fmt.Errorf("megatron: params %d, dp %d", totalParams, dp)
+	}
+	var c calc
+	if !distributedOptimizer {
+		v := c.mul(18, totalParams)
+		return v, c.err
+	}
+	q, err := floorMulDiv(12, totalParams, int64(dp))
+	if err != nil {
+		return 0, err
+	}
+	if r := new(big.Int).Mod(new(big.Int).Mul(big.NewInt(12), big.NewInt(totalParams)), big.NewInt(int64(dp))); r.Sign() != 0 {
+		q = c.add(q, 1)
+	}
+	v := c.add(c.mul(6, totalParams), q)
+	return v, c.err
+}
+
+// Estimate returns the estimate of s at its stage by est. EstimatorZerosim
+// is Analyze; the DeepSpeed and Megatron closed forms count model states
+// only (no padding, buffers, temporaries or activations), so AtRest = Peak.
+// A stage the estimator has no formula for comes back with NotApplicable
+// set: DeepSpeed has none for stage 0; Megatron's rule covers stage 0 (plain
+// DDP, 18 B/param) and stage 1 (distributed optimizer over the N/K intra
+// group, 6 + 12/(N/K)) only.
+func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error) {
+	if est == EstimatorZerosim {
+		return Analyze(s, opt)
+	}
+	if s == nil {
+		return nil, errors.New("memory: no scenario")
+	}
+	n := s.N()
+	k := max(s.Parallelism.K, 1)
+	if n < 1 || n%k != 0 {
+		return nil, fmt.Errorf("memory: %s: parallelism: N = %d, k = %d", scenarioName(s), n, k)
+	}
+	P := s.Model.TotalParams()
+	if P == 0 {
+		P = int64(s.Model.Params)
+	}
+	r := &Report{
+		Scenario: scenarioName(s), Estimator: est.String(), Convention: opt.Convention,
+		ConventionName: "model states (" + est.String() + " formula)", Stage: s.Parallelism.Stage,
+		N: n, K: k, Shards: n / k, Params: P, GPUMemory: int64(s.Cluster.GPUMemory), PeakUnit: -1,
+	}
+	if r.Stage == 0 {
+		r.Shards = 1
+	}
+	var comps []Component
+	comp := func(name, note string, v int64) {
+		comps = append(comps, Component{Name: name, AtRest: v, Peak: v, AtTotalPeak: v, Note: note})
+	}
+	gpus := s.GPUs()
+	var err error
+	var c calc
+	switch est {
+	case EstimatorDeepSpeed:
+		if gpus < 1 {
+			gpus = n
+		}
+		switch r.Stage {
+		case 1, 2:
+			var q int64
+			q, err = floorMulDiv(18, P, int64(gpus))
+			if err == nil {
+				comp("16-bit params (2P)", "estimate_zero2_model_states_mem_needs", c.mul(2, P))
+				comp("grads + optimizer (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
+			}
+		case 3:
+			largest := int64(s.Model.LargestLayer)
+			if largest == 0 {
+				for _, l := range s.Model.LayerList {
+					largest = max(largest, int64(l.Params))
+				}
+			}
+			var q int64
+			q, err = floorMulDiv(18, P, int64(gpus))
+			if err == nil {
+				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.mul(4, largest))
+				comp("model states (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
+			}
+		default:
+			r.NotApplicable = "DeepSpeed has no estimator for stage 0"
+		}
+	case EstimatorMegatron:
+		switch r.Stage {
+		case 0:
+			comp("bf16 params (2P)", "", c.mul(2, P))
+			comp("fp32 grads (4P)", "", c.mul(4, P))
+			comp("optimizer (12P)", "fp32 master + Adam m, v", c.mul(12, P))
+		case 1:
+			var q int64
+			q, err = Megatron(P, r.Shards, true)
+			if err == nil {
+				comp("bf16 params + fp32 grads (6P)", "", c.mul(6, P))
+				comp("optimizer (12P/DP)", fmt.Sprintf("distributed optimizer, DP = %d", r.Shards), q-c.mul(6, P))
+			}
+		default:
+			r.NotApplicable = "Megatron's rule covers stages 0 and 1 only"
+		}
+	default:
+		return nil, fmt.Errorf("memory: unknown estimator %d", int(est))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memory: %s: %s estimate: %w", scenarioName(s), est, err)
+	}
+	for _, x := range comps {
+		r.AtRest = c.add(r.AtRest, x.AtRest)
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("memory: %s: %s estimate overflows: %w", scenarioName(s), est, c.err)
+	}
+	r.Components = comps
+	r.Peak = r.AtRest
+	r.PhasePeaks = []int64{r.AtRest, r.AtRest, r.AtRest, r.AtRest, r.AtRest}
+	r.Fits = r.GPUMemory > 0 && r.NotApplicable == "" && r.Peak <= r.GPUMemory
+	return r, nil
+}

@@ -1,0 +1,542 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Convention says which memory a figure counts, so that a reader can match a
+// published table. Every Report names its convention.
+type Convention int
+
+const (
+	// ConventionZerosim is zerosim's own model of one training step on a
+	// Megatron-style implementation: persistent param/grad buffers, gradient
+	// bucket staging buffers (stage 2), activations, fixed overheads, and
+	// gradients whose lifetime follows the implementation: the DDP grad
+	// buffer (stage 0) and the full grad buffer (stage 1) persist, the grad
+	// shard persists at stage 2 (DeepSpeed contiguous_gradients), and
+	// ZeRO-3/FSDP sharded gradients live from backward to the end of the
+	// optimizer step (zero_grad(set_to_none=True)), so stage 3 holds no
+	// gradients at rest.
+	ConventionZerosim Convention = iota
+	// ConventionSeed000 matches seed 000's table ("Baseline (1 GPU)" vs
+	// "ZeRO-1"): model states only (no activations, no bucket buffers), and
+	// the baseline counts no gradients at rest because param.grad is created
+	// during backward and freed during optimizer.step(); ZeRO-1's grad_buffer
+	// is persistent. Stages 2 and 3 count gradients as ConventionZerosim.
+	ConventionSeed000
+	// ConventionSeed002 matches seed 002's tables ("Memory per GPU" 16P,
+	// (4+12/N)P, (2+14/N)P, 16P/N): model states only, with 2 bytes of
+	// gradient per parameter counted at rest for every stage (sharded 2P/N at
+	// stages 2 and 3).
+	ConventionSeed002
+)
+
+// Conventions lists every convention in a stable order.
+var Conventions = []Convention{ConventionZerosim, ConventionSeed000, ConventionSeed002}
+
+// String returns the convention's short name: zerosim, seed000 or seed002.
+func (c Convention) String() string {
+	switch c {
+	case ConventionZerosim:
+		return "zerosim"
+	case ConventionSeed000:
+		return "seed000"
+	case ConventionSeed002:
+		return "seed002"
+	}
+	return fmt.Sprintf("Convention(%d)", int(c))
+}
+
+// Description is one sentence describing what the convention counts.
+func (c Convention) Description() string {
+	switch c {
+	case ConventionZerosim:
+		return "everything zerosim models: buffers, gradients with their real lifetime, bucket buffers, activations, temporaries, fixed overheads"
+	case ConventionSeed000:
+		return "seed 000: model states only; the stage-0 baseline holds no gradients at rest (param.grad is freed in optimizer.step)"
+	case ConventionSeed002:
+		return "seed 002: model states only; 2 bytes of gradient per parameter at rest for every stage (2P/N when sharded)"
+	}
+	return "unknown convention"
+}
+
+// ParseConvention parses a convention name.
+func ParseConvention(s string) (Convention, error) {
+	for _, c := range Conventions {
+		if strings.EqualFold(strings.TrimSpace(s), c.String()) {
+			return c, nil
+		}
+	}
+	if strings.TrimSpace(s) == "" {
+		return ConventionZerosim, nil
+	}
+	return 0, fmt.Errorf("memory: convention %q: use zerosim, seed000 or seed002", s)
+}
+
+// modelStatesOnly reports whether c leaves out activations and bucket
+// buffers.
+func (c Convention) modelStatesOnly() bool { return c != ConventionZerosim }
+
+// Phase is a part of the training step.
+type Phase int
+
+const (
+	PhaseRest Phase = iota
+	PhaseForward
+	PhaseBackward
+	PhaseOptimizer
+	PhaseParamGather
+)
+
+// Phases lists the phases in step order.
+var Phases = []Phase{PhaseRest, PhaseForward, PhaseBackward, PhaseOptimizer, PhaseParamGather}
+
+// String returns the phase name.
+func (p Phase) String() string {
+	switch p {
+	case PhaseRest:
+		return "at rest"
+	case PhaseForward:
+		return "forward"
+	case PhaseBackward:
+		return "backward"
+	case PhaseOptimizer:
+		return "optimizer step"
+	case PhaseParamGather:
+		return "param all-gather"
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+// MarshalText makes phases readable in JSON.
+func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// Component names, in report order.
+const (
+	CompParams      = "params"
+	CompGrads       = "grads"
+	CompMaster      = "fp32 master params"
+	CompAdamM       = "adam m"
+	CompAdamV       = "adam v"
+	CompPadding     = "padding"
+	CompGradBuckets = "grad buckets"
+	CompGathered    = "gathered params"
+	CompStepTemp    = "optimizer temporaries"
+	CompFP8         = "fp8 copies"
+	CompActivations = "activations"
+	CompRuntime     = "runtime context"
+	CompNCCL        = "nccl buffers"
+)
+
+// componentOrder fixes the row order of every report.
+var componentOrder = []string{
+	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
+	CompGathered, CompStepTemp, CompFP8, CompActivations, CompRuntime, CompNCCL,
+}
+
+func componentIndex(name string) int {
+	for i, n := range componentOrder {
+		if n == name {
+			return i
+		}
+	}
+	panic("memory: unknown component " + name)
+}
+
+// Component is one named row of a report, in exact bytes per rank.
+type Component struct {
+	Name string `json:"name"`
+	// AtRest is the component between steps (after the optimizer step and
+	// the parameter all-gather, before the next forward).
+	AtRest int64 `json:"at_rest"`
+	// Peak is the component's own maximum over the step, reached first in
+	// PeakPhase.
+	Peak      int64 `json:"peak"`
+	PeakPhase Phase `json:"peak_phase"`
+	// AtTotalPeak is the component's value at the moment the rank's total
+	// peaks; the AtTotalPeak values add up to Report.Peak.
+	AtTotalPeak int64 `json:"at_total_peak"`
+	// Note says what the row holds (dtype, sharding).
+	Note string `json:"note,omitempty"`
+}
+
+// Options tunes Analyze.
+type Options struct {
+	Convention Convention
+	// Rank is the rank whose padding/real split is reported (totals are the
+	// same on every rank of the intra group); default 0.
+	Rank int
+}
+
+// GroupInfo describes one parameter group and its buffer layout.
+type GroupInfo struct {
+	Name      string `json:"name"`
+	Precision string `json:"precision"`
+	// ParamBytes, GradBytes are the element sizes of the param and grad
+	// buffers; MasterBytes is 4, or 0 when the fp32 params are their own
+	// master (no copy).
+	ParamBytes  int64 `json:"param_bytes"`
+	GradBytes   int64 `json:"grad_bytes"`
+	MasterBytes int64 `json:"master_bytes"`
+	// Numel is the group's real elements; Size its padded buffer length;
+	// ShardElems/RankNumel the rank's shard (padded / real).
+	Numel      int64 `json:"numel"`
+	Size       int64 `json:"size"`
+	ShardElems int64 `json:"shard_elems"`
+	RankNumel  int64 `json:"rank_numel"`
+	Buckets    int   `json:"buckets"`
+	// Layout is the group's buffer layout (per unit at stage 3).
+	Layout *Layout `json:"-"`
+}
+
+// UnitInfo holds the per-unit allocation sizes used by the timeline.
+type UnitInfo struct {
+	Name   string `json:"name"`
+	Params int64  `json:"params"`
+	// Gather is the bytes of the unit's gathered (unsharded) parameters at
+	// stage 3, padding included; 0 at stages 0–2.
+	Gather int64 `json:"gather"`
+	// Grad is the bytes of the unit's unsharded gradient produced in
+	// backward when it is not a view of a persistent buffer (stage 3; stage
+	// 0 under ConventionSeed000); ShardGrad the unit's share of the sharded
+	// gradient allocated by its reduce-scatter (stage 3).
+	Grad      int64 `json:"grad"`
+	ShardGrad int64 `json:"shard_grad"`
+	// Activation is the bytes kept from forward for backward; Recompute the
+	// extra bytes rebuilt during the unit's backward (recompute).
+	Activation int64 `json:"activation"`
+	Recompute  int64 `json:"recompute"`
+}
+
+// Report is the per-rank memory of one scenario at one stage.
+type Report struct {
+	Scenario   string     `json:"scenario"`
+	Estimator  string     `json:"estimator"`
+	Convention Convention `json:"-"`
+	// ConventionName is Convention.String(), for JSON and tables.
+	ConventionName string `json:"convention"`
+	Stage          int    `json:"stage"`
+	N              int    `json:"n"`
+	K              int    `json:"k"`
+	// Shards is the number of ranks one copy is sharded over: N/K at
+	// stages 1–3, 1 at stage 0.
+	Shards  int    `json:"shards"`
+	Rank    int    `json:"rank"`
+	Padding string `json:"padding"`
+	// Params is the model's real parameter count.
+	Params     int64       `json:"params"`
+	GPUMemory  int64       `json:"gpu_memory"`
+	Components []Component `json:"components"`
+	AtRest     int64       `json:"at_rest"`
+	Peak       int64       `json:"peak"`
+	PeakPhase  Phase       `json:"peak_phase"`
+	// PeakUnit is the unit being processed when the total peaks, -1 if none.
+	PeakUnit int `json:"peak_unit"`
+	// PhasePeaks is the total at the peak of every phase, in Phases order.
+	PhasePeaks []int64 `json:"phase_peaks"`
+	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown).
+	Fits bool `json:"fits"`
+	// NotApplicable is set (and the figures are zero) when an estimator has
+	// no formula for this stage.
+	NotApplicable string      `json:"not_applicable,omitempty"`
+	Groups        []GroupInfo `json:"groups,omitempty"`
+	Units         []UnitInfo  `json:"units,omitempty"`
+	Warnings      []string    `json:"warnings,omitempty"`
+
+	events []Event
+}
+
+// Component returns the named row, or a zero Component.
+func (r *Report) Component(name string) Component {
+	for _, c := range r.Components {
+		if c.Name == name {
+			return c
+		}
+	}
+	return Component{Name: name}
+}
+
+// Optimizer is the optimizer-state bytes at rest: master params + Adam m +
+// Adam v (padding excluded).
+func (r *Report) Optimizer() int64 {
+	return r.Component(CompMaster).AtRest + r.Component(CompAdamM).AtRest + r.Component(CompAdamV).AtRest
+}
+
+// elemBytes returns param, grad and master element sizes of a precision.
+func elemBytes(precision string) (param, grad, master int64, err error) {
+	switch strings.ToLower(precision) {
+	case "", "bf16", "fp16":
+		return 2, 2, 4, nil
+	case "fp32":
+		// fp32 params (e.g. the MoE router) are their own master copy.
+		return 4, 4, 0, nil
+	case "fp8":
+		// fp8 weights: 1-byte param buffer, bf16 grads, fp32 master.
+		return 1, 2, 4, nil
+	}
+	return 0, 0, 0, fmt.Errorf("precision %q: use bf16, fp16, fp32 or fp8", precision)
+}
+
+// Stages analyzes stages 0–3 of the same scenario.
+func Stages(s *scenarios.Scenario, opt Options) ([]*Report, error) {
+	var out []*Report
+	for st := 0; st <= 3; st++ {
+		c := *s
+		c.Parallelism.Stage = st
+		r, err := Analyze(&c, opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Analyze computes the per-rank memory of s at its ZeRO stage: every
+// component at rest and at peak, with the phase of the peak. It returns an
+// error for any input it cannot model (bad stage, K not dividing N, unknown
+// group or precision, an empty model, sizes that overflow int64).
+func Analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
+	r, err := analyze(s, opt)
+	if err != nil {
+		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
+	}
+	return r, nil
+}
+
+func scenarioName(s *scenarios.Scenario) string {
+	if s == nil {
+		return "<nil scenario>"
+	}
+	if s.Name != "" {
+		return s.Name
+	}
+	return "scenario"
+}
+
+// calc does checked int64 arithmetic and keeps the first overflow.
+type calc struct{ err error }
+
+func (c *calc) mul(xs ...int64) int64 {
+	v := int64(1)
+	for _, x := range xs {
+		r, err := units.Mul(v, x)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		v = r
+	}
+	return v
+}
+
+func (c *calc) add(xs ...int64) int64 {
+	var v int64
+	for _, x := range xs {
+		r, err := units.Add(v, x)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		v = r
+	}
+	return v
+}
+
+type group struct {
+	info    GroupInfo
+	layout  *Layout
+	units   []int // unit indices, forward order
+	numel   int64
+	perUnit map[int]int64
+}
+
+func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
+	if s == nil {
+		return nil, errors.New("no scenario")
+	}
+	p := s.Parallelism
+	n := s.N()
+	if n < 1 {
+		return nil, fmt.Errorf("parallelism: dp·cp = %d: must be ≥ 1", n)
+	}
+	k := max(p.K, 1)
+	if n%k != 0 {
+		return nil, fmt.Errorf("parallelism.k %d does not divide N = %d", k, n)
+	}
+	if p.Stage < 0 || p.Stage > 3 {
+		return nil, fmt.Errorf("parallelism.zero_stage %d: use 0, 1, 2 or 3", p.Stage)
+	}
+	shards := n / k
+	if p.Stage == 0 {
+		shards = 1
+	}
+	if opt.Rank < 0 || opt.Rank >= shards {
+		opt.Rank = 0
+	}
+	padding, err := ParsePadding(s.Communication.Padding)
+	if err != nil {
+		return nil, fmt.Errorf("communication.padding: %w", err)
+	}
+	layers := s.Model.LayerList
+	if len(layers) == 0 {
+		return nil, errors.New("model: no layers (layer_list is empty)")
+	}
+	r := &Report{
+		Scenario: scenarioName(s), Estimator: "zerosim",
+		Convention: opt.Convention, ConventionName: opt.Convention.String(),
+		Stage: p.Stage, N: n, K: k, Shards: shards, Rank: opt.Rank, Padding: padding.String(),
+		GPUMemory: int64(s.Cluster.GPUMemory), PeakUnit: -1,
+	}
+	groups, err := buildGroups(s, r, shards, padding)
+	if err != nil {
+		return nil, err
+	}
+	var c calc
+	for _, g := range groups {
+		r.Params = c.add(r.Params, g.numel)
+	}
+	uis, err := unitInfos(s, r, groups)
+	if err != nil {
+		return nil, err
+	}
+	r.Units = uis
+	m := newModel(r, groups, s, &c)
+	if c.err != nil {
+		return nil, fmt.Errorf("sizes overflow int64: %w", c.err)
+	}
+	m.run()
+	if c.err != nil {
+		return nil, fmt.Errorf("sizes overflow int64: %w", c.err)
+	}
+	r.Fits = r.GPUMemory > 0 && r.Peak <= r.GPUMemory
+	if r.GPUMemory > 0 && r.Fits && r.Peak > r.GPUMemory/20*19 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("peak %s is within 5%% of the GPU memory %s",
+			units.Bytes(r.Peak).IEC(), units.Bytes(r.GPUMemory).IEC()))
+	}
+	return r, nil
+}
+
+// buildGroups lays out one buffer per parameter group.
+func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) ([]*group, error) {
+	precision := map[string]string{}
+	var order []string
+	for i, g := range s.Model.Groups {
+		if g.Name == "" {
+			return nil, fmt.Errorf("model.groups[%d]: empty name", i)
+		}
+		if _, dup := precision[g.Name]; dup {
+			return nil, fmt.Errorf("model.groups[%d]: duplicate group %q", i, g.Name)
+		}
+		precision[g.Name] = g.Precision
+		order = append(order, g.Name)
+	}
+	if _, ok := precision["dense"]; !ok {
+		precision["dense"] = s.Training.ParamDType
+		order = append([]string{"dense"}, order...)
+	}
+	byName := map[string]*group{}
+	var c calc
+	for u, l := range s.Model.LayerList {
+		if l.Params < 0 {
+			return nil, fmt.Errorf("model.layer_list[%d] %q: %d params", u, l.Name, l.Params)
+		}
+		gname := l.Group
+		if gname == "" {
+			gname = "dense"
+		}
+		prec, ok := precision[gname]
+		if !ok {
+			return nil, fmt.Errorf("model.layer_list[%d] %q: unknown group %q", u, l.Name, gname)
+		}
+		g := byName[gname]
+		if g == nil {
+			pb, gb, mb, err := elemBytes(prec)
+			if err != nil {
+				return nil, fmt.Errorf("group %q: %w", gname, err)
+			}
+			if prec == "" {
+				prec = "bf16"
+			}
+			g = &group{info: GroupInfo{Name: gname, Precision: strings.ToLower(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb}, perUnit: map[int]int64{}}
+			byName[gname] = g
+		}
+		if l.Params == 0 {
+			continue
+		}
+		g.units = append(g.units, u)
+		g.perUnit[u] = int64(l.Params)
+		g.numel = c.add(g.numel, int64(l.Params))
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("model: parameter count overflows: %w", c.err)
+	}
+	var groups []*group
+	for _, name := range order {
+		g := byName[name]
+		if g == nil || g.numel == 0 {
+			continue
+		}
+		var params []Param
+		for _, u := range g.units {
+			ps, err := unitParams(s.Model.LayerList[u], u)
+			if err != nil {
+				return nil, err
+			}
+			params = append(params, ps...)
+		}
+		var bucketElems int64
+		if bs := int64(s.Communication.BucketSize); bs > 0 {
+			bucketElems = max(bs/g.info.GradBytes, 1)
+		}
+		spec := LayoutSpec{Params: params, Shards: shards, BucketElems: bucketElems, PerUnit: r.Stage == 3, Padding: padding}
+		l, err := NewLayout(spec)
+		if err != nil {
+			return nil, fmt.Errorf("group %q: %w", name, err)
+		}
+		g.layout = l
+		g.info.Numel, g.info.Size = l.Numel, l.Size
+		g.info.ShardElems, g.info.RankNumel = l.ShardElems(), l.RankNumel(r.Rank)
+		g.info.Buckets = len(l.Buckets)
+		g.info.Layout = l
+		groups = append(groups, g)
+		r.Groups = append(r.Groups, g.info)
+	}
+	if len(groups) == 0 {
+		return nil, errors.New("model: no parameters")
+	}
+	return groups, nil
+}
+
+// unitParams returns a layer's tensors as layout params (one param for the
+// whole layer when it lists no tensors).
+func unitParams(l scenarios.Layer, u int) ([]Param, error) {
+	if len(l.Tensors) == 0 {
+		return []Param{{Name: l.Name, Numel: int64(l.Params), Unit: u}}, nil
+	}
+	var ps []Param
+	var sum int64
+	var c calc
+	for _, t := range l.Tensors {
+		n := int64(1)
+		for _, d := range t.Shape {
+			if d <= 0 {
+				return nil, fmt.Errorf("model.layer_list[%d] %q: tensor %q has dimension %d", u, l.Name, t.Name, d)
+			}
+			n = c.mul(n, d)
+		}
+		sum = c.add(sum, n)
+		ps = append(ps, Param{Name: l.Name + "." + t.Name, Numel: n, Unit: u})
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("model.layer_list[%d] %q: tensor sizes overflow: %w", u, l.Name, c.err)
+	}
+	if sum != int64(l.Params) {
+		return nil, fmt.Errorf("model.layer_list[%d] %q: tensors hold %d params, layer says %d", u, l.Name, sum, int64(l.Params))
+	}
+	return ps, nil
+}

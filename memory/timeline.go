@@ -1,0 +1,373 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// The memory timeline of one training step on one rank.
+//
+// Analyze builds the step as a list of allocation and free Events and walks
+// it from the at-rest state; the peaks of the report come from that walk, so
+// the zero/ replay can emit the very same events at simulated times and get
+// the same figures. Event order (per rank):
+//
+//	forward, unit u = 0 … L-1:
+//	  stage 3: all-gather   +Gather(v) for v = u … u+d not yet gathered (d = prefetch depth)
+//	  compute               +Activation(u)
+//	  stage 3: release      −Gather(u)
+//	backward, unit u = L-1 … 0:
+//	  stage 3: all-gather   +Gather(v) for v = u … u−d not yet gathered
+//	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
+//	                        +Recompute(u)
+//	                        −Activation(u) −Recompute(u)  (end of the unit's backward)
+//	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
+//	  stage 3: release      −Gather(u)
+//	optimizer step:
+//	  optimizer             +fp32 grad copy of the rank's shard (optimizer temporaries)
+//	                        +fp8 quantize staging (fp8 groups)
+//	                        −both, then −gradients not persistent at rest
+//	param all-gather (stages 1–2): in place into the param buffer, no events.
+//
+// A replay applies an event with Delta > 0 when its Op starts and one with
+// Delta < 0 when its Op ends. The walk returns to the at-rest state at the
+// end of the step.
+
+// Event operations.
+const (
+	OpAllGather     = "all-gather"
+	OpCompute       = "compute"
+	OpReduceScatter = "reduce-scatter"
+	OpRelease       = "release"
+	OpOptimizer     = "optimizer"
+)
+
+// Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
+type Event struct {
+	Phase Phase `json:"phase"`
+	// Unit is the layer / FSDP unit the event belongs to, -1 for none.
+	Unit      int    `json:"unit"`
+	Op        string `json:"op"`
+	Component string `json:"component"`
+	Delta     int64  `json:"delta"`
+}
+
+// Timeline returns a copy of the step's events in order (see the timeline
+// description in timeline.go). Apply them to the at-rest components
+// (Component.AtRest) to follow the rank's memory through the step.
+func (r *Report) Timeline() []Event { return slices.Clone(r.events) }
+
+// UnitGather is the bytes allocated when unit u's parameters are gathered
+// at stage 3 (all groups, padding included); 0 at stages 0–2 or out of range.
+func (r *Report) UnitGather(u int) int64 {
+	if u < 0 || u >= len(r.Units) {
+		return 0
+	}
+	return r.Units[u].Gather
+}
+
+// UnitGrad is the bytes of unit u's transient unsharded gradient (see
+// UnitInfo.Grad); 0 out of range.
+func (r *Report) UnitGrad(u int) int64 {
+	if u < 0 || u >= len(r.Units) {
+		return 0
+	}
+	return r.Units[u].Grad
+}
+
+// BucketBytes returns the gradient bytes of every bucket of group g's
+// layout (padded size × grad element size) in buffer order, e.g. the
+// message sizes of the reduce-scatters; nil if g is out of range.
+func (r *Report) BucketBytes(g int) []int64 {
+	if g < 0 || g >= len(r.Groups) {
+		return nil
+	}
+	gi := r.Groups[g]
+	out := make([]int64, len(gi.Layout.Buckets))
+	for i, b := range gi.Layout.Buckets {
+		out[i] = b.Size * gi.GradBytes
+	}
+	return out
+}
+
+// unitInfos computes the per-unit allocation sizes.
+func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, error) {
+	layers := s.Model.LayerList
+	act, rec, err := unitActivations(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnitInfo, len(layers))
+	var c calc
+	for u, l := range layers {
+		out[u] = UnitInfo{Name: l.Name, Params: int64(l.Params)}
+		if !r.Convention.modelStatesOnly() {
+			out[u].Activation, out[u].Recompute = act[u], rec[u]
+		}
+	}
+	for _, g := range groups {
+		e, eg := g.info.ParamBytes, g.info.GradBytes
+		switch {
+		case r.Stage == 3:
+			first := map[int]bool{}
+			for _, p := range g.layout.Params {
+				if first[p.Unit] {
+					continue
+				}
+				first[p.Unit] = true
+				b := g.layout.Buckets[p.Bucket]
+				ui := &out[p.Unit]
+				ui.Gather = c.add(ui.Gather, c.mul(b.Size, e))
+				ui.Grad = c.add(ui.Grad, c.mul(b.Size, eg))
+				ui.ShardGrad = c.add(ui.ShardGrad, c.mul(b.Size/int64(r.Shards), eg))
+			}
+		case r.Stage == 0 && r.Convention == ConventionSeed000:
+			for _, u := range g.units {
+				out[u].Grad = c.add(out[u].Grad, c.mul(g.perUnit[u], eg))
+			}
+		}
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.err)
+	}
+	return out, nil
+}
+
+type model struct {
+	r        *Report
+	groups   []*group
+	s        *scenarios.Scenario
+	c        *calc
+	rest     []int64
+	notes    []string
+	events   []Event
+	prefetch int
+	// shardGradsPersistent: stage-3 sharded grads live at rest.
+	shardGradsPersistent bool
+}
+
+func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model {
+	m := &model{r: r, groups: groups, s: s, c: c,
+		rest: make([]int64, len(componentOrder)), notes: make([]string, len(componentOrder))}
+	m.prefetch = 1
+	if d := s.Communication.PrefetchDepth; d != nil {
+		m.prefetch = max(*d, 0)
+	}
+	m.shardGradsPersistent = r.Convention == ConventionSeed002
+	m.atRest()
+	m.buildEvents()
+	return m
+}
+
+func (m *model) set(name string, v int64, note string) {
+	i := componentIndex(name)
+	m.rest[i] = m.c.add(m.rest[i], v)
+	if note != "" && m.notes[i] == "" {
+		m.notes[i] = note
+	}
+}
+
+// atRest fills the persistent components.
+func (m *model) atRest() {
+	r, c := m.r, m.c
+	for _, g := range m.groups {
+		P, Z := g.layout.Numel, g.layout.Size
+		S, R := g.info.ShardElems, g.info.RankNumel
+		e, eg, em := g.info.ParamBytes, g.info.GradBytes, g.info.MasterBytes
+		dt := g.info.Precision
+		switch r.Stage {
+		case 0:
+			m.set(CompParams, c.mul(P, e), "full "+dt+" params")
+			m.set(CompPadding, c.mul(Z-P, e), "")
+			if r.Convention != ConventionSeed000 {
+				m.set(CompGrads, c.mul(P, eg), "full grad buffer")
+				m.set(CompPadding, c.mul(Z-P, eg), "")
+			} else {
+				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
+			}
+			m.set(CompMaster, c.mul(P, em), "full fp32 copy")
+			m.set(CompAdamM, c.mul(P, 4), "full, fp32")
+			m.set(CompAdamV, c.mul(P, 4), "full, fp32")
+		case 1, 2, 3:
+			if r.Stage == 3 {
+				m.set(CompParams, c.mul(R, e), dt+" param shard (1/"+itoa(r.Shards)+")")
+				m.set(CompPadding, c.mul(S-R, e), "")
+			} else {
+				m.set(CompParams, c.mul(P, e), "full "+dt+" param buffer")
+				m.set(CompPadding, c.mul(Z-P, e), "")
+			}
+			switch {
+			case r.Stage == 1:
+				m.set(CompGrads, c.mul(P, eg), "full grad buffer")
+				m.set(CompPadding, c.mul(Z-P, eg), "")
+			case r.Stage == 2 || m.shardGradsPersistent:
+				m.set(CompGrads, c.mul(R, eg), "grad shard (1/"+itoa(r.Shards)+")")
+				m.set(CompPadding, c.mul(S-R, eg), "")
+			default:
+				m.set(CompGrads, 0, "grad shard, freed after the step")
+			}
+			m.set(CompMaster, c.mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
+			m.set(CompAdamM, c.mul(R, 4), "fp32 shard")
+			m.set(CompAdamV, c.mul(R, 4), "fp32 shard")
+			m.set(CompPadding, c.mul(S-R, c.add(em, 8)), "")
+			if r.Stage == 2 && !r.Convention.modelStatesOnly() {
+				var maxB int64
+				for _, b := range g.layout.Buckets {
+					maxB = max(maxB, b.Size)
+				}
+				// Double-buffered when overlapping (DeepSpeed overlap_comm),
+				// never more buffers than buckets.
+				inflight := min(int64(2), int64(len(g.layout.Buckets)))
+				if o := m.s.Communication.Overlap; o != nil && !*o {
+					inflight = 1
+				}
+				m.set(CompGradBuckets, c.mul(inflight, maxB, eg), itoa64(inflight)+" reduce-scatter staging bucket(s)")
+			}
+		}
+	}
+	m.set(CompPadding, 0, "to a multiple of the shard count ("+r.Padding+" rules)")
+	m.set(CompRuntime, int64(m.s.Memory.RuntimeContext), "memory.runtime_context")
+	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
+}
+
+func itoa(n int) string     { return fmt.Sprintf("%d", n) }
+func itoa64(n int64) string { return fmt.Sprintf("%d", n) }
+
+func (m *model) ev(ph Phase, unit int, op, comp string, d int64) {
+	if d == 0 {
+		return
+	}
+	m.events = append(m.events, Event{Phase: ph, Unit: unit, Op: op, Component: comp, Delta: d})
+	i := componentIndex(comp)
+	if m.notes[i] == "" {
+		switch comp {
+		case CompGathered:
+			m.notes[i] = "ZeRO-3 unit all-gather (current + " + itoa(m.prefetch) + " prefetched)"
+		case CompStepTemp:
+			m.notes[i] = "fp32 copy of the grads the rank updates (grad.float())"
+		case CompFP8:
+			m.notes[i] = "fp8 quantize staging of the updated shard"
+		case CompActivations:
+			m.notes[i] = "kept for backward (+ recompute in backward)"
+		}
+	}
+}
+
+func (m *model) buildEvents() {
+	r, c := m.r, m.c
+	units := r.Units
+	L := len(units)
+	gathered := make([]bool, L)
+	gather := func(ph Phase, v int) {
+		if r.Stage == 3 && v >= 0 && v < L && !gathered[v] {
+			gathered[v] = true
+			m.ev(ph, v, OpAllGather, CompGathered, units[v].Gather)
+		}
+	}
+	release := func(ph Phase, u int) {
+		if r.Stage == 3 && gathered[u] {
+			gathered[u] = false
+			m.ev(ph, u, OpRelease, CompGathered, -units[u].Gather)
+		}
+	}
+	for u := range L {
+		for v := u; v <= u+m.prefetch; v++ {
+			gather(PhaseForward, v)
+		}
+		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation)
+		release(PhaseForward, u)
+	}
+	var shardGrads, transientGrads int64
+	for u := L - 1; u >= 0; u-- {
+		for v := u; v >= u-m.prefetch; v-- {
+			gather(PhaseBackward, v)
+		}
+		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
+		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
+		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.add(units[u].Activation, units[u].Recompute))
+		if r.Stage == 3 {
+			if !m.shardGradsPersistent {
+				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
+				shardGrads = c.add(shardGrads, units[u].ShardGrad)
+			}
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
+		} else {
+			transientGrads = c.add(transientGrads, units[u].Grad)
+		}
+		release(PhaseBackward, u)
+	}
+	var temp, fp8 int64
+	for _, g := range m.groups {
+		if g.info.MasterBytes == 0 {
+			continue // fp32 params: the grad is already fp32
+		}
+		elems := g.info.ShardElems
+		if r.Stage == 0 {
+			elems = g.layout.Numel
+		}
+		temp = c.add(temp, c.mul(elems, 4))
+		if g.info.Precision == "fp8" {
+			fp8 = c.add(fp8, elems)
+		}
+	}
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompStepTemp, temp)
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompFP8, fp8)
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompFP8, -fp8)
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompStepTemp, -temp)
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompGrads, -c.add(shardGrads, transientGrads))
+}
+
+// run walks the events and fills the report's components and peaks.
+func (m *model) run() {
+	r := m.r
+	cur := slices.Clone(m.rest)
+	total := func() int64 { return m.c.add(cur...) }
+	restTotal := total()
+	peak := slices.Clone(m.rest)
+	peakPhase := make([]Phase, len(cur))
+	atPeak := slices.Clone(cur)
+	r.AtRest, r.Peak, r.PeakPhase = restTotal, restTotal, PhaseRest
+	r.PhasePeaks = make([]int64, len(Phases))
+	for i := range r.PhasePeaks {
+		r.PhasePeaks[i] = restTotal
+	}
+	phase := PhaseRest
+	for _, e := range m.events {
+		if e.Phase != phase {
+			// Entering a phase: its peak is at least the state it starts from.
+			t := total()
+			for ph := phase + 1; ph <= e.Phase; ph++ {
+				r.PhasePeaks[ph] = max(r.PhasePeaks[ph], t)
+			}
+			phase = e.Phase
+		}
+		i := componentIndex(e.Component)
+		cur[i] += e.Delta
+		if cur[i] < 0 {
+			panic(fmt.Sprintf("memory: component %q goes negative (%d) at %+v", e.Component, cur[i], e))
+		}
+		if cur[i] > peak[i] {
+			peak[i], peakPhase[i] = cur[i], e.Phase
+		}
+		t := total()
+		if t > r.PhasePeaks[e.Phase] {
+			r.PhasePeaks[e.Phase] = t
+		}
+		if t > r.Peak {
+			r.Peak, r.PeakPhase, r.PeakUnit = t, e.Phase, e.Unit
+			copy(atPeak, cur)
+		}
+	}
+	if !slices.Equal(cur, m.rest) {
+		panic(fmt.Sprintf("memory: step does not return to rest: %v vs %v", cur, m.rest))
+	}
+	for i, name := range componentOrder {
+		r.Components = append(r.Components, Component{
+			Name: name, AtRest: m.rest[i], Peak: peak[i], PeakPhase: peakPhase[i],
+			AtTotalPeak: atPeak[i], Note: m.notes[i],
+		})
+	}
+	r.events = m.events
+}
