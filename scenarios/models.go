@@ -38,7 +38,11 @@ func tensor(name string, shape ...int64) Tensor { return Tensor{Name: name, Shap
 func buildLayers(m *Model) []Layer {
 	h, ffn := m.Hidden, m.FFN
 	var ls []Layer
-	switch m.Kind {
+	kind := m.Kind
+	if kind == KindTransformer && m.Arch == ArchLlama {
+		kind = "llama"
+	}
+	switch kind {
 	case KindTransformer:
 		// GPT-2/3 blocks: LN, attention (q, k, v, o with biases), LN, MLP
 		// (ffn with biases); learned positions; output tied to the
@@ -50,7 +54,7 @@ func buildLayers(m *Model) []Layer {
 			ls = append(ls, layer(fmt.Sprintf("block.%d", i), block))
 		}
 		ls = append(ls, layer("final_norm", 2*h))
-	case KindLlama:
+	case "llama":
 		// LLaMA blocks: RMSNorm, attention without biases (GQA k, v of
 		// h·(h/heads·kv_heads)), RMSNorm, gated FFN (3·h·ffn); untied head.
 		kv := h / m.Heads * m.KVHeads

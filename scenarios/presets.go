@@ -65,25 +65,30 @@ func LinkPresets() []LinkPreset { return append([]LinkPreset(nil), linkPresets..
 func ModelPresets() []ModelPreset { return append([]ModelPreset(nil), modelPresets...) }
 
 func gpt3(name string, h, layers, heads int64, note string) ModelPreset {
-	return ModelPreset{name, note, Model{Kind: KindTransformer, Hidden: h, Layers: layers, Heads: heads, KVHeads: heads,
+	return ModelPreset{name, note, Model{Kind: KindTransformer, Arch: ArchGPT, Hidden: h, Layers: layers, Heads: heads, KVHeads: heads,
 		FFN: 4 * h, Vocab: 50257, SeqLen: 2048}}
 }
 
 func llama(name string, h, layers, heads, kv, ffn int64, note string) ModelPreset {
-	return ModelPreset{name, note, Model{Kind: KindLlama, Hidden: h, Layers: layers, Heads: heads, KVHeads: kv,
+	return ModelPreset{name, note, Model{Kind: KindTransformer, Arch: ArchLlama, Hidden: h, Layers: layers, Heads: heads, KVHeads: kv,
 		FFN: ffn, Vocab: 32000, SeqLen: 4096}}
 }
 
 // Model kinds.
 const (
 	KindTransformer     = "transformer"
-	KindLlama           = "llama"
 	KindMLP             = "mlp"
 	KindTinyTransformer = "tiny-transformer"
 	KindGeneric         = "generic"
 )
 
-var modelKinds = []string{KindTransformer, KindLlama, KindMLP, KindTinyTransformer, KindGeneric}
+// Transformer block layouts (Model.Arch).
+const (
+	ArchGPT   = "gpt"
+	ArchLlama = "llama"
+)
+
+var modelKinds = []string{KindTransformer, KindMLP, KindTinyTransformer, KindGeneric}
 
 var modelPresets = []ModelPreset{
 	gpt3("gpt3-125m", 768, 12, 12, "GPT-3 paper, table 2.1"),

@@ -208,6 +208,9 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 		if !l.has("model.kind") {
 			m.Kind = d.Kind
 		}
+		if !l.has("model.arch") {
+			m.Arch = d.Arch
+		}
 		fill("hidden", &m.Hidden, d.Hidden)
 		fill("layers", &m.Layers, d.Layers)
 		fill("ffn", &m.FFN, d.FFN)
@@ -303,7 +306,17 @@ func (l *loader) checkDims(m *Model) *Error {
 	if m.Kind == KindTinyTransformer && m.Layers != 1 {
 		return l.errPath("model.layers", fmt.Sprintf("layers=%d is not supported by kind tiny-transformer (use 1)", m.Layers))
 	}
-	if m.FFN == 0 && !l.has("model.ffn") && m.Kind != KindLlama {
+	if m.Kind == KindTransformer {
+		if !l.has("model.arch") && m.Arch == "" {
+			m.Arch = ArchGPT
+		}
+		if err := l.oneOf("model.arch", m.Arch, ArchGPT, ArchLlama); err != nil {
+			return err
+		}
+	} else if l.has("model.arch") {
+		return l.errPath("model.arch", fmt.Sprintf("arch applies to kind transformer only (delete arch, or use kind: transformer)"))
+	}
+	if m.FFN == 0 && !l.has("model.ffn") && m.Arch != ArchLlama {
 		m.FFN = 4 * m.Hidden
 	}
 	if err := need("ffn", &m.FFN, maxFFN); err != nil {
@@ -670,7 +683,7 @@ func (l *loader) resolveMemory(s *Scenario) *Error {
 	if m.Activations == nil {
 		m.Activations = new(bool)
 		switch s.Model.Kind {
-		case KindTransformer, KindLlama, KindTinyTransformer:
+		case KindTransformer, KindTinyTransformer:
 			*m.Activations = s.Model.Hidden > 0 && s.Model.SeqLen > 0
 		}
 	}

@@ -71,11 +71,15 @@ type GPUOverride struct {
 // explicit dimensions/layers. After Load, Layers is always filled.
 type Model struct {
 	Preset string `yaml:"preset,omitempty"`
-	// Kind is "transformer" (GPT-style blocks), "llama" (LLaMA-2 blocks:
-	// RMSNorm, gated FFN, no biases, untied output), "mlp" (seed 000's
-	// residual MLP), "tiny-transformer" (seed 002) or "generic" (a bare
-	// parameter count or an explicit layer list without dimensions).
-	Kind   string      `yaml:"kind,omitempty"`
+	// Kind is "transformer" (blocks of attention + FFN, see Arch), "mlp"
+	// (seed 000's residual MLP), "tiny-transformer" (seed 002) or "generic"
+	// (a bare parameter count or an explicit layer list without dimensions).
+	Kind string `yaml:"kind,omitempty"`
+	// Arch is the transformer block layout: "gpt" (GPT-2/3: LayerNorm,
+	// biases, learned positions, output tied to the embedding; default) or
+	// "llama" (RMSNorm, no biases, gated FFN, untied lm_head). Empty for
+	// other kinds.
+	Arch   string      `yaml:"arch,omitempty"`
 	Params units.Count `yaml:"params,omitempty"`
 	Hidden int64       `yaml:"hidden,omitempty"`
 	Layers int64       `yaml:"layers,omitempty"`
