@@ -53,8 +53,8 @@ func seed000Scenario(stage int) *scenarios.Scenario {
 		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{
 			Name: fmt.Sprintf("layers.%d", i), Params: 8*h*h + 5*h,
 			Tensors: []scenarios.Tensor{
-				tensor("fc1.weight", 4 * h, h), tensor("fc1.bias", 4 * h),
-				tensor("fc2.weight", h, 4 * h), tensor("fc2.bias", h),
+				tensor("fc1.weight", 4*h, h), tensor("fc1.bias", 4*h),
+				tensor("fc2.weight", h, 4*h), tensor("fc2.bias", h),
 			},
 		})
 	}
@@ -84,7 +84,7 @@ func mustAnalyze(t *testing.T, s *scenarios.Scenario, opt Options) *Report {
 // Parameters, 2 GPUs" table with the seed-002 convention.
 func TestSeed002Table(t *testing.T) {
 	for _, tc := range []struct {
-		stage                        int
+		stage                       int
 		params, grads, optim, total int64
 	}{
 		{0, 520, 520, 3120, 4160},
