@@ -56,16 +56,19 @@ func TransformerActivation(s, b, h, a int64, recompute string) (stored, transien
 
 // MLPActivation returns the activation bytes one block of seed 000's
 // residual MLP keeps for backward: the block input x (H), the fc1 output
-// (4H) and the GELU output (4H), all bf16, for each of tokens rows:
-// tokens·(H + 4H + 4H)·2 = 18·tokens·H bytes. (fc2's output is consumed by
-// the residual add, which keeps nothing; the sum becomes the next block's
-// input and is counted there.)
-func MLPActivation(tokens, h int64) (int64, error) {
+// (F = 4H) and the GELU output (F), all bf16, for each of tokens rows:
+// tokens·(H + F + F)·2 bytes = 18·tokens·H with F = 4H. (fc2's output is
+// consumed by the residual add, which keeps nothing; the sum becomes the
+// next block's input and is counted there.) ffn ≤ 0 means 4H.
+func MLPActivation(tokens, h, ffn int64) (int64, error) {
 	if tokens <= 0 || h <= 0 {
 		return 0, fmt.Errorf("activations need micro_batch and hidden > 0 (got %d, %d)", tokens, h)
 	}
+	if ffn <= 0 {
+		ffn = 4 * h
+	}
 	var c calc
-	v := c.mul(18, tokens, h)
+	v := c.mul(2, tokens, c.add(h, ffn, ffn))
 	if c.err != nil {
 		return 0, fmt.Errorf("activation size overflows: %w", c.err)
 	}
@@ -103,7 +106,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		}
 		blocks = blockUnits(layers, m.Layers)
 	case kind == "mlp" && m.Hidden > 0:
-		perBlock, err = MLPActivation(b*max(m.SeqLen, 1), m.Hidden)
+		perBlock, err = MLPActivation(b*max(m.SeqLen, 1), m.Hidden, m.FFN)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -126,10 +129,20 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 	return stored, transient, nil
 }
 
-// blockUnits picks the transformer blocks of a layer list: the units whose
-// parameter count is the most common one (ties: the larger count), at most
+// blockUnits picks the transformer blocks of a layer list: the units named
+// "block.*" (the scenarios package's presets), else the units whose
+// parameter count is the most common one (ties: the larger count); at most
 // want of them (all of them when want ≤ 0), in forward order.
 func blockUnits(layers []scenarios.Layer, want int64) map[int]bool {
+	out := map[int]bool{}
+	for u, l := range layers {
+		if strings.HasPrefix(l.Name, "block.") && l.Params > 0 && (want <= 0 || int64(len(out)) < want) {
+			out[u] = true
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
 	count := map[int64]int{}
 	for _, l := range layers {
 		if l.Params > 0 {
@@ -147,7 +160,6 @@ func blockUnits(layers []scenarios.Layer, want int64) map[int]bool {
 			best, bestN = p, c
 		}
 	}
-	out := map[int]bool{}
 	for u, l := range layers {
 		if int64(l.Params) == best && best > 0 && (want <= 0 || int64(len(out)) < want) {
 			out[u] = true
