@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/reports"
+)
+
+func runCollectiveCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(append([]string{"collective"}, args...), strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestCollectiveReference: the alpha–beta references through the CLI (8
+// ranks on 300e9 B/s links, 500 ns per step: 64 MiB all-reduce = 398.5 µs;
+// 4 nodes × 8 GPUs hierarchical = 904.8 µs).
+func TestCollectiveReference(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		ps   int64
+		algo string
+	}{
+		{"ring", []string{"--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "ring"}, 398468374, "ring"},
+		{"hier", []string{"--nodes", "4", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--inter-bw", "25GB/s", "--latency", "500ns"}, 904784854, "hierarchical"},
+	} {
+		out, errOut, code := runCollectiveCLI(t, append(c.args, "--size", "64MiB", "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errOut)
+		}
+		var rep reports.CollectiveReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		if len(rep.Rows) != 1 || rep.Rows[0].TimePS != c.ps || rep.Rows[0].ClosedFormPS != c.ps || rep.Rows[0].Algorithm != c.algo {
+			t.Errorf("%s: rows %+v, want time %d ps by %s", c.name, rep.Rows, c.ps, c.algo)
+		}
+		// busbw of an all-reduce is algbw·2(n−1)/n.
+		n := float64(len(rep.Group))
+		if r := rep.Rows[0]; r.BusBW != r.AlgBW*2*(n-1)/n {
+			t.Errorf("%s: busbw %v, algbw %v", c.name, r.BusBW, r.AlgBW)
+		}
+	}
+	out, _, code := runCollectiveCLI(t, "--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "ring", "--size", "64MiB")
+	if code != 0 || !strings.Contains(out, "398.47") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+// TestCollectiveSeed000: seed 000's K=4 inter group (dp 4 across nodes) on
+// the seed's example: an all-reduce of S/2 = 32 MiB sends 0.75·64 MiB per
+// rank over the network.
+func TestCollectiveSeed000(t *testing.T) {
+	out, errOut, code := runCollectiveCLI(t, "--scenario", "../../scenarios/examples/seed000-k4.yaml", "--group", "inter", "--size", "32MiB", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep reports.CollectiveReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Group; len(got) != 4 || got[1] != 2 {
+		t.Fatalf("inter group %v, want [0 2 4 6]", got)
+	}
+	net := rep.Rows[0].Bytes[1]
+	if net.Class != "network" || net.MaxPerRank != 3*(64<<20)/4 || net.Total != 4*3*(64<<20)/4 {
+		t.Errorf("network bytes %+v, want 0.75·64 MiB per rank", net)
+	}
+}
+
+func TestCollectiveRange(t *testing.T) {
+	out, errOut, code := runCollectiveCLI(t, "--size", "1MiB:8MiB", "--format", "csv", "--op", "reducescatter")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "reducescatter,1048576,524288,") || !strings.HasPrefix(lines[4], "reducescatter,8388608,") {
+		t.Errorf("csv:\n%s", out)
+	}
+}
+
+func TestCollectiveInputErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--op", "broadcast"}, "--op"},
+		{[]string{"--algo", "butterfly"}, "--algo"},
+		{[]string{"--size", "12 apples"}, "--size"},
+		{[]string{"--size", "8MiB:1MiB"}, "--size"},
+		{[]string{"--group", "0,x"}, "--group"},
+		{[]string{"--group", "0,0"}, "twice"},
+		{[]string{"--group", "0,99"}, "rank 99"},
+		{[]string{"--group", "intra", "--k", "3"}, "k = 3"},
+		{[]string{"--inter-bw", "fast"}, "--inter-bw"},
+		{[]string{"--latency", "-1ns"}, "--latency"},
+		{[]string{"--nodes", "0"}, "--nodes"},
+		{[]string{"--op", "allgather", "--algo", "tree"}, "tree"},
+		{[]string{"--scenario", "does-not-exist.yaml"}, "does-not-exist.yaml"},
+	} {
+		_, errOut, code := runCollectiveCLI(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+}
