@@ -18,6 +18,9 @@ type RankStats struct {
 	Wait        units.Duration
 	Idle        units.Duration
 	End         units.Duration
+	// ExposedAllGather is the part of ExposedComm during which a parameter
+	// all-gather runs (what ZeRO-3 prefetch hides).
+	ExposedAllGather units.Duration
 }
 
 type interval struct{ lo, hi units.Duration }
@@ -71,9 +74,12 @@ func minus(a, b []interval) []interval {
 
 // rankStats computes RankStats for rank r over a step of length step.
 func (e *executor) rankStats(r int, step units.Duration) RankStats {
-	var comp, comm, wait []interval
+	var comp, comm, wait, ag []interval
 	for t, task := range e.sc.Tasks {
 		i := e.at(r, int32(t))
+		if task.Kind == AllGather {
+			ag = append(ag, interval{e.start[i], e.end[i]})
+		}
 		if task.Kind.IsComm() {
 			comm = append(comm, interval{e.start[i], e.end[i]})
 			wait = append(wait, interval{e.arrive[i], e.start[i]})
@@ -84,7 +90,8 @@ func (e *executor) rankStats(r int, step units.Duration) RankStats {
 	comp, comm, wait = union(comp), union(comm), union(wait)
 	exposed := minus(comm, comp)
 	waitOnly := minus(minus(wait, comp), comm)
-	st := RankStats{Rank: r, Compute: length(comp), ExposedComm: length(exposed), Wait: length(waitOnly)}
+	st := RankStats{Rank: r, Compute: length(comp), ExposedComm: length(exposed), Wait: length(waitOnly),
+		ExposedAllGather: length(minus(union(ag), comp))}
 	for t := range e.sc.Tasks {
 		st.End = max(st.End, e.end[e.at(r, int32(t))])
 	}

@@ -2,6 +2,7 @@ package zero
 
 import (
 	"cmp"
+	"github.com/zerosim/zerosim/memory"
 	"slices"
 
 	"github.com/zerosim/zerosim/units"
@@ -36,8 +37,14 @@ type Result struct {
 	// Schedule is the task template every rank ran.
 	Schedule *Schedule
 	// Spans holds the per-rank task timelines (rank-major) when kept.
-	Spans    [][]Span
-	Warnings []string
+	Spans [][]Span
+	// MemoryModel is the analytic memory report the timeline follows;
+	// Memory is the timeline of Options.MemoryRank and PeakMemory every
+	// rank's peak in bytes.
+	MemoryModel *memory.Report
+	Memory      MemoryTimeline
+	PeakMemory  []int64
+	Warnings    []string
 }
 
 // CollectiveRecord is one collective instance: a task of a group.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
@@ -15,6 +16,8 @@ type Options struct {
 	// KeepSpans keeps every rank's task timeline in Result.Spans (for
 	// traces and timeline plots); off for large sweeps.
 	KeepSpans bool
+	// MemoryRank is the rank whose memory timeline Result.Memory holds.
+	MemoryRank int
 }
 
 // engineClock adapts sim.Engine to the replay's clock.
@@ -91,6 +94,17 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	for r := range speed {
 		speed[r] = topo.Speed(r)
 	}
+	mrep, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	mev, mnames, mrest, err := bindMemory(sc, mrep)
+	if err != nil {
+		return nil, err
+	}
+	if opt.MemoryRank < 0 || opt.MemoryRank >= sc.N {
+		return nil, fmt.Errorf("zero: memory rank %d out of range [0, %d)", opt.MemoryRank, sc.N)
+	}
 	ex := newExecutor(sc, engineClock{eng}, net, speed)
 	ex.onStart = func(t int32) { net.phase = sc.Tasks[t].Phase }
 	if err := ex.run(); err != nil {
@@ -99,7 +113,14 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if net.err != nil {
 		return nil, net.err
 	}
-	return ex.result(s, net, eng.Events(), opt), nil
+	res := ex.result(s, net, eng.Events(), opt)
+	res.MemoryModel = mrep
+	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
+	res.PeakMemory = make([]int64, sc.N)
+	for r := range res.PeakMemory {
+		res.PeakMemory[r] = ex.memoryTimeline(r, mev, mnames, mrest).Peak
+	}
+	return res, nil
 }
 
 // result assembles the Result after a run.

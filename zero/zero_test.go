@@ -136,3 +136,151 @@ func TestSeed002CommunicationTable(t *testing.T) {
 		}
 	}
 }
+
+// Seed 001: reduce-scatter ZeRO-1 moves 2/3 of the bytes of the original
+// all-reduce ZeRO-1 (all-reduce 2S + all-gather S = 3S vs 2S).
+func TestSeed001ReduceScatterMovesTwoThirds(t *testing.T) {
+	for _, s := range []*scenarios.Scenario{tiny(1, 2, 1), mlp(1, 1, 256, 4)} {
+		rs, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Communication.Zero1AllReduce = true
+		ar, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lrs, srs := rs.PhaseTotal()
+		lar, sar := ar.PhaseTotal()
+		if 3*lrs != 2*lar || 3*srs != 2*sar {
+			t.Errorf("%s: reduce-scatter variant %d/%d B, all-reduce variant %d/%d B: want exactly 2/3", s.Name, lrs, srs, lar, sar)
+		}
+		if ar.StepTime <= rs.StepTime {
+			t.Errorf("%s: all-reduce ZeRO-1 step %v not slower than reduce-scatter %v", s.Name, ar.StepTime, rs.StepTime)
+		}
+	}
+}
+
+func phaseWire(res *Result, ph Phase) PhaseBytes {
+	for _, p := range res.Phases {
+		if p.Phase == ph {
+			return p
+		}
+	}
+	return PhaseBytes{Wire: make([]int64, topology.NumClasses), MaxRankWire: make([]int64, topology.NumClasses)}
+}
+
+// Seed 000's N = 8 example (dp 4 over 4 nodes on a slow network, cp 2 over
+// NVLink), gradient buffer S: K = 1 flat ring sends 1.75·S per busiest rank
+// over the slow link (7·S in all); K = 4 sends 0.75·S per rank (6·S in all),
+// and is faster on this slow network.
+func TestSeed000KSlowLinkBytes(t *testing.T) {
+	var steps [2]units.Duration
+	for i, k := range []int{1, 4} {
+		res, err := Replay(mlp(1, k, 256, 4), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		S := res.Schedule.Layout.Size * 2
+		var total, busiest int64
+		for _, p := range res.Phases {
+			total += p.Wire[topology.Inter]
+			busiest += p.MaxRankWire[topology.Inter]
+		}
+		wantTotal, wantBusiest := 7*S, 7*S/4
+		if k == 4 {
+			wantTotal, wantBusiest = 6*S, 3*S/4
+			if w := phaseWire(res, PhaseInterAR).MaxRankWire[topology.Inter]; w != 3*S/4 {
+				t.Errorf("K=4 inter all-reduce: %d B per rank, want 0.75·S = %d", w, 3*S/4)
+			}
+			if w := phaseWire(res, PhasePostOptAG).Wire[topology.Inter]; w != 0 {
+				t.Errorf("K=4 all-gather crosses the slow link: %d B", w)
+			}
+		}
+		if total != wantTotal || busiest != wantBusiest {
+			t.Errorf("K=%d: slow-link bytes total %d (want %d), busiest rank %d (want %d), S = %d", k, total, wantTotal, busiest, wantBusiest, S)
+		}
+		steps[i] = res.StepTime
+	}
+	if steps[1] >= steps[0] {
+		t.Errorf("K=4 step %v not faster than K=1 %v on a slow network", steps[1], steps[0])
+	}
+}
+
+// ZeRO-3 prefetch on a communication-bound scenario: the exposed all-gather
+// time falls as the depth goes 0 → 1 → 2 and the peak memory rises by the
+// prefetched units.
+func TestZeRO3Prefetch(t *testing.T) {
+	var exposed [3]units.Duration
+	var peak [3]int64
+	for d := 0; d <= 2; d++ {
+		s := mlp(3, 1, 512, 8)
+		// Alternate heavy and light compute so deeper prefetch has slack to use.
+		for i := range s.Model.LayerList {
+			s.Model.LayerList[i].Fwd = units.Duration(50+400*(i%2)) * units.Microsecond
+			s.Model.LayerList[i].Bwd = 2 * s.Model.LayerList[i].Fwd
+		}
+		s.Communication.PrefetchDepth = &d
+		s.Communication.MaxInflightAllGathers = 3
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exposed[d] = res.Ranks[0].ExposedAllGather
+		peak[d] = res.Memory.Peak
+		t.Logf("depth %d: step %v, exposed all-gather %v, peak %d B", d, res.StepTime, exposed[d], peak[d])
+	}
+	if !(exposed[0] > exposed[1] && exposed[1] > exposed[2]) {
+		t.Errorf("exposed all-gather %v: want strictly falling with depth 0 → 1 → 2", exposed)
+	}
+	if !(peak[0] < peak[1] && peak[1] < peak[2]) {
+		t.Errorf("peak memory %v: want strictly rising with depth", peak)
+	}
+}
+
+// Seed 002's ZeRO-3 loop: every unit is gathered, then computed, then
+// flushed, in forward order and then in reverse for backward.
+func TestZeRO3GatherComputeFlushOrder(t *testing.T) {
+	d := 0
+	s := tiny(3, 2, 1)
+	s.Communication.PrefetchDepth = &d
+	res, err := Replay(s, Options{KeepSpans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sp := range res.Spans[0] {
+		task := res.Schedule.Tasks[sp.Task]
+		if task.Kind == AllGather || task.Kind == Forward || task.Kind == Backward {
+			got = append(got, task.Kind.String()[:1]+s.Model.LayerList[task.Unit].Name)
+		}
+	}
+	want := []string{"aln1", "fln1", "aattention", "fattention", "aln2", "fln2", "affn", "fffn", "aoutput", "foutput",
+		"aoutput", "boutput", "affn", "bffn", "aln2", "bln2", "aattention", "battention", "aln1", "bln1"}
+	if len(got) != len(want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+	// Gathered memory returns to zero after each unit: the timeline never
+	// holds more than the largest unit (FFN, 296 B) with depth 0.
+	gi := -1
+	for i, c := range res.Memory.Components {
+		if c == "gathered params" {
+			gi = i
+		}
+	}
+	var cur, most int64
+	for _, p := range res.Memory.Points {
+		if p.Component == gi {
+			cur += p.Delta
+			most = max(most, cur)
+		}
+	}
+	if cur != 0 || most != 296 {
+		t.Errorf("gathered params: end %d B, max %d B; want 0 and 296 (FFN)", cur, most)
+	}
+}

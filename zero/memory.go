@@ -1,0 +1,157 @@
+package zero
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/units"
+)
+
+// MemoryPoint is a change of one component of one rank's memory at a time.
+type MemoryPoint struct {
+	Time      units.Duration
+	Component int // index into MemoryTimeline.Components
+	Delta     int64
+}
+
+// MemoryTimeline is one rank's memory through the step: the at-rest
+// components, then every allocation and free at its simulated time.
+type MemoryTimeline struct {
+	Rank       int
+	Components []string
+	AtRest     []int64
+	Points     []MemoryPoint
+	// Peak is the largest total, first reached at PeakTime during task
+	// PeakTask (-1 at rest).
+	Peak     int64
+	PeakTime units.Duration
+	PeakTask int32
+}
+
+// memEvent is a memory.Event bound to a task of the schedule: applied at
+// the task's start (AtEnd false) or end.
+type memEvent struct {
+	task      int32
+	atEnd     bool
+	component int
+	delta     int64
+}
+
+// bindMemory maps the memory model's ordered events onto the schedule's
+// tasks: allocations when their operation starts, frees when it ends (the
+// rule memory.Report.Timeline documents). Events whose operation the
+// schedule has no task for (stages 0–2 keep no per-unit gathers) fall back to
+// the first or last task of their phase.
+func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64, error) {
+	var names []string
+	var rest []int64
+	index := map[string]int{}
+	for _, c := range rep.Components {
+		index[c.Name] = len(names)
+		names = append(names, c.Name)
+		rest = append(rest, c.AtRest)
+	}
+	// Tasks by (kind, phase, unit).
+	find := func(k Kind, ph Phase, unit int) int32 {
+		for i, t := range sc.Tasks {
+			if t.Kind == k && (ph == PhaseCompute || t.Phase == ph) && t.Unit == unit {
+				return int32(i)
+			}
+		}
+		return -1
+	}
+	firstOf := func(p memory.Phase, last bool) int32 {
+		want := map[memory.Phase]Kind{memory.PhaseForward: Forward, memory.PhaseBackward: Backward, memory.PhaseOptimizer: Optimizer, memory.PhaseParamGather: AllGather}[p]
+		best := int32(-1)
+		for i, t := range sc.Tasks {
+			if t.Kind == want && (best < 0 || last) {
+				best = int32(i)
+			}
+		}
+		return best
+	}
+	var out []memEvent
+	for _, ev := range rep.Timeline() {
+		ci, ok := index[ev.Component]
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("zero: memory event for unknown component %q", ev.Component)
+		}
+		task, atEnd := int32(-1), ev.Delta < 0
+		switch {
+		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseForward:
+			task = find(AllGather, PhaseForwardAG, ev.Unit)
+		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseBackward:
+			task = find(AllGather, PhaseBackwardAG, ev.Unit)
+		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseForward:
+			task = find(Forward, PhaseCompute, ev.Unit)
+		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseBackward:
+			task = find(Backward, PhaseCompute, ev.Unit)
+		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseForward:
+			task, atEnd = find(Forward, PhaseCompute, ev.Unit), true
+		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseBackward:
+			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+		case ev.Op == memory.OpReduceScatter:
+			task = find(ReduceScatter, PhaseBackwardRS, ev.Unit)
+			if task < 0 {
+				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
+			}
+		case ev.Op == memory.OpOptimizer:
+			task = firstOf(memory.PhaseOptimizer, false)
+		}
+		if task < 0 {
+			task = firstOf(ev.Phase, atEnd)
+		}
+		if task < 0 {
+			return nil, nil, nil, fmt.Errorf("zero: no task for memory event %s %s unit %d", ev.Phase, ev.Op, ev.Unit)
+		}
+		out = append(out, memEvent{task: task, atEnd: atEnd, component: ci, delta: ev.Delta})
+	}
+	return out, names, rest, nil
+}
+
+// memoryTimeline replays the bound events on rank r's task times.
+func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []int64) MemoryTimeline {
+	tl := MemoryTimeline{Rank: r, Components: names, AtRest: rest, PeakTask: -1}
+	type timed struct {
+		t   units.Duration
+		seq int
+		ev  memEvent
+	}
+	ts := make([]timed, len(evs))
+	for i, ev := range evs {
+		j := e.at(r, ev.task)
+		t := e.start[j]
+		if ev.atEnd {
+			t = e.end[j]
+		}
+		ts[i] = timed{t, i, ev}
+	}
+	// Frees before allocations at the same instant, then model order.
+	slices.SortStableFunc(ts, func(a, b timed) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if (a.ev.delta < 0) != (b.ev.delta < 0) {
+			if a.ev.delta < 0 {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	var total int64
+	for _, v := range rest {
+		total += v
+	}
+	tl.Peak = total
+	for _, x := range ts {
+		tl.Points = append(tl.Points, MemoryPoint{Time: x.t, Component: x.ev.component, Delta: x.ev.delta})
+		total += x.ev.delta
+		if total > tl.Peak {
+			tl.Peak, tl.PeakTime, tl.PeakTask = total, x.t, x.ev.task
+		}
+	}
+	return tl
+}
