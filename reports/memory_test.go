@@ -1,0 +1,127 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// tinyScenario is seed 002's 260-parameter transformer on 2 GPUs of 80 GiB.
+func tinyScenario() *scenarios.Scenario {
+	return &scenarios.Scenario{
+		Version: 1, Name: "seed002-tiny",
+		Cluster:     scenarios.Cluster{Nodes: 1, GPUsPerNode: 2, GPUMemory: 80 * units.GiB},
+		Parallelism: scenarios.Parallelism{DP: 2},
+		Model: scenarios.Model{Kind: "tiny-transformer", LayerList: []scenarios.Layer{
+			{Name: "ln1", Params: 8}, {Name: "attn", Params: 64}, {Name: "ln2", Params: 8},
+			{Name: "ffn", Params: 148}, {Name: "out", Params: 32},
+		}},
+	}
+}
+
+// sevenB is seed 002's 7B on 8 × 24 GiB GPUs, largest layer 131,072,000.
+func sevenB() *scenarios.Scenario {
+	return &scenarios.Scenario{
+		Version: 1, Name: "seed002-7b",
+		Cluster:     scenarios.Cluster{Nodes: 1, GPUsPerNode: 8, GPUMemory: 24 * units.GiB},
+		Parallelism: scenarios.Parallelism{DP: 8},
+		Model: scenarios.Model{Kind: "generic", LargestLayer: 131_072_000, LayerList: []scenarios.Layer{
+			{Name: "embedding", Params: 131_072_000}, {Name: "blocks", Params: 7e9 - 131_072_000},
+		}},
+	}
+}
+
+func memoryGolden(t *testing.T, name string, rs []*memory.Report, u MemoryUnits) {
+	t.Helper()
+	var tab, js, cs bytes.Buffer
+	if err := WriteMemoryTable(&tab, rs, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMemoryJSON(&js, rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMemoryCSV(&cs, rs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".table.golden", tab.Bytes())
+	golden(t, name+".json.golden", js.Bytes())
+	golden(t, name+".csv.golden", cs.Bytes())
+}
+
+// TestMemoryGoldenTiny: the four stages of seed 002's tiny model with the
+// seed-002 convention (4,160 / 2,600 / 2,340 / 2,080 B at rest).
+func TestMemoryGoldenTiny(t *testing.T) {
+	rs, err := memory.Stages(tinyScenario(), memory.Options{Convention: memory.ConventionSeed002})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memoryGolden(t, "memory_tiny_seed002", rs, MemoryGiB)
+}
+
+// TestMemoryGoldenEstimators: seed 002's 7B at stages 2 and 3 with every
+// estimator side by side, in GB (DeepSpeed 29,750,000,000 and
+// 16,274,288,000 B; Megatron n/a at stages 2–3).
+func TestMemoryGoldenEstimators(t *testing.T) {
+	var rs []*memory.Report
+	for _, st := range []int{2, 3} {
+		s := sevenB()
+		s.Parallelism.Stage = st
+		for _, est := range memory.Estimators {
+			r, err := memory.Estimate(s, est, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+		}
+	}
+	memoryGolden(t, "memory_7b_estimators", rs, MemoryGB)
+}
+
+func TestMemoryJSONExact(t *testing.T) {
+	rs, err := memory.Stages(tinyScenario(), memory.Options{Convention: memory.ConventionSeed002})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMemoryJSON(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	var back []struct {
+		Stage     int    `json:"stage"`
+		AtRest    int64  `json:"at_rest"`
+		PeakPhase string `json:"peak_phase"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{4160, 2600, 2340, 2080}
+	for i, b := range back {
+		if b.Stage != i || b.AtRest != want[i] || b.PeakPhase == "" {
+			t.Errorf("report %d: %+v, want stage %d at rest %d", i, b, i, want[i])
+		}
+	}
+	if !strings.Contains(buf.String(), `"at_rest": 4160`) {
+		t.Error("JSON does not hold exact integers")
+	}
+}
+
+func TestParseMemoryUnits(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want MemoryUnits
+		ok   bool
+	}{{"", MemoryGiB, true}, {"GiB", MemoryGiB, true}, {"gb", MemoryGB, true}, {"tb", 0, false}} {
+		got, err := ParseMemoryUnits(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseMemoryUnits(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+	if MemoryGiB.format(18_793_349_120) != "17.50 GiB" || MemoryGB.format(14e9) != "14.00 GB" {
+		t.Errorf("format: %s, %s", MemoryGiB.format(18_793_349_120), MemoryGB.format(14e9))
+	}
+}
