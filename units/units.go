@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"strconv"
 	"strings"
 )
 
@@ -106,19 +107,23 @@ func parse(s, what, allowed string, sufs []suffix, plain bool) (int64, error) {
 		}
 		return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
 	}
-	for _, c := range num {
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E') {
+	mant, exp, hasExp := strings.Cut(strings.ReplaceAll(num, "E", "e"), "e")
+	for _, c := range mant {
+		if !(c >= '0' && c <= '9' || c == '.') {
 			return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
 		}
 	}
 	if len(num) > 64 {
-		return 0, fmt.Errorf("%q is too long for a %s", orig, what)
+		return 0, fmt.Errorf("%q is too long for a %s (use at most 64 characters)", orig, what)
 	}
-	if i := strings.IndexAny(num, "eE"); i >= 0 {
+	if hasExp {
 		// Bound the exponent before big.Rat expands it.
-		var exp int
-		if _, err := fmt.Sscanf(num[i+1:], "%d", &exp); err != nil || exp > 30 || exp < -30 {
-			return 0, fmt.Errorf("%q has an exponent out of range for a %s", orig, what)
+		digits := strings.TrimPrefix(strings.TrimPrefix(exp, "-"), "+")
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
+		}
+		if e, err := strconv.Atoi(exp); err != nil || e > 30 || e < -30 {
+			return 0, fmt.Errorf("%q has an exponent out of range for a %s (use an exponent from -30 to 30)", orig, what)
 		}
 	}
 	r, ok := new(big.Rat).SetString(num)
@@ -127,10 +132,14 @@ func parse(s, what, allowed string, sufs []suffix, plain bool) (int64, error) {
 	}
 	r.Mul(r, new(big.Rat).SetFrac64(mul.num, mul.den))
 	if !r.IsInt() {
-		return 0, fmt.Errorf("%q is not a whole number of %s", orig, baseName(what))
+		if what == "count" {
+			return 0, fmt.Errorf("%q is not a whole number (use %s)", orig, allowed)
+		}
+		return 0, fmt.Errorf("%q is not a whole number of %s (zerosim counts whole %s; round it)", orig, baseName(what), baseName(what))
 	}
 	if !r.Num().IsInt64() {
-		return 0, fmt.Errorf("%q: %w", orig, ErrOverflow)
+		return 0, fmt.Errorf("%q: %w (the largest %s is %s)", orig, ErrOverflow, what,
+			strings.TrimSpace(fmt.Sprintf("%d %s", int64(math.MaxInt64), baseName(what))))
 	}
 	return r.Num().Int64(), nil
 }
@@ -146,7 +155,7 @@ func baseName(what string) string {
 	case "rate":
 		return "FLOP/s"
 	}
-	return "units"
+	return ""
 }
 
 // ParseBytes parses a size such as "80GiB", "2GB", "512MiB" or "4096".

@@ -1,0 +1,355 @@
+package units
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Expected values are hand calculations: decimal prefixes are powers of
+// 1000, binary prefixes powers of 1024, bits are divided by 8.
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Bytes
+	}{
+		{"80GiB", 80 << 30},
+		{"80GB", 80_000_000_000},
+		{"2GB", 2_000_000_000},
+		{"40MB", 40_000_000},
+		{"512MiB", 512 << 20},
+		{"1KiB", 1024},
+		{"1.5KiB", 1536},
+		{"4096", 4096},
+		{"0", 0},
+		{"1TiB", 1 << 40},
+		{"1PB", 1_000_000_000_000_000},
+		{"8PiB", 8 << 50},
+		{"2.5GB", 2_500_000_000},
+		{"1e3", 1000},
+		{"1E3B", 1000},
+		{"1e-3GB", 1_000_000},
+		{"2 GB", 2_000_000_000},
+		{" 16GiB ", 16 << 30},
+		{"8191PiB", 8191 << 50},
+	} {
+		got, err := ParseBytes(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseBytesErrors(t *testing.T) {
+	const use = "(use a size such as 80GiB, 2GB, 512MiB or 4096)"
+	for _, tc := range []struct{ in, want string }{
+		{"", "empty size " + use},
+		{"   ", "empty size " + use},
+		{"-1GB", `"-1GB" is negative (a size must be ≥ 0)`},
+		{"1.5.5GB", `"1.5.5GB" is not a size ` + use},
+		{"GB", `"GB" is not a size ` + use},
+		{"1bps", `"1bps" is not a size ` + use},
+		{"1e400B", `"1e400B" has an exponent out of range for a size (use an exponent from -30 to 30)`},
+		{"1e31B", `"1e31B" has an exponent out of range for a size (use an exponent from -30 to 30)`},
+		{"99999999999PiB", `"99999999999PiB": value does not fit in 64 bits (the largest size is 9223372036854775807 bytes)`},
+		{"8192PiB", `"8192PiB": value does not fit in 64 bits (the largest size is 9223372036854775807 bytes)`},
+		{"1 0GB", `"1 0GB" is not a size ` + use},
+		{"1/2GB", `"1/2GB" is not a size ` + use},
+		{"+1GB", `"+1GB" is not a size ` + use},
+		{"1_000B", `"1_000B" is not a size ` + use},
+		{"0x10B", `"0x10B" is not a size ` + use},
+		{"abc", `"abc" is not a size ` + use},
+		{"1eB", `"1eB" is not a size ` + use},
+		{"1e+B", `"1e+B" is not a size ` + use},
+		{"0.5B", `"0.5B" is not a whole number of bytes (zerosim counts whole bytes; round it)`},
+		{"1e-3B", `"1e-3B" is not a whole number of bytes (zerosim counts whole bytes; round it)`},
+		{"1.0000000001KiB", `"1.0000000001KiB" is not a whole number of bytes (zerosim counts whole bytes; round it)`},
+		{"∞B", `"∞B" is not a size ` + use},
+		{"1" + string(make([]byte, 0)) + "00000000000000000000000000000000000000000000000000000000000000000B",
+			`"100000000000000000000000000000000000000000000000000000000000000000B" is too long for a size (use at most 64 characters)`},
+	} {
+		got, err := ParseBytes(tc.in)
+		if err == nil {
+			t.Errorf("ParseBytes(%q) = %d, want error %q", tc.in, got, tc.want)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("ParseBytes(%q) error\n got %q\nwant %q", tc.in, err, tc.want)
+		}
+	}
+	if _, err := ParseBytes("99999999999PiB"); !errors.Is(err, ErrOverflow) {
+		t.Errorf("overflow error %v does not wrap ErrOverflow", err)
+	}
+}
+
+func TestParseBandwidth(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Bandwidth
+	}{
+		{"450GB/s", 450_000_000_000},
+		{"400Gbps", 50_000_000_000},
+		{"40Gbps", 5_000_000_000},
+		{"100Gb/s", 12_500_000_000},
+		{"25GB/s", 25_000_000_000},
+		{"12.5GB/s", 12_500_000_000},
+		{"25GiB/s", 25 << 30},
+		{"8bps", 1},
+		{"16b/s", 2},
+		{"1B/s", 1},
+		{"3.2Tbps", 400_000_000_000},
+		{"1TB/s", 1_000_000_000_000},
+		{"300MB/s", 300_000_000},
+		{"10Mbps", 1_250_000},
+		{"1KiB/s", 1024},
+	} {
+		got, err := ParseBandwidth(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseBandwidth(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	const use = "(use a bandwidth such as 450GB/s, 25GiB/s or 400Gbps)"
+	for _, tc := range []struct{ in, want string }{
+		{"", "empty bandwidth " + use},
+		{"100", `"100" is not a bandwidth ` + use},
+		{"1bps", `"1bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
+		{"1.5bps", `"1.5bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
+		{"-1GB/s", `"-1GB/s" is negative (a bandwidth must be ≥ 0)`},
+		{"GB/s", `"GB/s" is not a bandwidth ` + use},
+		{"99999999TB/s", `"99999999TB/s": value does not fit in 64 bits (the largest bandwidth is 9223372036854775807 bytes per second)`},
+		{"1GB/h", `"1GB/h" is not a bandwidth ` + use},
+	} {
+		got, err := ParseBandwidth(tc.in)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ParseBandwidth(%q) = %d, %v; want error %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Duration
+	}{
+		{"500ns", 500_000},
+		{"2us", 2_000_000},
+		{"2µs", 2_000_000},
+		{"1.5ms", 1_500_000_000},
+		{"0", 0},
+		{"0s", 0},
+		{"1s", 1_000_000_000_000},
+		{"10ps", 10},
+		{"0.5ns", 500},
+		{"9000000s", 9_000_000 * Second},
+	} {
+		got, err := ParseDuration(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseDuration(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	const use = "(use a duration such as 500ns, 2us, 1.5ms or 0)"
+	for _, tc := range []struct{ in, want string }{
+		{"", "empty duration " + use},
+		{"1", `"1" is not a duration ` + use},
+		{"1h", `"1h" is not a duration ` + use},
+		{"-1ns", `"-1ns" is negative (a duration must be ≥ 0)`},
+		{"0.5ps", `"0.5ps" is not a whole number of picoseconds (zerosim counts whole picoseconds; round it)`},
+		{"10000000s", `"10000000s": value does not fit in 64 bits (the largest duration is 9223372036854775807 picoseconds)`},
+	} {
+		got, err := ParseDuration(tc.in)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ParseDuration(%q) = %d, %v; want error %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseCount(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Count
+	}{
+		{"7B", 7_000_000_000},
+		{"1.34B", 1_340_000_000},
+		{"175B", 175_000_000_000},
+		{"260", 260},
+		{"350M", 350_000_000},
+		{"1.5K", 1500},
+		{"1T", 1_000_000_000_000},
+		{"1e9", 1_000_000_000},
+		{"131072000", 131_072_000},
+	} {
+		got, err := ParseCount(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseCount(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	const use = "(use a count such as 260, 350M, 1.34B or 7B)"
+	for _, tc := range []struct{ in, want string }{
+		{"", "empty count " + use},
+		{"1.5", `"1.5" is not a whole number ` + use},
+		{"1.0000000001B", `"1.0000000001B" is not a whole number ` + use},
+		{"7b", `"7b" is not a count ` + use},
+		{"-7B", `"-7B" is negative (a count must be ≥ 0)`},
+		{"10000000000T", `"10000000000T": value does not fit in 64 bits (the largest count is 9223372036854775807)`},
+	} {
+		got, err := ParseCount(tc.in)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ParseCount(%q) = %d, %v; want error %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseFLOPS(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want FLOPS
+	}{
+		{"312TFLOPS", 312e12},
+		{"989.4TFLOPS", 989_400_000_000_000},
+		{"312e12", 312e12},
+		{"125TFLOPS", 125e12},
+		{"1PFLOPS", 1e15},
+		{"5GFLOPS", 5e9},
+	} {
+		got, err := ParseFLOPS(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseFLOPS(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"1.5FLOPS", `"1.5FLOPS" is not a whole number of FLOP/s (zerosim counts whole FLOP/s; round it)`},
+		{"312TF", `"312TF" is not a rate (use a rate such as 312TFLOPS or 312e12)`},
+	} {
+		got, err := ParseFLOPS(tc.in)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ParseFLOPS(%q) = %d, %v; want error %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestAddMul(t *testing.T) {
+	for _, tc := range []struct {
+		a, b, sum, prod int64
+		sumOK, prodOK   bool
+	}{
+		{2, 3, 5, 6, true, true},
+		{math.MaxInt64, 1, 0, math.MaxInt64, false, true},
+		{math.MaxInt64, 0, math.MaxInt64, 0, true, true},
+		{math.MinInt64, -1, 0, 0, false, false},
+		{1 << 32, 1 << 31, 1<<32 + 1<<31, 0, true, false},
+		{-5, 5, 0, -25, true, true},
+		{3037000500, 3037000500, 6074001000, 0, true, false},
+	} {
+		s, err := Add(tc.a, tc.b)
+		if (err == nil) != tc.sumOK || (tc.sumOK && s != tc.sum) {
+			t.Errorf("Add(%d, %d) = %d, %v; want %d ok=%v", tc.a, tc.b, s, err, tc.sum, tc.sumOK)
+		}
+		p, err := Mul(tc.a, tc.b)
+		if (err == nil) != tc.prodOK || (tc.prodOK && p != tc.prod) {
+			t.Errorf("Mul(%d, %d) = %d, %v; want %d ok=%v", tc.a, tc.b, p, err, tc.prod, tc.prodOK)
+		}
+	}
+}
+
+func TestMulDivCeilAndTransferTime(t *testing.T) {
+	for _, tc := range []struct{ a, b, c, want int64 }{
+		{10, 10, 3, 34},
+		{math.MaxInt64, 2, 4, math.MaxInt64/2 + 1},
+		{0, 5, 7, 0},
+		{6, 7, 42, 1},
+	} {
+		if got := MulDivCeil(tc.a, tc.b, tc.c); got != tc.want {
+			t.Errorf("MulDivCeil(%d, %d, %d) = %d, want %d", tc.a, tc.b, tc.c, got, tc.want)
+		}
+	}
+	// 1 GB at 50 GB/s (400 Gb/s) is 20 ms; 1 byte at 3 B/s rounds up.
+	for _, tc := range []struct {
+		n    Bytes
+		bw   Bandwidth
+		want Duration
+	}{
+		{GB, 50e9, 20 * Millisecond},
+		{1, 3, 333_333_333_334},
+		{0, 1, 0},
+		{1_342_382_080 * 2, 450e9, 5_966_142_578},
+	} {
+		if got := TransferTime(tc.n, tc.bw); got != tc.want {
+			t.Errorf("TransferTime(%d, %d) = %d, want %d", tc.n, tc.bw, got, tc.want)
+		}
+	}
+	for i, f := range []func(){
+		func() { MulDivCeil(-1, 1, 1) },
+		func() { MulDivCeil(1, 1, 0) },
+		func() { MulDivCeil(math.MaxInt64, math.MaxInt64, 1) },
+	} {
+		if !panics(f) {
+			t.Errorf("case %d: MulDivCeil did not panic", i)
+		}
+	}
+}
+
+func panics(f func()) (p bool) {
+	defer func() { p = recover() != nil }()
+	f()
+	return false
+}
+
+func TestStrings(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{Bytes(2_684_764_160).IEC(), "2.50 GiB"},
+		{Bytes(2_684_764_160).SI(), "2.68 GB"},
+		{Bytes(520).String(), "520 B"},
+		{(398_500 * Nanosecond).String(), "398.5µs"},
+		{Duration(1500).String(), "1.5ns"},
+		{Duration(7).String(), "7ps"},
+		{Bandwidth(50e9).String(), "50.00 GB/s"},
+		{FLOPS(989e12).String(), "989.0 TFLOPS"},
+		{Count(7e9).String(), "7B"},
+		{Count(1_342_382_080).String(), "1342382080"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestYAML(t *testing.T) {
+	type doc struct {
+		Size Bytes     `yaml:"size"`
+		BW   Bandwidth `yaml:"bw"`
+		Lat  Duration  `yaml:"lat"`
+		P    Count     `yaml:"p"`
+		F    FLOPS     `yaml:"f"`
+	}
+	var d doc
+	if err := yaml.Unmarshal([]byte("size: 80GiB\nbw: 400Gbps\nlat: 2us\np: 7B\nf: 312TFLOPS\n"), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := doc{80 << 30, 50e9, 2 * Microsecond, 7e9, 312e12}
+	if d != want {
+		t.Errorf("decoded %+v, want %+v", d, want)
+	}
+	out, err := yaml.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back doc
+	if err := yaml.Unmarshal(out, &back); err != nil || back != want {
+		t.Errorf("round trip of %q = %+v, %v", out, back, err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"size: [1]\n", "1:7: expected a size, got a list"},
+		{"bw: 1bps\n", `1:5: "1bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
+		{"lat: {a: 1}\n", "1:6: expected a duration, got a mapping"},
+	} {
+		var d doc
+		err := yaml.Unmarshal([]byte(tc.in), &d)
+		var pe *PosError
+		if !errors.As(err, &pe) || err.Error() != tc.want {
+			t.Errorf("Unmarshal(%q) error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
