@@ -23,7 +23,14 @@ func Load(file string, data []byte, sets []string) (*Scenario, error) {
 	l := &loader{file: file, setOf: map[*yaml.Node]string{}, idx: map[string]entry{}}
 	s, err := l.load(data, sets)
 	if err != nil {
-		return nil, err
+		// Every message is one line, whatever the input held.
+		e := &Error{File: file, Msg: err.Error()}
+		if pe := (*Error)(nil); errors.As(err, &pe) {
+			c := *pe
+			e = &c
+		}
+		e.Msg = oneLine(e.Msg)
+		return nil, e
 	}
 	return s, nil
 }
@@ -48,6 +55,15 @@ type loader struct {
 	file  string
 	setOf map[*yaml.Node]string // nodes created or replaced by a --set flag
 	idx   map[string]entry      // path → key and value of the final tree
+}
+
+// oneLine escapes line breaks and other control characters.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 }) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 func (l *loader) fileErr(msg string) *Error { return &Error{File: l.file, Msg: msg} }

@@ -184,7 +184,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	}
 	if len(c.Placement) != 2 || c.Placement[0] == c.Placement[1] ||
 		(c.Placement[0] != "cp" && c.Placement[0] != "dp") || (c.Placement[1] != "cp" && c.Placement[1] != "dp") {
-		return l.errPath("cluster.placement", fmt.Sprintf("placement [%s] is not a permutation of [cp, dp] (use [cp, dp] or [dp, cp])", strings.Join(c.Placement, ", ")))
+		return l.errPath("cluster.placement", fmt.Sprintf("placement %s is not a permutation of [cp, dp] (use [cp, dp] or [dp, cp])", fmtList(c.Placement)))
 	}
 	return nil
 }
@@ -574,6 +574,18 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 		}
 	}
 	return nil
+}
+
+// fmtList writes a list of strings as YAML flow: [cp, "d p"].
+func fmtList(xs []string) string {
+	var q []string
+	for _, x := range xs {
+		if x == "" || strings.ContainsFunc(x, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') }) {
+			x = strconv.Quote(clip(x))
+		}
+		q = append(q, x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

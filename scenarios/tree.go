@@ -270,7 +270,10 @@ func describe(n *yaml.Node) string {
 	case "!!str":
 		return strconv.Quote(clip(n.Value))
 	}
-	return clip(n.Value)
+	if v := clip(n.Value); strconv.CanBackquote(v) && !strings.ContainsAny(v, "` ") {
+		return v
+	}
+	return strconv.Quote(clip(n.Value))
 }
 
 func clip(s string) string {
