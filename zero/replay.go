@@ -45,13 +45,20 @@ type executor struct {
 	members  func(g GroupKind, rank int) (index int, ranks []int)
 	// onStart, if set, is called just before a collective task starts.
 	onStart func(task int32)
+	// symmetric: only rank 0 is simulated and stands for every rank; each
+	// collective still starts all its group instances on the network, so
+	// links are shared exactly as in the full run.
+	symmetric bool
 }
 
 const unset units.Duration = -1
 
-func newExecutor(sc *Schedule, clk clock, net network, speed []float64) *executor {
+func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetric bool) *executor {
 	n, t := sc.N, len(sc.Tasks)
-	e := &executor{sc: sc, clk: clk, net: net, speed: speed,
+	if symmetric {
+		n = 1
+	}
+	e := &executor{sc: sc, clk: clk, net: net, speed: speed, symmetric: symmetric,
 		arrive: make([]units.Duration, n*t), start: make([]units.Duration, n*t), end: make([]units.Duration, n*t),
 		head: make([][numStreams]int32, n), running: make([][numStreams]int32, n),
 		arrivals: make([][]int32, t),
@@ -119,10 +126,25 @@ func groupMembers(n, k int, g GroupKind, idx int) []int {
 	return m
 }
 
-func (e *executor) at(rank int, task int32) int { return rank*len(e.sc.Tasks) + int(task) }
+// at indexes rank's task state; in the symmetric run every rank reads rank
+// 0's.
+func (e *executor) at(rank int, task int32) int {
+	if e.symmetric {
+		rank = 0
+	}
+	return rank*len(e.sc.Tasks) + int(task)
+}
+
+// simulated is the number of ranks the executor runs.
+func (e *executor) simulated() int {
+	if e.symmetric {
+		return 1
+	}
+	return e.sc.N
+}
 
 func (e *executor) run() error {
-	for r := 0; r < e.sc.N; r++ {
+	for r := 0; r < e.simulated(); r++ {
 		e.advance(r)
 	}
 	e.clk.Run()
@@ -187,6 +209,20 @@ func (e *executor) begin(r int, t int32) {
 		return
 	}
 	g, members := e.members(task.Group, r)
+	if e.symmetric {
+		e.start[i] = now
+		if e.onStart != nil {
+			e.onStart(t)
+		}
+		for other := range e.arrivals[t] {
+			if other == g {
+				continue
+			}
+			e.net.Start(task.Kind, groupMembers(e.sc.N, e.sc.K, task.Group, other), task.Bytes, func() {})
+		}
+		e.net.Start(task.Kind, members, task.Bytes, func() { e.finish(r, t) })
+		return
+	}
 	e.arrivals[t][g]++
 	if int(e.arrivals[t][g]) < len(members) {
 		return

@@ -18,6 +18,34 @@ type Options struct {
 	KeepSpans bool
 	// MemoryRank is the rank whose memory timeline Result.Memory holds.
 	MemoryRank int
+	// Full simulates every rank even when the scenario is symmetric (see
+	// Symmetric); by default a symmetric scenario runs one representative.
+	Full bool
+}
+
+// Symmetric reports whether every rank of s behaves alike, so one
+// representative rank can stand for all: no per-link or per-GPU overrides,
+// every GPU holds a rank, and the intra groups tile the nodes evenly.
+func Symmetric(s *scenarios.Scenario) bool {
+	c := &s.Cluster
+	if len(c.LinkOverrides) > 0 || s.N() != s.GPUs() {
+		return false
+	}
+	for _, g := range c.GPUOverrides {
+		if g.Speed != 1 {
+			return false
+		}
+	}
+	k := max(s.Parallelism.K, 1)
+	size, gpn := s.N()/k, c.GPUsPerNode
+	if size%gpn != 0 && gpn%size != 0 {
+		return false
+	}
+	// Shared NICs must be shared by the same number of GPUs each.
+	if c.NICs == "per_node" && c.NICsPerNode > 0 && gpn%c.NICsPerNode != 0 {
+		return false
+	}
+	return true
 }
 
 // engineClock adapts sim.Engine to the replay's clock.
@@ -105,7 +133,8 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if opt.MemoryRank < 0 || opt.MemoryRank >= sc.N {
 		return nil, fmt.Errorf("zero: memory rank %d out of range [0, %d)", opt.MemoryRank, sc.N)
 	}
-	ex := newExecutor(sc, engineClock{eng}, net, speed)
+	sym := !opt.Full && Symmetric(s)
+	ex := newExecutor(sc, engineClock{eng}, net, speed, sym)
 	ex.onStart = func(t int32) { net.phase = sc.Tasks[t].Phase }
 	if err := ex.run(); err != nil {
 		return nil, err
@@ -114,6 +143,24 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, net.err
 	}
 	res := ex.result(s, net, eng.Events(), opt)
+	res.Symmetric = sym
+	for _, o := range s.Cluster.LinkOverrides {
+		nominal := s.Cluster.Inter.Bandwidth
+		if o.Class == "intra" {
+			nominal = s.Cluster.Intra.Bandwidth
+		}
+		where := fmt.Sprintf("node %d", o.Node)
+		if o.GPU != nil && *o.GPU >= 0 {
+			where += fmt.Sprintf(" gpu %d", *o.GPU)
+		}
+		if o.Bandwidth > 0 && o.Bandwidth < nominal {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("degraded %s link at %s: %v instead of %v; every collective crossing it runs at its pace", o.Class, where, o.Bandwidth, nominal))
+		}
+	}
+	if res.Straggler != nil {
+		st := res.Straggler
+		res.Warnings = append(res.Warnings, fmt.Sprintf("straggler: rank %d (compute %v vs median %v) kept the others waiting %v in total", st.Rank, st.Compute, st.MedianCompute, st.Caused))
+	}
 	res.MemoryModel = mrep
 	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
 	res.PeakMemory = make([]int64, sc.N)
