@@ -1,0 +1,293 @@
+package scenarios
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// loadModel loads baseYAML with the model section replaced by model.
+func loadModel(t *testing.T, model string) *Scenario {
+	t.Helper()
+	s, err := Load("m.yaml", []byte(rep("model:\n  preset: gpt3-125m\n", "model:\n"+model)), nil)
+	if err != nil {
+		t.Fatalf("%q: %v", model, err)
+	}
+	return s
+}
+
+// TestModelTotals checks every preset's parameter count. Sources: the
+// closed forms in the comments (hand calculation) and the published counts
+// (Llama 2: HF configs / model cards; seed 000: 10·(8H²+5H); seed 002: 260).
+func TestModelTotals(t *testing.T) {
+	gpt := func(h, l int64) int64 { return (50257+2048)*h + l*(12*h*h+13*h) + 2*h }
+	for _, tc := range []struct {
+		preset string
+		want   int64
+		units  int
+	}{
+		{"gpt3-125m", gpt(768, 12), 14},
+		{"gpt3-350m", gpt(1024, 24), 26},
+		{"gpt3-760m", gpt(1536, 24), 26},
+		{"gpt3-1.3b", gpt(2048, 24), 26},
+		{"gpt3-2.7b", gpt(2560, 32), 34},
+		{"gpt3-6.7b", gpt(4096, 32), 34},
+		{"gpt3-13b", gpt(5120, 40), 42},
+		{"gpt3-175b", 174_604_259_328, 98},
+		{"llama2-7b", 6_738_415_616, 35},
+		{"llama2-13b", 13_015_864_320, 43},
+		{"llama2-70b", 68_976_648_192, 83},
+		{"tiny-transformer", 260, 5},
+		{"residual-mlp-4096", 1_342_382_080, 10},
+	} {
+		s := loadModel(t, "  preset: "+tc.preset+"\n")
+		m := s.Model
+		if int64(m.Params) != tc.want || m.TotalParams() != tc.want || len(m.LayerList) != tc.units {
+			t.Errorf("%s: Params %d, sum %d, %d units; want %d in %d units", tc.preset, m.Params, m.TotalParams(), len(m.LayerList), tc.want, tc.units)
+		}
+		for i, l := range m.LayerList {
+			if len(l.Tensors) == 0 {
+				continue
+			}
+			var n int64
+			for _, tn := range l.Tensors {
+				p := int64(1)
+				for _, d := range tn.Shape {
+					p *= d
+				}
+				n += p
+			}
+			if n != int64(l.Params) {
+				t.Errorf("%s: unit %d %s: tensors hold %d, params %d", tc.preset, i, l.Name, n, l.Params)
+			}
+		}
+	}
+	// The GPT-3 175B closed form: 52305·12288 + 96·(12·12288² + 13·12288) + 2·12288.
+	if gpt(12288, 96) != 174_604_259_328 {
+		t.Errorf("gpt3-175b closed form = %d", gpt(12288, 96))
+	}
+}
+
+// TestModelLayouts checks unit names, order and sizes of each model family.
+func TestModelLayouts(t *testing.T) {
+	tiny := loadModel(t, "  preset: tiny-transformer\n").Model
+	wantTiny := []Layer{
+		{Name: "ln1", Params: 8, Group: "dense", Tensors: []Tensor{{"ln1.gamma", []int64{4}}, {"ln1.beta", []int64{4}}}},
+		{Name: "attn", Params: 64, Group: "dense", Tensors: []Tensor{{"attn.w_q", []int64{4, 4}}, {"attn.w_k", []int64{4, 4}}, {"attn.w_v", []int64{4, 4}}, {"attn.w_o", []int64{4, 4}}}},
+		{Name: "ln2", Params: 8, Group: "dense", Tensors: []Tensor{{"ln2.gamma", []int64{4}}, {"ln2.beta", []int64{4}}}},
+		{Name: "ffn", Params: 148, Group: "dense", Tensors: []Tensor{{"ffn.w1", []int64{4, 16}}, {"ffn.b1", []int64{16}}, {"ffn.w2", []int64{16, 4}}, {"ffn.b2", []int64{4}}}},
+		{Name: "out", Params: 32, Group: "dense", Tensors: []Tensor{{"out.w_vocab", []int64{4, 8}}}},
+	}
+	if !reflect.DeepEqual(tiny.LayerList, wantTiny) {
+		t.Errorf("tiny-transformer layers\n got %+v\nwant %+v", tiny.LayerList, wantTiny)
+	}
+	if tiny.Kind != KindTinyTransformer || tiny.Hidden != 4 || tiny.Heads != 2 || tiny.FFN != 16 || tiny.Vocab != 8 || tiny.SeqLen != 3 || tiny.Layers != 1 {
+		t.Errorf("tiny-transformer dims %+v", tiny)
+	}
+
+	mlp := loadModel(t, "  preset: residual-mlp-4096\n").Model
+	l3 := mlp.LayerList[3]
+	want3 := Layer{Name: "layers.3", Params: 134_238_208, Group: "dense", Tensors: []Tensor{
+		{"layers.3.fc1.weight", []int64{16384, 4096}}, {"layers.3.fc1.bias", []int64{16384}},
+		{"layers.3.fc2.weight", []int64{4096, 16384}}, {"layers.3.fc2.bias", []int64{4096}}}}
+	if !reflect.DeepEqual(l3, want3) || mlp.Kind != KindMLP || mlp.Hidden != 4096 || mlp.Layers != 10 || mlp.FFN != 16384 {
+		t.Errorf("residual-mlp-4096 unit 3 = %+v (model %s h=%d L=%d ffn=%d)", l3, mlp.Kind, mlp.Hidden, mlp.Layers, mlp.FFN)
+	}
+
+	ll := loadModel(t, "  preset: llama2-7b\n").Model
+	names := []string{ll.LayerList[0].Name, ll.LayerList[1].Name, ll.LayerList[32].Name, ll.LayerList[33].Name, ll.LayerList[34].Name}
+	params := []units.Count{ll.LayerList[0].Params, ll.LayerList[1].Params, ll.LayerList[33].Params, ll.LayerList[34].Params}
+	if fmt.Sprint(names) != "[embedding block.0 block.31 final_norm lm_head]" ||
+		!reflect.DeepEqual(params, []units.Count{131_072_000, 202_383_360, 4096, 131_072_000}) ||
+		ll.Kind != KindTransformer || ll.Arch != ArchLlama || ll.KVHeads != 32 || ll.SeqLen != 4096 {
+		t.Errorf("llama2-7b layout %v %v kind %s arch %s kv %d", names, params, ll.Kind, ll.Arch, ll.KVHeads)
+	}
+	l70 := loadModel(t, "  preset: llama2-70b\n").Model
+	// 2h² + 2·h·(h/64·8) + 3·h·ffn + 2h with h = 8192, ffn = 28672.
+	if l70.LayerList[1].Params != 855_654_400 || l70.KVHeads != 8 || l70.Heads != 64 {
+		t.Errorf("llama2-70b block %d, kv %d, heads %d", l70.LayerList[1].Params, l70.KVHeads, l70.Heads)
+	}
+
+	g := loadModel(t, "  preset: gpt3-125m\n").Model
+	if g.LayerList[0].Name != "embedding" || g.LayerList[0].Params != (50257+2048)*768 ||
+		g.LayerList[1].Params != 12*768*768+13*768 || g.LayerList[13].Name != "final_norm" || g.LayerList[13].Params != 1536 ||
+		g.Arch != ArchGPT || g.FFN != 3072 || g.Vocab != 50257 || g.SeqLen != 2048 {
+		t.Errorf("gpt3-125m layout %+v", g.LayerList[:2])
+	}
+}
+
+// TestGenericModel checks the layer list of a bare parameter count.
+func TestGenericModel(t *testing.T) {
+	m := loadModel(t, "  params: 7B\n  largest_layer: 131072000\n").Model
+	// (7e9 - 131,072,000) / 32 = 214,654,000 exactly.
+	if len(m.LayerList) != 33 || m.LayerList[0].Name != "embedding" || m.LayerList[0].Params != 131_072_000 ||
+		m.LayerList[1].Name != "block.0" || m.LayerList[1].Params != 214_654_000 || m.LayerList[32].Params != 214_654_000 ||
+		m.Params != 7e9 || m.Kind != KindGeneric || m.Layers != 32 {
+		t.Errorf("7B generic: %d units, first %+v, second %+v, params %d", len(m.LayerList), m.LayerList[0], m.LayerList[1], m.Params)
+	}
+	m = loadModel(t, "  params: 103\n  layers: 4\n").Model
+	var got []units.Count
+	for _, l := range m.LayerList {
+		got = append(got, l.Params)
+	}
+	if !reflect.DeepEqual(got, []units.Count{26, 26, 26, 25}) || m.Params != 103 {
+		t.Errorf("103 over 4 layers = %v", got)
+	}
+	m = loadModel(t, "  layer_list:\n  - name: w\n    tensors: [{name: w, shape: [3, 5]}]\n  - {name: b, params: 5}\n").Model
+	if m.Params != 20 || m.LayerList[0].Params != 15 || m.Kind != KindGeneric {
+		t.Errorf("explicit list: params %d, first %+v", m.Params, m.LayerList[0])
+	}
+}
+
+// TestPresetOverrides checks that explicit fields win over every preset.
+func TestPresetOverrides(t *testing.T) {
+	s, err := Load("o.yaml", []byte(`version: 1
+cluster:
+  nodes: 1
+  gpus_per_node: 8
+  gpu: H100-80GB
+  gpu_memory: 94GiB
+  intra: {latency: 1us}
+  inter: {preset: HDR, bandwidth: 30GB/s}
+model:
+  preset: gpt3-1.3b
+  layers: 2
+  seq_len: 1024
+parallelism: {dp: 8, zero_stage: 2}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cluster
+	if c.GPUMemory != 94*units.GiB || c.PeakBF16 != 989e12 || c.HBMBandwidth != 3350e9 {
+		t.Errorf("gpu: memory %d peak %d hbm %d", c.GPUMemory, c.PeakBF16, c.HBMBandwidth)
+	}
+	if c.Intra != (Link{"NVLink4", 450e9, units.Microsecond}) || c.Inter != (Link{"HDR", 30e9, 2 * units.Microsecond}) {
+		t.Errorf("links: intra %+v inter %+v", c.Intra, c.Inter)
+	}
+	m := s.Model
+	// 2 blocks of 12h²+13h, embedding (50257+1024)·h, final norm 2h, h = 2048.
+	want := int64((50257+1024)*2048 + 2*(12*2048*2048+13*2048) + 2*2048)
+	if m.Layers != 2 || m.SeqLen != 1024 || m.Hidden != 2048 || int64(m.Params) != want || len(m.LayerList) != 4 {
+		t.Errorf("model: layers %d seq %d hidden %d params %d (want %d)", m.Layers, m.SeqLen, m.Hidden, m.Params, want)
+	}
+}
+
+// TestGPUAndLinkPresets checks the preset tables against the task's figures.
+func TestGPUAndLinkPresets(t *testing.T) {
+	for _, tc := range []struct {
+		gpu          string
+		mem          units.Bytes
+		peak         units.FLOPS
+		hbm          units.Bandwidth
+		intra, inter string
+	}{
+		{"V100-16GB", 16 << 30, 125e12, 900e9, "NVLink2", "EDR"},
+		{"V100-32GB", 32 << 30, 125e12, 900e9, "NVLink2", "EDR"},
+		{"A100-40GB", 40 << 30, 312e12, 1555e9, "NVLink3", "HDR"},
+		{"A100-80GB", 80 << 30, 312e12, 2039e9, "NVLink3", "HDR"},
+		{"H100-80GB", 80 << 30, 989e12, 3350e9, "NVLink4", "NDR"},
+		{"RTX4090", 24 << 30, 165_200e9, 1008e9, "PCIe4", "Eth100"},
+	} {
+		s, err := Load("g.yaml", []byte(rep("gpu: A100-80GB", "gpu: "+tc.gpu)), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.gpu, err)
+		}
+		c := s.Cluster
+		if c.GPUMemory != tc.mem || c.PeakBF16 != tc.peak || c.HBMBandwidth != tc.hbm || c.Intra.Preset != tc.intra || c.Inter.Preset != tc.inter {
+			t.Errorf("%s: %d %d %d %s %s", tc.gpu, c.GPUMemory, c.PeakBF16, c.HBMBandwidth, c.Intra.Preset, c.Inter.Preset)
+		}
+	}
+	for _, tc := range []struct {
+		link string
+		bw   units.Bandwidth
+		lat  units.Duration
+	}{
+		{"NVLink2", 150e9, 500 * units.Nanosecond}, {"NVSwitch", 150e9, 500 * units.Nanosecond},
+		{"NVLink3", 300e9, 500 * units.Nanosecond}, {"NVLink4", 450e9, 500 * units.Nanosecond},
+		{"PCIe3", 16e9, units.Microsecond}, {"PCIe4", 32e9, units.Microsecond},
+		{"EDR", 12_500_000_000, 2 * units.Microsecond}, {"HDR", 25e9, 2 * units.Microsecond},
+		{"NDR", 50e9, 2 * units.Microsecond}, {"Eth40", 5e9, 10 * units.Microsecond},
+		{"Eth100", 12_500_000_000, 10 * units.Microsecond},
+	} {
+		s, err := Load("l.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {preset: "+tc.link+"}")), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.link, err)
+		}
+		if s.Cluster.Inter != (Link{tc.link, tc.bw, tc.lat}) {
+			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
+		}
+	}
+	if len(GPUPresets()) != 6 || len(LinkPresets()) != 11 || len(ModelPresets()) != 13 {
+		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
+	}
+}
+
+// TestDefaults checks every default Load fills in.
+func TestDefaults(t *testing.T) {
+	s, err := Load("d.yaml", []byte(baseYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, one := true, 1
+	want := Scenario{
+		Version: 1,
+		Cluster: Cluster{Nodes: 2, GPUsPerNode: 4, GPU: "A100-80GB", GPUMemory: 80 << 30, PeakBF16: 312e12, HBMBandwidth: 2039e9,
+			Intra: Link{"NVLink3", 300e9, 500 * units.Nanosecond}, Inter: Link{"HDR", 25e9, 2 * units.Microsecond},
+			NICs: "per_gpu", NICsPerNode: 4, Placement: []string{"cp", "dp"}},
+		Model:       s.Model,
+		Parallelism: Parallelism{DP: 8, CP: 1, Stage: 1, K: 1},
+		Training: Training{MicroBatch: 1, ParamDType: "bf16", MasterDType: "fp32", Optimizer: "adam", LR: 1e-3, Beta1: 0.9,
+			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", MFU: 0.5, Steps: 5, Seed: 1},
+		Communication: Communication{BucketSize: 40_000_000, Algorithm: "auto", Overlap: &yes, PrefetchDepth: &one,
+			MaxInflightAllGathers: 2, Padding: "toy"},
+		Memory: MemoryConfig{Activations: &yes},
+	}
+	if !reflect.DeepEqual(*s, want) {
+		t.Errorf("defaults\n got %+v\nwant %+v", *s, want)
+	}
+	if !reflect.DeepEqual(s.Model.Groups, []ParamGroup{{"dense", "bf16"}}) {
+		t.Errorf("groups %+v", s.Model.Groups)
+	}
+	// nics: per_node defaults to one NIC; a link override gets gpu -1 and the class latency.
+	s, err = Load("d.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  nics: per_node\n  link_overrides: [{node: 1, class: inter, bandwidth: 1GB/s}]")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Cluster.LinkOverrides[0]
+	if s.Cluster.NICsPerNode != 1 || o.GPU == nil || *o.GPU != -1 || o.Latency != 2*units.Microsecond || o.Bandwidth != 1e9 {
+		t.Errorf("per_node nics %d, override %+v", s.Cluster.NICsPerNode, o)
+	}
+}
+
+// TestAliasesAndMerge checks that anchors, aliases and merge keys work
+// within the limit.
+func TestAliasesAndMerge(t *testing.T) {
+	in := `version: 1
+cluster: &c
+  nodes: 1
+  gpus_per_node: 2
+  gpu: A100-80GB
+  intra: &fast {preset: NVLink3, latency: 1us}
+  inter: {<<: *fast, bandwidth: 10GB/s}
+model: {preset: tiny-transformer}
+parallelism: {dp: 2, zero_stage: 3}
+`
+	s, err := Load("a.yaml", []byte(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Cluster.Inter != (Link{"NVLink3", 10e9, units.Microsecond}) {
+		t.Errorf("merged inter %+v", s.Cluster.Inter)
+	}
+}
+
+func TestManyLayersIsBounded(t *testing.T) {
+	_, err := Load("b.yaml", []byte(rep("preset: gpt3-125m", "params: 7B\n  layers: 100000")), nil)
+	if err == nil || !strings.Contains(err.Error(), "layers=100000 is out of range (use 1 to 4096)") {
+		t.Errorf("got %v", err)
+	}
+}
