@@ -176,6 +176,13 @@ func NewLayout(spec LayoutSpec) (*Layout, error) {
 		}
 		l.Numel = n
 	}
+	if spec.Padding == PadToy && spec.BucketElems > 0 && !spec.PerUnit {
+		// Bound the bucket count before laying anything out.
+		if nb := (l.Numel-1)/spec.BucketElems + 1; nb > MaxBuckets {
+			return nil, fmt.Errorf("memory: layout: %d buckets of %d elements for %d elements: more than %d",
+				nb, spec.BucketElems, l.Numel, MaxBuckets)
+		}
+	}
 	var err error
 	switch spec.Padding {
 	case PadToy:

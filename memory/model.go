@@ -355,7 +355,9 @@ type group struct {
 	perUnit map[int]int64
 }
 
-func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
+// analyzeSetup validates the parallelism, padding and layer list of s and
+// returns the report skeleton.
+func analyzeSetup(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if s == nil {
 		return nil, errors.New("no scenario")
 	}
@@ -382,16 +384,24 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("communication.padding: %w", err)
 	}
-	layers := s.Model.LayerList
-	if len(layers) == 0 {
+	if len(s.Model.LayerList) == 0 {
 		return nil, errors.New("model: no layers (layer_list is empty)")
 	}
-	r := &Report{
+	return &Report{
 		Scenario: scenarioName(s), Estimator: "zerosim",
 		Convention: opt.Convention, ConventionName: opt.Convention.String(),
 		Stage: p.Stage, N: n, K: k, Shards: shards, Rank: opt.Rank, Padding: padding.String(),
 		GPUMemory: int64(s.Cluster.GPUMemory), PeakUnit: -1,
+	}, nil
+}
+
+func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
+	r, err := analyzeSetup(s, opt)
+	if err != nil {
+		return nil, err
 	}
+	padding, _ := ParsePadding(r.Padding)
+	shards := r.Shards
 	groups, err := buildGroups(s, r, shards, padding)
 	if err != nil {
 		return nil, err
@@ -539,4 +549,24 @@ func unitParams(l scenarios.Layer, u int) ([]Param, error) {
 		return nil, fmt.Errorf("model.layer_list[%d] %q: tensors hold %d params, layer says %d", u, l.Name, sum, int64(l.Params))
 	}
 	return ps, nil
+}
+
+// BufferLayouts returns the buffer layout of every parameter group of s at
+// its stage, exactly as Analyze builds them (one code path): groups in
+// declaration order ("dense" first unless declared), the layer list's
+// tensors in forward order with Unit = layer index, Shards = N/K at stages
+// 1–3 and 1 at stage 0, one bucket per unit at stage 3, otherwise buckets of
+// communication.bucket_size bytes / the group's grad element size, and the
+// scenario's padding rules. The zero/ replay and numerics should use these
+// layouts rather than building their own.
+func BufferLayouts(s *scenarios.Scenario) ([]GroupInfo, error) {
+	r, err := analyzeSetup(s, Options{})
+	if err != nil {
+		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
+	}
+	pad, _ := ParsePadding(s.Communication.Padding) // checked by analyzeSetup
+	if _, err := buildGroups(s, r, r.Shards, pad); err != nil {
+		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
+	}
+	return r.Groups, nil
 }

@@ -29,9 +29,9 @@ func seed002Scenario(stage, prefetch int) *scenarios.Scenario {
 		Model: scenarios.Model{Kind: "tiny-transformer", LayerList: []scenarios.Layer{
 			{Name: "LN1", Params: 8, Tensors: []scenarios.Tensor{tensor("gamma", 4), tensor("beta", 4)}},
 			{Name: "attention", Params: 64, Tensors: []scenarios.Tensor{tensor("wq", 4, 4), tensor("wk", 4, 4), tensor("wv", 4, 4), tensor("wo", 4, 4)}},
-			{Name: "LN2", Params: 8},
+			{Name: "LN2", Params: 8, Tensors: []scenarios.Tensor{tensor("gamma", 4), tensor("beta", 4)}},
 			{Name: "FFN", Params: 148, Tensors: []scenarios.Tensor{tensor("w1", 4, 16), tensor("b1", 16), tensor("w2", 16, 4), tensor("b2", 4)}},
-			{Name: "output", Params: 32},
+			{Name: "output", Params: 32, Tensors: []scenarios.Tensor{tensor("w_vocab", 4, 8)}},
 		}},
 		Communication: scenarios.Communication{PrefetchDepth: &prefetch},
 	}
@@ -513,5 +513,36 @@ func TestProperties(t *testing.T) {
 				t.Errorf("case %d stage %d N=%d K=%d: model states summed over ranks %d, want %d·%d", c, r.Stage, n, k, sum, S, want)
 			}
 		}
+	}
+}
+
+// TestBufferLayouts: the layouts handed to zero/ and numerics are the ones
+// Analyze uses.
+func TestBufferLayouts(t *testing.T) {
+	for st := range 4 {
+		s := seed002Scenario(st, 1)
+		s.Communication.BucketSize = 100 // 50 bf16 elements
+		gs, err := BufferLayouts(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustAnalyze(t, s, Options{})
+		if len(gs) != 1 || len(r.Groups) != 1 {
+			t.Fatalf("stage %d: %d / %d groups, want 1", st, len(gs), len(r.Groups))
+		}
+		a, b := gs[0].Layout, r.Groups[0].Layout
+		if fmt.Sprint(a.Buckets) != fmt.Sprint(b.Buckets) || fmt.Sprint(a.Params) != fmt.Sprint(b.Params) {
+			t.Errorf("stage %d: BufferLayouts %v differs from Analyze %v", st, a.Buckets, b.Buckets)
+		}
+		wantBuckets := []int{6, 6, 6, 5}[st] // 260/50 → 6 buckets; per unit at stage 3
+		if len(a.Buckets) != wantBuckets || a.Spec.Shards != []int{1, 2, 2, 2}[st] {
+			t.Errorf("stage %d: %d buckets over %d shards, want %d over %d", st, len(a.Buckets), a.Spec.Shards, wantBuckets, []int{1, 2, 2, 2}[st])
+		}
+		if len(a.Params) != 13 {
+			t.Errorf("stage %d: %d params, want the 13 tensors", st, len(a.Params))
+		}
+	}
+	if _, err := BufferLayouts(nil); err == nil {
+		t.Error("nil scenario: no error")
 	}
 }
