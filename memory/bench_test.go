@@ -40,8 +40,8 @@ func BenchmarkNewLayout(b *testing.B) {
 func benchmarkAnalyze(b *testing.B, layers, stage int) {
 	s := &scenarios.Scenario{
 		Name: "bench", Cluster: scenarios.Cluster{Nodes: 8, GPUsPerNode: 8},
-		Parallelism: scenarios.Parallelism{DP: 64, Stage: stage},
-		Model:       scenarios.Model{Kind: "transformer", Hidden: 4096, Heads: 32, SeqLen: 4096, Layers: int64(layers)},
+		Parallelism:   scenarios.Parallelism{DP: 64, Stage: stage},
+		Model:         scenarios.Model{Kind: "transformer", Hidden: 4096, Heads: 32, SeqLen: 4096, Layers: int64(layers)},
 		Communication: scenarios.Communication{BucketSize: 40 * units.MB},
 	}
 	for i := range layers {
