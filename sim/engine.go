@@ -19,16 +19,15 @@ type Tracer interface {
 	Event(t Time, seq uint64)
 }
 
-// event is one queued callback. Internal flow-completion events carry the
-// flow and the version they were scheduled for instead of a closure, so a
-// rate change invalidates them without allocating: a stale event is skipped
-// when popped.
+// event is one queued callback. Flow completions are not events in this
+// heap: each flow in progress sits in a second indexed heap (fheap) keyed by
+// its finish time, moved in place when its rate changes, so a rate change
+// leaves no stale event behind. Both heaps share one sequence counter, so
+// ties between them also follow scheduling order.
 type event struct {
 	t   Time
 	seq uint64
 	fn  func()
-	f   *Flow
-	ver uint64
 }
 
 // Engine is a deterministic discrete-event engine. It is not safe for
@@ -37,6 +36,7 @@ type Engine struct {
 	now    Time
 	seq    uint64
 	heap   []event
+	fheap  []*Flow
 	events int64
 	tracer Tracer
 
@@ -57,12 +57,12 @@ func (e *Engine) SetTracer(t Tracer) { e.tracer = t }
 // Now is the current simulated time.
 func (e *Engine) Now() Time { return e.now }
 
-// Events is the number of events run so far (stale flow-completion events
-// that were superseded by a rate change are not counted).
+// Events is the number of events run so far, flow and group completions
+// included.
 func (e *Engine) Events() int64 { return e.events }
 
-// Pending is the number of queued events, including stale ones.
-func (e *Engine) Pending() int { return len(e.heap) }
+// Pending is the number of queued events, flow completions included.
+func (e *Engine) Pending() int { return len(e.heap) + len(e.fheap) }
 
 // ActiveFlows is the number of flows and groups started and not finished.
 func (e *Engine) ActiveFlows() int { return e.flows }
@@ -93,24 +93,42 @@ func (e *Engine) After(d Time, fn func()) {
 
 // Step runs the next event and reports whether there was one.
 func (e *Engine) Step() bool {
-	for len(e.heap) > 0 {
-		ev := e.pop()
-		if ev.f != nil && (ev.f.ver != ev.ver || ev.f.done) {
-			continue // superseded by a rate change
+	if len(e.fheap) > 0 {
+		f := e.fheap[0]
+		if len(e.heap) == 0 || f.at < e.heap[0].t || (f.at == e.heap[0].t && f.fseq < e.heap[0].seq) {
+			e.now = f.at
+			e.events++
+			if e.tracer != nil {
+				e.tracer.Event(f.at, f.fseq)
+			}
+			e.finish(f)
+			return true
 		}
-		e.now = ev.t
-		e.events++
-		if e.tracer != nil {
-			e.tracer.Event(ev.t, ev.seq)
-		}
-		if ev.f != nil {
-			e.finish(ev.f)
-		} else {
-			ev.fn()
-		}
-		return true
 	}
-	return false
+	if len(e.heap) == 0 {
+		return false
+	}
+	ev := e.pop()
+	e.now = ev.t
+	e.events++
+	if e.tracer != nil {
+		e.tracer.Event(ev.t, ev.seq)
+	}
+	ev.fn()
+	return true
+}
+
+// next is the time of the next event, and false if there is none.
+func (e *Engine) next() (Time, bool) {
+	switch {
+	case len(e.heap) == 0 && len(e.fheap) == 0:
+		return 0, false
+	case len(e.heap) == 0:
+		return e.fheap[0].at, true
+	case len(e.fheap) == 0:
+		return e.heap[0].t, true
+	}
+	return min(e.heap[0].t, e.fheap[0].at), true
 }
 
 // Run runs events until the queue is empty.
@@ -122,7 +140,11 @@ func (e *Engine) Run() {
 // RunUntil runs every event at or before t, then advances the clock to t
 // (if it is not already later).
 func (e *Engine) RunUntil(t Time) {
-	for len(e.heap) > 0 && e.heap[0].t <= t {
+	for {
+		nt, ok := e.next()
+		if !ok || nt > t {
+			break
+		}
 		e.Step()
 	}
 	if e.now < t {
@@ -197,4 +219,82 @@ func TransferTime(bytes, bytesPerSec int64) Time {
 		return MaxTime
 	}
 	return Time(q)
+}
+
+// Flow heap: flows in progress ordered by (at, fseq); f.hidx is the index.
+
+func (e *Engine) fless(i, j int) bool {
+	a, b := e.fheap[i], e.fheap[j]
+	return a.at < b.at || (a.at == b.at && a.fseq < b.fseq)
+}
+
+func (e *Engine) fswap(i, j int) {
+	h := e.fheap
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+
+func (e *Engine) fup(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.fless(i, p) {
+			break
+		}
+		e.fswap(i, p)
+		i = p
+	}
+}
+
+func (e *Engine) fdown(i int) {
+	n := len(e.fheap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && e.fless(r, l) {
+			m = r
+		}
+		if !e.fless(m, i) {
+			return
+		}
+		e.fswap(i, m)
+		i = m
+	}
+}
+
+// schedule (re)places f in the flow heap to finish at t; like At, it takes
+// the next sequence number, so it runs after events already scheduled at t.
+func (e *Engine) schedule(f *Flow, t Time) {
+	f.at = t
+	f.fseq = e.seq
+	e.seq++
+	if f.hidx < 0 {
+		f.hidx = len(e.fheap)
+		e.fheap = append(e.fheap, f)
+		e.fup(f.hidx)
+		return
+	}
+	e.fup(f.hidx)
+	e.fdown(f.hidx)
+}
+
+// unschedule removes f from the flow heap if it is there.
+func (e *Engine) unschedule(f *Flow) {
+	i := f.hidx
+	if i < 0 {
+		return
+	}
+	n := len(e.fheap) - 1
+	if i != n {
+		e.fswap(i, n)
+	}
+	e.fheap[n] = nil
+	e.fheap = e.fheap[:n]
+	f.hidx = -1
+	if i != n {
+		e.fup(i)
+		e.fdown(i)
+	}
 }

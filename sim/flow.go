@@ -34,10 +34,11 @@ type Resource struct {
 	users []user
 
 	// scratch for recomputation and group building
-	mark uint64
-	rem  uint64
-	wsum uint64
-	gidx int
+	mark  uint64
+	rem   uint64
+	wsum  uint64
+	level uint64 // rem/wsum, kept up to date during progressive filling
+	gidx  int
 }
 
 type user struct {
@@ -80,7 +81,9 @@ type Flow struct {
 	hi, lo uint64 // remaining work units (128 bits)
 	rate   uint64 // work units per ps (per member)
 	last   Time   // time hi:lo was last brought up to date
-	ver    uint64
+	at     Time   // scheduled finish (while in the flow heap)
+	fseq   uint64 // sequence number of that scheduling
+	hidx   int    // index in the engine's flow heap, -1 if not there
 	onDone func()
 	bytes  int64
 	start  Time
@@ -155,7 +158,7 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 	if bytesPerMember < 0 {
 		panic("sim: StartGroup with negative bytes")
 	}
-	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now}
+	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1}
 	e.epoch++
 	for _, m := range members {
 		for _, r := range m {
@@ -178,7 +181,7 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 	if bytesPerMember == 0 || len(f.res) == 0 {
 		f.res = nil
 		e.flows++
-		e.push(event{t: e.now, f: f, ver: f.ver})
+		e.schedule(f, e.now)
 		return f
 	}
 	e.flows++
@@ -194,6 +197,7 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 // finish completes f at Now: it leaves its resources, the rates of the
 // flows that shared them are recomputed, then onDone runs.
 func (e *Engine) finish(f *Flow) {
+	e.unschedule(f)
 	f.done = true
 	f.end = e.now
 	f.hi, f.lo, f.rate = 0, 0, 0
@@ -262,6 +266,7 @@ func (e *Engine) recompute(seeds []resUse) {
 			r.wsum += u.w
 		}
 		if r.wsum > 0 {
+			r.level = r.rem / r.wsum
 			act = append(act, r)
 		}
 	}
@@ -270,9 +275,8 @@ func (e *Engine) recompute(seeds []resUse) {
 		best := -1
 		var level uint64
 		for i, r := range act {
-			l := r.rem / r.wsum
-			if best < 0 || l < level {
-				best, level = i, l
+			if best < 0 || r.level < level {
+				best, level = i, r.level
 			}
 		}
 		for _, u := range act[best].users {
@@ -283,8 +287,12 @@ func (e *Engine) recompute(seeds []resUse) {
 			f.frozen = true
 			f.nrate = level
 			for _, ru := range f.res {
-				ru.r.rem -= level * ru.w
-				ru.r.wsum -= ru.w
+				r := ru.r
+				r.rem -= level * ru.w
+				r.wsum -= ru.w
+				if r.wsum > 0 {
+					r.level = r.rem / r.wsum
+				}
 			}
 		}
 		// Drop resources with no unfrozen user left.
@@ -302,11 +310,11 @@ func (e *Engine) recompute(seeds []resUse) {
 			continue // its queued completion is still right
 		}
 		f.rate = f.nrate
-		f.ver++
 		if f.rate == 0 {
+			e.unschedule(f)
 			continue
 		}
-		e.push(event{t: finishAt(now, f.hi, f.lo, f.rate), f: f, ver: f.ver})
+		e.schedule(f, finishAt(now, f.hi, f.lo, f.rate))
 	}
 	// Keep scratch capacity, drop references.
 	clear(res)
