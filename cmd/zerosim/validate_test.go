@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// runValidateCLI runs zerosim in-process with stdin and returns stdout,
+// stderr and the exit code.
+func runValidateCLI(t *testing.T, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(args, bytes.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestShowValidateRoundTrip pipes "scenarios show X" into "validate -" for
+// every embedded example.
+func TestShowValidateRoundTrip(t *testing.T) {
+	want := map[string]string{
+		"default":       "<stdin>: ok (N=16, stage 1, K=1, P=6738415616 params)\n",
+		"gpt3-175b-16k": "<stdin>: ok (N=16384, stage 3, K=1, P=174604259328 params)\n",
+		"seed000-k4":    "<stdin>: ok (N=8, stage 1, K=4, P=1342382080 params)\n",
+		"seed000-mlp":   "<stdin>: ok (N=4, stage 1, K=1, P=1342382080 params)\n",
+		"seed001-azure": "<stdin>: ok (N=32, stage 1, K=1, P=1315723264 params)\n",
+		"seed001-dgx2h": "<stdin>: ok (N=128, stage 1, K=1, P=2651553280 params)\n",
+		"seed002-7b":    "<stdin>: ok (N=8, stage 3, K=1, P=7000000000 params)\n",
+		"seed002-tiny":  "<stdin>: ok (N=2, stage 3, K=1, P=260 params)\n",
+	}
+	for _, name := range scenarios.ExampleNames() {
+		shown, stderr, code := runValidateCLI(t, nil, "scenarios", "show", name)
+		raw, _ := scenarios.Example(name)
+		if code != 0 || stderr != "" || shown != string(raw) {
+			t.Errorf("show %s: code %d, stderr %q, output differs from the embedded bytes: %v", name, code, stderr, shown != string(raw))
+			continue
+		}
+		out, stderr, code := runValidateCLI(t, []byte(shown), "validate", "-")
+		if code != 0 || stderr != "" || out != want[name] {
+			t.Errorf("validate %s: code %d, stdout %q, stderr %q; want %q", name, code, out, stderr, want[name])
+		}
+	}
+}
+
+func TestValidateFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	tiny, _ := scenarios.Example("seed002-tiny")
+	os.WriteFile(good, tiny, 0o644)
+	os.WriteFile(bad, []byte(strings.Replace(string(tiny), "zero_stage: 3", "zero_stage: 5", 1)), 0o644)
+
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		stdin    string
+		out, err string
+		code     int
+	}{
+		{"two good files", []string{"validate", good, good}, "",
+			good + ": ok (N=2, stage 3, K=1, P=260 params)\n" + good + ": ok (N=2, stage 3, K=1, P=260 params)\n", "", 0},
+		{"first error stops", []string{"validate", good, bad, good}, "",
+			good + ": ok (N=2, stage 3, K=1, P=260 params)\n", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n", 2},
+		{"set", []string{"validate", "--set", "parallelism.zero_stage=1", good}, "",
+			good + ": ok (N=2, stage 1, K=1, P=260 params)\n", "", 0},
+		{"bad set", []string{"validate", "--set", "parallelism.k=3", good}, "",
+			"", "zerosim: " + good + ": --set parallelism.k=3: k=3 does not divide dp·cp=2 (use a divisor of 2: 1, 2)\n", 2},
+		{"missing file", []string{"validate", filepath.Join(dir, "nope.yaml")}, "",
+			"", "zerosim: " + filepath.Join(dir, "nope.yaml") + ": cannot read the file: no such file or directory (check the path)\n", 2},
+		{"stdin error", []string{"validate", "-"}, "version: 1\nclster: {}\n",
+			"", "zerosim: <stdin>:2:1: unknown key \"clster\" at the top level (did you mean \"cluster\"?)\n", 2},
+		{"empty stdin", []string{"validate", "-"}, "",
+			"", "zerosim: <stdin>: empty file (a scenario starts with \"version: 1\")\n", 2},
+		{"no args", []string{"validate"}, "", "", "zerosim: requires at least 1 arg(s), only received 0\n", 2},
+	} {
+		out, errOut, code := runValidateCLI(t, []byte(tc.stdin), tc.args...)
+		if out != tc.out || errOut != tc.err || code != tc.code {
+			t.Errorf("%s:\n stdout %q\n   want %q\n stderr %q\n   want %q\n code %d want %d", tc.name, out, tc.out, errOut, tc.err, code, tc.code)
+		}
+	}
+}
+
+func TestScenariosList(t *testing.T) {
+	out, errOut, code := runValidateCLI(t, nil, "scenarios")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || errOut != "" || len(lines) != len(scenarios.ExampleNames())+1 {
+		t.Fatalf("code %d, stderr %q, %d lines:\n%s", code, errOut, len(lines), out)
+	}
+	if !strings.HasPrefix(lines[0], "NAME ") || !strings.HasPrefix(lines[1], "default ") ||
+		!strings.HasSuffix(lines[1], "Llama 2 7B on 2 nodes × 8 H100-80GB, ZeRO-1, dp 16") {
+		t.Errorf("table starts %q / %q", lines[0], lines[1])
+	}
+	out, _, code = runValidateCLI(t, nil, "scenarios", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(out, "name,description\ndefault,\"Llama 2 7B on 2 nodes × 8 H100-80GB, ZeRO-1, dp 16\"\n") {
+		t.Errorf("csv: %q", out)
+	}
+	out, _, code = runValidateCLI(t, nil, "scenarios", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"name": "seed002-tiny",`) {
+		t.Errorf("json: %q", out)
+	}
+	_, errOut, code = runValidateCLI(t, nil, "scenarios", "show", "nope")
+	if code != 2 || !strings.HasPrefix(errOut, "zerosim: unknown scenario \"nope\" (use default, gpt3-175b-16k, ") {
+		t.Errorf("show nope: code %d, %q", code, errOut)
+	}
+	out, _, code = runValidateCLI(t, nil, "__complete", "scenarios", "show", "seed00")
+	if code != 0 || !strings.HasPrefix(out, "seed000-k4\nseed000-mlp\nseed001-azure\nseed001-dgx2h\nseed002-7b\nseed002-tiny\n:4\n") {
+		t.Errorf("completion: %q", out)
+	}
+}
