@@ -455,3 +455,35 @@ func TestDeterministicConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestTree: the double binary tree's closed form on uniform links. n = 8:
+// depth 3 (7→6→4→0), every rank sends 4 halves (interior in one tree: up +
+// 2 down; leaf in the other: up), so 6·α + TransferTime(2·S, B). n = 2: the
+// two trees share the one edge, 2·α + TransferTime(S, B), the ring's time.
+func TestTree(t *testing.T) {
+	const alpha = 500 * units.Nanosecond
+	for _, c := range []struct {
+		n    int
+		want units.Duration
+	}{
+		{8, 6*alpha + units.TransferTime(2*64*units.MiB, 300e9)},
+		{2, 2*alpha + units.TransferTime(64*units.MiB, 300e9)},
+		{16, 8*alpha + units.TransferTime(2*64*units.MiB, 300e9)},
+	} {
+		topo := uniform(t, 1, c.n, 300e9, alpha)
+		spec := Spec{Op: AllReduce, Algo: Tree, Group: topo.All(), Bytes: 64 * units.MiB}
+		got, err := ClosedForm(topo, spec)
+		if err != nil || got != c.want {
+			t.Errorf("tree n=%d: %d ps, %v; want %d", c.n, got, err, c.want)
+		}
+		if sim := runAlone(t, topo, spec); sim != c.want {
+			t.Errorf("tree n=%d: engine %d ps, want %d", c.n, sim, c.want)
+		}
+		if c.n == 2 {
+			ring, _ := ClosedForm(topo, Spec{Op: AllReduce, Algo: Ring, Group: topo.All(), Bytes: 64 * units.MiB})
+			if ring != got {
+				t.Errorf("tree n=2 %d ≠ ring %d", got, ring)
+			}
+		}
+	}
+}

@@ -318,35 +318,51 @@ func blockSizes(b [][]int) []int {
 	return out
 }
 
-// lowerTree builds NCCL's double binary tree over the group's positions:
-// tree 1 is a balanced in-order binary tree over positions 0..n−1 (its
-// leaves are mostly the even positions), tree 2 the same tree shifted by one
-// position, so most ranks are a leaf in one tree and interior in the other.
-// Each tree carries half the buffer: ⌈S/2⌉ goes up every edge (reduce) and
-// down every edge (broadcast), pipelined, so the phase is one coupled group
-// of 4·(n−1) transfers of ⌈S/2⌉ after 2·d steps of latency (d = the deeper
-// tree's depth in edges).
+// btreeParent is the parent of position r in NCCL's binary tree over n
+// positions (ncclGetBtree): position 0 is the root; r's parent clears its
+// lowest set bit and sets the next one, or only clears it when that falls
+// outside the tree.
+func btreeParent(r, n int) int {
+	bit := r & -r
+	up := (r ^ bit) | (bit << 1)
+	if up >= n {
+		up = r ^ bit
+	}
+	return up
+}
+
+// lowerTree builds NCCL's double binary tree over the group's positions
+// (ncclGetDtree): tree 1 is the binary tree of btreeParent, tree 2 its
+// mirror (position p ↦ n−1−p) when n is even, or tree 1 shifted by one
+// position when n is odd, so most ranks are a leaf in one tree and interior
+// in the other. Each tree carries half the buffer: ⌈S/2⌉ goes up every edge
+// (reduce) and down every edge (broadcast), pipelined, so the whole
+// all-reduce is one coupled group of 4·(n−1) transfers of ⌈S/2⌉ after 2·d
+// steps of latency (d = the deeper tree's depth in edges).
 func lowerTree(group []int, S units.Bytes) Phase {
 	n := len(group)
-	half := ceilDiv(S, 2)
-	ph := Phase{Name: "tree", Bytes: half}
+	ph := Phase{Name: "tree", Bytes: ceilDiv(S, 2)}
 	depth := 0
-	for shift := range 2 {
-		var build func(lo, hi, parent, d int)
-		build = func(lo, hi, parent, d int) {
-			if lo >= hi {
-				return
-			}
-			mid := (lo + hi) / 2
-			if parent >= 0 {
-				c, p := group[(mid+shift)%n], group[(parent+shift)%n]
-				ph.Transfers = append(ph.Transfers, Transfer{c, p}, Transfer{p, c})
-				depth = max(depth, d)
-			}
-			build(lo, mid, mid, d+1)
-			build(mid+1, hi, mid, d+1)
+	for p := 1; p < n; p++ {
+		d := 0
+		for q := p; q != 0; q = btreeParent(q, n) {
+			d++
 		}
-		build(0, n, -1, 0)
+		depth = max(depth, d)
+	}
+	for tree := range 2 {
+		pos := func(p int) int { return p }
+		if tree == 1 {
+			if n%2 == 0 {
+				pos = func(p int) int { return n - 1 - p }
+			} else {
+				pos = func(p int) int { return (p + 1) % n }
+			}
+		}
+		for p := 1; p < n; p++ {
+			c, par := group[pos(p)], group[pos(btreeParent(p, n))]
+			ph.Transfers = append(ph.Transfers, Transfer{c, par}, Transfer{par, c})
+		}
 	}
 	ph.Steps = 2 * depth
 	return ph
