@@ -9,7 +9,7 @@ import (
 // Limits on model dimensions; they keep every derived count far inside int64.
 const (
 	maxHidden = 1 << 20
-	maxLayers = 4096
+	maxLayers = 1024
 	maxFFN    = 1 << 24
 	maxVocab  = 1 << 24
 	maxSeqLen = 1 << 24

@@ -287,7 +287,7 @@ parallelism: {dp: 2, zero_stage: 3}
 
 func TestManyLayersIsBounded(t *testing.T) {
 	_, err := Load("b.yaml", []byte(rep("preset: gpt3-125m", "params: 7B\n  layers: 100000")), nil)
-	if err == nil || !strings.Contains(err.Error(), "layers=100000 is out of range (use 1 to 4096)") {
+	if err == nil || !strings.Contains(err.Error(), "layers=100000 is out of range (use 1 to 1024)") {
 		t.Errorf("got %v", err)
 	}
 }
