@@ -197,7 +197,7 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 			continue
 		}
 		for g := range e.arrivals[t] {
-			members := groupMembers(e.sc.N, e.sc.K, task.Group, g)
+			members := e.groups[task.Group][g]
 			last := members[0]
 			for _, m := range members {
 				if e.arrive[e.at(m, int32(t))] > e.arrive[e.at(last, int32(t))] {

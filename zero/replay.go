@@ -49,6 +49,7 @@ type executor struct {
 	// collective still starts all its group instances on the network, so
 	// links are shared exactly as in the full run.
 	symmetric bool
+	groups    [GroupInter + 1][][]int
 }
 
 const unset units.Duration = -1
@@ -71,7 +72,26 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 			e.arrivals[i] = make([]int32, groupCount(sc, task.Group))
 		}
 	}
-	e.members = func(g GroupKind, rank int) (int, []int) { return groupOf(sc.N, sc.K, g, rank) }
+	// Every group's members, built once (a collective task reads them for
+	// each arriving rank).
+	var groups [GroupInter + 1][][]int
+	for g := GroupAll; g <= GroupInter; g++ {
+		groups[g] = make([][]int, groupCount(sc, g))
+		for i := range groups[g] {
+			groups[g][i] = groupMembers(sc.N, sc.K, g, i)
+		}
+	}
+	e.members = func(g GroupKind, rank int) (int, []int) {
+		idx := 0
+		switch g {
+		case GroupIntra:
+			idx = rank / (sc.N / sc.K)
+		case GroupInter:
+			idx = rank % (sc.N / sc.K)
+		}
+		return idx, groups[g][idx]
+	}
+	e.groups = groups
 	return e
 }
 
@@ -84,20 +104,6 @@ func groupCount(sc *Schedule, g GroupKind) int {
 		return sc.N / sc.K
 	}
 	return 1
-}
-
-// groupOf returns the index of rank's group of kind g and its members in ring
-// order.
-func groupOf(n, k int, g GroupKind, rank int) (int, []int) {
-	size := n / k
-	idx := 0
-	switch g {
-	case GroupIntra:
-		idx = rank / size
-	case GroupInter:
-		idx = rank % size
-	}
-	return idx, groupMembers(n, k, g, idx)
 }
 
 // groupMembers lists group idx of kind g in ring order: intra groups are
@@ -218,7 +224,7 @@ func (e *executor) begin(r int, t int32) {
 			if other == g {
 				continue
 			}
-			e.net.Start(task.Kind, groupMembers(e.sc.N, e.sc.K, task.Group, other), task.Bytes, func() {})
+			e.net.Start(task.Kind, e.groups[task.Group][other], task.Bytes, func() {})
 		}
 		e.net.Start(task.Kind, members, task.Bytes, func() { e.finish(r, t) })
 		return

@@ -87,19 +87,11 @@ func (n *fabricNet) Start(kind Kind, members []int, bytes int64, done func()) {
 	if n.rankWire[ph] == nil {
 		n.rankWire[ph] = make([][topology.NumClasses]int64, n.topo.Ranks())
 	}
-	for _, p := range h.Plan.Phases {
-		for _, x := range p.Transfers {
-			path, err := n.topo.Path(x.Src, x.Dst)
-			if err != nil {
-				if n.err == nil {
-					n.err = err
-				}
-				return
-			}
-			n.wire[ph][path.Class] += int64(p.Bytes)
-			n.rankWire[ph][x.Src][path.Class] += int64(p.Bytes)
-		}
-	}
+	rw := n.rankWire[ph]
+	h.Plan.EachTransfer(func(src, _ int, c topology.Class, b units.Bytes) {
+		n.wire[ph][c] += int64(b)
+		rw[src][c] += int64(b)
+	})
 }
 
 // Replay builds the schedule of s and replays one step on every rank.
@@ -165,6 +157,10 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
 	res.PeakMemory = make([]int64, sc.N)
 	for r := range res.PeakMemory {
+		if sym || r == opt.MemoryRank {
+			res.PeakMemory[r] = res.Memory.Peak // every rank's timeline is rank 0's
+			continue
+		}
 		res.PeakMemory[r] = ex.memoryTimeline(r, mev, mnames, mrest).Peak
 	}
 	return res, nil
@@ -188,6 +184,12 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		}
 	}
 	for r := 0; r < sc.N; r++ {
+		if e.symmetric && r > 0 {
+			st := res.Ranks[0]
+			st.Rank = r
+			res.Ranks = append(res.Ranks, st)
+			continue
+		}
 		res.Ranks = append(res.Ranks, e.rankStats(r, res.StepTime))
 	}
 	// Collective instances, in start order (ties: task, group).
@@ -196,7 +198,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			continue
 		}
 		for g := range e.arrivals[t] {
-			m := groupMembers(sc.N, sc.K, task.Group, g)
+			m := e.groups[task.Group][g]
 			i := e.at(m[0], int32(t))
 			res.Collectives = append(res.Collectives, CollectiveRecord{Task: int32(t), Kind: task.Kind, Phase: task.Phase,
 				Group: task.Group, GroupIndex: g, Ranks: len(m), Bytes: task.Bytes, Start: e.start[i], End: e.end[i]})
@@ -211,7 +213,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			if t.Phase != ph || !t.Kind.IsComm() {
 				continue
 			}
-			n := len(groupMembers(sc.N, sc.K, t.Group, 0))
+			n := len(e.groups[t.Group][0])
 			pb.Logical += Logical(t.Kind, t.Bytes)
 			pb.Sent += Sent(t.Kind, t.Bytes, n)
 			pb.Collectives++

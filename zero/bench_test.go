@@ -1,0 +1,62 @@
+package zero
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// gpt3 returns GPT-3 175B (h 12288, 96 layers, a 96, s 2048) with ZeRO-3,
+// prefetch depth 2, on nodes × 8 GPUs: NVLink4 inside (450 GB/s), 400 Gbps
+// per GPU between nodes.
+func gpt3(nodes int) *scenarios.Scenario {
+	const h = 12288
+	s := &scenarios.Scenario{Version: 1, Name: fmt.Sprintf("gpt3-175b-%d", nodes*8)}
+	s.Cluster = scenarios.Cluster{Nodes: nodes, GPUsPerNode: 8, PeakBF16: 989e12, HBMBandwidth: 3350e9, GPUMemory: 80 << 30,
+		Intra: scenarios.Link{Bandwidth: 450e9, Latency: 500 * units.Nanosecond},
+		Inter: scenarios.Link{Bandwidth: 50e9, Latency: 2 * units.Microsecond}}
+	s.Model = scenarios.Model{Kind: "transformer", Hidden: h, SeqLen: 2048, Heads: 96, Layers: 96, Vocab: 50257, FFN: 4 * h}
+	s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: "embedding", Params: units.Count((50257 + 2048) * h)})
+	for i := 0; i < 96; i++ {
+		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: fmt.Sprintf("block.%d", i), Params: 12*h*h + 13*h})
+	}
+	s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: "final_norm", Params: 2 * h})
+	two := 2
+	s.Parallelism = scenarios.Parallelism{DP: nodes * 8, CP: 1, Stage: 3, K: 1}
+	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
+	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "auto", MaxInflightAllGathers: 2, PrefetchDepth: &two}
+	return s
+}
+
+func benchmarkStep(b *testing.B, s *scenarios.Scenario, opt Options) {
+	b.ReportAllocs()
+	var events int64
+	for b.Loop() {
+		res, err := Replay(s, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = res.Events
+	}
+	b.ReportMetric(float64(s.N()), "ranks")
+	b.ReportMetric(float64(events), "events/op")
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkStep175BZeRO3_16k simulates every one of 16,384 ranks.
+func BenchmarkStep175BZeRO3_16k(b *testing.B) { benchmarkStep(b, gpt3(2048), Options{Full: true}) }
+
+// BenchmarkStep175BZeRO3_16kSymmetric uses the symmetric fast path.
+func BenchmarkStep175BZeRO3_16kSymmetric(b *testing.B) { benchmarkStep(b, gpt3(2048), Options{}) }
+
+// BenchmarkStep_1k simulates every one of 1,024 ranks.
+func BenchmarkStep_1k(b *testing.B) { benchmarkStep(b, gpt3(128), Options{Full: true}) }
+
+// BenchmarkStepScaling runs the full simulation from 8 to 16,384 ranks.
+func BenchmarkStepScaling(b *testing.B) {
+	for nodes := 1; nodes <= 2048; nodes *= 4 {
+		b.Run(fmt.Sprintf("ranks=%d", nodes*8), func(b *testing.B) { benchmarkStep(b, gpt3(nodes), Options{Full: true}) })
+	}
+}
