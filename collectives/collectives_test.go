@@ -487,3 +487,30 @@ func TestTree(t *testing.T) {
 		}
 	}
 }
+
+// TestEachTransfer: the per-transfer walk sums to Wire's totals.
+func TestEachTransfer(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 4, GPUsPerNode: 2, Intra: topology.LinkParams{Bandwidth: 300e9}, Inter: topology.LinkParams{Bandwidth: 25e9}})
+	for _, algo := range []Algo{Ring, Hierarchical, Tree} {
+		spec := Spec{Op: AllReduce, Algo: algo, Group: topo.All(), Bytes: 1000}
+		p, err := Lower(topo, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum [topology.NumClasses]units.Bytes
+		sent := make([]units.Bytes, topo.Ranks())
+		p.EachTransfer(func(src, dst int, c topology.Class, b units.Bytes) {
+			sum[c] += b
+			sent[src] += b
+		})
+		w, _ := Wire(topo, spec)
+		if sum != w.Total {
+			t.Errorf("%v: EachTransfer sums %v, Wire %v", algo, sum, w.Total)
+		}
+		for r := range sent {
+			if sent[r] != w.Sent[r][topology.Intra]+w.Sent[r][topology.Inter] {
+				t.Errorf("%v: rank %d sent %d", algo, r, sent[r])
+			}
+		}
+	}
+}

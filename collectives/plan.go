@@ -432,3 +432,15 @@ func ClosedForm(t *topology.Topology, spec Spec) (units.Duration, error) {
 	}
 	return units.Duration(total), nil
 }
+
+// EachTransfer calls fn for every transfer of every phase, in phase order:
+// its source and destination ranks, link class and bytes. The sums are the
+// plan's wire bytes (what Wire and Fabric.Traffic count).
+func (p *Plan) EachTransfer(fn func(src, dst int, c topology.Class, b units.Bytes)) {
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		for j, x := range ph.Transfers {
+			fn(x.Src, x.Dst, ph.paths[j].Class, ph.Bytes)
+		}
+	}
+}
