@@ -128,6 +128,12 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 		}
 	}
 	l.index(root, "")
+	// The version comes first: a file of another version may use other keys.
+	if v, ok := l.idx["version"]; !ok {
+		return nil, l.fileErr("version is missing (start the file with \"version: 1\")")
+	} else if v.val.Kind == yaml.ScalarNode && v.val.Tag == "!!int" && strings.TrimLeft(v.val.Value, "+0") != "1" {
+		return nil, l.errAt(v.key, fmt.Sprintf("version=%s is not supported (use version: 1)", describe(v.val)))
+	}
 
 	var errs []*Error
 	l.typecheck(root, scenarioType, "", &errs)
@@ -259,6 +265,11 @@ func (l *loader) typecheck(n *yaml.Node, t reflect.Type, path string, errs *[]*E
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 			bad("a number", "a decimal such as 0.5")
+			return
+		}
+		switch strings.ToLower(strings.TrimLeft(n.Value, "+-")) {
+		case ".inf", ".nan":
+			bad("a finite number", "a decimal such as 0.5")
 			return
 		}
 		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
