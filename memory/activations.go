@@ -100,7 +100,12 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 	switch {
 	case !derive:
 	case (kind == "transformer" || kind == "llama") && m.Hidden > 0 && m.Heads > 0 && m.SeqLen > 0:
-		perBlock, perBlockT, err = TransformerActivation(m.SeqLen, b, m.Hidden, m.Heads, s.Training.Recompute)
+		// Context parallelism splits the sequence over cp ranks; each rank
+		// keeps the activations of its ceil(s/cp) tokens (the attention term
+		// becomes 5·a·(s/cp)²·b, one block of scores at a time).
+		cp := int64(max(s.Parallelism.CP, 1))
+		seq := (m.SeqLen + cp - 1) / cp
+		perBlock, perBlockT, err = TransformerActivation(seq, b, m.Hidden, m.Heads, s.Training.Recompute)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -108,6 +108,11 @@ type LayoutSpec struct {
 	// unit).
 	PerUnit bool
 	Padding Padding
+	// NoAlign drops PadMegatron's alignment padding (64-element parameter
+	// starts, lcm(Shards,128) bucket ends) while keeping its bucketing:
+	// Megatron pads only with the distributed optimizer, so plain DDP
+	// (stage 0) uses NoAlign. Ignored with PadToy.
+	NoAlign bool
 }
 
 // ParamRange is where one parameter lives in the padded flat buffer.
@@ -313,6 +318,10 @@ func (l *Layout) layMegatron() error {
 	if err != nil {
 		return fmt.Errorf("memory: layout: lcm(%d, %d): %w", l.Spec.Shards, megatronBucketAlign, err)
 	}
+	paramAlign := int64(megatronParamAlign)
+	if l.Spec.NoAlign {
+		div, paramAlign = int64(l.Spec.Shards), 1
+	}
 	capElems := l.Spec.BucketElems
 	if l.Spec.PerUnit {
 		capElems = 0
@@ -338,7 +347,7 @@ func (l *Layout) layMegatron() error {
 				return err
 			}
 		}
-		if pstart, err = padUp(pstart, megatronParamAlign); err != nil {
+		if pstart, err = padUp(pstart, paramAlign); err != nil {
 			return fmt.Errorf("memory: layout: param %q start: %w", p.Name, err)
 		}
 		if pend, err = units.Add(pstart, p.Numel); err != nil {

@@ -132,6 +132,13 @@ func TestLayoutMegatron(t *testing.T) {
 			buckets: []Bucket{{0, 1152, 1000, 3, 3}, {1152, 768, 450, 0, 2}}, size: 1920,
 		},
 		{
+			// Without the distributed optimizer Megatron buckets the same way
+			// but pads nothing: d@0..1000 closes bucket 0; c, b, a follow.
+			name: "no-align", spec: LayoutSpec{Params: params, Shards: 1, BucketElems: 1000, Padding: PadMegatron, NoAlign: true},
+			starts:  []int64{1350, 1050, 1000, 0},
+			buckets: []Bucket{{0, 1000, 1000, 3, 3}, {1000, 450, 450, 0, 2}}, size: 1450,
+		},
+		{
 			name: "per-unit", spec: LayoutSpec{Params: params, Shards: 2, PerUnit: true, Padding: PadMegatron},
 			starts:  []int64{1536, 1152, 1024, 0},
 			buckets: []Bucket{{0, 1024, 1000, 3, 3}, {1024, 128, 50, 2, 2}, {1152, 384, 300, 1, 1}, {1536, 128, 100, 0, 0}}, size: 1664,
@@ -203,7 +210,7 @@ func checkLayout(t *testing.T, name string, l *Layout) {
 		if b.Start != next || b.Size%shards != 0 || b.Size < b.Numel || b.Numel <= 0 {
 			t.Errorf("%s: bucket %d %+v bad (expected start %d)", name, i, b, next)
 		}
-		if l.Spec.Padding == PadMegatron && b.Size%128 != 0 {
+		if l.Spec.Padding == PadMegatron && !l.Spec.NoAlign && b.Size%128 != 0 {
 			t.Errorf("%s: megatron bucket %d size %d not a multiple of 128", name, i, b.Size)
 		}
 		next += b.Size
@@ -251,7 +258,7 @@ func checkLayout(t *testing.T, name string, l *Layout) {
 		if total != p.Numel {
 			t.Errorf("%s: param %d segments hold %d of %d elements", name, i, total, p.Numel)
 		}
-		if l.Spec.Padding == PadMegatron && p.Start%64 != 0 {
+		if l.Spec.Padding == PadMegatron && !l.Spec.NoAlign && p.Start%64 != 0 {
 			t.Errorf("%s: megatron param %d start %d not 64-aligned", name, i, p.Start)
 		}
 	}
@@ -301,6 +308,7 @@ func TestLayoutProperties(t *testing.T) {
 			Shards:  1 + rng.IntN(9),
 			PerUnit: rng.IntN(4) == 0,
 			Padding: Padding(rng.IntN(2)),
+			NoAlign: rng.IntN(4) == 0,
 		}
 		if rng.IntN(3) > 0 {
 			spec.BucketElems = 1 + rng.Int64N(400)

@@ -503,7 +503,8 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		if bs := int64(s.Communication.BucketSize); bs > 0 {
 			bucketElems = max(bs/g.info.GradBytes, 1)
 		}
-		spec := LayoutSpec{Params: params, Shards: shards, BucketElems: bucketElems, PerUnit: r.Stage == 3, Padding: padding}
+		// Stage 0 is plain DDP: Megatron pads only with the distributed optimizer.
+		spec := LayoutSpec{Params: params, Shards: shards, BucketElems: bucketElems, PerUnit: r.Stage == 3, Padding: padding, NoAlign: r.Stage == 0}
 		l, err := NewLayout(spec)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", name, err)

@@ -316,6 +316,13 @@ func TestTransformerActivation(t *testing.T) {
 	if r.Units[0].Activation != 0 || r.Units[1].Activation != per || r.Units[2].Activation != per || r.Units[3].Activation != 0 {
 		t.Errorf("unit activations %+v, want 0, %d, %d, 0", r.Units, per, per)
 	}
+	// Context parallelism cp=2 halves the sequence per rank.
+	s.Parallelism.CP = 2
+	half, _, _ := TransformerActivation(16, 2, 64, 4, "full")
+	if got := mustAnalyze(t, s, Options{}).Units[1].Activation; got != half {
+		t.Errorf("cp=2: block activation %d, want %d", got, half)
+	}
+	s.Parallelism.CP = 0
 	// Backward of block.1 rebuilds its activations on top of both stored ones.
 	if a := r.Component(CompActivations); a.Peak != 2*per+tr || a.PeakPhase != PhaseBackward {
 		t.Errorf("activation peak %d in %v, want %d in backward", a.Peak, a.PeakPhase, 2*per+tr)
