@@ -1,0 +1,48 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// A GPT-3 175B block (h = 12288, s = 2048, b = 1) on an H100 at 989 TFLOPS
+// and MFU 0.5: params 12h²+13h = 1,812,099,072; forward FLOPs
+// 2·P·s + 4·b·s²·h = 7,628,516,229,120 (hand calculation); time rounded up
+// to the picosecond at 494.5e12 FLOP/s. Backward is 2× forward, 3× under
+// full recompute.
+func TestCostsGPT3Block(t *testing.T) {
+	s := gpt3(1)
+	costs, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := costs[1]
+	if b.Params != 1_812_099_072 || b.FwdFLOPs != 7_628_516_229_120 || b.BwdFLOPs != 2*7_628_516_229_120 {
+		t.Errorf("block: params %d, fwd %d, bwd %d FLOPs", b.Params, b.FwdFLOPs, b.BwdFLOPs)
+	}
+	if b.Fwd != 15_426_726_450 || b.Bwd != 30_853_452_899 {
+		t.Errorf("block times fwd %d ps, bwd %d ps; want 15426726450 and 30853452899", b.Fwd, b.Bwd)
+	}
+	// The embedding has no attention: 2·P·s only.
+	if e := costs[0]; e.FwdFLOPs != 2*(50257+2048)*12288*2048 {
+		t.Errorf("embedding forward FLOPs %d", e.FwdFLOPs)
+	}
+	s.Training.Recompute = "full"
+	costs, _ = Costs(s)
+	if costs[1].Bwd != 46_280_179_348 {
+		t.Errorf("full recompute backward %d ps, want 46280179348 (3× forward FLOPs)", costs[1].Bwd)
+	}
+	// Explicit times win.
+	s.Model.LayerList[1].Fwd, s.Model.LayerList[1].Bwd = 7*units.Microsecond, 9*units.Microsecond
+	costs, _ = Costs(s)
+	if costs[1].Fwd != 7*units.Microsecond || costs[1].Bwd != 9*units.Microsecond {
+		t.Errorf("explicit times ignored: %v %v", costs[1].Fwd, costs[1].Bwd)
+	}
+	// The optimizer reads and writes 36 B per shard element over HBM:
+	// 1e9 elements at 3350 GB/s = 36e9/3350e9 s = 10,746,268,657 ps (rounded up).
+	d, err := OptimizerTime(s, 1_000_000_000)
+	if err != nil || d != 10_746_268_657 {
+		t.Errorf("optimizer time %d ps (%v), want 10746268657", d, err)
+	}
+}

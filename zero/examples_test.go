@@ -1,0 +1,110 @@
+package zero
+
+import (
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
+)
+
+func example(t *testing.T, name string, sets ...string) *scenarios.Scenario {
+	t.Helper()
+	data, ok := scenarios.Example(name)
+	if !ok {
+		t.Fatalf("no example %q", name)
+	}
+	s, err := scenarios.Load(name, data, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Seed 001 on its two clusters: reduce-scatter ZeRO-1 moves exactly 2/3 of
+// the bytes of the original all-reduce ZeRO-1, and is faster.
+func TestSeed001Clusters(t *testing.T) {
+	for _, name := range []string{"seed001-azure", "seed001-dgx2h"} {
+		rs, err := Replay(example(t, name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ar, err := Replay(example(t, name, "communication.zero1_allreduce=true"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lrs, _ := rs.PhaseTotal()
+		lar, _ := ar.PhaseTotal()
+		var wrs, war int64
+		for _, p := range rs.Phases {
+			wrs += p.Wire[topology.Inter] + p.Wire[topology.Intra]
+		}
+		for _, p := range ar.Phases {
+			war += p.Wire[topology.Inter] + p.Wire[topology.Intra]
+		}
+		if 3*lrs != 2*lar {
+			t.Errorf("%s: logical %d vs %d B, want 2/3", name, lrs, lar)
+		}
+		if 3*wrs != 2*war {
+			t.Errorf("%s: wire %d vs %d B, want 2/3", name, wrs, war)
+		}
+		if rs.StepTime >= ar.StepTime {
+			t.Errorf("%s: reduce-scatter step %v not faster than all-reduce %v", name, rs.StepTime, ar.StepTime)
+		}
+		t.Logf("%s: step %v with reduce-scatter, %v with all-reduce (%d vs %d B per rank, seed accounting)", name, rs.StepTime, ar.StepTime, lrs, lar)
+	}
+}
+
+// The seed000-k4 example agrees with the collectives' per-link-class figures:
+// flat ring K=1 puts 1.75·S on the slow link for the busiest rank and 7·S in
+// all, K=4 0.75·S and 6·S, hierarchical K=1 0.75·S.
+func TestSeed000K4Example(t *testing.T) {
+	for _, tc := range []struct {
+		sets              []string
+		num, den, totalXS int64
+	}{
+		{[]string{"parallelism.k=1", "communication.algorithm=ring"}, 7, 4, 7},
+		{[]string{"parallelism.k=4", "communication.algorithm=ring"}, 3, 4, 6},
+		{[]string{"parallelism.k=1", "communication.algorithm=hierarchical"}, 3, 4, 6},
+	} {
+		s := example(t, "seed000-k4", tc.sets...)
+		s.Communication.BucketSize = 1 << 40 // one bucket: S is the whole gradient buffer
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		S := res.Schedule.Layout.Size * 2
+		var total, busiest int64
+		for _, p := range res.Phases {
+			total += p.Wire[topology.Inter]
+			busiest += p.MaxRankWire[topology.Inter]
+		}
+		if busiest != tc.num*S/tc.den || total != tc.totalXS*S {
+			t.Errorf("%v: slow link busiest %d (want %d/%d·S = %d), total %d (want %d·S = %d)", tc.sets, busiest, tc.num, tc.den, tc.num*S/tc.den, total, tc.totalXS, tc.totalXS*S)
+		}
+		t.Logf("%v: step %v, slow-link busiest %d B, total %d B", tc.sets, res.StepTime, busiest, total)
+	}
+}
+
+// The same scenario gives the same result on repeated runs and with
+// GOMAXPROCS 1 and 2.
+func TestReplayDeterministic(t *testing.T) {
+	s := mlp(3, 2, 256, 4)
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	a, err := Replay(s, Options{KeepSpans: true, Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GOMAXPROCS(2)
+	for i := 0; i < 2; i++ {
+		b, err := Replay(s, Options{KeepSpans: true, Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("run %d differs from the first", i)
+		}
+	}
+}
