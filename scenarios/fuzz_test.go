@@ -2,15 +2,22 @@ package scenarios
 
 import (
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 )
 
-// FuzzLoad checks that no input panics and that every error is a one-line
-// *Error.
+// FuzzLoad checks that no input (file bytes and one --set flag) panics,
+// that every error is a one-line *Error, that Load is deterministic, and
+// that a resolved scenario is consistent.
 func FuzzLoad(f *testing.F) {
 	for _, n := range ExampleNames() {
 		b, _ := Example(n)
-		f.Add(b)
+		f.Add(b, "")
+	}
+	tiny, _ := Example("seed002-tiny")
+	for _, set := range []string{"parallelism.k=2", "cluster.placement=[dp, cp]", "model.layers=3", "a.b.c=1", "cluster.gpu_overrides[0].speed=1", "x", "=", "model=[1"} {
+		f.Add(tiny, set)
 	}
 	for _, s := range []string{
 		"",
@@ -23,24 +30,34 @@ func FuzzLoad(f *testing.F) {
 		"version: 1\n<<: {cluster: {nodes: 1}}\n",
 		"version: 1\nmodel:\n  layer_list:\n  - {name: a, tensors: [{name: t, shape: [99999999999, 99999999999]}]}\n",
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), "")
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Load("f.yaml", data, nil)
+	f.Fuzz(func(t *testing.T, data []byte, set string) {
+		var sets []string
+		if set != "" {
+			sets = []string{set}
+		}
+		s, err := Load("f.yaml", data, sets)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("error %T is not *Error: %v", err, err)
 			}
-			for _, c := range err.Error() {
-				if c == '\n' {
-					t.Fatalf("error is not one line: %q", err.Error())
-				}
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error is not one line: %q", err.Error())
+			}
+			if _, err2 := Load("f.yaml", data, sets); err2 == nil || err2.Error() != err.Error() {
+				t.Fatalf("second Load: %v, first: %v", err2, err)
 			}
 			return
 		}
-		if s.Model.TotalParams() != int64(s.Model.Params) || s.N() != s.GPUs() {
+		if s.Model.TotalParams() != int64(s.Model.Params) || s.N() != s.GPUs() || len(s.Model.LayerList) == 0 ||
+			s.N()%s.Parallelism.K != 0 || s.Cluster.Intra.Bandwidth <= 0 || s.Cluster.Inter.Bandwidth <= 0 {
 			t.Fatalf("resolved scenario is inconsistent: %+v", s)
+		}
+		s2, err := Load("f.yaml", data, sets)
+		if err != nil || !reflect.DeepEqual(s, s2) {
+			t.Fatalf("second Load differs: %v", err)
 		}
 	})
 }
