@@ -212,6 +212,19 @@ func TestSeed000Activations(t *testing.T) {
 
 // TestSeed002SevenB reproduces seed 002's "7B on 8 GPUs" row: 112 / 38.5 /
 // 26.25 / 14 GB (1e9 bytes) with the seed-002 convention.
+func TestStage2BucketWarning(t *testing.T) {
+	s := seed002Scenario(2, 1)
+	r := mustAnalyze(t, s, Options{})
+	if len(r.Warnings) != 1 || r.Component(CompGradBuckets).AtRest != 520 {
+		t.Errorf("no bucket size: warnings %q, buckets %d B, want 1 warning and one 520 B bucket", r.Warnings, r.Component(CompGradBuckets).AtRest)
+	}
+	s.Communication.BucketSize = 100 // 50 elements: buckets of 50 → 2 × 100 B staged
+	r = mustAnalyze(t, s, Options{})
+	if len(r.Warnings) != 0 || r.Component(CompGradBuckets).AtRest != 200 {
+		t.Errorf("bucket 100 B: warnings %q, buckets %d B, want none and 200 B", r.Warnings, r.Component(CompGradBuckets).AtRest)
+	}
+}
+
 func TestSeed002SevenB(t *testing.T) {
 	want := []int64{112e9, 38_500_000_000, 26_250_000_000, 14e9}
 	for st, w := range want {

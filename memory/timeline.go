@@ -224,6 +224,11 @@ func (m *model) atRest() {
 					inflight = 1
 				}
 				m.set(CompGradBuckets, c.mul(inflight, maxB, eg), itoa64(inflight)+" reduce-scatter staging bucket(s)")
+				if m.s.Communication.BucketSize == 0 {
+					r.Warnings = append(r.Warnings, fmt.Sprintf(
+						"group %q: communication.bucket_size is not set, so ZeRO-2 stages the whole gradient (%d B) as one bucket",
+						g.info.Name, c.mul(maxB, eg)))
+				}
 			}
 		}
 	}
