@@ -2,7 +2,20 @@
 // strict YAML decoding with file:line:column errors, units, presets (GPUs,
 // links, models), --set overrides, validation, and the embedded examples.
 //
-// Load returns a resolved Scenario: presets expanded, defaults filled in and
-// Model.LayerList explicit. Every error a file can cause is returned as an
-// *Error naming its position; no input panics.
+// Load (and LoadFile) returns a resolved Scenario: presets expanded, defaults
+// filled in and Model.LayerList explicit. Every error a file can cause is
+// returned as an *Error whose message is one line, "file:line:col: what is
+// wrong (what is allowed)"; no input panics.
+//
+// Loading runs in stages on the yaml.Node tree: parse one document, expand
+// aliases and merge keys (at most MaxAliasNodes nodes), reject duplicate,
+// non-string and empty keys, apply the --set flags, check scalar types
+// against the Go fields, decode strictly with yaml.v3 KnownFields (the
+// document is re-encoded, and yaml.v3's "line N" errors are mapped back to
+// the original key or value), then resolve presets and defaults and
+// validate ranges and consistency using a path → position index. The format
+// reference, with every key, default and preset, is docs/scenario-format.md.
+//
+// ExampleNames and Example give the embedded examples (examples/*.yaml);
+// GPUPresets, LinkPresets and ModelPresets list the presets.
 package scenarios
