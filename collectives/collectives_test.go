@@ -514,3 +514,47 @@ func TestEachTransfer(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanCache: the Fabric reuses a plan only for the same spec and group
+// order, even when the caller reuses and edits its group slice.
+func TestPlanCache(t *testing.T) {
+	topo := uniform(t, 2, 2, 100e9, units.Microsecond)
+	f := NewFabric(sim.New(), topo)
+	group := []int{0, 1, 2, 3}
+	a, _ := f.Start(Spec{Op: AllGather, Algo: Ring, Group: group, Bytes: 4096}, nil)
+	b, _ := f.Start(Spec{Op: AllGather, Algo: Ring, Group: group, Bytes: 4096}, nil)
+	group[0], group[1] = 1, 0
+	c, _ := f.Start(Spec{Op: AllGather, Algo: Ring, Group: group, Bytes: 4096}, nil)
+	d, _ := f.Start(Spec{Op: AllGather, Algo: Ring, Group: group, Bytes: 8192}, nil)
+	if a.Plan != b.Plan || a.Plan == c.Plan || c.Plan == d.Plan {
+		t.Fatal("plan cache: wrong sharing")
+	}
+	if !slices.Equal(a.Plan.Spec.Group, []int{0, 1, 2, 3}) || !slices.Equal(c.Plan.Spec.Group, []int{1, 0, 2, 3}) {
+		t.Fatalf("cached groups %v %v", a.Plan.Spec.Group, c.Plan.Spec.Group)
+	}
+	f.Engine().Run()
+	if tr := f.Traffic(); tr.Total[topology.Intra]+tr.Total[topology.Inter] != 4*3*(1024+1024+1024+2048) {
+		t.Fatalf("traffic %v", tr.Total)
+	}
+}
+
+// TestTrafficOverflow: a collective whose bytes overflow int64 is refused
+// and leaves the counters unchanged.
+func TestTrafficOverflow(t *testing.T) {
+	topo := uniform(t, 1, 4, 100e9, 0)
+	f := NewFabric(sim.New(), topo)
+	big := units.Bytes(1 << 62)
+	if _, err := f.Start(Spec{Op: AllReduce, Algo: Ring, Group: topo.All(), Bytes: big}, nil); err == nil {
+		t.Fatal("no overflow error")
+	}
+	if tr := f.Traffic(); tr.Total != [topology.NumClasses]units.Bytes{} {
+		t.Fatalf("traffic after refused start: %v", tr.Total)
+	}
+	// A time beyond int64 picoseconds is an error, not a panic.
+	for _, size := range []units.Bytes{1 << 62, 1 << 40} {
+		_, err := ClosedForm(uniform(t, 1, 2, 1, 0), Spec{Op: AllGather, Algo: Ring, Group: []int{0, 1}, Bytes: size})
+		if err == nil {
+			t.Errorf("%d B at 1 B/s: no overflow error", size)
+		}
+	}
+}

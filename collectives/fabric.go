@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
@@ -37,36 +38,58 @@ func (tr *Traffic) clone() Traffic {
 	return c
 }
 
-// add accumulates plan p's bytes, all or nothing on overflow.
+// planBytes is the plan's wire bytes per class, or ErrOverflow.
+func planBytes(p *Plan) ([topology.NumClasses]units.Bytes, error) {
+	var tot [topology.NumClasses]int64
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		var n [topology.NumClasses]int64
+		for _, path := range ph.paths {
+			n[path.Class]++
+		}
+		for c := range tot {
+			b, err := units.Mul(n[c], int64(ph.Bytes))
+			if err == nil {
+				tot[c], err = units.Add(tot[c], b)
+			}
+			if err != nil {
+				return [topology.NumClasses]units.Bytes{}, err
+			}
+		}
+	}
+	var out [topology.NumClasses]units.Bytes
+	for c := range tot {
+		out[c] = units.Bytes(tot[c])
+	}
+	return out, nil
+}
+
+// add accumulates plan p's bytes, or nothing on overflow. Every per-rank
+// and per-link counter is at most its class total, so checking the class
+// totals is enough.
 func (tr *Traffic) add(p *Plan) error {
-	next := tr.clone()
-	acc := func(dst *units.Bytes, b units.Bytes) error {
-		v, err := units.Add(int64(*dst), int64(b))
-		*dst = units.Bytes(v)
-		return err
+	pb, err := planBytes(p)
+	if err != nil {
+		return fmt.Errorf("collectives: traffic: %w", err)
+	}
+	for c := range pb {
+		if _, err := units.Add(int64(tr.Total[c]), int64(pb[c])); err != nil {
+			return fmt.Errorf("collectives: traffic: %w", err)
+		}
+	}
+	for c := range pb {
+		tr.Total[c] += pb[c]
 	}
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		for j, x := range ph.Transfers {
-			path := ph.paths[j]
-			c := path.Class
-			for _, err := range []error{
-				acc(&next.Total[c], ph.Bytes),
-				acc(&next.Sent[x.Src][c], ph.Bytes),
-				acc(&next.Recv[x.Dst][c], ph.Bytes),
-			} {
-				if err != nil {
-					return fmt.Errorf("collectives: traffic: %w", err)
-				}
-			}
-			for _, l := range path.Links {
-				if err := acc(&next.Link[l], ph.Bytes); err != nil {
-					return fmt.Errorf("collectives: traffic: %w", err)
-				}
-			}
+			path := &ph.paths[j]
+			tr.Sent[x.Src][path.Class] += ph.Bytes
+			tr.Recv[x.Dst][path.Class] += ph.Bytes
+			tr.Link[path.Links[0]] += ph.Bytes
+			tr.Link[path.Links[1]] += ph.Bytes
 		}
 	}
-	*tr = next
 	return nil
 }
 
@@ -101,11 +124,40 @@ type Fabric struct {
 	topo    *topology.Topology
 	res     []*sim.Resource
 	traffic Traffic
+	// cache holds lowered plans and their flow members by spec; a replay
+	// starts the same few collectives many times. Looked up, never iterated.
+	cache  map[planKey][]*lowered
+	cached int
+}
+
+// maxCached bounds the plan cache (it is emptied when full).
+const maxCached = 256
+
+type planKey struct {
+	op    Op
+	algo  Algo
+	bytes units.Bytes
+	n     int
+	hash  uint64
+}
+
+type lowered struct {
+	plan    *Plan
+	members [][][]*sim.Resource // [phase][transfer] resources
+}
+
+func groupHash(g []int) uint64 {
+	h := uint64(14695981039346656037)
+	for _, r := range g {
+		h ^= uint64(r)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // NewFabric makes one sim.Resource per topology link on eng.
 func NewFabric(eng *sim.Engine, t *topology.Topology) *Fabric {
-	f := &Fabric{eng: eng, topo: t, traffic: newTraffic(t)}
+	f := &Fabric{eng: eng, topo: t, traffic: newTraffic(t), cache: map[planKey][]*lowered{}}
 	for _, l := range t.Links() {
 		f.res = append(f.res, sim.NewResource(l.Name, int64(l.Bandwidth)))
 	}
@@ -148,26 +200,15 @@ func (h *Handle) End() sim.Time { return h.end }
 // Alone on the links it takes exactly ClosedForm. A collective with no
 // phases (one rank, zero bytes) finishes at Now, through an event.
 func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
-	p, err := Lower(f.topo, spec)
+	lw, err := f.lower(spec)
 	if err != nil {
 		return nil, err
 	}
+	p, members := lw.plan, lw.members
 	if err := f.traffic.add(p); err != nil {
 		return nil, err
 	}
 	h := &Handle{Plan: p, start: f.eng.Now()}
-	members := make([][][]*sim.Resource, len(p.Phases))
-	for i := range p.Phases {
-		ph := &p.Phases[i]
-		members[i] = make([][]*sim.Resource, len(ph.paths))
-		for j, path := range ph.paths {
-			rs := make([]*sim.Resource, len(path.Links))
-			for k, l := range path.Links {
-				rs[k] = f.res[l]
-			}
-			members[i][j] = rs
-		}
-	}
 	var run func(i int)
 	run = func(i int) {
 		if i == len(p.Phases) {
@@ -191,4 +232,39 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 		run(0)
 	}
 	return h, nil
+}
+
+// lower returns spec's plan and flow members, from the cache when the same
+// spec (op, algorithm, size and group in the same order) was started before.
+// Cached plans are shared between handles: treat Handle.Plan as read-only.
+func (f *Fabric) lower(spec Spec) (*lowered, error) {
+	key := planKey{spec.Op, spec.Algo, spec.Bytes, len(spec.Group), groupHash(spec.Group)}
+	for _, lw := range f.cache[key] {
+		if slices.Equal(lw.plan.Spec.Group, spec.Group) {
+			return lw, nil
+		}
+	}
+	p, err := Lower(f.topo, spec)
+	if err != nil {
+		return nil, err
+	}
+	p.Spec.Group = slices.Clone(spec.Group) // the caller may reuse its slice
+	lw := &lowered{plan: p, members: make([][][]*sim.Resource, len(p.Phases))}
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		flat := make([]*sim.Resource, 2*len(ph.paths))
+		lw.members[i] = make([][]*sim.Resource, len(ph.paths))
+		for j, path := range ph.paths {
+			rs := flat[2*j : 2*j+2 : 2*j+2]
+			rs[0], rs[1] = f.res[path.Links[0]], f.res[path.Links[1]]
+			lw.members[i][j] = rs
+		}
+	}
+	if f.cached == maxCached {
+		clear(f.cache)
+		f.cached = 0
+	}
+	f.cache[key] = append(f.cache[key], lw)
+	f.cached++
+	return lw, nil
 }

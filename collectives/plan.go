@@ -3,6 +3,8 @@ package collectives
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/zerosim/zerosim/topology"
@@ -399,7 +401,11 @@ func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
 		}
-		worst = max(worst, units.TransferTime(units.Bytes(b), links[id].Bandwidth))
+		tt, err := transferTime(units.Bytes(b), links[id].Bandwidth)
+		if err != nil {
+			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+		}
+		worst = max(worst, tt)
 	}
 	d, err := units.Add(int64(ph.Latency), int64(worst))
 	if err != nil {
@@ -443,4 +449,18 @@ func (p *Plan) EachTransfer(fn func(src, dst int, c topology.Class, b units.Byte
 			fn(x.Src, x.Dst, ph.paths[j].Class, ph.Bytes)
 		}
 	}
+}
+
+// transferTime is units.TransferTime, or ErrOverflow instead of a panic
+// when the time does not fit in int64 picoseconds.
+func transferTime(b units.Bytes, bw units.Bandwidth) (units.Duration, error) {
+	hi, lo := bits.Mul64(uint64(b), uint64(units.Second))
+	if hi >= uint64(bw) {
+		return 0, units.ErrOverflow
+	}
+	q, r := bits.Div64(hi, lo, uint64(bw))
+	if q > math.MaxInt64-1 || (q == math.MaxInt64-1 && r != 0) {
+		return 0, units.ErrOverflow
+	}
+	return units.TransferTime(b, bw), nil
 }

@@ -106,7 +106,7 @@ type Params struct {
 
 // Path is what a transfer from one rank to another crosses.
 type Path struct {
-	Links   []LinkID // egress then ingress
+	Links   [2]LinkID // egress then ingress
 	Class   Class
 	Latency units.Duration // the larger latency of its links
 }
@@ -383,9 +383,9 @@ func (t *Topology) Path(src, dst int) (Path, error) {
 	gs, gd := t.GPU(src), t.GPU(dst)
 	var p Path
 	if gs/t.gpn == gd/t.gpn {
-		p = Path{Links: []LinkID{t.intraOut[gs], t.intraIn[gd]}, Class: Intra}
+		p = Path{Links: [2]LinkID{t.intraOut[gs], t.intraIn[gd]}, Class: Intra}
 	} else {
-		p = Path{Links: []LinkID{t.nicOut[gs], t.nicIn[gd]}, Class: Inter}
+		p = Path{Links: [2]LinkID{t.nicOut[gs], t.nicIn[gd]}, Class: Inter}
 	}
 	p.Latency = max(t.links[p.Links[0]].Latency, t.links[p.Links[1]].Latency)
 	return p, nil
