@@ -173,6 +173,8 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml: version is missing (start the file with \"version: 1\")"},
 		{"version as a string", rep("version: 1", "version: \"1\""),
 			"s.yaml:1:10: version: \"1\" is not an integer (use a whole number)"},
+		{"huge file", baseYAML + "#" + strings.Repeat("x", 4<<20) + "\n",
+			"s.yaml: the file has 4194437 bytes, more than 4194304 (a scenario is a few kilobytes; is this the right file?)"},
 		{"bad merge", baseYAML + "x: {<<: [1]}\n",
 			"s.yaml:11:9: a merge key (<<) needs a mapping or a list of mappings (use <<: *anchor)"},
 	} {

@@ -16,11 +16,17 @@ import (
 // file (a "billion laughs" document expands to far more).
 const MaxAliasNodes = 10000
 
+// MaxFileSize bounds the size of a scenario file in bytes.
+const MaxFileSize = 4 << 20
+
 // syntaxRE matches yaml.v3's syntax errors, "yaml: line N: message".
 var syntaxRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseDoc parses data into the root mapping of its single document.
 func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
+	if len(data) > MaxFileSize {
+		return nil, l.fileErr(fmt.Sprintf("the file has %d bytes, more than %d (a scenario is a few kilobytes; is this the right file?)", len(data), MaxFileSize))
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, l.fileErr("empty file (a scenario starts with \"version: 1\")")
 	}
