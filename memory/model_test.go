@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -422,15 +423,26 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"no-layers", func(s *scenarios.Scenario) { s.Model.LayerList = nil }},
 		{"tensors", func(s *scenarios.Scenario) { s.Model.LayerList[0].Tensors[0].Shape = []int64{5} }},
 		{"precision", func(s *scenarios.Scenario) { s.Model.Groups = []scenarios.ParamGroup{pgroup("dense", "int4")} }},
-		{"overflow", func(s *scenarios.Scenario) { s.Model.LayerList[4].Params = 1 << 62 }},
+		{"overflow", func(s *scenarios.Scenario) {
+			s.Model.LayerList[4].Params, s.Model.LayerList[4].Tensors = 1<<62, nil
+		}},
+		{"overflow-gathers", func(s *scenarios.Scenario) {
+			// Each unit's gather fits, two gathered together do not.
+			s.Parallelism.Stage, s.Parallelism.DP = 3, 8
+			s.Model.LayerList[3].Params, s.Model.LayerList[4].Params = 1<<61, 1<<61
+			s.Model.LayerList[3].Tensors, s.Model.LayerList[4].Tensors = nil, nil
+		}},
 		{"recompute", func(s *scenarios.Scenario) {
 			s.Model.Kind, s.Model.Hidden, s.Model.Heads, s.Model.SeqLen, s.Training.Recompute = "transformer", 4, 2, 3, "x"
 		}},
 	} {
 		s := seed002Scenario(1, 1)
 		tc.mod(s)
-		if _, err := Analyze(s, Options{}); err == nil {
+		_, err := Analyze(s, Options{})
+		if err == nil {
 			t.Errorf("%s: no error", tc.name)
+		} else if strings.HasPrefix(tc.name, "overflow") && !strings.Contains(err.Error(), "overflow") {
+			t.Errorf("%s: %v, want an overflow error", tc.name, err)
 		}
 	}
 	if _, err := Analyze(nil, Options{}); err == nil {

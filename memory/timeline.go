@@ -338,6 +338,9 @@ func (m *model) run() {
 	for i := range r.PhasePeaks {
 		r.PhasePeaks[i] = restTotal
 	}
+	if m.c.err != nil {
+		return
+	}
 	phase := PhaseRest
 	for _, e := range m.events {
 		if e.Phase != phase {
@@ -349,7 +352,10 @@ func (m *model) run() {
 			phase = e.Phase
 		}
 		i := componentIndex(e.Component)
-		cur[i] += e.Delta
+		cur[i] = m.c.add(cur[i], e.Delta)
+		if m.c.err != nil {
+			return // the caller reports the overflow
+		}
 		if cur[i] < 0 {
 			panic(fmt.Sprintf("memory: component %q goes negative (%d) at %+v", e.Component, cur[i], e))
 		}
