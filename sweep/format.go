@@ -1,0 +1,162 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Format is the encoding of sweep rows: CSV with a header line, or JSON
+// Lines. Every row is exactly one line, written with one Write call, so a
+// killed sweep leaves at most one partial line.
+type Format int
+
+const (
+	CSV Format = iota
+	JSONL
+)
+
+func (f Format) String() string {
+	if f == JSONL {
+		return "jsonl"
+	}
+	return "csv"
+}
+
+// measureColumns are the CSV columns after the point's key values.
+var measureColumns = []string{"step_time_ps", "exposed_comm_ps", "network_bytes", "nvlink_bytes", "peak_memory_bytes", "fits", "error"}
+
+// Header returns the CSV header line (with its newline) for keys, or "" for
+// JSONL.
+func Header(f Format, keys []string) string {
+	if f == JSONL {
+		return ""
+	}
+	cols := append(append([]string{"index"}, keys...), measureColumns...)
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write(cols)
+	w.Flush()
+	return b.String()
+}
+
+// jsonRow is the JSON Lines form of a row.
+type jsonRow struct {
+	Index        int               `json:"index"`
+	Point        map[string]string `json:"point"`
+	StepTime     int64             `json:"step_time_ps"`
+	ExposedComm  int64             `json:"exposed_comm_ps"`
+	NetworkBytes int64             `json:"network_bytes"`
+	NVLinkBytes  int64             `json:"nvlink_bytes"`
+	PeakMemory   int64             `json:"peak_memory_bytes"`
+	Fits         bool              `json:"fits"`
+	Error        string            `json:"error,omitempty"`
+}
+
+// Encoder writes rows.
+type Encoder struct {
+	w    io.Writer
+	f    Format
+	keys []string
+	buf  bytes.Buffer
+}
+
+// NewEncoder returns an encoder of rows whose Values follow keys.
+func NewEncoder(w io.Writer, f Format, keys []string) *Encoder {
+	return &Encoder{w: w, f: f, keys: keys}
+}
+
+// WriteHeader writes the CSV header (nothing for JSONL).
+func (e *Encoder) WriteHeader() error {
+	if h := Header(e.f, e.keys); h != "" {
+		if _, err := io.WriteString(e.w, h); err != nil {
+			return fmt.Errorf("sweep: writing the header: %w", err)
+		}
+	}
+	return nil
+}
+
+// Line returns the encoded line of r, newline included.
+func (e *Encoder) Line(r Row) ([]byte, error) {
+	if len(r.Values) != len(e.keys) {
+		return nil, fmt.Errorf("sweep: row %d has %d values for %d keys", r.Index, len(r.Values), len(e.keys))
+	}
+	e.buf.Reset()
+	if e.f == JSONL {
+		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: r.StepTime, ExposedComm: r.ExposedComm,
+			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, Fits: r.Fits, Error: oneLine(r.Err)}
+		for i, k := range e.keys {
+			jr.Point[k] = r.Values[i]
+		}
+		enc := json.NewEncoder(&e.buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(jr); err != nil {
+			return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
+		}
+		return e.buf.Bytes(), nil
+	}
+	cols := make([]string, 0, 1+len(r.Values)+len(measureColumns))
+	cols = append(cols, strconv.Itoa(r.Index))
+	for _, v := range r.Values {
+		cols = append(cols, oneLine(v))
+	}
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory),
+		strconv.FormatBool(r.Fits), oneLine(r.Err))
+	w := csv.NewWriter(&e.buf)
+	if err := w.Write(cols); err != nil {
+		return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
+	}
+	w.Flush()
+	return e.buf.Bytes(), w.Error()
+}
+
+// Write writes one row as one line.
+func (e *Encoder) Write(r Row) error {
+	line, err := e.Line(r)
+	if err != nil {
+		return err
+	}
+	if _, err := e.w.Write(line); err != nil {
+		return fmt.Errorf("sweep: writing row %d: %w", r.Index, err)
+	}
+	return nil
+}
+
+// DetectFormat guesses the format of a sweep file from its first byte:
+// '{' is JSON Lines, anything else CSV.
+func DetectFormat(data []byte) Format {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return JSONL
+	}
+	return CSV
+}
+
+// lineIndex returns the point index of one complete row line (no newline).
+func lineIndex(f Format, line []byte) (int, error) {
+	if f == JSONL {
+		var v struct {
+			Index *int `json:"index"`
+		}
+		if err := json.Unmarshal(line, &v); err != nil {
+			return 0, fmt.Errorf("not a JSON row: %v", err)
+		}
+		if v.Index == nil || *v.Index < 0 {
+			return 0, fmt.Errorf("no valid \"index\" field")
+		}
+		return *v.Index, nil
+	}
+	rec, err := csv.NewReader(bytes.NewReader(line)).Read()
+	if err != nil {
+		return 0, fmt.Errorf("not a CSV row: %v", err)
+	}
+	i, err := strconv.Atoi(strings.TrimSpace(rec[0]))
+	if err != nil || i < 0 {
+		return 0, fmt.Errorf("first column %q is not a point index", rec[0])
+	}
+	return i, nil
+}

@@ -1,0 +1,123 @@
+package sweep
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// Source is a scenario file's bytes and the overrides every run applies
+// before its own.
+type Source struct {
+	// File names the input in error messages.
+	File string
+	Data []byte
+	// Sets are applied first ("key.path=value", as --set).
+	Sets []string
+}
+
+// Load loads the source with its sets, then extra.
+func (src Source) Load(extra ...string) (*scenarios.Scenario, error) {
+	sets := append(append([]string(nil), src.Sets...), extra...)
+	return scenarios.Load(src.File, src.Data, sets)
+}
+
+// Row is the outcome of one point.
+type Row struct {
+	Index  int
+	Values []string
+	// StepTime and ExposedComm (the busiest rank's) in picoseconds.
+	StepTime    int64
+	ExposedComm int64
+	// NetworkBytes and NVLinkBytes are the wire bytes of the step over
+	// every link of the class (all ranks, all phases).
+	NetworkBytes int64
+	NVLinkBytes  int64
+	// PeakMemory is the per-rank peak of the memory model in bytes, Fits
+	// whether it fits the GPU.
+	PeakMemory int64
+	Fits       bool
+	// Err is the one-line error of a point whose input is invalid (the other
+	// fields are then zero).
+	Err string
+}
+
+// Measure replays s and fills the measured fields of a row.
+func Measure(s *scenarios.Scenario) (Row, error) {
+	res, err := zero.Replay(s, zero.Options{})
+	if err != nil {
+		return Row{}, err
+	}
+	var r Row
+	r.StepTime = int64(res.StepTime)
+	for _, rk := range res.Ranks {
+		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
+	}
+	r.NetworkBytes = WireBytes(res, "network")
+	r.NVLinkBytes = WireBytes(res, "nvlink")
+	if m := res.MemoryModel; m != nil {
+		r.PeakMemory, r.Fits = m.Peak, m.Fits
+	}
+	return r, nil
+}
+
+// WireBytes sums the wire bytes of link class name over the step's phases.
+func WireBytes(res *zero.Result, class string) int64 {
+	c := classIndex(res, class)
+	if c < 0 {
+		return 0
+	}
+	var t int64
+	for _, p := range res.Phases {
+		t += p.Wire[c]
+	}
+	return t
+}
+
+func classIndex(res *zero.Result, class string) int {
+	for i, n := range res.LinkClasses {
+		if n == class {
+			return i
+		}
+	}
+	return -1
+}
+
+// Evaluator runs the points of a space on a source.
+type Evaluator struct {
+	Src   Source
+	Space *Space
+}
+
+// Eval loads point i with its overrides and replays it. An invalid point
+// (a load or replay error, even a panic in the model) becomes a row with Err
+// set, never a failure of the sweep.
+func (e *Evaluator) Eval(i int) (row Row) {
+	p := e.Space.Point(i)
+	defer func() {
+		if v := recover(); v != nil {
+			row = Row{Index: i, Values: p.Values, Err: oneLine(fmt.Sprintf("internal error: %v", v))}
+		}
+	}()
+	s, err := e.Src.Load(p.Sets(e.Space)...)
+	if err == nil {
+		row, err = Measure(s)
+	}
+	if err != nil {
+		row = Row{Err: oneLine(err.Error())}
+	}
+	row.Index, row.Values = i, p.Values
+	return row
+}
+
+// oneLine replaces line breaks so a row stays one line of CSV or JSONL.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,202 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// acceptanceGrids is the ≥ 1,000-point sweep of the acceptance test: seed
+// 002's tiny transformer on 2 nodes × 2 GPUs (dp 4) over stage, K,
+// algorithm, bucket size, prefetch depth, in-flight gathers and overlap.
+// Points with K=3 (not dividing dp 4) are invalid rows.
+var acceptanceGrids = []string{
+	"parallelism.zero_stage=0,1,2,3",
+	"parallelism.k=1,2,3,4",
+	"communication.algorithm=ring,hierarchical,auto",
+	"communication.bucket_size=64B,256B,1KiB",
+	"communication.prefetch_depth=0,1,2",
+	"communication.max_inflight_allgathers=1,2",
+	"communication.overlap=true,false",
+}
+
+func tinySource(t testing.TB) Source {
+	data, ok := scenarios.Example("seed002-tiny")
+	if !ok {
+		t.Fatal("no seed002-tiny example")
+	}
+	return Source{File: "seed002-tiny.yaml", Data: data, Sets: []string{"cluster.nodes=2", "parallelism.dp=4"}}
+}
+
+func space(t testing.TB, flags ...string) *Space {
+	var gs []Grid
+	for _, f := range flags {
+		g, err := ParseGrid(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	sp, err := NewSpace(gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// sweepTo runs shard sh of sp on src with jobs workers into a buffer, the way
+// `zerosim sweep` does.
+func sweepTo(t testing.TB, src Source, sp *Space, sh Shard, jobs int, f Format) []byte {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf, f, sp.Keys())
+	if err := enc.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	ev := &Evaluator{Src: src, Space: sp}
+	err := Run(context.Background(), RunConfig{Indices: sh.Indices(sp.Len(), nil), Jobs: jobs, Eval: ev.Eval, Emit: enc.Write})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func merge(t testing.TB, points int, parts ...[]byte) ([]byte, *MergeReport) {
+	var in []Input
+	for i, p := range parts {
+		in = append(in, Input{Name: fmt.Sprintf("part%d", i), R: bytes.NewReader(p)})
+	}
+	var out bytes.Buffer
+	rep, err := Merge(&out, in, points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), rep
+}
+
+// TestSweepAcceptance: a sweep of 1,728 points gives the same merged output
+// whole (all cores), with one worker, and as three shards merged; in CSV and
+// JSON Lines.
+func TestSweepAcceptance(t *testing.T) {
+	src := tinySource(t)
+	sp := space(t, acceptanceGrids...)
+	if sp.Len() != 1728 {
+		t.Fatalf("%d points, want 4·4·3·3·3·2·2 = 1728", sp.Len())
+	}
+	for _, f := range []Format{CSV, JSONL} {
+		whole := sweepTo(t, src, sp, All, 0, f)
+		one := sweepTo(t, src, sp, All, 1, f)
+		if !bytes.Equal(whole, one) {
+			t.Fatalf("%s: -j NumCPU and -j 1 differ", f)
+		}
+		var shards [][]byte
+		for i := 0; i < 3; i++ {
+			shards = append(shards, sweepTo(t, src, sp, Shard{i, 3}, 2, f))
+		}
+		merged, rep := merge(t, sp.Len(), shards...)
+		if !rep.OK() || len(rep.Duplicates) > 0 || rep.Rows != sp.Len() {
+			t.Fatalf("%s: merge report %+v", f, rep)
+		}
+		if !bytes.Equal(merged, whole) {
+			t.Fatalf("%s: merged shards differ from the whole sweep", f)
+		}
+		// Merging the whole output with itself is idempotent.
+		if again, _ := merge(t, sp.Len(), whole); !bytes.Equal(again, whole) {
+			t.Fatalf("%s: merging the whole output changes it", f)
+		}
+		if f == CSV {
+			checkAcceptanceRows(t, whole, sp)
+		}
+	}
+}
+
+// checkAcceptanceRows checks the rows' content: one line per point in index
+// order, mostly valid, invalid ones with their reason, and known values.
+func checkAcceptanceRows(t *testing.T, out []byte, sp *Space) {
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if lines[0] != "index,parallelism.zero_stage,parallelism.k,communication.algorithm,communication.bucket_size,communication.prefetch_depth,communication.max_inflight_allgathers,communication.overlap,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,fits,error" {
+		t.Errorf("header %q", lines[0])
+	}
+	rows := lines[1:]
+	if len(rows) != sp.Len() {
+		t.Fatalf("%d rows, want %d", len(rows), sp.Len())
+	}
+	invalid := 0
+	for i, r := range rows {
+		if !strings.HasPrefix(r, fmt.Sprintf("%d,", i)) {
+			t.Fatalf("row %d = %q", i, r)
+		}
+		if !strings.HasSuffix(r, ",") {
+			invalid++
+		}
+	}
+	// K must divide dp 4: k=3 is invalid (a quarter of the points); every
+	// other point must run.
+	if want := sp.Len() / 4; invalid != want {
+		t.Errorf("%d invalid points, want %d", invalid, want)
+	}
+	// Point 0: stage 0, K=1, flat ring — seed 002's tiny model, 260 bf16
+	// params (S = 520 B): the DDP all-reduce sends 2·(4−1)/4·520 = 780 B
+	// per rank, 3,120 B over the wire; the ring 0→1→2→3→0 on 2 nodes × 2
+	// GPUs crosses the network on 2 of its 4 hops: 1,560 B each way.
+	f := strings.Split(rows[0], ",")
+	if f[10] != "1560" || f[11] != "1560" || f[14] != "" {
+		t.Errorf("point 0: network %s nvlink %s bytes, want 1560 and 1560 (%s)", f[10], f[11], rows[0])
+	}
+}
+
+// TestRunOrder: rows come out in Indices order whatever order the workers
+// finish in, and an Emit error stops the run.
+func TestRunOrder(t *testing.T) {
+	idx := []int{5, 1, 9, 3, 7, 0, 2}
+	var got []int
+	eval := func(i int) Row {
+		// Uneven work so later points often finish first.
+		n := 0
+		for k := 0; k < (10-i)*20000; k++ {
+			n += k & 1
+		}
+		return Row{Index: i, StepTime: int64(n)}
+	}
+	err := Run(context.Background(), RunConfig{Indices: idx, Jobs: 4, Eval: eval, Emit: func(r Row) error {
+		got = append(got, r.Index)
+		return nil
+	}})
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(idx) {
+		t.Errorf("emitted %v (%v), want %v", got, err, idx)
+	}
+	stop := errors.New("disk full")
+	count := 0
+	many := make([]int, 500)
+	for i := range many {
+		many[i] = i
+	}
+	err = Run(context.Background(), RunConfig{Indices: many, Jobs: 3, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
+		count++
+		if r.Index == 10 {
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) || count != 11 {
+		t.Errorf("Emit error: got %v after %d rows, want %v after 11", err, count, stop)
+	}
+}
+
+// TestEvalInvalidPoint: a point the loader rejects is a row with the
+// loader's one-line message.
+func TestEvalInvalidPoint(t *testing.T) {
+	sp := space(t, "parallelism.k=1,3")
+	ev := &Evaluator{Src: tinySource(t), Space: sp}
+	r := ev.Eval(1)
+	if r.Err == "" || !strings.Contains(r.Err, "k=3 does not divide") || r.StepTime != 0 {
+		t.Errorf("k=3 on dp=2: %+v", r)
+	}
+	if r := ev.Eval(0); r.Err != "" || r.StepTime <= 0 || r.PeakMemory <= 0 {
+		t.Errorf("k=1: %+v", r)
+	}
+}
