@@ -453,17 +453,16 @@ func (l *Layout) Segments(i int) []Segment {
 	return segs
 }
 
-// UnitBuckets returns, for PerUnit layouts, the bucket index of every unit
-// in the order units first appear; it panics if the layout is not PerUnit.
-func (l *Layout) UnitBuckets() map[int]int {
-	if !l.Spec.PerUnit {
-		panic("memory: UnitBuckets: layout is not per unit")
-	}
-	m := make(map[int]int, len(l.Buckets))
+// UnitBucket returns the bucket holding unit's first element and whether
+// the unit has parameters in the layout. With PerUnit it is the unit's
+// bucket (its FSDP flat parameter).
+func (l *Layout) UnitBucket(unit int) (int, bool) {
 	for _, p := range l.Params {
-		m[p.Unit] = p.Bucket
+		if p.Unit == unit {
+			return p.Bucket, true
+		}
 	}
-	return m
+	return 0, false
 }
 
 // RankNumel returns the number of real (parameter) elements inside rank's

@@ -328,6 +328,22 @@ func TestLayoutProperties(t *testing.T) {
 		if spec.PerUnit && len(l.Buckets) != unit+1 {
 			t.Errorf("case %d: per-unit layout has %d buckets for %d units", c, len(l.Buckets), unit+1)
 		}
+		if spec.PerUnit {
+			for u := 0; u <= unit; u++ {
+				b, ok := l.UnitBucket(u)
+				// Toy buckets are in forward order, Megatron's backward.
+				want := u
+				if spec.Padding == PadMegatron {
+					want = unit - u
+				}
+				if !ok || b != want {
+					t.Errorf("case %d: unit %d in bucket %d %v, want %d", c, u, b, ok, want)
+				}
+			}
+			if _, ok := l.UnitBucket(unit + 1); ok {
+				t.Errorf("case %d: unit %d has no params but UnitBucket says ok", c, unit+1)
+			}
+		}
 		if spec.Padding == PadMegatron {
 			for i := range l.Params {
 				if len(l.Segments(i)) != 1 {
