@@ -228,7 +228,9 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 	}
 	r.Components = comps
 	r.Peak = r.AtRest
-	r.PhasePeaks = []int64{r.AtRest, r.AtRest, r.AtRest, r.AtRest, r.AtRest}
+	for _, ph := range Phases {
+		r.PhasePeaks = append(r.PhasePeaks, PhasePeak{Phase: ph, Bytes: r.AtRest})
+	}
 	r.Fits = r.GPUMemory > 0 && r.NotApplicable == "" && r.Peak <= r.GPUMemory
 	return r, nil
 }

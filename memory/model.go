@@ -149,6 +149,12 @@ func componentIndex(name string) int {
 	panic("memory: unknown component " + name)
 }
 
+// PhasePeak is the rank's largest total during one phase.
+type PhasePeak struct {
+	Phase Phase `json:"phase"`
+	Bytes int64 `json:"bytes"`
+}
+
 // Component is one named row of a report, in exact bytes per rank.
 type Component struct {
 	Name string `json:"name"`
@@ -239,7 +245,7 @@ type Report struct {
 	// PeakUnit is the unit being processed when the total peaks, -1 if none.
 	PeakUnit int `json:"peak_unit"`
 	// PhasePeaks is the total at the peak of every phase, in Phases order.
-	PhasePeaks []int64 `json:"phase_peaks"`
+	PhasePeaks []PhasePeak `json:"phase_peaks"`
 	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown).
 	Fits bool `json:"fits"`
 	// NotApplicable is set (and the figures are zero) when an estimator has

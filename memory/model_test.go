@@ -482,8 +482,13 @@ func checkReport(t *testing.T, name string, r *Report) {
 	if total != rest || peak != r.Peak {
 		t.Errorf("%s stage %d: timeline ends at %d (rest %d), peaks at %d (report %d)", name, r.Stage, total, rest, peak, r.Peak)
 	}
-	if r.PhasePeaks[r.PeakPhase] != r.Peak {
-		t.Errorf("%s stage %d: phase peak %d != peak %d", name, r.Stage, r.PhasePeaks[r.PeakPhase], r.Peak)
+	for i, pp := range r.PhasePeaks {
+		if pp.Phase != Phases[i] || pp.Bytes > r.Peak || pp.Bytes < r.AtRest {
+			t.Errorf("%s stage %d: phase peak %+v outside [%d, %d]", name, r.Stage, pp, r.AtRest, r.Peak)
+		}
+	}
+	if r.PhasePeaks[r.PeakPhase].Bytes != r.Peak {
+		t.Errorf("%s stage %d: phase peak %d != peak %d", name, r.Stage, r.PhasePeaks[r.PeakPhase].Bytes, r.Peak)
 	}
 }
 

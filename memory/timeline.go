@@ -334,9 +334,9 @@ func (m *model) run() {
 	peakPhase := make([]Phase, len(cur))
 	atPeak := slices.Clone(cur)
 	r.AtRest, r.Peak, r.PeakPhase = restTotal, restTotal, PhaseRest
-	r.PhasePeaks = make([]int64, len(Phases))
-	for i := range r.PhasePeaks {
-		r.PhasePeaks[i] = restTotal
+	r.PhasePeaks = make([]PhasePeak, len(Phases))
+	for i, ph := range Phases {
+		r.PhasePeaks[i] = PhasePeak{Phase: ph, Bytes: restTotal}
 	}
 	if m.c.err != nil {
 		return
@@ -347,7 +347,7 @@ func (m *model) run() {
 			// Entering a phase: its peak is at least the state it starts from.
 			t := total()
 			for ph := phase + 1; ph <= e.Phase; ph++ {
-				r.PhasePeaks[ph] = max(r.PhasePeaks[ph], t)
+				r.PhasePeaks[ph].Bytes = max(r.PhasePeaks[ph].Bytes, t)
 			}
 			phase = e.Phase
 		}
@@ -363,8 +363,8 @@ func (m *model) run() {
 			peak[i], peakPhase[i] = cur[i], e.Phase
 		}
 		t := total()
-		if t > r.PhasePeaks[e.Phase] {
-			r.PhasePeaks[e.Phase] = t
+		if t > r.PhasePeaks[e.Phase].Bytes {
+			r.PhasePeaks[e.Phase].Bytes = t
 		}
 		if t > r.Peak {
 			r.Peak, r.PeakPhase, r.PeakUnit = t, e.Phase, e.Unit

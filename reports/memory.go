@@ -138,6 +138,17 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), exact(r.Peak), peakAt, fitsText(r, u)); err != nil {
 		return err
 	}
+	var phases []string
+	for _, pp := range r.PhasePeaks {
+		if pp.Phase != memory.PhaseRest && r.Estimator == "zerosim" {
+			phases = append(phases, fmt.Sprintf("%s %s", pp.Phase, u.format(pp.Bytes)))
+		}
+	}
+	if len(phases) > 0 {
+		if _, err := fmt.Fprintf(w, "phase peaks: %s\n", strings.Join(phases, ", ")); err != nil {
+			return err
+		}
+	}
 	for _, msg := range r.Warnings {
 		if _, err := fmt.Fprintf(w, "warning: %s\n", msg); err != nil {
 			return err
