@@ -159,6 +159,11 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 		panic("sim: StartGroup with negative bytes")
 	}
 	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1}
+	total := 0
+	for _, m := range members {
+		total += len(m)
+	}
+	f.res = make([]resUse, 0, total)
 	e.epoch++
 	for _, m := range members {
 		for _, r := range m {
