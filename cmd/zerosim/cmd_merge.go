@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/sweep"
+)
+
+func init() { commands = append(commands, newMergeCmd) }
+
+type mergeOpts struct {
+	out    string
+	points int
+}
+
+func newMergeCmd(a *app) *cobra.Command {
+	o := mergeOpts{}
+	cmd := &cobra.Command{
+		Use:   "merge FILE…",
+		Short: "Join zerosim sweep shard outputs into one file in point order",
+		Long: `merge joins the outputs of zerosim sweep --shard (or of any pieces of one
+sweep) into a single file sorted by point index, identical to the output of
+the whole sweep run at once. All files must have the same format and header.
+
+It reports on stderr points present twice (identical rows are kept once),
+points whose rows differ between files, partial last lines (ignored), and
+missing points: the gaps up to the largest index, and the tail too when
+--points gives the number of points (zerosim sweep … --count). Missing or
+conflicting points make the exit code 1, after the merged output is written.`,
+		Example: `  zerosim merge shard-*.csv --out sweep.csv
+  zerosim merge --points $(zerosim sweep s.yaml --grid parallelism.k=1,2,4 --count) shard-*.csv`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMerge(o, args, a.out, a.err)
+		},
+	}
+	cmd.Flags().StringVar(&o.out, "out", "", "write the merged rows to `FILE` (atomically) instead of stdout")
+	cmd.Flags().IntVar(&o.points, "points", 0, "the sweep's number of points, to check the tail for missing points")
+	return cmd
+}
+
+func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
+	if o.points < 0 {
+		return inputError{fmt.Errorf("--points %d: use the number of points (zerosim sweep … --count)", o.points)}
+	}
+	var in []sweep.Input
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return inputError{fmt.Errorf("merge: %w", err)}
+		}
+		in = append(in, sweep.Input{Name: f, R: bytes.NewReader(data)})
+	}
+	var rep *sweep.MergeReport
+	write := func(w io.Writer) error {
+		var err error
+		rep, err = sweep.Merge(w, in, o.points)
+		return err
+	}
+	var err error
+	if o.out != "" {
+		err = reports.WriteFileAtomic(o.out, write)
+	} else {
+		err = write(out)
+	}
+	if err != nil {
+		return inputError{err}
+	}
+	for _, p := range rep.Partial {
+		fmt.Fprintf(errOut, "zerosim: merge: %s ends with a partial line (ignored; resume that shard with --resume)\n", p)
+	}
+	if len(rep.Duplicates) > 0 {
+		fmt.Fprintf(errOut, "zerosim: merge: %d points present more than once with identical rows, kept once: %s\n", len(rep.Duplicates), sweep.Ranges(rep.Duplicates))
+	}
+	if rep.OK() {
+		return nil
+	}
+	msg := fmt.Sprintf("merged %d rows", rep.Rows)
+	if len(rep.Conflicts) > 0 {
+		msg += fmt.Sprintf("; %d points have different rows in different files (kept the first): %s", len(rep.Conflicts), sweep.Ranges(rep.Conflicts))
+	}
+	if len(rep.Missing) > 0 {
+		msg += fmt.Sprintf("; %d points missing: %s", len(rep.Missing), sweep.Ranges(rep.Missing))
+	}
+	return failure{msg}
+}

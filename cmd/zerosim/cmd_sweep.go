@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
+	"golang.org/x/term"
+)
+
+func init() { commands = append(commands, newSweepCmd) }
+
+type sweepOpts struct {
+	grids  []string
+	jobs   int
+	out    string
+	resume bool
+	shard  string
+	count  bool
+}
+
+func newSweepCmd(a *app) *cobra.Command {
+	o := sweepOpts{}
+	cmd := &cobra.Command{
+		Use:   "sweep FILE --grid key=v1,v2,… [--grid …]",
+		Short: "Replay every point of a parameter grid and stream one row per point (CSV or JSON Lines)",
+		Long: `sweep replays the cartesian product of the --grid values on a scenario
+(FILE, or the name of an embedded example). Each point is the scenario with
+its values applied as --set overrides; its row holds the point index, the
+values, step time and the busiest rank's exposed communication (ps), the wire
+bytes over the network and NVLink, the per-rank peak memory, whether it fits
+the GPU, and the error of a point whose input is invalid (an invalid point is
+a row, not a failure).
+
+Points are numbered in a fixed order: grids in flag order, values in the
+order given, the last grid varying fastest. Rows come out in that order
+whatever -j is. --shard i/n runs only the points whose index % n == i, so
+a sweep spreads over a Slurm job array or a Kubernetes Indexed Job;
+zerosim merge joins the shard files back into one. --resume continues an
+interrupted --out file. --count prints the number of points and exits.
+
+The format is CSV (default) or JSON Lines with --format json. A progress bar
+with ETA is drawn on stderr only when stderr is a terminal.`,
+		Example: `  zerosim sweep seed000-k4 --grid parallelism.k=1,2,4,8 --grid communication.algorithm=ring,hierarchical
+  zerosim sweep scenario.yaml --grid parallelism.zero_stage=0,1,2,3 --grid communication.bucket_size=25MB,100MB --out sweep.csv
+  zerosim sweep scenario.yaml --grid … --shard 2/8 --out shard-2.csv
+  zerosim sweep scenario.yaml --grid … --out sweep.csv --resume`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runSweep(ctx, a, o, args[0], a.out, a.err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.grids, "grid", nil, "swept `key.path=v1,v2,…` (repeatable; the last grid varies fastest)")
+	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "points replayed at once")
+	f.StringVar(&o.out, "out", "", "write rows to `FILE` instead of stdout")
+	f.BoolVar(&o.resume, "resume", false, "continue an interrupted --out file: skip the points it holds, append the rest")
+	f.StringVar(&o.shard, "shard", "0/1", "run only the points with index % n == i (`i/n`)")
+	f.BoolVar(&o.count, "count", false, "print the number of points and exit")
+	return cmd
+}
+
+// loadSource reads FILE, or the embedded example of that name when no such
+// file exists, with the global --set overrides.
+func loadSource(arg string, sets []string) (sweep.Source, error) {
+	data, err := os.ReadFile(arg)
+	if err == nil {
+		return sweep.Source{File: arg, Data: data, Sets: sets}, nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		if ex, ok := scenarios.Example(arg); ok {
+			return sweep.Source{File: arg + ".yaml", Data: ex, Sets: sets}, nil
+		}
+	}
+	msg := err.Error()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		msg = pe.Err.Error()
+	}
+	return sweep.Source{}, &scenarios.Error{File: arg, Msg: "cannot read the file: " + msg + " (check the path, or name an embedded example: zerosim scenarios)"}
+}
+
+func sweepFormat(format string) sweep.Format {
+	if format == "json" {
+		return sweep.JSONL
+	}
+	return sweep.CSV
+}
+
+func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut io.Writer) error {
+	var grids []sweep.Grid
+	for _, g := range o.grids {
+		gr, err := sweep.ParseGrid(g)
+		if err != nil {
+			return inputError{fmt.Errorf("--grid: %w", err)}
+		}
+		grids = append(grids, gr)
+	}
+	sp, err := sweep.NewSpace(grids)
+	if err != nil {
+		return inputError{fmt.Errorf("--grid: %w", err)}
+	}
+	sh, err := sweep.ParseShard(o.shard)
+	if err != nil {
+		return inputError{fmt.Errorf("--shard: %w", err)}
+	}
+	if o.jobs < 1 {
+		return inputError{fmt.Errorf("--jobs %d: use 1 or more", o.jobs)}
+	}
+	if o.resume && o.out == "" {
+		return inputError{errors.New("--resume needs --out FILE (the file to continue)")}
+	}
+	if o.count {
+		fmt.Fprintln(out, sp.Len())
+		return nil
+	}
+	src, err := loadSource(file, a.sets)
+	if err != nil {
+		return err
+	}
+	f := sweepFormat(a.format)
+	w := out
+	var done func(int) bool
+	header := true
+	if o.out != "" {
+		fh, p, err := openSweepOut(o, f, sp, sh)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		w = fh
+		if p != nil {
+			done, header = p.IsDone, !p.HasHeader
+		}
+	}
+	enc := sweep.NewEncoder(w, f, sp.Keys())
+	if header {
+		if err := enc.WriteHeader(); err != nil {
+			return err
+		}
+	}
+	idx := sh.Indices(sp.Len(), done)
+	var bar *progressbar.ProgressBar
+	if tf, ok := errOut.(*os.File); ok && term.IsTerminal(int(tf.Fd())) {
+		bar = progressbar.NewOptions(len(idx), progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription("sweep"),
+			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+	}
+	ev := &sweep.Evaluator{Src: src, Space: sp}
+	rows, invalid := 0, 0
+	err = sweep.Run(ctx, sweep.RunConfig{Indices: idx, Jobs: o.jobs, Eval: ev.Eval, Emit: func(r sweep.Row) error {
+		if err := enc.Write(r); err != nil {
+			return err
+		}
+		rows++
+		if r.Err != "" {
+			invalid++
+		}
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+		return nil
+	}})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		if ctx.Err() != nil && o.out != "" {
+			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", rows, len(idx), o.out)}
+		}
+		return err
+	}
+	if bar != nil {
+		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", rows, sh, invalid)
+	}
+	return nil
+}
+
+// openSweepOut opens the --out file: a new file, or with --resume the
+// existing one truncated after its last complete line, positioned at its
+// end, with the points it already holds.
+func openSweepOut(o sweepOpts, f sweep.Format, sp *sweep.Space, sh sweep.Shard) (*os.File, *sweep.Partial, error) {
+	if !o.resume {
+		fh, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			return nil, nil, inputError{fmt.Errorf("--out %s exists (continue it with --resume, or delete it)", o.out)}
+		}
+		if err != nil {
+			return nil, nil, inputError{fmt.Errorf("--out: %w", err)}
+		}
+		return fh, nil, nil
+	}
+	fh, err := os.OpenFile(o.out, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, inputError{fmt.Errorf("--out: %w", err)}
+	}
+	p, err := sweep.ScanPartial(fh, f, sp, sh)
+	if err == nil {
+		if err = fh.Truncate(p.Keep); err == nil {
+			_, err = fh.Seek(p.Keep, io.SeekStart)
+		}
+	}
+	if err != nil {
+		fh.Close()
+		return nil, nil, inputError{fmt.Errorf("--resume %s: %w", o.out, err)}
+	}
+	return fh, p, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// sweepGrids is a 96-point sweep of seed 002's tiny model on 2 nodes × 2
+// GPUs; k=3 points are invalid rows.
+var sweepGrids = []string{"--set", "cluster.nodes=2", "--set", "parallelism.dp=4",
+	"--grid", "parallelism.zero_stage=0,1,2,3", "--grid", "parallelism.k=1,2,3,4",
+	"--grid", "communication.algorithm=ring,hierarchical", "--grid", "communication.bucket_size=64B,256B,1KiB"}
+
+// TestSweepShardMerge: the CLI sweep to stdout equals -j 1, three --shard
+// runs into --out files merged with zerosim merge, and stderr stays empty
+// on a pipe (no progress bar).
+func TestSweepShardMerge(t *testing.T) {
+	dir := t.TempDir()
+	whole, errOut, code := runCLI(t, append([]string{"sweep", "seed002-tiny"}, sweepGrids...)...)
+	if code != 0 || errOut != "" {
+		t.Fatalf("sweep: exit %d, stderr %q", code, errOut)
+	}
+	if n := strings.Count(whole, "\n"); n != 97 {
+		t.Fatalf("%d lines, want header + 96 rows", n)
+	}
+	one, _, _ := runCLI(t, append([]string{"sweep", "seed002-tiny", "-j", "1"}, sweepGrids...)...)
+	if one != whole {
+		t.Fatal("-j 1 output differs")
+	}
+	var shards []string
+	for _, s := range []string{"0/3", "1/3", "2/3"} {
+		p := filepath.Join(dir, "shard-"+s[:1]+".csv")
+		if _, e, code := runCLI(t, append([]string{"sweep", "seed002-tiny", "--shard", s, "--out", p}, sweepGrids...)...); code != 0 {
+			t.Fatalf("shard %s: exit %d: %s", s, code, e)
+		}
+		shards = append(shards, p)
+	}
+	count, _, _ := runCLI(t, append([]string{"sweep", "seed002-tiny", "--count"}, sweepGrids...)...)
+	if count != "96\n" {
+		t.Errorf("--count = %q, want 96", count)
+	}
+	merged := filepath.Join(dir, "merged.csv")
+	if _, e, code := runCLI(t, append([]string{"merge", "--points", "96", "--out", merged}, shards...)...); code != 0 || e != "" {
+		t.Fatalf("merge: exit %d: %s", code, e)
+	}
+	got, _ := os.ReadFile(merged)
+	if string(got) != whole {
+		t.Fatal("merged shards differ from the whole sweep")
+	}
+	// A missing shard is reported with the missing points, exit 1.
+	_, e, code := runCLI(t, "merge", "--points", "96", shards[0], shards[2])
+	if code != 1 || !strings.Contains(e, "32 points missing: 1, 4, 7,") {
+		t.Errorf("merge without shard 1: exit %d, stderr %q", code, e)
+	}
+	// --out refuses to overwrite without --resume.
+	if _, e, code := runCLI(t, append([]string{"sweep", "seed002-tiny", "--out", shards[0]}, sweepGrids...)...); code != 2 || !strings.Contains(e, "--resume") {
+		t.Errorf("overwrite: exit %d, %q", code, e)
+	}
+}
+
+// TestSweepResume: a killed sweep (a prefix of its output ending in a
+// partial line) continued with --resume gives the uninterrupted file; JSON
+// Lines too.
+func TestSweepResume(t *testing.T) {
+	for _, format := range []string{"csv", "json"} {
+		dir := t.TempDir()
+		args := append([]string{"sweep", "seed002-tiny", "--format", format}, sweepGrids...)
+		full, _, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatal("sweep failed")
+		}
+		p := filepath.Join(dir, "out")
+		cut := strings.Index(full, "\n40,") + 7
+		if format == "json" {
+			cut = strings.Index(full, `{"index":40,`) + 9
+		}
+		if err := os.WriteFile(p, []byte(full[:cut]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, e, code := runCLI(t, append(args, "--out", p, "--resume")...); code != 0 {
+			t.Fatalf("%s resume: exit %d: %s", format, code, e)
+		}
+		got, _ := os.ReadFile(p)
+		if string(got) != full {
+			t.Errorf("%s: resumed file differs from the uninterrupted one", format)
+		}
+	}
+}
+
+func TestSweepInputErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no grid", []string{"sweep", "seed002-tiny"}, "no --grid"},
+		{"bad grid", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k"}, "--grid"},
+		{"bad shard", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--shard", "3/3"}, "--shard"},
+		{"resume without out", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--resume"}, "--resume needs --out"},
+		{"no such file", []string{"sweep", "nope.yaml", "--grid", "parallelism.k=1"}, "cannot read"},
+		{"jobs", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-j", "0"}, "--jobs 0"},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tc.name, code, e, tc.want)
+		}
+	}
+}
