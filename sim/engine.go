@@ -19,6 +19,15 @@ type Tracer interface {
 	Event(t Time, seq uint64)
 }
 
+// FlowTracer is an optional extension of Tracer: a tracer that implements
+// it also sees every flow or group start, every rate change (bytes/s per
+// member, rounded down) and every finish.
+type FlowTracer interface {
+	FlowStart(t Time, f *Flow)
+	FlowRate(t Time, f *Flow, bytesPerSec int64)
+	FlowDone(t Time, f *Flow)
+}
+
 // event is one queued callback. Flow completions are not events in this
 // heap: each flow in progress sits in a second indexed heap (fheap) keyed by
 // its finish time, moved in place when its rate changes, so a rate change
@@ -39,6 +48,8 @@ type Engine struct {
 	fheap  []*Flow
 	events int64
 	tracer Tracer
+	ftrace FlowTracer
+	nflows int64
 
 	// Scratch for rate recomputation (reused, see flow.go).
 	epoch   uint64
@@ -52,7 +63,10 @@ type Engine struct {
 func New() *Engine { return &Engine{heap: make([]event, 0, 64)} }
 
 // SetTracer installs t (nil removes it).
-func (e *Engine) SetTracer(t Tracer) { e.tracer = t }
+func (e *Engine) SetTracer(t Tracer) {
+	e.tracer = t
+	e.ftrace, _ = t.(FlowTracer)
+}
 
 // Now is the current simulated time.
 func (e *Engine) Now() Time { return e.now }

@@ -86,6 +86,7 @@ type Flow struct {
 	hidx   int    // index in the engine's flow heap, -1 if not there
 	onDone func()
 	bytes  int64
+	id     int64
 	start  Time
 	end    Time
 	done   bool
@@ -94,6 +95,9 @@ type Flow struct {
 	frozen bool
 	nrate  uint64
 }
+
+// ID numbers flows and groups in the order they were started, from 0.
+func (f *Flow) ID() int64 { return f.id }
 
 // Done reports whether the flow has finished.
 func (f *Flow) Done() bool { return f.done }
@@ -158,7 +162,11 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 	if bytesPerMember < 0 {
 		panic("sim: StartGroup with negative bytes")
 	}
-	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1}
+	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows}
+	e.nflows++
+	if e.ftrace != nil {
+		e.ftrace.FlowStart(e.now, f)
+	}
 	total := 0
 	for _, m := range members {
 		total += len(m)
@@ -205,6 +213,9 @@ func (e *Engine) finish(f *Flow) {
 	e.unschedule(f)
 	f.done = true
 	f.end = e.now
+	if e.ftrace != nil {
+		e.ftrace.FlowDone(e.now, f)
+	}
 	f.hi, f.lo, f.rate = 0, 0, 0
 	e.flows--
 	for _, ru := range f.res {
@@ -315,6 +326,9 @@ func (e *Engine) recompute(seeds []resUse) {
 			continue // its queued completion is still right
 		}
 		f.rate = f.nrate
+		if e.ftrace != nil {
+			e.ftrace.FlowRate(now, f, int64(f.rate/rateScale))
+		}
 		if f.rate == 0 {
 			e.unschedule(f)
 			continue
