@@ -21,7 +21,9 @@ func (tt *textTracer) FlowStart(t Time, f *Flow) {
 func (tt *textTracer) FlowRate(t Time, f *Flow, bw int64) {
 	fmt.Fprintf(&tt.b, "%12d rate  flow=%d %d B/s\n", t, f.ID(), bw)
 }
-func (tt *textTracer) FlowDone(t Time, f *Flow) { fmt.Fprintf(&tt.b, "%12d done  flow=%d\n", t, f.ID()) }
+func (tt *textTracer) FlowDone(t Time, f *Flow) {
+	fmt.Fprintf(&tt.b, "%12d done  flow=%d\n", t, f.ID())
+}
 
 // TestTraceGolden: a small run of timers, two flows sharing a link and a
 // ring group, traced line by line (testdata/trace.golden; -update rewrites).
