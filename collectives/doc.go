@@ -6,4 +6,10 @@
 //
 // Sizes are bytes, times picoseconds. A collective of S bytes means the full
 // buffer (nccl-tests' "size"): all-gather output, reduce-scatter input.
+//
+// Lower turns a Spec into a Plan of phases; ClosedForm sums the phases'
+// alpha–beta times; Fabric.Start runs the same phases on a sim.Engine as one
+// coupled flow group each, so alone on the links the engine reproduces
+// ClosedForm to the picosecond, and concurrent collectives share links
+// max–min fairly. docs/collectives.md has the formulas.
 package collectives

@@ -5,5 +5,9 @@
 // groups of K ranks).
 //
 // It knows no collective algorithm. Bandwidths are bytes per second and
-// latencies picoseconds (package units).
+// latencies picoseconds (package units). A Link is one direction of one
+// port (a GPU's NVLink egress or ingress, a NIC's egress or ingress) and is
+// named by its LinkID, an index into Links(). Ranks are numbered
+// r = dp·CP + cp; placement decides which GPU holds each rank. A Topology is
+// immutable once built, and every input problem comes back as an error.
 package topology
