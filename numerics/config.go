@@ -84,7 +84,7 @@ type Config struct {
 
 // Limits keep a run small enough to be a check, not a benchmark.
 const (
-	MaxRanks = 1024
+	MaxRanks = 256
 	MaxSteps = 1000
 )
 

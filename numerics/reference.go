@@ -33,7 +33,9 @@ type RefCheck struct {
 	// Value and Limit are the metric and its bound of a tolerance check
 	// (a maximum, or a minimum for cosine checks).
 	Value, Limit float64
-	Pass         bool
+	// Minimum marks a Limit that is a lower bound (cosine similarity).
+	Minimum bool
+	Pass    bool
 }
 
 // RefResult is the outcome of CheckReference.
@@ -356,7 +358,7 @@ func checkToyRef(f *refFile, res *RefResult) error {
 			name := fmt.Sprintf("step %d %s grad", s+1, m.params[k].Name)
 			res.Checks = append(res.Checks,
 				RefCheck{Name: name + " rel. L2", Compared: len(gr), Value: l2, Limit: RefGradRelL2Tol, Pass: l2 <= RefGradRelL2Tol},
-				RefCheck{Name: name + " cosine", Compared: len(gr), Value: cos, Limit: RefGradCosMin, Pass: cos >= RefGradCosMin})
+				RefCheck{Name: name + " cosine", Compared: len(gr), Value: cos, Limit: RefGradCosMin, Minimum: true, Pass: cos >= RefGradCosMin})
 		}
 		prev = want
 	}

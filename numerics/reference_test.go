@@ -40,7 +40,7 @@ func TestReferenceFiles(t *testing.T) {
 			worst := map[bool]float64{} // false: largest bounded-above metric; true: smallest cosine
 			for _, c := range res.Checks {
 				if !c.Exact {
-					isCos := c.Limit == RefGradCosMin
+					isCos := c.Minimum
 					if v, ok := worst[isCos]; !ok || (isCos && c.Value < v) || (!isCos && c.Value > v) {
 						worst[isCos] = c.Value
 					}

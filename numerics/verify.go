@@ -27,7 +27,7 @@ func (m Mismatch) String() string {
 	if m.Element < 0 {
 		where = fmt.Sprintf("flat %d", m.Flat)
 	}
-	return fmt.Sprintf("step %d rank %d %s %s: got %g, want %g", m.Step, m.Rank, m.Buffer, where, m.Got, m.Want)
+	return fmt.Sprintf("step %d rank %d %s %s: got %.9g, want %.9g", m.Step, m.Rank, m.Buffer, where, m.Got, m.Want)
 }
 
 // StepStat summarises one step's comparison over all ranks.

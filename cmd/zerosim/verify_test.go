@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/reports"
+)
+
+func runVerifyCLI(t *testing.T, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(append([]string{"verify"}, args...), bytes.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+const refDir = "../../numerics/testdata/reference"
+
+// TestVerifyCLI runs zerosim verify in-process: the default scenario
+// (tiny transformer, N = 16: 3 stages × 5 K × 2 buckets + 5 stage-3 rows +
+// the same-data row = 36 configurations) passes; a corrupted master shard
+// fails with exit code 1 naming rank, step, parameter and element; bad
+// flags exit 2. seed002-tiny (N = 2, AdamW): 3 × 2 K × 2 buckets + 2 + 1 = 15.
+func TestVerifyCLI(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   []string
+		stderr   string
+		noStdout bool
+	}{
+		{"default", nil, 0, []string{"PASS: 36 of 36 configurations bit-exact", "tiny-transformer same-data"}, "", false},
+		{"seed002 tiny N2", []string{"seed002-tiny"}, 0, []string{"PASS: 15 of 15 configurations bit-exact"}, "", false},
+		// Rank 3 of 16 owns [51, 68) of the 272-element padded buffer; its
+		// element 5 is flat 56, the first element of w_o (flat 56–71).
+		{"corrupt", []string{"--corrupt-shard", "3:5"}, 1, []string{"step 2 rank 3 fp32 master w_o[0]", "FAIL: 0 of 1"},
+			"first: tiny-transformer N16 stage 1 K 1 bucket one exact: step 2 rank 3 fp32 master w_o[0]", false},
+		{"corrupt step 4 K 4 stage 3", []string{"--corrupt-shard", "6:0", "--corrupt-step", "4", "--set", "parallelism.k=4", "--set", "parallelism.zero_stage=3"}, 1,
+			[]string{"step 4 rank 6 fp32 master"}, "", false},
+		{"corrupt bad syntax", []string{"--corrupt-shard", "x"}, 2, nil, `--corrupt-shard "x"`, true},
+		{"corrupt rank out of range", []string{"--corrupt-shard", "16:0"}, 2, nil, "corrupt rank 16", true},
+		{"corrupt index out of range", []string{"--corrupt-shard", "3:17"}, 2, nil, "rank 3's master shard has 17 elements", true},
+		{"corrupt padding", []string{"--corrupt-shard", "15:16"}, 2, nil, "padding", true},
+		{"corrupt step 0", []string{"--corrupt-shard", "1:1", "--corrupt-step", "0"}, 2, nil, "--corrupt-step 0", true},
+		{"corrupt step alone", []string{"--corrupt-step", "3"}, 2, nil, "--corrupt-step needs --corrupt-shard", true},
+		{"csv", []string{"--format", "csv"}, 2, nil, "--format csv", true},
+		{"N too large", []string{"gpt3-175b-16k"}, 2, nil, "N = dp·cp = 16384", true},
+		{"reference", []string{"--reference", filepath.Join(refDir, "adamw-wd.json")}, 0, []string{"PASS: 36 of 36 checks pass"}, "", false},
+		{"reference missing", []string{"--reference", "nope.json"}, 2, nil, "--reference", true},
+		{"reference with scenario", []string{"--reference", "x.json", "default"}, 2, nil, "--reference checks one file", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runVerifyCLI(t, nil, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			if !strings.Contains(errOut, tc.stderr) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.stderr)
+			}
+			if tc.noStdout && out != "" {
+				t.Errorf("stdout not empty on input error:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestVerifyJSON decodes --json output (and --format json) into the report
+// type and checks the rows and the collective bytes of the first row
+// (stage 0, K 1: one world all-reduce of 272 bf16 elements = 2·544 B,
+// 1020 B sent per rank = 15/16·1088).
+func TestVerifyJSON(t *testing.T) {
+	for _, args := range [][]string{{"--json"}, {"--format", "json"}} {
+		out, errOut, code := runVerifyCLI(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var rep reports.VerifyReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if !rep.Pass || rep.N != 16 || len(rep.Rows) != 36 {
+			t.Fatalf("%v: pass %v N %d rows %d", args, rep.Pass, rep.N, len(rep.Rows))
+		}
+		c := rep.Rows[0].Collectives
+		if len(c) != 1 || c[0].Op != "all-reduce" || c[0].Group != "world" || c[0].Bytes != 1088 || c[0].PerRank != "1020" {
+			t.Errorf("%v: row 0 collectives %+v", args, c)
+		}
+	}
+}
+
+// TestVerifyReferenceMismatch feeds a bf16-round file with one output
+// changed through stdin: exit 1 and the element named.
+func TestVerifyReferenceMismatch(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(refDir, "bf16-round.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	outs := f["output_bf16"].([]any)
+	outs[2] = outs[2].(float64) + 1
+	bad, _ := json.Marshal(f)
+	out, errOut, code := runVerifyCLI(t, bad, "--reference", "-")
+	if code != 1 || !strings.Contains(out, "element 2:") || !strings.Contains(errOut, "1 of 1 checks fail") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

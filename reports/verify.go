@@ -1,0 +1,201 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// VerifyReport is the result of `zerosim verify`: one row per configuration
+// of the verify matrix, each compared bit for bit with unsharded training.
+type VerifyReport struct {
+	Scenario string      `json:"scenario"`
+	N        int         `json:"n"`
+	Pass     bool        `json:"pass"`
+	Rows     []VerifyRow `json:"rows"`
+	// Drift is the native-reduction drift between two K (optional).
+	Drift []DriftRow `json:"drift,omitempty"`
+}
+
+// VerifyRow is one verified configuration.
+type VerifyRow struct {
+	Config  string `json:"config"`
+	Model   string `json:"model"`
+	Stage   int    `json:"stage"`
+	K       int    `json:"k"`
+	Bucket  string `json:"bucket"` // "one", "per-unit" or elements
+	Padding string `json:"padding"`
+	Mode    string `json:"mode"`
+	Steps   int    `json:"steps"`
+	// Layout: real elements, padded buffer, buckets, elements per shard.
+	Numel      int64 `json:"numel"`
+	Size       int64 `json:"size"`
+	Buckets    int   `json:"buckets"`
+	ShardElems int64 `json:"shard_elems"`
+
+	Pass       bool    `json:"pass"`
+	MaxAbsDiff float64 `json:"max_abs_diff"`
+	MaxULP     int     `json:"max_ulp"`
+	Mismatches int     `json:"mismatches"`
+	// First describes the first mismatch ("" when none).
+	First       string        `json:"first_mismatch,omitempty"`
+	Collectives []VerifyBytes `json:"collectives"`
+}
+
+// VerifyBytes is the traffic of one kind of numeric collective in one
+// step (per group instance): logical Bytes, and PerRank = (Ranks−1)/Ranks
+// of it as an exact fraction ("390" or "1300/3").
+type VerifyBytes struct {
+	Phase   string `json:"phase"`
+	Op      string `json:"op"`
+	Group   string `json:"group"`
+	Ranks   int    `json:"ranks"`
+	Calls   int    `json:"calls"`
+	Bytes   int64  `json:"bytes"`
+	PerRank string `json:"per_rank"`
+}
+
+// DriftRow compares native reductions with two values of K after a step.
+type DriftRow struct {
+	Mode       string  `json:"mode"`
+	KA         int     `json:"k_a"`
+	KB         int     `json:"k_b"`
+	Step       int     `json:"step"`
+	MaxULP     int     `json:"max_ulp"`
+	MaxAbsDiff float64 `json:"max_abs_diff"`
+	Differ     int     `json:"differ"`
+	Total      int     `json:"total"`
+}
+
+// fmtDiff prints a float at fixed precision (4 significant digits) so
+// golden files are stable; 0 prints as "0".
+func fmtDiff(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+func passFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func newTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+	)
+}
+
+// WriteVerifyTable writes r as a terminal table, a drift table when
+// present, and a summary line.
+func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
+	if _, err := fmt.Fprintf(w, "# verify %s: N = %d ranks, %d configurations, sharded vs unsharded bit for bit\n", r.Scenario, r.N, len(r.Rows)); err != nil {
+		return err
+	}
+	t := newTable(w)
+	t.Header([]string{"model", "stage", "K", "bucket", "padding", "mode", "steps", "elems", "padded", "result", "max |diff|", "max ULP", "first mismatch"})
+	failed := 0
+	for _, row := range r.Rows {
+		if !row.Pass {
+			failed++
+		}
+		if err := t.Append([]string{row.Model, strconv.Itoa(row.Stage), strconv.Itoa(row.K), row.Bucket, row.Padding, row.Mode,
+			strconv.Itoa(row.Steps), strconv.FormatInt(row.Numel, 10), strconv.FormatInt(row.Size, 10), passFail(row.Pass),
+			fmtDiff(row.MaxAbsDiff), strconv.Itoa(row.MaxULP), row.First}); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if len(r.Drift) > 0 {
+		if _, err := fmt.Fprintln(w, "# native reduction drift (ring order, rounding per hop) between two K, bf16 params after each step"); err != nil {
+			return err
+		}
+		d := newTable(w)
+		d.Header([]string{"mode", "K", "vs K", "step", "max ULP", "max |diff|", "differ", "of"})
+		for _, x := range r.Drift {
+			if err := d.Append([]string{x.Mode, strconv.Itoa(x.KA), strconv.Itoa(x.KB), strconv.Itoa(x.Step), strconv.Itoa(x.MaxULP),
+				fmtDiff(x.MaxAbsDiff), strconv.Itoa(x.Differ), strconv.Itoa(x.Total)}); err != nil {
+				return err
+			}
+		}
+		if err := d.Render(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "%s: %d of %d configurations bit-exact\n", passFail(r.Pass), len(r.Rows)-failed, len(r.Rows))
+	return err
+}
+
+// WriteVerifyJSON writes r as indented JSON.
+func WriteVerifyJSON(w io.Writer, r *VerifyReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReferenceReport is the result of `zerosim verify --reference FILE`.
+type ReferenceReport struct {
+	File      string           `json:"file"`
+	Kind      string           `json:"kind"`
+	Generator string           `json:"generator"`
+	Pass      bool             `json:"pass"`
+	Checks    []ReferenceCheck `json:"checks"`
+}
+
+// ReferenceCheck is one comparison with a PyTorch reference: exact ones
+// count mismatching elements, tolerance ones report Value against Limit.
+type ReferenceCheck struct {
+	Name       string  `json:"name"`
+	Exact      bool    `json:"exact"`
+	Compared   int     `json:"compared"`
+	Mismatches int     `json:"mismatches"`
+	First      string  `json:"first_mismatch,omitempty"`
+	Value      float64 `json:"value"`
+	Limit      float64 `json:"limit"`
+	// Minimum marks Limit as a lower bound (cosine); otherwise an upper one.
+	Minimum bool `json:"minimum,omitempty"`
+	Pass    bool `json:"pass"`
+}
+
+// WriteReferenceTable writes r as a terminal table and a summary line.
+func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
+	if _, err := fmt.Fprintf(w, "# reference %s: kind %s, generator %q\n", r.File, r.Kind, r.Generator); err != nil {
+		return err
+	}
+	t := newTable(w)
+	t.Header([]string{"check", "compared", "result", "measure", "detail"})
+	failed := 0
+	for _, c := range r.Checks {
+		if !c.Pass {
+			failed++
+		}
+		measure := fmt.Sprintf("%d mismatches (bit-exact)", c.Mismatches)
+		if !c.Exact {
+			rel := "≤"
+			if c.Minimum {
+				rel = "≥"
+			}
+			measure = fmt.Sprintf("%s %s %s", fmtDiff(c.Value), rel, fmtDiff(c.Limit))
+		}
+		if err := t.Append([]string{c.Name, strconv.Itoa(c.Compared), passFail(c.Pass), measure, c.First}); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s: %d of %d checks pass\n", passFail(r.Pass), len(r.Checks)-failed, len(r.Checks))
+	return err
+}
+
+// WriteReferenceJSON writes r as indented JSON.
+func WriteReferenceJSON(w io.Writer, r *ReferenceReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
