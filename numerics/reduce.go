@@ -1,6 +1,9 @@
 package numerics
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // CollectiveBytes is the traffic of one kind of collective during one
 // training step, counted the way the seeds count it: a reduce-scatter or
@@ -56,9 +59,14 @@ func (l *ledger) add(phase, op, group string, ranks int, bytes int64) {
 	*l = append(*l, CollectiveBytes{Phase: phase, Op: op, Group: group, Ranks: ranks, Calls: 1, Bytes: bytes})
 }
 
-// exactAdd returns a+b and whether the float64 sum is exact (TwoSum).
+// exactAdd returns a+b and whether the float64 sum is exact (TwoSum). A NaN
+// or infinite sum counts as exact: it propagates to the result and shows
+// up as a mismatch (e.g. a parameter read from flushed storage).
 func exactAdd(a, b float64) (float64, bool) {
 	s := a + b
+	if math.IsNaN(s) || math.IsInf(s, 0) {
+		return s, true
+	}
 	bb := s - a
 	return s, (a-(s-bb))+(b-bb) == 0
 }
