@@ -74,7 +74,7 @@ func TestSeed000K4Example(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		S := res.Schedule.Layout.Size * 2
+		S := res.Schedule.GradBytes()
 		var total, busiest int64
 		for _, p := range res.Phases {
 			total += p.Wire[topology.Inter]

@@ -101,40 +101,51 @@ type Schedule struct {
 	Tasks       []Task
 	// Order lists each stream's tasks in issue order; Cap is how many of a
 	// stream's tasks may run at once (ZeRO-3's cap on all-gathers in flight).
-	Order  [numStreams][]int32
-	Cap    [numStreams]int
-	Layout *memory.Layout
-	Costs  []LayerCost
+	Order [numStreams][]int32
+	Cap   [numStreams]int
+	// Groups are the parameter groups' buffer layouts (memory.BufferLayouts:
+	// the one layout code path shared with the memory model and numerics);
+	// Buckets lists their communication buckets.
+	Groups  []memory.GroupInfo
+	Buckets []CommBucket
+	Costs   []LayerCost
 	// OptElems is the number of elements each rank's optimizer updates.
 	OptElems int64
 }
 
-// paramBytes is the size of a bf16 parameter or gradient element.
-const paramBytes = 2
+// CommBucket is one bucket of one parameter group's buffer: the unit of
+// gradient reduction and parameter all-gather (one per unit at stage 3).
+type CommBucket struct {
+	Group, Bucket int
+	// GradBytes and ParamBytes are the bucket's padded size in gradient and
+	// parameter elements.
+	GradBytes, ParamBytes int64
+	// FirstUnit and LastUnit are the units with parameters in the bucket.
+	FirstUnit, LastUnit int
+}
 
-// LayoutFor builds the gradient/parameter buffer layout the replay uses for
-// s: one bucket per unit for ZeRO-3, buckets of bucket_size otherwise; shards
-// over the intra group (N/K ranks) for stages 1–3, none for stage 0.
-func LayoutFor(s *scenarios.Scenario) (*memory.Layout, error) {
-	pad, err := memory.ParsePadding(s.Communication.Padding)
-	if err != nil {
-		return nil, err
+// GradBytes is the size of all gradient buffers, padding included.
+func (sc *Schedule) GradBytes() int64 {
+	var t int64
+	for _, b := range sc.Buckets {
+		t += b.GradBytes
 	}
-	k := max(s.Parallelism.K, 1)
-	shards := s.N() / k
-	if s.Parallelism.Stage == 0 {
-		shards = 1
+	return t
+}
+
+// commBuckets lists the buckets of every group's layout, group by group in
+// buffer order.
+func commBuckets(groups []memory.GroupInfo) []CommBucket {
+	var out []CommBucket
+	for g, gi := range groups {
+		l := gi.Layout
+		for i, bk := range l.Buckets {
+			out = append(out, CommBucket{Group: g, Bucket: i,
+				GradBytes: bk.Size * gi.GradBytes, ParamBytes: bk.Size * gi.ParamBytes,
+				FirstUnit: l.Params[bk.FirstParam].Unit, LastUnit: l.Params[bk.LastParam].Unit})
+		}
 	}
-	spec := memory.LayoutSpec{Shards: shards, Padding: pad}
-	for i, l := range s.Model.LayerList {
-		spec.Params = append(spec.Params, memory.Param{Name: l.Name, Numel: int64(l.Params), Unit: i})
-	}
-	if s.Parallelism.Stage == 3 {
-		spec.PerUnit = true
-	} else {
-		spec.BucketElems = int64(s.Communication.BucketSize) / paramBytes
-	}
-	return memory.NewLayout(spec)
+	return out
 }
 
 // Build makes the step schedule of s.
@@ -143,12 +154,12 @@ func Build(s *scenarios.Scenario) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	lay, err := LayoutFor(s)
+	groups, err := memory.BufferLayouts(s)
 	if err != nil {
-		return nil, fmt.Errorf("zero: layout: %w", err)
+		return nil, fmt.Errorf("zero: %w", err)
 	}
 	k := max(s.Parallelism.K, 1)
-	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: k, Layout: lay, Costs: costs, Overlap: true}
+	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: k, Groups: groups, Buckets: commBuckets(groups), Costs: costs, Overlap: true}
 	if s.Communication.Overlap != nil {
 		sc.Overlap = *s.Communication.Overlap
 	}
@@ -191,12 +202,6 @@ func (b *builder) add(t Task) int32 {
 	return int32(len(b.sc.Tasks) - 1)
 }
 
-// unitRange returns the first and last unit whose parameters lie in bucket i.
-func unitRange(l *memory.Layout, i int) (lo, hi int) {
-	bk := l.Buckets[i]
-	return l.Params[bk.FirstParam].Unit, l.Params[bk.LastParam].Unit
-}
-
 func (b *builder) optimizer(after []int32, elems int64) error {
 	d, err := OptimizerTime(b.s, elems)
 	if err != nil {
@@ -232,18 +237,16 @@ func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 // (sharded) optimizer, and the parameter all-gather after it — or, with
 // overlap_param_gather, at the start of the step overlapped with forward.
 func (b *builder) stage012() error {
-	sc, lay := b.sc, b.sc.Layout
+	sc := b.sc
 	L := len(sc.Costs)
-	nb := len(lay.Buckets)
 	overlapAG := sc.Stage > 0 && b.s.Communication.OverlapParamGather && sc.Overlap
 	// Parameter all-gathers at the step start (pre-hook pipeline, seed 000).
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
 	if overlapAG {
-		for i := 0; i < nb; i++ {
-			lo, hi := unitRange(lay, i)
+		for i, bk := range sc.Buckets {
 			t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: GroupIntra, Bytes: lay.Buckets[i].Size * paramBytes})
-			for u := lo; u <= hi; u++ {
+				Group: GroupIntra, Bytes: bk.ParamBytes})
+			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
 				agFirst[u] = append(agFirst[u], t)
 			}
 		}
@@ -251,74 +254,99 @@ func (b *builder) stage012() error {
 	for u := 0; u < L; u++ {
 		b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: agFirst[u]})
 	}
-	// Buckets become ready when the backward of their first unit is done.
+	// Buckets become ready when the backward of their first unit is done;
+	// within a unit they are reduced in each group's reduce order.
 	readyAt := make([][]int, L)
-	for _, i := range lay.ReduceOrder() {
-		lo, _ := unitRange(lay, i)
-		readyAt[lo] = append(readyAt[lo], i)
+	base := 0
+	for g, gi := range sc.Groups {
+		for _, i := range gi.Layout.ReduceOrder() {
+			u := sc.Buckets[base+i].FirstUnit
+			readyAt[u] = append(readyAt[u], base+i)
+		}
+		base += len(sc.Groups[g].Layout.Buckets)
 	}
 	var synced []int32
 	for u := L - 1; u >= 0; u-- {
 		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd})
 		for _, i := range readyAt[u] {
-			synced = append(synced, b.gradSync(i, -1, lay.Buckets[i].Size*paramBytes, bw))
+			synced = append(synced, b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw))
 		}
 	}
-	elems := lay.Size
-	if sc.Stage > 0 {
-		elems = lay.ShardElems()
-	}
-	if err := b.optimizer(synced, elems); err != nil {
+	if err := b.optimizer(synced, b.optElems()); err != nil {
 		return err
 	}
 	opt := int32(len(sc.Tasks) - 1)
 	if sc.Stage > 0 && !overlapAG {
-		for i := 0; i < nb; i++ {
+		for i, bk := range sc.Buckets {
 			b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: GroupIntra, Bytes: lay.Buckets[i].Size * paramBytes, After: []int32{opt}})
+				Group: GroupIntra, Bytes: bk.ParamBytes, After: []int32{opt}})
 		}
 	}
 	return nil
+}
+
+// optElems is the number of elements the rank's optimizer updates: its
+// shard of every group (the whole buffer at stage 0).
+func (b *builder) optElems() int64 {
+	var n int64
+	for _, g := range b.sc.Groups {
+		n += g.ShardElems
+	}
+	return n
 }
 
 // stage3 is ZeRO-3 / FSDP: gather–compute–flush per unit in forward and
 // backward with prefetch depth d, reduce-scatter of each unit's gradients in
 // backward, and no post-optimizer all-gather (seed 002).
 func (b *builder) stage3() error {
-	sc, lay := b.sc, b.sc.Layout
+	sc := b.sc
 	L := len(sc.Costs)
 	d := 1
 	if b.s.Communication.PrefetchDepth != nil {
 		d = *b.s.Communication.PrefetchDepth
 	}
-	unitBytes := func(u int) int64 { return lay.Buckets[u].Size * paramBytes }
+	// With one bucket per unit, unit u's buckets (one per group holding it).
+	byUnit := make([][]int, L)
+	for i, bk := range sc.Buckets {
+		byUnit[bk.FirstUnit] = append(byUnit[bk.FirstUnit], i)
+	}
+	gathers := func(u int, ph Phase, after, afterStart []int32) []int32 {
+		var ts []int32
+		for _, i := range byUnit[u] {
+			ts = append(ts, b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: u, Bucket: i,
+				Group: GroupIntra, Bytes: sc.Buckets[i].ParamBytes, After: after, AfterStart: afterStart}))
+		}
+		return ts
+	}
 	fwd := make([]int32, L)
 	for u := 0; u < L; u++ {
-		ag := Task{Kind: AllGather, Stream: ParamComm, Phase: PhaseForwardAG, Unit: u, Bucket: u, Group: GroupIntra, Bytes: unitBytes(u)}
+		var after, afterStart []int32
 		switch {
 		case d == 0 && u > 0:
-			ag.After = []int32{fwd[u-1]}
+			after = []int32{fwd[u-1]}
 		case d > 0 && u-d >= 0:
-			ag.AfterStart = []int32{fwd[u-d]}
+			afterStart = []int32{fwd[u-d]}
 		}
-		t := b.add(ag)
-		fwd[u] = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: []int32{t}})
+		ags := gathers(u, PhaseForwardAG, after, afterStart)
+		fwd[u] = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: ags})
 	}
 	bwd := make([]int32, L)
 	var synced []int32
 	for u := L - 1; u >= 0; u-- {
-		ag := Task{Kind: AllGather, Stream: ParamComm, Phase: PhaseBackwardAG, Unit: u, Bucket: u, Group: GroupIntra, Bytes: unitBytes(u)}
+		var after, afterStart []int32
 		switch {
 		case u+max(d, 1) >= L:
-			ag.After = []int32{fwd[L-1]}
+			after = []int32{fwd[L-1]}
 		case d == 0:
-			ag.After = []int32{bwd[u+1]}
+			after = []int32{bwd[u+1]}
 		default:
-			ag.AfterStart = []int32{bwd[u+d]}
+			afterStart = []int32{bwd[u+d]}
 		}
-		t := b.add(ag)
-		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: []int32{t}})
-		synced = append(synced, b.gradSync(u, u, unitBytes(u), bwd[u]))
+		ags := gathers(u, PhaseBackwardAG, after, afterStart)
+		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
+		for _, i := range byUnit[u] {
+			synced = append(synced, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
+		}
 	}
-	return b.optimizer(synced, lay.ShardElems())
+	return b.optimizer(synced, b.optElems())
 }

@@ -108,4 +108,3 @@ func isUsage(err error) bool {
 	}
 	return false
 }
-
