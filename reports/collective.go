@@ -19,6 +19,9 @@ type CollectiveReport struct {
 	// Cluster describes the links in one line.
 	Cluster string `json:"cluster"`
 	Group   []int  `json:"group"`
+	// Groups is how many groups like Group ran at once (1 unless
+	// --concurrent); times are the last one's, bytes the sum.
+	Groups int `json:"groups"`
 	// Classes names the link classes of the byte columns, in order.
 	Classes []string        `json:"classes"`
 	Rows    []CollectiveRow `json:"rows"`
@@ -33,7 +36,8 @@ type CollectiveRow struct {
 	Algorithm string `json:"algorithm"` // resolved
 	// TimePS is the simulated time in picoseconds.
 	TimePS int64 `json:"time_ps"`
-	// ClosedFormPS is the alpha–beta time (equal to TimePS when alone).
+	// ClosedFormPS is the alpha–beta time of one group alone (equal to
+	// TimePS unless concurrent groups contend).
 	ClosedFormPS int64 `json:"closed_form_ps"`
 	// AlgBW = Size/time and BusBW = AlgBW·(n−1)/n (reduce-scatter,
 	// all-gather) or ·2(n−1)/n (all-reduce), both in GB/s (1e9 B/s).
@@ -95,7 +99,11 @@ func (row *CollectiveRow) cells() []string {
 // WriteCollectiveTable writes r as a terminal table after a one-line
 // description of the run.
 func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
-	if _, err := fmt.Fprintf(w, "# %s (%s) over %d ranks on %s\n", r.Op, r.Algorithm, len(r.Group), r.Cluster); err != nil {
+	at := ""
+	if r.Groups > 1 {
+		at = fmt.Sprintf(" (%d groups at once)", r.Groups)
+	}
+	if _, err := fmt.Fprintf(w, "# %s (%s) over %d ranks%s on %s\n", r.Op, r.Algorithm, len(r.Group), at, r.Cluster); err != nil {
 		return err
 	}
 	t := tablewriter.NewTable(w,

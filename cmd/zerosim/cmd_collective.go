@@ -26,6 +26,7 @@ type collectiveOpts struct {
 	nicsPerNode             int
 	op, size, group, algo   string
 	k                       int
+	concurrent              bool
 	changed                 func(string) bool
 }
 
@@ -47,7 +48,9 @@ GPU a rank.
 --group is all (the dp·cp group), intra (the first of the K intra groups of
 N/K contiguous ranks), inter (the first of the N/K inter groups of K ranks)
 or explicit ranks in ring order (0,2,4,6). K is --k, else the scenario's
-parallelism.k when it is > 1, else the number of nodes.`,
+parallelism.k when it is > 1, else the number of nodes. With --concurrent,
+every intra (or inter) group runs at the same time, as in a training step;
+the time is the last one's finish and the bytes are summed over the groups.`,
 		Example: `  zerosim collective --op allreduce --size 1MiB:1GiB
   zerosim collective --nodes 4 --gpus-per-node 8 --intra-bw 300GB/s --inter-bw 25GB/s --latency 500ns --size 64MiB --algo hierarchical
   zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json`,
@@ -73,6 +76,7 @@ parallelism.k when it is > 1, else the number of nodes.`,
 	f.StringVar(&o.group, "group", "all", "all, intra, inter or ranks such as 0,2,4,6")
 	f.StringVar(&o.algo, "algo", "auto", "auto, ring, hierarchical or tree")
 	f.IntVar(&o.k, "k", 0, "K for --group intra/inter")
+	f.BoolVar(&o.concurrent, "concurrent", false, "with --group intra or inter, run every group of that kind at once (they contend for shared links)")
 	return cmd
 }
 
@@ -163,8 +167,9 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	return s, nil
 }
 
-// collectiveGroup resolves --group.
-func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([]int, error) {
+// collectiveGroup resolves --group: the groups to run (one unless
+// --concurrent).
+func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
 	k := o.k
 	if !o.changed("k") {
 		k = 1
@@ -174,9 +179,12 @@ func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topol
 			k = t.Nodes()
 		}
 	}
+	if o.concurrent && o.group != "intra" && o.group != "inter" {
+		return nil, fmt.Errorf("--concurrent needs --group intra or inter")
+	}
 	switch o.group {
 	case "all", "":
-		return t.All(), nil
+		return [][]int{t.All()}, nil
 	case "intra", "inter":
 		var gs [][]int
 		var err error
@@ -188,7 +196,10 @@ func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topol
 		if err != nil {
 			return nil, fmt.Errorf("--group %s: %w", o.group, err)
 		}
-		return gs[0], nil
+		if o.concurrent {
+			return gs, nil
+		}
+		return gs[:1], nil
 	}
 	var g []int
 	for _, f := range strings.Split(o.group, ",") {
@@ -198,7 +209,7 @@ func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topol
 		}
 		g = append(g, r)
 	}
-	return g, nil
+	return [][]int{g}, nil
 }
 
 // collectiveSizes parses --size: one size or LO:HI, doubling from LO.
@@ -269,29 +280,41 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
-	group, err := collectiveGroup(o, s, topo)
+	groups, err := collectiveGroup(o, s, topo)
 	if err != nil {
 		return inputError{err}
 	}
-	rep := &reports.CollectiveReport{Op: op.String(), Algorithm: algo.String(), Cluster: describeCluster(s, topo), Group: group}
+	group := groups[0]
+	rep := &reports.CollectiveReport{Op: op.String(), Algorithm: algo.String(), Cluster: describeCluster(s, topo), Group: group, Groups: len(groups)}
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}
 	n := int64(len(group))
 	for _, size := range sizes {
-		spec := collectives.Spec{Op: op, Algo: algo, Group: group, Bytes: size}
-		cf, err := collectives.ClosedForm(topo, spec)
-		if err != nil {
-			return inputError{err}
-		}
+		var cf units.Duration
 		eng := sim.New()
 		fab := collectives.NewFabric(eng, topo)
-		h, err := fab.Start(spec, nil)
-		if err != nil {
-			return inputError{err}
+		var hs []*collectives.Handle
+		for _, g := range groups {
+			spec := collectives.Spec{Op: op, Algo: algo, Group: g, Bytes: size}
+			c, err := collectives.ClosedForm(topo, spec)
+			if err != nil {
+				return inputError{err}
+			}
+			cf = max(cf, c)
+			h, err := fab.Start(spec, nil)
+			if err != nil {
+				return inputError{err}
+			}
+			hs = append(hs, h)
 		}
 		eng.Run()
-		ps := int64(h.End() - h.Start())
+		var end sim.Time
+		for _, h := range hs {
+			end = max(end, h.End())
+		}
+		h := hs[0]
+		ps := int64(end - h.Start())
 		row := reports.CollectiveRow{Size: int64(size), Count: int64(size) / 2, Algorithm: h.Plan.Algo.String(), TimePS: ps, ClosedFormPS: int64(cf)}
 		if ps > 0 {
 			row.AlgBW = float64(size) * 1e3 / float64(ps) // B/ps·1e12 / 1e9

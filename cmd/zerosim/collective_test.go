@@ -109,3 +109,35 @@ func TestCollectiveInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectiveConcurrent: seed 000's two inter groups (K = 4) at once.
+// With a NIC per GPU they use separate rails and each takes its closed
+// form; with one NIC per node the two rings share it and the bandwidth part
+// takes twice as long.
+func TestCollectiveConcurrent(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		extra  []string
+		slower bool
+	}{{"per_gpu", nil, false}, {"per_node", []string{"--nics", "per_node", "--nics-per-node", "1"}, true}} {
+		args := append([]string{"--scenario", "../../scenarios/examples/seed000-k4.yaml", "--group", "inter", "--concurrent", "--size", "32MiB", "--format", "json"}, c.extra...)
+		out, errOut, code := runCollectiveCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errOut)
+		}
+		var rep reports.CollectiveReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Rows[0]
+		if rep.Groups != 2 || r.Bytes[1].Total != 8*3*(64<<20)/4 {
+			t.Errorf("%s: %d groups, network bytes %d; want 2 and 6·S", c.name, rep.Groups, r.Bytes[1].Total)
+		}
+		if got := r.TimePS > r.ClosedFormPS; got != c.slower || r.TimePS < r.ClosedFormPS {
+			t.Errorf("%s: time %d, closed form %d", c.name, r.TimePS, r.ClosedFormPS)
+		}
+	}
+	if _, errOut, code := runCollectiveCLI(t, "--concurrent"); code != 2 || !strings.Contains(errOut, "--concurrent") {
+		t.Errorf("--concurrent with --group all: exit %d %q", code, errOut)
+	}
+}
