@@ -74,7 +74,8 @@ func minus(a, b []interval) []interval {
 
 // rankStats computes RankStats for rank r over a step of length step.
 func (e *executor) rankStats(r int, step units.Duration) RankStats {
-	var comp, comm, wait, ag []interval
+	comp, comm, wait, ag := e.comp[:0], e.comm[:0], e.wait[:0], e.gathr[:0]
+	defer func() { e.comp, e.comm, e.wait, e.gathr = comp, comm, wait, ag }()
 	for t, task := range e.sc.Tasks {
 		i := e.at(r, int32(t))
 		if task.Kind == AllGather {

@@ -111,25 +111,26 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 	return out, names, rest, nil
 }
 
-// memoryTimeline replays the bound events on rank r's task times.
-func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []int64) MemoryTimeline {
-	tl := MemoryTimeline{Rank: r, Components: names, AtRest: rest, PeakTask: -1}
-	type timed struct {
-		t   units.Duration
-		seq int
-		ev  memEvent
-	}
-	ts := make([]timed, len(evs))
+// timedEvent is a bound memory event at its time on one rank.
+type timedEvent struct {
+	t   units.Duration
+	seq int
+	ev  memEvent
+}
+
+// sortedMemory returns rank r's memory events in time order (frees before
+// allocations at the same instant, then model order), reusing e's scratch.
+func (e *executor) sortedMemory(r int, evs []memEvent) []timedEvent {
+	ts := e.memScratch[:0]
 	for i, ev := range evs {
 		j := e.at(r, ev.task)
 		t := e.start[j]
 		if ev.atEnd {
 			t = e.end[j]
 		}
-		ts[i] = timed{t, i, ev}
+		ts = append(ts, timedEvent{t, i, ev})
 	}
-	// Frees before allocations at the same instant, then model order.
-	slices.SortStableFunc(ts, func(a, b timed) int {
+	slices.SortStableFunc(ts, func(a, b timedEvent) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
@@ -141,12 +142,19 @@ func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
+	e.memScratch = ts
+	return ts
+}
+
+// memoryTimeline replays the bound events on rank r's task times.
+func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []int64) MemoryTimeline {
+	tl := MemoryTimeline{Rank: r, Components: names, AtRest: rest, PeakTask: -1}
 	var total int64
 	for _, v := range rest {
 		total += v
 	}
 	tl.Peak = total
-	for _, x := range ts {
+	for _, x := range e.sortedMemory(r, evs) {
 		tl.Points = append(tl.Points, MemoryPoint{Time: x.t, Component: x.ev.component, Delta: x.ev.delta})
 		total += x.ev.delta
 		if total > tl.Peak {
@@ -154,4 +162,18 @@ func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []
 		}
 	}
 	return tl
+}
+
+// peakMemory is rank r's peak total, without keeping the timeline.
+func (e *executor) peakMemory(r int, evs []memEvent, rest []int64) int64 {
+	var total int64
+	for _, v := range rest {
+		total += v
+	}
+	peak := total
+	for _, x := range e.sortedMemory(r, evs) {
+		total += x.ev.delta
+		peak = max(peak, total)
+	}
+	return peak
 }

@@ -50,6 +50,15 @@ type executor struct {
 	// links are shared exactly as in the full run.
 	symmetric bool
 	groups    [GroupInter + 1][][]int
+
+	// computing[r] is the compute task rank r runs now (compute tasks of a
+	// rank never overlap); done[r] finishes it, one closure per rank.
+	computing []int32
+	done      []func()
+
+	// Scratch reused across ranks by the per-rank analyses.
+	memScratch              []timedEvent
+	comp, comm, wait, gathr []interval
 }
 
 const unset units.Duration = -1
@@ -70,6 +79,16 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 	for i, task := range sc.Tasks {
 		if task.Kind.IsComm() {
 			e.arrivals[i] = make([]int32, groupCount(sc, task.Group))
+		}
+	}
+	e.computing = make([]int32, n)
+	e.done = make([]func(), n)
+	for r := range e.done {
+		e.computing[r] = -1
+		e.done[r] = func() {
+			t := e.computing[r]
+			e.computing[r] = -1
+			e.finish(r, t)
 		}
 	}
 	// Every group's members, built once (a collective task reads them for
@@ -211,7 +230,11 @@ func (e *executor) begin(r int, t int32) {
 		if s := e.speed[r]; s != 1 && d > 0 {
 			d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
 		}
-		e.clk.After(d, func() { e.finish(r, t) })
+		if e.computing[r] >= 0 {
+			panic("zero: two compute tasks at once on one rank")
+		}
+		e.computing[r] = t
+		e.clk.After(d, e.done[r])
 		return
 	}
 	g, members := e.members(task.Group, r)

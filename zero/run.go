@@ -161,7 +161,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 			res.PeakMemory[r] = res.Memory.Peak // every rank's timeline is rank 0's
 			continue
 		}
-		res.PeakMemory[r] = ex.memoryTimeline(r, mev, mnames, mrest).Peak
+		res.PeakMemory[r] = ex.peakMemory(r, mev, mrest)
 	}
 	return res, nil
 }
