@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/sweep"
+)
+
+func init() { commands = append(commands, newCompareCmd) }
+
+type compareOpts struct {
+	vary string
+}
+
+func newCompareCmd(a *app) *cobra.Command {
+	o := compareOpts{}
+	cmd := &cobra.Command{
+		Use:   "compare FILE --vary key=v1,v2,… | compare FILE_A FILE_B [FILE…]",
+		Short: "Replay variants of a scenario side by side: step time, communication, bytes per link class, memory, deltas in %",
+		Long: `compare replays several variants and prints them side by side: step time,
+compute, the busiest rank's exposed communication, the wire bytes of every
+phase per link class (all ranks, and the busiest rank), peak memory and
+memory at rest per GPU, with each variant's change in % against the first.
+
+With --vary key=v1,v2,… the variants are FILE with each value applied as a
+--set override; otherwise every FILE is a variant. FILE may also name an
+embedded example (zerosim scenarios).
+
+When the variants differ in K (parallelism.k), a slow-link section sets seed
+000's logical slow-link figures (~2P for K=1, ~6P/8 for N=8, K=4) next to
+the exact network wire bytes of each K with the flat ring and with
+hierarchical collectives, and says when K>1 really helps.
+
+-o DIR writes the plot (compare.png, compare.svg): when varying
+parallelism.k, the busiest rank's slow-link bytes and the step time for every
+K that divides N; otherwise a bar chart of times and bytes per variant.`,
+		Example: `  zerosim compare seed000-k4 --vary parallelism.k=1,4
+  zerosim compare seed000-k4 --vary parallelism.k=1,4 --format json
+  zerosim compare a.yaml b.yaml -o plots`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(a, o, args, a.out, a.err)
+		},
+	}
+	cmd.Flags().StringVar(&o.vary, "vary", "", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
+	return cmd
+}
+
+func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) error {
+	if a.format == "csv" {
+		return inputError{errors.New("--format csv: compare prints table or json")}
+	}
+	var variants []sweep.Variant
+	var title string
+	varyK := false
+	switch {
+	case o.vary != "" && len(files) != 1:
+		return inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
+	case o.vary != "":
+		g, err := sweep.ParseGrid(o.vary)
+		if err != nil {
+			return inputError{fmt.Errorf("--vary: %w", err)}
+		}
+		if len(g.Values) < 2 {
+			return inputError{fmt.Errorf("--vary %s: give at least two values to compare", o.vary)}
+		}
+		src, err := loadSource(files[0], a.sets)
+		if err != nil {
+			return err
+		}
+		variants = sweep.Vary(src, g.Key, g.Values)
+		title = fmt.Sprintf("%s, varying %s", src.File, g.Key)
+		varyK = g.Key == "parallelism.k"
+	case len(files) < 2:
+		return inputError{errors.New("compare needs two or more FILEs, or one FILE with --vary key=v1,v2")}
+	default:
+		var labels []string
+		for _, f := range files {
+			src, err := loadSource(f, a.sets)
+			if err != nil {
+				return err
+			}
+			l := sweep.Label(src.File)
+			for n := 2; slices.Contains(labels, l); n++ {
+				l = sweep.Label(src.File) + "#" + strconv.Itoa(n)
+			}
+			labels = append(labels, l)
+			variants = append(variants, sweep.Variant{Label: l, Src: src})
+		}
+		title = strings.Join(labels, " vs ")
+	}
+	runs, err := sweep.Compare(variants, varyK)
+	if err != nil {
+		return err
+	}
+	for _, sk := range runs.Skipped {
+		fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
+	}
+	c := reports.NewComparison(title, runs)
+	if a.format == "json" {
+		err = reports.WriteCompareJSON(out, c)
+	} else {
+		err = reports.WriteCompareTable(out, c)
+	}
+	if err != nil {
+		return err
+	}
+	if a.outDir != "" {
+		if err := os.MkdirAll(a.outDir, 0o755); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+		paths, err := reports.WriteComparePlots(a.outDir, &c.Plot)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(errOut, "zerosim: wrote %s\n", p)
+		}
+	}
+	for _, o := range runs.Variants {
+		for _, w := range o.Result.Warnings {
+			fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", o.Label, w)
+		}
+	}
+	return nil
+}

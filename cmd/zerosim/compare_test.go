@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCompareSeed000K4CLI: `zerosim compare seed000-k4 --vary
+// parallelism.k=1,4` (a bare example name) prints exactly the golden table
+// and JSON that reports/compare_test.go checks value by value (seed 000:
+// slow-link ~2P → ~6P/8, −62.5 %).
+func TestCompareSeed000K4CLI(t *testing.T) {
+	for _, tc := range []struct{ format, golden string }{
+		{"table", "compare_seed000_k4.table.golden"},
+		{"json", "compare_seed000_k4.json.golden"},
+	} {
+		out, errOut, code := runCLI(t, "compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", tc.format)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d, stderr %q", tc.format, code, errOut)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "reports", "testdata", tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("%s: output differs from reports/testdata/%s:\n%s", tc.format, tc.golden, out)
+		}
+	}
+}
+
+// TestCompareFiles: two files side by side with the general plot in -o DIR.
+func TestCompareFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := exampleFile(t, "seed002-tiny"), exampleFile(t, "seed002-7b")
+	out, errOut, code := runCLI(t, "compare", a, b, "--format", "json", "-o", filepath.Join(dir, "plots"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c struct {
+		Variants []struct {
+			Label      string `json:"label"`
+			PeakMemory int64  `json:"peak_memory_bytes"`
+		} `json:"variants"`
+		SlowLink *struct{} `json:"slow_link"`
+		Plot     struct {
+			Categories []string `json:"categories"`
+		} `json:"plot"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Variants) != 2 || c.Variants[0].Label != "seed002-tiny" || c.Variants[1].Label != "seed002-7b" || c.SlowLink != nil ||
+		strings.Join(c.Plot.Categories, ",") != "seed002-tiny,seed002-7b" {
+		t.Errorf("comparison %+v", c)
+	}
+	for _, f := range []string{"compare.png", "compare.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, "plots", f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "seed000-k4"}, "two or more"},
+		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1"}, "at least two values"},
+		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,3"}, "k=3 does not divide"},
+		{[]string{"compare", "seed000-k4", "seed002-tiny", "--vary", "parallelism.k=1,2"}, "one FILE"},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, e, tc.want)
+		}
+	}
+}

@@ -1,0 +1,411 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// Comparison is a side-by-side comparison of replayed variants.
+type Comparison struct {
+	Title    string           `json:"title"`
+	Variants []CompareVariant `json:"variants"`
+	// Rows are the table rows: one value per variant, exact integers
+	// (picoseconds or bytes), and the change against the first variant.
+	Rows     []CompareRow     `json:"rows"`
+	SlowLink *SlowLinkSection `json:"slow_link,omitempty"`
+	Plot     ComparePlot      `json:"plot"`
+}
+
+// CompareVariant is one replayed variant.
+type CompareVariant struct {
+	Label         string         `json:"label"`
+	File          string         `json:"file"`
+	Sets          []string       `json:"sets"`
+	Stage         int            `json:"stage"`
+	N             int            `json:"n"`
+	K             int            `json:"k"`
+	Algorithm     string         `json:"algorithm"`
+	StepTimePS    int64          `json:"step_time_ps"`
+	ComputePS     int64          `json:"compute_ps"`
+	ExposedCommPS int64          `json:"exposed_comm_ps"`
+	Phases        []ComparePhase `json:"phases"`
+	PeakMemory    int64          `json:"peak_memory_bytes"`
+	AtRestMemory  int64          `json:"at_rest_memory_bytes"`
+	GPUMemory     int64          `json:"gpu_memory_bytes"`
+	Fits          bool           `json:"fits"`
+}
+
+// ComparePhase is the traffic of one phase of a variant.
+type ComparePhase struct {
+	Phase string `json:"phase"`
+	// Logical and Sent are per rank (seed accounting and exact ring bytes).
+	Logical int64               `json:"logical_bytes"`
+	Sent    int64               `json:"sent_bytes"`
+	Classes []CompareClassBytes `json:"classes"`
+}
+
+// CompareClassBytes is the wire bytes over one link class: every rank's, and the
+// busiest rank's.
+type CompareClassBytes struct {
+	Class   string `json:"class"`
+	Total   int64  `json:"total_bytes"`
+	Busiest int64  `json:"busiest_rank_bytes"`
+}
+
+// CompareRow is one metric across the variants. Unit is "ps", "bytes" or
+// "bool" (1 = yes); DeltaPct[i] is the change of variant i against variant
+// 0 in percent, rounded to 0.1, nil for variant 0 or a zero base.
+type CompareRow struct {
+	Metric   string     `json:"metric"`
+	Unit     string     `json:"unit"`
+	Values   []int64    `json:"values"`
+	DeltaPct []*float64 `json:"delta_pct"`
+}
+
+// SlowLinkSection sets seed 000's logical slow-link figures beside the
+// exact wire bytes of each K with the flat ring and hierarchical
+// collectives.
+type SlowLinkSection struct {
+	// S is the bf16 gradient/parameter buffer in bytes (2 per parameter).
+	S      int64         `json:"s_bytes"`
+	Params int64         `json:"params"`
+	Rows   []SlowLinkRow `json:"rows"`
+	Note   string        `json:"note"`
+}
+
+// SlowLinkRow is one K with one algorithm. Fractions of S and deltas
+// (against the smallest K with the same algorithm) are rounded to 0.001
+// and 0.1 %.
+type SlowLinkRow struct {
+	K         int    `json:"k"`
+	Algorithm string `json:"algorithm"`
+	// Seed is sweep.SeedSlowLink: the seed's per-rank slow-link volume.
+	Seed         int64    `json:"seed_bytes"`
+	SeedS        float64  `json:"seed_s"`
+	SeedDeltaPct *float64 `json:"seed_delta_pct"`
+	// NetworkBusiest is the busiest rank's network wire bytes per step.
+	NetworkBusiest  int64    `json:"network_busiest_bytes"`
+	NetworkBusiestS float64  `json:"network_busiest_s"`
+	NetworkDeltaPct *float64 `json:"network_delta_pct"`
+	NetworkTotal    int64    `json:"network_total_bytes"`
+	NVLinkTotal     int64    `json:"nvlink_total_bytes"`
+	StepTimePS      int64    `json:"step_time_ps"`
+	PeakMemory      int64    `json:"peak_memory_bytes"`
+}
+
+func round(v float64, unit float64) float64 { return math.Round(v/unit) * unit }
+
+func deltaPct(v, base int64) *float64 {
+	if base == 0 {
+		return nil
+	}
+	d := round(float64(v-base)/float64(base)*100, 0.1)
+	if d == 0 {
+		d = 0 // no -0
+	}
+	return &d
+}
+
+func variantOf(o *sweep.Outcome) CompareVariant {
+	r, s := o.Result, o.Scenario
+	v := CompareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
+		Algorithm: s.Communication.Algorithm, StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute)}
+	for _, rk := range r.Ranks {
+		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
+	}
+	for _, p := range r.Phases {
+		cp := ComparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
+		for c, name := range r.LinkClasses {
+			cp.Classes = append(cp.Classes, CompareClassBytes{Class: name, Total: p.Wire[c], Busiest: p.MaxRankWire[c]})
+		}
+		v.Phases = append(v.Phases, cp)
+	}
+	if m := r.MemoryModel; m != nil {
+		v.PeakMemory, v.AtRestMemory, v.GPUMemory, v.Fits = m.Peak, m.AtRest, m.GPUMemory, m.Fits
+	}
+	return v
+}
+
+// NewComparison builds the comparison of the runs: deltas against the
+// first variant; a slow-link section when runs.SlowLink is set; the
+// slow-link plot over every K when runs.AllK is set, else a bar chart of
+// the variants.
+func NewComparison(title string, runs *sweep.Runs) *Comparison {
+	c := &Comparison{Title: title}
+	for _, o := range runs.Variants {
+		c.Variants = append(c.Variants, variantOf(o))
+	}
+	c.Rows = compareRows(c.Variants)
+	if len(runs.SlowLink) > 0 {
+		c.SlowLink = slowLinkSection(runs.SlowLink)
+	}
+	if len(runs.AllK) > 0 {
+		c.Plot = slowLinkPlot(c.Title, runs.AllK)
+	} else {
+		c.Plot = generalPlot(c.Title, c.Variants)
+	}
+	return c
+}
+
+func compareRows(vs []CompareVariant) []CompareRow {
+	var rows []CompareRow
+	add := func(metric, unit string, get func(v *CompareVariant) int64) {
+		r := CompareRow{Metric: metric, Unit: unit}
+		for i := range vs {
+			r.Values = append(r.Values, get(&vs[i]))
+		}
+		if unit == "bytes" && !slices.ContainsFunc(r.Values, func(x int64) bool { return x != 0 }) {
+			return // a phase or class no variant uses
+		}
+		for i, x := range r.Values {
+			if i == 0 || unit == "bool" {
+				r.DeltaPct = append(r.DeltaPct, nil)
+				continue
+			}
+			r.DeltaPct = append(r.DeltaPct, deltaPct(x, r.Values[0]))
+		}
+		rows = append(rows, r)
+	}
+	add("step time", "ps", func(v *CompareVariant) int64 { return v.StepTimePS })
+	add("compute", "ps", func(v *CompareVariant) int64 { return v.ComputePS })
+	add("exposed comm (busiest rank)", "ps", func(v *CompareVariant) int64 { return v.ExposedCommPS })
+	// Phases in step order over every variant; classes in the results' order.
+	var phases, classes []string
+	for _, ph := range []zero.Phase{zero.PhaseForwardAG, zero.PhaseBackwardAG, zero.PhaseBackwardRS, zero.PhaseBackwardAR, zero.PhaseInterAR, zero.PhasePostOptAG} {
+		name := ph.String()
+		for _, v := range vs {
+			if slices.ContainsFunc(v.Phases, func(p ComparePhase) bool { return p.Phase == name }) {
+				phases = append(phases, name)
+				break
+			}
+		}
+	}
+	for _, v := range vs {
+		for _, p := range v.Phases {
+			for _, cb := range p.Classes {
+				if !slices.Contains(classes, cb.Class) {
+					classes = append(classes, cb.Class)
+				}
+			}
+		}
+	}
+	class := func(v *CompareVariant, phase, cl string, busiest bool) int64 {
+		var t int64
+		for _, p := range v.Phases {
+			if phase != "" && p.Phase != phase {
+				continue
+			}
+			for _, cb := range p.Classes {
+				if cb.Class == cl {
+					if busiest {
+						t += cb.Busiest
+					} else {
+						t += cb.Total
+					}
+				}
+			}
+		}
+		return t
+	}
+	for _, ph := range phases {
+		for _, cl := range classes {
+			add(ph+": "+cl+" total", "bytes", func(v *CompareVariant) int64 { return class(v, ph, cl, false) })
+			add(ph+": "+cl+" busiest rank", "bytes", func(v *CompareVariant) int64 { return class(v, ph, cl, true) })
+		}
+	}
+	for _, cl := range classes {
+		add("step: "+cl+" total", "bytes", func(v *CompareVariant) int64 { return class(v, "", cl, false) })
+		add("step: "+cl+" busiest rank (Σ phases)", "bytes", func(v *CompareVariant) int64 { return class(v, "", cl, true) })
+	}
+	add("peak memory per GPU", "bytes", func(v *CompareVariant) int64 { return v.PeakMemory })
+	add("memory at rest per GPU", "bytes", func(v *CompareVariant) int64 { return v.AtRestMemory })
+	add("fits in GPU memory", "bool", func(v *CompareVariant) int64 {
+		if v.Fits {
+			return 1
+		}
+		return 0
+	})
+	return rows
+}
+
+func slowLinkSection(os []*sweep.Outcome) *SlowLinkSection {
+	sec := &SlowLinkSection{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams()}
+	base := map[string]*SlowLinkRow{}
+	for _, o := range os {
+		r := o.Result
+		busy, total := sweep.BusiestWire(r, "network")
+		_, nv := sweep.BusiestWire(r, "nvlink")
+		row := SlowLinkRow{K: r.K, Algorithm: o.Scenario.Communication.Algorithm, Seed: sweep.SeedSlowLink(r),
+			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
+		if m := r.MemoryModel; m != nil {
+			row.PeakMemory = m.Peak
+		}
+		if sec.S > 0 {
+			row.SeedS = round(float64(row.Seed)/float64(sec.S), 0.001)
+			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 0.001)
+		}
+		if b, ok := base[row.Algorithm]; ok {
+			row.SeedDeltaPct = deltaPct(row.Seed, b.Seed)
+			row.NetworkDeltaPct = deltaPct(row.NetworkBusiest, b.NetworkBusiest)
+		} else {
+			base[row.Algorithm] = &row
+		}
+		sec.Rows = append(sec.Rows, row)
+	}
+	sec.Note = slowLinkNote(sec)
+	return sec
+}
+
+// slowLinkNote says, from the rows, when K > 1 really helps.
+func slowLinkNote(sec *SlowLinkSection) string {
+	find := func(algo string, k1 bool) *SlowLinkRow {
+		var best *SlowLinkRow
+		for i := range sec.Rows {
+			r := &sec.Rows[i]
+			if r.Algorithm != algo || (r.K == 1) != k1 {
+				continue
+			}
+			if best == nil || r.NetworkBusiest < best.NetworkBusiest {
+				best = r
+			}
+		}
+		return best
+	}
+	ring1, ringK, hier1 := find("ring", true), find("ring", false), find("hierarchical", true)
+	const rule = "K>1 cuts slow-link bytes only when the flat ring carries every rank's data across the slow link and NCCL-style hierarchical collectives are not used"
+	if ring1 == nil || ringK == nil || hier1 == nil {
+		return rule + "; it always costs extra NVLink traffic and optimizer memory."
+	}
+	gb := func(b int64) string { return units.Bytes(b).SI() }
+	return fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (ring, K=1) to %s (%s %%), "+
+		"but hierarchical collectives already give K=1 %s (%.3f·S), and K=%d costs %s more NVLink traffic per step and %s more peak memory per GPU.",
+		rule, ringK.K, gb(ring1.NetworkBusiest), gb(ringK.NetworkBusiest), pct(deltaPct(ringK.NetworkBusiest, ring1.NetworkBusiest)),
+		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, ringK.K, gb(ringK.NVLinkTotal-ring1.NVLinkTotal), gb(ringK.PeakMemory-ring1.PeakMemory))
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+func deltaCell(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	s := strconv.FormatFloat(*p, 'f', 1, 64)
+	if *p > 0 {
+		s = "+" + s
+	}
+	return s + " %"
+}
+
+func humanValue(unit string, v int64) string {
+	switch unit {
+	case "ps":
+		return units.Duration(v).String()
+	case "bool":
+		if v != 0 {
+			return "yes"
+		}
+		return "no"
+	}
+	return units.Bytes(v).SI()
+}
+
+func newCompareTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
+	align := tw.CellAlignment{Global: tw.AlignRight, PerColumn: make([]tw.Align, cols)}
+	for i := range align.PerColumn {
+		align.PerColumn[i] = tw.AlignRight
+	}
+	align.PerColumn[0] = tw.AlignLeft
+	for _, c := range left {
+		align.PerColumn[c] = tw.AlignLeft
+	}
+	return tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(align),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+}
+
+// WriteCompareTable writes the side-by-side table (human units, deltas in
+// % against the first variant), then the slow-link section if any.
+func WriteCompareTable(w io.Writer, c *Comparison) error {
+	if _, err := fmt.Fprintf(w, "# compare: %s\n", c.Title); err != nil {
+		return err
+	}
+	for _, v := range c.Variants {
+		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives\n", v.Label, v.File, v.Stage, v.N, v.K, v.Algorithm); err != nil {
+			return err
+		}
+	}
+	head := []string{"metric"}
+	for i, v := range c.Variants {
+		head = append(head, v.Label)
+		if i > 0 {
+			head = append(head, "Δ vs "+c.Variants[0].Label)
+		}
+	}
+	t := newCompareTable(w, len(head))
+	t.Header(head)
+	for _, r := range c.Rows {
+		row := []string{r.Metric}
+		for i, v := range r.Values {
+			row = append(row, humanValue(r.Unit, v))
+			if i > 0 {
+				row = append(row, deltaCell(r.DeltaPct[i]))
+			}
+		}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if c.SlowLink == nil {
+		return nil
+	}
+	sl := c.SlowLink
+	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure next to the exact wire bytes\n"+
+		"# S = %d B, the bf16 gradient buffer of P = %d parameters; deltas against K=%d with the same algorithm\n",
+		sl.S, sl.Params, sl.Rows[0].K); err != nil {
+		return err
+	}
+	head = []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
+		"network total", "nvlink total", "step time", "peak memory"}
+	t = newCompareTable(w, len(head), 1)
+	t.Header(head)
+	for _, r := range sl.Rows {
+		if err := t.Append([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).SI(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
+			exact(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
+			units.Bytes(r.NetworkTotal).SI(), units.Bytes(r.NVLinkTotal).SI(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).SI()}); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, sl.Note)
+	return err
+}
+
+// WriteCompareJSON writes the comparison as indented JSON (exact integers).
+func WriteCompareJSON(w io.Writer, c *Comparison) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
+}

@@ -1,0 +1,103 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
+)
+
+// seedK4Comparison is `zerosim compare seed000-k4 --vary parallelism.k=1,4`.
+func seedK4Comparison(t *testing.T) *Comparison {
+	t.Helper()
+	data, ok := scenarios.Example("seed000-k4")
+	if !ok {
+		t.Fatal("no seed000-k4 example")
+	}
+	src := sweep.Source{File: "seed000-k4.yaml", Data: data}
+	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "4"}), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewComparison("seed000-k4.yaml, varying parallelism.k", runs)
+}
+
+// TestCompareSeed000K4 checks seed 000's redundancy example (N=8, dp 4
+// across nodes, cp 2 on NVLink, K=4): slow-link data ~2P for K=1 (RS S +
+// AG S) and ~6P/8 for K=4 (inter all-reduce 2·3/4·S/2), −62.5 %, beside the
+// wire bytes: the flat ring at K=1 puts 7/8·2S = 1.75·S on the busiest
+// rank's NIC, hierarchical collectives 2·3/8·S = 0.75·S, the same as K=4.
+func TestCompareSeed000K4(t *testing.T) {
+	c := seedK4Comparison(t)
+	const S = 2 * 1_342_382_080
+	sl := c.SlowLink
+	if sl == nil || sl.S != S || len(sl.Rows) != 4 {
+		t.Fatalf("slow-link section %+v", sl)
+	}
+	for i, want := range []struct {
+		k              int
+		algo           string
+		seed, busiest  int64
+		seedDelta, net float64
+	}{
+		{1, "ring", 2 * S, 7 * S / 4, 0, 0},
+		{1, "hierarchical", 2 * S, 3 * S / 4, 0, 0},
+		{4, "ring", 3 * S / 4, 3 * S / 4, -62.5, -57.1},
+		{4, "hierarchical", 3 * S / 4, 3 * S / 4, -62.5, 0},
+	} {
+		r := sl.Rows[i]
+		if r.K != want.k || r.Algorithm != want.algo || r.Seed != want.seed || r.NetworkBusiest != want.busiest {
+			t.Errorf("row %d: K=%d %s seed %d busiest %d; want K=%d %s %d %d", i, r.K, r.Algorithm, r.Seed, r.NetworkBusiest, want.k, want.algo, want.seed, want.busiest)
+		}
+		if want.k > 1 && (r.SeedDeltaPct == nil || *r.SeedDeltaPct != want.seedDelta || r.NetworkDeltaPct == nil || *r.NetworkDeltaPct != want.net) {
+			t.Errorf("row %d: deltas %v %v, want %v %v", i, pct(r.SeedDeltaPct), pct(r.NetworkDeltaPct), want.seedDelta, want.net)
+		}
+	}
+	if !strings.Contains(sl.Note, "hierarchical collectives already give K=1 2.01 GB (0.750·S)") {
+		t.Errorf("note %q", sl.Note)
+	}
+	// The plot covers every K dividing N = 8.
+	if got := strings.Join(c.Plot.Categories, " "); got != "K=1 K=2 K=4 K=8" {
+		t.Errorf("plot categories %q", got)
+	}
+	var table, js bytes.Buffer
+	if err := WriteCompareTable(&table, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare_seed000_k4.table.golden", table.Bytes())
+	golden(t, "compare_seed000_k4.json.golden", js.Bytes())
+}
+
+// TestComparePlots draws both plot kinds to PNG and SVG.
+func TestComparePlots(t *testing.T) {
+	dir := t.TempDir()
+	c := seedK4Comparison(t)
+	general := generalPlot("general", c.Variants)
+	if len(general.Categories) != 2 || general.Panels[0].Series[0].Values[0] != float64(c.Variants[0].StepTimePS)/1e9 {
+		t.Errorf("general plot %+v", general)
+	}
+	for _, p := range []*ComparePlot{&c.Plot, &general} {
+		paths, err := WriteComparePlots(dir, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		png, _ := os.ReadFile(paths[0])
+		svg, _ := os.ReadFile(paths[1])
+		if !bytes.HasPrefix(png, []byte("\x89PNG")) || !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("%s: not a PNG and an SVG", p.Title)
+		}
+		if p == &c.Plot && !bytes.Contains(svg, []byte("K=8")) {
+			t.Errorf("slow-link SVG has no K=8 label")
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
