@@ -142,8 +142,8 @@ type planKey struct {
 }
 
 type lowered struct {
-	plan    *Plan
-	members [][][]*sim.Resource // [phase][transfer] resources
+	plan   *Plan
+	shapes []*sim.Shape // per phase: the flow group's aggregated links
 }
 
 func groupHash(g []int) uint64 {
@@ -204,7 +204,7 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, members := lw.plan, lw.members
+	p, shapes := lw.plan, lw.shapes
 	if err := f.traffic.add(p); err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 			return
 		}
 		ph := &p.Phases[i]
-		flow := func() { f.eng.StartGroup(int64(ph.Bytes), members[i], func() { run(i + 1) }) }
+		flow := func() { f.eng.StartShape(int64(ph.Bytes), shapes[i], func() { run(i + 1) }) }
 		if ph.Latency > 0 {
 			f.eng.After(sim.Time(ph.Latency), flow)
 		} else {
@@ -249,16 +249,17 @@ func (f *Fabric) lower(spec Spec) (*lowered, error) {
 		return nil, err
 	}
 	p.Spec.Group = slices.Clone(spec.Group) // the caller may reuse its slice
-	lw := &lowered{plan: p, members: make([][][]*sim.Resource, len(p.Phases))}
+	lw := &lowered{plan: p, shapes: make([]*sim.Shape, len(p.Phases))}
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		flat := make([]*sim.Resource, 2*len(ph.paths))
-		lw.members[i] = make([][]*sim.Resource, len(ph.paths))
+		members := make([][]*sim.Resource, len(ph.paths))
 		for j, path := range ph.paths {
 			rs := flat[2*j : 2*j+2 : 2*j+2]
 			rs[0], rs[1] = f.res[path.Links[0]], f.res[path.Links[1]]
-			lw.members[i][j] = rs
+			members[j] = rs
 		}
+		lw.shapes[i] = f.eng.NewShape(members)
 	}
 	if f.cached == maxCached {
 		clear(f.cache)

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Rates and remaining work are kept in exact integers. A resource of bw
@@ -162,16 +163,43 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 	if bytesPerMember < 0 {
 		panic("sim: StartGroup with negative bytes")
 	}
-	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows}
-	e.nflows++
-	if e.ftrace != nil {
-		e.ftrace.FlowStart(e.now, f)
+	return e.start(bytesPerMember, e.aggregate(members), onDone)
+}
+
+// Shape is a coupled group's resources with their weights (how many members
+// cross each), aggregated once: a group started many times with the same
+// members (a replay's repeated collectives) skips the aggregation. A Shape
+// is immutable and may be used by any number of groups of its engine.
+type Shape struct {
+	e   *Engine
+	res []resUse
+}
+
+// NewShape aggregates members for StartShape.
+func (e *Engine) NewShape(members [][]*Resource) *Shape {
+	return &Shape{e: e, res: e.aggregate(members)}
+}
+
+// StartShape is StartGroup with pre-aggregated members. It panics if s
+// belongs to another engine or bytesPerMember < 0.
+func (e *Engine) StartShape(bytesPerMember int64, s *Shape, onDone func()) *Flow {
+	if bytesPerMember < 0 {
+		panic("sim: StartShape with negative bytes")
 	}
+	if s.e != e {
+		panic("sim: StartShape with another engine's shape")
+	}
+	return e.start(bytesPerMember, slices.Clone(s.res), onDone)
+}
+
+// aggregate merges members into one resUse per resource with its weight,
+// in first-appearance order.
+func (e *Engine) aggregate(members [][]*Resource) []resUse {
 	total := 0
 	for _, m := range members {
 		total += len(m)
 	}
-	f.res = make([]resUse, 0, total)
+	res := make([]resUse, 0, total)
 	e.epoch++
 	for _, m := range members {
 		for _, r := range m {
@@ -182,24 +210,39 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 				r.e, r.mark = e, 0 // marks are per-engine epochs
 			}
 			if r.mark == e.epoch {
-				f.res[r.gidx].w++
+				res[r.gidx].w++
 				continue
 			}
 			r.mark = e.epoch
-			r.gidx = len(f.res)
-			f.res = append(f.res, resUse{r: r, w: 1})
+			r.gidx = len(res)
+			res = append(res, resUse{r: r, w: 1})
 		}
+	}
+	return res
+}
+
+// start starts a flow over res (owned by the flow from now on).
+func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow {
+	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows, res: res}
+	e.nflows++
+	e.flows++
+	if e.ftrace != nil {
+		e.ftrace.FlowStart(e.now, f)
 	}
 	f.hi, f.lo = bits.Mul64(uint64(bytesPerMember), workPerByte)
 	if bytesPerMember == 0 || len(f.res) == 0 {
 		f.res = nil
-		e.flows++
 		e.schedule(f, e.now)
 		return f
 	}
-	e.flows++
 	for i := range f.res {
 		ru := &f.res[i]
+		if ru.r.e != e {
+			if len(ru.r.users) > 0 {
+				panic("sim: resource in use by another engine")
+			}
+			ru.r.e, ru.r.mark = e, 0
+		}
 		ru.idx = len(ru.r.users)
 		ru.r.users = append(ru.r.users, user{f: f, w: ru.w, slot: i})
 	}

@@ -126,3 +126,29 @@ func TestRemaining(t *testing.T) {
 		t.Fatalf("end %d remaining %d", f.End(), f.Remaining())
 	}
 }
+
+// TestShape: a pre-aggregated group behaves like StartGroup and can be
+// started again (here twice at once: they share every port equally).
+func TestShape(t *testing.T) {
+	e := New()
+	out := []*Resource{NewResource("o0", 100e9), NewResource("o1", 100e9)}
+	in := []*Resource{NewResource("i0", 100e9), NewResource("i1", 100e9)}
+	s := e.NewShape([][]*Resource{{out[0], in[1]}, {out[1], in[0]}})
+	a := e.StartShape(1e9, s, nil)
+	e.Run()
+	if want := TransferTime(1e9, 100e9); a.End() != want {
+		t.Fatalf("shape group ends %d, want %d", a.End(), want)
+	}
+	b := e.StartShape(1e9, s, nil)
+	c := e.StartShape(1e9, s, nil)
+	e.Run()
+	if want := a.End() + TransferTime(2e9, 100e9); b.End() != want || c.End() != want {
+		t.Fatalf("two shape groups end %d %d, want %d", b.End(), c.End(), want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("StartShape with another engine's shape: no panic")
+		}
+	}()
+	New().StartShape(1, s, nil)
+}
