@@ -43,9 +43,12 @@ func TestMatrixSize(t *testing.T) {
 
 // TestMatrixPasses runs reduced matrices (N = 4 for the MLP at hidden 16
 // and 13, N = 6 for the transformer, whose 260 parameters are not a
-// multiple of 6) and requires every configuration bit-exact.
+// multiple of 6, and N = 4 with Megatron padding) and requires every
+// configuration bit-exact.
 func TestMatrixPasses(t *testing.T) {
-	cfgs := append(Matrix(mlpBase(4)), Matrix(ttBase(6))...)
+	meg := ttBase(4)
+	meg.Padding = memory.PadMegatron
+	cfgs := append(append(Matrix(mlpBase(4)), Matrix(ttBase(6))...), Matrix(meg)...)
 	for _, c := range cfgs {
 		r, err := Verify(c)
 		if err != nil {
