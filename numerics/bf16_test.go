@@ -99,3 +99,43 @@ func TestAdamStepHand(t *testing.T) {
 		t.Errorf("moments m %v v %v", m, v)
 	}
 }
+
+// TestAdamWeightDecay checks the two weight-decay forms against their
+// definitions: Adam's L2 term equals plain Adam on g' = fma(p, f32(wd), g)
+// bit for bit, and AdamW equals plain Adam on p' = p·f32(1 − lr·wd); at
+// step 1 with g = 0 the L2 term alone moves p by −lr (hand calculation:
+// m̂/√v̂ = sign(g')).
+func TestAdamWeightDecay(t *testing.T) {
+	p0 := []float32{1, -0.5, 3e-3, 0}
+	g := []float32{0, 0.25, -1e-4, 0}
+	for _, decoupled := range []bool{false, true} {
+		h := Hyper{LR: 1e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, Decoupled: decoupled}
+		plain := h
+		plain.WeightDecay = 0
+		p, m, v := append([]float32(nil), p0...), make([]float32, 4), make([]float32, 4)
+		q, mq, vq := append([]float32(nil), p0...), make([]float32, 4), make([]float32, 4)
+		for step := 1; step <= 3; step++ {
+			AdamStep(h, step, p, g, m, v)
+			g2 := append([]float32(nil), g...)
+			for i := range q {
+				if decoupled {
+					q[i] *= float32(1 - float64(h.LR*h.WeightDecay))
+				} else {
+					g2[i] = fma32(q[i], float32(h.WeightDecay), g[i])
+				}
+			}
+			AdamStep(plain, step, q, g2, mq, vq)
+			for i := range p {
+				if math.Float32bits(p[i]) != math.Float32bits(q[i]) {
+					t.Errorf("decoupled %v step %d p[%d]: %v vs definition %v", decoupled, step, i, p[i], q[i])
+				}
+			}
+			if step == 1 && !decoupled && math.Abs(float64(p[0])-(1-1e-3)) > 1e-6 {
+				t.Errorf("L2 step 1: p[0] = %v, want ≈ 0.999", p[0])
+			}
+		}
+		if p[3] != 0 {
+			t.Errorf("decoupled %v: a zero parameter with zero gradient moved to %v", decoupled, p[3])
+		}
+	}
+}

@@ -322,3 +322,22 @@ func TestNativeDrift(t *testing.T) {
 		t.Logf("%v drift K1 vs K3: %+v", tc.mode, d)
 	}
 }
+
+// TestVerifyWeightDecay: sharded training matches unsharded with Adam's L2
+// term and with AdamW (weight decay never touches padding: it stays zero).
+func TestVerifyWeightDecay(t *testing.T) {
+	for _, decoupled := range []bool{false, true} {
+		for _, stage := range []int{1, 3} {
+			c := ttBase(6)
+			c.Stage, c.K = stage, 2
+			c.Hyper = Hyper{LR: 3e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, Decoupled: decoupled}
+			r, err := Verify(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Pass {
+				t.Errorf("%s decoupled %v: first mismatch %v", c.Name(), decoupled, r.First)
+			}
+		}
+	}
+}
