@@ -127,9 +127,6 @@ func newSim(cfg Config) (*sim, error) {
 	return s, nil
 }
 
-// owns reports whether flat element e lies in the shard of position p.
-func (s *sim) ownsRange(b, p int) (int64, int64) { return s.lay.Shard(b, p) }
-
 // flushParams fills rk's parameter storage outside its own shard with NaN,
 // for bucket b (or every bucket when b < 0).
 func (s *sim) flushParams(rk *rank, b int) {
@@ -137,7 +134,7 @@ func (s *sim) flushParams(rk *rank, b int) {
 		if b >= 0 && bi != b {
 			continue
 		}
-		lo, hi := s.ownsRange(bi, rk.pos)
+		lo, hi := s.lay.Shard(bi, rk.pos)
 		for e := bk.Start; e < bk.Start+bk.Size; e++ {
 			if e < lo || e >= hi {
 				rk.param[e] = bf16NaN
@@ -154,7 +151,7 @@ func (s *sim) gatherParams(rk *rank, b int) {
 			continue
 		}
 		src := s.ranks[rk.group*s.S+p]
-		lo, hi := s.ownsRange(b, p)
+		lo, hi := s.lay.Shard(b, p)
 		copy(rk.param[lo:hi], src.param[lo:hi])
 	}
 }
