@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/sweep"
+)
+
+func init() { commands = append(commands, newFitCmd) }
+
+type fitOpts struct {
+	convention string
+	maxGPUs    int
+}
+
+func newFitCmd(a *app) *cobra.Command {
+	o := fitOpts{}
+	cmd := &cobra.Command{
+		Use:   "fit FILE",
+		Short: "Does the model fit per GPU at each ZeRO stage and K; the fewest GPUs that fit; the largest model that fits",
+		Long: `fit answers three questions for every ZeRO stage 0–3 and every K dividing N
+(stage 0 shards nothing, so only K=1), from the memory model's per-GPU peak
+against the GPU's memory:
+
+  - does the model fit on the given cluster;
+  - the smallest data-parallel size that makes it fit (same GPU, same GPUs
+    per node, nodes rounded up; dp·cp must stay a multiple of K);
+  - the largest model that fits on the given cluster: a model with
+    dimensions (preset, or kind with hidden/layers) is scaled by its number
+    of layers; a bare parameter count is scaled as a whole (layer count
+    fixed, largest_layer in proportion); an explicit layer list is not
+    scaled.
+
+Both searches are binary searches (the peak is taken not to grow with dp
+nor to shrink with the model). --convention seed000|seed002 counts memory as
+those seeds' tables do. FILE may name an embedded example.`,
+		Example: `  zerosim fit seed002-7b
+  zerosim fit seed002-7b --convention seed002 --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFit(a, o, args[0], a.out)
+		},
+	}
+	cmd.Flags().StringVar(&o.convention, "convention", "zerosim", "what memory counts: zerosim, seed000 or seed002")
+	cmd.Flags().IntVar(&o.maxGPUs, "max-gpus", 1<<16, "largest cluster the smallest-dp search tries")
+	return cmd
+}
+
+func runFit(a *app, o fitOpts, file string, out io.Writer) error {
+	if a.format == "csv" {
+		return inputError{errors.New("--format csv: fit prints table or json")}
+	}
+	conv, err := memory.ParseConvention(o.convention)
+	if err != nil {
+		return inputError{fmt.Errorf("--convention: %w", err)}
+	}
+	if o.maxGPUs < 1 {
+		return inputError{fmt.Errorf("--max-gpus %d: use 1 or more", o.maxGPUs)}
+	}
+	src, err := loadSource(file, a.sets)
+	if err != nil {
+		return err
+	}
+	f, err := sweep.FitSearch(src, sweep.FitOptions{Convention: conv, MaxGPUs: o.maxGPUs})
+	if err != nil {
+		return err
+	}
+	if a.format == "json" {
+		return reports.WriteFitJSON(out, f)
+	}
+	return reports.WriteFitTable(out, f)
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFitSeed002CLI: `zerosim fit seed002-7b` prints exactly the golden
+// table and JSON that reports/fit_test.go checks value by value (seed 002:
+// ZeRO-3 fits 7B on 8 × 24 GiB, no ZeRO does not).
+func TestFitSeed002CLI(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		golden string
+	}{
+		{[]string{"fit", "seed002-7b"}, "fit_seed002_7b.table.golden"},
+		{[]string{"fit", "seed002-7b", "--format", "json"}, "fit_seed002_7b.json.golden"},
+		{[]string{"fit", "seed002-7b", "--convention", "seed002"}, "fit_seed002_7b_seed002.table.golden"},
+	} {
+		out, errOut, code := runCLI(t, tc.args...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "reports", "testdata", tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("%v: output differs from reports/testdata/%s:\n%s", tc.args, tc.golden, out)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "seed002-7b", "--convention", "x"}, "--convention"},
+		{[]string{"fit", "seed002-7b", "--max-gpus", "0"}, "--max-gpus"},
+		{[]string{"fit", "seed002-7b", "--format", "csv"}, "table or json"},
+		{[]string{"fit", "seed002-7b", "--set", "parallelism.k=3"}, "k=3 does not divide"},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, e, tc.want)
+		}
+	}
+}

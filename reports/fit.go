@@ -1,0 +1,81 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/units"
+)
+
+// scalingText describes a sweep.Fit scaling rule.
+func scalingText(rule string) string {
+	switch rule {
+	case sweep.ScaleLayers:
+		return "the model is scaled by its number of layers (other dimensions fixed)"
+	case sweep.ScaleParams:
+		return "the model is scaled by its parameter count (layer count fixed, largest_layer in proportion)"
+	}
+	return "the model is not scaled (explicit layer list or fixed shape)"
+}
+
+func gbOr(b int64, empty string) string {
+	if b == 0 {
+		return empty
+	}
+	return units.Bytes(b).SI()
+}
+
+func intOr(v int64, empty string) string {
+	if v == 0 {
+		return empty
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// WriteFitTable writes the fit of every stage and K: the peak per GPU on
+// the given cluster and whether it fits, the smallest data-parallel size
+// that fits (GPUs, nodes, peak there) and the largest model that fits on
+// the given cluster, then the rows' notes.
+func WriteFitTable(w io.Writer, f *sweep.Fit) error {
+	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s (%s) per GPU, convention %s\n"+
+		"# smallest dp searched up to %d GPUs (same GPU and GPUs per node, nodes rounded up); %s\n",
+		f.Scenario, units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).SI(), units.Bytes(f.GPUMemory).IEC(),
+		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
+		return err
+	}
+	head := []string{"stage", "K", "peak per GPU", "at rest", "fits", "min dp", "GPUs", "nodes", "peak there", "largest model (params)", "layers", "its peak"}
+	t := newCompareTable(w, len(head))
+	t.Header(head)
+	for _, r := range f.Rows {
+		fits := "no"
+		if r.Fits {
+			fits = "yes"
+		}
+		if err := t.Append([]string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), units.Bytes(r.Peak).SI(), units.Bytes(r.AtRest).SI(), fits,
+			intOr(int64(r.MinDP), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinNodes), "-"), gbOr(r.MinPeak, "-"),
+			intOr(r.MaxParams, "none"), intOr(r.MaxLayers, "-"), gbOr(r.MaxPeak, "-")}); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, r := range f.Rows {
+		if r.Note != "" {
+			if _, err := fmt.Fprintf(w, "stage %d, K=%d: %s\n", r.Stage, r.K, r.Note); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteFitJSON writes the fit as indented JSON (exact integers).
+func WriteFitJSON(w io.Writer, f *sweep.Fit) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}

@@ -1,0 +1,67 @@
+package reports
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
+)
+
+func seed7bFit(t *testing.T, conv memory.Convention) *sweep.Fit {
+	t.Helper()
+	data, ok := scenarios.Example("seed002-7b")
+	if !ok {
+		t.Fatal("no seed002-7b example")
+	}
+	f, err := sweep.FitSearch(sweep.Source{File: "seed002-7b.yaml", Data: data}, sweep.FitOptions{Convention: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFitSeed002 is seed 002's 7B on 8 × RTX 4090 (24 GiB): "ZeRO-3 with 8
+// GPUs: 14.00 GB per GPU" fits, "Without ZeRO-3, you'd need 112 GB per
+// GPU" does not (seed002 convention, at rest). zerosim's own peaks (17.5 GB
+// and 140 GB: 2.5 and 20 B per parameter) give the same verdicts; the
+// largest model that fits without ZeRO is ⌊24 GiB / 20 B⌋ = 1,288,490,188
+// parameters, and ZeRO-3 fits from dp 6 (16·7e9/5 > 24 GiB > 16·7e9/6
+// plus the gathered units).
+func TestFitSeed002(t *testing.T) {
+	for _, tc := range []struct {
+		conv            memory.Convention
+		stage0, stage3  int64 // at rest
+		peak0, peak3    int64
+		golden          string
+		maxParams0, dp3 int64
+	}{
+		{memory.ConventionSeed002, 112e9, 14e9, 140e9, 17_500_000_000, "fit_seed002_7b_seed002", 1_288_490_188, 6},
+		{memory.ConventionZerosim, 112e9, 12_250_000_000, 140e9, 17_500_000_000, "fit_seed002_7b", 1_288_490_188, 6},
+	} {
+		f := seed7bFit(t, tc.conv)
+		r0, r3 := f.Rows[0], f.Rows[9]
+		if len(f.Rows) != 13 || r0.Stage != 0 || r3.Stage != 3 || r3.K != 1 {
+			t.Fatalf("%s: rows %+v", tc.conv, f.Rows)
+		}
+		if r0.AtRest != tc.stage0 || r0.Peak != tc.peak0 || r0.Fits {
+			t.Errorf("%s: no ZeRO at rest %d peak %d fits %v; want %d, %d, no", tc.conv, r0.AtRest, r0.Peak, r0.Fits, tc.stage0, tc.peak0)
+		}
+		if r3.AtRest != tc.stage3 || r3.Peak != tc.peak3 || !r3.Fits {
+			t.Errorf("%s: ZeRO-3 at rest %d peak %d fits %v; want %d, %d, yes", tc.conv, r3.AtRest, r3.Peak, r3.Fits, tc.stage3, tc.peak3)
+		}
+		if r0.MaxParams != tc.maxParams0 || r0.MinDP != 0 || int64(r3.MinDP) != tc.dp3 || r3.MinNodes != 1 {
+			t.Errorf("%s: largest no-ZeRO model %d, min dp %d/%d; want %d, none, %d", tc.conv, r0.MaxParams, r0.MinDP, r3.MinDP, tc.maxParams0, tc.dp3)
+		}
+		var table, js bytes.Buffer
+		if err := WriteFitTable(&table, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFitJSON(&js, f); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.golden+".table.golden", table.Bytes())
+		golden(t, tc.golden+".json.golden", js.Bytes())
+	}
+}
