@@ -221,6 +221,11 @@ func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 	case sc.Stage == 0 || b.s.Communication.Zero1AllReduce:
 		return b.add(Task{Kind: AllReduce, Stream: GradComm, Phase: PhaseBackwardAR, Unit: unit, Bucket: bucket,
 			Group: GroupAll, Bytes: bytes, After: []int32{ready}})
+	case sc.N/sc.K == 1:
+		// One rank per intra group (K = N): nothing to reduce-scatter, only
+		// the all-reduce across the inter group (plain data parallelism).
+		return b.add(Task{Kind: AllReduce, Stream: InterComm, Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
+			Group: GroupInter, Bytes: shardBytes, After: []int32{ready}})
 	case sc.K == 1:
 		return b.add(Task{Kind: ReduceScatter, Stream: GradComm, Phase: PhaseBackwardRS, Unit: unit, Bucket: bucket,
 			Group: GroupIntra, Bytes: bytes, After: []int32{ready}})
@@ -239,7 +244,8 @@ func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 func (b *builder) stage012() error {
 	sc := b.sc
 	L := len(sc.Costs)
-	overlapAG := sc.Stage > 0 && b.s.Communication.OverlapParamGather && sc.Overlap
+	gather := sc.Stage > 0 && sc.N/sc.K > 1 // an intra group of one rank holds everything
+	overlapAG := gather && b.s.Communication.OverlapParamGather && sc.Overlap
 	// Parameter all-gathers at the step start (pre-hook pipeline, seed 000).
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
 	if overlapAG {
@@ -276,7 +282,7 @@ func (b *builder) stage012() error {
 		return err
 	}
 	opt := int32(len(sc.Tasks) - 1)
-	if sc.Stage > 0 && !overlapAG {
+	if gather && !overlapAG {
 		for i, bk := range sc.Buckets {
 			b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
 				Group: GroupIntra, Bytes: bk.ParamBytes, After: []int32{opt}})
@@ -312,6 +318,9 @@ func (b *builder) stage3() error {
 	}
 	gathers := func(u int, ph Phase, after, afterStart []int32) []int32 {
 		var ts []int32
+		if sc.N/sc.K == 1 {
+			return nil // K = N: every rank holds whole units, nothing to gather
+		}
 		for _, i := range byUnit[u] {
 			ts = append(ts, b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: u, Bucket: i,
 				Group: GroupIntra, Bytes: sc.Buckets[i].ParamBytes, After: after, AfterStart: afterStart}))
