@@ -82,17 +82,7 @@ the time is the last one's finish and the bytes are summed over the groups.`,
 
 // collectiveScenario loads the base scenario and applies the cluster flags.
 func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) {
-	var s *scenarios.Scenario
-	var err error
-	if o.scenario != "" {
-		s, err = scenarios.LoadFile(o.scenario, a.sets)
-	} else {
-		data, ok := scenarios.Example(scenarios.DefaultExample)
-		if !ok {
-			return nil, fmt.Errorf("the default example is missing; use --scenario")
-		}
-		s, err = scenarios.Load(scenarios.DefaultExample+".yaml", data, a.sets)
-	}
+	s, err := a.loadScenario(o.scenario)
 	if err != nil {
 		return nil, err
 	}

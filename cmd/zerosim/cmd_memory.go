@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
-	"github.com/zerosim/zerosim/scenarios"
 )
 
 func init() { commands = append(commands, newMemoryCmd) }
@@ -58,19 +57,6 @@ Without FILE the default example scenario is used.`,
 	return cmd
 }
 
-// memoryLoadScenario loads FILE, or the default example when file is empty,
-// applying --set.
-func memoryLoadScenario(file string, sets []string) (*scenarios.Scenario, error) {
-	if file != "" {
-		return scenarios.LoadFile(file, sets)
-	}
-	data, ok := scenarios.Example(scenarios.DefaultExample)
-	if !ok {
-		return nil, fmt.Errorf("no default example %q", scenarios.DefaultExample)
-	}
-	return scenarios.Load(scenarios.DefaultExample+".yaml", data, sets)
-}
-
 func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.stage < -1 || o.stage > 3 {
 		return inputError{fmt.Errorf("--stage %d: use 0, 1, 2 or 3", o.stage)}
@@ -96,7 +82,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.rank < 0 {
 		return inputError{fmt.Errorf("--rank %d: must be ≥ 0", o.rank)}
 	}
-	s, err := memoryLoadScenario(file, a.sets)
+	s, err := a.loadScenario(file)
 	if err != nil {
 		return err
 	}

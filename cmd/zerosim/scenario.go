@@ -25,7 +25,7 @@ func (a *app) readScenario(arg string) (*scenarios.Scenario, error) {
 	switch arg {
 	case "":
 		data, _ := scenarios.Example(scenarios.DefaultExample)
-		return scenarios.Load(scenarios.DefaultExample, data, a.sets)
+		return scenarios.Load(scenarios.DefaultExample+".yaml", data, a.sets)
 	case "-":
 		data, err := io.ReadAll(a.in)
 		if err != nil {
@@ -35,7 +35,7 @@ func (a *app) readScenario(arg string) (*scenarios.Scenario, error) {
 	}
 	if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) {
 		if data, ok := scenarios.Example(arg); ok {
-			return scenarios.Load(arg, data, a.sets)
+			return scenarios.Load(arg+".yaml", data, a.sets)
 		}
 	}
 	return scenarios.LoadFile(arg, a.sets)
