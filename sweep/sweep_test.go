@@ -200,3 +200,29 @@ func TestEvalInvalidPoint(t *testing.T) {
 		t.Errorf("k=1: %+v", r)
 	}
 }
+
+// TestRunCancel: cancelling the context stops the run; the rows emitted
+// before are a prefix in order.
+func TestRunCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	idx := make([]int, 1000)
+	for i := range idx {
+		idx[i] = i
+	}
+	var got []int
+	err := Run(ctx, RunConfig{Indices: idx, Jobs: 2, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
+		got = append(got, r.Index)
+		if r.Index == 4 {
+			cancel()
+		}
+		return nil
+	}})
+	if !errors.Is(err, context.Canceled) || len(got) < 5 || len(got) == len(idx) {
+		t.Fatalf("cancelled run: %v after %d rows", err, len(got))
+	}
+	for i, x := range got {
+		if x != i {
+			t.Fatalf("row %d is point %d", i, x)
+		}
+	}
+}
