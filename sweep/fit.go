@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -220,6 +221,13 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	return row, nil
 }
 
+// roundScale returns ll·x/p0 rounded, at least 1.
+func roundScale(ll, x, p0 int64) int64 {
+	return max(int64(math.Round(float64(ll)*(float64(x)/float64(p0)))), 1)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
 func gcd(a, b int) int {
 	for b != 0 {
 		a, b = b, a%b
@@ -284,8 +292,7 @@ func largestByParams(src Source, s *scenarios.Scenario, stage, k int, opt FitOpt
 	try := func(x int64) (*memory.Report, bool) {
 		sets := []string{fmt.Sprintf("model.params=%d", x)}
 		if ll > 0 {
-			l := max(int64(math.Round(float64(ll)*(float64(x)/float64(p0)))), 1)
-			sets = append(sets, fmt.Sprintf("model.largest_layer=%d", l))
+			sets = append(sets, "model.largest_layer="+itoa(roundScale(ll, x, p0)))
 		}
 		_, r, ok := scaledFits(src, stage, k, opt.Convention, sets...)
 		return r, ok

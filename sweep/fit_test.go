@@ -1,0 +1,75 @@
+package sweep
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestFitAgainstNaive checks every row of FitSearch against direct
+// analyses: the model fits at MinDP and not at the next smaller valid dp,
+// and the largest model fits while one more layer (layers rule, seed000-k4's
+// residual MLP) or one more parameter (params rule, seed002-7b) does not.
+func TestFitAgainstNaive(t *testing.T) {
+	for _, tc := range []struct {
+		example string
+		scaling string
+		rows    int
+	}{
+		{"seed000-k4", ScaleLayers, 13},
+		{"seed002-7b", ScaleParams, 13},
+		{"seed002-tiny", ScaleNone, 7},
+	} {
+		data, _ := scenarios.Example(tc.example)
+		src := Source{File: tc.example + ".yaml", Data: data}
+		f, err := FitSearch(src, FitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Scaling != tc.scaling || len(f.Rows) != tc.rows {
+			t.Fatalf("%s: scaling %s, %d rows; want %s, %d", tc.example, f.Scaling, len(f.Rows), tc.scaling, tc.rows)
+		}
+		s, _ := src.Load()
+		conv := memory.ConventionZerosim
+		for _, r := range f.Rows {
+			name := tc.example
+			if r.MinDP > 0 {
+				rep, err := analyze(s, r.Stage, r.K, r.MinDP, conv)
+				if err != nil || !rep.Fits || rep.Peak != r.MinPeak {
+					t.Errorf("%s stage %d K=%d: dp %d does not fit (%v, %v)", name, r.Stage, r.K, r.MinDP, rep, err)
+				}
+				step := r.K / gcd(r.K, f.CP)
+				if prev := r.MinDP - step; prev > 0 {
+					if rep, _ := analyze(s, r.Stage, r.K, prev, conv); rep.Fits {
+						t.Errorf("%s stage %d K=%d: dp %d fits too, min dp is not %d", name, r.Stage, r.K, prev, r.MinDP)
+					}
+				}
+			}
+			if r.MaxParams == 0 {
+				if tc.scaling != ScaleNone {
+					t.Errorf("%s stage %d K=%d: no largest model", name, r.Stage, r.K)
+				}
+				continue
+			}
+			var fit, more []string
+			switch tc.scaling {
+			case ScaleLayers:
+				fit = []string{"model.layers=" + itoa(r.MaxLayers)}
+				more = []string{"model.layers=" + itoa(r.MaxLayers+1)}
+			case ScaleParams:
+				ll := int64(s.Model.LargestLayer)
+				scale := func(x int64) []string {
+					return []string{"model.params=" + itoa(x), "model.largest_layer=" + itoa(roundScale(ll, x, f.Params))}
+				}
+				fit, more = scale(r.MaxParams), scale(r.MaxParams+1)
+			}
+			if ms, rep, ok := scaledFits(src, r.Stage, r.K, conv, fit...); !ok || ms.Model.TotalParams() != r.MaxParams || rep.Peak != r.MaxPeak {
+				t.Errorf("%s stage %d K=%d: the largest model %d does not fit", name, r.Stage, r.K, r.MaxParams)
+			}
+			if _, _, ok := scaledFits(src, r.Stage, r.K, conv, more...); ok {
+				t.Errorf("%s stage %d K=%d: a larger model than %d fits", name, r.Stage, r.K, r.MaxParams)
+			}
+		}
+	}
+}
