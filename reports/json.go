@@ -1,0 +1,240 @@
+package reports
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// Limits above which result.json leaves out the bulky lists (their counts
+// stay).
+const (
+	jsonMaxCollectives = 20000
+	jsonMaxSpans       = 2000 // ranks × tasks
+	jsonMaxPoints      = 20000
+)
+
+// RunJSON is result.json: the replayed step with exact integers (bytes,
+// picoseconds), phases and kinds as strings, and the memory report of the
+// scenario's stage. Field order is fixed by the struct.
+type RunJSON struct {
+	Scenario    string   `json:"scenario"`
+	Model       string   `json:"model"`
+	Params      int64    `json:"params"`
+	Stage       int      `json:"stage"`
+	N           int      `json:"n"`
+	K           int      `json:"k"`
+	Algorithm   string   `json:"algorithm"`
+	Overlap     bool     `json:"overlap"`
+	Symmetric   bool     `json:"symmetric"`
+	Events      int64    `json:"events"`
+	StepTimePS  int64    `json:"step_time_ps"`
+	ComputePS   int64    `json:"compute_ps"`
+	LinkClasses []string `json:"link_classes"`
+
+	Ranks       []RankJSON       `json:"ranks"`
+	Straggler   *StragglerJSON   `json:"straggler"`
+	Phases      []PhaseJSON      `json:"phases"`
+	Totals      TotalsJSON       `json:"totals"`
+	Critical    []PathStepJSON   `json:"critical_path"`
+	Memory      MemoryJSON       `json:"memory"`
+	MemoryModel *memory.Report   `json:"memory_model"`
+	Findings    []string         `json:"findings"`
+	Warnings    []string         `json:"warnings"`
+	Colls       []CollectiveJSON `json:"collectives,omitempty"`
+	CollCount   int              `json:"collective_count"`
+	Spans       [][]SpanJSON     `json:"spans,omitempty"`
+}
+
+// RankJSON is one rank's split of the step.
+type RankJSON struct {
+	Rank               int   `json:"rank"`
+	EndPS              int64 `json:"end_ps"`
+	ComputePS          int64 `json:"compute_ps"`
+	ExposedCommPS      int64 `json:"exposed_comm_ps"`
+	ExposedAllGatherPS int64 `json:"exposed_all_gather_ps"`
+	WaitPS             int64 `json:"wait_ps"`
+	IdlePS             int64 `json:"idle_ps"`
+	PeakMemory         int64 `json:"peak_memory_bytes"`
+}
+
+// StragglerJSON is zero.Straggler.
+type StragglerJSON struct {
+	Rank            int   `json:"rank"`
+	CausedPS        int64 `json:"caused_wait_ps"`
+	ComputePS       int64 `json:"compute_ps"`
+	MedianComputePS int64 `json:"median_compute_ps"`
+}
+
+// PhaseJSON is the traffic of one phase.
+type PhaseJSON struct {
+	Phase       string      `json:"phase"`
+	Collectives int         `json:"collectives"`
+	Logical     int64       `json:"logical_bytes_per_rank"`
+	Sent        int64       `json:"sent_bytes_per_rank"`
+	Wire        []ClassJSON `json:"wire"`
+}
+
+// ClassJSON is the wire bytes of one link class: all ranks and the busiest.
+type ClassJSON struct {
+	Class   string `json:"class"`
+	Total   int64  `json:"total_bytes"`
+	Busiest int64  `json:"busiest_rank_bytes"`
+}
+
+// TotalsJSON sums the phases.
+type TotalsJSON struct {
+	Logical int64       `json:"logical_bytes_per_rank"`
+	Sent    int64       `json:"sent_bytes_per_rank"`
+	Wire    []ClassJSON `json:"wire"`
+}
+
+// PathStepJSON is one task of the critical path.
+type PathStepJSON struct {
+	Rank    int    `json:"rank"`
+	Task    int32  `json:"task"`
+	Name    string `json:"name"`
+	StartPS int64  `json:"start_ps"`
+	EndPS   int64  `json:"end_ps"`
+}
+
+// MemoryJSON is the memory timeline of the memory rank.
+type MemoryJSON struct {
+	Rank         int               `json:"rank"`
+	Components   []string          `json:"components"`
+	AtRest       []int64           `json:"at_rest_bytes"`
+	Peak         int64             `json:"peak_bytes"`
+	PeakTimePS   int64             `json:"peak_time_ps"`
+	PeakTask     int32             `json:"peak_task"`
+	PeakTaskName string            `json:"peak_task_name"`
+	PointCount   int               `json:"point_count"`
+	Points       []MemoryPointJSON `json:"points,omitempty"`
+}
+
+// MemoryPointJSON is one allocation or free.
+type MemoryPointJSON struct {
+	TimePS    int64  `json:"time_ps"`
+	Component string `json:"component"`
+	Delta     int64  `json:"delta_bytes"`
+}
+
+// CollectiveJSON is one collective instance.
+type CollectiveJSON struct {
+	Task       int32  `json:"task"`
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Phase      string `json:"phase"`
+	Group      string `json:"group"`
+	GroupIndex int    `json:"group_index"`
+	Ranks      int    `json:"ranks"`
+	Bytes      int64  `json:"bytes"`
+	StartPS    int64  `json:"start_ps"`
+	EndPS      int64  `json:"end_ps"`
+}
+
+// SpanJSON is one task of one rank.
+type SpanJSON struct {
+	Task     int32  `json:"task"`
+	Name     string `json:"name"`
+	Stream   string `json:"stream"`
+	ArrivePS int64  `json:"arrive_ps"`
+	StartPS  int64  `json:"start_ps"`
+	EndPS    int64  `json:"end_ps"`
+}
+
+var groupNames = map[zero.GroupKind]string{zero.GroupNone: "none", zero.GroupAll: "all", zero.GroupIntra: "intra", zero.GroupInter: "inter"}
+
+func classesJSON(classes []string, total, busiest []int64) []ClassJSON {
+	out := make([]ClassJSON, len(classes))
+	for i, c := range classes {
+		out[i] = ClassJSON{Class: c, Total: at(total, i), Busiest: at(busiest, i)}
+	}
+	return out
+}
+
+// JSON builds result.json's content.
+func (run *Run) JSON() *RunJSON {
+	s, r := run.Scenario, run.Result
+	sc := r.Schedule
+	j := &RunJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
+		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
+		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: r.LinkClasses,
+		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
+	if j.LinkClasses == nil {
+		j.LinkClasses = []string{}
+	}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	for i, st := range r.Ranks {
+		j.Ranks = append(j.Ranks, RankJSON{Rank: st.Rank, EndPS: int64(st.End), ComputePS: int64(st.Compute),
+			ExposedCommPS: int64(st.ExposedComm), ExposedAllGatherPS: int64(st.ExposedAllGather), WaitPS: int64(st.Wait),
+			IdlePS: int64(st.Idle), PeakMemory: at(r.PeakMemory, i)})
+	}
+	if st := r.Straggler; st != nil {
+		j.Straggler = &StragglerJSON{Rank: st.Rank, CausedPS: int64(st.Caused), ComputePS: int64(st.Compute), MedianComputePS: int64(st.MedianCompute)}
+	}
+	wire := make([]int64, len(r.LinkClasses))
+	j.Phases = []PhaseJSON{}
+	for _, p := range r.Phases {
+		j.Phases = append(j.Phases, PhaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Logical: p.Logical, Sent: p.Sent,
+			Wire: classesJSON(r.LinkClasses, p.Wire, p.MaxRankWire)})
+		for i := range wire {
+			wire[i] += at(p.Wire, i)
+		}
+	}
+	j.Totals.Logical, j.Totals.Sent = r.PhaseTotal()
+	j.Totals.Wire = make([]ClassJSON, len(r.LinkClasses))
+	for i, c := range r.LinkClasses {
+		var busiest int64
+		for _, p := range r.Phases {
+			busiest += at(p.MaxRankWire, i) // an upper bound: busiest ranks may differ by phase
+		}
+		j.Totals.Wire[i] = ClassJSON{Class: c, Total: wire[i], Busiest: busiest}
+	}
+	j.Critical = []PathStepJSON{}
+	for _, p := range r.CriticalPath {
+		j.Critical = append(j.Critical, PathStepJSON{Rank: p.Rank, Task: p.Task, Name: TaskName(sc, p.Task), StartPS: int64(p.Start), EndPS: int64(p.End)})
+	}
+	m := r.Memory
+	j.Memory = MemoryJSON{Rank: m.Rank, Components: m.Components, AtRest: m.AtRest, Peak: m.Peak, PeakTimePS: int64(m.PeakTime),
+		PeakTask: m.PeakTask, PeakTaskName: "at rest", PointCount: len(m.Points)}
+	if m.PeakTask >= 0 {
+		j.Memory.PeakTaskName = TaskName(sc, m.PeakTask)
+	}
+	if len(m.Points) <= jsonMaxPoints {
+		for _, p := range m.Points {
+			name := ""
+			if p.Component >= 0 && p.Component < len(m.Components) {
+				name = m.Components[p.Component]
+			}
+			j.Memory.Points = append(j.Memory.Points, MemoryPointJSON{TimePS: int64(p.Time), Component: name, Delta: p.Delta})
+		}
+	}
+	if len(r.Collectives) <= jsonMaxCollectives {
+		for _, c := range r.Collectives {
+			j.Colls = append(j.Colls, CollectiveJSON{Task: c.Task, Name: TaskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
+				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, StartPS: int64(c.Start), EndPS: int64(c.End)})
+		}
+	}
+	if n := len(r.Spans) * len(sc.Tasks); n > 0 && n <= jsonMaxSpans {
+		for _, spans := range r.Spans {
+			row := make([]SpanJSON, len(spans))
+			for i, sp := range spans {
+				row[i] = SpanJSON{Task: sp.Task, Name: TaskName(sc, sp.Task), Stream: sc.Tasks[sp.Task].Stream.String(),
+					ArrivePS: int64(sp.Arrive), StartPS: int64(sp.Start), EndPS: int64(sp.End)}
+			}
+			j.Spans = append(j.Spans, row)
+		}
+	}
+	return j
+}
+
+// WriteRunJSON writes result.json: indented, exact integers, stable order.
+func WriteRunJSON(w io.Writer, run *Run) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(run.JSON())
+}

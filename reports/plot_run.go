@@ -1,0 +1,719 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// The run plots are drawn from plain data structs holding exact integers
+// (bytes, picoseconds) and the display unit; the structs are the plots'
+// golden artefacts, the images are drawn from them.
+
+// IntSeries is one named series of exact integer values.
+type IntSeries struct {
+	Name   string  `json:"name"`
+	Values []int64 `json:"values"`
+}
+
+// BarsPlot is a stacked bar chart: one bar per category, the series stacked
+// in order. Values are in bytes; Unit/Scale is the display unit.
+type BarsPlot struct {
+	Title      string      `json:"title"`
+	YLabel     string      `json:"y_label"`
+	Unit       string      `json:"unit"`
+	Scale      int64       `json:"scale"`
+	Categories []string    `json:"categories"`
+	Series     []IntSeries `json:"series"`
+	// Capacity, when > 0, is drawn as a horizontal line labelled
+	// CapacityLabel.
+	Capacity      int64  `json:"capacity,omitempty"`
+	CapacityLabel string `json:"capacity_label,omitempty"`
+}
+
+// CommPlot is plot 2: the wire bytes of each phase stacked by link class,
+// over all ranks and for the busiest rank.
+type CommPlot struct {
+	Title  string     `json:"title"`
+	Panels []BarsPlot `json:"panels"`
+}
+
+// GanttBar is one interval of a Gantt row, in picoseconds.
+type GanttBar struct {
+	Kind  string `json:"kind"`
+	Start int64  `json:"start_ps"`
+	End   int64  `json:"end_ps"`
+}
+
+// GanttRow is one rank and stream.
+type GanttRow struct {
+	Label string     `json:"label"`
+	Bars  []GanttBar `json:"bars"`
+}
+
+// GanttPlot is plot 4: the replayed step, one row per rank and stream,
+// coloured by kind; bars of kind ExposedKind on compute rows mark where the
+// compute stream is idle while communication runs.
+type GanttPlot struct {
+	Title     string     `json:"title"`
+	TimeUnit  string     `json:"time_unit"`
+	TimeScale int64      `json:"time_scale"` // picoseconds per TimeUnit
+	End       int64      `json:"end_ps"`
+	Kinds     []string   `json:"kinds"` // legend order
+	Rows      []GanttRow `json:"rows"`
+}
+
+// ExposedKind labels exposed-communication bars in a GanttPlot.
+const ExposedKind = "exposed comm (compute idle)"
+
+// MemoryTimelinePlot is plot 5: one rank's memory over the step, stacked
+// by component: Values[c][i] holds component c from Times[i] to Times[i+1]
+// (the last segment ends at End).
+type MemoryTimelinePlot struct {
+	Title      string    `json:"title"`
+	Unit       string    `json:"unit"`
+	Scale      int64     `json:"scale"`
+	TimeUnit   string    `json:"time_unit"`
+	TimeScale  int64     `json:"time_scale"`
+	End        int64     `json:"end_ps"`
+	Components []string  `json:"components"`
+	Times      []int64   `json:"times_ps"`
+	Values     [][]int64 `json:"values"`
+	Peak       int64     `json:"peak"`
+	PeakTime   int64     `json:"peak_time_ps"`
+	PeakLabel  string    `json:"peak_label"`
+	Capacity   int64     `json:"capacity,omitempty"`
+}
+
+// RunPlots are the data of every run plot.
+type RunPlots struct {
+	MemoryStages   BarsPlot           `json:"memory_stages"`
+	Comm           CommPlot           `json:"comm"`
+	Timeline       GanttPlot          `json:"timeline"`
+	MemoryTimeline MemoryTimelinePlot `json:"memory_timeline"`
+}
+
+// ganttMaxRanks caps the ranks of the timeline plot.
+const ganttMaxRanks = 8
+
+// byteUnit picks the binary unit that keeps the largest value readable.
+func byteUnit(maxV int64) (string, int64) {
+	switch {
+	case maxV >= int64(units.GiB):
+		return "GiB", int64(units.GiB)
+	case maxV >= int64(units.MiB):
+		return "MiB", int64(units.MiB)
+	case maxV >= int64(units.KiB):
+		return "KiB", int64(units.KiB)
+	}
+	return "B", 1
+}
+
+// timeUnit picks ms, µs or ns for a span of maxPS picoseconds.
+func timeUnit(maxPS int64) (string, int64) {
+	switch {
+	case maxPS >= int64(units.Millisecond)*2:
+		return "ms", int64(units.Millisecond)
+	case maxPS >= int64(units.Microsecond)*2:
+		return "µs", int64(units.Microsecond)
+	}
+	return "ns", int64(units.Nanosecond)
+}
+
+// Plots builds the data of the run plots.
+func (run *Run) Plots() RunPlots {
+	return RunPlots{MemoryStages: run.memoryStagesPlot(), Comm: run.commPlot(), Timeline: run.ganttPlot(), MemoryTimeline: run.memoryTimelinePlot()}
+}
+
+func (run *Run) memoryStagesPlot() BarsPlot {
+	s, r := run.Scenario, run.Result
+	p := BarsPlot{Title: fmt.Sprintf("%s: memory per GPU at its peak, by component (N=%d, K=%d)", s.Name, r.N, r.K),
+		Capacity: int64(s.Cluster.GPUMemory)}
+	var names []string
+	var top int64
+	for _, rep := range run.Stages {
+		cat := fmt.Sprintf("stage %d", rep.Stage)
+		if rep.Stage == r.Stage {
+			cat += " (this run)"
+		}
+		p.Categories = append(p.Categories, cat)
+		top = max(top, rep.Peak)
+		for _, c := range rep.Components {
+			if c.AtTotalPeak != 0 && !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	order := componentNames(run)
+	slices.SortStableFunc(names, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+	for _, n := range names {
+		ser := IntSeries{Name: n}
+		for _, rep := range run.Stages {
+			ser.Values = append(ser.Values, rep.Component(n).AtTotalPeak)
+		}
+		p.Series = append(p.Series, ser)
+	}
+	p.Unit, p.Scale = byteUnit(max(top, p.Capacity))
+	p.YLabel = "memory per GPU (" + p.Unit + ")"
+	if p.Capacity > 0 {
+		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+	}
+	return p
+}
+
+// componentNames is the fixed component order (colours follow it).
+func componentNames(run *Run) []string {
+	if run.Result.MemoryModel != nil {
+		var out []string
+		for _, c := range run.Result.MemoryModel.Components {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	return run.Result.Memory.Components
+}
+
+func (run *Run) commPlot() CommPlot {
+	r := run.Result
+	p := CommPlot{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
+	all := BarsPlot{Title: "all ranks"}
+	busy := BarsPlot{Title: "busiest rank (sent)"}
+	var topAll, topBusy int64
+	for _, ph := range r.Phases {
+		all.Categories = append(all.Categories, ph.Phase.String())
+		busy.Categories = append(busy.Categories, ph.Phase.String())
+		var a, b int64
+		for i := range r.LinkClasses {
+			a += at(ph.Wire, i)
+			b += at(ph.MaxRankWire, i)
+		}
+		topAll, topBusy = max(topAll, a), max(topBusy, b)
+	}
+	for i, c := range r.LinkClasses {
+		sa, sb := IntSeries{Name: c}, IntSeries{Name: c}
+		for _, ph := range r.Phases {
+			sa.Values = append(sa.Values, at(ph.Wire, i))
+			sb.Values = append(sb.Values, at(ph.MaxRankWire, i))
+		}
+		all.Series = append(all.Series, sa)
+		busy.Series = append(busy.Series, sb)
+	}
+	all.Unit, all.Scale = byteUnit(topAll)
+	busy.Unit, busy.Scale = byteUnit(topBusy)
+	all.YLabel = "bytes per step (" + all.Unit + ")"
+	busy.YLabel = "bytes per step (" + busy.Unit + ")"
+	p.Panels = []BarsPlot{all, busy}
+	return p
+}
+
+func (run *Run) ganttPlot() GanttPlot {
+	r := run.Result
+	sc := r.Schedule
+	ranks := min(len(r.Spans), ganttMaxRanks)
+	p := GanttPlot{Title: fmt.Sprintf("%s: replayed step, %v (ZeRO-%d, N=%d)", run.Scenario.Name, r.StepTime, r.Stage, r.N), End: int64(r.StepTime)}
+	if len(r.Spans) > ranks {
+		p.Title += fmt.Sprintf(", first %d of %d ranks", ranks, len(r.Spans))
+	}
+	p.TimeUnit, p.TimeScale = timeUnit(int64(r.StepTime))
+	var used [8]bool
+	var kinds [8]bool
+	for _, t := range sc.Tasks {
+		used[t.Stream] = true
+		kinds[t.Kind] = true
+	}
+	for k := range kinds {
+		if kinds[k] {
+			p.Kinds = append(p.Kinds, zero.Kind(k).String())
+		}
+	}
+	p.Kinds = append(p.Kinds, ExposedKind)
+	for rank := 0; rank < ranks; rank++ {
+		var comp, comm []ival
+		rows := map[zero.Stream]*GanttRow{}
+		var order []zero.Stream
+		for st := range used {
+			if used[st] {
+				s := zero.Stream(st)
+				rows[s] = &GanttRow{Label: fmt.Sprintf("rank %d %s", rank, s)}
+				order = append(order, s)
+			}
+		}
+		for _, sp := range r.Spans[rank] {
+			t := &sc.Tasks[sp.Task]
+			row := rows[t.Stream]
+			row.Bars = append(row.Bars, GanttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
+			if t.Kind.IsComm() {
+				comm = append(comm, ival{sp.Start, sp.End})
+			} else {
+				comp = append(comp, ival{sp.Start, sp.End})
+			}
+		}
+		if cr := rows[zero.Compute]; cr != nil {
+			for _, x := range ivMinus(ivUnion(comm), ivUnion(comp)) {
+				cr.Bars = append(cr.Bars, GanttBar{Kind: ExposedKind, Start: int64(x.lo), End: int64(x.hi)})
+			}
+		}
+		for _, s := range order {
+			p.Rows = append(p.Rows, *rows[s])
+		}
+	}
+	return p
+}
+
+func (run *Run) memoryTimelinePlot() MemoryTimelinePlot {
+	s, r := run.Scenario, run.Result
+	m := r.Memory
+	p := MemoryTimelinePlot{End: int64(r.StepTime), Peak: m.Peak, PeakTime: int64(m.PeakTime), Capacity: int64(s.Cluster.GPUMemory)}
+	p.Title = fmt.Sprintf("%s: memory of rank %d over the step, by component", s.Name, m.Rank)
+	p.TimeUnit, p.TimeScale = timeUnit(p.End)
+	p.Unit, p.Scale = byteUnit(m.Peak)
+	where := "at rest"
+	if m.PeakTask >= 0 {
+		where = TaskName(r.Schedule, m.PeakTask)
+	}
+	p.PeakLabel = fmt.Sprintf("peak %s at %s", iec(m.Peak), where)
+	cur := slices.Clone(m.AtRest)
+	nonzero := make([]bool, len(cur))
+	// Segment boundaries: 0 and every distinct point time.
+	var times []int64
+	var states [][]int64
+	push := func(t int64) {
+		if n := len(times); n > 0 && times[n-1] == t {
+			states[n-1] = slices.Clone(cur)
+			return
+		}
+		times = append(times, t)
+		states = append(states, slices.Clone(cur))
+	}
+	push(0)
+	for _, pt := range m.Points {
+		if pt.Component >= 0 && pt.Component < len(cur) {
+			cur[pt.Component] += pt.Delta
+		}
+		push(int64(pt.Time))
+	}
+	for _, st := range states {
+		for c, v := range st {
+			nonzero[c] = nonzero[c] || v != 0
+		}
+	}
+	p.Times = times
+	for c, name := range m.Components {
+		if !nonzero[c] {
+			continue
+		}
+		vals := make([]int64, len(states))
+		for i, st := range states {
+			vals[i] = st[c]
+		}
+		p.Components = append(p.Components, name)
+		p.Values = append(p.Values, vals)
+	}
+	return p
+}
+
+// --- drawing ---
+
+var kindColors = map[string]color.Color{
+	"forward":        color.RGBA{0x1f, 0x77, 0xb4, 0xff},
+	"backward":       color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	"optimizer":      color.RGBA{0x94, 0x67, 0xbd, 0xff},
+	"reduce-scatter": color.RGBA{0xff, 0x7f, 0x0e, 0xff},
+	"all-gather":     color.RGBA{0x17, 0xbe, 0xcf, 0xff},
+	"all-reduce":     color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	ExposedKind:      color.RGBA{0xd6, 0x27, 0x28, 0xff},
+}
+
+// palette is tab20's dark and light pairs, for components and link classes.
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
+	color.RGBA{0x17, 0xbe, 0xcf, 0xff}, color.RGBA{0xae, 0xc7, 0xe8, 0xff}, color.RGBA{0xff, 0xbb, 0x78, 0xff},
+	color.RGBA{0x98, 0xdf, 0x8a, 0xff},
+}
+
+// componentColor is the colour of a memory component, fixed by its place in
+// the memory model's component order.
+func componentColor(name string) color.Color {
+	order := []string{memory.CompParams, memory.CompGrads, memory.CompMaster, memory.CompAdamM, memory.CompAdamV,
+		memory.CompPadding, memory.CompGradBuckets, memory.CompGathered, memory.CompStepTemp, memory.CompFP8,
+		memory.CompActivations, memory.CompRuntime, memory.CompNCCL}
+	i := slices.Index(order, name)
+	if i < 0 {
+		i = len(name)
+	}
+	return palette[i%len(palette)]
+}
+
+func classColor(name string) color.Color {
+	if name == "network" {
+		return color.RGBA{0xd6, 0x27, 0x28, 0xff}
+	}
+	return color.RGBA{0x1f, 0x77, 0xb4, 0xff}
+}
+
+// shape is a filled polygon in data coordinates.
+type shape struct {
+	xs, ys []float64
+	fill   color.Color
+}
+
+// shapes is a plot.Plotter of filled polygons, with optional text labels.
+type shapes struct {
+	polys  []shape
+	labels []label
+	xr, yr [2]float64
+}
+
+type label struct {
+	x, y  float64
+	text  string
+	right bool
+}
+
+func rect(x0, x1, y0, y1 float64, c color.Color) shape {
+	return shape{xs: []float64{x0, x1, x1, x0}, ys: []float64{y0, y0, y1, y1}, fill: c}
+}
+
+func (s *shapes) add(sh shape) {
+	for i := range sh.xs {
+		if len(s.polys) == 0 && i == 0 {
+			s.xr = [2]float64{sh.xs[0], sh.xs[0]}
+			s.yr = [2]float64{sh.ys[0], sh.ys[0]}
+		}
+		s.xr = [2]float64{min(s.xr[0], sh.xs[i]), max(s.xr[1], sh.xs[i])}
+		s.yr = [2]float64{min(s.yr[0], sh.ys[i]), max(s.yr[1], sh.ys[i])}
+	}
+	s.polys = append(s.polys, sh)
+}
+
+// Plot implements plot.Plotter.
+func (s *shapes) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, sh := range s.polys {
+		pts := make([]vg.Point, len(sh.xs))
+		for i := range sh.xs {
+			pts[i] = vg.Point{X: trX(sh.xs[i]), Y: trY(sh.ys[i])}
+		}
+		c.FillPolygon(sh.fill, c.ClipPolygonXY(pts))
+	}
+	for _, l := range s.labels {
+		sty := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: p.Title.TextStyle.Handler,
+			YAlign: draw.YBottom}
+		if l.right {
+			sty.XAlign = draw.XRight
+		}
+		c.FillText(sty, vg.Point{X: trX(l.x), Y: trY(l.y) + 3}, l.text)
+	}
+}
+
+// DataRange implements plot.DataRanger.
+func (s *shapes) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return s.xr[0], s.xr[1], s.yr[0], s.yr[1]
+}
+
+// swatch is a legend thumbnail of one colour.
+type swatch struct{ c color.Color }
+
+func (w swatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(w.c, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
+}
+
+// lineSwatch is a legend thumbnail of a dashed line.
+type lineSwatch struct{ c color.Color }
+
+func (w lineSwatch) Thumbnail(c *draw.Canvas) {
+	y := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(draw.LineStyle{Color: w.c, Width: vg.Points(2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}, c.Min.X, y, c.Max.X, y)
+}
+
+type legendItem struct {
+	name  string
+	thumb plot.Thumbnailer
+}
+
+// figure is a plot with its legend drawn to its right.
+type figure struct {
+	p      *plot.Plot
+	legend []legendItem
+}
+
+// drawFigures draws figures stacked vertically, each with its legend in a
+// column of width legendW on the right.
+func drawFigures(c vg.CanvasSizer, title string, figs []figure, legendW vg.Length) {
+	dc := draw.New(c)
+	if title != "" {
+		sty := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 13), Handler: plot.New().Title.TextStyle.Handler,
+			XAlign: draw.XCenter, YAlign: draw.YTop}
+		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - 6}, title)
+		dc = draw.Crop(dc, 0, 0, 0, -26)
+	}
+	h := (dc.Max.Y - dc.Min.Y) / vg.Length(len(figs))
+	for i, f := range figs {
+		top := dc.Max.Y - h*vg.Length(i)
+		cell := draw.Crop(dc, 0, 0, top-h-dc.Min.Y, top-dc.Max.Y)
+		f.p.Draw(draw.Crop(cell, 4, -legendW, 4, -4))
+		if len(f.legend) > 0 {
+			l := plot.NewLegend()
+			l.Top, l.Left = true, true
+			l.TextStyle.Font.Size = 10
+			l.ThumbnailWidth = vg.Points(14)
+			l.Padding = vg.Points(3)
+			for _, it := range f.legend {
+				l.Add(it.name, it.thumb)
+			}
+			l.Draw(draw.Crop(cell, cell.Max.X-cell.Min.X-legendW+10, 0, 0, -30))
+		}
+	}
+}
+
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 12
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	return p
+}
+
+// barsFigure draws a stacked bar chart.
+func barsFigure(b *BarsPlot, title string) figure {
+	p := newPlot(title, "", b.YLabel)
+	sh := &shapes{}
+	scale := float64(max(b.Scale, 1))
+	var legend []legendItem
+	tops := make([]float64, len(b.Categories))
+	for si, s := range b.Series {
+		col := componentColor(s.Name)
+		if s.Name == "nvlink" || s.Name == "network" {
+			col = classColor(s.Name)
+		}
+		for ci, v := range s.Values {
+			if ci >= len(tops) || v == 0 {
+				continue
+			}
+			h := float64(v) / scale
+			sh.add(rect(float64(ci)-0.3, float64(ci)+0.3, tops[ci], tops[ci]+h, col))
+			tops[ci] += h
+		}
+		_ = si
+		legend = append(legend, legendItem{s.Name, swatch{col}})
+	}
+	top := 0.0
+	for _, t := range tops {
+		top = max(top, t)
+	}
+	if b.Capacity > 0 {
+		capY := float64(b.Capacity) / scale
+		top = max(top, capY)
+		p.Add(&hline{y: capY, c: color.RGBA{0xd6, 0x27, 0x28, 0xff}})
+		legend = append(legend, legendItem{b.CapacityLabel, lineSwatch{color.RGBA{0xd6, 0x27, 0x28, 0xff}}})
+	}
+	p.Add(sh)
+	p.NominalX(b.Categories...)
+	p.X.Min, p.X.Max = -0.5, float64(len(b.Categories))-0.5
+	p.Y.Min, p.Y.Max = 0, max(top*1.08, 1e-9)
+	return figure{p: p, legend: legend}
+}
+
+// hline is a dashed horizontal line across the plot.
+type hline struct {
+	y float64
+	c color.Color
+}
+
+func (h *hline) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(h.y)
+	c.StrokeLine2(draw.LineStyle{Color: h.c, Width: vg.Points(2), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}, c.Min.X, y, c.Max.X, y)
+}
+
+func (h *hline) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return 0, 0, h.y, h.y
+}
+
+// rowTicks labels the rows of a Gantt chart (row 0 at the top).
+func rowTicks(labels []string) plot.Ticker {
+	ticks := make(plot.ConstantTicks, len(labels))
+	for i, l := range labels {
+		ticks[i] = plot.Tick{Value: float64(len(labels)-1-i) + 0.5, Label: l}
+	}
+	return ticks
+}
+
+func ganttFigure(g *GanttPlot) figure {
+	p := newPlot("", "time ("+g.TimeUnit+")", "")
+	sh := &shapes{}
+	scale := float64(max(g.TimeScale, 1))
+	n := len(g.Rows)
+	var labels []string
+	for i, row := range g.Rows {
+		labels = append(labels, row.Label)
+		y0 := float64(n - 1 - i)
+		for _, b := range row.Bars {
+			lo, hi := 0.1, 0.9
+			if b.Kind == ExposedKind {
+				lo, hi = 0.0, 0.22 // a red band under the compute row
+			}
+			// Keep very short tasks visible (at least 1/1500 of the step).
+			end := max(float64(b.End), float64(b.Start)+float64(g.End)/1500)
+			sh.add(rect(float64(b.Start)/scale, end/scale, y0+lo, y0+hi, kindColors[b.Kind]))
+		}
+	}
+	p.Add(xGrid(), sh)
+	p.Y.Tick.Marker = rowTicks(labels)
+	p.Y.Min, p.Y.Max = 0, float64(n)
+	p.X.Min, p.X.Max = 0, float64(g.End)/scale
+	var legend []legendItem
+	for _, k := range g.Kinds {
+		legend = append(legend, legendItem{k, swatch{kindColors[k]}})
+	}
+	return figure{p: p, legend: legend}
+}
+
+type xgrid struct{}
+
+// xGrid draws vertical grid lines only.
+func xGrid() plot.Plotter { return xgrid{} }
+
+func (xgrid) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	sty := draw.LineStyle{Color: color.Gray{0xd8}, Width: vg.Points(0.5)}
+	for _, t := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if t.IsMinor() {
+			continue
+		}
+		x := trX(t.Value)
+		c.StrokeLine2(sty, x, c.Min.Y, x, c.Max.Y)
+	}
+}
+
+func memoryTimelineFigure(m *MemoryTimelinePlot) figure {
+	p := newPlot("", "time ("+m.TimeUnit+")", "memory ("+m.Unit+")")
+	sh := &shapes{}
+	ts := float64(max(m.TimeScale, 1))
+	bs := float64(max(m.Scale, 1))
+	n := len(m.Times)
+	lower := make([]float64, n)
+	var legend []legendItem
+	for c, name := range m.Components {
+		var xs, ys []float64
+		upper := make([]float64, n)
+		for i := range n {
+			upper[i] = lower[i] + float64(m.Values[c][i])/bs
+		}
+		// Upper edge left to right as a step function, lower edge back.
+		for i := range n {
+			end := float64(m.End)
+			if i+1 < n {
+				end = float64(m.Times[i+1])
+			}
+			xs = append(xs, float64(m.Times[i])/ts, end/ts)
+			ys = append(ys, upper[i], upper[i])
+		}
+		for i := n - 1; i >= 0; i-- {
+			end := float64(m.End)
+			if i+1 < n {
+				end = float64(m.Times[i+1])
+			}
+			xs = append(xs, end/ts, float64(m.Times[i])/ts)
+			ys = append(ys, lower[i], lower[i])
+		}
+		col := componentColor(name)
+		sh.add(shape{xs: xs, ys: ys, fill: col})
+		lower = upper
+		legend = append(legend, legendItem{name, swatch{col}})
+	}
+	peakY := float64(m.Peak) / bs
+	px := float64(m.PeakTime) / ts
+	sh.add(shape{xs: []float64{px - float64(m.End)/ts/300, px + float64(m.End)/ts/300, px}, ys: []float64{peakY * 1.04, peakY * 1.04, peakY}, fill: color.Black})
+	sh.labels = append(sh.labels, label{x: px, y: peakY * 1.04, text: m.PeakLabel, right: m.PeakTime*2 > m.End})
+	p.Add(sh)
+	p.Add(&hline{y: peakY, c: color.Gray{0x60}})
+	p.X.Min, p.X.Max = 0, float64(m.End)/ts
+	p.Y.Min, p.Y.Max = 0, max(peakY*1.18, 1e-9)
+	return figure{p: p, legend: legend}
+}
+
+// Plot sizes in points.
+const (
+	runPlotW  = 900
+	runPlotH  = 480
+	legendW   = 190
+	ganttRowH = 22
+)
+
+// PlotImage is one rendered plot: its file stem and its drawing.
+type PlotImage struct {
+	Name  string // file stem: memory_stages, comm, timeline, memory_timeline
+	Title string
+	W, H  vg.Length
+	draw  func(vg.CanvasSizer)
+}
+
+// Images returns the four run plots ready to render.
+func (rp *RunPlots) Images() []PlotImage {
+	ms, cm, gt, mt := rp.MemoryStages, rp.Comm, rp.Timeline, rp.MemoryTimeline
+	ganttH := vg.Length(120 + ganttRowH*len(gt.Rows))
+	return []PlotImage{
+		{Name: "memory_stages", Title: ms.Title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+			drawFigures(c, ms.Title, []figure{barsFigure(&ms, "")}, legendW)
+		}},
+		{Name: "comm", Title: cm.Title, W: runPlotW, H: runPlotH * 3 / 2, draw: func(c vg.CanvasSizer) {
+			var figs []figure
+			for i := range cm.Panels {
+				figs = append(figs, barsFigure(&cm.Panels[i], cm.Panels[i].Title))
+			}
+			drawFigures(c, cm.Title, figs, legendW)
+		}},
+		{Name: "timeline", Title: gt.Title, W: runPlotW * 4 / 3, H: ganttH, draw: func(c vg.CanvasSizer) {
+			drawFigures(c, gt.Title, []figure{ganttFigure(&gt)}, legendW)
+		}},
+		{Name: "memory_timeline", Title: mt.Title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+			drawFigures(c, mt.Title, []figure{memoryTimelineFigure(&mt)}, legendW)
+		}},
+	}
+}
+
+// WritePNG renders the plot as PNG at 96 dpi on white.
+func (im PlotImage) WritePNG(w io.Writer) error {
+	c := vgimg.NewWith(vgimg.UseWH(im.W, im.H), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
+	im.draw(c)
+	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+	return err
+}
+
+// WriteSVG renders the plot as SVG.
+func (im PlotImage) WriteSVG(w io.Writer) error {
+	c := vgsvg.New(im.W, im.H)
+	im.draw(c)
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// SVG returns the plot as an SVG document without its XML prolog, for
+// inlining into HTML.
+func (im PlotImage) SVG() (string, error) {
+	var b strings.Builder
+	if err := im.WriteSVG(&b); err != nil {
+		return "", err
+	}
+	s := b.String()
+	if i := strings.Index(s, "<svg"); i > 0 {
+		s = s[i:]
+	}
+	return s, nil
+}

@@ -1,0 +1,575 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// Run is one replayed step with the scenario it came from: what `zerosim
+// run` reports. Stages, when set, holds the memory of stages 0–3 for the
+// memory plot (memory.Stages); NewRun fills it.
+type Run struct {
+	Scenario *scenarios.Scenario
+	Result   *zero.Result
+	Stages   []*memory.Report
+}
+
+// NewRun bundles a scenario and its replay and analyzes the memory of
+// stages 0–3 at the scenario's K.
+func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
+	if s == nil || r == nil || r.Schedule == nil {
+		return nil, fmt.Errorf("reports: run needs a scenario and a replay result with its schedule")
+	}
+	st, err := memory.Stages(s, memory.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	return &Run{Scenario: s, Result: r, Stages: st}, nil
+}
+
+// runTableRows is the cap on per-rank rows: above it the time table shows
+// min / median / max over ranks.
+const runTableRows = 16
+
+// TaskName names task t of a schedule the way traces and tables show it:
+// the kind, then the layer name for compute, "unit u" for ZeRO-3 gathers
+// and reductions, "bucket b" for bucketed collectives ("forward ffn",
+// "all-gather unit 3", "reduce-scatter bucket 2", "optimizer").
+func TaskName(sc *zero.Schedule, t int32) string {
+	if sc == nil || t < 0 || int(t) >= len(sc.Tasks) {
+		return fmt.Sprintf("task %d", t)
+	}
+	task := &sc.Tasks[t]
+	name := task.Kind.String()
+	switch {
+	case !task.Kind.IsComm() && task.Unit >= 0:
+		if task.Unit < len(sc.Costs) && sc.Costs[task.Unit].Name != "" {
+			return name + " " + sc.Costs[task.Unit].Name
+		}
+		return name + " unit " + strconv.Itoa(task.Unit)
+	case task.Kind.IsComm() && task.Unit >= 0:
+		return name + " unit " + strconv.Itoa(task.Unit)
+	case task.Bucket >= 0:
+		return name + " bucket " + strconv.Itoa(task.Bucket)
+	}
+	return name
+}
+
+// percent formats 100·num/den with one decimal, exactly rounded ("31.4").
+func percent(num, den int64) string {
+	if den == 0 {
+		return "0.0"
+	}
+	n := new(big.Int).Mul(big.NewInt(num), big.NewInt(100))
+	return new(big.Rat).SetFrac(n, big.NewInt(den)).FloatString(1)
+}
+
+func dur(ps units.Duration) string { return ps.String() }
+
+func iec(b int64) string { return units.Bytes(b).IEC() }
+
+// modelText is the model's name and parameter count ("llama2-7b, 6,738,415,616 params").
+func modelText(s *scenarios.Scenario) string {
+	name := s.Model.Preset
+	if name == "" {
+		name = s.Model.Kind
+	}
+	if name == "" {
+		name = "model"
+	}
+	return fmt.Sprintf("%s, %s params (%d layers/units)", name, commas(s.Model.TotalParams()), len(s.Model.LayerList))
+}
+
+// commas groups the digits of n by thousands.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func clusterText(s *scenarios.Scenario) string {
+	c := &s.Cluster
+	gpu := c.GPU
+	if gpu == "" {
+		gpu = "GPU"
+	}
+	t := fmt.Sprintf("%d node(s) × %d %s (%s)", c.Nodes, c.GPUsPerNode, gpu, units.Bytes(c.GPUMemory).IEC())
+	if c.Intra.Bandwidth > 0 {
+		t += fmt.Sprintf(", intra %v %v", c.Intra.Bandwidth, c.Intra.Latency)
+	}
+	if c.Nodes > 1 && c.Inter.Bandwidth > 0 {
+		t += fmt.Sprintf(", inter %v %v", c.Inter.Bandwidth, c.Inter.Latency)
+	}
+	return t
+}
+
+func algorithmText(s *scenarios.Scenario) string {
+	if s.Communication.Algorithm == "" {
+		return "auto"
+	}
+	return s.Communication.Algorithm
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// Headline lists the run's headline as label/value pairs.
+func (run *Run) Headline() [][2]string {
+	s, r := run.Scenario, run.Result
+	sym := "no (every rank simulated)"
+	if r.Symmetric {
+		sym = "yes (one representative rank stands for all)"
+	}
+	return [][2]string{
+		{"scenario", s.Name},
+		{"model", modelText(s)},
+		{"cluster", clusterText(s)},
+		{"ZeRO stage", strconv.Itoa(r.Stage)},
+		{"N (dp·cp)", strconv.Itoa(r.N)},
+		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/max(r.K, 1))},
+		{"algorithm", algorithmText(s)},
+		{"overlap", yesNo(r.Overlap)},
+		{"symmetric fast path", sym},
+		{"step time", fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))},
+	}
+}
+
+// table is a header and rows of cells, rendered as a terminal table or as
+// HTML; left marks the left-aligned (text) columns.
+type table struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+	Footer []string
+	Notes  []string
+	left   []int
+}
+
+func (t *table) render(w io.Writer) error {
+	if t.Title != "" {
+		if _, err := fmt.Fprintf(w, "# %s\n", t.Title); err != nil {
+			return err
+		}
+	}
+	align := tw.CellAlignment{Global: tw.AlignRight, PerColumn: make([]tw.Align, len(t.Header))}
+	for i := range align.PerColumn {
+		align.PerColumn[i] = tw.AlignRight
+	}
+	for _, c := range t.left {
+		if c < len(align.PerColumn) {
+			align.PerColumn[c] = tw.AlignLeft
+		}
+	}
+	tab := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(align),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithFooterAutoFormat(tw.Off),
+		tablewriter.WithFooterAlignmentConfig(align),
+	)
+	tab.Header(t.Header)
+	for _, r := range t.Rows {
+		if err := tab.Append(r); err != nil {
+			return err
+		}
+	}
+	if t.Footer != nil {
+		tab.Footer(t.Footer)
+	}
+	if err := tab.Render(); err != nil {
+		return err
+	}
+	for _, n := range t.Notes {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *table) isLeft(c int) bool { return slices.Contains(t.left, c) }
+
+// timeTable splits the step of each rank (N ≤ 16) or summarizes the ranks
+// (min / median / max) with the straggler.
+func (run *Run) timeTable() *table {
+	r := run.Result
+	t := &table{Title: fmt.Sprintf("step time %v: compute, exposed communication, waiting for peers, idle", r.StepTime),
+		Header: []string{"rank", "end", "compute", "exposed comm", "of which all-gather", "waiting", "idle"}, left: []int{0}}
+	row := func(label string, s zero.RankStats) []string {
+		return []string{label, dur(s.End), dur(s.Compute), dur(s.ExposedComm), dur(s.ExposedAllGather), dur(s.Wait), dur(s.Idle)}
+	}
+	if len(r.Ranks) <= runTableRows {
+		for _, s := range r.Ranks {
+			t.Rows = append(t.Rows, row(strconv.Itoa(s.Rank), s))
+		}
+	} else {
+		col := func(f func(zero.RankStats) units.Duration) []units.Duration {
+			v := make([]units.Duration, len(r.Ranks))
+			for i, s := range r.Ranks {
+				v[i] = f(s)
+			}
+			slices.Sort(v)
+			return v
+		}
+		cols := [][]units.Duration{
+			col(func(s zero.RankStats) units.Duration { return s.End }),
+			col(func(s zero.RankStats) units.Duration { return s.Compute }),
+			col(func(s zero.RankStats) units.Duration { return s.ExposedComm }),
+			col(func(s zero.RankStats) units.Duration { return s.ExposedAllGather }),
+			col(func(s zero.RankStats) units.Duration { return s.Wait }),
+			col(func(s zero.RankStats) units.Duration { return s.Idle }),
+		}
+		for _, q := range []struct {
+			name string
+			at   func(n int) int
+		}{{"min", func(int) int { return 0 }}, {"median", func(n int) int { return n / 2 }}, {"max", func(n int) int { return n - 1 }}} {
+			cells := []string{fmt.Sprintf("%s of %d", q.name, len(r.Ranks))}
+			for _, c := range cols {
+				cells = append(cells, dur(c[q.at(len(c))]))
+			}
+			t.Rows = append(t.Rows, cells)
+		}
+	}
+	if st := r.Straggler; st != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("straggler: rank %d (compute %v vs median %v) kept the others waiting %v in total",
+			st.Rank, st.Compute, st.MedianCompute, st.Caused))
+	} else {
+		t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
+	}
+	return t
+}
+
+// classIndex returns the index of a link class in r.LinkClasses, -1 if absent.
+func classIndex(r *zero.Result, name string) int { return slices.Index(r.LinkClasses, name) }
+
+// phaseTable is the communication of each phase.
+func (run *Run) phaseTable() *table {
+	r := run.Result
+	t := &table{Title: "communication per phase, bytes per step: per rank (seed accounting and exact), wire bytes per link class (all ranks, busiest rank)", left: []int{0}}
+	t.Header = []string{"phase", "collectives", "logical/rank (seed accounting)", "sent/rank (exact)"}
+	for _, c := range r.LinkClasses {
+		t.Header = append(t.Header, c+" wire")
+	}
+	for _, c := range r.LinkClasses {
+		t.Header = append(t.Header, c+" busiest rank")
+	}
+	var coll int
+	var logical, sent int64
+	wire := make([]int64, len(r.LinkClasses))
+	for _, p := range r.Phases {
+		row := []string{p.Phase.String(), strconv.Itoa(p.Collectives), exact(p.Logical), exact(p.Sent)}
+		for i := range r.LinkClasses {
+			row = append(row, exact(at(p.Wire, i)))
+			wire[i] += at(p.Wire, i)
+		}
+		for i := range r.LinkClasses {
+			row = append(row, exact(at(p.MaxRankWire, i)))
+		}
+		coll += p.Collectives
+		logical += p.Logical
+		sent += p.Sent
+		t.Rows = append(t.Rows, row)
+	}
+	foot := []string{"total", strconv.Itoa(coll), exact(logical), exact(sent)}
+	var all int64
+	for i := range r.LinkClasses {
+		foot = append(foot, exact(wire[i]))
+		all += wire[i]
+	}
+	for range r.LinkClasses {
+		foot = append(foot, "")
+	}
+	t.Footer = foot
+	if len(r.Phases) == 0 {
+		t.Notes = append(t.Notes, "no communication (N = 1)")
+	} else {
+		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical (seed accounting), %s sent; wire: %s",
+			iec(logical), iec(sent), wireShares(r.LinkClasses, wire, all)))
+	}
+	return t
+}
+
+func wireShares(classes []string, wire []int64, all int64) string {
+	var parts []string
+	for i, c := range classes {
+		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, iec(wire[i]), percent(wire[i], all)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func at(v []int64, i int) int64 {
+	if i < 0 || i >= len(v) {
+		return 0
+	}
+	return v[i]
+}
+
+// criticalTop is how many of the longest critical-path tasks are listed.
+const criticalTop = 8
+
+// pathTable summarizes the critical path: time per kind, then its longest
+// tasks.
+func (run *Run) pathTable() *table {
+	r := run.Result
+	sc := r.Schedule
+	t := &table{Header: []string{"rank", "task", "start", "duration"}, left: []int{1}}
+	var total units.Duration
+	byKind := map[zero.Kind]units.Duration{}
+	var kinds []zero.Kind
+	for _, p := range r.CriticalPath {
+		k := sc.Tasks[p.Task].Kind
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
+		}
+		byKind[k] += p.End - p.Start
+		total += p.End - p.Start
+	}
+	slices.Sort(kinds)
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %v (%s %%)", k, byKind[k], percent(int64(byKind[k]), int64(r.StepTime))))
+	}
+	t.Title = fmt.Sprintf("critical path: %d tasks; %s", len(r.CriticalPath), strings.Join(parts, ", "))
+	steps := slices.Clone(r.CriticalPath)
+	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
+	if len(steps) > criticalTop {
+		steps = steps[:criticalTop]
+		t.Notes = append(t.Notes, fmt.Sprintf("(the %d longest of %d tasks)", criticalTop, len(r.CriticalPath)))
+	}
+	for _, p := range steps {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), TaskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start)})
+	}
+	return t
+}
+
+// peakText describes the replay's memory peak of the memory rank.
+func (run *Run) peakText() string {
+	m := run.Result.Memory
+	where := "at rest"
+	if m.PeakTask >= 0 {
+		where = "during " + TaskName(run.Result.Schedule, m.PeakTask)
+	}
+	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, iec(m.Peak), exact(m.Peak), m.PeakTime, where)
+	if c := int64(run.Scenario.Cluster.GPUMemory); c > 0 {
+		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), iec(c))
+	}
+	return s
+}
+
+// exposedGather returns, over all ranks, the exposed all-gather time and
+// the all-gather busy time (union of all-gather intervals) from the spans;
+// ok is false without spans or all-gathers.
+func (run *Run) exposedGather() (exposed, busy units.Duration, ok bool) {
+	r := run.Result
+	if len(r.Spans) == 0 {
+		return 0, 0, false
+	}
+	for rank, spans := range r.Spans {
+		var ag []ival
+		for _, sp := range spans {
+			if r.Schedule.Tasks[sp.Task].Kind == zero.AllGather {
+				ag = append(ag, ival{sp.Start, sp.End})
+			}
+		}
+		busy += ivLen(ivUnion(ag))
+		if rank < len(r.Ranks) {
+			exposed += r.Ranks[rank].ExposedAllGather
+		}
+	}
+	return exposed, busy, busy > 0
+}
+
+type ival struct{ lo, hi units.Duration }
+
+func ivUnion(iv []ival) []ival {
+	iv = slices.Clone(iv)
+	slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.lo, b.lo) })
+	var out []ival
+	for _, x := range iv {
+		if x.hi <= x.lo {
+			continue
+		}
+		if n := len(out); n > 0 && x.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, x.hi)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func ivLen(iv []ival) units.Duration {
+	var t units.Duration
+	for _, x := range iv {
+		t += x.hi - x.lo
+	}
+	return t
+}
+
+// ivMinus returns the parts of a (sorted, disjoint) not covered by b (sorted, disjoint).
+func ivMinus(a, b []ival) []ival {
+	var out []ival
+	j := 0
+	for _, x := range a {
+		lo := x.lo
+		for j < len(b) && b[j].hi <= lo {
+			j++
+		}
+		for k := j; k < len(b) && b[k].lo < x.hi; k++ {
+			if b[k].lo > lo {
+				out = append(out, ival{lo, b[k].lo})
+			}
+			lo = max(lo, b[k].hi)
+		}
+		if lo < x.hi {
+			out = append(out, ival{lo, x.hi})
+		}
+	}
+	return out
+}
+
+// Findings states the key figures of the run in words, computed from the
+// result.
+func (run *Run) Findings() []string {
+	s, r := run.Scenario, run.Result
+	var out []string
+	var exposed, wait units.Duration
+	for _, st := range r.Ranks {
+		exposed += st.ExposedComm
+		wait += st.Wait
+	}
+	if n := int64(len(r.Ranks)); n > 0 {
+		out = append(out, fmt.Sprintf("The step takes %v; compute is %v (%s %%), exposed communication %s %% and waiting for peers %s %% of the step (average over %d ranks).",
+			r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)),
+			percent(int64(exposed), n*int64(r.StepTime)), percent(int64(wait), n*int64(r.StepTime)), n))
+	}
+	if e, busy, ok := run.exposedGather(); ok {
+		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v summed over ranks).", r.Stage, percent(int64(e), int64(busy)), e, busy))
+	}
+	var all int64
+	wire := make([]int64, len(r.LinkClasses))
+	for _, p := range r.Phases {
+		for i := range wire {
+			wire[i] += at(p.Wire, i)
+			all += at(p.Wire, i)
+		}
+	}
+	if all > 0 {
+		if i := classIndex(r, "network"); i >= 0 && wire[i] > 0 {
+			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(wire[i], all), iec(wire[i]), iec(all)))
+		} else {
+			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", iec(all)))
+		}
+		var big zero.PhaseBytes
+		for _, p := range r.Phases {
+			if p.Sent > big.Sent {
+				big = p
+			}
+		}
+		logical, sent := r.PhaseTotal()
+		out = append(out, fmt.Sprintf("Each rank sends %s per step (%s by the seeds' accounting); the largest phase is the %s (%s).", iec(sent), iec(logical), big.Phase, iec(big.Sent)))
+	}
+	m := r.Memory
+	peak := fmt.Sprintf("Peak memory %s", iec(m.Peak))
+	if c := int64(s.Cluster.GPUMemory); c > 0 {
+		peak += " of " + iec(c)
+	}
+	if m.PeakTask >= 0 {
+		peak += " at " + TaskName(r.Schedule, m.PeakTask)
+	} else {
+		peak += " at rest"
+	}
+	peak += fmt.Sprintf(" (rank %d, %v into the step).", m.Rank, m.PeakTime)
+	if c := int64(s.Cluster.GPUMemory); c > 0 && m.Peak > c {
+		peak += " It does NOT fit."
+	}
+	out = append(out, peak)
+	if st := r.Straggler; st != nil {
+		out = append(out, fmt.Sprintf("Rank %d is a straggler: it kept the others waiting %v in total.", st.Rank, st.Caused))
+	}
+	return out
+}
+
+// WriteRunTable writes the terminal report of a run: the headline, the
+// step time per rank, the communication per phase, the memory of the
+// scenario's stage (WriteMemoryTable) with the replay's peak, the top of the
+// critical path, the key findings and the warnings.
+func WriteRunTable(w io.Writer, run *Run) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "# zerosim run: %s\n", run.Scenario.Name)
+	for _, kv := range run.Headline() {
+		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", kv[1])
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+	for _, t := range []*table{run.timeTable(), run.phaseTable()} {
+		fmt.Fprintln(ew)
+		if err := t.render(ew); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(ew)
+	if mm := run.Result.MemoryModel; mm != nil {
+		if err := WriteMemoryTable(ew, []*memory.Report{mm}, MemoryGiB); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(ew, run.peakText())
+	fmt.Fprintln(ew)
+	if err := run.pathTable().render(ew); err != nil {
+		return err
+	}
+	fmt.Fprintln(ew)
+	fmt.Fprintln(ew, "# findings")
+	for _, f := range run.Findings() {
+		fmt.Fprintln(ew, "- "+f)
+	}
+	for _, msg := range run.Result.Warnings {
+		fmt.Fprintln(ew, "warning: "+msg)
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
