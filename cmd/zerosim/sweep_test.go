@@ -15,23 +15,29 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
-// sweepGrids is a 96-point sweep of seed 002's tiny model on 2 nodes × 2
-// GPUs; k=3 points are invalid rows.
+// sweepGrids is the 1,728-point acceptance sweep of seed 002's tiny model
+// on 2 nodes × 2 GPUs (sweep/sweep_test.go); k=3 points are invalid rows.
 var sweepGrids = []string{"--set", "cluster.nodes=2", "--set", "parallelism.dp=4",
 	"--grid", "parallelism.zero_stage=0,1,2,3", "--grid", "parallelism.k=1,2,3,4",
-	"--grid", "communication.algorithm=ring,hierarchical", "--grid", "communication.bucket_size=64B,256B,1KiB"}
+	"--grid", "communication.algorithm=ring,hierarchical,auto", "--grid", "communication.bucket_size=64B,256B,1KiB",
+	"--grid", "communication.prefetch_depth=0,1,2", "--grid", "communication.max_inflight_allgathers=1,2",
+	"--grid", "communication.overlap=true,false"}
 
-// TestSweepShardMerge: the CLI sweep to stdout equals -j 1, three --shard
-// runs into --out files merged with zerosim merge, and stderr stays empty
-// on a pipe (no progress bar).
+// TestSweepShardMerge is the acceptance test through the CLI: the
+// 1,728-point sweep to stdout (all cores) equals -j 1 and three --shard runs
+// into --out files merged with zerosim merge; stderr stays empty on a pipe
+// (no progress bar).
 func TestSweepShardMerge(t *testing.T) {
 	dir := t.TempDir()
 	whole, errOut, code := runCLI(t, append([]string{"sweep", "seed002-tiny"}, sweepGrids...)...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("sweep: exit %d, stderr %q", code, errOut)
 	}
-	if n := strings.Count(whole, "\n"); n != 97 {
-		t.Fatalf("%d lines, want header + 96 rows", n)
+	if n := strings.Count(whole, "\n"); n != 1729 {
+		t.Fatalf("%d lines, want header + 1,728 rows", n)
+	}
+	if n := strings.Count(whole, "does not divide"); n != 432 {
+		t.Errorf("%d invalid rows, want 432 (k=3)", n)
 	}
 	one, _, _ := runCLI(t, append([]string{"sweep", "seed002-tiny", "-j", "1"}, sweepGrids...)...)
 	if one != whole {
@@ -46,11 +52,11 @@ func TestSweepShardMerge(t *testing.T) {
 		shards = append(shards, p)
 	}
 	count, _, _ := runCLI(t, append([]string{"sweep", "seed002-tiny", "--count"}, sweepGrids...)...)
-	if count != "96\n" {
-		t.Errorf("--count = %q, want 96", count)
+	if count != "1728\n" {
+		t.Errorf("--count = %q, want 1728", count)
 	}
 	merged := filepath.Join(dir, "merged.csv")
-	if _, e, code := runCLI(t, append([]string{"merge", "--points", "96", "--out", merged}, shards...)...); code != 0 || e != "" {
+	if _, e, code := runCLI(t, append([]string{"merge", "--points", "1728", "--out", merged}, shards...)...); code != 0 || e != "" {
 		t.Fatalf("merge: exit %d: %s", code, e)
 	}
 	got, _ := os.ReadFile(merged)
@@ -58,8 +64,8 @@ func TestSweepShardMerge(t *testing.T) {
 		t.Fatal("merged shards differ from the whole sweep")
 	}
 	// A missing shard is reported with the missing points, exit 1.
-	_, e, code := runCLI(t, "merge", "--points", "96", shards[0], shards[2])
-	if code != 1 || !strings.Contains(e, "32 points missing: 1, 4, 7,") {
+	_, e, code := runCLI(t, "merge", "--points", "1728", shards[0], shards[2])
+	if code != 1 || !strings.Contains(e, "576 points missing: 1, 4, 7,") {
 		t.Errorf("merge without shard 1: exit %d, stderr %q", code, e)
 	}
 	// --out refuses to overwrite without --resume.
