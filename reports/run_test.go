@@ -1,6 +1,12 @@
 package reports
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/png"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -14,7 +20,12 @@ func exampleRun(t testing.TB, name string, sets ...string) *Run {
 	if !ok {
 		t.Fatalf("no example %q", name)
 	}
-	s, err := scenarios.Load(name+".yaml", data, sets)
+	return yamlRun(t, name+".yaml", data, sets...)
+}
+
+func yamlRun(t testing.TB, file string, data []byte, sets ...string) *Run {
+	t.Helper()
+	s, err := scenarios.Load(file, data, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,3 +40,283 @@ func exampleRun(t testing.TB, name string, sets ...string) *Run {
 	return run
 }
 
+// tinyYAML is seed 002's 260-parameter tiny transformer with ZeRO-3 on 2
+// GPUs, spelled out here so the golden files do not follow edits of the
+// embedded examples.
+const tinyYAML = `version: 1
+name: tiny-zero3
+cluster:
+  nodes: 1
+  gpus_per_node: 2
+  gpu: A100-80GB
+model:
+  preset: tiny-transformer
+parallelism:
+  dp: 2
+  zero_stage: 3
+training:
+  optimizer: adamw
+`
+
+func tinyRun(t testing.TB) *Run {
+	t.Helper()
+	return yamlRun(t, "tiny.yaml", []byte(tinyYAML))
+}
+
+// TestRunTableTiny is the whole terminal report of the tiny scenario.
+func TestRunTableTiny(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRunTable(&b, tinyRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "run_tiny.table.golden", b.Bytes())
+}
+
+// TestRunPhaseBytesTiny checks the phase table against seed 002's byte
+// accounting for the 260-parameter model on N = 2 (bf16, 520 B of
+// parameters): ZeRO-3 all-gathers the parameters in forward and again in
+// backward and reduce-scatters the gradients, S = 520 B each ("seed
+// accounting"), of which a ring rank sends (N−1)/N·S = 260 B.
+func TestRunPhaseBytesTiny(t *testing.T) {
+	run := tinyRun(t)
+	tab := run.phaseTable()
+	want := [][]string{
+		{"forward all-gather", "5", "520", "260", "520", "0", "260", "0"},
+		{"backward all-gather", "5", "520", "260", "520", "0", "260", "0"},
+		{"backward reduce-scatter", "5", "520", "260", "520", "0", "260", "0"},
+	}
+	if fmt.Sprint(tab.Rows) != fmt.Sprint(want) {
+		t.Errorf("phase rows\n got %v\nwant %v", tab.Rows, want)
+	}
+	if got := strings.Join(tab.Footer[:4], " "); got != "total 15 1560 780" {
+		t.Errorf("footer %q", got)
+	}
+}
+
+// TestRunTimeTableSummary checks that above 16 ranks the time table shows
+// min / median / max rows instead of one row per rank.
+func TestRunTimeTableSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sets  []string
+		rows  int
+		first string
+	}{
+		{"N=16 per rank", nil, 16, "0"},
+		{"N=32 summary", []string{"cluster.nodes=4", "parallelism.dp=32"}, 3, "min of 32"},
+	} {
+		run := exampleRun(t, "default", tc.sets...)
+		tab := run.timeTable()
+		if len(tab.Rows) != tc.rows || tab.Rows[0][0] != tc.first {
+			t.Errorf("%s: %d rows, first %q; want %d, %q", tc.name, len(tab.Rows), tab.Rows[0][0], tc.rows, tc.first)
+		}
+	}
+}
+
+func TestTaskNames(t *testing.T) {
+	run := tinyRun(t)
+	sc := run.Result.Schedule
+	seen := map[string]bool{}
+	for i := range sc.Tasks {
+		seen[TaskName(sc, int32(i))] = true
+	}
+	for _, want := range []string{"all-gather unit 0", "all-gather unit 4", "reduce-scatter unit 3", "optimizer"} {
+		if !seen[want] {
+			t.Errorf("no task named %q", want)
+		}
+	}
+	def := exampleRun(t, "default")
+	dsc := def.Result.Schedule
+	seen = map[string]bool{}
+	for i := range dsc.Tasks {
+		seen[TaskName(dsc, int32(i))] = true
+	}
+	for _, want := range []string{"forward block.0", "backward block.31", "reduce-scatter bucket 0", "all-gather bucket 2"} {
+		if !seen[want] {
+			t.Errorf("default: no task named %q", want)
+		}
+	}
+	if got := TaskName(sc, -1); got != "task -1" {
+		t.Errorf("TaskName(-1) = %q", got)
+	}
+}
+
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		num, den int64
+		want     string
+	}{{1, 3, "33.3"}, {2, 3, "66.7"}, {0, 5, "0.0"}, {5, 0, "0.0"}, {75, 100, "75.0"}, {1, 2000, "0.1"}, {1, 2001, "0.0"}} {
+		if got := percent(tc.num, tc.den); got != tc.want {
+			t.Errorf("percent(%d, %d) = %s, want %s", tc.num, tc.den, got, tc.want)
+		}
+	}
+}
+
+// TestFindings checks the sentences computed from the result on the seed
+// 000 K=4 example (N=8 on 4 nodes × 2 GPUs): the inter-group all-reduce is
+// the only network traffic: a ring rank sends 2·(K−1)/K·S/2 = 0.75·S with
+// S = 2P = 2,684,764,160 B, × 8 ranks = 16,108,584,960 B = 15.00 GiB of
+// 37,586,698,240 B = 35.01 GiB on the wire (NVLink carries RS + AG:
+// 8·(1/2)·S each).
+func TestFindings(t *testing.T) {
+	run := exampleRun(t, "seed000-k4")
+	f := strings.Join(run.Findings(), "\n")
+	for _, want := range []string{
+		"The slow network carries 42.9 % of the wire bytes (15.00 GiB of 35.01 GiB per step).",
+		"Peak memory 15.00 GiB of 80.00 GiB at optimizer",
+	} {
+		if !strings.Contains(f, want) {
+			t.Errorf("findings lack %q:\n%s", want, f)
+		}
+	}
+	tiny := strings.Join(tinyRun(t).Findings(), "\n")
+	if !strings.Contains(tiny, "ZeRO-3 exposes 100.0 % of its all-gather time") || !strings.Contains(tiny, "All 1.52 KiB of wire traffic stays on the fast intra-node links.") {
+		t.Errorf("tiny findings:\n%s", tiny)
+	}
+}
+
+// TestRunJSONTiny is result.json of the tiny scenario.
+func TestRunJSONTiny(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRunJSON(&b, tinyRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "run_tiny.json.golden", b.Bytes())
+	var j struct {
+		StepTimePS int64 `json:"step_time_ps"`
+		Totals     struct {
+			Logical int64 `json:"logical_bytes_per_rank"`
+			Sent    int64 `json:"sent_bytes_per_rank"`
+		} `json:"totals"`
+		Phases []struct {
+			Phase string `json:"phase"`
+		} `json:"phases"`
+		Spans       [][]any `json:"spans"`
+		MemoryModel struct {
+			Params int64 `json:"params"`
+		} `json:"memory_model"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Totals.Logical != 1560 || j.Totals.Sent != 780 || len(j.Phases) != 3 || j.Phases[0].Phase != "forward all-gather" ||
+		len(j.Spans) != 2 || j.MemoryModel.Params != 260 || j.StepTimePS <= 0 {
+		t.Errorf("result.json: %+v", j)
+	}
+}
+
+// TestRunJSONLarge leaves the spans out above the size limit.
+func TestRunJSONLarge(t *testing.T) {
+	j := exampleRun(t, "default").JSON()
+	if j.Spans != nil || j.CollCount == 0 || len(j.Ranks) != 16 || j.Memory.PeakTaskName != "backward block.31" {
+		t.Errorf("spans %d, collectives %d, ranks %d, peak task %q", len(j.Spans), j.CollCount, len(j.Ranks), j.Memory.PeakTaskName)
+	}
+}
+
+// TestRunPlotsDataTiny is the data of every plot of the tiny scenario.
+func TestRunPlotsDataTiny(t *testing.T) {
+	p := tinyRun(t).Plots()
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plot_tiny.json.golden", append(b, '\n'))
+	// Seed 002's table: 16P/N = 2,080 B of model states per GPU at
+	// stage 3 plus what the step allocates; 16P = 4,160 B at stage 0.
+	if p.MemoryStages.Categories[3] != "stage 3 (this run)" || p.MemoryStages.Capacity != 80<<30 {
+		t.Errorf("memory stages: %v, capacity %d", p.MemoryStages.Categories, p.MemoryStages.Capacity)
+	}
+	if len(p.Timeline.Rows) != 2*3 || p.Timeline.Rows[0].Label != "rank 0 compute" {
+		t.Errorf("timeline rows %d, first %q", len(p.Timeline.Rows), p.Timeline.Rows[0].Label)
+	}
+}
+
+// TestRunPlotsGanttCap shows 8 of 16 ranks and says so.
+func TestRunPlotsGanttCap(t *testing.T) {
+	g := exampleRun(t, "default").Plots().Timeline
+	if !strings.Contains(g.Title, "first 8 of 16 ranks") || g.Rows[len(g.Rows)-1].Label != "rank 7 param-comm" {
+		t.Errorf("title %q, last row %q", g.Title, g.Rows[len(g.Rows)-1].Label)
+	}
+	exposed := 0
+	for _, r := range g.Rows {
+		for _, b := range r.Bars {
+			if b.Kind == ExposedKind {
+				exposed++
+				if !strings.HasSuffix(r.Label, "compute") {
+					t.Errorf("exposed bar on row %q", r.Label)
+				}
+			}
+		}
+	}
+	if exposed == 0 {
+		t.Error("no exposed-communication bars")
+	}
+}
+
+// TestRunPlotImages renders every plot as PNG and SVG and checks the files
+// decode and name the title and every series.
+func TestRunPlotImages(t *testing.T) {
+	for _, name := range []string{"tiny", "seed000-k4"} {
+		var run *Run
+		if name == "tiny" {
+			run = tinyRun(t)
+		} else {
+			run = exampleRun(t, name)
+		}
+		plots := run.Plots()
+		series := map[string][]string{
+			"memory_stages":   names(plots.MemoryStages.Series),
+			"comm":            names(plots.Comm.Panels[0].Series),
+			"timeline":        plots.Timeline.Kinds,
+			"memory_timeline": plots.MemoryTimeline.Components,
+		}
+		for _, im := range plots.Images() {
+			var png, svg bytes.Buffer
+			if err := im.WritePNG(&png); err != nil {
+				t.Fatal(err)
+			}
+			cfg, format, err := image.DecodeConfig(&png)
+			if err != nil || format != "png" || cfg.Width < 600 || cfg.Height < 300 {
+				t.Errorf("%s/%s.png: %v %s %dx%d", name, im.Name, err, format, cfg.Width, cfg.Height)
+			}
+			if err := im.WriteSVG(&svg); err != nil {
+				t.Fatal(err)
+			}
+			checkSVG(t, name+"/"+im.Name+".svg", svg.Bytes(), append([]string{im.Title}, series[im.Name]...))
+		}
+	}
+}
+
+func names(ss []IntSeries) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// checkSVG parses doc as XML and checks it holds every text.
+func checkSVG(t *testing.T, name string, doc []byte, texts []string) {
+	t.Helper()
+	dec := xmlDecoder(doc)
+	var chars strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Errorf("%s: not valid XML: %v", name, err)
+				return
+			}
+			break
+		}
+		if cd, ok := tok.(xmlCharData); ok {
+			chars.Write(cd)
+		}
+	}
+	all := chars.String()
+	for _, want := range texts {
+		if !strings.Contains(all, want) {
+			t.Errorf("%s lacks the text %q", name, want)
+		}
+	}
+}

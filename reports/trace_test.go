@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+)
+
+type xmlCharData = xml.CharData
+
+func xmlDecoder(b []byte) *xml.Decoder { return xml.NewDecoder(bytes.NewReader(b)) }
+
+func TestTraceTime(t *testing.T) {
+	for _, tc := range []struct {
+		ps   units.Duration
+		want string
+	}{{0, "0.000000"}, {1, "0.000001"}, {999_999, "0.999999"}, {1_000_000, "1.000000"}, {1_234_567, "1.234567"},
+		{438_617_000_000, "438617.000000"}, {-1_500_000, "-1.500000"}} {
+		if got := traceTime(tc.ps); got != tc.want {
+			t.Errorf("traceTime(%d) = %s, want %s", tc.ps, got, tc.want)
+		}
+	}
+}
+
+func traceBytes(t testing.TB, r *zero.Result) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteTrace(&b, r, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestTraceTiny is the trace of the tiny ZeRO-3 scenario.
+func TestTraceTiny(t *testing.T) {
+	run := tinyRun(t)
+	got := traceBytes(t, run.Result)
+	golden(t, "trace_tiny.json", got)
+	var doc struct {
+		TraceEvents []struct {
+			Name string          `json:"name"`
+			Ph   string          `json:"ph"`
+			Pid  int             `json:"pid"`
+			Tid  int             `json:"tid"`
+			Ts   json.Number     `json:"ts"`
+			Dur  json.Number     `json:"dur"`
+			Args json.RawMessage `json:"args"`
+		} `json:"traceEvents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	// Every span appears once as a complete event with its exact times.
+	r := run.Result
+	want := map[string]bool{}
+	for rank, spans := range r.Spans {
+		for _, sp := range spans {
+			want[key(rank, TaskName(r.Schedule, sp.Task), traceTime(sp.Start), traceTime(sp.End-sp.Start))] = true
+		}
+	}
+	var x, c, procs int
+	for _, e := range doc.TraceEvents {
+		switch e.Ph {
+		case "X":
+			x++
+			if !want[key(e.Pid, e.Name, string(e.Ts), string(e.Dur))] {
+				t.Errorf("unexpected event %s pid %d ts %s dur %s", e.Name, e.Pid, e.Ts, e.Dur)
+			}
+		case "C":
+			c++
+		case "M":
+			if e.Name == "process_name" {
+				procs++
+			}
+		}
+	}
+	if x != len(want) || procs != 2 || c == 0 {
+		t.Errorf("%d complete events (want %d), %d processes, %d counters", x, len(want), procs, c)
+	}
+}
+
+// TestTraceDeterministic: the same input gives byte-identical traces, run
+// after run and with GOMAXPROCS 1 or 2 (in a child process each).
+func TestTraceDeterministic(t *testing.T) {
+	if os.Getenv("ZEROSIM_TRACE_CHILD") == "1" {
+		os.Stdout.Write(traceBytes(t, exampleRun(t, "seed000-k4").Result))
+		return
+	}
+	a := traceBytes(t, exampleRun(t, "seed000-k4").Result)
+	b := traceBytes(t, exampleRun(t, "seed000-k4").Result)
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs in one process give different traces")
+	}
+	for _, procs := range []string{"1", "2"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTraceDeterministic$")
+		cmd.Env = append(os.Environ(), "ZEROSIM_TRACE_CHILD=1", "GOMAXPROCS="+procs)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("GOMAXPROCS=%s: %v", procs, err)
+		}
+		// The child's test framework prints PASS after the trace.
+		if !bytes.HasPrefix(out, a) {
+			t.Errorf("GOMAXPROCS=%s: trace differs (%d vs %d bytes)", procs, len(out), len(a))
+		}
+	}
+	_ = runtime.GOMAXPROCS(0)
+}
+
+func TestTraceNeedsSpans(t *testing.T) {
+	run := tinyRun(t)
+	r := *run.Result
+	r.Spans = nil
+	if err := WriteTrace(&bytes.Buffer{}, &r, 0); err == nil {
+		t.Error("trace without spans: no error")
+	}
+}
+
+func key(rank int, name, ts, dur string) string {
+	return name + "|" + ts + "|" + dur + "|" + string(rune('0'+rank))
+}
