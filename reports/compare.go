@@ -407,5 +407,6 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(c)
 }

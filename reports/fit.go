@@ -77,5 +77,6 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 func WriteFitJSON(w io.Writer, f *sweep.Fit) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(f)
 }

@@ -72,7 +72,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		if len(g.Values) < 2 {
 			return inputError{fmt.Errorf("--vary %s: give at least two values to compare", o.vary)}
 		}
-		src, err := loadSource(files[0], a.sets)
+		src, err := loadSource(a, files[0])
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	default:
 		var labels []string
 		for _, f := range files {
-			src, err := loadSource(f, a.sets)
+			src, err := loadSource(a, f)
 			if err != nil {
 				return err
 			}

@@ -62,7 +62,7 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if o.maxGPUs < 1 {
 		return inputError{fmt.Errorf("--max-gpus %d: use 1 or more", o.maxGPUs)}
 	}
-	src, err := loadSource(file, a.sets)
+	src, err := loadSource(a, file)
 	if err != nil {
 		return err
 	}

@@ -76,9 +76,19 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 	return cmd
 }
 
-// loadSource reads FILE, or the embedded example of that name when no such
-// file exists, with the global --set overrides.
-func loadSource(arg string, sets []string) (sweep.Source, error) {
+// loadSource reads FILE ("-" is standard input), or the embedded example of
+// that name when no such file exists (as app.loadScenario does), with the
+// global --set overrides; the bytes are kept so every point or variant
+// loads them again with its own overrides.
+func loadSource(a *app, arg string) (sweep.Source, error) {
+	sets := a.sets
+	if arg == "-" {
+		data, err := io.ReadAll(a.in)
+		if err != nil {
+			return sweep.Source{}, &scenarios.Error{File: "<stdin>", Msg: "cannot read standard input: " + err.Error()}
+		}
+		return sweep.Source{File: "<stdin>", Data: data, Sets: sets}, nil
+	}
 	data, err := os.ReadFile(arg)
 	if err == nil {
 		return sweep.Source{File: arg, Data: data, Sets: sets}, nil
@@ -130,7 +140,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		fmt.Fprintln(out, sp.Len())
 		return nil
 	}
-	src, err := loadSource(file, a.sets)
+	src, err := loadSource(a, file)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func TestCompareSeed000K4CLI(t *testing.T) {
 		{"table", "compare_seed000_k4.table.golden"},
 		{"json", "compare_seed000_k4.json.golden"},
 	} {
-		out, errOut, code := runCLI(t, "compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", tc.format)
+		out, errOut, code := sweepCLI(t, "compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", tc.format)
 		if code != 0 || errOut != "" {
 			t.Fatalf("%s: exit %d, stderr %q", tc.format, code, errOut)
 		}
@@ -35,7 +35,7 @@ func TestCompareSeed000K4CLI(t *testing.T) {
 func TestCompareFiles(t *testing.T) {
 	dir := t.TempDir()
 	a, b := exampleFile(t, "seed002-tiny"), exampleFile(t, "seed002-7b")
-	out, errOut, code := runCLI(t, "compare", a, b, "--format", "json", "-o", filepath.Join(dir, "plots"))
+	out, errOut, code := sweepCLI(t, "compare", a, b, "--format", "json", "-o", filepath.Join(dir, "plots"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -70,7 +70,7 @@ func TestCompareFiles(t *testing.T) {
 		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,3"}, "k=3 does not divide"},
 		{[]string{"compare", "seed000-k4", "seed002-tiny", "--vary", "parallelism.k=1,2"}, "one FILE"},
 	} {
-		_, e, code := runCLI(t, tc.args...)
+		_, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, e, tc.want)
 		}

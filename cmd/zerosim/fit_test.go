@@ -19,7 +19,7 @@ func TestFitSeed002CLI(t *testing.T) {
 		{[]string{"fit", "seed002-7b", "--format", "json"}, "fit_seed002_7b.json.golden"},
 		{[]string{"fit", "seed002-7b", "--convention", "seed002"}, "fit_seed002_7b_seed002.table.golden"},
 	} {
-		out, errOut, code := runCLI(t, tc.args...)
+		out, errOut, code := sweepCLI(t, tc.args...)
 		if code != 0 || errOut != "" {
 			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
 		}
@@ -40,9 +40,21 @@ func TestFitSeed002CLI(t *testing.T) {
 		{[]string{"fit", "seed002-7b", "--format", "csv"}, "table or json"},
 		{[]string{"fit", "seed002-7b", "--set", "parallelism.k=3"}, "k=3 does not divide"},
 	} {
-		_, e, code := runCLI(t, tc.args...)
+		_, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, e, tc.want)
 		}
+	}
+}
+
+// TestFitStdin: "-" reads the scenario from standard input.
+func TestFitStdin(t *testing.T) {
+	data, _ := os.ReadFile(exampleFile(t, "seed002-7b"))
+	var out, errOut strings.Builder
+	if code := Main([]string{"fit", "-", "--format", "json"}, strings.NewReader(string(data)), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"scenario": "<stdin>"`) || !strings.Contains(out.String(), `"max_params": 1288490188`) {
+		t.Errorf("fit from stdin: %s", out.String())
 	}
 }

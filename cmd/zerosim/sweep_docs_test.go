@@ -22,7 +22,7 @@ func TestSweepsDoc(t *testing.T) {
 		b = b[:strings.Index(b, "```")]
 		cmdLine, want, _ := strings.Cut(b, "\n")
 		args := strings.Fields(strings.TrimPrefix(cmdLine, "$ zerosim "))
-		out, errOut, code := runCLI(t, args...)
+		out, errOut, code := sweepCLI(t, args...)
 		if code != 0 {
 			t.Errorf("%s: exit %d: %s", cmdLine, code, errOut)
 			continue

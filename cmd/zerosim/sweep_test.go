@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func runCLI(t *testing.T, args ...string) (string, string, int) {
+func sweepCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := Main(args, strings.NewReader(""), &out, &errOut)
@@ -29,7 +29,7 @@ var sweepGrids = []string{"--set", "cluster.nodes=2", "--set", "parallelism.dp=4
 // (no progress bar).
 func TestSweepShardMerge(t *testing.T) {
 	dir := t.TempDir()
-	whole, errOut, code := runCLI(t, append([]string{"sweep", "seed002-tiny"}, sweepGrids...)...)
+	whole, errOut, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny"}, sweepGrids...)...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("sweep: exit %d, stderr %q", code, errOut)
 	}
@@ -39,24 +39,24 @@ func TestSweepShardMerge(t *testing.T) {
 	if n := strings.Count(whole, "does not divide"); n != 432 {
 		t.Errorf("%d invalid rows, want 432 (k=3)", n)
 	}
-	one, _, _ := runCLI(t, append([]string{"sweep", "seed002-tiny", "-j", "1"}, sweepGrids...)...)
+	one, _, _ := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "-j", "1"}, sweepGrids...)...)
 	if one != whole {
 		t.Fatal("-j 1 output differs")
 	}
 	var shards []string
 	for _, s := range []string{"0/3", "1/3", "2/3"} {
 		p := filepath.Join(dir, "shard-"+s[:1]+".csv")
-		if _, e, code := runCLI(t, append([]string{"sweep", "seed002-tiny", "--shard", s, "--out", p}, sweepGrids...)...); code != 0 {
+		if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--shard", s, "--out", p}, sweepGrids...)...); code != 0 {
 			t.Fatalf("shard %s: exit %d: %s", s, code, e)
 		}
 		shards = append(shards, p)
 	}
-	count, _, _ := runCLI(t, append([]string{"sweep", "seed002-tiny", "--count"}, sweepGrids...)...)
+	count, _, _ := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--count"}, sweepGrids...)...)
 	if count != "1728\n" {
 		t.Errorf("--count = %q, want 1728", count)
 	}
 	merged := filepath.Join(dir, "merged.csv")
-	if _, e, code := runCLI(t, append([]string{"merge", "--points", "1728", "--out", merged}, shards...)...); code != 0 || e != "" {
+	if _, e, code := sweepCLI(t, append([]string{"merge", "--points", "1728", "--out", merged}, shards...)...); code != 0 || e != "" {
 		t.Fatalf("merge: exit %d: %s", code, e)
 	}
 	got, _ := os.ReadFile(merged)
@@ -64,12 +64,12 @@ func TestSweepShardMerge(t *testing.T) {
 		t.Fatal("merged shards differ from the whole sweep")
 	}
 	// A missing shard is reported with the missing points, exit 1.
-	_, e, code := runCLI(t, "merge", "--points", "1728", shards[0], shards[2])
+	_, e, code := sweepCLI(t, "merge", "--points", "1728", shards[0], shards[2])
 	if code != 1 || !strings.Contains(e, "576 points missing: 1, 4, 7,") {
 		t.Errorf("merge without shard 1: exit %d, stderr %q", code, e)
 	}
 	// --out refuses to overwrite without --resume.
-	if _, e, code := runCLI(t, append([]string{"sweep", "seed002-tiny", "--out", shards[0]}, sweepGrids...)...); code != 2 || !strings.Contains(e, "--resume") {
+	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--out", shards[0]}, sweepGrids...)...); code != 2 || !strings.Contains(e, "--resume") {
 		t.Errorf("overwrite: exit %d, %q", code, e)
 	}
 }
@@ -81,7 +81,7 @@ func TestSweepResume(t *testing.T) {
 	for _, format := range []string{"csv", "json"} {
 		dir := t.TempDir()
 		args := append([]string{"sweep", "seed002-tiny", "--format", format}, sweepGrids...)
-		full, _, code := runCLI(t, args...)
+		full, _, code := sweepCLI(t, args...)
 		if code != 0 {
 			t.Fatal("sweep failed")
 		}
@@ -93,7 +93,7 @@ func TestSweepResume(t *testing.T) {
 		if err := os.WriteFile(p, []byte(full[:cut]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, e, code := runCLI(t, append(args, "--out", p, "--resume")...); code != 0 {
+		if _, e, code := sweepCLI(t, append(args, "--out", p, "--resume")...); code != 0 {
 			t.Fatalf("%s resume: exit %d: %s", format, code, e)
 		}
 		got, _ := os.ReadFile(p)
@@ -116,7 +116,7 @@ func TestSweepInputErrors(t *testing.T) {
 		{"no such file", []string{"sweep", "nope.yaml", "--grid", "parallelism.k=1"}, "cannot read"},
 		{"jobs", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-j", "0"}, "--jobs 0"},
 	} {
-		_, e, code := runCLI(t, tc.args...)
+		_, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tc.name, code, e, tc.want)
 		}
