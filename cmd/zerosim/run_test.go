@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+func runMain(t *testing.T, stdin string, args ...string) (code int, out, errOut string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Main(args, strings.NewReader(stdin), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestRunDefault runs the default example and checks the report's sections
+// and the figures the scenario fixes (Llama 2 7B, N=16, ZeRO-1).
+func TestRunDefault(t *testing.T) {
+	code, out, errOut := runMain(t, "", "run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"# zerosim run: default",
+		"llama2-7b, 6,738,415,616 params",
+		"symmetric fast path: yes",
+		"# step time 438.617ms",
+		"logical/rank (seed accounting)",
+		"backward reduce-scatter",
+		"# default: ZeRO stage 1, N=16 K=1",
+		"replay peak on rank 0: 49.31 GiB (52945439744 B)",
+		"# critical path:",
+		"# findings",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// TestRunJSONStdin reads the scenario from stdin and prints result.json;
+// --set applies.
+func TestRunJSONStdin(t *testing.T) {
+	data, _ := scenarios.Example("seed002-tiny")
+	code, out, errOut := runMain(t, string(data), "run", "-", "--format", "json", "--set", "parallelism.zero_stage=2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Stage  int `json:"stage"`
+		Totals struct {
+			Logical int64 `json:"logical_bytes_per_rank"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// ZeRO-2 of seed 002's 260 params: reduce-scatter S + all-gather S,
+	// S = 520 B (bf16).
+	if j.Stage != 2 || j.Totals.Logical != 1040 {
+		t.Errorf("stage %d, logical %d; want 2, 1040", j.Stage, j.Totals.Logical)
+	}
+}
+
+// TestRunOutputDir writes every file into an existing directory and leaves
+// the user's other files alone.
+func TestRunOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "keep.txt")
+	if err := os.WriteFile(mine, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(t.TempDir(), "step.json")
+	code, out, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "# zerosim run: seed002-tiny") {
+		t.Errorf("no terminal report with -o")
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	want := []string{"comm.png", "comm.svg", "keep.txt", "memory_stages.png", "memory_stages.svg", "memory_timeline.png",
+		"memory_timeline.svg", "report.html", "result.json", "timeline.png", "timeline.svg", "trace.json"}
+	if !slices.Equal(names, want) {
+		t.Errorf("files %v\nwant %v", names, want)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "keep" {
+		t.Errorf("keep.txt changed: %q", b)
+	}
+	a, _ := os.ReadFile(trace)
+	b, _ := os.ReadFile(filepath.Join(dir, "trace.json"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("--trace and -o trace.json differ (%d, %d bytes)", len(a), len(b))
+	}
+}
+
+// TestRunInputErrors: bad input exits 2 with one line and creates no file.
+func TestRunInputErrors(t *testing.T) {
+	base := t.TempDir()
+	notDir := filepath.Join(base, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"missing file", []string{"run", filepath.Join(base, "nope.yaml")}, "nope.yaml"},
+		{"bad --set", []string{"run", "--set", "parallelism.k=3"}, "k"},
+		{"bad format", []string{"run", "--format", "csv"}, "--format"},
+		{"bad rank", []string{"run", "--rank", "99"}, "--rank 99"},
+		{"-o is a file", []string{"run", "-o", notDir}, "not a directory"},
+		{"trace dir missing", []string{"run", "--trace", filepath.Join(base, "no", "t.json")}, "--trace"},
+	} {
+		out := filepath.Join(base, strings.ReplaceAll(tc.name, " ", "_"))
+		args := tc.args
+		if tc.name != "-o is a file" {
+			args = append(slices.Clone(args), "-o", out)
+		}
+		code, stdout, errOut := runMain(t, "", args...)
+		if code != exitInput {
+			t.Errorf("%s: exit %d, want 2 (%s)", tc.name, code, errOut)
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, tc.msg) {
+			t.Errorf("%s: stderr %q, want one line with %q", tc.name, errOut, tc.msg)
+		}
+		if stdout != "" {
+			t.Errorf("%s: stdout %q", tc.name, stdout)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: created %s", tc.name, out)
+		}
+	}
+	ents, _ := os.ReadDir(base)
+	if len(ents) != 1 {
+		t.Errorf("the failed runs left files in %s: %d entries", base, len(ents))
+	}
+}
