@@ -3,7 +3,6 @@ package sim
 import (
 	"math"
 	"math/bits"
-	"slices"
 )
 
 // Rates and remaining work are kept in exact integers. A resource of bw
@@ -43,15 +42,15 @@ type Resource struct {
 }
 
 type user struct {
-	f    *Flow
-	w    uint64
-	slot int // index of this resource in f.res
+	f *Flow
+	w uint64
 }
 
+// resUse is one resource of a flow with its weight. A flow's []resUse is
+// immutable once started, so flows of one Shape share it.
 type resUse struct {
-	r   *Resource
-	w   uint64
-	idx int // index of the flow in r.users
+	r *Resource
+	w uint64
 }
 
 // NewResource returns a resource of bytesPerSec bandwidth. It panics if
@@ -189,7 +188,7 @@ func (e *Engine) StartShape(bytesPerMember int64, s *Shape, onDone func()) *Flow
 	if s.e != e {
 		panic("sim: StartShape with another engine's shape")
 	}
-	return e.start(bytesPerMember, slices.Clone(s.res), onDone)
+	return e.start(bytesPerMember, s.res, onDone)
 }
 
 // aggregate merges members into one resUse per resource with its weight,
@@ -221,7 +220,8 @@ func (e *Engine) aggregate(members [][]*Resource) []resUse {
 	return res
 }
 
-// start starts a flow over res (owned by the flow from now on).
+// start starts a flow over res (never modified from now on, so it may be
+// shared with a Shape).
 func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow {
 	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows, res: res}
 	e.nflows++
@@ -235,16 +235,15 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 		e.schedule(f, e.now)
 		return f
 	}
-	for i := range f.res {
-		ru := &f.res[i]
-		if ru.r.e != e {
-			if len(ru.r.users) > 0 {
+	for _, ru := range f.res {
+		r := ru.r
+		if r.e != e {
+			if len(r.users) > 0 {
 				panic("sim: resource in use by another engine")
 			}
-			ru.r.e, ru.r.mark = e, 0
+			r.e, r.mark = e, 0
 		}
-		ru.idx = len(ru.r.users)
-		ru.r.users = append(ru.r.users, user{f: f, w: ru.w, slot: i})
+		r.users = append(r.users, user{f: f, w: ru.w})
 	}
 	e.recompute(f.res)
 	return f
@@ -262,15 +261,18 @@ func (e *Engine) finish(f *Flow) {
 	f.hi, f.lo, f.rate = 0, 0, 0
 	e.flows--
 	for _, ru := range f.res {
+		// A resource has few users (the flows crossing one port), so a
+		// scan is cheaper than keeping each flow's index per resource.
 		r := ru.r
-		n := len(r.users) - 1
-		if ru.idx != n {
-			moved := r.users[n]
-			r.users[ru.idx] = moved
-			moved.f.res[moved.slot].idx = ru.idx
+		us := r.users
+		n := len(us) - 1
+		i := n
+		for us[i].f != f {
+			i--
 		}
-		r.users[n] = user{}
-		r.users = r.users[:n]
+		us[i] = us[n]
+		us[n] = user{}
+		r.users = us[:n]
 	}
 	if len(f.res) > 0 {
 		e.recompute(f.res)

@@ -118,30 +118,48 @@ type timedEvent struct {
 	ev  memEvent
 }
 
-// sortedMemory returns rank r's memory events in time order (frees before
-// allocations at the same instant, then model order), reusing e's scratch.
+// memLess orders timed memory events: by time, frees before allocations
+// at the same instant, then model order (seq is unique, so the order is
+// total and an unstable sort gives the one result).
+func memLess(a, b timedEvent) int {
+	if c := cmp.Compare(a.t, b.t); c != 0 {
+		return c
+	}
+	if (a.ev.delta < 0) != (b.ev.delta < 0) {
+		if a.ev.delta < 0 {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// sortedMemory returns rank r's memory events in time order (see memLess),
+// reusing e's scratch. The events are laid out in the order the previous
+// rank sorted them to, so ranks with the same timing cost one check.
 func (e *executor) sortedMemory(r int, evs []memEvent) []timedEvent {
 	ts := e.memScratch[:0]
-	for i, ev := range evs {
+	if len(e.memOrder) != len(evs) {
+		e.memOrder = make([]int32, len(evs))
+		for i := range e.memOrder {
+			e.memOrder[i] = int32(i)
+		}
+	}
+	for _, i := range e.memOrder {
+		ev := evs[i]
 		j := e.at(r, ev.task)
 		t := e.start[j]
 		if ev.atEnd {
 			t = e.end[j]
 		}
-		ts = append(ts, timedEvent{t, i, ev})
+		ts = append(ts, timedEvent{t, int(i), ev})
 	}
-	slices.SortStableFunc(ts, func(a, b timedEvent) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
+	if !slices.IsSortedFunc(ts, memLess) {
+		slices.SortFunc(ts, memLess)
+		for k, x := range ts {
+			e.memOrder[k] = int32(x.seq)
 		}
-		if (a.ev.delta < 0) != (b.ev.delta < 0) {
-			if a.ev.delta < 0 {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	}
 	e.memScratch = ts
 	return ts
 }

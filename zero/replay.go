@@ -58,6 +58,7 @@ type executor struct {
 
 	// Scratch reused across ranks by the per-rank analyses.
 	memScratch              []timedEvent
+	memOrder                []int32
 	comp, comm, wait, gathr []interval
 }
 
@@ -273,6 +274,19 @@ func (e *executor) finish(r int, t int32) {
 	e.end[e.at(r, t)] = e.clk.Now()
 	e.running[r][e.sc.Tasks[t].Stream]--
 	e.advance(r)
+}
+
+// sameAsPrev reports whether rank r > 0 arrived at, started and ended
+// every task at the same times as rank r−1 (then every per-rank analysis,
+// a pure function of those times, gives the same answer).
+func (e *executor) sameAsPrev(r int) bool {
+	if r == 0 || e.symmetric {
+		return r > 0
+	}
+	t := len(e.sc.Tasks)
+	a, b := r*t, (r-1)*t
+	return slices.Equal(e.end[a:a+t], e.end[b:b+t]) && slices.Equal(e.start[a:a+t], e.start[b:b+t]) &&
+		slices.Equal(e.arrive[a:a+t], e.arrive[b:b+t])
 }
 
 // spans returns rank r's tasks in start order.

@@ -157,11 +157,14 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
 	res.PeakMemory = make([]int64, sc.N)
 	for r := range res.PeakMemory {
-		if sym || r == opt.MemoryRank {
+		switch {
+		case sym || r == opt.MemoryRank:
 			res.PeakMemory[r] = res.Memory.Peak // every rank's timeline is rank 0's
-			continue
+		case r > 0 && r-1 != opt.MemoryRank && ex.sameAsPrev(r):
+			res.PeakMemory[r] = res.PeakMemory[r-1]
+		default:
+			res.PeakMemory[r] = ex.peakMemory(r, mev, mrest)
 		}
-		res.PeakMemory[r] = ex.peakMemory(r, mev, mrest)
 	}
 	return res, nil
 }
@@ -184,8 +187,8 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		}
 	}
 	for r := 0; r < sc.N; r++ {
-		if e.symmetric && r > 0 {
-			st := res.Ranks[0]
+		if e.sameAsPrev(r) {
+			st := res.Ranks[r-1]
 			st.Rank = r
 			res.Ranks = append(res.Ranks, st)
 			continue
