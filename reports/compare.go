@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -409,4 +410,59 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(c)
+}
+
+// WriteCompareCSV writes one line per table row: metric, unit, the exact
+// value of every variant, then the delta in % of every variant after the
+// first (empty when undefined); then, if any, the slow-link rows after a
+// blank line with their own header.
+func WriteCompareCSV(w io.Writer, c *Comparison) error {
+	cw := csv.NewWriter(w)
+	head := []string{"metric", "unit"}
+	for _, v := range c.Variants {
+		head = append(head, v.Label)
+	}
+	for _, v := range c.Variants[1:] {
+		head = append(head, "delta_pct "+v.Label)
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	fl := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'f', 1, 64)
+	}
+	for _, r := range c.Rows {
+		row := []string{r.Metric, r.Unit}
+		for _, v := range r.Values {
+			row = append(row, exact(v))
+		}
+		for _, d := range r.DeltaPct[1:] {
+			row = append(row, fl(d))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	if sl := c.SlowLink; sl != nil {
+		cw.Flush()
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := cw.Write([]string{"k", "algorithm", "seed_bytes", "seed_s", "seed_delta_pct", "network_busiest_bytes", "network_busiest_s",
+			"network_delta_pct", "network_total_bytes", "nvlink_total_bytes", "step_time_ps", "peak_memory_bytes"}); err != nil {
+			return err
+		}
+		for _, r := range sl.Rows {
+			if err := cw.Write([]string{strconv.Itoa(r.K), r.Algorithm, exact(r.Seed), strconv.FormatFloat(r.SeedS, 'f', 3, 64), fl(r.SeedDeltaPct),
+				exact(r.NetworkBusiest), strconv.FormatFloat(r.NetworkBusiestS, 'f', 3, 64), fl(r.NetworkDeltaPct),
+				exact(r.NetworkTotal), exact(r.NVLinkTotal), exact(r.StepTimePS), exact(r.PeakMemory)}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

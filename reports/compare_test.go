@@ -73,6 +73,11 @@ func TestCompareSeed000K4(t *testing.T) {
 	}
 	golden(t, "compare_seed000_k4.table.golden", table.Bytes())
 	golden(t, "compare_seed000_k4.json.golden", js.Bytes())
+	var csvOut bytes.Buffer
+	if err := WriteCompareCSV(&csvOut, c); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare_seed000_k4.csv.golden", csvOut.Bytes())
 }
 
 // TestComparePlots draws both plot kinds to PNG and SVG.

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -79,4 +80,22 @@ func WriteFitJSON(w io.Writer, f *sweep.Fit) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(f)
+}
+
+// WriteFitCSV writes one line per stage and K with exact integers.
+func WriteFitCSV(w io.Writer, f *sweep.Fit) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"scenario", "stage", "k", "peak_bytes", "at_rest_bytes", "fits", "min_dp", "min_gpus", "min_nodes", "min_peak_bytes",
+		"max_params", "max_layers", "max_peak_bytes", "note"}); err != nil {
+		return err
+	}
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range f.Rows {
+		if err := cw.Write([]string{f.Scenario, strconv.Itoa(r.Stage), strconv.Itoa(r.K), i(r.Peak), i(r.AtRest), strconv.FormatBool(r.Fits),
+			strconv.Itoa(r.MinDP), strconv.Itoa(r.MinGPUs), strconv.Itoa(r.MinNodes), i(r.MinPeak), i(r.MaxParams), i(r.MaxLayers), i(r.MaxPeak), r.Note}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

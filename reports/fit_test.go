@@ -63,5 +63,10 @@ func TestFitSeed002(t *testing.T) {
 		}
 		golden(t, tc.golden+".table.golden", table.Bytes())
 		golden(t, tc.golden+".json.golden", js.Bytes())
+		var csvOut bytes.Buffer
+		if err := WriteFitCSV(&csvOut, f); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.golden+".csv.golden", csvOut.Bytes())
 	}
 }

@@ -55,9 +55,6 @@ K that divides N; otherwise a bar chart of times and bytes per variant.`,
 }
 
 func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) error {
-	if a.format == "csv" {
-		return inputError{errors.New("--format csv: compare prints table or json")}
-	}
 	var variants []sweep.Variant
 	var title string
 	varyK := false
@@ -105,9 +102,12 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
 	}
 	c := reports.NewComparison(title, runs)
-	if a.format == "json" {
+	switch a.format {
+	case "json":
 		err = reports.WriteCompareJSON(out, c)
-	} else {
+	case "csv":
+		err = reports.WriteCompareCSV(out, c)
+	default:
 		err = reports.WriteCompareTable(out, c)
 	}
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -52,9 +51,6 @@ those seeds' tables do. FILE may name an embedded example.`,
 }
 
 func runFit(a *app, o fitOpts, file string, out io.Writer) error {
-	if a.format == "csv" {
-		return inputError{errors.New("--format csv: fit prints table or json")}
-	}
 	conv, err := memory.ParseConvention(o.convention)
 	if err != nil {
 		return inputError{fmt.Errorf("--convention: %w", err)}
@@ -70,8 +66,11 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if a.format == "json" {
+	switch a.format {
+	case "json":
 		return reports.WriteFitJSON(out, f)
+	case "csv":
+		return reports.WriteFitCSV(out, f)
 	}
 	return reports.WriteFitTable(out, f)
 }

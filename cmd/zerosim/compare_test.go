@@ -16,6 +16,7 @@ func TestCompareSeed000K4CLI(t *testing.T) {
 	for _, tc := range []struct{ format, golden string }{
 		{"table", "compare_seed000_k4.table.golden"},
 		{"json", "compare_seed000_k4.json.golden"},
+		{"csv", "compare_seed000_k4.csv.golden"},
 	} {
 		out, errOut, code := sweepCLI(t, "compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", tc.format)
 		if code != 0 || errOut != "" {
