@@ -41,6 +41,8 @@ type BarsPlot struct {
 	// CapacityLabel.
 	Capacity      int64  `json:"capacity,omitempty"`
 	CapacityLabel string `json:"capacity_label,omitempty"`
+	// TotalLabels prints each bar's exact total above it.
+	TotalLabels bool `json:"total_labels,omitempty"`
 }
 
 // CommPlot is plot 2: the wire bytes of each phase stacked by link class,
@@ -140,7 +142,7 @@ func (run *Run) Plots() RunPlots {
 func (run *Run) memoryStagesPlot() BarsPlot {
 	s, r := run.Scenario, run.Result
 	p := BarsPlot{Title: fmt.Sprintf("%s: memory per GPU at its peak, by component (N=%d, K=%d)", s.Name, r.N, r.K),
-		Capacity: int64(s.Cluster.GPUMemory)}
+		Capacity: int64(s.Cluster.GPUMemory), TotalLabels: true}
 	var names []string
 	var top int64
 	for _, rep := range run.Stages {
@@ -165,7 +167,11 @@ func (run *Run) memoryStagesPlot() BarsPlot {
 		}
 		p.Series = append(p.Series, ser)
 	}
-	p.Unit, p.Scale = byteUnit(max(top, p.Capacity))
+	unitMax := top
+	if p.Capacity <= 20*top {
+		unitMax = max(top, p.Capacity)
+	}
+	p.Unit, p.Scale = byteUnit(unitMax)
 	p.YLabel = "memory per GPU (" + p.Unit + ")"
 	if p.Capacity > 0 {
 		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
@@ -188,8 +194,8 @@ func componentNames(run *Run) []string {
 func (run *Run) commPlot() CommPlot {
 	r := run.Result
 	p := CommPlot{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
-	all := BarsPlot{Title: "all ranks"}
-	busy := BarsPlot{Title: "busiest rank (sent)"}
+	all := BarsPlot{Title: "all ranks", TotalLabels: true}
+	busy := BarsPlot{Title: "busiest rank (sent)", TotalLabels: true}
 	var topAll, topBusy int64
 	for _, ph := range r.Phases {
 		all.Categories = append(all.Categories, ph.Phase.String())
@@ -283,7 +289,7 @@ func (run *Run) memoryTimelinePlot() MemoryTimelinePlot {
 	if m.PeakTask >= 0 {
 		where = TaskName(r.Schedule, m.PeakTask)
 	}
-	p.PeakLabel = fmt.Sprintf("peak %s at %s", iec(m.Peak), where)
+	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", iec(m.Peak), m.PeakTime, where)
 	cur := slices.Clone(m.AtRest)
 	nonzero := make([]bool, len(cur))
 	// Segment boundaries: 0 and every distinct point time.
@@ -381,7 +387,7 @@ type shapes struct {
 type label struct {
 	x, y  float64
 	text  string
-	right bool
+	align draw.XAlignment // draw.XLeft, XCenter or XRight
 }
 
 func rect(x0, x1, y0, y1 float64, c color.Color) shape {
@@ -412,10 +418,7 @@ func (s *shapes) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	for _, l := range s.labels {
 		sty := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: p.Title.TextStyle.Handler,
-			YAlign: draw.YBottom}
-		if l.right {
-			sty.XAlign = draw.XRight
-		}
+			YAlign: draw.YBottom, XAlign: l.align}
 		c.FillText(sty, vg.Point{X: trX(l.x), Y: trY(l.y) + 3}, l.text)
 	}
 }
@@ -516,16 +519,34 @@ func barsFigure(b *BarsPlot, title string) figure {
 	for _, t := range tops {
 		top = max(top, t)
 	}
+	if b.TotalLabels {
+		for ci, t := range tops {
+			var exact int64
+			for _, s := range b.Series {
+				if ci < len(s.Values) {
+					exact += s.Values[ci]
+				}
+			}
+			sh.labels = append(sh.labels, label{x: float64(ci), y: t, text: iec(exact), align: draw.XCenter})
+		}
+	}
 	if b.Capacity > 0 {
 		capY := float64(b.Capacity) / scale
-		top = max(top, capY)
-		p.Add(&hline{y: capY, c: color.RGBA{0xd6, 0x27, 0x28, 0xff}})
-		legend = append(legend, legendItem{b.CapacityLabel, lineSwatch{color.RGBA{0xd6, 0x27, 0x28, 0xff}}})
+		red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
+		// A capacity far above the bars would flatten them: leave it off
+		// the scale and say so in the legend.
+		if top > 0 && capY > 20*top {
+			legend = append(legend, legendItem{b.CapacityLabel + " (off scale)", lineSwatch{red}})
+		} else {
+			top = max(top, capY)
+			p.Add(&hline{y: capY, c: red})
+			legend = append(legend, legendItem{b.CapacityLabel, lineSwatch{red}})
+		}
 	}
 	p.Add(sh)
 	p.NominalX(b.Categories...)
 	p.X.Min, p.X.Max = -0.5, float64(len(b.Categories))-0.5
-	p.Y.Min, p.Y.Max = 0, max(top*1.08, 1e-9)
+	p.Y.Min, p.Y.Max = 0, max(top*1.1, 1e-9)
 	return figure{p: p, legend: legend}
 }
 
@@ -637,10 +658,36 @@ func memoryTimelineFigure(m *MemoryTimelinePlot) figure {
 		lower = upper
 		legend = append(legend, legendItem{name, swatch{col}})
 	}
+	// Segments shorter than 1/400 of the step (the optimizer spike of a
+	// tiny model) would be invisible: draw them again, widened, on top.
+	minW := float64(m.End) / 400
+	for i := range n {
+		end := float64(m.End)
+		if i+1 < n {
+			end = float64(m.Times[i+1])
+		}
+		t0 := float64(m.Times[i])
+		if end-t0 >= minW || len(m.Components) == 0 {
+			continue
+		}
+		x0 := min(t0, float64(m.End)-minW)
+		y := 0.0
+		for c, name := range m.Components {
+			h := float64(m.Values[c][i]) / bs
+			if h > 0 {
+				sh.add(rect(x0/ts, (x0+minW)/ts, y, y+h, componentColor(name)))
+			}
+			y += h
+		}
+	}
 	peakY := float64(m.Peak) / bs
 	px := float64(m.PeakTime) / ts
 	sh.add(shape{xs: []float64{px - float64(m.End)/ts/300, px + float64(m.End)/ts/300, px}, ys: []float64{peakY * 1.04, peakY * 1.04, peakY}, fill: color.Black})
-	sh.labels = append(sh.labels, label{x: px, y: peakY * 1.04, text: m.PeakLabel, right: m.PeakTime*2 > m.End})
+	align := draw.XLeft
+	if m.PeakTime*2 > m.End {
+		align = draw.XRight
+	}
+	sh.labels = append(sh.labels, label{x: px, y: peakY * 1.04, text: m.PeakLabel, align: align})
 	p.Add(sh)
 	p.Add(&hline{y: peakY, c: color.Gray{0x60}})
 	p.X.Min, p.X.Max = 0, float64(m.End)/ts
