@@ -133,7 +133,7 @@ func (cp *ComparePlot) plots() ([]*plot.Plot, error) {
 		p.Y.Max = max(top*1.35, 1e-9)
 		p.Legend.Top = true
 		n := len(pn.Series)
-		w := vg.Points(60 / float64(max(n, 1)))
+		w := vg.Points(90 / float64(max(n, 1)))
 		for si, s := range pn.Series {
 			bc, err := plotter.NewBarChart(plotter.Values(s.Values), w)
 			if err != nil {
