@@ -259,7 +259,14 @@ func (run *Run) ganttPlot() GanttPlot {
 		for _, sp := range r.Spans[rank] {
 			t := &sc.Tasks[sp.Task]
 			row := rows[t.Stream]
-			row.Bars = append(row.Bars, GanttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
+			// Back-to-back tasks of one kind (the forward of unit after
+			// unit) merge into one bar: the plot shows kinds, the trace
+			// every task.
+			if n := len(row.Bars); n > 0 && row.Bars[n-1].Kind == t.Kind.String() && row.Bars[n-1].End == int64(sp.Start) {
+				row.Bars[n-1].End = int64(sp.End)
+			} else {
+				row.Bars = append(row.Bars, GanttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
+			}
 			if t.Kind.IsComm() {
 				comm = append(comm, ival{sp.Start, sp.End})
 			} else {

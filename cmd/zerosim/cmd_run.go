@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -17,7 +18,11 @@ type runOpts struct {
 	trace string
 	rank  int
 	full  bool
+	only  []string
 }
+
+// runKinds are the kinds of files -o writes (--only selects some).
+var runKinds = []string{"html", "json", "trace", "plots"}
 
 func newRunCmd(a *app) *cobra.Command {
 	o := runOpts{}
@@ -54,12 +59,27 @@ result.json instead of the tables.`,
 	f.StringVar(&o.trace, "trace", "", "write a Chrome trace (Perfetto) of the step to `FILE`")
 	f.IntVar(&o.rank, "rank", 0, "rank whose memory timeline is shown (plot, trace counters)")
 	f.BoolVar(&o.full, "full", false, "simulate every rank even when the scenario is symmetric")
+	f.StringSliceVar(&o.only, "only", nil, "with -o, write only these kinds of files: html, json, trace, plots (default all)")
 	return cmd
 }
 
 func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if a.format != "table" && a.format != "json" {
 		return inputError{fmt.Errorf("--format %q: run prints table or json", a.format)}
+	}
+	want := map[string]bool{}
+	for _, k := range o.only {
+		if !slices.Contains(runKinds, k) {
+			return inputError{fmt.Errorf("--only %q: use html, json, trace or plots", k)}
+		}
+		want[k] = true
+	}
+	if len(o.only) == 0 {
+		for _, k := range runKinds {
+			want[k] = true
+		}
+	} else if a.outDir == "" {
+		return inputError{fmt.Errorf("--only needs -o DIR")}
 	}
 	if a.outDir != "" {
 		if err := reports.CheckOutputDir(a.outDir); err != nil {
@@ -108,8 +128,19 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 		if err != nil {
 			return err
 		}
-		files = append(files, html, js, trace)
+		if want["html"] {
+			files = append(files, html)
+		}
+		if want["json"] {
+			files = append(files, js)
+		}
+		if want["trace"] {
+			files = append(files, trace)
+		}
 		for _, im := range plots.Images() {
+			if !want["plots"] {
+				break
+			}
 			png, err := reports.Render(im.Name+".png", im.WritePNG)
 			if err != nil {
 				return err

@@ -147,3 +147,24 @@ func TestRunInputErrors(t *testing.T) {
 		t.Errorf("the failed runs left files in %s: %d entries", base, len(ents))
 	}
 }
+
+// TestRunOnlyPlots writes only the plot images (how docs/images is made).
+func TestRunOnlyPlots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new")
+	code, _, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--only", "plots")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 8 {
+		t.Errorf("%d files, want 8 plot files", len(ents))
+	}
+	for _, e := range ents {
+		if ext := filepath.Ext(e.Name()); ext != ".png" && ext != ".svg" {
+			t.Errorf("unexpected file %s", e.Name())
+		}
+	}
+	if code, _, errOut := runMain(t, "", "run", "--only", "pdf", "-o", dir); code != exitInput || !strings.Contains(errOut, "--only") {
+		t.Errorf("--only pdf: exit %d %q", code, errOut)
+	}
+}
