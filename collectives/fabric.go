@@ -128,6 +128,17 @@ type Fabric struct {
 	// starts the same few collectives many times. Looked up, never iterated.
 	cache  map[planKey][]*lowered
 	cached int
+	// noTraffic: the caller accounts bytes itself (FabricOptions).
+	noTraffic bool
+}
+
+// FabricOptions tune a Fabric.
+type FabricOptions struct {
+	// NoTraffic turns off the fabric's own wire-byte accounting (Traffic
+	// stays empty), which costs O(transfers) per collective started; for
+	// callers that account bytes themselves (see Prepared.Wire and
+	// Prepared.Sent).
+	NoTraffic bool
 }
 
 // maxCached bounds the plan cache (it is emptied when full).
@@ -157,7 +168,15 @@ func groupHash(g []int) uint64 {
 
 // NewFabric makes one sim.Resource per topology link on eng.
 func NewFabric(eng *sim.Engine, t *topology.Topology) *Fabric {
-	f := &Fabric{eng: eng, topo: t, traffic: newTraffic(t), cache: map[planKey][]*lowered{}}
+	return NewFabricOptions(eng, t, FabricOptions{})
+}
+
+// NewFabricOptions is NewFabric with options.
+func NewFabricOptions(eng *sim.Engine, t *topology.Topology, opt FabricOptions) *Fabric {
+	f := &Fabric{eng: eng, topo: t, cache: map[planKey][]*lowered{}, noTraffic: opt.NoTraffic}
+	if !opt.NoTraffic {
+		f.traffic = newTraffic(t)
+	}
 	for _, l := range t.Links() {
 		f.res = append(f.res, sim.NewResource(l.Name, int64(l.Bandwidth)))
 	}
@@ -204,10 +223,16 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, shapes := lw.plan, lw.shapes
-	if err := f.traffic.add(p); err != nil {
-		return nil, err
+	if !f.noTraffic {
+		if err := f.traffic.add(lw.plan); err != nil {
+			return nil, err
+		}
 	}
+	return f.run(lw.plan, lw.shapes, onDone), nil
+}
+
+// run starts plan p's phases with one shape per phase.
+func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 	h := &Handle{Plan: p, start: f.eng.Now()}
 	var run func(i int)
 	run = func(i int) {
@@ -231,7 +256,7 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 	} else {
 		run(0)
 	}
-	return h, nil
+	return h
 }
 
 // lower returns spec's plan and flow members, from the cache when the same
@@ -249,18 +274,7 @@ func (f *Fabric) lower(spec Spec) (*lowered, error) {
 		return nil, err
 	}
 	p.Spec.Group = slices.Clone(spec.Group) // the caller may reuse its slice
-	lw := &lowered{plan: p, shapes: make([]*sim.Shape, len(p.Phases))}
-	for i := range p.Phases {
-		ph := &p.Phases[i]
-		flat := make([]*sim.Resource, 2*len(ph.paths))
-		members := make([][]*sim.Resource, len(ph.paths))
-		for j, path := range ph.paths {
-			rs := flat[2*j : 2*j+2 : 2*j+2]
-			rs[0], rs[1] = f.res[path.Links[0]], f.res[path.Links[1]]
-			members[j] = rs
-		}
-		lw.shapes[i] = f.eng.NewShape(members)
-	}
+	lw := &lowered{plan: p, shapes: f.shapes(p, nil)}
 	if f.cached == maxCached {
 		clear(f.cache)
 		f.cached = 0
@@ -268,4 +282,105 @@ func (f *Fabric) lower(spec Spec) (*lowered, error) {
 	f.cache[key] = append(f.cache[key], lw)
 	f.cached++
 	return lw, nil
+}
+
+// shapes aggregates each phase's transfers into a sim.Shape; with keep
+// non-nil, only the transfers whose source or destination is kept.
+func (f *Fabric) shapes(p *Plan, keep []bool) []*sim.Shape {
+	out := make([]*sim.Shape, len(p.Phases))
+	var flat []*sim.Resource
+	var members [][]*sim.Resource
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		flat, members = flat[:0], members[:0]
+		for j, path := range ph.paths {
+			if keep != nil {
+				if x := ph.Transfers[j]; !keep[x.Src] && !keep[x.Dst] {
+					continue
+				}
+			}
+			flat = append(flat, f.res[path.Links[0]], f.res[path.Links[1]])
+		}
+		for j := 0; j < len(flat); j += 2 {
+			members = append(members, flat[j:j+2:j+2])
+		}
+		out[i] = f.eng.NewShape(members)
+	}
+	return out
+}
+
+// RankBytes is one rank's wire bytes sent per link class.
+type RankBytes struct {
+	Rank  int
+	Bytes [topology.NumClasses]units.Bytes
+}
+
+// Prepared is a collective lowered once, with its flow groups and wire
+// bytes, for starting many times (StartPrepared) without looking it up.
+type Prepared struct {
+	plan   *Plan
+	shapes []*sim.Shape
+	wire   [topology.NumClasses]units.Bytes
+	sent   []RankBytes
+}
+
+// Plan is the full plan (every transfer, restricted or not); read-only.
+func (p *Prepared) Plan() *Plan { return p.plan }
+
+// Wire is the full plan's wire bytes per link class (every transfer).
+func (p *Prepared) Wire() [topology.NumClasses]units.Bytes { return p.wire }
+
+// Sent lists the bytes each source rank sends per class, in order of first
+// appearance in the plan: every source rank, or with a restriction only the
+// kept ones. The slice is shared: do not modify it.
+func (p *Prepared) Sent() []RankBytes { return p.sent }
+
+// Prepare lowers spec once. keep, if not nil, restricts the flow groups to
+// a subset of ranks (keep[r] for rank r, len(keep) = Ranks): each phase's
+// coupled group then holds only the transfers whose source or destination
+// is kept, so that a caller simulating a symmetric slice of the cluster
+// (every port of a kept rank sees exactly its flows) pays for that slice
+// only. Latencies, Plan, Wire are the full collective's. It costs
+// O(transfers) once; StartPrepared is then O(kept transfers).
+func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
+	if keep != nil && len(keep) != f.topo.Ranks() {
+		return nil, fmt.Errorf("collectives: prepare: keep has %d entries for %d ranks", len(keep), f.topo.Ranks())
+	}
+	p, err := Lower(f.topo, spec)
+	if err != nil {
+		return nil, err
+	}
+	p.Spec.Group = slices.Clone(spec.Group)
+	pr := &Prepared{plan: p, shapes: f.shapes(p, keep)}
+	if pr.wire, err = planBytes(p); err != nil {
+		return nil, fmt.Errorf("collectives: traffic: %w", err)
+	}
+	// Per-rank sums are at most the class totals, which did not overflow.
+	idx := map[int]int{} // rank → index in sent; looked up, never iterated
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		for j, x := range ph.Transfers {
+			if keep != nil && !keep[x.Src] {
+				continue
+			}
+			k, ok := idx[x.Src]
+			if !ok {
+				k = len(pr.sent)
+				idx[x.Src] = k
+				pr.sent = append(pr.sent, RankBytes{Rank: x.Src})
+			}
+			pr.sent[k].Bytes[ph.paths[j].Class] += ph.Bytes
+		}
+	}
+	return pr, nil
+}
+
+// StartPrepared starts p like Start (same phases, times and callback).
+func (f *Fabric) StartPrepared(p *Prepared, onDone func()) (*Handle, error) {
+	if !f.noTraffic {
+		if err := f.traffic.add(p.plan); err != nil {
+			return nil, err
+		}
+	}
+	return f.run(p.plan, p.shapes, onDone), nil
 }

@@ -113,7 +113,7 @@ type PathStep struct {
 func (e *executor) criticalPath() []PathStep {
 	nt := len(e.sc.Tasks)
 	bestR, bestT := 0, int32(0)
-	for r := 0; r < e.sc.N; r++ {
+	for r := 0; r < e.reps; r++ { // in the symmetric run the others repeat these
 		for t := 0; t < nt; t++ {
 			if e.end[e.at(r, int32(t))] > e.end[e.at(bestR, bestT)] {
 				bestR, bestT = r, int32(t)
@@ -197,8 +197,10 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 		if !task.Kind.IsComm() {
 			continue
 		}
-		for g := range e.arrivals[t] {
-			members := e.groups[task.Group][g]
+		// The instances holding a simulated rank, their simulated members
+		// (every instance and member in the full run).
+		for _, g := range e.touched[task.Group] {
+			members := e.simMem[task.Group][g]
 			last := members[0]
 			for _, m := range members {
 				if e.arrive[e.at(m, int32(t))] > e.arrive[e.at(last, int32(t))] {

@@ -15,11 +15,24 @@ type clock interface {
 	Run()
 }
 
-// network is what the replay needs from the collectives: run one collective
-// over members (in ring order) on a buffer of S bytes and call done when it
-// ends.
+// network is what the replay needs from the collectives: run one
+// collective instance and call done when it ends.
 type network interface {
-	Start(kind Kind, members []int, bytes int64, done func())
+	Start(c netCollective, done func())
+}
+
+// netCollective is one collective instance the executor starts.
+type netCollective struct {
+	Kind    Kind
+	Phase   Phase
+	Group   GroupKind
+	Index   int   // group instance
+	Members []int // in ring order
+	Bytes   int64
+	// Weight is how many instances' wire bytes this start accounts for:
+	// 1 in the full run; in the symmetric run the instance of rank 0 stands
+	// for every instance of its task and the others count 0.
+	Weight int
 }
 
 // Span is one task of one rank: when the rank reached it (Arrive; for a
@@ -29,27 +42,32 @@ type Span struct {
 	Arrive, Start, End units.Duration
 }
 
-// executor replays a Schedule for every rank of the N group.
+// executor replays a Schedule for every rank of the N group, or, in the
+// symmetric run, for the ranks of node 0 only (see newExecutor).
 type executor struct {
 	sc    *Schedule
 	clk   clock
 	net   network
 	speed []float64 // per-rank compute speed (1 = nominal)
 
-	// Per rank, indexed [rank*len(Tasks)+task].
+	// reps is the number of simulated ranks 0..reps−1: N, or in the
+	// symmetric run the GPUs of one node; rank r reads the state of rank
+	// r mod reps.
+	reps      int
+	symmetric bool
+
+	// Per simulated rank, indexed [rank*len(Tasks)+task].
 	arrive, start, end []units.Duration
-	// Per rank and stream: next position in Order and running count.
+	// Per simulated rank and stream: next position in Order and running
+	// count.
 	head, running [][numStreams]int32
 	// Per collective task: arrivals per group instance.
 	arrivals [][]int32
-	members  func(g GroupKind, rank int) (index int, ranks []int)
-	// onStart, if set, is called just before a collective task starts.
-	onStart func(task int32)
-	// symmetric: only rank 0 is simulated and stands for every rank; each
-	// collective still starts all its group instances on the network, so
-	// links are shared exactly as in the full run.
-	symmetric bool
-	groups    [GroupInter + 1][][]int
+	// Per group kind, built on first use: every instance's members, the
+	// simulated ones, and the instances holding a simulated rank.
+	groups  [GroupInter + 1][][]int
+	simMem  [GroupInter + 1][][]int
+	touched [GroupInter + 1][]int
 
 	// computing[r] is the compute task rank r runs now (compute tasks of a
 	// rank never overlap); done[r] finishes it, one closure per rank.
@@ -64,14 +82,19 @@ type executor struct {
 
 const unset units.Duration = -1
 
-func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetric bool) *executor {
+// newExecutor prepares a replay of sc. With symmetric set (a scenario where
+// every rank behaves like the rank of the same local index on node 0, see
+// Symmetric), only the first reps ranks (node 0) are simulated: each
+// collective instance that holds one of them starts when they have all
+// arrived, and the network runs it restricted to them.
+func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetric bool, reps int) *executor {
 	n, t := sc.N, len(sc.Tasks)
-	if symmetric {
-		n = 1
+	if !symmetric || reps <= 0 || reps > n {
+		reps = n
 	}
-	e := &executor{sc: sc, clk: clk, net: net, speed: speed, symmetric: symmetric,
-		arrive: make([]units.Duration, n*t), start: make([]units.Duration, n*t), end: make([]units.Duration, n*t),
-		head: make([][numStreams]int32, n), running: make([][numStreams]int32, n),
+	e := &executor{sc: sc, clk: clk, net: net, speed: speed, symmetric: symmetric, reps: reps,
+		arrive: make([]units.Duration, reps*t), start: make([]units.Duration, reps*t), end: make([]units.Duration, reps*t),
+		head: make([][numStreams]int32, reps), running: make([][numStreams]int32, reps),
 		arrivals: make([][]int32, t),
 	}
 	for i := range e.start {
@@ -80,10 +103,11 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 	for i, task := range sc.Tasks {
 		if task.Kind.IsComm() {
 			e.arrivals[i] = make([]int32, groupCount(sc, task.Group))
+			e.buildGroups(task.Group)
 		}
 	}
-	e.computing = make([]int32, n)
-	e.done = make([]func(), n)
+	e.computing = make([]int32, reps)
+	e.done = make([]func(), reps)
 	for r := range e.done {
 		e.computing[r] = -1
 		e.done[r] = func() {
@@ -92,27 +116,51 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 			e.finish(r, t)
 		}
 	}
-	// Every group's members, built once (a collective task reads them for
-	// each arriving rank).
-	var groups [GroupInter + 1][][]int
-	for g := GroupAll; g <= GroupInter; g++ {
-		groups[g] = make([][]int, groupCount(sc, g))
-		for i := range groups[g] {
-			groups[g][i] = groupMembers(sc.N, sc.K, g, i)
-		}
-	}
-	e.members = func(g GroupKind, rank int) (int, []int) {
-		idx := 0
-		switch g {
-		case GroupIntra:
-			idx = rank / (sc.N / sc.K)
-		case GroupInter:
-			idx = rank % (sc.N / sc.K)
-		}
-		return idx, groups[g][idx]
-	}
-	e.groups = groups
 	return e
+}
+
+// buildGroups fills e.groups, e.simMem and e.touched for kind g once.
+func (e *executor) buildGroups(g GroupKind) {
+	if e.groups[g] != nil {
+		return
+	}
+	sc := e.sc
+	e.groups[g] = make([][]int, groupCount(sc, g))
+	e.simMem[g] = make([][]int, len(e.groups[g]))
+	for i := range e.groups[g] {
+		m := groupMembers(sc.N, sc.K, g, i)
+		e.groups[g][i] = m
+		if e.reps == sc.N {
+			e.simMem[g][i] = m
+			e.touched[g] = append(e.touched[g], i)
+			continue
+		}
+		for _, r := range m {
+			if r < e.reps {
+				e.simMem[g][i] = append(e.simMem[g][i], r)
+			}
+		}
+		if len(e.simMem[g][i]) > 0 {
+			e.touched[g] = append(e.touched[g], i)
+		}
+	}
+}
+
+// instance is the index of rank's group instance of kind g.
+func (e *executor) instance(g GroupKind, rank int) int {
+	switch g {
+	case GroupIntra:
+		return rank / (e.sc.N / e.sc.K)
+	case GroupInter:
+		return rank % (e.sc.N / e.sc.K)
+	}
+	return 0
+}
+
+// members is rank's group instance of kind g and its members.
+func (e *executor) members(g GroupKind, rank int) (int, []int) {
+	i := e.instance(g, rank)
+	return i, e.groups[g][i]
 }
 
 // groupCount is the number of instances of a group kind.
@@ -152,29 +200,21 @@ func groupMembers(n, k int, g GroupKind, idx int) []int {
 	return m
 }
 
-// at indexes rank's task state; in the symmetric run every rank reads rank
-// 0's.
+// at indexes rank's task state; in the symmetric run rank r reads rank
+// r mod reps's.
 func (e *executor) at(rank int, task int32) int {
-	if e.symmetric {
-		rank = 0
+	if rank >= e.reps {
+		rank %= e.reps
 	}
 	return rank*len(e.sc.Tasks) + int(task)
 }
 
-// simulated is the number of ranks the executor runs.
-func (e *executor) simulated() int {
-	if e.symmetric {
-		return 1
-	}
-	return e.sc.N
-}
-
 func (e *executor) run() error {
-	for r := 0; r < e.simulated(); r++ {
+	for r := 0; r < e.reps; r++ {
 		e.advance(r)
 	}
 	e.clk.Run()
-	for r := 0; r < e.sc.N; r++ {
+	for r := 0; r < e.reps; r++ {
 		for t := range e.sc.Tasks {
 			if e.end[e.at(r, int32(t))] == unset {
 				return fmt.Errorf("zero: rank %d never finished task %d (%s): the schedule deadlocks", r, t, e.sc.Tasks[t].Kind)
@@ -239,32 +279,23 @@ func (e *executor) begin(r int, t int32) {
 		return
 	}
 	g, members := e.members(task.Group, r)
-	if e.symmetric {
-		e.start[i] = now
-		if e.onStart != nil {
-			e.onStart(t)
-		}
-		for other := range e.arrivals[t] {
-			if other == g {
-				continue
-			}
-			e.net.Start(task.Kind, e.groups[task.Group][other], task.Bytes, func() {})
-		}
-		e.net.Start(task.Kind, members, task.Bytes, func() { e.finish(r, t) })
-		return
-	}
+	sim := e.simMem[task.Group][g]
 	e.arrivals[t][g]++
-	if int(e.arrivals[t][g]) < len(members) {
+	if int(e.arrivals[t][g]) < len(sim) {
 		return
 	}
-	for _, m := range members {
+	for _, m := range sim {
 		e.start[e.at(m, t)] = now
 	}
-	if e.onStart != nil {
-		e.onStart(t)
+	w := 1
+	if e.symmetric {
+		w = 0
+		if g == 0 {
+			w = len(e.arrivals[t])
+		}
 	}
-	e.net.Start(task.Kind, members, task.Bytes, func() {
-		for _, m := range members {
+	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w}, func() {
+		for _, m := range sim {
 			e.finish(m, t)
 		}
 	})
@@ -276,12 +307,12 @@ func (e *executor) finish(r int, t int32) {
 	e.advance(r)
 }
 
-// sameAsPrev reports whether rank r > 0 arrived at, started and ended
+// sameAsPrev reports whether simulated rank r > 0 arrived at, started and ended
 // every task at the same times as rank r−1 (then every per-rank analysis,
 // a pure function of those times, gives the same answer).
 func (e *executor) sameAsPrev(r int) bool {
-	if r == 0 || e.symmetric {
-		return r > 0
+	if r == 0 || r >= e.reps {
+		return false
 	}
 	t := len(e.sc.Tasks)
 	a, b := r*t, (r-1)*t

@@ -23,13 +23,22 @@ type Options struct {
 	Full bool
 }
 
-// Symmetric reports whether every rank of s behaves alike, so one
-// representative rank can stand for all: no per-link or per-GPU overrides,
-// every GPU holds a rank, and the intra groups tile the nodes evenly.
+// Symmetric reports whether every rank of s behaves like the rank of the
+// same local index on node 0, so node 0's ranks can stand for all: no
+// per-link or per-GPU overrides, every GPU holds a rank in order (placement
+// [cp, dp], or cp = 1), the intra groups tile the nodes evenly, and the
+// collectives are rings (flat or hierarchical: a double binary tree is not
+// the same seen from every node, so "tree" runs the full simulation).
 func Symmetric(s *scenarios.Scenario) bool {
 	c := &s.Cluster
 	if len(c.LinkOverrides) > 0 || s.N() != s.GPUs() {
 		return false
+	}
+	if algo, err := collectives.ParseAlgo(s.Communication.Algorithm); err != nil || algo == collectives.Tree {
+		return false
+	}
+	if s.Parallelism.CP > 1 && len(c.Placement) > 0 && c.Placement[0] == "dp" {
+		return false // dp fastest: rank r is not on GPU r
 	}
 	for _, g := range c.GPUOverrides {
 		if g.Speed != 1 {
@@ -58,40 +67,95 @@ func (c engineClock) After(d units.Duration, fn func()) {
 func (c engineClock) Run() { c.e.Run() }
 
 // fabricNet runs the replay's collectives on a collectives.Fabric and
-// accounts their bytes per phase.
+// accounts their bytes per phase. Each distinct instance (kind, group,
+// index, size) is prepared once; its wire bytes are counted per start at
+// the end, so accounting costs nothing per collective.
 type fabricNet struct {
-	f     *collectives.Fabric
-	topo  *topology.Topology
-	algo  collectives.Algo
-	err   error
-	phase Phase // set by the executor before each Start
-	// wire[phase][class] and rankWire[phase][rank][class].
-	wire     [numPhases][topology.NumClasses]int64
-	rankWire [numPhases][][topology.NumClasses]int64
-	count    [numPhases]int
+	f    *collectives.Fabric
+	topo *topology.Topology
+	algo collectives.Algo
+	err  error
+	// keep restricts every collective to the simulated ranks (symmetric
+	// run); nil in the full run.
+	keep  []bool
+	prep  map[prepKey]*prepared // looked up, never iterated
+	preps []*prepared           // in creation order
+}
+
+type prepKey struct {
+	kind  Kind
+	group GroupKind
+	index int
+	bytes int64
+}
+
+type prepared struct {
+	p *collectives.Prepared
+	// starts and weight (instances accounted, see netCollective.Weight)
+	// per phase.
+	starts, weight [numPhases]int64
 }
 
 var opOf = [...]collectives.Op{ReduceScatter: collectives.ReduceScatter, AllGather: collectives.AllGather, AllReduce: collectives.AllReduce}
 
-func (n *fabricNet) Start(kind Kind, members []int, bytes int64, done func()) {
-	spec := collectives.Spec{Op: opOf[kind], Algo: n.algo, Group: members, Bytes: units.Bytes(bytes)}
-	h, err := n.f.Start(spec, done)
-	if err != nil {
+func (n *fabricNet) Start(c netCollective, done func()) {
+	key := prepKey{c.Kind, c.Group, c.Index, c.Bytes}
+	p := n.prep[key]
+	if p == nil {
+		spec := collectives.Spec{Op: opOf[c.Kind], Algo: n.algo, Group: c.Members, Bytes: units.Bytes(c.Bytes)}
+		pr, err := n.f.Prepare(spec, n.keep)
+		if err != nil {
+			if n.err == nil {
+				n.err = fmt.Errorf("zero: %s over %d ranks: %w", c.Kind, len(c.Members), err)
+			}
+			return
+		}
+		p = &prepared{p: pr}
+		n.prep[key] = p
+		n.preps = append(n.preps, p)
+	}
+	if _, err := n.f.StartPrepared(p.p, done); err != nil {
 		if n.err == nil {
-			n.err = fmt.Errorf("zero: %s over %d ranks: %w", kind, len(members), err)
+			n.err = fmt.Errorf("zero: %s over %d ranks: %w", c.Kind, len(c.Members), err)
 		}
 		return
 	}
-	ph := n.phase
-	n.count[ph]++
-	if n.rankWire[ph] == nil {
-		n.rankWire[ph] = make([][topology.NumClasses]int64, n.topo.Ranks())
+	p.starts[c.Phase]++
+	p.weight[c.Phase] += int64(c.Weight)
+}
+
+// phaseWire is phase ph's wire bytes per class over every instance, and
+// the busiest rank's sent bytes per class (over the ranks whose sends were
+// accounted: every rank, or in the symmetric run the simulated ones, which
+// stand for all). scratch is per-rank scratch of N entries.
+func (n *fabricNet) phaseWire(ph Phase, scratch [][topology.NumClasses]int64) (wire, most [topology.NumClasses]int64, err error) {
+	clear(scratch)
+	for _, p := range n.preps {
+		if p.starts[ph] == 0 {
+			continue
+		}
+		pw := p.p.Wire()
+		for c := range wire {
+			b, err := units.Mul(int64(pw[c]), p.weight[ph])
+			if err == nil {
+				wire[c], err = units.Add(wire[c], b)
+			}
+			if err != nil {
+				return wire, most, fmt.Errorf("zero: %s wire bytes: %w", ph, err)
+			}
+		}
+		for _, rb := range p.p.Sent() {
+			for c := range rb.Bytes {
+				scratch[rb.Rank][c] += int64(rb.Bytes[c]) * p.starts[ph] // ≤ the phase's wire bytes
+			}
+		}
 	}
-	rw := n.rankWire[ph]
-	h.Plan.EachTransfer(func(src, _ int, c topology.Class, b units.Bytes) {
-		n.wire[ph][c] += int64(b)
-		rw[src][c] += int64(b)
-	})
+	for _, rw := range scratch {
+		for c := range most {
+			most[c] = max(most[c], rw[c])
+		}
+	}
+	return wire, most, nil
 }
 
 // Replay builds the schedule of s and replays one step on every rank.
@@ -109,7 +173,8 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	eng := sim.New()
-	net := &fabricNet{f: collectives.NewFabric(eng, topo), topo: topo, algo: algo}
+	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true}), topo: topo, algo: algo,
+		prep: map[prepKey]*prepared{}}
 	speed := make([]float64, sc.N)
 	for r := range speed {
 		speed[r] = topo.Speed(r)
@@ -126,15 +191,26 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("zero: memory rank %d out of range [0, %d)", opt.MemoryRank, sc.N)
 	}
 	sym := !opt.Full && Symmetric(s)
-	ex := newExecutor(sc, engineClock{eng}, net, speed, sym)
-	ex.onStart = func(t int32) { net.phase = sc.Tasks[t].Phase }
+	reps := sc.N
+	if sym {
+		// Node 0's ranks stand for every node's (ranks fill GPUs in order).
+		reps = min(s.Cluster.GPUsPerNode, sc.N)
+		net.keep = make([]bool, sc.N)
+		for r := range reps {
+			net.keep[r] = true
+		}
+	}
+	ex := newExecutor(sc, engineClock{eng}, net, speed, sym, reps)
 	if err := ex.run(); err != nil {
 		return nil, err
 	}
 	if net.err != nil {
 		return nil, net.err
 	}
-	res := ex.result(s, net, eng.Events(), opt)
+	res, err := ex.result(s, net, eng.Events(), opt)
+	if err != nil {
+		return nil, err
+	}
 	res.Symmetric = sym
 	for _, o := range s.Cluster.LinkOverrides {
 		nominal := s.Cluster.Inter.Bandwidth
@@ -158,9 +234,11 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.PeakMemory = make([]int64, sc.N)
 	for r := range res.PeakMemory {
 		switch {
-		case sym || r == opt.MemoryRank:
-			res.PeakMemory[r] = res.Memory.Peak // every rank's timeline is rank 0's
-		case r > 0 && r-1 != opt.MemoryRank && ex.sameAsPrev(r):
+		case r == opt.MemoryRank:
+			res.PeakMemory[r] = res.Memory.Peak
+		case r >= ex.reps: // symmetric: rank r's timeline is rank r mod reps's
+			res.PeakMemory[r] = res.PeakMemory[r%ex.reps]
+		case ex.sameAsPrev(r):
 			res.PeakMemory[r] = res.PeakMemory[r-1]
 		default:
 			res.PeakMemory[r] = ex.peakMemory(r, mev, mrest)
@@ -170,7 +248,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 }
 
 // result assembles the Result after a run.
-func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, opt Options) *Result {
+func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, opt Options) (*Result, error) {
 	sc := e.sc
 	res := &Result{Name: s.Name, Stage: sc.Stage, N: sc.N, K: sc.K, Overlap: sc.Overlap, Schedule: sc, Events: events}
 	for _, c := range topology.Classes() {
@@ -181,12 +259,17 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			res.Compute += t.Dur
 		}
 	}
-	for r := 0; r < sc.N; r++ {
-		for t := range sc.Tasks {
-			res.StepTime = max(res.StepTime, e.end[e.at(r, int32(t))])
-		}
+	for _, t := range e.end {
+		res.StepTime = max(res.StepTime, t)
 	}
+	res.Ranks = make([]RankStats, 0, sc.N)
 	for r := 0; r < sc.N; r++ {
+		if r >= e.reps {
+			st := res.Ranks[r%e.reps]
+			st.Rank = r
+			res.Ranks = append(res.Ranks, st)
+			continue
+		}
 		if e.sameAsPrev(r) {
 			st := res.Ranks[r-1]
 			st.Rank = r
@@ -210,6 +293,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	sortRecords(res.Collectives)
 	// Bytes per phase: logical and exact per rank from the schedule (every
 	// rank runs every task), wire bytes from the fabric.
+	var scratch [][topology.NumClasses]int64
 	for ph := Phase(1); ph < numPhases; ph++ {
 		pb := PhaseBytes{Phase: ph, Wire: make([]int64, topology.NumClasses), MaxRankWire: make([]int64, topology.NumClasses)}
 		for _, t := range sc.Tasks {
@@ -224,12 +308,15 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		if pb.Collectives == 0 {
 			continue
 		}
-		for c := range pb.Wire {
-			pb.Wire[c] = net.wire[ph][c]
-			for _, rw := range net.rankWire[ph] {
-				pb.MaxRankWire[c] = max(pb.MaxRankWire[c], rw[c])
-			}
+		if scratch == nil {
+			scratch = make([][topology.NumClasses]int64, sc.N)
 		}
+		wire, most, err := net.phaseWire(ph, scratch)
+		if err != nil {
+			return nil, err
+		}
+		copy(pb.Wire, wire[:])
+		copy(pb.MaxRankWire, most[:])
 		res.Phases = append(res.Phases, pb)
 	}
 	res.CriticalPath = e.criticalPath()
@@ -239,5 +326,5 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			res.Spans = append(res.Spans, e.spans(r))
 		}
 	}
-	return res
+	return res, nil
 }
