@@ -41,14 +41,38 @@ func TestSymmetricFastPathEqualsFullSimulation(t *testing.T) {
 	type sc struct {
 		name string
 		s    func(stage, k int) *scenarios.Scenario
+		ks   []int
+	}
+	with := func(nodes, gpn int, f func(s *scenarios.Scenario)) func(stage, k int) *scenarios.Scenario {
+		return func(stage, k int) *scenarios.Scenario {
+			s := cluster(nodes, gpn, stage, k, 4)
+			f(s)
+			return s
+		}
 	}
 	cases := []sc{
-		{"seed000", func(stage, k int) *scenarios.Scenario { return mlp(stage, k, 256, 4) }},
-		{"512gpu", func(stage, k int) *scenarios.Scenario { return cluster(64, 8, stage, k, 4) }},
+		{"seed000", func(stage, k int) *scenarios.Scenario { return mlp(stage, k, 256, 4) }, []int{1, 4}},
+		{"512gpu", func(stage, k int) *scenarios.Scenario { return cluster(64, 8, stage, k, 4) }, []int{1, 4}},
+		// A flat ring across nodes: node boundaries cross the network.
+		{"64gpu-ring", with(8, 8, func(s *scenarios.Scenario) { s.Communication.Algorithm = "ring" }), []int{1, 2, 16}},
+		// Intra groups of 4 ranks, two per node; inter groups of 16 ranks
+		// with two members per node (hierarchical inside the inter group).
+		{"64gpu-k16", with(8, 8, func(*scenarios.Scenario) {}), []int{16, 2}},
+		// Two NICs shared by 8 GPUs on each node.
+		{"64gpu-nics", with(8, 8, func(s *scenarios.Scenario) { s.Cluster.NICs, s.Cluster.NICsPerNode = "per_node", 2 }), []int{1, 4}},
+		// ZeRO-3 prefetch depth 2, four gathers in flight, no overlap of
+		// parameter gathers with buckets of different sizes.
+		{"128gpu-prefetch", with(16, 8, func(s *scenarios.Scenario) {
+			two := 2
+			s.Communication.PrefetchDepth, s.Communication.MaxInflightAllGathers = &two, 4
+			s.Communication.BucketSize = 5e6
+		}), []int{1, 8}},
+		// cp 2 within a node, placement [cp, dp].
+		{"64gpu-cp2", with(8, 8, func(s *scenarios.Scenario) { s.Parallelism.DP, s.Parallelism.CP = 32, 2 }), []int{1, 4}},
 	}
 	for _, c := range cases {
 		for stage := 0; stage <= 3; stage++ {
-			for _, k := range []int{1, 4} {
+			for _, k := range c.ks {
 				t.Run(fmt.Sprintf("%s/stage%d/k%d", c.name, stage, k), func(t *testing.T) {
 					s := c.s(stage, k)
 					if !Symmetric(s) {
@@ -83,6 +107,31 @@ func TestSymmetricFastPathEqualsFullSimulation(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// The fast path is refused where node 0's ranks cannot stand for the
+// others: a double binary tree (not the same seen from every node) and cp
+// with placement [dp, cp] (rank r not on GPU r).
+func TestSymmetricRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(s *scenarios.Scenario)
+		want bool
+	}{
+		{"auto", func(*scenarios.Scenario) {}, true},
+		{"tree", func(s *scenarios.Scenario) { s.Communication.Algorithm = "tree" }, false},
+		{"dp-fastest", func(s *scenarios.Scenario) {
+			s.Parallelism.DP, s.Parallelism.CP = 32, 2
+			s.Cluster.Placement = []string{"dp", "cp"}
+		}, false},
+		{"partial", func(s *scenarios.Scenario) { s.Parallelism.DP = 32 }, false},
+	} {
+		s := cluster(8, 8, 1, 1, 4)
+		tc.f(s)
+		if got := Symmetric(s); got != tc.want {
+			t.Errorf("%s: Symmetric = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
