@@ -77,8 +77,13 @@ type GanttPlot struct {
 	Rows      []GanttRow `json:"rows"`
 }
 
-// ExposedKind labels exposed-communication bars in a GanttPlot.
-const ExposedKind = "exposed comm (compute idle)"
+// ExposedKind and WaitKind label the bands under compute rows of a
+// GanttPlot: exposed communication, and waiting for peers at a collective
+// (the compute stream idle while no collective of the rank runs).
+const (
+	ExposedKind = "exposed comm (compute idle)"
+	WaitKind    = "waiting for peers"
+)
 
 // MemoryTimelinePlot is plot 5: one rank's memory over the step, stacked
 // by component: Values[c][i] holds component c from Times[i] to Times[i+1]
@@ -244,9 +249,9 @@ func (run *Run) ganttPlot() GanttPlot {
 			p.Kinds = append(p.Kinds, zero.Kind(k).String())
 		}
 	}
-	p.Kinds = append(p.Kinds, ExposedKind)
+	p.Kinds = append(p.Kinds, ExposedKind, WaitKind)
 	for rank := 0; rank < ranks; rank++ {
-		var comp, comm []ival
+		var comp, comm, wait []ival
 		rows := map[zero.Stream]*GanttRow{}
 		var order []zero.Stream
 		for st := range used {
@@ -269,13 +274,18 @@ func (run *Run) ganttPlot() GanttPlot {
 			}
 			if t.Kind.IsComm() {
 				comm = append(comm, ival{sp.Start, sp.End})
+				wait = append(wait, ival{sp.Arrive, sp.Start})
 			} else {
 				comp = append(comp, ival{sp.Start, sp.End})
 			}
 		}
 		if cr := rows[zero.Compute]; cr != nil {
-			for _, x := range ivMinus(ivUnion(comm), ivUnion(comp)) {
+			comp, comm = ivUnion(comp), ivUnion(comm)
+			for _, x := range ivMinus(comm, comp) {
 				cr.Bars = append(cr.Bars, GanttBar{Kind: ExposedKind, Start: int64(x.lo), End: int64(x.hi)})
+			}
+			for _, x := range ivMinus(ivMinus(ivUnion(wait), comp), comm) {
+				cr.Bars = append(cr.Bars, GanttBar{Kind: WaitKind, Start: int64(x.lo), End: int64(x.hi)})
 			}
 		}
 		for _, s := range order {
@@ -347,6 +357,7 @@ var kindColors = map[string]color.Color{
 	"all-gather":     color.RGBA{0x17, 0xbe, 0xcf, 0xff},
 	"all-reduce":     color.RGBA{0x8c, 0x56, 0x4b, 0xff},
 	ExposedKind:      color.RGBA{0xd6, 0x27, 0x28, 0xff},
+	WaitKind:         color.RGBA{0x55, 0x55, 0x55, 0xff},
 }
 
 // palette is tab20's dark and light pairs, for components and link classes.
@@ -593,7 +604,7 @@ func ganttFigure(g *GanttPlot) figure {
 		y0 := float64(n - 1 - i)
 		for _, b := range row.Bars {
 			lo, hi := 0.1, 0.9
-			if b.Kind == ExposedKind {
+			if b.Kind == ExposedKind || b.Kind == WaitKind {
 				lo, hi = 0.0, 0.22 // a red band under the compute row
 			}
 			// Keep very short tasks visible (at least 1/1500 of the step).

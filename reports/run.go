@@ -472,7 +472,8 @@ func (run *Run) Findings() []string {
 			percent(int64(exposed), n*int64(r.StepTime)), percent(int64(wait), n*int64(r.StepTime)), n))
 	}
 	if e, busy, ok := run.exposedGather(); ok {
-		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v summed over ranks).", r.Stage, percent(int64(e), int64(busy)), e, busy))
+		n := units.Duration(max(len(r.Spans), 1))
+		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v per rank on average).", r.Stage, percent(int64(e), int64(busy)), e/n, busy/n))
 	}
 	var all int64
 	wire := make([]int64, len(r.LinkClasses))
@@ -512,10 +513,7 @@ func (run *Run) Findings() []string {
 		peak += " It does NOT fit."
 	}
 	out = append(out, peak)
-	if st := r.Straggler; st != nil {
-		out = append(out, fmt.Sprintf("Rank %d is a straggler: it kept the others waiting %v in total.", st.Rank, st.Caused))
-	}
-	return out
+	return out // a straggler is among the warnings
 }
 
 // WriteRunTable writes the terminal report of a run: the headline, the
