@@ -101,6 +101,9 @@ func WriteTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 				traceTime(sp.Start), traceTime(sp.End-sp.Start), args)
 		}
 	}
+	if m := r.Memory.Rank; m >= ranks && len(r.Memory.Components) > 0 {
+		emit(`{"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"rank %d (memory only)"}}`, m, m)
+	}
 	writeMemoryCounters(emit, r.Memory)
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
