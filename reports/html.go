@@ -134,6 +134,17 @@ figcaption { font-size: 0.9em; color: #444; }
 {{- end}}{{end}}
 `))
 
+// plotCaptions say how to read each plot.
+var plotCaptions = map[string]string{
+	"memory_stages": "Memory per GPU at the moment it peaks, stacked by component, for ZeRO stages 0–3 at this N and K " +
+		"(the memory model, not the replay); the dashed line is the GPU's capacity.",
+	"comm": "Wire bytes of one step per communication phase, stacked by link class: over all ranks (top) and for the " +
+		"rank that sends the most (bottom).",
+	"timeline": "The replayed step: one row per rank and stream, coloured by task kind. Under a compute row, red marks " +
+		"exposed communication (a collective runs while the compute stream is idle), grey waiting for peers.",
+	"memory_timeline": "The memory of one rank through the replayed step, stacked by component, with its peak marked.",
+}
+
 // WriteRunHTML writes report.html: one self-contained page (inline CSS and
 // SVG plots, no scripts, no network) with the headline, the key findings,
 // the tables and the plots.
@@ -161,7 +172,7 @@ func WriteRunHTML(w io.Writer, run *Run, plots *RunPlots) error {
 		}
 		// The SVG comes from our own renderer (vgsvg), not from input:
 		// text in it is XML-escaped by the renderer.
-		d.Figures = append(d.Figures, htmlFigure{Title: im.Title, SVG: template.HTML(svg)})
+		d.Figures = append(d.Figures, htmlFigure{Title: plotCaptions[im.Name], SVG: template.HTML(svg)})
 	}
 	return runHTML.Execute(w, d)
 }

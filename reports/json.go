@@ -84,11 +84,18 @@ type ClassJSON struct {
 	Busiest int64  `json:"busiest_rank_bytes"`
 }
 
-// TotalsJSON sums the phases.
+// TotalsJSON sums the phases (the busiest rank may differ by phase, so
+// only all-rank wire totals are summed).
 type TotalsJSON struct {
-	Logical int64       `json:"logical_bytes_per_rank"`
-	Sent    int64       `json:"sent_bytes_per_rank"`
-	Wire    []ClassJSON `json:"wire"`
+	Logical int64            `json:"logical_bytes_per_rank"`
+	Sent    int64            `json:"sent_bytes_per_rank"`
+	Wire    []ClassTotalJSON `json:"wire"`
+}
+
+// ClassTotalJSON is the wire bytes of one link class over all ranks.
+type ClassTotalJSON struct {
+	Class string `json:"class"`
+	Total int64  `json:"total_bytes"`
 }
 
 // PathStepJSON is one task of the critical path.
@@ -186,13 +193,9 @@ func (run *Run) JSON() *RunJSON {
 		}
 	}
 	j.Totals.Logical, j.Totals.Sent = r.PhaseTotal()
-	j.Totals.Wire = make([]ClassJSON, len(r.LinkClasses))
+	j.Totals.Wire = make([]ClassTotalJSON, len(r.LinkClasses))
 	for i, c := range r.LinkClasses {
-		var busiest int64
-		for _, p := range r.Phases {
-			busiest += at(p.MaxRankWire, i) // an upper bound: busiest ranks may differ by phase
-		}
-		j.Totals.Wire[i] = ClassJSON{Class: c, Total: wire[i], Busiest: busiest}
+		j.Totals.Wire[i] = ClassTotalJSON{Class: c, Total: wire[i]}
 	}
 	j.Critical = []PathStepJSON{}
 	for _, p := range r.CriticalPath {
