@@ -130,6 +130,9 @@ type Fabric struct {
 	cached int
 	// noTraffic: the caller accounts bytes itself (FabricOptions).
 	noTraffic bool
+	// skel holds every Prepared by op, algorithm and group, to derive other
+	// sizes from; looked up, never iterated.
+	skel map[skelKey][]*Prepared
 }
 
 // FabricOptions tune a Fabric.
@@ -177,9 +180,7 @@ func NewFabricOptions(eng *sim.Engine, t *topology.Topology, opt FabricOptions) 
 	if !opt.NoTraffic {
 		f.traffic = newTraffic(t)
 	}
-	for _, l := range t.Links() {
-		f.res = append(f.res, sim.NewResource(l.Name, int64(l.Bandwidth)))
-	}
+	f.res = make([]*sim.Resource, len(t.Links()))
 	return f
 }
 
@@ -190,7 +191,28 @@ func (f *Fabric) Engine() *sim.Engine { return f.eng }
 func (f *Fabric) Topology() *topology.Topology { return f.topo }
 
 // Resource is the sim resource of link id (to start other flows on it).
-func (f *Fabric) Resource(id topology.LinkID) *sim.Resource { return f.res[id] }
+func (f *Fabric) Resource(id topology.LinkID) *sim.Resource { return f.resource(id) }
+
+// resChunk is how many links' resources are made at once, on first use: a
+// run that touches a few ports of a large cluster (the symmetric replay)
+// makes only those chunks.
+const resChunk = 256
+
+func (f *Fabric) resource(id topology.LinkID) *sim.Resource {
+	if r := f.res[id]; r != nil {
+		return r
+	}
+	lo := int(id) / resChunk * resChunk
+	hi := min(lo+resChunk, len(f.res))
+	links := f.topo.Links()[lo:hi]
+	names := make([]string, len(links))
+	bws := make([]int64, len(links))
+	for i, l := range links {
+		names[i], bws[i] = l.Name, int64(l.Bandwidth)
+	}
+	copy(f.res[lo:hi], sim.NewResources(names, bws))
+	return f.res[id]
+}
 
 // Traffic is a copy of the wire bytes of every collective started so far
 // (counted when it starts).
@@ -299,7 +321,7 @@ func (f *Fabric) shapes(p *Plan, keep []bool) []*sim.Shape {
 					continue
 				}
 			}
-			flat = append(flat, f.res[path.Links[0]], f.res[path.Links[1]])
+			flat = append(flat, f.resource(path.Links[0]), f.resource(path.Links[1]))
 		}
 		for j := 0; j < len(flat); j += 2 {
 			members = append(members, flat[j:j+2:j+2])
@@ -322,6 +344,18 @@ type Prepared struct {
 	shapes []*sim.Shape
 	wire   [topology.NumClasses]units.Bytes
 	sent   []RankBytes
+	// What a collective of another size over the same group derives its
+	// bytes from: per phase, the transfers per class; per accounted source
+	// rank (index into sent), phase and class, its transfers.
+	keep     []bool
+	counts   [][topology.NumClasses]int64
+	srcCount []srcCount
+}
+
+type srcCount struct {
+	sent, phase int32
+	class       topology.Class
+	n           int64
 }
 
 // Plan is the full plan (every transfer, restricted or not); read-only.
@@ -335,44 +369,136 @@ func (p *Prepared) Wire() [topology.NumClasses]units.Bytes { return p.wire }
 // kept ones. The slice is shared: do not modify it.
 func (p *Prepared) Sent() []RankBytes { return p.sent }
 
+// skelKey finds a prepared collective of the same op, algorithm and group
+// (any non-zero size): its lowering serves every size.
+type skelKey struct {
+	op   Op
+	algo Algo
+	n    int
+	hash uint64
+}
+
 // Prepare lowers spec once. keep, if not nil, restricts the flow groups to
 // a subset of ranks (keep[r] for rank r, len(keep) = Ranks): each phase's
 // coupled group then holds only the transfers whose source or destination
 // is kept, so that a caller simulating a symmetric slice of the cluster
 // (every port of a kept rank sees exactly its flows) pays for that slice
-// only. Latencies, Plan, Wire are the full collective's. It costs
-// O(transfers) once; StartPrepared is then O(kept transfers).
+// only. Latencies, Plan and Wire are the full collective's. It costs
+// O(transfers) for the first size of an (op, algorithm, group, keep) and
+// O(phases + kept sources) for the others; StartPrepared is then O(kept
+// transfers). keep must not change after the call.
 func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 	if keep != nil && len(keep) != f.topo.Ranks() {
 		return nil, fmt.Errorf("collectives: prepare: keep has %d entries for %d ranks", len(keep), f.topo.Ranks())
+	}
+	var key skelKey
+	if spec.Bytes > 0 && len(spec.Group) > 1 {
+		key = skelKey{spec.Op, spec.Algo, len(spec.Group), groupHash(spec.Group)}
+		for _, sk := range f.skel[key] {
+			if sameKeep(sk.keep, keep) && slices.Equal(sk.plan.Spec.Group, spec.Group) {
+				return sk.derive(spec)
+			}
+		}
 	}
 	p, err := Lower(f.topo, spec)
 	if err != nil {
 		return nil, err
 	}
 	p.Spec.Group = slices.Clone(spec.Group)
-	pr := &Prepared{plan: p, shapes: f.shapes(p, keep)}
-	if pr.wire, err = planBytes(p); err != nil {
-		return nil, fmt.Errorf("collectives: traffic: %w", err)
+	pr := &Prepared{plan: p, shapes: f.shapes(p, keep), keep: keep, counts: make([][topology.NumClasses]int64, len(p.Phases))}
+	idx := map[int]int32{} // rank → index in sent; looked up, never iterated
+	type rpc struct {
+		sent, phase int32
+		class       topology.Class
 	}
-	// Per-rank sums are at most the class totals, which did not overflow.
-	idx := map[int]int{} // rank → index in sent; looked up, never iterated
+	cidx := map[rpc]int{} // → index in srcCount; looked up, never iterated
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		for j, x := range ph.Transfers {
+			c := ph.paths[j].Class
+			pr.counts[i][c]++
 			if keep != nil && !keep[x.Src] {
 				continue
 			}
 			k, ok := idx[x.Src]
 			if !ok {
-				k = len(pr.sent)
+				k = int32(len(pr.sent))
 				idx[x.Src] = k
 				pr.sent = append(pr.sent, RankBytes{Rank: x.Src})
 			}
-			pr.sent[k].Bytes[ph.paths[j].Class] += ph.Bytes
+			key := rpc{k, int32(i), c}
+			m, ok := cidx[key]
+			if !ok {
+				m = len(pr.srcCount)
+				cidx[key] = m
+				pr.srcCount = append(pr.srcCount, srcCount{sent: k, phase: int32(i), class: c})
+			}
+			pr.srcCount[m].n++
 		}
 	}
+	if err := pr.account(); err != nil {
+		return nil, err
+	}
+	if len(p.Phases) > 0 && spec.Bytes > 0 {
+		if f.skel == nil {
+			f.skel = map[skelKey][]*Prepared{}
+		}
+		f.skel[key] = append(f.skel[key], pr)
+	}
 	return pr, nil
+}
+
+func sameKeep(a, b []bool) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return len(a) == len(b) && &a[0] == &b[0]
+}
+
+// account fills wire and sent from the counts and the phases' bytes, or
+// ErrOverflow. Every per-rank sum is at most its class total.
+func (p *Prepared) account() error {
+	p.wire = [topology.NumClasses]units.Bytes{}
+	for i := range p.plan.Phases {
+		b := int64(p.plan.Phases[i].Bytes)
+		for c, n := range p.counts[i] {
+			x, err := units.Mul(n, b)
+			if err == nil {
+				var y int64
+				y, err = units.Add(int64(p.wire[c]), x)
+				p.wire[c] = units.Bytes(y)
+			}
+			if err != nil {
+				return fmt.Errorf("collectives: traffic: %w", err)
+			}
+		}
+	}
+	for i := range p.sent {
+		p.sent[i].Bytes = [topology.NumClasses]units.Bytes{}
+	}
+	for _, sc := range p.srcCount {
+		p.sent[sc.sent].Bytes[sc.class] += units.Bytes(sc.n) * p.plan.Phases[sc.phase].Bytes
+	}
+	return nil
+}
+
+// derive is p for spec, a collective of the same op, algorithm and group
+// on another (non-zero) size: the same transfers, flow groups and
+// latencies, other bytes.
+func (p *Prepared) derive(spec Spec) (*Prepared, error) {
+	// spec differs from p's only in its positive size: it is valid.
+	np := *p.plan
+	np.Spec.Bytes = spec.Bytes
+	np.Phases = slices.Clone(p.plan.Phases)
+	for i := range np.Phases {
+		np.Phases[i].Bytes = np.Phases[i].bytesFor(spec.Bytes)
+	}
+	d := &Prepared{plan: &np, shapes: p.shapes, keep: p.keep, counts: p.counts, srcCount: p.srcCount,
+		sent: slices.Clone(p.sent)}
+	if err := d.account(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // StartPrepared starts p like Start (same phases, times and callback).

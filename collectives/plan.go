@@ -116,6 +116,21 @@ type Phase struct {
 	Bytes     units.Bytes    // per transfer
 	Transfers []Transfer
 	paths     []topology.Path
+	// How Bytes follows from the spec's size S (see bytesFor): a ring of
+	// ringK ranks on S, or on ⌈S/div⌉ when div > 0; the tree on ⌈S/2⌉.
+	ringK, div int
+}
+
+// bytesFor is the phase's Bytes for a collective of S bytes (same group).
+func (ph *Phase) bytesFor(S units.Bytes) units.Bytes {
+	if ph.ringK == 0 {
+		return ceilDiv(S, 2)
+	}
+	buf := S
+	if ph.div > 0 {
+		buf = chunk(S, ph.div)
+	}
+	return units.Bytes(ph.ringK-1) * chunk(buf, ph.ringK)
 }
 
 // Plan is a collective lowered onto a topology: its phases run one after
@@ -195,17 +210,26 @@ func Volume(spec Spec) (units.Bytes, error) {
 // nodeBlocks splits the group by node in order of first appearance and
 // reports whether every node holds the same number of ranks.
 func nodeBlocks(t *topology.Topology, group []int) ([][]int, bool) {
-	idx := map[int]int{} // node → block; lookups only, never iterated
+	// Groups are mostly runs of ranks on one node: remember the last node
+	// and fall back to a node → block index (one slice per call) otherwise.
+	var idx []int32
 	var blocks [][]int
+	last, lastB := -1, -1
 	for _, r := range group {
 		n := t.Node(r)
-		b, ok := idx[n]
-		if !ok {
-			b = len(blocks)
-			idx[n] = b
-			blocks = append(blocks, nil)
+		if n != last {
+			if idx == nil {
+				idx = make([]int32, t.Nodes())
+			}
+			b := int(idx[n]) - 1
+			if b < 0 {
+				b = len(blocks)
+				idx[n] = int32(b + 1)
+				blocks = append(blocks, nil)
+			}
+			last, lastB = n, b
 		}
-		blocks[b] = append(blocks[b], r)
+		blocks[lastB] = append(blocks[lastB], r)
 	}
 	for _, b := range blocks {
 		if len(b) != len(blocks[0]) {
@@ -221,6 +245,10 @@ func Resolve(t *topology.Topology, spec Spec) Algo {
 		return spec.Algo
 	}
 	blocks, even := nodeBlocks(t, spec.Group)
+	return resolve(blocks, even)
+}
+
+func resolve(blocks [][]int, even bool) Algo {
 	if even && len(blocks) > 1 && len(blocks[0]) > 1 {
 		return Hierarchical
 	}
@@ -239,18 +267,28 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 	if err := validate(t, spec); err != nil {
 		return nil, err
 	}
-	p := &Plan{Spec: spec, Algo: Resolve(t, spec)}
+	p := &Plan{Spec: spec, Algo: spec.Algo}
+	var blocks [][]int
+	var even bool
+	if spec.Algo == Auto || spec.Algo == Hierarchical {
+		blocks, even = nodeBlocks(t, spec.Group)
+		if spec.Algo == Auto {
+			p.Algo = resolve(blocks, even)
+		}
+	}
 	n := len(spec.Group)
 	if n == 1 || spec.Bytes == 0 {
 		return p, nil
 	}
 	S := spec.Bytes
-	ring := func(name string, rings [][]int, buf units.Bytes) {
+	ring := func(name string, rings [][]int, div int) {
 		k := len(rings[0])
 		if k < 2 {
 			return
 		}
-		ph := Phase{Name: name, Steps: k - 1, Bytes: units.Bytes(k-1) * chunk(buf, k)}
+		ph := Phase{Name: name, Steps: k - 1, ringK: k, div: div}
+		ph.Bytes = ph.bytesFor(S)
+		ph.Transfers = make([]Transfer, 0, len(rings)*k)
 		for _, r := range rings {
 			for i := range r {
 				ph.Transfers = append(ph.Transfers, Transfer{r[i], r[(i+1)%len(r)]})
@@ -262,31 +300,31 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 	case Ring:
 		g := [][]int{spec.Group}
 		if spec.Op != AllGather {
-			ring("ring-rs", g, S)
+			ring("ring-rs", g, 0)
 		}
 		if spec.Op != ReduceScatter {
-			ring("ring-ag", g, S)
+			ring("ring-ag", g, 0)
 		}
 	case Hierarchical:
-		blocks, even := nodeBlocks(t, spec.Group)
 		if !even {
 			return nil, fmt.Errorf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v)", blockSizes(blocks))
 		}
 		g := len(blocks[0])
 		inter := make([][]int, g)
 		for j := range g {
+			inter[j] = make([]int, 0, len(blocks))
 			for _, b := range blocks {
 				inter[j] = append(inter[j], b[j])
 			}
 		}
-		c1 := chunk(S, g)
+		// The inter rings run on c₁ = ⌈S/g⌉.
 		if spec.Op != AllGather {
-			ring("intra-rs", blocks, S)
-			ring("inter-rs", inter, c1)
+			ring("intra-rs", blocks, 0)
+			ring("inter-rs", inter, g)
 		}
 		if spec.Op != ReduceScatter {
-			ring("inter-ag", inter, c1)
-			ring("intra-ag", blocks, S)
+			ring("inter-ag", inter, g)
+			ring("intra-ag", blocks, 0)
 		}
 	case Tree:
 		p.Phases = append(p.Phases, lowerTree(spec.Group, S))

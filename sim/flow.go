@@ -62,6 +62,25 @@ func NewResource(name string, bytesPerSec int64) *Resource {
 	return &Resource{name: name, bw: bytesPerSec, cap: uint64(bytesPerSec) * rateScale}
 }
 
+// NewResources returns len(names) resources in one allocation, resource i
+// named names[i] with bytesPerSec[i] bandwidth (a fabric of many ports). It
+// panics like NewResource, or if the slices differ in length.
+func NewResources(names []string, bytesPerSec []int64) []*Resource {
+	if len(names) != len(bytesPerSec) {
+		panic("sim: NewResources with names and bandwidths of different lengths")
+	}
+	block := make([]Resource, len(names))
+	out := make([]*Resource, len(names))
+	for i, bw := range bytesPerSec {
+		if bw <= 0 || bw > MaxBandwidth {
+			panic("sim: NewResources bandwidth out of range (0, MaxBandwidth]")
+		}
+		block[i] = Resource{name: names[i], bw: bw, cap: uint64(bw) * rateScale}
+		out[i] = &block[i]
+	}
+	return out
+}
+
 // Name is the resource's name.
 func (r *Resource) Name() string { return r.name }
 

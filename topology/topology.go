@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -172,8 +173,23 @@ func New(p Params) (*Topology, error) {
 			return nil, fmt.Errorf("topology: %s latency %v is negative", c.name, c.lp.Latency)
 		}
 	}
-	add := func(l Link) LinkID {
+	nics := gpus
+	if p.NICsPerNode > 0 {
+		nics = p.Nodes * p.NICsPerNode
+	}
+	t.links = make([]Link, 0, 2*gpus+2*nics)
+	// Every name is a substring of one string (one allocation, not one per
+	// link: a 16,384-GPU cluster has 65,536 links).
+	names := make([]byte, 0, 32*cap(t.links))
+	ends := make([]int, 0, cap(t.links))
+	add := func(l Link, kind string, idx int, suffix string) LinkID {
 		l.ID = LinkID(len(t.links))
+		names = append(names, "node"...)
+		names = strconv.AppendInt(names, int64(l.Node), 10)
+		names = append(names, kind...)
+		names = strconv.AppendInt(names, int64(idx), 10)
+		names = append(names, suffix...)
+		ends = append(ends, len(names))
 		t.links = append(t.links, l)
 		return l.ID
 	}
@@ -187,29 +203,37 @@ func New(p Params) (*Topology, error) {
 	for n := range p.Nodes {
 		for g := range p.GPUsPerNode {
 			i := n*p.GPUsPerNode + g
-			t.intraOut[i] = add(Link{Name: fmt.Sprintf("node%d/gpu%d/nvlink-out", n, g), Class: Intra, Dir: Egress, Node: n, GPU: g, Bandwidth: bw(p.Intra), Latency: p.Intra.Latency})
-			t.intraIn[i] = add(Link{Name: fmt.Sprintf("node%d/gpu%d/nvlink-in", n, g), Class: Intra, Dir: Ingress, Node: n, GPU: g, Bandwidth: bw(p.Intra), Latency: p.Intra.Latency})
+			t.intraOut[i] = add(Link{Class: Intra, Dir: Egress, Node: n, GPU: g, Bandwidth: bw(p.Intra), Latency: p.Intra.Latency}, "/gpu", g, "/nvlink-out")
+			t.intraIn[i] = add(Link{Class: Intra, Dir: Ingress, Node: n, GPU: g, Bandwidth: bw(p.Intra), Latency: p.Intra.Latency}, "/gpu", g, "/nvlink-in")
 		}
 	}
 	for n := range p.Nodes {
 		if p.NICsPerNode == 0 {
 			for g := range p.GPUsPerNode {
 				i := n*p.GPUsPerNode + g
-				t.nicOut[i] = add(Link{Name: fmt.Sprintf("node%d/gpu%d/net-out", n, g), Class: Inter, Dir: Egress, Node: n, GPU: g, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency})
-				t.nicIn[i] = add(Link{Name: fmt.Sprintf("node%d/gpu%d/net-in", n, g), Class: Inter, Dir: Ingress, Node: n, GPU: g, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency})
+				t.nicOut[i] = add(Link{Class: Inter, Dir: Egress, Node: n, GPU: g, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/gpu", g, "/net-out")
+				t.nicIn[i] = add(Link{Class: Inter, Dir: Ingress, Node: n, GPU: g, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/gpu", g, "/net-in")
 			}
 			continue
 		}
 		out := make([]LinkID, p.NICsPerNode)
 		in := make([]LinkID, p.NICsPerNode)
 		for k := range p.NICsPerNode {
-			out[k] = add(Link{Name: fmt.Sprintf("node%d/nic%d/net-out", n, k), Class: Inter, Dir: Egress, Node: n, GPU: -1, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency})
-			in[k] = add(Link{Name: fmt.Sprintf("node%d/nic%d/net-in", n, k), Class: Inter, Dir: Ingress, Node: n, GPU: -1, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency})
+			out[k] = add(Link{Class: Inter, Dir: Egress, Node: n, GPU: -1, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/nic", k, "/net-out")
+			in[k] = add(Link{Class: Inter, Dir: Ingress, Node: n, GPU: -1, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/nic", k, "/net-in")
 		}
 		for g := range p.GPUsPerNode {
 			k := g * p.NICsPerNode / p.GPUsPerNode
 			t.nicOut[n*p.GPUsPerNode+g], t.nicIn[n*p.GPUsPerNode+g] = out[k], in[k]
 		}
+	}
+	all := string(names)
+	for i := range t.links {
+		lo := 0
+		if i > 0 {
+			lo = ends[i-1]
+		}
+		t.links[i].Name = all[lo:ends[i]]
 	}
 	for i, o := range p.Overrides {
 		if err := t.override(o); err != nil {

@@ -1,0 +1,137 @@
+package collectives
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/zerosim/zerosim/sim"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// prepSpecs are collectives over a 4 × 4 cluster (NVLink 300e9, network
+// 25e9): hierarchical, flat rings across nodes, one node, the tree, sizes
+// that do not divide evenly.
+func prepSpecs(topo *topology.Topology) []Spec {
+	all := topo.All()
+	odd := []int{3, 0, 9, 14, 5, 6}
+	return []Spec{
+		{Op: AllReduce, Algo: Auto, Group: all, Bytes: 1 << 26},
+		{Op: ReduceScatter, Algo: Auto, Group: all, Bytes: 1<<26 + 7},
+		{Op: AllGather, Algo: Ring, Group: all, Bytes: 3e6},
+		{Op: AllReduce, Algo: Ring, Group: odd, Bytes: 999_999},
+		{Op: AllGather, Algo: Auto, Group: all[:4], Bytes: 4096},
+		{Op: AllReduce, Algo: Tree, Group: all, Bytes: 1 << 20},
+	}
+}
+
+// A prepared collective runs exactly like Start (its closed form alone on
+// the links) and accounts the bytes Wire counts; a second size over the same
+// group (derived from the first lowering) equals a fresh lowering.
+func TestPrepared(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 4, GPUsPerNode: 4,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500 * units.Nanosecond},
+		Inter: topology.LinkParams{Bandwidth: 25e9, Latency: 2 * units.Microsecond}})
+	eng := sim.New()
+	f := NewFabricOptions(eng, topo, FabricOptions{NoTraffic: true})
+	for i, spec := range prepSpecs(topo) {
+		for _, bytes := range []units.Bytes{spec.Bytes, spec.Bytes*3 + 1, 0} {
+			spec := spec
+			spec.Bytes = bytes
+			name := fmt.Sprintf("case %d (%v %v over %d, %d B)", i, spec.Op, spec.Algo, len(spec.Group), bytes)
+			p, err := f.Prepare(spec, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			fresh, err := NewFabric(sim.New(), topo).Prepare(spec, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !reflect.DeepEqual(p.Plan().Phases, fresh.Plan().Phases) || p.Wire() != fresh.Wire() || !reflect.DeepEqual(p.Sent(), fresh.Sent()) {
+				t.Errorf("%s: derived plan differs from a fresh lowering", name)
+			}
+			want, err := Wire(topo, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Wire() != want.Total {
+				t.Errorf("%s: wire %v, want %v", name, p.Wire(), want.Total)
+			}
+			sent := make([][topology.NumClasses]units.Bytes, topo.Ranks())
+			for _, rb := range p.Sent() {
+				sent[rb.Rank] = rb.Bytes
+			}
+			if !reflect.DeepEqual(sent, want.Sent) {
+				t.Errorf("%s: sent %v, want %v", name, sent, want.Sent)
+			}
+			cf, err := ClosedForm(topo, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := f.StartPrepared(p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng.Run()
+			if got := units.Duration(h.End() - h.Start()); !h.Done() || got != cf {
+				t.Errorf("%s: took %v, closed form %v", name, got, cf)
+			}
+		}
+	}
+	if tr := f.Traffic(); tr.Total != ([topology.NumClasses]units.Bytes{}) || len(tr.Sent) != 0 {
+		t.Errorf("NoTraffic fabric accounted %v", tr.Total)
+	}
+}
+
+// Restricted to the ranks of node 0, a ring over every rank keeps the
+// transfers that touch node 0, takes the full ring's time alone (every
+// port of node 0 carries its full load and the bottleneck is symmetric),
+// reports the full wire bytes and only node 0's sends.
+func TestPreparedRestricted(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 4, GPUsPerNode: 4,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500 * units.Nanosecond},
+		Inter: topology.LinkParams{Bandwidth: 25e9, Latency: 2 * units.Microsecond}})
+	keep := make([]bool, topo.Ranks())
+	for r := range 4 {
+		keep[r] = true
+	}
+	for i, spec := range prepSpecs(topo)[:3] {
+		eng := sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{NoTraffic: true})
+		p, err := f.Prepare(spec, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := Wire(topo, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Wire() != full.Total {
+			t.Errorf("case %d: wire %v, want %v", i, p.Wire(), full.Total)
+		}
+		for _, rb := range p.Sent() {
+			if rb.Rank >= 4 || rb.Bytes != full.Sent[rb.Rank] {
+				t.Errorf("case %d: sent %+v, want only node 0 (%v)", i, rb, full.Sent[rb.Rank])
+			}
+		}
+		if len(p.Sent()) != 4 {
+			t.Errorf("case %d: %d sources, want 4", i, len(p.Sent()))
+		}
+		cf, err := ClosedForm(topo, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := f.StartPrepared(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.Run()
+		if got := units.Duration(h.End() - h.Start()); got != cf {
+			t.Errorf("case %d: restricted took %v, closed form %v", i, got, cf)
+		}
+	}
+	if _, err := NewFabric(sim.New(), topo).Prepare(prepSpecs(topo)[0], keep[:3]); err == nil {
+		t.Error("keep of the wrong length accepted")
+	}
+}
