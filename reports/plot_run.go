@@ -564,7 +564,14 @@ func barsFigure(b *BarsPlot, title string) figure {
 	p.Add(sh)
 	p.NominalX(b.Categories...)
 	p.X.Min, p.X.Max = -0.5, float64(len(b.Categories))-0.5
-	p.Y.Min, p.Y.Max = 0, max(top*1.1, 1e-9)
+	if top == 0 {
+		// Nothing to stack (N = 1 moves no bytes): say so instead of
+		// drawing an axis of 1e-9.
+		top = 1
+		sh.labels = append(sh.labels[:0], label{x: float64(len(b.Categories)-1) / 2, y: 0.5, text: "no bytes", align: draw.XCenter})
+		p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}}
+	}
+	p.Y.Min, p.Y.Max = 0, top*1.1
 	return figure{p: p, legend: legend}
 }
 

@@ -320,3 +320,25 @@ func checkSVG(t *testing.T, name string, doc []byte, texts []string) {
 		}
 	}
 }
+
+// TestRunOutputsDeterministic renders result.json, report.html and the
+// plots' SVG twice from two replays: byte for byte the same.
+func TestRunOutputsDeterministic(t *testing.T) {
+	render := func() [][]byte {
+		run := exampleRun(t, "seed000-k4")
+		var j, h bytes.Buffer
+		if err := WriteRunJSON(&j, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteRunHTML(&h, run, nil); err != nil {
+			t.Fatal(err)
+		}
+		return [][]byte{j.Bytes(), h.Bytes()}
+	}
+	a, b := render(), render()
+	for i, name := range []string{"result.json", "report.html"} {
+		if !bytes.Equal(a[i], b[i]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+}

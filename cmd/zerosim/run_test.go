@@ -168,3 +168,35 @@ func TestRunOnlyPlots(t *testing.T) {
 		t.Errorf("--only pdf: exit %d %q", code, errOut)
 	}
 }
+
+// TestRunVariants runs the default example under settings that change the
+// schedule's shape and checks each report names the phases it must have.
+func TestRunVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"N=1", []string{"cluster.nodes=1", "cluster.gpus_per_node=1", "parallelism.dp=1"}, []string{"N (dp·cp):           1", "wire: nvlink 0 B"}},
+		{"no overlap", []string{"communication.overlap=false"}, []string{"overlap:             no", "backward reduce-scatter"}},
+		{"stage 0", []string{"parallelism.zero_stage=0"}, []string{"backward all-reduce"}},
+		{"stage 3 no prefetch", []string{"parallelism.zero_stage=3", "communication.prefetch_depth=0"}, []string{"forward all-gather", "backward all-gather", "ZeRO-3 exposes"}},
+		{"K=2 hierarchical", []string{"parallelism.zero_stage=2", "parallelism.k=2", "communication.algorithm=hierarchical"}, []string{"inter-group all-reduce", "algorithm:           hierarchical"}},
+		{"overlapped param gather", []string{"communication.overlap_param_gather=true"}, []string{"post-optimizer all-gather"}},
+	} {
+		args := []string{"run"}
+		for _, s := range tc.sets {
+			args = append(args, "--set", s)
+		}
+		code, out, errOut := runMain(t, "", args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", tc.name, code, errOut)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q", tc.name, w)
+			}
+		}
+	}
+}
