@@ -85,9 +85,9 @@ func WriteTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 	for rank := 0; rank < ranks; rank++ {
 		for _, sp := range r.Spans[rank] {
 			t := &sc.Tasks[sp.Task]
-			args := `"task":` + strconv.Itoa(int(sp.Task))
+			args := `"task":` + strconv.Itoa(int(sp.Task)) + `,"phase":` + jsonString(t.Phase.String())
 			if t.Kind.IsComm() {
-				args += fmt.Sprintf(`,"bytes":%d,"phase":%s,"group":%s,"waited_us":%s`, t.Bytes, jsonString(t.Phase.String()),
+				args += fmt.Sprintf(`,"bytes":%d,"group":%s,"waited_us":%s`, t.Bytes,
 					jsonString(groupNames[t.Group]), jsonString(traceTime(sp.Start-sp.Arrive)))
 			}
 			if t.Unit >= 0 {
