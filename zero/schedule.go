@@ -218,6 +218,8 @@ func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 	sc := b.sc
 	shardBytes := bytes / int64(sc.N/sc.K)
 	switch {
+	case sc.N == 1:
+		return ready // one rank: nothing to reduce
 	case sc.Stage == 0 || b.s.Communication.Zero1AllReduce:
 		return b.add(Task{Kind: AllReduce, Stream: GradComm, Phase: PhaseBackwardAR, Unit: unit, Bucket: bucket,
 			Group: GroupAll, Bytes: bytes, After: []int32{ready}})

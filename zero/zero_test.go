@@ -284,3 +284,20 @@ func TestZeRO3GatherComputeFlushOrder(t *testing.T) {
 		t.Errorf("gathered params: end %d B, max %d B; want 0 and 296 (FFN)", cur, most)
 	}
 }
+
+// A single rank runs no collectives at all: nothing is reduced or gathered,
+// and no bytes are reported.
+func TestSingleRankHasNoCollectives(t *testing.T) {
+	for stage := 0; stage <= 3; stage++ {
+		res, err := Replay(tiny(stage, 1, 1), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Collectives) != 0 || len(res.Phases) != 0 {
+			t.Errorf("stage %d: %d collectives, phases %+v; want none", stage, len(res.Collectives), res.Phases)
+		}
+		if res.StepTime != res.Compute {
+			t.Errorf("stage %d: step %v, want compute %v", stage, res.StepTime, res.Compute)
+		}
+	}
+}
