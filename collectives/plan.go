@@ -210,26 +210,39 @@ func Volume(spec Spec) (units.Bytes, error) {
 // nodeBlocks splits the group by node in order of first appearance and
 // reports whether every node holds the same number of ranks.
 func nodeBlocks(t *topology.Topology, group []int) ([][]int, bool) {
-	// Groups are mostly runs of ranks on one node: remember the last node
-	// and fall back to a node → block index (one slice per call) otherwise.
+	// Two passes (block of each rank, then the blocks cut from one backing
+	// array); groups are mostly runs of ranks on one node, so the node →
+	// block index is only consulted when the node changes.
 	var idx []int32
-	var blocks [][]int
-	last, lastB := -1, -1
-	for _, r := range group {
+	of := make([]int32, len(group))
+	var sizes []int
+	last, lastB := -1, int32(-1)
+	for i, r := range group {
 		n := t.Node(r)
 		if n != last {
 			if idx == nil {
 				idx = make([]int32, t.Nodes())
 			}
-			b := int(idx[n]) - 1
+			b := idx[n] - 1
 			if b < 0 {
-				b = len(blocks)
-				idx[n] = int32(b + 1)
-				blocks = append(blocks, nil)
+				b = int32(len(sizes))
+				idx[n] = b + 1
+				sizes = append(sizes, 0)
 			}
 			last, lastB = n, b
 		}
-		blocks[lastB] = append(blocks[lastB], r)
+		of[i] = lastB
+		sizes[lastB]++
+	}
+	backing := make([]int, len(group))
+	blocks := make([][]int, len(sizes))
+	off := 0
+	for b, n := range sizes {
+		blocks[b] = backing[off : off : off+n]
+		off += n
+	}
+	for i, r := range group {
+		blocks[of[i]] = append(blocks[of[i]], r)
 	}
 	for _, b := range blocks {
 		if len(b) != len(blocks[0]) {
@@ -311,8 +324,9 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 		}
 		g := len(blocks[0])
 		inter := make([][]int, g)
+		backing := make([]int, g*len(blocks))
 		for j := range g {
-			inter[j] = make([]int, 0, len(blocks))
+			inter[j] = backing[j*len(blocks) : j*len(blocks) : (j+1)*len(blocks)]
 			for _, b := range blocks {
 				inter[j] = append(inter[j], b[j])
 			}

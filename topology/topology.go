@@ -180,16 +180,18 @@ func New(p Params) (*Topology, error) {
 	t.links = make([]Link, 0, 2*gpus+2*nics)
 	// Every name is a substring of one string (one allocation, not one per
 	// link: a 16,384-GPU cluster has 65,536 links).
-	names := make([]byte, 0, 32*cap(t.links))
-	ends := make([]int, 0, cap(t.links))
+	var names strings.Builder
+	names.Grow(26 * cap(t.links))
+	ends := make([]int32, 0, cap(t.links))
+	var num [20]byte
 	add := func(l Link, kind string, idx int, suffix string) LinkID {
 		l.ID = LinkID(len(t.links))
-		names = append(names, "node"...)
-		names = strconv.AppendInt(names, int64(l.Node), 10)
-		names = append(names, kind...)
-		names = strconv.AppendInt(names, int64(idx), 10)
-		names = append(names, suffix...)
-		ends = append(ends, len(names))
+		names.WriteString("node")
+		names.Write(strconv.AppendInt(num[:0], int64(l.Node), 10))
+		names.WriteString(kind)
+		names.Write(strconv.AppendInt(num[:0], int64(idx), 10))
+		names.WriteString(suffix)
+		ends = append(ends, int32(names.Len()))
 		t.links = append(t.links, l)
 		return l.ID
 	}
@@ -227,9 +229,9 @@ func New(p Params) (*Topology, error) {
 			t.nicOut[n*p.GPUsPerNode+g], t.nicIn[n*p.GPUsPerNode+g] = out[k], in[k]
 		}
 	}
-	all := string(names)
+	all := names.String()
 	for i := range t.links {
-		lo := 0
+		lo := int32(0)
 		if i > 0 {
 			lo = ends[i-1]
 		}
