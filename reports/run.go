@@ -178,6 +178,9 @@ func (t *table) render(w io.Writer) error {
 			return err
 		}
 	}
+	if len(t.Rows) == 0 {
+		return t.notes(w) // an empty table says nothing its notes don't
+	}
 	align := tw.CellAlignment{Global: tw.AlignRight, PerColumn: make([]tw.Align, len(t.Header))}
 	for i := range align.PerColumn {
 		align.PerColumn[i] = tw.AlignRight
@@ -207,6 +210,10 @@ func (t *table) render(w io.Writer) error {
 	if err := tab.Render(); err != nil {
 		return err
 	}
+	return t.notes(w)
+}
+
+func (t *table) notes(w io.Writer) error {
 	for _, n := range t.Notes {
 		if _, err := fmt.Fprintln(w, n); err != nil {
 			return err
@@ -309,7 +316,7 @@ func (run *Run) phaseTable() *table {
 	}
 	t.Footer = foot
 	if len(r.Phases) == 0 {
-		t.Notes = append(t.Notes, "no communication (N = 1)")
+		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical (seed accounting), %s sent; wire: %s",
 			iec(logical), iec(sent), wireShares(r.LinkClasses, wire, all)))
