@@ -26,7 +26,7 @@ func newTraffic(t *topology.Topology) Traffic {
 	return Traffic{
 		Sent: make([][topology.NumClasses]units.Bytes, t.Ranks()),
 		Recv: make([][topology.NumClasses]units.Bytes, t.Ranks()),
-		Link: make([]units.Bytes, len(t.Links())),
+		Link: make([]units.Bytes, t.NumLinks()),
 	}
 }
 
@@ -180,7 +180,7 @@ func NewFabricOptions(eng *sim.Engine, t *topology.Topology, opt FabricOptions) 
 	if !opt.NoTraffic {
 		f.traffic = newTraffic(t)
 	}
-	f.res = make([]*sim.Resource, len(t.Links()))
+	f.res = make([]*sim.Resource, t.NumLinks())
 	return f
 }
 
@@ -204,10 +204,10 @@ func (f *Fabric) resource(id topology.LinkID) *sim.Resource {
 	}
 	lo := int(id) / resChunk * resChunk
 	hi := min(lo+resChunk, len(f.res))
-	links := f.topo.Links()[lo:hi]
-	names := make([]string, len(links))
-	bws := make([]int64, len(links))
-	for i, l := range links {
+	names := make([]string, hi-lo)
+	bws := make([]int64, hi-lo)
+	for i := range names {
+		l := f.topo.Link(topology.LinkID(lo + i))
 		names[i], bws[i] = l.Name, int64(l.Bandwidth)
 	}
 	copy(f.res[lo:hi], sim.NewResources(names, bws))

@@ -424,10 +424,10 @@ func lowerTree(group []int, S units.Bytes) Phase {
 
 // linkLoad is the number of a phase's transfers crossing each link.
 func linkLoad(t *topology.Topology, ph *Phase, counts []int64) []int64 {
-	if cap(counts) < len(t.Links()) {
-		counts = make([]int64, len(t.Links()))
+	if cap(counts) < t.NumLinks() {
+		counts = make([]int64, t.NumLinks())
 	}
-	counts = counts[:len(t.Links())]
+	counts = counts[:t.NumLinks()]
 	clear(counts)
 	for _, p := range ph.paths {
 		for _, l := range p.Links {
@@ -444,7 +444,6 @@ func linkLoad(t *topology.Topology, ph *Phase, counts []int64) []int64 {
 func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
 	counts := linkLoad(t, ph, nil)
 	var worst units.Duration
-	links := t.Links()
 	for id, w := range counts {
 		if w == 0 {
 			continue
@@ -453,7 +452,7 @@ func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
 		}
-		tt, err := transferTime(units.Bytes(b), links[id].Bandwidth)
+		tt, err := transferTime(units.Bytes(b), t.Params(topology.LinkID(id)).Bandwidth)
 		if err != nil {
 			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -119,12 +120,16 @@ type Topology struct {
 	nics       int // 0 = per GPU
 	dp, cp     int
 	dpFastest  bool
-	links      []Link
-	intraOut   []LinkID // per GPU
-	intraIn    []LinkID
-	nicOut     []LinkID // per GPU: the NIC it uses
-	nicIn      []LinkID
-	speed      []float64 // per rank
+	// Links are implicit: IDs follow from the layout (see linkID), their
+	// parameters from the class (params) unless overridden (ov, per link,
+	// nil without overrides). Links() materializes them on first use, so a
+	// caller that needs a few ports of a large cluster does not pay for all.
+	nlinks    int
+	params    [NumClasses]LinkParams // bandwidth at least 1 B/s
+	ov        []LinkParams
+	linksOnce sync.Once
+	links     []Link
+	speed     []float64 // per rank
 }
 
 // New builds a topology from plain parameters.
@@ -177,66 +182,11 @@ func New(p Params) (*Topology, error) {
 	if p.NICsPerNode > 0 {
 		nics = p.Nodes * p.NICsPerNode
 	}
-	t.links = make([]Link, 0, 2*gpus+2*nics)
-	// Every name is a substring of one string (one allocation, not one per
-	// link: a 16,384-GPU cluster has 65,536 links).
-	var names strings.Builder
-	names.Grow(26 * cap(t.links))
-	ends := make([]int32, 0, cap(t.links))
-	var num [20]byte
-	add := func(l Link, kind string, idx int, suffix string) LinkID {
-		l.ID = LinkID(len(t.links))
-		names.WriteString("node")
-		names.Write(strconv.AppendInt(num[:0], int64(l.Node), 10))
-		names.WriteString(kind)
-		names.Write(strconv.AppendInt(num[:0], int64(idx), 10))
-		names.WriteString(suffix)
-		ends = append(ends, int32(names.Len()))
-		t.links = append(t.links, l)
-		return l.ID
-	}
-	// Links that no transfer can use (one GPU per node, one node) are still
-	// created, at 1 B/s if their class has no bandwidth, so IDs are regular.
-	bw := func(lp LinkParams) units.Bandwidth { return max(lp.Bandwidth, 1) }
-	t.intraOut = make([]LinkID, gpus)
-	t.intraIn = make([]LinkID, gpus)
-	t.nicOut = make([]LinkID, gpus)
-	t.nicIn = make([]LinkID, gpus)
-	for n := range p.Nodes {
-		for g := range p.GPUsPerNode {
-			i := n*p.GPUsPerNode + g
-			t.intraOut[i] = add(Link{Class: Intra, Dir: Egress, Node: n, GPU: g, Bandwidth: bw(p.Intra), Latency: p.Intra.Latency}, "/gpu", g, "/nvlink-out")
-			t.intraIn[i] = add(Link{Class: Intra, Dir: Ingress, Node: n, GPU: g, Bandwidth: bw(p.Intra), Latency: p.Intra.Latency}, "/gpu", g, "/nvlink-in")
-		}
-	}
-	for n := range p.Nodes {
-		if p.NICsPerNode == 0 {
-			for g := range p.GPUsPerNode {
-				i := n*p.GPUsPerNode + g
-				t.nicOut[i] = add(Link{Class: Inter, Dir: Egress, Node: n, GPU: g, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/gpu", g, "/net-out")
-				t.nicIn[i] = add(Link{Class: Inter, Dir: Ingress, Node: n, GPU: g, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/gpu", g, "/net-in")
-			}
-			continue
-		}
-		out := make([]LinkID, p.NICsPerNode)
-		in := make([]LinkID, p.NICsPerNode)
-		for k := range p.NICsPerNode {
-			out[k] = add(Link{Class: Inter, Dir: Egress, Node: n, GPU: -1, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/nic", k, "/net-out")
-			in[k] = add(Link{Class: Inter, Dir: Ingress, Node: n, GPU: -1, Bandwidth: bw(p.Inter), Latency: p.Inter.Latency}, "/nic", k, "/net-in")
-		}
-		for g := range p.GPUsPerNode {
-			k := g * p.NICsPerNode / p.GPUsPerNode
-			t.nicOut[n*p.GPUsPerNode+g], t.nicIn[n*p.GPUsPerNode+g] = out[k], in[k]
-		}
-	}
-	all := names.String()
-	for i := range t.links {
-		lo := int32(0)
-		if i > 0 {
-			lo = ends[i-1]
-		}
-		t.links[i].Name = all[lo:ends[i]]
-	}
+	t.nlinks = 2*gpus + 2*nics
+	// Links that no transfer can use (one GPU per node, one node) still
+	// exist, at 1 B/s if their class has no bandwidth, so IDs are regular.
+	bw := func(lp LinkParams) LinkParams { return LinkParams{max(lp.Bandwidth, 1), lp.Latency} }
+	t.params = [NumClasses]LinkParams{Intra: bw(p.Intra), Inter: bw(p.Inter)}
 	for i, o := range p.Overrides {
 		if err := t.override(o); err != nil {
 			return nil, fmt.Errorf("topology: link override %d: %w", i, err)
@@ -280,21 +230,137 @@ func (t *Topology) override(o Override) error {
 			continue
 		}
 		i := o.Node*t.gpn + g
-		if o.Class == Intra {
-			ids = append(ids, t.intraOut[i], t.intraIn[i])
-		} else {
-			ids = append(ids, t.nicOut[i], t.nicIn[i])
+		ids = append(ids, t.linkID(o.Class, Egress, i), t.linkID(o.Class, Ingress, i))
+	}
+	if t.ov == nil {
+		t.ov = make([]LinkParams, t.nlinks)
+		for id := range t.ov {
+			t.ov[id] = t.params[t.class(LinkID(id))]
 		}
 	}
 	for _, id := range ids {
 		if o.Bandwidth > 0 {
-			t.links[id].Bandwidth = o.Bandwidth
+			t.ov[id].Bandwidth = o.Bandwidth
 		}
 		if o.Latency > 0 {
-			t.links[id].Latency = o.Latency
+			t.ov[id].Latency = o.Latency
 		}
 	}
 	return nil
+}
+
+// Link layout: GPU i's NVLink egress and ingress are 2i and 2i+1; after
+// them (base 2·GPUs), GPU i's NIC ports 2i and 2i+1 with one NIC per GPU,
+// or NIC k of node n's ports 2(n·NICs+k) and 2(n·NICs+k)+1 with shared NICs.
+
+// linkID is the link of class c and direction d that GPU i uses.
+func (t *Topology) linkID(c Class, d Dir, i int) LinkID {
+	if c == Intra {
+		return LinkID(2*i + int(d))
+	}
+	base := 2 * t.nodes * t.gpn
+	if t.nics == 0 {
+		return LinkID(base + 2*i + int(d))
+	}
+	n, g := i/t.gpn, i%t.gpn
+	return LinkID(base + 2*(n*t.nics+g*t.nics/t.gpn) + int(d))
+}
+
+func (t *Topology) class(id LinkID) Class {
+	if int(id) < 2*t.nodes*t.gpn {
+		return Intra
+	}
+	return Inter
+}
+
+// linkParams is link id's bandwidth and latency.
+func (t *Topology) linkParams(id LinkID) LinkParams {
+	if t.ov != nil {
+		return t.ov[id]
+	}
+	return t.params[t.class(id)]
+}
+
+// Params is link id's bandwidth and latency (Links()[id]'s, without building
+// every link). It panics if id is out of range (a caller bug).
+func (t *Topology) Params(id LinkID) LinkParams {
+	if id < 0 || int(id) >= t.nlinks {
+		panic("topology: link id out of range")
+	}
+	return t.linkParams(id)
+}
+
+// NumLinks is the number of links (len(Links()), without building them).
+func (t *Topology) NumLinks() int { return t.nlinks }
+
+// Link is link id (Links()[id], without building every link). It panics if
+// id is out of range (a caller bug).
+func (t *Topology) Link(id LinkID) Link {
+	if id < 0 || int(id) >= t.nlinks {
+		panic("topology: link id out of range")
+	}
+	var num [20]byte
+	l, kind, idx, suffix := t.link(id)
+	b := make([]byte, 0, 32)
+	b = append(b, "node"...)
+	b = append(b, strconv.AppendInt(num[:0], int64(l.Node), 10)...)
+	b = append(b, kind...)
+	b = append(b, strconv.AppendInt(num[:0], int64(idx), 10)...)
+	b = append(b, suffix...)
+	l.Name = string(b)
+	return l
+}
+
+// link is link id without its name, and the name's parts: "node<Node>"
+// kind idx suffix.
+func (t *Topology) link(id LinkID) (l Link, kind string, idx int, suffix string) {
+	gpus := t.nodes * t.gpn
+	d := Dir(id % 2)
+	lp := t.linkParams(id)
+	l = Link{ID: id, Dir: d, Bandwidth: lp.Bandwidth, Latency: lp.Latency}
+	if int(id) < 2*gpus {
+		i := int(id) / 2
+		l.Class, l.Node, l.GPU = Intra, i/t.gpn, i%t.gpn
+		return l, "/gpu", l.GPU, [...]string{"/nvlink-out", "/nvlink-in"}[d]
+	}
+	j := (int(id) - 2*gpus) / 2
+	suffix = [...]string{"/net-out", "/net-in"}[d]
+	l.Class = Inter
+	if t.nics == 0 {
+		l.Node, l.GPU = j/t.gpn, j%t.gpn
+		return l, "/gpu", l.GPU, suffix
+	}
+	l.Node, l.GPU = j/t.nics, -1
+	return l, "/nic", j % t.nics, suffix
+}
+
+// buildLinks materializes every link, names cut from one string (not one
+// allocation per link: a 16,384-GPU cluster has 65,536 links).
+func (t *Topology) buildLinks() {
+	links := make([]Link, t.nlinks)
+	var names strings.Builder
+	names.Grow(26 * t.nlinks)
+	ends := make([]int32, t.nlinks)
+	var num [20]byte
+	for id := range links {
+		l, kind, idx, suffix := t.link(LinkID(id))
+		names.WriteString("node")
+		names.Write(strconv.AppendInt(num[:0], int64(l.Node), 10))
+		names.WriteString(kind)
+		names.Write(strconv.AppendInt(num[:0], int64(idx), 10))
+		names.WriteString(suffix)
+		ends[id] = int32(names.Len())
+		links[id] = l
+	}
+	all := names.String()
+	for i := range links {
+		lo := int32(0)
+		if i > 0 {
+			lo = ends[i-1]
+		}
+		links[i].Name = all[lo:ends[i]]
+	}
+	t.links = links
 }
 
 // Build builds the topology of a resolved scenario's cluster and
@@ -357,7 +423,11 @@ func (t *Topology) CP() int { return t.cp }
 
 // Links lists every link, indexed by LinkID. The slice is shared: do not
 // modify it.
-func (t *Topology) Links() []Link { return t.links }
+// It is built on first use (safe for concurrent callers).
+func (t *Topology) Links() []Link {
+	t.linksOnce.Do(t.buildLinks)
+	return t.links
+}
 
 // Coord is rank r's (dp, cp) coordinate: r = dp·CP + cp.
 func (t *Topology) Coord(r int) (dp, cp int) { return r / t.cp, r % t.cp }
@@ -409,11 +479,11 @@ func (t *Topology) Path(src, dst int) (Path, error) {
 	gs, gd := t.GPU(src), t.GPU(dst)
 	var p Path
 	if gs/t.gpn == gd/t.gpn {
-		p = Path{Links: [2]LinkID{t.intraOut[gs], t.intraIn[gd]}, Class: Intra}
+		p = Path{Links: [2]LinkID{t.linkID(Intra, Egress, gs), t.linkID(Intra, Ingress, gd)}, Class: Intra}
 	} else {
-		p = Path{Links: [2]LinkID{t.nicOut[gs], t.nicIn[gd]}, Class: Inter}
+		p = Path{Links: [2]LinkID{t.linkID(Inter, Egress, gs), t.linkID(Inter, Ingress, gd)}, Class: Inter}
 	}
-	p.Latency = max(t.links[p.Links[0]].Latency, t.links[p.Links[1]].Latency)
+	p.Latency = max(t.linkParams(p.Links[0]).Latency, t.linkParams(p.Links[1]).Latency)
 	return p, nil
 }
 

@@ -187,3 +187,48 @@ func TestBuild(t *testing.T) {
 		t.Error("nil scenario: no error")
 	}
 }
+
+// Link and Params give Links()[id] without building every link, for one
+// NIC per GPU, shared NICs and overridden links; the IDs follow the layout
+// (NVLink ports of every GPU, then the network ports).
+func TestLinkAccessors(t *testing.T) {
+	gpu1 := 1
+	for _, p := range []Params{
+		{Nodes: 3, GPUsPerNode: 4, Intra: LinkParams{300e9, 500}, Inter: LinkParams{25e9, 2000}},
+		{Nodes: 3, GPUsPerNode: 4, NICsPerNode: 2, Intra: LinkParams{300e9, 500}, Inter: LinkParams{25e9, 2000}},
+		{Nodes: 2, GPUsPerNode: 1, Intra: LinkParams{0, 0}, Inter: LinkParams{25e9, 2000},
+			Overrides: []Override{{Node: 1, GPU: -1, Class: Inter, Bandwidth: 5e9, Latency: 9000}}},
+		{Nodes: 3, GPUsPerNode: 4, NICsPerNode: 1, Intra: LinkParams{300e9, 500}, Inter: LinkParams{25e9, 2000},
+			Overrides: []Override{{Node: 2, GPU: gpu1, Class: Intra, Bandwidth: 100e9}, {Node: 0, GPU: -1, Class: Inter, Latency: 7000}}},
+	} {
+		topo, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links := topo.Links()
+		if topo.NumLinks() != len(links) {
+			t.Errorf("%+v: NumLinks %d, %d links", p, topo.NumLinks(), len(links))
+		}
+		for id, l := range links {
+			if got := topo.Link(LinkID(id)); got != l || l.ID != LinkID(id) {
+				t.Errorf("%+v: Link(%d) = %+v, Links()[%d] = %+v", p, id, got, id, l)
+			}
+			if got := topo.Params(LinkID(id)); got != (LinkParams{l.Bandwidth, l.Latency}) {
+				t.Errorf("%+v: Params(%d) = %+v, link %+v", p, id, got, l)
+			}
+		}
+	}
+	topo, err := New(Params{Nodes: 2, GPUsPerNode: 2, Intra: LinkParams{300e9, 500}, Inter: LinkParams{25e9, 2000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"node0/gpu0/nvlink-out", "node0/gpu0/nvlink-in", "node0/gpu1/nvlink-out", "node0/gpu1/nvlink-in",
+		"node1/gpu0/nvlink-out", "node1/gpu0/nvlink-in", "node1/gpu1/nvlink-out", "node1/gpu1/nvlink-in",
+		"node0/gpu0/net-out", "node0/gpu0/net-in", "node0/gpu1/net-out", "node0/gpu1/net-in",
+		"node1/gpu0/net-out", "node1/gpu0/net-in", "node1/gpu1/net-out", "node1/gpu1/net-in"}
+	for id, name := range want {
+		if got := topo.Link(LinkID(id)).Name; got != name {
+			t.Errorf("link %d: %q, want %q", id, got, name)
+		}
+	}
+}
