@@ -60,14 +60,14 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-// TestComputePackagesDoNotPrint scans memory/, zero/, numerics/, sim/,
+// TestComputePackagesDoNotPrint scans memory/, zero/, numerics/, sim/, sweep/,
 // topology/ and collectives/ for calls that print or touch files.
 func TestComputePackagesDoNotPrint(t *testing.T) {
 	banned := map[string]bool{
 		"fmt.Print": true, "fmt.Printf": true, "fmt.Println": true, "fmt.Fprint": true, "fmt.Fprintf": true, "fmt.Fprintln": true,
 		"os.Create": true, "os.WriteFile": true, "os.OpenFile": true, "os.Stdout": true, "os.Stderr": true, "log.Print": true, "log.Printf": true, "log.Println": true, "println": true, "print": true,
 	}
-	for _, dir := range []string{"memory", "zero", "numerics", "sim", "topology", "collectives"} {
+	for _, dir := range []string{"memory", "zero", "numerics", "sim", "topology", "collectives", "sweep"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
