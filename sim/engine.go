@@ -39,12 +39,28 @@ type event struct {
 	fn  func()
 }
 
+// bucket is a FIFO of events at one time t, the events of consecutive At
+// calls with that t (a replay of many ranks schedules bursts of events at
+// one instant). The event heap orders buckets by (t, seq of their first
+// event): events enter a bucket in sequence order and a bucket only grows
+// while it is the latest one created, so buckets of one time hold disjoint,
+// ordered sequence ranges and consuming a bucket's front never breaks the
+// heap order.
+type bucket struct {
+	t    Time
+	ev   []event
+	head int
+}
+
 // Engine is a deterministic discrete-event engine. It is not safe for
 // concurrent use. The zero value is not ready; use New.
 type Engine struct {
 	now    Time
 	seq    uint64
-	heap   []event
+	heap   []*bucket
+	last   *bucket // the bucket the latest At went to, while queued
+	free   []*bucket
+	queued int // events in heap
 	fheap  []*Flow
 	events int64
 	tracer Tracer
@@ -60,7 +76,7 @@ type Engine struct {
 }
 
 // New returns an engine at time 0 with an empty queue.
-func New() *Engine { return &Engine{heap: make([]event, 0, 64)} }
+func New() *Engine { return &Engine{heap: make([]*bucket, 0, 64)} }
 
 // SetTracer installs t (nil removes it).
 func (e *Engine) SetTracer(t Tracer) {
@@ -76,7 +92,7 @@ func (e *Engine) Now() Time { return e.now }
 func (e *Engine) Events() int64 { return e.events }
 
 // Pending is the number of queued events, flow completions included.
-func (e *Engine) Pending() int { return len(e.heap) + len(e.fheap) }
+func (e *Engine) Pending() int { return e.queued + len(e.fheap) }
 
 // ActiveFlows is the number of flows and groups started and not finished.
 func (e *Engine) ActiveFlows() int { return e.flows }
@@ -109,7 +125,7 @@ func (e *Engine) After(d Time, fn func()) {
 func (e *Engine) Step() bool {
 	if len(e.fheap) > 0 {
 		f := e.fheap[0]
-		if len(e.heap) == 0 || f.at < e.heap[0].t || (f.at == e.heap[0].t && f.fseq < e.heap[0].seq) {
+		if len(e.heap) == 0 || f.at < e.heap[0].t || (f.at == e.heap[0].t && f.fseq < e.heap[0].ev[e.heap[0].head].seq) {
 			e.now = f.at
 			e.events++
 			if e.tracer != nil {
@@ -167,14 +183,29 @@ func (e *Engine) RunUntil(t Time) {
 }
 
 func (e *Engine) less(i, j int) bool {
-	a, b := &e.heap[i], &e.heap[j]
-	return a.t < b.t || (a.t == b.t && a.seq < b.seq)
+	a, b := e.heap[i], e.heap[j]
+	return a.t < b.t || (a.t == b.t && a.ev[a.head].seq < b.ev[b.head].seq)
 }
 
 func (e *Engine) push(ev event) {
 	ev.seq = e.seq
 	e.seq++
-	e.heap = append(e.heap, ev)
+	e.queued++
+	if b := e.last; b != nil && b.t == ev.t {
+		b.ev = append(b.ev, ev)
+		return
+	}
+	var b *bucket
+	if n := len(e.free); n > 0 {
+		b = e.free[n-1]
+		e.free = e.free[:n-1]
+	} else {
+		b = &bucket{}
+	}
+	b.t = ev.t
+	b.ev = append(b.ev, ev)
+	e.last = b
+	e.heap = append(e.heap, b)
 	i := len(e.heap) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -187,11 +218,23 @@ func (e *Engine) push(ev event) {
 }
 
 func (e *Engine) pop() event {
+	b := e.heap[0]
+	top := b.ev[b.head]
+	b.ev[b.head] = event{} // drop references
+	b.head++
+	e.queued--
+	if b.head < len(b.ev) {
+		return top // the bucket's next event still sorts first (see bucket)
+	}
+	if e.last == b {
+		e.last = nil
+	}
+	b.ev, b.head = b.ev[:0], 0
+	e.free = append(e.free, b)
 	h := e.heap
-	top := h[0]
 	n := len(h) - 1
 	h[0] = h[n]
-	h[n] = event{} // drop references
+	h[n] = nil
 	e.heap = h[:n]
 	i := 0
 	for {
