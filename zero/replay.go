@@ -56,8 +56,14 @@ type executor struct {
 	reps      int
 	symmetric bool
 
-	// Per simulated rank, indexed [rank*len(Tasks)+task].
+	// Per simulated rank and task, indexed by at(rank, task).
 	arrive, start, end []units.Duration
+	// met counts the dependencies of a rank's task that are met; the task
+	// is ready when it reaches need[task]. afterEnd[d] and afterStart[d]
+	// list the tasks waiting for task d to end or to start.
+	met                  []int32
+	need                 []int32
+	afterEnd, afterStart [][]int32
 	// Per simulated rank and stream: next position in Order and running
 	// count.
 	head, running [][numStreams]int32
@@ -92,8 +98,10 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 	if !symmetric || reps <= 0 || reps > n {
 		reps = n
 	}
+	cells := (reps + rankBlock - 1) / rankBlock * rankBlock * t
 	e := &executor{sc: sc, clk: clk, net: net, speed: speed, symmetric: symmetric, reps: reps,
-		arrive: make([]units.Duration, reps*t), start: make([]units.Duration, reps*t), end: make([]units.Duration, reps*t),
+		arrive: make([]units.Duration, cells), start: make([]units.Duration, cells), end: make([]units.Duration, cells),
+		met: make([]int32, cells), need: make([]int32, t), afterEnd: make([][]int32, t), afterStart: make([][]int32, t),
 		head: make([][numStreams]int32, reps), running: make([][numStreams]int32, reps),
 		arrivals: make([][]int32, t),
 	}
@@ -101,6 +109,13 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 		e.arrive[i], e.start[i], e.end[i] = unset, unset, unset
 	}
 	for i, task := range sc.Tasks {
+		e.need[i] = int32(len(task.After) + len(task.AfterStart))
+		for _, d := range task.After {
+			e.afterEnd[d] = append(e.afterEnd[d], int32(i))
+		}
+		for _, d := range task.AfterStart {
+			e.afterStart[d] = append(e.afterStart[d], int32(i))
+		}
 		if task.Kind.IsComm() {
 			e.arrivals[i] = make([]int32, groupCount(sc, task.Group))
 			e.buildGroups(task.Group)
@@ -200,13 +215,18 @@ func groupMembers(n, k int, g GroupKind, idx int) []int {
 	return m
 }
 
-// at indexes rank's task state; in the symmetric run rank r reads rank
-// r mod reps's.
+// rankBlock ranks share each cache line of the per-task state: the ranks
+// of a replay reach a task in bursts (the same task on consecutive ranks),
+// while a per-rank analysis reads one rank's tasks at a 64-byte stride.
+const rankBlock = 8
+
+// at indexes rank's task state: blocks of rankBlock ranks, task-major
+// within a block. In the symmetric run rank r reads rank r mod reps's.
 func (e *executor) at(rank int, task int32) int {
 	if rank >= e.reps {
 		rank %= e.reps
 	}
-	return rank*len(e.sc.Tasks) + int(task)
+	return (rank/rankBlock*len(e.sc.Tasks)+int(task))*rankBlock + rank%rankBlock
 }
 
 func (e *executor) run() error {
@@ -225,19 +245,14 @@ func (e *executor) run() error {
 }
 
 // ready reports whether task t's dependencies on rank r are met.
-func (e *executor) ready(r int, t int32) bool {
-	task := &e.sc.Tasks[t]
-	for _, d := range task.After {
-		if e.end[e.at(r, d)] == unset {
-			return false
-		}
+func (e *executor) ready(r int, t int32) bool { return e.met[e.at(r, t)] == e.need[t] }
+
+// started records that task t started on rank r at now.
+func (e *executor) started(r int, t int32, now units.Duration) {
+	e.start[e.at(r, t)] = now
+	for _, w := range e.afterStart[t] {
+		e.met[e.at(r, w)]++
 	}
-	for _, d := range task.AfterStart {
-		if e.start[e.at(r, d)] == unset {
-			return false
-		}
-	}
-	return true
 }
 
 // advance starts every task of rank r that can start now.
@@ -266,7 +281,7 @@ func (e *executor) begin(r int, t int32) {
 	e.arrive[i] = now
 	task := &e.sc.Tasks[t]
 	if !task.Kind.IsComm() {
-		e.start[i] = now
+		e.started(r, t, now)
 		d := task.Dur
 		if s := e.speed[r]; s != 1 && d > 0 {
 			d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
@@ -285,7 +300,7 @@ func (e *executor) begin(r int, t int32) {
 		return
 	}
 	for _, m := range sim {
-		e.start[e.at(m, t)] = now
+		e.started(m, t, now)
 	}
 	w := 1
 	if e.symmetric {
@@ -303,6 +318,9 @@ func (e *executor) begin(r int, t int32) {
 
 func (e *executor) finish(r int, t int32) {
 	e.end[e.at(r, t)] = e.clk.Now()
+	for _, w := range e.afterEnd[t] {
+		e.met[e.at(r, w)]++
+	}
 	e.running[r][e.sc.Tasks[t].Stream]--
 	e.advance(r)
 }
@@ -314,10 +332,13 @@ func (e *executor) sameAsPrev(r int) bool {
 	if r == 0 || r >= e.reps {
 		return false
 	}
-	t := len(e.sc.Tasks)
-	a, b := r*t, (r-1)*t
-	return slices.Equal(e.end[a:a+t], e.end[b:b+t]) && slices.Equal(e.start[a:a+t], e.start[b:b+t]) &&
-		slices.Equal(e.arrive[a:a+t], e.arrive[b:b+t])
+	for t := range int32(len(e.sc.Tasks)) {
+		a, b := e.at(r, t), e.at(r-1, t)
+		if e.end[a] != e.end[b] || e.start[a] != e.start[b] || e.arrive[a] != e.arrive[b] {
+			return false
+		}
+	}
+	return true
 }
 
 // spans returns rank r's tasks in start order.
