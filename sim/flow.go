@@ -26,19 +26,22 @@ const MaxBandwidth int64 = math.MaxUint64 / rateScale
 // Resource is a bandwidth resource (one direction of a link, a port, a NIC)
 // shared max–min fairly by the flows that cross it.
 type Resource struct {
-	name string
-	bw   int64
-	cap  uint64 // bw·rateScale
-	e    *Engine
+	// What recomputation touches comes first: 64 bytes, one cache line
+	// of a 128-byte-aligned resource (NewResources).
+	mark uint64 // scratch for recomputation and group building
 	// users are the flows currently crossing the resource.
 	users []user
-
-	// scratch for recomputation and group building
-	mark  uint64
+	cap   uint64 // bw·rateScale
 	rem   uint64
 	wsum  uint64
 	level uint64 // rem/wsum, kept up to date during progressive filling
-	gidx  int
+
+	// inline backs users while at most len(inline) flows cross it, so a
+	// port's users sit next to it.
+	inline [2]user
+	e      *Engine
+	name   string
+	gidx   int32
 }
 
 type user struct {
@@ -59,7 +62,9 @@ func NewResource(name string, bytesPerSec int64) *Resource {
 	if bytesPerSec <= 0 || bytesPerSec > MaxBandwidth {
 		panic("sim: NewResource bandwidth out of range (0, MaxBandwidth]")
 	}
-	return &Resource{name: name, bw: bytesPerSec, cap: uint64(bytesPerSec) * rateScale}
+	r := &Resource{name: name, cap: uint64(bytesPerSec) * rateScale}
+	r.users = r.inline[:0]
+	return r
 }
 
 // NewResources returns len(names) resources in one allocation, resource i
@@ -75,7 +80,8 @@ func NewResources(names []string, bytesPerSec []int64) []*Resource {
 		if bw <= 0 || bw > MaxBandwidth {
 			panic("sim: NewResources bandwidth out of range (0, MaxBandwidth]")
 		}
-		block[i] = Resource{name: names[i], bw: bw, cap: uint64(bw) * rateScale}
+		block[i] = Resource{name: names[i], cap: uint64(bw) * rateScale}
+		block[i].users = block[i].inline[:0]
 		out[i] = &block[i]
 	}
 	return out
@@ -85,7 +91,7 @@ func NewResources(names []string, bytesPerSec []int64) []*Resource {
 func (r *Resource) Name() string { return r.name }
 
 // Bandwidth is the resource's capacity in bytes/s.
-func (r *Resource) Bandwidth() int64 { return r.bw }
+func (r *Resource) Bandwidth() int64 { return int64(r.cap / rateScale) }
 
 // Users is the number of flows currently crossing r.
 func (r *Resource) Users() int { return len(r.users) }
@@ -232,7 +238,7 @@ func (e *Engine) aggregate(members [][]*Resource) []resUse {
 				continue
 			}
 			r.mark = e.epoch
-			r.gidx = len(res)
+			r.gidx = int32(len(res))
 			res = append(res, resUse{r: r, w: 1})
 		}
 	}
