@@ -270,7 +270,7 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 		}
 		r.users = append(r.users, user{f: f, w: ru.w})
 	}
-	e.recompute(f.res)
+	e.recompute(f.res, f)
 	return f
 }
 
@@ -300,7 +300,7 @@ func (e *Engine) finish(f *Flow) {
 		r.users = us[:n]
 	}
 	if len(f.res) > 0 {
-		e.recompute(f.res)
+		e.recompute(f.res, nil)
 	}
 	if f.onDone != nil {
 		f.onDone()
@@ -311,7 +311,10 @@ func (e *Engine) finish(f *Flow) {
 // resources in seeds up to date at Now and recomputes their max–min fair
 // rates by progressive filling in integer work units, then reschedules the
 // completion of each flow whose rate changed.
-func (e *Engine) recompute(seeds []resUse) {
+//
+// self, if not nil, is the flow that just started over exactly the seeds:
+// its resources are all seeds already, so its list is not walked again.
+func (e *Engine) recompute(seeds []resUse, self *Flow) {
 	e.epoch++
 	ep := e.epoch
 	res := e.compRes[:0]
@@ -322,19 +325,38 @@ func (e *Engine) recompute(seeds []resUse) {
 			res = append(res, ru.r)
 		}
 	}
+	// One pass finds the connected flows and resources and sets each
+	// resource's fair level (the active list keeps the visiting order).
+	act := e.active[:0]
 	for i := 0; i < len(res); i++ {
-		for _, u := range res[i].users {
+		r := res[i]
+		var wsum uint64
+		for _, u := range r.users {
+			wsum += u.w
 			if u.f.mark == ep {
 				continue
 			}
 			u.f.mark = ep
 			fl = append(fl, u.f)
+			if u.f == self {
+				continue
+			}
 			for _, ru := range u.f.res {
 				if ru.r.mark != ep {
 					ru.r.mark = ep
 					res = append(res, ru.r)
 				}
 			}
+		}
+		r.rem, r.wsum = r.cap, wsum
+		switch wsum {
+		case 0:
+		case 1:
+			r.level = r.rem
+			act = append(act, r)
+		default:
+			r.level = r.rem / wsum
+			act = append(act, r)
 		}
 	}
 	now := e.now
@@ -343,18 +365,6 @@ func (e *Engine) recompute(seeds []resUse) {
 		f.last = now
 		f.frozen = false
 		f.nrate = 0
-	}
-	act := e.active[:0]
-	for _, r := range res {
-		r.rem = r.cap
-		r.wsum = 0
-		for _, u := range r.users {
-			r.wsum += u.w
-		}
-		if r.wsum > 0 {
-			r.level = r.rem / r.wsum
-			act = append(act, r)
-		}
 	}
 	for len(act) > 0 {
 		// The resource with the lowest fair level saturates first.
