@@ -260,6 +260,7 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 		e.schedule(f, e.now)
 		return f
 	}
+	shared, alone := false, uint64(math.MaxUint64)
 	for _, ru := range f.res {
 		r := ru.r
 		if r.e != e {
@@ -269,8 +270,26 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 			r.e, r.mark = e, 0
 		}
 		r.users = append(r.users, user{f: f, w: ru.w})
+		if len(r.users) > 1 {
+			shared = true
+		} else if l := r.cap / ru.w; l < alone {
+			alone = l
+		}
 	}
-	e.recompute(f.res, f)
+	if shared {
+		e.recompute(f.res, f)
+		return f
+	}
+	// Alone on its resources (most ring phases of a replay): progressive
+	// filling saturates its lowest fair level at once, which is what
+	// recompute would find.
+	if alone > 0 {
+		f.rate = alone
+		if e.ftrace != nil {
+			e.ftrace.FlowRate(e.now, f, int64(f.rate/rateScale))
+		}
+		e.schedule(f, finishAt(e.now, f.hi, f.lo, f.rate))
+	}
 	return f
 }
 
@@ -285,6 +304,7 @@ func (e *Engine) finish(f *Flow) {
 	}
 	f.hi, f.lo, f.rate = 0, 0, 0
 	e.flows--
+	shared := false
 	for _, ru := range f.res {
 		// A resource has few users (the flows crossing one port), so a
 		// scan is cheaper than keeping each flow's index per resource.
@@ -298,8 +318,10 @@ func (e *Engine) finish(f *Flow) {
 		us[i] = us[n]
 		us[n] = user{}
 		r.users = us[:n]
+		shared = shared || n > 0
 	}
-	if len(f.res) > 0 {
+	// If no other flow crossed its resources, no rate changes.
+	if shared {
 		e.recompute(f.res, nil)
 	}
 	if f.onDone != nil {

@@ -152,3 +152,43 @@ func TestShape(t *testing.T) {
 	}()
 	New().StartShape(1, s, nil)
 }
+
+// A group alone on its resources takes its rate from its lowest fair level
+// at once (no recomputation), finishing after the largest
+// TransferTime(weight·bytes, bandwidth) over its resources; when it leaves
+// shared resources the other flows speed up, when it leaves its own nothing
+// else changes.
+func TestGroupAlone(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		bytes int64
+	}{{"1MB", 1e6}, {"odd", 999_983}, {"1B", 1}} {
+		e := New()
+		a, b := NewResource("a", 100e9), NewResource("b", 30e9)
+		g := e.StartGroup(c.bytes, [][]*Resource{{a, b}, {a}, {b, b}}, nil) // a: 2, b: 3
+		want := max(TransferTime(2*c.bytes, 100e9), TransferTime(3*c.bytes, 30e9))
+		x := NewResource("x", 50e9)
+		alone := e.StartFlow(c.bytes, []*Resource{x}, nil)
+		e.Run()
+		if g.End() != Time(want) || alone.End() != TransferTime(c.bytes, 50e9) {
+			t.Errorf("%s: group ends %d, want %d; flow ends %d, want %d", c.name, g.End(), want, alone.End(), TransferTime(c.bytes, 50e9))
+		}
+		// Shared then alone again: a flow on b shares it with the group
+		// (weight 3 + 1 = 4 on 30 GB/s), then runs alone at full rate.
+		e2 := New()
+		a2, b2 := NewResource("a", 100e9), NewResource("b", 30e9)
+		g2 := e2.StartGroup(c.bytes, [][]*Resource{{a2, b2}, {a2}, {b2, b2}}, nil)
+		f2 := e2.StartFlow(4*c.bytes, []*Resource{b2}, nil)
+		e2.Run()
+		// While both run, b gives each weight unit 30e9/4: the group needs
+		// 3·bytes at 3/4 of b, the flow 4·bytes at 1/4 of b; the group ends
+		// first (at TransferTime(4·bytes, b)), then the flow has 3·bytes
+		// left alone on b.
+		if want := TransferTime(4*c.bytes, 30e9); g2.End() != want {
+			t.Errorf("%s: shared group ends %d, want %d", c.name, g2.End(), want)
+		}
+		if want := TransferTime(4*c.bytes, 30e9) + TransferTime(3*c.bytes, 30e9); f2.End() < want-1 || f2.End() > want+1 {
+			t.Errorf("%s: flow ends %d, want %d (±1 ps)", c.name, f2.End(), want)
+		}
+	}
+}
