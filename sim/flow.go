@@ -272,8 +272,12 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 		r.users = append(r.users, user{f: f, w: ru.w})
 		if len(r.users) > 1 {
 			shared = true
-		} else if l := r.cap / ru.w; l < alone {
-			alone = l
+		} else {
+			l := r.cap
+			if ru.w > 1 {
+				l /= ru.w
+			}
+			alone = min(alone, l)
 		}
 	}
 	if shared {
