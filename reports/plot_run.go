@@ -251,7 +251,6 @@ func (run *Run) ganttPlot() GanttPlot {
 	}
 	p.Kinds = append(p.Kinds, ExposedKind, WaitKind)
 	for rank := 0; rank < ranks; rank++ {
-		var comp, comm, wait []ival
 		rows := map[zero.Stream]*GanttRow{}
 		var order []zero.Stream
 		for st := range used {
@@ -272,20 +271,14 @@ func (run *Run) ganttPlot() GanttPlot {
 			} else {
 				row.Bars = append(row.Bars, GanttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
 			}
-			if t.Kind.IsComm() {
-				comm = append(comm, ival{sp.Start, sp.End})
-				wait = append(wait, ival{sp.Arrive, sp.Start})
-			} else {
-				comp = append(comp, ival{sp.Start, sp.End})
-			}
 		}
 		if cr := rows[zero.Compute]; cr != nil {
-			comp, comm = ivUnion(comp), ivUnion(comm)
-			for _, x := range ivMinus(comm, comp) {
-				cr.Bars = append(cr.Bars, GanttBar{Kind: ExposedKind, Start: int64(x.lo), End: int64(x.hi)})
+			exposed, waiting := zero.Exposure(sc, r.Spans[rank])
+			for _, x := range exposed {
+				cr.Bars = append(cr.Bars, GanttBar{Kind: ExposedKind, Start: int64(x.Lo), End: int64(x.Hi)})
 			}
-			for _, x := range ivMinus(ivMinus(ivUnion(wait), comp), comm) {
-				cr.Bars = append(cr.Bars, GanttBar{Kind: WaitKind, Start: int64(x.lo), End: int64(x.hi)})
+			for _, x := range waiting {
+				cr.Bars = append(cr.Bars, GanttBar{Kind: WaitKind, Start: int64(x.Lo), End: int64(x.Hi)})
 			}
 		}
 		for _, s := range order {

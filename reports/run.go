@@ -391,76 +391,14 @@ func (run *Run) peakText() string {
 	return s
 }
 
-// exposedGather returns, over all ranks, the exposed all-gather time and
-// the all-gather busy time (union of all-gather intervals) from the spans;
-// ok is false without spans or all-gathers.
+// exposedGather returns the exposed and the busy all-gather time summed
+// over ranks; ok is false when the step has no all-gather.
 func (run *Run) exposedGather() (exposed, busy units.Duration, ok bool) {
-	r := run.Result
-	if len(r.Spans) == 0 {
-		return 0, 0, false
-	}
-	for rank, spans := range r.Spans {
-		var ag []ival
-		for _, sp := range spans {
-			if r.Schedule.Tasks[sp.Task].Kind == zero.AllGather {
-				ag = append(ag, ival{sp.Start, sp.End})
-			}
-		}
-		busy += ivLen(ivUnion(ag))
-		if rank < len(r.Ranks) {
-			exposed += r.Ranks[rank].ExposedAllGather
-		}
+	for _, st := range run.Result.Ranks {
+		exposed += st.ExposedAllGather
+		busy += st.AllGather
 	}
 	return exposed, busy, busy > 0
-}
-
-type ival struct{ lo, hi units.Duration }
-
-func ivUnion(iv []ival) []ival {
-	iv = slices.Clone(iv)
-	slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.lo, b.lo) })
-	var out []ival
-	for _, x := range iv {
-		if x.hi <= x.lo {
-			continue
-		}
-		if n := len(out); n > 0 && x.lo <= out[n-1].hi {
-			out[n-1].hi = max(out[n-1].hi, x.hi)
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
-
-func ivLen(iv []ival) units.Duration {
-	var t units.Duration
-	for _, x := range iv {
-		t += x.hi - x.lo
-	}
-	return t
-}
-
-// ivMinus returns the parts of a (sorted, disjoint) not covered by b (sorted, disjoint).
-func ivMinus(a, b []ival) []ival {
-	var out []ival
-	j := 0
-	for _, x := range a {
-		lo := x.lo
-		for j < len(b) && b[j].hi <= lo {
-			j++
-		}
-		for k := j; k < len(b) && b[k].lo < x.hi; k++ {
-			if b[k].lo > lo {
-				out = append(out, ival{lo, b[k].lo})
-			}
-			lo = max(lo, b[k].hi)
-		}
-		if lo < x.hi {
-			out = append(out, ival{lo, x.hi})
-		}
-	}
-	return out
 }
 
 // Findings states the key figures of the run in words, computed from the
@@ -479,7 +417,7 @@ func (run *Run) Findings() []string {
 			percent(int64(exposed), n*int64(r.StepTime)), percent(int64(wait), n*int64(r.StepTime)), n))
 	}
 	if e, busy, ok := run.exposedGather(); ok {
-		n := units.Duration(max(len(r.Spans), 1))
+		n := units.Duration(max(len(r.Ranks), 1))
 		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v per rank on average).", r.Stage, percent(int64(e), int64(busy)), e/n, busy/n))
 	}
 	var all int64

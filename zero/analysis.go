@@ -18,6 +18,9 @@ type RankStats struct {
 	Wait        units.Duration
 	Idle        units.Duration
 	End         units.Duration
+	// AllGather is the time during which any parameter all-gather of the
+	// rank runs, hidden or not.
+	AllGather units.Duration
 	// ExposedAllGather is the part of ExposedComm during which a parameter
 	// all-gather runs (what ZeRO-3 prefetch hides).
 	ExposedAllGather units.Duration
@@ -91,8 +94,9 @@ func (e *executor) rankStats(r int, step units.Duration) RankStats {
 	comp, comm, wait = union(comp), union(comm), union(wait)
 	exposed := minus(comm, comp)
 	waitOnly := minus(minus(wait, comp), comm)
+	ag = union(ag)
 	st := RankStats{Rank: r, Compute: length(comp), ExposedComm: length(exposed), Wait: length(waitOnly),
-		ExposedAllGather: length(minus(union(ag), comp))}
+		AllGather: length(ag), ExposedAllGather: length(minus(ag, comp))}
 	for t := range e.sc.Tasks {
 		st.End = max(st.End, e.end[e.at(r, int32(t))])
 	}
@@ -228,4 +232,32 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 	}
 	slices.Sort(comps)
 	return &Straggler{Rank: best, Caused: caused[best], Compute: stats[best].Compute, MedianCompute: comps[len(comps)/2]}
+}
+
+// Interval is a stretch [Lo, Hi) of simulated time.
+type Interval struct{ Lo, Hi units.Duration }
+
+// Exposure splits one rank's timeline (its spans from Result.Spans) into the
+// intervals of exposed communication — a collective of the rank runs while
+// its compute stream is idle — and of waiting for peers at a collective,
+// both sorted and disjoint: the same split RankStats measures.
+func Exposure(sc *Schedule, spans []Span) (exposed, waiting []Interval) {
+	var comp, comm, wait []interval
+	for _, sp := range spans {
+		if sc.Tasks[sp.Task].Kind.IsComm() {
+			comm = append(comm, interval{sp.Start, sp.End})
+			wait = append(wait, interval{sp.Arrive, sp.Start})
+		} else {
+			comp = append(comp, interval{sp.Start, sp.End})
+		}
+	}
+	comp, comm = union(comp), union(comm)
+	conv := func(iv []interval) []Interval {
+		out := make([]Interval, len(iv))
+		for i, x := range iv {
+			out[i] = Interval{x.lo, x.hi}
+		}
+		return out
+	}
+	return conv(minus(comm, comp)), conv(minus(minus(union(wait), comp), comm))
 }

@@ -36,7 +36,8 @@ type Result struct {
 	Events int64
 	// Schedule is the task template every rank ran.
 	Schedule *Schedule
-	// Spans holds the per-rank task timelines (rank-major) when kept.
+	// Spans holds the per-rank task timelines (rank-major) when kept: every
+	// rank's, or the first Options.SpanRanks ranks'.
 	Spans [][]Span
 	// MemoryModel is the analytic memory report the timeline follows;
 	// Memory is the timeline of Options.MemoryRank and PeakMemory every

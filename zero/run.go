@@ -16,6 +16,9 @@ type Options struct {
 	// KeepSpans keeps every rank's task timeline in Result.Spans (for
 	// traces and timeline plots); off for large sweeps.
 	KeepSpans bool
+	// SpanRanks, if > 0, keeps the timelines of the first SpanRanks ranks
+	// only (a trace of 16,384 ranks is rarely wanted).
+	SpanRanks int
 	// MemoryRank is the rank whose memory timeline Result.Memory holds.
 	MemoryRank int
 	// Full simulates every rank even when the scenario is symmetric (see
@@ -102,7 +105,11 @@ func (n *fabricNet) Start(c netCollective, done func()) {
 	key := prepKey{c.Kind, c.Group, c.Index, c.Bytes}
 	p := n.prep[key]
 	if p == nil {
-		spec := collectives.Spec{Op: opOf[c.Kind], Algo: n.algo, Group: c.Members, Bytes: units.Bytes(c.Bytes)}
+		algo := n.algo
+		if algo == collectives.Tree && c.Kind != AllReduce {
+			algo = collectives.Ring // trees only all-reduce; NCCL rings the rest
+		}
+		spec := collectives.Spec{Op: opOf[c.Kind], Algo: algo, Group: c.Members, Bytes: units.Bytes(c.Bytes)}
 		pr, err := n.f.Prepare(spec, n.keep)
 		if err != nil {
 			if n.err == nil {
@@ -201,11 +208,12 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		}
 	}
 	ex := newExecutor(sc, engineClock{eng}, net, speed, sym, reps)
-	if err := ex.run(); err != nil {
-		return nil, err
-	}
+	err = ex.run()
 	if net.err != nil {
-		return nil, net.err
+		return nil, net.err // a collective that could not start is the cause of any stall
+	}
+	if err != nil {
+		return nil, err
 	}
 	res, err := ex.result(s, net, eng.Events(), opt)
 	if err != nil {
@@ -322,7 +330,11 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	res.CriticalPath = e.criticalPath()
 	res.Straggler = e.straggler(res.Ranks)
 	if opt.KeepSpans {
-		for r := 0; r < sc.N; r++ {
+		n := sc.N
+		if opt.SpanRanks > 0 {
+			n = min(n, opt.SpanRanks)
+		}
+		for r := 0; r < n; r++ {
 			res.Spans = append(res.Spans, e.spans(r))
 		}
 	}

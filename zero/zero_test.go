@@ -301,3 +301,28 @@ func TestSingleRankHasNoCollectives(t *testing.T) {
 		}
 	}
 }
+
+// communication.algorithm=tree applies to all-reduces; reduce-scatters and
+// all-gathers have no tree and run as rings (as NCCL does), for every stage.
+func TestTreeAlgorithmFallsBackToRing(t *testing.T) {
+	for stage := 0; stage <= 3; stage++ {
+		s := mlp(stage, 2, 256, 4)
+		s.Communication.Algorithm = "tree"
+		tree, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatalf("stage %d: %v", stage, err)
+		}
+		s.Communication.Algorithm = "ring"
+		ring, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Only the all-reduces differ.
+		for i, p := range tree.Phases {
+			q := ring.Phases[i]
+			if p.Phase != PhaseBackwardAR && p.Phase != PhaseInterAR && (p.Wire[0] != q.Wire[0] || p.Wire[1] != q.Wire[1]) {
+				t.Errorf("stage %d %s: tree wire %v, ring %v", stage, p.Phase, p.Wire, q.Wire)
+			}
+		}
+	}
+}

@@ -101,7 +101,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if o.rank < 0 || o.rank >= s.N() {
 		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
 	}
-	res, err := zero.Replay(s, zero.Options{KeepSpans: true, MemoryRank: o.rank, Full: o.full})
+	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MemoryRank: o.rank, Full: o.full})
 	if err != nil {
 		return inputError{err}
 	}
