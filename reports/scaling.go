@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/zerosim/zerosim/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -34,7 +36,7 @@ type ScalingPoint struct {
 
 // WriteScalingTable prints the points as a table.
 func WriteScalingTable(w io.Writer, pts []ScalingPoint) error {
-	t := tablewriter.NewTable(w)
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("ranks", "wall time", "events", "events/s", "allocated", "peak heap", "simulated step")
 	for _, p := range pts {
 		rate := 0.0
@@ -43,7 +45,7 @@ func WriteScalingTable(w io.Writer, pts []ScalingPoint) error {
 		}
 		if err := t.Append(strconv.Itoa(p.Ranks), fmt.Sprintf("%.3f s", p.Seconds), strconv.FormatInt(p.Events, 10),
 			fmt.Sprintf("%.2f M", rate/1e6), fmt.Sprintf("%.1f MiB", float64(p.AllocBytes)/(1<<20)),
-			fmt.Sprintf("%.1f MiB", float64(p.PeakHeapBytes)/(1<<20)), Micros(p.StepPs)+" µs"); err != nil {
+			fmt.Sprintf("%.1f MiB", float64(p.PeakHeapBytes)/(1<<20)), units.Duration(p.StepPs).String()); err != nil {
 			return err
 		}
 	}
