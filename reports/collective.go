@@ -7,8 +7,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // CollectiveReport is the result of `zerosim collective`: one row per
@@ -106,11 +104,7 @@ func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
 	if _, err := fmt.Fprintf(w, "# %s (%s) over %d ranks%s on %s\n", r.Op, r.Algorithm, len(r.Group), at, r.Cluster); err != nil {
 		return err
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignment(tw.AlignRight),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
+	t := newTable(w, len(r.header()), 2)
 	t.Header(r.header())
 	for i := range r.Rows {
 		if err := t.Append(r.Rows[i].cells()); err != nil {

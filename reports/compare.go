@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -325,22 +323,6 @@ func humanValue(unit string, v int64) string {
 	return units.Bytes(v).SI()
 }
 
-func newCompareTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
-	align := tw.CellAlignment{Global: tw.AlignRight, PerColumn: make([]tw.Align, cols)}
-	for i := range align.PerColumn {
-		align.PerColumn[i] = tw.AlignRight
-	}
-	align.PerColumn[0] = tw.AlignLeft
-	for _, c := range left {
-		align.PerColumn[c] = tw.AlignLeft
-	}
-	return tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(align),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
-}
 
 // WriteCompareTable writes the side-by-side table (human units, deltas in
 // % against the first variant), then the slow-link section if any.
@@ -360,7 +342,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 			head = append(head, "Δ vs "+c.Variants[0].Label)
 		}
 	}
-	t := newCompareTable(w, len(head))
+	t := newTable(w, len(head), 0)
 	t.Header(head)
 	for _, r := range c.Rows {
 		row := []string{r.Metric}
@@ -388,7 +370,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	}
 	head = []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
 		"network total", "nvlink total", "step time", "peak memory"}
-	t = newCompareTable(w, len(head), 1)
+	t = newTable(w, len(head), 0, 1)
 	t.Header(head)
 	for _, r := range sl.Rows {
 		if err := t.Append([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).SI(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),

@@ -48,7 +48,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 		return err
 	}
 	head := []string{"stage", "K", "peak per GPU", "at rest", "fits", "min dp", "GPUs", "nodes", "peak there", "largest model (params)", "layers", "its peak"}
-	t := newCompareTable(w, len(head))
+	t := newTable(w, len(head), 0)
 	t.Header(head)
 	for _, r := range f.Rows {
 		fits := "no"

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/units"
 )
@@ -53,25 +51,6 @@ func memoryTitle(r *memory.Report) string {
 	return s
 }
 
-// newMemoryTable makes a table whose text columns (left) are left-aligned
-// and the rest right-aligned; long notes are not wrapped.
-func newMemoryTable(w io.Writer, left ...int) *tablewriter.Table {
-	align := tw.CellAlignment{Global: tw.AlignRight, PerColumn: make([]tw.Align, 9)}
-	for i := range align.PerColumn {
-		align.PerColumn[i] = tw.AlignRight
-	}
-	for _, c := range left {
-		align.PerColumn[c] = tw.AlignLeft
-	}
-	return tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(align),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithFooterAutoFormat(tw.Off),
-		tablewriter.WithFooterAlignmentConfig(align),
-	)
-}
 
 func fitsText(r *memory.Report, u MemoryUnits) string {
 	if r.GPUMemory <= 0 {
@@ -115,7 +94,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 		_, err := fmt.Fprintf(w, "n/a: %s\n", r.NotApplicable)
 		return err
 	}
-	t := newMemoryTable(w, 0, 5, 7)
+	t := newTable(w, 9, 0, 5, 7)
 	t.Header([]string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"})
 	for _, c := range r.Components {
 		phase := c.PeakPhase.String()
@@ -161,7 +140,7 @@ func writeMemorySummary(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
 	if _, err := fmt.Fprintln(w, "# summary (bytes per GPU)"); err != nil {
 		return err
 	}
-	t := newMemoryTable(w, 1, 2, 7, 8)
+	t := newTable(w, 9, 1, 2, 7, 8)
 	t.Header([]string{"stage", "estimator", "convention", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "fits"})
 	for _, r := range rs {
 		row := []string{strconv.Itoa(r.Stage), r.Estimator, r.ConventionName}

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -181,23 +179,7 @@ func (t *table) render(w io.Writer) error {
 	if len(t.Rows) == 0 {
 		return t.notes(w) // an empty table says nothing its notes don't
 	}
-	align := tw.CellAlignment{Global: tw.AlignRight, PerColumn: make([]tw.Align, len(t.Header))}
-	for i := range align.PerColumn {
-		align.PerColumn[i] = tw.AlignRight
-	}
-	for _, c := range t.left {
-		if c < len(align.PerColumn) {
-			align.PerColumn[c] = tw.AlignLeft
-		}
-	}
-	tab := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(align),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithFooterAutoFormat(tw.Off),
-		tablewriter.WithFooterAlignmentConfig(align),
-	)
+	tab := newTable(w, len(t.Header), t.left...)
 	tab.Header(t.Header)
 	for _, r := range t.Rows {
 		if err := tab.Append(r); err != nil {

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/zerosim/zerosim/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -36,7 +34,7 @@ type ScalingPoint struct {
 
 // WriteScalingTable prints the points as a table.
 func WriteScalingTable(w io.Writer, pts []ScalingPoint) error {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t := newTable(w, 7)
 	t.Header("ranks", "wall time", "events", "events/s", "allocated", "peak heap", "simulated step")
 	for _, p := range pts {
 		rate := 0.0

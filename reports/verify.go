@@ -6,8 +6,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // VerifyReport is the result of `zerosim verify`: one row per configuration
@@ -82,12 +80,6 @@ func passFail(ok bool) string {
 	return "FAIL"
 }
 
-func newTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-	)
-}
 
 // WriteVerifyTable writes r as a terminal table, a drift table when
 // present, and a summary line.
@@ -95,7 +87,7 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	if _, err := fmt.Fprintf(w, "# verify %s: N = %d ranks, %d configurations, sharded vs unsharded bit for bit\n", r.Scenario, r.N, len(r.Rows)); err != nil {
 		return err
 	}
-	t := newTable(w)
+	t := newTable(w, 13, 0, 3, 4, 5, 9, 12)
 	t.Header([]string{"model", "stage", "K", "bucket", "padding", "mode", "steps", "elems", "padded", "result", "max |diff|", "max ULP", "first mismatch"})
 	failed := 0
 	for _, row := range r.Rows {
@@ -115,7 +107,7 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 		if _, err := fmt.Fprintln(w, "# native reduction drift (ring order, rounding per hop) between two K, bf16 params after each step"); err != nil {
 			return err
 		}
-		d := newTable(w)
+		d := newTable(w, 8, 0)
 		d.Header([]string{"mode", "K", "vs K", "step", "max ULP", "max |diff|", "differ", "of"})
 		for _, x := range r.Drift {
 			if err := d.Append([]string{x.Mode, strconv.Itoa(x.KA), strconv.Itoa(x.KB), strconv.Itoa(x.Step), strconv.Itoa(x.MaxULP),
@@ -167,7 +159,7 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 	if _, err := fmt.Fprintf(w, "# reference %s: kind %s, generator %q\n", r.File, r.Kind, r.Generator); err != nil {
 		return err
 	}
-	t := newTable(w)
+	t := newTable(w, 5, 0, 2, 3, 4)
 	t.Header([]string{"check", "compared", "result", "measure", "detail"})
 	failed := 0
 	for _, c := range r.Checks {
