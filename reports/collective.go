@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
 )
 
 // CollectiveReport is the result of `zerosim collective`: one row per

@@ -323,7 +323,6 @@ func humanValue(unit string, v int64) string {
 	return units.Bytes(v).SI()
 }
 
-
 // WriteCompareTable writes the side-by-side table (human units, deltas in
 // % against the first variant), then the slow-link section if any.
 func WriteCompareTable(w io.Writer, c *Comparison) error {

@@ -51,7 +51,6 @@ func memoryTitle(r *memory.Report) string {
 	return s
 }
 
-
 func fitsText(r *memory.Report, u MemoryUnits) string {
 	if r.GPUMemory <= 0 {
 		return "unknown (no gpu_memory)"

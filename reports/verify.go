@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
 )
 
 // VerifyReport is the result of `zerosim verify`: one row per configuration
@@ -79,7 +78,6 @@ func passFail(ok bool) string {
 	}
 	return "FAIL"
 }
-
 
 // WriteVerifyTable writes r as a terminal table, a drift table when
 // present, and a summary line.
