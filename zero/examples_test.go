@@ -75,11 +75,7 @@ func TestSeed000K4Example(t *testing.T) {
 			t.Fatal(err)
 		}
 		S := res.Schedule.GradBytes()
-		var total, busiest int64
-		for _, p := range res.Phases {
-			total += p.Wire[topology.Inter]
-			busiest += p.MaxRankWire[topology.Inter]
-		}
+		total, busiest := slowLink(res)
 		if busiest != tc.num*S/tc.den || total != tc.totalXS*S {
 			t.Errorf("%v: slow link busiest %d (want %d/%d·S = %d), total %d (want %d·S = %d)", tc.sets, busiest, tc.num, tc.den, tc.num*S/tc.den, total, tc.totalXS, tc.totalXS*S)
 		}

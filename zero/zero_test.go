@@ -161,6 +161,16 @@ func TestSeed001ReduceScatterMovesTwoThirds(t *testing.T) {
 	}
 }
 
+// slowLink sums the step's network bytes: over all ranks, and the busiest
+// rank's per phase.
+func slowLink(res *Result) (total, busiest int64) {
+	for _, p := range res.Phases {
+		total += p.Wire[topology.Inter]
+		busiest += p.MaxRankWire[topology.Inter]
+	}
+	return total, busiest
+}
+
 func phaseWire(res *Result, ph Phase) PhaseBytes {
 	for _, p := range res.Phases {
 		if p.Phase == ph {
@@ -182,11 +192,7 @@ func TestSeed000KSlowLinkBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		S := res.Schedule.GradBytes()
-		var total, busiest int64
-		for _, p := range res.Phases {
-			total += p.Wire[topology.Inter]
-			busiest += p.MaxRankWire[topology.Inter]
-		}
+		total, busiest := slowLink(res)
 		wantTotal, wantBusiest := 7*S, 7*S/4
 		if k == 4 {
 			wantTotal, wantBusiest = 6*S, 3*S/4
