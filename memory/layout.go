@@ -184,8 +184,8 @@ func NewLayout(spec LayoutSpec) (*Layout, error) {
 	if spec.Padding == PadToy && spec.BucketElems > 0 && !spec.PerUnit {
 		// Bound the bucket count before laying anything out.
 		if nb := (l.Numel-1)/spec.BucketElems + 1; nb > MaxBuckets {
-			return nil, fmt.Errorf("memory: layout: %d buckets of %d elements for %d elements: more than %d",
-				nb, spec.BucketElems, l.Numel, MaxBuckets)
+			return nil, fmt.Errorf("memory: layout: %d buckets of %d elements for %d elements: more than %d (use buckets of at least %d elements)",
+				nb, spec.BucketElems, l.Numel, MaxBuckets, (l.Numel-1)/MaxBuckets+1)
 		}
 	}
 	var err error
@@ -245,8 +245,8 @@ func lcm(a, b int64) (int64, error) {
 
 func (l *Layout) addBucket(b Bucket) error {
 	if len(l.Buckets) >= MaxBuckets {
-		return fmt.Errorf("memory: layout: more than %d buckets: bucket size %d elements is too small for %d elements",
-			MaxBuckets, l.Spec.BucketElems, l.Numel)
+		return fmt.Errorf("memory: layout: more than %d buckets: bucket size %d elements is too small for %d elements (use buckets of at least %d elements)",
+			MaxBuckets, l.Spec.BucketElems, l.Numel, (l.Numel-1)/MaxBuckets+1)
 	}
 	l.Buckets = append(l.Buckets, b)
 	return nil
