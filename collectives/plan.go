@@ -3,8 +3,6 @@ package collectives
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"strings"
 
 	"github.com/zerosim/zerosim/topology"
@@ -505,13 +503,5 @@ func (p *Plan) EachTransfer(fn func(src, dst int, c topology.Class, b units.Byte
 // transferTime is units.TransferTime, or ErrOverflow instead of a panic
 // when the time does not fit in int64 picoseconds.
 func transferTime(b units.Bytes, bw units.Bandwidth) (units.Duration, error) {
-	hi, lo := bits.Mul64(uint64(b), uint64(units.Second))
-	if hi >= uint64(bw) {
-		return 0, units.ErrOverflow
-	}
-	q, r := bits.Div64(hi, lo, uint64(bw))
-	if q > math.MaxInt64-1 || (q == math.MaxInt64-1 && r != 0) {
-		return 0, units.ErrOverflow
-	}
-	return units.TransferTime(b, bw), nil
+	return units.CheckedTransferTime(b, bw)
 }

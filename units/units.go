@@ -212,25 +212,46 @@ func Mul(a, b int64) (int64, error) {
 	return c, nil
 }
 
-// MulDivCeil returns ceil(a*b/c) for non-negative a, b and positive c,
-// computed in 128 bits. It panics if c is not positive or the result does not
-// fit in an int64; callers pass validated quantities.
-func MulDivCeil(a, b, c int64) int64 {
+// CheckedMulDivCeil returns ceil(a*b/c) for non-negative a, b and positive
+// c, computed in 128 bits, or ErrOverflow when the result does not fit in an
+// int64. Use it wherever the operands come from a scenario.
+func CheckedMulDivCeil(a, b, c int64) (int64, error) {
 	if a < 0 || b < 0 || c <= 0 {
-		panic("units: MulDivCeil needs a, b ≥ 0 and c > 0")
+		return 0, fmt.Errorf("units: ceil(%d·%d/%d): need a, b ≥ 0 and c > 0", a, b, c)
 	}
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
 	if hi >= uint64(c) {
-		panic("units: MulDivCeil overflow")
+		return 0, ErrOverflow
 	}
 	q, r := bits.Div64(hi, lo, uint64(c))
 	if r != 0 {
 		q++
 	}
 	if q > math.MaxInt64 {
-		panic("units: MulDivCeil overflow")
+		return 0, ErrOverflow
 	}
-	return int64(q)
+	return int64(q), nil
+}
+
+// CheckedTransferTime is TransferTime, or ErrOverflow when the time does not
+// fit in int64 picoseconds (about 106 days).
+func CheckedTransferTime(n Bytes, bw Bandwidth) (Duration, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	d, err := CheckedMulDivCeil(int64(n), int64(Second), int64(bw))
+	return Duration(d), err
+}
+
+// MulDivCeil returns ceil(a*b/c) for non-negative a, b and positive c,
+// computed in 128 bits. It panics if c is not positive or the result does not
+// fit in an int64; callers pass validated quantities.
+func MulDivCeil(a, b, c int64) int64 {
+	v, err := CheckedMulDivCeil(a, b, c)
+	if err != nil {
+		panic("units: MulDivCeil: " + err.Error())
+	}
+	return v
 }
 
 // TransferTime is the time to move n bytes at bandwidth bw, rounded up to a

@@ -62,13 +62,19 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 		if s.Training.Recompute == "full" {
 			c.BwdFLOPs += c.FwdFLOPs
 		}
-		c.Fwd = l.Fwd
-		if c.Fwd == 0 && c.FwdFLOPs > 0 {
-			c.Fwd = units.Duration(units.MulDivCeil(c.FwdFLOPs, int64(units.Second), eff))
-		}
-		c.Bwd = l.Bwd
-		if c.Bwd == 0 && c.BwdFLOPs > 0 {
-			c.Bwd = units.Duration(units.MulDivCeil(c.BwdFLOPs, int64(units.Second), eff))
+		c.Fwd, c.Bwd = l.Fwd, l.Bwd
+		for _, x := range []struct {
+			d     *units.Duration
+			flops int64
+		}{{&c.Fwd, c.FwdFLOPs}, {&c.Bwd, c.BwdFLOPs}} {
+			if *x.d != 0 || x.flops == 0 {
+				continue
+			}
+			d, err := units.CheckedMulDivCeil(x.flops, int64(units.Second), eff)
+			if err != nil {
+				return nil, fmt.Errorf("zero: layer %q: %d FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and training.mfu)", l.Name, x.flops, eff, units.Duration(math.MaxInt64))
+			}
+			*x.d = units.Duration(d)
 		}
 		out[i] = c
 	}
@@ -94,7 +100,7 @@ func effectiveFLOPS(s *scenarios.Scenario) (int64, error) {
 	}
 	eff := math.Floor(float64(peak) * mfu)
 	if eff < 1 || eff > math.MaxInt64/2 {
-		return 0, fmt.Errorf("zero: effective FLOPS %g out of range", eff)
+		return 0, fmt.Errorf("zero: cluster.peak_bf16 × training.mfu = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after MFU)", eff)
 	}
 	return int64(eff), nil
 }
@@ -110,5 +116,9 @@ func OptimizerTime(s *scenarios.Scenario, elems int64) (units.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("zero: optimizer bytes: %w", err)
 	}
-	return units.TransferTime(units.Bytes(n), bw), nil
+	d, err := units.CheckedTransferTime(units.Bytes(n), bw)
+	if err != nil {
+		return 0, fmt.Errorf("zero: the optimizer step over %d B at %d B/s takes longer than %v (check cluster.hbm_bandwidth)", n, int64(bw), units.Duration(math.MaxInt64))
+	}
+	return d, nil
 }

@@ -3,6 +3,7 @@ package zero
 import (
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -101,6 +102,23 @@ func TestReplayDeterministic(t *testing.T) {
 		}
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("run %d differs from the first", i)
+		}
+	}
+}
+
+// Scenarios whose times do not fit in int64 picoseconds (about 106 days)
+// are errors naming the key to check, never a panic or a saturated step.
+func TestTimesBeyondRangeAreErrors(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"cluster.inter.bandwidth=1B/s", "the step runs past 9223372.037s, the range of int64 picoseconds (check the link bandwidths and latencies)"},
+		{"cluster.intra.latency=1000000s", "the step runs past 9223372.037s"},
+		{"cluster.hbm_bandwidth=1B/s", "B/s takes longer than 9223372.037s (check cluster.hbm_bandwidth)"},
+		{"cluster.peak_bf16=2", "FLOPs at 1 FLOP/s take longer than 9223372.037s (check cluster.peak_bf16 and training.mfu)"},
+		{"cluster.gpu_overrides=[{rank: 3, speed: 0.0000001}]", "rank 3: gpu speed 1e-07 is below 1e-6 (use a speed of at least 0.000001)"},
+	} {
+		_, err := Replay(example(t, "default", tc.set), Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tc.set, err, tc.want)
 		}
 	}
 }

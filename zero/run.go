@@ -2,6 +2,7 @@ package zero
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/memory"
@@ -183,8 +184,25 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true}), topo: topo, algo: algo,
 		prep: map[prepKey]*prepared{}}
 	speed := make([]float64, sc.N)
+	var longest units.Duration
+	for _, t := range sc.Tasks {
+		if !t.Kind.IsComm() {
+			longest = max(longest, t.Dur)
+		}
+	}
 	for r := range speed {
 		speed[r] = topo.Speed(r)
+		if speed[r] == 1 {
+			continue
+		}
+		// The executor scales compute times by 1e6/round-down(speed·1e6).
+		ppm := int64(speed[r] * 1_000_000)
+		if ppm < 1 {
+			return nil, fmt.Errorf("zero: rank %d: gpu speed %g is below 1e-6 (use a speed of at least 0.000001)", r, speed[r])
+		}
+		if _, err := units.CheckedMulDivCeil(int64(longest), 1_000_000, ppm); err != nil {
+			return nil, fmt.Errorf("zero: rank %d: at speed %g a %v task takes longer than %v (use a larger speed)", r, speed[r], longest, units.Duration(math.MaxInt64))
+		}
 	}
 	mrep, err := memory.Analyze(s, memory.Options{})
 	if err != nil {
@@ -218,6 +236,11 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res, err := ex.result(s, net, eng.Events(), opt)
 	if err != nil {
 		return nil, err
+	}
+	if res.StepTime >= units.Duration(sim.MaxTime) {
+		// The engine saturates times that overflow; a step that reaches
+		// the limit is not a result.
+		return nil, fmt.Errorf("zero: the step runs past %v, the range of int64 picoseconds (check the link bandwidths and latencies)", units.Duration(sim.MaxTime))
 	}
 	res.Symmetric = sym
 	for _, o := range s.Cluster.LinkOverrides {
