@@ -3,6 +3,7 @@ package collectives
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/zerosim/zerosim/topology"
@@ -450,15 +451,16 @@ func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
 		}
-		tt, err := transferTime(units.Bytes(b), t.Params(topology.LinkID(id)).Bandwidth)
+		bw := t.Params(topology.LinkID(id)).Bandwidth
+		tt, err := transferTime(units.Bytes(b), bw)
 		if err != nil {
-			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+			return 0, fmt.Errorf("collectives: %s: %d B at %d B/s take longer than %v, the range of int64 picoseconds (check the bandwidths)", ph.Name, b, int64(bw), units.Duration(math.MaxInt64))
 		}
 		worst = max(worst, tt)
 	}
 	d, err := units.Add(int64(ph.Latency), int64(worst))
 	if err != nil {
-		return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+		return 0, fmt.Errorf("collectives: %s: latency plus transfer take longer than %v, the range of int64 picoseconds (check the latencies)", ph.Name, units.Duration(math.MaxInt64))
 	}
 	return units.Duration(d), nil
 }

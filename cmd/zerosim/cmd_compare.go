@@ -96,7 +96,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	}
 	runs, err := sweep.Compare(variants, varyK)
 	if err != nil {
-		return err
+		return inputError{err} // a variant's scenario cannot be replayed
 	}
 	for _, sk := range runs.Skipped {
 		fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
