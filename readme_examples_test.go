@@ -1,0 +1,113 @@
+package zerosim_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// example is one "$ zerosim …" command of a README console block with the
+// output the README shows for it.
+type example struct {
+	line int
+	args []string
+	want []string
+	// exit is the code the README shows with "$ echo $?", or -1.
+	exit int
+}
+
+// readmeExamples parses the README's console blocks. `zerosim scaling`
+// measures this machine, so its output is not compared.
+func readmeExamples(t *testing.T) []example {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []example
+	in := false
+	for i, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "```console":
+			in = true
+		case in && line == "```":
+			in = false
+		case in && line == "$ echo $?":
+			out[len(out)-1].exit = -2 // the next line holds the code
+		case in && strings.HasPrefix(line, "$ zerosim "):
+			out = append(out, example{line: i + 1, args: strings.Fields(line)[2:], exit: -1})
+		case in && len(out) > 0 && out[len(out)-1].exit == -2:
+			code, err := strconv.Atoi(line)
+			if err != nil {
+				t.Fatalf("README.md:%d: %q after echo $? is not an exit code", i+1, line)
+			}
+			out[len(out)-1].exit = code
+		case in && len(out) > 0:
+			out[len(out)-1].want = append(out[len(out)-1].want, line)
+		}
+	}
+	return out
+}
+
+// matches reports whether got holds the want lines in order, where a want
+// line containing "…" stands for any number of lines (the README elides
+// long output), and every other line must match exactly.
+func matches(want, got []string) bool {
+	if len(want) == 0 {
+		return len(got) == 0
+	}
+	if strings.Contains(want[0], "…") {
+		for k := 0; k <= len(got); k++ {
+			if matches(want[1:], got[k:]) {
+				return true
+			}
+		}
+		return false
+	}
+	return len(got) > 0 && got[0] == want[0] && matches(want[1:], got[1:])
+}
+
+// Every zerosim command the README shows prints what the README says it
+// prints (with "…" lines as elisions), so the tour cannot drift from the
+// code.
+func TestREADMEExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the CLI")
+	}
+	bin := filepath.Join(t.TempDir(), "zerosim")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/zerosim").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	exs := readmeExamples(t)
+	if len(exs) < 8 {
+		t.Fatalf("found %d README examples, want the whole tour", len(exs))
+	}
+	for _, ex := range exs {
+		if ex.args[0] == "scaling" {
+			continue
+		}
+		cmd := exec.Command(bin, ex.args...)
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("README.md:%d: %v", ex.line, err)
+		}
+		if want := max(ex.exit, 0); code != want {
+			t.Errorf("README.md:%d: zerosim %s exited %d, README says %d", ex.line, strings.Join(ex.args, " "), code, want)
+		}
+		got := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+		if !matches(ex.want, got) {
+			t.Errorf("README.md:%d: zerosim %s prints something else than the README shows; got:\n%s", ex.line, strings.Join(ex.args, " "), buf.String())
+		}
+	}
+}
