@@ -314,7 +314,7 @@ func (l *loader) checkDims(m *Model) *Error {
 			return err
 		}
 	} else if l.has("model.arch") {
-		return l.errPath("model.arch", fmt.Sprintf("arch applies to kind transformer only (delete arch, or use kind: transformer)"))
+		return l.errPath("model.arch", "arch applies to kind transformer only (delete arch, or use kind: transformer)")
 	}
 	if m.FFN == 0 && !l.has("model.ffn") && m.Arch != ArchLlama {
 		m.FFN = 4 * m.Hidden
