@@ -54,9 +54,10 @@ func BenchmarkStep175BZeRO3_16kSymmetric(b *testing.B) { benchmarkStep(b, gpt3(2
 // BenchmarkStep_1k simulates every one of 1,024 ranks.
 func BenchmarkStep_1k(b *testing.B) { benchmarkStep(b, gpt3(128), Options{Full: true}) }
 
-// BenchmarkStepScaling runs the full simulation from 8 to 16,384 ranks.
+// BenchmarkStepScaling runs the full simulation from 8 to 16,384 ranks,
+// doubling.
 func BenchmarkStepScaling(b *testing.B) {
-	for nodes := 1; nodes <= 2048; nodes *= 4 {
+	for nodes := 1; nodes <= 2048; nodes *= 2 {
 		b.Run(fmt.Sprintf("ranks=%d", nodes*8), func(b *testing.B) { benchmarkStep(b, gpt3(nodes), Options{Full: true}) })
 	}
 }
