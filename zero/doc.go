@@ -3,5 +3,26 @@
 // K, and replays it on the sim engine to give step time, exposed
 // communication, bytes per link class and memory over time.
 //
+// Build makes the Schedule: one task template that every rank runs, with a
+// compute stream and communication streams (gradient reduction, the K > 1
+// inter-group all-reduce, parameter all-gather), each starting its tasks in
+// issue order. Stage 0 all-reduces gradient buckets as backward fills them;
+// stages 1 and 2 reduce-scatter them, run the sharded optimizer and
+// all-gather the parameters (after the optimizer, or at the start of the step
+// with overlap_param_gather); stage 3 gathers, computes and flushes every
+// unit in forward and again in backward with prefetch, and reduce-scatters
+// each unit's gradients. The buffers and buckets come from
+// memory.BufferLayouts, the layout the memory model and numerics use.
+//
+// Replay runs the schedule for every rank on collectives.Fabric and returns a
+// Result. When every rank behaves alike (Symmetric), it simulates the ranks of
+// node 0 only and, of each collective, the transfers that touch them; a test
+// holds this equal to the full run.
+//
+// Conventions: times are integer picoseconds (units.Duration), sizes integer
+// bytes. "Logical" bytes count as the seeds do (S for a reduce-scatter or
+// all-gather of S bytes, 2S for an all-reduce); "Sent" bytes are what one
+// rank of a ring sends; wire bytes are counted per link class by the fabric.
+//
 // It computes and never prints or writes files.
 package zero
