@@ -2,7 +2,6 @@ package reports
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -115,9 +114,7 @@ func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
 
 // WriteCollectiveJSON writes r as indented JSON.
 func WriteCollectiveJSON(w io.Writer, r *CollectiveReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeJSON(w, r)
 }
 
 // WriteCollectiveCSV writes one CSV row per size with exact integers

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -387,10 +386,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 
 // WriteCompareJSON writes the comparison as indented JSON (exact integers).
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(c)
+	return writeJSON(w, c)
 }
 
 // WriteCompareCSV writes one line per table row: metric, unit, the exact

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -76,10 +75,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).
 func WriteFitJSON(w io.Writer, f *sweep.Fit) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(f)
+	return writeJSON(w, f)
 }
 
 // WriteFitCSV writes one line per stage and K with exact integers.

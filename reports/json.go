@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/zerosim/zerosim/memory"
@@ -237,7 +236,5 @@ func (run *Run) JSON() *RunJSON {
 
 // WriteRunJSON writes result.json: indented, exact integers, stable order.
 func WriteRunJSON(w io.Writer, run *Run) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(run.JSON())
+	return writeJSON(w, run.JSON())
 }

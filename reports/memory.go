@@ -2,7 +2,6 @@ package reports
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -165,12 +164,10 @@ func writeMemorySummary(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
 // WriteMemoryJSON writes the reports as an indented JSON array with exact
 // integer bytes; field order is the struct order of memory.Report.
 func WriteMemoryJSON(w io.Writer, rs []*memory.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
 	if rs == nil {
 		rs = []*memory.Report{}
 	}
-	return enc.Encode(rs)
+	return writeJSON(w, rs)
 }
 
 // WriteMemoryCSV writes one row per report and component with exact bytes.

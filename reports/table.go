@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"io"
 
 	"github.com/olekukonko/tablewriter"
@@ -29,4 +30,14 @@ func newTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
 		tablewriter.WithFooterAutoFormat(tw.Off),
 		tablewriter.WithFooterAlignmentConfig(align),
 	)
+}
+
+// writeJSON writes v as indented JSON, the one format of every --format json
+// and result.json: exact integers, struct field order, and no HTML escaping
+// (a file named <stdin> stays readable).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

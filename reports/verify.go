@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -123,9 +122,7 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 
 // WriteVerifyJSON writes r as indented JSON.
 func WriteVerifyJSON(w io.Writer, r *VerifyReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeJSON(w, r)
 }
 
 // ReferenceReport is the result of `zerosim verify --reference FILE`.
@@ -185,7 +182,5 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 
 // WriteReferenceJSON writes r as indented JSON.
 func WriteReferenceJSON(w io.Writer, r *ReferenceReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeJSON(w, r)
 }
