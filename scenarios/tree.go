@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zerosim/zerosim/units"
 	"gopkg.in/yaml.v3"
 )
 
@@ -258,36 +259,8 @@ func leaf(path string) string {
 	return path
 }
 
-// describe names a node's value for messages: "1.5", "\"abc\"", "a list".
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.DocumentNode:
-		return "a document"
-	}
-	switch n.Tag {
-	case "!!null":
-		return "empty"
-	case "!!str":
-		return strconv.Quote(clip(n.Value))
-	}
-	if v := clip(n.Value); strconv.CanBackquote(v) && !strings.ContainsAny(v, "` ") {
-		return v
-	}
-	return strconv.Quote(clip(n.Value))
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:37] + "..."
-	}
-	return s
-}
+// describe names a node's value for messages (see units.DescribeNode).
+func describe(n *yaml.Node) string { return units.DescribeNode(n) }
 
 // stripStyle makes every node block style so the re-encoded document has at
 // most one key and one scalar value per line.
@@ -333,4 +306,12 @@ func pairUp(e, o *yaml.Node, path string, byLine map[int][]located, byPos map[[2
 		}
 	}
 	return true
+}
+
+// clip shortens s for a message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
 }

@@ -2,6 +2,8 @@ package units
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -18,12 +20,16 @@ func (e *PosError) Unwrap() error { return e.Err }
 
 func scalar(n *yaml.Node, what string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", &PosError{n.Line, n.Column, fmt.Errorf("expected a %s, got %s", what, kindName(n))}
+		return "", &PosError{n.Line, n.Column, fmt.Errorf("expected a %s, got %s", what, DescribeNode(n))}
 	}
 	return n.Value, nil
 }
 
-func kindName(n *yaml.Node) string {
+// DescribeNode names a YAML node's value for error messages: "a mapping",
+// "a list", "an alias", "a document", "empty", a quoted string ("\"abc\"")
+// or a bare number (1.5), clipped to 40 characters. Scenario errors and the
+// unit unmarshalers share it, so a value is named the same way everywhere.
+func DescribeNode(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
@@ -31,11 +37,20 @@ func kindName(n *yaml.Node) string {
 		return "a list"
 	case yaml.AliasNode:
 		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
 	}
-	if n.Tag == "!!null" {
-		return "nothing"
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:37] + "..."
 	}
-	return fmt.Sprintf("%q", n.Value)
+	switch {
+	case n.Tag == "!!null":
+		return "empty"
+	case n.Tag != "!!str" && strconv.CanBackquote(v) && !strings.ContainsAny(v, "` "):
+		return v
+	}
+	return strconv.Quote(v)
 }
 
 func unmarshal[T ~int64](n *yaml.Node, dst *T, what string, p func(string) (T, error)) error {
