@@ -452,7 +452,7 @@ func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
 			return 0, fmt.Errorf("collectives: %s: %w", ph.Name, err)
 		}
 		bw := t.Params(topology.LinkID(id)).Bandwidth
-		tt, err := transferTime(units.Bytes(b), bw)
+		tt, err := units.CheckedTransferTime(units.Bytes(b), bw)
 		if err != nil {
 			return 0, fmt.Errorf("collectives: %s: %d B at %d B/s take longer than %v, the range of int64 picoseconds (check the bandwidths)", ph.Name, b, int64(bw), units.Duration(math.MaxInt64))
 		}
@@ -500,10 +500,4 @@ func (p *Plan) EachTransfer(fn func(src, dst int, c topology.Class, b units.Byte
 			fn(x.Src, x.Dst, ph.paths[j].Class, ph.Bytes)
 		}
 	}
-}
-
-// transferTime is units.TransferTime, or ErrOverflow instead of a panic
-// when the time does not fit in int64 picoseconds.
-func transferTime(b units.Bytes, bw units.Bandwidth) (units.Duration, error) {
-	return units.CheckedTransferTime(b, bw)
 }
