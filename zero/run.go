@@ -168,7 +168,13 @@ func (n *fabricNet) phaseWire(ph Phase, scratch [][topology.NumClasses]int64) (w
 
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
-	sc, err := Build(s)
+	// The memory report carries the buffer layouts it used: the schedule
+	// takes the same ones instead of building them again.
+	mrep, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	sc, err := build(s, mrep.Groups)
 	if err != nil {
 		return nil, err
 	}
@@ -203,10 +209,6 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		if _, err := units.CheckedMulDivCeil(int64(longest), 1_000_000, ppm); err != nil {
 			return nil, fmt.Errorf("zero: rank %d: at speed %g a %v task takes longer than %v (use a larger speed)", r, speed[r], longest, units.Duration(math.MaxInt64))
 		}
-	}
-	mrep, err := memory.Analyze(s, memory.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("zero: %w", err)
 	}
 	mev, mnames, mrest, err := bindMemory(sc, mrep)
 	if err != nil {

@@ -150,13 +150,19 @@ func commBuckets(groups []memory.GroupInfo) []CommBucket {
 
 // Build makes the step schedule of s.
 func Build(s *scenarios.Scenario) (*Schedule, error) {
-	costs, err := Costs(s)
-	if err != nil {
-		return nil, err
-	}
 	groups, err := memory.BufferLayouts(s)
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
+	}
+	return build(s, groups)
+}
+
+// build makes the schedule over the given buffer layouts (Replay passes the
+// ones of the memory report it already has).
+func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) {
+	costs, err := Costs(s)
+	if err != nil {
+		return nil, err
 	}
 	k := max(s.Parallelism.K, 1)
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: k, Groups: groups, Buckets: commBuckets(groups), Costs: costs, Overlap: true}

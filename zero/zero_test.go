@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/zerosim/zerosim/collectives"
@@ -329,6 +330,24 @@ func TestTreeAlgorithmFallsBackToRing(t *testing.T) {
 			if p.Phase != PhaseBackwardAR && p.Phase != PhaseInterAR && (p.Wire[0] != q.Wire[0] || p.Wire[1] != q.Wire[1]) {
 				t.Errorf("stage %d %s: tree wire %v, ring %v", stage, p.Phase, p.Wire, q.Wire)
 			}
+		}
+	}
+}
+
+// Replay builds its schedule on the memory report's layouts; that must be
+// exactly the schedule Build makes from memory.BufferLayouts.
+func TestReplayScheduleEqualsBuild(t *testing.T) {
+	for _, s := range []*scenarios.Scenario{tiny(3, 2, 1), mlp(1, 4, 256, 4), mlp(0, 1, 256, 4), mlp(2, 2, 256, 4)} {
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := Build(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res.Schedule, sc) {
+			t.Errorf("%s stage %d: Replay's schedule differs from Build's", s.Name, s.Parallelism.Stage)
 		}
 	}
 }
