@@ -2,16 +2,8 @@ package memory
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
-)
-
-// Recompute strategies (scenario training.recompute).
-const (
-	RecomputeNone      = "none"
-	RecomputeSelective = "selective"
-	RecomputeFull      = "full"
 )
 
 // TransformerActivation returns the activation bytes one GPT-style layer
@@ -29,7 +21,7 @@ const (
 // number of heads. The figures are exact integers (5·a·s/h·s·b·h =
 // 5·a·s²·b). GPT-3 175B (s=2048, b=1, h=12288, a=96): 2,868,903,936 B per
 // layer with no recompute.
-func TransformerActivation(s, b, h, a int64, recompute string) (stored, transient int64, err error) {
+func TransformerActivation(s, b, h, a int64, recompute scenarios.Recompute) (stored, transient int64, err error) {
 	if s <= 0 || b <= 0 || h <= 0 || a <= 0 {
 		return 0, 0, fmt.Errorf("activations need seq_len, micro_batch, hidden, heads > 0 (got %d, %d, %d, %d)", s, b, h, a)
 	}
@@ -37,12 +29,12 @@ func TransformerActivation(s, b, h, a int64, recompute string) (stored, transien
 	sbh := c.mul(s, b, h)
 	attn := c.mul(5, a, s, s, b)
 	full := c.add(c.mul(34, sbh), attn)
-	switch strings.ToLower(recompute) {
-	case "", RecomputeNone:
+	switch recompute {
+	case "", scenarios.RecomputeNone:
 		stored = full
-	case RecomputeSelective:
+	case scenarios.RecomputeSelective:
 		stored, transient = c.mul(34, sbh), attn
-	case RecomputeFull:
+	case scenarios.RecomputeFull:
 		stored = c.mul(2, sbh)
 		transient = full - stored
 	default:
@@ -77,40 +69,38 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 
 // unitActivations returns the stored and transient (recompute) activation
 // bytes of every unit. Layer.ActivationBytes wins when set. Otherwise
-// kind "transformer" (and "llama", where the GPT formula is an
-// approximation: LLaMA has no dropout and a gated FFN) applies TransformerActivation to the transformer
-// blocks, which are taken to be the units sharing the most common parameter
-// count (embedding and head layers differ), up to model.layers of them; kind
-// "mlp" applies MLPActivation to every unit with parameters. Other kinds
-// (including seed 002's tiny transformer) derive nothing.
-// memory.activations: false turns everything off.
+// kind "transformer" (arch llama too, where the GPT formula is an
+// approximation: LLaMA has no dropout and a gated FFN) applies
+// TransformerActivation to the units the scenario marks as blocks
+// (scenarios.Layer.Block); kind "mlp" applies MLPActivation to every unit
+// with parameters. Other kinds (including seed 002's tiny transformer)
+// derive nothing. memory.activations: false turns everything off.
 func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err error) {
 	layers := s.Model.LayerList
 	stored = make([]int64, len(layers))
 	transient = make([]int64, len(layers))
-	if s.Memory.Activations != nil && !*s.Memory.Activations {
+	if !*s.Memory.Activations {
 		return stored, transient, nil
 	}
-	b := max(s.Training.MicroBatch, 1)
-	kind := strings.ToLower(s.Model.Kind)
+	b := s.Training.MicroBatch
 	m := s.Model
-	derive := s.Memory.Activations == nil || *s.Memory.Activations
 	var perBlock, perBlockT int64
 	blocks := map[int]bool{}
 	switch {
-	case !derive:
-	case (kind == "transformer" || kind == "llama") && m.Hidden > 0 && m.Heads > 0 && m.SeqLen > 0:
+	case m.Kind == scenarios.KindTransformer && m.Hidden > 0 && m.Heads > 0 && m.SeqLen > 0:
 		// Context parallelism splits the sequence over cp ranks; each rank
 		// keeps the activations of its ceil(s/cp) tokens (the attention term
 		// becomes 5·a·(s/cp)²·b, one block of scores at a time).
-		cp := int64(max(s.Parallelism.CP, 1))
+		cp := int64(s.Parallelism.CP)
 		seq := (m.SeqLen + cp - 1) / cp
 		perBlock, perBlockT, err = TransformerActivation(seq, b, m.Hidden, m.Heads, s.Training.Recompute)
 		if err != nil {
 			return nil, nil, err
 		}
-		blocks = blockUnits(layers, m.Layers)
-	case kind == "mlp" && m.Hidden > 0:
+		for u, l := range layers {
+			blocks[u] = l.Block
+		}
+	case m.Kind == scenarios.KindMLP && m.Hidden > 0:
 		perBlock, err = MLPActivation(b*max(m.SeqLen, 1), m.Hidden, m.FFN)
 		if err != nil {
 			return nil, nil, err
@@ -132,43 +122,4 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		}
 	}
 	return stored, transient, nil
-}
-
-// blockUnits picks the transformer blocks of a layer list: the units named
-// "block.*" (the scenarios package's presets), else the units whose
-// parameter count is the most common one (ties: the larger count); at most
-// want of them (all of them when want ≤ 0), in forward order.
-func blockUnits(layers []scenarios.Layer, want int64) map[int]bool {
-	out := map[int]bool{}
-	for u, l := range layers {
-		if strings.HasPrefix(l.Name, "block.") && l.Params > 0 && (want <= 0 || int64(len(out)) < want) {
-			out[u] = true
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
-	count := map[int64]int{}
-	for _, l := range layers {
-		if l.Params > 0 {
-			count[int64(l.Params)]++
-		}
-	}
-	var best int64
-	bestN := 0
-	for _, l := range layers {
-		p := int64(l.Params)
-		if p <= 0 {
-			continue
-		}
-		if c := count[p]; c > bestN || c == bestN && p > best {
-			best, bestN = p, c
-		}
-	}
-	for u, l := range layers {
-		if int64(l.Params) == best && best > 0 && (want <= 0 || int64(len(out)) < want) {
-			out[u] = true
-		}
-	}
-	return out
 }

@@ -47,6 +47,7 @@ func benchmarkAnalyze(b *testing.B, layers, stage int) {
 	for i := range layers {
 		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: fmt.Sprintf("block.%d", i), Params: 201_588_736})
 	}
+	resolved(s)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Analyze(s, Options{}); err != nil {

@@ -145,11 +145,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 	if s == nil {
 		return nil, errors.New("memory: no scenario")
 	}
-	n := s.N()
-	k := max(s.Parallelism.K, 1)
-	if n < 1 || n%k != 0 {
-		return nil, fmt.Errorf("memory: %s: parallelism: N = %d, k = %d", scenarioName(s), n, k)
-	}
+	n, k := s.N(), s.Parallelism.K
 	P := s.Model.TotalParams()
 	if P == 0 {
 		P = int64(s.Model.Params)

@@ -36,6 +36,10 @@ func ExampleAnalyze() {
 			{Name: "ln1", Params: 8}, {Name: "attn", Params: 64}, {Name: "ln2", Params: 8},
 			{Name: "ffn", Params: 148}, {Name: "out", Params: 32},
 		}},
+		Cluster: scenarios.Cluster{Nodes: 1, GPUsPerNode: 2, GPU: "A100-80GB"},
+	}
+	if err := scenarios.Resolve(s); err != nil { // defaults, presets, validation
+		panic(err)
 	}
 	r, err := memory.Analyze(s, memory.Options{})
 	if err != nil {

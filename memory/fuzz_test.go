@@ -40,14 +40,17 @@ func FuzzAnalyze(f *testing.F) {
 		s := &scenarios.Scenario{
 			Name:          "fuzz",
 			Parallelism:   scenarios.Parallelism{DP: dp, K: k, Stage: stage},
-			Model:         scenarios.Model{Kind: "mlp", Hidden: 64, Groups: []scenarios.ParamGroup{{Name: "g", Precision: precision}}, LayerList: []scenarios.Layer{{Name: "a", Params: units.Count(p1)}, {Name: "b", Params: units.Count(p2), Group: "g"}}},
+			Model:         scenarios.Model{Kind: "mlp", Hidden: 64, Groups: []scenarios.ParamGroup{{Name: "g", Precision: scenarios.DType(precision)}}, LayerList: []scenarios.Layer{{Name: "a", Params: units.Count(p1)}, {Name: "b", Params: units.Count(p2), Group: "g"}}},
 			Training:      scenarios.Training{MicroBatch: mb},
-			Communication: scenarios.Communication{BucketSize: units.Bytes(bucket), PrefetchDepth: &prefetch, Padding: padding},
+			Communication: scenarios.Communication{BucketSize: units.Bytes(bucket), PrefetchDepth: &prefetch, Padding: scenarios.Padding(padding)},
 		}
 		if dp > 1<<12 {
 			t.Skip()
 		}
-		r, err := Analyze(s, Options{})
+		if s.Cluster.Nodes, s.Cluster.GPUsPerNode = 1, dp; scenarios.Validate(s) != nil {
+			return // the compute packages take only valid scenarios
+		}
+		r, err := Analyze(resolved(s), Options{})
 		if err != nil {
 			return
 		}

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -73,16 +73,13 @@ func (p Padding) String() string {
 	return fmt.Sprintf("Padding(%d)", int(p))
 }
 
-// ParsePadding parses the scenario's communication.padding: "toy" (or
-// empty, the default) or "megatron".
-func ParsePadding(s string) (Padding, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "toy":
-		return PadToy, nil
-	case "megatron":
-		return PadMegatron, nil
+// PaddingOf is the layout rule of the resolved scenario's
+// communication.padding.
+func PaddingOf(p scenarios.Padding) Padding {
+	if p == scenarios.PaddingMegatron {
+		return PadMegatron
 	}
-	return 0, fmt.Errorf("memory: padding %q: use toy or megatron", s)
+	return PadToy
 }
 
 // Param is one parameter tensor of a buffer.

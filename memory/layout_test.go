@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // seed002Params is seed 002's tiny transformer as five units (LN1 8,
@@ -185,12 +187,9 @@ func TestLayoutErrors(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
-	if _, err := ParsePadding("fancy"); err == nil {
-		t.Error("ParsePadding(fancy): no error")
-	}
-	for s, want := range map[string]Padding{"": PadToy, "toy": PadToy, "Megatron": PadMegatron} {
-		if got, err := ParsePadding(s); err != nil || got != want {
-			t.Errorf("ParsePadding(%q) = %v, %v; want %v", s, got, err, want)
+	for s, want := range map[scenarios.Padding]Padding{scenarios.PaddingToy: PadToy, scenarios.PaddingMegatron: PadMegatron} {
+		if got := PaddingOf(s); got != want || got.String() != string(s) {
+			t.Errorf("PaddingOf(%q) = %v; want %v", s, got, want)
 		}
 	}
 }

@@ -275,14 +275,14 @@ func (r *Report) Optimizer() int64 {
 }
 
 // elemBytes returns param, grad and master element sizes of a precision.
-func elemBytes(precision string) (param, grad, master int64, err error) {
-	switch strings.ToLower(precision) {
-	case "", "bf16", "fp16":
+func elemBytes(precision scenarios.DType) (param, grad, master int64, err error) {
+	switch precision {
+	case scenarios.BF16, scenarios.FP16:
 		return 2, 2, 4, nil
-	case "fp32":
+	case scenarios.FP32:
 		// fp32 params (e.g. the MoE router) are their own master copy.
 		return 4, 4, 0, nil
-	case "fp8":
+	case scenarios.FP8:
 		// fp8 weights: 1-byte param buffer, bf16 grads, fp32 master.
 		return 1, 2, 4, nil
 	}
@@ -361,24 +361,14 @@ type group struct {
 	perUnit map[int]int64
 }
 
-// analyzeSetup validates the parallelism, padding and layer list of s and
-// returns the report skeleton.
+// analyzeSetup returns the report skeleton of a resolved scenario (see
+// scenarios.Resolve; nothing here re-validates it).
 func analyzeSetup(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if s == nil {
 		return nil, errors.New("no scenario")
 	}
 	p := s.Parallelism
-	n := s.N()
-	if n < 1 {
-		return nil, fmt.Errorf("parallelism: dp·cp = %d: must be ≥ 1", n)
-	}
-	k := max(p.K, 1)
-	if n%k != 0 {
-		return nil, fmt.Errorf("parallelism.k %d does not divide N = %d", k, n)
-	}
-	if p.Stage < 0 || p.Stage > 3 {
-		return nil, fmt.Errorf("parallelism.zero_stage %d: use 0, 1, 2 or 3", p.Stage)
-	}
+	n, k := s.N(), p.K
 	shards := n / k
 	if p.Stage == 0 {
 		shards = 1
@@ -386,13 +376,7 @@ func analyzeSetup(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if opt.Rank < 0 || opt.Rank >= shards {
 		opt.Rank = 0
 	}
-	padding, err := ParsePadding(s.Communication.Padding)
-	if err != nil {
-		return nil, fmt.Errorf("communication.padding: %w", err)
-	}
-	if len(s.Model.LayerList) == 0 {
-		return nil, errors.New("model: no layers (layer_list is empty)")
-	}
+	padding := PaddingOf(s.Communication.Padding)
 	return &Report{
 		Scenario: scenarioName(s), Estimator: "zerosim",
 		Convention: opt.Convention, ConventionName: opt.Convention.String(),
@@ -406,7 +390,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	padding, _ := ParsePadding(r.Padding)
+	padding := PaddingOf(s.Communication.Padding)
 	shards := r.Shards
 	groups, err := buildGroups(s, r, shards, padding)
 	if err != nil {
@@ -439,15 +423,9 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 
 // buildGroups lays out one buffer per parameter group.
 func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) ([]*group, error) {
-	precision := map[string]string{}
+	precision := map[string]scenarios.DType{}
 	var order []string
-	for i, g := range s.Model.Groups {
-		if g.Name == "" {
-			return nil, fmt.Errorf("model.groups[%d]: empty name", i)
-		}
-		if _, dup := precision[g.Name]; dup {
-			return nil, fmt.Errorf("model.groups[%d]: duplicate group %q", i, g.Name)
-		}
+	for _, g := range s.Model.Groups {
 		precision[g.Name] = g.Precision
 		order = append(order, g.Name)
 	}
@@ -458,27 +436,15 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 	byName := map[string]*group{}
 	var c calc
 	for u, l := range s.Model.LayerList {
-		if l.Params < 0 {
-			return nil, fmt.Errorf("model.layer_list[%d] %q: %d params", u, l.Name, l.Params)
-		}
 		gname := l.Group
-		if gname == "" {
-			gname = "dense"
-		}
-		prec, ok := precision[gname]
-		if !ok {
-			return nil, fmt.Errorf("model.layer_list[%d] %q: unknown group %q", u, l.Name, gname)
-		}
+		prec := precision[gname]
 		g := byName[gname]
 		if g == nil {
 			pb, gb, mb, err := elemBytes(prec)
 			if err != nil {
 				return nil, fmt.Errorf("group %q: %w", gname, err)
 			}
-			if prec == "" {
-				prec = "bf16"
-			}
-			g = &group{info: GroupInfo{Name: gname, Precision: strings.ToLower(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb}, perUnit: map[int]int64{}}
+			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb}, perUnit: map[int]int64{}}
 			byName[gname] = g
 		}
 		if l.Params == 0 {
@@ -576,8 +542,7 @@ func BufferLayouts(s *scenarios.Scenario) ([]GroupInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
 	}
-	pad, _ := ParsePadding(s.Communication.Padding) // checked by analyzeSetup
-	if _, err := buildGroups(s, r, r.Shards, pad); err != nil {
+	if _, err := buildGroups(s, r, r.Shards, PaddingOf(s.Communication.Padding)); err != nil {
 		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
 	}
 	return r.Groups, nil

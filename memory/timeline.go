@@ -220,15 +220,10 @@ func (m *model) atRest() {
 				// Double-buffered when overlapping (DeepSpeed overlap_comm),
 				// never more buffers than buckets.
 				inflight := min(int64(2), int64(len(g.layout.Buckets)))
-				if o := m.s.Communication.Overlap; o != nil && !*o {
+				if !*m.s.Communication.Overlap {
 					inflight = 1
 				}
 				m.set(CompGradBuckets, c.mul(inflight, maxB, eg), itoa64(inflight)+" reduce-scatter staging bucket(s)")
-				if m.s.Communication.BucketSize == 0 {
-					r.Warnings = append(r.Warnings, fmt.Sprintf(
-						"group %q: communication.bucket_size is not set, so ZeRO-2 stages the whole gradient (%d B) as one bucket",
-						g.info.Name, c.mul(maxB, eg)))
-				}
 			}
 		}
 	}

@@ -117,7 +117,7 @@ func deltaPct(v, base int64) *float64 {
 func variantOf(o *sweep.Outcome) CompareVariant {
 	r, s := o.Result, o.Scenario
 	v := CompareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
-		Algorithm: s.Communication.Algorithm, StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute)}
+		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute)}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
@@ -243,7 +243,7 @@ func slowLinkSection(os []*sweep.Outcome) *SlowLinkSection {
 		r := o.Result
 		busy, total := sweep.BusiestWire(r, "network")
 		_, nv := sweep.BusiestWire(r, "nvlink")
-		row := SlowLinkRow{K: r.K, Algorithm: o.Scenario.Communication.Algorithm, Seed: sweep.SeedSlowLink(r),
+		row := SlowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
 			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
 		if m := r.MemoryModel; m != nil {
 			row.PeakMemory = m.Peak

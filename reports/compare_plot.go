@@ -61,7 +61,7 @@ func slowLinkPlot(title string, os []*sweep.Outcome) ComparePlot {
 	}
 	for _, o := range os {
 		cat := "K=" + strconv.Itoa(o.Result.K)
-		algo := o.Scenario.Communication.Algorithm
+		algo := string(o.Scenario.Communication.Algorithm)
 		if len(p.Categories) == 0 || p.Categories[len(p.Categories)-1] != cat {
 			p.Categories = append(p.Categories, cat)
 			s := series(&bytesP, "seed 000 logical")

@@ -13,7 +13,7 @@ import (
 
 // tinyScenario is seed 002's 260-parameter transformer on 2 GPUs of 80 GiB.
 func tinyScenario() *scenarios.Scenario {
-	return &scenarios.Scenario{
+	return resolved(&scenarios.Scenario{
 		Version: 1, Name: "seed002-tiny",
 		Cluster:     scenarios.Cluster{Nodes: 1, GPUsPerNode: 2, GPUMemory: 80 * units.GiB},
 		Parallelism: scenarios.Parallelism{DP: 2},
@@ -21,19 +21,23 @@ func tinyScenario() *scenarios.Scenario {
 			{Name: "ln1", Params: 8}, {Name: "attn", Params: 64}, {Name: "ln2", Params: 8},
 			{Name: "ffn", Params: 148}, {Name: "out", Params: 32},
 		}},
-	}
+		// One bucket for the whole buffer, as the goldens were made.
+		Communication: scenarios.Communication{BucketSize: 1 << 50},
+	})
 }
 
 // sevenB is seed 002's 7B on 8 × 24 GiB GPUs, largest layer 131,072,000.
 func sevenB() *scenarios.Scenario {
-	return &scenarios.Scenario{
+	return resolved(&scenarios.Scenario{
 		Version: 1, Name: "seed002-7b",
 		Cluster:     scenarios.Cluster{Nodes: 1, GPUsPerNode: 8, GPUMemory: 24 * units.GiB},
 		Parallelism: scenarios.Parallelism{DP: 8},
 		Model: scenarios.Model{Kind: "generic", LargestLayer: 131_072_000, LayerList: []scenarios.Layer{
 			{Name: "embedding", Params: 131_072_000}, {Name: "blocks", Params: 7e9 - 131_072_000},
 		}},
-	}
+		// One bucket for the whole buffer, as the goldens were made.
+		Communication: scenarios.Communication{BucketSize: 1 << 50},
+	})
 }
 
 func memoryGolden(t *testing.T, name string, rs []*memory.Report, u MemoryUnits) {

@@ -125,10 +125,7 @@ func clusterText(s *scenarios.Scenario) string {
 }
 
 func algorithmText(s *scenarios.Scenario) string {
-	if s.Communication.Algorithm == "" {
-		return "auto"
-	}
-	return s.Communication.Algorithm
+	return string(s.Communication.Algorithm)
 }
 
 func yesNo(b bool) string {
@@ -151,7 +148,7 @@ func (run *Run) Headline() [][2]string {
 		{"cluster", clusterText(s)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", strconv.Itoa(r.N)},
-		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/max(r.K, 1))},
+		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
 		{"algorithm", algorithmText(s)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},

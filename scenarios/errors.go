@@ -9,6 +9,8 @@ type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
+	// Path is the key the error is about ("cluster.nodes"), when known.
+	Path string
 }
 
 func (e *Error) Error() string {

@@ -46,7 +46,7 @@ func TestExamples(t *testing.T) {
 			continue
 		}
 		got := fig{s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params), s.Cluster.GPU, s.Cluster.Inter.Bandwidth,
-			s.Cluster.NICs, s.Cluster.NICsPerNode}
+			string(s.Cluster.NICs), s.Cluster.NICsPerNode}
 		if got != want[name] {
 			t.Errorf("%s: got %+v, want %+v", name, got, want[name])
 		}
@@ -88,7 +88,7 @@ func TestSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Parallelism.K != 4 || s.Training.MFU != 0.3 || !reflect.DeepEqual(s.Cluster.Placement, []string{"dp", "cp"}) ||
+	if s.Parallelism.K != 4 || s.Training.MFU != 0.3 || !reflect.DeepEqual(s.Cluster.Placement, []Axis{"dp", "cp"}) ||
 		*s.Communication.Overlap || s.Model.Layers != 2 || s.Cluster.Inter != (Link{"HDR", 10e9, 2 * units.Microsecond}) {
 		t.Errorf("sets not applied: %+v", s)
 	}

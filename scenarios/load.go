@@ -85,6 +85,12 @@ func (l *loader) errAt(n *yaml.Node, msg string) *Error {
 // errPath is an error about the key at path; when the key is absent it
 // points at the nearest parent key that is present.
 func (l *loader) errPath(path, msg string) *Error {
+	e := l.errNear(path, msg)
+	e.Path = path
+	return e
+}
+
+func (l *loader) errNear(path, msg string) *Error {
 	for p := path; p != ""; p = parentPath(p) {
 		if e, ok := l.idx[p]; ok {
 			if e.key != nil {

@@ -6,10 +6,14 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
+// MaxLayers is the largest model.layers a scenario may have: the one limit
+// every caller (the loader, fit's search for the largest model) uses.
+const MaxLayers = 1024
+
 // Limits on model dimensions; they keep every derived count far inside int64.
 const (
 	maxHidden = 1 << 20
-	maxLayers = 1024
+	maxLayers = MaxLayers
 	maxFFN    = 1 << 24
 	maxVocab  = 1 << 24
 	maxSeqLen = 1 << 24

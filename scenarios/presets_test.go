@@ -237,7 +237,7 @@ func TestDefaults(t *testing.T) {
 		Version: 1,
 		Cluster: Cluster{Nodes: 2, GPUsPerNode: 4, GPU: "A100-80GB", GPUMemory: 80 << 30, PeakBF16: 312e12, HBMBandwidth: 2039e9,
 			Intra: Link{"NVLink3", 300e9, 500 * units.Nanosecond}, Inter: Link{"HDR", 25e9, 2 * units.Microsecond},
-			NICs: "per_gpu", NICsPerNode: 4, Placement: []string{"cp", "dp"}},
+			NICs: "per_gpu", NICsPerNode: 4, Placement: []Axis{"cp", "dp"}},
 		Model:       s.Model,
 		Parallelism: Parallelism{DP: 8, CP: 1, Stage: 1, K: 1},
 		Training: Training{MicroBatch: 1, ParamDType: "bf16", MasterDType: "fp32", Optimizer: "adam", LR: 1e-3, Beta1: 0.9,

@@ -52,12 +52,29 @@ func (l *loader) intRange(path string, v, lo, hi int64) *Error {
 }
 
 func (l *loader) oneOf(path, v string, allowed ...string) *Error {
-	for _, a := range allowed {
+	return oneOf(l, path, v, allowed...)
+}
+
+// oneOf checks that the enum value v at path is one of allowed.
+func oneOf[T ~string](l *loader, path string, v T, allowed ...T) *Error {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
 		if v == a {
 			return nil
 		}
+		names[i] = string(a)
 	}
-	return l.errPath(path, fmt.Sprintf("%s %q is unknown (use %s)", leaf(path), v, listOr(allowed)))
+	return l.errPath(path, fmt.Sprintf("%s %q is unknown (use %s)", leaf(path), string(v), listOr(names)))
+}
+
+// enum fills the default def when path is absent and otherwise checks the
+// value against allowed.
+func enum[T ~string](l *loader, path string, dst *T, def T, allowed ...T) *Error {
+	if !l.has(path) {
+		*dst = def
+		return nil
+	}
+	return oneOf(l, path, *dst, allowed...)
 }
 
 // resolve expands presets, fills defaults and validates s.
@@ -159,13 +176,13 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	}
 
 	if l.has("cluster.nics") {
-		if err := l.oneOf("cluster.nics", c.NICs, "per_gpu", "per_node"); err != nil {
+		if err := oneOf(l, "cluster.nics", c.NICs, NICPerGPU, NICPerNode); err != nil {
 			return err
 		}
 	} else {
-		c.NICs = "per_gpu"
+		c.NICs = NICPerGPU
 	}
-	if c.NICs == "per_gpu" {
+	if c.NICs == NICPerGPU {
 		if l.has("cluster.nics_per_node") && c.NICsPerNode != c.GPUsPerNode {
 			return l.errPath("cluster.nics_per_node", fmt.Sprintf("nics_per_node=%d conflicts with nics: per_gpu, which means one NIC per GPU (use %d, or nics: per_node for shared NICs)", c.NICsPerNode, c.GPUsPerNode))
 		}
@@ -180,10 +197,10 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	}
 
 	if !l.has("cluster.placement") {
-		c.Placement = []string{"cp", "dp"}
+		c.Placement = []Axis{AxisCP, AxisDP}
 	}
 	if len(c.Placement) != 2 || c.Placement[0] == c.Placement[1] ||
-		(c.Placement[0] != "cp" && c.Placement[0] != "dp") || (c.Placement[1] != "cp" && c.Placement[1] != "dp") {
+		(c.Placement[0] != AxisCP && c.Placement[0] != AxisDP) || (c.Placement[1] != AxisCP && c.Placement[1] != AxisDP) {
 		return l.errPath("cluster.placement", fmt.Sprintf("placement %s is not a permutation of [cp, dp] (use [cp, dp] or [dp, cp])", fmtList(c.Placement)))
 	}
 	return nil
@@ -284,7 +301,48 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 		return l.errPath("model.params", fmt.Sprintf("params=%d does not match the model's layers, which add up to %d (delete params or fix it)", int64(m.Params), total))
 	}
 	m.Params = units.Count(total)
+	markBlocks(m)
 	return l.resolveGroups(s)
+}
+
+// markBlocks sets Layer.Block on the transformer blocks of a kind
+// transformer model: the units named "block.*" (every preset and derived
+// layer list names them so), else, for an explicit layer list without such
+// names, the units sharing the most common parameter count (ties: the
+// larger count; embedding and head layers differ), at most model.layers of
+// them when layers is given, in forward order. Other kinds have no blocks.
+func markBlocks(m *Model) {
+	for i := range m.LayerList {
+		m.LayerList[i].Block = false
+	}
+	if m.Kind != KindTransformer {
+		return
+	}
+	want := m.Layers
+	marked := int64(0)
+	mark := func(ok func(Layer) bool) {
+		for i := range m.LayerList {
+			if ly := &m.LayerList[i]; ok(*ly) && (want <= 0 || marked < want) {
+				ly.Block = true
+				marked++
+			}
+		}
+	}
+	mark(func(ly Layer) bool { return strings.HasPrefix(ly.Name, "block.") })
+	if marked > 0 {
+		return
+	}
+	count := map[units.Count]int{}
+	var best units.Count
+	for _, ly := range m.LayerList {
+		count[ly.Params]++
+	}
+	for _, ly := range m.LayerList {
+		if c := count[ly.Params]; c > count[best] || c == count[best] && ly.Params > best {
+			best = ly.Params
+		}
+	}
+	mark(func(ly Layer) bool { return ly.Params == best })
 }
 
 // checkDims validates the dimensions of a transformer, llama, mlp or
@@ -400,7 +458,7 @@ func (l *loader) checkLayerList(m *Model) *Error {
 	return nil
 }
 
-var precisions = []string{"bf16", "fp16", "fp32", "fp8"}
+var precisions = []DType{BF16, FP16, FP32, FP8}
 
 // resolveGroups validates the parameter groups and gives every layer one
 // (default "dense", declared with the param dtype when missing).
@@ -408,7 +466,7 @@ func (l *loader) resolveGroups(s *Scenario) *Error {
 	m := &s.Model
 	dtype := s.Training.ParamDType
 	if dtype == "" {
-		dtype = "bf16"
+		dtype = BF16
 	}
 	groups := map[string]bool{}
 	for i, g := range m.Groups {
@@ -421,9 +479,9 @@ func (l *loader) resolveGroups(s *Scenario) *Error {
 		}
 		groups[g.Name] = true
 		if !l.has(p + ".precision") {
-			return l.missing(p+".precision", "use "+listOr(precisions))
+			return l.missing(p+".precision", "use bf16, fp16, fp32 or fp8")
 		}
-		if err := l.oneOf(p+".precision", g.Precision, precisions...); err != nil {
+		if err := oneOf(l, p+".precision", g.Precision, precisions...); err != nil {
 			return err
 		}
 	}
@@ -522,7 +580,7 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 		if !l.has(p + ".class") {
 			return l.missing(p+".class", "use intra or inter")
 		}
-		if err := l.oneOf(p+".class", o.Class, "intra", "inter"); err != nil {
+		if err := oneOf(l, p+".class", o.Class, LinkIntra, LinkInter); err != nil {
 			return err
 		}
 		if o.GPU == nil {
@@ -532,11 +590,11 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 		if *o.GPU < -1 || *o.GPU >= c.GPUsPerNode {
 			return l.errPath(p+".gpu", fmt.Sprintf("gpu=%d is out of range (use -1 for the whole node, or 0 to %d)", *o.GPU, c.GPUsPerNode-1))
 		}
-		if o.Class == "inter" && c.NICs == "per_node" && *o.GPU >= 0 {
+		if o.Class == LinkInter && c.NICs == NICPerNode && *o.GPU >= 0 {
 			return l.errPath(p+".gpu", fmt.Sprintf("gpu=%d names one GPU's NIC, but nics: per_node shares the node's NICs (delete gpu or use nics: per_gpu)", *o.GPU))
 		}
 		base := c.Intra
-		if o.Class == "inter" {
+		if o.Class == LinkInter {
 			base = c.Inter
 		}
 		if !l.has(p+".bandwidth") && !l.has(p+".latency") {
@@ -577,9 +635,10 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 }
 
 // fmtList writes a list of strings as YAML flow: [cp, "d p"].
-func fmtList(xs []string) string {
+func fmtList[T ~string](xs []T) string {
 	var q []string
-	for _, x := range xs {
+	for _, v := range xs {
+		x := string(v)
 		if x == "" || strings.ContainsFunc(x, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') }) {
 			x = strconv.Quote(clip(x))
 		}
@@ -598,23 +657,16 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if err := l.intRange("training.micro_batch", t.MicroBatch, 1, maxMicroBatch); err != nil {
 		return err
 	}
-	enum := func(key string, dst *string, def string, allowed ...string) *Error {
-		if !l.has("training." + key) {
-			*dst = def
-			return nil
-		}
-		return l.oneOf("training."+key, *dst, allowed...)
-	}
-	if err := enum("param_dtype", &t.ParamDType, "bf16", "bf16", "fp16", "fp32"); err != nil {
+	if err := enum(l, "training.param_dtype", &t.ParamDType, BF16, BF16, FP16, FP32); err != nil {
 		return err
 	}
-	if err := enum("master_dtype", &t.MasterDType, "fp32", "fp32"); err != nil {
+	if err := enum(l, "training.master_dtype", &t.MasterDType, FP32, FP32); err != nil {
 		return err
 	}
-	if err := enum("optimizer", &t.Optimizer, "adam", "adam", "adamw"); err != nil {
+	if err := enum(l, "training.optimizer", &t.Optimizer, OptimizerAdam, OptimizerAdam, OptimizerAdamW); err != nil {
 		return err
 	}
-	if err := enum("recompute", &t.Recompute, "none", "none", "selective", "full"); err != nil {
+	if err := enum(l, "training.recompute", &t.Recompute, RecomputeNone, RecomputeNone, RecomputeSelective, RecomputeFull); err != nil {
 		return err
 	}
 	floats := []struct {
@@ -660,9 +712,7 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	if c.BucketSize <= 0 {
 		return l.errPath("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
 	}
-	if !l.has("communication.algorithm") {
-		c.Algorithm = "auto"
-	} else if err := l.oneOf("communication.algorithm", c.Algorithm, "ring", "hierarchical", "tree", "auto"); err != nil {
+	if err := enum(l, "communication.algorithm", &c.Algorithm, AlgoAuto, AlgoRing, AlgoHierarchical, AlgoTree, AlgoAuto); err != nil {
 		return err
 	}
 	if c.Overlap == nil {
@@ -682,9 +732,7 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	if err := l.intRange("communication.max_inflight_allgathers", int64(c.MaxInflightAllGathers), 1, maxInflight); err != nil {
 		return err
 	}
-	if !l.has("communication.padding") {
-		c.Padding = "toy"
-	} else if err := l.oneOf("communication.padding", c.Padding, "toy", "megatron"); err != nil {
+	if err := enum(l, "communication.padding", &c.Padding, PaddingToy, PaddingToy, PaddingMegatron); err != nil {
 		return err
 	}
 	return nil

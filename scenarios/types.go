@@ -31,11 +31,11 @@ type Cluster struct {
 	Inter        Link            `yaml:"inter,omitempty"`
 	// NICs is "per_gpu" (rail-optimized: one NIC per GPU, default) or
 	// "per_node" (NICsPerNode NICs shared by the node's GPUs).
-	NICs        string `yaml:"nics,omitempty"`
-	NICsPerNode int    `yaml:"nics_per_node,omitempty"`
+	NICs        NICSharing `yaml:"nics,omitempty"`
+	NICsPerNode int        `yaml:"nics_per_node,omitempty"`
 	// Placement lists the parallel axes from fastest-varying (neighbouring
 	// GPUs of one node) to slowest; default [cp, dp] as in seed 000.
-	Placement     []string       `yaml:"placement,omitempty"`
+	Placement     []Axis         `yaml:"placement,omitempty"`
 	LinkOverrides []LinkOverride `yaml:"link_overrides,omitempty"`
 	GPUOverrides  []GPUOverride  `yaml:"gpu_overrides,omitempty"`
 }
@@ -55,7 +55,7 @@ type LinkOverride struct {
 	Node int `yaml:"node"`
 	// GPU is the GPU index in the node; -1 (default) means every NIC of the node.
 	GPU       *int            `yaml:"gpu,omitempty"`
-	Class     string          `yaml:"class"` // "intra" or "inter"
+	Class     LinkClass       `yaml:"class"` // "intra" or "inter"
 	Bandwidth units.Bandwidth `yaml:"bandwidth,omitempty"`
 	Latency   units.Duration  `yaml:"latency,omitempty"`
 }
@@ -118,6 +118,10 @@ type Layer struct {
 	ActivationBytes units.Bytes `yaml:"activation_bytes,omitempty"`
 	// Tensors optionally lists the unit's parameter tensors in flat order.
 	Tensors []Tensor `yaml:"tensors,omitempty"`
+	// Block is set by resolution on the transformer blocks (attention +
+	// FFN) of a kind transformer model: the one decision, used by the
+	// activation memory and the attention FLOPs. See markBlocks.
+	Block bool `yaml:"-" json:"-"`
 }
 
 // Tensor is one named parameter tensor.
@@ -131,7 +135,7 @@ type Tensor struct {
 type ParamGroup struct {
 	Name string `yaml:"name"`
 	// Precision is bf16, fp16, fp32 or fp8.
-	Precision string `yaml:"precision"`
+	Precision DType `yaml:"precision"`
 }
 
 // Parallelism is the data-parallel layout. N = DP·CP is the ZeRO group.
@@ -148,16 +152,16 @@ type Parallelism struct {
 type Training struct {
 	MicroBatch int64 `yaml:"micro_batch,omitempty"`
 	// ParamDType is bf16 (default) or fp16; MasterDType is fp32.
-	ParamDType  string  `yaml:"param_dtype,omitempty"`
-	MasterDType string  `yaml:"master_dtype,omitempty"`
-	Optimizer   string  `yaml:"optimizer,omitempty"` // adam (default) or adamw
-	LR          float64 `yaml:"lr,omitempty"`
-	Beta1       float64 `yaml:"beta1,omitempty"`
-	Beta2       float64 `yaml:"beta2,omitempty"`
-	Eps         float64 `yaml:"eps,omitempty"`
-	WeightDecay float64 `yaml:"weight_decay,omitempty"`
+	ParamDType  DType     `yaml:"param_dtype,omitempty"`
+	MasterDType DType     `yaml:"master_dtype,omitempty"`
+	Optimizer   Optimizer `yaml:"optimizer,omitempty"` // adam (default) or adamw
+	LR          float64   `yaml:"lr,omitempty"`
+	Beta1       float64   `yaml:"beta1,omitempty"`
+	Beta2       float64   `yaml:"beta2,omitempty"`
+	Eps         float64   `yaml:"eps,omitempty"`
+	WeightDecay float64   `yaml:"weight_decay,omitempty"`
 	// Recompute is none (default), selective or full.
-	Recompute string `yaml:"recompute,omitempty"`
+	Recompute Recompute `yaml:"recompute,omitempty"`
 	// MFU is the fraction of peak FLOPS achieved by compute (default 0.5).
 	MFU float64 `yaml:"mfu,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
@@ -169,7 +173,7 @@ type Training struct {
 type Communication struct {
 	BucketSize units.Bytes `yaml:"bucket_size,omitempty"`
 	// Algorithm is ring, hierarchical, tree or auto (default).
-	Algorithm string `yaml:"algorithm,omitempty"`
+	Algorithm Algorithm `yaml:"algorithm,omitempty"`
 	// Overlap defaults to true.
 	Overlap *bool `yaml:"overlap,omitempty"`
 	// PrefetchDepth is how many ZeRO-3 units are gathered ahead (default 1).
@@ -184,7 +188,7 @@ type Communication struct {
 	OverlapParamGather bool `yaml:"overlap_param_gather,omitempty"`
 	// Padding is "toy" (one buffer padded to a multiple of the shard group,
 	// default) or "megatron" (Megatron-Core's param-and-grad buffer rules).
-	Padding string `yaml:"padding,omitempty"`
+	Padding Padding `yaml:"padding,omitempty"`
 }
 
 // MemoryConfig holds fixed per-rank overheads shown as separate items.

@@ -100,8 +100,9 @@ type Params struct {
 	// DP and CP give the ranks (N = DP·CP ≤ GPUs). DP = 0 means every GPU is
 	// a rank (DP = GPUs/CP); CP = 0 means 1.
 	DP, CP int
-	// Placement lists the axes fastest first: [cp dp] (default) or [dp cp].
-	Placement []string
+	// DPFastest places the dp axis on neighbouring GPUs (placement
+	// [dp, cp]); the default is cp fastest ([cp, dp]).
+	DPFastest bool
 	Overrides []Override
 	Speeds    []GPUSpeed
 }
@@ -159,13 +160,7 @@ func New(p Params) (*Topology, error) {
 	if t.dp > gpus || t.dp*t.cp > gpus {
 		return nil, fmt.Errorf("topology: dp·cp = %d·%d ranks do not fit on %d GPUs", t.dp, t.cp, gpus)
 	}
-	switch strings.Join(p.Placement, ",") {
-	case "", "cp,dp":
-	case "dp,cp":
-		t.dpFastest = true
-	default:
-		return nil, fmt.Errorf("topology: placement %v: use [cp, dp] or [dp, cp]", p.Placement)
-	}
+	t.dpFastest = p.DPFastest
 	for _, c := range []struct {
 		name string
 		lp   LinkParams
@@ -376,27 +371,19 @@ func Build(s *scenarios.Scenario) (*Topology, error) {
 		Inter:     LinkParams{c.Inter.Bandwidth, c.Inter.Latency},
 		DP:        s.Parallelism.DP,
 		CP:        s.Parallelism.CP,
-		Placement: c.Placement,
+		DPFastest: len(c.Placement) > 0 && c.Placement[0] == scenarios.AxisDP,
 	}
-	switch c.NICs {
-	case "", "per_gpu":
-	case "per_node":
-		p.NICsPerNode = max(c.NICsPerNode, 1)
-	default:
-		return nil, fmt.Errorf("topology: cluster.nics %q: use per_gpu or per_node", c.NICs)
+	if c.NICs == scenarios.NICPerNode {
+		p.NICsPerNode = c.NICsPerNode
 	}
-	for i, o := range c.LinkOverrides {
+	for _, o := range c.LinkOverrides {
 		ov := Override{Node: o.Node, GPU: -1, Bandwidth: o.Bandwidth, Latency: o.Latency}
 		if o.GPU != nil {
 			ov.GPU = *o.GPU
 		}
-		switch o.Class {
-		case "intra":
-			ov.Class = Intra
-		case "inter":
+		ov.Class = Intra
+		if o.Class == scenarios.LinkInter {
 			ov.Class = Inter
-		default:
-			return nil, fmt.Errorf("topology: cluster.link_overrides[%d].class %q: use intra or inter", i, o.Class)
 		}
 		p.Overrides = append(p.Overrides, ov)
 	}

@@ -27,7 +27,7 @@ func gpt3(nodes int) *scenarios.Scenario {
 	s.Parallelism = scenarios.Parallelism{DP: nodes * 8, CP: 1, Stage: 3, K: 1}
 	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "auto", MaxInflightAllGathers: 2, PrefetchDepth: &two}
-	return s
+	return resolved(s)
 }
 
 func benchmarkStep(b *testing.B, s *scenarios.Scenario, opt Options) {

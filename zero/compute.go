@@ -34,8 +34,12 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 		return nil, err
 	}
 	m := &s.Model
-	b := max(s.Training.MicroBatch, 1)
-	tokens := b * max(m.SeqLen, 1)
+	b := s.Training.MicroBatch
+	// Models without a sequence (mlp, generic) count one token per sample.
+	tokens, err := units.Mul(b, max(m.SeqLen, 1))
+	if err != nil {
+		return nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
+	}
 	out := make([]LayerCost, len(m.LayerList))
 	for i, l := range m.LayerList {
 		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
@@ -46,9 +50,9 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 			if err != nil {
 				return nil, fmt.Errorf("zero: layer %q: forward FLOPs: %w", l.Name, err)
 			}
-			if isBlock(m, l) {
+			if l.Block && m.Hidden > 0 && m.SeqLen > 0 {
 				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2 FLOPs each.
-				att, err := units.Mul(4*b*m.SeqLen*m.SeqLen, m.Hidden)
+				att, err := mulChecked(4, b, m.SeqLen, m.SeqLen, m.Hidden)
 				if err != nil {
 					return nil, fmt.Errorf("zero: layer %q: attention FLOPs: %w", l.Name, err)
 				}
@@ -59,7 +63,7 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 			c.FwdFLOPs = f
 		}
 		c.BwdFLOPs = 2 * c.FwdFLOPs
-		if s.Training.Recompute == "full" {
+		if s.Training.Recompute == scenarios.RecomputeFull {
 			c.BwdFLOPs += c.FwdFLOPs
 		}
 		c.Fwd, c.Bwd = l.Fwd, l.Bwd
@@ -81,24 +85,21 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	return out, nil
 }
 
-// isBlock reports whether l is a transformer block (it carries attention).
-func isBlock(m *scenarios.Model, l scenarios.Layer) bool {
-	if m.Kind != "transformer" || m.Hidden == 0 || m.SeqLen == 0 {
-		return false
+// mulChecked multiplies xs, reporting int64 overflow instead of wrapping.
+func mulChecked(xs ...int64) (int64, error) {
+	p := int64(1)
+	for _, x := range xs {
+		var err error
+		if p, err = units.Mul(p, x); err != nil {
+			return 0, err
+		}
 	}
-	return int64(l.Params) >= 4*m.Hidden*m.Hidden && l.Name != "embedding" && l.Name != "lm_head"
+	return p, nil
 }
 
+// effectiveFLOPS is peak·MFU of the resolved scenario, whole FLOP/s.
 func effectiveFLOPS(s *scenarios.Scenario) (int64, error) {
-	peak := int64(s.Cluster.PeakBF16)
-	mfu := s.Training.MFU
-	if mfu == 0 {
-		mfu = 0.5
-	}
-	if peak <= 0 {
-		return 0, fmt.Errorf("zero: cluster.peak_bf16 must be > 0 to derive compute times")
-	}
-	eff := math.Floor(float64(peak) * mfu)
+	eff := math.Floor(float64(s.Cluster.PeakBF16) * s.Training.MFU)
 	if eff < 1 || eff > math.MaxInt64/2 {
 		return 0, fmt.Errorf("zero: cluster.peak_bf16 × training.mfu = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after MFU)", eff)
 	}

@@ -38,10 +38,10 @@ func Symmetric(s *scenarios.Scenario) bool {
 	if len(c.LinkOverrides) > 0 || s.N() != s.GPUs() {
 		return false
 	}
-	if algo, err := collectives.ParseAlgo(s.Communication.Algorithm); err != nil || algo == collectives.Tree {
+	if s.Communication.Algorithm == scenarios.AlgoTree {
 		return false
 	}
-	if s.Parallelism.CP > 1 && len(c.Placement) > 0 && c.Placement[0] == "dp" {
+	if s.Parallelism.CP > 1 && c.Placement[0] == scenarios.AxisDP {
 		return false // dp fastest: rank r is not on GPU r
 	}
 	for _, g := range c.GPUOverrides {
@@ -49,16 +49,22 @@ func Symmetric(s *scenarios.Scenario) bool {
 			return false
 		}
 	}
-	k := max(s.Parallelism.K, 1)
-	size, gpn := s.N()/k, c.GPUsPerNode
+	size, gpn := s.N()/s.Parallelism.K, c.GPUsPerNode
 	if size%gpn != 0 && gpn%size != 0 {
 		return false
 	}
 	// Shared NICs must be shared by the same number of GPUs each.
-	if c.NICs == "per_node" && c.NICsPerNode > 0 && gpn%c.NICsPerNode != 0 {
+	if c.NICs == scenarios.NICPerNode && gpn%c.NICsPerNode != 0 {
 		return false
 	}
 	return true
+}
+
+// algoOf maps the scenario's communication.algorithm to the collectives'
+// algorithm.
+var algoOf = map[scenarios.Algorithm]collectives.Algo{
+	scenarios.AlgoAuto: collectives.Auto, scenarios.AlgoRing: collectives.Ring,
+	scenarios.AlgoHierarchical: collectives.Hierarchical, scenarios.AlgoTree: collectives.Tree,
 }
 
 // engineClock adapts sim.Engine to the replay's clock.
@@ -182,10 +188,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
-	algo, err := collectives.ParseAlgo(s.Communication.Algorithm)
-	if err != nil {
-		return nil, fmt.Errorf("zero: %w", err)
-	}
+	algo := algoOf[s.Communication.Algorithm]
 	eng := sim.New()
 	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true}), topo: topo, algo: algo,
 		prep: map[prepKey]*prepared{}}
@@ -247,7 +250,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Symmetric = sym
 	for _, o := range s.Cluster.LinkOverrides {
 		nominal := s.Cluster.Inter.Bandwidth
-		if o.Class == "intra" {
+		if o.Class == scenarios.LinkIntra {
 			nominal = s.Cluster.Intra.Bandwidth
 		}
 		where := fmt.Sprintf("node %d", o.Node)

@@ -164,11 +164,8 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 	if err != nil {
 		return nil, err
 	}
-	k := max(s.Parallelism.K, 1)
-	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: k, Groups: groups, Buckets: commBuckets(groups), Costs: costs, Overlap: true}
-	if s.Communication.Overlap != nil {
-		sc.Overlap = *s.Communication.Overlap
-	}
+	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
+		Overlap: *s.Communication.Overlap}
 	b := &builder{sc: sc, s: s}
 	if sc.Stage == 3 {
 		err = b.stage3()
@@ -182,7 +179,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 		sc.Cap[st] = 1
 	}
 	if sc.Stage == 3 {
-		sc.Cap[ParamComm] = max(s.Communication.MaxInflightAllGathers, 1)
+		sc.Cap[ParamComm] = s.Communication.MaxInflightAllGathers
 	}
 	for i, t := range sc.Tasks {
 		st := t.Stream

@@ -24,7 +24,7 @@ func cluster(nodes, gpn, stage, k, layers int) *scenarios.Scenario {
 	s.Parallelism = scenarios.Parallelism{DP: nodes * gpn, CP: 1, Stage: stage, K: k}
 	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "auto", MaxInflightAllGathers: 2}
-	return s
+	return resolved(s)
 }
 
 // comparable strips what legitimately differs between the full run and the
@@ -124,7 +124,7 @@ func TestSymmetricRefused(t *testing.T) {
 		{"tree", func(s *scenarios.Scenario) { s.Communication.Algorithm = "tree" }, false},
 		{"dp-fastest", func(s *scenarios.Scenario) {
 			s.Parallelism.DP, s.Parallelism.CP = 32, 2
-			s.Cluster.Placement = []string{"dp", "cp"}
+			s.Cluster.Placement = []scenarios.Axis{"dp", "cp"}
 		}, false},
 		{"partial", func(s *scenarios.Scenario) { s.Parallelism.DP = 32 }, false},
 	} {

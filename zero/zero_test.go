@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -28,7 +29,7 @@ func tiny(stage, n, k int) *scenarios.Scenario {
 	s.Parallelism = scenarios.Parallelism{DP: n, CP: 1, Stage: stage, K: k}
 	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "ring", MaxInflightAllGathers: 2}
-	return s
+	return resolved(s)
 }
 
 // mlp returns seed 000's N=8 example: 4 nodes × 2 GPUs, dp 4 across nodes
@@ -41,12 +42,12 @@ func mlp(stage, k int, hidden int64, layers int) *scenarios.Scenario {
 		Inter: scenarios.Link{Bandwidth: 25e9, Latency: 2 * units.Microsecond}}
 	s.Model = scenarios.Model{Kind: "mlp", Hidden: hidden, Layers: int64(layers), SeqLen: 1}
 	for i := 0; i < layers; i++ {
-		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: "layer", Params: units.Count(8*hidden*hidden + 5*hidden)})
+		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: fmt.Sprintf("layers.%d", i), Params: units.Count(8*hidden*hidden + 5*hidden)})
 	}
 	s.Parallelism = scenarios.Parallelism{DP: 4, CP: 2, Stage: stage, K: k}
 	s.Training = scenarios.Training{MicroBatch: 1024, MFU: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "ring", MaxInflightAllGathers: 2}
-	return s
+	return resolved(s)
 }
 
 func off() *bool { b := false; return &b }

@@ -123,7 +123,7 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		}
 	}
 	if o.changed("nics") {
-		c.NICs = o.nics
+		c.NICs = scenarios.NICSharing(o.nics)
 	}
 	if o.changed("nics-per-node") {
 		c.NICsPerNode = o.nicsPerNode
@@ -244,7 +244,7 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 		if nics == "" {
 			nics = "per_gpu"
 		}
-		desc += ", nics " + nics
+		desc += ", nics " + string(nics)
 	}
 	return desc
 }

@@ -103,7 +103,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 			return inputError{err}
 		}
 		one := base
-		one.Stage, one.K, one.Steps = s.Parallelism.Stage, max(s.Parallelism.K, 1), max(base.Steps, c.Step)
+		one.Stage, one.K, one.Steps = s.Parallelism.Stage, s.Parallelism.K, max(base.Steps, c.Step)
 		one.Corrupt = c
 		cfgs = []numerics.Config{one}
 	} else {
@@ -169,10 +169,7 @@ func verifyBase(s *scenarios.Scenario) (numerics.Config, error) {
 	if n < 1 || n > numerics.MaxRanks {
 		return numerics.Config{}, fmt.Errorf("verify simulates every rank: N = dp·cp = %d must be in [1, %d] (use --set parallelism.dp=…)", n, numerics.MaxRanks)
 	}
-	pad, err := memory.ParsePadding(s.Communication.Padding)
-	if err != nil {
-		return numerics.Config{}, err
-	}
+	pad := memory.PaddingOf(s.Communication.Padding)
 	c := numerics.Config{Model: numerics.TinyTransformer, N: n, K: 1, Steps: s.Training.Steps,
 		Seed: uint64(s.Training.Seed), Padding: pad}
 	if s.Model.Kind == "mlp" {

@@ -1,0 +1,81 @@
+package scenarios
+
+// Typed enums of the scenario format. Each is a string type whose values are
+// exactly the YAML spellings, so files, --set flags and `scenarios show`
+// read and write the same text; the loader rejects any other value, so the
+// packages downstream compare against these constants and never re-parse.
+
+// Padding selects the flat-buffer padding rules (communication.padding).
+type Padding string
+
+const (
+	// PaddingToy is seed 000's buffer: one buffer padded to a multiple of the
+	// shard group (default).
+	PaddingToy Padding = "toy"
+	// PaddingMegatron is Megatron-Core's param-and-grad buffer rules.
+	PaddingMegatron Padding = "megatron"
+)
+
+// Algorithm is the collective algorithm (communication.algorithm).
+type Algorithm string
+
+const (
+	AlgoRing         Algorithm = "ring"
+	AlgoHierarchical Algorithm = "hierarchical"
+	AlgoTree         Algorithm = "tree"
+	AlgoAuto         Algorithm = "auto" // default
+)
+
+// NICSharing says how GPUs reach the inter-node network (cluster.nics).
+type NICSharing string
+
+const (
+	// NICPerGPU is rail-optimized: one NIC per GPU (default).
+	NICPerGPU NICSharing = "per_gpu"
+	// NICPerNode shares cluster.nics_per_node NICs among a node's GPUs.
+	NICPerNode NICSharing = "per_node"
+)
+
+// Recompute is the activation recomputation strategy (training.recompute).
+type Recompute string
+
+const (
+	RecomputeNone      Recompute = "none" // default
+	RecomputeSelective Recompute = "selective"
+	RecomputeFull      Recompute = "full"
+)
+
+// Axis is one parallel axis of cluster.placement.
+type Axis string
+
+const (
+	AxisCP Axis = "cp"
+	AxisDP Axis = "dp"
+)
+
+// LinkClass names a link class in cluster.link_overrides[].class.
+type LinkClass string
+
+const (
+	LinkIntra LinkClass = "intra" // the intra-node port of a GPU
+	LinkInter LinkClass = "inter" // a NIC
+)
+
+// DType is a floating-point storage format (training.param_dtype,
+// training.master_dtype, model.groups[].precision).
+type DType string
+
+const (
+	BF16 DType = "bf16"
+	FP16 DType = "fp16"
+	FP32 DType = "fp32"
+	FP8  DType = "fp8"
+)
+
+// Optimizer is training.optimizer.
+type Optimizer string
+
+const (
+	OptimizerAdam  Optimizer = "adam" // default
+	OptimizerAdamW Optimizer = "adamw"
+)

@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Resolve expands presets, fills defaults and validates s in place, by the
+// same code path as Load: a Go caller (a test, a CLI edit, a sweep point)
+// that builds or edits a Scenario calls Resolve before handing it to the
+// compute packages, which trust it and validate nothing themselves. Zero
+// values stand for absent keys (their defaults apply; Version 0 is 1); resolving a resolved
+// scenario changes nothing. Model.LayerList, once filled, is the model:
+// clear it to re-derive the layers after editing model dimensions. The error is an *Error naming the key
+// ("scenario: cluster.nodes: nodes=0 is out of range (use 1 to 65536)").
+func Resolve(s *Scenario) error {
+	if s == nil {
+		return &Error{Msg: "no scenario"}
+	}
+	r, err := resolved(s)
+	if err != nil {
+		return err
+	}
+	*s = *r
+	return nil
+}
+
+// Validate reports whether s is a valid scenario, as Resolve would, without
+// changing it.
+func Validate(s *Scenario) error {
+	if s == nil {
+		return &Error{Msg: "no scenario"}
+	}
+	_, err := resolved(s)
+	return err
+}
+
+// resolved re-encodes s as YAML and loads it: one validation for files and
+// Go values. Line and column refer to the re-encoded text, so the error names
+// the key instead.
+func resolved(s *Scenario) (*Scenario, error) {
+	name := s.Name
+	if name == "" {
+		name = "scenario"
+	}
+	c := *s
+	if c.Version == 0 {
+		c.Version = 1 // the only version; a Go value need not spell it
+	}
+	data, err := yaml.Marshal(&c)
+	if err != nil {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot encode the scenario: %v", err)}
+	}
+	r, err := Load(name, data, nil)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return nil, err
+		}
+		c := *e
+		c.Line, c.Col = 0, 0
+		if c.Path != "" {
+			c.Msg = c.Path + ": " + c.Msg
+		}
+		return nil, &c
+	}
+	return r, nil
+}
