@@ -21,8 +21,8 @@ type FitOptions struct {
 const (
 	// ScaleLayers: a model with dimensions (a preset or kind with
 	// hidden/layers) grows or shrinks by its number of blocks, all other
-	// dimensions fixed; the answer is the largest layer count (up to the
-	// loader's 4,096) and its parameter count.
+	// dimensions fixed; the answer is the largest layer count (up to
+	// scenarios.MaxLayers) and its parameter count.
 	ScaleLayers = "layers"
 	// ScaleParams: a bare parameter count grows or shrinks as a whole, the
 	// number of layers fixed and largest_layer (when given) scaled in
@@ -238,44 +238,54 @@ func gcd(a, b int) int {
 func fmtGB(b int64) string { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }
 
 // scaledFits loads src at stage and K with the model overrides and reports
-// the peak and whether it fits; a model the loader rejects does not fit.
-func scaledFits(src Source, stage, k int, conv memory.Convention, sets ...string) (*scenarios.Scenario, *memory.Report, bool) {
+// the peak and whether it fits. A model the loader rejects is an error, not
+// a "does not fit" verdict: the searches stay inside the scenario limits.
+func scaledFits(src Source, stage, k int, conv memory.Convention, sets ...string) (*scenarios.Scenario, *memory.Report, bool, error) {
 	s, err := src.Load(sets...)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, false, fmt.Errorf("scaled model %v: %w", sets, err)
 	}
 	r, err := analyze(s, stage, k, 0, conv)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, false, fmt.Errorf("scaled model %v: %w", sets, err)
 	}
-	return s, r, r.Fits
+	return s, r, r.Fits, nil
 }
 
-const maxLayers = 4096 // the loader's limit on model.layers
-
 func largestByLayers(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions, row *FitRow) error {
-	try := func(l int64) (*scenarios.Scenario, *memory.Report, bool) {
+	try := func(l int64) (*scenarios.Scenario, *memory.Report, bool, error) {
 		return scaledFits(src, stage, k, opt.Convention, fmt.Sprintf("model.layers=%d", l))
 	}
-	if _, _, ok := try(1); !ok {
-		return nil
+	if _, _, ok, err := try(1); err != nil || !ok {
+		return err
 	}
-	lo, hi := int64(1), int64(maxLayers)
-	if _, _, ok := try(hi); ok {
+	lo, hi := int64(1), int64(scenarios.MaxLayers)
+	_, _, ok, err := try(hi)
+	if err != nil {
+		return err
+	}
+	if ok {
 		lo = hi
 	}
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if _, _, ok := try(mid); ok {
+		_, _, ok, err := try(mid)
+		if err != nil {
+			return err
+		}
+		if ok {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	ms, r, _ := try(lo)
+	ms, r, _, err := try(lo)
+	if err != nil {
+		return err
+	}
 	row.MaxLayers, row.MaxParams, row.MaxPeak = lo, ms.Model.TotalParams(), r.Peak
-	if lo == maxLayers {
-		row.Note = fmt.Sprintf("fits even at the loader's limit of %d layers", maxLayers)
+	if lo == scenarios.MaxLayers {
+		row.Note = fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers)
 	}
 	return nil
 }
@@ -289,12 +299,16 @@ func largestByParams(src Source, s *scenarios.Scenario, stage, k int, opt FitOpt
 	if ll > 0 {
 		layers-- // the embedding
 	}
+	var failed error
 	try := func(x int64) (*memory.Report, bool) {
 		sets := []string{fmt.Sprintf("model.params=%d", x)}
 		if ll > 0 {
 			sets = append(sets, "model.largest_layer="+itoa(roundScale(ll, x, p0)))
 		}
-		_, r, ok := scaledFits(src, stage, k, opt.Convention, sets...)
+		_, r, ok, err := scaledFits(src, stage, k, opt.Convention, sets...)
+		if err != nil && failed == nil {
+			failed = err
+		}
 		return r, ok
 	}
 	minP := max(layers, 1)
@@ -302,7 +316,7 @@ func largestByParams(src Source, s *scenarios.Scenario, stage, k int, opt FitOpt
 		minP = 2 * layers // room for a scaled largest layer of ≥ 1 and one param per layer
 	}
 	if _, ok := try(minP); !ok {
-		return nil
+		return failed
 	}
 	// Bracket: lo fits, hi does not (or is the cap).
 	lo, hi := minP, p0
@@ -325,6 +339,9 @@ func largestByParams(src Source, s *scenarios.Scenario, stage, k int, opt FitOpt
 		}
 	}
 	r, _ := try(lo)
+	if failed != nil {
+		return failed
+	}
 	row.MaxParams, row.MaxPeak = lo, r.Peak
 	return nil
 }

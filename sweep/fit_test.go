@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
@@ -64,12 +66,56 @@ func TestFitAgainstNaive(t *testing.T) {
 				}
 				fit, more = scale(r.MaxParams), scale(r.MaxParams+1)
 			}
-			if ms, rep, ok := scaledFits(src, r.Stage, r.K, conv, fit...); !ok || ms.Model.TotalParams() != r.MaxParams || rep.Peak != r.MaxPeak {
-				t.Errorf("%s stage %d K=%d: the largest model %d does not fit", name, r.Stage, r.K, r.MaxParams)
+			if ms, rep, ok, err := scaledFits(src, r.Stage, r.K, conv, fit...); err != nil || !ok || ms.Model.TotalParams() != r.MaxParams || rep.Peak != r.MaxPeak {
+				t.Errorf("%s stage %d K=%d: the largest model %d does not fit (%v)", name, r.Stage, r.K, r.MaxParams, err)
 			}
-			if _, _, ok := scaledFits(src, r.Stage, r.K, conv, more...); ok {
+			if r.MaxLayers == scenarios.MaxLayers {
+				continue // no larger model to try
+			}
+			if _, _, ok, err := scaledFits(src, r.Stage, r.K, conv, more...); err != nil || ok {
 				t.Errorf("%s stage %d K=%d: a larger model than %d fits", name, r.Stage, r.K, r.MaxParams)
 			}
 		}
+	}
+}
+
+// Issue 13: gpt3-125m on 64 H100 at ZeRO-3 (model states only, 4.8 GiB
+// at 1024 layers) fits at every layer count the
+// scenario allows; fit used its own limit (4096) and took the loader's
+// rejection of 1025+ layers for "does not fit", reporting 1024 as the
+// largest model without saying it is the limit.
+func TestFitLayerLimitIsTheScenarios(t *testing.T) {
+	src := Source{File: "gpt3.yaml", Data: []byte(`version: 1
+cluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: gpt3-125m}
+parallelism: {dp: 64, zero_stage: 3}
+memory: {activations: false}
+`)}
+	f, err := FitSearch(src, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Rows {
+		if r.Stage != 3 || r.K != 1 {
+			continue
+		}
+		want := fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers)
+		if r.MaxLayers != scenarios.MaxLayers || !strings.Contains(r.Note, want) {
+			t.Errorf("stage 3 K=1: largest %d layers, note %q; want %d and %q", r.MaxLayers, r.Note, scenarios.MaxLayers, want)
+		}
+		return
+	}
+	t.Fatal("no stage 3, K=1 row")
+}
+
+// A scaled model the loader rejects is an error, not a memory verdict.
+func TestFitLoaderRejectionIsAnError(t *testing.T) {
+	src := Source{File: "bad.yaml", Data: []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: gpt3-125m}
+parallelism: {dp: 8, zero_stage: 3}
+`)}
+	if _, _, _, err := scaledFits(src, 3, 1, memory.ConventionZerosim, fmt.Sprintf("model.layers=%d", scenarios.MaxLayers+1)); err == nil {
+		t.Error("layers beyond the limit: no error")
 	}
 }
