@@ -1,8 +1,10 @@
 package zero
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -44,5 +46,23 @@ func TestCostsGPT3Block(t *testing.T) {
 	d, err := OptimizerTime(s, 1_000_000_000)
 	if err != nil || d != 10_746_268_657 {
 		t.Errorf("optimizer time %d ps (%v), want 10746268657", d, err)
+	}
+}
+
+// Issue 13: 4·b·s² was multiplied before the overflow check; at the
+// largest seq_len (2^24) and micro_batch 2^20 it wraps to 0 (2^70 mod 2^64)
+// and the attention FLOPs vanished from a run that "succeeded".
+func TestAttentionFLOPsOverflowIsAnError(t *testing.T) {
+	s, err := scenarios.Load("big.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 1, gpu: H100-80GB}
+model: {kind: transformer, arch: llama, hidden: 64, ffn: 64, heads: 1, layers: 1, vocab: 8, seq_len: 16777216}
+parallelism: {dp: 1, zero_stage: 0}
+training: {micro_batch: 1048576}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Costs(s); err == nil || !strings.Contains(err.Error(), "attention FLOPs") {
+		t.Errorf("error %v, want an attention FLOPs overflow", err)
 	}
 }
