@@ -112,6 +112,17 @@ type LayoutSpec struct {
 	NoAlign bool
 }
 
+// StageSpec is the layout of one parameter buffer at a ZeRO stage: the one
+// set of rules memory, the zero/ replay and numerics share. Stage 3 lays one
+// bucket per unit (the FSDP flat parameter); stage 0 is plain DDP, where
+// Megatron does not align (it pads only with the distributed optimizer:
+// NoAlign). Shards is the number of ranks one copy is split over (memory
+// counts 1 at stage 0, where nothing is sharded; numerics emulates the
+// stage-0 all-reduce as reduce-scatter + all-gather over N/K).
+func StageSpec(params []Param, stage, shards int, bucketElems int64, pad Padding) LayoutSpec {
+	return LayoutSpec{Params: params, Shards: shards, BucketElems: bucketElems, PerUnit: stage == 3, Padding: pad, NoAlign: stage == 0}
+}
+
 // ParamRange is where one parameter lives in the padded flat buffer.
 type ParamRange struct {
 	Param

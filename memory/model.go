@@ -475,8 +475,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		if bs := int64(s.Communication.BucketSize); bs > 0 {
 			bucketElems = max(bs/g.info.GradBytes, 1)
 		}
-		// Stage 0 is plain DDP: Megatron pads only with the distributed optimizer.
-		spec := LayoutSpec{Params: params, Shards: shards, BucketElems: bucketElems, PerUnit: r.Stage == 3, Padding: padding, NoAlign: r.Stage == 0}
+		spec := StageSpec(params, r.Stage, shards, bucketElems, padding)
 		if !spec.PerUnit && bucketElems > 0 && (g.numel-1)/bucketElems+1 > MaxBuckets {
 			least := ((g.numel-1)/MaxBuckets + 1) * g.info.GradBytes
 			return nil, fmt.Errorf("communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",

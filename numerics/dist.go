@@ -39,10 +39,7 @@ func newSim(cfg Config) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{cfg: cfg, hyper: cfg.hyper(), model: m, S: cfg.N / cfg.K}
-	s.lay, err = memory.NewLayout(memory.LayoutSpec{
-		Params: m.params, Shards: s.S, BucketElems: cfg.BucketElems,
-		PerUnit: cfg.Stage == 3, Padding: cfg.Padding,
-	})
+	s.lay, err = memory.NewLayout(memory.StageSpec(m.params, cfg.Stage, s.S, cfg.BucketElems, cfg.Padding))
 	if err != nil {
 		return nil, fmt.Errorf("numerics: %w", err)
 	}

@@ -1,11 +1,13 @@
 package numerics
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 func mlpBase(n int) Config {
@@ -337,6 +339,41 @@ func TestVerifyWeightDecay(t *testing.T) {
 			}
 			if !r.Pass {
 				t.Errorf("%s decoupled %v: first mismatch %v", c.Name(), decoupled, r.First)
+			}
+		}
+	}
+}
+
+// Issue 13: numerics laid its buffer out by hand and missed stage 0's
+// no-alignment rule, so verify with Megatron padding used 896 elements
+// where memory counts 260 for seed 002's tiny transformer. Both now build
+// their layouts with memory.StageSpec; verify's padded size equals the
+// memory model's at every stage and padding (N = 2, one bucket).
+func TestVerifyLayoutIsMemorys(t *testing.T) {
+	data, _ := scenarios.Example("seed002-tiny")
+	for _, pad := range []memory.Padding{memory.PadToy, memory.PadMegatron} {
+		for stage := range 4 {
+			s, err := scenarios.Load("seed002-tiny.yaml", data, []string{
+				"communication.padding=" + pad.String(), fmt.Sprintf("parallelism.zero_stage=%d", stage),
+				"communication.bucket_size=1TB"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.N() != 2 {
+				t.Fatalf("seed002-tiny has N = %d, want 2", s.N())
+			}
+			groups, err := memory.BufferLayouts(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := ttBase(2)
+			c.Stage, c.Padding, c.Steps = stage, pad, 1
+			r, err := Verify(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(groups) != 1 || r.Size != groups[0].Size || r.Numel != groups[0].Numel {
+				t.Errorf("%s stage %d: verify lays out %d of %d elements, memory %d of %d", pad, stage, r.Size, r.Numel, groups[0].Size, groups[0].Numel)
 			}
 		}
 	}
