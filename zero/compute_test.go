@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -64,5 +65,51 @@ training: {micro_batch: 1048576}
 	}
 	if _, err := Costs(s); err == nil || !strings.Contains(err.Error(), "attention FLOPs") {
 		t.Errorf("error %v, want an attention FLOPs overflow", err)
+	}
+}
+
+// Issue 13: which units are transformer blocks was decided twice — memory
+// by name or most common size, zero by kind and size — and the two
+// disagreed on an explicit layer list whose embedding is ≥ 4h² ("wte"):
+// zero gave it attention FLOPs, memory no activations. The scenario now
+// marks the blocks once (Layer.Block); the units with activations are
+// exactly the units with attention FLOPs.
+func TestBlocksDecidedOnce(t *testing.T) {
+	s, err := scenarios.Load("list.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 1, gpu: H100-80GB}
+model:
+  kind: transformer
+  hidden: 64
+  heads: 4
+  seq_len: 32
+  layers: 2
+  layer_list:
+    - {name: wte, params: 20000}
+    - {name: h.0, params: 50000}
+    - {name: h.1, params: 50000}
+    - {name: ln_f, params: 128}
+parallelism: {dp: 1, zero_stage: 0}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := s.Training.MicroBatch * s.Model.SeqLen
+	for u, c := range costs {
+		attention := c.FwdFLOPs > 2*c.Params*tokens
+		activations := rep.Units[u].Activation > 0
+		if attention != activations {
+			t.Errorf("unit %s: attention FLOPs %v, activations %v", c.Name, attention, activations)
+		}
+	}
+	if rep.Units[1].Activation == 0 || rep.Units[0].Activation != 0 {
+		t.Errorf("blocks are h.0 and h.1: activations %d, %d", rep.Units[0].Activation, rep.Units[1].Activation)
 	}
 }
