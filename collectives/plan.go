@@ -188,18 +188,23 @@ func chunk(s units.Bytes, n int) units.Bytes { return ceilDiv(s, n) }
 // all-reduce (exactly (n−1)/n·S and 2(n−1)/n·S when n divides S). It does not
 // depend on the algorithm.
 func Volume(spec Spec) (units.Bytes, error) {
-	if len(spec.Group) == 0 {
+	return RankVolume(spec.Op, spec.Bytes, len(spec.Group))
+}
+
+// RankVolume is Volume for op on s bytes over n ranks: the one rounding of
+// the bytes a rank sends (the zero/ replay's per-phase bytes use it too).
+func RankVolume(op Op, s units.Bytes, n int) (units.Bytes, error) {
+	if n <= 0 {
 		return 0, errors.New("collectives: empty group")
 	}
-	if spec.Bytes < 0 {
-		return 0, fmt.Errorf("collectives: size %d bytes is negative", int64(spec.Bytes))
+	if s < 0 {
+		return 0, fmt.Errorf("collectives: size %d bytes is negative", int64(s))
 	}
-	n := len(spec.Group)
-	v := units.Bytes(n-1) * chunk(spec.Bytes, n) // ≤ S + n, no overflow below 2^62
-	if spec.Op == AllReduce {
+	v := units.Bytes(n-1) * chunk(s, n) // ≤ S + n, no overflow below 2^62
+	if op == AllReduce {
 		v2, err := units.Mul(int64(v), 2)
 		if err != nil {
-			return 0, fmt.Errorf("collectives: volume of %d bytes: %w", int64(spec.Bytes), err)
+			return 0, fmt.Errorf("collectives: volume of %d bytes: %w", int64(s), err)
 		}
 		v = units.Bytes(v2)
 	}

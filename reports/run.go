@@ -244,10 +244,8 @@ func (run *Run) timeTable() *table {
 			t.Rows = append(t.Rows, cells)
 		}
 	}
-	if st := r.Straggler; st != nil {
-		t.Notes = append(t.Notes, fmt.Sprintf("straggler: rank %d (compute %v vs median %v) kept the others waiting %v in total",
-			st.Rank, st.Compute, st.MedianCompute, st.Caused))
-	} else {
+	// A straggler is named once, among the run's warnings.
+	if r.Straggler == nil {
 		t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
 	}
 	return t

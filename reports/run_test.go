@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -340,5 +341,31 @@ func TestRunOutputsDeterministic(t *testing.T) {
 		if !bytes.Equal(a[i], b[i]) {
 			t.Errorf("%s differs between two runs", name)
 		}
+	}
+}
+
+// Issue 13: the straggler was printed twice (time-table note and warning)
+// and, with two ranks, its "median" was the straggler's own compute time.
+func TestStragglerOnceAgainstTheOthers(t *testing.T) {
+	run := yamlRun(t, "slow.yaml", []byte(tinyYAML), "cluster.gpu_overrides=[{rank: 1, speed: 0.5}]")
+	st := run.Result.Straggler
+	if st == nil || st.Rank != 1 {
+		t.Fatalf("straggler %+v, want rank 1", st)
+	}
+	var fast units.Duration
+	for _, r := range run.Result.Ranks {
+		if r.Rank == 0 {
+			fast = r.Compute
+		}
+	}
+	if st.MedianCompute != fast || st.Compute <= fast {
+		t.Errorf("straggler compute %v vs median %v; want the median to be rank 0's %v", st.Compute, st.MedianCompute, fast)
+	}
+	var b bytes.Buffer
+	if err := WriteRunTable(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "straggler: rank 1"); n != 1 {
+		t.Errorf("the straggler is named %d times, want once:\n%s", n, b.String())
 	}
 }

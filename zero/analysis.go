@@ -191,7 +191,9 @@ type Straggler struct {
 	// Caused is the total time other ranks waited for this rank at
 	// collectives.
 	Caused units.Duration
-	// Compute is the straggler's compute time, beside the median's.
+	// Compute is the straggler's compute time; MedianCompute the (lower)
+	// median compute time of the other ranks, so that with two ranks it is
+	// the other rank's, not the straggler's own.
 	Compute, MedianCompute units.Duration
 }
 
@@ -226,12 +228,21 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 	if caused[best] == 0 {
 		return nil
 	}
-	comps := make([]units.Duration, len(stats))
-	for i, s := range stats {
-		comps[i] = s.Compute
+	var comps []units.Duration
+	var own units.Duration
+	for _, s := range stats {
+		if s.Rank == best {
+			own = s.Compute
+			continue
+		}
+		comps = append(comps, s.Compute)
 	}
 	slices.Sort(comps)
-	return &Straggler{Rank: best, Caused: caused[best], Compute: stats[best].Compute, MedianCompute: comps[len(comps)/2]}
+	st := &Straggler{Rank: best, Caused: caused[best], Compute: own}
+	if len(comps) > 0 {
+		st.MedianCompute = comps[(len(comps)-1)/2]
+	}
+	return st
 }
 
 // Interval is a stretch [Lo, Hi) of simulated time.

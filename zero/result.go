@@ -84,16 +84,6 @@ func Logical(k Kind, s int64) int64 {
 	return s
 }
 
-// Sent returns the exact bytes one rank of an n-rank ring sends for one
-// collective on S bytes (S a multiple of n).
-func Sent(k Kind, s int64, n int) int64 {
-	per := s / int64(n) * int64(n-1)
-	if k == AllReduce {
-		return 2 * per
-	}
-	return per
-}
-
 // PhaseTotal returns the logical bytes per rank summed over phases.
 func (r *Result) PhaseTotal() (logical, sent int64) {
 	for _, p := range r.Phases {

@@ -263,7 +263,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	}
 	if res.Straggler != nil {
 		st := res.Straggler
-		res.Warnings = append(res.Warnings, fmt.Sprintf("straggler: rank %d (compute %v vs median %v) kept the others waiting %v in total", st.Rank, st.Compute, st.MedianCompute, st.Caused))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("straggler: rank %d (compute %v vs the other ranks' median %v) kept the others waiting %v in total", st.Rank, st.Compute, st.MedianCompute, st.Caused))
 	}
 	res.MemoryModel = mrep
 	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
@@ -338,7 +338,11 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			}
 			n := len(e.groups[t.Group][0])
 			pb.Logical += Logical(t.Kind, t.Bytes)
-			pb.Sent += Sent(t.Kind, t.Bytes, n)
+			v, err := collectives.RankVolume(opOf[t.Kind], units.Bytes(t.Bytes), n)
+			if err != nil {
+				return nil, fmt.Errorf("zero: %s of %d B over %d ranks: %w", t.Kind, t.Bytes, n, err)
+			}
+			pb.Sent += int64(v)
 			pb.Collectives++
 		}
 		if pb.Collectives == 0 {

@@ -352,3 +352,33 @@ func TestReplayScheduleEqualsBuild(t *testing.T) {
 		}
 	}
 }
+
+// Issue 13: the bytes a rank sends were rounded twice — zero floored
+// S/n, collectives.Volume takes ⌈S/n⌉. On 6 ranks with K = 3 the inter
+// all-reduce moves the 260-byte shard over 3 ranks (260/3 is no integer):
+// every phase's Sent must be collectives.Volume summed over its
+// collectives.
+func TestSentIsCollectivesVolume(t *testing.T) {
+	s := tiny(1, 6, 3)
+	res, err := Replay(s, Options{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Phase]int64{}
+	for _, c := range res.Collectives {
+		if c.GroupIndex != 0 {
+			continue
+		}
+		group := make([]int, c.Ranks)
+		v, err := collectives.Volume(collectives.Spec{Op: opOf[c.Kind], Group: group, Bytes: units.Bytes(c.Bytes)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[c.Phase] += int64(v)
+	}
+	for _, p := range res.Phases {
+		if p.Sent != want[p.Phase] {
+			t.Errorf("phase %v: sent %d, collectives.Volume says %d", p.Phase, p.Sent, want[p.Phase])
+		}
+	}
+}
