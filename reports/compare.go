@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/zerosim/zerosim/topology"
 	"io"
 	"math"
 	"slices"
@@ -123,8 +124,8 @@ func variantOf(o *sweep.Outcome) CompareVariant {
 	}
 	for _, p := range r.Phases {
 		cp := ComparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
-		for c, name := range r.LinkClasses {
-			cp.Classes = append(cp.Classes, CompareClassBytes{Class: name, Total: p.Wire[c], Busiest: p.MaxRankWire[c]})
+		for _, c := range topology.Classes() {
+			cp.Classes = append(cp.Classes, CompareClassBytes{Class: c.String(), Total: p.Wire[c], Busiest: p.MaxRankWire[c]})
 		}
 		v.Phases = append(v.Phases, cp)
 	}
@@ -241,8 +242,8 @@ func slowLinkSection(os []*sweep.Outcome) *SlowLinkSection {
 	base := map[string]*SlowLinkRow{}
 	for _, o := range os {
 		r := o.Result
-		busy, total := sweep.BusiestWire(r, "network")
-		_, nv := sweep.BusiestWire(r, "nvlink")
+		busy, total := sweep.BusiestWire(r, topology.Inter)
+		_, nv := sweep.BusiestWire(r, topology.Intra)
 		row := SlowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
 			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
 		if m := r.MemoryModel; m != nil {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/zerosim/zerosim/topology"
 	"image/color"
 	"io"
 	"path/filepath"
@@ -67,7 +68,7 @@ func slowLinkPlot(title string, os []*sweep.Outcome) ComparePlot {
 			s := series(&bytesP, "seed 000 logical")
 			s.Values = append(s.Values, float64(sweep.SeedSlowLink(o.Result))/gbUnit)
 		}
-		busy, _ := sweep.BusiestWire(o.Result, "network")
+		busy, _ := sweep.BusiestWire(o.Result, topology.Inter)
 		s := series(&bytesP, algo+" wire")
 		s.Values = append(s.Values, float64(busy)/gbUnit)
 		s = series(&timeP, algo)
@@ -91,9 +92,9 @@ func generalPlot(title string, vs []CompareVariant) ComparePlot {
 		for _, ph := range v.Phases {
 			for _, c := range ph.Classes {
 				switch c.Class {
-				case "network":
+				case topology.Inter.String():
 					net += c.Total
-				case "nvlink":
+				case topology.Intra.String():
 					nv += c.Total
 				}
 			}

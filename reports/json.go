@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"github.com/zerosim/zerosim/topology"
 	"io"
 
 	"github.com/zerosim/zerosim/memory"
@@ -152,10 +153,19 @@ type SpanJSON struct {
 
 var groupNames = map[zero.GroupKind]string{zero.GroupNone: "none", zero.GroupAll: "all", zero.GroupIntra: "intra", zero.GroupInter: "inter"}
 
-func classesJSON(classes []string, total, busiest []int64) []ClassJSON {
-	out := make([]ClassJSON, len(classes))
-	for i, c := range classes {
-		out[i] = ClassJSON{Class: c, Total: at(total, i), Busiest: at(busiest, i)}
+func classesJSON(total, busiest [topology.NumClasses]int64) []ClassJSON {
+	var out []ClassJSON
+	for _, c := range topology.Classes() {
+		out = append(out, ClassJSON{Class: c.String(), Total: total[c], Busiest: busiest[c]})
+	}
+	return out
+}
+
+// classNames spells the link classes as the JSON and CSV files do.
+func classNames() []string {
+	var out []string
+	for _, c := range topology.Classes() {
+		out = append(out, c.String())
 	}
 	return out
 }
@@ -166,7 +176,7 @@ func (run *Run) JSON() *RunJSON {
 	sc := r.Schedule
 	j := &RunJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
-		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: r.LinkClasses,
+		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
 	if j.LinkClasses == nil {
 		j.LinkClasses = []string{}
@@ -182,19 +192,19 @@ func (run *Run) JSON() *RunJSON {
 	if st := r.Straggler; st != nil {
 		j.Straggler = &StragglerJSON{Rank: st.Rank, CausedPS: int64(st.Caused), ComputePS: int64(st.Compute), MedianComputePS: int64(st.MedianCompute)}
 	}
-	wire := make([]int64, len(r.LinkClasses))
+	var wire [topology.NumClasses]int64
 	j.Phases = []PhaseJSON{}
 	for _, p := range r.Phases {
 		j.Phases = append(j.Phases, PhaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Logical: p.Logical, Sent: p.Sent,
-			Wire: classesJSON(r.LinkClasses, p.Wire, p.MaxRankWire)})
-		for i := range wire {
-			wire[i] += at(p.Wire, i)
+			Wire: classesJSON(p.Wire, p.MaxRankWire)})
+		for _, c := range topology.Classes() {
+			wire[c] += p.Wire[c]
 		}
 	}
 	j.Totals.Logical, j.Totals.Sent = r.PhaseTotal()
-	j.Totals.Wire = make([]ClassTotalJSON, len(r.LinkClasses))
-	for i, c := range r.LinkClasses {
-		j.Totals.Wire[i] = ClassTotalJSON{Class: c, Total: wire[i]}
+	j.Totals.Wire = []ClassTotalJSON{}
+	for _, c := range topology.Classes() {
+		j.Totals.Wire = append(j.Totals.Wire, ClassTotalJSON{Class: c.String(), Total: wire[c]})
 	}
 	j.Critical = []PathStepJSON{}
 	for _, p := range r.CriticalPath {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/zerosim/zerosim/topology"
 	"image/color"
 	"io"
 	"slices"
@@ -206,17 +207,17 @@ func (run *Run) commPlot() CommPlot {
 		all.Categories = append(all.Categories, ph.Phase.String())
 		busy.Categories = append(busy.Categories, ph.Phase.String())
 		var a, b int64
-		for i := range r.LinkClasses {
-			a += at(ph.Wire, i)
-			b += at(ph.MaxRankWire, i)
+		for _, c := range topology.Classes() {
+			a += ph.Wire[c]
+			b += ph.MaxRankWire[c]
 		}
 		topAll, topBusy = max(topAll, a), max(topBusy, b)
 	}
-	for i, c := range r.LinkClasses {
-		sa, sb := IntSeries{Name: c}, IntSeries{Name: c}
+	for _, c := range topology.Classes() {
+		sa, sb := IntSeries{Name: c.String()}, IntSeries{Name: c.String()}
 		for _, ph := range r.Phases {
-			sa.Values = append(sa.Values, at(ph.Wire, i))
-			sb.Values = append(sb.Values, at(ph.MaxRankWire, i))
+			sa.Values = append(sa.Values, ph.Wire[c])
+			sb.Values = append(sb.Values, ph.MaxRankWire[c])
 		}
 		all.Series = append(all.Series, sa)
 		busy.Series = append(busy.Series, sb)
@@ -376,7 +377,7 @@ func componentColor(name string) color.Color {
 }
 
 func classColor(name string) color.Color {
-	if name == "network" {
+	if name == topology.Inter.String() {
 		return color.RGBA{0xd6, 0x27, 0x28, 0xff}
 	}
 	return color.RGBA{0x1f, 0x77, 0xb4, 0xff}
@@ -512,7 +513,7 @@ func barsFigure(b *BarsPlot, title string) figure {
 	tops := make([]float64, len(b.Categories))
 	for si, s := range b.Series {
 		col := componentColor(s.Name)
-		if s.Name == "nvlink" || s.Name == "network" {
+		if s.Name == topology.Intra.String() || s.Name == topology.Inter.String() {
 			col = classColor(s.Name)
 		}
 		for ci, v := range s.Values {

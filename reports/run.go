@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"fmt"
+	"github.com/zerosim/zerosim/topology"
 	"io"
 	"math/big"
 	"slices"
@@ -251,31 +252,29 @@ func (run *Run) timeTable() *table {
 	return t
 }
 
-// classIndex returns the index of a link class in r.LinkClasses, -1 if absent.
-func classIndex(r *zero.Result, name string) int { return slices.Index(r.LinkClasses, name) }
-
 // phaseTable is the communication of each phase.
 func (run *Run) phaseTable() *table {
 	r := run.Result
 	t := &table{Title: "communication per phase, bytes per step: per rank (seed accounting and exact), wire bytes per link class (all ranks, busiest rank)", left: []int{0}}
 	t.Header = []string{"phase", "collectives", "logical/rank (seed accounting)", "sent/rank (exact)"}
-	for _, c := range r.LinkClasses {
-		t.Header = append(t.Header, c+" wire")
+	classes := topology.Classes()
+	for _, c := range classes {
+		t.Header = append(t.Header, c.String()+" wire")
 	}
-	for _, c := range r.LinkClasses {
-		t.Header = append(t.Header, c+" busiest rank")
+	for _, c := range classes {
+		t.Header = append(t.Header, c.String()+" busiest rank")
 	}
 	var coll int
 	var logical, sent int64
-	wire := make([]int64, len(r.LinkClasses))
+	var wire [topology.NumClasses]int64
 	for _, p := range r.Phases {
 		row := []string{p.Phase.String(), strconv.Itoa(p.Collectives), exact(p.Logical), exact(p.Sent)}
-		for i := range r.LinkClasses {
-			row = append(row, exact(at(p.Wire, i)))
-			wire[i] += at(p.Wire, i)
+		for _, c := range classes {
+			row = append(row, exact(p.Wire[c]))
+			wire[c] += p.Wire[c]
 		}
-		for i := range r.LinkClasses {
-			row = append(row, exact(at(p.MaxRankWire, i)))
+		for _, c := range classes {
+			row = append(row, exact(p.MaxRankWire[c]))
 		}
 		coll += p.Collectives
 		logical += p.Logical
@@ -284,11 +283,11 @@ func (run *Run) phaseTable() *table {
 	}
 	foot := []string{"total", strconv.Itoa(coll), exact(logical), exact(sent)}
 	var all int64
-	for i := range r.LinkClasses {
-		foot = append(foot, exact(wire[i]))
-		all += wire[i]
+	for _, c := range classes {
+		foot = append(foot, exact(wire[c]))
+		all += wire[c]
 	}
-	for range r.LinkClasses {
+	for range classes {
 		foot = append(foot, "")
 	}
 	t.Footer = foot
@@ -296,15 +295,15 @@ func (run *Run) phaseTable() *table {
 		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical (seed accounting), %s sent; wire: %s",
-			iec(logical), iec(sent), wireShares(r.LinkClasses, wire, all)))
+			iec(logical), iec(sent), wireShares(wire, all)))
 	}
 	return t
 }
 
-func wireShares(classes []string, wire []int64, all int64) string {
+func wireShares(wire [topology.NumClasses]int64, all int64) string {
 	var parts []string
-	for i, c := range classes {
-		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, iec(wire[i]), percent(wire[i], all)))
+	for _, c := range topology.Classes() {
+		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, iec(wire[c]), percent(wire[c], all)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -398,16 +397,16 @@ func (run *Run) Findings() []string {
 		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v per rank on average).", r.Stage, percent(int64(e), int64(busy)), e/n, busy/n))
 	}
 	var all int64
-	wire := make([]int64, len(r.LinkClasses))
+	var wire [topology.NumClasses]int64
 	for _, p := range r.Phases {
-		for i := range wire {
-			wire[i] += at(p.Wire, i)
-			all += at(p.Wire, i)
+		for _, c := range topology.Classes() {
+			wire[c] += p.Wire[c]
+			all += p.Wire[c]
 		}
 	}
 	if all > 0 {
-		if i := classIndex(r, "network"); i >= 0 && wire[i] > 0 {
-			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(wire[i], all), iec(wire[i]), iec(all)))
+		if net := wire[topology.Inter]; net > 0 {
+			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(net, all), iec(net), iec(all)))
 		} else {
 			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", iec(all)))
 		}

@@ -3,6 +3,7 @@ package sweep
 import (
 	"cmp"
 	"fmt"
+	"github.com/zerosim/zerosim/topology"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,10 +83,9 @@ func Divisors(n int) []int {
 // except the inter-group all-reduce of K > 1, which counts its ring cost
 // 2(K−1)/K·S/(N/K). Phases that stay on NVLink count nothing.
 func SeedSlowLink(res *zero.Result) int64 {
-	net := classIndex(res, "network")
 	var t int64
 	for _, p := range res.Phases {
-		if net < 0 || p.Wire[net] == 0 {
+		if p.Wire[topology.Inter] == 0 {
 			continue
 		}
 		if p.Phase == zero.PhaseInterAR {
@@ -101,17 +101,13 @@ func SeedSlowLink(res *zero.Result) int64 {
 // buffer of res's model: 2 bytes per parameter.
 func BufferBytes(s *scenarios.Scenario) int64 { return 2 * s.Model.TotalParams() }
 
-// BusiestWire returns the busiest rank's bytes over link class name summed
+// BusiestWire returns the busiest rank's bytes over a link class summed
 // over the phases (an upper bound when different ranks are busiest in
 // different phases), and the total over every rank.
-func BusiestWire(res *zero.Result, class string) (busiest, total int64) {
-	c := classIndex(res, class)
-	if c < 0 {
-		return 0, 0
-	}
+func BusiestWire(res *zero.Result, class topology.Class) (busiest, total int64) {
 	for _, p := range res.Phases {
-		busiest += p.MaxRankWire[c]
-		total += p.Wire[c]
+		busiest += p.MaxRankWire[class]
+		total += p.Wire[class]
 	}
 	return busiest, total
 }

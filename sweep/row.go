@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/zerosim/zerosim/topology"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -55,34 +56,21 @@ func Measure(s *scenarios.Scenario) (Row, error) {
 	for _, rk := range res.Ranks {
 		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
 	}
-	r.NetworkBytes = WireBytes(res, "network")
-	r.NVLinkBytes = WireBytes(res, "nvlink")
+	r.NetworkBytes = WireBytes(res, topology.Inter)
+	r.NVLinkBytes = WireBytes(res, topology.Intra)
 	if m := res.MemoryModel; m != nil {
 		r.PeakMemory, r.Fits = m.Peak, m.Fits
 	}
 	return r, nil
 }
 
-// WireBytes sums the wire bytes of link class name over the step's phases.
-func WireBytes(res *zero.Result, class string) int64 {
-	c := classIndex(res, class)
-	if c < 0 {
-		return 0
-	}
+// WireBytes sums the wire bytes of a link class over the step's phases.
+func WireBytes(res *zero.Result, class topology.Class) int64 {
 	var t int64
 	for _, p := range res.Phases {
-		t += p.Wire[c]
+		t += p.Wire[class]
 	}
 	return t
-}
-
-func classIndex(res *zero.Result, class string) int {
-	for i, n := range res.LinkClasses {
-		if n == class {
-			return i
-		}
-	}
-	return -1
 }
 
 // Evaluator runs the points of a space on a source.

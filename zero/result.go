@@ -3,6 +3,7 @@ package zero
 import (
 	"cmp"
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/topology"
 	"slices"
 
 	"github.com/zerosim/zerosim/units"
@@ -24,9 +25,7 @@ type Result struct {
 	// Phases holds the bytes of each phase that moved any: logical volume as
 	// the seeds count it, exact per-rank send volume, and wire bytes per
 	// link class.
-	Phases []PhaseBytes
-	// LinkClasses names the link classes in the order of the Wire slices.
-	LinkClasses  []string
+	Phases       []PhaseBytes
 	CriticalPath []PathStep
 	Straggler    *Straggler
 	// Symmetric is set when the fast path simulated one representative per
@@ -70,9 +69,10 @@ type PhaseBytes struct {
 	// 2(n−1)/n·S for an all-reduce.
 	Sent int64
 	// Wire is the total bytes over each link class (all ranks), and
-	// MaxRankWire the busiest rank's sent bytes per class.
-	Wire        []int64
-	MaxRankWire []int64
+	// MaxRankWire the busiest rank's sent bytes per class, indexed by
+	// topology.Class.
+	Wire        [topology.NumClasses]int64
+	MaxRankWire [topology.NumClasses]int64
 	Collectives int
 }
 

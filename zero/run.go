@@ -287,9 +287,6 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, opt Options) (*Result, error) {
 	sc := e.sc
 	res := &Result{Name: s.Name, Stage: sc.Stage, N: sc.N, K: sc.K, Overlap: sc.Overlap, Schedule: sc, Events: events}
-	for _, c := range topology.Classes() {
-		res.LinkClasses = append(res.LinkClasses, c.String())
-	}
 	for _, t := range sc.Tasks {
 		if !t.Kind.IsComm() {
 			res.Compute += t.Dur
@@ -331,7 +328,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	// rank runs every task), wire bytes from the fabric.
 	var scratch [][topology.NumClasses]int64
 	for ph := Phase(1); ph < numPhases; ph++ {
-		pb := PhaseBytes{Phase: ph, Wire: make([]int64, topology.NumClasses), MaxRankWire: make([]int64, topology.NumClasses)}
+		pb := PhaseBytes{Phase: ph}
 		for _, t := range sc.Tasks {
 			if t.Phase != ph || !t.Kind.IsComm() {
 				continue
@@ -355,8 +352,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		if err != nil {
 			return nil, err
 		}
-		copy(pb.Wire, wire[:])
-		copy(pb.MaxRankWire, most[:])
+		pb.Wire, pb.MaxRankWire = wire, most
 		res.Phases = append(res.Phases, pb)
 	}
 	res.CriticalPath = e.criticalPath()

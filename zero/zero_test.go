@@ -179,7 +179,7 @@ func phaseWire(res *Result, ph Phase) PhaseBytes {
 			return p
 		}
 	}
-	return PhaseBytes{Wire: make([]int64, topology.NumClasses), MaxRankWire: make([]int64, topology.NumClasses)}
+	return PhaseBytes{}
 }
 
 // Seed 000's N = 8 example (dp 4 over 4 nodes on a slow network, cp 2 over
