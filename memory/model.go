@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -117,36 +118,44 @@ func (p Phase) String() string {
 // MarshalText makes phases readable in JSON.
 func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
+// Comp names a component of zerosim's memory model (a row of its report,
+// the component of a timeline Event). The estimators' reports name their
+// rows by their own formulas.
+type Comp string
+
 // Component names, in report order.
 const (
-	CompParams      = "params"
-	CompGrads       = "grads"
-	CompMaster      = "fp32 master params"
-	CompAdamM       = "adam m"
-	CompAdamV       = "adam v"
-	CompPadding     = "padding"
-	CompGradBuckets = "grad buckets"
-	CompGathered    = "gathered params"
-	CompStepTemp    = "optimizer temporaries"
-	CompFP8         = "fp8 copies"
-	CompActivations = "activations"
-	CompRuntime     = "runtime context"
-	CompNCCL        = "nccl buffers"
+	CompParams      Comp = "params"
+	CompGrads       Comp = "grads"
+	CompMaster      Comp = "fp32 master params"
+	CompAdamM       Comp = "adam m"
+	CompAdamV       Comp = "adam v"
+	CompPadding     Comp = "padding"
+	CompGradBuckets Comp = "grad buckets"
+	CompGathered    Comp = "gathered params"
+	CompStepTemp    Comp = "optimizer temporaries"
+	CompFP8         Comp = "fp8 copies"
+	CompActivations Comp = "activations"
+	CompRuntime     Comp = "runtime context"
+	CompNCCL        Comp = "nccl buffers"
 )
 
 // componentOrder fixes the row order of every report.
-var componentOrder = []string{
+var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
 	CompGathered, CompStepTemp, CompFP8, CompActivations, CompRuntime, CompNCCL,
 }
 
-func componentIndex(name string) int {
+// Components lists the memory model's components in report order.
+func Components() []Comp { return slices.Clone(componentOrder) }
+
+func componentIndex(name Comp) int {
 	for i, n := range componentOrder {
 		if n == name {
 			return i
 		}
 	}
-	panic("memory: unknown component " + name)
+	panic("memory: unknown component " + string(name))
 }
 
 // PhasePeak is the rank's largest total during one phase.
@@ -259,13 +268,13 @@ type Report struct {
 }
 
 // Component returns the named row, or a zero Component.
-func (r *Report) Component(name string) Component {
+func (r *Report) Component(name Comp) Component {
 	for _, c := range r.Components {
-		if c.Name == name {
+		if c.Name == string(name) {
 			return c
 		}
 	}
-	return Component{Name: name}
+	return Component{Name: string(name)}
 }
 
 // Optimizer is the optimizer-state bytes at rest: master params + Adam m +

@@ -476,9 +476,9 @@ func checkReport(t *testing.T, name string, r *Report) {
 	if rest != r.AtRest || atPeak != r.Peak || r.Peak < r.AtRest {
 		t.Errorf("%s stage %d: components add to %d/%d, report %d/%d", name, r.Stage, rest, atPeak, r.AtRest, r.Peak)
 	}
-	cur := map[string]int64{}
+	cur := map[Comp]int64{}
 	for _, c := range r.Components {
-		cur[c.Name] = c.AtRest
+		cur[Comp(c.Name)] = c.AtRest
 	}
 	total, peak := rest, rest
 	for _, e := range r.Timeline() {

@@ -35,23 +35,27 @@ import (
 // Delta < 0 when its Op ends. The walk returns to the at-rest state at the
 // end of the step.
 
+// Op is the operation of the step an Event belongs to: a replay applies
+// the event when that operation starts (allocations) or ends (frees).
+type Op string
+
 // Event operations.
 const (
-	OpAllGather     = "all-gather"
-	OpCompute       = "compute"
-	OpReduceScatter = "reduce-scatter"
-	OpRelease       = "release"
-	OpOptimizer     = "optimizer"
+	OpAllGather     Op = "all-gather"
+	OpCompute       Op = "compute"
+	OpReduceScatter Op = "reduce-scatter"
+	OpRelease       Op = "release"
+	OpOptimizer     Op = "optimizer"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
 type Event struct {
 	Phase Phase `json:"phase"`
 	// Unit is the layer / FSDP unit the event belongs to, -1 for none.
-	Unit      int    `json:"unit"`
-	Op        string `json:"op"`
-	Component string `json:"component"`
-	Delta     int64  `json:"delta"`
+	Unit      int   `json:"unit"`
+	Op        Op    `json:"op"`
+	Component Comp  `json:"component"`
+	Delta     int64 `json:"delta"`
 }
 
 // Timeline returns a copy of the step's events in order (see the timeline
@@ -161,7 +165,7 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 	return m
 }
 
-func (m *model) set(name string, v int64, note string) {
+func (m *model) set(name Comp, v int64, note string) {
 	i := componentIndex(name)
 	m.rest[i] = m.c.add(m.rest[i], v)
 	if note != "" && m.notes[i] == "" {
@@ -235,7 +239,7 @@ func (m *model) atRest() {
 func itoa(n int) string     { return fmt.Sprintf("%d", n) }
 func itoa64(n int64) string { return fmt.Sprintf("%d", n) }
 
-func (m *model) ev(ph Phase, unit int, op, comp string, d int64) {
+func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 	if d == 0 {
 		return
 	}
@@ -371,7 +375,7 @@ func (m *model) run() {
 	}
 	for i, name := range componentOrder {
 		r.Components = append(r.Components, Component{
-			Name: name, AtRest: m.rest[i], Peak: peak[i], PeakPhase: peakPhase[i],
+			Name: string(name), AtRest: m.rest[i], Peak: peak[i], PeakPhase: peakPhase[i],
 			AtTotalPeak: atPeak[i], Note: m.notes[i],
 		})
 	}

@@ -169,7 +169,7 @@ func (run *Run) memoryStagesPlot() BarsPlot {
 	for _, n := range names {
 		ser := IntSeries{Name: n}
 		for _, rep := range run.Stages {
-			ser.Values = append(ser.Values, rep.Component(n).AtTotalPeak)
+			ser.Values = append(ser.Values, rep.Component(memory.Comp(n)).AtTotalPeak)
 		}
 		p.Series = append(p.Series, ser)
 	}
@@ -366,10 +366,7 @@ var palette = []color.Color{
 // componentColor is the colour of a memory component, fixed by its place in
 // the memory model's component order.
 func componentColor(name string) color.Color {
-	order := []string{memory.CompParams, memory.CompGrads, memory.CompMaster, memory.CompAdamM, memory.CompAdamV,
-		memory.CompPadding, memory.CompGradBuckets, memory.CompGathered, memory.CompStepTemp, memory.CompFP8,
-		memory.CompActivations, memory.CompRuntime, memory.CompNCCL}
-	i := slices.Index(order, name)
+	i := slices.Index(memory.Components(), memory.Comp(name))
 	if i < 0 {
 		i = len(name)
 	}

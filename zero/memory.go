@@ -41,15 +41,17 @@ type memEvent struct {
 
 // bindMemory maps the memory model's ordered events onto the schedule's
 // tasks: allocations when their operation starts, frees when it ends (the
-// rule memory.Report.Timeline documents). Events whose operation the
-// schedule has no task for (stages 0–2 keep no per-unit gathers) fall back to
-// the first or last task of their phase.
+// rule memory.Report.Timeline documents). Every event names the task it
+// belongs to (its op, phase and unit; with a one-rank shard group, the
+// unit's compute stands for its gathers and reduce-scatter); an event the
+// schedule has no task for is an error, never bound to some other task of
+// its phase.
 func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64, error) {
 	var names []string
 	var rest []int64
-	index := map[string]int{}
+	index := map[memory.Comp]int{}
 	for _, c := range rep.Components {
-		index[c.Name] = len(names)
+		index[memory.Comp(c.Name)] = len(names)
 		names = append(names, c.Name)
 		rest = append(rest, c.AtRest)
 	}
@@ -62,16 +64,18 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		}
 		return -1
 	}
-	firstOf := func(p memory.Phase, last bool) int32 {
-		want := map[memory.Phase]Kind{memory.PhaseForward: Forward, memory.PhaseBackward: Backward, memory.PhaseOptimizer: Optimizer, memory.PhaseParamGather: AllGather}[p]
-		best := int32(-1)
+	optimizer := func() int32 {
 		for i, t := range sc.Tasks {
-			if t.Kind == want && (best < 0 || last) {
-				best = int32(i)
+			if t.Kind == Optimizer {
+				return int32(i)
 			}
 		}
-		return best
+		return -1
 	}
+	// A shard group of one rank gathers and reduces nothing, so the
+	// schedule has no such tasks: the unit's gathers happen as its compute
+	// starts and its reduce-scatter as its backward ends.
+	alone := sc.N/sc.K == 1
 	var out []memEvent
 	for _, ev := range rep.Timeline() {
 		ci, ok := index[ev.Component]
@@ -82,8 +86,14 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		switch {
 		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseForward:
 			task = find(AllGather, PhaseForwardAG, ev.Unit)
+			if task < 0 && alone {
+				task = find(Forward, PhaseCompute, ev.Unit)
+			}
 		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseBackward:
 			task = find(AllGather, PhaseBackwardAG, ev.Unit)
+			if task < 0 && alone {
+				task = find(Backward, PhaseCompute, ev.Unit)
+			}
 		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseForward:
 			task = find(Forward, PhaseCompute, ev.Unit)
 		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseBackward:
@@ -97,11 +107,11 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			if task < 0 {
 				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
 			}
+			if task < 0 && alone {
+				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+			}
 		case ev.Op == memory.OpOptimizer:
-			task = firstOf(memory.PhaseOptimizer, false)
-		}
-		if task < 0 {
-			task = firstOf(ev.Phase, atEnd)
+			task = optimizer()
 		}
 		if task < 0 {
 			return nil, nil, nil, fmt.Errorf("zero: no task for memory event %s %s unit %d", ev.Phase, ev.Op, ev.Unit)

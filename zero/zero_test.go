@@ -3,9 +3,11 @@ package zero
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
@@ -380,5 +382,32 @@ func TestSentIsCollectivesVolume(t *testing.T) {
 		if p.Sent != want[p.Phase] {
 			t.Errorf("phase %v: sent %d, collectives.Volume says %d", p.Phase, p.Sent, want[p.Phase])
 		}
+	}
+}
+
+// Issue 13: a memory event the schedule has no task for was silently bound
+// to the first or last task of its phase; it is an error now. Here stage 3
+// loses its all-gathers, so the gathered parameters have nowhere to go.
+func TestMemoryEventWithoutTaskIsAnError(t *testing.T) {
+	s := tiny(3, 2, 1)
+	sc, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := bindMemory(sc, rep); err != nil {
+		t.Fatalf("full schedule: %v", err)
+	}
+	for i := range sc.Tasks {
+		if sc.Tasks[i].Kind == AllGather {
+			sc.Tasks[i].Kind = Forward
+			sc.Tasks[i].Unit = -7
+		}
+	}
+	if _, _, _, err := bindMemory(sc, rep); err == nil || !strings.Contains(err.Error(), "no task for memory event") {
+		t.Errorf("error %v, want no task for memory event", err)
 	}
 }
