@@ -112,7 +112,7 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 	if opt.MaxGPUs <= 0 {
 		opt.MaxGPUs = 1 << 16
 	}
-	cp := max(s.Parallelism.CP, 1)
+	cp := s.Parallelism.CP
 	f := &Fit{Scenario: src.File, Params: s.Model.TotalParams(), N: s.N(), DP: s.Parallelism.DP, CP: cp, GPUs: s.GPUs(),
 		Nodes: s.Cluster.Nodes, GPUsPerNode: s.Cluster.GPUsPerNode, GPUMemory: int64(s.Cluster.GPUMemory),
 		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs}
@@ -139,8 +139,8 @@ func analyze(s *scenarios.Scenario, stage, k, dp int, conv memory.Convention) (*
 	c.Parallelism.Stage, c.Parallelism.K = stage, k
 	if dp > 0 {
 		c.Parallelism.DP = dp
-		gpus := dp * max(c.Parallelism.CP, 1)
-		c.Cluster.Nodes = (gpus + c.Cluster.GPUsPerNode - 1) / max(c.Cluster.GPUsPerNode, 1)
+		gpus := dp * c.Parallelism.CP
+		c.Cluster.Nodes = (gpus + c.Cluster.GPUsPerNode - 1) / c.Cluster.GPUsPerNode
 	}
 	return memory.Analyze(&c, memory.Options{Convention: conv})
 }
@@ -158,7 +158,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	}
 	var notes []string
 	// Smallest dp: dp·cp must be a multiple of K.
-	cp := max(s.Parallelism.CP, 1)
+	cp := s.Parallelism.CP
 	step := k / gcd(k, cp)
 	jmax := opt.MaxGPUs / (step * cp)
 	fitsAt := func(j int) (*memory.Report, bool, error) {

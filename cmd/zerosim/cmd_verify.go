@@ -172,12 +172,12 @@ func verifyBase(s *scenarios.Scenario) (numerics.Config, error) {
 	pad := memory.PaddingOf(s.Communication.Padding)
 	c := numerics.Config{Model: numerics.TinyTransformer, N: n, K: 1, Steps: s.Training.Steps,
 		Seed: uint64(s.Training.Seed), Padding: pad}
-	if s.Model.Kind == "mlp" {
+	if s.Model.Kind == scenarios.KindMLP {
 		c.Model, c.Hidden, c.Layers = numerics.ResidualMLP, 16, 3
 	}
 	t := s.Training
 	if t.LR > 0 {
-		c.Hyper = numerics.Hyper{LR: t.LR, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps, WeightDecay: t.WeightDecay, Decoupled: t.Optimizer == "adamw"}
+		c.Hyper = numerics.Hyper{LR: t.LR, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps, WeightDecay: t.WeightDecay, Decoupled: t.Optimizer == scenarios.OptimizerAdamW}
 		if err := c.Hyper.Validate(); err != nil {
 			return numerics.Config{}, err
 		}
