@@ -43,8 +43,11 @@ machine. With -o DIR it writes scaling.png and scaling.svg (log–log).`,
 			for ranks := max(minRanks, gpn); ranks <= maxRanks; ranks *= factor {
 				s := *base
 				s.Cluster.Nodes = ranks / gpn
-				s.Parallelism.DP = ranks / max(s.Parallelism.CP, 1)
+				s.Parallelism.DP = ranks / s.Parallelism.CP
 				s.Parallelism.K = 1
+				if err := scenarios.Resolve(&s); err != nil {
+					return inputError{fmt.Errorf("%d ranks: %w", ranks, err)}
+				}
 				pt, err := measure(&s, zero.Options{Full: !symmetric})
 				if err != nil {
 					return err
