@@ -5,7 +5,12 @@
 // Load (and LoadFile) returns a resolved Scenario: presets expanded, defaults
 // filled in and Model.LayerList explicit. Every error a file can cause is
 // returned as an *Error whose message is one line, "file:line:col: what is
-// wrong (what is allowed)"; no input panics.
+// wrong (what is allowed)"; no input panics. Resolve (and Validate) run the
+// same resolution on a Scenario built or edited in Go; the compute packages
+// take only resolved scenarios and validate nothing themselves. Enumerated
+// values are typed (Padding, Algorithm, NICSharing, Recompute, Axis,
+// LinkClass, DType, Optimizer) and spelled as in the files; Layer.Block marks
+// the transformer blocks once for every package.
 //
 // Loading runs in stages on the yaml.Node tree: parse one document, expand
 // aliases and merge keys (at most MaxAliasNodes nodes), reject duplicate,
