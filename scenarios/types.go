@@ -71,6 +71,9 @@ type GPUOverride struct {
 // explicit dimensions/layers. After Load, Layers is always filled.
 type Model struct {
 	Preset string `yaml:"preset,omitempty"`
+	// HFConfig is a Hugging Face config.json, relative to the scenario
+	// file; the layer list and dimensions are imported from it.
+	HFConfig string `yaml:"hf_config,omitempty"`
 	// Kind is "transformer" (blocks of attention + FFN, see Arch), "mlp"
 	// (seed 000's residual MLP), "tiny-transformer" (seed 002) or "generic"
 	// (a bare parameter count or an explicit layer list without dimensions).
@@ -122,6 +125,12 @@ type Layer struct {
 	// FFN) of a kind transformer model: the one decision, used by the
 	// activation memory and the attention FLOPs. See markBlocks.
 	Block bool `yaml:"-" json:"-"`
+	// ActiveParams is the part of Params one token goes through (the top-k
+	// routed experts of a MoE unit); 0 means all of Params.
+	ActiveParams units.Count `yaml:"active_params,omitempty"`
+	// Dims are the transformer block's dimensions when known (imported
+	// Hugging Face models); the FLOP and activation models use them.
+	Dims *BlockDims `yaml:"dims,omitempty"`
 }
 
 // Tensor is one named parameter tensor.

@@ -1,0 +1,1023 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// This file imports a Hugging Face transformers config.json into the
+// resolved layer list. Every architecture's parameter count follows the
+// module tree its modeling_*.py builds, with the defaults its
+// configuration_*.py applies when a key is absent; the files and commits are
+// cited at each architecture below (all in github.com/huggingface/transformers).
+// Buffers that are not parameters (rotary inv_freq, GPT-2's causal-mask
+// "bias", persistent=False) are not counted, and a tied output layer is
+// counted once, as model.num_parameters() and the safetensors index do.
+
+// MaxHFConfigBytes bounds the config.json read (the largest real configs,
+// with long-RoPE factor lists, are a few KiB).
+const MaxHFConfigBytes = 1 << 20
+
+// Limits on imported dimensions beyond the scenario ones.
+const (
+	maxExperts = 1 << 12
+	maxHeadDim = 1 << 14
+)
+
+// Parameter group of routed experts (Megatron keeps expert parameters in
+// their own buffer, seed 000's "MoE bf16" row).
+const GroupExpert = "expert"
+
+// BlockDims are the dimensions of one transformer block, recorded on the
+// resolved layers for the activation and FLOP models. Heads is 0 on a unit
+// that holds only routed experts.
+type BlockDims struct {
+	Hidden  int64 `yaml:"hidden"`
+	Heads   int64 `yaml:"heads,omitempty"`
+	KVHeads int64 `yaml:"kv_heads,omitempty"`
+	HeadDim int64 `yaml:"head_dim,omitempty"`
+	// FFN is the dense MLP's intermediate size (0 in a MoE block without
+	// a dense MLP).
+	FFN int64 `yaml:"ffn,omitempty"`
+	// Experts routed experts of ExpertFFN each, TopK active per token;
+	// SharedExperts always active (DeepSeek).
+	Experts       int64 `yaml:"experts,omitempty"`
+	TopK          int64 `yaml:"top_k,omitempty"`
+	ExpertFFN     int64 `yaml:"expert_ffn,omitempty"`
+	SharedExperts int64 `yaml:"shared_experts,omitempty"`
+}
+
+// HFModel is an imported Hugging Face model.
+type HFModel struct {
+	Architecture string
+	ModelType    string
+	// Dims of the first block (Hidden, Heads, KVHeads, HeadDim, FFN) and of
+	// the MoE blocks (Experts, TopK, ExpertFFN, SharedExperts).
+	Dims         BlockDims
+	Layers       int64
+	Vocab        int64
+	MaxPositions int64
+	Tied         bool
+	// LayerList is embedding, block.i (and experts.i for MoE blocks),
+	// final_norm and lm_head (absent when tied).
+	LayerList []Layer
+	// Total and Active parameters (Active = Total for dense models: all but
+	// the routed experts plus top-k of them in every MoE layer).
+	Total, Active int64
+}
+
+// hfConfig is a parsed config.json with exact integers.
+type hfConfig struct {
+	file string
+	m    map[string]any
+}
+
+// hfError is an error about one config.json.
+func (c *hfConfig) errorf(format string, a ...any) error {
+	return fmt.Errorf("%s: %s", c.file, fmt.Sprintf(format, a...))
+}
+
+// lookup returns the first present, non-null key among keys (a field and
+// the attribute_map aliases transformers accepts for it).
+func (c *hfConfig) lookup(keys []string) (string, any, bool) {
+	for _, k := range keys {
+		if v, ok := c.m[k]; ok && v != nil {
+			return k, v, true
+		}
+	}
+	return keys[0], nil, false
+}
+
+// int reads a whole number in [lo, hi]; missing is an error.
+func (c *hfConfig) int(lo, hi int64, keys ...string) (int64, error) {
+	v, ok, err := c.intOpt(lo, hi, keys...)
+	if err == nil && !ok {
+		return 0, c.errorf("%s is missing (add it to config.json)", keys[0])
+	}
+	return v, err
+}
+
+// intOr reads a whole number in [lo, hi], def when absent or null.
+func (c *hfConfig) intOr(def, lo, hi int64, keys ...string) (int64, error) {
+	v, ok, err := c.intOpt(lo, hi, keys...)
+	if !ok {
+		return def, err
+	}
+	return v, err
+}
+
+func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
+	k, v, ok := c.lookup(keys)
+	if !ok {
+		return 0, false, nil
+	}
+	n, isNum := v.(json.Number)
+	if !isNum {
+		return 0, true, c.errorf("%s is %s, not a whole number (use a number such as %d)", k, describeJSON(v), max(lo, 1))
+	}
+	i, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil {
+		// 4096.0 is a whole number written as a float.
+		f, ferr := strconv.ParseFloat(n.String(), 64)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, true, c.errorf("%s=%s is not a whole number (use a number such as %d)", k, clip(n.String()), max(lo, 1))
+		}
+		i = int64(f)
+	}
+	if i < lo || i > hi {
+		return 0, true, c.errorf("%s=%d is out of range (use %d to %d)", k, i, lo, hi)
+	}
+	return i, true, nil
+}
+
+// boolOr reads a boolean, def when absent or null.
+func (c *hfConfig) boolOr(def bool, keys ...string) (bool, error) {
+	k, v, ok := c.lookup(keys)
+	if !ok {
+		return def, nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return false, c.errorf("%s is %s, not a boolean (use true or false)", k, describeJSON(v))
+	}
+	return b, nil
+}
+
+// intList reads a list of whole numbers, nil when absent or null.
+func (c *hfConfig) intList(key string, lo, hi int64) ([]int64, error) {
+	v, ok := c.m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	xs, isList := v.([]any)
+	if !isList {
+		return nil, c.errorf("%s is %s, not a list (use a list of layer indices such as [0, 1])", key, describeJSON(v))
+	}
+	var out []int64
+	for i, x := range xs {
+		n, isNum := x.(json.Number)
+		j, err := strconv.ParseInt(string(n), 10, 64)
+		if !isNum || err != nil || j < lo || j > hi {
+			return nil, c.errorf("%s[%d] is %s (use a layer index from %d to %d)", key, i, describeJSON(x), lo, hi)
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+func describeJSON(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	case json.Number:
+		return clip(x.String())
+	case string:
+		return strconv.Quote(clip(x))
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// ReadHFConfig reads and imports the config.json at path, reading at most
+// MaxHFConfigBytes.
+func ReadHFConfig(path string) (*HFModel, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", path, msg)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxHFConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read the file: %v", path, err)
+	}
+	if len(data) > MaxHFConfigBytes {
+		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a config.json (check the path)", path, MaxHFConfigBytes)
+	}
+	return ImportHF(path, data)
+}
+
+// ImportHF imports the bytes of a config.json; file names it in errors.
+// Every error is one line naming the field.
+func ImportHF(file string, data []byte) (*HFModel, error) {
+	if len(data) > MaxHFConfigBytes {
+		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a config.json", file, MaxHFConfigBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON: %s (give the model's config.json)", file, oneLine(err.Error()))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: not valid JSON: more than one value (give the model's config.json)", file)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: the file holds %s, not a JSON object (give the model's config.json)", file, describeJSON(v))
+	}
+	c := &hfConfig{file: file, m: m}
+	arch, err := c.architecture()
+	if err != nil {
+		return nil, err
+	}
+	b, ok := hfArchitectures[arch]
+	if !ok {
+		return nil, c.errorf("architectures %q is not supported (use %s)", clip(arch), listOr(hfArchitectureNames()))
+	}
+	hm, err := b(c)
+	if err != nil {
+		return nil, err
+	}
+	hm.Architecture = arch
+	hm.ModelType, _ = m["model_type"].(string)
+	return hm, hm.finish(c)
+}
+
+// architecture returns architectures[0], or the causal-LM class of
+// model_type when the list is absent (AutoModelForCausalLM's mapping).
+func (c *hfConfig) architecture() (string, error) {
+	if v, ok := c.m["architectures"]; ok && v != nil {
+		xs, isList := v.([]any)
+		if !isList || len(xs) == 0 {
+			return "", c.errorf("architectures is %s (use a list such as [\"LlamaForCausalLM\"])", describeJSON(v))
+		}
+		s, isStr := xs[0].(string)
+		if !isStr {
+			return "", c.errorf("architectures[0] is %s (use a class name such as \"LlamaForCausalLM\")", describeJSON(xs[0]))
+		}
+		return s, nil
+	}
+	mt, ok := c.m["model_type"].(string)
+	if !ok {
+		return "", c.errorf("architectures is missing (add \"architectures\": [\"LlamaForCausalLM\"] or a model_type)")
+	}
+	for a, t := range hfModelTypes {
+		if t == mt {
+			return a, nil
+		}
+	}
+	return "", c.errorf("model_type %q is not supported (use %s)", clip(mt), listOr(hfModelTypeNames()))
+}
+
+// hfModelTypes maps each supported class to its model_type.
+var hfModelTypes = map[string]string{
+	"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
+	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+	"Gemma2ForCausalLM": "gemma2", "Phi3ForCausalLM": "phi3", "GPTNeoXForCausalLM": "gpt_neox",
+	"GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
+	"DeepseekV2ForCausalLM": "deepseek_v2",
+}
+
+var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
+	"LlamaForCausalLM":      hfLlamaLike,
+	"MistralForCausalLM":    hfLlamaLike,
+	"MixtralForCausalLM":    hfLlamaLike,
+	"Qwen2ForCausalLM":      hfLlamaLike,
+	"Qwen3ForCausalLM":      hfLlamaLike,
+	"Qwen3MoeForCausalLM":   hfLlamaLike,
+	"Gemma2ForCausalLM":     hfLlamaLike,
+	"Phi3ForCausalLM":       hfLlamaLike,
+	"DeepseekV2ForCausalLM": hfDeepseekV2,
+	"GPTNeoXForCausalLM":    hfGPTNeoX,
+	"GPT2LMHeadModel":       hfGPT2,
+	"OPTForCausalLM":        hfOPT,
+	"FalconForCausalLM":     hfFalcon,
+}
+
+func hfArchitectureNames() []string {
+	var n []string
+	for a := range hfArchitectures {
+		n = append(n, a)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func hfModelTypeNames() []string {
+	var n []string
+	for _, t := range hfModelTypes {
+		n = append(n, t)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// pc accumulates parameter counts with overflow checks.
+type pc struct{ overflow bool }
+
+func (p *pc) mul(xs ...int64) int64 {
+	v := int64(1)
+	for _, x := range xs {
+		var err error
+		if v, err = units.Mul(v, x); err != nil {
+			p.overflow = true
+			return 0
+		}
+	}
+	return v
+}
+
+func (p *pc) add(xs ...int64) int64 {
+	v, ok := sumChecked(xs...)
+	if !ok {
+		p.overflow = true
+	}
+	return v
+}
+
+// linear is nn.Linear(in, out, bias): in·out (+ out).
+func (p *pc) linear(in, out int64, bias bool) int64 {
+	w := p.mul(in, out)
+	if bias {
+		w = p.add(w, out)
+	}
+	return w
+}
+
+// block is one decoder layer's parameters: the always-active part (attention,
+// norms, router, shared experts, dense MLP) and the routed experts.
+type hfBlock struct {
+	dense, experts, activeExperts int64
+	dims                          BlockDims
+}
+
+// assemble builds the layer list. embed holds the input embeddings (and
+// learned positions), final the final norm (and projections), head the
+// untied output layer (0 when tied).
+func (hm *HFModel) assemble(p *pc, embed int64, blocks []hfBlock, final, head int64) {
+	hm.LayerList = append(hm.LayerList, Layer{Name: "embedding", Params: units.Count(embed)})
+	total, active := p.add(embed, final, head), p.add(embed, final, head)
+	for i, b := range blocks {
+		d := b.dims
+		hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("block.%d", i), Params: units.Count(b.dense), Dims: &d})
+		total, active = p.add(total, b.dense), p.add(active, b.dense)
+		if b.experts > 0 {
+			ed := BlockDims{Hidden: d.Hidden, Experts: d.Experts, TopK: d.TopK, ExpertFFN: d.ExpertFFN}
+			hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("experts.%d", i), Params: units.Count(b.experts),
+				ActiveParams: units.Count(b.activeExperts), Group: GroupExpert, Dims: &ed})
+			total, active = p.add(total, b.experts), p.add(active, b.activeExperts)
+		}
+	}
+	hm.LayerList = append(hm.LayerList, Layer{Name: "final_norm", Params: units.Count(final)})
+	if head > 0 {
+		hm.LayerList = append(hm.LayerList, Layer{Name: "lm_head", Params: units.Count(head)})
+	}
+	hm.Total, hm.Active = total, active
+}
+
+func (hm *HFModel) finish(c *hfConfig) error {
+	if hm.Total <= 0 {
+		return c.errorf("the dimensions give more than 2^63 parameters (check hidden_size, intermediate_size and the expert counts)")
+	}
+	for _, ly := range hm.LayerList {
+		if ly.Params <= 0 {
+			return c.errorf("layer %s has no parameters (check the dimensions)", ly.Name)
+		}
+	}
+	return nil
+}
+
+// common reads vocab_size, hidden_size, num_hidden_layers,
+// num_attention_heads (with attribute_map aliases) and
+// max_position_embeddings (optional).
+func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm *HFModel, err error) {
+	hm = &HFModel{}
+	if hm.Vocab, err = c.int(1, maxVocab, "vocab_size"); err != nil {
+		return nil, err
+	}
+	if hm.Dims.Hidden, err = c.int(1, maxHidden, hiddenKeys...); err != nil {
+		return nil, err
+	}
+	if hm.Layers, err = c.int(1, maxLayers, layerKeys...); err != nil {
+		return nil, err
+	}
+	if hm.Dims.Heads, err = c.int(1, maxHidden, headKeys...); err != nil {
+		return nil, err
+	}
+	if hm.MaxPositions, err = c.intOr(0, 1, maxSeqLen, posKeys...); err != nil {
+		return nil, err
+	}
+	return hm, nil
+}
+
+// hfLlamaLike imports the RMSNorm, RoPE, gated-MLP decoders:
+//
+//   - Llama: models/llama/configuration_llama.py and modeling_llama.py
+//     @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d: head_dim = config.head_dim
+//     or hidden/heads; q, k, v, o biases = attention_bias (default false);
+//     gate/up/down biases = mlp_bias (default false); num_key_value_heads
+//     defaults to num_attention_heads; tie_word_embeddings default false.
+//   - Mistral: as Llama without biases (modeling_mistral.py).
+//   - Mixtral: modeling_mixtral.py: block_sparse_moe.gate Linear(h,
+//     num_local_experts, bias=False) and num_local_experts experts of w1, w2,
+//     w3 (3·h·ffn each), num_experts_per_tok active.
+//   - Qwen2: modeling_qwen2.py: q, k, v always have biases, o none.
+//   - Qwen3: modeling_qwen3.py: biases = attention_bias (q, k, v, o),
+//     q_norm and k_norm RMSNorm(head_dim); configuration_qwen3.py:
+//     head_dim defaults to 128.
+//   - Qwen3-MoE: modeling_qwen3_moe.py: a layer is sparse when it is not in
+//     mlp_only_layers, num_experts > 0 and (i+1) % decoder_sparse_step == 0;
+//     gate Linear(h, num_experts, bias=False), num_experts experts of
+//     moe_intermediate_size; configuration_qwen3_moe.py defaults
+//     decoder_sparse_step 1, head_dim 128.
+//   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
+//     post_attention, pre_ and post_feedforward); configuration_gemma2.py:
+//     head_dim default 256, tie_word_embeddings default true.
+//   - Phi-3: modeling_phi3.py: fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
+//     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False).
+func hfLlamaLike(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	arch, _ := c.architecture()
+	d := &hm.Dims
+	h := d.Hidden
+	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_key_value_heads"); err != nil {
+		return nil, err
+	}
+	if d.Heads%d.KVHeads != 0 {
+		return nil, c.errorf("num_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", d.KVHeads, d.Heads, d.Heads)
+	}
+	defHeadDim := h / d.Heads
+	switch arch {
+	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
+		defHeadDim = 128
+	case "Gemma2ForCausalLM":
+		defHeadDim = 256
+	}
+	if d.HeadDim, err = c.intOr(defHeadDim, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.HeadDim == 0 {
+		return nil, c.errorf("hidden_size=%d is smaller than num_attention_heads=%d (add head_dim or fix the sizes)", h, d.Heads)
+	}
+	moe := arch == "MixtralForCausalLM" || arch == "Qwen3MoeForCausalLM"
+	ffnMin := int64(1)
+	if moe {
+		ffnMin = 0
+	}
+	if d.FFN, err = c.int(ffnMin, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	defTied := arch == "Gemma2ForCausalLM"
+	if hm.Tied, err = c.boolOr(defTied, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	attnBias, err := c.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	mlpBias, err := c.boolOr(false, "mlp_bias")
+	if err != nil {
+		return nil, err
+	}
+	switch arch {
+	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM":
+		// These modeling files have no mlp_bias.
+		mlpBias = false
+	}
+	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {
+		attnBias = false
+	}
+
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	var attn int64
+	switch arch {
+	case "Qwen2ForCausalLM":
+		attn = p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, false))
+	case "Phi3ForCausalLM":
+		attn = p.add(p.linear(h, p.add(q, 2*kv), false), p.linear(q, h, false))
+	default:
+		attn = p.add(p.linear(h, q, attnBias), 2*p.linear(h, kv, attnBias), p.linear(q, h, attnBias))
+	}
+	norms := 2 * h
+	switch arch {
+	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
+		norms += 2 * d.HeadDim
+	case "Gemma2ForCausalLM":
+		norms = 4 * h
+	}
+	mlp := func(ffn int64) int64 {
+		return p.add(2*p.linear(h, ffn, mlpBias), p.linear(ffn, h, mlpBias))
+	}
+
+	var blocks []hfBlock
+	switch arch {
+	case "MixtralForCausalLM":
+		if d.Experts, err = c.int(1, maxExperts, "num_local_experts"); err != nil {
+			return nil, err
+		}
+		if d.TopK, err = c.int(1, d.Experts, "num_experts_per_tok"); err != nil {
+			return nil, err
+		}
+		d.ExpertFFN = d.FFN
+		d.FFN = 0
+		one := mlp(d.ExpertFFN)
+		for range hm.Layers {
+			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
+				experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: *d})
+		}
+	case "Qwen3MoeForCausalLM":
+		if d.Experts, err = c.intOr(128, 0, maxExperts, "num_experts"); err != nil {
+			return nil, err
+		}
+		if d.TopK, err = c.intOr(8, 0, max(d.Experts, 0), "num_experts_per_tok"); err != nil {
+			return nil, err
+		}
+		if d.ExpertFFN, err = c.intOr(768, 1, maxFFN, "moe_intermediate_size"); err != nil {
+			return nil, err
+		}
+		step, err := c.intOr(1, 1, maxLayers, "decoder_sparse_step")
+		if err != nil {
+			return nil, err
+		}
+		only, err := c.intList("mlp_only_layers", 0, hm.Layers-1)
+		if err != nil {
+			return nil, err
+		}
+		one := mlp(d.ExpertFFN)
+		for i := range hm.Layers {
+			bd := *d
+			if !contains(only, i) && d.Experts > 0 && (i+1)%step == 0 {
+				bd.FFN = 0
+				blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
+					experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
+				continue
+			}
+			if d.FFN == 0 {
+				return nil, c.errorf("intermediate_size=0 but layer %d is dense (set intermediate_size)", i)
+			}
+			bd.Experts, bd.TopK, bd.ExpertFFN = 0, 0, 0
+			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, mlp(d.FFN)), dims: bd})
+		}
+		d.FFN = 0
+	default:
+		for range hm.Layers {
+			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, mlp(d.FFN)), dims: *d})
+		}
+	}
+	embed := p.mul(hm.Vocab, h)
+	head := int64(0)
+	if !hm.Tied {
+		head = embed
+	}
+	hm.assemble(&p, embed, blocks, h, head)
+	if p.overflow {
+		hm.Total = 0
+	}
+	return hm, nil
+}
+
+func contains(xs []int64, x int64) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// hfDeepseekV2 imports DeepSeek-V2 (models/deepseek_v2/modeling_deepseek_v2.py
+// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d, configuration_deepseek_v2.py
+// @ 43e8548fef30c2cc98ee475ef3d478b9bb7b616f): multi-head latent attention —
+// q_proj Linear(h, heads·(qk_nope+qk_rope)) when q_lora_rank is null, else
+// q_a_proj Linear(h, q_lora_rank, bias=attention_bias), q_a_layernorm
+// RMSNorm(q_lora_rank), q_b_proj Linear(q_lora_rank, heads·(qk_nope+qk_rope));
+// kv_a_proj_with_mqa Linear(h, kv_lora_rank+qk_rope, bias=attention_bias),
+// kv_a_layernorm RMSNorm(kv_lora_rank), kv_b_proj Linear(kv_lora_rank,
+// heads·(qk_nope+v_head_dim)), o_proj Linear(heads·v_head_dim, h,
+// bias=attention_bias). Layer i is MoE when n_routed_experts is set, i ≥
+// first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek's remote
+// modeling_deepseek.py; transformers' port checks only first_k_dense_replace,
+// the same for moe_layer_freq 1): gate weight (n_routed_experts, h),
+// n_routed_experts experts and one shared MLP of
+// moe_intermediate_size·n_shared_experts. Defaults are the config class's:
+// q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim
+// 128, v_head_dim 128, moe_intermediate_size 1407, first_k_dense_replace 0,
+// moe_layer_freq 1.
+func hfDeepseekV2(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	ints := []struct {
+		dst      *int64
+		def, max int64
+		key      string
+	}{
+		{&d.FFN, -1, maxFFN, "intermediate_size"},
+		{&d.ExpertFFN, 1407, maxFFN, "moe_intermediate_size"},
+	}
+	for _, f := range ints {
+		if f.def < 0 {
+			if *f.dst, err = c.int(1, f.max, f.key); err != nil {
+				return nil, err
+			}
+		} else if *f.dst, err = c.intOr(f.def, 1, f.max, f.key); err != nil {
+			return nil, err
+		}
+	}
+	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_key_value_heads"); err != nil {
+		return nil, err
+	}
+	qLora, qLoraSet, err := c.intOpt(1, maxHidden, "q_lora_rank")
+	if err != nil {
+		return nil, err
+	}
+	if _, present := c.m["q_lora_rank"]; !present {
+		qLora, qLoraSet = 1536, true
+	}
+	kvLora, err := c.intOr(512, 1, maxHidden, "kv_lora_rank")
+	if err != nil {
+		return nil, err
+	}
+	rope, err := c.intOr(64, 0, maxHeadDim, "qk_rope_head_dim")
+	if err != nil {
+		return nil, err
+	}
+	nope, err := c.intOr(128, 0, maxHeadDim, "qk_nope_head_dim")
+	if err != nil {
+		return nil, err
+	}
+	vDim, err := c.intOr(128, 1, maxHeadDim, "v_head_dim")
+	if err != nil {
+		return nil, err
+	}
+	if rope+nope == 0 {
+		return nil, c.errorf("qk_nope_head_dim + qk_rope_head_dim = 0 (use a head size > 0)")
+	}
+	d.HeadDim = nope + rope
+	routed, moeSet, err := c.intOpt(1, maxExperts, "n_routed_experts")
+	if err != nil {
+		return nil, err
+	}
+	shared, err := c.intOr(0, 0, maxExperts, "n_shared_experts")
+	if err != nil {
+		return nil, err
+	}
+	if moeSet {
+		if d.TopK, err = c.int(1, routed, "num_experts_per_tok"); err != nil {
+			return nil, err
+		}
+	}
+	firstDense, err := c.intOr(0, 0, maxLayers, "first_k_dense_replace")
+	if err != nil {
+		return nil, err
+	}
+	freq, err := c.intOr(1, 1, maxLayers, "moe_layer_freq")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	bias, err := c.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	mlpBias, err := c.boolOr(false, "mlp_bias")
+	if err != nil {
+		return nil, err
+	}
+
+	var p pc
+	heads := d.Heads
+	var q int64
+	if qLoraSet {
+		q = p.add(p.linear(h, qLora, bias), qLora, p.linear(qLora, p.mul(heads, d.HeadDim), false))
+	} else {
+		q = p.linear(h, p.mul(heads, d.HeadDim), false)
+	}
+	attn := p.add(q, p.linear(h, kvLora+rope, bias), kvLora, p.linear(kvLora, p.mul(heads, nope+vDim), false),
+		p.linear(p.mul(heads, vDim), h, bias))
+	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, mlpBias), p.linear(ffn, h, mlpBias)) }
+	var blocks []hfBlock
+	for i := range hm.Layers {
+		bd := *d
+		if moeSet && i >= firstDense && i%freq == 0 {
+			bd.FFN, bd.Experts, bd.SharedExperts = 0, routed, shared
+			dense := p.add(attn, 2*h, p.mul(routed, h))
+			if shared > 0 {
+				dense = p.add(dense, mlp(p.mul(d.ExpertFFN, shared)))
+			}
+			one := mlp(d.ExpertFFN)
+			blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd})
+			continue
+		}
+		bd.ExpertFFN, bd.TopK = 0, 0
+		blocks = append(blocks, hfBlock{dense: p.add(attn, 2*h, mlp(d.FFN)), dims: bd})
+	}
+	if moeSet {
+		d.Experts, d.SharedExperts = routed, shared
+	} else {
+		d.ExpertFFN, d.TopK = 0, 0
+	}
+	embed := p.mul(hm.Vocab, h)
+	head := int64(0)
+	if !hm.Tied {
+		head = embed
+	}
+	hm.assemble(&p, embed, blocks, h, head)
+	if p.overflow {
+		hm.Total = 0
+	}
+	return hm, nil
+}
+
+// hfGPTNeoX imports GPT-NeoX / Pythia (models/gpt_neox/modeling_gpt_neox.py
+// and configuration_gpt_neox.py @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d):
+// LayerNorm (weight + bias) before attention and MLP,
+// query_key_value Linear(h, 3h, bias=attention_bias) and dense Linear(h, h,
+// bias=attention_bias) with attention_bias default true, MLP
+// dense_h_to_4h/dense_4h_to_h with biases, final_layer_norm, embed_out
+// untied (tie_word_embeddings default false). Rotary embeddings
+// (rotary_pct) and use_parallel_residual add no parameters.
+func hfGPTNeoX(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if d.FFN, err = c.intOr(24576, 1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	if h%d.Heads != 0 {
+		return nil, c.errorf("num_attention_heads=%d does not divide hidden_size=%d (use a divisor of %d)", d.Heads, h, h)
+	}
+	d.KVHeads, d.HeadDim = d.Heads, h/d.Heads
+	bias, err := c.boolOr(true, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	var p pc
+	block := p.add(2*h, p.linear(h, 3*h, bias), p.linear(h, h, bias), 2*h, p.linear(h, d.FFN, true), p.linear(d.FFN, h, true))
+	blocks := make([]hfBlock, hm.Layers)
+	for i := range blocks {
+		blocks[i] = hfBlock{dense: block, dims: *d}
+	}
+	embed := p.mul(hm.Vocab, h)
+	head := int64(0)
+	if !hm.Tied {
+		head = embed
+	}
+	hm.assemble(&p, embed, blocks, 2*h, head)
+	if p.overflow {
+		hm.Total = 0
+	}
+	return hm, nil
+}
+
+// hfGPT2 imports GPT-2 (models/gpt2/modeling_gpt2.py and
+// configuration_gpt2.py @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d): config
+// keys n_embd, n_layer, n_head, n_positions, n_inner (attribute_map aliases
+// hidden_size, num_hidden_layers, num_attention_heads,
+// max_position_embeddings); wte (vocab·h) and wpe (n_positions·h); per
+// block ln_1, c_attn Conv1D(3h) and c_proj Conv1D(h) with biases, ln_2, mlp
+// c_fc Conv1D(n_inner, default 4h) and c_proj with biases; ln_f; lm_head
+// tied to wte (GPT2LMHeadModel._tied_weights_keys; tie_word_embeddings
+// default true). The causal-mask "bias" buffers are not parameters.
+func hfGPT2(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"n_embd", "hidden_size"}, []string{"n_layer", "num_hidden_layers"}, []string{"n_head", "num_attention_heads"}, []string{"n_positions", "max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if hm.MaxPositions == 0 {
+		hm.MaxPositions = 1024 // GPT2Config default n_positions
+	}
+	if d.FFN, err = c.intOr(4*h, 1, maxFFN, "n_inner"); err != nil {
+		return nil, err
+	}
+	if h%d.Heads != 0 {
+		return nil, c.errorf("n_head=%d does not divide n_embd=%d (use a divisor of %d)", d.Heads, h, h)
+	}
+	d.KVHeads, d.HeadDim = d.Heads, h/d.Heads
+	if hm.Tied, err = c.boolOr(true, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	var p pc
+	block := p.add(2*h, p.linear(h, 3*h, true), p.linear(h, h, true), 2*h, p.linear(h, d.FFN, true), p.linear(d.FFN, h, true))
+	blocks := make([]hfBlock, hm.Layers)
+	for i := range blocks {
+		blocks[i] = hfBlock{dense: block, dims: *d}
+	}
+	embed := p.add(p.mul(hm.Vocab, h), p.mul(hm.MaxPositions, h))
+	head := int64(0)
+	if !hm.Tied {
+		head = p.mul(hm.Vocab, h)
+	}
+	hm.assemble(&p, embed, blocks, 2*h, head)
+	if p.overflow {
+		hm.Total = 0
+	}
+	return hm, nil
+}
+
+// hfOPT imports OPT (models/opt/modeling_opt.py and configuration_opt.py
+// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d): embed_tokens
+// (vocab·word_embed_proj_dim, default hidden_size), learned positions of
+// max_position_embeddings+2 rows (OPTLearnedPositionalEmbedding's offset
+// 2), project_in and project_out Linear without bias when
+// word_embed_proj_dim ≠ hidden_size, final_layer_norm only when
+// do_layer_norm_before (default true) and not _remove_final_layer_norm;
+// per layer q, k, v, out_proj and fc1, fc2 with biases = enable_bias
+// (default true), two LayerNorms with weight and bias
+// (layer_norm_elementwise_affine, default true); lm_head tied
+// (tie_word_embeddings default true).
+func hfOPT(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if hm.MaxPositions == 0 {
+		hm.MaxPositions = 2048
+	}
+	if d.FFN, err = c.int(1, maxFFN, "ffn_dim"); err != nil {
+		return nil, err
+	}
+	if h%d.Heads != 0 {
+		return nil, c.errorf("num_attention_heads=%d does not divide hidden_size=%d (use a divisor of %d)", d.Heads, h, h)
+	}
+	d.KVHeads, d.HeadDim = d.Heads, h/d.Heads
+	proj, err := c.intOr(h, 1, maxHidden, "word_embed_proj_dim")
+	if err != nil {
+		return nil, err
+	}
+	before, err := c.boolOr(true, "do_layer_norm_before")
+	if err != nil {
+		return nil, err
+	}
+	removeFinal, err := c.boolOr(false, "_remove_final_layer_norm")
+	if err != nil {
+		return nil, err
+	}
+	bias, err := c.boolOr(true, "enable_bias")
+	if err != nil {
+		return nil, err
+	}
+	affine, err := c.boolOr(true, "layer_norm_elementwise_affine")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(true, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	var p pc
+	ln := int64(0)
+	if affine {
+		ln = 2 * h
+	}
+	block := p.add(4*p.linear(h, h, bias), ln, p.linear(h, d.FFN, bias), p.linear(d.FFN, h, bias), ln)
+	blocks := make([]hfBlock, hm.Layers)
+	for i := range blocks {
+		blocks[i] = hfBlock{dense: block, dims: *d}
+	}
+	embed := p.add(p.mul(hm.Vocab, proj), p.mul(hm.MaxPositions+2, h))
+	final := int64(0)
+	if proj != h {
+		embed = p.add(embed, p.linear(proj, h, false))
+		final = p.linear(h, proj, false)
+	}
+	if before && !removeFinal {
+		final = p.add(final, ln)
+	}
+	head := int64(0)
+	if !hm.Tied {
+		head = p.mul(hm.Vocab, proj)
+	}
+	if final == 0 {
+		// No final unit: fold nothing, keep the list free of empty units.
+		hm.assemble(&p, embed, blocks, 0, head)
+		hm.LayerList = dropEmpty(hm.LayerList)
+	} else {
+		hm.assemble(&p, embed, blocks, final, head)
+	}
+	if p.overflow {
+		hm.Total = 0
+	}
+	return hm, nil
+}
+
+func dropEmpty(ls []Layer) []Layer {
+	out := ls[:0]
+	for _, l := range ls {
+		if l.Params > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// hfFalcon imports Falcon (models/falcon/modeling_falcon.py and
+// configuration_falcon.py @ 5fd8edad2a672d6a10d6352b62b823d56c3032bf):
+// attribute_map n_layer → num_hidden_layers, n_head → num_attention_heads;
+// head_dim = hidden/heads; query_key_value Linear(h, out, bias=bias) with
+// out = (2·num_kv_heads + heads)·head_dim under new_decoder_architecture,
+// h + 2·head_dim under multi_query (default true), else 3h; dense
+// Linear(h, h, bias); MLP Linear(h, ffn_hidden_size (default 4h), bias) and
+// back; LayerNorms (weight + bias): two (ln_attn, ln_mlp) when parallel_attn
+// and num_ln_in_parallel_attn == 2 (default 2 under
+// new_decoder_architecture), one (input_layernorm) when parallel_attn
+// otherwise, two (input_, post_attention_layernorm) without parallel_attn;
+// ln_f; lm_head tied (tie_word_embeddings default true). Defaults: bias
+// false, parallel_attn true, new_decoder_architecture false, num_kv_heads =
+// heads. ALiBi and rotary add no parameters.
+func hfFalcon(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers", "n_layer"}, []string{"num_attention_heads", "n_head"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if h%d.Heads != 0 {
+		return nil, c.errorf("num_attention_heads=%d does not divide hidden_size=%d (use a divisor of %d)", d.Heads, h, h)
+	}
+	d.HeadDim = h / d.Heads
+	var newArch, multiQuery, parallel, bias bool
+	bools := []struct {
+		dst *bool
+		def bool
+		key string
+	}{{&newArch, false, "new_decoder_architecture"}, {&multiQuery, true, "multi_query"}, {&parallel, true, "parallel_attn"},
+		{&bias, false, "bias"}, {&hm.Tied, true, "tie_word_embeddings"}}
+	for _, b := range bools {
+		if *b.dst, err = c.boolOr(b.def, b.key); err != nil {
+			return nil, err
+		}
+	}
+	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_kv_heads"); err != nil {
+		return nil, err
+	}
+	if d.FFN, err = c.intOr(4*h, 1, maxFFN, "ffn_hidden_size"); err != nil {
+		return nil, err
+	}
+	defLN := int64(1)
+	if newArch {
+		defLN = 2
+	}
+	nLN, err := c.intOr(defLN, 1, 2, "num_ln_in_parallel_attn")
+	if err != nil {
+		return nil, err
+	}
+	var p pc
+	var qkv int64
+	switch {
+	case newArch:
+		qkv = p.mul(2*d.KVHeads+d.Heads, d.HeadDim)
+	case multiQuery:
+		d.KVHeads = 1
+		qkv = h + 2*d.HeadDim
+	default:
+		d.KVHeads = d.Heads
+		qkv = 3 * h
+	}
+	lns := int64(2)
+	if parallel && nLN != 2 {
+		lns = 1
+	}
+	block := p.add(p.linear(h, qkv, bias), p.linear(h, h, bias), p.linear(h, d.FFN, bias), p.linear(d.FFN, h, bias), p.mul(lns, 2*h))
+	blocks := make([]hfBlock, hm.Layers)
+	for i := range blocks {
+		blocks[i] = hfBlock{dense: block, dims: *d}
+	}
+	embed := p.mul(hm.Vocab, h)
+	head := int64(0)
+	if !hm.Tied {
+		head = embed
+	}
+	hm.assemble(&p, embed, blocks, 2*h, head)
+	if p.overflow {
+		hm.Total = 0
+	}
+	return hm, nil
+}
