@@ -205,6 +205,9 @@ func ReadHFConfig(path string) (*HFModel, error) {
 		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", path, msg)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (give the path of a config.json)", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxHFConfigBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read the file: %v", path, err)

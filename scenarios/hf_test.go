@@ -163,3 +163,43 @@ func TestHFErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHFConfigKey loads model.hf_config relative to the scenario file, and
+// points at the key when the file is missing or another key conflicts.
+func TestHFConfigKey(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 64, zero_stage: 3}\nmodel:\n"
+	s, err := Load("testdata/x.yaml", []byte(base+"  hf_config: hf/mixtral-8x7b/config.json\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model.Params != 46_702_792_704 || s.Model.ActiveParams() != 12_879_925_248 || s.Model.Architecture != "MixtralForCausalLM" ||
+		s.Model.SeqLen != 4096 || s.Model.Hidden != 4096 || s.Model.Layers != 32 {
+		t.Errorf("imported %+v", s.Model)
+	}
+	var experts int
+	for _, l := range s.Model.LayerList {
+		if l.Group == GroupExpert {
+			experts++
+		}
+	}
+	if experts != 32 || len(s.Model.Groups) != 2 || s.Model.Groups[1] != (ParamGroup{GroupExpert, "bf16"}) {
+		t.Errorf("%d expert units, groups %v", experts, s.Model.Groups)
+	}
+	for _, c := range []struct{ model, want string }{
+		{"  hf_config: nope.json\n", "testdata/x.yaml:5:3: hf_config: testdata/nope.json: cannot read the file: no such file or directory (check the path)"},
+		{"  hf_config: hf/gpt2/config.json\n  hidden: 5\n", "testdata/x.yaml:6:3: model.hidden conflicts with hf_config"},
+		{"  hf_config: \"\"\n", "testdata/x.yaml:5:3: hf_config is empty"},
+		{"  hf_config: hf\n", "testdata/x.yaml:5:3: hf_config: testdata/hf: not a regular file"},
+		{"  hf_config: hf/counts.json\n", "testdata/x.yaml:5:3: hf_config: testdata/hf/counts.json: the file holds a list, not a JSON object"},
+		{"  preset: llama3.1-8b\n  layers: 3\n", "testdata/x.yaml:6:3: model.layers cannot change preset llama3.1-8b"},
+	} {
+		_, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want prefix %q", c.model, err, c.want)
+		}
+	}
+	s, err = Load("x.yaml", []byte(base+"  preset: gemma2-9b\n  seq_len: 8192\n"), nil)
+	if err != nil || s.Model.Params != 9_241_705_984 || s.Model.SeqLen != 8192 {
+		t.Fatalf("gemma2-9b preset: %v", err)
+	}
+}

@@ -74,6 +74,11 @@ func llama(name string, h, layers, heads, kv, ffn int64, note string) ModelPrese
 		FFN: ffn, Vocab: 32000, SeqLen: 4096}}
 }
 
+// hf is a preset imported from the config.json in hfpresets/.
+func hf(name, note string) ModelPreset {
+	return ModelPreset{name, note, Model{Kind: KindTransformer, Arch: ArchHF}}
+}
+
 // Model kinds.
 const (
 	KindTransformer     = "transformer"
@@ -102,6 +107,24 @@ var modelPresets = []ModelPreset{
 	llama("llama2-7b", 4096, 32, 32, 32, 11008, "Llama 2 paper / HF config"),
 	llama("llama2-13b", 5120, 40, 40, 40, 13824, "Llama 2 paper / HF config"),
 	llama("llama2-70b", 8192, 80, 64, 8, 28672, "Llama 2 paper / HF config (GQA, 8 KV heads)"),
+	hf("llama3.2-1b", "meta-llama/Llama-3.2-1B config.json (tied embeddings): 1,235,814,400"),
+	hf("llama3.2-3b", "meta-llama/Llama-3.2-3B config.json (tied embeddings): 3,212,749,824"),
+	hf("llama3.1-8b", "meta-llama/Llama-3.1-8B config.json: 8,030,261,248"),
+	hf("llama3.1-70b", "meta-llama/Llama-3.1-70B config.json (Llama 3.3 70B has the same shapes): 70,553,706,496"),
+	hf("llama3.1-405b", "meta-llama/Llama-3.1-405B config.json: 405,853,388,800"),
+	hf("mistral-7b", "mistralai/Mistral-7B-v0.1 config.json: 7,241,732,096"),
+	hf("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1 config.json: 46,702,792,704 total, 12,879,925,248 active"),
+	hf("mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1 config.json: 140,630,071,296 total, 39,161,468,928 active"),
+	hf("qwen2.5-7b", "Qwen/Qwen2.5-7B config.json (q/k/v biases): 7,615,616,512"),
+	hf("qwen2.5-72b", "Qwen/Qwen2.5-72B config.json (q/k/v biases): 72,706,203,648"),
+	hf("gemma2-9b", "google/gemma-2-9b config.json (head_dim 256, tied): 9,241,705,984"),
+	hf("gemma2-27b", "google/gemma-2-27b config.json (head_dim 128, tied): 27,227,128,320"),
+	hf("gpt-neox-20b", "EleutherAI/gpt-neox-20b config.json: 20,554,567,680"),
+	hf("qwen3-8b", "Qwen/Qwen3-8B config.json (q/k norms): 8,190,735,360"),
+	hf("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B config.json (128 experts, top-8): 30,532,122,624 total, 3,353,032,704 active"),
+	hf("deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite config.json (MLA, 2 shared + 64 routed experts, top-6, first layer dense): 15,706,484,224"),
+	hf("phi3.5-mini", "microsoft/Phi-3.5-mini-instruct config.json (fused qkv and gate_up): 3,821,079,552"),
+	hf("falcon-7b", "tiiuae/falcon-7b config.json (multi-query, parallel attention, tied): 6,921,720,704"),
 	{"tiny-transformer", "seed 002: 260 parameters", Model{Kind: KindTinyTransformer, Hidden: 4, Layers: 1, Heads: 2, KVHeads: 2,
 		FFN: 16, Vocab: 8, SeqLen: 3}},
 	{"residual-mlp-4096", "seed 000: 10 residual MLP blocks, H=4096", Model{Kind: KindMLP, Hidden: 4096, Layers: 10, FFN: 4 * 4096}},

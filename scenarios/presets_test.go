@@ -221,7 +221,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 6 || len(LinkPresets()) != 11 || len(ModelPresets()) != 13 {
+	if len(GPUPresets()) != 6 || len(LinkPresets()) != 11 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 }

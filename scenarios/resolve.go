@@ -211,6 +211,12 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	if !l.has("model") {
 		return l.missing("model", "add model: with a preset such as llama2-7b, or params: 7B")
 	}
+	if l.has("model.hf_config") {
+		return l.resolveHFConfig(s)
+	}
+	if hm, ok := hfPreset(m.Preset); ok && l.has("model.preset") {
+		return l.resolveHFPreset(s, hm)
+	}
 	if l.has("model.preset") {
 		p, ok := findModel(m.Preset)
 		if !ok {
@@ -491,11 +497,17 @@ func (l *loader) resolveGroups(s *Scenario) *Error {
 			ly.Group = "dense"
 		}
 		if !groups[ly.Group] {
-			if ly.Group != "dense" {
+			switch ly.Group {
+			case "dense":
+				m.Groups = append([]ParamGroup{{Name: "dense", Precision: dtype}}, m.Groups...)
+			case GroupExpert:
+				// Routed experts get their own buffer, as Megatron's DDP
+				// groups params by (type, precision) (seed 000).
+				m.Groups = append(m.Groups, ParamGroup{Name: GroupExpert, Precision: dtype})
+			default:
 				return l.errPath(fmt.Sprintf("model.layer_list[%d].group", i), fmt.Sprintf("group %q is not declared (declare it under model.groups, or use dense)", ly.Group))
 			}
-			m.Groups = append([]ParamGroup{{Name: "dense", Precision: dtype}}, m.Groups...)
-			groups["dense"] = true
+			groups[ly.Group] = true
 		}
 	}
 	return nil

@@ -71,9 +71,6 @@ type GPUOverride struct {
 // explicit dimensions/layers. After Load, Layers is always filled.
 type Model struct {
 	Preset string `yaml:"preset,omitempty"`
-	// HFConfig is a Hugging Face config.json, relative to the scenario
-	// file; the layer list and dimensions are imported from it.
-	HFConfig string `yaml:"hf_config,omitempty"`
 	// Kind is "transformer" (blocks of attention + FFN, see Arch), "mlp"
 	// (seed 000's residual MLP), "tiny-transformer" (seed 002) or "generic"
 	// (a bare parameter count or an explicit layer list without dimensions).
@@ -102,6 +99,12 @@ type Model struct {
 	// Groups declares parameter groups with their own precision and buffer
 	// (seed 000: dense bf16, MoE bf16, fp32 router; fp8 weights).
 	Groups []ParamGroup `yaml:"groups,omitempty"`
+	// HFConfig is a Hugging Face config.json, relative to the scenario
+	// file; the layer list and dimensions are imported from it.
+	HFConfig string `yaml:"hf_config,omitempty"`
+	// Architecture is the imported config's class (LlamaForCausalLM), set
+	// by Load for hf_config and presets built from a config.json.
+	Architecture string `yaml:"-"`
 }
 
 // Layer is one unit of the model in forward order: the unit of ZeRO-3

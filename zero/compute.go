@@ -46,13 +46,24 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 		if l.FwdFLOPs > 0 {
 			c.FwdFLOPs = int64(l.FwdFLOPs)
 		} else {
-			f, err := units.Mul(2*int64(l.Params), tokens)
+			// A MoE unit's tokens each go through its top-k experts only.
+			active := int64(l.Params)
+			if l.ActiveParams > 0 {
+				active = int64(l.ActiveParams)
+			}
+			f, err := units.Mul(2*active, tokens)
 			if err != nil {
 				return nil, fmt.Errorf("zero: layer %q: forward FLOPs: %w", l.Name, err)
 			}
 			if l.Block && m.Hidden > 0 && m.SeqLen > 0 {
-				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2 FLOPs each.
-				att, err := mulChecked(4, b, m.SeqLen, m.SeqLen, m.Hidden)
+				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2
+				// FLOPs each; h is heads·head_dim when the block's dims are
+				// known (Gemma 2: 16·256 ≠ 3584).
+				width := m.Hidden
+				if l.Dims != nil && l.Dims.HeadDim > 0 {
+					width = l.Dims.Heads * l.Dims.HeadDim
+				}
+				att, err := mulChecked(4, b, m.SeqLen, m.SeqLen, width)
 				if err != nil {
 					return nil, fmt.Errorf("zero: layer %q: attention FLOPs: %w", l.Name, err)
 				}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+func init() { commands = append(commands, newImportCmd) }
+
+func newImportCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "import",
+		Short: "Import a model description from another tool's format",
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "hf CONFIG.json",
+		Short: "Print the scenario model section of a Hugging Face config.json",
+		Long: `import hf reads a Hugging Face transformers config.json and prints the
+model: section of a scenario with the exact layer list (embedding, blocks,
+routed experts, final norm, lm_head), the parameter total and the active
+parameters of mixture-of-experts models. A scenario can also name the file
+directly with model: {hf_config: path/to/config.json}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			hm, err := scenarios.ReadHFConfig(args[0])
+			if err != nil {
+				return inputError{err}
+			}
+			if a.format == "json" {
+				return writeHFJSON(a.out, hm)
+			}
+			return writeHFYAML(a.out, args[0], hm)
+		},
+	})
+	return c
+}
+
+// writeHFYAML writes the model section, one flow mapping per layer.
+func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s (%s) from %s: %s parameters", hm.Architecture, hm.ModelType, file, commas(hm.Total))
+	if hm.Active != hm.Total {
+		fmt.Fprintf(&b, ", %s active per token", commas(hm.Active))
+	}
+	fmt.Fprintf(&b, "\n# or in a scenario: model: {hf_config: %s}\nmodel:\n  kind: transformer\n", file)
+	d := hm.Dims
+	ffn := d.FFN
+	if ffn == 0 {
+		ffn = d.ExpertFFN
+	}
+	seq := int64(scenarios.DefaultHFSeqLen)
+	if hm.MaxPositions > 0 {
+		seq = min(seq, hm.MaxPositions)
+	}
+	fmt.Fprintf(&b, "  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n  seq_len: %d\n  params: %d\n  layer_list:\n",
+		d.Hidden, hm.Layers, ffn, d.Heads, d.KVHeads, hm.Vocab, seq, hm.Total)
+	for _, l := range hm.LayerList {
+		fmt.Fprintf(&b, "    - {name: %s, params: %d", l.Name, int64(l.Params))
+		if l.Group != "" {
+			fmt.Fprintf(&b, ", group: %s", l.Group)
+		}
+		if l.ActiveParams > 0 {
+			fmt.Fprintf(&b, ", active_params: %d", int64(l.ActiveParams))
+		}
+		if x := l.Dims; x != nil {
+			var f []string
+			for _, kv := range []struct {
+				k string
+				v int64
+			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
+				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts}} {
+				if kv.v != 0 {
+					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
+				}
+			}
+			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
+		}
+		b.WriteString("}\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// hfJSON is the JSON form of an imported model.
+type hfJSON struct {
+	Architecture string              `json:"architecture"`
+	ModelType    string              `json:"model_type"`
+	Params       int64               `json:"params"`
+	ActiveParams int64               `json:"active_params"`
+	Tied         bool                `json:"tied_embeddings"`
+	Layers       []scenarios.Layer   `json:"layer_list"`
+	Dims         scenarios.BlockDims `json:"dims"`
+}
+
+func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(hfJSON{hm.Architecture, hm.ModelType, hm.Total, hm.Active, hm.Tied, hm.LayerList, hm.Dims})
+}
+
+// commas writes n with thousands separators.
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && c != '-' && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

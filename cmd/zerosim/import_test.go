@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestImportHF: the printed model section, pasted into a scenario, loads to
+// the published totals; a bad file is one line and exit code 2.
+func TestImportHF(t *testing.T) {
+	for _, c := range []struct {
+		file          string
+		total, active int64
+	}{
+		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248},
+		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984},
+		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, "import", "hf", c.file)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s: code %d: %s", c.file, code, stderr)
+		}
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 8, zero_stage: 3}\n" + out
+		s, err := scenarios.Load("imported.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatalf("%s: the printed section does not load: %v\n%s", c.file, err, out)
+		}
+		if int64(s.Model.Params) != c.total || s.Model.ActiveParams() != c.active {
+			t.Errorf("%s: %d total, %d active; want %d, %d", c.file, s.Model.Params, s.Model.ActiveParams(), c.total, c.active)
+		}
+	}
+	_, stderr, code := runValidateCLI(t, nil, "import", "hf", "../../scenarios/testdata/hf/counts.json")
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not a JSON object") {
+		t.Errorf("bad file: code %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,117 @@
+package scenarios
+
+import (
+	"embed"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// ArchHF marks a model imported from a Hugging Face config.json (a preset
+// built from one, or model.hf_config): its layer list carries per-block
+// dimensions (Layer.Dims) instead of following the gpt or llama layout.
+const ArchHF = "hf"
+
+// DefaultHFSeqLen is the training sequence length of an imported model when
+// the scenario gives no model.seq_len (capped at max_position_embeddings):
+// config.json states the longest context the model supports, not the
+// length it is trained at.
+const DefaultHFSeqLen = 4096
+
+// hfPresetFS holds config.json-equivalents of the model presets built
+// through the importer (architecture keys as published on the Hugging Face
+// Hub; see docs/scenario-format.md).
+//
+//go:embed hfpresets/*.json
+var hfPresetFS embed.FS
+
+// hfPreset returns the imported model of preset name, if it is built from a
+// config.json.
+func hfPreset(name string) (*HFModel, bool) {
+	b, err := hfPresetFS.ReadFile("hfpresets/" + name + ".json")
+	if err != nil {
+		return nil, false
+	}
+	hm, err := ImportHF(name+".json", b)
+	if err != nil {
+		panic("scenarios: preset " + name + ": " + err.Error()) // the presets are tested
+	}
+	return hm, true
+}
+
+// hfKeysExclusive are the model keys an imported model defines itself.
+var hfKeysExclusive = []string{"preset", "kind", "arch", "params", "hidden", "layers", "ffn", "heads", "kv_heads", "vocab", "largest_layer", "layer_list"}
+
+// resolveHFConfig imports model.hf_config, relative to the scenario file.
+func (l *loader) resolveHFConfig(s *Scenario) *Error {
+	m := &s.Model
+	for _, k := range hfKeysExclusive {
+		if l.has("model." + k) {
+			return l.errPath("model."+k, fmt.Sprintf("model.%s conflicts with hf_config, which defines the model (delete %s; seq_len and groups may stay)", k, k))
+		}
+	}
+	if strings.TrimSpace(m.HFConfig) == "" {
+		return l.errPath("model.hf_config", "hf_config is empty (give the path of a config.json, relative to this file)")
+	}
+	path := m.HFConfig
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(l.file), path)
+	}
+	hm, err := ReadHFConfig(path)
+	if err != nil {
+		return l.errPath("model.hf_config", "hf_config: "+oneLine(err.Error()))
+	}
+	return l.applyHF(s, hm)
+}
+
+// applyHF makes m the imported model: its layer list, the dimensions of its
+// first block for the activation model, and the expert group.
+func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
+	m := &s.Model
+	m.Kind, m.Arch = KindTransformer, ArchHF
+	m.Hidden, m.Layers, m.Heads, m.KVHeads, m.Vocab = hm.Dims.Hidden, hm.Layers, hm.Dims.Heads, hm.Dims.KVHeads, hm.Vocab
+	m.FFN = hm.Dims.FFN
+	if m.FFN == 0 {
+		m.FFN = hm.Dims.ExpertFFN
+	}
+	if !l.has("model.seq_len") {
+		m.SeqLen = DefaultHFSeqLen
+		if hm.MaxPositions > 0 {
+			m.SeqLen = min(m.SeqLen, hm.MaxPositions)
+		}
+	}
+	if err := l.intRange("model.seq_len", m.SeqLen, 1, maxSeqLen); err != nil {
+		return err
+	}
+	m.LayerList = append([]Layer(nil), hm.LayerList...)
+	m.Params = units.Count(hm.Total)
+	m.Architecture = hm.Architecture
+	markBlocks(m)
+	return l.resolveGroups(s)
+}
+
+// ActiveParams is the parameters one token goes through: every layer's
+// ActiveParams when set (the top-k routed experts), else its Params.
+func (m *Model) ActiveParams() int64 {
+	var t int64
+	for _, l := range m.LayerList {
+		if l.ActiveParams > 0 {
+			t += int64(l.ActiveParams)
+		} else {
+			t += int64(l.Params)
+		}
+	}
+	return t
+}
+
+// resolveHFPreset resolves a model preset built from a config.json.
+func (l *loader) resolveHFPreset(s *Scenario, hm *HFModel) *Error {
+	for _, k := range hfKeysExclusive[1:] {
+		if l.has("model." + k) {
+			return l.errPath("model."+k, fmt.Sprintf("model.%s cannot change preset %s, which is imported from its config.json (delete %s, or describe the model without preset)", k, s.Model.Preset, k))
+		}
+	}
+	return l.applyHF(s, hm)
+}
