@@ -110,7 +110,7 @@ func TestSets(t *testing.T) {
 		{baseYAML, []string{"parallelism.k="}, `s.yaml: --set parallelism.k=: no value after "=" (use --set parallelism.k=VALUE)`},
 		{baseYAML, []string{"parallelism.k=two"}, `s.yaml: --set parallelism.k=two: k: "two" is not an integer (use a whole number)`},
 		{baseYAML, []string{"version.x=1"}, `s.yaml: --set version.x=1: version is 1, not a mapping (set a key that exists in the format)`},
-		{baseYAML, []string{"cluster.gpu_memory=1XB"}, `s.yaml: --set cluster.gpu_memory=1XB: gpu_memory: "1XB" is not a size (use a size such as 80GiB, 2GB, 512MiB or 4096)`},
+		{baseYAML, []string{"cluster.gpu_memory=1XB"}, `s.yaml: --set cluster.gpu_memory=1XB: gpu_memory: "1XB" is not a size (use a size such as 80GiB, 2GB, 512MiB or 4096B)`},
 		{baseYAML, []string{"training.mfu=[1"}, `s.yaml: --set training.mfu=[1: the value is not valid YAML: line 1: did not find expected ',' or ']' (quote it or fix it)`},
 		{baseYAML, []string{"cluster.placement[0]=dp"}, `s.yaml: --set cluster.placement[0]=dp: placement is not in the file, so placement[0] has no item to set (set the whole list instead)`},
 		{withList, []string{"cluster.gpu_overrides[3].speed=1"}, `s.yaml: --set cluster.gpu_overrides[3].speed=1: gpu_overrides has 1 items, so [3] is out of range (use 0 to 0)`},

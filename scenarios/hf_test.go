@@ -203,3 +203,25 @@ func TestHFConfigKey(t *testing.T) {
 		t.Fatalf("gemma2-9b preset: %v", err)
 	}
 }
+
+// TestMemoryUnitWarning: "40GB" on an A100-40GB is 37.25 GiB; Load warns
+// naming both figures, and stays quiet for GiB or a figure no preset has.
+func TestMemoryUnitWarning(t *testing.T) {
+	for _, c := range []struct{ gpu, want string }{
+		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40 GiB (vendors' GB of HBM are GiB); use 40GiB unless you mean decimal gigabytes"},
+		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB or H100-80GB have 80 GiB"},
+		{"gpu: A100-40GB, gpu_memory: 40GiB", ""},
+		{"gpu: A100-40GB, gpu_memory: 41GB", ""},
+		{"gpu: A100-40GB", ""},
+	} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, " + c.gpu + "}\nmodel: {params: 7B}\nparallelism: {dp: 8, zero_stage: 1}\n"
+		s, err := Load("w.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(s.Warnings, "\n")
+		if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.gpu, got, c.want)
+		}
+	}
+}

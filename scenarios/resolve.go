@@ -92,6 +92,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 			return err
 		}
 	}
+	l.warnMemoryUnit(s)
 	return nil
 }
 

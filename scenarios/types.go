@@ -15,6 +15,9 @@ type Scenario struct {
 	Training      Training      `yaml:"training,omitempty"`
 	Communication Communication `yaml:"communication,omitempty"`
 	Memory        MemoryConfig  `yaml:"memory,omitempty"`
+	// Warnings are Load's remarks on likely mistakes that are not errors
+	// ("file:line:col: message"), for the CLI to print on stderr.
+	Warnings []string `yaml:"-"`
 }
 
 // Cluster describes the machines: nodes × GPUs, the links inside a node and

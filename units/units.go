@@ -65,6 +65,9 @@ var (
 		{"KiB/s", 1 << 10, 1}, {"MiB/s", 1 << 20, 1}, {"GiB/s", 1 << 30, 1}, {"TiB/s", 1 << 40, 1},
 		{"bps", 1, 8}, {"Kbps", 1e3, 8}, {"Mbps", 1e6, 8}, {"Gbps", 1e9, 8}, {"Tbps", 1e12, 8},
 		{"b/s", 1, 8}, {"Kb/s", 1e3, 8}, {"Mb/s", 1e6, 8}, {"Gb/s", 1e9, 8}, {"Tb/s", 1e12, 8},
+		{"bit/s", 1, 8}, {"Kbit/s", 1e3, 8}, {"Mbit/s", 1e6, 8}, {"Gbit/s", 1e9, 8}, {"Tbit/s", 1e12, 8},
+		// Lowercase as NIC datasheets and ethtool write them ("400gbps").
+		{"kbps", 1e3, 8}, {"mbps", 1e6, 8}, {"gbps", 1e9, 8}, {"tbps", 1e12, 8},
 	}
 	durationSuffixes = []suffix{
 		{"ps", 1, 1}, {"ns", 1e3, 1}, {"us", 1e6, 1}, {"µs", 1e6, 1}, {"ms", 1e9, 1}, {"s", 1e12, 1},
@@ -158,16 +161,35 @@ func baseName(what string) string {
 	return ""
 }
 
-// ParseBytes parses a size such as "80GiB", "2GB", "512MiB" or "4096".
+// ParseBytes parses a size such as "80GiB", "2GB", "512MiB" or "4096B". A
+// bare number other than 0 is an error: "gpu_memory: 80" would be 80 bytes,
+// and nobody means that.
 func ParseBytes(s string) (Bytes, error) {
-	v, err := parse(s, "size", `a size such as 80GiB, 2GB, 512MiB or 4096`, byteSuffixes, true)
+	if n, ok := bareNumber(s); ok && n != "0" {
+		return 0, fmt.Errorf("%s what? use %sGiB or %sGB (a size needs a unit; %sB for bytes)", n, n, n, n)
+	}
+	v, err := parse(s, "size", `a size such as 80GiB, 2GB, 512MiB or 4096B`, byteSuffixes, true)
 	return Bytes(v), err
 }
 
-// ParseBandwidth parses a rate such as "450GB/s", "400Gbps" or "25GiB/s".
+// ParseBandwidth parses a rate such as "450GB/s", "400Gbps", "400Gbit/s",
+// "400gbps" or "25GiB/s". A bare number is an error naming both readings.
 func ParseBandwidth(s string) (Bandwidth, error) {
+	if n, ok := bareNumber(s); ok {
+		return 0, fmt.Errorf("%s what? use %sGB/s (bytes) or %sGbit/s (bits) (a bandwidth needs a unit)", n, n, n)
+	}
 	v, err := parse(s, "bandwidth", `a bandwidth such as 450GB/s, 25GiB/s or 400Gbps`, bandwidthSuffixes, false)
 	return Bandwidth(v), err
+}
+
+// bareNumber reports whether s is a plain non-negative decimal without a
+// unit, and returns it trimmed (clipped for messages).
+func bareNumber(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 32 || strings.Trim(s, "0123456789.eE+-") != "" || !strings.ContainsAny(s[:1], "0123456789.") {
+		return "", false
+	}
+	return s, true
 }
 
 // ParseDuration parses a time such as "500ns", "2us", "1.5ms" or "0".

@@ -23,13 +23,12 @@ func TestParseBytes(t *testing.T) {
 		{"512MiB", 512 << 20},
 		{"1KiB", 1024},
 		{"1.5KiB", 1536},
-		{"4096", 4096},
+		{"4096B", 4096},
 		{"0", 0},
 		{"1TiB", 1 << 40},
 		{"1PB", 1_000_000_000_000_000},
 		{"8PiB", 8 << 50},
 		{"2.5GB", 2_500_000_000},
-		{"1e3", 1000},
 		{"1E3B", 1000},
 		{"1e-3GB", 1_000_000},
 		{"2 GB", 2_000_000_000},
@@ -44,7 +43,7 @@ func TestParseBytes(t *testing.T) {
 }
 
 func TestParseBytesErrors(t *testing.T) {
-	const use = "(use a size such as 80GiB, 2GB, 512MiB or 4096)"
+	const use = "(use a size such as 80GiB, 2GB, 512MiB or 4096B)"
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty size " + use},
 		{"   ", "empty size " + use},
@@ -58,6 +57,9 @@ func TestParseBytesErrors(t *testing.T) {
 		{"8192PiB", `"8192PiB": value does not fit in 64 bits (the largest size is 9223372036854775807 bytes)`},
 		{"1 0GB", `"1 0GB" is not a size ` + use},
 		{"1/2GB", `"1/2GB" is not a size ` + use},
+		{"80", "80 what? use 80GiB or 80GB (a size needs a unit; 80B for bytes)"},
+		{" 40.5 ", "40.5 what? use 40.5GiB or 40.5GB (a size needs a unit; 40.5B for bytes)"},
+		{"1e3", "1e3 what? use 1e3GiB or 1e3GB (a size needs a unit; 1e3B for bytes)"},
 		{"+1GB", `"+1GB" is not a size ` + use},
 		{"1_000B", `"1_000B" is not a size ` + use},
 		{"0x10B", `"0x10B" is not a size ` + use},
@@ -105,6 +107,11 @@ func TestParseBandwidth(t *testing.T) {
 		{"300MB/s", 300_000_000},
 		{"10Mbps", 1_250_000},
 		{"1KiB/s", 1024},
+		{"400Gbit/s", 50_000_000_000},
+		{"800Gb/s", 100_000_000_000},
+		{"400gbps", 50_000_000_000},
+		{"100mbps", 12_500_000},
+		{"10Mbit/s", 1_250_000},
 	} {
 		got, err := ParseBandwidth(tc.in)
 		if err != nil || got != tc.want {
@@ -114,7 +121,7 @@ func TestParseBandwidth(t *testing.T) {
 	const use = "(use a bandwidth such as 450GB/s, 25GiB/s or 400Gbps)"
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty bandwidth " + use},
-		{"100", `"100" is not a bandwidth ` + use},
+		{"100", "100 what? use 100GB/s (bytes) or 100Gbit/s (bits) (a bandwidth needs a unit)"},
 		{"1bps", `"1bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
 		{"1.5bps", `"1.5bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
 		{"-1GB/s", `"-1GB/s" is negative (a bandwidth must be ≥ 0)`},

@@ -85,8 +85,9 @@ func (c *Count) UnmarshalYAML(n *yaml.Node) error { return unmarshal(n, c, "coun
 // UnmarshalYAML reads a rate such as 312TFLOPS.
 func (f *FLOPS) UnmarshalYAML(n *yaml.Node) error { return unmarshal(n, f, "rate", ParseFLOPS) }
 
-// MarshalYAML writes the exact integer, so a round trip is lossless.
-func (b Bytes) MarshalYAML() (any, error) { return int64(b), nil }
+// MarshalYAML writes the exact number of bytes with its unit, so a round
+// trip is lossless (a bare number is not a size).
+func (b Bytes) MarshalYAML() (any, error) { return fmt.Sprintf("%dB", int64(b)), nil }
 
 // MarshalYAML writes the exact rate in bytes per second with its unit.
 func (bw Bandwidth) MarshalYAML() (any, error) { return fmt.Sprintf("%dB/s", int64(bw)), nil }

@@ -27,13 +27,13 @@ The first invalid file stops the run with one line on stderr,
 "zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(args, a.sets, a.in, a.out)
+			return runValidate(args, a.sets, a.in, a.out, a.err)
 		},
 	}
 }
 
 // runValidate loads every file in order and reports each valid one on out.
-func runValidate(files, sets []string, in io.Reader, out io.Writer) error {
+func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) error {
 	for _, f := range files {
 		var (
 			s   *scenarios.Scenario
@@ -52,6 +52,9 @@ func runValidate(files, sets []string, in io.Reader, out io.Writer) error {
 		}
 		if err != nil {
 			return inputError{err}
+		}
+		for _, w := range s.Warnings {
+			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
 		}
 		fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params)\n",
 			name, s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +18,9 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 	s, err := a.readScenario(arg)
 	if err != nil {
 		return nil, inputError{err}
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
 	}
 	return s, nil
 }
