@@ -2,12 +2,14 @@ package scenarios
 
 import "github.com/zerosim/zerosim/units"
 
-// GPUPreset is one named GPU: memory, dense peak and HBM bandwidth, and the
-// link presets used when the scenario names none.
+// GPUPreset is one named GPU: memory, dense bf16 and fp8 peaks (0 when the
+// GPU has no fp8 tensor cores), HBM bandwidth, and the link presets used when
+// the scenario names none.
 type GPUPreset struct {
 	Name         string
 	Memory       units.Bytes
 	PeakBF16     units.FLOPS
+	PeakFP8      units.FLOPS
 	HBMBandwidth units.Bandwidth
 	Intra, Inter string // default link presets
 	Note         string // source of the figures
@@ -32,12 +34,21 @@ type ModelPreset struct {
 // gpuPresets lists the GPUs in documentation order. HBM sizes are binary
 // (A100-40GB = 40 GiB), as nvidia-smi reports them.
 var gpuPresets = []GPUPreset{
-	{"V100-16GB", 16 * units.GiB, 125e12, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
-	{"V100-32GB", 32 * units.GiB, 125e12, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
-	{"A100-40GB", 40 * units.GiB, 312e12, 1555e9, "NVLink3", "HDR", "A100 SXM4 datasheet, dense bf16"},
-	{"A100-80GB", 80 * units.GiB, 312e12, 2039e9, "NVLink3", "HDR", "A100 SXM4 80GB datasheet, dense bf16"},
-	{"H100-80GB", 80 * units.GiB, 989e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989)"},
-	{"RTX4090", 24 * units.GiB, 165_200e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 with fp32 accumulate"},
+	{"V100-16GB", 16 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	{"V100-32GB", 32 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	{"A100-40GB", 40 * units.GiB, 312e12, 0, 1555e9, "NVLink3", "HDR", "A100 SXM4 datasheet, dense bf16"},
+	{"A100-80GB", 80 * units.GiB, 312e12, 0, 2039e9, "NVLink3", "HDR", "A100 SXM4 80GB datasheet, dense bf16"},
+	{"H100-80GB", 80 * units.GiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
+	{"H200", 141 * units.GiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
+	{"B200", 180 * units.GiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
+	{"GB200", 186 * units.GiB, 2500e12, 5000e12, 8000e9, "NVLink5", "NDR", "GB200 NVL72 datasheet: 13.4TB HBM3e and 576 TB/s for 72 GPUs; 360 PFLOPS bf16 and 720 PFLOPS fp8 sparse for 72 GPUs, halved for dense"},
+	{"MI300X", 192 * units.GiB, 1307_400e9, 2614_900e9, 5300e9, "xGMI", "RoCE400", "AMD Instinct MI300X datasheet: 192GB HBM3, 5.3 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
+	{"MI325X", 256 * units.GiB, 1307_400e9, 2614_900e9, 6000e9, "xGMI", "RoCE400", "AMD Instinct MI325X datasheet: 256GB HBM3E, 6 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
+	{"L40S", 48 * units.GiB, 362_050e9, 733e12, 864e9, "PCIe4", "RoCE100", "L40S datasheet: 48GB GDDR6, 864 GB/s, bf16 362.05 and fp8 733 TFLOPS dense (733 and 1,466 with sparsity)"},
+	{"A10G", 24 * units.GiB, 70e12, 0, 600e9, "PCIe4", "Eth100", "AWS G5 A10G (AWS's variant of the A10, no NVIDIA datasheet): 24GB GDDR6, 600 GB/s, 70 TFLOPS bf16 tensor as AWS lists it (the A10 datasheet's 125 is a different part)"},
+	{"L4", 24 * units.GiB, 121e12, 242_500e9, 300e9, "PCIe4", "Eth100", "L4 datasheet: 24GB GDDR6, 300 GB/s, bf16 242 and fp8 485 TFLOPS with sparsity, halved for dense"},
+	{"RTX4090", 24 * units.GiB, 165_200e9, 330_300e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 and fp8 with fp32 accumulate"},
+	{"RTX5090", 32 * units.GiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
 }
 
 // linkPresets lists the link classes in documentation order.
@@ -46,11 +57,21 @@ var linkPresets = []LinkPreset{
 	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch"},
 	{"NVLink3", 300e9, 500 * units.Nanosecond, "A100: 12 links × 25 GB/s per direction"},
 	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction"},
+	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets)"},
+	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet)"},
 	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16, nominal 16 GB/s per direction"},
 	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16, nominal 32 GB/s per direction"},
+	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16, nominal 64 GB/s per direction"},
 	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s"},
 	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s"},
 	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s"},
+	{"XDR", 800e9 / 8, 2 * units.Microsecond, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet)"},
+	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC)"},
+	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, "RoCEv2, 200 Gb/s Ethernet"},
+	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, "RoCEv2, 100 Gb/s Ethernet"},
+	{"EFA-p4d", 100e9 / 8, 15 * units.Microsecond, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4)"},
+	{"EFA-p5", 400e9 / 8, 15 * units.Microsecond, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU"},
+	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s)"},
 	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet"},
 	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet"},
 }

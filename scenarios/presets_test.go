@@ -191,6 +191,15 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"A100-80GB", 80 << 30, 312e12, 2039e9, "NVLink3", "HDR"},
 		{"H100-80GB", 80 << 30, 989e12, 3350e9, "NVLink4", "NDR"},
 		{"RTX4090", 24 << 30, 165_200e9, 1008e9, "PCIe4", "Eth100"},
+		{"H200", 141 << 30, 989e12, 4800e9, "NVLink4", "NDR"},
+		{"B200", 180 << 30, 2250e12, 8000e9, "NVLink5", "NDR"},
+		{"GB200", 186 << 30, 2500e12, 8000e9, "NVLink5", "NDR"},
+		{"MI300X", 192 << 30, 1307_400e9, 5300e9, "xGMI", "RoCE400"},
+		{"MI325X", 256 << 30, 1307_400e9, 6000e9, "xGMI", "RoCE400"},
+		{"L40S", 48 << 30, 362_050e9, 864e9, "PCIe4", "RoCE100"},
+		{"A10G", 24 << 30, 70e12, 600e9, "PCIe4", "Eth100"},
+		{"L4", 24 << 30, 121e12, 300e9, "PCIe4", "Eth100"},
+		{"RTX5090", 32 << 30, 209_500e9, 1792e9, "PCIe5", "Eth100"},
 	} {
 		s, err := Load("g.yaml", []byte(rep("gpu: A100-80GB", "gpu: "+tc.gpu)), nil)
 		if err != nil {
@@ -212,6 +221,11 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"EDR", 12_500_000_000, 2 * units.Microsecond}, {"HDR", 25e9, 2 * units.Microsecond},
 		{"NDR", 50e9, 2 * units.Microsecond}, {"Eth40", 5e9, 10 * units.Microsecond},
 		{"Eth100", 12_500_000_000, 10 * units.Microsecond},
+		{"NVLink5", 900e9, 500 * units.Nanosecond}, {"xGMI", 448e9, 500 * units.Nanosecond},
+		{"PCIe5", 64e9, units.Microsecond}, {"XDR", 100e9, 2 * units.Microsecond},
+		{"RoCE400", 50e9, 3 * units.Microsecond}, {"RoCE200", 25e9, 3 * units.Microsecond},
+		{"RoCE100", 12_500_000_000, 3 * units.Microsecond}, {"EFA-p4d", 12_500_000_000, 15 * units.Microsecond},
+		{"EFA-p5", 50e9, 15 * units.Microsecond}, {"TCPXO", 25e9, 10 * units.Microsecond},
 	} {
 		s, err := Load("l.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {preset: "+tc.link+"}")), nil)
 		if err != nil {
@@ -221,7 +235,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 6 || len(LinkPresets()) != 11 || len(ModelPresets()) != 31 {
+	if len(GPUPresets()) != 15 || len(LinkPresets()) != 21 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 }
