@@ -17,6 +17,9 @@ const (
 	ReduceScatter Op = iota
 	AllGather
 	AllReduce
+	// AllToAll is the expert-parallel token exchange: every rank sends
+	// ⌈S/n⌉ of its S-byte buffer to each other rank, all pairs at once.
+	AllToAll
 )
 
 // String is the op's nccl-tests name.
@@ -28,6 +31,8 @@ func (o Op) String() string {
 		return "allgather"
 	case AllReduce:
 		return "allreduce"
+	case AllToAll:
+		return "alltoall"
 	}
 	return fmt.Sprintf("op(%d)", int(o))
 }
@@ -42,8 +47,10 @@ func ParseOp(s string) (Op, error) {
 		return AllGather, nil
 	case "allreduce", "ar":
 		return AllReduce, nil
+	case "alltoall", "a2a":
+		return AllToAll, nil
 	}
-	return 0, fmt.Errorf("collective %q: use allreduce, reducescatter or allgather", s)
+	return 0, fmt.Errorf("collective %q: use allreduce, reducescatter, allgather or alltoall", s)
 }
 
 // Algo is a collective algorithm.
@@ -116,12 +123,16 @@ type Phase struct {
 	Transfers []Transfer
 	paths     []topology.Path
 	// How Bytes follows from the spec's size S (see bytesFor): a ring of
-	// ringK ranks on S, or on ⌈S/div⌉ when div > 0; the tree on ⌈S/2⌉.
-	ringK, div int
+	// ringK ranks on S, or on ⌈S/div⌉ when div > 0; the tree on ⌈S/2⌉;
+	// an all-to-all of a2a ranks on ⌈S/a2a⌉.
+	ringK, div, a2a int
 }
 
 // bytesFor is the phase's Bytes for a collective of S bytes (same group).
 func (ph *Phase) bytesFor(S units.Bytes) units.Bytes {
+	if ph.a2a > 0 {
+		return chunk(S, ph.a2a)
+	}
 	if ph.ringK == 0 {
 		return ceilDiv(S, 2)
 	}
@@ -149,7 +160,7 @@ func validate(t *topology.Topology, s Spec) error {
 		return fmt.Errorf("collectives: size %d bytes is negative", int64(s.Bytes))
 	}
 	switch s.Op {
-	case ReduceScatter, AllGather, AllReduce:
+	case ReduceScatter, AllGather, AllReduce, AllToAll:
 	default:
 		return fmt.Errorf("collectives: unknown op %d", int(s.Op))
 	}
@@ -313,8 +324,26 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 		}
 		p.Phases = append(p.Phases, ph)
 	}
-	switch p.Algo {
-	case Ring:
+	switch {
+	case spec.Op == AllToAll:
+		// NCCL's all-to-all is grouped point-to-point: ncclSend/ncclRecv
+		// to every peer inside ncclGroupStart/End, all pairs at once
+		// (nccl-tests src/alltoall.cu
+		// @ 07ac716c1ac5999964bd583806ec37e928251119; the send to itself is a
+		// local copy and crosses no link). One phase, one step of
+		// latency, ⌈S/n⌉ per ordered pair; the algorithm does not apply.
+		ph := Phase{Name: "alltoall", Steps: 1, a2a: n}
+		ph.Bytes = ph.bytesFor(S)
+		ph.Transfers = make([]Transfer, 0, n*(n-1))
+		for _, a := range spec.Group {
+			for _, b := range spec.Group {
+				if a != b {
+					ph.Transfers = append(ph.Transfers, Transfer{a, b})
+				}
+			}
+		}
+		p.Phases = append(p.Phases, ph)
+	case p.Algo == Ring:
 		g := [][]int{spec.Group}
 		if spec.Op != AllGather {
 			ring("ring-rs", g, 0)
@@ -322,7 +351,7 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 		if spec.Op != ReduceScatter {
 			ring("ring-ag", g, 0)
 		}
-	case Hierarchical:
+	case p.Algo == Hierarchical:
 		if !even {
 			return nil, fmt.Errorf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v)", blockSizes(blocks))
 		}
@@ -344,7 +373,7 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 			ring("inter-ag", inter, g)
 			ring("intra-ag", blocks, 0)
 		}
-	case Tree:
+	case p.Algo == Tree:
 		p.Phases = append(p.Phases, lowerTree(spec.Group, S))
 	}
 	for i := range p.Phases {

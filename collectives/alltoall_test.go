@@ -1,0 +1,46 @@
+package collectives
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestAllToAll: n ranks each send ⌈S/n⌉ to every other rank at once, so
+// every port carries (n−1)·⌈S/n⌉ in one step: α + (n−1)·⌈S/n⌉/B, on the
+// engine and in closed form; across nodes the inter-node share goes over
+// the NICs and shows in the inter class.
+func TestAllToAll(t *testing.T) {
+	const S = 64 << 20
+	one := uniform(t, 1, 8, 300e9, 500*units.Nanosecond)
+	spec := Spec{Op: AllToAll, Algo: Auto, Group: []int{0, 1, 2, 3, 4, 5, 6, 7}, Bytes: S}
+	want := 500*units.Nanosecond + units.TransferTime(7*S/8, 300e9)
+	cf, err := ClosedForm(one, spec)
+	if err != nil || cf != want {
+		t.Fatalf("closed form %v, %v; want %v", cf, err, want)
+	}
+	if got := runAlone(t, one, spec); got != want {
+		t.Errorf("engine %v, want %v", got, want)
+	}
+	if v, _ := Volume(spec); v != 7*S/8 {
+		t.Errorf("volume %d, want %d", v, 7*S/8)
+	}
+	two := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 4,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500 * units.Nanosecond},
+		Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2 * units.Microsecond}})
+	p, err := Lower(two, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire [topology.NumClasses]int64
+	p.EachTransfer(func(_, _ int, c topology.Class, b units.Bytes) { wire[c] += int64(b) })
+	// 8 ranks × 3 same-node peers and × 4 other-node peers, S/8 each.
+	if wire[topology.Intra] != 8*3*S/8 || wire[topology.Inter] != 8*4*S/8 {
+		t.Errorf("wire intra %d inter %d, want %d %d", wire[topology.Intra], wire[topology.Inter], 8*3*S/8, 8*4*S/8)
+	}
+	// The NIC carries 4 transfers of S/8: 2µs + 4·S/8 at 50 GB/s.
+	if got, want := runAlone(t, two, spec), 2*units.Microsecond+units.TransferTime(4*S/8, 50e9); got != want {
+		t.Errorf("two nodes: engine %v, want %v", got, want)
+	}
+}
