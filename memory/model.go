@@ -208,6 +208,10 @@ type GroupInfo struct {
 	Buckets    int   `json:"buckets"`
 	// Layout is the group's buffer layout (per unit at stage 3).
 	Layout *Layout `json:"-"`
+	// EP is the expert-parallel degree the group is split over (1 for
+	// dense groups): the rank holds 1/EP of each unit and shards it over
+	// the Shards/EP ranks holding the same experts.
+	EP int `json:"-"`
 }
 
 // UnitInfo holds the per-unit allocation sizes used by the timeline.
@@ -459,9 +463,15 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		if l.Params == 0 {
 			continue
 		}
+		n := int64(l.Params)
+		if ep := expertParallel(s, gname); ep > 1 {
+			// The rank holds its 1/ep of the routed experts (validated to divide).
+			n /= int64(ep)
+			g.info.EP = ep
+		}
 		g.units = append(g.units, u)
-		g.perUnit[u] = int64(l.Params)
-		g.numel = c.add(g.numel, int64(l.Params))
+		g.perUnit[u] = n
+		g.numel = c.add(g.numel, n)
 	}
 	if c.err != nil {
 		return nil, fmt.Errorf("model: parameter count overflows: %w", c.err)
@@ -484,7 +494,20 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		if bs := int64(s.Communication.BucketSize); bs > 0 {
 			bucketElems = max(bs/g.info.GradBytes, 1)
 		}
-		spec := StageSpec(params, r.Stage, shards, bucketElems, padding)
+		gshards := shards
+		if g.info.EP > 1 {
+			for i := range params {
+				if params[i].Numel%int64(g.info.EP) != 0 {
+					return nil, fmt.Errorf("parallelism.ep %d does not divide tensor %s (%d elements) of group %q", g.info.EP, params[i].Name, params[i].Numel, name)
+				}
+				params[i].Numel /= int64(g.info.EP)
+			}
+			gshards = max(shards/g.info.EP, 1)
+		}
+		if g.info.EP == 0 {
+			g.info.EP = 1
+		}
+		spec := StageSpec(params, r.Stage, gshards, bucketElems, padding)
 		if !spec.PerUnit && bucketElems > 0 && (g.numel-1)/bucketElems+1 > MaxBuckets {
 			least := ((g.numel-1)/MaxBuckets + 1) * g.info.GradBytes
 			return nil, fmt.Errorf("communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",
@@ -496,7 +519,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		g.layout = l
 		g.info.Numel, g.info.Size = l.Numel, l.Size
-		g.info.ShardElems, g.info.RankNumel = l.ShardElems(), l.RankNumel(r.Rank)
+		g.info.ShardElems, g.info.RankNumel = l.ShardElems(), l.RankNumel(min(r.Rank/g.info.EP, gshards-1))
 		g.info.Buckets = len(l.Buckets)
 		g.info.Layout = l
 		groups = append(groups, g)
@@ -506,6 +529,15 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		return nil, errors.New("model: no parameters")
 	}
 	return groups, nil
+}
+
+// expertParallel is the expert-parallel degree of group name: parallelism.ep
+// for the routed experts' group, 1 otherwise.
+func expertParallel(s *scenarios.Scenario, name string) int {
+	if name == scenarios.GroupExpert && s.Parallelism.EP > 1 {
+		return s.Parallelism.EP
+	}
+	return 1
 }
 
 // unitParams returns a layer's tensors as layout params (one param for the

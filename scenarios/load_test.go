@@ -130,7 +130,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown top-level key", baseYAML + "trainig:\n  steps: 2\n",
 			"s.yaml:11:1: unknown key \"trainig\" at the top level (did you mean \"training\"?)"},
 		{"unknown key without a near match", rep("dp: 8", "dp: 8\n  pipeline: 2"),
-			"s.yaml:10:3: unknown key \"pipeline\" in parallelism (allowed: dp, cp, zero_stage, k)"},
+			"s.yaml:10:3: unknown key \"pipeline\" in parallelism (allowed: dp, cp, zero_stage, k, ep)"},
 		{"unknown key in a list item", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_overrides:\n  - rank: 1\n    sped: 0.5"),
 			"s.yaml:8:5: unknown key \"sped\" in cluster.gpu_overrides[0] (did you mean \"speed\"?)"},
 		{"recursive alias", baseYAML + "x: &a [*a]\n",

@@ -253,7 +253,7 @@ func TestDefaults(t *testing.T) {
 			Intra: Link{"NVLink3", 300e9, 500 * units.Nanosecond}, Inter: Link{"HDR", 25e9, 2 * units.Microsecond},
 			NICs: "per_gpu", NICsPerNode: 4, Placement: []Axis{"cp", "dp"}},
 		Model:       s.Model,
-		Parallelism: Parallelism{DP: 8, CP: 1, Stage: 1, K: 1},
+		Parallelism: Parallelism{DP: 8, CP: 1, Stage: 1, K: 1, EP: 1},
 		Training: Training{MicroBatch: 1, ParamDType: "bf16", MasterDType: "fp32", Optimizer: "adam", LR: 1e-3, Beta1: 0.9,
 			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", MFU: 0.5, Steps: 5, Seed: 1},
 		Communication: Communication{BucketSize: 40_000_000, Algorithm: "auto", Overlap: &yes, PrefetchDepth: &one,

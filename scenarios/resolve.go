@@ -92,6 +92,9 @@ func (l *loader) resolve(s *Scenario) *Error {
 			return err
 		}
 	}
+	if err := l.resolveEP(s); err != nil {
+		return err
+	}
 	l.warnMemoryUnit(s)
 	return nil
 }

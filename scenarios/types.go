@@ -161,6 +161,9 @@ type Parallelism struct {
 	// K is num_distributed_optimizer_instances: the N ranks are split into K
 	// intra groups of N/K ranks that each shard the optimizer (default 1).
 	K int `yaml:"k,omitempty"`
+	// EP is the expert-parallel degree (default 1): routed experts are split
+	// over ep ranks with an all-to-all of tokens around every MoE layer.
+	EP int `yaml:"ep,omitempty"`
 }
 
 // Training holds the per-step workload and the optimizer.

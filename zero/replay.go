@@ -71,9 +71,9 @@ type executor struct {
 	arrivals [][]int32
 	// Per group kind, built on first use: every instance's members, the
 	// simulated ones, and the instances holding a simulated rank.
-	groups  [GroupInter + 1][][]int
-	simMem  [GroupInter + 1][][]int
-	touched [GroupInter + 1][]int
+	groups  [numGroupKinds][][]int
+	simMem  [numGroupKinds][][]int
+	touched [numGroupKinds][]int
 
 	// computing[r] is the compute task rank r runs now (compute tasks of a
 	// rank never overlap); done[r] finishes it, one closure per rank.
@@ -143,7 +143,7 @@ func (e *executor) buildGroups(g GroupKind) {
 	e.groups[g] = make([][]int, groupCount(sc, g))
 	e.simMem[g] = make([][]int, len(e.groups[g]))
 	for i := range e.groups[g] {
-		m := groupMembers(sc.N, sc.K, g, i)
+		m := groupMembers(sc.N, sc.K, sc.EP, g, i)
 		e.groups[g][i] = m
 		if e.reps == sc.N {
 			e.simMem[g][i] = m
@@ -168,6 +168,11 @@ func (e *executor) instance(g GroupKind, rank int) int {
 		return rank / (e.sc.N / e.sc.K)
 	case GroupInter:
 		return rank % (e.sc.N / e.sc.K)
+	case GroupEP:
+		return rank / e.sc.EP
+	case GroupEDP:
+		size := e.sc.N / e.sc.K
+		return rank/size*e.sc.EP + rank%size%e.sc.EP
 	}
 	return 0
 }
@@ -185,6 +190,10 @@ func groupCount(sc *Schedule, g GroupKind) int {
 		return sc.K
 	case GroupInter:
 		return sc.N / sc.K
+	case GroupEP:
+		return sc.N / sc.EP
+	case GroupEDP:
+		return sc.K * sc.EP
 	}
 	return 1
 }
@@ -192,10 +201,20 @@ func groupCount(sc *Schedule, g GroupKind) int {
 // groupMembers lists group idx of kind g in ring order: intra groups are
 // contiguous blocks of N/K ranks (Megatron), inter group i holds ranks i,
 // i+N/K, i+2N/K, ….
-func groupMembers(n, k int, g GroupKind, idx int) []int {
+func groupMembers(n, k, ep int, g GroupKind, idx int) []int {
 	size := n / k
 	var m []int
 	switch g {
+	case GroupEP:
+		m = make([]int, ep)
+		for i := range m {
+			m[i] = idx*ep + i
+		}
+	case GroupEDP:
+		m = make([]int, size/ep)
+		for i := range m {
+			m[i] = idx/ep*size + idx%ep + i*ep
+		}
 	case GroupIntra:
 		m = make([]int, size)
 		for i := range m {

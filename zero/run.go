@@ -53,6 +53,10 @@ func Symmetric(s *scenarios.Scenario) bool {
 	if size%gpn != 0 && gpn%size != 0 {
 		return false
 	}
+	// Expert-parallel groups must tile the nodes as the intra groups do.
+	if ep := s.Parallelism.EP; ep > 1 && gpn%ep != 0 && ep%gpn != 0 {
+		return false
+	}
 	// Shared NICs must be shared by the same number of GPUs each.
 	if c.NICs == scenarios.NICPerNode && gpn%c.NICsPerNode != 0 {
 		return false
@@ -106,7 +110,8 @@ type prepared struct {
 	starts, weight [numPhases]int64
 }
 
-var opOf = [...]collectives.Op{ReduceScatter: collectives.ReduceScatter, AllGather: collectives.AllGather, AllReduce: collectives.AllReduce}
+var opOf = [...]collectives.Op{ReduceScatter: collectives.ReduceScatter, AllGather: collectives.AllGather, AllReduce: collectives.AllReduce,
+	AllToAll: collectives.AllToAll}
 
 func (n *fabricNet) Start(c netCollective, done func()) {
 	key := prepKey{c.Kind, c.Group, c.Index, c.Bytes}

@@ -19,10 +19,11 @@ const (
 	ReduceScatter
 	AllGather
 	AllReduce
+	AllToAll // expert-parallel token dispatch or combine
 	numKinds
 )
 
-var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce"}
+var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce", "all-to-all"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -54,6 +55,14 @@ const (
 	GroupAll             // the dp·cp group of N ranks
 	GroupIntra           // the rank's intra group of N/K ranks
 	GroupInter           // the rank's inter group of K ranks
+	// GroupEP is the rank's expert-parallel group: EP consecutive ranks
+	// of its intra group, which split the routed experts between them.
+	GroupEP
+	// GroupEDP is the rank's expert-data-parallel group: the N/(K·EP)
+	// ranks of its intra group holding the same experts (intra positions
+	// ≡ the rank's mod EP), over which expert parameters are sharded.
+	GroupEDP
+	numGroupKinds
 )
 
 // Phase labels a collective the way the seeds count communication.
@@ -68,11 +77,13 @@ const (
 	PhaseBackwardAR // stage 0 gradient all-reduce, or seed 001's all-reduce ZeRO-1
 	PhaseInterAR    // K > 1: all-reduce of shards across the inter group
 	PhasePostOptAG
+	PhaseForwardA2A  // expert-parallel dispatch and combine in forward
+	PhaseBackwardA2A // their gradients in backward
 	numPhases
 )
 
 var phaseNames = [...]string{"compute", "forward all-gather", "backward all-gather", "backward reduce-scatter",
-	"backward all-reduce", "inter-group all-reduce", "post-optimizer all-gather"}
+	"backward all-reduce", "inter-group all-reduce", "post-optimizer all-gather", "forward all-to-all", "backward all-to-all"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
@@ -97,8 +108,10 @@ type Task struct {
 // Schedule is the task template of one training step.
 type Schedule struct {
 	Stage, N, K int
-	Overlap     bool
-	Tasks       []Task
+	// EP is the expert-parallel degree (1 without expert parallelism).
+	EP      int
+	Overlap bool
+	Tasks   []Task
 	// Order lists each stream's tasks in issue order; Cap is how many of a
 	// stream's tasks may run at once (ZeRO-3's cap on all-gathers in flight).
 	Order [numStreams][]int32
@@ -164,7 +177,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 	if err != nil {
 		return nil, err
 	}
-	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
+	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: max(s.Parallelism.EP, 1), Groups: groups, Buckets: commBuckets(groups), Costs: costs,
 		Overlap: *s.Communication.Overlap}
 	b := &builder{sc: sc, s: s}
 	if sc.Stage == 3 {
@@ -219,27 +232,67 @@ func (b *builder) optimizer(after []int32, elems int64) error {
 // ready and returns the task that ends them.
 func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 	sc := b.sc
-	shardBytes := bytes / int64(sc.N/sc.K)
+	shard, size := b.shardGroup(bucket)
+	shardBytes := bytes / int64(size)
+	all := GroupAll
+	if shard == GroupEDP {
+		all = GroupEDP // with ep > 1, k = 1 (scenarios checks): the expert data-parallel group spans N
+	}
 	switch {
-	case sc.N == 1:
-		return ready // one rank: nothing to reduce
+	case sc.N == 1 || shard == GroupEDP && size == 1 && sc.K == 1:
+		return ready // nothing to reduce: one rank, or every rank holds other experts
 	case sc.Stage == 0 || b.s.Communication.Zero1AllReduce:
 		return b.add(Task{Kind: AllReduce, Stream: GradComm, Phase: PhaseBackwardAR, Unit: unit, Bucket: bucket,
-			Group: GroupAll, Bytes: bytes, After: []int32{ready}})
-	case sc.N/sc.K == 1:
+			Group: all, Bytes: bytes, After: []int32{ready}})
+	case size == 1:
 		// One rank per intra group (K = N): nothing to reduce-scatter, only
 		// the all-reduce across the inter group (plain data parallelism).
 		return b.add(Task{Kind: AllReduce, Stream: InterComm, Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
 			Group: GroupInter, Bytes: shardBytes, After: []int32{ready}})
 	case sc.K == 1:
 		return b.add(Task{Kind: ReduceScatter, Stream: GradComm, Phase: PhaseBackwardRS, Unit: unit, Bucket: bucket,
-			Group: GroupIntra, Bytes: bytes, After: []int32{ready}})
+			Group: shard, Bytes: bytes, After: []int32{ready}})
 	default:
 		rs := b.add(Task{Kind: ReduceScatter, Stream: GradComm, Phase: PhaseBackwardRS, Unit: unit, Bucket: bucket,
-			Group: GroupIntra, Bytes: bytes, After: []int32{ready}})
+			Group: shard, Bytes: bytes, After: []int32{ready}})
 		return b.add(Task{Kind: AllReduce, Stream: InterComm, Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
 			Group: GroupInter, Bytes: shardBytes, After: []int32{rs}})
 	}
+}
+
+// shardGroup is the group bucket's gradients are reduce-scattered and its
+// parameters all-gathered over, and its size: the intra group of N/K
+// ranks, or for the routed experts with ep > 1 the expert-data-parallel
+// group of N/(K·ep) ranks (Megatron's expert_data_parallel group; FSDP2
+// over torchtitan's dp_shard_mod_ep mesh).
+func (b *builder) shardGroup(bucket int) (GroupKind, int) {
+	sc := b.sc
+	if ep := sc.Groups[sc.Buckets[bucket].Group].EP; ep > 1 {
+		return GroupEDP, sc.N / sc.K / ep
+	}
+	return GroupIntra, sc.N / sc.K
+}
+
+// a2a adds one expert-parallel all-to-all of unit u (routed experts with
+// ep > 1) after task ready and returns it, or returns ready when unit u
+// has no all-to-all. It runs on the compute stream: the experts' compute
+// needs the tokens it brings (Megatron's alltoall token dispatcher
+// without overlap).
+func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
+	sc := b.sc
+	l := b.s.Model.LayerList[u]
+	if sc.EP <= 1 || l.Group != scenarios.GroupExpert {
+		return ready
+	}
+	bytes := scenarios.ExpertTokens(b.s, l)
+	if bytes == 0 {
+		return ready
+	}
+	var after []int32
+	if ready >= 0 {
+		after = []int32{ready}
+	}
+	return b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: GroupEP, Bytes: bytes, After: after})
 }
 
 // stage012 is DDP (stage 0) and the distributed optimizer (stages 1, 2):
@@ -255,15 +308,26 @@ func (b *builder) stage012() error {
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
 	if overlapAG {
 		for i, bk := range sc.Buckets {
+			g, size := b.shardGroup(i)
+			if size == 1 {
+				continue
+			}
 			t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: GroupIntra, Bytes: bk.ParamBytes})
+				Group: g, Bytes: bk.ParamBytes})
 			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
 				agFirst[u] = append(agFirst[u], t)
 			}
 		}
 	}
+	prev := int32(-1)
 	for u := 0; u < L; u++ {
-		b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: agFirst[u]})
+		in := b.a2a(u, PhaseForwardA2A, prev)
+		after := agFirst[u]
+		if in != prev {
+			after = append(after, in)
+		}
+		prev = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: after})
+		prev = b.a2a(u, PhaseForwardA2A, prev)
 	}
 	// Buckets become ready when the backward of their first unit is done;
 	// within a unit they are reduced in each group's reduce order.
@@ -278,7 +342,12 @@ func (b *builder) stage012() error {
 	}
 	var synced []int32
 	for u := L - 1; u >= 0; u-- {
-		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd})
+		var after []int32
+		if in := b.a2a(u, PhaseBackwardA2A, prev); in != prev {
+			after = []int32{in}
+		}
+		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})
+		prev = b.a2a(u, PhaseBackwardA2A, bw)
 		for _, i := range readyAt[u] {
 			synced = append(synced, b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw))
 		}
@@ -289,8 +358,12 @@ func (b *builder) stage012() error {
 	opt := int32(len(sc.Tasks) - 1)
 	if gather && !overlapAG {
 		for i, bk := range sc.Buckets {
+			g, size := b.shardGroup(i)
+			if size == 1 {
+				continue
+			}
 			b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: GroupIntra, Bytes: bk.ParamBytes, After: []int32{opt}})
+				Group: g, Bytes: bk.ParamBytes, After: []int32{opt}})
 		}
 	}
 	return nil
@@ -323,16 +396,18 @@ func (b *builder) stage3() error {
 	}
 	gathers := func(u int, ph Phase, after, afterStart []int32) []int32 {
 		var ts []int32
-		if sc.N/sc.K == 1 {
-			return nil // K = N: every rank holds whole units, nothing to gather
-		}
 		for _, i := range byUnit[u] {
+			g, size := b.shardGroup(i)
+			if size == 1 {
+				continue // every rank of the group holds whole units, nothing to gather
+			}
 			ts = append(ts, b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: u, Bucket: i,
-				Group: GroupIntra, Bytes: sc.Buckets[i].ParamBytes, After: after, AfterStart: afterStart}))
+				Group: g, Bytes: sc.Buckets[i].ParamBytes, After: after, AfterStart: afterStart}))
 		}
 		return ts
 	}
 	fwd := make([]int32, L)
+	fwdEnd := int32(-1) // the last compute-stream task of forward so far
 	for u := 0; u < L; u++ {
 		var after, afterStart []int32
 		switch {
@@ -342,22 +417,37 @@ func (b *builder) stage3() error {
 			afterStart = []int32{fwd[u-d]}
 		}
 		ags := gathers(u, PhaseForwardAG, after, afterStart)
+		if u > 0 {
+			if in := b.a2a(u, PhaseForwardA2A, fwdEnd); in != fwdEnd {
+				ags = append(ags, in)
+			}
+		}
 		fwd[u] = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: ags})
+		fwdEnd = b.a2a(u, PhaseForwardA2A, fwd[u])
 	}
 	bwd := make([]int32, L)
+	bwdEnd := int32(-1)
 	var synced []int32
 	for u := L - 1; u >= 0; u-- {
 		var after, afterStart []int32
 		switch {
 		case u+max(d, 1) >= L:
-			after = []int32{fwd[L-1]}
+			after = []int32{fwdEnd}
 		case d == 0:
 			after = []int32{bwd[u+1]}
 		default:
 			afterStart = []int32{bwd[u+d]}
 		}
 		ags := gathers(u, PhaseBackwardAG, after, afterStart)
+		prev := fwdEnd
+		if u+1 < L {
+			prev = bwdEnd
+		}
+		if in := b.a2a(u, PhaseBackwardA2A, prev); in != prev {
+			ags = append(ags, in)
+		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
+		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
 		for _, i := range byUnit[u] {
 			synced = append(synced, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
 		}

@@ -80,7 +80,7 @@ func TestOverlapOffIsComputePlusClosedForms(t *testing.T) {
 					want += task.Dur
 					continue
 				}
-				m := groupMembers(res.N, res.K, task.Group, 0)
+				m := groupMembers(res.N, res.K, res.Schedule.EP, task.Group, 0)
 				cf, err := collectives.ClosedForm(topo, collectives.Spec{Op: opOf[task.Kind], Algo: collectives.Ring, Group: m, Bytes: units.Bytes(task.Bytes)})
 				if err != nil {
 					t.Fatal(err)

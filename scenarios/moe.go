@@ -1,0 +1,61 @@
+package scenarios
+
+import "fmt"
+
+// resolveEP validates parallelism.ep, the expert-parallel degree: the
+// routed experts of every MoE layer are split over ep consecutive ranks of
+// an intra group (Megatron's expert_model_parallel_size carved out of data
+// parallelism; torchtitan's ep mesh dimension), and each expert's
+// parameters are data-parallel (and ZeRO-sharded) over the N/(K·ep) ranks
+// that hold the same experts.
+func (l *loader) resolveEP(s *Scenario) *Error {
+	p := &s.Parallelism
+	if !l.has("parallelism.ep") {
+		p.EP = 1
+		return nil
+	}
+	intra := s.N() / max(p.K, 1)
+	if p.EP < 1 || intra%p.EP != 0 {
+		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d ranks of a shard group dp·cp/k (use a divisor of %d: %s)", p.EP, intra, intra, divisors(int64(intra))))
+	}
+	if p.EP == 1 {
+		return nil
+	}
+	if p.K > 1 {
+		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
+	}
+	moe := false
+	for i, ly := range s.Model.LayerList {
+		if ly.Group != GroupExpert {
+			continue
+		}
+		moe = true
+		experts := int64(0)
+		if ly.Dims != nil {
+			experts = ly.Dims.Experts
+		}
+		switch {
+		case experts > 0 && experts%int64(p.EP) != 0:
+			return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d experts of %s (use a divisor of %d)", p.EP, experts, ly.Name, experts))
+		case experts == 0 && int64(ly.Params)%int64(p.EP) != 0:
+			return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d parameters of expert layer %s (model.layer_list[%d])", p.EP, int64(ly.Params), ly.Name, i))
+		}
+	}
+	if !moe {
+		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d needs routed experts, and the model has none (use a MoE model such as mixtral-8x7b, or delete ep)", p.EP))
+	}
+	return nil
+}
+
+// ExpertTokens is the bytes of one MoE layer's all-to-all buffer per rank
+// and micro-batch: every token goes to its top-k experts as a hidden-sized
+// activation of 2 bytes (bf16), S = b·s·k·h·2 (Megatron's token dispatcher
+// moves exactly these rows; the combine brings them back).
+func ExpertTokens(s *Scenario, l Layer) int64 {
+	if l.Dims == nil || l.Dims.TopK == 0 {
+		return 0
+	}
+	cp := int64(max(s.Parallelism.CP, 1))
+	seq := (s.Model.SeqLen + cp - 1) / cp
+	return max(s.Training.MicroBatch, 1) * seq * l.Dims.TopK * l.Dims.Hidden * 2
+}

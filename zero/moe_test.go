@@ -1,0 +1,123 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
+)
+
+// mixtral is Mixtral-8x7B (the preset imported from its config.json) on
+// 8 nodes × 8 H100, ZeRO stage, expert-parallel degree ep.
+func mixtral(t *testing.T, stage, ep int) *scenarios.Scenario { return mixtralOn(t, 8, stage, ep) }
+
+// mixtralOn is mixtral on 64/gpn nodes of gpn GPUs.
+func mixtralOn(t *testing.T, gpn, stage, ep int) *scenarios.Scenario {
+	t.Helper()
+	doc := "version: 1\ncluster: {nodes: " + itoa(64/gpn) + ", gpus_per_node: " + itoa(gpn) + ", gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b}\n" +
+		"parallelism: {dp: 64, zero_stage: " + string(rune('0'+stage)) + ", ep: " + itoa(ep) + "}\n"
+	s, err := scenarios.Load("mixtral.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func itoa(i int) string {
+	if i >= 10 {
+		return itoa(i/10) + string(rune('0'+i%10))
+	}
+	return string(rune('0' + i))
+}
+
+// TestMixtralExpertParallel replays Mixtral-8x7B, ZeRO-3, with and without
+// expert parallelism. Each rank's ZeRO-sharded states are the same (every
+// expert is sharded over 64 ranks either way: 8 EP ranks × 8 data-parallel
+// shards), the gathered expert units shrink 8×, and with EP the all-to-all
+// of every MoE layer appears — over NVLink when the 8 EP ranks share a node,
+// over the network as well when they span two nodes of 4 GPUs ("ep 8/4").
+func TestMixtralExpertParallel(t *testing.T) {
+	const (
+		hidden, seq, topK, layers = 4096, 4096, 2, 32
+		expertUnit                = 8 * 3 * 4096 * 14336 // one layer's routed experts
+		a2aBytes                  = seq * topK * hidden * 2
+	)
+	res := map[int]*Result{}
+	mem := map[int]*memory.Report{}
+	for _, c := range []struct{ key, ep, gpn int }{{1, 1, 8}, {8, 8, 8}, {84, 8, 4}} {
+		ep, gpn := c.ep, c.gpn
+		s := mixtralOn(t, gpn, 3, ep)
+		r, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatalf("ep %d: %v", ep, err)
+		}
+		m, err := memory.Analyze(s, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[c.key], mem[c.key] = r, m
+		if r.StepTime <= r.Compute {
+			t.Errorf("ep %d: step %v not above compute %v", ep, r.StepTime, r.Compute)
+		}
+		var fwd *PhaseBytes
+		for i := range r.Phases {
+			if r.Phases[i].Phase == PhaseForwardA2A {
+				fwd = &r.Phases[i]
+			}
+		}
+		if ep == 1 {
+			if fwd != nil {
+				t.Errorf("ep 1: %d all-to-alls, want none", fwd.Collectives)
+			}
+			continue
+		}
+		// Dispatch and combine around each of the 32 MoE layers.
+		if fwd == nil || fwd.Collectives != 2*layers || fwd.Logical != 2*layers*a2aBytes {
+			t.Fatalf("ep %d: forward all-to-all %+v, want %d of %d B", ep, fwd, 2*layers, a2aBytes)
+		}
+		// Every rank sends 1/ep of each buffer to each of its ep−1 peers;
+		// gpn−1 of them share its node.
+		perRank := int64(2*layers) * a2aBytes / int64(ep)
+		intra, inter := 64*perRank*int64(gpn-1), 64*perRank*int64(ep-gpn)
+		if fwd.Wire[topology.Intra] != intra || fwd.Wire[topology.Inter] != inter {
+			t.Errorf("ep %d: all-to-all wire nvlink %d network %d, want %d %d", ep, fwd.Wire[topology.Intra], fwd.Wire[topology.Inter], intra, inter)
+		}
+	}
+	for _, ep := range []int{8, 84} {
+		if got, want := component(mem[ep], memory.CompMaster).AtRest, component(mem[1], memory.CompMaster).AtRest; got != want {
+			t.Errorf("ep %d: fp32 master shard %d B, want %d as without EP", ep, got, want)
+		}
+	}
+	// ZeRO-3 holds the current and one prefetched unit gathered: at most an
+	// expert unit (its 1/ep with EP) and a block's attention, norms and
+	// router (2·4096² + 2·4096·1024 + 8·4096 + 2·4096 = 41,984,000), in bf16.
+	for key, ep := range map[int]int{1: 1, 8: 8, 84: 8} {
+		if got, want := component(mem[key], memory.CompGathered).Peak, int64(2*(expertUnit/ep+41_984_000)); got != want {
+			t.Errorf("case %d: gathered params peak %d B, want %d", key, got, want)
+		}
+	}
+	if res[8].StepTime >= res[1].StepTime {
+		t.Errorf("ep 8 step %v not below ep 1 %v (gathers of 1/8 of the experts, all-to-all on NVLink)", res[8].StepTime, res[1].StepTime)
+	}
+	t.Logf("Mixtral-8x7B 64 H100 ZeRO-3: step ep1 %v, ep8 %v, ep8 over 2 nodes of 4 %v; peak ep1 %d, ep8 %d B", res[1].StepTime, res[8].StepTime, res[84].StepTime, mem[1].Peak, mem[8].Peak)
+}
+
+// TestExpertGroupBuffers: Megatron's distributed optimizer keeps dense and
+// expert parameters in separate buffers (seed 000's grouping table), each
+// sharded over its own group.
+func TestExpertGroupBuffers(t *testing.T) {
+	m, err := memory.Analyze(mixtral(t, 1, 8), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Groups) != 2 || m.Groups[0].Name != "dense" || m.Groups[1].Name != scenarios.GroupExpert {
+		t.Fatalf("groups %+v", m.Groups)
+	}
+	// The rank's experts: 45,097,156,608 routed parameters / ep 8, sharded over 8.
+	if e := m.Groups[1]; e.Numel != 45_097_156_608/8 || e.ShardElems != 45_097_156_608/64 {
+		t.Errorf("expert group numel %d shard %d", e.Numel, e.ShardElems)
+	}
+}
+
+func component(r *memory.Report, name memory.Comp) memory.Component { return r.Component(name) }
