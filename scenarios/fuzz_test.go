@@ -29,6 +29,8 @@ func FuzzLoad(f *testing.F) {
 		"version: 1\nmodel: {params: 1e400}\n",
 		"version: 1\n<<: {cluster: {nodes: 1}}\n",
 		"version: 1\nmodel:\n  layer_list:\n  - {name: a, tensors: [{name: t, shape: [99999999999, 99999999999]}]}\n",
+		"version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H200}\nmodel: {hf_config: testdata/hf/gpt2/config.json, seq_len: 512}\nparallelism: {dp: 8, zero_stage: 3}\n",
+		"version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: MI300X, gpu_memory: 192GB}\nmodel: {preset: mixtral-8x7b}\nparallelism: {dp: 16, zero_stage: 1, ep: 8}\n",
 	} {
 		f.Add([]byte(s), "")
 	}

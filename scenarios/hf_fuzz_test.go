@@ -1,0 +1,51 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzImport feeds config.json bytes to the importer, seeded with the 12
+// shared configs and the others in testdata: it never panics, every error
+// is one line naming the file, a result's layers add up to its total, and
+// the active count is positive and at most the total.
+func FuzzImport(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/hf/*/config.json")
+	extra, _ := filepath.Glob("testdata/hf-extra/*.json")
+	for _, p := range append(seeds, extra...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{"", "{}", "[]", "null", `{"architectures": []}`, `{"architectures": [1]}`,
+		`{"model_type": "llama", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": 1, "intermediate_size": 1}`,
+		`{"model_type": "deepseek_v2", "vocab_size": 1, "hidden_size": 1048576, "num_hidden_layers": 1024, "num_attention_heads": 1048576, "intermediate_size": 16777216, "n_routed_experts": 4096, "num_experts_per_tok": 4096, "moe_intermediate_size": 16777216}`,
+		`{"model_type": "qwen3_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 0, "num_experts": 0}`,
+		`{"model_type": "opt", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "ffn_dim": 4, "do_layer_norm_before": false, "layer_norm_elementwise_affine": false, "word_embed_proj_dim": 8}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hm, err := ImportHF("c.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "c.json: ") || strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error %q is not one line naming the file", err)
+			}
+			return
+		}
+		var sum int64
+		for _, l := range hm.LayerList {
+			if l.Params <= 0 || l.ActiveParams < 0 || l.ActiveParams > l.Params {
+				t.Fatalf("layer %+v", l)
+			}
+			sum += int64(l.Params)
+		}
+		if sum != hm.Total || hm.Active <= 0 || hm.Active > hm.Total {
+			t.Fatalf("layers add up to %d, total %d, active %d", sum, hm.Total, hm.Active)
+		}
+	})
+}
