@@ -88,7 +88,14 @@ func modelText(s *scenarios.Scenario) string {
 	if name == "" {
 		name = "model"
 	}
-	return fmt.Sprintf("%s, %s params (%d layers/units)", name, commas(s.Model.TotalParams()), len(s.Model.LayerList))
+	if a := s.Model.Architecture; a != "" {
+		name += " (" + a + ")"
+	}
+	active := ""
+	if a, t := s.Model.ActiveParams(), s.Model.TotalParams(); a != t {
+		active = ", " + commas(a) + " active per token"
+	}
+	return fmt.Sprintf("%s, %s params%s (%d layers/units)", name, commas(s.Model.TotalParams()), active, len(s.Model.LayerList))
 }
 
 // commas groups the digits of n by thousands.

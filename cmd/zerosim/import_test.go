@@ -36,3 +36,25 @@ func TestImportHF(t *testing.T) {
 		t.Errorf("bad file: code %d, %q", code, stderr)
 	}
 }
+
+// TestRunImported: zerosim run works on scenarios that import
+// Llama-3.1-70B, Mixtral-8x7B (expert parallel) and Qwen2.5-72B from their
+// config.json files, and names the model with its published total.
+func TestRunImported(t *testing.T) {
+	for _, c := range []struct{ file, model string }{
+		{"llama-3.1-70b", "transformer (LlamaForCausalLM), 70,553,706,496 params (83 layers/units)"},
+		{"mixtral-8x7b", "transformer (MixtralForCausalLM), 46,702,792,704 params, 12,879,925,248 active per token (67 layers/units)"},
+		{"qwen2.5-72b", "transformer (Qwen2ForCausalLM), 72,706,203,648 params (83 layers/units)"},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, "run", "../../docs/examples/"+c.file+".yaml")
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s: code %d: %s", c.file, code, stderr)
+		}
+		if !strings.Contains(out, "model:               "+c.model+"\n") || !strings.Contains(out, "fits: yes") {
+			t.Errorf("%s: output lacks the model line %q or does not fit:\n%s", c.file, c.model, out)
+		}
+		if strings.Contains(c.file, "mixtral") != strings.Contains(out, "forward all-to-all") {
+			t.Errorf("%s: all-to-all rows wrong:\n%s", c.file, out)
+		}
+	}
+}
