@@ -123,9 +123,16 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				first[p.Unit] = true
 				b := g.layout.Buckets[p.Bucket]
 				ui := &out[p.Unit]
-				ui.Gather = c.add(ui.Gather, c.mul(b.Size, e))
+				ge := e
+				if s.Training.FP8 == scenarios.FP8TorchAO && scenarios.FP8Linear(layers[p.Unit]) {
+					// torchao casts the linear weights to fp8 before FSDP2's
+					// all-gather (enable_fsdp_float8_all_gather; torchao/float8/
+					// fsdp_utils.py @ 11ce634705af1972320a8488d3e2ca223dcb0372).
+					ge = 1
+				}
+				ui.Gather = c.add(ui.Gather, c.mul(b.Size, ge))
 				ui.Grad = c.add(ui.Grad, c.mul(b.Size, eg))
-				ui.ShardGrad = c.add(ui.ShardGrad, c.mul(b.Size/int64(r.Shards), eg))
+				ui.ShardGrad = c.add(ui.ShardGrad, c.mul(b.Size/int64(max(r.Shards/g.info.EP, 1)), eg))
 			}
 		case r.Stage == 0 && r.Convention == ConventionSeed000:
 			for _, u := range g.units {
@@ -150,6 +157,9 @@ type model struct {
 	prefetch int
 	// shardGradsPersistent: stage-3 sharded grads live at rest.
 	shardGradsPersistent bool
+	// fp8Unit is each unit's Transformer Engine fp8 weight copy and
+	// transpose (2 bytes per parameter the rank holds unsharded).
+	fp8Unit []int64
 }
 
 func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model {
@@ -160,6 +170,7 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 		m.prefetch = max(*d, 0)
 	}
 	m.shardGradsPersistent = r.Convention == ConventionSeed002
+	m.fp8Copies()
 	m.atRest()
 	m.buildEvents()
 	return m
@@ -236,6 +247,40 @@ func (m *model) atRest() {
 	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
 }
 
+// fp8Copies fills m.fp8Unit and puts the amax history at rest under
+// Transformer Engine's delayed scaling: TE keeps, per linear weight, an fp8
+// copy for forward and an fp8 transpose for the backward data-gradient GEMM
+// (Hopper's fp8 GEMMs take K-major operands only), cached across the
+// micro-batches of a step, and an amax history of AmaxHistoryLen fp32
+// values for each of a GEMM's three fp8 tensors (input, weight, output
+// gradient). At stages 0–2 the copies persist with the module; at stage 3
+// they live while the unit is gathered.
+func (m *model) fp8Copies() {
+	r, c, s := m.r, m.c, m.s
+	m.fp8Unit = make([]int64, len(r.Units))
+	if s.Training.FP8 != scenarios.FP8TE || r.Convention.modelStatesOnly() {
+		return
+	}
+	ep := max(s.Parallelism.EP, 1)
+	var copies, gemms int64
+	for u, l := range s.Model.LayerList {
+		if !scenarios.FP8Linear(l) {
+			continue
+		}
+		held := int64(l.Params)
+		if l.Group == scenarios.GroupExpert {
+			held /= int64(ep)
+		}
+		m.fp8Unit[u] = c.mul(held, 2)
+		copies = c.add(copies, m.fp8Unit[u])
+		gemms = c.add(gemms, scenarios.FP8GEMMs(l, ep))
+	}
+	m.set(CompFP8, c.mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
+	if r.Stage != 3 {
+		m.set(CompFP8, copies, "")
+	}
+}
+
 func itoa(n int) string     { return fmt.Sprintf("%d", n) }
 func itoa64(n int64) string { return fmt.Sprintf("%d", n) }
 
@@ -268,12 +313,14 @@ func (m *model) buildEvents() {
 		if r.Stage == 3 && v >= 0 && v < L && !gathered[v] {
 			gathered[v] = true
 			m.ev(ph, v, OpAllGather, CompGathered, units[v].Gather)
+			m.ev(ph, v, OpAllGather, CompFP8, m.fp8Unit[v])
 		}
 	}
 	release := func(ph Phase, u int) {
 		if r.Stage == 3 && gathered[u] {
 			gathered[u] = false
 			m.ev(ph, u, OpRelease, CompGathered, -units[u].Gather)
+			m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[u])
 		}
 	}
 	for u := range L {

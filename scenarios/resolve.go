@@ -95,6 +95,9 @@ func (l *loader) resolve(s *Scenario) *Error {
 	if err := l.resolveEP(s); err != nil {
 		return err
 	}
+	if err := l.resolveFP8(s); err != nil {
+		return err
+	}
 	l.warnMemoryUnit(s)
 	return nil
 }

@@ -26,9 +26,12 @@ type Cluster struct {
 	Nodes       int `yaml:"nodes"`
 	GPUsPerNode int `yaml:"gpus_per_node"`
 	// GPU names a preset (see GPUPresets); the fields below override it.
-	GPU          string          `yaml:"gpu,omitempty"`
-	GPUMemory    units.Bytes     `yaml:"gpu_memory,omitempty"`
-	PeakBF16     units.FLOPS     `yaml:"peak_bf16,omitempty"`
+	GPU       string      `yaml:"gpu,omitempty"`
+	GPUMemory units.Bytes `yaml:"gpu_memory,omitempty"`
+	PeakBF16  units.FLOPS `yaml:"peak_bf16,omitempty"`
+	// PeakFP8 is the dense fp8 tensor-core peak (0: none), used by
+	// training.fp8.
+	PeakFP8      units.FLOPS     `yaml:"peak_fp8,omitempty"`
 	HBMBandwidth units.Bandwidth `yaml:"hbm_bandwidth,omitempty"`
 	Intra        Link            `yaml:"intra,omitempty"`
 	Inter        Link            `yaml:"inter,omitempty"`
@@ -180,6 +183,9 @@ type Training struct {
 	WeightDecay float64   `yaml:"weight_decay,omitempty"`
 	// Recompute is none (default), selective or full.
 	Recompute Recompute `yaml:"recompute,omitempty"`
+	// FP8 is the fp8 recipe: none (default), te (Transformer Engine) or
+	// torchao (float8 with FSDP2 fp8 all-gather); see FP8TE, FP8TorchAO.
+	FP8 FP8Recipe `yaml:"fp8,omitempty"`
 	// MFU is the fraction of peak FLOPS achieved by compute (default 0.5).
 	MFU float64 `yaml:"mfu,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.

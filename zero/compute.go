@@ -33,6 +33,10 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	if err != nil {
 		return nil, err
 	}
+	eff8, err := effectiveFP8(s)
+	if err != nil {
+		return nil, err
+	}
 	m := &s.Model
 	b := s.Training.MicroBatch
 	// Models without a sequence (mlp, generic) count one token per sample.
@@ -43,6 +47,9 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	out := make([]LayerCost, len(m.LayerList))
 	for i, l := range m.LayerList {
 		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
+		// gemm is the FLOPs of the unit's weight matmuls, which an fp8
+		// recipe runs at the fp8 peak; attention stays in bf16.
+		var gemm int64
 		if l.FwdFLOPs > 0 {
 			c.FwdFLOPs = int64(l.FwdFLOPs)
 		} else {
@@ -54,6 +61,9 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 			f, err := units.Mul(2*active, tokens)
 			if err != nil {
 				return nil, fmt.Errorf("zero: layer %q: forward FLOPs: %w", l.Name, err)
+			}
+			if eff8 > 0 && scenarios.FP8Linear(l) {
+				gemm = f
 			}
 			if l.Block && m.Hidden > 0 && m.SeqLen > 0 {
 				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2
@@ -74,20 +84,31 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 			c.FwdFLOPs = f
 		}
 		c.BwdFLOPs = 2 * c.FwdFLOPs
+		mult := int64(2)
 		if s.Training.Recompute == scenarios.RecomputeFull {
 			c.BwdFLOPs += c.FwdFLOPs
+			mult = 3
 		}
 		c.Fwd, c.Bwd = l.Fwd, l.Bwd
 		for _, x := range []struct {
-			d     *units.Duration
-			flops int64
-		}{{&c.Fwd, c.FwdFLOPs}, {&c.Bwd, c.BwdFLOPs}} {
+			d         *units.Duration
+			flops, f8 int64
+		}{{&c.Fwd, c.FwdFLOPs, gemm}, {&c.Bwd, c.BwdFLOPs, mult * gemm}} {
 			if *x.d != 0 || x.flops == 0 {
 				continue
 			}
-			d, err := units.CheckedMulDivCeil(x.flops, int64(units.Second), eff)
+			d, err := units.CheckedMulDivCeil(x.flops-x.f8, int64(units.Second), eff)
 			if err != nil {
 				return nil, fmt.Errorf("zero: layer %q: %d FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and training.mfu)", l.Name, x.flops, eff, units.Duration(math.MaxInt64))
+			}
+			if x.f8 > 0 {
+				d8, err := units.CheckedMulDivCeil(x.f8, int64(units.Second), eff8)
+				if err == nil {
+					d, err = units.Add(d, d8)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("zero: layer %q: %d fp8 FLOPs at %d FLOP/s take longer than %v (check cluster.peak_fp8 and training.mfu)", l.Name, x.f8, eff8, units.Duration(math.MaxInt64))
+				}
 			}
 			*x.d = units.Duration(d)
 		}
@@ -113,6 +134,25 @@ func effectiveFLOPS(s *scenarios.Scenario) (int64, error) {
 	eff := math.Floor(float64(s.Cluster.PeakBF16) * s.Training.MFU)
 	if eff < 1 || eff > math.MaxInt64/2 {
 		return 0, fmt.Errorf("zero: cluster.peak_bf16 × training.mfu = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after MFU)", eff)
+	}
+	return int64(eff), nil
+}
+
+// effectiveFP8 is peak_fp8 × MFU when training.fp8 is on, else 0. The same
+// MFU applies to fp8 and bf16 GEMMs: an fp8 step is as well fed as a bf16
+// one, which overstates fp8 speedups where the casts and amax reductions
+// (not modelled) cost time.
+func effectiveFP8(s *scenarios.Scenario) (int64, error) {
+	if s.Training.FP8 == scenarios.FP8None {
+		return 0, nil
+	}
+	peak := int64(s.Cluster.PeakFP8)
+	if peak <= 0 {
+		return 0, fmt.Errorf("zero: training.fp8 %s needs cluster.peak_fp8 > 0", s.Training.FP8)
+	}
+	eff := math.Floor(float64(peak) * s.Training.MFU)
+	if eff < 1 || eff > math.MaxInt64/2 {
+		return 0, fmt.Errorf("zero: cluster.peak_fp8 × training.mfu = %g FLOP/s is out of range", eff)
 	}
 	return int64(eff), nil
 }

@@ -401,8 +401,14 @@ func (b *builder) stage3() error {
 			if size == 1 {
 				continue // every rank of the group holds whole units, nothing to gather
 			}
+			bytes := sc.Buckets[i].ParamBytes
+			if b.s.Training.FP8 == scenarios.FP8TorchAO && scenarios.FP8Linear(b.s.Model.LayerList[u]) {
+				// fp8 all-gather: one byte per element (torchao float8 with
+				// FSDP2, enable_fsdp_float8_all_gather).
+				bytes /= sc.Groups[sc.Buckets[i].Group].ParamBytes
+			}
 			ts = append(ts, b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: u, Bucket: i,
-				Group: g, Bytes: sc.Buckets[i].ParamBytes, After: after, AfterStart: afterStart}))
+				Group: g, Bytes: bytes, After: after, AfterStart: afterStart}))
 		}
 		return ts
 	}

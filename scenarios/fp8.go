@@ -1,0 +1,74 @@
+package scenarios
+
+import "fmt"
+
+// FP8Recipe is the fp8 training recipe (training.fp8).
+type FP8Recipe string
+
+// FP8 training recipes.
+const (
+	FP8None FP8Recipe = "none"
+	// FP8TE is Transformer Engine's delayed scaling: bf16 weights (and
+	// their ZeRO buffers) as usual, plus an fp8 copy and an fp8 transpose
+	// of every linear weight the rank holds unsharded, cached for the step,
+	// and an amax history per fp8 tensor; GEMMs at the fp8 peak.
+	FP8TE FP8Recipe = "te"
+	// FP8TorchAO is torchao float8 training with FSDP2 and
+	// enable_fsdp_float8_all_gather: dynamic scaling (no history), and at
+	// ZeRO-3 the linear weights are cast to fp8 before the all-gather, so
+	// the gather moves and holds 1 byte per parameter instead of 2.
+	FP8TorchAO FP8Recipe = "torchao"
+)
+
+// AmaxHistoryLen is Transformer Engine's default amax history length
+// (DelayedScaling.amax_history_len, transformer_engine/common/recipe/
+// __init__.py @ 799cf76be3c1bb0a9d7995614a1af5a2a77a9e10).
+const AmaxHistoryLen = 1024
+
+// FP8Linear reports whether unit l's parameters are linear weights that an
+// fp8 recipe runs in fp8: transformer blocks and routed experts (the
+// embedding, final norm and output layer stay in bf16, as TE and torchao
+// leave them by default).
+func FP8Linear(l Layer) bool { return l.Block || l.Dims != nil }
+
+// FP8GEMMs is the number of fp8 GEMM modules of unit l for the amax
+// history: 4 per transformer block (fused qkv, attention output, fc1 or
+// gate_up, fc2 — TE's LayerNormLinear/Linear/LayerNormMLP split) and 2 per
+// expert of a routed-expert unit held by the rank.
+func FP8GEMMs(l Layer, ep int) int64 {
+	switch {
+	case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.Experts > 0:
+		return 2 * l.Dims.Experts / int64(max(ep, 1))
+	case FP8Linear(l):
+		return 4
+	}
+	return 0
+}
+
+// resolveFP8 fills training.fp8 and cluster.peak_fp8 and checks that the
+// GPU has fp8 tensor cores when a recipe is on.
+func (l *loader) resolveFP8(s *Scenario) *Error {
+	t, c := &s.Training, &s.Cluster
+	if !l.has("cluster.peak_fp8") {
+		if g, ok := findGPU(c.GPU); ok && l.has("cluster.gpu") {
+			c.PeakFP8 = g.PeakFP8
+		}
+	} else if c.PeakFP8 <= 0 {
+		return l.errPath("cluster.peak_fp8", "peak_fp8=0 is out of range (use a rate > 0 such as 1979TFLOPS, or delete the key)")
+	}
+	if !l.has("training.fp8") {
+		t.FP8 = FP8None
+		return nil
+	}
+	if err := oneOf(l, "training.fp8", t.FP8, FP8None, FP8TE, FP8TorchAO); err != nil {
+		return err
+	}
+	if t.FP8 != FP8None && c.PeakFP8 <= 0 {
+		gpu := "this GPU"
+		if c.GPU != "" {
+			gpu = c.GPU
+		}
+		return l.errPath("training.fp8", fmt.Sprintf("fp8 %s needs cluster.peak_fp8, and %s has no fp8 tensor cores (use a GPU with fp8 such as H100-80GB, or give peak_fp8)", t.FP8, gpu))
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+func llama8b(t *testing.T, stage int, fp8 string) *scenarios.Scenario {
+	t.Helper()
+	doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\n" +
+		"parallelism: {dp: 8, zero_stage: " + itoa(stage) + "}\ntraining: {fp8: " + fp8 + "}\n"
+	s, err := scenarios.Load("llama.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestFP8 checks the three things an fp8 recipe changes: block GEMMs at
+// the fp8 peak (attention and the embedding/lm_head stay bf16), Transformer
+// Engine's fp8 weight copies + transposes and amax history, and torchao's
+// fp8 all-gather at ZeRO-3 (one byte per block parameter).
+func TestFP8(t *testing.T) {
+	const (
+		block   = 218_112_000 // Llama-3.1-8B decoder layer
+		blocks  = 32
+		embed   = 525_336_576 // 128256 × 4096
+		tokens  = 4096
+		eff     = 494_500_000_000_000 // 989 TFLOPS × 0.5
+		eff8    = 989_500_000_000_000 // 1979 TFLOPS × 0.5
+		attFLOP = 4 * tokens * tokens * 4096
+	)
+	bf, err := Costs(llama8b(t, 1, "none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f8, err := Costs(llama8b(t, 1, "te"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gemm := int64(2 * block * tokens)
+	want := units.Duration(units.MulDivCeil(attFLOP, int64(units.Second), eff) + units.MulDivCeil(gemm, int64(units.Second), eff8))
+	if f8[1].Name != "block.0" || f8[1].Fwd != want || f8[1].FwdFLOPs != bf[1].FwdFLOPs {
+		t.Errorf("fp8 block.0 forward %v (%d FLOPs), want %v (%d)", f8[1].Fwd, f8[1].FwdFLOPs, want, bf[1].FwdFLOPs)
+	}
+	if f8[0].Fwd != bf[0].Fwd || f8[len(f8)-1].Fwd != bf[len(bf)-1].Fwd {
+		t.Errorf("embedding / lm_head changed under fp8: %v %v", f8[0].Fwd, f8[len(f8)-1].Fwd)
+	}
+
+	// TE at ZeRO-1: copies and transposes of every block (2 B/param) and 4
+	// GEMMs × 3 tensors × 1024 fp32 amax values per block, at rest.
+	m, err := memory.Analyze(llama8b(t, 1, "te"), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := component(m, memory.CompFP8).AtRest, int64(blocks*(2*block+4*3*1024*4)); got != want {
+		t.Errorf("TE fp8 copies at rest %d, want %d", got, want)
+	}
+	// TE at ZeRO-3: only the amax history at rest; copies live with the
+	// gathered units (at most two blocks: current + prefetched).
+	m3, err := memory.Analyze(llama8b(t, 3, "te"), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := component(m3, memory.CompFP8); c.AtRest != blocks*4*3*1024*4 || c.Peak != c.AtRest+2*2*block {
+		t.Errorf("TE ZeRO-3 fp8 copies: at rest %d, peak %d", c.AtRest, c.Peak)
+	}
+	// torchao at ZeRO-3: the forward all-gathers move 1 B per block
+	// parameter and 2 B for the embedding, final norm and lm_head.
+	r, err := Replay(llama8b(t, 3, "torchao"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Phases {
+		if p.Phase == PhaseForwardAG {
+			if want := int64(blocks*block + 2*(2*embed+4096)); p.Logical != want {
+				t.Errorf("torchao forward all-gather %d B, want %d", p.Logical, want)
+			}
+		}
+	}
+	if _, err := scenarios.Load("a.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 1}\ntraining: {fp8: te}\n"), nil); err == nil ||
+		err.Error() != "a.yaml:5:12: fp8 te needs cluster.peak_fp8, and A100-80GB has no fp8 tensor cores (use a GPU with fp8 such as H100-80GB, or give peak_fp8)" {
+		t.Errorf("fp8 on A100: %v", err)
+	}
+}
