@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -222,6 +223,27 @@ func TestMemoryUnitWarning(t *testing.T) {
 		got := strings.Join(s.Warnings, "\n")
 		if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: warnings %q, want %q", c.gpu, got, c.want)
+		}
+	}
+}
+
+// TestHFResolveTwice: resolving a resolved imported scenario (as sweeps and
+// compare do with Resolve) changes nothing and does not read the file again.
+func TestHFResolveTwice(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 64, zero_stage: 3, ep: 8}\ntraining: {fp8: te}\nmodel:\n"
+	for _, model := range []string{"  hf_config: hf/mixtral-8x7b/config.json\n", "  preset: deepseek-v2-lite\n  seq_len: 2048\n"} {
+		s, err := Load("testdata/x.yaml", []byte(base+model), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := *s
+		again.Name = "elsewhere" // another directory: hf_config must not be read
+		if err := Resolve(&again); err != nil {
+			t.Fatalf("%q: Resolve: %v", model, err)
+		}
+		again.Name = s.Name
+		if !reflect.DeepEqual(s, &again) {
+			t.Errorf("%q: Resolve changed the resolved scenario:\n%+v\n%+v", model, s.Model, again.Model)
 		}
 	}
 }

@@ -218,10 +218,12 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	if !l.has("model") {
 		return l.missing("model", "add model: with a preset such as llama2-7b, or params: 7B")
 	}
-	if l.has("model.hf_config") {
+	// An imported model whose layer list is filled (a resolved scenario
+	// re-resolved, see Resolve) is its layer list: the file is not read again.
+	if l.has("model.hf_config") && !l.has("model.layer_list") {
 		return l.resolveHFConfig(s)
 	}
-	if hm, ok := hfPreset(m.Preset); ok && l.has("model.preset") {
+	if hm, ok := hfPreset(m.Preset); ok && l.has("model.preset") && !l.has("model.layer_list") {
 		return l.resolveHFPreset(s, hm)
 	}
 	if l.has("model.preset") {

@@ -109,8 +109,9 @@ type Model struct {
 	// file; the layer list and dimensions are imported from it.
 	HFConfig string `yaml:"hf_config,omitempty"`
 	// Architecture is the imported config's class (LlamaForCausalLM), set
-	// by Load for hf_config and presets built from a config.json.
-	Architecture string `yaml:"-"`
+	// by Load for hf_config and presets built from a config.json;
+	// informational.
+	Architecture string `yaml:"architecture,omitempty"`
 }
 
 // Layer is one unit of the model in forward order: the unit of ZeRO-3
