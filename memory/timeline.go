@@ -261,7 +261,7 @@ func (m *model) fp8Copies() {
 	if s.Training.FP8 != scenarios.FP8TE || r.Convention.modelStatesOnly() {
 		return
 	}
-	ep := max(s.Parallelism.EP, 1)
+	ep := s.Parallelism.EP
 	var copies, gemms int64
 	for u, l := range s.Model.LayerList {
 		if !scenarios.FP8Linear(l) {

@@ -177,7 +177,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 	if err != nil {
 		return nil, err
 	}
-	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: max(s.Parallelism.EP, 1), Groups: groups, Buckets: commBuckets(groups), Costs: costs,
+	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
 		Overlap: *s.Communication.Overlap}
 	b := &builder{sc: sc, s: s}
 	if sc.Stage == 3 {
