@@ -88,19 +88,53 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 
 // hfJSON is the JSON form of an imported model.
 type hfJSON struct {
-	Architecture string              `json:"architecture"`
-	ModelType    string              `json:"model_type"`
-	Params       int64               `json:"params"`
-	ActiveParams int64               `json:"active_params"`
-	Tied         bool                `json:"tied_embeddings"`
-	Layers       []scenarios.Layer   `json:"layer_list"`
-	Dims         scenarios.BlockDims `json:"dims"`
+	Architecture string        `json:"architecture"`
+	ModelType    string        `json:"model_type"`
+	Params       int64         `json:"params"`
+	ActiveParams int64         `json:"active_params"`
+	Tied         bool          `json:"tied_embeddings"`
+	Layers       []hfLayerJSON `json:"layer_list"`
+	Dims         hfDimsJSON    `json:"dims"`
+}
+
+type hfLayerJSON struct {
+	Name         string      `json:"name"`
+	Params       int64       `json:"params"`
+	Group        string      `json:"group,omitempty"`
+	ActiveParams int64       `json:"active_params,omitempty"`
+	Dims         *hfDimsJSON `json:"dims,omitempty"`
+}
+
+type hfDimsJSON struct {
+	Hidden        int64 `json:"hidden"`
+	Heads         int64 `json:"heads,omitempty"`
+	KVHeads       int64 `json:"kv_heads,omitempty"`
+	HeadDim       int64 `json:"head_dim,omitempty"`
+	FFN           int64 `json:"ffn,omitempty"`
+	Experts       int64 `json:"experts,omitempty"`
+	TopK          int64 `json:"top_k,omitempty"`
+	ExpertFFN     int64 `json:"expert_ffn,omitempty"`
+	SharedExperts int64 `json:"shared_experts,omitempty"`
+}
+
+func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
+	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {
+	out := hfJSON{Architecture: hm.Architecture, ModelType: hm.ModelType, Params: hm.Total, ActiveParams: hm.Active,
+		Tied: hm.Tied, Dims: dimsJSON(hm.Dims)}
+	for _, l := range hm.LayerList {
+		lj := hfLayerJSON{Name: l.Name, Params: int64(l.Params), Group: l.Group, ActiveParams: int64(l.ActiveParams)}
+		if l.Dims != nil {
+			d := dimsJSON(*l.Dims)
+			lj.Dims = &d
+		}
+		out.Layers = append(out.Layers, lj)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(hfJSON{hm.Architecture, hm.ModelType, hm.Total, hm.Active, hm.Tied, hm.LayerList, hm.Dims})
+	return enc.Encode(out)
 }
 
 // commas writes n with thousands separators.

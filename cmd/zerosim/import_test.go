@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -30,6 +31,16 @@ func TestImportHF(t *testing.T) {
 		if int64(s.Model.Params) != c.total || s.Model.ActiveParams() != c.active {
 			t.Errorf("%s: %d total, %d active; want %d, %d", c.file, s.Model.Params, s.Model.ActiveParams(), c.total, c.active)
 		}
+	}
+	out, _, code := runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf/qwen3-8b/config.json")
+	var j struct {
+		Params int64 `json:"params"`
+		Layers []struct {
+			Params int64 `json:"params"`
+		} `json:"layer_list"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Params != 8_190_735_360 || len(j.Layers) != 36+3 {
+		t.Errorf("json: %v, code %d, %d params in %d layers", err, code, j.Params, len(j.Layers))
 	}
 	_, stderr, code := runValidateCLI(t, nil, "import", "hf", "../../scenarios/testdata/hf/counts.json")
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not a JSON object") {
