@@ -194,7 +194,24 @@ func describeJSON(v any) string {
 
 // ReadHFConfig reads and imports the config.json at path, reading at most
 // MaxHFConfigBytes.
-func ReadHFConfig(path string) (*HFModel, error) {
+func ReadHFConfig(path string) (*HFModel, error) { return readHFConfig(path, 0) }
+
+// readHFConfig is ReadHFConfig with num_hidden_layers overridden when
+// layers > 0.
+func readHFConfig(path string, layers int64) (*HFModel, error) {
+	data, err := readHFFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseHF(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return importHF(path, m, layers)
+}
+
+// readHFFile reads a regular file of at most MaxHFConfigBytes.
+func readHFFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
@@ -215,12 +232,11 @@ func ReadHFConfig(path string) (*HFModel, error) {
 	if len(data) > MaxHFConfigBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a config.json (check the path)", path, MaxHFConfigBytes)
 	}
-	return ImportHF(path, data)
+	return data, nil
 }
 
-// ImportHF imports the bytes of a config.json; file names it in errors.
-// Every error is one line naming the field.
-func ImportHF(file string, data []byte) (*HFModel, error) {
+// parseHF decodes the bytes of a config.json into its top-level object.
+func parseHF(file string, data []byte) (map[string]any, error) {
 	if len(data) > MaxHFConfigBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a config.json", file, MaxHFConfigBytes)
 	}
@@ -237,7 +253,47 @@ func ImportHF(file string, data []byte) (*HFModel, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: the file holds %s, not a JSON object (give the model's config.json)", file, describeJSON(v))
 	}
+	return m, nil
+}
+
+// ImportHF imports the bytes of a config.json; file names it in errors.
+// Every error is one line naming the field.
+func ImportHF(file string, data []byte) (*HFModel, error) {
+	m, err := parseHF(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return importHF(file, m, 0)
+}
+
+// importHF imports a parsed config.json; layers > 0 overrides
+// num_hidden_layers (model.layers with hf_config, as zerosim fit scales a
+// model).
+func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
 	c := &hfConfig{file: file, m: m}
+	if layers > 0 {
+		for _, k := range []string{"num_hidden_layers", "n_layer"} {
+			delete(m, k)
+		}
+		m["num_hidden_layers"] = json.Number(strconv.FormatInt(layers, 10))
+		if _, ok := m["n_embd"]; ok {
+			m["n_layer"] = m["num_hidden_layers"]
+		}
+		// Layers listed by index must exist in the shorter model.
+		for _, k := range []string{"mlp_only_layers"} {
+			if xs, ok := m[k].([]any); ok {
+				var keep []any
+				for _, x := range xs {
+					if n, ok := x.(json.Number); ok {
+						if i, err := n.Int64(); err == nil && i < layers {
+							keep = append(keep, x)
+						}
+					}
+				}
+				m[k] = keep
+			}
+		}
+	}
 	arch, err := c.architecture()
 	if err != nil {
 		return nil, err

@@ -30,26 +30,38 @@ var hfPresetFS embed.FS
 // hfPreset returns the imported model of preset name, if it is built from a
 // config.json.
 func hfPreset(name string) (*HFModel, bool) {
-	b, err := hfPresetFS.ReadFile("hfpresets/" + name + ".json")
-	if err != nil {
-		return nil, false
-	}
-	hm, err := ImportHF(name+".json", b)
+	hm, err := hfPresetLayers(name, 0)
 	if err != nil {
 		panic("scenarios: preset " + name + ": " + err.Error()) // the presets are tested
 	}
-	return hm, true
+	return hm, hm != nil
 }
 
-// hfKeysExclusive are the model keys an imported model defines itself.
-var hfKeysExclusive = []string{"preset", "kind", "arch", "params", "hidden", "layers", "ffn", "heads", "kv_heads", "vocab", "largest_layer", "layer_list"}
+// hfPresetLayers imports preset name with num_hidden_layers overridden
+// when layers > 0; nil when name is not an hf preset.
+func hfPresetLayers(name string, layers int64) (*HFModel, error) {
+	b, err := hfPresetFS.ReadFile("hfpresets/" + name + ".json")
+	if err != nil {
+		return nil, nil
+	}
+	m, err := parseHF(name+".json", b)
+	if err != nil {
+		return nil, err
+	}
+	return importHF(name+".json", m, layers)
+}
+
+// hfKeysExclusive are the model keys an imported model defines itself
+// (layers may override num_hidden_layers, as zerosim fit does to scale a
+// model).
+var hfKeysExclusive = []string{"preset", "kind", "arch", "params", "hidden", "ffn", "heads", "kv_heads", "vocab", "largest_layer", "layer_list"}
 
 // resolveHFConfig imports model.hf_config, relative to the scenario file.
 func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	m := &s.Model
 	for _, k := range hfKeysExclusive {
 		if l.has("model." + k) {
-			return l.errPath("model."+k, fmt.Sprintf("model.%s conflicts with hf_config, which defines the model (delete %s; seq_len and groups may stay)", k, k))
+			return l.errPath("model."+k, fmt.Sprintf("model.%s conflicts with hf_config, which defines the model (delete %s; layers, seq_len and groups may stay)", k, k))
 		}
 	}
 	if strings.TrimSpace(m.HFConfig) == "" {
@@ -59,11 +71,24 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(l.file), path)
 	}
-	hm, err := ReadHFConfig(path)
+	layers, lerr := l.hfLayers(m)
+	if lerr != nil {
+		return lerr
+	}
+	hm, err := readHFConfig(path, layers)
 	if err != nil {
 		return l.errPath("model.hf_config", "hf_config: "+oneLine(err.Error()))
 	}
 	return l.applyHF(s, hm)
+}
+
+// hfLayers is model.layers when given (it overrides num_hidden_layers),
+// else 0.
+func (l *loader) hfLayers(m *Model) (int64, *Error) {
+	if !l.has("model.layers") {
+		return 0, nil
+	}
+	return m.Layers, l.intRange("model.layers", m.Layers, 1, maxLayers)
 }
 
 // applyHF makes m the imported model: its layer list, the dimensions of its
@@ -111,6 +136,16 @@ func (l *loader) resolveHFPreset(s *Scenario, hm *HFModel) *Error {
 	for _, k := range hfKeysExclusive[1:] {
 		if l.has("model." + k) {
 			return l.errPath("model."+k, fmt.Sprintf("model.%s cannot change preset %s, which is imported from its config.json (delete %s, or describe the model without preset)", k, s.Model.Preset, k))
+		}
+	}
+	layers, lerr := l.hfLayers(&s.Model)
+	if lerr != nil {
+		return lerr
+	}
+	if layers > 0 {
+		var err error
+		if hm, err = hfPresetLayers(s.Model.Preset, layers); err != nil {
+			return l.errPath("model.layers", oneLine(err.Error()))
 		}
 	}
 	return l.applyHF(s, hm)

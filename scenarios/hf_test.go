@@ -192,11 +192,20 @@ func TestHFConfigKey(t *testing.T) {
 		{"  hf_config: \"\"\n", "testdata/x.yaml:5:3: hf_config is empty"},
 		{"  hf_config: hf\n", "testdata/x.yaml:5:3: hf_config: testdata/hf: not a regular file"},
 		{"  hf_config: hf/counts.json\n", "testdata/x.yaml:5:3: hf_config: testdata/hf/counts.json: the file holds a list, not a JSON object"},
-		{"  preset: llama3.1-8b\n  layers: 3\n", "testdata/x.yaml:6:3: model.layers cannot change preset llama3.1-8b"},
+		{"  preset: llama3.1-8b\n  heads: 3\n", "testdata/x.yaml:6:3: model.heads cannot change preset llama3.1-8b"},
+		{"  hf_config: hf/gpt2/config.json\n  layers: 2000\n", "testdata/x.yaml:6:3: layers=2000 is out of range (use 1 to 1024)"},
 	} {
 		_, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: %v, want prefix %q", c.model, err, c.want)
+		}
+	}
+	// model.layers overrides num_hidden_layers (zerosim fit scales so):
+	// Llama-3.1-8B with 3 decoder layers of 218,112,000.
+	for _, model := range []string{"  preset: llama3.1-8b\n  layers: 3\n", "  hf_config: hf/llama-3.1-8b/config.json\n  layers: 3\n"} {
+		s, err := Load("testdata/x.yaml", []byte(base+model), nil)
+		if err != nil || s.Model.Params != 2*525_336_576+4096+3*218_112_000 || s.Model.Layers != 3 {
+			t.Errorf("%q: %v", model, err)
 		}
 	}
 	s, err = Load("x.yaml", []byte(base+"  preset: gemma2-9b\n  seq_len: 8192\n"), nil)
