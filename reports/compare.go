@@ -180,7 +180,7 @@ func compareRows(vs []CompareVariant) []CompareRow {
 	add("exposed comm (busiest rank)", "ps", func(v *CompareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
 	var phases, classes []string
-	for _, ph := range []zero.Phase{zero.PhaseForwardAG, zero.PhaseBackwardAG, zero.PhaseBackwardRS, zero.PhaseBackwardAR, zero.PhaseInterAR, zero.PhasePostOptAG} {
+	for _, ph := range []zero.Phase{zero.PhaseForwardAG, zero.PhaseBackwardAG, zero.PhaseBackwardRS, zero.PhaseBackwardAR, zero.PhaseInterAR, zero.PhasePostOptAG, zero.PhaseForwardA2A, zero.PhaseBackwardA2A} {
 		name := ph.String()
 		for _, v := range vs {
 			if slices.ContainsFunc(v.Phases, func(p ComparePhase) bool { return p.Phase == name }) {
