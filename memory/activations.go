@@ -119,7 +119,36 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 		case blocks[u]:
 			stored[u], transient[u] = perBlock, perBlockT
+		case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.TopK > 0 && m.SeqLen > 0:
+			cp := int64(s.Parallelism.CP)
+			stored[u], transient[u], err = ExpertActivation((m.SeqLen+cp-1)/cp, b, l.Dims.TopK, l.Dims.Hidden, l.Dims.ExpertFFN, s.Training.Recompute)
+			if err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	return stored, transient, nil
+}
+
+// ExpertActivation returns the activation bytes a unit of routed SwiGLU
+// experts keeps for backward, and what full recompute rebuilds
+// transiently: each of the s·b tokens reaches top-k experts, and each
+// (token, expert) pair keeps, in bf16, the dispatched input (h, for the
+// gate and up weight gradients), the gate and up outputs (for SiLU and the
+// product), their product (the down projection's input, f each) and the
+// expert output (h, for the gradient of the routing weights in the
+// combine): s·b·k·(4h + 6f) bytes. Selective recompute rebuilds attention
+// only and keeps them; full recompute keeps nothing here (the block input
+// is counted on the block) and rebuilds them in backward. Mixtral-8x7B
+// (s = 4096, b = 1, k = 2, h = 4096, f = 14336): 838,860,800 B per layer.
+func ExpertActivation(s, b, k, h, f int64, recompute scenarios.Recompute) (stored, transient int64, err error) {
+	var c calc
+	v := c.mul(s, b, k, c.add(c.mul(4, h), c.mul(6, f)))
+	if c.err != nil {
+		return 0, 0, fmt.Errorf("expert activation size overflows: %w", c.err)
+	}
+	if recompute == scenarios.RecomputeFull {
+		return 0, v, nil
+	}
+	return v, 0, nil
 }

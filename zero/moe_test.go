@@ -121,3 +121,32 @@ func TestExpertGroupBuffers(t *testing.T) {
 }
 
 func component(r *memory.Report, name memory.Comp) memory.Component { return r.Component(name) }
+
+// TestExpertActivations: each experts.i unit of Mixtral-8x7B keeps
+// s·b·k·(4h + 6f) = 4096·2·(4·4096 + 6·14336) = 838,860,800 B for backward
+// (memory.ExpertActivation); full recompute keeps none and rebuilds them.
+func TestExpertActivations(t *testing.T) {
+	for _, c := range []struct {
+		recompute         string
+		stored, transient int64
+	}{{"none", 838_860_800, 0}, {"full", 0, 838_860_800}} {
+		s := mixtral(t, 3, 8)
+		s.Training.Recompute = scenarios.Recompute(c.recompute)
+		m, err := memory.Analyze(s, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, u := range m.Units {
+			if u.Name == "experts.0" {
+				found = true
+				if u.Activation != c.stored || u.Recompute != c.transient {
+					t.Errorf("%s: experts.0 keeps %d and rebuilds %d, want %d and %d", c.recompute, u.Activation, u.Recompute, c.stored, c.transient)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no unit experts.0", c.recompute)
+		}
+	}
+}
