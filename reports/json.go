@@ -20,19 +20,22 @@ const (
 // picoseconds), phases and kinds as strings, and the memory report of the
 // scenario's stage. Field order is fixed by the struct.
 type RunJSON struct {
-	Scenario    string   `json:"scenario"`
-	Model       string   `json:"model"`
-	Params      int64    `json:"params"`
-	Stage       int      `json:"stage"`
-	N           int      `json:"n"`
-	K           int      `json:"k"`
-	Algorithm   string   `json:"algorithm"`
-	Overlap     bool     `json:"overlap"`
-	Symmetric   bool     `json:"symmetric"`
-	Events      int64    `json:"events"`
-	StepTimePS  int64    `json:"step_time_ps"`
-	ComputePS   int64    `json:"compute_ps"`
-	LinkClasses []string `json:"link_classes"`
+	Scenario string `json:"scenario"`
+	Model    string `json:"model"`
+	Params   int64  `json:"params"`
+	// ActiveParams is the parameters one token goes through, when fewer
+	// than Params (mixture of experts).
+	ActiveParams int64    `json:"active_params,omitempty"`
+	Stage        int      `json:"stage"`
+	N            int      `json:"n"`
+	K            int      `json:"k"`
+	Algorithm    string   `json:"algorithm"`
+	Overlap      bool     `json:"overlap"`
+	Symmetric    bool     `json:"symmetric"`
+	Events       int64    `json:"events"`
+	StepTimePS   int64    `json:"step_time_ps"`
+	ComputePS    int64    `json:"compute_ps"`
+	LinkClasses  []string `json:"link_classes"`
 
 	Ranks       []RankJSON       `json:"ranks"`
 	Straggler   *StragglerJSON   `json:"straggler"`
@@ -178,6 +181,9 @@ func (run *Run) JSON() *RunJSON {
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
+	if a := s.Model.ActiveParams(); a != j.Params {
+		j.ActiveParams = a
+	}
 	if j.LinkClasses == nil {
 		j.LinkClasses = []string{}
 	}

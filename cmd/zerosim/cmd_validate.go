@@ -56,8 +56,12 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) erro
 		for _, w := range s.Warnings {
 			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
 		}
-		fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params)\n",
-			name, s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params))
+		active := ""
+		if a := s.Model.ActiveParams(); a != int64(s.Model.Params) {
+			active = fmt.Sprintf(", %d active", a)
+		}
+		fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n",
+			name, s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params), active)
 	}
 	return nil
 }
