@@ -17,8 +17,13 @@ import (
 // This file imports a Hugging Face transformers config.json into the
 // resolved layer list. Every architecture's parameter count follows the
 // module tree its modeling_*.py builds, with the defaults its
-// configuration_*.py applies when a key is absent; the files and commits are
-// cited at each architecture below (all in github.com/huggingface/transformers).
+// configuration_*.py applies when a switch (biases, tying, head_dim, MoE
+// layout) is absent; the files and commits are cited at each architecture
+// below (all in github.com/huggingface/transformers). The core dimensions
+// (vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+// intermediate_size) are required: a config.json without them describes no
+// real checkpoint, and the config classes' placeholder defaults would
+// silently size another model.
 // Buffers that are not parameters (rotary inv_freq, GPT-2's causal-mask
 // "bias", persistent=False) are not counted, and a tied output layer is
 // counted once, as model.num_parameters() and the safetensors index do.
@@ -480,8 +485,8 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 
 // hfLlamaLike imports the RMSNorm, RoPE, gated-MLP decoders:
 //
-//   - Llama: models/llama/configuration_llama.py and modeling_llama.py
-//     @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d: head_dim = config.head_dim
+//   - Llama: models/llama/modeling_llama.py
+//     @ 5dd4a63548857797727ae73eeb6a6e886ea02a3e: head_dim = config.head_dim
 //     or hidden/heads; q, k, v, o biases = attention_bias (default false);
 //     gate/up/down biases = mlp_bias (default false); num_key_value_heads
 //     defaults to num_attention_heads; tie_word_embeddings default false.
@@ -491,17 +496,21 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     w3 (3·h·ffn each), num_experts_per_tok active.
 //   - Qwen2: modeling_qwen2.py: q, k, v always have biases, o none.
 //   - Qwen3: modeling_qwen3.py: biases = attention_bias (q, k, v, o),
-//     q_norm and k_norm RMSNorm(head_dim); configuration_qwen3.py:
-//     head_dim defaults to 128.
+//     q_norm and k_norm RMSNorm(head_dim); configuration_qwen3.py
+//     @ 1f3ae2b3ac7e5b32262588602ff42efb372a6232: head_dim defaults to 128.
 //   - Qwen3-MoE: modeling_qwen3_moe.py: a layer is sparse when it is not in
 //     mlp_only_layers, num_experts > 0 and (i+1) % decoder_sparse_step == 0;
 //     gate Linear(h, num_experts, bias=False), num_experts experts of
-//     moe_intermediate_size; configuration_qwen3_moe.py defaults
-//     decoder_sparse_step 1, head_dim 128.
+//     moe_intermediate_size; configuration_qwen3_moe.py
+//     @ 26f4b0f69f17118549a693ffe600c18e8505b636 defaults
+//     decoder_sparse_step 1, num_experts 128, num_experts_per_tok 8,
+//     moe_intermediate_size 768 and has no head_dim (hidden/heads).
 //   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
-//     post_attention, pre_ and post_feedforward); configuration_gemma2.py:
-//     head_dim default 256, tie_word_embeddings default true.
-//   - Phi-3: modeling_phi3.py: fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
+//     post_attention, pre_ and post_feedforward); configuration_gemma2.py
+//     @ 19f5346140749359823ef26c4183bd8f1aed3db7: head_dim default 256,
+//     tie_word_embeddings default true.
+//   - Phi-3: modeling_phi3.py @ 43c2b4816a6507cb08a18b402c6b053453651daf:
+//     fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
 //     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False).
 func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
@@ -519,7 +528,11 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	}
 	defHeadDim := h / d.Heads
 	switch arch {
-	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
+	case "Qwen3ForCausalLM":
+		// configuration_qwen3.py @ 1f3ae2b3ac7e5b32262588602ff42efb372a6232:
+		// head_dim=128. Qwen3MoeConfig (configuration_qwen3_moe.py @
+		// 26f4b0f69f17118549a693ffe600c18e8505b636) has no head_dim
+		// argument: the attention falls back to hidden/heads.
 		defHeadDim = 128
 	case "Gemma2ForCausalLM":
 		defHeadDim = 256
@@ -807,7 +820,8 @@ func hfDeepseekV2(c *hfConfig) (*HFModel, error) {
 }
 
 // hfGPTNeoX imports GPT-NeoX / Pythia (models/gpt_neox/modeling_gpt_neox.py
-// and configuration_gpt_neox.py @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d):
+// @ 203bf6f1c524062b3c109da5ff67e61f483407e7, where both attention Linears
+// have biases; later versions gate them on attention_bias, default true):
 // LayerNorm (weight + bias) before attention and MLP,
 // query_key_value Linear(h, 3h, bias=attention_bias) and dense Linear(h, h,
 // bias=attention_bias) with attention_bias default true, MLP
@@ -853,8 +867,8 @@ func hfGPTNeoX(c *hfConfig) (*HFModel, error) {
 	return hm, nil
 }
 
-// hfGPT2 imports GPT-2 (models/gpt2/modeling_gpt2.py and
-// configuration_gpt2.py @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d): config
+// hfGPT2 imports GPT-2 (models/gpt2/modeling_gpt2.py
+// @ c44b2d9976e8eafbdcb89cb2710141b2bc9b138f and configuration_gpt2.py): config
 // keys n_embd, n_layer, n_head, n_positions, n_inner (attribute_map aliases
 // hidden_size, num_hidden_layers, num_attention_heads,
 // max_position_embeddings); wte (vocab·h) and wpe (n_positions·h); per
@@ -900,8 +914,8 @@ func hfGPT2(c *hfConfig) (*HFModel, error) {
 	return hm, nil
 }
 
-// hfOPT imports OPT (models/opt/modeling_opt.py and configuration_opt.py
-// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d): embed_tokens
+// hfOPT imports OPT (models/opt/modeling_opt.py
+// @ ab910744d640b0ed37e2056eb94de31fd4a6979c and configuration_opt.py): embed_tokens
 // (vocab·word_embed_proj_dim, default hidden_size), learned positions of
 // max_position_embeddings+2 rows (OPTLearnedPositionalEmbedding's offset
 // 2), project_in and project_out Linear without bias when
@@ -997,8 +1011,9 @@ func dropEmpty(ls []Layer) []Layer {
 	return out
 }
 
-// hfFalcon imports Falcon (models/falcon/modeling_falcon.py and
-// configuration_falcon.py @ 5fd8edad2a672d6a10d6352b62b823d56c3032bf):
+// hfFalcon imports Falcon (models/falcon/modeling_falcon.py
+// @ 44272086ad6636711ce99155bf7d03f0cf95e8f4 and configuration_falcon.py
+// @ 5fd8edad2a672d6a10d6352b62b823d56c3032bf):
 // attribute_map n_layer → num_hidden_layers, n_head → num_attention_heads;
 // head_dim = hidden/heads; query_key_value Linear(h, out, bias=bias) with
 // out = (2·num_kv_heads + heads)·head_dim under new_decoder_architecture,
