@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -215,8 +216,12 @@ func readHFConfig(path string, layers int64) (*HFModel, error) {
 	return importHF(path, m, layers)
 }
 
-// readHFFile reads a regular file of at most MaxHFConfigBytes.
+// readHFFile reads a regular file of at most MaxHFConfigBytes; a directory
+// (a downloaded model) stands for its config.json.
 func readHFFile(path string) ([]byte, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "config.json")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError

@@ -190,7 +190,7 @@ func TestHFConfigKey(t *testing.T) {
 		{"  hf_config: nope.json\n", "testdata/x.yaml:5:3: hf_config: testdata/nope.json: cannot read the file: no such file or directory (check the path)"},
 		{"  hf_config: hf/gpt2/config.json\n  hidden: 5\n", "testdata/x.yaml:6:3: model.hidden conflicts with hf_config"},
 		{"  hf_config: \"\"\n", "testdata/x.yaml:5:3: hf_config is empty"},
-		{"  hf_config: hf\n", "testdata/x.yaml:5:3: hf_config: testdata/hf: not a regular file"},
+		{"  hf_config: hf\n", "testdata/x.yaml:5:3: hf_config: testdata/hf/config.json: cannot read the file: no such file or directory (check the path)"},
 		{"  hf_config: hf/counts.json\n", "testdata/x.yaml:5:3: hf_config: testdata/hf/counts.json: the file holds a list, not a JSON object"},
 		{"  preset: llama3.1-8b\n  heads: 3\n", "testdata/x.yaml:6:3: model.heads cannot change preset llama3.1-8b"},
 		{"  hf_config: hf/gpt2/config.json\n  layers: 2000\n", "testdata/x.yaml:6:3: layers=2000 is out of range (use 1 to 1024)"},
@@ -207,6 +207,10 @@ func TestHFConfigKey(t *testing.T) {
 		if err != nil || s.Model.Params != 2*525_336_576+4096+3*218_112_000 || s.Model.Layers != 3 {
 			t.Errorf("%q: %v", model, err)
 		}
+	}
+	// A model directory stands for its config.json.
+	if s, err := Load("testdata/x.yaml", []byte(base+"  hf_config: hf/gpt2\n"), nil); err != nil || s.Model.Params != 124_439_808 {
+		t.Errorf("hf_config: hf/gpt2: %v", err)
 	}
 	s, err = Load("x.yaml", []byte(base+"  preset: gemma2-9b\n  seq_len: 8192\n"), nil)
 	if err != nil || s.Model.Params != 9_241_705_984 || s.Model.SeqLen != 8192 {
