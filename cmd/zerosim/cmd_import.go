@@ -18,7 +18,7 @@ func newImportCmd(a *app) *cobra.Command {
 		Short: "Import a model description from another tool's format",
 	}
 	c.AddCommand(&cobra.Command{
-		Use:   "hf CONFIG.json",
+		Use:   "hf CONFIG.json|MODEL_DIR",
 		Short: "Print the scenario model section of a Hugging Face config.json",
 		Long: `import hf reads a Hugging Face transformers config.json and prints the
 model: section of a scenario with the exact layer list (embedding, blocks,
