@@ -75,7 +75,19 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 	// A shard group of one rank gathers and reduces nothing, so the
 	// schedule has no such tasks: the unit's gathers happen as its compute
 	// starts and its reduce-scatter as its backward ends.
-	alone := sc.N/sc.K == 1
+	// With expert parallelism the routed experts' shard group has
+	// N/(K·ep) ranks, one when ep = N/K.
+	alone := func(unit int) bool {
+		if sc.N/sc.K == 1 {
+			return true
+		}
+		for _, bk := range sc.Buckets {
+			if bk.FirstUnit <= unit && unit <= bk.LastUnit && sc.N/sc.K > max(sc.Groups[bk.Group].EP, 1) {
+				return false
+			}
+		}
+		return true
+	}
 	var out []memEvent
 	for _, ev := range rep.Timeline() {
 		ci, ok := index[ev.Component]
@@ -86,12 +98,12 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		switch {
 		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseForward:
 			task = find(AllGather, PhaseForwardAG, ev.Unit)
-			if task < 0 && alone {
+			if task < 0 && alone(ev.Unit) {
 				task = find(Forward, PhaseCompute, ev.Unit)
 			}
 		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseBackward:
 			task = find(AllGather, PhaseBackwardAG, ev.Unit)
-			if task < 0 && alone {
+			if task < 0 && alone(ev.Unit) {
 				task = find(Backward, PhaseCompute, ev.Unit)
 			}
 		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseForward:
@@ -107,7 +119,7 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			if task < 0 {
 				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
 			}
-			if task < 0 && alone {
+			if task < 0 && alone(ev.Unit) {
 				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 			}
 		case ev.Op == memory.OpOptimizer:
