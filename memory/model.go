@@ -465,6 +465,9 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		n := int64(l.Params)
 		if ep := expertParallel(s, gname); ep > 1 {
+			if r.K < 1 || r.N%r.K != 0 || (r.N/r.K)%ep != 0 {
+				return nil, fmt.Errorf("parallelism.ep %d does not divide the ranks of a shard group (N=%d, K=%d)", ep, r.N, r.K)
+			}
 			// The rank holds its 1/ep of the routed experts (validated to divide).
 			n /= int64(ep)
 			g.info.EP = ep

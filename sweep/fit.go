@@ -122,6 +122,9 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 			ks = []int{1}
 		}
 		for _, k := range ks {
+			if ep := s.Parallelism.EP; ep > 1 && (s.N()/k)%ep != 0 {
+				continue // the experts cannot be split over ep ranks of a shard group of N/K
+			}
 			row, err := fitRow(src, s, stage, k, opt)
 			if err != nil {
 				return nil, fmt.Errorf("stage %d, K=%d: %w", stage, k, err)
@@ -159,7 +162,9 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	var notes []string
 	// Smallest dp: dp·cp must be a multiple of K.
 	cp := s.Parallelism.CP
-	step := k / gcd(k, cp)
+	// ... and of K·ep with expert parallelism (ep ranks of every shard group).
+	kep := k * s.Parallelism.EP
+	step := kep / gcd(kep, cp)
 	jmax := opt.MaxGPUs / (step * cp)
 	fitsAt := func(j int) (*memory.Report, bool, error) {
 		r, err := analyze(s, stage, k, j*step, opt.Convention)
