@@ -68,17 +68,18 @@ func floorMulDiv(a, b, c int64) (int64, error) {
 // 8_optimizer_states_32bit" (deepspeed/runtime/zero/stage_1_and_2.py,
 // deepspeedai/DeepSpeed at commit 02aa38c3a55174c87b33c4ad17a304389d037443;
 // the same function serves ZeRO stages 1 and 2). total_gpus = nodes ×
-// GPUs per node. Python's int() of the float quotient is computed here as
-// an exact floor, which agrees with Python whenever the float is exact.
+// GPUs per node. int(18 * total_params / total_gpus) is computed as Python
+// does: the true quotient rounded once to a double, then truncated (above
+// 2^53 this differs from the exact floor).
 func DeepSpeedZero2(totalParams int64, totalGPUs int) (int64, error) {
 	if totalParams < 0 || totalGPUs < 1 {
 		return 0, fmt.Errorf("deepspeed zero2: params %d, gpus %d", totalParams, totalGPUs)
 	}
-	var c calc
-	q, err := floorMulDiv(18, totalParams, int64(totalGPUs))
+	q, err := pyIntTrueDiv(18, totalParams, int64(totalGPUs))
 	if err != nil {
 		return 0, err
 	}
+	var c calc
 	v := c.add(c.mul(2, totalParams), q)
 	return v, c.err
 }
@@ -96,11 +97,11 @@ func DeepSpeedZero3(totalParams, largestLayer int64, totalGPUs int) (int64, erro
 	if totalParams < 0 || largestLayer < 0 || totalGPUs < 1 {
 		return 0, fmt.Errorf("deepspeed zero3: params %d, largest layer %d, gpus %d", totalParams, largestLayer, totalGPUs)
 	}
-	var c calc
-	q, err := floorMulDiv(18, totalParams, int64(totalGPUs))
+	q, err := pyIntTrueDiv(18, totalParams, int64(totalGPUs))
 	if err != nil {
 		return 0, err
 	}
+	var c calc
 	v := c.add(c.mul(4, largestLayer), q)
 	return v, c.err
 }
@@ -173,10 +174,11 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 		switch r.Stage {
 		case 1, 2:
 			var q int64
-			q, err = floorMulDiv(18, P, int64(gpus))
+			q, err = pyIntTrueDiv(18, P, int64(gpus))
 			if err == nil {
 				comp("16-bit params (2P)", "estimate_zero2_model_states_mem_needs", c.mul(2, P))
 				comp("grads + optimizer (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
+				r.DeepSpeedOffload, err = DeepSpeedZero2Offload(P, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			}
 		case 3:
 			largest := int64(s.Model.LargestLayer)
@@ -186,10 +188,11 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 				}
 			}
 			var q int64
-			q, err = floorMulDiv(18, P, int64(gpus))
+			q, err = pyIntTrueDiv(18, P, int64(gpus))
 			if err == nil {
 				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.mul(4, largest))
 				comp("model states (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
+				r.DeepSpeedOffload, err = DeepSpeedZero3Offload(P, largest, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			}
 		default:
 			r.NotApplicable = "DeepSpeed has no estimator for stage 0"

@@ -266,7 +266,10 @@ type Report struct {
 	NotApplicable string      `json:"not_applicable,omitempty"`
 	Groups        []GroupInfo `json:"groups,omitempty"`
 	Units         []UnitInfo  `json:"units,omitempty"`
-	Warnings      []string    `json:"warnings,omitempty"`
+	// DeepSpeedOffload holds the rows DeepSpeed's _all_cold estimator
+	// prints, offload columns included (estimator deepspeed, stages 1–3).
+	DeepSpeedOffload []DeepSpeedOffloadRow `json:"deepspeed_offload,omitempty"`
+	Warnings         []string              `json:"warnings,omitempty"`
 
 	events []Event
 }

@@ -131,7 +131,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 			return err
 		}
 	}
-	return nil
+	return writeDeepSpeedOffload(w, r, u)
 }
 
 func writeMemorySummary(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
