@@ -86,7 +86,8 @@ func (l *loader) resolve(s *Scenario) *Error {
 		return l.errPath("version", fmt.Sprintf("version=%d is not supported (use version: 1)", s.Version))
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
-		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveMemory}
+		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveMemory,
+		l.resolveZeroPP, l.resolveOffload}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err

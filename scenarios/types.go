@@ -15,6 +15,9 @@ type Scenario struct {
 	Training      Training      `yaml:"training,omitempty"`
 	Communication Communication `yaml:"communication,omitempty"`
 	Memory        MemoryConfig  `yaml:"memory,omitempty"`
+	// Offload places optimizer states and parameters on the host (see
+	// offload.go).
+	Offload Offload `yaml:"offload,omitempty"`
 	// Warnings are Load's remarks on likely mistakes that are not errors
 	// ("file:line:col: message"), for the CLI to print on stderr.
 	Warnings []string `yaml:"-"`
@@ -44,6 +47,9 @@ type Cluster struct {
 	Placement     []Axis         `yaml:"placement,omitempty"`
 	LinkOverrides []LinkOverride `yaml:"link_overrides,omitempty"`
 	GPUOverrides  []GPUOverride  `yaml:"gpu_overrides,omitempty"`
+	// Host is each node's host side: RAM, PCIe, CPU memory bandwidth and
+	// NVMe (see offload.go).
+	Host Host `yaml:"host,omitempty"`
 }
 
 // Link is one link class: a preset name and/or explicit bandwidth and
@@ -214,6 +220,11 @@ type Communication struct {
 	// Padding is "toy" (one buffer padded to a multiple of the shard group,
 	// default) or "megatron" (Megatron-Core's param-and-grad buffer rules).
 	Padding Padding `yaml:"padding,omitempty"`
+	// ZeRO++ (DeepSpeed's zero_optimization keys, stage 3 only; see
+	// zeropp.go): qwZ, hpZ and qgZ.
+	ZeroQuantizedWeights   bool `yaml:"zero_quantized_weights,omitempty"`
+	ZeroHPZPartitionSize   int  `yaml:"zero_hpz_partition_size,omitempty"`
+	ZeroQuantizedGradients bool `yaml:"zero_quantized_gradients,omitempty"`
 }
 
 // MemoryConfig holds fixed per-rank overheads shown as separate items.

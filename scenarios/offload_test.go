@@ -1,0 +1,114 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// zero3YAML is a valid stage-3 scenario on 2 nodes × 4 GPUs for the ZeRO++
+// and offload cases.
+const zero3YAML = `version: 1
+cluster:
+  nodes: 2
+  gpus_per_node: 4
+  gpu: A100-80GB
+model:
+  preset: gpt3-125m
+parallelism:
+  dp: 8
+  zero_stage: 3
+`
+
+func TestZeroPPAndOffloadResolve(t *testing.T) {
+	s, err := Load("s.yaml", []byte(zero3YAML+`communication:
+  zero_quantized_weights: true
+  zero_hpz_partition_size: 4
+  zero_quantized_gradients: true
+offload:
+  optimizer: cpu
+  params: nvme
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Communication
+	if !c.ZeroQuantizedWeights || c.ZeroHPZPartitionSize != 4 || !c.ZeroQuantizedGradients || !c.ZeroPP() {
+		t.Errorf("zero++ keys: %+v", c)
+	}
+	if s.Offload.Optimizer != OffloadCPU || s.Offload.Params != OffloadNVMe {
+		t.Errorf("offload %+v", s.Offload)
+	}
+	h := s.Cluster.Host
+	if h.Memory != DefaultHostMemory || h.PCIe.Preset != "PCIe4" || h.PCIe.Bandwidth != 32e9 || h.PCIeSharing != PCIePerGPU ||
+		h.Sockets != 2 || h.MemoryBandwidth != 409_600_000_000 || h.NVMeBandwidth != DefaultNVMeBandwidth {
+		t.Errorf("host defaults %+v", h)
+	}
+	// Resolving again keeps the values (one validation for files and Go values).
+	if err := Resolve(s); err != nil || s.Offload.Params != OffloadNVMe || s.Cluster.Host.Memory != DefaultHostMemory {
+		t.Errorf("re-resolve: %v %+v", err, s.Offload)
+	}
+
+	// Without offload nothing is filled in, and "none" resolves to the
+	// empty value (no offload section in the resolved scenario).
+	s, err = Load("s.yaml", []byte(zero3YAML+"offload: {optimizer: none, params: none}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Offload.Any() || s.Cluster.Host != (Host{}) || s.Offload.Optimizer.String() != "none" {
+		t.Errorf("no offload: %+v host %+v", s.Offload, s.Cluster.Host)
+	}
+	// hpZ of 0 or 1 is off, as DeepSpeed's > 1 test.
+	s, err = Load("s.yaml", []byte(zero3YAML+"communication: {zero_hpz_partition_size: 1}\n"), nil)
+	if err != nil || s.Communication.ZeroPP() {
+		t.Errorf("hpz 1: %v, zero++ %v", err, s != nil && s.Communication.ZeroPP())
+	}
+}
+
+func TestZeroPPAndOffloadErrors(t *testing.T) {
+	z1 := strings.Replace(zero3YAML, "zero_stage: 3", "zero_stage: 1", 1)
+	z0 := strings.Replace(zero3YAML, "zero_stage: 3", "zero_stage: 0", 1)
+	for _, tc := range []struct{ name, in, want string }{
+		{"qwZ at stage 1", z1 + "communication: {zero_quantized_weights: true}\n",
+			"s.yaml:11:17: zero_quantized_weights is ZeRO++, which DeepSpeed runs at ZeRO stage 3 only (set zero_stage: 3, or remove the key)"},
+		{"qgZ with k", zero3YAML + "  k: 2\ncommunication: {zero_quantized_gradients: true}\n",
+			"s.yaml:12:17: zero_quantized_gradients is DeepSpeed's ZeRO++, which has no k (num_distributed_optimizer_instances); k=2 must be 1"},
+		{"hpz not a divisor", zero3YAML + "communication: {zero_hpz_partition_size: 3}\n",
+			"s.yaml:11:17: zero_hpz_partition_size=3 does not divide the 8 ranks (DeepSpeed builds groups of consecutive ranks; use a divisor such as 4, the GPUs of a node)"},
+		{"hpz negative", zero3YAML + "communication: {zero_hpz_partition_size: -1}\n",
+			"s.yaml:11:17: zero_hpz_partition_size=-1 is out of range (use 0 to 67108864)"},
+		{"qwZ not a bool", zero3YAML + "communication: {zero_quantized_weights: yes please}\n",
+			""},
+		{"offload device", zero3YAML + "offload: {optimizer: gpu}\n",
+			"s.yaml:11:11: optimizer \"gpu\" is unknown (use none, cpu or nvme)"},
+		{"offload at stage 0", z0 + "offload: {optimizer: cpu}\n",
+			"s.yaml:11:11: optimizer: cpu needs ZeRO stage 1, 2 or 3 (DeepSpeed offloads the partitioned optimizer; set zero_stage: 1 or more, or optimizer: none)"},
+		{"params offload at stage 1", z1 + "offload: {params: cpu}\n",
+			"s.yaml:11:11: params: cpu needs ZeRO stage 3 (DeepSpeed's offload_param is stage 3 only; set zero_stage: 3 or params: none)"},
+		{"offload with k", zero3YAML + "  k: 2\noffload: {optimizer: cpu}\n",
+			"s.yaml:12:1: offload is DeepSpeed's and has no k (num_distributed_optimizer_instances); k=2 must be 1"},
+		{"unknown offload key", zero3YAML + "offload: {optimiser: cpu}\n",
+			""},
+		{"pcie preset", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie: {preset: PCIe9}}", 1),
+			"s.yaml:6:17: preset \"PCIe9\" is unknown (use NVLink2, NVSwitch, NVLink3, NVLink4, PCIe3, PCIe4, EDR, HDR, NDR, Eth40 or Eth100)"},
+		{"pcie sharing", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie_sharing: per_rack}", 1),
+			"s.yaml:6:10: pcie_sharing \"per_rack\" is unknown (use per_gpu or per_socket)"},
+		{"sockets do not divide", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie_sharing: per_socket, sockets: 3}", 1),
+			"s.yaml:6:36: sockets=3 does not divide gpus_per_node=4 (pcie_sharing: per_socket puts the same number of GPUs on each socket)"},
+		{"host memory 0", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {memory: 0}", 1),
+			"s.yaml:6:10: memory=0 is out of range (use the node's RAM such as 1TiB)"},
+		{"nvme bandwidth 0", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {nvme_bandwidth: 0GB/s}", 1),
+			"s.yaml:6:10: nvme_bandwidth=0 is out of range (use a bandwidth > 0 such as 25GB/s)"},
+	} {
+		_, err := Load("s.yaml", []byte(tc.in), nil)
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if tc.want != "" && err.Error() != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, err, tc.want)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: message has more than one line: %q", tc.name, err)
+		}
+	}
+}
