@@ -143,7 +143,7 @@ const (
 // componentOrder fixes the row order of every report.
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
-	CompGathered, CompStepTemp, CompFP8, CompActivations, CompRuntime, CompNCCL,
+	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRuntime, CompNCCL,
 }
 
 // Components lists the memory model's components in report order.

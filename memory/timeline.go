@@ -300,6 +300,10 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "fp8 quantize staging of the updated shard"
 		case CompActivations:
 			m.notes[i] = "kept for backward (+ recompute in backward)"
+		case CompHPZ:
+			m.notes[i] = "ZeRO++ hpZ: bf16 secondary shard (1/" + itoa(min(m.s.Communication.ZeroHPZPartitionSize, m.r.Shards)) + "), dropped after the step"
+		case CompQuant:
+			m.notes[i] = "ZeRO++ qwZ: int8 + fp32 scales of the gathers in flight"
 		}
 	}
 }
@@ -309,12 +313,21 @@ func (m *model) buildEvents() {
 	units := r.Units
 	L := len(units)
 	gathered := make([]bool, L)
+	quantHeld := make([]int64, L) // qwZ buffers of the gathers in flight
+	var secondary int64           // hpZ's secondary partition so far
 	gather := func(ph Phase, v int) {
 		if r.Stage == 3 && v >= 0 && v < L && !gathered[v] {
 			gathered[v] = true
 			m.ev(ph, v, OpAllGather, CompGathered, units[v].Gather)
 			m.ev(ph, v, OpAllGather, CompFP8, m.fp8Unit[v])
+			q, _ := m.zeroPPMemory(v)
+			quantHeld[v] = q
+			m.ev(ph, v, OpAllGather, CompQuant, q)
 		}
+	}
+	dequantized := func(ph Phase, u int) {
+		m.ev(ph, u, OpCompute, CompQuant, -quantHeld[u])
+		quantHeld[u] = 0
 	}
 	release := func(ph Phase, u int) {
 		if r.Stage == 3 && gathered[u] {
@@ -328,6 +341,11 @@ func (m *model) buildEvents() {
 			gather(PhaseForward, v)
 		}
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation)
+		dequantized(PhaseForward, u)
+		if _, sec := m.zeroPPMemory(u); sec > 0 {
+			m.ev(PhaseForward, u, OpRelease, CompHPZ, sec)
+			secondary = c.add(secondary, sec)
+		}
 		release(PhaseForward, u)
 	}
 	var shardGrads, transientGrads int64
@@ -338,6 +356,7 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.add(units[u].Activation, units[u].Recompute))
+		dequantized(PhaseBackward, u)
 		if r.Stage == 3 {
 			if !m.shardGradsPersistent {
 				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
@@ -368,6 +387,7 @@ func (m *model) buildEvents() {
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompFP8, -fp8)
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompStepTemp, -temp)
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompGrads, -c.add(shardGrads, transientGrads))
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompHPZ, -secondary) // invalidate_secondary_tensor
 }
 
 // run walks the events and fills the report's components and peaks.
@@ -421,6 +441,9 @@ func (m *model) run() {
 		panic(fmt.Sprintf("memory: step does not return to rest: %v vs %v", cur, m.rest))
 	}
 	for i, name := range componentOrder {
+		if optionalComps[name] && m.rest[i] == 0 && peak[i] == 0 {
+			continue
+		}
 		r.Components = append(r.Components, Component{
 			Name: string(name), AtRest: m.rest[i], Peak: peak[i], PeakPhase: peakPhase[i],
 			AtTotalPeak: atPeak[i], Note: m.notes[i],

@@ -154,7 +154,8 @@ type SpanJSON struct {
 	EndPS    int64  `json:"end_ps"`
 }
 
-var groupNames = map[zero.GroupKind]string{zero.GroupNone: "none", zero.GroupAll: "all", zero.GroupIntra: "intra", zero.GroupInter: "inter"}
+var groupNames = map[zero.GroupKind]string{zero.GroupNone: "none", zero.GroupAll: "all", zero.GroupIntra: "intra", zero.GroupInter: "inter",
+	zero.GroupHPZ: "hpz", zero.GroupNode: "node", zero.GroupRail: "rail"}
 
 func classesJSON(total, busiest [topology.NumClasses]int64) []ClassJSON {
 	var out []ClassJSON

@@ -116,6 +116,12 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpReduceScatter:
 			task = find(ReduceScatter, PhaseBackwardRS, ev.Unit)
+			if first, last := sc.qgzSpan(ev.Unit); first >= 0 {
+				task = first // qgZ: the sharded gradient from its first all-to-all to its dequantize
+				if ev.Delta < 0 {
+					task = last
+				}
+			}
 			if task < 0 {
 				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
 			}

@@ -143,7 +143,7 @@ func (e *executor) buildGroups(g GroupKind) {
 	e.groups[g] = make([][]int, groupCount(sc, g))
 	e.simMem[g] = make([][]int, len(e.groups[g]))
 	for i := range e.groups[g] {
-		m := groupMembers(sc.N, sc.K, sc.EP, g, i)
+		m := sc.groupMembers(g, i)
 		e.groups[g][i] = m
 		if e.reps == sc.N {
 			e.simMem[g][i] = m
@@ -173,6 +173,12 @@ func (e *executor) instance(g GroupKind, rank int) int {
 	case GroupEDP:
 		size := e.sc.N / e.sc.K
 		return rank/size*e.sc.EP + rank%size%e.sc.EP
+	case GroupHPZ:
+		return rank / e.sc.HPZ
+	case GroupNode:
+		return rank / e.sc.Local
+	case GroupRail:
+		return rank % e.sc.Local
 	}
 	return 0
 }
@@ -194,6 +200,12 @@ func groupCount(sc *Schedule, g GroupKind) int {
 		return sc.N / sc.EP
 	case GroupEDP:
 		return sc.K * sc.EP
+	case GroupHPZ:
+		return sc.N / sc.HPZ
+	case GroupNode:
+		return sc.N / sc.Local
+	case GroupRail:
+		return sc.Local
 	}
 	return 1
 }
@@ -305,6 +317,12 @@ func (e *executor) begin(r int, t int32) {
 		if s := e.speed[r]; s != 1 && d > 0 {
 			d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
 		}
+		if task.Stream != Compute {
+			// A ZeRO++ kernel launched on a communication stream
+			// (zeropp.go) runs beside the compute stream's task.
+			e.clk.After(d, func() { e.finish(r, t) })
+			return
+		}
 		if e.computing[r] >= 0 {
 			panic("zero: two compute tasks at once on one rank")
 		}
@@ -374,4 +392,31 @@ func (e *executor) spans(r int) []Span {
 		return cmp.Compare(a.Task, b.Task)
 	})
 	return out
+}
+
+// groupMembers lists group idx of kind g: ZeRO++'s groups here — hpZ
+// groups are contiguous blocks of HPZ ranks and node groups of Local ranks
+// (DeepSpeed's groups.py; ranks fill GPUs in order), rail group i holds
+// ranks i, i+Local, … — and every other kind from the package function.
+func (sc *Schedule) groupMembers(g GroupKind, idx int) []int {
+	block := func(b int) []int {
+		m := make([]int, b)
+		for i := range m {
+			m[i] = idx*b + i
+		}
+		return m
+	}
+	switch g {
+	case GroupHPZ:
+		return block(sc.HPZ)
+	case GroupNode:
+		return block(sc.Local)
+	case GroupRail:
+		m := make([]int, sc.N/sc.Local)
+		for i := range m {
+			m[i] = idx + i*sc.Local
+		}
+		return m
+	}
+	return groupMembers(sc.N, sc.K, sc.EP, g, idx)
 }

@@ -19,16 +19,20 @@ const (
 	ReduceScatter
 	AllGather
 	AllReduce
-	AllToAll // expert-parallel token dispatch or combine
+	AllToAll // expert-parallel token dispatch or combine; ZeRO++ qgZ's all-to-all (zeropp.go)
+	// Quantize is a ZeRO++ quantize or dequantize kernel (zeropp.go): a
+	// compute task timed by the HBM roofline.
+	Quantize
 	numKinds
 )
 
-var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce", "all-to-all"}
+var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce", "all-to-all",
+	"quantize"}
 
 func (k Kind) String() string { return kindNames[k] }
 
 // IsComm reports whether k is a collective.
-func (k Kind) IsComm() bool { return k >= ReduceScatter }
+func (k Kind) IsComm() bool { return k >= ReduceScatter && k <= AllToAll }
 
 // Stream is a per-rank queue: tasks on one stream start in issue order.
 type Stream uint8
@@ -62,6 +66,9 @@ const (
 	// ranks of its intra group holding the same experts (intra positions
 	// ≡ the rank's mod EP), over which expert parameters are sharded.
 	GroupEDP
+	GroupHPZ             // ZeRO++ hpZ: consecutive blocks of Schedule.HPZ ranks
+	GroupNode            // ZeRO++ qgZ: the ranks of one node (Schedule.Local consecutive ranks)
+	GroupRail            // ZeRO++ qgZ: the ranks of one local index across nodes
 	numGroupKinds
 )
 
@@ -124,6 +131,9 @@ type Schedule struct {
 	Costs   []LayerCost
 	// OptElems is the number of elements each rank's optimizer updates.
 	OptElems int64
+	// ZeRO++ (zeropp.go): HPZ is the hpZ group size (> 1 when hpZ is on),
+	// Local the GPUs of a node (qgZ's intra-node stage).
+	HPZ, Local int
 }
 
 // CommBucket is one bucket of one parameter group's buffer: the unit of
@@ -178,7 +188,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 		return nil, err
 	}
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
-		Overlap: *s.Communication.Overlap}
+		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode}
 	b := &builder{sc: sc, s: s}
 	if sc.Stage == 3 {
 		err = b.stage3()
@@ -394,8 +404,22 @@ func (b *builder) stage3() error {
 	for i, bk := range sc.Buckets {
 		byUnit[bk.FirstUnit] = append(byUnit[bk.FirstUnit], i)
 	}
+	zp, err := newZeroPP(b.s, sc)
+	if err != nil {
+		return err
+	}
 	gathers := func(u int, ph Phase, after, afterStart []int32) []int32 {
 		var ts []int32
+		if zp != nil {
+			if sc.N/sc.K == 1 {
+				return nil
+			}
+			ts, e := zp.gather(b, u, byUnit[u], ph, after, afterStart)
+			if e != nil && err == nil {
+				err = e
+			}
+			return ts
+		}
 		for _, i := range byUnit[u] {
 			g, size := b.shardGroup(i)
 			if size == 1 {
@@ -454,9 +478,22 @@ func (b *builder) stage3() error {
 		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
 		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
+		if zp != nil {
+			ts, ok, e := zp.gradSync(b, u, bwd[u])
+			if e != nil {
+				return e
+			}
+			if ok {
+				synced = append(synced, ts...)
+				continue
+			}
+		}
 		for _, i := range byUnit[u] {
 			synced = append(synced, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
 		}
+	}
+	if err != nil {
+		return err
 	}
 	return b.optimizer(synced, b.optElems())
 }
