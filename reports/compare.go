@@ -22,7 +22,9 @@ type Comparison struct {
 	// (picoseconds or bytes), and the change against the first variant.
 	Rows     []CompareRow     `json:"rows"`
 	SlowLink *SlowLinkSection `json:"slow_link,omitempty"`
-	Plot     ComparePlot      `json:"plot"`
+	// ZeroPP is compare --zeropp's section (compare_zeropp.go).
+	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
+	Plot   ComparePlot    `json:"plot"`
 }
 
 // CompareVariant is one replayed variant.

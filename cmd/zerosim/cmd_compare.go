@@ -17,7 +17,8 @@ import (
 func init() { commands = append(commands, newCompareCmd) }
 
 type compareOpts struct {
-	vary string
+	vary   string
+	zeropp bool
 }
 
 func newCompareCmd(a *app) *cobra.Command {
@@ -39,18 +40,26 @@ When the variants differ in K (parallelism.k), a slow-link section sets seed
 the exact network wire bytes of each K with the flat ring and with
 hierarchical collectives, and says when K>1 really helps.
 
+--zeropp replays FILE as ZeRO-3, as ZeRO-3 with K raised to the node count
+(sharded inside each node, replicated across) and as ZeRO++ (qwZ, hpZ over
+one node, qgZ), prints each one's network bytes per node in M = 2P, and says
+from the replays which wins and why: when the network is what ZeRO-3 waits
+on, and when ZeRO++ beats raising K.
+
 -o DIR writes the plot (compare.png, compare.svg): when varying
 parallelism.k, the busiest rank's slow-link bytes and the step time for every
 K that divides N; otherwise a bar chart of times and bytes per variant.`,
 		Example: `  zerosim compare seed000-k4 --vary parallelism.k=1,4
   zerosim compare seed000-k4 --vary parallelism.k=1,4 --format json
-  zerosim compare a.yaml b.yaml -o plots`,
+  zerosim compare a.yaml b.yaml -o plots
+  zerosim compare --zeropp scenario.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(a, o, args, a.out, a.err)
 		},
 	}
 	cmd.Flags().StringVar(&o.vary, "vary", "", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
+	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
 	return cmd
 }
 
@@ -59,6 +68,17 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	var title string
 	varyK := false
 	switch {
+	case o.zeropp && (o.vary != "" || len(files) != 1):
+		return inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
+	case o.zeropp:
+		src, err := loadSource(a, files[0])
+		if err != nil {
+			return err
+		}
+		if variants, err = sweep.ZeroPPVariants(src); err != nil {
+			return inputError{err}
+		}
+		title = src.File + ": ZeRO-3, raising K, ZeRO++"
 	case o.vary != "" && len(files) != 1:
 		return inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
 	case o.vary != "":
@@ -94,7 +114,16 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		}
 		title = strings.Join(labels, " vs ")
 	}
-	runs, err := sweep.Compare(variants, varyK)
+	var runs *sweep.Runs
+	var err error
+	if o.zeropp {
+		// Its own section; no slow-link runs for the K variant.
+		var outs []*sweep.Outcome
+		outs, err = sweep.RunVariants(variants)
+		runs = &sweep.Runs{Variants: outs}
+	} else {
+		runs, err = sweep.Compare(variants, varyK)
+	}
 	if err != nil {
 		return inputError{err} // a variant's scenario cannot be replayed
 	}
@@ -102,6 +131,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
 	}
 	c := reports.NewComparison(title, runs)
+	if o.zeropp {
+		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
+	}
 	switch a.format {
 	case "json":
 		err = reports.WriteCompareJSON(out, c)
@@ -109,6 +141,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		err = reports.WriteCompareCSV(out, c)
 	default:
 		err = reports.WriteCompareTable(out, c)
+		if err == nil {
+			err = reports.WriteZeroPPSection(out, c.ZeroPP)
+		}
 	}
 	if err != nil {
 		return err
