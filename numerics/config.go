@@ -77,6 +77,14 @@ type Config struct {
 	// exact), so other N are rejected.
 	SameData bool
 	Corrupt  *Corruption
+	// ZeRO++ (quant.go), stage 3 with K = 1 only: QuantWeights is qwZ
+	// (int8 parameter gathers), QuantGrads qgZ (the two-stage int4
+	// gradient all-to-all across Local-rank nodes; with one node DeepSpeed
+	// reduce-scatters as usual). Verify then checks the sharded run bit for
+	// bit against an unsharded reference that quantizes the same way, and
+	// reports the drift from unquantized training.
+	QuantWeights, QuantGrads bool
+	Local                    int
 
 	// perm, if set, gives rank r the data of data-rank perm[r] (tests).
 	perm []int
@@ -116,6 +124,16 @@ func (c *Config) Validate() error {
 	}
 	if err := c.hyper().Validate(); err != nil {
 		return err
+	}
+	if c.Quantized() {
+		switch {
+		case c.Stage != 3 || c.K != 1:
+			return fmt.Errorf("numerics: qwZ/qgZ are ZeRO++, stage 3 with K 1 (got stage %d, K %d)", c.Stage, c.K)
+		case c.SameData:
+			return errors.New("numerics: qwZ/qgZ are not bit-exact against one process: no same-data check")
+		case c.QuantGrads && (c.Local < 1 || c.N%c.Local != 0):
+			return fmt.Errorf("numerics: qgZ: %d ranks per node must be ≥ 1 and divide N %d", c.Local, c.N)
+		}
 	}
 	if c.perm != nil {
 		if len(c.perm) != c.N {
@@ -163,8 +181,21 @@ func (c Config) Name() string {
 	if c.SameData {
 		s += " same-data"
 	}
+	if c.QuantWeights {
+		s += " qwZ"
+	}
+	if c.QuantGrads {
+		s += fmt.Sprintf(" qgZ(%d/node)", c.Local)
+	}
 	return s
 }
+
+// Quantized reports whether c uses ZeRO++'s quantized communication.
+func (c Config) Quantized() bool { return c.QuantWeights || c.QuantGrads }
+
+// qgzActive reports whether qgZ's all-to-all runs: qgZ on more than one
+// node (stage3.py:1806).
+func (c Config) qgzActive() bool { return c.QuantGrads && c.N/c.Local > 1 }
 
 // SplitBucketElems is the bucket size of the matrix's split-bucket
 // configurations: a prime, so buckets cut parameters and the shards of one

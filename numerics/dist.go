@@ -12,6 +12,9 @@ type rank struct {
 	id, group, pos int
 	param, grad    []BF16 // flat padded buffers (Layout.Size); flushed storage holds NaN
 	master, m, v   []float32
+	// own is the rank's exact shard of a unit gathered under qwZ, restored
+	// when the unit is released (bucket → values).
+	own map[int][]BF16
 }
 
 // sim is one sharded training run.
@@ -168,6 +171,9 @@ func (e *rankEnv) enter(unit int, backward bool) {
 	}
 	b := e.s.unitB[unit]
 	e.s.gatherParams(e.rk, b)
+	if e.s.cfg.QuantWeights {
+		e.s.quantizeGathered(e.rk, b)
+	}
 	if e.rk.id == 0 && e.s.step == 1 {
 		phase := "forward"
 		if backward {
@@ -179,7 +185,34 @@ func (e *rankEnv) enter(unit int, backward bool) {
 
 func (e *rankEnv) leave(unit int, backward bool) {
 	if e.s.cfg.Stage == 3 {
-		e.s.flushParams(e.rk, e.s.unitB[unit])
+		b := e.s.unitB[unit]
+		e.s.flushParams(e.rk, b)
+		if own, ok := e.rk.own[b]; ok {
+			lo, _ := e.s.lay.Shard(b, e.rk.pos)
+			copy(e.rk.param[lo:], own)
+			delete(e.rk.own, b)
+		}
+	}
+}
+
+// quantizeGathered replaces rk's gathered bucket b by what qwZ delivers:
+// every partition quantized to int8 by its owner and dequantized, the
+// rank's own included; its exact shard is kept for the release.
+func (s *sim) quantizeGathered(rk *rank, b int) {
+	if rk.own == nil {
+		rk.own = map[int][]BF16{}
+	}
+	lo, hi := s.lay.Shard(b, rk.pos)
+	rk.own[b] = append([]BF16(nil), rk.param[lo:hi]...)
+	for p := range s.S {
+		lo, hi := s.lay.Shard(b, p)
+		part := make([]float32, hi-lo)
+		for i := range part {
+			part[i] = rk.param[lo+int64(i)].Float32()
+		}
+		for i, v := range qwzPartition(part) {
+			rk.param[lo+int64(i)] = ToBF16(v)
+		}
 	}
 }
 

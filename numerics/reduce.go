@@ -82,8 +82,15 @@ func (s *sim) reduceGrads() error {
 	first := s.step == 1
 	for _, b := range s.lay.ReduceOrder() {
 		bk := s.lay.Buckets[b]
+		var qgz func()
+		if cfg.qgzActive() {
+			qgz = s.qgzBucket(b) // reads the ranks' gradients before the reduction overwrites the owners'
+		}
 		if err := s.reduceBucket(b); err != nil {
 			return err
+		}
+		if qgz != nil {
+			qgz()
 		}
 		if first {
 			bytes := 2 * bk.Size

@@ -3,6 +3,8 @@ package numerics
 import (
 	"fmt"
 	"math"
+
+	"github.com/zerosim/zerosim/memory"
 )
 
 // Mismatch locates one element where a sharded run differs from the
@@ -57,6 +59,10 @@ type Result struct {
 	// rank, not the group mates that gathered the bad value).
 	First *Mismatch
 	Steps []StepStat
+	// QuantDrift is, under qwZ/qgZ, the drift of the quantized training
+	// (checked bit for bit against its quantizing reference above) from
+	// unquantized training after every step.
+	QuantDrift []QuantDriftStep
 	// CollectiveBytes lists the numeric collectives of one step.
 	CollectiveBytes []CollectiveBytes
 	// Layout figures: real and padded elements, buckets, elements per shard.
@@ -76,6 +82,9 @@ type reference struct {
 	off          []int64     // parameter k's offset in master
 	step         int
 	loss         float64
+	// lay is the stage-3 layout, set under qwZ/qgZ: the partitions qwZ
+	// quantizes.
+	lay *memory.Layout
 }
 
 func newReference(cfg Config) (*reference, error) {
@@ -90,6 +99,12 @@ func newReference(cfg Config) (*reference, error) {
 	}
 	r.m = make([]float32, len(r.master))
 	r.v = make([]float32, len(r.master))
+	if cfg.Quantized() {
+		r.lay, err = memory.NewLayout(memory.StageSpec(m.params, cfg.Stage, cfg.N/cfg.K, cfg.BucketElems, cfg.Padding))
+		if err != nil {
+			return nil, fmt.Errorf("numerics: %w", err)
+		}
+	}
 	return r, nil
 }
 
@@ -101,9 +116,17 @@ func (r *reference) runStep() error {
 	if r.cfg.SameData {
 		ranks = 1
 	}
+	params := r.params
+	if r.cfg.QuantWeights {
+		params = r.qwzParams()
+	}
+	var perRank [][][]float32 // qgZ: rank → param → gradient
 	for d := range ranks {
-		env := newDenseEnv(r.params)
+		env := newDenseEnv(params)
 		r.loss += float64(forwardBackward(r.model, bf16Arith(), env, r.model.makeBatch(r.cfg.Seed, r.step, d), 1))
+		if r.cfg.qgzActive() {
+			perRank = append(perRank, env.g)
+		}
 		for k, gk := range env.g {
 			for i, v := range gk {
 				s, ok := exactAdd(g[r.off[k]+int64(i)], float64(v))
@@ -117,6 +140,9 @@ func (r *reference) runStep() error {
 	g32 := make([]float32, len(g))
 	for i, v := range g {
 		g32[i] = BF16FromFloat64(v).Float32()
+	}
+	if r.cfg.qgzActive() {
+		r.qgzGrads(perRank, g32)
 	}
 	AdamStep(r.hyper, r.step, r.master, g32, r.m, r.v)
 	for k, p := range r.params {
@@ -146,12 +172,26 @@ func Verify(cfg Config) (*Result, error) {
 	if cfg.Stage == 0 {
 		res.ShardElems = s.lay.Size
 	}
+	var plain *reference // unquantized training, for the drift
+	if cfg.Quantized() {
+		pc := cfg
+		pc.QuantWeights, pc.QuantGrads, pc.Corrupt = false, false, nil
+		if plain, err = newReference(pc); err != nil {
+			return nil, err
+		}
+	}
 	for range cfg.Steps {
 		if err := s.runStep(); err != nil {
 			return nil, err
 		}
 		if err := ref.runStep(); err != nil {
 			return nil, err
+		}
+		if plain != nil {
+			if err := plain.runStep(); err != nil {
+				return nil, err
+			}
+			res.QuantDrift = append(res.QuantDrift, quantDrift(ref, plain))
 		}
 		st := s.compare(ref, res)
 		res.Steps = append(res.Steps, st)

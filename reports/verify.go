@@ -15,6 +15,8 @@ type VerifyReport struct {
 	Rows     []VerifyRow `json:"rows"`
 	// Drift is the native-reduction drift between two K (optional).
 	Drift []DriftRow `json:"drift,omitempty"`
+	// QuantDrift is ZeRO++'s drift from unquantized training (verify_quant.go).
+	QuantDrift []QuantDriftRow `json:"quant_drift,omitempty"`
 }
 
 // VerifyRow is one verified configuration.
@@ -115,6 +117,9 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 		if err := d.Render(); err != nil {
 			return err
 		}
+	}
+	if err := writeQuantDrift(w, r.QuantDrift); err != nil {
+		return err
 	}
 	_, err := fmt.Fprintf(w, "%s: %d of %d configurations bit-exact\n", passFail(r.Pass), len(r.Rows)-failed, len(r.Rows))
 	return err

@@ -106,6 +106,10 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		one.Stage, one.K, one.Steps = s.Parallelism.Stage, s.Parallelism.K, max(base.Steps, c.Step)
 		one.Corrupt = c
 		cfgs = []numerics.Config{one}
+	} else if base.Quantized() {
+		// ZeRO++ runs at stage 3 with K 1 only: one configuration, checked
+		// against its quantizing reference, with the drift reported.
+		cfgs = []numerics.Config{base}
 	} else {
 		cfgs = numerics.Matrix(base)
 	}
@@ -126,6 +130,10 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 			}
 		}
 		rep.Rows = append(rep.Rows, row)
+		for _, d := range r.QuantDrift {
+			rep.QuantDrift = append(rep.QuantDrift, reports.QuantDriftRow{Config: c.Name(), Step: d.Step, Loss: d.Loss, PlainLoss: d.PlainLoss,
+				MaxAbsParamDiff: d.MaxAbsParamDiff, RelParamDiff: d.RelParamDiff})
+		}
 	}
 	if o.drift {
 		kb := 1
@@ -174,6 +182,11 @@ func verifyBase(s *scenarios.Scenario) (numerics.Config, error) {
 		Seed: uint64(s.Training.Seed), Padding: pad}
 	if s.Model.Kind == scenarios.KindMLP {
 		c.Model, c.Hidden, c.Layers = numerics.ResidualMLP, 16, 3
+	}
+	if cm := s.Communication; cm.ZeroQuantizedWeights || cm.ZeroQuantizedGradients {
+		// ZeRO++ (scenario keys mirroring DeepSpeed's): stage 3, K 1.
+		c.Stage, c.QuantWeights, c.QuantGrads, c.Local = 3, cm.ZeroQuantizedWeights, cm.ZeroQuantizedGradients, s.Cluster.GPUsPerNode
+		c.Steps = max(c.Steps, numerics.MatrixSteps)
 	}
 	t := s.Training
 	if t.LR > 0 {
