@@ -269,7 +269,10 @@ type Report struct {
 	// DeepSpeedOffload holds the rows DeepSpeed's _all_cold estimator
 	// prints, offload columns included (estimator deepspeed, stages 1–3).
 	DeepSpeedOffload []DeepSpeedOffloadRow `json:"deepspeed_offload,omitempty"`
-	Warnings         []string              `json:"warnings,omitempty"`
+	// Host is the host RAM of a rank and a node when the scenario offloads
+	// (offload.go); nil otherwise.
+	Host     *HostMemory `json:"host,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 
 	events []Event
 }

@@ -206,7 +206,9 @@ func (m *model) atRest() {
 			m.set(CompAdamM, c.mul(P, 4), "full, fp32")
 			m.set(CompAdamV, c.mul(P, 4), "full, fp32")
 		case 1, 2, 3:
-			if r.Stage == 3 {
+			if r.Stage == 3 && m.s.Offload.Params != scenarios.OffloadNone {
+				m.set(CompParams, 0, dt+" param shard offloaded to "+m.s.Offload.Params.String())
+			} else if r.Stage == 3 {
 				m.set(CompParams, c.mul(R, e), dt+" param shard (1/"+itoa(r.Shards)+")")
 				m.set(CompPadding, c.mul(S-R, e), "")
 			} else {
@@ -223,10 +225,17 @@ func (m *model) atRest() {
 			default:
 				m.set(CompGrads, 0, "grad shard, freed after the step")
 			}
-			m.set(CompMaster, c.mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
-			m.set(CompAdamM, c.mul(R, 4), "fp32 shard")
-			m.set(CompAdamV, c.mul(R, 4), "fp32 shard")
-			m.set(CompPadding, c.mul(S-R, c.add(em, 8)), "")
+			if m.s.Offload.Any() {
+				m.offload(g) // host RAM per rank and node (offload.go)
+			}
+			if m.s.Offload.Optimizer == scenarios.OffloadNone {
+				m.set(CompMaster, c.mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
+				m.set(CompAdamM, c.mul(R, 4), "fp32 shard")
+				m.set(CompAdamV, c.mul(R, 4), "fp32 shard")
+				m.set(CompPadding, c.mul(S-R, c.add(em, 8)), "")
+			} else {
+				m.set(CompMaster, 0, "fp32 shard offloaded to "+m.s.Offload.Optimizer.String())
+			}
 			if r.Stage == 2 && !r.Convention.modelStatesOnly() {
 				var maxB int64
 				for _, b := range g.layout.Buckets {
@@ -370,8 +379,8 @@ func (m *model) buildEvents() {
 	}
 	var temp, fp8 int64
 	for _, g := range m.groups {
-		if g.info.MasterBytes == 0 {
-			continue // fp32 params: the grad is already fp32
+		if g.info.MasterBytes == 0 || (m.s.Offload.Optimizer != scenarios.OffloadNone && r.Stage > 0) {
+			continue // fp32 params: the grad is already fp32; offload: the step runs on the host
 		}
 		elems := g.info.ShardElems
 		if r.Stage == 0 {

@@ -126,6 +126,9 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 			return err
 		}
 	}
+	if err := writeHostMemory(w, r, u); err != nil {
+		return err
+	}
 	for _, msg := range r.Warnings {
 		if _, err := fmt.Fprintf(w, "warning: %s\n", msg); err != nil {
 			return err

@@ -240,7 +240,7 @@ func (run *Run) ganttPlot() GanttPlot {
 	}
 	p.TimeUnit, p.TimeScale = timeUnit(int64(r.StepTime))
 	var used [8]bool
-	var kinds [8]bool
+	var kinds [16]bool
 	for _, t := range sc.Tasks {
 		used[t.Stream] = true
 		kinds[t.Kind] = true

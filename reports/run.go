@@ -470,6 +470,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		}
 	}
 	fmt.Fprintln(ew, run.peakText())
+	writeHostSide(ew, run.Result.Host)
 	fmt.Fprintln(ew)
 	if err := run.pathTable().render(ew); err != nil {
 		return err

@@ -84,6 +84,9 @@ func (e *executor) rankStats(r int, step units.Duration) RankStats {
 		if task.Kind == AllGather {
 			ag = append(ag, interval{e.start[i], e.end[i]})
 		}
+		if task.Kind.IsHost() {
+			continue // host-side (offload) time is not the GPU's
+		}
 		if task.Kind.IsComm() {
 			comm = append(comm, interval{e.start[i], e.end[i]})
 			wait = append(wait, interval{e.arrive[i], e.start[i]})

@@ -66,7 +66,7 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 	}
 	optimizer := func() int32 {
 		for i, t := range sc.Tasks {
-			if t.Kind == Optimizer {
+			if t.Kind == Optimizer || t.Kind == CPUAdam {
 				return int32(i)
 			}
 		}

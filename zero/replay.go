@@ -314,12 +314,13 @@ func (e *executor) begin(r int, t int32) {
 	if !task.Kind.IsComm() {
 		e.started(r, t, now)
 		d := task.Dur
-		if s := e.speed[r]; s != 1 && d > 0 {
+		if s := e.speed[r]; s != 1 && d > 0 && !task.Kind.IsHost() {
 			d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
 		}
 		if task.Stream != Compute {
 			// A ZeRO++ kernel launched on a communication stream
-			// (zeropp.go) runs beside the compute stream's task.
+			// (zeropp.go), or a host task (offload.go), runs beside the
+			// compute stream's task.
 			e.clk.After(d, func() { e.finish(r, t) })
 			return
 		}

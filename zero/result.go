@@ -44,7 +44,10 @@ type Result struct {
 	MemoryModel *memory.Report
 	Memory      MemoryTimeline
 	PeakMemory  []int64
-	Warnings    []string
+	// Host is the host side of one rank's step under offload (offload.go);
+	// nil without offload.
+	Host     *HostStats
+	Warnings []string
 }
 
 // CollectiveRecord is one collective instance: a task of a group.

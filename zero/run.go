@@ -271,6 +271,9 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("straggler: rank %d (compute %v vs the other ranks' median %v) kept the others waiting %v in total", st.Rank, st.Compute, st.MedianCompute, st.Caused))
 	}
 	res.MemoryModel = mrep
+	if res.Host != nil && mrep.Host != nil {
+		res.Host.RAMPerNode = mrep.Host.PerNode
+	}
 	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
 	res.PeakMemory = make([]int64, sc.N)
 	for r := range res.PeakMemory {
@@ -293,10 +296,11 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	sc := e.sc
 	res := &Result{Name: s.Name, Stage: sc.Stage, N: sc.N, K: sc.K, Overlap: sc.Overlap, Schedule: sc, Events: events}
 	for _, t := range sc.Tasks {
-		if !t.Kind.IsComm() {
+		if !t.Kind.IsComm() && !t.Kind.IsHost() {
 			res.Compute += t.Dur
 		}
 	}
+	res.Host = hostStats(sc)
 	for _, t := range e.end {
 		res.StepTime = max(res.StepTime, t)
 	}

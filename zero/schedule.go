@@ -23,11 +23,19 @@ const (
 	// Quantize is a ZeRO++ quantize or dequantize kernel (zeropp.go): a
 	// compute task timed by the HBM roofline.
 	Quantize
+	// Offload (offload.go): PCIeDown and PCIeUp copy to and from the host,
+	// CPUAdam is the optimizer step on the CPU.
+	PCIeDown
+	PCIeUp
+	CPUAdam
 	numKinds
 )
 
-var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce", "all-to-all",
-	"quantize"}
+var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce",
+	"all-to-all", "quantize", "pcie down", "pcie up", "cpu adam"}
+
+// IsHost reports whether k runs on the host side (offload): not GPU time.
+func (k Kind) IsHost() bool { return k >= PCIeDown && k <= CPUAdam }
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -43,10 +51,13 @@ const (
 	GradComm         // reduce-scatter / all-reduce of gradients (intra or whole group)
 	InterComm        // K > 1: all-reduce of gradient shards across the inter group
 	ParamComm        // all-gather of parameters
+	HostDown         // offload: gradient copies to the host
+	HostUp           // offload: parameter copies to the GPU
+	HostCPU          // offload: the CPU optimizer
 	numStreams
 )
 
-var streamNames = [...]string{"compute", "grad-comm", "inter-comm", "param-comm"}
+var streamNames = [...]string{"compute", "grad-comm", "inter-comm", "param-comm", "pcie-down", "pcie-up", "host-cpu"}
 
 func (s Stream) String() string { return streamNames[s] }
 
@@ -189,7 +200,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 	}
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
 		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode}
-	b := &builder{sc: sc, s: s}
+	b := &builder{sc: sc, s: s, host: newHostPlan(s)}
 	if sc.Stage == 3 {
 		err = b.stage3()
 	} else {
@@ -219,8 +230,9 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 }
 
 type builder struct {
-	sc *Schedule
-	s  *scenarios.Scenario
+	sc   *Schedule
+	s    *scenarios.Scenario
+	host *hostPlan // offload; nil without
 }
 
 func (b *builder) add(t Task) int32 {
@@ -229,6 +241,40 @@ func (b *builder) add(t Task) int32 {
 }
 
 func (b *builder) optimizer(after []int32, elems int64) error {
+	if h := b.host; h != nil {
+		var param int64
+		for _, g := range b.sc.Groups {
+			param += g.ShardElems * g.ParamBytes
+		}
+		if h.opt != scenarios.OffloadNone {
+			_, err := h.step(b, after, elems, param)
+			return err
+		}
+		// offload_param alone: the GPU steps and the shard goes back down.
+		if err := b.gpuOptimizer(after, elems); err != nil {
+			return err
+		}
+		_, err := h.gradDown(b, -1, -1, param, []int32{int32(len(b.sc.Tasks) - 1)})
+		return err
+	}
+	return b.gpuOptimizer(after, elems)
+}
+
+// offloadGrad adds, with offload_optimizer, the copy of a reduced gradient
+// shard (its bucket's bytes / the shard count) to the host after the tasks
+// that reduce it, and returns what the optimizer waits for.
+func (b *builder) offloadGrad(unit, bucket int, bytes int64, synced []int32) ([]int32, error) {
+	if b.host == nil || b.host.opt == scenarios.OffloadNone || len(synced) == 0 {
+		return synced, nil
+	}
+	t, err := b.host.gradDown(b, unit, bucket, bytes/int64(b.sc.N/b.sc.K), synced)
+	if err != nil {
+		return nil, err
+	}
+	return []int32{t}, nil
+}
+
+func (b *builder) gpuOptimizer(after []int32, elems int64) error {
 	d, err := OptimizerTime(b.s, elems)
 	if err != nil {
 		return err
@@ -359,7 +405,11 @@ func (b *builder) stage012() error {
 		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})
 		prev = b.a2a(u, PhaseBackwardA2A, bw)
 		for _, i := range readyAt[u] {
-			synced = append(synced, b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw))
+			ts, err := b.offloadGrad(-1, i, sc.Buckets[i].GradBytes, []int32{b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw)})
+			if err != nil {
+				return err
+			}
+			synced = append(synced, ts...)
 		}
 	}
 	if err := b.optimizer(synced, b.optElems()); err != nil {
@@ -410,6 +460,19 @@ func (b *builder) stage3() error {
 	}
 	gathers := func(u int, ph Phase, after, afterStart []int32) []int32 {
 		var ts []int32
+		var shard int64
+		for _, i := range byUnit[u] {
+			if _, size := b.shardGroup(i); size > 1 {
+				shard += sc.Buckets[i].ParamBytes / int64(size)
+			}
+		}
+		after, afterStart, e := b.host.paramUp(b, u, shard, after, afterStart)
+		if e != nil {
+			if err == nil {
+				err = e
+			}
+			return nil
+		}
 		if zp != nil {
 			if sc.N/sc.K == 1 {
 				return nil
@@ -478,19 +541,29 @@ func (b *builder) stage3() error {
 		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
 		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
+		var unitSync []int32
+		var gradBytes int64
+		for _, i := range byUnit[u] {
+			gradBytes += sc.Buckets[i].GradBytes
+		}
+		ok := false
 		if zp != nil {
-			ts, ok, e := zp.gradSync(b, u, bwd[u])
+			ts, done, e := zp.gradSync(b, u, bwd[u])
 			if e != nil {
 				return e
 			}
-			if ok {
-				synced = append(synced, ts...)
-				continue
+			unitSync, ok = ts, done
+		}
+		if !ok {
+			for _, i := range byUnit[u] {
+				unitSync = append(unitSync, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
 			}
 		}
-		for _, i := range byUnit[u] {
-			synced = append(synced, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
+		ts, e := b.offloadGrad(u, -1, gradBytes, unitSync)
+		if e != nil {
+			return e
 		}
+		synced = append(synced, ts...)
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,63 @@
+package memory
+
+import "github.com/zerosim/zerosim/scenarios"
+
+// Offload (ZeRO-Offload, ZeRO-Infinity; DeepSpeed at
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641): with offload_optimizer the
+// rank's fp32 master partition, Adam's exp_avg and exp_avg_sq and the fp32
+// gradient partition the CPU Adam reads live in pinned host memory
+// (stage_1_and_2.py: single_partition_of_fp32_groups on the CPU and its
+// .grad; stage3.py: fp32_partitioned_groups_flat on the offload device),
+// 16 bytes per element of the rank's shard; on nvme the 12 bytes of
+// master and Adam states go to NVMe and the host keeps the fp32 gradients.
+// With offload_param the 16-bit parameter partition lives on the host (2
+// bytes per element), or on NVMe. GPU memory loses those components, and
+// the optimizer's fp32 gradient copy (the step runs on the CPU).
+//
+// zerosim counts these per rank and per node (GPUs per node × per rank);
+// DeepSpeed's swap and pinned staging buffers are not counted.
+
+// HostMemory is the host side of a rank and a node.
+type HostMemory struct {
+	// PerRank and PerNode are host RAM bytes; NVMePerNode the bytes on the
+	// node's NVMe; Capacity the node's host RAM (cluster.host.memory).
+	PerRank     int64  `json:"per_rank"`
+	PerNode     int64  `json:"per_node"`
+	NVMePerNode int64  `json:"nvme_per_node"`
+	Capacity    int64  `json:"capacity"`
+	Fits        bool   `json:"fits"`
+	Note        string `json:"note"`
+}
+
+// offload records group g's offloaded optimizer states on the host (or
+// NVMe) instead of the GPU.
+func (m *model) offload(g *group) {
+	c := m.c
+	S := g.info.ShardElems
+	h := m.host()
+	switch m.s.Offload.Optimizer {
+	case scenarios.OffloadCPU:
+		h.PerRank = c.add(h.PerRank, c.mul(S, 16))
+	case scenarios.OffloadNVMe:
+		h.PerRank = c.add(h.PerRank, c.mul(S, 4))
+		h.NVMePerNode = c.add(h.NVMePerNode, c.mul(S, 12, int64(m.s.Cluster.GPUsPerNode)))
+	}
+	switch m.s.Offload.Params {
+	case scenarios.OffloadCPU:
+		h.PerRank = c.add(h.PerRank, c.mul(S, g.info.ParamBytes))
+	case scenarios.OffloadNVMe:
+		h.NVMePerNode = c.add(h.NVMePerNode, c.mul(S, g.info.ParamBytes, int64(m.s.Cluster.GPUsPerNode)))
+	}
+	h.PerNode = c.mul(h.PerRank, int64(m.s.Cluster.GPUsPerNode))
+	h.Capacity = int64(m.s.Cluster.Host.Memory)
+	h.Fits = h.Capacity > 0 && h.PerNode <= h.Capacity
+	h.Note = "optimizer " + m.s.Offload.Optimizer.String() + ", params " + m.s.Offload.Params.String() +
+		": fp32 master, Adam m, v and fp32 grads 16 B per shard element (nvme: 4 B on the host, 12 on NVMe), params 2 B"
+}
+
+func (m *model) host() *HostMemory {
+	if m.r.Host == nil {
+		m.r.Host = &HostMemory{}
+	}
+	return m.r.Host
+}

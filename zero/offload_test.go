@@ -1,0 +1,106 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+func offloadScenario(t *testing.T, stage int, offload, host string) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Load("off.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB`+host+`}
+model: {preset: llama2-7b, seq_len: 4096}
+parallelism: {dp: 8, zero_stage: `+string(rune('0'+stage))+`}
+training: {micro_batch: 1, recompute: full}
+`+offload), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestOffloadReplay: ZeRO-Offload moves each rank's reduced gradient shard
+// down and its bf16 shard up over PCIe and runs Adam on the CPU; the host
+// stats are the exact sums of those tasks, and which of PCIe or the CPU
+// bounds the host follows the configured bandwidths.
+//
+// Llama-2-7B on 8 A100s, stage 2: the shard is the buffer / 8 elements
+// (OptElems); down and up carry 2 B per element; CPU Adam 28 B per element
+// at 409.6 GB/s / 8 ranks = 51.2 GB/s; PCIe4 32 GB/s per GPU, 1 µs.
+func TestOffloadReplay(t *testing.T) {
+	base, err := Replay(offloadScenario(t, 2, "", ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Host != nil {
+		t.Fatalf("no offload: host stats %+v", base.Host)
+	}
+	res, err := Replay(offloadScenario(t, 2, "offload: {optimizer: cpu}\n", ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Host
+	e := res.Schedule.OptElems
+	var gradShard int64
+	for _, b := range res.Schedule.Buckets {
+		gradShard += b.GradBytes / 8
+	}
+	cpu := units.TransferTime(units.Bytes(28*e), 51_200_000_000)
+	up := units.TransferTime(units.Bytes(2*e), 32e9) + units.Microsecond
+	if h == nil || h.PCIeDown != gradShard || h.PCIeUp != 2*e || h.CPUTime != cpu || h.PCIeUpTime != up || h.Bottleneck != "cpu" {
+		t.Fatalf("host %+v, want down %d, up %d in %v, cpu %v, cpu-bound", h, gradShard, 2*e, up, cpu)
+	}
+	if h.RAMPerNode != 8*16*e {
+		t.Errorf("host RAM per node %d, want 16 B × %d × 8", h.RAMPerNode, e)
+	}
+	// The step waits for the CPU step and the copy up: at least the
+	// no-offload step minus its GPU optimizer plus both.
+	if res.StepTime <= base.StepTime || res.StepTime < base.Compute-gpuOptimizer(t, base)+cpu+up {
+		t.Errorf("offload step %v vs %v without", res.StepTime, base.StepTime)
+	}
+	// PCIe shared per socket (4 GPUs on a PCIe3 link: 4 GB/s each) and
+	// fast DRAM: PCIe bounds the host.
+	res, err = Replay(offloadScenario(t, 2, "offload: {optimizer: cpu}\n", ", host: {pcie: {preset: PCIe3}, pcie_sharing: per_socket, memory_bandwidth: 4TB/s}"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res.Host; h.Bottleneck != "pcie" || h.PCIeUpTime != units.TransferTime(units.Bytes(2*e), 4e9)+units.Microsecond {
+		t.Errorf("per-socket PCIe3: %+v, want pcie-bound with up at 4 GB/s", h)
+	}
+	// Stage 3 with parameters on the host: every gather first copies the
+	// unit's shard up (forward and backward), nothing goes up after the
+	// step.
+	res, err = Replay(offloadScenario(t, 3, "offload: {optimizer: cpu, params: cpu}\n", ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paramShard int64
+	for _, b := range res.Schedule.Buckets {
+		paramShard += b.ParamBytes / 8
+	}
+	if h := res.Host; h.PCIeUp != 2*paramShard || res.MemoryModel.Component("params").AtRest != 0 {
+		t.Errorf("params offloaded: up %d, want %d; GPU params %d", h.PCIeUp, 2*paramShard, res.MemoryModel.Component("params").AtRest)
+	}
+	// NVMe optimizer: the CPU step also streams 24 B per element at
+	// 31.5 GB/s / 8.
+	res, err = Replay(offloadScenario(t, 2, "offload: {optimizer: nvme}\n", ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv := units.TransferTime(units.Bytes(24*e), units.Bandwidth(int64(scenarios.DefaultNVMeBandwidth)/8))
+	if h := res.Host; h.CPUTime != cpu+nv {
+		t.Errorf("nvme: cpu %v, want %v + %v", h.CPUTime, cpu, nv)
+	}
+}
+
+func gpuOptimizer(t *testing.T, r *Result) units.Duration {
+	for _, task := range r.Schedule.Tasks {
+		if task.Kind == Optimizer {
+			return task.Dur
+		}
+	}
+	t.Fatal("no optimizer task")
+	return 0
+}
