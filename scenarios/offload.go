@@ -122,6 +122,9 @@ func (l *loader) resolveOffload(s *Scenario) *Error {
 	if o.Params != OffloadNone && p.Stage != 3 {
 		return l.errPath("offload.params", fmt.Sprintf("params: %s needs ZeRO stage 3 (DeepSpeed's offload_param is stage 3 only; set zero_stage: 3 or params: none)", o.Params))
 	}
+	if o.Any() && p.EP > 1 {
+		return l.errPath("offload", fmt.Sprintf("offload is modelled for dense data parallelism; ep=%d must be 1", p.EP))
+	}
 	if o.Any() && p.K > 1 {
 		return l.errPath("offload", fmt.Sprintf("offload is DeepSpeed's and has no k (num_distributed_optimizer_instances); k=%d must be 1", p.K))
 	}

@@ -48,6 +48,9 @@ func (l *loader) resolveZeroPP(s *Scenario) *Error {
 	if p.K > 1 {
 		return l.errPath(key, fmt.Sprintf("%s is DeepSpeed's ZeRO++, which has no k (num_distributed_optimizer_instances); k=%d must be 1", leaf(key), p.K))
 	}
+	if p.EP > 1 {
+		return l.errPath(key, fmt.Sprintf("%s is DeepSpeed's ZeRO++, modelled for dense data parallelism; ep=%d must be 1", leaf(key), p.EP))
+	}
 	if p.CP > 1 {
 		return l.errPath(key, fmt.Sprintf("%s is DeepSpeed's ZeRO++, modelled over dp only; cp=%d must be 1", leaf(key), p.CP))
 	}

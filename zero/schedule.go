@@ -77,9 +77,9 @@ const (
 	// ranks of its intra group holding the same experts (intra positions
 	// ≡ the rank's mod EP), over which expert parameters are sharded.
 	GroupEDP
-	GroupHPZ             // ZeRO++ hpZ: consecutive blocks of Schedule.HPZ ranks
-	GroupNode            // ZeRO++ qgZ: the ranks of one node (Schedule.Local consecutive ranks)
-	GroupRail            // ZeRO++ qgZ: the ranks of one local index across nodes
+	GroupHPZ  // ZeRO++ hpZ: consecutive blocks of Schedule.HPZ ranks
+	GroupNode // ZeRO++ qgZ: the ranks of one node (Schedule.Local consecutive ranks)
+	GroupRail // ZeRO++ qgZ: the ranks of one local index across nodes
 	numGroupKinds
 )
 
