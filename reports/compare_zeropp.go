@@ -81,7 +81,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		why = fmt.Sprintf("ZeRO-3's communication is already hidden behind compute (%.1f %% of the step exposed), so ZeRO++'s %.3f M instead of %.3f M per node buys little",
 			share(z3), zpp.NetworkM, z3.NetworkM)
 	default:
-		why = fmt.Sprintf("the network is not the bottleneck (ZeRO-3 exposes %.1f %% of its step), and ZeRO++'s quantize/dequantize kernels and extra gathers on the compute and gradient streams cost more than the %.3f M per node it saves",
+		why = fmt.Sprintf("the network is not the bottleneck (ZeRO-3 exposes %.1f %% of its step), and ZeRO++'s quantize and dequantize kernels on the compute and gradient streams cost more than the %.3f M per node it saves",
 			share(z3), z3.NetworkM-zpp.NetworkM)
 	}
 	sec.Reasons = append(sec.Reasons, ZeroPPReasons{Against: z3.Label, SpeedupPct: sp, Why: why})

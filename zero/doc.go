@@ -14,6 +14,13 @@
 // each unit's gradients. The buffers and buckets come from
 // memory.BufferLayouts, the layout the memory model and numerics use.
 //
+// At stage 3, DeepSpeed's ZeRO++ (zeropp.go) changes the schedule: qwZ
+// gathers int8 + fp32 scales after a quantize kernel and dequantizes on the
+// compute stream, hpZ runs the backward gathers over its group, qgZ replaces
+// each unit's reduce-scatter by an int4 all-to-all inside the node and one
+// across nodes. Offload (offload.go) adds PCIe copies on two host streams
+// and the CPU optimizer on a third.
+//
 // Replay runs the schedule for every rank on collectives.Fabric and returns a
 // Result. When every rank behaves alike (Symmetric), it simulates the ranks of
 // node 0 only and, of each collective, the transfers that touch them; a test

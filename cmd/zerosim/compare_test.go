@@ -70,10 +70,27 @@ func TestCompareFiles(t *testing.T) {
 		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1"}, "at least two values"},
 		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,3"}, "k=3 does not divide"},
 		{[]string{"compare", "seed000-k4", "seed002-tiny", "--vary", "parallelism.k=1,2"}, "one FILE"},
+		{[]string{"compare", "--zeropp", "seed000-k4", "seed002-tiny"}, "--zeropp compares variants of one FILE"},
+		{[]string{"compare", "--zeropp", "default", "--vary", "parallelism.k=1,2"}, "--zeropp compares variants of one FILE"},
 	} {
 		_, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, e, tc.want)
+		}
+	}
+}
+
+// TestCompareZeroPPCLI: compare --zeropp on the default example (2 nodes of
+// 8 H100s, Llama-2-7B) prints the three variants, their network bytes per
+// node in M and a verdict naming the winner.
+func TestCompareZeroPPCLI(t *testing.T) {
+	out, errOut, code := sweepCLI(t, "compare", "--zeropp", "default")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# ZeRO++ vs ZeRO-3 vs raising K", "ZeRO-3 K=2", "ZeRO++", " M ", " wins. ZeRO++ is "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }
