@@ -37,18 +37,20 @@ type RunJSON struct {
 	ComputePS    int64    `json:"compute_ps"`
 	LinkClasses  []string `json:"link_classes"`
 
-	Ranks       []RankJSON       `json:"ranks"`
-	Straggler   *StragglerJSON   `json:"straggler"`
-	Phases      []PhaseJSON      `json:"phases"`
-	Totals      TotalsJSON       `json:"totals"`
-	Critical    []PathStepJSON   `json:"critical_path"`
-	Memory      MemoryJSON       `json:"memory"`
-	MemoryModel *memory.Report   `json:"memory_model"`
-	Findings    []string         `json:"findings"`
-	Warnings    []string         `json:"warnings"`
-	Colls       []CollectiveJSON `json:"collectives,omitempty"`
-	CollCount   int              `json:"collective_count"`
-	Spans       [][]SpanJSON     `json:"spans,omitempty"`
+	Ranks       []RankJSON     `json:"ranks"`
+	Straggler   *StragglerJSON `json:"straggler"`
+	Phases      []PhaseJSON    `json:"phases"`
+	Totals      TotalsJSON     `json:"totals"`
+	Critical    []PathStepJSON `json:"critical_path"`
+	Memory      MemoryJSON     `json:"memory"`
+	MemoryModel *memory.Report `json:"memory_model"`
+	Findings    []string       `json:"findings"`
+	Warnings    []string       `json:"warnings"`
+	// Host is the host side of an offloaded step (run_host.go).
+	Host      *HostJSON        `json:"host,omitempty"`
+	Colls     []CollectiveJSON `json:"collectives,omitempty"`
+	CollCount int              `json:"collective_count"`
+	Spans     [][]SpanJSON     `json:"spans,omitempty"`
 }
 
 // RankJSON is one rank's split of the step.
@@ -182,6 +184,7 @@ func (run *Run) JSON() *RunJSON {
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
+	j.Host = hostJSON(r.Host)
 	if a := s.Model.ActiveParams(); a != j.Params {
 		j.ActiveParams = a
 	}

@@ -42,3 +42,24 @@ func writeHostMemory(w io.Writer, r *memory.Report, u MemoryUnits) error {
 	_, err := fmt.Fprintf(w, "%s (%s)\n", s, h.Note)
 	return err
 }
+
+// HostJSON is the host side of an offloaded step per rank: PCIe bytes and
+// busy time each way, the CPU optimizer's time, the busier of PCIe and the
+// CPU, and the node's host RAM.
+type HostJSON struct {
+	PCIeDownBytes int64  `json:"pcie_down_bytes"`
+	PCIeDownPS    int64  `json:"pcie_down_ps"`
+	PCIeUpBytes   int64  `json:"pcie_up_bytes"`
+	PCIeUpPS      int64  `json:"pcie_up_ps"`
+	CPUPS         int64  `json:"cpu_ps"`
+	Bottleneck    string `json:"bottleneck"`
+	RAMPerNode    int64  `json:"host_ram_per_node_bytes"`
+}
+
+func hostJSON(h *zero.HostStats) *HostJSON {
+	if h == nil {
+		return nil
+	}
+	return &HostJSON{PCIeDownBytes: h.PCIeDown, PCIeDownPS: int64(h.PCIeDownTime), PCIeUpBytes: h.PCIeUp, PCIeUpPS: int64(h.PCIeUpTime),
+		CPUPS: int64(h.CPUTime), Bottleneck: h.Bottleneck, RAMPerNode: h.RAMPerNode}
+}
