@@ -57,6 +57,10 @@ func Symmetric(s *scenarios.Scenario) bool {
 	if ep := s.Parallelism.EP; ep > 1 && gpn%ep != 0 && ep%gpn != 0 {
 		return false
 	}
+	// ZeRO++'s hpZ groups must tile the nodes as the intra groups do.
+	if h := s.Communication.ZeroHPZPartitionSize; h > 1 && h%gpn != 0 && gpn%h != 0 {
+		return false
+	}
 	// Shared NICs must be shared by the same number of GPUs each.
 	if c.NICs == scenarios.NICPerNode && gpn%c.NICsPerNode != 0 {
 		return false

@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -170,4 +171,57 @@ func crossNodeFormula(t *testing.T, s *scenarios.Scenario, sc *Schedule) int64 {
 		}
 	}
 	return total
+}
+
+// The symmetric fast path gives the full simulation's results with ZeRO++
+// (hpZ inside a node and across two, qwZ, qgZ) and with offload, to the
+// picosecond and the byte; hpZ groups that do not tile the nodes run the
+// full simulation.
+func TestZeroPPSymmetricFastPath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(s *scenarios.Scenario)
+	}{
+		{"zero++ h8", func(s *scenarios.Scenario) {
+			s.Communication.ZeroQuantizedWeights, s.Communication.ZeroHPZPartitionSize, s.Communication.ZeroQuantizedGradients = true, 8, true
+		}},
+		{"hpz h16", func(s *scenarios.Scenario) { s.Communication.ZeroHPZPartitionSize = 16 }},
+		{"qgz", func(s *scenarios.Scenario) { s.Communication.ZeroQuantizedGradients = true }},
+		{"offload", func(s *scenarios.Scenario) {
+			s.Offload = scenarios.Offload{Optimizer: scenarios.OffloadCPU, Params: scenarios.OffloadNVMe}
+		}},
+	} {
+		s := cluster(4, 8, 3, 1, 4)
+		tc.f(s)
+		if err := scenarios.Resolve(s); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !Symmetric(s) {
+			t.Fatalf("%s: not symmetric", tc.name)
+		}
+		fast, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := Replay(s, Options{Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := comparable(fast), comparable(full); !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: fast path differs: step %v vs %v, phases %+v vs %+v", tc.name, fast.StepTime, full.StepTime, a.Phases, b.Phases)
+		}
+	}
+	s := cluster(4, 6, 3, 1, 4)
+	s.Communication.ZeroHPZPartitionSize = 4 // groups of 4 across nodes of 6 GPUs
+	if err := scenarios.Resolve(s); err != nil || Symmetric(s) {
+		t.Errorf("hpz 4 on nodes of 6: %v, symmetric %v; want the full simulation", err, Symmetric(s))
+	}
+	if _, err := Replay(s, Options{}); err != nil {
+		t.Error(err)
+	}
+	s = cluster(4, 8, 3, 1, 4)
+	s.Communication.ZeroHPZPartitionSize = 32 // one group of the whole cluster: tiles
+	if err := scenarios.Resolve(s); err != nil || !Symmetric(s) {
+		t.Errorf("hpz 32: %v, symmetric %v", err, Symmetric(s))
+	}
 }
