@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -24,22 +25,22 @@ import (
 //     _all_gather_params: param.ds_tensor.to(device)).
 //
 // zerosim runs the copies on two streams of their own (down, up) and the
-// CPU step on a third, each a timed task beside the compute stream:
-//   - a PCIe copy of n bytes takes n / (the rank's PCIe share) + the link
-//     latency; the share is cluster.host.pcie's bandwidth, divided among
-//     the socket's GPUs with pcie_sharing: per_socket (every GPU copies at
-//     once in the offload phases);
-//   - the CPU Adam step over e elements reads and writes
-//     scenarios.CPUAdamBytesPerParam bytes per element of host DRAM, the
-//     node's memory_bandwidth shared by its GPUs' ranks; with nvme the
-//     optimizer states also stream to and from NVMe (12 B read + 12 B
-//     written per element at the rank's share of nvme_bandwidth), not
-//     overlapped with the step (an upper bound: DeepSpeed pipelines the
-//     swaps);
+// CPU step on a third, as flows on the engine (hostNet):
+//   - a PCIe copy of n bytes is a flow over the rank's link in that
+//     direction (cluster.host.pcie; one link per socket shared by its GPUs
+//     with pcie_sharing: per_socket) after the link latency;
+//   - the CPU Adam step over e elements is a flow of
+//     scenarios.CPUAdamBytesPerParam·e bytes over the node's DRAM
+//     (memory_bandwidth, shared by the node's ranks); with nvme the
+//     optimizer states then stream to and from NVMe (12 B read + 12 B
+//     written per element over the node's nvme_bandwidth), not overlapped
+//     with the step (an upper bound: DeepSpeed pipelines the swaps);
 //   - offloaded parameters on nvme are read from NVMe before their PCIe
 //     copy.
-// PCIe is not a flow on the engine: the copies do not contend with the
-// collectives' NIC traffic that shares the PCIe switch.
+// The PCIe links are the host's own resources: the copies do not contend
+// with the NIC traffic that shares a PCIe switch. The tasks' durations are
+// the uncontended estimates (each rank its share), used only without an
+// engine.
 
 // hostPlan holds the offload durations of one schedule build.
 type hostPlan struct {
@@ -111,7 +112,7 @@ func (h *hostPlan) step(b *builder, after []int32, elems, paramBytes int64) (int
 		d += sw
 	}
 	b.sc.OptElems = elems
-	t := b.add(Task{Kind: CPUAdam, Stream: HostCPU, Phase: PhaseCompute, Unit: -1, Bucket: -1, Dur: d, After: after})
+	t := b.add(Task{Kind: CPUAdam, Stream: HostCPU, Phase: PhaseCompute, Unit: -1, Bucket: -1, Dur: d, Bytes: n, After: after})
 	if h.params != scenarios.OffloadNone {
 		return t, nil // the parameters live on the host: nothing goes up
 	}
@@ -158,22 +159,122 @@ type HostStats struct {
 	RAMPerNode int64
 }
 
-// hostStats sums the host tasks of the schedule (every rank runs them).
-func hostStats(sc *Schedule) *HostStats {
+// hostRunner runs one rank's offload task and calls done when it ends.
+type hostRunner interface {
+	Run(rank int, t *Task, done func())
+}
+
+// hostNet runs the offload tasks as flows on the engine, so ranks that
+// share a resource share its bandwidth: each rank's PCIe link (one per
+// socket, shared by its GPUs, with pcie_sharing: per_socket), one direction
+// each way; each node's DRAM (the CPU Adam roofline) and NVMe.
+type hostNet struct {
+	eng     *sim.Engine
+	gpn     int
+	perSock int // GPUs per PCIe link
+	pcie    int64
+	lat     units.Duration
+	dram    int64
+	nvme    int64
+	optNVMe bool
+	parNVMe bool
+	res     map[hostKey]*sim.Resource
+}
+
+type hostKey struct {
+	what  string
+	index int
+}
+
+func newHostNet(eng *sim.Engine, s *scenarios.Scenario) *hostNet {
+	h := s.Cluster.Host
+	gpn := s.Cluster.GPUsPerNode
+	per := 1
+	if h.PCIeSharing == scenarios.PCIePerSocket && h.Sockets > 0 {
+		per = max(gpn/h.Sockets, 1)
+	}
+	return &hostNet{eng: eng, gpn: gpn, perSock: per, pcie: int64(h.PCIe.Bandwidth), lat: h.PCIe.Latency,
+		dram: int64(h.MemoryBandwidth), nvme: int64(h.NVMeBandwidth),
+		optNVMe: s.Offload.Optimizer == scenarios.OffloadNVMe, parNVMe: s.Offload.Params == scenarios.OffloadNVMe,
+		res: map[hostKey]*sim.Resource{}}
+}
+
+func (h *hostNet) resource(what string, index int, bw int64) *sim.Resource {
+	k := hostKey{what, index}
+	r := h.res[k]
+	if r == nil {
+		r = sim.NewResource(fmt.Sprintf("%s%d", what, index), bw)
+		h.res[k] = r
+	}
+	return r
+}
+
+// chain starts flows one after the other, then calls done.
+func (h *hostNet) chain(steps []func(next func()), done func()) {
+	if len(steps) == 0 {
+		done()
+		return
+	}
+	steps[0](func() { h.chain(steps[1:], done) })
+}
+
+func (h *hostNet) flow(r *sim.Resource, bytes int64) func(func()) {
+	return func(next func()) {
+		if bytes <= 0 {
+			next()
+			return
+		}
+		h.eng.StartFlow(bytes, []*sim.Resource{r}, next)
+	}
+}
+
+func (h *hostNet) Run(rank int, t *Task, done func()) {
+	node := rank / h.gpn
+	link := node*h.gpn + rank%h.gpn/h.perSock // the rank's PCIe link
+	var steps []func(func())
+	switch t.Kind {
+	case PCIeDown, PCIeUp:
+		dir := "pcie-down"
+		if t.Kind == PCIeUp {
+			dir = "pcie-up"
+			if h.parNVMe && t.Unit >= 0 {
+				steps = append(steps, h.flow(h.resource("nvme", node, h.nvme), t.Bytes))
+			}
+		}
+		pcie := h.resource(dir, link, h.pcie)
+		steps = append(steps, func(next func()) {
+			h.eng.At(h.eng.Now()+sim.Time(h.lat), func() { h.flow(pcie, t.Bytes)(next) })
+		})
+	case CPUAdam:
+		steps = append(steps, h.flow(h.resource("dram", node, h.dram), t.Bytes))
+		if h.optNVMe {
+			steps = append(steps, h.flow(h.resource("nvme", node, h.nvme), t.Bytes/scenarios.CPUAdamBytesPerParam*24))
+		}
+	}
+	h.chain(steps, done)
+}
+
+// hostStats sums the host tasks of rank 0 as they ran (every rank runs the
+// same ones; with pcie_sharing per_socket or a shared DRAM they ran at the
+// shared rate).
+func (e *executor) hostStats() *HostStats {
 	var h HostStats
 	any := false
-	for _, t := range sc.Tasks {
+	for i, t := range e.sc.Tasks {
+		if !t.Kind.IsHost() {
+			continue
+		}
+		at := e.at(0, int32(i))
+		d := e.end[at] - e.start[at]
 		switch t.Kind {
 		case PCIeDown:
 			h.PCIeDown += t.Bytes
-			h.PCIeDownTime += t.Dur
+			h.PCIeDownTime += d
 		case PCIeUp:
 			h.PCIeUp += t.Bytes
-			h.PCIeUpTime += t.Dur
+			h.PCIeUpTime += d
 		case CPUAdam:
-			h.CPUTime += t.Dur
-		default:
-			continue
+			h.CPUTime += d
 		}
 		any = true
 	}

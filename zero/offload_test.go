@@ -22,9 +22,11 @@ training: {micro_batch: 1, recompute: full}
 }
 
 // TestOffloadReplay: ZeRO-Offload moves each rank's reduced gradient shard
-// down and its bf16 shard up over PCIe and runs Adam on the CPU; the host
-// stats are the exact sums of those tasks, and which of PCIe or the CPU
-// bounds the host follows the configured bandwidths.
+// down and its bf16 shard up over PCIe and runs Adam on the CPU, all as
+// flows on the engine (per-rank or per-socket PCIe links, the node's DRAM
+// and NVMe shared by its ranks); the host stats are rank 0's times, and
+// which of PCIe or the CPU bounds the host follows the configured
+// bandwidths.
 //
 // Llama-2-7B on 8 A100s, stage 2: the shard is the buffer / 8 elements
 // (OptElems); down and up carry 2 B per element; CPU Adam 28 B per element
@@ -90,8 +92,10 @@ func TestOffloadReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	nv := units.TransferTime(units.Bytes(24*e), units.Bandwidth(int64(scenarios.DefaultNVMeBandwidth)/8))
-	if h := res.Host; h.CPUTime != cpu+nv {
-		t.Errorf("nvme: cpu %v, want %v + %v", h.CPUTime, cpu, nv)
+	// The eight ranks share the node's NVMe as flows on the engine: their
+	// rates are rounded, so allow a nanosecond.
+	if h := res.Host; h.CPUTime < cpu+nv-units.Nanosecond || h.CPUTime > cpu+nv+units.Nanosecond {
+		t.Errorf("nvme: cpu %v (%d ps), want %v + %v", h.CPUTime, int64(h.CPUTime), cpu, nv)
 	}
 }
 

@@ -45,9 +45,12 @@ type Span struct {
 // executor replays a Schedule for every rank of the N group, or, in the
 // symmetric run, for the ranks of node 0 only (see newExecutor).
 type executor struct {
-	sc    *Schedule
-	clk   clock
-	net   network
+	sc  *Schedule
+	clk clock
+	net network
+	// host runs the offload tasks as flows on the engine (hostNet, nil:
+	// each takes its nominal duration).
+	host  hostRunner
 	speed []float64 // per-rank compute speed (1 = nominal)
 
 	// reps is the number of simulated ranks 0..reps−1: N, or in the
@@ -317,10 +320,16 @@ func (e *executor) begin(r int, t int32) {
 		if s := e.speed[r]; s != 1 && d > 0 && !task.Kind.IsHost() {
 			d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
 		}
+		if task.Kind.IsHost() && e.host != nil {
+			// Offload copies and the CPU step run as flows on the host's
+			// links (offload.go).
+			e.host.Run(r, task, func() { e.finish(r, t) })
+			return
+		}
 		if task.Stream != Compute {
 			// A ZeRO++ kernel launched on a communication stream
-			// (zeropp.go), or a host task (offload.go), runs beside the
-			// compute stream's task.
+			// (zeropp.go), or a host task, runs beside the compute
+			// stream's task.
 			e.clk.After(d, func() { e.finish(r, t) })
 			return
 		}

@@ -240,6 +240,9 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		}
 	}
 	ex := newExecutor(sc, engineClock{eng}, net, speed, sym, reps)
+	if s.Offload.Any() {
+		ex.host = newHostNet(eng, s)
+	}
 	err = ex.run()
 	if net.err != nil {
 		return nil, net.err // a collective that could not start is the cause of any stall
@@ -304,7 +307,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			res.Compute += t.Dur
 		}
 	}
-	res.Host = hostStats(sc)
+	res.Host = e.hostStats()
 	for _, t := range e.end {
 		res.StepTime = max(res.StepTime, t)
 	}
