@@ -154,8 +154,8 @@ func qgzPlan(m *scenarios.Model, l scenarios.Layer, world, local int) (qgzUnit, 
 // unitShapes lists a unit's parameter tensor shapes: the scenario's own
 // tensors, or the ones its transformer dimensions imply (scenarios/models.go
 // buildLayers' blocks: q, k, v, o, the FFN matrices and the norm vectors,
-// GPT's biases), or, for a unit without either, one 2-D tensor of
-// [numel/√numel, √numel].
+// GPT's biases), or, for a unit without either, one [numel/4096, 4096]
+// matrix (a 1-D tensor when 4096 does not divide numel).
 func unitShapes(m *scenarios.Model, l scenarios.Layer) [][]int64 {
 	if len(l.Tensors) > 0 {
 		out := make([][]int64, len(l.Tensors))
@@ -186,15 +186,18 @@ func unitShapes(m *scenarios.Model, l scenarios.Layer) [][]int64 {
 		}
 	}
 	n := int64(l.Params)
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return nil
+	case n%genericRow == 0:
+		return [][]int64{{n / genericRow, genericRow}}
 	}
-	c := int64(math.Sqrt(float64(n)))
-	for c > 1 && n%c != 0 {
-		c--
-	}
-	return [][]int64{{n / c, c}}
+	return [][]int64{{n}} // no matrix shape to assume: reduce-scattered, as DeepSpeed does a tensor qgZ cannot split
 }
+
+// genericRow is the row length assumed for a unit without tensor shapes
+// (a hidden size of 4096).
+const genericRow = 4096
 
 // kernel is a ZeRO++ quantize/dequantize kernel of bytes HBM traffic.
 func (z *zeroPP) kernel(bytes int64) (units.Duration, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestQuantGroups checks CUDAQuantizer.quantize's group rule
@@ -223,5 +224,38 @@ func TestZeroPPSymmetricFastPath(t *testing.T) {
 	s.Communication.ZeroHPZPartitionSize = 32 // one group of the whole cluster: tiles
 	if err := scenarios.Resolve(s); err != nil || !Symmetric(s) {
 		t.Errorf("hpz 32: %v, symmetric %v", err, Symmetric(s))
+	}
+}
+
+// TestUnitShapes: the tensors qgZ splits come from the scenario's tensors,
+// the transformer dimensions (a Llama block: two norm vectors, q, k, v, o,
+// gate, up, down), or a [numel/4096, 4096] matrix; a unit whose size 4096
+// does not divide is one 1-D tensor (reduce-scattered), found without a
+// search over divisors (a prime numel near 2^62 returns at once).
+func TestUnitShapes(t *testing.T) {
+	s := llamaScenario(t, "llama2-7b", 4, "")
+	sh := unitShapes(&s.Model, s.Model.LayerList[1])
+	if len(sh) != 9 || sh[1][0] != 4096 || sh[6][0] != 11008 || len(sh[0]) != 1 {
+		t.Errorf("llama block shapes %v", sh)
+	}
+	var n int64
+	for _, x := range sh {
+		p := int64(1)
+		for _, d := range x {
+			p *= d
+		}
+		n += p
+	}
+	if n != int64(s.Model.LayerList[1].Params) {
+		t.Errorf("block shapes hold %d elements, the block %d", n, s.Model.LayerList[1].Params)
+	}
+	g := &scenarios.Model{}
+	for _, tc := range []struct {
+		n    int64
+		want [][]int64
+	}{{8192, [][]int64{{2, 4096}}}, {4_611_686_018_427_387_847, [][]int64{{4_611_686_018_427_387_847}}}} {
+		if got := unitShapes(g, scenarios.Layer{Name: "x", Params: units.Count(tc.n)}); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("generic %d: %v, want %v", tc.n, got, tc.want)
+		}
 	}
 }
