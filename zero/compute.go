@@ -83,12 +83,16 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 			}
 			c.FwdFLOPs = f
 		}
-		c.BwdFLOPs = 2 * c.FwdFLOPs
+		// Backward is 2× forward, 3× under full recompute (one more forward).
 		mult := int64(2)
 		if s.Training.Recompute == scenarios.RecomputeFull {
-			c.BwdFLOPs += c.FwdFLOPs
 			mult = 3
 		}
+		bwd, err := units.Mul(c.FwdFLOPs, mult)
+		if err != nil {
+			return nil, fmt.Errorf("zero: layer %q: backward FLOPs %d×%d do not fit in 64 bits (use fewer forward FLOPs per layer)", l.Name, mult, c.FwdFLOPs)
+		}
+		c.BwdFLOPs = bwd
 		c.Fwd, c.Bwd = l.Fwd, l.Bwd
 		for _, x := range []struct {
 			d         *units.Duration

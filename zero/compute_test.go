@@ -113,3 +113,25 @@ parallelism: {dp: 1, zero_stage: 0}
 		t.Errorf("blocks are h.0 and h.1: activations %d, %d", rep.Units[0].Activation, rep.Units[1].Activation)
 	}
 }
+
+// Forward FLOPs of 7e18 fit in int64 but 2× or 3× them do not: the backward
+// multiply must fail rather than wrap (it wrapped to a step of 19,319 s
+// instead of 56,623 s under full recompute).
+func TestCostsBackwardOverflow(t *testing.T) {
+	for _, rc := range []scenarios.Recompute{scenarios.RecomputeNone, scenarios.RecomputeFull} {
+		s := gpt3(1)
+		s.Training.Recompute = rc
+		s.Model.LayerList[1].FwdFLOPs = 7e18
+		if costs, err := Costs(s); err == nil {
+			t.Errorf("recompute %q: fwd 7e18 FLOPs gave backward %d FLOPs, %v; want an overflow error", rc, costs[1].BwdFLOPs, costs[1].Bwd)
+		}
+	}
+	// 3e18 × 3 = 9e18 still fits.
+	s := gpt3(1)
+	s.Training.Recompute = scenarios.RecomputeFull
+	s.Model.LayerList[1].FwdFLOPs = 3e18
+	costs, err := Costs(s)
+	if err != nil || costs[1].BwdFLOPs != 9e18 {
+		t.Errorf("fwd 3e18 full recompute: bwd %v, %v; want 9e18", costs, err)
+	}
+}
