@@ -265,6 +265,15 @@ func (l *loader) typecheck(n *yaml.Node, t reflect.Type, path string, errs *[]*E
 			bad("an integer", "a whole number")
 			return
 		}
+		if d := strings.TrimLeft(n.Value, "+-"); len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9' {
+			// yaml.v3 keeps YAML 1.1's octal: 010 would silently be 8.
+			v := strings.TrimLeft(d, "0_")
+			if v == "" {
+				v = "0"
+			}
+			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s has a leading zero, which YAML reads as octal (write %s, or 0o%s if you mean octal)", leaf(path), describe(n), v, v)))
+			return
+		}
 		if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err != nil {
 			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))))
 		}

@@ -175,6 +175,10 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:1:10: version: \"1\" is not an integer (use a whole number)"},
 		{"huge file", baseYAML + "#" + strings.Repeat("x", 4<<20) + "\n",
 			"s.yaml: the file has 4194437 bytes, more than 4194304 (a scenario is a few kilobytes; is this the right file?)"},
+		{"octal-looking integer", rep("dp: 8", "dp: 010"),
+			"s.yaml:9:7: dp: 010 has a leading zero, which YAML reads as octal (write 10, or 0o10 if you mean octal)"},
+		{"more GPUs than the topology builds", strings.Replace(rep("nodes: 2", "nodes: 65536"), "gpus_per_node: 4", "gpus_per_node: 128", 1),
+			"s.yaml:4:3: nodes·gpus_per_node=8388608 GPUs is out of range (use at most 4194304 GPUs)"},
 		{"bad merge", baseYAML + "x: {<<: [1]}\n",
 			"s.yaml:11:9: a merge key (<<) needs a mapping or a list of mappings (use <<: *anchor)"},
 	} {

@@ -19,6 +19,10 @@ const (
 	DefaultMaxInflightAllGathers = 2
 )
 
+// MaxGPUs bounds a cluster's nodes·gpus_per_node; topology.New holds the
+// same limit, so every scenario that validates also builds.
+const MaxGPUs = 1 << 22
+
 // Limits on cluster sizes.
 const (
 	maxNodes       = 65536
@@ -119,6 +123,9 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	}
 	if err := l.intRange("cluster.gpus_per_node", int64(c.GPUsPerNode), 1, maxGPUsPerNode); err != nil {
 		return err
+	}
+	if n := int64(c.Nodes) * int64(c.GPUsPerNode); n > MaxGPUs {
+		return l.errPath("cluster.gpus_per_node", fmt.Sprintf("nodes·gpus_per_node=%d GPUs is out of range (use at most %d GPUs)", n, MaxGPUs))
 	}
 
 	var gpu GPUPreset

@@ -138,7 +138,7 @@ func New(p Params) (*Topology, error) {
 	if p.Nodes < 1 || p.GPUsPerNode < 1 {
 		return nil, fmt.Errorf("topology: need at least 1 node and 1 GPU per node, got %d × %d", p.Nodes, p.GPUsPerNode)
 	}
-	if p.Nodes > 1<<20 || p.GPUsPerNode > 1<<10 || p.Nodes*p.GPUsPerNode > 1<<22 {
+	if p.Nodes > 1<<20 || p.GPUsPerNode > 1<<10 || p.Nodes*p.GPUsPerNode > scenarios.MaxGPUs {
 		return nil, fmt.Errorf("topology: %d × %d GPUs is too large", p.Nodes, p.GPUsPerNode)
 	}
 	gpus := p.Nodes * p.GPUsPerNode
