@@ -38,7 +38,7 @@ func Load(file string, data []byte, sets []string) (*Scenario, error) {
 // LoadFile reads path and loads it with Load; the path names the file in
 // error messages.
 func LoadFile(path string, sets []string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
 		msg := err.Error()
@@ -46,6 +46,11 @@ func LoadFile(path string, sets []string) (*Scenario, error) {
 			msg = pe.Err.Error()
 		}
 		return nil, &Error{File: path, Msg: "cannot read the file: " + msg + " (check the path)"}
+	}
+	defer f.Close()
+	data, err := ReadLimited(path, f)
+	if err != nil {
+		return nil, err
 	}
 	return Load(path, data, sets)
 }

@@ -20,6 +20,20 @@ const MaxAliasNodes = 10000
 // MaxFileSize bounds the size of a scenario file in bytes.
 const MaxFileSize = 4 << 20
 
+// ReadLimited reads a scenario from r, at most MaxFileSize bytes: an endless
+// stream (/dev/zero, a pipe that never closes) is an error once it passes
+// the limit instead of filling memory. file names the input in errors.
+func ReadLimited(file string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, &Error{File: file, Msg: oneLine("cannot read the input: " + err.Error())}
+	}
+	if len(data) > MaxFileSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("the input is larger than %d bytes (a scenario is a few kilobytes; is this the right file?)", MaxFileSize)}
+	}
+	return data, nil
+}
+
 // syntaxRE matches yaml.v3's syntax errors, "yaml: line N: message".
 var syntaxRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 

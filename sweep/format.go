@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -70,12 +71,11 @@ func NewEncoder(w io.Writer, f Format, keys []string) *Encoder {
 	return &Encoder{w: w, f: f, keys: keys}
 }
 
-// WriteHeader writes the CSV header (nothing for JSONL).
-func (e *Encoder) WriteHeader() error {
-	if h := Header(e.f, e.keys); h != "" {
-		if _, err := io.WriteString(e.w, h); err != nil {
-			return fmt.Errorf("sweep: writing the header: %w", err)
-		}
+// WriteHeader writes the prelude of an output: the meta line m (which
+// sweep the rows belong to) and, for CSV, the column header.
+func (e *Encoder) WriteHeader(m Meta) error {
+	if _, err := io.WriteString(e.w, Prelude(e.f, m, e.keys)); err != nil {
+		return fmt.Errorf("sweep: writing the header: %w", err)
 	}
 	return nil
 }
@@ -136,27 +136,74 @@ func DetectFormat(data []byte) Format {
 	return CSV
 }
 
-// lineIndex returns the point index of one complete row line (no newline).
-func lineIndex(f Format, line []byte) (int, error) {
+// parseRow checks one complete row line (no newline) of the sweep over sp
+// and returns its point index: every column present, the index a point of
+// the sweep, the values that point's, the measures numbers.
+func parseRow(f Format, line []byte, sp *Space) (int, error) {
+	var idx string
+	var values, measures []string
 	if f == JSONL {
 		var v struct {
-			Index *int `json:"index"`
+			Index        *json.Number      `json:"index"`
+			Point        map[string]string `json:"point"`
+			StepTime     *json.Number      `json:"step_time_ps"`
+			ExposedComm  *json.Number      `json:"exposed_comm_ps"`
+			NetworkBytes *json.Number      `json:"network_bytes"`
+			NVLinkBytes  *json.Number      `json:"nvlink_bytes"`
+			PeakMemory   *json.Number      `json:"peak_memory_bytes"`
+			Fits         *bool             `json:"fits"`
+			Error        string            `json:"error"`
 		}
 		if err := json.Unmarshal(line, &v); err != nil {
 			return 0, fmt.Errorf("not a JSON row: %v", err)
 		}
-		if v.Index == nil || *v.Index < 0 {
-			return 0, fmt.Errorf("no valid \"index\" field")
+		if v.Index == nil {
+			return 0, fmt.Errorf("no \"index\" field")
 		}
-		return *v.Index, nil
+		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory} {
+			if n == nil || v.Fits == nil {
+				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:6], ", "))
+			}
+			measures = append(measures, n.String())
+		}
+		idx = v.Index.String()
+		if len(v.Point) != len(sp.Grids) {
+			return 0, fmt.Errorf("the point has %d values for %d grids", len(v.Point), len(sp.Grids))
+		}
+		for _, g := range sp.Grids {
+			val, ok := v.Point[g.Key]
+			if !ok {
+				return 0, fmt.Errorf("the point has no value for %s", g.Key)
+			}
+			values = append(values, val)
+		}
+	} else {
+		rec, err := csv.NewReader(bytes.NewReader(line)).Read()
+		if err != nil {
+			return 0, fmt.Errorf("not a CSV row: %v", err)
+		}
+		if want := 1 + len(sp.Grids) + len(measureColumns); len(rec) != want {
+			return 0, fmt.Errorf("%d columns, want %d", len(rec), want)
+		}
+		idx, values, measures = rec[0], rec[1:1+len(sp.Grids)], rec[1+len(sp.Grids):len(rec)-2]
+		if _, err := strconv.ParseBool(rec[len(rec)-2]); err != nil {
+			return 0, fmt.Errorf("fits %q is not true or false", rec[len(rec)-2])
+		}
 	}
-	rec, err := csv.NewReader(bytes.NewReader(line)).Read()
-	if err != nil {
-		return 0, fmt.Errorf("not a CSV row: %v", err)
-	}
-	i, err := strconv.Atoi(strings.TrimSpace(rec[0]))
+	i, err := strconv.Atoi(strings.TrimSpace(idx))
 	if err != nil || i < 0 {
-		return 0, fmt.Errorf("first column %q is not a point index", rec[0])
+		return 0, fmt.Errorf("index %q is not a point index", idx)
+	}
+	if i >= sp.Len() {
+		return 0, fmt.Errorf("index %d is not a point of this sweep of %d points", i, sp.Len())
+	}
+	for _, m := range measures {
+		if _, err := strconv.ParseInt(m, 10, 64); err != nil {
+			return 0, fmt.Errorf("point %d: %q is not a whole number", i, m)
+		}
+	}
+	if want := sp.Point(i).Values; !slices.Equal(values, want) {
+		return 0, fmt.Errorf("point %d holds values %q, but this sweep's point %d is %q", i, values, i, want)
 	}
 	return i, nil
 }

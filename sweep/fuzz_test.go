@@ -30,13 +30,14 @@ func FuzzParseGrid(f *testing.F) {
 // without a panic; what merge writes is complete lines only.
 func FuzzPartialAndMerge(f *testing.F) {
 	sp, _ := NewSpace([]Grid{{"parallelism.k", []string{"1", "2", "4"}}})
-	h := Header(CSV, sp.Keys())
+	m := NewMeta(Source{Data: []byte("version: 1\n")}, sp)
+	h := Prelude(CSV, m, sp.Keys())
 	f.Add([]byte(h + "0,1,5,0,0,0,0,true,\n1,2,6,0"))
-	f.Add([]byte(`{"index":2,"point":{}}` + "\n{\"ind"))
+	f.Add([]byte(m.Line(JSONL) + `{"index":2,"point":{"parallelism.k":"4"},"step_time_ps":1,"exposed_comm_ps":0,"network_bytes":0,"nvlink_bytes":0,"peak_memory_bytes":0,"fits":true}` + "\n{\"ind"))
 	f.Add([]byte("index,\"x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, fm := range []Format{CSV, JSONL} {
-			if p, err := ScanPartial(bytes.NewReader(data), fm, sp, All); err == nil && (p.Keep < 0 || p.Keep > int64(len(data))) {
+			if p, err := ScanPartial(bytes.NewReader(data), fm, m, sp, All); err == nil && (p.Keep < 0 || p.Keep > int64(len(data))) {
 				t.Errorf("Keep %d of %d", p.Keep, len(data))
 			}
 		}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -184,15 +185,26 @@ func (sh Shard) String() string { return fmt.Sprintf("%d/%d", sh.I, sh.N) }
 // Has reports whether point index i belongs to the shard.
 func (sh Shard) Has(i int) bool { return sh.N <= 1 || i%sh.N == sh.I }
 
-// Indices lists the shard's points of a space of n points in ascending order,
-// leaving out those for which done reports true (done may be nil).
-func (sh Shard) Indices(n int, done func(int) bool) []int {
-	var out []int
-	step := max(sh.N, 1)
-	for i := sh.I; i < n; i += step {
-		if done == nil || !done(i) {
-			out = append(out, i)
+// Indices yields the shard's points of a space of n points in ascending
+// order, leaving out those for which done reports true (done may be nil).
+// They are generated one at a time: a sweep of 2^31 points holds none of
+// them in memory.
+func (sh Shard) Indices(n int, done func(int) bool) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		step := max(sh.N, 1)
+		for i := sh.I; i < n; i += step {
+			if (done == nil || !done(i)) && !yield(i) {
+				return
+			}
 		}
 	}
-	return out
+}
+
+// Count is the number of the shard's points in a space of n points.
+func (sh Shard) Count(n int) int {
+	step := max(sh.N, 1)
+	if sh.I >= n {
+		return 0
+	}
+	return (n-sh.I-1)/step + 1
 }

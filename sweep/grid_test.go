@@ -85,13 +85,16 @@ func TestShard(t *testing.T) {
 	// The shards of 10 points partition them.
 	var all []int
 	for i := 0; i < 3; i++ {
-		all = append(all, Shard{i, 3}.Indices(10, nil)...)
+		all = slices.AppendSeq(all, Shard{i, 3}.Indices(10, nil))
+		if n := (Shard{i, 3}).Count(10); n != 4-min(i, 1) {
+			t.Errorf("shard %d/3 of 10 counts %d points", i, n)
+		}
 	}
 	slices.Sort(all)
 	if !slices.Equal(all, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
 		t.Errorf("shards 0-2/3 of 10 = %v", all)
 	}
-	if got := (Shard{1, 3}).Indices(10, func(i int) bool { return i == 4 }); !slices.Equal(got, []int{1, 7}) {
+	if got := slices.Collect((Shard{1, 3}).Indices(10, func(i int) bool { return i == 4 })); !slices.Equal(got, []int{1, 7}) {
 		t.Errorf("shard 1/3 without 4 = %v, want [1 7]", got)
 	}
 	if got := Ranges([]int{0, 1, 2, 5, 7, 8}); got != "0-2, 5, 7-8" {

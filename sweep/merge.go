@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"fmt"
@@ -16,90 +17,102 @@ type Input struct {
 	R    io.Reader
 }
 
+// Range is the points Lo to Hi, both included.
+type Range struct{ Lo, Hi int }
+
 // MergeReport says what Merge found.
 type MergeReport struct {
 	Format Format
+	// Meta is the sweep every input belongs to.
+	Meta Meta
+	// Points is the sweep's number of points (from the meta line's grids).
+	Points int
 	Rows   int
 	// Duplicates are points present more than once with identical rows
 	// (kept once); Conflicts points present more than once with different
 	// rows (the first file's row is kept).
 	Duplicates []int
 	Conflicts  []int
-	// Missing are the points of [0, points) absent from every input (up to
-	// the largest index seen when the number of points is not known).
-	Missing []int
+	// Missing are the runs of points of [0, Points) absent from every
+	// input, MissingPoints how many points they hold.
+	Missing       []Range
+	MissingPoints int
 	// Partial names inputs whose last line was incomplete and ignored.
 	Partial []string
 }
 
 // OK reports whether the merge is complete and consistent.
-func (m *MergeReport) OK() bool { return len(m.Missing) == 0 && len(m.Conflicts) == 0 }
+func (m *MergeReport) OK() bool { return m.MissingPoints == 0 && len(m.Conflicts) == 0 }
 
 type mergeLine struct {
 	index int
-	input int
 	line  []byte
 }
 
 // Merge joins sweep outputs (shards, or pieces of a resumed run) into one
-// output sorted by point index, written to w. All inputs must share one
-// format and, for CSV, one header. points is the sweep's number of points,
-// used to find missing points at the end; ≤ 0 means unknown.
+// output sorted by point index, written to w. Every input must start with
+// the same meta line (one scenario, one set of --set and --grid flags) and
+// format; every row must be a point of that sweep with all its columns.
+// points, when > 0, is the number of points the caller expects (zerosim
+// sweep --count); it must match the sweep's.
 func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 	rep := &MergeReport{}
-	var header []byte
+	var sp *Space
 	var lines []mergeLine
-	formatSet := false
-	for in, input := range inputs {
-		data, err := io.ReadAll(input.R)
-		if err != nil {
-			return nil, fmt.Errorf("sweep: reading %s: %w", input.Name, err)
-		}
-		end := bytes.LastIndexByte(data, '\n') + 1
-		if end < len(data) && len(bytes.TrimSpace(data[end:])) > 0 {
-			rep.Partial = append(rep.Partial, input.Name)
-		}
-		data = data[:end]
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		f := DetectFormat(data)
-		if !formatSet {
-			rep.Format, formatSet = f, true
-		} else if f != rep.Format {
-			return nil, fmt.Errorf("sweep: %s is %s but the files before it are %s", input.Name, f, rep.Format)
-		}
-		rows := bytes.SplitAfter(data, []byte("\n"))
-		if f == CSV {
-			h := rows[0]
-			if !bytes.HasPrefix(h, []byte("index,")) {
-				return nil, fmt.Errorf("sweep: %s: the first line is not a sweep CSV header", input.Name)
+	for _, input := range inputs {
+		br := bufio.NewReaderSize(input.R, MaxLineSize)
+		for n := 1; ; n++ {
+			ln, err := br.ReadSlice('\n')
+			if err == io.EOF {
+				if len(bytes.TrimSpace(ln)) > 0 {
+					rep.Partial = append(rep.Partial, input.Name)
+				}
+				break
 			}
-			if header == nil {
-				header = h
-			} else if !bytes.Equal(h, header) {
-				return nil, fmt.Errorf("sweep: %s: header %q differs from %q (merge outputs of one sweep only)",
-					input.Name, bytes.TrimSpace(h), bytes.TrimSpace(header))
+			if err == bufio.ErrBufferFull {
+				return nil, fmt.Errorf("sweep: %s: line %d is longer than %d bytes (is it a sweep output?)", input.Name, n, MaxLineSize)
 			}
-			rows = rows[1:]
-		}
-		for n, ln := range rows {
-			line := bytes.TrimRight(ln, "\r\n")
-			if len(line) == 0 {
-				continue
-			}
-			i, err := lineIndex(f, line)
 			if err != nil {
-				return nil, fmt.Errorf("sweep: %s: row %d: %v", input.Name, n+1, err)
+				return nil, fmt.Errorf("sweep: reading %s: %w", input.Name, err)
 			}
-			if points > 0 && i >= points {
-				return nil, fmt.Errorf("sweep: %s: row %d holds point %d but the sweep has %d points", input.Name, n+1, i, points)
+			line := bytes.TrimRight(ln, "\r\n")
+			switch {
+			case n == 1:
+				m, f, ok := parseMeta(line)
+				if !ok {
+					return nil, fmt.Errorf("sweep: %s is not a zerosim sweep output (its first line is not a sweep's meta line)", input.Name)
+				}
+				if sp == nil {
+					if sp, err = m.Space(); err != nil {
+						return nil, fmt.Errorf("sweep: %s: the meta line's grids: %v", input.Name, err)
+					}
+					if points > 0 && points != sp.Len() {
+						return nil, fmt.Errorf("sweep: %s holds a sweep of %d points, not %d", input.Name, sp.Len(), points)
+					}
+					rep.Meta, rep.Format, rep.Points = m, f, sp.Len()
+					continue
+				}
+				if f != rep.Format {
+					return nil, fmt.Errorf("sweep: %s is %s but the files before it are %s", input.Name, f, rep.Format)
+				}
+				if !m.Equal(rep.Meta) {
+					return nil, fmt.Errorf("sweep: %s comes from another sweep than %s (%s); merge outputs of one sweep only", input.Name, inputs[0].Name, rep.Meta.differs(m))
+				}
+			case n == 2 && rep.Format == CSV:
+				if want := Header(CSV, sp.Keys()); string(ln) != want {
+					return nil, fmt.Errorf("sweep: %s: the column header %q is not the sweep's %q", input.Name, line, strings.TrimSpace(want))
+				}
+			case len(line) > 0:
+				i, err := parseRow(rep.Format, line, sp)
+				if err != nil {
+					return nil, fmt.Errorf("sweep: %s: line %d: %v", input.Name, n, err)
+				}
+				lines = append(lines, mergeLine{i, append(line[:len(line):len(line)], '\n')})
 			}
-			lines = append(lines, mergeLine{i, in, append(line, '\n')})
 		}
 	}
 	slices.SortStableFunc(lines, func(a, b mergeLine) int { return cmp.Compare(a.index, b.index) })
-	var out []mergeLine
+	out := lines[:0:0]
 	for _, l := range lines {
 		if n := len(out); n > 0 && out[n-1].index == l.index {
 			if bytes.Equal(out[n-1].line, l.line) {
@@ -113,23 +126,19 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 		}
 		out = append(out, l)
 	}
-	upto := points
-	if upto <= 0 && len(out) > 0 {
-		upto = out[len(out)-1].index + 1
+	if sp == nil {
+		return rep, nil // only empty inputs: nothing to write
 	}
-	j := 0
-	for i := 0; i < upto; i++ {
-		for j < len(out) && out[j].index < i {
-			j++
+	next := 0 // the first point not yet accounted for
+	for _, l := range append(out, mergeLine{index: rep.Points}) {
+		if l.index > next {
+			rep.Missing = append(rep.Missing, Range{next, l.index - 1})
+			rep.MissingPoints += l.index - next
 		}
-		if j >= len(out) || out[j].index != i {
-			rep.Missing = append(rep.Missing, i)
-		}
+		next = l.index + 1
 	}
-	if header != nil {
-		if _, err := w.Write(header); err != nil {
-			return nil, fmt.Errorf("sweep: writing the merged output: %w", err)
-		}
+	if _, err := io.WriteString(w, Prelude(rep.Format, rep.Meta, sp.Keys())); err != nil {
+		return nil, fmt.Errorf("sweep: writing the merged output: %w", err)
 	}
 	for _, l := range out {
 		if _, err := w.Write(l.line); err != nil {
@@ -140,22 +149,39 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 	return rep, nil
 }
 
+// maxRangesShown bounds how many runs Ranges and RangesOf write.
+const maxRangesShown = 20
+
 // Ranges writes ascending indices compactly: "3, 5-9, 12".
 func Ranges(xs []int) string {
-	var b strings.Builder
+	var rs []Range
 	for i := 0; i < len(xs); {
 		j := i
 		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
 			j++
 		}
-		if b.Len() > 0 {
+		rs = append(rs, Range{xs[i], xs[j]})
+		i = j + 1
+	}
+	return RangesOf(rs)
+}
+
+// RangesOf writes runs of points compactly: "3, 5-9, 12", the first 20
+// runs and then how many more there are.
+func RangesOf(rs []Range) string {
+	var b strings.Builder
+	for k, r := range rs {
+		if k == maxRangesShown {
+			b.WriteString(" and " + strconv.Itoa(len(rs)-k) + " more runs")
+			break
+		}
+		if k > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strconv.Itoa(xs[i]))
-		if j > i {
-			b.WriteString("-" + strconv.Itoa(xs[j]))
+		b.WriteString(strconv.Itoa(r.Lo))
+		if r.Hi > r.Lo {
+			b.WriteString("-" + strconv.Itoa(r.Hi))
 		}
-		i = j + 1
 	}
 	return b.String()
 }

@@ -1,19 +1,25 @@
 package sweep
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 	"slices"
 )
 
+// MaxLineSize bounds one line of a sweep output (a row is ~100 bytes plus
+// its values and error message).
+const MaxLineSize = 1 << 20
+
 // Partial is what an interrupted sweep output holds.
 type Partial struct {
-	// Keep is the length of the complete lines; anything after it is a
-	// partial last line to truncate before appending.
+	// Keep is the length of the complete lines to keep; anything after it
+	// (a partial last line, or a prelude cut short) is truncated before
+	// appending.
 	Keep int64
-	// HasHeader reports whether the kept part starts with the CSV header
-	// (always true for JSONL, which has none).
+	// HasHeader reports whether the kept part holds the whole prelude (meta
+	// line and, for CSV, the column header).
 	HasHeader bool
 	// Done lists the point indices already present, ascending.
 	Done []int
@@ -25,43 +31,48 @@ func (p *Partial) IsDone(i int) bool {
 	return ok
 }
 
-// ScanPartial reads an existing output of the sweep over sp (format f,
-// shard sh) for --resume. It checks that the header matches the sweep's keys
-// and that every row belongs to the sweep and shard; a row seen twice or a
-// malformed complete line is an error.
-func ScanPartial(r io.Reader, f Format, sp *Space, sh Shard) (*Partial, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
+// ScanPartial reads an existing output of the sweep m over sp (format f,
+// shard sh) for --resume. A file that does not start with this sweep's
+// prelude (meta line and header) is refused, whether it is another sweep's
+// output or no sweep output at all; so is a row that is malformed, not of the
+// sweep and shard, or present twice.
+func ScanPartial(r io.Reader, f Format, m Meta, sp *Space, sh Shard) (*Partial, error) {
+	pre := []byte(Prelude(f, m, sp.Keys()))
+	br := bufio.NewReaderSize(r, MaxLineSize)
+	head := make([]byte, len(pre))
+	n, err := io.ReadFull(br, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, fmt.Errorf("sweep: reading the partial output: %w", err)
 	}
-	p := &Partial{HasHeader: f == JSONL}
-	end := bytes.LastIndexByte(data, '\n') + 1
-	p.Keep = int64(end)
-	lines := bytes.SplitAfter(data[:end], []byte("\n"))
-	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
+	if !bytes.Equal(head[:n], pre[:n]) {
+		more, _ := br.Peek(64 << 10)
+		return nil, preludeMismatch(append(head[:n], more...), f, m)
 	}
-	if end > 0 && DetectFormat(data) != f {
-		return nil, fmt.Errorf("sweep: the existing output is %s, not %s (resume with the same --format)", DetectFormat(data), f)
+	if n < len(pre) {
+		return &Partial{}, nil // a prelude cut short: write it again
 	}
-	if f == CSV && len(lines) > 0 {
-		if want := Header(CSV, sp.Keys()); string(lines[0]) != want {
-			return nil, fmt.Errorf("sweep: the existing output's header %q is not this sweep's %q (resume with the same --grid flags in the same order)",
-				bytes.TrimSpace(lines[0]), want[:len(want)-1])
+	p := &Partial{Keep: int64(n), HasHeader: true}
+	for row := 1; ; row++ {
+		ln, err := br.ReadSlice('\n')
+		if err == io.EOF {
+			break // a partial last line (or none): truncated
 		}
-		p.HasHeader = true
-		lines = lines[1:]
-	}
-	for n, ln := range lines {
+		if err == bufio.ErrBufferFull {
+			return nil, fmt.Errorf("sweep: the existing output's row %d is longer than %d bytes (is it a sweep output?)", row, MaxLineSize)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sweep: reading the partial output: %w", err)
+		}
+		p.Keep += int64(len(ln))
 		line := bytes.TrimRight(ln, "\r\n")
 		if len(line) == 0 {
 			continue
 		}
-		i, err := lineIndex(f, line)
+		i, err := parseRow(f, line, sp)
 		if err != nil {
-			return nil, fmt.Errorf("sweep: the existing output's row %d: %v", n+1, err)
+			return nil, fmt.Errorf("sweep: the existing output's row %d: %v", row, err)
 		}
-		if i >= sp.Len() || !sh.Has(i) {
+		if !sh.Has(i) {
 			return nil, fmt.Errorf("sweep: the existing output holds point %d, which is not in this sweep's shard %s of %d points (was it written by another sweep?)", i, sh, sp.Len())
 		}
 		p.Done = append(p.Done, i)
@@ -73,4 +84,20 @@ func ScanPartial(r io.Reader, f Format, sp *Space, sh Shard) (*Partial, error) {
 		}
 	}
 	return p, nil
+}
+
+// preludeMismatch explains why data does not start with the prelude of
+// sweep m in format f.
+func preludeMismatch(data []byte, f Format, m Meta) error {
+	first, _, complete := bytes.Cut(data, []byte("\n"))
+	om, of, ok := parseMeta(bytes.TrimRight(first, "\r"))
+	switch {
+	case !ok || !complete:
+		return fmt.Errorf("sweep: the existing file is not a zerosim sweep output (its first line is not a sweep's meta line); refusing to overwrite it")
+	case of != f:
+		return fmt.Errorf("sweep: the existing output is %s, not %s (resume with the same --format)", of, f)
+	case !om.Equal(m):
+		return fmt.Errorf("sweep: the existing output comes from another sweep (%s); resume with the same scenario, --set and --grid flags", m.differs(om))
+	}
+	return fmt.Errorf("sweep: the existing output's column header is not this sweep's (resume with the same --grid flags in the same order)")
 }

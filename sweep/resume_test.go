@@ -3,6 +3,8 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -12,14 +14,14 @@ import (
 // append the points not done.
 func resumeSweep(t *testing.T, partial []byte, src Source, sp *Space, sh Shard, f Format) []byte {
 	t.Helper()
-	p, err := ScanPartial(bytes.NewReader(partial), f, sp, sh)
+	p, err := ScanPartial(bytes.NewReader(partial), f, NewMeta(src, sp), sp, sh)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := bytes.NewBuffer(append([]byte(nil), partial[:p.Keep]...))
 	enc := NewEncoder(out, f, sp.Keys())
 	if !p.HasHeader {
-		if err := enc.WriteHeader(); err != nil {
+		if err := enc.WriteHeader(NewMeta(src, sp)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,22 +56,35 @@ func TestResume(t *testing.T) {
 
 func TestResumeErrors(t *testing.T) {
 	sp := space(t, "parallelism.k=1,2")
-	hdr := Header(CSV, sp.Keys())
+	src := Source{File: "s.yaml", Data: []byte("version: 1\n"), Sets: []string{"cluster.nodes=2"}}
+	m := NewMeta(src, sp)
+	pre := Prelude(CSV, m, sp.Keys())
+	other := NewMeta(Source{File: "s.yaml", Data: []byte("version: 1 # other\n"), Sets: src.Sets}, sp)
+	otherSets := NewMeta(Source{File: "s.yaml", Data: src.Data}, sp)
 	for _, tc := range []struct {
 		name, data string
 		f          Format
 		sh         Shard
 		want       string
 	}{
-		{"other grids", "index,parallelism.dp,step_time_ps\n", CSV, All, "header"},
-		{"other format", `{"index":0}` + "\n", CSV, All, "is jsonl"},
-		{"point of another shard", hdr + "1,2,0,0,0,0,0,false,\n", CSV, Shard{0, 2}, "not in this sweep's shard"},
-		{"point out of range", hdr + "7,2,0,0,0,0,0,false,\n", CSV, All, "not in this sweep's shard 0/1 of 2"},
-		{"garbage row", hdr + "x,2\n", CSV, All, "not a point index"},
-		{"twice", hdr + "0,1,0,0,0,0,0,false,\n0,1,0,0,0,0,0,false,\n", CSV, All, "twice"},
-		{"json without index", `{"point":{}}` + "\n", JSONL, All, "index"},
+		{"not a sweep output", `{"config": 1}`, CSV, All, "not a zerosim sweep output"},
+		{"a JSON without a newline", `{"config": 1}`, JSONL, All, "not a zerosim sweep output"},
+		{"a file without the meta line", Header(CSV, sp.Keys()) + "0,1,0,0,0,0,0,false,\n", CSV, All, "not a zerosim sweep output"},
+		{"another scenario", other.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (scenario sha256"},
+		{"other --sets", otherSets.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (--set []"},
+		{"other grids", NewMeta(src, space(t, "parallelism.k=1,2,4")).Line(CSV), CSV, All, "another sweep (--grid"},
+		{"other format", m.Line(JSONL), CSV, All, "is jsonl"},
+		{"point of another shard", pre + "1,2,0,0,0,0,0,false,\n", CSV, Shard{0, 2}, "not in this sweep's shard"},
+		{"point out of range", pre + "7,2,0,0,0,0,0,false,\n", CSV, All, "not a point of this sweep of 2 points"},
+		{"index 2^63-1", pre + "9223372036854775807,2,0,0,0,0,0,false,\n", CSV, All, "not a point of this sweep"},
+		{"garbage row", pre + "x,2\n", CSV, All, "2 columns, want 9"},
+		{"columns missing", pre + "0,1,0,0,0,false,\n", CSV, All, "7 columns, want 9"},
+		{"values of another point", pre + "0,2,0,0,0,0,0,false,\n", CSV, All, "holds values"},
+		{"twice", pre + "0,1,0,0,0,0,0,false,\n0,1,0,0,0,0,0,false,\n", CSV, All, "twice"},
+		{"json without index", m.Line(JSONL) + `{"point":{}}` + "\n", JSONL, All, "index"},
+		{"json without fits", m.Line(JSONL) + `{"index":0,"point":{"parallelism.k":"1"},"step_time_ps":1,"exposed_comm_ps":0,"network_bytes":0,"nvlink_bytes":0,"peak_memory_bytes":0}` + "\n", JSONL, All, "missing"},
 	} {
-		_, err := ScanPartial(strings.NewReader(tc.data), tc.f, sp, tc.sh)
+		_, err := ScanPartial(strings.NewReader(tc.data), tc.f, m, sp, tc.sh)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
@@ -77,10 +92,12 @@ func TestResumeErrors(t *testing.T) {
 }
 
 // TestMergeReport: duplicates are kept once, conflicting rows and missing
-// points (gaps and the tail, given the point count) are reported, partial
-// last lines ignored and named.
+// points (gaps and the tail) are reported, partial last lines ignored and
+// named; inputs of another sweep or with rows that do not belong are refused.
 func TestMergeReport(t *testing.T) {
-	h := "index,k,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,fits,error\n"
+	sp := space(t, "k=1,2,3,4,5,6")
+	m := NewMeta(Source{File: "s.yaml", Data: []byte("version: 1\n")}, sp)
+	h := Prelude(CSV, m, sp.Keys())
 	a := h + "0,1,10,0,0,0,0,true,\n3,4,40,0,0,0,0,true,\n"
 	b := h + "1,2,20,0,0,0,0,true,\n3,4,40,0,0,0,0,true,\n4,5,50,0,0,0,0,tr"
 	c := h + "0,1,11,0,0,0,0,true,\n"
@@ -93,18 +110,66 @@ func TestMergeReport(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("merged:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if Ranges(rep.Duplicates) != "3" || Ranges(rep.Conflicts) != "0" || Ranges(rep.Missing) != "2, 4-5" ||
+	if Ranges(rep.Duplicates) != "3" || Ranges(rep.Conflicts) != "0" || RangesOf(rep.Missing) != "2, 4-5" || rep.MissingPoints != 3 ||
 		len(rep.Partial) != 1 || rep.Partial[0] != "b" || rep.Rows != 3 || rep.OK() {
 		t.Errorf("report %+v", rep)
 	}
+	// Without --points the tail is found from the meta line's grids.
+	if rep, err := Merge(&bytes.Buffer{}, []Input{{"a", strings.NewReader(a)}}, 0); err != nil || RangesOf(rep.Missing) != "1-2, 4-5" {
+		t.Errorf("merge of a alone: %+v, %v", rep, err)
+	}
+	other := NewMeta(Source{File: "s.yaml", Data: []byte("version: 1 # other\n")}, sp)
 	for _, tc := range []struct{ name, x, y, want string }{
-		{"headers differ", h, "index,j,step_time_ps\n", "differs"},
-		{"formats differ", h + "0,1,0,0,0,0,0,true,\n", `{"index":1}` + "\n", "is jsonl"},
-		{"not a sweep", "a,b\n", "", "not a sweep CSV header"},
+		{"another scenario", h, other.Line(CSV) + Header(CSV, sp.Keys()), "another sweep than x (scenario sha256"},
+		{"formats differ", h + "0,1,0,0,0,0,0,true,\n", m.Line(JSONL) + `{"index":1}` + "\n", "is jsonl"},
+		{"not a sweep", "a,b\n", "", "not a zerosim sweep output"},
+		{"index 2^63-1", h + "9223372036854775807,1,0,0,0,0,0,true,\n", "", "not a point of this sweep of 6 points"},
+		{"3e9", h + "3000000000,1,0,0,0,0,0,true,\n", "", "not a point of this sweep of 6 points"},
+		{"3 columns missing", h + "0,1,0,0,0,0\n", "", "6 columns, want 9"},
+		{"header differs", m.Line(CSV) + "index,j,step_time_ps\n", "", "column header"},
 	} {
 		_, err := Merge(&bytes.Buffer{}, []Input{{"x", strings.NewReader(tc.x)}, {"y", strings.NewReader(tc.y)}}, 0)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
+	}
+	if _, err := Merge(&bytes.Buffer{}, []Input{{"a", strings.NewReader(a)}}, 2147483647); err == nil || !strings.Contains(err.Error(), "6 points, not 2147483647") {
+		t.Errorf("--points 2147483647: %v", err)
+	}
+}
+
+// TestMergeHugeSweep: a sweep of 65,535 × 32,768 = 2,147,450,880 points
+// with one row merges without a slice of every index (it took 3-4 GB): the
+// missing points are two runs. Running it lazily: the first rows of the
+// whole sweep come out and a cancel stops it.
+func TestMergeHugeSweep(t *testing.T) {
+	sp := space(t, "a="+strings.Repeat("x,", 65534)+"y", "b="+strings.Repeat("1,", 32767)+"2")
+	n := sp.Len()
+	if n != 65535*32768 {
+		t.Fatalf("%d points", n)
+	}
+	m := NewMeta(Source{Data: []byte("version: 1\n")}, sp)
+	row := func(i int) string {
+		p := sp.Point(i)
+		return fmt.Sprintf("%d,%s,%s,0,0,0,0,0,true,\n", i, p.Values[0], p.Values[1])
+	}
+	in := Prelude(CSV, m, sp.Keys()) + row(n-1) + row(1000)
+	rep, err := Merge(&bytes.Buffer{}, []Input{{"a", strings.NewReader(in)}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := RangesOf(rep.Missing), fmt.Sprintf("0-999, 1001-%d", n-2); got != want || rep.MissingPoints != n-2 {
+		t.Errorf("missing %q (%d points), want %q", got, rep.MissingPoints, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rows := 0
+	err = Run(ctx, RunConfig{Indices: All.Indices(n, nil), Jobs: 2, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
+		if rows++; rows == 100 {
+			cancel()
+		}
+		return nil
+	}})
+	if !errors.Is(err, context.Canceled) || rows < 100 {
+		t.Errorf("huge sweep: %v after %d rows", err, rows)
 	}
 }

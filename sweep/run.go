@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"iter"
 	"runtime"
 
 	"golang.org/x/sync/errgroup"
@@ -11,7 +12,7 @@ import (
 // RunConfig configures Run.
 type RunConfig struct {
 	// Indices are the points to run, in the order their rows are emitted.
-	Indices []int
+	Indices iter.Seq[int]
 	// Jobs is how many points run at once (≤ 0: runtime.NumCPU()).
 	Jobs int
 	// Eval computes one point; it is called from several goroutines at once.
@@ -67,8 +68,11 @@ func Run(ctx context.Context, c RunConfig) error {
 	}()
 	g := new(errgroup.Group)
 	g.SetLimit(jobs)
+	next := 0
 feed:
-	for pos, idx := range c.Indices {
+	for idx := range c.Indices {
+		pos := next
+		next++
 		select {
 		case window <- struct{}{}:
 		case <-ctx.Done():

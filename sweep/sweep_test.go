@@ -2,9 +2,11 @@ package sweep
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,7 +56,7 @@ func space(t testing.TB, flags ...string) *Space {
 func sweepTo(t testing.TB, src Source, sp *Space, sh Shard, jobs int, f Format) []byte {
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf, f, sp.Keys())
-	if err := enc.WriteHeader(); err != nil {
+	if err := enc.WriteHeader(NewMeta(src, sp)); err != nil {
 		t.Fatal(err)
 	}
 	ev := &Evaluator{Src: src, Space: sp}
@@ -118,6 +120,11 @@ func TestSweepAcceptance(t *testing.T) {
 // order, mostly valid, invalid ones with their reason, and known values.
 func checkAcceptanceRows(t *testing.T, out []byte, sp *Space) {
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	data, _ := scenarios.Example("seed002-tiny")
+	if want := `# zerosim sweep {"scenario_sha256":"` + fmt.Sprintf("%x", sha256.Sum256(data)) + `","sets":["cluster.nodes=2","parallelism.dp=4"],"grids":["parallelism.zero_stage=0,1,2,3","parallelism.k=1,2,3,4","communication.algorithm=ring,hierarchical,auto","communication.bucket_size=64B,256B,1KiB","communication.prefetch_depth=0,1,2","communication.max_inflight_allgathers=1,2","communication.overlap=true,false"]}`; lines[0] != want {
+		t.Errorf("meta line %q, want %q", lines[0], want)
+	}
+	lines = lines[1:]
 	if lines[0] != "index,parallelism.zero_stage,parallelism.k,communication.algorithm,communication.bucket_size,communication.prefetch_depth,communication.max_inflight_allgathers,communication.overlap,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,fits,error" {
 		t.Errorf("header %q", lines[0])
 	}
@@ -162,7 +169,7 @@ func TestRunOrder(t *testing.T) {
 		}
 		return Row{Index: i, StepTime: int64(n)}
 	}
-	err := Run(context.Background(), RunConfig{Indices: idx, Jobs: 4, Eval: eval, Emit: func(r Row) error {
+	err := Run(context.Background(), RunConfig{Indices: slices.Values(idx), Jobs: 4, Eval: eval, Emit: func(r Row) error {
 		got = append(got, r.Index)
 		return nil
 	}})
@@ -175,7 +182,7 @@ func TestRunOrder(t *testing.T) {
 	for i := range many {
 		many[i] = i
 	}
-	err = Run(context.Background(), RunConfig{Indices: many, Jobs: 3, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
+	err = Run(context.Background(), RunConfig{Indices: slices.Values(many), Jobs: 3, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
 		count++
 		if r.Index == 10 {
 			return stop
@@ -210,7 +217,7 @@ func TestRunCancel(t *testing.T) {
 		idx[i] = i
 	}
 	var got []int
-	err := Run(ctx, RunConfig{Indices: idx, Jobs: 2, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
+	err := Run(ctx, RunConfig{Indices: slices.Values(idx), Jobs: 2, Eval: func(i int) Row { return Row{Index: i} }, Emit: func(r Row) error {
 		got = append(got, r.Index)
 		if r.Index == 4 {
 			cancel()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -50,11 +49,12 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	}
 	var in []sweep.Input
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		fh, err := os.Open(f)
 		if err != nil {
 			return inputError{fmt.Errorf("merge: %w", err)}
 		}
-		in = append(in, sweep.Input{Name: f, R: bytes.NewReader(data)})
+		defer fh.Close()
+		in = append(in, sweep.Input{Name: f, R: fh})
 	}
 	var rep *sweep.MergeReport
 	write := func(w io.Writer) error {
@@ -84,8 +84,8 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	if len(rep.Conflicts) > 0 {
 		msg += fmt.Sprintf("; %d points have different rows in different files (kept the first): %s", len(rep.Conflicts), sweep.Ranges(rep.Conflicts))
 	}
-	if len(rep.Missing) > 0 {
-		msg += fmt.Sprintf("; %d points missing: %s", len(rep.Missing), sweep.Ranges(rep.Missing))
+	if rep.MissingPoints > 0 {
+		msg += fmt.Sprintf("; %d points missing: %s", rep.MissingPoints, sweep.RangesOf(rep.Missing))
 	}
 	return failure{msg}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -83,14 +84,19 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 func loadSource(a *app, arg string) (sweep.Source, error) {
 	sets := a.sets
 	if arg == "-" {
-		data, err := io.ReadAll(a.in)
+		data, err := scenarios.ReadLimited("<stdin>", a.in)
 		if err != nil {
-			return sweep.Source{}, &scenarios.Error{File: "<stdin>", Msg: "cannot read standard input: " + err.Error()}
+			return sweep.Source{}, err
 		}
 		return sweep.Source{File: "<stdin>", Data: data, Sets: sets}, nil
 	}
-	data, err := os.ReadFile(arg)
+	fh, err := os.Open(arg)
 	if err == nil {
+		defer fh.Close()
+		data, err := scenarios.ReadLimited(arg, fh)
+		if err != nil {
+			return sweep.Source{}, err
+		}
 		return sweep.Source{File: arg, Data: data, Sets: sets}, nil
 	}
 	if errors.Is(err, os.ErrNotExist) {
@@ -136,6 +142,20 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if o.resume && o.out == "" {
 		return inputError{errors.New("--resume needs --out FILE (the file to continue)")}
 	}
+	// A misspelled key or a syntax error would make every point an error
+	// row: refuse the sweep instead.
+	for _, g := range sp.Grids {
+		if err := scenarios.CheckKeyPath(g.Key); err != nil {
+			return inputError{fmt.Errorf("--grid: %w", err)}
+		}
+	}
+	for _, s := range a.sets {
+		if k, _, ok := strings.Cut(s, "="); ok {
+			if err := scenarios.CheckKeyPath(strings.TrimSpace(k)); err != nil {
+				return inputError{fmt.Errorf("--set: %w", err)}
+			}
+		}
+	}
 	if o.count {
 		fmt.Fprintln(out, sp.Len())
 		return nil
@@ -144,12 +164,16 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return err
 	}
+	if err := scenarios.CheckSyntax(src.File, src.Data); err != nil {
+		return err
+	}
+	meta := sweep.NewMeta(src, sp)
 	f := sweepFormat(a.format)
 	w := out
 	var done func(int) bool
-	header := true
+	header, todo := true, sh.Count(sp.Len())
 	if o.out != "" {
-		fh, p, err := openSweepOut(o, f, sp, sh)
+		fh, p, err := openSweepOut(o, f, meta, sp, sh)
 		if err != nil {
 			return err
 		}
@@ -157,18 +181,19 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		w = fh
 		if p != nil {
 			done, header = p.IsDone, !p.HasHeader
+			todo -= len(p.Done)
 		}
 	}
 	enc := sweep.NewEncoder(w, f, sp.Keys())
 	if header {
-		if err := enc.WriteHeader(); err != nil {
+		if err := enc.WriteHeader(meta); err != nil {
 			return err
 		}
 	}
 	idx := sh.Indices(sp.Len(), done)
 	var bar *progressbar.ProgressBar
 	if tf, ok := errOut.(*os.File); ok && term.IsTerminal(int(tf.Fd())) {
-		bar = progressbar.NewOptions(len(idx), progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription("sweep"),
+		bar = progressbar.NewOptions(todo, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription("sweep"),
 			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish())
@@ -193,7 +218,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	}
 	if err != nil {
 		if ctx.Err() != nil && o.out != "" {
-			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", rows, len(idx), o.out)}
+			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", rows, todo, o.out)}
 		}
 		return err
 	}
@@ -206,9 +231,10 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 // openSweepOut opens the --out file: a new file, or with --resume the
 // existing one truncated after its last complete line, positioned at its
 // end, with the points it already holds.
-func openSweepOut(o sweepOpts, f sweep.Format, sp *sweep.Space, sh sweep.Shard) (*os.File, *sweep.Partial, error) {
+func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh sweep.Shard) (*os.File, *sweep.Partial, error) {
 	if !o.resume {
-		fh, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		// 0o666: the umask decides, as for any file a command creates.
+		fh, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, os.ErrExist) {
 			return nil, nil, inputError{fmt.Errorf("--out %s exists (continue it with --resume, or delete it)", o.out)}
 		}
@@ -217,11 +243,19 @@ func openSweepOut(o sweepOpts, f sweep.Format, sp *sweep.Space, sh sweep.Shard) 
 		}
 		return fh, nil, nil
 	}
-	fh, err := os.OpenFile(o.out, os.O_RDWR|os.O_CREATE, 0o644)
+	// Never through a symlink, never onto something that is not a file.
+	fh, err := os.OpenFile(o.out, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o666)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, inputError{fmt.Errorf("--resume --out %s is a symbolic link (give the file itself)", o.out)}
+	}
 	if err != nil {
 		return nil, nil, inputError{fmt.Errorf("--out: %w", err)}
 	}
-	p, err := sweep.ScanPartial(fh, f, sp, sh)
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		fh.Close()
+		return nil, nil, inputError{fmt.Errorf("--resume --out %s is not a regular file", o.out)}
+	}
+	p, err := sweep.ScanPartial(fh, f, m, sp, sh)
 	if err == nil {
 		if err = fh.Truncate(p.Keep); err == nil {
 			_, err = fh.Seek(p.Keep, io.SeekStart)

@@ -42,9 +42,9 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) erro
 		name := f
 		if f == "-" {
 			name = stdinName
-			data, rerr := io.ReadAll(in)
+			data, rerr := scenarios.ReadLimited(name, in)
 			if rerr != nil {
-				return inputError{&scenarios.Error{File: name, Msg: "cannot read standard input: " + rerr.Error()}}
+				return inputError{rerr}
 			}
 			s, err = scenarios.Load(name, data, sets)
 		} else {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -31,9 +30,9 @@ func (a *app) readScenario(arg string) (*scenarios.Scenario, error) {
 		data, _ := scenarios.Example(scenarios.DefaultExample)
 		return scenarios.Load(scenarios.DefaultExample+".yaml", data, a.sets)
 	case "-":
-		data, err := io.ReadAll(a.in)
+		data, err := scenarios.ReadLimited("<stdin>", a.in)
 		if err != nil {
-			return nil, &scenarios.Error{File: "<stdin>", Msg: "cannot read standard input: " + err.Error()}
+			return nil, err
 		}
 		return scenarios.Load("<stdin>", data, a.sets)
 	}

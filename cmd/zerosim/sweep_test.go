@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,8 +34,8 @@ func TestSweepShardMerge(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("sweep: exit %d, stderr %q", code, errOut)
 	}
-	if n := strings.Count(whole, "\n"); n != 1729 {
-		t.Fatalf("%d lines, want header + 1,728 rows", n)
+	if n := strings.Count(whole, "\n"); n != 1730 {
+		t.Fatalf("%d lines, want meta line, header and 1,728 rows", n)
 	}
 	if n := strings.Count(whole, "does not divide"); n != 432 {
 		t.Errorf("%d invalid rows, want 432 (k=3)", n)
@@ -115,10 +116,79 @@ func TestSweepInputErrors(t *testing.T) {
 		{"resume without out", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--resume"}, "--resume needs --out"},
 		{"no such file", []string{"sweep", "nope.yaml", "--grid", "parallelism.k=1"}, "cannot read"},
 		{"jobs", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-j", "0"}, "--jobs 0"},
+		{"misspelled grid key", []string{"sweep", "seed002-tiny", "--grid", "parallelism.kk=1,2"}, `unknown key "kk" in parallelism (did you mean "k"?)`},
+		{"misspelled set key", []string{"sweep", "seed002-tiny", "--set", "paralelism.k=2", "--grid", "parallelism.k=1,2"}, `did you mean "parallelism"?`},
+		{"syntax error", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "<stdin>:1:1: invalid YAML"},
+		{"endless stdin", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "larger than 4194304 bytes"},
 	} {
-		_, e, code := sweepCLI(t, tc.args...)
-		if code != 2 || !strings.Contains(e, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tc.name, code, e, tc.want)
+		var in io.Reader = strings.NewReader("")
+		switch tc.name {
+		case "syntax error":
+			in = strings.NewReader("version: 1\ncluster: [nodes: 2\n")
+		case "endless stdin":
+			in = zeroReader{}
 		}
+		var out, errOut bytes.Buffer
+		code := Main(tc.args, in, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) || out.Len() > 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and %q", tc.name, code, out.String(), errOut.String(), tc.want)
+		}
+	}
+}
+
+// zeroReader is an endless stream of zero bytes, like /dev/zero.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestSweepResumeRefuses: --resume leaves alone a file that is not a sweep
+// output, another sweep's output and a symbolic link; merge refuses to mix
+// two scenarios.
+func TestSweepResumeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	grid := []string{"--grid", "parallelism.zero_stage=1,2"}
+	notSweep := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(notSweep, []byte(`{"keep": "me"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.csv")
+	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-7b", "--out", other}, grid...)...); code != 0 {
+		t.Fatalf("sweep: %s", e)
+	}
+	mine := filepath.Join(dir, "mine.csv")
+	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--out", mine}, grid...)...); code != 0 {
+		t.Fatalf("sweep: %s", e)
+	}
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink(mine, link); err != nil {
+		t.Fatal(err)
+	}
+	withSet := filepath.Join(dir, "set.csv")
+	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--set", "training.steps=2", "--out", withSet}, grid...)...); code != 0 {
+		t.Fatalf("sweep: %s", e)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{notSweep, "not a zerosim sweep output"},
+		{other, "another sweep (scenario sha256"},
+		{withSet, "another sweep (--set"},
+		{link, "symbolic link"},
+	} {
+		before, _ := os.ReadFile(tc.file)
+		_, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--resume", "--out", tc.file}, grid...)...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("resume %s: exit %d, %q; want 2 and %q", filepath.Base(tc.file), code, e, tc.want)
+		}
+		if after, _ := os.ReadFile(tc.file); string(after) != string(before) {
+			t.Errorf("resume %s changed the file", filepath.Base(tc.file))
+		}
+	}
+	if _, e, code := sweepCLI(t, "merge", mine, other); code != 2 || !strings.Contains(e, "comes from another sweep") {
+		t.Errorf("merge of two scenarios: exit %d, %q", code, e)
+	}
+	if _, e, code := sweepCLI(t, "merge", mine, withSet); code != 2 || !strings.Contains(e, "comes from another sweep") {
+		t.Errorf("merge of two --set lists: exit %d, %q", code, e)
 	}
 }

@@ -111,3 +111,15 @@ func TestScenariosList(t *testing.T) {
 		t.Errorf("completion: %q", out)
 	}
 }
+
+// TestEndlessInput: /dev/zero and an endless standard input stop at the
+// 4 MiB limit with one input error (they read everything first: 2.75-3.7 GB).
+func TestEndlessInput(t *testing.T) {
+	for _, args := range [][]string{{"validate", "-"}, {"validate", "/dev/zero"}, {"run", "/dev/zero"}, {"run", "-"}, {"sweep", "/dev/zero", "--grid", "parallelism.k=1"}} {
+		var out, errOut bytes.Buffer
+		code := Main(args, zeroReader{}, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), "is larger than 4194304 bytes") || out.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
+		}
+	}
+}

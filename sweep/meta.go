@@ -1,0 +1,115 @@
+package sweep
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Meta identifies the sweep an output belongs to: the SHA-256 of the
+// scenario's bytes, the --set overrides applied to every point and the
+// grids. It is the first line of every output (CSV and JSON Lines), so
+// --resume and merge refuse rows of another scenario, other --sets or other
+// grids instead of mixing them into one file.
+type Meta struct {
+	Scenario string   `json:"scenario_sha256"`
+	Sets     []string `json:"sets"`
+	Grids    []string `json:"grids"`
+}
+
+// NewMeta describes the sweep of sp over src.
+func NewMeta(src Source, sp *Space) Meta {
+	sum := sha256.Sum256(src.Data)
+	m := Meta{Scenario: hex.EncodeToString(sum[:]), Sets: slices.Clone(src.Sets), Grids: []string{}}
+	if m.Sets == nil {
+		m.Sets = []string{}
+	}
+	for _, g := range sp.Grids {
+		m.Grids = append(m.Grids, g.Key+"="+strings.Join(g.Values, ","))
+	}
+	return m
+}
+
+// csvMetaPrefix starts the first line of a CSV output (a comment line, as
+// pandas' read_csv(comment="#") and most CSV tools skip it); jsonMetaKey is
+// the only key of the first line of a JSON Lines output.
+const (
+	csvMetaPrefix = "# zerosim sweep "
+	jsonMetaKey   = "zerosim_sweep"
+)
+
+func (m Meta) json() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(m) // a struct of strings always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// Line is the first line of an output in format f, newline included.
+func (m Meta) Line(f Format) string {
+	if f == JSONL {
+		return `{"` + jsonMetaKey + `":` + string(m.json()) + "}\n"
+	}
+	return csvMetaPrefix + string(m.json()) + "\n"
+}
+
+// Prelude is what an output of the sweep starts with: the meta line and, for
+// CSV, the column header.
+func Prelude(f Format, m Meta, keys []string) string { return m.Line(f) + Header(f, keys) }
+
+// parseMeta reads the meta line of an output (without its newline).
+func parseMeta(line []byte) (Meta, Format, bool) {
+	var m Meta
+	if rest, ok := bytes.CutPrefix(line, []byte(csvMetaPrefix)); ok {
+		if json.Unmarshal(rest, &m) != nil || m.Scenario == "" {
+			return Meta{}, CSV, false
+		}
+		return m, CSV, true
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(line, &v) != nil || len(v) != 1 || v[jsonMetaKey] == nil {
+		return Meta{}, JSONL, false
+	}
+	if json.Unmarshal(v[jsonMetaKey], &m) != nil || m.Scenario == "" {
+		return Meta{}, JSONL, false
+	}
+	return m, JSONL, true
+}
+
+// Space rebuilds the sweep's grids from the meta line.
+func (m Meta) Space() (*Space, error) {
+	var gs []Grid
+	for _, s := range m.Grids {
+		g, err := ParseGrid(s)
+		if err != nil {
+			return nil, err
+		}
+		gs = append(gs, g)
+	}
+	return NewSpace(gs)
+}
+
+// Equal reports whether m and o describe the same sweep.
+func (m Meta) Equal(o Meta) bool {
+	return m.Scenario == o.Scenario && slices.Equal(m.Sets, o.Sets) && slices.Equal(m.Grids, o.Grids)
+}
+
+// differs says how o differs from m, for messages.
+func (m Meta) differs(o Meta) string {
+	var d []string
+	if m.Scenario != o.Scenario {
+		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s…", o.Scenario, m.Scenario))
+	}
+	if !slices.Equal(m.Sets, o.Sets) {
+		d = append(d, fmt.Sprintf("--set %q vs %q", o.Sets, m.Sets))
+	}
+	if !slices.Equal(m.Grids, o.Grids) {
+		d = append(d, fmt.Sprintf("--grid %q vs %q", o.Grids, m.Grids))
+	}
+	return strings.Join(d, ", ")
+}
