@@ -69,7 +69,7 @@ func TestSlurmScript(t *testing.T) {
 		args = append(args, "--grid", g)
 	}
 	whole := run(t, nil, bin, append([]string{"sweep", "seed002-tiny"}, args...)...)
-	if string(merged) != whole || strings.Count(whole, "\n") != 17 {
+	if string(merged) != whole || strings.Count(whole, "\n") != 18 { // meta line, header, 16 rows
 		t.Errorf("merged shards (%d lines) differ from the whole sweep (%d lines)", strings.Count(string(merged), "\n"), strings.Count(whole, "\n"))
 	}
 }
