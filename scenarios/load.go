@@ -138,6 +138,9 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 			return nil, err
 		}
 	}
+	if err := l.checkDepth(root, 1); err != nil {
+		return nil, err
+	}
 	l.index(root, "")
 	// The version comes first: a file of another version may use other keys.
 	if v, ok := l.idx["version"]; !ok {

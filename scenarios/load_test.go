@@ -179,6 +179,10 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:9:7: dp: 010 has a leading zero, which YAML reads as octal (write 10, or 0o10 if you mean octal)"},
 		{"more GPUs than the topology builds", strings.Replace(rep("nodes: 2", "nodes: 65536"), "gpus_per_node: 4", "gpus_per_node: 128", 1),
 			"s.yaml:4:3: nodes·gpus_per_node=8388608 GPUs is out of range (use at most 4194304 GPUs)"},
+		{"nested 9,990 deep", baseYAML + "x: " + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + "\n",
+			"s.yaml:11:67: mappings and lists nest more than 64 levels deep here (a scenario nests at most 7; flatten the document)"},
+		{"nested 10,000 deep", baseYAML + "x: " + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "\n",
+			"s.yaml:11:67: mappings and lists nest more than 64 levels deep here (a scenario nests at most 7; flatten the document)"},
 		{"bad merge", baseYAML + "x: {<<: [1]}\n",
 			"s.yaml:11:9: a merge key (<<) needs a mapping or a list of mappings (use <<: *anchor)"},
 	} {

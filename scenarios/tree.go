@@ -17,6 +17,25 @@ import (
 // file (a "billion laughs" document expands to far more).
 const MaxAliasNodes = 10000
 
+// MaxDepth bounds how deeply mappings and lists nest. The deepest key of the
+// format (model.layer_list[i].tensors[j].shape[k]) is 7 levels down; a
+// document nested thousands deep only costs time and memory (re-encoding it
+// grows with the square of its depth).
+const MaxDepth = 64
+
+// checkDepth returns an error at the first node nested deeper than MaxDepth.
+func (l *loader) checkDepth(n *yaml.Node, depth int) error {
+	if depth > MaxDepth {
+		return l.errAt(n, fmt.Sprintf("mappings and lists nest more than %d levels deep here (a scenario nests at most 7; flatten the document)", MaxDepth))
+	}
+	for _, c := range n.Content {
+		if err := l.checkDepth(c, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // MaxFileSize bounds the size of a scenario file in bytes.
 const MaxFileSize = 4 << 20
 
