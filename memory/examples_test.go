@@ -89,16 +89,16 @@ func TestExampleSeeds(t *testing.T) {
 // A bucket size that would cut the model into more than MaxBuckets buckets
 // is an input error naming the key and the smallest size that works: the
 // 6,738,415,616 bf16 gradients of Llama 2 7B need buckets of at least
-// ⌈6738415616 / 2^20⌉ = 6427 elements = 12,854 B.
+// ⌈6738415616 / 2^18⌉ = 25,706 elements = 51,412 B.
 func TestBucketSizeTooSmall(t *testing.T) {
 	s := loadExample(t, "default")
 	s.Communication.BucketSize = 1
 	_, err := Analyze(s, Options{})
-	want := `memory: default: communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 1048576 buckets (use a bucket_size of at least 12854 B)`
+	want := `memory: default: communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 262144 buckets (use a bucket_size of at least 51412 B)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
-	s.Communication.BucketSize = 12854
+	s.Communication.BucketSize = 51412
 	if _, err := Analyze(s, Options{}); err != nil {
 		t.Errorf("the suggested bucket size fails: %v", err)
 	}

@@ -59,8 +59,10 @@ const (
 
 // MaxBuckets bounds the number of buckets of one layout so that an input
 // such as a one-element bucket size on a 7B model is an error, not an
-// out-of-memory crash.
-const MaxBuckets = 1 << 20
+// out-of-memory crash. 2^18 keeps the step within zero.MaxTasks (at most 3
+// collectives per bucket), so the smallest bucket size the error suggests
+// also replays; 2^20 suggested 12,854 B for Llama 2 7B, which ran over 600 s.
+const MaxBuckets = 1 << 18
 
 // String returns the scenario spelling: "toy" or "megatron".
 func (p Padding) String() string {
@@ -253,6 +255,10 @@ func lcm(a, b int64) (int64, error) {
 
 func (l *Layout) addBucket(b Bucket) error {
 	if len(l.Buckets) >= MaxBuckets {
+		if l.Spec.PerUnit && len(l.Spec.Params) > 0 && l.Spec.Params[len(l.Spec.Params)-1].Unit-l.Spec.Params[0].Unit >= MaxBuckets-1 {
+			// Larger buckets do not help: every unit has a bucket of its own.
+			return fmt.Errorf("memory: layout: more than %d buckets: stage 3 gives each of the model's units at least one (use fewer layers)", MaxBuckets)
+		}
 		return fmt.Errorf("memory: layout: more than %d buckets: bucket size %d elements is too small for %d elements (use buckets of at least %d elements)",
 			MaxBuckets, l.Spec.BucketElems, l.Numel, (l.Numel-1)/MaxBuckets+1)
 	}

@@ -214,6 +214,20 @@ type GroupInfo struct {
 	EP int `json:"-"`
 }
 
+// TooManyBucketsError is a bucket size that cuts a parameter group into more
+// than MaxBuckets buckets; Least is the smallest bucket size that does not.
+type TooManyBucketsError struct {
+	BucketSize int64
+	Group      string
+	Numel      int64
+	Least      int64
+}
+
+func (e *TooManyBucketsError) Error() string {
+	return fmt.Sprintf("communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",
+		e.BucketSize, e.Group, e.Numel, MaxBuckets, e.Least)
+}
+
 // UnitInfo holds the per-unit allocation sizes used by the timeline.
 type UnitInfo struct {
 	Name   string `json:"name"`
@@ -518,9 +532,8 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		spec := StageSpec(params, r.Stage, gshards, bucketElems, padding)
 		if !spec.PerUnit && bucketElems > 0 && (g.numel-1)/bucketElems+1 > MaxBuckets {
-			least := ((g.numel-1)/MaxBuckets + 1) * g.info.GradBytes
-			return nil, fmt.Errorf("communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",
-				int64(s.Communication.BucketSize), name, g.numel, MaxBuckets, least)
+			return nil, &TooManyBucketsError{BucketSize: int64(s.Communication.BucketSize), Group: name, Numel: g.numel,
+				Least: ((g.numel-1)/MaxBuckets + 1) * g.info.GradBytes}
 		}
 		l, err := NewLayout(spec)
 		if err != nil {

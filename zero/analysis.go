@@ -128,6 +128,7 @@ func (e *executor) criticalPath() []PathStep {
 		}
 	}
 	var path []PathStep
+	var pos []int32 // each task's position in its stream's order
 	r, t := bestR, bestT
 	for guard := 0; guard < e.sc.N*nt+1; guard++ {
 		i := e.at(r, t)
@@ -164,16 +165,15 @@ func (e *executor) criticalPath() []PathStep {
 			}
 		}
 		if !found {
-			// The stream predecessor released it.
+			// The stream predecessor released it (the nearest one before it
+			// in issue order that ended then).
 			order := e.sc.Order[task.Stream]
-			for k, x := range order {
-				if x == t && k > 0 {
-					for p := k - 1; p >= 0; p-- {
-						if e.end[e.at(r, order[p])] == at {
-							nt2, found = order[p], true
-							break
-						}
-					}
+			if pos == nil {
+				pos = streamPositions(e.sc)
+			}
+			for p := pos[t] - 1; p >= 0; p-- {
+				if e.end[e.at(r, order[p])] == at {
+					nt2, found = order[p], true
 					break
 				}
 			}
@@ -185,6 +185,23 @@ func (e *executor) criticalPath() []PathStep {
 	}
 	slices.Reverse(path)
 	return path
+}
+
+// streamPositions returns each task's index in its stream's issue order
+// (-1 for a task in none), so walking back along a stream does not search
+// the order for the task first (that search made the critical path
+// quadratic in the tasks).
+func streamPositions(sc *Schedule) []int32 {
+	pos := make([]int32, len(sc.Tasks))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for _, order := range sc.Order {
+		for k, t := range order {
+			pos[t] = int32(k)
+		}
+	}
+	return pos
 }
 
 // Straggler names the rank whose late arrival at collectives cost the

@@ -55,38 +55,80 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		names = append(names, c.Name)
 		rest = append(rest, c.AtRest)
 	}
-	// Tasks by (kind, phase, unit).
+	// Tasks by (kind, phase, unit), and by (kind, unit) in any phase: the
+	// first task of each, indexed once so binding is linear in the events
+	// (a search of the task list per event made 10k units take 8 s).
+	type kpu struct {
+		k    Kind
+		ph   Phase
+		unit int
+	}
+	byPhase, anyPhase := map[kpu]int32{}, map[kpu]int32{}
+	optimizerTask := int32(-1)
+	for i, t := range sc.Tasks {
+		if _, ok := byPhase[kpu{t.Kind, t.Phase, t.Unit}]; !ok {
+			byPhase[kpu{t.Kind, t.Phase, t.Unit}] = int32(i)
+		}
+		if _, ok := anyPhase[kpu{t.Kind, PhaseCompute, t.Unit}]; !ok {
+			anyPhase[kpu{t.Kind, PhaseCompute, t.Unit}] = int32(i)
+		}
+		if (t.Kind == Optimizer || t.Kind == CPUAdam) && optimizerTask < 0 {
+			optimizerTask = int32(i)
+		}
+	}
 	find := func(k Kind, ph Phase, unit int) int32 {
-		for i, t := range sc.Tasks {
-			if t.Kind == k && (ph == PhaseCompute || t.Phase == ph) && t.Unit == unit {
-				return int32(i)
-			}
+		m := byPhase
+		if ph == PhaseCompute {
+			m = anyPhase
+		}
+		if i, ok := m[kpu{k, ph, unit}]; ok {
+			return i
 		}
 		return -1
 	}
-	optimizer := func() int32 {
-		for i, t := range sc.Tasks {
-			if t.Kind == Optimizer || t.Kind == CPUAdam {
-				return int32(i)
-			}
-		}
-		return -1
-	}
+	optimizer := func() int32 { return optimizerTask }
 	// A shard group of one rank gathers and reduces nothing, so the
 	// schedule has no such tasks: the unit's gathers happen as its compute
 	// starts and its reduce-scatter as its backward ends.
 	// With expert parallelism the routed experts' shard group has
 	// N/(K·ep) ranks, one when ep = N/K.
-	alone := func(unit int) bool {
-		if sc.N/sc.K == 1 {
-			return true
-		}
-		for _, bk := range sc.Buckets {
-			if bk.FirstUnit <= unit && unit <= bk.LastUnit && sc.N/sc.K > max(sc.Groups[bk.Group].EP, 1) {
-				return false
+	oneRank := sc.N/sc.K == 1
+	shared := map[int]bool{} // units in a bucket whose shard group has more than one rank
+	for _, bk := range sc.Buckets {
+		if sc.N/sc.K > max(sc.Groups[bk.Group].EP, 1) {
+			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
+				shared[u] = true
 			}
 		}
-		return true
+	}
+	alone := func(unit int) bool { return oneRank || !shared[unit] }
+	// qgZ: a unit's gradient reduction is its tasks of phase
+	// PhaseBackwardRS (fallback reduce-scatter, kernels, all-to-alls); its
+	// sharded gradient lives from the first to the last when an all-to-all
+	// is among them. Indexed once: a search of the task list per event
+	// made the binding quadratic.
+	type span struct {
+		first, last int32
+		a2a         bool
+	}
+	spans := map[int]*span{}
+	for i, t := range sc.Tasks {
+		if t.Phase != PhaseBackwardRS {
+			continue
+		}
+		sp := spans[t.Unit]
+		if sp == nil {
+			sp = &span{first: int32(i)}
+			spans[t.Unit] = sp
+		}
+		sp.last = int32(i)
+		sp.a2a = sp.a2a || t.Kind == AllToAll
+	}
+	qgzSpan := func(u int) (int32, int32) {
+		if sp := spans[u]; sp != nil && sp.a2a {
+			return sp.first, sp.last
+		}
+		return -1, -1
 	}
 	var out []memEvent
 	for _, ev := range rep.Timeline() {
@@ -116,7 +158,7 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpReduceScatter:
 			task = find(ReduceScatter, PhaseBackwardRS, ev.Unit)
-			if first, last := sc.qgzSpan(ev.Unit); first >= 0 {
+			if first, last := qgzSpan(ev.Unit); first >= 0 {
 				task = first // qgZ: the sharded gradient from its first all-to-all to its dequantize
 				if ev.Delta < 0 {
 					task = last

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/zerosim/zerosim/collectives"
-	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
@@ -185,12 +184,20 @@ func (n *fabricNet) phaseWire(ph Phase, scratch [][topology.NumClasses]int64) (w
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// The memory report carries the buffer layouts it used: the schedule
 	// takes the same ones instead of building them again.
-	mrep, err := memory.Analyze(s, memory.Options{})
+	mrep, err := analyze(s, opt.Full)
 	if err != nil {
-		return nil, fmt.Errorf("zero: %w", err)
+		return nil, err
+	}
+	reps := simulatedRanks(s, opt.Full)
+	tc := countTasks(s, mrep.Groups)
+	if err := checkSize(s, tc, tc.bound(), opt.Full); err != nil {
+		return nil, err
 	}
 	sc, err := build(s, mrep.Groups)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSize(s, tc, int64(len(sc.Tasks)), opt.Full); err != nil {
 		return nil, err
 	}
 	topo, err := topology.Build(s)
@@ -230,10 +237,8 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("zero: memory rank %d out of range [0, %d)", opt.MemoryRank, sc.N)
 	}
 	sym := !opt.Full && Symmetric(s)
-	reps := sc.N
 	if sym {
 		// Node 0's ranks stand for every node's (ranks fill GPUs in order).
-		reps = min(s.Cluster.GPUsPerNode, sc.N)
 		net.keep = make([]bool, sc.N)
 		for r := range reps {
 			net.keep[r] = true

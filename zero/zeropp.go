@@ -290,25 +290,3 @@ func (z *zeroPP) gradSync(b *builder, u int, ready int32) ([]int32, bool, error)
 	k3 := b.add(Task{Kind: Quantize, Stream: GradComm, Phase: PhaseBackwardRS, Unit: u, Bucket: -1, Dur: ds[2], After: []int32{a2}})
 	return append(out, k3), true, nil
 }
-
-// qgzSpan is the first and last task of unit u's qgZ gradient reduction
-// (its fallback reduce-scatter, kernels and all-to-alls, all in phase
-// PhaseBackwardRS), or -1, -1 when the unit has no all-to-all.
-func (sc *Schedule) qgzSpan(u int) (first, last int32) {
-	first, last = -1, -1
-	a2a := false
-	for i, t := range sc.Tasks {
-		if t.Unit != u || t.Phase != PhaseBackwardRS {
-			continue
-		}
-		if first < 0 {
-			first = int32(i)
-		}
-		last = int32(i)
-		a2a = a2a || t.Kind == AllToAll
-	}
-	if !a2a {
-		return -1, -1
-	}
-	return first, last
-}

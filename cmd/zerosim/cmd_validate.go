@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newValidateCmd) }
@@ -52,6 +53,10 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) erro
 		}
 		if err != nil {
 			return inputError{err}
+		}
+		// What run would refuse (bucket and task limits) fails here too.
+		if err := zero.Check(s); err != nil {
+			return inputError{fmt.Errorf("%s: %w", name, err)}
 		}
 		for _, w := range s.Warnings {
 			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)

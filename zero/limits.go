@@ -1,0 +1,167 @@
+package zero
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Limits on the size of a replay, so that every scenario that passes them
+// loads and replays in under 10 s and 2 GB on one core. The replay is linear
+// in its task instances (BenchmarkReplayUnits and BenchmarkReplayBuckets fit
+// the exponent of CPU time against tasks: 1.01 over 1k–30k units, 1.00 over
+// 10–250,000 buckets). Measured on this project's shared 2-core machine
+// with GOMAXPROCS=1: the worst input within the limits, a 3.3 MB file of
+// 104,800 ZeRO-3 units on 16 GPUs (524,001 tasks per rank), takes 7.6 s of
+// CPU and 1.58 GB peak RSS for `zerosim run` (loading the file is 4 s of
+// it; the replay alone 3.1 s, BenchmarkReplayLargest/units-zero3); 174,000
+// ZeRO-2 buckets with K = 2 on 16 GPUs replay in 3.0 s and 1.25 GB; 8,001
+// tasks on 1,024 ranks in 1.0 s and 0.24 GB (BenchmarkReplayWide). Twice
+// these limits (2^20, 2^24) took 11.6 s and 2.45 GB.
+const (
+	// MaxTasks bounds the tasks of one step's schedule (computations and
+	// collectives of one rank).
+	MaxTasks = 1 << 19
+	// MaxTaskInstances bounds the tasks times the ranks simulated (every
+	// rank, or node 0's in the symmetric run): 16,384 ranks × 488 tasks
+	// (GPT-3 175B, ZeRO-3, every rank) is 8.0 M.
+	MaxTaskInstances = 1 << 23
+)
+
+// taskCount is the shape of a schedule's task count: per unit a forward
+// and a backward, per bucket its collectives (stage 0 an all-reduce; stages
+// 1–2 a reduce-scatter and a gather; stage 3 a gather in forward and in
+// backward and a reduce-scatter; with K > 1 one more all-reduce across the
+// instances), and the optimizer.
+type taskCount struct {
+	units, buckets, perBucket int64
+	stage3                    bool
+}
+
+func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
+	c := taskCount{units: int64(len(s.Model.LayerList)), stage3: s.Parallelism.Stage == 3}
+	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 3}[s.Parallelism.Stage]
+	if s.Parallelism.K > 1 {
+		c.perBucket++
+	}
+	for _, g := range groups {
+		c.buckets += int64(g.Buckets)
+	}
+	return c
+}
+
+// bound is an upper bound of the schedule's tasks.
+func (c taskCount) bound() int64 { return 2*c.units + c.perBucket*c.buckets + 8 }
+
+// checkSize refuses a replay of tasks tasks (per rank) on reps simulated
+// ranks over the limits, with the bucket size (or layer count) that brings
+// it within them.
+func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error {
+	if withinLimits(s, tasks, full) {
+		return nil
+	}
+	reps := simulatedRanks(s, full)
+	limit := taskLimit(reps)
+	what := fmt.Sprintf("%d tasks per rank, more than the %d", tasks, int64(MaxTasks))
+	if tasks <= MaxTasks {
+		what = fmt.Sprintf("%d tasks on each of %d simulated ranks, %d in all, more than the %d", tasks, reps, tasks*int64(reps), int64(MaxTaskInstances))
+	}
+	// Every unit keeps a forward and a backward, and at stage 3 at least one
+	// bucket of its own; the rest shrinks with larger buckets.
+	perUnit := int64(2)
+	if c.stage3 {
+		perUnit += c.perBucket
+	}
+	fixed := perUnit*c.units + 8
+	var hints []string
+	if room := (limit - fixed) * 9 / 10; room > 0 && c.buckets > 0 {
+		hints = append(hints, fmt.Sprintf("use a communication.bucket_size of at least %d B", suggestBucket(s, 2*int64(s.Communication.BucketSize), full)))
+	} else if n := (limit - 8) / perUnit * 9 / 10; n >= 1 {
+		hints = append(hints, fmt.Sprintf("use at most %d layers", n))
+	}
+	if tasks <= MaxTasks {
+		n := int64(MaxTaskInstances) / tasks
+		switch {
+		case full:
+			hints = append(hints, fmt.Sprintf("use at most %d ranks, or drop --full", n))
+		case Symmetric(s):
+			hints = append(hints, fmt.Sprintf("use at most %d GPUs per node", n))
+		default:
+			hints = append(hints, fmt.Sprintf("use at most %d ranks: this scenario is not symmetric (tree all-reduce, a link or GPU override, or placement [dp, cp]), so every rank is simulated", n))
+		}
+	}
+	return fmt.Errorf("zero: the step has %s a replay handles in 10 s and 2 GB (%s)", what, strings.Join(hints, ", or "))
+}
+
+// taskLimit is the most tasks per rank a replay of reps ranks may have.
+func taskLimit(reps int) int64 { return min(int64(MaxTasks), int64(MaxTaskInstances)/int64(reps)) }
+
+// withinLimits reports whether tasks tasks per rank are within the limits.
+func withinLimits(s *scenarios.Scenario, tasks int64, full bool) bool {
+	return tasks <= taskLimit(simulatedRanks(s, full))
+}
+
+// suggestBucket returns the smallest of least, 2·least, 4·least, … whose
+// step passes memory.MaxBuckets and the task limits, so the bucket size an
+// error suggests always replays.
+func suggestBucket(s *scenarios.Scenario, least int64, full bool) int64 {
+	c := *s
+	b := max(least, 1)
+	for ; b < 1<<50; b *= 2 {
+		c.Communication.BucketSize = units.Bytes(b)
+		m, err := memory.Analyze(&c, memory.Options{})
+		if err != nil {
+			continue
+		}
+		if withinLimits(&c, countTasks(&c, m.Groups).bound(), full) {
+			break
+		}
+	}
+	return b
+}
+
+// analyze runs the memory model for a replay; a bucket size over
+// memory.MaxBuckets is refused with a size that also meets the task limits.
+func analyze(s *scenarios.Scenario, full bool) (*memory.Report, error) {
+	mrep, err := memory.Analyze(s, memory.Options{})
+	var tb *memory.TooManyBucketsError
+	if errors.As(err, &tb) {
+		return nil, fmt.Errorf("zero: communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",
+			tb.BucketSize, tb.Group, tb.Numel, memory.MaxBuckets, suggestBucket(s, tb.Least, full))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	return mrep, nil
+}
+
+// simulatedRanks is how many ranks a replay of s simulates.
+func simulatedRanks(s *scenarios.Scenario, full bool) int {
+	if !full && Symmetric(s) {
+		return min(s.Cluster.GPUsPerNode, s.N())
+	}
+	return s.N()
+}
+
+// Check reports whether s can be replayed within the limits (MaxTasks,
+// MaxTaskInstances, memory.MaxBuckets) without replaying it: zerosim
+// validate runs it, so a scenario that validates also runs.
+func Check(s *scenarios.Scenario) error {
+	mrep, err := analyze(s, false)
+	if err != nil {
+		return err
+	}
+	c := countTasks(s, mrep.Groups)
+	if err := checkSize(s, c, c.bound(), false); err != nil {
+		return err
+	}
+	sc, err := build(s, mrep.Groups)
+	if err != nil {
+		return err
+	}
+	return checkSize(s, c, int64(len(sc.Tasks)), false)
+}

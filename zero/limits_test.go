@@ -1,0 +1,76 @@
+package zero
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestLimitsSuggestWhatIsMet: a step over MaxTasks or MaxTaskInstances is
+// refused before it is built, and the bucket size or layer count the error
+// suggests passes the limits (memory's smallest suggested bucket size too:
+// 12,854 B on Llama 2 7B ran over 600 s before MaxBuckets became 2^18).
+func TestLimitsSuggestWhatIsMet(t *testing.T) {
+	const params = 1 << 28
+	atLeast := regexp.MustCompile(`bucket_size of at least (\d+) B`)
+	atMost := regexp.MustCompile(`use at most (\d+) layers`)
+	wide := unitsScenario(3, 1, 1024, 5000, 1<<16, 40e6)
+	for name, s := range map[string]func() *scenarios.Scenario{
+		"107,375 buckets on 64 ranks, ZeRO-2": func() *scenarios.Scenario {
+			return unitsScenario(2, 1, 64, 16, params/16, 5000)
+		},
+		"30k units on 64 ranks, ZeRO-3": func() *scenarios.Scenario { return unitsFile(t, 30_000, 64) },
+		"1,024 ranks × 25k tasks":       func() *scenarios.Scenario { return wide },
+	} {
+		if testing.Short() && name != "1,024 ranks × 25k tasks" {
+			continue // builds schedules of over 100k tasks: seconds
+		}
+		sc := s()
+		err := Check(sc)
+		if err == nil || !strings.Contains(err.Error(), "a replay handles in 10 s and 2 GB") {
+			t.Errorf("%s: %v, want the limit's error", name, err)
+			continue
+		}
+		if m := atLeast.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			sc.Communication.BucketSize = units.Bytes(n)
+			if err := scenarios.Resolve(sc); err != nil {
+				t.Fatal(err)
+			}
+		} else if m := atMost.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			sc = unitsFile(t, n, sc.Cluster.GPUsPerNode)
+		} else {
+			t.Errorf("%s: %v suggests nothing", name, err)
+			continue
+		}
+		if err := Check(sc); err != nil {
+			t.Errorf("%s: the suggestion fails: %v", name, err)
+		}
+	}
+	// A bucket size over memory.MaxBuckets (GPT-3 175B at ZeRO-1 with K = 2
+	// on 16 GPUs: three collectives per bucket) is refused with a size that
+	// the task limits meet too, not memory's bare minimum.
+	s := gpt3(2)
+	s.Parallelism.Stage, s.Parallelism.K = 1, 2
+	s.Communication.BucketSize = 1
+	_, merr := memory.Analyze(s, memory.Options{})
+	err := Check(s)
+	m := regexp.MustCompile(`bucket_size of at least (\d+) B`).FindStringSubmatch(err.Error())
+	if m == nil || merr == nil || merr.Error() == err.Error() {
+		t.Fatalf("memory: %v; zero: %v", merr, err)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	s.Communication.BucketSize = units.Bytes(n)
+	if err := scenarios.Resolve(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(s); err != nil {
+		t.Errorf("the suggested bucket size %d B: %v", n, err)
+	}
+}
