@@ -2,8 +2,13 @@ package reports
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -42,30 +47,119 @@ func CheckOutputDir(dir string) error {
 	return fmt.Errorf("output directory: %w", err)
 }
 
+// ManifestName is the file written last into an output directory: it lists
+// the files of the run with their sizes and SHA-256, so a reader tells a
+// complete directory (a manifest whose files all match) from one a crash,
+// a full disk or a kill left with a mix of old and new files (no manifest,
+// or files that do not match it).
+const ManifestName = "manifest.json"
+
+// Manifest is the content of ManifestName.
+type Manifest struct {
+	Tool  string         `json:"tool"`
+	Files []ManifestFile `json:"files"`
+}
+
+// ManifestFile is one file of a Manifest.
+type ManifestFile struct {
+	Name   string `json:"name"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// BeginOutputDir creates dir if needed and removes its manifest before any
+// file is replaced: from then until FinishOutputDir the directory reads as
+// incomplete.
+func BeginOutputDir(dir string) error {
+	if err := CheckOutputDir(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := os.Remove(filepath.Join(dir, ManifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
+}
+
+// FinishOutputDir writes dir's manifest, atomically and last, listing the
+// files names (base names in dir, as written) with their sizes and hashes.
+func FinishOutputDir(dir string, names []string) error {
+	m := Manifest{Tool: "zerosim", Files: []ManifestFile{}}
+	for _, n := range names {
+		f, err := os.Open(filepath.Join(dir, filepath.Base(n)))
+		if err != nil {
+			return fmt.Errorf("reports: manifest: %w", err)
+		}
+		h := sha256.New()
+		size, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("reports: manifest: %w", err)
+		}
+		m.Files = append(m.Files, ManifestFile{Name: filepath.Base(n), Bytes: size, SHA256: hex.EncodeToString(h.Sum(nil))})
+	}
+	return WriteFileAtomic(filepath.Join(dir, ManifestName), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	})
+}
+
+// CheckManifest reports whether dir is a complete output directory: its
+// manifest exists and every file it lists has the listed size and hash.
+func CheckManifest(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return fmt.Errorf("reports: %s: no %s: the directory is incomplete or being written", dir, ManifestName)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("reports: %s: %w", ManifestName, err)
+	}
+	for _, f := range m.Files {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(f.Name)))
+		if err != nil {
+			return fmt.Errorf("reports: %s: %w", dir, err)
+		}
+		if sum := sha256.Sum256(b); int64(len(b)) != f.Bytes || hex.EncodeToString(sum[:]) != f.SHA256 {
+			return fmt.Errorf("reports: %s: %s does not match the manifest (a mix of two runs)", dir, f.Name)
+		}
+	}
+	return nil
+}
+
 // WriteOutputDir creates dir if needed and writes each file atomically
 // (WriteFileAtomic: a temporary file in dir renamed over the target), so a
 // reader sees the old file or the complete new one and a failure leaves no
-// partial file. Only the named files are touched; other files in dir are
-// left alone. It returns the paths written.
+// partial file; the manifest is removed first and written last
+// (BeginOutputDir, FinishOutputDir). Only the named files and the manifest
+// are touched; other files in dir are left alone. It returns the paths
+// written, manifest excluded.
 func WriteOutputDir(dir string, files []OutputFile) ([]string, error) {
 	if err := CheckOutputDir(dir); err != nil {
 		return nil, err
 	}
 	for _, f := range files {
-		if f.Name == "" || filepath.Base(f.Name) != f.Name {
+		if f.Name == "" || filepath.Base(f.Name) != f.Name || f.Name == ManifestName {
 			return nil, fmt.Errorf("reports: output file name %q is not a base name", f.Name)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
+	if err := BeginOutputDir(dir); err != nil {
+		return nil, err
 	}
-	var paths []string
+	var paths, names []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)
 		if err := WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(f.Data); return err }); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)
+		names = append(names, f.Name)
+	}
+	if err := FinishOutputDir(dir, names); err != nil {
+		return paths, err
 	}
 	return paths, nil
 }

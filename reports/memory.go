@@ -85,7 +85,7 @@ func WriteMemoryTable(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
 }
 
 func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
-	if _, err := fmt.Fprintln(w, memoryTitle(r)); err != nil {
+	if _, err := fmt.Fprintln(w, escapeControl(memoryTitle(r))); err != nil {
 		return err
 	}
 	if r.NotApplicable != "" {
@@ -130,7 +130,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 		return err
 	}
 	for _, msg := range r.Warnings {
-		if _, err := fmt.Fprintf(w, "warning: %s\n", msg); err != nil {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", escapeControl(msg)); err != nil {
 			return err
 		}
 	}

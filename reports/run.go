@@ -177,7 +177,7 @@ type table struct {
 
 func (t *table) render(w io.Writer) error {
 	if t.Title != "" {
-		if _, err := fmt.Fprintf(w, "# %s\n", t.Title); err != nil {
+		if _, err := fmt.Fprintf(w, "# %s\n", escapeControl(t.Title)); err != nil {
 			return err
 		}
 	}
@@ -450,9 +450,9 @@ func (run *Run) Findings() []string {
 // critical path, the key findings and the warnings.
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "# zerosim run: %s\n", run.Scenario.Name)
+	fmt.Fprintf(ew, "# zerosim run: %s\n", escapeControl(run.Scenario.Name))
 	for _, kv := range run.Headline() {
-		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", kv[1])
+		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", escapeControl(kv[1]))
 	}
 	if ew.err != nil {
 		return ew.err
@@ -478,10 +478,10 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	fmt.Fprintln(ew)
 	fmt.Fprintln(ew, "# findings")
 	for _, f := range run.Findings() {
-		fmt.Fprintln(ew, "- "+f)
+		fmt.Fprintln(ew, "- "+escapeControl(f))
 	}
 	for _, msg := range run.Result.Warnings {
-		fmt.Fprintln(ew, "warning: "+msg)
+		fmt.Fprintln(ew, "warning: "+escapeControl(msg))
 	}
 	return ew.err
 }

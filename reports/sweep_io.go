@@ -2,36 +2,129 @@ package reports
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
+// temps are the temporary files WriteFileAtomic has open, so RemoveTemps
+// can delete them when the process is interrupted.
+var temps struct {
+	sync.Mutex
+	paths map[string]bool
+}
+
+// RemoveTemps deletes the temporary files of every WriteFileAtomic in
+// progress. zerosim calls it on SIGINT and SIGTERM before exiting, so an
+// interrupted write leaves the old file and nothing else.
+func RemoveTemps() {
+	temps.Lock()
+	defer temps.Unlock()
+	for p := range temps.paths {
+		os.Remove(p)
+	}
+	clear(temps.paths)
+}
+
+func trackTemp(p string, add bool) {
+	temps.Lock()
+	defer temps.Unlock()
+	if temps.paths == nil {
+		temps.paths = map[string]bool{}
+	}
+	if add {
+		temps.paths[p] = true
+	} else {
+		delete(temps.paths, p)
+	}
+}
+
+// tempPrefix is the start of the temporary files of path's writes:
+// ".NAME.tmp"; the process ID and a random number follow
+// (".NAME.tmp<pid>-<random>").
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// staleAge is how old a temporary file of another live process must be to
+// count as left behind (a write renders in memory first and takes seconds).
+const staleAge = 24 * time.Hour
+
+// removeStaleTemps deletes the temporary files of path's earlier writes
+// whose process is gone (killed before it could clean up, even by kill -9)
+// or that are older than staleAge. Another zerosim writing the same file
+// right now keeps its file.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		stale := err != nil || pid <= 0 || (pid != os.Getpid() && !processAlive(pid))
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAge {
+			stale = true
+		}
+		if stale {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// processAlive reports whether a process with that ID runs on this machine.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // WriteFileAtomic writes path through write: into a temporary file in the
-// same directory, synced and renamed over path, so readers see the old file
-// or the complete new one, never a partial file. (Used by zerosim merge and
-// the compare plots; no shared atomic helper existed when it was written.)
+// same directory (".NAME.tmp<pid>-<random>", created with mode 0666 less
+// the umask, like any file), synced and renamed over path, so readers see
+// the old file or the complete new one, never a partial file. Temporary
+// files of earlier writes of path whose process is gone are deleted first;
+// this write's is deleted on error, and by RemoveTemps on a signal.
 func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	removeStaleTemps(path)
+	var f *os.File
+	for range 100 {
+		name := filepath.Join(filepath.Dir(path), tempPrefix(path)+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("reports: writing %s: %w", path, err)
 	}
+	trackTemp(f.Name(), true)
 	defer func() {
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
 		}
+		trackTemp(f.Name(), false)
 	}()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	if err = write(bw); err != nil {
 		return err
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
 		return fmt.Errorf("reports: writing %s: %w", path, err)
 	}
 	if err = f.Sync(); err != nil {

@@ -2,7 +2,12 @@ package reports
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -22,7 +27,16 @@ func newTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
 	for _, c := range left {
 		align.PerColumn[c] = tw.AlignLeft
 	}
+	escape := tw.CellFilter{Global: func(cells []string) []string {
+		for i, c := range cells {
+			cells[i] = escapeControl(c)
+		}
+		return cells
+	}}
 	return tablewriter.NewTable(w,
+		tablewriter.WithHeaderFilter(escape),
+		tablewriter.WithRowFilter(escape),
+		tablewriter.WithFooterFilter(escape),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignmentConfig(align),
@@ -30,6 +44,35 @@ func newTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
 		tablewriter.WithFooterAutoFormat(tw.Off),
 		tablewriter.WithFooterAlignmentConfig(align),
 	)
+}
+
+// escapeControl writes control characters (C0, DEL, C1, line and paragraph
+// separators, bidirectional overrides) and invalid UTF-8 as Go escapes
+// (\n, \x1b, \u202e), so a scenario string cannot move the cursor, recolour
+// the terminal, forge a line or reverse the text of a table it appears in.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, needsEscape) && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case needsEscape(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // writeJSON writes v as indented JSON, the one format of every --format json

@@ -83,7 +83,7 @@ func passFail(ok bool) string {
 // WriteVerifyTable writes r as a terminal table, a drift table when
 // present, and a summary line.
 func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
-	if _, err := fmt.Fprintf(w, "# verify %s: N = %d ranks, %d configurations, sharded vs unsharded bit for bit\n", r.Scenario, r.N, len(r.Rows)); err != nil {
+	if _, err := fmt.Fprintf(w, "# verify %s: N = %d ranks, %d configurations, sharded vs unsharded bit for bit\n", escapeControl(r.Scenario), r.N, len(r.Rows)); err != nil {
 		return err
 	}
 	t := newTable(w, 13, 0, 3, 4, 5, 9, 12)
@@ -156,7 +156,7 @@ type ReferenceCheck struct {
 
 // WriteReferenceTable writes r as a terminal table and a summary line.
 func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
-	if _, err := fmt.Fprintf(w, "# reference %s: kind %s, generator %q\n", r.File, r.Kind, r.Generator); err != nil {
+	if _, err := fmt.Fprintf(w, "# reference %s: kind %s, generator %q\n", escapeControl(r.File), r.Kind, r.Generator); err != nil {
 		return err
 	}
 	t := newTable(w, 5, 0, 2, 3, 4)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +23,9 @@ type compareOpts struct {
 func newCompareCmd(a *app) *cobra.Command {
 	o := compareOpts{}
 	cmd := &cobra.Command{
-		Use:   "compare FILE --vary key=v1,v2,… | compare FILE_A FILE_B [FILE…]",
-		Short: "Replay variants of a scenario side by side: step time, communication, bytes per link class, memory, deltas in %",
+		Annotations: map[string]string{writesFiles: "yes"},
+		Use:         "compare FILE --vary key=v1,v2,… | compare FILE_A FILE_B [FILE…]",
+		Short:       "Replay variants of a scenario side by side: step time, communication, bytes per link class, memory, deltas in %",
 		Long: `compare replays several variants and prints them side by side: step time,
 compute, the busiest rank's exposed communication, the wire bytes of every
 phase per link class (all ranks, and the busiest rank), peak memory and
@@ -149,10 +149,13 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		return err
 	}
 	if a.outDir != "" {
-		if err := os.MkdirAll(a.outDir, 0o755); err != nil {
-			return fmt.Errorf("-o: %w", err)
+		if err := reports.BeginOutputDir(a.outDir); err != nil {
+			return inputError{fmt.Errorf("-o: %w", err)}
 		}
 		paths, err := reports.WriteComparePlots(a.outDir, &c.Plot)
+		if err == nil {
+			err = reports.FinishOutputDir(a.outDir, paths)
+		}
 		if err != nil {
 			return err
 		}

@@ -86,6 +86,9 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.rank >= s.N() {
+		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
+	}
 	stages := []int{0, 1, 2, 3}
 	if o.stage >= 0 {
 		stages = []int{o.stage}

@@ -27,8 +27,9 @@ var runKinds = []string{"html", "json", "trace", "plots"}
 func newRunCmd(a *app) *cobra.Command {
 	o := runOpts{}
 	cmd := &cobra.Command{
-		Use:   "run [FILE]",
-		Short: "Replay one training step: step time, exposed communication, bytes per link, memory",
+		Annotations: map[string]string{writesFiles: "yes"},
+		Use:         "run [FILE]",
+		Short:       "Replay one training step: step time, exposed communication, bytes per link, memory",
 		Long: `run loads a scenario (FILE, "-" for standard input, the name of an embedded
 example, or the default example without FILE), replays one training step on
 every rank and prints: the headline, the step time split into compute,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -19,8 +18,9 @@ func newScalingCmd(a *app) *cobra.Command {
 	var maxRanks, minRanks, factor int
 	var symmetric bool
 	cmd := &cobra.Command{
-		Use:   "scaling [FILE]",
-		Short: "Measure how the simulator's time and memory grow with the number of ranks",
+		Annotations: map[string]string{writesFiles: "yes"},
+		Use:         "scaling [FILE]",
+		Short:       "Measure how the simulator's time and memory grow with the number of ranks",
 		Long: `scaling replays one step of a scenario (default: the embedded gpt3-175b-16k,
 GPT-3 175B with ZeRO-3 and prefetch 2) at growing cluster sizes, simulating
 every rank, and reports the wall time, events and memory of each replay on this
@@ -59,10 +59,13 @@ machine. With -o DIR it writes scaling.png and scaling.svg (log–log).`,
 				return err
 			}
 			if a.outDir != "" {
-				if err := os.MkdirAll(a.outDir, 0o755); err != nil {
-					return err
+				if err := reports.BeginOutputDir(a.outDir); err != nil {
+					return inputError{fmt.Errorf("-o: %w", err)}
 				}
 				files, err := reports.WriteScalingPlots(a.outDir, base.Name, pts)
+				if err == nil {
+					err = reports.FinishOutputDir(a.outDir, files)
+				}
 				if err != nil {
 					return err
 				}

@@ -64,6 +64,8 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopsGracefully.Store(true)
+			defer stopsGracefully.Store(false)
 			return runSweep(ctx, a, o, args[0], a.out, a.err)
 		},
 	}

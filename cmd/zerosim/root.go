@@ -26,6 +26,10 @@ type app struct {
 	outDir   string   // -o DIR
 }
 
+// writesFiles is the annotation of a command that writes files into -o DIR;
+// -o on any other command is an input error rather than silently ignored.
+const writesFiles = "writes-files"
+
 // commands is filled by each cmd_*.go file's init, so commands live in their
 // own files.
 var commands []func(*app) *cobra.Command
@@ -62,6 +66,9 @@ for bit against unsharded training.`,
 	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv")
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
+			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for run, compare and scaling)", a.outDir, cmd.Name())}
+		}
 		switch a.format {
 		case "table", "json", "csv":
 			return nil

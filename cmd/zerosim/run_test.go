@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -89,10 +90,13 @@ func TestRunOutputDir(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	want := []string{"comm.png", "comm.svg", "keep.txt", "memory_stages.png", "memory_stages.svg", "memory_timeline.png",
+	want := []string{"comm.png", "comm.svg", "keep.txt", "manifest.json", "memory_stages.png", "memory_stages.svg", "memory_timeline.png",
 		"memory_timeline.svg", "report.html", "result.json", "timeline.png", "timeline.svg", "trace.json"}
 	if !slices.Equal(names, want) {
 		t.Errorf("files %v\nwant %v", names, want)
+	}
+	if err := reports.CheckManifest(dir); err != nil {
+		t.Errorf("manifest: %v", err)
 	}
 	if b, _ := os.ReadFile(mine); string(b) != "keep" {
 		t.Errorf("keep.txt changed: %q", b)
@@ -156,11 +160,11 @@ func TestRunOnlyPlots(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 8 {
-		t.Errorf("%d files, want 8 plot files", len(ents))
+	if len(ents) != 9 {
+		t.Errorf("%d files, want 8 plot files and the manifest", len(ents))
 	}
 	for _, e := range ents {
-		if ext := filepath.Ext(e.Name()); ext != ".png" && ext != ".svg" {
+		if ext := filepath.Ext(e.Name()); ext != ".png" && ext != ".svg" && e.Name() != reports.ManifestName {
 			t.Errorf("unexpected file %s", e.Name())
 		}
 	}
@@ -198,5 +202,45 @@ func TestRunVariants(t *testing.T) {
 				t.Errorf("%s: output lacks %q", tc.name, w)
 			}
 		}
+	}
+}
+
+// TestOutputFlagsRefused: -o on a command that writes no files and --rank out
+// of range are input errors (exit 2), not silently ignored.
+func TestOutputFlagsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", "-", "-o", dir}, "zerosim validate writes no files"},
+		{[]string{"memory", "-o", dir}, "zerosim memory writes no files"},
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-o", dir}, "zerosim sweep writes no files"},
+		{[]string{"memory", "--rank", "16"}, "--rank 16: the scenario has ranks 0–15"},
+	} {
+		def, _ := scenarios.Example("default")
+		code, out, errOut := runMain(t, string(def), tc.args...)
+		if code != exitInput || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("created %s", dir)
+	}
+}
+
+// TestTerminalEscapesScenarioStrings: a scenario name and layer name holding
+// terminal escape sequences and line breaks reach the report escaped.
+func TestTerminalEscapesScenarioStrings(t *testing.T) {
+	tiny, _ := scenarios.Example("seed002-tiny")
+	code, out, errOut := runMain(t, string(tiny), "run", "-", "--set", `name="evil\e[2J\nforged line"`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "\x1b") || strings.Contains(out, "\nforged line") {
+		t.Errorf("raw control characters in the report:\n%s", out)
+	}
+	if !strings.Contains(out, `# zerosim run: evil\x1b[2J\nforged line`) {
+		t.Errorf("escaped name missing:\n%s", out)
 	}
 }
