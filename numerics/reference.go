@@ -92,6 +92,30 @@ type refFile struct {
 	ParamsBF16  [][]json.RawMessage `json:"params_bf16"`
 }
 
+// MaxReferenceSize bounds a reference file (the largest in testdata is
+// 0.5 MB): an endless stream is an error once it passes the limit instead of
+// filling memory.
+const MaxReferenceSize = 64 << 20
+
+// limitedReader reads at most n bytes of r, then fails with an error that
+// names the limit (io.LimitReader would end the JSON with a bare EOF).
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("the file is larger than %d bytes (is it a reference file?)", int64(MaxReferenceSize))
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	return k, err
+}
+
 // CheckReference reads one zerosim-reference/v1 file (kinds adam,
 // bf16-round and toy-mlp) and checks zerosim's numerics against it: bit for
 // bit where the operation order is defined, with RefLossRelTol,
@@ -100,7 +124,7 @@ type refFile struct {
 // RefResult with Pass false.
 func CheckReference(r io.Reader) (*RefResult, error) {
 	var f refFile
-	dec := json.NewDecoder(r)
+	dec := json.NewDecoder(&limitedReader{r: r, n: MaxReferenceSize})
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("numerics: reference: %w", err)
 	}

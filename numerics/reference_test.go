@@ -1,8 +1,10 @@
 package numerics
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,4 +59,23 @@ func TestReferenceFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReferenceEndless: an endless stream (a JSON string that never ends)
+// stops at MaxReferenceSize with an error naming the limit.
+func TestReferenceEndless(t *testing.T) {
+	r := io.MultiReader(strings.NewReader(`{"format": "`), endlessA{})
+	_, err := CheckReference(r)
+	if err == nil || !strings.Contains(err.Error(), "larger than 67108864 bytes") {
+		t.Errorf("endless reference: %v", err)
+	}
+}
+
+type endlessA struct{}
+
+func (endlessA) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
 }
