@@ -126,14 +126,14 @@ func TestEndlessInput(t *testing.T) {
 
 // TestValidateRefusesWhatRunRefuses: a bucket size run rejects (more than
 // memory.MaxBuckets buckets) or a step over the replay's task limits fails
-// validate too, with the same message; memory's suggested size passes both.
+// validate too, with the same message; the suggested size passes.
 func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 	def, _ := scenarios.Example("default")
 	for _, tc := range []struct {
 		sets []string
 		want string
 	}{
-		{[]string{"communication.bucket_size=12854B"}, "(use a bucket_size of at least 51412 B)"},
+		{[]string{"communication.bucket_size=12854B"}, "(use a bucket_size of at least 102824 B)"},
 		{[]string{"cluster.nodes=4096", "cluster.gpus_per_node=1024", "parallelism.dp=4194304", "communication.algorithm=tree"}, "a replay handles in 10 s and 2 GB"},
 	} {
 		args := []string{"validate", "-"}
@@ -148,7 +148,7 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 			t.Errorf("%v: validate exit %d %q, run exit %d %q; want both 2 with %q", tc.sets, code, e, rcode, re, tc.want)
 		}
 	}
-	if out, e, code := runValidateCLI(t, def, "validate", "-", "--set", "communication.bucket_size=51412B"); code != 0 {
+	if out, e, code := runValidateCLI(t, def, "validate", "-", "--set", "communication.bucket_size=102824B"); code != 0 {
 		t.Errorf("the suggested bucket size: exit %d %q %q", code, out, e)
 	}
 }
