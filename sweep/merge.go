@@ -60,16 +60,18 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 	var sp *Space
 	var lines []mergeLine
 	for _, input := range inputs {
-		br := bufio.NewReaderSize(input.R, MaxLineSize)
+		br := bufio.NewReaderSize(input.R, 64<<10)
+		var ln []byte
 		for n := 1; ; n++ {
-			ln, err := br.ReadSlice('\n')
+			var err error
+			ln, err = readLine(br, ln)
 			if err == io.EOF {
 				if len(bytes.TrimSpace(ln)) > 0 {
 					rep.Partial = append(rep.Partial, input.Name)
 				}
 				break
 			}
-			if err == bufio.ErrBufferFull {
+			if err == errLongLine {
 				return nil, fmt.Errorf("sweep: %s: line %d is longer than %d bytes (is it a sweep output?)", input.Name, n, MaxLineSize)
 			}
 			if err != nil {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +12,25 @@ import (
 // MaxLineSize bounds one line of a sweep output (a row is ~100 bytes plus
 // its values and error message).
 const MaxLineSize = 1 << 20
+
+var errLongLine = errors.New("line longer than MaxLineSize")
+
+// readLine reads one line into buf (reused), newline included; at the end
+// of the input it returns what is left with io.EOF, and errLongLine past
+// MaxLineSize bytes.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	buf = buf[:0]
+	for {
+		frag, err := br.ReadSlice('\n')
+		buf = append(buf, frag...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+		if len(buf) > MaxLineSize {
+			return buf, errLongLine
+		}
+	}
+}
 
 // Partial is what an interrupted sweep output holds.
 type Partial struct {
@@ -38,7 +58,7 @@ func (p *Partial) IsDone(i int) bool {
 // sweep and shard, or present twice.
 func ScanPartial(r io.Reader, f Format, m Meta, sp *Space, sh Shard) (*Partial, error) {
 	pre := []byte(Prelude(f, m, sp.Keys()))
-	br := bufio.NewReaderSize(r, MaxLineSize)
+	br := bufio.NewReaderSize(r, 64<<10)
 	head := make([]byte, len(pre))
 	n, err := io.ReadFull(br, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
@@ -52,12 +72,13 @@ func ScanPartial(r io.Reader, f Format, m Meta, sp *Space, sh Shard) (*Partial, 
 		return &Partial{}, nil // a prelude cut short: write it again
 	}
 	p := &Partial{Keep: int64(n), HasHeader: true}
+	var ln []byte
 	for row := 1; ; row++ {
-		ln, err := br.ReadSlice('\n')
+		ln, err = readLine(br, ln)
 		if err == io.EOF {
 			break // a partial last line (or none): truncated
 		}
-		if err == bufio.ErrBufferFull {
+		if err == errLongLine {
 			return nil, fmt.Errorf("sweep: the existing output's row %d is longer than %d bytes (is it a sweep output?)", row, MaxLineSize)
 		}
 		if err != nil {

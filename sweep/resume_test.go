@@ -80,6 +80,7 @@ func TestResumeErrors(t *testing.T) {
 		{"garbage row", pre + "x,2\n", CSV, All, "2 columns, want 9"},
 		{"columns missing", pre + "0,1,0,0,0,false,\n", CSV, All, "7 columns, want 9"},
 		{"values of another point", pre + "0,2,0,0,0,0,0,false,\n", CSV, All, "holds values"},
+		{"a row of 2 MiB", pre + strings.Repeat("1", 2<<20) + "\n", CSV, All, "longer than 1048576 bytes"},
 		{"twice", pre + "0,1,0,0,0,0,0,false,\n0,1,0,0,0,0,0,false,\n", CSV, All, "twice"},
 		{"json without index", m.Line(JSONL) + `{"point":{}}` + "\n", JSONL, All, "index"},
 		{"json without fits", m.Line(JSONL) + `{"index":0,"point":{"parallelism.k":"1"},"step_time_ps":1,"exposed_comm_ps":0,"network_bytes":0,"nvlink_bytes":0,"peak_memory_bytes":0}` + "\n", JSONL, All, "missing"},
