@@ -183,6 +183,8 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:11:67: mappings and lists nest more than 64 levels deep here (a scenario nests at most 7; flatten the document)"},
 		{"nested 10,000 deep", baseYAML + "x: " + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "\n",
 			"s.yaml:11:67: mappings and lists nest more than 64 levels deep here (a scenario nests at most 7; flatten the document)"},
+		{"more NICs than GPUs", rep("gpu: A100-80GB", "gpu: A100-80GB\n  nics: per_node\n  nics_per_node: 8"),
+			"s.yaml:7:3: nics_per_node=8 is out of range (use 1 to 4)"},
 		{"bad merge", baseYAML + "x: {<<: [1]}\n",
 			"s.yaml:11:9: a merge key (<<) needs a mapping or a list of mappings (use <<: *anchor)"},
 	} {

@@ -206,7 +206,9 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		if !l.has("cluster.nics_per_node") {
 			c.NICsPerNode = 1
 		}
-		if err := l.intRange("cluster.nics_per_node", int64(c.NICsPerNode), 1, maxGPUsPerNode); err != nil {
+		// At most one NIC per GPU, as topology.New requires (validate
+		// accepted 2 NICs on a 1-GPU node that run then rejected).
+		if err := l.intRange("cluster.nics_per_node", int64(c.NICsPerNode), 1, int64(c.GPUsPerNode)); err != nil {
 			return err
 		}
 	}

@@ -11,13 +11,14 @@ import (
 
 // keysYAML writes a scenario that sets every key of the format from the
 // fuzzer's values: cluster (nodes, GPUs, NICs, placement, link presets and
-// bandwidths, link and GPU overrides), model (dimensions or a layer list
+// bandwidths, link and GPU overrides, host), offload, model (dimensions or a layer list
 // with groups, tensors, FLOPs, times, activations), parallelism, training,
-// communication and memory. Sizes stay small so one replay takes
+// communication (ZeRO++ included) and memory. Sizes stay small so one replay takes
 // milliseconds; the loader, not this function, decides what is valid.
-func keysYAML(a, b, c, d uint64, name string) string {
+func keysYAML(a, b, c, d, e uint64, name string) string {
 	pick := func(x *uint64, n uint64) uint64 { v := *x % n; *x /= n; return v }
 	of := func(x *uint64, xs ...string) string { return xs[pick(x, uint64(len(xs)))] }
+	stage := pick(&d, 4)
 	nodes, gpn := pick(&a, 4)+1, pick(&a, 8)+1
 	cp := []uint64{1, 1, 2}[pick(&a, 3)]
 	dp := nodes * gpn / cp
@@ -42,6 +43,13 @@ func keysYAML(a, b, c, d uint64, name string) string {
 	if pick(&b, 2) == 0 {
 		fmt.Fprintf(&y, "  gpu_overrides: [{rank: %d, speed: 0.%d}]\n", pick(&b, dp*cp+1), pick(&b, 9)+1)
 	}
+	if pick(&e, 3) != 0 {
+		fmt.Fprintf(&y, "  host: {memory: %dGiB, pcie: {preset: PCIe4}, pcie_sharing: %s, sockets: %d, memory_bandwidth: %dGB/s, nvme_bandwidth: %dGB/s}\n",
+			pick(&e, 2048)+1, of(&e, "per_gpu", "per_socket"), []uint64{1, 2, 4}[pick(&e, 3)], pick(&e, 500)+1, pick(&e, 40)+1)
+	}
+	if pick(&e, 3) == 0 {
+		fmt.Fprintf(&y, "offload: {optimizer: %s, params: %s}\n", of(&e, "none", "cpu", "nvme"), of(&e, "none", "cpu", "nvme"))
+	}
 	y.WriteString("model:\n")
 	if pick(&c, 2) == 0 {
 		h := 64 * (pick(&c, 8) + 1)
@@ -55,11 +63,14 @@ func keysYAML(a, b, c, d uint64, name string) string {
 		}
 		fmt.Fprintf(&y, "  - {name: t, params: %d, tensors: [{name: w, shape: [%d, 64]}, {name: b, shape: [64]}]}\n", 64*(pick(&c, 8)+1)+64, pick(&c, 8)+1)
 	}
-	fmt.Fprintf(&y, "parallelism:\n  dp: %d\n  cp: %d\n  zero_stage: %d\n  k: %d\n", dp, cp, pick(&d, 4), []uint64{1, 2, 4, 3}[pick(&d, 4)])
+	fmt.Fprintf(&y, "parallelism:\n  dp: %d\n  cp: %d\n  zero_stage: %d\n  k: %d\n", dp, cp, stage, []uint64{1, 2, 4, 3}[pick(&d, 4)])
 	fmt.Fprintf(&y, "training:\n  micro_batch: %d\n  param_dtype: bf16\n  master_dtype: fp32\n  optimizer: %s\n  lr: 0.001\n  beta1: 0.9\n  beta2: 0.95\n  eps: 1e-8\n  weight_decay: 0.1\n  recompute: %s\n  mfu: 0.%d\n  steps: %d\n  seed: %d\n",
 		pick(&d, 4)+1, of(&d, "adam", "adamw"), of(&d, "none", "selective", "full"), pick(&d, 9)+1, pick(&d, 3)+1, pick(&d, 100))
 	fmt.Fprintf(&y, "communication:\n  bucket_size: %dKiB\n  algorithm: %s\n  overlap: %t\n  prefetch_depth: %d\n  max_inflight_allgathers: %d\n  zero1_allreduce: %t\n  overlap_param_gather: %t\n  padding: %s\n",
 		64*(pick(&d, 64)+1), of(&d, "ring", "hierarchical", "tree", "auto"), pick(&d, 2) == 0, pick(&d, 4), pick(&d, 4)+1, pick(&d, 2) == 0, pick(&d, 2) == 0, of(&d, "toy", "megatron"))
+	if stage == 3 && pick(&e, 2) == 0 {
+		fmt.Fprintf(&y, "  zero_quantized_weights: %t\n  zero_hpz_partition_size: %d\n  zero_quantized_gradients: %t\n", pick(&e, 2) == 0, []uint64{0, 1, 2, 4, 8}[pick(&e, 5)], pick(&e, 2) == 0)
+	}
 	fmt.Fprintf(&y, "memory:\n  runtime_context: %dMiB\n  nccl_buffers: %dMiB\n  activations: %t\n", pick(&d, 1024), pick(&d, 1024), pick(&d, 2) == 0)
 	return y.String()
 }
@@ -70,11 +81,11 @@ func keysYAML(a, b, c, d uint64, name string) string {
 // simulation wherever it applies.
 func FuzzReplayKeys(f *testing.F) {
 	for i := range uint64(8) {
-		f.Add(i*0x9e3779b97f4a7c15, i*0xbf58476d1ce4e5b9, i*0x94d049bb133111eb, i+1, "fuzz")
+		f.Add(i*0x9e3779b97f4a7c15, i*0xbf58476d1ce4e5b9, i*0x94d049bb133111eb, i+1, i*0x2545f4914f6cdd1d, "fuzz")
 	}
-	f.Add(uint64(0), uint64(0), uint64(1), uint64(0), "a\x1b[31m\nb")
-	f.Fuzz(func(t *testing.T, a, b, c, d uint64, name string) {
-		replayChecks(t, []byte(keysYAML(a, b, c, d, name)), nil)
+	f.Add(uint64(0), uint64(0), uint64(1), uint64(0), uint64(0), "a\x1b[31m\nb")
+	f.Fuzz(func(t *testing.T, a, b, c, d, e uint64, name string) {
+		replayChecks(t, []byte(keysYAML(a, b, c, d, e, name)), nil)
 	})
 }
 
@@ -92,7 +103,7 @@ func FuzzReplayYAML(f *testing.F) {
 	for _, set := range []string{"parallelism.zero_stage=2", "communication.algorithm=tree", "training.recompute=full", "communication.bucket_size=1B", "cluster.gpu_overrides=[{rank: 1, speed: 0.5}]"} {
 		f.Add(tiny, set)
 	}
-	f.Add([]byte(keysYAML(1, 2, 3, 4, "all keys")), "")
+	f.Add([]byte(keysYAML(1, 2, 3, 4, 5, "all keys")), "")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		var sets []string
 		if set != "" {
@@ -114,7 +125,8 @@ func replayChecks(t *testing.T, data []byte, sets []string) {
 	if err != nil {
 		return
 	}
-	if countTasks(s, mrep.Groups).bound()*int64(s.N()) > 50_000 {
+	bound := countTasks(s, mrep.Groups).bound()
+	if bound*int64(s.N()) > 50_000 {
 		return
 	}
 	res, err := Replay(s, Options{})
@@ -123,6 +135,9 @@ func replayChecks(t *testing.T, data []byte, sets []string) {
 			t.Fatalf("error is not one line: %q", err)
 		}
 		return
+	}
+	if n := int64(len(res.Schedule.Tasks)); n > bound {
+		t.Fatalf("%d tasks, more than the bound %d the limits are checked with before the build", n, bound)
 	}
 	if res.StepTime <= 0 || len(res.Ranks) != s.N() || res.Memory.Peak < 0 {
 		t.Fatalf("step %v, %d ranks of %d, peak %d", res.StepTime, len(res.Ranks), s.N(), res.Memory.Peak)

@@ -33,20 +33,32 @@ const (
 )
 
 // taskCount is the shape of a schedule's task count: per unit a forward
-// and a backward, per bucket its collectives (stage 0 an all-reduce; stages
+// and a backward (and ZeRO++'s kernels and all-to-alls, offload's copies), per bucket its collectives (stage 0 an all-reduce; stages
 // 1–2 a reduce-scatter and a gather; stage 3 a gather in forward and in
 // backward and a reduce-scatter; with K > 1 one more all-reduce across the
 // instances), and the optimizer.
 type taskCount struct {
-	units, buckets, perBucket int64
-	stage3                    bool
+	units, buckets, perBucket, perUnit int64
+	stage3                             bool
 }
 
 func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
-	c := taskCount{units: int64(len(s.Model.LayerList)), stage3: s.Parallelism.Stage == 3}
+	c := taskCount{units: int64(len(s.Model.LayerList)), stage3: s.Parallelism.Stage == 3, perUnit: 2}
 	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 3}[s.Parallelism.Stage]
 	if s.Parallelism.K > 1 {
 		c.perBucket++
+	}
+	cm := &s.Communication
+	if cm.ZeroQuantizedWeights {
+		c.perBucket += 2 // a quantize kernel before each gather
+		c.perUnit += 2   // a dequantize after the unit's gathers, per pass
+	}
+	if cm.ZeroQuantizedGradients {
+		c.perUnit += 5 // qgZ: three kernels and two all-to-alls
+	}
+	if s.Offload.Any() {
+		c.perBucket++  // the gradient shard copied down
+		c.perUnit += 2 // the parameters copied up, and a copy down per unit
 	}
 	for _, g := range groups {
 		c.buckets += int64(g.Buckets)
@@ -55,7 +67,7 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 }
 
 // bound is an upper bound of the schedule's tasks.
-func (c taskCount) bound() int64 { return 2*c.units + c.perBucket*c.buckets + 8 }
+func (c taskCount) bound() int64 { return c.perUnit*c.units + c.perBucket*c.buckets + 8 }
 
 // checkSize refuses a replay of tasks tasks (per rank) on reps simulated
 // ranks over the limits, with the bucket size (or layer count) that brings
@@ -72,7 +84,7 @@ func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error
 	}
 	// Every unit keeps a forward and a backward, and at stage 3 at least one
 	// bucket of its own; the rest shrinks with larger buckets.
-	perUnit := int64(2)
+	perUnit := c.perUnit
 	if c.stage3 {
 		perUnit += c.perBucket
 	}
