@@ -127,15 +127,6 @@ func (e *Encoder) Write(r Row) error {
 	return nil
 }
 
-// DetectFormat guesses the format of a sweep file from its first byte:
-// '{' is JSON Lines, anything else CSV.
-func DetectFormat(data []byte) Format {
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		return JSONL
-	}
-	return CSV
-}
-
 // parseRow checks one complete row line (no newline) of the sweep over sp
 // and returns its point index: every column present, the index a point of
 // the sweep, the values that point's, the measures numbers.
