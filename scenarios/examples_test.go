@@ -103,6 +103,7 @@ func TestSets(t *testing.T) {
 		want string
 	}{
 		{baseYAML, []string{"parallelism.k=3"}, "s.yaml: --set parallelism.k=3: k=3 does not divide dp·cp=8 (use a divisor of 8: 1, 2, 4, 8)"},
+		{baseYAML, []string{"training.grad_accum=0"}, "s.yaml: --set training.grad_accum=0: grad_accum=0 is out of range (use 1 to 4096)"},
 		{baseYAML, []string{"parallelism.kk=2"}, `s.yaml: --set parallelism.kk=2: unknown key "kk" in parallelism (did you mean "k"?)`},
 		{baseYAML, []string{"trainig.mfu=0.5"}, `s.yaml: --set trainig.mfu=0.5: unknown key "trainig" at the top level (did you mean "training"?)`},
 		{baseYAML, []string{"parallelism.k"}, `s.yaml: --set parallelism.k: missing "=" (use --set key.path=value, e.g. --set parallelism.k=2)`},

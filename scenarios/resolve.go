@@ -28,6 +28,7 @@ const (
 	maxNodes       = 65536
 	maxGPUsPerNode = 1024
 	maxMicroBatch  = 1 << 20
+	maxGradAccum   = 1 << 12
 	maxSteps       = 1 << 20
 	maxPrefetch    = 64
 	maxInflight    = 64
@@ -686,6 +687,12 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 		t.MicroBatch = 1
 	}
 	if err := l.intRange("training.micro_batch", t.MicroBatch, 1, maxMicroBatch); err != nil {
+		return err
+	}
+	if !l.has("training.grad_accum") {
+		t.GradAccum = 1
+	}
+	if err := l.intRange("training.grad_accum", t.GradAccum, 1, maxGradAccum); err != nil {
 		return err
 	}
 	if err := enum(l, "training.param_dtype", &t.ParamDType, BF16, BF16, FP16, FP32); err != nil {

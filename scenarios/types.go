@@ -179,6 +179,11 @@ type Parallelism struct {
 // Training holds the per-step workload and the optimizer.
 type Training struct {
 	MicroBatch int64 `yaml:"micro_batch,omitempty"`
+	// GradAccum is the number of micro-steps (forward and backward of one
+	// micro-batch each) per optimizer step, gradient accumulation
+	// (default 1). Which micro-steps reduce gradients depends on the stage:
+	// see zero's package doc.
+	GradAccum int64 `yaml:"grad_accum,omitempty"`
 	// ParamDType is bf16 (default) or fp16; MasterDType is fp32.
 	ParamDType  DType     `yaml:"param_dtype,omitempty"`
 	MasterDType DType     `yaml:"master_dtype,omitempty"`

@@ -21,6 +21,20 @@
 // across nodes. Offload (offload.go) adds PCIe copies on two host streams
 // and the CPU optimizer on a third.
 //
+// Gradient accumulation (training.grad_accum = a) runs a micro-steps, each
+// the forward and backward of one micro-batch, before the one optimizer
+// step. Which micro-steps reduce gradients follows DeepSpeed's engine
+// (deepspeedai/DeepSpeed deepspeed/runtime/engine.py @ b555aa53,
+// allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient
+// accumulation boundaries as well"; stages 0 and 1 "communicate only at
+// gradient accumulation boundaries"): stages 0 and 1 reduce on the last
+// micro-step only (as DDP under no_sync and Megatron's distributed
+// optimizer do), stages 2 and 3 reduce every micro-step's gradients, K > 1
+// included, and stage 3 gathers the parameters again in every micro-step's
+// forward and backward. The memory model is one micro-step's (accumulated
+// gradients live in the gradient buffers every stage keeps anyway); the
+// memory timeline follows the last micro-step.
+//
 // Replay runs the schedule for every rank on collectives.Fabric and returns a
 // Result. When every rank behaves alike (Symmetric), it simulates the ranks of
 // node 0 only and, of each collective, the transfers that touch them; a test

@@ -36,14 +36,23 @@ const (
 // and a backward (and ZeRO++'s kernels and all-to-alls, offload's copies), per bucket its collectives (stage 0 an all-reduce; stages
 // 1–2 a reduce-scatter and a gather; stage 3 a gather in forward and in
 // backward and a reduce-scatter; with K > 1 one more all-reduce across the
-// instances), and the optimizer.
+// instances), and the optimizer. With gradient accumulation the units'
+// tasks repeat every micro-step, and so do the buckets' at stages 2 and 3,
+// which reduce every micro-step (stages 0 and 1 reduce once).
 type taskCount struct {
 	units, buckets, perBucket, perUnit int64
 	stage3                             bool
+	// micro is the micro-steps per step, bucketMicro how many of them run
+	// the buckets' collectives.
+	micro, bucketMicro int64
 }
 
 func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
-	c := taskCount{units: int64(len(s.Model.LayerList)), stage3: s.Parallelism.Stage == 3, perUnit: 2}
+	c := taskCount{units: int64(len(s.Model.LayerList)), stage3: s.Parallelism.Stage == 3, perUnit: 2,
+		micro: s.Training.GradAccum, bucketMicro: 1}
+	if s.Parallelism.Stage >= 2 {
+		c.bucketMicro = c.micro
+	}
 	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 3}[s.Parallelism.Stage]
 	if s.Parallelism.K > 1 {
 		c.perBucket++
@@ -67,7 +76,9 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 }
 
 // bound is an upper bound of the schedule's tasks.
-func (c taskCount) bound() int64 { return c.perUnit*c.units + c.perBucket*c.buckets + 8 }
+func (c taskCount) bound() int64 {
+	return c.micro*c.perUnit*c.units + c.bucketMicro*c.perBucket*c.buckets + 8
+}
 
 // checkSize refuses a replay of tasks tasks (per rank) on reps simulated
 // ranks over the limits, with the bucket size (or layer count) that brings
@@ -88,12 +99,16 @@ func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error
 	if c.stage3 {
 		perUnit += c.perBucket
 	}
+	perUnit *= c.micro
 	fixed := perUnit*c.units + 8
 	var hints []string
 	if room := (limit - fixed) * 9 / 10; room > 0 && c.buckets > 0 {
 		hints = append(hints, fmt.Sprintf("use a communication.bucket_size of at least %d B", suggestBucket(s, 2*int64(s.Communication.BucketSize), full)))
 	} else if n := (limit - 8) / perUnit * 9 / 10; n >= 1 {
 		hints = append(hints, fmt.Sprintf("use at most %d layers", n))
+	}
+	if c.micro > 1 {
+		hints = append(hints, "use fewer accumulation steps (training.grad_accum) with a larger micro_batch")
 	}
 	if tasks <= MaxTasks {
 		n := int64(MaxTaskInstances) / tasks

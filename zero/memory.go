@@ -57,7 +57,10 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 	}
 	// Tasks by (kind, phase, unit), and by (kind, unit) in any phase: the
 	// first task of each, indexed once so binding is linear in the events
-	// (a search of the task list per event made 10k units take 8 s).
+	// (a search of the task list per event made 10k units take 8 s). Only
+	// the last micro-step's tasks count: the memory model is one
+	// micro-step's (see the package doc on accumulation).
+	last := sc.Micro - 1
 	type kpu struct {
 		k    Kind
 		ph   Phase
@@ -66,6 +69,9 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 	byPhase, anyPhase := map[kpu]int32{}, map[kpu]int32{}
 	optimizerTask := int32(-1)
 	for i, t := range sc.Tasks {
+		if t.Micro < last {
+			continue
+		}
 		if _, ok := byPhase[kpu{t.Kind, t.Phase, t.Unit}]; !ok {
 			byPhase[kpu{t.Kind, t.Phase, t.Unit}] = int32(i)
 		}
@@ -113,7 +119,7 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 	}
 	spans := map[int]*span{}
 	for i, t := range sc.Tasks {
-		if t.Phase != PhaseBackwardRS {
+		if t.Phase != PhaseBackwardRS || t.Micro < last {
 			continue
 		}
 		sp := spans[t.Unit]

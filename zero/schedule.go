@@ -113,6 +113,9 @@ type Task struct {
 	Stream Stream
 	Phase  Phase
 	Unit   int // layer / FSDP unit for compute and ZeRO-3 gathers; -1 otherwise
+	// Micro is the micro-step (0 … grad_accum−1) of forward, backward and
+	// their collectives; the optimizer and what follows it carry the last.
+	Micro  int
 	Bucket int // gradient or parameter bucket; -1 otherwise
 	Dur    units.Duration
 	Group  GroupKind
@@ -141,6 +144,8 @@ type Schedule struct {
 	Buckets []CommBucket
 	Costs   []LayerCost
 	// OptElems is the number of elements each rank's optimizer updates.
+	// Micro is the number of micro-steps per step (training.grad_accum).
+	Micro    int
 	OptElems int64
 	// ZeRO++ (zeropp.go): HPZ is the hpZ group size (> 1 when hpZ is on),
 	// Local the GPUs of a node (qgZ's intra-node stage).
@@ -199,7 +204,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) 
 		return nil, err
 	}
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
-		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode}
+		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum)}
 	b := &builder{sc: sc, s: s, host: newHostPlan(s)}
 	if sc.Stage == 3 {
 		err = b.stage3()
@@ -233,9 +238,12 @@ type builder struct {
 	sc   *Schedule
 	s    *scenarios.Scenario
 	host *hostPlan // offload; nil without
+	// micro is the micro-step being built; every task added carries it.
+	micro int
 }
 
 func (b *builder) add(t Task) int32 {
+	t.Micro = b.micro
 	b.sc.Tasks = append(b.sc.Tasks, t)
 	return int32(len(b.sc.Tasks) - 1)
 }
@@ -375,16 +383,6 @@ func (b *builder) stage012() error {
 			}
 		}
 	}
-	prev := int32(-1)
-	for u := 0; u < L; u++ {
-		in := b.a2a(u, PhaseForwardA2A, prev)
-		after := agFirst[u]
-		if in != prev {
-			after = append(after, in)
-		}
-		prev = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: after})
-		prev = b.a2a(u, PhaseForwardA2A, prev)
-	}
 	// Buckets become ready when the backward of their first unit is done;
 	// within a unit they are reduced in each group's reduce order.
 	readyAt := make([][]int, L)
@@ -397,20 +395,18 @@ func (b *builder) stage012() error {
 		base += len(sc.Groups[g].Layout.Buckets)
 	}
 	var synced []int32
-	for u := L - 1; u >= 0; u-- {
-		var after []int32
-		if in := b.a2a(u, PhaseBackwardA2A, prev); in != prev {
-			after = []int32{in}
+	prev := int32(-1) // the last compute-stream task so far
+	for m := 0; m < sc.Micro; m++ {
+		b.micro = m
+		var first [][]int32
+		if m == 0 {
+			first = agFirst
 		}
-		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})
-		prev = b.a2a(u, PhaseBackwardA2A, bw)
-		for _, i := range readyAt[u] {
-			ts, err := b.offloadGrad(-1, i, sc.Buckets[i].GradBytes, []int32{b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw)})
-			if err != nil {
-				return err
-			}
-			synced = append(synced, ts...)
+		ss, last, err := b.microStep012(readyAt, first, prev, b.reduces(m))
+		if err != nil {
+			return err
 		}
+		synced, prev = append(synced, ss...), last
 	}
 	if err := b.optimizer(synced, b.optElems()); err != nil {
 		return err
@@ -427,6 +423,134 @@ func (b *builder) stage012() error {
 		}
 	}
 	return nil
+}
+
+// microStep3 adds one micro-step of stage 3 after task prev (-1: none):
+// gather–compute–flush of every unit in forward and in backward with
+// prefetch depth d (ZeRO++'s gathers and gradient sync when zp is set), the
+// all-to-alls, and each unit's gradient sync and offload. A micro-step
+// after the first gathers its first units once the previous micro-step's
+// backward has ended, as FSDP issues the next forward's gathers. It returns
+// the syncs' last tasks and this micro-step's last compute-stream task.
+func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, []int32) []int32, zp *zeroPP, d int, prev int32) ([]int32, int32, error) {
+	sc := b.sc
+	L := len(sc.Costs)
+	fwd := make([]int32, L)
+	fwdEnd := int32(-1) // the last compute-stream task of forward so far
+	for u := 0; u < L; u++ {
+		var after, afterStart []int32
+		switch {
+		case d == 0 && u > 0:
+			after = []int32{fwd[u-1]}
+		case d > 0 && u-d >= 0:
+			afterStart = []int32{fwd[u-d]}
+		case prev >= 0:
+			after = []int32{prev} // a later micro-step's first gathers wait for the previous backward
+		}
+		ags := gathers(u, PhaseForwardAG, after, afterStart)
+		if u > 0 {
+			if in := b.a2a(u, PhaseForwardA2A, fwdEnd); in != fwdEnd {
+				ags = append(ags, in)
+			}
+		}
+		fwd[u] = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: ags})
+		fwdEnd = b.a2a(u, PhaseForwardA2A, fwd[u])
+	}
+	bwd := make([]int32, L)
+	bwdEnd := int32(-1)
+	var synced []int32
+	for u := L - 1; u >= 0; u-- {
+		var after, afterStart []int32
+		switch {
+		case u+max(d, 1) >= L:
+			after = []int32{fwdEnd}
+		case d == 0:
+			after = []int32{bwd[u+1]}
+		default:
+			afterStart = []int32{bwd[u+d]}
+		}
+		ags := gathers(u, PhaseBackwardAG, after, afterStart)
+		before := fwdEnd
+		if u+1 < L {
+			before = bwdEnd
+		}
+		if in := b.a2a(u, PhaseBackwardA2A, before); in != before {
+			ags = append(ags, in)
+		}
+		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
+		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
+		var unitSync []int32
+		var gradBytes int64
+		for _, i := range byUnit[u] {
+			gradBytes += sc.Buckets[i].GradBytes
+		}
+		ok := false
+		if zp != nil {
+			ts, done, e := zp.gradSync(b, u, bwd[u])
+			if e != nil {
+				return nil, 0, e
+			}
+			unitSync, ok = ts, done
+		}
+		if !ok {
+			for _, i := range byUnit[u] {
+				unitSync = append(unitSync, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
+			}
+		}
+		ts, e := b.offloadGrad(u, -1, gradBytes, unitSync)
+		if e != nil {
+			return nil, 0, e
+		}
+		synced = append(synced, ts...)
+	}
+	return synced, bwdEnd, nil
+}
+
+// reduces reports whether micro-step m reduces gradients: the last one at
+// stages 0 and 1, every one at stages 2 and 3 (see the package doc).
+func (b *builder) reduces(m int) bool { return m == b.sc.Micro-1 || b.sc.Stage >= 2 }
+
+// microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
+// the forward of every unit (unit u also after the tasks agFirst[u], if
+// any) with its all-to-alls, the backward in reverse, and, when reduce is
+// set, each bucket's gradient sync (and offload) as its unit's backward
+// ends. It returns the syncs' last tasks and the micro-step's last
+// compute-stream task.
+func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, reduce bool) ([]int32, int32, error) {
+	sc := b.sc
+	L := len(sc.Costs)
+	for u := 0; u < L; u++ {
+		in := b.a2a(u, PhaseForwardA2A, prev)
+		var after []int32
+		if agFirst != nil {
+			after = append(after, agFirst[u]...)
+		}
+		if in != prev {
+			after = append(after, in)
+		}
+		prev = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: after})
+		prev = b.a2a(u, PhaseForwardA2A, prev)
+	}
+	var synced []int32
+	for u := L - 1; u >= 0; u-- {
+		var after []int32
+		if in := b.a2a(u, PhaseBackwardA2A, prev); in != prev {
+			after = []int32{in}
+		}
+		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})
+		prev = b.a2a(u, PhaseBackwardA2A, bw)
+		if !reduce {
+			continue
+		}
+		for _, i := range readyAt[u] {
+			ts, err := b.offloadGrad(-1, i, sc.Buckets[i].GradBytes, []int32{b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw)})
+			if err != nil {
+				return nil, 0, err
+			}
+			synced = append(synced, ts...)
+		}
+	}
+	return synced, prev, nil
 }
 
 // optElems is the number of elements the rank's optimizer updates: its
@@ -499,71 +623,15 @@ func (b *builder) stage3() error {
 		}
 		return ts
 	}
-	fwd := make([]int32, L)
-	fwdEnd := int32(-1) // the last compute-stream task of forward so far
-	for u := 0; u < L; u++ {
-		var after, afterStart []int32
-		switch {
-		case d == 0 && u > 0:
-			after = []int32{fwd[u-1]}
-		case d > 0 && u-d >= 0:
-			afterStart = []int32{fwd[u-d]}
-		}
-		ags := gathers(u, PhaseForwardAG, after, afterStart)
-		if u > 0 {
-			if in := b.a2a(u, PhaseForwardA2A, fwdEnd); in != fwdEnd {
-				ags = append(ags, in)
-			}
-		}
-		fwd[u] = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: ags})
-		fwdEnd = b.a2a(u, PhaseForwardA2A, fwd[u])
-	}
-	bwd := make([]int32, L)
-	bwdEnd := int32(-1)
 	var synced []int32
-	for u := L - 1; u >= 0; u-- {
-		var after, afterStart []int32
-		switch {
-		case u+max(d, 1) >= L:
-			after = []int32{fwdEnd}
-		case d == 0:
-			after = []int32{bwd[u+1]}
-		default:
-			afterStart = []int32{bwd[u+d]}
-		}
-		ags := gathers(u, PhaseBackwardAG, after, afterStart)
-		prev := fwdEnd
-		if u+1 < L {
-			prev = bwdEnd
-		}
-		if in := b.a2a(u, PhaseBackwardA2A, prev); in != prev {
-			ags = append(ags, in)
-		}
-		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
-		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
-		var unitSync []int32
-		var gradBytes int64
-		for _, i := range byUnit[u] {
-			gradBytes += sc.Buckets[i].GradBytes
-		}
-		ok := false
-		if zp != nil {
-			ts, done, e := zp.gradSync(b, u, bwd[u])
-			if e != nil {
-				return e
-			}
-			unitSync, ok = ts, done
-		}
-		if !ok {
-			for _, i := range byUnit[u] {
-				unitSync = append(unitSync, b.gradSync(i, u, sc.Buckets[i].GradBytes, bwd[u]))
-			}
-		}
-		ts, e := b.offloadGrad(u, -1, gradBytes, unitSync)
+	prev := int32(-1) // the previous micro-step's last compute-stream task
+	for m := 0; m < sc.Micro && err == nil; m++ {
+		b.micro = m
+		ss, last, e := b.microStep3(byUnit, gathers, zp, d, prev)
 		if e != nil {
 			return e
 		}
-		synced = append(synced, ts...)
+		synced, prev = append(synced, ss...), last
 	}
 	if err != nil {
 		return err
