@@ -1,0 +1,471 @@
+package sweep
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/zero"
+	"golang.org/x/sync/errgroup"
+)
+
+// PlanOptions bound the configurations Plan searches. Empty lists take the
+// defaults below; every list is searched in full (the result is exact over
+// the product, see Plan).
+type PlanOptions struct {
+	// GlobalBatch is the number of sequences per optimizer step; 0 keeps the
+	// scenario's (micro_batch · grad_accum · dp).
+	GlobalBatch int64
+	// Stages are the ZeRO stages searched (default 0–3).
+	Stages []int
+	// Recompute are the activation checkpointing policies (default none,
+	// selective, full).
+	Recompute []string
+	// BucketSizes are the gradient bucket sizes of stages 0–2 (default the
+	// scenario's, 25MB and 200MB: DeepSpeed's reduce_bucket_size default is
+	// 5e8 elements, PyTorch DDP's bucket_cap_mb 25).
+	BucketSizes []string
+	// Prefetch are the ZeRO-3 prefetch depths (default 1 and 2).
+	Prefetch []int
+	// Algorithms are the collective algorithms (default auto, ring,
+	// hierarchical).
+	Algorithms []string
+	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU()).
+	Jobs int
+	// Progress, if set, is called after each replay with the number done
+	// and the number to do (from several goroutines, never at once).
+	Progress func(done, total int)
+}
+
+// Candidate is one configuration of a plan: the values Plan varies.
+type Candidate struct {
+	Stage int
+	// K is the number of replicas of the sharded state: Megatron's
+	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
+	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
+	K          int
+	MicroBatch int64
+	GradAccum  int64
+	Recompute  string
+	// BucketSize is "" at stage 3 (one bucket per unit: the size is unused).
+	BucketSize string
+	// Prefetch is the ZeRO-3 prefetch depth, -1 at stages 0–2 (unused).
+	Prefetch  int
+	Algorithm string
+}
+
+// Sets returns the candidate as --set overrides, in PlanKeys order (unused
+// keys left out).
+func (c Candidate) Sets() []string {
+	sets := []string{
+		"parallelism.zero_stage=" + strconv.Itoa(c.Stage),
+		"parallelism.k=" + strconv.Itoa(c.K),
+		"training.micro_batch=" + strconv.FormatInt(c.MicroBatch, 10),
+		"training.grad_accum=" + strconv.FormatInt(c.GradAccum, 10),
+		"training.recompute=" + c.Recompute,
+	}
+	if c.BucketSize != "" {
+		sets = append(sets, "communication.bucket_size="+c.BucketSize)
+	}
+	if c.Prefetch >= 0 {
+		sets = append(sets, "communication.prefetch_depth="+strconv.Itoa(c.Prefetch))
+	}
+	return append(sets, "communication.algorithm="+c.Algorithm)
+}
+
+// memoryKey is the candidate without what memory does not depend on (the
+// algorithm and the accumulation).
+func (c Candidate) memoryKey() Candidate {
+	c.Algorithm, c.GradAccum = "", 0
+	return c
+}
+
+// PlanRow is one candidate that fits, replayed.
+type PlanRow struct {
+	Candidate
+	// StepTime, Compute (the nominal compute, the step's lower bound) and
+	// ExposedComm (busiest rank) in picoseconds.
+	StepTime, Compute, ExposedComm int64
+	// NetworkBytes and NVLinkBytes are the step's wire bytes over every link
+	// of the class; NetworkBusiest the busiest rank's network bytes.
+	NetworkBytes, NVLinkBytes, NetworkBusiest int64
+	// PeakMemory is the per-GPU peak, Headroom the GPU memory left.
+	PeakMemory, Headroom int64
+	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
+	// MFU the model FLOPs (forward and backward, no recompute) per GPU per
+	// second over the GPU's peak.
+	TokensPerSecPerGPU, MFU float64
+	// Pareto marks the memory-vs-throughput front: no other row fits in
+	// less (or equal) memory with more throughput.
+	Pareto bool
+}
+
+// Plan is the result of a plan search.
+type Plan struct {
+	Scenario    string
+	Model       string
+	Params      int64
+	Nodes, GPUs int
+	GPUsPerNode int
+	GPU         string
+	GPUMemory   int64
+	PeakFLOPS   int64
+	N, DP, CP   int
+	SeqLen      int64
+	// GlobalBatch in sequences and TokensPerStep per optimizer step.
+	GlobalBatch, TokensPerStep int64
+	// Searched is the number of candidates, MemoryPruned those the memory
+	// model rejected without a replay, Replayed the others.
+	Searched, MemoryPruned, Replayed int
+	// Rows are the candidates that fit, fastest first (ties: search order).
+	Rows []PlanRow
+	// Smallest is the candidate with the least peak memory and its peak
+	// (to say what to change when nothing fits).
+	Smallest     Candidate
+	SmallestPeak int64
+	// NodesToFit is the least number of nodes (same GPUs per node) on which
+	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
+	// fits.
+	NodesToFit int
+}
+
+// Best returns the winning row, nil when nothing fits.
+func (p *Plan) Best() *PlanRow {
+	if len(p.Rows) == 0 {
+		return nil
+	}
+	return &p.Rows[0]
+}
+
+// PlanKeys are the scenario keys a plan varies, in Candidate.Sets order.
+var PlanKeys = []string{"parallelism.zero_stage", "parallelism.k", "training.micro_batch", "training.grad_accum",
+	"training.recompute", "communication.bucket_size", "communication.prefetch_depth", "communication.algorithm"}
+
+// planSpace is the resolved search space of a plan.
+type planSpace struct {
+	base        *scenarios.Scenario
+	global      int64 // sequences per step
+	perRank     int64 // sequences per data-parallel rank per step
+	stages      []int
+	recompute   []string
+	buckets     []string
+	prefetch    []int
+	algorithms  []string
+	microBatchs []int64
+}
+
+func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
+	s, err := src.Load()
+	if err != nil {
+		return nil, err
+	}
+	sp := &planSpace{base: s, global: opt.GlobalBatch, stages: opt.Stages, recompute: opt.Recompute, buckets: opt.BucketSizes,
+		prefetch: opt.Prefetch, algorithms: opt.Algorithms}
+	dp := int64(s.Parallelism.DP)
+	if sp.global == 0 {
+		sp.global = s.Training.MicroBatch * max(s.Training.GradAccum, 1) * dp
+	}
+	if sp.global < dp || sp.global%dp != 0 {
+		lo := max(sp.global/dp, 1) * dp
+		return nil, fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %d or %d)", sp.global, dp, lo, lo+dp)
+	}
+	sp.perRank = sp.global / dp
+	for m := int64(1); m <= sp.perRank; m++ {
+		if sp.perRank%m == 0 && sp.perRank/m <= 1<<12 {
+			sp.microBatchs = append(sp.microBatchs, m)
+		}
+	}
+	if len(sp.microBatchs) == 0 {
+		return nil, fmt.Errorf("global batch %d sequences needs more than 4,096 micro-steps per step on dp=%d (use a smaller global batch)", sp.global, dp)
+	}
+	if sp.stages == nil {
+		sp.stages = []int{0, 1, 2, 3}
+	}
+	if sp.recompute == nil {
+		sp.recompute = []string{"none", "selective", "full"}
+	}
+	if sp.buckets == nil {
+		sp.buckets = []string{strconv.FormatInt(int64(s.Communication.BucketSize), 10) + "B", "25MB", "200MB"}
+		if s.Communication.BucketSize == 25e6 || s.Communication.BucketSize == 200e6 {
+			sp.buckets = sp.buckets[1:]
+		}
+	}
+	if sp.prefetch == nil {
+		sp.prefetch = []int{1, 2}
+	}
+	if sp.algorithms == nil {
+		sp.algorithms = []string{"auto", "ring", "hierarchical"}
+	}
+	return sp, nil
+}
+
+// candidates lists every distinct configuration in search order: stage,
+// K, micro-batch, recompute, bucket size, prefetch, algorithm. Values a
+// stage does not use are not varied (stage 0 shards nothing, so K = 1;
+// stages 0–2 have no prefetch; stage 3 buckets per unit).
+func (sp *planSpace) candidates() []Candidate {
+	var out []Candidate
+	for _, st := range sp.stages {
+		ks := Divisors(sp.base.N())
+		buckets, prefetch := sp.buckets, []int{-1}
+		if st == 0 {
+			ks = []int{1}
+		}
+		if st == 3 {
+			buckets, prefetch = []string{""}, sp.prefetch
+		}
+		for _, k := range ks {
+			for _, mb := range sp.microBatchs {
+				for _, rc := range sp.recompute {
+					for _, b := range buckets {
+						for _, pf := range prefetch {
+							for _, al := range sp.algorithms {
+								out = append(out, Candidate{Stage: st, K: k, MicroBatch: mb, GradAccum: sp.perRank / mb,
+									Recompute: rc, BucketSize: b, Prefetch: pf, Algorithm: al})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// PlanGrids returns the exhaustive sweep over the plan's space: the cartesian
+// product of every key Plan varies, unused values and micro-batch ×
+// accumulation pairs that miss the global batch included. Its best fitting
+// row with micro_batch · grad_accum · dp = the global batch is the plan's
+// winner (TestPlanEqualsExhaustiveSweep).
+func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
+	sp, err := newPlanSpace(src, opt)
+	if err != nil {
+		return nil, err
+	}
+	itoas := func(v []int) []string {
+		var o []string
+		for _, x := range v {
+			o = append(o, strconv.Itoa(x))
+		}
+		return o
+	}
+	var mbs, gas []string
+	for _, m := range sp.microBatchs {
+		mbs = append(mbs, strconv.FormatInt(m, 10))
+		gas = append([]string{strconv.FormatInt(sp.perRank/m, 10)}, gas...)
+	}
+	return []Grid{
+		{PlanKeys[0], itoas(sp.stages)},
+		{PlanKeys[1], itoas(Divisors(sp.base.N()))},
+		{PlanKeys[2], mbs},
+		{PlanKeys[3], gas},
+		{PlanKeys[4], sp.recompute},
+		{PlanKeys[5], sp.buckets},
+		{PlanKeys[6], itoas(sp.prefetch)},
+		{PlanKeys[7], sp.algorithms},
+	}, nil
+}
+
+// PlanSearch searches every candidate of src's cluster and model: the
+// memory model first rejects what cannot fit (no replay), then the rest are
+// replayed in parallel (each on the symmetric fast path where it applies)
+// and ranked by step time, so by tokens/s per GPU (every candidate moves
+// the same global batch). The result is exact over the space: no heuristic
+// skips a candidate that fits.
+func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error) {
+	sp, err := newPlanSpace(src, opt)
+	if err != nil {
+		return nil, err
+	}
+	s := sp.base
+	model := s.Model.Preset
+	if model == "" {
+		model = s.Model.Kind
+	}
+	p := &Plan{Scenario: src.File, Model: model, Params: s.Model.TotalParams(), Nodes: s.Cluster.Nodes, GPUs: s.GPUs(),
+		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), PeakFLOPS: int64(s.Cluster.PeakBF16),
+		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
+	p.TokensPerStep = sp.global * p.SeqLen
+	cands := sp.candidates()
+	p.Searched = len(cands)
+	fits, err := sp.prune(ctx, src, cands, opt, p)
+	if err != nil {
+		return nil, err
+	}
+	p.Replayed = len(fits)
+	p.MemoryPruned = p.Searched - p.Replayed
+	rows := make([]PlanRow, len(fits))
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(opt.Jobs))
+	for i, c := range fits {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			r, err := p.replay(src, c)
+			if err != nil {
+				return fmt.Errorf("%v: %w", c.Sets(), err)
+			}
+			rows[i] = r
+			if opt.Progress != nil {
+				opt.Progress(int(done.Add(1)), len(fits))
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.PeakMemory <= p.GPUMemory {
+			p.Rows = append(p.Rows, r)
+		}
+	}
+	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
+	markPareto(p.Rows)
+	if len(p.Rows) == 0 {
+		p.NodesToFit = nodesToFit(s, p.Smallest)
+	}
+	return p, nil
+}
+
+func jobs(j int) int {
+	if j <= 0 {
+		return runtime.NumCPU()
+	}
+	return j
+}
+
+// prune runs the memory model once per memory-relevant configuration and
+// returns the candidates that fit, in search order; it records the
+// smallest peak in p.
+func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, opt PlanOptions, p *Plan) ([]Candidate, error) {
+	var keys []Candidate
+	index := map[Candidate]int{}
+	for _, c := range cands {
+		k := c.memoryKey()
+		if _, ok := index[k]; !ok {
+			index[k] = len(keys)
+			keys = append(keys, k)
+		}
+	}
+	peaks := make([]int64, len(keys))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(opt.Jobs))
+	for i, k := range keys {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			c := k
+			c.Algorithm, c.GradAccum = sp.algorithms[0], 1
+			s, err := src.Load(c.Sets()...)
+			if err != nil {
+				return fmt.Errorf("%v: %w", c.Sets(), err)
+			}
+			rep, err := memory.Analyze(s, memory.Options{})
+			if err != nil {
+				return fmt.Errorf("%v: %w", c.Sets(), err)
+			}
+			peaks[i] = rep.Peak
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []Candidate
+	p.SmallestPeak = -1
+	for _, c := range cands {
+		peak := peaks[index[c.memoryKey()]]
+		if p.SmallestPeak < 0 || peak < p.SmallestPeak {
+			p.Smallest, p.SmallestPeak = c, peak
+		}
+		if p.GPUMemory > 0 && peak <= p.GPUMemory {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// replay measures one candidate.
+func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
+	s, err := src.Load(c.Sets()...)
+	if err != nil {
+		return PlanRow{}, err
+	}
+	res, err := zero.Replay(s, zero.Options{})
+	if err != nil {
+		return PlanRow{}, err
+	}
+	r := PlanRow{Candidate: c, StepTime: int64(res.StepTime), Compute: int64(res.Compute)}
+	for _, rk := range res.Ranks {
+		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
+	}
+	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
+	r.NVLinkBytes = WireBytes(res, topology.Intra)
+	r.PeakMemory = res.MemoryModel.Peak
+	r.Headroom = p.GPUMemory - r.PeakMemory
+	secs := float64(r.StepTime) / 1e12
+	r.TokensPerSecPerGPU = float64(p.TokensPerStep) / secs / float64(p.GPUs)
+	var fwd int64
+	for _, lc := range res.Schedule.Costs {
+		fwd += lc.FwdFLOPs
+	}
+	// Model FLOPs: forward + backward (2× forward), recompute excluded.
+	r.MFU = 3 * float64(fwd) * float64(c.GradAccum) / secs / float64(p.PeakFLOPS)
+	return r, nil
+}
+
+// markPareto marks the rows (sorted by step time) on the memory-vs-
+// throughput front: a row is on it when every faster row needs more memory.
+func markPareto(rows []PlanRow) {
+	least := int64(-1)
+	for i := range rows {
+		if least < 0 || rows[i].PeakMemory < least {
+			rows[i].Pareto = true
+			least = rows[i].PeakMemory
+		}
+	}
+}
+
+// nodesToFit is the least number of nodes on which candidate c fits by the
+// memory model (dp grows with the nodes; K = 1, c's stage, micro-batch and
+// checkpointing), 0 if none up to 65,536 GPUs does. The node count steps so
+// that dp·cp = nodes · GPUs per node; the peak does not grow with dp, so a
+// binary search finds it.
+func nodesToFit(s *scenarios.Scenario, c Candidate) int {
+	gpn, cp := max(s.Cluster.GPUsPerNode, 1), max(s.Parallelism.CP, 1)
+	step := cp / gcd(cp, gpn) // nodes must be a multiple of step
+	fitsAt := func(j int) bool {
+		x := *s
+		x.Cluster.Nodes = j * step
+		x.Parallelism.DP = j * step * gpn / cp
+		x.Parallelism.Stage, x.Parallelism.K = c.Stage, 1
+		x.Training.MicroBatch, x.Training.Recompute = c.MicroBatch, scenarios.Recompute(c.Recompute)
+		rep, err := memory.Analyze(&x, memory.Options{})
+		return err == nil && rep.Fits
+	}
+	hi := (1 << 16) / (gpn * step)
+	if hi < 1 || !fitsAt(hi) {
+		return 0
+	}
+	lo := 1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fitsAt(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo * step
+}

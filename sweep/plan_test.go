@@ -1,0 +1,119 @@
+package sweep
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+func exampleSource(t testing.TB, name string, sets ...string) Source {
+	t.Helper()
+	data, ok := scenarios.Example(name)
+	if !ok {
+		t.Fatalf("no example %s", name)
+	}
+	return Source{File: name + ".yaml", Data: data, Sets: sets}
+}
+
+// The plan's winner is the best row of an exhaustive sweep over the same
+// space: every key's every value (unused ones included) and every
+// micro-batch × accumulation pair, of which the rows that fit and make the
+// global batch compete. One scenario fits nothing: then neither finds a row,
+// and the plan's least node count is the least at which its smallest
+// configuration fits.
+func TestPlanEqualsExhaustiveSweep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  Source
+		opt  PlanOptions
+		none bool
+	}{
+		{"default, global batch 32", exampleSource(t, "default"), PlanOptions{GlobalBatch: 32, Recompute: []string{"selective", "full"},
+			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false},
+		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false},
+		{"30B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model.params=30B"),
+			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PlanSearch(context.Background(), tc.src, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			grids, err := PlanGrids(tc.src, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := NewSpace(grids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := &Evaluator{Src: tc.src, Space: sp}
+			perRank := p.GlobalBatch / int64(p.DP)
+			var best *Row
+			fitting := 0
+			err = Run(context.Background(), RunConfig{Indices: All.Indices(sp.Len(), nil), Jobs: 2, Eval: ev.Eval, Emit: func(r Row) error {
+				mb, _ := strconv.ParseInt(r.Values[2], 10, 64)
+				ga, _ := strconv.ParseInt(r.Values[3], 10, 64)
+				if r.Err != "" || !r.Fits || mb*ga != perRank {
+					return nil
+				}
+				fitting++
+				if best == nil || r.StepTime < best.StepTime {
+					best = &r
+				}
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("plan: %d candidates, %d pruned by memory, %d fit; sweep: %d points, %d fit the batch", p.Searched, p.MemoryPruned, len(p.Rows), sp.Len(), fitting)
+			if tc.none {
+				if best != nil || len(p.Rows) != 0 {
+					t.Fatalf("want nothing to fit; sweep best %+v, plan %d rows", best, len(p.Rows))
+				}
+				checkNodesToFit(t, tc.src, p)
+				return
+			}
+			if best == nil || len(p.Rows) == 0 {
+				t.Fatalf("sweep best %v, plan %d rows: want both to fit something", best, len(p.Rows))
+			}
+			w := p.Best()
+			if w.StepTime != best.StepTime || w.PeakMemory != best.PeakMemory {
+				t.Errorf("plan winner %v: step %d peak %d; sweep best %v: step %d peak %d", w.Sets(), w.StepTime, w.PeakMemory, best.Values, best.StepTime, best.PeakMemory)
+			}
+			if p.Searched < len(p.Rows) || p.MemoryPruned+p.Replayed != p.Searched {
+				t.Errorf("counts: searched %d pruned %d replayed %d rows %d", p.Searched, p.MemoryPruned, p.Replayed, len(p.Rows))
+			}
+		})
+	}
+}
+
+// checkNodesToFit holds the suggested node count to the memory model run
+// through the loader: the smallest configuration fits on NodesToFit nodes and
+// not on one node fewer.
+func checkNodesToFit(t *testing.T, src Source, p *Plan) {
+	t.Helper()
+	if p.NodesToFit == 0 {
+		t.Fatalf("no node count suggested (smallest %v, %d B)", p.Smallest.Sets(), p.SmallestPeak)
+	}
+	fits := func(nodes int) bool {
+		c := p.Smallest
+		c.K = 1
+		sets := append(c.Sets(), "cluster.nodes="+strconv.Itoa(nodes), "parallelism.dp="+strconv.Itoa(nodes*p.GPUsPerNode/p.CP))
+		s, err := src.Load(sets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := memory.Analyze(s, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Fits
+	}
+	if !fits(p.NodesToFit) || p.NodesToFit > 1 && fits(p.NodesToFit-1) {
+		t.Errorf("NodesToFit %d is not the least node count that fits %v", p.NodesToFit, p.Smallest.Sets())
+	}
+}
