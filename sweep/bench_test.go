@@ -26,3 +26,24 @@ func BenchmarkSweep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlan70B512 plans Llama 2 70B on 64 nodes × 8 H100 (512 GPUs,
+// global batch 2,048 sequences: micro-batch 1, 2 or 4) over every stage, K
+// dividing 512, checkpointing policy, bucket size, prefetch depth and
+// algorithm: ≥ 1,000 candidates, target under 10 s on 2 cores.
+func BenchmarkPlan70B512(b *testing.B) {
+	src := exampleSource(b, "default", "model.preset=llama2-70b", "cluster.nodes=64", "parallelism.dp=512", "training.micro_batch=4")
+	var p *Plan
+	for b.Loop() {
+		var err error
+		if p, err = PlanSearch(context.Background(), src, PlanOptions{Jobs: 2}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if p.Searched < 1000 {
+		b.Fatalf("%d candidates, want ≥ 1,000", p.Searched)
+	}
+	b.ReportMetric(float64(p.Searched), "candidates")
+	b.ReportMetric(float64(p.Replayed), "replays")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/plan")
+}

@@ -7,11 +7,14 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 	"golang.org/x/sync/errgroup"
 )
@@ -46,19 +49,19 @@ type PlanOptions struct {
 
 // Candidate is one configuration of a plan: the values Plan varies.
 type Candidate struct {
-	Stage int
+	Stage int `json:"zero_stage"`
 	// K is the number of replicas of the sharded state: Megatron's
 	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
 	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
-	K          int
-	MicroBatch int64
-	GradAccum  int64
-	Recompute  string
+	K          int    `json:"k"`
+	MicroBatch int64  `json:"micro_batch"`
+	GradAccum  int64  `json:"grad_accum"`
+	Recompute  string `json:"recompute"`
 	// BucketSize is "" at stage 3 (one bucket per unit: the size is unused).
-	BucketSize string
+	BucketSize string `json:"bucket_size,omitempty"`
 	// Prefetch is the ZeRO-3 prefetch depth, -1 at stages 0–2 (unused).
-	Prefetch  int
-	Algorithm string
+	Prefetch  int    `json:"prefetch_depth"`
+	Algorithm string `json:"algorithm"`
 }
 
 // Sets returns the candidate as --set overrides, in PlanKeys order (unused
@@ -92,48 +95,60 @@ type PlanRow struct {
 	Candidate
 	// StepTime, Compute (the nominal compute, the step's lower bound) and
 	// ExposedComm (busiest rank) in picoseconds.
-	StepTime, Compute, ExposedComm int64
+	StepTime    int64 `json:"step_time_ps"`
+	Compute     int64 `json:"compute_ps"`
+	ExposedComm int64 `json:"exposed_comm_ps"`
 	// NetworkBytes and NVLinkBytes are the step's wire bytes over every link
 	// of the class; NetworkBusiest the busiest rank's network bytes.
-	NetworkBytes, NVLinkBytes, NetworkBusiest int64
+	NetworkBytes   int64 `json:"network_bytes"`
+	NVLinkBytes    int64 `json:"nvlink_bytes"`
+	NetworkBusiest int64 `json:"network_busiest_bytes"`
 	// PeakMemory is the per-GPU peak, Headroom the GPU memory left.
-	PeakMemory, Headroom int64
+	PeakMemory int64 `json:"peak_memory_bytes"`
+	Headroom   int64 `json:"headroom_bytes"`
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs (forward and backward, no recompute) per GPU per
 	// second over the GPU's peak.
-	TokensPerSecPerGPU, MFU float64
+	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
+	MFU                float64 `json:"mfu"`
 	// Pareto marks the memory-vs-throughput front: no other row fits in
 	// less (or equal) memory with more throughput.
-	Pareto bool
+	Pareto bool `json:"pareto"`
 }
 
 // Plan is the result of a plan search.
 type Plan struct {
-	Scenario    string
-	Model       string
-	Params      int64
-	Nodes, GPUs int
-	GPUsPerNode int
-	GPU         string
-	GPUMemory   int64
-	PeakFLOPS   int64
-	N, DP, CP   int
-	SeqLen      int64
+	Scenario    string `json:"scenario"`
+	Model       string `json:"model"`
+	Params      int64  `json:"params"`
+	Nodes       int    `json:"nodes"`
+	GPUs        int    `json:"gpus"`
+	GPUsPerNode int    `json:"gpus_per_node"`
+	GPU         string `json:"gpu"`
+	GPUMemory   int64  `json:"gpu_memory_bytes"`
+	PeakFLOPS   int64  `json:"peak_flops"`
+	N           int    `json:"n"`
+	DP          int    `json:"dp"`
+	CP          int    `json:"cp"`
+	SeqLen      int64  `json:"seq_len"`
 	// GlobalBatch in sequences and TokensPerStep per optimizer step.
-	GlobalBatch, TokensPerStep int64
+	GlobalBatch   int64 `json:"global_batch"`
+	TokensPerStep int64 `json:"tokens_per_step"`
 	// Searched is the number of candidates, MemoryPruned those the memory
 	// model rejected without a replay, Replayed the others.
-	Searched, MemoryPruned, Replayed int
+	Searched     int `json:"searched"`
+	MemoryPruned int `json:"memory_pruned"`
+	Replayed     int `json:"replayed"`
 	// Rows are the candidates that fit, fastest first (ties: search order).
-	Rows []PlanRow
+	Rows []PlanRow `json:"rows"`
 	// Smallest is the candidate with the least peak memory and its peak
 	// (to say what to change when nothing fits).
-	Smallest     Candidate
-	SmallestPeak int64
+	Smallest     Candidate `json:"smallest"`
+	SmallestPeak int64     `json:"smallest_peak_bytes"`
 	// NodesToFit is the least number of nodes (same GPUs per node) on which
 	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
 	// fits.
-	NodesToFit int
+	NodesToFit int `json:"nodes_to_fit,omitempty"`
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -303,6 +318,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.MemoryPruned = p.Searched - p.Replayed
 	rows := make([]PlanRow, len(fits))
 	var done atomic.Int64
+	var progress sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs(opt.Jobs))
 	for i, c := range fits {
@@ -316,7 +332,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			}
 			rows[i] = r
 			if opt.Progress != nil {
+				progress.Lock()
 				opt.Progress(int(done.Add(1)), len(fits))
+				progress.Unlock()
 			}
 			return nil
 		})
@@ -468,4 +486,40 @@ func nodesToFit(s *scenarios.Scenario, c Candidate) int {
 		}
 	}
 	return lo * step
+}
+
+// ParseGlobalBatch reads a global batch: a number of sequences ("512"), or
+// of tokens with a "tokens" or "tok" suffix ("4Mtokens", "4194304 tok"),
+// which must be a whole number of sequences of seqLen tokens.
+func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
+	t := strings.TrimSpace(v)
+	num, tokens := t, false
+	for _, suf := range []string{"tokens", "tok"} {
+		if strings.HasSuffix(t, suf) {
+			num, tokens = strings.TrimSpace(strings.TrimSuffix(t, suf)), true
+			break
+		}
+	}
+	n, err := units.ParseCount(num)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q: use a number of sequences such as 512, or of tokens such as 4Mtokens", v)
+	}
+	if !tokens {
+		return int64(n), nil
+	}
+	seqLen = max(seqLen, 1)
+	if int64(n)%seqLen != 0 || int64(n) < seqLen {
+		lo := max(int64(n)/seqLen, 1)
+		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %d or %d tokens)", v, seqLen, lo*seqLen, (lo+1)*seqLen)
+	}
+	return int64(n) / seqLen, nil
+}
+
+// ParseTokens reads a training length in tokens ("1T", "300B").
+func ParseTokens(v string) (int64, error) {
+	n, err := units.ParseCount(strings.TrimSuffix(strings.TrimSpace(v), "tokens"))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q: use a token count such as 1T or 300B", v)
+	}
+	return int64(n), nil
 }

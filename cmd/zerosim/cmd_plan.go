@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/sweep"
+	"golang.org/x/term"
+)
+
+func init() { commands = append(commands, newPlanCmd) }
+
+type planOpts struct {
+	globalBatch string
+	tokens      string
+	top         int
+	network     bool
+	tolerance   float64
+	stages      []int
+	recompute   []string
+	buckets     []string
+	prefetch    []int
+	algorithms  []string
+	jobs        int
+}
+
+func newPlanCmd(a *app) *cobra.Command {
+	o := planOpts{}
+	cmd := &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Find the fastest ZeRO configuration that fits: stage, K, micro-batch, accumulation, checkpointing",
+		Long: `plan takes the model and the cluster from FILE (or an embedded example) and
+searches ZeRO stages 0–3, every K dividing N (Megatron's
+num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
+stage 3), every micro-batch and gradient accumulation that make the global
+batch, the activation checkpointing policies, bucket sizes, ZeRO-3 prefetch
+depths and collective algorithms. The memory model first rejects what cannot
+fit; the rest are replayed in parallel and ranked by tokens/s per GPU. The
+answer is exact over that space: it equals the best row of a zerosim sweep
+over the same keys.
+
+It prints the configuration to run and why it wins (computed from the
+numbers: which costs it avoids against the next best), the fastest
+configurations with MFU, step time, peak memory and headroom, exposed
+communication and network bytes, and the memory-vs-speed front. When nothing
+fits it says what to change: the least number of nodes, a GPU with more
+memory.
+
+--network adds, for each stage, the least inter-node bandwidth per GPU at
+which the step stays within --tolerance % of its compute-bound time (the
+question of deepspeedai/DeepSpeed#2928), and the step time against bandwidth.
+--tokens 1T adds the time to train and the GPU-hours. -o DIR writes plan.csv,
+plan.json, plan.html and the plots (pareto.png/svg, network.png/svg).`,
+		Example: `  zerosim plan default
+  zerosim plan my.yaml --global-batch 512 --tokens 1T
+  zerosim plan my.yaml --global-batch 2Mtokens -o plan/
+  zerosim plan default --network --tolerance 5`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runPlan(ctx, a, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4Mtokens); default the scenario's micro_batch·grad_accum·dp")
+	f.StringVar(&o.tokens, "tokens", "", "training length in tokens (`COUNT`, e.g. 1T): adds time to train and GPU-hours")
+	f.IntVar(&o.top, "top", 10, "configurations listed")
+	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
+	f.Float64Var(&o.tolerance, "tolerance", 5, "--network: allowed step time above compute-bound, in `%`")
+	f.IntSliceVar(&o.stages, "stages", nil, "ZeRO stages searched (default 0,1,2,3)")
+	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched (default none,selective,full)")
+	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MB,200MB)")
+	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto,ring,hierarchical)")
+	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
+	return cmd
+}
+
+func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
+	src, err := loadSource(a, file)
+	if err != nil {
+		return err
+	}
+	opt, pr, err := planOptions(src, o)
+	if err != nil {
+		return err
+	}
+	if a.outDir != "" {
+		if err := reports.CheckOutputDir(a.outDir); err != nil {
+			return inputError{fmt.Errorf("-o: %w", err)}
+		}
+	}
+	bar := newBar(a.err, "plan")
+	if bar != nil {
+		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+	}
+	p, err := sweep.PlanSearch(ctx, src, opt)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return inputError{fmt.Errorf("plan: %w", err)}
+	}
+	pr.Plan = p
+	if o.network {
+		np, err := sweep.NetworkSearch(ctx, src, sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: opt.Stages, Jobs: o.jobs})
+		if err != nil {
+			return inputError{fmt.Errorf("plan --network: %w", err)}
+		}
+		pr.Network = np
+	}
+	return writePlan(a, pr)
+}
+
+// planOptions checks the flags and turns them into the search's options.
+func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.PlanReport, error) {
+	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
+		Algorithms: o.algorithms, Jobs: o.jobs}
+	pr := &reports.PlanReport{Top: o.top}
+	if o.jobs < 1 {
+		return opt, nil, inputError{fmt.Errorf("--jobs %d: use 1 or more", o.jobs)}
+	}
+	if o.tolerance <= 0 || o.tolerance > 1000 {
+		return opt, nil, inputError{fmt.Errorf("--tolerance %g: use a percentage above 0, such as 5", o.tolerance)}
+	}
+	for _, st := range o.stages {
+		if st < 0 || st > 3 {
+			return opt, nil, inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
+		}
+	}
+	if o.globalBatch != "" {
+		s, err := src.Load()
+		if err != nil {
+			return opt, nil, err
+		}
+		if opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen); err != nil {
+			return opt, nil, inputError{fmt.Errorf("--global-batch: %w", err)}
+		}
+	}
+	if o.tokens != "" {
+		n, err := sweep.ParseTokens(o.tokens)
+		if err != nil {
+			return opt, nil, inputError{fmt.Errorf("--tokens: %w", err)}
+		}
+		pr.Tokens = n
+	}
+	return opt, pr, nil
+}
+
+// writePlan prints the plan in the chosen format and writes -o DIR.
+func writePlan(a *app, pr *reports.PlanReport) error {
+	var err error
+	switch a.format {
+	case "json":
+		err = reports.WritePlanJSON(a.out, pr)
+	case "csv":
+		err = reports.WritePlanCSV(a.out, pr)
+	default:
+		err = reports.WritePlanTable(a.out, pr)
+	}
+	if err != nil || a.outDir == "" {
+		return err
+	}
+	files, err := reports.PlanFiles(pr)
+	if err != nil {
+		return err
+	}
+	paths, err := reports.WriteOutputDir(a.outDir, files)
+	if err != nil {
+		return fmt.Errorf("-o: %w", err)
+	}
+	fmt.Fprintf(a.err, "zerosim: wrote %s\n", strings.Join(paths, ", "))
+	return nil
+}
+
+// newBar returns a progress bar on errOut when it is a terminal, else nil.
+func newBar(errOut io.Writer, what string) *progressbar.ProgressBar {
+	tf, ok := errOut.(*os.File)
+	if !ok || !term.IsTerminal(int(tf.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions(-1, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+}

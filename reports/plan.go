@@ -1,0 +1,418 @@
+package reports
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/units"
+)
+
+// PlanReport is a plan ready to render: the search result and what the
+// user asked on top of it.
+type PlanReport struct {
+	Plan *sweep.Plan
+	// Tokens, if > 0, is the training run's length in tokens: the report
+	// adds the time to train and the GPU-hours.
+	Tokens int64
+	// Top is how many distinct configurations the table lists (≤ 0: 10).
+	Top int
+	// Network, if set, is the bandwidth each stage needs (plan --network).
+	Network *sweep.NetworkPlan
+}
+
+// stageName says what a stage is called in the stacks people use.
+func stageName(st int) string {
+	return [...]string{"0 (DDP)", "1 (optimizer sharded)", "2 (+ gradients)", "3 (FSDP: + parameters)"}[st]
+}
+
+// kName names K as the user knows it.
+func kName(c sweep.Candidate, n int) string {
+	switch {
+	case c.Stage == 0:
+		return "-"
+	case c.K == 1:
+		return "1"
+	case c.Stage == 3:
+		return fmt.Sprintf("%d HSDP", c.K)
+	}
+	return fmt.Sprintf("%d", c.K)
+}
+
+// commSettings is the candidate's communication settings in one cell.
+func commSettings(c sweep.Candidate) string {
+	if c.Stage == 3 {
+		return fmt.Sprintf("prefetch %d, %s", c.Prefetch, c.Algorithm)
+	}
+	return fmt.Sprintf("bucket %s, %s", c.BucketSize, c.Algorithm)
+}
+
+// commWords is the candidate's communication settings in words.
+func commWords(c sweep.Candidate) string {
+	algo := c.Algorithm + " collectives"
+	if c.Algorithm == "auto" {
+		algo = "collective algorithm auto (ring or hierarchical per group, as NCCL picks)"
+	}
+	if c.Stage == 3 {
+		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", c.Prefetch, c.Prefetch, algo)
+	}
+	return fmt.Sprintf("%s gradient buckets, %s", c.BucketSize, algo)
+}
+
+// describe is the candidate in words, for the headline and the reason.
+func describe(c sweep.Candidate, n int) string {
+	s := fmt.Sprintf("ZeRO stage %d", c.Stage)
+	switch {
+	case c.Stage == 3 && c.K > 1:
+		s += fmt.Sprintf(" with hybrid shard (HSDP: %d replicas of %d-GPU shards)", c.K, n/c.K)
+	case c.Stage > 0 && c.K > 1:
+		s += fmt.Sprintf(" with num_distributed_optimizer_instances=%d", c.K)
+	}
+	s += fmt.Sprintf(", micro-batch %d", c.MicroBatch)
+	if c.GradAccum > 1 {
+		s += fmt.Sprintf(" × %d accumulation steps", c.GradAccum)
+	}
+	return s + ", " + c.Recompute + " checkpointing"
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(units.GiB)) }
+func gbs(b int64) string { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }
+func planDur(ps int64) string {
+	d := units.Duration(ps)
+	ms := float64(d) / float64(units.Millisecond)
+	switch {
+	case d >= units.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case ms >= 100:
+		return fmt.Sprintf("%.0f ms", ms)
+	}
+	return fmt.Sprintf("%.1f ms", ms)
+}
+func tps(v float64) string { return commas(int64(math.Round(v))) }
+
+// distinct returns the indices of the rows to show: the first of each run
+// of rows that differ only in communication settings with the same result.
+func distinct(rows []sweep.PlanRow, top int) []int {
+	var out []int
+	for i, r := range rows {
+		dup := false
+		for _, j := range out {
+			o := rows[j]
+			if o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
+				o.StepTime == r.StepTime && o.PeakMemory == r.PeakMemory {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, i)
+			if len(out) == top {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// PlanReason says why the winner wins, from the numbers: against the next
+// best distinct configuration, which costs of the step it avoids (exposed
+// communication, compute such as recomputation), and what it pays for it.
+func PlanReason(p *sweep.Plan) string {
+	if len(p.Rows) == 0 {
+		return ""
+	}
+	w := p.Rows[0]
+	next := -1
+	for i, r := range p.Rows {
+		if r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
+			next = i
+			break
+		}
+	}
+	if next < 0 {
+		return "only its communication settings vary among the configurations that fit"
+	}
+	r := p.Rows[next]
+	faster := 100 * (float64(r.StepTime)/float64(w.StepTime) - 1)
+	var saves, pays []string
+	diff := func(name string, wv, rv int64, f func(int64) string, costly string) {
+		switch {
+		case wv < rv:
+			saves = append(saves, fmt.Sprintf("%s less %s (%s vs %s)", f(rv-wv), name, f(wv), f(rv)))
+		case wv > rv && costly != "":
+			pays = append(pays, fmt.Sprintf("%s more %s", f(wv-rv), costly))
+		}
+	}
+	diff("exposed communication", w.ExposedComm, r.ExposedComm, planDur, "exposed communication")
+	why := recomputeNote(w.Candidate, r.Candidate, p.N)
+	diff("compute"+why, w.Compute, r.Compute, planDur, "compute"+why)
+	wait := func(x sweep.PlanRow) int64 { return max(x.StepTime-x.Compute-x.ExposedComm, 0) }
+	diff("waiting", wait(w), wait(r), planDur, "")
+	diff("network traffic per GPU", w.NetworkBusiest, r.NetworkBusiest, gbs, "")
+	diff("memory", w.PeakMemory, r.PeakMemory, gib, "memory per GPU")
+	prec := 1
+	if faster < 1 {
+		prec = 2
+	}
+	s := fmt.Sprintf("%.*f %% faster than the best alternative (#%d: %s)", prec, faster, next+1, describe(r.Candidate, p.N))
+	if len(saves) > 0 {
+		s += ": " + strings.Join(saves, ", ")
+	}
+	if len(pays) > 0 {
+		s += "; it pays " + strings.Join(pays, " and ")
+	}
+	return s
+}
+
+// recomputeNote names the compute difference when checkpointing differs.
+func recomputeNote(w, r sweep.Candidate, n int) string {
+	if w.Recompute != r.Recompute {
+		return fmt.Sprintf(", %s vs %s checkpointing", w.Recompute, r.Recompute)
+	}
+	if w.Stage != r.Stage || w.K != r.K {
+		return fmt.Sprintf(", the optimizer updating 1/%d vs 1/%d of the model", shardsOf(w, n), shardsOf(r, n))
+	}
+	return ""
+}
+
+// shardsOf is the number of ranks the optimizer state is sharded over.
+func shardsOf(c sweep.Candidate, n int) int {
+	if c.Stage == 0 {
+		return 1
+	}
+	return n / c.K
+}
+
+// planTable lists the fastest distinct configurations.
+func (pr *PlanReport) planTable() *table {
+	p := pr.Plan
+	top := pr.Top
+	if top <= 0 {
+		top = 10
+	}
+	idx := distinct(p.Rows, top)
+	t := &table{Title: fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows)))),
+		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
+		left:   []int{1, 2, 4}}
+	for _, i := range idx {
+		r := p.Rows[i]
+		mark := strconv.Itoa(i + 1)
+		if r.Pareto {
+			mark += "*"
+		}
+		t.Rows = append(t.Rows, []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate, p.N), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
+			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
+			planDur(r.ExposedComm), gbs(r.NetworkBusiest)})
+	}
+	return t
+}
+
+// planLegend explains the table's terms in one place.
+var planLegend = []string{
+	labelled("#: ", "rank among all that fit (plan.csv lists each with its bucket size, prefetch depth and collective algorithm); "+
+		"*: nothing faster fits in less memory."),
+	labelled("K: ", "copies of the sharded state (stages 1–2: Megatron's num_distributed_optimizer_instances; stage 3: HSDP, "+
+		"hybrid shard: K replicas, each sharded over N/K GPUs)."),
+	labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
+	labelled("MFU: ", "model FLOPs utilisation: forward and backward FLOPs (no recomputation) per second over the GPU's peak."),
+	labelled("tokens/s: ", "tokens trained per second per GPU. network: bytes the busiest GPU sends between nodes per step."),
+	labelled("exposed: ", "communication time the compute does not hide."),
+}
+
+// WritePlanTable writes the plan as one terminal screen: the question, the
+// answer, why, the ranked table, the front and what to change when nothing
+// fits.
+func WritePlanTable(w io.Writer, pr *PlanReport) error {
+	if err := writePlanSummary(w, pr); err != nil {
+		return err
+	}
+	p := pr.Plan
+	if len(p.Rows) > 0 {
+		t := pr.planTable()
+		t.Notes = planLegend
+		if err := t.render(w); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintln(w, labelled("front: ", "memory vs tokens/s per GPU, least memory first: "+paretoText(p))); err != nil {
+			return err
+		}
+	}
+	if pr.Network != nil {
+		return writeNetworkTable(w, pr.Network)
+	}
+	return nil
+}
+
+// writePlanSummary writes the question and the answer (or what to change).
+func writePlanSummary(w io.Writer, pr *PlanReport) error {
+	p := pr.Plan
+	var b strings.Builder
+	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", p.Model, humanCount(p.Params),
+		p.Nodes, p.GPUsPerNode, gpuName(p), gib(p.GPUMemory))
+	fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
+		commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), commas(int64(p.Searched)), commas(int64(p.MemoryPruned)),
+		commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
+	if best := p.Best(); best != nil {
+		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(best.Candidate)))
+		fmt.Fprintf(&b, "gives: %s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)\n",
+			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
+		fmt.Fprintf(&b, "%s\n", labelled("why:   ", PlanReason(p)))
+		if pr.Tokens > 0 {
+			fmt.Fprintf(&b, "train: %s tokens take %s on %d GPUs, %s GPU-hours\n", humanCount(pr.Tokens), trainTime(pr.Tokens, p, best),
+				p.GPUs, commas(int64(math.Round(gpuHours(pr.Tokens, p, best)))))
+		}
+	} else {
+		b.WriteString("\n" + NoFitText(p) + "\n")
+	}
+	_, err := io.WriteString(w, b.String()+"\n")
+	return err
+}
+
+func gpuName(p *sweep.Plan) string {
+	if p.GPU != "" {
+		return p.GPU
+	}
+	return "GPU"
+}
+
+// humanCount is a count with an SI prefix ("13.0 B", "1.0 T").
+func humanCount(n int64) string {
+	f := float64(n)
+	for _, u := range []struct {
+		s string
+		v float64
+	}{{"T", 1e12}, {"B", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if f >= u.v {
+			return fmt.Sprintf("%.1f %s", f/u.v, u.s)
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func stepsFor(tokens int64, p *sweep.Plan) float64 {
+	return math.Ceil(float64(tokens) / float64(p.TokensPerStep))
+}
+
+func trainTime(tokens int64, p *sweep.Plan, r *sweep.PlanRow) string {
+	secs := stepsFor(tokens, p) * float64(r.StepTime) / 1e12
+	if days := secs / 86400; days >= 1 {
+		return fmt.Sprintf("%.1f days", days)
+	}
+	return fmt.Sprintf("%.1f hours", secs/3600)
+}
+
+func gpuHours(tokens int64, p *sweep.Plan, r *sweep.PlanRow) float64 {
+	return stepsFor(tokens, p) * float64(r.StepTime) / 1e12 / 3600 * float64(p.GPUs)
+}
+
+// paretoText lists the memory-vs-throughput front, least memory first.
+func paretoText(p *sweep.Plan) string {
+	var parts []string
+	for i := len(p.Rows) - 1; i >= 0; i-- {
+		r := p.Rows[i]
+		if r.Pareto {
+			parts = append(parts, fmt.Sprintf("%s → %s (#%d)", gib(r.PeakMemory), tps(r.TokensPerSecPerGPU), i+1))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// labelled writes "label text" wrapped at 118 columns, continuation lines
+// indented under the text.
+func labelled(label, text string) string {
+	return label + wrap(text, 118-len(label), strings.Repeat(" ", len(label)))
+}
+
+// wrap breaks s into lines of at most width columns at spaces, indenting
+// continuation lines.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Fields(s) {
+		n := len([]rune(word))
+		if i > 0 && col+1+n > width {
+			b.WriteString("\n" + indent)
+			col = len(indent)
+		} else if i > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
+}
+
+// NoFitText says that nothing fits and what to change, from the numbers.
+func NoFitText(p *sweep.Plan) string {
+	c := p.Smallest
+	s := fmt.Sprintf("fits: no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.\nTo fit: ",
+		gib(p.GPUMemory), describe(c, p.N), gib(p.SmallestPeak), gib(p.SmallestPeak-p.GPUMemory))
+	var ways []string
+	if p.NodesToFit > 0 {
+		ways = append(ways, fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes))
+	}
+	if c.MicroBatch > 1 {
+		ways = append(ways, "a smaller global batch (micro-batch 1)")
+	}
+	if c.Stage != 3 {
+		ways = append(ways, "ZeRO stage 3 (add 3 to the stages searched)")
+	}
+	if c.Recompute != "full" {
+		ways = append(ways, "full checkpointing (add it to the policies searched)")
+	}
+	ways = append(ways, fmt.Sprintf("GPUs with at least %s", gib(p.SmallestPeak)))
+	return s + strings.Join(ways, "; or ") + ". CPU offload is not modelled yet."
+}
+
+// WritePlanJSON writes the plan as JSON (exact integers; times in ps).
+func WritePlanJSON(w io.Writer, pr *PlanReport) error {
+	type out struct {
+		*sweep.Plan
+		Reason  string             `json:"reason"`
+		NoFit   string             `json:"no_fit,omitempty"`
+		Tokens  int64              `json:"train_tokens,omitempty"`
+		Hours   float64            `json:"gpu_hours,omitempty"`
+		Network *sweep.NetworkPlan `json:"network,omitempty"`
+	}
+	o := out{Plan: pr.Plan, Reason: PlanReason(pr.Plan), Network: pr.Network}
+	if best := pr.Plan.Best(); best == nil {
+		o.NoFit = NoFitText(pr.Plan)
+	} else if pr.Tokens > 0 {
+		o.Tokens, o.Hours = pr.Tokens, gpuHours(pr.Tokens, pr.Plan, best)
+	}
+	return writeJSON(w, o)
+}
+
+// PlanCSVHeader is the header of plan.csv.
+var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size", "prefetch_depth", "algorithm",
+	"tokens_per_s_per_gpu", "mfu", "step_time_ps", "compute_ps", "exposed_comm_ps", "network_bytes", "network_busiest_bytes", "nvlink_bytes",
+	"peak_memory_bytes", "headroom_bytes", "pareto"}
+
+// WritePlanCSV writes every configuration that fits, fastest first.
+func WritePlanCSV(w io.Writer, pr *PlanReport) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(PlanCSVHeader); err != nil {
+		return err
+	}
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for i, r := range pr.Plan.Rows {
+		pf := ""
+		if r.Prefetch >= 0 {
+			pf = strconv.Itoa(r.Prefetch)
+		}
+		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
+			r.BucketSize, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), strconv.FormatFloat(r.MFU, 'f', 5, 64),
+			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
+			i64(r.PeakMemory), i64(r.Headroom), strconv.FormatBool(r.Pareto)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,219 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/zerosim/zerosim/sweep"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// bw formats a bandwidth per GPU in GB/s and Gb/s.
+func bw(perGPU float64) string {
+	return fmt.Sprintf("%.2f GB/s (%.0f Gb/s)", perGPU/1e9, perGPU*8/1e9)
+}
+
+// networkTable is plan --network's answer.
+func networkTable(np *sweep.NetworkPlan) *table {
+	t := &table{Title: fmt.Sprintf("inter-node bandwidth per GPU each ZeRO stage needs to stay within %g %% of its compute-bound step", 100*np.Tolerance),
+		Header: []string{"ZeRO", "K", "compute-bound step", "least bandwidth per GPU", "step there", "step at " + bw(np.NominalPerGPU)},
+		left:   []int{0}}
+	for _, sb := range np.Stages {
+		need, there := "not reachable", "-"
+		if sb.NICBandwidth > 0 {
+			need, there = bw(sb.PerGPU), planDur(sb.Step)
+		}
+		t.Rows = append(t.Rows, []string{stageName(sb.Stage), strconv.Itoa(sb.K), planDur(sb.ComputeBound), need, there, planDur(sb.NominalStep)})
+		if sb.Note != "" {
+			t.Notes = append(t.Notes, fmt.Sprintf("stage %d: %s", sb.Stage, sb.Note))
+		}
+	}
+	t.Notes = append(t.Notes, "Below that bandwidth the step is network-bound; this answers deepspeedai/DeepSpeed#2928 (\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.")
+	return t
+}
+
+func writeNetworkTable(w io.Writer, np *sweep.NetworkPlan) error {
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return networkTable(np).render(w)
+}
+
+// WriteNetworkTable writes plan --network's table.
+func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networkTable(np).render(w) }
+
+// paretoImage plots every configuration that fits: peak memory against
+// tokens/s per GPU, one colour per stage, the front as a line.
+func paretoImage(p *sweep.Plan) PlotImage {
+	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", p.Model, p.Nodes, p.GPUsPerNode, gpuName(p))
+	return PlotImage{Name: "pareto", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+		pl := newPlot(title, "peak memory per GPU (GiB)", "tokens/s per GPU")
+		byStage := map[int]plotter.XYs{}
+		var front plotter.XYs
+		for i := len(p.Rows) - 1; i >= 0; i-- {
+			r := p.Rows[i]
+			pt := plotter.XY{X: float64(r.PeakMemory) / (1 << 30), Y: r.TokensPerSecPerGPU}
+			byStage[r.Stage] = append(byStage[r.Stage], pt)
+			if r.Pareto {
+				front = append(front, pt)
+			}
+		}
+		for st := 0; st <= 3; st++ {
+			if len(byStage[st]) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(byStage[st])
+			if err != nil {
+				continue
+			}
+			sc.GlyphStyle.Color = plotColors[st%len(plotColors)]
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			pl.Add(sc)
+			pl.Legend.Add("ZeRO "+strconv.Itoa(st), sc)
+		}
+		if ln, err := plotter.NewLine(front); err == nil && len(front) > 1 {
+			ln.LineStyle.Width = vg.Points(1.5)
+			pl.Add(ln)
+			pl.Legend.Add("front", ln)
+		}
+		pl.Legend.Top, pl.Legend.Left = false, true
+		pl.Draw(draw.New(c))
+	}}
+}
+
+// networkImage plots each stage's step time against inter-node bandwidth
+// per GPU (log scale), with the compute-bound time marked.
+func networkImage(np *sweep.NetworkPlan) PlotImage {
+	title := "step time against inter-node bandwidth per GPU"
+	return PlotImage{Name: "network", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+		pl := newPlot(title, "inter-node bandwidth per GPU (GB/s, log scale)", "step time (s)")
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		for i, sb := range np.Stages {
+			var xy plotter.XYs
+			for _, pt := range sb.Curve {
+				if pt.Step > 0 && pt.PerGPU > 0 {
+					xy = append(xy, plotter.XY{X: pt.PerGPU / 1e9, Y: float64(pt.Step) / 1e12})
+				}
+			}
+			ln, err := plotter.NewLine(xy)
+			if err != nil || len(xy) == 0 {
+				continue
+			}
+			ln.LineStyle.Color = plotColors[i%len(plotColors)]
+			ln.LineStyle.Width = vg.Points(1.5)
+			pl.Add(ln)
+			pl.Legend.Add("ZeRO "+strconv.Itoa(sb.Stage), ln)
+		}
+		pl.Legend.Top = true
+		pl.Draw(draw.New(c))
+	}}
+}
+
+// PlanImages are the plan's plots: the Pareto plot when anything fits, and
+// the bandwidth curves with --network.
+func PlanImages(pr *PlanReport) []PlotImage {
+	var out []PlotImage
+	if len(pr.Plan.Rows) > 0 {
+		out = append(out, paretoImage(pr.Plan))
+	}
+	if pr.Network != nil {
+		out = append(out, networkImage(pr.Network))
+	}
+	return out
+}
+
+var planHTML = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}pre{white-space:pre-wrap}.note{color:#444;font-size:90%}</style>
+</head><body>
+<h1>{{.Title}}</h1>
+<pre>{{.Summary}}</pre>
+{{range .Tables}}<h2>{{.Title}}</h2>{{template "table" .}}{{end}}
+{{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Title}}</figcaption></figure>{{end}}
+</body></html>
+{{define "table"}}<table>
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr>{{range .}}<td{{if .Left}} class="l"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{- range .Notes}}
+<p class="note">{{.}}</p>
+{{- end}}{{end}}
+`))
+
+// WritePlanHTML writes plan.html: one self-contained page with the answer,
+// the ranked table, the front and the plots.
+func WritePlanHTML(w io.Writer, pr *PlanReport) error {
+	var sum strings.Builder
+	if err := writePlanSummary(&sum, pr); err != nil {
+		return err
+	}
+	d := struct {
+		Title   string
+		Summary string
+		Tables  []htmlTable
+		Figures []htmlFigure
+	}{Title: "zerosim plan: " + pr.Plan.Scenario, Summary: sum.String()}
+	if len(pr.Plan.Rows) > 0 {
+		t := pr.planTable()
+		t.Notes = append(append([]string(nil), planLegend...), "memory vs speed: "+paretoText(pr.Plan))
+		d.Tables = append(d.Tables, toHTMLTable(t))
+	}
+	if pr.Network != nil {
+		d.Tables = append(d.Tables, toHTMLTable(networkTable(pr.Network)))
+	}
+	for _, im := range PlanImages(pr) {
+		svg, err := im.SVG()
+		if err != nil {
+			return err
+		}
+		// Our own renderer's SVG (text XML-escaped by vgsvg), not input.
+		d.Figures = append(d.Figures, htmlFigure{Title: im.Title, SVG: template.HTML(svg)})
+	}
+	return planHTML.Execute(w, d)
+}
+
+// PlanFiles renders every file of plan -o DIR in memory: plan.csv,
+// plan.json, plan.html and the plots as PNG and SVG.
+func PlanFiles(pr *PlanReport) ([]OutputFile, error) {
+	var files []OutputFile
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"plan.csv", func(w io.Writer) error { return WritePlanCSV(w, pr) }},
+		{"plan.json", func(w io.Writer) error { return WritePlanJSON(w, pr) }},
+		{"plan.html", func(w io.Writer) error { return WritePlanHTML(w, pr) }},
+	} {
+		of, err := Render(f.name, f.write)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, of)
+	}
+	for _, im := range PlanImages(pr) {
+		for _, ext := range []string{"png", "svg"} {
+			write := im.WritePNG
+			if ext == "svg" {
+				write = im.WriteSVG
+			}
+			of, err := Render(im.Name+"."+ext, write)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, of)
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,227 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/zerosim/zerosim/zero"
+	"golang.org/x/sync/errgroup"
+)
+
+// NetworkOptions tune NetworkSearch.
+type NetworkOptions struct {
+	// Tolerance is how far above its compute-bound time a step may be
+	// (default 0.05: within 5 %).
+	Tolerance float64
+	// Stages are the ZeRO stages (default 0–3).
+	Stages []int
+	// Points is the number of bandwidths of each step-time curve (default 16).
+	Points int
+	Jobs   int
+}
+
+// Bandwidth search bounds, bytes per second per NIC: 1 MB/s to 25 TB/s
+// (topology's upper limit on a link).
+const (
+	minNICBandwidth = int64(1e6)
+	maxNICBandwidth = int64(25e12)
+)
+
+// StageBandwidth is the network one stage needs.
+type StageBandwidth struct {
+	Stage int `json:"stage"`
+	K     int `json:"k"`
+	// ComputeBound is the step's compute (forward, backward, optimizer), the
+	// step time no network can beat; Target is ComputeBound · (1 + tolerance).
+	ComputeBound int64 `json:"compute_bound_ps"`
+	Target       int64 `json:"target_ps"`
+	// NICBandwidth is the least cluster.inter.bandwidth (bytes/s per NIC)
+	// whose step is within Target, PerGPU the same per GPU (NICs × NIC
+	// bandwidth / GPUs per node); 0 when even 25 TB/s is not enough (the
+	// step is then bound by NVLink or latency: Note says so).
+	NICBandwidth int64   `json:"nic_bandwidth"`
+	PerGPU       float64 `json:"per_gpu_bandwidth"`
+	Step         int64   `json:"step_ps"`
+	// NominalStep is the step at the scenario's own bandwidth.
+	NominalStep int64  `json:"nominal_step_ps"`
+	Note        string `json:"note,omitempty"`
+	// Curve is the step time at log-spaced bandwidths per GPU.
+	Curve []BandwidthPoint `json:"curve"`
+}
+
+// BandwidthPoint is one point of a step-time curve.
+type BandwidthPoint struct {
+	PerGPU float64 `json:"per_gpu_bandwidth"`
+	Step   int64   `json:"step_ps"`
+}
+
+// NetworkPlan answers "what inter-node bandwidth does each ZeRO stage
+// need to stay compute-bound" (deepspeedai/DeepSpeed#2928).
+type NetworkPlan struct {
+	Scenario  string  `json:"scenario"`
+	Tolerance float64 `json:"tolerance"`
+	// NominalPerGPU is the scenario's inter-node bandwidth per GPU.
+	NominalPerGPU float64          `json:"nominal_per_gpu_bandwidth"`
+	Stages        []StageBandwidth `json:"stages"`
+}
+
+// nicShare is the number of GPUs per NIC: per-GPU bandwidth = NIC bandwidth
+// / share.
+func nicShare(src Source) (float64, error) {
+	s, err := src.Load()
+	if err != nil {
+		return 0, err
+	}
+	if s.Cluster.NICs == "per_node" && s.Cluster.NICsPerNode > 0 {
+		return float64(s.Cluster.GPUsPerNode) / float64(s.Cluster.NICsPerNode), nil
+	}
+	return 1, nil
+}
+
+// stepAt replays src at stage with the NIC bandwidth bw; an error (a step
+// beyond the time range) counts as too slow.
+func stepAt(src Source, stage int, bw int64) (*zero.Result, error) {
+	sets := []string{"parallelism.zero_stage=" + strconv.Itoa(stage), "cluster.inter.bandwidth=" + strconv.FormatInt(bw, 10) + "B/s"}
+	if stage == 0 {
+		sets = append(sets, "parallelism.k=1")
+	}
+	s, err := src.Load(sets...)
+	if err != nil {
+		return nil, err
+	}
+	return zero.Replay(s, zero.Options{})
+}
+
+// NetworkSearch finds, for each stage of src as configured (K = 1 at stage
+// 0), the least inter-node bandwidth at which the step stays within the
+// tolerance of its compute-bound time, by bisection over the replay on the
+// NIC bandwidth until the bracket is within 0.1 % (the step does not grow
+// with bandwidth), and samples each stage's step-time curve.
+func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*NetworkPlan, error) {
+	if opt.Tolerance == 0 {
+		opt.Tolerance = 0.05
+	}
+	if opt.Tolerance < 0 || math.IsNaN(opt.Tolerance) || opt.Tolerance > 10 {
+		return nil, fmt.Errorf("tolerance %g: use a fraction such as 0.05", opt.Tolerance)
+	}
+	if opt.Stages == nil {
+		opt.Stages = []int{0, 1, 2, 3}
+	}
+	if opt.Points <= 0 {
+		opt.Points = 16
+	}
+	share, err := nicShare(src)
+	if err != nil {
+		return nil, err
+	}
+	base, err := src.Load()
+	if err != nil {
+		return nil, err
+	}
+	np := &NetworkPlan{Scenario: src.File, Tolerance: opt.Tolerance, NominalPerGPU: float64(base.Cluster.Inter.Bandwidth) / share}
+	np.Stages = make([]StageBandwidth, len(opt.Stages))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(opt.Jobs))
+	for i, st := range opt.Stages {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			sb, err := stageBandwidth(src, st, opt.Tolerance, share, int64(base.Cluster.Inter.Bandwidth))
+			if err != nil {
+				return fmt.Errorf("stage %d: %w", st, err)
+			}
+			np.Stages[i] = sb
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return np, curves(ctx, src, np, share, opt)
+}
+
+// stageBandwidth bisects one stage.
+func stageBandwidth(src Source, stage int, tol, share float64, nominal int64) (StageBandwidth, error) {
+	nom, err := stepAt(src, stage, nominal)
+	if err != nil {
+		return StageBandwidth{}, err
+	}
+	sb := StageBandwidth{Stage: stage, K: nom.K, ComputeBound: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
+	sb.Target = int64(math.Floor(float64(sb.ComputeBound) * (1 + tol)))
+	ok := func(bw int64) (int64, bool) {
+		r, err := stepAt(src, stage, bw)
+		if err != nil {
+			return 0, false
+		}
+		return int64(r.StepTime), int64(r.StepTime) <= sb.Target
+	}
+	top, err := stepAt(src, stage, maxNICBandwidth)
+	if err != nil {
+		return sb, err
+	}
+	hiStep, fits := int64(top.StepTime), int64(top.StepTime) <= sb.Target
+	if !fits {
+		sb.Note = fmt.Sprintf("even at 25 TB/s per NIC the step is %.1f %% above compute: it is bound by NVLink or latency, not by the network",
+			100*(float64(hiStep)/float64(sb.ComputeBound)-1))
+		return sb, nil
+	}
+	lo, hi := minNICBandwidth, maxNICBandwidth
+	if st, f := ok(lo); f {
+		sb.NICBandwidth, sb.PerGPU, sb.Step = lo, float64(lo)/share, st
+		return sb, nil
+	}
+	for float64(hi) > float64(lo)*1.001 && hi-lo > 1 {
+		mid := int64(math.Sqrt(float64(lo)) * math.Sqrt(float64(hi))) // geometric: the bounds span 9 decades
+		mid = min(max(mid, lo+1), hi-1)
+		if st, f := ok(mid); f {
+			hi, hiStep = mid, st
+		} else {
+			lo = mid
+		}
+	}
+	sb.NICBandwidth, sb.PerGPU, sb.Step = hi, float64(hi)/share, hiStep
+	return sb, nil
+}
+
+// curves samples each stage's step at log-spaced bandwidths per GPU from a
+// tenth of the least answer to four times the largest of the answers and
+// the nominal bandwidth.
+func curves(ctx context.Context, src Source, np *NetworkPlan, share float64, opt NetworkOptions) error {
+	lo, hi := np.NominalPerGPU, np.NominalPerGPU
+	for _, sb := range np.Stages {
+		if sb.PerGPU > 0 {
+			lo, hi = min(lo, sb.PerGPU), max(hi, sb.PerGPU)
+		}
+	}
+	lo, hi = math.Max(lo/10, float64(minNICBandwidth)), hi*4
+	type job struct{ s, p int }
+	var jobsList []job
+	for s := range np.Stages {
+		np.Stages[s].Curve = make([]BandwidthPoint, opt.Points)
+		for p := range opt.Points {
+			jobsList = append(jobsList, job{s, p})
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs(opt.Jobs))
+	for _, j := range jobsList {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			per := lo * math.Pow(hi/lo, float64(j.p)/float64(max(opt.Points-1, 1)))
+			nic := int64(math.Round(per * share))
+			r, err := stepAt(src, np.Stages[j.s].Stage, nic)
+			pt := BandwidthPoint{PerGPU: float64(nic) / share}
+			if err == nil {
+				pt.Step = int64(r.StepTime)
+			}
+			np.Stages[j.s].Curve[j.p] = pt
+			return nil
+		})
+	}
+	return g.Wait()
+}
