@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,7 +77,10 @@ func describe(c sweep.Candidate, n int) string {
 	if c.GradAccum > 1 {
 		s += fmt.Sprintf(" × %d accumulation steps", c.GradAccum)
 	}
-	return s + ", " + c.Recompute + " checkpointing"
+	if c.Recompute == "none" {
+		return s + ", no activation checkpointing"
+	}
+	return s + ", " + c.Recompute + " activation checkpointing"
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(units.GiB)) }
@@ -350,23 +354,20 @@ func wrap(s string, width int, indent string) string {
 // NoFitText says that nothing fits and what to change, from the numbers.
 func NoFitText(p *sweep.Plan) string {
 	c := p.Smallest
-	s := fmt.Sprintf("fits: no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.\nTo fit: ",
-		gib(p.GPUMemory), describe(c, p.N), gib(p.SmallestPeak), gib(p.SmallestPeak-p.GPUMemory))
+	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.",
+		gib(p.GPUMemory), describe(c, p.N), gib(p.SmallestPeak), gib(p.SmallestPeak-p.GPUMemory))) + "\n"
 	var ways []string
 	if p.NodesToFit > 0 {
 		ways = append(ways, fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes))
 	}
-	if c.MicroBatch > 1 {
-		ways = append(ways, "a smaller global batch (micro-batch 1)")
+	if !slices.Contains(p.SearchedStages, 3) {
+		ways = append(ways, "ZeRO stage 3 (search it: --stages 0,1,2,3)")
 	}
-	if c.Stage != 3 {
-		ways = append(ways, "ZeRO stage 3 (add 3 to the stages searched)")
-	}
-	if c.Recompute != "full" {
-		ways = append(ways, "full checkpointing (add it to the policies searched)")
+	if !slices.Contains(p.SearchedRecompute, "full") {
+		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")
 	}
 	ways = append(ways, fmt.Sprintf("GPUs with at least %s", gib(p.SmallestPeak)))
-	return s + strings.Join(ways, "; or ") + ". CPU offload is not modelled yet."
+	return s + labelled("to fit: ", strings.Join(ways, "; or ")+". (CPU offload is not modelled yet.)")
 }
 
 // WritePlanJSON writes the plan as JSON (exact integers; times in ps).

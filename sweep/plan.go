@@ -145,6 +145,10 @@ type Plan struct {
 	// (to say what to change when nothing fits).
 	Smallest     Candidate `json:"smallest"`
 	SmallestPeak int64     `json:"smallest_peak_bytes"`
+	// SearchedStages and SearchedRecompute are the stages and checkpointing
+	// policies searched (what to suggest when nothing fits).
+	SearchedStages    []int    `json:"searched_stages"`
+	SearchedRecompute []string `json:"searched_recompute"`
 	// NodesToFit is the least number of nodes (same GPUs per node) on which
 	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
 	// fits.
@@ -187,9 +191,8 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if sp.global == 0 {
 		sp.global = s.Training.MicroBatch * max(s.Training.GradAccum, 1) * dp
 	}
-	if sp.global < dp || sp.global%dp != 0 {
-		lo := max(sp.global/dp, 1) * dp
-		return nil, fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %d or %d)", sp.global, dp, lo, lo+dp)
+	if err := CheckGlobalBatch(sp.global, dp); err != nil {
+		return nil, err
 	}
 	sp.perRank = sp.global / dp
 	for m := int64(1); m <= sp.perRank; m++ {
@@ -308,6 +311,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), PeakFLOPS: int64(s.Cluster.PeakBF16),
 		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
 	p.TokensPerStep = sp.global * p.SeqLen
+	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
 	cands := sp.candidates()
 	p.Searched = len(cands)
 	fits, err := sp.prune(ctx, src, cands, opt, p)
@@ -513,6 +517,38 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %d or %d tokens)", v, seqLen, lo*seqLen, (lo+1)*seqLen)
 	}
 	return int64(n) / seqLen, nil
+}
+
+// CheckPlanValues checks the values a plan option lists: key is the option
+// ("recompute", "algorithms", "bucket-sizes", "prefetch") and the error
+// says what is allowed.
+func CheckPlanValues(key string, vals []string) error {
+	allowed := map[string][]string{"recompute": {"none", "selective", "full"}, "algorithms": {"auto", "ring", "hierarchical", "tree"}}[key]
+	for _, v := range vals {
+		switch {
+		case allowed != nil && !slices.Contains(allowed, v):
+			return fmt.Errorf("%q: use %s", v, strings.Join(allowed, ", "))
+		case key == "bucket-sizes":
+			if b, err := units.ParseBytes(v); err != nil || b < 1 {
+				return fmt.Errorf("%q: use a size such as 25MB", v)
+			}
+		case key == "prefetch":
+			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 64 {
+				return fmt.Errorf("%q: use a depth from 0 to 64", v)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckGlobalBatch reports whether a global batch of sequences splits
+// evenly over dp data-parallel ranks.
+func CheckGlobalBatch(global, dp int64) error {
+	if global < dp || global%dp != 0 {
+		lo := max(global/dp, 1) * dp
+		return fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %d or %d)", global, dp, lo, lo+dp)
+	}
+	return nil
 }
 
 // ParseTokens reads a training length in tokens ("1T", "300B").

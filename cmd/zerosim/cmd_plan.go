@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -143,12 +144,24 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 			return opt, nil, inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
 		}
 	}
+	for _, l := range []struct {
+		flag string
+		vals []string
+	}{{"recompute", o.recompute}, {"algorithms", o.algorithms}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)}} {
+		if err := sweep.CheckPlanValues(l.flag, l.vals); err != nil {
+			return opt, nil, inputError{fmt.Errorf("--%s: %w", l.flag, err)}
+		}
+	}
 	if o.globalBatch != "" {
 		s, err := src.Load()
 		if err != nil {
 			return opt, nil, err
 		}
-		if opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen); err != nil {
+		opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen)
+		if err == nil {
+			err = sweep.CheckGlobalBatch(opt.GlobalBatch, int64(s.Parallelism.DP))
+		}
+		if err != nil {
 			return opt, nil, inputError{fmt.Errorf("--global-batch: %w", err)}
 		}
 	}
@@ -196,4 +209,12 @@ func newBar(errOut io.Writer, what string) *progressbar.ProgressBar {
 	}
 	return progressbar.NewOptions(-1, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+}
+
+func itoas(v []int) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.Itoa(x)
+	}
+	return out
 }
