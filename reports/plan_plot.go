@@ -22,20 +22,33 @@ func bw(perGPU float64) string {
 // networkTable is plan --network's answer.
 func networkTable(np *sweep.NetworkPlan) *table {
 	t := &table{Title: fmt.Sprintf("inter-node bandwidth per GPU each ZeRO stage needs to stay within %g %% of its compute-bound step", 100*np.Tolerance),
-		Header: []string{"ZeRO", "K", "compute-bound step", "least bandwidth per GPU", "step there", "step at " + bw(np.NominalPerGPU)},
-		left:   []int{0}}
+		Header: []string{"ZeRO", "configuration", "compute-bound", "least bandwidth per GPU", "step there", "step now"},
+		left:   []int{0, 1}}
 	for _, sb := range np.Stages {
 		need, there := "not reachable", "-"
 		if sb.NICBandwidth > 0 {
 			need, there = bw(sb.PerGPU), planDur(sb.Step)
 		}
-		t.Rows = append(t.Rows, []string{stageName(sb.Stage), strconv.Itoa(sb.K), planDur(sb.ComputeBound), need, there, planDur(sb.NominalStep)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(sb.Stage), shortConfig(sb), planDur(sb.ComputeBound), need, there, planDur(sb.NominalStep)})
 		if sb.Note != "" {
-			t.Notes = append(t.Notes, fmt.Sprintf("stage %d: %s", sb.Stage, sb.Note))
+			t.Notes = append(t.Notes, labelled(fmt.Sprintf("stage %d: ", sb.Stage), sb.Note))
 		}
 	}
-	t.Notes = append(t.Notes, "Below that bandwidth the step is network-bound; this answers deepspeedai/DeepSpeed#2928 (\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.")
+	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing); compute-bound: "+
+		"its forward, backward and optimizer time, the step no network can beat; step now: at this cluster's %s per GPU.", bw(np.NominalPerGPU)), 118, ""))
+	t.Notes = append(t.Notes, wrap("Below that bandwidth the step is network-bound: this answers deepspeedai/DeepSpeed#2928 "+
+		"(\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.", 118, ""))
 	return t
+}
+
+// shortConfig is a stage's configuration in a cell: the plan's fastest that
+// fits, or the scenario's own (which may not fit).
+func shortConfig(sb sweep.StageBandwidth) string {
+	if sb.Config == nil {
+		return fmt.Sprintf("the file's, K %d (none fits)", sb.K)
+	}
+	c := sb.Config
+	return fmt.Sprintf("K %d, %d×%d, %s", c.K, c.MicroBatch, c.GradAccum, c.Recompute)
 }
 
 func writeNetworkTable(w io.Writer, np *sweep.NetworkPlan) error {

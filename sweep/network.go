@@ -20,6 +20,10 @@ type NetworkOptions struct {
 	// Points is the number of bandwidths of each step-time curve (default 16).
 	Points int
 	Jobs   int
+	// Configs, if it holds a stage, is the configuration searched for it
+	// (plan passes each stage's fastest that fits); other stages run the
+	// scenario as configured.
+	Configs map[int]Candidate
 }
 
 // Bandwidth search bounds, bytes per second per NIC: 1 MB/s to 25 TB/s
@@ -33,6 +37,8 @@ const (
 type StageBandwidth struct {
 	Stage int `json:"stage"`
 	K     int `json:"k"`
+	// Config is the configuration searched, nil for the scenario's own.
+	Config *Candidate `json:"config,omitempty"`
 	// ComputeBound is the step's compute (forward, backward, optimizer), the
 	// step time no network can beat; Target is ComputeBound · (1 + tolerance).
 	ComputeBound int64 `json:"compute_bound_ps"`
@@ -80,13 +86,16 @@ func nicShare(src Source) (float64, error) {
 	return 1, nil
 }
 
-// stepAt replays src at stage with the NIC bandwidth bw; an error (a step
-// beyond the time range) counts as too slow.
-func stepAt(src Source, stage int, bw int64) (*zero.Result, error) {
-	sets := []string{"parallelism.zero_stage=" + strconv.Itoa(stage), "cluster.inter.bandwidth=" + strconv.FormatInt(bw, 10) + "B/s"}
-	if stage == 0 {
+// stepAt replays src at stage (in configuration c, if set) with the NIC
+// bandwidth bw.
+func stepAt(src Source, stage int, c *Candidate, bw int64) (*zero.Result, error) {
+	sets := []string{"parallelism.zero_stage=" + strconv.Itoa(stage)}
+	if c != nil {
+		sets = c.Sets()
+	} else if stage == 0 {
 		sets = append(sets, "parallelism.k=1")
 	}
+	sets = append(sets, "cluster.inter.bandwidth="+strconv.FormatInt(bw, 10)+"B/s")
 	s, err := src.Load(sets...)
 	if err != nil {
 		return nil, err
@@ -129,7 +138,11 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			sb, err := stageBandwidth(src, st, opt.Tolerance, share, int64(base.Cluster.Inter.Bandwidth))
+			var c *Candidate
+			if cfg, ok := opt.Configs[st]; ok {
+				c = &cfg
+			}
+			sb, err := stageBandwidth(src, st, c, opt.Tolerance, share, int64(base.Cluster.Inter.Bandwidth))
 			if err != nil {
 				return fmt.Errorf("stage %d: %w", st, err)
 			}
@@ -144,27 +157,27 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 }
 
 // stageBandwidth bisects one stage.
-func stageBandwidth(src Source, stage int, tol, share float64, nominal int64) (StageBandwidth, error) {
-	nom, err := stepAt(src, stage, nominal)
+func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nominal int64) (StageBandwidth, error) {
+	nom, err := stepAt(src, stage, c, nominal)
 	if err != nil {
 		return StageBandwidth{}, err
 	}
-	sb := StageBandwidth{Stage: stage, K: nom.K, ComputeBound: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
+	sb := StageBandwidth{Stage: stage, K: nom.K, Config: c, ComputeBound: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
 	sb.Target = int64(math.Floor(float64(sb.ComputeBound) * (1 + tol)))
 	ok := func(bw int64) (int64, bool) {
-		r, err := stepAt(src, stage, bw)
+		r, err := stepAt(src, stage, c, bw) // an error (a step beyond the time range) is too slow
 		if err != nil {
 			return 0, false
 		}
 		return int64(r.StepTime), int64(r.StepTime) <= sb.Target
 	}
-	top, err := stepAt(src, stage, maxNICBandwidth)
+	top, err := stepAt(src, stage, c, maxNICBandwidth)
 	if err != nil {
 		return sb, err
 	}
 	hiStep, fits := int64(top.StepTime), int64(top.StepTime) <= sb.Target
 	if !fits {
-		sb.Note = fmt.Sprintf("even at 25 TB/s per NIC the step is %.1f %% above compute: it is bound by NVLink or latency, not by the network",
+		sb.Note = fmt.Sprintf("even at 25 TB/s per NIC the step is %.1f %% above compute: what remains is communication inside the node (NVLink) and latency the compute does not hide",
 			100*(float64(hiStep)/float64(sb.ComputeBound)-1))
 		return sb, nil
 	}
@@ -214,7 +227,7 @@ func curves(ctx context.Context, src Source, np *NetworkPlan, share float64, opt
 			}
 			per := lo * math.Pow(hi/lo, float64(j.p)/float64(max(opt.Points-1, 1)))
 			nic := int64(math.Round(per * share))
-			r, err := stepAt(src, np.Stages[j.s].Stage, nic)
+			r, err := stepAt(src, np.Stages[j.s].Stage, np.Stages[j.s].Config, nic)
 			pt := BandwidthPoint{PerGPU: float64(nic) / share}
 			if err == nil {
 				pt.Step = int64(r.StepTime)

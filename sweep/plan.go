@@ -163,6 +163,17 @@ func (p *Plan) Best() *PlanRow {
 	return &p.Rows[0]
 }
 
+// BestPerStage returns each stage's fastest configuration that fits.
+func (p *Plan) BestPerStage() map[int]Candidate {
+	out := map[int]Candidate{}
+	for _, r := range p.Rows {
+		if _, ok := out[r.Stage]; !ok {
+			out[r.Stage] = r.Candidate
+		}
+	}
+	return out
+}
+
 // PlanKeys are the scenario keys a plan varies, in Candidate.Sets order.
 var PlanKeys = []string{"parallelism.zero_stage", "parallelism.k", "training.micro_batch", "training.grad_accum",
 	"training.recompute", "communication.bucket_size", "communication.prefetch_depth", "communication.algorithm"}

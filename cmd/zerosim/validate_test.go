@@ -23,14 +23,15 @@ func runValidateCLI(t *testing.T, stdin []byte, args ...string) (string, string,
 // every embedded example.
 func TestShowValidateRoundTrip(t *testing.T) {
 	want := map[string]string{
-		"default":       "<stdin>: ok (N=16, stage 1, K=1, P=6738415616 params)\n",
-		"gpt3-175b-16k": "<stdin>: ok (N=16384, stage 3, K=1, P=174604259328 params)\n",
-		"seed000-k4":    "<stdin>: ok (N=8, stage 1, K=4, P=1342382080 params)\n",
-		"seed000-mlp":   "<stdin>: ok (N=4, stage 1, K=1, P=1342382080 params)\n",
-		"seed001-azure": "<stdin>: ok (N=32, stage 1, K=1, P=1315723264 params)\n",
-		"seed001-dgx2h": "<stdin>: ok (N=128, stage 1, K=1, P=2651553280 params)\n",
-		"seed002-7b":    "<stdin>: ok (N=8, stage 3, K=1, P=7000000000 params)\n",
-		"seed002-tiny":  "<stdin>: ok (N=2, stage 3, K=1, P=260 params)\n",
+		"default":             "<stdin>: ok (N=16, stage 1, K=1, P=6738415616 params)\n",
+		"gpt3-175b-16k":       "<stdin>: ok (N=16384, stage 3, K=1, P=174604259328 params)\n",
+		"llama2-13b-a100-eth": "<stdin>: ok (N=32, stage 1, K=1, P=13015864320 params)\n",
+		"seed000-k4":          "<stdin>: ok (N=8, stage 1, K=4, P=1342382080 params)\n",
+		"seed000-mlp":         "<stdin>: ok (N=4, stage 1, K=1, P=1342382080 params)\n",
+		"seed001-azure":       "<stdin>: ok (N=32, stage 1, K=1, P=1315723264 params)\n",
+		"seed001-dgx2h":       "<stdin>: ok (N=128, stage 1, K=1, P=2651553280 params)\n",
+		"seed002-7b":          "<stdin>: ok (N=8, stage 3, K=1, P=7000000000 params)\n",
+		"seed002-tiny":        "<stdin>: ok (N=2, stage 3, K=1, P=260 params)\n",
 	}
 	for _, name := range scenarios.ExampleNames() {
 		shown, stderr, code := runValidateCLI(t, nil, "scenarios", "show", name)
