@@ -3,6 +3,7 @@ package reports
 import (
 	"github.com/zerosim/zerosim/topology"
 	"io"
+	"math"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/zero"
@@ -36,6 +37,9 @@ type RunJSON struct {
 	StepTimePS   int64    `json:"step_time_ps"`
 	ComputePS    int64    `json:"compute_ps"`
 	LinkClasses  []string `json:"link_classes"`
+	// Tokens per optimizer step and tokens/s per GPU (3 decimals).
+	TokensPerStep      int64   `json:"tokens_per_step"`
+	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
 
 	Ranks       []RankJSON     `json:"ranks"`
 	Straggler   *StragglerJSON `json:"straggler"`
@@ -183,6 +187,7 @@ func (run *Run) JSON() *RunJSON {
 	j := &RunJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
+		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
 		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
 	j.Host = hostJSON(r.Host)
 	if a := s.Model.ActiveParams(); a != j.Params {

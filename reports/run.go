@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"io"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -161,6 +162,9 @@ func (run *Run) Headline() [][2]string {
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
 		{"step time", fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))},
+		{"tokens/s per GPU", fmt.Sprintf("%s (%s tokens per step: micro-batch %d × %d accumulation × dp %d × %s tokens)",
+			commas(int64(math.Round(r.TokensPerSecPerGPU()))), commas(r.Tokens), s.Training.MicroBatch, max(s.Training.GradAccum, 1),
+			s.Parallelism.DP, commas(s.Model.SeqLen))},
 	}
 }
 

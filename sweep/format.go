@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func (f Format) String() string {
 }
 
 // measureColumns are the CSV columns after the point's key values.
-var measureColumns = []string{"step_time_ps", "exposed_comm_ps", "network_bytes", "nvlink_bytes", "peak_memory_bytes", "fits", "error"}
+var measureColumns = []string{"step_time_ps", "exposed_comm_ps", "network_bytes", "nvlink_bytes", "peak_memory_bytes", "tokens_per_s_per_gpu", "fits", "error"}
 
 // Header returns the CSV header line (with its newline) for keys, or "" for
 // JSONL.
@@ -54,9 +55,14 @@ type jsonRow struct {
 	NetworkBytes int64             `json:"network_bytes"`
 	NVLinkBytes  int64             `json:"nvlink_bytes"`
 	PeakMemory   int64             `json:"peak_memory_bytes"`
+	TokensPerSec float64           `json:"tokens_per_s_per_gpu"`
 	Fits         bool              `json:"fits"`
 	Error        string            `json:"error,omitempty"`
 }
+
+// tokensPerSec rounds a rate to 3 decimals, so rows print the same on
+// every platform.
+func tokensPerSec(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // Encoder writes rows.
 type Encoder struct {
@@ -88,7 +94,7 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	e.buf.Reset()
 	if e.f == JSONL {
 		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: r.StepTime, ExposedComm: r.ExposedComm,
-			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, Fits: r.Fits, Error: oneLine(r.Err)}
+			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, TokensPerSec: tokensPerSec(r.TokensPerSecPerGPU), Fits: r.Fits, Error: oneLine(r.Err)}
 		for i, k := range e.keys {
 			jr.Point[k] = r.Values[i]
 		}
@@ -106,7 +112,7 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory),
-		strconv.FormatBool(r.Fits), oneLine(r.Err))
+		strconv.FormatFloat(tokensPerSec(r.TokensPerSecPerGPU), 'f', -1, 64), strconv.FormatBool(r.Fits), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {
 		return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
@@ -131,7 +137,7 @@ func (e *Encoder) Write(r Row) error {
 // and returns its point index: every column present, the index a point of
 // the sweep, the values that point's, the measures numbers.
 func parseRow(f Format, line []byte, sp *Space) (int, error) {
-	var idx string
+	var idx, rate string
 	var values, measures []string
 	if f == JSONL {
 		var v struct {
@@ -142,6 +148,7 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 			NetworkBytes *json.Number      `json:"network_bytes"`
 			NVLinkBytes  *json.Number      `json:"nvlink_bytes"`
 			PeakMemory   *json.Number      `json:"peak_memory_bytes"`
+			TokensPerSec *json.Number      `json:"tokens_per_s_per_gpu"`
 			Fits         *bool             `json:"fits"`
 			Error        string            `json:"error"`
 		}
@@ -152,11 +159,12 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 			return 0, fmt.Errorf("no \"index\" field")
 		}
 		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory} {
-			if n == nil || v.Fits == nil {
-				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:6], ", "))
+			if n == nil || v.Fits == nil || v.TokensPerSec == nil {
+				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:7], ", "))
 			}
 			measures = append(measures, n.String())
 		}
+		rate = v.TokensPerSec.String()
 		idx = v.Index.String()
 		if len(v.Point) != len(sp.Grids) {
 			return 0, fmt.Errorf("the point has %d values for %d grids", len(v.Point), len(sp.Grids))
@@ -176,7 +184,7 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		if want := 1 + len(sp.Grids) + len(measureColumns); len(rec) != want {
 			return 0, fmt.Errorf("%d columns, want %d", len(rec), want)
 		}
-		idx, values, measures = rec[0], rec[1:1+len(sp.Grids)], rec[1+len(sp.Grids):len(rec)-2]
+		idx, values, measures, rate = rec[0], rec[1:1+len(sp.Grids)], rec[1+len(sp.Grids):len(rec)-3], rec[len(rec)-3]
 		if _, err := strconv.ParseBool(rec[len(rec)-2]); err != nil {
 			return 0, fmt.Errorf("fits %q is not true or false", rec[len(rec)-2])
 		}
@@ -192,6 +200,9 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		if _, err := strconv.ParseInt(m, 10, 64); err != nil {
 			return 0, fmt.Errorf("point %d: %q is not a whole number", i, m)
 		}
+	}
+	if r, err := strconv.ParseFloat(rate, 64); err != nil || r < 0 || math.IsInf(r, 0) {
+		return 0, fmt.Errorf("point %d: tokens/s %q is not a rate", i, rate)
 	}
 	if want := sp.Point(i).Values; !slices.Equal(values, want) {
 		return 0, fmt.Errorf("point %d holds values %q, but this sweep's point %d is %q", i, values, i, want)

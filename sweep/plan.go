@@ -448,7 +448,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	r.PeakMemory = res.MemoryModel.Peak
 	r.Headroom = p.GPUMemory - r.PeakMemory
 	secs := float64(r.StepTime) / 1e12
-	r.TokensPerSecPerGPU = float64(p.TokensPerStep) / secs / float64(p.GPUs)
+	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	var fwd int64
 	for _, lc := range res.Schedule.Costs {
 		fwd += lc.FwdFLOPs

@@ -40,6 +40,9 @@ type Row struct {
 	// whether it fits the GPU.
 	PeakMemory int64
 	Fits       bool
+	// TokensPerSecPerGPU is the tokens of one step over its time and the
+	// GPUs.
+	TokensPerSecPerGPU float64
 	// Err is the one-line error of a point whose input is invalid (the other
 	// fields are then zero).
 	Err string
@@ -61,6 +64,7 @@ func Measure(s *scenarios.Scenario) (Row, error) {
 	if m := res.MemoryModel; m != nil {
 		r.PeakMemory, r.Fits = m.Peak, m.Fits
 	}
+	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	return r, nil
 }
 

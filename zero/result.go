@@ -48,6 +48,18 @@ type Result struct {
 	// nil without offload.
 	Host     *HostStats
 	Warnings []string
+	// Tokens is the number of tokens one optimizer step trains: micro_batch
+	// · grad_accum · dp sequences of seq_len tokens (cp ranks share a
+	// sequence).
+	Tokens int64
+}
+
+// TokensPerSecPerGPU is the step's tokens over its time and the N GPUs.
+func (r *Result) TokensPerSecPerGPU() float64 {
+	if r.StepTime <= 0 || r.N <= 0 {
+		return 0
+	}
+	return float64(r.Tokens) / r.StepTime.Seconds() / float64(r.N)
 }
 
 // CollectiveRecord is one collective instance: a task of a group.

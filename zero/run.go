@@ -265,6 +265,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("zero: the step runs past %v, the range of int64 picoseconds (check the link bandwidths and latencies)", units.Duration(sim.MaxTime))
 	}
 	res.Symmetric = sym
+	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	for _, o := range s.Cluster.LinkOverrides {
 		nominal := s.Cluster.Inter.Bandwidth
 		if o.Class == scenarios.LinkIntra {

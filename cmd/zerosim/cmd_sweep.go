@@ -39,9 +39,9 @@ func newSweepCmd(a *app) *cobra.Command {
 (FILE, or the name of an embedded example). Each point is the scenario with
 its values applied as --set overrides; its row holds the point index, the
 values, step time and the busiest rank's exposed communication (ps), the wire
-bytes over the network and NVLink, the per-rank peak memory, whether it fits
-the GPU, and the error of a point whose input is invalid (an invalid point is
-a row, not a failure).
+bytes over the network and NVLink, the per-rank peak memory, the tokens per
+second per GPU, whether it fits the GPU, and the error of a point whose input
+is invalid (an invalid point is a row, not a failure).
 
 Points are numbered in a fixed order: grids in flag order, values in the
 order given, the last grid varying fastest. Rows come out in that order
