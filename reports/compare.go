@@ -24,7 +24,10 @@ type Comparison struct {
 	SlowLink *SlowLinkSection `json:"slow_link,omitempty"`
 	// ZeroPP is compare --zeropp's section (compare_zeropp.go).
 	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
-	Plot   ComparePlot    `json:"plot"`
+	// Verdict says which variant is fastest, by how much and why, and which
+	// do not fit (computed from the rows).
+	Verdict string      `json:"verdict"`
+	Plot    ComparePlot `json:"plot"`
 }
 
 // CompareVariant is one replayed variant.
@@ -102,6 +105,8 @@ type SlowLinkRow struct {
 	NVLinkTotal     int64    `json:"nvlink_total_bytes"`
 	StepTimePS      int64    `json:"step_time_ps"`
 	PeakMemory      int64    `json:"peak_memory_bytes"`
+	GPUMemory       int64    `json:"gpu_memory_bytes"`
+	Fits            bool     `json:"fits"`
 }
 
 func round(v float64, unit float64) float64 { return math.Round(v/unit) * unit }
@@ -138,17 +143,20 @@ func variantOf(o *sweep.Outcome) CompareVariant {
 }
 
 // NewComparison builds the comparison of the runs: deltas against the
-// first variant; a slow-link section when runs.SlowLink is set; the
-// slow-link plot over every K when runs.AllK is set, else a bar chart of
-// the variants.
-func NewComparison(title string, runs *sweep.Runs) *Comparison {
+// first variant and the verdict; a slow-link section when runs.SlowLink is
+// set, whose note is seed 000's rule about K when seedNote is set (seed
+// 000's own scenario, or --convention seed000) and otherwise computed from
+// the rows; the slow-link plot over every K when runs.AllK is set, else a
+// bar chart of the variants.
+func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	c := &Comparison{Title: title}
 	for _, o := range runs.Variants {
 		c.Variants = append(c.Variants, variantOf(o))
 	}
 	c.Rows = compareRows(c.Variants)
+	c.Verdict = compareVerdict(c.Variants)
 	if len(runs.SlowLink) > 0 {
-		c.SlowLink = slowLinkSection(runs.SlowLink)
+		c.SlowLink = slowLinkSection(runs.SlowLink, seedNote)
 	}
 	if len(runs.AllK) > 0 {
 		c.Plot = slowLinkPlot(c.Title, runs.AllK)
@@ -239,7 +247,7 @@ func compareRows(vs []CompareVariant) []CompareRow {
 	return rows
 }
 
-func slowLinkSection(os []*sweep.Outcome) *SlowLinkSection {
+func slowLinkSection(os []*sweep.Outcome, seedNote bool) *SlowLinkSection {
 	sec := &SlowLinkSection{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams()}
 	base := map[string]*SlowLinkRow{}
 	for _, o := range os {
@@ -249,7 +257,7 @@ func slowLinkSection(os []*sweep.Outcome) *SlowLinkSection {
 		row := SlowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
 			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
 		if m := r.MemoryModel; m != nil {
-			row.PeakMemory = m.Peak
+			row.PeakMemory, row.GPUMemory, row.Fits = m.Peak, m.GPUMemory, m.Fits
 		}
 		if sec.S > 0 {
 			row.SeedS = round(float64(row.Seed)/float64(sec.S), 0.001)
@@ -263,11 +271,16 @@ func slowLinkSection(os []*sweep.Outcome) *SlowLinkSection {
 		}
 		sec.Rows = append(sec.Rows, row)
 	}
-	sec.Note = slowLinkNote(sec)
+	if seedNote {
+		sec.Note = slowLinkNote(sec)
+	} else {
+		sec.Note = kNote(sec)
+	}
 	return sec
 }
 
-// slowLinkNote says, from the rows, when K > 1 really helps.
+// slowLinkNote is seed 000's rule about when K > 1 helps, with this
+// comparison's figures.
 func slowLinkNote(sec *SlowLinkSection) string {
 	find := func(algo string, k1 bool) *SlowLinkRow {
 		var best *SlowLinkRow
@@ -289,9 +302,10 @@ func slowLinkNote(sec *SlowLinkSection) string {
 	}
 	gb := func(b int64) string { return units.Bytes(b).SI() }
 	return fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (ring, K=1) to %s (%s %%), "+
-		"but hierarchical collectives already give K=1 %s (%.3f·S), and K=%d costs %s more NVLink traffic per step and %s more peak memory per GPU.",
+		"but hierarchical collectives already give K=1 %s (%.3f·S), and K=%d costs %s NVLink traffic per step and %s peak memory per GPU.",
 		rule, ringK.K, gb(ring1.NetworkBusiest), gb(ringK.NetworkBusiest), pct(deltaPct(ringK.NetworkBusiest, ring1.NetworkBusiest)),
-		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, ringK.K, gb(ringK.NVLinkTotal-ring1.NVLinkTotal), gb(ringK.PeakMemory-ring1.PeakMemory))
+		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, ringK.K, moreLess(ringK.NVLinkTotal-ring1.NVLinkTotal, siBytes),
+		moreLess(ringK.PeakMemory-ring1.PeakMemory, siBytes))
 }
 
 func pct(p *float64) string {
@@ -360,10 +374,15 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	sl := c.SlowLink
+	if c.Verdict != "" {
+		if _, err := fmt.Fprintln(w, c.Verdict); err != nil {
+			return err
+		}
+	}
 	if c.SlowLink == nil {
 		return nil
 	}
-	sl := c.SlowLink
 	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure next to the exact wire bytes\n"+
 		"# S = %d B, the bf16 gradient buffer of P = %d parameters; deltas against K=%d with the same algorithm\n",
 		sl.S, sl.Params, sl.Rows[0].K); err != nil {

@@ -23,7 +23,7 @@ func seedK4Comparison(t *testing.T) *Comparison {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewComparison("seed000-k4.yaml, varying parallelism.k", runs)
+	return NewComparison("seed000-k4.yaml, varying parallelism.k", runs, true)
 }
 
 // TestCompareSeed000K4 checks seed 000's redundancy example (N=8, dp 4

@@ -16,8 +16,9 @@ import (
 func init() { commands = append(commands, newCompareCmd) }
 
 type compareOpts struct {
-	vary   string
-	zeropp bool
+	vary       string
+	zeropp     bool
+	convention string
 }
 
 func newCompareCmd(a *app) *cobra.Command {
@@ -38,7 +39,14 @@ embedded example (zerosim scenarios).
 When the variants differ in K (parallelism.k), a slow-link section sets seed
 000's logical slow-link figures (~2P for K=1, ~6P/8 for N=8, K=4) next to
 the exact network wire bytes of each K with the flat ring and with
-hierarchical collectives, and says when K>1 really helps.
+hierarchical collectives, and says what K>1 does here: bytes and step time
+per algorithm, whether the fastest K>1 beats the fastest K=1, its memory and
+whether it fits. Seed 000's own rule about K is stated for seed 000's
+scenarios or with --convention seed000.
+
+Under the table a verdict says which variant is fastest, by how much and
+why (exposed communication, compute, bytes over the slow network, memory),
+and which variants do not fit.
 
 --zeropp replays FILE as ZeRO-3, as ZeRO-3 with K raised to the node count
 (sharded inside each node, replicated across) and as ZeRO++ (qwZ, hpZ over
@@ -60,10 +68,20 @@ K that divides N; otherwise a bar chart of times and bytes per variant.`,
 	}
 	cmd.Flags().StringVar(&o.vary, "vary", "", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
 	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
+	cmd.Flags().StringVar(&o.convention, "convention", "", "seed000: state seed 000's rule about K in the slow-link note (default for seed 000's scenarios)")
 	return cmd
 }
 
+// seedScenario reports whether the comparison is of one of seed 000's
+// scenarios (named seed000…), whose note states the seed's rule.
+func seedScenario(runs *sweep.Runs) bool {
+	return len(runs.Variants) > 0 && strings.HasPrefix(runs.Variants[0].Scenario.Name, "seed000")
+}
+
 func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) error {
+	if o.convention != "" && o.convention != "seed000" {
+		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
+	}
 	var variants []sweep.Variant
 	var title string
 	varyK := false
@@ -130,7 +148,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	for _, sk := range runs.Skipped {
 		fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
 	}
-	c := reports.NewComparison(title, runs)
+	c := reports.NewComparison(title, runs, o.convention == "seed000" || seedScenario(runs))
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,72 @@ func TestCompareZeroPPCLI(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestCompareVerdictFromData: on Llama-2-13B over 4 × 8 A100-40GB with one
+// 100 GbE NIC per node, compare's verdict and K note come from the numbers
+// (the variant that is faster, K>1 helping when it is, variants that do not
+// fit), signed differences read "less"/"more", and seed 000's rule is stated
+// only with --convention seed000.
+func TestCompareVerdictFromData(t *testing.T) {
+	args := []string{"compare", "llama2-13b-a100-eth", "--vary", "parallelism.k=1,4"}
+	out, errOut, code := sweepCLI(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c struct {
+		Variants []struct {
+			Label string `json:"label"`
+			Step  int64  `json:"step_time_ps"`
+			Fits  bool   `json:"fits"`
+		} `json:"variants"`
+		SlowLink struct {
+			Rows []struct {
+				K    int   `json:"k"`
+				Step int64 `json:"step_time_ps"`
+			} `json:"rows"`
+			Note string `json:"note"`
+		} `json:"slow_link"`
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	fast, slow := c.Variants[0], c.Variants[1]
+	if slow.Step < fast.Step {
+		fast, slow = slow, fast
+	}
+	if !strings.HasPrefix(c.Verdict, fast.Label+" is fastest") {
+		t.Errorf("verdict does not name %s as fastest: %s", fast.Label, c.Verdict)
+	}
+	for _, v := range c.Variants {
+		if !v.Fits && !strings.Contains(c.Verdict, v.Label+" does not fit") {
+			t.Errorf("verdict does not say %s does not fit: %s", v.Label, c.Verdict)
+		}
+	}
+	best := map[bool]int64{}
+	for _, r := range c.SlowLink.Rows {
+		if b, ok := best[r.K > 1]; !ok || r.Step < b {
+			best[r.K > 1] = r.Step
+		}
+	}
+	want := "K>1 does not help here"
+	if best[true] < best[false] {
+		want = "K>1 helps here"
+	}
+	if !strings.Contains(c.SlowLink.Note, want) {
+		t.Errorf("note lacks %q: %s", want, c.SlowLink.Note)
+	}
+	table, _, _ := sweepCLI(t, args...)
+	if strings.Contains(table, "K>1 cuts slow-link bytes only when") {
+		t.Errorf("seed 000's rule stated for another scenario:\n%s", table)
+	}
+	if m := regexp.MustCompile(`-[0-9.]+ ?[KMGT]?B (more|less)|costs -`).FindString(table); m != "" {
+		t.Errorf("signed quantity in words: %q", m)
+	}
+	seed, _, _ := sweepCLI(t, append(args, "--convention", "seed000")...)
+	if !strings.Contains(seed, "K>1 cuts slow-link bytes only when") {
+		t.Errorf("--convention seed000 does not state seed 000's rule")
 	}
 }

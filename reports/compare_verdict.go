@@ -1,0 +1,164 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// moreLess says a signed difference in words: "1.2 GB more", "3 ms less",
+// "the same".
+func moreLess(d int64, f func(int64) string) string {
+	switch {
+	case d > 0:
+		return f(d) + " more"
+	case d < 0:
+		return f(-d) + " less"
+	}
+	return "the same"
+}
+
+func siBytes(b int64) string                 { return units.Bytes(b).SI() }
+func durText(ps int64) string                { return units.Duration(ps).String() }
+func networkBusiest(v *CompareVariant) int64 { return variantClass(v, "network", true) }
+
+// variantClass sums a variant's wire bytes over one link class.
+func variantClass(v *CompareVariant, class string, busiest bool) int64 {
+	var t int64
+	for _, p := range v.Phases {
+		for _, cb := range p.Classes {
+			if cb.Class != class {
+				continue
+			}
+			if busiest {
+				t += cb.Busiest
+			} else {
+				t += cb.Total
+			}
+		}
+	}
+	return t
+}
+
+// compareVerdict says, from the numbers, which variant is fastest, by how
+// much against the next, why (exposed communication, compute, bytes over
+// the slow network, memory), and which variants do not fit.
+func compareVerdict(vs []CompareVariant) string {
+	if len(vs) < 2 {
+		return ""
+	}
+	order := make([]int, len(vs))
+	for i := range order {
+		order[i] = i
+	}
+	// Stable: equal steps keep the given order.
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && vs[order[j]].StepTimePS < vs[order[j-1]].StepTimePS; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	f, r := &vs[order[0]], &vs[order[1]]
+	var b strings.Builder
+	if f.StepTimePS == r.StepTimePS {
+		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", f.Label, r.Label, durText(f.StepTimePS))
+	} else {
+		fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", f.Label, durText(f.StepTimePS),
+			100*float64(r.StepTimePS-f.StepTimePS)/float64(r.StepTimePS), r.Label, durText(r.StepTimePS))
+		var why []string
+		if d := f.ExposedCommPS - r.ExposedCommPS; d != 0 {
+			why = append(why, moreLess(d, durText)+" exposed communication")
+		}
+		if d := f.ComputePS - r.ComputePS; d != 0 {
+			why = append(why, moreLess(d, durText)+" compute")
+		}
+		if len(why) > 0 {
+			b.WriteString(": " + strings.Join(why, " and "))
+		}
+	}
+	fmt.Fprintf(&b, "; the busiest rank sends %s over the network (%s vs %s) and it needs %s peak memory per GPU (%s vs %s).",
+		moreLess(networkBusiest(f)-networkBusiest(r), siBytes), siBytes(networkBusiest(f)), siBytes(networkBusiest(r)),
+		moreLess(f.PeakMemory-r.PeakMemory, siBytes), siBytes(f.PeakMemory), siBytes(r.PeakMemory))
+	for _, v := range vs {
+		if !v.Fits && v.GPUMemory > 0 {
+			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, %s more than the GPU's %s.", v.Label, siBytes(v.PeakMemory),
+				siBytes(v.PeakMemory-v.GPUMemory), siBytes(v.GPUMemory))
+		}
+	}
+	if !f.Fits {
+		for _, i := range order[1:] {
+			if v := &vs[i]; v.Fits {
+				fmt.Fprintf(&b, " The fastest that fits is %s (%s).", v.Label, durText(v.StepTimePS))
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// pctLessMore is b against a in percent, in words ("57.1 % less").
+func pctLessMore(v, base int64) string {
+	if base == 0 {
+		return "n/a"
+	}
+	d := 100 * float64(v-base) / float64(base)
+	switch {
+	case d > 0:
+		return fmt.Sprintf("%.1f %% more", d)
+	case d < 0:
+		return fmt.Sprintf("%.1f %% less", -d)
+	}
+	return "no change"
+}
+
+// kNote says, from the slow-link rows, what K > 1 does here: per
+// algorithm, the best K > 1 against K = 1 in the busiest rank's network
+// bytes and the step; whether the fastest K > 1 beats the fastest K = 1;
+// and what it costs in memory, saying when it does not fit.
+func kNote(sec *SlowLinkSection) string {
+	var k1, kn *SlowLinkRow // fastest K = 1 and K > 1 rows over both algorithms
+	var parts []string
+	for _, algo := range []string{"ring", "hierarchical"} {
+		var one, best *SlowLinkRow
+		for i := range sec.Rows {
+			r := &sec.Rows[i]
+			switch {
+			case r.Algorithm != algo:
+			case r.K == 1:
+				one = r
+			case best == nil || r.StepTimePS < best.StepTimePS:
+				best = r
+			}
+		}
+		if one == nil || best == nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("with %s collectives K=%d changes the busiest rank's network bytes from %s to %s (%s) and the step from %s to %s (%s)",
+			algo, best.K, siBytes(one.NetworkBusiest), siBytes(best.NetworkBusiest), pctLessMore(best.NetworkBusiest, one.NetworkBusiest),
+			durText(one.StepTimePS), durText(best.StepTimePS), pctLessMore(best.StepTimePS, one.StepTimePS)))
+		if k1 == nil || one.StepTimePS < k1.StepTimePS {
+			k1 = one
+		}
+		if kn == nil || best.StepTimePS < kn.StepTimePS {
+			kn = best
+		}
+	}
+	if k1 == nil {
+		return ""
+	}
+	s := strings.ToUpper(parts[0][:1]) + parts[0][1:]
+	for _, p := range parts[1:] {
+		s += "; " + p
+	}
+	verdict := "does not help here"
+	if kn.StepTimePS < k1.StepTimePS {
+		verdict = "helps here"
+	}
+	s += fmt.Sprintf(". K>1 %s: the fastest K>1 (K=%d, %s, %s) against the fastest K=1 (%s, %s) is %s in step time",
+		verdict, kn.K, kn.Algorithm, durText(kn.StepTimePS), k1.Algorithm, durText(k1.StepTimePS), pctLessMore(kn.StepTimePS, k1.StepTimePS))
+	s += fmt.Sprintf(", and needs %s peak memory per GPU (%s vs %s)", moreLess(kn.PeakMemory-k1.PeakMemory, siBytes), siBytes(kn.PeakMemory), siBytes(k1.PeakMemory))
+	if !kn.Fits && kn.GPUMemory > 0 {
+		s += fmt.Sprintf(" — it does not fit: %s of %s", siBytes(kn.PeakMemory), siBytes(kn.GPUMemory))
+	}
+	return s + "."
+}
