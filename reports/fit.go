@@ -41,12 +41,12 @@ func intOr(v int64, empty string) string {
 // the given cluster, then the rows' notes.
 func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s (%s) per GPU, convention %s\n"+
-		"# smallest dp searched up to %d GPUs (same GPU and GPUs per node, nodes rounded up); %s\n",
+		"# least nodes searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
 		escapeControl(f.Scenario), units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).SI(), units.Bytes(f.GPUMemory).IEC(),
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
 	}
-	head := []string{"stage", "K", "peak per GPU", "at rest", "fits", "min dp", "GPUs", "nodes", "peak there", "largest model (params)", "layers", "its peak"}
+	head := []string{"stage", "K", "peak per GPU", "at rest", "fits", "least nodes", "GPUs", "dp", "peak there", "largest model (params)", "layers", "its peak"}
 	t := newTable(w, len(head), 0)
 	t.Header(head)
 	for _, r := range f.Rows {
@@ -55,7 +55,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 			fits = "yes"
 		}
 		if err := t.Append([]string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), units.Bytes(r.Peak).SI(), units.Bytes(r.AtRest).SI(), fits,
-			intOr(int64(r.MinDP), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinNodes), "-"), gbOr(r.MinPeak, "-"),
+			intOr(int64(r.MinNodes), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinDP), "-"), gbOr(r.MinPeak, "-"),
 			intOr(r.MaxParams, "none"), intOr(r.MaxLayers, "-"), gbOr(r.MaxPeak, "-")}); err != nil {
 			return err
 		}
@@ -70,7 +70,25 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 			}
 		}
 	}
-	return nil
+	_, err := fmt.Fprintln(w, leastNodesText(f))
+	return err
+}
+
+// leastNodesText says the fewest nodes on which the model fits with any
+// stage and K, and the layout.
+func leastNodesText(f *sweep.Fit) string {
+	var best *sweep.FitRow
+	for i := range f.Rows {
+		r := &f.Rows[i]
+		if r.MinNodes > 0 && (best == nil || r.MinNodes < best.MinNodes) {
+			best = r
+		}
+	}
+	if best == nil {
+		return fmt.Sprintf("least nodes: none: no stage fits on up to %d GPUs", f.MaxGPUs)
+	}
+	return fmt.Sprintf("least nodes: %d (%d GPUs, dp %d × cp %d) with ZeRO stage %d, K=%d; this cluster has %d",
+		best.MinNodes, best.MinGPUs, best.MinDP, f.CP, best.Stage, best.K, f.Nodes)
 }
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).

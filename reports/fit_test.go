@@ -27,8 +27,9 @@ func seed7bFit(t *testing.T, conv memory.Convention) *sweep.Fit {
 // GPU" does not (seed002 convention, at rest). zerosim's own peaks (17.5 GB
 // and 140 GB: 2.5 and 20 B per parameter) give the same verdicts; the
 // largest model that fits without ZeRO is ⌊24 GiB / 20 B⌋ = 1,288,490,188
-// parameters, and ZeRO-3 fits from dp 6 (16·7e9/5 > 24 GiB > 16·7e9/6
-// plus the gathered units).
+// parameters, and ZeRO-3 fits from one node (dp 8: dp 6 would fit,
+// 16·7e9/5 > 24 GiB > 16·7e9/6 plus the gathered units, but zerosim takes
+// whole nodes of 8 GPUs).
 func TestFitSeed002(t *testing.T) {
 	for _, tc := range []struct {
 		conv            memory.Convention
@@ -37,8 +38,8 @@ func TestFitSeed002(t *testing.T) {
 		golden          string
 		maxParams0, dp3 int64
 	}{
-		{memory.ConventionSeed002, 112e9, 14e9, 140e9, 17_500_000_000, "fit_seed002_7b_seed002", 1_288_490_188, 6},
-		{memory.ConventionZerosim, 112e9, 12_250_000_000, 140e9, 17_500_000_000, "fit_seed002_7b", 1_288_490_188, 6},
+		{memory.ConventionSeed002, 112e9, 14e9, 140e9, 17_500_000_000, "fit_seed002_7b_seed002", 1_288_490_188, 8},
+		{memory.ConventionZerosim, 112e9, 12_250_000_000, 140e9, 17_500_000_000, "fit_seed002_7b", 1_288_490_188, 8},
 	} {
 		f := seed7bFit(t, tc.conv)
 		r0, r3 := f.Rows[0], f.Rows[9]

@@ -61,9 +61,11 @@ type FitRow struct {
 	Peak   int64 `json:"peak_bytes"`
 	AtRest int64 `json:"at_rest_bytes"`
 	Fits   bool  `json:"fits"`
-	// MinDP is the smallest data-parallel size (cp and K kept, K dividing
-	// dp·cp) whose peak fits, with its GPUs, nodes (same GPUs per node,
-	// rounded up) and peak; 0 when none up to MaxGPUs does.
+	// MinNodes is the least number of whole nodes (same GPUs per node) on
+	// which the model fits, as zerosim accepts the layout: dp·cp =
+	// MinGPUs = nodes · GPUs per node, cp and K kept, K dividing dp·cp;
+	// MinDP and MinPeak are its dp and peak. 0 when none up to MaxGPUs
+	// does.
 	MinDP    int   `json:"min_dp"`
 	MinGPUs  int   `json:"min_gpus"`
 	MinNodes int   `json:"min_nodes"`
@@ -136,7 +138,7 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 }
 
 // analyze returns the report of s at stage and K with dp data-parallel
-// ranks (0 keeps s's).
+// ranks (0 keeps s's) on the nodes they fill.
 func analyze(s *scenarios.Scenario, stage, k, dp int, conv memory.Convention) (*memory.Report, error) {
 	c := *s
 	c.Parallelism.Stage, c.Parallelism.K = stage, k
@@ -160,14 +162,17 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 		return row, nil
 	}
 	var notes []string
-	// Smallest dp: dp·cp must be a multiple of K.
-	cp := s.Parallelism.CP
-	// ... and of K·ep with expert parallelism (ep ranks of every shard group).
+	// Smallest cluster zerosim accepts: whole nodes of the same GPUs, dp·cp
+	// = nodes · GPUs per node, K dividing it (K·ep with expert parallelism:
+	// ep ranks in every shard group). The node count steps by the least
+	// multiple that keeps cp and K·ep dividing the GPUs.
+	cp, gpn := s.Parallelism.CP, s.Cluster.GPUsPerNode
 	kep := k * s.Parallelism.EP
-	step := kep / gcd(kep, cp)
-	jmax := opt.MaxGPUs / (step * cp)
+	l := cp / gcd(cp, kep) * kep // lcm(cp, K·ep) divides nodes·gpn
+	step := l / gcd(l, gpn)
+	jmax := opt.MaxGPUs / (step * gpn)
 	fitsAt := func(j int) (*memory.Report, bool, error) {
-		r, err := analyze(s, stage, k, j*step, opt.Convention)
+		r, err := analyze(s, stage, k, j*step*gpn/cp, opt.Convention)
 		if err != nil {
 			return nil, false, err
 		}
@@ -179,7 +184,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			return row, err
 		}
 		if !ok {
-			notes = append(notes, fmt.Sprintf("no data-parallel size up to %d GPUs fits (%s at %d)", jmax*step*cp, fmtGB(top.Peak), jmax*step*cp))
+			notes = append(notes, fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d)", jmax*step, jmax*step*gpn, fmtGB(top.Peak), jmax*step*gpn))
 		} else {
 			lo, hi, best := 1, jmax, top
 			for lo < hi {
@@ -197,9 +202,9 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			if lo == jmax {
 				best = top
 			}
-			row.MinDP = lo * step
-			row.MinGPUs = row.MinDP * cp
-			row.MinNodes = (row.MinGPUs + s.Cluster.GPUsPerNode - 1) / s.Cluster.GPUsPerNode
+			row.MinNodes = lo * step
+			row.MinGPUs = row.MinNodes * gpn
+			row.MinDP = row.MinGPUs / cp
 			row.MinPeak = best.Peak
 		}
 	}

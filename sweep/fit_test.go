@@ -10,7 +10,8 @@ import (
 )
 
 // TestFitAgainstNaive checks every row of FitSearch against direct
-// analyses: the model fits at MinDP and not at the next smaller valid dp,
+// analyses: the layout it proposes loads (zerosim accepts it) and fits, no
+// smaller node count that zerosim accepts fits,
 // and the largest model fits while one more layer (layers rule, seed000-k4's
 // residual MLP) or one more parameter (params rule, seed002-7b) does not.
 func TestFitAgainstNaive(t *testing.T) {
@@ -36,17 +37,8 @@ func TestFitAgainstNaive(t *testing.T) {
 		conv := memory.ConventionZerosim
 		for _, r := range f.Rows {
 			name := tc.example
-			if r.MinDP > 0 {
-				rep, err := analyze(s, r.Stage, r.K, r.MinDP, conv)
-				if err != nil || !rep.Fits || rep.Peak != r.MinPeak {
-					t.Errorf("%s stage %d K=%d: dp %d does not fit (%v, %v)", name, r.Stage, r.K, r.MinDP, rep, err)
-				}
-				step := r.K / gcd(r.K, f.CP)
-				if prev := r.MinDP - step; prev > 0 {
-					if rep, _ := analyze(s, r.Stage, r.K, prev, conv); rep.Fits {
-						t.Errorf("%s stage %d K=%d: dp %d fits too, min dp is not %d", name, r.Stage, r.K, prev, r.MinDP)
-					}
-				}
+			if r.MinNodes > 0 {
+				checkLeastNodes(t, src, f, r)
 			}
 			if r.MaxParams == 0 {
 				if tc.scaling != ScaleNone {
@@ -117,5 +109,36 @@ parallelism: {dp: 8, zero_stage: 3}
 `)}
 	if _, _, _, err := scaledFits(src, 3, 1, memory.ConventionZerosim, fmt.Sprintf("model.layers=%d", scenarios.MaxLayers+1)); err == nil {
 		t.Error("layers beyond the limit: no error")
+	}
+}
+
+// checkLeastNodes loads the proposed layout through the loader (so zerosim
+// accepts it: whole nodes, dp·cp = nodes · GPUs per node, K dividing it),
+// checks it fits with the reported peak, and scans every smaller node count
+// the loader accepts: none fits.
+func checkLeastNodes(t *testing.T, src Source, f *Fit, r FitRow) {
+	t.Helper()
+	load := func(nodes int) (*memory.Report, error) {
+		s, err := src.Load("cluster.nodes="+itoa(int64(nodes)), "parallelism.dp="+itoa(int64(nodes*f.GPUsPerNode/f.CP)),
+			"parallelism.zero_stage="+itoa(int64(r.Stage)), "parallelism.k="+itoa(int64(r.K)))
+		if err != nil {
+			return nil, err
+		}
+		return memory.Analyze(s, memory.Options{})
+	}
+	if r.MinGPUs != r.MinNodes*f.GPUsPerNode || r.MinDP*f.CP != r.MinGPUs {
+		t.Errorf("stage %d K=%d: %d nodes, %d GPUs, dp %d: not a whole-node layout", r.Stage, r.K, r.MinNodes, r.MinGPUs, r.MinDP)
+	}
+	rep, err := load(r.MinNodes)
+	if err != nil || !rep.Fits || rep.Peak != r.MinPeak {
+		t.Errorf("stage %d K=%d: %d nodes: %v, %v; want a layout zerosim accepts that fits with peak %d", r.Stage, r.K, r.MinNodes, rep, err, r.MinPeak)
+	}
+	for n := 1; n < r.MinNodes; n++ {
+		if n*f.GPUsPerNode%f.CP != 0 {
+			continue
+		}
+		if rep, err := load(n); err == nil && rep.Fits {
+			t.Errorf("stage %d K=%d: %d nodes fit too, least is not %d", r.Stage, r.K, n, r.MinNodes)
+		}
 	}
 }

@@ -21,14 +21,15 @@ func newFitCmd(a *app) *cobra.Command {
 	o := fitOpts{}
 	cmd := &cobra.Command{
 		Use:   "fit FILE",
-		Short: "Does the model fit per GPU at each ZeRO stage and K; the fewest GPUs that fit; the largest model that fits",
+		Short: "Does the model fit per GPU at each ZeRO stage and K; the fewest nodes that fit; the largest model that fits",
 		Long: `fit answers three questions for every ZeRO stage 0–3 and every K dividing N
 (stage 0 shards nothing, so only K=1), from the memory model's per-GPU peak
 against the GPU's memory:
 
   - does the model fit on the given cluster;
-  - the smallest data-parallel size that makes it fit (same GPU, same GPUs
-    per node, nodes rounded up; dp·cp must stay a multiple of K);
+  - the fewest whole nodes that make it fit, as zerosim accepts a cluster
+    (same GPU and GPUs per node, dp·cp = nodes · GPUs per node, K dividing
+    it), and the fewest over every stage;
   - the largest model that fits on the given cluster: a model with
     dimensions (preset, or kind with hidden/layers) is scaled by its number
     of layers; a bare parameter count is scaled as a whole (layer count
