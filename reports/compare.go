@@ -47,6 +47,8 @@ type CompareVariant struct {
 	AtRestMemory  int64          `json:"at_rest_memory_bytes"`
 	GPUMemory     int64          `json:"gpu_memory_bytes"`
 	Fits          bool           `json:"fits"`
+	// TokensPerSecPerGPU is rounded to a whole token.
+	TokensPerSecPerGPU int64 `json:"tokens_per_s_per_gpu"`
 }
 
 // ComparePhase is the traffic of one phase of a variant.
@@ -66,8 +68,8 @@ type CompareClassBytes struct {
 	Busiest int64  `json:"busiest_rank_bytes"`
 }
 
-// CompareRow is one metric across the variants. Unit is "ps", "bytes" or
-// "bool" (1 = yes); DeltaPct[i] is the change of variant i against variant
+// CompareRow is one metric across the variants. Unit is "ps", "bytes",
+// "tokens/s" or "bool" (1 = yes); DeltaPct[i] is the change of variant i against variant
 // 0 in percent, rounded to 0.1, nil for variant 0 or a zero base.
 type CompareRow struct {
 	Metric   string     `json:"metric"`
@@ -125,7 +127,8 @@ func deltaPct(v, base int64) *float64 {
 func variantOf(o *sweep.Outcome) CompareVariant {
 	r, s := o.Result, o.Scenario
 	v := CompareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
-		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute)}
+		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
+		TokensPerSecPerGPU: int64(math.Round(r.TokensPerSecPerGPU()))}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
@@ -186,6 +189,7 @@ func compareRows(vs []CompareVariant) []CompareRow {
 		rows = append(rows, r)
 	}
 	add("step time", "ps", func(v *CompareVariant) int64 { return v.StepTimePS })
+	add("tokens/s per GPU", "tokens/s", func(v *CompareVariant) int64 { return v.TokensPerSecPerGPU })
 	add("compute", "ps", func(v *CompareVariant) int64 { return v.ComputePS })
 	add("exposed comm (busiest rank)", "ps", func(v *CompareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
@@ -335,6 +339,8 @@ func humanValue(unit string, v int64) string {
 			return "yes"
 		}
 		return "no"
+	case "tokens/s":
+		return commas(v)
 	}
 	return units.Bytes(v).SI()
 }

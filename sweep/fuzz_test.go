@@ -49,3 +49,20 @@ func FuzzPartialAndMerge(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseGlobalBatch: any --global-batch or --tokens value parses to a
+// positive count or fails with an error; a token count is a whole number
+// of sequences.
+func FuzzParseGlobalBatch(f *testing.F) {
+	for _, s := range []string{"512", "4Mtokens", "4194304 tok", "1T", "0", "-1", "1e30tokens", "tokens", "2.5K"} {
+		f.Add(s, int64(4096))
+	}
+	f.Fuzz(func(t *testing.T, s string, seq int64) {
+		if n, err := ParseGlobalBatch(s, seq); err == nil && n < 1 {
+			t.Errorf("%q (seq %d): %d sequences", s, seq, n)
+		}
+		if n, err := ParseTokens(s); err == nil && n < 1 {
+			t.Errorf("%q: %d tokens", s, n)
+		}
+	})
+}

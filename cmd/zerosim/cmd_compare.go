@@ -72,6 +72,57 @@ K that divides N; otherwise a bar chart of times and bytes per variant.`,
 	return cmd
 }
 
+// compareVariants builds the variants from --vary or the files, with the
+// comparison's title and whether K is varied.
+func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, string, bool, error) {
+	switch {
+	case o.zeropp && (o.vary != "" || len(files) != 1):
+		return nil, "", false, inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
+	case o.zeropp:
+		src, err := loadSource(a, files[0])
+		if err != nil {
+			return nil, "", false, err
+		}
+		variants, err := sweep.ZeroPPVariants(src)
+		if err != nil {
+			return nil, "", false, inputError{err}
+		}
+		return variants, src.File + ": ZeRO-3, raising K, ZeRO++", false, nil
+	case o.vary != "" && len(files) != 1:
+		return nil, "", false, inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
+	case o.vary != "":
+		g, err := sweep.ParseGrid(o.vary)
+		if err != nil {
+			return nil, "", false, inputError{fmt.Errorf("--vary: %w", err)}
+		}
+		if len(g.Values) < 2 {
+			return nil, "", false, inputError{fmt.Errorf("--vary %s: give at least two values to compare", o.vary)}
+		}
+		src, err := loadSource(a, files[0])
+		if err != nil {
+			return nil, "", false, err
+		}
+		return sweep.Vary(src, g.Key, g.Values), fmt.Sprintf("%s, varying %s", src.File, g.Key), g.Key == "parallelism.k", nil
+	case len(files) < 2:
+		return nil, "", false, inputError{errors.New("compare needs two or more FILEs, or one FILE with --vary key=v1,v2")}
+	}
+	var variants []sweep.Variant
+	var labels []string
+	for _, f := range files {
+		src, err := loadSource(a, f)
+		if err != nil {
+			return nil, "", false, err
+		}
+		l := sweep.Label(src.File)
+		for n := 2; slices.Contains(labels, l); n++ {
+			l = sweep.Label(src.File) + "#" + strconv.Itoa(n)
+		}
+		labels = append(labels, l)
+		variants = append(variants, sweep.Variant{Label: l, Src: src})
+	}
+	return variants, strings.Join(labels, " vs "), false, nil
+}
+
 // seedScenario reports whether the comparison is of one of seed 000's
 // scenarios (named seed000…), whose note states the seed's rule.
 func seedScenario(runs *sweep.Runs) bool {
@@ -82,58 +133,11 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if o.convention != "" && o.convention != "seed000" {
 		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
 	}
-	var variants []sweep.Variant
-	var title string
-	varyK := false
-	switch {
-	case o.zeropp && (o.vary != "" || len(files) != 1):
-		return inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
-	case o.zeropp:
-		src, err := loadSource(a, files[0])
-		if err != nil {
-			return err
-		}
-		if variants, err = sweep.ZeroPPVariants(src); err != nil {
-			return inputError{err}
-		}
-		title = src.File + ": ZeRO-3, raising K, ZeRO++"
-	case o.vary != "" && len(files) != 1:
-		return inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
-	case o.vary != "":
-		g, err := sweep.ParseGrid(o.vary)
-		if err != nil {
-			return inputError{fmt.Errorf("--vary: %w", err)}
-		}
-		if len(g.Values) < 2 {
-			return inputError{fmt.Errorf("--vary %s: give at least two values to compare", o.vary)}
-		}
-		src, err := loadSource(a, files[0])
-		if err != nil {
-			return err
-		}
-		variants = sweep.Vary(src, g.Key, g.Values)
-		title = fmt.Sprintf("%s, varying %s", src.File, g.Key)
-		varyK = g.Key == "parallelism.k"
-	case len(files) < 2:
-		return inputError{errors.New("compare needs two or more FILEs, or one FILE with --vary key=v1,v2")}
-	default:
-		var labels []string
-		for _, f := range files {
-			src, err := loadSource(a, f)
-			if err != nil {
-				return err
-			}
-			l := sweep.Label(src.File)
-			for n := 2; slices.Contains(labels, l); n++ {
-				l = sweep.Label(src.File) + "#" + strconv.Itoa(n)
-			}
-			labels = append(labels, l)
-			variants = append(variants, sweep.Variant{Label: l, Src: src})
-		}
-		title = strings.Join(labels, " vs ")
+	variants, title, varyK, err := compareVariants(a, o, files)
+	if err != nil {
+		return err
 	}
 	var runs *sweep.Runs
-	var err error
 	if o.zeropp {
 		// Its own section; no slow-link runs for the K variant.
 		var outs []*sweep.Outcome
