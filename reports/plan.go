@@ -260,6 +260,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
 		commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), commas(int64(p.Searched)), commas(int64(p.MemoryPruned)),
 		commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
+	if p.Invalid > 0 {
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations cannot run at all, e.g. %s", commas(int64(p.Invalid)), p.FirstInvalid)))
+	}
 	if best := p.Best(); best != nil {
 		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(best.Candidate)))
 		fmt.Fprintf(&b, "gives: %s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)\n",

@@ -139,6 +139,12 @@ type Plan struct {
 	Searched     int `json:"searched"`
 	MemoryPruned int `json:"memory_pruned"`
 	Replayed     int `json:"replayed"`
+	// Invalid counts the candidates the loader, memory model or replay
+	// rejected (a bucket size that makes too many buckets, a step beyond
+	// the time range), as a sweep's error rows; FirstInvalid is one's error
+	// (the first the memory model rejected, else the first replay).
+	Invalid      int    `json:"invalid"`
+	FirstInvalid string `json:"first_invalid,omitempty"`
 	// Rows are the candidates that fit, fastest first (ties: search order).
 	Rows []PlanRow `json:"rows"`
 	// Smallest is the candidate with the least peak memory and its peak
@@ -330,8 +336,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	p.Replayed = len(fits)
-	p.MemoryPruned = p.Searched - p.Replayed
+	p.MemoryPruned = p.Searched - p.Replayed - p.Invalid
 	rows := make([]PlanRow, len(fits))
+	errs := make([]error, len(fits))
 	var done atomic.Int64
 	var progress sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -341,11 +348,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			r, err := p.replay(src, c)
-			if err != nil {
-				return fmt.Errorf("%v: %w", c.Sets(), err)
-			}
-			rows[i] = r
+			rows[i], errs[i] = p.replay(src, c)
 			if opt.Progress != nil {
 				progress.Lock()
 				opt.Progress(int(done.Add(1)), len(fits))
@@ -357,10 +360,16 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	for _, r := range rows {
-		if r.PeakMemory <= p.GPUMemory {
+	for i, r := range rows {
+		switch {
+		case errs[i] != nil:
+			p.invalid(fits[i], errs[i])
+		case r.PeakMemory <= p.GPUMemory:
 			p.Rows = append(p.Rows, r)
 		}
+	}
+	if p.Invalid == p.Searched {
+		return nil, fmt.Errorf("no configuration can be replayed; the first: %s", p.FirstInvalid)
 	}
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
 	markPareto(p.Rows)
@@ -391,6 +400,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 	}
 	peaks := make([]int64, len(keys))
+	errs := make([]error, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs(opt.Jobs))
 	for i, k := range keys {
@@ -401,12 +411,13 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			c := k
 			c.Algorithm, c.GradAccum = sp.algorithms[0], 1
 			s, err := src.Load(c.Sets()...)
-			if err != nil {
-				return fmt.Errorf("%v: %w", c.Sets(), err)
+			var rep *memory.Report
+			if err == nil {
+				rep, err = memory.Analyze(s, memory.Options{})
 			}
-			rep, err := memory.Analyze(s, memory.Options{})
 			if err != nil {
-				return fmt.Errorf("%v: %w", c.Sets(), err)
+				errs[i] = err
+				return nil // an invalid candidate, as a sweep's error row
 			}
 			peaks[i] = rep.Peak
 			return nil
@@ -418,7 +429,12 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	var out []Candidate
 	p.SmallestPeak = -1
 	for _, c := range cands {
-		peak := peaks[index[c.memoryKey()]]
+		ki := index[c.memoryKey()]
+		if errs[ki] != nil {
+			p.invalid(c, errs[ki])
+			continue
+		}
+		peak := peaks[ki]
 		if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 			p.Smallest, p.SmallestPeak = c, peak
 		}
@@ -427,6 +443,14 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 	}
 	return out, nil
+}
+
+// invalid counts a candidate that cannot run and keeps the first error.
+func (p *Plan) invalid(c Candidate, err error) {
+	p.Invalid++
+	if p.FirstInvalid == "" {
+		p.FirstInvalid = fmt.Sprintf("%s: %v", strings.Join(c.Sets(), " "), err)
+	}
 }
 
 // replay measures one candidate.
