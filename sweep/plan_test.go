@@ -30,14 +30,18 @@ func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 		src  Source
 		opt  PlanOptions
 		none bool
+		long bool // 640 replays: left out with -short
 	}{
 		{"default, global batch 32", exampleSource(t, "default"), PlanOptions{GlobalBatch: 32, Recompute: []string{"selective", "full"},
-			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false},
-		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false},
+			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false, true},
+		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false, false},
 		{"30B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model.params=30B"),
-			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true},
+			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.long && testing.Short() {
+				t.Skip("640 replays; run without -short")
+			}
 			p, err := PlanSearch(context.Background(), tc.src, tc.opt)
 			if err != nil {
 				t.Fatal(err)
