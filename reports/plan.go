@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
@@ -163,6 +164,9 @@ func PlanReason(p *sweep.Plan) string {
 		prec = 2
 	}
 	s := fmt.Sprintf("%.*f %% faster than the best alternative (#%d: %s)", prec, faster, next+1, describe(r.Candidate, p.N))
+	if faster < 1 {
+		s = "a near tie, " + s
+	}
 	if len(saves) > 0 {
 		s += ": " + strings.Join(saves, ", ")
 	}
@@ -328,6 +332,24 @@ func paretoText(p *sweep.Plan) string {
 	return strings.Join(parts, ", ")
 }
 
+// glueUnits joins a unit to the number before it ("15.4 ms", "5.8 GiB"),
+// so a line never breaks between them.
+func glueUnits(words []string) []string {
+	var out []string
+	for _, w := range words {
+		unit := strings.TrimRight(w, ",;:.)")
+		switch unit {
+		case "ms", "s", "µs", "GB", "GiB", "MB", "TB", "%", "GB/s", "Gb/s", "T", "B", "days", "hours":
+			if n := len(out); n > 0 && strings.ContainsAny(out[n-1][len(out[n-1])-1:], "0123456789") {
+				out[n-1] += " " + w
+				continue
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // labelled writes "label text" wrapped at 118 columns, continuation lines
 // indented under the text.
 func labelled(label, text string) string {
@@ -339,8 +361,8 @@ func labelled(label, text string) string {
 func wrap(s string, width int, indent string) string {
 	var b strings.Builder
 	col := 0
-	for i, word := range strings.Fields(s) {
-		n := len([]rune(word))
+	for i, word := range glueUnits(strings.Fields(s)) {
+		n := utf8.RuneCountInString(word)
 		if i > 0 && col+1+n > width {
 			b.WriteString("\n" + indent)
 			col = len(indent)
