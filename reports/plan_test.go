@@ -1,0 +1,68 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/units"
+)
+
+// PlanReason is computed from the rows: the costs the winner avoids
+// against the best alternative that differs in stage, K, micro-batch or
+// checkpointing (rows that differ only in communication settings are
+// skipped), and what it pays.
+func TestPlanReason(t *testing.T) {
+	ms := int64(units.Millisecond)
+	c := func(stage, k int, rc string) sweep.Candidate {
+		return sweep.Candidate{Stage: stage, K: k, MicroBatch: 1, GradAccum: 1, Recompute: rc, Prefetch: 1, Algorithm: "ring"}
+	}
+	row := func(cd sweep.Candidate, step, compute, exposed, peak int64) sweep.PlanRow {
+		return sweep.PlanRow{Candidate: cd, StepTime: step * ms, Compute: compute * ms, ExposedComm: exposed * ms, PeakMemory: peak * int64(units.GiB)}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []sweep.PlanRow
+		want []string
+		not  []string
+	}{
+		{"less exposed communication, more memory", []sweep.PlanRow{
+			row(c(3, 1, "selective"), 400, 390, 10, 30),
+			row(c(3, 1, "selective"), 401, 390, 11, 29), // same choice, other prefetch: skipped
+			row(c(1, 1, "selective"), 440, 390, 50, 50),
+		}, []string{"10.0 % faster than the best alternative (#3: ZeRO stage 1", "40.0 ms less exposed communication (10.0 ms vs 50.0 ms)",
+			"20.0 GiB less memory"}, []string{"near tie", "pays"}},
+		{"recomputation avoided, a near tie", []sweep.PlanRow{
+			row(c(3, 1, "selective"), 400, 395, 5, 40),
+			row(c(3, 1, "full"), 403, 398, 5, 30),
+		}, []string{"a near tie, 0.75 % faster", "3.0 ms less compute, selective vs full checkpointing", "it pays 10.0 GiB more memory per GPU"},
+			[]string{"exposed communication"}},
+		{"only communication settings differ", []sweep.PlanRow{
+			row(c(3, 1, "selective"), 400, 395, 5, 40),
+			row(c(3, 1, "selective"), 410, 395, 15, 40),
+		}, []string{"only its communication settings vary"}, nil},
+	} {
+		got := PlanReason(&sweep.Plan{N: 16, Rows: tc.rows})
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got, w)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: %q has %q", tc.name, got, w)
+			}
+		}
+	}
+}
+
+func TestMoreLess(t *testing.T) {
+	for _, tc := range []struct {
+		d    int64
+		want string
+	}{{5e9, "5.00 GB more"}, {-5_560_000_000_000, "5.56 TB less"}, {0, "the same"}} {
+		if got := moreLess(tc.d, siBytes); got != tc.want {
+			t.Errorf("moreLess(%d) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
