@@ -221,14 +221,14 @@ func (pr *PlanReport) planTable() *table {
 
 // planLegend explains the table's terms in one place.
 var planLegend = []string{
-	labelled("#: ", "rank among all that fit (plan.csv lists each with its bucket size, prefetch depth and collective algorithm); "+
-		"*: nothing faster fits in less memory."),
-	labelled("K: ", "copies of the sharded state (stages 1–2: Megatron's num_distributed_optimizer_instances; stage 3: HSDP, "+
-		"hybrid shard: K replicas, each sharded over N/K GPUs)."),
+	labelled("#: ", "rank among all that fit (plan.csv has them all); *: nothing faster fits in less memory."),
+	labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
+	labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
+		"(hybrid shard, each over N/K GPUs) at 3."),
 	labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
 	labelled("MFU: ", "model FLOPs utilisation: forward and backward FLOPs (no recomputation) per second over the GPU's peak."),
-	labelled("tokens/s: ", "tokens trained per second per GPU. network: bytes the busiest GPU sends between nodes per step."),
-	labelled("exposed: ", "communication time the compute does not hide."),
+	labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication "+
+		"the compute does not hide."),
 }
 
 // WritePlanTable writes the plan as one terminal screen: the question, the
