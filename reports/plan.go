@@ -27,11 +27,6 @@ type PlanReport struct {
 	Network *sweep.NetworkPlan
 }
 
-// stageName says what a stage is called in the stacks people use.
-func stageName(st int) string {
-	return [...]string{"0 (DDP)", "1 (optimizer sharded)", "2 (+ gradients)", "3 (FSDP: + parameters)"}[st]
-}
-
 // kName names K as the user knows it.
 func kName(c sweep.Candidate, n int) string {
 	switch {
@@ -43,14 +38,6 @@ func kName(c sweep.Candidate, n int) string {
 		return fmt.Sprintf("%d HSDP", c.K)
 	}
 	return fmt.Sprintf("%d", c.K)
-}
-
-// commSettings is the candidate's communication settings in one cell.
-func commSettings(c sweep.Candidate) string {
-	if c.Stage == 3 {
-		return fmt.Sprintf("prefetch %d, %s", c.Prefetch, c.Algorithm)
-	}
-	return fmt.Sprintf("bucket %s, %s", c.BucketSize, c.Algorithm)
 }
 
 // commWords is the candidate's communication settings in words.
