@@ -28,7 +28,7 @@ type PlanReport struct {
 }
 
 // kName names K as the user knows it.
-func kName(c sweep.Candidate, n int) string {
+func kName(c sweep.Candidate) string {
 	switch {
 	case c.Stage == 0:
 		return "-"
@@ -199,7 +199,7 @@ func (pr *PlanReport) planTable() *table {
 		if r.Pareto {
 			mark += "*"
 		}
-		t.Rows = append(t.Rows, []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate, p.N), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
+		t.Rows = append(t.Rows, []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
 			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)})
 	}
