@@ -60,6 +60,13 @@ func TestGradAccum(t *testing.T) {
 				t.Errorf("stage %d: step %d, want %d (step with a=1 plus a−1 communication-free micro-steps)", stage, got, want)
 			}
 		}
+		full, err := Replay(loadDefault(t, "parallelism.zero_stage="+itoa(stage), "training.grad_accum=4"), Options{Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ga.Symmetric || full.StepTime != ga.StepTime || full.Memory.Peak != ga.Memory.Peak {
+			t.Errorf("stage %d: fast path step %d peak %d, every rank simulated %d %d", stage, ga.StepTime, ga.Memory.Peak, full.StepTime, full.Memory.Peak)
+		}
 		if ga.MemoryModel.Peak != one.MemoryModel.Peak || ga.Memory.Peak != one.Memory.Peak {
 			t.Errorf("stage %d: peak memory %d/%d, want %d/%d (one micro-step's)", stage, ga.MemoryModel.Peak, ga.Memory.Peak, one.MemoryModel.Peak, one.Memory.Peak)
 		}
