@@ -252,7 +252,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), commas(int64(p.Searched)), commas(int64(p.MemoryPruned)),
 		commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
 	if p.Invalid > 0 {
-		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations cannot run at all, e.g. %s", commas(int64(p.Invalid)), p.FirstInvalid)))
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), p.FirstInvalid)))
 	}
 	if best := p.Best(); best != nil {
 		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(best.Candidate)))

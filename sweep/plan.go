@@ -322,7 +322,10 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	s := sp.base
 	model := s.Model.Preset
 	if model == "" {
-		model = s.Model.Kind
+		model = s.Name // an imported or explicit model: the scenario names it
+	}
+	if model == "" {
+		model = string(s.Model.Kind)
 	}
 	p := &Plan{Scenario: src.File, Model: model, Params: s.Model.TotalParams(), Nodes: s.Cluster.Nodes, GPUs: s.GPUs(),
 		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), PeakFLOPS: int64(s.Cluster.PeakBF16),
