@@ -59,12 +59,13 @@ func compareVerdict(vs []CompareVariant) string {
 		}
 	}
 	f, r := &vs[order[0]], &vs[order[1]]
+	label := func(v *CompareVariant) string { return escapeControl(v.Label) }
 	var b strings.Builder
 	if f.StepTimePS == r.StepTimePS {
-		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", f.Label, r.Label, durText(f.StepTimePS))
+		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", label(f), label(r), durText(f.StepTimePS))
 	} else {
-		fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", f.Label, durText(f.StepTimePS),
-			100*float64(r.StepTimePS-f.StepTimePS)/float64(r.StepTimePS), r.Label, durText(r.StepTimePS))
+		fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", label(f), durText(f.StepTimePS),
+			100*float64(r.StepTimePS-f.StepTimePS)/float64(r.StepTimePS), label(r), durText(r.StepTimePS))
 		var why []string
 		if d := f.ExposedCommPS - r.ExposedCommPS; d != 0 {
 			why = append(why, moreLess(d, durText)+" exposed communication")
@@ -79,16 +80,16 @@ func compareVerdict(vs []CompareVariant) string {
 	fmt.Fprintf(&b, "; the busiest rank sends %s over the network (%s vs %s) and it needs %s peak memory per GPU (%s vs %s).",
 		moreLess(networkBusiest(f)-networkBusiest(r), siBytes), siBytes(networkBusiest(f)), siBytes(networkBusiest(r)),
 		moreLess(f.PeakMemory-r.PeakMemory, siBytes), siBytes(f.PeakMemory), siBytes(r.PeakMemory))
-	for _, v := range vs {
-		if !v.Fits && v.GPUMemory > 0 {
-			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, %s more than the GPU's %s.", v.Label, siBytes(v.PeakMemory),
+	for i := range vs {
+		if v := &vs[i]; !v.Fits && v.GPUMemory > 0 {
+			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, %s more than the GPU's %s.", label(v), siBytes(v.PeakMemory),
 				siBytes(v.PeakMemory-v.GPUMemory), siBytes(v.GPUMemory))
 		}
 	}
 	if !f.Fits {
 		for _, i := range order[1:] {
 			if v := &vs[i]; v.Fits {
-				fmt.Fprintf(&b, " The fastest that fits is %s (%s).", v.Label, durText(v.StepTimePS))
+				fmt.Fprintf(&b, " The fastest that fits is %s (%s).", label(v), durText(v.StepTimePS))
 				break
 			}
 		}

@@ -246,13 +246,13 @@ func WritePlanTable(w io.Writer, pr *PlanReport) error {
 func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	p := pr.Plan
 	var b strings.Builder
-	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", p.Model, humanCount(p.Params),
+	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", escapeControl(p.Model), humanCount(p.Params),
 		p.Nodes, p.GPUsPerNode, gpuName(p), gib(p.GPUMemory))
 	fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
 		commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), commas(int64(p.Searched)), commas(int64(p.MemoryPruned)),
 		commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
 	if p.Invalid > 0 {
-		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), p.FirstInvalid)))
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), escapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
 		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(best.Candidate)))
@@ -272,7 +272,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 
 func gpuName(p *sweep.Plan) string {
 	if p.GPU != "" {
-		return p.GPU
+		return escapeControl(p.GPU)
 	}
 	return "GPU"
 }

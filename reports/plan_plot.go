@@ -64,7 +64,7 @@ func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networ
 // paretoImage plots every configuration that fits: peak memory against
 // tokens/s per GPU, one colour per stage, the front as a line.
 func paretoImage(p *sweep.Plan) PlotImage {
-	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", p.Model, p.Nodes, p.GPUsPerNode, gpuName(p))
+	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", escapeControl(p.Model), p.Nodes, p.GPUsPerNode, gpuName(p))
 	return PlotImage{Name: "pareto", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
 		pl := newPlot(title, "peak memory per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
@@ -177,7 +177,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 		Summary string
 		Tables  []htmlTable
 		Figures []htmlFigure
-	}{Title: "zerosim plan: " + pr.Plan.Scenario, Summary: sum.String()}
+	}{Title: "zerosim plan: " + escapeControl(pr.Plan.Scenario), Summary: sum.String()}
 	if len(pr.Plan.Rows) > 0 {
 		t := pr.planTable()
 		t.Notes = append(append([]string(nil), planLegend...), "memory vs speed: "+paretoText(pr.Plan))

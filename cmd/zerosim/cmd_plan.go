@@ -38,8 +38,9 @@ type planOpts struct {
 func newPlanCmd(a *app) *cobra.Command {
 	o := planOpts{}
 	cmd := &cobra.Command{
-		Use:   "plan FILE",
-		Short: "Find the fastest ZeRO configuration that fits: stage, K, micro-batch, accumulation, checkpointing",
+		Use:         "plan FILE",
+		Annotations: map[string]string{writesFiles: "yes"},
+		Short:       "Find the fastest ZeRO configuration that fits: stage, K, micro-batch, accumulation, checkpointing",
 		Long: `plan takes the model and the cluster from FILE (or an embedded example) and
 searches ZeRO stages 0–3, every K dividing N (Megatron's
 num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at

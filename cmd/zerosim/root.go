@@ -67,7 +67,7 @@ for bit against unsharded training.`,
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
-			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for run, compare and scaling)", a.outDir, cmd.Name())}
+			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for run, compare, plan and scaling)", a.outDir, cmd.Name())}
 		}
 		switch a.format {
 		case "table", "json", "csv":
