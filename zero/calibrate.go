@@ -1,0 +1,58 @@
+package zero
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// CalibrateEfficiency finds the compute efficiency (training.mfu today: the
+// fraction of cluster.peak_bf16 the GPU's kernels reach) at which Replay
+// gives a step of measured, and returns it; s is left as it was. The step
+// time falls monotonically as the efficiency rises (compute times are
+// FLOPs/(peak·efficiency) and communication does not depend on it), so a
+// bisection over (0, 1] finds the one efficiency to within tol (relative).
+// gonum has no scalar root finder (its optimize line searches need a
+// gradient); the bisection is the whole method. It fails when even an
+// efficiency of 1 is slower than measured (the communication or the
+// optimizer alone exceeds the measurement, or the peak is too low).
+func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol float64) (float64, error) {
+	if measured <= 0 {
+		return 0, fmt.Errorf("zero: calibrate: the measured step time must be > 0 (got %v)", measured)
+	}
+	if tol <= 0 {
+		tol = 1e-4
+	}
+	saved := s.Training.MFU
+	defer func() { s.Training.MFU = saved }()
+	step := func(eff float64) (units.Duration, error) {
+		s.Training.MFU = eff
+		res, err := Replay(s, Options{})
+		if err != nil {
+			return 0, fmt.Errorf("zero: calibrate at efficiency %.4g: %w", eff, err)
+		}
+		return res.StepTime, nil
+	}
+	hiStep, err := step(1)
+	if err != nil {
+		return 0, err
+	}
+	if hiStep > measured {
+		return 0, fmt.Errorf("zero: calibrate: even at efficiency 1 the step takes %v, longer than the measured %v (check the peak FLOPS, the links and the model)", hiStep, measured)
+	}
+	lo, hi := 1e-4, 1.0
+	for hi-lo > tol*hi {
+		mid := (lo + hi) / 2
+		d, err := step(mid)
+		if err != nil {
+			return 0, err
+		}
+		if d > measured {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2, nil
+}
