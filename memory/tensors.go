@@ -1,0 +1,338 @@
+package memory
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file derives activation memory tensor by tensor: for one transformer
+// block (and the output head with its loss) it lists every tensor autograd
+// keeps from forward for backward, with its size formula, and then applies a
+// checkpointing policy. docs/memory-model.md documents each tensor.
+//
+// Notation (all counts, bytes follow): t = s·b tokens of the micro-batch
+// (s the sequence length on this rank, b the micro-batch), h the hidden size,
+// a the attention heads, kv = kv_heads·h/a the key/value width, f the FFN
+// width, V the vocabulary. Activations are 16-bit (e = 2 bytes); norm
+// statistics, the attention log-sum-exp and the loss are fp32.
+
+// Attention kernels (training.attention).
+const (
+	// AttentionFlash is FlashAttention (Dao et al., flash-attn): it keeps q,
+	// k, v, the output and a fp32 log-sum-exp per row; no s² scores; GQA
+	// natively (k, v at kv width); its output is the out-projection's input.
+	AttentionFlash = "flash"
+	// AttentionSDPA is torch.nn.functional.scaled_dot_product_attention as
+	// torchtitan calls it (torchtitan/models/llama/model.py at 9dec370:
+	// repeat_kv expands k and v to every head before the call, and the
+	// output is transposed and made contiguous before wo, a second copy).
+	AttentionSDPA = "sdpa"
+	// AttentionEager is softmax(QKᵀ/√d)·V written out: the s² scores are
+	// kept (Korthikanti et al. 2022, §4.1).
+	AttentionEager = "eager"
+)
+
+// Checkpointing policies (training.recompute).
+const (
+	PolicyNone      = "none"
+	PolicyFull      = "full"
+	PolicySelective = "selective"
+	PolicyOp        = "op"
+)
+
+// BlockDims are the dimensions the activation model needs.
+type BlockDims struct {
+	// Arch is "gpt" (LayerNorm, GeLU MLP, fused QKV, biases, learned
+	// positions) or "llama" (RMSNorm, SwiGLU, separate q/k/v, RoPE).
+	Arch                      string
+	Seq, Batch                int64
+	Hidden, Heads, KVHeads    int64
+	FFN, Vocab                int64
+	Dropout                   bool   // dropout > 0: masks are kept
+	Attention                 string // AttentionFlash (default), AttentionSDPA or AttentionEager
+	HeadDim                   int64  // 0 means Hidden/Heads
+	LossFP32                  bool   // the loss upcasts the logits to fp32 (torchtitan, HF)
+	KeepLogitsThroughBackward bool   // the bf16 logits stay referenced through backward (no "del pred")
+}
+
+// SavedTensor is one tensor autograd keeps from forward for backward.
+type SavedTensor struct {
+	Name    string // what it is, e.g. "ffn.w1 output (silu input)"
+	SavedBy string // the op that saves it
+	Formula string // its size in the notation above
+	Bytes   int64
+	// Core is set on the tensors of the core attention (scores, softmax,
+	// attention dropout, log-sum-exp) that Korthikanti's selective
+	// recomputation rebuilds.
+	Core bool
+	// OpSaved is set when torchtitan's op-level policy keeps it: the
+	// outputs of the ops in its _save_list (every other mm, the SDPA/flash
+	// outputs) and the block input.
+	OpSaved bool
+}
+
+func (d *BlockDims) check() error {
+	if d.Seq <= 0 || d.Batch <= 0 || d.Hidden <= 0 || d.Heads <= 0 {
+		return fmt.Errorf("activations need seq_len, micro_batch, hidden, heads > 0 (got %d, %d, %d, %d)", d.Seq, d.Batch, d.Hidden, d.Heads)
+	}
+	if d.KVHeads <= 0 {
+		d.KVHeads = d.Heads
+	}
+	if d.HeadDim <= 0 {
+		d.HeadDim = d.Hidden / d.Heads
+	}
+	if d.FFN <= 0 {
+		d.FFN = 4 * d.Hidden
+	}
+	if d.Attention == "" {
+		d.Attention = AttentionFlash
+	}
+	switch d.Attention {
+	case AttentionFlash, AttentionSDPA, AttentionEager:
+	default:
+		return fmt.Errorf("training.attention %q: use flash, sdpa or eager", d.Attention)
+	}
+	switch d.Arch {
+	case "", "gpt", "llama":
+	default:
+		return fmt.Errorf("model.arch %q: activations are derived for gpt and llama blocks", d.Arch)
+	}
+	return nil
+}
+
+// BlockTensors lists what autograd keeps for one transformer block with no
+// checkpointing, in forward order. The first entry is the block input.
+func BlockTensors(d BlockDims) ([]SavedTensor, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	var c calc
+	t := c.mul(d.Seq, d.Batch)
+	h, f, a, s, b := d.Hidden, d.FFN, d.Heads, d.Seq, d.Batch
+	qw := c.mul(a, d.HeadDim)          // query width
+	kvw := c.mul(d.KVHeads, d.HeadDim) // key/value width
+	var out []SavedTensor
+	add := func(name, by, formula string, bytes int64, core, op bool) {
+		out = append(out, SavedTensor{Name: name, SavedBy: by, Formula: formula, Bytes: bytes, Core: core, OpSaved: op})
+	}
+	llama := d.Arch == "llama"
+	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
+	// and rstd per row; the eager RMSNorm of Meta's reference model
+	// (meta-llama/llama llama/model.py RMSNorm, the same code in torchtitan's
+	// norms.py) computes in fp32: x.float() is saved by the rsqrt multiply
+	// (4·t·h), with rstd (4·t), and the bf16 normalized tensor by the weight
+	// multiply (2·t·h); its output is the next matmul's input.
+	norm := func(which string, first bool) {
+		if llama {
+			add(which+" input in fp32 (x.float())", "mul(x, rstd)", "4·t·h", c.mul(4, t, h), false, false)
+			add(which+" rstd (fp32)", "mul(x, rstd)", "4·t", c.mul(4, t), false, false)
+			add(which+" normalized (bf16)", "mul(·, weight)", "2·t·h", c.mul(2, t, h), false, false)
+		} else {
+			name := which + " input"
+			if first {
+				name = "block input (" + which + " input)"
+			}
+			add(name, "layer_norm", "2·t·h", c.mul(2, t, h), false, first)
+			add(which+" mean and rstd (fp32)", "layer_norm", "8·t", c.mul(8, t), false, false)
+		}
+	}
+	if llama {
+		// The block input itself is consumed by x.float() and the residual
+		// add, which save nothing; only checkpointing keeps it.
+		add("block input (checkpoint boundary)", "checkpoint", "2·t·h", c.mul(2, t, h), false, true)
+		out[0].Bytes, out[0].Formula = 0, "0 (kept only under checkpointing: 2·t·h)"
+	}
+	norm("attention norm", true)
+	add("attention norm output (q/k/v input)", "mm", "2·t·h", c.mul(2, t, h), false, false)
+	// q, k, v as the attention kernel keeps them.
+	kvKept := kvw
+	kvFormula := "2·t·kv"
+	if d.Attention != AttentionFlash && d.KVHeads != d.Heads {
+		kvKept, kvFormula = qw, "2·t·h (repeat_kv expands to every head)"
+	}
+	if d.Attention == AttentionEager {
+		add("q", "matmul(q, kᵀ)", "2·t·h", c.mul(2, t, qw), false, false)
+		add("k", "matmul(q, kᵀ)", kvFormula, c.mul(2, t, kvKept), false, false)
+		add("softmax output", "softmax", "2·a·s²·b", c.mul(2, a, s, s, b), true, false)
+		if d.Dropout {
+			add("attention dropout mask", "dropout", "a·s²·b", c.mul(a, s, s, b), true, false)
+			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.mul(2, a, s, s, b), true, false)
+		}
+		add("v", "matmul(p, v)", kvFormula, c.mul(2, t, kvKept), false, false)
+		add("attention output (out-projection input)", "mm", "2·t·h", c.mul(2, t, qw), false, false)
+	} else {
+		// The fused kernels keep q, k, v, their output and the fp32
+		// log-sum-exp (b·a·s); dropout keeps only the RNG state.
+		if llama {
+			add("q after RoPE", "attention kernel", "2·t·h", c.mul(2, t, qw), false, false)
+			add("k after RoPE", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
+			add("v", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
+		} else {
+			add("q", "attention kernel", "2·t·h", c.mul(2, t, qw), false, false)
+			add("k", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
+			add("v", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
+		}
+		add("attention output", "attention kernel", "2·t·h", c.mul(2, t, qw), false, true)
+		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.mul(4, a, s, b), true, true)
+		if d.Attention == AttentionSDPA {
+			add("attention output transposed, contiguous (out-projection input)", "mm", "2·t·h", c.mul(2, t, qw), false, false)
+		}
+	}
+	// torchtitan's op policy keeps the outputs of odd-numbered matmuls:
+	// llama wq(1) wk(2) wv(3) wo(4) w1(5) w3(6) w2(7) keeps wq, wv, w1, w2;
+	// gpt qkv(1) proj(2) fc1(3) fc2(4) keeps the fused qkv and fc1. The
+	// kept mm outputs that autograd does not already keep are listed with
+	// Bytes 0 here and counted by ApplyPolicy.
+	if d.Dropout {
+		add("attention residual dropout mask", "dropout", "t·h", c.mul(t, h), false, false)
+	}
+	norm("ffn norm", false)
+	add("ffn norm output (ffn input)", "mm", "2·t·h", c.mul(2, t, h), false, false)
+	if llama {
+		add("w1 output (silu input)", "silu", "2·t·f", c.mul(2, t, f), false, true)
+		add("silu output", "mul", "2·t·f", c.mul(2, t, f), false, false)
+		add("w3 output", "mul", "2·t·f", c.mul(2, t, f), false, false)
+		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.mul(2, t, f), false, false)
+	} else {
+		add("fc1 output (gelu input)", "gelu", "2·t·f", c.mul(2, t, f), false, true)
+		add("gelu output (fc2 input)", "mm", "2·t·f", c.mul(2, t, f), false, false)
+	}
+	if d.Dropout {
+		add("ffn residual dropout mask", "dropout", "t·h", c.mul(t, h), false, false)
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("activation size overflows: %w", c.err)
+	}
+	return out, nil
+}
+
+// opSavedExtra returns the mm outputs torchtitan's op policy keeps that are
+// not among the tensors autograd keeps anyway (they are consumed by RoPE,
+// repeat_kv or a residual add): llama's wq output (2·t·h), wv output
+// (2·t·kv) and w2 output (2·t·h); gpt's fused qkv output (2·t·(h+2kv)).
+func opSavedExtra(d BlockDims) (int64, string) {
+	var c calc
+	t := c.mul(d.Seq, d.Batch)
+	qw := c.mul(d.Heads, d.HeadDim)
+	kvw := c.mul(d.KVHeads, d.HeadDim)
+	if d.Arch == "llama" {
+		return c.add(c.mul(2, t, qw), c.mul(2, t, kvw), c.mul(2, t, d.Hidden)), "wq, wv and w2 outputs: 2·t·h + 2·t·kv + 2·t·h"
+	}
+	return c.mul(2, t, c.add(qw, c.mul(2, kvw))), "fused qkv output: 2·t·(h + 2·kv)"
+}
+
+// BlockActivation returns the bytes one block keeps from forward to
+// backward under a checkpointing policy, and the bytes its backward
+// rebuilds transiently by recomputation:
+//
+//	none:      every tensor of BlockTensors
+//	selective: Korthikanti et al. 2022 §5: everything but the core
+//	           attention (scores, softmax, dropout, log-sum-exp)
+//	op:        torchtitan's op-level policy (torchtitan
+//	           torchtitan/parallelisms/parallelize_llama.py at 004b314,
+//	           _apply_ac_to_transformer_block with _save_list = {aten.mm,
+//	           SDPA flash/efficient, reduce_scatter}: the outputs of every
+//	           other mm and of the attention kernel, plus the block input)
+//	full:      the block input only (2·t·h)
+//
+// The transient part is what recomputation rebuilds during the block's
+// backward: the no-checkpointing total minus what was kept.
+func BlockActivation(d BlockDims, policy string) (stored, transient int64, err error) {
+	if err := d.check(); err != nil {
+		return 0, 0, err
+	}
+	policy = strings.ToLower(policy)
+	ts, err := BlockTensors(d)
+	if err != nil {
+		return 0, 0, err
+	}
+	var c calc
+	var all int64
+	for _, x := range ts {
+		all = c.add(all, x.Bytes)
+	}
+	input := c.mul(2, d.Seq, d.Batch, d.Hidden)
+	switch policy {
+	case "", PolicyNone:
+		stored = all
+	case PolicySelective:
+		for _, x := range ts {
+			if !x.Core {
+				stored = c.add(stored, x.Bytes)
+			}
+		}
+	case PolicyOp:
+		stored = input
+		for _, x := range ts[1:] {
+			if x.OpSaved {
+				stored = c.add(stored, x.Bytes)
+			}
+		}
+		extra, _ := opSavedExtra(d)
+		stored = c.add(stored, extra)
+	case PolicyFull:
+		stored = input
+	default:
+		return 0, 0, fmt.Errorf("training.recompute %q: use none, selective, op or full", policy)
+	}
+	if c.err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.err)
+	}
+	// With no checkpointing a llama block's input is not kept (see
+	// BlockTensors); a checkpointed block keeps it.
+	full := all
+	if d.Arch == "llama" && policy != "" && policy != PolicyNone {
+		full = c.add(all, input)
+	}
+	transient = max(full-stored, 0)
+	return stored, transient, nil
+}
+
+// HeadActivation returns the bytes the output head and its loss keep from
+// forward to backward (the final norm's tensors, the output projection's
+// input and, for the loss, log_softmax's fp32 output 4·t·V, or 2·t·V when
+// the loss stays in 16 bits) and the extra bytes alive at the start of the
+// loss's backward: nll_loss's dense gradient and log_softmax's input
+// gradient, 4·t·V each in fp32 (torchtitan train.py at 9dec370 computes
+// cross_entropy(pred.float(), labels) and deletes pred before backward).
+func HeadActivation(d BlockDims) (stored, transient int64, err error) {
+	if err := d.check(); err != nil {
+		return 0, 0, err
+	}
+	if d.Vocab <= 0 {
+		return 0, 0, nil
+	}
+	var c calc
+	t := c.mul(d.Seq, d.Batch)
+	if d.Arch == "llama" {
+		stored = c.add(c.mul(4, t, d.Hidden), c.mul(4, t), c.mul(2, t, d.Hidden))
+	} else {
+		stored = c.add(c.mul(2, t, d.Hidden), c.mul(8, t))
+	}
+	stored = c.add(stored, c.mul(2, t, d.Hidden)) // output projection input
+	lossElem := int64(2)
+	if d.LossFP32 {
+		lossElem = 4
+	}
+	stored = c.add(stored, c.mul(lossElem, t, d.Vocab))
+	if d.KeepLogitsThroughBackward {
+		stored = c.add(stored, c.mul(2, t, d.Vocab))
+	}
+	transient = c.mul(2, lossElem, t, d.Vocab)
+	if c.err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.err)
+	}
+	return stored, transient, nil
+}
+
+// EveryNth reports whether block i (0-based, forward order) is checkpointed
+// under torchtitan's layer-level selective policy with frequency n
+// (selective_ac_option = "n": the wrapper counts blocks from 1 and wraps
+// the ones whose count is a multiple of n; parallelize_llama.py at
+// 004b314). n ≤ 1 checkpoints every block.
+func EveryNth(i, n int) bool {
+	if n <= 1 {
+		return true
+	}
+	return (i+1)%n == 0
+}

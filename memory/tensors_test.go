@@ -1,0 +1,101 @@
+package memory
+
+import "testing"
+
+// TestBlockActivationKorthikanti checks the tensor list against Korthikanti
+// et al. 2022, §4.1 (Eq. 1): a GPT block with dropout and explicit
+// attention keeps 34·s·b·h + 5·a·s²·b bytes; the paper leaves out the
+// LayerNorms' fp32 mean and rstd (2 × 8·t). Selective recomputation (§5)
+// drops the 5·a·s²·b; full recomputation keeps 2·s·b·h.
+func TestBlockActivationKorthikanti(t *testing.T) {
+	for i, c := range []struct{ s, b, h, a int64 }{
+		{2048, 1, 12288, 96}, // GPT-3 175B
+		{2048, 4, 4096, 32},
+		{8192, 2, 5120, 40},
+	} {
+		d := BlockDims{Arch: "gpt", Seq: c.s, Batch: c.b, Hidden: c.h, Heads: c.a, Dropout: true, Attention: AttentionEager}
+		stats := 2 * 8 * c.s * c.b
+		sbh, attn := c.s*c.b*c.h, 5*c.a*c.s*c.s*c.b
+		for _, p := range []struct {
+			policy string
+			want   int64
+		}{
+			{PolicyNone, 34*sbh + attn + stats},
+			{PolicySelective, 34*sbh + stats},
+			{PolicyFull, 2 * sbh},
+		} {
+			got, tr, err := BlockActivation(d, p.policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != p.want {
+				t.Errorf("%d %s: stored %d, want %d", i, p.policy, got, p.want)
+			}
+			if got+tr != 34*sbh+attn+stats {
+				t.Errorf("%d %s: stored+transient %d, want the whole block %d", i, p.policy, got+tr, 34*sbh+attn+stats)
+			}
+		}
+		// The legacy formula agrees with the tensor list.
+		old, _, err := TransformerActivation(c.s, c.b, c.h, c.a, "none")
+		if err != nil || old != 34*sbh+attn {
+			t.Errorf("%d: TransformerActivation %d, %v", i, old, err)
+		}
+	}
+}
+
+// TestBlockActivationLlama checks Llama 3.1 8B (h 4096, a 32, kv 8, f 14336)
+// at s 8192, b 2 against sums worked by hand from the tensor list in
+// docs/memory-model.md, t = 16384.
+func TestBlockActivationLlama(t *testing.T) {
+	const tk, h, kv, f, a, s, b int64 = 16384, 4096, 1024, 14336, 32, 8192, 2
+	d := BlockDims{Arch: "llama", Seq: s, Batch: b, Hidden: h, Heads: a, KVHeads: 8, FFN: f, Attention: AttentionSDPA, Vocab: 128256, LossFP32: true}
+	norm := 4*tk*h + 4*tk + 2*tk*h
+	lse := 4 * a * s * b
+	// sdpa: repeat_kv keeps k and v at full width; the transposed copy of
+	// the output is wo's input.
+	none := 2*norm + 2*tk*h /*norm out*/ + 3*2*tk*h /*q k v*/ + 2*tk*h + lse + 2*tk*h /*o, copy*/ + 2*tk*h /*ffn in*/ + 4*2*tk*f
+	op := 2*tk*h /*input*/ + 2*tk*h /*wq*/ + 2*tk*kv /*wv*/ + 2*tk*h + lse /*sdpa*/ + 2*tk*f /*w1*/ + 2*tk*h /*w2*/
+	for _, c := range []struct {
+		policy string
+		attn   string
+		stored int64
+		recalc int64
+	}{
+		{PolicyNone, AttentionSDPA, none, 0},
+		{PolicyOp, AttentionSDPA, op, none + 2*tk*h - op},
+		{PolicyFull, AttentionSDPA, 2 * tk * h, none},
+		// flash keeps k, v at kv width and its output is wo's input.
+		{PolicyNone, AttentionFlash, none - 2*(2*tk*h-2*tk*kv) - 2*tk*h, 0},
+	} {
+		d.Attention = c.attn
+		got, tr, err := BlockActivation(d, c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.stored || tr != c.recalc {
+			t.Errorf("%s/%s: stored %d transient %d, want %d %d", c.policy, c.attn, got, tr, c.stored, c.recalc)
+		}
+	}
+	hs, ht, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(norm + 2*tk*h + 4*tk*128256); hs != want || ht != 8*tk*128256 {
+		t.Errorf("head: %d %d, want %d %d", hs, ht, want, 8*tk*128256)
+	}
+}
+
+func TestEveryNth(t *testing.T) {
+	var got []int
+	for i := range 8 {
+		if EveryNth(i, 3) {
+			got = append(got, i)
+		}
+	}
+	if len(got) != 2 || got[0] != 2 || got[1] != 5 {
+		t.Errorf("every 3rd of 8 blocks: %v, want [2 5]", got)
+	}
+	if !EveryNth(0, 1) || !EveryNth(0, 0) {
+		t.Error("n ≤ 1 checkpoints every block")
+	}
+}
