@@ -1,0 +1,187 @@
+package zero
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// This file counts FLOPs per operation class from explicit dimensions (pure
+// functions; Costs applies them to a scenario's layers). Notation as in
+// memory/tensors.go: t = s·b tokens, h hidden, a heads, d = h/a head
+// width, kv = kv_heads·d, f FFN width, V vocabulary. A multiply-add is 2
+// FLOPs.
+
+// FLOPDims are the dimensions the FLOP count needs.
+type FLOPDims struct {
+	Arch                   string // "gpt" or "llama"
+	Seq, Batch             int64
+	Hidden, Heads, KVHeads int64
+	HeadDim, FFN, Vocab    int64
+	// Causal is set when the attention kernel skips the masked upper
+	// triangle (FlashAttention and SDPA's fused kernels with is_causal),
+	// which halves the score and value matmuls; eager attention computes
+	// every score and masks afterwards.
+	Causal bool
+}
+
+// BlockFLOPs is one block's forward FLOPs by operation class.
+type BlockFLOPs struct {
+	// GEMM is the weight matmuls: 2·t·(h·qw + 2·h·kv + qw·h) for the
+	// attention projections plus 2·t·2·h·f (gpt) or 2·t·3·h·f (llama,
+	// SwiGLU's w1, w3, w2).
+	GEMM int64
+	// Attention is QKᵀ and P·V: 2 × 2·b·a·s²·d, halved when causal.
+	Attention int64
+}
+
+// Total is GEMM + Attention.
+func (f BlockFLOPs) Total() int64 { return f.GEMM + f.Attention }
+
+func (d *FLOPDims) fill() error {
+	if d.Seq <= 0 || d.Batch <= 0 || d.Hidden <= 0 || d.Heads <= 0 {
+		return fmt.Errorf("zero: FLOPs need seq_len, micro_batch, hidden, heads > 0 (got %d, %d, %d, %d)", d.Seq, d.Batch, d.Hidden, d.Heads)
+	}
+	if d.KVHeads <= 0 {
+		d.KVHeads = d.Heads
+	}
+	if d.HeadDim <= 0 {
+		d.HeadDim = d.Hidden / d.Heads
+	}
+	if d.FFN <= 0 {
+		d.FFN = 4 * d.Hidden
+	}
+	return nil
+}
+
+// BlockForwardFLOPs counts one transformer block's forward pass.
+func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
+	if err := d.fill(); err != nil {
+		return BlockFLOPs{}, err
+	}
+	var c flopCalc
+	t := c.mul(d.Seq, d.Batch)
+	qw := c.mul(d.Heads, d.HeadDim)
+	kv := c.mul(d.KVHeads, d.HeadDim)
+	proj := c.add(c.mul(d.Hidden, qw), c.mul(2, d.Hidden, kv), c.mul(qw, d.Hidden))
+	mats := int64(2)
+	if d.Arch == "llama" {
+		mats = 3
+	}
+	mlp := c.mul(mats, d.Hidden, d.FFN)
+	f := BlockFLOPs{GEMM: c.mul(2, t, c.add(proj, mlp))}
+	f.Attention = c.mul(4, d.Batch, d.Heads, d.Seq, d.Seq, d.HeadDim)
+	if d.Causal {
+		f.Attention /= 2
+	}
+	if c.err != nil {
+		return BlockFLOPs{}, fmt.Errorf("zero: block FLOPs overflow: %w", c.err)
+	}
+	return f, nil
+}
+
+// HeadForwardFLOPs counts the output projection once: 2·t·h·V. (The
+// embedding is a lookup: no FLOPs; a tied output layer is still one
+// matmul.)
+func HeadForwardFLOPs(d FLOPDims) (int64, error) {
+	if err := d.fill(); err != nil {
+		return 0, err
+	}
+	var c flopCalc
+	v := c.mul(2, d.Seq, d.Batch, d.Hidden, d.Vocab)
+	if c.err != nil {
+		return 0, fmt.Errorf("zero: head FLOPs overflow: %w", c.err)
+	}
+	return v, nil
+}
+
+// ModelFLOPsPerToken is the training FLOPs per token in PaLM's convention
+// (Chowdhery et al. 2022, appendix B): 6·N + 12·L·h·s, the attention term
+// counted as if not causal, whatever the kernel does. N is the parameter
+// count the report uses: zerosim passes every parameter, as llm-foundry
+// (scripts/train/benchmarking/README.md at 061f2c7, "MFU") and torchtitan's
+// train.py of its published Llama 3 tables do (newer torchtitan subtracts
+// the embedding). MFU = tokens/s · this / peak.
+func ModelFLOPsPerToken(matmulParams, layers, hidden, seq int64) (int64, error) {
+	var c flopCalc
+	v := c.add(c.mul(6, matmulParams), c.mul(12, layers, hidden, seq))
+	if c.err != nil {
+		return 0, fmt.Errorf("zero: model FLOPs overflow: %w", c.err)
+	}
+	return v, nil
+}
+
+// Recompute policies as the FLOP count sees them.
+const (
+	recomputeNone      = "none"
+	recomputeSelective = "selective"
+	recomputeOp        = "op"
+	recomputeFull      = "full"
+)
+
+// RecomputeFLOPs is the extra forward work one block's backward does under
+// a checkpointing policy: full reruns the forward; selective
+// (Korthikanti) reruns the core attention; op (torchtitan's policy) reruns
+// the even-numbered matmuls (llama: wk, wo, w3 = 2·t·(h·kv + qw·h + h·f);
+// gpt: the attention projection and fc2 = 2·t·(qw·h + f·h)) and nothing of
+// the attention, whose outputs it keeps.
+func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
+	f, err := BlockForwardFLOPs(d)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.fill(); err != nil {
+		return 0, err
+	}
+	var c flopCalc
+	var v int64
+	switch policy {
+	case "", recomputeNone:
+	case recomputeFull:
+		v = f.Total()
+	case recomputeSelective:
+		v = f.Attention
+	case recomputeOp:
+		t := c.mul(d.Seq, d.Batch)
+		qw := c.mul(d.Heads, d.HeadDim)
+		kv := c.mul(d.KVHeads, d.HeadDim)
+		if d.Arch == "llama" {
+			v = c.mul(2, t, c.add(c.mul(d.Hidden, kv), c.mul(qw, d.Hidden), c.mul(d.Hidden, d.FFN)))
+		} else {
+			v = c.mul(2, t, c.add(c.mul(qw, d.Hidden), c.mul(d.FFN, d.Hidden)))
+		}
+	default:
+		return 0, fmt.Errorf("zero: training.recompute %q: use none, selective, op or full", policy)
+	}
+	if c.err != nil {
+		return 0, fmt.Errorf("zero: recompute FLOPs overflow: %w", c.err)
+	}
+	return v, nil
+}
+
+// flopCalc is checked int64 arithmetic that keeps the first overflow.
+type flopCalc struct{ err error }
+
+func (c *flopCalc) mul(xs ...int64) int64 {
+	v := int64(1)
+	for _, x := range xs {
+		r, err := units.Mul(v, x)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		v = r
+	}
+	return v
+}
+
+func (c *flopCalc) add(xs ...int64) int64 {
+	var v int64
+	for _, x := range xs {
+		r, err := units.Add(v, x)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		v = r
+	}
+	return v
+}
