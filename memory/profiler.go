@@ -1,0 +1,83 @@
+package memory
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// This file turns the model's allocated bytes into what a profiler and
+// nvidia-smi report. Three layers, each explicit:
+//
+//	allocated  the tensors alive (torch.cuda.max_memory_allocated)
+//	reserved   allocated plus what PyTorch's caching allocator holds in
+//	           cached, partly used segments (max_memory_reserved; what
+//	           torchtitan prints as "memory")
+//	device     reserved plus memory outside the allocator: the CUDA
+//	           context and NCCL's buffers (nvidia-smi)
+
+// DefaultCUDAContext is the CUDA context of a PyTorch process with lazy
+// module loading (CUDA ≥ 11.7, PyTorch's default since 1.13): "around
+// 400MB" (ptrblck, NVIDIA, pytorch/pytorch#109888, 2023-09-23;
+// pytorch/pytorch#86509 measured 287,047,680 B with one small tensor, and
+// 666,632,192 B without lazy loading). It is outside the caching allocator.
+const DefaultCUDAContext int64 = 400_000_000
+
+// NCCLConnectionBuffer is the device memory of one NCCL connection on one
+// channel with the default protocol buffers (NCCL_BUFFSIZE 4 MiB for Simple
+// plus the LL and LL128 buffers): the 10,485,760-byte allocations NCCL logs
+// per channel and peer (NCCL_DEBUG_SUBSYS=ALLOC, NVIDIA/nccl#1685, 8 H100).
+const NCCLConnectionBuffer int64 = 10 * 1 << 20
+
+// DefaultNCCLChannels is the channel count NCCL opens between H100s over
+// NVLink (32, logged in NVIDIA/nccl#1685); DefaultRingConnections is the
+// two connections a ring keeps (to the previous and next rank, "regardless
+// of the scale": sjeaugey in NVIDIA/nccl#864/#986).
+const (
+	DefaultNCCLChannels    = 32
+	DefaultRingConnections = 2
+)
+
+// NCCLBuffers is the device memory of communicators NCCL communicators with
+// channels channels and conns connections each (outside the caching
+// allocator): communicators·channels·conns·NCCLConnectionBuffer. With the
+// defaults, one ring communicator holds 640 MiB.
+func NCCLBuffers(communicators, channels, conns int) (int64, error) {
+	if communicators < 0 || channels < 0 || conns < 0 {
+		return 0, fmt.Errorf("memory: NCCL buffers need counts ≥ 0 (got %d communicators, %d channels, %d connections)", communicators, channels, conns)
+	}
+	v, err := units.Mul(int64(communicators)*int64(channels)*int64(conns), NCCLConnectionBuffer)
+	if err != nil {
+		return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
+	}
+	return v, nil
+}
+
+// DefaultAllocatorOverhead is the fraction by which PyTorch's caching
+// allocator's reserved peak exceeds the allocated peak in a large-model
+// training step: freed blocks stay cached in their segments, and a later
+// request of another size cannot always reuse them (c10/cuda/
+// CUDACachingAllocator.cpp: blocks over 1 MiB are rounded to 2 MiB and
+// split only within their segment). No source publishes both peaks for a
+// run we have, so the default is fitted: it is the value that puts zerosim's
+// reserved peak on torchtitan's Llama 3.1 8B, 8-GPU row (82.4 GiB, Table 1
+// of docs/performance.md at eaea6f6); TestValidation then checks the
+// 128-GPU row with it. memory.allocator_overhead calibrates it.
+const DefaultAllocatorOverhead = 0.10
+
+// Reserved is the caching allocator's reserved peak for an allocated peak:
+// allocated·(1 + overhead), rounded up to the allocator's 2 MiB segment
+// granularity.
+func Reserved(allocated int64, overhead float64) (int64, error) {
+	if allocated < 0 || overhead < 0 || math.IsNaN(overhead) || math.IsInf(overhead, 0) {
+		return 0, fmt.Errorf("memory: reserved needs allocated ≥ 0 and a finite overhead ≥ 0 (got %d, %g)", allocated, overhead)
+	}
+	r := math.Ceil(float64(allocated) * (1 + overhead))
+	if r > math.MaxInt64/2 {
+		return 0, fmt.Errorf("memory: reserved peak of %d B with overhead %g overflows", allocated, overhead)
+	}
+	const seg = 2 << 20
+	v := int64(r)
+	return (v + seg - 1) / seg * seg, nil
+}
