@@ -1,0 +1,166 @@
+package zero
+
+import (
+	"fmt"
+	"math"
+)
+
+// This file is the compute-time model per operation class, as pure
+// functions over explicit shapes: weight matmuls (GEMMs) at a size-dependent
+// fraction of the dense peak, attention at its own fraction, and
+// memory-bound work (norms, activations, residuals, the optimizer) as a
+// roofline on HBM bandwidth. Costs applies it to a scenario's layers.
+
+// Efficiency holds the fraction of the hardware each class reaches.
+type Efficiency struct {
+	// GEMM is the fraction of the dense peak a large weight matmul reaches
+	// (training.compute_efficiency; what calibration fits).
+	GEMM float64
+	// Attention is the fraction of the dense peak the fused attention
+	// kernel reaches.
+	Attention float64
+	// HBM is the fraction of the HBM bandwidth memory-bound kernels reach.
+	HBM float64
+}
+
+// Defaults, each from a published measurement:
+//
+//   - DefaultGEMMEfficiency: cuBLAS bf16 GEMMs of training sizes reach about
+//     80 % of the dense peak on H100 when nothing runs beside them (NVIDIA
+//     developer forum, "Compute-Communication Overlap Causes Severe GEMM
+//     Performance Degradation because of Tail Effect", 2025: "~80%" MFU for
+//     the standalone GEMM); calibration replaces it per cluster.
+//   - DefaultAttentionEfficiency: FlashAttention-2 reaches "50-73% of the
+//     theoretical maximum FLOPs/s on A100" (Dao 2023, arXiv 2307.08691,
+//     abstract); the middle, 0.6, for forward and backward.
+//   - DefaultHBMEfficiency: a read kernel on an A100-80GB SXM reaches 1.80
+//     of 2.04 TB/s, 88 %, and "the maximum memory bandwidth achieved by any
+//     kernel was around 90%" (NVIDIA developer forum, "Trouble to Reach Peak
+//     Bandwidth of A100", 2025, citing a GTC talk); 0.88.
+const (
+	DefaultGEMMEfficiency      = 0.8
+	DefaultAttentionEfficiency = 0.6
+	DefaultHBMEfficiency       = 0.88
+)
+
+// GPUShape is what the GEMM model needs of a GPU: dense peak (FLOP/s), HBM
+// bandwidth (B/s) and the number of streaming multiprocessors.
+type GPUShape struct {
+	Peak, HBM float64
+	SMs       int
+}
+
+// SMCount returns the streaming multiprocessors of the GPU presets
+// (A100 SXM4: 108; H100 SXM5: 132; V100: 80; RTX 4090: 128; from NVIDIA's
+// architecture whitepapers), 0 when unknown (no wave quantization).
+func SMCount(gpu string) int {
+	switch gpu {
+	case "A100-40GB", "A100-80GB":
+		return 108
+	case "H100-80GB":
+		return 132
+	case "V100-16GB", "V100-32GB":
+		return 80
+	case "RTX4090":
+		return 128
+	}
+	return 0
+}
+
+// GEMM tile of the large-matmul kernels cuBLAS picks for bf16 on
+// A100/H100 (256×128 output tiles per thread block; NVIDIA, "Matrix
+// Multiplication Background User's Guide", §"Tile quantization" and "Wave
+// quantization", docs.nvidia.com/deeplearning/performance).
+const tileM, tileN = 256, 128
+
+// GEMMSeconds is the time of one m×k by k×n matmul in 16 bits: the larger of
+// its FLOPs at the GEMM efficiency scaled by wave quantization (the last
+// wave of tiles occupies only part of the SMs) and its bytes (2·(m·k + k·n
+// + m·n)) at the HBM efficiency. Small micro-batches make m small, the
+// matmul short of a full last wave and memory-bound sooner.
+func GEMMSeconds(m, n, k int64, g GPUShape, e Efficiency) (float64, error) {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return 0, nil
+	}
+	if g.Peak <= 0 || g.HBM <= 0 || e.GEMM <= 0 || e.HBM <= 0 {
+		return 0, fmt.Errorf("zero: GEMM time needs a peak, an HBM bandwidth and efficiencies > 0")
+	}
+	flops := 2 * float64(m) * float64(n) * float64(k)
+	quant := 1.0
+	if g.SMs > 0 {
+		tiles := math.Ceil(float64(m)/tileM) * math.Ceil(float64(n)/tileN)
+		waves := math.Ceil(tiles / float64(g.SMs))
+		quant = tiles / (waves * float64(g.SMs))
+	}
+	compute := flops / (g.Peak * e.GEMM * quant)
+	bytes := 2 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
+	return max(compute, bytes/(g.HBM*e.HBM)), nil
+}
+
+// gemmShape is one weight matmul of a block: t×k input by k×n weight.
+type gemmShape struct{ n, k int64 }
+
+// blockGEMMs lists a block's weight matmuls (per token row): the attention
+// projections and the MLP (gpt: fc1, fc2; llama: w1, w3, w2).
+func blockGEMMs(d FLOPDims) []gemmShape {
+	qw, kv := d.Heads*d.HeadDim, d.KVHeads*d.HeadDim
+	var gs []gemmShape
+	if d.Arch == "llama" {
+		gs = append(gs, gemmShape{qw, d.Hidden}, gemmShape{kv, d.Hidden}, gemmShape{kv, d.Hidden})
+	} else {
+		gs = append(gs, gemmShape{qw + 2*kv, d.Hidden})
+	}
+	gs = append(gs, gemmShape{d.Hidden, qw}, gemmShape{d.FFN, d.Hidden})
+	if d.Arch == "llama" {
+		gs = append(gs, gemmShape{d.FFN, d.Hidden})
+	}
+	return append(gs, gemmShape{d.Hidden, d.FFN})
+}
+
+// BlockSeconds is one block's forward and backward compute time: its GEMMs
+// (forward t×k·k×n; backward the input gradient t×n·n×k and the weight
+// gradient k×t·t×n), its attention FLOPs (backward 2.5× forward:
+// FlashAttention-2's backward runs five matmuls to the forward's two, Dao
+// 2023 §3.1) at the attention efficiency, and its memory-bound traffic
+// elementwise bytes (forward; backward twice that) at the HBM efficiency.
+// recompute is the forward work rerun in backward (see RecomputeFLOPs),
+// charged at the GEMM rate of the block's forward.
+func BlockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd float64, err error) {
+	if err := d.fill(); err != nil {
+		return 0, 0, err
+	}
+	if e.Attention <= 0 {
+		return 0, 0, fmt.Errorf("zero: attention efficiency must be > 0")
+	}
+	t := d.Seq * d.Batch
+	var fwdGEMM float64
+	for _, s := range blockGEMMs(d) {
+		f, err := GEMMSeconds(t, s.n, s.k, g, e)
+		if err != nil {
+			return 0, 0, err
+		}
+		dg, err := GEMMSeconds(t, s.k, s.n, g, e)
+		if err != nil {
+			return 0, 0, err
+		}
+		wg, err := GEMMSeconds(s.k, s.n, t, g, e)
+		if err != nil {
+			return 0, 0, err
+		}
+		fwdGEMM += f
+		bwd += dg + wg
+	}
+	f, err := BlockForwardFLOPs(d)
+	if err != nil {
+		return 0, 0, err
+	}
+	att := float64(f.Attention) / (g.Peak * e.Attention)
+	mem := float64(elementwise) / (g.HBM * e.HBM)
+	fwd = fwdGEMM + att + mem
+	bwd += 2.5*att + 2*mem
+	if recompute > 0 && f.GEMM > 0 {
+		// Recomputed work at the forward's average rate per FLOP.
+		bwd += float64(recompute) * fwd / float64(f.Total())
+	}
+	return fwd, bwd, nil
+}
