@@ -82,6 +82,8 @@ type executor struct {
 	// rank never overlap); done[r] finishes it, one closure per rank.
 	computing []int32
 	done      []func()
+	// inter slows compute while collectives run (nil: no interference).
+	inter *interference
 
 	// Scratch reused across ranks by the per-rank analyses.
 	memScratch              []timedEvent
@@ -337,6 +339,10 @@ func (e *executor) begin(r int, t int32) {
 			panic("zero: two compute tasks at once on one rank")
 		}
 		e.computing[r] = t
+		if e.inter != nil {
+			e.startCompute(r, d)
+			return
+		}
 		e.clk.After(d, e.done[r])
 		return
 	}
@@ -348,6 +354,7 @@ func (e *executor) begin(r int, t int32) {
 	}
 	for _, m := range sim {
 		e.started(m, t, now)
+		e.commDelta(m, 1)
 	}
 	w := 1
 	if e.symmetric {
@@ -357,6 +364,9 @@ func (e *executor) begin(r int, t int32) {
 		}
 	}
 	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w}, func() {
+		for _, m := range sim {
+			e.commDelta(m, -1)
+		}
 		for _, m := range sim {
 			e.finish(m, t)
 		}

@@ -248,6 +248,9 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if s.Offload.Any() {
 		ex.host = newHostNet(eng, s)
 	}
+	if slow := computeInterference(s); slow > 0 {
+		ex.inter = newInterference(reps, slow)
+	}
 	err = ex.run()
 	if net.err != nil {
 		return nil, net.err // a collective that could not start is the cause of any stall
