@@ -99,3 +99,23 @@ func TestEveryNth(t *testing.T) {
 		t.Error("n ≤ 1 checkpoints every block")
 	}
 }
+
+// TestPlanActivations checks every-Nth-block checkpointing and the head.
+func TestPlanActivations(t *testing.T) {
+	d := BlockDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 11008, Vocab: 32000, LossFP32: true}
+	none, _, _ := BlockActivation(d, PolicyNone)
+	full, fullT, _ := BlockActivation(d, PolicyFull)
+	hs, ht, _ := HeadActivation(d)
+	st, tr, err := PlanActivations(ActivationSpec{Dims: d, Policy: PolicyFull, EveryN: 2,
+		Blocks: []bool{false, true, true, true, true, false}, Head: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{0, none, full, none, full, hs}
+	wantT := []int64{0, 0, fullT, 0, fullT, ht}
+	for u := range want {
+		if st[u] != want[u] || tr[u] != wantT[u] {
+			t.Errorf("unit %d: %d/%d, want %d/%d", u, st[u], tr[u], want[u], wantT[u])
+		}
+	}
+}
