@@ -3,6 +3,8 @@ package zero
 import (
 	"math"
 	"testing"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestBlockForwardFLOPs checks the GPT block against Narayanan et al. 2021
@@ -55,5 +57,33 @@ func TestModelFLOPsPerToken(t *testing.T) {
 		if math.Abs(mfu-c.wantM) > 0.0006 {
 			t.Errorf("%s: MFU %.4f, published %.4f", c.name, mfu, c.wantM)
 		}
+	}
+}
+
+// TestPlanCompute checks the unit layout: blocks get the block cost (every
+// second one recomputing under EveryN 2), the head unit the LM head once,
+// and the embedding nothing.
+func TestPlanCompute(t *testing.T) {
+	d := FLOPDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Vocab: 32000, Causal: true}
+	spec := ComputeSpec{Dims: d, GPU: GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132},
+		Eff: Efficiency{GEMM: 0.8, Attention: 0.6, HBM: 0.88}, Policy: "full", EveryN: 2,
+		Blocks: []bool{false, true, true, false, false}, Head: 4}
+	u, err := PlanCompute(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := BlockForwardFLOPs(d)
+	if u[0] != (UnitCompute{}) || u[3] != (UnitCompute{}) {
+		t.Errorf("embedding/final norm: %+v %+v, want nothing", u[0], u[3])
+	}
+	if u[1].BwdFLOPs != 2*f.GEMM+f.Attention*5/2 || u[2].BwdFLOPs != u[1].BwdFLOPs+f.Total() {
+		t.Errorf("blocks: bwd %d, %d; want %d and one more forward", u[1].BwdFLOPs, u[2].BwdFLOPs, 2*f.GEMM+f.Attention*5/2)
+	}
+	if want := int64(2 * 4096 * 4096 * 32000); u[4].FwdFLOPs != want || u[4].BwdFLOPs != 2*want {
+		t.Errorf("head: %+v, want forward %d once", u[4], want)
+	}
+	got := Utilize(units.Second, 5762, 16*5762, 6*8030261248+12*32*4096*8192, 0, 989e12)
+	if math.Abs(got.MFU-5762*float64(6*8030261248+12*32*4096*8192)/989e12) > 1e-12 || got.TokensPerGPU != 5762 {
+		t.Errorf("Utilize: %+v", got)
 	}
 }

@@ -1,0 +1,136 @@
+package zero
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// ComputeSpec describes a transformer's compute for PlanCompute: the
+// dimensions, the GPU, the efficiencies, the checkpointing policy and the
+// unit layout (which units are blocks, which carries the output head).
+type ComputeSpec struct {
+	Dims   FLOPDims
+	GPU    GPUShape
+	Eff    Efficiency
+	Policy string
+	// EveryN > 1 checkpoints only every EveryN-th block (see
+	// memory.EveryNth); the others recompute nothing.
+	EveryN int
+	Blocks []bool
+	Head   int // unit of the output projection and loss; −1: none
+	// Elementwise is the forward HBM traffic of one block's memory-bound
+	// ops in bytes (norms, activations, residuals, RoPE); HeadElementwise
+	// the loss's (softmax over the vocabulary).
+	Elementwise, HeadElementwise int64
+}
+
+// UnitCompute is one unit's compute: FLOPs executed in forward and in
+// backward (recompute included) and the seconds they take.
+type UnitCompute struct {
+	FwdFLOPs, BwdFLOPs int64
+	Fwd, Bwd           float64
+}
+
+// PlanCompute returns every unit's compute under spec. Units that are
+// neither blocks nor the head (embedding lookup, final norm) cost nothing
+// here; a block's backward is its input and weight gradients plus the
+// forward work its checkpointing policy reruns.
+func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
+	out := make([]UnitCompute, len(spec.Blocks))
+	f, err := BlockForwardFLOPs(spec.Dims)
+	if err != nil {
+		return nil, err
+	}
+	var re [2]int64
+	if re[1], err = RecomputeFLOPs(spec.Dims, spec.Policy); err != nil {
+		return nil, err
+	}
+	var secs [2][2]float64
+	for i := range re {
+		if secs[i][0], secs[i][1], err = BlockSeconds(spec.Dims, spec.GPU, spec.Eff, spec.Elementwise, re[i]); err != nil {
+			return nil, err
+		}
+	}
+	var c flopCalc
+	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention
+	// (FlashAttention-2 recomputes the scores: five matmuls to two).
+	bwd := c.add(c.mul(2, f.GEMM), f.Attention*5/2)
+	block := 0
+	for u, isBlock := range spec.Blocks {
+		if !isBlock {
+			continue
+		}
+		i := 1
+		if spec.EveryN > 1 && (block+1)%spec.EveryN != 0 {
+			i = 0
+		}
+		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.add(bwd, re[i]), Fwd: secs[i][0], Bwd: secs[i][1]}
+		block++
+	}
+	if spec.Head >= 0 && spec.Dims.Vocab > 0 {
+		if spec.Head >= len(out) {
+			return nil, fmt.Errorf("zero: head unit %d out of range [0, %d)", spec.Head, len(out))
+		}
+		hf, err := HeadForwardFLOPs(spec.Dims)
+		if err != nil {
+			return nil, err
+		}
+		t := spec.Dims.Seq * spec.Dims.Batch
+		fs, err := GEMMSeconds(t, spec.Dims.Vocab, spec.Dims.Hidden, spec.GPU, spec.Eff)
+		if err != nil {
+			return nil, err
+		}
+		dg, _ := GEMMSeconds(t, spec.Dims.Hidden, spec.Dims.Vocab, spec.GPU, spec.Eff)
+		wg, _ := GEMMSeconds(spec.Dims.Hidden, spec.Dims.Vocab, t, spec.GPU, spec.Eff)
+		mem := float64(spec.HeadElementwise) / (spec.GPU.HBM * spec.Eff.HBM)
+		u := &out[spec.Head]
+		u.FwdFLOPs = c.add(u.FwdFLOPs, hf)
+		u.BwdFLOPs = c.add(u.BwdFLOPs, c.mul(2, hf))
+		u.Fwd += fs + mem
+		u.Bwd += dg + wg + 2*mem
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.err)
+	}
+	return out, nil
+}
+
+// seconds converts to a duration, rounded up to a picosecond.
+func seconds(s float64) (units.Duration, error) {
+	ps := math.Ceil(s * float64(units.Second))
+	if math.IsNaN(ps) || ps < 0 || ps > math.MaxInt64/2 {
+		return 0, fmt.Errorf("zero: a compute time of %g s is out of range", s)
+	}
+	return units.Duration(ps), nil
+}
+
+// Utilization is a step's throughput and FLOP utilization per GPU.
+type Utilization struct {
+	// TokensPerStep is micro_batch · seq_len · grad_accum · dp (every
+	// replica's tokens); TokensPerGPU is tokens/s per GPU.
+	TokensPerStep int64
+	TokensPerGPU  float64
+	// MFU is model FLOPs (PaLM: 6·N + 12·L·h·s per token) per second over
+	// the peak; HFU is the FLOPs the GPU executed (recompute and
+	// FlashAttention's backward recomputation included) over the peak.
+	MFU, HFU float64
+}
+
+// Utilize computes Utilization for a step of step seconds in which each GPU
+// processed tokensPerGPU tokens and executed executed FLOPs, with
+// modelFLOPsPerToken from ModelFLOPsPerToken and the GPU's dense peak.
+func Utilize(step units.Duration, tokensPerGPU, tokensPerStep, modelFLOPsPerToken, executed int64, peak float64) Utilization {
+	secs := step.Seconds()
+	if secs <= 0 || peak <= 0 {
+		return Utilization{TokensPerStep: tokensPerStep}
+	}
+	tps := float64(tokensPerGPU) / secs
+	return Utilization{
+		TokensPerStep: tokensPerStep,
+		TokensPerGPU:  tps,
+		MFU:           tps * float64(modelFLOPsPerToken) / peak,
+		HFU:           float64(executed) / secs / peak,
+	}
+}
