@@ -247,6 +247,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	yes, one := true, 1
+	interference, overhead := DefaultComputeInterference, DefaultAllocatorOverhead
 	want := Scenario{
 		Version: 1,
 		Cluster: Cluster{Nodes: 2, GPUsPerNode: 4, GPU: "A100-80GB", GPUMemory: 80 << 30, PeakBF16: 312e12, HBMBandwidth: 2039e9,
@@ -255,10 +256,11 @@ func TestDefaults(t *testing.T) {
 		Model:       s.Model,
 		Parallelism: Parallelism{DP: 8, CP: 1, Stage: 1, K: 1, EP: 1},
 		Training: Training{MicroBatch: 1, GradAccum: 1, ParamDType: "bf16", MasterDType: "fp32", Optimizer: "adam", LR: 1e-3, Beta1: 0.9,
-			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", MFU: 0.5, Steps: 5, Seed: 1, FP8: "none"},
+			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", ComputeEfficiency: 0.8,
+			Attention: "flash", RecomputeEvery: 1, Steps: 5, Seed: 1, FP8: "none"},
 		Communication: Communication{BucketSize: 40_000_000, Algorithm: "auto", Overlap: &yes, PrefetchDepth: &one,
-			MaxInflightAllGathers: 2, Padding: "toy"},
-		Memory: MemoryConfig{Activations: &yes},
+			MaxInflightAllGathers: 2, Padding: "toy", ComputeInterference: &interference},
+		Memory: MemoryConfig{Activations: &yes, AllocatorOverhead: &overhead},
 	}
 	if !reflect.DeepEqual(*s, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", *s, want)

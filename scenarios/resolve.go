@@ -13,7 +13,6 @@ import (
 const (
 	DefaultLayers                = 32
 	DefaultBucketSize            = 40 * units.MB // Megatron-Core's default bucket
-	DefaultMFU                   = 0.5
 	DefaultSteps                 = 5
 	DefaultPrefetchDepth         = 1
 	DefaultMaxInflightAllGathers = 2
@@ -91,7 +90,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 		return l.errPath("version", fmt.Sprintf("version=%d is not supported (use version: 1)", s.Version))
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
-		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveMemory,
+		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
 		l.resolveZeroPP, l.resolveOffload}
 	for _, f := range steps {
 		if err := f(s); err != nil {
@@ -704,7 +703,7 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if err := enum(l, "training.optimizer", &t.Optimizer, OptimizerAdam, OptimizerAdam, OptimizerAdamW); err != nil {
 		return err
 	}
-	if err := enum(l, "training.recompute", &t.Recompute, RecomputeNone, RecomputeNone, RecomputeSelective, RecomputeFull); err != nil {
+	if err := enum(l, "training.recompute", &t.Recompute, RecomputeNone, RecomputeNone, RecomputeSelective, RecomputeOp, RecomputeFull); err != nil {
 		return err
 	}
 	floats := []struct {
@@ -719,7 +718,6 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 		{"beta2", &t.Beta2, 0.999, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.999"},
 		{"eps", &t.Eps, 1e-8, func(v float64) bool { return v > 0 }, "a value > 0 such as 1e-8"},
 		{"weight_decay", &t.WeightDecay, 0, func(v float64) bool { return v >= 0 }, "a value ≥ 0 such as 0.01"},
-		{"mfu", &t.MFU, DefaultMFU, func(v float64) bool { return v > 0 && v <= 1 }, "a fraction in (0, 1] such as 0.5"},
 	}
 	for _, f := range floats {
 		if !l.has("training." + f.key) {

@@ -193,13 +193,29 @@ type Training struct {
 	Beta2       float64   `yaml:"beta2,omitempty"`
 	Eps         float64   `yaml:"eps,omitempty"`
 	WeightDecay float64   `yaml:"weight_decay,omitempty"`
-	// Recompute is none (default), selective or full.
+	// Recompute is none (default), selective (Korthikanti et al. 2022),
+	// op (torchtitan's op-level policy) or full.
 	Recompute Recompute `yaml:"recompute,omitempty"`
 	// FP8 is the fp8 recipe: none (default), te (Transformer Engine) or
 	// torchao (float8 with FSDP2 fp8 all-gather); see FP8TE, FP8TorchAO.
 	FP8 FP8Recipe `yaml:"fp8,omitempty"`
-	// MFU is the fraction of peak FLOPS achieved by compute (default 0.5).
+	// MFU, when given, is the model FLOPs utilization the step must reach
+	// (PaLM's 6N + 12·L·h·s per token over the peak): the replay fits the
+	// compute efficiency to it. Give it or compute_efficiency, not both.
 	MFU float64 `yaml:"mfu,omitempty"`
+	// ComputeEfficiency is the fraction of cluster.peak_bf16 that large
+	// weight matmuls reach (default DefaultComputeEfficiency); attention
+	// and memory-bound work have their own published rates
+	// (zero/efficiency.go).
+	ComputeEfficiency float64 `yaml:"compute_efficiency,omitempty"`
+	// Attention is the attention kernel: flash (default: no s² scores),
+	// sdpa (PyTorch's, with repeat_kv for GQA) or eager.
+	Attention Attention `yaml:"attention,omitempty"`
+	// Dropout is the dropout probability; masks are kept only when > 0.
+	Dropout float64 `yaml:"dropout,omitempty"`
+	// RecomputeEvery applies training.recompute to every N-th block only
+	// (torchtitan's selective_ac_option = N); 1 (default): every block.
+	RecomputeEvery int `yaml:"recompute_every,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
 	Steps int   `yaml:"steps,omitempty"`
 	Seed  int64 `yaml:"seed,omitempty"`
@@ -222,6 +238,9 @@ type Communication struct {
 	// OverlapParamGather overlaps the post-optimizer all-gather with the
 	// next forward (seed 000's pre-hook), stages 1 and 2.
 	OverlapParamGather bool `yaml:"overlap_param_gather,omitempty"`
+	// ComputeInterference is the fraction by which compute slows while a
+	// collective runs on its GPU (default 0.189, Lee et al. 2025).
+	ComputeInterference *float64 `yaml:"compute_interference,omitempty"`
 	// Padding is "toy" (one buffer padded to a multiple of the shard group,
 	// default) or "megatron" (Megatron-Core's param-and-grad buffer rules).
 	Padding Padding `yaml:"padding,omitempty"`
@@ -239,6 +258,9 @@ type MemoryConfig struct {
 	// Activations toggles activation memory (default true when the model
 	// has transformer dimensions).
 	Activations *bool `yaml:"activations,omitempty"`
+	// AllocatorOverhead is the caching allocator's reserved peak over the
+	// allocated peak (default 0.10; see memory/profiler.go).
+	AllocatorOverhead *float64 `yaml:"allocator_overhead,omitempty"`
 }
 
 // N is the size of the ZeRO group, dp·cp.

@@ -36,10 +36,19 @@ func TestResolveGoValue(t *testing.T) {
 	if err := Resolve(s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Parallelism.K != 1 || s.Training.MFU != DefaultMFU || s.Communication.Padding != PaddingToy ||
+	if s.Parallelism.K != 1 || s.Training.ComputeEfficiency != DefaultComputeEfficiency || s.Communication.Padding != PaddingToy ||
 		s.Communication.Algorithm != AlgoAuto || s.Cluster.NICs != NICPerGPU || s.Training.Recompute != RecomputeNone ||
 		!reflect.DeepEqual(s.Cluster.Placement, []Axis{AxisCP, AxisDP}) || len(s.Model.LayerList) != 14 {
 		t.Errorf("defaults not filled: %+v", s)
+	}
+	// A target MFU leaves the efficiency unset, so the scenario resolves
+	// again unchanged.
+	m := *s
+	m.Model.LayerList, m.Training.ComputeEfficiency, m.Training.MFU = nil, 0, 0.4
+	if err := Resolve(&m); err != nil || m.Training.ComputeEfficiency != 0 || m.Training.MFU != 0.4 {
+		t.Errorf("mfu 0.4: %v, efficiency %g", err, m.Training.ComputeEfficiency)
+	} else if err := Resolve(&m); err != nil {
+		t.Errorf("resolving a resolved mfu scenario: %v", err)
 	}
 	for _, tc := range []struct {
 		edit func(*Scenario)
@@ -48,6 +57,7 @@ func TestResolveGoValue(t *testing.T) {
 		{func(s *Scenario) { s.Parallelism.K = 3 }, "scenario: parallelism.k: k=3 does not divide dp·cp=4"},
 		{func(s *Scenario) { s.Communication.Padding = "fancy" }, `communication.padding: padding "fancy" is unknown (use toy or megatron)`},
 		{func(s *Scenario) { s.Training.MFU = 2 }, "training.mfu: mfu=2 is out of range"},
+		{func(s *Scenario) { s.Training.MFU = 0.4 }, "training.mfu: give training.mfu (the model FLOPs utilization to reach) or training.compute_efficiency"},
 		{func(s *Scenario) { s.Model.Layers = MaxLayers + 1 }, "model.layers"},
 	} {
 		c := *s

@@ -1,0 +1,89 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+)
+
+// RecomputeOp is torchtitan's op-level selective checkpointing
+// (training.recompute: op; see memory/tensors.go).
+const RecomputeOp Recompute = "op"
+
+// Attention is the attention kernel (training.attention).
+type Attention string
+
+const (
+	// AttentionFlash is FlashAttention: no s² scores kept, GQA native
+	// (default).
+	AttentionFlash Attention = "flash"
+	// AttentionSDPA is PyTorch's scaled_dot_product_attention after
+	// repeat_kv (torchtitan).
+	AttentionSDPA Attention = "sdpa"
+	// AttentionEager writes softmax(QKᵀ)V out and keeps the s² scores.
+	AttentionEager Attention = "eager"
+)
+
+// Compute-model defaults.
+const (
+	// DefaultComputeEfficiency is the fraction of the dense peak cuBLAS bf16
+	// GEMMs of training sizes reach standalone on H100, about 80 % (NVIDIA
+	// developer forum, "Compute-Communication Overlap Causes Severe GEMM
+	// Performance Degradation because of Tail Effect", 2025).
+	DefaultComputeEfficiency = 0.8
+	// DefaultComputeInterference is the compute slowdown while a collective
+	// runs on the same GPU: 18.9 % on average (Lee et al. 2025, arXiv
+	// 2507.03114).
+	DefaultComputeInterference = 0.189
+	// DefaultAllocatorOverhead is the caching allocator's reserved peak over
+	// the allocated peak (memory/profiler.go explains the fit).
+	DefaultAllocatorOverhead = 0.10
+	maxRecomputeEvery        = 1 << 20
+)
+
+func (l *loader) resolveCompute(s *Scenario) *Error {
+	t := &s.Training
+	if l.has("training.mfu") {
+		if math.IsNaN(t.MFU) || !(t.MFU > 0 && t.MFU <= 1) {
+			return l.errPath("training.mfu", fmt.Sprintf("mfu=%s is out of range (use a fraction in (0, 1] such as 0.4)", fmtFloat(t.MFU)))
+		}
+		if l.has("training.compute_efficiency") {
+			return l.errPath("training.mfu", "give training.mfu (the model FLOPs utilization to reach) or training.compute_efficiency (the fraction of peak matmuls reach), not both")
+		}
+	}
+	switch {
+	case l.has("training.mfu"):
+		// The replay fits the efficiency to the MFU; left unset so that
+		// resolving again keeps one of the two keys.
+	case !l.has("training.compute_efficiency"):
+		t.ComputeEfficiency = DefaultComputeEfficiency
+	case math.IsNaN(t.ComputeEfficiency) || !(t.ComputeEfficiency > 0 && t.ComputeEfficiency <= 1):
+		return l.errPath("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
+	}
+	if err := enum(l, "training.attention", &t.Attention, AttentionFlash, AttentionFlash, AttentionSDPA, AttentionEager); err != nil {
+		return err
+	}
+	if l.has("training.dropout") && (math.IsNaN(t.Dropout) || t.Dropout < 0 || t.Dropout >= 1) {
+		return l.errPath("training.dropout", fmt.Sprintf("dropout=%s is out of range (use a probability in [0, 1) such as 0.1)", fmtFloat(t.Dropout)))
+	}
+	if !l.has("training.recompute_every") {
+		t.RecomputeEvery = 1
+	}
+	if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
+		return err
+	}
+	c := &s.Communication
+	if c.ComputeInterference == nil {
+		c.ComputeInterference = new(float64)
+		*c.ComputeInterference = DefaultComputeInterference
+	} else if v := *c.ComputeInterference; math.IsNaN(v) || v < 0 || v > 10 {
+		return l.errPath("communication.compute_interference", fmt.Sprintf("compute_interference=%s is out of range (use a slowdown fraction in [0, 10] such as 0.189)", fmtFloat(v)))
+	}
+	m := &s.Memory
+	if m.AllocatorOverhead == nil {
+		m.AllocatorOverhead = new(float64)
+		*m.AllocatorOverhead = DefaultAllocatorOverhead
+	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > 10 {
+		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.1)", fmtFloat(v)))
+	}
+	return nil
+}
