@@ -1,6 +1,10 @@
 package memory
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // ActivationSpec describes a model's activations for PlanActivations: the
 // block dimensions, the checkpointing policy, which units are transformer
@@ -59,4 +63,24 @@ func PlanActivations(spec ActivationSpec) (stored, transient []int64, err error)
 		}
 	}
 	return stored, transient, nil
+}
+
+// BlockStyle is the block layout the activation and FLOP models use for a
+// transformer: "gpt" (LayerNorm, GeLU MLP) or "llama" (RMSNorm, gated MLP).
+// A model imported from Hugging Face (arch hf) follows its architecture:
+// GPT-2, OPT, GPT-NeoX and Falcon decoders are GPT-style, the others the
+// importer handles (Llama, Mistral, Mixtral, Qwen, Gemma 2, Phi-3, DeepSeek)
+// have RMSNorm and a gated MLP (scenarios/hf.go hfLlamaLike).
+func BlockStyle(m *scenarios.Model) string {
+	switch m.Arch {
+	case scenarios.ArchLlama:
+		return "llama"
+	case scenarios.ArchHF:
+		switch m.Architecture {
+		case "GPT2LMHeadModel", "OPTForCausalLM", "GPTNeoXForCausalLM", "FalconForCausalLM":
+			return "gpt"
+		}
+		return "llama"
+	}
+	return "gpt"
 }

@@ -1,9 +1,6 @@
 package memory
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // This file derives activation memory tensor by tensor: for one transformer
 // block (and the output head with its loss) it lists every tensor autograd
@@ -241,7 +238,6 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 	if err := d.check(); err != nil {
 		return 0, 0, err
 	}
-	policy = strings.ToLower(policy)
 	ts, err := BlockTensors(d)
 	if err != nil {
 		return 0, 0, err

@@ -25,7 +25,7 @@ func gpt3(nodes int) *scenarios.Scenario {
 	s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: "final_norm", Params: 2 * h})
 	two := 2
 	s.Parallelism = scenarios.Parallelism{DP: nodes * 8, CP: 1, Stage: 3, K: 1}
-	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
+	s.Training = scenarios.Training{MicroBatch: 1, ComputeEfficiency: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "auto", MaxInflightAllGathers: 2, PrefetchDepth: &two}
 	return resolved(s)
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
-// CalibrateEfficiency finds the compute efficiency (training.mfu today: the
-// fraction of cluster.peak_bf16 the GPU's kernels reach) at which Replay
+// CalibrateEfficiency finds the compute efficiency
+// (training.compute_efficiency: the fraction of cluster.peak_bf16 large
+// matmuls reach) at which Replay
 // gives a step of measured, and returns it; s is left as it was. The step
 // time falls monotonically as the efficiency rises (compute times are
 // FLOPs/(peak·efficiency) and communication does not depend on it), so a
@@ -24,10 +25,11 @@ func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol flo
 	if tol <= 0 {
 		tol = 1e-4
 	}
-	saved := s.Training.MFU
-	defer func() { s.Training.MFU = saved }()
+	saved, savedMFU := s.Training.ComputeEfficiency, s.Training.MFU
+	defer func() { s.Training.ComputeEfficiency, s.Training.MFU = saved, savedMFU }()
+	s.Training.MFU = 0
 	step := func(eff float64) (units.Duration, error) {
-		s.Training.MFU = eff
+		s.Training.ComputeEfficiency = eff
 		res, err := Replay(s, Options{})
 		if err != nil {
 			return 0, fmt.Errorf("zero: calibrate at efficiency %.4g: %w", eff, err)
@@ -55,4 +57,44 @@ func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol flo
 		}
 	}
 	return (lo + hi) / 2, nil
+}
+
+// mfuStep is the step time at which a step reaches the model FLOPs
+// utilization mfu: each GPU's tokens times ModelFLOPsPerToken over
+// peak·mfu.
+func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
+	d, ok := flopDims(s)
+	if !ok {
+		return 0, fmt.Errorf("zero: training.mfu needs a transformer with hidden, heads and seq_len (use training.compute_efficiency)")
+	}
+	blocks, _ := blockFlags(s)
+	var layers int64
+	for _, b := range blocks {
+		if b {
+			layers++
+		}
+	}
+	per, err := ModelFLOPsPerToken(s.Model.TotalParams(), layers, d.Hidden, s.Model.SeqLen)
+	if err != nil {
+		return 0, err
+	}
+	tokens := float64(d.Seq * d.Batch)
+	secs := tokens * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
+	return seconds(secs)
+}
+
+// fitMFU sets s's compute efficiency so that the step reaches
+// training.mfu, and clears the target.
+func fitMFU(s *scenarios.Scenario) error {
+	mfu := s.Training.MFU
+	target, err := mfuStep(s, mfu)
+	if err != nil {
+		return err
+	}
+	eff, err := CalibrateEfficiency(s, target, 1e-5)
+	if err != nil {
+		return fmt.Errorf("zero: training.mfu %g cannot be reached: %w", mfu, err)
+	}
+	s.Training.ComputeEfficiency, s.Training.MFU = eff, 0
+	return nil
 }

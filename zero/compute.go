@@ -24,10 +24,16 @@ type LayerCost struct {
 // master, m, v (12); write the bf16 param shard (2).
 const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 
-// Costs derives per-layer forward and backward times from FLOPs: dense
-// 2·params·tokens, plus attention 4·b·s²·h per transformer block, backward =
-// 2× forward, plus one more forward under full recompute; time = FLOPs /
-// (peak·MFU), rounded up to a picosecond. Explicit per-layer times win.
+// Costs derives per-layer forward and backward times. The blocks, output
+// head and embedding of a dense transformer with dimensions go through the
+// per-operation model (PlanCompute: GEMMs at training.compute_efficiency
+// with wave quantization, causal attention at FlashAttention's rate,
+// memory-bound work on HBM; the LM head once, the embedding lookup free;
+// recompute per training.recompute). Everything else — seed 000's MLP, bare
+// parameter counts, MoE units, fp8 recipes, explicit fwd_flops — counts
+// 2·(active) params·tokens, plus attention 4·b·s²·h per block, backward =
+// 2× forward (+1 forward under full recompute), at peak·compute_efficiency
+// (fp8 GEMMs at peak_fp8·compute_efficiency). Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	eff, err := effectiveFLOPS(s)
 	if err != nil {
@@ -44,9 +50,30 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
+	plan, err := planCompute(s)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]LayerCost, len(m.LayerList))
 	for i, l := range m.LayerList {
 		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
+		if plan != nil && plan[i].ok && l.FwdFLOPs == 0 {
+			u := plan[i]
+			c.FwdFLOPs, c.BwdFLOPs, c.Fwd, c.Bwd = u.FwdFLOPs, u.BwdFLOPs, l.Fwd, l.Bwd
+			for _, x := range []struct {
+				d    *units.Duration
+				secs float64
+			}{{&c.Fwd, u.Fwd}, {&c.Bwd, u.Bwd}} {
+				if *x.d != 0 {
+					continue
+				}
+				if *x.d, err = seconds(x.secs); err != nil {
+					return nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)", l.Name, err)
+				}
+			}
+			out[i] = c
+			continue
+		}
 		// gemm is the FLOPs of the unit's weight matmuls, which an fp8
 		// recipe runs at the fp8 peak; attention stays in bf16.
 		var gemm int64
@@ -103,7 +130,7 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 			}
 			d, err := units.CheckedMulDivCeil(x.flops-x.f8, int64(units.Second), eff)
 			if err != nil {
-				return nil, fmt.Errorf("zero: layer %q: %d FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and training.mfu)", l.Name, x.flops, eff, units.Duration(math.MaxInt64))
+				return nil, fmt.Errorf("zero: layer %q: %d FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and training.compute_efficiency)", l.Name, x.flops, eff, units.Duration(math.MaxInt64))
 			}
 			if x.f8 > 0 {
 				d8, err := units.CheckedMulDivCeil(x.f8, int64(units.Second), eff8)
@@ -111,7 +138,7 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 					d, err = units.Add(d, d8)
 				}
 				if err != nil {
-					return nil, fmt.Errorf("zero: layer %q: %d fp8 FLOPs at %d FLOP/s take longer than %v (check cluster.peak_fp8 and training.mfu)", l.Name, x.f8, eff8, units.Duration(math.MaxInt64))
+					return nil, fmt.Errorf("zero: layer %q: %d fp8 FLOPs at %d FLOP/s take longer than %v (check cluster.peak_fp8 and training.compute_efficiency)", l.Name, x.f8, eff8, units.Duration(math.MaxInt64))
 				}
 			}
 			*x.d = units.Duration(d)
@@ -133,19 +160,29 @@ func mulChecked(xs ...int64) (int64, error) {
 	return p, nil
 }
 
-// effectiveFLOPS is peak·MFU of the resolved scenario, whole FLOP/s.
+// efficiency is training.compute_efficiency; with training.mfu set it is
+// fitted before any replay (fitMFU), and the default stands in until then.
+func efficiency(s *scenarios.Scenario) float64 {
+	if ce := s.Training.ComputeEfficiency; ce > 0 {
+		return ce
+	}
+	return scenarios.DefaultComputeEfficiency
+}
+
+// effectiveFLOPS is peak·compute_efficiency of the resolved scenario, whole
+// FLOP/s.
 func effectiveFLOPS(s *scenarios.Scenario) (int64, error) {
-	eff := math.Floor(float64(s.Cluster.PeakBF16) * s.Training.MFU)
+	eff := math.Floor(float64(s.Cluster.PeakBF16) * efficiency(s))
 	if eff < 1 || eff > math.MaxInt64/2 {
-		return 0, fmt.Errorf("zero: cluster.peak_bf16 × training.mfu = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after MFU)", eff)
+		return 0, fmt.Errorf("zero: cluster.peak_bf16 × training.compute_efficiency = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after the efficiency)", eff)
 	}
 	return int64(eff), nil
 }
 
-// effectiveFP8 is peak_fp8 × MFU when training.fp8 is on, else 0. The same
-// MFU applies to fp8 and bf16 GEMMs: an fp8 step is as well fed as a bf16
-// one, which overstates fp8 speedups where the casts and amax reductions
-// (not modelled) cost time.
+// effectiveFP8 is peak_fp8 × compute_efficiency when training.fp8 is on,
+// else 0. The same efficiency applies to fp8 and bf16 GEMMs: an fp8 step is
+// as well fed as a bf16 one, which overstates fp8 speedups where the casts
+// and amax reductions (not modelled) cost time.
 func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 	if s.Training.FP8 == scenarios.FP8None {
 		return 0, nil
@@ -154,9 +191,9 @@ func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 	if peak <= 0 {
 		return 0, fmt.Errorf("zero: training.fp8 %s needs cluster.peak_fp8 > 0", s.Training.FP8)
 	}
-	eff := math.Floor(float64(peak) * s.Training.MFU)
+	eff := math.Floor(float64(peak) * efficiency(s))
 	if eff < 1 || eff > math.MaxInt64/2 {
-		return 0, fmt.Errorf("zero: cluster.peak_fp8 × training.mfu = %g FLOP/s is out of range", eff)
+		return 0, fmt.Errorf("zero: cluster.peak_fp8 × training.compute_efficiency = %g FLOP/s is out of range", eff)
 	}
 	return int64(eff), nil
 }

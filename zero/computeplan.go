@@ -101,7 +101,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 func seconds(s float64) (units.Duration, error) {
 	ps := math.Ceil(s * float64(units.Second))
 	if math.IsNaN(ps) || ps < 0 || ps > math.MaxInt64/2 {
-		return 0, fmt.Errorf("zero: a compute time of %g s is out of range", s)
+		return 0, fmt.Errorf("%g s of compute is longer than %v", s, units.Duration(math.MaxInt64))
 	}
 	return units.Duration(ps), nil
 }

@@ -48,6 +48,9 @@ const (
 type GPUShape struct {
 	Peak, HBM float64
 	SMs       int
+	// GEMMPeak, when > 0, is the peak the weight matmuls run at instead of
+	// Peak (an fp8 recipe: cluster.peak_fp8); attention stays at Peak.
+	GEMMPeak float64
 }
 
 // SMCount returns the streaming multiprocessors of the GPU presets
@@ -92,7 +95,11 @@ func GEMMSeconds(m, n, k int64, g GPUShape, e Efficiency) (float64, error) {
 		waves := math.Ceil(tiles / float64(g.SMs))
 		quant = tiles / (waves * float64(g.SMs))
 	}
-	compute := flops / (g.Peak * e.GEMM * quant)
+	peak := g.Peak
+	if g.GEMMPeak > 0 {
+		peak = g.GEMMPeak
+	}
+	compute := flops / (peak * e.GEMM * quant)
 	bytes := 2 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
 	return max(compute, bytes/(g.HBM*e.HBM)), nil
 }

@@ -112,8 +112,8 @@ func TestTimesBeyondRangeAreErrors(t *testing.T) {
 	for _, tc := range []struct{ set, want string }{
 		{"cluster.inter.bandwidth=1B/s", "the step runs past 9223372.037s, the range of int64 picoseconds (check the link bandwidths and latencies)"},
 		{"cluster.intra.latency=1000000s", "the step runs past 9223372.037s"},
-		{"cluster.hbm_bandwidth=1B/s", "B/s takes longer than 9223372.037s (check cluster.hbm_bandwidth)"},
-		{"cluster.peak_bf16=2", "FLOPs at 1 FLOP/s take longer than 9223372.037s (check cluster.peak_bf16 and training.mfu)"},
+		{"cluster.hbm_bandwidth=1B/s", "of compute is longer than 9223372.037s (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)"},
+		{"cluster.peak_bf16=2", "of compute is longer than 9223372.037s (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)"},
 		{"cluster.gpu_overrides=[{rank: 3, speed: 0.0000001}]", "rank 3: gpu speed 1e-07 is below 1e-6 (use a speed of at least 0.000001)"},
 	} {
 		_, err := Replay(example(t, "default", tc.set), Options{})

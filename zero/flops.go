@@ -70,12 +70,18 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	}
 	mlp := c.mul(mats, d.Hidden, d.FFN)
 	f := BlockFLOPs{GEMM: c.mul(2, t, c.add(proj, mlp))}
+	if c.err != nil {
+		return BlockFLOPs{}, fmt.Errorf("zero: block matmul FLOPs overflow: %w", c.err)
+	}
 	f.Attention = c.mul(4, d.Batch, d.Heads, d.Seq, d.Seq, d.HeadDim)
+	if c.err != nil {
+		return BlockFLOPs{}, fmt.Errorf("zero: attention FLOPs overflow (4·b·a·s²·d for micro_batch %d, seq_len %d): %w", d.Batch, d.Seq, c.err)
+	}
 	if d.Causal {
 		f.Attention /= 2
 	}
-	if c.err != nil {
-		return BlockFLOPs{}, fmt.Errorf("zero: block FLOPs overflow: %w", c.err)
+	if _, err := units.Add(f.GEMM, f.Attention); err != nil {
+		return BlockFLOPs{}, fmt.Errorf("zero: block FLOPs overflow: %w", err)
 	}
 	return f, nil
 }

@@ -182,6 +182,14 @@ func (n *fabricNet) phaseWire(ph Phase, scratch [][topology.NumClasses]int64) (w
 
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
+	if s.Training.MFU > 0 {
+		// training.mfu is a target: fit the efficiency on a copy.
+		c := *s
+		if err := fitMFU(&c); err != nil {
+			return nil, err
+		}
+		s = &c
+	}
 	// The memory report carries the buffer layouts it used: the schedule
 	// takes the same ones instead of building them again.
 	mrep, err := analyze(s, opt.Full)

@@ -22,7 +22,7 @@ func cluster(nodes, gpn, stage, k, layers int) *scenarios.Scenario {
 		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: fmt.Sprintf("block.%d", i), Params: 12*1024*1024 + 13*1024})
 	}
 	s.Parallelism = scenarios.Parallelism{DP: nodes * gpn, CP: 1, Stage: stage, K: k}
-	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
+	s.Training = scenarios.Training{MicroBatch: 1, ComputeEfficiency: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "auto", MaxInflightAllGathers: 2}
 	return resolved(s)
 }

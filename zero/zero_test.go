@@ -29,7 +29,7 @@ func tiny(stage, n, k int) *scenarios.Scenario {
 	}
 	s.Model.Params = 260
 	s.Parallelism = scenarios.Parallelism{DP: n, CP: 1, Stage: stage, K: k}
-	s.Training = scenarios.Training{MicroBatch: 1, MFU: 0.5}
+	s.Training = scenarios.Training{MicroBatch: 1, ComputeEfficiency: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "ring", MaxInflightAllGathers: 2}
 	return resolved(s)
 }
@@ -47,7 +47,7 @@ func mlp(stage, k int, hidden int64, layers int) *scenarios.Scenario {
 		s.Model.LayerList = append(s.Model.LayerList, scenarios.Layer{Name: fmt.Sprintf("layers.%d", i), Params: units.Count(8*hidden*hidden + 5*hidden)})
 	}
 	s.Parallelism = scenarios.Parallelism{DP: 4, CP: 2, Stage: stage, K: k}
-	s.Training = scenarios.Training{MicroBatch: 1024, MFU: 0.5}
+	s.Training = scenarios.Training{MicroBatch: 1024, ComputeEfficiency: 0.5}
 	s.Communication = scenarios.Communication{BucketSize: 40e6, Algorithm: "ring", MaxInflightAllGathers: 2}
 	return resolved(s)
 }

@@ -1,0 +1,126 @@
+package zero
+
+import (
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// flopDims returns the FLOP dimensions of a transformer scenario (ok false
+// for other models or missing dimensions). With context parallelism each
+// rank computes ceil(s/cp) query rows.
+func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
+	m := &s.Model
+	if m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 {
+		return FLOPDims{}, false
+	}
+	cp := int64(s.Parallelism.CP)
+	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch,
+		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
+		Causal: s.Training.Attention != "eager"}, true
+}
+
+// blockFlags marks the transformer blocks and finds the unit that carries
+// the output head: lm_head when the model has one (llama), else the last
+// unit (a tied GPT's output projection runs after its final norm).
+func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
+	m := &s.Model
+	blocks = make([]bool, len(m.LayerList))
+	head = len(m.LayerList) - 1
+	for i, l := range m.LayerList {
+		blocks[i] = l.Block
+		if l.Name == "lm_head" {
+			head = i
+		}
+	}
+	return blocks, head
+}
+
+// unitPlan is one unit's compute from the per-operation model; ok is false
+// for units the model leaves to the FLOP count (MoE, fp8 GEMMs).
+type unitPlan struct {
+	UnitCompute
+	ok bool
+}
+
+// planCompute runs PlanCompute for a transformer scenario, block by block
+// with each block's own dimensions when the scenario knows them
+// (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
+// MoE blocks stay with the FLOP count; under an fp8 recipe the blocks'
+// weight matmuls run at cluster.peak_fp8 (attention, embedding and lm_head
+// in bf16).
+func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
+	base, ok := flopDims(s)
+	if !ok {
+		return nil, nil
+	}
+	blocks, head := blockFlags(s)
+	out := make([]unitPlan, len(blocks))
+	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
+	eff := Efficiency{GEMM: efficiency(s), Attention: DefaultAttentionEfficiency, HBM: DefaultHBMEfficiency}
+	block := 0
+	for u, l := range s.Model.LayerList {
+		switch {
+		case blocks[u]:
+			n := block
+			block++
+			if l.ActiveParams > 0 || (l.Dims != nil && l.Dims.Experts > 0) {
+				continue
+			}
+			g := gpu
+			if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) {
+				g.GEMMPeak = float64(s.Cluster.PeakFP8)
+			}
+			d := base
+			if x := l.Dims; x != nil {
+				if x.Heads > 0 {
+					d.Heads = x.Heads
+				}
+				if x.KVHeads > 0 {
+					d.KVHeads = x.KVHeads
+				}
+				if x.HeadDim > 0 {
+					d.HeadDim = x.HeadDim
+				}
+				if x.FFN > 0 {
+					d.FFN = x.FFN
+				}
+			}
+			ts, err := memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden,
+				Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, FFN: d.FFN, Dropout: s.Training.Dropout > 0,
+				Attention: string(s.Training.Attention)})
+			if err != nil {
+				return nil, err
+			}
+			// Each kept tensor is written once and read once in forward.
+			var elem int64
+			for _, t := range ts {
+				elem += 2 * t.Bytes
+			}
+			// The block's policy: recompute_every = N checkpoints the
+			// N-th, 2N-th, … block only.
+			policy := string(s.Training.Recompute)
+			if e := s.Training.RecomputeEvery; e > 1 && (n+1)%e != 0 {
+				policy = "none"
+			}
+			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem})
+			if err != nil {
+				return nil, err
+			}
+			out[u] = unitPlan{p[0], true}
+		case u == head && base.Vocab > 0:
+			// The loss reads the bf16 logits, writes them in fp32, and
+			// log_softmax reads and writes them again: 14 B per logit.
+			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
+				HeadElementwise: 14 * base.Seq * base.Batch * base.Vocab})
+			if err != nil {
+				return nil, err
+			}
+			out[u] = unitPlan{p[0], true}
+		case l.Name == "embedding":
+			out[u] = unitPlan{ok: true} // a lookup
+		default:
+			out[u] = unitPlan{ok: true} // final norm: memory-bound, negligible
+		}
+	}
+	return out, nil
+}
