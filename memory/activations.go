@@ -69,12 +69,13 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 
 // unitActivations returns the stored and transient (recompute) activation
 // bytes of every unit. Layer.ActivationBytes wins when set. Otherwise
-// kind "transformer" (arch llama too, where the GPT formula is an
-// approximation: LLaMA has no dropout and a gated FFN) applies
-// TransformerActivation to the units the scenario marks as blocks
-// (scenarios.Layer.Block); kind "mlp" applies MLPActivation to every unit
-// with parameters. Other kinds (including seed 002's tiny transformer)
-// derive nothing. memory.activations: false turns everything off.
+// kind "transformer" derives them tensor by tensor for its arch (gpt or
+// llama; PlanActivations: the units the scenario marks as blocks
+// (scenarios.Layer.Block) under training.recompute and recompute_every, the
+// output head and fp32 loss on lm_head or the last unit); kind "mlp"
+// applies MLPActivation to every unit with parameters. Other kinds
+// (including seed 002's tiny transformer) derive nothing.
+// memory.activations: false turns everything off.
 func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err error) {
 	layers := s.Model.LayerList
 	stored = make([]int64, len(layers))
@@ -89,17 +90,37 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 	switch {
 	case m.Kind == scenarios.KindTransformer && m.Hidden > 0 && m.Heads > 0 && m.SeqLen > 0:
 		// Context parallelism splits the sequence over cp ranks; each rank
-		// keeps the activations of its ceil(s/cp) tokens (the attention term
-		// becomes 5·a·(s/cp)²·b, one block of scores at a time).
+		// keeps the activations of its ceil(s/cp) tokens (ring attention
+		// holds one block of keys and values at a time).
 		cp := int64(s.Parallelism.CP)
-		seq := (m.SeqLen + cp - 1) / cp
-		perBlock, perBlockT, err = TransformerActivation(seq, b, m.Hidden, m.Heads, s.Training.Recompute)
+		spec := ActivationSpec{
+			Dims: BlockDims{Arch: m.Arch, Seq: (m.SeqLen + cp - 1) / cp, Batch: b, Hidden: m.Hidden, Heads: m.Heads,
+				KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
+				Attention: string(s.Training.Attention), LossFP32: true},
+			Policy: string(s.Training.Recompute), EveryN: s.Training.RecomputeEvery, Head: len(layers) - 1,
+			Blocks: make([]bool, len(layers)),
+		}
+		for u, l := range layers {
+			spec.Blocks[u] = l.Block
+			if l.Name == "lm_head" {
+				spec.Head = u
+			}
+		}
+		planned, plannedT, err := PlanActivations(spec)
 		if err != nil {
 			return nil, nil, err
 		}
 		for u, l := range layers {
-			blocks[u] = l.Block
+			switch {
+			case l.ActivationBytes > 0:
+				stored[u] = int64(l.ActivationBytes)
+			case l.ActivationBytes < 0:
+				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
+			default:
+				stored[u], transient[u] = planned[u], plannedT[u]
+			}
 		}
+		return stored, transient, nil
 	case m.Kind == scenarios.KindMLP && m.Hidden > 0:
 		perBlock, err = MLPActivation(b*max(m.SeqLen, 1), m.Hidden, m.FFN)
 		if err != nil {

@@ -273,7 +273,13 @@ type Report struct {
 	PeakUnit int `json:"peak_unit"`
 	// PhasePeaks is the total at the peak of every phase, in Phases order.
 	PhasePeaks []PhasePeak `json:"phase_peaks"`
-	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown).
+	// Reserved and Device are the profiler's view of Peak (convention
+	// zerosim only; see ProfilerPeaks): the caching allocator's reserved
+	// peak, and that plus the CUDA context and NCCL's buffers.
+	Reserved int64 `json:"reserved,omitempty"`
+	Device   int64 `json:"device,omitempty"`
+	// Fits reports Device ≤ GPUMemory (Peak ≤ GPUMemory under the seeds'
+	// conventions; false when GPUMemory is unknown).
 	Fits bool `json:"fits"`
 	// NotApplicable is set (and the figures are zero) when an estimator has
 	// no formula for this stage.
@@ -446,10 +452,17 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if c.err != nil {
 		return nil, fmt.Errorf("sizes overflow int64: %w", c.err)
 	}
-	r.Fits = r.GPUMemory > 0 && r.Peak <= r.GPUMemory
-	if r.GPUMemory > 0 && r.Fits && r.Peak > r.GPUMemory/20*19 {
+	need := r.Peak
+	if r.Convention == ConventionZerosim {
+		if r.Reserved, r.Device, err = ProfilerPeaks(s, r.Peak); err != nil {
+			return nil, err
+		}
+		need = r.Device
+	}
+	r.Fits = r.GPUMemory > 0 && need <= r.GPUMemory
+	if r.GPUMemory > 0 && r.Fits && need > r.GPUMemory/20*19 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("peak %s is within 5%% of the GPU memory %s",
-			units.Bytes(r.Peak).IEC(), units.Bytes(r.GPUMemory).IEC()))
+			units.Bytes(need).IEC(), units.Bytes(r.GPUMemory).IEC()))
 	}
 	return r, nil
 }

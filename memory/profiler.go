@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -54,17 +55,18 @@ func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 	return v, nil
 }
 
-// DefaultAllocatorOverhead is the fraction by which PyTorch's caching
-// allocator's reserved peak exceeds the allocated peak in a large-model
-// training step: freed blocks stay cached in their segments, and a later
-// request of another size cannot always reuse them (c10/cuda/
-// CUDACachingAllocator.cpp: blocks over 1 MiB are rounded to 2 MiB and
-// split only within their segment). No source publishes both peaks for a
-// run we have, so the default is fitted: it is the value that puts zerosim's
-// reserved peak on torchtitan's Llama 3.1 8B, 8-GPU row (82.4 GiB, Table 1
-// of docs/performance.md at eaea6f6); TestValidation then checks the
-// 128-GPU row with it. memory.allocator_overhead calibrates it.
-const DefaultAllocatorOverhead = 0.10
+// DefaultAllocatorOverheadFallback is scenarios.DefaultAllocatorOverhead
+// (memory.allocator_overhead's default), the fraction by which PyTorch's
+// caching allocator's reserved peak exceeds the allocated peak in a
+// large-model training step: freed blocks stay cached in their segments,
+// and a later request of another size cannot always reuse them
+// (c10/cuda/CUDACachingAllocator.cpp: blocks over 1 MiB are rounded to
+// 2 MiB and split only within their segment). No source publishes both
+// peaks for a run we have, so the default is fitted: it puts zerosim's
+// reserved peak on torchtitan's Llama 3.1 8B 8-GPU row (82.4 GiB, Table 1
+// of docs/performance.md at eaea6f6); TestValidation checks the 128-GPU row
+// (Table 3) with it.
+const DefaultAllocatorOverheadFallback = scenarios.DefaultAllocatorOverhead
 
 // Reserved is the caching allocator's reserved peak for an allocated peak:
 // allocated·(1 + overhead), rounded up to the allocator's 2 MiB segment
@@ -80,4 +82,41 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 	const seg = 2 << 20
 	v := int64(r)
 	return (v + seg - 1) / seg * seg, nil
+}
+
+// ProfilerPeaks turns the model's peak (which counts memory.runtime_context
+// and memory.nccl_buffers as items when given) into what a profiler and
+// nvidia-smi would show: the caching allocator's reserved peak (the
+// allocated bytes outside those two items, times 1 + memory.
+// allocator_overhead) and the device peak (reserved plus the CUDA context
+// and NCCL's buffers: the items when given, else DefaultCUDAContext and one
+// ring communicator per process group the rank is in: the ZeRO group, plus
+// the inter-group one when K > 1).
+func ProfilerPeaks(s *scenarios.Scenario, peak int64) (reserved, device int64, err error) {
+	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
+	overhead := DefaultAllocatorOverheadFallback
+	if o := s.Memory.AllocatorOverhead; o != nil {
+		overhead = *o
+	}
+	if reserved, err = Reserved(max(peak-ctx-nccl, 0), overhead); err != nil {
+		return 0, 0, err
+	}
+	if ctx == 0 {
+		ctx = DefaultCUDAContext
+	}
+	if nccl == 0 {
+		comms := 1
+		if s.Parallelism.K > 1 {
+			comms++
+		}
+		if nccl, err = NCCLBuffers(comms, DefaultNCCLChannels, DefaultRingConnections); err != nil {
+			return 0, 0, err
+		}
+	}
+	var c calc
+	device = c.add(reserved, ctx, nccl)
+	if c.err != nil {
+		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.err)
+	}
+	return reserved, device, nil
 }

@@ -36,7 +36,7 @@ const (
 	DefaultComputeInterference = 0.189
 	// DefaultAllocatorOverhead is the caching allocator's reserved peak over
 	// the allocated peak (memory/profiler.go explains the fit).
-	DefaultAllocatorOverhead = 0.10
+	DefaultAllocatorOverhead = 0.175
 	maxRecomputeEvery        = 1 << 20
 )
 
@@ -83,7 +83,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		m.AllocatorOverhead = new(float64)
 		*m.AllocatorOverhead = DefaultAllocatorOverhead
 	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > 10 {
-		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.1)", fmtFloat(v)))
+		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.175)", fmtFloat(v)))
 	}
 	return nil
 }

@@ -259,7 +259,7 @@ type MemoryConfig struct {
 	// has transformer dimensions).
 	Activations *bool `yaml:"activations,omitempty"`
 	// AllocatorOverhead is the caching allocator's reserved peak over the
-	// allocated peak (default 0.10; see memory/profiler.go).
+	// allocated peak (default 0.175; see memory/profiler.go).
 	AllocatorOverhead *float64 `yaml:"allocator_overhead,omitempty"`
 }
 

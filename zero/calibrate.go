@@ -59,13 +59,13 @@ func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol flo
 	return (lo + hi) / 2, nil
 }
 
-// mfuStep is the step time at which a step reaches the model FLOPs
-// utilization mfu: each GPU's tokens times ModelFLOPsPerToken over
-// peak·mfu.
-func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
+// modelFLOPsPerToken is ModelFLOPsPerToken for a transformer scenario
+// (every parameter, its blocks, hidden and full sequence); ok false for
+// other models.
+func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 	d, ok := flopDims(s)
 	if !ok {
-		return 0, fmt.Errorf("zero: training.mfu needs a transformer with hidden, heads and seq_len (use training.compute_efficiency)")
+		return 0, false, nil
 	}
 	blocks, _ := blockFlags(s)
 	var layers int64
@@ -75,11 +75,28 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 		}
 	}
 	per, err := ModelFLOPsPerToken(s.Model.TotalParams(), layers, d.Hidden, s.Model.SeqLen)
+	return per, err == nil, err
+}
+
+// tokensPerGPU is the tokens one GPU processes per micro-step: its
+// micro-batch of ceil(seq/cp) tokens per sequence.
+func tokensPerGPU(s *scenarios.Scenario) int64 {
+	cp := int64(max(s.Parallelism.CP, 1))
+	return max(s.Training.MicroBatch, 1) * ((max(s.Model.SeqLen, 1) + cp - 1) / cp)
+}
+
+// mfuStep is the step time at which a step reaches the model FLOPs
+// utilization mfu: each GPU's tokens times ModelFLOPsPerToken over
+// peak·mfu.
+func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
+	per, ok, err := modelFLOPsPerToken(s)
 	if err != nil {
 		return 0, err
 	}
-	tokens := float64(d.Seq * d.Batch)
-	secs := tokens * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
+	if !ok {
+		return 0, fmt.Errorf("zero: training.mfu needs a transformer with hidden, heads and seq_len (use training.compute_efficiency)")
+	}
+	secs := float64(tokensPerGPU(s)) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
 	return seconds(secs)
 }
 

@@ -46,8 +46,14 @@ type Result struct {
 	PeakMemory  []int64
 	// Host is the host side of one rank's step under offload (offload.go);
 	// nil without offload.
-	Host     *HostStats
-	Warnings []string
+	Host *HostStats
+	// ReservedPeak and DevicePeak are the busiest rank's peak as PyTorch's
+	// caching allocator reserves it and as nvidia-smi shows it
+	// (memory.ProfilerPeaks).
+	ReservedPeak, DevicePeak int64
+	// Utilization is tokens per step, tokens/s per GPU, MFU and HFU.
+	Utilization Utilization
+	Warnings    []string
 	// Tokens is the number of tokens one optimizer step trains: micro_batch
 	// · grad_accum · dp sequences of seq_len tokens (cp ranks share a
 	// sequence).

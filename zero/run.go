@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
@@ -312,7 +313,36 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 			res.PeakMemory[r] = ex.peakMemory(r, mev, mrest)
 		}
 	}
+	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaks(s, slices.Max(res.PeakMemory)); err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	if res.Utilization, err = utilization(s, res.StepTime); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// utilization is the step's throughput and FLOP utilization per GPU.
+func utilization(s *scenarios.Scenario, step units.Duration) (Utilization, error) {
+	costs, err := Costs(s)
+	if err != nil {
+		return Utilization{}, err
+	}
+	var c flopCalc
+	var executed int64
+	for _, l := range costs {
+		executed = c.add(executed, l.FwdFLOPs, l.BwdFLOPs)
+	}
+	per, _, err := modelFLOPsPerToken(s)
+	if err != nil {
+		return Utilization{}, err
+	}
+	tok := tokensPerGPU(s)
+	perStep := c.mul(tok, int64(s.N()))
+	if c.err != nil {
+		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.err)
+	}
+	return Utilize(step, tok, perStep, per, executed, float64(s.Cluster.PeakBF16)), nil
 }
 
 // result assembles the Result after a run.

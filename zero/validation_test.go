@@ -85,11 +85,6 @@ func loadValidation(t *testing.T, base string) (validationSource, []byte) {
 	return src, tmpl
 }
 
-// tokensPerGPU is the throughput per GPU of one replayed step.
-func tokensPerGPU(s *scenarios.Scenario, step units.Duration) float64 {
-	return float64(s.Training.MicroBatch*s.Model.SeqLen) / step.Seconds()
-}
-
 // TestValidation calibrates the compute efficiency on the first row of each
 // published source in ../testdata/validation, predicts every other row with
 // it and writes the comparison to ../docs/validation.md (a golden: -update
@@ -165,18 +160,16 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte)
 				t.Fatalf("%s row %d: %v", name, i, err)
 			}
 		}
-		s.Training.MFU = eff
+		s.Training.ComputeEfficiency = eff
 		res, err := Replay(s, Options{})
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
-		c := validationCase{row: r, calibrated: i == 0, tokens: tokensPerGPU(s, res.StepTime), memoryErr: math.NaN()}
+		c := validationCase{row: r, calibrated: i == 0, tokens: res.Utilization.TokensPerGPU, memoryErr: math.NaN()}
 		c.tokenErr = c.tokens/r.TokensPerGPU - 1
-		var peak int64
-		for _, p := range res.PeakMemory {
-			peak = max(peak, p)
-		}
-		c.peakGiB = float64(peak) / float64(units.GiB)
+		// Published memory is the caching allocator's reserved peak
+		// (torchtitan: max_reserved).
+		c.peakGiB = float64(res.ReservedPeak) / float64(units.GiB)
 		if r.MemoryGiB > 0 {
 			c.memoryErr = c.peakGiB/r.MemoryGiB - 1
 		}
