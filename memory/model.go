@@ -278,8 +278,8 @@ type Report struct {
 	// peak, and that plus the CUDA context and NCCL's buffers.
 	Reserved int64 `json:"reserved,omitempty"`
 	Device   int64 `json:"device,omitempty"`
-	// Fits reports Device ≤ GPUMemory (Peak ≤ GPUMemory under the seeds'
-	// conventions; false when GPUMemory is unknown).
+	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown); a
+	// warning says when Device does not fit.
 	Fits bool `json:"fits"`
 	// NotApplicable is set (and the figures are zero) when an estimator has
 	// no formula for this stage.
@@ -452,17 +452,19 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if c.err != nil {
 		return nil, fmt.Errorf("sizes overflow int64: %w", c.err)
 	}
-	need := r.Peak
+	r.Fits = r.GPUMemory > 0 && r.Peak <= r.GPUMemory
+	if r.GPUMemory > 0 && r.Fits && r.Peak > r.GPUMemory/20*19 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("peak %s is within 5%% of the GPU memory %s",
+			units.Bytes(r.Peak).IEC(), units.Bytes(r.GPUMemory).IEC()))
+	}
 	if r.Convention == ConventionZerosim {
 		if r.Reserved, r.Device, err = ProfilerPeaks(s, r.Peak); err != nil {
 			return nil, err
 		}
-		need = r.Device
-	}
-	r.Fits = r.GPUMemory > 0 && need <= r.GPUMemory
-	if r.GPUMemory > 0 && r.Fits && need > r.GPUMemory/20*19 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("peak %s is within 5%% of the GPU memory %s",
-			units.Bytes(need).IEC(), units.Bytes(r.GPUMemory).IEC()))
+		if r.Fits && r.Device > r.GPUMemory {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the allocated peak fits, but with the caching allocator's reserve, the CUDA context and NCCL's buffers the device needs %s of %s: expect allocator retries or out-of-memory",
+				units.Bytes(r.Device).IEC(), units.Bytes(r.GPUMemory).IEC()))
+		}
 	}
 	return r, nil
 }

@@ -115,6 +115,12 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), exact(r.Peak), peakAt, fitsText(r, u)); err != nil {
 		return err
 	}
+	if r.Reserved > 0 {
+		if _, err := fmt.Fprintf(w, "as a profiler sees it: allocated %s, reserved %s (caching allocator), device %s (+ CUDA context, NCCL buffers)\n",
+			u.format(r.Peak), u.format(r.Reserved), u.format(r.Device)); err != nil {
+			return err
+		}
+	}
 	var phases []string
 	for _, pp := range r.PhasePeaks {
 		if pp.Phase != memory.PhaseRest && r.Estimator == "zerosim" {

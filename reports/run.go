@@ -165,7 +165,22 @@ func (run *Run) Headline() [][2]string {
 		{"tokens/s per GPU", fmt.Sprintf("%s (%s tokens per step: micro-batch %d × %d accumulation × dp %d × %s tokens)",
 			commas(int64(math.Round(r.TokensPerSecPerGPU()))), commas(r.Tokens), s.Training.MicroBatch, max(s.Training.GradAccum, 1),
 			s.Parallelism.DP, commas(s.Model.SeqLen))},
+		{"utilization", utilizationText(r.Utilization)},
 	}
+}
+
+// throughputText is tokens/s per GPU and tokens per step.
+func throughputText(u zero.Utilization) string {
+	return fmt.Sprintf("%s tokens/s per GPU (%s tokens per step)", commas(int64(math.Round(u.TokensPerGPU))), commas(u.TokensPerStep))
+}
+
+// utilizationText is MFU and HFU as percentages of the dense peak.
+func utilizationText(u zero.Utilization) string {
+	hfu := fmt.Sprintf("HFU %.1f %% (FLOPs executed, recompute included)", 100*u.HFU)
+	if u.MFU == 0 {
+		return hfu
+	}
+	return fmt.Sprintf("MFU %.1f %% (model FLOPs 6N + 12·L·h·s per token, PaLM), %s", 100*u.MFU, hfu)
 }
 
 // table is a header and rows of cells, rendered as a terminal table or as
@@ -374,6 +389,10 @@ func (run *Run) peakText() string {
 	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, iec(m.Peak), exact(m.Peak), m.PeakTime, where)
 	if c := int64(run.Scenario.Cluster.GPUMemory); c > 0 {
 		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), iec(c))
+	}
+	if r := run.Result; r.ReservedPeak > 0 {
+		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator), device %s (nvidia-smi: + CUDA context, NCCL buffers)",
+			iec(r.ReservedPeak), iec(r.DevicePeak))
 	}
 	return s
 }

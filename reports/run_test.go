@@ -206,10 +206,11 @@ func TestRunJSONTiny(t *testing.T) {
 	}
 }
 
-// TestRunJSONLarge leaves the spans out above the size limit.
+// TestRunJSONLarge leaves the spans out above the size limit. The memory
+// peaks in the loss's backward on lm_head (fp32 logits and their gradients).
 func TestRunJSONLarge(t *testing.T) {
 	j := exampleRun(t, "default").JSON()
-	if j.Spans != nil || j.CollCount == 0 || len(j.Ranks) != 16 || j.Memory.PeakTaskName != "backward block.31" {
+	if j.Spans != nil || j.CollCount == 0 || len(j.Ranks) != 16 || j.Memory.PeakTaskName != "backward lm_head" {
 		t.Errorf("spans %d, collectives %d, ranks %d, peak task %q", len(j.Spans), j.CollCount, len(j.Ranks), j.Memory.PeakTaskName)
 	}
 }
