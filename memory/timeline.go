@@ -17,7 +17,8 @@ import (
 //	forward, unit u = 0 … L-1:
 //	  stage 3: all-gather   +Gather(v) for v = u … u+d not yet gathered (d = prefetch depth)
 //	  compute               +Activation(u)
-//	  stage 3: release      −Gather(u)
+//	  stage 3: release      −Gather(u) (unless kept across the boundary,
+//	                        communication.boundary, KeptAcrossBoundary)
 //	backward, unit u = L-1 … 0:
 //	  stage 3: all-gather   +Gather(v) for v = u … u−d not yet gathered
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
@@ -345,17 +346,20 @@ func (m *model) buildEvents() {
 			m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[u])
 		}
 	}
+	kept := KeptAcrossBoundary(m.s)
 	for u := range L {
 		for v := u; v <= u+m.prefetch; v++ {
 			gather(PhaseForward, v)
 		}
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation)
 		dequantized(PhaseForward, u)
-		if _, sec := m.zeroPPMemory(u); sec > 0 {
-			m.ev(PhaseForward, u, OpRelease, CompHPZ, sec)
-			secondary = c.add(secondary, sec)
+		if u >= len(kept) || !kept[u] {
+			if _, sec := m.zeroPPMemory(u); sec > 0 {
+				m.ev(PhaseForward, u, OpRelease, CompHPZ, sec)
+				secondary = c.add(secondary, sec)
+			}
+			release(PhaseForward, u)
 		}
-		release(PhaseForward, u)
 	}
 	var shardGrads, transientGrads int64
 	for u := L - 1; u >= 0; u-- {

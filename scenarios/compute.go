@@ -36,7 +36,7 @@ const (
 	DefaultComputeInterference = 0.189
 	// DefaultAllocatorOverhead is the caching allocator's reserved peak over
 	// the allocated peak (memory/profiler.go explains the fit).
-	DefaultAllocatorOverhead = 0.175
+	DefaultAllocatorOverhead = 0.15
 	maxRecomputeEvery        = 1 << 20
 )
 
@@ -72,6 +72,11 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		return err
 	}
 	c := &s.Communication
+	if !l.has("communication.boundary") {
+		c.Boundary = "reshard"
+	} else if err := l.oneOf("communication.boundary", c.Boundary, "reshard", "fsdp1", "fsdp2", "deepspeed"); err != nil {
+		return err
+	}
 	if c.ComputeInterference == nil {
 		c.ComputeInterference = new(float64)
 		*c.ComputeInterference = DefaultComputeInterference
@@ -83,7 +88,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		m.AllocatorOverhead = new(float64)
 		*m.AllocatorOverhead = DefaultAllocatorOverhead
 	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > 10 {
-		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.175)", fmtFloat(v)))
+		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
 	}
 	return nil
 }

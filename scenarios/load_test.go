@@ -106,7 +106,7 @@ func TestLoadErrors(t *testing.T) {
 		{"recompute_every 0", baseYAML + "training:\n  recompute_every: 0\n",
 			"s.yaml:12:3: recompute_every=0 is out of range (use 1 to 1048576)"},
 		{"allocator overhead", baseYAML + "memory:\n  allocator_overhead: -1\n",
-			"s.yaml:12:3: allocator_overhead=-1 is out of range (use a fraction in [0, 10] such as 0.175)"},
+			"s.yaml:12:3: allocator_overhead=-1 is out of range (use a fraction in [0, 10] such as 0.15)"},
 		{"mfu NaN", baseYAML + "training:\n  mfu: .nan\n",
 			"s.yaml:12:8: mfu: .nan is not a finite number (use a decimal such as 0.5)"},
 		{"unknown optimizer", baseYAML + "training:\n  optimizer: sgd\n",

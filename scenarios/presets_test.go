@@ -259,7 +259,7 @@ func TestDefaults(t *testing.T) {
 			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", ComputeEfficiency: 0.8,
 			Attention: "flash", RecomputeEvery: 1, Steps: 5, Seed: 1, FP8: "none"},
 		Communication: Communication{BucketSize: 40_000_000, Algorithm: "auto", Overlap: &yes, PrefetchDepth: &one,
-			MaxInflightAllGathers: 2, Padding: "toy", ComputeInterference: &interference},
+			MaxInflightAllGathers: 2, Padding: "toy", Boundary: "reshard", ComputeInterference: &interference},
 		Memory: MemoryConfig{Activations: &yes, AllocatorOverhead: &overhead},
 	}
 	if !reflect.DeepEqual(*s, want) {

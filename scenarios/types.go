@@ -238,6 +238,10 @@ type Communication struct {
 	// OverlapParamGather overlaps the post-optimizer all-gather with the
 	// next forward (seed 000's pre-hook), stages 1 and 2.
 	OverlapParamGather bool `yaml:"overlap_param_gather,omitempty"`
+	// Boundary is how ZeRO-3 units cross from forward to backward: reshard
+	// (default: every unit gathers again), fsdp1, fsdp2 or deepspeed (see
+	// memory/boundary.go).
+	Boundary string `yaml:"boundary,omitempty"`
 	// ComputeInterference is the fraction by which compute slows while a
 	// collective runs on its GPU (default 0.189, Lee et al. 2025).
 	ComputeInterference *float64 `yaml:"compute_interference,omitempty"`
@@ -259,7 +263,7 @@ type MemoryConfig struct {
 	// has transformer dimensions).
 	Activations *bool `yaml:"activations,omitempty"`
 	// AllocatorOverhead is the caching allocator's reserved peak over the
-	// allocated peak (default 0.175; see memory/profiler.go).
+	// allocated peak (default 0.15; see memory/profiler.go).
 	AllocatorOverhead *float64 `yaml:"allocator_overhead,omitempty"`
 }
 

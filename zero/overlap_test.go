@@ -62,3 +62,46 @@ func TestExposureDegradesGradually(t *testing.T) {
 		})
 	}
 }
+
+// TestBoundary checks each stack's forward/backward boundary on Llama 2 7B
+// at ZeRO-3 over 16 ranks: reshard gathers every unit again in backward;
+// fsdp1 skips the three root units (embedding, final norm, lm_head), fsdp2
+// also the last block, deepspeed every unit whose later parameters (forward
+// and backward) stay under 1e9: lm_head (0), final_norm (2·131,072,000),
+// block.31 (2·131,076,096) and block.30 (2·333,475,840 = 666,951,680), not
+// block.29 (2·535,875,584 > 1e9). Skipping gathers never slows the step.
+func TestBoundary(t *testing.T) {
+	var steps []units.Duration
+	for _, c := range []struct {
+		boundary string
+		skipped  int
+	}{{"reshard", 0}, {"fsdp1", 3}, {"fsdp2", 4}, {"deepspeed", 4}} {
+		s := example(t, "default", "parallelism.zero_stage=3", "communication.boundary="+c.boundary)
+		sc, err := Build(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fwdAG, bwdAG int
+		for _, task := range sc.Tasks {
+			switch task.Phase {
+			case PhaseForwardAG:
+				fwdAG++
+			case PhaseBackwardAG:
+				bwdAG++
+			}
+		}
+		if fwdAG-bwdAG != c.skipped {
+			t.Errorf("%s: %d forward and %d backward all-gathers, want %d fewer in backward", c.boundary, fwdAG, bwdAG, c.skipped)
+		}
+		r, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, r.StepTime)
+	}
+	for i, st := range steps[1:] {
+		if st > steps[0] {
+			t.Errorf("boundary %d: step %v slower than resharding everything (%v)", i+1, st, steps[0])
+		}
+	}
+}

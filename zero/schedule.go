@@ -459,17 +459,29 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 	bwd := make([]int32, L)
 	bwdEnd := int32(-1)
 	var synced []int32
+	// Backward prefetch depth (communication.backward_prefetch_depth) and
+	// the units kept gathered across the forward/backward boundary, which
+	// need no backward all-gather (communication.boundary,
+	// memory.KeptAcrossBoundary).
+	db := d
+	if p := b.s.Communication.BackwardPrefetchDepth; p != nil {
+		db = *p
+	}
+	kept := memory.KeptAcrossBoundary(b.s)
 	for u := L - 1; u >= 0; u-- {
 		var after, afterStart []int32
 		switch {
-		case u+max(d, 1) >= L:
+		case u+max(db, 1) >= L:
 			after = []int32{fwdEnd}
-		case d == 0:
+		case db == 0:
 			after = []int32{bwd[u+1]}
 		default:
-			afterStart = []int32{bwd[u+d]}
+			afterStart = []int32{bwd[u+db]}
 		}
-		ags := gathers(u, PhaseBackwardAG, after, afterStart)
+		ags := after // kept: in order after forward (or the unit before)
+		if u >= len(kept) || !kept[u] {
+			ags = gathers(u, PhaseBackwardAG, after, afterStart)
+		}
 		before := fwdEnd
 		if u+1 < L {
 			before = bwdEnd

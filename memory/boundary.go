@@ -1,0 +1,64 @@
+package memory
+
+import (
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// The forward/backward boundary of ZeRO-3: which units keep their gathered
+// parameters from their forward to their backward instead of releasing
+// them and gathering them again (communication.boundary). Each stack does it
+// its own way:
+//
+//	reshard   every unit releases after forward and gathers again in
+//	          backward (the seeds' schedule; the first backward all-gather
+//	          waits for the end of forward)
+//	fsdp1     PyTorch FSDP (FullyShardedDataParallel) does not free the
+//	          root's parameters after forward "with the intention that they
+//	          are immediately used for backward computation"
+//	          (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard
+//	          at 3ade90a): the units outside the transformer blocks
+//	          (embedding, final norm, output) stay gathered
+//	fsdp2     FSDP2 (fully_shard) sets the root's reshard_after_forward to
+//	          False "as a heuristic since its parameters would typically be
+//	          immediately all-gathered for backward"
+//	          (torch/distributed/_composable/fsdp/fully_shard.py at 012c62d),
+//	          and torchtitan does not reshard the last block either
+//	          ("since FSDP would prefetch it immediately",
+//	          torchtitan/parallelisms/parallelize_llama.py apply_fsdp at
+//	          004b314): the root units and the last block stay gathered
+//	deepspeed DeepSpeed ZeRO-3 traces forward and backward as one module
+//	          sequence and releases a module's parameters only when their
+//	          next use is further than max_reuse_distance parameters away
+//	          (deepspeed/runtime/zero/partitioned_param_coordinator.py
+//	          __params_to_release at 641d86f; stage3_max_reuse_distance
+//	          defaults to 1e9): a unit stays gathered when the parameters
+//	          used between its forward and its backward (every later unit,
+//	          forward and backward: 2·Σ later params) are under 1e9
+const DefaultMaxReuseDistance = 1_000_000_000
+
+// KeptAcrossBoundary marks the units that keep their gathered parameters
+// from forward to backward under s's communication.boundary.
+func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
+	layers := s.Model.LayerList
+	kept := make([]bool, len(layers))
+	switch s.Communication.Boundary {
+	case "fsdp1", "fsdp2":
+		blocks := blockUnits(layers, s.Model.Layers)
+		last := -1
+		for u := range layers {
+			if blocks[u] {
+				last = u
+			}
+		}
+		for u := range layers {
+			kept[u] = !blocks[u] || (s.Communication.Boundary == "fsdp2" && u == last)
+		}
+	case "deepspeed":
+		var later int64
+		for u := len(layers) - 1; u >= 0; u-- {
+			kept[u] = 2*later < DefaultMaxReuseDistance
+			later += int64(layers[u].Params)
+		}
+	}
+	return kept
+}
