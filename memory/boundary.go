@@ -42,18 +42,24 @@ func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
 	layers := s.Model.LayerList
 	kept := make([]bool, len(layers))
 	switch s.Communication.Boundary {
-	case "fsdp1", "fsdp2":
-		blocks := blockUnits(layers, s.Model.Layers)
+	case scenarios.BoundaryFSDP1, scenarios.BoundaryFSDP2:
+		// Without transformer blocks (an MLP, a bare parameter count)
+		// every unit is a wrapped block and the root holds nothing.
+		hasBlocks := false
+		for _, l := range layers {
+			hasBlocks = hasBlocks || l.Block
+		}
 		last := -1
-		for u := range layers {
-			if blocks[u] {
+		for u, l := range layers {
+			if l.Block || !hasBlocks {
 				last = u
 			}
 		}
-		for u := range layers {
-			kept[u] = !blocks[u] || (s.Communication.Boundary == "fsdp2" && u == last)
+		for u, l := range layers {
+			block := l.Block || !hasBlocks
+			kept[u] = !block || (s.Communication.Boundary == scenarios.BoundaryFSDP2 && u == last)
 		}
-	case "deepspeed":
+	case scenarios.BoundaryDeepSpeed:
 		var later int64
 		for u := len(layers) - 1; u >= 0; u-- {
 			kept[u] = 2*later < DefaultMaxReuseDistance

@@ -23,6 +23,17 @@ const (
 	AttentionEager Attention = "eager"
 )
 
+// Boundary is how ZeRO-3 units cross from forward to backward
+// (communication.boundary; memory/boundary.go cites each stack).
+type Boundary string
+
+const (
+	BoundaryReshard   Boundary = "reshard" // default: every unit gathers again
+	BoundaryFSDP1     Boundary = "fsdp1"
+	BoundaryFSDP2     Boundary = "fsdp2"
+	BoundaryDeepSpeed Boundary = "deepspeed"
+)
+
 // Compute-model defaults.
 const (
 	// DefaultComputeEfficiency is the fraction of the dense peak cuBLAS bf16
@@ -72,9 +83,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		return err
 	}
 	c := &s.Communication
-	if !l.has("communication.boundary") {
-		c.Boundary = "reshard"
-	} else if err := l.oneOf("communication.boundary", c.Boundary, "reshard", "fsdp1", "fsdp2", "deepspeed"); err != nil {
+	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryDeepSpeed); err != nil {
 		return err
 	}
 	if c.ComputeInterference == nil {

@@ -241,7 +241,7 @@ type Communication struct {
 	// Boundary is how ZeRO-3 units cross from forward to backward: reshard
 	// (default: every unit gathers again), fsdp1, fsdp2 or deepspeed (see
 	// memory/boundary.go).
-	Boundary string `yaml:"boundary,omitempty"`
+	Boundary Boundary `yaml:"boundary,omitempty"`
 	// ComputeInterference is the fraction by which compute slows while a
 	// collective runs on its GPU (default 0.189, Lee et al. 2025).
 	ComputeInterference *float64 `yaml:"compute_interference,omitempty"`
