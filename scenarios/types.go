@@ -206,7 +206,7 @@ type Training struct {
 	// ComputeEfficiency is the fraction of cluster.peak_bf16 that large
 	// weight matmuls reach (default DefaultComputeEfficiency); attention
 	// and memory-bound work have their own published rates
-	// (zero/efficiency.go).
+	// (zero/efficiency.go, docs/compute-model.md).
 	ComputeEfficiency float64 `yaml:"compute_efficiency,omitempty"`
 	// Attention is the attention kernel: flash (default: no s² scores),
 	// sdpa (PyTorch's, with repeat_kv for GQA) or eager.
