@@ -40,6 +40,12 @@ type RunJSON struct {
 	// Tokens per optimizer step and tokens/s per GPU (3 decimals).
 	TokensPerStep      int64   `json:"tokens_per_step"`
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
+	// Utilization (zero.Utilization) and the busiest rank's peak as the
+	// caching allocator reserves it and as nvidia-smi shows it.
+	MFU               float64 `json:"mfu"`
+	HFU               float64 `json:"hfu"`
+	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
+	DevicePeakBytes   int64   `json:"device_peak_bytes"`
 
 	Ranks       []RankJSON     `json:"ranks"`
 	Straggler   *StragglerJSON `json:"straggler"`
@@ -188,6 +194,7 @@ func (run *Run) JSON() *RunJSON {
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
+		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
 		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
 	j.Host = hostJSON(r.Host)
 	if a := s.Model.ActiveParams(); a != j.Params {
