@@ -20,7 +20,8 @@ import (
 //	  stage 3: release      −Gather(u) (unless kept across the boundary,
 //	                        communication.boundary, KeptAcrossBoundary)
 //	backward, unit u = L-1 … 0:
-//	  stage 3: all-gather   +Gather(v) for v = u … u−d not yet gathered
+//	  stage 3: all-gather   +Gather(v) for v = u … u−d' not yet gathered
+//	                        (d' = backward_prefetch_depth)
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
 //	                        +Recompute(u)
 //	                        −Activation(u) −Recompute(u)  (end of the unit's backward)
@@ -156,6 +157,8 @@ type model struct {
 	notes    []string
 	events   []Event
 	prefetch int
+	// prefetchBwd is the backward prefetch depth.
+	prefetchBwd int
 	// shardGradsPersistent: stage-3 sharded grads live at rest.
 	shardGradsPersistent bool
 	// fp8Unit is each unit's Transformer Engine fp8 weight copy and
@@ -168,7 +171,11 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 		rest: make([]int64, len(componentOrder)), notes: make([]string, len(componentOrder))}
 	m.prefetch = 1
 	if d := s.Communication.PrefetchDepth; d != nil {
-		m.prefetch = max(*d, 0)
+		m.prefetch = *d
+	}
+	m.prefetchBwd = m.prefetch
+	if d := s.Communication.BackwardPrefetchDepth; d != nil {
+		m.prefetchBwd = *d
 	}
 	m.shardGradsPersistent = r.Convention == ConventionSeed002
 	m.fp8Copies()
@@ -363,7 +370,7 @@ func (m *model) buildEvents() {
 	}
 	var shardGrads, transientGrads int64
 	for u := L - 1; u >= 0; u-- {
-		for v := u; v >= u-m.prefetch; v-- {
+		for v := u; v >= u-m.prefetchBwd; v-- {
 			gather(PhaseBackward, v)
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)

@@ -86,6 +86,13 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryDeepSpeed); err != nil {
 		return err
 	}
+	// Unset, backward_prefetch_depth follows prefetch_depth (also after an
+	// edit of prefetch_depth on a resolved scenario).
+	if d := c.BackwardPrefetchDepth; d != nil {
+		if err := l.intRange("communication.backward_prefetch_depth", int64(*d), 0, maxPrefetch); err != nil {
+			return err
+		}
+	}
 	if c.ComputeInterference == nil {
 		c.ComputeInterference = new(float64)
 		*c.ComputeInterference = DefaultComputeInterference

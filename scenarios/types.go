@@ -230,6 +230,10 @@ type Communication struct {
 	Overlap *bool `yaml:"overlap,omitempty"`
 	// PrefetchDepth is how many ZeRO-3 units are gathered ahead (default 1).
 	PrefetchDepth *int `yaml:"prefetch_depth,omitempty"`
+	// BackwardPrefetchDepth is the prefetch depth in backward; nil (unset)
+	// means prefetch_depth. 0 is PyTorch FSDP's BACKWARD_POST: the next
+	// unit's all-gather starts when the current unit's backward ends.
+	BackwardPrefetchDepth *int `yaml:"backward_prefetch_depth,omitempty"`
 	// MaxInflightAllGathers caps concurrent ZeRO-3 all-gathers (default 2).
 	MaxInflightAllGathers int `yaml:"max_inflight_allgathers,omitempty"`
 	// Zero1AllReduce selects seed 001's original ZeRO-1: all-reduce of the
