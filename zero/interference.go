@@ -26,20 +26,35 @@ const DefaultComputeInterference = 0.189
 
 // interference is the per-rank state of the compute task under a varying
 // rate: its nominal work left (ps at full speed), when that was last
-// brought up to date, the number of collectives in flight and a generation
-// that retires superseded completion events (the clock cannot cancel).
+// brought up to date, the number of collectives in flight and when its
+// task is due (the clock cannot cancel a superseded completion event).
 type interference struct {
-	slow    float64 // compute slowdown while communicating (0: off)
-	left    []float64
-	since   []units.Duration
-	active  []int32
-	gen     []uint32
-	pending []func(uint32)
+	slow   float64 // compute slowdown while communicating (0: off)
+	left   []float64
+	since  []units.Duration
+	active []int32
+	// due is when rank r's compute task ends at the current rate, −1 when
+	// none is pending; fire[r] is the rank's one completion callback, which
+	// ignores superseded events (they fire at another time, or after the
+	// task ended) so no closure is allocated per re-timing.
+	due  []units.Duration
+	fire []func()
 }
 
-func newInterference(reps int, slow float64) *interference {
-	return &interference{slow: slow, left: make([]float64, reps), since: make([]units.Duration, reps),
-		active: make([]int32, reps), gen: make([]uint32, reps), pending: make([]func(uint32), reps)}
+func newInterference(e *executor, reps int, slow float64) *interference {
+	in := &interference{slow: slow, left: make([]float64, reps), since: make([]units.Duration, reps),
+		active: make([]int32, reps), due: make([]units.Duration, reps), fire: make([]func(), reps)}
+	for r := range reps {
+		in.due[r] = unset
+		in.fire[r] = func() {
+			if in.due[r] != e.clk.Now() {
+				return // superseded by a re-timing
+			}
+			in.due[r] = unset
+			e.done[r]()
+		}
+	}
+	return in
 }
 
 // factor is the time per unit of nominal work on rank r now.
@@ -61,14 +76,15 @@ func (e *executor) startCompute(r int, d units.Duration) {
 
 func (e *executor) scheduleCompute(r int) {
 	in := e.inter
-	in.gen[r]++
-	g := in.gen[r]
-	d := units.Duration(math.Ceil(in.left[r] * in.factor(r)))
-	e.clk.After(d, func() {
-		if in.gen[r] == g {
-			e.done[r]()
-		}
-	})
+	now := e.clk.Now()
+	// Saturate at the end of int64 picoseconds as the engine does; the
+	// replay reports a step that reaches it as an error.
+	d := units.Duration(math.MaxInt64) - now
+	if f := math.Ceil(in.left[r] * in.factor(r)); f < float64(d) {
+		d = units.Duration(f)
+	}
+	in.due[r] = now + d
+	e.clk.After(d, in.fire[r])
 }
 
 // commDelta records that a collective started (+1) or ended (−1) on rank r

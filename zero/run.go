@@ -258,7 +258,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		ex.host = newHostNet(eng, s)
 	}
 	if slow := computeInterference(s); slow > 0 {
-		ex.inter = newInterference(reps, slow)
+		ex.inter = newInterference(ex, reps, slow)
 	}
 	err = ex.run()
 	if net.err != nil {
