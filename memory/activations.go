@@ -93,31 +93,59 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		// keeps the activations of its ceil(s/cp) tokens (ring attention
 		// holds one block of keys and values at a time).
 		cp := int64(s.Parallelism.CP)
-		spec := ActivationSpec{
-			Dims: BlockDims{Arch: m.Arch, Seq: (m.SeqLen + cp - 1) / cp, Batch: b, Hidden: m.Hidden, Heads: m.Heads,
-				KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
-				Attention: string(s.Training.Attention), LossFP32: true},
-			Policy: string(s.Training.Recompute), EveryN: s.Training.RecomputeEvery, Head: len(layers) - 1,
-			Blocks: make([]bool, len(layers)),
-		}
+		base := BlockDims{Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: b, Hidden: m.Hidden, Heads: m.Heads,
+			KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
+			Attention: string(s.Training.Attention), LossFP32: true}
+		head := len(layers) - 1
 		for u, l := range layers {
-			spec.Blocks[u] = l.Block
 			if l.Name == "lm_head" {
-				spec.Head = u
+				head = u
 			}
 		}
-		planned, plannedT, err := PlanActivations(spec)
-		if err != nil {
-			return nil, nil, err
-		}
+		block := 0
 		for u, l := range layers {
 			switch {
 			case l.ActivationBytes > 0:
 				stored[u] = int64(l.ActivationBytes)
 			case l.ActivationBytes < 0:
 				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
-			default:
-				stored[u], transient[u] = planned[u], plannedT[u]
+			case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.TopK > 0:
+				stored[u], transient[u], err = ExpertActivation(base.Seq, b, l.Dims.TopK, l.Dims.Hidden, l.Dims.ExpertFFN, s.Training.Recompute)
+			case l.Block:
+				// The block's own dimensions when the scenario knows them
+				// (an imported model: head_dim, kv_heads, a dense FFN or
+				// none beside routed experts).
+				d := base
+				if x := l.Dims; x != nil {
+					if x.Heads > 0 {
+						d.Heads = x.Heads
+					}
+					if x.KVHeads > 0 {
+						d.KVHeads = x.KVHeads
+					}
+					d.HeadDim, d.FFN, d.NoFFN = x.HeadDim, x.FFN, x.FFN == 0
+				}
+				policy := string(s.Training.Recompute)
+				if !EveryNth(block, s.Training.RecomputeEvery) {
+					policy = PolicyNone
+				}
+				block++
+				stored[u], transient[u], err = BlockActivation(d, policy)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		if head >= 0 && layers[head].ActivationBytes == 0 {
+			hs, ht, err := HeadActivation(base)
+			if err != nil {
+				return nil, nil, err
+			}
+			var c calc
+			stored[head] = c.add(stored[head], hs)
+			transient[head] = max(transient[head], ht)
+			if c.err != nil {
+				return nil, nil, fmt.Errorf("activation size overflows: %w", c.err)
 			}
 		}
 		return stored, transient, nil

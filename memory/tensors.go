@@ -50,6 +50,9 @@ type BlockDims struct {
 	HeadDim                   int64  // 0 means Hidden/Heads
 	LossFP32                  bool   // the loss upcasts the logits to fp32 (torchtitan, HF)
 	KeepLogitsThroughBackward bool   // the bf16 logits stay referenced through backward (no "del pred")
+	// NoFFN marks a block without a dense MLP (a MoE block whose routed
+	// experts are a unit of their own): its FFN tensors are left out.
+	NoFFN bool
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -78,7 +81,7 @@ func (d *BlockDims) check() error {
 	if d.HeadDim <= 0 {
 		d.HeadDim = d.Hidden / d.Heads
 	}
-	if d.FFN <= 0 {
+	if d.FFN <= 0 && !d.NoFFN {
 		d.FFN = 4 * d.Hidden
 	}
 	if d.Attention == "" {
@@ -185,12 +188,14 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	}
 	norm("ffn norm", false)
 	add("ffn norm output (ffn input)", "mm", "2·t·h", c.mul(2, t, h), false, false)
-	if llama {
+	switch {
+	case d.NoFFN:
+	case llama:
 		add("w1 output (silu input)", "silu", "2·t·f", c.mul(2, t, f), false, true)
 		add("silu output", "mul", "2·t·f", c.mul(2, t, f), false, false)
 		add("w3 output", "mul", "2·t·f", c.mul(2, t, f), false, false)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.mul(2, t, f), false, false)
-	} else {
+	default:
 		add("fc1 output (gelu input)", "gelu", "2·t·f", c.mul(2, t, f), false, true)
 		add("gelu output (fc2 input)", "mm", "2·t·f", c.mul(2, t, f), false, false)
 	}
@@ -213,6 +218,9 @@ func opSavedExtra(d BlockDims) (int64, string) {
 	qw := c.mul(d.Heads, d.HeadDim)
 	kvw := c.mul(d.KVHeads, d.HeadDim)
 	if d.Arch == "llama" {
+		if d.NoFFN {
+			return c.add(c.mul(2, t, qw), c.mul(2, t, kvw)), "wq and wv outputs: 2·t·h + 2·t·kv"
+		}
 		return c.add(c.mul(2, t, qw), c.mul(2, t, kvw), c.mul(2, t, d.Hidden)), "wq, wv and w2 outputs: 2·t·h + 2·t·kv + 2·t·h"
 	}
 	return c.mul(2, t, c.add(qw, c.mul(2, kvw))), "fused qkv output: 2·t·(h + 2·kv)"

@@ -118,9 +118,11 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			out[u] = unitPlan{p[0], true}
 		case l.Name == "embedding":
 			out[u] = unitPlan{ok: true} // a lookup
-		default:
-			out[u] = unitPlan{ok: true} // final norm: memory-bound, negligible
+		case l.Name == "final_norm":
+			out[u] = unitPlan{ok: true} // memory-bound, negligible
 		}
+		// Any other unit (routed experts, custom units) keeps the FLOP
+		// count (ok false).
 	}
 	return out, nil
 }

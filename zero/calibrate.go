@@ -74,7 +74,8 @@ func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 			layers++
 		}
 	}
-	per, err := ModelFLOPsPerToken(s.Model.TotalParams(), layers, d.Hidden, s.Model.SeqLen)
+	// A mixture of experts counts the parameters a token goes through.
+	per, err := ModelFLOPsPerToken(s.Model.ActiveParams(), layers, d.Hidden, s.Model.SeqLen)
 	return per, err == nil, err
 }
 

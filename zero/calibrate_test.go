@@ -49,3 +49,37 @@ func TestMFUTarget(t *testing.T) {
 		t.Errorf("MFU %.4f, want the target 0.45", got)
 	}
 }
+
+// TestMoEComputeAndMFU: routed-expert units keep their FLOP count (top-k
+// active parameters), and MFU counts the active parameters (Mixtral-8x7B:
+// 12.9 B of 46.7 B), so it stays below HFU·(1 + attention share) instead of
+// counting every expert.
+func TestMoEComputeAndMFU(t *testing.T) {
+	s, err := scenarios.LoadFile("../docs/examples/mixtral-8x7b.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var experts int
+	for i, l := range s.Model.LayerList {
+		if l.ActiveParams > 0 {
+			experts++
+			if costs[i].FwdFLOPs != 2*int64(l.ActiveParams)*s.Training.MicroBatch*s.Model.SeqLen || costs[i].Fwd <= 0 {
+				t.Errorf("%s: %d FLOPs in %v, want 2·active·tokens", l.Name, costs[i].FwdFLOPs, costs[i].Fwd)
+			}
+		}
+	}
+	if experts == 0 {
+		t.Fatal("no expert units")
+	}
+	r, err := Replay(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r.Utilization; !(u.MFU > 0 && u.MFU < 1 && u.MFU < 1.5*u.HFU) {
+		t.Errorf("MFU %.3f, HFU %.3f: MFU must count active parameters", u.MFU, u.HFU)
+	}
+}
