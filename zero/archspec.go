@@ -14,7 +14,7 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 		return FLOPDims{}, false
 	}
 	cp := int64(s.Parallelism.CP)
-	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch,
+	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: s.Training.Attention != "eager"}, true
 }
@@ -56,7 +56,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 	blocks, head := blockFlags(s)
 	out := make([]unitPlan, len(blocks))
 	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
-	eff := Efficiency{GEMM: efficiency(s), Attention: DefaultAttentionEfficiency, HBM: DefaultHBMEfficiency}
+	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiency(s.Cluster.GPU), HBM: DefaultHBMEfficiency}
 	block := 0
 	for u, l := range s.Model.LayerList {
 		switch {

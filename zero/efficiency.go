@@ -53,6 +53,23 @@ type GPUShape struct {
 	GEMMPeak float64
 }
 
+// HopperAttentionEfficiency is FlashAttention-2 (and SDPA's flash kernel,
+// which is FlashAttention-2) on H100: "FlashAttention-2 achieves only 35%
+// utilization on the H100 GPU" (Shah et al. 2024, FlashAttention-3, arXiv
+// 2407.08608, abstract).
+const HopperAttentionEfficiency = 0.35
+
+// AttentionEfficiency is the default attention efficiency on a GPU preset:
+// 0.35 on Hopper (FlashAttention-2 does not use its asynchronous tensor
+// cores), DefaultAttentionEfficiency elsewhere.
+func AttentionEfficiency(gpu string) float64 {
+	switch gpu {
+	case "H100-80GB", "H200":
+		return HopperAttentionEfficiency
+	}
+	return DefaultAttentionEfficiency
+}
+
 // SMCount returns the streaming multiprocessors of the GPU presets
 // (A100 SXM4: 108; H100 SXM5: 132; V100: 80; RTX 4090: 128; from NVIDIA's
 // architecture whitepapers), 0 when unknown (no wave quantization).

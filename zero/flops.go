@@ -16,6 +16,10 @@ import (
 type FLOPDims struct {
 	Arch                   string // "gpt" or "llama"
 	Seq, Batch             int64
+	// KVSeq is the key length each query row attends over: the whole
+	// sequence under context parallelism (ring attention: a rank's s/cp
+	// queries against all s keys, Liu et al. 2023), Seq when 0.
+	KVSeq int64
 	Hidden, Heads, KVHeads int64
 	HeadDim, FFN, Vocab    int64
 	// Causal is set when the attention kernel skips the masked upper
@@ -73,9 +77,13 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	if c.err != nil {
 		return BlockFLOPs{}, fmt.Errorf("zero: block matmul FLOPs overflow: %w", c.err)
 	}
-	f.Attention = c.mul(4, d.Batch, d.Heads, d.Seq, d.Seq, d.HeadDim)
+	kvSeq := d.Seq
+	if d.KVSeq > 0 {
+		kvSeq = d.KVSeq
+	}
+	f.Attention = c.mul(4, d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim)
 	if c.err != nil {
-		return BlockFLOPs{}, fmt.Errorf("zero: attention FLOPs overflow (4·b·a·s²·d for micro_batch %d, seq_len %d): %w", d.Batch, d.Seq, c.err)
+		return BlockFLOPs{}, fmt.Errorf("zero: attention FLOPs overflow (4·b·a·s·s_kv·d for micro_batch %d, seq_len %d): %w", d.Batch, kvSeq, c.err)
 	}
 	if d.Causal {
 		f.Attention /= 2

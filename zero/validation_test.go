@@ -32,6 +32,9 @@ type validationRow struct {
 	Layers       int64   `json:"layers"`
 	Heads        int64   `json:"heads"`
 	GPUs         int     `json:"gpus"`
+	DP           int     `json:"dp"` // dp when the row gives cp (else dp = gpus)
+	CP           int     `json:"cp"`
+	SeqLen       int64   `json:"seq_len"`
 	MicroBatch   int64   `json:"micro_batch"`
 	GradAccum    int     `json:"grad_accum"`
 	TokensPerGPU float64 `json:"tokens_per_gpu_per_s"`
@@ -41,13 +44,14 @@ type validationRow struct {
 func (r validationRow) sets(gpusPerNode int) []string {
 	sets := []string{
 		fmt.Sprintf("cluster.nodes=%d", r.GPUs/gpusPerNode),
-		fmt.Sprintf("parallelism.dp=%d", r.GPUs),
+		fmt.Sprintf("parallelism.dp=%d", max(r.DP, r.GPUs/max(r.CP, 1))),
+		fmt.Sprintf("parallelism.cp=%d", max(r.CP, 1)),
 		fmt.Sprintf("training.micro_batch=%d", r.MicroBatch),
 	}
 	for _, d := range []struct {
 		key string
 		v   int64
-	}{{"model.hidden", r.Hidden}, {"model.layers", r.Layers}, {"model.heads", r.Heads}} {
+	}{{"model.hidden", r.Hidden}, {"model.layers", r.Layers}, {"model.heads", r.Heads}, {"model.seq_len", r.SeqLen}} {
 		if d.v > 0 {
 			sets = append(sets, fmt.Sprintf("%s=%d", d.key, d.v))
 		}
@@ -56,6 +60,9 @@ func (r validationRow) sets(gpusPerNode int) []string {
 }
 
 func (r validationRow) name() string {
+	if r.CP > 1 || r.SeqLen > 0 {
+		return fmt.Sprintf("%s, %d GPUs (dp %d, cp %d), seq %d, micro-batch %d, GA %d", r.Model, r.GPUs, r.DP, max(r.CP, 1), r.SeqLen, r.MicroBatch, max(r.GradAccum, 1))
+	}
 	return fmt.Sprintf("%s, %d GPUs, micro-batch %d, GA %d", r.Model, r.GPUs, r.MicroBatch, max(r.GradAccum, 1))
 }
 
@@ -180,7 +187,8 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte)
 		return s
 	}
 	s := load(cal)
-	measured := units.Duration(math.Round(float64(s.Training.MicroBatch*s.Model.SeqLen) / src.Rows[cal].TokensPerGPU * float64(units.Second)))
+	tokens := s.Training.MicroBatch * s.Model.SeqLen / int64(s.Parallelism.CP)
+	measured := units.Duration(math.Round(float64(tokens) / src.Rows[cal].TokensPerGPU * float64(units.Second)))
 	eff, err := CalibrateEfficiency(s, measured, 1e-5)
 	if err != nil {
 		t.Fatalf("%s row %d: %v", name, cal, err)
