@@ -69,10 +69,11 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 
 // unitActivations returns the stored and transient (recompute) activation
 // bytes of every unit. Layer.ActivationBytes wins when set. Otherwise
-// kind "transformer" derives them tensor by tensor for its arch (gpt or
-// llama; PlanActivations: the units the scenario marks as blocks
-// (scenarios.Layer.Block) under training.recompute and recompute_every, the
-// output head and fp32 loss on lm_head or the last unit); kind "mlp"
+// kind "transformer" derives them tensor by tensor for its block style
+// (BlockStyle: gpt or llama; BlockActivation on the units the scenario
+// marks as blocks, scenarios.Layer.Block, under training.recompute and
+// recompute_every; HeadActivation, the output head and fp32 loss, on
+// lm_head or the last unit; ExpertActivation on routed experts); kind "mlp"
 // applies MLPActivation to every unit with parameters. Other kinds
 // (including seed 002's tiny transformer) derive nothing.
 // memory.activations: false turns everything off.

@@ -1,6 +1,10 @@
 package memory
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // TestBlockActivationKorthikanti checks the tensor list against Korthikanti
 // et al. 2022, §4.1 (Eq. 1): a GPT block with dropout and explicit
@@ -100,22 +104,31 @@ func TestEveryNth(t *testing.T) {
 	}
 }
 
-// TestPlanActivations checks every-Nth-block checkpointing and the head.
-func TestPlanActivations(t *testing.T) {
-	d := BlockDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 11008, Vocab: 32000, LossFP32: true}
-	none, _, _ := BlockActivation(d, PolicyNone)
-	full, fullT, _ := BlockActivation(d, PolicyFull)
-	hs, ht, _ := HeadActivation(d)
-	st, tr, err := PlanActivations(ActivationSpec{Dims: d, Policy: PolicyFull, EveryN: 2,
-		Blocks: []bool{false, true, true, true, true, false}, Head: 5})
+// TestUnitActivations checks every-Nth-block checkpointing and the head on
+// a resolved Llama scenario: with recompute full every 2nd block, blocks
+// 1 and 3 (0-based) keep only their input, blocks 0 and 2 everything, and
+// lm_head carries the fp32 loss.
+func TestUnitActivations(t *testing.T) {
+	s := resolved(&scenarios.Scenario{
+		Cluster:     scenarios.Cluster{Nodes: 1, GPUsPerNode: 2, GPU: "H100-80GB"},
+		Model:       scenarios.Model{Kind: "transformer", Arch: "llama", Hidden: 1024, Layers: 4, Heads: 8, KVHeads: 2, FFN: 2816, Vocab: 32000, SeqLen: 2048},
+		Parallelism: scenarios.Parallelism{DP: 2, Stage: 3},
+		Training:    scenarios.Training{MicroBatch: 2, Recompute: "full", RecomputeEvery: 2},
+	})
+	st, tr, err := unitActivations(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int64{0, none, full, none, full, hs}
-	wantT := []int64{0, 0, fullT, 0, fullT, ht}
+	d := BlockDims{Arch: "llama", Seq: 2048, Batch: 2, Hidden: 1024, Heads: 8, KVHeads: 2, FFN: 2816, Vocab: 32000, LossFP32: true, Attention: AttentionFlash}
+	none, _, _ := BlockActivation(d, PolicyNone)
+	full, fullT, _ := BlockActivation(d, PolicyFull)
+	hs, ht, _ := HeadActivation(d)
+	// Units: embedding, block.0 … block.3, final_norm, lm_head.
+	want := []int64{0, none, full, none, full, 0, hs}
+	wantT := []int64{0, 0, fullT, 0, fullT, 0, ht}
 	for u := range want {
 		if st[u] != want[u] || tr[u] != wantT[u] {
-			t.Errorf("unit %d: %d/%d, want %d/%d", u, st[u], tr[u], want[u], wantT[u])
+			t.Errorf("unit %d %s: %d/%d, want %d/%d", u, s.Model.LayerList[u].Name, st[u], tr[u], want[u], wantT[u])
 		}
 	}
 }
