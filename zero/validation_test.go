@@ -113,6 +113,8 @@ func TestValidation(t *testing.T) {
 	b.WriteString("Nothing here is typed by hand.\n")
 	worst, worstMem := 0.0, 0.0
 	worstCase, worstMemCase := "", ""
+	var sharedWorst [2]float64 // without, with gradient accumulation
+	var sharedCase [2]string
 	for _, f := range files {
 		base := strings.TrimSuffix(f, ".json")
 		src, tmpl := loadValidation(t, base)
@@ -134,6 +136,9 @@ func TestValidation(t *testing.T) {
 			if !c.calibrated && math.Abs(c.tokenErr) > math.Abs(worst) {
 				worst, worstCase = c.tokenErr, filepath.Base(base)+": "+c.row.name()
 			}
+			if g := min(max(c.row.GradAccum-1, 0), 1); filepath.Base(base) == "llm-foundry-mpt-a100-40gb" && !c.calibrated && math.Abs(c.tokenErr) > math.Abs(sharedWorst[g]) {
+				sharedWorst[g], sharedCase[g] = c.tokenErr, c.row.name()
+			}
 			if !math.IsNaN(c.memoryErr) && math.Abs(c.memoryErr) > math.Abs(worstMem) {
 				worstMem, worstMemCase = c.memoryErr, filepath.Base(base)+": "+c.row.name()
 			}
@@ -149,7 +154,9 @@ func TestValidation(t *testing.T) {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\nWorst throughput error over the predicted rows: %+.1f %% (%s).\n", 100*worst, worstCase)
+	fmt.Fprintf(&b, "\nShared source (llm-foundry-mpt-a100-40gb), predicted rows without gradient accumulation: worst %+.1f %% (%s); with it: worst %+.1f %% (%s).\n",
+		100*sharedWorst[0], sharedCase[0], 100*sharedWorst[1], sharedCase[1])
+	fmt.Fprintf(&b, "Worst throughput error over the predicted rows: %+.1f %% (%s).\n", 100*worst, worstCase)
 	fmt.Fprintf(&b, "Worst memory error: %+.1f %% (%s).\n", 100*worstMem, worstMemCase)
 	got := b.String()
 	path := "../docs/validation.md"
