@@ -14,12 +14,12 @@ import (
 
 // FLOPDims are the dimensions the FLOP count needs.
 type FLOPDims struct {
-	Arch                   string // "gpt" or "llama"
-	Seq, Batch             int64
+	Arch       string // "gpt" or "llama"
+	Seq, Batch int64
 	// KVSeq is the key length each query row attends over: the whole
 	// sequence under context parallelism (ring attention: a rank's s/cp
 	// queries against all s keys, Liu et al. 2023), Seq when 0.
-	KVSeq int64
+	KVSeq                  int64
 	Hidden, Heads, KVHeads int64
 	HeadDim, FFN, Vocab    int64
 	// Causal is set when the attention kernel skips the masked upper
