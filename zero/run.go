@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
