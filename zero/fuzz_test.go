@@ -64,14 +64,17 @@ func keysYAML(a, b, c, d, e uint64, name string) string {
 		fmt.Fprintf(&y, "  - {name: t, params: %d, tensors: [{name: w, shape: [%d, 64]}, {name: b, shape: [64]}]}\n", 64*(pick(&c, 8)+1)+64, pick(&c, 8)+1)
 	}
 	fmt.Fprintf(&y, "parallelism:\n  dp: %d\n  cp: %d\n  zero_stage: %d\n  k: %d\n", dp, cp, stage, []uint64{1, 2, 4, 3}[pick(&d, 4)])
-	fmt.Fprintf(&y, "training:\n  micro_batch: %d\n  grad_accum: %d\n  param_dtype: bf16\n  master_dtype: fp32\n  optimizer: %s\n  lr: 0.001\n  beta1: 0.9\n  beta2: 0.95\n  eps: 1e-8\n  weight_decay: 0.1\n  recompute: %s\n  mfu: 0.%d\n  steps: %d\n  seed: %d\n",
-		pick(&d, 4)+1, pick(&d, 3)+1, of(&d, "adam", "adamw"), of(&d, "none", "selective", "full"), pick(&d, 9)+1, pick(&d, 3)+1, pick(&d, 100))
+	fmt.Fprintf(&y, "training:\n  micro_batch: %d\n  grad_accum: %d\n  param_dtype: bf16\n  master_dtype: fp32\n  optimizer: %s\n  lr: 0.001\n  beta1: 0.9\n  beta2: 0.95\n  eps: 1e-8\n  weight_decay: 0.1\n  recompute: %s\n  %s: 0.%d\n  steps: %d\n  seed: %d\n",
+		pick(&d, 4)+1, pick(&d, 3)+1, of(&d, "adam", "adamw"), of(&d, "none", "selective", "full", "op"), of(&e, "compute_efficiency", "mfu"), pick(&d, 9)+1, pick(&d, 3)+1, pick(&d, 100))
+	fmt.Fprintf(&y, "  attention: %s\n  dropout: 0.%d\n  recompute_every: %d\n", of(&e, "flash", "sdpa", "eager"), pick(&e, 3), pick(&e, 3)+1)
 	fmt.Fprintf(&y, "communication:\n  bucket_size: %dKiB\n  algorithm: %s\n  overlap: %t\n  prefetch_depth: %d\n  max_inflight_allgathers: %d\n  zero1_allreduce: %t\n  overlap_param_gather: %t\n  padding: %s\n",
 		64*(pick(&d, 64)+1), of(&d, "ring", "hierarchical", "tree", "auto"), pick(&d, 2) == 0, pick(&d, 4), pick(&d, 4)+1, pick(&d, 2) == 0, pick(&d, 2) == 0, of(&d, "toy", "megatron"))
+	fmt.Fprintf(&y, "  boundary: %s\n  backward_prefetch_depth: %d\n  compute_interference: 0.%d\n",
+		of(&e, "reshard", "fsdp1", "fsdp2", "deepspeed"), pick(&e, 3), pick(&e, 5))
 	if stage == 3 && pick(&e, 2) == 0 {
 		fmt.Fprintf(&y, "  zero_quantized_weights: %t\n  zero_hpz_partition_size: %d\n  zero_quantized_gradients: %t\n", pick(&e, 2) == 0, []uint64{0, 1, 2, 4, 8}[pick(&e, 5)], pick(&e, 2) == 0)
 	}
-	fmt.Fprintf(&y, "memory:\n  runtime_context: %dMiB\n  nccl_buffers: %dMiB\n  activations: %t\n", pick(&d, 1024), pick(&d, 1024), pick(&d, 2) == 0)
+	fmt.Fprintf(&y, "memory:\n  runtime_context: %dMiB\n  nccl_buffers: %dMiB\n  activations: %t\n  allocator_overhead: 0.%d\n", pick(&d, 1024), pick(&d, 1024), pick(&d, 2) == 0, pick(&e, 3))
 	return y.String()
 }
 
