@@ -316,6 +316,11 @@ func paretoText(p *sweep.Plan) string {
 			parts = append(parts, fmt.Sprintf("%s → %s (#%d)", gib(r.PeakMemory), tps(r.TokensPerSecPerGPU), i+1))
 		}
 	}
+	// One screen: the three least-memory and the three fastest points; the
+	// table's * and plan.csv mark every point of the front.
+	if len(parts) > 6 {
+		parts = append(append(parts[:3:3], "…"), parts[len(parts)-3:]...)
+	}
 	return strings.Join(parts, ", ")
 }
 

@@ -14,13 +14,16 @@ import (
 // plan --network reports gives a step within the tolerance of the
 // compute-bound time, and at 10 % less bandwidth it does not. Where it says
 // no bandwidth is enough (stages 1 and 2 expose their post-optimizer
-// all-gather, 7.3 % of the step, whatever the network), the step at the
+// all-gather, 7.3 % of the step, and compute slows 18.9 % while their
+// reduce-scatters overlap it, so they stay over 10 %; stage 3's gathers
+// overlap its compute, which runs 18.9 % slower meanwhile — zero's overlap
+// interference — so it stays over 5 % at any bandwidth), the step at the
 // largest bandwidth is indeed over.
 func TestNetworkSearchDefault(t *testing.T) {
 	for _, tc := range []struct {
 		tol     float64
 		reached []int
-	}{{0.05, []int{0, 3}}, {0.10, []int{0, 1, 2, 3}}} {
+	}{{0.05, []int{0}}, {0.10, []int{0, 3}}} {
 		testNetworkSearch(t, tc.tol, tc.reached)
 	}
 }

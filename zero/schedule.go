@@ -585,10 +585,6 @@ func (b *builder) stage3() error {
 	if b.s.Communication.PrefetchDepth != nil {
 		d = *b.s.Communication.PrefetchDepth
 	}
-	db := d
-	if b.s.Communication.BackwardPrefetchDepth != nil {
-		db = *b.s.Communication.BackwardPrefetchDepth
-	}
 	// With one bucket per unit, unit u's buckets (one per group holding it).
 	byUnit := make([][]int, L)
 	for i, bk := range sc.Buckets {

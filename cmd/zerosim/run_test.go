@@ -32,7 +32,7 @@ func TestRunDefault(t *testing.T) {
 		"llama2-7b, 6,738,415,616 params",
 		"symmetric fast path: yes",
 		"# step time 375.922ms",
-		"throughput:          10,896 tokens/s per GPU (65,536 tokens per step)",
+		"tokens/s per GPU:    10,896 (65,536 tokens per step",
 		"utilization:         MFU 51.6 %",
 		"logical/rank (seed accounting)",
 		"backward reduce-scatter",
