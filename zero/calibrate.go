@@ -97,7 +97,7 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("zero: training.mfu needs a transformer with hidden, heads and seq_len (use training.compute_efficiency)")
 	}
-	secs := float64(tokensPerGPU(s)) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
+	secs := float64(tokensPerGPU(s)*max(s.Training.GradAccum, 1)) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
 	return seconds(secs)
 }
 

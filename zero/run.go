@@ -338,7 +338,10 @@ func utilization(s *scenarios.Scenario, step units.Duration) (Utilization, error
 	if err != nil {
 		return Utilization{}, err
 	}
-	tok := tokensPerGPU(s)
+	// A step runs grad_accum micro-steps, each with these tokens and FLOPs.
+	ga := max(s.Training.GradAccum, 1)
+	tok := c.mul(tokensPerGPU(s), ga)
+	executed = c.mul(executed, ga)
 	perStep := c.mul(tok, int64(s.N()))
 	if c.err != nil {
 		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.err)
