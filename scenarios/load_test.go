@@ -59,6 +59,8 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:5:3: gpu \"A200\" is unknown (use V100-16GB, V100-32GB, A100-40GB, A100-80GB, H100-80GB, H200, B200, GB200, MI300X, MI325X, L40S, A10G, L4, RTX4090 or RTX5090, or give gpu_memory, peak_bf16 and hbm_bandwidth)"},
 		{"bad size unit", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_memory: 80XB"),
 			"s.yaml:6:15: gpu_memory: \"80XB\" is not a size (use a size such as 80GiB, 2GB, 512MiB or 4096B)"},
+		{"size not a scalar", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_memory: [80GB]"),
+			"s.yaml:6:15: gpu_memory: expected a size, got a list"},
 		{"negative size", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_memory: -80GB"),
 			"s.yaml:6:15: gpu_memory: \"-80GB\" is negative (a size must be ≥ 0)"},
 		{"size overflow", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_memory: 99999999999PiB"),

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"gopkg.in/yaml.v3"
 )
@@ -49,7 +50,7 @@ func resolved(s *Scenario) (*Scenario, error) {
 	if c.Version == 0 {
 		c.Version = 1 // the only version; a Go value need not spell it
 	}
-	data, err := yaml.Marshal(&c)
+	data, err := yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
 	if err != nil {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot encode the scenario: %v", err)}
 	}
