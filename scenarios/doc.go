@@ -2,7 +2,8 @@
 // strict YAML decoding with file:line:column errors, units, presets (GPUs,
 // links, models), --set overrides, validation, and the embedded examples.
 //
-// Load (and LoadFile) returns a resolved Scenario: presets expanded, defaults
+// ReadInput resolves what a command names (a file, "-" for standard input
+// or an embedded example) and Load returns a resolved Scenario: presets expanded, defaults
 // filled in and Model.LayerList explicit. Every error a file can cause is
 // returned as an *Error whose message is one line, "file:line:col: what is
 // wrong (what is allowed)"; no input panics. Resolve (and Validate) run the

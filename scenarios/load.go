@@ -3,7 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -30,26 +29,6 @@ func Load(file string, data []byte, sets []string) (*Scenario, error) {
 		return nil, e
 	}
 	return s, nil
-}
-
-// LoadFile reads path and loads it with Load; the path names the file in
-// error messages.
-func LoadFile(path string, sets []string) (*Scenario, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, &Error{File: path, Msg: "cannot read the file: " + msg + " (check the path)"}
-	}
-	defer f.Close()
-	data, err := ReadLimited(path, f)
-	if err != nil {
-		return nil, err
-	}
-	return Load(path, data, sets)
 }
 
 // loader holds the state of one Load.

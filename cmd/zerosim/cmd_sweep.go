@@ -79,39 +79,15 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 	return cmd
 }
 
-// loadSource reads FILE ("-" is standard input), or the embedded example of
-// that name when no such file exists (as app.loadScenario does), with the
-// global --set overrides; the bytes are kept so every point or variant
-// loads them again with its own overrides.
+// loadSource reads FILE (see scenarios.ReadInput) with the global --set
+// overrides; the bytes are kept so every point or variant loads them again
+// with its own overrides.
 func loadSource(a *app, arg string) (sweep.Source, error) {
-	sets := a.sets
-	if arg == "-" {
-		data, err := scenarios.ReadLimited("<stdin>", a.in)
-		if err != nil {
-			return sweep.Source{}, err
-		}
-		return sweep.Source{File: "<stdin>", Data: data, Sets: sets}, nil
+	in, err := scenarios.ReadInput(arg, a.in)
+	if err != nil {
+		return sweep.Source{}, err
 	}
-	fh, err := os.Open(arg)
-	if err == nil {
-		defer fh.Close()
-		data, err := scenarios.ReadLimited(arg, fh)
-		if err != nil {
-			return sweep.Source{}, err
-		}
-		return sweep.Source{File: arg, Data: data, Sets: sets}, nil
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		if ex, ok := scenarios.Example(arg); ok {
-			return sweep.Source{File: arg + ".yaml", Data: ex, Sets: sets}, nil
-		}
-	}
-	msg := err.Error()
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		msg = pe.Err.Error()
-	}
-	return sweep.Source{}, &scenarios.Error{File: arg, Msg: "cannot read the file: " + msg + " (check the path, or name an embedded example: zerosim scenarios)"}
+	return sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}, nil
 }
 
 func sweepFormat(format string) sweep.Format {
