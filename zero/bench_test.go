@@ -2,7 +2,10 @@ package zero
 
 import (
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -30,19 +33,55 @@ func gpt3(nodes int) *scenarios.Scenario {
 	return resolved(s)
 }
 
+// benchmarkStep replays s b.N times and reports the ranks, the events per
+// replay and per second, and the peak live heap above the heap before the
+// first replay (sampled every 2 ms, and once more at the end while the last
+// result is still live).
 func benchmarkStep(b *testing.B, s *scenarios.Scenario, opt Options) {
 	b.ReportAllocs()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > peak.Load() {
+			peak.Store(ms.HeapAlloc)
+		}
+	}
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			sample()
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	var events int64
+	var res *Result
 	for b.Loop() {
-		res, err := Replay(s, opt)
+		var err error
+		res, err = Replay(s, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
 		events = res.Events
 	}
+	close(stop)
+	<-sampled
+	sample()
+	runtime.KeepAlive(res)
 	b.ReportMetric(float64(s.N()), "ranks")
 	b.ReportMetric(float64(events), "events/op")
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(peak.Load()-min(peak.Load(), before.HeapAlloc))/(1<<20), "peak-heap-MiB")
 }
 
 // BenchmarkStep175BZeRO3_16k simulates every one of 16,384 ranks.
@@ -55,7 +94,10 @@ func BenchmarkStep175BZeRO3_16kSymmetric(b *testing.B) { benchmarkStep(b, gpt3(2
 func BenchmarkStep_1k(b *testing.B) { benchmarkStep(b, gpt3(128), Options{Full: true}) }
 
 // BenchmarkStepScaling runs the full simulation from 8 to 16,384 ranks,
-// doubling.
+// doubling: how the simulator's time, events and memory grow with the
+// cluster (README "Performance", docs/performance.md "Scaling"). It replaced
+// the `zerosim scaling` command, which measured the same replays once each
+// by hand.
 func BenchmarkStepScaling(b *testing.B) {
 	for nodes := 1; nodes <= 2048; nodes *= 2 {
 		b.Run(fmt.Sprintf("ranks=%d", nodes*8), func(b *testing.B) { benchmarkStep(b, gpt3(nodes), Options{Full: true}) })

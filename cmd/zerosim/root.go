@@ -67,7 +67,7 @@ for bit against unsharded training.`,
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
-			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for run, compare, plan and scaling)", a.outDir, cmd.Name())}
+			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for %s)", a.outDir, cmd.Name(), fileWriters(cmd.Root()))}
 		}
 		switch a.format {
 		case "table", "json", "csv":
@@ -114,4 +114,18 @@ func isUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// fileWriters names the commands that take -o DIR: "run and compare".
+func fileWriters(root *cobra.Command) string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.Annotations[writesFiles] != "" {
+			names = append(names, c.Name())
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
