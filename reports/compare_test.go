@@ -88,7 +88,7 @@ func TestComparePlots(t *testing.T) {
 	if len(general.Categories) != 2 || general.Panels[0].Series[0].Values[0] != float64(c.Variants[0].StepTimePS)/1e9 {
 		t.Errorf("general plot %+v", general)
 	}
-	for _, p := range []*ComparePlot{&c.Plot, &general} {
+	for _, p := range []*comparePlot{&c.Plot, &general} {
 		paths, err := WriteComparePlots(dir, p)
 		if err != nil {
 			t.Fatal(err)

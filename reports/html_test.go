@@ -16,7 +16,7 @@ import (
 func TestRunHTMLSelfContained(t *testing.T) {
 	run := tinyRun(t)
 	var b bytes.Buffer
-	if err := WriteRunHTML(&b, run, nil); err != nil {
+	if err := writeRunHTML(&b, run, nil); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -57,7 +57,7 @@ func TestRunHTMLChromium(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var b bytes.Buffer
-	if err := WriteRunHTML(&b, exampleRun(t, "seed000-k4"), nil); err != nil {
+	if err := writeRunHTML(&b, exampleRun(t, "seed000-k4"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {

@@ -23,21 +23,21 @@ import (
 // (bytes, picoseconds) and the display unit; the structs are the plots'
 // golden artefacts, the images are drawn from them.
 
-// IntSeries is one named series of exact integer values.
-type IntSeries struct {
+// intSeries is one named series of exact integer values.
+type intSeries struct {
 	Name   string  `json:"name"`
 	Values []int64 `json:"values"`
 }
 
-// BarsPlot is a stacked bar chart: one bar per category, the series stacked
+// barsChart is a stacked bar chart: one bar per category, the series stacked
 // in order. Values are in bytes; Unit/Scale is the display unit.
-type BarsPlot struct {
+type barsChart struct {
 	Title      string      `json:"title"`
 	YLabel     string      `json:"y_label"`
 	Unit       string      `json:"unit"`
 	Scale      int64       `json:"scale"`
 	Categories []string    `json:"categories"`
-	Series     []IntSeries `json:"series"`
+	Series     []intSeries `json:"series"`
 	// Capacity, when > 0, is drawn as a horizontal line labelled
 	// CapacityLabel.
 	Capacity      int64  `json:"capacity,omitempty"`
@@ -46,50 +46,50 @@ type BarsPlot struct {
 	TotalLabels bool `json:"total_labels,omitempty"`
 }
 
-// CommPlot is plot 2: the wire bytes of each phase stacked by link class,
+// commChart is plot 2: the wire bytes of each phase stacked by link class,
 // over all ranks and for the busiest rank.
-type CommPlot struct {
-	Title  string     `json:"title"`
-	Panels []BarsPlot `json:"panels"`
+type commChart struct {
+	Title  string      `json:"title"`
+	Panels []barsChart `json:"panels"`
 }
 
-// GanttBar is one interval of a Gantt row, in picoseconds.
-type GanttBar struct {
+// ganttBar is one interval of a Gantt row, in picoseconds.
+type ganttBar struct {
 	Kind  string `json:"kind"`
 	Start int64  `json:"start_ps"`
 	End   int64  `json:"end_ps"`
 }
 
-// GanttRow is one rank and stream.
-type GanttRow struct {
+// ganttRow is one rank and stream.
+type ganttRow struct {
 	Label string     `json:"label"`
-	Bars  []GanttBar `json:"bars"`
+	Bars  []ganttBar `json:"bars"`
 }
 
-// GanttPlot is plot 4: the replayed step, one row per rank and stream,
-// coloured by kind; bars of kind ExposedKind on compute rows mark where the
+// ganttChart is plot 4: the replayed step, one row per rank and stream,
+// coloured by kind; bars of kind exposedKind on compute rows mark where the
 // compute stream is idle while communication runs.
-type GanttPlot struct {
+type ganttChart struct {
 	Title     string     `json:"title"`
 	TimeUnit  string     `json:"time_unit"`
 	TimeScale int64      `json:"time_scale"` // picoseconds per TimeUnit
 	End       int64      `json:"end_ps"`
 	Kinds     []string   `json:"kinds"` // legend order
-	Rows      []GanttRow `json:"rows"`
+	Rows      []ganttRow `json:"rows"`
 }
 
-// ExposedKind and WaitKind label the bands under compute rows of a
-// GanttPlot: exposed communication, and waiting for peers at a collective
+// exposedKind and waitKind label the bands under compute rows of a
+// ganttChart: exposed communication, and waiting for peers at a collective
 // (the compute stream idle while no collective of the rank runs).
 const (
-	ExposedKind = "exposed comm (compute idle)"
-	WaitKind    = "waiting for peers"
+	exposedKind = "exposed comm (compute idle)"
+	waitKind    = "waiting for peers"
 )
 
-// MemoryTimelinePlot is plot 5: one rank's memory over the step, stacked
+// memoryTimelineChart is plot 5: one rank's memory over the step, stacked
 // by component: Values[c][i] holds component c from Times[i] to Times[i+1]
 // (the last segment ends at End).
-type MemoryTimelinePlot struct {
+type memoryTimelineChart struct {
 	Title      string    `json:"title"`
 	Unit       string    `json:"unit"`
 	Scale      int64     `json:"scale"`
@@ -105,12 +105,12 @@ type MemoryTimelinePlot struct {
 	Capacity   int64     `json:"capacity,omitempty"`
 }
 
-// RunPlots are the data of every run plot.
-type RunPlots struct {
-	MemoryStages   BarsPlot           `json:"memory_stages"`
-	Comm           CommPlot           `json:"comm"`
-	Timeline       GanttPlot          `json:"timeline"`
-	MemoryTimeline MemoryTimelinePlot `json:"memory_timeline"`
+// runPlots are the data of every run plot.
+type runPlots struct {
+	MemoryStages   barsChart           `json:"memory_stages"`
+	Comm           commChart           `json:"comm"`
+	Timeline       ganttChart          `json:"timeline"`
+	MemoryTimeline memoryTimelineChart `json:"memory_timeline"`
 }
 
 // ganttMaxRanks caps the ranks of the timeline plot.
@@ -141,13 +141,13 @@ func timeUnit(maxPS int64) (string, int64) {
 }
 
 // Plots builds the data of the run plots.
-func (run *Run) Plots() RunPlots {
-	return RunPlots{MemoryStages: run.memoryStagesPlot(), Comm: run.commPlot(), Timeline: run.ganttPlot(), MemoryTimeline: run.memoryTimelinePlot()}
+func (run *Run) plots() runPlots {
+	return runPlots{MemoryStages: run.memoryStagesPlot(), Comm: run.commPlot(), Timeline: run.ganttPlot(), MemoryTimeline: run.memoryTimelinePlot()}
 }
 
-func (run *Run) memoryStagesPlot() BarsPlot {
+func (run *Run) memoryStagesPlot() barsChart {
 	s, r := run.Scenario, run.Result
-	p := BarsPlot{Title: fmt.Sprintf("%s: memory per GPU at its peak, by component (N=%d, K=%d)", s.Name, r.N, r.K),
+	p := barsChart{Title: fmt.Sprintf("%s: memory per GPU at its peak, by component (N=%d, K=%d)", s.Name, r.N, r.K),
 		Capacity: int64(s.Cluster.GPUMemory), TotalLabels: true}
 	var names []string
 	var top int64
@@ -167,7 +167,7 @@ func (run *Run) memoryStagesPlot() BarsPlot {
 	order := componentNames(run)
 	slices.SortStableFunc(names, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 	for _, n := range names {
-		ser := IntSeries{Name: n}
+		ser := intSeries{Name: n}
 		for _, rep := range run.Stages {
 			ser.Values = append(ser.Values, rep.Component(memory.Comp(n)).AtTotalPeak)
 		}
@@ -197,11 +197,11 @@ func componentNames(run *Run) []string {
 	return run.Result.Memory.Components
 }
 
-func (run *Run) commPlot() CommPlot {
+func (run *Run) commPlot() commChart {
 	r := run.Result
-	p := CommPlot{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
-	all := BarsPlot{Title: "all ranks", TotalLabels: true}
-	busy := BarsPlot{Title: "busiest rank (sent)", TotalLabels: true}
+	p := commChart{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
+	all := barsChart{Title: "all ranks", TotalLabels: true}
+	busy := barsChart{Title: "busiest rank (sent)", TotalLabels: true}
 	var topAll, topBusy int64
 	for _, ph := range r.Phases {
 		all.Categories = append(all.Categories, ph.Phase.String())
@@ -214,7 +214,7 @@ func (run *Run) commPlot() CommPlot {
 		topAll, topBusy = max(topAll, a), max(topBusy, b)
 	}
 	for _, c := range topology.Classes() {
-		sa, sb := IntSeries{Name: c.String()}, IntSeries{Name: c.String()}
+		sa, sb := intSeries{Name: c.String()}, intSeries{Name: c.String()}
 		for _, ph := range r.Phases {
 			sa.Values = append(sa.Values, ph.Wire[c])
 			sb.Values = append(sb.Values, ph.MaxRankWire[c])
@@ -226,15 +226,15 @@ func (run *Run) commPlot() CommPlot {
 	busy.Unit, busy.Scale = byteUnit(topBusy)
 	all.YLabel = "bytes per step (" + all.Unit + ")"
 	busy.YLabel = "bytes per step (" + busy.Unit + ")"
-	p.Panels = []BarsPlot{all, busy}
+	p.Panels = []barsChart{all, busy}
 	return p
 }
 
-func (run *Run) ganttPlot() GanttPlot {
+func (run *Run) ganttPlot() ganttChart {
 	r := run.Result
 	sc := r.Schedule
 	ranks := min(len(r.Spans), ganttMaxRanks)
-	p := GanttPlot{Title: fmt.Sprintf("%s: replayed step, %v (ZeRO-%d, N=%d)", run.Scenario.Name, r.StepTime, r.Stage, r.N), End: int64(r.StepTime)}
+	p := ganttChart{Title: fmt.Sprintf("%s: replayed step, %v (ZeRO-%d, N=%d)", run.Scenario.Name, r.StepTime, r.Stage, r.N), End: int64(r.StepTime)}
 	if len(r.Spans) > ranks {
 		p.Title += fmt.Sprintf(", first %d of %d ranks", ranks, len(r.Spans))
 	}
@@ -250,14 +250,14 @@ func (run *Run) ganttPlot() GanttPlot {
 			p.Kinds = append(p.Kinds, zero.Kind(k).String())
 		}
 	}
-	p.Kinds = append(p.Kinds, ExposedKind, WaitKind)
+	p.Kinds = append(p.Kinds, exposedKind, waitKind)
 	for rank := 0; rank < ranks; rank++ {
-		rows := map[zero.Stream]*GanttRow{}
+		rows := map[zero.Stream]*ganttRow{}
 		var order []zero.Stream
 		for st := range used {
 			if used[st] {
 				s := zero.Stream(st)
-				rows[s] = &GanttRow{Label: fmt.Sprintf("rank %d %s", rank, s)}
+				rows[s] = &ganttRow{Label: fmt.Sprintf("rank %d %s", rank, s)}
 				order = append(order, s)
 			}
 		}
@@ -270,16 +270,16 @@ func (run *Run) ganttPlot() GanttPlot {
 			if n := len(row.Bars); n > 0 && row.Bars[n-1].Kind == t.Kind.String() && row.Bars[n-1].End == int64(sp.Start) {
 				row.Bars[n-1].End = int64(sp.End)
 			} else {
-				row.Bars = append(row.Bars, GanttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
+				row.Bars = append(row.Bars, ganttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
 			}
 		}
 		if cr := rows[zero.Compute]; cr != nil {
 			exposed, waiting := zero.Exposure(sc, r.Spans[rank])
 			for _, x := range exposed {
-				cr.Bars = append(cr.Bars, GanttBar{Kind: ExposedKind, Start: int64(x.Lo), End: int64(x.Hi)})
+				cr.Bars = append(cr.Bars, ganttBar{Kind: exposedKind, Start: int64(x.Lo), End: int64(x.Hi)})
 			}
 			for _, x := range waiting {
-				cr.Bars = append(cr.Bars, GanttBar{Kind: WaitKind, Start: int64(x.Lo), End: int64(x.Hi)})
+				cr.Bars = append(cr.Bars, ganttBar{Kind: waitKind, Start: int64(x.Lo), End: int64(x.Hi)})
 			}
 		}
 		for _, s := range order {
@@ -289,16 +289,16 @@ func (run *Run) ganttPlot() GanttPlot {
 	return p
 }
 
-func (run *Run) memoryTimelinePlot() MemoryTimelinePlot {
+func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 	s, r := run.Scenario, run.Result
 	m := r.Memory
-	p := MemoryTimelinePlot{End: int64(r.StepTime), Peak: m.Peak, PeakTime: int64(m.PeakTime), Capacity: int64(s.Cluster.GPUMemory)}
+	p := memoryTimelineChart{End: int64(r.StepTime), Peak: m.Peak, PeakTime: int64(m.PeakTime), Capacity: int64(s.Cluster.GPUMemory)}
 	p.Title = fmt.Sprintf("%s: memory of rank %d over the step, by component", s.Name, m.Rank)
 	p.TimeUnit, p.TimeScale = timeUnit(p.End)
 	p.Unit, p.Scale = byteUnit(m.Peak)
 	where := "at rest"
 	if m.PeakTask >= 0 {
-		where = TaskName(r.Schedule, m.PeakTask)
+		where = taskName(r.Schedule, m.PeakTask)
 	}
 	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", iec(m.Peak), m.PeakTime, where)
 	cur := slices.Clone(m.AtRest)
@@ -355,8 +355,8 @@ var kindColors = map[string]color.Color{
 	"pcie down":      color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // offload
 	"pcie up":        color.RGBA{0xc7, 0xc7, 0xc7, 0xff},
 	"cpu adam":       color.RGBA{0x98, 0xdf, 0x8a, 0xff},
-	ExposedKind:      color.RGBA{0xd6, 0x27, 0x28, 0xff},
-	WaitKind:         color.RGBA{0x55, 0x55, 0x55, 0xff},
+	exposedKind:      color.RGBA{0xd6, 0x27, 0x28, 0xff},
+	waitKind:         color.RGBA{0x55, 0x55, 0x55, 0xff},
 }
 
 // palette is tab20's dark and light pairs, for components and link classes.
@@ -507,7 +507,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 }
 
 // barsFigure draws a stacked bar chart.
-func barsFigure(b *BarsPlot, title string) figure {
+func barsFigure(b *barsChart, title string) figure {
 	p := newPlot(title, "", b.YLabel)
 	sh := &shapes{}
 	scale := float64(max(b.Scale, 1))
@@ -596,7 +596,7 @@ func rowTicks(labels []string) plot.Ticker {
 	return ticks
 }
 
-func ganttFigure(g *GanttPlot) figure {
+func ganttFigure(g *ganttChart) figure {
 	p := newPlot("", "time ("+g.TimeUnit+")", "")
 	sh := &shapes{}
 	scale := float64(max(g.TimeScale, 1))
@@ -607,7 +607,7 @@ func ganttFigure(g *GanttPlot) figure {
 		y0 := float64(n - 1 - i)
 		for _, b := range row.Bars {
 			lo, hi := 0.1, 0.9
-			if b.Kind == ExposedKind || b.Kind == WaitKind {
+			if b.Kind == exposedKind || b.Kind == waitKind {
 				lo, hi = 0.0, 0.22 // a red band under the compute row
 			}
 			// Keep very short tasks visible (at least 1/1500 of the step).
@@ -643,7 +643,7 @@ func (xgrid) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-func memoryTimelineFigure(m *MemoryTimelinePlot) figure {
+func memoryTimelineFigure(m *memoryTimelineChart) figure {
 	p := newPlot("", "time ("+m.TimeUnit+")", "memory ("+m.Unit+")")
 	sh := &shapes{}
 	ts := float64(max(m.TimeScale, 1))
@@ -724,8 +724,8 @@ const (
 	ganttRowH = 22
 )
 
-// PlotImage is one rendered plot: its file stem and its drawing.
-type PlotImage struct {
+// plotImage is one rendered plot: its file stem and its drawing.
+type plotImage struct {
 	Name  string // file stem: memory_stages, comm, timeline, memory_timeline
 	Title string
 	W, H  vg.Length
@@ -733,10 +733,10 @@ type PlotImage struct {
 }
 
 // Images returns the four run plots ready to render.
-func (rp *RunPlots) Images() []PlotImage {
+func (rp *runPlots) images() []plotImage {
 	ms, cm, gt, mt := rp.MemoryStages, rp.Comm, rp.Timeline, rp.MemoryTimeline
 	ganttH := vg.Length(120 + ganttRowH*len(gt.Rows))
-	return []PlotImage{
+	return []plotImage{
 		{Name: "memory_stages", Title: ms.Title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
 			drawFigures(c, ms.Title, []figure{barsFigure(&ms, "")}, legendW)
 		}},
@@ -756,27 +756,27 @@ func (rp *RunPlots) Images() []PlotImage {
 	}
 }
 
-// WritePNG renders the plot as PNG at 96 dpi on white.
-func (im PlotImage) WritePNG(w io.Writer) error {
+// writePNG renders the plot as PNG at 96 dpi on white.
+func (im plotImage) writePNG(w io.Writer) error {
 	c := vgimg.NewWith(vgimg.UseWH(im.W, im.H), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
 	im.draw(c)
 	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 	return err
 }
 
-// WriteSVG renders the plot as SVG.
-func (im PlotImage) WriteSVG(w io.Writer) error {
+// writeSVG renders the plot as SVG.
+func (im plotImage) writeSVG(w io.Writer) error {
 	c := vgsvg.New(im.W, im.H)
 	im.draw(c)
 	_, err := c.WriteTo(w)
 	return err
 }
 
-// SVG returns the plot as an SVG document without its XML prolog, for
+// svg returns the plot as an SVG document without its XML prolog, for
 // inlining into HTML.
-func (im PlotImage) SVG() (string, error) {
+func (im plotImage) svg() (string, error) {
 	var b strings.Builder
-	if err := im.WriteSVG(&b); err != nil {
+	if err := im.writeSVG(&b); err != nil {
 		return "", err
 	}
 	s := b.String()

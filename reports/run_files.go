@@ -7,22 +7,22 @@ import (
 	"strings"
 )
 
-// RunKinds are the kinds of files `zerosim run -o DIR` writes, in the order
+// runKinds are the kinds of files `zerosim run -o DIR` writes, in the order
 // they are written: report.html, result.json, trace.json and the plots (PNG
 // and SVG of each).
-var RunKinds = []string{"html", "json", "trace", "plots"}
+var runKinds = []string{"html", "json", "trace", "plots"}
 
 // ParseRunKinds checks the kinds named by --only; none means all.
 func ParseRunKinds(only []string) (map[string]bool, error) {
 	want := map[string]bool{}
 	for _, k := range only {
-		if !slices.Contains(RunKinds, k) {
-			return nil, fmt.Errorf("--only %q: use %s", k, orList(RunKinds))
+		if !slices.Contains(runKinds, k) {
+			return nil, fmt.Errorf("--only %q: use %s", k, orList(runKinds))
 		}
 		want[k] = true
 	}
 	if len(only) == 0 {
-		for _, k := range RunKinds {
+		for _, k := range runKinds {
 			want[k] = true
 		}
 	}
@@ -39,28 +39,28 @@ func orList(s []string) string {
 
 // RenderRunTrace renders the run's Chrome trace (trace.json).
 func RenderRunTrace(run *Run) (OutputFile, error) {
-	return Render("trace.json", func(w io.Writer) error { return WriteTrace(w, run.Result, 0) })
+	return render("trace.json", func(w io.Writer) error { return writeTrace(w, run.Result, 0) })
 }
 
 // RenderRunFiles renders the files of the kinds in want, and only those
 // (the plots are drawn only for the HTML page or the images). trace, when
 // already rendered for --trace, is reused.
 func RenderRunFiles(run *Run, want map[string]bool, trace *OutputFile) ([]OutputFile, error) {
-	var plots *RunPlots
+	var plots *runPlots
 	if want["html"] || want["plots"] {
-		p := run.Plots()
+		p := run.plots()
 		plots = &p
 	}
 	var files []OutputFile
 	add := func(name string, write func(io.Writer) error) error {
-		f, err := Render(name, write)
+		f, err := render(name, write)
 		if err == nil {
 			files = append(files, f)
 		}
 		return err
 	}
 	if want["html"] {
-		if err := add("report.html", func(w io.Writer) error { return WriteRunHTML(w, run, plots) }); err != nil {
+		if err := add("report.html", func(w io.Writer) error { return writeRunHTML(w, run, plots) }); err != nil {
 			return nil, err
 		}
 	}
@@ -80,11 +80,11 @@ func RenderRunFiles(run *Run, want map[string]bool, trace *OutputFile) ([]Output
 		files = append(files, *trace)
 	}
 	if want["plots"] {
-		for _, im := range plots.Images() {
-			if err := add(im.Name+".png", im.WritePNG); err != nil {
+		for _, im := range plots.images() {
+			if err := add(im.Name+".png", im.writePNG); err != nil {
 				return nil, err
 			}
-			if err := add(im.Name+".svg", im.WriteSVG); err != nil {
+			if err := add(im.Name+".svg", im.writeSVG); err != nil {
 				return nil, err
 			}
 		}

@@ -6,7 +6,7 @@ import (
 )
 
 // TestRenderRunFiles: -o renders exactly the kinds --only asks for, in
-// RunKinds order.
+// runKinds order.
 func TestRenderRunFiles(t *testing.T) {
 	run := tinyRun(t)
 	plots := []string{"memory_stages.png", "memory_stages.svg", "comm.png", "comm.svg", "timeline.png", "timeline.svg", "memory_timeline.png", "memory_timeline.svg"}

@@ -43,13 +43,13 @@ type VerifyRow struct {
 	Mismatches int     `json:"mismatches"`
 	// First describes the first mismatch ("" when none).
 	First       string        `json:"first_mismatch,omitempty"`
-	Collectives []VerifyBytes `json:"collectives"`
+	Collectives []verifyBytes `json:"collectives"`
 }
 
-// VerifyBytes is the traffic of one kind of numeric collective in one
+// verifyBytes is the traffic of one kind of numeric collective in one
 // step (per group instance): logical Bytes, and PerRank = (Ranks−1)/Ranks
 // of it as an exact fraction ("390" or "1300/3").
-type VerifyBytes struct {
+type verifyBytes struct {
 	Phase   string `json:"phase"`
 	Op      string `json:"op"`
 	Group   string `json:"group"`
@@ -138,12 +138,12 @@ type ReferenceReport struct {
 	Kind      string           `json:"kind"`
 	Generator string           `json:"generator"`
 	Pass      bool             `json:"pass"`
-	Checks    []ReferenceCheck `json:"checks"`
+	Checks    []referenceCheck `json:"checks"`
 }
 
-// ReferenceCheck is one comparison with a PyTorch reference: exact ones
+// referenceCheck is one comparison with a PyTorch reference: exact ones
 // count mismatching elements, tolerance ones report Value against Limit.
-type ReferenceCheck struct {
+type referenceCheck struct {
 	Name       string  `json:"name"`
 	Exact      bool    `json:"exact"`
 	Compared   int     `json:"compared"`
@@ -211,7 +211,7 @@ func NewVerifyRow(c numerics.Config, r *numerics.Result) VerifyRow {
 	row := VerifyRow{Config: c.Name(), Model: model, Stage: c.Stage, K: c.K, Bucket: bucket, Padding: c.Padding.String(),
 		Mode: c.Mode.String(), Steps: c.Steps, Numel: r.Numel, Size: r.Size, Buckets: r.Buckets, ShardElems: r.ShardElems,
 		Pass: r.Pass, MaxAbsDiff: r.MaxAbsDiff, MaxULP: r.MaxULP, Mismatches: r.Mismatches,
-		Collectives: []VerifyBytes{}}
+		Collectives: []verifyBytes{}}
 	if r.First != nil {
 		row.First = r.First.String()
 	}
@@ -221,7 +221,7 @@ func NewVerifyRow(c numerics.Config, r *numerics.Result) VerifyRow {
 		if den != 1 {
 			per += "/" + strconv.FormatInt(den, 10)
 		}
-		row.Collectives = append(row.Collectives, VerifyBytes{Phase: cb.Phase, Op: cb.Op, Group: cb.Group,
+		row.Collectives = append(row.Collectives, verifyBytes{Phase: cb.Phase, Op: cb.Op, Group: cb.Group,
 			Ranks: cb.Ranks, Calls: cb.Calls, Bytes: cb.Bytes, PerRank: per})
 	}
 	return row
@@ -256,7 +256,7 @@ func NewDriftRows(ds []numerics.ModeDrift) []DriftRow {
 func NewReferenceReport(file string, res *numerics.RefResult) *ReferenceReport {
 	rep := &ReferenceReport{File: file, Kind: res.Kind, Generator: res.Generator, Pass: res.Pass}
 	for _, c := range res.Checks {
-		rep.Checks = append(rep.Checks, ReferenceCheck{Name: c.Name, Exact: c.Exact, Compared: c.Compared,
+		rep.Checks = append(rep.Checks, referenceCheck{Name: c.Name, Exact: c.Exact, Compared: c.Compared,
 			Mismatches: c.Mismatches, First: c.First, Value: c.Value, Limit: c.Limit, Minimum: c.Minimum, Pass: c.Pass})
 	}
 	return rep
