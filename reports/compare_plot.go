@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"image/color"
-	"io"
-	"path/filepath"
 	"strconv"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -13,8 +11,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // comparePlot is the data of the comparison plot: panels stacked
@@ -174,35 +170,9 @@ func (cp *comparePlot) draw(c vg.CanvasSizer) error {
 // Plot size in points.
 const plotW, plotH = 640, 720
 
-// writeComparePNG draws the plot as PNG.
-func writeComparePNG(w io.Writer, cp *comparePlot) error {
-	c := vgimg.NewWith(vgimg.UseWH(plotW, plotH), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
-	if err := cp.draw(c); err != nil {
-		return err
-	}
-	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
-	return err
-}
+// RenderComparePlots renders compare.png and compare.svg.
+func RenderComparePlots(c *Comparison) ([]OutputFile, error) { return c.Plot.files() }
 
-// writeCompareSVG draws the plot as SVG.
-func writeCompareSVG(w io.Writer, cp *comparePlot) error {
-	c := vgsvg.New(plotW, plotH)
-	if err := cp.draw(c); err != nil {
-		return err
-	}
-	_, err := c.WriteTo(w)
-	return err
-}
-
-// WriteComparePlots writes compare.png and compare.svg into dir atomically
-// and returns their paths.
-func WriteComparePlots(dir string, cp *comparePlot) ([]string, error) {
-	png, svg := filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg")
-	if err := WriteFileAtomic(png, func(w io.Writer) error { return writeComparePNG(w, cp) }); err != nil {
-		return nil, err
-	}
-	if err := WriteFileAtomic(svg, func(w io.Writer) error { return writeCompareSVG(w, cp) }); err != nil {
-		return nil, err
-	}
-	return []string{png, svg}, nil
+func (cp *comparePlot) files() ([]OutputFile, error) {
+	return picture{w: plotW, h: plotH, draw: cp.draw}.files("compare")
 }

@@ -166,7 +166,7 @@ func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 		plots = &p
 	}
 	for _, im := range plots.images() {
-		svg, err := im.svg()
+		svg, err := im.inlineSVG()
 		if err != nil {
 			return err
 		}

@@ -81,12 +81,11 @@ func RenderRunFiles(run *Run, want map[string]bool, trace *OutputFile) ([]Output
 	}
 	if want["plots"] {
 		for _, im := range plots.images() {
-			if err := add(im.Name+".png", im.writePNG); err != nil {
+			fs, err := im.files(im.Name)
+			if err != nil {
 				return nil, err
 			}
-			if err := add(im.Name+".svg", im.writeSVG); err != nil {
-				return nil, err
-			}
+			files = append(files, fs...)
 		}
 	}
 	return files, nil

@@ -171,13 +171,14 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		return err
 	}
 	if a.outDir != "" {
-		if err := reports.BeginOutputDir(a.outDir); err != nil {
+		if err := reports.CheckOutputDir(a.outDir); err != nil {
 			return inputError{fmt.Errorf("-o: %w", err)}
 		}
-		paths, err := reports.WriteComparePlots(a.outDir, &c.Plot)
-		if err == nil {
-			err = reports.FinishOutputDir(a.outDir, paths)
+		files, err := reports.RenderComparePlots(c)
+		if err != nil {
+			return err
 		}
+		paths, err := reports.WriteOutputDir(a.outDir, files)
 		if err != nil {
 			return err
 		}
