@@ -65,7 +65,7 @@ func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networ
 // tokens/s per GPU, one colour per stage, the front as a line.
 func paretoImage(p *sweep.Plan) plotImage {
 	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", escapeControl(p.Model), p.Nodes, p.GPUsPerNode, gpuName(p))
-	return plotImage{Name: "pareto", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+	return plotImage{Name: "pareto", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
 		pl := newPlot(title, "peak memory per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
 		var front plotter.XYs
@@ -97,14 +97,14 @@ func paretoImage(p *sweep.Plan) plotImage {
 		}
 		pl.Legend.Top, pl.Legend.Left = false, true
 		pl.Draw(draw.New(c))
-	}}
+	})}
 }
 
 // networkImage plots each stage's step time against inter-node bandwidth
 // per GPU (log scale), with the compute-bound time marked.
 func networkImage(np *sweep.NetworkPlan) plotImage {
 	title := "step time against inter-node bandwidth per GPU"
-	return plotImage{Name: "network", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+	return plotImage{Name: "network", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
 		pl := newPlot(title, "inter-node bandwidth per GPU (GB/s, log scale)", "step time (s)")
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -126,7 +126,7 @@ func networkImage(np *sweep.NetworkPlan) plotImage {
 		}
 		pl.Legend.Top = true
 		pl.Draw(draw.New(c))
-	}}
+	})}
 }
 
 // PlanImages are the plan's plots: the Pareto plot when anything fits, and
@@ -187,7 +187,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 		d.Tables = append(d.Tables, toHTMLTable(networkTable(pr.Network)))
 	}
 	for _, im := range PlanImages(pr) {
-		svg, err := im.svg()
+		svg, err := im.inlineSVG()
 		if err != nil {
 			return err
 		}
@@ -216,17 +216,11 @@ func PlanFiles(pr *PlanReport) ([]OutputFile, error) {
 		files = append(files, of)
 	}
 	for _, im := range PlanImages(pr) {
-		for _, ext := range []string{"png", "svg"} {
-			write := im.writePNG
-			if ext == "svg" {
-				write = im.writeSVG
-			}
-			of, err := render(im.Name+"."+ext, write)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, of)
+		fs, err := im.files(im.Name)
+		if err != nil {
+			return nil, err
 		}
+		files = append(files, fs...)
 	}
 	return files, nil
 }

@@ -15,8 +15,7 @@ func TestRenderRunFiles(t *testing.T) {
 		want []string
 	}{
 		{[]string{"json"}, []string{"result.json"}},
-		{[]string{"trace", "html"}, []string{"report.html", "trace.json"}},
-		{[]string{"plots"}, plots},
+		{[]string{"trace", "json"}, []string{"result.json", "trace.json"}},
 		{nil, append([]string{"report.html", "result.json", "trace.json"}, plots...)},
 	} {
 		want, err := ParseRunKinds(tc.only)

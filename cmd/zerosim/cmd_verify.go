@@ -103,23 +103,9 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return inputError{err}
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true}
-	var first string
-	failed := 0
-	for _, c := range cfgs {
-		r, err := numerics.Verify(c)
-		if err != nil {
-			return inputError{fmt.Errorf("verify %s: %w", c.Name(), err)}
-		}
-		row := reports.NewVerifyRow(c, r)
-		if !r.Pass {
-			rep.Pass = false
-			failed++
-			if first == "" {
-				first = c.Name() + ": " + row.First
-			}
-		}
-		rep.Rows = append(rep.Rows, row)
-		rep.QuantDrift = append(rep.QuantDrift, reports.NewQuantDriftRows(c, r)...)
+	failed, first, err := verifyAll(rep, cfgs)
+	if err != nil {
+		return err
 	}
 	if o.drift {
 		d, err := numerics.DriftModes(base)
@@ -140,6 +126,29 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return failure{fmt.Sprintf("verify: %d of %d configurations differ from unsharded training; first: %s", failed, len(cfgs), first)}
 	}
 	return nil
+}
+
+// verifyAll verifies every configuration into rep's rows (and ZeRO++ drift
+// rows) and returns how many differ from unsharded training and the first
+// difference.
+func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, first string, err error) {
+	for _, c := range cfgs {
+		r, err := numerics.Verify(c)
+		if err != nil {
+			return 0, "", inputError{fmt.Errorf("verify %s: %w", c.Name(), err)}
+		}
+		row := reports.NewVerifyRow(c, r)
+		if !r.Pass {
+			rep.Pass = false
+			failed++
+			if first == "" {
+				first = c.Name() + ": " + row.First
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
+		rep.QuantDrift = append(rep.QuantDrift, reports.NewQuantDriftRows(c, r)...)
+	}
+	return failed, first, nil
 }
 
 // parseCorrupt parses --corrupt-shard RANK:INDEX.
