@@ -243,3 +243,37 @@ func TestNoReportOnlyTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeTypesAreNoFileFormat: no exported struct of a compute package
+// carries json tags. Output shapes are reports' types (reports/*_json.go),
+// so changing a compute package's struct changes no file format.
+func TestComputeTypesAreNoFileFormat(t *testing.T) {
+	// Formats a compute package reads back itself: the sweep output's meta
+	// line, which merge and --resume parse.
+	readBack := map[string]bool{"sweep.Meta": true}
+	// Pending: plan's JSON (plan.json) still marshals these sweep types;
+	// it gets report-owned types as fit and memory have. Delete when done.
+	for _, n := range []string{"Plan", "PlanRow", "Candidate", "NetworkPlan", "StageBandwidth", "BandwidthPoint"} {
+		readBack["sweep."+n] = true
+	}
+	fset := token.NewFileSet()
+	for _, pkg := range computePackages {
+		for _, f := range goFiles(t, fset, pkg) {
+			ast.Inspect(f, func(n ast.Node) bool {
+				ts, ok := n.(*ast.TypeSpec)
+				if !ok || !ts.Name.IsExported() || readBack[pkg+"."+ts.Name.Name] {
+					return true
+				}
+				if st, ok := ts.Type.(*ast.StructType); ok {
+					for _, fl := range st.Fields.List {
+						if fl.Tag != nil && strings.Contains(fl.Tag.Value, "json:") {
+							t.Errorf("%s: %s.%s has json tags: make the file format a reports type", fset.Position(fl.Pos()), pkg, ts.Name.Name)
+							return false
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+}
