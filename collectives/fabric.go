@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/zerosim/zerosim/sim"
@@ -130,6 +131,7 @@ type Fabric struct {
 	cached int
 	// noTraffic: the caller accounts bytes itself (FabricOptions).
 	noTraffic bool
+	model     *Model
 	// skel holds every Prepared by op, algorithm and group, to derive other
 	// sizes from; looked up, never iterated.
 	skel map[skelKey][]*Prepared
@@ -142,6 +144,11 @@ type FabricOptions struct {
 	// callers that account bytes themselves (see Prepared.Wire and
 	// Prepared.Sent).
 	NoTraffic bool
+	// Model, if set, times every collective but Hierarchical ones by NCCL's
+	// cost model (Auto picks NCCL's algorithm and protocol): the plan's
+	// phases keep their traffic on the links, so concurrent collectives
+	// still contend, and alone they take the model's time.
+	Model *Model
 }
 
 // maxCached bounds the plan cache (it is emptied when full).
@@ -176,7 +183,7 @@ func NewFabric(eng *sim.Engine, t *topology.Topology) *Fabric {
 
 // NewFabricOptions is NewFabric with options.
 func NewFabricOptions(eng *sim.Engine, t *topology.Topology, opt FabricOptions) *Fabric {
-	f := &Fabric{eng: eng, topo: t, cache: map[planKey][]*lowered{}, noTraffic: opt.NoTraffic}
+	f := &Fabric{eng: eng, topo: t, cache: map[planKey][]*lowered{}, noTraffic: opt.NoTraffic, model: opt.Model}
 	if !opt.NoTraffic {
 		f.traffic = newTraffic(t)
 	}
@@ -266,7 +273,11 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 			return
 		}
 		ph := &p.Phases[i]
-		flow := func() { f.eng.StartShape(int64(ph.Bytes), shapes[i], func() { run(i + 1) }) }
+		w := ph.Bytes
+		if p.Timed {
+			w = ph.work
+		}
+		flow := func() { f.eng.StartShape(int64(w), shapes[i], func() { run(i + 1) }) }
 		if ph.Latency > 0 {
 			f.eng.After(sim.Time(ph.Latency), flow)
 		} else {
@@ -291,7 +302,7 @@ func (f *Fabric) lower(spec Spec) (*lowered, error) {
 			return lw, nil
 		}
 	}
-	p, err := Lower(f.topo, spec)
+	p, err := f.lowerTimed(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -341,6 +352,7 @@ type RankBytes struct {
 // bytes, for starting many times (StartPrepared) without looking it up.
 type Prepared struct {
 	plan   *Plan
+	model  *timer
 	shapes []*sim.Shape
 	wire   [topology.NumClasses]units.Bytes
 	sent   []RankBytes
@@ -400,12 +412,12 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 			}
 		}
 	}
-	p, err := Lower(f.topo, spec)
+	p, err := f.lowerTimed(spec)
 	if err != nil {
 		return nil, err
 	}
 	p.Spec.Group = slices.Clone(spec.Group)
-	pr := &Prepared{plan: p, shapes: f.shapes(p, keep), keep: keep, counts: make([][topology.NumClasses]int64, len(p.Phases))}
+	pr := &Prepared{plan: p, model: f.timer(), shapes: f.shapes(p, keep), keep: keep, counts: make([][topology.NumClasses]int64, len(p.Phases))}
 	idx := map[int]int32{} // rank → index in sent; looked up, never iterated
 	type rpc struct {
 		sent, phase int32
@@ -493,7 +505,12 @@ func (p *Prepared) derive(spec Spec) (*Prepared, error) {
 	for i := range np.Phases {
 		np.Phases[i].Bytes = np.Phases[i].bytesFor(spec.Bytes)
 	}
-	d := &Prepared{plan: &np, shapes: p.shapes, keep: p.keep, counts: p.counts, srcCount: p.srcCount,
+	if np.Timed {
+		if err := p.model.time(&np); err != nil {
+			return nil, err
+		}
+	}
+	d := &Prepared{plan: &np, model: p.model, shapes: p.shapes, keep: p.keep, counts: p.counts, srcCount: p.srcCount,
 		sent: slices.Clone(p.sent)}
 	if err := d.account(); err != nil {
 		return nil, err
@@ -509,4 +526,102 @@ func (f *Fabric) StartPrepared(p *Prepared, onDone func()) (*Handle, error) {
 		}
 	}
 	return f.run(p.plan, p.shapes, onDone), nil
+}
+
+// timer times plans by a Model on a topology.
+type timer struct {
+	m    *Model
+	topo *topology.Topology
+}
+
+func (f *Fabric) timer() *timer {
+	if f.model == nil {
+		return nil
+	}
+	return &timer{f.model, f.topo}
+}
+
+// timedAlgo reports whether a Model times algorithm a: Auto (NCCL's own
+// choice), NVLS and NVLSTree. Explicit Ring, Tree and Hierarchical stay
+// zerosim's alpha–beta lowerings (seed 000's flat ring in group order).
+func timedAlgo(a Algo) bool { return a == Auto || a == NVLS || a == NVLSTree }
+
+// lowerTimed lowers spec and, with a Model, times it.
+func (f *Fabric) lowerTimed(spec Spec) (*Plan, error) {
+	if f.model == nil || !timedAlgo(spec.Algo) {
+		return Lower(f.topo, spec)
+	}
+	return LowerModel(f.topo, f.model, spec)
+}
+
+// LowerModel lowers spec for timing by m: the traffic of NCCL's algorithm
+// on the links (rings and trees cross nodes on every NIC of a node, as
+// NCCL's rail-aligned channels do: the two-level pattern of Hierarchical
+// when the group spans nodes evenly, else a ring), timed so that alone it
+// takes m's time for spec (Plan.Choice).
+func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
+	if err := validate(t, spec); err != nil {
+		return nil, err
+	}
+	if spec.Algo == NVLSTree && spec.Op != AllReduce {
+		return nil, fmt.Errorf("collectives: nvlstree supports allreduce only, not %v", spec.Op)
+	}
+	blocks, even := nodeBlocks(t, spec.Group)
+	pattern := spec
+	pattern.Algo = Ring
+	if even && len(blocks) > 1 && len(blocks[0]) > 1 {
+		pattern.Algo = Hierarchical
+	}
+	p, err := Lower(t, pattern)
+	if err != nil {
+		return nil, err
+	}
+	p.Spec = spec
+	p.Timed = true
+	if err := (&timer{m, t}).time(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ShapeOf is the communicator shape of a group: ranks and nodes spanned.
+func ShapeOf(t *topology.Topology, group []int) Shape {
+	blocks, _ := nodeBlocks(t, group)
+	return Shape{Ranks: len(group), Nodes: len(blocks)}
+}
+
+// time sets p's choice and its phases' latency and work from the model.
+func (tm *timer) time(p *Plan) error {
+	sh := ShapeOf(tm.topo, p.Spec.Group)
+	c, err := tm.m.Time(p.Spec.Op, sh, p.Spec.Algo, p.Spec.Bytes)
+	if err != nil {
+		return err
+	}
+	p.Choice, p.Algo, p.Proto = c, c.Algo, c.Proto
+	if len(p.Phases) == 0 {
+		return nil
+	}
+	var total float64
+	for i := range p.Phases {
+		total += float64(p.Phases[i].Bytes) * p.Phases[i].perByte
+	}
+	bw := float64(c.Time - c.Latency)
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		ph.Latency = 0
+		if i == 0 {
+			ph.Latency = c.Latency
+		}
+		ph.work = 0
+		if total > 0 && ph.Bytes > 0 {
+			// Alone, the phase's bottleneck link moves perByte ps per byte
+			// of work: its share of the model's bandwidth time.
+			share := bw * float64(ph.Bytes) * ph.perByte / total
+			ph.work = units.Bytes(math.Ceil(share / ph.perByte))
+		}
+	}
+	if total == 0 {
+		p.Phases[0].Latency = c.Time
+	}
+	return nil
 }

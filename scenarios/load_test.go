@@ -104,7 +104,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown recompute", baseYAML + "training:\n  recompute: some\n",
 			"s.yaml:12:3: recompute \"some\" is unknown (use none, selective or full)"},
 		{"unknown algorithm", baseYAML + "communication:\n  algorithm: butterfly\n",
-			"s.yaml:12:3: algorithm \"butterfly\" is unknown (use ring, hierarchical, tree or auto)"},
+			"s.yaml:12:3: algorithm \"butterfly\" is unknown (use ring, hierarchical, tree, nvls, nvlstree or auto)"},
 		{"unknown padding", baseYAML + "communication:\n  padding: none\n",
 			"s.yaml:12:3: padding \"none\" is unknown (use toy or megatron)"},
 		{"bucket_size zero", baseYAML + "communication:\n  bucket_size: 0B\n",

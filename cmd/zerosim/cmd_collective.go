@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newCollectiveCmd) }
@@ -27,6 +29,7 @@ type collectiveOpts struct {
 	op, size, group, algo   string
 	k                       int
 	concurrent              bool
+	calibration             string
 	changed                 func(string) bool
 }
 
@@ -74,8 +77,9 @@ the time is the last one's finish and the bytes are summed over the groups.`,
 	f.StringVar(&o.op, "op", "allreduce", "allreduce, reducescatter or allgather")
 	f.StringVar(&o.size, "size", "64MiB", "buffer size, or a range LO:HI (one row per power of two)")
 	f.StringVar(&o.group, "group", "all", "all, intra, inter or ranks such as 0,2,4,6")
-	f.StringVar(&o.algo, "algo", "auto", "auto, ring, hierarchical or tree")
+	f.StringVar(&o.algo, "algo", "auto", "auto (NCCL's choice), nvls, nvlstree, or the alpha-beta ring, hierarchical or tree")
 	f.IntVar(&o.k, "k", 0, "K for --group intra/inter")
+	f.StringVar(&o.calibration, "calibration", "", "calibration `FILE` (zerosim calibrate) instead of the scenario's")
 	f.BoolVar(&o.concurrent, "concurrent", false, "with --group intra or inter, run every group of that kind at once (they contend for shared links)")
 	return cmd
 }
@@ -274,6 +278,25 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
+	model, err := zero.Model(s)
+	if err != nil {
+		return inputError{err}
+	}
+	if o.calibration != "" {
+		data, err := os.ReadFile(o.calibration)
+		if err != nil {
+			return inputError{fmt.Errorf("--calibration: %w", err)}
+		}
+		cf, err := scenarios.ParseCalibration(o.calibration, data)
+		if err != nil {
+			return inputError{fmt.Errorf("--calibration %w", err)}
+		}
+		cal, err := collectives.CalibrationOf(cf)
+		if err != nil {
+			return inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
+		}
+		model = cal.Model(collectives.HardwareOf(s))
+	}
 	group := groups[0]
 	rep := &reports.CollectiveReport{Op: op.String(), Algorithm: algo.String(), Cluster: describeCluster(s, topo), Group: group, Groups: len(groups)}
 	for _, c := range topology.Classes() {
@@ -283,19 +306,24 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	for _, size := range sizes {
 		var cf units.Duration
 		eng := sim.New()
-		fab := collectives.NewFabric(eng, topo)
+		fab := collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{Model: model})
 		var hs []*collectives.Handle
 		for _, g := range groups {
 			spec := collectives.Spec{Op: op, Algo: algo, Group: g, Bytes: size}
-			c, err := collectives.ClosedForm(topo, spec)
-			if err != nil {
-				return inputError{err}
-			}
-			cf = max(cf, c)
 			h, err := fab.Start(spec, nil)
 			if err != nil {
 				return inputError{err}
 			}
+			var c units.Duration
+			if h.Plan.Timed {
+				c, err = aloneTime(topo, model, spec)
+			} else {
+				c, err = collectives.ClosedForm(topo, spec)
+			}
+			if err != nil {
+				return inputError{err}
+			}
+			cf = max(cf, c)
 			hs = append(hs, h)
 		}
 		eng.Run()
@@ -305,7 +333,11 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		}
 		h := hs[0]
 		ps := int64(end - h.Start())
-		row := reports.CollectiveRow{Size: int64(size), Count: int64(size) / 2, Algorithm: h.Plan.Algo.String(), TimePS: ps, ClosedFormPS: int64(cf)}
+		name := h.Plan.Algo.String()
+		if h.Plan.Timed {
+			name += "/" + h.Plan.Proto.String()
+		}
+		row := reports.CollectiveRow{Size: int64(size), Count: int64(size) / 2, Algorithm: name, TimePS: ps, ClosedFormPS: int64(cf)}
 		if ps > 0 {
 			row.AlgBW = float64(size) * 1e3 / float64(ps) // B/ps·1e12 / 1e9
 			factor := float64(n-1) / float64(n)
@@ -325,6 +357,20 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		return reports.WriteCollectiveJSON(w, rep)
 	case "csv":
 		return reports.WriteCollectiveCSV(w, rep)
+	case "nccl-tests":
+		return reports.WriteCollectiveNCCLTests(w, rep)
 	}
 	return reports.WriteCollectiveTable(w, rep)
+}
+
+// aloneTime is a timed collective's time alone on the links: NCCL's model
+// time, as the engine rounds it.
+func aloneTime(topo *topology.Topology, m *collectives.Model, spec collectives.Spec) (units.Duration, error) {
+	eng := sim.New()
+	h, err := collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{Model: m, NoTraffic: true}).Start(spec, nil)
+	if err != nil {
+		return 0, err
+	}
+	eng.Run()
+	return units.Duration(h.End() - h.Start()), nil
 }

@@ -72,6 +72,10 @@ for bit against unsharded training.`,
 		switch a.format {
 		case "table", "json", "csv":
 			return nil
+		case "nccl-tests":
+			if cmd.Name() == "collective" {
+				return nil
+			}
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}

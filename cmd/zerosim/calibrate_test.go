@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/reports"
+)
+
+// TestNCCLTestsRoundTrip: `collective --format nccl-tests` parsed as an
+// nccl-tests log gives the same curve as the JSON output (to the table's
+// printed precision), and calibrate accepts it.
+func TestNCCLTestsRoundTrip(t *testing.T) {
+	args := []string{"--size", "1MiB:1GiB"}
+	table, errOut, code := runCollectiveCLI(t, append(args, "--format", "nccl-tests")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	js, _, _ := runCollectiveCLI(t, append(args, "--format", "json")...)
+	var rep reports.CollectiveReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := collectives.ParseLogs("pred.log", strings.NewReader(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || logs[0].Op != collectives.AllReduce || logs[0].Ranks != 16 || len(logs[0].Rows) != len(rep.Rows) {
+		t.Fatalf("parsed %+v", logs)
+	}
+	for i, r := range logs[0].Rows {
+		want := float64(rep.Rows[i].TimePS) / 1e6
+		if int64(r.Size) != rep.Rows[i].Size || math.Abs(r.Time-want) > 0.006 {
+			t.Errorf("row %d: %d B %.2f µs, want %d B %.4f µs", i, r.Size, r.Time, rep.Rows[i].Size, want)
+		}
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "pred.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, eo strings.Builder
+	if code := Main([]string{"calibrate", log, "--gpus-per-node", "8", "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
+	}
+	if !strings.Contains(out.String(), "fitted: intra efficiency") {
+		t.Errorf("calibrate output:\n%s", out.String())
+	}
+}
+
+// TestCalibrateBadLog: one line naming file:line, exit 2, no file.
+func TestCalibrateBadLog(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.log")
+	if err := os.WriteFile(bad, []byte("#       size         count      type   redop    root     time   algbw   busbw #wrong\n   1048576  262144  float  sum  -1  71.93  14.58  27.33  2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(dir, "cal.yaml")
+	var out, eo strings.Builder
+	code := Main([]string{"calibrate", bad, "--nodes", "2", "--gpus-per-node", "8", "--file", cal}, strings.NewReader(""), &out, &eo)
+	if code != 2 || out.Len() != 0 || strings.Count(eo.String(), "\n") != 1 || !strings.Contains(eo.String(), bad+":2: #wrong is 2") {
+		t.Errorf("exit %d, out %q, err %q", code, out.String(), eo.String())
+	}
+	if _, err := os.Stat(cal); !os.IsNotExist(err) {
+		t.Errorf("calibration file written for a bad log")
+	}
+}
