@@ -222,6 +222,9 @@ func parseRow(f []string) (Row, error) {
 		if s == "N/A" || s == "0" {
 			return nil
 		}
+		if n, err := strconv.ParseUint(s, 10, 64); err != nil || n == 0 {
+			return fmt.Errorf("#wrong %q is not a count", s)
+		}
 		return fmt.Errorf("#wrong is %s: the collective gave wrong results (fix the cluster before calibrating on it)", s)
 	}
 	if r.Time, err = num(rest[0], "time"); err != nil {

@@ -48,3 +48,31 @@ func TestParseLogsShapes(t *testing.T) {
 		t.Errorf("logs %+v", logs)
 	}
 }
+
+// FuzzParseLogs: no input panics; every log parsed has rows of increasing
+// size, positive times and an error that is one line naming file:line.
+func FuzzParseLogs(f *testing.F) {
+	row := "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
+	f.Add([]byte(goodHeader + row))
+	f.Add([]byte("# Collective test starting: all_gather_perf\n" + goodHeader + strings.Replace(row, "sum", "none", 1)))
+	f.Add([]byte("#       size         count      type   redop    root     time   algbw   busbw #wrong\n 8 2 float sum -1 24.7 0.00 0.00 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		logs, err := ParseLogs("f.log", strings.NewReader(string(data)))
+		if err != nil {
+			if !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), "f.log:") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		for _, l := range logs {
+			if len(l.Rows) == 0 || l.Op < ReduceScatter || l.Op > AllReduce {
+				t.Fatalf("log %+v", l)
+			}
+			for i, r := range l.Rows {
+				if r.Time <= 0 || (i > 0 && r.Size <= l.Rows[i-1].Size) {
+					t.Fatalf("rows %+v", l.Rows)
+				}
+			}
+		}
+	})
+}

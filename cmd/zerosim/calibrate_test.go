@@ -70,3 +70,25 @@ func TestCalibrateBadLog(t *testing.T) {
 		t.Errorf("calibration file written for a bad log")
 	}
 }
+
+// TestCalibrateWarnsDegraded: a log 4× slower than the nominal hardware
+// (a prediction on 12.5 GB/s NICs read against the default scenario's 50)
+// gets the degraded-fabric warning.
+func TestCalibrateWarnsDegraded(t *testing.T) {
+	table, errOut, code := runCollectiveCLI(t, "--size", "1MiB:1GiB", "--inter-bw", "12.5GB/s", "--format", "nccl-tests")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "slow.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, eo strings.Builder
+	if code := Main([]string{"calibrate", log, "--gpus-per-node", "8", "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
+	}
+	if !strings.Contains(out.String(), "degraded fabric? check links") {
+		t.Errorf("no warning for a log far below nominal:\n%s", out.String())
+	}
+}
