@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
-	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -158,79 +155,32 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		s.Cluster.LinkOverrides = nil // they name nodes of the old cluster
 		s.Cluster.GPUOverrides = nil
 	}
+	// The flags edited the resolved scenario: validate it again.
+	if err := scenarios.Resolve(s); err != nil {
+		return nil, inputError{err}
+	}
 	return s, nil
 }
 
-// collectiveGroup resolves --group: the groups to run (one unless
-// --concurrent).
-func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
+// collectiveGroups resolves --group: the groups to run (one unless
+// --concurrent). K is --k, else the scenario's parallelism.k when > 1, else
+// one group per node.
+func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
 	k := o.k
 	if !o.changed("k") {
-		k = 1
+		k = 0
 		if s.Parallelism.K > 1 {
 			k = s.Parallelism.K
-		} else if t.Ranks()%t.Nodes() == 0 {
-			k = t.Nodes()
 		}
 	}
 	if o.concurrent && o.group != "intra" && o.group != "inter" {
 		return nil, fmt.Errorf("--concurrent needs --group intra or inter")
 	}
-	switch o.group {
-	case "all", "":
-		return [][]int{t.All()}, nil
-	case "intra", "inter":
-		var gs [][]int
-		var err error
-		if o.group == "intra" {
-			gs, err = t.IntraGroups(k)
-		} else {
-			gs, err = t.InterGroups(k)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--group %s: %w", o.group, err)
-		}
-		if o.concurrent {
-			return gs, nil
-		}
-		return gs[:1], nil
-	}
-	var g []int
-	for _, f := range strings.Split(o.group, ",") {
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--group %q: use all, intra, inter or ranks such as 0,2,4,6", o.group)
-		}
-		g = append(g, r)
-	}
-	return [][]int{g}, nil
-}
-
-// collectiveSizes parses --size: one size or LO:HI, doubling from LO.
-func collectiveSizes(v string) ([]units.Bytes, error) {
-	lo, hi, isRange := strings.Cut(v, ":")
-	a, err := units.ParseBytes(lo)
+	gs, err := collectives.BenchGroups(t, o.group, k, o.concurrent)
 	if err != nil {
-		return nil, fmt.Errorf("--size: %w", err)
+		return nil, fmt.Errorf("--group: %w", err)
 	}
-	if !isRange {
-		return []units.Bytes{a}, nil
-	}
-	b, err := units.ParseBytes(hi)
-	if err != nil {
-		return nil, fmt.Errorf("--size: %w", err)
-	}
-	if a <= 0 || b < a {
-		return nil, fmt.Errorf("--size %q: a range needs 0 < LO ≤ HI", v)
-	}
-	var out []units.Bytes
-	for s := a; s <= b && len(out) < 64; s *= 2 {
-		out = append(out, s)
-		if s > b/2 {
-			break
-		}
-	}
-	return out, nil
+	return gs, nil
 }
 
 func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
@@ -253,102 +203,81 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 	return desc
 }
 
-func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
+// collectiveModel is the scenario's collectives model, or --calibration's.
+func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Model, error) {
+	if o.calibration == "" {
+		m, err := zero.Model(s)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		return m, nil
+	}
+	data, err := os.ReadFile(o.calibration)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--calibration: %w", err)}
+	}
+	cf, err := scenarios.ParseCalibration(o.calibration, data)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--calibration %w", err)}
+	}
+	cal, err := collectives.CalibrationOf(cf)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
+	}
+	return cal.Model(collectives.HardwareOf(s)), nil
+}
+
+// collectiveBench builds the benchmark from the flags and the scenario.
+func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.Scenario, *topology.Topology, error) {
 	op, err := collectives.ParseOp(o.op)
 	if err != nil {
-		return inputError{fmt.Errorf("--op: %w", err)}
+		return nil, nil, nil, inputError{fmt.Errorf("--op: %w", err)}
 	}
 	algo, err := collectives.ParseAlgo(o.algo)
 	if err != nil {
-		return inputError{fmt.Errorf("--algo: %w", err)}
-	}
-	sizes, err := collectiveSizes(o.size)
-	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, inputError{fmt.Errorf("--algo: %w", err)}
 	}
 	s, err := collectiveScenario(a, o)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	topo, err := topology.Build(s)
 	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, inputError{err}
 	}
-	groups, err := collectiveGroup(o, s, topo)
+	groups, err := collectiveGroups(o, s, topo)
 	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, inputError{err}
 	}
-	model, err := zero.Model(s)
+	model, err := collectiveModel(o, s)
 	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, err
 	}
-	if o.calibration != "" {
-		data, err := os.ReadFile(o.calibration)
-		if err != nil {
-			return inputError{fmt.Errorf("--calibration: %w", err)}
-		}
-		cf, err := scenarios.ParseCalibration(o.calibration, data)
-		if err != nil {
-			return inputError{fmt.Errorf("--calibration %w", err)}
-		}
-		cal, err := collectives.CalibrationOf(cf)
-		if err != nil {
-			return inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
-		}
-		model = cal.Model(collectives.HardwareOf(s))
+	return &collectives.Bench{Op: op, Algo: algo, Groups: groups, Model: model}, s, topo, nil
+}
+
+func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
+	sizes, err := collectives.BenchSizes(o.size)
+	if err != nil {
+		return inputError{fmt.Errorf("--size: %w", err)}
 	}
-	group := groups[0]
-	rep := &reports.CollectiveReport{Op: op.String(), Algorithm: algo.String(), Cluster: describeCluster(s, topo), Group: group, Groups: len(groups)}
+	b, s, topo, err := collectiveBench(a, o)
+	if err != nil {
+		return err
+	}
+	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: b.Algo.String(), Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups)}
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}
-	n := int64(len(group))
 	for _, size := range sizes {
-		var cf units.Duration
-		eng := sim.New()
-		fab := collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{Model: model})
-		var hs []*collectives.Handle
-		for _, g := range groups {
-			spec := collectives.Spec{Op: op, Algo: algo, Group: g, Bytes: size}
-			h, err := fab.Start(spec, nil)
-			if err != nil {
-				return inputError{err}
-			}
-			var c units.Duration
-			if h.Plan.Timed {
-				c, err = aloneTime(topo, model, spec)
-			} else {
-				c, err = collectives.ClosedForm(topo, spec)
-			}
-			if err != nil {
-				return inputError{err}
-			}
-			cf = max(cf, c)
-			hs = append(hs, h)
+		r, err := b.Run(topo, size)
+		if err != nil {
+			return inputError{err}
 		}
-		eng.Run()
-		var end sim.Time
-		for _, h := range hs {
-			end = max(end, h.End())
-		}
-		h := hs[0]
-		ps := int64(end - h.Start())
-		name := h.Plan.Algo.String()
-		if h.Plan.Timed {
-			name += "/" + h.Plan.Proto.String()
-		}
-		row := reports.CollectiveRow{Size: int64(size), Count: int64(size) / 2, Algorithm: name, TimePS: ps, ClosedFormPS: int64(cf)}
-		if ps > 0 {
-			row.AlgBW = float64(size) * 1e3 / float64(ps) // B/ps·1e12 / 1e9
-			factor := float64(n-1) / float64(n)
-			if op == collectives.AllReduce {
-				factor *= 2
-			}
-			row.BusBW = row.AlgBW * factor
-		}
-		tr := fab.Traffic()
+		row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
+			AlgBW: r.AlgBW, BusBW: r.BusBW}
 		for _, c := range topology.Classes() {
-			row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(tr.Total[c]), MaxPerRank: int64(tr.MaxSent(c))})
+			row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -361,16 +290,4 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		return reports.WriteCollectiveNCCLTests(w, rep)
 	}
 	return reports.WriteCollectiveTable(w, rep)
-}
-
-// aloneTime is a timed collective's time alone on the links: NCCL's model
-// time, as the engine rounds it.
-func aloneTime(topo *topology.Topology, m *collectives.Model, spec collectives.Spec) (units.Duration, error) {
-	eng := sim.New()
-	h, err := collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{Model: m, NoTraffic: true}).Start(spec, nil)
-	if err != nil {
-		return 0, err
-	}
-	eng.Run()
-	return units.Duration(h.End() - h.Start()), nil
 }
