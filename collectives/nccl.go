@@ -500,7 +500,16 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 		}
 	}
 	if best.Time < 0 {
-		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware", a, op, sh.Ranks, sh.Nodes)
+		why := ""
+		switch a {
+		case NVLS:
+			why = " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
+		case NVLSTree:
+			why = " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, more than one node, and all-reduce)"
+		case Tree:
+			why = " (NCCL's tree runs all-reduce only)"
+		}
+		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware%s", a, op, sh.Ranks, sh.Nodes, why)
 	}
 	return best, nil
 }

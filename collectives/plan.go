@@ -189,10 +189,11 @@ func validate(t *topology.Topology, s Spec) error {
 	}
 	switch s.Algo {
 	case Auto, Ring, Hierarchical:
-	case Tree:
+	case Tree, NVLSTree:
 		if s.Op != AllReduce {
-			return fmt.Errorf("collectives: tree supports allreduce only, not %v", s.Op)
+			return fmt.Errorf("collectives: %v supports allreduce only, not %v", s.Algo, s.Op)
 		}
+	case NVLS:
 	default:
 		return fmt.Errorf("collectives: unknown algorithm %d", int(s.Algo))
 	}
@@ -317,6 +318,9 @@ func resolve(blocks [][]int, even bool) Algo {
 func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 	if err := validate(t, spec); err != nil {
 		return nil, err
+	}
+	if spec.Algo == NVLS || spec.Algo == NVLSTree {
+		return nil, fmt.Errorf("collectives: %v is NCCL's: it needs NCCL's cost model (a cluster.gpu preset or a calibration)", spec.Algo)
 	}
 	p := &Plan{Spec: spec, Algo: spec.Algo}
 	var blocks [][]int
