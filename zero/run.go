@@ -30,15 +30,15 @@ type Options struct {
 // same local index on node 0, so node 0's ranks can stand for all: no
 // per-link or per-GPU overrides, every GPU holds a rank in order (placement
 // [cp, dp], or cp = 1), the intra groups tile the nodes evenly, and the
-// collectives are rings (flat or hierarchical: a double binary tree is not
-// the same seen from every node, but NCCL's cost model times it on the
-// rail-aligned traffic of its rings, which is).
+// collectives are not the explicit alpha–beta tree (a double binary tree is
+// not the same seen from every node; NCCL's model, with auto, times its
+// trees on the rail-aligned traffic of rings, which is).
 func Symmetric(s *scenarios.Scenario) bool {
 	c := &s.Cluster
 	if len(c.LinkOverrides) > 0 || s.N() != s.GPUs() {
 		return false
 	}
-	if s.Communication.Algorithm == scenarios.AlgoTree && c.GPU == "" && s.Communication.CalibrationData == nil {
+	if s.Communication.Algorithm == scenarios.AlgoTree {
 		return false
 	}
 	if s.Parallelism.CP > 1 && c.Placement[0] == scenarios.AxisDP {
