@@ -52,6 +52,14 @@ func WriteCollectiveNCCLTests(w io.Writer, r *CollectiveReport) error {
 	p := func(format string, a ...any) { b = fmt.Appendf(b, format, a...) }
 	p("# Collective test starting: %s\n", name)
 	p("# zerosim %s (%s) over %d ranks on %s\n", r.Op, r.Algorithm, len(r.Group), r.Cluster)
+	if len(r.Nodes) == len(r.Group) && len(r.Local) == len(r.Group) {
+		// nccl-tests' devices block (src/util.cu), one line per rank of the
+		// group: the rank's node names its host.
+		p("#\n# Using devices\n")
+		for i := range r.Group {
+			p("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", i, 0, 0, fmt.Sprintf("node%d", r.Nodes[i]), r.Local[i], 0, 0, 0, "zerosim")
+		}
+	}
 	p("#\n")
 	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
 	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,7 +15,8 @@ import (
 
 // TestNCCLTestsRoundTrip: `collective --format nccl-tests` parsed as an
 // nccl-tests log gives the same curve as the JSON output (to the table's
-// printed precision), and calibrate accepts it.
+// printed precision) and the same shape (its devices block), and calibrate
+// reads it and draws it.
 func TestNCCLTestsRoundTrip(t *testing.T) {
 	args := []string{"--size", "1MiB:1GiB"}
 	table, errOut, code := runCollectiveCLI(t, append(args, "--format", "nccl-tests")...)
@@ -30,7 +32,7 @@ func TestNCCLTestsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(logs) != 1 || logs[0].Op != collectives.AllReduce || logs[0].Ranks != 16 || len(logs[0].Rows) != len(rep.Rows) {
+	if len(logs) != 1 || logs[0].Op != collectives.AllReduce || logs[0].Ranks != 16 || logs[0].Nodes != 2 || len(logs[0].Rows) != len(rep.Rows) {
 		t.Fatalf("parsed %+v", logs)
 	}
 	for i, r := range logs[0].Rows {
@@ -45,10 +47,21 @@ func TestNCCLTestsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, eo strings.Builder
-	if code := Main([]string{"calibrate", log, "--gpus-per-node", "8", "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo); code != 0 {
+	plots := filepath.Join(dir, "plots")
+	if code := Main([]string{"calibrate", log, "--file", filepath.Join(dir, "cal.yaml"), "-o", plots}, strings.NewReader(""), &out, &eo); code != 0 {
 		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
 	}
-	if !strings.Contains(out.String(), "fitted: intra efficiency") {
+	if f, err := os.Open(filepath.Join(plots, "calibrate-1-pred.png")); err != nil {
+		t.Error(err)
+	} else {
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() == 0 {
+			t.Errorf("plot: %v", err)
+		}
+	}
+	// The fit on the model's own prediction gives the nominal model back.
+	if !strings.Contains(out.String(), "pred.log:23: allreduce, 16 ranks on 2 nodes") || !strings.Contains(out.String(), "fitted: intra efficiency 1.000, inter efficiency 1.000") {
 		t.Errorf("calibrate output:\n%s", out.String())
 	}
 }

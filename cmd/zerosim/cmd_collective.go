@@ -269,6 +269,12 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}
+	for _, r := range rep.Group {
+		if r < 0 || r >= topo.Ranks() {
+			break // Run reports the bad rank
+		}
+		rep.Nodes, rep.Local = append(rep.Nodes, topo.Node(r)), append(rep.Local, topo.Local(r))
+	}
 	for _, size := range sizes {
 		r, err := b.Run(topo, size)
 		if err != nil {
