@@ -103,7 +103,7 @@ func TestUncalibratedAccuracy(t *testing.T) {
 		"h100_1node_allreduce_nvls_nccltests290.log":           {0.25, 0.50},
 		"h100_2node_allreduce_default_xe9680_nccltests309.log": {0.25, 0.50},
 		"h100_4node_allreduce_default_nccltests309.log":        {0.25, 0.50},
-		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.64, 0.82},
+		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.60, 0.80},
 	}
 	for _, sl := range sharedLogs {
 		a := logErrors(t, sl, NewModel(sl.hw))
@@ -126,7 +126,7 @@ func TestCalibratedAccuracy(t *testing.T) {
 		"h100_1node_allreduce_nvls_nccltests290.log":           {0.10, 0.25},
 		"h100_2node_allreduce_default_xe9680_nccltests309.log": {0.03, 0.03},
 		"h100_4node_allreduce_default_nccltests309.log":        {0.03, 0.03},
-		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.62, 0.80},
+		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.58, 0.78},
 	}
 	for _, sl := range sharedLogs {
 		a := logErrors(t, sl, cal.Model(sl.hw))

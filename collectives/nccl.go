@@ -428,8 +428,11 @@ func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choi
 		lat += intraLat + 2*float64(log2i(nodes))*interLat
 	}
 	fill := 0.0
-	if t == tNVLS || t == tNVLSTree {
+	switch {
+	case t == tNVLS || t == tNVLSTree:
 		fill = nvlsFill(t, nBytes, nCh, float64(ppn), nodes) / algBW * 1e-3 // bytes / (GB/s) → µs
+	case t == tTree && p == LL128:
+		fill = treeLL128Fill(nBytes, nCh, float64(ppn), nodes) / algBW * 1e-3
 	}
 	latD := sat((lat + fill) * 1e6)
 	bwD := sat(math.Ceil(float64(nBytes) / (algBW * 1e9) * 1e12))
@@ -474,6 +477,25 @@ func sat(ps float64) units.Duration {
 		return math.MaxInt64 / 2
 	}
 	return units.Duration(math.Round(max(ps, 0)))
+}
+
+// treeLL128Fill is the bytes a tree LL128 pipeline holds before its first
+// chunk completes: NCCL's own depth for it, nstepsLL128 = 1 + log2(nNodes)
+// + 0.1·ppn, chunks of one LL128 step (120 of every 128 bytes of
+// DEFAULT_LL128_BUFFSIZE / NCCL_STEPS, init.cc) halved until each channel
+// has enough of them (enqueue.cc calcCollChunking), on every channel.
+func treeLL128Fill(nBytes units.Bytes, nCh, ppn float64, nodes int) float64 {
+	const ll128Step = 120 * 640 * 8 * 8 / 8 // NCCL_LL128_ELEMS_PER_THREAD · MAX_NTHREADS · NCCL_STEPS · 8 B / NCCL_STEPS
+	chunk := float64(ll128Step / 16 * 15)
+	steps := 1 + float64(log2i(nodes)) + 0.1*ppn
+	perCh := func() float64 { return math.Floor(float64(nBytes) / (nCh * chunk)) }
+	for perCh() < math.Floor(steps*64/ppn) && chunk > 131072 {
+		chunk /= 2
+	}
+	for perCh() < math.Floor(steps*16/ppn) && chunk > 32768 {
+		chunk /= 2
+	}
+	return steps * chunk * nCh
 }
 
 // ncclAlgos are the algorithms Choose considers, in NCCL's order.
