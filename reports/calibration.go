@@ -42,6 +42,8 @@ type CalibrationLog struct {
 	Modelled     []float64 // µs, fitted model
 	Bands        []CalibrationBand
 	Warning      string
+	// Own is the fit on this log alone (nil if it failed).
+	Own *CalibrationParams
 }
 
 // CalibrationReport is what `zerosim calibrate` prints.
@@ -49,6 +51,12 @@ type CalibrationReport struct {
 	File   string
 	Params CalibrationParams
 	Logs   []CalibrationLog
+}
+
+// String is the fitted values in one line.
+func (p CalibrationParams) String() string {
+	return fmt.Sprintf("intra efficiency %.3f, inter efficiency %.3f, intra hop %+.2f µs, inter hop %+.2f µs, fixed %+.2f µs",
+		p.IntraEff, p.InterEff, p.IntraHopUS, p.InterHopUS, p.FixedUS)
 }
 
 func calPct(v float64) string {
@@ -62,11 +70,12 @@ func calPct(v float64) string {
 // size band.
 func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	var b strings.Builder
-	p := r.Params
-	fmt.Fprintf(&b, "fitted: intra efficiency %.3f, inter efficiency %.3f, intra hop %+.2f µs, inter hop %+.2f µs, fixed %+.2f µs\n",
-		p.IntraEff, p.InterEff, p.IntraHopUS, p.InterHopUS, p.FixedUS)
+	fmt.Fprintf(&b, "fitted on every log: %s\n", r.Params)
 	for _, l := range r.Logs {
 		fmt.Fprintf(&b, "\n%s: %s, %d ranks on %d nodes, %d sizes\n", l.Source, l.Op, l.Ranks, l.Nodes, len(l.Sizes))
+		if l.Own != nil {
+			fmt.Fprintf(&b, "  fitted on this log alone: %s\n", *l.Own)
+		}
 		fmt.Fprintf(&b, "  %-11s %5s %10s %10s %10s %10s\n", "band", "rows", "in median", "in max", "loo median", "loo max")
 		for _, bd := range l.Bands {
 			fmt.Fprintf(&b, "  %-11s %5d %10s %10s %10s %10s\n", bd.Band, bd.Rows, calPct(bd.InMedian), calPct(bd.InMax), calPct(bd.LOOMedian), calPct(bd.LOOMax))

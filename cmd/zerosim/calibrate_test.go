@@ -61,7 +61,7 @@ func TestNCCLTestsRoundTrip(t *testing.T) {
 		}
 	}
 	// The fit on the model's own prediction gives the nominal model back.
-	if !strings.Contains(out.String(), "pred.log:23: allreduce, 16 ranks on 2 nodes") || !strings.Contains(out.String(), "fitted: intra efficiency 1.000, inter efficiency 1.000") {
+	if !strings.Contains(out.String(), "pred.log:23: allreduce, 16 ranks on 2 nodes") || !strings.Contains(out.String(), "fitted on every log: intra efficiency 1.000, inter efficiency 1.000") {
 		t.Errorf("calibrate output:\n%s", out.String())
 	}
 }

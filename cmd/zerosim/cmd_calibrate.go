@@ -164,6 +164,10 @@ func fitParams(p collectives.Params) reports.CalibrationParams {
 func calibrationLog(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, i int) reports.CalibrationLog {
 	c := curves[i]
 	l := reports.CalibrationLog{Source: c.Source, Op: c.Op.String(), Ranks: c.Shape.Ranks, Nodes: c.Shape.Nodes, Sizes: c.Sizes, Measured: c.TimesUS}
+	if own, err := collectives.FitModel(hw, curves[i:i+1], 0, math.MaxInt64); err == nil {
+		p := fitParams(own.Params)
+		l.Own = &p
+	}
 	fitted := &collectives.Model{HW: hw, Params: fit.Params}
 	l.Modelled = predict(fitted, c)
 	nominal := predict(collectives.NewModel(hw), c)
