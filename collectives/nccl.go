@@ -275,126 +275,153 @@ func log2i(n int) int {
 // Cost is NCCL's model of op over sh with algorithm a and protocol p on
 // nBytes; ok is false when NCCL would not run that combination.
 func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
-	n, nodes := sh.Ranks, max(sh.Nodes, 1)
-	if n <= 1 {
+	if sh.Ranks <= 1 {
 		return Choice{Algo: a, Proto: p}, true
 	}
-	ppn := sh.ppn()
-	arch := m.HW.Arch
-	idx2 := min(nodes, 3) - 1
-	var t int
-	switch a {
-	case Ring:
-		t = tRing
-	case Tree:
-		if op != AllReduce {
-			return Choice{}, false
-		}
-		t = tTree
-	case NVLS:
-		// Across nodes NVLS needs CollNet (SHARP switches): not modelled.
-		if !m.HW.NVLS || nodes > 1 || p != Simple || ppn < 2 {
-			return Choice{}, false
-		}
-		t = tNVLS
-	case NVLSTree:
-		if !m.HW.NVLS || nodes == 1 || op != AllReduce || p != Simple || ppn < 2 {
-			return Choice{}, false
-		}
-		t = tNVLSTree
-	default:
+	c, ok := m.comm(op, sh, a, p, nBytes)
+	if !ok {
 		return Choice{}, false
 	}
-	nsteps := n - 1
-	nInter := nodes - 1
+	algBW := c.algBW()
+	if algBW <= 0 || math.IsInf(algBW, 0) || math.IsNaN(algBW) {
+		return Choice{}, false
+	}
+	fill := 0.0 // µs: bytes / (GB/s) · 1e-3
+	switch {
+	case c.t == tNVLS || c.t == tNVLSTree:
+		fill = nvlsFill(c.t, nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
+	case c.t == tTree && p == LL128:
+		fill = treeLL128Fill(nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
+	}
+	latD := sat((c.latency() + fill) * 1e6)
+	bwD := sat(math.Ceil(float64(nBytes) / (algBW * 1e9) * 1e12))
+	return Choice{Algo: a, Proto: p, Latency: latD, AlgBW: algBW * 1e9, Time: sat(float64(latD) + float64(bwD))}, true
+}
+
+// comm is one (collective, communicator, algorithm, protocol, size) as
+// ncclTopoTuneModel and ncclTopoGetAlgoTime see it.
+type comm struct {
+	m               *Model
+	op              Op
+	t               int // tuner algorithm index
+	p               Proto
+	nBytes          units.Bytes
+	n, nodes, ppn   int
+	nsteps, nInter  int     // NCCL's steps and inter-node steps
+	intra, net, nCh float64 // GB/s per GPU, per node (ring search), channels
+	idx2, arch      int     // nodes index (1, 2, >2) and generation of the tables
+}
+
+// comm sets up c, or ok false when NCCL would not run the combination.
+func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c comm, ok bool) {
+	c = comm{m: m, op: op, p: p, nBytes: nBytes, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
+	switch {
+	case a == Ring:
+		c.t = tRing
+	case a == Tree && op == AllReduce:
+		c.t = tTree
+	case a == NVLS && m.HW.NVLS && c.nodes == 1 && p == Simple && c.ppn >= 2:
+		// Across nodes NVLS needs CollNet (SHARP switches): not modelled.
+		c.t = tNVLS
+	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.ppn >= 2:
+		c.t = tNVLSTree
+	default:
+		return c, false
+	}
+	c.idx2 = min(c.nodes, 3) - 1
+	c.nsteps, c.nInter = c.n-1, c.nodes-1
 	if op == AllReduce {
-		nsteps, nInter = 2*(n-1), 2*(nodes-1)
+		c.nsteps, c.nInter = 2*(c.n-1), 2*(c.nodes-1)
 	}
-	if nodes == 1 {
-		nInter = 0
+	c.intra, c.net = math.Inf(1), math.Inf(1)
+	if c.ppn > 1 {
+		c.intra = m.intraBW()
 	}
-	inf := math.Inf(1)
-	intra, net := inf, inf
-	if ppn > 1 {
-		intra = m.intraBW()
+	if c.nodes > 1 {
+		c.net = m.netBW()
 	}
-	if nodes > 1 {
-		net = m.netBW()
+	c.nCh = m.channels(sh)
+	return c, true
+}
+
+// algBW is the algorithm bandwidth, GB/s: NCCL's bus bandwidth of the
+// algorithm and protocol (from the links) converted as tuning.cc does.
+func (c *comm) algBW() float64 {
+	llMax := llMaxBws[0][c.idx2]
+	if c.nodes == 1 {
+		llMax = llMaxBws[c.arch][0]
 	}
-	nCh := m.channels(sh)
-	llMax := llMaxBws[0][idx2]
-	if nodes == 1 {
-		llMax = llMaxBws[arch][0]
-	}
-	// busBw: the bandwidth every rank sees on its bus, GB/s.
-	var algBW float64
-	switch t {
+	n, nsteps := float64(c.n), float64(c.nsteps)
+	switch c.t {
 	case tRing:
 		// Each channel crosses every node once, on its own NIC (rail
 		// aligned): the node's NICs together carry what one GPU's NVLink
 		// does.
-		bus := math.Min(intra, net)
-		switch p {
+		bus := math.Min(c.intra, c.net)
+		switch c.p {
 		case LL:
 			bus = math.Min(llMax, bus*.5)
 		case LL128:
-			bus = math.Min(bus*0.92, nCh*perChMaxRingLL128Bws[arch][idx2])
+			bus = math.Min(bus*0.92, c.nCh*perChMaxRingLL128Bws[c.arch][c.idx2])
 		}
-		algBW = bus * float64(n) / float64(nsteps)
+		return bus * n / nsteps
 	case tTree:
 		// Chains inside nodes, a double binary tree between them: with two
 		// nodes each node's NICs carry half of what a ring puts on them.
-		inter := net
-		if nodes <= 2 {
-			inter = 2 * net
+		inter := c.net
+		if c.nodes <= 2 {
+			inter = 2 * c.net
 		}
-		bus := math.Min(math.Min(intra, inter)*.92, nCh*perChMaxTreeBws[arch][idx2])
-		switch p {
+		bus := math.Min(math.Min(c.intra, inter)*.92, c.nCh*perChMaxTreeBws[c.arch][c.idx2])
+		switch c.p {
 		case LL:
 			bus = math.Min(bus/3.8, llMax)
 		case LL128:
 			f := 120.0 / 128
-			if nodes == 1 {
+			if c.nodes == 1 {
 				f = 7.0 / 9
 			}
-			bus = math.Min(bus*f, nCh*perChMaxTreeLL128Bws[arch][idx2])
+			bus = math.Min(bus*f, c.nCh*perChMaxTreeLL128Bws[c.arch][c.idx2])
 		}
-		algBW = bus * .5
-		if ls := log2i(int(nBytes >> 6)); nBytes>>6 > 0 && ls < 23 {
-			algBW *= treeCorrectionFactor[p][ls]
+		bw := bus * .5
+		if ls := log2i(int(c.nBytes >> 6)); c.nBytes>>6 > 0 && ls < 23 {
+			bw *= treeCorrectionFactor[c.p][ls]
 		}
-	case tNVLS, tNVLSTree:
-		// NVLS: the switch reduces, so every GPU moves S·(1+1/g) over its
-		// NVLink per direction for an all-reduce (S·(g−1)/g for reduce-
-		// scatter or all-gather), at NCCL's NVLS efficiency.
-		g := float64(ppn)
-		eff := intra * nvlsEfficiency[arch]
-		if op == AllReduce {
-			algBW = eff * g / (g + 1)
-		} else {
-			algBW = eff * g / (g - 1)
-		}
-		if t == tNVLSTree {
-			// Each node's heads exchange S per direction with two nodes; a
-			// tree interior node of more handles 2S.
-			inter := net
-			if nodes > 2 {
-				inter = net / 2
-			}
-			algBW = math.Min(algBW, inter)
-			algBW = math.Min(algBW, nCh*perChMaxNVLSTreeBws[arch][idx2]*float64(n)/float64(nsteps))
-		}
+		return bw
 	}
-	if algBW <= 0 || math.IsInf(algBW, 0) || math.IsNaN(algBW) {
-		return Choice{}, false
+	// NVLS: the switch reduces, so every GPU moves S·(1+1/g) over its
+	// NVLink per direction for an all-reduce (S·(g−1)/g for reduce-scatter
+	// or all-gather), at NCCL's NVLS efficiency.
+	g := float64(c.ppn)
+	eff := c.intra * nvlsEfficiency[c.arch]
+	bw := eff * g / (g - 1)
+	if c.op == AllReduce {
+		bw = eff * g / (g + 1)
 	}
+	if c.t == tNVLSTree {
+		// Each node's heads exchange S per direction with two nodes; a
+		// tree interior node of more handles 2S.
+		inter := c.net
+		if c.nodes > 2 {
+			inter = c.net / 2
+		}
+		bw = math.Min(bw, inter)
+		bw = math.Min(bw, c.nCh*perChMaxNVLSTreeBws[c.arch][c.idx2]*n/nsteps)
+	}
+	return bw
+}
+
+// latency is NCCL's latency of the collective, µs: base latency plus the
+// per-hop hardware latencies (tuning.cc), with the calibrated corrections.
+func (c *comm) latency() float64 {
+	m, p := c.m, c.p
 	hw := 0
 	if m.HW.PCI {
 		hw = 1
 	}
-	intraLat := hwLat[hw][t][p] + m.Params.IntraHop + float64(m.HW.IntraLatency)/1e6
-	interLat := hwLat[2][t][p] + m.Params.InterHop
-	if ppn == 1 {
+	intraLat := hwLat[hw][c.t][p] + m.Params.IntraHop + float64(m.HW.IntraLatency)/1e6
+	interLat := hwLat[2][c.t][p] + m.Params.InterHop
+	if c.ppn == 1 {
 		interLat = hwLat[2][tTree][p] + m.Params.InterHop
 	}
 	li := float64(m.HW.InterLatency) / 1e6
@@ -402,41 +429,32 @@ func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choi
 	if p == Simple {
 		interLat += li // the flush
 	}
-	lat := baseLat[t][p] + m.Params.Fixed
-	switch t {
+	lat := baseLat[c.t][p] + m.Params.Fixed
+	switch c.t {
 	case tRing:
-		if nodes > 1 {
+		if c.nodes > 1 {
 			o := netOverhead
 			if p == Simple {
 				o *= 3
 			}
 			intraLat = math.Max(intraLat, o)
 		}
-		lat += float64(nsteps-nInter)*intraLat + float64(nInter)*interLat
-		if p == Simple && nodes > 1 && op == AllReduce && float64(nBytes)/(nCh*float64(n)) >= 64 {
+		lat += float64(c.nsteps-c.nInter)*intraLat + float64(c.nInter)*interLat
+		if p == Simple && c.nodes > 1 && c.op == AllReduce && float64(c.nBytes)/(c.nCh*float64(c.n)) >= 64 {
 			f := 1.4
-			if arch < Ampere {
+			if m.HW.Arch < Ampere {
 				f = 1.9
 			}
 			lat *= f // the ring's plateau
 		}
 	case tTree:
-		lat += 2 * (float64(ppn-1)*intraLat + float64(log2i(nodes))*interLat)
+		lat += 2 * (float64(c.ppn-1)*intraLat + float64(log2i(c.nodes))*interLat)
 	case tNVLS:
 		lat = intraLat + m.Params.Fixed
 	case tNVLSTree:
-		lat += intraLat + 2*float64(log2i(nodes))*interLat
+		lat += intraLat + 2*float64(log2i(c.nodes))*interLat
 	}
-	fill := 0.0
-	switch {
-	case t == tNVLS || t == tNVLSTree:
-		fill = nvlsFill(t, nBytes, nCh, float64(ppn), nodes) / algBW * 1e-3 // bytes / (GB/s) → µs
-	case t == tTree && p == LL128:
-		fill = treeLL128Fill(nBytes, nCh, float64(ppn), nodes) / algBW * 1e-3
-	}
-	latD := sat((lat + fill) * 1e6)
-	bwD := sat(math.Ceil(float64(nBytes) / (algBW * 1e9) * 1e12))
-	return Choice{Algo: a, Proto: p, Latency: latD, AlgBW: algBW * 1e9, Time: sat(float64(latD) + float64(bwD))}, true
+	return lat
 }
 
 // nvlsChunkSize is NCCL's default NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB,

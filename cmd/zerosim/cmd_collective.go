@@ -81,13 +81,28 @@ the time is the last one's finish and the bytes are summed over the groups.`,
 	return cmd
 }
 
-// collectiveScenario loads the base scenario and applies the cluster flags.
+// collectiveScenario loads the base scenario, applies the cluster flags and
+// validates the result.
 func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) {
 	s, err := a.loadScenario(o.scenario)
 	if err != nil {
 		return nil, err
 	}
-	c := &s.Cluster
+	if err := collectiveLinks(o, &s.Cluster); err != nil {
+		return nil, err
+	}
+	if err := collectiveShape(o, s); err != nil {
+		return nil, err
+	}
+	// The flags edited the resolved scenario: validate it again.
+	if err := scenarios.Resolve(s); err != nil {
+		return nil, inputError{err}
+	}
+	return s, nil
+}
+
+// collectiveLinks applies the link and NIC flags.
+func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 	bw := func(flag, v string, dst *units.Bandwidth) error {
 		if !o.changed(flag) {
 			return nil
@@ -120,7 +135,7 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		lat("inter-latency", o.iLat, &c.Inter.Latency),
 	} {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.changed("nics") {
@@ -129,37 +144,41 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	if o.changed("nics-per-node") {
 		c.NICsPerNode = o.nicsPerNode
 	}
-	if o.changed("nodes") || o.changed("gpus-per-node") {
-		if o.changed("nodes") {
-			if o.nodes < 1 {
-				return nil, inputError{fmt.Errorf("--nodes %d: need at least 1", o.nodes)}
-			}
-			c.Nodes = o.nodes
-		}
-		if o.changed("gpus-per-node") {
-			if o.gpusPerNode < 1 {
-				return nil, inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
-			}
-			c.GPUsPerNode = o.gpusPerNode
-		}
-		if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
-			return nil, inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
-		}
-		// Every GPU becomes a rank; keep cp when it divides the GPUs.
-		cp := max(s.Parallelism.CP, 1)
-		if (c.Nodes*c.GPUsPerNode)%cp != 0 {
-			cp = 1
-		}
-		s.Parallelism.CP = cp
-		s.Parallelism.DP = c.Nodes * c.GPUsPerNode / cp
-		s.Cluster.LinkOverrides = nil // they name nodes of the old cluster
-		s.Cluster.GPUOverrides = nil
+	return nil
+}
+
+// collectiveShape applies --nodes and --gpus-per-node: every GPU becomes a
+// rank.
+func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
+	if !o.changed("nodes") && !o.changed("gpus-per-node") {
+		return nil
 	}
-	// The flags edited the resolved scenario: validate it again.
-	if err := scenarios.Resolve(s); err != nil {
-		return nil, inputError{err}
+	c := &s.Cluster
+	if o.changed("nodes") {
+		if o.nodes < 1 {
+			return inputError{fmt.Errorf("--nodes %d: need at least 1", o.nodes)}
+		}
+		c.Nodes = o.nodes
 	}
-	return s, nil
+	if o.changed("gpus-per-node") {
+		if o.gpusPerNode < 1 {
+			return inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
+		}
+		c.GPUsPerNode = o.gpusPerNode
+	}
+	if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
+		return inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
+	}
+	// Keep cp when it divides the GPUs.
+	cp := s.Parallelism.CP
+	if (c.Nodes*c.GPUsPerNode)%cp != 0 {
+		cp = 1
+	}
+	s.Parallelism.CP = cp
+	s.Parallelism.DP = c.Nodes * c.GPUsPerNode / cp
+	c.LinkOverrides = nil // they name nodes of the old cluster
+	c.GPUOverrides = nil
+	return nil
 }
 
 // collectiveGroups resolves --group: the groups to run (one unless
