@@ -62,97 +62,120 @@ const maxLogLine = 1 << 16
 func ParseLogs(name string, r io.Reader) ([]Log, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLogLine)
-	var (
-		logs    []Log
-		cur     *Log
-		ln      int
-		ranks   int
-		hosts   = map[string]bool{} // looked up and counted, never iterated
-		op      = Op(-1)
-		inDevs  bool
-		lastRow int
-	)
-	fail := func(line int, format string, a ...any) error {
-		return &logError{name, line, fmt.Sprintf(format, a...)}
-	}
+	lp := &logParser{name: name, op: -1, hosts: map[string]bool{}}
 	for sc.Scan() {
-		ln++
+		lp.ln++
 		raw := sc.Bytes()
 		if bytes.IndexByte(raw, 0) >= 0 || !utf8.Valid(raw) {
-			return nil, fail(ln, "not a text file (nccl-tests prints text; pass its stdout)")
+			return nil, lp.fail(lp.ln, "not a text file (nccl-tests prints text; pass its stdout)")
 		}
 		line := strings.TrimSpace(string(raw))
 		if strings.HasPrefix(line, "#") {
-			body := strings.TrimSpace(strings.TrimLeft(line, "#"))
-			switch {
-			case strings.HasPrefix(line, "##"):
-				// provenance comments of the shared logs
-			case strings.Contains(body, "Collective test starting:"):
-				name := strings.TrimSpace(body[strings.Index(body, ":")+1:])
-				if o, ok := opOfTest(name); ok {
-					op = o
-				}
-			case strings.HasPrefix(body, "Using devices"):
-				inDevs, ranks = true, 0
-				clear(hosts)
-			case inDevs && strings.HasPrefix(body, "Rank"):
-				// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
-				f := strings.Fields(body)
-				for i := range f {
-					if f[i] == "on" && i+1 < len(f) {
-						hosts[f[i+1]] = true
-					}
-				}
-				ranks++
-			case isHeader(body):
-				inDevs = false
-				cur = &Log{File: name, Line: ln, Op: op}
-				if ranks > 0 {
-					cur.Ranks, cur.Nodes = ranks, len(hosts)
-				}
-				logs = append(logs, *cur)
-				cur = &logs[len(logs)-1]
-				lastRow = 0
-			default:
-				inDevs = inDevs && !strings.HasPrefix(body, "Avg bus")
-			}
+			lp.comment(line)
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) == 0 || cur == nil {
-			continue
+		if err := lp.row(line); err != nil {
+			return nil, err
 		}
-		if _, err := strconv.ParseInt(f[0], 10, 64); err != nil {
-			continue // noise from MPI, the scheduler or NCCL
-		}
-		row, err := parseRow(f)
-		if err != nil {
-			return nil, fail(ln, "%v (truncated log?)", err)
-		}
-		row.Line = ln
-		if n := len(cur.Rows); n > 0 && row.Size <= cur.Rows[n-1].Size {
-			return nil, fail(ln, "size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", row.Size, cur.Rows[n-1].Size, lastRow)
-		}
-		lastRow = ln
-		cur.Rows = append(cur.Rows, row)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fail(ln+1, "%v", err)
+		return nil, lp.fail(lp.ln+1, "%v", err)
 	}
+	return lp.finish()
+}
+
+// logParser is the state of one ParseLogs.
+type logParser struct {
+	name    string
+	ln      int
+	logs    []Log
+	ranks   int
+	hosts   map[string]bool // looked up and counted, never iterated
+	op      Op
+	inDevs  bool
+	lastRow int
+}
+
+func (lp *logParser) fail(line int, format string, a ...any) error {
+	return &logError{lp.name, line, fmt.Sprintf(format, a...)}
+}
+
+// comment reads a "#" line: the test's name, the devices block, a column
+// header (a new run); anything else is skipped.
+func (lp *logParser) comment(line string) {
+	body := strings.TrimSpace(strings.TrimLeft(line, "#"))
+	switch {
+	case strings.HasPrefix(line, "##"):
+		// provenance comments of the shared logs
+	case strings.Contains(body, "Collective test starting:"):
+		if o, ok := opOfTest(strings.TrimSpace(body[strings.Index(body, ":")+1:])); ok {
+			lp.op = o
+		}
+	case strings.HasPrefix(body, "Using devices"):
+		lp.inDevs, lp.ranks = true, 0
+		clear(lp.hosts)
+	case lp.inDevs && strings.HasPrefix(body, "Rank"):
+		// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
+		f := strings.Fields(body)
+		for i := range f {
+			if f[i] == "on" && i+1 < len(f) {
+				lp.hosts[f[i+1]] = true
+			}
+		}
+		lp.ranks++
+	case isHeader(body):
+		lp.inDevs = false
+		l := Log{File: lp.name, Line: lp.ln, Op: lp.op}
+		if lp.ranks > 0 {
+			l.Ranks, l.Nodes = lp.ranks, len(lp.hosts)
+		}
+		lp.logs = append(lp.logs, l)
+		lp.lastRow = 0
+	default:
+		lp.inDevs = lp.inDevs && !strings.HasPrefix(body, "Avg bus")
+	}
+}
+
+// row reads a line that is not a comment: a row of the current run when it
+// starts with a number, else noise.
+func (lp *logParser) row(line string) error {
+	f := strings.Fields(line)
+	if len(f) == 0 || len(lp.logs) == 0 {
+		return nil
+	}
+	if _, err := strconv.ParseInt(f[0], 10, 64); err != nil {
+		return nil // noise from MPI, the scheduler or NCCL
+	}
+	r, err := parseRow(f)
+	if err != nil {
+		return lp.fail(lp.ln, "%v (truncated log?)", err)
+	}
+	r.Line = lp.ln
+	cur := &lp.logs[len(lp.logs)-1]
+	if n := len(cur.Rows); n > 0 && r.Size <= cur.Rows[n-1].Size {
+		return lp.fail(lp.ln, "size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)
+	}
+	lp.lastRow = lp.ln
+	cur.Rows = append(cur.Rows, r)
+	return nil
+}
+
+// finish keeps the runs with rows and fills what their header left out.
+func (lp *logParser) finish() ([]Log, error) {
 	var out []Log
-	for _, l := range logs {
+	for _, l := range lp.logs {
 		if len(l.Rows) > 0 {
 			out = append(out, l)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fail(max(ln, 1), "no nccl-tests rows (is this all_reduce_perf, all_gather_perf or reduce_scatter_perf output?)")
+		return nil, lp.fail(max(lp.ln, 1), "no nccl-tests rows (is this all_reduce_perf, all_gather_perf or reduce_scatter_perf output?)")
 	}
 	for i := range out {
 		if out[i].Op < 0 {
 			o, err := guessOp(&out[i])
 			if err != nil {
-				return nil, fail(out[i].Line, "%v", err)
+				return nil, lp.fail(out[i].Line, "%v", err)
 			}
 			out[i].Op = o
 		}
