@@ -238,10 +238,16 @@ func (m *Model) intraBW() float64 {
 	return float64(m.HW.IntraBW) / 1e9 * f * m.Params.IntraEff
 }
 
+// nics is how many NICs of a node a communicator with ppn ranks there
+// uses: its GPUs' own NICs (rail-optimized, one per GPU), or the node's
+// shared ones, at most one per rank.
+func (m *Model) nics(ppn int) int { return max(min(m.HW.NICsPerNode, ppn), 1) }
+
 // netBW is the network bandwidth of one node as NCCL's ring search finds
-// it, GB/s: two channels per NIC, each at the fastest speed of the search's
-// array that two fit in one NIC (search.cc ncclTopoCompute).
-func (m *Model) netBW() float64 {
+// it, GB/s: two channels per NIC the communicator uses, each at the fastest
+// speed of the search's array that two fit in one NIC (search.cc
+// ncclTopoCompute).
+func (m *Model) netBW(ppn int) float64 {
 	nic := float64(m.HW.NICBW) / 1e9
 	speed := nic / 2 // slower than the search's slowest step
 	for _, s := range speedArrayInter {
@@ -250,7 +256,7 @@ func (m *Model) netBW() float64 {
 			break
 		}
 	}
-	return 2 * speed * float64(m.HW.NICsPerNode) * m.Params.InterEff
+	return 2 * speed * float64(m.nics(ppn)) * m.Params.InterEff
 }
 
 // channels is the number of channels NCCL's search builds: two per NIC
@@ -258,7 +264,7 @@ func (m *Model) netBW() float64 {
 func (m *Model) channels(sh Shape) float64 {
 	switch {
 	case sh.Nodes > 1:
-		return float64(min(2*m.HW.NICsPerNode, 32))
+		return float64(min(2*m.nics(sh.ppn()), 32))
 	case m.HW.PCI:
 		return 2
 	}
@@ -338,7 +344,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		c.intra = m.intraBW()
 	}
 	if c.nodes > 1 {
-		c.net = m.netBW()
+		c.net = m.netBW(c.ppn)
 	}
 	c.nCh = m.channels(sh)
 	return c, true
