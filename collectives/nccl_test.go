@@ -55,6 +55,11 @@ func TestNCCLBandwidths(t *testing.T) {
 	if want := 96e9 * 32 / 31; math.Abs(ring.AlgBW-want) > 1e3 {
 		t.Errorf("ring on 100 Gb/s NICs: algbw %.4g, want %.4g", ring.AlgBW, want)
 	}
+	// One rank per node (an inter group): its GPU's own NIC, 2 × 24 GB/s.
+	rail, _ := m.Cost(AllReduce, Shape{4, 4}, Ring, Simple, units.GiB)
+	if want := 48e9 * 4 / 6; math.Abs(rail.AlgBW-want) > 1e3 {
+		t.Errorf("one rank per node: algbw %.4g, want %.4g", rail.AlgBW, want)
+	}
 	nvls, ok := m.Cost(AllReduce, Shape{8, 1}, NVLS, Simple, units.GiB)
 	if want := 370.8e9 * 0.85 * 8 / 9; !ok || math.Abs(nvls.AlgBW-want) > 1e3 {
 		t.Errorf("nvls algbw %.4g, want %.4g", nvls.AlgBW, want)
