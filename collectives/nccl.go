@@ -95,7 +95,10 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	c := &s.Cluster
 	hw := Hardware{Arch: Ampere, IntraBW: c.Intra.Bandwidth, NICBW: c.Inter.Bandwidth, NICsPerNode: c.GPUsPerNode,
 		InterLatency: extraLatency(c.Inter.Latency, "NDR")}
-	gpu := strings.ToUpper(c.GPU)
+	// The resolved scenario names its GPU and link presets exactly
+	// (scenarios.GPUPresets, LinkPresets); a GPU it does not know is
+	// modelled as Ampere (NCCL's tables for compute capability 8.x).
+	gpu := c.GPU
 	switch {
 	case strings.HasPrefix(gpu, "V100"):
 		hw.Arch = Volta
@@ -104,7 +107,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"):
 		hw.Arch = Blackwell
 	}
-	hw.PCI = strings.HasPrefix(strings.ToUpper(c.Intra.Preset), "PCIE")
+	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
 	if hw.PCI {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")
 	} else {
