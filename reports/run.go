@@ -137,6 +137,13 @@ func algorithmText(s *scenarios.Scenario) string {
 	return string(s.Communication.Algorithm)
 }
 
+func timingText(t string) string {
+	if t == "" {
+		return ""
+	}
+	return " (" + t + ")"
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -158,7 +165,7 @@ func (run *Run) headline() [][2]string {
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", strconv.Itoa(r.N)},
 		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
-		{"algorithm", algorithmText(s)},
+		{"algorithm", algorithmText(s) + timingText(r.Timing)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
 		{"step time", fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))},

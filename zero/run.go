@@ -260,6 +260,20 @@ func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 	return cal.Model(hw), nil
 }
 
+// timing names what times the collectives of s.
+func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) string {
+	if m == nil || (algo != collectives.Auto && algo != collectives.NVLS && algo != collectives.NVLSTree) {
+		return "alpha–beta"
+	}
+	if c := s.Communication.Calibration; s.Communication.CalibrationData != nil {
+		if c == "" {
+			c = "a calibration"
+		}
+		return "NCCL's cost model calibrated by " + c
+	}
+	return "NCCL's cost model"
+}
+
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// The memory report carries the buffer layouts it used: the schedule
@@ -350,6 +364,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	}
 	res.Symmetric = sym
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
+	res.Timing = timing(s, model, algo)
 	for _, o := range s.Cluster.LinkOverrides {
 		nominal := s.Cluster.Inter.Bandwidth
 		if o.Class == scenarios.LinkIntra {
