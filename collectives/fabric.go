@@ -510,7 +510,9 @@ func timedAlgo(a Algo) bool { return a == Auto || a == NVLS || a == NVLSTree }
 
 // lowerTimed lowers spec and, with a Model, times it.
 func (f *Fabric) lowerTimed(spec Spec) (*Plan, error) {
-	if f.model == nil || !timedAlgo(spec.Algo) {
+	// NCCL's all-to-all is grouped point-to-point sends, which its tuner
+	// does not model: it keeps the lowering's alpha–beta time.
+	if f.model == nil || !timedAlgo(spec.Algo) || spec.Op == AllToAll {
 		return Lower(f.topo, spec)
 	}
 	return LowerModel(f.topo, f.model, spec)

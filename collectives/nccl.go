@@ -325,6 +325,8 @@ type comm struct {
 func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c comm, ok bool) {
 	c = comm{m: m, op: op, p: p, nBytes: nBytes, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
 	switch {
+	case op != AllReduce && op != AllGather && op != ReduceScatter:
+		return c, false // all-to-all: point-to-point, not tuned
 	case a == Ring:
 		c.t = tRing
 	case a == Tree && op == AllReduce:

@@ -194,6 +194,8 @@ func opOfTest(s string) (Op, bool) {
 		return AllGather, true
 	case strings.HasPrefix(s, "reduce_scatter"):
 		return ReduceScatter, true
+	case strings.HasPrefix(s, "alltoall"):
+		return AllToAll, true
 	}
 	return 0, false
 }

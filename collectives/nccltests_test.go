@@ -65,7 +65,7 @@ func FuzzParseLogs(f *testing.F) {
 			return
 		}
 		for _, l := range logs {
-			if len(l.Rows) == 0 || l.Op < ReduceScatter || l.Op > AllReduce {
+			if len(l.Rows) == 0 || l.Op < ReduceScatter || l.Op > AllToAll {
 				t.Fatalf("log %+v", l)
 			}
 			for i, r := range l.Rows {

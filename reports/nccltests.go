@@ -13,6 +13,8 @@ func ncclTestsName(op string) string {
 		return "all_gather_perf"
 	case "reducescatter":
 		return "reduce_scatter_perf"
+	case "alltoall":
+		return "alltoall_perf"
 	}
 	return "all_reduce_perf"
 }
@@ -45,7 +47,7 @@ func ncclFloat(v float64, width int) string {
 func WriteCollectiveNCCLTests(w io.Writer, r *CollectiveReport) error {
 	name := ncclTestsName(r.Op)
 	redop := "sum"
-	if r.Op == "allgather" {
+	if r.Op == "allgather" || r.Op == "alltoall" {
 		redop = "none"
 	}
 	var b []byte

@@ -105,3 +105,22 @@ func TestCalibrateWarnsDegraded(t *testing.T) {
 		t.Errorf("no warning for a log far below nominal:\n%s", out.String())
 	}
 }
+
+// TestCalibrateRefusesAllToAll: an alltoall_perf log is refused with its
+// file and line (NCCL's tuner does not model all-to-all).
+func TestCalibrateRefusesAllToAll(t *testing.T) {
+	table, _, code := runCollectiveCLI(t, "--op", "alltoall", "--size", "1MiB:4MiB", "--format", "nccl-tests")
+	if code != 0 || !strings.HasPrefix(table, "# Collective test starting: alltoall_perf\n") {
+		t.Fatalf("exit %d:\n%s", code, table)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "a2a.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, eo strings.Builder
+	code = Main([]string{"calibrate", log, "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo)
+	if code != 2 || !strings.Contains(eo.String(), log+":23: an alltoall_perf run") {
+		t.Errorf("exit %d: %s", code, eo.String())
+	}
+}

@@ -74,6 +74,9 @@ func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
 			return nil, inputError{err}
 		}
 		for i := range logs {
+			if logs[i].Op == collectives.AllToAll {
+				return nil, inputError{fmt.Errorf("%s:%d: an alltoall_perf run: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf (NCCL's tuner does not model all-to-all)", logs[i].File, logs[i].Line)}
+			}
 			if err := shapeLog(o, &logs[i]); err != nil {
 				return nil, err
 			}
