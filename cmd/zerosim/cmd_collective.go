@@ -50,10 +50,18 @@ N/K contiguous ranks), inter (the first of the N/K inter groups of K ranks)
 or explicit ranks in ring order (0,2,4,6). K is --k, else the scenario's
 parallelism.k when it is > 1, else the number of nodes. With --concurrent,
 every intra (or inter) group runs at the same time, as in a training step;
-the time is the last one's finish and the bytes are summed over the groups.`,
+the time is the last one's finish and the bytes are summed over the groups.
+
+--algo auto (the default) times each size by NCCL's own cost model and picks
+its algorithm and protocol (the algo column says which: "tree/LL128"); nvls
+and nvlstree are NCCL's too; ring, tree and hierarchical are zerosim's
+alpha–beta lowerings. --calibration FILE uses a calibration written by
+zerosim calibrate. --format nccl-tests prints nccl-tests' own table, to put
+next to a real log (zerosim calibrate reads it back).`,
 		Example: `  zerosim collective --op allreduce --size 1MiB:1GiB
   zerosim collective --nodes 4 --gpus-per-node 8 --intra-bw 300GB/s --inter-bw 25GB/s --latency 500ns --size 64MiB --algo hierarchical
-  zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json`,
+  zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json
+  zerosim collective --size 1MiB:4GiB --calibration calibration.yaml --format nccl-tests`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = cmd.Flags().Changed
@@ -71,7 +79,7 @@ the time is the last one's finish and the bytes are summed over the groups.`,
 	f.StringVar(&o.iLat, "inter-latency", "", "latency per step of inter-node links")
 	f.StringVar(&o.nics, "nics", "", "per_gpu (one NIC per GPU) or per_node (shared NICs)")
 	f.IntVar(&o.nicsPerNode, "nics-per-node", 0, "NICs per node with --nics per_node")
-	f.StringVar(&o.op, "op", "allreduce", "allreduce, reducescatter or allgather")
+	f.StringVar(&o.op, "op", "allreduce", "allreduce, reducescatter, allgather or alltoall")
 	f.StringVar(&o.size, "size", "64MiB", "buffer size, or a range LO:HI (one row per power of two)")
 	f.StringVar(&o.group, "group", "all", "all, intra, inter or ranks such as 0,2,4,6")
 	f.StringVar(&o.algo, "algo", "auto", "auto (NCCL's choice), nvls, nvlstree, or the alpha-beta ring, hierarchical or tree")

@@ -63,7 +63,7 @@ for bit against unsharded training.`,
 	root.SetErr(a.err)
 	pf := root.PersistentFlags()
 	pf.StringArrayVar(&a.sets, "set", nil, "override a scenario value, e.g. --set parallelism.k=4 (repeatable)")
-	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv")
+	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv (collective: also nccl-tests)")
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
@@ -76,6 +76,7 @@ for bit against unsharded training.`,
 			if cmd.Name() == "collective" {
 				return nil
 			}
+			return inputError{fmt.Errorf("--format nccl-tests: only zerosim collective prints it (use table, json or csv)")}
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}
