@@ -469,7 +469,7 @@ func (c *comm) latency() float64 {
 }
 
 // nvlsChunkSize is NCCL's default NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB,
-// init.cc at the commit above).
+// src/transport/nvls.cc at the commit above).
 const nvlsChunkSize = 128 << 10
 
 // nvlsFill is the bytes an NVLS pipeline holds before its first chunk
