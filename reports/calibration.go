@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -101,9 +100,6 @@ func busbw(op string, n int, size int64, us float64) float64 {
 // WriteCalibrationPlot draws measured and modelled busbw against size
 // (log scale) as a PNG at path, atomically.
 func WriteCalibrationPlot(path string, l *CalibrationLog) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s over %d ranks", filepath.Base(l.Source), l.Op, l.Ranks)
 	p.X.Label.Text = "size (bytes)"

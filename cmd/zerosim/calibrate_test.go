@@ -51,6 +51,9 @@ func TestNCCLTestsRoundTrip(t *testing.T) {
 	if code := Main([]string{"calibrate", log, "--file", filepath.Join(dir, "cal.yaml"), "-o", plots}, strings.NewReader(""), &out, &eo); code != 0 {
 		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
 	}
+	if err := reports.CheckManifest(plots); err != nil {
+		t.Error(err)
+	}
 	if f, err := os.Open(filepath.Join(plots, "calibrate-1-pred.png")); err != nil {
 		t.Error(err)
 	} else {

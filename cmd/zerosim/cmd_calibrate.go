@@ -39,8 +39,9 @@ leave-one-out per size band. With -o DIR it draws measured against modelled
 busbw per log. Scenarios use the file as communication.calibration.`,
 		Example: `  zerosim calibrate ar_2node.log ar_4node.log --file calibration.yaml
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCalibrate(a, o, args, a.out) },
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{writesFiles: "yes"},
+		RunE:        func(cmd *cobra.Command, args []string) error { return runCalibrate(a, o, args, a.out) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario `FILE` whose cluster gives the nominal hardware (default: the default example)")
@@ -141,21 +142,35 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	if a.outDir != "" {
-		for i, l := range rep.Logs {
-			base := filepath.Base(l.Source)
-			if k := strings.LastIndexByte(base, ':'); k > 0 {
-				base = base[:k]
-			}
-			name := fmt.Sprintf("calibrate-%d-%s.png", i+1, strings.TrimSuffix(base, filepath.Ext(base)))
-			if err := reports.WriteCalibrationPlot(filepath.Join(a.outDir, name), &rep.Logs[i]); err != nil {
-				return err
-			}
+		if err := writeCalibrationPlots(a.outDir, rep); err != nil {
+			return err
 		}
 	}
 	if err := reports.WriteFileAtomic(o.file, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return err
 	}
 	return reports.WriteCalibration(w, rep)
+}
+
+// writeCalibrationPlots draws one plot per log into dir, with its
+// manifest (reports.BeginOutputDir, FinishOutputDir).
+func writeCalibrationPlots(dir string, rep *reports.CalibrationReport) error {
+	if err := reports.BeginOutputDir(dir); err != nil {
+		return inputError{fmt.Errorf("-o: %w", err)}
+	}
+	var names []string
+	for i, l := range rep.Logs {
+		base := filepath.Base(l.Source)
+		if k := strings.LastIndexByte(base, ':'); k > 0 {
+			base = base[:k]
+		}
+		name := fmt.Sprintf("calibrate-%d-%s.png", i+1, strings.TrimSuffix(base, filepath.Ext(base)))
+		if err := reports.WriteCalibrationPlot(filepath.Join(dir, name), &rep.Logs[i]); err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	return reports.FinishOutputDir(dir, names)
 }
 
 func fitParams(p collectives.Params) reports.CalibrationParams {
