@@ -20,9 +20,9 @@ func TestNetworkSearchDefault(t *testing.T) {
 	for _, tc := range []struct {
 		tol     float64
 		reached []int
-	// Stages 1 and 2 expose their post-optimizer all-gather, which NCCL's
-	// model bounds by NVLink (18 × 20.6 GB/s per H100): no network makes
-	// their step reach 10 % of compute on the default cluster.
+		// Stages 1 and 2 expose their post-optimizer all-gather, which NCCL's
+		// model bounds by NVLink (18 × 20.6 GB/s per H100): no network makes
+		// their step reach 10 % of compute on the default cluster.
 	}{{0.05, []int{0, 3}}, {0.10, []int{0, 3}}} {
 		testNetworkSearch(t, tc.tol, tc.reached)
 	}
