@@ -17,12 +17,12 @@ import (
 // all-gather, 7.3 % of the step, whatever the network), the step at the
 // largest bandwidth is indeed over.
 func TestNetworkSearchDefault(t *testing.T) {
+	// Stages 1 and 2 expose their post-optimizer all-gather, which NCCL's
+	// model bounds by NVLink (18 × 20.6 GB/s per H100): no network makes
+	// their step reach 10 % of compute on the default cluster.
 	for _, tc := range []struct {
 		tol     float64
 		reached []int
-		// Stages 1 and 2 expose their post-optimizer all-gather, which NCCL's
-		// model bounds by NVLink (18 × 20.6 GB/s per H100): no network makes
-		// their step reach 10 % of compute on the default cluster.
 	}{{0.05, []int{0, 3}}, {0.10, []int{0, 3}}} {
 		testNetworkSearch(t, tc.tol, tc.reached)
 	}
