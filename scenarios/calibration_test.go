@@ -23,10 +23,17 @@ func TestCalibrationKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	loadFile := func(path string) (*Scenario, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Load(path, data, nil)
+	}
 	write("cal.yaml", goodCalibration)
 	scen := filepath.Join(dir, "s.yaml")
 	write("s.yaml", baseYAML+"communication:\n  calibration: cal.yaml\n")
-	s, err := LoadFile(scen, nil)
+	s, err := loadFile(scen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +62,7 @@ func TestCalibrationKey(t *testing.T) {
 			write(file, tc.cal)
 		}
 		write("s.yaml", baseYAML+"communication:\n  calibration: "+file+"\n")
-		_, err := LoadFile(scen, nil)
+		_, err := loadFile(scen)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line containing %q", tc.name, err, tc.want)
 		}
