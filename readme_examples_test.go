@@ -21,8 +21,7 @@ type example struct {
 	exit int
 }
 
-// readmeExamples parses the README's console blocks. `zerosim scaling`
-// measures this machine, so its output is not compared.
+// readmeExamples parses the README's console blocks.
 func readmeExamples(t *testing.T) []example {
 	t.Helper()
 	b, err := os.ReadFile("README.md")
@@ -88,9 +87,6 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatalf("found %d README examples, want the whole tour", len(exs))
 	}
 	for _, ex := range exs {
-		if ex.args[0] == "scaling" {
-			continue
-		}
 		cmd := exec.Command(bin, ex.args...)
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/zerosim/zerosim/sim"
@@ -38,48 +39,20 @@ func (tr *Traffic) clone() Traffic {
 	return c
 }
 
-// planBytes is the plan's wire bytes per class, or ErrOverflow.
-func planBytes(p *Plan) ([topology.NumClasses]units.Bytes, error) {
-	var tot [topology.NumClasses]int64
-	for i := range p.Phases {
-		ph := &p.Phases[i]
-		var n [topology.NumClasses]int64
-		for _, path := range ph.paths {
-			n[path.Class]++
-		}
-		for c := range tot {
-			b, err := units.Mul(n[c], int64(ph.Bytes))
-			if err == nil {
-				tot[c], err = units.Add(tot[c], b)
-			}
-			if err != nil {
-				return [topology.NumClasses]units.Bytes{}, err
-			}
-		}
-	}
-	var out [topology.NumClasses]units.Bytes
-	for c := range tot {
-		out[c] = units.Bytes(tot[c])
-	}
-	return out, nil
-}
-
-// add accumulates plan p's bytes, or nothing on overflow. Every per-rank
-// and per-link counter is at most its class total, so checking the class
-// totals is enough.
-func (tr *Traffic) add(p *Plan) error {
-	pb, err := planBytes(p)
-	if err != nil {
-		return fmt.Errorf("collectives: traffic: %w", err)
-	}
-	for c := range pb {
-		if _, err := units.Add(int64(tr.Total[c]), int64(pb[c])); err != nil {
+// add accumulates a prepared collective's bytes (its full plan's), or
+// nothing on overflow. The class totals are the Prepared's own accounting
+// (Prepared.Wire); every per-rank and per-link counter is at most its class
+// total, so checking the totals is enough.
+func (tr *Traffic) add(pr *Prepared) error {
+	for c := range pr.wire {
+		if _, err := units.Add(int64(tr.Total[c]), int64(pr.wire[c])); err != nil {
 			return fmt.Errorf("collectives: traffic: %w", err)
 		}
 	}
-	for c := range pb {
-		tr.Total[c] += pb[c]
+	for c := range pr.wire {
+		tr.Total[c] += pr.wire[c]
 	}
+	p := pr.plan
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		for j, x := range ph.Transfers {
@@ -108,8 +81,12 @@ func Wire(t *topology.Topology, spec Spec) (Traffic, error) {
 	if err != nil {
 		return Traffic{}, err
 	}
+	pr, err := newPrepared(p, nil)
+	if err != nil {
+		return Traffic{}, err
+	}
 	tr := newTraffic(t)
-	if err := tr.add(p); err != nil {
+	if err := tr.add(pr); err != nil {
 		return Traffic{}, err
 	}
 	return tr, nil
@@ -124,16 +101,24 @@ type Fabric struct {
 	topo    *topology.Topology
 	res     []*sim.Resource
 	traffic Traffic
-	// cache holds lowered plans and their flow members by spec; a replay
-	// starts the same few collectives many times. Looked up, never iterated.
-	cache  map[planKey][]*lowered
-	cached int
 	// noTraffic: the caller accounts bytes itself (FabricOptions).
 	noTraffic bool
-	// skel holds every Prepared by op, algorithm and group, to derive other
-	// sizes from; looked up, never iterated.
-	skel map[skelKey][]*Prepared
+	model     *Model
+	// skel is the fabric's one cache: per op, algorithm and group, the
+	// first Prepared (other sizes derive from it) and the sizes prepared
+	// since; looked up, never iterated.
+	skel map[skelKey][]*skeleton
 }
+
+// skeleton is one lowering and the sizes derived from it.
+type skeleton struct {
+	base  *Prepared
+	sizes map[units.Bytes]*Prepared // bounded by maxSizes; never iterated
+}
+
+// maxSizes bounds the sizes a skeleton keeps (emptied when full): a replay
+// starts a few sizes per group many times.
+const maxSizes = 64
 
 // FabricOptions tune a Fabric.
 type FabricOptions struct {
@@ -142,22 +127,11 @@ type FabricOptions struct {
 	// callers that account bytes themselves (see Prepared.Wire and
 	// Prepared.Sent).
 	NoTraffic bool
-}
-
-// maxCached bounds the plan cache (it is emptied when full).
-const maxCached = 256
-
-type planKey struct {
-	op    Op
-	algo  Algo
-	bytes units.Bytes
-	n     int
-	hash  uint64
-}
-
-type lowered struct {
-	plan   *Plan
-	shapes []*sim.Shape // per phase: the flow group's aggregated links
+	// Model, if set, times every collective but Hierarchical ones by NCCL's
+	// cost model (Auto picks NCCL's algorithm and protocol): the plan's
+	// phases keep their traffic on the links, so concurrent collectives
+	// still contend, and alone they take the model's time.
+	Model *Model
 }
 
 func groupHash(g []int) uint64 {
@@ -176,7 +150,7 @@ func NewFabric(eng *sim.Engine, t *topology.Topology) *Fabric {
 
 // NewFabricOptions is NewFabric with options.
 func NewFabricOptions(eng *sim.Engine, t *topology.Topology, opt FabricOptions) *Fabric {
-	f := &Fabric{eng: eng, topo: t, cache: map[planKey][]*lowered{}, noTraffic: opt.NoTraffic}
+	f := &Fabric{eng: eng, topo: t, noTraffic: opt.NoTraffic, model: opt.Model}
 	if !opt.NoTraffic {
 		f.traffic = newTraffic(t)
 	}
@@ -238,19 +212,16 @@ func (h *Handle) End() sim.Time { return h.end }
 // Start begins spec at the engine's Now: its phases run one after the
 // other, each as Steps·α of delay followed by one coupled flow group over the
 // phase's transfers; onDone (may be nil) runs when the last phase finishes.
-// Alone on the links it takes exactly ClosedForm. A collective with no
-// phases (one rank, zero bytes) finishes at Now, through an event.
+// Alone on the links it takes exactly ClosedForm (or the Model's time). A
+// collective with no phases (one rank, zero bytes) finishes at Now, through
+// an event. It is Prepare (one cache: the same op, algorithm and group start
+// from the same lowering at any size) and StartPrepared.
 func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
-	lw, err := f.lower(spec)
+	p, err := f.Prepare(spec, nil)
 	if err != nil {
 		return nil, err
 	}
-	if !f.noTraffic {
-		if err := f.traffic.add(lw.plan); err != nil {
-			return nil, err
-		}
-	}
-	return f.run(lw.plan, lw.shapes, onDone), nil
+	return f.StartPrepared(p, onDone)
 }
 
 // run starts plan p's phases with one shape per phase.
@@ -266,7 +237,11 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 			return
 		}
 		ph := &p.Phases[i]
-		flow := func() { f.eng.StartShape(int64(ph.Bytes), shapes[i], func() { run(i + 1) }) }
+		w := ph.Bytes
+		if p.Timed {
+			w = ph.work
+		}
+		flow := func() { f.eng.StartShape(int64(w), shapes[i], func() { run(i + 1) }) }
 		if ph.Latency > 0 {
 			f.eng.After(sim.Time(ph.Latency), flow)
 		} else {
@@ -279,31 +254,6 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 		run(0)
 	}
 	return h
-}
-
-// lower returns spec's plan and flow members, from the cache when the same
-// spec (op, algorithm, size and group in the same order) was started before.
-// Cached plans are shared between handles: treat Handle.Plan as read-only.
-func (f *Fabric) lower(spec Spec) (*lowered, error) {
-	key := planKey{spec.Op, spec.Algo, spec.Bytes, len(spec.Group), groupHash(spec.Group)}
-	for _, lw := range f.cache[key] {
-		if slices.Equal(lw.plan.Spec.Group, spec.Group) {
-			return lw, nil
-		}
-	}
-	p, err := Lower(f.topo, spec)
-	if err != nil {
-		return nil, err
-	}
-	p.Spec.Group = slices.Clone(spec.Group) // the caller may reuse its slice
-	lw := &lowered{plan: p, shapes: f.shapes(p, nil)}
-	if f.cached == maxCached {
-		clear(f.cache)
-		f.cached = 0
-	}
-	f.cache[key] = append(f.cache[key], lw)
-	f.cached++
-	return lw, nil
 }
 
 // shapes aggregates each phase's transfers into a sim.Shape; with keep
@@ -341,6 +291,7 @@ type RankBytes struct {
 // bytes, for starting many times (StartPrepared) without looking it up.
 type Prepared struct {
 	plan   *Plan
+	model  *timer
 	shapes []*sim.Shape
 	wire   [topology.NumClasses]units.Bytes
 	sent   []RankBytes
@@ -395,17 +346,46 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 	if spec.Bytes > 0 && len(spec.Group) > 1 {
 		key = skelKey{spec.Op, spec.Algo, len(spec.Group), groupHash(spec.Group)}
 		for _, sk := range f.skel[key] {
-			if sameKeep(sk.keep, keep) && slices.Equal(sk.plan.Spec.Group, spec.Group) {
-				return sk.derive(spec)
+			if !sameKeep(sk.base.keep, keep) || !slices.Equal(sk.base.plan.Spec.Group, spec.Group) {
+				continue
 			}
+			if pr := sk.sizes[spec.Bytes]; pr != nil {
+				return pr, nil
+			}
+			pr, err := sk.base.derive(spec)
+			if err != nil {
+				return nil, err
+			}
+			if len(sk.sizes) == maxSizes {
+				clear(sk.sizes)
+			}
+			sk.sizes[spec.Bytes] = pr
+			return pr, nil
 		}
 	}
-	p, err := Lower(f.topo, spec)
+	p, err := f.lowerTimed(spec)
 	if err != nil {
 		return nil, err
 	}
 	p.Spec.Group = slices.Clone(spec.Group)
-	pr := &Prepared{plan: p, shapes: f.shapes(p, keep), keep: keep, counts: make([][topology.NumClasses]int64, len(p.Phases))}
+	pr, err := newPrepared(p, keep)
+	if err != nil {
+		return nil, err
+	}
+	pr.model, pr.shapes = f.timer(), f.shapes(p, keep)
+	if len(p.Phases) > 0 && spec.Bytes > 0 {
+		if f.skel == nil {
+			f.skel = map[skelKey][]*skeleton{}
+		}
+		f.skel[key] = append(f.skel[key], &skeleton{base: pr, sizes: map[units.Bytes]*Prepared{spec.Bytes: pr}})
+	}
+	return pr, nil
+}
+
+// newPrepared counts p's transfers per phase and class, and per kept
+// source rank, and accounts its bytes (no flow groups).
+func newPrepared(p *Plan, keep []bool) (*Prepared, error) {
+	pr := &Prepared{plan: p, keep: keep, counts: make([][topology.NumClasses]int64, len(p.Phases))}
 	idx := map[int]int32{} // rank → index in sent; looked up, never iterated
 	type rpc struct {
 		sent, phase int32
@@ -438,12 +418,6 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 	}
 	if err := pr.account(); err != nil {
 		return nil, err
-	}
-	if len(p.Phases) > 0 && spec.Bytes > 0 {
-		if f.skel == nil {
-			f.skel = map[skelKey][]*Prepared{}
-		}
-		f.skel[key] = append(f.skel[key], pr)
 	}
 	return pr, nil
 }
@@ -493,7 +467,12 @@ func (p *Prepared) derive(spec Spec) (*Prepared, error) {
 	for i := range np.Phases {
 		np.Phases[i].Bytes = np.Phases[i].bytesFor(spec.Bytes)
 	}
-	d := &Prepared{plan: &np, shapes: p.shapes, keep: p.keep, counts: p.counts, srcCount: p.srcCount,
+	if np.Timed {
+		if err := p.model.time(&np); err != nil {
+			return nil, err
+		}
+	}
+	d := &Prepared{plan: &np, model: p.model, shapes: p.shapes, keep: p.keep, counts: p.counts, srcCount: p.srcCount,
 		sent: slices.Clone(p.sent)}
 	if err := d.account(); err != nil {
 		return nil, err
@@ -504,9 +483,109 @@ func (p *Prepared) derive(spec Spec) (*Prepared, error) {
 // StartPrepared starts p like Start (same phases, times and callback).
 func (f *Fabric) StartPrepared(p *Prepared, onDone func()) (*Handle, error) {
 	if !f.noTraffic {
-		if err := f.traffic.add(p.plan); err != nil {
+		if err := f.traffic.add(p); err != nil {
 			return nil, err
 		}
 	}
 	return f.run(p.plan, p.shapes, onDone), nil
+}
+
+// timer times plans by a Model on a topology.
+type timer struct {
+	m    *Model
+	topo *topology.Topology
+}
+
+func (f *Fabric) timer() *timer {
+	if f.model == nil {
+		return nil
+	}
+	return &timer{f.model, f.topo}
+}
+
+// timedAlgo reports whether a Model times algorithm a: Auto (NCCL's own
+// choice), NVLS and NVLSTree. Explicit Ring, Tree and Hierarchical stay
+// zerosim's alpha–beta lowerings (seed 000's flat ring in group order).
+func timedAlgo(a Algo) bool { return a == Auto || a == NVLS || a == NVLSTree }
+
+// lowerTimed lowers spec and, with a Model, times it.
+func (f *Fabric) lowerTimed(spec Spec) (*Plan, error) {
+	// NCCL's all-to-all is grouped point-to-point sends, which its tuner
+	// does not model: it keeps the lowering's alpha–beta time.
+	if f.model == nil || !timedAlgo(spec.Algo) || spec.Op == AllToAll {
+		return Lower(f.topo, spec)
+	}
+	return LowerModel(f.topo, f.model, spec)
+}
+
+// LowerModel lowers spec for timing by m: the traffic of NCCL's algorithm
+// on the links (rings and trees cross nodes on every NIC of a node, as
+// NCCL's rail-aligned channels do: the two-level pattern of Hierarchical
+// when the group spans nodes evenly, else a ring), timed so that alone it
+// takes m's time for spec (Plan.Choice).
+func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
+	if err := validate(t, spec); err != nil {
+		return nil, err
+	}
+	if spec.Algo == NVLSTree && spec.Op != AllReduce {
+		return nil, fmt.Errorf("collectives: nvlstree supports allreduce only, not %v", spec.Op)
+	}
+	blocks, even := nodeBlocks(t, spec.Group)
+	pattern := spec
+	pattern.Algo = Ring
+	if even && len(blocks) > 1 && len(blocks[0]) > 1 {
+		pattern.Algo = Hierarchical
+	}
+	p, err := Lower(t, pattern)
+	if err != nil {
+		return nil, err
+	}
+	p.Spec = spec
+	p.Timed = true
+	if err := (&timer{m, t}).time(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ShapeOf is the communicator shape of a group: ranks and nodes spanned.
+func ShapeOf(t *topology.Topology, group []int) Shape {
+	blocks, _ := nodeBlocks(t, group)
+	return Shape{Ranks: len(group), Nodes: len(blocks)}
+}
+
+// time sets p's choice and its phases' latency and work from the model.
+func (tm *timer) time(p *Plan) error {
+	sh := ShapeOf(tm.topo, p.Spec.Group)
+	c, err := tm.m.Time(p.Spec.Op, sh, p.Spec.Algo, p.Spec.Bytes)
+	if err != nil {
+		return err
+	}
+	p.Choice, p.Algo, p.Proto = c, c.Algo, c.Proto
+	if len(p.Phases) == 0 {
+		return nil
+	}
+	var total float64
+	for i := range p.Phases {
+		total += float64(p.Phases[i].Bytes) * p.Phases[i].perByte
+	}
+	bw := float64(c.Time - c.Latency)
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		ph.Latency = 0
+		if i == 0 {
+			ph.Latency = c.Latency
+		}
+		ph.work = 0
+		if total > 0 && ph.Bytes > 0 {
+			// Alone, the phase's bottleneck link moves perByte ps per byte
+			// of work: its share of the model's bandwidth time.
+			share := bw * float64(ph.Bytes) * ph.perByte / total
+			ph.work = units.Bytes(math.Ceil(share / ph.perByte))
+		}
+	}
+	if total == 0 {
+		p.Phases[0].Latency = c.Time
+	}
+	return nil
 }

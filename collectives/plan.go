@@ -67,6 +67,10 @@ const (
 	Hierarchical
 	// Tree is NCCL's double binary tree (all-reduce only).
 	Tree
+	// NVLS is NVLink SHARP: the NVSwitch reduces (one node, Hopper+).
+	NVLS
+	// NVLSTree is NVLS inside nodes and a tree between them (all-reduce).
+	NVLSTree
 )
 
 // String is the algorithm's name.
@@ -80,11 +84,16 @@ func (a Algo) String() string {
 		return "hierarchical"
 	case Tree:
 		return "tree"
+	case NVLS:
+		return "nvls"
+	case NVLSTree:
+		return "nvlstree"
 	}
 	return fmt.Sprintf("algo(%d)", int(a))
 }
 
-// ParseAlgo reads "auto", "ring", "hierarchical" or "tree"; "" is auto.
+// ParseAlgo reads "auto", "ring", "hierarchical", "tree", "nvls" or
+// "nvlstree"; "" is auto.
 func ParseAlgo(s string) (Algo, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "auto":
@@ -95,8 +104,12 @@ func ParseAlgo(s string) (Algo, error) {
 		return Hierarchical, nil
 	case "tree":
 		return Tree, nil
+	case "nvls":
+		return NVLS, nil
+	case "nvlstree", "nvls-tree", "nvls_tree":
+		return NVLSTree, nil
 	}
-	return 0, fmt.Errorf("algorithm %q: use auto, ring, hierarchical or tree", s)
+	return 0, fmt.Errorf("algorithm %q: use auto, ring, hierarchical, tree, nvls or nvlstree", s)
 }
 
 // Spec is one collective: an op over a group of ranks (in ring order) on a
@@ -122,6 +135,11 @@ type Phase struct {
 	Bytes     units.Bytes    // per transfer
 	Transfers []Transfer
 	paths     []topology.Path
+	// work is the engine work per transfer when a Model times the plan
+	// (0: Bytes, the alpha–beta plan); perByte is the phase's bottleneck
+	// in picoseconds per byte of one transfer, alone on the links.
+	work    units.Bytes
+	perByte float64
 	// How Bytes follows from the spec's size S (see bytesFor): a ring of
 	// ringK ranks on S, or on ⌈S/div⌉ when div > 0; the tree on ⌈S/2⌉;
 	// an all-to-all of a2a ranks on ⌈S/a2a⌉.
@@ -149,6 +167,11 @@ type Plan struct {
 	Spec   Spec
 	Algo   Algo // resolved (never Auto)
 	Phases []Phase
+	// Timed: a Model gave the plan NCCL's time (Choice); Phases then carry
+	// its traffic and share that time, and Proto is the protocol.
+	Timed  bool
+	Proto  Proto
+	Choice Choice
 }
 
 // validate checks spec against t.
@@ -166,10 +189,11 @@ func validate(t *topology.Topology, s Spec) error {
 	}
 	switch s.Algo {
 	case Auto, Ring, Hierarchical:
-	case Tree:
+	case Tree, NVLSTree:
 		if s.Op != AllReduce {
-			return fmt.Errorf("collectives: tree supports allreduce only, not %v", s.Op)
+			return fmt.Errorf("collectives: %v supports allreduce only, not %v", s.Algo, s.Op)
 		}
+	case NVLS:
 	default:
 		return fmt.Errorf("collectives: unknown algorithm %d", int(s.Algo))
 	}
@@ -295,6 +319,9 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 	if err := validate(t, spec); err != nil {
 		return nil, err
 	}
+	if spec.Algo == NVLS || spec.Algo == NVLSTree {
+		return nil, fmt.Errorf("collectives: %v is NCCL's: it needs NCCL's cost model (a cluster.gpu preset or a calibration)", spec.Algo)
+	}
 	p := &Plan{Spec: spec, Algo: spec.Algo}
 	var blocks [][]int
 	var even bool
@@ -387,6 +414,13 @@ func Lower(t *topology.Topology, spec Spec) (*Plan, error) {
 			}
 			ph.paths[j] = path
 			alpha = max(alpha, path.Latency)
+		}
+		if counts := linkLoad(t, ph, nil); ph.Bytes > 0 {
+			for id, w := range counts {
+				if w > 0 {
+					ph.perByte = max(ph.perByte, float64(w)*1e12/float64(t.Params(topology.LinkID(id)).Bandwidth))
+				}
+			}
 		}
 		lat, err := units.Mul(int64(ph.Steps), int64(alpha))
 		if err != nil {

@@ -6,6 +6,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,18 +17,34 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// buildZerosim builds cmd/zerosim into a temporary directory.
+// zerosimBin is the zerosim binary TestMain builds once for every test.
+var zerosimBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zerosim-deploy-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	zerosimBin = filepath.Join(dir, "zerosim")
+	if out, err := exec.Command("go", "build", "-o", zerosimBin, "github.com/zerosim/zerosim/cmd/zerosim").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildZerosim returns the zerosim binary TestMain built, skipping the test
+// when there is no bash to run the scripts.
 func buildZerosim(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	bin := filepath.Join(t.TempDir(), "zerosim")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/zerosim/zerosim/cmd/zerosim").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return zerosimBin
 }
 
 func run(t *testing.T, env []string, name string, args ...string) string {

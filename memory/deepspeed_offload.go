@@ -40,23 +40,23 @@ const DeepSpeedBufferFactor = 1.5
 // DeepSpeedOffloadRow is one printed row of an _all_cold helper.
 type DeepSpeedOffloadRow struct {
 	// Stage is 2 (the zero2 helper, also used for stage 1) or 3.
-	Stage int `json:"stage"`
+	Stage int
 	// OffloadOptimizer is cpu_offload (offload_optimizer=cpu);
 	// OffloadParams is cpu_offload_params (offload_param=cpu, stage 3
 	// only); ZeroInit is zero_init (stage 3 only; the zero2 helper has no
 	// such option and prints none).
-	OffloadOptimizer bool `json:"offload_optimizer"`
-	OffloadParams    bool `json:"offload_params"`
-	ZeroInit         bool `json:"zero_init"`
+	OffloadOptimizer bool
+	OffloadParams    bool
+	ZeroInit         bool
 	// HostPerNode is cpu_mem: the node's host RAM in bytes ("per CPU").
-	HostPerNode int64 `json:"host_per_node"`
+	HostPerNode int64
 	// GPU is gpu_mem: one GPU's memory in bytes ("per GPU").
-	GPU int64 `json:"gpu"`
+	GPU int64
 	// StartupPeak is set when the host figure is the start-up peak (every
 	// rank of the node materialising fp32 weights before partitioning), not
 	// the steady-state host memory of training; HostNote says which term.
-	StartupPeak bool   `json:"host_startup_peak"`
-	HostNote    string `json:"host_note"`
+	StartupPeak bool
+	HostNote    string
 }
 
 // Options renders the row's options the way the _all_cold helper prints

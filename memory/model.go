@@ -115,9 +115,6 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
-// MarshalText makes phases readable in JSON.
-func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
-
 // Comp names a component of zerosim's memory model (a row of its report,
 // the component of a timeline Event). The estimators' reports name their
 // rows by their own formulas.
@@ -160,25 +157,25 @@ func componentIndex(name Comp) int {
 
 // PhasePeak is the rank's largest total during one phase.
 type PhasePeak struct {
-	Phase Phase `json:"phase"`
-	Bytes int64 `json:"bytes"`
+	Phase Phase
+	Bytes int64
 }
 
 // Component is one named row of a report, in exact bytes per rank.
 type Component struct {
-	Name string `json:"name"`
+	Name string
 	// AtRest is the component between steps (after the optimizer step and
 	// the parameter all-gather, before the next forward).
-	AtRest int64 `json:"at_rest"`
+	AtRest int64
 	// Peak is the component's own maximum over the step, reached first in
 	// PeakPhase.
-	Peak      int64 `json:"peak"`
-	PeakPhase Phase `json:"peak_phase"`
+	Peak      int64
+	PeakPhase Phase
 	// AtTotalPeak is the component's value at the moment the rank's total
 	// peaks; the AtTotalPeak values add up to Report.Peak.
-	AtTotalPeak int64 `json:"at_total_peak"`
+	AtTotalPeak int64
 	// Note says what the row holds (dtype, sharding).
-	Note string `json:"note,omitempty"`
+	Note string
 }
 
 // Options tunes Analyze.
@@ -191,27 +188,27 @@ type Options struct {
 
 // GroupInfo describes one parameter group and its buffer layout.
 type GroupInfo struct {
-	Name      string `json:"name"`
-	Precision string `json:"precision"`
+	Name      string
+	Precision string
 	// ParamBytes, GradBytes are the element sizes of the param and grad
 	// buffers; MasterBytes is 4, or 0 when the fp32 params are their own
 	// master (no copy).
-	ParamBytes  int64 `json:"param_bytes"`
-	GradBytes   int64 `json:"grad_bytes"`
-	MasterBytes int64 `json:"master_bytes"`
+	ParamBytes  int64
+	GradBytes   int64
+	MasterBytes int64
 	// Numel is the group's real elements; Size its padded buffer length;
 	// ShardElems/RankNumel the rank's shard (padded / real).
-	Numel      int64 `json:"numel"`
-	Size       int64 `json:"size"`
-	ShardElems int64 `json:"shard_elems"`
-	RankNumel  int64 `json:"rank_numel"`
-	Buckets    int   `json:"buckets"`
+	Numel      int64
+	Size       int64
+	ShardElems int64
+	RankNumel  int64
+	Buckets    int
 	// Layout is the group's buffer layout (per unit at stage 3).
-	Layout *Layout `json:"-"`
+	Layout *Layout
 	// EP is the expert-parallel degree the group is split over (1 for
 	// dense groups): the rank holds 1/EP of each unit and shards it over
 	// the Shards/EP ranks holding the same experts.
-	EP int `json:"-"`
+	EP int
 }
 
 // TooManyBucketsError is a bucket size that cuts a parameter group into more
@@ -230,69 +227,69 @@ func (e *TooManyBucketsError) Error() string {
 
 // UnitInfo holds the per-unit allocation sizes used by the timeline.
 type UnitInfo struct {
-	Name   string `json:"name"`
-	Params int64  `json:"params"`
+	Name   string
+	Params int64
 	// Gather is the bytes of the unit's gathered (unsharded) parameters at
 	// stage 3, padding included; 0 at stages 0–2.
-	Gather int64 `json:"gather"`
+	Gather int64
 	// Grad is the bytes of the unit's unsharded gradient produced in
 	// backward when it is not a view of a persistent buffer (stage 3; stage
 	// 0 under ConventionSeed000); ShardGrad the unit's share of the sharded
 	// gradient allocated by its reduce-scatter (stage 3).
-	Grad      int64 `json:"grad"`
-	ShardGrad int64 `json:"shard_grad"`
+	Grad      int64
+	ShardGrad int64
 	// Activation is the bytes kept from forward for backward; Recompute the
 	// extra bytes rebuilt during the unit's backward (recompute).
-	Activation int64 `json:"activation"`
-	Recompute  int64 `json:"recompute"`
+	Activation int64
+	Recompute  int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.
 type Report struct {
-	Scenario   string     `json:"scenario"`
-	Estimator  string     `json:"estimator"`
-	Convention Convention `json:"-"`
-	// ConventionName is Convention.String(), for JSON and tables.
-	ConventionName string `json:"convention"`
-	Stage          int    `json:"stage"`
-	N              int    `json:"n"`
-	K              int    `json:"k"`
+	Scenario   string
+	Estimator  string
+	Convention Convention
+	// ConventionName is Convention.String(), for reports.
+	ConventionName string
+	Stage          int
+	N              int
+	K              int
 	// Shards is the number of ranks one copy is sharded over: N/K at
 	// stages 1–3, 1 at stage 0.
-	Shards  int    `json:"shards"`
-	Rank    int    `json:"rank"`
-	Padding string `json:"padding"`
+	Shards  int
+	Rank    int
+	Padding string
 	// Params is the model's real parameter count.
-	Params     int64       `json:"params"`
-	GPUMemory  int64       `json:"gpu_memory"`
-	Components []Component `json:"components"`
-	AtRest     int64       `json:"at_rest"`
-	Peak       int64       `json:"peak"`
-	PeakPhase  Phase       `json:"peak_phase"`
+	Params     int64
+	GPUMemory  int64
+	Components []Component
+	AtRest     int64
+	Peak       int64
+	PeakPhase  Phase
 	// PeakUnit is the unit being processed when the total peaks, -1 if none.
-	PeakUnit int `json:"peak_unit"`
+	PeakUnit int
 	// PhasePeaks is the total at the peak of every phase, in Phases order.
-	PhasePeaks []PhasePeak `json:"phase_peaks"`
+	PhasePeaks []PhasePeak
 	// Reserved and Device are the profiler's view of Peak (convention
 	// zerosim only; see ProfilerPeaks): the caching allocator's reserved
 	// peak, and that plus the CUDA context and NCCL's buffers.
-	Reserved int64 `json:"reserved,omitempty"`
-	Device   int64 `json:"device,omitempty"`
+	Reserved int64
+	Device   int64
 	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown); a
 	// warning says when Device does not fit.
-	Fits bool `json:"fits"`
+	Fits bool
 	// NotApplicable is set (and the figures are zero) when an estimator has
 	// no formula for this stage.
-	NotApplicable string      `json:"not_applicable,omitempty"`
-	Groups        []GroupInfo `json:"groups,omitempty"`
-	Units         []UnitInfo  `json:"units,omitempty"`
+	NotApplicable string
+	Groups        []GroupInfo
+	Units         []UnitInfo
 	// DeepSpeedOffload holds the rows DeepSpeed's _all_cold estimator
 	// prints, offload columns included (estimator deepspeed, stages 1–3).
-	DeepSpeedOffload []DeepSpeedOffloadRow `json:"deepspeed_offload,omitempty"`
+	DeepSpeedOffload []DeepSpeedOffloadRow
 	// Host is the host RAM of a rank and a node when the scenario offloads
 	// (offload.go); nil otherwise.
-	Host     *HostMemory `json:"host,omitempty"`
-	Warnings []string    `json:"warnings,omitempty"`
+	Host     *HostMemory
+	Warnings []string
 
 	events []Event
 }

@@ -21,12 +21,12 @@ import "github.com/zerosim/zerosim/scenarios"
 type HostMemory struct {
 	// PerRank and PerNode are host RAM bytes; NVMePerNode the bytes on the
 	// node's NVMe; Capacity the node's host RAM (cluster.host.memory).
-	PerRank     int64  `json:"per_rank"`
-	PerNode     int64  `json:"per_node"`
-	NVMePerNode int64  `json:"nvme_per_node"`
-	Capacity    int64  `json:"capacity"`
-	Fits        bool   `json:"fits"`
-	Note        string `json:"note"`
+	PerRank     int64
+	PerNode     int64
+	NVMePerNode int64
+	Capacity    int64
+	Fits        bool
+	Note        string
 }
 
 // offload records group g's offloaded optimizer states on the host (or

@@ -52,12 +52,12 @@ const (
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
 type Event struct {
-	Phase Phase `json:"phase"`
+	Phase Phase
 	// Unit is the layer / FSDP unit the event belongs to, -1 for none.
-	Unit      int   `json:"unit"`
-	Op        Op    `json:"op"`
-	Component Comp  `json:"component"`
-	Delta     int64 `json:"delta"`
+	Unit      int
+	Op        Op
+	Component Comp
+	Delta     int64
 }
 
 // Timeline returns a copy of the step's events in order (see the timeline

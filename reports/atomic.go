@@ -20,9 +20,9 @@ type OutputFile struct {
 	Data []byte
 }
 
-// Render runs write into a buffer and returns the file; rendering every
+// render runs write into a buffer and returns the file; rendering every
 // file first means a rendering error leaves no file behind.
-func Render(name string, write func(io.Writer) error) (OutputFile, error) {
+func render(name string, write func(io.Writer) error) (OutputFile, error) {
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
 		return OutputFile{}, fmt.Errorf("reports: rendering %s: %w", name, err)

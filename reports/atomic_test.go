@@ -79,14 +79,14 @@ func TestWriteOutputDirErrors(t *testing.T) {
 
 // TestRenderError: a failing renderer yields an error and no file data.
 func TestRenderError(t *testing.T) {
-	f, err := Render("x.json", func(w io.Writer) error {
+	f, err := render("x.json", func(w io.Writer) error {
 		io.WriteString(w, "partial")
 		return errors.New("boom")
 	})
 	if err == nil || f.Data != nil {
 		t.Errorf("Render: %v, %q", err, f.Data)
 	}
-	if _, err := Render("x.json", func(w io.Writer) error { return nil }); err != nil {
+	if _, err := render("x.json", func(w io.Writer) error { return nil }); err != nil {
 		t.Error(err)
 	}
 }

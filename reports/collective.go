@@ -15,6 +15,9 @@ type CollectiveReport struct {
 	// Cluster describes the links in one line.
 	Cluster string `json:"cluster"`
 	Group   []int  `json:"group"`
+	// Nodes[i] is the node of Group[i]; Local[i] its GPU index there.
+	Nodes []int `json:"nodes,omitempty"`
+	Local []int `json:"local,omitempty"`
 	// Groups is how many groups like Group ran at once (1 unless
 	// --concurrent); times are the last one's, bytes the sum.
 	Groups int `json:"groups"`

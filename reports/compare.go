@@ -17,21 +17,21 @@ import (
 // Comparison is a side-by-side comparison of replayed variants.
 type Comparison struct {
 	Title    string           `json:"title"`
-	Variants []CompareVariant `json:"variants"`
+	Variants []compareVariant `json:"variants"`
 	// Rows are the table rows: one value per variant, exact integers
 	// (picoseconds or bytes), and the change against the first variant.
-	Rows     []CompareRow     `json:"rows"`
-	SlowLink *SlowLinkSection `json:"slow_link,omitempty"`
+	Rows     []compareRow `json:"rows"`
+	SlowLink *slowLinks   `json:"slow_link,omitempty"`
 	// ZeroPP is compare --zeropp's section (compare_zeropp.go).
 	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
 	// Verdict says which variant is fastest, by how much and why, and which
 	// do not fit (computed from the rows).
 	Verdict string      `json:"verdict"`
-	Plot    ComparePlot `json:"plot"`
+	Plot    comparePlot `json:"plot"`
 }
 
-// CompareVariant is one replayed variant.
-type CompareVariant struct {
+// compareVariant is one replayed variant.
+type compareVariant struct {
 	Label         string         `json:"label"`
 	File          string         `json:"file"`
 	Sets          []string       `json:"sets"`
@@ -42,7 +42,7 @@ type CompareVariant struct {
 	StepTimePS    int64          `json:"step_time_ps"`
 	ComputePS     int64          `json:"compute_ps"`
 	ExposedCommPS int64          `json:"exposed_comm_ps"`
-	Phases        []ComparePhase `json:"phases"`
+	Phases        []comparePhase `json:"phases"`
 	PeakMemory    int64          `json:"peak_memory_bytes"`
 	AtRestMemory  int64          `json:"at_rest_memory_bytes"`
 	GPUMemory     int64          `json:"gpu_memory_bytes"`
@@ -51,48 +51,48 @@ type CompareVariant struct {
 	TokensPerSecPerGPU int64 `json:"tokens_per_s_per_gpu"`
 }
 
-// ComparePhase is the traffic of one phase of a variant.
-type ComparePhase struct {
+// comparePhase is the traffic of one phase of a variant.
+type comparePhase struct {
 	Phase string `json:"phase"`
 	// Logical and Sent are per rank (seed accounting and exact ring bytes).
 	Logical int64               `json:"logical_bytes"`
 	Sent    int64               `json:"sent_bytes"`
-	Classes []CompareClassBytes `json:"classes"`
+	Classes []compareClassBytes `json:"classes"`
 }
 
-// CompareClassBytes is the wire bytes over one link class: every rank's, and the
+// compareClassBytes is the wire bytes over one link class: every rank's, and the
 // busiest rank's.
-type CompareClassBytes struct {
+type compareClassBytes struct {
 	Class   string `json:"class"`
 	Total   int64  `json:"total_bytes"`
 	Busiest int64  `json:"busiest_rank_bytes"`
 }
 
-// CompareRow is one metric across the variants. Unit is "ps", "bytes",
+// compareRow is one metric across the variants. Unit is "ps", "bytes",
 // "tokens/s" or "bool" (1 = yes); DeltaPct[i] is the change of variant i against variant
 // 0 in percent, rounded to 0.1, nil for variant 0 or a zero base.
-type CompareRow struct {
+type compareRow struct {
 	Metric   string     `json:"metric"`
 	Unit     string     `json:"unit"`
 	Values   []int64    `json:"values"`
 	DeltaPct []*float64 `json:"delta_pct"`
 }
 
-// SlowLinkSection sets seed 000's logical slow-link figures beside the
+// slowLinks sets seed 000's logical slow-link figures beside the
 // exact wire bytes of each K with the flat ring and hierarchical
 // collectives.
-type SlowLinkSection struct {
+type slowLinks struct {
 	// S is the bf16 gradient/parameter buffer in bytes (2 per parameter).
 	S      int64         `json:"s_bytes"`
 	Params int64         `json:"params"`
-	Rows   []SlowLinkRow `json:"rows"`
+	Rows   []slowLinkRow `json:"rows"`
 	Note   string        `json:"note"`
 }
 
-// SlowLinkRow is one K with one algorithm. Fractions of S and deltas
+// slowLinkRow is one K with one algorithm. Fractions of S and deltas
 // (against the smallest K with the same algorithm) are rounded to 0.001
 // and 0.1 %.
-type SlowLinkRow struct {
+type slowLinkRow struct {
 	K         int    `json:"k"`
 	Algorithm string `json:"algorithm"`
 	// Seed is sweep.SeedSlowLink: the seed's per-rank slow-link volume.
@@ -124,18 +124,18 @@ func deltaPct(v, base int64) *float64 {
 	return &d
 }
 
-func variantOf(o *sweep.Outcome) CompareVariant {
+func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
-	v := CompareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
+	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
 		TokensPerSecPerGPU: int64(math.Round(r.TokensPerSecPerGPU()))}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
 	for _, p := range r.Phases {
-		cp := ComparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
+		cp := comparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
 		for _, c := range topology.Classes() {
-			cp.Classes = append(cp.Classes, CompareClassBytes{Class: c.String(), Total: p.Wire[c], Busiest: p.MaxRankWire[c]})
+			cp.Classes = append(cp.Classes, compareClassBytes{Class: c.String(), Total: p.Wire[c], Busiest: p.MaxRankWire[c]})
 		}
 		v.Phases = append(v.Phases, cp)
 	}
@@ -169,10 +169,10 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	return c
 }
 
-func compareRows(vs []CompareVariant) []CompareRow {
-	var rows []CompareRow
-	add := func(metric, unit string, get func(v *CompareVariant) int64) {
-		r := CompareRow{Metric: metric, Unit: unit}
+func compareRows(vs []compareVariant) []compareRow {
+	var rows []compareRow
+	add := func(metric, unit string, get func(v *compareVariant) int64) {
+		r := compareRow{Metric: metric, Unit: unit}
 		for i := range vs {
 			r.Values = append(r.Values, get(&vs[i]))
 		}
@@ -188,16 +188,16 @@ func compareRows(vs []CompareVariant) []CompareRow {
 		}
 		rows = append(rows, r)
 	}
-	add("step time", "ps", func(v *CompareVariant) int64 { return v.StepTimePS })
-	add("tokens/s per GPU", "tokens/s", func(v *CompareVariant) int64 { return v.TokensPerSecPerGPU })
-	add("compute", "ps", func(v *CompareVariant) int64 { return v.ComputePS })
-	add("exposed comm (busiest rank)", "ps", func(v *CompareVariant) int64 { return v.ExposedCommPS })
+	add("step time", "ps", func(v *compareVariant) int64 { return v.StepTimePS })
+	add("tokens/s per GPU", "tokens/s", func(v *compareVariant) int64 { return v.TokensPerSecPerGPU })
+	add("compute", "ps", func(v *compareVariant) int64 { return v.ComputePS })
+	add("exposed comm (busiest rank)", "ps", func(v *compareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
 	var phases, classes []string
 	for _, ph := range []zero.Phase{zero.PhaseForwardAG, zero.PhaseBackwardAG, zero.PhaseBackwardRS, zero.PhaseBackwardAR, zero.PhaseInterAR, zero.PhasePostOptAG, zero.PhaseForwardA2A, zero.PhaseBackwardA2A} {
 		name := ph.String()
 		for _, v := range vs {
-			if slices.ContainsFunc(v.Phases, func(p ComparePhase) bool { return p.Phase == name }) {
+			if slices.ContainsFunc(v.Phases, func(p comparePhase) bool { return p.Phase == name }) {
 				phases = append(phases, name)
 				break
 			}
@@ -212,7 +212,7 @@ func compareRows(vs []CompareVariant) []CompareRow {
 			}
 		}
 	}
-	class := func(v *CompareVariant, phase, cl string, busiest bool) int64 {
+	class := func(v *compareVariant, phase, cl string, busiest bool) int64 {
 		var t int64
 		for _, p := range v.Phases {
 			if phase != "" && p.Phase != phase {
@@ -232,17 +232,17 @@ func compareRows(vs []CompareVariant) []CompareRow {
 	}
 	for _, ph := range phases {
 		for _, cl := range classes {
-			add(ph+": "+cl+" total", "bytes", func(v *CompareVariant) int64 { return class(v, ph, cl, false) })
-			add(ph+": "+cl+" busiest rank", "bytes", func(v *CompareVariant) int64 { return class(v, ph, cl, true) })
+			add(ph+": "+cl+" total", "bytes", func(v *compareVariant) int64 { return class(v, ph, cl, false) })
+			add(ph+": "+cl+" busiest rank", "bytes", func(v *compareVariant) int64 { return class(v, ph, cl, true) })
 		}
 	}
 	for _, cl := range classes {
-		add("step: "+cl+" total", "bytes", func(v *CompareVariant) int64 { return class(v, "", cl, false) })
-		add("step: "+cl+" busiest rank (Σ phases)", "bytes", func(v *CompareVariant) int64 { return class(v, "", cl, true) })
+		add("step: "+cl+" total", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, false) })
+		add("step: "+cl+" busiest rank (Σ phases)", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, true) })
 	}
-	add("peak memory per GPU", "bytes", func(v *CompareVariant) int64 { return v.PeakMemory })
-	add("memory at rest per GPU", "bytes", func(v *CompareVariant) int64 { return v.AtRestMemory })
-	add("fits in GPU memory", "bool", func(v *CompareVariant) int64 {
+	add("peak memory per GPU", "bytes", func(v *compareVariant) int64 { return v.PeakMemory })
+	add("memory at rest per GPU", "bytes", func(v *compareVariant) int64 { return v.AtRestMemory })
+	add("fits in GPU memory", "bool", func(v *compareVariant) int64 {
 		if v.Fits {
 			return 1
 		}
@@ -251,14 +251,14 @@ func compareRows(vs []CompareVariant) []CompareRow {
 	return rows
 }
 
-func slowLinkSection(os []*sweep.Outcome, seedNote bool) *SlowLinkSection {
-	sec := &SlowLinkSection{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams()}
-	base := map[string]*SlowLinkRow{}
+func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
+	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams()}
+	base := map[string]*slowLinkRow{}
 	for _, o := range os {
 		r := o.Result
 		busy, total := sweep.BusiestWire(r, topology.Inter)
 		_, nv := sweep.BusiestWire(r, topology.Intra)
-		row := SlowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
+		row := slowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
 			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
 		if m := r.MemoryModel; m != nil {
 			row.PeakMemory, row.GPUMemory, row.Fits = m.Peak, m.GPUMemory, m.Fits
@@ -285,9 +285,9 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *SlowLinkSection {
 
 // slowLinkNote is seed 000's rule about when K > 1 helps, with this
 // comparison's figures.
-func slowLinkNote(sec *SlowLinkSection) string {
-	find := func(algo string, k1 bool) *SlowLinkRow {
-		var best *SlowLinkRow
+func slowLinkNote(sec *slowLinks) string {
+	find := func(algo string, k1 bool) *slowLinkRow {
+		var best *slowLinkRow
 		for i := range sec.Rows {
 			r := &sec.Rows[i]
 			if r.Algorithm != algo || (r.K == 1) != k1 {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"image/color"
-	"io"
-	"path/filepath"
 	"strconv"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -13,28 +11,26 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// ComparePlot is the data of the comparison plot: panels stacked
+// comparePlot is the data of the comparison plot: panels stacked
 // vertically, each a grouped bar chart over the same categories. It is the
 // golden artefact of the plot (the image is drawn from it).
-type ComparePlot struct {
+type comparePlot struct {
 	Title      string      `json:"title"`
 	Categories []string    `json:"categories"`
-	Panels     []PlotPanel `json:"panels"`
+	Panels     []plotPanel `json:"panels"`
 }
 
-// PlotPanel is one grouped bar chart.
-type PlotPanel struct {
+// plotPanel is one grouped bar chart.
+type plotPanel struct {
 	Title  string       `json:"title"`
 	YLabel string       `json:"y_label"`
-	Series []PlotSeries `json:"series"`
+	Series []plotSeries `json:"series"`
 }
 
-// PlotSeries is one bar per category.
-type PlotSeries struct {
+// plotSeries is one bar per category.
+type plotSeries struct {
 	Name   string    `json:"name"`
 	Values []float64 `json:"values"`
 }
@@ -47,17 +43,17 @@ const (
 // slowLinkPlot is plot 3: for every K dividing N, the busiest rank's
 // slow-link bytes (seed logical, ring wire, hierarchical wire) and the step
 // time of both algorithms.
-func slowLinkPlot(title string, os []*sweep.Outcome) ComparePlot {
-	p := ComparePlot{Title: title + ": slow-link bytes and step time for every K dividing N"}
-	bytesP := PlotPanel{Title: "slow-link (network) bytes per step, busiest rank", YLabel: "GB"}
-	timeP := PlotPanel{Title: "step time", YLabel: "ms"}
-	series := func(pp *PlotPanel, name string) *PlotSeries {
+func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
+	p := comparePlot{Title: title + ": slow-link bytes and step time for every K dividing N"}
+	bytesP := plotPanel{Title: "slow-link (network) bytes per step, busiest rank", YLabel: "GB"}
+	timeP := plotPanel{Title: "step time", YLabel: "ms"}
+	series := func(pp *plotPanel, name string) *plotSeries {
 		for i := range pp.Series {
 			if pp.Series[i].Name == name {
 				return &pp.Series[i]
 			}
 		}
-		pp.Series = append(pp.Series, PlotSeries{Name: name})
+		pp.Series = append(pp.Series, plotSeries{Name: name})
 		return &pp.Series[len(pp.Series)-1]
 	}
 	for _, o := range os {
@@ -74,15 +70,15 @@ func slowLinkPlot(title string, os []*sweep.Outcome) ComparePlot {
 		s = series(&timeP, algo)
 		s.Values = append(s.Values, float64(o.Result.StepTime)/msUnit)
 	}
-	p.Panels = []PlotPanel{bytesP, timeP}
+	p.Panels = []plotPanel{bytesP, timeP}
 	return p
 }
 
 // generalPlot compares the variants' times and bytes.
-func generalPlot(title string, vs []CompareVariant) ComparePlot {
-	p := ComparePlot{Title: title}
-	timeP := PlotPanel{Title: "time per step", YLabel: "ms", Series: []PlotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
-	bytesP := PlotPanel{Title: "bytes", YLabel: "GB", Series: []PlotSeries{{Name: "network wire"}, {Name: "NVLink wire"}, {Name: "peak memory per GPU"}}}
+func generalPlot(title string, vs []compareVariant) comparePlot {
+	p := comparePlot{Title: title}
+	timeP := plotPanel{Title: "time per step", YLabel: "ms", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
+	bytesP := plotPanel{Title: "bytes", YLabel: "GB", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}, {Name: "peak memory per GPU"}}}
 	for _, v := range vs {
 		p.Categories = append(p.Categories, v.Label)
 		timeP.Series[0].Values = append(timeP.Series[0].Values, float64(v.StepTimePS)/msUnit)
@@ -103,7 +99,7 @@ func generalPlot(title string, vs []CompareVariant) ComparePlot {
 		bytesP.Series[1].Values = append(bytesP.Series[1].Values, float64(nv)/gbUnit)
 		bytesP.Series[2].Values = append(bytesP.Series[2].Values, float64(v.PeakMemory)/gbUnit)
 	}
-	p.Panels = []PlotPanel{timeP, bytesP}
+	p.Panels = []plotPanel{timeP, bytesP}
 	return p
 }
 
@@ -114,7 +110,7 @@ var plotColors = []color.Color{
 	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 }
 
-func (cp *ComparePlot) plots() ([]*plot.Plot, error) {
+func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 	var out []*plot.Plot
 	for i, pn := range cp.Panels {
 		p := plot.New()
@@ -153,7 +149,7 @@ func (cp *ComparePlot) plots() ([]*plot.Plot, error) {
 }
 
 // draw renders the panels stacked on c.
-func (cp *ComparePlot) draw(c vg.CanvasSizer) error {
+func (cp *comparePlot) draw(c vg.CanvasSizer) error {
 	ps, err := cp.plots()
 	if err != nil {
 		return err
@@ -174,35 +170,9 @@ func (cp *ComparePlot) draw(c vg.CanvasSizer) error {
 // Plot size in points.
 const plotW, plotH = 640, 720
 
-// WriteComparePNG draws the plot as PNG.
-func WriteComparePNG(w io.Writer, cp *ComparePlot) error {
-	c := vgimg.NewWith(vgimg.UseWH(plotW, plotH), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
-	if err := cp.draw(c); err != nil {
-		return err
-	}
-	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
-	return err
-}
+// RenderComparePlots renders compare.png and compare.svg.
+func RenderComparePlots(c *Comparison) ([]OutputFile, error) { return c.Plot.files() }
 
-// WriteCompareSVG draws the plot as SVG.
-func WriteCompareSVG(w io.Writer, cp *ComparePlot) error {
-	c := vgsvg.New(plotW, plotH)
-	if err := cp.draw(c); err != nil {
-		return err
-	}
-	_, err := c.WriteTo(w)
-	return err
-}
-
-// WriteComparePlots writes compare.png and compare.svg into dir atomically
-// and returns their paths.
-func WriteComparePlots(dir string, cp *ComparePlot) ([]string, error) {
-	png, svg := filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg")
-	if err := WriteFileAtomic(png, func(w io.Writer) error { return WriteComparePNG(w, cp) }); err != nil {
-		return nil, err
-	}
-	if err := WriteFileAtomic(svg, func(w io.Writer) error { return WriteCompareSVG(w, cp) }); err != nil {
-		return nil, err
-	}
-	return []string{png, svg}, nil
+func (cp *comparePlot) files() ([]OutputFile, error) {
+	return picture{w: plotW, h: plotH, draw: cp.draw}.files("compare")
 }

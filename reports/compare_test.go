@@ -2,8 +2,6 @@ package reports
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,27 +80,25 @@ func TestCompareSeed000K4(t *testing.T) {
 
 // TestComparePlots draws both plot kinds to PNG and SVG.
 func TestComparePlots(t *testing.T) {
-	dir := t.TempDir()
 	c := seedK4Comparison(t)
 	general := generalPlot("general", c.Variants)
 	if len(general.Categories) != 2 || general.Panels[0].Series[0].Values[0] != float64(c.Variants[0].StepTimePS)/1e9 {
 		t.Errorf("general plot %+v", general)
 	}
-	for _, p := range []*ComparePlot{&c.Plot, &general} {
-		paths, err := WriteComparePlots(dir, p)
+	for _, p := range []*comparePlot{&c.Plot, &general} {
+		files, err := p.files()
 		if err != nil {
 			t.Fatal(err)
 		}
-		png, _ := os.ReadFile(paths[0])
-		svg, _ := os.ReadFile(paths[1])
+		if len(files) != 2 || files[0].Name != "compare.png" || files[1].Name != "compare.svg" {
+			t.Fatalf("files %v", files)
+		}
+		png, svg := files[0].Data, files[1].Data
 		if !bytes.HasPrefix(png, []byte("\x89PNG")) || !bytes.Contains(svg, []byte("<svg")) {
 			t.Errorf("%s: not a PNG and an SVG", p.Title)
 		}
 		if p == &c.Plot && !bytes.Contains(svg, []byte("K=8")) {
 			t.Errorf("slow-link SVG has no K=8 label")
 		}
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
 	}
 }

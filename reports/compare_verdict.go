@@ -21,10 +21,10 @@ func moreLess(d int64, f func(int64) string) string {
 
 func siBytes(b int64) string                 { return units.Bytes(b).SI() }
 func durText(ps int64) string                { return units.Duration(ps).String() }
-func networkBusiest(v *CompareVariant) int64 { return variantClass(v, "network", true) }
+func networkBusiest(v *compareVariant) int64 { return variantClass(v, "network", true) }
 
 // variantClass sums a variant's wire bytes over one link class.
-func variantClass(v *CompareVariant, class string, busiest bool) int64 {
+func variantClass(v *compareVariant, class string, busiest bool) int64 {
 	var t int64
 	for _, p := range v.Phases {
 		for _, cb := range p.Classes {
@@ -44,7 +44,7 @@ func variantClass(v *CompareVariant, class string, busiest bool) int64 {
 // compareVerdict says, from the numbers, which variant is fastest, by how
 // much against the next, why (exposed communication, compute, bytes over
 // the slow network, memory), and which variants do not fit.
-func compareVerdict(vs []CompareVariant) string {
+func compareVerdict(vs []compareVariant) string {
 	if len(vs) < 2 {
 		return ""
 	}
@@ -59,7 +59,7 @@ func compareVerdict(vs []CompareVariant) string {
 		}
 	}
 	f, r := &vs[order[0]], &vs[order[1]]
-	label := func(v *CompareVariant) string { return escapeControl(v.Label) }
+	label := func(v *compareVariant) string { return escapeControl(v.Label) }
 	var b strings.Builder
 	if f.StepTimePS == r.StepTimePS {
 		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", label(f), label(r), durText(f.StepTimePS))
@@ -116,11 +116,11 @@ func pctLessMore(v, base int64) string {
 // algorithm, the best K > 1 against K = 1 in the busiest rank's network
 // bytes and the step; whether the fastest K > 1 beats the fastest K = 1;
 // and what it costs in memory, saying when it does not fit.
-func kNote(sec *SlowLinkSection) string {
-	var k1, kn *SlowLinkRow // fastest K = 1 and K > 1 rows over both algorithms
+func kNote(sec *slowLinks) string {
+	var k1, kn *slowLinkRow // fastest K = 1 and K > 1 rows over both algorithms
 	var parts []string
 	for _, algo := range []string{"ring", "hierarchical"} {
-		var one, best *SlowLinkRow
+		var one, best *slowLinkRow
 		for i := range sec.Rows {
 			r := &sec.Rows[i]
 			switch {

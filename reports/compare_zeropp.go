@@ -15,14 +15,14 @@ import (
 type ZeroPPSection struct {
 	// M is 2P, the bf16 bytes of the model: the unit of ZeRO++'s volumes.
 	M       int64           `json:"m_bytes"`
-	Rows    []ZeroPPRow     `json:"rows"`
+	Rows    []zeroPPRow     `json:"rows"`
 	Verdict string          `json:"verdict"`
 	Winner  string          `json:"winner"`
-	Reasons []ZeroPPReasons `json:"reasons"`
+	Reasons []zeroPPReasons `json:"reasons"`
 }
 
-// ZeroPPRow is one variant.
-type ZeroPPRow struct {
+// zeroPPRow is one variant.
+type zeroPPRow struct {
 	Label string `json:"label"`
 	K     int    `json:"k"`
 	// NetworkPerNode is the network bytes per node per step; NetworkM the
@@ -35,8 +35,8 @@ type ZeroPPRow struct {
 	Fits           bool    `json:"fits"`
 }
 
-// ZeroPPReasons names the figure that decided one comparison.
-type ZeroPPReasons struct {
+// zeroPPReasons names the figure that decided one comparison.
+type zeroPPReasons struct {
 	Against string `json:"against"`
 	// SpeedupPct is how much faster ZeRO++ is (negative: slower), 0.1 %.
 	SpeedupPct float64 `json:"speedup_pct"`
@@ -53,7 +53,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 	sec := &ZeroPPSection{M: sweep.BufferBytes(os[0].Scenario)}
 	for _, o := range os {
 		r := o.Result
-		row := ZeroPPRow{Label: o.Label, K: r.K, NetworkPerNode: sweep.NetworkPerNode(o), StepTimePS: int64(r.StepTime)}
+		row := zeroPPRow{Label: o.Label, K: r.K, NetworkPerNode: sweep.NetworkPerNode(o), StepTimePS: int64(r.StepTime)}
 		for _, rk := range r.Ranks {
 			row.ExposedCommPS = max(row.ExposedCommPS, int64(rk.ExposedComm))
 		}
@@ -66,9 +66,9 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		sec.Rows = append(sec.Rows, row)
 	}
 	z3, zpp := sec.Rows[0], sec.Rows[len(sec.Rows)-1]
-	speed := func(a, b ZeroPPRow) float64 { return round((float64(a.StepTimePS)/float64(b.StepTimePS)-1)*100, 0.1) }
+	speed := func(a, b zeroPPRow) float64 { return round((float64(a.StepTimePS)/float64(b.StepTimePS)-1)*100, 0.1) }
 	d := func(ps int64) string { return units.Duration(ps).String() }
-	share := func(r ZeroPPRow) float64 { return round(float64(r.ExposedCommPS)/float64(r.StepTimePS)*100, 0.1) }
+	share := func(r zeroPPRow) float64 { return round(float64(r.ExposedCommPS)/float64(r.StepTimePS)*100, 0.1) }
 
 	// Against ZeRO-3.
 	var why string
@@ -84,7 +84,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		why = fmt.Sprintf("the network is not the bottleneck (ZeRO-3 exposes %.1f %% of its step), and ZeRO++'s quantize and dequantize kernels on the compute and gradient streams cost more than the %.3f M per node it saves",
 			share(z3), z3.NetworkM-zpp.NetworkM)
 	}
-	sec.Reasons = append(sec.Reasons, ZeroPPReasons{Against: z3.Label, SpeedupPct: sp, Why: why})
+	sec.Reasons = append(sec.Reasons, zeroPPReasons{Against: z3.Label, SpeedupPct: sp, Why: why})
 	best := zpp
 	if z3.StepTimePS < best.StepTimePS {
 		best = z3
@@ -104,7 +104,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 			w = fmt.Sprintf("raising K to %d is faster here (%s vs %s): its %.3f M per node all-reduce costs less than ZeRO++'s kernels, at %s instead of %s per GPU",
 				k.K, d(k.StepTimePS), d(zpp.StepTimePS), k.NetworkM, units.Bytes(k.PeakMemory).IEC(), units.Bytes(zpp.PeakMemory).IEC())
 		}
-		sec.Reasons = append(sec.Reasons, ZeroPPReasons{Against: k.Label, SpeedupPct: spk, Why: w})
+		sec.Reasons = append(sec.Reasons, zeroPPReasons{Against: k.Label, SpeedupPct: spk, Why: w})
 		if k.Fits && k.StepTimePS < best.StepTimePS {
 			best = k
 		}

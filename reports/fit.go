@@ -93,7 +93,7 @@ func leastNodesText(f *sweep.Fit) string {
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).
 func WriteFitJSON(w io.Writer, f *sweep.Fit) error {
-	return writeJSON(w, f)
+	return writeJSON(w, newFitJSON(f))
 }
 
 // WriteFitCSV writes one line per stage and K with exact integers.

@@ -145,11 +145,11 @@ var plotCaptions = map[string]string{
 	"memory_timeline": "The memory of one rank through the replayed step, stacked by component, with its peak marked.",
 }
 
-// WriteRunHTML writes report.html: one self-contained page (inline CSS and
+// writeRunHTML writes report.html: one self-contained page (inline CSS and
 // SVG plots, no scripts, no network) with the headline, the key findings,
 // the tables and the plots.
-func WriteRunHTML(w io.Writer, run *Run, plots *RunPlots) error {
-	d := htmlData{Title: "zerosim run: " + run.Scenario.Name, Headline: run.Headline(), Findings: run.Findings(), Warnings: run.Result.Warnings,
+func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
+	d := htmlData{Title: "zerosim run: " + run.Scenario.Name, Headline: run.headline(), Findings: run.findings(), Warnings: run.Result.Warnings,
 		Peak: run.peakText(), Path: toHTMLTable(run.pathTable())}
 	for _, t := range []*table{run.timeTable(), run.phaseTable()} {
 		d.Tables = append(d.Tables, toHTMLTable(t))
@@ -162,11 +162,11 @@ func WriteRunHTML(w io.Writer, run *Run, plots *RunPlots) error {
 		d.Memory = b.String()
 	}
 	if plots == nil {
-		p := run.Plots()
+		p := run.plots()
 		plots = &p
 	}
-	for _, im := range plots.Images() {
-		svg, err := im.SVG()
+	for _, im := range plots.images() {
+		svg, err := im.inlineSVG()
 		if err != nil {
 			return err
 		}

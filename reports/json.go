@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -17,10 +16,10 @@ const (
 	jsonMaxPoints      = 20000
 )
 
-// RunJSON is result.json: the replayed step with exact integers (bytes,
+// runJSON is result.json: the replayed step with exact integers (bytes,
 // picoseconds), phases and kinds as strings, and the memory report of the
 // scenario's stage. Field order is fixed by the struct.
-type RunJSON struct {
+type runJSON struct {
 	Scenario string `json:"scenario"`
 	Model    string `json:"model"`
 	Params   int64  `json:"params"`
@@ -47,24 +46,24 @@ type RunJSON struct {
 	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
 	DevicePeakBytes   int64   `json:"device_peak_bytes"`
 
-	Ranks       []RankJSON     `json:"ranks"`
-	Straggler   *StragglerJSON `json:"straggler"`
-	Phases      []PhaseJSON    `json:"phases"`
-	Totals      TotalsJSON     `json:"totals"`
-	Critical    []PathStepJSON `json:"critical_path"`
-	Memory      MemoryJSON     `json:"memory"`
-	MemoryModel *memory.Report `json:"memory_model"`
+	Ranks       []rankJSON     `json:"ranks"`
+	Straggler   *stragglerJSON `json:"straggler"`
+	Phases      []phaseJSON    `json:"phases"`
+	Totals      totalsJSON     `json:"totals"`
+	Critical    []pathStepJSON `json:"critical_path"`
+	Memory      runMemoryJSON  `json:"memory"`
+	MemoryModel *memoryJSON    `json:"memory_model"`
 	Findings    []string       `json:"findings"`
 	Warnings    []string       `json:"warnings"`
 	// Host is the host side of an offloaded step (run_host.go).
-	Host      *HostJSON        `json:"host,omitempty"`
-	Colls     []CollectiveJSON `json:"collectives,omitempty"`
+	Host      *runHostJSON     `json:"host,omitempty"`
+	Colls     []collectiveJSON `json:"collectives,omitempty"`
 	CollCount int              `json:"collective_count"`
-	Spans     [][]SpanJSON     `json:"spans,omitempty"`
+	Spans     [][]spanJSON     `json:"spans,omitempty"`
 }
 
-// RankJSON is one rank's split of the step.
-type RankJSON struct {
+// rankJSON is one rank's split of the step.
+type rankJSON struct {
 	Rank               int   `json:"rank"`
 	EndPS              int64 `json:"end_ps"`
 	ComputePS          int64 `json:"compute_ps"`
@@ -75,46 +74,46 @@ type RankJSON struct {
 	PeakMemory         int64 `json:"peak_memory_bytes"`
 }
 
-// StragglerJSON is zero.Straggler.
-type StragglerJSON struct {
+// stragglerJSON is zero.Straggler.
+type stragglerJSON struct {
 	Rank            int   `json:"rank"`
 	CausedPS        int64 `json:"caused_wait_ps"`
 	ComputePS       int64 `json:"compute_ps"`
 	MedianComputePS int64 `json:"median_compute_ps"`
 }
 
-// PhaseJSON is the traffic of one phase.
-type PhaseJSON struct {
+// phaseJSON is the traffic of one phase.
+type phaseJSON struct {
 	Phase       string      `json:"phase"`
 	Collectives int         `json:"collectives"`
 	Logical     int64       `json:"logical_bytes_per_rank"`
 	Sent        int64       `json:"sent_bytes_per_rank"`
-	Wire        []ClassJSON `json:"wire"`
+	Wire        []classJSON `json:"wire"`
 }
 
-// ClassJSON is the wire bytes of one link class: all ranks and the busiest.
-type ClassJSON struct {
+// classJSON is the wire bytes of one link class: all ranks and the busiest.
+type classJSON struct {
 	Class   string `json:"class"`
 	Total   int64  `json:"total_bytes"`
 	Busiest int64  `json:"busiest_rank_bytes"`
 }
 
-// TotalsJSON sums the phases (the busiest rank may differ by phase, so
+// totalsJSON sums the phases (the busiest rank may differ by phase, so
 // only all-rank wire totals are summed).
-type TotalsJSON struct {
+type totalsJSON struct {
 	Logical int64            `json:"logical_bytes_per_rank"`
 	Sent    int64            `json:"sent_bytes_per_rank"`
-	Wire    []ClassTotalJSON `json:"wire"`
+	Wire    []classTotalJSON `json:"wire"`
 }
 
-// ClassTotalJSON is the wire bytes of one link class over all ranks.
-type ClassTotalJSON struct {
+// classTotalJSON is the wire bytes of one link class over all ranks.
+type classTotalJSON struct {
 	Class string `json:"class"`
 	Total int64  `json:"total_bytes"`
 }
 
-// PathStepJSON is one task of the critical path.
-type PathStepJSON struct {
+// pathStepJSON is one task of the critical path.
+type pathStepJSON struct {
 	Rank    int    `json:"rank"`
 	Task    int32  `json:"task"`
 	Name    string `json:"name"`
@@ -122,8 +121,8 @@ type PathStepJSON struct {
 	EndPS   int64  `json:"end_ps"`
 }
 
-// MemoryJSON is the memory timeline of the memory rank.
-type MemoryJSON struct {
+// runMemoryJSON is the memory timeline of the memory rank.
+type runMemoryJSON struct {
 	Rank         int               `json:"rank"`
 	Components   []string          `json:"components"`
 	AtRest       []int64           `json:"at_rest_bytes"`
@@ -132,18 +131,18 @@ type MemoryJSON struct {
 	PeakTask     int32             `json:"peak_task"`
 	PeakTaskName string            `json:"peak_task_name"`
 	PointCount   int               `json:"point_count"`
-	Points       []MemoryPointJSON `json:"points,omitempty"`
+	Points       []memoryPointJSON `json:"points,omitempty"`
 }
 
-// MemoryPointJSON is one allocation or free.
-type MemoryPointJSON struct {
+// memoryPointJSON is one allocation or free.
+type memoryPointJSON struct {
 	TimePS    int64  `json:"time_ps"`
 	Component string `json:"component"`
 	Delta     int64  `json:"delta_bytes"`
 }
 
-// CollectiveJSON is one collective instance.
-type CollectiveJSON struct {
+// collectiveJSON is one collective instance.
+type collectiveJSON struct {
 	Task       int32  `json:"task"`
 	Name       string `json:"name"`
 	Kind       string `json:"kind"`
@@ -156,8 +155,8 @@ type CollectiveJSON struct {
 	EndPS      int64  `json:"end_ps"`
 }
 
-// SpanJSON is one task of one rank.
-type SpanJSON struct {
+// spanJSON is one task of one rank.
+type spanJSON struct {
 	Task     int32  `json:"task"`
 	Name     string `json:"name"`
 	Stream   string `json:"stream"`
@@ -169,10 +168,10 @@ type SpanJSON struct {
 var groupNames = map[zero.GroupKind]string{zero.GroupNone: "none", zero.GroupAll: "all", zero.GroupIntra: "intra", zero.GroupInter: "inter",
 	zero.GroupHPZ: "hpz", zero.GroupNode: "node", zero.GroupRail: "rail"}
 
-func classesJSON(total, busiest [topology.NumClasses]int64) []ClassJSON {
-	var out []ClassJSON
+func classesJSON(total, busiest [topology.NumClasses]int64) []classJSON {
+	var out []classJSON
 	for _, c := range topology.Classes() {
-		out = append(out, ClassJSON{Class: c.String(), Total: total[c], Busiest: busiest[c]})
+		out = append(out, classJSON{Class: c.String(), Total: total[c], Busiest: busiest[c]})
 	}
 	return out
 }
@@ -187,15 +186,15 @@ func classNames() []string {
 }
 
 // JSON builds result.json's content.
-func (run *Run) JSON() *RunJSON {
+func (run *Run) toJSON() *runJSON {
 	s, r := run.Scenario, run.Result
 	sc := r.Schedule
-	j := &RunJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
+	j := &runJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
-		MemoryModel: r.MemoryModel, Findings: run.Findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
+		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
 	j.Host = hostJSON(r.Host)
 	if a := s.Model.ActiveParams(); a != j.Params {
 		j.ActiveParams = a
@@ -207,36 +206,36 @@ func (run *Run) JSON() *RunJSON {
 		j.Warnings = []string{}
 	}
 	for i, st := range r.Ranks {
-		j.Ranks = append(j.Ranks, RankJSON{Rank: st.Rank, EndPS: int64(st.End), ComputePS: int64(st.Compute),
+		j.Ranks = append(j.Ranks, rankJSON{Rank: st.Rank, EndPS: int64(st.End), ComputePS: int64(st.Compute),
 			ExposedCommPS: int64(st.ExposedComm), ExposedAllGatherPS: int64(st.ExposedAllGather), WaitPS: int64(st.Wait),
 			IdlePS: int64(st.Idle), PeakMemory: at(r.PeakMemory, i)})
 	}
 	if st := r.Straggler; st != nil {
-		j.Straggler = &StragglerJSON{Rank: st.Rank, CausedPS: int64(st.Caused), ComputePS: int64(st.Compute), MedianComputePS: int64(st.MedianCompute)}
+		j.Straggler = &stragglerJSON{Rank: st.Rank, CausedPS: int64(st.Caused), ComputePS: int64(st.Compute), MedianComputePS: int64(st.MedianCompute)}
 	}
 	var wire [topology.NumClasses]int64
-	j.Phases = []PhaseJSON{}
+	j.Phases = []phaseJSON{}
 	for _, p := range r.Phases {
-		j.Phases = append(j.Phases, PhaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Logical: p.Logical, Sent: p.Sent,
+		j.Phases = append(j.Phases, phaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Logical: p.Logical, Sent: p.Sent,
 			Wire: classesJSON(p.Wire, p.MaxRankWire)})
 		for _, c := range topology.Classes() {
 			wire[c] += p.Wire[c]
 		}
 	}
 	j.Totals.Logical, j.Totals.Sent = r.PhaseTotal()
-	j.Totals.Wire = []ClassTotalJSON{}
+	j.Totals.Wire = []classTotalJSON{}
 	for _, c := range topology.Classes() {
-		j.Totals.Wire = append(j.Totals.Wire, ClassTotalJSON{Class: c.String(), Total: wire[c]})
+		j.Totals.Wire = append(j.Totals.Wire, classTotalJSON{Class: c.String(), Total: wire[c]})
 	}
-	j.Critical = []PathStepJSON{}
+	j.Critical = []pathStepJSON{}
 	for _, p := range r.CriticalPath {
-		j.Critical = append(j.Critical, PathStepJSON{Rank: p.Rank, Task: p.Task, Name: TaskName(sc, p.Task), StartPS: int64(p.Start), EndPS: int64(p.End)})
+		j.Critical = append(j.Critical, pathStepJSON{Rank: p.Rank, Task: p.Task, Name: taskName(sc, p.Task), StartPS: int64(p.Start), EndPS: int64(p.End)})
 	}
 	m := r.Memory
-	j.Memory = MemoryJSON{Rank: m.Rank, Components: m.Components, AtRest: m.AtRest, Peak: m.Peak, PeakTimePS: int64(m.PeakTime),
+	j.Memory = runMemoryJSON{Rank: m.Rank, Components: m.Components, AtRest: m.AtRest, Peak: m.Peak, PeakTimePS: int64(m.PeakTime),
 		PeakTask: m.PeakTask, PeakTaskName: "at rest", PointCount: len(m.Points)}
 	if m.PeakTask >= 0 {
-		j.Memory.PeakTaskName = TaskName(sc, m.PeakTask)
+		j.Memory.PeakTaskName = taskName(sc, m.PeakTask)
 	}
 	if len(m.Points) <= jsonMaxPoints {
 		for _, p := range m.Points {
@@ -244,20 +243,20 @@ func (run *Run) JSON() *RunJSON {
 			if p.Component >= 0 && p.Component < len(m.Components) {
 				name = m.Components[p.Component]
 			}
-			j.Memory.Points = append(j.Memory.Points, MemoryPointJSON{TimePS: int64(p.Time), Component: name, Delta: p.Delta})
+			j.Memory.Points = append(j.Memory.Points, memoryPointJSON{TimePS: int64(p.Time), Component: name, Delta: p.Delta})
 		}
 	}
 	if len(r.Collectives) <= jsonMaxCollectives {
 		for _, c := range r.Collectives {
-			j.Colls = append(j.Colls, CollectiveJSON{Task: c.Task, Name: TaskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
+			j.Colls = append(j.Colls, collectiveJSON{Task: c.Task, Name: taskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
 				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, StartPS: int64(c.Start), EndPS: int64(c.End)})
 		}
 	}
 	if n := len(r.Spans) * len(sc.Tasks); n > 0 && n <= jsonMaxSpans {
 		for _, spans := range r.Spans {
-			row := make([]SpanJSON, len(spans))
+			row := make([]spanJSON, len(spans))
 			for i, sp := range spans {
-				row[i] = SpanJSON{Task: sp.Task, Name: TaskName(sc, sp.Task), Stream: sc.Tasks[sp.Task].Stream.String(),
+				row[i] = spanJSON{Task: sp.Task, Name: taskName(sc, sp.Task), Stream: sc.Tasks[sp.Task].Stream.String(),
 					ArrivePS: int64(sp.Arrive), StartPS: int64(sp.Start), EndPS: int64(sp.End)}
 			}
 			j.Spans = append(j.Spans, row)
@@ -268,5 +267,5 @@ func (run *Run) JSON() *RunJSON {
 
 // WriteRunJSON writes result.json: indented, exact integers, stable order.
 func WriteRunJSON(w io.Writer, run *Run) error {
-	return writeJSON(w, run.JSON())
+	return writeJSON(w, run.toJSON())
 }

@@ -171,12 +171,13 @@ func writeMemorySummary(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
 }
 
 // WriteMemoryJSON writes the reports as an indented JSON array with exact
-// integer bytes; field order is the struct order of memory.Report.
+// integer bytes (memoryJSON).
 func WriteMemoryJSON(w io.Writer, rs []*memory.Report) error {
-	if rs == nil {
-		rs = []*memory.Report{}
+	out := make([]*memoryJSON, len(rs))
+	for i, r := range rs {
+		out[i] = newMemoryJSON(r)
 	}
-	return writeJSON(w, rs)
+	return writeJSON(w, out)
 }
 
 // WriteMemoryCSV writes one row per report and component with exact bytes.

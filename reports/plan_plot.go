@@ -63,9 +63,9 @@ func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networ
 
 // paretoImage plots every configuration that fits: peak memory against
 // tokens/s per GPU, one colour per stage, the front as a line.
-func paretoImage(p *sweep.Plan) PlotImage {
+func paretoImage(p *sweep.Plan) plotImage {
 	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", escapeControl(p.Model), p.Nodes, p.GPUsPerNode, gpuName(p))
-	return PlotImage{Name: "pareto", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+	return plotImage{Name: "pareto", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
 		pl := newPlot(title, "peak memory per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
 		var front plotter.XYs
@@ -97,14 +97,14 @@ func paretoImage(p *sweep.Plan) PlotImage {
 		}
 		pl.Legend.Top, pl.Legend.Left = false, true
 		pl.Draw(draw.New(c))
-	}}
+	})}
 }
 
 // networkImage plots each stage's step time against inter-node bandwidth
 // per GPU (log scale), with the compute-bound time marked.
-func networkImage(np *sweep.NetworkPlan) PlotImage {
+func networkImage(np *sweep.NetworkPlan) plotImage {
 	title := "step time against inter-node bandwidth per GPU"
-	return PlotImage{Name: "network", Title: title, W: runPlotW, H: runPlotH, draw: func(c vg.CanvasSizer) {
+	return plotImage{Name: "network", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
 		pl := newPlot(title, "inter-node bandwidth per GPU (GB/s, log scale)", "step time (s)")
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -126,13 +126,13 @@ func networkImage(np *sweep.NetworkPlan) PlotImage {
 		}
 		pl.Legend.Top = true
 		pl.Draw(draw.New(c))
-	}}
+	})}
 }
 
 // PlanImages are the plan's plots: the Pareto plot when anything fits, and
 // the bandwidth curves with --network.
-func PlanImages(pr *PlanReport) []PlotImage {
-	var out []PlotImage
+func PlanImages(pr *PlanReport) []plotImage {
+	var out []plotImage
 	if len(pr.Plan.Rows) > 0 {
 		out = append(out, paretoImage(pr.Plan))
 	}
@@ -187,7 +187,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 		d.Tables = append(d.Tables, toHTMLTable(networkTable(pr.Network)))
 	}
 	for _, im := range PlanImages(pr) {
-		svg, err := im.SVG()
+		svg, err := im.inlineSVG()
 		if err != nil {
 			return err
 		}
@@ -209,24 +209,18 @@ func PlanFiles(pr *PlanReport) ([]OutputFile, error) {
 		{"plan.json", func(w io.Writer) error { return WritePlanJSON(w, pr) }},
 		{"plan.html", func(w io.Writer) error { return WritePlanHTML(w, pr) }},
 	} {
-		of, err := Render(f.name, f.write)
+		of, err := render(f.name, f.write)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, of)
 	}
 	for _, im := range PlanImages(pr) {
-		for _, ext := range []string{"png", "svg"} {
-			write := im.WritePNG
-			if ext == "svg" {
-				write = im.WriteSVG
-			}
-			of, err := Render(im.Name+"."+ext, write)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, of)
+		fs, err := im.files(im.Name)
+		if err != nil {
+			return nil, err
 		}
+		files = append(files, fs...)
 	}
 	return files, nil
 }

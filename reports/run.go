@@ -43,11 +43,11 @@ func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
 // min / median / max over ranks.
 const runTableRows = 16
 
-// TaskName names task t of a schedule the way traces and tables show it:
+// taskName names task t of a schedule the way traces and tables show it:
 // the kind, then the layer name for compute, "unit u" for ZeRO-3 gathers
 // and reductions, "bucket b" for bucketed collectives ("forward ffn",
 // "all-gather unit 3", "reduce-scatter bucket 2", "optimizer").
-func TaskName(sc *zero.Schedule, t int32) string {
+func taskName(sc *zero.Schedule, t int32) string {
 	if sc == nil || t < 0 || int(t) >= len(sc.Tasks) {
 		return fmt.Sprintf("task %d", t)
 	}
@@ -137,6 +137,13 @@ func algorithmText(s *scenarios.Scenario) string {
 	return string(s.Communication.Algorithm)
 }
 
+func timingText(t string) string {
+	if t == "" {
+		return ""
+	}
+	return " (" + t + ")"
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -145,7 +152,7 @@ func yesNo(b bool) string {
 }
 
 // Headline lists the run's headline as label/value pairs.
-func (run *Run) Headline() [][2]string {
+func (run *Run) headline() [][2]string {
 	s, r := run.Scenario, run.Result
 	sym := "no (every rank simulated)"
 	if r.Symmetric {
@@ -158,7 +165,7 @@ func (run *Run) Headline() [][2]string {
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", strconv.Itoa(r.N)},
 		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
-		{"algorithm", algorithmText(s)},
+		{"algorithm", algorithmText(s) + timingText(r.Timing)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
 		{"step time", fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))},
@@ -374,7 +381,7 @@ func (run *Run) pathTable() *table {
 		t.Notes = append(t.Notes, fmt.Sprintf("(the %d longest of %d tasks)", criticalTop, len(r.CriticalPath)))
 	}
 	for _, p := range steps {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), TaskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), taskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start)})
 	}
 	return t
 }
@@ -384,7 +391,7 @@ func (run *Run) peakText() string {
 	m := run.Result.Memory
 	where := "at rest"
 	if m.PeakTask >= 0 {
-		where = "during " + TaskName(run.Result.Schedule, m.PeakTask)
+		where = "during " + taskName(run.Result.Schedule, m.PeakTask)
 	}
 	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, iec(m.Peak), exact(m.Peak), m.PeakTime, where)
 	if c := int64(run.Scenario.Cluster.GPUMemory); c > 0 {
@@ -409,7 +416,7 @@ func (run *Run) exposedGather() (exposed, busy units.Duration, ok bool) {
 
 // Findings states the key figures of the run in words, computed from the
 // result.
-func (run *Run) Findings() []string {
+func (run *Run) findings() []string {
 	s, r := run.Scenario, run.Result
 	var out []string
 	var exposed, wait units.Duration
@@ -455,7 +462,7 @@ func (run *Run) Findings() []string {
 		peak += " of " + iec(c)
 	}
 	if m.PeakTask >= 0 {
-		peak += " at " + TaskName(r.Schedule, m.PeakTask)
+		peak += " at " + taskName(r.Schedule, m.PeakTask)
 	} else {
 		peak += " at rest"
 	}
@@ -474,7 +481,7 @@ func (run *Run) Findings() []string {
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "# zerosim run: %s\n", escapeControl(run.Scenario.Name))
-	for _, kv := range run.Headline() {
+	for _, kv := range run.headline() {
 		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", escapeControl(kv[1]))
 	}
 	if ew.err != nil {
@@ -500,7 +507,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	}
 	fmt.Fprintln(ew)
 	fmt.Fprintln(ew, "# findings")
-	for _, f := range run.Findings() {
+	for _, f := range run.findings() {
 		fmt.Fprintln(ew, "- "+escapeControl(f))
 	}
 	for _, msg := range run.Result.Warnings {

@@ -43,10 +43,10 @@ func writeHostMemory(w io.Writer, r *memory.Report, u MemoryUnits) error {
 	return err
 }
 
-// HostJSON is the host side of an offloaded step per rank: PCIe bytes and
+// runHostJSON is the host side of an offloaded step per rank: PCIe bytes and
 // busy time each way, the CPU optimizer's time, the busier of PCIe and the
 // CPU, and the node's host RAM.
-type HostJSON struct {
+type runHostJSON struct {
 	PCIeDownBytes int64  `json:"pcie_down_bytes"`
 	PCIeDownPS    int64  `json:"pcie_down_ps"`
 	PCIeUpBytes   int64  `json:"pcie_up_bytes"`
@@ -56,10 +56,10 @@ type HostJSON struct {
 	RAMPerNode    int64  `json:"host_ram_per_node_bytes"`
 }
 
-func hostJSON(h *zero.HostStats) *HostJSON {
+func hostJSON(h *zero.HostStats) *runHostJSON {
 	if h == nil {
 		return nil
 	}
-	return &HostJSON{PCIeDownBytes: h.PCIeDown, PCIeDownPS: int64(h.PCIeDownTime), PCIeUpBytes: h.PCIeUp, PCIeUpPS: int64(h.PCIeUpTime),
+	return &runHostJSON{PCIeDownBytes: h.PCIeDown, PCIeDownPS: int64(h.PCIeDownTime), PCIeUpBytes: h.PCIeUp, PCIeUpPS: int64(h.PCIeUpTime),
 		CPUPS: int64(h.CPUTime), Bottleneck: h.Bottleneck, RAMPerNode: h.RAMPerNode}
 }

@@ -119,7 +119,7 @@ func TestTaskNames(t *testing.T) {
 	sc := run.Result.Schedule
 	seen := map[string]bool{}
 	for i := range sc.Tasks {
-		seen[TaskName(sc, int32(i))] = true
+		seen[taskName(sc, int32(i))] = true
 	}
 	for _, want := range []string{"all-gather unit 0", "all-gather unit 4", "reduce-scatter unit 3", "optimizer"} {
 		if !seen[want] {
@@ -130,14 +130,14 @@ func TestTaskNames(t *testing.T) {
 	dsc := def.Result.Schedule
 	seen = map[string]bool{}
 	for i := range dsc.Tasks {
-		seen[TaskName(dsc, int32(i))] = true
+		seen[taskName(dsc, int32(i))] = true
 	}
 	for _, want := range []string{"forward block.0", "backward block.31", "reduce-scatter bucket 0", "all-gather bucket 2"} {
 		if !seen[want] {
 			t.Errorf("default: no task named %q", want)
 		}
 	}
-	if got := TaskName(sc, -1); got != "task -1" {
+	if got := taskName(sc, -1); got != "task -1" {
 		t.Errorf("TaskName(-1) = %q", got)
 	}
 }
@@ -161,7 +161,7 @@ func TestPercent(t *testing.T) {
 // 8·(1/2)·S each).
 func TestFindings(t *testing.T) {
 	run := exampleRun(t, "seed000-k4")
-	f := strings.Join(run.Findings(), "\n")
+	f := strings.Join(run.findings(), "\n")
 	for _, want := range []string{
 		"The slow network carries 42.9 % of the wire bytes (15.00 GiB of 35.01 GiB per step).",
 		"Peak memory 15.00 GiB of 80.00 GiB at optimizer",
@@ -170,7 +170,7 @@ func TestFindings(t *testing.T) {
 			t.Errorf("findings lack %q:\n%s", want, f)
 		}
 	}
-	tiny := strings.Join(tinyRun(t).Findings(), "\n")
+	tiny := strings.Join(tinyRun(t).findings(), "\n")
 	if !strings.Contains(tiny, "ZeRO-3 exposes 100.0 % of its all-gather time") || !strings.Contains(tiny, "All 1.52 KiB of wire traffic stays on the fast intra-node links.") {
 		t.Errorf("tiny findings:\n%s", tiny)
 	}
@@ -209,7 +209,7 @@ func TestRunJSONTiny(t *testing.T) {
 // TestRunJSONLarge leaves the spans out above the size limit. The memory
 // peaks in the loss's backward on lm_head (fp32 logits and their gradients).
 func TestRunJSONLarge(t *testing.T) {
-	j := exampleRun(t, "default").JSON()
+	j := exampleRun(t, "default").toJSON()
 	if j.Spans != nil || j.CollCount == 0 || len(j.Ranks) != 16 || j.Memory.PeakTaskName != "backward lm_head" {
 		t.Errorf("spans %d, collectives %d, ranks %d, peak task %q", len(j.Spans), j.CollCount, len(j.Ranks), j.Memory.PeakTaskName)
 	}
@@ -217,7 +217,7 @@ func TestRunJSONLarge(t *testing.T) {
 
 // TestRunPlotsDataTiny is the data of every plot of the tiny scenario.
 func TestRunPlotsDataTiny(t *testing.T) {
-	p := tinyRun(t).Plots()
+	p := tinyRun(t).plots()
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -235,14 +235,14 @@ func TestRunPlotsDataTiny(t *testing.T) {
 
 // TestRunPlotsGanttCap shows 8 of 16 ranks and says so.
 func TestRunPlotsGanttCap(t *testing.T) {
-	g := exampleRun(t, "default").Plots().Timeline
+	g := exampleRun(t, "default").plots().Timeline
 	if !strings.Contains(g.Title, "first 8 of 16 ranks") || g.Rows[len(g.Rows)-1].Label != "rank 7 param-comm" {
 		t.Errorf("title %q, last row %q", g.Title, g.Rows[len(g.Rows)-1].Label)
 	}
 	exposed := 0
 	for _, r := range g.Rows {
 		for _, b := range r.Bars {
-			if b.Kind == ExposedKind {
+			if b.Kind == exposedKind {
 				exposed++
 				if !strings.HasSuffix(r.Label, "compute") {
 					t.Errorf("exposed bar on row %q", r.Label)
@@ -265,23 +265,23 @@ func TestRunPlotImages(t *testing.T) {
 		} else {
 			run = exampleRun(t, name)
 		}
-		plots := run.Plots()
+		plots := run.plots()
 		series := map[string][]string{
 			"memory_stages":   names(plots.MemoryStages.Series),
 			"comm":            names(plots.Comm.Panels[0].Series),
 			"timeline":        plots.Timeline.Kinds,
 			"memory_timeline": plots.MemoryTimeline.Components,
 		}
-		for _, im := range plots.Images() {
+		for _, im := range plots.images() {
 			var png, svg bytes.Buffer
-			if err := im.WritePNG(&png); err != nil {
+			if err := im.writePNG(&png); err != nil {
 				t.Fatal(err)
 			}
 			cfg, format, err := image.DecodeConfig(&png)
 			if err != nil || format != "png" || cfg.Width < 600 || cfg.Height < 300 {
 				t.Errorf("%s/%s.png: %v %s %dx%d", name, im.Name, err, format, cfg.Width, cfg.Height)
 			}
-			if err := im.WriteSVG(&svg); err != nil {
+			if err := im.writeSVG(&svg); err != nil {
 				t.Fatal(err)
 			}
 			checkSVG(t, name+"/"+im.Name+".svg", svg.Bytes(), append([]string{im.Title}, series[im.Name]...))
@@ -289,7 +289,7 @@ func TestRunPlotImages(t *testing.T) {
 	}
 }
 
-func names(ss []IntSeries) []string {
+func names(ss []intSeries) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.Name)
@@ -332,7 +332,7 @@ func TestRunOutputsDeterministic(t *testing.T) {
 		if err := WriteRunJSON(&j, run); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteRunHTML(&h, run, nil); err != nil {
+		if err := writeRunHTML(&h, run, nil); err != nil {
 			t.Fatal(err)
 		}
 		return [][]byte{j.Bytes(), h.Bytes()}

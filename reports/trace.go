@@ -32,7 +32,7 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// WriteTrace writes the replayed step in the Chrome trace event format
+// writeTrace writes the replayed step in the Chrome trace event format
 // (JSON object form) that Perfetto and chrome://tracing open: one process
 // per rank (pid = rank, named "rank N"), one thread per stream (tid =
 // stream, named by Stream.String()), a complete event ("ph":"X") per task
@@ -40,7 +40,7 @@ func jsonString(s string) string {
 // counter events ("ph":"C") with the memory rank's bytes per component.
 // Only the first maxRanks ranks are written (≤ 0: TraceMaxRanks). The
 // output is a function of the result only: same result, same bytes.
-func WriteTrace(w io.Writer, r *zero.Result, maxRanks int) error {
+func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 	if r == nil || r.Schedule == nil {
 		return fmt.Errorf("reports: trace needs a result with its schedule")
 	}
@@ -97,7 +97,7 @@ func WriteTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 				args += `,"bucket":` + strconv.Itoa(t.Bucket)
 			}
 			emit(`{"name":%s,"cat":%s,"ph":"X","pid":%d,"tid":%d,"ts":%s,"dur":%s,"args":{%s}}`,
-				jsonString(TaskName(sc, sp.Task)), jsonString(t.Kind.String()), rank, t.Stream,
+				jsonString(taskName(sc, sp.Task)), jsonString(t.Kind.String()), rank, t.Stream,
 				traceTime(sp.Start), traceTime(sp.End-sp.Start), args)
 		}
 	}

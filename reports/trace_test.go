@@ -32,7 +32,7 @@ func TestTraceTime(t *testing.T) {
 func traceBytes(t testing.TB, r *zero.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteTrace(&b, r, 0); err != nil {
+	if err := writeTrace(&b, r, 0); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -64,7 +64,7 @@ func TestTraceTiny(t *testing.T) {
 	want := map[string]bool{}
 	for rank, spans := range r.Spans {
 		for _, sp := range spans {
-			want[key(rank, TaskName(r.Schedule, sp.Task), traceTime(sp.Start), traceTime(sp.End-sp.Start))] = true
+			want[key(rank, taskName(r.Schedule, sp.Task), traceTime(sp.Start), traceTime(sp.End-sp.Start))] = true
 		}
 	}
 	var x, c, procs int
@@ -119,7 +119,7 @@ func TestTraceNeedsSpans(t *testing.T) {
 	run := tinyRun(t)
 	r := *run.Result
 	r.Spans = nil
-	if err := WriteTrace(&bytes.Buffer{}, &r, 0); err == nil {
+	if err := writeTrace(&bytes.Buffer{}, &r, 0); err == nil {
 		t.Error("trace without spans: no error")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/zerosim/zerosim/numerics"
 )
 
 // VerifyReport is the result of `zerosim verify`: one row per configuration
@@ -41,13 +43,13 @@ type VerifyRow struct {
 	Mismatches int     `json:"mismatches"`
 	// First describes the first mismatch ("" when none).
 	First       string        `json:"first_mismatch,omitempty"`
-	Collectives []VerifyBytes `json:"collectives"`
+	Collectives []verifyBytes `json:"collectives"`
 }
 
-// VerifyBytes is the traffic of one kind of numeric collective in one
+// verifyBytes is the traffic of one kind of numeric collective in one
 // step (per group instance): logical Bytes, and PerRank = (Ranks−1)/Ranks
 // of it as an exact fraction ("390" or "1300/3").
-type VerifyBytes struct {
+type verifyBytes struct {
 	Phase   string `json:"phase"`
 	Op      string `json:"op"`
 	Group   string `json:"group"`
@@ -136,12 +138,12 @@ type ReferenceReport struct {
 	Kind      string           `json:"kind"`
 	Generator string           `json:"generator"`
 	Pass      bool             `json:"pass"`
-	Checks    []ReferenceCheck `json:"checks"`
+	Checks    []referenceCheck `json:"checks"`
 }
 
-// ReferenceCheck is one comparison with a PyTorch reference: exact ones
+// referenceCheck is one comparison with a PyTorch reference: exact ones
 // count mismatching elements, tolerance ones report Value against Limit.
-type ReferenceCheck struct {
+type referenceCheck struct {
 	Name       string  `json:"name"`
 	Exact      bool    `json:"exact"`
 	Compared   int     `json:"compared"`
@@ -188,4 +190,74 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 // WriteReferenceJSON writes r as indented JSON.
 func WriteReferenceJSON(w io.Writer, r *ReferenceReport) error {
 	return writeJSON(w, r)
+}
+
+// NewVerifyRow is the row of configuration c verified as r.
+func NewVerifyRow(c numerics.Config, r *numerics.Result) VerifyRow {
+	model := c.Model.String()
+	if c.Model == numerics.ResidualMLP {
+		model = fmt.Sprintf("mlp h%d l%d", c.Hidden, c.Layers)
+	}
+	if c.SameData {
+		model += " same-data"
+	}
+	bucket := "one"
+	switch {
+	case c.Stage == 3:
+		bucket = "per-unit"
+	case c.BucketElems > 0:
+		bucket = strconv.FormatInt(c.BucketElems, 10)
+	}
+	row := VerifyRow{Config: c.Name(), Model: model, Stage: c.Stage, K: c.K, Bucket: bucket, Padding: c.Padding.String(),
+		Mode: c.Mode.String(), Steps: c.Steps, Numel: r.Numel, Size: r.Size, Buckets: r.Buckets, ShardElems: r.ShardElems,
+		Pass: r.Pass, MaxAbsDiff: r.MaxAbsDiff, MaxULP: r.MaxULP, Mismatches: r.Mismatches,
+		Collectives: []verifyBytes{}}
+	if r.First != nil {
+		row.First = r.First.String()
+	}
+	for _, cb := range r.CollectiveBytes {
+		num, den := cb.PerRank()
+		per := strconv.FormatInt(num, 10)
+		if den != 1 {
+			per += "/" + strconv.FormatInt(den, 10)
+		}
+		row.Collectives = append(row.Collectives, verifyBytes{Phase: cb.Phase, Op: cb.Op, Group: cb.Group,
+			Ranks: cb.Ranks, Calls: cb.Calls, Bytes: cb.Bytes, PerRank: per})
+	}
+	return row
+}
+
+// NewQuantDriftRows are the ZeRO++ drift rows of configuration c verified
+// as r (none without quantization).
+func NewQuantDriftRows(c numerics.Config, r *numerics.Result) []QuantDriftRow {
+	var rows []QuantDriftRow
+	for _, d := range r.QuantDrift {
+		rows = append(rows, QuantDriftRow{Config: c.Name(), Step: d.Step, Loss: d.Loss, PlainLoss: d.PlainLoss,
+			MaxAbsParamDiff: d.MaxAbsParamDiff, RelParamDiff: d.RelParamDiff})
+	}
+	return rows
+}
+
+// NewDriftRows flattens the drift of every mode into rows, mode by mode,
+// step by step.
+func NewDriftRows(ds []numerics.ModeDrift) []DriftRow {
+	var rows []DriftRow
+	for _, d := range ds {
+		for _, x := range d.Steps {
+			rows = append(rows, DriftRow{Mode: d.Mode.String(), KA: d.KA, KB: d.KB, Step: x.Step,
+				MaxULP: x.MaxULP, MaxAbsDiff: x.MaxAbsDiff, Differ: x.Differ, Total: x.Total})
+		}
+	}
+	return rows
+}
+
+// NewReferenceReport is the report of the reference file named file checked
+// as res.
+func NewReferenceReport(file string, res *numerics.RefResult) *ReferenceReport {
+	rep := &ReferenceReport{File: file, Kind: res.Kind, Generator: res.Generator, Pass: res.Pass}
+	for _, c := range res.Checks {
+		rep.Checks = append(rep.Checks, referenceCheck{Name: c.Name, Exact: c.Exact, Compared: c.Compared,
+			Mismatches: c.Mismatches, First: c.First, Value: c.Value, Limit: c.Limit, Minimum: c.Minimum, Pass: c.Pass})
+	}
+	return rep
 }

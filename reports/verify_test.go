@@ -14,12 +14,12 @@ func sampleVerify() *VerifyReport {
 		Rows: []VerifyRow{
 			{Config: "tiny-transformer N16 stage 0 K 1 bucket one exact", Model: "tiny-transformer", Stage: 0, K: 1, Bucket: "one",
 				Padding: "toy", Mode: "exact", Steps: 5, Numel: 260, Size: 272, Buckets: 1, ShardElems: 272, Pass: true,
-				Collectives: []VerifyBytes{{Phase: "backward", Op: "all-reduce", Group: "world", Ranks: 16, Calls: 1, Bytes: 1088, PerRank: "1020"}}},
+				Collectives: []verifyBytes{{Phase: "backward", Op: "all-reduce", Group: "world", Ranks: 16, Calls: 1, Bytes: 1088, PerRank: "1020"}}},
 			{Config: "tiny-transformer N16 stage 1 K 1 bucket one exact", Model: "tiny-transformer", Stage: 1, K: 1, Bucket: "one",
 				Padding: "toy", Mode: "exact", Steps: 5, Numel: 260, Size: 272, Buckets: 1, ShardElems: 17, Pass: false,
 				MaxAbsDiff: 0.0001220703125, MaxULP: 1, Mismatches: 16,
 				First: "step 2 rank 3 fp32 master w_o[0]: got -0.0190536175, want -0.0191756878",
-				Collectives: []VerifyBytes{{Phase: "backward", Op: "reduce-scatter", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"},
+				Collectives: []verifyBytes{{Phase: "backward", Op: "reduce-scatter", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"},
 					{Phase: "post-optim", Op: "all-gather", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"}}},
 		},
 		Drift: []DriftRow{
@@ -32,7 +32,7 @@ func sampleVerify() *VerifyReport {
 func sampleReference() *ReferenceReport {
 	return &ReferenceReport{
 		File: "toy-h16-l3.json", Kind: "toy-mlp", Generator: "torch 1.13.0a0 bf16 ToyModel", Pass: false,
-		Checks: []ReferenceCheck{
+		Checks: []referenceCheck{
 			{Name: "step 1 params (PyTorch grads → Adam → bf16)", Exact: true, Compared: 6384, Pass: true},
 			{Name: "step 1 loss rel. error", Compared: 1, Value: 0.0025, Limit: 0.01, Pass: true},
 			{Name: "step 1 layers.0.fc1.weight grad cosine", Compared: 1024, Value: 0.99993, Limit: 0.999, Minimum: true, Pass: true},
@@ -43,7 +43,7 @@ func sampleReference() *ReferenceReport {
 }
 
 // TestVerifyGolden renders the verify and reference reports as tables and
-// JSON (go test ./reports/ -update rewrites the golden files).
+// toJSON (go test ./reports/ -update rewrites the golden files).
 func TestVerifyGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

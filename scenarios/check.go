@@ -38,7 +38,7 @@ func CheckKeyPath(path string) error {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerType) {
+		if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(yamlUnmarshaler) {
 			return fmt.Errorf("key path %q: %s holds a value, not keys (set %s itself)", path, parent, parent)
 		}
 		ft, ok := fieldByKey(t, name)

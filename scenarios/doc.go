@@ -2,7 +2,8 @@
 // strict YAML decoding with file:line:column errors, units, presets (GPUs,
 // links, models), --set overrides, validation, and the embedded examples.
 //
-// Load (and LoadFile) returns a resolved Scenario: presets expanded, defaults
+// ReadInput resolves what a command names (a file, "-" for standard input
+// or an embedded example) and Load returns a resolved Scenario: presets expanded, defaults
 // filled in and Model.LayerList explicit. Every error a file can cause is
 // returned as an *Error whose message is one line, "file:line:col: what is
 // wrong (what is allowed)"; no input panics. Resolve (and Validate) run the
@@ -14,10 +15,10 @@
 //
 // Loading runs in stages on the yaml.Node tree: parse one document, expand
 // aliases and merge keys (at most MaxAliasNodes nodes), reject duplicate,
-// non-string and empty keys, apply the --set flags, check scalar types
-// against the Go fields, decode strictly with yaml.v3 KnownFields (the
-// document is re-encoded, and yaml.v3's "line N" errors are mapped back to
-// the original key or value), then resolve presets and defaults and
+// non-string and empty keys, apply the --set flags, decode by walking the
+// tree and the Go fields together (an unknown key, a value of the wrong kind
+// and a bad quantity are each reported at their own node; quantities are
+// read with units' Parse functions), then resolve presets and defaults and
 // validate ranges and consistency using a path → position index. The format
 // reference, with every key, default and preset, is docs/scenario-format.md.
 //

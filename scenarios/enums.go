@@ -23,6 +23,8 @@ const (
 	AlgoRing         Algorithm = "ring"
 	AlgoHierarchical Algorithm = "hierarchical"
 	AlgoTree         Algorithm = "tree"
+	AlgoNVLS         Algorithm = "nvls"
+	AlgoNVLSTree     Algorithm = "nvlstree"
 	AlgoAuto         Algorithm = "auto" // default
 )
 

@@ -1,18 +1,14 @@
 package scenarios
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/zerosim/zerosim/units"
 	"gopkg.in/yaml.v3"
 )
 
@@ -33,26 +29,6 @@ func Load(file string, data []byte, sets []string) (*Scenario, error) {
 		return nil, e
 	}
 	return s, nil
-}
-
-// LoadFile reads path and loads it with Load; the path names the file in
-// error messages.
-func LoadFile(path string, sets []string) (*Scenario, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, &Error{File: path, Msg: "cannot read the file: " + msg + " (check the path)"}
-	}
-	defer f.Close()
-	data, err := ReadLimited(path, f)
-	if err != nil {
-		return nil, err
-	}
-	return Load(path, data, sets)
 }
 
 // loader holds the state of one Load.
@@ -150,18 +126,15 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 	}
 
 	var errs []*Error
-	l.typecheck(root, scenarioType, "", &errs)
-	s, derr := l.decode(root)
-	if derr != nil {
-		errs = append(errs, derr)
-	}
+	var s Scenario
+	l.decode(root, reflect.ValueOf(&s).Elem(), "", &errs)
 	if len(errs) > 0 {
 		return nil, first(errs)
 	}
-	if err := l.resolve(s); err != nil {
+	if err := l.resolve(&s); err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &s, nil
 }
 
 // first returns the error that comes first: --set errors, then by position.
@@ -174,31 +147,6 @@ func first(errs []*Error) *Error {
 		return a.Col < b.Col
 	})
 	return errs[0]
-}
-
-var (
-	scenarioType    = reflect.TypeFor[Scenario]()
-	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
-	// typesByName maps "scenarios.Cluster" to its type, for yaml.v3's
-	// "not found in type" errors.
-	typesByName = map[string]reflect.Type{}
-)
-
-func init() { registerTypes(scenarioType) }
-
-func registerTypes(t reflect.Type) {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice:
-		registerTypes(t.Elem())
-	case reflect.Struct:
-		if _, ok := typesByName[t.String()]; ok {
-			return
-		}
-		typesByName[t.String()] = t
-		for i := 0; i < t.NumField(); i++ {
-			registerTypes(t.Field(i).Type)
-		}
-	}
 }
 
 // yamlKeys lists the keys of struct type t in declaration order.
@@ -233,82 +181,6 @@ func fieldByKey(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
-// typecheck checks scalar kinds against the Go types yaml.v3 will decode
-// into, where yaml.v3 is lenient (it truncates 1.5 into an int). Unknown keys
-// are left to yaml.v3's KnownFields.
-func (l *loader) typecheck(n *yaml.Node, t reflect.Type, path string, errs *[]*Error) {
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return
-	}
-	bad := func(want, use string) {
-		*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s is not %s (use %s)", leaf(path), describe(n), want, use)))
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		l.typecheck(n, t.Elem(), path, errs)
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			bad("a mapping", "key: value pairs such as "+strings.Join(first3(yamlKeys(t)), ", "))
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if ft, ok := fieldByKey(t, n.Content[i].Value); ok {
-				l.typecheck(n.Content[i+1], ft, joinPath(path, n.Content[i].Value), errs)
-			}
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			bad("a list", "a list such as [a, b] or one \"- item\" per line")
-			return
-		}
-		for i, e := range n.Content {
-			l.typecheck(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), errs)
-		}
-	case reflect.Int, reflect.Int64:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && isWholeFloat(n.Value) {
-				*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))))
-				return
-			}
-			bad("an integer", "a whole number")
-			return
-		}
-		if d := strings.TrimLeft(n.Value, "+-"); len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9' {
-			// yaml.v3 keeps YAML 1.1's octal: 010 would silently be 8.
-			v := strings.TrimLeft(d, "0_")
-			if v == "" {
-				v = "0"
-			}
-			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s has a leading zero, which YAML reads as octal (write %s, or 0o%s if you mean octal)", leaf(path), describe(n), v, v)))
-			return
-		}
-		if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err != nil {
-			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))))
-		}
-	case reflect.Float64:
-		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-			bad("a number", "a decimal such as 0.5")
-			return
-		}
-		switch strings.ToLower(strings.TrimLeft(n.Value, "+-")) {
-		case ".inf", ".nan":
-			bad("a finite number", "a decimal such as 0.5")
-			return
-		}
-		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
-			bad("a finite number", "a decimal such as 0.5")
-		}
-	case reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			bad("a boolean", "true or false")
-		}
-	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			bad("a string", "a plain value")
-		}
-	}
-}
-
 func first3(s []string) []string {
 	if len(s) > 3 {
 		return append(s[:3:3], "…")
@@ -319,126 +191,6 @@ func first3(s []string) []string {
 var wholeRE = regexp.MustCompile(`^[-+]?[0-9_]+$`)
 
 func isWholeFloat(s string) bool { return wholeRE.MatchString(s) }
-
-// lineRE matches one of yaml.v3's type errors, "line N: message".
-var (
-	lineRE     = regexp.MustCompile(`^line (\d+): (.*)$`)
-	notFoundRE = regexp.MustCompile(`^field (.*) not found in type (\S+)$`)
-	cannotRE   = regexp.MustCompile("^cannot unmarshal (\\S+)(?: `(.*)`)? into (\\S+)$")
-)
-
-// decode re-encodes the final tree and decodes it strictly with yaml.v3
-// (KnownFields), mapping yaml.v3's errors back to the original positions.
-func (l *loader) decode(root *yaml.Node) (*Scenario, *Error) {
-	stripStyle(root)
-	enc, err := yaml.Marshal(root)
-	if err != nil {
-		return nil, l.fileErr("cannot re-encode the document: " + err.Error())
-	}
-	var edoc yaml.Node
-	if err := yaml.Unmarshal(enc, &edoc); err != nil || len(edoc.Content) != 1 {
-		return nil, l.fileErr("cannot re-read the document (please report this)")
-	}
-	byLine := map[int][]located{}
-	byPos := map[[2]int]located{}
-	if !pairUp(edoc.Content[0], root, "", byLine, byPos) {
-		return nil, l.fileErr("cannot map the document's positions (please report this)")
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(enc))
-	dec.KnownFields(true)
-	var s Scenario
-	err = dec.Decode(&s)
-	if err == nil {
-		return &s, nil
-	}
-	var pe *units.PosError
-	if errors.As(err, &pe) {
-		if loc, ok := byPos[[2]int{pe.Line, pe.Column}]; ok {
-			return nil, l.errAt(loc.orig, fmt.Sprintf("%s: %v", leaf(loc.path), pe.Err))
-		}
-		return nil, l.fileErr(pe.Err.Error())
-	}
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		var errs []*Error
-		for _, msg := range te.Errors {
-			errs = append(errs, l.mapTypeError(msg, byLine))
-		}
-		return nil, first(errs)
-	}
-	return nil, l.fileErr(strings.TrimPrefix(err.Error(), "yaml: "))
-}
-
-func (l *loader) mapTypeError(msg string, byLine map[int][]located) *Error {
-	m := lineRE.FindStringSubmatch(msg)
-	if m == nil {
-		return l.fileErr(msg)
-	}
-	line, _ := strconv.Atoi(m[1])
-	body := m[2]
-	if f := notFoundRE.FindStringSubmatch(body); f != nil {
-		for _, loc := range byLine[line] {
-			if loc.key && loc.orig.Value == f[1] {
-				return l.errAt(loc.orig, unknownKeyMsg(f[1], parentPath(loc.path), typesByName[f[2]]))
-			}
-		}
-		return l.fileErr(unknownKeyMsg(f[1], "", typesByName[f[2]]))
-	}
-	if c := cannotRE.FindStringSubmatch(body); c != nil {
-		for _, loc := range byLine[line] {
-			if !loc.key && tagMatches(loc.orig, c[1], c[2]) {
-				return l.errAt(loc.orig, fmt.Sprintf("%s: %s is not %s (use %s)", leaf(loc.path), describe(loc.orig), goTypeName(c[3]), goTypeUse(c[3])))
-			}
-		}
-	}
-	return l.fileErr(body)
-}
-
-// tagMatches says whether n is the node yaml.v3 describes as tag `value`.
-func tagMatches(n *yaml.Node, tag, value string) bool {
-	switch tag {
-	case "!!map":
-		return n.Kind == yaml.MappingNode
-	case "!!seq":
-		return n.Kind == yaml.SequenceNode
-	}
-	if p, ok := strings.CutSuffix(value, "..."); ok {
-		return n.Kind == yaml.ScalarNode && strings.HasPrefix(n.Value, p)
-	}
-	return n.Kind == yaml.ScalarNode && (value == "" || n.Value == value)
-}
-
-func goTypeName(t string) string {
-	switch {
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "*int"):
-		return "an integer"
-	case strings.HasPrefix(t, "float"):
-		return "a number"
-	case t == "bool", t == "*bool":
-		return "a boolean"
-	case t == "string":
-		return "a string"
-	case strings.HasPrefix(t, "scenarios."):
-		return "a mapping"
-	}
-	return "a " + t
-}
-
-func goTypeUse(t string) string {
-	switch goTypeName(t) {
-	case "a list":
-		return "a list such as [a, b] or one \"- item\" per line"
-	case "a mapping":
-		return "key: value pairs"
-	case "a boolean":
-		return "true or false"
-	case "a string":
-		return "a plain value"
-	}
-	return "a number"
-}
 
 // unknownKeyMsg says that key is not allowed in the mapping at parent and
 // suggests the nearest allowed key.

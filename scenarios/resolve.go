@@ -748,8 +748,13 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	if c.BucketSize <= 0 {
 		return l.errPath("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
 	}
-	if err := enum(l, "communication.algorithm", &c.Algorithm, AlgoAuto, AlgoRing, AlgoHierarchical, AlgoTree, AlgoAuto); err != nil {
+	if err := enum(l, "communication.algorithm", &c.Algorithm, AlgoAuto, AlgoRing, AlgoHierarchical, AlgoTree, AlgoNVLS, AlgoNVLSTree, AlgoAuto); err != nil {
 		return err
+	}
+	if l.has("communication.calibration") && c.CalibrationData == nil {
+		if err := l.loadCalibration(c); err != nil {
+			return err
+		}
 	}
 	if c.Overlap == nil {
 		c.Overlap = new(bool)

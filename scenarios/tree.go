@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zerosim/zerosim/units"
 	"gopkg.in/yaml.v3"
 )
 
@@ -19,8 +18,7 @@ const MaxAliasNodes = 10000
 
 // MaxDepth bounds how deeply mappings and lists nest. The deepest key of the
 // format (model.layer_list[i].tensors[j].shape[k]) is 7 levels down; a
-// document nested thousands deep only costs time and memory (re-encoding it
-// grows with the square of its depth).
+// document nested thousands deep only costs time and memory.
 const MaxDepth = 64
 
 // checkDepth returns an error at the first node nested deeper than MaxDepth.
@@ -290,55 +288,6 @@ func leaf(path string) string {
 		return path[i+1:]
 	}
 	return path
-}
-
-// describe names a node's value for messages (see units.DescribeNode).
-func describe(n *yaml.Node) string { return units.DescribeNode(n) }
-
-// stripStyle makes every node block style so the re-encoded document has at
-// most one key and one scalar value per line.
-func stripStyle(n *yaml.Node) {
-	n.Style = 0
-	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
-	for _, c := range n.Content {
-		stripStyle(c)
-	}
-}
-
-// located is an encoded node's original node and its path.
-type located struct {
-	orig *yaml.Node
-	path string
-	key  bool
-}
-
-// pairUp walks the re-encoded tree e and the original tree o together and
-// records, for every node of e, where it came from.
-func pairUp(e, o *yaml.Node, path string, byLine map[int][]located, byPos map[[2]int]located) bool {
-	if e.Kind != o.Kind || len(e.Content) != len(o.Content) {
-		return false
-	}
-	loc := located{o, path, false}
-	byLine[e.Line] = append(byLine[e.Line], loc)
-	byPos[[2]int{e.Line, e.Column}] = loc
-	switch e.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(e.Content); i += 2 {
-			p := joinPath(path, o.Content[i].Value)
-			k := located{o.Content[i], p, true}
-			byLine[e.Content[i].Line] = append(byLine[e.Content[i].Line], k)
-			if !pairUp(e.Content[i+1], o.Content[i+1], p, byLine, byPos) {
-				return false
-			}
-		}
-	case yaml.SequenceNode:
-		for i := range e.Content {
-			if !pairUp(e.Content[i], o.Content[i], fmt.Sprintf("%s[%d]", path, i), byLine, byPos) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // clip shortens s for a message.

@@ -224,8 +224,13 @@ type Training struct {
 // Communication configures buckets, algorithms, overlap and prefetch.
 type Communication struct {
 	BucketSize units.Bytes `yaml:"bucket_size,omitempty"`
-	// Algorithm is ring, hierarchical, tree or auto (default).
+	// Algorithm is auto (default: NCCL's choice per size), nvls,
+	// nvlstree, or zerosim's alpha-beta ring, hierarchical or tree.
 	Algorithm Algorithm `yaml:"algorithm,omitempty"`
+	// Calibration names a calibration file (zerosim calibrate), relative
+	// to the scenario file; CalibrationData is its content after Load.
+	Calibration     string       `yaml:"calibration,omitempty"`
+	CalibrationData *Calibration `yaml:"-"`
 	// Overlap defaults to true.
 	Overlap *bool `yaml:"overlap,omitempty"`
 	// PrefetchDepth is how many ZeRO-3 units are gathered ahead (default 1).

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"gopkg.in/yaml.v3"
 )
@@ -49,7 +50,13 @@ func resolved(s *Scenario) (*Scenario, error) {
 	if c.Version == 0 {
 		c.Version = 1 // the only version; a Go value need not spell it
 	}
-	data, err := yaml.Marshal(&c)
+	// A calibration already read (by Load, or set by a Go caller) is kept,
+	// not read again from a path that was relative to the scenario file.
+	cal := c.Communication.CalibrationData
+	if cal != nil {
+		c.Communication.Calibration, c.Communication.CalibrationData = "", nil
+	}
+	data, err := yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
 	if err != nil {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot encode the scenario: %v", err)}
 	}
@@ -65,6 +72,16 @@ func resolved(s *Scenario) (*Scenario, error) {
 			c.Msg = c.Path + ": " + c.Msg
 		}
 		return nil, &c
+	}
+	if cal != nil {
+		b, err := MarshalCalibration(cal)
+		if err == nil {
+			_, err = ParseCalibration("communication.calibration", b)
+		}
+		if err != nil {
+			return nil, &Error{File: name, Msg: err.Error()}
+		}
+		r.Communication.Calibration, r.Communication.CalibrationData = s.Communication.Calibration, cal
 	}
 	return r, nil
 }

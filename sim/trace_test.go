@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -41,17 +42,5 @@ func TestTraceGolden(t *testing.T) {
 	e.After(5e6, func() {})
 	e.Run()
 	got := tr.b.Bytes()
-	path := filepath.Join("testdata", "trace.golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("trace differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "trace.golden"), got, *update)
 }

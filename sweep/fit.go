@@ -35,50 +35,50 @@ const (
 
 // Fit is the memory fit of a scenario on its cluster, for every stage and K.
 type Fit struct {
-	Scenario    string `json:"scenario"`
-	Params      int64  `json:"params"`
-	N           int    `json:"n"`
-	DP          int    `json:"dp"`
-	CP          int    `json:"cp"`
-	GPUs        int    `json:"gpus"`
-	Nodes       int    `json:"nodes"`
-	GPUsPerNode int    `json:"gpus_per_node"`
-	GPUMemory   int64  `json:"gpu_memory_bytes"`
-	Convention  string `json:"convention"`
+	Scenario    string
+	Params      int64
+	N           int
+	DP          int
+	CP          int
+	GPUs        int
+	Nodes       int
+	GPUsPerNode int
+	GPUMemory   int64
+	Convention  string
 	// Scaling is the rule used for the largest model (ScaleLayers,
 	// ScaleParams or ScaleNone).
-	Scaling string   `json:"scaling"`
-	MaxGPUs int      `json:"max_gpus"`
-	Rows    []FitRow `json:"rows"`
+	Scaling string
+	MaxGPUs int
+	Rows    []FitRow
 }
 
 // FitRow is one stage and K.
 type FitRow struct {
-	Stage int `json:"stage"`
-	K     int `json:"k"`
+	Stage int
+	K     int
 	// Peak is the per-GPU peak on the given cluster; Fits whether it is
 	// within GPU memory.
-	Peak   int64 `json:"peak_bytes"`
-	AtRest int64 `json:"at_rest_bytes"`
-	Fits   bool  `json:"fits"`
+	Peak   int64
+	AtRest int64
+	Fits   bool
 	// MinNodes is the least number of whole nodes (same GPUs per node) on
 	// which the model fits, as zerosim accepts the layout: dp·cp =
 	// MinGPUs = nodes · GPUs per node, cp and K kept, K dividing dp·cp;
 	// MinDP and MinPeak are its dp and peak. 0 when none up to MaxGPUs
 	// does.
-	MinDP    int   `json:"min_dp"`
-	MinGPUs  int   `json:"min_gpus"`
-	MinNodes int   `json:"min_nodes"`
-	MinPeak  int64 `json:"min_peak_bytes"`
+	MinDP    int
+	MinGPUs  int
+	MinNodes int
+	MinPeak  int64
 	// MaxParams is the largest model (by the Fit's scaling rule) whose peak
 	// fits on the given cluster, MaxLayers its layer count with
 	// ScaleLayers, MaxPeak its peak; 0 when even the smallest does not fit
 	// or the model is not scaled.
-	MaxParams int64 `json:"max_params"`
-	MaxLayers int64 `json:"max_layers,omitempty"`
-	MaxPeak   int64 `json:"max_peak_bytes"`
+	MaxParams int64
+	MaxLayers int64
+	MaxPeak   int64
 	// Note explains an empty answer.
-	Note string `json:"note,omitempty"`
+	Note string
 }
 
 // scaling decides how the model of src grows: ScaleLayers for dimensions,

@@ -20,6 +20,9 @@ import (
 // interference — so it stays over 5 % at any bandwidth), the step at the
 // largest bandwidth is indeed over.
 func TestNetworkSearchDefault(t *testing.T) {
+	// Stages 1 and 2 expose their post-optimizer all-gather, which NCCL's
+	// model bounds by NVLink (18 × 20.6 GB/s per H100): no network makes
+	// their step reach 10 % of compute on the default cluster.
 	for _, tc := range []struct {
 		tol     float64
 		reached []int

@@ -25,8 +25,7 @@ func resumeSweep(t *testing.T, partial []byte, src Source, sp *Space, sh Shard, 
 			t.Fatal(err)
 		}
 	}
-	ev := &Evaluator{Src: src, Space: sp}
-	if err := Run(context.Background(), RunConfig{Indices: sh.Indices(sp.Len(), p.IsDone), Jobs: 2, Eval: ev.Eval, Emit: enc.Write}); err != nil {
+	if err := Run(context.Background(), RunConfig{Indices: sh.Indices(sp.Len(), p.IsDone), Jobs: 2, Eval: memoEval(src, sp), Emit: enc.Write}); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()

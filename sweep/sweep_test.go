@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -53,16 +54,36 @@ func space(t testing.TB, flags ...string) *Space {
 	return sp
 }
 
+// memo holds, per space, the row of every point evaluated so far: the tests
+// sweep one space many times (whole, -j 1, shards, both formats, resumed)
+// to check the order, sharding, encoding and merging of the rows, and each
+// point is replayed once (TestSweepAcceptance's 1,728 points run once).
+var memo sync.Map // *Space → *sync.Map of index → Row
+
+// memoEval is Evaluator.Eval for sp through memo.
+func memoEval(src Source, sp *Space) func(int) Row {
+	v, _ := memo.LoadOrStore(sp, &sync.Map{})
+	rows := v.(*sync.Map)
+	ev := &Evaluator{Src: src, Space: sp}
+	return func(i int) Row {
+		if r, ok := rows.Load(i); ok {
+			return r.(Row)
+		}
+		r := ev.Eval(i)
+		rows.Store(i, r)
+		return r
+	}
+}
+
 // sweepTo runs shard sh of sp on src with jobs workers into a buffer, the way
-// `zerosim sweep` does.
+// `zerosim sweep` does (each point evaluated once per space, see memo).
 func sweepTo(t testing.TB, src Source, sp *Space, sh Shard, jobs int, f Format) []byte {
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf, f, sp.Keys())
 	if err := enc.WriteHeader(NewMeta(src, sp)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &Evaluator{Src: src, Space: sp}
-	err := Run(context.Background(), RunConfig{Indices: sh.Indices(sp.Len(), nil), Jobs: jobs, Eval: ev.Eval, Emit: enc.Write})
+	err := Run(context.Background(), RunConfig{Indices: sh.Indices(sp.Len(), nil), Jobs: jobs, Eval: memoEval(src, sp), Emit: enc.Write})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Expected values are hand calculations: decimal prefixes are powers of
@@ -319,44 +317,6 @@ func TestStrings(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
-	}
-}
-
-func TestYAML(t *testing.T) {
-	type doc struct {
-		Size Bytes     `yaml:"size"`
-		BW   Bandwidth `yaml:"bw"`
-		Lat  Duration  `yaml:"lat"`
-		P    Count     `yaml:"p"`
-		F    FLOPS     `yaml:"f"`
-	}
-	var d doc
-	if err := yaml.Unmarshal([]byte("size: 80GiB\nbw: 400Gbps\nlat: 2us\np: 7B\nf: 312TFLOPS\n"), &d); err != nil {
-		t.Fatal(err)
-	}
-	want := doc{80 << 30, 50e9, 2 * Microsecond, 7e9, 312e12}
-	if d != want {
-		t.Errorf("decoded %+v, want %+v", d, want)
-	}
-	out, err := yaml.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back doc
-	if err := yaml.Unmarshal(out, &back); err != nil || back != want {
-		t.Errorf("round trip of %q = %+v, %v", out, back, err)
-	}
-	for _, tc := range []struct{ in, want string }{
-		{"size: [1]\n", "1:7: expected a size, got a list"},
-		{"bw: 1bps\n", `1:5: "1bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
-		{"lat: {a: 1}\n", "1:6: expected a duration, got a mapping"},
-	} {
-		var d doc
-		err := yaml.Unmarshal([]byte(tc.in), &d)
-		var pe *PosError
-		if !errors.As(err, &pe) || err.Error() != tc.want {
-			t.Errorf("Unmarshal(%q) error %v, want %q", tc.in, err, tc.want)
 		}
 	}
 }

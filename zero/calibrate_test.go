@@ -2,6 +2,7 @@ package zero
 
 import (
 	"math"
+	"os"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -55,7 +56,12 @@ func TestMFUTarget(t *testing.T) {
 // 12.9 B of 46.7 B), so it stays below HFU·(1 + attention share) instead of
 // counting every expert.
 func TestMoEComputeAndMFU(t *testing.T) {
-	s, err := scenarios.LoadFile("../docs/examples/mixtral-8x7b.yaml", nil)
+	const file = "../docs/examples/mixtral-8x7b.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Load(file, data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,9 +97,26 @@ func TestMixtralExpertParallel(t *testing.T) {
 			t.Errorf("case %d: gathered params peak %d B, want %d", key, got, want)
 		}
 	}
-	if res[8].StepTime >= res[1].StepTime {
-		t.Errorf("ep 8 step %v not below ep 1 %v (gathers of 1/8 of the experts, all-to-all on NVLink)", res[8].StepTime, res[1].StepTime)
+	// With the alpha–beta hierarchical lowering, gathering 1/8 of the
+	// experts makes ep 8 faster. NCCL's model (auto) reverses it on this
+	// cluster: ep 1 gathers every expert on rings that cross NVLink and all
+	// 8 NICs of a node, ep 8 gathers its expert over one rank per node, on
+	// its GPU's one NIC (616 MB per GPU per layer on one 50 GB/s rail vs
+	// 2.77 GB at ~370 GB/s): logged, not asserted.
+	hier := map[int]*Result{}
+	for _, ep := range []int{1, 8} {
+		s := mixtral(t, 3, ep)
+		s.Communication.Algorithm = scenarios.AlgoHierarchical
+		r, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hier[ep] = r
 	}
+	if hier[8].StepTime >= hier[1].StepTime {
+		t.Errorf("hierarchical: ep 8 step %v not below ep 1 %v (gathers of 1/8 of the experts, all-to-all on NVLink)", hier[8].StepTime, hier[1].StepTime)
+	}
+	t.Logf("hierarchical: ep1 %v, ep8 %v; NCCL's model: ep1 %v, ep8 %v", hier[1].StepTime, hier[8].StepTime, res[1].StepTime, res[8].StepTime)
 	t.Logf("Mixtral-8x7B 64 H100 ZeRO-3: step ep1 %v, ep8 %v, ep8 over 2 nodes of 4 %v; peak ep1 %d, ep8 %d B", res[1].StepTime, res[8].StepTime, res[84].StepTime, mem[1].Peak, mem[8].Peak)
 }
 

@@ -29,6 +29,9 @@ type netCollective struct {
 	Index   int   // group instance
 	Members []int // in ring order
 	Bytes   int64
+	// Stream is the task's stream: with Group and Index it names the NCCL
+	// communicator and stream the collective is issued on.
+	Stream Stream
 	// Weight is how many instances' wire bytes this start accounts for:
 	// 1 in the full run; in the symmetric run the instance of rank 0 stands
 	// for every instance of its task and the others count 0.
@@ -363,7 +366,7 @@ func (e *executor) begin(r int, t int32) {
 			w = len(e.arrivals[t])
 		}
 	}
-	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w}, func() {
+	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Stream: task.Stream}, func() {
 		for _, m := range sim {
 			e.commDelta(m, -1)
 		}

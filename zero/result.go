@@ -11,10 +11,13 @@ import (
 
 // Result is one replayed training step.
 type Result struct {
-	Name     string
-	Stage    int
-	N, K     int
-	Overlap  bool
+	Name    string
+	Stage   int
+	N, K    int
+	Overlap bool
+	// Timing names what timed the collectives: NCCL's cost model
+	// (calibrated or not) or the alpha–beta lowering.
+	Timing   string
 	StepTime units.Duration
 	// Compute is the nominal compute time of one rank (forward, backward,
 	// optimizer), the lower bound of the step.

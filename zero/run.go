@@ -32,8 +32,9 @@ type Options struct {
 // same local index on node 0, so node 0's ranks can stand for all: no
 // per-link or per-GPU overrides, every GPU holds a rank in order (placement
 // [cp, dp], or cp = 1), the intra groups tile the nodes evenly, and the
-// collectives are rings (flat or hierarchical: a double binary tree is not
-// the same seen from every node, so "tree" runs the full simulation).
+// collectives are not the explicit alpha–beta tree (a double binary tree is
+// not the same seen from every node; NCCL's model, with auto, times its
+// trees on the rail-aligned traffic of rings, which is).
 func Symmetric(s *scenarios.Scenario) bool {
 	c := &s.Cluster
 	if len(c.LinkOverrides) > 0 || s.N() != s.GPUs() {
@@ -74,6 +75,7 @@ func Symmetric(s *scenarios.Scenario) bool {
 var algoOf = map[scenarios.Algorithm]collectives.Algo{
 	scenarios.AlgoAuto: collectives.Auto, scenarios.AlgoRing: collectives.Ring,
 	scenarios.AlgoHierarchical: collectives.Hierarchical, scenarios.AlgoTree: collectives.Tree,
+	scenarios.AlgoNVLS: collectives.NVLS, scenarios.AlgoNVLSTree: collectives.NVLSTree,
 }
 
 // engineClock adapts sim.Engine to the replay's clock.
@@ -99,6 +101,64 @@ type fabricNet struct {
 	keep  []bool
 	prep  map[prepKey]*prepared // looked up, never iterated
 	preps []*prepared           // in creation order
+	// queues holds, per communicator and stream, the collectives issued
+	// while another runs there (NCCL runs a communicator's operations on
+	// one stream in issue order, one after another); looked up, never
+	// iterated.
+	queues map[commKey]*commQueue
+}
+
+// commKey names a communicator (group kind and instance) and a stream.
+type commKey struct {
+	group  GroupKind
+	index  int
+	stream Stream
+}
+
+type commQueue struct {
+	busy    bool
+	waiting []queued
+}
+
+type queued struct {
+	c    netCollective
+	done func()
+}
+
+// Start issues c on its communicator and stream: it runs when the ones
+// issued there before it have finished.
+func (n *fabricNet) Start(c netCollective, done func()) {
+	key := commKey{c.Group, c.Index, c.Stream}
+	q := n.queues[key]
+	if q == nil {
+		if n.queues == nil {
+			n.queues = map[commKey]*commQueue{}
+		}
+		q = &commQueue{}
+		n.queues[key] = q
+	}
+	if q.busy {
+		q.waiting = append(q.waiting, queued{c, done})
+		return
+	}
+	q.busy = true
+	var next func()
+	run := func(c netCollective, done func()) {
+		n.start(c, func() {
+			done()
+			next()
+		})
+	}
+	next = func() {
+		if len(q.waiting) == 0 {
+			q.busy = false
+			return
+		}
+		w := q.waiting[0]
+		q.waiting = q.waiting[1:]
+		run(w.c, w.done)
+	}
+	run(c, done)
 }
 
 type prepKey struct {
@@ -118,12 +178,12 @@ type prepared struct {
 var opOf = [...]collectives.Op{ReduceScatter: collectives.ReduceScatter, AllGather: collectives.AllGather, AllReduce: collectives.AllReduce,
 	AllToAll: collectives.AllToAll}
 
-func (n *fabricNet) Start(c netCollective, done func()) {
+func (n *fabricNet) start(c netCollective, done func()) {
 	key := prepKey{c.Kind, c.Group, c.Index, c.Bytes}
 	p := n.prep[key]
 	if p == nil {
 		algo := n.algo
-		if algo == collectives.Tree && c.Kind != AllReduce {
+		if (algo == collectives.Tree || algo == collectives.NVLSTree) && c.Kind != AllReduce {
 			algo = collectives.Ring // trees only all-reduce; NCCL rings the rest
 		}
 		spec := collectives.Spec{Op: opOf[c.Kind], Algo: algo, Group: c.Members, Bytes: units.Bytes(c.Bytes)}
@@ -182,6 +242,40 @@ func (n *fabricNet) phaseWire(ph Phase, scratch [][topology.NumClasses]int64) (w
 	return wire, most, nil
 }
 
+// Model is NCCL's cost model of s's cluster, calibrated when the scenario
+// names a calibration (communication.calibration). NCCL's tables depend on
+// the GPU generation: a cluster that names no GPU preset (the seeds'
+// idealised clusters, given by link bandwidths and latencies only) and has
+// no calibration keeps the alpha–beta model (nil).
+func Model(s *scenarios.Scenario) (*collectives.Model, error) {
+	hw := collectives.HardwareOf(s)
+	if s.Communication.CalibrationData == nil {
+		if s.Cluster.GPU == "" {
+			return nil, nil
+		}
+		return collectives.NewModel(hw), nil
+	}
+	cal, err := collectives.CalibrationOf(s.Communication.CalibrationData)
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	return cal.Model(hw), nil
+}
+
+// timing names what times the collectives of s.
+func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) string {
+	if m == nil || (algo != collectives.Auto && algo != collectives.NVLS && algo != collectives.NVLSTree) {
+		return "alpha–beta"
+	}
+	if c := s.Communication.Calibration; s.Communication.CalibrationData != nil {
+		if c == "" {
+			c = "a calibration"
+		}
+		return "NCCL's cost model calibrated by " + c
+	}
+	return "NCCL's cost model"
+}
+
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if s.Training.MFU > 0 {
@@ -215,8 +309,12 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	algo := algoOf[s.Communication.Algorithm]
+	model, err := Model(s)
+	if err != nil {
+		return nil, err
+	}
 	eng := sim.New()
-	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true}), topo: topo, algo: algo,
+	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: model}), topo: topo, algo: algo,
 		prep: map[prepKey]*prepared{}}
 	speed := make([]float64, sc.N)
 	var longest units.Duration
@@ -279,6 +377,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	}
 	res.Symmetric = sym
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
+	res.Timing = timing(s, model, algo)
 	for _, o := range s.Cluster.LinkOverrides {
 		nominal := s.Cluster.Inter.Bandwidth
 		if o.Class == scenarios.LinkIntra {

@@ -67,6 +67,14 @@ func TestSymmetricFastPathEqualsFullSimulation(t *testing.T) {
 			s.Communication.PrefetchDepth, s.Communication.MaxInflightAllGathers = &two, 4
 			s.Communication.BucketSize = 5e6
 		}), []int{1, 8}},
+		// NCCL's cost model (a GPU preset): auto times every collective on
+		// the rail-aligned traffic that every node sees alike.
+		{"64gpu-nccl", with(8, 8, func(s *scenarios.Scenario) { s.Cluster.GPU = "H100-80GB" }), []int{1, 4}},
+		{"128gpu-nccl-prefetch", with(16, 8, func(s *scenarios.Scenario) {
+			two := 2
+			s.Cluster.GPU = "H100-80GB"
+			s.Communication.PrefetchDepth, s.Communication.MaxInflightAllGathers = &two, 4
+		}), []int{1, 8}},
 		// cp 2 within a node, placement [cp, dp].
 		{"64gpu-cp2", with(8, 8, func(s *scenarios.Scenario) { s.Parallelism.DP, s.Parallelism.CP = 32, 2 }), []int{1, 4}},
 	}

@@ -3,16 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
-	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newCollectiveCmd) }
@@ -27,6 +26,7 @@ type collectiveOpts struct {
 	op, size, group, algo   string
 	k                       int
 	concurrent              bool
+	calibration             string
 	changed                 func(string) bool
 }
 
@@ -50,10 +50,18 @@ N/K contiguous ranks), inter (the first of the N/K inter groups of K ranks)
 or explicit ranks in ring order (0,2,4,6). K is --k, else the scenario's
 parallelism.k when it is > 1, else the number of nodes. With --concurrent,
 every intra (or inter) group runs at the same time, as in a training step;
-the time is the last one's finish and the bytes are summed over the groups.`,
+the time is the last one's finish and the bytes are summed over the groups.
+
+--algo auto (the default) times each size by NCCL's own cost model and picks
+its algorithm and protocol (the algo column says which: "tree/LL128"); nvls
+and nvlstree are NCCL's too; ring, tree and hierarchical are zerosim's
+alpha–beta lowerings. --calibration FILE uses a calibration written by
+zerosim calibrate. --format nccl-tests prints nccl-tests' own table, to put
+next to a real log (zerosim calibrate reads it back).`,
 		Example: `  zerosim collective --op allreduce --size 1MiB:1GiB
   zerosim collective --nodes 4 --gpus-per-node 8 --intra-bw 300GB/s --inter-bw 25GB/s --latency 500ns --size 64MiB --algo hierarchical
-  zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json`,
+  zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json
+  zerosim collective --size 1MiB:4GiB --calibration calibration.yaml --format nccl-tests`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = cmd.Flags().Changed
@@ -71,22 +79,38 @@ the time is the last one's finish and the bytes are summed over the groups.`,
 	f.StringVar(&o.iLat, "inter-latency", "", "latency per step of inter-node links")
 	f.StringVar(&o.nics, "nics", "", "per_gpu (one NIC per GPU) or per_node (shared NICs)")
 	f.IntVar(&o.nicsPerNode, "nics-per-node", 0, "NICs per node with --nics per_node")
-	f.StringVar(&o.op, "op", "allreduce", "allreduce, reducescatter or allgather")
+	f.StringVar(&o.op, "op", "allreduce", "allreduce, reducescatter, allgather or alltoall")
 	f.StringVar(&o.size, "size", "64MiB", "buffer size, or a range LO:HI (one row per power of two)")
 	f.StringVar(&o.group, "group", "all", "all, intra, inter or ranks such as 0,2,4,6")
-	f.StringVar(&o.algo, "algo", "auto", "auto, ring, hierarchical or tree")
+	f.StringVar(&o.algo, "algo", "auto", "auto (NCCL's choice), nvls, nvlstree, or the alpha-beta ring, hierarchical or tree")
 	f.IntVar(&o.k, "k", 0, "K for --group intra/inter")
+	f.StringVar(&o.calibration, "calibration", "", "calibration `FILE` (zerosim calibrate) instead of the scenario's")
 	f.BoolVar(&o.concurrent, "concurrent", false, "with --group intra or inter, run every group of that kind at once (they contend for shared links)")
 	return cmd
 }
 
-// collectiveScenario loads the base scenario and applies the cluster flags.
+// collectiveScenario loads the base scenario, applies the cluster flags and
+// validates the result.
 func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) {
 	s, err := a.loadScenario(o.scenario)
 	if err != nil {
 		return nil, err
 	}
-	c := &s.Cluster
+	if err := collectiveLinks(o, &s.Cluster); err != nil {
+		return nil, err
+	}
+	if err := collectiveShape(o, s); err != nil {
+		return nil, err
+	}
+	// The flags edited the resolved scenario: validate it again.
+	if err := scenarios.Resolve(s); err != nil {
+		return nil, inputError{err}
+	}
+	return s, nil
+}
+
+// collectiveLinks applies the link and NIC flags.
+func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 	bw := func(flag, v string, dst *units.Bandwidth) error {
 		if !o.changed(flag) {
 			return nil
@@ -119,7 +143,7 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		lat("inter-latency", o.iLat, &c.Inter.Latency),
 	} {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.changed("nics") {
@@ -128,105 +152,62 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	if o.changed("nics-per-node") {
 		c.NICsPerNode = o.nicsPerNode
 	}
-	if o.changed("nodes") || o.changed("gpus-per-node") {
-		if o.changed("nodes") {
-			if o.nodes < 1 {
-				return nil, inputError{fmt.Errorf("--nodes %d: need at least 1", o.nodes)}
-			}
-			c.Nodes = o.nodes
-		}
-		if o.changed("gpus-per-node") {
-			if o.gpusPerNode < 1 {
-				return nil, inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
-			}
-			c.GPUsPerNode = o.gpusPerNode
-		}
-		if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
-			return nil, inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
-		}
-		// Every GPU becomes a rank; keep cp when it divides the GPUs.
-		cp := max(s.Parallelism.CP, 1)
-		if (c.Nodes*c.GPUsPerNode)%cp != 0 {
-			cp = 1
-		}
-		s.Parallelism.CP = cp
-		s.Parallelism.DP = c.Nodes * c.GPUsPerNode / cp
-		s.Cluster.LinkOverrides = nil // they name nodes of the old cluster
-		s.Cluster.GPUOverrides = nil
-	}
-	return s, nil
+	return nil
 }
 
-// collectiveGroup resolves --group: the groups to run (one unless
-// --concurrent).
-func collectiveGroup(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
+// collectiveShape applies --nodes and --gpus-per-node: every GPU becomes a
+// rank.
+func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
+	if !o.changed("nodes") && !o.changed("gpus-per-node") {
+		return nil
+	}
+	c := &s.Cluster
+	if o.changed("nodes") {
+		if o.nodes < 1 {
+			return inputError{fmt.Errorf("--nodes %d: need at least 1", o.nodes)}
+		}
+		c.Nodes = o.nodes
+	}
+	if o.changed("gpus-per-node") {
+		if o.gpusPerNode < 1 {
+			return inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
+		}
+		c.GPUsPerNode = o.gpusPerNode
+	}
+	if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
+		return inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
+	}
+	// Keep cp when it divides the GPUs.
+	cp := s.Parallelism.CP
+	if (c.Nodes*c.GPUsPerNode)%cp != 0 {
+		cp = 1
+	}
+	s.Parallelism.CP = cp
+	s.Parallelism.DP = c.Nodes * c.GPUsPerNode / cp
+	c.LinkOverrides = nil // they name nodes of the old cluster
+	c.GPUOverrides = nil
+	return nil
+}
+
+// collectiveGroups resolves --group: the groups to run (one unless
+// --concurrent). K is --k, else the scenario's parallelism.k when > 1, else
+// one group per node.
+func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
 	k := o.k
 	if !o.changed("k") {
-		k = 1
+		k = 0
 		if s.Parallelism.K > 1 {
 			k = s.Parallelism.K
-		} else if t.Ranks()%t.Nodes() == 0 {
-			k = t.Nodes()
 		}
 	}
 	if o.concurrent && o.group != "intra" && o.group != "inter" {
 		return nil, fmt.Errorf("--concurrent needs --group intra or inter")
 	}
-	switch o.group {
-	case "all", "":
-		return [][]int{t.All()}, nil
-	case "intra", "inter":
-		var gs [][]int
-		var err error
-		if o.group == "intra" {
-			gs, err = t.IntraGroups(k)
-		} else {
-			gs, err = t.InterGroups(k)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--group %s: %w", o.group, err)
-		}
-		if o.concurrent {
-			return gs, nil
-		}
-		return gs[:1], nil
-	}
-	var g []int
-	for _, f := range strings.Split(o.group, ",") {
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--group %q: use all, intra, inter or ranks such as 0,2,4,6", o.group)
-		}
-		g = append(g, r)
-	}
-	return [][]int{g}, nil
-}
-
-// collectiveSizes parses --size: one size or LO:HI, doubling from LO.
-func collectiveSizes(v string) ([]units.Bytes, error) {
-	lo, hi, isRange := strings.Cut(v, ":")
-	a, err := units.ParseBytes(lo)
+	gs, err := collectives.BenchGroups(t, o.group, k, o.concurrent)
 	if err != nil {
-		return nil, fmt.Errorf("--size: %w", err)
+		return nil, fmt.Errorf("--group: %w", err)
 	}
-	if !isRange {
-		return []units.Bytes{a}, nil
-	}
-	b, err := units.ParseBytes(hi)
-	if err != nil {
-		return nil, fmt.Errorf("--size: %w", err)
-	}
-	if a <= 0 || b < a {
-		return nil, fmt.Errorf("--size %q: a range needs 0 < LO ≤ HI", v)
-	}
-	var out []units.Bytes
-	for s := a; s <= b && len(out) < 64; s *= 2 {
-		out = append(out, s)
-		if s > b/2 {
-			break
-		}
-	}
-	return out, nil
+	return gs, nil
 }
 
 func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
@@ -249,74 +230,87 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 	return desc
 }
 
-func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
+// collectiveModel is the scenario's collectives model, or --calibration's.
+func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Model, error) {
+	if o.calibration == "" {
+		m, err := zero.Model(s)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		return m, nil
+	}
+	data, err := os.ReadFile(o.calibration)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--calibration: %w", err)}
+	}
+	cf, err := scenarios.ParseCalibration(o.calibration, data)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--calibration %w", err)}
+	}
+	cal, err := collectives.CalibrationOf(cf)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
+	}
+	return cal.Model(collectives.HardwareOf(s)), nil
+}
+
+// collectiveBench builds the benchmark from the flags and the scenario.
+func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.Scenario, *topology.Topology, error) {
 	op, err := collectives.ParseOp(o.op)
 	if err != nil {
-		return inputError{fmt.Errorf("--op: %w", err)}
+		return nil, nil, nil, inputError{fmt.Errorf("--op: %w", err)}
 	}
 	algo, err := collectives.ParseAlgo(o.algo)
 	if err != nil {
-		return inputError{fmt.Errorf("--algo: %w", err)}
-	}
-	sizes, err := collectiveSizes(o.size)
-	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, inputError{fmt.Errorf("--algo: %w", err)}
 	}
 	s, err := collectiveScenario(a, o)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	topo, err := topology.Build(s)
 	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, inputError{err}
 	}
-	groups, err := collectiveGroup(o, s, topo)
+	groups, err := collectiveGroups(o, s, topo)
 	if err != nil {
-		return inputError{err}
+		return nil, nil, nil, inputError{err}
 	}
-	group := groups[0]
-	rep := &reports.CollectiveReport{Op: op.String(), Algorithm: algo.String(), Cluster: describeCluster(s, topo), Group: group, Groups: len(groups)}
+	model, err := collectiveModel(o, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &collectives.Bench{Op: op, Algo: algo, Groups: groups, Model: model}, s, topo, nil
+}
+
+func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
+	sizes, err := collectives.BenchSizes(o.size)
+	if err != nil {
+		return inputError{fmt.Errorf("--size: %w", err)}
+	}
+	b, s, topo, err := collectiveBench(a, o)
+	if err != nil {
+		return err
+	}
+	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: b.Algo.String(), Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups)}
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}
-	n := int64(len(group))
+	for _, r := range rep.Group {
+		if r < 0 || r >= topo.Ranks() {
+			break // Run reports the bad rank
+		}
+		rep.Nodes, rep.Local = append(rep.Nodes, topo.Node(r)), append(rep.Local, topo.Local(r))
+	}
 	for _, size := range sizes {
-		var cf units.Duration
-		eng := sim.New()
-		fab := collectives.NewFabric(eng, topo)
-		var hs []*collectives.Handle
-		for _, g := range groups {
-			spec := collectives.Spec{Op: op, Algo: algo, Group: g, Bytes: size}
-			c, err := collectives.ClosedForm(topo, spec)
-			if err != nil {
-				return inputError{err}
-			}
-			cf = max(cf, c)
-			h, err := fab.Start(spec, nil)
-			if err != nil {
-				return inputError{err}
-			}
-			hs = append(hs, h)
+		r, err := b.Run(topo, size)
+		if err != nil {
+			return inputError{err}
 		}
-		eng.Run()
-		var end sim.Time
-		for _, h := range hs {
-			end = max(end, h.End())
-		}
-		h := hs[0]
-		ps := int64(end - h.Start())
-		row := reports.CollectiveRow{Size: int64(size), Count: int64(size) / 2, Algorithm: h.Plan.Algo.String(), TimePS: ps, ClosedFormPS: int64(cf)}
-		if ps > 0 {
-			row.AlgBW = float64(size) * 1e3 / float64(ps) // B/ps·1e12 / 1e9
-			factor := float64(n-1) / float64(n)
-			if op == collectives.AllReduce {
-				factor *= 2
-			}
-			row.BusBW = row.AlgBW * factor
-		}
-		tr := fab.Traffic()
+		row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
+			AlgBW: r.AlgBW, BusBW: r.BusBW}
 		for _, c := range topology.Classes() {
-			row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(tr.Total[c]), MaxPerRank: int64(tr.MaxSent(c))})
+			row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -325,6 +319,8 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		return reports.WriteCollectiveJSON(w, rep)
 	case "csv":
 		return reports.WriteCollectiveCSV(w, rep)
+	case "nccl-tests":
+		return reports.WriteCollectiveNCCLTests(w, rep)
 	}
 	return reports.WriteCollectiveTable(w, rep)
 }

@@ -137,15 +137,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	var runs *sweep.Runs
-	if o.zeropp {
-		// Its own section; no slow-link runs for the K variant.
-		var outs []*sweep.Outcome
-		outs, err = sweep.RunVariants(variants)
-		runs = &sweep.Runs{Variants: outs}
-	} else {
-		runs, err = sweep.Compare(variants, varyK)
-	}
+	runs, err := compareRuns(o, variants, varyK)
 	if err != nil {
 		return inputError{err} // a variant's scenario cannot be replayed
 	}
@@ -156,39 +148,65 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
 	}
-	switch a.format {
-	case "json":
-		err = reports.WriteCompareJSON(out, c)
-	case "csv":
-		err = reports.WriteCompareCSV(out, c)
-	default:
-		err = reports.WriteCompareTable(out, c)
-		if err == nil {
-			err = reports.WriteZeroPPSection(out, c.ZeroPP)
-		}
-	}
-	if err != nil {
+	if err := printComparison(a.format, out, c); err != nil {
 		return err
 	}
 	if a.outDir != "" {
-		if err := reports.BeginOutputDir(a.outDir); err != nil {
-			return inputError{fmt.Errorf("-o: %w", err)}
-		}
-		paths, err := reports.WriteComparePlots(a.outDir, &c.Plot)
-		if err == nil {
-			err = reports.FinishOutputDir(a.outDir, paths)
-		}
-		if err != nil {
+		if err := writeComparePlots(a.outDir, c, errOut); err != nil {
 			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(errOut, "zerosim: wrote %s\n", p)
 		}
 	}
 	for _, o := range runs.Variants {
 		for _, w := range o.Result.Warnings {
 			fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", o.Label, w)
 		}
+	}
+	return nil
+}
+
+// compareRuns replays the variants; --zeropp gets its own section and no
+// slow-link runs for the K variant.
+func compareRuns(o compareOpts, variants []sweep.Variant, varyK bool) (*sweep.Runs, error) {
+	if o.zeropp {
+		outs, err := sweep.RunVariants(variants)
+		if err != nil {
+			return nil, err
+		}
+		return &sweep.Runs{Variants: outs}, nil
+	}
+	return sweep.Compare(variants, varyK)
+}
+
+// printComparison prints the comparison as JSON, CSV or the table (with the
+// ZeRO++ section, if any).
+func printComparison(format string, out io.Writer, c *reports.Comparison) error {
+	switch format {
+	case "json":
+		return reports.WriteCompareJSON(out, c)
+	case "csv":
+		return reports.WriteCompareCSV(out, c)
+	}
+	if err := reports.WriteCompareTable(out, c); err != nil {
+		return err
+	}
+	return reports.WriteZeroPPSection(out, c.ZeroPP)
+}
+
+// writeComparePlots writes compare.png and compare.svg into dir.
+func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) error {
+	if err := reports.CheckOutputDir(dir); err != nil {
+		return inputError{fmt.Errorf("-o: %w", err)}
+	}
+	files, err := reports.RenderComparePlots(c)
+	if err != nil {
+		return err
+	}
+	paths, err := reports.WriteOutputDir(dir, files)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		fmt.Fprintf(errOut, "zerosim: wrote %s\n", p)
 	}
 	return nil
 }

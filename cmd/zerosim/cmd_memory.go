@@ -69,15 +69,9 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return inputError{fmt.Errorf("--convention: %w", err)}
 	}
-	var ests []memory.Estimator
-	if o.estimator == "all" {
-		ests = memory.Estimators
-	} else {
-		e, err := memory.ParseEstimator(o.estimator)
-		if err != nil {
-			return inputError{fmt.Errorf("--estimator: %w", err)}
-		}
-		ests = []memory.Estimator{e}
+	ests, err := parseEstimators(o.estimator)
+	if err != nil {
+		return err
 	}
 	if o.rank < 0 {
 		return inputError{fmt.Errorf("--rank %d: must be ≥ 0", o.rank)}
@@ -93,17 +87,9 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.stage >= 0 {
 		stages = []int{o.stage}
 	}
-	var rs []*memory.Report
-	for _, st := range stages {
-		c := *s
-		c.Parallelism.Stage = st
-		for _, e := range ests {
-			r, err := memory.Estimate(&c, e, memory.Options{Convention: conv, Rank: o.rank})
-			if err != nil {
-				return inputError{err}
-			}
-			rs = append(rs, r)
-		}
+	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank})
+	if err != nil {
+		return inputError{err}
 	}
 	switch a.format {
 	case "json":
@@ -125,4 +111,16 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// parseEstimators parses --estimator: one estimator, or all of them.
+func parseEstimators(name string) ([]memory.Estimator, error) {
+	if name == "all" {
+		return memory.Estimators, nil
+	}
+	e, err := memory.ParseEstimator(name)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--estimator: %w", err)}
+	}
+	return []memory.Estimator{e}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -20,9 +19,6 @@ type runOpts struct {
 	full  bool
 	only  []string
 }
-
-// runKinds are the kinds of files -o writes (--only selects some).
-var runKinds = []string{"html", "json", "trace", "plots"}
 
 func newRunCmd(a *app) *cobra.Command {
 	o := runOpts{}
@@ -64,36 +60,12 @@ result.json instead of the tables.`,
 	return cmd
 }
 
+// runRun replays the scenario, renders everything asked for before writing
+// anything (an error leaves no file), prints the report and writes the files.
 func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
-	if a.format != "table" && a.format != "json" {
-		return inputError{fmt.Errorf("--format %q: run prints table or json", a.format)}
-	}
-	want := map[string]bool{}
-	for _, k := range o.only {
-		if !slices.Contains(runKinds, k) {
-			return inputError{fmt.Errorf("--only %q: use html, json, trace or plots", k)}
-		}
-		want[k] = true
-	}
-	if len(o.only) == 0 {
-		for _, k := range runKinds {
-			want[k] = true
-		}
-	} else if a.outDir == "" {
-		return inputError{fmt.Errorf("--only needs -o DIR")}
-	}
-	if a.outDir != "" {
-		if err := reports.CheckOutputDir(a.outDir); err != nil {
-			return inputError{err}
-		}
-	}
-	if o.trace != "" {
-		if fi, err := os.Stat(filepath.Dir(o.trace)); err != nil || !fi.IsDir() {
-			return inputError{fmt.Errorf("--trace %s: directory %s does not exist", o.trace, filepath.Dir(o.trace))}
-		}
-		if fi, err := os.Stat(o.trace); err == nil && fi.IsDir() {
-			return inputError{fmt.Errorf("--trace %s: is a directory", o.trace)}
-		}
+	want, err := checkRunFlags(a, o)
+	if err != nil {
+		return err
 	}
 	s, err := a.loadScenario(file)
 	if err != nil {
@@ -110,74 +82,84 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
-	// Render everything before writing anything: an error leaves no file.
-	var trace reports.OutputFile
-	if o.trace != "" || a.outDir != "" {
-		trace, err = reports.Render("trace.json", func(w io.Writer) error { return reports.WriteTrace(w, res, 0) })
+	var trace *reports.OutputFile
+	if o.trace != "" {
+		t, err := reports.RenderRunTrace(run)
 		if err != nil {
 			return err
 		}
+		trace = &t
 	}
 	var files []reports.OutputFile
 	if a.outDir != "" {
-		plots := run.Plots()
-		html, err := reports.Render("report.html", func(w io.Writer) error { return reports.WriteRunHTML(w, run, &plots) })
-		if err != nil {
+		if files, err = reports.RenderRunFiles(run, want, trace); err != nil {
 			return err
 		}
-		js, err := reports.Render("result.json", func(w io.Writer) error { return reports.WriteRunJSON(w, run) })
-		if err != nil {
-			return err
-		}
-		if want["html"] {
-			files = append(files, html)
-		}
-		if want["json"] {
-			files = append(files, js)
-		}
-		if want["trace"] {
-			files = append(files, trace)
-		}
-		for _, im := range plots.Images() {
-			if !want["plots"] {
-				break
-			}
-			png, err := reports.Render(im.Name+".png", im.WritePNG)
-			if err != nil {
-				return err
-			}
-			svg, err := reports.Render(im.Name+".svg", im.WriteSVG)
-			if err != nil {
-				return err
-			}
-			files = append(files, png, svg)
-		}
 	}
-	if a.format == "json" {
-		err = reports.WriteRunJSON(out, run)
-	} else {
-		err = reports.WriteRunTable(out, run)
-	}
-	if err != nil {
+	if err := printRun(a.format, out, errOut, run); err != nil {
 		return err
 	}
-	if a.format != "table" {
-		for _, w := range res.Warnings {
-			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
+	return writeRunFiles(a.outDir, o.trace, trace, files, errOut)
+}
+
+// checkRunFlags checks run's flags before anything runs and returns the
+// kinds of files -o writes.
+func checkRunFlags(a *app, o runOpts) (map[string]bool, error) {
+	if a.format != "table" && a.format != "json" {
+		return nil, inputError{fmt.Errorf("--format %q: run prints table or json", a.format)}
+	}
+	want, err := reports.ParseRunKinds(o.only)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if len(o.only) > 0 && a.outDir == "" {
+		return nil, inputError{fmt.Errorf("--only needs -o DIR")}
+	}
+	if a.outDir != "" {
+		if err := reports.CheckOutputDir(a.outDir); err != nil {
+			return nil, inputError{err}
 		}
 	}
 	if o.trace != "" {
-		if err := reports.WriteFileAtomic(o.trace, func(w io.Writer) error { _, err := w.Write(trace.Data); return err }); err != nil {
+		if fi, err := os.Stat(filepath.Dir(o.trace)); err != nil || !fi.IsDir() {
+			return nil, inputError{fmt.Errorf("--trace %s: directory %s does not exist", o.trace, filepath.Dir(o.trace))}
+		}
+		if fi, err := os.Stat(o.trace); err == nil && fi.IsDir() {
+			return nil, inputError{fmt.Errorf("--trace %s: is a directory", o.trace)}
+		}
+	}
+	return want, nil
+}
+
+// printRun prints the tables (warnings inline) or result.json (warnings on
+// stderr, so stdout stays JSON).
+func printRun(format string, out, errOut io.Writer, run *reports.Run) error {
+	if format == "table" {
+		return reports.WriteRunTable(out, run)
+	}
+	if err := reports.WriteRunJSON(out, run); err != nil {
+		return err
+	}
+	for _, w := range run.Result.Warnings {
+		fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
+	}
+	return nil
+}
+
+// writeRunFiles writes the --trace file and the -o files, each atomically.
+func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []reports.OutputFile, errOut io.Writer) error {
+	if tracePath != "" {
+		if err := reports.WriteFileAtomic(tracePath, func(w io.Writer) error { _, err := w.Write(trace.Data); return err }); err != nil {
 			return err
 		}
-		fmt.Fprintf(errOut, "zerosim: wrote %s\n", o.trace)
+		fmt.Fprintf(errOut, "zerosim: wrote %s\n", tracePath)
 	}
-	if a.outDir != "" {
-		paths, err := reports.WriteOutputDir(a.outDir, files)
+	if dir != "" {
+		paths, err := reports.WriteOutputDir(dir, files)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(errOut, "zerosim: wrote %d files into %s\n", len(paths), a.outDir)
+		fmt.Fprintf(errOut, "zerosim: wrote %d files into %s\n", len(paths), dir)
 	}
 	return nil
 }

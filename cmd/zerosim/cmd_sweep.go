@@ -79,39 +79,15 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 	return cmd
 }
 
-// loadSource reads FILE ("-" is standard input), or the embedded example of
-// that name when no such file exists (as app.loadScenario does), with the
-// global --set overrides; the bytes are kept so every point or variant
-// loads them again with its own overrides.
+// loadSource reads FILE (see scenarios.ReadInput) with the global --set
+// overrides; the bytes are kept so every point or variant loads them again
+// with its own overrides.
 func loadSource(a *app, arg string) (sweep.Source, error) {
-	sets := a.sets
-	if arg == "-" {
-		data, err := scenarios.ReadLimited("<stdin>", a.in)
-		if err != nil {
-			return sweep.Source{}, err
-		}
-		return sweep.Source{File: "<stdin>", Data: data, Sets: sets}, nil
+	in, err := scenarios.ReadInput(arg, a.in)
+	if err != nil {
+		return sweep.Source{}, err
 	}
-	fh, err := os.Open(arg)
-	if err == nil {
-		defer fh.Close()
-		data, err := scenarios.ReadLimited(arg, fh)
-		if err != nil {
-			return sweep.Source{}, err
-		}
-		return sweep.Source{File: arg, Data: data, Sets: sets}, nil
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		if ex, ok := scenarios.Example(arg); ok {
-			return sweep.Source{File: arg + ".yaml", Data: ex, Sets: sets}, nil
-		}
-	}
-	msg := err.Error()
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		msg = pe.Err.Error()
-	}
-	return sweep.Source{}, &scenarios.Error{File: arg, Msg: "cannot read the file: " + msg + " (check the path, or name an embedded example: zerosim scenarios)"}
+	return sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}, nil
 }
 
 func sweepFormat(format string) sweep.Format {
@@ -121,42 +97,86 @@ func sweepFormat(format string) sweep.Format {
 	return sweep.CSV
 }
 
-func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut io.Writer) error {
+// parseSweepFlags checks sweep's flags: the grids' space and the shard. A
+// misspelled key would make every point an error row: it refuses the sweep
+// instead.
+func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, error) {
 	var grids []sweep.Grid
 	for _, g := range o.grids {
 		gr, err := sweep.ParseGrid(g)
 		if err != nil {
-			return inputError{fmt.Errorf("--grid: %w", err)}
+			return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid: %w", err)}
 		}
 		grids = append(grids, gr)
 	}
 	sp, err := sweep.NewSpace(grids)
 	if err != nil {
-		return inputError{fmt.Errorf("--grid: %w", err)}
+		return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid: %w", err)}
 	}
 	sh, err := sweep.ParseShard(o.shard)
 	if err != nil {
-		return inputError{fmt.Errorf("--shard: %w", err)}
+		return nil, sweep.Shard{}, inputError{fmt.Errorf("--shard: %w", err)}
 	}
 	if o.jobs < 1 {
-		return inputError{fmt.Errorf("--jobs %d: use 1 or more", o.jobs)}
+		return nil, sweep.Shard{}, inputError{fmt.Errorf("--jobs %d: use 1 or more", o.jobs)}
 	}
 	if o.resume && o.out == "" {
-		return inputError{errors.New("--resume needs --out FILE (the file to continue)")}
+		return nil, sweep.Shard{}, inputError{errors.New("--resume needs --out FILE (the file to continue)")}
 	}
-	// A misspelled key or a syntax error would make every point an error
-	// row: refuse the sweep instead.
 	for _, g := range sp.Grids {
 		if err := scenarios.CheckKeyPath(g.Key); err != nil {
-			return inputError{fmt.Errorf("--grid: %w", err)}
+			return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid: %w", err)}
 		}
 	}
-	for _, s := range a.sets {
+	for _, s := range sets {
 		if k, _, ok := strings.Cut(s, "="); ok {
 			if err := scenarios.CheckKeyPath(strings.TrimSpace(k)); err != nil {
-				return inputError{fmt.Errorf("--set: %w", err)}
+				return nil, sweep.Shard{}, inputError{fmt.Errorf("--set: %w", err)}
 			}
 		}
+	}
+	return sp, sh, nil
+}
+
+// sweepProgress is a progress bar with ETA over n points on errOut when it
+// is a terminal, nil otherwise (quiet when piped).
+func sweepProgress(errOut io.Writer, n int) *progressbar.ProgressBar {
+	tf, ok := errOut.(*os.File)
+	if !ok || !term.IsTerminal(int(tf.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription("sweep"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish())
+}
+
+// sweepEmitter writes the rows in order, counts them and the invalid ones,
+// and advances the progress bar (if any).
+type sweepEmitter struct {
+	enc           *sweep.Encoder
+	bar           *progressbar.ProgressBar
+	rows, invalid int
+}
+
+func (e *sweepEmitter) emit(r sweep.Row) error {
+	if err := e.enc.Write(r); err != nil {
+		return err
+	}
+	e.rows++
+	if r.Err != "" {
+		e.invalid++
+	}
+	if e.bar != nil {
+		_ = e.bar.Add(1)
+	}
+	return nil
+}
+
+func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut io.Writer) error {
+	sp, sh, err := parseSweepFlags(o, a.sets)
+	if err != nil {
+		return err
 	}
 	if o.count {
 		fmt.Fprintln(out, sp.Len())
@@ -192,40 +212,21 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			return err
 		}
 	}
-	idx := sh.Indices(sp.Len(), done)
-	var bar *progressbar.ProgressBar
-	if tf, ok := errOut.(*os.File); ok && term.IsTerminal(int(tf.Fd())) {
-		bar = progressbar.NewOptions(todo, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription("sweep"),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-	}
+	bar := sweepProgress(errOut, todo)
 	ev := &sweep.Evaluator{Src: src, Space: sp}
-	rows, invalid := 0, 0
-	err = sweep.Run(ctx, sweep.RunConfig{Indices: idx, Jobs: o.jobs, Eval: ev.Eval, Emit: func(r sweep.Row) error {
-		if err := enc.Write(r); err != nil {
-			return err
-		}
-		rows++
-		if r.Err != "" {
-			invalid++
-		}
-		if bar != nil {
-			_ = bar.Add(1)
-		}
-		return nil
-	}})
+	em := &sweepEmitter{enc: enc, bar: bar}
+	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
 	if bar != nil {
 		_ = bar.Finish()
 	}
 	if err != nil {
 		if ctx.Err() != nil && o.out != "" {
-			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", rows, todo, o.out)}
+			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", em.rows, todo, o.out)}
 		}
 		return err
 	}
 	if bar != nil {
-		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", rows, sh, invalid)
+		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
 	}
 	return nil
 }

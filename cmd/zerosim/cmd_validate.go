@@ -11,9 +11,6 @@ import (
 
 func init() { commands = append(commands, newValidateCmd) }
 
-// stdinName names standard input ("-") in messages.
-const stdinName = "<stdin>"
-
 func newValidateCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE…",
@@ -36,27 +33,17 @@ The first invalid file stops the run with one line on stderr,
 // runValidate loads every file in order and reports each valid one on out.
 func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) error {
 	for _, f := range files {
-		var (
-			s   *scenarios.Scenario
-			err error
-		)
-		name := f
-		if f == "-" {
-			name = stdinName
-			data, rerr := scenarios.ReadLimited(name, in)
-			if rerr != nil {
-				return inputError{rerr}
-			}
-			s, err = scenarios.Load(name, data, sets)
-		} else {
-			s, err = scenarios.LoadFile(f, sets)
+		src, err := scenarios.ReadInput(f, in)
+		var s *scenarios.Scenario
+		if err == nil {
+			s, err = src.Load(sets)
 		}
 		if err != nil {
 			return inputError{err}
 		}
 		// What run would refuse (bucket and task limits) fails here too.
 		if err := zero.Check(s); err != nil {
-			return inputError{fmt.Errorf("%s: %w", name, err)}
+			return inputError{fmt.Errorf("%s: %w", src.File, err)}
 		}
 		for _, w := range s.Warnings {
 			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
@@ -66,7 +53,7 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) erro
 			active = fmt.Sprintf(", %d active", a)
 		}
 		fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n",
-			name, s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params), active)
+			src.File, s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params), active)
 	}
 	return nil
 }

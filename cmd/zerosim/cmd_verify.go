@@ -9,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/numerics"
 	"github.com/zerosim/zerosim/reports"
-	"github.com/zerosim/zerosim/scenarios"
 )
 
 func init() { commands = append(commands, newVerifyCmd) }
@@ -92,69 +90,29 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return err
 	}
-	base, err := verifyBase(s)
-	if err != nil {
-		return inputError{err}
-	}
-	var cfgs []numerics.Config
+	var corrupt *numerics.Corruption
 	if o.corrupt != "" {
 		c, err := parseCorrupt(o.corrupt, o.corruptStep)
 		if err != nil {
 			return inputError{err}
 		}
-		one := base
-		one.Stage, one.K, one.Steps = s.Parallelism.Stage, s.Parallelism.K, max(base.Steps, c.Step)
-		one.Corrupt = c
-		cfgs = []numerics.Config{one}
-	} else if base.Quantized() {
-		// ZeRO++ runs at stage 3 with K 1 only: one configuration, checked
-		// against its quantizing reference, with the drift reported.
-		cfgs = []numerics.Config{base}
-	} else {
-		cfgs = numerics.Matrix(base)
+		corrupt = c
+	}
+	base, cfgs, err := numerics.ScenarioConfigs(s, corrupt)
+	if err != nil {
+		return inputError{err}
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true}
-	var first string
-	failed := 0
-	for _, c := range cfgs {
-		r, err := numerics.Verify(c)
-		if err != nil {
-			return inputError{fmt.Errorf("verify %s: %w", c.Name(), err)}
-		}
-		row := verifyRow(c, r)
-		if !r.Pass {
-			rep.Pass = false
-			failed++
-			if first == "" {
-				first = c.Name() + ": " + row.First
-			}
-		}
-		rep.Rows = append(rep.Rows, row)
-		for _, d := range r.QuantDrift {
-			rep.QuantDrift = append(rep.QuantDrift, reports.QuantDriftRow{Config: c.Name(), Step: d.Step, Loss: d.Loss, PlainLoss: d.PlainLoss,
-				MaxAbsParamDiff: d.MaxAbsParamDiff, RelParamDiff: d.RelParamDiff})
-		}
+	failed, first, err := verifyAll(rep, cfgs)
+	if err != nil {
+		return err
 	}
 	if o.drift {
-		kb := 1
-		for k := 2; k <= 4; k++ {
-			if base.N%k == 0 {
-				kb = k
-			}
+		d, err := numerics.DriftModes(base)
+		if err != nil {
+			return inputError{err}
 		}
-		dc := base
-		dc.Stage = 1
-		for _, mode := range []numerics.ReduceMode{numerics.Native, numerics.NativeBF16} {
-			dc.Mode = mode
-			d, err := numerics.Drift(dc, 1, kb)
-			if err != nil {
-				return inputError{fmt.Errorf("drift: %w", err)}
-			}
-			for _, x := range d {
-				rep.Drift = append(rep.Drift, reports.DriftRow{Mode: mode.String(), KA: 1, KB: kb, Step: x.Step,
-					MaxULP: x.MaxULP, MaxAbsDiff: x.MaxAbsDiff, Differ: x.Differ, Total: x.Total})
-			}
-		}
+		rep.Drift = reports.NewDriftRows(d)
 	}
 	if asJSON {
 		err = reports.WriteVerifyJSON(a.out, rep)
@@ -170,32 +128,27 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	return nil
 }
 
-// verifyBase maps a scenario onto the numerics configuration: N = dp·cp,
-// the toy model from the model kind, seed, steps, Adam and padding.
-func verifyBase(s *scenarios.Scenario) (numerics.Config, error) {
-	n := s.N()
-	if n < 1 || n > numerics.MaxRanks {
-		return numerics.Config{}, fmt.Errorf("verify simulates every rank: N = dp·cp = %d must be in [1, %d] (use --set parallelism.dp=…)", n, numerics.MaxRanks)
-	}
-	pad := memory.PaddingOf(s.Communication.Padding)
-	c := numerics.Config{Model: numerics.TinyTransformer, N: n, K: 1, Steps: s.Training.Steps,
-		Seed: uint64(s.Training.Seed), Padding: pad}
-	if s.Model.Kind == scenarios.KindMLP {
-		c.Model, c.Hidden, c.Layers = numerics.ResidualMLP, 16, 3
-	}
-	if cm := s.Communication; cm.ZeroQuantizedWeights || cm.ZeroQuantizedGradients {
-		// ZeRO++ (scenario keys mirroring DeepSpeed's): stage 3, K 1.
-		c.Stage, c.QuantWeights, c.QuantGrads, c.Local = 3, cm.ZeroQuantizedWeights, cm.ZeroQuantizedGradients, s.Cluster.GPUsPerNode
-		c.Steps = max(c.Steps, numerics.MatrixSteps)
-	}
-	t := s.Training
-	if t.LR > 0 {
-		c.Hyper = numerics.Hyper{LR: t.LR, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps, WeightDecay: t.WeightDecay, Decoupled: t.Optimizer == scenarios.OptimizerAdamW}
-		if err := c.Hyper.Validate(); err != nil {
-			return numerics.Config{}, err
+// verifyAll verifies every configuration into rep's rows (and ZeRO++ drift
+// rows) and returns how many differ from unsharded training and the first
+// difference.
+func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, first string, err error) {
+	for _, c := range cfgs {
+		r, err := numerics.Verify(c)
+		if err != nil {
+			return 0, "", inputError{fmt.Errorf("verify %s: %w", c.Name(), err)}
 		}
+		row := reports.NewVerifyRow(c, r)
+		if !r.Pass {
+			rep.Pass = false
+			failed++
+			if first == "" {
+				first = c.Name() + ": " + row.First
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
+		rep.QuantDrift = append(rep.QuantDrift, reports.NewQuantDriftRows(c, r)...)
 	}
-	return c, nil
+	return failed, first, nil
 }
 
 // parseCorrupt parses --corrupt-shard RANK:INDEX.
@@ -210,40 +163,6 @@ func parseCorrupt(v string, step int) (*numerics.Corruption, error) {
 		return nil, fmt.Errorf("--corrupt-step %d: must be ≥ 1", step)
 	}
 	return &numerics.Corruption{Rank: r, Index: i, Step: step}, nil
-}
-
-func verifyRow(c numerics.Config, r *numerics.Result) reports.VerifyRow {
-	model := c.Model.String()
-	if c.Model == numerics.ResidualMLP {
-		model = fmt.Sprintf("mlp h%d l%d", c.Hidden, c.Layers)
-	}
-	if c.SameData {
-		model += " same-data"
-	}
-	bucket := "one"
-	switch {
-	case c.Stage == 3:
-		bucket = "per-unit"
-	case c.BucketElems > 0:
-		bucket = strconv.FormatInt(c.BucketElems, 10)
-	}
-	row := reports.VerifyRow{Config: c.Name(), Model: model, Stage: c.Stage, K: c.K, Bucket: bucket, Padding: c.Padding.String(),
-		Mode: c.Mode.String(), Steps: c.Steps, Numel: r.Numel, Size: r.Size, Buckets: r.Buckets, ShardElems: r.ShardElems,
-		Pass: r.Pass, MaxAbsDiff: r.MaxAbsDiff, MaxULP: r.MaxULP, Mismatches: r.Mismatches,
-		Collectives: []reports.VerifyBytes{}}
-	if r.First != nil {
-		row.First = r.First.String()
-	}
-	for _, cb := range r.CollectiveBytes {
-		num, den := cb.PerRank()
-		per := strconv.FormatInt(num, 10)
-		if den != 1 {
-			per += "/" + strconv.FormatInt(den, 10)
-		}
-		row.Collectives = append(row.Collectives, reports.VerifyBytes{Phase: cb.Phase, Op: cb.Op, Group: cb.Group,
-			Ranks: cb.Ranks, Calls: cb.Calls, Bytes: cb.Bytes, PerRank: per})
-	}
-	return row
 }
 
 // runReference checks one zerosim-reference/v1 file.
@@ -263,14 +182,12 @@ func runReference(a *app, path string, asJSON bool) error {
 	if err != nil {
 		return inputError{fmt.Errorf("--reference %s: %w", path, err)}
 	}
-	rep := &reports.ReferenceReport{File: path, Kind: res.Kind, Generator: res.Generator, Pass: res.Pass}
+	rep := reports.NewReferenceReport(path, res)
 	failed := 0
-	for _, c := range res.Checks {
+	for _, c := range rep.Checks {
 		if !c.Pass {
 			failed++
 		}
-		rep.Checks = append(rep.Checks, reports.ReferenceCheck{Name: c.Name, Exact: c.Exact, Compared: c.Compared,
-			Mismatches: c.Mismatches, First: c.First, Value: c.Value, Limit: c.Limit, Minimum: c.Minimum, Pass: c.Pass})
 	}
 	if asJSON {
 		err = reports.WriteReferenceJSON(a.out, rep)

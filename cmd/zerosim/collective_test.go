@@ -27,7 +27,7 @@ func TestCollectiveReference(t *testing.T) {
 		algo string
 	}{
 		{"ring", []string{"--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "ring"}, 398468374, "ring"},
-		{"hier", []string{"--nodes", "4", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--inter-bw", "25GB/s", "--latency", "500ns"}, 904784854, "hierarchical"},
+		{"hier", []string{"--nodes", "4", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--inter-bw", "25GB/s", "--latency", "500ns", "--algo", "hierarchical"}, 904784854, "hierarchical"},
 	} {
 		out, errOut, code := runCollectiveCLI(t, append(c.args, "--size", "64MiB", "--format", "json")...)
 		if code != 0 {

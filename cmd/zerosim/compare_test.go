@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestCompareSeed000K4CLI: `zerosim compare seed000-k4 --vary
@@ -23,13 +25,7 @@ func TestCompareSeed000K4CLI(t *testing.T) {
 		if code != 0 || errOut != "" {
 			t.Fatalf("%s: exit %d, stderr %q", tc.format, code, errOut)
 		}
-		want, err := os.ReadFile(filepath.Join("..", "..", "reports", "testdata", tc.golden))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != string(want) {
-			t.Errorf("%s: output differs from reports/testdata/%s:\n%s", tc.format, tc.golden, out)
-		}
+		golden.Check(t, filepath.Join("..", "..", "reports", "testdata", tc.golden), []byte(out), false)
 	}
 }
 

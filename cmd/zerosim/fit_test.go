@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestFitSeed002CLI: `zerosim fit seed002-7b` prints exactly the golden
@@ -24,13 +26,7 @@ func TestFitSeed002CLI(t *testing.T) {
 		if code != 0 || errOut != "" {
 			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
 		}
-		want, err := os.ReadFile(filepath.Join("..", "..", "reports", "testdata", tc.golden))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != string(want) {
-			t.Errorf("%v: output differs from reports/testdata/%s:\n%s", tc.args, tc.golden, out)
-		}
+		golden.Check(t, filepath.Join("..", "..", "reports", "testdata", tc.golden), []byte(out), false)
 	}
 	for _, tc := range []struct {
 		args []string

@@ -63,15 +63,20 @@ for bit against unsharded training.`,
 	root.SetErr(a.err)
 	pf := root.PersistentFlags()
 	pf.StringArrayVar(&a.sets, "set", nil, "override a scenario value, e.g. --set parallelism.k=4 (repeatable)")
-	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv")
+	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv (collective: also nccl-tests)")
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
-			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for run, compare, plan and scaling)", a.outDir, cmd.Name())}
+			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for %s)", a.outDir, cmd.Name(), fileWriters(cmd.Root()))}
 		}
 		switch a.format {
 		case "table", "json", "csv":
 			return nil
+		case "nccl-tests":
+			if cmd.Name() == "collective" {
+				return nil
+			}
+			return inputError{fmt.Errorf("--format nccl-tests: only zerosim collective prints it (use table, json or csv)")}
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}
@@ -114,4 +119,18 @@ func isUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// fileWriters names the commands that take -o DIR: "run and compare".
+func fileWriters(root *cobra.Command) string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.Annotations[writesFiles] != "" {
+			names = append(names, c.Name())
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,30 +25,39 @@ var sweepGrids = []string{"--set", "cluster.nodes=2", "--set", "parallelism.dp=4
 	"--grid", "communication.prefetch_depth=0,1,2", "--grid", "communication.max_inflight_allgathers=1,2",
 	"--grid", "communication.overlap=true,false"}
 
-// TestSweepShardMerge is the acceptance test through the CLI: the
-// 1,728-point sweep to stdout (all cores) equals -j 1 and three --shard runs
-// into --out files merged with zerosim merge; stderr stays empty on a pipe
-// (no progress bar).
+// smallGrids is the first three grids of sweepGrids: 48 points, 12 of them
+// invalid (k=3).
+var smallGrids = sweepGrids[:10]
+
+// TestSweepShardMerge is the acceptance test through the CLI: the sweep to
+// stdout (all cores) equals -j 1 and three --shard runs into --out files
+// merged with zerosim merge; stderr stays empty on a pipe (no progress bar).
+// The sweep is the 1,728-point one, or with -short the 48 points of
+// smallGrids (sweep's TestSweepAcceptance runs the 1,728 points either way).
 func TestSweepShardMerge(t *testing.T) {
+	grids, points := sweepGrids, 1728
+	if testing.Short() {
+		grids, points = smallGrids, 48
+	}
 	dir := t.TempDir()
-	whole, errOut, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny"}, sweepGrids...)...)
+	whole, errOut, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny"}, grids...)...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("sweep: exit %d, stderr %q", code, errOut)
 	}
-	if n := strings.Count(whole, "\n"); n != 1730 {
-		t.Fatalf("%d lines, want meta line, header and 1,728 rows", n)
+	if n := strings.Count(whole, "\n"); n != points+2 {
+		t.Fatalf("%d lines, want meta line, header and %d rows", n, points)
 	}
-	if n := strings.Count(whole, "does not divide"); n != 432 {
-		t.Errorf("%d invalid rows, want 432 (k=3)", n)
+	if n := strings.Count(whole, "does not divide"); n != points/4 {
+		t.Errorf("%d invalid rows, want %d (k=3)", n, points/4)
 	}
-	one, _, _ := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "-j", "1"}, sweepGrids...)...)
+	one, _, _ := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "-j", "1"}, grids...)...)
 	if one != whole {
 		t.Fatal("-j 1 output differs")
 	}
 	var shards []string
 	for _, s := range []string{"0/3", "1/3", "2/3"} {
 		p := filepath.Join(dir, "shard-"+s[:1]+".csv")
-		if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--shard", s, "--out", p}, sweepGrids...)...); code != 0 {
+		if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--shard", s, "--out", p}, grids...)...); code != 0 {
 			t.Fatalf("shard %s: exit %d: %s", s, code, e)
 		}
 		shards = append(shards, p)
@@ -57,7 +67,8 @@ func TestSweepShardMerge(t *testing.T) {
 		t.Errorf("--count = %q, want 1728", count)
 	}
 	merged := filepath.Join(dir, "merged.csv")
-	if _, e, code := sweepCLI(t, append([]string{"merge", "--points", "1728", "--out", merged}, shards...)...); code != 0 || e != "" {
+	np := strconv.Itoa(points)
+	if _, e, code := sweepCLI(t, append([]string{"merge", "--points", np, "--out", merged}, shards...)...); code != 0 || e != "" {
 		t.Fatalf("merge: exit %d: %s", code, e)
 	}
 	got, _ := os.ReadFile(merged)
@@ -65,23 +76,23 @@ func TestSweepShardMerge(t *testing.T) {
 		t.Fatal("merged shards differ from the whole sweep")
 	}
 	// A missing shard is reported with the missing points, exit 1.
-	_, e, code := sweepCLI(t, "merge", "--points", "1728", shards[0], shards[2])
-	if code != 1 || !strings.Contains(e, "576 points missing: 1, 4, 7,") {
+	_, e, code := sweepCLI(t, "merge", "--points", np, shards[0], shards[2])
+	if code != 1 || !strings.Contains(e, strconv.Itoa(points/3)+" points missing: 1, 4, 7,") {
 		t.Errorf("merge without shard 1: exit %d, stderr %q", code, e)
 	}
 	// --out refuses to overwrite without --resume.
-	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--out", shards[0]}, sweepGrids...)...); code != 2 || !strings.Contains(e, "--resume") {
+	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--out", shards[0]}, grids...)...); code != 2 || !strings.Contains(e, "--resume") {
 		t.Errorf("overwrite: exit %d, %q", code, e)
 	}
 }
 
 // TestSweepResume: a killed sweep (a prefix of its output ending in a
 // partial line) continued with --resume gives the uninterrupted file; JSON
-// Lines too.
+// Lines too (48 points; sweep's TestResume covers every cut point).
 func TestSweepResume(t *testing.T) {
 	for _, format := range []string{"csv", "json"} {
 		dir := t.TempDir()
-		args := append([]string{"sweep", "seed002-tiny", "--format", format}, sweepGrids...)
+		args := append([]string{"sweep", "seed002-tiny", "--format", format}, smallGrids...)
 		full, _, code := sweepCLI(t, args...)
 		if code != 0 {
 			t.Fatal("sweep failed")

@@ -71,7 +71,7 @@ func TestValidateFiles(t *testing.T) {
 		{"bad set", []string{"validate", "--set", "parallelism.k=3", good}, "",
 			"", "zerosim: " + good + ": --set parallelism.k=3: k=3 does not divide dp·cp=2 (use a divisor of 2: 1, 2)\n", 2},
 		{"missing file", []string{"validate", filepath.Join(dir, "nope.yaml")}, "",
-			"", "zerosim: " + filepath.Join(dir, "nope.yaml") + ": cannot read the file: no such file or directory (check the path)\n", 2},
+			"", "zerosim: " + filepath.Join(dir, "nope.yaml") + ": cannot read the file: no such file or directory (check the path, or name an embedded example: zerosim scenarios)\n", 2},
 		{"stdin error", []string{"validate", "-"}, "version: 1\nclster: {}\n",
 			"", "zerosim: <stdin>:2:1: unknown key \"clster\" at the top level (did you mean \"cluster\"?)\n", 2},
 		{"empty stdin", []string{"validate", "-"}, "",

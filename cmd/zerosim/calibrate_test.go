@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/reports"
+)
+
+// TestNCCLTestsRoundTrip: `collective --format nccl-tests` parsed as an
+// nccl-tests log gives the same curve as the JSON output (to the table's
+// printed precision) and the same shape (its devices block), and calibrate
+// reads it and draws it.
+func TestNCCLTestsRoundTrip(t *testing.T) {
+	args := []string{"--size", "1MiB:1GiB"}
+	table, errOut, code := runCollectiveCLI(t, append(args, "--format", "nccl-tests")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	js, _, _ := runCollectiveCLI(t, append(args, "--format", "json")...)
+	var rep reports.CollectiveReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := collectives.ParseLogs("pred.log", strings.NewReader(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || logs[0].Op != collectives.AllReduce || logs[0].Ranks != 16 || logs[0].Nodes != 2 || len(logs[0].Rows) != len(rep.Rows) {
+		t.Fatalf("parsed %+v", logs)
+	}
+	for i, r := range logs[0].Rows {
+		want := float64(rep.Rows[i].TimePS) / 1e6
+		if int64(r.Size) != rep.Rows[i].Size || math.Abs(r.Time-want) > 0.006 {
+			t.Errorf("row %d: %d B %.2f µs, want %d B %.4f µs", i, r.Size, r.Time, rep.Rows[i].Size, want)
+		}
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "pred.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, eo strings.Builder
+	plots := filepath.Join(dir, "plots")
+	if code := Main([]string{"calibrate", log, "--file", filepath.Join(dir, "cal.yaml"), "-o", plots}, strings.NewReader(""), &out, &eo); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
+	}
+	if err := reports.CheckManifest(plots); err != nil {
+		t.Error(err)
+	}
+	if f, err := os.Open(filepath.Join(plots, "calibrate-1-pred.png")); err != nil {
+		t.Error(err)
+	} else {
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() == 0 {
+			t.Errorf("plot: %v", err)
+		}
+	}
+	// The fit on the model's own prediction gives the nominal model back.
+	if !strings.Contains(out.String(), "pred.log:23: allreduce, 16 ranks on 2 nodes") || !strings.Contains(out.String(), "fitted on every log: intra efficiency 1.000, inter efficiency 1.000") {
+		t.Errorf("calibrate output:\n%s", out.String())
+	}
+}
+
+// TestCalibrateBadLog: one line naming file:line, exit 2, no file.
+func TestCalibrateBadLog(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.log")
+	if err := os.WriteFile(bad, []byte("#       size         count      type   redop    root     time   algbw   busbw #wrong\n   1048576  262144  float  sum  -1  71.93  14.58  27.33  2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(dir, "cal.yaml")
+	var out, eo strings.Builder
+	code := Main([]string{"calibrate", bad, "--nodes", "2", "--gpus-per-node", "8", "--file", cal}, strings.NewReader(""), &out, &eo)
+	if code != 2 || out.Len() != 0 || strings.Count(eo.String(), "\n") != 1 || !strings.Contains(eo.String(), bad+":2: #wrong is 2") {
+		t.Errorf("exit %d, out %q, err %q", code, out.String(), eo.String())
+	}
+	if _, err := os.Stat(cal); !os.IsNotExist(err) {
+		t.Errorf("calibration file written for a bad log")
+	}
+}
+
+// TestCalibrateWarnsDegraded: a log 4× slower than the nominal hardware
+// (a prediction on 12.5 GB/s NICs read against the default scenario's 50)
+// gets the degraded-fabric warning.
+func TestCalibrateWarnsDegraded(t *testing.T) {
+	table, errOut, code := runCollectiveCLI(t, "--size", "1MiB:1GiB", "--inter-bw", "12.5GB/s", "--format", "nccl-tests")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "slow.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, eo strings.Builder
+	if code := Main([]string{"calibrate", log, "--gpus-per-node", "8", "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
+	}
+	if !strings.Contains(out.String(), "degraded fabric? check links") {
+		t.Errorf("no warning for a log far below nominal:\n%s", out.String())
+	}
+}
+
+// TestCalibrateRefusesAllToAll: an alltoall_perf log is refused with its
+// file and line (NCCL's tuner does not model all-to-all).
+func TestCalibrateRefusesAllToAll(t *testing.T) {
+	table, _, code := runCollectiveCLI(t, "--op", "alltoall", "--size", "1MiB:4MiB", "--format", "nccl-tests")
+	if code != 0 || !strings.HasPrefix(table, "# Collective test starting: alltoall_perf\n") {
+		t.Fatalf("exit %d:\n%s", code, table)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "a2a.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, eo strings.Builder
+	code = Main([]string{"calibrate", log, "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo)
+	if code != 2 || !strings.Contains(eo.String(), log+":23: an alltoall_perf run") {
+		t.Errorf("exit %d: %s", code, eo.String())
+	}
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+func init() { commands = append(commands, newCalibrateCmd) }
+
+type calibrateOpts struct {
+	scenario           string
+	file               string
+	nodes, gpusPerNode int
+}
+
+func newCalibrateCmd(a *app) *cobra.Command {
+	o := &calibrateOpts{}
+	cmd := &cobra.Command{
+		Use:   "calibrate LOG...",
+		Short: "Fit NCCL's cost model to nccl-tests logs and write a calibration file",
+		Long: `calibrate reads the stdout of nccl-tests (all_reduce_perf, all_gather_perf,
+reduce_scatter_perf; several runs per file), fits NCCL's cost model to it
+(bandwidth efficiency and latency per hop of each link class, fixed cost per
+collective) starting from the nominal hardware of --scenario's cluster, and
+writes a calibration file (--file) with the fitted values and the measured
+curves. Per log it prints the fitted model's error in-sample and
+leave-one-out per size band. With -o DIR it draws measured against modelled
+busbw per log. Scenarios use the file as communication.calibration.`,
+		Example: `  zerosim calibrate ar_2node.log ar_4node.log --file calibration.yaml
+  zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots`,
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{writesFiles: "yes"},
+		RunE:        func(cmd *cobra.Command, args []string) error { return runCalibrate(a, o, args, a.out) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "scenario `FILE` whose cluster gives the nominal hardware (default: the default example)")
+	f.StringVar(&o.file, "file", "calibration.yaml", "calibration `FILE` to write")
+	f.IntVar(&o.nodes, "nodes", 0, "nodes of the logged runs (when a log has no \"# Using devices\" block)")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone)")
+	return cmd
+}
+
+// maxLogFile bounds one log read by calibrate.
+const maxLogFile = 64 << 20
+
+// readLogs parses every file; the first bad one is the error.
+func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
+	var all []collectives.Log
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, inputError{fmt.Errorf("%s: cannot read: %v", name, err)}
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxLogFile+1))
+		f.Close()
+		if err != nil {
+			return nil, inputError{fmt.Errorf("%s: cannot read: %v", name, err)}
+		}
+		if len(data) > maxLogFile {
+			return nil, inputError{fmt.Errorf("%s: larger than %d MiB: not an nccl-tests log", name, maxLogFile>>20)}
+		}
+		logs, err := collectives.ParseLogs(name, bytes.NewReader(data))
+		if err != nil {
+			return nil, inputError{err}
+		}
+		for i := range logs {
+			if logs[i].Op == collectives.AllToAll {
+				return nil, inputError{fmt.Errorf("%s:%d: an alltoall_perf run: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf (NCCL's tuner does not model all-to-all)", logs[i].File, logs[i].Line)}
+			}
+			if err := shapeLog(o, &logs[i]); err != nil {
+				return nil, err
+			}
+		}
+		all = append(all, logs...)
+	}
+	return all, nil
+}
+
+// shapeLog fills a log's nodes from the flags when the log lacks them.
+func shapeLog(o *calibrateOpts, l *collectives.Log) error {
+	if l.Nodes == 0 {
+		switch {
+		case o.nodes > 0:
+			l.Nodes = o.nodes
+		case o.gpusPerNode > 0 && l.Ranks%o.gpusPerNode == 0:
+			l.Nodes = l.Ranks / o.gpusPerNode
+		}
+	}
+	if l.Ranks == 0 && l.Nodes > 0 && o.gpusPerNode > 0 {
+		l.Ranks = l.Nodes * o.gpusPerNode
+	}
+	if l.Ranks < 1 || l.Nodes < 1 || l.Ranks%l.Nodes != 0 {
+		return inputError{fmt.Errorf("%s:%d: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block): pass --nodes and --gpus-per-node", l.File, l.Line)}
+	}
+	return nil
+}
+
+// sizeBands are the bands calibrate reports errors in.
+var sizeBands = []struct {
+	name   string
+	lo, hi units.Bytes
+}{
+	{"<1MiB", 0, units.MiB - 1}, {"1-32MiB", units.MiB, 32*units.MiB - 1}, {"32MiB-1GiB", 32 * units.MiB, units.GiB}, {">1GiB", units.GiB + 1, math.MaxInt64},
+}
+
+func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
+	s, err := a.loadScenario(o.scenario)
+	if err != nil {
+		return err
+	}
+	logs, err := readLogs(o, files)
+	if err != nil {
+		return err
+	}
+	hw := collectives.HardwareOf(s)
+	curves := make([]collectives.Curve, len(logs))
+	for i := range logs {
+		curves[i] = collectives.CurveOf(&logs[i])
+	}
+	fit, err := collectives.FitModel(hw, curves, 0, math.MaxInt64)
+	if err != nil {
+		return inputError{err}
+	}
+	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params)}
+	for i := range logs {
+		rep.Logs = append(rep.Logs, calibrationLog(hw, fit, curves, i))
+	}
+	cal := &collectives.Calibration{HW: hw, Params: fit.Params, Curves: curves}
+	data, err := scenarios.MarshalCalibration(cal.File())
+	if err != nil {
+		return err
+	}
+	if a.outDir != "" {
+		if err := writeCalibrationPlots(a.outDir, rep); err != nil {
+			return err
+		}
+	}
+	if err := reports.WriteFileAtomic(o.file, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return err
+	}
+	return reports.WriteCalibration(w, rep)
+}
+
+// writeCalibrationPlots draws one plot per log into dir, with its
+// manifest (reports.BeginOutputDir, FinishOutputDir).
+func writeCalibrationPlots(dir string, rep *reports.CalibrationReport) error {
+	if err := reports.BeginOutputDir(dir); err != nil {
+		return inputError{fmt.Errorf("-o: %w", err)}
+	}
+	var names []string
+	for i, l := range rep.Logs {
+		base := filepath.Base(l.Source)
+		if k := strings.LastIndexByte(base, ':'); k > 0 {
+			base = base[:k]
+		}
+		name := fmt.Sprintf("calibrate-%d-%s.png", i+1, strings.TrimSuffix(base, filepath.Ext(base)))
+		if err := reports.WriteCalibrationPlot(filepath.Join(dir, name), &rep.Logs[i]); err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	return reports.FinishOutputDir(dir, names)
+}
+
+func fitParams(p collectives.Params) reports.CalibrationParams {
+	return reports.CalibrationParams{IntraEff: p.IntraEff, InterEff: p.InterEff, IntraHopUS: p.IntraHop, InterHopUS: p.InterHop, FixedUS: p.Fixed}
+}
+
+// calibrationLog is log i's errors: in-sample with the fit, leave-one-out
+// with a fit on the other logs, and the nominal model's.
+func calibrationLog(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, i int) reports.CalibrationLog {
+	c := curves[i]
+	l := reports.CalibrationLog{Source: c.Source, Op: c.Op.String(), Ranks: c.Shape.Ranks, Nodes: c.Shape.Nodes, Sizes: c.Sizes, Measured: c.TimesUS}
+	if own, err := collectives.FitModel(hw, curves[i:i+1], 0, math.MaxInt64); err == nil {
+		p := fitParams(own.Params)
+		l.Own = &p
+	}
+	fitted := &collectives.Model{HW: hw, Params: fit.Params}
+	l.Modelled = predict(fitted, c)
+	nominal := predict(collectives.NewModel(hw), c)
+	var loo []float64
+	if len(curves) > 1 {
+		others := append(append([]collectives.Curve(nil), curves[:i]...), curves[i+1:]...)
+		if f, err := collectives.FitModel(hw, others, 0, math.MaxInt64); err == nil {
+			loo = predict(&collectives.Model{HW: hw, Params: f.Params}, c)
+		}
+	}
+	for _, b := range sizeBands {
+		band := reports.CalibrationBand{Band: b.name}
+		var in, out []float64
+		for j, s := range c.Sizes {
+			if units.Bytes(s) < b.lo || units.Bytes(s) > b.hi {
+				continue
+			}
+			in = append(in, (l.Modelled[j]-c.TimesUS[j])/c.TimesUS[j])
+			if loo != nil {
+				out = append(out, (loo[j]-c.TimesUS[j])/c.TimesUS[j])
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		band.Rows = len(in)
+		band.InMedian, band.InMax = collectives.Summary(in)
+		band.LOOMedian, band.LOOMax = math.NaN(), math.NaN()
+		if out != nil {
+			band.LOOMedian, band.LOOMax = collectives.Summary(out)
+		}
+		l.Bands = append(l.Bands, band)
+	}
+	last := len(c.Sizes) - 1
+	if r := c.TimesUS[last] / nominal[last]; r > 2 || r < 0.5 {
+		l.Warning = fmt.Sprintf("%.1f× the nominal hardware's time at %d B: degraded fabric? check links", r, c.Sizes[last])
+	}
+	return l
+}
+
+// predict is m's time per size of c (µs), NaN where it cannot run.
+func predict(m *collectives.Model, c collectives.Curve) []float64 {
+	out := make([]float64, len(c.Sizes))
+	for j, s := range c.Sizes {
+		ch, err := m.Choose(c.Op, c.Shape, collectives.Auto, units.Bytes(s))
+		out[j] = math.NaN()
+		if err == nil {
+			out[j] = float64(ch.Time) / 1e6
+		}
+	}
+	return out
+}

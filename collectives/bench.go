@@ -1,0 +1,183 @@
+package collectives
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/zerosim/zerosim/sim"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Bench is nccl-tests' benchmark on a simulated cluster: one collective per
+// size over Groups[0], or over every group at once (they contend for shared
+// links), timed by Model (nil: the alpha–beta lowering).
+type Bench struct {
+	Op     Op
+	Algo   Algo
+	Groups [][]int
+	Model  *Model
+}
+
+// BenchRow is one size of a Bench, in nccl-tests' conventions.
+type BenchRow struct {
+	Size units.Bytes
+	// Count is the buffer's bf16 elements (nccl-tests' count column).
+	Count int64
+	// Algo is the algorithm that ran, with its protocol when the model
+	// timed it ("nvlstree/Simple").
+	Algo string
+	// Time is from the start to the last group's end; Alone is one group's
+	// time with nothing else on the links (the closed form, or the model's
+	// time as the engine rounds it).
+	Time, Alone units.Duration
+	// AlgBW = Size/Time and BusBW = AlgBW·BusFactor, GB/s (1e9 B/s).
+	AlgBW, BusBW float64
+	// Traffic is the wire bytes of every group.
+	Traffic Traffic
+}
+
+// bf16 is the element size nccl-tests' count is taken in here.
+const bf16 = 2
+
+// BusFactor is nccl-tests' busbw/algbw (doc/PERFORMANCE.md): 2(n−1)/n for
+// all-reduce, (n−1)/n for reduce-scatter and all-gather.
+func BusFactor(op Op, n int) float64 {
+	if n < 1 {
+		return 0
+	}
+	f := float64(n-1) / float64(n)
+	if op == AllReduce {
+		f *= 2
+	}
+	return f
+}
+
+// Run runs the benchmark at one size.
+func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
+	if len(b.Groups) == 0 {
+		return BenchRow{}, fmt.Errorf("collectives: bench: no group")
+	}
+	eng := sim.New()
+	fab := NewFabricOptions(eng, t, FabricOptions{Model: b.Model})
+	row := BenchRow{Size: size, Count: int64(size) / bf16}
+	var hs []*Handle
+	for _, g := range b.Groups {
+		spec := Spec{Op: b.Op, Algo: b.Algo, Group: g, Bytes: size}
+		h, err := fab.Start(spec, nil)
+		if err != nil {
+			return BenchRow{}, err
+		}
+		alone, err := b.alone(t, h.Plan, spec)
+		if err != nil {
+			return BenchRow{}, err
+		}
+		row.Alone = max(row.Alone, alone)
+		hs = append(hs, h)
+	}
+	eng.Run()
+	var end sim.Time
+	for _, h := range hs {
+		end = max(end, h.End())
+	}
+	p := hs[0].Plan
+	row.Algo = p.Algo.String()
+	if p.Timed {
+		row.Algo += "/" + p.Proto.String()
+	}
+	row.Time = units.Duration(end - hs[0].Start())
+	if row.Time > 0 {
+		row.AlgBW = float64(size) * 1e3 / float64(row.Time) // B/ps·1e12 / 1e9
+		row.BusBW = row.AlgBW * BusFactor(b.Op, len(b.Groups[0]))
+	}
+	row.Traffic = fab.Traffic()
+	return row, nil
+}
+
+// alone is spec's time with nothing else on the links.
+func (b *Bench) alone(t *topology.Topology, p *Plan, spec Spec) (units.Duration, error) {
+	if !p.Timed {
+		return ClosedForm(t, spec)
+	}
+	eng := sim.New()
+	h, err := NewFabricOptions(eng, t, FabricOptions{Model: b.Model, NoTraffic: true}).Start(spec, nil)
+	if err != nil {
+		return 0, err
+	}
+	eng.Run()
+	return units.Duration(h.End() - h.Start()), nil
+}
+
+// BenchGroups resolves a group selector: "all" (every rank), "intra" (the
+// first of the K intra groups of N/K contiguous ranks), "inter" (the first
+// of the N/K inter groups of K ranks), or explicit ranks in ring order
+// ("0,2,4,6"). With concurrent, every intra (or inter) group. k ≤ 0 is one
+// group per node (K = nodes).
+func BenchGroups(t *topology.Topology, sel string, k int, concurrent bool) ([][]int, error) {
+	if k <= 0 {
+		k = 1
+		if t.Ranks()%t.Nodes() == 0 {
+			k = t.Nodes()
+		}
+	}
+	if concurrent && sel != "intra" && sel != "inter" {
+		return nil, fmt.Errorf("concurrent groups need the intra or inter group")
+	}
+	switch sel {
+	case "all", "":
+		return [][]int{t.All()}, nil
+	case "intra", "inter":
+		var gs [][]int
+		var err error
+		if sel == "intra" {
+			gs, err = t.IntraGroups(k)
+		} else {
+			gs, err = t.InterGroups(k)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("group %s: %w", sel, err)
+		}
+		if concurrent {
+			return gs, nil
+		}
+		return gs[:1], nil
+	}
+	var g []int
+	for _, f := range strings.Split(sel, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("group %q: use all, intra, inter or ranks such as 0,2,4,6", sel)
+		}
+		g = append(g, r)
+	}
+	return [][]int{g}, nil
+}
+
+// BenchSizes parses a size or a range LO:HI, doubling from LO (at most 64
+// sizes), as nccl-tests' -b LO -e HI -f 2.
+func BenchSizes(v string) ([]units.Bytes, error) {
+	lo, hi, isRange := strings.Cut(v, ":")
+	a, err := units.ParseBytes(lo)
+	if err != nil {
+		return nil, err
+	}
+	if !isRange {
+		return []units.Bytes{a}, nil
+	}
+	b, err := units.ParseBytes(hi)
+	if err != nil {
+		return nil, err
+	}
+	if a <= 0 || b < a {
+		return nil, fmt.Errorf("%q: a range needs 0 < LO ≤ HI", v)
+	}
+	var out []units.Bytes
+	for s := a; s <= b && len(out) < 64; s *= 2 {
+		out = append(out, s)
+		if s > b/2 {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,223 @@
+package collectives
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/optimize"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Curve is one measured curve: the time of a collective at one shape for
+// increasing sizes (from an nccl-tests log).
+type Curve struct {
+	Op      Op
+	Shape   Shape
+	Sizes   []int64   // bytes, increasing
+	TimesUS []float64 // µs
+	Source  string    // file:line of the log's header
+}
+
+// CurveOf is the measured curve of a log: per size, the faster of its
+// out-of-place and in-place times (one-off noise hits one of the two).
+func CurveOf(l *Log) Curve {
+	c := Curve{Op: l.Op, Shape: Shape{l.Ranks, l.Nodes}, Source: fmt.Sprintf("%s:%d", l.File, l.Line)}
+	for _, r := range l.Rows {
+		t := r.Time
+		if r.InTime > 0 {
+			t = math.Min(t, r.InTime)
+		}
+		c.Sizes = append(c.Sizes, int64(r.Size))
+		c.TimesUS = append(c.TimesUS, t)
+	}
+	return c
+}
+
+// at interpolates the curve log–log at size b; ok is false outside its
+// range or for another op or shape.
+func (c *Curve) at(op Op, sh Shape, b units.Bytes) (float64, bool) {
+	if c.Op != op || c.Shape != sh || len(c.Sizes) == 0 || int64(b) < c.Sizes[0] || int64(b) > c.Sizes[len(c.Sizes)-1] || b <= 0 {
+		return 0, false
+	}
+	i := sort.Search(len(c.Sizes), func(i int) bool { return c.Sizes[i] >= int64(b) })
+	if c.Sizes[i] == int64(b) {
+		return c.TimesUS[i], true
+	}
+	x0, x1 := math.Log(float64(c.Sizes[i-1])), math.Log(float64(c.Sizes[i]))
+	y0, y1 := math.Log(c.TimesUS[i-1]), math.Log(c.TimesUS[i])
+	f := (math.Log(float64(b)) - x0) / (x1 - x0)
+	return math.Exp(y0 + f*(y1-y0)), true
+}
+
+// Time is op over sh on nBytes: a measured curve's interpolation at its
+// shape and size range, else the fitted model's choice with algorithm a
+// (Auto: NCCL's choice). The Choice's Algo and Proto name the model's pick
+// either way; with a curve, its Time and Latency are the measured ones.
+func (m *Model) Time(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, error) {
+	c, err := m.Choose(op, sh, a, nBytes)
+	if err != nil || a != Auto {
+		return c, err
+	}
+	for i := range m.Curves {
+		if us, ok := m.Curves[i].at(op, sh, nBytes); ok {
+			c.Time = units.Duration(math.Round(us * 1e6))
+			c.Latency = min(c.Latency, c.Time)
+			if bw := c.Time - c.Latency; bw > 0 {
+				c.AlgBW = float64(nBytes) / (float64(bw) * 1e-12)
+			}
+			return c, nil
+		}
+	}
+	return c, nil
+}
+
+// Fit is the calibration of a model against measured curves.
+type Fit struct {
+	Params Params
+	// Errors[i] is curve i's relative time error per row of the fitted
+	// model (not the interpolation), (model − measured)/measured.
+	Errors [][]float64
+}
+
+// paramVec maps the optimiser's unconstrained x to Params: efficiencies
+// as exp(x), latencies in µs as they are.
+func paramVec(x []float64) Params {
+	return Params{IntraEff: math.Exp(x[0]), InterEff: math.Exp(x[1]), IntraHop: x[2], InterHop: x[3], Fixed: x[4]}
+}
+
+// FitModel fits the model's Params to the curves' rows between lo and hi
+// bytes: least squares of the log time ratio, with a weak pull towards
+// the nominal figures so that a parameter no curve constrains (the
+// network on one node) stays nominal. It uses gonum's Nelder–Mead.
+func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
+	type pt struct {
+		c    int
+		op   Op
+		sh   Shape
+		size units.Bytes
+		us   float64
+	}
+	var pts []pt
+	for i, c := range curves {
+		for j, s := range c.Sizes {
+			if units.Bytes(s) >= lo && units.Bytes(s) <= hi && c.TimesUS[j] > 0 {
+				pts = append(pts, pt{i, c.Op, c.Shape, units.Bytes(s), c.TimesUS[j]})
+			}
+		}
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("collectives: no measured sizes between %v and %v to calibrate on", lo, hi)
+	}
+	m := NewModel(hw)
+	cost := func(x []float64) float64 {
+		p := paramVec(x)
+		m.Params = p
+		var s float64
+		for _, q := range pts {
+			c, err := m.Choose(q.op, q.sh, Auto, q.size)
+			if err != nil || c.Time <= 0 {
+				return math.Inf(1)
+			}
+			r := math.Log(float64(c.Time) / 1e6 / q.us)
+			s += r * r
+		}
+		// The pull to nominal: 10 % of efficiency or 10 µs of latency cost
+		// as much as one row 1 % off.
+		reg := 1e-2 * (x[0]*x[0] + x[1]*x[1] + (x[2]*x[2]+x[3]*x[3]+x[4]*x[4])/100)
+		return s/float64(len(pts)) + reg*1e-2
+	}
+	res, err := optimize.Minimize(optimize.Problem{Func: cost}, make([]float64, 5), &optimize.Settings{MajorIterations: 4000}, &optimize.NelderMead{})
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("collectives: calibration fit: %w", err)
+	}
+	f := &Fit{Params: paramVec(res.X)}
+	m.Params = f.Params
+	f.Errors = make([][]float64, len(curves))
+	for _, q := range pts {
+		c, err := m.Choose(q.op, q.sh, Auto, q.size)
+		if err != nil {
+			return nil, err
+		}
+		f.Errors[q.c] = append(f.Errors[q.c], (float64(c.Time)/1e6-q.us)/q.us)
+	}
+	return f, nil
+}
+
+// Summary is the median and largest |error| of a set of relative errors.
+func Summary(errs []float64) (median, worst float64) {
+	if len(errs) == 0 {
+		return 0, 0
+	}
+	a := make([]float64, len(errs))
+	for i, e := range errs {
+		a[i] = math.Abs(e)
+	}
+	slices.Sort(a)
+	return stat.Quantile(0.5, stat.Empirical, a, nil), a[len(a)-1]
+}
+
+// Calibration is a fitted model with its measured curves.
+type Calibration struct {
+	HW     Hardware
+	Params Params
+	Curves []Curve
+}
+
+// Model is the calibrated model; hw, if its figures differ from the
+// calibration's, is the hardware to model (another cluster): the fitted
+// efficiencies and latencies then apply to its figures and the curves
+// are kept only where the hardware is the one measured.
+func (c *Calibration) Model(hw Hardware) *Model {
+	m := &Model{HW: hw, Params: c.Params}
+	if hw == c.HW {
+		m.Curves = c.Curves
+	}
+	return m
+}
+
+// File is the calibration as its file format (scenarios.Calibration).
+func (c *Calibration) File() *scenarios.Calibration {
+	f := &scenarios.Calibration{Version: 1,
+		Hardware: scenarios.CalHardware{Arch: c.HW.Arch.String(), PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
+			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
+			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6},
+		Params: scenarios.CalParams{IntraEff: c.Params.IntraEff, InterEff: c.Params.InterEff, IntraHopUS: c.Params.IntraHop,
+			InterHopUS: c.Params.InterHop, FixedUS: c.Params.Fixed}}
+	for _, cv := range c.Curves {
+		f.Curves = append(f.Curves, scenarios.CalCurve{Op: cv.Op.String(), Ranks: cv.Shape.Ranks, Nodes: cv.Shape.Nodes, Source: cv.Source,
+			Sizes: cv.Sizes, TimesUS: cv.TimesUS})
+	}
+	return f
+}
+
+// CalibrationOf reads a validated calibration file.
+func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
+	h := f.Hardware
+	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
+		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
+		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6))},
+		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
+	arch := -1
+	for a := Volta; a <= Blackwell; a++ {
+		if a.String() == h.Arch {
+			arch = int(a)
+		}
+	}
+	if arch < 0 {
+		return nil, fmt.Errorf("calibration: hardware.arch %q: use Volta, Ampere, Hopper or Blackwell", h.Arch)
+	}
+	c.HW.Arch = Arch(arch)
+	for i, cc := range f.Curves {
+		op, err := ParseOp(cc.Op)
+		if err != nil {
+			return nil, fmt.Errorf("calibration: curves[%d]: %w", i, err)
+		}
+		c.Curves = append(c.Curves, Curve{Op: op, Shape: Shape{cc.Ranks, cc.Nodes}, Sizes: cc.Sizes, TimesUS: cc.TimesUS, Source: cc.Source})
+	}
+	return c, nil
+}

@@ -1,0 +1,566 @@
+package collectives
+
+// NCCL's cost model, as its tuner computes it, with the bandwidths taken
+// from the cluster's links instead of NCCL's topology search.
+//
+// Source: NVIDIA/nccl src/graph/tuning.cc (ncclTopoTuneModel,
+// ncclTopoGetAlgoTime, ncclTunerConstantsDefaults) and src/graph/search.cc
+// (speed arrays), src/graph/topo.h (NVLink bandwidth per link), commit
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027. A collective of nBytes takes
+// latency + nBytes / algbw, where the latency is NCCL's base latency of the
+// (algorithm, protocol) plus its per-hop hardware latencies (NVLink or PCI
+// inside a node, network between nodes), and algbw is the bus bandwidth the
+// algorithm reaches converted to algorithm bandwidth. NCCL picks the
+// (algorithm, protocol) of least time; so does Choose.
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// Proto is an NCCL protocol.
+type Proto int
+
+const (
+	// LL is NCCL's low-latency protocol: 8-byte stores of 4 data bytes and
+	// a flag, half the bandwidth.
+	LL Proto = iota
+	// LL128 stores 120 data bytes per 128-byte line.
+	LL128
+	// Simple is the bulk protocol: full bandwidth, a fence per step.
+	Simple
+	numProtos
+)
+
+// String is NCCL's name of the protocol.
+func (p Proto) String() string {
+	switch p {
+	case LL:
+		return "LL"
+	case LL128:
+		return "LL128"
+	case Simple:
+		return "Simple"
+	}
+	return fmt.Sprintf("proto(%d)", int(p))
+}
+
+// Arch is a GPU generation, the index of NCCL's per-architecture tables.
+type Arch int
+
+const (
+	Volta Arch = iota
+	Ampere
+	Hopper
+	Blackwell
+)
+
+// String names the generation.
+func (a Arch) String() string {
+	return [...]string{"Volta", "Ampere", "Hopper", "Blackwell"}[a]
+}
+
+// Hardware is what NCCL's tuner needs to know about a cluster: the GPU
+// generation, whether the NVSwitch does in-network reduction (NVLS), and
+// the bandwidth and latency of its links (nominal: datasheet figures).
+type Hardware struct {
+	Arch Arch
+	// PCI: the GPUs of a node talk over PCIe, not NVLink.
+	PCI bool
+	// NVLS: NVLink SHARP (Hopper or later with third-generation NVSwitch).
+	NVLS bool
+	// IntraBW is one GPU's NVLink (or PCIe) bandwidth per direction.
+	IntraBW units.Bandwidth
+	// NICBW is one NIC's bandwidth per direction; NICsPerNode NICs per node.
+	NICBW       units.Bandwidth
+	NICsPerNode int
+	// InterLatency is the network's latency per hop beyond what NCCL's
+	// network hardware latencies already hold (NCCL adds it as the graph's
+	// latencyInter, twice for Simple: the flush; 0 for InfiniBand, whose
+	// plugin reports none). IntraLatency is the same for the intra-node
+	// links. HardwareOf takes them as the scenario's link latencies beyond
+	// those of the links NCCL's tables were measured on: InfiniBand (the
+	// NDR preset) between nodes, NVLink or PCIe (their presets) inside.
+	InterLatency units.Duration
+	IntraLatency units.Duration
+}
+
+// HardwareOf reads a resolved scenario's cluster.
+func HardwareOf(s *scenarios.Scenario) Hardware {
+	c := &s.Cluster
+	hw := Hardware{Arch: Ampere, IntraBW: c.Intra.Bandwidth, NICBW: c.Inter.Bandwidth, NICsPerNode: c.GPUsPerNode,
+		InterLatency: extraLatency(c.Inter.Latency, "NDR")}
+	// The resolved scenario names its GPU and link presets exactly
+	// (scenarios.GPUPresets, LinkPresets); a GPU it does not know is
+	// modelled as Ampere (NCCL's tables for compute capability 8.x).
+	gpu := c.GPU
+	switch {
+	case strings.HasPrefix(gpu, "V100"):
+		hw.Arch = Volta
+	case strings.HasPrefix(gpu, "H100"), strings.HasPrefix(gpu, "H200"), strings.HasPrefix(gpu, "H800"):
+		hw.Arch = Hopper
+	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"):
+		hw.Arch = Blackwell
+	}
+	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
+	if hw.PCI {
+		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")
+	} else {
+		hw.IntraLatency = extraLatency(c.Intra.Latency, "NVLink4")
+	}
+	// NVLS needs an NVSwitch of the third generation or later, i.e. an
+	// SXM Hopper/Blackwell node on NVLink4 or later (search.cc: no NVLS
+	// graph when there is no NVS node or ccMin < 90).
+	hw.NVLS = hw.Arch >= Hopper && !hw.PCI && c.GPUsPerNode > 1
+	if c.NICs == scenarios.NICPerNode {
+		hw.NICsPerNode = max(c.NICsPerNode, 1)
+	}
+	return hw
+}
+
+// extraLatency is lat beyond the latency of the link preset named base,
+// never negative.
+func extraLatency(lat units.Duration, base string) units.Duration {
+	for _, p := range scenarios.LinkPresets() {
+		if p.Name == base {
+			return max(lat-p.Latency, 0)
+		}
+	}
+	return max(lat, 0)
+}
+
+// NCCL's tuner constants, tuning.cc ncclTunerConstantsDefaults at the
+// commit above. Indices: algorithm (tree, ring, nvls, nvlsTree) × protocol
+// (LL, LL128, Simple); latencies in µs, bandwidths in GB/s.
+const (
+	tTree = iota
+	tRing
+	tNVLS
+	tNVLSTree
+)
+
+var (
+	baseLat = [4][numProtos]float64{
+		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0},
+	}
+	// hwLat[hw][algo][proto]: NVLink, PCI, network.
+	hwLat = [3][4][numProtos]float64{
+		{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25}, tNVLSTree: {0, 0, 25}},
+		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}},
+		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}},
+	}
+	// llMaxBws[arch for one node | Intel CPU for more][nodes 1, 2, >2]: the
+	// first index is the GPU generation on one node and the CPU vendor
+	// (Intel, 0) across nodes.
+	llMaxBws             = [4][3]float64{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}
+	perChMaxRingLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}}
+	perChMaxTreeLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
+	perChMaxTreeBws      = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}
+	perChMaxNVLSTreeBws  = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}
+	// nvlsEfficiency per generation (tuning.cc).
+	nvlsEfficiency = [4]float64{0, 0, 0.85, 0.74}
+	// treeCorrectionFactor[proto][log2(nBytes/64)], 64 B to 256 MiB
+	// (tuning.cc): trees run below their model at medium sizes.
+	treeCorrectionFactor = [numProtos][24]float64{
+		{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+		{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+		{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+	}
+	// NCCL's bandwidth per NVLink link (topo.h SMxx_NVLINK_BW, GB/s) against
+	// the datasheet's 25 GB/s per link per direction (50 for Blackwell):
+	// what one link delivers to NCCL.
+	nvlinkFraction = [4]float64{20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50}
+	// sm90SpeedArrayInter (search.cc): the per-channel network speeds the
+	// ring search tries, GB/s (the same steps for every generation at
+	// the NIC speeds that matter here).
+	speedArrayInter = []float64{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12}
+)
+
+// pciFraction is NCCL's PCI_BW (12 GB/s, topo.h) against PCIe 3.0 x16's
+// nominal 16 GB/s per direction.
+const pciFraction = 12.0 / 16
+
+// netOverhead is NCCL's network post overhead on an Intel x86 host (µs,
+// tuning.cc getNetOverhead).
+const netOverhead = 1.0
+
+// Shape is a communicator as NCCL's tuner sees it: ranks, nodes, ranks per
+// node (nRanks/nNodes).
+type Shape struct {
+	Ranks, Nodes int
+}
+
+func (s Shape) ppn() int { return s.Ranks / max(s.Nodes, 1) }
+
+// Choice is one (algorithm, protocol) with its modelled cost.
+type Choice struct {
+	Algo    Algo
+	Proto   Proto
+	Latency units.Duration // NCCL's latency, launch cost included
+	// AlgBW is the algorithm bandwidth in bytes per second (nBytes / time
+	// of the bandwidth term).
+	AlgBW float64
+	Time  units.Duration // Latency + nBytes/AlgBW
+}
+
+// Params are the calibrated corrections of the model: a bandwidth
+// efficiency per link class (1 = nominal), an extra latency per hop per
+// class and an extra fixed cost per collective (0 = NCCL's tables).
+type Params struct {
+	IntraEff, InterEff float64
+	IntraHop, InterHop float64 // µs added per intra-node / inter-node step
+	Fixed              float64 // µs added per collective
+}
+
+// Nominal is the uncorrected model.
+var Nominal = Params{IntraEff: 1, InterEff: 1}
+
+// Model is NCCL's cost model for one cluster.
+type Model struct {
+	HW     Hardware
+	Params Params
+	// Curves holds measured curves (from a calibration) used instead of the
+	// model at their shape and size range.
+	Curves []Curve
+}
+
+// NewModel is the nominal model of hw.
+func NewModel(hw Hardware) *Model { return &Model{HW: hw, Params: Nominal} }
+
+// intraBW is NCCL's NVLink (or PCIe) bandwidth of one GPU, GB/s.
+func (m *Model) intraBW() float64 {
+	f := nvlinkFraction[m.HW.Arch]
+	if m.HW.PCI {
+		f = pciFraction
+	}
+	return float64(m.HW.IntraBW) / 1e9 * f * m.Params.IntraEff
+}
+
+// nics is how many NICs of a node a communicator with ppn ranks there
+// uses: its GPUs' own NICs (rail-optimized, one per GPU), or the node's
+// shared ones, at most one per rank.
+func (m *Model) nics(ppn int) int { return max(min(m.HW.NICsPerNode, ppn), 1) }
+
+// netBW is the network bandwidth of one node as NCCL's ring search finds
+// it, GB/s: two channels per NIC the communicator uses, each at the fastest
+// speed of the search's array that two fit in one NIC (search.cc
+// ncclTopoCompute).
+func (m *Model) netBW(ppn int) float64 {
+	nic := float64(m.HW.NICBW) / 1e9
+	speed := nic / 2 // slower than the search's slowest step
+	for _, s := range speedArrayInter {
+		if 2*s <= nic*1.0001 {
+			speed = s
+			break
+		}
+	}
+	return 2 * speed * float64(m.nics(ppn)) * m.Params.InterEff
+}
+
+// channels is the number of channels NCCL's search builds: two per NIC
+// across nodes, 16 inside an NVLink node, 2 over PCIe (MAXCHANNELS/2).
+func (m *Model) channels(sh Shape) float64 {
+	switch {
+	case sh.Nodes > 1:
+		return float64(min(2*m.nics(sh.ppn()), 32))
+	case m.HW.PCI:
+		return 2
+	}
+	return 16
+}
+
+func log2i(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return bits.Len(uint(n)) - 1
+}
+
+// Cost is NCCL's model of op over sh with algorithm a and protocol p on
+// nBytes; ok is false when NCCL would not run that combination.
+func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
+	if sh.Ranks <= 1 {
+		return Choice{Algo: a, Proto: p}, true
+	}
+	c, ok := m.comm(op, sh, a, p, nBytes)
+	if !ok {
+		return Choice{}, false
+	}
+	algBW := c.algBW()
+	if algBW <= 0 || math.IsInf(algBW, 0) || math.IsNaN(algBW) {
+		return Choice{}, false
+	}
+	fill := 0.0 // µs: bytes / (GB/s) · 1e-3
+	switch {
+	case c.t == tNVLS || c.t == tNVLSTree:
+		fill = nvlsFill(c.t, nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
+	case c.t == tTree && p == LL128:
+		fill = treeLL128Fill(nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
+	}
+	latD := sat((c.latency() + fill) * 1e6)
+	bwD := sat(math.Ceil(float64(nBytes) / (algBW * 1e9) * 1e12))
+	return Choice{Algo: a, Proto: p, Latency: latD, AlgBW: algBW * 1e9, Time: sat(float64(latD) + float64(bwD))}, true
+}
+
+// comm is one (collective, communicator, algorithm, protocol, size) as
+// ncclTopoTuneModel and ncclTopoGetAlgoTime see it.
+type comm struct {
+	m               *Model
+	op              Op
+	t               int // tuner algorithm index
+	p               Proto
+	nBytes          units.Bytes
+	n, nodes, ppn   int
+	nsteps, nInter  int     // NCCL's steps and inter-node steps
+	intra, net, nCh float64 // GB/s per GPU, per node (ring search), channels
+	idx2, arch      int     // nodes index (1, 2, >2) and generation of the tables
+}
+
+// comm sets up c, or ok false when NCCL would not run the combination.
+func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c comm, ok bool) {
+	c = comm{m: m, op: op, p: p, nBytes: nBytes, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
+	switch {
+	case op != AllReduce && op != AllGather && op != ReduceScatter:
+		return c, false // all-to-all: point-to-point, not tuned
+	case a == Ring:
+		c.t = tRing
+	case a == Tree && op == AllReduce:
+		c.t = tTree
+	case a == NVLS && m.HW.NVLS && c.nodes == 1 && p == Simple && c.ppn >= 2:
+		// Across nodes NVLS needs CollNet (SHARP switches): not modelled.
+		c.t = tNVLS
+	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.ppn >= 2:
+		c.t = tNVLSTree
+	default:
+		return c, false
+	}
+	c.idx2 = min(c.nodes, 3) - 1
+	c.nsteps, c.nInter = c.n-1, c.nodes-1
+	if op == AllReduce {
+		c.nsteps, c.nInter = 2*(c.n-1), 2*(c.nodes-1)
+	}
+	c.intra, c.net = math.Inf(1), math.Inf(1)
+	if c.ppn > 1 {
+		c.intra = m.intraBW()
+	}
+	if c.nodes > 1 {
+		c.net = m.netBW(c.ppn)
+	}
+	c.nCh = m.channels(sh)
+	return c, true
+}
+
+// algBW is the algorithm bandwidth, GB/s: NCCL's bus bandwidth of the
+// algorithm and protocol (from the links) converted as tuning.cc does.
+func (c *comm) algBW() float64 {
+	llMax := llMaxBws[0][c.idx2]
+	if c.nodes == 1 {
+		llMax = llMaxBws[c.arch][0]
+	}
+	n, nsteps := float64(c.n), float64(c.nsteps)
+	switch c.t {
+	case tRing:
+		// Each channel crosses every node once, on its own NIC (rail
+		// aligned): the node's NICs together carry what one GPU's NVLink
+		// does.
+		bus := math.Min(c.intra, c.net)
+		switch c.p {
+		case LL:
+			bus = math.Min(llMax, bus*.5)
+		case LL128:
+			bus = math.Min(bus*0.92, c.nCh*perChMaxRingLL128Bws[c.arch][c.idx2])
+		}
+		return bus * n / nsteps
+	case tTree:
+		// Chains inside nodes, a double binary tree between them: with two
+		// nodes each node's NICs carry half of what a ring puts on them.
+		inter := c.net
+		if c.nodes <= 2 {
+			inter = 2 * c.net
+		}
+		bus := math.Min(math.Min(c.intra, inter)*.92, c.nCh*perChMaxTreeBws[c.arch][c.idx2])
+		switch c.p {
+		case LL:
+			bus = math.Min(bus/3.8, llMax)
+		case LL128:
+			f := 120.0 / 128
+			if c.nodes == 1 {
+				f = 7.0 / 9
+			}
+			bus = math.Min(bus*f, c.nCh*perChMaxTreeLL128Bws[c.arch][c.idx2])
+		}
+		bw := bus * .5
+		if ls := log2i(int(c.nBytes >> 6)); c.nBytes>>6 > 0 && ls < 23 {
+			bw *= treeCorrectionFactor[c.p][ls]
+		}
+		return bw
+	}
+	// NVLS: the switch reduces, so every GPU moves S·(1+1/g) over its
+	// NVLink per direction for an all-reduce (S·(g−1)/g for reduce-scatter
+	// or all-gather), at NCCL's NVLS efficiency.
+	g := float64(c.ppn)
+	eff := c.intra * nvlsEfficiency[c.arch]
+	bw := eff * g / (g - 1)
+	if c.op == AllReduce {
+		bw = eff * g / (g + 1)
+	}
+	if c.t == tNVLSTree {
+		// Each node's heads exchange S per direction with two nodes; a
+		// tree interior node of more handles 2S.
+		inter := c.net
+		if c.nodes > 2 {
+			inter = c.net / 2
+		}
+		bw = math.Min(bw, inter)
+		bw = math.Min(bw, c.nCh*perChMaxNVLSTreeBws[c.arch][c.idx2]*n/nsteps)
+	}
+	return bw
+}
+
+// latency is NCCL's latency of the collective, µs: base latency plus the
+// per-hop hardware latencies (tuning.cc), with the calibrated corrections.
+func (c *comm) latency() float64 {
+	m, p := c.m, c.p
+	hw := 0
+	if m.HW.PCI {
+		hw = 1
+	}
+	intraLat := hwLat[hw][c.t][p] + m.Params.IntraHop + float64(m.HW.IntraLatency)/1e6
+	interLat := hwLat[2][c.t][p] + m.Params.InterHop
+	if c.ppn == 1 {
+		interLat = hwLat[2][tTree][p] + m.Params.InterHop
+	}
+	li := float64(m.HW.InterLatency) / 1e6
+	interLat += li
+	if p == Simple {
+		interLat += li // the flush
+	}
+	lat := baseLat[c.t][p] + m.Params.Fixed
+	switch c.t {
+	case tRing:
+		if c.nodes > 1 {
+			o := netOverhead
+			if p == Simple {
+				o *= 3
+			}
+			intraLat = math.Max(intraLat, o)
+		}
+		lat += float64(c.nsteps-c.nInter)*intraLat + float64(c.nInter)*interLat
+		if p == Simple && c.nodes > 1 && c.op == AllReduce && float64(c.nBytes)/(c.nCh*float64(c.n)) >= 64 {
+			f := 1.4
+			if m.HW.Arch < Ampere {
+				f = 1.9
+			}
+			lat *= f // the ring's plateau
+		}
+	case tTree:
+		lat += 2 * (float64(c.ppn-1)*intraLat + float64(log2i(c.nodes))*interLat)
+	case tNVLS:
+		lat = intraLat + m.Params.Fixed
+	case tNVLSTree:
+		lat += intraLat + 2*float64(log2i(c.nodes))*interLat
+	}
+	return lat
+}
+
+// nvlsChunkSize is NCCL's default NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB,
+// src/transport/nvls.cc at the commit above).
+const nvlsChunkSize = 128 << 10
+
+// nvlsFill is the bytes an NVLS pipeline holds before its first chunk
+// completes: every stage (the switch's reduce and multicast, and with a
+// tree each network hop up and down) holds one chunk per concurrent
+// operation (channels × heads), with NCCL's chunk shrunk for small
+// buffers (enqueue.cc calcCollChunking, NVLS and NVLS_TREE branches).
+func nvlsFill(t int, nBytes units.Bytes, nCh, heads float64, nodes int) float64 {
+	ops := nCh * heads
+	b := float64(nBytes)
+	chunk := float64(nvlsChunkSize)
+	stages := 2.0
+	if t == tNVLS {
+		for _, c := range []struct{ mul, to float64 }{{64, 65536}, {8, 32768}, {2, 16384}} {
+			if b < c.mul*ops*chunk && chunk > c.to {
+				chunk = c.to
+			}
+		}
+	} else {
+		for _, c := range []struct{ mul, to float64 }{{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}} {
+			if b < c.mul*ops*chunk && chunk > c.to {
+				chunk = c.to
+			}
+		}
+		stages += 2 * float64(log2i(nodes))
+	}
+	return stages * chunk * ops
+}
+
+// sat is ps rounded, saturated at the int64 range (the engine saturates
+// there too, and the replay reports a step that reaches it).
+func sat(ps float64) units.Duration {
+	if !(ps < math.MaxInt64/2) {
+		return math.MaxInt64 / 2
+	}
+	return units.Duration(math.Round(max(ps, 0)))
+}
+
+// treeLL128Fill is the bytes a tree LL128 pipeline holds before its first
+// chunk completes: NCCL's own depth for it, nstepsLL128 = 1 + log2(nNodes)
+// + 0.1·ppn, chunks of one LL128 step (120 of every 128 bytes of
+// DEFAULT_LL128_BUFFSIZE / NCCL_STEPS, init.cc) halved until each channel
+// has enough of them (enqueue.cc calcCollChunking), on every channel.
+func treeLL128Fill(nBytes units.Bytes, nCh, ppn float64, nodes int) float64 {
+	const ll128Step = 120 * 640 * 8 * 8 / 8 // NCCL_LL128_ELEMS_PER_THREAD · MAX_NTHREADS · NCCL_STEPS · 8 B / NCCL_STEPS
+	chunk := float64(ll128Step / 16 * 15)
+	steps := 1 + float64(log2i(nodes)) + 0.1*ppn
+	perCh := func() float64 { return math.Floor(float64(nBytes) / (nCh * chunk)) }
+	for perCh() < math.Floor(steps*64/ppn) && chunk > 131072 {
+		chunk /= 2
+	}
+	for perCh() < math.Floor(steps*16/ppn) && chunk > 32768 {
+		chunk /= 2
+	}
+	return steps * chunk * nCh
+}
+
+// ncclAlgos are the algorithms Choose considers, in NCCL's order.
+var ncclAlgos = []Algo{Tree, Ring, NVLS, NVLSTree}
+
+// Choose is the (algorithm, protocol) of least modelled time for op over sh
+// on nBytes, among a (Auto: every algorithm NCCL has here). LL128 is on
+// only where NCCL enables it by default (Volta and later over NVLink).
+func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, error) {
+	algos := ncclAlgos
+	if a != Auto {
+		algos = []Algo{a}
+	}
+	best := Choice{Time: -1}
+	for _, al := range algos {
+		for p := LL; p < numProtos; p++ {
+			if p == LL128 && m.HW.PCI {
+				continue
+			}
+			c, ok := m.Cost(op, sh, al, p, nBytes)
+			if ok && (best.Time < 0 || c.Time < best.Time) {
+				best = c
+			}
+		}
+	}
+	if best.Time < 0 {
+		why := ""
+		switch a {
+		case NVLS:
+			why = " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
+		case NVLSTree:
+			why = " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, more than one node, and all-reduce)"
+		case Tree:
+			why = " (NCCL's tree runs all-reduce only)"
+		}
+		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware%s", a, op, sh.Ranks, sh.Nodes, why)
+	}
+	return best, nil
+}

@@ -1,0 +1,125 @@
+package collectives
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/sim"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestNCCLLatencies: the model's latencies are tuning.cc's formulas on its
+// tables, worked by hand for 2 × 8 H100 (nRanks 16, nNodes 2, ppn 8).
+func TestNCCLLatencies(t *testing.T) {
+	m := NewModel(h100(50e9, 0))
+	sh := Shape{16, 2}
+	for _, c := range []struct {
+		a    Algo
+		p    Proto
+		size units.Bytes
+		us   float64
+	}{
+		// Tree LL: base 6.8 + 2·((ppn−1)·0.6 + log2(2)·5.0) = 25.2.
+		{Tree, LL, 64, 6.8 + 2*(7*0.6+1*5.0)},
+		// Tree Simple: 8.4 + 2·(7·4.0 + 14) = 92.4.
+		{Tree, Simple, 64, 8.4 + 2*(7*4.0+14)},
+		// Ring LL: 6.6 + (30−2)·max(0.6, netOverhead 1) + 2·2.7 = 40.0.
+		{Ring, LL, 64, 6.6 + 28*1.0 + 2*2.7},
+		// Ring Simple, 64 B (below the plateau): 8.4 + 28·max(3.4, 3) + 2·14.
+		{Ring, Simple, 64, 8.4 + 28*3.4 + 2*14},
+	} {
+		ch, ok := m.Cost(AllReduce, sh, c.a, c.p, c.size)
+		if !ok {
+			t.Fatalf("%v/%v: not available", c.a, c.p)
+		}
+		if got := float64(ch.Latency) / 1e6; math.Abs(got-c.us) > 1e-6 {
+			t.Errorf("%v/%v: latency %.4f µs, want %.4f", c.a, c.p, got, c.us)
+		}
+	}
+}
+
+// TestNCCLBandwidths: ring Simple bus bandwidth is the smaller of NCCL's
+// NVLink figure (18 links × 20.6 GB/s = 370.8) and the node's NICs as the
+// ring search quantizes them (8 NICs × 2 channels × 24 GB/s = 384); NVLS on
+// one node moves S·(1+1/g) per GPU at 85 % NVLS efficiency.
+func TestNCCLBandwidths(t *testing.T) {
+	m := NewModel(h100(50e9, 0))
+	ring, _ := m.Cost(AllReduce, Shape{32, 4}, Ring, Simple, units.GiB)
+	if want := 370.8e9 * 32 / 62; math.Abs(ring.AlgBW-want) > 1e3 {
+		t.Errorf("ring algbw %.4g, want %.4g", ring.AlgBW, want)
+	}
+	slowNIC := NewModel(h100(12.5e9, 0)) // 8 × 2 × 6 GB/s
+	ring, _ = slowNIC.Cost(AllGather, Shape{32, 4}, Ring, Simple, units.GiB)
+	if want := 96e9 * 32 / 31; math.Abs(ring.AlgBW-want) > 1e3 {
+		t.Errorf("ring on 100 Gb/s NICs: algbw %.4g, want %.4g", ring.AlgBW, want)
+	}
+	// One rank per node (an inter group): its GPU's own NIC, 2 × 24 GB/s.
+	rail, _ := m.Cost(AllReduce, Shape{4, 4}, Ring, Simple, units.GiB)
+	if want := 48e9 * 4 / 6; math.Abs(rail.AlgBW-want) > 1e3 {
+		t.Errorf("one rank per node: algbw %.4g, want %.4g", rail.AlgBW, want)
+	}
+	nvls, ok := m.Cost(AllReduce, Shape{8, 1}, NVLS, Simple, units.GiB)
+	if want := 370.8e9 * 0.85 * 8 / 9; !ok || math.Abs(nvls.AlgBW-want) > 1e3 {
+		t.Errorf("nvls algbw %.4g, want %.4g", nvls.AlgBW, want)
+	}
+}
+
+// TestNCCLChoice: small all-reduces pick LL, large ones Simple; NVLS only
+// where the hardware has it; over PCIe no LL128.
+func TestNCCLChoice(t *testing.T) {
+	m := NewModel(h100(50e9, 0))
+	small, _ := m.Choose(AllReduce, Shape{16, 2}, Auto, 1024)
+	large, _ := m.Choose(AllReduce, Shape{16, 2}, Auto, 4*units.GiB)
+	if small.Proto != LL || large.Proto != Simple {
+		t.Errorf("1 KiB %v/%v, 4 GiB %v/%v: want LL then Simple", small.Algo, small.Proto, large.Algo, large.Proto)
+	}
+	one, _ := m.Choose(AllReduce, Shape{8, 1}, Auto, units.GiB)
+	if one.Algo != NVLS {
+		t.Errorf("1 GiB on one H100 node: %v, want nvls", one.Algo)
+	}
+	a100 := NewModel(Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 25e9, NICsPerNode: 8})
+	if c, _ := a100.Choose(AllReduce, Shape{8, 1}, Auto, units.GiB); c.Algo == NVLS {
+		t.Error("NVLS on Ampere")
+	}
+	pci := NewModel(Hardware{Arch: Ampere, PCI: true, IntraBW: 32e9, NICBW: 12.5e9, NICsPerNode: 1})
+	for _, s := range []units.Bytes{1 << 10, 1 << 20, 1 << 30} {
+		if c, _ := pci.Choose(AllReduce, Shape{8, 1}, Auto, s); c.Proto == LL128 {
+			t.Errorf("%d B over PCIe: LL128", s)
+		}
+	}
+	if _, err := m.Choose(AllReduce, Shape{16, 2}, NVLS, units.GiB); err == nil || !strings.Contains(err.Error(), "use nvlstree or auto") {
+		t.Errorf("nvls across nodes: %v", err)
+	}
+}
+
+// TestModelOnFabric: alone on the links a timed collective takes the
+// model's time (its work rounded up to whole bytes: within 1 ns),
+// and two at once on shared links take longer.
+func TestModelOnFabric(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8,
+		Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	m := NewModel(h100(50e9, 0))
+	for _, size := range []units.Bytes{units.MiB, 64 * units.MiB, units.GiB} {
+		spec := Spec{Op: AllReduce, Algo: Auto, Group: topo.All(), Bytes: size}
+		eng := sim.New()
+		h, err := NewFabricOptions(eng, topo, FabricOptions{Model: m}).Start(spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.Run()
+		got, want := units.Duration(h.End()-h.Start()), h.Plan.Choice.Time
+		if !h.Plan.Timed || got < want || got > want+units.Nanosecond {
+			t.Errorf("%d B: engine %d ps, model %d ps (%v/%v)", size, got, want, h.Plan.Algo, h.Plan.Proto)
+		}
+		eng = sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{Model: m})
+		a, _ := f.Start(spec, nil)
+		b, _ := f.Start(spec, nil)
+		eng.Run()
+		if a.End()-a.Start() <= sim.Time(got) || b.End() != a.End() {
+			t.Errorf("%d B: two at once end at %v and %v, alone %v", size, a.End(), b.End(), got)
+		}
+	}
+}

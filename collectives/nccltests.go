@@ -1,0 +1,318 @@
+package collectives
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// A Log is one run of an nccl-tests binary (all_reduce_perf,
+// all_gather_perf, reduce_scatter_perf) read from its stdout: the
+// collective, the communicator's shape and one Row per size.
+type Log struct {
+	File string
+	Line int // line of the run's column header
+	Op   Op
+	// Ranks and Nodes: from the "# Using devices" block (ranks and distinct
+	// hosts), else from the caller's flags; 0 when unknown.
+	Ranks, Nodes int
+	Rows         []Row
+}
+
+// Row is one size of a run: nccl-tests' out-of-place columns (the in-place
+// ones are kept for reference).
+type Row struct {
+	Line         int
+	Size         units.Bytes
+	Count        int64
+	Type, Redop  string
+	Time         float64 // µs, out of place
+	AlgBW, BusBW float64 // GB/s, out of place
+	InTime       float64 // µs, in place (0 when the log has none)
+}
+
+// ErrLog is a log that cannot be read; its message names file:line.
+var ErrLog = errors.New("bad nccl-tests log")
+
+type logError struct {
+	file string
+	line int
+	msg  string
+}
+
+func (e *logError) Error() string { return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg) }
+func (e *logError) Unwrap() error { return ErrLog }
+
+// maxLogLine bounds one line of a log (bufio.Scanner's buffer).
+const maxLogLine = 1 << 16
+
+// ParseLogs reads every run in an nccl-tests stdout. Lines that are not
+// part of a table (MPI or scheduler noise, NCCL INFO lines, comments) are
+// skipped; a run is a column header followed by rows. It fails, naming
+// file:line, on a file that is not text, a truncated or malformed row, a
+// size column that decreases, a row with #wrong ≠ 0, or no rows at all.
+func ParseLogs(name string, r io.Reader) ([]Log, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxLogLine)
+	lp := &logParser{name: name, op: -1, hosts: map[string]bool{}}
+	for sc.Scan() {
+		lp.ln++
+		raw := sc.Bytes()
+		if bytes.IndexByte(raw, 0) >= 0 || !utf8.Valid(raw) {
+			return nil, lp.fail(lp.ln, "not a text file (nccl-tests prints text; pass its stdout)")
+		}
+		line := strings.TrimSpace(string(raw))
+		if strings.HasPrefix(line, "#") {
+			lp.comment(line)
+			continue
+		}
+		if err := lp.row(line); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, lp.fail(lp.ln+1, "%v", err)
+	}
+	return lp.finish()
+}
+
+// logParser is the state of one ParseLogs.
+type logParser struct {
+	name    string
+	ln      int
+	logs    []Log
+	ranks   int
+	hosts   map[string]bool // looked up and counted, never iterated
+	op      Op
+	inDevs  bool
+	lastRow int
+}
+
+func (lp *logParser) fail(line int, format string, a ...any) error {
+	return &logError{lp.name, line, fmt.Sprintf(format, a...)}
+}
+
+// comment reads a "#" line: the test's name, the devices block, a column
+// header (a new run); anything else is skipped.
+func (lp *logParser) comment(line string) {
+	body := strings.TrimSpace(strings.TrimLeft(line, "#"))
+	switch {
+	case strings.HasPrefix(line, "##"):
+		// provenance comments of the shared logs
+	case strings.Contains(body, "Collective test starting:"):
+		if o, ok := opOfTest(strings.TrimSpace(body[strings.Index(body, ":")+1:])); ok {
+			lp.op = o
+		}
+	case strings.HasPrefix(body, "Using devices"):
+		lp.inDevs, lp.ranks = true, 0
+		clear(lp.hosts)
+	case lp.inDevs && strings.HasPrefix(body, "Rank"):
+		// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
+		f := strings.Fields(body)
+		for i := range f {
+			if f[i] == "on" && i+1 < len(f) {
+				lp.hosts[f[i+1]] = true
+			}
+		}
+		lp.ranks++
+	case isHeader(body):
+		lp.inDevs = false
+		l := Log{File: lp.name, Line: lp.ln, Op: lp.op}
+		if lp.ranks > 0 {
+			l.Ranks, l.Nodes = lp.ranks, len(lp.hosts)
+		}
+		lp.logs = append(lp.logs, l)
+		lp.lastRow = 0
+	default:
+		lp.inDevs = lp.inDevs && !strings.HasPrefix(body, "Avg bus")
+	}
+}
+
+// row reads a line that is not a comment: a row of the current run when it
+// starts with a number, else noise.
+func (lp *logParser) row(line string) error {
+	f := strings.Fields(line)
+	if len(f) == 0 || len(lp.logs) == 0 {
+		return nil
+	}
+	if _, err := strconv.ParseInt(f[0], 10, 64); err != nil {
+		return nil // noise from MPI, the scheduler or NCCL
+	}
+	r, err := parseRow(f)
+	if err != nil {
+		return lp.fail(lp.ln, "%v (truncated log?)", err)
+	}
+	r.Line = lp.ln
+	cur := &lp.logs[len(lp.logs)-1]
+	if n := len(cur.Rows); n > 0 && r.Size <= cur.Rows[n-1].Size {
+		return lp.fail(lp.ln, "size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)
+	}
+	lp.lastRow = lp.ln
+	cur.Rows = append(cur.Rows, r)
+	return nil
+}
+
+// finish keeps the runs with rows and fills what their header left out.
+func (lp *logParser) finish() ([]Log, error) {
+	var out []Log
+	for _, l := range lp.logs {
+		if len(l.Rows) > 0 {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return nil, lp.fail(max(lp.ln, 1), "no nccl-tests rows (is this all_reduce_perf, all_gather_perf or reduce_scatter_perf output?)")
+	}
+	for i := range out {
+		if out[i].Op < 0 {
+			o, err := guessOp(&out[i])
+			if err != nil {
+				return nil, lp.fail(out[i].Line, "%v", err)
+			}
+			out[i].Op = o
+		}
+		if out[i].Ranks == 0 {
+			out[i].Ranks = ranksFromBusBW(&out[i])
+		}
+	}
+	return out, nil
+}
+
+func opOfTest(s string) (Op, bool) {
+	switch {
+	case strings.HasPrefix(s, "all_reduce"):
+		return AllReduce, true
+	case strings.HasPrefix(s, "all_gather"):
+		return AllGather, true
+	case strings.HasPrefix(s, "reduce_scatter"):
+		return ReduceScatter, true
+	case strings.HasPrefix(s, "alltoall"):
+		return AllToAll, true
+	}
+	return 0, false
+}
+
+func isHeader(body string) bool {
+	f := strings.Fields(body)
+	return len(f) >= 4 && f[0] == "size" && f[1] == "count" && strings.Contains(body, "time") && strings.Contains(body, "busbw")
+}
+
+// parseRow reads "size count type [redop [root]] time algbw busbw #wrong
+// [time algbw busbw #wrong]".
+func parseRow(f []string) (Row, error) {
+	var r Row
+	size, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || size < 0 {
+		return r, fmt.Errorf("size %q is not a byte count", f[0])
+	}
+	r.Size = units.Bytes(size)
+	if len(f) < 7 {
+		return r, fmt.Errorf("row has %d columns, want size, count, type, time, algbw, busbw and #wrong", len(f))
+	}
+	if r.Count, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+		return r, fmt.Errorf("count %q is not a number", f[1])
+	}
+	r.Type = f[2]
+	rest := f[3:]
+	// Optional redop and root: the columns before the numbers.
+	if len(rest) > 0 {
+		if _, err := strconv.ParseFloat(rest[0], 64); err != nil {
+			r.Redop, rest = rest[0], rest[1:]
+			if len(rest) > 0 && rest[0] == "-1" && (len(rest) == 5 || len(rest) == 9) {
+				rest = rest[1:]
+			} else if len(rest) == 5 || len(rest) == 9 {
+				rest = rest[1:]
+			}
+		}
+	}
+	if len(rest) != 4 && len(rest) != 8 {
+		return r, fmt.Errorf("row has %d time/algbw/busbw/#wrong columns, want 4 or 8", len(rest))
+	}
+	num := func(s, what string) (float64, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return 0, fmt.Errorf("%s %q is not a non-negative number", what, s)
+		}
+		return v, nil
+	}
+	wrong := func(s string) error {
+		if s == "N/A" || s == "0" {
+			return nil
+		}
+		if n, err := strconv.ParseUint(s, 10, 64); err != nil || n == 0 {
+			return fmt.Errorf("#wrong %q is not a count", s)
+		}
+		return fmt.Errorf("#wrong is %s: the collective gave wrong results (fix the cluster before calibrating on it)", s)
+	}
+	if r.Time, err = num(rest[0], "time"); err != nil {
+		return r, err
+	}
+	if r.AlgBW, err = num(rest[1], "algbw"); err != nil {
+		return r, err
+	}
+	if r.BusBW, err = num(rest[2], "busbw"); err != nil {
+		return r, err
+	}
+	if err := wrong(rest[3]); err != nil {
+		return r, err
+	}
+	if len(rest) == 8 {
+		if r.InTime, err = num(rest[4], "in-place time"); err != nil {
+			return r, err
+		}
+		for i, w := range []string{"in-place algbw", "in-place busbw"} {
+			if _, err := num(rest[5+i], w); err != nil {
+				return r, err
+			}
+		}
+		if err := wrong(rest[7]); err != nil {
+			return r, err
+		}
+	}
+	if r.Time == 0 {
+		return r, errors.New("time is 0")
+	}
+	return r, nil
+}
+
+// guessOp tells the collective of a log that does not name its test: no
+// reduction op is an all-gather; with one, busbw/algbw is 2(n−1)/n ≥ 1 for
+// an all-reduce and (n−1)/n < 1 for a reduce-scatter.
+func guessOp(l *Log) (Op, error) {
+	r := l.Rows[len(l.Rows)-1]
+	if r.Redop == "none" || r.Redop == "" {
+		return AllGather, nil
+	}
+	if r.AlgBW <= 0 {
+		return 0, errors.New("cannot tell all-reduce from reduce-scatter (no bandwidth in the last row); keep the \"Collective test starting\" line")
+	}
+	if r.BusBW/r.AlgBW >= 1 {
+		return AllReduce, nil
+	}
+	return ReduceScatter, nil
+}
+
+// ranksFromBusBW is n from busbw/algbw (2(n−1)/n or (n−1)/n) on the
+// largest row, or 0 when it does not tell (one rank, no bandwidth).
+func ranksFromBusBW(l *Log) int {
+	r := l.Rows[len(l.Rows)-1]
+	if r.AlgBW < 1 {
+		return 0
+	}
+	x := r.BusBW / r.AlgBW
+	if l.Op == AllReduce {
+		x /= 2
+	}
+	if x >= 1 || x <= 0 {
+		return 0
+	}
+	return int(math.Round(1 / (1 - x)))
+}

@@ -1,0 +1,78 @@
+package collectives
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const goodHeader = `# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid   1 on      hostA device  0 [0x18] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid   2 on      hostB device  0 [0x18] NVIDIA H100 80GB HBM3
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+`
+
+// TestParseLogsBad: every bad log is one error naming file:line.
+func TestParseLogsBad(t *testing.T) {
+	row := "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"truncated", goodHeader + row + "     2097152        524288     float     sum      -1    76.24   27.5", "x.log:10: "},
+		{"other tool", "Running ib_send_bw\n #bytes #iterations BW peak[Gb/sec]\n 65536 1000 396.1\n", "x.log:3: no nccl-tests rows"},
+		{"decreasing", goodHeader + row + strings.Replace(row, "1048576", "1048000", 1), "x.log:10: size 1048000 does not increase"},
+		{"no rows", goodHeader, "x.log:8: no nccl-tests rows"},
+		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9: #wrong is 3"},
+		{"binary", "\x7fELF\x02\x01\x01\x00\x00", "x.log:1: not a text file"},
+	} {
+		_, err := ParseLogs("x.log", strings.NewReader(c.text))
+		if err == nil || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want it to start with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestParseLogsShapes: ranks and hosts from the devices block, noise lines
+// skipped, two runs in one file, the op from the test's name.
+func TestParseLogsShapes(t *testing.T) {
+	row := "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
+	text := "# Collective test starting: reduce_scatter_perf\n" + goodHeader + "[hostA:1234] mca: noise\n" + row +
+		"# Avg bus bandwidth    : 1\n" + goodHeader + row
+	logs, err := ParseLogs("x.log", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 2 || logs[0].Ranks != 2 || logs[0].Nodes != 2 || logs[0].Op != ReduceScatter || len(logs[0].Rows) != 1 || logs[0].Rows[0].Time != 71.93 {
+		t.Errorf("logs %+v", logs)
+	}
+}
+
+// FuzzParseLogs: no input panics; every log parsed has rows of increasing
+// size, positive times and an error that is one line naming file:line.
+func FuzzParseLogs(f *testing.F) {
+	row := "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
+	f.Add([]byte(goodHeader + row))
+	f.Add([]byte("# Collective test starting: all_gather_perf\n" + goodHeader + strings.Replace(row, "sum", "none", 1)))
+	f.Add([]byte("#       size         count      type   redop    root     time   algbw   busbw #wrong\n 8 2 float sum -1 24.7 0.00 0.00 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		logs, err := ParseLogs("f.log", strings.NewReader(string(data)))
+		if err != nil {
+			if !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), "f.log:") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		for _, l := range logs {
+			if len(l.Rows) == 0 || l.Op < ReduceScatter || l.Op > AllToAll {
+				t.Fatalf("log %+v", l)
+			}
+			for i, r := range l.Rows {
+				if r.Time <= 0 || (i > 0 && r.Size <= l.Rows[i-1].Size) {
+					t.Fatalf("rows %+v", l.Rows)
+				}
+			}
+		}
+	})
+}

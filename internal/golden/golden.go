@@ -1,0 +1,78 @@
+// Package golden compares test output with golden files: a mismatch fails
+// with a line diff and leaves the output beside the golden file as
+// NAME.got, so it can be inspected, diffed with any tool, or accepted with
+// the test's -update flag. It is used by tests only.
+package golden
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Check compares got with the golden file at path. With update it rewrites
+// the file instead. On a mismatch it writes got to path+".got" and reports a
+// diff; on a match it removes a stale path+".got".
+func Check(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	gotPath := path + ".got"
+	if bytes.Equal(got, want) {
+		_ = os.Remove(gotPath)
+		return
+	}
+	if err := os.WriteFile(gotPath, got, 0o644); err != nil {
+		t.Errorf("writing %s: %v", gotPath, err)
+	}
+	t.Errorf("output differs from %s (got written to %s; -update accepts it):\n%s", path, gotPath, Diff(want, got))
+}
+
+// maxLines caps each side of a diff.
+const maxLines = 40
+
+// Diff describes how got differs from want, line by line: the lines both
+// share at the start and end are skipped, the rest is shown as "-want" and
+// "+got" lines (at most maxLines of each) under the line number where they
+// start. It returns "" when they are equal.
+func Diff(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	w, g := strings.SplitAfter(string(want), "\n"), strings.SplitAfter(string(got), "\n")
+	pre := 0
+	for pre < len(w) && pre < len(g) && w[pre] == g[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(w)-pre && suf < len(g)-pre && w[len(w)-1-suf] == g[len(g)-1-suf] {
+		suf++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "@@ line %d: %d lines of want, %d of got differ @@\n", pre+1, len(w)-pre-suf, len(g)-pre-suf)
+	side := func(sign string, lines []string) {
+		for i, l := range lines {
+			if i == maxLines {
+				fmt.Fprintf(&b, "%s… %d more lines\n", sign, len(lines)-maxLines)
+				break
+			}
+			if !strings.HasSuffix(l, "\n") {
+				l += "\n\\ no newline at end\n"
+			}
+			b.WriteString(sign + l)
+		}
+	}
+	side("-", w[pre:len(w)-suf])
+	side("+", g[pre:len(g)-suf])
+	return b.String()
+}

@@ -1,0 +1,53 @@
+package golden
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestDiff(t *testing.T) {
+	for _, tc := range []struct{ want, got, diff string }{
+		{"a\nb\n", "a\nb\n", ""},
+		{"a\nb\nc\n", "a\nx\nc\n", "@@ line 2: 1 lines of want, 1 of got differ @@\n-b\n+x\n"},
+		{"a\n", "a\nb\n", "@@ line 2: 0 lines of want, 1 of got differ @@\n+b\n"},
+		{"a\nb", "a\nc", "@@ line 2: 1 lines of want, 1 of got differ @@\n-b\n\\ no newline at end\n+c\n\\ no newline at end\n"},
+	} {
+		if d := Diff([]byte(tc.want), []byte(tc.got)); d != tc.diff {
+			t.Errorf("Diff(%q, %q) =\n%s\nwant\n%s", tc.want, tc.got, d, tc.diff)
+		}
+	}
+}
+
+// fakeT records failures instead of failing the test.
+type fakeT struct {
+	testing.TB
+	errs []string
+}
+
+func (f *fakeT) Helper()               {}
+func (f *fakeT) Errorf(string, ...any) { f.errs = append(f.errs, "error") }
+func (f *fakeT) Fatalf(string, ...any) { f.errs = append(f.errs, "fatal") }
+func (f *fakeT) Fatal(...any)          { f.errs = append(f.errs, "fatal") }
+
+// TestCheck: a mismatch fails and writes NAME.got; a match removes it.
+func TestCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.golden")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft := &fakeT{}
+	Check(ft, path, []byte("two\n"), false)
+	if got, err := os.ReadFile(path + ".got"); len(ft.errs) != 1 || err != nil || string(got) != "two\n" {
+		t.Fatalf("mismatch: failures %v, .got %q %v", ft.errs, got, err)
+	}
+	ft = &fakeT{}
+	Check(ft, path, []byte("one\n"), false)
+	if _, err := os.Stat(path + ".got"); len(ft.errs) != 0 || !os.IsNotExist(err) {
+		t.Errorf("match: failures %v, .got left: %v", ft.errs, err)
+	}
+	Check(ft, path, []byte("three\n"), true)
+	if got, _ := os.ReadFile(path); string(got) != "three\n" || len(ft.errs) != 0 {
+		t.Errorf("update wrote %q", got)
+	}
+}

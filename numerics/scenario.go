@@ -1,0 +1,93 @@
+package numerics
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// FromScenario maps a scenario onto the configuration verify starts from:
+// N = dp·cp ranks, the toy model of the scenario's model kind ("mlp": seed
+// 000's residual MLP at hidden 16, 3 layers; any other kind: seed 002's
+// 260-parameter tiny transformer), its seed and steps, its Adam
+// hyper-parameters (when it sets a learning rate) and its padding.
+func FromScenario(s *scenarios.Scenario) (Config, error) {
+	n := s.N()
+	if n < 1 || n > MaxRanks {
+		return Config{}, fmt.Errorf("verify simulates every rank: N = dp·cp = %d must be in [1, %d] (use --set parallelism.dp=…)", n, MaxRanks)
+	}
+	pad := memory.PaddingOf(s.Communication.Padding)
+	c := Config{Model: TinyTransformer, N: n, K: 1, Steps: s.Training.Steps,
+		Seed: uint64(s.Training.Seed), Padding: pad}
+	if s.Model.Kind == scenarios.KindMLP {
+		c.Model, c.Hidden, c.Layers = ResidualMLP, 16, 3
+	}
+	if cm := s.Communication; cm.ZeroQuantizedWeights || cm.ZeroQuantizedGradients {
+		// ZeRO++ (scenario keys mirroring DeepSpeed's): stage 3, K 1.
+		c.Stage, c.QuantWeights, c.QuantGrads, c.Local = 3, cm.ZeroQuantizedWeights, cm.ZeroQuantizedGradients, s.Cluster.GPUsPerNode
+		c.Steps = max(c.Steps, MatrixSteps)
+	}
+	t := s.Training
+	if t.LR > 0 {
+		c.Hyper = Hyper{LR: t.LR, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps, WeightDecay: t.WeightDecay, Decoupled: t.Optimizer == scenarios.OptimizerAdamW}
+		if err := c.Hyper.Validate(); err != nil {
+			return Config{}, err
+		}
+	}
+	return c, nil
+}
+
+// ScenarioConfigs are the configurations verify checks for a scenario: the
+// whole Matrix (for ZeRO++ the one quantized configuration), or with a
+// corruption only the scenario's own stage and K, run long enough to reach
+// the corrupted step. base is FromScenario's.
+func ScenarioConfigs(s *scenarios.Scenario, corrupt *Corruption) (base Config, cfgs []Config, err error) {
+	base, err = FromScenario(s)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if corrupt == nil {
+		if base.Quantized() {
+			// ZeRO++ runs at stage 3 with K 1 only: one configuration,
+			// checked against its quantizing reference.
+			return base, []Config{base}, nil
+		}
+		return base, Matrix(base), nil
+	}
+	one := base
+	one.Stage, one.K, one.Steps = s.Parallelism.Stage, s.Parallelism.K, max(base.Steps, corrupt.Step)
+	one.Corrupt = corrupt
+	return base, []Config{one}, nil
+}
+
+// ModeDrift is the drift between K = KA and K = KB under one native
+// reduction mode, after every step.
+type ModeDrift struct {
+	Mode   ReduceMode
+	KA, KB int
+	Steps  []DriftStep
+}
+
+// DriftModes compares K = 1 with the largest K ≤ 4 dividing base.N, at
+// stage 1, under NCCL-like fp32 and bf16-per-hop ring reductions.
+func DriftModes(base Config) ([]ModeDrift, error) {
+	kb := 1
+	for k := 2; k <= 4; k++ {
+		if base.N%k == 0 {
+			kb = k
+		}
+	}
+	dc := base
+	dc.Stage = 1
+	var out []ModeDrift
+	for _, mode := range []ReduceMode{Native, NativeBF16} {
+		dc.Mode = mode
+		d, err := Drift(dc, 1, kb)
+		if err != nil {
+			return nil, fmt.Errorf("drift: %w", err)
+		}
+		out = append(out, ModeDrift{Mode: mode, KA: 1, KB: kb, Steps: d})
+	}
+	return out, nil
+}

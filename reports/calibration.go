@@ -1,0 +1,136 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// CalibrationParams are the fitted corrections of NCCL's cost model.
+type CalibrationParams struct {
+	IntraEff, InterEff     float64
+	IntraHopUS, InterHopUS float64
+	FixedUS                float64
+}
+
+// CalibrationBand is one size band's |error| of the fitted model,
+// in-sample and leave-one-out (NaN when there is no other log).
+type CalibrationBand struct {
+	Band              string
+	Rows              int
+	InMedian, InMax   float64
+	LOOMedian, LOOMax float64
+}
+
+// CalibrationLog is one calibrated log: its curve, the fitted model's
+// times and errors per band, and a warning when it is far off nominal.
+type CalibrationLog struct {
+	Source       string
+	Op           string
+	Ranks, Nodes int
+	Sizes        []int64
+	Measured     []float64 // µs
+	Modelled     []float64 // µs, fitted model
+	Bands        []CalibrationBand
+	Warning      string
+	// Own is the fit on this log alone (nil if it failed).
+	Own *CalibrationParams
+}
+
+// CalibrationReport is what `zerosim calibrate` prints.
+type CalibrationReport struct {
+	File   string
+	Params CalibrationParams
+	Logs   []CalibrationLog
+}
+
+// String is the fitted values in one line.
+func (p CalibrationParams) String() string {
+	return fmt.Sprintf("intra efficiency %.3f, inter efficiency %.3f, intra hop %+.2f µs, inter hop %+.2f µs, fixed %+.2f µs",
+		p.IntraEff, p.InterEff, p.IntraHopUS, p.InterHopUS, p.FixedUS)
+}
+
+func calPct(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*v)
+}
+
+// WriteCalibration prints the fitted values and, per log, the errors per
+// size band.
+func WriteCalibration(w io.Writer, r *CalibrationReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fitted on every log: %s\n", r.Params)
+	for _, l := range r.Logs {
+		fmt.Fprintf(&b, "\n%s: %s, %d ranks on %d nodes, %d sizes\n", l.Source, l.Op, l.Ranks, l.Nodes, len(l.Sizes))
+		if l.Own != nil {
+			fmt.Fprintf(&b, "  fitted on this log alone: %s\n", *l.Own)
+		}
+		fmt.Fprintf(&b, "  %-11s %5s %10s %10s %10s %10s\n", "band", "rows", "in median", "in max", "loo median", "loo max")
+		for _, bd := range l.Bands {
+			fmt.Fprintf(&b, "  %-11s %5d %10s %10s %10s %10s\n", bd.Band, bd.Rows, calPct(bd.InMedian), calPct(bd.InMax), calPct(bd.LOOMedian), calPct(bd.LOOMax))
+		}
+		if l.Warning != "" {
+			fmt.Fprintf(&b, "  warning: %s\n", l.Warning)
+		}
+	}
+	fmt.Fprintf(&b, "\nwrote %s\n", r.File)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// busbw is nccl-tests' bus bandwidth (GB/s) of op over n ranks.
+func busbw(op string, n int, size int64, us float64) float64 {
+	f := float64(n-1) / float64(n)
+	if op == "allreduce" {
+		f *= 2
+	}
+	return float64(size) / (us * 1e3) * f
+}
+
+// WriteCalibrationPlot draws measured and modelled busbw against size
+// (log scale) as a PNG at path, atomically.
+func WriteCalibrationPlot(path string, l *CalibrationLog) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %s over %d ranks", filepath.Base(l.Source), l.Op, l.Ranks)
+	p.X.Label.Text = "size (bytes)"
+	p.Y.Label.Text = "busbw (GB/s)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var meas, mod plotter.XYs
+	for i, s := range l.Sizes {
+		if s <= 0 {
+			continue
+		}
+		meas = append(meas, plotter.XY{X: float64(s), Y: busbw(l.Op, l.Ranks, s, l.Measured[i])})
+		if !math.IsNaN(l.Modelled[i]) {
+			mod = append(mod, plotter.XY{X: float64(s), Y: busbw(l.Op, l.Ranks, s, l.Modelled[i])})
+		}
+	}
+	ms, err := plotter.NewScatter(meas)
+	if err != nil {
+		return err
+	}
+	ms.GlyphStyle.Shape = draw.CircleGlyph{}
+	ml, err := plotter.NewLine(mod)
+	if err != nil {
+		return err
+	}
+	ml.Color = color.RGBA{R: 200, A: 255}
+	p.Add(ms, ml)
+	p.Legend.Add("measured", ms)
+	p.Legend.Add("model (fitted)", ml)
+	p.Legend.Top, p.Legend.Left = true, true
+	c := vgimg.NewWith(vgimg.UseWH(640, 400), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
+	p.Draw(draw.New(c))
+	return WriteFileAtomic(path, func(w io.Writer) error { _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); return err })
+}

@@ -1,0 +1,91 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// ncclTestsName is the nccl-tests binary of an op (CollectiveReport.Op).
+func ncclTestsName(op string) string {
+	switch op {
+	case "allgather":
+		return "all_gather_perf"
+	case "reducescatter":
+		return "reduce_scatter_perf"
+	case "alltoall":
+		return "alltoall_perf"
+	}
+	return "all_reduce_perf"
+}
+
+// ncclFloat is nccl-tests' getFloatStr: the value in width characters with
+// 2, 1 or 0 decimals, whichever fits first, else exponent notation
+// (NVIDIA/nccl-tests src/util.cu, commit a0b82b2260cf5152b9f8c061bbf7eaf0ba096432).
+func ncclFloat(v float64, width int) string {
+	for _, prec := range []int{2, 1, 0} {
+		if s := fmt.Sprintf("%*.*f", width, prec, v); len(s) <= width {
+			return s
+		}
+	}
+	prec := 0
+	if width >= 7 {
+		prec = 1
+	}
+	s := fmt.Sprintf("%*.*e", width, prec, v)
+	if len(s) > width {
+		s = s[:width]
+	}
+	return s
+}
+
+// WriteCollectiveNCCLTests prints the report exactly as nccl-tests prints
+// its table (src/util.cu writeResultHeader, writeBenchmarkLine*,
+// writeResultFooter at the commit above): bf16 elements, redop sum (none
+// for all-gather), root −1, the simulated time as both the out-of-place and
+// the in-place column, #wrong 0. `zerosim calibrate` reads it back.
+func WriteCollectiveNCCLTests(w io.Writer, r *CollectiveReport) error {
+	name := ncclTestsName(r.Op)
+	redop := "sum"
+	if r.Op == "allgather" || r.Op == "alltoall" {
+		redop = "none"
+	}
+	var b []byte
+	p := func(format string, a ...any) { b = fmt.Appendf(b, format, a...) }
+	p("# Collective test starting: %s\n", name)
+	p("# zerosim %s (%s) over %d ranks on %s\n", r.Op, r.Algorithm, len(r.Group), r.Cluster)
+	if len(r.Nodes) == len(r.Group) && len(r.Local) == len(r.Group) {
+		// nccl-tests' devices block (src/util.cu), one line per rank of the
+		// group: the rank's node names its host.
+		p("#\n# Using devices\n")
+		for i := range r.Group {
+			p("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", i, 0, 0, fmt.Sprintf("node%d", r.Nodes[i]), r.Local[i], 0, 0, 0, "zerosim")
+		}
+	}
+	p("#\n")
+	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
+		"time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "")
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
+		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "")
+	var sum float64
+	for _, row := range r.Rows {
+		p("%12d  %12d  %8s  %6s  %6s", row.Size, row.Count, "bfloat16", redop, strconv.Itoa(-1))
+		us := float64(row.TimePS) / 1e6
+		for range 2 {
+			p("  %7s  %6s  %6s  %6g", ncclFloat(us, 7), ncclFloat(row.AlgBW, 6), ncclFloat(row.BusBW, 6), 0.0)
+		}
+		p("\n")
+		sum += row.BusBW
+	}
+	avg := 0.0
+	if len(r.Rows) > 0 {
+		avg = sum / float64(len(r.Rows))
+	}
+	p("# %-20s : %d %s\n", "Out of bounds values", 0, "OK")
+	p("# %-20s : %s %s\n", "Avg bus bandwidth", strconv.FormatFloat(avg, 'g', 6, 64), "")
+	p("#\n")
+	p("# Collective test concluded: %s\n", name)
+	_, err := w.Write(b)
+	return err
+}

@@ -1,0 +1,333 @@
+package reports
+
+import (
+	"fmt"
+	"github.com/zerosim/zerosim/topology"
+	"slices"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// The run plots are drawn from plain data structs holding exact integers
+// (bytes, picoseconds) and the display unit; the structs are the plots'
+// golden artefacts, the images are drawn from them.
+
+// intSeries is one named series of exact integer values.
+type intSeries struct {
+	Name   string  `json:"name"`
+	Values []int64 `json:"values"`
+}
+
+// barsChart is a stacked bar chart: one bar per category, the series stacked
+// in order. Values are in bytes; Unit/Scale is the display unit.
+type barsChart struct {
+	Title      string      `json:"title"`
+	YLabel     string      `json:"y_label"`
+	Unit       string      `json:"unit"`
+	Scale      int64       `json:"scale"`
+	Categories []string    `json:"categories"`
+	Series     []intSeries `json:"series"`
+	// Capacity, when > 0, is drawn as a horizontal line labelled
+	// CapacityLabel.
+	Capacity      int64  `json:"capacity,omitempty"`
+	CapacityLabel string `json:"capacity_label,omitempty"`
+	// TotalLabels prints each bar's exact total above it.
+	TotalLabels bool `json:"total_labels,omitempty"`
+}
+
+// commChart is plot 2: the wire bytes of each phase stacked by link class,
+// over all ranks and for the busiest rank.
+type commChart struct {
+	Title  string      `json:"title"`
+	Panels []barsChart `json:"panels"`
+}
+
+// ganttBar is one interval of a Gantt row, in picoseconds.
+type ganttBar struct {
+	Kind  string `json:"kind"`
+	Start int64  `json:"start_ps"`
+	End   int64  `json:"end_ps"`
+}
+
+// ganttRow is one rank and stream.
+type ganttRow struct {
+	Label string     `json:"label"`
+	Bars  []ganttBar `json:"bars"`
+}
+
+// ganttChart is plot 4: the replayed step, one row per rank and stream,
+// coloured by kind; bars of kind exposedKind on compute rows mark where the
+// compute stream is idle while communication runs.
+type ganttChart struct {
+	Title     string     `json:"title"`
+	TimeUnit  string     `json:"time_unit"`
+	TimeScale int64      `json:"time_scale"` // picoseconds per TimeUnit
+	End       int64      `json:"end_ps"`
+	Kinds     []string   `json:"kinds"` // legend order
+	Rows      []ganttRow `json:"rows"`
+}
+
+// exposedKind and waitKind label the bands under compute rows of a
+// ganttChart: exposed communication, and waiting for peers at a collective
+// (the compute stream idle while no collective of the rank runs).
+const (
+	exposedKind = "exposed comm (compute idle)"
+	waitKind    = "waiting for peers"
+)
+
+// memoryTimelineChart is plot 5: one rank's memory over the step, stacked
+// by component: Values[c][i] holds component c from Times[i] to Times[i+1]
+// (the last segment ends at End).
+type memoryTimelineChart struct {
+	Title      string    `json:"title"`
+	Unit       string    `json:"unit"`
+	Scale      int64     `json:"scale"`
+	TimeUnit   string    `json:"time_unit"`
+	TimeScale  int64     `json:"time_scale"`
+	End        int64     `json:"end_ps"`
+	Components []string  `json:"components"`
+	Times      []int64   `json:"times_ps"`
+	Values     [][]int64 `json:"values"`
+	Peak       int64     `json:"peak"`
+	PeakTime   int64     `json:"peak_time_ps"`
+	PeakLabel  string    `json:"peak_label"`
+	Capacity   int64     `json:"capacity,omitempty"`
+}
+
+// runPlots are the data of every run plot.
+type runPlots struct {
+	MemoryStages   barsChart           `json:"memory_stages"`
+	Comm           commChart           `json:"comm"`
+	Timeline       ganttChart          `json:"timeline"`
+	MemoryTimeline memoryTimelineChart `json:"memory_timeline"`
+}
+
+// ganttMaxRanks caps the ranks of the timeline plot.
+const ganttMaxRanks = 8
+
+// byteUnit picks the binary unit that keeps the largest value readable.
+func byteUnit(maxV int64) (string, int64) {
+	switch {
+	case maxV >= int64(units.GiB):
+		return "GiB", int64(units.GiB)
+	case maxV >= int64(units.MiB):
+		return "MiB", int64(units.MiB)
+	case maxV >= int64(units.KiB):
+		return "KiB", int64(units.KiB)
+	}
+	return "B", 1
+}
+
+// timeUnit picks ms, µs or ns for a span of maxPS picoseconds.
+func timeUnit(maxPS int64) (string, int64) {
+	switch {
+	case maxPS >= int64(units.Millisecond)*2:
+		return "ms", int64(units.Millisecond)
+	case maxPS >= int64(units.Microsecond)*2:
+		return "µs", int64(units.Microsecond)
+	}
+	return "ns", int64(units.Nanosecond)
+}
+
+// Plots builds the data of the run plots.
+func (run *Run) plots() runPlots {
+	return runPlots{MemoryStages: run.memoryStagesPlot(), Comm: run.commPlot(), Timeline: run.ganttPlot(), MemoryTimeline: run.memoryTimelinePlot()}
+}
+
+func (run *Run) memoryStagesPlot() barsChart {
+	s, r := run.Scenario, run.Result
+	p := barsChart{Title: fmt.Sprintf("%s: memory per GPU at its peak, by component (N=%d, K=%d)", s.Name, r.N, r.K),
+		Capacity: int64(s.Cluster.GPUMemory), TotalLabels: true}
+	var names []string
+	var top int64
+	for _, rep := range run.Stages {
+		cat := fmt.Sprintf("stage %d", rep.Stage)
+		if rep.Stage == r.Stage {
+			cat += " (this run)"
+		}
+		p.Categories = append(p.Categories, cat)
+		top = max(top, rep.Peak)
+		for _, c := range rep.Components {
+			if c.AtTotalPeak != 0 && !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	order := componentNames(run)
+	slices.SortStableFunc(names, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+	for _, n := range names {
+		ser := intSeries{Name: n}
+		for _, rep := range run.Stages {
+			ser.Values = append(ser.Values, rep.Component(memory.Comp(n)).AtTotalPeak)
+		}
+		p.Series = append(p.Series, ser)
+	}
+	unitMax := top
+	if p.Capacity <= 20*top {
+		unitMax = max(top, p.Capacity)
+	}
+	p.Unit, p.Scale = byteUnit(unitMax)
+	p.YLabel = "memory per GPU (" + p.Unit + ")"
+	if p.Capacity > 0 {
+		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+	}
+	return p
+}
+
+// componentNames is the fixed component order (colours follow it).
+func componentNames(run *Run) []string {
+	if run.Result.MemoryModel != nil {
+		var out []string
+		for _, c := range run.Result.MemoryModel.Components {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	return run.Result.Memory.Components
+}
+
+func (run *Run) commPlot() commChart {
+	r := run.Result
+	p := commChart{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
+	all := barsChart{Title: "all ranks", TotalLabels: true}
+	busy := barsChart{Title: "busiest rank (sent)", TotalLabels: true}
+	var topAll, topBusy int64
+	for _, ph := range r.Phases {
+		all.Categories = append(all.Categories, ph.Phase.String())
+		busy.Categories = append(busy.Categories, ph.Phase.String())
+		var a, b int64
+		for _, c := range topology.Classes() {
+			a += ph.Wire[c]
+			b += ph.MaxRankWire[c]
+		}
+		topAll, topBusy = max(topAll, a), max(topBusy, b)
+	}
+	for _, c := range topology.Classes() {
+		sa, sb := intSeries{Name: c.String()}, intSeries{Name: c.String()}
+		for _, ph := range r.Phases {
+			sa.Values = append(sa.Values, ph.Wire[c])
+			sb.Values = append(sb.Values, ph.MaxRankWire[c])
+		}
+		all.Series = append(all.Series, sa)
+		busy.Series = append(busy.Series, sb)
+	}
+	all.Unit, all.Scale = byteUnit(topAll)
+	busy.Unit, busy.Scale = byteUnit(topBusy)
+	all.YLabel = "bytes per step (" + all.Unit + ")"
+	busy.YLabel = "bytes per step (" + busy.Unit + ")"
+	p.Panels = []barsChart{all, busy}
+	return p
+}
+
+func (run *Run) ganttPlot() ganttChart {
+	r := run.Result
+	sc := r.Schedule
+	ranks := min(len(r.Spans), ganttMaxRanks)
+	p := ganttChart{Title: fmt.Sprintf("%s: replayed step, %v (ZeRO-%d, N=%d)", run.Scenario.Name, r.StepTime, r.Stage, r.N), End: int64(r.StepTime)}
+	if len(r.Spans) > ranks {
+		p.Title += fmt.Sprintf(", first %d of %d ranks", ranks, len(r.Spans))
+	}
+	p.TimeUnit, p.TimeScale = timeUnit(int64(r.StepTime))
+	var used [8]bool
+	var kinds [16]bool
+	for _, t := range sc.Tasks {
+		used[t.Stream] = true
+		kinds[t.Kind] = true
+	}
+	for k := range kinds {
+		if kinds[k] {
+			p.Kinds = append(p.Kinds, zero.Kind(k).String())
+		}
+	}
+	p.Kinds = append(p.Kinds, exposedKind, waitKind)
+	for rank := 0; rank < ranks; rank++ {
+		rows := map[zero.Stream]*ganttRow{}
+		var order []zero.Stream
+		for st := range used {
+			if used[st] {
+				s := zero.Stream(st)
+				rows[s] = &ganttRow{Label: fmt.Sprintf("rank %d %s", rank, s)}
+				order = append(order, s)
+			}
+		}
+		for _, sp := range r.Spans[rank] {
+			t := &sc.Tasks[sp.Task]
+			row := rows[t.Stream]
+			// Back-to-back tasks of one kind (the forward of unit after
+			// unit) merge into one bar: the plot shows kinds, the trace
+			// every task.
+			if n := len(row.Bars); n > 0 && row.Bars[n-1].Kind == t.Kind.String() && row.Bars[n-1].End == int64(sp.Start) {
+				row.Bars[n-1].End = int64(sp.End)
+			} else {
+				row.Bars = append(row.Bars, ganttBar{Kind: t.Kind.String(), Start: int64(sp.Start), End: int64(sp.End)})
+			}
+		}
+		if cr := rows[zero.Compute]; cr != nil {
+			exposed, waiting := zero.Exposure(sc, r.Spans[rank])
+			for _, x := range exposed {
+				cr.Bars = append(cr.Bars, ganttBar{Kind: exposedKind, Start: int64(x.Lo), End: int64(x.Hi)})
+			}
+			for _, x := range waiting {
+				cr.Bars = append(cr.Bars, ganttBar{Kind: waitKind, Start: int64(x.Lo), End: int64(x.Hi)})
+			}
+		}
+		for _, s := range order {
+			p.Rows = append(p.Rows, *rows[s])
+		}
+	}
+	return p
+}
+
+func (run *Run) memoryTimelinePlot() memoryTimelineChart {
+	s, r := run.Scenario, run.Result
+	m := r.Memory
+	p := memoryTimelineChart{End: int64(r.StepTime), Peak: m.Peak, PeakTime: int64(m.PeakTime), Capacity: int64(s.Cluster.GPUMemory)}
+	p.Title = fmt.Sprintf("%s: memory of rank %d over the step, by component", s.Name, m.Rank)
+	p.TimeUnit, p.TimeScale = timeUnit(p.End)
+	p.Unit, p.Scale = byteUnit(m.Peak)
+	where := "at rest"
+	if m.PeakTask >= 0 {
+		where = taskName(r.Schedule, m.PeakTask)
+	}
+	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", iec(m.Peak), m.PeakTime, where)
+	cur := slices.Clone(m.AtRest)
+	nonzero := make([]bool, len(cur))
+	// Segment boundaries: 0 and every distinct point time.
+	var times []int64
+	var states [][]int64
+	push := func(t int64) {
+		if n := len(times); n > 0 && times[n-1] == t {
+			states[n-1] = slices.Clone(cur)
+			return
+		}
+		times = append(times, t)
+		states = append(states, slices.Clone(cur))
+	}
+	push(0)
+	for _, pt := range m.Points {
+		if pt.Component >= 0 && pt.Component < len(cur) {
+			cur[pt.Component] += pt.Delta
+		}
+		push(int64(pt.Time))
+	}
+	for _, st := range states {
+		for c, v := range st {
+			nonzero[c] = nonzero[c] || v != 0
+		}
+	}
+	p.Times = times
+	for c, name := range m.Components {
+		if !nonzero[c] {
+			continue
+		}
+		vals := make([]int64, len(states))
+		for i, st := range states {
+			vals[i] = st[c]
+		}
+		p.Components = append(p.Components, name)
+		p.Values = append(p.Values, vals)
+	}
+	return p
+}

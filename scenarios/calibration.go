@@ -1,0 +1,183 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Calibration is a calibration file (version 1), written by `zerosim
+// calibrate` from nccl-tests logs: the nominal hardware the fit started
+// from, the fitted corrections of NCCL's cost model and the measured
+// curves (collectives.CalibrationOf reads it).
+type Calibration struct {
+	Version  int         `yaml:"version"`
+	Hardware CalHardware `yaml:"hardware"`
+	Params   CalParams   `yaml:"params"`
+	Curves   []CalCurve  `yaml:"curves"`
+}
+
+// CalHardware is the nominal hardware of the calibrated cluster.
+type CalHardware struct {
+	Arch           string  `yaml:"arch"`
+	PCI            bool    `yaml:"pci,omitempty"`
+	NVLS           bool    `yaml:"nvls"`
+	IntraGBps      float64 `yaml:"intra_gbytes_per_s"`
+	NICGBps        float64 `yaml:"nic_gbytes_per_s"`
+	NICsPerNode    int     `yaml:"nics_per_node"`
+	InterLatencyUS float64 `yaml:"inter_latency_us"`
+	IntraLatencyUS float64 `yaml:"intra_latency_us"`
+}
+
+// CalParams are the fitted corrections: bandwidth efficiency per link
+// class (1 = nominal), latency per hop per class and fixed cost per
+// collective added to NCCL's tables (µs).
+type CalParams struct {
+	IntraEff   float64 `yaml:"intra_efficiency"`
+	InterEff   float64 `yaml:"inter_efficiency"`
+	IntraHopUS float64 `yaml:"intra_hop_latency_us"`
+	InterHopUS float64 `yaml:"inter_hop_latency_us"`
+	FixedUS    float64 `yaml:"fixed_cost_us"`
+}
+
+// CalCurve is one measured curve: op, communicator shape, sizes (bytes,
+// increasing) and times (µs).
+type CalCurve struct {
+	Op      string    `yaml:"op"`
+	Ranks   int       `yaml:"ranks"`
+	Nodes   int       `yaml:"nodes"`
+	Source  string    `yaml:"source,omitempty"`
+	Sizes   []int64   `yaml:"sizes,flow"`
+	TimesUS []float64 `yaml:"times_us,flow"`
+}
+
+// MarshalCalibration writes c as YAML.
+func MarshalCalibration(c *Calibration) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ParseCalibration reads and validates a calibration file; errors start
+// with file and name the field.
+func ParseCalibration(file string, data []byte) (*Calibration, error) {
+	var c Calibration
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: %s (a calibration file is written by zerosim calibrate)", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	bad := func(field, msg string) error { return fmt.Errorf("%s: %s: %s", file, field, msg) }
+	if c.Version != 1 {
+		return nil, bad("version", fmt.Sprintf("%d is not supported (want version: 1)", c.Version))
+	}
+	h := c.Hardware
+	switch h.Arch {
+	case "Volta", "Ampere", "Hopper", "Blackwell":
+	default:
+		return nil, bad("hardware.arch", fmt.Sprintf("%q: use Volta, Ampere, Hopper or Blackwell", h.Arch))
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"hardware.intra_gbytes_per_s", h.IntraGBps}, {"hardware.nic_gbytes_per_s", h.NICGBps}} {
+		if !(f.v > 0 && f.v < 1e6) {
+			return nil, bad(f.name, fmt.Sprintf("%g is out of range (GB/s per direction, > 0)", f.v))
+		}
+	}
+	if !(h.InterLatencyUS >= 0 && h.InterLatencyUS < 1e6) {
+		return nil, bad("hardware.inter_latency_us", fmt.Sprintf("%g is out of range (µs, ≥ 0)", h.InterLatencyUS))
+	}
+	if !(h.IntraLatencyUS >= 0 && h.IntraLatencyUS < 1e6) {
+		return nil, bad("hardware.intra_latency_us", fmt.Sprintf("%g is out of range (µs, ≥ 0)", h.IntraLatencyUS))
+	}
+	if h.NICsPerNode < 1 || h.NICsPerNode > 1<<10 {
+		return nil, bad("hardware.nics_per_node", fmt.Sprintf("%d is out of range (1..1024)", h.NICsPerNode))
+	}
+	p := c.Params
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"params.intra_efficiency", p.IntraEff}, {"params.inter_efficiency", p.InterEff}} {
+		if !(f.v >= 0.01 && f.v <= 100) {
+			return nil, bad(f.name, fmt.Sprintf("%g is out of range (0.01..100; 1 is nominal)", f.v))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"params.intra_hop_latency_us", p.IntraHopUS}, {"params.inter_hop_latency_us", p.InterHopUS}, {"params.fixed_cost_us", p.FixedUS}} {
+		if math.IsNaN(f.v) || math.Abs(f.v) > 1e5 {
+			return nil, bad(f.name, fmt.Sprintf("%g is out of range (|µs| ≤ 100000)", f.v))
+		}
+	}
+	for i, cv := range c.Curves {
+		at := fmt.Sprintf("curves[%d]", i)
+		switch cv.Op {
+		case "allreduce", "allgather", "reducescatter":
+		default:
+			return nil, bad(at+".op", fmt.Sprintf("%q: use allreduce, allgather or reducescatter", cv.Op))
+		}
+		if cv.Ranks < 1 || cv.Nodes < 1 || cv.Ranks%cv.Nodes != 0 || cv.Ranks > 1<<24 {
+			return nil, bad(at, fmt.Sprintf("ranks %d over nodes %d: want ranks a multiple of nodes ≥ 1", cv.Ranks, cv.Nodes))
+		}
+		if len(cv.Sizes) == 0 || len(cv.Sizes) != len(cv.TimesUS) {
+			return nil, bad(at, fmt.Sprintf("%d sizes and %d times_us: want as many of each, at least one", len(cv.Sizes), len(cv.TimesUS)))
+		}
+		for j := range cv.Sizes {
+			if cv.Sizes[j] <= 0 || (j > 0 && cv.Sizes[j] <= cv.Sizes[j-1]) {
+				return nil, bad(fmt.Sprintf("%s.sizes[%d]", at, j), "sizes must be positive and increase")
+			}
+			if t := cv.TimesUS[j]; !(t > 0 && t < 1e12) {
+				return nil, bad(fmt.Sprintf("%s.times_us[%d]", at, j), fmt.Sprintf("%g is out of range (µs, > 0)", t))
+			}
+		}
+	}
+	return &c, nil
+}
+
+// maxCalibrationFile bounds a calibration file read by a scenario.
+const maxCalibrationFile = 16 << 20
+
+// loadCalibration reads communication.calibration, relative to the
+// scenario file's directory.
+func (l *loader) loadCalibration(c *Communication) *Error {
+	if c.Calibration == "" {
+		return l.errPath("communication.calibration", "empty path (name a file written by zerosim calibrate, relative to the scenario)")
+	}
+	path := c.Calibration
+	if !filepath.IsAbs(path) && l.file != "" && l.file != "-" {
+		path = filepath.Join(filepath.Dir(l.file), path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s (the path is relative to the scenario file)", path))
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(io.LimitReader(f, maxCalibrationFile+1)); err != nil {
+		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s: %v", path, err))
+	}
+	if b.Len() > maxCalibrationFile {
+		return l.errPath("communication.calibration", fmt.Sprintf("%s is larger than %d MiB", path, maxCalibrationFile>>20))
+	}
+	cal, err := ParseCalibration(path, b.Bytes())
+	if err != nil {
+		return l.errPath("communication.calibration", err.Error())
+	}
+	c.CalibrationData = cal
+	return nil
+}

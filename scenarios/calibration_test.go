@@ -1,0 +1,93 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodCalibration = `version: 1
+hardware: {arch: Hopper, nvls: true, intra_gbytes_per_s: 450, nic_gbytes_per_s: 50, nics_per_node: 8, inter_latency_us: 0, intra_latency_us: 0}
+params: {intra_efficiency: 0.9, inter_efficiency: 1, intra_hop_latency_us: 0.4, inter_hop_latency_us: 0.5, fixed_cost_us: -4}
+curves:
+  - {op: allreduce, ranks: 16, nodes: 2, sizes: [1048576, 2097152], times_us: [71.5, 76.2]}
+`
+
+// TestCalibrationKey: communication.calibration is read relative to the
+// scenario file, and every bad file or value is one line naming the key.
+func TestCalibrationKey(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loadFile := func(path string) (*Scenario, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Load(path, data, nil)
+	}
+	write("cal.yaml", goodCalibration)
+	scen := filepath.Join(dir, "s.yaml")
+	write("s.yaml", baseYAML+"communication:\n  calibration: cal.yaml\n")
+	s, err := loadFile(scen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Communication.CalibrationData
+	if c == nil || c.Params.IntraEff != 0.9 || len(c.Curves) != 1 || c.Curves[0].TimesUS[1] != 76.2 {
+		t.Fatalf("calibration %+v", c)
+	}
+	// Resolve on the loaded value keeps the data (no re-read from the cwd).
+	if err := Resolve(s); err != nil {
+		t.Fatalf("Resolve of a loaded scenario with a calibration: %v", err)
+	}
+	for _, tc := range []struct{ name, cal, want string }{
+		{"missing file", "", "s.yaml:12:3: cannot read " + filepath.Join(dir, "nope.yaml") + " (the path is relative to the scenario file)"},
+		{"version 2", strings.Replace(goodCalibration, "version: 1", "version: 2", 1), "bad.yaml: version: 2 is not supported (want version: 1)"},
+		{"unknown key", goodCalibration + "extra: 1\n", "field extra not found"},
+		{"bad arch", strings.Replace(goodCalibration, "Hopper", "Pascal", 1), "hardware.arch: \"Pascal\": use Volta, Ampere, Hopper or Blackwell"},
+		{"efficiency 0", strings.Replace(goodCalibration, "intra_efficiency: 0.9", "intra_efficiency: 0", 1), "params.intra_efficiency: 0 is out of range"},
+		{"sizes decrease", strings.Replace(goodCalibration, "[1048576, 2097152]", "[2097152, 1048576]", 1), "curves[0].sizes[1]: sizes must be positive and increase"},
+		{"times mismatch", strings.Replace(goodCalibration, "[71.5, 76.2]", "[71.5]", 1), "curves[0]: 2 sizes and 1 times_us"},
+		{"ranks not a multiple", strings.Replace(goodCalibration, "nodes: 2", "nodes: 3", 1), "curves[0]: ranks 16 over nodes 3"},
+		{"not yaml", "\x00\x01binary", "calibration"},
+	} {
+		file := "nope.yaml"
+		if tc.name != "missing file" {
+			file = "bad.yaml"
+			write(file, tc.cal)
+		}
+		write("s.yaml", baseYAML+"communication:\n  calibration: "+file+"\n")
+		_, err := loadFile(scen)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", tc.name, err, tc.want)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), scen+":12:3: ") {
+			t.Errorf("%s: error %v does not name the scenario's communication.calibration line", tc.name, err)
+		}
+	}
+}
+
+// FuzzParseCalibration: no input panics; what parses marshals and parses
+// back the same.
+func FuzzParseCalibration(f *testing.F) {
+	f.Add([]byte(goodCalibration))
+	f.Add([]byte("version: 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCalibration("f.yaml", data)
+		if err != nil {
+			return
+		}
+		out, err := MarshalCalibration(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseCalibration("g.yaml", out); err != nil {
+			t.Fatalf("a parsed calibration does not parse back: %v\n%s", err, out)
+		}
+	})
+}
