@@ -135,6 +135,21 @@ func TestTCPXOProfile(t *testing.T) {
 				}
 			}
 		}
+		// The calibration file keeps the protocol set, so its curves
+		// still apply to the cluster it was made on.
+		cal := &Calibration{HW: hw, Params: Nominal, Curves: []Curve{{Op: AllReduce, Shape: Shape{16, 2}, Sizes: []int64{1 << 20, 2 << 20}, TimesUS: []float64{200, 250}}}}
+		back, err := CalibrationOf(cal.File())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.HW != hw || len(back.Model(hw).Curves) != 1 {
+			t.Errorf("%s: calibration file round trip: %+v, want %+v", c.preset, back.HW, hw)
+		}
+	}
+	f := (&Calibration{HW: TCPXO(h100(25e9, 0))}).File()
+	f.Hardware.Protos = []string{"Simpel"}
+	if _, err := CalibrationOf(f); err == nil || !strings.Contains(err.Error(), `hardware.protos: "Simpel"`) {
+		t.Errorf("unknown protocol: %v", err)
 	}
 }
 
