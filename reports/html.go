@@ -47,6 +47,7 @@ type htmlFigure struct {
 
 type htmlData struct {
 	Title    string
+	NotFit   string // the verdict, when the step does not fit the GPU
 	Headline [][2]string
 	Findings []string
 	Warnings []string
@@ -71,6 +72,7 @@ dl.headline dt { font-weight: 600; }
 dl.headline dd { margin: 0; }
 ul.findings li { margin: 0.3em 0; }
 .warning { color: #a40000; }
+.banner { border: 2px solid #a40000; background: #fdecea; color: #a40000; font-weight: 600; padding: 0.6em 1em; margin: 0.8em 0; }
 table { border-collapse: collapse; margin: 0.6em 0; font-variant-numeric: tabular-nums; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f2f2f2; text-align: left; }
@@ -85,6 +87,9 @@ figcaption { font-size: 0.9em; color: #444; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{- if .NotFit}}
+<div class="banner" id="not-fit" role="alert">Does not fit in GPU memory: {{.NotFit}}</div>
+{{- end}}
 <dl class="headline">
 {{- range .Headline}}
 <dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>
@@ -151,6 +156,9 @@ var plotCaptions = map[string]string{
 func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 	d := htmlData{Title: "zerosim run: " + run.Scenario.Name, Headline: run.headline(), Findings: run.findings(), Warnings: run.Result.Warnings,
 		Peak: run.peakText(), Path: toHTMLTable(run.pathTable())}
+	if v := run.Fit(); v.Known && !v.Fits {
+		d.NotFit = v.String()
+	}
 	for _, t := range []*table{run.timeTable(), run.phaseTable()} {
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}

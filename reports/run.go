@@ -172,6 +172,7 @@ func (run *Run) headline() [][2]string {
 		{"tokens/s per GPU", fmt.Sprintf("%s (%s tokens per step: micro-batch %d × %d accumulation × dp %d × %s tokens)",
 			commas(int64(math.Round(r.TokensPerSecPerGPU()))), commas(r.Tokens), s.Training.MicroBatch, max(s.Training.GradAccum, 1),
 			s.Parallelism.DP, commas(s.Model.SeqLen))},
+		{"fits in GPU memory", run.Fit().String()},
 	}
 }
 

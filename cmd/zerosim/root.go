@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -57,7 +58,9 @@ rank. It also runs the real sharded numerics on toy models and checks them bit
 for bit against unsharded training.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(reports.ReadBuild()),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
@@ -70,13 +73,9 @@ for bit against unsharded training.`,
 			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for %s)", a.outDir, cmd.Name(), fileWriters(cmd.Root()))}
 		}
 		switch a.format {
-		case "table", "json", "csv":
-			return nil
-		case "nccl-tests":
-			if cmd.Name() == "collective" {
-				return nil
-			}
-			return inputError{fmt.Errorf("--format nccl-tests: only zerosim collective prints it (use table, json or csv)")}
+		case "table", "json", "csv", "nccl-tests":
+			// nccl-tests is collective's; checkOutputs rejects it elsewhere.
+			return a.checkOutputs(cmd)
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}
