@@ -27,7 +27,7 @@ func TestFitVerdictBanner(t *testing.T) {
 			t.Errorf("stage %s: verdict %+v", c.stage, v)
 		}
 		var b bytes.Buffer
-		if err := WriteRunHTML(&b, run, nil); err != nil {
+		if err := writeRunHTML(&b, run, nil); err != nil {
 			t.Fatal(err)
 		}
 		page := b.String()

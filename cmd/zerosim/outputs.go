@@ -35,7 +35,6 @@ var commandOutputs = map[string]outputs{
 	"merge":          {files: []string{"out"}, dirHint: "merge writes one file: use --out FILE", fmtHint: "merge writes the format of its inputs"},
 	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
 	"compare":        {formats: []string{"table", "json", "csv"}, dir: true, sets: true},
-	"scaling":        {formats: []string{"table"}, dir: true, sets: true},
 	"verify":         {formats: []string{"table", "json"}, sets: true},
 	"validate":       {formats: []string{"table", "json"}, sets: true},
 	"collective":     {formats: []string{"table", "json", "csv"}, sets: true},
