@@ -24,6 +24,10 @@ type Run struct {
 	Scenario *scenarios.Scenario
 	Result   *zero.Result
 	Stages   []*memory.Report
+	// AllRanks makes result.json list every rank on the symmetric fast
+	// path too, instead of each distinct record once with the ranks it
+	// stands for.
+	AllRanks bool
 }
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
@@ -159,7 +163,7 @@ func (run *Run) headline() [][2]string {
 		sym = "yes (one representative rank stands for all)"
 	}
 	return [][2]string{
-		{"scenario", s.Name},
+		{"scenario", s.Name + scenarioDigest(s)},
 		{"model", modelText(s)},
 		{"cluster", clusterText(s)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
@@ -173,6 +177,7 @@ func (run *Run) headline() [][2]string {
 			commas(int64(math.Round(r.TokensPerSecPerGPU()))), commas(r.Tokens), s.Training.MicroBatch, max(s.Training.GradAccum, 1),
 			s.Parallelism.DP, commas(s.Model.SeqLen))},
 		{"fits in GPU memory", run.Fit().String()},
+		{"zerosim", ReadBuild().String()},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	_ "image/png"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,9 +209,20 @@ func TestRunJSONTiny(t *testing.T) {
 
 // TestRunJSONLarge leaves the spans out above the size limit.
 func TestRunJSONLarge(t *testing.T) {
-	j := exampleRun(t, "default").toJSON()
-	if j.Spans != nil || j.CollCount == 0 || len(j.Ranks) != 16 || j.Memory.PeakTaskName != "backward block.31" {
-		t.Errorf("spans %d, collectives %d, ranks %d, peak task %q", len(j.Spans), j.CollCount, len(j.Ranks), j.Memory.PeakTaskName)
+	run := exampleRun(t, "default")
+	j := run.toJSON()
+	if j.Spans != nil || j.CollCount == 0 || j.Memory.PeakTaskName != "backward block.31" {
+		t.Errorf("spans %d, collectives %d, peak task %q", len(j.Spans), j.CollCount, j.Memory.PeakTaskName)
+	}
+	// The symmetric fast path: the 16 identical ranks once, standing for
+	// ranks 0–15; with AllRanks every rank.
+	if len(j.Ranks) != 1 || j.Ranks[0].Rank != 0 || !slices.Equal(j.Ranks[0].StandsFor, []rankRange{{0, 15}}) {
+		t.Errorf("ranks %+v, want one record standing for ranks 0–15", j.Ranks)
+	}
+	run.AllRanks = true
+	if j := run.toJSON(); len(j.Ranks) != 16 || j.Ranks[15].Rank != 15 || j.Ranks[15].StandsFor != nil ||
+		j.Ranks[15].PeakMemory != j.Ranks[0].PeakMemory {
+		t.Errorf("--all-ranks: %d ranks", len(j.Ranks))
 	}
 }
 

@@ -1,8 +1,12 @@
 package reports
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // FitVerdict says whether a replayed step fits the GPU: the largest peak
@@ -41,4 +45,26 @@ func (v FitVerdict) String() string {
 		return fmt.Sprintf("yes: peak %s of %s (%s %%)", iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity))
 	}
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
+}
+
+// scenarioDigest names the resolved scenario in a report that does not
+// carry it in full (the terminal): " (resolved: sha256 1a2b3c4d5e6f)", the
+// SHA-256 of scenarios.Encode, which result.json and report.html hold.
+func scenarioDigest(s *scenarios.Scenario) string {
+	data, err := scenarios.Encode(s)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return " (resolved: sha256 " + hex.EncodeToString(sum[:6]) + ")"
+}
+
+// resolvedYAML is the resolved scenario as a scenario file, for the HTML
+// report.
+func resolvedYAML(s *scenarios.Scenario) string {
+	data, err := scenarios.Encode(s)
+	if err != nil {
+		return "cannot encode the scenario: " + err.Error()
+	}
+	return string(data)
 }

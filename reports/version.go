@@ -17,7 +17,6 @@ type Build struct {
 	Revision string `json:"revision,omitempty"` // VCS revision (git commit) the binary was built from
 	Time     string `json:"time,omitempty"`     // commit time of Revision (RFC 3339)
 	Modified bool   `json:"modified,omitempty"` // the work tree had uncommitted changes
-	Go       string `json:"go"`                 // Go toolchain version
 }
 
 // ReadBuild reads the binary's build information (runtime/debug): the VCS
@@ -29,7 +28,6 @@ func ReadBuild() Build {
 	if !ok {
 		return b
 	}
-	b.Go = bi.GoVersion
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		b.Version = v
 	}

@@ -18,6 +18,8 @@ type runOpts struct {
 	only  []string
 	// requireFit makes a step that does not fit the GPU exit 1.
 	requireFit bool
+	// allRanks lists every rank in result.json on the symmetric fast path.
+	allRanks bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -57,6 +59,7 @@ when the step does not fit in GPU memory (for scripts).`,
 	f.StringVar(&o.trace, "trace", "", "write a Chrome trace (Perfetto) of the step to `FILE`")
 	f.IntVar(&o.rank, "rank", 0, "rank whose memory timeline is shown (plot, trace counters)")
 	f.BoolVar(&o.full, "full", false, "simulate every rank even when the scenario is symmetric")
+	f.BoolVar(&o.allRanks, "all-ranks", false, "on the symmetric fast path, list every rank in result.json (default: identical ranks once, with the ranks they stand for)")
 	f.BoolVar(&o.requireFit, "require-fit", false, "exit 1 (after the report) when the step does not fit in GPU memory")
 	f.StringSliceVar(&o.only, "only", nil, "with -o, write only these kinds of files: html, json, trace, plots (default all)")
 	return cmd
@@ -84,6 +87,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
+	run.AllRanks = o.allRanks
 	var trace *reports.OutputFile
 	if o.trace != "" {
 		t, err := reports.RenderRunTrace(run)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -29,8 +30,9 @@ scenario format version it reads. "zerosim --version" prints the same line.
 				e.SetIndent("", "  ")
 				return e.Encode(struct {
 					reports.Build
-					ScenarioFormat int `json:"scenario_format"`
-				}{b, scenarioFormat})
+					Go             string `json:"go"`
+					ScenarioFormat int    `json:"scenario_format"`
+				}{b, runtime.Version(), scenarioFormat})
 			}
 			fmt.Fprintln(a.out, versionLine(b))
 			return nil
