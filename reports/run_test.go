@@ -77,10 +77,15 @@ func TestRunTableTiny(t *testing.T) {
 // TestRunPhaseBytesTiny checks the phase table against seed 002's byte
 // accounting for the 260-parameter model on N = 2 (bf16, 520 B of
 // parameters): ZeRO-3 all-gathers the parameters in forward and again in
-// backward and reduce-scatters the gradients, S = 520 B each ("seed
-// accounting"), of which a ring rank sends (N−1)/N·S = 260 B.
+// backward and reduce-scatters the gradients, S = 520 B each (logical
+// bytes), of which a ring rank sends (N−1)/N·S = 260 B. --wide shows exact
+// bytes and the busiest rank; the default human units within 120 columns.
 func TestRunPhaseBytesTiny(t *testing.T) {
 	run := tinyRun(t)
+	if got := fmt.Sprint(run.phaseTable().Rows[0]); got != "[forward all-gather 5 520 B 260 B 520 B 0 B]" {
+		t.Errorf("default phase row %s", got)
+	}
+	run.Style.Wide = true
 	tab := run.phaseTable()
 	want := [][]string{
 		{"forward all-gather", "5", "520", "260", "520", "0", "260", "0"},
@@ -90,7 +95,7 @@ func TestRunPhaseBytesTiny(t *testing.T) {
 	if fmt.Sprint(tab.Rows) != fmt.Sprint(want) {
 		t.Errorf("phase rows\n got %v\nwant %v", tab.Rows, want)
 	}
-	if got := strings.Join(tab.Footer[:4], " "); got != "total 15 1560 780" {
+	if got := strings.Join(tab.Footer[:4], " "); got != "total 15 1,560 780" {
 		t.Errorf("footer %q", got)
 	}
 }

@@ -68,3 +68,12 @@ func resolvedYAML(s *scenarios.Scenario) string {
 	}
 	return string(data)
 }
+
+// countNoun spells a count with its noun in the right number: "1 task",
+// "19 tasks", "1,024 ranks".
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return commas(int64(n)) + " " + many
+}

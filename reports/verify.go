@@ -85,7 +85,7 @@ func passFail(ok bool) string {
 // WriteVerifyTable writes r as a terminal table, a drift table when
 // present, and a summary line.
 func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
-	if _, err := fmt.Fprintf(w, "# verify %s: N = %d ranks, %d configurations, sharded vs unsharded bit for bit\n", escapeControl(r.Scenario), r.N, len(r.Rows)); err != nil {
+	if _, err := fmt.Fprintf(w, "# verify %s: N = %s, %s, sharded vs unsharded bit for bit\n", escapeControl(r.Scenario), countNoun(r.N, "rank", "ranks"), countNoun(len(r.Rows), "configuration", "configurations")); err != nil {
 		return err
 	}
 	t := newTable(w, 13, 0, 3, 4, 5, 9, 12)
@@ -123,7 +123,7 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	if err := writeQuantDrift(w, r.QuantDrift); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s: %d of %d configurations bit-exact\n", passFail(r.Pass), len(r.Rows)-failed, len(r.Rows))
+	_, err := fmt.Fprintf(w, "%s: %d of %s bit-exact\n", passFail(r.Pass), len(r.Rows)-failed, countNoun(len(r.Rows), "configuration", "configurations"))
 	return err
 }
 
@@ -168,7 +168,7 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 		if !c.Pass {
 			failed++
 		}
-		measure := fmt.Sprintf("%d mismatches (bit-exact)", c.Mismatches)
+		measure := countNoun(int(c.Mismatches), "mismatch", "mismatches") + " (bit-exact)"
 		if !c.Exact {
 			rel := "≤"
 			if c.Minimum {
@@ -183,7 +183,7 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s: %d of %d checks pass\n", passFail(r.Pass), len(r.Checks)-failed, len(r.Checks))
+	_, err := fmt.Fprintf(w, "%s: %d of %s pass\n", passFail(r.Pass), len(r.Checks)-failed, countNoun(len(r.Checks), "check", "checks"))
 	return err
 }
 

@@ -87,7 +87,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
-	run.AllRanks = o.allRanks
+	run.AllRanks, run.Style = o.allRanks, a.style()
 	var trace *reports.OutputFile
 	if o.trace != "" {
 		t, err := reports.RenderRunTrace(run)

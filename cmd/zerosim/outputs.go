@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 )
 
 // outputs is what a command does with the global flags: the --format values
@@ -24,13 +25,21 @@ type outputs struct {
 	files   []string // its flags naming an output FILE (checked like -o)
 	dirHint string   // what to use instead of -o, when it has no files
 	fmtHint string   // what it prints instead, when it has no --format
+	style   bool     // --units and --wide shape its tables
+}
+
+// style is the table style --units and --wide ask for (checked by
+// checkOutputs).
+func (a *app) style() reports.MemoryStyle {
+	u, _ := reports.ParseMemoryUnits(a.units)
+	return reports.MemoryStyle{Units: u, Wide: a.wide}
 }
 
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":            {formats: []string{"table", "json"}, dir: true, sets: true, files: []string{"trace"}},
-	"memory":         {formats: []string{"table", "json", "csv"}, sets: true},
+	"run":            {formats: []string{"table", "json"}, dir: true, sets: true, files: []string{"trace"}, style: true},
+	"memory":         {formats: []string{"table", "json", "csv"}, sets: true, style: true},
 	"sweep":          {formats: []string{"csv", "json"}, sets: true, dirHint: "sweep writes one file: use --out FILE"},
 	"merge":          {files: []string{"out"}, dirHint: "merge writes one file: use --out FILE", fmtHint: "merge writes the format of its inputs"},
 	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
@@ -81,6 +90,14 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 	}
 	if changed("set") && !o.sets {
 		return inputError{fmt.Errorf("--set %s: zerosim %s reads no scenario", a.sets[0], key)}
+	}
+	for _, f := range []string{"units", "wide"} {
+		if changed(f) && !o.style {
+			return inputError{fmt.Errorf("--%s: zerosim %s does not take it (run and memory do)", f, key)}
+		}
+	}
+	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
+		return inputError{fmt.Errorf("--units: %w", err)}
 	}
 	if o.dir && changed("output") {
 		if err := checkOutputDir(a.outDir); err != nil {

@@ -157,6 +157,11 @@ func TestUnhonouredFlagsRejected(t *testing.T) {
 			code, out, errOut := runMain(t, "", args...)
 			oneLine(t, args, code, out, errOut, "--format "+f)
 		}
+		if !o.style {
+			args := append(slices.Clone(base), "--wide")
+			code, out, errOut := runMain(t, "", args...)
+			oneLine(t, args, code, out, errOut, "--wide")
+		}
 		if !o.sets {
 			args := append(slices.Clone(base), "--set", "parallelism.k=2")
 			code, out, errOut := runMain(t, "", args...)

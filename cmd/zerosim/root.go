@@ -25,6 +25,8 @@ type app struct {
 	sets     []string // --set key.path=value
 	format   string   // --format table|json|csv
 	outDir   string   // -o DIR
+	units    string   // --units gib|gb
+	wide     bool     // --wide
 }
 
 // writesFiles is the annotation of a command that writes files into -o DIR;
@@ -68,6 +70,8 @@ for bit against unsharded training.`,
 	pf.StringArrayVar(&a.sets, "set", nil, "override a scenario value, e.g. --set parallelism.k=4 (repeatable)")
 	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv (collective: also nccl-tests)")
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
+	pf.StringVar(&a.units, "units", "gib", "memory in tables: gib (2^30 B) or gb (1e9 B)")
+	pf.BoolVar(&a.wide, "wide", false, "tables with every column (exact bytes), wider than 120 columns")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
 			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for %s)", a.outDir, cmd.Name(), fileWriters(cmd.Root()))}
