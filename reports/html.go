@@ -1,11 +1,8 @@
 package reports
 
 import (
-	"bytes"
 	"html/template"
 	"io"
-
-	"github.com/zerosim/zerosim/memory"
 )
 
 // htmlTable is a table ready for the template.
@@ -54,7 +51,7 @@ type htmlData struct {
 	Findings []string
 	Warnings []string
 	Tables   []htmlTable
-	Memory   string
+	Memory   *htmlTable // the memory model of the scenario's stage
 	Peak     string
 	Path     htmlTable
 	Figures  []htmlFigure
@@ -111,7 +108,11 @@ figcaption { font-size: 0.9em; color: #444; }
 {{template "table" .}}
 {{- end}}
 <h2>Memory of the scenario's stage</h2>
-<pre>{{.Memory}}</pre>
+{{- with .Memory}}
+<div id="memory-table">
+{{template "table" .}}
+</div>
+{{- end}}
 <p class="note">{{.Peak}}</p>
 <h2>{{.Path.Title}}</h2>
 {{template "table" .Path}}
@@ -153,7 +154,8 @@ var plotCaptions = map[string]string{
 		"rank that sends the most (bottom).",
 	"timeline": "The replayed step: one row per rank and stream, coloured by task kind. Under a compute row, red marks " +
 		"exposed communication (a collective runs while the compute stream is idle), grey waiting for peers.",
-	"memory_timeline": "The memory of one rank through the replayed step, stacked by component, with its peak marked.",
+	"memory_timeline": "The memory of one rank through the replayed step, stacked by component (the ones that stay constant at the " +
+		"bottom), with its peak marked and the GPU's capacity as a red dashed line.",
 }
 
 // writeRunHTML writes report.html: one self-contained page (inline CSS and
@@ -170,11 +172,8 @@ func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}
 	if mm := run.Result.MemoryModel; mm != nil {
-		var b bytes.Buffer
-		if err := WriteMemoryTable(&b, []*memory.Report{mm}, MemoryGiB); err != nil {
-			return err
-		}
-		d.Memory = b.String()
+		t := toHTMLTable(memoryTable(mm, run.Style.Units))
+		d.Memory = &t
 	}
 	if plots == nil {
 		p := run.plots()

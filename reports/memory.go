@@ -177,6 +177,29 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	return writeDeepSpeedOffload(w, r, u)
 }
 
+// memoryTable is one report as a table for the HTML page: every column,
+// exact bytes thousands-separated beside u, the totals, and the peak and
+// fit as notes.
+func memoryTable(r *memory.Report, u MemoryUnits) *table {
+	t := &table{Title: strings.TrimPrefix(memoryTitle(r), "# "), left: []int{0, 5, 7},
+		Header: []string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"}}
+	if r.NotApplicable != "" {
+		t.Notes = append(t.Notes, "n/a: "+r.NotApplicable)
+		return t
+	}
+	for _, c := range r.Components {
+		phase := c.PeakPhase.String()
+		if c.Peak == 0 {
+			phase = "-"
+		}
+		t.Rows = append(t.Rows, []string{c.Name, commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
+	}
+	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
+	t.Notes = append(t.Notes, fmt.Sprintf("model peak %s in %s; fits: %s", u.format(r.Peak), r.PeakPhase, fitsText(r, u)))
+	t.Notes = append(t.Notes, r.Warnings...)
+	return t
+}
+
 func writeMemorySummary(w io.Writer, rs []*memory.Report, st MemoryStyle) error {
 	u := st.Units
 	if _, err := fmt.Fprintln(w, "# summary: memory per GPU"); err != nil {

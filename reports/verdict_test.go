@@ -35,6 +35,12 @@ func TestFitVerdictBanner(t *testing.T) {
 		if has != !c.fits || (c.banner != "" && !strings.Contains(page, c.banner)) {
 			t.Errorf("stage %s: banner %v, want %v with %q", c.stage, has, !c.fits, c.banner)
 		}
+		// The memory section is an HTML table like the others, not a
+		// <pre> block of box drawing.
+		if !strings.Contains(page, `<div id="memory-table">`) || !strings.Contains(page, `<td class="l">fp32 master params</td>`) ||
+			strings.Contains(page, "┌") || !strings.Contains(page, "<td>13,476,831,232</td>") {
+			t.Errorf("stage %s: the memory section is not an HTML table with exact bytes", c.stage)
+		}
 		if c.banner != "" && strings.Index(page, `id="not-fit"`) > strings.Index(page, `class="headline"`) {
 			t.Errorf("stage %s: the banner comes after the headline", c.stage)
 		}
