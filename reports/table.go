@@ -77,10 +77,20 @@ func needsEscape(r rune) bool {
 
 // wrapColumn wraps the cells of column col at width runes (at spaces), so a
 // long text column keeps a table within maxColumns.
-func wrapColumn(t *tablewriter.Table, col, width int) {
+func wrapColumn(t *tablewriter.Table, col, width int) { wrapColumns(t, map[int]int{col: width}) }
+
+// wrapColumns wraps each column of widths (column → runes); none, nothing.
+func wrapColumns(t *tablewriter.Table, widths map[int]int) {
+	if len(widths) == 0 {
+		return
+	}
+	m := tw.NewMapper[int, int]()
+	for c, w := range widths {
+		m.Set(c, w)
+	}
 	t.Configure(func(cfg *tablewriter.Config) {
 		cfg.Row.Formatting.AutoWrap = tw.WrapNormal
-		cfg.Row.ColMaxWidths.PerColumn = tw.NewMapper[int, int]().Set(col, width)
+		cfg.Row.ColMaxWidths.PerColumn = m
 	})
 }
 

@@ -25,7 +25,8 @@ type outputs struct {
 	files   []string // its flags naming an output FILE (checked like -o)
 	dirHint string   // what to use instead of -o, when it has no files
 	fmtHint string   // what it prints instead, when it has no --format
-	style   bool     // --units and --wide shape its tables
+	units   bool     // --units sets the memory unit of its tables
+	wide    bool     // --wide shows every column of its tables
 }
 
 // style is the table style --units and --wide ask for (checked by
@@ -38,13 +39,13 @@ func (a *app) style() reports.MemoryStyle {
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":            {formats: []string{"table", "json"}, dir: true, sets: true, files: []string{"trace"}, style: true},
-	"memory":         {formats: []string{"table", "json", "csv"}, sets: true, style: true},
+	"run":            {formats: []string{"table", "json"}, dir: true, sets: true, files: []string{"trace"}, units: true, wide: true},
+	"memory":         {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
 	"sweep":          {formats: []string{"csv", "json"}, sets: true, dirHint: "sweep writes one file: use --out FILE"},
 	"merge":          {files: []string{"out"}, dirHint: "merge writes one file: use --out FILE", fmtHint: "merge writes the format of its inputs"},
 	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
 	"compare":        {formats: []string{"table", "json", "csv"}, dir: true, sets: true},
-	"verify":         {formats: []string{"table", "json"}, sets: true},
+	"verify":         {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":       {formats: []string{"table", "json"}, sets: true},
 	"collective":     {formats: []string{"table", "json", "csv"}, sets: true},
 	"scenarios":      {formats: []string{"table", "json", "csv"}},
@@ -91,10 +92,11 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 	if changed("set") && !o.sets {
 		return inputError{fmt.Errorf("--set %s: zerosim %s reads no scenario", a.sets[0], key)}
 	}
-	for _, f := range []string{"units", "wide"} {
-		if changed(f) && !o.style {
-			return inputError{fmt.Errorf("--%s: zerosim %s does not take it (run and memory do)", f, key)}
-		}
+	if changed("units") && !o.units {
+		return inputError{fmt.Errorf("--units %s: zerosim %s prints no memory table (run and memory do)", a.units, key)}
+	}
+	if changed("wide") && !o.wide {
+		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory and verify do)", key)}
 	}
 	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
 		return inputError{fmt.Errorf("--units: %w", err)}

@@ -157,7 +157,7 @@ func TestUnhonouredFlagsRejected(t *testing.T) {
 			code, out, errOut := runMain(t, "", args...)
 			oneLine(t, args, code, out, errOut, "--format "+f)
 		}
-		if !o.style {
+		if !o.wide {
 			args := append(slices.Clone(base), "--wide")
 			code, out, errOut := runMain(t, "", args...)
 			oneLine(t, args, code, out, errOut, "--wide")

@@ -30,6 +30,7 @@ func widest(lines []string) int {
 func TestTablesFit120Columns(t *testing.T) {
 	for _, args := range [][]string{
 		{"run"}, {"run", "gpt3-175b-16k"}, {"run", "seed000-k4"}, {"memory"}, {"memory", "--estimator", "all", "--detail"},
+		{"verify", "seed002-tiny"},
 	} {
 		code, out, errOut := runMain(t, "", args...)
 		if code != 0 {
@@ -45,6 +46,7 @@ func TestTablesFit120Columns(t *testing.T) {
 	}{
 		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", "│ backward reduce-scatter   │         337 │ 13,476,831,232 │ 12,634,529,280 │ 188,675,637,248 │"}},
 		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ 13,476,831,232 │"}},
+		{[]string{"verify", "seed002-tiny", "--wide"}, []string{"│ model ", "│ padding │", "│ steps │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {
@@ -104,7 +106,7 @@ func TestCountsReadRight(t *testing.T) {
 		t.Errorf("run seed002-tiny: %s", strings.SplitN(out, "\n", 5)[3])
 	}
 	code, out, _ := runMain(t, "", "verify", "seed002-tiny", "--corrupt-shard", "1:3")
-	if code != exitFailure || !strings.Contains(out, ", 1 configuration, sharded vs unsharded") || !strings.Contains(out, "0 of 1 configuration bit-exact") {
+	if code != exitFailure || !strings.Contains(out, ", 1 configuration of 5 steps, sharded vs unsharded") || !strings.Contains(out, "0 of 1 configuration bit-exact") {
 		t.Errorf("verify --corrupt-shard: exit %d\n%s", code, out)
 	}
 	_, out, _ = runMain(t, "", "run", "--units", "gb")
