@@ -47,7 +47,7 @@ var commandOutputs = map[string]outputs{
 	"compare":        {formats: []string{"table", "json", "csv"}, dir: true, sets: true},
 	"verify":         {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":       {formats: []string{"table", "json"}, sets: true},
-	"collective":     {formats: []string{"table", "json", "csv"}, sets: true},
+	"collective":     {formats: []string{"table", "json", "csv"}, sets: true, wide: true},
 	"scenarios":      {formats: []string{"table", "json", "csv"}},
 	"scenarios show": {fmtHint: "scenarios show prints the example's YAML verbatim"},
 	"version":        {formats: []string{"table", "json"}},
@@ -68,7 +68,7 @@ func exempt(key string) bool {
 // output target it was given, before the command runs.
 func (a *app) checkOutputs(cmd *cobra.Command) error {
 	key := commandKey(cmd)
-	if exempt(key) {
+	if exempt(key) || !cmd.Runnable() {
 		return nil
 	}
 	o, ok := commandOutputs[key]
@@ -96,7 +96,7 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		return inputError{fmt.Errorf("--units %s: zerosim %s prints no memory table (run and memory do)", a.units, key)}
 	}
 	if changed("wide") && !o.wide {
-		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory and verify do)", key)}
+		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory, verify and collective do)", key)}
 	}
 	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
 		return inputError{fmt.Errorf("--units: %w", err)}

@@ -30,7 +30,7 @@ func widest(lines []string) int {
 func TestTablesFit120Columns(t *testing.T) {
 	for _, args := range [][]string{
 		{"run"}, {"run", "gpt3-175b-16k"}, {"run", "seed000-k4"}, {"memory"}, {"memory", "--estimator", "all", "--detail"},
-		{"verify", "seed002-tiny"},
+		{"verify", "seed002-tiny"}, {"collective", "--size", "1MiB:1GiB"},
 	} {
 		code, out, errOut := runMain(t, "", args...)
 		if code != 0 {
@@ -46,6 +46,7 @@ func TestTablesFit120Columns(t *testing.T) {
 	}{
 		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", "│ backward reduce-scatter   │         337 │ 13,476,831,232 │ 12,634,529,280 │ 188,675,637,248 │"}},
 		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ 13,476,831,232 │"}},
+		{[]string{"collective", "--wide"}, []string{"│ 67108864 │ 33554432 │ hierarchical │    439.75 │       152.61 │       286.14 │ 1,879,048,192 │   117,440,512 │"}},
 		{[]string{"verify", "seed002-tiny", "--wide"}, []string{"│ model ", "│ padding │", "│ steps │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
