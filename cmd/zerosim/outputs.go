@@ -51,6 +51,7 @@ var commandOutputs = map[string]outputs{
 	"scenarios":      {formats: []string{"table", "json", "csv"}},
 	"scenarios show": {fmtHint: "scenarios show prints the example's YAML verbatim"},
 	"version":        {formats: []string{"table", "json"}},
+	"import hf":      {formats: []string{"table", "json"}}, // table: the model section as YAML
 }
 
 // commandKey is cmd's path below the root ("scenarios show").

@@ -23,6 +23,7 @@ var commandArgs = map[string][]string{
 	"compare":        {"seed000-k4", "--vary", "parallelism.k=1,2"},
 	"validate":       {"-"},
 	"scenarios show": {"default"},
+	"import hf":      {"config.json"},
 }
 
 // allCommands walks the command tree below root.
@@ -191,7 +192,7 @@ func TestFormatJSONHonoured(t *testing.T) {
 	_, out, _ := runMain(t, "version: 1\n", "validate", "--format", "json", "../../scenarios/examples/seed000-k4.yaml")
 	var rows []validFile
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 ||
-		rows[0] != (validFile{"../../scenarios/examples/seed000-k4.yaml", 8, 1, 4, 1342382080}) {
+		rows[0] != (validFile{File: "../../scenarios/examples/seed000-k4.yaml", N: 8, Stage: 1, K: 4, Params: 1342382080}) {
 		t.Errorf("validate --format json: %v %+v", err, rows)
 	}
 }
