@@ -138,8 +138,11 @@ func decode(t *testing.T, b []byte) any {
 // resultJSON replays an example and returns its result.json.
 func resultJSON(t *testing.T, name string, allRanks bool, sets ...string) []byte {
 	t.Helper()
-	data, _ := scenarios.Example(name)
-	s, err := scenarios.Load(name+".yaml", data, sets)
+	src, err := scenarios.ReadInput(name, nil) // an embedded example or a file
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := src.Load(sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +176,7 @@ func TestResultJSONSchema(t *testing.T) {
 		{"default", false, nil},
 		{"default", true, []string{"parallelism.zero_stage=0"}},
 		{"seed000-k4", false, []string{"cluster.gpu_overrides=[{rank: 3, speed: 0.8}]"}},
+		{"docs/examples/mixtral-8x7b.yaml", false, nil}, // a mixture of experts: active_params
 	}
 	for _, c := range cases {
 		doc := decode(t, resultJSON(t, c.name, c.allRanks, c.sets...))
