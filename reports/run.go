@@ -124,13 +124,13 @@ func commas(n int64) string {
 	return b.String()
 }
 
-func clusterText(s *scenarios.Scenario) string {
+func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 	c := &s.Cluster
 	gpu := c.GPU
 	if gpu == "" {
 		gpu = "GPU"
 	}
-	t := fmt.Sprintf("%s × %d %s (%s)", countNoun(c.Nodes, "node", "nodes"), c.GPUsPerNode, gpu, units.Bytes(c.GPUMemory).IEC())
+	t := fmt.Sprintf("%s × %d %s (%s)", countNoun(c.Nodes, "node", "nodes"), c.GPUsPerNode, gpu, u.format(int64(c.GPUMemory)))
 	if c.Intra.Bandwidth > 0 {
 		t += fmt.Sprintf(", intra %v %v", c.Intra.Bandwidth, c.Intra.Latency)
 	}
@@ -168,7 +168,7 @@ func (run *Run) headline() [][2]string {
 	return [][2]string{
 		{"scenario", s.Name + scenarioDigest(s)},
 		{"model", modelText(s)},
-		{"cluster", clusterText(s)},
+		{"cluster", clusterText(s, run.Style.Units)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", strconv.Itoa(r.N)},
 		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
@@ -283,6 +283,7 @@ func (run *Run) timeTable() *table {
 // within 120 columns, or with Style.Wide exact bytes and the busiest rank's
 // wire bytes too.
 func (run *Run) phaseTable() *table {
+	u := run.Style.Units
 	r := run.Result
 	wide := run.Style.Wide
 	b := run.Style.bytes
@@ -336,15 +337,15 @@ func (run *Run) phaseTable() *table {
 	} else {
 		t.Notes = append(t.Notes, "logical: the buffers the rank's collectives reduce or gather; sent: the bytes it puts on the wire")
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
-			iec(logical), iec(sent), wireShares(wire, all)))
+			u.format(logical), u.format(sent), wireShares(wire, all, u)))
 	}
 	return t
 }
 
-func wireShares(wire [topology.NumClasses]int64, all int64) string {
+func wireShares(wire [topology.NumClasses]int64, all int64, u MemoryUnits) string {
 	var parts []string
 	for _, c := range topology.Classes() {
-		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, iec(wire[c]), percent(wire[c], all)))
+		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, u.format(wire[c]), percent(wire[c], all)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -399,14 +400,15 @@ func (run *Run) pathTable() *table {
 
 // peakText describes the replay's memory peak of the memory rank.
 func (run *Run) peakText() string {
+	u := run.Style.Units
 	m := run.Result.Memory
 	where := "at rest"
 	if m.PeakTask >= 0 {
 		where = "during " + taskName(run.Result.Schedule, m.PeakTask)
 	}
-	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, iec(m.Peak), commas(m.Peak), m.PeakTime, where)
+	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, u.format(m.Peak), commas(m.Peak), m.PeakTime, where)
 	if c := int64(run.Scenario.Cluster.GPUMemory); c > 0 {
-		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), iec(c))
+		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), u.format(c))
 	}
 	return s
 }
@@ -424,6 +426,7 @@ func (run *Run) exposedGather() (exposed, busy units.Duration, ok bool) {
 // Findings states the key figures of the run in words, computed from the
 // result.
 func (run *Run) findings() []string {
+	u := run.Style.Units
 	s, r := run.Scenario, run.Result
 	var out []string
 	var exposed, wait units.Duration
@@ -450,9 +453,9 @@ func (run *Run) findings() []string {
 	}
 	if all > 0 {
 		if net := wire[topology.Inter]; net > 0 {
-			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(net, all), iec(net), iec(all)))
+			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(net, all), u.format(net), u.format(all)))
 		} else {
-			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", iec(all)))
+			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", u.format(all)))
 		}
 		var big zero.PhaseBytes
 		for _, p := range r.Phases {
@@ -461,12 +464,12 @@ func (run *Run) findings() []string {
 			}
 		}
 		logical, sent := r.PhaseTotal()
-		out = append(out, fmt.Sprintf("Each rank sends %s per step (%s logical); the largest phase is the %s (%s).", iec(sent), iec(logical), big.Phase, iec(big.Sent)))
+		out = append(out, fmt.Sprintf("Each rank sends %s per step (%s logical); the largest phase is the %s (%s).", u.format(sent), u.format(logical), big.Phase, u.format(big.Sent)))
 	}
 	m := r.Memory
-	peak := fmt.Sprintf("Peak memory %s", iec(m.Peak))
+	peak := fmt.Sprintf("Peak memory %s", u.format(m.Peak))
 	if c := int64(s.Cluster.GPUMemory); c > 0 {
-		peak += " of " + iec(c)
+		peak += " of " + u.format(c)
 	}
 	if m.PeakTask >= 0 {
 		peak += " at " + taskName(r.Schedule, m.PeakTask)

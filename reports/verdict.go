@@ -17,12 +17,13 @@ type FitVerdict struct {
 	Peak     int64 // bytes, the largest peak of any rank
 	Rank     int   // the rank with that peak
 	Capacity int64 // bytes of GPU memory
+	Units    MemoryUnits
 }
 
 // Fit returns the run's memory verdict (the replay's per-rank peaks).
 func (run *Run) Fit() FitVerdict {
 	r := run.Result
-	v := FitVerdict{Peak: r.Memory.Peak, Rank: r.Memory.Rank, Capacity: int64(run.Scenario.Cluster.GPUMemory)}
+	v := FitVerdict{Peak: r.Memory.Peak, Rank: r.Memory.Rank, Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units}
 	if len(r.PeakMemory) > 0 {
 		i := slices.Index(r.PeakMemory, slices.Max(r.PeakMemory))
 		if r.PeakMemory[i] > v.Peak {
@@ -38,6 +39,7 @@ func (run *Run) Fit() FitVerdict {
 // (61.6 %)" or "NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB
 // by 45.51 GiB".
 func (v FitVerdict) String() string {
+	iec := v.Units.format
 	switch {
 	case !v.Known:
 		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))

@@ -110,8 +110,14 @@ func TestCountsReadRight(t *testing.T) {
 	if code != exitFailure || !strings.Contains(out, ", 1 configuration of 5 steps, sharded vs unsharded") || !strings.Contains(out, "0 of 1 configuration bit-exact") {
 		t.Errorf("verify --corrupt-shard: exit %d\n%s", code, out)
 	}
+	// One unit system: GiB by default, GB everywhere with --units gb.
 	_, out, _ = runMain(t, "", "run", "--units", "gb")
-	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │     13.48 GB │") {
-		t.Errorf("run --units gb does not print GB")
+	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 52.95 GB of 85.90 GB") ||
+		strings.Contains(out, "GiB") {
+		t.Errorf("run --units gb does not print GB throughout")
+	}
+	_, out, _ = runMain(t, "", "run")
+	if plain := strings.ReplaceAll(out, "GB/s", ""); strings.Contains(plain, " GB") || !strings.Contains(plain, " GiB") {
+		t.Errorf("run mixes GB (memory) into GiB")
 	}
 }
