@@ -135,9 +135,6 @@ func TestOutputTargetsCheckedFirst(t *testing.T) {
 // --format values it does not print (sweep --format table printed CSV),
 // --set on a command that reads no scenario.
 func TestUnhonouredFlagsRejected(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs every command")
-	}
 	dir := t.TempDir()
 	for key, o := range commandOutputs {
 		base := append(strings.Fields(key), commandArgs[key]...)
