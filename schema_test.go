@@ -209,10 +209,11 @@ func TestSweepRowSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &sweep.Evaluator{Src: sweep.Source{File: "seed000-k4.yaml", Data: data}, Space: sp}
+	src := sweep.Source{File: "seed000-k4.yaml", Data: data}
+	ev := &sweep.Evaluator{Src: src, Space: sp}
 	var b bytes.Buffer
 	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
-	if err := enc.WriteHeader(); err != nil {
+	if err := enc.WriteHeader(sweep.NewMeta(src, sp)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range sp.Len() {

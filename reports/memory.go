@@ -174,7 +174,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 			return err
 		}
 	}
-	return writeDeepSpeedOffload(w, r, u)
+	return writeDeepSpeedOffload(w, r, st)
 }
 
 // memoryTable is one report as a table for the HTML page: every column,

@@ -14,16 +14,16 @@ import (
 )
 
 // outputs is what a command does with the global flags: the --format values
-// it prints, whether it writes files with -o DIR, whether --set reaches its
-// scenario, and which of its own flags name an output file. A command
+// it prints, whether --set reaches its scenario, and which of its own flags
+// name an output file. Whether it writes files into -o DIR is its
+// writesFiles annotation. A command
 // rejects (exit 2) every global flag it would otherwise ignore, and every
 // output target is checked before anything is simulated or printed.
 type outputs struct {
 	formats []string // --format values it honours; the first is its default
-	dir     bool     // -o DIR writes files
 	sets    bool     // --set overrides its scenario
 	files   []string // its flags naming an output FILE (checked like -o)
-	dirHint string   // what to use instead of -o, when it has no files
+	dirHint string   // what to use instead of -o DIR
 	fmtHint string   // what it prints instead, when it has no --format
 	units   bool     // --units sets the memory unit of its tables
 	wide    bool     // --wide shows every column of its tables
@@ -39,12 +39,12 @@ func (a *app) style() reports.MemoryStyle {
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":            {formats: []string{"table", "json"}, dir: true, sets: true, files: []string{"trace"}, units: true, wide: true},
+	"run":            {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true},
 	"memory":         {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
-	"sweep":          {formats: []string{"csv", "json"}, sets: true, dirHint: "sweep writes one file: use --out FILE"},
-	"merge":          {files: []string{"out"}, dirHint: "merge writes one file: use --out FILE", fmtHint: "merge writes the format of its inputs"},
+	"sweep":          {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
+	"merge":          {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
 	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
-	"compare":        {formats: []string{"table", "json", "csv"}, dir: true, sets: true},
+	"compare":        {formats: []string{"table", "json", "csv"}, sets: true},
 	"verify":         {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":       {formats: []string{"table", "json"}, sets: true},
 	"collective":     {formats: []string{"table", "json", "csv"}, sets: true, wide: true},
@@ -83,12 +83,13 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		}
 		return inputError{fmt.Errorf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))}
 	}
-	if changed("output") && !o.dir {
-		hint := o.dirHint
-		if hint == "" {
-			hint = fmt.Sprintf("zerosim %s writes no files (redirect its output instead)", key)
+	dir := cmd.Annotations[writesFiles] != ""
+	if changed("output") && !dir {
+		msg := fmt.Sprintf("zerosim %s writes no files into a directory (-o DIR is for %s)", key, fileWriters(cmd.Root()))
+		if o.dirHint != "" {
+			msg += ": " + o.dirHint
 		}
-		return inputError{fmt.Errorf("-o %s: %s", a.outDir, hint)}
+		return inputError{fmt.Errorf("-o %s: %s", a.outDir, msg)}
 	}
 	if changed("set") && !o.sets {
 		return inputError{fmt.Errorf("--set %s: zerosim %s reads no scenario", a.sets[0], key)}
@@ -102,7 +103,7 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
 		return inputError{fmt.Errorf("--units: %w", err)}
 	}
-	if o.dir && changed("output") {
+	if dir && changed("output") {
 		if err := checkOutputDir(a.outDir); err != nil {
 			return inputError{fmt.Errorf("-o %s: %w", a.outDir, err)}
 		}

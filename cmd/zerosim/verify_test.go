@@ -43,7 +43,7 @@ func TestVerifyCLI(t *testing.T) {
 		{"corrupt step 4 K 4 stage 3", []string{"--corrupt-shard", "6:0", "--corrupt-step", "4", "--set", "parallelism.k=4", "--set", "parallelism.zero_stage=3"}, 1,
 			[]string{"step 4 rank 6 fp32 master"}, "", false},
 		{"zero++ qwZ qgZ", []string{"--set", "parallelism.zero_stage=3", "--set", "communication.zero_quantized_weights=true", "--set", "communication.zero_quantized_gradients=true"}, 0,
-			[]string{"ZeRO++ drift", "qwZ qgZ(8/node)", "PASS: 1 of 1 configurations bit-exact"}, "", false},
+			[]string{"ZeRO++ drift", "qwZ qgZ(8/node)", "PASS: 1 of 1 configuration bit-exact"}, "", false},
 		{"zero++ corrupt", []string{"--corrupt-shard", "3:0", "--set", "parallelism.zero_stage=3", "--set", "communication.zero_quantized_weights=true", "--set", "communication.zero_quantized_gradients=true"}, 1,
 			[]string{"step 2 rank 3 fp32 master", "FAIL: 0 of 1"}, "qwZ qgZ(8/node): step 2 rank 3", false},
 		{"corrupt bad syntax", []string{"--corrupt-shard", "x"}, 2, nil, `--corrupt-shard "x"`, true},
