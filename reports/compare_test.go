@@ -113,7 +113,7 @@ func TestCompareStagePlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewComparison("default.yaml, varying parallelism.zero_stage", runs).Plot
+	p := NewComparison("default.yaml, varying parallelism.zero_stage", runs, false).Plot
 	if len(p.Panels) != 3 || p.Panels[1].Title != "wire bytes per step, all ranks" || p.Panels[2].Title != "peak memory per GPU" {
 		t.Fatalf("panels %+v", p.Panels)
 	}

@@ -45,6 +45,7 @@ var commandOutputs = map[string]outputs{
 	"merge":          {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
 	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
 	"compare":        {formats: []string{"table", "json", "csv"}, sets: true},
+	"plan":           {formats: []string{"table", "json", "csv"}, sets: true},
 	"verify":         {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":       {formats: []string{"table", "json"}, sets: true},
 	"collective":     {formats: []string{"table", "json", "csv"}, sets: true, wide: true},

@@ -21,6 +21,7 @@ var commandArgs = map[string][]string{
 	"merge":          {"shard.csv"},
 	"fit":            {"seed000-k4"},
 	"compare":        {"seed000-k4", "--vary", "parallelism.k=1,2"},
+	"plan":           {"seed000-k4"},
 	"validate":       {"-"},
 	"scenarios show": {"default"},
 	"import hf":      {"config.json"},
