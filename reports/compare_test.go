@@ -56,7 +56,7 @@ func TestCompareSeed000K4(t *testing.T) {
 			t.Errorf("row %d: deltas %v %v, want %v %v", i, pct(r.SeedDeltaPct), pct(r.NetworkDeltaPct), want.seedDelta, want.net)
 		}
 	}
-	if !strings.Contains(sl.Note, "hierarchical collectives already give K=1 2.01 GB (0.750·S)") {
+	if !strings.Contains(sl.Note, "hierarchical collectives already give K=1 1.88 GiB (0.750·S)") {
 		t.Errorf("note %q", sl.Note)
 	}
 	// The plot covers every K dividing N = 8.
