@@ -22,6 +22,7 @@ var commandArgs = map[string][]string{
 	"fit":            {"seed000-k4"},
 	"compare":        {"seed000-k4", "--vary", "parallelism.k=1,2"},
 	"plan":           {"seed000-k4"},
+	"calibrate":      {"log.txt"},
 	"validate":       {"-"},
 	"scenarios show": {"default"},
 	"import hf":      {"config.json"},
