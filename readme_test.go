@@ -66,3 +66,19 @@ func TestREADMEReference(t *testing.T) {
 		t.Error("README.md's scenario reference differs from docs/scenario-format.md; run go test . -update")
 	}
 }
+
+// The README says how to get a binary, that the first build takes minutes,
+// and what go run does to exit codes.
+func TestREADMEInstall(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{"## Getting a `zerosim` binary", "go install ./cmd/zerosim", "go build -o zerosim ./cmd/zerosim",
+		"zerosim --version", "expect a few minutes", "bad input (exit code 2) comes back\n  as 1"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+}

@@ -32,8 +32,9 @@ var sharedLogs = []sharedLog{
 	// ConnectX-7 NDR 400 Gb/s.
 	{"h100_2node_allreduce_default_xe9680_nccltests309.log", 16, 2, h100(50e9, 0)},
 	{"h100_4node_allreduce_default_nccltests309.log", 32, 4, h100(50e9, 0)},
-	// A3 Mega: 8 × 200 Gb/s GPUDirect-TCPXO NICs per VM (README).
-	{"h100_2node_allreduce_gcp_a3mega_tcpxo.log", 16, 2, h100(25e9, 8*units.Microsecond)},
+	// A3 Mega: 8 × 200 Gb/s GPUDirect-TCPXO NICs per VM (README), under
+	// Google's required NCCL configuration (Simple only, no NVLS).
+	{"h100_2node_allreduce_gcp_a3mega_tcpxo.log", 16, 2, TCPXO(h100(25e9, 8*units.Microsecond))},
 }
 
 func readShared(t *testing.T, l sharedLog) Log {
@@ -96,14 +97,20 @@ func calibrateShared(t *testing.T) *Calibration {
 
 // TestUncalibratedAccuracy holds NCCL's nominal model against every shared
 // log over 1 MiB–1 GiB (issue 15: median ≤ 25 %, max ≤ 50 %). The GCP
-// TCPXO log misses it (its 2–32 MiB rows run at ~20 GB/s, far below its
-// NICs): its bounds are the figures reached, so a regression still fails.
+// TCPXO log misses it: under Google's NCCL configuration (TCPXO: Simple
+// only) its small sizes come out right (123 µs measured, 124 µs modelled),
+// but its 1–128 MiB rows run at ~20 GB/s algorithm bandwidth, far below
+// its NICs and below another published A3 Mega run (TestTCPXOAllGather);
+// nothing published explains them (Google's tuner plugin configuration,
+// which picks algorithm, protocol and channels per size, ships only in
+// its installer image). Its bounds are the figures reached, so a
+// regression still fails.
 func TestUncalibratedAccuracy(t *testing.T) {
 	bounds := map[string]accuracy{
 		"h100_1node_allreduce_nvls_nccltests290.log":           {0.25, 0.50},
 		"h100_2node_allreduce_default_xe9680_nccltests309.log": {0.25, 0.50},
 		"h100_4node_allreduce_default_nccltests309.log":        {0.25, 0.50},
-		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.60, 0.80},
+		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.43, 0.73},
 	}
 	for _, sl := range sharedLogs {
 		a := logErrors(t, sl, NewModel(sl.hw))
@@ -126,7 +133,7 @@ func TestCalibratedAccuracy(t *testing.T) {
 		"h100_1node_allreduce_nvls_nccltests290.log":           {0.10, 0.25},
 		"h100_2node_allreduce_default_xe9680_nccltests309.log": {0.03, 0.03},
 		"h100_4node_allreduce_default_nccltests309.log":        {0.03, 0.03},
-		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.58, 0.78},
+		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":            {0.42, 0.71},
 	}
 	for _, sl := range sharedLogs {
 		a := logErrors(t, sl, cal.Model(sl.hw))
@@ -134,6 +141,37 @@ func TestCalibratedAccuracy(t *testing.T) {
 		if b := bounds[sl.file]; a.median > b.median || a.max > b.max {
 			t.Errorf("calibrated %s: median %.1f %%, max %.1f %%; want ≤ %.0f %% and ≤ %.0f %%", sl.file, 100*a.median, 100*a.max, 100*b.median, 100*b.max)
 		}
+	}
+}
+
+// TestTCPXOAllGather holds the nominal model, under Google's TCPXO
+// configuration, against a second published A3 Mega run: all_gather_perf
+// over 2 × 8 H100 with GPUDirect-TCPXO (nccl-plugin-gpudirecttcpx v1.0.15,
+// NCCL 2.28.7), from MG-Cafe/TCPXO-Enabled-A3-Mega-H100-Benchmarks
+// docs/benchmark-report.md at commit 326d6034988ecccf2f7b9ca6fe6f6ca08fe08242
+// ("Test 3"; the post gives these rows only). Issue 15's uncalibrated
+// criterion: median ≤ 25 %, max ≤ 50 % over 1 MiB–1 GiB.
+func TestTCPXOAllGather(t *testing.T) {
+	rows := []struct {
+		size units.Bytes
+		us   float64
+	}{
+		{units.MiB, 145.37}, {4 * units.MiB, 156.10}, {16 * units.MiB, 215.98}, {64 * units.MiB, 449.45},
+		{128 * units.MiB, 796.94}, {256 * units.MiB, 1504.90}, {512 * units.MiB, 2905.13}, {units.GiB, 5496.77},
+	}
+	m := NewModel(sharedLogs[3].hw)
+	var errs []float64
+	for _, r := range rows {
+		c, err := m.Time(AllGather, Shape{16, 2}, Auto, r.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs = append(errs, (float64(c.Time)/1e6-r.us)/r.us)
+	}
+	md, mx := Summary(errs)
+	t.Logf("TCPXO all-gather: median %.1f %%, max %.1f %%", 100*md, 100*mx)
+	if md > 0.25 || mx > 0.50 {
+		t.Errorf("TCPXO all-gather: median %.1f %%, max %.1f %%; want ≤ 25 %% and ≤ 50 %%", 100*md, 100*mx)
 	}
 }
 

@@ -188,6 +188,11 @@ func (c *Calibration) File() *scenarios.Calibration {
 			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6},
 		Params: scenarios.CalParams{IntraEff: c.Params.IntraEff, InterEff: c.Params.InterEff, IntraHopUS: c.Params.IntraHop,
 			InterHopUS: c.Params.InterHop, FixedUS: c.Params.Fixed}}
+	for p := LL; p < numProtos; p++ {
+		if c.HW.Protos&(1<<p) != 0 {
+			f.Hardware.Protos = append(f.Hardware.Protos, p.String())
+		}
+	}
 	for _, cv := range c.Curves {
 		f.Curves = append(f.Curves, scenarios.CalCurve{Op: cv.Op.String(), Ranks: cv.Shape.Ranks, Nodes: cv.Shape.Nodes, Source: cv.Source,
 			Sizes: cv.Sizes, TimesUS: cv.TimesUS})
@@ -212,6 +217,16 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		return nil, fmt.Errorf("calibration: hardware.arch %q: use Volta, Ampere, Hopper or Blackwell", h.Arch)
 	}
 	c.HW.Arch = Arch(arch)
+	for _, name := range h.Protos {
+		p := LL
+		for p < numProtos && p.String() != name {
+			p++
+		}
+		if p == numProtos {
+			return nil, fmt.Errorf("calibration: hardware.protos: %q: use LL, LL128 or Simple", name)
+		}
+		c.HW.Protos |= 1 << p
+	}
 	for i, cc := range f.Curves {
 		op, err := ParseOp(cc.Op)
 		if err != nil {

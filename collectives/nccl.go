@@ -88,6 +88,32 @@ type Hardware struct {
 	// NDR preset) between nodes, NVLink or PCIe (their presets) inside.
 	InterLatency units.Duration
 	IntraLatency units.Duration
+	// Protos, when not zero, is the set of protocols NCCL may choose (bit
+	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
+	// default (all three).
+	Protos uint8
+}
+
+// TCPXO is hw under the NCCL configuration Google requires for
+// GPUDirect-TCPXO on A3 Mega (GoogleCloudPlatform/container-engine-accelerators
+// gpudirect-tcpxo/README.md, "NCCL configs" of every release from May 2024
+// (nccl-plugin-gpudirecttcpx v1.0.2, NCCL 2.21.5) on, and
+// google/nccl-plugin-gpudirect-tcpxo tcpxo_scripts/nccl-env-profile-simple.sh
+// at commit 04815d1bb89971577c7330f9873b70644b3a5934): NCCL_PROTO=Simple,
+// NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0. Without LL and LL128 every
+// collective pays the Simple protocol's base latency and its per-hop
+// network latency (14 µs, tuning.cc) plus the flush, so a small all-reduce
+// over two A3 Mega VMs costs ~124 µs (tree: 8.4 + 2·(7·4.0 + 14 + 2·8) µs),
+// where LL would take ~40 µs. The plugin reports latency 0 to NCCL
+// (tcpdirect_plugin/fastrak_offload/nccl_shim.cc GetProperties at the same
+// commit), so the physical latency of the link preset is the only network
+// latency beyond NCCL's table. Later profiles (nccl-env-profile.sh at that
+// commit, and the optional -ll128 profile of February 2025) add LL128:
+// set Protos to 1<<Simple | 1<<LL128 for them.
+func TCPXO(hw Hardware) Hardware {
+	hw.Protos = 1 << Simple
+	hw.NVLS = false
+	return hw
 }
 
 // HardwareOf reads a resolved scenario's cluster.
@@ -119,6 +145,9 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	hw.NVLS = hw.Arch >= Hopper && !hw.PCI && c.GPUsPerNode > 1
 	if c.NICs == scenarios.NICPerNode {
 		hw.NICsPerNode = max(c.NICsPerNode, 1)
+	}
+	if c.Inter.Preset == "TCPXO" {
+		hw = TCPXO(hw)
 	}
 	return hw
 }
@@ -541,7 +570,7 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	best := Choice{Time: -1}
 	for _, al := range algos {
 		for p := LL; p < numProtos; p++ {
-			if p == LL128 && m.HW.PCI {
+			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
 			c, ok := m.Cost(op, sh, al, p, nBytes)

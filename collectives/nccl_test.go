@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
@@ -91,6 +92,64 @@ func TestNCCLChoice(t *testing.T) {
 	}
 	if _, err := m.Choose(AllReduce, Shape{16, 2}, NVLS, units.GiB); err == nil || !strings.Contains(err.Error(), "use nvlstree or auto") {
 		t.Errorf("nvls across nodes: %v", err)
+	}
+}
+
+// TestTCPXOProfile: a scenario on the TCPXO link preset gets Google's
+// required NCCL configuration (NCCL_PROTO=Simple, NVLS off), so every size
+// runs Simple on ring or tree, and a small all-reduce over 2 × 8 H100 costs
+// tree Simple's latency with the preset's network latency beyond NDR's
+// (10 − 2 = 8 µs per hop, twice for Simple's flush): 8.4 + 2·(7·4.0 + 14 +
+// 2·8) = 124.4 µs, where the published log measures 122.3–123.5 µs at 8 B
+// to 512 B. On NDR the same cluster keeps NCCL's default (LL, NVLS).
+func TestTCPXOProfile(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	for _, c := range []struct {
+		preset string
+		tcpxo  bool
+	}{{"NDR", false}, {"TCPXO", true}} {
+		s, err := scenarios.Load("default.yaml", def, []string{"cluster.inter.preset=" + c.preset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hw := HardwareOf(s)
+		if got := hw.Protos == 1<<Simple && !hw.NVLS; got != c.tcpxo {
+			t.Fatalf("%s: protos %b, NVLS %v", c.preset, hw.Protos, hw.NVLS)
+		}
+		m := NewModel(hw)
+		for _, size := range []units.Bytes{8, units.MiB, units.GiB} {
+			ch, err := m.Choose(AllReduce, Shape{16, 2}, Auto, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.tcpxo && (ch.Proto != Simple || ch.Algo != Ring && ch.Algo != Tree) {
+				t.Errorf("TCPXO %d B: %v/%v, want ring or tree, Simple", size, ch.Algo, ch.Proto)
+			}
+			if size == 8 {
+				want := 8.4 + 2*(7*4.0+14+2*8)
+				if !c.tcpxo {
+					want = 6.8 + 2*(7*0.6+5.0) // tree LL, NDR
+				}
+				if got := float64(ch.Time) / 1e6; math.Abs(got-want) > 1e-3 {
+					t.Errorf("%s 8 B: %.3f µs (%v/%v), want %.3f", c.preset, got, ch.Algo, ch.Proto, want)
+				}
+			}
+		}
+		// The calibration file keeps the protocol set, so its curves
+		// still apply to the cluster it was made on.
+		cal := &Calibration{HW: hw, Params: Nominal, Curves: []Curve{{Op: AllReduce, Shape: Shape{16, 2}, Sizes: []int64{1 << 20, 2 << 20}, TimesUS: []float64{200, 250}}}}
+		back, err := CalibrationOf(cal.File())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.HW != hw || len(back.Model(hw).Curves) != 1 {
+			t.Errorf("%s: calibration file round trip: %+v, want %+v", c.preset, back.HW, hw)
+		}
+	}
+	f := (&Calibration{HW: TCPXO(h100(25e9, 0))}).File()
+	f.Hardware.Protos = []string{"Simpel"}
+	if _, err := CalibrationOf(f); err == nil || !strings.Contains(err.Error(), `hardware.protos: "Simpel"`) {
+		t.Errorf("unknown protocol: %v", err)
 	}
 }
 

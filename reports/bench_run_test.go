@@ -3,6 +3,9 @@ package reports
 import (
 	"io"
 	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // BenchmarkRunReports renders every output of `zerosim run` for the default
@@ -38,3 +41,47 @@ func BenchmarkRunReports(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFastPathJSON is `zerosim run gpt3-175b-16k --format json` minus
+// the process: load, the symmetric fast-path replay of 16,384 ranks, and
+// result.json, whose identical ranks are written once (stands_for) unless
+// AllRanks. The whole-process goal (issue 19) is SimAI's analytical 0.043 s.
+func BenchmarkFastPathJSON(b *testing.B) {
+	for _, all := range []bool{false, true} {
+		name := "ranks=distinct"
+		if all {
+			name = "ranks=all"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				data, _ := scenarios.Example("gpt3-175b-16k")
+				s, err := scenarios.Load("gpt3-175b-16k.yaml", data, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// The options of zerosim run.
+				res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: TraceMaxRanks})
+				if err != nil {
+					b.Fatal(err)
+				}
+				run, err := NewRun(s, res)
+				if err != nil {
+					b.Fatal(err)
+				}
+				run.AllRanks = all
+				var cw countWriter
+				if err := WriteRunJSON(&cw, run); err != nil {
+					b.Fatal(err)
+				}
+				size = int(cw)
+			}
+			b.ReportMetric(float64(size), "json-bytes")
+		})
+	}
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }

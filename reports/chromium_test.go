@@ -152,7 +152,14 @@ type pageView struct {
 		Head    []string
 		Rows    int
 		Visible bool
+		ID      string // the id of the div holding the table
 	}
+	Banner struct { // the not-fit banner
+		Text    string
+		Visible bool
+		Top     float64
+	}
+	HeadlineTop float64
 }
 
 const pageViewJS = `JSON.stringify({
@@ -169,7 +176,12 @@ const pageViewJS = `JSON.stringify({
   Tables: [...document.querySelectorAll('table')].map(t => ({
     Head: [...t.querySelectorAll('thead th')].map(th => th.textContent),
     Rows: t.querySelectorAll('tbody tr').length,
-    Visible: t.getBoundingClientRect().height > 0})),
+    Visible: t.getBoundingClientRect().height > 0,
+    ID: (t.parentElement && t.parentElement.id) || ''})),
+  Banner: (() => { const b = document.getElementById('not-fit');
+    return b ? {Text: b.textContent, Visible: b.getBoundingClientRect().height > 0, Top: b.getBoundingClientRect().top}
+             : {Text: '', Visible: false, Top: 0}; })(),
+  HeadlineTop: (document.querySelector('dl.headline') || document.body).getBoundingClientRect().top,
 })`
 
 // loadPage opens file in a new tab, waits for its load event and returns
@@ -275,17 +287,9 @@ func TestRunHTMLChromium(t *testing.T) {
 		t.Skip("-short: no browser")
 	}
 	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	var b bytes.Buffer
-	if err := writeRunHTML(&b, exampleRun(t, "seed000-k4"), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	c := startCDP(t, bin, dir)
 	checkFaultsSeen(t, c, dir)
-	v, problems := loadPage(t, c, page)
+	v, problems := loadPage(t, c, writePage(t, dir, "report.html", exampleRun(t, "seed000-k4")))
 	for _, p := range problems {
 		t.Errorf("chromium: %s", p)
 	}
@@ -305,9 +309,10 @@ func TestRunHTMLChromium(t *testing.T) {
 			t.Errorf("image %s: complete %v, %d×%d; want decoded with a non-zero size", im.Src, im.Complete, im.W, im.H)
 		}
 	}
-	// The step-time, communication and critical-path tables, each with its
-	// header and rows, laid out on the page.
-	wantHeads := [][]string{{"rank", "end", "compute"}, {"phase", "collectives"}, {"rank", "task", "start", "duration"}}
+	// The step-time, communication, memory and critical-path tables, each
+	// with its header and rows, laid out on the page.
+	wantHeads := [][]string{{"rank", "end", "compute"}, {"phase", "collectives"}, {"component", "at rest (B)", "at rest", "peak (B)"},
+		{"rank", "task", "start", "duration"}}
 	if len(v.Tables) != len(wantHeads) {
 		t.Fatalf("%d tables, want %d: %+v", len(v.Tables), len(wantHeads), v.Tables)
 	}
@@ -322,6 +327,43 @@ func TestRunHTMLChromium(t *testing.T) {
 			t.Errorf("no %q section; sections %q", h, v.H2)
 		}
 	}
+	if v.Banner.Text != "" || v.Banner.Visible {
+		t.Errorf("a step that fits shows the banner %q", v.Banner.Text)
+	}
+
+	// A step that does not fit (Llama 2 7B with ZeRO-0 on 80 GB GPUs):
+	// the banner shows above the headline, and the memory section is a
+	// table a reader sees, with the component rows.
+	v, problems = loadPage(t, c, writePage(t, dir, "notfit.html", exampleRun(t, "default", "parallelism.zero_stage=0")))
+	for _, p := range problems {
+		t.Errorf("chromium, not-fit page: %s", p)
+	}
+	if !v.Banner.Visible || !strings.Contains(v.Banner.Text, "Does not fit in GPU memory: NO: peak 125.51 GiB") || v.Banner.Top >= v.HeadlineTop {
+		t.Errorf("not-fit banner: %+v (headline at %.0f px); want it visible above the headline", v.Banner, v.HeadlineTop)
+	}
+	var mem bool
+	for _, tb := range v.Tables {
+		if tb.ID == "memory-table" {
+			mem = tb.Visible && tb.Rows == 13 && len(tb.Head) == 8 && tb.Head[0] == "component"
+		}
+	}
+	if !mem {
+		t.Errorf("not-fit page: no visible memory table with 13 component rows: %+v", v.Tables)
+	}
+}
+
+// writePage writes run's report.html into dir as name and returns its path.
+func writePage(t *testing.T, dir, name string, run *Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := writeRunHTML(&b, run, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, name)
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return page
 }
 
 // checkFaultsSeen loads a page with the faults the report check looks for

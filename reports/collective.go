@@ -24,6 +24,10 @@ type CollectiveReport struct {
 	// Classes names the link classes of the byte columns, in order.
 	Classes []string        `json:"classes"`
 	Rows    []CollectiveRow `json:"rows"`
+	// Wide makes the terminal table show the busiest rank's bytes and every
+	// byte count exact (--wide); by default the wire bytes are in human
+	// units and the table keeps to 120 columns.
+	Wide bool `json:"-"`
 }
 
 // CollectiveRow is one collective run.
@@ -79,18 +83,28 @@ func gbps(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 func (r *CollectiveReport) header() []string {
 	h := []string{"size (B)", "count", "algo", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}
 	for _, c := range r.Classes {
-		h = append(h, c+" B", c+" B/rank")
+		if r.Wide {
+			h = append(h, c+" B", c+" B/rank")
+		} else {
+			h = append(h, c+" wire")
+		}
 	}
 	return h
 }
 
-func (row *CollectiveRow) cells() []string {
+// cells is one table row: size and count as nccl-tests prints them, the
+// wire bytes exact with separators (wide) or in binary units.
+func (row *CollectiveRow) cells(wide bool) []string {
 	c := []string{
 		strconv.FormatInt(row.Size, 10), strconv.FormatInt(row.Count, 10), row.Algorithm,
 		Micros(row.TimePS), gbps(row.AlgBW), gbps(row.BusBW),
 	}
 	for _, b := range row.Bytes {
-		c = append(c, strconv.FormatInt(b.Total, 10), strconv.FormatInt(b.MaxPerRank, 10))
+		if wide {
+			c = append(c, commas(b.Total), commas(b.MaxPerRank))
+		} else {
+			c = append(c, iec(b.Total))
+		}
 	}
 	return c
 }
@@ -108,7 +122,7 @@ func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
 	t := newTable(w, len(r.header()), 2)
 	t.Header(r.header())
 	for i := range r.Rows {
-		if err := t.Append(r.Rows[i].cells()); err != nil {
+		if err := t.Append(r.Rows[i].cells(r.Wide)); err != nil {
 			return err
 		}
 	}

@@ -304,7 +304,7 @@ func slowLinkNote(sec *slowLinks) string {
 	if ring1 == nil || ringK == nil || hier1 == nil {
 		return rule + "; it always costs extra NVLink traffic and optimizer memory."
 	}
-	gb := func(b int64) string { return units.Bytes(b).SI() }
+	gb := func(b int64) string { return units.Bytes(b).IEC() }
 	return fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (ring, K=1) to %s (%s %%), "+
 		"but hierarchical collectives already give K=1 %s (%.3f·S), and K=%d costs %s NVLink traffic per step and %s peak memory per GPU.",
 		rule, ringK.K, gb(ring1.NetworkBusiest), gb(ringK.NetworkBusiest), pct(deltaPct(ringK.NetworkBusiest, ring1.NetworkBusiest)),
@@ -342,7 +342,7 @@ func humanValue(unit string, v int64) string {
 	case "tokens/s":
 		return commas(v)
 	}
-	return units.Bytes(v).SI()
+	return units.Bytes(v).IEC()
 }
 
 // WriteCompareTable writes the side-by-side table (human units, deltas in
@@ -399,9 +399,9 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	t = newTable(w, len(head), 0, 1)
 	t.Header(head)
 	for _, r := range sl.Rows {
-		if err := t.Append([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).SI(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
+		if err := t.Append([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
 			exact(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
-			units.Bytes(r.NetworkTotal).SI(), units.Bytes(r.NVLinkTotal).SI(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).SI()}); err != nil {
+			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).IEC()}); err != nil {
 			return err
 		}
 	}

@@ -22,11 +22,17 @@ type comparePlot struct {
 	Panels     []plotPanel `json:"panels"`
 }
 
-// plotPanel is one grouped bar chart.
+// plotPanel is one grouped bar chart, with an optional capacity line and
+// a fit marker over each category.
 type plotPanel struct {
 	Title  string       `json:"title"`
 	YLabel string       `json:"y_label"`
 	Series []plotSeries `json:"series"`
+	// Capacity, in the panel's unit, draws a dashed line (the GPU's
+	// memory); Fits marks each category "fits" or "does not fit".
+	Capacity      float64 `json:"capacity,omitempty"`
+	CapacityLabel string  `json:"capacity_label,omitempty"`
+	Fits          []bool  `json:"fits,omitempty"`
 }
 
 // plotSeries is one bar per category.
@@ -36,8 +42,9 @@ type plotSeries struct {
 }
 
 const (
-	gbUnit = 1e9
-	msUnit = 1e9 // picoseconds per millisecond
+	gbUnit  = 1e9
+	gibUnit = 1 << 30
+	msUnit  = 1e9 // picoseconds per millisecond
 )
 
 // slowLinkPlot is plot 3: for every K dividing N, the busiest rank's
@@ -74,11 +81,15 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	return p
 }
 
-// generalPlot compares the variants' times and bytes.
+// generalPlot compares the variants' times, wire bytes and memory, each on
+// its own panel: wire bytes (thousands of GiB at scale) and memory (tens of
+// GiB) on one axis would flatten the memory bars. The memory panel carries
+// the GPU's capacity and whether each variant fits.
 func generalPlot(title string, vs []compareVariant) comparePlot {
 	p := comparePlot{Title: title}
 	timeP := plotPanel{Title: "time per step", YLabel: "ms", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
-	bytesP := plotPanel{Title: "bytes", YLabel: "GB", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}, {Name: "peak memory per GPU"}}}
+	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "GiB", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}}}
+	memP := plotPanel{Title: "peak memory per GPU", YLabel: "GiB", Series: []plotSeries{{Name: "peak memory per GPU"}}}
 	for _, v := range vs {
 		p.Categories = append(p.Categories, v.Label)
 		timeP.Series[0].Values = append(timeP.Series[0].Values, float64(v.StepTimePS)/msUnit)
@@ -95,11 +106,15 @@ func generalPlot(title string, vs []compareVariant) comparePlot {
 				}
 			}
 		}
-		bytesP.Series[0].Values = append(bytesP.Series[0].Values, float64(net)/gbUnit)
-		bytesP.Series[1].Values = append(bytesP.Series[1].Values, float64(nv)/gbUnit)
-		bytesP.Series[2].Values = append(bytesP.Series[2].Values, float64(v.PeakMemory)/gbUnit)
+		wireP.Series[0].Values = append(wireP.Series[0].Values, float64(net)/gibUnit)
+		wireP.Series[1].Values = append(wireP.Series[1].Values, float64(nv)/gibUnit)
+		memP.Series[0].Values = append(memP.Series[0].Values, float64(v.PeakMemory)/gibUnit)
+		memP.Fits = append(memP.Fits, v.Fits)
+		if v.GPUMemory > 0 {
+			memP.Capacity, memP.CapacityLabel = float64(v.GPUMemory)/gibUnit, "GPU memory "+iec(v.GPUMemory)
+		}
 	}
-	p.Panels = []plotPanel{timeP, bytesP}
+	p.Panels = []plotPanel{timeP, wireP, memP}
 	return p
 }
 
@@ -119,12 +134,16 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 			p.Title.Text = cp.Title + "\n" + pn.Title
 		}
 		p.Y.Label.Text = pn.YLabel
+		p.Y.Tick.Marker = readableTicks{}
 		p.Y.Min = 0
 		top := 0.0
 		for _, s := range pn.Series {
 			for _, v := range s.Values {
 				top = max(top, v)
 			}
+		}
+		if pn.Capacity > 0 {
+			top = max(top, pn.Capacity)
 		}
 		// Headroom for the legend above the bars.
 		p.Y.Max = max(top*1.35, 1e-9)
@@ -142,10 +161,54 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 			p.Add(bc)
 			p.Legend.Add(s.Name, bc)
 		}
+		if pn.Capacity > 0 {
+			red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
+			p.Add(&hline{y: pn.Capacity, c: red})
+			p.Legend.Add(pn.CapacityLabel, lineSwatch{red})
+		}
+		if len(pn.Fits) > 0 {
+			marks, err := fitMarks(pn)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(marks)
+		}
 		p.NominalX(cp.Categories...)
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// fitMarks labels each category of a memory panel "fits" or "does not
+// fit" above its tallest bar.
+func fitMarks(pn plotPanel) (*plotter.Labels, error) {
+	xys := make(plotter.XYs, len(pn.Fits))
+	text := make([]string, len(pn.Fits))
+	for i, ok := range pn.Fits {
+		y := 0.0
+		for _, s := range pn.Series {
+			if i < len(s.Values) {
+				y = max(y, s.Values[i])
+			}
+		}
+		xys[i] = plotter.XY{X: float64(i), Y: y}
+		text[i] = "fits"
+		if !ok {
+			text[i] = "does not fit"
+		}
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: text})
+	if err != nil {
+		return nil, fmt.Errorf("reports: fit markers: %w", err)
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].XAlign = draw.XCenter
+		l.TextStyle[i].YAlign = draw.YBottom
+		if !pn.Fits[i] {
+			l.TextStyle[i].Color = color.RGBA{0xd6, 0x27, 0x28, 0xff}
+		}
+	}
+	return l, nil
 }
 
 // draw renders the panels stacked on c.
@@ -174,5 +237,5 @@ const plotW, plotH = 640, 720
 func RenderComparePlots(c *Comparison) ([]OutputFile, error) { return c.Plot.files() }
 
 func (cp *comparePlot) files() ([]OutputFile, error) {
-	return picture{w: plotW, h: plotH, draw: cp.draw}.files("compare")
+	return picture{w: plotW, h: vg.Length(max(plotH, 300*len(cp.Panels))), draw: cp.draw}.files("compare")
 }

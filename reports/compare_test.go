@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestCompareSeed000K4(t *testing.T) {
 			t.Errorf("row %d: deltas %v %v, want %v %v", i, pct(r.SeedDeltaPct), pct(r.NetworkDeltaPct), want.seedDelta, want.net)
 		}
 	}
-	if !strings.Contains(sl.Note, "hierarchical collectives already give K=1 2.01 GB (0.750·S)") {
+	if !strings.Contains(sl.Note, "hierarchical collectives already give K=1 1.88 GiB (0.750·S)") {
 		t.Errorf("note %q", sl.Note)
 	}
 	// The plot covers every K dividing N = 8.
@@ -99,6 +100,36 @@ func TestComparePlots(t *testing.T) {
 		}
 		if p == &c.Plot && !bytes.Contains(svg, []byte("K=8")) {
 			t.Errorf("slow-link SVG has no K=8 label")
+		}
+	}
+}
+
+// The stage comparison puts wire bytes and memory on separate panels (~350
+// GiB of NVLink bytes against ~26–126 GiB of memory), with the GPU's
+// capacity and a fit marker on the memory panel, and every axis labelled.
+func TestCompareStagePlot(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "default.yaml", Data: data}, "parallelism.zero_stage", []string{"0", "1", "2", "3"}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewComparison("default.yaml, varying parallelism.zero_stage", runs, false).Plot
+	if len(p.Panels) != 3 || p.Panels[1].Title != "wire bytes per step, all ranks" || p.Panels[2].Title != "peak memory per GPU" {
+		t.Fatalf("panels %+v", p.Panels)
+	}
+	mem := p.Panels[2]
+	if mem.Capacity != 80 || mem.CapacityLabel != "GPU memory 80.00 GiB" || fmt.Sprint(mem.Fits) != "[false true true true]" ||
+		len(mem.Series) != 1 || mem.Series[0].Values[1] != float64(58143247360)/(1<<30) {
+		t.Errorf("memory panel %+v", mem)
+	}
+	files, err := p.files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(files[1].Data)
+	for _, want := range []string{"does not fit", "GPU memory 80.00 GiB", ">100<", ">50<", ">400<", ">200<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("compare.svg lacks %q", want)
 		}
 	}
 }

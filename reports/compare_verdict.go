@@ -19,7 +19,7 @@ func moreLess(d int64, f func(int64) string) string {
 	return "the same"
 }
 
-func siBytes(b int64) string                 { return units.Bytes(b).SI() }
+func siBytes(b int64) string                 { return units.Bytes(b).IEC() } // binary units, like every memory figure
 func durText(ps int64) string                { return units.Duration(ps).String() }
 func networkBusiest(v *compareVariant) int64 { return variantClass(v, "network", true) }
 

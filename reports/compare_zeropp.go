@@ -137,7 +137,7 @@ func WriteZeroPPSection(w io.Writer, sec *ZeroPPSection) error {
 		if !r.Fits {
 			fits = "NO"
 		}
-		if err := t.Append([]string{r.Label, fmt.Sprint(r.K), units.Bytes(r.NetworkPerNode).SI(), fmt.Sprintf("%.3f M", r.NetworkM),
+		if err := t.Append([]string{r.Label, fmt.Sprint(r.K), units.Bytes(r.NetworkPerNode).IEC(), fmt.Sprintf("%.3f M", r.NetworkM),
 			units.Duration(r.StepTimePS).String(), units.Duration(r.ExposedCommPS).String(), units.Bytes(r.PeakMemory).IEC() + " (" + fits + ")"}); err != nil {
 			return err
 		}

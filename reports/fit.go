@@ -25,7 +25,7 @@ func gbOr(b int64, empty string) string {
 	if b == 0 {
 		return empty
 	}
-	return units.Bytes(b).SI()
+	return units.Bytes(b).IEC()
 }
 
 func intOr(v int64, empty string) string {
@@ -40,9 +40,9 @@ func intOr(v int64, empty string) string {
 // that fits (GPUs, nodes, peak there) and the largest model that fits on
 // the given cluster, then the rows' notes.
 func WriteFitTable(w io.Writer, f *sweep.Fit) error {
-	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s (%s) per GPU, convention %s\n"+
+	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s per GPU, convention %s\n"+
 		"# least nodes searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
-		escapeControl(f.Scenario), units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).SI(), units.Bytes(f.GPUMemory).IEC(),
+		escapeControl(f.Scenario), units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 		if r.Fits {
 			fits = "yes"
 		}
-		if err := t.Append([]string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), units.Bytes(r.Peak).SI(), units.Bytes(r.AtRest).SI(), fits,
+		if err := t.Append([]string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), units.Bytes(r.Peak).IEC(), units.Bytes(r.AtRest).IEC(), fits,
 			intOr(int64(r.MinNodes), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinDP), "-"), gbOr(r.MinPeak, "-"),
 			intOr(r.MaxParams, "none"), intOr(r.MaxLayers, "-"), gbOr(r.MaxPeak, "-")}); err != nil {
 			return err

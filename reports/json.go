@@ -1,11 +1,13 @@
 package reports
 
 import (
-	"github.com/zerosim/zerosim/topology"
 	"io"
 	"math"
 
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
+	"gopkg.in/yaml.v3"
 )
 
 // Limits above which result.json leaves out the bulky lists (their counts
@@ -20,6 +22,7 @@ const (
 // picoseconds), phases and kinds as strings, and the memory report of the
 // scenario's stage. Field order is fixed by the struct.
 type runJSON struct {
+	Zerosim  Build  `json:"zerosim"`
 	Scenario string `json:"scenario"`
 	Model    string `json:"model"`
 	Params   int64  `json:"params"`
@@ -60,6 +63,11 @@ type runJSON struct {
 	Colls     []collectiveJSON `json:"collectives,omitempty"`
 	CollCount int              `json:"collective_count"`
 	Spans     [][]spanJSON     `json:"spans,omitempty"`
+
+	// Resolved is the scenario as resolved (presets expanded, defaults
+	// and --set applied), re-encoded from YAML: saved as a file, it
+	// replays this step again.
+	Resolved any `json:"resolved_scenario"`
 }
 
 // rankJSON is one rank's split of the step.
@@ -72,6 +80,15 @@ type rankJSON struct {
 	WaitPS             int64 `json:"wait_ps"`
 	IdlePS             int64 `json:"idle_ps"`
 	PeakMemory         int64 `json:"peak_memory_bytes"`
+	// StandsFor lists, on the symmetric fast path, the ranks this record
+	// stands for (identical figures), as ranges; empty when it is one rank.
+	StandsFor []rankRange `json:"stands_for,omitempty"`
+}
+
+// rankRange is the ranks first…last, both included.
+type rankRange struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
 }
 
 // stragglerJSON is zero.Straggler.
@@ -205,11 +222,9 @@ func (run *Run) toJSON() *runJSON {
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
-	for i, st := range r.Ranks {
-		j.Ranks = append(j.Ranks, rankJSON{Rank: st.Rank, EndPS: int64(st.End), ComputePS: int64(st.Compute),
-			ExposedCommPS: int64(st.ExposedComm), ExposedAllGatherPS: int64(st.ExposedAllGather), WaitPS: int64(st.Wait),
-			IdlePS: int64(st.Idle), PeakMemory: at(r.PeakMemory, i)})
-	}
+	j.Zerosim = ReadBuild()
+	j.Resolved = resolvedScenario(s)
+	j.Ranks = run.ranksJSON()
 	if st := r.Straggler; st != nil {
 		j.Straggler = &stragglerJSON{Rank: st.Rank, CausedPS: int64(st.Caused), ComputePS: int64(st.Compute), MedianComputePS: int64(st.MedianCompute)}
 	}
@@ -263,6 +278,58 @@ func (run *Run) toJSON() *runJSON {
 		}
 	}
 	return j
+}
+
+// ranksJSON is every rank's record; on the symmetric fast path (unless
+// Run.AllRanks) ranks with identical figures are written once, with the
+// ranks they stand for.
+func (run *Run) ranksJSON() []rankJSON {
+	r := run.Result
+	out := make([]rankJSON, 0, len(r.Ranks))
+	same := map[[7]int64]int{} // figures → index in out
+	for i, st := range r.Ranks {
+		rj := rankJSON{EndPS: int64(st.End), ComputePS: int64(st.Compute),
+			ExposedCommPS: int64(st.ExposedComm), ExposedAllGatherPS: int64(st.ExposedAllGather), WaitPS: int64(st.Wait),
+			IdlePS: int64(st.Idle), PeakMemory: at(r.PeakMemory, i)}
+		if !r.Symmetric || run.AllRanks {
+			rj.Rank = st.Rank
+			out = append(out, rj)
+			continue
+		}
+		key := [7]int64{rj.EndPS, rj.ComputePS, rj.ExposedCommPS, rj.ExposedAllGatherPS, rj.WaitPS, rj.IdlePS, rj.PeakMemory}
+		k, ok := same[key]
+		if !ok {
+			same[key] = len(out)
+			rj.Rank = st.Rank
+			out = append(out, rj)
+			continue
+		}
+		rs := out[k].StandsFor
+		if len(rs) == 0 {
+			rs = []rankRange{{out[k].Rank, out[k].Rank}}
+		}
+		if last := &rs[len(rs)-1]; last.Last+1 == st.Rank {
+			last.Last = st.Rank
+		} else {
+			rs = append(rs, rankRange{st.Rank, st.Rank})
+		}
+		out[k].StandsFor = rs
+	}
+	return out
+}
+
+// resolvedScenario is s re-encoded as YAML and decoded as a generic value
+// for JSON (keys sorted), or the encoding error as a string.
+func resolvedScenario(s *scenarios.Scenario) any {
+	data, err := scenarios.Encode(s)
+	if err != nil {
+		return "cannot encode the scenario: " + err.Error()
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return "cannot encode the scenario: " + err.Error()
+	}
+	return v
 }
 
 // WriteRunJSON writes result.json: indented, exact integers, stable order.

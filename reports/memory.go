@@ -42,10 +42,23 @@ func (u MemoryUnits) format(b int64) string {
 func exact(b int64) string { return strconv.FormatInt(b, 10) }
 
 func memoryTitle(r *memory.Report) string {
-	s := fmt.Sprintf("# %s: ZeRO stage %d, N=%d K=%d (sharded over %d), estimator %s, convention %s",
-		r.Scenario, r.Stage, r.N, r.K, r.Shards, r.Estimator, r.ConventionName)
+	s := fmt.Sprintf("# %s: ZeRO stage %d, N=%d K=%d (sharded over %d)", r.Scenario, r.Stage, r.N, r.K, r.Shards)
+	// The estimator, the seeds' conventions and the padding rules are named
+	// only when they are not the default.
+	if r.Estimator != "zerosim" {
+		s += ", estimator " + r.Estimator
+	}
+	switch {
+	case r.Estimator != "zerosim":
+		s += ", counting " + r.ConventionName
+	case r.ConventionName != "zerosim":
+		s += ", convention " + r.ConventionName
+	}
 	if r.Estimator == "zerosim" {
-		s += fmt.Sprintf(", %s padding, rank %d", r.Padding, r.Rank)
+		if r.Padding != "toy" {
+			s += ", " + r.Padding + " padding"
+		}
+		s += fmt.Sprintf(", rank %d", r.Rank)
 	}
 	return s
 }
@@ -60,31 +73,45 @@ func fitsText(r *memory.Report, u MemoryUnits) string {
 	return "NO, exceeds " + u.format(r.GPUMemory)
 }
 
-// WriteMemoryTable writes one table per report: every component at rest
-// and at peak in exact bytes and in human units (u), the phase of each peak,
-// the totals, whether the peak fits in the GPU memory, and the report's
-// warnings. When there is more than one report a summary table follows.
+// WriteMemoryTable writes the reports in human units u within 120
+// columns, every report's table (WriteMemoryReport with detail).
 func WriteMemoryTable(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
-	for i, r := range rs {
-		if i > 0 {
-			if _, err := fmt.Fprintln(w); err != nil {
-				return err
-			}
-		}
-		if err := writeOneMemoryTable(w, r, u); err != nil {
-			return err
-		}
-	}
-	if len(rs) > 1 {
-		if _, err := fmt.Fprintln(w); err != nil {
-			return err
-		}
-		return writeMemorySummary(w, rs, u)
-	}
-	return nil
+	return WriteMemoryReport(w, rs, MemoryStyle{Units: u}, true)
 }
 
-func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
+// WriteMemoryReport writes, for more than one report, a summary first
+// (peak and at rest per stage and estimator); then, with detail or for a
+// single report, one table per report: every component at rest and at peak,
+// the phase of each peak, the totals, whether the peak fits in the GPU
+// memory, and the report's warnings. st.Wide adds the exact bytes.
+func WriteMemoryReport(w io.Writer, rs []*memory.Report, st MemoryStyle, detail bool) error {
+	ew := &errWriter{w: w}
+	if len(rs) > 1 {
+		if err := writeMemorySummary(ew, rs, st); err != nil {
+			return err
+		}
+		if !detail {
+			fmt.Fprintf(ew, "(%d tables, one per stage and estimator, with --detail)\n", len(rs))
+			return ew.err
+		}
+		fmt.Fprintln(ew)
+	}
+	for i, r := range rs {
+		if i > 0 {
+			fmt.Fprintln(ew)
+		}
+		if err := writeOneMemoryTable(ew, r, st); err != nil {
+			return err
+		}
+	}
+	return ew.err
+}
+
+// memoryNoteWidth wraps the note column so the table keeps to 120 columns.
+const memoryNoteWidth = 44
+
+func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
+	u := st.Units
 	if _, err := fmt.Fprintln(w, escapeControl(memoryTitle(r))); err != nil {
 		return err
 	}
@@ -92,19 +119,32 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 		_, err := fmt.Fprintf(w, "n/a: %s\n", r.NotApplicable)
 		return err
 	}
-	t := newTable(w, 9, 0, 5, 7)
-	t.Header([]string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"})
+	head := []string{"component", "at rest", "peak", "peak phase", "note"}
+	row := func(name string, atRest, peak int64, phase string, atTotal int64, note string) []string {
+		return []string{name, u.format(atRest), u.format(peak), phase, note}
+	}
+	if st.Wide {
+		head = []string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"}
+		row = func(name string, atRest, peak int64, phase string, atTotal int64, note string) []string {
+			return []string{name, commas(atRest), u.format(atRest), commas(peak), u.format(peak), phase, commas(atTotal), note}
+		}
+	}
+	t := newTable(w, len(head), 0, len(head)-3, len(head)-1)
+	if !st.Wide {
+		t = newTable(w, len(head), 0, 3, 4)
+		wrapColumn(t, 4, memoryNoteWidth)
+	}
+	t.Header(head)
 	for _, c := range r.Components {
 		phase := c.PeakPhase.String()
 		if c.Peak == 0 {
 			phase = "-"
 		}
-		if err := t.Append([]string{c.Name, exact(c.AtRest), u.format(c.AtRest), exact(c.Peak), u.format(c.Peak),
-			phase, exact(c.AtTotalPeak), c.Note}); err != nil {
+		if err := t.Append(row(c.Name, c.AtRest, c.Peak, phase, c.AtTotalPeak, c.Note)); err != nil {
 			return err
 		}
 	}
-	t.Footer([]string{"total", exact(r.AtRest), u.format(r.AtRest), exact(r.Peak), u.format(r.Peak), r.PeakPhase.String(), exact(r.Peak), ""})
+	t.Footer(row("total", r.AtRest, r.Peak, r.PeakPhase.String(), r.Peak, ""))
 	if err := t.Render(); err != nil {
 		return err
 	}
@@ -112,7 +152,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 	if r.PeakUnit >= 0 && r.PeakUnit < len(r.Units) {
 		peakAt += fmt.Sprintf(", unit %d %q", r.PeakUnit, r.Units[r.PeakUnit].Name)
 	}
-	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), exact(r.Peak), peakAt, fitsText(r, u)); err != nil {
+	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u)); err != nil {
 		return err
 	}
 	if r.Reserved > 0 {
@@ -140,19 +180,69 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, u MemoryUnits) error {
 			return err
 		}
 	}
-	return writeDeepSpeedOffload(w, r, u)
+	return writeDeepSpeedOffload(w, r, st)
 }
 
-func writeMemorySummary(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
-	if _, err := fmt.Fprintln(w, "# summary (bytes per GPU)"); err != nil {
+// memoryTable is one report as a table for the HTML page: every column,
+// exact bytes thousands-separated beside u, the totals, and the peak and
+// fit as notes.
+func memoryTable(r *memory.Report, u MemoryUnits) *table {
+	t := &table{Title: strings.TrimPrefix(memoryTitle(r), "# "), left: []int{0, 5, 7},
+		Header: []string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"}}
+	if r.NotApplicable != "" {
+		t.Notes = append(t.Notes, "n/a: "+r.NotApplicable)
+		return t
+	}
+	for _, c := range r.Components {
+		phase := c.PeakPhase.String()
+		if c.Peak == 0 {
+			phase = "-"
+		}
+		t.Rows = append(t.Rows, []string{c.Name, commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
+	}
+	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
+	t.Notes = append(t.Notes, fmt.Sprintf("model peak %s in %s; fits: %s", u.format(r.Peak), r.PeakPhase, fitsText(r, u)))
+	t.Notes = append(t.Notes, r.Warnings...)
+	return t
+}
+
+func writeMemorySummary(w io.Writer, rs []*memory.Report, st MemoryStyle) error {
+	u := st.Units
+	if _, err := fmt.Fprintln(w, "# summary: memory per GPU"); err != nil {
 		return err
 	}
-	t := newTable(w, 9, 1, 2, 7, 8)
-	t.Header([]string{"stage", "estimator", "convention", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "fits"})
+	conv, estimators := false, map[string]bool{}
 	for _, r := range rs {
-		row := []string{strconv.Itoa(r.Stage), r.Estimator, r.ConventionName}
+		// Other estimators name what they count as their convention; the
+		// column shows only when zerosim's own counting was changed.
+		conv = conv || (r.Estimator == "zerosim" && r.ConventionName != "zerosim")
+		estimators[r.Estimator] = true
+	}
+	head := []string{"stage", "estimator"}
+	if conv {
+		head = append(head, "convention")
+	}
+	if st.Wide {
+		head = append(head, "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "fits")
+	} else {
+		head = append(head, "at rest", "peak", "peak phase", "fits")
+	}
+	t := newTable(w, len(head), 1, len(head)-2, len(head)-1)
+	if conv {
+		t = newTable(w, len(head), 1, 2, len(head)-2, len(head)-1)
+	}
+	t.Header(head)
+	for _, r := range rs {
+		row := []string{strconv.Itoa(r.Stage), r.Estimator}
+		if conv {
+			row = append(row, r.ConventionName)
+		}
+		n := len(head) - len(row) - 2
 		if r.NotApplicable != "" {
-			row = append(row, "n/a", "n/a", "n/a", "n/a", "-", "-")
+			for range n {
+				row = append(row, "n/a")
+			}
+			row = append(row, "-", "-")
 		} else {
 			fits := "no"
 			switch {
@@ -161,13 +251,26 @@ func writeMemorySummary(w io.Writer, rs []*memory.Report, u MemoryUnits) error {
 			case r.Fits:
 				fits = "yes"
 			}
-			row = append(row, exact(r.AtRest), u.format(r.AtRest), exact(r.Peak), u.format(r.Peak), r.PeakPhase.String(), fits)
+			if st.Wide {
+				row = append(row, commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak))
+			} else {
+				row = append(row, u.format(r.AtRest), u.format(r.Peak))
+			}
+			row = append(row, r.PeakPhase.String(), fits)
 		}
 		if err := t.Append(row); err != nil {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if estimators["zerosim"] && (estimators["deepspeed"] || estimators["megatron"]) {
+		_, err := fmt.Fprintln(w, "note: DeepSpeed's and Megatron's estimates count model states only (parameters, gradients, "+
+			"optimizer states); zerosim's peak adds activations, buckets, gathered units and temporaries, so it is higher.")
+		return err
+	}
+	return nil
 }
 
 // WriteMemoryJSON writes the reports as an indented JSON array with exact

@@ -72,7 +72,7 @@ func describe(c sweep.Candidate, n int) string {
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(units.GiB)) }
-func gbs(b int64) string { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }
+func gbs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) } // binary units, like every memory figure
 func planDur(ps int64) string {
 	d := units.Duration(ps)
 	ms := float64(d) / float64(units.Millisecond)

@@ -107,7 +107,7 @@ func networkImage(np *sweep.NetworkPlan) plotImage {
 	return plotImage{Name: "network", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
 		pl := newPlot(title, "inter-node bandwidth per GPU (GB/s, log scale)", "step time (s)")
 		pl.X.Scale = plot.LogScale{}
-		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.X.Tick.Marker = labelledLogTicks{} // labels an axis spanning less than a decade too
 		for i, sb := range np.Stages {
 			var xy plotter.XYs
 			for _, pt := range sb.Curve {

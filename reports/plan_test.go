@@ -60,7 +60,7 @@ func TestMoreLess(t *testing.T) {
 	for _, tc := range []struct {
 		d    int64
 		want string
-	}{{5e9, "5.00 GB more"}, {-5_560_000_000_000, "5.56 TB less"}, {0, "the same"}} {
+	}{{5 << 30, "5.00 GiB more"}, {-5_560_000_000_000, "5.06 TiB less"}, {0, "the same"}} {
 		if got := moreLess(tc.d, siBytes); got != tc.want {
 			t.Errorf("moreLess(%d) = %q, want %q", tc.d, got, tc.want)
 		}

@@ -94,6 +94,8 @@ type memoryTimelineChart struct {
 	PeakTime   int64     `json:"peak_time_ps"`
 	PeakLabel  string    `json:"peak_label"`
 	Capacity   int64     `json:"capacity,omitempty"`
+	// CapacityLabel names the capacity line ("GPU memory 80.00 GiB").
+	CapacityLabel string `json:"capacity_label,omitempty"`
 }
 
 // runPlots are the data of every run plot.
@@ -318,15 +320,33 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		}
 	}
 	p.Times = times
-	for c, name := range m.Components {
+	if p.Capacity > 0 {
+		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+	}
+	// Components constant over the step (runtime context, NCCL buffers,
+	// the parameters at rest) go at the bottom, so what changes stacks on
+	// a flat base instead of under a sawtooth.
+	var constant, varying []int
+	for c := range m.Components {
 		if !nonzero[c] {
 			continue
 		}
+		same := true
+		for _, st := range states {
+			same = same && st[c] == states[0][c]
+		}
+		if same {
+			constant = append(constant, c)
+		} else {
+			varying = append(varying, c)
+		}
+	}
+	for _, c := range append(constant, varying...) {
 		vals := make([]int64, len(states))
 		for i, st := range states {
 			vals[i] = st[c]
 		}
-		p.Components = append(p.Components, name)
+		p.Components = append(p.Components, m.Components[c])
 		p.Values = append(p.Values, vals)
 	}
 	return p

@@ -174,6 +174,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Title.TextStyle.Font.Size = 12
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = readableTicks{}, readableTicks{}
 	return p
 }
 
@@ -384,6 +385,19 @@ func memoryTimelineFigure(m *memoryTimelineChart) figure {
 	p.Add(&hline{y: peakY, c: color.Gray{0x60}})
 	p.X.Min, p.X.Max = 0, float64(m.End)/ts
 	p.Y.Min, p.Y.Max = 0, max(peakY*1.18, 1e-9)
+	if m.Capacity > 0 {
+		red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
+		capY := float64(m.Capacity) / bs
+		// A capacity far above the peak would flatten the timeline: leave
+		// it off the scale and say so in the legend.
+		if capY > 4*peakY {
+			legend = append(legend, legendItem{m.CapacityLabel + " (off scale)", lineSwatch{red}})
+		} else {
+			p.Add(&hline{y: capY, c: red})
+			p.Y.Max = max(p.Y.Max, capY*1.08)
+			legend = append(legend, legendItem{m.CapacityLabel, lineSwatch{red}})
+		}
+	}
 	return figure{p: p, legend: legend}
 }
 

@@ -24,6 +24,13 @@ type Run struct {
 	Scenario *scenarios.Scenario
 	Result   *zero.Result
 	Stages   []*memory.Report
+	// AllRanks makes result.json list every rank on the symmetric fast
+	// path too, instead of each distinct record once with the ranks it
+	// stands for.
+	AllRanks bool
+	// Style is how the terminal tables show bytes: GiB or GB, and with
+	// Wide every column in exact bytes (thousands separated).
+	Style MemoryStyle
 }
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
@@ -96,7 +103,7 @@ func modelText(s *scenarios.Scenario) string {
 	if a, t := s.Model.ActiveParams(), s.Model.TotalParams(); a != t {
 		active = ", " + commas(a) + " active per token"
 	}
-	return fmt.Sprintf("%s, %s params%s (%d layers/units)", name, commas(s.Model.TotalParams()), active, len(s.Model.LayerList))
+	return fmt.Sprintf("%s, %s params%s (%s)", name, commas(s.Model.TotalParams()), active, countNoun(len(s.Model.LayerList), "layer/unit", "layers/units"))
 }
 
 // commas groups the digits of n by thousands.
@@ -117,13 +124,13 @@ func commas(n int64) string {
 	return b.String()
 }
 
-func clusterText(s *scenarios.Scenario) string {
+func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 	c := &s.Cluster
 	gpu := c.GPU
 	if gpu == "" {
 		gpu = "GPU"
 	}
-	t := fmt.Sprintf("%d node(s) × %d %s (%s)", c.Nodes, c.GPUsPerNode, gpu, units.Bytes(c.GPUMemory).IEC())
+	t := fmt.Sprintf("%s × %d %s (%s)", countNoun(c.Nodes, "node", "nodes"), c.GPUsPerNode, gpu, u.format(int64(c.GPUMemory)))
 	if c.Intra.Bandwidth > 0 {
 		t += fmt.Sprintf(", intra %v %v", c.Intra.Bandwidth, c.Intra.Latency)
 	}
@@ -159,9 +166,9 @@ func (run *Run) headline() [][2]string {
 		sym = "yes (one representative rank stands for all)"
 	}
 	return [][2]string{
-		{"scenario", s.Name},
+		{"scenario", s.Name + scenarioDigest(s)},
 		{"model", modelText(s)},
-		{"cluster", clusterText(s)},
+		{"cluster", clusterText(s, run.Style.Units)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", strconv.Itoa(r.N)},
 		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
@@ -173,6 +180,8 @@ func (run *Run) headline() [][2]string {
 			commas(int64(math.Round(r.TokensPerSecPerGPU()))), commas(r.Tokens), s.Training.MicroBatch, max(s.Training.GradAccum, 1),
 			s.Parallelism.DP, commas(s.Model.SeqLen))},
 		{"utilization", utilizationText(r.Utilization)},
+		{"fits in GPU memory", run.Fit().String()},
+		{"zerosim", ReadBuild().String()},
 	}
 }
 
@@ -285,58 +294,73 @@ func (run *Run) timeTable() *table {
 	return t
 }
 
-// phaseTable is the communication of each phase.
+// phaseTable is the communication of each phase: bytes in human units
+// within 120 columns, or with Style.Wide exact bytes and the busiest rank's
+// wire bytes too.
 func (run *Run) phaseTable() *table {
+	u := run.Style.Units
 	r := run.Result
-	t := &table{Title: "communication per phase, bytes per step: per rank (seed accounting and exact), wire bytes per link class (all ranks, busiest rank)", left: []int{0}}
-	t.Header = []string{"phase", "collectives", "logical/rank (seed accounting)", "sent/rank (exact)"}
+	wide := run.Style.Wide
+	b := run.Style.bytes
+	t := &table{Title: "communication per phase, bytes per step: logical and sent per rank, wire bytes per link class over all ranks", left: []int{0}}
+	if wide {
+		t.Title += " and from the busiest rank"
+	}
+	t.Header = []string{"phase", "collectives", "logical/rank", "sent/rank"}
 	classes := topology.Classes()
 	for _, c := range classes {
 		t.Header = append(t.Header, c.String()+" wire")
 	}
-	for _, c := range classes {
-		t.Header = append(t.Header, c.String()+" busiest rank")
+	if wide {
+		for _, c := range classes {
+			t.Header = append(t.Header, c.String()+" busiest rank")
+		}
 	}
 	var coll int
 	var logical, sent int64
 	var wire [topology.NumClasses]int64
 	for _, p := range r.Phases {
-		row := []string{p.Phase.String(), strconv.Itoa(p.Collectives), exact(p.Logical), exact(p.Sent)}
+		row := []string{p.Phase.String(), commas(int64(p.Collectives)), b(p.Logical), b(p.Sent)}
 		for _, c := range classes {
-			row = append(row, exact(p.Wire[c]))
+			row = append(row, b(p.Wire[c]))
 			wire[c] += p.Wire[c]
 		}
-		for _, c := range classes {
-			row = append(row, exact(p.MaxRankWire[c]))
+		if wide {
+			for _, c := range classes {
+				row = append(row, b(p.MaxRankWire[c]))
+			}
 		}
 		coll += p.Collectives
 		logical += p.Logical
 		sent += p.Sent
 		t.Rows = append(t.Rows, row)
 	}
-	foot := []string{"total", strconv.Itoa(coll), exact(logical), exact(sent)}
+	foot := []string{"total", commas(int64(coll)), b(logical), b(sent)}
 	var all int64
 	for _, c := range classes {
-		foot = append(foot, exact(wire[c]))
+		foot = append(foot, b(wire[c]))
 		all += wire[c]
 	}
-	for range classes {
-		foot = append(foot, "")
+	if wide {
+		for range classes {
+			foot = append(foot, "")
+		}
 	}
 	t.Footer = foot
 	if len(r.Phases) == 0 {
 		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
-		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical (seed accounting), %s sent; wire: %s",
-			iec(logical), iec(sent), wireShares(wire, all)))
+		t.Notes = append(t.Notes, "logical: the buffers the rank's collectives reduce or gather; sent: the bytes it puts on the wire")
+		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
+			u.format(logical), u.format(sent), wireShares(wire, all, u)))
 	}
 	return t
 }
 
-func wireShares(wire [topology.NumClasses]int64, all int64) string {
+func wireShares(wire [topology.NumClasses]int64, all int64, u MemoryUnits) string {
 	var parts []string
 	for _, c := range topology.Classes() {
-		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, iec(wire[c]), percent(wire[c], all)))
+		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, u.format(wire[c]), percent(wire[c], all)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -373,13 +397,16 @@ func (run *Run) pathTable() *table {
 	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%s %v (%s %%)", k, byKind[k], percent(int64(byKind[k]), int64(r.StepTime))))
 	}
-	t.Title = fmt.Sprintf("critical path: %d tasks; %s", len(r.CriticalPath), strings.Join(parts, ", "))
+	// The critical path is the chain of tasks that sets the step time; the
+	// table lists its longest tasks, and says so.
 	steps := slices.Clone(r.CriticalPath)
 	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
+	t.Title = "the " + countNoun(len(steps), "task", "tasks") + " on the critical path"
 	if len(steps) > criticalTop {
+		t.Title = fmt.Sprintf("the %d longest of the %d tasks on the critical path", criticalTop, len(steps))
 		steps = steps[:criticalTop]
-		t.Notes = append(t.Notes, fmt.Sprintf("(the %d longest of %d tasks)", criticalTop, len(r.CriticalPath)))
 	}
+	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; by kind: "+strings.Join(parts, ", "))
 	for _, p := range steps {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), taskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start)})
 	}
@@ -388,18 +415,19 @@ func (run *Run) pathTable() *table {
 
 // peakText describes the replay's memory peak of the memory rank.
 func (run *Run) peakText() string {
+	u := run.Style.Units
 	m := run.Result.Memory
 	where := "at rest"
 	if m.PeakTask >= 0 {
 		where = "during " + taskName(run.Result.Schedule, m.PeakTask)
 	}
-	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, iec(m.Peak), exact(m.Peak), m.PeakTime, where)
+	s := fmt.Sprintf("replay peak on rank %d: %s (%s B) at %v, %s", m.Rank, u.format(m.Peak), commas(m.Peak), m.PeakTime, where)
 	if c := int64(run.Scenario.Cluster.GPUMemory); c > 0 {
-		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), iec(c))
+		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), u.format(c))
 	}
 	if r := run.Result; r.ReservedPeak > 0 {
 		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator), device %s (nvidia-smi: + CUDA context, NCCL buffers)",
-			iec(r.ReservedPeak), iec(r.DevicePeak))
+			u.format(r.ReservedPeak), u.format(r.DevicePeak))
 	}
 	return s
 }
@@ -417,6 +445,7 @@ func (run *Run) exposedGather() (exposed, busy units.Duration, ok bool) {
 // Findings states the key figures of the run in words, computed from the
 // result.
 func (run *Run) findings() []string {
+	u := run.Style.Units
 	s, r := run.Scenario, run.Result
 	var out []string
 	var exposed, wait units.Duration
@@ -425,9 +454,9 @@ func (run *Run) findings() []string {
 		wait += st.Wait
 	}
 	if n := int64(len(r.Ranks)); n > 0 {
-		out = append(out, fmt.Sprintf("The step takes %v; compute is %v (%s %%), exposed communication %s %% and waiting for peers %s %% of the step (average over %d ranks).",
+		out = append(out, fmt.Sprintf("The step takes %v; compute is %v (%s %%), exposed communication %s %% and waiting for peers %s %% of the step (average over %s).",
 			r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)),
-			percent(int64(exposed), n*int64(r.StepTime)), percent(int64(wait), n*int64(r.StepTime)), n))
+			percent(int64(exposed), n*int64(r.StepTime)), percent(int64(wait), n*int64(r.StepTime)), countNoun(int(n), "rank", "ranks")))
 	}
 	if e, busy, ok := run.exposedGather(); ok {
 		n := units.Duration(max(len(r.Ranks), 1))
@@ -443,9 +472,9 @@ func (run *Run) findings() []string {
 	}
 	if all > 0 {
 		if net := wire[topology.Inter]; net > 0 {
-			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(net, all), iec(net), iec(all)))
+			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(net, all), u.format(net), u.format(all)))
 		} else {
-			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", iec(all)))
+			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", u.format(all)))
 		}
 		var big zero.PhaseBytes
 		for _, p := range r.Phases {
@@ -454,12 +483,12 @@ func (run *Run) findings() []string {
 			}
 		}
 		logical, sent := r.PhaseTotal()
-		out = append(out, fmt.Sprintf("Each rank sends %s per step (%s by the seeds' accounting); the largest phase is the %s (%s).", iec(sent), iec(logical), big.Phase, iec(big.Sent)))
+		out = append(out, fmt.Sprintf("Each rank sends %s per step (%s logical); the largest phase is the %s (%s).", u.format(sent), u.format(logical), big.Phase, u.format(big.Sent)))
 	}
 	m := r.Memory
-	peak := fmt.Sprintf("Peak memory %s", iec(m.Peak))
+	peak := fmt.Sprintf("Peak memory %s", u.format(m.Peak))
 	if c := int64(s.Cluster.GPUMemory); c > 0 {
-		peak += " of " + iec(c)
+		peak += " of " + u.format(c)
 	}
 	if m.PeakTask >= 0 {
 		peak += " at " + taskName(r.Schedule, m.PeakTask)
@@ -495,7 +524,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	}
 	fmt.Fprintln(ew)
 	if mm := run.Result.MemoryModel; mm != nil {
-		if err := WriteMemoryTable(ew, []*memory.Report{mm}, MemoryGiB); err != nil {
+		if err := WriteMemoryReport(ew, []*memory.Report{mm}, run.Style, true); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	_ "image/png"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,10 +77,15 @@ func TestRunTableTiny(t *testing.T) {
 // TestRunPhaseBytesTiny checks the phase table against seed 002's byte
 // accounting for the 260-parameter model on N = 2 (bf16, 520 B of
 // parameters): ZeRO-3 all-gathers the parameters in forward and again in
-// backward and reduce-scatters the gradients, S = 520 B each ("seed
-// accounting"), of which a ring rank sends (N−1)/N·S = 260 B.
+// backward and reduce-scatters the gradients, S = 520 B each (logical
+// bytes), of which a ring rank sends (N−1)/N·S = 260 B. --wide shows exact
+// bytes and the busiest rank; the default human units within 120 columns.
 func TestRunPhaseBytesTiny(t *testing.T) {
 	run := tinyRun(t)
+	if got := fmt.Sprint(run.phaseTable().Rows[0]); got != "[forward all-gather 5 520 B 260 B 520 B 0 B]" {
+		t.Errorf("default phase row %s", got)
+	}
+	run.Style.Wide = true
 	tab := run.phaseTable()
 	want := [][]string{
 		{"forward all-gather", "5", "520", "260", "520", "0", "260", "0"},
@@ -89,7 +95,7 @@ func TestRunPhaseBytesTiny(t *testing.T) {
 	if fmt.Sprint(tab.Rows) != fmt.Sprint(want) {
 		t.Errorf("phase rows\n got %v\nwant %v", tab.Rows, want)
 	}
-	if got := strings.Join(tab.Footer[:4], " "); got != "total 15 1560 780" {
+	if got := strings.Join(tab.Footer[:4], " "); got != "total 15 1,560 780" {
 		t.Errorf("footer %q", got)
 	}
 }
@@ -209,9 +215,20 @@ func TestRunJSONTiny(t *testing.T) {
 // TestRunJSONLarge leaves the spans out above the size limit. The memory
 // peaks in the loss's backward on lm_head (fp32 logits and their gradients).
 func TestRunJSONLarge(t *testing.T) {
-	j := exampleRun(t, "default").toJSON()
-	if j.Spans != nil || j.CollCount == 0 || len(j.Ranks) != 16 || j.Memory.PeakTaskName != "backward lm_head" {
-		t.Errorf("spans %d, collectives %d, ranks %d, peak task %q", len(j.Spans), j.CollCount, len(j.Ranks), j.Memory.PeakTaskName)
+	run := exampleRun(t, "default")
+	j := run.toJSON()
+	if j.Spans != nil || j.CollCount == 0 || j.Memory.PeakTaskName != "backward lm_head" {
+		t.Errorf("spans %d, collectives %d, peak task %q", len(j.Spans), j.CollCount, j.Memory.PeakTaskName)
+	}
+	// The symmetric fast path: the 16 identical ranks once, standing for
+	// ranks 0–15; with AllRanks every rank.
+	if len(j.Ranks) != 1 || j.Ranks[0].Rank != 0 || !slices.Equal(j.Ranks[0].StandsFor, []rankRange{{0, 15}}) {
+		t.Errorf("ranks %+v, want one record standing for ranks 0–15", j.Ranks)
+	}
+	run.AllRanks = true
+	if j := run.toJSON(); len(j.Ranks) != 16 || j.Ranks[15].Rank != 15 || j.Ranks[15].StandsFor != nil ||
+		j.Ranks[15].PeakMemory != j.Ranks[0].PeakMemory {
+		t.Errorf("--all-ranks: %d ranks", len(j.Ranks))
 	}
 }
 

@@ -75,6 +75,25 @@ func needsEscape(r rune) bool {
 	return unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
+// wrapColumn wraps the cells of column col at width runes (at spaces), so a
+// long text column keeps a table within maxColumns.
+func wrapColumn(t *tablewriter.Table, col, width int) { wrapColumns(t, map[int]int{col: width}) }
+
+// wrapColumns wraps each column of widths (column → runes); none, nothing.
+func wrapColumns(t *tablewriter.Table, widths map[int]int) {
+	if len(widths) == 0 {
+		return
+	}
+	m := tw.NewMapper[int, int]()
+	for c, w := range widths {
+		m.Set(c, w)
+	}
+	t.Configure(func(cfg *tablewriter.Config) {
+		cfg.Row.Formatting.AutoWrap = tw.WrapNormal
+		cfg.Row.ColMaxWidths.PerColumn = m
+	})
+}
+
 // writeJSON writes v as indented JSON, the one format of every --format json
 // and result.json: exact integers, struct field order, and no HTML escaping
 // (a file named <stdin> stays readable).

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/zerosim/zerosim/numerics"
@@ -19,6 +20,10 @@ type VerifyReport struct {
 	Drift []DriftRow `json:"drift,omitempty"`
 	// QuantDrift is ZeRO++'s drift from unquantized training (verify_quant.go).
 	QuantDrift []QuantDriftRow `json:"quant_drift,omitempty"`
+	// Wide makes the terminal table show every column (--wide); by
+	// default the columns every row shares (model, padding, steps) go into
+	// the title and the table keeps to 120 columns.
+	Wide bool `json:"-"`
 }
 
 // VerifyRow is one verified configuration.
@@ -85,19 +90,85 @@ func passFail(ok bool) string {
 // WriteVerifyTable writes r as a terminal table, a drift table when
 // present, and a summary line.
 func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
-	if _, err := fmt.Fprintf(w, "# verify %s: N = %d ranks, %d configurations, sharded vs unsharded bit for bit\n", escapeControl(r.Scenario), r.N, len(r.Rows)); err != nil {
+	// Without --wide, a column every row shares (model, padding, steps)
+	// moves into the title and long cells wrap, within 120 columns.
+	same := func(f func(VerifyRow) string) bool {
+		if r.Wide || len(r.Rows) == 0 {
+			return false
+		}
+		for _, row := range r.Rows {
+			if f(row) != f(r.Rows[0]) {
+				return false
+			}
+		}
+		return true
+	}
+	sameModel := same(func(v VerifyRow) string { return v.Model })
+	samePadding := same(func(v VerifyRow) string { return v.Padding })
+	sameSteps := same(func(v VerifyRow) string { return strconv.Itoa(v.Steps) })
+	what := countNoun(len(r.Rows), "configuration", "configurations")
+	if sameModel {
+		what = r.Rows[0].Model + ", " + what
+	}
+	if sameSteps {
+		what += " of " + countNoun(r.Rows[0].Steps, "step", "steps")
+	}
+	if samePadding && r.Rows[0].Padding != "toy" {
+		what += ", " + r.Rows[0].Padding + " padding"
+	}
+	if _, err := fmt.Fprintf(w, "# verify %s: N = %s, %s, sharded vs unsharded bit for bit\n", escapeControl(r.Scenario), countNoun(r.N, "rank", "ranks"), what); err != nil {
 		return err
 	}
-	t := newTable(w, 13, 0, 3, 4, 5, 9, 12)
-	t.Header([]string{"model", "stage", "K", "bucket", "padding", "mode", "steps", "elems", "padded", "result", "max |diff|", "max ULP", "first mismatch"})
+	type column struct {
+		head string
+		left bool
+		drop bool
+		cell func(VerifyRow) string
+	}
+	cols := []column{
+		{"model", true, sameModel, func(v VerifyRow) string { return v.Model }},
+		{"stage", false, false, func(v VerifyRow) string { return strconv.Itoa(v.Stage) }},
+		{"K", false, false, func(v VerifyRow) string { return strconv.Itoa(v.K) }},
+		{"bucket", true, false, func(v VerifyRow) string { return v.Bucket }},
+		{"padding", true, samePadding, func(v VerifyRow) string { return v.Padding }},
+		{"mode", true, false, func(v VerifyRow) string { return v.Mode }},
+		{"steps", false, sameSteps, func(v VerifyRow) string { return strconv.Itoa(v.Steps) }},
+		{"elems", false, false, func(v VerifyRow) string { return strconv.FormatInt(v.Numel, 10) }},
+		{"padded", false, false, func(v VerifyRow) string { return strconv.FormatInt(v.Size, 10) }},
+		{"result", true, false, func(v VerifyRow) string { return passFail(v.Pass) }},
+		{"max |diff|", false, false, func(v VerifyRow) string { return fmtDiff(v.MaxAbsDiff) }},
+		{"max ULP", false, false, func(v VerifyRow) string { return strconv.Itoa(v.MaxULP) }},
+		{"first mismatch", true, false, func(v VerifyRow) string { return v.First }},
+	}
+	cols = slices.DeleteFunc(cols, func(c column) bool { return c.drop })
+	var head []string
+	var left []int
+	wrap := map[int]int{}
+	for i, c := range cols {
+		head = append(head, c.head)
+		if c.left {
+			left = append(left, i)
+		}
+		if !r.Wide && c.head == "model" {
+			wrap[i] = 16
+		}
+		if !r.Wide && c.head == "first mismatch" {
+			wrap[i] = 40
+		}
+	}
+	t := newTable(w, len(head), left...)
+	wrapColumns(t, wrap)
+	t.Header(head)
 	failed := 0
 	for _, row := range r.Rows {
 		if !row.Pass {
 			failed++
 		}
-		if err := t.Append([]string{row.Model, strconv.Itoa(row.Stage), strconv.Itoa(row.K), row.Bucket, row.Padding, row.Mode,
-			strconv.Itoa(row.Steps), strconv.FormatInt(row.Numel, 10), strconv.FormatInt(row.Size, 10), passFail(row.Pass),
-			fmtDiff(row.MaxAbsDiff), strconv.Itoa(row.MaxULP), row.First}); err != nil {
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			cells[i] = c.cell(row)
+		}
+		if err := t.Append(cells); err != nil {
 			return err
 		}
 	}
@@ -123,7 +194,7 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	if err := writeQuantDrift(w, r.QuantDrift); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s: %d of %d configurations bit-exact\n", passFail(r.Pass), len(r.Rows)-failed, len(r.Rows))
+	_, err := fmt.Fprintf(w, "%s: %d of %s bit-exact\n", passFail(r.Pass), len(r.Rows)-failed, countNoun(len(r.Rows), "configuration", "configurations"))
 	return err
 }
 
@@ -168,7 +239,7 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 		if !c.Pass {
 			failed++
 		}
-		measure := fmt.Sprintf("%d mismatches (bit-exact)", c.Mismatches)
+		measure := countNoun(int(c.Mismatches), "mismatch", "mismatches") + " (bit-exact)"
 		if !c.Exact {
 			rel := "≤"
 			if c.Minimum {
@@ -183,7 +254,7 @@ func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s: %d of %d checks pass\n", passFail(r.Pass), len(r.Checks)-failed, len(r.Checks))
+	_, err := fmt.Fprintf(w, "%s: %d of %s pass\n", passFail(r.Pass), len(r.Checks)-failed, countNoun(len(r.Checks), "check", "checks"))
 	return err
 }
 

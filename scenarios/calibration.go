@@ -33,6 +33,9 @@ type CalHardware struct {
 	NICsPerNode    int     `yaml:"nics_per_node"`
 	InterLatencyUS float64 `yaml:"inter_latency_us"`
 	IntraLatencyUS float64 `yaml:"intra_latency_us"`
+	// Protos lists the NCCL protocols the cluster runs (NCCL_PROTO), when
+	// restricted (GPUDirect-TCPXO: Simple); absent means all three.
+	Protos []string `yaml:"protos,omitempty"`
 }
 
 // CalParams are the fitted corrections: bandwidth efficiency per link

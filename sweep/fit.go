@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/zerosim/zerosim/units"
 	"math"
 	"strconv"
 
@@ -245,7 +246,8 @@ func gcd(a, b int) int {
 	return a
 }
 
-func fmtGB(b int64) string { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }
+// fmtGB writes memory in GiB, the unit of every memory figure zerosim prints.
+func fmtGB(b int64) string { return units.Bytes(b).IEC() }
 
 // scaledFits loads src at stage and K with the model overrides and reports
 // the peak and whether it fits. A model the loader rejects is an error, not

@@ -14,7 +14,7 @@ func init() { commands = append(commands, newMemoryCmd) }
 type memoryOpts struct {
 	stage      int
 	estimator  string
-	units      string
+	detail     bool
 	convention string
 	rank       int
 }
@@ -28,11 +28,12 @@ func newMemoryCmd(a *app) *cobra.Command {
 bf16 params, grads, fp32 master params, Adam m and v, padding, gradient
 buckets, ZeRO-3 gathered units, optimizer-step temporaries, activations and
 fixed overheads, each at rest (between steps) and at its peak with the phase
-of the peak, in exact bytes and GiB (or GB with --units gb).
+of the peak, in GiB (GB with --units gb; exact bytes too with --wide).
+With more than one stage or estimator a summary comes first.
 
 --estimator deepspeed|megatron prints DeepSpeed's estimate_zero2/3 and
 Megatron's 18 / 6+12/DP bytes-per-parameter figures; all prints them side by
-side with zerosim's model. --convention seed000|seed002 counts memory the way
+side with zerosim's model: the summary, and every table with --detail. --convention seed000|seed002 counts memory the way
 seed 000's or seed 002's published tables do.
 
 Without FILE the default example scenario is used.`,
@@ -51,7 +52,7 @@ Without FILE the default example scenario is used.`,
 	f := cmd.Flags()
 	f.IntVar(&o.stage, "stage", -1, "ZeRO stage 0–3 (default: all four)")
 	f.StringVar(&o.estimator, "estimator", "zerosim", "zerosim, deepspeed, megatron or all")
-	f.StringVar(&o.units, "units", "gib", "human units: gib (2^30 B) or gb (1e9 B)")
+	f.BoolVar(&o.detail, "detail", false, "with --estimator all, print every stage's and estimator's table after the summary")
 	f.StringVar(&o.convention, "convention", "zerosim", "what to count: zerosim, seed000 or seed002")
 	f.IntVar(&o.rank, "rank", 0, "rank of the shard group whose real/padding split is shown")
 	return cmd
@@ -60,10 +61,6 @@ Without FILE the default example scenario is used.`,
 func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.stage < -1 || o.stage > 3 {
 		return inputError{fmt.Errorf("--stage %d: use 0, 1, 2 or 3", o.stage)}
-	}
-	u, err := reports.ParseMemoryUnits(o.units)
-	if err != nil {
-		return inputError{fmt.Errorf("--units: %w", err)}
 	}
 	conv, err := memory.ParseConvention(o.convention)
 	if err != nil {
@@ -97,7 +94,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	case "csv":
 		err = reports.WriteMemoryCSV(out, rs)
 	default:
-		err = reports.WriteMemoryTable(out, rs, u)
+		err = reports.WriteMemoryReport(out, rs, a.style(), o.detail || o.estimator != "all")
 	}
 	if err != nil {
 		return err

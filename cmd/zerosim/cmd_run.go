@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -18,6 +16,10 @@ type runOpts struct {
 	rank  int
 	full  bool
 	only  []string
+	// requireFit makes a step that does not fit the GPU exit 1.
+	requireFit bool
+	// allRanks lists every rank in result.json on the symmetric fast path.
+	allRanks bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -39,7 +41,8 @@ warnings.
 one process per rank, one thread per stream, memory counters.
 -o DIR writes report.html, result.json, trace.json and the plots (PNG and
 SVG) into DIR; other files in DIR are left alone. --format json prints
-result.json instead of the tables.`,
+result.json instead of the tables. --require-fit exits 1 after the report
+when the step does not fit in GPU memory (for scripts).`,
 		Example: `  zerosim run
   zerosim run seed002-tiny --trace step.json
   zerosim run scenario.yaml --set parallelism.zero_stage=3 -o out/`,
@@ -56,6 +59,8 @@ result.json instead of the tables.`,
 	f.StringVar(&o.trace, "trace", "", "write a Chrome trace (Perfetto) of the step to `FILE`")
 	f.IntVar(&o.rank, "rank", 0, "rank whose memory timeline is shown (plot, trace counters)")
 	f.BoolVar(&o.full, "full", false, "simulate every rank even when the scenario is symmetric")
+	f.BoolVar(&o.allRanks, "all-ranks", false, "on the symmetric fast path, list every rank in result.json (default: identical ranks once, with the ranks they stand for)")
+	f.BoolVar(&o.requireFit, "require-fit", false, "exit 1 (after the report) when the step does not fit in GPU memory")
 	f.StringSliceVar(&o.only, "only", nil, "with -o, write only these kinds of files: html, json, trace, plots (default all)")
 	return cmd
 }
@@ -82,6 +87,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
+	run.AllRanks, run.Style = o.allRanks, a.style()
 	var trace *reports.OutputFile
 	if o.trace != "" {
 		t, err := reports.RenderRunTrace(run)
@@ -99,7 +105,13 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err := printRun(a.format, out, errOut, run); err != nil {
 		return err
 	}
-	return writeRunFiles(a.outDir, o.trace, trace, files, errOut)
+	if err := writeRunFiles(a.outDir, o.trace, trace, files, errOut); err != nil {
+		return err
+	}
+	if v := run.Fit(); o.requireFit && !v.Fits {
+		return failure{"--require-fit: the step does not fit in GPU memory (" + v.String() + ")"}
+	}
+	return nil
 }
 
 // checkRunFlags checks run's flags before anything runs and returns the
@@ -115,19 +127,8 @@ func checkRunFlags(a *app, o runOpts) (map[string]bool, error) {
 	if len(o.only) > 0 && a.outDir == "" {
 		return nil, inputError{fmt.Errorf("--only needs -o DIR")}
 	}
-	if a.outDir != "" {
-		if err := reports.CheckOutputDir(a.outDir); err != nil {
-			return nil, inputError{err}
-		}
-	}
-	if o.trace != "" {
-		if fi, err := os.Stat(filepath.Dir(o.trace)); err != nil || !fi.IsDir() {
-			return nil, inputError{fmt.Errorf("--trace %s: directory %s does not exist", o.trace, filepath.Dir(o.trace))}
-		}
-		if fi, err := os.Stat(o.trace); err == nil && fi.IsDir() {
-			return nil, inputError{fmt.Errorf("--trace %s: is a directory", o.trace)}
-		}
-	}
+	// -o DIR and --trace FILE were checked before the command ran
+	// (app.checkOutputs).
 	return want, nil
 }
 

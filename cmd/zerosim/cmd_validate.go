@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -22,16 +23,29 @@ the --set overrides, and prints one line per valid file:
   FILE: ok (N=16, stage 1, K=1, P=6738415616 params)
 
 The first invalid file stops the run with one line on stderr,
-"zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2.`,
+"zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2.
+--format json prints one JSON array of the files instead, once all are valid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(args, a.sets, a.in, a.out, a.err)
+			return runValidate(args, a.sets, a.in, a.out, a.err, a.format == "json")
 		},
 	}
 }
 
-// runValidate loads every file in order and reports each valid one on out.
-func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) error {
+// validFile is one valid file of validate --format json.
+type validFile struct {
+	File   string `json:"file"`
+	N      int    `json:"n"`
+	Stage  int    `json:"stage"`
+	K      int    `json:"k"`
+	Params int64  `json:"params"`
+	Active int64  `json:"active_params,omitempty"` // of a mixture of experts
+}
+
+// runValidate loads every file in order and reports each valid one on out:
+// a line as it goes, or with asJSON one array at the end.
+func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJSON bool) error {
+	rows := []validFile{}
 	for _, f := range files {
 		src, err := scenarios.ReadInput(f, in)
 		var s *scenarios.Scenario
@@ -48,12 +62,20 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer) erro
 		for _, w := range s.Warnings {
 			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
 		}
+		r := validFile{File: src.File, N: s.N(), Stage: s.Parallelism.Stage, K: s.Parallelism.K, Params: int64(s.Model.Params)}
 		active := ""
-		if a := s.Model.ActiveParams(); a != int64(s.Model.Params) {
-			active = fmt.Sprintf(", %d active", a)
+		if a := s.Model.ActiveParams(); a != r.Params {
+			r.Active, active = a, fmt.Sprintf(", %d active", a)
 		}
-		fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n",
-			src.File, s.N(), s.Parallelism.Stage, s.Parallelism.K, int64(s.Model.Params), active)
+		rows = append(rows, r)
+		if !asJSON {
+			fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n", r.File, r.N, r.Stage, r.K, r.Params, active)
+		}
+	}
+	if asJSON {
+		e := json.NewEncoder(out)
+		e.SetIndent("", "  ")
+		return e.Encode(rows)
 	}
 	return nil
 }

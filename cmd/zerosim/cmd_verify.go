@@ -102,7 +102,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return inputError{err}
 	}
-	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true}
+	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide}
 	failed, first, err := verifyAll(rep, cfgs)
 	if err != nil {
 		return err
@@ -123,7 +123,11 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return err
 	}
 	if !rep.Pass {
-		return failure{fmt.Sprintf("verify: %d of %d configurations differ from unsharded training; first: %s", failed, len(cfgs), first)}
+		noun := "configurations differ"
+		if len(cfgs) == 1 {
+			noun = "configuration differs"
+		}
+		return failure{fmt.Sprintf("verify: %d of %d %s from unsharded training; first: %s", failed, len(cfgs), noun, first)}
 	}
 	return nil
 }

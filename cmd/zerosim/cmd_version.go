@@ -1,33 +1,46 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
-	"runtime/debug"
+	"runtime"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 )
 
 func init() { commands = append(commands, newVersionCmd) }
 
-// version is set at build time with -ldflags "-X main.version=…"; otherwise
-// the module version from the build info is used.
-var version = ""
+// scenarioFormat is the scenario file format version this binary reads.
+const scenarioFormat = 1
 
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print zerosim's version",
-		Args:  cobra.NoArgs,
+		Short: "Print zerosim's version (the git revision it was built from)",
+		Long: `version prints the zerosim version, the git revision and commit time the
+binary was built from (when it was built inside a git checkout), and the
+scenario format version it reads. "zerosim --version" prints the same line.
+--format json prints it as a JSON object.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v := version
-			if v == "" {
-				v = "devel"
-				if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-					v = bi.Main.Version
-				}
+			b := reports.ReadBuild()
+			if a.format == "json" {
+				e := json.NewEncoder(a.out)
+				e.SetIndent("", "  ")
+				return e.Encode(struct {
+					reports.Build
+					Go             string `json:"go"`
+					ScenarioFormat int    `json:"scenario_format"`
+				}{b, runtime.Version(), scenarioFormat})
 			}
-			fmt.Fprintf(a.out, "zerosim %s (scenario format version 1)\n", v)
+			fmt.Fprintln(a.out, versionLine(b))
 			return nil
 		},
 	}
+}
+
+// versionLine is what "zerosim version" and "zerosim --version" print.
+func versionLine(b reports.Build) string {
+	return fmt.Sprintf("zerosim %s (scenario format version %d)", b, scenarioFormat)
 }

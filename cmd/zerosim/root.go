@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -24,6 +25,8 @@ type app struct {
 	sets     []string // --set key.path=value
 	format   string   // --format table|json|csv
 	outDir   string   // -o DIR
+	units    string   // --units gib|gb
+	wide     bool     // --wide
 }
 
 // writesFiles is the annotation of a command that writes files into -o DIR;
@@ -57,7 +60,9 @@ rank. It also runs the real sharded numerics on toy models and checks them bit
 for bit against unsharded training.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(reports.ReadBuild()),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
@@ -65,18 +70,13 @@ for bit against unsharded training.`,
 	pf.StringArrayVar(&a.sets, "set", nil, "override a scenario value, e.g. --set parallelism.k=4 (repeatable)")
 	pf.StringVar(&a.format, "format", "table", "output format: table, json or csv (collective: also nccl-tests)")
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
+	pf.StringVar(&a.units, "units", "gib", "memory in tables: gib (2^30 B) or gb (1e9 B)")
+	pf.BoolVar(&a.wide, "wide", false, "tables with every column (exact bytes), wider than 120 columns")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		if a.outDir != "" && cmd.Annotations[writesFiles] == "" {
-			return inputError{fmt.Errorf("-o %s: zerosim %s writes no files (-o DIR is for %s)", a.outDir, cmd.Name(), fileWriters(cmd.Root()))}
-		}
 		switch a.format {
-		case "table", "json", "csv":
-			return nil
-		case "nccl-tests":
-			if cmd.Name() == "collective" {
-				return nil
-			}
-			return inputError{fmt.Errorf("--format nccl-tests: only zerosim collective prints it (use table, json or csv)")}
+		case "table", "json", "csv", "nccl-tests":
+			// nccl-tests is collective's; checkOutputs rejects it elsewhere.
+			return a.checkOutputs(cmd)
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}

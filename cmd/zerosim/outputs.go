@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
+)
+
+// outputs is what a command does with the global flags: the --format values
+// it prints, whether --set reaches its scenario, and which of its own flags
+// name an output file. Whether it writes files into -o DIR is its
+// writesFiles annotation. A command
+// rejects (exit 2) every global flag it would otherwise ignore, and every
+// output target is checked before anything is simulated or printed.
+type outputs struct {
+	formats []string // --format values it honours; the first is its default
+	sets    bool     // --set overrides its scenario
+	files   []string // its flags naming an output FILE (checked like -o)
+	dirHint string   // what to use instead of -o DIR
+	fmtHint string   // what it prints instead, when it has no --format
+	units   bool     // --units sets the memory unit of its tables
+	wide    bool     // --wide shows every column of its tables
+}
+
+// style is the table style --units and --wide ask for (checked by
+// checkOutputs).
+func (a *app) style() reports.MemoryStyle {
+	u, _ := reports.ParseMemoryUnits(a.units)
+	return reports.MemoryStyle{Units: u, Wide: a.wide}
+}
+
+// commandOutputs holds the outputs of every command, by its path below
+// "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
+var commandOutputs = map[string]outputs{
+	"run":            {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true},
+	"memory":         {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
+	"sweep":          {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
+	"merge":          {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
+	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
+	"compare":        {formats: []string{"table", "json", "csv"}, sets: true},
+	"plan":           {formats: []string{"table", "json", "csv"}, sets: true},
+	"verify":         {formats: []string{"table", "json"}, sets: true, wide: true},
+	"validate":       {formats: []string{"table", "json"}, sets: true},
+	"collective":     {formats: []string{"table", "json", "csv", "nccl-tests"}, sets: true, wide: true},
+	"calibrate":      {formats: []string{"table"}, sets: true, files: []string{"file"}},
+	"scenarios":      {formats: []string{"table", "json", "csv"}},
+	"scenarios show": {fmtHint: "scenarios show prints the example's YAML verbatim"},
+	"version":        {formats: []string{"table", "json"}},
+	"import hf":      {formats: []string{"table", "json"}}, // table: the model section as YAML
+}
+
+// commandKey is cmd's path below the root ("scenarios show").
+func commandKey(cmd *cobra.Command) string {
+	return strings.TrimPrefix(strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()), " ")
+}
+
+// exempt reports cobra's own commands (help, completion), which take no
+// global flags of ours.
+func exempt(key string) bool {
+	return key == "" || key == "help" || key == "completion" || strings.HasPrefix(key, "completion ")
+}
+
+// checkOutputs rejects the global flags cmd does not honour and checks every
+// output target it was given, before the command runs.
+func (a *app) checkOutputs(cmd *cobra.Command) error {
+	key := commandKey(cmd)
+	if exempt(key) || !cmd.Runnable() {
+		return nil
+	}
+	o, ok := commandOutputs[key]
+	if !ok {
+		return nil // TestEveryCommandDeclaresItsOutputs catches this
+	}
+	changed := cmd.Flags().Changed
+	if changed("format") && !slices.Contains(o.formats, a.format) {
+		if o.fmtHint != "" {
+			return inputError{fmt.Errorf("--format %s: %s", a.format, o.fmtHint)}
+		}
+		return inputError{fmt.Errorf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))}
+	}
+	dir := cmd.Annotations[writesFiles] != ""
+	if changed("output") && !dir {
+		msg := fmt.Sprintf("zerosim %s writes no files into a directory (-o DIR is for %s)", key, fileWriters(cmd.Root()))
+		if o.dirHint != "" {
+			msg += ": " + o.dirHint
+		}
+		return inputError{fmt.Errorf("-o %s: %s", a.outDir, msg)}
+	}
+	if changed("set") && !o.sets {
+		return inputError{fmt.Errorf("--set %s: zerosim %s reads no scenario", a.sets[0], key)}
+	}
+	if changed("units") && !o.units {
+		return inputError{fmt.Errorf("--units %s: zerosim %s prints no memory table (run and memory do)", a.units, key)}
+	}
+	if changed("wide") && !o.wide {
+		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory, verify and collective do)", key)}
+	}
+	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
+		return inputError{fmt.Errorf("--units: %w", err)}
+	}
+	if dir && changed("output") {
+		if err := checkOutputDir(a.outDir); err != nil {
+			return inputError{fmt.Errorf("-o %s: %w", a.outDir, err)}
+		}
+	}
+	for _, name := range o.files {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if err := checkOutputFile(f.Value.String()); err != nil {
+			return inputError{fmt.Errorf("--%s %s: %w", name, f.Value.String(), err)}
+		}
+	}
+	return nil
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// checkOutputDir reports whether files can be written into dir, or into the
+// directory that would be created at dir, by creating and removing a probe
+// file in it (or in its nearest existing ancestor). It leaves nothing behind.
+func checkOutputDir(dir string) error {
+	if dir == "" {
+		return errors.New("give a directory")
+	}
+	p := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				if p == filepath.Clean(dir) {
+					return errors.New("exists and is not a directory")
+				}
+				return fmt.Errorf("%s is not a directory", p)
+			}
+			return probe(p)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return plainError(err)
+		}
+		p = parent
+	}
+}
+
+// checkOutputFile reports whether path can be written: not a directory, in
+// an existing directory where files can be created.
+func checkOutputFile(path string) error {
+	if path == "" {
+		return errors.New("give a file name")
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return probe(dir)
+}
+
+// probe creates and removes a file in dir.
+func probe(dir string) error {
+	f, err := os.CreateTemp(dir, ".zerosim-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write into %s: %w", dir, plainError(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// plainError drops the operation and path of a *fs.PathError (they would
+// name the probe file), keeping the reason ("permission denied").
+func plainError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

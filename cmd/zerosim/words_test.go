@@ -1,0 +1,123 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// tableLines are the lines of the terminal tables (box drawing).
+func tableLines(out string) []string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "┌") || strings.HasPrefix(l, "│") || strings.HasPrefix(l, "├") || strings.HasPrefix(l, "└") {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+func widest(lines []string) int {
+	w := 0
+	for _, l := range lines {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+// Tables keep to 120 columns by default; --wide shows every column, with
+// exact bytes thousands-separated.
+func TestTablesFit120Columns(t *testing.T) {
+	for _, args := range [][]string{
+		{"run"}, {"run", "gpt3-175b-16k"}, {"run", "seed000-k4"}, {"memory"}, {"memory", "--estimator", "all", "--detail"},
+		{"verify", "seed002-tiny"}, {"collective", "--size", "1MiB:1GiB"},
+	} {
+		code, out, errOut := runMain(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		if w := widest(tableLines(out)); w > 120 || w == 0 {
+			t.Errorf("%q: tables %d columns wide, want ≤ 120", args, w)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", "│ backward reduce-scatter   │         337 │ 13,476,831,232 │ 12,634,529,280 │ 188,675,637,248 │"}},
+		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ 13,476,831,232 │"}},
+		{[]string{"collective", "--wide"}, []string{"│ 67108864 │ 33554432 │ ring/LL128 │    444.05 │       151.13 │       283.36 │ 1,879,048,192 │   117,440,512 │"}},
+		{[]string{"verify", "seed002-tiny", "--wide"}, []string{"│ model ", "│ padding │", "│ steps │"}},
+	} {
+		_, out, _ := runMain(t, "", c.args...)
+		if widest(tableLines(out)) <= 120 {
+			t.Errorf("%q: --wide shows no more columns", c.args)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%q: output lacks %q", c.args, w)
+			}
+		}
+	}
+}
+
+// The default output speaks of ZeRO, FSDP and Megatron, not of the seed
+// documents: their conventions appear only when asked for.
+func TestNoSeedJargonByDefault(t *testing.T) {
+	jargon := []string{"seed 0", "seed accounting", "seeds' accounting", "toy padding", "convention"}
+	for _, args := range [][]string{{"run"}, {"run", "gpt3-175b-16k"}, {"memory"}, {"memory", "--estimator", "all", "--detail"}} {
+		_, out, _ := runMain(t, "", args...)
+		for _, j := range jargon {
+			if strings.Contains(out, j) {
+				t.Errorf("%q says %q", args, j)
+			}
+		}
+	}
+	_, out, _ := runMain(t, "", "memory", "--convention", "seed000", "--stage", "0")
+	if !strings.Contains(out, "convention seed000") {
+		t.Errorf("memory --convention seed000 does not say which convention it counts")
+	}
+}
+
+// memory --estimator all prints the summary first, with the note that
+// DeepSpeed's and Megatron's estimates count model states only, and the 12
+// tables only with --detail; run names its critical-path table for what it
+// shows.
+func TestMemorySummaryFirst(t *testing.T) {
+	_, out, _ := runMain(t, "", "memory", "--estimator", "all")
+	if !strings.HasPrefix(out, "# summary: memory per GPU\n") || strings.Count(out, "\n# ") != 0 ||
+		!strings.Contains(out, "count model states only") || !strings.Contains(out, "(12 tables, one per stage and estimator, with --detail)") {
+		t.Errorf("memory --estimator all:\n%s", out)
+	}
+	_, detail, _ := runMain(t, "", "memory", "--estimator", "all", "--detail")
+	if !strings.HasPrefix(detail, "# summary: memory per GPU\n") || strings.Count(detail, "\n# default: ZeRO stage") != 12 {
+		t.Errorf("memory --estimator all --detail: %d tables", strings.Count(detail, "\n# default: ZeRO stage"))
+	}
+	_, run, _ := runMain(t, "", "run")
+	if !strings.Contains(run, "\n# the 8 longest of the 423 tasks on the critical path\n") ||
+		!strings.Contains(run, "\ncritical path: the chain of tasks that sets the step time; by kind: forward 101.165ms (26.3 %)") {
+		t.Errorf("run does not name its critical-path table for what it shows")
+	}
+}
+
+// Counts read right: one node, one configuration.
+func TestCountsReadRight(t *testing.T) {
+	_, out, _ := runMain(t, "", "run", "seed002-tiny")
+	if !strings.Contains(out, "cluster:             1 node × 2 A100-80GB") || strings.Contains(out, "(s)") {
+		t.Errorf("run seed002-tiny: %s", strings.SplitN(out, "\n", 5)[3])
+	}
+	code, out, _ := runMain(t, "", "verify", "seed002-tiny", "--corrupt-shard", "1:3")
+	if code != exitFailure || !strings.Contains(out, ", 1 configuration of 5 steps, sharded vs unsharded") || !strings.Contains(out, "0 of 1 configuration bit-exact") {
+		t.Errorf("verify --corrupt-shard: exit %d\n%s", code, out)
+	}
+	// One unit system: GiB by default, GB everywhere with --units gb.
+	_, out, _ = runMain(t, "", "run", "--units", "gb")
+	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 58.14 GB of 85.90 GB") ||
+		strings.Contains(out, "GiB") {
+		t.Errorf("run --units gb does not print GB throughout")
+	}
+	_, out, _ = runMain(t, "", "run")
+	if plain := strings.ReplaceAll(out, "GB/s", ""); strings.Contains(plain, " GB") || !strings.Contains(plain, " GiB") {
+		t.Errorf("run mixes GB (memory) into GiB")
+	}
+}

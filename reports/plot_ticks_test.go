@@ -1,0 +1,94 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+)
+
+// labels are the labels drawn on an axis lo–hi (gonum drops ticks outside
+// the axis).
+func labels(ts []plot.Tick, lo, hi float64) []string {
+	var out []string
+	for _, t := range ts {
+		if t.Label != "" && t.Value >= lo && t.Value <= hi {
+			out = append(out, t.Label)
+		}
+	}
+	return out
+}
+
+// An axis always carries at least two labels: gonum's LogTicks labels
+// nothing on a log axis spanning less than a decade (3 to 8) and
+// DefaultTicks two values on a memory axis of 0–90 GiB.
+func TestTicksAlwaysLabel(t *testing.T) {
+	if got := labels(plot.LogTicks{Prec: -1}.Ticks(3, 8), 3, 8); len(got) != 0 {
+		t.Errorf("plot.LogTicks labels %q on 3–8; the premise of labelledLogTicks changed", got)
+	}
+	cases := []struct {
+		name   string
+		ticker plot.Ticker
+		lo, hi float64
+		want   string
+	}{
+		{"log, less than a decade", labelledLogTicks{}, 3, 8, "[3 4 5 6 7 8]"},
+		{"log, within 1-2", labelledLogTicks{}, 1.1, 1.9, "[1.2 1.4 1.6 1.8]"},
+		{"log, several decades", labelledLogTicks{}, 0.5, 2000, "[1 10 100 1000]"},
+		{"log, 20 to 90", labelledLogTicks{}, 20, 90, "[20 50]"},
+		{"memory GiB", readableTicks{}, 0, 88, "[0 20 40 60 80]"},
+		{"time ms", readableTicks{}, 0, 438.6, "[0 100 200 300 400]"},
+		{"small", readableTicks{}, 0, 0.7, "[0.0 0.2 0.4 0.6]"},
+	}
+	for _, c := range cases {
+		got := labels(c.ticker.Ticks(c.lo, c.hi), c.lo, c.hi)
+		if len(got) < 2 {
+			t.Errorf("%s: %q labels fewer than two ticks", c.name, got)
+		}
+		if s := fmtSlice(got); s != c.want {
+			t.Errorf("%s: labels %s, want %s", c.name, s, c.want)
+		}
+	}
+}
+
+func fmtSlice(s []string) string {
+	out := "["
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x
+	}
+	return out + "]"
+}
+
+// The memory timeline puts the components that stay constant (runtime
+// context, NCCL buffers, the states at rest) at the bottom, draws the GPU's
+// capacity and labels both axes with round values.
+func TestMemoryTimelineReads(t *testing.T) {
+	run := exampleRun(t, "default", "memory.runtime_context=3GiB", "memory.nccl_buffers=1GiB")
+	m := run.memoryTimelinePlot()
+	want := "[params grads fp32 master params adam m adam v runtime context nccl buffers optimizer temporaries activations]"
+	if got := fmt.Sprint(m.Components); got != want {
+		t.Errorf("components bottom to top %s, want %s", got, want)
+	}
+	if m.Capacity != 80<<30 || m.CapacityLabel != "GPU memory 80.00 GiB" {
+		t.Errorf("capacity %d %q", m.Capacity, m.CapacityLabel)
+	}
+	var svg bytes.Buffer
+	pl := run.plots()
+	for _, im := range pl.images() {
+		if im.Name == "memory_timeline" {
+			if err := im.writeSVG(&svg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, label := range []string{">0<", ">20<", ">40<", ">60<", ">80<", ">100<", ">200<", ">300<", "GPU memory 80.00 GiB"} {
+		if !strings.Contains(svg.String(), label) {
+			t.Errorf("memory_timeline.svg lacks the label %q", label)
+		}
+	}
+}

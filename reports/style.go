@@ -1,0 +1,20 @@
+package reports
+
+// MemoryStyle is how terminal tables show bytes: in Units (GiB by
+// default, GB with --units gb) within 120 columns, or with Wide every
+// column, exact bytes with thousands separators beside the human units.
+type MemoryStyle struct {
+	Units MemoryUnits
+	Wide  bool
+}
+
+// bytes is one byte cell: exact with separators when wide, else human.
+func (st MemoryStyle) bytes(b int64) string {
+	if st.Wide {
+		return commas(b)
+	}
+	return st.Units.format(b)
+}
+
+// maxColumns is the width terminal tables keep to without --wide.
+const maxColumns = 120

@@ -1,0 +1,81 @@
+package reports
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// FitVerdict says whether a replayed step fits the GPU: the largest peak
+// over the ranks against the GPU's memory.
+type FitVerdict struct {
+	Known    bool  // the scenario gives the GPU's memory
+	Fits     bool  // Known and Peak ≤ Capacity
+	Peak     int64 // bytes, the largest peak of any rank
+	Rank     int   // the rank with that peak
+	Capacity int64 // bytes of GPU memory
+	Units    MemoryUnits
+}
+
+// Fit returns the run's memory verdict (the replay's per-rank peaks).
+func (run *Run) Fit() FitVerdict {
+	r := run.Result
+	v := FitVerdict{Peak: r.Memory.Peak, Rank: r.Memory.Rank, Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units}
+	if len(r.PeakMemory) > 0 {
+		i := slices.Index(r.PeakMemory, slices.Max(r.PeakMemory))
+		if r.PeakMemory[i] > v.Peak {
+			v.Peak, v.Rank = r.PeakMemory[i], i
+		}
+	}
+	v.Known = v.Capacity > 0
+	v.Fits = v.Known && v.Peak <= v.Capacity
+	return v
+}
+
+// String is the verdict in words: "yes: peak 49.31 GiB of 80.00 GiB
+// (61.6 %)" or "NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB
+// by 45.51 GiB".
+func (v FitVerdict) String() string {
+	iec := v.Units.format
+	switch {
+	case !v.Known:
+		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))
+	case v.Fits:
+		return fmt.Sprintf("yes: peak %s of %s (%s %%)", iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity))
+	}
+	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
+}
+
+// scenarioDigest names the resolved scenario in a report that does not
+// carry it in full (the terminal): " (resolved: sha256 1a2b3c4d5e6f)", the
+// SHA-256 of scenarios.Encode, which result.json and report.html hold.
+func scenarioDigest(s *scenarios.Scenario) string {
+	data, err := scenarios.Encode(s)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return " (resolved: sha256 " + hex.EncodeToString(sum[:6]) + ")"
+}
+
+// resolvedYAML is the resolved scenario as a scenario file, for the HTML
+// report.
+func resolvedYAML(s *scenarios.Scenario) string {
+	data, err := scenarios.Encode(s)
+	if err != nil {
+		return "cannot encode the scenario: " + err.Error()
+	}
+	return string(data)
+}
+
+// countNoun spells a count with its noun in the right number: "1 task",
+// "19 tasks", "1,024 ranks".
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return commas(int64(n)) + " " + many
+}

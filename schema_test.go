@@ -1,0 +1,242 @@
+package zerosim_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// schema is the subset of JSON Schema (2020-12) that docs/*.schema.json
+// use: type (one or a list), properties, required, additionalProperties
+// (false or a schema) and items. It is enough to hold every key and type of
+// the files zerosim writes; a general validator would be a new dependency
+// for four keywords.
+type schema struct {
+	Type        any                `json:"type"`
+	Properties  map[string]*schema `json:"properties"`
+	Required    []string           `json:"required"`
+	Additional  json.RawMessage    `json:"additionalProperties"`
+	Items       *schema            `json:"items"`
+	Description string             `json:"description"`
+}
+
+func loadSchema(t *testing.T, path string) *schema {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &s
+}
+
+// typeOf names v's JSON type; numbers without a fraction are integers.
+func typeOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		if strings.ContainsAny(x.String(), ".eE") {
+			return "number"
+		}
+		return "integer"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// check validates v against s and returns the first violations, each with
+// the path of the value.
+func (s *schema) check(v any, path string) []string {
+	var errs []string
+	var types []string
+	switch t := s.Type.(type) {
+	case string:
+		types = []string{t}
+	case []any:
+		for _, x := range t {
+			types = append(types, x.(string))
+		}
+	}
+	got := typeOf(v)
+	if len(types) > 0 && !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
+		return []string{fmt.Sprintf("%s: %s, want %s", path, got, strings.Join(types, " or "))}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range s.Required {
+			if _, ok := x[k]; !ok {
+				errs = append(errs, fmt.Sprintf("%s: no key %q", path, k))
+			}
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := s.Properties[k]; ok {
+				errs = append(errs, p.check(x[k], path+"."+k)...)
+				continue
+			}
+			switch a := strings.TrimSpace(string(s.Additional)); {
+			case a == "false":
+				errs = append(errs, fmt.Sprintf("%s: key %q is not in the schema", path, k))
+			case strings.HasPrefix(a, "{"):
+				var as schema
+				if err := json.Unmarshal(s.Additional, &as); err != nil {
+					return append(errs, err.Error())
+				}
+				errs = append(errs, as.check(x[k], path+"."+k)...)
+			}
+		}
+	case []any:
+		if s.Items != nil {
+			for i, e := range x {
+				errs = append(errs, s.Items.check(e, fmt.Sprintf("%s[%d]", path, i))...)
+				if len(errs) > 10 {
+					break
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func decode(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// resultJSON replays an example and returns its result.json.
+func resultJSON(t *testing.T, name string, allRanks bool, sets ...string) []byte {
+	t.Helper()
+	src, err := scenarios.ReadInput(name, nil) // an embedded example or a file
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := src.Load(sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := reports.NewRun(s, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.AllRanks = allRanks
+	var b bytes.Buffer
+	if err := reports.WriteRunJSON(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// docs/result.schema.json holds every key and type of real result.json
+// files: small and large, symmetric and not, with a straggler and without,
+// and the validator rejects a file that strays from it.
+func TestResultJSONSchema(t *testing.T) {
+	sch := loadSchema(t, "docs/result.schema.json")
+	cases := []struct {
+		name     string
+		allRanks bool
+		sets     []string
+	}{
+		{"seed002-tiny", false, nil},
+		{"default", false, nil},
+		{"default", true, []string{"parallelism.zero_stage=0"}},
+		{"seed000-k4", false, []string{"cluster.gpu_overrides=[{rank: 3, speed: 0.8}]"}},
+		{"docs/examples/mixtral-8x7b.yaml", false, nil}, // a mixture of experts: active_params
+	}
+	for _, c := range cases {
+		doc := decode(t, resultJSON(t, c.name, c.allRanks, c.sets...))
+		if errs := sch.check(doc, c.name); len(errs) > 0 {
+			t.Errorf("%s %v: result.json does not follow docs/result.schema.json:\n%s", c.name, c.sets, strings.Join(errs, "\n"))
+		}
+	}
+	doc := decode(t, resultJSON(t, "seed002-tiny", false)).(map[string]any)
+	doc["surprise"] = 1
+	doc["stage"] = "3"
+	if errs := sch.check(doc, "mutated"); len(errs) != 2 {
+		t.Errorf("the validator let a stray key and a wrong type through: %q", errs)
+	}
+}
+
+// Every JSON Lines row of a sweep, valid point or not, follows
+// docs/sweep-row.schema.json.
+func TestSweepRowSchema(t *testing.T) {
+	sch := loadSchema(t, "docs/sweep-row.schema.json")
+	data, _ := scenarios.Example("seed000-k4")
+	var grids []sweep.Grid
+	for _, g := range []string{"parallelism.k=1,3,4", "communication.algorithm=ring,hierarchical"} {
+		gr, err := sweep.ParseGrid(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grids = append(grids, gr)
+	}
+	sp, err := sweep.NewSpace(grids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := sweep.Source{File: "seed000-k4.yaml", Data: data}
+	ev := &sweep.Evaluator{Src: src, Space: sp}
+	var b bytes.Buffer
+	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
+	if err := enc.WriteHeader(sweep.NewMeta(src, sp)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sp.Len() {
+		if err := enc.Write(ev.Eval(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, invalid := 0, 0
+	sc := bufio.NewScanner(&b)
+	for sc.Scan() {
+		doc := decode(t, sc.Bytes())
+		if m, ok := doc.(map[string]any); ok && len(m) == 1 && m["zerosim_sweep"] != nil {
+			continue // the meta line (sweep.Meta)
+		}
+		rows++
+		if m, ok := doc.(map[string]any); ok && m["error"] != nil {
+			invalid++
+		}
+		if errs := sch.check(doc, fmt.Sprintf("row %d", rows-1)); len(errs) > 0 {
+			t.Errorf("sweep row does not follow docs/sweep-row.schema.json:\n%s", strings.Join(errs, "\n"))
+		}
+	}
+	if rows != 6 || invalid != 2 {
+		t.Errorf("%d rows, %d invalid; want 6 rows of which 2 invalid (K=3 does not divide N=8)", rows, invalid)
+	}
+}
