@@ -248,11 +248,6 @@ func TestComputeTypesAreNoFileFormat(t *testing.T) {
 	// Formats a compute package reads back itself: the sweep output's meta
 	// line, which merge and --resume parse.
 	readBack := map[string]bool{"sweep.Meta": true}
-	// Pending: plan's JSON (plan.json) still marshals these sweep types;
-	// it gets report-owned types as fit and memory have. Delete when done.
-	for _, n := range []string{"Plan", "PlanRow", "Candidate", "NetworkPlan", "StageBandwidth", "BandwidthPoint"} {
-		readBack["sweep."+n] = true
-	}
 	fset := token.NewFileSet()
 	for _, pkg := range computePackages {
 		for _, f := range goFiles(t, fset, pkg) {

@@ -384,15 +384,8 @@ func NoFitText(p *sweep.Plan) string {
 
 // WritePlanJSON writes the plan as JSON (exact integers; times in ps).
 func WritePlanJSON(w io.Writer, pr *PlanReport) error {
-	type out struct {
-		*sweep.Plan
-		Reason  string             `json:"reason"`
-		NoFit   string             `json:"no_fit,omitempty"`
-		Tokens  int64              `json:"train_tokens,omitempty"`
-		Hours   float64            `json:"gpu_hours,omitempty"`
-		Network *sweep.NetworkPlan `json:"network,omitempty"`
-	}
-	o := out{Plan: pr.Plan, Reason: PlanReason(pr.Plan), Network: pr.Network}
+	o := newPlanJSON(pr.Plan, pr.Network)
+	o.Reason = PlanReason(pr.Plan)
 	if best := pr.Plan.Best(); best == nil {
 		o.NoFit = NoFitText(pr.Plan)
 	} else if pr.Tokens > 0 {
