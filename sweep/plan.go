@@ -114,6 +114,9 @@ type PlanRow struct {
 	// Pareto marks the memory-vs-throughput front: no other row fits in
 	// less (or equal) memory with more throughput.
 	Pareto bool
+	// Timing names what timed the collectives (zero.Result.Timing): NCCL's
+	// cost model, or the alpha–beta lowerings.
+	Timing string
 }
 
 // Plan is the result of a plan search.
@@ -466,7 +469,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	if err != nil {
 		return PlanRow{}, err
 	}
-	r := PlanRow{Candidate: c, StepTime: int64(res.StepTime), Compute: int64(res.Compute)}
+	r := PlanRow{Candidate: c, StepTime: int64(res.StepTime), Compute: int64(res.Compute), Timing: res.Timing}
 	for _, rk := range res.Ranks {
 		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
 	}
