@@ -1,6 +1,6 @@
 // Package scenariotest helps tests build scenarios by hand: the compute
 // packages take only resolved scenarios, and a test's struct literal leaves
-// out the cluster figures Load would require.
+// out the cluster figures Load would require. It is used by tests only.
 package scenariotest
 
 import (
