@@ -125,9 +125,6 @@ func goFiles(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 // that belongs in a library).
 func TestCmdFunctionsAreShort(t *testing.T) {
 	const maxLines = 60
-	// Pending: cmd_collective.go moves into collectives (issue 13); delete
-	// these when it has.
-	pending := map[string]bool{"collectiveScenario": true, "runCollective": true}
 	fset := token.NewFileSet()
 	for _, f := range goFiles(t, fset, filepath.Join("cmd", "zerosim")) {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -143,7 +140,7 @@ func TestCmdFunctionsAreShort(t *testing.T) {
 				return true
 			}
 			start, end := fset.Position(n.Pos()), fset.Position(body.End())
-			if lines := end.Line - start.Line + 1; lines > maxLines && !pending[name] {
+			if lines := end.Line - start.Line + 1; lines > maxLines {
 				t.Errorf("%s: %s is %d lines long, more than %d: move the work into a library", start, name, lines, maxLines)
 			}
 			return true
@@ -251,11 +248,6 @@ func TestComputeTypesAreNoFileFormat(t *testing.T) {
 	// Formats a compute package reads back itself: the sweep output's meta
 	// line, which merge and --resume parse.
 	readBack := map[string]bool{"sweep.Meta": true}
-	// Pending: plan's JSON (plan.json) still marshals these sweep types;
-	// it gets report-owned types as fit and memory have. Delete when done.
-	for _, n := range []string{"Plan", "PlanRow", "Candidate", "NetworkPlan", "StageBandwidth", "BandwidthPoint"} {
-		readBack["sweep."+n] = true
-	}
 	fset := token.NewFileSet()
 	for _, pkg := range computePackages {
 		for _, f := range goFiles(t, fset, pkg) {

@@ -57,8 +57,10 @@ func ParseOp(s string) (Op, error) {
 type Algo int
 
 const (
-	// Auto is Hierarchical when the group spans more than one node with the
-	// same number (> 1) of ranks on each, else Ring.
+	// Auto is NCCL's choice when a Model times the collective (the
+	// algorithm and protocol of least time, Model.Choose); in the
+	// alpha–beta lowerings it is Hierarchical when the group spans more
+	// than one node with the same number (> 1) of ranks on each, else Ring.
 	Auto Algo = iota
 	// Ring is a flat ring in the group's order.
 	Ring

@@ -40,16 +40,22 @@ func kName(c sweep.Candidate) string {
 	return fmt.Sprintf("%d", c.K)
 }
 
-// commWords is the candidate's communication settings in words.
-func commWords(c sweep.Candidate) string {
-	algo := c.Algorithm + " collectives"
-	if c.Algorithm == "auto" {
-		algo = "collective algorithm auto (ring or hierarchical per group, as NCCL picks)"
+// commWords is the row's communication settings in words. auto names what
+// timed it (zero.Result.Timing): NCCL's cost model picks an algorithm and a
+// protocol per collective (collectives.Model.Choose); the alpha–beta
+// lowerings pick hierarchical or ring (collectives.Auto).
+func commWords(r sweep.PlanRow) string {
+	algo := r.Algorithm + " collectives"
+	if r.Algorithm == "auto" {
+		algo = "collective algorithm auto (alpha–beta: hierarchical when the group spans nodes evenly, else ring)"
+		if strings.HasPrefix(r.Timing, "NCCL's cost model") {
+			algo = "collective algorithm auto (" + r.Timing + " picks ring, tree, NVLS or NVLS-tree with LL, LL128 or Simple per collective)"
+		}
 	}
-	if c.Stage == 3 {
-		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", c.Prefetch, c.Prefetch, algo)
+	if r.Stage == 3 {
+		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
 	}
-	return fmt.Sprintf("%s gradient buckets, %s", c.BucketSize, algo)
+	return fmt.Sprintf("%s gradient buckets, %s", r.BucketSize, algo)
 }
 
 // describe is the candidate in words, for the headline and the reason.
@@ -255,7 +261,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), escapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
-		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(best.Candidate)))
+		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(*best)))
 		fmt.Fprintf(&b, "gives: %s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)\n",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		fmt.Fprintf(&b, "%s\n", labelled("why:   ", PlanReason(p)))
@@ -389,15 +395,8 @@ func NoFitText(p *sweep.Plan) string {
 
 // WritePlanJSON writes the plan as JSON (exact integers; times in ps).
 func WritePlanJSON(w io.Writer, pr *PlanReport) error {
-	type out struct {
-		*sweep.Plan
-		Reason  string             `json:"reason"`
-		NoFit   string             `json:"no_fit,omitempty"`
-		Tokens  int64              `json:"train_tokens,omitempty"`
-		Hours   float64            `json:"gpu_hours,omitempty"`
-		Network *sweep.NetworkPlan `json:"network,omitempty"`
-	}
-	o := out{Plan: pr.Plan, Reason: PlanReason(pr.Plan), Network: pr.Network}
+	o := newPlanJSON(pr.Plan, pr.Network)
+	o.Reason = PlanReason(pr.Plan)
 	if best := pr.Plan.Best(); best == nil {
 		o.NoFit = NoFitText(pr.Plan)
 	} else if pr.Tokens > 0 {

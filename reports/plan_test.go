@@ -66,3 +66,22 @@ func TestMoreLess(t *testing.T) {
 		}
 	}
 }
+
+// commWords says what auto does from what timed the row: NCCL's cost model
+// (algorithm and protocol per collective) or the alpha–beta lowerings.
+func TestCommWordsAuto(t *testing.T) {
+	for _, tc := range []struct {
+		algo, timing, want, not string
+	}{
+		{"auto", "NCCL's cost model", "NCCL's cost model picks ring, tree, NVLS or NVLS-tree with LL, LL128 or Simple", "alpha"},
+		{"auto", "NCCL's cost model calibrated by cal.yaml", "calibrated by cal.yaml picks ring, tree", "alpha"},
+		{"auto", "alpha–beta", "alpha–beta: hierarchical when the group spans nodes evenly, else ring", "NCCL"},
+		{"ring", "alpha–beta", "ring collectives", "auto"},
+	} {
+		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, Prefetch: 2, Algorithm: tc.algo}, Timing: tc.timing}
+		got := commWords(r)
+		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("%s timed by %s: %q, want %q and no %q", tc.algo, tc.timing, got, tc.want, tc.not)
+		}
+	}
+}

@@ -1,30 +1,7 @@
 package reports
 
-import (
-	"github.com/zerosim/zerosim/scenarios"
-	"github.com/zerosim/zerosim/units"
-)
+import "github.com/zerosim/zerosim/internal/scenariotest"
 
-// resolved fills the cluster figures a hand-built test scenario leaves out
-// (A100-80GB-like: 80 GiB, 312 TFLOPS, 2039 GB/s, NVLink 300 GB/s, 25 GB/s
-// network) and resolves it as Load would; the compute packages take only
-// resolved scenarios.
-func resolved(s *scenarios.Scenario) *scenarios.Scenario {
-	c := &s.Cluster
-	if c.Nodes == 0 {
-		c.Nodes, c.GPUsPerNode = 1, s.Parallelism.DP*max(s.Parallelism.CP, 1)
-	}
-	for _, f := range []struct {
-		v   *int64
-		def int64
-	}{{(*int64)(&c.GPUMemory), int64(80 * units.GiB)}, {(*int64)(&c.PeakBF16), 312e12}, {(*int64)(&c.HBMBandwidth), 2039e9},
-		{(*int64)(&c.Intra.Bandwidth), 300e9}, {(*int64)(&c.Inter.Bandwidth), 25e9}} {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-	}
-	if err := scenarios.Resolve(s); err != nil {
-		panic(err)
-	}
-	return s
-}
+// resolved fills and resolves a hand-built test scenario (one helper for
+// every package's tests).
+var resolved = scenariotest.Resolved

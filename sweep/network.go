@@ -35,42 +35,42 @@ const (
 
 // StageBandwidth is the network one stage needs.
 type StageBandwidth struct {
-	Stage int `json:"stage"`
-	K     int `json:"k"`
+	Stage int
+	K     int
 	// Config is the configuration searched, nil for the scenario's own.
-	Config *Candidate `json:"config,omitempty"`
+	Config *Candidate
 	// ComputeBound is the step's compute (forward, backward, optimizer), the
 	// step time no network can beat; Target is ComputeBound · (1 + tolerance).
-	ComputeBound int64 `json:"compute_bound_ps"`
-	Target       int64 `json:"target_ps"`
+	ComputeBound int64
+	Target       int64
 	// NICBandwidth is the least cluster.inter.bandwidth (bytes/s per NIC)
 	// whose step is within Target, PerGPU the same per GPU (NICs × NIC
 	// bandwidth / GPUs per node); 0 when even 25 TB/s is not enough (the
 	// step is then bound by NVLink or latency: Note says so).
-	NICBandwidth int64   `json:"nic_bandwidth"`
-	PerGPU       float64 `json:"per_gpu_bandwidth"`
-	Step         int64   `json:"step_ps"`
+	NICBandwidth int64
+	PerGPU       float64
+	Step         int64
 	// NominalStep is the step at the scenario's own bandwidth.
-	NominalStep int64  `json:"nominal_step_ps"`
-	Note        string `json:"note,omitempty"`
+	NominalStep int64
+	Note        string
 	// Curve is the step time at log-spaced bandwidths per GPU.
-	Curve []BandwidthPoint `json:"curve"`
+	Curve []BandwidthPoint
 }
 
 // BandwidthPoint is one point of a step-time curve.
 type BandwidthPoint struct {
-	PerGPU float64 `json:"per_gpu_bandwidth"`
-	Step   int64   `json:"step_ps"`
+	PerGPU float64
+	Step   int64
 }
 
 // NetworkPlan answers "what inter-node bandwidth does each ZeRO stage
 // need to stay compute-bound" (deepspeedai/DeepSpeed#2928).
 type NetworkPlan struct {
-	Scenario  string  `json:"scenario"`
-	Tolerance float64 `json:"tolerance"`
+	Scenario  string
+	Tolerance float64
 	// NominalPerGPU is the scenario's inter-node bandwidth per GPU.
-	NominalPerGPU float64          `json:"nominal_per_gpu_bandwidth"`
-	Stages        []StageBandwidth `json:"stages"`
+	NominalPerGPU float64
+	Stages        []StageBandwidth
 }
 
 // nicShare is the number of GPUs per NIC: per-GPU bandwidth = NIC bandwidth

@@ -49,19 +49,19 @@ type PlanOptions struct {
 
 // Candidate is one configuration of a plan: the values Plan varies.
 type Candidate struct {
-	Stage int `json:"zero_stage"`
+	Stage int
 	// K is the number of replicas of the sharded state: Megatron's
 	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
 	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
-	K          int    `json:"k"`
-	MicroBatch int64  `json:"micro_batch"`
-	GradAccum  int64  `json:"grad_accum"`
-	Recompute  string `json:"recompute"`
+	K          int
+	MicroBatch int64
+	GradAccum  int64
+	Recompute  string
 	// BucketSize is "" at stage 3 (one bucket per unit: the size is unused).
-	BucketSize string `json:"bucket_size,omitempty"`
+	BucketSize string
 	// Prefetch is the ZeRO-3 prefetch depth, -1 at stages 0–2 (unused).
-	Prefetch  int    `json:"prefetch_depth"`
-	Algorithm string `json:"algorithm"`
+	Prefetch  int
+	Algorithm string
 }
 
 // Sets returns the candidate as --set overrides, in PlanKeys order (unused
@@ -95,70 +95,73 @@ type PlanRow struct {
 	Candidate
 	// StepTime, Compute (the nominal compute, the step's lower bound) and
 	// ExposedComm (busiest rank) in picoseconds.
-	StepTime    int64 `json:"step_time_ps"`
-	Compute     int64 `json:"compute_ps"`
-	ExposedComm int64 `json:"exposed_comm_ps"`
+	StepTime    int64
+	Compute     int64
+	ExposedComm int64
 	// NetworkBytes and NVLinkBytes are the step's wire bytes over every link
 	// of the class; NetworkBusiest the busiest rank's network bytes.
-	NetworkBytes   int64 `json:"network_bytes"`
-	NVLinkBytes    int64 `json:"nvlink_bytes"`
-	NetworkBusiest int64 `json:"network_busiest_bytes"`
+	NetworkBytes   int64
+	NVLinkBytes    int64
+	NetworkBusiest int64
 	// PeakMemory is the per-GPU peak, Headroom the GPU memory left.
-	PeakMemory int64 `json:"peak_memory_bytes"`
-	Headroom   int64 `json:"headroom_bytes"`
+	PeakMemory int64
+	Headroom   int64
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs (forward and backward, no recompute) per GPU per
 	// second over the GPU's peak.
-	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
-	MFU                float64 `json:"mfu"`
+	TokensPerSecPerGPU float64
+	MFU                float64
 	// Pareto marks the memory-vs-throughput front: no other row fits in
 	// less (or equal) memory with more throughput.
-	Pareto bool `json:"pareto"`
+	Pareto bool
+	// Timing names what timed the collectives (zero.Result.Timing): NCCL's
+	// cost model, or the alpha–beta lowerings.
+	Timing string
 }
 
 // Plan is the result of a plan search.
 type Plan struct {
-	Scenario    string `json:"scenario"`
-	Model       string `json:"model"`
-	Params      int64  `json:"params"`
-	Nodes       int    `json:"nodes"`
-	GPUs        int    `json:"gpus"`
-	GPUsPerNode int    `json:"gpus_per_node"`
-	GPU         string `json:"gpu"`
-	GPUMemory   int64  `json:"gpu_memory_bytes"`
-	PeakFLOPS   int64  `json:"peak_flops"`
-	N           int    `json:"n"`
-	DP          int    `json:"dp"`
-	CP          int    `json:"cp"`
-	SeqLen      int64  `json:"seq_len"`
+	Scenario    string
+	Model       string
+	Params      int64
+	Nodes       int
+	GPUs        int
+	GPUsPerNode int
+	GPU         string
+	GPUMemory   int64
+	PeakFLOPS   int64
+	N           int
+	DP          int
+	CP          int
+	SeqLen      int64
 	// GlobalBatch in sequences and TokensPerStep per optimizer step.
-	GlobalBatch   int64 `json:"global_batch"`
-	TokensPerStep int64 `json:"tokens_per_step"`
+	GlobalBatch   int64
+	TokensPerStep int64
 	// Searched is the number of candidates, MemoryPruned those the memory
 	// model rejected without a replay, Replayed the others.
-	Searched     int `json:"searched"`
-	MemoryPruned int `json:"memory_pruned"`
-	Replayed     int `json:"replayed"`
+	Searched     int
+	MemoryPruned int
+	Replayed     int
 	// Invalid counts the candidates the loader, memory model or replay
 	// rejected (a bucket size that makes too many buckets, a step beyond
 	// the time range), as a sweep's error rows; FirstInvalid is one's error
 	// (the first the memory model rejected, else the first replay).
-	Invalid      int    `json:"invalid"`
-	FirstInvalid string `json:"first_invalid,omitempty"`
+	Invalid      int
+	FirstInvalid string
 	// Rows are the candidates that fit, fastest first (ties: search order).
-	Rows []PlanRow `json:"rows"`
+	Rows []PlanRow
 	// Smallest is the candidate with the least peak memory and its peak
 	// (to say what to change when nothing fits).
-	Smallest     Candidate `json:"smallest"`
-	SmallestPeak int64     `json:"smallest_peak_bytes"`
+	Smallest     Candidate
+	SmallestPeak int64
 	// SearchedStages and SearchedRecompute are the stages and checkpointing
 	// policies searched (what to suggest when nothing fits).
-	SearchedStages    []int    `json:"searched_stages"`
-	SearchedRecompute []string `json:"searched_recompute"`
+	SearchedStages    []int
+	SearchedRecompute []string
 	// NodesToFit is the least number of nodes (same GPUs per node) on which
 	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
 	// fits.
-	NodesToFit int `json:"nodes_to_fit,omitempty"`
+	NodesToFit int
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -466,7 +469,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	if err != nil {
 		return PlanRow{}, err
 	}
-	r := PlanRow{Candidate: c, StepTime: int64(res.StepTime), Compute: int64(res.Compute)}
+	r := PlanRow{Candidate: c, StepTime: int64(res.StepTime), Compute: int64(res.Compute), Timing: res.Timing}
 	for _, rk := range res.Ranks {
 		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
 	}

@@ -4,19 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/sweep"
-	"golang.org/x/term"
 )
 
 func init() { commands = append(commands, newPlanCmd) }
@@ -69,11 +65,7 @@ plan.json, plan.html and the plots (pareto.png/svg, network.png/svg).`,
   zerosim plan default --network --tolerance 5`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			return runPlan(ctx, a, o, args[0])
 		},
@@ -205,8 +197,7 @@ func writePlan(a *app, pr *reports.PlanReport) error {
 
 // newBar returns a progress bar on errOut when it is a terminal, else nil.
 func newBar(errOut io.Writer, what string) *progressbar.ProgressBar {
-	tf, ok := errOut.(*os.File)
-	if !ok || !term.IsTerminal(int(tf.Fd())) {
+	if !isTerminal(errOut) {
 		return nil
 	}
 	return progressbar.NewOptions(-1, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
-	"golang.org/x/term"
 )
 
 func init() { commands = append(commands, newSweepCmd) }
@@ -58,11 +56,7 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
   zerosim sweep scenario.yaml --grid … --out sweep.csv --resume`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			stopsGracefully.Store(true)
 			defer stopsGracefully.Store(false)
@@ -141,8 +135,7 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 // sweepProgress is a progress bar with ETA over n points on errOut when it
 // is a terminal, nil otherwise (quiet when piped).
 func sweepProgress(errOut io.Writer, n int) *progressbar.ProgressBar {
-	tf, ok := errOut.(*os.File)
-	if !ok || !term.IsTerminal(int(tf.Fd())) {
+	if !isTerminal(errOut) {
 		return nil
 	}
 	return progressbar.NewOptions(n, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription("sweep"),

@@ -1,0 +1,134 @@
+package reports
+
+import "github.com/zerosim/zerosim/sweep"
+
+// planJSON is `zerosim plan --format json` (and plan.json): the search
+// result, the reason the best row wins and, with --network, the bandwidth
+// each stage needs. The format is these structs, not sweep.Plan's layout.
+type planJSON struct {
+	Scenario          string           `json:"scenario"`
+	Model             string           `json:"model"`
+	Params            int64            `json:"params"`
+	Nodes             int              `json:"nodes"`
+	GPUs              int              `json:"gpus"`
+	GPUsPerNode       int              `json:"gpus_per_node"`
+	GPU               string           `json:"gpu"`
+	GPUMemory         int64            `json:"gpu_memory_bytes"`
+	PeakFLOPS         int64            `json:"peak_flops"`
+	N                 int              `json:"n"`
+	DP                int              `json:"dp"`
+	CP                int              `json:"cp"`
+	SeqLen            int64            `json:"seq_len"`
+	GlobalBatch       int64            `json:"global_batch"`
+	TokensPerStep     int64            `json:"tokens_per_step"`
+	Searched          int              `json:"searched"`
+	MemoryPruned      int              `json:"memory_pruned"`
+	Replayed          int              `json:"replayed"`
+	Invalid           int              `json:"invalid"`
+	FirstInvalid      string           `json:"first_invalid,omitempty"`
+	Rows              []planRowJSON    `json:"rows"`
+	Smallest          candidateJSON    `json:"smallest"`
+	SmallestPeak      int64            `json:"smallest_peak_bytes"`
+	SearchedStages    []int            `json:"searched_stages"`
+	SearchedRecompute []string         `json:"searched_recompute"`
+	NodesToFit        int              `json:"nodes_to_fit,omitempty"`
+	Reason            string           `json:"reason"`
+	NoFit             string           `json:"no_fit,omitempty"`
+	Tokens            int64            `json:"train_tokens,omitempty"`
+	Hours             float64          `json:"gpu_hours,omitempty"`
+	Network           *networkPlanJSON `json:"network,omitempty"`
+}
+
+// candidateJSON is one configuration (sweep.Candidate); a row's fields
+// come first in the row's object.
+type candidateJSON struct {
+	Stage      int    `json:"zero_stage"`
+	K          int    `json:"k"`
+	MicroBatch int64  `json:"micro_batch"`
+	GradAccum  int64  `json:"grad_accum"`
+	Recompute  string `json:"recompute"`
+	BucketSize string `json:"bucket_size,omitempty"`
+	Prefetch   int    `json:"prefetch_depth"`
+	Algorithm  string `json:"algorithm"`
+}
+
+type planRowJSON struct {
+	candidateJSON
+	StepTime           int64   `json:"step_time_ps"`
+	Compute            int64   `json:"compute_ps"`
+	ExposedComm        int64   `json:"exposed_comm_ps"`
+	NetworkBytes       int64   `json:"network_bytes"`
+	NVLinkBytes        int64   `json:"nvlink_bytes"`
+	NetworkBusiest     int64   `json:"network_busiest_bytes"`
+	PeakMemory         int64   `json:"peak_memory_bytes"`
+	Headroom           int64   `json:"headroom_bytes"`
+	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
+	MFU                float64 `json:"mfu"`
+	Pareto             bool    `json:"pareto"`
+}
+
+type networkPlanJSON struct {
+	Scenario      string               `json:"scenario"`
+	Tolerance     float64              `json:"tolerance"`
+	NominalPerGPU float64              `json:"nominal_per_gpu_bandwidth"`
+	Stages        []stageBandwidthJSON `json:"stages"`
+}
+
+type stageBandwidthJSON struct {
+	Stage        int                  `json:"stage"`
+	K            int                  `json:"k"`
+	Config       *candidateJSON       `json:"config,omitempty"`
+	ComputeBound int64                `json:"compute_bound_ps"`
+	Target       int64                `json:"target_ps"`
+	NICBandwidth int64                `json:"nic_bandwidth"`
+	PerGPU       float64              `json:"per_gpu_bandwidth"`
+	Step         int64                `json:"step_ps"`
+	NominalStep  int64                `json:"nominal_step_ps"`
+	Note         string               `json:"note,omitempty"`
+	Curve        []bandwidthPointJSON `json:"curve"`
+}
+
+type bandwidthPointJSON struct {
+	PerGPU float64 `json:"per_gpu_bandwidth"`
+	Step   int64   `json:"step_ps"`
+}
+
+func newCandidateJSON(c sweep.Candidate) candidateJSON {
+	return candidateJSON{Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
+		BucketSize: c.BucketSize, Prefetch: c.Prefetch, Algorithm: c.Algorithm}
+}
+
+// newPlanJSON is the plan's JSON without what the report adds (reason,
+// no-fit text, training time).
+func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
+	return &planJSON{Scenario: p.Scenario, Model: p.Model, Params: p.Params, Nodes: p.Nodes, GPUs: p.GPUs, GPUsPerNode: p.GPUsPerNode,
+		GPU: p.GPU, GPUMemory: p.GPUMemory, PeakFLOPS: p.PeakFLOPS, N: p.N, DP: p.DP, CP: p.CP, SeqLen: p.SeqLen,
+		GlobalBatch: p.GlobalBatch, TokensPerStep: p.TokensPerStep, Searched: p.Searched, MemoryPruned: p.MemoryPruned,
+		Replayed: p.Replayed, Invalid: p.Invalid, FirstInvalid: p.FirstInvalid,
+		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
+			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
+				ExposedComm: r.ExposedComm, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
+				PeakMemory: r.PeakMemory, Headroom: r.Headroom, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
+		}),
+		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
+		SearchedRecompute: p.SearchedRecompute, NodesToFit: p.NodesToFit, Network: newNetworkPlanJSON(np)}
+}
+
+func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {
+	if np == nil {
+		return nil
+	}
+	return &networkPlanJSON{Scenario: np.Scenario, Tolerance: np.Tolerance, NominalPerGPU: np.NominalPerGPU,
+		Stages: mapSlice(np.Stages, func(s sweep.StageBandwidth) stageBandwidthJSON {
+			var cfg *candidateJSON
+			if s.Config != nil {
+				c := newCandidateJSON(*s.Config)
+				cfg = &c
+			}
+			return stageBandwidthJSON{Stage: s.Stage, K: s.K, Config: cfg, ComputeBound: s.ComputeBound, Target: s.Target,
+				NICBandwidth: s.NICBandwidth, PerGPU: s.PerGPU, Step: s.Step, NominalStep: s.NominalStep, Note: s.Note,
+				Curve: mapSlice(s.Curve, func(b sweep.BandwidthPoint) bandwidthPointJSON {
+					return bandwidthPointJSON{PerGPU: b.PerGPU, Step: b.Step}
+				})}
+		})}
+}
