@@ -275,20 +275,34 @@ func (m *Model) intraBW() float64 {
 // shared ones, at most one per rank.
 func (m *Model) nics(ppn int) int { return max(min(m.HW.NICsPerNode, ppn), 1) }
 
-// netBW is the network bandwidth of one node as NCCL's ring search finds
-// it, GB/s: two channels per NIC the communicator uses, each at the fastest
-// speed of the search's array that two fit in one NIC (search.cc
-// ncclTopoCompute).
+// netBW is the network bandwidth of one node, GB/s: two channels per NIC
+// the communicator uses (search.cc ncclTopoCompute), together at
+// searchFraction of the NIC's nominal speed.
 func (m *Model) netBW(ppn int) float64 {
 	nic := float64(m.HW.NICBW) / 1e9
-	speed := nic / 2 // slower than the search's slowest step
+	return nic * searchFraction * float64(m.nics(ppn)) * m.Params.InterEff
+}
+
+// searchFraction is what NCCL's ring search settles on for a NIC: the
+// fastest step of speedArrayInter that two channels fit in one NIC, against
+// the NIC's speed. At 100, 200, 400 and 800 Gb/s (12.5, 25, 50 and 100 GB/s,
+// two channels per NIC, the last at the array's 48 GB/s cap) it is
+// 12/12.5 = 24/25 = 48/50 = 96/100 = 0.96. Between those speeds the search's
+// steps would make the bandwidth jump (a 17.4 GB/s NIC would count as 12),
+// while the transfer itself runs at the link's speed; the continuous 0.96
+// keeps the standard speeds exact and the step time continuous in the NIC's
+// bandwidth.
+var searchFraction = searchStep(50) / 50
+
+// searchStep is the per-node speed NCCL's search finds for one NIC of nic
+// GB/s: twice the fastest speedArrayInter step two channels fit in.
+func searchStep(nic float64) float64 {
 	for _, s := range speedArrayInter {
 		if 2*s <= nic*1.0001 {
-			speed = s
-			break
+			return 2 * s
 		}
 	}
-	return 2 * speed * float64(m.nics(ppn)) * m.Params.InterEff
+	return nic
 }
 
 // channels is the number of channels NCCL's search builds: two per NIC
