@@ -49,11 +49,16 @@ func TestCommunicatorSerializes(t *testing.T) {
 // TestPrefetchDepthNotSlower: issue 15's 64-GPU ZeRO-3 example, where two
 // prefetched gathers used to share the links and made depth 2 slower than
 // depth 1; on one communicator they serialize and depth 2 is no slower.
+// The backward prefetch stays at depth 1 in both runs: at depth 2 a
+// backward gather overlaps the reduce-scatters, which run on another stream
+// and contend with it for the links (0.02 % here, 4.409 vs 4.408 s); that
+// contention is modelled on purpose, and this test is about the forward
+// gathers' queue on their one communicator.
 func TestPrefetchDepthNotSlower(t *testing.T) {
 	var steps [2]units.Duration
 	for i, d := range []string{"1", "2"} {
 		data, _ := scenarios.Example("gpt3-175b-16k")
-		s, err := scenarios.Load("gpt3-175b-16k.yaml", data, []string{"cluster.nodes=8", "parallelism.dp=64", "communication.prefetch_depth=" + d})
+		s, err := scenarios.Load("gpt3-175b-16k.yaml", data, []string{"cluster.nodes=8", "parallelism.dp=64", "communication.prefetch_depth=" + d, "communication.backward_prefetch_depth=1"})
 		if err != nil {
 			t.Fatal(err)
 		}
