@@ -26,22 +26,22 @@ func TransformerActivation(s, b, h, a int64, recompute scenarios.Recompute) (sto
 		return 0, 0, fmt.Errorf("activations need seq_len, micro_batch, hidden, heads > 0 (got %d, %d, %d, %d)", s, b, h, a)
 	}
 	var c calc
-	sbh := c.mul(s, b, h)
-	attn := c.mul(5, a, s, s, b)
-	full := c.add(c.mul(34, sbh), attn)
+	sbh := c.Mul(s, b, h)
+	attn := c.Mul(5, a, s, s, b)
+	full := c.Add(c.Mul(34, sbh), attn)
 	switch recompute {
 	case "", scenarios.RecomputeNone:
 		stored = full
 	case scenarios.RecomputeSelective:
-		stored, transient = c.mul(34, sbh), attn
+		stored, transient = c.Mul(34, sbh), attn
 	case scenarios.RecomputeFull:
-		stored = c.mul(2, sbh)
+		stored = c.Mul(2, sbh)
 		transient = full - stored
 	default:
 		return 0, 0, fmt.Errorf("training.recompute %q: use none, selective or full", recompute)
 	}
-	if c.err != nil {
-		return 0, 0, fmt.Errorf("activation size overflows: %w", c.err)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return stored, transient, nil
 }
@@ -60,9 +60,9 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 		ffn = 4 * h
 	}
 	var c calc
-	v := c.mul(2, tokens, c.add(h, ffn, ffn))
-	if c.err != nil {
-		return 0, fmt.Errorf("activation size overflows: %w", c.err)
+	v := c.Mul(2, tokens, c.Add(h, ffn, ffn))
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return v, nil
 }
@@ -143,10 +143,10 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				return nil, nil, err
 			}
 			var c calc
-			stored[head] = c.add(stored[head], hs)
+			stored[head] = c.Add(stored[head], hs)
 			transient[head] = max(transient[head], ht)
-			if c.err != nil {
-				return nil, nil, fmt.Errorf("activation size overflows: %w", c.err)
+			if c.Err != nil {
+				return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 			}
 		}
 		return stored, transient, nil
@@ -193,9 +193,9 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 // (s = 4096, b = 1, k = 2, h = 4096, f = 14336): 838,860,800 B per layer.
 func ExpertActivation(s, b, k, h, f int64, recompute scenarios.Recompute) (stored, transient int64, err error) {
 	var c calc
-	v := c.mul(s, b, k, c.add(c.mul(4, h), c.mul(6, f)))
-	if c.err != nil {
-		return 0, 0, fmt.Errorf("expert activation size overflows: %w", c.err)
+	v := c.Mul(s, b, k, c.Add(c.Mul(4, h), c.Mul(6, f)))
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("expert activation size overflows: %w", c.Err)
 	}
 	if recompute == scenarios.RecomputeFull {
 		return 0, v, nil

@@ -80,8 +80,8 @@ func DeepSpeedZero2(totalParams int64, totalGPUs int) (int64, error) {
 		return 0, err
 	}
 	var c calc
-	v := c.add(c.mul(2, totalParams), q)
-	return v, c.err
+	v := c.Add(c.Mul(2, totalParams), q)
+	return v, c.Err
 }
 
 // DeepSpeedZero3 is DeepSpeed's estimate_zero3_model_states_mem_needs GPU
@@ -102,8 +102,8 @@ func DeepSpeedZero3(totalParams, largestLayer int64, totalGPUs int) (int64, erro
 		return 0, err
 	}
 	var c calc
-	v := c.add(c.mul(4, largestLayer), q)
-	return v, c.err
+	v := c.Add(c.Mul(4, largestLayer), q)
+	return v, c.Err
 }
 
 // Megatron is the bytes per GPU of Megatron-LM's model-state rule of thumb
@@ -118,18 +118,18 @@ func Megatron(totalParams int64, dp int, distributedOptimizer bool) (int64, erro
 	}
 	var c calc
 	if !distributedOptimizer {
-		v := c.mul(18, totalParams)
-		return v, c.err
+		v := c.Mul(18, totalParams)
+		return v, c.Err
 	}
 	q, err := floorMulDiv(12, totalParams, int64(dp))
 	if err != nil {
 		return 0, err
 	}
 	if r := new(big.Int).Mod(new(big.Int).Mul(big.NewInt(12), big.NewInt(totalParams)), big.NewInt(int64(dp))); r.Sign() != 0 {
-		q = c.add(q, 1)
+		q = c.Add(q, 1)
 	}
-	v := c.add(c.mul(6, totalParams), q)
-	return v, c.err
+	v := c.Add(c.Mul(6, totalParams), q)
+	return v, c.Err
 }
 
 // Estimate returns the estimate of s at its stage by est. EstimatorZerosim
@@ -176,7 +176,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 			var q int64
 			q, err = pyIntTrueDiv(18, P, int64(gpus))
 			if err == nil {
-				comp("16-bit params (2P)", "estimate_zero2_model_states_mem_needs", c.mul(2, P))
+				comp("16-bit params (2P)", "estimate_zero2_model_states_mem_needs", c.Mul(2, P))
 				comp("grads + optimizer (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
 				r.DeepSpeedOffload, err = DeepSpeedZero2Offload(P, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			}
@@ -190,7 +190,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 			var q int64
 			q, err = pyIntTrueDiv(18, P, int64(gpus))
 			if err == nil {
-				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.mul(4, largest))
+				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.Mul(4, largest))
 				comp("model states (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
 				r.DeepSpeedOffload, err = DeepSpeedZero3Offload(P, largest, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			}
@@ -200,15 +200,15 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 	case EstimatorMegatron:
 		switch r.Stage {
 		case 0:
-			comp("bf16 params (2P)", "", c.mul(2, P))
-			comp("fp32 grads (4P)", "", c.mul(4, P))
-			comp("optimizer (12P)", "fp32 master + Adam m, v", c.mul(12, P))
+			comp("bf16 params (2P)", "", c.Mul(2, P))
+			comp("fp32 grads (4P)", "", c.Mul(4, P))
+			comp("optimizer (12P)", "fp32 master + Adam m, v", c.Mul(12, P))
 		case 1:
 			var q int64
 			q, err = Megatron(P, r.Shards, true)
 			if err == nil {
-				comp("bf16 params + fp32 grads (6P)", "", c.mul(6, P))
-				comp("optimizer (12P/DP)", fmt.Sprintf("distributed optimizer, DP = %d", r.Shards), q-c.mul(6, P))
+				comp("bf16 params + fp32 grads (6P)", "", c.Mul(6, P))
+				comp("optimizer (12P/DP)", fmt.Sprintf("distributed optimizer, DP = %d", r.Shards), q-c.Mul(6, P))
 			}
 		default:
 			r.NotApplicable = "Megatron's rule covers stages 0 and 1 only"
@@ -220,10 +220,10 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 		return nil, fmt.Errorf("memory: %s: %s estimate: %w", scenarioName(s), est, err)
 	}
 	for _, x := range comps {
-		r.AtRest = c.add(r.AtRest, x.AtRest)
+		r.AtRest = c.Add(r.AtRest, x.AtRest)
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("memory: %s: %s estimate overflows: %w", scenarioName(s), est, c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("memory: %s: %s estimate overflows: %w", scenarioName(s), est, c.Err)
 	}
 	r.Components = comps
 	r.Peak = r.AtRest

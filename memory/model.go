@@ -362,32 +362,8 @@ func scenarioName(s *scenarios.Scenario) string {
 	return "scenario"
 }
 
-// calc does checked int64 arithmetic and keeps the first overflow.
-type calc struct{ err error }
-
-func (c *calc) mul(xs ...int64) int64 {
-	v := int64(1)
-	for _, x := range xs {
-		r, err := units.Mul(v, x)
-		if err != nil && c.err == nil {
-			c.err = err
-		}
-		v = r
-	}
-	return v
-}
-
-func (c *calc) add(xs ...int64) int64 {
-	var v int64
-	for _, x := range xs {
-		r, err := units.Add(v, x)
-		if err != nil && c.err == nil {
-			c.err = err
-		}
-		v = r
-	}
-	return v
-}
+// calc is units.Calc: checked int64 arithmetic that keeps the first overflow.
+type calc = units.Calc
 
 type group struct {
 	info    GroupInfo
@@ -434,7 +410,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	}
 	var c calc
 	for _, g := range groups {
-		r.Params = c.add(r.Params, g.numel)
+		r.Params = c.Add(r.Params, g.numel)
 	}
 	uis, err := unitInfos(s, r, groups)
 	if err != nil {
@@ -442,12 +418,12 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	}
 	r.Units = uis
 	m := newModel(r, groups, s, &c)
-	if c.err != nil {
-		return nil, fmt.Errorf("sizes overflow int64: %w", c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("sizes overflow int64: %w", c.Err)
 	}
 	m.run()
-	if c.err != nil {
-		return nil, fmt.Errorf("sizes overflow int64: %w", c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("sizes overflow int64: %w", c.Err)
 	}
 	r.Fits = r.GPUMemory > 0 && r.Peak <= r.GPUMemory
 	if r.GPUMemory > 0 && r.Fits && r.Peak > r.GPUMemory/20*19 {
@@ -506,10 +482,10 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		g.units = append(g.units, u)
 		g.perUnit[u] = n
-		g.numel = c.add(g.numel, n)
+		g.numel = c.Add(g.numel, n)
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("model: parameter count overflows: %w", c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("model: parameter count overflows: %w", c.Err)
 	}
 	var groups []*group
 	for _, name := range order {

@@ -37,18 +37,18 @@ func (m *model) offload(g *group) {
 	h := m.host()
 	switch m.s.Offload.Optimizer {
 	case scenarios.OffloadCPU:
-		h.PerRank = c.add(h.PerRank, c.mul(S, 16))
+		h.PerRank = c.Add(h.PerRank, c.Mul(S, 16))
 	case scenarios.OffloadNVMe:
-		h.PerRank = c.add(h.PerRank, c.mul(S, 4))
-		h.NVMePerNode = c.add(h.NVMePerNode, c.mul(S, 12, int64(m.s.Cluster.GPUsPerNode)))
+		h.PerRank = c.Add(h.PerRank, c.Mul(S, 4))
+		h.NVMePerNode = c.Add(h.NVMePerNode, c.Mul(S, 12, int64(m.s.Cluster.GPUsPerNode)))
 	}
 	switch m.s.Offload.Params {
 	case scenarios.OffloadCPU:
-		h.PerRank = c.add(h.PerRank, c.mul(S, g.info.ParamBytes))
+		h.PerRank = c.Add(h.PerRank, c.Mul(S, g.info.ParamBytes))
 	case scenarios.OffloadNVMe:
-		h.NVMePerNode = c.add(h.NVMePerNode, c.mul(S, g.info.ParamBytes, int64(m.s.Cluster.GPUsPerNode)))
+		h.NVMePerNode = c.Add(h.NVMePerNode, c.Mul(S, g.info.ParamBytes, int64(m.s.Cluster.GPUsPerNode)))
 	}
-	h.PerNode = c.mul(h.PerRank, int64(m.s.Cluster.GPUsPerNode))
+	h.PerNode = c.Mul(h.PerRank, int64(m.s.Cluster.GPUsPerNode))
 	h.Capacity = int64(m.s.Cluster.Host.Memory)
 	h.Fits = h.Capacity > 0 && h.PerNode <= h.Capacity
 	h.Note = "optimizer " + m.s.Offload.Optimizer.String() + ", params " + m.s.Offload.Params.String() +

@@ -114,9 +114,9 @@ func ProfilerPeaks(s *scenarios.Scenario, peak int64) (reserved, device int64, e
 		}
 	}
 	var c calc
-	device = c.add(reserved, ctx, nccl)
-	if c.err != nil {
-		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.err)
+	device = c.Add(reserved, ctx, nccl)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
 	}
 	return reserved, device, nil
 }

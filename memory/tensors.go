@@ -107,10 +107,10 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		return nil, err
 	}
 	var c calc
-	t := c.mul(d.Seq, d.Batch)
+	t := c.Mul(d.Seq, d.Batch)
 	h, f, a, s, b := d.Hidden, d.FFN, d.Heads, d.Seq, d.Batch
-	qw := c.mul(a, d.HeadDim)          // query width
-	kvw := c.mul(d.KVHeads, d.HeadDim) // key/value width
+	qw := c.Mul(a, d.HeadDim)          // query width
+	kvw := c.Mul(d.KVHeads, d.HeadDim) // key/value width
 	var out []SavedTensor
 	add := func(name, by, formula string, bytes int64, core, op bool) {
 		out = append(out, SavedTensor{Name: name, SavedBy: by, Formula: formula, Bytes: bytes, Core: core, OpSaved: op})
@@ -124,26 +124,26 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	// multiply (2·t·h); its output is the next matmul's input.
 	norm := func(which string, first bool) {
 		if llama {
-			add(which+" input in fp32 (x.float())", "mul(x, rstd)", "4·t·h", c.mul(4, t, h), false, false)
-			add(which+" rstd (fp32)", "mul(x, rstd)", "4·t", c.mul(4, t), false, false)
-			add(which+" normalized (bf16)", "mul(·, weight)", "2·t·h", c.mul(2, t, h), false, false)
+			add(which+" input in fp32 (x.float())", "mul(x, rstd)", "4·t·h", c.Mul(4, t, h), false, false)
+			add(which+" rstd (fp32)", "mul(x, rstd)", "4·t", c.Mul(4, t), false, false)
+			add(which+" normalized (bf16)", "mul(·, weight)", "2·t·h", c.Mul(2, t, h), false, false)
 		} else {
 			name := which + " input"
 			if first {
 				name = "block input (" + which + " input)"
 			}
-			add(name, "layer_norm", "2·t·h", c.mul(2, t, h), false, first)
-			add(which+" mean and rstd (fp32)", "layer_norm", "8·t", c.mul(8, t), false, false)
+			add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			add(which+" mean and rstd (fp32)", "layer_norm", "8·t", c.Mul(8, t), false, false)
 		}
 	}
 	if llama {
 		// The block input itself is consumed by x.float() and the residual
 		// add, which save nothing; only checkpointing keeps it.
-		add("block input (checkpoint boundary)", "checkpoint", "2·t·h", c.mul(2, t, h), false, true)
+		add("block input (checkpoint boundary)", "checkpoint", "2·t·h", c.Mul(2, t, h), false, true)
 		out[0].Bytes, out[0].Formula = 0, "0 (kept only under checkpointing: 2·t·h)"
 	}
 	norm("attention norm", true)
-	add("attention norm output (q/k/v input)", "mm", "2·t·h", c.mul(2, t, h), false, false)
+	add("attention norm output (q/k/v input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
 	// q, k, v as the attention kernel keeps them.
 	kvKept := kvw
 	kvFormula := "2·t·kv"
@@ -151,31 +151,31 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		kvKept, kvFormula = qw, "2·t·h (repeat_kv expands to every head)"
 	}
 	if d.Attention == AttentionEager {
-		add("q", "matmul(q, kᵀ)", "2·t·h", c.mul(2, t, qw), false, false)
-		add("k", "matmul(q, kᵀ)", kvFormula, c.mul(2, t, kvKept), false, false)
-		add("softmax output", "softmax", "2·a·s²·b", c.mul(2, a, s, s, b), true, false)
+		add("q", "matmul(q, kᵀ)", "2·t·h", c.Mul(2, t, qw), false, false)
+		add("k", "matmul(q, kᵀ)", kvFormula, c.Mul(2, t, kvKept), false, false)
+		add("softmax output", "softmax", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
 		if d.Dropout {
-			add("attention dropout mask", "dropout", "a·s²·b", c.mul(a, s, s, b), true, false)
-			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.mul(2, a, s, s, b), true, false)
+			add("attention dropout mask", "dropout", "a·s²·b", c.Mul(a, s, s, b), true, false)
+			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
 		}
-		add("v", "matmul(p, v)", kvFormula, c.mul(2, t, kvKept), false, false)
-		add("attention output (out-projection input)", "mm", "2·t·h", c.mul(2, t, qw), false, false)
+		add("v", "matmul(p, v)", kvFormula, c.Mul(2, t, kvKept), false, false)
+		add("attention output (out-projection input)", "mm", "2·t·h", c.Mul(2, t, qw), false, false)
 	} else {
 		// The fused kernels keep q, k, v, their output and the fp32
 		// log-sum-exp (b·a·s); dropout keeps only the RNG state.
 		if llama {
-			add("q after RoPE", "attention kernel", "2·t·h", c.mul(2, t, qw), false, false)
-			add("k after RoPE", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
-			add("v", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
+			add("q after RoPE", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
+			add("k after RoPE", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
+			add("v", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
 		} else {
-			add("q", "attention kernel", "2·t·h", c.mul(2, t, qw), false, false)
-			add("k", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
-			add("v", "attention kernel", kvFormula, c.mul(2, t, kvKept), false, false)
+			add("q", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
+			add("k", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
+			add("v", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
 		}
-		add("attention output", "attention kernel", "2·t·h", c.mul(2, t, qw), false, true)
-		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.mul(4, a, s, b), true, true)
+		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, true)
+		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
 		if d.Attention == AttentionSDPA {
-			add("attention output transposed, contiguous (out-projection input)", "mm", "2·t·h", c.mul(2, t, qw), false, false)
+			add("attention output transposed, contiguous (out-projection input)", "mm", "2·t·h", c.Mul(2, t, qw), false, false)
 		}
 	}
 	// torchtitan's op policy keeps the outputs of odd-numbered matmuls:
@@ -184,26 +184,26 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	// kept mm outputs that autograd does not already keep are listed with
 	// Bytes 0 here and counted by ApplyPolicy.
 	if d.Dropout {
-		add("attention residual dropout mask", "dropout", "t·h", c.mul(t, h), false, false)
+		add("attention residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
 	norm("ffn norm", false)
-	add("ffn norm output (ffn input)", "mm", "2·t·h", c.mul(2, t, h), false, false)
+	add("ffn norm output (ffn input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
 	switch {
 	case d.NoFFN:
 	case llama:
-		add("w1 output (silu input)", "silu", "2·t·f", c.mul(2, t, f), false, true)
-		add("silu output", "mul", "2·t·f", c.mul(2, t, f), false, false)
-		add("w3 output", "mul", "2·t·f", c.mul(2, t, f), false, false)
-		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.mul(2, t, f), false, false)
+		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, true)
+		add("silu output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
+		add("w3 output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
+		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	default:
-		add("fc1 output (gelu input)", "gelu", "2·t·f", c.mul(2, t, f), false, true)
-		add("gelu output (fc2 input)", "mm", "2·t·f", c.mul(2, t, f), false, false)
+		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, true)
+		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	}
 	if d.Dropout {
-		add("ffn residual dropout mask", "dropout", "t·h", c.mul(t, h), false, false)
+		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("activation size overflows: %w", c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return out, nil
 }
@@ -214,16 +214,16 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 // (2·t·kv) and w2 output (2·t·h); gpt's fused qkv output (2·t·(h+2kv)).
 func opSavedExtra(d BlockDims) (int64, string) {
 	var c calc
-	t := c.mul(d.Seq, d.Batch)
-	qw := c.mul(d.Heads, d.HeadDim)
-	kvw := c.mul(d.KVHeads, d.HeadDim)
+	t := c.Mul(d.Seq, d.Batch)
+	qw := c.Mul(d.Heads, d.HeadDim)
+	kvw := c.Mul(d.KVHeads, d.HeadDim)
 	if d.Arch == "llama" {
 		if d.NoFFN {
-			return c.add(c.mul(2, t, qw), c.mul(2, t, kvw)), "wq and wv outputs: 2·t·h + 2·t·kv"
+			return c.Add(c.Mul(2, t, qw), c.Mul(2, t, kvw)), "wq and wv outputs: 2·t·h + 2·t·kv"
 		}
-		return c.add(c.mul(2, t, qw), c.mul(2, t, kvw), c.mul(2, t, d.Hidden)), "wq, wv and w2 outputs: 2·t·h + 2·t·kv + 2·t·h"
+		return c.Add(c.Mul(2, t, qw), c.Mul(2, t, kvw), c.Mul(2, t, d.Hidden)), "wq, wv and w2 outputs: 2·t·h + 2·t·kv + 2·t·h"
 	}
-	return c.mul(2, t, c.add(qw, c.mul(2, kvw))), "fused qkv output: 2·t·(h + 2·kv)"
+	return c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), "fused qkv output: 2·t·(h + 2·kv)"
 }
 
 // BlockActivation returns the bytes one block keeps from forward to
@@ -253,40 +253,40 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 	var c calc
 	var all int64
 	for _, x := range ts {
-		all = c.add(all, x.Bytes)
+		all = c.Add(all, x.Bytes)
 	}
-	input := c.mul(2, d.Seq, d.Batch, d.Hidden)
+	input := c.Mul(2, d.Seq, d.Batch, d.Hidden)
 	switch policy {
 	case "", PolicyNone:
 		stored = all
 	case PolicySelective:
 		for _, x := range ts {
 			if !x.Core {
-				stored = c.add(stored, x.Bytes)
+				stored = c.Add(stored, x.Bytes)
 			}
 		}
 	case PolicyOp:
 		stored = input
 		for _, x := range ts[1:] {
 			if x.OpSaved {
-				stored = c.add(stored, x.Bytes)
+				stored = c.Add(stored, x.Bytes)
 			}
 		}
 		extra, _ := opSavedExtra(d)
-		stored = c.add(stored, extra)
+		stored = c.Add(stored, extra)
 	case PolicyFull:
 		stored = input
 	default:
 		return 0, 0, fmt.Errorf("training.recompute %q: use none, selective, op or full", policy)
 	}
-	if c.err != nil {
-		return 0, 0, fmt.Errorf("activation size overflows: %w", c.err)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	// With no checkpointing a llama block's input is not kept (see
 	// BlockTensors); a checkpointed block keeps it.
 	full := all
 	if d.Arch == "llama" && policy != "" && policy != PolicyNone {
-		full = c.add(all, input)
+		full = c.Add(all, input)
 	}
 	transient = max(full-stored, 0)
 	return stored, transient, nil
@@ -307,24 +307,24 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 		return 0, 0, nil
 	}
 	var c calc
-	t := c.mul(d.Seq, d.Batch)
+	t := c.Mul(d.Seq, d.Batch)
 	if d.Arch == "llama" {
-		stored = c.add(c.mul(4, t, d.Hidden), c.mul(4, t), c.mul(2, t, d.Hidden))
+		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
 	} else {
-		stored = c.add(c.mul(2, t, d.Hidden), c.mul(8, t))
+		stored = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
-	stored = c.add(stored, c.mul(2, t, d.Hidden)) // output projection input
+	stored = c.Add(stored, c.Mul(2, t, d.Hidden)) // output projection input
 	lossElem := int64(2)
 	if d.LossFP32 {
 		lossElem = 4
 	}
-	stored = c.add(stored, c.mul(lossElem, t, d.Vocab))
+	stored = c.Add(stored, c.Mul(lossElem, t, d.Vocab))
 	if d.KeepLogitsThroughBackward {
-		stored = c.add(stored, c.mul(2, t, d.Vocab))
+		stored = c.Add(stored, c.Mul(2, t, d.Vocab))
 	}
-	transient = c.mul(2, lossElem, t, d.Vocab)
-	if c.err != nil {
-		return 0, 0, fmt.Errorf("activation size overflows: %w", c.err)
+	transient = c.Mul(2, lossElem, t, d.Vocab)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return stored, transient, nil
 }

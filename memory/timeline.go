@@ -132,18 +132,18 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 					// fsdp_utils.py @ 11ce634705af1972320a8488d3e2ca223dcb0372).
 					ge = 1
 				}
-				ui.Gather = c.add(ui.Gather, c.mul(b.Size, ge))
-				ui.Grad = c.add(ui.Grad, c.mul(b.Size, eg))
-				ui.ShardGrad = c.add(ui.ShardGrad, c.mul(b.Size/int64(max(r.Shards/g.info.EP, 1)), eg))
+				ui.Gather = c.Add(ui.Gather, c.Mul(b.Size, ge))
+				ui.Grad = c.Add(ui.Grad, c.Mul(b.Size, eg))
+				ui.ShardGrad = c.Add(ui.ShardGrad, c.Mul(b.Size/int64(max(r.Shards/g.info.EP, 1)), eg))
 			}
 		case r.Stage == 0 && r.Convention == ConventionSeed000:
 			for _, u := range g.units {
-				out[u].Grad = c.add(out[u].Grad, c.mul(g.perUnit[u], eg))
+				out[u].Grad = c.Add(out[u].Grad, c.Mul(g.perUnit[u], eg))
 			}
 		}
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.Err)
 	}
 	return out, nil
 }
@@ -186,7 +186,7 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 
 func (m *model) set(name Comp, v int64, note string) {
 	i := componentIndex(name)
-	m.rest[i] = m.c.add(m.rest[i], v)
+	m.rest[i] = m.c.Add(m.rest[i], v)
 	if note != "" && m.notes[i] == "" {
 		m.notes[i] = note
 	}
@@ -202,34 +202,34 @@ func (m *model) atRest() {
 		dt := g.info.Precision
 		switch r.Stage {
 		case 0:
-			m.set(CompParams, c.mul(P, e), "full "+dt+" params")
-			m.set(CompPadding, c.mul(Z-P, e), "")
+			m.set(CompParams, c.Mul(P, e), "full "+dt+" params")
+			m.set(CompPadding, c.Mul(Z-P, e), "")
 			if r.Convention != ConventionSeed000 {
-				m.set(CompGrads, c.mul(P, eg), "full grad buffer")
-				m.set(CompPadding, c.mul(Z-P, eg), "")
+				m.set(CompGrads, c.Mul(P, eg), "full grad buffer")
+				m.set(CompPadding, c.Mul(Z-P, eg), "")
 			} else {
 				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
 			}
-			m.set(CompMaster, c.mul(P, em), "full fp32 copy")
-			m.set(CompAdamM, c.mul(P, 4), "full, fp32")
-			m.set(CompAdamV, c.mul(P, 4), "full, fp32")
+			m.set(CompMaster, c.Mul(P, em), "full fp32 copy")
+			m.set(CompAdamM, c.Mul(P, 4), "full, fp32")
+			m.set(CompAdamV, c.Mul(P, 4), "full, fp32")
 		case 1, 2, 3:
 			if r.Stage == 3 && m.s.Offload.Params != scenarios.OffloadNone {
 				m.set(CompParams, 0, dt+" param shard offloaded to "+m.s.Offload.Params.String())
 			} else if r.Stage == 3 {
-				m.set(CompParams, c.mul(R, e), dt+" param shard (1/"+itoa(r.Shards)+")")
-				m.set(CompPadding, c.mul(S-R, e), "")
+				m.set(CompParams, c.Mul(R, e), dt+" param shard (1/"+itoa(r.Shards)+")")
+				m.set(CompPadding, c.Mul(S-R, e), "")
 			} else {
-				m.set(CompParams, c.mul(P, e), "full "+dt+" param buffer")
-				m.set(CompPadding, c.mul(Z-P, e), "")
+				m.set(CompParams, c.Mul(P, e), "full "+dt+" param buffer")
+				m.set(CompPadding, c.Mul(Z-P, e), "")
 			}
 			switch {
 			case r.Stage == 1:
-				m.set(CompGrads, c.mul(P, eg), "full grad buffer")
-				m.set(CompPadding, c.mul(Z-P, eg), "")
+				m.set(CompGrads, c.Mul(P, eg), "full grad buffer")
+				m.set(CompPadding, c.Mul(Z-P, eg), "")
 			case r.Stage == 2 || m.shardGradsPersistent:
-				m.set(CompGrads, c.mul(R, eg), "grad shard (1/"+itoa(r.Shards)+")")
-				m.set(CompPadding, c.mul(S-R, eg), "")
+				m.set(CompGrads, c.Mul(R, eg), "grad shard (1/"+itoa(r.Shards)+")")
+				m.set(CompPadding, c.Mul(S-R, eg), "")
 			default:
 				m.set(CompGrads, 0, "grad shard, freed after the step")
 			}
@@ -237,10 +237,10 @@ func (m *model) atRest() {
 				m.offload(g) // host RAM per rank and node (offload.go)
 			}
 			if m.s.Offload.Optimizer == scenarios.OffloadNone {
-				m.set(CompMaster, c.mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
-				m.set(CompAdamM, c.mul(R, 4), "fp32 shard")
-				m.set(CompAdamV, c.mul(R, 4), "fp32 shard")
-				m.set(CompPadding, c.mul(S-R, c.add(em, 8)), "")
+				m.set(CompMaster, c.Mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
+				m.set(CompAdamM, c.Mul(R, 4), "fp32 shard")
+				m.set(CompAdamV, c.Mul(R, 4), "fp32 shard")
+				m.set(CompPadding, c.Mul(S-R, c.Add(em, 8)), "")
 			} else {
 				m.set(CompMaster, 0, "fp32 shard offloaded to "+m.s.Offload.Optimizer.String())
 			}
@@ -255,7 +255,7 @@ func (m *model) atRest() {
 				if !*m.s.Communication.Overlap {
 					inflight = 1
 				}
-				m.set(CompGradBuckets, c.mul(inflight, maxB, eg), itoa64(inflight)+" reduce-scatter staging bucket(s)")
+				m.set(CompGradBuckets, c.Mul(inflight, maxB, eg), itoa64(inflight)+" reduce-scatter staging bucket(s)")
 			}
 		}
 	}
@@ -288,11 +288,11 @@ func (m *model) fp8Copies() {
 		if l.Group == scenarios.GroupExpert {
 			held /= int64(ep)
 		}
-		m.fp8Unit[u] = c.mul(held, 2)
-		copies = c.add(copies, m.fp8Unit[u])
-		gemms = c.add(gemms, scenarios.FP8GEMMs(l, ep))
+		m.fp8Unit[u] = c.Mul(held, 2)
+		copies = c.Add(copies, m.fp8Unit[u])
+		gemms = c.Add(gemms, scenarios.FP8GEMMs(l, ep))
 	}
-	m.set(CompFP8, c.mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
+	m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
 	if r.Stage != 3 {
 		m.set(CompFP8, copies, "")
 	}
@@ -363,7 +363,7 @@ func (m *model) buildEvents() {
 		if u >= len(kept) || !kept[u] {
 			if _, sec := m.zeroPPMemory(u); sec > 0 {
 				m.ev(PhaseForward, u, OpRelease, CompHPZ, sec)
-				secondary = c.add(secondary, sec)
+				secondary = c.Add(secondary, sec)
 			}
 			release(PhaseForward, u)
 		}
@@ -375,16 +375,16 @@ func (m *model) buildEvents() {
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
-		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.add(units[u].Activation, units[u].Recompute))
+		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		dequantized(PhaseBackward, u)
 		if r.Stage == 3 {
 			if !m.shardGradsPersistent {
 				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
-				shardGrads = c.add(shardGrads, units[u].ShardGrad)
+				shardGrads = c.Add(shardGrads, units[u].ShardGrad)
 			}
 			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
 		} else {
-			transientGrads = c.add(transientGrads, units[u].Grad)
+			transientGrads = c.Add(transientGrads, units[u].Grad)
 		}
 		release(PhaseBackward, u)
 	}
@@ -397,16 +397,16 @@ func (m *model) buildEvents() {
 		if r.Stage == 0 {
 			elems = g.layout.Numel
 		}
-		temp = c.add(temp, c.mul(elems, 4))
+		temp = c.Add(temp, c.Mul(elems, 4))
 		if g.info.Precision == "fp8" {
-			fp8 = c.add(fp8, elems)
+			fp8 = c.Add(fp8, elems)
 		}
 	}
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompStepTemp, temp)
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompFP8, fp8)
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompFP8, -fp8)
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompStepTemp, -temp)
-	m.ev(PhaseOptimizer, -1, OpOptimizer, CompGrads, -c.add(shardGrads, transientGrads))
+	m.ev(PhaseOptimizer, -1, OpOptimizer, CompGrads, -c.Add(shardGrads, transientGrads))
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompHPZ, -secondary) // invalidate_secondary_tensor
 }
 
@@ -414,7 +414,7 @@ func (m *model) buildEvents() {
 func (m *model) run() {
 	r := m.r
 	cur := slices.Clone(m.rest)
-	total := func() int64 { return m.c.add(cur...) }
+	total := func() int64 { return m.c.Add(cur...) }
 	restTotal := total()
 	peak := slices.Clone(m.rest)
 	peakPhase := make([]Phase, len(cur))
@@ -424,7 +424,7 @@ func (m *model) run() {
 	for i, ph := range Phases {
 		r.PhasePeaks[i] = PhasePeak{Phase: ph, Bytes: restTotal}
 	}
-	if m.c.err != nil {
+	if m.c.Err != nil {
 		return
 	}
 	phase := PhaseRest
@@ -438,8 +438,8 @@ func (m *model) run() {
 			phase = e.Phase
 		}
 		i := componentIndex(e.Component)
-		cur[i] = m.c.add(cur[i], e.Delta)
-		if m.c.err != nil {
+		cur[i] = m.c.Add(cur[i], e.Delta)
+		if m.c.Err != nil {
 			return // the caller reports the overflow
 		}
 		if cur[i] < 0 {

@@ -363,3 +363,34 @@ func (c Count) String() string {
 	}
 	return fmt.Sprintf("%d", int64(c))
 }
+
+// Calc is checked int64 arithmetic that keeps the first overflow, so a
+// formula of many terms is written plainly and checked once: Err is nil
+// when every product and sum fit.
+type Calc struct{ Err error }
+
+// Mul returns the product of xs, recording the first overflow in c.Err.
+func (c *Calc) Mul(xs ...int64) int64 {
+	v := int64(1)
+	for _, x := range xs {
+		r, err := Mul(v, x)
+		if err != nil && c.Err == nil {
+			c.Err = err
+		}
+		v = r
+	}
+	return v
+}
+
+// Add returns the sum of xs, recording the first overflow in c.Err.
+func (c *Calc) Add(xs ...int64) int64 {
+	var v int64
+	for _, x := range xs {
+		r, err := Add(v, x)
+		if err != nil && c.Err == nil {
+			c.Err = err
+		}
+		v = r
+	}
+	return v
+}

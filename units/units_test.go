@@ -320,3 +320,21 @@ func TestStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestCalcKeepsFirstOverflow: Calc's products and sums are exact until one
+// overflows int64, and Err then names that first overflow.
+func TestCalcKeepsFirstOverflow(t *testing.T) {
+	var c Calc
+	if got := c.Add(c.Mul(3, 5, 7), 1); got != 106 || c.Err != nil {
+		t.Fatalf("3·5·7+1 = %d, err %v; want 106, nil", got, c.Err)
+	}
+	c.Mul(1<<62, 4)
+	first := c.Err
+	if first == nil {
+		t.Fatal("2^62·4 did not overflow")
+	}
+	c.Add(1<<62, 1<<62)
+	if c.Err != first {
+		t.Errorf("a second overflow replaced the first: %v", c.Err)
+	}
+}

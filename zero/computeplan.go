@@ -56,7 +56,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 	var c flopCalc
 	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention
 	// (FlashAttention-2 recomputes the scores: five matmuls to two).
-	bwd := c.add(c.mul(2, f.GEMM), f.Attention*5/2)
+	bwd := c.Add(c.Mul(2, f.GEMM), f.Attention*5/2)
 	block := 0
 	for u, isBlock := range spec.Blocks {
 		if !isBlock {
@@ -66,7 +66,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		if spec.EveryN > 1 && (block+1)%spec.EveryN != 0 {
 			i = 0
 		}
-		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.add(bwd, re[i]), Fwd: secs[i][0], Bwd: secs[i][1]}
+		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.Add(bwd, re[i]), Fwd: secs[i][0], Bwd: secs[i][1]}
 		block++
 	}
 	if spec.Head >= 0 && spec.Dims.Vocab > 0 {
@@ -86,13 +86,13 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		wg, _ := GEMMSeconds(spec.Dims.Hidden, spec.Dims.Vocab, t, spec.GPU, spec.Eff)
 		mem := float64(spec.HeadElementwise) / (spec.GPU.HBM * spec.Eff.HBM)
 		u := &out[spec.Head]
-		u.FwdFLOPs = c.add(u.FwdFLOPs, hf)
-		u.BwdFLOPs = c.add(u.BwdFLOPs, c.mul(2, hf))
+		u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
+		u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
 		u.Fwd += fs + mem
 		u.Bwd += dg + wg + 2*mem
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.err)
+	if c.Err != nil {
+		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.Err)
 	}
 	return out, nil
 }

@@ -64,26 +64,26 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 		return BlockFLOPs{}, err
 	}
 	var c flopCalc
-	t := c.mul(d.Seq, d.Batch)
-	qw := c.mul(d.Heads, d.HeadDim)
-	kv := c.mul(d.KVHeads, d.HeadDim)
-	proj := c.add(c.mul(d.Hidden, qw), c.mul(2, d.Hidden, kv), c.mul(qw, d.Hidden))
+	t := c.Mul(d.Seq, d.Batch)
+	qw := c.Mul(d.Heads, d.HeadDim)
+	kv := c.Mul(d.KVHeads, d.HeadDim)
+	proj := c.Add(c.Mul(d.Hidden, qw), c.Mul(2, d.Hidden, kv), c.Mul(qw, d.Hidden))
 	mats := int64(2)
 	if d.Arch == "llama" {
 		mats = 3
 	}
-	mlp := c.mul(mats, d.Hidden, d.FFN)
-	f := BlockFLOPs{GEMM: c.mul(2, t, c.add(proj, mlp))}
-	if c.err != nil {
-		return BlockFLOPs{}, fmt.Errorf("zero: block matmul FLOPs overflow: %w", c.err)
+	mlp := c.Mul(mats, d.Hidden, d.FFN)
+	f := BlockFLOPs{GEMM: c.Mul(2, t, c.Add(proj, mlp))}
+	if c.Err != nil {
+		return BlockFLOPs{}, fmt.Errorf("zero: block matmul FLOPs overflow: %w", c.Err)
 	}
 	kvSeq := d.Seq
 	if d.KVSeq > 0 {
 		kvSeq = d.KVSeq
 	}
-	f.Attention = c.mul(4, d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim)
-	if c.err != nil {
-		return BlockFLOPs{}, fmt.Errorf("zero: attention FLOPs overflow (4·b·a·s·s_kv·d for micro_batch %d, seq_len %d): %w", d.Batch, kvSeq, c.err)
+	f.Attention = c.Mul(4, d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim)
+	if c.Err != nil {
+		return BlockFLOPs{}, fmt.Errorf("zero: attention FLOPs overflow (4·b·a·s·s_kv·d for micro_batch %d, seq_len %d): %w", d.Batch, kvSeq, c.Err)
 	}
 	if d.Causal {
 		f.Attention /= 2
@@ -102,9 +102,9 @@ func HeadForwardFLOPs(d FLOPDims) (int64, error) {
 		return 0, err
 	}
 	var c flopCalc
-	v := c.mul(2, d.Seq, d.Batch, d.Hidden, d.Vocab)
-	if c.err != nil {
-		return 0, fmt.Errorf("zero: head FLOPs overflow: %w", c.err)
+	v := c.Mul(2, d.Seq, d.Batch, d.Hidden, d.Vocab)
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: head FLOPs overflow: %w", c.Err)
 	}
 	return v, nil
 }
@@ -118,9 +118,9 @@ func HeadForwardFLOPs(d FLOPDims) (int64, error) {
 // the embedding). MFU = tokens/s · this / peak.
 func ModelFLOPsPerToken(matmulParams, layers, hidden, seq int64) (int64, error) {
 	var c flopCalc
-	v := c.add(c.mul(6, matmulParams), c.mul(12, layers, hidden, seq))
-	if c.err != nil {
-		return 0, fmt.Errorf("zero: model FLOPs overflow: %w", c.err)
+	v := c.Add(c.Mul(6, matmulParams), c.Mul(12, layers, hidden, seq))
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: model FLOPs overflow: %w", c.Err)
 	}
 	return v, nil
 }
@@ -156,46 +156,22 @@ func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
 	case recomputeSelective:
 		v = f.Attention
 	case recomputeOp:
-		t := c.mul(d.Seq, d.Batch)
-		qw := c.mul(d.Heads, d.HeadDim)
-		kv := c.mul(d.KVHeads, d.HeadDim)
+		t := c.Mul(d.Seq, d.Batch)
+		qw := c.Mul(d.Heads, d.HeadDim)
+		kv := c.Mul(d.KVHeads, d.HeadDim)
 		if d.Arch == "llama" {
-			v = c.mul(2, t, c.add(c.mul(d.Hidden, kv), c.mul(qw, d.Hidden), c.mul(d.Hidden, d.FFN)))
+			v = c.Mul(2, t, c.Add(c.Mul(d.Hidden, kv), c.Mul(qw, d.Hidden), c.Mul(d.Hidden, d.FFN)))
 		} else {
-			v = c.mul(2, t, c.add(c.mul(qw, d.Hidden), c.mul(d.FFN, d.Hidden)))
+			v = c.Mul(2, t, c.Add(c.Mul(qw, d.Hidden), c.Mul(d.FFN, d.Hidden)))
 		}
 	default:
 		return 0, fmt.Errorf("zero: training.recompute %q: use none, selective, op or full", policy)
 	}
-	if c.err != nil {
-		return 0, fmt.Errorf("zero: recompute FLOPs overflow: %w", c.err)
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: recompute FLOPs overflow: %w", c.Err)
 	}
 	return v, nil
 }
 
-// flopCalc is checked int64 arithmetic that keeps the first overflow.
-type flopCalc struct{ err error }
-
-func (c *flopCalc) mul(xs ...int64) int64 {
-	v := int64(1)
-	for _, x := range xs {
-		r, err := units.Mul(v, x)
-		if err != nil && c.err == nil {
-			c.err = err
-		}
-		v = r
-	}
-	return v
-}
-
-func (c *flopCalc) add(xs ...int64) int64 {
-	var v int64
-	for _, x := range xs {
-		r, err := units.Add(v, x)
-		if err != nil && c.err == nil {
-			c.err = err
-		}
-		v = r
-	}
-	return v
-}
+// flopCalc is units.Calc: checked int64 arithmetic that keeps the first overflow.
+type flopCalc = units.Calc

@@ -431,7 +431,7 @@ func utilization(s *scenarios.Scenario, step units.Duration) (Utilization, error
 	var c flopCalc
 	var executed int64
 	for _, l := range costs {
-		executed = c.add(executed, l.FwdFLOPs, l.BwdFLOPs)
+		executed = c.Add(executed, l.FwdFLOPs, l.BwdFLOPs)
 	}
 	per, _, err := modelFLOPsPerToken(s)
 	if err != nil {
@@ -439,11 +439,11 @@ func utilization(s *scenarios.Scenario, step units.Duration) (Utilization, error
 	}
 	// A step runs grad_accum micro-steps, each with these tokens and FLOPs.
 	ga := max(s.Training.GradAccum, 1)
-	tok := c.mul(tokensPerGPU(s), ga)
-	executed = c.mul(executed, ga)
-	perStep := c.mul(tok, int64(s.N()))
-	if c.err != nil {
-		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.err)
+	tok := c.Mul(tokensPerGPU(s), ga)
+	executed = c.Mul(executed, ga)
+	perStep := c.Mul(tok, int64(s.N()))
+	if c.Err != nil {
+		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
 	}
 	return Utilize(step, tok, perStep, per, executed, float64(s.Cluster.PeakBF16)), nil
 }
