@@ -221,7 +221,7 @@ var knownMisses = map[[2]string]knownMiss{
 // mpt13bMissReason is the reason for the shared source's 13B row with
 // gradient accumulation (c), its figures taken from the predictions v.
 func mpt13bMissReason(c validationCase, v validationResults) string {
-	const seq, small, mpt70b, a100x80 = seqSpreadSource, "llm-foundry-mpt-a100-40gb-small", "llm-foundry-mpt-a100-80gb-70b", "llm-foundry-mpt-a100-80gb"
+	const seq, small, mpt70b, a100x80, april = seqSpreadSource, "llm-foundry-mpt-a100-40gb-small", "llm-foundry-mpt-a100-80gb-70b", "llm-foundry-mpt-a100-80gb", "mosaicml-examples-mpt-a100-80gb"
 	lo13, hi13 := errRange(v.rows(seq, func(r validationRow) bool { return r.Model == "mpt-13b" }))
 	within7 := maxAbsErr(v.rows(seq, func(r validationRow) bool { return r.Model == "mpt-7b" }))
 	within13 := maxAbsErr(v.rows(sharedSource, func(r validationRow) bool { return r.Model == "mpt-13b" && r.GPUs >= 16 && r.GradAccum <= 1 }))
@@ -235,6 +235,52 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 	})
 	if len(nopen) != 2 || nopen[0].row.SeqLen != 8192 {
 		panic("validation: mpt-760m's 8,192- and 4,096-token rows without recompute")
+	}
+	// The April 2023 A100-80GB table, the shared source's stack: each
+	// model's 8-GPU and 16-GPU rows at 2,048 tokens, and the error
+	// ranges of its 8-GPU rows and of its 16-64-GPU rows.
+	at2048 := func(source, model string, gpus int) validationCase {
+		cs := v.rows(source, func(r validationRow) bool { return r.Model == model && r.GPUs == gpus && r.SeqLen == 2048 })
+		if len(cs) != 1 {
+			panic(fmt.Sprintf("validation: %d rows of %s on %d GPUs at 2,048 tokens in %s", len(cs), model, gpus, source))
+		}
+		return cs[0]
+	}
+	nodeErrs := func(model string) (lo8, hi8, loN, hiN float64) {
+		lo8, hi8 = errRange(v.rows(april, func(r validationRow) bool { return r.Model == model && r.GPUs == 8 }))
+		loN, hiN = errRange(v.rows(april, func(r validationRow) bool { return r.Model == model && r.GPUs >= 16 }))
+		return
+	}
+	a30x8, a30x16, a13x8, a13x16 := at2048(april, "mpt-30b", 8), at2048(april, "mpt-30b", 16), at2048(april, "mpt-13b", 8), at2048(april, "mpt-13b", 16)
+	rerun30 := at2048(a100x80, "mpt-30b", 8)
+	lo30x8, hi30x8, lo30N, hi30N := nodeErrs("mpt-30b")
+	lo13x8, hi13x8, lo13N, hi13N := nodeErrs("mpt-13b")
+	// Per model, the 8-GPU row's error less the 16-GPU row's at 2,048
+	// tokens: mpt-30b's, and the range of every other model's.
+	var models []string
+	for _, c := range v[april] {
+		if !slices.Contains(models, c.row.Model) {
+			models = append(models, c.row.Model)
+		}
+	}
+	otherLo, otherHi := math.Inf(1), math.Inf(-1)
+	for _, m := range models {
+		if m == "mpt-30b" {
+			continue
+		}
+		d := at2048(april, m, 8).tokenErr - at2048(april, m, 16).tokenErr
+		otherLo, otherHi = min(otherLo, d), max(otherHi, d)
+	}
+	ratio := func(a, b float64) float64 { return 100 * (a/b - 1) }
+	if ratio(a30x8.row.TokensPerGPU, a30x16.row.TokensPerGPU) >= ratio(a30x8.tokens, a30x16.tokens) ||
+		ratio(a13x8.row.TokensPerGPU, a13x16.row.TokensPerGPU) <= ratio(a13x8.tokens, a13x16.tokens) {
+		panic("validation: the April 2023 A100-80GB contrast (mpt-30b's 8-GPU row slower against its 16-GPU row than predicted, mpt-13b's not) no longer holds: reword mpt13bMissReason")
+	}
+	calName := ""
+	for _, k := range v[april] {
+		if k.calibrated {
+			calName = k.row.name()
+		}
 	}
 	return fmt.Sprintf(
 		"the 13B rows on one node run %.0f-%.0f %% slower than predicted at every sequence length (%s) "+
@@ -266,18 +312,37 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 			"Not established: the caching allocator under memory pressure (cudaMalloc retries that release the cache and synchronize). "+
 			"The penalised rows keep the most persistent state for their GPU (fp32 shard, Adam and the accumulated gradients, 16 bytes "+
 			"a parameter over %d GPUs: %.1f GiB of %.0f here, %.1f of %.0f for mpt-30b on %d A100-80GB, whose 8,192-token GA 21 row, "+
-			"rerun in 2023 on mosaicml/pytorch:2.1.0_cu121-nightly20230827 (torch 2.1.0.dev20230821; llm-foundry's h100new.md at 803e6718), is %+.1f %%, while in the "+
-			"April 2023 stack its 2,048-token row ran at 788 tok/s/GPU against 884 on 16 GPUs with GA 3, mosaicml/examples README at "+
-			"9fa3ceb9, and 916 in the rerun), "+
+			"rerun in 2023 on mosaicml/pytorch:2.1.0_cu121-nightly20230827 (torch 2.1.0.dev20230821; llm-foundry's h100new.md at 803e6718), is %+.1f %%), "+
 			"but the table publishes no memory and zerosim predicts this row needs %.1f GiB of %.0f (%.1f with the allocator's reserve), "+
 			"less than 8-GPU rows with GA that are not penalised (mpt-760m at 8,192 and 4,096 tokens, %.1f GiB: %+.1f %% and %+.1f %% "+
-			"in %s), so no cost can be derived from it",
+			"in %s), so no cost can be derived from it. "+
+			"Evidence from this row's own stack on 80 GB GPUs (%s, mosaicml/examples 9fa3ceb9, April 2023, calibrated on %s): "+
+			"against its 16-GPU row, one node runs slower than zerosim predicts for mpt-30b, not for mpt-13b. "+
+			"mpt-30b on 8 GPUs (micro-batch %d, GA %d; %.1f GiB of persistent state of %.0f) ran at %.0f tok/s/GPU against %.0f on 16 "+
+			"(micro-batch %d, GA %d), %+.1f %%, where zerosim predicts %+.1f %% (%.0f tok/s/GPU on 8 GPUs in the rerun); "+
+			"mpt-13b on 8 GPUs (micro-batch %d, GA %d; the same %.1f GiB as here, of %.0f) ran at %.0f against %.0f on 16 (micro-batch %d, GA %d), "+
+			"%+.1f %%, where zerosim predicts %+.1f %%. "+
+			"At 2,048 tokens the 8-GPU row's error less the 16-GPU row's is %+.1f points for mpt-30b and %+.1f to %+.1f for every other model there; "+
+			"over all sequence lengths mpt-30b's 8-GPU rows are %+.1f %% to %+.1f %% (16-64 GPUs: %+.1f %% to %+.1f %%) "+
+			"and mpt-13b's %+.1f %% to %+.1f %% (16-64 GPUs: %+.1f %% to %+.1f %%), against this row's %+.1f %%. "+
+			"So the same model on the same node, software and persistent state as this row is not slow when its GPU has %.0f GiB, not %.0f "+
+			"(and it runs %d micro-steps, not %d; %d micro-steps alone do not slow the 70B row above, %.1f GiB of persistent state of %.0f): "+
+			"a contrast that fits memory pressure, not a measurement of it (the two tables also ran on different clusters: sweep.sh's "+
+			"CLUSTER_80GB and CLUSTER_40GB)",
 		100*lo13, 100*hi13, seq, 100*within7, 100*within13,
 		(measured-predicted)/float64(ga), measured, predicted, ga, c.intraBW/1e9, sent, sent*float64(units.GiB)/c.intraBW,
 		100*ga16.tokenErr, mpt70b,
 		c.dp, c.persistentGiB(), c.capGiB, mpt30b.persistentGiB(), mpt30b.capGiB, mpt30b.dp, 100*mpt30b.tokenErr,
 		c.needGiB, c.capGiB, c.deviceGiB,
-		max(nopen[0].needGiB, nopen[1].needGiB), 100*nopen[0].tokenErr, 100*nopen[1].tokenErr, small)
+		max(nopen[0].needGiB, nopen[1].needGiB), 100*nopen[0].tokenErr, 100*nopen[1].tokenErr, small,
+		april, calName,
+		a30x8.row.MicroBatch, a30x8.row.GradAccum, a30x8.persistentGiB(), a30x8.capGiB, a30x8.row.TokensPerGPU, a30x16.row.TokensPerGPU,
+		a30x16.row.MicroBatch, a30x16.row.GradAccum, ratio(a30x8.row.TokensPerGPU, a30x16.row.TokensPerGPU), ratio(a30x8.tokens, a30x16.tokens), rerun30.row.TokensPerGPU,
+		a13x8.row.MicroBatch, a13x8.row.GradAccum, a13x8.persistentGiB(), a13x8.capGiB, a13x8.row.TokensPerGPU, a13x16.row.TokensPerGPU, a13x16.row.MicroBatch, a13x16.row.GradAccum,
+		ratio(a13x8.row.TokensPerGPU, a13x16.row.TokensPerGPU), ratio(a13x8.tokens, a13x16.tokens),
+		100*(a30x8.tokenErr-a30x16.tokenErr), 100*otherLo, 100*otherHi,
+		100*lo30x8, 100*hi30x8, 100*lo30N, 100*hi30N, 100*lo13x8, 100*hi13x8, 100*lo13N, 100*hi13N, 100*c.tokenErr,
+		a13x8.capGiB, c.capGiB, a13x8.row.GradAccum, ga, ga16.row.GradAccum, ga16.persistentGiB(), ga16.capGiB)
 }
 
 // seqSpreadSource publishes one model on one node at several sequence
