@@ -18,19 +18,69 @@ const (
 	CrossEntropyFused CrossEntropy = "fused"
 )
 
+// OptimizerImpl is training.optimizer_impl: how the optimizer's update runs
+// on the GPU, which sets its HBM traffic per shard element
+// (zero.OptimizerBytesPerElem cites each count).
+type OptimizerImpl string
+
+const (
+	// OptimizerSeed (the default, unset) is seed 000's accounting of an
+	// fp32 Adam step beside 16-bit gradients and parameters (DeepSpeed's
+	// order: cast the gradient shard, update, write the 16-bit shard).
+	OptimizerSeed OptimizerImpl = "seed"
+	// OptimizerFused is torch.optim.AdamW(fused=True): one kernel per
+	// tensor list, torch._fused_adamw_.
+	OptimizerFused OptimizerImpl = "fused"
+	// OptimizerForeach is torch.optim.AdamW's default on CUDA since
+	// PyTorch 2.0 (foreach chosen by _default_to_fused_or_foreach):
+	// _multi_tensor_adamw, one torch._foreach_* kernel per step of the
+	// update.
+	OptimizerForeach OptimizerImpl = "foreach"
+	// OptimizerComposer is Composer's DecoupledAdamW
+	// (composer/optim/decoupled_weight_decay.py), llm-foundry's
+	// decoupled_adamw: a Python loop over the parameters, one in-place op
+	// per step of the update.
+	OptimizerComposer OptimizerImpl = "composer"
+)
+
+// GradClip is training.grad_clip: gradient clipping once per optimizer
+// step.
+type GradClip string
+
+const (
+	// GradClipNone (unset) clips nothing.
+	GradClipNone GradClip = "none"
+	// GradClipNorm clips by the global gradient norm
+	// (torch.nn.utils.clip_grad_norm_, FSDP's clip_grad_norm_): one read
+	// of every gradient element for the norm, one read and write to scale.
+	GradClipNorm GradClip = "norm"
+)
+
 // ShardFP32 is training.shard_dtype: fp32, the rank's parameter shard kept
 // in fp32 as the optimizer's own parameter (PyTorch FSDP under a
 // mixed-precision policy), see memory/timeline.go.
 const ShardFP32 DType = FP32
 
 // resolveStack validates the keys that name what a training stack keeps
-// (training.cross_entropy, training.shard_dtype). Unset they stay empty,
+// or runs (training.cross_entropy, training.shard_dtype,
+// training.optimizer_impl, training.grad_clip). Unset they stay empty,
 // meaning the defaults (fp32 cross-entropy; a 16-bit shard beside an fp32
-// master copy), so that scenarios that do not give them resolve as before.
+// master copy; seed 000's optimizer traffic; no clipping), so that
+// scenarios that do not give them resolve as before.
 func (l *loader) resolveStack(s *Scenario) *Error {
 	t := &s.Training
 	if l.has("training.cross_entropy") {
 		if err := oneOf(l, "training.cross_entropy", t.CrossEntropy, CrossEntropyFP32, CrossEntropyFused); err != nil {
+			return err
+		}
+	}
+	if l.has("training.optimizer_impl") {
+		if err := oneOf(l, "training.optimizer_impl", t.OptimizerImpl, OptimizerSeed, OptimizerFused, OptimizerForeach, OptimizerComposer); err != nil {
+			return err
+		}
+	}
+	if l.has("training.grad_clip") {
+		if err := oneOf(l, "training.grad_clip", t.GradClip, GradClipNone, GradClipNorm); err != nil {
 			return err
 		}
 	}

@@ -236,6 +236,18 @@ type Training struct {
 	// (the shard is the optimizer's parameter and no master copy exists:
 	// PyTorch FSDP with a mixed-precision policy); scenarios/stack.go.
 	ShardDType DType `yaml:"shard_dtype,omitempty"`
+	// OptimizerImpl is how the optimizer's update runs on the GPU: seed
+	// (unset: seed 000's traffic), fused, foreach or composer; it sets the
+	// optimizer's HBM bytes per shard element (zero.OptimizerBytesPerElem).
+	OptimizerImpl OptimizerImpl `yaml:"optimizer_impl,omitempty"`
+	// GradClip is gradient clipping per optimizer step: none (unset) or
+	// norm (one more read, and a read and write, of the gradient shard).
+	GradClip GradClip `yaml:"grad_clip,omitempty"`
+	// FlatParamViews is PyTorch FSDP1's flat parameter: a unit's
+	// parameters are views of it (torch.split), so in every micro-step's
+	// backward autograd copies the unit's unsharded gradients into one flat
+	// gradient (zero/archspec.go, flatGradCopyBytes).
+	FlatParamViews bool `yaml:"flat_param_views,omitempty"`
 	// Dropout is the dropout probability; masks are kept only when > 0.
 	Dropout float64 `yaml:"dropout,omitempty"`
 	// RecomputeEarlyStop is PyTorch's early stop of non-reentrant

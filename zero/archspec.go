@@ -148,5 +148,41 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		// Any other unit (routed experts, custom units) keeps the FLOP
 		// count (ok false).
 	}
+	if per := flatGradCopyBytes(s); per > 0 {
+		for u, l := range s.Model.LayerList {
+			if !out[u].ok || l.Params == 0 {
+				continue
+			}
+			secs := float64(per) * float64(l.Params) / (gpu.HBM * eff.HBM)
+			out[u].Bwd += secs
+			out[u].BwdBy.Other += secs
+		}
+	}
 	return out, nil
+}
+
+// flatGradCopyBytes is the HBM traffic per parameter of a unit's backward
+// that PyTorch FSDP1's flat parameter adds (training.flat_param_views, at
+// stage 3): 0 otherwise. FSDP1 gives a unit's modules views of its
+// unsharded FlatParameter made under autograd: _use_unsharded_views
+// (as_params=False, the forward's) sets each original parameter to a view
+// from torch.split(flat_param, _numels) (FlatParamHandle._get_unflat_views,
+// torch/distributed/fsdp/flat_param.py at pytorch/pytorch
+// 002159d15791e969ffa994863a7fda7ed8338937; _get_unflat_views_unaligned in
+// later versions, the same split). Backward therefore reaches the
+// FlatParameter's AccumulateGrad (where FSDP's post-backward hook sits)
+// through split's backward, split_with_sizes_backward
+// (torch/csrc/autograd/FunctionsManual.cpp), which concatenates the views'
+// gradients into a new flat tensor with at::cat: every unsharded gradient
+// element is read and written once more per micro-step, on the compute
+// stream, in the gradient's dtype (param_dtype: FSDP's mixed precision
+// computes gradients in it). FSDP2 and DeepSpeed are not modelled here.
+func flatGradCopyBytes(s *scenarios.Scenario) int64 {
+	if !s.Training.FlatParamViews || s.Parallelism.Stage != 3 {
+		return 0
+	}
+	if s.Training.ParamDType == scenarios.FP32 {
+		return 4 + 4
+	}
+	return 2 + 2
 }

@@ -21,8 +21,60 @@ type LayerCost struct {
 // bytesPerOptimizerElem is the HBM traffic of one fp32 Adam update of one
 // element of the rank's shard, in seed 000's order: read the bf16 grad shard
 // (2) and write its fp32 copy (4); read fp32 grad, master, m, v (16); write
-// master, m, v (12); write the bf16 param shard (2).
+// master, m, v (12); write the bf16 param shard (2). It is the traffic of
+// an unset training.optimizer_impl.
 const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
+
+// OptimizerBytesPerElem is the HBM traffic of one optimizer step per
+// element of the rank's shard, counted kernel by kernel from the
+// implementation training.optimizer_impl names, over fp32 parameters,
+// gradients and moments (what PyTorch's optimizers step under FSDP's
+// mixed precision: training.shard_dtype fp32), each distinct tensor read
+// once per kernel:
+//
+//   - unset: seed 000's 36 B (bytesPerOptimizerElem).
+//   - fused: torch._fused_adamw_ (torch/optim/adamw.py _fused_adamw at
+//     pytorch/pytorch 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0) reads p, g,
+//     m, v and writes p, m, v in one kernel: 28 B.
+//   - foreach: _multi_tensor_adamw at the same commit (torch.optim.AdamW's
+//     default on CUDA): _foreach_lerp_(m, g) 12, _foreach_mul_(v) 8,
+//     _foreach_addcmul_(v, g, g) 12, _foreach_sqrt(v) into a temporary 8,
+//     _foreach_div_ 8 and _foreach_add_(eps) 8 on it,
+//     _foreach_addcdiv_(p, m, temporary) 16: 72 B; with
+//     training.weight_decay > 0, _foreach_mul_(p) first: 80 B.
+//   - composer: Composer's DecoupledAdamW.adamw
+//     (composer/optim/decoupled_weight_decay.py at mosaicml/composer
+//     784f50be7fa8617ed562704c0207316ca2284e71; the same update at
+//     v0.13.2), per parameter exp_avg.mul_ 8 then .add_(grad) 12,
+//     exp_avg_sq.mul_ 8 then .addcmul_(grad, grad) 12, sqrt into a
+//     temporary 8, the division 8 and .add_(eps) 8, param.addcdiv_ 16:
+//     80 B; with weight decay, param.mul_ first: 88 B.
+//
+// training.grad_clip: norm adds 12 B: FSDP's clip_grad_norm_
+// (torch/distributed/fsdp/fully_sharded_data_parallel.py at pytorch/pytorch
+// 6d71f74c873d9517c9f41454ae153189822b17af) reads every fp32 gradient
+// element for the local norm (_get_grad_norm) and scales it in place
+// (grad.detach().mul_): 4 + 8.
+func OptimizerBytesPerElem(t *scenarios.Training) int64 {
+	var n int64
+	switch t.OptimizerImpl {
+	case scenarios.OptimizerFused:
+		n = 16 + 12
+	case scenarios.OptimizerForeach:
+		n = 12 + 8 + 12 + 8 + 8 + 8 + 16
+	case scenarios.OptimizerComposer:
+		n = 8 + 12 + 8 + 12 + 8 + 8 + 8 + 16
+	default:
+		n = bytesPerOptimizerElem
+	}
+	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
+		n += 8
+	}
+	if t.GradClip == scenarios.GradClipNorm {
+		n += 4 + 8
+	}
+	return n
+}
 
 // Costs derives per-layer forward and backward times. The blocks, output
 // head and embedding of a dense transformer with dimensions go through the
@@ -206,10 +258,11 @@ func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 }
 
 // OptimizerTime is the time of the fp32 Adam step over elems elements of the
-// rank's shard, limited by HBM bandwidth (bytesPerOptimizerElem per element).
+// rank's shard, limited by HBM bandwidth (OptimizerBytesPerElem per element,
+// gradient clipping included).
 func OptimizerTime(s *scenarios.Scenario, elems int64) (units.Duration, error) {
 	bw := s.Cluster.HBMBandwidth
-	n, err := units.Mul(elems, bytesPerOptimizerElem)
+	n, err := units.Mul(elems, OptimizerBytesPerElem(&s.Training))
 	if err != nil {
 		return 0, fmt.Errorf("zero: optimizer bytes: %w", err)
 	}

@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -142,5 +143,75 @@ func TestCostsBackwardOverflow(t *testing.T) {
 	costs, err := Costs(s)
 	if err != nil || costs[1].BwdFLOPs != 9e18 {
 		t.Errorf("fwd 3e18 full recompute: bwd %v, %v; want 9e18", costs, err)
+	}
+}
+
+// TestOptimizerBytesPerElem holds each training.optimizer_impl to its
+// kernel-by-kernel count (OptimizerBytesPerElem's comment cites them):
+// fp32 p, g, m, v, each distinct tensor read once per kernel.
+func TestOptimizerBytesPerElem(t *testing.T) {
+	for _, c := range []struct {
+		impl scenarios.OptimizerImpl
+		wd   float64
+		clip scenarios.GradClip
+		want int64
+	}{
+		{"", 0, "", 36},                         // seed 000: 2 + 4 + 16 + 12 + 2
+		{scenarios.OptimizerSeed, 0.1, "", 36},  // seed's count has no weight-decay pass
+		{scenarios.OptimizerFused, 0.1, "", 28}, // read p, g, m, v; write p, m, v
+		{scenarios.OptimizerForeach, 0, "", 72}, // lerp 12, mul 8, addcmul 12, sqrt 8, div 8, add 8, addcdiv 16
+		{scenarios.OptimizerForeach, 0.1, "", 80},
+		{scenarios.OptimizerComposer, 0, "", 80}, // mul 8 + add 12 in place of lerp 12
+		{scenarios.OptimizerComposer, 0.1, "", 88},
+		{scenarios.OptimizerComposer, 0, scenarios.GradClipNorm, 92}, // + norm read 4, scale 8
+		{"", 0, scenarios.GradClipNorm, 48},
+		{scenarios.OptimizerForeach, 0, scenarios.GradClipNone, 72},
+	} {
+		tr := scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip}
+		if got := OptimizerBytesPerElem(&tr); got != c.want {
+			t.Errorf("%q, weight decay %g, clip %q: %d B per element, want %d", c.impl, c.wd, c.clip, got, c.want)
+		}
+	}
+}
+
+// TestFlatParamGradCopy: with training.flat_param_views (PyTorch FSDP1's
+// flat parameter) every unit's backward reads and writes its unsharded
+// bf16 gradient once more, 4 B per parameter at the memory-bound rate, and
+// only at stage 3; the forward is unchanged.
+func TestFlatParamGradCopy(t *testing.T) {
+	load := func(sets ...string) []LayerCost {
+		t.Helper()
+		s, err := scenarios.Load("s.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: 1}
+`), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	base, flat := load(), load("training.flat_param_views=true")
+	hbm := 2039e9 * DefaultHBMEfficiency
+	for i := range base {
+		if flat[i].Fwd != base[i].Fwd {
+			t.Errorf("unit %s: forward %v, want %v unchanged", base[i].Name, flat[i].Fwd, base[i].Fwd)
+		}
+		want := 4 * float64(base[i].Params) / hbm
+		if got := (flat[i].Bwd - base[i].Bwd).Seconds(); math.Abs(got-want) > 2e-12 {
+			t.Errorf("unit %s: backward grows %.6g s, want 4 B × %d params / HBM = %.6g s", base[i].Name, got, base[i].Params, want)
+		}
+	}
+	stage2 := load("training.flat_param_views=true", "parallelism.zero_stage=2")
+	base2 := load("parallelism.zero_stage=2")
+	for i := range base2 {
+		if stage2[i].Bwd != base2[i].Bwd {
+			t.Errorf("unit %s at stage 2: backward %v, want %v (no flat parameter)", base2[i].Name, stage2[i].Bwd, base2[i].Bwd)
+		}
 	}
 }
