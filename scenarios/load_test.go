@@ -115,6 +115,8 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:12:3: attention_efficiency=1.2 is out of range (use a fraction in (0, 1] such as 0.6)"},
 		{"unknown compile", baseYAML + "training:\n  compile: model\n",
 			"s.yaml:12:3: compile \"model\" is unknown (use none, blocks, loss or blocks+loss)"},
+		{"unknown rope_impl", baseYAML + "training:\n  rope_impl: real\n",
+			"s.yaml:12:3: rope_impl \"real\" is unknown (use complex, rotation or fused)"},
 		{"unknown cross_entropy", baseYAML + "training:\n  cross_entropy: bf16\n",
 			"s.yaml:12:3: cross_entropy \"bf16\" is unknown (use fp32 or fused)"},
 		{"unknown optimizer_impl", baseYAML + "training:\n  optimizer_impl: apex\n",

@@ -91,7 +91,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveStack}
+		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err

@@ -227,6 +227,10 @@ type Training struct {
 	// or blocks+loss (scenarios/compile.go); it changes the activations
 	// autograd keeps (docs/memory-model.md).
 	Compile Compile `yaml:"compile,omitempty"`
+	// RoPEImpl is how an eager Llama block applies RoPE: complex (unset),
+	// rotation (ibm-fms) or fused (scenarios/rope.go); it sets the
+	// block's memory-bound traffic (docs/compute-model.md).
+	RoPEImpl RoPEImpl `yaml:"rope_impl,omitempty"`
 	// CrossEntropy is the loss kernel: fp32 (unset: cross_entropy on the
 	// logits upcast to fp32) or fused (flash-attn's fused kernel,
 	// llm-foundry's MPT); scenarios/stack.go.

@@ -17,11 +17,13 @@ import (
 // all-gather, 7.3 % of the step, and compute slows 18.9 % while their
 // reduce-scatters overlap it, so they stay over 10 %; stage 3's gathers
 // overlap its compute, which runs 18.9 % slower meanwhile — zero's overlap
-// interference — so it stays over 5 % at any bandwidth; stage 0's bucketed
-// all-reduces overlap backward the same way and its last bucket is exposed,
-// 5.14 % over compute even at 25 TB/s), the step at the largest bandwidth is
-// indeed over. So at 5 % no stage is reachable on the default cluster, and
-// the 10 % case is the one that checks a reported bandwidth and 10 % less.
+// interference — so it stays over 5 % at any bandwidth), the step at the
+// largest bandwidth is indeed over. Stage 0's bucketed all-reduces overlap
+// backward the same way and its last bucket is exposed, 4.73 % over
+// compute at 25 TB/s (the eager Llama block's memory-bound op chains,
+// zero/opchain.go, lengthen compute): at 5 % only stage 0 is reachable on
+// the default cluster, and both cases check a reported bandwidth and 10 %
+// less.
 func TestNetworkSearchDefault(t *testing.T) {
 	// Stages 1 and 2 expose their post-optimizer all-gather, which NCCL's
 	// model bounds by NVLink (18 × 20.6 GB/s per H100): no network makes
@@ -29,7 +31,7 @@ func TestNetworkSearchDefault(t *testing.T) {
 	for _, tc := range []struct {
 		tol     float64
 		reached []int
-	}{{0.05, []int{}}, {0.10, []int{0, 3}}} {
+	}{{0.05, []int{0}}, {0.10, []int{0, 3}}} {
 		testNetworkSearch(t, tc.tol, tc.reached)
 	}
 }

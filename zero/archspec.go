@@ -97,10 +97,9 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			// Each kept tensor is written once and read once in forward.
-			var elem int64
-			for _, t := range ts {
-				elem += 2 * t.Bytes
+			elem, elemBwd, err := blockElementwise(s, d, ts)
+			if err != nil {
+				return nil, err
 			}
 			// The block's policy: recompute_every = N checkpoints the
 			// N-th, 2N-th, … block only.
@@ -108,7 +107,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			if e := s.Training.RecomputeEvery; e > 1 && (n+1)%e != 0 {
 				policy = "none"
 			}
-			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem,
+			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem, ElementwiseBwd: elemBwd,
 				EarlyStop: s.Training.RecomputeEarlyStop})
 			if err != nil {
 				return nil, err
@@ -159,6 +158,37 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		}
 	}
 	return out, nil
+}
+
+// blockElementwise is one block's memory-bound HBM traffic, forward and
+// backward. An eager Llama block runs the op chains llamaElementwise
+// derives from its code (training.rope_impl picks the RoPE form), plus,
+// under eager attention, the s² scores' traffic below. Otherwise (GPT
+// blocks, whose LayerNorm and GELU are one kernel each, and compiled
+// blocks, which fuse the chains) each tensor autograd keeps (ts) is
+// written once and read once in forward, and backward moves twice that.
+func blockElementwise(s *scenarios.Scenario, d FLOPDims, ts []memory.SavedTensor) (fwd, bwd int64, err error) {
+	if d.Arch != "llama" || s.Training.Compile.Blocks() {
+		for _, t := range ts {
+			fwd += 2 * t.Bytes
+		}
+		return fwd, 2 * fwd, nil
+	}
+	fwd, bwd, err = llamaElementwise(d, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if s.Training.Attention == scenarios.AttentionEager {
+		// The s² scores, softmax and dropout tensors eager attention
+		// writes and reads (the kept tensors memory marks Core).
+		for _, t := range ts {
+			if t.Core {
+				fwd += 2 * t.Bytes
+				bwd += 4 * t.Bytes
+			}
+		}
+	}
+	return fwd, bwd, nil
 }
 
 // flatGradCopyBytes is the HBM traffic per parameter of a unit's backward

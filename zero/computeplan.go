@@ -27,9 +27,10 @@ type ComputeSpec struct {
 	// rerun (see earlyStopFLOPs).
 	EarlyStop bool
 	// Elementwise is the forward HBM traffic of one block's memory-bound
-	// ops in bytes (norms, activations, residuals, RoPE); HeadElementwise
-	// the loss's (softmax over the vocabulary).
-	Elementwise, HeadElementwise int64
+	// ops in bytes (norms, activations, residuals, RoPE); ElementwiseBwd
+	// their backward's (0: twice Elementwise); HeadElementwise the loss's
+	// (softmax over the vocabulary).
+	Elementwise, ElementwiseBwd, HeadElementwise int64
 }
 
 // UnitCompute is one unit's compute: FLOPs executed in forward and in
@@ -63,7 +64,11 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 	}
 	// One block's GEMM, attention and memory times, without and with the
 	// policy's recompute, as totals and by class.
-	bt, err := blockClasses(spec.Dims, spec.GPU, spec.Eff, spec.Elementwise)
+	elemBwd := spec.ElementwiseBwd
+	if elemBwd == 0 {
+		elemBwd = 2 * spec.Elementwise
+	}
+	bt, err := blockClasses(spec.Dims, spec.GPU, spec.Eff, spec.Elementwise, elemBwd)
 	if err != nil {
 		return nil, err
 	}

@@ -219,7 +219,7 @@ func (c ClassSeconds) scale(f float64) ClassSeconds {
 // recompute is the forward work rerun in backward (see RecomputeFLOPs),
 // charged at the GEMM rate of the block's forward.
 func BlockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd float64, err error) {
-	b, err := blockClasses(d, g, e, elementwise)
+	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -232,7 +232,7 @@ func BlockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recom
 // that class); the recomputed forward work splits over the classes as the
 // forward's time does.
 func BlockClassSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd ClassSeconds, err error) {
-	b, err := blockClasses(d, g, e, elementwise)
+	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
 	if err != nil {
 		return fwd, bwd, err
 	}
@@ -248,7 +248,9 @@ type blockTimes struct {
 	flops    BlockFLOPs
 }
 
-func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elementwise int64) (blockTimes, error) {
+// blockClasses times one block; elemFwd and elemBwd are its memory-bound
+// bytes in forward and backward.
+func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elemFwd, elemBwd int64) (blockTimes, error) {
 	var b blockTimes
 	if err := d.fill(); err != nil {
 		return b, err
@@ -278,9 +280,9 @@ func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elementwise int64) (bloc
 		return b, err
 	}
 	att := float64(f.Attention) / (g.Peak * e.Attention)
-	mem := float64(elementwise) / (g.HBM * e.HBM)
-	b.fwd.Attention, b.fwd.Other = att, mem
-	b.bwd.Attention, b.bwd.Other = 2.5*att, 2*mem
+	bw := g.HBM * e.HBM
+	b.fwd.Attention, b.fwd.Other = att, float64(elemFwd)/bw
+	b.bwd.Attention, b.bwd.Other = 2.5*att, float64(elemBwd)/bw
 	b.flops = f
 	return b, nil
 }

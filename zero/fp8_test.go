@@ -43,9 +43,9 @@ func TestFP8(t *testing.T) {
 	d, _ := flopDims(s8)
 	ts, _ := memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden, Heads: d.Heads,
 		KVHeads: d.KVHeads, FFN: d.FFN, Attention: string(s8.Training.Attention)})
-	var elem int64
-	for _, x := range ts {
-		elem += 2 * x.Bytes
+	elem, _, err := blockElementwise(s8, d, ts)
+	if err != nil {
+		t.Fatal(err)
 	}
 	fwd, _, err := BlockSeconds(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132, GEMMPeak: 1979e12},
 		Efficiency{GEMM: 0.8, Attention: HopperAttentionEfficiency, HBM: DefaultHBMEfficiency}, elem, 0)

@@ -1,0 +1,144 @@
+package zero
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// This file derives the HBM traffic of an eager Llama block's memory-bound
+// kernels op by op, as PyTorch runs them: every kernel reads its inputs and
+// writes its output in their dtypes, and nothing stays in cache between
+// kernels (a micro-batch's t×h fp32 tensor, 134 MB for 8,192 tokens of a
+// 4,096-wide model, is larger than the 40-50 MB L2 of an A100 or H100).
+// The forward chains are read from the model code each stack runs; the
+// backward ones from autograd's formulas for those ops (pytorch/pytorch
+// d5913d4b15d73b0e89d873a9e786cf46da3f5644,
+// torch/csrc/autograd/FunctionsManual.cpp: pow_backward is
+// grad * (exponent * self.pow(exponent - 1)), three kernels, self.pow(1)
+// being a copy; sum_backward is grad.expand, a view, so mean's backward is
+// one division writing the full tensor; mul_tensor_backward is
+// grad * other, and a broadcast operand's gradient is then summed to its
+// shape; tools/autograd/derivatives.yaml: silu's is one silu_backward
+// kernel, _to_copy's a cast back, add's passes the gradient on, and a
+// tensor read by several ops has its gradients added by the engine). Terms
+// per row rather than per element (the norm's mean and rsqrt, RoPE's
+// frequency table, the norm weight's h elements) are under 1 % of a chain
+// and left out. GEMMs and the attention kernel are not here: their bytes
+// are GEMMSeconds' and the attention efficiency's.
+
+// llamaElementwise is one eager Llama block's memory-bound HBM traffic in
+// bytes, forward and backward (without recompute: PlanCompute reruns the
+// forward's share). kvExpanded is true when the KV heads are copied out to
+// every query head before attention (training.attention sdpa or eager
+// with fewer KV heads: repeat_kv in torchtitan, expand+flatten in ibm-fms);
+// dropout adds the residual dropouts.
+func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout bool) (fwd, bwd int64, err error) {
+	if err := d.fill(); err != nil {
+		return 0, 0, err
+	}
+	var c flopCalc
+	t := c.Mul(d.Seq, d.Batch)
+	h, f := d.Hidden, d.FFN
+	qk := c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim)) // q and k widths
+	rf, rb, err := ropeBytes(rope)
+	if err != nil {
+		return 0, 0, err
+	}
+	// Per token: two RMSNorms, RoPE on q and k, two residual adds, SwiGLU.
+	perF := c.Add(c.Mul(2, rmsNormFwd, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(swigluFwd, f))
+	// Backward adds the gradients of the tensors several ops read: the
+	// block input and the attention residual sum (each read by a norm and
+	// a residual add: residualAdd each, counted above as the adds'
+	// backward), the attention norm's output (read by wq, wk and wv: two
+	// additions) and the FFN norm's output (w1 and w3: one); each addition
+	// reads two bf16 gradients and writes one, 6 B per element.
+	perB := c.Add(c.Mul(2, rmsNormBwd, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(swigluBwd, f))
+	if rope == scenarios.RoPERotation {
+		// The rotation form leaves q contiguous in (b, h, s, d), and the
+		// flash kernel allocates its output like q (mha_fwd: out =
+		// empty_like(q_padded), csrc/flash_attn/flash_api.cpp at
+		// Dao-AILab/flash-attention 0251105a, which SDPA's flash backend
+		// vendors), so ibm-fms's attn.transpose(2, 1).contiguous()
+		// (fms/modules/attention.py at v0.0.3) copies the output to
+		// (b, s, h·d): 2+2 per element. (Under the complex form q stays
+		// (b, s, h, d) and that contiguous() is free.)
+		perF = c.Add(perF, c.Mul(4, d.Heads, d.HeadDim))
+	}
+	if kvExpanded && d.KVHeads != d.Heads {
+		// k and v each read (2 B per KV element) and written out per query
+		// head (2 B per query element); backward sums the copies back.
+		x := c.Mul(2, c.Add(c.Mul(2, d.Heads, d.HeadDim), c.Mul(2, d.KVHeads, d.HeadDim)))
+		perF, perB = c.Add(perF, x), c.Add(perB, x)
+	}
+	if dropout {
+		// nn.Dropout on the attention and FFN outputs before each residual
+		// add (ibm-fms LLaMABlock.forward): native_dropout reads 2 B, writes
+		// 2 B and a 1 B mask; its backward reads the gradient and the mask
+		// and writes 2 B.
+		perF, perB = c.Add(perF, c.Mul(2, 5, h)), c.Add(perB, c.Mul(2, 5, h))
+	}
+	fwd, bwd = c.Mul(t, perF), c.Mul(t, perB)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+	}
+	return fwd, bwd, nil
+}
+
+// Bytes per element of the eager chains (x is bf16, fp32 where upcast).
+const (
+	// rmsNormFwd: RMSNorm in fp32 as meta-llama/llama llama/model.py at
+	// 8580eb9, torchtitan torchtitan/models/norms.py RMSNorm at 9dec370
+	// (norm_type "rmsnorm" in train_configs/llama3_8b.toml) and ibm-fms
+	// v0.0.3 fms/modules/layernorm.py LayerNormParameterized
+	// (use_high_precision_pow=True in fms/models/llama.py LLaMABlock)
+	// write it: x.float() 2+4, pow(2) 4+4, mean 4, mul by rsqrt 4+4,
+	// type_as 4+2, weight * 2+2 = 36.
+	rmsNormFwd = 36
+	// rmsNormBwd: weight * y: grad·weight 2+2, grad·y 2+2+2 and its sum
+	// over tokens 2 (the weight's gradient) = 12; type_as back to
+	// fp32 2+4; x·rstd: grad·rstd 4+4, grad·x 4+4+4 and its sum over h 4;
+	// mean: the division writing the expanded gradient 4; pow: pow(1) 4+4,
+	// 2· 4+4, grad· 4+4+4; the two gradients of x.float() added 4+4+4;
+	// x.float()'s cast back 4+2. 12+6+24+4+28+12+6 = 92.
+	rmsNormBwd = 92
+	// residualAdd: x + residual reads two bf16 tensors and writes one;
+	// in backward the engine adds the residual's gradient to the norm's.
+	residualAdd = 6
+	// swigluFwd: silu(w1(x)) 2+2, · w3(x) 2+2+2 = 10 (torchtitan
+	// FeedForward.forward, ibm-fms v0.0.3 fms/modules/feedforward.py
+	// GatedLinearUnit.forward, which runs a(wg(x)) * w1(x)).
+	swigluFwd = 10
+	// swigluBwd: the product's two gradients 2+2+2 each, silu_backward
+	// 2+2+2 = 18.
+	swigluBwd = 18
+)
+
+// ropeBytes is RoPE's traffic per element of q and k, forward and backward.
+func ropeBytes(r scenarios.RoPEImpl) (fwd, bwd int64, err error) {
+	switch r {
+	case "", scenarios.RoPEComplex:
+		// apply_rotary_emb (torchtitan/models/llama/model.py at 9dec370;
+		// meta-llama/llama llama/model.py at 8580eb9): x.float() 2+4, the
+		// complex multiply 4+4, type_as 4+2 = 20; view_as_complex,
+		// view_as_real and flatten are views. Backward: the cast 2+4,
+		// grad·conj(freqs) 4+4, the cast back 4+2 = 20. q and k stay in
+		// the (b, s, h, d) layout SDPA's flash kernel takes (its
+		// transpose(1, 2) is a view), so no copy.
+		return 20, 20, nil
+	case scenarios.RoPERotation:
+		// RotaryEmbedding.adjusted_qk (ibm-fms v0.0.3
+		// fms/modules/positions.py, 47bc1850): q.float() 2+4, the
+		// broadcast multiply by the 2×2 rotation matrices writes two fp32
+		// values per element 4+8, sum(5) 8+4, type_as 4+2, and
+		// .contiguous() copies the (b, s, h, d)-ordered result to
+		// (b, h, s, d) 2+2 = 40. Backward: the cast 2+4, the gradient
+		// times the matrices 4+8 summed back 8+4, the cast back 4+2, and
+		// the copy back to the Linear's (b, s, h·d) layout 2+2 = 40.
+		return 40, 40, nil
+	case scenarios.RoPEFused:
+		// One kernel reading q or k and writing it rotated, each way.
+		return 4, 4, nil
+	}
+	return 0, 0, fmt.Errorf("zero: unknown rope_impl %q", r)
+}
