@@ -41,6 +41,12 @@ type validationRow struct {
 	GradAccum    int     `json:"grad_accum"`
 	TokensPerGPU float64 `json:"tokens_per_gpu_per_s"`
 	MemoryGiB    float64 `json:"memory_gib"`
+	// MemoryKind says what MemoryGiB measured: unset, the caching
+	// allocator's reserved peak (torch.cuda.max_memory_reserved, what
+	// torchtitan logs), compared with zerosim's reserved peak; or
+	// "nvidia-smi", the device memory nvidia-smi shows (reserved plus the
+	// CUDA context and NCCL's buffers), compared with zerosim's device peak.
+	MemoryKind string `json:"memory_kind"`
 	// Optional per-row settings for sources whose rows differ in more than
 	// size and batch (fms-fsdp, llm-foundry's other tables): grouped-query
 	// heads, FFN width, HSDP replicas (parallelism.k), the recompute policy
@@ -395,7 +401,8 @@ func TestValidation(t *testing.T) {
 	b.WriteString("the first row when every row accumulates)\n")
 	b.WriteString("and every other row is predicted with it. Rows with gradient accumulation run with training.grad_accum as published.\n")
 	b.WriteString("Throughput is tokens per second per GPU; memory is the peak a profiler reports\n")
-	b.WriteString("(torchtitan: max reserved) against zerosim's reserved peak (allocated × (1 + memory.allocator_overhead)).\n")
+	b.WriteString("(torchtitan: max reserved) against zerosim's reserved peak (allocated × (1 + memory.allocator_overhead)),\n")
+	b.WriteString("or, where the source gives what nvidia-smi shows (FlagPerf), against zerosim's device peak (reserved + CUDA context + NCCL buffers).\n")
 	b.WriteString("Every row ran, so each must be predicted to fit: the last column is zerosim's verdict (the allocated peak within the GPU's memory,\n")
 	b.WriteString("and with the CUDA context and NCCL's buffers added too: what the device needs when PyTorch's caching allocator, short of memory,\n")
 	b.WriteString("releases its cached blocks and retries), then in parentheses the device peak with the allocator's usual reserve\n")
@@ -603,8 +610,16 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte)
 		c := validationCase{row: r, calibrated: i == cal, tokens: res.Utilization.TokensPerGPU, memoryErr: math.NaN()}
 		c.tokenErr = c.tokens/r.TokensPerGPU - 1
 		// Published memory is the caching allocator's reserved peak
-		// (torchtitan: max_reserved).
+		// (torchtitan: max_reserved), or the device memory nvidia-smi
+		// shows (memory_kind nvidia-smi), compared with the device peak.
 		c.peakGiB = float64(res.ReservedPeak) / float64(units.GiB)
+		switch r.MemoryKind {
+		case "":
+		case "nvidia-smi":
+			c.peakGiB = float64(res.DevicePeak) / float64(units.GiB)
+		default:
+			t.Fatalf("%s row %d: memory_kind %q, want unset or nvidia-smi", name, i, r.MemoryKind)
+		}
 		alloc := slices.Max(res.PeakMemory)
 		noReserve := *s
 		noReserve.Memory.AllocatorOverhead = new(float64)
