@@ -130,7 +130,7 @@ func TestPlanComputeRing(t *testing.T) {
 // When a model change closes the gap this test fails: update the doc.
 func TestContextParallelGap(t *testing.T) {
 	f8src, f8tmpl := loadValidation(t, "../testdata/validation/torchtitan-llama3.1-8b-h100-float8")
-	_, gemm := runValidation(t, "torchtitan-llama3.1-8b-h100-float8", f8src, f8tmpl)
+	_, gemm := runValidation(t, "torchtitan-llama3.1-8b-h100-float8", f8src, f8tmpl, validationVariant{})
 	src, tmpl := loadValidation(t, "../testdata/validation/torchtitan-llama3.1-8b-h100-cp")
 	need := make([]float64, len(src.Rows))
 	for i, r := range src.Rows {

@@ -418,7 +418,7 @@ func TestValidation(t *testing.T) {
 	for _, f := range files {
 		base := strings.TrimSuffix(f, ".json")
 		src, tmpl := loadValidation(t, base)
-		cases, eff := runValidation(t, filepath.Base(base), src, tmpl)
+		cases, eff := runValidation(t, filepath.Base(base), src, tmpl, validationVariant{})
 		results[filepath.Base(base)] = cases
 		fmt.Fprintf(&b, "\n## %s\n\nSource: %s.\n\nSetup: %s.\n\n", filepath.Base(base), src.Source, src.Setup)
 		fmt.Fprintf(&b, "Fitted training.compute_efficiency: %.4f.\n\n", eff)
@@ -574,7 +574,17 @@ func spreadCheck(t *testing.T, b *strings.Builder, cases []validationCase) {
 	b.WriteString("\n")
 }
 
-func runValidation(t *testing.T, name string, src validationSource, tmpl []byte) ([]validationCase, float64) {
+// validationVariant is what runValidation changes in a source before it
+// calibrates and predicts (TestStackCosts' candidates): edit, when set,
+// changes every row's resolved scenario; hostGap is a fixed time per step
+// in which the GPU idles, not in the replay: the calibration row's measured
+// step less it is fitted, and every row's predicted step has it added.
+type validationVariant struct {
+	edit    func(*scenarios.Scenario)
+	hostGap units.Duration
+}
+
+func runValidation(t *testing.T, name string, src validationSource, tmpl []byte, variant validationVariant) ([]validationCase, float64) {
 	t.Helper()
 	// Calibrate on the first row that ran without gradient accumulation
 	// (the replay runs one micro-step per step).
@@ -590,12 +600,15 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte)
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
+		if variant.edit != nil {
+			variant.edit(s)
+		}
 		return s
 	}
 	s := load(cal)
 	tokens := s.Training.MicroBatch * s.Training.GradAccum * s.Model.SeqLen / int64(s.Parallelism.CP)
 	measured := units.Duration(math.Round(float64(tokens) / src.Rows[cal].TokensPerGPU * float64(units.Second)))
-	eff, err := CalibrateEfficiency(s, measured, 1e-5)
+	eff, err := CalibrateEfficiency(s, measured-variant.hostGap, 1e-5)
 	if err != nil {
 		t.Fatalf("%s row %d: %v", name, cal, err)
 	}
@@ -608,6 +621,10 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte)
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
 		c := validationCase{row: r, calibrated: i == cal, tokens: res.Utilization.TokensPerGPU, memoryErr: math.NaN()}
+		c.stepTokens = s.Training.MicroBatch * s.Training.GradAccum * s.Model.SeqLen / int64(s.Parallelism.CP)
+		if variant.hostGap > 0 {
+			c.tokens = float64(c.stepTokens) / (c.stepSeconds(c.tokens) + variant.hostGap.Seconds())
+		}
 		c.tokenErr = c.tokens/r.TokensPerGPU - 1
 		// Published memory is the caching allocator's reserved peak
 		// (torchtitan: max_reserved), or the device memory nvidia-smi
@@ -635,7 +652,6 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte)
 		if r.MemoryGiB > 0 {
 			c.memoryErr = c.peakGiB/r.MemoryGiB - 1
 		}
-		c.stepTokens = s.Training.MicroBatch * s.Training.GradAccum * s.Model.SeqLen / int64(s.Parallelism.CP)
 		c.params, c.dp, c.intraBW = s.Model.TotalParams(), s.Parallelism.DP, float64(s.Cluster.Intra.Bandwidth)
 		for _, p := range res.Phases {
 			c.sentGiB += float64(p.Sent) / float64(units.GiB)
