@@ -253,6 +253,8 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 		}
 		return cs[0]
 	}
+	// minN, maxN are the fewest and most GPUs of the multi-node rows.
+	minN, maxN := math.MaxInt, 0
 	nodeErrs := func(model string) (lo8, hi8, loN, hiN float64) {
 		predicted := func(gpus func(int) bool) []validationCase {
 			var out []validationCase
@@ -264,7 +266,11 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 			return out
 		}
 		lo8, hi8 = errRange(predicted(func(g int) bool { return g == 8 }))
-		loN, hiN = errRange(predicted(func(g int) bool { return g >= 16 }))
+		multi := predicted(func(g int) bool { return g >= 16 })
+		loN, hiN = errRange(multi)
+		for _, k := range multi {
+			minN, maxN = min(minN, k.row.GPUs), max(maxN, k.row.GPUs)
+		}
 		return
 	}
 	a30x8, a30x16, a13x8, a13x16 := at2048(april, "mpt-30b", 8), at2048(april, "mpt-30b", 16), at2048(april, "mpt-13b", 8), at2048(april, "mpt-13b", 16)
@@ -286,6 +292,12 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 		}
 		d := at2048(april, m, 8).tokenErr - at2048(april, m, 16).tokenErr
 		otherLo, otherHi = min(otherLo, d), max(otherHi, d)
+	}
+	if fmt.Sprintf("%.1f", a13x8.persistentGiB()) != fmt.Sprintf("%.1f", c.persistentGiB()) {
+		panic("validation: mpt-13b's persistent state on 8 A100-80GB no longer rounds to this row's: reword mpt13bMissReason (\"the same\")")
+	}
+	if rerun30.row.MicroBatch != a30x8.row.MicroBatch || rerun30.row.GradAccum != a30x8.row.GradAccum {
+		panic("validation: the rerun's 8-GPU mpt-30b row at 2,048 tokens is no longer the April 2023 one: reword mpt13bMissReason (\"the same 8-GPU row\")")
 	}
 	ratio := func(a, b float64) float64 { return 100 * (a/b - 1) }
 	if ratio(a30x8.row.TokensPerGPU, a30x16.row.TokensPerGPU) >= ratio(a30x8.tokens, a30x16.tokens) ||
@@ -335,13 +347,13 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 			"Evidence from this row's own stack on 80 GB GPUs (%s, mosaicml/examples 9fa3ceb9, April 2023, calibrated on %s): "+
 			"against its 16-GPU row, one node runs slower than zerosim predicts for mpt-30b, not for mpt-13b. "+
 			"mpt-30b on 8 GPUs (micro-batch %d, GA %d; %.1f GiB of persistent state of %.0f) ran at %.0f tok/s/GPU against %.0f on 16 "+
-			"(micro-batch %d, GA %d), %+.1f %%, where zerosim predicts %+.1f %% (%.0f tok/s/GPU on 8 GPUs in the rerun); "+
+			"(micro-batch %d, GA %d), %+.1f %%, where zerosim predicts %+.1f %% (the 2023 rerun measured the same 8-GPU row at %.0f tok/s/GPU); "+
 			"mpt-13b on 8 GPUs (micro-batch %d, GA %d; the same %.1f GiB as here, of %.0f) ran at %.0f against %.0f on 16 (micro-batch %d, GA %d), "+
 			"%+.1f %%, where zerosim predicts %+.1f %%. "+
 			"At 2,048 tokens the 8-GPU row's error less the 16-GPU row's is %+.1f points for mpt-30b and %+.1f to %+.1f for every other model there; "+
-			"over all sequence lengths mpt-30b's 8-GPU rows are %+.1f %% to %+.1f %% (16-64 GPUs: %+.1f %% to %+.1f %%) "+
-			"and mpt-13b's %+.1f %% to %+.1f %% (16-64 GPUs: %+.1f %% to %+.1f %%), against this row's %+.1f %%. "+
-			"So the same model on the same node, software and persistent state as this row is not slow when its GPU has %.0f GiB, not %.0f "+
+			"over all sequence lengths mpt-30b's 8-GPU rows are %+.1f %% to %+.1f %% (%d-%d GPUs: %+.1f %% to %+.1f %%) "+
+			"and mpt-13b's %+.1f %% to %+.1f %% (%d-%d GPUs: %+.1f %% to %+.1f %%), against this row's %+.1f %%. "+
+			"So the same model on one node of 8 GPUs, with the same software and persistent state as this row, is not slow when its GPU has %.0f GiB, not %.0f "+
 			"(and it runs %d micro-steps, not %d; %d micro-steps alone do not slow the 70B row above, %.1f GiB of persistent state of %.0f): "+
 			"a contrast that fits memory pressure, not a measurement of it (the two tables also ran on different clusters: sweep.sh's "+
 			"CLUSTER_80GB and CLUSTER_40GB)",
@@ -357,7 +369,7 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 		a13x8.row.MicroBatch, a13x8.row.GradAccum, a13x8.persistentGiB(), a13x8.capGiB, a13x8.row.TokensPerGPU, a13x16.row.TokensPerGPU, a13x16.row.MicroBatch, a13x16.row.GradAccum,
 		ratio(a13x8.row.TokensPerGPU, a13x16.row.TokensPerGPU), ratio(a13x8.tokens, a13x16.tokens),
 		100*(a30x8.tokenErr-a30x16.tokenErr), 100*otherLo, 100*otherHi,
-		100*lo30x8, 100*hi30x8, 100*lo30N, 100*hi30N, 100*lo13x8, 100*hi13x8, 100*lo13N, 100*hi13N, 100*c.tokenErr,
+		100*lo30x8, 100*hi30x8, minN, maxN, 100*lo30N, 100*hi30N, 100*lo13x8, 100*hi13x8, minN, maxN, 100*lo13N, 100*hi13N, 100*c.tokenErr,
 		a13x8.capGiB, c.capGiB, a13x8.row.GradAccum, ga, ga16.row.GradAccum, ga16.persistentGiB(), ga16.capGiB)
 }
 
