@@ -229,8 +229,19 @@ var knownMisses = map[[2]string]knownMiss{
 func mpt13bMissReason(c validationCase, v validationResults) string {
 	const seq, small, mpt70b, a100x80, april = seqSpreadSource, "llm-foundry-mpt-a100-40gb-small", "llm-foundry-mpt-a100-80gb-70b", "llm-foundry-mpt-a100-80gb", "mosaicml-examples-mpt-a100-80gb"
 	lo13, hi13 := errRange(v.rows(seq, func(r validationRow) bool { return r.Model == "mpt-13b" }))
-	within7 := maxAbsErr(v.rows(seq, func(r validationRow) bool { return r.Model == "mpt-7b" }))
-	within13 := maxAbsErr(v.rows(sharedSource, func(r validationRow) bool { return r.Model == "mpt-13b" && r.GPUs >= 16 && r.GradAccum <= 1 }))
+	rows7 := v.rows(seq, func(r validationRow) bool { return r.Model == "mpt-7b" })
+	rows13 := v.rows(sharedSource, func(r validationRow) bool { return r.Model == "mpt-13b" && r.GPUs >= 16 && r.GradAccum <= 1 })
+	within7, within13 := maxAbsErr(rows7), maxAbsErr(rows13)
+	ga7 := rows7[0].row.GradAccum
+	for _, k := range rows7 {
+		if k.row.GradAccum != ga7 {
+			panic("validation: the 7B rows on one node no longer share one GA: reword mpt13bMissReason")
+		}
+	}
+	min13, max13 := math.MaxInt, 0
+	for _, k := range rows13 {
+		min13, max13 = min(min13, k.row.GPUs), max(max13, k.row.GPUs)
+	}
 	measured, predicted := c.stepSeconds(c.row.TokensPerGPU), c.stepSeconds(c.tokens)
 	ga := c.row.GradAccum
 	sent := c.sentGiB / float64(ga)
@@ -312,7 +323,7 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 	}
 	return fmt.Sprintf(
 		"the 13B rows on one node run %.0f-%.0f %% slower than predicted at every sequence length (%s) "+
-			"while the 7B rows on the same node (GA 4) match within %.1f %% and the 13B rows on 16-128 GPUs (GA 1) within %.1f %%. "+
+			"while the 7B rows on the same node (GA %d) match within %.1f %% and the 13B rows on %d-%d GPUs (GA 1) within %.1f %%. "+
 			"What ran: not the sweep of llm-foundry 061f2c7 (its sweep.sh runs mosaicml/pytorch:2.0.1_cu118 and has no a100_40gb line; "+
 			"its rerun 4b482bd6 replaced only the 80 GB table): the table was measured for mosaicml/examples "+
 			"(examples/llm/throughput/README.md, 71dd21bd, merged as 9fa3ceb9 on 2023-04-04) and moved verbatim to llm-foundry in 300cc5c5; "+
@@ -357,7 +368,7 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 			"(and it runs %d micro-steps, not %d; %d micro-steps alone do not slow the 70B row above, %.1f GiB of persistent state of %.0f): "+
 			"a contrast that fits memory pressure, not a measurement of it (the two tables also ran on different clusters: sweep.sh's "+
 			"CLUSTER_80GB and CLUSTER_40GB)",
-		100*lo13, 100*hi13, seq, 100*within7, 100*within13,
+		100*lo13, 100*hi13, seq, ga7, 100*within7, min13, max13, 100*within13,
 		(measured-predicted)/float64(ga), measured, predicted, ga, c.intraBW/1e9, sent, sent*float64(units.GiB)/c.intraBW,
 		100*ga16.tokenErr, mpt70b,
 		c.dp, c.persistentGiB(), c.capGiB, mpt30b.persistentGiB(), mpt30b.capGiB, mpt30b.dp, 100*mpt30b.tokenErr,
