@@ -32,7 +32,7 @@ import (
 // forward's share). kvExpanded is true when the KV heads are copied out to
 // every query head before attention (training.attention sdpa or eager
 // with fewer KV heads: repeat_kv in torchtitan, expand+flatten in ibm-fms);
-// dropout adds the residual dropouts.
+// dropout adds ibm-fms's three dropouts.
 func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout bool) (fwd, bwd int64, err error) {
 	if err := d.fill(); err != nil {
 		return 0, 0, err
@@ -73,10 +73,13 @@ func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout b
 	}
 	if dropout {
 		// nn.Dropout on the attention and FFN outputs before each residual
-		// add (ibm-fms LLaMABlock.forward): native_dropout reads 2 B, writes
-		// 2 B and a 1 B mask; its backward reads the gradient and the mask
-		// and writes 2 B.
-		perF, perB = c.Add(perF, c.Mul(2, 5, h)), c.Add(perB, c.Mul(2, 5, h))
+		// add (ibm-fms v0.0.3 fms/models/llama.py LLaMABlock.forward) and on
+		// the SwiGLU product before w2 (fms/modules/feedforward.py
+		// GatedLinearUnit.forward, given the block's p_dropout):
+		// native_dropout reads 2 B, writes 2 B and a 1 B mask; its backward
+		// reads the gradient and the mask and writes 2 B.
+		x := c.Mul(5, c.Add(c.Mul(2, h), f))
+		perF, perB = c.Add(perF, x), c.Add(perB, x)
 	}
 	fwd, bwd = c.Mul(t, perF), c.Mul(t, perB)
 	if c.Err != nil {

@@ -37,7 +37,8 @@ func rw(w, rb, wb int64, nreads int) kernel {
 // (the chains zero/opchain.go cites: RMSNorm in fp32, RoPE, residual adds,
 // SwiGLU, the GQA copies, and autograd's backward of each) and checks
 // llamaElementwise's totals against them, for Llama 2 7B (MHA, ibm-fms's
-// rotation RoPE) and Llama 3.1 8B (GQA under SDPA, complex RoPE).
+// rotation RoPE, and with ibm-fms's dropouts) and Llama 3.1 8B (GQA under
+// SDPA, complex RoPE).
 func TestLlamaElementwise(t *testing.T) {
 	norm := func(h int64) (f, b []kernel) {
 		f = []kernel{rw(h, 2, 4, 1), rw(h, 4, 4, 1), {reads: [][2]int64{{h, 4}}}, rw(h, 4, 4, 1), rw(h, 4, 2, 1), rw(h, 2, 2, 1)}
@@ -57,10 +58,12 @@ func TestLlamaElementwise(t *testing.T) {
 		d          FLOPDims
 		rope       scenarios.RoPEImpl
 		kvExpanded bool
+		dropout    bool
 	}{
-		{"llama2-7b fms", FLOPDims{Arch: "llama", Seq: 4096, Batch: 2, Hidden: 4096, Heads: 32, FFN: 11008}, scenarios.RoPERotation, true},
-		{"llama3.1-8b torchtitan", FLOPDims{Arch: "llama", Seq: 8192, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336}, scenarios.RoPEComplex, true},
-		{"llama3.1-8b flash", FLOPDims{Arch: "llama", Seq: 8192, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336}, "", false},
+		{"llama2-7b fms", FLOPDims{Arch: "llama", Seq: 4096, Batch: 2, Hidden: 4096, Heads: 32, FFN: 11008}, scenarios.RoPERotation, true, false},
+		{"llama2-7b fms dropout", FLOPDims{Arch: "llama", Seq: 4096, Batch: 2, Hidden: 4096, Heads: 32, FFN: 11008}, scenarios.RoPERotation, true, true},
+		{"llama3.1-8b torchtitan", FLOPDims{Arch: "llama", Seq: 8192, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336}, scenarios.RoPEComplex, true, false},
+		{"llama3.1-8b flash", FLOPDims{Arch: "llama", Seq: 8192, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336}, "", false, false},
 	} {
 		h, f := c.d.Hidden, c.d.FFN
 		q := c.d.Heads * h / c.d.Heads
@@ -95,8 +98,17 @@ func TestLlamaElementwise(t *testing.T) {
 				fwd, bwd = append(fwd, x), append(bwd, kernel{reads: x.writes, writes: x.reads})
 			}
 		}
+		if c.dropout {
+			// ibm-fms: the attention and FFN outputs (h) and the SwiGLU
+			// product (f); native_dropout writes its output and a 1-byte
+			// mask, its backward reads the gradient and the mask.
+			for _, w := range []int64{h, h, f} {
+				fwd = append(fwd, kernel{reads: [][2]int64{{w, 2}}, writes: [][2]int64{{w, 2}, {w, 1}}})
+				bwd = append(bwd, kernel{reads: [][2]int64{{w, 2}, {w, 1}}, writes: [][2]int64{{w, 2}}})
+			}
+		}
 		tok := c.d.Seq * c.d.Batch
-		gf, gb, err := llamaElementwise(c.d, c.rope, c.kvExpanded, false)
+		gf, gb, err := llamaElementwise(c.d, c.rope, c.kvExpanded, c.dropout)
 		if err != nil {
 			t.Fatal(err)
 		}
