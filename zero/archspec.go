@@ -91,13 +91,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 					d.FFN = x.FFN
 				}
 			}
-			ts, err := memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden,
-				Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, FFN: d.FFN, Dropout: s.Training.Dropout > 0,
-				Attention: string(s.Training.Attention)})
-			if err != nil {
-				return nil, err
-			}
-			elem, elemBwd, err := blockElementwise(s, d, ts)
+			elem, elemBwd, err := blockElementwise(s, d)
 			if err != nil {
 				return nil, err
 			}
@@ -165,10 +159,14 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 // derives from its code (training.rope_impl picks the RoPE form), plus,
 // under eager attention, the s² scores' traffic below. Otherwise (GPT
 // blocks, whose LayerNorm and GELU are one kernel each, and compiled
-// blocks, which fuse the chains) each tensor autograd keeps (ts) is
-// written once and read once in forward, and backward moves twice that.
-func blockElementwise(s *scenarios.Scenario, d FLOPDims, ts []memory.SavedTensor) (fwd, bwd int64, err error) {
+// blocks, which fuse the chains) each tensor autograd keeps (blockSaved)
+// is written once and read once in forward, and backward moves twice that.
+func blockElementwise(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
 	if d.Arch != "llama" || s.Training.Compile.Blocks() {
+		ts, err := blockSaved(s, d)
+		if err != nil {
+			return 0, 0, err
+		}
 		for _, t := range ts {
 			fwd += 2 * t.Bytes
 		}
@@ -181,6 +179,10 @@ func blockElementwise(s *scenarios.Scenario, d FLOPDims, ts []memory.SavedTensor
 	if s.Training.Attention == scenarios.AttentionEager {
 		// The s² scores, softmax and dropout tensors eager attention
 		// writes and reads (the kept tensors memory marks Core).
+		ts, err := blockSaved(s, d)
+		if err != nil {
+			return 0, 0, err
+		}
 		for _, t := range ts {
 			if t.Core {
 				fwd += 2 * t.Bytes
@@ -189,6 +191,14 @@ func blockElementwise(s *scenarios.Scenario, d FLOPDims, ts []memory.SavedTensor
 		}
 	}
 	return fwd, bwd, nil
+}
+
+// blockSaved is the tensors an eager block of s with dimensions d keeps
+// for backward (memory.BlockTensors).
+func blockSaved(s *scenarios.Scenario, d FLOPDims) ([]memory.SavedTensor, error) {
+	return memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden,
+		Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, FFN: d.FFN, Dropout: s.Training.Dropout > 0,
+		Attention: string(s.Training.Attention)})
 }
 
 // flatGradCopyBytes is the HBM traffic per parameter of a unit's backward

@@ -41,9 +41,7 @@ func TestFP8(t *testing.T) {
 	// memory-bound work as in bf16: the forward equals the per-operation
 	// model at that GEMM peak, and is faster than bf16 by less than half.
 	d, _ := flopDims(s8)
-	ts, _ := memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden, Heads: d.Heads,
-		KVHeads: d.KVHeads, FFN: d.FFN, Attention: string(s8.Training.Attention)})
-	elem, _, err := blockElementwise(s8, d, ts)
+	elem, _, err := blockElementwise(s8, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,8 +128,7 @@ func TestBlockElementwise(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, _ := flopDims(s)
-		ts, err := memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden, Heads: d.Heads,
-			KVHeads: d.KVHeads, FFN: d.FFN, Attention: string(s.Training.Attention), Compiled: s.Training.Compile.Blocks()})
+		ts, err := blockSaved(s, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +152,7 @@ func TestBlockElementwise(t *testing.T) {
 		{"gpt3-1.3b", "{}", true},
 	} {
 		s, d, ts := load(base + "model: {preset: " + c.model + "}\ntraining: " + c.training + "\n")
-		f, b, err := blockElementwise(s, d, ts)
+		f, b, err := blockElementwise(s, d)
 		if err != nil {
 			t.Fatal(err)
 		}
