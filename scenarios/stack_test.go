@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestStackKeys: the training keys that name what a stack runs
+// (rope_impl, optimizer_impl, grad_clip, flat_param_views) load to their
+// value, round-trip through Encode, and stay out of the resolved scenario
+// when unset, so files without them resolve and report as before.
+func TestStackKeys(t *testing.T) {
+	type value struct {
+		set  string // "": unset
+		want any
+	}
+	for _, k := range []struct {
+		key    string
+		get    func(*Training) any
+		values []value
+	}{
+		{"rope_impl", func(t *Training) any { return t.RoPEImpl },
+			[]value{{"", RoPEImpl("")}, {"complex", RoPEComplex}, {"rotation", RoPERotation}, {"fused", RoPEFused}}},
+		{"optimizer_impl", func(t *Training) any { return t.OptimizerImpl },
+			[]value{{"", OptimizerImpl("")}, {"seed", OptimizerSeed}, {"fused", OptimizerFused}, {"foreach", OptimizerForeach}, {"composer", OptimizerComposer}}},
+		{"grad_clip", func(t *Training) any { return t.GradClip },
+			[]value{{"", GradClip("")}, {"none", GradClipNone}, {"norm", GradClipNorm}}},
+		{"flat_param_views", func(t *Training) any { return t.FlatParamViews },
+			[]value{{"", false}, {"false", false}, {"true", true}}},
+	} {
+		for _, v := range k.values {
+			var sets []string
+			if v.set != "" {
+				sets = []string{"training." + k.key + "=" + v.set}
+			}
+			s, err := Load("s.yaml", []byte(baseYAML), sets)
+			if err != nil {
+				t.Fatalf("%s=%q: %v", k.key, v.set, err)
+			}
+			if got := k.get(&s.Training); got != v.want {
+				t.Errorf("%s=%q: loads to %v, want %v", k.key, v.set, got, v.want)
+			}
+			b, err := Encode(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Encoded when set, except a false bool (omitempty).
+			line := k.key + ": " + v.set
+			if want := v.set != "" && v.want != false; strings.Contains(string(b), k.key+":") != want || want && !strings.Contains(string(b), line) {
+				t.Errorf("%s=%q: encoded scenario, want line %q %v:\n%s", k.key, v.set, line, want, b)
+			}
+			again, err := Load("again.yaml", b, nil)
+			if err != nil {
+				t.Errorf("%s=%q: encoded scenario does not load: %v", k.key, v.set, err)
+			} else if !reflect.DeepEqual(again.Training, s.Training) {
+				t.Errorf("%s=%q: reloaded training %+v, want %+v", k.key, v.set, again.Training, s.Training)
+			}
+		}
+	}
+}
