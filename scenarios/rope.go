@@ -21,7 +21,8 @@ const (
 	// fms-fsdp 4ffb9bd trains with).
 	RoPERotation RoPEImpl = "rotation"
 	// RoPEFused is one kernel that reads q and k and writes them rotated
-	// (a fused RoPE kernel such as flash-attn's apply_rotary_emb).
+	// (a fused RoPE kernel such as flash-attn's apply_rotary_emb,
+	// flash_attn/layers/rotary.py at Dao-AILab/flash-attention 0251105a).
 	RoPEFused RoPEImpl = "fused"
 )
 

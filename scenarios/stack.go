@@ -32,7 +32,8 @@ const (
 	// tensor list, torch._fused_adamw_.
 	OptimizerFused OptimizerImpl = "fused"
 	// OptimizerForeach is torch.optim.AdamW's default on CUDA since
-	// PyTorch 2.0 (foreach chosen by _default_to_fused_or_foreach):
+	// PyTorch 2.0 (foreach chosen by _default_to_fused_or_foreach,
+	// torch/optim/adamw.py at pytorch/pytorch 002d2f0b):
 	// _multi_tensor_adamw, one torch._foreach_* kernel per step of the
 	// update.
 	OptimizerForeach OptimizerImpl = "foreach"

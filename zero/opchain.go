@@ -140,7 +140,11 @@ func ropeBytes(r scenarios.RoPEImpl) (fwd, bwd int64, err error) {
 		// the copy back to the Linear's (b, s, h·d) layout 2+2 = 40.
 		return 40, 40, nil
 	case scenarios.RoPEFused:
-		// One kernel reading q or k and writing it rotated, each way.
+		// One kernel reading q or k and writing it rotated, each way:
+		// flash-attn's ApplyRotaryEmb (flash_attn/layers/rotary.py at
+		// Dao-AILab/flash-attention 0251105a) runs the Triton kernel
+		// apply_rotary once in forward and once, conjugated, on the
+		// gradient in backward; cos and sin are per position.
 		return 4, 4, nil
 	}
 	return 0, 0, fmt.Errorf("zero: unknown rope_impl %q", r)
