@@ -202,8 +202,8 @@ func blockSaved(s *scenarios.Scenario, d FLOPDims) ([]memory.SavedTensor, error)
 }
 
 // flatGradCopyBytes is the HBM traffic per parameter of a unit's backward
-// that PyTorch FSDP1's flat parameter adds (training.flat_param_views, at
-// stage 3): 0 otherwise. FSDP1 gives a unit's modules views of its
+// that PyTorch FSDP1's flat parameter adds (training.flat_param_views), at
+// every sharding strategy: 0 otherwise. FSDP1 gives a unit's modules views of its
 // unsharded FlatParameter made under autograd: _use_unsharded_views
 // (as_params=False, the forward's) sets each original parameter to a view
 // from torch.split(flat_param, _numels) (FlatParamHandle._get_unflat_views,
@@ -216,9 +216,13 @@ func blockSaved(s *scenarios.Scenario, d FLOPDims) ([]memory.SavedTensor, error)
 // gradients into a new flat tensor with at::cat: every unsharded gradient
 // element is read and written once more per micro-step, on the compute
 // stream, in the gradient's dtype (param_dtype: FSDP's mixed precision
-// computes gradients in it). FSDP2 and DeepSpeed are not modelled here.
+// computes gradients in it). SHARD_GRAD_OP and NO_SHARD (stages 2 and 0)
+// train through the same unsharded views ("For NO_SHARD, use the
+// unflattened unsharded views", _use_sharded_views at the same commit), so
+// the copy is charged at every stage. FSDP2 and DeepSpeed are not modelled
+// here.
 func flatGradCopyBytes(s *scenarios.Scenario) int64 {
-	if !s.Training.FlatParamViews || s.Parallelism.Stage != 3 {
+	if !s.Training.FlatParamViews {
 		return 0
 	}
 	if s.Training.ParamDType == scenarios.FP32 {
