@@ -50,6 +50,15 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 //     temporary 8, the division 8 and .add_(eps) 8, param.addcdiv_ 16:
 //     80 B; with weight decay, param.mul_ first: 88 B.
 //
+// A set implementation beside a 16-bit shard (training.shard_dtype unset:
+// the fp32 master is a separate copy, as DeepSpeed keeps it) adds the
+// master's two copies around the update, 16 B: the 16-bit gradient
+// partition flattened and cast to fp32 (self.flatten(...).to(fp32): 2 + 2
+// then 2 + 4; DeepSpeed's stage3.py _prepare_fp32_grad_for_sub_group at
+// deepspeedai/DeepSpeed e9503fe4, and stage_1_and_2.py's step at the same
+// commit) and the updated master copied back into the 16-bit partition
+// (.data.copy_: 4 + 2; stage3.py _reassign_or_swap_out_partitioned_parameters).
+//
 // training.grad_clip: norm adds 12 B: FSDP's clip_grad_norm_
 // (torch/distributed/fsdp/fully_sharded_data_parallel.py at pytorch/pytorch
 // 6d71f74c873d9517c9f41454ae153189822b17af) reads every fp32 gradient
@@ -69,6 +78,9 @@ func OptimizerBytesPerElem(t *scenarios.Training) int64 {
 	}
 	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
 		n += 8
+	}
+	if t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed && t.ShardDType != scenarios.ShardFP32 {
+		n += 2 + 2 + 2 + 4 + 4 + 2
 	}
 	if t.GradClip == scenarios.GradClipNorm {
 		n += 4 + 8

@@ -150,26 +150,32 @@ func TestCostsBackwardOverflow(t *testing.T) {
 // kernel-by-kernel count (OptimizerBytesPerElem's comment cites them):
 // fp32 p, g, m, v, each distinct tensor read once per kernel.
 func TestOptimizerBytesPerElem(t *testing.T) {
+	const fp32, master = scenarios.ShardFP32, scenarios.DType("")
 	for _, c := range []struct {
-		impl scenarios.OptimizerImpl
-		wd   float64
-		clip scenarios.GradClip
-		want int64
+		impl  scenarios.OptimizerImpl
+		wd    float64
+		clip  scenarios.GradClip
+		shard scenarios.DType
+		want  int64
 	}{
-		{"", 0, "", 36},                         // seed 000: 2 + 4 + 16 + 12 + 2
-		{scenarios.OptimizerSeed, 0.1, "", 36},  // seed's count has no weight-decay pass
-		{scenarios.OptimizerFused, 0.1, "", 28}, // read p, g, m, v; write p, m, v
-		{scenarios.OptimizerForeach, 0, "", 72}, // lerp 12, mul 8, addcmul 12, sqrt 8, div 8, add 8, addcdiv 16
-		{scenarios.OptimizerForeach, 0.1, "", 80},
-		{scenarios.OptimizerComposer, 0, "", 80}, // mul 8 + add 12 in place of lerp 12
-		{scenarios.OptimizerComposer, 0.1, "", 88},
-		{scenarios.OptimizerComposer, 0, scenarios.GradClipNorm, 92}, // + norm read 4, scale 8
-		{"", 0, scenarios.GradClipNorm, 48},
-		{scenarios.OptimizerForeach, 0, scenarios.GradClipNone, 72},
+		{"", 0, "", master, 36},                        // seed 000: 2 + 4 + 16 + 12 + 2
+		{scenarios.OptimizerSeed, 0.1, "", master, 36}, // seed's count has no weight-decay pass
+		{scenarios.OptimizerFused, 0.1, "", fp32, 28},  // read p, g, m, v; write p, m, v
+		{scenarios.OptimizerForeach, 0, "", fp32, 72},  // lerp 12, mul 8, addcmul 12, sqrt 8, div 8, add 8, addcdiv 16
+		{scenarios.OptimizerForeach, 0.1, "", fp32, 80},
+		{scenarios.OptimizerComposer, 0, "", fp32, 80}, // mul 8 + add 12 in place of lerp 12
+		{scenarios.OptimizerComposer, 0.1, "", fp32, 88},
+		{scenarios.OptimizerComposer, 0, scenarios.GradClipNorm, fp32, 92}, // + norm read 4, scale 8
+		{"", 0, scenarios.GradClipNorm, master, 48},
+		{scenarios.OptimizerForeach, 0, scenarios.GradClipNone, fp32, 72},
+		// Beside a separate fp32 master (DeepSpeed): flatten 2 + 2, cast
+		// 2 + 4, copy back 4 + 2 around the fused update's 28.
+		{scenarios.OptimizerFused, 0.1, "", master, 44},
+		{scenarios.OptimizerFused, 0.1, scenarios.GradClipNorm, master, 56},
 	} {
-		tr := scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip}
+		tr := scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip, ShardDType: c.shard}
 		if got := OptimizerBytesPerElem(&tr); got != c.want {
-			t.Errorf("%q, weight decay %g, clip %q: %d B per element, want %d", c.impl, c.wd, c.clip, got, c.want)
+			t.Errorf("%q, weight decay %g, clip %q, shard %q: %d B per element, want %d", c.impl, c.wd, c.clip, c.shard, got, c.want)
 		}
 	}
 }
