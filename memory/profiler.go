@@ -90,7 +90,8 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // allocator_overhead) and the device peak (reserved plus the CUDA context
 // and NCCL's buffers: the items when given, else DefaultCUDAContext and one
 // ring communicator per process group the rank is in: the ZeRO group, plus
-// the inter-group one when K > 1).
+// the inter-group one when K > 1, plus DeepSpeed ZeRO-3's clone of the world
+// group under communication.boundary: deepspeed).
 func ProfilerPeaks(s *scenarios.Scenario, peak int64) (reserved, device int64, err error) {
 	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
 	overhead := scenarios.DefaultAllocatorOverhead
@@ -106,6 +107,19 @@ func ProfilerPeaks(s *scenarios.Scenario, peak int64) (reserved, device int64, e
 	if nccl == 0 {
 		comms := 1
 		if s.Parallelism.K > 1 {
+			comms++
+		}
+		if s.Parallelism.Stage == 3 && s.Communication.Boundary == scenarios.BoundaryDeepSpeed {
+			// DeepSpeed's ZeRO-3 runs its collectives on two process
+			// groups of the same ranks, so two communicators: parameters
+			// gather over the world group (deepspeedai/DeepSpeed
+			// deepspeed/runtime/zero/partition_parameters.py at e9503fe4,
+			// Init: ds_process_group = dist.get_world_group() when no group
+			// is given) and gradients reduce-scatter over the engine's
+			// data-parallel group, a clone of it (engine.py passes
+			// dp_process_group=seq_data_parallel_group; utils/groups.py
+			// _get_data_parallel_group without an mpu returns
+			// _clone_world_group, dist.new_group over every rank).
 			comms++
 		}
 		if nccl, err = NCCLBuffers(comms, DefaultNCCLChannels, DefaultRingConnections); err != nil {

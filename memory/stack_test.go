@@ -133,3 +133,54 @@ func TestAccumulatedShardGrads(t *testing.T) {
 		t.Errorf("GA 4: at rest %d peak %d; GA 1: %d, %d; shards %d", ga.AtRest, ga.Peak, one.AtRest, one.Peak, shards)
 	}
 }
+
+// TestDeepSpeedZeRO3Memory: communication.boundary deepspeed selects
+// DeepSpeed's ZeRO-3 memory. Its optimizer's grad_partitions_flat_buffer
+// (stage3.py _setup_for_real_optimizer at e9503fe4) holds every gradient
+// partition of the rank at rest, 2 B each in bf16, so the peak, reached in
+// backward when few shards have been reduced, grows by the partitions not
+// yet reduced there; and its two process groups (the world group for
+// parameters, a clone for gradients) add a second ring communicator to the
+// device peak. Under reshard, stages 0–2, or an offloaded optimizer (the
+// buffer on the host) nothing changes.
+func TestDeepSpeedZeRO3Memory(t *testing.T) {
+	const n = 8
+	layers := []scenarios.Layer{{Name: "a", Params: 8000, Group: "dense"}, {Name: "b", Params: 16000, Group: "dense"}, {Name: "c", Params: 8000, Group: "dense"}}
+	mk := func(stage int, b scenarios.Boundary, offload bool) *Report {
+		s := bigModel(32000, n, 1, n, stage)
+		s.Model.LayerList = layers
+		s.Communication.Boundary = b
+		if offload {
+			s.Offload.Optimizer = scenarios.OffloadCPU
+		}
+		return mustAnalyze(t, s, Options{})
+	}
+	const shard = 32000 / n
+	ring, err := NCCLBuffers(1, DefaultNCCLChannels, DefaultRingConnections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, ds := mk(3, scenarios.BoundaryReshard, false), mk(3, scenarios.BoundaryDeepSpeed, false)
+	if got, was := ds.Component(CompGrads).AtRest, fs.Component(CompGrads).AtRest; got != 2*shard || was != 0 {
+		t.Errorf("stage 3 grads at rest: deepspeed %d, reshard %d; want %d, 0", got, was, 2*shard)
+	}
+	if ds.Peak <= fs.Peak || ds.Peak > fs.Peak+2*shard {
+		t.Errorf("stage 3 peak: deepspeed %d, reshard %d; want more by at most the %d B of partitions", ds.Peak, fs.Peak, 2*shard)
+	}
+	rs, err := Reserved(ds.Peak, scenarios.DefaultAllocatorOverhead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rs + DefaultCUDAContext + 2*ring; ds.Device != want {
+		t.Errorf("stage 3 deepspeed device peak %d, want %d (reserved + context + 2 communicators)", ds.Device, want)
+	}
+	for st := 0; st <= 2; st++ {
+		a, b := mk(st, scenarios.BoundaryReshard, false), mk(st, scenarios.BoundaryDeepSpeed, false)
+		if a.AtRest != b.AtRest || a.Peak != b.Peak || a.Device != b.Device {
+			t.Errorf("stage %d: boundary deepspeed changed the memory (%d/%d/%d vs %d/%d/%d)", st, b.AtRest, b.Peak, b.Device, a.AtRest, a.Peak, a.Device)
+		}
+	}
+	if got := mk(3, scenarios.BoundaryDeepSpeed, true).Component(CompGrads).AtRest; got != 0 {
+		t.Errorf("offloaded optimizer: grads at rest %d on the GPU, want 0 (the buffer is on the host)", got)
+	}
+}

@@ -181,6 +181,23 @@ type model struct {
 	fp8Unit []int64
 }
 
+// deepSpeedGradPartitions reports whether the rank's gradient partitions
+// live at rest, as DeepSpeed's ZeRO-3 keeps them (communication.boundary:
+// deepspeed selects that stack): its optimizer allocates one flat buffer of
+// every partition of the rank once, in _setup_for_real_optimizer
+// (deepspeedai/DeepSpeed deepspeed/runtime/zero/stage3.py at e9503fe4:
+// grad_partitions_flat_buffer = torch.zeros(sum(p.partition_numel()), dtype=
+// gradient_accumulation_dtype), the model dtype under bf16 with ZeRO,
+// engine.py get_data_types), keeps it for the run and copies each
+// reduce-scattered partition into it (partition_grads); only the offloaded
+// optimizer puts it on the host (self.device is the CPU there). PyTorch FSDP
+// frees the sharded gradients when the optimizer zeroes them.
+func deepSpeedGradPartitions(r *Report, s *scenarios.Scenario) bool {
+	return r.Convention == ConventionZerosim && r.Stage == 3 &&
+		s.Communication.Boundary == scenarios.BoundaryDeepSpeed &&
+		s.Offload.Optimizer == scenarios.OffloadNone
+}
+
 func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model {
 	m := &model{r: r, groups: groups, s: s, c: c,
 		rest: make([]int64, len(componentOrder)), notes: make([]string, len(componentOrder))}
@@ -192,7 +209,7 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 	if d := s.Communication.BackwardPrefetchDepth; d != nil {
 		m.prefetchBwd = *d
 	}
-	m.shardGradsPersistent = r.Convention == ConventionSeed002
+	m.shardGradsPersistent = r.Convention == ConventionSeed002 || deepSpeedGradPartitions(r, s)
 	m.fp8Copies()
 	m.atRest()
 	m.buildEvents()
@@ -254,6 +271,9 @@ func (m *model) atRest() {
 			case r.Stage == 1:
 				m.set(CompGrads, c.Mul(P, eg), "full grad buffer")
 				m.set(CompPadding, c.Mul(Z-P, eg), "")
+			case r.Stage == 3 && deepSpeedGradPartitions(r, m.s):
+				m.set(CompGrads, c.Mul(R, eg), "grad partitions (1/"+itoa(r.Shards)+"), DeepSpeed's grad_partitions_flat_buffer")
+				m.set(CompPadding, c.Mul(S-R, eg), "")
 			case r.Stage == 2 || m.shardGradsPersistent:
 				m.set(CompGrads, c.Mul(R, eg), "grad shard (1/"+itoa(r.Shards)+")")
 				m.set(CompPadding, c.Mul(S-R, eg), "")
