@@ -432,6 +432,7 @@ func TestValidation(t *testing.T) {
 	b.WriteString("(memory.allocator_overhead; \"retries\" where that exceeds the GPU: the allocator must release cached blocks to run).\n")
 	b.WriteString("Nothing here is typed by hand.\n")
 	worst, worstMem, worstFit := 0.0, 0.0, 0.0
+	var predictedErrs []float64 // |token error| of every predicted row
 	worstCase, worstMemCase, worstFitCase := "", "", ""
 	var sharedWorst [2]float64 // without, with gradient accumulation
 	var sharedCase [2]string
@@ -489,6 +490,9 @@ func TestValidation(t *testing.T) {
 				t.Errorf("%s: now predicted to fit (needs %.1f GiB of %.1f): delete its fit_miss", c.row.name(), c.needGiB, c.capGiB)
 			case c.row.FitMiss == "" && !c.fits:
 				t.Errorf("%s: ran on %.1f GiB GPUs, but zerosim predicts it does not fit (allocated %.1f GiB, with the CUDA context and NCCL's buffers %.1f GiB)", c.row.name(), c.capGiB, c.allocGiB, c.needGiB)
+			}
+			if !c.calibrated {
+				predictedErrs = append(predictedErrs, math.Abs(c.tokenErr))
 			}
 			if !c.calibrated && math.Abs(c.tokenErr) > math.Abs(worst) {
 				worst, worstCase = c.tokenErr, filepath.Base(base)+": "+c.row.name()
@@ -549,6 +553,20 @@ func TestValidation(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "\nShared source (llm-foundry-mpt-a100-40gb), predicted rows without gradient accumulation: worst %+.1f %% (%s); with it: worst %+.1f %% (%s).\n",
 		100*sharedWorst[0], sharedCase[0], 100*sharedWorst[1], sharedCase[1])
+	within := func(bound float64) int {
+		n := 0
+		for _, e := range predictedErrs {
+			if e <= bound {
+				n++
+			}
+		}
+		return n
+	}
+	slices.Sort(predictedErrs)
+	n := len(predictedErrs)
+	median := (predictedErrs[(n-1)/2] + predictedErrs[n/2]) / 2
+	fmt.Fprintf(&b, "Over the suite: %d sources, %d predicted rows; median |throughput error| %.1f %%, %d rows within 5 %%, %d within 10 %%.\n",
+		len(files), n, 100*median, within(0.05), within(0.10))
 	fmt.Fprintf(&b, "Worst throughput error over the predicted rows: %+.1f %% (%s).\n", 100*worst, worstCase)
 	fmt.Fprintf(&b, "Worst memory error: %+.1f %% (%s).\n", 100*worstMem, worstMemCase)
 	fmt.Fprintf(&b, "Fullest GPU (what the device needs over its memory): %.1f %% (%s).\n", 100*worstFit, worstFitCase)
