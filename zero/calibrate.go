@@ -21,13 +21,13 @@ func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol flo
 	return calibrate(s, measured, tol, "step", func(r *Result) units.Duration { return r.StepTime })
 }
 
-// CalibrateComputeEfficiency is CalibrateEfficiency against the compute
+// calibrateComputeEfficiency is CalibrateEfficiency against the compute
 // time of one step rather than the whole step: the time rank 0's compute
 // stream is busy (forward, backward, optimizer, slowed where collectives
 // overlap it: RankStats.Compute), which is what the compute kernels of a
 // profiler trace of one step add up to. Exposed communication does not
 // enter the fit.
-func CalibrateComputeEfficiency(s *scenarios.Scenario, measured units.Duration, tol float64) (float64, error) {
+func calibrateComputeEfficiency(s *scenarios.Scenario, measured units.Duration, tol float64) (float64, error) {
 	return calibrate(s, measured, tol, "compute time", RankCompute)
 }
 

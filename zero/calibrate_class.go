@@ -102,7 +102,7 @@ type ClassFit struct {
 // attention efficiency to m.Attention, each against s's own time of that
 // class per rank and step (ComputeClasses) times the overlap slowdown of
 // a replay (RankCompute over the nominal compute, the same correction
-// CalibrateComputeEfficiency makes with the whole compute time). The
+// calibrateComputeEfficiency makes with the whole compute time). The
 // attention class is linear in 1/efficiency (FLOPs over peak·efficiency,
 // its recompute share included), so its efficiency is a closed form; the
 // GEMM class is not (each GEMM is the larger of its FLOP time, scaled by

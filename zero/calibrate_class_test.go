@@ -43,23 +43,23 @@ func TestComputeClasses(t *testing.T) {
 	}
 }
 
-// TestBlockClassSeconds: the classes of a block add up to BlockSeconds,
+// TestBlockClassSeconds: the classes of a block add up to blockSeconds,
 // with and without recompute.
 func TestBlockClassSeconds(t *testing.T) {
 	d := FLOPDims{Arch: "llama", Seq: 4096, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 128256, Causal: true}
 	g := GPUShape{Peak: 989e12, HBM: 3.35e12, SMs: 132}
 	e := Efficiency{GEMM: 0.7, Attention: 0.3, HBM: 0.88}
 	for _, re := range []int64{0, 1e12} {
-		f, b, err := BlockSeconds(d, g, e, 3e9, re)
+		f, b, err := blockSeconds(d, g, e, 3e9, re)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fc, bc, err := BlockClassSeconds(d, g, e, 3e9, re)
+		fc, bc, err := blockClassSeconds(d, g, e, 3e9, re)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(fc.Total()-f) > 1e-12*f || math.Abs(bc.Total()-b) > 1e-12*b || fc.Attention <= 0 || fc.Other <= 0 {
-			t.Errorf("recompute %d: classes %+v / %+v, BlockSeconds %g / %g", re, fc, bc, f, b)
+			t.Errorf("recompute %d: classes %+v / %+v, blockSeconds %g / %g", re, fc, bc, f, b)
 		}
 	}
 }

@@ -107,7 +107,7 @@ func TestCalibrateComputeEfficiency(t *testing.T) {
 		if c := RankCompute(r); c < fwd+bwd+opt || c > r.StepTime {
 			t.Errorf("%g: rank compute %v outside [nominal %v, step %v]", want, c, fwd+bwd+opt, r.StepTime)
 		}
-		eff, err := CalibrateComputeEfficiency(example(t, "default"), RankCompute(r), 1e-6)
+		eff, err := calibrateComputeEfficiency(example(t, "default"), RankCompute(r), 1e-6)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestCalibrateComputeEfficiency(t *testing.T) {
 		}
 	}
 	var u *UnreachableError
-	if _, err := CalibrateComputeEfficiency(example(t, "default"), units.Millisecond, 0); !errors.As(err, &u) || u.What != "compute time" || u.Measured != units.Millisecond {
+	if _, err := calibrateComputeEfficiency(example(t, "default"), units.Millisecond, 0); !errors.As(err, &u) || u.What != "compute time" || u.Measured != units.Millisecond {
 		t.Errorf("1ms of compute: %v, want an UnreachableError", err)
 	}
 }

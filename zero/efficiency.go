@@ -210,7 +210,7 @@ func (c ClassSeconds) scale(f float64) ClassSeconds {
 	return ClassSeconds{c.GEMM * f, c.Attention * f, c.Other * f}
 }
 
-// BlockSeconds is one block's forward and backward compute time: its GEMMs
+// blockSeconds is one block's forward and backward compute time: its GEMMs
 // (forward t×k·k×n; backward the input gradient t×n·n×k and the weight
 // gradient k×t·t×n), its attention FLOPs (backward 2.5× forward:
 // FlashAttention-2's backward runs five matmuls to the forward's two, Dao
@@ -218,7 +218,7 @@ func (c ClassSeconds) scale(f float64) ClassSeconds {
 // elementwise bytes (forward; backward twice that) at the HBM efficiency.
 // recompute is the forward work rerun in backward (see RecomputeFLOPs),
 // charged at the GEMM rate of the block's forward.
-func BlockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd float64, err error) {
+func blockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd float64, err error) {
 	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
 	if err != nil {
 		return 0, 0, err
@@ -227,11 +227,11 @@ func BlockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recom
 	return fwd, bwd, nil
 }
 
-// BlockClassSeconds is BlockSeconds by class (the same sums, for
+// blockClassSeconds is blockSeconds by class (the same sums, for
 // calibrate --trace, which fits each class's efficiency to the kernels of
 // that class); the recomputed forward work splits over the classes as the
 // forward's time does.
-func BlockClassSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd ClassSeconds, err error) {
+func blockClassSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd ClassSeconds, err error) {
 	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
 	if err != nil {
 		return fwd, bwd, err
@@ -241,8 +241,8 @@ func BlockClassSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, 
 }
 
 // blockTimes is one block's forward and backward time by class before any
-// recompute, and its forward FLOPs: what BlockSeconds and
-// BlockClassSeconds share (PlanCompute derives both from one).
+// recompute, and its forward FLOPs: what blockSeconds and
+// blockClassSeconds share (PlanCompute derives both from one).
 type blockTimes struct {
 	fwd, bwd ClassSeconds
 	flops    BlockFLOPs
@@ -287,7 +287,7 @@ func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elemFwd, elemBwd int64) 
 	return b, nil
 }
 
-// seconds is BlockSeconds' totals with recompute FLOPs rerun in backward
+// seconds is blockSeconds' totals with recompute FLOPs rerun in backward
 // at the forward's average rate per FLOP.
 func (b blockTimes) seconds(recompute int64) (fwd, bwd float64) {
 	fwd = b.fwd.Total()
@@ -298,7 +298,7 @@ func (b blockTimes) seconds(recompute int64) (fwd, bwd float64) {
 	return fwd, bwd
 }
 
-// classes is BlockClassSeconds' split: the recomputed work divides over
+// classes is blockClassSeconds' split: the recomputed work divides over
 // the classes as the forward's time does.
 func (b blockTimes) classes(recompute int64) (fwd, bwd ClassSeconds) {
 	fwd, bwd = b.fwd, b.bwd

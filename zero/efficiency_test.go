@@ -42,7 +42,7 @@ func TestBlockSecondsShape(t *testing.T) {
 	d := FLOPDims{Arch: "llama", Seq: 8192, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Causal: true}
 	g := GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}
 	e := Efficiency{GEMM: DefaultGEMMEfficiency, Attention: DefaultAttentionEfficiency, HBM: DefaultHBMEfficiency}
-	fwd, bwd, err := BlockSeconds(d, g, e, 0, 0)
+	fwd, bwd, err := blockSeconds(d, g, e, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestBlockSecondsShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, bwdFull, _ := BlockSeconds(d, g, e, 0, full)
+	_, bwdFull, _ := blockSeconds(d, g, e, 0, full)
 	if math.Abs((bwdFull-bwd)/fwd-1) > 1e-9 {
 		t.Errorf("full recompute adds %.4f forwards, want 1", (bwdFull-bwd)/fwd)
 	}

@@ -45,7 +45,7 @@ func TestFP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd, _, err := BlockSeconds(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132, GEMMPeak: 1979e12},
+	fwd, _, err := blockSeconds(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132, GEMMPeak: 1979e12},
 		Efficiency{GEMM: 0.8, Attention: HopperAttentionEfficiency, HBM: DefaultHBMEfficiency}, elem, 0)
 	if err != nil {
 		t.Fatal(err)
