@@ -179,7 +179,11 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 
 // blockDims are block l's dimensions: its own when the scenario knows them
 // (an imported model: head_dim, kv_heads, a dense FFN or none beside routed
-// experts), else base.
+// experts), else base. zero's layerFLOPDims applies the same dims to the
+// FLOP model with one difference: here a missing ffn means no dense MLP
+// (NoFFN: the attention half of a MoE block, scenarios.BlockDims.FFN),
+// there it keeps the model's ffn, because the FLOP model leaves MoE blocks
+// to the FLOP count and only sizes blocks that have an MLP.
 func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 	d := base
 	if x := l.Dims; x != nil {

@@ -19,6 +19,37 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 		Causal: s.Training.Attention != "eager"}, true
 }
 
+// layerFLOPDims are dense block l's FLOP dimensions: base with the
+// heads, kv_heads, head_dim and ffn of its own dims (scenarios.Layer.Dims,
+// an imported model's) where they are set. memory's blockDims applies the
+// same dims to the activation model with one difference: there a missing
+// ffn means no dense MLP (scenarios.BlockDims.FFN: a MoE block whose routed
+// experts are a unit of their own), here it keeps the model's ffn. Both
+// are right for their callers: planCompute leaves MoE blocks (experts or
+// active_params) to the FLOP count before it gets here, so every block it
+// sizes has an MLP, and the importer gives every dense block its ffn
+// (scenarios/hf.go), while the activation model sizes MoE blocks too.
+func layerFLOPDims(base FLOPDims, l scenarios.Layer) FLOPDims {
+	d := base
+	x := l.Dims
+	if x == nil {
+		return d
+	}
+	if x.Heads > 0 {
+		d.Heads = x.Heads
+	}
+	if x.KVHeads > 0 {
+		d.KVHeads = x.KVHeads
+	}
+	if x.HeadDim > 0 {
+		d.HeadDim = x.HeadDim
+	}
+	if x.FFN > 0 {
+		d.FFN = x.FFN
+	}
+	return d
+}
+
 // blockFlags marks the transformer blocks and finds the unit that carries
 // the output head: lm_head when the model has one (llama), else the last
 // unit (a tied GPT's output projection runs after its final norm).
@@ -76,21 +107,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) {
 				g.GEMMPeak = float64(s.Cluster.PeakFP8)
 			}
-			d := base
-			if x := l.Dims; x != nil {
-				if x.Heads > 0 {
-					d.Heads = x.Heads
-				}
-				if x.KVHeads > 0 {
-					d.KVHeads = x.KVHeads
-				}
-				if x.HeadDim > 0 {
-					d.HeadDim = x.HeadDim
-				}
-				if x.FFN > 0 {
-					d.FFN = x.FFN
-				}
-			}
+			d := layerFLOPDims(base, l)
 			elem, elemBwd, err := blockElementwise(s, d)
 			if err != nil {
 				return nil, err
