@@ -109,13 +109,19 @@ func (e *executor) commDelta(r int, delta int32) {
 // computeInterference is the scenario's compute slowdown while
 // communicating (communication.compute_interference).
 func computeInterference(s *scenarios.Scenario) float64 {
+	return interferenceOf(s, s.Communication.ComputeInterference, scenarios.DefaultComputeInterference)
+}
+
+// interferenceOf is an interference key's value v (def when unset), or 0 when
+// communication.overlap is false: nothing runs beside compute.
+func interferenceOf(s *scenarios.Scenario, v *float64, def float64) float64 {
 	if o := s.Communication.Overlap; o != nil && !*o {
-		return 0 // nothing runs beside compute
+		return 0
 	}
-	if c := s.Communication.ComputeInterference; c != nil {
-		return *c
+	if v != nil {
+		return *v
 	}
-	return scenarios.DefaultComputeInterference
+	return def
 }
 
 // The other half: while compute kernels run on a GPU, the NCCL kernels
@@ -236,11 +242,5 @@ func (e *executor) computeDelta(r int, delta int32) {
 // collectiveInterference is the scenario's collective slowdown while
 // compute runs beside it (communication.collective_interference).
 func collectiveInterference(s *scenarios.Scenario) float64 {
-	if o := s.Communication.Overlap; o != nil && !*o {
-		return 0 // nothing runs beside compute
-	}
-	if c := s.Communication.CollectiveInterference; c != nil {
-		return *c
-	}
-	return scenarios.DefaultCollectiveInterference
+	return interferenceOf(s, s.Communication.CollectiveInterference, scenarios.DefaultCollectiveInterference)
 }
