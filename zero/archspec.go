@@ -115,8 +115,8 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			// The block's policy: recompute_every = N checkpoints the
 			// N-th, 2N-th, … block only.
 			policy := string(s.Training.Recompute)
-			if e := s.Training.RecomputeEvery; e > 1 && (n+1)%e != 0 {
-				policy = "none"
+			if !memory.EveryNth(n, s.Training.RecomputeEvery) {
+				policy = recomputeNone
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem, ElementwiseBwd: elemBwd,
 				EarlyStop: s.Training.RecomputeEarlyStop})

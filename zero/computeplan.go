@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -88,7 +89,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 			continue
 		}
 		i := 1
-		if spec.EveryN > 1 && (block+1)%spec.EveryN != 0 {
+		if !memory.EveryNth(block, spec.EveryN) {
 			i = 0
 		}
 		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.Add(bwd, re[i]), Fwd: secs[i][0], Bwd: secs[i][1], FwdBy: by[i][0], BwdBy: by[i][1]}
