@@ -88,11 +88,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 	blocks, head := blockFlags(s)
 	out := make([]unitPlan, len(blocks))
 	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
-	eff := Efficiency{GEMM: efficiency(s), HBM: DefaultHBMEfficiency}
-	eff.Attention = AttentionEfficiency(s.Cluster.GPU, s.Training.AttentionKernel, eff.GEMM)
-	if a := s.Training.AttentionEfficiency; a > 0 {
-		eff.Attention = a
-	}
+	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiencyOf(s), HBM: DefaultHBMEfficiency}
 	ring := ringSpec(s)
 	block := 0
 	for u, l := range s.Model.LayerList {
