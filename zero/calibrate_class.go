@@ -146,8 +146,8 @@ func CalibrateClassEfficiencies(s *scenarios.Scenario, m ClassMeasurement, tol f
 		separate = false
 		fit.AttentionNote = "the trace has no attention kernels (by name)"
 	}
-	slowdown := 1.0
-	if slowdown, err = overlapSlowdown(s); err != nil {
+	slowdown, err := overlapSlowdown(s)
+	if err != nil {
 		return ClassFit{}, err
 	}
 	for range 8 {
