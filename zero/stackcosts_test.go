@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -225,14 +226,5 @@ func TestStackCosts(t *testing.T) {
 		}
 		got = got[:i+len(begin)] + "\n" + g.body + "\n" + got[j:]
 	}
-	if *updateValidation {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got != string(raw) {
-		_ = os.WriteFile(path+".got", []byte(got), 0o644)
-		t.Errorf("docs/compute-model.md's generated tables are stale: see docs/compute-model.md.got (diff them; -update rewrites)")
-	}
+	golden.Check(t, path, []byte(got), *updateValidation)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -571,20 +572,7 @@ func TestValidation(t *testing.T) {
 	fmt.Fprintf(&b, "Worst memory error: %+.1f %% (%s).\n", 100*worstMem, worstMemCase)
 	fmt.Fprintf(&b, "Fullest GPU (what the device needs over its memory): %.1f %% (%s).\n", 100*worstFit, worstFitCase)
 	got := b.String()
-	path := "../docs/validation.md"
-	if *updateValidation {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		_ = os.WriteFile(path+".got", []byte(got), 0o644)
-		t.Errorf("docs/validation.md is stale: the new table is in docs/validation.md.got (diff them; -update rewrites)")
-	}
+	golden.Check(t, "../docs/validation.md", []byte(got), *updateValidation)
 }
 
 // spreadCheck writes, per model, the spread of the errors over the
