@@ -146,6 +146,7 @@ type validationCase struct {
 	// forward/backward boundary (memory.KeptAcrossBoundary).
 	microTokens int64
 	keptParams  int64
+	paramDType  scenarios.DType
 }
 
 // sharedSource is the source copied from the team's shared validation set:
@@ -602,8 +603,11 @@ func deepspeedGaps(t *testing.T, b *strings.Builder, files []string, v validatio
 			if c.row.MemoryKind != "nvidia-smi" || math.IsNaN(c.memoryErr) {
 				continue
 			}
-			// bf16 parameters (every nvidia-smi source trains in bf16):
-			// 2 bytes each.
+			// 16-bit parameters, 2 bytes each (every nvidia-smi source
+			// trains in bf16).
+			if c.paramDType != scenarios.BF16 {
+				t.Fatalf("%s: %s: param_dtype %q: deepspeedGaps counts 2-byte parameters", source, c.row.name(), c.paramDType)
+			}
 			released := 2 * float64(c.params-c.keptParams) / float64(units.GiB)
 			gaps = append(gaps, gap{source, c, c.row.MemoryGiB - c.peakGiB, released})
 		}
@@ -777,6 +781,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		}
 		c.params, c.dp, c.intraBW = s.Model.TotalParams(), s.Parallelism.DP, float64(s.Cluster.Intra.Bandwidth)
 		c.microTokens = s.Training.MicroBatch * s.Model.SeqLen / int64(s.Parallelism.CP)
+		c.paramDType = s.Training.ParamDType
 		for u, kept := range memory.KeptAcrossBoundary(s) {
 			if kept {
 				c.keptParams += int64(s.Model.LayerList[u].Params)
