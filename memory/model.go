@@ -281,6 +281,9 @@ type Report struct {
 	// peak, and that plus the CUDA context and NCCL's buffers.
 	Reserved int64
 	Device   int64
+	// GatherPool is the part of Reserved DeepSpeed ZeRO-3's allocator holds
+	// for parameters released while the GPU is behind (GatherPool).
+	GatherPool int64
 	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown); a
 	// warning says when Device does not fit.
 	Fits bool
@@ -437,7 +440,10 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			units.Bytes(r.Peak).IEC(), units.Bytes(r.GPUMemory).IEC()))
 	}
 	if r.Convention == ConventionZerosim {
-		if r.Reserved, r.Device, err = ProfilerPeaks(s, r.Peak); err != nil {
+		if r.GatherPool, err = GatherPool(s, r.Units); err != nil {
+			return nil, err
+		}
+		if r.Reserved, r.Device, err = ProfilerPeaks(s, r.Peak, r.GatherPool); err != nil {
 			return nil, err
 		}
 		if r.Fits && r.Device > r.GPUMemory {

@@ -83,20 +83,83 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 	return (v + seg - 1) / seg * seg, nil
 }
 
+// GatherPool is what DeepSpeed ZeRO-3's caching allocator holds, beyond
+// the allocated peak, for parameters the host has released but the GPU has
+// not yet used: memory.host_lead (default 1) of the gathered bytes of every
+// unit released after its forward (not KeptAcrossBoundary), under
+// communication.boundary: deepspeed at stage 3; 0 otherwise.
+//
+// DeepSpeed 0.11.1 (deepspeedai/DeepSpeed e9503fe4) gathers each module's
+// parameters on its coordinator's allgather stream
+// (deepspeed/runtime/zero/partitioned_param_coordinator.py
+// __all_gather_params_: all_gather_coalesced, which allocates the gathered
+// buffer, runs under get_accelerator().stream(self.__allgather_stream)) and
+// releases them with record_stream on the compute stream
+// (partition_parameters.py free_param: param.data.record_stream(
+// current_stream()), then param.data = torch.empty(0)). PyTorch's caching
+// allocator reuses such a block only once the compute stream has run past
+// the point where it was freed (torch.Tensor.record_stream; c10/cuda/
+// CUDACachingAllocator.cpp inserts an event on each recorded stream at
+// free). Nothing in DeepSpeed's forward makes the host wait for the
+// compute stream: fetch_sub_module waits on its own fetch events, at most
+// __max_ongoing_fetch_events = 2 outstanding, recorded on the allgather
+// stream, which never waits for compute. So the host runs through the
+// forward as fast as Python and the all-gathers go, and every parameter it
+// gathers and releases there takes a new block while the GPU is still
+// behind; the allocator keeps those blocks reserved afterwards (nvidia-smi
+// and max_memory_reserved count them). In backward the host is held
+// within two gradient reductions of the GPU (stage3.py
+// __reduce_and_partition_ipg_grads: param_reduce_events, at most
+// max_param_reduce_events = 2, recorded on reduce_and_partition_stream,
+// which waits for the compute stream), so by the time backward gathers
+// the GPU has passed the forward and the pool is reused, not grown.
+//
+// How far the host gets ahead is the one thing the code does not fix:
+// memory.host_lead is the fraction of the forward's released parameters
+// still unused by the GPU when the host reaches backward, 1 when the host
+// finishes the forward before the GPU has left its first units (a large
+// model's kernels against DeepSpeed's Python per module). The default is
+// that bound, not a fit; a profile of the run measures it.
+func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
+	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed {
+		return 0, nil
+	}
+	lead := scenarios.DefaultHostLead
+	if v := s.Memory.HostLead; v != nil {
+		lead = *v
+	}
+	kept := KeptAcrossBoundary(s)
+	var c calc
+	var released int64
+	for u, ui := range units {
+		if u < len(kept) && !kept[u] {
+			released = c.Add(released, ui.Gather)
+		}
+	}
+	if c.Err != nil {
+		return 0, fmt.Errorf("memory: DeepSpeed gather pool overflows: %w", c.Err)
+	}
+	return int64(math.Ceil(float64(released) * lead)), nil
+}
+
 // ProfilerPeaks turns the model's peak (which counts memory.runtime_context
 // and memory.nccl_buffers as items when given) into what a profiler and
 // nvidia-smi would show: the caching allocator's reserved peak (the
 // allocated bytes outside those two items, times 1 + memory.
-// allocator_overhead) and the device peak (reserved plus the CUDA context
+// allocator_overhead, plus pool, the blocks it holds beyond them:
+// GatherPool) and the device peak (reserved plus the CUDA context
 // and NCCL's buffers: the items when given, else DefaultCUDAContext and one
 // ring communicator per process group the rank is in: the ZeRO group, plus
 // the inter-group one when K > 1, plus DeepSpeed ZeRO-3's clone of the world
 // group under communication.boundary: deepspeed).
-func ProfilerPeaks(s *scenarios.Scenario, peak int64) (reserved, device int64, err error) {
+func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device int64, err error) {
 	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
 	overhead := scenarios.DefaultAllocatorOverhead
 	if o := s.Memory.AllocatorOverhead; o != nil {
 		overhead = *o
+	}
+	if pool < 0 {
+		return 0, 0, fmt.Errorf("memory: reserved pool %d B is negative", pool)
 	}
 	if reserved, err = Reserved(max(peak-ctx-nccl, 0), overhead); err != nil {
 		return 0, 0, err
@@ -127,6 +190,8 @@ func ProfilerPeaks(s *scenarios.Scenario, peak int64) (reserved, device int64, e
 		}
 	}
 	var c calc
+	const seg = 2 << 20 // the allocator's segment granularity (see Reserved)
+	reserved = c.Add(reserved, c.Mul((pool+seg-1)/seg, seg))
 	device = c.Add(reserved, ctx, nccl)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)

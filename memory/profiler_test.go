@@ -3,6 +3,7 @@ package memory
 import (
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -34,5 +35,64 @@ func TestReserved(t *testing.T) {
 	}
 	if _, err := Reserved(1, -0.5); err == nil {
 		t.Error("negative overhead accepted")
+	}
+}
+
+// TestGatherPool: DeepSpeed ZeRO-3's gather pool for Llama 2 7B on 8 GPUs,
+// counted by hand. A block has 4·4096² + 3·4096·11008 + 2·4096 =
+// 202,383,360 parameters, the embedding and the untied head 32000·4096 =
+// 131,072,000 each, the final norm 4096: 6,738,415,616 in all. Kept across
+// the boundary (2·Σ later parameters under 1e9, from the end): the head
+// (0), the final norm (2·131,072,000), block 31 (2·131,076,096) and block
+// 30 (2·333,459,456 = 666,918,912); block 29 sees 2·535,842,816 ≥ 1e9.
+// Released: 6,738,415,616 − 535,842,816 = 6,202,572,800 parameters, 2 B
+// each in bf16 (the 8 shards divide every unit: no padding).
+func TestGatherPool(t *testing.T) {
+	load := func(sets ...string) *scenarios.Scenario {
+		t.Helper()
+		s, err := scenarios.Load("ds.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b, seq_len: 4096}
+parallelism: {dp: 8, zero_stage: 3}
+training: {param_dtype: bf16}
+communication: {boundary: deepspeed}
+`), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	const released = 2 * (6_738_415_616 - 535_842_816)
+	for _, c := range []struct {
+		sets []string
+		want int64
+	}{
+		{nil, released},
+		{[]string{"memory.host_lead=0.5"}, released / 2},
+		{[]string{"memory.host_lead=0"}, 0},
+		{[]string{"communication.boundary=fsdp2"}, 0},
+		{[]string{"parallelism.zero_stage=2"}, 0},
+	} {
+		s := load(c.sets...)
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GatherPool != c.want {
+			t.Errorf("%v: gather pool %d B, want %d", c.sets, r.GatherPool, c.want)
+		}
+		// The pool is reserved, in the allocator's 2 MiB segments, and so
+		// on the device; not allocated.
+		noPool, _, err := ProfilerPeaks(s, r.Peak, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const seg = 2 << 20
+		if want := noPool + (c.want+seg-1)/seg*seg; r.Reserved != want {
+			t.Errorf("%v: reserved %d, want %d without the pool + the pool in segments", c.sets, r.Reserved, want)
+		}
+	}
+	if _, _, err := ProfilerPeaks(load(), 1, -1); err == nil {
+		t.Error("a negative pool accepted")
 	}
 }

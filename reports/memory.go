@@ -156,8 +156,12 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 		return err
 	}
 	if r.Reserved > 0 {
-		if _, err := fmt.Fprintf(w, "as a profiler sees it: allocated %s, reserved %s (caching allocator), device %s (+ CUDA context, NCCL buffers)\n",
-			u.format(r.Peak), u.format(r.Reserved), u.format(r.Device)); err != nil {
+		pool := ""
+		if r.GatherPool > 0 {
+			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPool))
+		}
+		if _, err := fmt.Fprintf(w, "as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)\n",
+			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device)); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,7 @@ type memoryJSON struct {
 	PhasePeaks    []phasePeakJSON `json:"phase_peaks"`
 	Reserved      int64           `json:"reserved,omitempty"`
 	Device        int64           `json:"device,omitempty"`
+	GatherPool    int64           `json:"gather_pool,omitempty"`
 	Fits          bool            `json:"fits"`
 	NotApplicable string          `json:"not_applicable,omitempty"`
 	Groups        []groupJSON     `json:"groups,omitempty"`
@@ -118,7 +119,7 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 		PhasePeaks: mapSlice(r.PhasePeaks, func(p memory.PhasePeak) phasePeakJSON {
 			return phasePeakJSON{Phase: p.Phase.String(), Bytes: p.Bytes}
 		}),
-		Reserved: r.Reserved, Device: r.Device, Fits: r.Fits, NotApplicable: r.NotApplicable,
+		Reserved: r.Reserved, Device: r.Device, GatherPool: r.GatherPool, Fits: r.Fits, NotApplicable: r.NotApplicable,
 		Groups: mapSlice(r.Groups, func(g memory.GroupInfo) groupJSON {
 			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes,
 				Numel: g.Numel, Size: g.Size, ShardElems: g.ShardElems, RankNumel: g.RankNumel, Buckets: g.Buckets}

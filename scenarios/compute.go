@@ -80,7 +80,11 @@ const (
 	// DefaultAllocatorOverhead is the caching allocator's reserved peak over
 	// the allocated peak (memory/profiler.go explains the fit).
 	DefaultAllocatorOverhead = 0.15
-	maxRecomputeEvery        = 1 << 20
+	// DefaultHostLead is memory.host_lead's default, 1: DeepSpeed ZeRO-3's
+	// forward never waits for the GPU, so the host releases every gathered
+	// parameter before the GPU has used it (memory/profiler.go, GatherPool).
+	DefaultHostLead   = 1.0
+	maxRecomputeEvery = 1 << 20
 )
 
 func (l *loader) resolveCompute(s *Scenario) *Error {
@@ -161,6 +165,11 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		*m.AllocatorOverhead = DefaultAllocatorOverhead
 	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > 10 {
 		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
+	}
+	// Unset, memory.host_lead stays nil (DefaultHostLead where it applies),
+	// so that the many scenarios it does not concern resolve as before.
+	if v := m.HostLead; v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1) {
+		return l.errPath("memory.host_lead", fmt.Sprintf("host_lead=%s is out of range (use a fraction in [0, 1] such as 1)", fmtFloat(*v)))
 	}
 	return nil
 }

@@ -135,6 +135,8 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:12:3: collective_interference=-0.1 is out of range (use a slowdown fraction in [0, 10] such as 0.2)"},
 		{"allocator overhead", baseYAML + "memory:\n  allocator_overhead: -1\n",
 			"s.yaml:12:3: allocator_overhead=-1 is out of range (use a fraction in [0, 10] such as 0.15)"},
+		{"host lead above 1", baseYAML + "memory:\n  host_lead: 1.5\n",
+			"s.yaml:12:3: host_lead=1.5 is out of range (use a fraction in [0, 1] such as 1)"},
 		{"mfu NaN", baseYAML + "training:\n  mfu: .nan\n",
 			"s.yaml:12:8: mfu: .nan is not a finite number (use a decimal such as 0.5)"},
 		{"unknown optimizer", baseYAML + "training:\n  optimizer: sgd\n",

@@ -325,6 +325,12 @@ type MemoryConfig struct {
 	// AllocatorOverhead is the caching allocator's reserved peak over the
 	// allocated peak (default 0.15; see memory/profiler.go).
 	AllocatorOverhead *float64 `yaml:"allocator_overhead,omitempty"`
+	// HostLead is, under DeepSpeed ZeRO-3 (communication.boundary:
+	// deepspeed), the fraction of the parameters gathered and released in
+	// forward that the caching allocator still holds when backward begins,
+	// because the host ran ahead of the GPU (default 1; see
+	// memory/profiler.go).
+	HostLead *float64 `yaml:"host_lead,omitempty"`
 }
 
 // N is the size of the ZeRO group, dp·cp.

@@ -74,7 +74,7 @@ func keysYAML(a, b, c, d, e uint64, name string) string {
 	if stage == 3 && pick(&e, 2) == 0 {
 		fmt.Fprintf(&y, "  zero_quantized_weights: %t\n  zero_hpz_partition_size: %d\n  zero_quantized_gradients: %t\n", pick(&e, 2) == 0, []uint64{0, 1, 2, 4, 8}[pick(&e, 5)], pick(&e, 2) == 0)
 	}
-	fmt.Fprintf(&y, "memory:\n  runtime_context: %dMiB\n  nccl_buffers: %dMiB\n  activations: %t\n  allocator_overhead: 0.%d\n", pick(&d, 1024), pick(&d, 1024), pick(&d, 2) == 0, pick(&e, 3))
+	fmt.Fprintf(&y, "memory:\n  runtime_context: %dMiB\n  nccl_buffers: %dMiB\n  activations: %t\n  allocator_overhead: 0.%d\n  host_lead: 0.%d\n", pick(&d, 1024), pick(&d, 1024), pick(&d, 2) == 0, pick(&e, 3), pick(&e, 10))
 	return y.String()
 }
 

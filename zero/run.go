@@ -433,7 +433,8 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 			res.PeakMemory[r] = ex.peakMemory(r, mev, mrest)
 		}
 	}
-	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaks(s, slices.Max(res.PeakMemory)); err != nil {
+	// The memory model's DeepSpeed gather pool is the same on every rank.
+	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaks(s, slices.Max(res.PeakMemory), mrep.GatherPool); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	if res.Utilization, err = utilization(s, res.StepTime, sc.Costs); err != nil {
