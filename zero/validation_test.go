@@ -357,6 +357,9 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 			"is ruled out by the same April 2023 stack's mpt-70b on 32 A100-80GB with GA 16 and 4,096 tokens per micro-step "+
 			"(%+.1f %% in %s, calibrated on its GA 4 row). "+
 			"Not established: the caching allocator under memory pressure (cudaMalloc retries that release the cache and synchronize). "+
+			"Published stalls of that kind are of this size: under FSDP on 16 A100s a 7B GPT with 46 cudaMalloc retries took 7.3 s an iteration "+
+			"against 5.3 s for a 7B LLaMA without retries (pytorch/pytorch#104509), and cudaMalloc/cudaFree gaps made a 13B ZeRO-2 iteration "+
+			"on 8 H100s 868 ms against 729 ms with expandable segments (Lightning-AI/lightning-thunder#420); neither gives a rule for when they start. "+
 			"The penalised rows keep the most persistent state for their GPU (fp32 shard, Adam and the accumulated gradients, 16 bytes "+
 			"a parameter over %d GPUs: %.1f GiB of %.0f here, %.1f of %.0f for mpt-30b on %d A100-80GB, whose 8,192-token GA 21 row, "+
 			"rerun in 2023 on mosaicml/pytorch:2.1.0_cu121-nightly20230827 (torch 2.1.0.dev20230821; llm-foundry's h100new.md at 803e6718), is %+.1f %%), "+
