@@ -139,7 +139,10 @@ func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
 	if c.Err != nil {
 		return 0, fmt.Errorf("memory: DeepSpeed gather pool overflows: %w", c.Err)
 	}
-	return int64(math.Ceil(float64(released) * lead)), nil
+	if lead >= 1 {
+		return released, nil
+	}
+	return min(int64(math.Ceil(float64(released)*lead)), released), nil
 }
 
 // ProfilerPeaks turns the model's peak (which counts memory.runtime_context
@@ -191,7 +194,7 @@ func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device in
 	}
 	var c calc
 	const seg = 2 << 20 // the allocator's segment granularity (see Reserved)
-	reserved = c.Add(reserved, c.Mul((pool+seg-1)/seg, seg))
+	reserved = c.Add(reserved, c.Mul(c.Add(pool, seg-1)/seg, seg))
 	device = c.Add(reserved, ctx, nccl)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
