@@ -64,7 +64,19 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // 6d71f74c873d9517c9f41454ae153189822b17af) reads every fp32 gradient
 // element for the local norm (_get_grad_norm) and scales it in place
 // (grad.detach().mul_): 4 + 8.
-func OptimizerBytesPerElem(t *scenarios.Training) int64 {
+//
+// DeepSpeed's ZeRO-3 step (communication.boundary: deepspeed at stage 3,
+// with a set implementation) runs three more passes over the rank's
+// gradient partition, clipping or not, in place of FSDP's 12 B
+// (deepspeed/runtime/zero/stage3.py step at deepspeedai/DeepSpeed e9503fe4):
+// the overflow check, torch.isinf and torch.isnan of the 16-bit gradient
+// buffer, each writing a bool tensor that .any() reads (has_overflow:
+// 2 + 1 + 1, twice), the norm of every gradient partition in fp64
+// (get_grad_norm_direct: g.double().norm(2), 2 + 8 + 8) and the fp32
+// gradient's unscale, a mul_ it runs even when nothing is clipped
+// (unscale_and_clip_grads: 4 + 4): 34 B.
+func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
+	t := &s.Training
 	var n int64
 	switch t.OptimizerImpl {
 	case scenarios.OptimizerFused:
@@ -82,7 +94,11 @@ func OptimizerBytesPerElem(t *scenarios.Training) int64 {
 	if t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed && t.ShardDType != scenarios.ShardFP32 {
 		n += 2 + 2 + 2 + 4 + 4 + 2
 	}
-	if t.GradClip == scenarios.GradClipNorm {
+	switch {
+	case t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed &&
+		s.Parallelism.Stage == 3 && s.Communication.Boundary == scenarios.BoundaryDeepSpeed:
+		n += 2*(2+1+1) + 2 + 8 + 8 + 4 + 4
+	case t.GradClip == scenarios.GradClipNorm:
 		n += 4 + 8
 	}
 	return n
@@ -274,7 +290,7 @@ func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 // gradient clipping included).
 func OptimizerTime(s *scenarios.Scenario, elems int64) (units.Duration, error) {
 	bw := s.Cluster.HBMBandwidth
-	n, err := units.Mul(elems, OptimizerBytesPerElem(&s.Training))
+	n, err := units.Mul(elems, OptimizerBytesPerElem(s))
 	if err != nil {
 		return 0, fmt.Errorf("zero: optimizer bytes: %w", err)
 	}

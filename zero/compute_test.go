@@ -173,9 +173,34 @@ func TestOptimizerBytesPerElem(t *testing.T) {
 		{scenarios.OptimizerFused, 0.1, "", master, 44},
 		{scenarios.OptimizerFused, 0.1, scenarios.GradClipNorm, master, 56},
 	} {
-		tr := scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip, ShardDType: c.shard}
-		if got := OptimizerBytesPerElem(&tr); got != c.want {
+		s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip, ShardDType: c.shard}}
+		s.Parallelism.Stage = 3
+		if got := OptimizerBytesPerElem(&s); got != c.want {
 			t.Errorf("%q, weight decay %g, clip %q, shard %q: %d B per element, want %d", c.impl, c.wd, c.clip, c.shard, got, c.want)
+		}
+	}
+	// DeepSpeed's ZeRO-3 step: isinf and isnan of the bf16 gradient
+	// buffer (read 2, write a bool 1, .any() reads it 1; twice: 8), the
+	// fp64 norm (read 2, write 8, read 8: 18) and the fp32 unscale (read
+	// 4, write 4: 8), clipping or not, beside the fused update's 28 and
+	// the master's copies' 16: 78. Below stage 3, or without a set
+	// implementation (the seeds' count), nothing changes.
+	for _, c := range []struct {
+		impl  scenarios.OptimizerImpl
+		clip  scenarios.GradClip
+		stage int
+		want  int64
+	}{
+		{scenarios.OptimizerFused, scenarios.GradClipNorm, 3, 28 + 16 + 34},
+		{scenarios.OptimizerFused, "", 3, 28 + 16 + 34},
+		{scenarios.OptimizerFused, scenarios.GradClipNorm, 2, 28 + 16 + 12},
+		{"", scenarios.GradClipNorm, 3, 36 + 12},
+	} {
+		s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: c.impl, WeightDecay: 0.1, GradClip: c.clip}}
+		s.Parallelism.Stage = c.stage
+		s.Communication.Boundary = scenarios.BoundaryDeepSpeed
+		if got := OptimizerBytesPerElem(&s); got != c.want {
+			t.Errorf("deepspeed, %q, clip %q, stage %d: %d B per element, want %d", c.impl, c.clip, c.stage, got, c.want)
 		}
 	}
 }
