@@ -84,6 +84,13 @@ var (
 // decimal with an optional fraction and exponent; plain says whether a bare
 // number (no suffix) is allowed, with multiplier 1.
 func parse(s, what, allowed string, sufs []suffix, plain bool) (int64, error) {
+	return parseRounding(s, what, allowed, sufs, plain, false)
+}
+
+// parseRounding is parse; with nearest, a value that is not a whole number
+// of the base unit is rounded to the nearest one (halves away from zero)
+// instead of refused.
+func parseRounding(s, what, allowed string, sufs []suffix, plain, nearest bool) (int64, error) {
 	orig := s
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -134,6 +141,11 @@ func parse(s, what, allowed string, sufs []suffix, plain bool) (int64, error) {
 		return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
 	}
 	r.Mul(r, new(big.Rat).SetFrac64(mul.num, mul.den))
+	if nearest && !r.IsInt() {
+		// r ≥ 0: floor(r + 1/2).
+		half := new(big.Rat).Add(r, big.NewRat(1, 2))
+		r.SetInt(new(big.Int).Quo(half.Num(), half.Denom()))
+	}
 	if !r.IsInt() {
 		if what == "count" {
 			return 0, fmt.Errorf("%q is not a whole number (use %s)", orig, allowed)
@@ -164,11 +176,19 @@ func baseName(what string) string {
 // ParseBytes parses a size such as "80GiB", "2GB", "512MiB" or "4096B". A
 // bare number other than 0 is an error: "gpu_memory: 80" would be 80 bytes,
 // and nobody means that.
-func ParseBytes(s string) (Bytes, error) {
+func ParseBytes(s string) (Bytes, error) { return parseBytes(s, false) }
+
+// ParseBytesNearest parses a size as ParseBytes does, but rounds one that
+// is not a whole number of bytes to the nearest byte: a measurement printed
+// to a few digits ("82.4GiB" is 88,476,326,297.6 B) names the bytes it was
+// rounded from only to that precision.
+func ParseBytesNearest(s string) (Bytes, error) { return parseBytes(s, true) }
+
+func parseBytes(s string, nearest bool) (Bytes, error) {
 	if n, ok := bareNumber(s); ok && n != "0" {
 		return 0, fmt.Errorf("%s what? use %sGiB or %sGB (a size needs a unit; %sB for bytes)", n, n, n, n)
 	}
-	v, err := parse(s, "size", `a size such as 80GiB, 2GB, 512MiB or 4096B`, byteSuffixes, true)
+	v, err := parseRounding(s, "size", `a size such as 80GiB, 2GB, 512MiB or 4096B`, byteSuffixes, true, nearest)
 	return Bytes(v), err
 }
 

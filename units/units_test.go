@@ -3,6 +3,8 @@ package units
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -337,4 +339,62 @@ func TestCalcKeepsFirstOverflow(t *testing.T) {
 	if c.Err != first {
 		t.Errorf("a second overflow replaced the first: %v", c.Err)
 	}
+}
+
+// TestParseBytesNearest: a size that is not a whole number of bytes rounds
+// to the nearest byte (82.4 · 2^30 = 88,476,326,297.6; 0.5 B rounds up);
+// whole sizes and errors are ParseBytes's.
+func TestParseBytesNearest(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Bytes
+	}{
+		{"82.4GiB", 88_476_326_298},
+		{"67.0GiB", 67 << 30},
+		{"1.5B", 2},
+		{"1.49B", 1},
+		{"0.4B", 0},
+		{"1e-3KiB", 1}, // 1.024 B
+		{"2.5e-1B", 0}, // 0.25 B
+		{"80GB", 80_000_000_000},
+		{"0", 0},
+	} {
+		got, err := ParseBytesNearest(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseBytesNearest(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"82.4", "-1GiB", "fast", "8192PiB", ""} {
+		_, err := ParseBytesNearest(in)
+		_, want := ParseBytes(in)
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("ParseBytesNearest(%q): error %v, want ParseBytes's %v", in, err, want)
+		}
+	}
+}
+
+// FuzzParseBytesNearest: no input panics; a size ParseBytes reads is read
+// the same, and any other result is ≥ 0 and within half a byte of the
+// value written (checked where the input is a plain decimal of bytes).
+func FuzzParseBytesNearest(f *testing.F) {
+	for _, s := range []string{"82.4GiB", "0.5B", "1.49B", "1e-30B", "9.3e18B", "8191.9999PiB", "80", " 2 GB ", "-0.4B", "1e-3KiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseBytesNearest(s)
+		if exact, e := ParseBytes(s); e == nil && (err != nil || got != exact) {
+			t.Fatalf("%q: %d, %v; ParseBytes gives %d", s, got, err, exact)
+		}
+		if err != nil {
+			return
+		}
+		if got < 0 {
+			t.Fatalf("%q: %d < 0", s, got)
+		}
+		if num, ok := strings.CutSuffix(strings.TrimSpace(s), "B"); ok && !strings.ContainsAny(num, "KMGTPi") {
+			if v, e := strconv.ParseFloat(strings.TrimSpace(num), 64); e == nil && v < 1e15 && math.Abs(float64(got)-v) > 0.5+1e-6*v {
+				t.Fatalf("%q: %d, more than half a byte from %g", s, got, v)
+			}
+		}
+	})
 }
