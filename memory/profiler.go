@@ -67,6 +67,11 @@ func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 // eaea6f6); TestValidation checks both rows (Tables 1 and 3) with it, and
 // docs/validation.md shows their errors now.
 
+// segment is the caching allocator's granularity: 2 MiB, kRoundLarge in
+// c10/cuda/CUDACachingAllocator.cpp ("round up large allocs to 2 MiB"; the
+// note above).
+const segment = 2 << 20
+
 // Reserved is the caching allocator's reserved peak for an allocated peak:
 // allocated·(1 + overhead), rounded up to the allocator's 2 MiB segment
 // granularity.
@@ -78,9 +83,8 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 	if r > math.MaxInt64/2 {
 		return 0, fmt.Errorf("memory: reserved peak of %d B with overhead %g overflows", allocated, overhead)
 	}
-	const seg = 2 << 20
 	v := int64(r)
-	return (v + seg - 1) / seg * seg, nil
+	return (v + segment - 1) / segment * segment, nil
 }
 
 // GatherPool is what DeepSpeed ZeRO-3's caching allocator holds, beyond
@@ -145,6 +149,13 @@ func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
 	return min(int64(math.Ceil(float64(released)*lead)), released), nil
 }
 
+// allocatorBytes is what the caching allocator holds of the model's peak:
+// the peak less memory.runtime_context and memory.nccl_buffers, the items
+// outside it.
+func allocatorBytes(s *scenarios.Scenario, peak int64) int64 {
+	return max(peak-int64(s.Memory.RuntimeContext)-int64(s.Memory.NCCLBuffers), 0)
+}
+
 // ProfilerPeaks turns the model's peak (which counts memory.runtime_context
 // and memory.nccl_buffers as items when given) into what a profiler and
 // nvidia-smi would show: the caching allocator's reserved peak (the
@@ -164,7 +175,7 @@ func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device in
 	if pool < 0 {
 		return 0, 0, fmt.Errorf("memory: reserved pool %d B is negative", pool)
 	}
-	if reserved, err = Reserved(max(peak-ctx-nccl, 0), overhead); err != nil {
+	if reserved, err = Reserved(allocatorBytes(s, peak), overhead); err != nil {
 		return 0, 0, err
 	}
 	if ctx == 0 {
@@ -193,8 +204,7 @@ func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device in
 		}
 	}
 	var c calc
-	const seg = 2 << 20 // the allocator's segment granularity (see Reserved)
-	reserved = c.Add(reserved, c.Mul(c.Add(pool, seg-1)/seg, seg))
+	reserved = c.Add(reserved, c.Mul(c.Add(pool, segment-1)/segment, segment))
 	device = c.Add(reserved, ctx, nccl)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)

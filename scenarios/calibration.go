@@ -17,14 +17,41 @@ import (
 // hardware the fit started from, the fitted corrections of NCCL's cost
 // model and the measured curves (collectives.CalibrationOf reads it); its
 // compute part (Compute), from a measured step time or a profiler trace,
-// is the fitted compute efficiency. A file holds either part or both.
+// is the fitted compute efficiency; its memory part (Memory), from a
+// measured peak, the fitted allocator overhead. A file holds any of the
+// parts.
 type Calibration struct {
 	Version  int         `yaml:"version"`
 	Hardware CalHardware `yaml:"hardware,omitempty"`
 	Params   CalParams   `yaml:"params,omitempty"`
 	Curves   []CalCurve  `yaml:"curves,omitempty"`
 	Compute  *CalCompute `yaml:"compute,omitempty"`
+	Memory   *CalMemory  `yaml:"memory,omitempty"`
 }
+
+// CalMemory is the memory part of a calibration: memory.allocator_overhead
+// fitted to one measured peak of one scenario (zerosim calibrate
+// --reserved or --device). A scenario that names the file takes the
+// overhead unless it sets memory.allocator_overhead itself.
+type CalMemory struct {
+	// AllocatorOverhead is the fitted memory.allocator_overhead, in
+	// [0, MaxAllocatorOverhead].
+	AllocatorOverhead float64 `yaml:"allocator_overhead"`
+	// Method is what was measured: "reserved" (the caching allocator's
+	// peak, torch.cuda.max_memory_reserved) or "device" (nvidia-smi).
+	Method string `yaml:"method"`
+	// MeasuredBytes is the measured peak.
+	MeasuredBytes int64 `yaml:"measured_bytes"`
+	// Scenario names the scenario the fit ran on, GPU its cluster.gpu.
+	Scenario string `yaml:"scenario,omitempty"`
+	GPU      string `yaml:"gpu,omitempty"`
+}
+
+// Methods of a memory calibration (CalMemory.Method).
+const (
+	CalMethodReserved = "reserved"
+	CalMethodDevice   = "device"
+)
 
 // CalCompute is the compute part of a calibration: the compute efficiency
 // (training.compute_efficiency, the fraction of the dense peak large
@@ -169,9 +196,20 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 			}
 		}
 	}
+	if m := c.Memory; m != nil {
+		if v := m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > MaxAllocatorOverhead {
+			return nil, bad("memory.allocator_overhead", fmt.Sprintf("%g is out of range (a fraction in [0, %g])", v, MaxAllocatorOverhead))
+		}
+		if m.Method != CalMethodReserved && m.Method != CalMethodDevice {
+			return nil, bad("memory.method", fmt.Sprintf("%q: use %s or %s", m.Method, CalMethodReserved, CalMethodDevice))
+		}
+		if m.MeasuredBytes <= 0 {
+			return nil, bad("memory.measured_bytes", fmt.Sprintf("%d is out of range (bytes, > 0)", m.MeasuredBytes))
+		}
+	}
 	if !c.HasNetwork() {
-		if c.Compute == nil {
-			return nil, fmt.Errorf("%s: neither a network part (hardware, params, curves) nor a compute part: write one with zerosim calibrate LOG... or zerosim calibrate --step-time", file)
+		if c.Compute == nil && c.Memory == nil {
+			return nil, fmt.Errorf("%s: neither a network part (hardware, params, curves) nor a compute or memory part: write one with zerosim calibrate LOG..., --step-time or --reserved", file)
 		}
 		return &c, nil
 	}

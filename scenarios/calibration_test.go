@@ -81,6 +81,12 @@ func FuzzParseCalibration(f *testing.F) {
 	f.Add([]byte(goodCalibration))
 	f.Add([]byte("version: 1\n"))
 	f.Add([]byte(computeCalibration))
+	f.Add([]byte(memoryCalibration))
+	f.Add([]byte(goodCalibration + strings.TrimPrefix(computeCalibration, "version: 1\n") + strings.TrimPrefix(memoryCalibration, "version: 1\n")))
+	f.Add([]byte(strings.Replace(memoryCalibration, "reserved", "device", 1)))
+	f.Add([]byte(strings.Replace(memoryCalibration, "0.1838", "10.5", 1)))
+	f.Add([]byte(strings.Replace(memoryCalibration, "88476326298", "-1", 1)))
+	f.Add([]byte("version: 1\nmemory: {allocator_overhead: .nan, method: reserved, measured_bytes: 1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseCalibration("f.yaml", data)
 		if err != nil {
@@ -155,7 +161,7 @@ func TestCalibrationCompute(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ name, cal, want string }{
-		{"empty", "version: 1\n", "neither a network part (hardware, params, curves) nor a compute part"},
+		{"empty", "version: 1\n", "neither a network part (hardware, params, curves) nor a compute or memory part"},
 		{"efficiency 1.5", strings.Replace(computeCalibration, "0.6123", "1.5", 1), "compute.compute_efficiency: 1.5 is out of range"},
 		{"method", strings.Replace(computeCalibration, "step-time", "guess", 1), `compute.method: "guess": use step-time or trace`},
 		{"measured 0", strings.Replace(computeCalibration, "2840", "0", 1), "compute.measured_ms: 0 is out of range"},
@@ -214,6 +220,67 @@ func TestCalibrationAttention(t *testing.T) {
 	for _, tc := range []struct{ name, cal, want string }{
 		{"attention 1.5", strings.Replace(traceCalibration, "0.2512", "1.5", 1), "compute.attention_efficiency: 1.5 is out of range"},
 		{"gemm_ms -1", strings.Replace(traceCalibration, "gemm_ms: 300", "gemm_ms: -1", 1), "compute.gemm_ms: -1 is out of range"},
+	} {
+		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+const memoryCalibration = `version: 1
+memory: {allocator_overhead: 0.1838, method: reserved, measured_bytes: 88476326298, scenario: s, gpu: H100-80GB}
+`
+
+// TestCalibrationMemory: a calibration file's memory part sets
+// memory.allocator_overhead of a scenario that does not set it; the
+// scenario's own key wins, with a warning unless it is the same value;
+// the part shares a file with the others; bad values name their field.
+func TestCalibrationMemory(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("memory.yaml", memoryCalibration)
+	write("all.yaml", goodCalibration+strings.TrimPrefix(computeCalibration, "version: 1\n")+strings.TrimPrefix(memoryCalibration, "version: 1\n"))
+	write("compute.yaml", computeCalibration)
+	for _, tc := range []struct {
+		name, file, extra string
+		overhead, eff     float64
+		warn              string
+	}{
+		{"memory only", "memory.yaml", "", 0.1838, DefaultComputeEfficiency, ""},
+		{"every part", "all.yaml", "", 0.1838, 0.6123, ""},
+		{"no memory part", "compute.yaml", "", DefaultAllocatorOverhead, 0.6123, ""},
+		{"explicit key wins", "memory.yaml", "memory:\n  allocator_overhead: 0.2\n", 0.2, DefaultComputeEfficiency,
+			"memory.allocator_overhead 0.2 overrides the calibration's 0.1838 (remove the key to use the calibrated overhead)"},
+		{"same value, no warning", "memory.yaml", "memory:\n  allocator_overhead: 0.1838\n", 0.1838, DefaultComputeEfficiency, ""},
+	} {
+		text := baseYAML + tc.extra + "communication:\n  calibration: " + tc.file + "\n"
+		s, err := Load(filepath.Join(dir, "s.yaml"), []byte(text), nil)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if s.Memory.AllocatorOverhead == nil || *s.Memory.AllocatorOverhead != tc.overhead || s.Training.ComputeEfficiency != tc.eff {
+			t.Errorf("%s: allocator overhead %v, efficiency %g; want %g, %g", tc.name, s.Memory.AllocatorOverhead, s.Training.ComputeEfficiency, tc.overhead, tc.eff)
+		}
+		if got := strings.Join(s.Warnings, "\n"); (tc.warn == "") != (got == "") || !strings.Contains(got, tc.warn) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.warn)
+		}
+		// Resolving the loaded value keeps the overhead.
+		if err := Resolve(s); err != nil || *s.Memory.AllocatorOverhead != tc.overhead {
+			t.Errorf("%s: after Resolve: %v, %g", tc.name, err, *s.Memory.AllocatorOverhead)
+		}
+	}
+	for _, tc := range []struct{ name, cal, want string }{
+		{"overhead 10.5", strings.Replace(memoryCalibration, "0.1838", "10.5", 1), "memory.allocator_overhead: 10.5 is out of range (a fraction in [0, 10])"},
+		{"overhead -0.1", strings.Replace(memoryCalibration, "0.1838", "-0.1", 1), "memory.allocator_overhead: -0.1 is out of range"},
+		{"method", strings.Replace(memoryCalibration, "reserved", "allocated", 1), `memory.method: "allocated": use reserved or device`},
+		{"measured 0", strings.Replace(memoryCalibration, "88476326298", "0", 1), "memory.measured_bytes: 0 is out of range"},
+		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), "field pool not found"},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {

@@ -80,6 +80,8 @@ const (
 	// DefaultAllocatorOverhead is the caching allocator's reserved peak over
 	// the allocated peak (memory/profiler.go explains the fit).
 	DefaultAllocatorOverhead = 0.15
+	// MaxAllocatorOverhead is memory.allocator_overhead's largest value.
+	MaxAllocatorOverhead = 10.0
 	// DefaultHostLead is memory.host_lead's default, 1: DeepSpeed ZeRO-3's
 	// forward never waits for the GPU, so the host releases every gathered
 	// parameter before the GPU has used it (memory/profiler.go, GatherPool).
@@ -160,10 +162,13 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		return l.errPath("communication.collective_interference", fmt.Sprintf("collective_interference=%s is out of range (use a slowdown fraction in [0, 10] such as 0.2)", fmtFloat(v)))
 	}
 	m := &s.Memory
+	if cal != nil && cal.Memory != nil {
+		l.applyCalibratedMemory(s, cal.Memory)
+	}
 	if m.AllocatorOverhead == nil {
 		m.AllocatorOverhead = new(float64)
 		*m.AllocatorOverhead = DefaultAllocatorOverhead
-	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > 10 {
+	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > MaxAllocatorOverhead {
 		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
 	}
 	// Unset, memory.host_lead stays nil (DefaultHostLead where it applies),
@@ -231,6 +236,22 @@ func (l *loader) applyCalibratedAttention(s *Scenario, c *CalCompute) {
 		l.warn(s, at, fmt.Sprintf("the attention efficiency was fitted with attention_kernel %s, this scenario runs %s: it may not carry over (calibrate with this kernel)",
 			c.AttentionKernel, t.AttentionKernel))
 	}
+}
+
+// applyCalibratedMemory takes the calibration's allocator overhead
+// (calibrate --reserved or --device) unless the scenario sets
+// memory.allocator_overhead (then it warns, as for compute_efficiency).
+func (l *loader) applyCalibratedMemory(s *Scenario, c *CalMemory) {
+	m := &s.Memory
+	if l.has("memory.allocator_overhead") {
+		if m.AllocatorOverhead != nil && *m.AllocatorOverhead != c.AllocatorOverhead {
+			l.warn(s, "communication.calibration", fmt.Sprintf("memory.allocator_overhead %s overrides the calibration's %s (remove the key to use the calibrated overhead)",
+				fmtFloat(*m.AllocatorOverhead), fmtFloat(c.AllocatorOverhead)))
+		}
+		return
+	}
+	v := c.AllocatorOverhead
+	m.AllocatorOverhead = &v
 }
 
 // resolveAttentionKernel fills training.attention_kernel (eager when
