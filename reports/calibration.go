@@ -58,6 +58,8 @@ type CalibrationReport struct {
 	// KeptCompute is the compute part of an existing file, kept (nil:
 	// none).
 	KeptCompute *scenarios.CalCompute
+	// KeptMemory is the memory part of an existing file, kept (nil: none).
+	KeptMemory *scenarios.CalMemory
 }
 
 // String is the fitted values in one line.
@@ -98,6 +100,9 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	fmt.Fprintf(&b, "\nwrote %s\n", r.File)
 	if c := r.KeptCompute; c != nil {
 		fmt.Fprintf(&b, "kept its compute part (compute_efficiency %g, method %s): it was fitted with the previous network model; refit it with zerosim calibrate --%s if the network changed\n", c.Efficiency, c.Method, c.Method)
+	}
+	if m := r.KeptMemory; m != nil {
+		fmt.Fprintf(&b, "kept its memory part (allocator_overhead %g, method %s)\n", m.AllocatorOverhead, m.Method)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -24,6 +24,7 @@ type ComputeCalibration struct {
 	After       ComputePoint
 	KeptNetwork bool // the file's network part was kept
 	WithNetwork bool // the fit ran with the file's network part
+	KeptMemory  bool // the file's memory part was kept
 	// Classes is the per-class fit of a trace (method trace).
 	Classes *ClassCalibration
 }
@@ -135,6 +136,9 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 		if r.WithNetwork {
 			kept += ", and the fit ran with it"
 		}
+	}
+	if r.KeptMemory {
+		kept += "; its memory part kept"
 	}
 	row("wrote", "%s (compute part%s); scenarios use it as communication.calibration", r.File, kept)
 	_, err := io.WriteString(w, b.String())

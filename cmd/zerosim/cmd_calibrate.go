@@ -24,17 +24,19 @@ type calibrateOpts struct {
 	file               string
 	nodes, gpusPerNode int
 	// stepTime and trace select the compute calibration
-	// (cmd_calibrate_compute.go).
-	stepTime, trace string
+	// (cmd_calibrate_compute.go), reserved and device the memory one
+	// (cmd_calibrate_memory.go).
+	stepTime, trace  string
+	reserved, device string
 }
 
 func newCalibrateCmd(a *app) *cobra.Command {
 	o := &calibrateOpts{}
 	cmd := &cobra.Command{
-		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO",
-		Short: "Fit NCCL's cost model to nccl-tests logs, or the compute efficiency to a measured step, and write a calibration file",
+		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO",
+		Short: "Fit NCCL's cost model to nccl-tests logs, the compute efficiency to a measured step, or the allocator overhead to a measured peak, and write a calibration file",
 		Long: `calibrate writes a calibration file (--file) that scenarios use as
-communication.calibration. It has two forms.
+communication.calibration. It has three forms.
 
 With nccl-tests logs (the stdout of all_reduce_perf, all_gather_perf,
 reduce_scatter_perf; several runs per file) it fits NCCL's cost model
@@ -58,14 +60,27 @@ it prints the kernel time per transformer block. It writes the file's
 compute part; a scenario naming the file takes each efficiency unless it
 sets that key (or training.mfu) itself (then it warns).
 
-Either form keeps the other part of an existing --file.`,
+With --reserved (the measured torch.cuda.max_memory_reserved of one step,
+what torchtitan prints as memory) or --device (what nvidia-smi showed), the
+argument is the scenario of the measured run. It fits
+memory.allocator_overhead so that the scenario's reserved (or device) peak,
+as zerosim run reports it for the busiest rank, equals the measurement to
+the caching allocator's 2 MiB segment, and writes the file's memory part; a
+scenario naming the file takes the overhead unless it sets
+memory.allocator_overhead itself (then it warns).
+
+Each form keeps the other parts of an existing --file.`,
 		Example: `  zerosim calibrate ar_2node.log ar_4node.log --file calibration.yaml
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
-  zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml`,
+  zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
+  zerosim calibrate --reserved 82.4GiB scenario.yaml --file calibration.yaml`,
 		Args:        func(cmd *cobra.Command, args []string) error { return calibrateArgs(o, args) },
 		Annotations: map[string]string{writesFiles: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.reserved != "" || o.device != "" {
+				return runCalibrateMemory(a, o, cmd, args[0], a.out)
+			}
 			if o.stepTime != "" || o.trace != "" {
 				return runCalibrateCompute(a, o, cmd, args[0], a.out)
 			}
@@ -79,6 +94,8 @@ Either form keeps the other part of an existing --file.`,
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone)")
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step: fit the GEMM and attention efficiencies to its kernels of each class")
+	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
+	f.StringVar(&o.device, "device", "", "measured device memory `SIZE` of one step (nvidia-smi), e.g. 83.5GiB: fit the allocator overhead of the scenario given as argument")
 	return cmd
 }
 
@@ -164,7 +181,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	}
 	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params)}
 	if old != nil {
-		rep.KeptCompute = old.Compute
+		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
 	}
 	for i := range logs {
 		rep.Logs = append(rep.Logs, calibrationLog(hw, fit, curves, i))
@@ -172,7 +189,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	cal := &collectives.Calibration{HW: hw, Params: fit.Params, Curves: curves}
 	file := cal.File()
 	if old != nil {
-		file.Compute = old.Compute // the compute part stays
+		file.Compute, file.Memory = old.Compute, old.Memory // the other parts stay
 	}
 	data, err := scenarios.MarshalCalibration(file)
 	if err != nil {

@@ -19,35 +19,52 @@ import (
 )
 
 // calibrateArgs checks calibrate's arguments against its form: nccl-tests
-// logs, or one scenario with --step-time or --trace.
+// logs, or one scenario with one measurement (--step-time, --trace,
+// --reserved or --device).
 func calibrateArgs(o *calibrateOpts, args []string) error {
-	compute := o.stepTime != "" || o.trace != ""
+	given := measurements(o)
+	measured := len(given) > 0
 	switch {
-	case o.stepTime != "" && o.trace != "":
-		return inputError{errors.New("--step-time and --trace: give one measurement (the step time, or a profiler trace of one step)")}
-	case compute && len(args) == 0:
+	case len(given) > 1:
+		return inputError{fmt.Errorf("--%s and --%s: give one measurement (the step time, a profiler trace of one step, the reserved or the device memory peak); each run writes its part into --file", given[0].flag, given[1].flag)}
+	case measured && len(args) == 0:
 		return inputError{fmt.Errorf("--%s needs the scenario of the measured run: zerosim calibrate --%s %s scenario.yaml", computeFlag(o), computeFlag(o), computeValue(o))}
-	case compute && len(args) > 1:
+	case measured && len(args) > 1:
 		return inputError{fmt.Errorf("--%s takes one scenario, got %d arguments: calibrate nccl-tests logs in a run of their own (zerosim calibrate LOG...; both write into --file)", computeFlag(o), len(args))}
-	case !compute && len(args) == 0:
-		return inputError{errors.New("calibrate needs nccl-tests logs (zerosim calibrate LOG...) or a measurement of a scenario (zerosim calibrate --step-time 2.84s scenario.yaml, or --trace step.json scenario.yaml)")}
+	case !measured && len(args) == 0:
+		return inputError{errors.New("calibrate needs nccl-tests logs (zerosim calibrate LOG...) or a measurement of a scenario (zerosim calibrate --step-time 2.84s scenario.yaml, or --trace step.json, --reserved 82.4GiB, --device 83.5GiB)")}
 	}
 	return nil
 }
 
-// computeFlag names the measurement flag given; computeValue its value.
+// measurement flags given, in the order --step-time, --trace, --reserved,
+// --device.
+type measurementFlag struct{ flag, value string }
+
+func measurements(o *calibrateOpts) []measurementFlag {
+	var m []measurementFlag
+	for _, f := range []measurementFlag{{"step-time", o.stepTime}, {"trace", o.trace}, {"reserved", o.reserved}, {"device", o.device}} {
+		if f.value != "" {
+			m = append(m, f)
+		}
+	}
+	return m
+}
+
+// computeFlag names the measurement flag given (the first, and
+// --step-time when none); computeValue its value.
 func computeFlag(o *calibrateOpts) string {
-	if o.trace != "" {
-		return "trace"
+	if m := measurements(o); len(m) > 0 {
+		return m[0].flag
 	}
 	return "step-time"
 }
 
 func computeValue(o *calibrateOpts) string {
-	if o.trace != "" {
-		return o.trace
+	if m := measurements(o); len(m) > 0 {
+		return m[0].value
 	}
-	return o.stepTime
+	return ""
 }
 
 // readCalibrationFile reads an existing --file to keep its other part; nil
@@ -134,12 +151,7 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	// A network part already in --file describes the measured cluster:
 	// the fit runs with it, so that the file reproduces the step, unless
 	// the scenario names a calibration of its own.
-	withNetwork := s.Communication.CalibrationData == nil && old != nil && old.HasNetwork()
-	if withNetwork {
-		net := *old
-		net.Compute = nil
-		s.Communication.Calibration, s.Communication.CalibrationData = o.file, &net
-	}
+	withNetwork := withFileNetwork(o, s, old)
 	method := scenarios.CalMethodStepTime
 	if trace != nil {
 		method = scenarios.CalMethodTrace
@@ -162,12 +174,26 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		return err
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
-		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, Classes: classes}
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes}
 	if trace != nil {
 		rep.Trace = &reports.TraceSummary{File: o.trace, Step: trace.Step, Steps: trace.Steps, Kernels: trace.Kernels, Passes: trace.Passes,
 			Forward: trace.Forward, Backward: trace.Backward, Optimizer: trace.Optimizer, NCCL: trace.NCCL}
 	}
 	return reports.WriteComputeCalibration(w, rep)
+}
+
+// withFileNetwork gives s, when it names no calibration of its own, the
+// network part of the existing --file old: it describes the measured
+// cluster, and the fit runs with it so that the file reproduces the
+// measurement. It reports whether it did.
+func withFileNetwork(o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration) bool {
+	if s.Communication.CalibrationData != nil || old == nil || !old.HasNetwork() {
+		return false
+	}
+	net := *old
+	net.Compute, net.Memory = nil, nil
+	s.Communication.Calibration, s.Communication.CalibrationData = o.file, &net
+	return true
 }
 
 // calCompute is the calibration file's compute part for a fit of s.
@@ -291,12 +317,18 @@ func measurement(o *calibrateOpts) (units.Duration, *scenarios.TraceKernels, err
 // writeComputeCalibration writes file atomically: old (nil: none) with its
 // compute part replaced by cc.
 func writeComputeCalibration(file string, old *scenarios.Calibration, cc *scenarios.CalCompute) error {
+	return writeCalibrationPart(file, old, func(c *scenarios.Calibration) { c.Compute = cc })
+}
+
+// writeCalibrationPart writes file atomically: old (nil: none) with the
+// part set replaces.
+func writeCalibrationPart(file string, old *scenarios.Calibration, set func(*scenarios.Calibration)) error {
 	cal := &scenarios.Calibration{Version: 1}
 	if old != nil {
 		c := *old
 		cal = &c
 	}
-	cal.Compute = cc
+	set(cal)
 	data, err := scenarios.MarshalCalibration(cal)
 	if err == nil {
 		_, err = scenarios.ParseCalibration(file, data) // what scenarios will read

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// torchtitanTemplate is the validation suite's scenario of torchtitan's
+// Llama 3.1 8B FSDP row on 8 H100 (docs/performance.md at eaea6f6, Table
+// 1: 82.4 GiB, torchtitan's max reserved memory).
+const torchtitanTemplate = "../../testdata/validation/torchtitan-llama3.1-8b-h100.yaml"
+
+// namingCalibration writes dir/s.yaml: the torchtitan template naming
+// cal.yaml as its calibration, with extra inserted before training:.
+func namingCalibration(t *testing.T, dir, extra string) string {
+	t.Helper()
+	data, err := os.ReadFile(torchtitanTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "\ncommunication:\n", "\ncommunication:\n  calibration: cal.yaml\n", 1)
+	text = strings.Replace(text, "\ntraining:\n", "\n"+extra+"training:\n", 1)
+	path := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// replayFile loads and replays a scenario file.
+func replayFile(t *testing.T, path string) (*scenarios.Scenario, *zero.Result) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Load(path, data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := zero.Replay(s, zero.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, r
+}
+
+// TestCalibrateMemoryTorchtitan: --reserved 82.4GiB on torchtitan's row
+// fits an allocator overhead with which a scenario naming the file shows
+// the measured reserved peak to the 2 MiB segment: 82.4 · 2^30 =
+// 88,476,326,297.6 B, read as 88,476,326,298, lies 1.6 MiB above 42,188
+// segments of 2,097,152 B, so the nearest is 42,189 segments,
+// 88,476,745,728 B. --device 83.5GiB (89,657,442,304 B) less the default
+// CUDA context (400,000,000 B) and one ring communicator's NCCL buffers
+// (640 MiB) is 88,586,353,664 B, 42,241.3 segments: the device peak is
+// 42,241 segments + 1,071,088,640 B = 89,656,886,272 B.
+func TestCalibrateMemoryTorchtitan(t *testing.T) {
+	for _, c := range []struct {
+		flag, size, method string
+		measured, peak     int64
+		line, text         string
+	}{
+		{"--reserved", "82.4GiB", "reserved", 88_476_326_298, 88_476_745_728,
+			"measured:            reserved peak 82.40 GiB (88,476,326,298 B, torch.cuda.max_memory_reserved)\n",
+			"88,476,745,728 B against 88,476,326,298 B measured: the measurement to the nearest 2 MiB segment\n"},
+		{"--device", "83.5GiB", "device", 89_657_442_304, 89_656_886_272,
+			"measured:            device peak 83.50 GiB (89,657,442,304 B, nvidia-smi)\n",
+			"89,656,886,272 B against 89,657,442,304 B measured: the measurement less the CUDA context and NCCL buffers to the nearest 2 MiB segment, plus them\n"},
+	} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "cal.yaml")
+		out, errOut, code := runCLI("calibrate", c.flag, c.size, torchtitanTemplate, "--file", file)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d: %s", c.flag, code, errOut)
+		}
+		cal := readCal(t, file)
+		m := cal.Memory
+		if cal.HasNetwork() || cal.Compute != nil || m == nil || m.Method != c.method || m.MeasuredBytes != c.measured ||
+			m.Scenario != "torchtitan-llama3.1-8b-h100" || m.GPU != "H100-80GB" || !(m.AllocatorOverhead > 0.15 && m.AllocatorOverhead < 0.25) {
+			t.Errorf("%s: calibration %+v", c.flag, m)
+		}
+		for _, line := range []string{
+			"# zerosim calibrate " + c.flag + ": torchtitan-llama3.1-8b-h100\n",
+			c.line,
+			"allocator overhead:  " + overheadText(m.AllocatorOverhead) + " fitted (was 0.15): reserved = allocated × (1 + overhead) in 2 MiB segments\n",
+			"reproduced:          " + c.method + " peak " + c.text,
+			"wrote:               " + file + " (memory part); scenarios use it as communication.calibration\n",
+		} {
+			if !strings.Contains(out, line) {
+				t.Errorf("%s: output lacks %q:\n%s", c.flag, line, out)
+			}
+		}
+		// A scenario naming the file replays to the measured peak.
+		s, r := replayFile(t, namingCalibration(t, dir, ""))
+		got := r.ReservedPeak
+		if c.method == "device" {
+			got = r.DevicePeak
+		}
+		if got != c.peak || *s.Memory.AllocatorOverhead != m.AllocatorOverhead || len(s.Warnings) != 0 {
+			t.Errorf("%s: a scenario naming the file: %s peak %d B, want %d; overhead %g; warnings %q", c.flag, c.method, got, c.peak, *s.Memory.AllocatorOverhead, s.Warnings)
+		}
+	}
+}
+
+// overheadText is an overhead as calibrate prints it and the warning
+// names it: the shortest decimal that reads back the same.
+func overheadText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// TestCalibrateMemoryKeyWins: a scenario that sets memory.allocator_overhead
+// keeps it over the calibration's and zerosim run warns on stderr.
+func TestCalibrateMemoryKeyWins(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cal.yaml")
+	if _, errOut, code := runCLI("calibrate", "--reserved", "82.4GiB", torchtitanTemplate, "--file", file); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	fitted := readCal(t, file).Memory.AllocatorOverhead
+	path := namingCalibration(t, dir, "memory:\n  allocator_overhead: 0.2\n")
+	s, r := replayFile(t, path)
+	_, def := replayFile(t, torchtitanTemplate) // overhead 0.15
+	if *s.Memory.AllocatorOverhead != 0.2 || r.ReservedPeak <= def.ReservedPeak {
+		t.Errorf("overhead %g, reserved %d (at 0.15: %d)", *s.Memory.AllocatorOverhead, r.ReservedPeak, def.ReservedPeak)
+	}
+	want := "memory.allocator_overhead 0.2 overrides the calibration's " + overheadText(fitted) + " (remove the key to use the calibrated overhead)"
+	out, errOut, code := runCLI("run", path)
+	if code != 0 || !strings.Contains(errOut, "warning: "+path) || !strings.Contains(errOut, want) || out == "" {
+		t.Errorf("run: exit %d, want %q on stderr: %s", code, want, errOut)
+	}
+}
+
+// TestCalibrateMemoryMergesParts: the memory part shares the file with the
+// network and compute parts, whichever comes first, and each form says
+// what it kept.
+func TestCalibrateMemoryMergesParts(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cal.yaml")
+	log := "../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log"
+	if _, errOut, code := runCLI("calibrate", log, "--gpus-per-node", "8", "--file", file); code != 0 {
+		t.Fatalf("network: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runCLI("calibrate", "--reserved", "82.4GiB", torchtitanTemplate, "--file", file)
+	if code != 0 || !strings.Contains(out, "(memory part; its network (the fit ran with it) part kept)") {
+		t.Fatalf("memory: exit %d: %s%s", code, out, errOut)
+	}
+	overhead := readCal(t, file).Memory.AllocatorOverhead
+	out, errOut, code = runCLI("calibrate", "--step-time", "500ms", "default", "--file", file)
+	if code != 0 || !strings.Contains(out, "(compute part; its network part kept, and the fit ran with it; its memory part kept)") {
+		t.Fatalf("compute: exit %d: %s%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI("calibrate", log, "--gpus-per-node", "8", "--file", file)
+	if code != 0 || !strings.Contains(out, "kept its memory part (allocator_overhead "+overheadText(overhead)+", method reserved)\n") {
+		t.Fatalf("network again: exit %d: %s%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI("calibrate", "--reserved", "82.4GiB", torchtitanTemplate, "--file", file)
+	if code != 0 || !strings.Contains(out, "(memory part; its network (the fit ran with it) and compute parts kept)") {
+		t.Fatalf("memory again: exit %d: %s%s", code, out, errOut)
+	}
+	c := readCal(t, file)
+	if !c.HasNetwork() || c.Compute == nil || c.Memory == nil || c.Memory.AllocatorOverhead != overhead {
+		t.Errorf("parts: network %v, compute %+v, memory %+v", c.HasNetwork(), c.Compute, c.Memory)
+	}
+}
+
+// TestCalibrateMemoryBadInput: misuse and bad measurements exit 2 with one
+// line on stderr, nothing on stdout, and no file written.
+func TestCalibrateMemoryBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reserved", "60GiB", torchtitanTemplate}, "--reserved 60GiB: below 69.61 GiB, the least reserved peak of torchtitan-llama3.1-8b-h100 (the allocated peak 69.61 GiB in 2 MiB segments, at allocator overhead 0): the fitted overhead would be negative; check that it is torch.cuda.max_memory_reserved of one step"},
+		{[]string{"--device", "70GiB", torchtitanTemplate}, "--device 70GiB: below 70.60 GiB, the least device peak of torchtitan-llama3.1-8b-h100 (the allocated peak 69.61 GiB in 2 MiB segments + CUDA context and NCCL buffers 1021.47 MiB, at allocator overhead 0)"},
+		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.71 is over 10, memory.allocator_overhead's largest"},
+		{[]string{"--reserved", "82.4", "default"}, "--reserved 82.4: a size needs a unit: use 82.4GiB or 82.4GB (the measured torch.cuda.max_memory_reserved of one step)"},
+		{[]string{"--device", "lots", "default"}, `--device "lots" is not a size: use the device memory nvidia-smi showed during one step with its unit, e.g. --device 82.4GiB`},
+		{[]string{"--reserved", "-1GiB", "default"}, `--reserved "-1GiB" is not a size`},
+		{[]string{"--reserved", "0", "default"}, `--reserved "0": want a size > 0`},
+		{[]string{"--reserved", "82.4GiB", "--device", "83GiB", "default"}, "--reserved and --device: give one measurement"},
+		{[]string{"--step-time", "2.84s", "--reserved", "82.4GiB", "default"}, "--step-time and --reserved: give one measurement"},
+		{[]string{"--reserved", "82.4GiB"}, "--reserved needs the scenario of the measured run: zerosim calibrate --reserved 82.4GiB scenario.yaml"},
+		{[]string{"--device", "83GiB", "a.yaml", "b.yaml"}, "--device takes one scenario, got 2 arguments"},
+		{[]string{"--reserved", "82.4GiB", "--nodes", "2", "default"}, "--nodes describes nccl-tests logs; with --reserved the scenario is the argument"},
+		{[]string{"--reserved", "82.4GiB", "-o", filepath.Join(dir, "plots"), "default"}, "-o draws the fits of nccl-tests logs; --reserved writes only --file"},
+		{[]string{"--reserved", "82.4GiB", "nope.yaml"}, "nope.yaml"},
+	} {
+		file := filepath.Join(dir, "cal.yaml")
+		out, errOut, code := runCLI(append(append([]string{"calibrate"}, c.args...), "--file", file)...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errOut, c.want)
+		}
+		if _, err := os.Stat(file); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written on bad input", c.args, file)
+		}
+	}
+}

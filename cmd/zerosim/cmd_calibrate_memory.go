@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// parseMeasuredPeak reads --reserved or --device: a size, rounded to the
+// byte (a figure printed to 0.1 GiB is not a whole number of bytes).
+func parseMeasuredPeak(flag, v string) (int64, error) {
+	what := "the measured torch.cuda.max_memory_reserved of one step"
+	if flag == "device" {
+		what = "the device memory nvidia-smi showed during one step"
+	}
+	if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && strings.TrimSpace(v) != "0" {
+		return 0, inputError{fmt.Errorf("--%s %s: a size needs a unit: use %sGiB or %sGB (%s)", flag, v, v, v, what)}
+	}
+	b, err := units.ParseBytesNearest(v)
+	if err != nil {
+		return 0, inputError{fmt.Errorf("--%s %q is not a size: use %s with its unit, e.g. --%s 82.4GiB", flag, v, what, flag)}
+	}
+	if b <= 0 {
+		return 0, inputError{fmt.Errorf("--%s %q: want a size > 0, e.g. --%s 82.4GiB", flag, v, flag)}
+	}
+	return int64(b), nil
+}
+
+// runCalibrateMemory fits memory.allocator_overhead of the scenario arg to
+// --reserved (the caching allocator's reserved peak) or --device (what
+// nvidia-smi shows), and writes the calibration file's memory part.
+func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string, w io.Writer) error {
+	if err := computeFlags(a, o, cmd); err != nil {
+		return err
+	}
+	flag, device := "reserved", o.device != ""
+	if device {
+		flag = "device"
+	}
+	measured, err := parseMeasuredPeak(flag, computeValue(o))
+	if err != nil {
+		return err
+	}
+	old, err := readCalibrationFile(o.file)
+	if err != nil {
+		return err
+	}
+	s, err := a.loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	withNetwork := withFileNetwork(o, s, old)
+	// The peak zerosim run reports: the replay's busiest rank
+	// (zero.Result.ReservedPeak), with the memory model's gather pool.
+	r, err := zero.Replay(s, zero.Options{})
+	if err != nil {
+		return inputError{err}
+	}
+	fit, err := memory.FitAllocatorOverhead(s, slices.Max(r.PeakMemory), r.MemoryModel.GatherPool, measured, device)
+	if err != nil {
+		return inputError{fmt.Errorf("--%s %s: %v", flag, computeValue(o), unfittable(err, s, flag))}
+	}
+	method := scenarios.CalMethodReserved
+	if device {
+		method = scenarios.CalMethodDevice
+	}
+	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: method, MeasuredBytes: measured, Scenario: s.Name, GPU: s.Cluster.GPU}
+	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Memory = cm }); err != nil {
+		return err
+	}
+	before := scenarios.DefaultAllocatorOverhead
+	if v := s.Memory.AllocatorOverhead; v != nil {
+		before = *v
+	}
+	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured,
+		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
+		Before:      reports.MemoryPoint{Overhead: before, Reserved: r.ReservedPeak, Device: r.DevicePeak},
+		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: old != nil && old.Compute != nil}
+	return reports.WriteMemoryCalibration(w, rep)
+}
+
+// unfittable rewords the fit's failure for a measurement below what the
+// allocator holds at overhead 0.
+func unfittable(err error, s *scenarios.Scenario, flag string) string {
+	var b *memory.BelowFloorError
+	if !errors.As(err, &b) {
+		return strings.TrimPrefix(err.Error(), "memory: ")
+	}
+	size := func(n int64) string { return units.Bytes(n).String() }
+	f := b.Fit
+	least, parts := f.Floor, "the allocated peak "+size(f.Allocated)+" in 2 MiB segments"
+	if f.Pool > 0 {
+		parts += fmt.Sprintf(" + DeepSpeed's gather pool %s", size(f.Pool))
+	}
+	fix := "check that it is torch.cuda.max_memory_reserved of one step of this scenario's run (model, micro_batch, recompute), or give what nvidia-smi shows with --device"
+	if b.Device {
+		least = f.Floor + f.Outside
+		parts += fmt.Sprintf(" + CUDA context and NCCL buffers %s", size(f.Outside))
+		fix = "check that it is the device memory of one step of this scenario's run (model, micro_batch, recompute; memory.runtime_context and memory.nccl_buffers), or give torch.cuda.max_memory_reserved with --reserved"
+	}
+	return fmt.Sprintf("below %s, the least %s peak of %s (%s, at allocator overhead 0): the fitted overhead would be negative; %s",
+		size(least), flag, s.Name, parts, fix)
+}
