@@ -437,6 +437,9 @@ func (run *Run) peakText() string {
 	if r := run.Result; r.ReservedPeak > 0 {
 		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator), device %s (nvidia-smi: + CUDA context, NCCL buffers)",
 			u.format(r.ReservedPeak), u.format(r.DevicePeak))
+		if m := run.Scenario.Memory; m.AllocatorOverheadFrom != "" && m.AllocatorOverhead != nil {
+			s += fmt.Sprintf("\nallocator overhead %s, from %s", strconv.FormatFloat(*m.AllocatorOverhead, 'f', -1, 64), m.AllocatorOverheadFrom)
+		}
 	}
 	return s
 }

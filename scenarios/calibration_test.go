@@ -249,14 +249,14 @@ func TestCalibrationMemory(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, extra string
 		overhead, eff     float64
-		warn              string
+		warn, from        string
 	}{
-		{"memory only", "memory.yaml", "", 0.1838, DefaultComputeEfficiency, ""},
-		{"every part", "all.yaml", "", 0.1838, 0.6123, ""},
-		{"no memory part", "compute.yaml", "", DefaultAllocatorOverhead, 0.6123, ""},
+		{"memory only", "memory.yaml", "", 0.1838, DefaultComputeEfficiency, "", "calibration memory.yaml (fitted to a reserved peak of 82.40 GiB of s)"},
+		{"every part", "all.yaml", "", 0.1838, 0.6123, "", "calibration all.yaml (fitted to a reserved peak of 82.40 GiB of s)"},
+		{"no memory part", "compute.yaml", "", DefaultAllocatorOverhead, 0.6123, "", ""},
 		{"explicit key wins", "memory.yaml", "memory:\n  allocator_overhead: 0.2\n", 0.2, DefaultComputeEfficiency,
-			"memory.allocator_overhead 0.2 overrides the calibration's 0.1838 (remove the key to use the calibrated overhead)"},
-		{"same value, no warning", "memory.yaml", "memory:\n  allocator_overhead: 0.1838\n", 0.1838, DefaultComputeEfficiency, ""},
+			"memory.allocator_overhead 0.2 overrides the calibration's 0.1838 (remove the key to use the calibrated overhead)", ""},
+		{"same value, no warning", "memory.yaml", "memory:\n  allocator_overhead: 0.1838\n", 0.1838, DefaultComputeEfficiency, "", ""},
 	} {
 		text := baseYAML + tc.extra + "communication:\n  calibration: " + tc.file + "\n"
 		s, err := Load(filepath.Join(dir, "s.yaml"), []byte(text), nil)
@@ -264,15 +264,15 @@ func TestCalibrationMemory(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if s.Memory.AllocatorOverhead == nil || *s.Memory.AllocatorOverhead != tc.overhead || s.Training.ComputeEfficiency != tc.eff {
-			t.Errorf("%s: allocator overhead %v, efficiency %g; want %g, %g", tc.name, s.Memory.AllocatorOverhead, s.Training.ComputeEfficiency, tc.overhead, tc.eff)
+		if s.Memory.AllocatorOverhead == nil || *s.Memory.AllocatorOverhead != tc.overhead || s.Training.ComputeEfficiency != tc.eff || s.Memory.AllocatorOverheadFrom != tc.from {
+			t.Errorf("%s: allocator overhead %v from %q, efficiency %g; want %g from %q, %g", tc.name, s.Memory.AllocatorOverhead, s.Memory.AllocatorOverheadFrom, s.Training.ComputeEfficiency, tc.overhead, tc.from, tc.eff)
 		}
 		if got := strings.Join(s.Warnings, "\n"); (tc.warn == "") != (got == "") || !strings.Contains(got, tc.warn) {
 			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.warn)
 		}
-		// Resolving the loaded value keeps the overhead.
-		if err := Resolve(s); err != nil || *s.Memory.AllocatorOverhead != tc.overhead {
-			t.Errorf("%s: after Resolve: %v, %g", tc.name, err, *s.Memory.AllocatorOverhead)
+		// Resolving the loaded value keeps the overhead and where it came from.
+		if err := Resolve(s); err != nil || *s.Memory.AllocatorOverhead != tc.overhead || s.Memory.AllocatorOverheadFrom != tc.from {
+			t.Errorf("%s: after Resolve: %v, %g from %q", tc.name, err, *s.Memory.AllocatorOverhead, s.Memory.AllocatorOverheadFrom)
 		}
 	}
 	for _, tc := range []struct{ name, cal, want string }{

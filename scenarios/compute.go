@@ -252,6 +252,19 @@ func (l *loader) applyCalibratedMemory(s *Scenario, c *CalMemory) {
 	}
 	v := c.AllocatorOverhead
 	m.AllocatorOverhead = &v
+	file := s.Communication.Calibration
+	if file == "" {
+		file = "a calibration"
+	}
+	what := "reserved peak"
+	if c.Method == CalMethodDevice {
+		what = "device peak"
+	}
+	of := ""
+	if c.Scenario != "" {
+		of = " of " + c.Scenario
+	}
+	m.AllocatorOverheadFrom = fmt.Sprintf("calibration %s (fitted to a %s of %v%s)", file, what, units.Bytes(c.MeasuredBytes), of)
 }
 
 // resolveAttentionKernel fills training.attention_kernel (eager when

@@ -325,6 +325,10 @@ type MemoryConfig struct {
 	// AllocatorOverhead is the caching allocator's reserved peak over the
 	// allocated peak (default 0.15; see memory/profiler.go).
 	AllocatorOverhead *float64 `yaml:"allocator_overhead,omitempty"`
+	// AllocatorOverheadFrom names where AllocatorOverhead came from when a
+	// calibration file set it (communication.calibration's memory part,
+	// with memory.allocator_overhead unset); empty otherwise.
+	AllocatorOverheadFrom string `yaml:"-"`
 	// HostLead is, under DeepSpeed ZeRO-3 (communication.boundary:
 	// deepspeed), the fraction of the parameters gathered and released in
 	// forward that the caching allocator still holds when backward begins,
