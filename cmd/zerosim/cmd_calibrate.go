@@ -30,12 +30,8 @@ type calibrateOpts struct {
 	reserved, device string
 }
 
-func newCalibrateCmd(a *app) *cobra.Command {
-	o := &calibrateOpts{}
-	cmd := &cobra.Command{
-		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO",
-		Short: "Fit NCCL's cost model to nccl-tests logs, the compute efficiency to a measured step, or the allocator overhead to a measured peak, and write a calibration file",
-		Long: `calibrate writes a calibration file (--file) that scenarios use as
+// calibrateLong is calibrate's help.
+const calibrateLong = `calibrate writes a calibration file (--file) that scenarios use as
 communication.calibration. It has three forms.
 
 With nccl-tests logs (the stdout of all_reduce_perf, all_gather_perf,
@@ -69,7 +65,14 @@ the caching allocator's 2 MiB segment, and writes the file's memory part; a
 scenario naming the file takes the overhead unless it sets
 memory.allocator_overhead itself (then it warns).
 
-Each form keeps the other parts of an existing --file.`,
+Each form keeps the other parts of an existing --file.`
+
+func newCalibrateCmd(a *app) *cobra.Command {
+	o := &calibrateOpts{}
+	cmd := &cobra.Command{
+		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO",
+		Short: "Fit NCCL's cost model to nccl-tests logs, the compute efficiency to a measured step, or the allocator overhead to a measured peak, and write a calibration file",
+		Long:  calibrateLong,
 		Example: `  zerosim calibrate ar_2node.log ar_4node.log --file calibration.yaml
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
