@@ -140,18 +140,10 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	if err != nil {
 		return err
 	}
-	old, err := readCalibrationFile(o.file)
+	old, s, withNetwork, err := calibrationInputs(a, o, arg)
 	if err != nil {
 		return err
 	}
-	s, err := a.loadScenario(arg)
-	if err != nil {
-		return err
-	}
-	// A network part already in --file describes the measured cluster:
-	// the fit runs with it, so that the file reproduces the step, unless
-	// the scenario names a calibration of its own.
-	withNetwork := withFileNetwork(o, s, old)
 	method := scenarios.CalMethodStepTime
 	if trace != nil {
 		method = scenarios.CalMethodTrace
@@ -180,6 +172,22 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 			Forward: trace.Forward, Backward: trace.Backward, Optimizer: trace.Optimizer, NCCL: trace.NCCL}
 	}
 	return reports.WriteComputeCalibration(w, rep)
+}
+
+// calibrationInputs reads what a fit to one measured step starts from:
+// the existing --file (nil when there is none), the scenario of the
+// measured run arg and, through withFileNetwork, whether the fit runs with
+// the file's network part (it describes the measured cluster, so the file
+// then reproduces the measurement, unless the scenario names a calibration
+// of its own).
+func calibrationInputs(a *app, o *calibrateOpts, arg string) (old *scenarios.Calibration, s *scenarios.Scenario, withNetwork bool, err error) {
+	if old, err = readCalibrationFile(o.file); err != nil {
+		return nil, nil, false, err
+	}
+	if s, err = a.loadScenario(arg); err != nil {
+		return nil, nil, false, err
+	}
+	return old, s, withFileNetwork(o, s, old), nil
 }
 
 // withFileNetwork gives s, when it names no calibration of its own, the

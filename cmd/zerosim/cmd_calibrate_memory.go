@@ -51,15 +51,10 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if err != nil {
 		return err
 	}
-	old, err := readCalibrationFile(o.file)
+	old, s, withNetwork, err := calibrationInputs(a, o, arg)
 	if err != nil {
 		return err
 	}
-	s, err := a.loadScenario(arg)
-	if err != nil {
-		return err
-	}
-	withNetwork := withFileNetwork(o, s, old)
 	// The peak zerosim run reports: the replay's busiest rank
 	// (zero.Result.ReservedPeak), with the memory model's gather pool.
 	r, err := zero.Replay(s, zero.Options{})
