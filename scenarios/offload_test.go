@@ -72,6 +72,8 @@ func TestZeroPPAndOffloadErrors(t *testing.T) {
 			"s.yaml:11:17: zero_quantized_weights is ZeRO++, which DeepSpeed runs at ZeRO stage 3 only (set zero_stage: 3, or remove the key)"},
 		{"qgZ with k", zero3YAML + "  k: 2\ncommunication: {zero_quantized_gradients: true}\n",
 			"s.yaml:12:17: zero_quantized_gradients is DeepSpeed's ZeRO++, which has no k (num_distributed_optimizer_instances); k=2 must be 1"},
+		{"fp32 reduce with qgZ", zero3YAML + "communication: {zero_quantized_gradients: true}\ntraining: {reduce_dtype: fp32}\n",
+			"s.yaml:12:12: reduce_dtype fp32 and communication.zero_quantized_gradients exclude each other: qgZ reduces quantized gradients (drop one)"},
 		{"hpz not a divisor", zero3YAML + "communication: {zero_hpz_partition_size: 3}\n",
 			"s.yaml:11:17: zero_hpz_partition_size=3 does not divide the 8 ranks (DeepSpeed builds groups of consecutive ranks; use a divisor such as 4, the GPUs of a node)"},
 		{"hpz negative", zero3YAML + "communication: {zero_hpz_partition_size: -1}\n",

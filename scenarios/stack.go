@@ -62,11 +62,47 @@ const (
 // mixed-precision policy), see memory/timeline.go.
 const ShardFP32 DType = FP32
 
+// ReduceDType is training.reduce_dtype: the dtype gradients are reduced in
+// (and, at stages 0–2, accumulated in: the gradient buffer is the
+// reduction's buffer).
+type ReduceDType string
+
+const (
+	// ReduceParamDType (the default, unset) reduces and keeps the
+	// gradients in param_dtype.
+	ReduceParamDType ReduceDType = "param_dtype"
+	// ReduceFP32 reduces 16-bit gradients in fp32. Megatron-LM with bf16
+	// does so by default: validate_args sets
+	// accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16
+	// ("bfloat16 requires gradient accumulation and all-reduce to be done
+	// in fp32", megatron/training/arguments.py at NVIDIA/Megatron-LM
+	// d98e8a64ddf34856e74b24714e3bedb2f5a39553 and at core_v0.12.0,
+	// d580efc68a9f0dbf1945f834f6f6200cd01d3343; unconditionally at
+	// core_v0.8.0, baf94af3), training.py passes it as
+	// DistributedDataParallelConfig.grad_reduce_in_fp32, and the contiguous
+	// grad buffer (param.main_grad) is then fp32 (grad_dtype = torch.float
+	// if grad_reduce_in_fp32 else param.dtype: distributed_data_parallel.py
+	// at core_v0.8.0 and core_v0.12.0, param_and_grad_buffer.py
+	// group_params_for_buffers at d98e8a64). torchtitan's FSDP2 runs
+	// MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): each
+	// unit's bf16 gradients are copied into an fp32 reduce-scatter input
+	// (memory/timeline.go cites foreach_reduce).
+	ReduceFP32 ReduceDType = "fp32"
+)
+
+// FP32Reduce reports whether 16-bit gradients are reduced in fp32
+// (training.reduce_dtype: fp32 with a 16-bit param_dtype; with fp32 params
+// the key changes nothing).
+func (t *Training) FP32Reduce() bool {
+	return t.ReduceDType == ReduceFP32 && t.ParamDType != FP32
+}
+
 // resolveStack validates the keys that name what a training stack keeps
 // or runs (training.cross_entropy, training.shard_dtype,
-// training.optimizer_impl, training.grad_clip). Unset they stay empty,
-// meaning the defaults (fp32 cross-entropy; a 16-bit shard beside an fp32
-// master copy; seed 000's optimizer traffic; no clipping), so that
+// training.reduce_dtype, training.optimizer_impl, training.grad_clip).
+// Unset they stay empty, meaning the defaults (fp32 cross-entropy; a
+// 16-bit shard beside an fp32 master copy; gradients reduced in
+// param_dtype; seed 000's optimizer traffic; no clipping), so that
 // scenarios that do not give them resolve as before.
 func (l *loader) resolveStack(s *Scenario) *Error {
 	t := &s.Training
@@ -88,6 +124,15 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 	if l.has("training.shard_dtype") {
 		if err := oneOf(l, "training.shard_dtype", t.ShardDType, t.ParamDType, ShardFP32); err != nil {
 			return err
+		}
+	}
+	if l.has("training.reduce_dtype") {
+		if err := oneOf(l, "training.reduce_dtype", t.ReduceDType, ReduceParamDType, ReduceFP32); err != nil {
+			return err
+		}
+		if t.FP32Reduce() && s.Communication.ZeroQuantizedGradients {
+			// qgZ reduces int4-quantized gradients (zeropp.go).
+			return l.errPath("training.reduce_dtype", "reduce_dtype fp32 and communication.zero_quantized_gradients exclude each other: qgZ reduces quantized gradients (drop one)")
 		}
 	}
 	return nil

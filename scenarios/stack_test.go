@@ -7,7 +7,7 @@ import (
 )
 
 // TestStackKeys: the training keys that name what a stack runs
-// (rope_impl, optimizer_impl, grad_clip, flat_param_views) load to their
+// (rope_impl, optimizer_impl, grad_clip, reduce_dtype, flat_param_views) load to their
 // value, round-trip through Encode, and stay out of the resolved scenario
 // when unset, so files without them resolve and report as before.
 func TestStackKeys(t *testing.T) {
@@ -26,6 +26,8 @@ func TestStackKeys(t *testing.T) {
 			[]value{{"", OptimizerImpl("")}, {"seed", OptimizerSeed}, {"fused", OptimizerFused}, {"foreach", OptimizerForeach}, {"composer", OptimizerComposer}}},
 		{"grad_clip", func(t *Training) any { return t.GradClip },
 			[]value{{"", GradClip("")}, {"none", GradClipNone}, {"norm", GradClipNorm}}},
+		{"reduce_dtype", func(t *Training) any { return t.ReduceDType },
+			[]value{{"", ReduceDType("")}, {"param_dtype", ReduceParamDType}, {"fp32", ReduceFP32}}},
 		{"flat_param_views", func(t *Training) any { return t.FlatParamViews },
 			[]value{{"", false}, {"false", false}, {"true", true}}},
 	} {

@@ -240,6 +240,12 @@ type Training struct {
 	// (the shard is the optimizer's parameter and no master copy exists:
 	// PyTorch FSDP with a mixed-precision policy); scenarios/stack.go.
 	ShardDType DType `yaml:"shard_dtype,omitempty"`
+	// ReduceDType is the dtype gradients are reduced in: unset
+	// (param_dtype) or fp32 (Megatron-LM's default with bf16,
+	// grad_reduce_in_fp32: an fp32 grad buffer at stages 0–2; FSDP's
+	// MixedPrecisionPolicy reduce_dtype: an fp32 reduce-scatter input per
+	// unit at stage 3); scenarios/stack.go.
+	ReduceDType ReduceDType `yaml:"reduce_dtype,omitempty"`
 	// OptimizerImpl is how the optimizer's update runs on the GPU: seed
 	// (unset: seed 000's traffic), fused, foreach or composer; it sets the
 	// optimizer's HBM bytes per shard element (zero.OptimizerBytesPerElem).
