@@ -193,10 +193,17 @@ type GroupInfo struct {
 	Precision string
 	// ParamBytes, GradBytes are the element sizes of the param and grad
 	// buffers; MasterBytes is 4, or 0 when the fp32 params are their own
-	// master (no copy).
+	// master (no copy). ReduceBytes is the element size gradients are
+	// reduced in, what a reduce-scatter or all-reduce moves per element:
+	// GradBytes, except under training.reduce_dtype fp32 (4), where at
+	// stages 0–2 the grad buffer itself is fp32 (GradBytes 4, Megatron's
+	// main_grad) and at stage 3 autograd's unsharded gradients stay in
+	// param_dtype and are copied into an fp32 reduce-scatter input
+	// (UnitInfo.ReduceInput).
 	ParamBytes  int64
 	GradBytes   int64
 	MasterBytes int64
+	ReduceBytes int64
 	// Numel is the group's real elements; Size its padded buffer length;
 	// ShardElems/RankNumel the rank's shard (padded / real).
 	Numel      int64
@@ -239,6 +246,11 @@ type UnitInfo struct {
 	// gradient allocated by its reduce-scatter (stage 3).
 	Grad      int64
 	ShardGrad int64
+	// ReduceInput is the bytes of the unit's reduce-scatter input when it
+	// is a buffer of its own in another dtype than Grad (stage 3 under
+	// training.reduce_dtype fp32: FSDP's copy-in into an fp32 buffer), 0
+	// otherwise.
+	ReduceInput int64
 	// Activation is the bytes kept from forward for backward; Recompute the
 	// extra bytes rebuilt during the unit's backward (recompute).
 	Activation int64
@@ -380,6 +392,14 @@ type group struct {
 	units   []int // unit indices, forward order
 	numel   int64
 	perUnit map[int]int64
+	// bucketGradBytes is the element size communication.bucket_size is
+	// divided by: param_dtype's gradient, whatever training.reduce_dtype,
+	// so that the reduction dtype changes a bucket's bytes and never which
+	// parameters it holds (Megatron-Core's bucket_size counts parameters:
+	// DistributedDataParallelConfig.bucket_size, "Maximum number of
+	// parameters in each bucket", distributed_data_parallel_config.py at
+	// NVIDIA/Megatron-LM core_v0.12.0, d580efc6).
+	bucketGradBytes int64
 }
 
 // analyzeSetup returns the report skeleton of a resolved scenario (see
@@ -477,7 +497,16 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 			if err != nil {
 				return nil, fmt.Errorf("group %q: %w", gname, err)
 			}
-			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb}, perUnit: map[int]int64{}}
+			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb, ReduceBytes: gb},
+				perUnit: map[int]int64{}, bucketGradBytes: gb}
+			if s.Training.FP32Reduce() && gb < 4 {
+				g.info.ReduceBytes = 4
+				if r.Stage < 3 {
+					// The grad buffer is the reduction's buffer: fp32
+					// (grad_reduce_in_fp32, scenarios/stack.go).
+					g.info.GradBytes = 4
+				}
+			}
 			byName[gname] = g
 		}
 		if l.Params == 0 {
@@ -515,7 +544,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		var bucketElems int64
 		if bs := int64(s.Communication.BucketSize); bs > 0 {
-			bucketElems = max(bs/g.info.GradBytes, 1)
+			bucketElems = max(bs/g.bucketGradBytes, 1)
 		}
 		gshards := shards
 		if g.info.EP > 1 {
@@ -533,7 +562,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		spec := StageSpec(params, r.Stage, gshards, bucketElems, padding)
 		if !spec.PerUnit && bucketElems > 0 && (g.numel-1)/bucketElems+1 > MaxBuckets {
 			return nil, &TooManyBucketsError{BucketSize: int64(s.Communication.BucketSize), Group: name, Numel: g.numel,
-				Least: ((g.numel-1)/MaxBuckets + 1) * g.info.GradBytes}
+				Least: ((g.numel-1)/MaxBuckets + 1) * g.bucketGradBytes}
 		}
 		l, err := NewLayout(spec)
 		if err != nil {

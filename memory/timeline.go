@@ -30,6 +30,8 @@ import (
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
+//	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
+//	                        +ReduceInput(u) −Grad(u), and −ReduceInput(u) at its end
 //	  stage 3: release      −Gather(u)
 //	optimizer step:
 //	  optimizer             +fp32 grad copy of the rank's shard (optimizer temporaries)
@@ -50,8 +52,12 @@ const (
 	OpAllGather     Op = "all-gather"
 	OpCompute       Op = "compute"
 	OpReduceScatter Op = "reduce-scatter"
-	OpRelease       Op = "release"
-	OpOptimizer     Op = "optimizer"
+	// OpReduceCopyIn is the copy of a unit's gradients into its
+	// reduce-scatter input: its events, allocations and frees alike, are
+	// applied when the unit's reduce-scatter starts.
+	OpReduceCopyIn Op = "reduce-scatter copy-in"
+	OpRelease      Op = "release"
+	OpOptimizer    Op = "optimizer"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -88,8 +94,9 @@ func (r *Report) UnitGrad(u int) int64 {
 }
 
 // BucketBytes returns the gradient bytes of every bucket of group g's
-// layout (padded size × grad element size) in buffer order, e.g. the
-// message sizes of the reduce-scatters; nil if g is out of range.
+// layout as they are reduced (padded size × the reduction's element size,
+// GroupInfo.ReduceBytes) in buffer order, e.g. the message sizes of the
+// reduce-scatters; nil if g is out of range.
 func (r *Report) BucketBytes(g int) []int64 {
 	if g < 0 || g >= len(r.Groups) {
 		return nil
@@ -97,7 +104,7 @@ func (r *Report) BucketBytes(g int) []int64 {
 	gi := r.Groups[g]
 	out := make([]int64, len(gi.Layout.Buckets))
 	for i, b := range gi.Layout.Buckets {
-		out[i] = b.Size * gi.GradBytes
+		out[i] = b.Size * gi.ReduceBytes
 	}
 	return out
 }
@@ -143,6 +150,27 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				}
 				ui.Gather = c.Add(ui.Gather, c.Mul(b.Size, ge))
 				ui.Grad = c.Add(ui.Grad, c.Mul(b.Size, eg))
+				if er := g.info.ReduceBytes; er != eg {
+					// FSDP2's foreach_reduce allocates the reduce-scatter
+					// input in reduce_dtype and copies the unit's
+					// unsharded param_dtype gradients into it, freeing
+					// them after the copy-in (torch.empty((reduce_scatter_
+					// input_numel,), dtype=reduce_dtype);
+					// foreach_reduce_scatter_copy_in; unsharded_grads.clear():
+					// torch/distributed/_composable/fsdp/_fsdp_collectives.py
+					// at pytorch/pytorch 415cc2628922556efc715d17fa31ac6bab58df36,
+					// and torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+					// at 8fc2039decebd92b15b38296df8bf9aa13275be0; the store
+					// holds no version at torch 1963fc8, torchtitan's
+					// December 2024 runs, which lie between the two). The
+					// input is the padded unit (_get_dim0_padded_size).
+					// FSDP1 casts the unsharded flat gradient likewise
+					// before its reduce-scatter (_post_backward_hook:
+					// flat_param.grad.data = flat_param.grad.to(
+					// handle._reduce_dtype), torch/distributed/fsdp/
+					// _runtime_utils.py at 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
+					ui.ReduceInput = c.Add(ui.ReduceInput, c.Mul(b.Size, er))
+				}
 				sg := eg
 				if fp32Shard(s, g) {
 					// FSDP casts the reduce-scattered gradient to the
@@ -237,7 +265,7 @@ func (m *model) atRest() {
 			m.set(CompParams, c.Mul(P, e), "full "+dt+" params")
 			m.set(CompPadding, c.Mul(Z-P, e), "")
 			if r.Convention != ConventionSeed000 {
-				m.set(CompGrads, c.Mul(P, eg), "full grad buffer")
+				m.set(CompGrads, c.Mul(P, eg), gradBufferNote("full grad buffer", g))
 				m.set(CompPadding, c.Mul(Z-P, eg), "")
 			} else {
 				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
@@ -269,13 +297,17 @@ func (m *model) atRest() {
 			}
 			switch {
 			case r.Stage == 1:
-				m.set(CompGrads, c.Mul(P, eg), "full grad buffer")
+				m.set(CompGrads, c.Mul(P, eg), gradBufferNote("full grad buffer", g))
 				m.set(CompPadding, c.Mul(Z-P, eg), "")
 			case r.Stage == 3 && deepSpeedGradPartitions(r, m.s):
 				m.set(CompGrads, c.Mul(R, eg), "grad partitions (1/"+itoa(r.Shards)+"), DeepSpeed's grad_partitions_flat_buffer")
 				m.set(CompPadding, c.Mul(S-R, eg), "")
 			case r.Stage == 2 || m.shardGradsPersistent:
-				m.set(CompGrads, c.Mul(R, eg), "grad shard (1/"+itoa(r.Shards)+")")
+				note := "grad shard (1/" + itoa(r.Shards) + ")"
+				if r.Stage == 2 {
+					note = gradBufferNote(note, g)
+				}
+				m.set(CompGrads, c.Mul(R, eg), note)
 				m.set(CompPadding, c.Mul(S-R, eg), "")
 			default:
 				m.set(CompGrads, 0, "grad shard, freed after the step")
@@ -307,13 +339,35 @@ func (m *model) atRest() {
 				if !*m.s.Communication.Overlap {
 					inflight = 1
 				}
-				m.set(CompGradBuckets, c.Mul(inflight, maxB, eg), itoa64(inflight)+" reduce-scatter staging bucket(s)")
+				m.set(CompGradBuckets, c.Mul(inflight, maxB, eg), gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g))
 			}
 		}
 	}
 	m.set(CompPadding, 0, "to a multiple of the shard count ("+r.Padding+" rules)")
 	m.set(CompRuntime, int64(m.s.Memory.RuntimeContext), "memory.runtime_context")
 	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
+}
+
+// gradBufferNote is note with the buffer's dtype when training.reduce_dtype
+// makes a 16-bit group's gradient buffer fp32 (stages 0–2).
+func gradBufferNote(note string, g *group) string {
+	if g.info.GradBytes != g.bucketGradBytes {
+		return note + ", fp32 (reduce_dtype: fp32)"
+	}
+	return note
+}
+
+// fp32GradBuffer reports whether group g's gradients reach the optimizer
+// as an fp32 buffer of their own (stages 0–2 under training.reduce_dtype
+// fp32), so that the step casts nothing: Megatron's optimizers hand the
+// fp32 main params their grads as main_grad.float(), which for an fp32
+// main_grad is the buffer itself, not a copy (distributed optimizer:
+// shard_main_param.grad = shard_model_grad.float(), megatron/core/optimizer/
+// distrib_optimizer.py _copy_model_grads_to_main_grads at NVIDIA/Megatron-LM
+// core_v0.12.0, d580efc6, and at d98e8a64; stage 0: main_param.grad =
+// model_param.main_grad.float(), optimizer.py at core_v0.12.0).
+func fp32GradBuffer(r *Report, g *group) bool {
+	return r.Stage < 3 && g.info.GradBytes == 4 && g.bucketGradBytes < 4
 }
 
 // fp8Copies fills m.fp8Unit and puts the amax history at rest under
@@ -376,6 +430,8 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "ZeRO-3 unit all-gather (current + " + itoa(m.prefetch) + " prefetched)"
 		case CompStepTemp:
 			m.notes[i] = "fp32 copy of the grads the rank updates (grad.float())"
+		case CompGradBuckets:
+			m.notes[i] = "fp32 reduce-scatter input of the unit being reduced, param_dtype grads copied in (reduce_dtype: fp32)"
 		case CompFP8:
 			m.notes[i] = "fp8 quantize staging of the updated shard"
 		case CompActivations:
@@ -480,6 +536,12 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
 		dequantized(PhaseBackward, u)
 		if r.Stage == 3 {
+			if in := units[u].ReduceInput; in > 0 {
+				// The copy-in (reduce_dtype fp32): both buffers exist
+				// while it runs, then the param_dtype gradients go.
+				m.ev(PhaseBackward, u, OpReduceCopyIn, CompGradBuckets, in)
+				m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -units[u].Grad)
+			}
 			if !m.shardGradsPersistent {
 				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
 				if accum {
@@ -489,7 +551,11 @@ func (m *model) buildEvents() {
 					shardGrads = c.Add(shardGrads, units[u].ShardGrad)
 				}
 			}
-			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
+			if in := units[u].ReduceInput; in > 0 {
+				m.ev(PhaseBackward, u, OpReduceScatter, CompGradBuckets, -in)
+			} else {
+				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
+			}
 		} else {
 			transientGrads = c.Add(transientGrads, units[u].Grad)
 		}
@@ -499,6 +565,9 @@ func (m *model) buildEvents() {
 	for _, g := range m.groups {
 		if g.info.MasterBytes == 0 || (m.s.Offload.Optimizer != scenarios.OffloadNone && r.Stage > 0) {
 			continue // fp32 params: the grad is already fp32; offload: the step runs on the host
+		}
+		if fp32GradBuffer(r, g) {
+			continue // the fp32 grad buffer is the optimizer's grad: no copy
 		}
 		elems := g.info.ShardElems
 		if r.Stage == 0 {
