@@ -75,8 +75,19 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // (get_grad_norm_direct: g.double().norm(2), 2 + 8 + 8) and the fp32
 // gradient's unscale, a mul_ it runs even when nothing is clipped
 // (unscale_and_clip_grads: 4 + 4): 34 B.
+//
+// Under training.reduce_dtype fp32 at stages 0–2 the gradient buffer is
+// fp32 and the optimizer's fp32 params take views of it as their grads
+// (Megatron's main_grad.float() of an fp32 buffer returns the buffer:
+// megatron/core/optimizer/distrib_optimizer.py
+// _copy_model_grads_to_main_grads at NVIDIA/Megatron-LM core_v0.12.0,
+// d580efc6), so nothing casts the gradient: seed 000's count drops its
+// read of the 16-bit gradient and write of the fp32 copy (30 B), and a
+// set implementation beside a 16-bit shard adds only the copy back of the
+// master into the 16-bit params (4 + 2; _copy_main_params_to_model_params).
 func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 	t := &s.Training
+	fp32Grads := t.FP32Reduce() && s.Parallelism.Stage < 3
 	var n int64
 	switch t.OptimizerImpl {
 	case scenarios.OptimizerFused:
@@ -87,12 +98,19 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 		n = 8 + 12 + 8 + 12 + 8 + 8 + 8 + 16
 	default:
 		n = bytesPerOptimizerElem
+		if fp32Grads {
+			n -= 2 + 4 // no cast of the gradient shard
+		}
 	}
 	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
 		n += 8
 	}
 	if t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed && t.ShardDType != scenarios.ShardFP32 {
-		n += 2 + 2 + 2 + 4 + 4 + 2
+		if fp32Grads {
+			n += 4 + 2 // the copy back only
+		} else {
+			n += 2 + 2 + 2 + 4 + 4 + 2
+		}
 	}
 	switch {
 	case t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed &&

@@ -67,6 +67,7 @@ func keysYAML(a, b, c, d, e uint64, name string) string {
 	fmt.Fprintf(&y, "training:\n  micro_batch: %d\n  grad_accum: %d\n  param_dtype: bf16\n  master_dtype: fp32\n  optimizer: %s\n  lr: 0.001\n  beta1: 0.9\n  beta2: 0.95\n  eps: 1e-8\n  weight_decay: 0.1\n  recompute: %s\n  %s: 0.%d\n  steps: %d\n  seed: %d\n",
 		pick(&d, 4)+1, pick(&d, 3)+1, of(&d, "adam", "adamw"), of(&d, "none", "selective", "full", "op"), of(&e, "compute_efficiency", "mfu"), pick(&d, 9)+1, pick(&d, 3)+1, pick(&d, 100))
 	fmt.Fprintf(&y, "  attention: %s\n  dropout: 0.%d\n  recompute_every: %d\n", of(&e, "flash", "sdpa", "eager"), pick(&e, 3), pick(&e, 3)+1)
+	fmt.Fprintf(&y, "  reduce_dtype: %s\n", of(&e, "param_dtype", "fp32"))
 	fmt.Fprintf(&y, "communication:\n  bucket_size: %dKiB\n  algorithm: %s\n  overlap: %t\n  prefetch_depth: %d\n  max_inflight_allgathers: %d\n  zero1_allreduce: %t\n  overlap_param_gather: %t\n  padding: %s\n",
 		64*(pick(&d, 64)+1), of(&d, "ring", "hierarchical", "tree", "auto"), pick(&d, 2) == 0, pick(&d, 4), pick(&d, 4)+1, pick(&d, 2) == 0, pick(&d, 2) == 0, of(&d, "toy", "megatron"))
 	fmt.Fprintf(&y, "  boundary: %s\n  backward_prefetch_depth: %d\n  compute_interference: 0.%d\n  collective_interference: 0.%d\n",
@@ -103,7 +104,7 @@ func FuzzReplayYAML(f *testing.F) {
 		f.Add(data, "")
 	}
 	tiny, _ := scenarios.Example("seed002-tiny")
-	for _, set := range []string{"parallelism.zero_stage=2", "communication.algorithm=tree", "training.recompute=full", "communication.bucket_size=1B", "cluster.gpu_overrides=[{rank: 1, speed: 0.5}]"} {
+	for _, set := range []string{"parallelism.zero_stage=2", "communication.algorithm=tree", "training.recompute=full", "communication.bucket_size=1B", "cluster.gpu_overrides=[{rank: 1, speed: 0.5}]", "training.reduce_dtype=fp32"} {
 		f.Add(tiny, set)
 	}
 	f.Add([]byte(keysYAML(1, 2, 3, 4, 5, "all keys")), "")

@@ -162,6 +162,16 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			task, atEnd = find(Forward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseBackward:
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+		case ev.Op == memory.OpReduceCopyIn:
+			// The copy into the reduce-scatter input: as the unit's
+			// reduction starts, allocations and frees alike.
+			task, atEnd = find(ReduceScatter, PhaseBackwardRS, ev.Unit), false
+			if task < 0 {
+				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
+			}
+			if task < 0 && alone(ev.Unit) {
+				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+			}
 		case ev.Op == memory.OpReduceScatter:
 			task = find(ReduceScatter, PhaseBackwardRS, ev.Unit)
 			if first, last := qgzSpan(ev.Unit); first >= 0 {

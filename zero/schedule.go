@@ -156,8 +156,9 @@ type Schedule struct {
 // gradient reduction and parameter all-gather (one per unit at stage 3).
 type CommBucket struct {
 	Group, Bucket int
-	// GradBytes and ParamBytes are the bucket's padded size in gradient and
-	// parameter elements.
+	// GradBytes and ParamBytes are the bucket's padded size in bytes of its
+	// gradients as they are reduced (memory.GroupInfo.ReduceBytes: fp32
+	// under training.reduce_dtype fp32) and of its parameters.
 	GradBytes, ParamBytes int64
 	// FirstUnit and LastUnit are the units with parameters in the bucket.
 	FirstUnit, LastUnit int
@@ -180,7 +181,7 @@ func commBuckets(groups []memory.GroupInfo) []CommBucket {
 		l := gi.Layout
 		for i, bk := range l.Buckets {
 			out = append(out, CommBucket{Group: g, Bucket: i,
-				GradBytes: bk.Size * gi.GradBytes, ParamBytes: bk.Size * gi.ParamBytes,
+				GradBytes: bk.Size * gi.ReduceBytes, ParamBytes: bk.Size * gi.ParamBytes,
 				FirstUnit: l.Params[bk.FirstParam].Unit, LastUnit: l.Params[bk.LastParam].Unit})
 		}
 	}
