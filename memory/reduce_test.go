@@ -126,3 +126,29 @@ func TestReduceDTypeFSDP2Peak(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceDTypeStage2: at stage 2 the gradient shard and the staging
+// buckets are the reduction's buffers, fp32 under training.reduce_dtype
+// fp32, and the buckets keep their parameters: 64,000 parameters on 8
+// ranks with bucket_size 32,000 B (16,000 bf16 gradients a bucket, 4
+// buckets either way): the shard 4 × 8,000 B (bf16: 2 × 8,000), two
+// staging buckets 2 × 16,000 × 4 B (bf16: × 2), and no fp32 grad copy at
+// the step (bf16: 4 × 8,000).
+func TestReduceDTypeStage2(t *testing.T) {
+	for _, c := range []struct {
+		reduce                    scenarios.ReduceDType
+		grads, buckets, temp, nbk int64
+	}{
+		{"", 2 * 8_000, 2 * 16_000 * 2, 4 * 8_000, 4},
+		{scenarios.ReduceFP32, 4 * 8_000, 2 * 16_000 * 4, 0, 4},
+	} {
+		s := bigModel(64_000, 8, 1, 8, 2)
+		s.Communication.BucketSize = 32_000
+		s.Training.ReduceDType = c.reduce
+		r := mustAnalyze(t, s, Options{})
+		got := [4]int64{r.Component(CompGrads).AtRest, r.Component(CompGradBuckets).AtRest, r.Component(CompStepTemp).Peak, int64(len(r.Groups[0].Layout.Buckets))}
+		if want := [4]int64{c.grads, c.buckets, c.temp, c.nbk}; got != want {
+			t.Errorf("%q: grad shard, staging buckets, optimizer temporaries, buckets %v, want %v", c.reduce, got, want)
+		}
+	}
+}

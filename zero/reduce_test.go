@@ -109,3 +109,41 @@ func TestReduceDTypeOptimizerBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceDTypeReplayMemory: in the replay of seed 002's model at stage 3
+// on 2 GPUs with reduce_dtype fp32, each unit's fp32 reduce-scatter input
+// (the "grad buckets" row) is allocated when the unit's reduce-scatter
+// starts and freed when it ends: it peaks at the FFN unit's 4 × 148 =
+// 592 B, and ends the step at 0.
+func TestReduceDTypeReplayMemory(t *testing.T) {
+	s := tiny(3, 2, 1)
+	s.Training.ReduceDType = scenarios.ReduceFP32
+	res, err := Replay(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := res.Memory
+	ci := -1
+	for i, n := range tl.Components {
+		if n == "grad buckets" {
+			ci = i
+		}
+	}
+	if ci < 0 {
+		t.Fatal("no grad buckets row")
+	}
+	cur, peak, allocs := tl.AtRest[ci], int64(0), 0
+	for _, p := range tl.Points {
+		if p.Component != ci {
+			continue
+		}
+		cur += p.Delta
+		peak = max(peak, cur)
+		if p.Delta > 0 {
+			allocs++
+		}
+	}
+	if peak != 4*148 || cur != 0 || allocs != 5 {
+		t.Errorf("fp32 reduce-scatter inputs: peak %d, end %d, %d allocations; want 592, 0, 5 (one per unit)", peak, cur, allocs)
+	}
+}
