@@ -73,10 +73,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Memory = cm }); err != nil {
 		return err
 	}
-	before := scenarios.DefaultAllocatorOverhead
-	if v := s.Memory.AllocatorOverhead; v != nil {
-		before = *v
-	}
+	before := *s.Memory.AllocatorOverhead // Load fills in the default
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured,
 		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
 		Before:      reports.MemoryPoint{Overhead: before, Reserved: r.ReservedPeak, Device: r.DevicePeak},
