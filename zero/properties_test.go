@@ -36,7 +36,7 @@ type propSubject struct {
 
 // propPoint is one replay of a subject with one key changed.
 type propPoint struct {
-	set string // "key=value"
+	set string // the sets that made it from its subject: "key=value ..."
 	s   *scenarios.Scenario
 	r   *Result
 }
@@ -117,11 +117,7 @@ func (sub propSubject) run(extra ...string) (propPoint, error) {
 	if err != nil {
 		return propPoint{}, err
 	}
-	set := ""
-	if len(extra) > 0 {
-		set = extra[len(extra)-1]
-	}
-	return propPoint{set: set, s: s, r: r}, nil
+	return propPoint{set: strings.Join(extra, " "), s: s, r: r}, nil
 }
 
 // propBases are the subjects and their base points (the laws' values
@@ -147,8 +143,9 @@ type quantity struct {
 	unit func(int64) string
 }
 
-func gib(v int64) string { return fmt.Sprintf("%d B (%.3f GiB)", v, float64(v)/float64(units.GiB)) }
-func ps(v int64) string  { return units.Duration(v).String() + fmt.Sprintf(" (%d ps)", v) }
+func gib(v int64) string     { return fmt.Sprintf("%d B (%.3f GiB)", v, float64(v)/float64(units.GiB)) }
+func bytesOf(v int64) string { return fmt.Sprintf("%d B", v) }
+func ps(v int64) string      { return units.Duration(v).String() + fmt.Sprintf(" (%d ps)", v) }
 
 var (
 	qAlloc    = quantity{"allocated peak", propPoint.alloc, gib}
@@ -157,6 +154,9 @@ var (
 	qActs     = quantity{"activation memory", propPoint.activations, gib}
 	qStep     = quantity{"step time", propPoint.step, ps}
 	qMemory   = []quantity{qAlloc, qReserved, qDevice}
+	// Wire bytes over the intra- and inter-node links.
+	qIntraWire = quantity{"intra-node wire bytes", func(p propPoint) int64 { return p.wire(topology.Intra) }, bytesOf}
+	qInterWire = quantity{"inter-node wire bytes", func(p propPoint) int64 { return p.wire(topology.Inter) }, bytesOf}
 )
 
 // direction of a law between two consecutive values of a key.
@@ -240,6 +240,16 @@ var propExceptions = []propException{
 		excess: func(a, b propPoint) int64 { return int64(len(b.r.Collectives)) * 640 }, reason: "whole bytes of work at a 640 ps/B bottleneck"},
 }
 
+// opPolicyEager is why eager attention keeps less than SDPA under
+// torchtitan's op-level selective checkpointing: its save list keeps the
+// outputs of the SDPA kernels (aten._scaled_dot_product_flash_attention
+// and _efficient_attention) and every other mm, and nothing of eager
+// attention's bmm and softmax, which are recomputed in backward
+// (torchtitan parallelize_llama.py _save_list at 9dec370; memory/tensors.go):
+// eager attention then keeps neither the s² scores nor the attention output
+// that SDPA's saved output holds, one 2·t·h tensor per block.
+const opPolicyEager = "torchtitan's op policy saves SDPA's output but recomputes eager attention's bmm and softmax"
+
 // phaseSplitDefect is a defect of collectives' NCCL-timed lowering, found
 // by these laws and not fixed here: a multi-node collective is lowered as
 // sequential phases (intra-node, then inter-node, ...) and the NCCL
@@ -256,6 +266,12 @@ var propExceptions = []propException{
 const phaseSplitDefect = "collectives' sequential phase split of NCCL's time undercounts link sharing between concurrent collectives, less as the other link class gets faster"
 
 func init() {
+	for _, subject := range []string{"torchtitan-llama3.1-8b-h100", "torchtitan-llama3.1-8b-h100-compile", "torchtitan-llama3.1-8b-h100-float8", "torchtitan-llama3.1-8b-h200-trainy"} {
+		for _, q := range []string{qActs.name, qAlloc.name} {
+			propExceptions = append(propExceptions, propException{subject: subject, key: "training.attention", quantity: q,
+				lo: "sdpa", hi: "eager training.attention_kernel=eager", reason: opPolicyEager})
+		}
+	}
 	for _, d := range []struct{ subject, key, lo, hi string }{
 		{"llm-foundry-mpt-a100-40gb-large", "cluster.intra.bandwidth", "300000000000B/s", "600000000000B/s"},
 		{"llm-foundry-mpt-a100-80gb-70b", "cluster.intra.bandwidth", "300000000000B/s", "600000000000B/s"},
@@ -358,6 +374,96 @@ var monotoneLaws = []monotoneLaw{
 	}, laws(qStep, nonIncreasing, qMemory, unchanged)},
 	{"cluster.hbm_bandwidth", func(s *scenarios.Scenario) []string { return bandwidths(s.Cluster.HBMBandwidth) },
 		laws(qStep, nonIncreasing, qMemory, unchanged)},
+	// More key/value heads (grouped-query attention towards multi-head):
+	// larger k and v projections and activations.
+	{"model.kv_heads", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) || s.Model.Arch != scenarios.ArchLlama {
+			return nil
+		}
+		var out []string
+		for kv := int64(1); kv <= s.Model.Heads; kv *= 2 {
+			if s.Model.Heads%kv == 0 {
+				out = append(out, fmt.Sprint(kv))
+			}
+		}
+		return out
+	}, laws(qMemory, nonDecreasing, qStep, nonDecreasing)},
+	// A wider FFN and a larger vocabulary: larger matrices, activations
+	// and logits.
+	{"model.ffn", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) {
+			return nil
+		}
+		f := s.Model.FFN
+		return []string{fmt.Sprint(f), fmt.Sprint(f + f/4), fmt.Sprint(2 * f)}
+	}, laws(qMemory, nonDecreasing, qStep, nonDecreasing)},
+	{"model.vocab", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) {
+			return nil
+		}
+		v := s.Model.Vocab
+		return []string{fmt.Sprint(v), fmt.Sprint(2 * v)}
+	}, laws(qMemory, nonDecreasing, qStep, nonDecreasing)},
+	// Checkpointing every N-th block keeps the activations of the others:
+	// a larger N keeps more and reruns less.
+	{"training.recompute_every", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) || s.Training.Recompute == scenarios.RecomputeNone {
+			return nil
+		}
+		return []string{"1", "2", "4"}
+	}, laws(qActs, nonDecreasing, qStep, nonIncreasing)},
+	// Dropout keeps a mask per dropout site; a probability above 0 adds
+	// them, and their size does not depend on the probability.
+	{"training.dropout", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) {
+			return nil
+		}
+		return []string{"0", "0.1", "0.2"}
+	}, laws(qMemory, nonDecreasing)},
+	// Stage 3 prefetch: a deeper prefetch holds more gathered units.
+	{"communication.prefetch_depth", func(s *scenarios.Scenario) []string {
+		if s.Parallelism.Stage != 3 {
+			return nil
+		}
+		return []string{"0", "1", "2", "3"}
+	}, laws(qAlloc, nonDecreasing)},
+	// The caching allocator's overhead: reserved grows with it, what is
+	// allocated does not change.
+	{"memory.allocator_overhead", func(s *scenarios.Scenario) []string { return []string{"0", "0.1", "0.3"} },
+		laws(qAlloc, unchanged, qReserved, nonDecreasing, qDevice, nonDecreasing, qStep, unchanged)},
+	// Bucketing splits the same gradient buffer: the bytes on the wire do
+	// not depend on the bucket size (stages 0–2; stage 3 reduces per unit).
+	{"communication.bucket_size", func(s *scenarios.Scenario) []string {
+		if s.Parallelism.Stage == 3 {
+			return nil
+		}
+		return []string{"10MB", "40MB", "200MB"}
+	}, laws(qIntraWire, unchanged, qInterWire, unchanged)},
+	// The attention kernel's memory: FlashAttention keeps no s² scores
+	// and reads grouped k/v heads in place; SDPA after repeat_kv keeps the
+	// repeated k and v; eager attention keeps the s² scores (a value
+	// carries the kernel eager attention needs as a second set).
+	{"training.attention", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) {
+			return nil
+		}
+		return []string{"flash", "sdpa", "eager training.attention_kernel=eager"}
+	}, laws(qActs, nonDecreasing, qAlloc, nonDecreasing)},
+	// Slower links (latency) never speed a step.
+	{"cluster.intra.latency", func(s *scenarios.Scenario) []string { return []string{"0s", "500ns", "5us"} },
+		laws(qStep, nonDecreasing)},
+	{"cluster.inter.latency", func(s *scenarios.Scenario) []string { return []string{"0s", "2us", "20us"} },
+		laws(qStep, nonDecreasing)},
+	// More all-gathers in flight hold more gathered units.
+	{"communication.max_inflight_allgathers", func(s *scenarios.Scenario) []string {
+		if s.Parallelism.Stage != 3 {
+			return nil
+		}
+		return []string{"1", "2", "4"}
+	}, laws(qAlloc, nonDecreasing)},
+	// Clipping adds passes over the gradient shard.
+	{"training.grad_clip", func(s *scenarios.Scenario) []string { return []string{"none", "norm"} },
+		laws(qStep, nonDecreasing)},
 	// Overlapping communication with compute can only hide time.
 	{"communication.overlap", func(s *scenarios.Scenario) []string { return []string{"false", "true"} },
 		laws(qStep, nonIncreasing)},
@@ -377,7 +483,7 @@ func TestMonotoneLaws(t *testing.T) {
 			cases++
 			var prev propPoint
 			for j, v := range vals {
-				p, err := sub.run(law.key + "=" + v)
+				p, err := sub.run(strings.Fields(law.key + "=" + v)...)
 				if err != nil {
 					t.Errorf("%s: %s=%s: %v", sub.name, law.key, v, err)
 					break
