@@ -70,5 +70,13 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 		}
 		return l.errPath("training.fp8", fmt.Sprintf("fp8 %s needs cluster.peak_fp8, and %s has no fp8 tensor cores (use a GPU with fp8 such as H100-80GB, or give peak_fp8)", t.FP8, gpu))
 	}
+	// torchao's fp8 all-gather is FSDP2's (enable_fsdp_float8_all_gather
+	// casts the weight shards before fully_shard gathers them); ZeRO++ is
+	// DeepSpeed's stage 3, whose gathers move 16-bit or qwZ's int8
+	// weights. No stack runs both, and the schedule would gather 16-bit
+	// weights where the memory model holds fp8 ones.
+	if t.FP8 == FP8TorchAO && s.Communication.ZeroPP() {
+		return l.errPath("training.fp8", "fp8 torchao gathers fp8 weights with FSDP2, and ZeRO++ (zero_quantized_weights, zero_hpz_partition_size, zero_quantized_gradients) is DeepSpeed's stage 3: no stack runs both (use fp8: te with ZeRO++, or remove the ZeRO++ keys)")
+	}
 	return nil
 }

@@ -80,6 +80,8 @@ func TestZeroPPAndOffloadErrors(t *testing.T) {
 			"s.yaml:11:17: zero_hpz_partition_size=-1 is out of range (use 0 to 67108864)"},
 		{"qwZ not a bool", zero3YAML + "communication: {zero_quantized_weights: yes please}\n",
 			""},
+		{"torchao fp8 with ZeRO++", strings.Replace(zero3YAML, "A100-80GB", "H100-80GB", 1) + "training: {fp8: torchao}\ncommunication: {zero_hpz_partition_size: 4}\n",
+			"s.yaml:11:12: fp8 torchao gathers fp8 weights with FSDP2, and ZeRO++ (zero_quantized_weights, zero_hpz_partition_size, zero_quantized_gradients) is DeepSpeed's stage 3: no stack runs both (use fp8: te with ZeRO++, or remove the ZeRO++ keys)"},
 		{"offload device", zero3YAML + "offload: {optimizer: gpu}\n",
 			"s.yaml:11:11: optimizer \"gpu\" is unknown (use none, cpu or nvme)"},
 		{"offload at stage 0", z0 + "offload: {optimizer: cpu}\n",
