@@ -474,6 +474,15 @@ var monotoneLaws = []monotoneLaw{
 	// Clipping adds passes over the gradient shard.
 	{"training.grad_clip", func(s *scenarios.Scenario) []string { return []string{"none", "norm"} },
 		laws(qStep, nonDecreasing)},
+	// Reducing 16-bit gradients in fp32 (Megatron's grad_reduce_in_fp32,
+	// FSDP's reduce_dtype) moves and holds 4 bytes a gradient element
+	// instead of 2 wherever it applies.
+	{"training.reduce_dtype", func(s *scenarios.Scenario) []string {
+		if s.Training.ParamDType == scenarios.FP32 || s.Communication.ZeroQuantizedGradients {
+			return nil
+		}
+		return []string{"param_dtype", "fp32"}
+	}, laws(qMemory, nonDecreasing, qIntraWire, nonDecreasing, qInterWire, nonDecreasing, qStep, nonDecreasing)},
 	// Offloading the optimizer moves its state and step to the host
 	// (DeepSpeed's offload_optimizer): the GPU holds no more.
 	{"offload.optimizer", func(s *scenarios.Scenario) []string {
