@@ -887,3 +887,36 @@ func TestStagesShardMore(t *testing.T) {
 		}
 	}
 }
+
+// TestContextParallelShrinksActivations: context parallelism splits each
+// sequence over cp ranks (ring attention), so with dp and the micro-batch
+// fixed, more cp ranks hold fewer tokens' activations each and, at stage
+// 3, smaller shards (the group is dp·cp).
+func TestContextParallelShrinksActivations(t *testing.T) {
+	subs, bases := propBases(t)
+	n := 0
+	for i, sub := range subs {
+		s := bases[i].s
+		if !isTransformer(s) || s.Parallelism.Stage != 3 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || s.Parallelism.DP < s.Cluster.GPUsPerNode {
+			continue
+		}
+		var prev propPoint
+		for j, cp := range []int{1, 2, 4} {
+			p, err := sub.run(fmt.Sprintf("cluster.nodes=%d", s.Parallelism.DP*cp/s.Cluster.GPUsPerNode), fmt.Sprintf("parallelism.cp=%d", cp))
+			if err != nil {
+				t.Errorf("%s: cp %d: %v", sub.name, cp, err)
+				break
+			}
+			if j > 0 {
+				for _, q := range []quantity{qActs, qAlloc} {
+					if a, b := q.of(prev), q.of(p); b > a {
+						t.Errorf("%s: %s → %s: %s %s → %s, want non-increasing", sub.name, prev.set, p.set, q.name, q.unit(a), q.unit(b))
+					}
+				}
+			}
+			prev = p
+		}
+		n++
+	}
+	t.Logf("%d subjects", n)
+}
