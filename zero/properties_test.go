@@ -217,6 +217,9 @@ func computeSaved(a, b propPoint) int64 {
 	return max(d, -d)
 }
 
+// stepCompute is the rank's compute in the later point's step.
+func stepCompute(_, b propPoint) int64 { return int64(b.r.Compute) }
+
 var propExceptions = []propException{
 	// Real effect: on 8 RTX 4090s over PCIe the 7B step is 98 % communication.
 	// In backward the prefetched all-gather of unit u−1 and the
@@ -231,6 +234,13 @@ var propExceptions = []propException{
 	{subject: "seed002-7b", key: "training.compute_efficiency", quantity: "step time", excess: computeSaved, reason: "a faster compute issues each reduce-scatter sooner, against the critical all-gather"},
 	{subject: "seed002-7b", key: "cluster.peak_bf16", quantity: "step time", excess: computeSaved, reason: "a faster compute issues each reduce-scatter sooner, against the critical all-gather"},
 	{subject: "seed002-7b", key: "training.micro_batch", quantity: "step time", excess: computeSaved, reason: "a longer compute issues each reduce-scatter later, away from the critical all-gather"},
+	// The same effect from the interference rates: a compute slowed by
+	// communication issues its reduce-scatter later, and a reduce-scatter
+	// slowed by compute leaves more of the links to the all-gather, so
+	// more interference can shorten this step, by at most what the issue
+	// times move: the step's compute.
+	{subject: "seed002-7b", key: "communication.compute_interference", quantity: "step time", excess: stepCompute, reason: "slower compute issues each reduce-scatter later, away from the critical all-gather"},
+	{subject: "seed002-7b", key: "communication.collective_interference", quantity: "step time", excess: stepCompute, reason: "interference re-times the concurrent reduce-scatter against the critical all-gather"},
 	// Quantisation: the engine moves whole bytes of work (collectives.timePlan
 	// rounds each phase's work up to a byte), and here the bottleneck is one
 	// 100 Gb/s NIC shared by 8 GPUs, 640 ps a byte: each of the step's
@@ -514,6 +524,36 @@ var monotoneLaws = []monotoneLaw{
 		}
 		return []string{"false", "true"}
 	}, laws(qInterWire, nonIncreasing)},
+	// A faster attention kernel never slows a step.
+	{"training.attention_efficiency", func(s *scenarios.Scenario) []string {
+		if !isTransformer(s) {
+			return nil
+		}
+		return []string{"0.2", "0.4", "0.6"}
+	}, laws(qStep, nonIncreasing, qMemory, unchanged)},
+	// Kernels beside a collective slow down (and the collective beside
+	// compute): more interference never speeds a step.
+	{"communication.compute_interference", func(s *scenarios.Scenario) []string { return []string{"0", "0.189", "0.4"} },
+		laws(qStep, nonDecreasing, qMemory, unchanged)},
+	{"communication.collective_interference", func(s *scenarios.Scenario) []string { return []string{"0", "0.1", "0.3"} },
+		laws(qStep, nonDecreasing, qMemory, unchanged)},
+	// More NICs shared by a node's GPUs never slow a step.
+	{"cluster.nics_per_node", func(s *scenarios.Scenario) []string {
+		if s.Cluster.NICs != scenarios.NICPerNode || s.Cluster.Nodes < 2 {
+			return nil
+		}
+		var out []string
+		for n := 1; n <= s.Cluster.GPUsPerNode; n *= 2 {
+			out = append(out, fmt.Sprint(n))
+		}
+		return out
+	}, laws(qStep, nonIncreasing)},
+	// A GPU with more memory runs the same step: the caching allocator
+	// asks for what the step allocates, whatever is free.
+	{"cluster.gpu_memory", func(s *scenarios.Scenario) []string {
+		m := int64(s.Cluster.GPUMemory)
+		return []string{fmt.Sprintf("%dB", m), fmt.Sprintf("%dB", 2*m)}
+	}, laws(qMemory, unchanged, qStep, unchanged)},
 	// Overlapping communication with compute can only hide time.
 	{"communication.overlap", func(s *scenarios.Scenario) []string { return []string{"false", "true"} },
 		laws(qStep, nonIncreasing)},
