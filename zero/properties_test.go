@@ -656,6 +656,7 @@ func checkPoint(t *testing.T, sub propSubject, p propPoint) {
 // TestGradAccumLaws: gradient accumulation repeats the micro-step.
 func TestGradAccumLaws(t *testing.T) {
 	subs, _ := propBases(t)
+	t.Logf("%d subjects", len(subs))
 	for _, sub := range subs {
 		var pts []propPoint
 		for _, g := range []int{1, 2, 4} {
@@ -741,10 +742,13 @@ func perMicroStep(s *scenarios.Scenario, ph Phase) bool {
 // block. Each reruns more forward work than the one before.
 func TestRecomputeOrder(t *testing.T) {
 	subs, bases := propBases(t)
+	n := 0
+	defer func() { t.Logf("%d subjects", n) }()
 	for i, sub := range subs {
 		if !isTransformer(bases[i].s) {
 			continue
 		}
+		n++
 		pts := map[string]propPoint{}
 		for _, pol := range []string{"none", "selective", "op", "full"} {
 			p, err := sub.run("training.recompute=" + pol)
@@ -772,11 +776,14 @@ func TestRecomputeOrder(t *testing.T) {
 // over the group; activations are per rank).
 func TestDataParallelShrinksShards(t *testing.T) {
 	subs, bases := propBases(t)
+	n := 0
+	defer func() { t.Logf("%d subjects", n) }()
 	for i, sub := range subs {
 		s := bases[i].s
 		if s.Parallelism.Stage != 3 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || s.Parallelism.DP < s.Cluster.GPUsPerNode {
 			continue
 		}
+		n++
 		var prev propPoint
 		for j, f := range []int{1, 2, 4} {
 			dp := f * s.Parallelism.DP
@@ -908,10 +915,13 @@ func TestBytesLinearInParameters(t *testing.T) {
 // buffers stage 3 gathers are far smaller than what it shards.
 func TestStagesShardMore(t *testing.T) {
 	subs, bases := propBases(t)
+	n := 0
+	defer func() { t.Logf("%d subjects", n) }()
 	for i, sub := range subs {
 		if !strings.HasPrefix(sub.name, "default") || bases[i].s.Parallelism.K != 1 {
 			continue
 		}
+		n++
 		var prev propPoint
 		for stage := 0; stage <= 3; stage++ {
 			p, err := sub.run(fmt.Sprintf("parallelism.zero_stage=%d", stage))
