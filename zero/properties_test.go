@@ -278,8 +278,9 @@ const opPolicyEager = "torchtitan's op policy saves SDPA's output but recomputes
 // 300 GB/s NVLink and 13.387 ms at 600 GB/s (9.013 ms alone at both; a
 // pipelined ring would take about twice that at both). So the step time
 // rises with a link's bandwidth, and a step on two nodes runs faster
-// than on one (TestDataParallelShrinksShards). Running a timed plan's phases at once
-// (17.338 ms at both) removes every one of these exceptions, but moves
+// than on one (TestDataParallelShrinksShards). Running a timed plan's
+// phases at once (17.338 ms at both) removes every one of these
+// exceptions, but moves
 // docs/validation.md's calibrations and takes the shared source's held
 // known miss past its bound, so it is left to a decision of its own.
 const phaseSplitDefect = "collectives' sequential phase split of NCCL's time undercounts link sharing between concurrent collectives, less as the other link class gets faster"
@@ -295,21 +296,19 @@ func init() {
 	// than on one: on one node a collective is one phase, fully shared
 	// with the one beside it; across nodes its phases share part of
 	// their time only.
-	for _, d := range []struct{ subject, nodes string }{
-		{"flagperf-llama2-7b-deepspeed-a800", "1 2 4"}, {"flagperf-llama2-7b-deepspeed-h800", "1 2"},
-		{"llm-foundry-mpt-a100-40gb-seq", "1 2"}, {"llm-foundry-mpt-a100-40gb-small", "1 2"}, {"llm-foundry-mpt-a100-40gb", "1 2"},
-		{"llm-foundry-mpt-a100-80gb", "1 2"}, {"mosaicml-examples-mpt-a100-80gb", "1 2"}, {"seed002-7b", "1 2 4"},
-		{"default [model.preset=llama2-70b parallelism.zero_stage=3 training.recompute=full]", "2 4"},
+	for _, d := range []struct {
+		subject string
+		nodes   []int
+	}{
+		{"flagperf-llama2-7b-deepspeed-a800", []int{1, 2, 4}}, {"flagperf-llama2-7b-deepspeed-h800", []int{1, 2}},
+		{"llm-foundry-mpt-a100-40gb-seq", []int{1, 2}}, {"llm-foundry-mpt-a100-40gb-small", []int{1, 2}}, {"llm-foundry-mpt-a100-40gb", []int{1, 2}},
+		{"llm-foundry-mpt-a100-80gb", []int{1, 2}}, {"mosaicml-examples-mpt-a100-80gb", []int{1, 2}}, {"seed002-7b", []int{1, 2, 4}},
+		{"default [model.preset=llama2-70b parallelism.zero_stage=3 training.recompute=full]", []int{2, 4}},
 	} {
-		nodes := strings.Fields(d.nodes)
-		for i := 1; i < len(nodes); i++ {
-			set := func(n string) string {
-				var k int
-				fmt.Sscan(n, &k)
-				return fmt.Sprintf("cluster.nodes=%d parallelism.dp=%d", k, 8*k)
-			}
+		set := func(nodes int) string { return fmt.Sprintf("cluster.nodes=%d parallelism.dp=%d", nodes, 8*nodes) }
+		for i := 1; i < len(d.nodes); i++ {
 			propExceptions = append(propExceptions, propException{subject: d.subject, key: "parallelism.dp", quantity: qStepLessOptimizer.name,
-				lo: set(nodes[i-1]), hi: set(nodes[i]), defect: true, reason: phaseSplitDefect})
+				lo: set(d.nodes[i-1]), hi: set(d.nodes[i]), defect: true, reason: phaseSplitDefect})
 		}
 	}
 	for _, d := range []struct{ subject, key, lo, hi string }{
