@@ -440,13 +440,13 @@ var monotoneLaws = []monotoneLaw{
 	// (NCCL's choice of algorithm by size does not depend on the
 	// bandwidth a user declares) and memory does not depend on link speed.
 	{"cluster.intra.bandwidth", func(s *scenarios.Scenario) []string { return bandwidths(s.Cluster.Intra.Bandwidth) },
-		laws(qStep, nonIncreasing, qMemory, unchanged)},
+		laws(qStep, nonIncreasing, qMemory, unchanged, qIntraWire, unchanged, qInterWire, unchanged)},
 	{"cluster.inter.bandwidth", func(s *scenarios.Scenario) []string { return bandwidths(s.Cluster.Inter.Bandwidth) },
-		laws(qStep, nonIncreasing, qMemory, unchanged)},
-	// Faster kernels never slow a step.
+		laws(qStep, nonIncreasing, qMemory, unchanged, qIntraWire, unchanged, qInterWire, unchanged)},
+	// Faster kernels never slow a step, and move the same bytes.
 	{"training.compute_efficiency", func(s *scenarios.Scenario) []string {
 		return []string{"0.3", "0.5", "0.7", "0.9", "1"}
-	}, laws(qStep, nonIncreasing, qMemory, unchanged)},
+	}, laws(qStep, nonIncreasing, qMemory, unchanged, qIntraWire, unchanged, qInterWire, unchanged)},
 	{"cluster.peak_bf16", func(s *scenarios.Scenario) []string {
 		p := float64(s.Cluster.PeakBF16)
 		if s.Training.FP8 != scenarios.FP8None {
@@ -673,6 +673,12 @@ func checkPoint(t *testing.T, sub propSubject, p propPoint) {
 	// another on its compute stream.
 	if r.StepTime < r.Compute {
 		t.Errorf("%s: %s: step %v below the rank's compute %v", sub.name, p.set, r.StepTime, r.Compute)
+	}
+	// The caching allocator reserves at least what is allocated, and the
+	// device holds at least what is reserved (plus the CUDA context and
+	// NCCL's buffers).
+	if a := p.alloc(); r.ReservedPeak < a || r.DevicePeak < r.ReservedPeak {
+		t.Errorf("%s: %s: allocated %s, reserved %s, device %s: want allocated ≤ reserved ≤ device", sub.name, p.set, gib(a), gib(r.ReservedPeak), gib(r.DevicePeak))
 	}
 	// One node: nothing crosses a NIC.
 	if s.Cluster.Nodes == 1 {
