@@ -104,6 +104,11 @@ func propSubjects(t *testing.T) []propSubject {
 	example("seed000-k4")
 	example("default", "model.preset=gpt3-1.3b", "parallelism.zero_stage=2")
 	example("default", "model.preset=llama2-70b", "parallelism.zero_stage=3", "training.recompute=full")
+	// A mixture of experts over expert parallelism, ZeRO++ and optimizer
+	// offload at stage 3.
+	example("default", "model.preset=mixtral-8x7b", "parallelism.zero_stage=3", "parallelism.ep=8", "training.recompute=full")
+	example("default", "parallelism.zero_stage=3", "communication.zero_quantized_weights=true", "communication.zero_hpz_partition_size=8")
+	example("default", "parallelism.zero_stage=3", "offload.optimizer=cpu")
 	return out
 }
 
@@ -317,6 +322,8 @@ func init() {
 		{"torchtitan-llama3.1-8b-h200-trainy", "cluster.inter.bandwidth", "50000000000B/s", "100000000000B/s"},
 		{"default [parallelism.zero_stage=3]", "cluster.inter.bandwidth", "50000000000B/s", "100000000000B/s"},
 		{"default [model.preset=llama2-70b parallelism.zero_stage=3 training.recompute=full]", "cluster.inter.bandwidth", "50000000000B/s", "100000000000B/s"},
+		{"default [parallelism.zero_stage=3 communication.zero_quantized_weights=true communication.zero_hpz_partition_size=8]", "cluster.inter.bandwidth", "50000000000B/s", "100000000000B/s"},
+		{"default [parallelism.zero_stage=3 offload.optimizer=cpu]", "cluster.inter.bandwidth", "50000000000B/s", "100000000000B/s"},
 	} {
 		propExceptions = append(propExceptions, propException{subject: d.subject, key: d.key, quantity: "step time", lo: d.lo, hi: d.hi, defect: true, reason: phaseSplitDefect})
 	}
@@ -856,7 +863,13 @@ func TestDataParallelShrinksShards(t *testing.T) {
 				t.Fatalf("%s: %v", sub.name, err)
 			}
 			if j > 0 {
-				for _, l := range laws(qAlloc, nonIncreasing, qStepLessOptimizer, nonDecreasing) {
+				terms := laws(qAlloc, nonIncreasing, qStepLessOptimizer, nonDecreasing)
+				if s.Offload.Optimizer != scenarios.OffloadNone {
+					// The host's optimizer step on P/N parameters shrinks
+					// with N too, and is not a GPU task.
+					terms = terms[:1]
+				}
+				for _, l := range terms {
 					if a, b := l.q.of(prev), l.q.of(p); !l.dir.holds(a, b) && !excused(t, seen, sub, "parallelism.dp", l.q, prev, p) {
 						t.Errorf("%s: %s → %s: %s %s → %s, want %s", sub.name, prev.set, p.set, l.q.name, l.q.unit(a), l.q.unit(b), l.dir)
 					}
@@ -904,7 +917,8 @@ func TestRedundancyMovesGradientsOnce(t *testing.T) {
 	for i, sub := range subs {
 		s := bases[i].s
 		if s.Cluster.Nodes < 2 || s.Parallelism.Stage < 1 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || !Symmetric(s) ||
-			s.Cluster.NICs != scenarios.NICPerGPU {
+			s.Cluster.NICs != scenarios.NICPerGPU || s.Parallelism.EP > 1 || s.Communication.ZeroPP() || s.Offload.Any() {
+			// (expert parallelism, ZeRO++ and offload have no k)
 			continue
 		}
 		k := s.Cluster.Nodes
@@ -982,8 +996,8 @@ func TestStagesShardMore(t *testing.T) {
 	n := 0
 	defer func() { t.Logf("%d subjects", n) }()
 	for i, sub := range subs {
-		if !strings.HasPrefix(sub.name, "default") || bases[i].s.Parallelism.K != 1 {
-			continue
+		if s := bases[i].s; !strings.HasPrefix(sub.name, "default") || s.Parallelism.K != 1 || s.Communication.ZeroPP() || s.Offload.Any() {
+			continue // (ZeRO++ and parameter offload are stage 3's)
 		}
 		n++
 		var prev propPoint
@@ -1011,8 +1025,9 @@ func TestContextParallelShrinksActivations(t *testing.T) {
 	n := 0
 	for i, sub := range subs {
 		s := bases[i].s
-		if !isTransformer(s) || s.Parallelism.Stage != 3 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || s.Parallelism.DP < s.Cluster.GPUsPerNode {
-			continue
+		if !isTransformer(s) || s.Parallelism.Stage != 3 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || s.Parallelism.DP < s.Cluster.GPUsPerNode ||
+			s.Communication.ZeroPP() || s.Parallelism.EP > 1 {
+			continue // (ZeRO++ and expert parallelism are modelled over dp only)
 		}
 		var prev propPoint
 		for j, cp := range []int{1, 2, 4} {
