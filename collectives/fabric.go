@@ -221,9 +221,11 @@ type Handle struct {
 	start sim.Time
 	end   sim.Time
 	done  bool
-	// flow is the running phase's flow group (nil before the first);
-	// num/den is the stretch of its transfers (SetStretch; 0/0: none).
-	flow     *sim.Flow
+	// flows are the running phases' flow groups (none before the first:
+	// one at a time for an alpha–beta plan, every phase at once for a
+	// timed one); num/den is the stretch of their transfers (SetStretch;
+	// 0/0: none).
+	flows    []*sim.Flow
 	num, den uint64
 }
 
@@ -245,8 +247,13 @@ func (h *Handle) SetStretch(num, den uint64) {
 		return
 	}
 	h.num, h.den = num, den
-	if h.flow != nil && !h.done {
-		h.flow.Stretch(num*oden, den*on)
+	if h.done {
+		return
+	}
+	for _, fl := range h.flows {
+		if !fl.Done() {
+			fl.Stretch(num*oden, den*on)
+		}
 	}
 }
 
@@ -274,9 +281,14 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 	return f.StartPrepared(p, onDone)
 }
 
-// run starts plan p's phases with one shape per phase.
+// run starts plan p's phases with one shape per phase: an alpha–beta
+// plan's one after the other, a timed plan's all at once (runTimed).
 func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 	h := &Handle{Plan: p, start: f.eng.Now()}
+	if p.Timed && len(p.Phases) > 1 {
+		f.runTimed(h, shapes, onDone)
+		return h
+	}
 	var run func(i int)
 	run = func(i int) {
 		if i == len(p.Phases) {
@@ -292,9 +304,10 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 			w = ph.work
 		}
 		flow := func() {
-			h.flow = f.eng.StartShape(int64(w), shapes[i], func() { run(i + 1) })
+			fl := f.eng.StartShape(int64(w), shapes[i], func() { run(i + 1) })
+			h.flows = append(h.flows[:0], fl)
 			if h.num != h.den {
-				h.flow.Stretch(h.num, h.den)
+				fl.Stretch(h.num, h.den)
 			}
 		}
 		if ph.Latency > 0 {
@@ -309,6 +322,41 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 		run(0)
 	}
 	return h
+}
+
+// runTimed runs a timed plan of several phases as NCCL runs the
+// collective: one pipeline whose hops inside and across nodes all carry
+// data at once, so every phase's flow group starts together after the
+// choice's latency (on phase 0) and the collective ends with the last.
+// Each link class then carries its phases' bytes, scaled to the model's
+// time (timePlan), for the whole collective: a collective beside another
+// on its bottleneck shares that link for all of its time, as two NCCL
+// rings over one NIC do.
+func (f *Fabric) runTimed(h *Handle, shapes []*sim.Shape, onDone func()) {
+	p := h.Plan
+	left := len(p.Phases)
+	done := func() {
+		if left--; left == 0 {
+			h.done, h.end = true, f.eng.Now()
+			if onDone != nil {
+				onDone()
+			}
+		}
+	}
+	start := func() {
+		for i := range p.Phases {
+			fl := f.eng.StartShape(int64(p.Phases[i].work), shapes[i], done)
+			h.flows = append(h.flows, fl)
+			if h.num != h.den {
+				fl.Stretch(h.num, h.den)
+			}
+		}
+	}
+	if lat := p.Phases[0].Latency; lat > 0 {
+		f.eng.After(sim.Time(lat), start)
+	} else {
+		start()
+	}
 }
 
 // shapes aggregates each phase's transfers into a sim.Shape; with keep
@@ -640,10 +688,20 @@ func timePlan(m *Model, p *Plan, sh Shape) error {
 	if len(p.Phases) == 0 {
 		return nil
 	}
-	var total float64
+	// The phases run at once (runTimed); those over one link class share
+	// its links (the intra-node phases of a two-level pattern cross the
+	// same NVLink ports, the inter-node ones the same NICs), so alone the
+	// collective takes as long as its busiest class needs for all of its
+	// phases' bytes. Every phase's work is its bytes scaled by one factor
+	// that makes that the model's bandwidth time: each class carries its
+	// real share of the traffic, and no class's work depends on another
+	// class's bandwidth but through the model's time.
+	var need [topology.NumClasses + 1]float64 // ps at full speed, per class (last: mixed)
 	for i := range p.Phases {
-		total += float64(p.Phases[i].Bytes) * p.Phases[i].perByte
+		ph := &p.Phases[i]
+		need[phaseClass(ph)] += float64(ph.Bytes) * ph.perByte
 	}
+	busiest := slices.Max(need[:])
 	bw := float64(c.Time - c.Latency)
 	for i := range p.Phases {
 		ph := &p.Phases[i]
@@ -652,15 +710,28 @@ func timePlan(m *Model, p *Plan, sh Shape) error {
 			ph.Latency = c.Latency
 		}
 		ph.work = 0
-		if total > 0 && ph.Bytes > 0 {
-			// Alone, the phase's bottleneck link moves perByte ps per byte
-			// of work: its share of the model's bandwidth time.
-			share := bw * float64(ph.Bytes) * ph.perByte / total
-			ph.work = units.Bytes(math.Ceil(share / ph.perByte))
+		if busiest > 0 && ph.Bytes > 0 {
+			ph.work = units.Bytes(math.Ceil(float64(ph.Bytes) * bw / busiest))
 		}
 	}
-	if total == 0 {
+	if busiest == 0 {
 		p.Phases[0].Latency = c.Time
 	}
 	return nil
+}
+
+// phaseClass is the link class all of ph's transfers cross, or
+// topology.NumClasses when they cross several.
+func phaseClass(ph *Phase) int {
+	class := -1
+	for c, n := range ph.count {
+		if n == 0 {
+			continue
+		}
+		if class >= 0 {
+			return int(topology.NumClasses)
+		}
+		class = c
+	}
+	return max(class, 0)
 }

@@ -257,6 +257,61 @@ func TestModelOnFabric(t *testing.T) {
 	}
 }
 
+// TestConcurrentTimedShareTheBottleneck: an all-gather and a
+// reduce-scatter of 1 GiB over 2 nodes × 8 H100 at once share their
+// bottleneck for all of their time, as two NCCL rings over one link do, so
+// together they take about twice one alone (the bandwidth term twice, the
+// latency once), and a faster link never makes the pair slower. Run as
+// sequential phases (the model's time split by the phases' alpha–beta
+// times) they shared it for part of their time only: 8.288 ms together
+// against 5.5 ms alone at 225 GB/s NVLink, and with the NVLink the
+// bottleneck, a faster NIC made the pair slower.
+func TestConcurrentTimedShareTheBottleneck(t *testing.T) {
+	pair := func(intra, inter units.Bandwidth) (alone, both, bw units.Duration) {
+		topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8,
+			Intra: topology.LinkParams{Bandwidth: intra, Latency: 500}, Inter: topology.LinkParams{Bandwidth: inter, Latency: 2000}})
+		hw := h100(inter, 0)
+		hw.IntraBW = intra
+		m := NewModel(hw)
+		ag := Spec{Op: AllGather, Algo: Auto, Group: topo.All(), Bytes: units.GiB}
+		rs := ag
+		rs.Op = ReduceScatter
+		eng := sim.New()
+		h, err := NewFabricOptions(eng, topo, FabricOptions{Model: m}).Start(ag, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.Run()
+		alone, bw = units.Duration(h.End()-h.Start()), h.Plan.Choice.Time-h.Plan.Choice.Latency
+		eng = sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{Model: m})
+		a, _ := f.Start(ag, nil)
+		b, _ := f.Start(rs, nil)
+		eng.Run()
+		return alone, units.Duration(max(a.End(), b.End()) - a.Start()), bw
+	}
+	for _, sweep := range []struct {
+		name         string
+		intra, inter []units.Bandwidth
+	}{
+		{"NVLink", []units.Bandwidth{225e9, 450e9, 900e9}, []units.Bandwidth{50e9, 50e9, 50e9}},
+		{"NIC", []units.Bandwidth{450e9, 450e9, 450e9}, []units.Bandwidth{25e9, 50e9, 100e9}},
+	} {
+		var prev units.Duration
+		for i := range sweep.intra {
+			alone, both, bw := pair(sweep.intra[i], sweep.inter[i])
+			t.Logf("NVLink %v, NIC %v: alone %v, together %v", sweep.intra[i], sweep.inter[i], alone, both)
+			if both < alone+bw || both > 2*alone+units.Nanosecond {
+				t.Errorf("NVLink %v, NIC %v: together %v, want between alone + the bandwidth term (%v) and twice alone (%v)", sweep.intra[i], sweep.inter[i], both, alone+bw, 2*alone)
+			}
+			if i > 0 && both > prev {
+				t.Errorf("%s sweep: NVLink %v, NIC %v: together %v, slower than %v at half the bandwidth", sweep.name, sweep.intra[i], sweep.inter[i], both, prev)
+			}
+			prev = both
+		}
+	}
+}
+
 // TestSearchFraction: NCCL's ring search lands on 96 % of a NIC at the
 // standard speeds (100, 200, 400 and 800 Gb/s: two channels at 6, 12, 24
 // and 48 GB/s), which the continuous searchFraction keeps exact.

@@ -168,13 +168,14 @@ func (ph *Phase) bytesFor(S units.Bytes) units.Bytes {
 }
 
 // Plan is a collective lowered onto a topology: its phases run one after
-// the other.
+// the other, or, timed by a Model, all at once (Fabric.runTimed).
 type Plan struct {
 	Spec   Spec
 	Algo   Algo // resolved (never Auto)
 	Phases []Phase
 	// Timed: a Model gave the plan NCCL's time (Choice); Phases then carry
-	// its traffic and share that time, and Proto is the protocol.
+	// its traffic, run at once and end together alone at that time, and
+	// Proto is the protocol.
 	Timed  bool
 	Proto  Proto
 	Choice Choice

@@ -214,7 +214,16 @@ func (c validationCase) persistentGiB() float64 {
 
 // knownMisses is keyed by source and row name.
 var knownMisses = map[[2]string]knownMiss{
-	{sharedSource, "mpt-13b, 8 GPUs, micro-batch 4, GA 16"}: {0.121,
+	{sharedSource, "mpt-13b, 8 GPUs, micro-batch 4, GA 16"}: {0.122,
+		// The bound follows the model, never the other way: 0.121 held
+		// +11.4 % until collectives' timed phases ran at once (NCCL's
+		// pipelined ring, collectives.Fabric.runTimed), which made
+		// concurrent multi-node collectives share their bottleneck for all
+		// of their time; that slowed this source's 16-GPU calibration row,
+		// raised its fitted efficiency 0.7723 -> 0.7784 and moved this row
+		// to +12.1 % (1870 against 1668 tok/s/GPU, 0.1211), while the
+		// suite's median error fell 3.0 -> 2.8 % and its rows within 5 %
+		// rose 137 -> 143.
 		// What ran, what was read and what was ruled out; see the reason.
 		// The torch sources are v1.13.1's Python files as Debian bookworm
 		// ships them (python3-torch 1.13.1+dfsg-4; dfsg strips no Python):
