@@ -77,6 +77,7 @@ type groupJSON struct {
 	ParamBytes  int64  `json:"param_bytes"`
 	GradBytes   int64  `json:"grad_bytes"`
 	MasterBytes int64  `json:"master_bytes"`
+	ReduceBytes int64  `json:"reduce_bytes"`
 	Numel       int64  `json:"numel"`
 	Size        int64  `json:"size"`
 	ShardElems  int64  `json:"shard_elems"`
@@ -85,13 +86,14 @@ type groupJSON struct {
 }
 
 type unitJSON struct {
-	Name       string `json:"name"`
-	Params     int64  `json:"params"`
-	Gather     int64  `json:"gather"`
-	Grad       int64  `json:"grad"`
-	ShardGrad  int64  `json:"shard_grad"`
-	Activation int64  `json:"activation"`
-	Recompute  int64  `json:"recompute"`
+	Name        string `json:"name"`
+	Params      int64  `json:"params"`
+	Gather      int64  `json:"gather"`
+	Grad        int64  `json:"grad"`
+	ShardGrad   int64  `json:"shard_grad"`
+	ReduceInput int64  `json:"reduce_input"`
+	Activation  int64  `json:"activation"`
+	Recompute   int64  `json:"recompute"`
 }
 
 // mapSlice maps xs through f, keeping nil nil (JSON null) and empty empty.
@@ -121,11 +123,11 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 		}),
 		Reserved: r.Reserved, Device: r.Device, GatherPool: r.GatherPool, Fits: r.Fits, NotApplicable: r.NotApplicable,
 		Groups: mapSlice(r.Groups, func(g memory.GroupInfo) groupJSON {
-			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes,
+			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes, ReduceBytes: g.ReduceBytes,
 				Numel: g.Numel, Size: g.Size, ShardElems: g.ShardElems, RankNumel: g.RankNumel, Buckets: g.Buckets}
 		}),
 		Units: mapSlice(r.Units, func(u memory.UnitInfo) unitJSON {
-			return unitJSON{Name: u.Name, Params: u.Params, Gather: u.Gather, Grad: u.Grad, ShardGrad: u.ShardGrad, Activation: u.Activation, Recompute: u.Recompute}
+			return unitJSON{Name: u.Name, Params: u.Params, Gather: u.Gather, Grad: u.Grad, ShardGrad: u.ShardGrad, ReduceInput: u.ReduceInput, Activation: u.Activation, Recompute: u.Recompute}
 		}),
 		Offload: mapSlice(r.DeepSpeedOffload, func(o memory.DeepSpeedOffloadRow) offloadJSON {
 			return offloadJSON{Stage: o.Stage, OffloadOptimizer: o.OffloadOptimizer, OffloadParams: o.OffloadParams, ZeroInit: o.ZeroInit,
