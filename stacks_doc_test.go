@@ -2,8 +2,10 @@ package zerosim_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,8 +18,8 @@ import (
 // when the fragment comes from a stack's code, not a validated run) and its
 // YAML fragment as --set assignments.
 type stackSection struct {
-	title, template string
-	sets            []string
+	title, template, preset string
+	sets                    []string
 }
 
 // stackSections reads docs/stacks.md's sections that carry a YAML fragment.
@@ -34,6 +36,9 @@ func stackSections(t *testing.T) []stackSection {
 		s.title = title
 		if _, rest, ok := strings.Cut(body, "\nTemplate: "); ok {
 			s.template, _, _ = strings.Cut(rest, "\n")
+		}
+		if _, rest, ok := strings.Cut(body, "Preset: `stack: "); ok {
+			s.preset, _, _ = strings.Cut(rest, "`")
 		}
 		_, rest, ok := strings.Cut(body, "```yaml\n")
 		if !ok {
@@ -56,7 +61,8 @@ func stackSections(t *testing.T) []stackSection {
 // flattenSets turns a nested YAML mapping into "a.b=v" assignments.
 func flattenSets(prefix string, m map[string]any) []string {
 	var out []string
-	for k, v := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		key := prefix + k
 		if sub, ok := v.(map[string]any); ok {
 			out = append(out, flattenSets(key+".", sub)...)
@@ -108,4 +114,105 @@ func TestStacksDoc(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stackBase is a stage-3 scenario without stack behaviour keys.
+const stackBase = `version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama3.1-8b}
+parallelism: {dp: 8, zero_stage: 3}
+`
+
+// withoutParallelism drops the parallelism keys a fragment names: presets
+// leave them to the user.
+func withoutParallelism(sets []string) []string {
+	return slices.DeleteFunc(slices.Clone(sets), func(s string) bool { return strings.HasPrefix(s, "parallelism.") })
+}
+
+// TestStackPresetsDoc: each section's preset (`stack: NAME`) fills in
+// exactly its fragment's keys but parallelism, and a validation template
+// with those keys deleted and the preset named instead resolves to the
+// template: the presets carry what the templates validate.
+func TestStackPresetsDoc(t *testing.T) {
+	names := map[string]bool{}
+	for _, s := range stackSections(t) {
+		if s.preset == "" {
+			t.Errorf("docs/stacks.md %q: no Preset line", s.title)
+			continue
+		}
+		names[s.preset] = true
+		got, err := scenarios.Load("s.yaml", []byte(stackBase+"stack: "+s.preset+"\n"), nil)
+		if err != nil {
+			t.Fatalf("stack %s: %v", s.preset, err)
+		}
+		want, err := scenarios.Load("s.yaml", []byte(stackBase), withoutParallelism(s.sets))
+		if err != nil {
+			t.Fatalf("docs/stacks.md %q by hand: %v", s.title, err)
+		}
+		got.Stack = ""
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("stack %s does not fill in the fragment of docs/stacks.md %q", s.preset, s.title)
+		}
+		if s.template == "" {
+			continue
+		}
+		data, err := os.ReadFile(s.template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		root := doc.Content[0]
+		for _, set := range withoutParallelism(s.sets) {
+			path, _, _ := strings.Cut(set, "=")
+			sec, key, _ := strings.Cut(path, ".")
+			m := mapValue(root, sec)
+			if m == nil || mapValue(m, key) == nil {
+				t.Fatalf("%s: no %s", s.template, path)
+			}
+			for i := 0; i < len(m.Content); i += 2 {
+				if m.Content[i].Value == key {
+					m.Content = append(m.Content[:i], m.Content[i+2:]...)
+					break
+				}
+			}
+		}
+		root.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Value: "stack"}, {Kind: yaml.ScalarNode, Value: s.preset}}, root.Content...)
+		short, err := yaml.Marshal(&doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl, err := scenarios.Load(s.template, data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaPreset, err := scenarios.Load(s.template, short, nil)
+		if err != nil {
+			t.Fatalf("%s with stack %s: %v", s.template, s.preset, err)
+		}
+		viaPreset.Stack = ""
+		if !reflect.DeepEqual(viaPreset, tmpl) {
+			t.Errorf("%s: its stack keys replaced by stack: %s resolve otherwise", s.template, s.preset)
+		}
+	}
+	for _, n := range scenarios.StackNames() {
+		if !names[n] {
+			t.Errorf("stack %s has no section in docs/stacks.md", n)
+		}
+	}
+}
+
+// mapValue is the value of key in the mapping node m, nil when absent.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }

@@ -16,7 +16,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add(b, "")
 	}
 	tiny, _ := Example("seed002-tiny")
-	for _, set := range []string{"parallelism.k=2", "cluster.placement=[dp, cp]", "model.layers=3", "a.b.c=1", "cluster.gpu_overrides[0].speed=1", "x", "=", "model=[1", "training.compile=blocks+loss", "training.compile=model", "training.rope_impl=rotation", "training.rope_impl=real", "training.cross_entropy=fused", "training.shard_dtype=fp32", "training.reduce_dtype=fp32", "training.reduce_dtype=param_dtype", "training.reduce_dtype=fp64", "training.optimizer_impl=composer", "training.grad_clip=norm", "training.flat_param_views=true", "training.mfu=0.4", "training.compute_efficiency=0.7", "training.attention_kernel=fa3", "communication.collective_interference=0.3", "memory.host_lead=0.5", "memory.host_lead=2"} {
+	for _, set := range []string{"parallelism.k=2", "cluster.placement=[dp, cp]", "model.layers=3", "a.b.c=1", "cluster.gpu_overrides[0].speed=1", "x", "=", "model=[1", "training.compile=blocks+loss", "training.compile=model", "training.rope_impl=rotation", "training.rope_impl=real", "training.cross_entropy=fused", "training.shard_dtype=fp32", "training.reduce_dtype=fp32", "training.reduce_dtype=param_dtype", "training.reduce_dtype=fp64", "training.optimizer_impl=composer", "training.grad_clip=norm", "training.flat_param_views=true", "training.mfu=0.4", "training.compute_efficiency=0.7", "training.attention_kernel=fa3", "communication.collective_interference=0.3", "memory.host_lead=0.5", "memory.host_lead=2", "stack=torchtitan", "stack=megatron", "stack=deepspeed", "stack=llm-foundry", "stack=fms-fsdp", "stack=torchtitn", "stack=[1]"} {
 		f.Add(tiny, set)
 	}
 	for _, s := range []string{

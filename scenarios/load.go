@@ -54,6 +54,9 @@ func (l *loader) fileErr(msg string) *Error { return &Error{File: l.file, Msg: m
 func (l *loader) errAt(n *yaml.Node, msg string) *Error {
 	if n != nil {
 		if set, ok := l.setOf[n]; ok {
+			if from, ok := strings.CutPrefix(set, stackOrigin); ok {
+				return &Error{File: l.file, Msg: from + ": " + msg}
+			}
 			return &Error{File: l.file, Msg: "--set " + set + ": " + msg}
 		}
 		if n.Line > 0 {
@@ -113,6 +116,9 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 		if err := l.applySet(root, set); err != nil {
 			return nil, err
 		}
+	}
+	if err := l.applyStack(root); err != nil {
+		return nil, err
 	}
 	if err := l.checkDepth(root, 1); err != nil {
 		return nil, err

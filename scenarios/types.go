@@ -6,9 +6,12 @@ import "github.com/zerosim/zerosim/units"
 // presets are expanded, defaults filled in and Model.Layers holds the explicit
 // layer list, so downstream packages never look at presets.
 type Scenario struct {
-	Version       int           `yaml:"version"`
-	Name          string        `yaml:"name,omitempty"`
-	Description   string        `yaml:"description,omitempty"`
+	Version     int    `yaml:"version"`
+	Name        string `yaml:"name,omitempty"`
+	Description string `yaml:"description,omitempty"`
+	// Stack names a training stack whose behaviour keys Load fills in
+	// where the file leaves them unset (stackpreset.go, docs/stacks.md).
+	Stack         string        `yaml:"stack,omitempty"`
 	Cluster       Cluster       `yaml:"cluster"`
 	Model         Model         `yaml:"model"`
 	Parallelism   Parallelism   `yaml:"parallelism"`

@@ -1,0 +1,162 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Stack presets: `stack: NAME` fills in the keys that describe how a
+// training stack runs ZeRO (the forward/backward boundary, the shard and
+// reduction dtypes, the optimizer step, the attention and loss kernels,
+// checkpointing's early stop) wherever the file and --set leave them
+// unset, as a model preset fills in a model's dimensions. The values are
+// docs/stacks.md's fragments without their parallelism keys: those of the
+// first four stacks are the validation templates' (testdata/validation,
+// each key cited there from the stack's source), Megatron-LM's come from
+// its code (docs/stacks.md); TestStacksDoc holds all three together.
+// Parallelism (stage, dp, k, cp) stays the user's.
+
+// stackKey is one key a stack preset fills in: its dotted path and YAML
+// value.
+type stackKey struct{ path, value string }
+
+// stackPresets are the stack presets, by name.
+var stackPresets = map[string][]stackKey{
+	// PyTorch FSDP2 as torchtitan 9dec370 runs it
+	// (testdata/validation/torchtitan-llama3.1-8b-h100.yaml).
+	"torchtitan": {
+		{"communication.boundary", "fsdp2"},
+		{"training.shard_dtype", "fp32"},
+		{"training.reduce_dtype", "fp32"},
+		{"training.optimizer", "adamw"},
+		{"training.optimizer_impl", "foreach"},
+		{"training.weight_decay", "0.1"},
+		{"training.grad_clip", "norm"},
+		{"training.attention", "sdpa"},
+		{"training.attention_kernel", "fa2"},
+		{"training.recompute_early_stop", "true"},
+	},
+	// PyTorch FSDP1 under Composer, llm-foundry's trainer, on torch 2.1 or
+	// later (testdata/validation/llm-foundry-mpt-a100-80gb.yaml).
+	"llm-foundry": {
+		{"communication.boundary", "fsdp1"},
+		{"communication.prefetch_depth", "1"},
+		{"communication.backward_prefetch_depth", "0"},
+		{"training.shard_dtype", "fp32"},
+		{"training.optimizer_impl", "composer"},
+		{"training.grad_clip", "norm"},
+		{"training.flat_param_views", "true"},
+		{"training.cross_entropy", "fused"},
+		{"training.recompute_early_stop", "true"},
+	},
+	// PyTorch FSDP1 as IBM's fms-fsdp runs it
+	// (testdata/validation/fms-fsdp-llama2-a100.yaml).
+	"fms-fsdp": {
+		{"communication.boundary", "fsdp1"},
+		{"communication.prefetch_depth", "1"},
+		{"communication.backward_prefetch_depth", "1"},
+		{"communication.max_inflight_allgathers", "2"},
+		{"training.shard_dtype", "fp32"},
+		{"training.optimizer", "adamw"},
+		{"training.optimizer_impl", "foreach"},
+		{"training.grad_clip", "norm"},
+		{"training.flat_param_views", "true"},
+		{"training.attention", "sdpa"},
+		{"training.attention_kernel", "fa2"},
+		{"training.rope_impl", "rotation"},
+		{"training.recompute_early_stop", "true"},
+	},
+	// DeepSpeed's ZeRO-3 engine
+	// (testdata/validation/flagperf-llama2-7b-deepspeed-a800.yaml).
+	"deepspeed": {
+		{"communication.boundary", "deepspeed"},
+		{"communication.bucket_size", "20MB"},
+		{"communication.prefetch_depth", "1"},
+		{"training.optimizer", "adamw"},
+		{"training.optimizer_impl", "fused"},
+		{"training.grad_clip", "norm"},
+	},
+	// Megatron-LM's DDP and distributed optimizer with its defaults
+	// (NVIDIA/Megatron-LM core_v0.12.0, d580efc6: docs/stacks.md).
+	"megatron": {
+		{"communication.padding", "megatron"},
+		{"communication.overlap", "false"},
+		{"training.reduce_dtype", "fp32"},
+	},
+}
+
+// StackNames lists the stack presets in the order the docs give them.
+func StackNames() []string {
+	return []string{"torchtitan", "llm-foundry", "fms-fsdp", "deepspeed", "megatron"}
+}
+
+// stackOrigin prefixes the origin the loader records for a key a stack
+// preset filled in, so an error about it names the preset, not a --set.
+const stackOrigin = "\x00stack:"
+
+// applyStack fills in the keys of the file's stack preset that neither the
+// file nor a --set gave.
+func (l *loader) applyStack(root *yaml.Node) error {
+	if root.Kind != yaml.MappingNode {
+		return nil
+	}
+	i := findKey(root, "stack")
+	if i < 0 {
+		return nil
+	}
+	v := root.Content[i+1]
+	names := strings.Join(StackNames(), ", ")
+	if v.Kind != yaml.ScalarNode {
+		return l.errAt(v, fmt.Sprintf("stack is %s, not a name (use one of %s; docs/stacks.md)", describe(v), names))
+	}
+	keys, ok := stackPresets[v.Value]
+	if !ok {
+		return l.errAt(v, fmt.Sprintf("stack %s is unknown (use one of %s; docs/stacks.md)", describe(v), names))
+	}
+	for _, k := range keys {
+		if hasPath(root, k.path) {
+			continue
+		}
+		if err := l.applySet(root, k.path+"="+k.value); err != nil {
+			return err
+		}
+		l.markStack(root, k.path, "stack "+v.Value+" ("+k.path+"="+k.value+")")
+	}
+	return nil
+}
+
+// markStack re-marks the nodes applySet created for path as the stack
+// preset's.
+func (l *loader) markStack(root *yaml.Node, path, origin string) {
+	cur := root
+	for _, part := range strings.Split(path, ".") {
+		i := findKey(cur, part)
+		if i < 0 {
+			return
+		}
+		for _, n := range []*yaml.Node{cur.Content[i], cur.Content[i+1]} {
+			if _, ok := l.setOf[n]; ok {
+				l.setOf[n] = stackOrigin + origin
+			}
+		}
+		cur = cur.Content[i+1]
+	}
+}
+
+// hasPath reports whether the mapping tree root holds the dotted path.
+func hasPath(root *yaml.Node, path string) bool {
+	cur := root
+	for _, part := range strings.Split(path, ".") {
+		if cur.Kind != yaml.MappingNode {
+			return false
+		}
+		i := findKey(cur, part)
+		if i < 0 {
+			return false
+		}
+		cur = cur.Content[i+1]
+	}
+	return true
+}

@@ -1,0 +1,76 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// stackYAML is a stage-3 scenario with no stack behaviour keys of its own.
+const stackYAML = `version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama3.1-8b}
+parallelism: {dp: 8, zero_stage: 3}
+`
+
+// TestStackPresets: each preset resolves exactly as its keys set by hand
+// (the Stack field aside), and a key the file or a --set gives beats it.
+func TestStackPresets(t *testing.T) {
+	if len(StackNames()) != len(stackPresets) {
+		t.Fatalf("StackNames lists %d stacks, stackPresets has %d", len(StackNames()), len(stackPresets))
+	}
+	for _, name := range StackNames() {
+		keys, ok := stackPresets[name]
+		if !ok || len(keys) == 0 {
+			t.Fatalf("stack %q: no preset", name)
+		}
+		got, err := Load("s.yaml", []byte(stackYAML+"stack: "+name+"\n"), nil)
+		if err != nil {
+			t.Fatalf("stack %s: %v", name, err)
+		}
+		var sets []string
+		for _, k := range keys {
+			if strings.HasPrefix(k.path, "parallelism.") {
+				t.Errorf("stack %s sets %s: presets leave parallelism to the user", name, k.path)
+			}
+			sets = append(sets, k.path+"="+k.value)
+		}
+		want, err := Load("s.yaml", []byte(stackYAML), sets)
+		if err != nil {
+			t.Fatalf("stack %s by hand: %v", name, err)
+		}
+		if got.Stack != name {
+			t.Errorf("stack %s: Stack = %q", name, got.Stack)
+		}
+		got.Stack = ""
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("stack %s resolves otherwise than its keys set by hand", name)
+		}
+	}
+	// The file's key and a --set beat the preset.
+	s, err := Load("s.yaml", []byte(stackYAML+"stack: torchtitan\ntraining: {shard_dtype: bf16}\n"), []string{"communication.boundary=reshard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Training.ShardDType != BF16 || s.Communication.Boundary != "reshard" || s.Training.ReduceDType != ReduceFP32 {
+		t.Errorf("explicit keys: shard %q, boundary %q, reduce %q; want bf16, reshard and the preset's fp32", s.Training.ShardDType, s.Communication.Boundary, s.Training.ReduceDType)
+	}
+}
+
+// TestStackErrors: an unknown stack names the file position and the
+// stacks; an error about a key the preset filled in names the preset.
+func TestStackErrors(t *testing.T) {
+	for _, c := range []struct{ name, doc, want string }{
+		{"unknown", stackYAML + "stack: torchtitn\n",
+			`s.yaml:5:8: stack "torchtitn" is unknown (use one of torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron; docs/stacks.md)`},
+		{"not a name", stackYAML + "stack: [torchtitan]\n",
+			`s.yaml:5:8: stack is a list, not a name (use one of torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron; docs/stacks.md)`},
+		{"preset key against the file", stackYAML + "stack: megatron\ncommunication: {zero_quantized_gradients: true}\n",
+			`s.yaml: stack megatron (training.reduce_dtype=fp32): reduce_dtype fp32 and communication.zero_quantized_gradients exclude each other: qgZ reduces quantized gradients (drop one)`},
+	} {
+		_, err := Load("s.yaml", []byte(c.doc), nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
