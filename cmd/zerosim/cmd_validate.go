@@ -40,6 +40,7 @@ type validFile struct {
 	K      int    `json:"k"`
 	Params int64  `json:"params"`
 	Active int64  `json:"active_params,omitempty"` // of a mixture of experts
+	Stack  string `json:"stack,omitempty"`         // the stack preset that filled in keys
 }
 
 // runValidate loads every file in order and reports each valid one on out:
@@ -66,6 +67,9 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJS
 		active := ""
 		if a := s.Model.ActiveParams(); a != r.Params {
 			r.Active, active = a, fmt.Sprintf(", %d active", a)
+		}
+		if r.Stack = s.Stack; r.Stack != "" {
+			active += ", stack " + r.Stack
 		}
 		rows = append(rows, r)
 		if !asJSON {

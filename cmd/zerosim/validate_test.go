@@ -68,6 +68,8 @@ func TestValidateFiles(t *testing.T) {
 			good + ": ok (N=2, stage 3, K=1, P=260 params)\n", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n", 2},
 		{"set", []string{"validate", "--set", "parallelism.zero_stage=1", good}, "",
 			good + ": ok (N=2, stage 1, K=1, P=260 params)\n", "", 0},
+		{"stack preset", []string{"validate", "--set", "stack=megatron", "--set", "parallelism.zero_stage=1", good}, "",
+			good + ": ok (N=2, stage 1, K=1, P=260 params, stack megatron)\n", "", 0},
 		{"bad set", []string{"validate", "--set", "parallelism.k=3", good}, "",
 			"", "zerosim: " + good + ": --set parallelism.k=3: k=3 does not divide dp·cp=2 (use a divisor of 2: 1, 2)\n", 2},
 		{"missing file", []string{"validate", filepath.Join(dir, "nope.yaml")}, "",
