@@ -293,9 +293,11 @@ type Report struct {
 	// peak, and that plus the CUDA context and NCCL's buffers.
 	Reserved int64
 	Device   int64
-	// GatherPool is the part of Reserved DeepSpeed ZeRO-3's allocator holds
-	// for parameters released while the GPU is behind (GatherPool).
-	GatherPool int64
+	// GatherPool is what DeepSpeed ZeRO-3's host releases in forward while
+	// the GPU is behind (GatherPool); GatherPoolHeld the part of it
+	// Reserved holds, cut to the room the GPU's memory leaves
+	// (HeldGatherPool).
+	GatherPool, GatherPoolHeld int64
 	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown); a
 	// warning says when Device does not fit.
 	Fits bool
@@ -464,6 +466,9 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			return nil, err
 		}
 		if r.Reserved, r.Device, err = ProfilerPeaks(s, r.Peak, r.GatherPool); err != nil {
+			return nil, err
+		}
+		if r.GatherPoolHeld, err = HeldGatherPool(s, r.Peak, r.GatherPool); err != nil {
 			return nil, err
 		}
 		if r.Fits && r.Device > r.GPUMemory {

@@ -166,7 +166,57 @@ func allocatorBytes(s *scenarios.Scenario, peak int64) int64 {
 // ring communicator per process group the rank is in: the ZeRO group, plus
 // the inter-group one when K > 1, plus DeepSpeed ZeRO-3's clone of the world
 // group under communication.boundary: deepspeed).
+//
+// The pool is held only as far as the device has room for it: when
+// cudaMalloc fails, the caching allocator frees its cached blocks, waiting
+// for the events their recorded streams hold, and retries
+// (c10/cuda/CUDACachingAllocator.cpp malloc: alloc_block, then
+// release_available_cached_blocks and release_cached_blocks, whose
+// synchronize_and_free_events waits for them), so the blocks the host
+// released ahead of the GPU never take the device past its memory. The
+// pool is cut to the whole segments the GPU's memory leaves beside the
+// rest of the reserved peak, the CUDA context and NCCL's buffers (none
+// when those already exceed it).
 func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device int64, err error) {
+	reserved, outside, err := profilerParts(s, peak, pool)
+	if err != nil {
+		return 0, 0, err
+	}
+	var c calc
+	reserved = c.Add(reserved, heldPool(int64(s.Cluster.GPUMemory), reserved, outside, pool))
+	device = c.Add(reserved, outside)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
+	}
+	return reserved, device, nil
+}
+
+// HeldGatherPool is the part of DeepSpeed's gather pool pool (GatherPool)
+// that ProfilerPeaks' reserved peak holds: the pool in whole segments, cut
+// to the room the GPU's memory leaves.
+func HeldGatherPool(s *scenarios.Scenario, peak, pool int64) (int64, error) {
+	reserved, outside, err := profilerParts(s, peak, pool)
+	if err != nil {
+		return 0, err
+	}
+	return heldPool(int64(s.Cluster.GPUMemory), reserved, outside, pool), nil
+}
+
+// heldPool is pool in whole segments, at most the whole segments capacity
+// leaves beside reserved and outside (no cut when capacity is unknown).
+func heldPool(capacity, reserved, outside, pool int64) int64 {
+	p := (pool + segment - 1) / segment * segment
+	if capacity > 0 {
+		room := (capacity - reserved - outside) / segment * segment
+		p = min(p, max(room, 0))
+	}
+	return p
+}
+
+// profilerParts is ProfilerPeaks' reserved peak without the gather pool
+// and what the device peak adds outside the allocator (the CUDA context and
+// NCCL's buffers).
+func profilerParts(s *scenarios.Scenario, peak, pool int64) (reserved, outside int64, err error) {
 	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
 	overhead := scenarios.DefaultAllocatorOverhead
 	if o := s.Memory.AllocatorOverhead; o != nil {
@@ -204,10 +254,11 @@ func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device in
 		}
 	}
 	var c calc
-	reserved = c.Add(reserved, c.Mul(c.Add(pool, segment-1)/segment, segment))
-	device = c.Add(reserved, ctx, nccl)
+	outside = c.Add(ctx, nccl)
+	// The pool must fit in int64 segments with the rest.
+	c.Add(reserved, outside, c.Mul(c.Add(pool, segment-1)/segment, segment))
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
 	}
-	return reserved, device, nil
+	return reserved, outside, nil
 }

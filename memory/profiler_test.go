@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -94,5 +95,66 @@ communication: {boundary: deepspeed}
 	}
 	if _, _, err := ProfilerPeaks(load(), 1, -1); err == nil {
 		t.Error("a negative pool accepted")
+	}
+}
+
+// TestGatherPoolHeldByCapacity: DeepSpeed's gather pool never takes the
+// device past its memory (the caching allocator frees its cached blocks and
+// retries when cudaMalloc fails). Llama 2 70B on 64 A100-80GB fits
+// without the pool, but its host releases a 16-bit copy of the parameters
+// not kept across the boundary (GatherPool: about 126 GiB), more than the
+// 80 GiB; the reserved peak holds only the whole 2 MiB segments the rest
+// leaves, so the device peak lands within one segment below the GPU's
+// memory. With host_lead 0.05 the pool fits and is held whole.
+func TestGatherPoolHeldByCapacity(t *testing.T) {
+	const seg = 2 << 20
+	for _, c := range []struct {
+		lead string
+		cut  bool
+	}{{"1", true}, {"0.05", false}} {
+		s, err := scenarios.Load("ds.yaml", []byte(`version: 1
+cluster: {nodes: 8, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-70b, seq_len: 4096}
+parallelism: {dp: 64, zero_stage: 3}
+training: {param_dtype: bf16, recompute: full}
+communication: {boundary: deepspeed}
+memory: {host_lead: `+c.lead+`}
+`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity := int64(s.Cluster.GPUMemory)
+		noPool, noPoolDevice, err := ProfilerPeaks(s, r.Peak, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := (r.GatherPool + seg - 1) / seg * seg
+		room := (capacity - noPoolDevice) / seg * seg
+		t.Logf("host_lead %s: pool %.2f GiB, room %.2f GiB", c.lead, float64(r.GatherPool)/(1<<30), float64(room)/(1<<30))
+		want := whole
+		if c.cut {
+			want = room
+			if whole <= room {
+				t.Fatalf("host_lead %s: pool %d B fits in the room %d B: not the case this test is for", c.lead, whole, room)
+			}
+		} else if whole > room {
+			t.Fatalf("host_lead %s: pool %d B exceeds the room %d B: not the case this test is for", c.lead, whole, room)
+		}
+		if r.GatherPoolHeld != want || r.Reserved != noPool+want || r.Device != noPoolDevice+want {
+			t.Errorf("host_lead %s: held %d, reserved %d, device %d; want held %d (pool %d, room %d), reserved %d, device %d",
+				c.lead, r.GatherPoolHeld, r.Reserved, r.Device, want, whole, room, noPool+want, noPoolDevice+want)
+		}
+		if c.cut && (r.Device > capacity || r.Device <= capacity-seg) {
+			t.Errorf("host_lead %s: device peak %d, want within one segment below the GPU's %d", c.lead, r.Device, capacity)
+		}
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "the device needs") {
+				t.Errorf("host_lead %s: the pool alone raised %q", c.lead, w)
+			}
+		}
 	}
 }

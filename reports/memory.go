@@ -157,8 +157,8 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	}
 	if r.Reserved > 0 {
 		pool := ""
-		if r.GatherPool > 0 {
-			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPool))
+		if r.GatherPoolHeld > 0 {
+			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
 		}
 		if _, err := fmt.Fprintf(w, "as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)\n",
 			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device)); err != nil {

@@ -121,7 +121,7 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 		PhasePeaks: mapSlice(r.PhasePeaks, func(p memory.PhasePeak) phasePeakJSON {
 			return phasePeakJSON{Phase: p.Phase.String(), Bytes: p.Bytes}
 		}),
-		Reserved: r.Reserved, Device: r.Device, GatherPool: r.GatherPool, Fits: r.Fits, NotApplicable: r.NotApplicable,
+		Reserved: r.Reserved, Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: r.Fits, NotApplicable: r.NotApplicable,
 		Groups: mapSlice(r.Groups, func(g memory.GroupInfo) groupJSON {
 			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes, ReduceBytes: g.ReduceBytes,
 				Numel: g.Numel, Size: g.Size, ShardElems: g.ShardElems, RankNumel: g.RankNumel, Buckets: g.Buckets}

@@ -101,6 +101,9 @@ func unfittable(err error, s *scenarios.Scenario, flag string) string {
 		parts += fmt.Sprintf(" + CUDA context and NCCL buffers %s", size(f.Outside))
 		fix = "check that it is the device memory of one step of this scenario's run (model, micro_batch, recompute; memory.runtime_context and memory.nccl_buffers), or give torch.cuda.max_memory_reserved with --reserved"
 	}
+	if f.Pool > 0 {
+		fix += ", or set memory.host_lead below 1 (the gather pool assumes the host finished the forward before the GPU left its first units)"
+	}
 	return fmt.Sprintf("below %s, the least %s peak of %s (%s, at allocator overhead 0): the fitted overhead would be negative; %s",
 		size(least), flag, s.Name, parts, fix)
 }
