@@ -486,6 +486,17 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		db = *p
 	}
 	kept := memory.KeptAcrossBoundary(b.s)
+	// FSDP2 keeps one reduce-scatter in flight: each unit's post-backward
+	// makes the compute stream wait for the previous unit's reduce-scatter
+	// before it issues its own ("self.device_handle.current_stream().
+	// wait_event(self.comm_ctx.reduce_scatter_state.event)" in
+	// FSDPParamGroup.post_backward, torch/distributed/_composable/fsdp/
+	// _fsdp_param_group.py at pytorch/pytorch 415cc262), so unit u's
+	// backward starts only once unit u+2's gradient sync has ended; when
+	// the network cannot keep up, the backward waits instead of piling up
+	// unreduced gradients.
+	oneRSInFlight := b.s.Communication.Boundary == scenarios.BoundaryFSDP2
+	syncEnd := make([][]int32, L)
 	for u := L - 1; u >= 0; u-- {
 		var after, afterStart []int32
 		switch {
@@ -506,6 +517,9 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		}
 		if in := b.a2a(u, PhaseBackwardA2A, before); in != before {
 			ags = append(ags, in)
+		}
+		if oneRSInFlight && u+2 < L {
+			ags = append(ags[:len(ags):len(ags)], syncEnd[u+2]...)
 		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
 		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
@@ -531,6 +545,7 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		if e != nil {
 			return nil, 0, e
 		}
+		syncEnd[u] = ts
 		synced = append(synced, ts...)
 	}
 	return synced, bwdEnd, nil
