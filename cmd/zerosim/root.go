@@ -92,9 +92,14 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	a := &app{in: in, out: out, err: errOut}
 	root := newRoot(a)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
+	}
+	if isArgCount(err) && cmd != nil {
+		// cobra's "accepts 1 arg(s), received 0" names neither the command nor the fix.
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		err = inputError{fmt.Errorf("%s: %v (usage: %s)", name, err, cmd.UseLine())}
 	}
 	var f failure
 	if errors.As(err, &f) {
@@ -108,6 +113,12 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		return exitInput
 	}
 	return exitFailure
+}
+
+// isArgCount reports cobra's errors for a wrong number of arguments.
+func isArgCount(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "accepts ") || strings.HasPrefix(msg, "requires ")
 }
 
 // isUsage reports cobra's own usage errors (unknown command, wrong args).
