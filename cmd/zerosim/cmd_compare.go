@@ -56,7 +56,8 @@ on, and when ZeRO++ beats raising K.
 
 -o DIR writes the plot (compare.png, compare.svg): when varying
 parallelism.k, the busiest rank's slow-link bytes and the step time for every
-K that divides N; otherwise a bar chart of times and bytes per variant.`,
+K that divides N; otherwise a bar chart of times and bytes per variant;
+then manifest.json.`,
 		Example: `  zerosim compare seed000-k4 --vary parallelism.k=1,4
   zerosim compare seed000-k4 --vary parallelism.k=1,4 --format json
   zerosim compare a.yaml b.yaml -o plots

@@ -33,8 +33,9 @@ With more than one stage or estimator a summary comes first.
 
 --estimator deepspeed|megatron prints DeepSpeed's estimate_zero2/3 and
 Megatron's 18 / 6+12/DP bytes-per-parameter figures; all prints them side by
-side with zerosim's model: the summary, and every table with --detail. --convention seed000|seed002 counts memory the way
-seed 000's or seed 002's published tables do.
+side with zerosim's model: the summary, and every table with --detail.
+--convention seed000|seed002 counts memory the way seed 000's or seed 002's
+published tables do.
 
 Without FILE the default example scenario is used.`,
 		Example: `  zerosim memory
@@ -50,7 +51,7 @@ Without FILE the default example scenario is used.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.stage, "stage", -1, "ZeRO stage 0–3 (default: all four)")
+	f.IntVar(&o.stage, "stage", -1, "ZeRO stage 0–3; -1 prints all four")
 	f.StringVar(&o.estimator, "estimator", "zerosim", "zerosim, deepspeed, megatron or all")
 	f.BoolVar(&o.detail, "detail", false, "with --estimator all, print every stage's and estimator's table after the summary")
 	f.StringVar(&o.convention, "convention", "zerosim", "what to count: zerosim, seed000 or seed002")

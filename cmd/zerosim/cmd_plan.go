@@ -58,7 +58,8 @@ memory.
 which the step stays within --tolerance % of its compute-bound time (the
 question of deepspeedai/DeepSpeed#2928), and the step time against bandwidth.
 --tokens 1T adds the time to train and the GPU-hours. -o DIR writes plan.csv,
-plan.json, plan.html and the plots (pareto.png/svg, network.png/svg).`,
+plan.json, plan.html, the plots (pareto.png/svg, network.png/svg) and
+manifest.json.`,
 		Example: `  zerosim plan default
   zerosim plan my.yaml --global-batch 512 --tokens 1T
   zerosim plan my.yaml --global-batch 2Mtokens -o plan/

@@ -40,7 +40,8 @@ warnings.
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
 one process per rank, one thread per stream, memory counters.
 -o DIR writes report.html, result.json, trace.json and the plots (PNG and
-SVG) into DIR; other files in DIR are left alone. --format json prints
+SVG) into DIR, then manifest.json (names, sizes, SHA-256); other files in
+DIR are left alone. --format json prints
 result.json instead of the tables. --require-fit exits 1 after the report
 when the step does not fit in GPU memory (for scripts).`,
 		Example: `  zerosim run
