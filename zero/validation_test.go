@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -451,6 +452,10 @@ func TestValidation(t *testing.T) {
 	b.WriteString("releases its cached blocks and retries), then in parentheses the device peak with the allocator's usual reserve\n")
 	b.WriteString("(memory.allocator_overhead; \"retries\" where that exceeds the GPU: the allocator must release cached blocks to run).\n")
 	b.WriteString("Nothing here is typed by hand.\n")
+	// body holds the per-source sections, written after the summary that
+	// their figures make.
+	var body strings.Builder
+	var summaries []sourceSummary
 	worst, worstMem, worstFit := 0.0, 0.0, 0.0
 	var predictedErrs []float64 // |token error| of every predicted row
 	worstCase, worstMemCase, worstFitCase := "", "", ""
@@ -464,8 +469,10 @@ func TestValidation(t *testing.T) {
 		src, tmpl := loadValidation(t, base)
 		cases, eff := runValidation(t, filepath.Base(base), src, tmpl, validationVariant{})
 		results[filepath.Base(base)] = cases
-		fmt.Fprintf(&b, "\n## %s\n\nSource: %s.\n\nSetup: %s.\n\n", filepath.Base(base), src.Source, src.Setup)
-		fmt.Fprintf(&b, "Fitted training.compute_efficiency: %.4f.\n\n", eff)
+		summaries = append(summaries, summarize(filepath.Base(base), eff, cases))
+		b := &body
+		fmt.Fprintf(b, "\n## %s\n\nSource: %s.\n\nSetup: %s.\n\n", filepath.Base(base), src.Source, src.Setup)
+		fmt.Fprintf(b, "Fitted training.compute_efficiency: %.4f.\n\n", eff)
 		b.WriteString("| case | measured tok/s/GPU | predicted | error | measured GiB | predicted GiB | error | fits: needs GiB of GPU GiB (with reserve) |\n")
 		b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		var misses, fitMisses []struct{ rows, reason string }
@@ -498,7 +505,7 @@ func TestValidation(t *testing.T) {
 				mark += " ‡"
 				fitMisses = append(fitMisses, struct{ rows, reason string }{c.row.name(), c.row.FitMiss})
 			}
-			fmt.Fprintf(&b, "| %s%s | %.0f | %.0f | %+.1f %% %s %s: %.1f of %.1f (%s) |\n", c.row.name(), mark, c.row.TokensPerGPU, c.tokens, 100*c.tokenErr, mem, fit, c.needGiB, c.capGiB, reserve)
+			fmt.Fprintf(b, "| %s%s | %.0f | %.0f | %+.1f %% %s %s: %.1f of %.1f (%s) |\n", c.row.name(), mark, c.row.TokensPerGPU, c.tokens, 100*c.tokenErr, mem, fit, c.needGiB, c.capGiB, reserve)
 			if c.capGiB > 0 && c.needGiB/c.capGiB > worstFit {
 				worstFit, worstFitCase = c.needGiB/c.capGiB, fmt.Sprintf("%s: %s, needs %.1f GiB of %.1f", filepath.Base(base), c.row.name(), c.needGiB, c.capGiB)
 			}
@@ -550,30 +557,24 @@ func TestValidation(t *testing.T) {
 		if len(fitMisses) > 0 {
 			b.WriteString("\n‡ Ran, but zerosim predicts it does not fit (reported and asserted to still miss):\n\n")
 			for _, m := range fitMisses {
-				fmt.Fprintf(&b, "- %s: %s.\n", m.rows, m.reason)
+				fmt.Fprintf(b, "- %s: %s.\n", m.rows, m.reason)
 			}
 		}
 		if len(misses) > 0 {
 			b.WriteString("\n† Known memory-model gap, reported and not asserted within 10 % (the test asserts it still misses):\n\n")
 			for _, m := range misses {
-				fmt.Fprintf(&b, "- %s: %s.\n", m.rows, m.reason)
+				fmt.Fprintf(b, "- %s: %s.\n", m.rows, m.reason)
 			}
 		}
 		if filepath.Base(base) == seqSpreadSource {
-			spreadCheck(t, &b, cases)
+			spreadCheck(t, b, cases)
 		}
 	}
-	deepspeedGaps(t, &b, files, results)
+	deepspeedGaps(t, &body, files, results)
 	for _, c := range missed {
 		m := knownMisses[[2]string{sharedSource, c.row.name()}]
 		fmt.Fprintf(&tokenMisses, "- %s: %s, %+.1f %% (held at ±%.1f %%; the requirement is 5 %%): %s.\n", sharedSource, c.row.name(), 100*c.tokenErr, 100*m.bound, m.reason(c, results))
 	}
-	if tokenMisses.Len() > 0 {
-		b.WriteString("\nKnown misses of the 5 % requirement:\n\n")
-		b.WriteString(tokenMisses.String())
-	}
-	fmt.Fprintf(&b, "\nShared source (llm-foundry-mpt-a100-40gb), predicted rows without gradient accumulation: worst %+.1f %% (%s); with it: worst %+.1f %% (%s).\n",
-		100*sharedWorst[0], sharedCase[0], 100*sharedWorst[1], sharedCase[1])
 	within := func(bound float64) int {
 		n := 0
 		for _, e := range predictedErrs {
@@ -586,13 +587,105 @@ func TestValidation(t *testing.T) {
 	slices.Sort(predictedErrs)
 	n := len(predictedErrs)
 	median := (predictedErrs[(n-1)/2] + predictedErrs[n/2]) / 2
+	b.WriteString("\n## Summary\n\n")
+	fmt.Fprintf(&b, "Shared source (llm-foundry-mpt-a100-40gb), predicted rows without gradient accumulation: worst %+.1f %% (%s); with it: worst %+.1f %% (%s).\n",
+		100*sharedWorst[0], sharedCase[0], 100*sharedWorst[1], sharedCase[1])
 	fmt.Fprintf(&b, "Over the suite: %d sources, %d predicted rows; median |throughput error| %.1f %%, %d rows within 5 %%, %d within 10 %%.\n",
 		len(files), n, 100*median, within(0.05), within(0.10))
 	fmt.Fprintf(&b, "Worst throughput error over the predicted rows: %+.1f %% (%s).\n", 100*worst, worstCase)
 	fmt.Fprintf(&b, "Worst memory error: %+.1f %% (%s).\n", 100*worstMem, worstMemCase)
 	fmt.Fprintf(&b, "Fullest GPU (what the device needs over its memory): %.1f %% (%s).\n", 100*worstFit, worstFitCase)
+	writeSummaryTable(&b, summaries)
+	b.WriteString(body.String())
+	if tokenMisses.Len() > 0 {
+		b.WriteString("\n## Known misses of the 5 % requirement\n\n")
+		b.WriteString(tokenMisses.String())
+	}
 	got := b.String()
 	golden.Check(t, "../docs/validation.md", []byte(got), *updateValidation)
+}
+
+// sourceSummary is one source's line in docs/validation.md's summary.
+type sourceSummary struct {
+	source     string
+	efficiency float64 // the fitted training.compute_efficiency
+	predicted  int     // rows predicted (all but the calibration row)
+	median     float64 // median |throughput error| of the predicted rows
+	worst      validationCase
+	memRows    int              // rows that publish memory
+	worstMem   float64          // relative; NaN when no row publishes memory
+	off        []validationCase // predicted rows more than 10 % off
+}
+
+// summarize makes a source's summary from its rows.
+func summarize(source string, eff float64, cases []validationCase) sourceSummary {
+	s := sourceSummary{source: source, efficiency: eff, worstMem: math.NaN()}
+	var errs []float64
+	for _, c := range cases {
+		if !math.IsNaN(c.memoryErr) {
+			s.memRows++
+			if math.IsNaN(s.worstMem) || math.Abs(c.memoryErr) > math.Abs(s.worstMem) {
+				s.worstMem = c.memoryErr
+			}
+		}
+		if c.calibrated {
+			continue
+		}
+		errs = append(errs, math.Abs(c.tokenErr))
+		if s.predicted == 0 || math.Abs(c.tokenErr) > math.Abs(s.worst.tokenErr) {
+			s.worst = c
+		}
+		s.predicted++
+		if math.Abs(c.tokenErr) > 0.10 {
+			s.off = append(s.off, c)
+		}
+	}
+	if n := len(errs); n > 0 {
+		slices.Sort(errs)
+		s.median = (errs[(n-1)/2] + errs[n/2]) / 2
+	}
+	return s
+}
+
+// writeSummaryTable writes one line per source and then every predicted
+// row more than 10 % off, worst first.
+func writeSummaryTable(b *strings.Builder, ss []sourceSummary) {
+	b.WriteString("\n| source | predicted rows | fitted efficiency | median \\|error\\| | worst throughput error | memory rows | worst memory error |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | --- | ---: | ---: |\n")
+	type offRow struct {
+		source string
+		c      validationCase
+	}
+	var off []offRow
+	for _, s := range ss {
+		worst, median := "(calibration row only)", ""
+		if s.predicted > 0 {
+			worst = fmt.Sprintf("%+.1f %% (%s)", 100*s.worst.tokenErr, s.worst.row.name())
+			median = fmt.Sprintf("%.1f %%", 100*s.median)
+		}
+		mem := ""
+		if !math.IsNaN(s.worstMem) {
+			mem = fmt.Sprintf("%+.1f %%", 100*s.worstMem)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.4f | %s | %s | %d | %s |\n", s.source, s.predicted, s.efficiency, median, worst, s.memRows, mem)
+		for _, c := range s.off {
+			off = append(off, offRow{s.source, c})
+		}
+	}
+	if len(off) == 0 {
+		return
+	}
+	slices.SortStableFunc(off, func(x, y offRow) int { return cmp.Compare(math.Abs(y.c.tokenErr), math.Abs(x.c.tokenErr)) })
+	fast := 0
+	for _, o := range off {
+		if o.c.tokenErr > 0 {
+			fast++
+		}
+	}
+	fmt.Fprintf(b, "\nPredicted rows more than 10 %% off (%d, of which %d predicted faster than they ran), worst first (what zerosim does not model yet):\n\n", len(off), fast)
+	for _, o := range off {
+		fmt.Fprintf(b, "- %+.1f %%: %s: %s\n", 100*o.c.tokenErr, o.source, o.c.row.name())
+	}
 }
 
 // deepspeedGaps writes the rows whose memory is nvidia-smi's (FlagPerf's
