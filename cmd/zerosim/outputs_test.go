@@ -316,3 +316,25 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		t.Errorf("import --help: exit %d, stdout %q: want its help listing hf", code, out)
 	}
 }
+
+// Every command that takes one scenario runs the default example without
+// FILE, exactly as when it is named ("default").
+func TestDefaultScenarioWithoutFile(t *testing.T) {
+	for _, args := range [][]string{
+		{"run"},
+		{"memory", "--stage", "1"},
+		{"fit"},
+		{"plan", "--stages", "1", "--recompute", "none", "--top", "3"},
+		{"sweep", "--grid", "parallelism.k=1,2"},
+	} {
+		code, out, errOut := runMain(t, "", args...)
+		named := append(append([]string{args[0]}, "default"), args[1:]...)
+		codeN, outN, errN := runMain(t, "", named...)
+		if code != exitOK || codeN != exitOK {
+			t.Fatalf("%q: exit %d (%s); %q: exit %d (%s)", args, code, errOut, named, codeN, errN)
+		}
+		if out != outN {
+			t.Errorf("%q prints other than %q:\n%s\n---\n%s", args, named, out, outN)
+		}
+	}
+}
