@@ -20,7 +20,7 @@ type fitOpts struct {
 func newFitCmd(a *app) *cobra.Command {
 	o := fitOpts{}
 	cmd := &cobra.Command{
-		Use:   "fit FILE",
+		Use:   "fit [FILE]",
 		Short: "Does the model fit per GPU at each ZeRO stage and K; the fewest nodes that fit; the largest model that fits",
 		Long: `fit answers three questions for every ZeRO stage 0–3 and every K dividing N
 (stage 0 shards nothing, so only K=1), from the memory model's per-GPU peak
@@ -38,12 +38,13 @@ against the GPU's memory:
 
 Both searches are binary searches (the peak is taken not to grow with dp
 nor to shrink with the model). --convention seed000|seed002 counts memory as
-those seeds' tables do. FILE may name an embedded example.`,
+those seeds' tables do. FILE may name an embedded example; without FILE the
+default example scenario is used.`,
 		Example: `  zerosim fit seed002-7b
   zerosim fit seed002-7b --convention seed002 --format json`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runFit(a, o, args[0], a.out)
+			return runFit(a, o, fileArg(args), a.out)
 		},
 	}
 	cmd.Flags().StringVar(&o.convention, "convention", "zerosim", "what memory counts: zerosim, seed000 or seed002")

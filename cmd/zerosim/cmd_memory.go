@@ -43,11 +43,7 @@ Without FILE the default example scenario is used.`,
   zerosim memory --estimator all --set parallelism.k=2 scenario.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file := ""
-			if len(args) == 1 {
-				file = args[0]
-			}
-			return runMemory(a, o, file, a.out, a.err)
+			return runMemory(a, o, fileArg(args), a.out, a.err)
 		},
 	}
 	f := cmd.Flags()

@@ -34,10 +34,11 @@ type planOpts struct {
 func newPlanCmd(a *app) *cobra.Command {
 	o := planOpts{}
 	cmd := &cobra.Command{
-		Use:         "plan FILE",
+		Use:         "plan [FILE]",
 		Annotations: map[string]string{writesFiles: "yes"},
 		Short:       "Find the fastest ZeRO configuration that fits: stage, K, micro-batch, accumulation, checkpointing",
-		Long: `plan takes the model and the cluster from FILE (or an embedded example) and
+		Long: `plan takes the model and the cluster from FILE (an embedded example's name, or
+none: the default example) and
 searches ZeRO stages 0–3, every K dividing N (Megatron's
 num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
 stage 3), every micro-batch and gradient accumulation that make the global
@@ -64,11 +65,11 @@ manifest.json.`,
   zerosim plan my.yaml --global-batch 512 --tokens 1T
   zerosim plan my.yaml --global-batch 2Mtokens -o plan/
   zerosim plan default --network --tolerance 5`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return runPlan(ctx, a, o, args[0])
+			return runPlan(ctx, a, o, fileArg(args))
 		},
 	}
 	f := cmd.Flags()

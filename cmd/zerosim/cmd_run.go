@@ -49,11 +49,7 @@ when the step does not fit in GPU memory (for scripts).`,
   zerosim run scenario.yaml --set parallelism.zero_stage=3 -o out/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file := ""
-			if len(args) == 1 {
-				file = args[0]
-			}
-			return runRun(a, o, file, a.out, a.err)
+			return runRun(a, o, fileArg(args), a.out, a.err)
 		},
 	}
 	f := cmd.Flags()

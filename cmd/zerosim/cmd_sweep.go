@@ -31,10 +31,10 @@ type sweepOpts struct {
 func newSweepCmd(a *app) *cobra.Command {
 	o := sweepOpts{}
 	cmd := &cobra.Command{
-		Use:   "sweep FILE --grid key=v1,v2,… [--grid …]",
+		Use:   "sweep [FILE] --grid key=v1,v2,… [--grid …]",
 		Short: "Replay every point of a parameter grid and stream one row per point (CSV or JSON Lines)",
 		Long: `sweep replays the cartesian product of the --grid values on a scenario
-(FILE, or the name of an embedded example). Each point is the scenario with
+(FILE, the name of an embedded example, or without FILE the default example). Each point is the scenario with
 its values applied as --set overrides; its row holds the point index, the
 values, step time and the busiest rank's exposed communication (ps), the wire
 bytes over the network and NVLink, the per-rank peak memory, the tokens per
@@ -54,13 +54,13 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
   zerosim sweep scenario.yaml --grid parallelism.zero_stage=0,1,2,3 --grid communication.bucket_size=25MB,100MB --out sweep.csv
   zerosim sweep scenario.yaml --grid … --shard 2/8 --out shard-2.csv
   zerosim sweep scenario.yaml --grid … --out sweep.csv --resume`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
 			stopsGracefully.Store(true)
 			defer stopsGracefully.Store(false)
-			return runSweep(ctx, a, o, args[0], a.out, a.err)
+			return runSweep(ctx, a, o, fileArg(args), a.out, a.err)
 		},
 	}
 	f := cmd.Flags()

@@ -56,11 +56,7 @@ Exit code 0 when everything matches, 1 on a mismatch, 2 on bad input.`,
   zerosim verify --reference toy-h16-l3.json --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file := ""
-			if len(args) == 1 {
-				file = args[0]
-			}
-			return runVerify(a, o, file, cmd.Flags().Changed("corrupt-step"))
+			return runVerify(a, o, fileArg(args), cmd.Flags().Changed("corrupt-step"))
 		},
 	}
 	f := cmd.Flags()

@@ -80,11 +80,53 @@ for bit against unsharded training.`,
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return inputError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		// pflag's "unknown flag: --stage" names neither the command nor
+		// where its flags are listed.
+		if cmd == cmd.Root() {
+			return inputError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
+		}
+		return inputError{fmt.Errorf("%s: %v (see %s --help)", commandName(cmd), err, cmd.CommandPath())}
+	})
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() && !c.Runnable() {
+			// Left alone, cobra prints a group's help and exits 0 for
+			// "zerosim import" and "zerosim import nope" alike.
+			c.Args, c.RunE = cobra.ArbitraryArgs, groupWithoutCommand
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[groupOnly] = "true"
+		}
+	}
 	return root
+}
+
+// groupOnly marks a command that only groups others (import): run alone
+// it is an input error.
+const groupOnly = "group-only"
+
+// groupWithoutCommand is the error of a command group run without one of
+// its commands, or with one it does not have.
+func groupWithoutCommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	if len(args) == 0 {
+		return inputError{fmt.Errorf("%s: name one of its commands: %s (see %s --help)", commandName(cmd), strings.Join(names, ", "), cmd.CommandPath())}
+	}
+	return inputError{fmt.Errorf("%s: unknown command %q (use %s; see %s --help)", commandName(cmd), args[0], strings.Join(names, ", "), cmd.CommandPath())}
+}
+
+// commandName is a command's path below zerosim: "import hf".
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
 // Main runs zerosim with args and returns the exit code.
@@ -98,8 +140,7 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	}
 	if isArgCount(err) && cmd != nil {
 		// cobra's "accepts 1 arg(s), received 0" names neither the command nor the fix.
-		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
-		err = inputError{fmt.Errorf("%s: %v (usage: %s)", name, err, cmd.UseLine())}
+		err = inputError{fmt.Errorf("%s: %v (usage: %s)", commandName(cmd), err, cmd.UseLine())}
 	}
 	var f failure
 	if errors.As(err, &f) {

@@ -24,3 +24,12 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 	}
 	return s, nil
 }
+
+// fileArg is the scenario argument of a command taking [FILE]: "" (the
+// default example) when none was given.
+func fileArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return ""
+}
