@@ -84,9 +84,13 @@ func (c Candidate) Sets() []string {
 }
 
 // memoryKey is the candidate without what memory does not depend on (the
-// algorithm and the accumulation).
+// algorithm). The accumulation stays: at stage 3 the sharded gradients of
+// the earlier micro-steps are alive through the last one
+// (memory/timeline.go), so a peak taken at grad_accum 1 is not the
+// candidate's. Within a plan the micro-batch fixes the accumulation, so
+// keeping it adds no analysis.
 func (c Candidate) memoryKey() Candidate {
-	c.Algorithm, c.GradAccum = "", 0
+	c.Algorithm = ""
 	return c
 }
 
@@ -419,7 +423,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	errs := make([]error, len(keys))
 	err := parallel(ctx, len(keys), opt.Jobs, func(i int) error {
 		c := keys[i]
-		c.Algorithm, c.GradAccum = sp.algorithms[0], 1
+		c.Algorithm = sp.algorithms[0]
 		s, err := src.Load(c.Sets()...)
 		var rep *memory.Report
 		if err == nil {
@@ -510,8 +514,8 @@ func markPareto(rows []PlanRow) {
 }
 
 // nodesToFit is the least number of nodes on which candidate c fits by the
-// memory model (dp grows with the nodes; K = 1, c's stage, micro-batch and
-// checkpointing), 0 if none up to 65,536 GPUs does. The node count steps so
+// memory model (dp grows with the nodes; K = 1, c's stage, micro-batch,
+// accumulation and checkpointing), 0 if none up to 65,536 GPUs does. The node count steps so
 // that dp·cp = nodes · GPUs per node; the peak does not grow with dp, so a
 // binary search finds it.
 func nodesToFit(s *scenarios.Scenario, c Candidate) int {
@@ -522,7 +526,7 @@ func nodesToFit(s *scenarios.Scenario, c Candidate) int {
 		x.Cluster.Nodes = j * step
 		x.Parallelism.DP = j * step * gpn / cp
 		x.Parallelism.Stage, x.Parallelism.K = c.Stage, 1
-		x.Training.MicroBatch, x.Training.Recompute = c.MicroBatch, scenarios.Recompute(c.Recompute)
+		x.Training.MicroBatch, x.Training.GradAccum, x.Training.Recompute = c.MicroBatch, c.GradAccum, scenarios.Recompute(c.Recompute)
 		rep, err := memory.Analyze(&x, memory.Options{})
 		return err == nil && rep.Fits
 	}

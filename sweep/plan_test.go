@@ -121,3 +121,59 @@ func checkNodesToFit(t *testing.T, src Source, p *Plan) {
 		t.Errorf("NodesToFit %d is not the least node count that fits %v", p.NodesToFit, p.Smallest.Sets())
 	}
 }
+
+// The configuration plan names when nothing fits is measured at its own
+// gradient accumulation: at stage 3 the sharded gradients of the earlier
+// micro-steps stay alive (memory/timeline.go), so its peak is not the
+// accumulation-1 peak, and the least node count is the one at which it fits
+// with that accumulation, not the scenario's. Llama 2 13B on 4 × 8 GPUs of
+// 8 GiB (llama2-13b-a100-eth, grad_accum 4), ZeRO-3 with full checkpointing
+// only. The peaks are the memory model's as `zerosim run … --format json`
+// prints them (memory_model.peak); before the fix plan said 10,242,618,880 B
+// (9.5 GiB, the accumulation-1 peak) for micro-batch 1 × 4, and 7 nodes for
+// the global batch of 32, computed at the scenario's accumulation of 4.
+func TestPlanSmallestAtItsAccumulation(t *testing.T) {
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"full"}, Algorithms: []string{"ring"}, Prefetch: []int{1}}
+	for _, tc := range []struct {
+		name        string
+		globalBatch int64
+		microBatch  int64
+		gradAccum   int64
+		peak        int64
+		nodes       int
+	}{
+		// The scenario's global batch, 128 sequences: 4 per rank.
+		{"accumulation 4", 0, 1, 4, 11_045_870_080, 7},
+		// 32 sequences: one per rank, no accumulation.
+		{"global batch 32, accumulation 1", 32, 1, 1, 10_242_618_880, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := exampleSource(t, "llama2-13b-a100-eth", "cluster.gpu_memory=8GiB")
+			o := opt
+			o.GlobalBatch = tc.globalBatch
+			p, err := PlanSearch(context.Background(), src, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := p.Smallest
+			if len(p.Rows) != 0 || c.MicroBatch != tc.microBatch || c.GradAccum != tc.gradAccum || c.K != 1 {
+				t.Fatalf("%d rows, smallest %v; want none, micro-batch %d × %d, K=1", len(p.Rows), c.Sets(), tc.microBatch, tc.gradAccum)
+			}
+			s, err := src.Load(c.Sets()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := memory.Analyze(s, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.SmallestPeak != tc.peak || r.Peak != tc.peak {
+				t.Errorf("smallest peak %d B, memory model of %v %d B; want %d B", p.SmallestPeak, c.Sets(), r.Peak, tc.peak)
+			}
+			if p.NodesToFit != tc.nodes {
+				t.Errorf("NodesToFit %d, want %d", p.NodesToFit, tc.nodes)
+			}
+			checkNodesToFit(t, src, p)
+		})
+	}
+}
