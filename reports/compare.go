@@ -139,8 +139,13 @@ func variantOf(o *sweep.Outcome) compareVariant {
 		}
 		v.Phases = append(v.Phases, cp)
 	}
+	// The replayed peak and verdict, as zerosim run reports them; at rest
+	// is the memory model's.
+	v.PeakMemory, _ = r.Peak()
+	v.GPUMemory = int64(s.Cluster.GPUMemory)
+	v.Fits = r.Fits(v.GPUMemory)
 	if m := r.MemoryModel; m != nil {
-		v.PeakMemory, v.AtRestMemory, v.GPUMemory, v.Fits = m.Peak, m.AtRest, m.GPUMemory, m.Fits
+		v.AtRestMemory = m.AtRest
 	}
 	return v
 }
@@ -260,9 +265,9 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		_, nv := sweep.BusiestWire(r, topology.Intra)
 		row := slowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
 			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
-		if m := r.MemoryModel; m != nil {
-			row.PeakMemory, row.GPUMemory, row.Fits = m.Peak, m.GPUMemory, m.Fits
-		}
+		row.PeakMemory, _ = r.Peak()
+		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
+		row.Fits = r.Fits(row.GPUMemory)
 		if sec.S > 0 {
 			row.SeedS = round(float64(row.Seed)/float64(sec.S), 0.001)
 			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 0.001)

@@ -57,9 +57,8 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		for _, rk := range r.Ranks {
 			row.ExposedCommPS = max(row.ExposedCommPS, int64(rk.ExposedComm))
 		}
-		if m := r.MemoryModel; m != nil {
-			row.PeakMemory, row.Fits = m.Peak, m.Fits
-		}
+		row.PeakMemory, _ = r.Peak()
+		row.Fits = r.Fits(int64(o.Scenario.Cluster.GPUMemory))
 		if sec.M > 0 {
 			row.NetworkM = round(float64(row.NetworkPerNode)/float64(sec.M), 0.001)
 		}

@@ -78,6 +78,27 @@ func describe(c sweep.Candidate, n int) string {
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(units.GiB)) }
+
+// gibApart formats a and b in GiB with the fewest decimals (1 to 3) that
+// tell them apart: a peak just over the GPU's memory does not read as
+// equal to it ("3.260 GiB" and "3.278 GiB", not "3.3 GiB" twice).
+func gibApart(a, b int64) (string, string) {
+	for d := 1; ; d++ {
+		x := fmt.Sprintf("%.*f GiB", d, float64(a)/float64(units.GiB))
+		y := fmt.Sprintf("%.*f GiB", d, float64(b)/float64(units.GiB))
+		if x != y || d == 3 {
+			return x, y
+		}
+	}
+}
+
+// overBy is an excess of memory: in GiB from 0.1 GiB, else in MiB.
+func overBy(b int64) string {
+	if b >= units.GiB/10 {
+		return gib(b)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/float64(units.MiB))
+}
 func gbs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) } // binary units, like every memory figure
 func planDur(ps int64) string {
 	d := units.Duration(ps)
@@ -377,8 +398,9 @@ func wrap(s string, width int, indent string) string {
 // NoFitText says that nothing fits and what to change, from the numbers.
 func NoFitText(p *sweep.Plan) string {
 	c := p.Smallest
+	capacity, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.",
-		gib(p.GPUMemory), describe(c, p.N), gib(p.SmallestPeak), gib(p.SmallestPeak-p.GPUMemory))) + "\n"
+		capacity, describe(c, p.N), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
 	var ways []string
 	if p.NodesToFit > 0 {
 		ways = append(ways, fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes))
@@ -389,7 +411,7 @@ func NoFitText(p *sweep.Plan) string {
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")
 	}
-	ways = append(ways, fmt.Sprintf("GPUs with at least %s", gib(p.SmallestPeak)))
+	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
 	return s + labelled("to fit: ", strings.Join(ways, "; or ")+". (CPU offload is not modelled yet.)")
 }
 

@@ -105,7 +105,8 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		GPU: p.GPU, GPUMemory: p.GPUMemory, PeakFLOPS: p.PeakFLOPS, N: p.N, DP: p.DP, CP: p.CP, SeqLen: p.SeqLen,
 		GlobalBatch: p.GlobalBatch, TokensPerStep: p.TokensPerStep, Searched: p.Searched, MemoryPruned: p.MemoryPruned,
 		Replayed: p.Replayed, Invalid: p.Invalid, FirstInvalid: p.FirstInvalid,
-		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
+		// [] when nothing fits, never null.
+		Rows: mapSlice(append([]sweep.PlanRow{}, p.Rows...), func(r sweep.PlanRow) planRowJSON {
 			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
 				ExposedComm: r.ExposedComm, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -22,16 +21,10 @@ type FitVerdict struct {
 
 // Fit returns the run's memory verdict (the replay's per-rank peaks).
 func (run *Run) Fit() FitVerdict {
-	r := run.Result
-	v := FitVerdict{Peak: r.Memory.Peak, Rank: r.Memory.Rank, Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units}
-	if len(r.PeakMemory) > 0 {
-		i := slices.Index(r.PeakMemory, slices.Max(r.PeakMemory))
-		if r.PeakMemory[i] > v.Peak {
-			v.Peak, v.Rank = r.PeakMemory[i], i
-		}
-	}
+	v := FitVerdict{Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units}
+	v.Peak, v.Rank = run.Result.Peak()
 	v.Known = v.Capacity > 0
-	v.Fits = v.Known && v.Peak <= v.Capacity
+	v.Fits = run.Result.Fits(v.Capacity)
 	return v
 }
 

@@ -341,7 +341,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
 	cands := sp.candidates()
 	p.Searched = len(cands)
-	fits, err := sp.prune(ctx, src, cands, opt, p)
+	fits, modelPeak, err := sp.prune(ctx, src, cands, opt, p)
 	if err != nil {
 		return nil, err
 	}
@@ -363,12 +363,32 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
+	replayed := map[Candidate]int64{}
 	for i, r := range rows {
 		switch {
 		case errs[i] != nil:
 			p.invalid(fits[i], errs[i])
 		case r.PeakMemory <= p.GPUMemory:
 			p.Rows = append(p.Rows, r)
+		default: // the model let it through; the replayed step does not fit
+			replayed[fits[i]] = r.PeakMemory
+		}
+	}
+	if len(p.Rows) == 0 && len(replayed) > 0 {
+		// Nothing fits: the smallest peak is a replayed one where the
+		// candidate was replayed (as zerosim run reports it), else the
+		// model's.
+		p.SmallestPeak = -1
+		for _, c := range cands {
+			peak, ok := replayed[c]
+			if !ok {
+				if peak, ok = modelPeak(c); !ok {
+					continue
+				}
+			}
+			if p.SmallestPeak < 0 || peak < p.SmallestPeak {
+				p.Smallest, p.SmallestPeak = c, peak
+			}
 		}
 	}
 	if p.Invalid == p.Searched {
@@ -407,9 +427,9 @@ func parallel(ctx context.Context, n, j int, f func(i int) error) error {
 }
 
 // prune runs the memory model once per memory-relevant configuration and
-// returns the candidates that fit, in search order; it records the
-// smallest peak in p.
-func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, opt PlanOptions, p *Plan) ([]Candidate, error) {
+// returns the candidates that fit, in search order, and each valid
+// candidate's peak by the model; it records the smallest peak in p.
+func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, opt PlanOptions, p *Plan) ([]Candidate, func(Candidate) (int64, bool), error) {
 	var keys []Candidate
 	index := map[Candidate]int{}
 	for _, c := range cands {
@@ -437,7 +457,14 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	modelPeak := func(c Candidate) (int64, bool) {
+		ki, ok := index[c.memoryKey()]
+		if !ok || errs[ki] != nil {
+			return 0, false
+		}
+		return peaks[ki], true
 	}
 	var out []Candidate
 	p.SmallestPeak = -1
@@ -455,7 +482,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out, modelPeak, nil
 }
 
 // invalid counts a candidate that cannot run and keeps the first error.
@@ -482,7 +509,9 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	}
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	r.NVLinkBytes = WireBytes(res, topology.Intra)
-	r.PeakMemory = res.MemoryModel.Peak
+	// The replayed peak, which zerosim run judges "fits" by; the memory
+	// model only prunes (a configuration it rejects is not replayed).
+	r.PeakMemory, _ = res.Peak()
 	r.Headroom = p.GPUMemory - r.PeakMemory
 	secs := float64(r.StepTime) / 1e12
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()

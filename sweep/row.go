@@ -36,8 +36,9 @@ type Row struct {
 	// every link of the class (all ranks, all phases).
 	NetworkBytes int64
 	NVLinkBytes  int64
-	// PeakMemory is the per-rank peak of the memory model in bytes, Fits
-	// whether it fits the GPU.
+	// PeakMemory is the replayed step's per-rank peak in bytes
+	// (zero.Result.Peak, as zerosim run reports it), Fits whether it fits
+	// the GPU.
 	PeakMemory int64
 	Fits       bool
 	// TokensPerSecPerGPU is the tokens of one step over its time and the
@@ -61,9 +62,8 @@ func Measure(s *scenarios.Scenario) (Row, error) {
 	}
 	r.NetworkBytes = WireBytes(res, topology.Inter)
 	r.NVLinkBytes = WireBytes(res, topology.Intra)
-	if m := res.MemoryModel; m != nil {
-		r.PeakMemory, r.Fits = m.Peak, m.Fits
-	}
+	r.PeakMemory, _ = res.Peak()
+	r.Fits = res.Fits(int64(s.Cluster.GPUMemory))
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	return r, nil
 }

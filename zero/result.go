@@ -71,6 +71,31 @@ func (r *Result) TokensPerSecPerGPU() float64 {
 	return float64(r.Tokens) / r.StepTime.Seconds() / float64(r.N)
 }
 
+// Peak is the replayed step's memory peak: the largest of every rank's
+// peak over the step (PeakMemory) and the timeline's, and the rank that
+// reaches it first. It is the figure every command that replays judges
+// "fits" by (run, plan, sweep, compare); the memory model (MemoryModel),
+// which does not follow the timeline, can be lower (transient buffers that
+// overlap only in time, such as the unsharded gradients PyTorch's FSDP
+// keeps until their reduce-scatter runs) or higher.
+func (r *Result) Peak() (bytes int64, rank int) {
+	bytes, rank = r.Memory.Peak, r.Memory.Rank
+	for i, p := range r.PeakMemory {
+		if p > bytes {
+			bytes, rank = p, i
+		}
+	}
+	return bytes, rank
+}
+
+// Fits reports whether the replayed peak (Peak) is within capacity bytes
+// of GPU memory; false when capacity is unknown (≤ 0), as the memory
+// model's Fits.
+func (r *Result) Fits(capacity int64) bool {
+	p, _ := r.Peak()
+	return capacity > 0 && p <= capacity
+}
+
 // CollectiveRecord is one collective instance: a task of a group.
 type CollectiveRecord struct {
 	Task       int32

@@ -20,30 +20,22 @@ import (
 // (never typed by hand), re-runs it through `run --format json
 // --require-fit` in process, and compares exact integers.
 //
-// Which memory figure is which. Every command but run reports one per-GPU
-// peak: the memory model's (memory.Analyze on rank 0: sweep.Measure in
-// sweep/row.go, Plan.replay in sweep/plan.go, variantOf in
-// reports/compare.go, fitRow in sweep/fit.go, memory.EstimateStages for
-// memory). run reports that same figure as memory_model.peak (reports/json.go
-// toJSON: newMemoryJSON(r.MemoryModel)), so the peaks are compared with it.
-// run also reports figures no other command has, intentionally: the replay's
-// timed peak (memory.peak_bytes and ranks[].peak_memory_bytes: the model's
-// events applied at simulated times, zero/memory.go memoryTimeline), which
-// differs from the model's sequential walk when the replay's timing keeps
-// more or fewer buffers alive at once (seed000-k4 at ZeRO-3, K=1, whose
-// reduce-scatters queue behind the all-gathers on the slow network: the
-// replay peaks at 3,691,550,720 B, the model at 3,456,633,856 B), and the
-// busiest rank's reserved and device peaks (memory.ProfilerPeaks). run's
-// verdict ("fits in GPU memory", --require-fit) is the largest replay peak
-// against the GPU's memory (reports/verdict.go Run.Fit); the other
-// commands' "fits" is the model's (memory.Report.Fits). A user reads both as
-// one answer, so both are checked against the other commands' "fits": they
-// agree on every configuration below. They cannot agree when the GPU's
-// memory lies between the two peaks (seed000-k4 with --set
-// cluster.gpu_memory=3500000000B: plan --stages 3 lists ZeRO-3 K=1 as
-// fitting, run --require-fit of it exits 1); which peak decides "fits" for
-// plan, sweep and compare, which replay anyway, is left open (fit and
-// memory have only the model).
+// Which memory figure is which. run, plan, sweep and compare replay the
+// step and report its peak as run judges "fits in GPU memory" and
+// --require-fit by: the largest per-rank peak of the replay
+// (zero.Result.Peak: the memory model's events applied at simulated times,
+// zero/memory.go memoryTimeline; run's memory.peak_bytes and
+// ranks[].peak_memory_bytes). fit and memory do not replay: they report the
+// memory model's peak (memory.Analyze on rank 0: fitRow in sweep/fit.go,
+// memory.EstimateStages), which run reports as memory_model.peak, so theirs
+// are compared with that. The two differ when the replay's timing keeps
+// more or fewer buffers alive at once than the model's sequential walk
+// (seed000-k4 at ZeRO-3, K=1, whose reduce-scatters queue behind the
+// all-gathers on the slow network: the replay peaks at 3,691,550,720 B, the
+// model at 3,456,633,856 B; llama2-13b-a100-eth at ZeRO-3 with gradient
+// accumulation: the replay lower by up to 1.2 GB). plan prunes with the
+// model (a configuration it rejects is not replayed) and lists what fits by
+// the replay, so its rows fit by both.
 
 // consistencyCases are the default scenario (`zerosim run` with no file)
 // and three embedded examples: seed000-k4 (K=4, cp=2, a slow network),
@@ -121,6 +113,9 @@ type runFigures struct {
 			Total int64  `json:"total_bytes"`
 		} `json:"wire"`
 	} `json:"totals"`
+	Memory struct {
+		Peak int64 `json:"peak_bytes"`
+	} `json:"memory"`
 	MemoryModel struct {
 		Stage     int   `json:"stage"`
 		K         int   `json:"k"`
@@ -138,6 +133,16 @@ type runFigures struct {
 	} `json:"resolved_scenario"`
 	// fits is run's verdict: --require-fit exits 0.
 	fits bool
+}
+
+// replayPeak is the replay's peak as run's verdict reads it
+// (zero.Result.Peak): the largest of the timeline's and every rank's.
+func (r *runFigures) replayPeak() int64 {
+	m := r.Memory.Peak
+	for _, rk := range r.Ranks {
+		m = max(m, rk.PeakMemory)
+	}
+	return m
 }
 
 // exposed is the busiest rank's exposed communication, as plan, sweep and
@@ -332,8 +337,8 @@ func checkPlan(t *testing.T, rr *reruns, name string, flags []string) {
 			{"network_bytes", p.NetworkBytes, r.wire("network")},
 			{"nvlink_bytes", p.NVLinkBytes, r.wire("nvlink")},
 			{"network_busiest_bytes", p.NetworkBusiest, r.busiest("network")},
-			{"peak_memory_bytes (memory_model.peak)", p.PeakMemory, r.MemoryModel.Peak},
-			{"headroom_bytes (gpu_memory - peak)", p.Headroom, r.MemoryModel.GPUMemory - r.MemoryModel.Peak},
+			{"peak_memory_bytes (the replay's)", p.PeakMemory, r.replayPeak()},
+			{"headroom_bytes (gpu_memory - peak)", p.Headroom, r.MemoryModel.GPUMemory - r.replayPeak()},
 		} {
 			if c.plan != c.run {
 				t.Errorf("%s: plan %s %d, run %d", what, c.field, c.plan, c.run)
@@ -490,7 +495,7 @@ func checkSweep(t *testing.T, rr *reruns, name string, grids []string) {
 			{"exposed_comm_ps", row.ExposedComm, r.exposed()},
 			{"network_bytes", row.NetworkBytes, r.wire("network")},
 			{"nvlink_bytes", row.NVLinkBytes, r.wire("nvlink")},
-			{"peak_memory_bytes (memory_model.peak)", row.PeakMemory, r.MemoryModel.Peak},
+			{"peak_memory_bytes (the replay's)", row.PeakMemory, r.replayPeak()},
 		} {
 			if c.sweep != c.run {
 				t.Errorf("%s: sweep %s %d, run %d", what, c.field, c.sweep, c.run)
@@ -499,8 +504,8 @@ func checkSweep(t *testing.T, rr *reruns, name string, grids []string) {
 		if row.TokensPerSec != r.TokensPerSecPerGPU {
 			t.Errorf("%s: sweep tokens/s per GPU %v, run %v", what, row.TokensPerSec, r.TokensPerSecPerGPU)
 		}
-		if row.Fits != r.MemoryModel.Fits || row.Fits != r.fits {
-			t.Errorf("%s: sweep fits %v; run: memory model %v, --require-fit %v", what, row.Fits, r.MemoryModel.Fits, r.fits)
+		if row.Fits != r.fits {
+			t.Errorf("%s: sweep fits %v; run --require-fit %v", what, row.Fits, r.fits)
 		}
 	}
 }
@@ -696,7 +701,7 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 			{"step_time_ps", v.StepTimePS, r.StepTimePS},
 			{"compute_ps", v.ComputePS, r.ComputePS},
 			{"exposed_comm_ps", v.ExposedCommPS, r.exposed()},
-			{"peak_memory_bytes (memory_model.peak)", v.PeakMemory, r.MemoryModel.Peak},
+			{"peak_memory_bytes (the replay's)", v.PeakMemory, r.replayPeak()},
 			{"at_rest_memory_bytes (memory_model.at_rest)", v.AtRestMemory, r.MemoryModel.AtRest},
 			{"gpu_memory_bytes", v.GPUMemory, r.MemoryModel.GPUMemory},
 			{"tokens_per_s_per_gpu (rounded)", v.TokensPerSec, int64(math.Round(r.TokensPerSecPerGPU))},
@@ -705,8 +710,8 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 				t.Errorf("%s: compare %s %d, run %d", what, x.field, x.compare, x.run)
 			}
 		}
-		if v.Fits != r.MemoryModel.Fits || v.Fits != r.fits {
-			t.Errorf("%s: compare fits %v; run: memory model %v, --require-fit %v", what, v.Fits, r.MemoryModel.Fits, r.fits)
+		if v.Fits != r.fits {
+			t.Errorf("%s: compare fits %v; run --require-fit %v", what, v.Fits, r.fits)
 		}
 		if len(v.Phases) != len(r.Phases) {
 			t.Errorf("%s: compare has %d phases, run %d", what, len(v.Phases), len(r.Phases))
@@ -734,10 +739,45 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 		sets := append(slices.Clone(setsOfK[s.K]), "communication.algorithm="+s.Algorithm)
 		r := rr.run(t, sets...)
 		what := fmt.Sprintf("compare slow-link row %v", sets)
-		got := []int64{r.StepTimePS, r.wire("network"), r.wire("nvlink"), r.busiest("network"), r.MemoryModel.Peak}
+		got := []int64{r.StepTimePS, r.wire("network"), r.wire("nvlink"), r.busiest("network"), r.replayPeak()}
 		want := []int64{s.StepTimePS, s.NetworkTotal, s.NVLinkTotal, s.NetworkBusiest, s.PeakMemory}
-		if !slices.Equal(got, want) || s.Fits != r.MemoryModel.Fits || s.Fits != r.fits {
-			t.Errorf("%s: compare step, network, nvlink, network busiest, peak %v fits %v; run %v fits %v (--require-fit %v)", what, want, s.Fits, got, r.MemoryModel.Fits, r.fits)
+		if !slices.Equal(got, want) || s.Fits != r.fits {
+			t.Errorf("%s: compare step, network, nvlink, network busiest, peak %v fits %v; run %v, --require-fit %v", what, want, s.Fits, got, r.fits)
+		}
+	}
+}
+
+// TestPlanListsOnlyWhatRunFits: with the GPU's memory between a
+// configuration's model peak and its replayed peak (seed000-k4 at ZeRO-3,
+// K=1: 3,456,633,856 B and 3,691,550,720 B against 3,500,000,000 B), plan
+// replays it (the model lets it through) and leaves it out, as run
+// --require-fit rejects it; every row plan lists passes run --require-fit.
+func TestPlanListsOnlyWhatRunFits(t *testing.T) {
+	const mem = "cluster.gpu_memory=3500000000B"
+	flags := []string{"plan", "seed000-k4", "--format", "json", "--set", mem, "--global-batch", "8", "--stages", "3",
+		"--recompute", "none", "--algorithms", "ring", "--prefetch", "1"}
+	var raw struct {
+		Rows     []map[string]any `json:"rows"`
+		Replayed int              `json:"replayed"`
+	}
+	decode(t, "plan", cli(t, flags...), &raw)
+	rr := &reruns{file: "seed000-k4", cache: map[string]*runFigures{}}
+	k1 := rr.run(t, mem, "parallelism.zero_stage=3", "parallelism.k=1", "training.micro_batch=2", "training.grad_accum=1",
+		"training.recompute=none", "communication.prefetch_depth=1", "communication.algorithm=ring")
+	if !k1.MemoryModel.Fits || k1.fits {
+		t.Fatalf("ZeRO-3 K=1: the model fits %v (peak %d), run --require-fit %v (replayed peak %d): the case no longer sits between the two peaks; pick another GPU memory",
+			k1.MemoryModel.Fits, k1.MemoryModel.Peak, k1.fits, k1.replayPeak())
+	}
+	if raw.Replayed <= len(raw.Rows) {
+		t.Errorf("plan replayed %d and lists %d: the configuration the replay rejects should be replayed and left out", raw.Replayed, len(raw.Rows))
+	}
+	for _, row := range raw.Rows {
+		sets := append([]string{mem}, planSets(t, row)...)
+		if r := rr.run(t, sets...); !r.fits {
+			t.Errorf("plan lists %v; run --require-fit rejects it (replayed peak %d)", sets, r.replayPeak())
+		}
+		if fmt.Sprint(row["k"]) == "1" && fmt.Sprint(row["micro_batch"]) == "2" {
+			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 3,500,000,000 B", k1.replayPeak())
 		}
 	}
 }
