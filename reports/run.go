@@ -179,9 +179,7 @@ func (run *Run) headline() [][2]string {
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
 		{"step time", stepText(r)},
-		{"tokens/s per GPU", fmt.Sprintf("%s (%s tokens per step: micro-batch %d × %d accumulation × dp %d × %s tokens)",
-			commas(int64(math.Round(r.TokensPerSecPerGPU()))), commas(r.Tokens), s.Training.MicroBatch, max(s.Training.GradAccum, 1),
-			s.Parallelism.DP, commas(s.Model.SeqLen))},
+		{"tokens/s per GPU", tokensText(r, s)},
 		{"utilization", utilizationText(r.Utilization)},
 		{"fits in GPU memory", run.Fit().String()},
 		{"zerosim", ReadBuild().String()},
@@ -197,13 +195,30 @@ func (run *Run) headline() [][2]string {
 // fmtEff is an efficiency with up to four decimals.
 func fmtEff(e float64) string { return strconv.FormatFloat(math.Round(e*1e4)/1e4, 'f', -1, 64) }
 
+// tokensText is the throughput line: tokens/s per GPU and what makes a
+// step's tokens. A model without a sequence length (a bare parameter
+// count, an MLP) counts one token per sample.
+func tokensText(r *zero.Result, s *scenarios.Scenario) string {
+	rate := commas(int64(math.Round(r.TokensPerSecPerGPU())))
+	ga := max(s.Training.GradAccum, 1)
+	if s.Model.SeqLen == 0 {
+		return fmt.Sprintf("%s (%s samples per step: micro-batch %d × %d accumulation × dp %d; no sequence length, so a sample counts as one token)",
+			rate, commas(r.Tokens), s.Training.MicroBatch, ga, s.Parallelism.DP)
+	}
+	return fmt.Sprintf("%s (%s tokens per step: micro-batch %d × %d accumulation × dp %d × %s tokens)",
+		rate, commas(r.Tokens), s.Training.MicroBatch, ga, s.Parallelism.DP, commas(s.Model.SeqLen))
+}
+
 // utilizationText is MFU and HFU as percentages of the dense peak. Both
 // count FLOPs as PaLM, llm-foundry and torchtitan do (attention over the
 // full s², whatever the causal kernel skips), which the line says, so that
 // HFU ≥ MFU reads as it should: HFU adds the recomputed forward.
 func utilizationText(u zero.Utilization) string {
-	if u.MFU == 0 {
+	switch {
+	case u.MFU == 0:
 		return utilizationShort(u) + " (FLOPs executed, recompute included)"
+	case u.FromForward:
+		return utilizationShort(u) + " (no per-token count for this model: MFU is 3× the forward FLOPs executed; HFU adds recompute)"
 	}
 	return utilizationShort(u) + " (6N + 12·L·h·s per token, full attention as PaLM, llm-foundry and torchtitan count it; HFU adds recompute)"
 }

@@ -513,20 +513,10 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	// model only prunes (a configuration it rejects is not replayed).
 	r.PeakMemory, _ = res.Peak()
 	r.Headroom = p.GPUMemory - r.PeakMemory
-	secs := float64(r.StepTime) / 1e12
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·h·s per
-	// token, PaLM's convention); models without one count 3× the forward
-	// FLOPs, recompute excluded.
-	if mfu := res.Utilization.MFU; mfu > 0 {
-		r.MFU = mfu
-	} else {
-		var fwd int64
-		for _, lc := range res.Schedule.Costs {
-			fwd += lc.FwdFLOPs
-		}
-		r.MFU = 3 * float64(fwd) * float64(c.GradAccum) / secs / float64(p.PeakFLOPS)
-	}
+	// token, PaLM's convention; models without one, 3× the forward FLOPs).
+	r.MFU = res.Utilization.MFU
 	return r, nil
 }
 

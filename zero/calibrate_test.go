@@ -151,6 +151,44 @@ func TestUtilizationConvention(t *testing.T) {
 	}
 }
 
+// TestUtilizationWithoutPerTokenCount: a model without transformer
+// dimensions (seed000-mlp, residual-mlp-4096: four 4096×4096 matmuls with
+// biases per block, one sample a token) has MFU from 3× its forward FLOPs,
+// as plan ranks it: by hand, 2 FLOPs per weight per sample forward,
+// 6·(1,342,382,080 − biases) per sample for the step, the biases' adds
+// under 0.01 % more. Full recompute adds one forward: HFU/MFU = 4/3, and
+// gradient accumulation scales the FLOPs, not the rate.
+func TestUtilizationWithoutPerTokenCount(t *testing.T) {
+	const perSample = 6 * 1342382080.0 // 6·N, within the biases
+	for _, c := range []struct {
+		sets []string
+		hfu  float64 // HFU/MFU
+		ga   float64
+	}{
+		{nil, 1, 1},
+		{[]string{"training.recompute=full"}, 4.0 / 3, 1},
+		{[]string{"training.grad_accum=4"}, 1, 4},
+	} {
+		s := example(t, "seed000-mlp", c.sets...)
+		r, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := r.Utilization
+		if !u.FromForward {
+			t.Errorf("%v: FromForward unset", c.sets)
+		}
+		flops := u.MFU * r.StepTime.Seconds() * float64(s.Cluster.PeakBF16)
+		want := perSample * float64(s.Training.MicroBatch) * c.ga
+		if math.Abs(flops/want-1) > 1e-4 {
+			t.Errorf("%v: MFU counts %.6g FLOPs per GPU and step, want 6·N per sample: %.6g", c.sets, flops, want)
+		}
+		if got := u.HFU / u.MFU; math.Abs(got-c.hfu) > 1e-9 {
+			t.Errorf("%v: HFU/MFU %.9f, want %.9f", c.sets, got, c.hfu)
+		}
+	}
+}
+
 // TestComputeOnlyCalibrationKeepsNCCLModel: a calibration file with only a
 // compute part leaves the collectives on NCCL's nominal model.
 func TestComputeOnlyCalibrationKeepsNCCLModel(t *testing.T) {

@@ -168,6 +168,11 @@ type Utilization struct {
 	// plus the forward work recompute reruns (PaLM appendix B; llm-foundry's
 	// HFU), so HFU ≥ MFU.
 	MFU, HFU float64
+	// FromForward marks a model without a per-token FLOP count (no
+	// transformer dimensions: a bare parameter count, an MLP): its MFU is
+	// 3× the forward FLOPs the cost model executes (the backward twice the
+	// forward, as 6N counts it; recompute not counted).
+	FromForward bool
 }
 
 // Utilize computes Utilization for a step of step seconds in which each GPU

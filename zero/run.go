@@ -450,7 +450,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 // recomputation not counted); HFU adds the forward work checkpointing
 // reruns, counted the same way, so HFU ≥ MFU and the two are equal without
 // recompute. Other models count the FLOPs the cost model executes (costs,
-// the schedule's Costs(s)).
+// the schedule's Costs(s)): HFU all of them, MFU 3× the forward's.
 func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) (Utilization, error) {
 	var c flopCalc
 	executed, err := sumFLOPs(costs)
@@ -473,10 +473,21 @@ func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) 
 		hardware = c.Mul(c.Add(c.Mul(per, tokensPerGPU(s)), re), ga)
 	}
 	perStep := c.Mul(tok, int64(s.N()))
+	var model int64 // without a per-token count: 3× the forward executed
+	if per == 0 {
+		for _, l := range costs {
+			model = c.Add(model, l.FwdFLOPs)
+		}
+		model = c.Mul(3, model, ga)
+	}
 	if c.Err != nil {
 		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
 	}
-	return Utilize(step, tok, perStep, per, hardware, float64(s.Cluster.PeakBF16)), nil
+	u := Utilize(step, tok, perStep, per, hardware, float64(s.Cluster.PeakBF16))
+	if per == 0 && u.HFU > 0 {
+		u.MFU, u.FromForward = float64(model)/step.Seconds()/float64(s.Cluster.PeakBF16), true
+	}
+	return u, nil
 }
 
 // executedFLOPs is the FLOPs one GPU's micro-step executes under the cost

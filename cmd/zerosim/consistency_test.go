@@ -347,11 +347,9 @@ func checkPlan(t *testing.T, rr *reruns, name string, flags []string) {
 		if round3(p.TokensPerSec) != r.TokensPerSecPerGPU {
 			t.Errorf("%s: plan tokens/s per GPU %v, run %v", what, p.TokensPerSec, r.TokensPerSecPerGPU)
 		}
-		// run's MFU is 0 for a model without transformer dimensions (zero
-		// utilization: no 6N + 12·L·h·s count); plan then falls back to 3×
-		// the forward FLOPs (sweep/plan.go, Plan.replay). Where run has one,
-		// plan's is the same.
-		if r.MFU > 0 && p.MFU != r.MFU {
+		// MFU: run's (zero.Utilization), also for models without
+		// transformer dimensions (3× the forward FLOPs executed).
+		if p.MFU != r.MFU {
 			t.Errorf("%s: plan MFU %v, run %v", what, p.MFU, r.MFU)
 		}
 		// plan lists only what fits; run's two verdicts agree.
