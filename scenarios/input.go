@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -50,8 +51,11 @@ func ReadInput(arg string, stdin io.Reader) (Input, error) {
 		}
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		if ex, ok := Example(arg); ok {
-			return Input{File: arg + ".yaml", Data: ex}, nil
+		// An embedded example, by its name or as reports name it
+		// (NAME.yaml: compare's and sweep's headers, error messages).
+		name := strings.TrimSuffix(arg, ".yaml")
+		if ex, ok := Example(name); ok {
+			return Input{File: name + ".yaml", Data: ex}, nil
 		}
 	}
 	msg := err.Error()

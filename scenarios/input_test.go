@@ -29,6 +29,9 @@ func TestReadInput(t *testing.T) {
 		{arg: "-", stdin: "version: 1\n", file: "<stdin>", data: "version: 1\n"},
 		{arg: file, file: file, data: baseYAML},
 		{arg: "seed002-tiny", file: "seed002-tiny.yaml", data: string(tiny)},
+		// As reports name an example (compare's JSON "file"): no such file
+		// here, so the example.
+		{arg: "seed002-tiny.yaml", file: "seed002-tiny.yaml", data: string(tiny)},
 		{arg: shadow, file: shadow, data: baseYAML},
 		{arg: filepath.Join(dir, "nope.yaml"), err: filepath.Join(dir, "nope.yaml") + ": cannot read the file: no such file or directory (check the path, or name an embedded example: zerosim scenarios)"},
 		{arg: dir, err: dir + ": cannot read the file: is a directory (check the path, or name an embedded example: zerosim scenarios)"},
