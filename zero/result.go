@@ -75,9 +75,9 @@ func (r *Result) TokensPerSecPerGPU() float64 {
 // peak over the step (PeakMemory) and the timeline's, and the rank that
 // reaches it first. It is the figure every command that replays judges
 // "fits" by (run, plan, sweep, compare); the memory model (MemoryModel),
-// which does not follow the timeline, can be lower (transient buffers that
-// overlap only in time, such as the unsharded gradients PyTorch's FSDP
-// keeps until their reduce-scatter runs) or higher.
+// which walks the step in order rather than in time, can be lower (buffers
+// alive at once only in time, such as gradients waiting for reduce-scatters
+// queued behind all-gathers on a slow network) or higher.
 func (r *Result) Peak() (bytes int64, rank int) {
 	bytes, rank = r.Memory.Peak, r.Memory.Rank
 	for i, p := range r.PeakMemory {
