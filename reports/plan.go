@@ -99,6 +99,7 @@ func overBy(b int64) string {
 	}
 	return fmt.Sprintf("%.1f MiB", float64(b)/float64(units.MiB))
 }
+
 func gbs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) } // binary units, like every memory figure
 func planDur(ps int64) string {
 	d := units.Duration(ps)
