@@ -74,6 +74,11 @@ type Engine struct {
 	compF   []*Flow
 	active  []*Resource
 	flows   int
+
+	// classes holds the Shapes' classes (looked up, never iterated).
+	classes map[classKey][]*shapeClass
+	// classRates counts the rate updates recomputeClass made (tests).
+	classRates int64
 }
 
 // New returns an engine at time 0 with an empty queue.

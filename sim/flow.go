@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
+	"sync/atomic"
 )
 
 // Rates and remaining work are kept in exact integers. A resource of bw
@@ -42,7 +45,16 @@ type Resource struct {
 	e      *Engine
 	name   string
 	gidx   int32
+	// id numbers resources in the order they were made (process-wide;
+	// NewResources numbers its block in memory order): the order a Shape's
+	// flows join and leave them in, and its class's lookup key. Never
+	// output, and no result depends on it.
+	id uint32
 }
+
+// made counts the resources made (Resource.id); it wraps, which costs
+// nothing but locality.
+var made atomic.Uint32
 
 type user struct {
 	f *Flow
@@ -62,7 +74,7 @@ func NewResource(name string, bytesPerSec int64) *Resource {
 	if bytesPerSec <= 0 || bytesPerSec > MaxBandwidth {
 		panic("sim: NewResource bandwidth out of range (0, MaxBandwidth]")
 	}
-	r := &Resource{name: name, cap: uint64(bytesPerSec) * rateScale}
+	r := &Resource{name: name, cap: uint64(bytesPerSec) * rateScale, id: made.Add(1)}
 	r.users = r.inline[:0]
 	return r
 }
@@ -76,11 +88,12 @@ func NewResources(names []string, bytesPerSec []int64) []*Resource {
 	}
 	block := make([]Resource, len(names))
 	out := make([]*Resource, len(names))
+	id := made.Add(uint32(len(names))) - uint32(len(names))
 	for i, bw := range bytesPerSec {
 		if bw <= 0 || bw > MaxBandwidth {
 			panic("sim: NewResources bandwidth out of range (0, MaxBandwidth]")
 		}
-		block[i] = Resource{name: names[i], cap: uint64(bw) * rateScale}
+		block[i] = Resource{name: names[i], cap: uint64(bw) * rateScale, id: id + uint32(i) + 1}
 		block[i].users = block[i].inline[:0]
 		out[i] = &block[i]
 	}
@@ -115,6 +128,12 @@ type Flow struct {
 	start  Time
 	end    Time
 	done   bool
+	// cls is the class of the flow's Shape while the flow crosses its
+	// resources (nil for StartGroup and StartFlow flows).
+	cls *shapeClass
+	// byID is res in the order the flow joins and leaves its resources
+	// (Shape.byID; res itself for StartGroup and StartFlow flows).
+	byID []resUse
 	// scratch
 	mark   uint64
 	frozen bool
@@ -197,11 +216,78 @@ func (e *Engine) StartGroup(bytesPerMember int64, members [][]*Resource, onDone 
 type Shape struct {
 	e   *Engine
 	res []resUse
+	cls *shapeClass
+	// byID is res in Resource.id order: a flow joins and leaves its
+	// resources in that order (the order of those walks changes nothing),
+	// so a large group's walks run through memory forward rather than in
+	// ring order (ports scattered over the fabric).
+	byID []resUse
+}
+
+// shapeClass is the shapes of an engine that cross the same resources with
+// the same weights, in any order. While every user of its resources is a
+// flow of the class (active flows on each), max–min fairness gives all of
+// them one rate, found without progressive filling: a resource r carries
+// active·w_r of weight, so its fair level is floor(cap_r/(active·w_r)) =
+// floor(floor(cap_r/w_r)/active), and the lowest is floor(alone/active),
+// every flow frozen at it in the first round (recomputeClass).
+type shapeClass struct {
+	res    []resUse // the first shape's
+	alone  uint64   // min over res of floor(cap/w): one flow's rate alone
+	active int      // flows of the class crossing its resources
+}
+
+// classKey finds the classes a shape may belong to: its resource count and
+// an order-independent hash of its resources' ids and weights.
+type classKey struct {
+	n    int
+	hash uint64
 }
 
 // NewShape aggregates members for StartShape.
 func (e *Engine) NewShape(members [][]*Resource) *Shape {
-	return &Shape{e: e, res: e.aggregate(members)}
+	res := e.aggregate(members)
+	byID := slices.Clone(res)
+	slices.SortFunc(byID, func(a, b resUse) int { return cmp.Compare(a.r.id, b.r.id) })
+	return &Shape{e: e, res: res, cls: e.class(res), byID: byID}
+}
+
+// class is the class of res, just aggregated (each resource's mark is the
+// current epoch and gidx its index in res), made if it is the first.
+func (e *Engine) class(res []resUse) *shapeClass {
+	key := classKey{n: len(res)}
+	alone := uint64(math.MaxUint64)
+	for _, ru := range res {
+		key.hash += mix64(uint64(ru.r.id)<<32 ^ ru.w)
+		alone = min(alone, ru.r.cap/ru.w)
+	}
+	ep := e.epoch
+next:
+	for _, c := range e.classes[key] {
+		// Both lists hold distinct resources and have the same length,
+		// so c's all in res with the same weights make them one set.
+		for _, ru := range c.res {
+			if ru.r.mark != ep || ru.r.e != e || res[ru.r.gidx].w != ru.w {
+				continue next
+			}
+		}
+		return c
+	}
+	c := &shapeClass{res: res, alone: alone}
+	if e.classes == nil {
+		e.classes = map[classKey][]*shapeClass{}
+	}
+	e.classes[key] = append(e.classes[key], c)
+	return c
+}
+
+// mix64 is SplitMix64's finalizer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // StartShape is StartGroup with pre-aggregated members. It panics if s
@@ -213,7 +299,7 @@ func (e *Engine) StartShape(bytesPerMember int64, s *Shape, onDone func()) *Flow
 	if s.e != e {
 		panic("sim: StartShape with another engine's shape")
 	}
-	return e.start(bytesPerMember, s.res, onDone)
+	return e.startClass(bytesPerMember, s.res, s.byID, s.cls, onDone)
 }
 
 // aggregate merges members into one resUse per resource with its weight,
@@ -248,7 +334,13 @@ func (e *Engine) aggregate(members [][]*Resource) []resUse {
 // start starts a flow over res (never modified from now on, so it may be
 // shared with a Shape).
 func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow {
-	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows, res: res}
+	return e.startClass(bytesPerMember, res, res, nil, onDone)
+}
+
+// startClass is start for a flow of a Shape: byID is res in another order
+// (Shape.byID), cls the shape's class (nil: none).
+func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shapeClass, onDone func()) *Flow {
+	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows, res: res, byID: byID}
 	e.nflows++
 	e.flows++
 	if e.ftrace != nil {
@@ -256,12 +348,19 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 	}
 	f.hi, f.lo = bits.Mul64(uint64(bytesPerMember), workPerByte)
 	if bytesPerMember == 0 || len(f.res) == 0 {
-		f.res = nil
+		f.res, f.byID = nil, nil
 		e.schedule(f, e.now)
 		return f
 	}
+	// uniform: every user of f's resources is a flow of its class (each
+	// resource has exactly the class's active flows).
+	uniform := cls != nil
+	if uniform {
+		f.cls = cls
+		cls.active++
+	}
 	shared, alone := false, uint64(math.MaxUint64)
-	for _, ru := range f.res {
+	for _, ru := range f.byID {
 		r := ru.r
 		if r.e != e {
 			if len(r.users) > 0 {
@@ -270,6 +369,7 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 			r.e, r.mark = e, 0
 		}
 		r.users = append(r.users, user{f: f, w: ru.w})
+		uniform = uniform && len(r.users) == cls.active
 		if len(r.users) > 1 {
 			shared = true
 		} else {
@@ -281,7 +381,11 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 		}
 	}
 	if shared {
-		e.recompute(f.res, f)
+		if uniform {
+			e.recomputeClass(f.res[0].r, cls)
+		} else {
+			e.recompute(f.res, f)
+		}
 		return f
 	}
 	// Alone on its resources (most ring phases of a replay): progressive
@@ -308,8 +412,14 @@ func (e *Engine) finish(f *Flow) {
 	}
 	f.hi, f.lo, f.rate = 0, 0, 0
 	e.flows--
+	cls := f.cls
+	uniform := cls != nil
+	if uniform {
+		f.cls = nil
+		cls.active--
+	}
 	shared := false
-	for _, ru := range f.res {
+	for _, ru := range f.byID {
 		// A resource has few users (the flows crossing one port), so a
 		// scan is cheaper than keeping each flow's index per resource.
 		r := ru.r
@@ -323,10 +433,15 @@ func (e *Engine) finish(f *Flow) {
 		us[n] = user{}
 		r.users = us[:n]
 		shared = shared || n > 0
+		uniform = uniform && n == cls.active
 	}
 	// If no other flow crossed its resources, no rate changes.
 	if shared {
-		e.recompute(f.res, nil)
+		if uniform {
+			e.recomputeClass(f.res[0].r, cls)
+		} else {
+			e.recompute(f.res, nil)
+		}
 	}
 	if f.onDone != nil {
 		f.onDone()
@@ -446,6 +561,37 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 	clear(fl)
 	clear(act)
 	e.compRes, e.compF, e.active = res[:0], fl[:0], act[:0]
+}
+
+// recomputeClass is recompute for a connected set of flows that are all of
+// class cls, each crossing every resource of the class (r0 among them) and
+// nothing else: they get one rate (shapeClass), and recompute's effects
+// follow in its order, r0's users' (the flows it would visit first, and
+// all of them).
+func (e *Engine) recomputeClass(r0 *Resource, cls *shapeClass) {
+	e.classRates++
+	now := e.now
+	rate := cls.alone / uint64(cls.active)
+	for _, u := range r0.users {
+		f := u.f
+		f.hi, f.lo = f.progressed(now)
+		f.last = now
+	}
+	for _, u := range r0.users {
+		f := u.f
+		if f.rate == rate {
+			continue // its queued completion is still right
+		}
+		f.rate = rate
+		if e.ftrace != nil {
+			e.ftrace.FlowRate(now, f, int64(f.rate/rateScale))
+		}
+		if rate == 0 {
+			e.unschedule(f)
+			continue
+		}
+		e.schedule(f, finishAt(now, f.hi, f.lo, f.rate))
+	}
 }
 
 // finishAt is now + ceil(work/rate), saturating at MaxTime.

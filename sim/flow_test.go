@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestFlowAloneExact: a flow alone finishes after exactly TransferTime.
@@ -233,5 +235,99 @@ func TestStretch(t *testing.T) {
 	}
 	if hi, lo := mulDivCeil128(1<<62, 0, 8, 1); hi != ^uint64(0) || lo != ^uint64(0) {
 		t.Errorf("overflowing stretch gives %d:%d, want saturation", hi, lo)
+	}
+}
+
+// TestShapeClass: shapes over the same resources with the same weights, in
+// any order, are one class; another weight or resource makes another.
+func TestShapeClass(t *testing.T) {
+	e := New()
+	r := []*Resource{NewResource("a", 10e9), NewResource("b", 20e9), NewResource("c", 30e9)}
+	base := e.NewShape([][]*Resource{{r[0], r[1]}, {r[1], r[2]}}) // a 1, b 2, c 1
+	for _, c := range []struct {
+		name    string
+		members [][]*Resource
+		same    bool
+	}{
+		{"same members", [][]*Resource{{r[0], r[1]}, {r[1], r[2]}}, true},
+		{"reordered", [][]*Resource{{r[2], r[1]}, {r[1]}, {r[0]}}, true},
+		{"other weight", [][]*Resource{{r[0], r[1]}, {r[2]}}, false},
+		{"subset", [][]*Resource{{r[0], r[1]}, {r[1]}}, false},
+		{"superset", [][]*Resource{{r[0], r[1]}, {r[1], r[2]}, {NewResource("d", 10e9)}}, false},
+	} {
+		if got := e.NewShape(c.members).cls == base.cls; got != c.same {
+			t.Errorf("%s: same class %v, want %v", c.name, got, c.same)
+		}
+	}
+	// a: 10e9·rateScale/1, b: 20e9·rateScale/2, c: 30e9·rateScale/1.
+	if want := uint64(10e9) * rateScale; base.cls.alone != want {
+		t.Errorf("class alone rate %d, want %d", base.cls.alone, want)
+	}
+}
+
+// TestShapeClassRates: a seeded load of shape groups, most of one class
+// (two shapes over the same ports in another order), some of another class
+// or overlapping both (brief on odd seeds, so the class's flows often hold
+// their ports alone together; as long on even ones), with stretches, gives
+// the same trace (every event with its sequence number, rate change and
+// finish) as the same groups started with StartGroup, whose rates always
+// come from progressive filling.
+func TestShapeClassRates(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		run := func(shapes bool) (string, int64) {
+			rng := rand.New(rand.NewPCG(seed, 2))
+			e := New()
+			tr := &textTracer{}
+			e.SetTracer(tr)
+			r := make([]*Resource, 6)
+			for i := range r {
+				r[i] = NewResource("r", int64(1+rng.IntN(4))*25e9)
+			}
+			kinds := [][][]*Resource{
+				{{r[0], r[1]}, {r[2], r[3]}},         // class A
+				{{r[3], r[2]}, {r[1], r[0]}},         // class A, another order
+				{{r[4], r[4]}, {r[5]}},               // class B (r4 weight 2)
+				{{r[3], r[4]}},                       // overlaps A and B
+				{{r[0], r[1]}, {r[2], r[3]}, {r[0]}}, // A's ports, r0 weight 2
+			}
+			var ss []*Shape
+			for _, k := range kinds {
+				ss = append(ss, e.NewShape(k))
+			}
+			var flows []*Flow
+			for range 300 {
+				at := Time(rng.IntN(300)) * 1e6 // ties
+				bytes := int64(1+rng.IntN(4)) * 1e5
+				k := []int{0, 0, 0, 1, 1, 1, 0, 1, 2, 2, 3, 4}[rng.IntN(12)]
+				if k >= 3 && seed%2 == 1 {
+					bytes /= 10 // brief: A's flows often run alone together
+				}
+				e.At(at, func() {
+					if shapes {
+						flows = append(flows, e.StartShape(bytes, ss[k], nil))
+					} else {
+						flows = append(flows, e.StartGroup(bytes, kinds[k], nil))
+					}
+				})
+				if rng.IntN(5) == 0 {
+					num := uint64(1 + rng.IntN(3))
+					e.At(at+Time(rng.IntN(3))*1e6, func() {
+						if len(flows) > 0 {
+							flows[len(flows)/2].Stretch(num, 2)
+						}
+					})
+				}
+			}
+			e.Run()
+			return tr.b.String(), e.classRates
+		}
+		got, fast := run(true)
+		want, slow := run(false)
+		if got != want {
+			t.Errorf("seed %d: shape groups' trace differs from StartGroup's:\n%s", seed, golden.Diff([]byte(want), []byte(got)))
+		}
+		if fast == 0 || slow != 0 {
+			t.Errorf("seed %d: %d rate updates by class with shapes (want some), %d without (want 0)", seed, fast, slow)
+		}
 	}
 }
