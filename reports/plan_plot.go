@@ -169,7 +169,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 	}{Title: "zerosim plan: " + escapeControl(pr.Plan.Scenario), Summary: sum.String()}
 	if len(pr.Plan.Rows) > 0 {
 		t := pr.planTable()
-		t.Notes = append(append([]string(nil), planLegend...), "memory vs speed: "+paretoText(pr.Plan))
+		t.Notes = append(planLegend(pr.Plan), "memory vs speed: "+paretoText(pr.Plan))
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}
 	if pr.Network != nil {

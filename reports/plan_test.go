@@ -85,3 +85,21 @@ func TestCommWordsAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanMFULegend: the legend says how the plan's MFU counts FLOPs, as
+// run does: per token for a transformer, 3× the forward FLOPs executed for
+// a model without a per-token count.
+func TestPlanMFULegend(t *testing.T) {
+	for _, c := range []struct {
+		fromForward bool
+		want        string
+	}{
+		{false, "6N + 12·L·h·s per token"},
+		{true, "3× the forward FLOPs executed"},
+	} {
+		p := &sweep.Plan{Rows: []sweep.PlanRow{{MFUFromForward: c.fromForward}}}
+		if got := strings.Join(planLegend(p), "\n"); !strings.Contains(got, c.want) || strings.Count(got, "MFU: ") != 1 {
+			t.Errorf("from forward %v: legend\n%s\nwant one MFU line saying %q", c.fromForward, got, c.want)
+		}
+	}
+}

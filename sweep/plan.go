@@ -112,9 +112,11 @@ type PlanRow struct {
 	Headroom   int64
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs utilization as zerosim run reports it
-	// (zero.Utilization: 6N + 12·L·h·s per token, recompute excluded).
+	// (zero.Utilization: 6N + 12·L·h·s per token, recompute excluded; 3×
+	// the forward FLOPs for a model without that count, MFUFromForward).
 	TokensPerSecPerGPU float64
 	MFU                float64
+	MFUFromForward     bool
 	// Pareto marks the memory-vs-throughput front: no other row fits in
 	// less (or equal) memory with more throughput.
 	Pareto bool
@@ -516,7 +518,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·h·s per
 	// token, PaLM's convention; models without one, 3× the forward FLOPs).
-	r.MFU = res.Utilization.MFU
+	r.MFU, r.MFUFromForward = res.Utilization.MFU, res.Utilization.FromForward
 	return r, nil
 }
 

@@ -44,7 +44,9 @@ num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
 stage 3), every micro-batch and gradient accumulation that make the global
 batch, the activation checkpointing policies, bucket sizes, ZeRO-3 prefetch
 depths and collective algorithms. The memory model first rejects what cannot
-fit; the rest are replayed in parallel and ranked by tokens/s per GPU. The
+fit; the rest are replayed in parallel, those whose replayed peak (the one
+zerosim run judges by) exceeds the GPU's memory are dropped, and the others
+are ranked by tokens/s per GPU. The
 answer is exact over that space: it equals the best row of a zerosim sweep
 over the same keys.
 
