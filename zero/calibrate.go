@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -159,10 +160,30 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	ga := int64(max(s.Training.GradAccum, 1))
 	if !ok {
-		return 0, fmt.Errorf("zero: training.mfu needs a transformer with hidden, heads and seq_len (use training.compute_efficiency)")
+		// No per-token count: MFU is 3× the forward FLOPs the cost model
+		// executes (utilization), so the target step is those over the
+		// peak at mfu.
+		costs, err := Costs(s)
+		if err != nil {
+			return 0, err
+		}
+		var c flopCalc
+		var fwd int64
+		for _, l := range costs {
+			fwd = c.Add(fwd, l.FwdFLOPs)
+		}
+		model := c.Mul(3, fwd, ga)
+		if c.Err != nil {
+			return 0, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
+		}
+		if model == 0 {
+			return 0, fmt.Errorf("zero: training.mfu: the model executes no FLOPs (use training.compute_efficiency)")
+		}
+		return seconds(float64(model) / (float64(s.Cluster.PeakBF16) * mfu))
 	}
-	secs := float64(tokensPerGPU(s)*max(s.Training.GradAccum, 1)) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
+	secs := float64(tokensPerGPU(s)*ga) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
 	return seconds(secs)
 }
 
@@ -175,6 +196,10 @@ func fitMFU(s *scenarios.Scenario) error {
 		return err
 	}
 	eff, err := CalibrateEfficiency(s, target, 1e-5)
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		return fmt.Errorf("zero: training.mfu %g cannot be reached: it needs a %s of %v, and even at compute efficiency 1 it takes %v (communication, the optimizer or memory-bound work set it): use a lower training.mfu, or training.compute_efficiency", mfu, ue.What, ue.Measured, ue.Best)
+	}
 	if err != nil {
 		return fmt.Errorf("zero: training.mfu %g cannot be reached: %w", mfu, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -39,18 +40,36 @@ func TestCalibrateEfficiency(t *testing.T) {
 // TestMFUTarget: training.mfu is the MFU the step reaches, not an
 // efficiency: the replay fits the efficiency so that the reported MFU is
 // the target.
+// A model without a per-token count (seed000-mlp, 8,192 samples a
+// micro-step so that compute sets the step) reaches it too, counted as run
+// reports it (3× the forward FLOPs); a target no efficiency reaches names
+// the step it needs and the fastest there is.
 func TestMFUTarget(t *testing.T) {
-	s := example(t, "default")
+	for _, c := range []struct {
+		name string
+		sets []string
+	}{
+		{"default", nil},
+		{"seed000-mlp", []string{"training.micro_batch=8192"}},
+	} {
+		s := example(t, c.name, c.sets...)
+		s.Training.ComputeEfficiency, s.Training.MFU = 0, 0.45
+		if err := scenarios.Resolve(s); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Utilization.MFU; math.Abs(got-0.45) > 0.001 {
+			t.Errorf("%s: MFU %.4f, want the target 0.45", c.name, got)
+		}
+	}
+	s := example(t, "seed000-mlp")
 	s.Training.ComputeEfficiency, s.Training.MFU = 0, 0.45
-	if err := scenarios.Resolve(s); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Replay(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := r.Utilization.MFU; math.Abs(got-0.45) > 0.001 {
-		t.Errorf("MFU %.4f, want the target 0.45", got)
+	_, err := Replay(s, Options{})
+	if err == nil || !strings.Contains(err.Error(), "training.mfu 0.45 cannot be reached: it needs a step of") || !strings.Contains(err.Error(), "use a lower training.mfu") {
+		t.Errorf("seed000-mlp at micro-batch 1, MFU 0.45 (communication sets the step): error %v", err)
 	}
 }
 
