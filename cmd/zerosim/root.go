@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -76,7 +77,10 @@ for bit against unsharded training.`,
 		switch a.format {
 		case "table", "json", "csv", "nccl-tests":
 			// nccl-tests is collective's; checkOutputs rejects it elsewhere.
-			return a.checkOutputs(cmd)
+			if err := a.checkOutputs(cmd); err != nil {
+				return err
+			}
+			return checkEmptyValues(cmd)
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}
@@ -103,6 +107,40 @@ for bit against unsharded training.`,
 		}
 	}
 	return root
+}
+
+// checkEmptyValues rejects a flag given an empty value (--tokens "",
+// --recompute ""): every such flag would otherwise fall back to its
+// default and the run would silently answer another question. Flags with a
+// message of their own (--format, -o, output files) are checked before.
+func checkEmptyValues(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		empty := false
+		switch f.Value.Type() {
+		case "string":
+			empty = strings.TrimSpace(f.Value.String()) == ""
+		case "stringSlice", "intSlice":
+			empty = f.Value.String() == "[]"
+		}
+		if empty {
+			err = inputError{fmt.Errorf("--%s: empty value (give %s; see %s --help)", f.Name, flagWant(f), cmd.CommandPath())}
+		}
+	})
+	return err
+}
+
+// flagWant is what a flag takes, from its usage text: "sequences per
+// optimizer step (N, or tokens: 4Mtokens)…".
+func flagWant(f *pflag.Flag) string {
+	_, usage := pflag.UnquoteUsage(f)
+	if usage == "" {
+		return "a value"
+	}
+	return "a value: " + usage
 }
 
 // groupOnly marks a command that only groups others (import): run alone
