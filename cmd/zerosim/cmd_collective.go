@@ -152,6 +152,10 @@ func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 		c.NICs = scenarios.NICSharing(o.nics)
 	}
 	if o.changed("nics-per-node") {
+		// 0 is the scenario's "unset": given, it fell back to the default.
+		if o.nicsPerNode < 1 {
+			return inputError{fmt.Errorf("--nics-per-node %d: need at least 1", o.nicsPerNode)}
+		}
 		c.NICsPerNode = o.nicsPerNode
 	}
 	return nil
@@ -196,6 +200,12 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 // one group per node.
 func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
 	k := o.k
+	if o.changed("k") && o.group != "intra" && o.group != "inter" {
+		return nil, fmt.Errorf("--k %d: K sets the groups of --group intra or inter (--group %s ignores it)", o.k, o.group)
+	}
+	if o.changed("k") && o.k < 1 {
+		return nil, fmt.Errorf("--k %d: need at least 1 (a divisor of the %d ranks)", o.k, t.Ranks())
+	}
 	if !o.changed("k") {
 		k = 0
 		if s.Parallelism.K > 1 {
@@ -208,6 +218,18 @@ func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topo
 	gs, err := collectives.BenchGroups(t, o.group, k, o.concurrent)
 	if err != nil {
 		return nil, fmt.Errorf("--group: %w", err)
+	}
+	// A list of ranks: each in the cluster, once (the replay's own error
+	// named "collectives: group[1]", not the flag).
+	seen := map[int]bool{}
+	for _, r := range gs[0] {
+		switch {
+		case r < 0 || r >= t.Ranks():
+			return nil, fmt.Errorf("--group %s: rank %d is not in the cluster's ranks 0–%d", o.group, r, t.Ranks()-1)
+		case seen[r]:
+			return nil, fmt.Errorf("--group %s: rank %d is listed twice", o.group, r)
+		}
+		seen[r] = true
 	}
 	return gs, nil
 }
@@ -285,8 +307,8 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if o.gpusPerThread < 1 || o.gpusPerThread > 1<<20 {
-		return nil, nil, nil, inputError{fmt.Errorf("--gpus-per-thread %d: need at least 1 (1: one GPU per process, as training runs)", o.gpusPerThread)}
+	if o.gpusPerThread < 1 || o.gpusPerThread > topo.GPUsPerNode() {
+		return nil, nil, nil, inputError{fmt.Errorf("--gpus-per-thread %d: use 1 to %d, the GPUs of one node (1: one GPU per process, as training runs)", o.gpusPerThread, topo.GPUsPerNode())}
 	}
 	if model != nil {
 		model.GPUsPerThread = o.gpusPerThread
