@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
@@ -338,6 +339,10 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	}
 	for _, size := range sizes {
 		r, err := b.Run(topo, size)
+		if errors.Is(err, units.ErrOverflow) {
+			// Said "collectives: traffic: value does not fit in 64 bits".
+			return inputError{fmt.Errorf("--size %s: the bytes this collective puts on the links do not fit in 64 bits (use a smaller size)", strconv.FormatInt(int64(size), 10)+"B")}
+		}
 		if err != nil {
 			return inputError{err}
 		}

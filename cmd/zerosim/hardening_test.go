@@ -58,6 +58,11 @@ func TestBadInputOneLine(t *testing.T) {
 		// Ignored: it shapes result.json, which a table run does not print.
 		{[]string{"run", "seed002-tiny", "--all-ranks"}, "", []string{"--all-ranks", "--format json or -o DIR"}},
 		{[]string{"verify", "--json", "--format", "table"}, "", []string{"--json and --format table"}},
+		// "collectives: traffic: value does not fit in 64 bits", no flag.
+		{[]string{"collective", "--size", "9223372036854775807B"}, "", []string{"--size 9223372036854775807B", "64 bits", "smaller size"}},
+		// Five lines: cobra's "\n\nDid you mean this?\n\trun\n".
+		{[]string{"rnu"}, "", []string{`unknown command "rnu" for "zerosim" (did you mean run? see zerosim --help)`}},
+		{[]string{"scenarios", "shwo"}, "", []string{`unknown command "shwo" for "zerosim scenarios"`, "see zerosim scenarios --help"}},
 		// Merged nothing with exit 0.
 		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
 		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},

@@ -180,6 +180,10 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		// cobra's "accepts 1 arg(s), received 0" names neither the command nor the fix.
 		err = inputError{fmt.Errorf("%s: %v (usage: %s)", commandName(cmd), err, cmd.UseLine())}
 	}
+	if cmd != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra appends "\n\nDid you mean this?\n\trun\n": five lines.
+		err = inputError{errors.New(unknownCommand(err.Error(), cmd))}
+	}
 	var f failure
 	if errors.As(err, &f) {
 		fmt.Fprintln(errOut, "zerosim:", f.msg)
@@ -192,6 +196,24 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		return exitInput
 	}
 	return exitFailure
+}
+
+// unknownCommand puts cobra's "unknown command" error and its suggestions
+// on one line: `unknown command "rnu" for "zerosim" (did you mean run? see
+// zerosim --help)`.
+func unknownCommand(msg string, cmd *cobra.Command) string {
+	head, suggestions, _ := strings.Cut(msg, "\n\nDid you mean this?\n")
+	var names []string
+	for _, l := range strings.Split(suggestions, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			names = append(names, l)
+		}
+	}
+	hint := "see " + cmd.CommandPath() + " --help"
+	if len(names) > 0 {
+		hint = "did you mean " + orList(names) + "? " + hint
+	}
+	return strings.TrimSpace(head) + " (" + hint + ")"
 }
 
 // isArgCount reports cobra's errors for a wrong number of arguments.
