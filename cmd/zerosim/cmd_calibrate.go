@@ -121,6 +121,9 @@ const maxLogFile = 64 << 20
 func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
 	var all []collectives.Log
 	for _, name := range files {
+		if err := noStdin("calibrate LOG", name); err != nil {
+			return nil, err
+		}
 		data, err := readFileBounded(name, maxLogFile)
 		if errors.Is(err, errTooLarge) {
 			return nil, inputError{fmt.Errorf("%s: larger than %d MiB: not an nccl-tests log", name, maxLogFile>>20)}

@@ -264,6 +264,9 @@ func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Mod
 		}
 		return m, nil
 	}
+	if err := noStdin("--calibration", o.calibration); err != nil {
+		return nil, err
+	}
 	data, err := readFileBounded(o.calibration, scenarios.MaxCalibrationBytes)
 	if errors.Is(err, errTooLarge) {
 		return nil, inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}

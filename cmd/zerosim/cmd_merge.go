@@ -50,6 +50,9 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	}
 	var in []sweep.Input
 	for _, f := range files {
+		if err := noStdin("merge FILE", f); err != nil {
+			return err
+		}
 		fh, err := os.Open(f)
 		if err != nil {
 			return inputError{fmt.Errorf("merge: %w", err)}

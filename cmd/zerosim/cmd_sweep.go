@@ -114,6 +114,9 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 	if o.jobs < 1 || o.jobs > sweep.MaxJobs {
 		return nil, sweep.Shard{}, inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", o.jobs, sweep.MaxJobs, runtime.NumCPU())}
 	}
+	if o.out == "-" {
+		return nil, sweep.Shard{}, inputError{errors.New(`--out -: "-" would be a file named "-" (leave --out out to write to standard output)`)}
+	}
 	if o.resume && o.out == "" {
 		return nil, sweep.Shard{}, inputError{errors.New("--resume needs --out FILE (the file to continue)")}
 	}

@@ -63,6 +63,17 @@ func TestBadInputOneLine(t *testing.T) {
 		// Five lines: cobra's "\n\nDid you mean this?\n\trun\n".
 		{[]string{"rnu"}, "", []string{`unknown command "rnu" for "zerosim" (did you mean run? see zerosim --help)`}},
 		{[]string{"scenarios", "shwo"}, "", []string{`unknown command "shwo" for "zerosim scenarios"`, "see zerosim scenarios --help"}},
+		// "open -: no such file or directory" where only files are read.
+		{[]string{"calibrate", "-"}, "x", []string{"calibrate LOG -: standard input is not read here"}},
+		{[]string{"merge", "-"}, "x", []string{"merge FILE -: standard input"}},
+		{[]string{"import", "hf", "-"}, "{}", []string{"import hf -: standard input"}},
+		{[]string{"calibrate", "--trace", "-", "default"}, "{}", []string{"--trace -: standard input"}},
+		{[]string{"collective", "--calibration", "-"}, "x", []string{"--calibration -: standard input"}},
+		// Each created a file or directory named "-".
+		{[]string{"run", "seed002-tiny", "--trace", "-"}, "", []string{`--trace -: "-" is not standard output here`}},
+		{[]string{"run", "seed002-tiny", "-o", "-"}, "", []string{`-o -: "-" would be a directory named "-"`}},
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", "-"}, "", []string{"--out -:", "leave --out out"}},
+		{[]string{"merge", empty, "--out", "-"}, "", []string{"--out -:"}},
 		// Merged nothing with exit 0.
 		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
 		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},

@@ -44,3 +44,13 @@ func stdinOnce(files []string) error {
 	}
 	return nil
 }
+
+// noStdin rejects "-" where a command reads a named file only (nccl-tests
+// logs, sweep shards, a config.json, a trace, a calibration): it said
+// "open -: no such file or directory". what names the flag or argument.
+func noStdin(what, path string) error {
+	if path != "-" {
+		return nil
+	}
+	return inputError{fmt.Errorf("%s -: standard input is not read here (save it to a file and give its name)", what)}
+}
