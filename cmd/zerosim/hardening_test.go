@@ -74,6 +74,12 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"run", "seed002-tiny", "-o", "-"}, "", []string{`-o -: "-" would be a directory named "-"`}},
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", "-"}, "", []string{"--out -:", "leave --out out"}},
 		{[]string{"merge", empty, "--out", "-"}, "", []string{"--out -:"}},
+		// pflag's `invalid argument "1.5" for "--top" flag: strconv.ParseInt:
+		// parsing "1.5": invalid syntax`.
+		{[]string{"plan", "--top", "1.5"}, "", []string{`plan: --top "1.5": want a whole number`, "see zerosim plan --help"}},
+		{[]string{"plan", "-j", "x"}, "", []string{`--jobs "x": want a whole number`}},
+		{[]string{"plan", "--tolerance", "1e400"}, "", []string{`--tolerance "1e400": out of range`}},
+		{[]string{"run", "--full=maybe"}, "", []string{`--full "maybe": want true or false`}},
 		// Merged nothing with exit 0.
 		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
 		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},

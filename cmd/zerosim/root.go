@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,7 @@ for bit against unsharded training.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
+		err = plainFlagValue(err)
 		if cmd == cmd.Root() {
 			return inputError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
 		}
@@ -141,6 +143,36 @@ func flagWant(f *pflag.Flag) string {
 		return "a value"
 	}
 	return "a value: " + usage
+}
+
+// badFlagValue matches pflag's error for a value its type cannot parse.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
+
+// plainFlagValue says what a flag of a number type wants instead of Go's
+// parse error: `invalid argument "1.5" for "--top" flag: strconv.ParseInt:
+// parsing "1.5": invalid syntax` becomes `--top "1.5": want a whole
+// number`.
+func plainFlagValue(err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, flag, why := m[1], m[2], m[3]
+	want := ""
+	switch {
+	case strings.Contains(why, "ParseInt") || strings.Contains(why, "Atoi") || strings.Contains(why, "ParseUint"):
+		want = "a whole number"
+	case strings.Contains(why, "ParseFloat"):
+		want = "a number"
+	case strings.Contains(why, "ParseBool"):
+		want = "true or false"
+	default:
+		return err
+	}
+	if strings.Contains(why, "out of range") {
+		return fmt.Errorf("%s %q: out of range (want %s of a sensible size)", flag, value, want)
+	}
+	return fmt.Errorf("%s %q: want %s", flag, value, want)
 }
 
 // groupOnly marks a command that only groups others (import): run alone
