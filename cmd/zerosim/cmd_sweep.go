@@ -56,6 +56,12 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
   zerosim sweep scenario.yaml --grid … --out sweep.csv --resume`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, f := range []string{"out", "resume", "shard"} {
+				// --count runs nothing: these were ignored (no file written).
+				if o.count && cmd.Flags().Changed(f) {
+					return inputError{fmt.Errorf("--count prints the number of points of the whole grid and runs nothing: drop --%s", f)}
+				}
+			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
 			stopsGracefully.Store(true)

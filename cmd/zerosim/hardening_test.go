@@ -80,6 +80,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"plan", "-j", "x"}, "", []string{`--jobs "x": want a whole number`}},
 		{[]string{"plan", "--tolerance", "1e400"}, "", []string{`--tolerance "1e400": out of range`}},
 		{[]string{"run", "--full=maybe"}, "", []string{`--full "maybe": want true or false`}},
+		// Ignored: --count printed the whole grid's count, wrote no file.
+		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
+		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
 		// Merged nothing with exit 0.
 		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
 		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},
