@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
@@ -180,6 +181,12 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 			return inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
 		}
 		c.GPUsPerNode = o.gpusPerNode
+		if c.NICs != scenarios.NICPerNode && !o.changed("nics-per-node") {
+			// One NIC per GPU: the resolved count was the old node's
+			// ("nics_per_node=8 conflicts with nics: per_gpu" for
+			// --gpus-per-node 4); unset, Resolve derives it again.
+			c.NICsPerNode = 0
+		}
 	}
 	if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
 		return inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
@@ -345,6 +352,11 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		if errors.Is(err, units.ErrOverflow) {
 			// Said "collectives: traffic: value does not fit in 64 bits".
 			return inputError{fmt.Errorf("--size %s: the bytes this collective puts on the links do not fit in 64 bits (use a smaller size)", strconv.FormatInt(int64(size), 10)+"B")}
+		}
+		if err != nil && o.changed("algo") {
+			// "collectives: tree supports allreduce only, not alltoall":
+			// the algorithm asked for cannot run this operation here.
+			return inputError{fmt.Errorf("--algo %s: %s", o.algo, strings.TrimPrefix(err.Error(), "collectives: "))}
 		}
 		if err != nil {
 			return inputError{err}

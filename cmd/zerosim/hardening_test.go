@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -83,6 +84,8 @@ func TestBadInputOneLine(t *testing.T) {
 		// Ignored: --count printed the whole grid's count, wrote no file.
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
+		// "collectives: tree supports allreduce only, not alltoall", no flag.
+		{[]string{"collective", "--algo", "tree", "--op", "alltoall"}, "", []string{"--algo tree: tree supports allreduce only, not alltoall"}},
 		// Merged nothing with exit 0.
 		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
 		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},
@@ -92,4 +95,20 @@ func TestBadInputOneLine(t *testing.T) {
 		code, out, errOut := runMain(t, tc.stdin, tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention...)
 	}
+}
+
+// collective --gpus-per-node 4 on the default example (8 GPUs and, one per
+// GPU, 8 NICs per node) failed with "default: cluster.nics_per_node:
+// nics_per_node=8 conflicts with nics: per_gpu", a key the user never
+// gave: the NICs follow the new node size. A shared-NIC count given with
+// the flag is still checked.
+func TestCollectiveReshapeKeepsOneNICPerGPU(t *testing.T) {
+	args := []string{"collective", "--nodes", "2", "--gpus-per-node", "4", "--size", "1MiB"}
+	code, out, errOut := runMain(t, "", args...)
+	if want := "over 8 ranks on 2 nodes × 4 GPUs"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "nics per_gpu") {
+		t.Errorf("%q: exit %d, stderr %q, stdout %q; want %q with nics per_gpu", args, code, errOut, out, want)
+	}
+	args = []string{"collective", "--gpus-per-node", "4", "--nics", "per_node", "--nics-per-node", "8"}
+	code, out, errOut = runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, "nics_per_node")
 }
