@@ -86,6 +86,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
 		// "collectives: tree supports allreduce only, not alltoall", no flag.
 		{[]string{"collective", "--algo", "tree", "--op", "alltoall"}, "", []string{"--algo tree: tree supports allreduce only, not alltoall"}},
+		// "--convention: memory: convention …": the package's name.
+		{[]string{"fit", "--convention", "x"}, "", []string{`--convention: convention "x": use zerosim, seed000 or seed002`}},
+		{[]string{"memory", "--estimator", "x"}, "", []string{`--estimator: estimator "x": use`}},
 		// Merged nothing with exit 0.
 		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
 		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},
