@@ -90,20 +90,13 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return err
 	}
-	var corrupt *numerics.Corruption
-	if o.corrupt != "" {
-		c, err := parseCorrupt(o.corrupt, o.corruptStep)
-		if err != nil {
-			return inputError{err}
-		}
-		corrupt = c
+	corrupt, err := corruptionOf(o, s.N())
+	if err != nil {
+		return err
 	}
 	base, cfgs, err := numerics.ScenarioConfigs(s, corrupt)
 	if err != nil {
 		return inputError{err}
-	}
-	if corrupt != nil && corrupt.Rank >= base.N {
-		return inputError{fmt.Errorf("--corrupt-shard %s: rank %d is not one of the scenario's ranks 0–%d", o.corrupt, corrupt.Rank, base.N-1)}
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide}
 	failed, first, err := verifyAll(rep, cfgs)
@@ -161,6 +154,23 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, f
 		rep.QuantDrift = append(rep.QuantDrift, reports.NewQuantDriftRows(c, r)...)
 	}
 	return failed, first, nil
+}
+
+// corruptionOf is the corruption --corrupt-shard and --corrupt-step ask
+// for in a scenario of n ranks, nil without --corrupt-shard.
+func corruptionOf(o verifyOpts, n int) (*numerics.Corruption, error) {
+	if o.corrupt == "" {
+		return nil, nil
+	}
+	c, err := parseCorrupt(o.corrupt, o.corruptStep)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if c.Rank >= n {
+		// Said "verify …: numerics: corrupt rank 99: must be in [0, 16)".
+		return nil, inputError{fmt.Errorf("--corrupt-shard %s: rank %d is not one of the scenario's ranks 0–%d", o.corrupt, c.Rank, n-1)}
+	}
+	return c, nil
 }
 
 // parseCorrupt parses --corrupt-shard RANK:INDEX.
