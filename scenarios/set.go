@@ -145,3 +145,24 @@ func (l *loader) markSet(n *yaml.Node, set string) {
 		l.markSet(c, set)
 	}
 }
+
+// CheckSet reports what a "--set key.path=value" override gets wrong before
+// any scenario is loaded: no "=", an empty or unknown key path, no value.
+// Whether the value suits a scenario is the loader's to say. A sweep checks
+// its --sets so, since each of these would make every point an error row.
+func CheckSet(set string) error {
+	path, value, ok := strings.Cut(set, "=")
+	path = strings.TrimSpace(path)
+	switch {
+	case !ok:
+		return fmt.Errorf("--set %s: missing \"=\" (use --set key.path=value, e.g. --set parallelism.k=2)", set)
+	case path == "":
+		return fmt.Errorf("--set %s: empty key path (use --set key.path=value)", set)
+	case strings.TrimSpace(value) == "":
+		return fmt.Errorf("--set %s: no value after \"=\" (use --set %s=VALUE)", set, path)
+	}
+	if err := CheckKeyPath(path); err != nil {
+		return fmt.Errorf("--set %s: %w", set, err)
+	}
+	return nil
+}

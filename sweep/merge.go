@@ -65,6 +65,14 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 		for n := 1; ; n++ {
 			var err error
 			ln, err = readLine(br, ln)
+			if err == io.EOF && n == 1 {
+				// Not even the meta line, which a sweep writes first and
+				// whole: merging such files alone printed nothing, exit 0.
+				if len(bytes.TrimSpace(ln)) == 0 {
+					return nil, fmt.Errorf("sweep: %s is empty, not a zerosim sweep output (give the --out files of zerosim sweep)", input.Name)
+				}
+				return nil, fmt.Errorf("sweep: %s is not a zerosim sweep output (it has no complete first line)", input.Name)
+			}
 			if err == io.EOF {
 				if len(bytes.TrimSpace(ln)) > 0 {
 					rep.Partial = append(rep.Partial, input.Name)

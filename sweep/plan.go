@@ -40,7 +40,8 @@ type PlanOptions struct {
 	// Algorithms are the collective algorithms (default auto, ring,
 	// hierarchical).
 	Algorithms []string
-	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU()).
+	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at most
+	// MaxJobs).
 	Jobs int
 	// Progress, if set, is called after each replay with the number done
 	// and the number to do (from several goroutines, never at once).
@@ -408,7 +409,7 @@ func jobs(j int) int {
 	if j <= 0 {
 		return runtime.NumCPU()
 	}
-	return j
+	return min(j, MaxJobs)
 }
 
 // parallel calls f(0), …, f(n-1) on at most jobs(j) goroutines and returns
@@ -568,8 +569,9 @@ func nodesToFit(s *scenarios.Scenario, c Candidate) int {
 }
 
 // ParseGlobalBatch reads a global batch: a number of sequences ("512"), or
-// of tokens with a "tokens" or "tok" suffix ("4Mtokens", "4194304 tok"),
-// which must be a whole number of sequences of seqLen tokens.
+// of tokens with a "tokens" or "tok" suffix ("4194304tokens", "4194304
+// tok"), which must be a whole number of sequences of seqLen tokens (M is
+// 10^6, so "4Mtokens" is not, at any power-of-two seqLen above 256).
 func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	t := strings.TrimSpace(v)
 	num, tokens := t, false
@@ -581,7 +583,7 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	}
 	n, err := units.ParseCount(num)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q: use a number of sequences such as 512, or of tokens such as 4Mtokens", v)
+		return 0, fmt.Errorf("%q: use a number of sequences such as 512, or of tokens such as 4194304tokens (a whole number of sequences)", v)
 	}
 	if !tokens {
 		return int64(n), nil

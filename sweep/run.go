@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"runtime"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -13,7 +12,8 @@ import (
 type RunConfig struct {
 	// Indices are the points to run, in the order their rows are emitted.
 	Indices iter.Seq[int]
-	// Jobs is how many points run at once (≤ 0: runtime.NumCPU()).
+	// Jobs is how many points run at once (≤ 0: runtime.NumCPU(); at most
+	// MaxJobs).
 	Jobs int
 	// Eval computes one point; it is called from several goroutines at once.
 	Eval func(index int) Row
@@ -23,15 +23,17 @@ type RunConfig struct {
 	Emit func(Row) error
 }
 
+// MaxJobs bounds how many points or replays run at once (Jobs above it
+// count as MaxJobs): the reorder window and its channels are sized by Jobs,
+// so -j 99999999999 allocated them until the process ran out of memory.
+const MaxJobs = 1024
+
 // Run evaluates the points on Jobs goroutines and emits their rows in order.
 // At most a small window of points (4·Jobs+16) runs ahead of the oldest
 // point not yet emitted, so memory stays bounded however slow one point is.
 // It returns the first Emit error, or ctx's error if ctx ends first.
 func Run(ctx context.Context, c RunConfig) error {
-	jobs := c.Jobs
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
+	jobs := jobs(c.Jobs)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	type item struct {

@@ -78,7 +78,19 @@ func newCalibrateCmd(a *app) *cobra.Command {
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
   zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
   zerosim calibrate --reserved 82.4GiB scenario.yaml --file calibration.yaml`,
-		Args:        func(cmd *cobra.Command, args []string) error { return calibrateArgs(o, args) },
+		Args: func(cmd *cobra.Command, args []string) error {
+			for _, f := range []struct {
+				name, what string
+				v          int
+			}{{"nodes", "nodes", o.nodes}, {"gpus-per-node", "GPUs per node", o.gpusPerNode}} {
+				// 0 or less fell back to the log's own shape (or to the
+				// other flag) as if not given.
+				if cmd.Flags().Changed(f.name) && (f.v < 1 || f.v > 1<<20) {
+					return inputError{fmt.Errorf("--%s %d: use the %s of the logged runs (1 or more)", f.name, f.v, f.what)}
+				}
+			}
+			return calibrateArgs(o, args)
+		},
 		Annotations: map[string]string{writesFiles: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.reserved != "" || o.device != "" {
@@ -109,6 +121,9 @@ const maxLogFile = 64 << 20
 func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
 	var all []collectives.Log
 	for _, name := range files {
+		if err := noStdin("calibrate LOG", name); err != nil {
+			return nil, err
+		}
 		data, err := readFileBounded(name, maxLogFile)
 		if errors.Is(err, errTooLarge) {
 			return nil, inputError{fmt.Errorf("%s: larger than %d MiB: not an nccl-tests log", name, maxLogFile>>20)}
@@ -145,6 +160,15 @@ func shapeLog(o *calibrateOpts, l *collectives.Log) error {
 	}
 	if l.Ranks == 0 && l.Nodes > 0 && o.gpusPerNode > 0 {
 		l.Ranks = l.Nodes * o.gpusPerNode
+	}
+	if l.Ranks > 0 && o.nodes > 0 && o.gpusPerNode > 0 && l.Ranks != o.nodes*o.gpusPerNode {
+		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, not --nodes %d × --gpus-per-node %d = %d (fix --nodes or --gpus-per-node)", l.File, l.Line, l.Ranks, o.nodes, o.gpusPerNode, o.nodes*o.gpusPerNode)}
+	}
+	if l.Ranks > 0 && l.Nodes == 0 && o.gpusPerNode > 0 && l.Ranks%o.gpusPerNode != 0 {
+		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which --gpus-per-node %d does not divide (fix --gpus-per-node, or give --nodes)", l.File, l.Line, l.Ranks, o.gpusPerNode)}
+	}
+	if l.Ranks > 0 && l.Nodes > 0 && l.Ranks%l.Nodes != 0 {
+		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which %d nodes cannot share evenly (fix --nodes or --gpus-per-node)", l.File, l.Line, l.Ranks, l.Nodes)}
 	}
 	if l.Ranks < 1 || l.Nodes < 1 || l.Ranks%l.Nodes != 0 {
 		return inputError{fmt.Errorf("%s:%d: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block): pass --nodes and --gpus-per-node", l.File, l.Line)}

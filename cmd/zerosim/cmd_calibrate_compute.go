@@ -95,6 +95,9 @@ const maxTraceFile = 512 << 20
 
 // readTrace reads and parses a profiler trace.
 func readTrace(path string) (*scenarios.TraceKernels, error) {
+	if err := noStdin("--trace", path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--trace %s: cannot read: %v", path, errors.Unwrap(err))}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
@@ -152,6 +154,10 @@ func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 		c.NICs = scenarios.NICSharing(o.nics)
 	}
 	if o.changed("nics-per-node") {
+		// 0 is the scenario's "unset": given, it fell back to the default.
+		if o.nicsPerNode < 1 {
+			return inputError{fmt.Errorf("--nics-per-node %d: need at least 1", o.nicsPerNode)}
+		}
 		c.NICsPerNode = o.nicsPerNode
 	}
 	return nil
@@ -175,6 +181,12 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 			return inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
 		}
 		c.GPUsPerNode = o.gpusPerNode
+		if c.NICs != scenarios.NICPerNode && !o.changed("nics-per-node") {
+			// One NIC per GPU: the resolved count was the old node's
+			// ("nics_per_node=8 conflicts with nics: per_gpu" for
+			// --gpus-per-node 4); unset, Resolve derives it again.
+			c.NICsPerNode = 0
+		}
 	}
 	if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
 		return inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
@@ -196,6 +208,12 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 // one group per node.
 func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topology) ([][]int, error) {
 	k := o.k
+	if o.changed("k") && o.group != "intra" && o.group != "inter" {
+		return nil, fmt.Errorf("--k %d: K sets the groups of --group intra or inter (--group %s ignores it)", o.k, o.group)
+	}
+	if o.changed("k") && o.k < 1 {
+		return nil, fmt.Errorf("--k %d: need at least 1 (a divisor of the %d ranks)", o.k, t.Ranks())
+	}
 	if !o.changed("k") {
 		k = 0
 		if s.Parallelism.K > 1 {
@@ -208,6 +226,18 @@ func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topo
 	gs, err := collectives.BenchGroups(t, o.group, k, o.concurrent)
 	if err != nil {
 		return nil, fmt.Errorf("--group: %w", err)
+	}
+	// A list of ranks: each in the cluster, once (the replay's own error
+	// named "collectives: group[1]", not the flag).
+	seen := map[int]bool{}
+	for _, r := range gs[0] {
+		switch {
+		case r < 0 || r >= t.Ranks():
+			return nil, fmt.Errorf("--group %s: rank %d is not in the cluster's ranks 0–%d", o.group, r, t.Ranks()-1)
+		case seen[r]:
+			return nil, fmt.Errorf("--group %s: rank %d is listed twice", o.group, r)
+		}
+		seen[r] = true
 	}
 	return gs, nil
 }
@@ -240,6 +270,9 @@ func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Mod
 			return nil, inputError{err}
 		}
 		return m, nil
+	}
+	if err := noStdin("--calibration", o.calibration); err != nil {
+		return nil, err
 	}
 	data, err := readFileBounded(o.calibration, scenarios.MaxCalibrationBytes)
 	if errors.Is(err, errTooLarge) {
@@ -285,8 +318,8 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if o.gpusPerThread < 1 || o.gpusPerThread > 1<<20 {
-		return nil, nil, nil, inputError{fmt.Errorf("--gpus-per-thread %d: need at least 1 (1: one GPU per process, as training runs)", o.gpusPerThread)}
+	if o.gpusPerThread < 1 || o.gpusPerThread > topo.GPUsPerNode() {
+		return nil, nil, nil, inputError{fmt.Errorf("--gpus-per-thread %d: use 1 to %d, the GPUs of one node (1: one GPU per process, as training runs)", o.gpusPerThread, topo.GPUsPerNode())}
 	}
 	if model != nil {
 		model.GPUsPerThread = o.gpusPerThread
@@ -316,6 +349,15 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	}
 	for _, size := range sizes {
 		r, err := b.Run(topo, size)
+		if errors.Is(err, units.ErrOverflow) {
+			// Said "collectives: traffic: value does not fit in 64 bits".
+			return inputError{fmt.Errorf("--size %s: the bytes this collective puts on the links do not fit in 64 bits (use a smaller size)", strconv.FormatInt(int64(size), 10)+"B")}
+		}
+		if err != nil && o.changed("algo") {
+			// "collectives: tree supports allreduce only, not alltoall":
+			// the algorithm asked for cannot run this operation here.
+			return inputError{fmt.Errorf("--algo %s: %s", o.algo, strings.TrimPrefix(err.Error(), "collectives: "))}
+		}
 		if err != nil {
 			return inputError{err}
 		}

@@ -134,6 +134,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if o.convention != "" && o.convention != "seed000" {
 		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
 	}
+	if err := stdinOnce(files); err != nil {
+		return err
+	}
 	variants, title, varyK, err := compareVariants(a, o, files)
 	if err != nil {
 		return err

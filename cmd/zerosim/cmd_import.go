@@ -28,6 +28,9 @@ parameters of mixture-of-experts models. A scenario can also name the file
 directly with model: {hf_config: path/to/config.json}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := noStdin("import hf", args[0]); err != nil {
+				return err
+			}
 			hm, err := scenarios.ReadHFConfig(args[0])
 			if err != nil {
 				return inputError{err}

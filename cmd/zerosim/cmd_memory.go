@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
@@ -61,7 +62,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	}
 	conv, err := memory.ParseConvention(o.convention)
 	if err != nil {
-		return inputError{fmt.Errorf("--convention: %w", err)}
+		return inputError{fmt.Errorf("--convention: %s", strings.TrimPrefix(err.Error(), "memory: "))}
 	}
 	ests, err := parseEstimators(o.estimator)
 	if err != nil {
@@ -114,7 +115,7 @@ func parseEstimators(name string) ([]memory.Estimator, error) {
 	}
 	e, err := memory.ParseEstimator(name)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--estimator: %w", err)}
+		return nil, inputError{fmt.Errorf("--estimator: %s", strings.TrimPrefix(err.Error(), "memory: "))}
 	}
 	return []memory.Estimator{e}, nil
 }

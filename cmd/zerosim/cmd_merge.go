@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -49,9 +50,16 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	}
 	var in []sweep.Input
 	for _, f := range files {
+		if err := noStdin("merge FILE", f); err != nil {
+			return err
+		}
 		fh, err := os.Open(f)
 		if err != nil {
 			return inputError{fmt.Errorf("merge: %w", err)}
+		}
+		if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+			fh.Close()
+			return inputError{fmt.Errorf("merge: %s is a directory (give the sweep's shard files, e.g. %s)", f, filepath.Join(f, "shard-*.csv"))}
 		}
 		defer fh.Close()
 		in = append(in, sweep.Input{Name: f, R: fh})

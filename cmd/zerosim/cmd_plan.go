@@ -65,7 +65,7 @@ plan.json, plan.html, the plots (pareto.png/svg, network.png/svg) and
 manifest.json.`,
 		Example: `  zerosim plan default
   zerosim plan my.yaml --global-batch 512 --tokens 1T
-  zerosim plan my.yaml --global-batch 2Mtokens -o plan/
+  zerosim plan my.yaml --global-batch 2097152tokens -o plan/
   zerosim plan default --network --tolerance 5`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,7 +75,7 @@ manifest.json.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4Mtokens); default the scenario's micro_batch·grad_accum·dp")
+	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences); default the scenario's micro_batch·grad_accum·dp")
 	f.StringVar(&o.tokens, "tokens", "", "training length in tokens (`COUNT`, e.g. 1T): adds time to train and GPU-hours")
 	f.IntVar(&o.top, "top", 10, "configurations listed")
 	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
@@ -131,11 +131,15 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
 		Algorithms: o.algorithms, Jobs: o.jobs}
 	pr := &reports.PlanReport{Top: o.top}
-	if o.jobs < 1 {
-		return opt, nil, inputError{fmt.Errorf("--jobs %d: use 1 or more", o.jobs)}
+	if o.jobs < 1 || o.jobs > sweep.MaxJobs {
+		return opt, nil, inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", o.jobs, sweep.MaxJobs, runtime.NumCPU())}
 	}
-	if o.tolerance <= 0 || o.tolerance > 1000 {
-		return opt, nil, inputError{fmt.Errorf("--tolerance %g: use a percentage above 0, such as 5", o.tolerance)}
+	if o.top < 1 {
+		return opt, nil, inputError{fmt.Errorf("--top %d: use 1 or more (plan.csv of -o DIR lists every configuration)", o.top)}
+	}
+	// Written so that NaN fails too.
+	if !(o.tolerance > 0 && o.tolerance <= 1000) {
+		return opt, nil, inputError{fmt.Errorf("--tolerance %g: use a percentage above 0 and at most 1000, such as 5", o.tolerance)}
 	}
 	for _, st := range o.stages {
 		if st < 0 || st > 3 {

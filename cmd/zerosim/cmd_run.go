@@ -124,6 +124,10 @@ func checkRunFlags(a *app, o runOpts) (map[string]bool, error) {
 	if len(o.only) > 0 && a.outDir == "" {
 		return nil, inputError{fmt.Errorf("--only needs -o DIR")}
 	}
+	// It shapes result.json only; the tables were printed as without it.
+	if o.allRanks && a.format != "json" && a.outDir == "" {
+		return nil, inputError{fmt.Errorf("--all-ranks lists every rank in result.json: add --format json or -o DIR")}
+	}
 	// -o DIR and --trace FILE were checked before the command ran
 	// (app.checkOutputs).
 	return want, nil

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -56,6 +56,12 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
   zerosim sweep scenario.yaml --grid … --out sweep.csv --resume`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, f := range []string{"out", "resume", "shard"} {
+				// --count runs nothing: these were ignored (no file written).
+				if o.count && cmd.Flags().Changed(f) {
+					return inputError{fmt.Errorf("--count prints the number of points of the whole grid and runs nothing: drop --%s", f)}
+				}
+			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
 			stopsGracefully.Store(true)
@@ -111,8 +117,11 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 	if err != nil {
 		return nil, sweep.Shard{}, inputError{fmt.Errorf("--shard: %w", err)}
 	}
-	if o.jobs < 1 {
-		return nil, sweep.Shard{}, inputError{fmt.Errorf("--jobs %d: use 1 or more", o.jobs)}
+	if o.jobs < 1 || o.jobs > sweep.MaxJobs {
+		return nil, sweep.Shard{}, inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", o.jobs, sweep.MaxJobs, runtime.NumCPU())}
+	}
+	if o.out == "-" {
+		return nil, sweep.Shard{}, inputError{errors.New(`--out -: "-" would be a file named "-" (leave --out out to write to standard output)`)}
 	}
 	if o.resume && o.out == "" {
 		return nil, sweep.Shard{}, inputError{errors.New("--resume needs --out FILE (the file to continue)")}
@@ -123,10 +132,8 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 		}
 	}
 	for _, s := range sets {
-		if k, _, ok := strings.Cut(s, "="); ok {
-			if err := scenarios.CheckKeyPath(strings.TrimSpace(k)); err != nil {
-				return nil, sweep.Shard{}, inputError{fmt.Errorf("--set: %w", err)}
-			}
+		if err := scenarios.CheckSet(s); err != nil {
+			return nil, sweep.Shard{}, inputError{err}
 		}
 	}
 	return sp, sh, nil
@@ -228,6 +235,9 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 // existing one truncated after its last complete line, positioned at its
 // end, with the points it already holds.
 func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh sweep.Shard) (*os.File, *sweep.Partial, error) {
+	if fi, err := os.Stat(o.out); err == nil && fi.IsDir() {
+		return nil, nil, inputError{fmt.Errorf("--out %s is a directory (give a file name, e.g. %s)", o.out, filepath.Join(o.out, "sweep.csv"))}
+	}
 	if !o.resume {
 		// 0o666: the umask decides, as for any file a command creates.
 		fh, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)

@@ -27,6 +27,9 @@ The first invalid file stops the run with one line on stderr,
 --format json prints one JSON array of the files instead, once all are valid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := stdinOnce(args); err != nil {
+				return err
+			}
 			return runValidate(args, a.sets, a.in, a.out, a.err, a.format == "json")
 		},
 	}

@@ -51,11 +51,15 @@ apart.
 
 Exit code 0 when everything matches, 1 on a mismatch, 2 on bad input.`,
 		Example: `  zerosim verify
-  zerosim verify --set parallelism.dp=8 scenario.yaml
+  zerosim verify --set cluster.nodes=1 --set parallelism.dp=8 scenario.yaml
   zerosim verify --corrupt-shard 3:5 --corrupt-step 2
   zerosim verify --reference toy-h16-l3.json --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.json && cmd.Flags().Changed("format") && a.format != "json" {
+				// --json won over it silently.
+				return inputError{fmt.Errorf("--json and --format %s: give one (--json is --format json)", a.format)}
+			}
 			return runVerify(a, o, fileArg(args), cmd.Flags().Changed("corrupt-step"))
 		},
 	}
@@ -86,13 +90,9 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return err
 	}
-	var corrupt *numerics.Corruption
-	if o.corrupt != "" {
-		c, err := parseCorrupt(o.corrupt, o.corruptStep)
-		if err != nil {
-			return inputError{err}
-		}
-		corrupt = c
+	corrupt, err := corruptionOf(o, s.N())
+	if err != nil {
+		return err
 	}
 	base, cfgs, err := numerics.ScenarioConfigs(s, corrupt)
 	if err != nil {
@@ -100,6 +100,11 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide}
 	failed, first, err := verifyAll(rep, cfgs)
+	if err != nil && corrupt != nil {
+		// The one configuration is the corrupted one: an index past the
+		// rank's shard, or on its padding.
+		return inputError{fmt.Errorf("--corrupt-shard %s: %w", o.corrupt, err)}
+	}
 	if err != nil {
 		return err
 	}
@@ -151,6 +156,23 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, f
 	return failed, first, nil
 }
 
+// corruptionOf is the corruption --corrupt-shard and --corrupt-step ask
+// for in a scenario of n ranks, nil without --corrupt-shard.
+func corruptionOf(o verifyOpts, n int) (*numerics.Corruption, error) {
+	if o.corrupt == "" {
+		return nil, nil
+	}
+	c, err := parseCorrupt(o.corrupt, o.corruptStep)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if c.Rank >= n {
+		// Said "verify …: numerics: corrupt rank 99: must be in [0, 16)".
+		return nil, inputError{fmt.Errorf("--corrupt-shard %s: rank %d is not one of the scenario's ranks 0–%d", o.corrupt, c.Rank, n-1)}
+	}
+	return c, nil
+}
+
 // parseCorrupt parses --corrupt-shard RANK:INDEX.
 func parseCorrupt(v string, step int) (*numerics.Corruption, error) {
 	rs, is, ok := strings.Cut(v, ":")
@@ -159,8 +181,8 @@ func parseCorrupt(v string, step int) (*numerics.Corruption, error) {
 	if !ok || err1 != nil || err2 != nil || r < 0 || i < 0 {
 		return nil, fmt.Errorf("--corrupt-shard %q: want RANK:INDEX with non-negative integers, e.g. 3:5", v)
 	}
-	if step < 1 {
-		return nil, fmt.Errorf("--corrupt-step %d: must be ≥ 1", step)
+	if step < 1 || step > numerics.MaxSteps {
+		return nil, fmt.Errorf("--corrupt-step %d: use 1 to %d", step, numerics.MaxSteps)
 	}
 	return &numerics.Corruption{Rank: r, Index: i, Step: step}, nil
 }

@@ -137,6 +137,9 @@ func checkOutputDir(dir string) error {
 	if dir == "" {
 		return errors.New("give a directory")
 	}
+	if dir == "-" {
+		return errors.New(`"-" would be a directory named "-": give a directory name`)
+	}
 	p := filepath.Clean(dir)
 	for {
 		fi, err := os.Stat(p)
@@ -162,6 +165,10 @@ func checkOutputDir(dir string) error {
 func checkOutputFile(path string) error {
 	if path == "" {
 		return errors.New("give a file name")
+	}
+	if path == "-" {
+		// It created a file named "-" where standard output was meant.
+		return errors.New(`"-" is not standard output here: give a file name`)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return errors.New("is a directory")

@@ -104,6 +104,19 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "--stages", "4"}, "--stages"},
 		{[]string{"plan", "default", "--recompute", "some"}, "recompute"},
 		{[]string{"plan", "default", "-o", file}, "-o"},
+		// Each was accepted: NaN passed the range check, --top ≤ 0 listed
+		// 10, an empty value fell back to the default, -j sized nothing
+		// but was unbounded.
+		{[]string{"plan", "default", "--tolerance", "NaN"}, "--tolerance NaN: use a percentage above 0"},
+		{[]string{"plan", "default", "--top", "0"}, "--top 0: use 1 or more"},
+		{[]string{"plan", "default", "--top", "-1"}, "--top -1: use 1 or more"},
+		{[]string{"plan", "default", "--global-batch", ""}, "--global-batch: empty value"},
+		{[]string{"plan", "default", "--tokens", ""}, "--tokens: empty value"},
+		{[]string{"plan", "default", "--recompute", ""}, "--recompute: empty value"},
+		{[]string{"plan", "default", "-j", "5000"}, "--jobs 5000: use 1 to 1024"},
+		// The global batch of 2Mtokens (10^6) is no whole number of 4096-token
+		// sequences: plan --help's example now says 2097152tokens.
+		{[]string{"plan", "default", "--global-batch", "2Mtokens"}, "use 1998848 or 2002944 tokens"},
 	} {
 		out, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) || strings.Count(e, "\n") != 1 || out != "" {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -76,13 +78,17 @@ for bit against unsharded training.`,
 		switch a.format {
 		case "table", "json", "csv", "nccl-tests":
 			// nccl-tests is collective's; checkOutputs rejects it elsewhere.
-			return a.checkOutputs(cmd)
+			if err := a.checkOutputs(cmd); err != nil {
+				return err
+			}
+			return checkEmptyValues(cmd)
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
+		err = plainFlagValue(err)
 		if cmd == cmd.Root() {
 			return inputError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
 		}
@@ -103,6 +109,70 @@ for bit against unsharded training.`,
 		}
 	}
 	return root
+}
+
+// checkEmptyValues rejects a flag given an empty value (--tokens "",
+// --recompute ""): every such flag would otherwise fall back to its
+// default and the run would silently answer another question. Flags with a
+// message of their own (--format, -o, output files) are checked before.
+func checkEmptyValues(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		empty := false
+		switch f.Value.Type() {
+		case "string":
+			empty = strings.TrimSpace(f.Value.String()) == ""
+		case "stringSlice", "intSlice":
+			empty = f.Value.String() == "[]"
+		}
+		if empty {
+			err = inputError{fmt.Errorf("--%s: empty value (give %s; see %s --help)", f.Name, flagWant(f), cmd.CommandPath())}
+		}
+	})
+	return err
+}
+
+// flagWant is what a flag takes, from its usage text: "sequences per
+// optimizer step (N, or tokens: 4Mtokens)…".
+func flagWant(f *pflag.Flag) string {
+	_, usage := pflag.UnquoteUsage(f)
+	if usage == "" {
+		return "a value"
+	}
+	return "a value: " + usage
+}
+
+// badFlagValue matches pflag's error for a value its type cannot parse.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
+
+// plainFlagValue says what a flag of a number type wants instead of Go's
+// parse error: `invalid argument "1.5" for "--top" flag: strconv.ParseInt:
+// parsing "1.5": invalid syntax` becomes `--top "1.5": want a whole
+// number`.
+func plainFlagValue(err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, flag, why := m[1], m[2], m[3]
+	want := ""
+	switch {
+	case strings.Contains(why, "ParseInt") || strings.Contains(why, "Atoi") || strings.Contains(why, "ParseUint"):
+		want = "a whole number"
+	case strings.Contains(why, "ParseFloat"):
+		want = "a number"
+	case strings.Contains(why, "ParseBool"):
+		want = "true or false"
+	default:
+		return err
+	}
+	if strings.Contains(why, "out of range") {
+		return fmt.Errorf("%s %q: out of range (want %s of a sensible size)", flag, value, want)
+	}
+	return fmt.Errorf("%s %q: want %s", flag, value, want)
 }
 
 // groupOnly marks a command that only groups others (import): run alone
@@ -142,6 +212,10 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		// cobra's "accepts 1 arg(s), received 0" names neither the command nor the fix.
 		err = inputError{fmt.Errorf("%s: %v (usage: %s)", commandName(cmd), err, cmd.UseLine())}
 	}
+	if cmd != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra appends "\n\nDid you mean this?\n\trun\n": five lines.
+		err = inputError{errors.New(unknownCommand(err.Error(), cmd))}
+	}
 	var f failure
 	if errors.As(err, &f) {
 		fmt.Fprintln(errOut, "zerosim:", f.msg)
@@ -154,6 +228,24 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		return exitInput
 	}
 	return exitFailure
+}
+
+// unknownCommand puts cobra's "unknown command" error and its suggestions
+// on one line: `unknown command "rnu" for "zerosim" (did you mean run? see
+// zerosim --help)`.
+func unknownCommand(msg string, cmd *cobra.Command) string {
+	head, suggestions, _ := strings.Cut(msg, "\n\nDid you mean this?\n")
+	var names []string
+	for _, l := range strings.Split(suggestions, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			names = append(names, l)
+		}
+	}
+	hint := "see " + cmd.CommandPath() + " --help"
+	if len(names) > 0 {
+		hint = "did you mean " + orList(names) + "? " + hint
+	}
+	return strings.TrimSpace(head) + " (" + hint + ")"
 }
 
 // isArgCount reports cobra's errors for a wrong number of arguments.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -32,4 +34,23 @@ func fileArg(args []string) string {
 		return args[0]
 	}
 	return ""
+}
+
+// stdinOnce rejects "-" (standard input) given more than once: the second
+// read found it empty and said "<stdin>: empty file".
+func stdinOnce(files []string) error {
+	if n := slices.Index(files, "-"); n >= 0 && slices.Contains(files[n+1:], "-") {
+		return inputError{errors.New(`"-" (standard input) is given more than once: it can be read once (save the scenario to a file for the others)`)}
+	}
+	return nil
+}
+
+// noStdin rejects "-" where a command reads a named file only (nccl-tests
+// logs, sweep shards, a config.json, a trace, a calibration): it said
+// "open -: no such file or directory". what names the flag or argument.
+func noStdin(what, path string) error {
+	if path != "-" {
+		return nil
+	}
+	return inputError{fmt.Errorf("%s -: standard input is not read here (save it to a file and give its name)", what)}
 }

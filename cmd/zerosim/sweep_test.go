@@ -116,6 +116,7 @@ func TestSweepResume(t *testing.T) {
 }
 
 func TestSweepInputErrors(t *testing.T) {
+	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -127,6 +128,15 @@ func TestSweepInputErrors(t *testing.T) {
 		{"resume without out", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--resume"}, "--resume needs --out"},
 		{"no such file", []string{"sweep", "nope.yaml", "--grid", "parallelism.k=1"}, "cannot read"},
 		{"jobs", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-j", "0"}, "--jobs 0"},
+		// Sized the reorder window by -j: the process ran out of memory.
+		{"huge jobs", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-j", "99999999999"}, "--jobs 99999999999: use 1 to 1024"},
+		// Each made every point an error row, with exit 0.
+		{"set without =", []string{"sweep", "seed002-tiny", "--set", "parallelism.k", "--grid", "parallelism.k=1,2"}, `--set parallelism.k: missing "="`},
+		{"set without value", []string{"sweep", "seed002-tiny", "--set", "parallelism.k=", "--grid", "parallelism.k=1,2"}, `--set parallelism.k=: no value after "="`},
+		// Said "exists (continue it with --resume, or delete it)".
+		{"out is a directory", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--out", dir}, "--out " + dir + " is a directory"},
+		// Wrote to stdout as if --out were not given.
+		{"empty out", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--out", ""}, "--out: empty value"},
 		{"misspelled grid key", []string{"sweep", "seed002-tiny", "--grid", "parallelism.kk=1,2"}, `unknown key "kk" in parallelism (did you mean "k"?)`},
 		{"misspelled set key", []string{"sweep", "seed002-tiny", "--set", "paralelism.k=2", "--grid", "parallelism.k=1,2"}, `did you mean "parallelism"?`},
 		{"syntax error", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "<stdin>:1:1: invalid YAML"},

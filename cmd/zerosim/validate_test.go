@@ -78,6 +78,9 @@ func TestValidateFiles(t *testing.T) {
 			"", "zerosim: <stdin>:2:1: unknown key \"clster\" at the top level (did you mean \"cluster\"?)\n", 2},
 		{"empty stdin", []string{"validate", "-"}, "",
 			"", "zerosim: <stdin>: empty file (a scenario starts with \"version: 1\")\n", 2},
+		// The second "-" read an empty stdin after "<stdin>: ok" was printed.
+		{"stdin twice", []string{"validate", "-", good, "-"}, string(tiny),
+			"", "zerosim: \"-\" (standard input) is given more than once: it can be read once (save the scenario to a file for the others)\n", 2},
 		{"no args", []string{"validate"}, "", "", "zerosim: validate: requires at least 1 arg(s), only received 0 (usage: zerosim validate FILE… [flags])\n", 2},
 	} {
 		out, errOut, code := runValidateCLI(t, []byte(tc.stdin), tc.args...)

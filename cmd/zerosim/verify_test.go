@@ -47,8 +47,14 @@ func TestVerifyCLI(t *testing.T) {
 		{"zero++ corrupt", []string{"--corrupt-shard", "3:0", "--set", "parallelism.zero_stage=3", "--set", "communication.zero_quantized_weights=true", "--set", "communication.zero_quantized_gradients=true"}, 1,
 			[]string{"step 2 rank 3 fp32 master", "FAIL: 0 of 1"}, "qwZ qgZ(8/node): step 2 rank 3", false},
 		{"corrupt bad syntax", []string{"--corrupt-shard", "x"}, 2, nil, `--corrupt-shard "x"`, true},
-		{"corrupt rank out of range", []string{"--corrupt-shard", "16:0"}, 2, nil, "corrupt rank 16", true},
+		{"corrupt rank out of range", []string{"--corrupt-shard", "16:0"}, 2, nil, "--corrupt-shard 16:0: rank 16 is not one of the scenario's ranks 0–15", true},
 		{"corrupt index out of range", []string{"--corrupt-shard", "3:17"}, 2, nil, "rank 3's master shard has 17 elements", true},
+		// The numerics' own errors (index, padding) name the flag too.
+		{"corrupt index names the flag", []string{"--corrupt-shard", "3:17"}, 2, nil, "zerosim: --corrupt-shard 3:17: ", true},
+		// Above numerics.MaxSteps the error named "steps 99999", no flag.
+		{"corrupt step too large", []string{"--corrupt-shard", "1:1", "--corrupt-step", "99999"}, 2, nil, "--corrupt-step 99999: use 1 to 1000", true},
+		// verify --help's example: the default example's 2 nodes made dp=8 fail.
+		{"help example dp 8", []string{"--set", "cluster.nodes=1", "--set", "parallelism.dp=8", "default"}, 0, []string{"PASS: 29 of 29 configurations bit-exact"}, "", false},
 		{"corrupt padding", []string{"--corrupt-shard", "15:16"}, 2, nil, "padding", true},
 		{"corrupt step 0", []string{"--corrupt-shard", "1:1", "--corrupt-step", "0"}, 2, nil, "--corrupt-step 0", true},
 		{"corrupt step alone", []string{"--corrupt-step", "3"}, 2, nil, "--corrupt-step needs --corrupt-shard", true},

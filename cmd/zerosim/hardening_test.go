@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestBadInputOneLine holds the input mistakes a hardening pass over the
+// CLI found answered wrongly (accepted silently, exit 0 or 1, a message
+// naming no flag, the wrong fix): each is now exit 2, nothing on stdout and
+// one line on stderr naming the flag or file and what to give. The comment
+// of each row says what happened before.
+func TestBadInputOneLine(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.csv")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noLine := filepath.Join(dir, "noline.csv")
+	if err := os.WriteFile(noLine, []byte("\x00\x01binary"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tiny, _ := scenarios.Example("seed002-tiny")
+	log := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "h100_2node_allreduce_default_xe9680_nccltests309.log") // 16 ranks, no "# Using devices"
+	for _, tc := range []struct {
+		args    []string
+		stdin   string
+		mention []string
+	}{
+		// Empty values fell back to the flag's default.
+		{[]string{"memory", "--units", ""}, "", []string{"--units: empty value", "gib"}},
+		{[]string{"compare", "seed000-k4", "--vary", ""}, "", []string{"--vary: empty value", "key.path=v1,v2"}},
+		{[]string{"verify", "--reference", ""}, "", []string{"--reference: empty value"}},
+		{[]string{"collective", "--group", ""}, "", []string{"--group: empty value", "intra"}},
+		// Read the scenario as an nccl-tests log: "no nccl-tests rows".
+		{[]string{"calibrate", "--step-time", "", "default"}, "", []string{"--step-time: empty value", "2.84s"}},
+		// The second "-" read an empty stdin: "<stdin>: empty file".
+		{[]string{"compare", "-", "-"}, string(tiny), []string{`"-" (standard input) is given more than once`}},
+		// "collectives: group[1]: rank 99 is not in 0..15", no flag.
+		{[]string{"collective", "--group", "0,99"}, "", []string{"--group 0,99: rank 99", "0–15"}},
+		{[]string{"collective", "--group", "3,3"}, "", []string{"--group 3,3: rank 3 is listed twice"}},
+		// --k was ignored unless --group intra or inter; -1 too.
+		{[]string{"collective", "--k", "2"}, "", []string{"--k 2", "--group intra or inter"}},
+		{[]string{"collective", "--group", "intra", "--k", "-1"}, "", []string{"--k -1: need at least 1"}},
+		// 0 meant "unset" and was replaced by the default.
+		{[]string{"collective", "--nics", "per_node", "--nics-per-node", "0"}, "", []string{"--nics-per-node 0: need at least 1"}},
+		// Accepted up to 2^20 (and said "need at least 1" above it).
+		{[]string{"collective", "--gpus-per-thread", "9"}, "", []string{"--gpus-per-thread 9: use 1 to 8"}},
+		// Ignored (the other flag or the log decided the shape).
+		{[]string{"calibrate", log, "--nodes", "-1", "--gpus-per-node", "8"}, "", []string{"--nodes -1"}},
+		{[]string{"calibrate", log, "--nodes", "2", "--gpus-per-node", "0"}, "", []string{"--gpus-per-node 0"}},
+		// Said the log does not tell its shape and to pass the flags given.
+		{[]string{"calibrate", log, "--nodes", "3", "--gpus-per-node", "8"}, "", []string{"the log ran 16 ranks, not --nodes 3 × --gpus-per-node 8 = 24"}},
+		{[]string{"calibrate", log, "--gpus-per-node", "3"}, "", []string{"the log ran 16 ranks, which --gpus-per-node 3 does not divide"}},
+		// Ignored: it shapes result.json, which a table run does not print.
+		{[]string{"run", "seed002-tiny", "--all-ranks"}, "", []string{"--all-ranks", "--format json or -o DIR"}},
+		{[]string{"verify", "--json", "--format", "table"}, "", []string{"--json and --format table"}},
+		// "collectives: traffic: value does not fit in 64 bits", no flag.
+		{[]string{"collective", "--size", "9223372036854775807B"}, "", []string{"--size 9223372036854775807B", "64 bits", "smaller size"}},
+		// Five lines: cobra's "\n\nDid you mean this?\n\trun\n".
+		{[]string{"rnu"}, "", []string{`unknown command "rnu" for "zerosim" (did you mean run? see zerosim --help)`}},
+		{[]string{"scenarios", "shwo"}, "", []string{`unknown command "shwo" for "zerosim scenarios"`, "see zerosim scenarios --help"}},
+		// "open -: no such file or directory" where only files are read.
+		{[]string{"calibrate", "-"}, "x", []string{"calibrate LOG -: standard input is not read here"}},
+		{[]string{"merge", "-"}, "x", []string{"merge FILE -: standard input"}},
+		{[]string{"import", "hf", "-"}, "{}", []string{"import hf -: standard input"}},
+		{[]string{"calibrate", "--trace", "-", "default"}, "{}", []string{"--trace -: standard input"}},
+		{[]string{"collective", "--calibration", "-"}, "x", []string{"--calibration -: standard input"}},
+		// Each created a file or directory named "-".
+		{[]string{"run", "seed002-tiny", "--trace", "-"}, "", []string{`--trace -: "-" is not standard output here`}},
+		{[]string{"run", "seed002-tiny", "-o", "-"}, "", []string{`-o -: "-" would be a directory named "-"`}},
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", "-"}, "", []string{"--out -:", "leave --out out"}},
+		{[]string{"merge", empty, "--out", "-"}, "", []string{"--out -:"}},
+		// pflag's `invalid argument "1.5" for "--top" flag: strconv.ParseInt:
+		// parsing "1.5": invalid syntax`.
+		{[]string{"plan", "--top", "1.5"}, "", []string{`plan: --top "1.5": want a whole number`, "see zerosim plan --help"}},
+		{[]string{"plan", "-j", "x"}, "", []string{`--jobs "x": want a whole number`}},
+		{[]string{"plan", "--tolerance", "1e400"}, "", []string{`--tolerance "1e400": out of range`}},
+		{[]string{"run", "--full=maybe"}, "", []string{`--full "maybe": want true or false`}},
+		// Ignored: --count printed the whole grid's count, wrote no file.
+		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
+		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
+		// "collectives: tree supports allreduce only, not alltoall", no flag.
+		{[]string{"collective", "--algo", "tree", "--op", "alltoall"}, "", []string{"--algo tree: tree supports allreduce only, not alltoall"}},
+		// "--convention: memory: convention …": the package's name.
+		{[]string{"fit", "--convention", "x"}, "", []string{`--convention: convention "x": use zerosim, seed000 or seed002`}},
+		{[]string{"memory", "--estimator", "x"}, "", []string{`--estimator: estimator "x": use`}},
+		// Merged nothing with exit 0.
+		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
+		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},
+		// "sweep: reading DIR: read DIR: is a directory".
+		{[]string{"merge", dir}, "", []string{"merge: " + dir + " is a directory"}},
+	} {
+		code, out, errOut := runMain(t, tc.stdin, tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention...)
+	}
+}
+
+// collective --gpus-per-node 4 on the default example (8 GPUs and, one per
+// GPU, 8 NICs per node) failed with "default: cluster.nics_per_node:
+// nics_per_node=8 conflicts with nics: per_gpu", a key the user never
+// gave: the NICs follow the new node size. A shared-NIC count given with
+// the flag is still checked.
+func TestCollectiveReshapeKeepsOneNICPerGPU(t *testing.T) {
+	args := []string{"collective", "--nodes", "2", "--gpus-per-node", "4", "--size", "1MiB"}
+	code, out, errOut := runMain(t, "", args...)
+	if want := "over 8 ranks on 2 nodes × 4 GPUs"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "nics per_gpu") {
+		t.Errorf("%q: exit %d, stderr %q, stdout %q; want %q with nics per_gpu", args, code, errOut, out, want)
+	}
+	args = []string{"collective", "--gpus-per-node", "4", "--nics", "per_node", "--nics-per-node", "8"}
+	code, out, errOut = runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, "nics_per_node")
+}
