@@ -59,7 +59,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	// (zero.Result.ReservedPeak), with the memory model's gather pool.
 	r, err := zero.Replay(s, zero.Options{})
 	if err != nil {
-		return inputError{err}
+		return a.replayError(err)
 	}
 	fit, err := memory.FitAllocatorOverhead(s, slices.Max(r.PeakMemory), r.MemoryModel.GatherPool, measured, device)
 	if err != nil {

@@ -78,7 +78,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	}
 	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MemoryRank: o.rank, Full: o.full})
 	if err != nil {
-		return inputError{err}
+		return a.replayError(err)
 	}
 	run, err := reports.NewRun(s, res)
 	if err != nil {

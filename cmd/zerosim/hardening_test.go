@@ -31,6 +31,10 @@ func TestBadInputOneLine(t *testing.T) {
 		stdin   string
 		mention []string
 	}{
+		// A value the replay refuses named the package ("zero: …"), not
+		// the file.
+		{[]string{"run", "--set", "communication.bucket_size=1B"}, "", []string{"zerosim: default.yaml: communication.bucket_size 1 B cuts", "use a bucket_size of at least"}},
+		{[]string{"run", "seed000-mlp", "--set", "training.mfu=0.4"}, "", []string{"zerosim: seed000-mlp.yaml: training.mfu 0.4 cannot be reached", "use a lower training.mfu"}},
 		// Empty values fell back to the flag's default.
 		{[]string{"memory", "--units", ""}, "", []string{"--units: empty value", "gib"}},
 		{[]string{"compare", "seed000-k4", "--vary", ""}, "", []string{"--vary: empty value", "key.path=v1,v2"}},

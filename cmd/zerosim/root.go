@@ -29,6 +29,9 @@ type app struct {
 	outDir   string   // -o DIR
 	units    string   // --units gib|gb
 	wide     bool     // --wide
+	// file names the scenario loadScenario read last, as error messages
+	// name it ("default.yaml", "<stdin>", the path).
+	file string
 }
 
 // writesFiles is the annotation of a command that writes files into -o DIR;

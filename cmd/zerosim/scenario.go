@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -17,6 +18,7 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, inputError{err}
 	}
+	a.file = in.File
 	s, err := in.Load(a.sets)
 	if err != nil {
 		return nil, inputError{err}
@@ -25,6 +27,13 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
 	}
 	return s, nil
+}
+
+// replayError is a replay's refusal of the scenario as the loader's errors
+// read: the file first, then the key and the fix, without the package's
+// prefix ("default.yaml: communication.bucket_size 1 B cuts group …").
+func (a *app) replayError(err error) error {
+	return inputError{fmt.Errorf("%s: %s", a.file, strings.TrimPrefix(err.Error(), "zero: "))}
 }
 
 // fileArg is the scenario argument of a command taking [FILE]: "" (the
