@@ -45,7 +45,8 @@ func RunVariant(v Variant, extra ...string) (*Outcome, error) {
 	}
 	res, err := zero.Replay(s, zero.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.Label, err)
+		// The label names the variant; the replay's package prefix goes.
+		return nil, fmt.Errorf("%s: %s", v.Label, strings.TrimPrefix(err.Error(), "zero: "))
 	}
 	o := &Outcome{Variant: v, Scenario: s, Result: res}
 	o.Sets = sets

@@ -242,7 +242,7 @@ func fitCompute(o *calibrateOpts, s *scenarios.Scenario, measured units.Duration
 	var before, after reports.ComputePoint
 	before, err := computePoint(s)
 	if err != nil {
-		return 0, before, after, inputError{err}
+		return 0, before, after, inputError{errors.New(strings.TrimPrefix(err.Error(), "zero: "))}
 	}
 	eff, err := zero.CalibrateEfficiency(s, measured, 1e-7)
 	if err != nil {

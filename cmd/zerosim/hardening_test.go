@@ -35,6 +35,8 @@ func TestBadInputOneLine(t *testing.T) {
 		// the file.
 		{[]string{"run", "--set", "communication.bucket_size=1B"}, "", []string{"zerosim: default.yaml: communication.bucket_size 1 B cuts", "use a bucket_size of at least"}},
 		{[]string{"run", "seed000-mlp", "--set", "training.mfu=0.4"}, "", []string{"zerosim: seed000-mlp.yaml: training.mfu 0.4 cannot be reached", "use a lower training.mfu"}},
+		{[]string{"compare", "default", "--vary", "communication.bucket_size=1B,25MB"}, "", []string{"zerosim: communication.bucket_size=1B: communication.bucket_size 1 B cuts"}},
+		{[]string{"calibrate", "--step-time", "1s", "default", "--set", "communication.bucket_size=1B"}, "", []string{"zerosim: communication.bucket_size 1 B cuts"}},
 		// Empty values fell back to the flag's default.
 		{[]string{"memory", "--units", ""}, "", []string{"--units: empty value", "gib"}},
 		{[]string{"compare", "seed000-k4", "--vary", ""}, "", []string{"--vary: empty value", "key.path=v1,v2"}},
