@@ -98,7 +98,9 @@ func (e *Evaluator) Eval(i int) (row Row) {
 		row, err = Measure(s)
 	}
 	if err != nil {
-		row = Row{Err: oneLine(err.Error())}
+		// As the CLI prints a replay's refusal: without the package
+		// prefix (the key and the fix follow).
+		row = Row{Err: oneLine(strings.TrimPrefix(err.Error(), "zero: "))}
 	}
 	row.Index, row.Values = i, p.Values
 	return row

@@ -213,3 +213,17 @@ func TestSweepResumeRefuses(t *testing.T) {
 		t.Errorf("merge of two --set lists: exit %d, %q", code, e)
 	}
 }
+
+// TestSweepErrorRowReadsAsTheCLI: a point the replay refuses is an error
+// row whose message reads as run's would, the key and the fix without the
+// package prefix.
+func TestSweepErrorRowReadsAsTheCLI(t *testing.T) {
+	code, out, errOut := runMain(t, "", "sweep", "--grid", "communication.bucket_size=1B", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const want = `"error":"communication.bucket_size 1 B cuts group \"dense\"`
+	if !strings.Contains(out, want) || strings.Contains(out, "zero: ") {
+		t.Errorf("sweep row %q: want an error starting %s", out, want)
+	}
+}
