@@ -427,7 +427,13 @@ func NoFitText(p *sweep.Plan) string {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")
 	}
 	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
-	return s + labelled("to fit: ", strings.Join(ways, "; or ")+". (CPU offload is not modelled yet.)")
+	offload := " (plan does not search CPU offload; none fits this configuration by the memory model.)"
+	if len(p.OffloadSets) > 0 {
+		ways = append(ways, fmt.Sprintf("offload to the CPU, --set %s: %s by the memory model (plan does not search offload: replay it with zerosim run)",
+			strings.Join(p.OffloadSets, " --set "), gib(p.OffloadPeak)))
+		offload = ""
+	}
+	return s + labelled("to fit: ", strings.Join(ways, "; or ")+"."+offload)
 }
 
 // WritePlanJSON writes the plan as JSON (exact integers; times in ps).

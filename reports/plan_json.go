@@ -32,6 +32,8 @@ type planJSON struct {
 	SearchedStages    []int            `json:"searched_stages"`
 	SearchedRecompute []string         `json:"searched_recompute"`
 	NodesToFit        int              `json:"nodes_to_fit,omitempty"`
+	OffloadSets       []string         `json:"offload_sets,omitempty"`
+	OffloadPeak       int64            `json:"offload_peak_bytes,omitempty"`
 	Reason            string           `json:"reason"`
 	NoFit             string           `json:"no_fit,omitempty"`
 	Tokens            int64            `json:"train_tokens,omitempty"`
@@ -112,7 +114,8 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
-		SearchedRecompute: p.SearchedRecompute, NodesToFit: p.NodesToFit, Network: newNetworkPlanJSON(np)}
+		SearchedRecompute: p.SearchedRecompute, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
+		Network: newNetworkPlanJSON(np)}
 }
 
 func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {

@@ -169,6 +169,13 @@ type Plan struct {
 	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
 	// fits.
 	NodesToFit int
+	// OffloadSets is the least DeepSpeed offload (the optimizer states to
+	// the CPU; at stage 3 the parameters too) under which Smallest fits the
+	// GPU and the host's memory by the memory model, as --set overrides,
+	// and OffloadPeak its GPU peak; empty when none does. Set only when
+	// nothing fits: plan does not search offload.
+	OffloadSets []string
+	OffloadPeak int64
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -401,8 +408,38 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	markPareto(p.Rows)
 	if len(p.Rows) == 0 {
 		p.NodesToFit = nodesToFit(s, p.Smallest)
+		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest)
 	}
 	return p, nil
+}
+
+// offloadToFit is the least offload under which c fits by the memory
+// model (offload_optimizer to the CPU, then offload_param too at stage 3;
+// DeepSpeed offloads at stages 1–3 with one copy of the state, K = 1, the
+// loader's rule), with the GPU peak; nil if none fits the GPU and the
+// host's memory.
+func offloadToFit(src Source, c Candidate) ([]string, int64) {
+	if c.Stage < 1 {
+		return nil, 0
+	}
+	opts := [][]string{{"offload.optimizer=cpu"}}
+	if c.Stage == 3 {
+		opts = append(opts, []string{"offload.optimizer=cpu", "offload.params=cpu"})
+	}
+	for _, o := range opts {
+		if c.K != 1 {
+			o = append([]string{"parallelism.k=1"}, o...)
+		}
+		s, err := src.Load(append(c.Sets(), o...)...)
+		if err != nil {
+			continue
+		}
+		rep, err := memory.Analyze(s, memory.Options{})
+		if err == nil && rep.Fits && (rep.Host == nil || rep.Host.Fits) {
+			return o, rep.Peak
+		}
+	}
+	return nil, 0
 }
 
 func jobs(j int) int {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -175,5 +176,54 @@ func TestPlanSmallestAtItsAccumulation(t *testing.T) {
 			}
 			checkNodesToFit(t, src, p)
 		})
+	}
+}
+
+// TestPlanOffloadToFit: when nothing fits, plan names the least DeepSpeed
+// offload under which the smallest configuration fits by the memory model
+// (the optimizer to the CPU, then the parameters too at stage 3), with the
+// peak memory.Analyze gives that configuration; none when neither fits.
+func TestPlanOffloadToFit(t *testing.T) {
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"full"}, Algorithms: []string{"ring"}, Prefetch: []int{1}}
+	for _, tc := range []struct {
+		memory string
+		want   []string
+	}{
+		{"8GiB", []string{"offload.optimizer=cpu"}},
+		{"4.5GiB", []string{"offload.optimizer=cpu", "offload.params=cpu"}},
+		{"4GiB", nil},
+	} {
+		src := exampleSource(t, "llama2-13b-a100-eth", "cluster.gpu_memory="+tc.memory)
+		p, err := PlanSearch(context.Background(), src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Rows) != 0 || !slices.Equal(p.OffloadSets, tc.want) {
+			t.Errorf("%s: %d rows, offload %v; want none and %v", tc.memory, len(p.Rows), p.OffloadSets, tc.want)
+			continue
+		}
+		// Each option in turn, as a user would --set it: the options before
+		// the one named do not fit, the one named does, at the peak plan
+		// gives; with none named, neither fits.
+		for _, o := range [][]string{{"offload.optimizer=cpu"}, {"offload.optimizer=cpu", "offload.params=cpu"}} {
+			s, err := src.Load(append(p.Smallest.Sets(), o...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := memory.Analyze(s, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			named := slices.Equal(o, tc.want)
+			if r.Fits != named {
+				t.Errorf("%s: %v fits %v at %d B; plan named %v", tc.memory, o, r.Fits, r.Peak, tc.want)
+			}
+			if named {
+				if p.OffloadPeak != r.Peak {
+					t.Errorf("%s: plan's offload peak %d B, memory model %d B", tc.memory, p.OffloadPeak, r.Peak)
+				}
+				break
+			}
+		}
 	}
 }
