@@ -290,9 +290,13 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", escapeControl(p.Model), humanCount(p.Params),
 		p.Nodes, p.GPUsPerNode, gpuName(p), gib(p.GPUMemory))
-	fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
-		commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), commas(int64(p.Searched)), commas(int64(p.MemoryPruned)),
-		commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
+	if p.NoSeqLen {
+		fmt.Fprintf(&b, "global batch %s samples per step (no sequence length: a sample counts as one token)\n", commas(p.GlobalBatch))
+	} else {
+		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
+	}
+	fmt.Fprintf(&b, "%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
+		commas(int64(p.Searched)), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
 	if p.Invalid > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), escapeControl(p.FirstInvalid))))
 	}

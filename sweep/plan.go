@@ -169,6 +169,9 @@ type Plan struct {
 	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
 	// fits.
 	NodesToFit int
+	// NoSeqLen is set when the model has no sequence length (an MLP, a
+	// bare parameter count): a sample counts as one token.
+	NoSeqLen bool
 	// OffloadSets is the least DeepSpeed offload (the optimizer states to
 	// the CPU; at stage 3 the parameters too) under which Smallest fits the
 	// GPU and the host's memory by the memory model, as --set overrides,
@@ -348,6 +351,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), PeakFLOPS: int64(s.Cluster.PeakBF16),
 		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
 	p.TokensPerStep = sp.global * p.SeqLen
+	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
 	cands := sp.candidates()
 	p.Searched = len(cands)

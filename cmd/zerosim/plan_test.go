@@ -124,3 +124,21 @@ func TestPlanBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSamplesWithoutSeqLen: a model without a sequence length (seed
+// 000's residual MLP) plans a global batch of samples, not "sequences × 1
+// tokens", and its MFU legend says how that model's FLOPs are counted.
+func TestPlanSamplesWithoutSeqLen(t *testing.T) {
+	code, out, errOut := runMain(t, "", "plan", "seed000-k4", "--global-batch", "8", "--stages", "1", "--recompute", "none", "--top", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"global batch 8 samples per step (no sequence length: a sample counts as one token)", "3× the forward FLOPs executed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan of seed000-k4 does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "× 1 tokens") {
+		t.Errorf("plan of seed000-k4 counts sequences of 1 token:\n%s", out)
+	}
+}
