@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -307,22 +308,11 @@ func TestAccuracyDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(data)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s lacks the accuracy table markers", path)
+	got, err := golden.Splice(string(data), begin, end, b.String())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	got := doc[:i+len(begin)] + b.String() + doc[j:]
-	if got == doc {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the accuracy table differs from the model's (run with -update):\n%s", path, b.String())
+	golden.Check(t, path, []byte(got), *update)
 }
 
 // TestTCPXODocFigures keeps the A3 Mega figures docs/calibration.md quotes

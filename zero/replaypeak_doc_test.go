@@ -107,10 +107,9 @@ func TestModelAgainstReplayDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(data)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s lacks the model-against-replay markers", path)
+	got, err := golden.Splice(string(data), begin, end, b.String())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	golden.Check(t, path, []byte(doc[:i+len(begin)]+b.String()+doc[j:]), *updateValidation)
+	golden.Check(t, path, []byte(got), *updateValidation)
 }

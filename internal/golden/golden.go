@@ -76,3 +76,15 @@ func Diff(want, got []byte) string {
 	side("+", g[pre:len(g)-suf])
 	return b.String()
 }
+
+// Splice returns doc with block between the lines begin and end (begin's
+// line ending included), for a generated part of a hand-written document;
+// an error names the markers when doc lacks them or has them in the wrong
+// order.
+func Splice(doc, begin, end, block string) (string, error) {
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i+len(begin) {
+		return "", fmt.Errorf("no %q ... %q markers in order", begin, end)
+	}
+	return doc[:i+len(begin)] + block + doc[j:], nil
+}

@@ -51,3 +51,18 @@ func TestCheck(t *testing.T) {
 		t.Errorf("update wrote %q", got)
 	}
 }
+
+func TestSplice(t *testing.T) {
+	const b, e = "<!-- b -->\n", "<!-- e -->"
+	for _, c := range []struct{ doc, want string }{
+		{"x\n" + b + "old\n" + e + "\ny", "x\n" + b + "new\n" + e + "\ny"},
+		{"x\n" + b + e, "x\n" + b + "new\n" + e},
+		{"x\n" + e + b, ""}, // wrong order
+		{"x\n" + b, ""},     // no end
+	} {
+		got, err := Splice(c.doc, b, e, "new\n")
+		if got != c.want || (err == nil) != (c.want != "") {
+			t.Errorf("Splice(%q) = %q, %v; want %q", c.doc, got, err, c.want)
+		}
+	}
+}
