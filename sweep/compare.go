@@ -45,8 +45,7 @@ func RunVariant(v Variant, extra ...string) (*Outcome, error) {
 	}
 	res, err := zero.Replay(s, zero.Options{})
 	if err != nil {
-		// The label names the variant; the replay's package prefix goes.
-		return nil, fmt.Errorf("%s: %s", v.Label, strings.TrimPrefix(err.Error(), "zero: "))
+		return nil, fmt.Errorf("%s: %s", v.Label, replayRefusal(err))
 	}
 	o := &Outcome{Variant: v, Scenario: s, Result: res}
 	o.Sets = sets

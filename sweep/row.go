@@ -98,13 +98,15 @@ func (e *Evaluator) Eval(i int) (row Row) {
 		row, err = Measure(s)
 	}
 	if err != nil {
-		// As the CLI prints a replay's refusal: without the package
-		// prefix (the key and the fix follow).
-		row = Row{Err: oneLine(strings.TrimPrefix(err.Error(), "zero: "))}
+		row = Row{Err: oneLine(replayRefusal(err))}
 	}
 	row.Index, row.Values = i, p.Values
 	return row
 }
+
+// replayRefusal is a point's error as the CLI prints a replay's: without
+// zero's package prefix (the key and the fix follow).
+func replayRefusal(err error) string { return strings.TrimPrefix(err.Error(), "zero: ") }
 
 // oneLine replaces line breaks so a row stays one line of CSV or JSONL.
 func oneLine(s string) string {

@@ -242,7 +242,7 @@ func fitCompute(o *calibrateOpts, s *scenarios.Scenario, measured units.Duration
 	var before, after reports.ComputePoint
 	before, err := computePoint(s)
 	if err != nil {
-		return 0, before, after, inputError{errors.New(strings.TrimPrefix(err.Error(), "zero: "))}
+		return 0, before, after, inputError{errors.New(plain(err))}
 	}
 	eff, err := zero.CalibrateEfficiency(s, measured, 1e-7)
 	if err != nil {
@@ -355,7 +355,7 @@ func writeCalibrationPart(file string, old *scenarios.Calibration, set func(*sce
 func unreachable(err error, s *scenarios.Scenario, trace bool) string {
 	var u *zero.UnreachableError
 	if !errors.As(err, &u) {
-		return strings.TrimPrefix(err.Error(), "zero: ")
+		return plain(err)
 	}
 	fix := "check that it is the time of one optimizer step (every micro-step) and the scenario's cluster.peak_bf16, links and model"
 	if trace {

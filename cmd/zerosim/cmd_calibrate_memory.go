@@ -87,7 +87,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 func unfittable(err error, s *scenarios.Scenario, flag string) string {
 	var b *memory.BelowFloorError
 	if !errors.As(err, &b) {
-		return strings.TrimPrefix(err.Error(), "memory: ")
+		return plain(err)
 	}
 	size := func(n int64) string { return units.Bytes(n).String() }
 	f := b.Fit

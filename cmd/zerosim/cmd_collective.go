@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
@@ -356,7 +355,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		if err != nil && o.changed("algo") {
 			// "collectives: tree supports allreduce only, not alltoall":
 			// the algorithm asked for cannot run this operation here.
-			return inputError{fmt.Errorf("--algo %s: %s", o.algo, strings.TrimPrefix(err.Error(), "collectives: "))}
+			return inputError{fmt.Errorf("--algo %s: %s", o.algo, plain(err))}
 		}
 		if err != nil {
 			return inputError{err}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
@@ -56,7 +55,7 @@ default example scenario is used.`,
 func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	conv, err := memory.ParseConvention(o.convention)
 	if err != nil {
-		return inputError{fmt.Errorf("--convention: %s", strings.TrimPrefix(err.Error(), "memory: "))}
+		return inputError{fmt.Errorf("--convention: %s", plain(err))}
 	}
 	if o.maxGPUs < 1 {
 		return inputError{fmt.Errorf("--max-gpus %d: use 1 or more", o.maxGPUs)}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
@@ -62,7 +61,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	}
 	conv, err := memory.ParseConvention(o.convention)
 	if err != nil {
-		return inputError{fmt.Errorf("--convention: %s", strings.TrimPrefix(err.Error(), "memory: "))}
+		return inputError{fmt.Errorf("--convention: %s", plain(err))}
 	}
 	ests, err := parseEstimators(o.estimator)
 	if err != nil {
@@ -115,7 +114,7 @@ func parseEstimators(name string) ([]memory.Estimator, error) {
 	}
 	e, err := memory.ParseEstimator(name)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--estimator: %s", strings.TrimPrefix(err.Error(), "memory: "))}
+		return nil, inputError{fmt.Errorf("--estimator: %s", plain(err))}
 	}
 	return []memory.Estimator{e}, nil
 }

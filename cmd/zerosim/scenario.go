@@ -33,7 +33,20 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 // read: the file first, then the key and the fix, without the package's
 // prefix ("default.yaml: communication.bucket_size 1 B cuts group …").
 func (a *app) replayError(err error) error {
-	return inputError{fmt.Errorf("%s: %s", a.file, strings.TrimPrefix(err.Error(), "zero: "))}
+	return inputError{fmt.Errorf("%s: %s", a.file, plain(err))}
+}
+
+// plain is an error's message without the prefix of the package that made
+// it ("zero: ", "memory: ", "collectives: "): the user meets a key or a
+// flag, never a Go package.
+func plain(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"zero: ", "memory: ", "collectives: "} {
+		if m, ok := strings.CutPrefix(msg, p); ok {
+			return m
+		}
+	}
+	return msg
 }
 
 // fileArg is the scenario argument of a command taking [FILE]: "" (the
