@@ -103,12 +103,11 @@ func newCandidateJSON(c sweep.Candidate) candidateJSON {
 // newPlanJSON is the plan's JSON without what the report adds (reason,
 // no-fit text, training time).
 func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
-	return &planJSON{Scenario: p.Scenario, Model: p.Model, Params: p.Params, Nodes: p.Nodes, GPUs: p.GPUs, GPUsPerNode: p.GPUsPerNode,
+	o := &planJSON{Scenario: p.Scenario, Model: p.Model, Params: p.Params, Nodes: p.Nodes, GPUs: p.GPUs, GPUsPerNode: p.GPUsPerNode,
 		GPU: p.GPU, GPUMemory: p.GPUMemory, PeakFLOPS: p.PeakFLOPS, N: p.N, DP: p.DP, CP: p.CP, SeqLen: p.SeqLen,
 		GlobalBatch: p.GlobalBatch, TokensPerStep: p.TokensPerStep, Searched: p.Searched, MemoryPruned: p.MemoryPruned,
 		Replayed: p.Replayed, Invalid: p.Invalid, FirstInvalid: p.FirstInvalid,
-		// [] when nothing fits, never null.
-		Rows: mapSlice(append([]sweep.PlanRow{}, p.Rows...), func(r sweep.PlanRow) planRowJSON {
+		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
 			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
 				ExposedComm: r.ExposedComm, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
@@ -116,6 +115,10 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
 		SearchedRecompute: p.SearchedRecompute, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
 		Network: newNetworkPlanJSON(np)}
+	if o.Rows == nil {
+		o.Rows = []planRowJSON{} // [] when nothing fits, never null
+	}
+	return o
 }
 
 func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {

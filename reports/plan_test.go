@@ -103,3 +103,25 @@ func TestPlanMFULegend(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFitNumbersTellApart: a peak just over the GPU's memory is printed
+// with the decimals that tell the two apart, and a small excess in MiB.
+func TestNoFitNumbersTellApart(t *testing.T) {
+	for _, c := range []struct {
+		a, b         int64
+		wantA, wantB string
+	}{
+		{40 * units.GiB, 50 * units.GiB, "40.0 GiB", "50.0 GiB"},
+		{3_500_000_000, 3_523_752_960, "3.26 GiB", "3.28 GiB"},
+		{units.GiB, units.GiB + 1, "1.000 GiB", "1.000 GiB"}, // at most 3 decimals
+	} {
+		if a, b := gibApart(c.a, c.b); a != c.wantA || b != c.wantB {
+			t.Errorf("gibApart(%d, %d) = %q, %q; want %q, %q", c.a, c.b, a, b, c.wantA, c.wantB)
+		}
+	}
+	for b, want := range map[int64]string{23_752_960: "22.7 MiB", units.GiB / 10: "0.1 GiB", 3 * units.GiB: "3.0 GiB"} {
+		if got := overBy(b); got != want {
+			t.Errorf("overBy(%d) = %q, want %q", b, got, want)
+		}
+	}
+}

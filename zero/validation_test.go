@@ -584,9 +584,8 @@ func TestValidation(t *testing.T) {
 		}
 		return n
 	}
-	slices.Sort(predictedErrs)
 	n := len(predictedErrs)
-	median := (predictedErrs[(n-1)/2] + predictedErrs[n/2]) / 2
+	median := medianOf(predictedErrs)
 	b.WriteString("\n## Summary\n\n")
 	fmt.Fprintf(&b, "Shared source (llm-foundry-mpt-a100-40gb), predicted rows without gradient accumulation: worst %+.1f %% (%s); with it: worst %+.1f %% (%s).\n",
 		100*sharedWorst[0], sharedCase[0], 100*sharedWorst[1], sharedCase[1])
@@ -640,11 +639,18 @@ func summarize(source string, eff float64, cases []validationCase) sourceSummary
 			s.off = append(s.off, c)
 		}
 	}
-	if n := len(errs); n > 0 {
-		slices.Sort(errs)
-		s.median = (errs[(n-1)/2] + errs[n/2]) / 2
+	if len(errs) > 0 {
+		s.median = medianOf(errs)
 	}
 	return s
+}
+
+// medianOf is the median of xs (sorted in place): the mean of the two
+// middle values when there are an even number.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	return (xs[(n-1)/2] + xs[n/2]) / 2
 }
 
 // writeSummaryTable writes one line per source and then every predicted

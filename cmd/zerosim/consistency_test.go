@@ -758,7 +758,11 @@ func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 		Rows     []map[string]any `json:"rows"`
 		Replayed int              `json:"replayed"`
 	}
-	decode(t, "plan", cli(t, flags...), &raw)
+	out := cli(t, flags...)
+	decode(t, "plan", out, &raw)
+	if len(raw.Rows) == 0 && !strings.Contains(string(out), `"rows": [],`) {
+		t.Errorf("plan JSON with nothing fitting: want \"rows\": [], not null")
+	}
 	rr := &reruns{file: "seed000-k4", cache: map[string]*runFigures{}}
 	k1 := rr.run(t, mem, "parallelism.zero_stage=3", "parallelism.k=1", "training.micro_batch=2", "training.grad_accum=1",
 		"training.recompute=none", "communication.prefetch_depth=1", "communication.algorithm=ring")
