@@ -66,6 +66,15 @@ func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
 	return blocks, head
 }
 
+// planContext is what the per-operation model takes of s besides a
+// unit's dimensions: the GPU (its bf16 peak; fp8 GEMMs get theirs per
+// block), the efficiencies and context parallelism's ring.
+func planContext(s *scenarios.Scenario) (GPUShape, Efficiency, RingSpec) {
+	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
+	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiencyOf(s), HBM: DefaultHBMEfficiency}
+	return gpu, eff, ringSpec(s)
+}
+
 // unitPlan is one unit's compute from the per-operation model; ok is false
 // for units the model leaves to the FLOP count (MoE, fp8 GEMMs).
 type unitPlan struct {
@@ -87,9 +96,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 	}
 	blocks, head := blockFlags(s)
 	out := make([]unitPlan, len(blocks))
-	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
-	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiencyOf(s), HBM: DefaultHBMEfficiency}
-	ring := ringSpec(s)
+	gpu, eff, ring := planContext(s)
 	block := 0
 	for u, l := range s.Model.LayerList {
 		switch {
