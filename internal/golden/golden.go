@@ -88,3 +88,25 @@ func Splice(doc, begin, end, block string) (string, error) {
 	}
 	return doc[:i+len(begin)] + block + doc[j:], nil
 }
+
+// Block is a generated part of a hand-written document: Text goes between
+// the lines Begin and End.
+type Block struct{ Begin, End, Text string }
+
+// CheckBlocks is Check for a hand-written document at path whose blocks
+// are generated: the document with each block's text spliced in must equal
+// the file (with update, it is rewritten so).
+func CheckBlocks(t testing.TB, path string, update bool, blocks ...Block) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, b := range blocks {
+		if doc, err = Splice(doc, b.Begin, b.End, b.Text); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	Check(t, path, []byte(doc), update)
+}
