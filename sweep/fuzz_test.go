@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,48 @@ func FuzzParseGlobalBatch(f *testing.F) {
 		}
 		if n, err := ParseTokens(s); err == nil && n < 1 {
 			t.Errorf("%q: %d tokens", s, n)
+		}
+	})
+}
+
+// FuzzParseShard: any --shard value parses to 0 ≤ i < n or fails with a
+// one-line error; a parsed shard prints as it parses, and its points of a
+// small space are exactly the indices ≡ i mod n, each once, ascending.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/4", "3/4", " 1 / 2 ", "4/4", "-1/4", "0/0", "1", "a/b", "9223372036854775807/9223372036854775807", "0/9223372036854775807", "39/9223372036854775807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := ParseShard(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: error of more than one line: %q", s, err)
+			}
+			return
+		}
+		if sh.I < 0 || sh.I >= sh.N {
+			t.Fatalf("%q: shard %d/%d", s, sh.I, sh.N)
+		}
+		if back, err := ParseShard(sh.String()); err != nil || back != sh {
+			t.Fatalf("%q: prints as %q, which parses to %v, %v", s, sh, back, err)
+		}
+		const n = 40
+		var want, got []int
+		for i := range n {
+			if i%sh.N == sh.I {
+				want = append(want, i)
+			}
+		}
+		for i := range sh.Indices(n, nil) {
+			got = append(got, i)
+		}
+		if !slices.Equal(got, want) || sh.Count(n) != len(want) {
+			t.Fatalf("%q: indices %v (count %d) of %d points, want %v", s, got, sh.Count(n), n, want)
+		}
+		for _, i := range want {
+			if !sh.Has(i) {
+				t.Fatalf("%q: Has(%d) is false", s, i)
+			}
 		}
 	})
 }

@@ -196,6 +196,9 @@ func (sh Shard) Indices(n int, done func(int) bool) iter.Seq[int] {
 			if (done == nil || !done(i)) && !yield(i) {
 				return
 			}
+			if step >= n-i {
+				return // the next index is past n; i+step could overflow (--shard 39/9223372036854775807)
+			}
 		}
 	}
 }
