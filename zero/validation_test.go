@@ -646,7 +646,9 @@ func summarize(source string, eff float64, cases []validationCase) sourceSummary
 }
 
 // medianOf is the median of xs (sorted in place): the mean of the two
-// middle values when there are an even number.
+// middle values when there are an even number. gonum's stat.Quantile(0.5)
+// does not give it: Empirical takes the lower middle value ({1,2,3,4}: 2)
+// and LinInterp interpolates at p·n ({1,2,3,4}: 2, {1,2,3}: 1.5).
 func medianOf(xs []float64) float64 {
 	slices.Sort(xs)
 	n := len(xs)
