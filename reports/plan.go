@@ -431,9 +431,9 @@ func NoFitText(p *sweep.Plan) string {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")
 	}
 	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
-	offload := " (plan does not search CPU offload; none fits this configuration by the memory model.)"
+	offload := " (plan does not search CPU offload; none makes this configuration fit.)"
 	if len(p.OffloadSets) > 0 {
-		ways = append(ways, fmt.Sprintf("offload to the CPU, --set %s: %s by the memory model (plan does not search offload: replay it with zerosim run)",
+		ways = append(ways, fmt.Sprintf("offload to the CPU, --set %s: peak %s, replayed (plan does not search offload)",
 			strings.Join(p.OffloadSets, " --set "), gib(p.OffloadPeak)))
 		offload = ""
 	}

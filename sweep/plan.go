@@ -166,17 +166,18 @@ type Plan struct {
 	SearchedStages    []int
 	SearchedRecompute []string
 	// NodesToFit is the least number of nodes (same GPUs per node) on which
-	// Smallest fits, 0 if none up to 65,536 GPUs does; set only when nothing
-	// fits.
+	// Smallest fits as zerosim run judges it (the replayed peak), 0 if none
+	// up to 65,536 GPUs does; set only when nothing fits.
 	NodesToFit int
 	// NoSeqLen is set when the model has no sequence length (an MLP, a
 	// bare parameter count): a sample counts as one token.
 	NoSeqLen bool
 	// OffloadSets is the least DeepSpeed offload (the optimizer states to
 	// the CPU; at stage 3 the parameters too) under which Smallest fits the
-	// GPU and the host's memory by the memory model, as --set overrides,
-	// and OffloadPeak its GPU peak; empty when none does. Set only when
-	// nothing fits: plan does not search offload.
+	// GPU (the replayed peak, as zerosim run judges it) and the host's
+	// memory (the memory model), as --set overrides, and OffloadPeak its
+	// replayed GPU peak; empty when none does. Set only when nothing fits:
+	// plan does not search offload.
 	OffloadSets []string
 	OffloadPeak int64
 }
@@ -411,17 +412,19 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
 	markPareto(p.Rows)
 	if len(p.Rows) == 0 {
-		p.NodesToFit = nodesToFit(s, p.Smallest)
+		p.NodesToFit = nodesToFit(src, s, p.Smallest)
 		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest)
 	}
 	return p, nil
 }
 
-// offloadToFit is the least offload under which c fits by the memory
-// model (offload_optimizer to the CPU, then offload_param too at stage 3;
-// DeepSpeed offloads at stages 1–3 with one copy of the state, K = 1, the
-// loader's rule), with the GPU peak; nil if none fits the GPU and the
-// host's memory.
+// offloadToFit is the least offload under which c fits (offload_optimizer
+// to the CPU, then offload_param too at stage 3; DeepSpeed offloads at
+// stages 1–3 with one copy of the state, K = 1, the loader's rule), with
+// its GPU peak; nil if none fits the GPU and the host's memory. The memory
+// model screens each offload and the replayed step decides, as zerosim run
+// judges "fits" (replayFits): the suggestion then runs under
+// run --require-fit, and the peak is the one run prints.
 func offloadToFit(src Source, c Candidate) ([]string, int64) {
 	if c.Stage < 1 {
 		return nil, 0
@@ -439,11 +442,25 @@ func offloadToFit(src Source, c Candidate) ([]string, int64) {
 			continue
 		}
 		rep, err := memory.Analyze(s, memory.Options{})
-		if err == nil && rep.Fits && (rep.Host == nil || rep.Host.Fits) {
-			return o, rep.Peak
+		if err != nil || !rep.Fits || rep.Host != nil && !rep.Host.Fits {
+			continue
+		}
+		if peak, ok := replayFits(s); ok {
+			return o, peak
 		}
 	}
 	return nil, 0
+}
+
+// replayFits replays s and reports whether its peak fits the GPU, the
+// verdict of zerosim run (zero.Result.Fits), with the peak.
+func replayFits(s *scenarios.Scenario) (int64, bool) {
+	res, err := zero.Replay(s, zero.Options{})
+	if err != nil {
+		return 0, false
+	}
+	peak, _ := res.Peak()
+	return peak, res.Fits(int64(s.Cluster.GPUMemory))
 }
 
 func jobs(j int) int {
@@ -576,37 +593,65 @@ func markPareto(rows []PlanRow) {
 	}
 }
 
-// nodesToFit is the least number of nodes on which candidate c fits by the
-// memory model (dp grows with the nodes; K = 1, c's stage, micro-batch,
-// accumulation and checkpointing), 0 if none up to 65,536 GPUs does. The node count steps so
-// that dp·cp = nodes · GPUs per node; the peak does not grow with dp, so a
-// binary search finds it.
-func nodesToFit(s *scenarios.Scenario, c Candidate) int {
+// nodesToFit is the least number of nodes (GPUs per node and cp kept, dp
+// grown with them, K = 1) on which c fits, as zerosim run judges it (the
+// replayed peak, replayFits); 0 if none up to 65,536 GPUs does. The memory
+// model's least node count (a binary search, the peak taken not to grow
+// with dp) is where the replays start: near capacity the replayed peak can
+// be above the model's (docs/memory-model.md), so node counts above it are
+// replayed, doubling the step, until one fits, and a binary search between
+// the last two finds the least.
+func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 	gpn, cp := max(s.Cluster.GPUsPerNode, 1), max(s.Parallelism.CP, 1)
 	step := cp / gcd(cp, gpn) // nodes must be a multiple of step
-	fitsAt := func(j int) bool {
-		x := *s
-		x.Cluster.Nodes = j * step
-		x.Parallelism.DP = j * step * gpn / cp
-		x.Parallelism.Stage, x.Parallelism.K = c.Stage, 1
-		x.Training.MicroBatch, x.Training.GradAccum, x.Training.Recompute = c.MicroBatch, c.GradAccum, scenarios.Recompute(c.Recompute)
-		rep, err := memory.Analyze(&x, memory.Options{})
+	c.K = 1
+	load := func(j int) (*scenarios.Scenario, error) {
+		return src.Load(append(c.Sets(), "cluster.nodes="+strconv.Itoa(j*step), "parallelism.dp="+strconv.Itoa(j*step*gpn/cp))...)
+	}
+	modelFits := func(j int) bool {
+		x, err := load(j)
+		if err != nil {
+			return false
+		}
+		rep, err := memory.Analyze(x, memory.Options{})
 		return err == nil && rep.Fits
 	}
+	replayed := func(j int) bool {
+		x, err := load(j)
+		if err != nil {
+			return false
+		}
+		_, ok := replayFits(x)
+		return ok
+	}
 	hi := (1 << 16) / (gpn * step)
-	if hi < 1 || !fitsAt(hi) {
+	if hi < 1 || !modelFits(hi) {
 		return 0
 	}
-	lo := 1
+	lo := leastTrue(1, hi, modelFits)
+	// The replays: lo, lo+1, lo+3, lo+7, … (capped at hi) until one fits.
+	prev, j := lo-1, lo
+	for d := 1; !replayed(j); d *= 2 {
+		if j == hi {
+			return 0
+		}
+		prev, j = j, min(hi, j+d)
+	}
+	return leastTrue(prev+1, j, replayed) * step
+}
+
+// leastTrue is the least j in [lo, hi] with f(j), for f false below some
+// point and true from it on, given f(hi).
+func leastTrue(lo, hi int, f func(int) bool) int {
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if fitsAt(mid) {
+		if f(mid) {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	return lo * step
+	return lo
 }
 
 // ParseGlobalBatch reads a global batch: a number of sequences ("512"), or

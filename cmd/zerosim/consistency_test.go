@@ -35,7 +35,8 @@ import (
 // model at 3,456,633,856 B; llama2-13b-a100-eth at ZeRO-3 with gradient
 // accumulation: the replay lower by up to 1.2 GB). plan prunes with the
 // model (a configuration it rejects is not replayed) and lists what fits by
-// the replay, so its rows fit by both.
+// the replay, so its rows fit by both; when nothing fits, its suggestions
+// (nodes_to_fit, offload_sets) are replayed too.
 
 // consistencyCases are the default scenario (`zerosim run` with no file)
 // and three embedded examples: seed000-k4 (K=4, cp=2, a slow network),
@@ -781,5 +782,51 @@ func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 		if fmt.Sprint(row["k"]) == "1" && fmt.Sprint(row["micro_batch"]) == "2" {
 			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 3,500,000,000 B", k1.replayPeak())
 		}
+	}
+}
+
+// TestPlanNothingFitsSuggestionsRun: when nothing fits, what plan says to
+// change is what run --require-fit accepts. Llama 2 13B on 8 GiB GPUs
+// (llama2-13b-a100-eth, ZeRO-3, full checkpointing, micro-batch 1 × 4):
+// the memory model fits the smallest configuration on one node fewer than
+// plan names, where the replayed step does not fit (its peak above the
+// model's near capacity), so the node count must be the replay's; on
+// nodes_to_fit nodes run fits, on one fewer it does not; and under
+// offload_sets run fits at offload_peak_bytes.
+func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
+	const mem = "cluster.gpu_memory=8GiB"
+	var raw struct {
+		Rows        []map[string]any `json:"rows"`
+		Smallest    map[string]any   `json:"smallest"`
+		GPUsPerNode int              `json:"gpus_per_node"`
+		NodesToFit  int              `json:"nodes_to_fit"`
+		OffloadSets []string         `json:"offload_sets"`
+		OffloadPeak int64            `json:"offload_peak_bytes"`
+	}
+	decode(t, "plan", cli(t, "plan", "llama2-13b-a100-eth", "--format", "json", "--set", mem, "--stages", "3",
+		"--recompute", "full", "--algorithms", "ring", "--prefetch", "1"), &raw)
+	if len(raw.Rows) != 0 || raw.NodesToFit < 2 || len(raw.OffloadSets) == 0 || raw.GPUsPerNode < 1 {
+		t.Fatalf("plan: %d rows, nodes_to_fit %d, offload %v, %d GPUs per node; want nothing to fit and both suggestions",
+			len(raw.Rows), raw.NodesToFit, raw.OffloadSets, raw.GPUsPerNode)
+	}
+	smallest := append([]string{mem}, planSets(t, raw.Smallest)...)
+	rr := &reruns{file: "llama2-13b-a100-eth", cache: map[string]*runFigures{}}
+	on := func(nodes int) *runFigures {
+		return rr.run(t, append(smallest, "parallelism.k=1", "cluster.nodes="+strconv.Itoa(nodes),
+			"parallelism.dp="+strconv.Itoa(nodes*raw.GPUsPerNode))...)
+	}
+	if r := on(raw.NodesToFit); !r.fits {
+		t.Errorf("plan: %d nodes fit %v; run --require-fit rejects it (replayed peak %d)", raw.NodesToFit, smallest, r.replayPeak())
+	}
+	fewer := on(raw.NodesToFit - 1)
+	if fewer.fits {
+		t.Errorf("plan: %d nodes are the least that fit %v; run --require-fit accepts %d", raw.NodesToFit, smallest, raw.NodesToFit-1)
+	}
+	if !fewer.MemoryModel.Fits {
+		t.Errorf("on %d nodes the memory model no longer fits %v (peak %d): the case no longer shows the replay deciding; pick another GPU memory",
+			raw.NodesToFit-1, smallest, fewer.MemoryModel.Peak)
+	}
+	if r := rr.run(t, append(smallest, raw.OffloadSets...)...); !r.fits || r.replayPeak() != raw.OffloadPeak {
+		t.Errorf("plan: offload %v fits at %d B; run --require-fit %v, replayed peak %d B", raw.OffloadSets, raw.OffloadPeak, r.fits, r.replayPeak())
 	}
 }
