@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestSweepsDoc runs every ```console block of docs/sweeps.md ("$ zerosim
@@ -82,11 +84,5 @@ func TestFitDocFigures(t *testing.T) {
 	}
 	want := fmt.Sprintf("ZeRO-3 fits (seed 002: %s GB at rest, `--convention seed002`; zerosim's peak with the gathered units and gradients in flight: %s GB), no ZeRO does not (%s GB at rest, %s GB peak)",
 		gb(seed[3].AtRest), gb(z[3].Peak), gb(z[0].AtRest), gb(z[0].Peak))
-	data, err := os.ReadFile("../../docs/sweeps.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
-		t.Errorf("docs/sweeps.md's fit section (before its zerosim fit seed002-7b example) does not say\n%q\nas zerosim fit seed002-7b --format json [--convention seed002] gives; change the page's figures to these", want)
-	}
+	golden.CheckQuotes(t, "../../docs/sweeps.md", "zerosim fit seed002-7b --format json [--convention seed002], in decimal GB", want)
 }
