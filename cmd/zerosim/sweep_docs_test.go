@@ -86,3 +86,64 @@ func TestFitDocFigures(t *testing.T) {
 		gb(seed[3].AtRest), gb(z[3].Peak), gb(z[0].AtRest), gb(z[0].Peak))
 	golden.CheckQuotes(t, "../../docs/sweeps.md", "zerosim fit seed002-7b --format json [--convention seed002], in decimal GB", want)
 }
+
+// TestSlowLinkProse holds the figures README.md and docs/sweeps.md repeat
+// in prose after their zerosim compare seed000-k4 --vary parallelism.k=1,4
+// examples equal to that compare's slow-link table (--format json): the
+// seed's logical −62.5 %, the flat ring's 1.75·S at K=1, K=4's saving, and
+// the 0.75·S of K=4 and of a hierarchical K=1.
+func TestSlowLinkProse(t *testing.T) {
+	args := []string{"compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", "json"}
+	out, errOut, code := sweepCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("zerosim %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	var rep struct {
+		SlowLink struct {
+			Rows []struct {
+				K         int
+				Algorithm string
+				SeedDelta *float64 `json:"seed_delta_pct"`
+				BusiestS  float64  `json:"network_busiest_s"`
+				NetDelta  *float64 `json:"network_delta_pct"`
+			}
+		} `json:"slow_link"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		k    int
+		algo string
+	}
+	rows := map[key]int{}
+	for i, r := range rep.SlowLink.Rows {
+		rows[key{r.K, r.Algorithm}] = i
+	}
+	get := func(k int, algo string) (busiest string, seedDelta, netDelta float64) {
+		i, ok := rows[key{k, algo}]
+		if !ok {
+			t.Fatalf("zerosim %s: no slow-link row for K=%d %s", strings.Join(args, " "), k, algo)
+		}
+		r := rep.SlowLink.Rows[i]
+		if k != 1 && (r.SeedDelta == nil || r.NetDelta == nil) {
+			t.Fatalf("K=%d %s: no deltas against K=1", k, algo)
+		}
+		if k != 1 {
+			seedDelta, netDelta = *r.SeedDelta, *r.NetDelta
+		}
+		return strconv.FormatFloat(r.BusiestS, 'f', -1, 64) + "·S", seedDelta, netDelta
+	}
+	ring1, _, _ := get(1, "ring")
+	hier1, _, _ := get(1, "hierarchical")
+	ring4, seed4, net4 := get(4, "ring")
+	// The pages write a minus sign (U+2212) and a saving as a positive %.
+	pct := func(v float64) string { return strings.Replace(fmt.Sprintf("%.1f %%", v), "-", "−", 1) }
+	from := "zerosim " + strings.Join(args, " ") + " (slow_link)"
+	golden.CheckQuotes(t, "../../README.md", from,
+		fmt.Sprintf("The seed's \"~2P vs ~6P/8, %s\" is the logical count; on the wire the busiest rank of a flat ring sends %s", pct(seed4), ring1),
+		fmt.Sprintf("so K = 4 saves %s, and a hierarchical K = 1 already sends %s.", pct(-net4), hier1))
+	golden.CheckQuotes(t, "../../docs/sweeps.md", from,
+		fmt.Sprintf("The seed's %s is the logical count. On the wire, the flat ring at K=1 puts 7/8·2S = %s on the", pct(seed4), ring1),
+		fmt.Sprintf("and K=4 cuts that to %s (%s); but hierarchical (NCCL-style) collectives give K=1 the same %s", ring4, pct(net4), hier1))
+}
