@@ -147,3 +147,40 @@ func TestSlowLinkProse(t *testing.T) {
 		fmt.Sprintf("The seed's %s is the logical count. On the wire, the flat ring at K=1 puts 7/8·2S = %s on the", pct(seed4), ring1),
 		fmt.Sprintf("and K=4 cuts that to %s (%s); but hierarchical (NCCL-style) collectives give K=1 the same %s", ring4, pct(net4), hier1))
 }
+
+// TestReadmeSweepCount holds the number of points README's Performance
+// section gives its timed sweep equal to what zerosim sweep --count says
+// for the command the README shows (without -j and --out).
+func TestReadmeSweepCount(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "```sh\nzerosim sweep default -j 2 --out sweep.csv"
+	_, block, ok := strings.Cut(string(data), start)
+	if !ok {
+		t.Fatalf("README.md has no %q block", start)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	args := []string{"sweep", "default", "--count"}
+	args = append(args, strings.Fields(strings.ReplaceAll(block, "\\\n", " "))...)
+	out, errOut, code := sweepCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("zerosim %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("zerosim sweep --count printed %q", out)
+	}
+	golden.CheckQuotes(t, "../../README.md", "zerosim "+strings.Join(args, " "),
+		"A sweep of "+commas(n)+" points of the default scenario")
+}
+
+// commas writes n with thousands separators, as the docs do.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
