@@ -206,7 +206,10 @@ func TestSeed000(t *testing.T) {
 	gib := func(b int64) float64 { return float64(b) / float64(units.GiB) }
 	golden.CheckQuotes(t, "../README.md", "memory's seed 000 model (TestSeed000)",
 		fmt.Sprintf("seed 000's 1.34 B-parameter MLP gives %s B vs %s B", thousands(base.AtRest), thousands(z1.AtRest)),
-		fmt.Sprintf("a profile shows a %.1f %% saving rather than 50 %%", saving))
+		fmt.Sprintf("a profile shows a %.1f %% saving rather than 50 %%", saving),
+		fmt.Sprintf("| %s B vs %s B (%s / %s **GiB**, rounded) |", thousands(base.AtRest), thousands(z1.AtRest),
+			strings.TrimSuffix(units.Bytes(base.AtRest).IEC(), " GiB"), strings.TrimSuffix(units.Bytes(z1.AtRest).IEC(), " GiB")),
+		fmt.Sprintf("| 3/7 = %.2f %%: ZeRO-1 peaks at 8P", saving))
 	golden.CheckQuotes(t, "../docs/memory-model.md", "memory's seed 000 model (TestSeed000)",
 		fmt.Sprintf("baseline `2P + 12P = 14P` = **%s B**", thousands(base.AtRest)),
 		fmt.Sprintf("ZeRO-1 `2P + 2P + 12P/4 = 7P` = **%s B**", thousands(z1.AtRest)),

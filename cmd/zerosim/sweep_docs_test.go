@@ -106,7 +106,10 @@ func TestSlowLinkProse(t *testing.T) {
 				SeedDelta *float64 `json:"seed_delta_pct"`
 				BusiestS  float64  `json:"network_busiest_s"`
 				NetDelta  *float64 `json:"network_delta_pct"`
+				SeedS     float64  `json:"seed_s"`
+				Total     int64    `json:"network_total_bytes"`
 			}
+			S int64 `json:"s_bytes"`
 		} `json:"slow_link"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -120,19 +123,24 @@ func TestSlowLinkProse(t *testing.T) {
 	for i, r := range rep.SlowLink.Rows {
 		rows[key{r.K, r.Algorithm}] = i
 	}
-	get := func(k int, algo string) (busiest string, seedDelta, netDelta float64) {
+	// s writes a multiple of S as the pages do.
+	s := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "·S" }
+	row := func(k int, algo string) int {
 		i, ok := rows[key{k, algo}]
 		if !ok {
 			t.Fatalf("zerosim %s: no slow-link row for K=%d %s", strings.Join(args, " "), k, algo)
 		}
-		r := rep.SlowLink.Rows[i]
+		return i
+	}
+	get := func(k int, algo string) (busiest string, seedDelta, netDelta float64) {
+		r := rep.SlowLink.Rows[row(k, algo)]
 		if k != 1 && (r.SeedDelta == nil || r.NetDelta == nil) {
 			t.Fatalf("K=%d %s: no deltas against K=1", k, algo)
 		}
 		if k != 1 {
 			seedDelta, netDelta = *r.SeedDelta, *r.NetDelta
 		}
-		return strconv.FormatFloat(r.BusiestS, 'f', -1, 64) + "·S", seedDelta, netDelta
+		return s(r.BusiestS), seedDelta, netDelta
 	}
 	ring1, _, _ := get(1, "ring")
 	hier1, _, _ := get(1, "hierarchical")
@@ -140,7 +148,10 @@ func TestSlowLinkProse(t *testing.T) {
 	// The pages write a minus sign (U+2212) and a saving as a positive %.
 	pct := func(v float64) string { return strings.Replace(fmt.Sprintf("%.1f %%", v), "-", "−", 1) }
 	from := "zerosim " + strings.Join(args, " ") + " (slow_link)"
+	r1, r4 := rep.SlowLink.Rows[row(1, "ring")], rep.SlowLink.Rows[row(4, "ring")]
 	golden.CheckQuotes(t, "../../README.md", from,
+		fmt.Sprintf("| logical %s vs %s (%s); wire: busiest rank %s (flat ring K = 1) → %s, %s → %s in all |", s(r4.SeedS), s(r1.SeedS), pct(seed4), ring1, ring4,
+			s(float64(r1.Total)/float64(rep.SlowLink.S)), s(float64(r4.Total)/float64(rep.SlowLink.S))),
 		fmt.Sprintf("The seed's \"~2P vs ~6P/8, %s\" is the logical count; on the wire the busiest rank of a flat ring sends %s", pct(seed4), ring1),
 		fmt.Sprintf("so K = 4 saves %s, and a hierarchical K = 1 already sends %s.", pct(-net4), hier1))
 	golden.CheckQuotes(t, "../../docs/sweeps.md", from,
