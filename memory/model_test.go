@@ -260,12 +260,16 @@ func TestStage2BucketWarning(t *testing.T) {
 
 func TestSeed002SevenB(t *testing.T) {
 	want := []int64{112e9, 38_500_000_000, 26_250_000_000, 14e9}
+	var gb []string
 	for st, w := range want {
 		r := mustAnalyze(t, bigModel(7e9, 8, 1, 8, st), Options{Convention: ConventionSeed002})
 		if r.AtRest != w {
 			t.Errorf("stage %d: %d B, want %d", st, r.AtRest, w)
 		}
+		gb = append(gb, strconv.FormatFloat(float64(r.AtRest)/1e9, 'f', -1, 64))
 	}
+	golden.CheckQuotes(t, "../docs/memory-model.md", "memory's seed 002 7B (TestSeed002SevenB)", "7B on 8 GPUs: **"+strings.Join(gb, " / ")+" GB** (1e9 B)")
+	golden.CheckQuotes(t, "../README.md", "memory's seed 002 7B (TestSeed002SevenB)", "| 002: 7B on 8 GPUs "+strings.Join(gb, " / ")+" GB | same, exact |")
 }
 
 func TestEstimators(t *testing.T) {
