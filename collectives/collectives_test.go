@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
@@ -54,6 +56,7 @@ func TestAlphaBetaReferences(t *testing.T) {
 	hier := mustTopo(t, topology.Params{Nodes: 4, GPUsPerNode: 8,
 		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500 * units.Nanosecond},
 		Inter: topology.LinkParams{Bandwidth: 25e9, Latency: 500 * units.Nanosecond}})
+	got1 := map[string]units.Duration{} // each case's closed form
 	for _, c := range []struct {
 		name   string
 		topo   *topology.Topology
@@ -86,7 +89,23 @@ func TestAlphaBetaReferences(t *testing.T) {
 		if sim := runAlone(t, c.topo, spec); sim != c.ps {
 			t.Errorf("%s: engine %d ps, want %d", c.name, sim, c.ps)
 		}
+		got1[c.name] = got
 	}
+	// docs/collectives.md's "Reference values (tests)" quote them.
+	ps := func(name string) string {
+		d := got1[name]
+		s := strconv.FormatInt(int64(d), 10)
+		for i := len(s) - 3; i > 0; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		return fmt.Sprintf("%s ps", s)
+	}
+	us := func(name string) string { return fmt.Sprintf("%.1f", got1[name].Micros()) }
+	golden.CheckQuotes(t, "../docs/collectives.md", "ClosedForm (TestAlphaBetaReferences)",
+		"| ring RS or AG, 64 MiB | "+ps("ring RS 64MiB")+" | "+us("ring RS 64MiB")+" |",
+		"| ring AR, 64 MiB | "+ps("ring AR 64MiB (1 node)")+" | "+us("ring AR 64MiB (1 node)")+" |",
+		"| ring AR, 1 GiB | "+ps("ring AR 1GiB")+" | "+us("ring AR 1GiB")+" |",
+		"64 MiB = "+ps("hier AR 64MiB")+" ("+us("hier AR 64MiB")+" µs), 1 GiB = "+ps("hier AR 1GiB")+" ("+us("hier AR 1GiB")+" µs).")
 }
 
 // TestEngineMatchesClosedForm: alone on the links, the engine's finish time

@@ -3,9 +3,11 @@ package memory
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -85,6 +87,7 @@ func mustAnalyze(t *testing.T, s *scenarios.Scenario, opt Options) *Report {
 // TestSeed002Table reproduces seed 002's "Memory per GPU (bytes) — 260
 // Parameters, 2 GPUs" table with the seed-002 convention.
 func TestSeed002Table(t *testing.T) {
+	var totals []string
 	for _, tc := range []struct {
 		stage                       int
 		params, grads, optim, total int64
@@ -102,7 +105,10 @@ func TestSeed002Table(t *testing.T) {
 		if r.Component(CompPadding).AtRest != 0 {
 			t.Errorf("stage %d: padding %d, want 0 (260 divides by 2)", tc.stage, r.Component(CompPadding).AtRest)
 		}
+		totals = append(totals, thousands(r.AtRest))
 	}
+	golden.CheckQuotes(t, "../README.md", "memory's seed 002 table (TestSeed002Table)",
+		"No ZeRO / ZeRO-1 / ZeRO-2 / ZeRO-3 give "+strings.Join(totals, " / ")+" B, as the seed")
 }
 
 // TestSeed002ZeRO3 checks seed 002's ZeRO-3 walkthrough. The seed draws the
@@ -144,7 +150,7 @@ func TestSeed002ZeRO3(t *testing.T) {
 
 // TestSeed000 reproduces seed 000's "Baseline (1 GPU)" vs "ZeRO-1 (4 GPUs)"
 // table. The seed prints "17.50 GB" and "8.75 GB": the figures are GiB,
-// rounded (18,793,349,120 B = 17.5026 GiB); likewise "15.00 GB → 3.75 GB"
+// rounded (18,793,349,120 B = 17.5027 GiB); likewise "15.00 GB → 3.75 GB"
 // for the optimizer state (15.0023 → 3.7506 GiB).
 func TestSeed000(t *testing.T) {
 	const P = 1_342_382_080
@@ -195,6 +201,31 @@ func TestSeed000(t *testing.T) {
 	if base.Peak != 20*P || base.PeakPhase != PhaseOptimizer {
 		t.Errorf("baseline peak %d in %v, want %d in optimizer step", base.Peak, base.PeakPhase, int64(20*P))
 	}
+	// README and docs/memory-model.md quote these figures.
+	saving := 100 * float64(base.AtRest-z1.Peak) / float64(base.AtRest)
+	gib := func(b int64) float64 { return float64(b) / float64(units.GiB) }
+	golden.CheckQuotes(t, "../README.md", "memory's seed 000 model (TestSeed000)",
+		fmt.Sprintf("seed 000's 1.34 B-parameter MLP gives %s B vs %s B", thousands(base.AtRest), thousands(z1.AtRest)),
+		fmt.Sprintf("a profile shows a %.1f %% saving rather than 50 %%", saving),
+		fmt.Sprintf("| %s B vs %s B (%s / %s **GiB**, rounded) |", thousands(base.AtRest), thousands(z1.AtRest),
+			strings.TrimSuffix(units.Bytes(base.AtRest).IEC(), " GiB"), strings.TrimSuffix(units.Bytes(z1.AtRest).IEC(), " GiB")),
+		fmt.Sprintf("| 3/7 = %.2f %%: ZeRO-1 peaks at 8P", saving))
+	golden.CheckQuotes(t, "../docs/memory-model.md", "memory's seed 000 model (TestSeed000)",
+		fmt.Sprintf("baseline `2P + 12P = 14P` = **%s B**", thousands(base.AtRest)),
+		fmt.Sprintf("ZeRO-1 `2P + 2P + 12P/4 = 7P` = **%s B**", thousands(z1.AtRest)),
+		fmt.Sprintf("they are **GiB**, rounded (%.4f GiB and %.4f GiB); likewise the optimizer state \"15.00 → 3.75 GB\" is %.4f → %.4f GiB",
+			gib(base.AtRest), gib(z1.AtRest), gib(base.Optimizer()), gib(z1.Optimizer())),
+		fmt.Sprintf("`8P` = %s B = %s", thousands(z1.Peak), units.Bytes(z1.Peak).IEC()),
+		fmt.Sprintf("3/7 = %.2f %%", saving))
+}
+
+// thousands writes n with thousands separators, as the docs do.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // TestSeed000Activations checks the MLP activation rule b·(H+4H+4H)·2 per
@@ -229,12 +260,16 @@ func TestStage2BucketWarning(t *testing.T) {
 
 func TestSeed002SevenB(t *testing.T) {
 	want := []int64{112e9, 38_500_000_000, 26_250_000_000, 14e9}
+	var gb []string
 	for st, w := range want {
 		r := mustAnalyze(t, bigModel(7e9, 8, 1, 8, st), Options{Convention: ConventionSeed002})
 		if r.AtRest != w {
 			t.Errorf("stage %d: %d B, want %d", st, r.AtRest, w)
 		}
+		gb = append(gb, strconv.FormatFloat(float64(r.AtRest)/1e9, 'f', -1, 64))
 	}
+	golden.CheckQuotes(t, "../docs/memory-model.md", "memory's seed 002 7B (TestSeed002SevenB)", "7B on 8 GPUs: **"+strings.Join(gb, " / ")+" GB** (1e9 B)")
+	golden.CheckQuotes(t, "../README.md", "memory's seed 002 7B (TestSeed002SevenB)", "| 002: 7B on 8 GPUs "+strings.Join(gb, " / ")+" GB | same, exact |")
 }
 
 func TestEstimators(t *testing.T) {

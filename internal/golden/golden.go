@@ -1,7 +1,9 @@
 // Package golden compares test output with golden files: a mismatch fails
 // with a line diff and leaves the output beside the golden file as
 // NAME.got, so it can be inspected, diffed with any tool, or accepted with
-// the test's -update flag. It is used by tests only.
+// the test's -update flag. CheckBlocks checks the generated blocks of a
+// hand-written document, CheckQuotes the figures its prose quotes. It is
+// used by tests only.
 package golden
 
 import (
@@ -109,4 +111,50 @@ func CheckBlocks(t testing.TB, path string, update bool, blocks ...Block) {
 		}
 	}
 	Check(t, path, []byte(doc), update)
+}
+
+// CheckQuotes is for figures a hand-written document quotes in its prose:
+// each quote, whitespace-normalized, must appear in the document at path
+// (likewise normalized, so a quote may span lines). A missing quote fails
+// t naming the line where the document's text shares the quote's longest
+// start, what it says there, and from, the command or code the figures
+// come from.
+func CheckQuotes(t testing.TB, path, from string, quotes ...string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The document's words, each with its line number.
+	var words []string
+	var lines []int
+	for i, l := range strings.Split(string(data), "\n") {
+		for _, w := range strings.Fields(l) {
+			words, lines = append(words, w), append(lines, i+1)
+		}
+	}
+	doc := strings.Join(words, " ")
+	for _, q := range quotes {
+		want := strings.Fields(q)
+		if strings.Contains(doc, strings.Join(want, " ")) {
+			continue
+		}
+		// The position sharing the most leading words with the quote.
+		at, best := -1, 0
+		for i := range words {
+			n := 0
+			for n < len(want) && i+n < len(words) && words[i+n] == want[n] {
+				n++
+			}
+			if n > best {
+				at, best = i, n
+			}
+		}
+		if at < 0 {
+			t.Errorf("%s does not say %q (from %s), nor anything that starts like it", path, q, from)
+			continue
+		}
+		says := strings.Join(words[at:min(at+len(want), len(words))], " ")
+		t.Errorf("%s:%d says\n\t%q\nwhere %s gives\n\t%q\nchange the document to the latter", path, lines[at], says, from, strings.Join(want, " "))
+	}
 }

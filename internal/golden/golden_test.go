@@ -1,8 +1,10 @@
 package golden
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,8 +27,10 @@ type fakeT struct {
 	errs []string
 }
 
-func (f *fakeT) Helper()               {}
-func (f *fakeT) Errorf(string, ...any) { f.errs = append(f.errs, "error") }
+func (f *fakeT) Helper() {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
 func (f *fakeT) Fatalf(string, ...any) { f.errs = append(f.errs, "fatal") }
 func (f *fakeT) Fatal(...any)          { f.errs = append(f.errs, "fatal") }
 
@@ -63,6 +67,36 @@ func TestSplice(t *testing.T) {
 		got, err := Splice(c.doc, b, e, "new\n")
 		if got != c.want || (err == nil) != (c.want != "") {
 			t.Errorf("Splice(%q) = %q, %v; want %q", c.doc, got, err, c.want)
+		}
+	}
+}
+
+// TestCheckQuotes: a quote may span lines; a missing one fails, naming
+// the line where its longest start is.
+func TestCheckQuotes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "doc.md")
+	if err := os.WriteFile(path, []byte("# Doc\n\nZeRO++ is 155.3 %\nfaster, and 3.7 % at 800 Gb/s.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		quotes []string
+		errs   []string // what each failure's message contains
+	}{
+		{[]string{"ZeRO++ is 155.3 % faster", "3.7 % at 800"}, nil},
+		{[]string{"ZeRO++ is 155.4 % faster"}, []string{path + ":3 says\n\t\"ZeRO++ is 155.3 % faster,\"\nwhere a test gives\n\t\"ZeRO++ is 155.4 % faster\""}},
+		{[]string{"faster, and 3.8 %"}, []string{path + ":4 says"}},
+		{[]string{"nothing like it", "ZeRO++ is 155.3 % faster"}, []string{"nor anything that starts like it"}},
+	} {
+		ft := &fakeT{}
+		CheckQuotes(ft, path, "a test", tc.quotes...)
+		if len(ft.errs) != len(tc.errs) {
+			t.Errorf("CheckQuotes(%q): failures %q, want %d", tc.quotes, ft.errs, len(tc.errs))
+			continue
+		}
+		for i, e := range tc.errs {
+			if !strings.Contains(ft.errs[i], e) {
+				t.Errorf("CheckQuotes(%q): failure %q, want it to contain %q", tc.quotes, ft.errs[i], e)
+			}
 		}
 	}
 }
