@@ -288,7 +288,8 @@ func groupMembers(n, k, ep int, g GroupKind, idx int) []int {
 // burst each of those rows is read in memory order, which the hardware
 // prefetches; blocks of 8 ranks, task-major inside a block, put each
 // block's cells a whole block apart (491 tasks × 64 B for GPT-3 175B), a
-// cache and TLB miss per task every 8 ranks. The analyses that look at
+// new cache line on another page per task every 8 ranks (3.7 against
+// 2.4 s per 16k step). The analyses that look at
 // every rank go row by row (sameAsPrev, criticalPath, straggler, run's
 // check); rankStats and the memory timeline read one rank's column, only
 // for the ranks whose times differ from the previous rank's.
