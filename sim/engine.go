@@ -77,8 +77,16 @@ type Engine struct {
 
 	// classes holds the Shapes' classes (looked up, never iterated).
 	classes map[classKey][]*shapeClass
-	// classRates counts the rate updates recomputeClass made (tests).
-	classRates int64
+	// placed counts the flows on their resources' users lists; parked
+	// lists the parked classes (shapeClass). noPark is set once one of
+	// the engine's resources has moved to another engine: a parked class
+	// cannot see that, so none parks again.
+	placed int
+	parked []*shapeClass
+	noPark bool
+	// classRates counts the rate updates recomputeClass made, parkedStarts
+	// the flows started parked and unparked those unparkAll placed (tests).
+	classRates, parkedStarts, unparked int64
 }
 
 // New returns an engine at time 0 with an empty queue.

@@ -107,7 +107,21 @@ func (r *Resource) Name() string { return r.name }
 func (r *Resource) Bandwidth() int64 { return int64(r.cap / rateScale) }
 
 // Users is the number of flows currently crossing r.
-func (r *Resource) Users() int { return len(r.users) }
+func (r *Resource) Users() int { return len(r.users) + len(r.parkedUsers()) }
+
+// parkedUsers is the flows of the parked class crossing r (see
+// shapeClass), nil if none: parked classes are disjoint, so at most one.
+func (r *Resource) parkedUsers() []user {
+	if r.e == nil {
+		return nil
+	}
+	for _, c := range r.e.parked {
+		if c.holds(r) {
+			return c.flows
+		}
+	}
+	return nil
+}
 
 // Flow is a transfer in progress: a single flow (StartFlow) or a coupled
 // group (StartGroup) whose members progress in lockstep. A group is one flow
@@ -134,6 +148,9 @@ type Flow struct {
 	// byID is res in the order the flow joins and leaves its resources
 	// (Shape.byID; res itself for StartGroup and StartFlow flows).
 	byID []resUse
+	// parked: the flow is in its class's flows, not in its resources'
+	// users (see shapeClass).
+	parked bool
 	// scratch
 	mark   uint64
 	frozen bool
@@ -231,10 +248,72 @@ type Shape struct {
 // active·w_r of weight, so its fair level is floor(cap_r/(active·w_r)) =
 // floor(floor(cap_r/w_r)/active), and the lowest is floor(alone/active),
 // every flow frozen at it in the first round (recomputeClass).
+//
+// A class can also be parked: its flows are kept in its flows list instead
+// of in the users list of each of its resources, so that starting and
+// finishing one costs nothing per resource (a replay's ring phase crosses
+// 32,768 ports of a 16,384-GPU fabric; walking them at every start and
+// finish was a third of the replay's time). A class parks when its first
+// flow starts while no flow is on any resource of the engine's (placed ==
+// 0) and no parked class shares a resource with it. From then on the
+// users list of each of its resources would have seen exactly the appends
+// (starts) and swap-removes (finishes) that flows sees, from empty, so each
+// would equal flows (with the resource's weight): any other flow that
+// would join one of them first places every parked class's flows on their
+// resources (unparkAll), in that order, and everything then runs as if
+// they had never been parked. Parked classes are disjoint, and there is no
+// parked class while any flow is placed.
 type shapeClass struct {
 	res    []resUse // the first shape's
+	byID   []resUse // res in Resource.id order (overlaps)
 	alone  uint64   // min over res of floor(cap/w): one flow's rate alone
 	active int      // flows of the class crossing its resources
+	// flows are the class's flows while it is parked (the order its
+	// resources' users lists would hold them in), empty otherwise.
+	flows []user
+	// overlap caches overlaps: whether another class shares a resource.
+	overlap map[*shapeClass]bool
+}
+
+// overlaps reports whether c and d share a resource: a merge of their
+// resources in id order, once per pair. (Ids wrap after 2^32 resources:
+// two resources with one id count as shared, which only costs parking.)
+func (c *shapeClass) overlaps(d *shapeClass) bool {
+	if v, ok := c.overlap[d]; ok {
+		return v
+	}
+	v := false
+	for i, j := 0, 0; i < len(c.byID) && j < len(d.byID); {
+		a, b := c.byID[i].r.id, d.byID[j].r.id
+		switch {
+		case a == b:
+			v = true
+			i = len(c.byID)
+		case a < b:
+			i++
+		default:
+			j++
+		}
+	}
+	if c.overlap == nil {
+		c.overlap = map[*shapeClass]bool{}
+	}
+	if d.overlap == nil {
+		d.overlap = map[*shapeClass]bool{}
+	}
+	c.overlap[d], d.overlap[c] = v, v
+	return v
+}
+
+// holds reports whether r is one of c's resources.
+func (c *shapeClass) holds(r *Resource) bool {
+	i, ok := slices.BinarySearchFunc(c.byID, r.id, func(ru resUse, id uint32) int { return cmp.Compare(ru.r.id, id) })
+	for ; ok && i < len(c.byID) && c.byID[i].r.id == r.id; i++ {
+		if c.byID[i].r == r {
+			return true
+		}
+	}
+	return false
 }
 
 // classKey finds the classes a shape may belong to: its resource count and
@@ -249,12 +328,13 @@ func (e *Engine) NewShape(members [][]*Resource) *Shape {
 	res := e.aggregate(members)
 	byID := slices.Clone(res)
 	slices.SortFunc(byID, func(a, b resUse) int { return cmp.Compare(a.r.id, b.r.id) })
-	return &Shape{e: e, res: res, cls: e.class(res), byID: byID}
+	return &Shape{e: e, res: res, cls: e.class(res, byID), byID: byID}
 }
 
 // class is the class of res, just aggregated (each resource's mark is the
-// current epoch and gidx its index in res), made if it is the first.
-func (e *Engine) class(res []resUse) *shapeClass {
+// current epoch and gidx its index in res), made if it is the first; byID
+// is res in Resource.id order.
+func (e *Engine) class(res, byID []resUse) *shapeClass {
 	key := classKey{n: len(res)}
 	alone := uint64(math.MaxUint64)
 	for _, ru := range res {
@@ -273,7 +353,7 @@ next:
 		}
 		return c
 	}
-	c := &shapeClass{res: res, alone: alone}
+	c := &shapeClass{res: res, byID: byID, alone: alone}
 	if e.classes == nil {
 		e.classes = map[classKey][]*shapeClass{}
 	}
@@ -314,10 +394,7 @@ func (e *Engine) aggregate(members [][]*Resource) []resUse {
 	for _, m := range members {
 		for _, r := range m {
 			if r.e != e {
-				if len(r.users) > 0 {
-					panic("sim: resource in use by another engine")
-				}
-				r.e, r.mark = e, 0 // marks are per-engine epochs
+				e.adopt(r)
 			}
 			if r.mark == e.epoch {
 				res[r.gidx].w++
@@ -329,6 +406,60 @@ func (e *Engine) aggregate(members [][]*Resource) []resUse {
 		}
 	}
 	return res
+}
+
+// adopt makes r, unused, e's resource (a resource serves one engine at a
+// time). It panics if a flow of another engine crosses r. That engine has
+// lost a resource, which a class of its, parked, may hold without crossing
+// it again (parking does not walk the resources): it parks no more.
+func (e *Engine) adopt(r *Resource) {
+	if len(r.users) > 0 || len(r.parkedUsers()) > 0 {
+		panic("sim: resource in use by another engine")
+	}
+	if r.e != nil {
+		r.e.noPark = true
+	}
+	r.e, r.mark = e, 0 // marks are per-engine epochs
+}
+
+// canPark reports whether a flow of cls may start parked (see
+// shapeClass): its class is parked already, or no flow is placed and no
+// parked class shares a resource with it.
+func (e *Engine) canPark(cls *shapeClass) bool {
+	if cls == nil || e.noPark || e.placed > 0 {
+		return false
+	}
+	if len(cls.flows) > 0 {
+		return true
+	}
+	for _, c := range e.parked {
+		if c.overlaps(cls) {
+			return false
+		}
+	}
+	return true
+}
+
+// unparkAll places the flows of every parked class on their resources, in
+// the order of the class's flows: the users lists they would have had.
+func (e *Engine) unparkAll() {
+	for _, c := range e.parked {
+		for _, ru := range c.byID {
+			r := ru.r
+			for _, u := range c.flows {
+				r.users = append(r.users, user{f: u.f, w: ru.w})
+			}
+		}
+		for i, u := range c.flows {
+			u.f.parked = false
+			c.flows[i] = user{}
+		}
+		e.placed += len(c.flows)
+		e.unparked += int64(len(c.flows))
+		c.flows = c.flows[:0]
+	}
+	clear(e.parked)
+	e.parked = e.parked[:0]
 }
 
 // start starts a flow over res (never modified from now on, so it may be
@@ -352,6 +483,12 @@ func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shape
 		e.schedule(f, e.now)
 		return f
 	}
+	if e.canPark(cls) {
+		e.startParked(f, cls)
+		return f
+	}
+	e.unparkAll()
+	e.placed++
 	// uniform: every user of f's resources is a flow of its class (each
 	// resource has exactly the class's active flows).
 	uniform := cls != nil
@@ -363,10 +500,7 @@ func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shape
 	for _, ru := range f.byID {
 		r := ru.r
 		if r.e != e {
-			if len(r.users) > 0 {
-				panic("sim: resource in use by another engine")
-			}
-			r.e, r.mark = e, 0
+			e.adopt(r)
 		}
 		r.users = append(r.users, user{f: f, w: ru.w})
 		uniform = uniform && len(r.users) == cls.active
@@ -382,7 +516,7 @@ func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shape
 	}
 	if shared {
 		if uniform {
-			e.recomputeClass(f.res[0].r, cls)
+			e.recomputeClass(f.res[0].r.users, cls)
 		} else {
 			e.recompute(f.res, f)
 		}
@@ -401,6 +535,56 @@ func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shape
 	return f
 }
 
+// startParked starts f of class cls parked: what the walk of startClass
+// would do, every resource's users being cls's flows. Alone, f takes the
+// lowest fair level of its resources, cls.alone; with others, the class's
+// one rate.
+func (e *Engine) startParked(f *Flow, cls *shapeClass) {
+	e.parkedStarts++
+	f.cls, f.parked = cls, true
+	cls.active++
+	cls.flows = append(cls.flows, user{f: f})
+	if len(cls.flows) > 1 {
+		e.recomputeClass(cls.flows, cls)
+		return
+	}
+	e.parked = append(e.parked, cls)
+	if cls.alone > 0 {
+		f.rate = cls.alone
+		if e.ftrace != nil {
+			e.ftrace.FlowRate(e.now, f, int64(f.rate/rateScale))
+		}
+		e.schedule(f, finishAt(e.now, f.hi, f.lo, f.rate))
+	}
+}
+
+// finishParked is finish's walk for a parked flow: it leaves its class's
+// flows as it would have left each resource's users (the same scan and
+// swap), and the class's other flows, if any, get their new rate.
+func (e *Engine) finishParked(f *Flow) {
+	cls := f.cls
+	f.cls, f.parked = nil, false
+	cls.active--
+	us := cls.flows
+	n := len(us) - 1
+	i := n
+	for us[i].f != f {
+		i--
+	}
+	us[i] = us[n]
+	us[n] = user{}
+	cls.flows = us[:n]
+	if n > 0 {
+		e.recomputeClass(cls.flows, cls)
+		return
+	}
+	k := slices.Index(e.parked, cls)
+	last := len(e.parked) - 1
+	e.parked[k] = e.parked[last]
+	e.parked[last] = nil
+	e.parked = e.parked[:last]
+}
+
 // finish completes f at Now: it leaves its resources, the rates of the
 // flows that shared them are recomputed, then onDone runs.
 func (e *Engine) finish(f *Flow) {
@@ -412,6 +596,16 @@ func (e *Engine) finish(f *Flow) {
 	}
 	f.hi, f.lo, f.rate = 0, 0, 0
 	e.flows--
+	if f.parked {
+		e.finishParked(f)
+		if f.onDone != nil {
+			f.onDone()
+		}
+		return
+	}
+	if len(f.byID) > 0 {
+		e.placed--
+	}
 	cls := f.cls
 	uniform := cls != nil
 	if uniform {
@@ -438,7 +632,7 @@ func (e *Engine) finish(f *Flow) {
 	// If no other flow crossed its resources, no rate changes.
 	if shared {
 		if uniform {
-			e.recomputeClass(f.res[0].r, cls)
+			e.recomputeClass(f.res[0].r.users, cls)
 		} else {
 			e.recompute(f.res, nil)
 		}
@@ -564,20 +758,20 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 }
 
 // recomputeClass is recompute for a connected set of flows that are all of
-// class cls, each crossing every resource of the class (r0 among them) and
-// nothing else: they get one rate (shapeClass), and recompute's effects
-// follow in its order, r0's users' (the flows it would visit first, and
-// all of them).
-func (e *Engine) recomputeClass(r0 *Resource, cls *shapeClass) {
+// class cls, each crossing every resource of the class and nothing else:
+// they get one rate (shapeClass), and recompute's effects follow in its
+// order, that of the users us of one of the resources (the flows it would
+// visit first, and all of them), or of the parked class's flows.
+func (e *Engine) recomputeClass(us []user, cls *shapeClass) {
 	e.classRates++
 	now := e.now
 	rate := cls.alone / uint64(cls.active)
-	for _, u := range r0.users {
+	for _, u := range us {
 		f := u.f
 		f.hi, f.lo = f.progressed(now)
 		f.last = now
 	}
-	for _, u := range r0.users {
+	for _, u := range us {
 		f := u.f
 		if f.rate == rate {
 			continue // its queued completion is still right

@@ -271,8 +271,10 @@ func TestShapeClass(t *testing.T) {
 // their ports alone together; as long on even ones), with stretches, gives
 // the same trace (every event with its sequence number, rate change and
 // finish) as the same groups started with StartGroup, whose rates always
-// come from progressive filling.
+// come from progressive filling. Over the seeds, classes park (A and B
+// together, being disjoint) and are unparked by a flow that overlaps them.
 func TestShapeClassRates(t *testing.T) {
+	var parked, unparked int64
 	for seed := uint64(1); seed <= 8; seed++ {
 		run := func(shapes bool) (string, int64) {
 			rng := rand.New(rand.NewPCG(seed, 2))
@@ -319,6 +321,8 @@ func TestShapeClassRates(t *testing.T) {
 				}
 			}
 			e.Run()
+			parked += e.parkedStarts
+			unparked += e.unparked
 			return tr.b.String(), e.classRates
 		}
 		got, fast := run(true)
@@ -329,5 +333,45 @@ func TestShapeClassRates(t *testing.T) {
 		if fast == 0 || slow != 0 {
 			t.Errorf("seed %d: %d rate updates by class with shapes (want some), %d without (want 0)", seed, fast, slow)
 		}
+	}
+	t.Logf("%d flows started parked, %d unparked", parked, unparked)
+	if parked == 0 || unparked == 0 {
+		t.Errorf("%d flows started parked and %d unparked: want some of each", parked, unparked)
+	}
+}
+
+// TestParkedUsers: a shape group started alone on its ports is parked (kept
+// off its resources' users lists), yet each resource still counts it, and
+// another engine may not take one of its ports while it runs; once it has
+// finished, it may, and the first engine then no longer parks.
+func TestParkedUsers(t *testing.T) {
+	e := New()
+	a, b := NewResource("a", 10e9), NewResource("b", 10e9)
+	s := e.NewShape([][]*Resource{{a, b}})
+	f := e.StartShape(1e6, s, nil)
+	g := e.StartShape(1e6, s, nil)
+	if !f.parked || !g.parked || e.parkedStarts != 2 {
+		t.Fatalf("shape groups alone on their ports: parked %v %v (%d parked starts), want both", f.parked, g.parked, e.parkedStarts)
+	}
+	if a.Users() != 2 || b.Users() != 2 || len(a.users) != 0 {
+		t.Errorf("users a %d b %d (%d on a's list), want 2, 2 (0)", a.Users(), b.Users(), len(a.users))
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("another engine's flow on a parked group's port: no panic")
+			}
+		}()
+		New().StartFlow(1, []*Resource{b}, nil)
+	}()
+	e.Run()
+	if a.Users() != 0 || f.End() != TransferTime(2e6, 10e9) {
+		t.Errorf("after the run: %d users on a, ends at %d, want 0 and %d", a.Users(), f.End(), TransferTime(2e6, 10e9))
+	}
+	e2 := New()
+	e2.StartFlow(1, []*Resource{b}, nil) // b is free now
+	e2.Run()
+	if h := e.StartShape(1e6, s, nil); h.parked || !e.noPark {
+		t.Errorf("after losing a port the engine still parks (parked %v, noPark %v)", h.parked, e.noPark)
 	}
 }

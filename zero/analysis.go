@@ -119,11 +119,18 @@ type PathStep struct {
 // reach a collective) whose time released the task.
 func (e *executor) criticalPath() []PathStep {
 	nt := len(e.sc.Tasks)
+	// The task that ends last, the first in rank order, then task order,
+	// among equals. Read row by row (see at): a later task replaces the
+	// best on a later end only, or an equal one on a lower rank (for one
+	// rank its earliest task comes first). In the symmetric run the other
+	// ranks repeat these.
 	bestR, bestT := 0, int32(0)
-	for r := 0; r < e.reps; r++ { // in the symmetric run the others repeat these
-		for t := 0; t < nt; t++ {
-			if e.end[e.at(r, int32(t))] > e.end[e.at(bestR, bestT)] {
-				bestR, bestT = r, int32(t)
+	best := e.end[e.at(0, 0)]
+	for t := range int32(nt) {
+		row := e.end[e.at(0, t) : e.at(0, t)+e.reps]
+		for r, end := range row {
+			if end > best || (end == best && r < bestR) {
+				best, bestR, bestT = end, r, t
 			}
 		}
 	}
