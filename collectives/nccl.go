@@ -154,11 +154,12 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		hw.Arch = Volta
 	case strings.HasPrefix(gpu, "H100"), strings.HasPrefix(gpu, "H200"), strings.HasPrefix(gpu, "H800"):
 		hw.Arch = Hopper
-	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"):
+	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"),
+		strings.HasPrefix(gpu, "B300"), strings.HasPrefix(gpu, "GB300"):
 		hw.Arch = Blackwell
 	}
-	// GB200 is the Grace Blackwell superchip: its host CPU is Arm.
-	hw.ArmHost = strings.HasPrefix(gpu, "GB200")
+	// GB200 and GB300 are Grace Blackwell superchips: their host CPU is Arm.
+	hw.ArmHost = strings.HasPrefix(gpu, "GB200") || strings.HasPrefix(gpu, "GB300")
 	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
 	if hw.PCI {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")

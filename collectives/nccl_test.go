@@ -366,3 +366,34 @@ func TestHostLaunchFloor(t *testing.T) {
 		t.Error("one GPU per thread has no host floor")
 	}
 }
+
+// TestHardwareOfPresets: each GPU preset maps to NCCL's generation by its
+// compute capability (A100/A800 8.0 Ampere, H100 9.0 Hopper, B200/B300
+// 10.x Blackwell), Grace-hosted superchips (GB200, GB300) get an Arm
+// host, and a GPU NCCL has no tables for (AMD's, under RCCL) keeps
+// Ampere's.
+func TestHardwareOfPresets(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	for _, c := range []struct {
+		gpu  string
+		arch Arch
+		arm  bool
+	}{
+		{"A100-80GB", Ampere, false},
+		{"A800-80GB", Ampere, false},
+		{"H100-80GB", Hopper, false},
+		{"B200", Blackwell, false},
+		{"B300", Blackwell, false},
+		{"GB200", Blackwell, true},
+		{"GB300", Blackwell, true},
+		{"MI355X", Ampere, false},
+	} {
+		s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + c.gpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hw := HardwareOf(s); hw.Arch != c.arch || hw.ArmHost != c.arm {
+			t.Errorf("%s: arch %v, arm host %v; want %v, %v", c.gpu, hw.Arch, hw.ArmHost, c.arch, c.arm)
+		}
+	}
+}

@@ -223,7 +223,7 @@ func TestHFConfigKey(t *testing.T) {
 func TestMemoryUnitWarning(t *testing.T) {
 	for _, c := range []struct{ gpu, want string }{
 		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40 GiB (vendors' GB of HBM are GiB); use 40GiB unless you mean decimal gigabytes"},
-		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB or H100-80GB have 80 GiB"},
+		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB, A800-80GB or H100-80GB have 80 GiB"},
 		{"gpu: A100-40GB, gpu_memory: 40GiB", ""},
 		{"gpu: A100-40GB, gpu_memory: 41GB", ""},
 		{"gpu: A100-40GB", ""},

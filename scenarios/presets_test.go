@@ -200,6 +200,19 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"A10G", 24 << 30, 70e12, 600e9, "PCIe4", "Eth100"},
 		{"L4", 24 << 30, 121e12, 300e9, "PCIe4", "Eth100"},
 		{"RTX5090", 32 << 30, 209_500e9, 1792e9, "PCIe5", "Eth100"},
+		// A800: A100 80GB SXM4 figures (Reuters: same chip, NVLink 400
+		// instead of 600 GB/s bidirectional; FlagPerf's A800 theoryflops 312e12).
+		{"A800-80GB", 80 << 30, 312e12, 2039e9, "NVLink3-A800", "HDR"},
+		// HGX B300: 36 PFLOPS bf16 with sparsity over 8 GPUs = 4.5 each,
+		// halved; 2.3 TB / 8 = 288 GB; Blackwell Ultra blog 8 TB/s.
+		{"B300", 288 << 30, 4_500e12 / 2, 8e12, "NVLink5", "XDR"},
+		// GB300 NVL72: 360 PFLOPS bf16 with sparsity / 72 = 5 each, halved;
+		// 576 TB/s / 72; 279 GB (Verda's per-GPU table, about 20 TB / 72).
+		{"GB300", 279 << 30, 360e15 / 72 / 2, 576e12 / 72, "NVLink5", "XDR"},
+		// ROCm gpu-specs: 288 GiB, 256 CUs; CDNA 4 bf16 4,096 FLOPs per CU
+		// per clock at 2.2 GHz (MI350X) and 2.4 GHz (MI355X), to 0.1 TFLOPS.
+		{"MI350X", 288 << 30, 2_306_900e9, 8e12, "xGMI", "RoCE400"},
+		{"MI355X", 288 << 30, 2_516_600e9, 8e12, "xGMI", "RoCE400"},
 	} {
 		s, err := Load("g.yaml", []byte(rep("gpu: A100-80GB", "gpu: "+tc.gpu)), nil)
 		if err != nil {
@@ -208,6 +221,24 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		c := s.Cluster
 		if c.GPUMemory != tc.mem || c.PeakBF16 != tc.peak || c.HBMBandwidth != tc.hbm || c.Intra.Preset != tc.intra || c.Inter.Preset != tc.inter {
 			t.Errorf("%s: %d %d %d %s %s", tc.gpu, c.GPUMemory, c.PeakBF16, c.HBMBandwidth, c.Intra.Preset, c.Inter.Preset)
+		}
+	}
+	// Dense fp8 peaks, typed from the same sources: 0 where the GPU has
+	// no fp8 tensor cores (Ampere).
+	for _, tc := range []struct {
+		gpu string
+		fp8 units.FLOPS
+	}{
+		{"A800-80GB", 0}, {"A100-80GB", 0},
+		{"B300", 72e15 / 8 / 2}, {"GB300", 720e15 / 72 / 2},
+		{"MI350X", 4_613_700e9}, {"MI355X", 5_033_200e9},
+	} {
+		s, err := Load("g.yaml", []byte(rep("gpu: A100-80GB", "gpu: "+tc.gpu)), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.gpu, err)
+		}
+		if s.Cluster.PeakFP8 != tc.fp8 {
+			t.Errorf("%s: fp8 peak %d, want %d", tc.gpu, s.Cluster.PeakFP8, tc.fp8)
 		}
 	}
 	for _, tc := range []struct {
@@ -226,6 +257,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"RoCE400", 50e9, 3 * units.Microsecond}, {"RoCE200", 25e9, 3 * units.Microsecond},
 		{"RoCE100", 12_500_000_000, 3 * units.Microsecond}, {"EFA-p4d", 12_500_000_000, 15 * units.Microsecond},
 		{"EFA-p5", 50e9, 15 * units.Microsecond}, {"TCPXO", 25e9, 10 * units.Microsecond},
+		{"NVLink3-A800", 400e9 / 2, 500 * units.Nanosecond},
 	} {
 		s, err := Load("l.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {preset: "+tc.link+"}")), nil)
 		if err != nil {
@@ -235,7 +267,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 15 || len(LinkPresets()) != 21 || len(ModelPresets()) != 31 {
+	if len(GPUPresets()) != 20 || len(LinkPresets()) != 22 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 }

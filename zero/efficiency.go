@@ -124,10 +124,11 @@ func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm floa
 
 // SMCount returns the streaming multiprocessors of the GPU presets
 // (A100 SXM4: 108; H100 SXM5: 132; V100: 80; RTX 4090: 128; from NVIDIA's
-// architecture whitepapers), 0 when unknown (no wave quantization).
+// architecture whitepapers; the A800 is the A100's GA100 with its NVLink cut,
+// scenarios' A800-80GB preset), 0 when unknown (no wave quantization).
 func SMCount(gpu string) int {
 	switch gpu {
-	case "A100-40GB", "A100-80GB":
+	case "A100-40GB", "A100-80GB", "A800-80GB":
 		return 108
 	case "H100-80GB":
 		return 132
