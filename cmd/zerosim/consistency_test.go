@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -826,6 +827,10 @@ func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
 		t.Errorf("on %d nodes the memory model no longer fits %v (peak %d): the case no longer shows the replay deciding; pick another GPU memory",
 			raw.NodesToFit-1, smallest, fewer.MemoryModel.Peak)
 	}
+	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+	golden.CheckQuotes(t, "../../docs/sweeps.md", "TestPlanNothingFitsSuggestionsRun (plan and run of llama2-13b-a100-eth on 8 GiB)",
+		fmt.Sprintf("fits %d nodes by the model (%s) and %d by the replay (%s on %d;",
+			raw.NodesToFit-1, gib(fewer.MemoryModel.Peak), raw.NodesToFit, gib(fewer.replayPeak()), raw.NodesToFit-1))
 	if r := rr.run(t, append(smallest, raw.OffloadSets...)...); !r.fits || r.replayPeak() != raw.OffloadPeak {
 		t.Errorf("plan: offload %v fits at %d B; run --require-fit %v, replayed peak %d B", raw.OffloadSets, raw.OffloadPeak, r.fits, r.replayPeak())
 	}
