@@ -204,12 +204,19 @@ func commandName(cmd *cobra.Command) string {
 
 // Main runs zerosim with args and returns the exit code.
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
+	code, _ := execute(args, in, out, errOut)
+	return code
+}
+
+// execute is Main, also returning the error it reported (nil on exit 0),
+// so a test can tell a failed check (failure) from any other exit 1.
+func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 	a := &app{in: in, out: out, err: errOut}
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
-		return exitOK
+		return exitOK, nil
 	}
 	if isArgCount(err) && cmd != nil {
 		// cobra's "accepts 1 arg(s), received 0" names neither the command nor the fix.
@@ -222,15 +229,15 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	var f failure
 	if errors.As(err, &f) {
 		fmt.Fprintln(errOut, "zerosim:", f.msg)
-		return exitFailure
+		return exitFailure, err
 	}
 	fmt.Fprintln(errOut, "zerosim:", err)
 	var ie inputError
 	var se *scenarios.Error
 	if errors.As(err, &ie) || errors.As(err, &se) || isUsage(err) {
-		return exitInput
+		return exitInput, err
 	}
-	return exitFailure
+	return exitFailure, err
 }
 
 // unknownCommand puts cobra's "unknown command" error and its suggestions
