@@ -87,6 +87,12 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"plan", "-j", "x"}, "", []string{`--jobs "x": want a whole number`}},
 		{[]string{"plan", "--tolerance", "1e400"}, "", []string{`--tolerance "1e400": out of range`}},
 		{[]string{"run", "--full=maybe"}, "", []string{`--full "maybe": want true or false`}},
+		// FuzzCLI: pflag named the rest of a shorthand group after the
+		// flags it took, "unknown shorthand flag: '-' in --1", which was
+		// not typed.
+		{[]string{"-v-1"}, "", []string{`unknown shorthand flag "-" in "-v-1"`, "see zerosim --help"}},
+		{[]string{"run", "-hx"}, "", []string{`run: unknown shorthand flag "x" in "-hx"`}},
+		{[]string{"plan", "-j"}, "", []string{`plan: -j (--jobs) needs a value (see zerosim plan --help)`}},
 		// Ignored: --count printed the whole grid's count, wrote no file.
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},

@@ -29,6 +29,7 @@ type app struct {
 	outDir   string   // -o DIR
 	units    string   // --units gib|gb
 	wide     bool     // --wide
+	args     []string // the command line, as given
 	// file names the scenario loadScenario read last, as error messages
 	// name it ("default.yaml", "<stdin>", the path).
 	file string
@@ -91,7 +92,7 @@ for bit against unsharded training.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
-		err = plainFlagValue(err)
+		err = plainFlagValue(shortGroup(err, a.args))
 		if cmd == cmd.Root() {
 			return inputError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
 		}
@@ -178,6 +179,43 @@ func plainFlagValue(err error) error {
 	return fmt.Errorf("%s %q: want %s", flag, value, want)
 }
 
+// shortGroup names the whole argument in pflag's errors about a group of
+// shorthand flags: for "-v-1" pflag says "unknown shorthand flag: '-' in
+// --1", the rest of the group after the -v it took, which is not what was
+// typed; this says `unknown shorthand flag "-" in "-v-1"`, and "-vj"
+// gives `-j (--jobs) needs a value, in "-vj"`.
+func shortGroup(err error, args []string) error {
+	var rest string
+	var ne *pflag.NotExistError
+	var vr *pflag.ValueRequiredError
+	switch {
+	case errors.As(err, &ne) && ne.GetSpecifiedShortnames() != "":
+		rest = ne.GetSpecifiedShortnames()
+	case errors.As(err, &vr) && vr.GetSpecifiedShortnames() != "":
+		rest = vr.GetSpecifiedShortnames()
+	default:
+		return err
+	}
+	group := "-" + rest
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "--") && strings.HasSuffix(arg, rest) {
+			group = arg
+			break
+		}
+	}
+	if vr != nil {
+		need := fmt.Sprintf("-%s (--%s) needs a value", vr.GetSpecifiedName(), vr.GetFlag().Name)
+		if group != "-"+vr.GetSpecifiedName() {
+			need += fmt.Sprintf(", in %q", group)
+		}
+		return errors.New(need)
+	}
+	return fmt.Errorf("unknown shorthand flag %q in %q", ne.GetSpecifiedName()[:1], group)
+}
+
 // groupOnly marks a command that only groups others (import): run alone
 // it is an input error.
 const groupOnly = "group-only"
@@ -211,7 +249,7 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 // execute is Main, also returning the error it reported (nil on exit 0),
 // so a test can tell a failed check (failure) from any other exit 1.
 func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
-	a := &app{in: in, out: out, err: errOut}
+	a := &app{in: in, out: out, err: errOut, args: args}
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
