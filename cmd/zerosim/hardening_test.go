@@ -93,6 +93,10 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"-v-1"}, "", []string{`unknown shorthand flag "-" in "-v-1"`, "see zerosim --help"}},
 		{[]string{"run", "-hx"}, "", []string{`run: unknown shorthand flag "x" in "-hx"`}},
 		{[]string{"plan", "-j"}, "", []string{`plan: -j (--jobs) needs a value (see zerosim plan --help)`}},
+		// FuzzCLI: the value was printed as given, a newline in it made
+		// two lines; a terminal escape reached the terminal.
+		{[]string{"calibrate", "--step-time=a\nb"}, "", []string{`--step-time needs the scenario of the measured run: zerosim calibrate --step-time a\nb scenario.yaml`}},
+		{[]string{"calibrate", "--step-time", "\x1b[31m"}, "", []string{`--step-time \x1b[31m scenario.yaml`}},
 		// Ignored: --count printed the whole grid's count, wrote no file.
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},

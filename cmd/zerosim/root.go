@@ -264,12 +264,14 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 		// cobra appends "\n\nDid you mean this?\n\trun\n": five lines.
 		err = inputError{errors.New(unknownCommand(err.Error(), cmd))}
 	}
+	// A value given on the command line or read from a file may hold a
+	// newline or a terminal escape: the error stays one line, as typed.
 	var f failure
 	if errors.As(err, &f) {
-		fmt.Fprintln(errOut, "zerosim:", f.msg)
+		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(f.msg))
 		return exitFailure, err
 	}
-	fmt.Fprintln(errOut, "zerosim:", err)
+	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(err.Error()))
 	var ie inputError
 	var se *scenarios.Error
 	if errors.As(err, &ie) || errors.As(err, &se) || isUsage(err) {
