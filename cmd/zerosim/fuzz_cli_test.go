@@ -118,6 +118,11 @@ func FuzzCLI(f *testing.F) {
 			} else if !cliFuzzNamesInput(root, argv, errOut) {
 				t.Errorf("%q: exit 2, stderr %q names no flag, key, file or argument given", argv, errOut)
 			}
+			if m := pkgPrefix.FindStringSubmatch(errOut); m != nil {
+				if c, _, err := root.Find(argv); err != nil || c.Name() != m[1] {
+					t.Errorf("%q: exit 2, stderr %q: %q is the package's name, not the command's", argv, errOut, m[1])
+				}
+			}
 			if d := cliFuzzDiff(before, after); d != "" {
 				t.Errorf("%q: exit 2 but the directory changed: %s", argv, d)
 			}
@@ -126,6 +131,10 @@ func FuzzCLI(f *testing.F) {
 		}
 	})
 }
+
+// pkgPrefix matches an error that starts with the name of one of
+// zerosim's packages, which says nothing to the user (plain strips them).
+var pkgPrefix = regexp.MustCompile(`^zerosim: (?:[a-z ]+: )?(zero|memory|collectives|sweep|numerics|sim|units|scenarios|reports|topology): `)
 
 // cliFuzzDeadline is how long one execution may run before it counts as a
 // hang.

@@ -106,8 +106,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"fit", "--convention", "x"}, "", []string{`--convention: convention "x": use zerosim, seed000 or seed002`}},
 		{[]string{"memory", "--estimator", "x"}, "", []string{`--estimator: estimator "x": use`}},
 		// Merged nothing with exit 0.
-		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
-		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},
+		// ("sweep: FILE is empty …" named the package, FuzzCLI found.)
+		{[]string{"merge", empty}, "", []string{"zerosim: merge: " + empty + " is empty, not a zerosim sweep output"}},
+		{[]string{"merge", noLine}, "", []string{"zerosim: merge: " + noLine + " is not a zerosim sweep output"}},
 		// "sweep: reading DIR: read DIR: is a directory".
 		{[]string{"merge", dir}, "", []string{"merge: " + dir + " is a directory"}},
 	} {

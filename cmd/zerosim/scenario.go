@@ -37,11 +37,11 @@ func (a *app) replayError(err error) error {
 }
 
 // plain is an error's message without the prefix of the package that made
-// it ("zero: ", "memory: ", "collectives: "): the user meets a key or a
-// flag, never a Go package.
+// it ("zero: ", "memory: ", "collectives: ", "sweep: "): the user meets a
+// key or a flag, never a Go package.
 func plain(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"zero: ", "memory: ", "collectives: "} {
+	for _, p := range []string{"zero: ", "memory: ", "collectives: ", "sweep: "} {
 		if m, ok := strings.CutPrefix(msg, p); ok {
 			return m
 		}
