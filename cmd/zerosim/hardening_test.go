@@ -97,6 +97,13 @@ func TestBadInputOneLine(t *testing.T) {
 		// two lines; a terminal escape reached the terminal.
 		{[]string{"calibrate", "--step-time=a\nb"}, "", []string{`--step-time needs the scenario of the measured run: zerosim calibrate --step-time a\nb scenario.yaml`}},
 		{[]string{"calibrate", "--step-time", "\x1b[31m"}, "", []string{`--step-time \x1b[31m scenario.yaml`}},
+		// An empty argument ran the default example (run, plan, fit,
+		// memory) or named no file: "zerosim:  : cannot read the file"
+		// (FuzzCLI: compare "" " ").
+		{[]string{"run", ""}, "", []string{`run: argument 1 is empty ("";`, "usage: zerosim run [FILE]"}},
+		{[]string{"memory", " "}, "", []string{`memory: argument 1 is empty (" ";`}},
+		{[]string{"compare", "seed002-tiny", "\t"}, "", []string{`compare: argument 2 is empty ("\t";`}},
+		{[]string{"merge", ""}, "", []string{`merge: argument 1 is empty`}},
 		// Ignored: --count printed the whole grid's count, wrote no file.
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},

@@ -85,6 +85,9 @@ for bit against unsharded training.`,
 			if err := a.checkOutputs(cmd); err != nil {
 				return err
 			}
+			if err := checkEmptyArgs(cmd, args); err != nil {
+				return err
+			}
 			return checkEmptyValues(cmd)
 		}
 		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
@@ -137,6 +140,18 @@ func checkEmptyValues(cmd *cobra.Command) error {
 		}
 	})
 	return err
+}
+
+// checkEmptyArgs rejects an empty argument (zerosim run "$FILE" with FILE
+// unset): run, plan, fit and memory took it for no argument and ran the
+// default example.
+func checkEmptyArgs(cmd *cobra.Command, args []string) error {
+	for i, arg := range args {
+		if strings.TrimSpace(arg) == "" {
+			return inputError{fmt.Errorf("%s: argument %d is empty (%q; usage: %s)", commandName(cmd), i+1, arg, cmd.UseLine())}
+		}
+	}
+	return nil
 }
 
 // flagWant is what a flag takes, from its usage text: "sequences per
