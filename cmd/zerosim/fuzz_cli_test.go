@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -39,15 +40,17 @@ import (
 // Every execution must: not panic; exit 0, 1 or 2; exit 1 only for a
 // failed check (the failure type: verify's mismatch, run --require-fit,
 // merge's missing points), not for any other error; on exit 2 print
-// nothing on stdout and one line "zerosim: …" on stderr that names a flag,
-// a --set key, a file or argument given, or the command's usage; leave the
-// directory as it was on exit 2 (no file created, changed or removed),
-// and never leave an atomic write's temporary file.
+// nothing on stdout and one line "zerosim: …" on stderr that names a flag
+// (or a flag it wants), a --set key, a file or argument given (as given or
+// escaped), or the command's usage, and names no package as a message's
+// prefix ("sweep: " from merge); leave the directory as it was on exit 2
+// (no file created, changed or removed), and never leave an atomic write's
+// temporary file.
 //
 // Caps, so one execution takes milliseconds to a few seconds (see
-// cliFuzzCapped): plan on one of the large embedded examples (or on none,
-// the default) runs on seed002-tiny instead, as gpt3-175b-16k does in
-// every command (fit likewise); a command line asking for more than 4,096 GPUs (the
+// cliFuzzCapped): plan and fit on one of the large embedded examples (or
+// on none, the default) run on seed002-tiny instead, as gpt3-175b-16k does
+// in every command; a command line asking for more than 4,096 GPUs (the
 // product of the largest in-range values of --nodes, --gpus-per-node,
 // cluster.nodes, cluster.gpus_per_node, parallelism.dp and parallelism.cp
 // it gives) is skipped, as is a sweep of more than 64 points or a compare
@@ -119,7 +122,7 @@ func FuzzCLI(f *testing.F) {
 				t.Errorf("%q: exit 2, stderr %q names no flag, key, file or argument given", argv, errOut)
 			}
 			if m := pkgPrefix.FindStringSubmatch(errOut); m != nil {
-				if c, _, err := root.Find(argv); err != nil || c.Name() != m[1] {
+				if c, _, err := root.Find(argv); err != nil || c.Name() != m[1] || !strings.HasPrefix(errOut, "zerosim: "+m[1]+": ") {
 					t.Errorf("%q: exit 2, stderr %q: %q is the package's name, not the command's", argv, errOut, m[1])
 				}
 			}
@@ -134,7 +137,7 @@ func FuzzCLI(f *testing.F) {
 
 // pkgPrefix matches an error that starts with the name of one of
 // zerosim's packages, which says nothing to the user (plain strips them).
-var pkgPrefix = regexp.MustCompile(`^zerosim: (?:[a-z ]+: )?(zero|memory|collectives|sweep|numerics|sim|units|scenarios|reports|topology): `)
+var pkgPrefix = regexp.MustCompile(`(?:^zerosim|: )(zero|memory|collectives|sweep|numerics|sim|units|scenarios|reports|topology): `)
 
 // cliFuzzDeadline is how long one execution may run before it counts as a
 // hang.
@@ -535,7 +538,10 @@ func cliFuzzNamesInput(root *cobra.Command, argv []string, line string) bool {
 	for _, a := range argv {
 		names = append(names, strconv.Quote(a))
 		if strings.TrimSpace(a) != "" {
-			names = append(names, a, filepath.Base(a), strings.TrimSuffix(a, "/"))
+			// As given, or as the error line escapes it.
+			for _, a := range []string{a, reports.EscapeControl(a)} {
+				names = append(names, a, filepath.Base(a), strings.TrimSuffix(a, "/"))
+			}
 		}
 		if a == "-" {
 			names = append(names, "<stdin>", "standard input")
