@@ -104,6 +104,14 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"memory", " "}, "", []string{`memory: argument 1 is empty (" ";`}},
 		{[]string{"compare", "seed002-tiny", "\t"}, "", []string{`compare: argument 2 is empty ("\t";`}},
 		{[]string{"merge", ""}, "", []string{`merge: argument 1 is empty`}},
+		// "numerics: " inside the line (FuzzCLI's package-prefix check):
+		// "verify …: numerics: corrupt index 99999: …",
+		// "--reference FILE: numerics: reference: invalid character …".
+		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
+		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ": reference: invalid character"}},
+		// "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++, stage
+		// 3 with K 1 (got stage 1, K 1)" for a scenario at stage 3.
+		{[]string{"verify", "--set", "cluster.nodes=1", "--set", "parallelism.dp=8", "--set", "parallelism.zero_stage=3", "--set", "communication.zero_quantized_gradients=true", "--drift"}, "", []string{"--drift compares K = 1 with K > 1 at stage 1, which ZeRO++", "drop --drift"}},
 		// Ignored: --count printed the whole grid's count, wrote no file.
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
