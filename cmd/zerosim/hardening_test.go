@@ -54,6 +54,8 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"collective", "--group", "intra", "--k", "-1"}, "", []string{"--k -1: need at least 1"}},
 		// 0 meant "unset" and was replaced by the default.
 		{[]string{"collective", "--nics", "per_node", "--nics-per-node", "0"}, "", []string{"--nics-per-node 0: need at least 1"}},
+		{[]string{"collective", "--intra-bw", "0GB/s"}, "", []string{"--intra-bw 0GB/s: a bandwidth must be above 0"}},
+		{[]string{"collective", "--inter-bw", "0Gbps"}, "", []string{"--inter-bw 0Gbps: a bandwidth must be above 0"}},
 		// Accepted up to 2^20 (and said "need at least 1" above it).
 		{[]string{"collective", "--gpus-per-thread", "9"}, "", []string{"--gpus-per-thread 9: use 1 to 8"}},
 		// Ignored (the other flag or the log decided the shape).
