@@ -24,6 +24,10 @@ func TestBadInputOneLine(t *testing.T) {
 	if err := os.WriteFile(noLine, []byte("\x00\x01binary"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	jsonOut := filepath.Join(dir, "sweep.jsonl")
+	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--format", "json", "--out", jsonOut); code != 0 {
+		t.Fatal(errOut)
+	}
 	tiny, _ := scenarios.Example("seed002-tiny")
 	log := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "h100_2node_allreduce_default_xe9680_nccltests309.log") // 16 ranks, no "# Using devices"
 	for _, tc := range []struct {
@@ -111,6 +115,8 @@ func TestBadInputOneLine(t *testing.T) {
 		// "--reference FILE: numerics: reference: invalid character …".
 		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
 		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ": reference: invalid character"}},
+		// "--resume FILE: sweep: the existing output is jsonl, not csv".
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", jsonOut, "--resume"}, "", []string{"--resume " + jsonOut + ": the existing output is jsonl, not csv"}},
 		// "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++, stage
 		// 3 with K 1 (got stage 1, K 1)" for a scenario at stage 3.
 		{[]string{"verify", "--set", "cluster.nodes=1", "--set", "parallelism.dp=8", "--set", "parallelism.zero_stage=3", "--set", "communication.zero_quantized_gradients=true", "--drift"}, "", []string{"--drift compares K = 1 with K > 1 at stage 1, which ZeRO++", "drop --drift"}},

@@ -286,13 +286,24 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(f.msg))
 		return exitFailure, err
 	}
-	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(err.Error()))
+	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plainOf(err, cmd)))
 	var ie inputError
 	var se *scenarios.Error
 	if errors.As(err, &ie) || errors.As(err, &se) || isUsage(err) {
 		return exitInput, err
 	}
 	return exitFailure, err
+}
+
+// plainOf is plain(err) keeping a leading "memory: " or "sweep: " that
+// names the command run, not the package.
+func plainOf(err error, cmd *cobra.Command) string {
+	if cmd != nil {
+		if rest, ok := strings.CutPrefix(err.Error(), cmd.Name()+": "); ok {
+			return cmd.Name() + ": " + plain(errors.New(rest))
+		}
+	}
+	return plain(err)
 }
 
 // unknownCommand puts cobra's "unknown command" error and its suggestions

@@ -37,13 +37,13 @@ func (a *app) replayError(err error) error {
 }
 
 // plain is an error's message without the prefixes of the packages that
-// made it ("zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: "),
-// at its start or after a context's ": " (numerics wraps its own errors:
-// "drift K 1: numerics: qwZ/qgZ …"): the user meets a key or a flag, never
-// a Go package.
+// made it ("zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: "
+// …), at its start or after a context's ": " (numerics wraps its own
+// errors: "drift K 1: numerics: qwZ/qgZ …"): the user meets a key or a
+// flag, never a Go package. Main prints every error through it.
 func plain(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: "} {
+	for _, p := range []string{"zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: ", "sim: ", "units: ", "scenarios: ", "reports: ", "topology: "} {
 		msg = strings.TrimPrefix(msg, p)
 		msg = strings.ReplaceAll(msg, ": "+p, ": ")
 	}
