@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -677,7 +678,7 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	seqLen = max(seqLen, 1)
 	if int64(n)%seqLen != 0 || int64(n) < seqLen {
 		lo := max(int64(n)/seqLen, 1)
-		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %d or %d tokens)", v, seqLen, lo*seqLen, (lo+1)*seqLen)
+		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %s tokens)", v, seqLen, multiplesAround(lo*seqLen, seqLen))
 	}
 	return int64(n) / seqLen, nil
 }
@@ -709,9 +710,20 @@ func CheckPlanValues(key string, vals []string) error {
 func CheckGlobalBatch(global, dp int64) error {
 	if global < dp || global%dp != 0 {
 		lo := max(global/dp, 1) * dp
-		return fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %d or %d)", global, dp, lo, lo+dp)
+		return fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %s)", global, dp, multiplesAround(lo, dp))
 	}
 	return nil
+}
+
+// multiplesAround suggests the multiple lo of step and the next one, "lo or
+// lo+step", or lo alone when the next one does not fit in 64 bits (it
+// wrapped to a negative number: "use 9223372036854775806 or
+// -9223372036854775808").
+func multiplesAround(lo, step int64) string {
+	if lo > math.MaxInt64-step {
+		return strconv.FormatInt(lo, 10)
+	}
+	return fmt.Sprintf("%d or %d", lo, lo+step)
 }
 
 // ParseTokens reads a training length in tokens ("1T", "300B").

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -242,6 +243,37 @@ func TestPlanOffloadToFit(t *testing.T) {
 				}
 				break
 			}
+		}
+	}
+}
+
+// TestGlobalBatchSuggestions: a global batch that does not split suggests
+// the multiples around it; near 2^63 the one above does not fit in 64 bits
+// and is left out (it was printed wrapped: "use 9223372036854775806 or
+// -9223372036854775808").
+func TestGlobalBatchSuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		global, dp int64
+		want       string
+	}{
+		{7, 2, "global batch 7 sequences is not a multiple of dp=2 (use 6 or 8)"},
+		{1, 4, "global batch 1 sequences is not a multiple of dp=4 (use 4 or 8)"},
+		{math.MaxInt64, 2, "global batch 9223372036854775807 sequences is not a multiple of dp=2 (use 9223372036854775806)"},
+	} {
+		if err := CheckGlobalBatch(tc.global, tc.dp); err == nil || err.Error() != tc.want {
+			t.Errorf("CheckGlobalBatch(%d, %d) = %v, want %q", tc.global, tc.dp, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		v    string
+		seq  int64
+		want string
+	}{
+		{"100tokens", 64, `"100tokens" is not a whole number of 64-token sequences (use 64 or 128 tokens)`},
+		{"9223372036854775807tokens", 3, `"9223372036854775807tokens" is not a whole number of 3-token sequences (use 9223372036854775806 tokens)`},
+	} {
+		if _, err := ParseGlobalBatch(tc.v, tc.seq); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseGlobalBatch(%q, %d) = %v, want %q", tc.v, tc.seq, err, tc.want)
 		}
 	}
 }
