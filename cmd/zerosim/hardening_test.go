@@ -115,6 +115,9 @@ func TestBadInputOneLine(t *testing.T) {
 		// "--reference FILE: numerics: reference: invalid character …".
 		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
 		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ": reference: invalid character"}},
+		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"
+		// (FuzzCLI: exit 1 for an error that is not a failed check).
+		{[]string{"fit", "seed002-tiny", "--max-gpus", "9223372036854775807"}, "", []string{"--max-gpus 9223372036854775807: use 1 to 4194304"}},
 		// Suggested "use 9223372036854775806 or -9223372036854775808".
 		{[]string{"plan", "seed002-tiny", "--global-batch", "9223372036854775807"}, "", []string{"not a multiple of dp=2 (use 9223372036854775806)"}},
 		// "--resume FILE: sweep: the existing output is jsonl, not csv".
