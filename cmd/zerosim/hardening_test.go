@@ -115,6 +115,9 @@ func TestBadInputOneLine(t *testing.T) {
 		// "--reference FILE: numerics: reference: invalid character …".
 		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
 		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ": reference: invalid character"}},
+		// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
+		// (FuzzCLI: exit 2 with stdout).
+		{[]string{"validate", "seed002-tiny", "missing.yaml"}, "", []string{"missing.yaml: cannot read the file"}},
 		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"
 		// (FuzzCLI: exit 1 for an error that is not a failed check).
 		{[]string{"fit", "seed002-tiny", "--max-gpus", "9223372036854775807"}, "", []string{"--max-gpus 9223372036854775807: use 1 to 4194304"}},
