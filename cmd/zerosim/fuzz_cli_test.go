@@ -66,8 +66,11 @@ func FuzzCLI(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer os.Chdir(cwd)
-	for _, c := range cliFuzzCommands(root) {
+	for i, c := range cliFuzzCommands(root) {
 		f.Add(strings.Join(strings.Fields(commandName(c)), "\n"), []byte(nil))
+		// Two of its flags with values and a file, chosen by i.
+		b := byte(i)
+		f.Add(strings.Join(strings.Fields(commandName(c)), "\n"), []byte{0, b, 3 * b, 32, b + 1, 5 * b, 2, b, 0})
 		grid := ""
 		for _, line := range strings.Split(c.Example, "\n") {
 			line = strings.TrimSpace(line)
