@@ -121,6 +121,9 @@ func TestBadInputOneLine(t *testing.T) {
 		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"
 		// (FuzzCLI: exit 1 for an error that is not a failed check).
 		{[]string{"fit", "seed002-tiny", "--max-gpus", "9223372036854775807"}, "", []string{"--max-gpus 9223372036854775807: use 1 to 4194304"}},
+		// Ran for hours: the search tried every micro-batch up to the
+		// rank's 5e11 sequences (FuzzCLI: a hang).
+		{[]string{"plan", "seed002-tiny", "--global-batch", "1T"}, "", []string{"--global-batch: global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4,096 micro-steps"}},
 		// Suggested "use 9223372036854775806 or -9223372036854775808".
 		{[]string{"plan", "seed002-tiny", "--global-batch", "9223372036854775807"}, "", []string{"not a multiple of dp=2 (use 9223372036854775806)"}},
 		// "--resume FILE: sweep: the existing output is jsonl, not csv".
