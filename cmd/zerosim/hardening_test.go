@@ -28,6 +28,10 @@ func TestBadInputOneLine(t *testing.T) {
 	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--format", "json", "--out", jsonOut); code != 0 {
 		t.Fatal(errOut)
 	}
+	notCal := filepath.Join(dir, "notcal.yaml")
+	if err := os.WriteFile(notCal, []byte("version: 1\nfoo: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tiny, _ := scenarios.Example("seed002-tiny")
 	log := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "h100_2node_allreduce_default_xe9680_nccltests309.log") // 16 ranks, no "# Using devices"
 	for _, tc := range []struct {
@@ -124,6 +128,9 @@ func TestBadInputOneLine(t *testing.T) {
 		// Ran for hours: the search tried every micro-batch up to the
 		// rank's 5e11 sequences (FuzzCLI: a hang).
 		{[]string{"plan", "seed002-tiny", "--global-batch", "1T"}, "", []string{"--global-batch: global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4,096 micro-steps"}},
+		// yaml.v3's "unmarshal errors:\n  line 2: field foo not found in
+		// type scenarios.Calibration": two lines and a Go type.
+		{[]string{"collective", "--calibration", notCal}, "", []string{"--calibration " + notCal + ":2: unknown key \"foo\" (a calibration file is written by zerosim calibrate)"}},
 		// Suggested "use 9223372036854775806 or -9223372036854775808".
 		{[]string{"plan", "seed002-tiny", "--global-batch", "9223372036854775807"}, "", []string{"not a multiple of dp=2 (use 9223372036854775806)"}},
 		// "--resume FILE: sweep: the existing output is jsonl, not csv".
