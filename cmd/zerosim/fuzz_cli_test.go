@@ -553,6 +553,7 @@ func cliFuzzNamesInput(root *cobra.Command, argv []string, line string) bool {
 			name := strings.TrimLeft(flag, "-")
 			names = append(names, "--"+name)
 			if len(name) >= 1 && !strings.HasPrefix(flag, "--") {
+				names = append(names, "-"+name[:1]+" ", "-"+name[:1]+":")
 				for _, c := range append(cliFuzzCommands(root), root) {
 					if f := c.Flags().ShorthandLookup(name[:1]); f != nil {
 						names = append(names, "--"+f.Name)

@@ -28,6 +28,7 @@ func TestBadInputOneLine(t *testing.T) {
 	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--format", "json", "--out", jsonOut); code != 0 {
 		t.Fatal(errOut)
 	}
+	long := filepath.Join(dir, strings.Repeat("x", 300))
 	notCal := filepath.Join(dir, "notcal.yaml")
 	if err := os.WriteFile(notCal, []byte("version: 1\nfoo: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -131,6 +132,14 @@ func TestBadInputOneLine(t *testing.T) {
 		// yaml.v3's "unmarshal errors:\n  line 2: field foo not found in
 		// type scenarios.Calibration": two lines and a Go type.
 		{[]string{"collective", "--calibration", notCal}, "", []string{"--calibration " + notCal + ":2: unknown key \"foo\" (a calibration file is written by zerosim calibrate)"}},
+		// The output targets were stat'ed for existence only: a name the
+		// file system refuses passed, the run printed its report and
+		// failed writing (exit 2 with stdout, FuzzCLI: compare … -o NUL;
+		// exit 1 for a name too long).
+		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,4", "-o\x00"}, "", []string{`-o \x00: a file name cannot hold a NUL byte`}},
+		{[]string{"run", "seed002-tiny", "-o", long}, "", []string{"-o " + long + ": file name too long"}},
+		{[]string{"run", "seed002-tiny", "--trace", long}, "", []string{"--trace " + long + ": file name too long"}},
+		{[]string{"run", "seed002-tiny", "--trace", "a\x00b"}, "", []string{`--trace a\x00b: a file name cannot hold a NUL byte`}},
 		// Suggested "use 9223372036854775806 or -9223372036854775808".
 		{[]string{"plan", "seed002-tiny", "--global-batch", "9223372036854775807"}, "", []string{"not a multiple of dp=2 (use 9223372036854775806)"}},
 		// "--resume FILE: sweep: the existing output is jsonl, not csv".
