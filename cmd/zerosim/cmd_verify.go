@@ -109,17 +109,9 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return err
 	}
 	if o.drift {
-		if base.Quantized() {
-			// DriftModes trains at stage 1 with two K; ZeRO++ is stage 3
-			// with K 1: "drift: numerics: drift K 1: numerics: qwZ/qgZ are
-			// ZeRO++, stage 3 with K 1 (got stage 1, K 1)".
-			return inputError{fmt.Errorf("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+		if rep.Drift, err = driftRows(base); err != nil {
+			return err
 		}
-		d, err := numerics.DriftModes(base)
-		if err != nil {
-			return inputError{errors.New(plain(err))}
-		}
-		rep.Drift = reports.NewDriftRows(d)
 	}
 	if asJSON {
 		err = reports.WriteVerifyJSON(a.out, rep)
@@ -160,6 +152,22 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, f
 		rep.QuantDrift = append(rep.QuantDrift, reports.NewQuantDriftRows(c, r)...)
 	}
 	return failed, first, nil
+}
+
+// driftRows is --drift's table: the drift between K = 1 and K > 1 at
+// stage 1 in both native modes.
+func driftRows(base numerics.Config) ([]reports.DriftRow, error) {
+	if base.Quantized() {
+		// DriftModes trains at stage 1 with two K; ZeRO++ is stage 3 with
+		// K 1: "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++,
+		// stage 3 with K 1 (got stage 1, K 1)".
+		return nil, inputError{errors.New("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+	}
+	d, err := numerics.DriftModes(base)
+	if err != nil {
+		return nil, inputError{errors.New(plain(err))}
+	}
+	return reports.NewDriftRows(d), nil
 }
 
 // corruptionOf is the corruption --corrupt-shard and --corrupt-step ask

@@ -78,20 +78,7 @@ for bit against unsharded training.`,
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	pf.StringVar(&a.units, "units", "gib", "memory in tables: gib (2^30 B) or gb (1e9 B)")
 	pf.BoolVar(&a.wide, "wide", false, "tables with every column (exact bytes), wider than 120 columns")
-	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		switch a.format {
-		case "table", "json", "csv", "nccl-tests":
-			// nccl-tests is collective's; checkOutputs rejects it elsewhere.
-			if err := a.checkOutputs(cmd); err != nil {
-				return err
-			}
-			if err := checkEmptyArgs(cmd, args); err != nil {
-				return err
-			}
-			return checkEmptyValues(cmd)
-		}
-		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
-	}
+	root.PersistentPreRunE = a.checkInput
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
@@ -140,6 +127,23 @@ func checkEmptyValues(cmd *cobra.Command) error {
 		}
 	})
 	return err
+}
+
+// checkInput checks what every command is given before it runs: the
+// format and output targets, empty arguments and empty flag values.
+func (a *app) checkInput(cmd *cobra.Command, args []string) error {
+	switch a.format {
+	case "table", "json", "csv", "nccl-tests":
+		// nccl-tests is collective's; checkOutputs rejects it elsewhere.
+		if err := a.checkOutputs(cmd); err != nil {
+			return err
+		}
+		if err := checkEmptyArgs(cmd, args); err != nil {
+			return err
+		}
+		return checkEmptyValues(cmd)
+	}
+	return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 }
 
 // checkEmptyArgs rejects an empty argument (zerosim run "$FILE" with FILE
