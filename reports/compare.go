@@ -353,11 +353,11 @@ func humanValue(unit string, v int64) string {
 // WriteCompareTable writes the side-by-side table (human units, deltas in
 // % against the first variant), then the slow-link section if any.
 func WriteCompareTable(w io.Writer, c *Comparison) error {
-	if _, err := fmt.Fprintf(w, "# compare: %s\n", escapeControl(c.Title)); err != nil {
+	if _, err := fmt.Fprintf(w, "# compare: %s\n", EscapeControl(c.Title)); err != nil {
 		return err
 	}
 	for _, v := range c.Variants {
-		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives\n", escapeControl(v.Label), escapeControl(v.File), v.Stage, v.N, v.K, v.Algorithm); err != nil {
+		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives\n", EscapeControl(v.Label), EscapeControl(v.File), v.Stage, v.N, v.K, v.Algorithm); err != nil {
 			return err
 		}
 	}

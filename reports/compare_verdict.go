@@ -59,7 +59,7 @@ func compareVerdict(vs []compareVariant) string {
 		}
 	}
 	f, r := &vs[order[0]], &vs[order[1]]
-	label := func(v *compareVariant) string { return escapeControl(v.Label) }
+	label := func(v *compareVariant) string { return EscapeControl(v.Label) }
 	var b strings.Builder
 	if f.StepTimePS == r.StepTimePS {
 		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", label(f), label(r), durText(f.StepTimePS))

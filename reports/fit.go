@@ -42,7 +42,7 @@ func intOr(v int64, empty string) string {
 func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s per GPU, convention %s\n"+
 		"# least nodes searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
-		escapeControl(f.Scenario), units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
+		EscapeControl(f.Scenario), units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ const memoryNoteWidth = 44
 
 func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	u := st.Units
-	if _, err := fmt.Fprintln(w, escapeControl(memoryTitle(r))); err != nil {
+	if _, err := fmt.Fprintln(w, EscapeControl(memoryTitle(r))); err != nil {
 		return err
 	}
 	if r.NotApplicable != "" {
@@ -180,7 +180,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 		return err
 	}
 	for _, msg := range r.Warnings {
-		if _, err := fmt.Fprintf(w, "warning: %s\n", escapeControl(msg)); err != nil {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", EscapeControl(msg)); err != nil {
 			return err
 		}
 	}

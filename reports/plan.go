@@ -288,7 +288,7 @@ func WritePlanTable(w io.Writer, pr *PlanReport) error {
 func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	p := pr.Plan
 	var b strings.Builder
-	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", escapeControl(p.Model), humanCount(p.Params),
+	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", EscapeControl(p.Model), humanCount(p.Params),
 		p.Nodes, p.GPUsPerNode, gpuName(p), gib(p.GPUMemory))
 	if p.NoSeqLen {
 		fmt.Fprintf(&b, "global batch %s samples per step (no sequence length: a sample counts as one token)\n", commas(p.GlobalBatch))
@@ -298,7 +298,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	fmt.Fprintf(&b, "%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
 		commas(int64(p.Searched)), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
 	if p.Invalid > 0 {
-		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), escapeControl(p.FirstInvalid))))
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
 		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(*best)))
@@ -318,7 +318,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 
 func gpuName(p *sweep.Plan) string {
 	if p.GPU != "" {
-		return escapeControl(p.GPU)
+		return EscapeControl(p.GPU)
 	}
 	return "GPU"
 }

@@ -64,7 +64,7 @@ func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networ
 // paretoImage plots every configuration that fits: peak memory against
 // tokens/s per GPU, one colour per stage, the front as a line.
 func paretoImage(p *sweep.Plan) plotImage {
-	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", escapeControl(p.Model), p.Nodes, p.GPUsPerNode, gpuName(p))
+	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", EscapeControl(p.Model), p.Nodes, p.GPUsPerNode, gpuName(p))
 	return plotImage{Name: "pareto", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
 		pl := newPlot(title, "peak memory per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
@@ -166,7 +166,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 		Summary string
 		Tables  []htmlTable
 		Figures []htmlFigure
-	}{Title: "zerosim plan: " + escapeControl(pr.Plan.Scenario), Summary: sum.String()}
+	}{Title: "zerosim plan: " + EscapeControl(pr.Plan.Scenario), Summary: sum.String()}
 	if len(pr.Plan.Rows) > 0 {
 		t := pr.planTable()
 		t.Notes = append(planLegend(pr.Plan), "memory vs speed: "+paretoText(pr.Plan))

@@ -236,7 +236,7 @@ type table struct {
 
 func (t *table) render(w io.Writer) error {
 	if t.Title != "" {
-		if _, err := fmt.Fprintf(w, "# %s\n", escapeControl(t.Title)); err != nil {
+		if _, err := fmt.Fprintf(w, "# %s\n", EscapeControl(t.Title)); err != nil {
 			return err
 		}
 	}
@@ -537,9 +537,9 @@ func (run *Run) findings() []string {
 // critical path, the key findings and the warnings.
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "# zerosim run: %s\n", escapeControl(run.Scenario.Name))
+	fmt.Fprintf(ew, "# zerosim run: %s\n", EscapeControl(run.Scenario.Name))
 	for _, kv := range run.headline() {
-		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", escapeControl(kv[1]))
+		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", EscapeControl(kv[1]))
 	}
 	if ew.err != nil {
 		return ew.err
@@ -565,10 +565,10 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	fmt.Fprintln(ew)
 	fmt.Fprintln(ew, "# findings")
 	for _, f := range run.findings() {
-		fmt.Fprintln(ew, "- "+escapeControl(f))
+		fmt.Fprintln(ew, "- "+EscapeControl(f))
 	}
 	for _, msg := range run.Result.Warnings {
-		fmt.Fprintln(ew, "warning: "+escapeControl(msg))
+		fmt.Fprintln(ew, "warning: "+EscapeControl(msg))
 	}
 	return ew.err
 }

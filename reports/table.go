@@ -29,7 +29,7 @@ func newTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
 	}
 	escape := tw.CellFilter{Global: func(cells []string) []string {
 		for i, c := range cells {
-			cells[i] = escapeControl(c)
+			cells[i] = EscapeControl(c)
 		}
 		return cells
 	}}
@@ -46,11 +46,11 @@ func newTable(w io.Writer, cols int, left ...int) *tablewriter.Table {
 	)
 }
 
-// escapeControl writes control characters (C0, DEL, C1, line and paragraph
+// EscapeControl writes control characters (C0, DEL, C1, line and paragraph
 // separators, bidirectional overrides) and invalid UTF-8 as Go escapes
 // (\n, \x1b, \u202e), so a scenario string cannot move the cursor, recolour
 // the terminal, forge a line or reverse the text of a table it appears in.
-func escapeControl(s string) string {
+func EscapeControl(s string) string {
 	if !strings.ContainsFunc(s, needsEscape) && utf8.ValidString(s) {
 		return s
 	}

@@ -34,8 +34,8 @@ func TestTablesEscapeControlCharacters(t *testing.T) {
 		"bad\xffutf8":   `bad\xffutf8`,
 		"del\x7f\u0085": `del\x7f\u0085`,
 	} {
-		if got := escapeControl(in); got != want {
-			t.Errorf("escapeControl(%q) = %q, want %q", in, got, want)
+		if got := EscapeControl(in); got != want {
+			t.Errorf("EscapeControl(%q) = %q, want %q", in, got, want)
 		}
 	}
 	var b strings.Builder

@@ -116,7 +116,7 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	if samePadding && r.Rows[0].Padding != "toy" {
 		what += ", " + r.Rows[0].Padding + " padding"
 	}
-	if _, err := fmt.Fprintf(w, "# verify %s: N = %s, %s, sharded vs unsharded bit for bit\n", escapeControl(r.Scenario), countNoun(r.N, "rank", "ranks"), what); err != nil {
+	if _, err := fmt.Fprintf(w, "# verify %s: N = %s, %s, sharded vs unsharded bit for bit\n", EscapeControl(r.Scenario), countNoun(r.N, "rank", "ranks"), what); err != nil {
 		return err
 	}
 	type column struct {
@@ -229,7 +229,7 @@ type referenceCheck struct {
 
 // WriteReferenceTable writes r as a terminal table and a summary line.
 func WriteReferenceTable(w io.Writer, r *ReferenceReport) error {
-	if _, err := fmt.Fprintf(w, "# reference %s: kind %s, generator %q\n", escapeControl(r.File), r.Kind, r.Generator); err != nil {
+	if _, err := fmt.Fprintf(w, "# reference %s: kind %s, generator %q\n", EscapeControl(r.File), r.Kind, r.Generator); err != nil {
 		return err
 	}
 	t := newTable(w, 5, 0, 2, 3, 4)

@@ -2,11 +2,13 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -158,6 +160,36 @@ func MarshalCalibration(c *Calibration) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// yamlTypeError matches one of yaml.v3's type errors: "line 2: field foo
+// not found in type scenarios.Calibration", "line 3: cannot unmarshal
+// !!str `1024 ...` into scenarios.Calibration".
+var yamlTypeError = regexp.MustCompile(`^line (\d+): (?:field (.*) not found in type \S+|cannot unmarshal (\S+) .* into \S+)$`)
+
+// calibrationDecodeError is yaml.v3's decoding error as one line naming
+// the file and line: "c.yaml:2: unknown key "foo"" rather than
+// "unmarshal errors:\n  line 2: field foo not found in type
+// scenarios.Calibration" (two lines and a Go type), and the first of
+// several.
+func calibrationDecodeError(file string, err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return file + ": " + oneLine(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	more := ""
+	if n := len(te.Errors) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d more)", n)
+	}
+	m := yamlTypeError.FindStringSubmatch(te.Errors[0])
+	switch {
+	case m == nil:
+		return file + ": " + oneLine(te.Errors[0]) + more
+	case m[2] != "":
+		return fmt.Sprintf("%s:%s: unknown key %q%s", file, m[1], m[2], more)
+	default:
+		return fmt.Sprintf("%s:%s: a %s value of the wrong type%s", file, m[1], strings.TrimPrefix(m[3], "!!"), more)
+	}
+}
+
 // ParseCalibration reads and validates a calibration file; errors start
 // with file and name the field.
 func ParseCalibration(file string, data []byte) (*Calibration, error) {
@@ -165,7 +197,7 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %s (a calibration file is written by zerosim calibrate)", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%s (a calibration file is written by zerosim calibrate)", calibrationDecodeError(file, err))
 	}
 	bad := func(field, msg string) error { return fmt.Errorf("%s: %s: %s", file, field, msg) }
 	if c.Version != 1 {

@@ -48,7 +48,7 @@ func TestCalibrationKey(t *testing.T) {
 	for _, tc := range []struct{ name, cal, want string }{
 		{"missing file", "", "s.yaml:12:3: cannot read " + filepath.Join(dir, "nope.yaml") + " (the path is relative to the scenario file)"},
 		{"version 2", strings.Replace(goodCalibration, "version: 1", "version: 2", 1), "bad.yaml: version: 2 is not supported (want version: 1)"},
-		{"unknown key", goodCalibration + "extra: 1\n", "field extra not found"},
+		{"unknown key", goodCalibration + "extra: 1\n", `bad.yaml:6: unknown key "extra"`},
 		{"bad arch", strings.Replace(goodCalibration, "Hopper", "Pascal", 1), "hardware.arch: \"Pascal\": use Volta, Ampere, Hopper or Blackwell"},
 		{"buffsize too small", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, nccl_buffsize: 100}", 1), "hardware.nccl_buffsize: 100 is out of range"},
 		{"efficiency 0", strings.Replace(goodCalibration, "intra_efficiency: 0.9", "intra_efficiency: 0", 1), "params.intra_efficiency: 0 is out of range"},
@@ -87,9 +87,13 @@ func FuzzParseCalibration(f *testing.F) {
 	f.Add([]byte(strings.Replace(memoryCalibration, "0.1838", "10.5", 1)))
 	f.Add([]byte(strings.Replace(memoryCalibration, "88476326298", "-1", 1)))
 	f.Add([]byte("version: 1\nmemory: {allocator_overhead: .nan, method: reserved, measured_bytes: 1}\n"))
+	f.Add([]byte("version: 1\nfoo: 1\nbar: 2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseCalibration("f.yaml", data)
 		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "f.yaml") || strings.ContainsAny(msg, "\n\r") || strings.Contains(msg, "scenarios.") {
+				t.Fatalf("error %q: want one line starting with the file, naming no Go type", msg)
+			}
 			return
 		}
 		out, err := MarshalCalibration(c)
@@ -167,7 +171,7 @@ func TestCalibrationCompute(t *testing.T) {
 		{"measured 0", strings.Replace(computeCalibration, "2840", "0", 1), "compute.measured_ms: 0 is out of range"},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml:") {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -222,7 +226,7 @@ func TestCalibrationAttention(t *testing.T) {
 		{"gemm_ms -1", strings.Replace(traceCalibration, "gemm_ms: 300", "gemm_ms: -1", 1), "compute.gemm_ms: -1 is out of range"},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml:") {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -280,11 +284,30 @@ func TestCalibrationMemory(t *testing.T) {
 		{"overhead -0.1", strings.Replace(memoryCalibration, "0.1838", "-0.1", 1), "memory.allocator_overhead: -0.1 is out of range"},
 		{"method", strings.Replace(memoryCalibration, "reserved", "allocated", 1), `memory.method: "allocated": use reserved or device`},
 		{"measured 0", strings.Replace(memoryCalibration, "88476326298", "0", 1), "memory.measured_bytes: 0 is out of range"},
-		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), "field pool not found"},
+		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), `unknown key "pool"`},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml:") {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestCalibrationDecodeErrors: yaml.v3's decoding errors come back as one
+// line naming the file and line, without Go types; they were "unmarshal
+// errors:\n  line 2: field foo not found in type scenarios.Calibration",
+// two lines (found by FuzzCLI with zerosim collective --calibration).
+func TestCalibrationDecodeErrors(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"version: 1\nfoo: 1\n", `c.yaml:2: unknown key "foo" (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\nfoo: 1\nbar: 2\n", `c.yaml:2: unknown key "foo" (and 1 more) (a calibration file is written by zerosim calibrate)`},
+		{"# x\n\n  1024  256 float\n", `c.yaml:3: a str value of the wrong type (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\ncompute: {compute_efficiency: abc}\n", `c.yaml:2: a str value of the wrong type (a calibration file is written by zerosim calibrate)`},
+		{"version: [\n", `c.yaml: line 1: did not find expected node content (a calibration file is written by zerosim calibrate)`},
+	} {
+		_, err := ParseCalibration("c.yaml", []byte(tc.data))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: %v, want %q", tc.data, err, tc.want)
 		}
 	}
 }

@@ -58,9 +58,14 @@ func FuzzParseGlobalBatch(f *testing.F) {
 	for _, s := range []string{"512", "4Mtokens", "4194304 tok", "1T", "0", "-1", "1e30tokens", "tokens", "2.5K"} {
 		f.Add(s, int64(4096))
 	}
+	f.Add("9223372036854775807tokens", int64(3))
 	f.Fuzz(func(t *testing.T, s string, seq int64) {
-		if n, err := ParseGlobalBatch(s, seq); err == nil && n < 1 {
+		n, err := ParseGlobalBatch(s, seq)
+		if err == nil && n < 1 {
 			t.Errorf("%q (seq %d): %d sequences", s, seq, n)
+		}
+		if err != nil && strings.Contains(err.Error(), "(use -") || err != nil && strings.Contains(err.Error(), " or -") {
+			t.Errorf("%q (seq %d): %v suggests a negative count", s, seq, err)
 		}
 		if n, err := ParseTokens(s); err == nil && n < 1 {
 			t.Errorf("%q: %d tokens", s, n)

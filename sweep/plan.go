@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -218,6 +219,13 @@ type planSpace struct {
 	microBatchs []int64
 }
 
+// The largest training.micro_batch and training.grad_accum a scenario
+// takes (scenarios/resolve.go).
+const (
+	maxMicroBatch = 1 << 20
+	maxGradAccum  = 1 << 12
+)
+
 func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	s, err := src.Load()
 	if err != nil {
@@ -233,14 +241,7 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		return nil, err
 	}
 	sp.perRank = sp.global / dp
-	for m := int64(1); m <= sp.perRank; m++ {
-		if sp.perRank%m == 0 && sp.perRank/m <= 1<<12 {
-			sp.microBatchs = append(sp.microBatchs, m)
-		}
-	}
-	if len(sp.microBatchs) == 0 {
-		return nil, fmt.Errorf("global batch %d sequences needs more than 4,096 micro-steps per step on dp=%d (use a smaller global batch)", sp.global, dp)
-	}
+	sp.microBatchs = microBatches(sp.perRank)
 	if sp.stages == nil {
 		sp.stages = []int{0, 1, 2, 3}
 	}
@@ -677,7 +678,7 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	seqLen = max(seqLen, 1)
 	if int64(n)%seqLen != 0 || int64(n) < seqLen {
 		lo := max(int64(n)/seqLen, 1)
-		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %d or %d tokens)", v, seqLen, lo*seqLen, (lo+1)*seqLen)
+		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %s tokens)", v, seqLen, multiplesAround(lo*seqLen, seqLen))
 	}
 	return int64(n) / seqLen, nil
 }
@@ -709,9 +710,38 @@ func CheckPlanValues(key string, vals []string) error {
 func CheckGlobalBatch(global, dp int64) error {
 	if global < dp || global%dp != 0 {
 		lo := max(global/dp, 1) * dp
-		return fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %d or %d)", global, dp, lo, lo+dp)
+		return fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %s)", global, dp, multiplesAround(lo, dp))
+	}
+	if len(microBatches(global/dp)) == 0 {
+		return fmt.Errorf("global batch %d sequences is %d per data-parallel rank (dp=%d): more than 4,096 micro-steps of at most 1,048,576 sequences (use a smaller global batch)", global, global/dp, dp)
 	}
 	return nil
+}
+
+// microBatches lists, in ascending order, the micro-batches that split a
+// rank's sequences in whole micro-steps, both within a scenario's limits:
+// one per gradient accumulation that divides them. (A loop over every
+// micro-batch up to the rank's sequences ran for hours at --global-batch
+// 1T.)
+func microBatches(perRank int64) []int64 {
+	var ms []int64
+	for g := min(perRank, maxGradAccum); g >= 1; g-- {
+		if m := perRank / g; perRank%g == 0 && m <= maxMicroBatch {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// multiplesAround suggests the multiple lo of step and the next one, "lo or
+// lo+step", or lo alone when the next one does not fit in 64 bits (it
+// wrapped to a negative number: "use 9223372036854775806 or
+// -9223372036854775808").
+func multiplesAround(lo, step int64) string {
+	if lo > math.MaxInt64-step {
+		return strconv.FormatInt(lo, 10)
+	}
+	return fmt.Sprintf("%d or %d", lo, lo+step)
 }
 
 // ParseTokens reads a training length in tokens ("1T", "300B").

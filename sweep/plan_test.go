@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -242,6 +243,53 @@ func TestPlanOffloadToFit(t *testing.T) {
 				}
 				break
 			}
+		}
+	}
+}
+
+// TestGlobalBatchSuggestions: a global batch that does not split suggests
+// the multiples around it; near 2^63 the one above does not fit in 64 bits
+// and is left out (it was printed wrapped: "use 9223372036854775806 or
+// -9223372036854775808"). One that no micro-batch and accumulation within
+// the scenario limits splits is refused at once.
+func TestGlobalBatchSuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		global, dp int64
+		want       string
+	}{
+		{7, 2, "global batch 7 sequences is not a multiple of dp=2 (use 6 or 8)"},
+		{1, 4, "global batch 1 sequences is not a multiple of dp=4 (use 4 or 8)"},
+		{math.MaxInt64, 2, "global batch 9223372036854775807 sequences is not a multiple of dp=2 (use 9223372036854775806)"},
+		// 2^31 per rank: 4,096 micro-steps of 2^19; 5e11 per rank has no
+		// split (the search looped over every micro-batch up to 5e11).
+		{1e12, 2, "global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4,096 micro-steps of at most 1,048,576 sequences (use a smaller global batch)"},
+		{1 << 43, 1, "global batch 8796093022208 sequences is 8796093022208 per data-parallel rank (dp=1): more than 4,096 micro-steps of at most 1,048,576 sequences (use a smaller global batch)"},
+	} {
+		if err := CheckGlobalBatch(tc.global, tc.dp); err == nil || err.Error() != tc.want {
+			t.Errorf("CheckGlobalBatch(%d, %d) = %v, want %q", tc.global, tc.dp, err, tc.want)
+		}
+	}
+	for _, ok := range [][2]int64{{1 << 32, 2}, {1 << 32, 1}, {6, 2}} {
+		if err := CheckGlobalBatch(ok[0], ok[1]); err != nil {
+			t.Errorf("CheckGlobalBatch(%d, %d): %v", ok[0], ok[1], err)
+		}
+	}
+	if got, want := microBatches(12), []int64{1, 2, 3, 4, 6, 12}; !slices.Equal(got, want) {
+		t.Errorf("microBatches(12) = %v, want %v", got, want)
+	}
+	if got := microBatches(1 << 32); len(got) != 1 || got[0] != 1<<20 {
+		t.Errorf("microBatches(2^32) = %v, want [2^20] (4,096 micro-steps)", got)
+	}
+	for _, tc := range []struct {
+		v    string
+		seq  int64
+		want string
+	}{
+		{"100tokens", 64, `"100tokens" is not a whole number of 64-token sequences (use 64 or 128 tokens)`},
+		{"9223372036854775807tokens", 3, `"9223372036854775807tokens" is not a whole number of 3-token sequences (use 9223372036854775806 tokens)`},
+	} {
+		if _, err := ParseGlobalBatch(tc.v, tc.seq); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseGlobalBatch(%q, %d) = %v, want %q", tc.v, tc.seq, err, tc.want)
 		}
 	}
 }

@@ -122,6 +122,10 @@ func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 		if err != nil {
 			return inputError{fmt.Errorf("--%s: %w", flag, err)}
 		}
+		if b <= 0 {
+			// 0 is the scenario's "unset": the preset's bandwidth was used.
+			return inputError{fmt.Errorf("--%s %s: a bandwidth must be above 0", flag, v)}
+		}
 		*dst = b
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -57,8 +58,10 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return inputError{fmt.Errorf("--convention: %s", plain(err))}
 	}
-	if o.maxGPUs < 1 {
-		return inputError{fmt.Errorf("--max-gpus %d: use 1 or more", o.maxGPUs)}
+	if o.maxGPUs < 1 || o.maxGPUs > scenarios.MaxGPUs {
+		// Above a scenario's largest cluster the search's sizes overflowed
+		// int64 near 2^62 (exit 1, naming no flag).
+		return inputError{fmt.Errorf("--max-gpus %d: use 1 to %d (the largest cluster a scenario describes)", o.maxGPUs, scenarios.MaxGPUs)}
 	}
 	src, err := loadSource(a, file)
 	if err != nil {

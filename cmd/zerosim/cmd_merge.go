@@ -77,7 +77,7 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		err = write(out)
 	}
 	if err != nil {
-		return inputError{err}
+		return inputError{fmt.Errorf("merge: %s", plain(err))}
 	}
 	for _, p := range rep.Partial {
 		fmt.Fprintf(errOut, "zerosim: merge: %s ends with a partial line (ignored; resume that shard with --resume)\n", p)

@@ -18,13 +18,15 @@ func newValidateCmd(a *app) *cobra.Command {
 		Short: "Check scenario files (use - for standard input)",
 		Long: `validate loads each scenario file strictly (unknown keys, wrong types, bad
 units, out-of-range values and inconsistent parallelism are errors), applies
-the --set overrides, and prints one line per valid file:
+the --set overrides, and, once every file is valid, prints one line per
+file (warnings on stderr):
 
   FILE: ok (N=16, stage 1, K=1, P=6738415616 params)
 
 The first invalid file stops the run with one line on stderr,
-"zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2.
---format json prints one JSON array of the files instead, once all are valid.`,
+"zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2;
+nothing else is printed. --format json prints one JSON array of the files
+instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := stdinOnce(args); err != nil {
@@ -46,10 +48,13 @@ type validFile struct {
 	Stack  string `json:"stack,omitempty"`         // the stack preset that filled in keys
 }
 
-// runValidate loads every file in order and reports each valid one on out:
-// a line as it goes, or with asJSON one array at the end.
+// runValidate loads every file in order and, when all are valid, reports
+// them on out: a line each, or with asJSON one array. An invalid file is
+// the only line printed: the lines of the files before it and their
+// warnings were printed ahead of the error (exit 2 with stdout).
 func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJSON bool) error {
 	rows := []validFile{}
+	var lines, warnings []string
 	for _, f := range files {
 		src, err := scenarios.ReadInput(f, in)
 		var s *scenarios.Scenario
@@ -64,7 +69,7 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJS
 			return inputError{fmt.Errorf("%s: %w", src.File, err)}
 		}
 		for _, w := range s.Warnings {
-			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
+			warnings = append(warnings, fmt.Sprintf("zerosim: warning: %s\n", w))
 		}
 		r := validFile{File: src.File, N: s.N(), Stage: s.Parallelism.Stage, K: s.Parallelism.K, Params: int64(s.Model.Params)}
 		active := ""
@@ -75,14 +80,20 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJS
 			active += ", stack " + r.Stack
 		}
 		rows = append(rows, r)
-		if !asJSON {
-			fmt.Fprintf(out, "%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n", r.File, r.N, r.Stage, r.K, r.Params, active)
+		lines = append(lines, fmt.Sprintf("%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n", r.File, r.N, r.Stage, r.K, r.Params, active))
+	}
+	for _, w := range warnings {
+		fmt.Fprint(errOut, w)
+	}
+	if !asJSON {
+		for _, l := range lines {
+			if _, err := fmt.Fprint(out, l); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	if asJSON {
-		e := json.NewEncoder(out)
-		e.SetIndent("", "  ")
-		return e.Encode(rows)
-	}
-	return nil
+	e := json.NewEncoder(out)
+	e.SetIndent("", "  ")
+	return e.Encode(rows)
 }

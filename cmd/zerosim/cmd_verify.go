@@ -96,24 +96,22 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	}
 	base, cfgs, err := numerics.ScenarioConfigs(s, corrupt)
 	if err != nil {
-		return inputError{err}
+		return inputError{errors.New(plain(err))}
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide}
 	failed, first, err := verifyAll(rep, cfgs)
 	if err != nil && corrupt != nil {
 		// The one configuration is the corrupted one: an index past the
 		// rank's shard, or on its padding.
-		return inputError{fmt.Errorf("--corrupt-shard %s: %w", o.corrupt, err)}
+		return inputError{fmt.Errorf("--corrupt-shard %s: %s", o.corrupt, plain(err))}
 	}
 	if err != nil {
 		return err
 	}
 	if o.drift {
-		d, err := numerics.DriftModes(base)
-		if err != nil {
-			return inputError{err}
+		if rep.Drift, err = driftRows(base); err != nil {
+			return err
 		}
-		rep.Drift = reports.NewDriftRows(d)
 	}
 	if asJSON {
 		err = reports.WriteVerifyJSON(a.out, rep)
@@ -140,7 +138,7 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, f
 	for _, c := range cfgs {
 		r, err := numerics.Verify(c)
 		if err != nil {
-			return 0, "", inputError{fmt.Errorf("verify %s: %w", c.Name(), err)}
+			return 0, "", inputError{fmt.Errorf("verify %s: %s", c.Name(), plain(err))}
 		}
 		row := reports.NewVerifyRow(c, r)
 		if !r.Pass {
@@ -154,6 +152,22 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config) (failed int, f
 		rep.QuantDrift = append(rep.QuantDrift, reports.NewQuantDriftRows(c, r)...)
 	}
 	return failed, first, nil
+}
+
+// driftRows is --drift's table: the drift between K = 1 and K > 1 at
+// stage 1 in both native modes.
+func driftRows(base numerics.Config) ([]reports.DriftRow, error) {
+	if base.Quantized() {
+		// DriftModes trains at stage 1 with two K; ZeRO++ is stage 3 with
+		// K 1: "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++,
+		// stage 3 with K 1 (got stage 1, K 1)".
+		return nil, inputError{errors.New("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+	}
+	d, err := numerics.DriftModes(base)
+	if err != nil {
+		return nil, inputError{errors.New(plain(err))}
+	}
+	return reports.NewDriftRows(d), nil
 }
 
 // corruptionOf is the corruption --corrupt-shard and --corrupt-step ask
@@ -202,7 +216,7 @@ func runReference(a *app, path string, asJSON bool) error {
 	}
 	res, err := numerics.CheckReference(r)
 	if err != nil {
-		return inputError{fmt.Errorf("--reference %s: %w", path, err)}
+		return inputError{fmt.Errorf("--reference %s: %s", path, plain(err))}
 	}
 	rep := reports.NewReferenceReport(path, res)
 	failed := 0

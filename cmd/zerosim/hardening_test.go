@@ -24,6 +24,15 @@ func TestBadInputOneLine(t *testing.T) {
 	if err := os.WriteFile(noLine, []byte("\x00\x01binary"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	jsonOut := filepath.Join(dir, "sweep.jsonl")
+	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--format", "json", "--out", jsonOut); code != 0 {
+		t.Fatal(errOut)
+	}
+	long := filepath.Join(dir, strings.Repeat("x", 300))
+	notCal := filepath.Join(dir, "notcal.yaml")
+	if err := os.WriteFile(notCal, []byte("version: 1\nfoo: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tiny, _ := scenarios.Example("seed002-tiny")
 	log := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "h100_2node_allreduce_default_xe9680_nccltests309.log") // 16 ranks, no "# Using devices"
 	for _, tc := range []struct {
@@ -54,6 +63,8 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"collective", "--group", "intra", "--k", "-1"}, "", []string{"--k -1: need at least 1"}},
 		// 0 meant "unset" and was replaced by the default.
 		{[]string{"collective", "--nics", "per_node", "--nics-per-node", "0"}, "", []string{"--nics-per-node 0: need at least 1"}},
+		{[]string{"collective", "--intra-bw", "0GB/s"}, "", []string{"--intra-bw 0GB/s: a bandwidth must be above 0"}},
+		{[]string{"collective", "--inter-bw", "0Gbps"}, "", []string{"--inter-bw 0Gbps: a bandwidth must be above 0"}},
 		// Accepted up to 2^20 (and said "need at least 1" above it).
 		{[]string{"collective", "--gpus-per-thread", "9"}, "", []string{"--gpus-per-thread 9: use 1 to 8"}},
 		// Ignored (the other flag or the log decided the shape).
@@ -87,6 +98,55 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"plan", "-j", "x"}, "", []string{`--jobs "x": want a whole number`}},
 		{[]string{"plan", "--tolerance", "1e400"}, "", []string{`--tolerance "1e400": out of range`}},
 		{[]string{"run", "--full=maybe"}, "", []string{`--full "maybe": want true or false`}},
+		// FuzzCLI: pflag named the rest of a shorthand group after the
+		// flags it took, "unknown shorthand flag: '-' in --1", which was
+		// not typed.
+		{[]string{"-v-1"}, "", []string{`unknown shorthand flag "-" in "-v-1"`, "see zerosim --help"}},
+		{[]string{"run", "-hx"}, "", []string{`run: unknown shorthand flag "x" in "-hx"`}},
+		{[]string{"plan", "-j"}, "", []string{`plan: -j (--jobs) needs a value (see zerosim plan --help)`}},
+		// FuzzCLI: the value was printed as given, a newline in it made
+		// two lines; a terminal escape reached the terminal.
+		{[]string{"calibrate", "--step-time=a\nb"}, "", []string{`--step-time needs the scenario of the measured run: zerosim calibrate --step-time a\nb scenario.yaml`}},
+		{[]string{"calibrate", "--step-time", "\x1b[31m"}, "", []string{`--step-time \x1b[31m scenario.yaml`}},
+		// An empty argument ran the default example (run, plan, fit,
+		// memory) or named no file: "zerosim:  : cannot read the file"
+		// (FuzzCLI: compare "" " ").
+		{[]string{"run", ""}, "", []string{`run: argument 1 is empty ("";`, "usage: zerosim run [FILE]"}},
+		{[]string{"memory", " "}, "", []string{`memory: argument 1 is empty (" ";`}},
+		{[]string{"compare", "seed002-tiny", "\t"}, "", []string{`compare: argument 2 is empty ("\t";`}},
+		{[]string{"merge", ""}, "", []string{`merge: argument 1 is empty`}},
+		// "numerics: " inside the line (FuzzCLI's package-prefix check):
+		// "verify …: numerics: corrupt index 99999: …",
+		// "--reference FILE: numerics: reference: invalid character …".
+		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
+		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ": reference: invalid character"}},
+		// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
+		// (FuzzCLI: exit 2 with stdout).
+		{[]string{"validate", "seed002-tiny", "missing.yaml"}, "", []string{"missing.yaml: cannot read the file"}},
+		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"
+		// (FuzzCLI: exit 1 for an error that is not a failed check).
+		{[]string{"fit", "seed002-tiny", "--max-gpus", "9223372036854775807"}, "", []string{"--max-gpus 9223372036854775807: use 1 to 4194304"}},
+		// Ran for hours: the search tried every micro-batch up to the
+		// rank's 5e11 sequences (FuzzCLI: a hang).
+		{[]string{"plan", "seed002-tiny", "--global-batch", "1T"}, "", []string{"--global-batch: global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4,096 micro-steps"}},
+		// yaml.v3's "unmarshal errors:\n  line 2: field foo not found in
+		// type scenarios.Calibration": two lines and a Go type.
+		{[]string{"collective", "--calibration", notCal}, "", []string{"--calibration " + notCal + ":2: unknown key \"foo\" (a calibration file is written by zerosim calibrate)"}},
+		// The output targets were stat'ed for existence only: a name the
+		// file system refuses passed, the run printed its report and
+		// failed writing (exit 2 with stdout, FuzzCLI: compare … -o NUL;
+		// exit 1 for a name too long).
+		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,4", "-o\x00"}, "", []string{`-o \x00: a file name cannot hold a NUL byte`}},
+		{[]string{"run", "seed002-tiny", "-o", long}, "", []string{"-o " + long + ": file name too long"}},
+		{[]string{"run", "seed002-tiny", "--trace", long}, "", []string{"--trace " + long + ": file name too long"}},
+		{[]string{"run", "seed002-tiny", "--trace", "a\x00b"}, "", []string{`--trace a\x00b: a file name cannot hold a NUL byte`}},
+		// Suggested "use 9223372036854775806 or -9223372036854775808".
+		{[]string{"plan", "seed002-tiny", "--global-batch", "9223372036854775807"}, "", []string{"not a multiple of dp=2 (use 9223372036854775806)"}},
+		// "--resume FILE: sweep: the existing output is jsonl, not csv".
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", jsonOut, "--resume"}, "", []string{"--resume " + jsonOut + ": the existing output is jsonl, not csv"}},
+		// "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++, stage
+		// 3 with K 1 (got stage 1, K 1)" for a scenario at stage 3.
+		{[]string{"verify", "--set", "cluster.nodes=1", "--set", "parallelism.dp=8", "--set", "parallelism.zero_stage=3", "--set", "communication.zero_quantized_gradients=true", "--drift"}, "", []string{"--drift compares K = 1 with K > 1 at stage 1, which ZeRO++", "drop --drift"}},
 		// Ignored: --count printed the whole grid's count, wrote no file.
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
@@ -96,8 +156,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"fit", "--convention", "x"}, "", []string{`--convention: convention "x": use zerosim, seed000 or seed002`}},
 		{[]string{"memory", "--estimator", "x"}, "", []string{`--estimator: estimator "x": use`}},
 		// Merged nothing with exit 0.
-		{[]string{"merge", empty}, "", []string{empty + " is empty, not a zerosim sweep output"}},
-		{[]string{"merge", noLine}, "", []string{noLine + " is not a zerosim sweep output"}},
+		// ("sweep: FILE is empty …" named the package, FuzzCLI found.)
+		{[]string{"merge", empty}, "", []string{"zerosim: merge: " + empty + " is empty, not a zerosim sweep output"}},
+		{[]string{"merge", noLine}, "", []string{"zerosim: merge: " + noLine + " is not a zerosim sweep output"}},
 		// "sweep: reading DIR: read DIR: is a directory".
 		{[]string{"merge", dir}, "", []string{"merge: " + dir + " is a directory"}},
 	} {

@@ -104,7 +104,7 @@ var subcommand = regexp.MustCompile(`\$\(zerosim ([^)]*)\)`)
 // expandExample does the shell's work on one example line: command
 // substitution, globs, and "…" as the previous example's grids (kept in
 // grid).
-func expandExample(t *testing.T, line string, grid *string) []string {
+func expandExample(t testing.TB, line string, grid *string) []string {
 	t.Helper()
 	line = subcommand.ReplaceAllStringFunc(line, func(m string) string {
 		args := strings.Fields(subcommand.FindStringSubmatch(m)[1])

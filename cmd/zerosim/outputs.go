@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -140,9 +141,17 @@ func checkOutputDir(dir string) error {
 	if dir == "-" {
 		return errors.New(`"-" would be a directory named "-": give a directory name`)
 	}
+	if err := checkName(dir); err != nil {
+		return err
+	}
 	p := filepath.Clean(dir)
 	for {
 		fi, err := os.Stat(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			// "file name too long": -o stat'ed a parent, ran, printed
+			// the report and failed creating the directory (exit 1).
+			return plainError(err)
+		}
 		if err == nil {
 			if !fi.IsDir() {
 				if p == filepath.Clean(dir) {
@@ -170,11 +179,19 @@ func checkOutputFile(path string) error {
 		// It created a file named "-" where standard output was meant.
 		return errors.New(`"-" is not standard output here: give a file name`)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	if err := checkName(path); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
 		return errors.New("is a directory")
 	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		// "file name too long" after the run had printed its report.
+		return plainError(err)
+	}
 	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
+	fi, err = os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("directory %s does not exist", dir)
 	}
@@ -182,6 +199,15 @@ func checkOutputFile(path string) error {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
 	return probe(dir)
+}
+
+// checkName refuses a path no file system takes: a NUL byte ends the name
+// the kernel sees ("invalid argument" only when writing).
+func checkName(path string) error {
+	if strings.ContainsRune(path, 0) {
+		return errors.New("a file name cannot hold a NUL byte")
+	}
+	return nil
 }
 
 // probe creates and removes a file in dir.

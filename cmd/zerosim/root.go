@@ -29,6 +29,7 @@ type app struct {
 	outDir   string   // -o DIR
 	units    string   // --units gib|gb
 	wide     bool     // --wide
+	args     []string // the command line, as given
 	// file names the scenario loadScenario read last, as error messages
 	// name it ("default.yaml", "<stdin>", the path).
 	file string
@@ -77,21 +78,11 @@ for bit against unsharded training.`,
 	pf.StringVarP(&a.outDir, "output", "o", "", "write output files into `DIR`")
 	pf.StringVar(&a.units, "units", "gib", "memory in tables: gib (2^30 B) or gb (1e9 B)")
 	pf.BoolVar(&a.wide, "wide", false, "tables with every column (exact bytes), wider than 120 columns")
-	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		switch a.format {
-		case "table", "json", "csv", "nccl-tests":
-			// nccl-tests is collective's; checkOutputs rejects it elsewhere.
-			if err := a.checkOutputs(cmd); err != nil {
-				return err
-			}
-			return checkEmptyValues(cmd)
-		}
-		return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
-	}
+	root.PersistentPreRunE = a.checkInput
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
-		err = plainFlagValue(err)
+		err = plainFlagValue(shortGroup(err, a.args))
 		if cmd == cmd.Root() {
 			return inputError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
 		}
@@ -138,6 +129,35 @@ func checkEmptyValues(cmd *cobra.Command) error {
 	return err
 }
 
+// checkInput checks what every command is given before it runs: the
+// format and output targets, empty arguments and empty flag values.
+func (a *app) checkInput(cmd *cobra.Command, args []string) error {
+	switch a.format {
+	case "table", "json", "csv", "nccl-tests":
+		// nccl-tests is collective's; checkOutputs rejects it elsewhere.
+		if err := a.checkOutputs(cmd); err != nil {
+			return err
+		}
+		if err := checkEmptyArgs(cmd, args); err != nil {
+			return err
+		}
+		return checkEmptyValues(cmd)
+	}
+	return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
+}
+
+// checkEmptyArgs rejects an empty argument (zerosim run "$FILE" with FILE
+// unset): run, plan, fit and memory took it for no argument and ran the
+// default example.
+func checkEmptyArgs(cmd *cobra.Command, args []string) error {
+	for i, arg := range args {
+		if strings.TrimSpace(arg) == "" {
+			return inputError{fmt.Errorf("%s: argument %d is empty (%q; usage: %s)", commandName(cmd), i+1, arg, cmd.UseLine())}
+		}
+	}
+	return nil
+}
+
 // flagWant is what a flag takes, from its usage text: "sequences per
 // optimizer step (N, or tokens: 4Mtokens)…".
 func flagWant(f *pflag.Flag) string {
@@ -178,6 +198,43 @@ func plainFlagValue(err error) error {
 	return fmt.Errorf("%s %q: want %s", flag, value, want)
 }
 
+// shortGroup names the whole argument in pflag's errors about a group of
+// shorthand flags: for "-v-1" pflag says "unknown shorthand flag: '-' in
+// --1", the rest of the group after the -v it took, which is not what was
+// typed; this says `unknown shorthand flag "-" in "-v-1"`, and "-vj"
+// gives `-j (--jobs) needs a value, in "-vj"`.
+func shortGroup(err error, args []string) error {
+	var rest string
+	var ne *pflag.NotExistError
+	var vr *pflag.ValueRequiredError
+	switch {
+	case errors.As(err, &ne) && ne.GetSpecifiedShortnames() != "":
+		rest = ne.GetSpecifiedShortnames()
+	case errors.As(err, &vr) && vr.GetSpecifiedShortnames() != "":
+		rest = vr.GetSpecifiedShortnames()
+	default:
+		return err
+	}
+	group := "-" + rest
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "--") && strings.HasSuffix(arg, rest) {
+			group = arg
+			break
+		}
+	}
+	if vr != nil {
+		need := fmt.Sprintf("-%s (--%s) needs a value", vr.GetSpecifiedName(), vr.GetFlag().Name)
+		if group != "-"+vr.GetSpecifiedName() {
+			need += fmt.Sprintf(", in %q", group)
+		}
+		return errors.New(need)
+	}
+	return fmt.Errorf("unknown shorthand flag %q in %q", ne.GetSpecifiedName()[:1], group)
+}
+
 // groupOnly marks a command that only groups others (import): run alone
 // it is an input error.
 const groupOnly = "group-only"
@@ -204,12 +261,19 @@ func commandName(cmd *cobra.Command) string {
 
 // Main runs zerosim with args and returns the exit code.
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
-	a := &app{in: in, out: out, err: errOut}
+	code, _ := execute(args, in, out, errOut)
+	return code
+}
+
+// execute is Main, also returning the error it reported (nil on exit 0),
+// so a test can tell a failed check (failure) from any other exit 1.
+func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
+	a := &app{in: in, out: out, err: errOut, args: args}
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
-		return exitOK
+		return exitOK, nil
 	}
 	if isArgCount(err) && cmd != nil {
 		// cobra's "accepts 1 arg(s), received 0" names neither the command nor the fix.
@@ -219,18 +283,31 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 		// cobra appends "\n\nDid you mean this?\n\trun\n": five lines.
 		err = inputError{errors.New(unknownCommand(err.Error(), cmd))}
 	}
+	// A value given on the command line or read from a file may hold a
+	// newline or a terminal escape: the error stays one line, as typed.
 	var f failure
 	if errors.As(err, &f) {
-		fmt.Fprintln(errOut, "zerosim:", f.msg)
-		return exitFailure
+		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(f.msg))
+		return exitFailure, err
 	}
-	fmt.Fprintln(errOut, "zerosim:", err)
+	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plainOf(err, cmd)))
 	var ie inputError
 	var se *scenarios.Error
 	if errors.As(err, &ie) || errors.As(err, &se) || isUsage(err) {
-		return exitInput
+		return exitInput, err
 	}
-	return exitFailure
+	return exitFailure, err
+}
+
+// plainOf is plain(err) keeping a leading "memory: " or "sweep: " that
+// names the command run, not the package.
+func plainOf(err error, cmd *cobra.Command) string {
+	if cmd != nil {
+		if rest, ok := strings.CutPrefix(err.Error(), cmd.Name()+": "); ok {
+			return cmd.Name() + ": " + plain(errors.New(rest))
+		}
+	}
+	return plain(err)
 }
 
 // unknownCommand puts cobra's "unknown command" error and its suggestions

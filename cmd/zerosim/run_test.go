@@ -13,7 +13,7 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-func runMain(t *testing.T, stdin string, args ...string) (code int, out, errOut string) {
+func runMain(t testing.TB, stdin string, args ...string) (code int, out, errOut string) {
 	t.Helper()
 	var o, e bytes.Buffer
 	code = Main(args, strings.NewReader(stdin), &o, &e)

@@ -36,15 +36,16 @@ func (a *app) replayError(err error) error {
 	return inputError{fmt.Errorf("%s: %s", a.file, plain(err))}
 }
 
-// plain is an error's message without the prefix of the package that made
-// it ("zero: ", "memory: ", "collectives: "): the user meets a key or a
-// flag, never a Go package.
+// plain is an error's message without the prefixes of the packages that
+// made it ("zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: "
+// …), at its start or after a context's ": " (numerics wraps its own
+// errors: "drift K 1: numerics: qwZ/qgZ …"): the user meets a key or a
+// flag, never a Go package. Main prints every error through it.
 func plain(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"zero: ", "memory: ", "collectives: "} {
-		if m, ok := strings.CutPrefix(msg, p); ok {
-			return m
-		}
+	for _, p := range []string{"zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: ", "sim: ", "units: ", "scenarios: ", "reports: ", "topology: "} {
+		msg = strings.TrimPrefix(msg, p)
+		msg = strings.ReplaceAll(msg, ": "+p, ": ")
 	}
 	return msg
 }

@@ -64,8 +64,10 @@ func TestValidateFiles(t *testing.T) {
 	}{
 		{"two good files", []string{"validate", good, good}, "",
 			good + ": ok (N=2, stage 3, K=1, P=260 params)\n" + good + ": ok (N=2, stage 3, K=1, P=260 params)\n", "", 0},
+		// The error is the only line: the good file before it printed its
+		// ok line first (bad input gets one line, nothing before it).
 		{"first error stops", []string{"validate", good, bad, good}, "",
-			good + ": ok (N=2, stage 3, K=1, P=260 params)\n", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n", 2},
+			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n", 2},
 		{"set", []string{"validate", "--set", "parallelism.zero_stage=1", good}, "",
 			good + ": ok (N=2, stage 1, K=1, P=260 params)\n", "", 0},
 		{"stack preset", []string{"validate", "--set", "stack=megatron", "--set", "parallelism.zero_stage=1", good}, "",
