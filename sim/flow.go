@@ -558,14 +558,12 @@ func (e *Engine) startParked(f *Flow, cls *shapeClass) {
 	}
 }
 
-// finishParked is finish's walk for a parked flow: it leaves its class's
-// flows as it would have left each resource's users (the same scan and
-// swap), and the class's other flows, if any, get their new rate.
-func (e *Engine) finishParked(f *Flow) {
-	cls := f.cls
-	f.cls, f.parked = nil, false
-	cls.active--
-	us := cls.flows
+// removeUser removes f from us by a scan from the end and a swap with the
+// last user, the order every users list and a parked class's flows keep
+// (so that a parked class's flows stay what its resources' lists would
+// hold). A list has few users (the flows crossing one port), so a scan is
+// cheaper than keeping each flow's index per list.
+func removeUser(us []user, f *Flow) []user {
 	n := len(us) - 1
 	i := n
 	for us[i].f != f {
@@ -573,8 +571,18 @@ func (e *Engine) finishParked(f *Flow) {
 	}
 	us[i] = us[n]
 	us[n] = user{}
-	cls.flows = us[:n]
-	if n > 0 {
+	return us[:n]
+}
+
+// finishParked is finish's walk for a parked flow: it leaves its class's
+// flows as it would have left each resource's users (the same scan and
+// swap), and the class's other flows, if any, get their new rate.
+func (e *Engine) finishParked(f *Flow) {
+	cls := f.cls
+	f.cls, f.parked = nil, false
+	cls.active--
+	cls.flows = removeUser(cls.flows, f)
+	if len(cls.flows) > 0 {
 		e.recomputeClass(cls.flows, cls)
 		return
 	}
@@ -614,18 +622,9 @@ func (e *Engine) finish(f *Flow) {
 	}
 	shared := false
 	for _, ru := range f.byID {
-		// A resource has few users (the flows crossing one port), so a
-		// scan is cheaper than keeping each flow's index per resource.
 		r := ru.r
-		us := r.users
-		n := len(us) - 1
-		i := n
-		for us[i].f != f {
-			i--
-		}
-		us[i] = us[n]
-		us[n] = user{}
-		r.users = us[:n]
+		r.users = removeUser(r.users, f)
+		n := len(r.users)
 		shared = shared || n > 0
 		uniform = uniform && n == cls.active
 	}
