@@ -162,8 +162,10 @@ func MarshalCalibration(c *Calibration) ([]byte, error) {
 
 // yamlTypeError matches one of yaml.v3's type errors: "line 2: field foo
 // not found in type scenarios.Calibration", "line 3: cannot unmarshal
-// !!str `1024 ...` into scenarios.Calibration".
-var yamlTypeError = regexp.MustCompile(`^line (\d+): (?:field (.*) not found in type \S+|cannot unmarshal (\S+) .* into \S+)$`)
+// !!str `1024 ...` into scenarios.Calibration", "line 1: cannot unmarshal
+// !!seq into scenarios.Calibration" (no value quoted: FuzzParseCalibration,
+// a file "[0]").
+var yamlTypeError = regexp.MustCompile(`(?s)^line (\d+): (?:field (.*) not found in type \S+|cannot unmarshal (\S+)(?: .*)? into \S+)$`)
 
 // calibrationDecodeError is yaml.v3's decoding error as one line naming
 // the file and line: "c.yaml:2: unknown key "foo"" rather than
