@@ -302,12 +302,14 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 // plainOf is plain(err) keeping a leading "memory: " or "sweep: " that
 // names the command run, not the package.
 func plainOf(err error, cmd *cobra.Command) string {
+	msg := plain(err)
 	if cmd != nil {
-		if rest, ok := strings.CutPrefix(err.Error(), cmd.Name()+": "); ok {
-			return cmd.Name() + ": " + plain(errors.New(rest))
+		name := cmd.Name() + ": "
+		if strings.HasPrefix(err.Error(), name) && !strings.HasPrefix(msg, name) {
+			return name + msg
 		}
 	}
-	return plain(err)
+	return msg
 }
 
 // unknownCommand puts cobra's "unknown command" error and its suggestions

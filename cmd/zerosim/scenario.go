@@ -38,16 +38,27 @@ func (a *app) replayError(err error) error {
 
 // plain is an error's message without the prefixes of the packages that
 // made it ("zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: "
-// …), at its start or after a context's ": " (numerics wraps its own
-// errors: "drift K 1: numerics: qwZ/qgZ …"): the user meets a key or a
-// flag, never a Go package. Main prints every error through it.
+// …): the user meets a key or a flag, never a Go package. A prefix goes
+// where it starts an error's own text: the message's start, and the start
+// of each error it wraps (numerics wraps its own: "drift K 1: numerics:
+// qwZ/qgZ …"), found through errors.Unwrap, so text a user gave ("--set
+// model.name=a: memory: b") is never edited. Main prints every error
+// through it.
 func plain(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: ", "sim: ", "units: ", "scenarios: ", "reports: ", "topology: "} {
-		msg = strings.TrimPrefix(msg, p)
-		msg = strings.ReplaceAll(msg, ": "+p, ": ")
+	tail := ""
+	if inner := errors.Unwrap(err); inner != nil {
+		if in := inner.Error(); strings.HasSuffix(msg, in) {
+			msg, tail = strings.TrimSuffix(msg, in), plain(inner)
+		}
 	}
-	return msg
+	for _, p := range []string{"zero: ", "memory: ", "collectives: ", "sweep: ", "numerics: ", "sim: ", "units: ", "scenarios: ", "reports: ", "topology: "} {
+		if m, ok := strings.CutPrefix(msg, p); ok {
+			msg = m
+			break
+		}
+	}
+	return msg + tail
 }
 
 // fileArg is the scenario argument of a command taking [FILE]: "" (the
