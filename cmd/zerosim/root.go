@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -168,31 +168,30 @@ func flagWant(f *pflag.Flag) string {
 	return "a value: " + usage
 }
 
-// badFlagValue matches pflag's error for a value its type cannot parse.
-var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
-
 // plainFlagValue says what a flag of a number type wants instead of Go's
 // parse error: `invalid argument "1.5" for "--top" flag: strconv.ParseInt:
 // parsing "1.5": invalid syntax` becomes `--top "1.5": want a whole
-// number`.
+// number`. It reads pflag's InvalidValueError and the strconv.NumError it
+// wraps, not their text.
 func plainFlagValue(err error) error {
-	m := badFlagValue.FindStringSubmatch(err.Error())
-	if m == nil {
+	var iv *pflag.InvalidValueError
+	var ne *strconv.NumError
+	if !errors.As(err, &iv) || !errors.As(err, &ne) {
 		return err
 	}
-	value, flag, why := m[1], m[2], m[3]
+	flag, value := "--"+iv.GetFlag().Name, iv.GetValue()
 	want := ""
-	switch {
-	case strings.Contains(why, "ParseInt") || strings.Contains(why, "Atoi") || strings.Contains(why, "ParseUint"):
+	switch ne.Func {
+	case "ParseInt", "Atoi", "ParseUint":
 		want = "a whole number"
-	case strings.Contains(why, "ParseFloat"):
+	case "ParseFloat":
 		want = "a number"
-	case strings.Contains(why, "ParseBool"):
+	case "ParseBool":
 		want = "true or false"
 	default:
 		return err
 	}
-	if strings.Contains(why, "out of range") {
+	if errors.Is(ne.Err, strconv.ErrRange) {
 		return fmt.Errorf("%s %q: out of range (want %s of a sensible size)", flag, value, want)
 	}
 	return fmt.Errorf("%s %q: want %s", flag, value, want)
