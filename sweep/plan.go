@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -642,17 +643,9 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 }
 
 // leastTrue is the least j in [lo, hi] with f(j), for f false below some
-// point and true from it on, given f(hi).
+// point and true from it on, given f(hi) (sort.Search over [lo, hi)).
 func leastTrue(lo, hi int, f func(int) bool) int {
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if f(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
+	return lo + sort.Search(hi-lo, func(i int) bool { return f(lo + i) })
 }
 
 // ParseGlobalBatch reads a global batch: a number of sequences ("512"), or
