@@ -169,14 +169,9 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		var c flopCalc
-		var fwd int64
-		for _, l := range costs {
-			fwd = c.Add(fwd, l.FwdFLOPs)
-		}
-		model := c.Mul(3, fwd, ga)
-		if c.Err != nil {
-			return 0, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
+		model, err := forwardModelFLOPs(costs, ga)
+		if err != nil {
+			return 0, err
 		}
 		if model == 0 {
 			return 0, fmt.Errorf("zero: training.mfu: the model executes no FLOPs (use training.compute_efficiency)")

@@ -473,21 +473,36 @@ func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) 
 		hardware = c.Mul(c.Add(c.Mul(per, tokensPerGPU(s)), re), ga)
 	}
 	perStep := c.Mul(tok, int64(s.N()))
-	var model int64 // without a per-token count: 3× the forward executed
-	if per == 0 {
-		for _, l := range costs {
-			model = c.Add(model, l.FwdFLOPs)
-		}
-		model = c.Mul(3, model, ga)
-	}
 	if c.Err != nil {
 		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
 	}
 	u := Utilize(step, tok, perStep, per, hardware, float64(s.Cluster.PeakBF16))
 	if per == 0 && u.HFU > 0 {
+		model, err := forwardModelFLOPs(costs, ga)
+		if err != nil {
+			return Utilization{}, err
+		}
 		u.MFU, u.FromForward = float64(model)/step.Seconds()/float64(s.Cluster.PeakBF16), true
 	}
 	return u, nil
+}
+
+// forwardModelFLOPs is the model FLOPs of a step of ga micro-steps for a
+// model without a per-token count (a bare parameter count, an MLP): 3× the
+// forward FLOPs the cost model executes (the backward twice the forward,
+// as 6N counts it; recompute not counted). utilization reports MFU by it,
+// and a training.mfu target is reached against it.
+func forwardModelFLOPs(costs []LayerCost, ga int64) (int64, error) {
+	var c flopCalc
+	var fwd int64
+	for _, l := range costs {
+		fwd = c.Add(fwd, l.FwdFLOPs)
+	}
+	model := c.Mul(3, fwd, ga)
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
+	}
+	return model, nil
 }
 
 // executedFLOPs is the FLOPs one GPU's micro-step executes under the cost
