@@ -234,10 +234,19 @@ func (pr *PlanReport) planTable() *table {
 	return t
 }
 
-// planLegend explains the table's terms in one place; its MFU line is
-// mfuLegend's.
+// planLegend explains the table's terms in one place, in its columns'
+// order; the MFU line depends on the model (mfuLegend).
 func planLegend(p *sweep.Plan) []string {
-	return append(slices.Clone(planTerms[:4]), append([]string{mfuLegend(p)}, planTerms[4:]...)...)
+	return []string{
+		labelled("#: ", "rank among all that fit (plan.csv has them all); *: nothing faster fits in less memory."),
+		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
+		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
+			"(hybrid shard, each over N/K GPUs) at 3."),
+		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
+		mfuLegend(p),
+		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication "+
+			"the compute does not hide."),
+	}
 }
 
 // mfuLegend says how the plan's MFU counts FLOPs, as run does: per token
@@ -247,17 +256,6 @@ func mfuLegend(p *sweep.Plan) string {
 		return labelled("MFU: ", "model FLOPs utilisation, as run reports it: this model has no per-token count, so 3× the forward FLOPs executed (no recomputation) per second over the GPU's peak.")
 	}
 	return labelled("MFU: ", "model FLOPs utilisation, as run reports it: 6N + 12·L·h·s per token (full attention, PaLM's count; no recomputation) per second over the GPU's peak.")
-}
-
-// planTerms are the legend's lines but MFU's, which follows the fourth.
-var planTerms = []string{
-	labelled("#: ", "rank among all that fit (plan.csv has them all); *: nothing faster fits in less memory."),
-	labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
-	labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
-		"(hybrid shard, each over N/K GPUs) at 3."),
-	labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
-	labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication "+
-		"the compute does not hide."),
 }
 
 // WritePlanTable writes the plan as one terminal screen: the question, the
