@@ -29,12 +29,17 @@ const (
 // same limit, so every scenario that validates also builds.
 const MaxGPUs = 1 << 22
 
+// MaxMicroBatch and MaxGradAccum bound training.micro_batch and
+// training.grad_accum (plan searches within them).
+const (
+	MaxMicroBatch = 1 << 20
+	MaxGradAccum  = 1 << 12
+)
+
 // Limits on cluster sizes.
 const (
 	maxNodes       = 65536
 	maxGPUsPerNode = 1024
-	maxMicroBatch  = 1 << 20
-	maxGradAccum   = 1 << 12
 	maxSteps       = 1 << 20
 	maxPrefetch    = 64
 	maxInflight    = 64
@@ -686,13 +691,13 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if !l.has("training.micro_batch") {
 		t.MicroBatch = 1
 	}
-	if err := l.intRange("training.micro_batch", t.MicroBatch, 1, maxMicroBatch); err != nil {
+	if err := l.intRange("training.micro_batch", t.MicroBatch, 1, MaxMicroBatch); err != nil {
 		return err
 	}
 	if !l.has("training.grad_accum") {
 		t.GradAccum = 1
 	}
-	if err := l.intRange("training.grad_accum", t.GradAccum, 1, maxGradAccum); err != nil {
+	if err := l.intRange("training.grad_accum", t.GradAccum, 1, MaxGradAccum); err != nil {
 		return err
 	}
 	if err := enum(l, "training.param_dtype", &t.ParamDType, BF16, BF16, FP16, FP32); err != nil {

@@ -220,13 +220,6 @@ type planSpace struct {
 	microBatchs []int64
 }
 
-// The largest training.micro_batch and training.grad_accum a scenario
-// takes (scenarios/resolve.go).
-const (
-	maxMicroBatch = 1 << 20
-	maxGradAccum  = 1 << 12
-)
-
 func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	s, err := src.Load()
 	if err != nil {
@@ -718,8 +711,8 @@ func CheckGlobalBatch(global, dp int64) error {
 // 1T.)
 func microBatches(perRank int64) []int64 {
 	var ms []int64
-	for g := min(perRank, maxGradAccum); g >= 1; g-- {
-		if m := perRank / g; perRank%g == 0 && m <= maxMicroBatch {
+	for g := min(perRank, scenarios.MaxGradAccum); g >= 1; g-- {
+		if m := perRank / g; perRank%g == 0 && m <= scenarios.MaxMicroBatch {
 			ms = append(ms, m)
 		}
 	}
