@@ -21,42 +21,48 @@ import (
 // time grows smoothly as links slow down: a longer collective first steals
 // more from the compute it overlaps, then is exposed, never all at once.
 
-// interference is the per-rank state of the compute task under a varying
-// rate: its nominal work left (ps at full speed), when that was last
-// brought up to date, the number of collectives in flight and when its
-// task is due (the clock cannot cancel a superseded completion event).
+// interference is the compute slowdown and, per simulated rank, the state
+// of its compute task under a varying rate (computeRate, one cache line
+// for two ranks) and its one completion callback: fire[r] ignores
+// superseded events (they fire at another time, or after the task ended),
+// so no closure is allocated per re-timing.
 type interference struct {
-	slow   float64 // compute slowdown while communicating (0: off)
-	left   []float64
-	since  []units.Duration
-	active []int32
-	// due is when rank r's compute task ends at the current rate, −1 when
-	// none is pending; fire[r] is the rank's one completion callback, which
-	// ignores superseded events (they fire at another time, or after the
-	// task ended) so no closure is allocated per re-timing.
-	due  []units.Duration
-	fire []func()
+	slow  float64 // compute slowdown while communicating (0: off)
+	rates []computeRate
+	fire  []func()
+}
+
+// computeRate is one rank's compute task under interference: its nominal
+// work left (ps at full speed), when that was last brought up to date, the
+// number of collectives in flight and when the task is due at the current
+// rate (−1 when none is pending: the clock cannot cancel a superseded
+// completion event).
+type computeRate struct {
+	left       float64
+	since, due units.Duration
+	active     int32
 }
 
 func newInterference(e *executor, reps int, slow float64) *interference {
-	in := &interference{slow: slow, left: make([]float64, reps), since: make([]units.Duration, reps),
-		active: make([]int32, reps), due: make([]units.Duration, reps), fire: make([]func(), reps)}
+	in := &interference{slow: slow, rates: make([]computeRate, reps), fire: make([]func(), reps)}
 	for r := range reps {
-		in.due[r] = unset
+		in.rates[r].due = unset
 		in.fire[r] = func() {
-			if in.due[r] != e.clk.Now() {
+			c := &in.rates[r]
+			if c.due != e.clk.Now() {
 				return // superseded by a re-timing
 			}
-			in.due[r] = unset
+			c.due = unset
 			e.done[r]()
 		}
 	}
 	return in
 }
 
-// factor is the time per unit of nominal work on rank r now.
-func (in *interference) factor(r int) float64 {
-	if in.active[r] > 0 {
+// factor is the time per unit of nominal work of a rank with active
+// collectives in flight.
+func (in *interference) factor(active int32) float64 {
+	if active > 0 {
 		return 1 + in.slow
 	}
 	return 1
@@ -65,23 +71,24 @@ func (in *interference) factor(r int) float64 {
 // startCompute begins rank r's compute task of nominal duration d under
 // interference and schedules its end.
 func (e *executor) startCompute(r int, d units.Duration) {
-	in := e.inter
-	in.left[r] = float64(d)
-	in.since[r] = e.clk.Now()
-	e.scheduleCompute(r)
+	c := &e.inter.rates[r]
+	c.left = float64(d)
+	c.since = e.clk.Now()
+	e.scheduleCompute(r, c)
 }
 
-func (e *executor) scheduleCompute(r int) {
-	in := e.inter
+// scheduleCompute schedules the end of rank r's compute task (c) at its
+// current rate.
+func (e *executor) scheduleCompute(r int, c *computeRate) {
 	now := e.clk.Now()
 	// Saturate at the end of int64 picoseconds as the engine does; the
 	// replay reports a step that reaches it as an error.
 	d := units.Duration(math.MaxInt64) - now
-	if f := math.Ceil(in.left[r] * in.factor(r)); f < float64(d) {
+	if f := math.Ceil(c.left * e.inter.factor(c.active)); f < float64(d) {
 		d = units.Duration(f)
 	}
-	in.due[r] = now + d
-	e.clk.After(d, in.fire[r])
+	c.due = now + d
+	e.clk.After(d, e.inter.fire[r])
 }
 
 // commDelta records that a collective started (+1) or ended (−1) on rank r
@@ -94,16 +101,17 @@ func (e *executor) commDelta(r int, delta int32) {
 	if r >= e.reps {
 		return
 	}
-	before := in.factor(r)
-	in.active[r] += delta
-	after := in.factor(r)
-	if e.computing[r] < 0 || before == after {
+	c := &in.rates[r]
+	before := in.factor(c.active)
+	c.active += delta
+	after := in.factor(c.active)
+	if e.lanes[r].computing < 0 || before == after {
 		return
 	}
 	now := e.clk.Now()
-	in.left[r] = max(in.left[r]-float64(now-in.since[r])/before, 0)
-	in.since[r] = now
-	e.scheduleCompute(r)
+	c.left = max(c.left-float64(now-c.since)/before, 0)
+	c.since = now
+	e.scheduleCompute(r, c)
 }
 
 // computeInterference is the scenario's compute slowdown while
@@ -186,7 +194,7 @@ func (e *executor) openColl(sim []int) *collRun {
 		c = &collRun{ranks: sim, num: e.cont.num}
 	}
 	for _, r := range sim {
-		if e.computing[r] >= 0 {
+		if e.lanes[r].computing >= 0 {
 			c.busy++
 		}
 		e.cont.onRank[r] = append(e.cont.onRank[r], c)
