@@ -79,12 +79,21 @@ type HFModel struct {
 	// Total and Active parameters (Active = Total for dense models: all but
 	// the routed experts plus top-k of them in every MoE layer).
 	Total, Active int64
+	// Notes name what the import approximates or leaves out, one line each
+	// (zerosim import hf prints them; a scenario's Load warns with them).
+	Notes []string
+	// SlidingWindow is the key window of the WindowLayers decoder blocks
+	// that attend over only the last SlidingWindow tokens (0: none).
+	// zerosim models full causal attention: WindowNote.
+	SlidingWindow, WindowLayers int64
 }
 
 // hfConfig is a parsed config.json with exact integers.
 type hfConfig struct {
 	file string
 	m    map[string]any
+	// prefix names a sub-object in messages ("text_config.").
+	prefix string
 }
 
 // hfError is an error about one config.json.
@@ -97,17 +106,17 @@ func (c *hfConfig) errorf(format string, a ...any) error {
 func (c *hfConfig) lookup(keys []string) (string, any, bool) {
 	for _, k := range keys {
 		if v, ok := c.m[k]; ok && v != nil {
-			return k, v, true
+			return c.prefix + k, v, true
 		}
 	}
-	return keys[0], nil, false
+	return c.prefix + keys[0], nil, false
 }
 
 // int reads a whole number in [lo, hi]; missing is an error.
 func (c *hfConfig) int(lo, hi int64, keys ...string) (int64, error) {
 	v, ok, err := c.intOpt(lo, hi, keys...)
 	if err == nil && !ok {
-		return 0, c.errorf("%s is missing (add it to config.json)", keys[0])
+		return 0, c.errorf("%s%s is missing (add it to config.json)", c.prefix, keys[0])
 	}
 	return v, err
 }
@@ -303,6 +312,7 @@ func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
 				m[k] = keep
 			}
 		}
+		overrideTextLayers(m, layers)
 	}
 	arch, err := c.architecture()
 	if err != nil {
@@ -353,23 +363,28 @@ var hfModelTypes = map[string]string{
 	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
 	"Gemma2ForCausalLM": "gemma2", "Phi3ForCausalLM": "phi3", "GPTNeoXForCausalLM": "gpt_neox",
 	"GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
-	"DeepseekV2ForCausalLM": "deepseek_v2",
+	"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
+	"Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
-	"LlamaForCausalLM":      hfLlamaLike,
-	"MistralForCausalLM":    hfLlamaLike,
-	"MixtralForCausalLM":    hfLlamaLike,
-	"Qwen2ForCausalLM":      hfLlamaLike,
-	"Qwen3ForCausalLM":      hfLlamaLike,
-	"Qwen3MoeForCausalLM":   hfLlamaLike,
-	"Gemma2ForCausalLM":     hfLlamaLike,
-	"Phi3ForCausalLM":       hfLlamaLike,
-	"DeepseekV2ForCausalLM": hfDeepseekV2,
-	"GPTNeoXForCausalLM":    hfGPTNeoX,
-	"GPT2LMHeadModel":       hfGPT2,
-	"OPTForCausalLM":        hfOPT,
-	"FalconForCausalLM":     hfFalcon,
+	"LlamaForCausalLM":               hfLlamaLike,
+	"MistralForCausalLM":             hfLlamaLike,
+	"MixtralForCausalLM":             hfLlamaLike,
+	"Qwen2ForCausalLM":               hfLlamaLike,
+	"Qwen3ForCausalLM":               hfLlamaLike,
+	"Qwen3MoeForCausalLM":            hfLlamaLike,
+	"Gemma2ForCausalLM":              hfLlamaLike,
+	"Phi3ForCausalLM":                hfLlamaLike,
+	"DeepseekV2ForCausalLM":          hfDeepseekV2,
+	"DeepseekV3ForCausalLM":          hfDeepseekV3,
+	"GptOssForCausalLM":              hfGptOss,
+	"Gemma3ForCausalLM":              hfGemma3,
+	"Gemma3ForConditionalGeneration": hfGemma3,
+	"GPTNeoXForCausalLM":             hfGPTNeoX,
+	"GPT2LMHeadModel":                hfGPT2,
+	"OPTForCausalLM":                 hfOPT,
+	"FalconForCausalLM":              hfFalcon,
 }
 
 func hfArchitectureNames() []string {
@@ -699,138 +714,6 @@ func contains(xs []int64, x int64) bool {
 		}
 	}
 	return false
-}
-
-// hfDeepseekV2 imports DeepSeek-V2 (models/deepseek_v2/modeling_deepseek_v2.py
-// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d, configuration_deepseek_v2.py
-// @ 43e8548fef30c2cc98ee475ef3d478b9bb7b616f): multi-head latent attention —
-// q_proj Linear(h, heads·(qk_nope+qk_rope)) when q_lora_rank is null, else
-// q_a_proj Linear(h, q_lora_rank, bias=attention_bias), q_a_layernorm
-// RMSNorm(q_lora_rank), q_b_proj Linear(q_lora_rank, heads·(qk_nope+qk_rope));
-// kv_a_proj_with_mqa Linear(h, kv_lora_rank+qk_rope, bias=attention_bias),
-// kv_a_layernorm RMSNorm(kv_lora_rank), kv_b_proj Linear(kv_lora_rank,
-// heads·(qk_nope+v_head_dim)), o_proj Linear(heads·v_head_dim, h,
-// bias=attention_bias). Layer i is MoE when n_routed_experts is set, i ≥
-// first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek's remote
-// modeling_deepseek.py; transformers' port checks only first_k_dense_replace,
-// the same for moe_layer_freq 1): gate weight (n_routed_experts, h),
-// n_routed_experts experts and one shared MLP of
-// moe_intermediate_size·n_shared_experts. Defaults are the config class's:
-// q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim
-// 128, v_head_dim 128, moe_intermediate_size 1407, first_k_dense_replace 0,
-// moe_layer_freq 1.
-func hfDeepseekV2(c *hfConfig) (*HFModel, error) {
-	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
-	if err != nil {
-		return nil, err
-	}
-	d := &hm.Dims
-	h := d.Hidden
-	if d.FFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
-		return nil, err
-	}
-	if d.ExpertFFN, err = c.intOr(1407, 1, maxFFN, "moe_intermediate_size"); err != nil {
-		return nil, err
-	}
-	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_key_value_heads"); err != nil {
-		return nil, err
-	}
-	qLora, qLoraSet, err := c.intOpt(1, maxHidden, "q_lora_rank")
-	if err != nil {
-		return nil, err
-	}
-	if _, present := c.m["q_lora_rank"]; !present {
-		qLora, qLoraSet = 1536, true
-	}
-	kvLora, err := c.intOr(512, 1, maxHidden, "kv_lora_rank")
-	if err != nil {
-		return nil, err
-	}
-	rope, err := c.intOr(64, 0, maxHeadDim, "qk_rope_head_dim")
-	if err != nil {
-		return nil, err
-	}
-	nope, err := c.intOr(128, 0, maxHeadDim, "qk_nope_head_dim")
-	if err != nil {
-		return nil, err
-	}
-	vDim, err := c.intOr(128, 1, maxHeadDim, "v_head_dim")
-	if err != nil {
-		return nil, err
-	}
-	if rope+nope == 0 {
-		return nil, c.errorf("qk_nope_head_dim + qk_rope_head_dim = 0 (use a head size > 0)")
-	}
-	d.HeadDim = nope + rope
-	routed, moeSet, err := c.intOpt(1, maxExperts, "n_routed_experts")
-	if err != nil {
-		return nil, err
-	}
-	shared, err := c.intOr(0, 0, maxExperts, "n_shared_experts")
-	if err != nil {
-		return nil, err
-	}
-	if moeSet {
-		if d.TopK, err = c.int(1, routed, "num_experts_per_tok"); err != nil {
-			return nil, err
-		}
-	}
-	firstDense, err := c.intOr(0, 0, maxLayers, "first_k_dense_replace")
-	if err != nil {
-		return nil, err
-	}
-	freq, err := c.intOr(1, 1, maxLayers, "moe_layer_freq")
-	if err != nil {
-		return nil, err
-	}
-	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
-		return nil, err
-	}
-	bias, err := c.boolOr(false, "attention_bias")
-	if err != nil {
-		return nil, err
-	}
-	mlpBias, err := c.boolOr(false, "mlp_bias")
-	if err != nil {
-		return nil, err
-	}
-
-	var p pc
-	heads := d.Heads
-	var q int64
-	if qLoraSet {
-		q = p.add(p.linear(h, qLora, bias), qLora, p.linear(qLora, p.mul(heads, d.HeadDim), false))
-	} else {
-		q = p.linear(h, p.mul(heads, d.HeadDim), false)
-	}
-	attn := p.add(q, p.linear(h, kvLora+rope, bias), kvLora, p.linear(kvLora, p.mul(heads, nope+vDim), false),
-		p.linear(p.mul(heads, vDim), h, bias))
-	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, mlpBias), p.linear(ffn, h, mlpBias)) }
-	var blocks []hfBlock
-	for i := range hm.Layers {
-		bd := *d
-		if moeSet && i >= firstDense && i%freq == 0 {
-			bd.FFN, bd.Experts, bd.SharedExperts = 0, routed, shared
-			dense := p.add(attn, 2*h, p.mul(routed, h))
-			if shared > 0 {
-				dense = p.add(dense, mlp(p.mul(d.ExpertFFN, shared)))
-			}
-			one := mlp(d.ExpertFFN)
-			blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd})
-			continue
-		}
-		bd.ExpertFFN, bd.TopK = 0, 0
-		blocks = append(blocks, hfBlock{dense: p.add(attn, 2*h, mlp(d.FFN)), dims: bd})
-	}
-	if moeSet {
-		d.Experts, d.SharedExperts = routed, shared
-	} else {
-		d.ExpertFFN, d.TopK = 0, 0
-	}
-	embed := p.mul(hm.Vocab, h)
-	head := hm.untied(embed)
-	hm.assemble(&p, embed, blocks, h, head)
-	return hm, nil
 }
 
 // hfGPTNeoX imports GPT-NeoX / Pythia (models/gpt_neox/modeling_gpt_neox.py
