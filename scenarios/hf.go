@@ -360,7 +360,7 @@ func (c *hfConfig) architecture() (string, error) {
 // hfModelTypes maps each supported class to its model_type.
 var hfModelTypes = map[string]string{
 	"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
-	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe", "Qwen2MoeForCausalLM": "qwen2_moe",
 	"Gemma2ForCausalLM": "gemma2", "Phi3ForCausalLM": "phi3", "GPTNeoXForCausalLM": "gpt_neox",
 	"GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
 	"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
@@ -374,6 +374,7 @@ var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
 	"Qwen2ForCausalLM":               hfLlamaLike,
 	"Qwen3ForCausalLM":               hfLlamaLike,
 	"Qwen3MoeForCausalLM":            hfLlamaLike,
+	"Qwen2MoeForCausalLM":            hfLlamaLike,
 	"Gemma2ForCausalLM":              hfLlamaLike,
 	"Phi3ForCausalLM":                hfLlamaLike,
 	"DeepseekV2ForCausalLM":          hfDeepseekV2,
@@ -557,6 +558,16 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     @ 26f4b0f69f17118549a693ffe600c18e8505b636 defaults
 //     decoder_sparse_step 1, num_experts 128, num_experts_per_tok 8,
 //     moe_intermediate_size 768 and has no head_dim (hidden/heads).
+//   - Qwen2-MoE: modeling_qwen2_moe.py
+//     @ 1c351314a42ac9aef3510fc536c18130d52be2ef: head_dim hidden/heads;
+//     q, k, v biases = qkv_bias (default true; older versions hard-code
+//     bias=True), o none; MoE layers as Qwen3-MoE's rule, each adding
+//     shared_expert Qwen2MoeMLP(shared_expert_intermediate_size) and
+//     shared_expert_gate Linear(h, 1, bias=False) to the router;
+//     configuration_qwen2_moe.py @ 765e4fbcdf84b2720f98be27665c839cdb579fcf
+//     defaults num_experts 60, num_experts_per_tok 4,
+//     moe_intermediate_size 1408, shared_expert_intermediate_size 5632.
+//     use_sliding_window true is refused (zerosim has no window model).
 //   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
 //     post_attention, pre_ and post_feedforward); configuration_gemma2.py
 //     @ 19f5346140749359823ef26c4183bd8f1aed3db7: head_dim default 256,
@@ -595,7 +606,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	if d.HeadDim == 0 {
 		return nil, c.errorf("hidden_size=%d is smaller than num_attention_heads=%d (add head_dim or fix the sizes)", h, d.Heads)
 	}
-	moe := arch == "MixtralForCausalLM" || arch == "Qwen3MoeForCausalLM"
+	moe := arch == "MixtralForCausalLM" || arch == "Qwen3MoeForCausalLM" || arch == "Qwen2MoeForCausalLM"
 	ffnMin := int64(1)
 	if moe {
 		ffnMin = 0
@@ -616,9 +627,17 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	switch arch {
-	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM":
+	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM",
+		"Qwen2MoeForCausalLM":
 		// These modeling files have no mlp_bias.
 		mlpBias = false
+	}
+	if arch == "Qwen2MoeForCausalLM" {
+		if sw, err := c.boolOr(false, "use_sliding_window"); err != nil {
+			return nil, err
+		} else if sw {
+			return nil, c.errorf("use_sliding_window=true: zerosim has no sliding-window attention model for Qwen2-MoE's max_window_layers split (set use_sliding_window to false to import it with full attention)")
+		}
 	}
 	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {
 		attnBias = false
@@ -630,6 +649,12 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	switch arch {
 	case "Qwen2ForCausalLM":
 		attn = p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, false))
+	case "Qwen2MoeForCausalLM":
+		qkvBias, err := c.boolOr(true, "qkv_bias")
+		if err != nil {
+			return nil, err
+		}
+		attn = p.add(p.linear(h, q, qkvBias), 2*p.linear(h, kv, qkvBias), p.linear(q, h, false))
 	case "Phi3ForCausalLM":
 		attn = p.add(p.linear(h, p.add(q, 2*kv), false), p.linear(q, h, false))
 	default:
@@ -662,14 +687,27 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
 				experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: *d})
 		}
-	case "Qwen3MoeForCausalLM":
-		if d.Experts, err = c.intOr(128, 0, maxExperts, "num_experts"); err != nil {
+	case "Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM":
+		defExperts, defTopK, defFFN := int64(128), int64(8), int64(768)
+		var shared int64 // Qwen2-MoE's shared expert and its gate
+		if arch == "Qwen2MoeForCausalLM" {
+			defExperts, defTopK, defFFN = 60, 4, 1408
+			sharedFFN, err := c.intOr(5632, 0, maxFFN, "shared_expert_intermediate_size")
+			if err != nil {
+				return nil, err
+			}
+			if sharedFFN > 0 {
+				shared = p.add(mlp(sharedFFN), h)
+				d.SharedExperts = 1
+			}
+		}
+		if d.Experts, err = c.intOr(defExperts, 0, maxExperts, "num_experts"); err != nil {
 			return nil, err
 		}
-		if d.TopK, err = c.intOr(8, 0, max(d.Experts, 0), "num_experts_per_tok"); err != nil {
+		if d.TopK, err = c.intOr(min(defTopK, d.Experts), 0, max(d.Experts, 0), "num_experts_per_tok"); err != nil {
 			return nil, err
 		}
-		if d.ExpertFFN, err = c.intOr(768, 1, maxFFN, "moe_intermediate_size"); err != nil {
+		if d.ExpertFFN, err = c.intOr(defFFN, 1, maxFFN, "moe_intermediate_size"); err != nil {
 			return nil, err
 		}
 		step, err := c.intOr(1, 1, maxLayers, "decoder_sparse_step")
@@ -685,14 +723,14 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			bd := *d
 			if !contains(only, i) && d.Experts > 0 && (i+1)%step == 0 {
 				bd.FFN = 0
-				blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
+				blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false), shared),
 					experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
 				continue
 			}
 			if d.FFN == 0 {
 				return nil, c.errorf("intermediate_size=0 but layer %d is dense (set intermediate_size)", i)
 			}
-			bd.Experts, bd.TopK, bd.ExpertFFN = 0, 0, 0
+			bd.Experts, bd.TopK, bd.ExpertFFN, bd.SharedExperts = 0, 0, 0, 0
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, mlp(d.FFN)), dims: bd})
 		}
 		d.FFN = 0

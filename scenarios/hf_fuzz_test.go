@@ -29,6 +29,7 @@ func FuzzImport(f *testing.F) {
 		`{"model_type": "qwen3_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 0, "num_experts": 0}`,
 		`{"model_type": "opt", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "ffn_dim": 4, "do_layer_norm_before": false, "layer_norm_elementwise_affine": false, "word_embed_proj_dim": 8}`,
 		`{"model_type": "deepseek_v3", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "n_routed_experts": 4, "n_group": 2, "topk_group": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "num_nextn_predict_layers": 1, "q_lora_rank": null}`,
+		`{"model_type": "qwen2_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 2, "shared_expert_intermediate_size": 4, "mlp_only_layers": [0]}`,
 		`{"model_type": "gpt_oss", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 4, "num_local_experts": 2, "layer_types": ["full_attention", "sliding_attention"]}`,
 		`{"model_type": "gemma3", "text_config": {"hidden_size": 8, "num_hidden_layers": 3, "intermediate_size": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "sliding_window_pattern": 2}, "vision_config": {}}`,
 	} {

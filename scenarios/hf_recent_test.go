@@ -257,3 +257,27 @@ func TestHFSupportedListed(t *testing.T) {
 		}
 	}
 }
+
+// TestHFQwen2Moe holds Qwen1.5-MoE-A2.7B (testdata/hf-extra/
+// qwen1.5-moe-a2.7b.json) to Keras Hub's qwen1.5_moe_2.7b_en preset count,
+// 14,315,784,192 (find_string 14315784192; a served-model banner gives the
+// same), and to Qwen's "2.7B activated" (rounded to 0.1B). A transformers
+// instance of the same config cut to 3 layers, 4 experts and a 1,519-token
+// vocabulary, measured with torchinfo next to the config (find_string hit
+// 11134031260), has 264,235,008 parameters, 86,003,712 a layer.
+func TestHFQwen2Moe(t *testing.T) {
+	hm := hfVariant(t, "qwen1.5-moe-a2.7b", nil)
+	checkHF(t, hm, 14_315_784_192, -1)
+	if hm.Active < 2_650_000_000 || hm.Active >= 2_750_000_000 {
+		t.Errorf("active %d, want 2.7B", hm.Active)
+	}
+	tiny := hfVariant(t, "qwen1.5-moe-a2.7b", map[string]any{"vocab_size": 1519, "num_hidden_layers": 3, "num_experts": 4})
+	checkHF(t, tiny, 264_235_008, 0) // top-4 of 4 experts: all active
+	if b := int64(tiny.LayerList[1].Params + tiny.LayerList[2].Params); b != 86_003_712 {
+		t.Errorf("tiny: a layer holds %d, want 86,003,712", b)
+	}
+	if _, err := ImportHF("c.json", []byte(`{"architectures": ["Qwen2MoeForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "use_sliding_window": true}`)); err == nil ||
+		!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim has no sliding-window attention model") {
+		t.Errorf("use_sliding_window: %v", err)
+	}
+}
