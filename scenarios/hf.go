@@ -571,7 +571,8 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
 //     post_attention, pre_ and post_feedforward); configuration_gemma2.py
 //     @ 19f5346140749359823ef26c4183bd8f1aed3db7: head_dim default 256,
-//     tie_word_embeddings default true.
+//     tie_word_embeddings default true; even layers attend over
+//     sliding_window (HFModel.SlidingWindow, noted as full attention).
 //   - Phi-3: modeling_phi3.py @ 43c2b4816a6507cb08a18b402c6b053453651daf:
 //     fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
 //     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False).
@@ -613,6 +614,17 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	}
 	if d.FFN, err = c.int(ffnMin, maxFFN, "intermediate_size"); err != nil {
 		return nil, err
+	}
+	if arch == "Gemma2ForCausalLM" {
+		// modeling_gemma2.py @ 9a80143ca26066ee3266749a57c7b3850d8843be:
+		// Gemma2DecoderLayer.is_sliding = not bool(layer_idx % 2), later
+		// spelt layer_types; sliding_window default 4096.
+		if hm.SlidingWindow, err = c.intOr(4096, 1, maxSeqLen, "sliding_window"); err != nil {
+			return nil, err
+		}
+		if hm.WindowLayers, err = c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return i%2 == 0 }); err != nil {
+			return nil, err
+		}
 	}
 	defTied := arch == "Gemma2ForCausalLM"
 	if hm.Tied, err = c.boolOr(defTied, "tie_word_embeddings"); err != nil {

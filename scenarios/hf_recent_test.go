@@ -172,7 +172,8 @@ func TestHFGemma3(t *testing.T) {
 	}
 }
 
-// TestHFRecentScenario: a scenario naming these configs warns with the
+// TestHFRecentScenario: a scenario naming these configs (or a preset built
+// from one, Gemma 2's even layers slide over 4096 tokens) warns with the
 // import's notes, and about sliding windows only when seq_len exceeds the
 // window; model.layers shortens layer_types and text_config.
 func TestHFRecentScenario(t *testing.T) {
@@ -186,6 +187,8 @@ func TestHFRecentScenario(t *testing.T) {
 		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  seq_len: 1025\n", 34, []string{"vision_config", "29 of the 34 decoder blocks attend over a sliding window of 1024 tokens (sliding_window), but zerosim models full causal attention over seq_len 1025"}},
 		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  layers: 2\n", 2, []string{"vision_config", "2 of the 2 decoder blocks attend over a sliding window of 1024"}},
 		{"  hf_config: hf-extra/gpt-oss-20b.json\n  layers: 3\n", 3, []string{"quantization_config (mxfp4)", "2 of the 3 decoder blocks attend over a sliding window of 128 tokens (sliding_window), but zerosim models full causal attention over seq_len 4096"}},
+		{"  preset: gemma2-9b\n  seq_len: 4096\n", 42, nil},
+		{"  preset: gemma2-9b\n  seq_len: 8192\n", 42, []string{"21 of the 42 decoder blocks attend over a sliding window of 4096 tokens (sliding_window), but zerosim models full causal attention over seq_len 8192"}},
 		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 5, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,", "n_group=8", "quantization_config (fp8)"}},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)

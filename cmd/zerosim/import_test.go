@@ -17,7 +17,7 @@ func TestImportHF(t *testing.T) {
 		notes         int // "# note:" lines
 	}{
 		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248, 0},
-		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 0},
+		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 1},
 		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208, 0},
 		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 3},
 		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 2},
