@@ -79,12 +79,21 @@ type HFModel struct {
 	// Total and Active parameters (Active = Total for dense models: all but
 	// the routed experts plus top-k of them in every MoE layer).
 	Total, Active int64
+	// Notes name what the import approximates or leaves out, one line each
+	// (zerosim import hf prints them; a scenario's Load warns with them).
+	Notes []string
+	// SlidingWindow is the key window of the WindowLayers decoder blocks
+	// that attend over only the last SlidingWindow tokens (0: none).
+	// zerosim models full causal attention: WindowNote.
+	SlidingWindow, WindowLayers int64
 }
 
 // hfConfig is a parsed config.json with exact integers.
 type hfConfig struct {
 	file string
 	m    map[string]any
+	// prefix names a sub-object in messages ("text_config.").
+	prefix string
 }
 
 // hfError is an error about one config.json.
@@ -97,17 +106,17 @@ func (c *hfConfig) errorf(format string, a ...any) error {
 func (c *hfConfig) lookup(keys []string) (string, any, bool) {
 	for _, k := range keys {
 		if v, ok := c.m[k]; ok && v != nil {
-			return k, v, true
+			return c.prefix + k, v, true
 		}
 	}
-	return keys[0], nil, false
+	return c.prefix + keys[0], nil, false
 }
 
 // int reads a whole number in [lo, hi]; missing is an error.
 func (c *hfConfig) int(lo, hi int64, keys ...string) (int64, error) {
 	v, ok, err := c.intOpt(lo, hi, keys...)
 	if err == nil && !ok {
-		return 0, c.errorf("%s is missing (add it to config.json)", keys[0])
+		return 0, c.errorf("%s%s is missing (add it to config.json)", c.prefix, keys[0])
 	}
 	return v, err
 }
@@ -303,6 +312,7 @@ func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
 				m[k] = keep
 			}
 		}
+		overrideTextLayers(m, layers)
 	}
 	arch, err := c.architecture()
 	if err != nil {
@@ -350,26 +360,32 @@ func (c *hfConfig) architecture() (string, error) {
 // hfModelTypes maps each supported class to its model_type.
 var hfModelTypes = map[string]string{
 	"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
-	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe", "Qwen2MoeForCausalLM": "qwen2_moe",
 	"Gemma2ForCausalLM": "gemma2", "Phi3ForCausalLM": "phi3", "GPTNeoXForCausalLM": "gpt_neox",
 	"GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
-	"DeepseekV2ForCausalLM": "deepseek_v2",
+	"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
+	"Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
-	"LlamaForCausalLM":      hfLlamaLike,
-	"MistralForCausalLM":    hfLlamaLike,
-	"MixtralForCausalLM":    hfLlamaLike,
-	"Qwen2ForCausalLM":      hfLlamaLike,
-	"Qwen3ForCausalLM":      hfLlamaLike,
-	"Qwen3MoeForCausalLM":   hfLlamaLike,
-	"Gemma2ForCausalLM":     hfLlamaLike,
-	"Phi3ForCausalLM":       hfLlamaLike,
-	"DeepseekV2ForCausalLM": hfDeepseekV2,
-	"GPTNeoXForCausalLM":    hfGPTNeoX,
-	"GPT2LMHeadModel":       hfGPT2,
-	"OPTForCausalLM":        hfOPT,
-	"FalconForCausalLM":     hfFalcon,
+	"LlamaForCausalLM":               hfLlamaLike,
+	"MistralForCausalLM":             hfLlamaLike,
+	"MixtralForCausalLM":             hfLlamaLike,
+	"Qwen2ForCausalLM":               hfLlamaLike,
+	"Qwen3ForCausalLM":               hfLlamaLike,
+	"Qwen3MoeForCausalLM":            hfLlamaLike,
+	"Qwen2MoeForCausalLM":            hfLlamaLike,
+	"Gemma2ForCausalLM":              hfLlamaLike,
+	"Phi3ForCausalLM":                hfLlamaLike,
+	"DeepseekV2ForCausalLM":          hfDeepseekV2,
+	"DeepseekV3ForCausalLM":          hfDeepseekV3,
+	"GptOssForCausalLM":              hfGptOss,
+	"Gemma3ForCausalLM":              hfGemma3,
+	"Gemma3ForConditionalGeneration": hfGemma3,
+	"GPTNeoXForCausalLM":             hfGPTNeoX,
+	"GPT2LMHeadModel":                hfGPT2,
+	"OPTForCausalLM":                 hfOPT,
+	"FalconForCausalLM":              hfFalcon,
 }
 
 func hfArchitectureNames() []string {
@@ -542,10 +558,21 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     @ 26f4b0f69f17118549a693ffe600c18e8505b636 defaults
 //     decoder_sparse_step 1, num_experts 128, num_experts_per_tok 8,
 //     moe_intermediate_size 768 and has no head_dim (hidden/heads).
+//   - Qwen2-MoE: modeling_qwen2_moe.py
+//     @ 1c351314a42ac9aef3510fc536c18130d52be2ef: head_dim hidden/heads;
+//     q, k, v biases = qkv_bias (default true; older versions hard-code
+//     bias=True), o none; MoE layers as Qwen3-MoE's rule, each adding
+//     shared_expert Qwen2MoeMLP(shared_expert_intermediate_size) and
+//     shared_expert_gate Linear(h, 1, bias=False) to the router;
+//     configuration_qwen2_moe.py @ 765e4fbcdf84b2720f98be27665c839cdb579fcf
+//     defaults num_experts 60, num_experts_per_tok 4,
+//     moe_intermediate_size 1408, shared_expert_intermediate_size 5632.
+//     use_sliding_window true is refused (zerosim has no window model).
 //   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
 //     post_attention, pre_ and post_feedforward); configuration_gemma2.py
 //     @ 19f5346140749359823ef26c4183bd8f1aed3db7: head_dim default 256,
-//     tie_word_embeddings default true.
+//     tie_word_embeddings default true; even layers attend over
+//     sliding_window (HFModel.SlidingWindow, noted as full attention).
 //   - Phi-3: modeling_phi3.py @ 43c2b4816a6507cb08a18b402c6b053453651daf:
 //     fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
 //     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False).
@@ -580,13 +607,24 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	if d.HeadDim == 0 {
 		return nil, c.errorf("hidden_size=%d is smaller than num_attention_heads=%d (add head_dim or fix the sizes)", h, d.Heads)
 	}
-	moe := arch == "MixtralForCausalLM" || arch == "Qwen3MoeForCausalLM"
+	moe := arch == "MixtralForCausalLM" || arch == "Qwen3MoeForCausalLM" || arch == "Qwen2MoeForCausalLM"
 	ffnMin := int64(1)
 	if moe {
 		ffnMin = 0
 	}
 	if d.FFN, err = c.int(ffnMin, maxFFN, "intermediate_size"); err != nil {
 		return nil, err
+	}
+	if arch == "Gemma2ForCausalLM" {
+		// modeling_gemma2.py @ 9a80143ca26066ee3266749a57c7b3850d8843be:
+		// Gemma2DecoderLayer.is_sliding = not bool(layer_idx % 2), later
+		// spelt layer_types; sliding_window default 4096.
+		if hm.SlidingWindow, err = c.intOr(4096, 1, maxSeqLen, "sliding_window"); err != nil {
+			return nil, err
+		}
+		if hm.WindowLayers, err = c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return i%2 == 0 }); err != nil {
+			return nil, err
+		}
 	}
 	defTied := arch == "Gemma2ForCausalLM"
 	if hm.Tied, err = c.boolOr(defTied, "tie_word_embeddings"); err != nil {
@@ -601,9 +639,17 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	switch arch {
-	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM":
+	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM",
+		"Qwen2MoeForCausalLM":
 		// These modeling files have no mlp_bias.
 		mlpBias = false
+	}
+	if arch == "Qwen2MoeForCausalLM" {
+		if sw, err := c.boolOr(false, "use_sliding_window"); err != nil {
+			return nil, err
+		} else if sw {
+			return nil, c.errorf("use_sliding_window=true: zerosim has no sliding-window attention model for Qwen2-MoE's max_window_layers split (set use_sliding_window to false to import it with full attention)")
+		}
 	}
 	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {
 		attnBias = false
@@ -615,6 +661,12 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	switch arch {
 	case "Qwen2ForCausalLM":
 		attn = p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, false))
+	case "Qwen2MoeForCausalLM":
+		qkvBias, err := c.boolOr(true, "qkv_bias")
+		if err != nil {
+			return nil, err
+		}
+		attn = p.add(p.linear(h, q, qkvBias), 2*p.linear(h, kv, qkvBias), p.linear(q, h, false))
 	case "Phi3ForCausalLM":
 		attn = p.add(p.linear(h, p.add(q, 2*kv), false), p.linear(q, h, false))
 	default:
@@ -647,14 +699,27 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
 				experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: *d})
 		}
-	case "Qwen3MoeForCausalLM":
-		if d.Experts, err = c.intOr(128, 0, maxExperts, "num_experts"); err != nil {
+	case "Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM":
+		defExperts, defTopK, defFFN := int64(128), int64(8), int64(768)
+		var shared int64 // Qwen2-MoE's shared expert and its gate
+		if arch == "Qwen2MoeForCausalLM" {
+			defExperts, defTopK, defFFN = 60, 4, 1408
+			sharedFFN, err := c.intOr(5632, 0, maxFFN, "shared_expert_intermediate_size")
+			if err != nil {
+				return nil, err
+			}
+			if sharedFFN > 0 {
+				shared = p.add(mlp(sharedFFN), h)
+				d.SharedExperts = 1
+			}
+		}
+		if d.Experts, err = c.intOr(defExperts, 0, maxExperts, "num_experts"); err != nil {
 			return nil, err
 		}
-		if d.TopK, err = c.intOr(8, 0, max(d.Experts, 0), "num_experts_per_tok"); err != nil {
+		if d.TopK, err = c.intOr(min(defTopK, d.Experts), 0, max(d.Experts, 0), "num_experts_per_tok"); err != nil {
 			return nil, err
 		}
-		if d.ExpertFFN, err = c.intOr(768, 1, maxFFN, "moe_intermediate_size"); err != nil {
+		if d.ExpertFFN, err = c.intOr(defFFN, 1, maxFFN, "moe_intermediate_size"); err != nil {
 			return nil, err
 		}
 		step, err := c.intOr(1, 1, maxLayers, "decoder_sparse_step")
@@ -670,14 +735,14 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			bd := *d
 			if !contains(only, i) && d.Experts > 0 && (i+1)%step == 0 {
 				bd.FFN = 0
-				blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
+				blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false), shared),
 					experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
 				continue
 			}
 			if d.FFN == 0 {
 				return nil, c.errorf("intermediate_size=0 but layer %d is dense (set intermediate_size)", i)
 			}
-			bd.Experts, bd.TopK, bd.ExpertFFN = 0, 0, 0
+			bd.Experts, bd.TopK, bd.ExpertFFN, bd.SharedExperts = 0, 0, 0, 0
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, mlp(d.FFN)), dims: bd})
 		}
 		d.FFN = 0
@@ -699,138 +764,6 @@ func contains(xs []int64, x int64) bool {
 		}
 	}
 	return false
-}
-
-// hfDeepseekV2 imports DeepSeek-V2 (models/deepseek_v2/modeling_deepseek_v2.py
-// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d, configuration_deepseek_v2.py
-// @ 43e8548fef30c2cc98ee475ef3d478b9bb7b616f): multi-head latent attention —
-// q_proj Linear(h, heads·(qk_nope+qk_rope)) when q_lora_rank is null, else
-// q_a_proj Linear(h, q_lora_rank, bias=attention_bias), q_a_layernorm
-// RMSNorm(q_lora_rank), q_b_proj Linear(q_lora_rank, heads·(qk_nope+qk_rope));
-// kv_a_proj_with_mqa Linear(h, kv_lora_rank+qk_rope, bias=attention_bias),
-// kv_a_layernorm RMSNorm(kv_lora_rank), kv_b_proj Linear(kv_lora_rank,
-// heads·(qk_nope+v_head_dim)), o_proj Linear(heads·v_head_dim, h,
-// bias=attention_bias). Layer i is MoE when n_routed_experts is set, i ≥
-// first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek's remote
-// modeling_deepseek.py; transformers' port checks only first_k_dense_replace,
-// the same for moe_layer_freq 1): gate weight (n_routed_experts, h),
-// n_routed_experts experts and one shared MLP of
-// moe_intermediate_size·n_shared_experts. Defaults are the config class's:
-// q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim
-// 128, v_head_dim 128, moe_intermediate_size 1407, first_k_dense_replace 0,
-// moe_layer_freq 1.
-func hfDeepseekV2(c *hfConfig) (*HFModel, error) {
-	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
-	if err != nil {
-		return nil, err
-	}
-	d := &hm.Dims
-	h := d.Hidden
-	if d.FFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
-		return nil, err
-	}
-	if d.ExpertFFN, err = c.intOr(1407, 1, maxFFN, "moe_intermediate_size"); err != nil {
-		return nil, err
-	}
-	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_key_value_heads"); err != nil {
-		return nil, err
-	}
-	qLora, qLoraSet, err := c.intOpt(1, maxHidden, "q_lora_rank")
-	if err != nil {
-		return nil, err
-	}
-	if _, present := c.m["q_lora_rank"]; !present {
-		qLora, qLoraSet = 1536, true
-	}
-	kvLora, err := c.intOr(512, 1, maxHidden, "kv_lora_rank")
-	if err != nil {
-		return nil, err
-	}
-	rope, err := c.intOr(64, 0, maxHeadDim, "qk_rope_head_dim")
-	if err != nil {
-		return nil, err
-	}
-	nope, err := c.intOr(128, 0, maxHeadDim, "qk_nope_head_dim")
-	if err != nil {
-		return nil, err
-	}
-	vDim, err := c.intOr(128, 1, maxHeadDim, "v_head_dim")
-	if err != nil {
-		return nil, err
-	}
-	if rope+nope == 0 {
-		return nil, c.errorf("qk_nope_head_dim + qk_rope_head_dim = 0 (use a head size > 0)")
-	}
-	d.HeadDim = nope + rope
-	routed, moeSet, err := c.intOpt(1, maxExperts, "n_routed_experts")
-	if err != nil {
-		return nil, err
-	}
-	shared, err := c.intOr(0, 0, maxExperts, "n_shared_experts")
-	if err != nil {
-		return nil, err
-	}
-	if moeSet {
-		if d.TopK, err = c.int(1, routed, "num_experts_per_tok"); err != nil {
-			return nil, err
-		}
-	}
-	firstDense, err := c.intOr(0, 0, maxLayers, "first_k_dense_replace")
-	if err != nil {
-		return nil, err
-	}
-	freq, err := c.intOr(1, 1, maxLayers, "moe_layer_freq")
-	if err != nil {
-		return nil, err
-	}
-	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
-		return nil, err
-	}
-	bias, err := c.boolOr(false, "attention_bias")
-	if err != nil {
-		return nil, err
-	}
-	mlpBias, err := c.boolOr(false, "mlp_bias")
-	if err != nil {
-		return nil, err
-	}
-
-	var p pc
-	heads := d.Heads
-	var q int64
-	if qLoraSet {
-		q = p.add(p.linear(h, qLora, bias), qLora, p.linear(qLora, p.mul(heads, d.HeadDim), false))
-	} else {
-		q = p.linear(h, p.mul(heads, d.HeadDim), false)
-	}
-	attn := p.add(q, p.linear(h, kvLora+rope, bias), kvLora, p.linear(kvLora, p.mul(heads, nope+vDim), false),
-		p.linear(p.mul(heads, vDim), h, bias))
-	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, mlpBias), p.linear(ffn, h, mlpBias)) }
-	var blocks []hfBlock
-	for i := range hm.Layers {
-		bd := *d
-		if moeSet && i >= firstDense && i%freq == 0 {
-			bd.FFN, bd.Experts, bd.SharedExperts = 0, routed, shared
-			dense := p.add(attn, 2*h, p.mul(routed, h))
-			if shared > 0 {
-				dense = p.add(dense, mlp(p.mul(d.ExpertFFN, shared)))
-			}
-			one := mlp(d.ExpertFFN)
-			blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd})
-			continue
-		}
-		bd.ExpertFFN, bd.TopK = 0, 0
-		blocks = append(blocks, hfBlock{dense: p.add(attn, 2*h, mlp(d.FFN)), dims: bd})
-	}
-	if moeSet {
-		d.Experts, d.SharedExperts = routed, shared
-	} else {
-		d.ExpertFFN, d.TopK = 0, 0
-	}
-	embed := p.mul(hm.Vocab, h)
-	head := hm.untied(embed)
-	hm.assemble(&p, embed, blocks, h, head)
-	return hm, nil
 }
 
 // hfGPTNeoX imports GPT-NeoX / Pythia (models/gpt_neox/modeling_gpt_neox.py

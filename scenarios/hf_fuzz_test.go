@@ -8,9 +8,11 @@ import (
 )
 
 // FuzzImport feeds config.json bytes to the importer, seeded with the 12
-// shared configs and the others in testdata: it never panics, every error
-// is one line naming the file, a result's layers add up to its total, and
-// the active count is positive and at most the total.
+// shared configs, the others in testdata (DeepSeek-V3, gpt-oss and Gemma 3
+// among them) and small configs of each newer architecture: it never
+// panics, every error is one line naming the file, a result's layers add
+// up to its total, the active count is positive and at most the total, and
+// notes are single lines.
 func FuzzImport(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/hf/*/config.json")
 	extra, _ := filepath.Glob("testdata/hf-extra/*.json")
@@ -26,6 +28,10 @@ func FuzzImport(f *testing.F) {
 		`{"model_type": "deepseek_v2", "vocab_size": 1, "hidden_size": 1048576, "num_hidden_layers": 1024, "num_attention_heads": 1048576, "intermediate_size": 16777216, "n_routed_experts": 4096, "num_experts_per_tok": 4096, "moe_intermediate_size": 16777216}`,
 		`{"model_type": "qwen3_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 0, "num_experts": 0}`,
 		`{"model_type": "opt", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "ffn_dim": 4, "do_layer_norm_before": false, "layer_norm_elementwise_affine": false, "word_embed_proj_dim": 8}`,
+		`{"model_type": "deepseek_v3", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "n_routed_experts": 4, "n_group": 2, "topk_group": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "num_nextn_predict_layers": 1, "q_lora_rank": null}`,
+		`{"model_type": "qwen2_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 2, "shared_expert_intermediate_size": 4, "mlp_only_layers": [0]}`,
+		`{"model_type": "gpt_oss", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 4, "num_local_experts": 2, "layer_types": ["full_attention", "sliding_attention"]}`,
+		`{"model_type": "gemma3", "text_config": {"hidden_size": 8, "num_hidden_layers": 3, "intermediate_size": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "sliding_window_pattern": 2}, "vision_config": {}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -46,6 +52,14 @@ func FuzzImport(f *testing.F) {
 		}
 		if sum != hm.Total || hm.Active <= 0 || hm.Active > hm.Total {
 			t.Fatalf("layers add up to %d, total %d, active %d", sum, hm.Total, hm.Active)
+		}
+		for _, n := range append(hm.Notes, hm.WindowSummary(), hm.WindowNote(hm.SeqLen())) {
+			if strings.ContainsAny(n, "\n\r") {
+				t.Fatalf("note %q is not one line", n)
+			}
+		}
+		if hm.WindowLayers < 0 || hm.WindowLayers > hm.Layers {
+			t.Fatalf("%d windowed layers of %d", hm.WindowLayers, hm.Layers)
 		}
 	})
 }

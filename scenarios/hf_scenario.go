@@ -127,6 +127,16 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	m.Params = units.Count(hm.Total)
 	m.Architecture = hm.Architecture
 	markBlocks(m)
+	key := "model.preset"
+	if l.has("model.hf_config") {
+		key = "model.hf_config"
+	}
+	for _, n := range hm.Notes {
+		l.warn(s, key, n)
+	}
+	if w := hm.WindowNote(m.SeqLen); w != "" {
+		l.warn(s, key, w)
+	}
 	return l.resolveGroups(s)
 }
 

@@ -24,8 +24,12 @@ func newImportCmd(a *app) *cobra.Command {
 		Long: `import hf reads a Hugging Face transformers config.json and prints the
 model: section of a scenario with the exact layer list (embedding, blocks,
 routed experts, final norm, lm_head), the parameter total and the active
-parameters of mixture-of-experts models. A scenario can also name the file
-directly with model: {hf_config: path/to/config.json}.`,
+parameters of mixture-of-experts models. Lines starting "# note:" name what
+the import approximates or leaves out (sliding-window attention modelled as
+full attention, a multimodal model's vision tower, DeepSeek-V3's
+multi-token-prediction head pass). A scenario can also name the file
+directly with model: {hf_config: path/to/config.json}; Load then warns with
+the same notes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := noStdin("import hf", args[0]); err != nil {
@@ -51,7 +55,11 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 	if hm.Active != hm.Total {
 		fmt.Fprintf(&b, ", %s active per token", reports.Commas(hm.Active))
 	}
-	fmt.Fprintf(&b, "\n# or in a scenario: model: {hf_config: %s}\nmodel:\n  kind: transformer\n", file)
+	b.WriteString("\n")
+	for _, n := range hfNotes(hm) {
+		fmt.Fprintf(&b, "# note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s}\nmodel:\n  kind: transformer\n", file)
 	d := hm.Dims
 	fmt.Fprintf(&b, "  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n  seq_len: %d\n  params: %d\n  layer_list:\n",
 		d.Hidden, hm.Layers, hm.FFN(), d.Heads, d.KVHeads, hm.Vocab, hm.SeqLen(), hm.Total)
@@ -91,6 +99,18 @@ type hfJSON struct {
 	Tied         bool          `json:"tied_embeddings"`
 	Layers       []hfLayerJSON `json:"layer_list"`
 	Dims         hfDimsJSON    `json:"dims"`
+	// Notes name what the import approximates or leaves out.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// hfNotes are the import's notes: its approximations and omissions, then
+// the sliding-window line.
+func hfNotes(hm *scenarios.HFModel) []string {
+	n := append([]string(nil), hm.Notes...)
+	if w := hm.WindowSummary(); w != "" {
+		n = append(n, w)
+	}
+	return n
 }
 
 type hfLayerJSON struct {
@@ -119,7 +139,7 @@ func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {
 	out := hfJSON{Architecture: hm.Architecture, ModelType: hm.ModelType, Params: hm.Total, ActiveParams: hm.Active,
-		Tied: hm.Tied, Dims: dimsJSON(hm.Dims)}
+		Tied: hm.Tied, Dims: dimsJSON(hm.Dims), Notes: hfNotes(hm)}
 	for _, l := range hm.LayerList {
 		lj := hfLayerJSON{Name: l.Name, Params: int64(l.Params), Group: l.Group, ActiveParams: int64(l.ActiveParams)}
 		if l.Dims != nil {

@@ -14,10 +14,14 @@ func TestImportHF(t *testing.T) {
 	for _, c := range []struct {
 		file          string
 		total, active int64
+		notes         int // "# note:" lines
 	}{
-		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248},
-		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984},
-		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208},
+		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248, 0},
+		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 1},
+		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208, 0},
+		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 3},
+		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 2},
+		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 2},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "import", "hf", c.file)
 		if code != 0 || stderr != "" {
@@ -31,16 +35,24 @@ func TestImportHF(t *testing.T) {
 		if int64(s.Model.Params) != c.total || s.Model.ActiveParams() != c.active {
 			t.Errorf("%s: %d total, %d active; want %d, %d", c.file, s.Model.Params, s.Model.ActiveParams(), c.total, c.active)
 		}
+		if n := strings.Count(out, "\n# note: "); n != c.notes {
+			t.Errorf("%s: %d note lines, want %d:\n%s", c.file, n, c.notes, out)
+		}
 	}
 	out, _, code := runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf/qwen3-8b/config.json")
 	var j struct {
-		Params int64 `json:"params"`
+		Notes  []string `json:"notes"`
+		Params int64    `json:"params"`
 		Layers []struct {
 			Params int64 `json:"params"`
 		} `json:"layer_list"`
 	}
-	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Params != 8_190_735_360 || len(j.Layers) != 36+3 {
-		t.Errorf("json: %v, code %d, %d params in %d layers", err, code, j.Params, len(j.Layers))
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Params != 8_190_735_360 || len(j.Layers) != 36+3 || j.Notes != nil {
+		t.Errorf("json: %v, code %d, %d params in %d layers, notes %q", err, code, j.Params, len(j.Layers), j.Notes)
+	}
+	out, _, code = runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf-extra/gpt-oss-20b.json")
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || len(j.Notes) != 2 || !strings.Contains(j.Notes[1], "sliding window of 128 tokens") {
+		t.Errorf("json: %v, code %d, notes %q", err, code, j.Notes)
 	}
 	_, stderr, code := runValidateCLI(t, nil, "import", "hf", "../../scenarios/testdata/hf/counts.json")
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not a JSON object") {

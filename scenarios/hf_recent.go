@@ -1,0 +1,539 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// This file imports the architectures of DeepSeek-V2/V3 (multi-head latent
+// attention, shared experts, multi-token prediction), gpt-oss (attention
+// sinks, biased experts, alternating sliding-window attention) and Gemma 3
+// (5:1 sliding-window attention, QK-norm, the text decoder of the
+// multimodal checkpoints). What zerosim cannot model of them is named in
+// HFModel.Notes and, for sliding windows, in a Load warning when seq_len
+// exceeds the window (below it a window changes nothing).
+
+// note records an approximation or omission of the import (one line;
+// sliding windows have WindowSummary and WindowNote instead, which depend
+// on seq_len).
+func (hm *HFModel) note(format string, a ...any) {
+	hm.Notes = append(hm.Notes, fmt.Sprintf(format, a...))
+}
+
+// WindowNote says which blocks attend over a sliding window that zerosim
+// models as full causal attention; "" when no block has a window shorter
+// than seqLen (there the window masks nothing).
+func (hm *HFModel) WindowNote(seqLen int64) string {
+	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 || seqLen <= hm.SlidingWindow {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d decoder blocks attend over a sliding window of %d tokens (sliding_window), but zerosim models full causal attention over seq_len %d: their attention FLOPs (and training.attention: eager's s² scores) are overstated; seq_len ≤ %d is exact",
+		hm.WindowLayers, hm.Layers, hm.SlidingWindow, seqLen, hm.SlidingWindow)
+}
+
+// layerTypes reads layer_types (transformers' "sliding_attention" /
+// "full_attention" per decoder layer), or builds it with sliding(i) when
+// the key is absent, and returns how many layers slide. A list of another
+// length than layers is an error naming the key.
+func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bool) (int64, error) {
+	v, ok := c.m[key]
+	if !ok || v == nil {
+		var n int64
+		for i := range layers {
+			if sliding(i) {
+				n++
+			}
+		}
+		return n, nil
+	}
+	xs, isList := v.([]any)
+	if !isList {
+		return 0, c.errorf("%s%s is %s, not a list (use one \"sliding_attention\" or \"full_attention\" per layer)", c.prefix, key, describeJSON(v))
+	}
+	if int64(len(xs)) != layers {
+		return 0, c.errorf("%s%s has %d entries for num_hidden_layers=%d (give one per layer)", c.prefix, key, len(xs), layers)
+	}
+	var n int64
+	for i, x := range xs {
+		switch x {
+		case "sliding_attention":
+			n++
+		case "full_attention":
+		default:
+			return 0, c.errorf("%s%s[%d] is %s (use \"sliding_attention\" or \"full_attention\")", c.prefix, key, i, describeJSON(x))
+		}
+	}
+	return n, nil
+}
+
+// quantizationNote names a checkpoint's storage quantization, which the
+// import does not carry: parameters are counted unquantized and train in
+// the scenario's precision.
+func (hm *HFModel) quantizationNote(c *hfConfig, trainedIn string) {
+	q, ok := c.m["quantization_config"].(map[string]any)
+	if !ok {
+		return
+	}
+	method, _ := q["quant_method"].(string)
+	if method == "" {
+		method = "unnamed"
+	}
+	hm.note("quantization_config (%s) describes how the published checkpoint is stored; the parameters are counted unquantized and train in the scenario's precision (%s)", clip(method), trainedIn)
+}
+
+// deepseekDefaults are the configuration class defaults a DeepSeek
+// config.json may leave out.
+type deepseekDefaults struct {
+	expertFFN, shared, firstDense int64
+	// routed and topK are the MoE defaults (0: dense unless
+	// n_routed_experts is given, and then num_experts_per_tok is required).
+	routed, topK int64
+}
+
+// hfDeepseekV2 imports DeepSeek-V2 (models/deepseek_v2/modeling_deepseek_v2.py
+// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d, configuration_deepseek_v2.py
+// @ 43e8548fef30c2cc98ee475ef3d478b9bb7b616f): see hfDeepseek. Defaults:
+// moe_intermediate_size 1407, n_shared_experts none, n_routed_experts none
+// (dense), first_k_dense_replace 0.
+func hfDeepseekV2(c *hfConfig) (*HFModel, error) {
+	return hfDeepseek(c, false, deepseekDefaults{expertFFN: 1407})
+}
+
+// hfDeepseekV3 imports DeepSeek-V3 / R1 and the models built on its class
+// (Kimi K2, …): models/deepseek_v3/modeling_deepseek_v3.py
+// @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3 and configuration_deepseek_v3.py
+// @ 0fc683d1cd949b6c802499b77edd32206dbe86c6. The attention and MoE are
+// V2's (hfDeepseek); the differences:
+//
+//   - DeepseekV3TopkRouter holds weight (n_routed_experts, h) and registers
+//     e_score_correction_bias (n_routed_experts) as a persistent buffer, so
+//     every checkpoint stores it (DeepSeek's own modeling_deepseek.py makes
+//     it an nn.Parameter under topk_method "noaux_tc", copy at
+//     github.com/tenstorrent/tt-metal models/demos/deepseek_v3/reference/
+//     modeling_deepseek.py @ 29d2acd0a72102687be63d99cd56c4a9ab8fcf1a). It
+//     is counted, as the published 671,026,419,200 counts it; it gets no
+//     gradient (the auxiliary-loss-free balancing updates it by a rule,
+//     DeepSeek-V3 report arXiv:2412.19437 §2.1.2), 256 numbers a layer.
+//   - n_group / topk_group restrict each token's experts to topk_group of
+//     n_group expert groups (node-limited routing, report §2.1.2): no
+//     parameters; checked as the router's view needs (n_group divides
+//     n_routed_experts, num_experts_per_tok fits in the chosen groups).
+//   - num_nextn_predict_layers (default 0) multi-token-prediction modules:
+//     transformers builds only num_hidden_layers layers and drops
+//     model.layers.61.* on load, but DeepSeek trains the MTP module with the
+//     main model (report §2.2, "MTP Training Objective"; README_WEIGHTS.md:
+//     "11.5B unique parameters (excluding the shared 0.9B Embedding and 0.9B
+//     output Head)"), so zerosim, which simulates training, counts each
+//     module as block.L+k / experts.L+k (the checkpoint's model.layers.L+k):
+//     enorm and hnorm RMSNorm(h), eh_proj Linear(2h, h, bias=False), one
+//     decoder layer (MoE by the same rule as the main layers) and
+//     shared_head.norm RMSNorm(h); its embedding and output head are the
+//     main model's (counted once). Layers then counts the MTP blocks too.
+//
+// Defaults are DeepseekV3Config's: moe_intermediate_size 2048,
+// n_shared_experts 1, n_routed_experts 256, num_experts_per_tok 8,
+// first_k_dense_replace 3, n_group 8, topk_group 4.
+func hfDeepseekV3(c *hfConfig) (*HFModel, error) {
+	return hfDeepseek(c, true, deepseekDefaults{expertFFN: 2048, shared: 1, firstDense: 3, routed: 256, topK: 8})
+}
+
+// hfDeepseek imports multi-head latent attention decoders — q_proj
+// Linear(h, heads·(qk_nope+qk_rope)) when q_lora_rank is null, else
+// q_a_proj Linear(h, q_lora_rank, bias=attention_bias), q_a_layernorm
+// RMSNorm(q_lora_rank), q_b_proj Linear(q_lora_rank,
+// heads·(qk_nope+qk_rope)); kv_a_proj_with_mqa Linear(h,
+// kv_lora_rank+qk_rope, bias=attention_bias), kv_a_layernorm
+// RMSNorm(kv_lora_rank), kv_b_proj Linear(kv_lora_rank,
+// heads·(qk_nope+v_head_dim)), o_proj Linear(heads·v_head_dim, h,
+// bias=attention_bias). Layer i is MoE when routed experts exist, i ≥
+// first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek's remote
+// modeling_deepseek.py; transformers' ports check only
+// first_k_dense_replace, the same for moe_layer_freq 1): gate weight
+// (n_routed_experts, h), n_routed_experts experts and one shared MLP of
+// moe_intermediate_size·n_shared_experts. Shared defaults: q_lora_rank
+// 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128,
+// v_head_dim 128, moe_layer_freq 1. The block's head_dim is qk_nope+qk_rope
+// (the score width; the value width v_head_dim is not a dimension zerosim
+// keeps, so P·V is counted at head_dim).
+func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if d.FFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	if d.ExpertFFN, err = c.intOr(def.expertFFN, 1, maxFFN, "moe_intermediate_size"); err != nil {
+		return nil, err
+	}
+	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_key_value_heads"); err != nil {
+		return nil, err
+	}
+	qLora, qLoraSet, err := c.intOpt(1, maxHidden, "q_lora_rank")
+	if err != nil {
+		return nil, err
+	}
+	if _, present := c.m["q_lora_rank"]; !present {
+		qLora, qLoraSet = 1536, true
+	}
+	kvLora, err := c.intOr(512, 1, maxHidden, "kv_lora_rank")
+	if err != nil {
+		return nil, err
+	}
+	rope, err := c.intOr(64, 0, maxHeadDim, "qk_rope_head_dim")
+	if err != nil {
+		return nil, err
+	}
+	nope, err := c.intOr(128, 0, maxHeadDim, "qk_nope_head_dim")
+	if err != nil {
+		return nil, err
+	}
+	vDim, err := c.intOr(128, 1, maxHeadDim, "v_head_dim")
+	if err != nil {
+		return nil, err
+	}
+	if rope+nope == 0 {
+		return nil, c.errorf("qk_nope_head_dim + qk_rope_head_dim = 0 (use a head size > 0)")
+	}
+	d.HeadDim = nope + rope
+	routed, moeSet, err := c.intOpt(1, maxExperts, "n_routed_experts")
+	if err != nil {
+		return nil, err
+	}
+	if !moeSet && def.routed > 0 {
+		if _, present := c.m["n_routed_experts"]; !present {
+			routed, moeSet = def.routed, true
+		}
+	}
+	shared, err := c.intOr(def.shared, 0, maxExperts, "n_shared_experts")
+	if err != nil {
+		return nil, err
+	}
+	if moeSet {
+		if def.topK > 0 {
+			d.TopK, err = c.intOr(min(def.topK, routed), 1, routed, "num_experts_per_tok")
+		} else {
+			d.TopK, err = c.int(1, routed, "num_experts_per_tok")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	firstDense, err := c.intOr(def.firstDense, 0, maxLayers, "first_k_dense_replace")
+	if err != nil {
+		return nil, err
+	}
+	freq, err := c.intOr(1, 1, maxLayers, "moe_layer_freq")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	bias, err := c.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	mlpBias := false
+	if !v3 {
+		// DeepseekV2MLP takes mlp_bias; DeepseekV3MLP has no biases.
+		if mlpBias, err = c.boolOr(false, "mlp_bias"); err != nil {
+			return nil, err
+		}
+	}
+	var mtp int64
+	if v3 {
+		if mtp, err = c.intOr(0, 0, maxLayers, "num_nextn_predict_layers"); err != nil {
+			return nil, err
+		}
+		if moeSet {
+			if err := c.groupRouting(routed, d.TopK); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	var p pc
+	heads := d.Heads
+	var q int64
+	if qLoraSet {
+		q = p.add(p.linear(h, qLora, bias), qLora, p.linear(qLora, p.mul(heads, d.HeadDim), false))
+	} else {
+		q = p.linear(h, p.mul(heads, d.HeadDim), false)
+	}
+	attn := p.add(q, p.linear(h, kvLora+rope, bias), kvLora, p.linear(kvLora, p.mul(heads, nope+vDim), false),
+		p.linear(p.mul(heads, vDim), h, bias))
+	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, mlpBias), p.linear(ffn, h, mlpBias)) }
+	router := func() int64 {
+		r := p.mul(routed, h)
+		if v3 {
+			r = p.add(r, routed) // e_score_correction_bias
+		}
+		return r
+	}
+	layer := func(i, extra int64) hfBlock {
+		bd := *d
+		if moeSet && i >= firstDense && i%freq == 0 {
+			bd.FFN, bd.Experts, bd.SharedExperts = 0, routed, shared
+			dense := p.add(attn, 2*h, router(), extra)
+			if shared > 0 {
+				dense = p.add(dense, mlp(p.mul(d.ExpertFFN, shared)))
+			}
+			one := mlp(d.ExpertFFN)
+			return hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd}
+		}
+		bd.ExpertFFN, bd.TopK = 0, 0
+		return hfBlock{dense: p.add(attn, 2*h, mlp(d.FFN), extra), dims: bd}
+	}
+	var blocks []hfBlock
+	for i := range hm.Layers {
+		blocks = append(blocks, layer(i, 0))
+	}
+	// Each MTP module: enorm, hnorm, eh_proj, its decoder layer and
+	// shared_head.norm.
+	for k := range mtp {
+		blocks = append(blocks, layer(hm.Layers+k, p.add(3*h, p.linear(2*h, h, false))))
+	}
+	if moeSet {
+		d.Experts, d.SharedExperts = routed, shared
+	} else {
+		d.ExpertFFN, d.TopK = 0, 0
+	}
+	embed := p.mul(hm.Vocab, h)
+	head := hm.untied(embed)
+	hm.assemble(&p, embed, blocks, h, head)
+	if mtp > 0 {
+		which := fmt.Sprintf("block (block.%d, the checkpoint's model.layers.%d) trains", hm.Layers, hm.Layers)
+		if mtp > 1 {
+			which = fmt.Sprintf("blocks (block.%d to block.%d, the checkpoint's model.layers.%d…) train", hm.Layers, hm.Layers+mtp-1, hm.Layers)
+		}
+		hm.note("num_nextn_predict_layers=%d: the multi-token-prediction %s with the model (DeepSeek-V3 report §2.2) and is counted, though transformers drops it; its extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward per module, and its logits) is not simulated",
+			mtp, which)
+		hm.Layers += mtp
+	}
+	if v3 && moeSet {
+		ng, _ := c.intOr(8, 1, maxExperts, "n_group")
+		tg, _ := c.intOr(4, 1, maxExperts, "topk_group")
+		if tg < ng {
+			hm.note("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing); zerosim's all-to-all sends every token's top-%d copies without that limit", ng, tg, tg, ng, d.TopK)
+		}
+	}
+	if v3 {
+		hm.quantizationNote(c, "DeepSeek-V3 trained its GEMMs in fp8: see training.fp8")
+	}
+	return hm, nil
+}
+
+// groupRouting checks n_group and topk_group as DeepseekV3TopkRouter uses
+// them: the experts split into n_group equal groups, topk_group of them are
+// kept, and num_experts_per_tok experts must fit in those.
+func (c *hfConfig) groupRouting(routed, topK int64) error {
+	ng, err := c.intOr(8, 1, routed, "n_group")
+	if err != nil {
+		return err
+	}
+	if routed%ng != 0 {
+		return c.errorf("n_group=%d does not divide n_routed_experts=%d (use a divisor of %d)", ng, routed, routed)
+	}
+	tg, err := c.intOr(min(4, ng), 1, ng, "topk_group")
+	if err != nil {
+		return err
+	}
+	if topK > tg*(routed/ng) {
+		return c.errorf("num_experts_per_tok=%d exceeds the %d experts of topk_group=%d groups (raise topk_group or lower num_experts_per_tok)", topK, tg*(routed/ng), tg)
+	}
+	return nil
+}
+
+// hfGptOss imports gpt-oss (models/gpt_oss/modeling_gpt_oss.py
+// @ 6edf5b311854175ff83c59179b3360beca1ceffc, configuration_gpt_oss.py
+// @ 828a27fd326e49d4a1c4b08210bfd32c107facc9): per layer input_ and
+// post_attention_layernorm RMSNorm(h); q_proj Linear(h, heads·head_dim),
+// k_proj and v_proj Linear(h, kv_heads·head_dim), o_proj
+// Linear(heads·head_dim, h), all with biases (GptOssConfig sets
+// attention_bias = True whatever the file says); sinks, one learned logit
+// per head (nn.Parameter(num_attention_heads)); router weight
+// (num_local_experts, h) and bias (num_local_experts); experts
+// gate_up_proj (E, h, 2·intermediate_size) + bias (E, 2·intermediate_size)
+// and down_proj (E, intermediate_size, h) + bias (E, h),
+// num_experts_per_tok (default 4) active; final norm; lm_head untied
+// (tie_word_embeddings default false). head_dim defaults to 64, layer_types
+// to sliding on even layers (index i slides when (i+1) % 2 ≠ 0),
+// sliding_window to 128. The sinks add one column to each softmax, no
+// matmul: zerosim leaves that out. The Hub checkpoints store the experts in
+// MXFP4; the model was trained in bf16 before post-training quantization
+// (gpt-oss model card, arXiv:2508.10925) and transformers dequantizes them
+// to bf16 for training, so the parameters are counted unquantized.
+func hfGptOss(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if d.KVHeads, err = c.intOr(8, 1, d.Heads, "num_key_value_heads"); err != nil {
+		return nil, err
+	}
+	if d.Heads%d.KVHeads != 0 {
+		return nil, c.errorf("num_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", d.KVHeads, d.Heads, d.Heads)
+	}
+	if d.HeadDim, err = c.intOr(64, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.ExpertFFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	if d.Experts, err = c.int(1, maxExperts, "num_local_experts"); err != nil {
+		return nil, err
+	}
+	if d.TopK, err = c.intOr(min(4, d.Experts), 1, d.Experts, "num_experts_per_tok", "experts_per_token"); err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	if hm.SlidingWindow, err = c.intOr(128, 1, maxSeqLen, "sliding_window"); err != nil {
+		return nil, err
+	}
+	if hm.WindowLayers, err = c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%2 != 0 }); err != nil {
+		return nil, err
+	}
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	attn := p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, true), d.Heads)
+	one := p.add(p.linear(h, 2*d.ExpertFFN, true), p.linear(d.ExpertFFN, h, true))
+	var blocks []hfBlock
+	for range hm.Layers {
+		bd := *d
+		blocks = append(blocks, hfBlock{dense: p.add(attn, 2*h, p.linear(h, d.Experts, true)),
+			experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
+	}
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
+	hm.quantizationNote(c, "gpt-oss was trained in bf16 and quantized afterwards")
+	return hm, nil
+}
+
+// WindowSummary is the import's line on sliding windows, for any seq_len
+// ("" without windowed blocks).
+func (hm *HFModel) WindowSummary() string {
+	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d decoder blocks attend over a sliding window of %d tokens (sliding_window); zerosim models full causal attention, so at seq_len above %d their attention FLOPs (and training.attention: eager's s² scores) are overstated",
+		hm.WindowLayers, hm.Layers, hm.SlidingWindow, hm.SlidingWindow)
+}
+
+// hfGemma3 imports Gemma 3's text decoder (models/gemma3/modeling_gemma3.py
+// @ f14d0cbc824e447ef294d8cdc0f8ad4222f3dfee, configuration_gemma3.py
+// @ d98ac17cc00f337eeee9a1e2380072dc8cafabd4): Gemma3ForCausalLM reads the
+// top-level keys; Gemma3ForConditionalGeneration reads text_config and
+// imports its language_model and lm_head only (the SigLIP vision_tower and
+// multi_modal_projector are noted, not counted: zerosim simulates the
+// decoder on text tokens). Per layer q_proj Linear(h, heads·head_dim),
+// k_proj, v_proj Linear(h, kv_heads·head_dim), o_proj, biases =
+// attention_bias (default false); q_norm and k_norm RMSNorm(head_dim);
+// input_, post_attention_, pre_feedforward_ and post_feedforward_layernorm
+// RMSNorm(h); gate/up/down without bias; final norm; lm_head tied
+// (tie_word_embeddings default true). Gemma3TextConfig defaults, which the
+// multimodal checkpoints' text_config relies on (gemma-3-4b-it gives
+// neither heads nor vocab_size): vocab_size 262208, num_attention_heads 8,
+// num_key_value_heads 4, head_dim 256, sliding_window 4096,
+// sliding_window_pattern 6 (layer i slides unless (i+1) % 6 == 0; later
+// versions spell it layer_types, which is read when present).
+func hfGemma3(c *hfConfig) (*HFModel, error) {
+	arch, _ := c.architecture()
+	tc := c
+	if arch == "Gemma3ForConditionalGeneration" {
+		sub, ok := c.m["text_config"].(map[string]any)
+		if !ok {
+			return nil, c.errorf("text_config is %s (Gemma3ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(c.m["text_config"]))
+		}
+		tc = &hfConfig{file: c.file, m: sub, prefix: "text_config."}
+	}
+	hm := &HFModel{}
+	var err error
+	if hm.Vocab, err = tc.intOr(262208, 1, maxVocab, "vocab_size"); err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	if d.Hidden, err = tc.int(1, maxHidden, "hidden_size"); err != nil {
+		return nil, err
+	}
+	if hm.Layers, err = tc.int(1, maxLayers, "num_hidden_layers"); err != nil {
+		return nil, err
+	}
+	if d.Heads, err = tc.intOr(8, 1, maxHidden, "num_attention_heads"); err != nil {
+		return nil, err
+	}
+	if d.KVHeads, err = tc.intOr(min(4, d.Heads), 1, d.Heads, "num_key_value_heads"); err != nil {
+		return nil, err
+	}
+	if d.Heads%d.KVHeads != 0 {
+		return nil, tc.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", tc.prefix, d.KVHeads, d.Heads, d.Heads)
+	}
+	if d.HeadDim, err = tc.intOr(256, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.FFN, err = tc.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	if hm.MaxPositions, err = tc.intOr(131072, 1, maxSeqLen, "max_position_embeddings"); err != nil {
+		return nil, err
+	}
+	tied, err := c.boolOr(true, "tie_word_embeddings")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = tc.boolOr(tied, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	bias, err := tc.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	if hm.SlidingWindow, err = tc.intOr(4096, 1, maxSeqLen, "sliding_window"); err != nil {
+		return nil, err
+	}
+	pattern, err := tc.intOr(6, 1, maxLayers, "sliding_window_pattern")
+	if err != nil {
+		return nil, err
+	}
+	if hm.WindowLayers, err = tc.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%pattern != 0 }); err != nil {
+		return nil, err
+	}
+	h := d.Hidden
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	block := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim, 4*h,
+		2*p.linear(h, d.FFN, false), p.linear(d.FFN, h, false))
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, uniform(hm.Layers, block, *d), h, hm.untied(embed))
+	if tc != c {
+		if _, ok := c.m["vision_config"]; ok {
+			hm.note("vision_config: the SigLIP vision tower and multi-modal projector of Gemma3ForConditionalGeneration are not imported; zerosim simulates the text decoder (language_model and lm_head) on text tokens")
+		}
+	}
+	return hm, nil
+}
+
+// overrideTextLayers applies a num_hidden_layers override (model.layers)
+// inside text_config too, and shortens the per-layer layer_types lists to
+// the new depth.
+func overrideTextLayers(m map[string]any, layers int64) {
+	if tc := asObject(m["text_config"]); tc != nil {
+		tc["num_hidden_layers"] = json.Number(fmt.Sprint(layers))
+	}
+	for _, mm := range []map[string]any{m, asObject(m["text_config"])} {
+		if xs, ok := mm["layer_types"].([]any); ok && int64(len(xs)) > layers {
+			mm["layer_types"] = xs[:layers]
+		}
+	}
+}
+
+func asObject(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
