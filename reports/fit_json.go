@@ -6,42 +6,48 @@ import "github.com/zerosim/zerosim/sweep"
 // cluster for every stage and K, exact bytes. The format is this struct,
 // not sweep.Fit's layout.
 type fitJSON struct {
-	Scenario    string       `json:"scenario"`
-	Params      int64        `json:"params"`
-	N           int          `json:"n"`
-	DP          int          `json:"dp"`
-	CP          int          `json:"cp"`
-	GPUs        int          `json:"gpus"`
-	Nodes       int          `json:"nodes"`
-	GPUsPerNode int          `json:"gpus_per_node"`
-	GPUMemory   int64        `json:"gpu_memory_bytes"`
-	Convention  string       `json:"convention"`
-	Scaling     string       `json:"scaling"`
-	MaxGPUs     int          `json:"max_gpus"`
-	Rows        []fitRowJSON `json:"rows"`
+	Scenario    string `json:"scenario"`
+	Params      int64  `json:"params"`
+	N           int    `json:"n"`
+	DP          int    `json:"dp"`
+	CP          int    `json:"cp"`
+	GPUs        int    `json:"gpus"`
+	Nodes       int    `json:"nodes"`
+	GPUsPerNode int    `json:"gpus_per_node"`
+	GPUMemory   int64  `json:"gpu_memory_bytes"`
+	Convention  string `json:"convention"`
+	Scaling     string `json:"scaling"`
+	MaxGPUs     int    `json:"max_gpus"`
+	// Replayed: fits and peaks are the replayed step's (zerosim's
+	// convention), else the memory model's (a seed's).
+	Replayed bool         `json:"replayed"`
+	Rows     []fitRowJSON `json:"rows"`
 }
 
 type fitRowJSON struct {
-	Stage     int    `json:"stage"`
-	K         int    `json:"k"`
-	Peak      int64  `json:"peak_bytes"`
-	AtRest    int64  `json:"at_rest_bytes"`
-	Fits      bool   `json:"fits"`
-	MinDP     int    `json:"min_dp"`
-	MinGPUs   int    `json:"min_gpus"`
-	MinNodes  int    `json:"min_nodes"`
-	MinPeak   int64  `json:"min_peak_bytes"`
-	MaxParams int64  `json:"max_params"`
-	MaxLayers int64  `json:"max_layers,omitempty"`
-	MaxPeak   int64  `json:"max_peak_bytes"`
-	Note      string `json:"note,omitempty"`
+	Stage  int   `json:"stage"`
+	K      int   `json:"k"`
+	Peak   int64 `json:"peak_bytes"`
+	AtRest int64 `json:"at_rest_bytes"`
+	Fits   bool  `json:"fits"`
+	// PeakReplayed: Peak is the replayed step's, as zerosim run reports it
+	// (false: the memory model's, which rejects the layout).
+	PeakReplayed bool   `json:"peak_replayed"`
+	MinDP        int    `json:"min_dp"`
+	MinGPUs      int    `json:"min_gpus"`
+	MinNodes     int    `json:"min_nodes"`
+	MinPeak      int64  `json:"min_peak_bytes"`
+	MaxParams    int64  `json:"max_params"`
+	MaxLayers    int64  `json:"max_layers,omitempty"`
+	MaxPeak      int64  `json:"max_peak_bytes"`
+	Note         string `json:"note,omitempty"`
 }
 
 func newFitJSON(f *sweep.Fit) *fitJSON {
 	return &fitJSON{Scenario: f.Scenario, Params: f.Params, N: f.N, DP: f.DP, CP: f.CP, GPUs: f.GPUs, Nodes: f.Nodes,
-		GPUsPerNode: f.GPUsPerNode, GPUMemory: f.GPUMemory, Convention: f.Convention, Scaling: f.Scaling, MaxGPUs: f.MaxGPUs,
+		GPUsPerNode: f.GPUsPerNode, GPUMemory: f.GPUMemory, Convention: f.Convention, Scaling: f.Scaling, MaxGPUs: f.MaxGPUs, Replayed: f.Replayed,
 		Rows: mapSlice(f.Rows, func(r sweep.FitRow) fitRowJSON {
-			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
+			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
 				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak, Note: r.Note}
 		})}
 }

@@ -1,10 +1,14 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
-	"github.com/zerosim/zerosim/units"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/zerosim/zerosim/units"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -16,6 +20,9 @@ type FitOptions struct {
 	Convention memory.Convention
 	// MaxGPUs bounds the data-parallel search (default 65,536 GPUs).
 	MaxGPUs int
+	// Jobs is how many rows are searched at once (≤ 0: runtime.NumCPU(); at
+	// most MaxJobs).
+	Jobs int
 }
 
 // Scaling rules for the largest model that fits.
@@ -50,7 +57,11 @@ type Fit struct {
 	// ScaleParams or ScaleNone).
 	Scaling string
 	MaxGPUs int
-	Rows    []FitRow
+	// Replayed is set when the replayed step decides (zerosim's
+	// convention, as zerosim run --require-fit judges); under a seed's
+	// convention the memory model does.
+	Replayed bool
+	Rows     []FitRow
 }
 
 // FitRow is one stage and K.
@@ -59,9 +70,13 @@ type FitRow struct {
 	K     int
 	// Peak is the per-GPU peak on the given cluster; Fits whether it is
 	// within GPU memory.
-	Peak   int64
-	AtRest int64
-	Fits   bool
+	// Under zerosim's convention the peak is the replayed step's, as
+	// zerosim run reports it (PeakReplayed), where the memory model fits;
+	// where the model does not, it is the model's and nothing is replayed.
+	Peak         int64
+	AtRest       int64
+	Fits         bool
+	PeakReplayed bool
 	// MinNodes is the least number of whole nodes (same GPUs per node) on
 	// which the model fits, as zerosim accepts the layout: dp·cp =
 	// MinGPUs = nodes · GPUs per node, cp and K kept, K dividing dp·cp;
@@ -104,9 +119,13 @@ func scaling(src Source, s *scenarios.Scenario) string {
 
 // FitSearch answers, for every ZeRO stage 0–3 and every K dividing N
 // (stage 0 shards nothing, so only K=1): does the model fit per GPU; the
-// smallest data-parallel size that makes it fit; the largest model that
-// fits on the given cluster. Both searches are binary searches that assume
-// the peak does not grow with dp and does not shrink with the model.
+// least whole nodes that make it fit; the largest model that fits on the
+// given cluster. Under zerosim's convention each answer is zerosim run's
+// (--require-fit): the replayed step's peak decides, the memory model
+// finding where the replays start (leastNodes, largestFrom); under a seed's
+// convention the model decides (judge). The searches take the peak not to
+// grow with dp nor to shrink with the model. Rows are searched in parallel
+// (opt.Jobs) and listed in order.
 func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 	s, err := src.Load()
 	if err != nil {
@@ -118,7 +137,7 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 	cp := s.Parallelism.CP
 	f := &Fit{Scenario: src.File, Params: s.Model.TotalParams(), N: s.N(), DP: s.Parallelism.DP, CP: cp, GPUs: s.GPUs(),
 		Nodes: s.Cluster.Nodes, GPUsPerNode: s.Cluster.GPUsPerNode, GPUMemory: int64(s.Cluster.GPUMemory),
-		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs}
+		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays()}
 	for stage := 0; stage <= 3; stage++ {
 		ks := Divisors(s.N())
 		if stage == 0 {
@@ -128,107 +147,101 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 			if ep := s.Parallelism.EP; ep > 1 && (s.N()/k)%ep != 0 {
 				continue // the experts cannot be split over ep ranks of a shard group of N/K
 			}
-			row, err := fitRow(src, s, stage, k, opt)
-			if err != nil {
-				return nil, fmt.Errorf("stage %d, K=%d: %w", stage, k, err)
-			}
-			f.Rows = append(f.Rows, row)
+			f.Rows = append(f.Rows, FitRow{Stage: stage, K: k})
+		}
+	}
+	errs := make([]error, len(f.Rows))
+	_ = parallel(context.Background(), len(f.Rows), opt.Jobs, func(i int) error {
+		r := &f.Rows[i]
+		*r, errs[i] = fitRow(src, s, r.Stage, r.K, opt)
+		return nil
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("stage %d, K=%d: %w", f.Rows[i].Stage, f.Rows[i].K, err)
 		}
 	}
 	return f, nil
 }
 
-// analyze returns the report of s at stage and K with dp data-parallel
-// ranks (0 keeps s's) on the nodes they fill.
-func analyze(s *scenarios.Scenario, stage, k, dp int, conv memory.Convention) (*memory.Report, error) {
-	c := *s
-	c.Parallelism.Stage, c.Parallelism.K = stage, k
-	if dp > 0 {
-		c.Parallelism.DP = dp
-		gpus := dp * c.Parallelism.CP
-		c.Cluster.Nodes = (gpus + c.Cluster.GPUsPerNode - 1) / c.Cluster.GPUsPerNode
-	}
-	return memory.Analyze(&c, memory.Options{Convention: conv})
+// layoutSets are the overrides of a row's layout: its stage and K.
+func layoutSets(stage, k int) []string {
+	return []string{"parallelism.zero_stage=" + strconv.Itoa(stage), "parallelism.k=" + strconv.Itoa(k)}
 }
 
 func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (FitRow, error) {
 	row := FitRow{Stage: stage, K: k}
-	rep, err := analyze(s, stage, k, 0, opt.Convention)
+	jd := judge{opt.Convention}
+	base := layoutSets(stage, k)
+	ls, err := src.Load(base...)
+	if err != nil {
+		row.Note = "zerosim does not run this layout: " + err.Error()
+		return row, nil
+	}
+	rep, err := jd.model(ls)
 	if err != nil {
 		return row, err
 	}
-	row.Peak, row.AtRest, row.Fits = rep.Peak, rep.AtRest, rep.Fits
+	row.AtRest = rep.AtRest
+	// The model screens, as plan's does: a layout it rejects is not
+	// replayed (zerosim run of gpt3-175b-16k at ZeRO-1, K=2, 657 GiB per
+	// GPU, takes 42 s), and its peak is the model's.
+	v, err := jd.decide(ls)
+	if err != nil {
+		return row, err
+	}
+	row.Peak, row.Fits, row.PeakReplayed = v.Peak, v.Fits, v.Replayed
 	if rep.GPUMemory <= 0 {
 		row.Note = "no gpu_memory: nothing fits"
 		return row, nil
 	}
 	var notes []string
-	// Smallest cluster zerosim accepts: whole nodes of the same GPUs, dp·cp
-	// = nodes · GPUs per node, K dividing it (K·ep with expert parallelism:
-	// ep ranks in every shard group). The node count steps by the least
-	// multiple that keeps cp and K·ep dividing the GPUs.
-	cp, gpn := s.Parallelism.CP, s.Cluster.GPUsPerNode
-	kep := k * s.Parallelism.EP
-	l := cp / gcd(cp, kep) * kep // lcm(cp, K·ep) divides nodes·gpn
-	step := l / gcd(l, gpn)
-	jmax := opt.MaxGPUs / (step * gpn)
-	fitsAt := func(j int) (*memory.Report, bool, error) {
-		r, err := analyze(s, stage, k, j*step*gpn/cp, opt.Convention)
-		if err != nil {
-			return nil, false, err
-		}
-		return r, r.Fits, nil
-	}
-	if jmax >= 1 {
-		top, ok, err := fitsAt(jmax)
+	// Smallest cluster zerosim accepts: whole nodes of the same GPUs, a
+	// multiple of nodeStep.
+	gpn := s.Cluster.GPUsPerNode
+	step := nodeStep(s, k)
+	if jmax := opt.MaxGPUs / (step * gpn); jmax >= 1 {
+		ns, err := leastNodes(nodeCandidates(s, k, step, jmax, jd), func(j int) (*scenarios.Scenario, error) {
+			return src.Load(append(slices.Clone(base), nodeSets(s, j*step)...)...)
+		}, jd)
 		if err != nil {
 			return row, err
 		}
-		if !ok {
-			notes = append(notes, fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d)", jmax*step, jmax*step*gpn, fmtGB(top.Peak), jmax*step*gpn))
+		if ns.J == 0 {
+			by := ""
+			switch {
+			case ns.TopReplayed:
+				by = " replayed" // the model fits there, the replay does not
+			case jd.replays():
+				by = " by the memory model"
+			}
+			notes = append(notes, fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d%s)", jmax*step, jmax*step*gpn, fmtGB(ns.TopPeak), jmax*step*gpn, by))
 		} else {
-			lo, hi, best := 1, jmax, top
-			for lo < hi {
-				mid := lo + (hi-lo)/2
-				r, ok, err := fitsAt(mid)
-				if err != nil {
-					return row, err
-				}
-				if ok {
-					hi, best = mid, r
-				} else {
-					lo = mid + 1
-				}
-			}
-			if lo == jmax {
-				best = top
-			}
-			row.MinNodes = lo * step
+			row.MinNodes = ns.J * step
 			row.MinGPUs = row.MinNodes * gpn
-			row.MinDP = row.MinGPUs / cp
-			row.MinPeak = best.Peak
+			row.MinDP = row.MinGPUs / s.Parallelism.CP
+			row.MinPeak = ns.Peak
 		}
 	}
 	// Largest model on the given cluster.
+	var limit string
 	switch scaling(src, s) {
 	case ScaleLayers:
-		if err := largestByLayers(src, s, stage, k, opt, &row); err != nil {
+		if limit, err = largestByLayers(src, base, jd, &row); err != nil {
 			return row, err
 		}
 	case ScaleParams:
-		if err := largestByParams(src, s, stage, k, opt, &row); err != nil {
+		if err := largestByParams(src, s, base, jd, &row); err != nil {
 			return row, err
 		}
 	}
 	if row.MaxParams == 0 && scaling(src, s) != ScaleNone {
 		notes = append(notes, "even the smallest model of this shape does not fit")
 	}
-	for i, n := range notes {
-		if i > 0 {
-			row.Note += "; "
-		}
-		row.Note += n
+	if limit != "" {
+		notes = append([]string{limit}, notes...)
 	}
+	row.Note = strings.Join(notes, "; ")
 	return row, nil
 }
 
@@ -249,111 +262,161 @@ func gcd(a, b int) int {
 // fmtGB writes memory in GiB, the unit of every memory figure zerosim prints.
 func fmtGB(b int64) string { return units.Bytes(b).IEC() }
 
-// scaledFits loads src at stage and K with the model overrides and reports
-// the peak and whether it fits. A model the loader rejects is an error, not
-// a "does not fit" verdict: the searches stay inside the scenario limits.
-func scaledFits(src Source, stage, k int, conv memory.Convention, sets ...string) (*scenarios.Scenario, *memory.Report, bool, error) {
-	s, err := src.Load(sets...)
+// scaledModel loads src's layout (base) with the model overrides of a
+// scaled model. A model the loader rejects is an error, not a "does not
+// fit" verdict: the searches stay inside the scenario limits.
+func scaledModel(src Source, base []string, model ...string) (*scenarios.Scenario, error) {
+	s, err := src.Load(append(slices.Clone(base), model...)...)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("scaled model %v: %w", sets, err)
+		return nil, fmt.Errorf("scaled model %v: %w", model, err)
 	}
-	r, err := analyze(s, stage, k, 0, conv)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("scaled model %v: %w", sets, err)
-	}
-	return s, r, r.Fits, nil
+	return s, nil
 }
 
-func largestByLayers(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions, row *FitRow) error {
-	try := func(l int64) (*scenarios.Scenario, *memory.Report, bool, error) {
-		return scaledFits(src, stage, k, opt.Convention, fmt.Sprintf("model.layers=%d", l))
-	}
-	if _, _, ok, err := try(1); err != nil || !ok {
-		return err
-	}
-	lo, hi := int64(1), int64(scenarios.MaxLayers)
-	_, _, ok, err := try(hi)
+// modelSearch is the largest model of a scaling rule: load gives the
+// scenario at each size x, the model's verdict finds where the search
+// starts and jd decides.
+type modelSearch[T int | int64] struct {
+	jd     judge
+	load   func(x T) (*scenarios.Scenario, error)
+	failed error
+	peaks  map[T]int64
+	params map[T]int64
+}
+
+// model is the memory model's verdict at x (false on an error, kept).
+func (m *modelSearch[T]) model(x T) bool {
+	s, err := m.load(x)
 	if err != nil {
-		return err
+		m.failed = firstErr(m.failed, err)
+		return false
 	}
-	if ok {
-		lo = hi
-	}
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		_, _, ok, err := try(mid)
-		if err != nil {
-			return err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	ms, r, _, err := try(lo)
+	r, err := m.jd.model(s)
 	if err != nil {
-		return err
+		m.failed = firstErr(m.failed, fmt.Errorf("scaled model: %w", err))
+		return false
 	}
-	row.MaxLayers, row.MaxParams, row.MaxPeak = lo, ms.Model.TotalParams(), r.Peak
-	if lo == scenarios.MaxLayers {
-		row.Note = fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers)
+	return r.Fits
+}
+
+// decide is the judge's verdict at x, its peak and parameters kept.
+func (m *modelSearch[T]) decide(x T) bool {
+	s, err := m.load(x)
+	if err != nil {
+		m.failed = firstErr(m.failed, err)
+		return false
 	}
-	return nil
+	v, err := m.jd.decide(s)
+	if err != nil {
+		m.failed = firstErr(m.failed, fmt.Errorf("scaled model: %w", err))
+		return false
+	}
+	if m.peaks == nil {
+		m.peaks, m.params = map[T]int64{}, map[T]int64{}
+	}
+	m.peaks[x], m.params[x] = v.Peak, s.Model.TotalParams()
+	return v.Fits
+}
+
+// largest is the greatest x in [lo, hi] that fits as the judge decides,
+// given guess, the model's greatest (lo-1 when none); under zerosim's
+// convention replays start there (largestFrom), else guess is the answer.
+// ok is false when none fits.
+func (m *modelSearch[T]) largest(lo, hi, guess T) (T, bool) {
+	if m.failed != nil {
+		return 0, false
+	}
+	if !m.jd.replays() {
+		if guess < lo || !m.decide(guess) {
+			return 0, false
+		}
+		return guess, true
+	}
+	return largestFrom(lo, hi, guess, m.decide)
+}
+
+// largestFrom is the greatest x in [lo, hi] with fits(x), for fits true up
+// to some point and false beyond, starting from guess (leastFrom on its
+// negation); false when fits(lo) is false.
+func largestFrom[T int | int64](lo, hi, guess T, fits func(T) bool) (T, bool) {
+	first, ok := leastFrom(lo, hi, guess+1, func(x T) bool { return !fits(x) })
+	switch {
+	case !ok:
+		return hi, true
+	case first == lo:
+		return 0, false
+	}
+	return first - 1, true
+}
+
+// greatestTrue is the greatest x in [lo, hi] with f(x), for f true up to
+// some point and false beyond, given f(lo) (leastTrue on its negation).
+func greatestTrue[T int | int64](lo, hi T, f func(T) bool) T {
+	return leastTrue(lo+1, hi+1, func(x T) bool { return x > hi || !f(x) }) - 1
+}
+
+// largestByLayers finds the most layers (up to scenarios.MaxLayers) that
+// fit; it returns a note when that is the limit.
+func largestByLayers(src Source, base []string, jd judge, row *FitRow) (string, error) {
+	m := &modelSearch[int64]{jd: jd, load: func(l int64) (*scenarios.Scenario, error) {
+		return scaledModel(src, base, fmt.Sprintf("model.layers=%d", l))
+	}}
+	guess := int64(0) // the model's most layers, 0 when one does not fit
+	if m.model(1) {
+		guess = greatestTrue(1, scenarios.MaxLayers, m.model)
+	}
+	l, ok := m.largest(1, scenarios.MaxLayers, guess)
+	if m.failed != nil || !ok {
+		return "", m.failed
+	}
+	row.MaxLayers, row.MaxParams, row.MaxPeak = l, m.params[l], m.peaks[l]
+	if l == scenarios.MaxLayers {
+		return fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers), nil
+	}
+	return "", nil
 }
 
 // maxModelParams bounds the params search (2^50 ≈ 1.1e15 parameters).
 const maxModelParams = int64(1) << 50
 
-func largestByParams(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions, row *FitRow) error {
+func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge, row *FitRow) error {
 	p0, ll := s.Model.TotalParams(), int64(s.Model.LargestLayer)
 	layers := int64(len(s.Model.LayerList))
 	if ll > 0 {
 		layers-- // the embedding
 	}
-	var failed error
-	try := func(x int64) (*memory.Report, bool) {
+	m := &modelSearch[int64]{jd: jd, load: func(x int64) (*scenarios.Scenario, error) {
 		sets := []string{fmt.Sprintf("model.params=%d", x)}
 		if ll > 0 {
 			sets = append(sets, "model.largest_layer="+itoa(roundScale(ll, x, p0)))
 		}
-		_, r, ok, err := scaledFits(src, stage, k, opt.Convention, sets...)
-		if err != nil && failed == nil {
-			failed = err
-		}
-		return r, ok
-	}
+		return scaledModel(src, base, sets...)
+	}}
 	minP := max(layers, 1)
 	if ll > 0 {
 		minP = 2 * layers // room for a scaled largest layer of ≥ 1 and one param per layer
 	}
-	if _, ok := try(minP); !ok {
-		return failed
-	}
-	// Bracket: lo fits, hi does not (or is the cap).
-	lo, hi := minP, p0
-	if _, ok := try(p0); ok {
-		lo, hi = p0, p0
-		for hi < maxModelParams {
-			hi = min(hi*2, maxModelParams)
-			if _, ok := try(hi); !ok {
-				break
+	// The model's largest: bracketed by doubling from the scenario's own
+	// count (lo fits, hi does not or is the cap), then a binary search.
+	guess := minP - 1
+	if m.model(minP) {
+		lo, hi := minP, p0
+		if m.model(p0) {
+			lo, hi = p0, p0
+			for hi < maxModelParams {
+				hi = min(hi*2, maxModelParams)
+				if !m.model(hi) {
+					break
+				}
+				lo = hi
 			}
-			lo = hi
 		}
+		guess = greatestTrue(lo, hi, m.model)
 	}
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if _, ok := try(mid); ok {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
+	x, ok := m.largest(minP, maxModelParams, guess)
+	if m.failed != nil || !ok {
+		return m.failed
 	}
-	r, _ := try(lo)
-	if failed != nil {
-		return failed
-	}
-	row.MaxParams, row.MaxPeak = lo, r.Peak
+	row.MaxParams, row.MaxPeak = x, m.peaks[x]
 	return nil
 }

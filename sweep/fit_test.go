@@ -9,40 +9,60 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// TestFitAgainstNaive checks every row of FitSearch against direct
-// analyses: the layout it proposes loads (zerosim accepts it) and fits, no
-// smaller node count that zerosim accepts fits,
-// and the largest model fits while one more layer (layers rule, seed000-k4's
-// residual MLP) or one more parameter (params rule, seed002-7b) does not.
+// TestFitAgainstNaive checks every row of FitSearch against direct loads
+// and verdicts (replays under zerosim's convention, the model under seed
+// 002's): the layout it proposes loads (zerosim accepts it) and fits, no
+// smaller node count it searches fits, and the largest model fits while one
+// more layer (layers rule, seed000-k4's residual MLP) or one more parameter
+// (params rule, seed002-7b) does not.
 func TestFitAgainstNaive(t *testing.T) {
 	for _, tc := range []struct {
 		example string
+		conv    memory.Convention
 		scaling string
 		rows    int
 	}{
-		{"seed000-k4", ScaleLayers, 13},
-		{"seed002-7b", ScaleParams, 13},
-		{"seed002-tiny", ScaleNone, 7},
+		{"seed000-k4", memory.ConventionZerosim, ScaleLayers, 13},
+		{"seed002-7b", memory.ConventionZerosim, ScaleParams, 13},
+		{"seed002-7b", memory.ConventionSeed002, ScaleParams, 13},
+		{"seed002-tiny", memory.ConventionZerosim, ScaleNone, 7},
 	} {
 		data, _ := scenarios.Example(tc.example)
 		src := Source{File: tc.example + ".yaml", Data: data}
-		f, err := FitSearch(src, FitOptions{})
+		f, err := FitSearch(src, FitOptions{Convention: tc.conv})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Scaling != tc.scaling || len(f.Rows) != tc.rows {
-			t.Fatalf("%s: scaling %s, %d rows; want %s, %d", tc.example, f.Scaling, len(f.Rows), tc.scaling, tc.rows)
+		if f.Scaling != tc.scaling || len(f.Rows) != tc.rows || f.Replayed != (tc.conv == memory.ConventionZerosim) {
+			t.Fatalf("%s: scaling %s, %d rows, replayed %v; want %s, %d", tc.example, f.Scaling, len(f.Rows), f.Replayed, tc.scaling, tc.rows)
 		}
 		s, _ := src.Load()
-		conv := memory.ConventionZerosim
+		jd := judge{tc.conv}
+		verdict := func(r FitRow, sets ...string) (int64, bool, *scenarios.Scenario) {
+			t.Helper()
+			ls, err := src.Load(append(layoutSets(r.Stage, r.K), sets...)...)
+			if err != nil {
+				t.Fatalf("%s stage %d K=%d %v: %v", tc.example, r.Stage, r.K, sets, err)
+			}
+			v, err := jd.decide(ls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v.Peak, v.Fits, ls
+		}
 		for _, r := range f.Rows {
-			name := tc.example
+			name := fmt.Sprintf("%s %s stage %d K=%d", tc.example, tc.conv, r.Stage, r.K)
+			if r.PeakReplayed {
+				if p, ok, _ := verdict(r); p != r.Peak || ok != r.Fits {
+					t.Errorf("%s: peak %d fits %v; replayed %d, %v", name, r.Peak, r.Fits, p, ok)
+				}
+			}
 			if r.MinNodes > 0 {
-				checkLeastNodes(t, src, f, r)
+				checkLeastNodes(t, src, f, r, jd)
 			}
 			if r.MaxParams == 0 {
 				if tc.scaling != ScaleNone {
-					t.Errorf("%s stage %d K=%d: no largest model", name, r.Stage, r.K)
+					t.Errorf("%s: no largest model", name)
 				}
 				continue
 			}
@@ -58,14 +78,14 @@ func TestFitAgainstNaive(t *testing.T) {
 				}
 				fit, more = scale(r.MaxParams), scale(r.MaxParams+1)
 			}
-			if ms, rep, ok, err := scaledFits(src, r.Stage, r.K, conv, fit...); err != nil || !ok || ms.Model.TotalParams() != r.MaxParams || rep.Peak != r.MaxPeak {
-				t.Errorf("%s stage %d K=%d: the largest model %d does not fit (%v)", name, r.Stage, r.K, r.MaxParams, err)
+			if p, ok, ms := verdict(r, fit...); !ok || ms.Model.TotalParams() != r.MaxParams || p != r.MaxPeak {
+				t.Errorf("%s: the largest model %d does not fit (peak %d, reported %d)", name, r.MaxParams, p, r.MaxPeak)
 			}
 			if r.MaxLayers == scenarios.MaxLayers {
 				continue // no larger model to try
 			}
-			if _, _, ok, err := scaledFits(src, r.Stage, r.K, conv, more...); err != nil || ok {
-				t.Errorf("%s stage %d K=%d: a larger model than %d fits", name, r.Stage, r.K, r.MaxParams)
+			if _, ok, _ := verdict(r, more...); ok {
+				t.Errorf("%s: a larger model than %d fits", name, r.MaxParams)
 			}
 		}
 	}
@@ -107,38 +127,68 @@ cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
 model: {preset: gpt3-125m}
 parallelism: {dp: 8, zero_stage: 3}
 `)}
-	if _, _, _, err := scaledFits(src, 3, 1, memory.ConventionZerosim, fmt.Sprintf("model.layers=%d", scenarios.MaxLayers+1)); err == nil {
+	if _, err := scaledModel(src, layoutSets(3, 1), fmt.Sprintf("model.layers=%d", scenarios.MaxLayers+1)); err == nil {
 		t.Error("layers beyond the limit: no error")
+	}
+}
+
+// TestLeastFrom holds the searches from a guess against a scan: every
+// boundary in [lo, hi] (none: false) from every guess, and largestFrom's
+// greatest true from every guess.
+func TestLeastFrom(t *testing.T) {
+	const lo, hi = 3, 40
+	for b := lo; b <= hi+1; b++ { // f(j) = j >= b
+		for g := lo - 2; g <= hi+2; g++ {
+			probes := 0
+			f := func(j int) bool {
+				if j < lo || j > hi {
+					t.Fatalf("probe %d outside [%d, %d]", j, lo, hi)
+				}
+				probes++
+				return j >= b
+			}
+			got, ok := leastFrom(lo, hi, g, f)
+			if ok != (b <= hi) || ok && got != b {
+				t.Errorf("boundary %d, guess %d: %d, %v", b, g, got, ok)
+			}
+			if g == b && b > lo && b <= hi && probes != 2 {
+				t.Errorf("boundary %d, right guess: %d probes, want 2", b, probes)
+			}
+			// fits(x) = x < b: the greatest that fits is b-1 (none when b = lo).
+			x, ok := largestFrom(lo, hi, g, func(x int) bool { return x < b })
+			if ok != (b > lo) || ok && x != min(b-1, hi) {
+				t.Errorf("largest below %d, guess %d: %d, %v", b, g, x, ok)
+			}
+		}
 	}
 }
 
 // checkLeastNodes loads the proposed layout through the loader (so zerosim
 // accepts it: whole nodes, dp·cp = nodes · GPUs per node, K dividing it),
-// checks it fits with the reported peak, and scans every smaller node count
-// the loader accepts: none fits.
-func checkLeastNodes(t *testing.T, src Source, f *Fit, r FitRow) {
+// checks it fits with the reported peak as jd judges it, and scans every
+// smaller node count the search tries (nodeCandidates): none fits.
+func checkLeastNodes(t *testing.T, src Source, f *Fit, r FitRow, jd judge) {
 	t.Helper()
-	load := func(nodes int) (*memory.Report, error) {
-		s, err := src.Load("cluster.nodes="+itoa(int64(nodes)), "parallelism.dp="+itoa(int64(nodes*f.GPUsPerNode/f.CP)),
-			"parallelism.zero_stage="+itoa(int64(r.Stage)), "parallelism.k="+itoa(int64(r.K)))
+	s, _ := src.Load()
+	load := func(nodes int) (int64, bool, error) {
+		ls, err := src.Load(append(layoutSets(r.Stage, r.K), nodeSets(s, nodes)...)...)
 		if err != nil {
-			return nil, err
+			return 0, false, err
 		}
-		return memory.Analyze(s, memory.Options{})
+		v, err := jd.decide(ls)
+		return v.Peak, v.Fits, err
 	}
 	if r.MinGPUs != r.MinNodes*f.GPUsPerNode || r.MinDP*f.CP != r.MinGPUs {
 		t.Errorf("stage %d K=%d: %d nodes, %d GPUs, dp %d: not a whole-node layout", r.Stage, r.K, r.MinNodes, r.MinGPUs, r.MinDP)
 	}
-	rep, err := load(r.MinNodes)
-	if err != nil || !rep.Fits || rep.Peak != r.MinPeak {
-		t.Errorf("stage %d K=%d: %d nodes: %v, %v; want a layout zerosim accepts that fits with peak %d", r.Stage, r.K, r.MinNodes, rep, err, r.MinPeak)
+	peak, ok, err := load(r.MinNodes)
+	if err != nil || !ok || peak != r.MinPeak {
+		t.Errorf("stage %d K=%d: %d nodes: %d, %v, %v; want a layout zerosim accepts that fits with peak %d", r.Stage, r.K, r.MinNodes, peak, ok, err, r.MinPeak)
 	}
-	for n := 1; n < r.MinNodes; n++ {
-		if n*f.GPUsPerNode%f.CP != 0 {
-			continue
-		}
-		if rep, err := load(n); err == nil && rep.Fits {
-			t.Errorf("stage %d K=%d: %d nodes fit too, least is not %d", r.Stage, r.K, n, r.MinNodes)
+	step := nodeStep(s, r.K)
+	for _, j := range nodeCandidates(s, r.K, step, r.MinNodes/step-1, jd) {
+		if _, ok, err := load(j * step); err == nil && ok {
+			t.Errorf("stage %d K=%d: %d nodes fit too, least is not %d", r.Stage, r.K, j*step, r.MinNodes)
 		}
 	}
 }

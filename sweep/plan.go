@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -590,55 +589,23 @@ func markPareto(rows []PlanRow) {
 
 // nodesToFit is the least number of nodes (GPUs per node and cp kept, dp
 // grown with them, K = 1) on which c fits, as zerosim run judges it (the
-// replayed peak, replayFits); 0 if none up to 65,536 GPUs does. The memory
-// model's least node count (a binary search, the peak taken not to grow
-// with dp) is where the replays start: near capacity the replayed peak can
-// be above the model's (docs/memory-model.md), so node counts above it are
-// replayed, doubling the step, until one fits, and a binary search between
-// the last two finds the least.
+// replayed peak); 0 if none up to 65,536 GPUs does (or a layout cannot be
+// loaded). It is fit's least-nodes search (leastNodes): the memory model's
+// least node count (a binary search, the peak taken not to grow with dp)
+// is where the replays start, and they walk from there to the least that
+// fits, doubling the step, then bisecting: near capacity the replayed peak
+// can be above the model's (docs/memory-model.md).
 func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
-	gpn, cp := max(s.Cluster.GPUsPerNode, 1), max(s.Parallelism.CP, 1)
-	step := cp / gcd(cp, gpn) // nodes must be a multiple of step
 	c.K = 1
-	load := func(j int) (*scenarios.Scenario, error) {
-		return src.Load(append(c.Sets(), "cluster.nodes="+strconv.Itoa(j*step), "parallelism.dp="+strconv.Itoa(j*step*gpn/cp))...)
-	}
-	modelFits := func(j int) bool {
-		x, err := load(j)
-		if err != nil {
-			return false
-		}
-		rep, err := memory.Analyze(x, memory.Options{})
-		return err == nil && rep.Fits
-	}
-	replayed := func(j int) bool {
-		x, err := load(j)
-		if err != nil {
-			return false
-		}
-		_, ok := replayFits(x)
-		return ok
-	}
-	hi := (1 << 16) / (gpn * step)
-	if hi < 1 || !modelFits(hi) {
+	gpn, step := max(s.Cluster.GPUsPerNode, 1), nodeStep(s, 1)
+	jd := judge{memory.ConventionZerosim}
+	ns, err := leastNodes(nodeCandidates(s, 1, step, (1<<16)/(gpn*step), jd), func(j int) (*scenarios.Scenario, error) {
+		return src.Load(append(c.Sets(), nodeSets(s, j*step)...)...)
+	}, jd)
+	if err != nil {
 		return 0
 	}
-	lo := leastTrue(1, hi, modelFits)
-	// The replays: lo, lo+1, lo+3, lo+7, … (capped at hi) until one fits.
-	prev, j := lo-1, lo
-	for d := 1; !replayed(j); d *= 2 {
-		if j == hi {
-			return 0
-		}
-		prev, j = j, min(hi, j+d)
-	}
-	return leastTrue(prev+1, j, replayed) * step
-}
-
-// leastTrue is the least j in [lo, hi] with f(j), for f false below some
-// point and true from it on, given f(hi) (sort.Search over [lo, hi)).
-func leastTrue(lo, hi int, f func(int) bool) int {
-	return lo + sort.Search(hi-lo, func(i int) bool { return f(lo + i) })
+	return ns.J * step
 }
 
 // ParseGlobalBatch reads a global batch: a number of sequences ("512"), or

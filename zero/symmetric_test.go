@@ -189,3 +189,40 @@ func TestStraggler(t *testing.T) {
 		t.Errorf("degraded link step %v not slower than %v", deg.StepTime, base.StepTime)
 	}
 }
+
+// TestNoCollectives: Options.NoCollectives leaves the collective records
+// out and nothing else: the peak, step time, phases and ranks are those of
+// the replay with records (seed000-k4, full and symmetric; gpt3-175b-16k at
+// ZeRO-1 with K=2,048, whose records the option was made for).
+func TestNoCollectives(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		full bool
+	}{
+		{"seed000-k4", nil, true},
+		{"seed000-k4", []string{"parallelism.zero_stage=3", "parallelism.k=1"}, false},
+		{"gpt3-175b-16k", []string{"parallelism.zero_stage=1", "parallelism.k=2048", "model.layers=2"}, false},
+	} {
+		s := example(t, tc.name, tc.sets...)
+		with, err := Replay(s, Options{Full: tc.full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		without, err := Replay(s, Options{Full: tc.full, NoCollectives: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(with.Collectives) == 0 || len(without.Collectives) != 0 {
+			t.Errorf("%s %v: %d records with, %d without; want some and none", tc.name, tc.sets, len(with.Collectives), len(without.Collectives))
+		}
+		p1, r1 := with.Peak()
+		p2, r2 := without.Peak()
+		if p1 != p2 || r1 != r2 || with.StepTime != without.StepTime || !reflect.DeepEqual(with.Phases, without.Phases) ||
+			!reflect.DeepEqual(with.Ranks, without.Ranks) || !reflect.DeepEqual(with.PeakMemory, without.PeakMemory) ||
+			!reflect.DeepEqual(with.CriticalPath, without.CriticalPath) {
+			t.Errorf("%s %v: peak %d (rank %d), step %v with records; %d (rank %d), %v without, or phases/ranks differ", tc.name, tc.sets,
+				p1, r1, with.StepTime, p2, r2, without.StepTime)
+		}
+	}
+}

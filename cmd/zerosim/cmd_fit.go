@@ -24,23 +24,27 @@ func newFitCmd(a *app) *cobra.Command {
 		Use:   "fit [FILE]",
 		Short: "Does the model fit per GPU at each ZeRO stage and K; the fewest nodes that fit; the largest model that fits",
 		Long: `fit answers three questions for every ZeRO stage 0–3 and every K dividing N
-(stage 0 shards nothing, so only K=1), from the memory model's per-GPU peak
-against the GPU's memory:
+(stage 0 shards nothing, so only K=1), as zerosim run --require-fit judges
+"fits" (the replayed step's peak against the GPU's memory):
 
   - does the model fit on the given cluster;
   - the fewest whole nodes that make it fit, as zerosim accepts a cluster
     (same GPU and GPUs per node, dp·cp = nodes · GPUs per node, K dividing
-    it), and the fewest over every stage;
+    it; at K > 1 of the layouts whose shard groups fill whole nodes or
+    divide one, which run replays on its symmetric path), and the fewest
+    over every stage;
   - the largest model that fits on the given cluster: a model with
     dimensions (preset, or kind with hidden/layers) is scaled by its number
     of layers; a bare parameter count is scaled as a whole (layer count
     fixed, largest_layer in proportion); an explicit layer list is not
     scaled.
 
-Both searches are binary searches (the peak is taken not to grow with dp
-nor to shrink with the model). --convention seed000|seed002 counts memory as
-those seeds' tables do. FILE may name an embedded example; without FILE the
-default example scenario is used.`,
+The memory model finds where each search starts (a binary search, the peak
+taken not to grow with dp nor to shrink with the model) and screens: a
+layout it rejects is not replayed and its peak, marked *, is the model's.
+--convention seed000|seed002 counts memory as those seeds' tables do; then
+the memory model decides and nothing is replayed. FILE may name an
+embedded example; without FILE the default example scenario is used.`,
 		Example: `  zerosim fit seed002-7b
   zerosim fit seed002-7b --convention seed002 --format json`,
 		Args: cobra.MaximumNArgs(1),
