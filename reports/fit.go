@@ -47,7 +47,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 		return err
 	}
 	if f.Replayed {
-		if _, err := fmt.Fprintln(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (least nodes: of the layouts whose shard groups of N/K GPUs fill whole nodes or divide one, replayed as run does on its symmetric path); a peak marked * is the memory model's, which rejects that layout (not replayed)"); err != nil {
+		if _, err := fmt.Fprintln(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them; a peak marked * is the memory model's, not replayed: the model rejects that layout, or its ranks differ (shard groups straddling nodes, overrides), which run replays rank by rank"); err != nil {
 			return err
 		}
 	}
@@ -59,13 +59,17 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 		if r.Fits {
 			fits = "yes"
 		}
-		peak := units.Bytes(r.Peak).IEC()
-		if f.Replayed && !r.PeakReplayed && r.Peak > 0 {
-			peak += "*"
+		// A peak the replay did not give is the model's: marked *.
+		mark := func(s string, v int64, replayed bool) string {
+			if f.Replayed && !replayed && v > 0 {
+				return s + "*"
+			}
+			return s
 		}
+		peak := mark(units.Bytes(r.Peak).IEC(), r.Peak, r.PeakReplayed)
 		if err := t.Append([]string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), peak, units.Bytes(r.AtRest).IEC(), fits,
-			intOr(int64(r.MinNodes), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinDP), "-"), gbOr(r.MinPeak, "-"),
-			intOr(r.MaxParams, "none"), intOr(r.MaxLayers, "-"), gbOr(r.MaxPeak, "-")}); err != nil {
+			intOr(int64(r.MinNodes), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinDP), "-"), mark(gbOr(r.MinPeak, "-"), r.MinPeak, r.MinPeakReplayed),
+			intOr(r.MaxParams, "none"), intOr(r.MaxLayers, "-"), mark(gbOr(r.MaxPeak, "-"), r.MaxPeak, r.MaxPeakReplayed)}); err != nil {
 			return err
 		}
 	}
@@ -109,13 +113,14 @@ func WriteFitJSON(w io.Writer, f *sweep.Fit) error {
 func WriteFitCSV(w io.Writer, f *sweep.Fit) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"scenario", "stage", "k", "peak_bytes", "at_rest_bytes", "fits", "min_dp", "min_gpus", "min_nodes", "min_peak_bytes",
-		"max_params", "max_layers", "max_peak_bytes", "peak_replayed", "note"}); err != nil {
+		"max_params", "max_layers", "max_peak_bytes", "peak_replayed", "min_peak_replayed", "max_peak_replayed", "note"}); err != nil {
 		return err
 	}
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, r := range f.Rows {
 		if err := cw.Write([]string{f.Scenario, strconv.Itoa(r.Stage), strconv.Itoa(r.K), i(r.Peak), i(r.AtRest), strconv.FormatBool(r.Fits),
-			strconv.Itoa(r.MinDP), strconv.Itoa(r.MinGPUs), strconv.Itoa(r.MinNodes), i(r.MinPeak), i(r.MaxParams), i(r.MaxLayers), i(r.MaxPeak), strconv.FormatBool(r.PeakReplayed), r.Note}); err != nil {
+			strconv.Itoa(r.MinDP), strconv.Itoa(r.MinGPUs), strconv.Itoa(r.MinNodes), i(r.MinPeak), i(r.MaxParams), i(r.MaxLayers), i(r.MaxPeak), strconv.FormatBool(r.PeakReplayed),
+			strconv.FormatBool(r.MinPeakReplayed), strconv.FormatBool(r.MaxPeakReplayed), r.Note}); err != nil {
 			return err
 		}
 	}

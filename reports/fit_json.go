@@ -31,16 +31,20 @@ type fitRowJSON struct {
 	AtRest int64 `json:"at_rest_bytes"`
 	Fits   bool  `json:"fits"`
 	// PeakReplayed: Peak is the replayed step's, as zerosim run reports it
-	// (false: the memory model's, which rejects the layout).
-	PeakReplayed bool   `json:"peak_replayed"`
-	MinDP        int    `json:"min_dp"`
-	MinGPUs      int    `json:"min_gpus"`
-	MinNodes     int    `json:"min_nodes"`
-	MinPeak      int64  `json:"min_peak_bytes"`
-	MaxParams    int64  `json:"max_params"`
-	MaxLayers    int64  `json:"max_layers,omitempty"`
-	MaxPeak      int64  `json:"max_peak_bytes"`
-	Note         string `json:"note,omitempty"`
+	// (false: the memory model's, which rejects the layout or whose ranks
+	// differ); MinPeakReplayed and MaxPeakReplayed the same for MinPeak and
+	// MaxPeak.
+	PeakReplayed    bool   `json:"peak_replayed"`
+	MinDP           int    `json:"min_dp"`
+	MinGPUs         int    `json:"min_gpus"`
+	MinNodes        int    `json:"min_nodes"`
+	MinPeak         int64  `json:"min_peak_bytes"`
+	MinPeakReplayed bool   `json:"min_peak_replayed"`
+	MaxParams       int64  `json:"max_params"`
+	MaxLayers       int64  `json:"max_layers,omitempty"`
+	MaxPeak         int64  `json:"max_peak_bytes"`
+	MaxPeakReplayed bool   `json:"max_peak_replayed"`
+	Note            string `json:"note,omitempty"`
 }
 
 func newFitJSON(f *sweep.Fit) *fitJSON {
@@ -48,6 +52,7 @@ func newFitJSON(f *sweep.Fit) *fitJSON {
 		GPUsPerNode: f.GPUsPerNode, GPUMemory: f.GPUMemory, Convention: f.Convention, Scaling: f.Scaling, MaxGPUs: f.MaxGPUs, Replayed: f.Replayed,
 		Rows: mapSlice(f.Rows, func(r sweep.FitRow) fitRowJSON {
 			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
-				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak, Note: r.Note}
+				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MinPeakReplayed: r.MinPeakReplayed, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak,
+				MaxPeakReplayed: r.MaxPeakReplayed, Note: r.Note}
 		})}
 }

@@ -82,17 +82,22 @@ type FitRow struct {
 	// MinGPUs = nodes · GPUs per node, cp and K kept, K dividing dp·cp;
 	// MinDP and MinPeak are its dp and peak. 0 when none up to MaxGPUs
 	// does.
-	MinDP    int
-	MinGPUs  int
-	MinNodes int
-	MinPeak  int64
+	// MinPeakReplayed says MinPeak is the replayed step's (else the
+	// model's: a layout whose ranks differ is not replayed, judge.decide).
+	MinDP           int
+	MinGPUs         int
+	MinNodes        int
+	MinPeak         int64
+	MinPeakReplayed bool
 	// MaxParams is the largest model (by the Fit's scaling rule) whose peak
 	// fits on the given cluster, MaxLayers its layer count with
 	// ScaleLayers, MaxPeak its peak; 0 when even the smallest does not fit
 	// or the model is not scaled.
-	MaxParams int64
-	MaxLayers int64
-	MaxPeak   int64
+	// MaxPeakReplayed says MaxPeak is the replayed step's.
+	MaxParams       int64
+	MaxLayers       int64
+	MaxPeak         int64
+	MaxPeakReplayed bool
 	// Note explains an empty answer.
 	Note string
 }
@@ -201,7 +206,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	gpn := s.Cluster.GPUsPerNode
 	step := nodeStep(s, k)
 	if jmax := opt.MaxGPUs / (step * gpn); jmax >= 1 {
-		ns, err := leastNodes(nodeCandidates(s, k, step, jmax, jd), func(j int) (*scenarios.Scenario, error) {
+		ns, err := leastNodes(nodeCandidates(jmax), func(j int) (*scenarios.Scenario, error) {
 			return src.Load(append(slices.Clone(base), nodeSets(s, j*step)...)...)
 		}, jd)
 		if err != nil {
@@ -220,7 +225,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			row.MinNodes = ns.J * step
 			row.MinGPUs = row.MinNodes * gpn
 			row.MinDP = row.MinGPUs / s.Parallelism.CP
-			row.MinPeak = ns.Peak
+			row.MinPeak, row.MinPeakReplayed = ns.Peak, ns.Replayed
 		}
 	}
 	// Largest model on the given cluster.
@@ -282,6 +287,8 @@ type modelSearch[T int | int64] struct {
 	failed error
 	peaks  map[T]int64
 	params map[T]int64
+	// replayed[x]: peaks[x] is the replayed step's.
+	replayed map[T]bool
 }
 
 // model is the memory model's verdict at x (false on an error, kept).
@@ -312,9 +319,9 @@ func (m *modelSearch[T]) decide(x T) bool {
 		return false
 	}
 	if m.peaks == nil {
-		m.peaks, m.params = map[T]int64{}, map[T]int64{}
+		m.peaks, m.params, m.replayed = map[T]int64{}, map[T]int64{}, map[T]bool{}
 	}
-	m.peaks[x], m.params[x] = v.Peak, s.Model.TotalParams()
+	m.peaks[x], m.params[x], m.replayed[x] = v.Peak, s.Model.TotalParams(), v.Replayed
 	return v.Fits
 }
 
@@ -369,7 +376,7 @@ func largestByLayers(src Source, base []string, jd judge, row *FitRow) (string, 
 	if m.failed != nil || !ok {
 		return "", m.failed
 	}
-	row.MaxLayers, row.MaxParams, row.MaxPeak = l, m.params[l], m.peaks[l]
+	row.MaxLayers, row.MaxParams, row.MaxPeak, row.MaxPeakReplayed = l, m.params[l], m.peaks[l], m.replayed[l]
 	if l == scenarios.MaxLayers {
 		return fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers), nil
 	}
@@ -417,6 +424,6 @@ func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge,
 	if m.failed != nil || !ok {
 		return m.failed
 	}
-	row.MaxParams, row.MaxPeak = x, m.peaks[x]
+	row.MaxParams, row.MaxPeak, row.MaxPeakReplayed = x, m.peaks[x], m.replayed[x]
 	return nil
 }

@@ -186,7 +186,7 @@ func checkLeastNodes(t *testing.T, src Source, f *Fit, r FitRow, jd judge) {
 		t.Errorf("stage %d K=%d: %d nodes: %d, %v, %v; want a layout zerosim accepts that fits with peak %d", r.Stage, r.K, r.MinNodes, peak, ok, err, r.MinPeak)
 	}
 	step := nodeStep(s, r.K)
-	for _, j := range nodeCandidates(s, r.K, step, r.MinNodes/step-1, jd) {
+	for _, j := range nodeCandidates(r.MinNodes/step - 1) {
 		if _, ok, err := load(j * step); err == nil && ok {
 			t.Errorf("stage %d K=%d: %d nodes fit too, least is not %d", r.Stage, r.K, j*step, r.MinNodes)
 		}

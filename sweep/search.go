@@ -61,7 +61,14 @@ func leastFrom[T int | int64](lo, hi, guess T, f func(T) bool) (T, bool) {
 // a layout fits when the memory model and the replayed step both fit it:
 // the model screens, as plan's does (a layout it rejects is not replayed),
 // and the replay, zerosim run --require-fit's verdict, decides the rest;
-// every layout said to fit is then one run accepts. Under a seed's
+// every layout said to fit is then one run accepts. A layout whose ranks do
+// not all behave alike (zero.Symmetric: shard groups straddling nodes,
+// per-GPU or per-link overrides) is not replayed either: run replays it
+// rank by rank (llama2-13b-a100-eth at ZeRO-3, K=8 on 91 nodes: 10 s on a
+// 2-core machine on 2026-11-28, against 67 ms for the symmetric 88), too
+// slow for a search, so the model decides it and its peak is marked as the
+// model's; skipping it instead would answer a node count that is not the
+// least. Under a seed's
 // convention (memory.ConventionSeed000, ConventionSeed002: model states
 // only, as that seed's tables count them) a replay has nothing to match,
 // so the model decides, as it always has for those tables.
@@ -91,7 +98,7 @@ func (jd judge) decide(s *scenarios.Scenario) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
-	if !jd.replays() || !r.Fits {
+	if !jd.replays() || !r.Fits || !zero.Symmetric(s) {
 		return verdict{Peak: r.Peak, Fits: r.Fits}, nil
 	}
 	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
@@ -124,8 +131,9 @@ func nodeSets(s *scenarios.Scenario, nodes int) []string {
 type nodeSearch struct {
 	// J is the least candidate that fits (0: none), Peak the judge's peak
 	// there.
-	J    int
-	Peak int64
+	J        int
+	Peak     int64
+	Replayed bool // Peak is the replayed step's
 	// TopPeak is the peak at the largest candidate when none fits: the
 	// model's when it rejects it (TopReplayed false), else the replay's.
 	TopPeak     int64
@@ -171,7 +179,7 @@ func leastNodes(js []int, load func(j int) (*scenarios.Scenario, error), jd judg
 		out.J, out.Peak = js[start], model(start).Peak
 		return out, failed
 	}
-	peaks := map[int]int64{}
+	peaks, replayed := map[int]int64{}, map[int]bool{}
 	fits := func(i int) bool {
 		s, err := load(js[i])
 		if err != nil {
@@ -180,7 +188,7 @@ func leastNodes(js []int, load func(j int) (*scenarios.Scenario, error), jd judg
 		}
 		v, err := jd.decide(s)
 		failed = firstErr(failed, err)
-		peaks[i] = v.Peak
+		peaks[i], replayed[i] = v.Peak, v.Replayed
 		return v.Fits
 	}
 	i, ok := leastFrom(0, last, start, fits)
@@ -192,26 +200,16 @@ func leastNodes(js []int, load func(j int) (*scenarios.Scenario, error), jd judg
 		out.TopPeak, out.TopReplayed = peaks[last], true
 		return out, nil
 	}
-	out.J, out.Peak = js[i], peaks[i]
+	out.J, out.Peak, out.Replayed = js[i], peaks[i], replayed[i]
 	return out, nil
 }
 
 // nodeCandidates lists the multiples j of the node step (j·step nodes, j
-// from 1 to jmax) that the least-nodes search of s at K tries: every one
-// under a seed's convention; under zerosim's, those whose shard groups (N/K
-// GPUs) fill whole nodes or divide one, the layouts zerosim run replays on
-// its symmetric path (zero.Symmetric; its other conditions do not depend
-// on the node count). The others replay every rank: zerosim run of
-// llama2-13b-a100-eth at ZeRO-3, K=8 on 91 nodes took 10 s on a 2-core
-// machine (2026-11-28), against 67 ms for the symmetric 88.
-func nodeCandidates(s *scenarios.Scenario, k, step, jmax int, jd judge) []int {
-	gpn := max(s.Cluster.GPUsPerNode, 1)
+// from 1 to jmax) that the least-nodes search of s at K tries: all of them.
+func nodeCandidates(jmax int) []int {
 	js := make([]int, 0, max(jmax, 0))
 	for j := 1; j <= jmax; j++ {
-		size := j * step * gpn / k // N/K
-		if !jd.replays() || size%gpn == 0 || gpn%size == 0 {
-			js = append(js, j)
-		}
+		js = append(js, j)
 	}
 	return js
 }

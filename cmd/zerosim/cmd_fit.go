@@ -30,9 +30,7 @@ func newFitCmd(a *app) *cobra.Command {
   - does the model fit on the given cluster;
   - the fewest whole nodes that make it fit, as zerosim accepts a cluster
     (same GPU and GPUs per node, dp·cp = nodes · GPUs per node, K dividing
-    it; at K > 1 of the layouts whose shard groups fill whole nodes or
-    divide one, which run replays on its symmetric path), and the fewest
-    over every stage;
+    it), and the fewest over every stage;
   - the largest model that fits on the given cluster: a model with
     dimensions (preset, or kind with hidden/layers) is scaled by its number
     of layers; a bare parameter count is scaled as a whole (layer count
@@ -41,7 +39,10 @@ func newFitCmd(a *app) *cobra.Command {
 
 The memory model finds where each search starts (a binary search, the peak
 taken not to grow with dp nor to shrink with the model) and screens: a
-layout it rejects is not replayed and its peak, marked *, is the model's.
+layout it rejects is not replayed and its peak, marked *, is the model's;
+so is a layout whose ranks differ (shard groups straddling nodes, per-GPU
+or per-link overrides), which run replays rank by rank, too slowly for a
+search: the model decides it.
 --convention seed000|seed002 counts memory as those seeds' tables do; then
 the memory model decides and nothing is replayed. FILE may name an
 embedded example; without FILE the default example scenario is used.`,
