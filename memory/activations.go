@@ -179,7 +179,8 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 
 // blockDims are block l's dimensions: its own when the scenario knows them
 // (an imported model: head_dim, kv_heads, a dense FFN or none beside routed
-// experts), else base. zero's layerFLOPDims applies the same dims to the
+// experts, a shared expert's width, multi-head latent attention's value
+// width and ranks), else base. zero's layerFLOPDims applies the same dims to the
 // FLOP model with one difference: here a missing ffn means no dense MLP
 // (NoFFN: the attention half of a MoE block, scenarios.BlockDims.FFN),
 // there it keeps the model's ffn, because the FLOP model leaves MoE blocks
@@ -194,6 +195,8 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 			d.KVHeads = x.KVHeads
 		}
 		d.HeadDim, d.FFN, d.NoFFN = x.HeadDim, x.FFN, x.FFN == 0
+		d.SharedFFN, d.SharedGate = x.SharedFFN, x.SharedGate
+		d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank = x.ValueHeadDim, x.RopeHeadDim, x.QLoRARank, x.KVLoRARank
 	}
 	return d
 }

@@ -69,6 +69,17 @@ type BlockDims struct {
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
 	NoFFN bool
+	// SharedFFN is the intermediate size of a MoE block's shared expert
+	// MLP, which every token goes through (0: none); SharedGate its
+	// Qwen2-MoE sigmoid gate (scenarios.BlockDims).
+	SharedFFN  int64
+	SharedGate bool
+	// Multi-head latent attention (scenarios.BlockDims): ValueHeadDim is
+	// the value width per head (0: HeadDim), RopeHeadDim the rotary part
+	// of HeadDim, QLoRARank and KVLoRARank the low-rank widths; KVLoRARank
+	// > 0 selects mlaAttention.
+	ValueHeadDim, RopeHeadDim int64
+	QLoRARank, KVLoRARank     int64
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -99,6 +110,13 @@ func (d *BlockDims) check() error {
 	}
 	if d.FFN <= 0 && !d.NoFFN {
 		d.FFN = 4 * d.Hidden
+	}
+	if d.SharedFFN < 0 || d.ValueHeadDim < 0 || d.RopeHeadDim < 0 || d.QLoRARank < 0 || d.KVLoRARank < 0 {
+		return fmt.Errorf("activations need shared_ffn, value_head_dim, rope_head_dim, q_lora_rank, kv_lora_rank ≥ 0 (got %d, %d, %d, %d, %d)",
+			d.SharedFFN, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank)
+	}
+	if d.RopeHeadDim > d.HeadDim {
+		return fmt.Errorf("activations need rope_head_dim ≤ head_dim (got %d > %d)", d.RopeHeadDim, d.HeadDim)
 	}
 	if d.Attention == "" {
 		d.Attention = AttentionFlash
@@ -187,6 +205,18 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	// torchtitan's norms.py) computes in fp32: x.float() is saved by the rsqrt multiply
 	// (4·t·h), with rstd (4·t), and the bf16 normalized tensor by the weight
 	// multiply (2·t·h); its output is the next matmul's input.
+	// normOf is an RMSNorm of width w (formula name wf) inside the block;
+	// input names its 16-bit input, which a compiled block keeps.
+	normOf := func(which string, w int64, wf, input string) {
+		if compiled {
+			add(input, "compiled block", "2·t·"+wf, c.Mul(2, t, w), false, false)
+			add(which+" rstd (fp32)", "compiled block", "4·t", c.Mul(4, t), false, false)
+			return
+		}
+		add(which+" input in fp32 (x.float())", "mul(x, rstd)", "4·t·"+wf, c.Mul(4, t, w), false, false)
+		add(which+" rstd (fp32)", "mul(x, rstd)", "4·t", c.Mul(4, t), false, false)
+		add(which+" normalized (bf16)", "mul(·, weight)", "2·t·"+wf, c.Mul(2, t, w), false, false)
+	}
 	norm := func(which string, first bool) {
 		switch {
 		case compiled:
@@ -198,9 +228,7 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 			}
 			add(which+" rstd (fp32)", "compiled block", "4·t", c.Mul(4, t), false, false)
 		case llama:
-			add(which+" input in fp32 (x.float())", "mul(x, rstd)", "4·t·h", c.Mul(4, t, h), false, false)
-			add(which+" rstd (fp32)", "mul(x, rstd)", "4·t", c.Mul(4, t), false, false)
-			add(which+" normalized (bf16)", "mul(·, weight)", "2·t·h", c.Mul(2, t, h), false, false)
+			normOf(which, h, "h", "")
 		default:
 			name := which + " input"
 			if first {
@@ -224,13 +252,17 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	}
 	norm("attention norm", true)
 	add("attention norm output (q/k/v input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
-	// q, k, v as the attention kernel keeps them.
-	kvKept := kvw
-	kvFormula := "2·t·kv"
-	if d.Attention != AttentionFlash && d.KVHeads != d.Heads {
-		kvKept, kvFormula = qw, "2·t·h (repeat_kv expands to every head)"
-	}
-	if d.Attention == AttentionEager {
+	vw := c.Mul(d.KVHeads, d.vHeadDim()) // value width
+	ow := c.Mul(a, d.vHeadDim())         // attention output width
+	switch {
+	case d.KVLoRARank > 0:
+		mlaAttention(d, t, &c, add, normOf)
+	case d.Attention == AttentionEager:
+		kvKept, vKept, kvFormula, vFormula := kvw, vw, "2·t·kv", "2·t·kv"
+		if d.KVHeads != d.Heads {
+			kvKept, vKept = qw, ow
+			kvFormula, vFormula = "2·t·h (repeat_kv expands to every head)", "2·t·h (repeat_kv expands to every head)"
+		}
 		add("q", "matmul(q, kᵀ)", "2·t·h", c.Mul(2, t, qw), false, false)
 		add("k", "matmul(q, kᵀ)", kvFormula, c.Mul(2, t, kvKept), false, false)
 		add("softmax output", "softmax", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
@@ -238,21 +270,24 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 			add("attention dropout mask", "dropout", "a·s²·b", c.Mul(a, s, s, b), true, false)
 			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
 		}
-		add("v", "matmul(p, v)", kvFormula, c.Mul(2, t, kvKept), false, false)
-		add("attention output (out-projection input)", "mm", "2·t·h", c.Mul(2, t, qw), false, false)
-	} else {
+		add("v", "matmul(p, v)", vFormula, c.Mul(2, t, vKept), false, false)
+		add("attention output (out-projection input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
+	default:
+		kvKept, vKept, kvFormula := kvw, vw, "2·t·kv"
+		if d.Attention != AttentionFlash && d.KVHeads != d.Heads {
+			kvKept, vKept, kvFormula = qw, ow, "2·t·h (repeat_kv expands to every head)"
+		}
 		// The fused kernels keep q, k, v, their output and the fp32
 		// log-sum-exp (b·a·s); dropout keeps only the RNG state.
 		if llama {
 			add("q after RoPE", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
 			add("k after RoPE", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
-			add("v", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
 		} else {
 			add("q", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
 			add("k", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
-			add("v", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
 		}
-		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, true)
+		add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
+		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, true)
 		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
 	}
 	// torchtitan's op policy keeps the outputs of odd-numbered matmuls:
@@ -281,6 +316,9 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, true)
 		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	}
+	if d.NoFFN && d.SharedFFN > 0 {
+		sharedExpert(d, t, &c, add, compiled)
+	}
 	if d.Dropout {
 		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
@@ -288,6 +326,118 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return out, nil
+}
+
+// vHeadDim is the value width per head: ValueHeadDim, else HeadDim.
+func (d *BlockDims) vHeadDim() int64 {
+	if d.ValueHeadDim > 0 {
+		return d.ValueHeadDim
+	}
+	return d.HeadDim
+}
+
+// addFunc appends a SavedTensor (name, saved by, formula, bytes, core,
+// kept by the op policy).
+type addFunc func(name, by, formula string, bytes int64, core, op bool)
+
+// sharedExpert adds what a MoE block's shared expert keeps: every token
+// goes through it (it is dense, beside the routed experts' unit). Its
+// input is the ffn norm output, already counted. DeepSeek-V3's
+// DeepseekV3MoE.forward adds shared_experts(residuals), a
+// DeepseekV3MLP(intermediate_size = moe_intermediate_size·n_shared_experts)
+// (transformers models/deepseek_v3/modeling_deepseek_v3.py
+// @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3), and the add saves nothing;
+// Qwen2-MoE's Qwen2MoeSparseMoeBlock.forward runs shared_expert, a
+// Qwen2MoeMLP(shared_expert_intermediate_size), then
+// F.sigmoid(shared_expert_gate(hidden_states)) * shared_expert_output
+// (models/qwen2_moe/modeling_qwen2_moe.py
+// @ 1c351314a42ac9aef3510fc536c18130d52be2ef): sigmoid keeps its output
+// (t·1 values) and the product keeps both factors, the sigmoid output and
+// the shared MLP's output (down_proj output, t·h). The MLP keeps what
+// SwiGLU keeps (f_s = shared_ffn): gate_proj's output (silu's input),
+// silu's output and up_proj's output (the product's factors) and their
+// product (down_proj's input), 2·t·f_s each; compiled, silu's output is
+// recomputed (compiledRules).
+func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool) {
+	fs := d.SharedFFN
+	add("shared expert gate_proj output (silu input)", "silu", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	if !compiled {
+		add("shared expert silu output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	}
+	add("shared expert up_proj output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	add("shared expert silu(gate)·up (down_proj input)", "mm", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	if d.SharedGate {
+		add("shared_expert_gate sigmoid output", "sigmoid, mul", "2·t", c.Mul(2, t), false, false)
+		add("shared expert output (down_proj output)", "mul", "2·t·h", c.Mul(2, t, d.Hidden), false, false)
+	}
+}
+
+// mlaAttention adds what multi-head latent attention keeps between the
+// attention norm's output (q_a_proj's and kv_a_proj_with_mqa's input,
+// counted by the caller) and o_proj, as transformers'
+// DeepseekV3Attention.forward runs it (models/deepseek_v3/
+// modeling_deepseek_v3.py @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3;
+// DeepSeek-V2's is the same). Notation: a heads, d_qk = head_dim
+// (qk_nope + qk_rope), d_r = qk_rope_head_dim, d_v the value width,
+// r_q = q_lora_rank, r_kv = kv_lora_rank.
+//
+//   - q_a_layernorm(q_a_proj(x)) (when q_lora_rank is set) and
+//     kv_a_layernorm of the first r_kv columns of kv_a_proj_with_mqa(x) are
+//     DeepseekV3RMSNorms, which keep what the block's RMSNorms keep (normOf:
+//     x.float(), rstd and the normalized tensor at r_q or r_kv); their
+//     outputs are q_b_proj's and kv_b_proj's inputs, 2·t·r each. The
+//     projections' outputs themselves are consumed by the norms' upcast or
+//     split and by RoPE, which keep nothing of them (RoPE multiplies by
+//     constants).
+//   - query_states = cat(q_pass, RoPE(q_rot)) and key_states =
+//     cat(k_pass, RoPE(k_rot) expanded to every head) are new tensors the
+//     attention kernel keeps: 2·t·a·d_qk each.
+//   - The value: under FlashAttention it is F.pad(value_states) to d_qk,
+//     kept by the kernel (2·t·a·d_qk), with the padded output (2·t·a·d_qk);
+//     the output sliced back to d_v is copied by reshape(...) (a sliced
+//     view cannot be reshaped in place) into o_proj's input, 2·t·a·d_v.
+//     Under SDPA the value is a view of kv_b_proj's output, so keeping it
+//     keeps all of that output: 2·t·a·(d_qk − d_r + d_v); the kernel's
+//     output is o_proj's input (2·t·a·d_v). Eager's matmul(p, v) copies the
+//     strided view into a contiguous batch (2·t·a·d_v) and keeps it, with
+//     q, k and the s² scores as for every eager block.
+//   - The fused kernels keep the fp32 log-sum-exp, 4·a·s·b.
+func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string)) {
+	a, s, b := d.Heads, d.Seq, d.Batch
+	qk := c.Mul(a, d.HeadDim)
+	v := c.Mul(a, d.vHeadDim())
+	if d.QLoRARank > 0 {
+		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
+		add("q_a_layernorm output (q_b_proj input)", "mm", "2·t·r_q", c.Mul(2, t, d.QLoRARank), false, false)
+	}
+	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")
+	add("kv_a_layernorm output (kv_b_proj input)", "mm", "2·t·r_kv", c.Mul(2, t, d.KVLoRARank), false, false)
+	by := "attention kernel"
+	if d.Attention == AttentionEager {
+		by = "matmul(q, kᵀ)"
+	}
+	add("q = cat(q_nope, RoPE(q_rope))", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
+	add("k = cat(k_nope, RoPE(k_rope))", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
+	switch d.Attention {
+	case AttentionFlash:
+		add("v zero-padded to d_qk (F.pad)", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
+		add("attention output, padded to d_qk", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, true)
+		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
+		add("o_proj input (output sliced to d_v, copied by reshape)", "mm", "2·t·a·d_v", c.Mul(2, t, v), false, false)
+	case AttentionSDPA:
+		kvb := c.Mul(a, c.Add(d.HeadDim-d.RopeHeadDim, d.vHeadDim()))
+		add("v, a view of kv_b_proj's output (keeps all of it)", by, "2·t·a·(d_qk − d_r + d_v)", c.Mul(2, t, kvb), false, false)
+		add("attention output (o_proj input)", by, "2·t·a·d_v", c.Mul(2, t, v), false, true)
+		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
+	default:
+		add("softmax output", "softmax", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
+		if d.Dropout {
+			add("attention dropout mask", "dropout", "a·s²·b", c.Mul(a, s, s, b), true, false)
+			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
+		}
+		add("v (contiguous copy)", "matmul(p, v)", "2·t·a·d_v", c.Mul(2, t, v), false, false)
+		add("attention output (o_proj input)", "mm", "2·t·a·d_v", c.Mul(2, t, v), false, false)
+	}
 }
 
 // opSavedExtra returns the mm outputs torchtitan's op policy keeps that are

@@ -60,6 +60,55 @@ type BlockDims struct {
 	TopK          int64 `yaml:"top_k,omitempty"`
 	ExpertFFN     int64 `yaml:"expert_ffn,omitempty"`
 	SharedExperts int64 `yaml:"shared_experts,omitempty"`
+	// SharedFFN is the intermediate size of the always-active shared
+	// expert MLP of a MoE block, which every token goes through (DeepSeek:
+	// n_shared_experts·moe_intermediate_size, one DeepseekV3MLP; Qwen2-MoE:
+	// shared_expert_intermediate_size); 0 when there is none. SharedGate
+	// marks Qwen2-MoE's sigmoid gate on the shared expert's output.
+	SharedFFN  int64 `yaml:"shared_ffn,omitempty"`
+	SharedGate bool  `yaml:"shared_gate,omitempty"`
+	// Multi-head latent attention (DeepSeek-V2/V3): ValueHeadDim is the
+	// width of each head's value and attention output (v_head_dim) when it
+	// differs from HeadDim, the q·k width (0: HeadDim); RopeHeadDim the
+	// rotary part of HeadDim (qk_rope_head_dim); QLoRARank and KVLoRARank
+	// the low-rank query and key/value widths (q_lora_rank, 0 when the
+	// block has a full q_proj; kv_lora_rank, 0 for every other attention).
+	ValueHeadDim int64 `yaml:"value_head_dim,omitempty"`
+	RopeHeadDim  int64 `yaml:"rope_head_dim,omitempty"`
+	QLoRARank    int64 `yaml:"q_lora_rank,omitempty"`
+	KVLoRARank   int64 `yaml:"kv_lora_rank,omitempty"`
+}
+
+// VHeadDim is the width of each head's value: ValueHeadDim, or HeadDim
+// when 0.
+func (d *BlockDims) VHeadDim() int64 {
+	if d.ValueHeadDim > 0 {
+		return d.ValueHeadDim
+	}
+	return d.HeadDim
+}
+
+// KernelValueDim is the value width, per head, the attention kernel
+// computes P·V and writes its output at: VHeadDim, except that under
+// FlashAttention (flash true) a value narrower than the q·k width is
+// zero-padded to HeadDim, because flash-attn 2 takes one head size for q, k
+// and v: transformers' DeepseekV3Attention.forward
+// (models/deepseek_v3/modeling_deepseek_v3.py
+// @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3) runs
+// F.pad(value_states, [0, qk_head_dim - v_head_dim]) when
+// _attn_implementation is "flash_attention_2" and slices the output back
+// to v_head_dim; SDPA and eager take the value as it is. headDim is the
+// q·k width to fall back on when HeadDim is 0.
+func (d *BlockDims) KernelValueDim(flash bool, headDim int64) int64 {
+	qk := d.HeadDim
+	if qk <= 0 {
+		qk = headDim
+	}
+	v := d.ValueHeadDim
+	if v <= 0 || (flash && v < qk) {
+		return qk
+	}
+	return v
 }
 
 // HFModel is an imported Hugging Face model.
@@ -710,7 +759,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			}
 			if sharedFFN > 0 {
 				shared = p.add(mlp(sharedFFN), h)
-				d.SharedExperts = 1
+				d.SharedExperts, d.SharedFFN, d.SharedGate = 1, sharedFFN, true
 			}
 		}
 		if d.Experts, err = c.intOr(defExperts, 0, maxExperts, "num_experts"); err != nil {
@@ -742,7 +791,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			if d.FFN == 0 {
 				return nil, c.errorf("intermediate_size=0 but layer %d is dense (set intermediate_size)", i)
 			}
-			bd.Experts, bd.TopK, bd.ExpertFFN, bd.SharedExperts = 0, 0, 0, 0
+			bd.Experts, bd.TopK, bd.ExpertFFN, bd.SharedExperts, bd.SharedFFN, bd.SharedGate = 0, 0, 0, 0, 0, false
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, mlp(d.FFN)), dims: bd})
 		}
 		d.FFN = 0

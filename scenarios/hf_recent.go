@@ -153,8 +153,12 @@ func hfDeepseekV3(c *hfConfig) (*HFModel, error) {
 // moe_intermediate_size·n_shared_experts. Shared defaults: q_lora_rank
 // 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128,
 // v_head_dim 128, moe_layer_freq 1. The block's head_dim is qk_nope+qk_rope
-// (the score width; the value width v_head_dim is not a dimension zerosim
-// keeps, so P·V is counted at head_dim).
+// (the score width); value_head_dim is v_head_dim (when it differs),
+// rope_head_dim, q_lora_rank and kv_lora_rank are recorded for the
+// activation model's low-rank tensors (memory/tensors.go mlaAttention) and
+// the attention FLOPs (P·V at the value width the kernel runs,
+// BlockDims.KernelValueDim); the MoE blocks' shared_ffn is
+// moe_intermediate_size·n_shared_experts.
 func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {
@@ -198,6 +202,13 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 		return nil, c.errorf("qk_nope_head_dim + qk_rope_head_dim = 0 (use a head size > 0)")
 	}
 	d.HeadDim = nope + rope
+	if vDim != d.HeadDim {
+		d.ValueHeadDim = vDim
+	}
+	d.RopeHeadDim, d.KVLoRARank = rope, kvLora
+	if qLoraSet {
+		d.QLoRARank = qLora
+	}
 	routed, moeSet, err := c.intOpt(1, maxExperts, "n_routed_experts")
 	if err != nil {
 		return nil, err
@@ -279,7 +290,8 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 			bd.FFN, bd.Experts, bd.SharedExperts = 0, routed, shared
 			dense := p.add(attn, 2*h, router(), extra)
 			if shared > 0 {
-				dense = p.add(dense, mlp(p.mul(d.ExpertFFN, shared)))
+				bd.SharedFFN = p.mul(d.ExpertFFN, shared)
+				dense = p.add(dense, mlp(bd.SharedFFN))
 			}
 			one := mlp(d.ExpertFFN)
 			return hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd}
@@ -298,6 +310,9 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	}
 	if moeSet {
 		d.Experts, d.SharedExperts = routed, shared
+		if shared > 0 {
+			d.SharedFFN = p.mul(d.ExpertFFN, shared)
+		}
 	} else {
 		d.ExpertFFN, d.TopK = 0, 0
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -282,5 +283,44 @@ func TestHFQwen2Moe(t *testing.T) {
 	if _, err := ImportHF("c.json", []byte(`{"architectures": ["Qwen2MoeForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "use_sliding_window": true}`)); err == nil ||
 		!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim has no sliding-window attention model") {
 		t.Errorf("use_sliding_window: %v", err)
+	}
+}
+
+// TestHFSharedExpertAndMLADims holds the dimensions the importer records
+// for the activation and FLOP models: the shared expert MLP's width
+// (DeepSeek: DeepseekV3MoE's shared_experts =
+// DeepseekV3MLP(moe_intermediate_size·n_shared_experts),
+// modeling_deepseek_v3.py @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3, and
+// DeepseekV2MoE's alike at 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d;
+// Qwen2-MoE: shared_expert_intermediate_size plus the sigmoid gate,
+// modeling_qwen2_moe.py @ 1c351314a42ac9aef3510fc536c18130d52be2ef) on MoE
+// blocks only, and MLA's value width and low ranks from config.json.
+func TestHFSharedExpertAndMLADims(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		block int
+		want  BlockDims
+	}{
+		{"deepseek-v3", 0, BlockDims{Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, FFN: 18432,
+			ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512}},
+		{"deepseek-v3", 3, BlockDims{Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Experts: 256, TopK: 8, ExpertFFN: 2048,
+			SharedExperts: 1, SharedFFN: 2048, ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512}},
+		// q_lora_rank null: a full q_proj, no q_a tensors; 2 shared × 1408.
+		{"deepseek-v2-lite", 1, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 192, Experts: 64, TopK: 6, ExpertFFN: 1408,
+			SharedExperts: 2, SharedFFN: 2816, ValueHeadDim: 128, RopeHeadDim: 64, KVLoRARank: 512}},
+		{"qwen1.5-moe-a2.7b", 0, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, Experts: 60, TopK: 4, ExpertFFN: 1408,
+			SharedExperts: 1, SharedFFN: 5632, SharedGate: true}},
+		{"mixtral-8x22b", 0, BlockDims{Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: 8, TopK: 2, ExpertFFN: 16384}},
+	} {
+		hm := hfVariant(t, c.name, nil)
+		var got *BlockDims
+		for _, l := range hm.LayerList {
+			if l.Name == "block."+strconv.Itoa(c.block) {
+				got = l.Dims
+			}
+		}
+		if got == nil || *got != c.want {
+			t.Errorf("%s block.%d dims = %+v, want %+v", c.name, c.block, got, c.want)
+		}
 	}
 }

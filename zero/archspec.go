@@ -26,7 +26,8 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 // ffn means no dense MLP (scenarios.BlockDims.FFN: a MoE block whose routed
 // experts are a unit of their own), here it keeps the model's ffn. Both
 // are right for their callers: planCompute leaves MoE blocks (experts or
-// active_params) to the FLOP count before it gets here, so every block it
+// active_params) and multi-head latent attention blocks (kv_lora_rank) to
+// the FLOP count before it gets here, so every block it
 // sizes has an MLP, and the importer gives every dense block its ffn
 // (scenarios/hf.go), while the activation model sizes MoE blocks too.
 func layerFLOPDims(base FLOPDims, l scenarios.Layer) FLOPDims {
@@ -85,7 +86,7 @@ type unitPlan struct {
 // planCompute runs PlanCompute for a transformer scenario, block by block
 // with each block's own dimensions when the scenario knows them
 // (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
-// MoE blocks stay with the FLOP count; under an fp8 recipe the blocks'
+// MoE and MLA blocks stay with the FLOP count; under an fp8 recipe the blocks'
 // weight matmuls run at cluster.peak_fp8 (attention, embedding and lm_head
 // in bf16). Under context parallelism each block also carries the ring's
 // merge, fp32 gradient traffic and exchange (RingAttentionCost).
@@ -103,7 +104,12 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		case blocks[u]:
 			n := block
 			block++
-			if l.ActiveParams > 0 || (l.Dims != nil && l.Dims.Experts > 0) {
+			if l.ActiveParams > 0 || (l.Dims != nil && (l.Dims.Experts > 0 || l.Dims.KVLoRARank > 0)) {
+				// MoE and multi-head latent attention blocks: the
+				// per-operation model sizes q, k, v and o as
+				// heads·head_dim projections of the hidden state, which
+				// MLA's low-rank ones are not, so their GEMMs are counted
+				// from the parameters (Costs).
 				continue
 			}
 			g := gpu

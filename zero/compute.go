@@ -128,8 +128,10 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // with wave quantization, causal attention at FlashAttention's rate,
 // memory-bound work on HBM; the LM head once, the embedding lookup free;
 // recompute per training.recompute). Everything else — seed 000's MLP, bare
-// parameter counts, MoE units, fp8 recipes, explicit fwd_flops — counts
-// 2·(active) params·tokens, plus attention 4·b·s²·h per block, backward =
+// parameter counts, MoE units, multi-head latent attention blocks, fp8
+// recipes, explicit fwd_flops — counts 2·(active) params·tokens, plus
+// attention 4·b·s²·h per block (2·b·s²·heads·(head_dim + the kernel's
+// value width) when the block's dims are known), backward =
 // 2× forward (+1 forward under full recompute), at peak·compute_efficiency
 // (fp8 GEMMs at peak_fp8·compute_efficiency). Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
@@ -200,12 +202,19 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 			if l.Block && m.Hidden > 0 && m.SeqLen > 0 {
 				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2
 				// FLOPs each; h is heads·head_dim when the block's dims are
-				// known (Gemma 2: 16·256 ≠ 3584).
-				width := m.Hidden
-				if l.Dims != nil && l.Dims.HeadDim > 0 {
-					width = l.Dims.Heads * l.Dims.HeadDim
+				// known (Gemma 2: 16·256 ≠ 3584). With a value narrower
+				// than the q·k width (multi-head latent attention), QKᵀ runs
+				// at heads·head_dim and P·V at heads·(the value width the
+				// kernel computes at, scenarios.BlockDims.KernelValueDim):
+				// 2·b·s²·heads·(d_qk + d_v).
+				att, err := mulChecked(4, b, m.SeqLen, m.SeqLen, m.Hidden)
+				if x := l.Dims; x != nil && x.HeadDim > 0 {
+					dv := x.KernelValueDim(s.Training.Attention == scenarios.AttentionFlash, x.HeadDim)
+					var w int64
+					if w, err = units.Add(x.HeadDim, dv); err == nil {
+						att, err = mulChecked(2, b, m.SeqLen, m.SeqLen, x.Heads, w)
+					}
 				}
-				att, err := mulChecked(4, b, m.SeqLen, m.SeqLen, width)
 				if err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: attention FLOPs: %w", l.Name, err)
 				}

@@ -77,10 +77,15 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 				k string
 				v int64
 			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
-				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts}} {
+				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
+				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
+				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}} {
 				if kv.v != 0 {
 					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
 				}
+			}
+			if x.SharedGate {
+				f = append(f, "shared_gate: true")
 			}
 			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
 		}
@@ -131,10 +136,17 @@ type hfDimsJSON struct {
 	TopK          int64 `json:"top_k,omitempty"`
 	ExpertFFN     int64 `json:"expert_ffn,omitempty"`
 	SharedExperts int64 `json:"shared_experts,omitempty"`
+	SharedFFN     int64 `json:"shared_ffn,omitempty"`
+	SharedGate    bool  `json:"shared_gate,omitempty"`
+	ValueHeadDim  int64 `json:"value_head_dim,omitempty"`
+	RopeHeadDim   int64 `json:"rope_head_dim,omitempty"`
+	QLoRARank     int64 `json:"q_lora_rank,omitempty"`
+	KVLoRARank    int64 `json:"kv_lora_rank,omitempty"`
 }
 
 func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
-	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts}
+	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts,
+		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {

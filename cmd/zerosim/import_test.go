@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -22,6 +23,8 @@ func TestImportHF(t *testing.T) {
 		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 3},
 		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 2},
 		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 2},
+		// Active: the total less 24 layers × (60 − 4) routed experts of 3·2048·1408.
+		{"../../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json", 14_315_784_192, 14_315_784_192 - 24*56*3*2048*1408, 0},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "import", "hf", c.file)
 		if code != 0 || stderr != "" {
@@ -34,6 +37,23 @@ func TestImportHF(t *testing.T) {
 		}
 		if int64(s.Model.Params) != c.total || s.Model.ActiveParams() != c.active {
 			t.Errorf("%s: %d total, %d active; want %d, %d", c.file, s.Model.Params, s.Model.ActiveParams(), c.total, c.active)
+		}
+		// The printed layer list carries every dimension the import
+		// records (shared_ffn, MLA's ranks…): the activation and FLOP
+		// models read them, so the section must model what hf_config does.
+		raw, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hm, err := scenarios.ImportHF(c.file, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range hm.LayerList {
+			got := s.Model.LayerList[i].Dims
+			if (l.Dims == nil) != (got == nil) || (got != nil && *got != *l.Dims) {
+				t.Errorf("%s: %s dims printed as %+v, imported %+v", c.file, l.Name, got, l.Dims)
+			}
 		}
 		if n := strings.Count(out, "\n# note: "); n != c.notes {
 			t.Errorf("%s: %d note lines, want %d:\n%s", c.file, n, c.notes, out)

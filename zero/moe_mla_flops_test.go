@@ -1,0 +1,109 @@
+package zero
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestSharedExpertAndMLAFLOPs counts from the modeling code the forward
+// FLOPs of one DeepSeek-V3 block and one Qwen1.5-MoE block (s = 4096,
+// b = 1: t = 4096 tokens) and checks Costs equals them. The FLOP count
+// these blocks take (Costs, past the per-operation model) charges
+// 2·t FLOPs per parameter of the unit (the Linear weights' multiply-adds,
+// and the norm weights and router bias, which it counts alike) and the
+// attention matmuls 2·b·s²·a·(d_qk + d_v) with d_v the width the kernel
+// computes P·V at. Sources: transformers models/deepseek_v3/
+// modeling_deepseek_v3.py @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3
+// (DeepseekV3Attention: q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj,
+// o_proj; DeepseekV3MoE: shared_experts = DeepseekV3MLP(2048 × 1); the
+// flash_attention_2 path pads v to q·k's width) and models/qwen2_moe/
+// modeling_qwen2_moe.py @ 1c351314a42ac9aef3510fc536c18130d52be2ef
+// (shared_expert Qwen2MoeMLP(5632), shared_expert_gate Linear(h, 1)).
+// Every token goes through the shared expert: its GEMMs are in the
+// block's count at all t tokens.
+func TestSharedExpertAndMLAFLOPs(t *testing.T) {
+	const tk, s = int64(4096), int64(4096)
+	// DeepSeek-V3: h 7168, 128 heads, d_qk 192 (128 nope + 64 rope),
+	// d_v 128, q_lora 1536, kv_lora 512, ffn 18432, 256 routed experts.
+	const h, a, dqk, dv, rq, rkv int64 = 7168, 128, 192, 128, 1536, 512
+	attnW := h*rq + rq*a*dqk + h*(rkv+64) + rkv*a*(128+dv) + a*dv*h // Linear weights
+	norms := 2*h + rq + rkv                                         // input/post norms, q_a/kv_a norms
+	mlp := func(f int64) int64 { return 3 * h * f }
+	router := 256*h + 256 // weight and e_score_correction_bias
+	core := func(vk int64) int64 { return 2 * s * s * a * (dqk + vk) }
+	// Qwen1.5-MoE: h 2048, 16 heads of 128, qkv biases, 60 experts.
+	const qh int64 = 2048
+	qwen := 3*(qh*qh+qh) + qh*qh + 2*qh + 60*qh + 3*qh*5632 + qh // attention, norms, router, shared MLP, shared gate
+	for _, c := range []struct {
+		cfg, attention string
+		layers         int
+		unit           string
+		want           int64
+	}{
+		{"deepseek-v3.json", "flash", 4, "block.0", 2*tk*(attnW+norms+mlp(18432)) + core(dqk)},
+		{"deepseek-v3.json", "flash", 4, "block.3", 2*tk*(attnW+norms+router+mlp(2048)) + core(dqk)},
+		{"deepseek-v3.json", "sdpa", 4, "block.3", 2*tk*(attnW+norms+router+mlp(2048)) + core(dv)},
+		{"deepseek-v3.json", "sdpa", 4, "experts.3", 2 * tk * 8 * mlp(2048)},
+		{"qwen1.5-moe-a2.7b.json", "flash", 2, "block.0", 2*tk*qwen + 4*s*s*qh},
+	} {
+		t.Run(c.cfg+"/"+c.attention+"/"+c.unit, func(t *testing.T) {
+			y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
+				"model: {hf_config: %s, layers: %d, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n"+
+				"training: {micro_batch: 1, attention: %s}\n", c.cfg, c.layers, c.attention)
+			sc, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := Costs(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range cs {
+				if l.Name == c.unit {
+					if l.FwdFLOPs != c.want {
+						t.Errorf("%s forward %d FLOPs, want %d (hand count, %+d)", c.unit, l.FwdFLOPs, c.want, l.FwdFLOPs-c.want)
+					}
+					if l.BwdFLOPs != 2*c.want {
+						t.Errorf("%s backward %d FLOPs, want 2 × forward = %d", c.unit, l.BwdFLOPs, 2*c.want)
+					}
+					return
+				}
+			}
+			t.Fatalf("no unit %s", c.unit)
+		})
+	}
+}
+
+// TestSharedExpertAndMLAFLOPsDoc holds the DeepSeek-V3 dense block's
+// forward FLOPs docs/compute-model.md quotes: as the per-operation model
+// counted it with the MLA dims cleared (heads·head_dim projections), and
+// now (the hand count is TestSharedExpertAndMLAFLOPs').
+func TestSharedExpertAndMLAFLOPsDoc(t *testing.T) {
+	fwd := func(strip bool) int64 {
+		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+			"model: {hf_config: deepseek-v3.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1}\n"
+		sc, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strip {
+			for i, l := range sc.Model.LayerList {
+				if l.Dims != nil {
+					d := *l.Dims
+					d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank = 0, 0, 0, 0
+					sc.Model.LayerList[i].Dims = &d
+				}
+			}
+		}
+		cs, err := Costs(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs[1].FwdFLOPs // block.0
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestSharedExpertAndMLAFLOPsDoc (Costs of deepseek-v3.json's block.0, s 4096, b 1)",
+		fmt.Sprintf("A DeepSeek-V3 dense block at s = 4096 counted %s forward FLOPs as heads·head_dim projections and counts %s.", commas(fwd(true)), commas(fwd(false))))
+}
