@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zerosim/zerosim/units"
-
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 	"gopkg.in/yaml.v3"
 )
 
