@@ -135,6 +135,11 @@ type HFModel struct {
 	// that attend over only the last SlidingWindow tokens (0: none).
 	// zerosim models full causal attention: WindowNote.
 	SlidingWindow, WindowLayers int64
+	// Chunked marks the window as Llama 4's attention_chunk_size: a
+	// windowed block attends only within its own chunk of SlidingWindow
+	// tokens (a block-diagonal causal mask) instead of over the last
+	// SlidingWindow tokens.
+	Chunked bool
 }
 
 // hfConfig is a parsed config.json with exact integers.
@@ -224,14 +229,14 @@ func (c *hfConfig) intList(key string, lo, hi int64) ([]int64, error) {
 	}
 	xs, isList := v.([]any)
 	if !isList {
-		return nil, c.errorf("%s is %s, not a list (use a list of layer indices such as [0, 1])", key, describeJSON(v))
+		return nil, c.errorf("%s%s is %s, not a list (use a list of layer indices such as [0, 1])", c.prefix, key, describeJSON(v))
 	}
 	var out []int64
 	for i, x := range xs {
 		n, isNum := x.(json.Number)
 		j, err := strconv.ParseInt(string(n), 10, 64)
 		if !isNum || err != nil || j < lo || j > hi {
-			return nil, c.errorf("%s[%d] is %s (use a layer index from %d to %d)", key, i, describeJSON(x), lo, hi)
+			return nil, c.errorf("%s%s[%d] is %s (use a layer index from %d to %d)", c.prefix, key, i, describeJSON(x), lo, hi)
 		}
 		out = append(out, j)
 	}
@@ -414,6 +419,7 @@ var hfModelTypes = map[string]string{
 	"GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
 	"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
 	"Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
+	"Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4", "Olmo2ForCausalLM": "olmo2",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
@@ -431,6 +437,9 @@ var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
 	"GptOssForCausalLM":              hfGptOss,
 	"Gemma3ForCausalLM":              hfGemma3,
 	"Gemma3ForConditionalGeneration": hfGemma3,
+	"Llama4ForCausalLM":              hfLlama4,
+	"Llama4ForConditionalGeneration": hfLlama4,
+	"Olmo2ForCausalLM":               hfLlamaLike,
 	"GPTNeoXForCausalLM":             hfGPTNeoX,
 	"GPT2LMHeadModel":                hfGPT2,
 	"OPTForCausalLM":                 hfOPT,
@@ -592,10 +601,18 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     or hidden/heads; q, k, v, o biases = attention_bias (default false);
 //     gate/up/down biases = mlp_bias (default false); num_key_value_heads
 //     defaults to num_attention_heads; tie_word_embeddings default false.
-//   - Mistral: as Llama without biases (modeling_mistral.py).
-//   - Mixtral: modeling_mixtral.py: block_sparse_moe.gate Linear(h,
-//     num_local_experts, bias=False) and num_local_experts experts of w1, w2,
-//     w3 (3·h·ffn each), num_experts_per_tok active.
+//   - Mistral: as Llama without biases (modeling_mistral.py
+//     @ 93e0020c96f1aaf6c380491c943fcf57502c5e19); every layer's attention
+//     gets sliding_window=getattr(config, "sliding_window", None) ("main
+//     diff with Llama"), MistralConfig default 4096, null for none (v0.2
+//     and later): HFModel.SlidingWindow over all layers, noted as full
+//     attention.
+//   - Mixtral: modeling_mixtral.py
+//     @ af3efdd71ee5b568dfdb71bb41d316df830147af: block_sparse_moe.gate
+//     Linear(h, num_local_experts, bias=False) and num_local_experts experts
+//     of w1, w2, w3 (3·h·ffn each), num_experts_per_tok active; the
+//     attention passes sliding_window as Mistral's does (MixtralConfig
+//     default none).
 //   - Qwen2: modeling_qwen2.py: q, k, v always have biases, o none.
 //   - Qwen3: modeling_qwen3.py: biases = attention_bias (q, k, v, o),
 //     q_norm and k_norm RMSNorm(head_dim); configuration_qwen3.py
@@ -624,7 +641,18 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     sliding_window (HFModel.SlidingWindow, noted as full attention).
 //   - Phi-3: modeling_phi3.py @ 43c2b4816a6507cb08a18b402c6b053453651daf:
 //     fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
-//     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False).
+//     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False); every
+//     layer's attention gets sliding_window (Phi3Config default none; Phi-3
+//     mini 4k has 2047, Phi-3.5 262144), noted as Mistral's.
+//   - OLMo 2: modeling_olmo2.py @ 7264638d7b0ab5841670813ebed806189b8f7b71:
+//     Llama's projections (biases = attention_bias, default false; MLP
+//     without biases), head_dim hidden/heads, and its own norm placement:
+//     no input_layernorm; post_attention_layernorm and
+//     post_feedforward_layernorm RMSNorm(h) normalize the attention and MLP
+//     outputs before the residual add (2·h, as the pre-norms would); q_norm
+//     RMSNorm(heads·head_dim) and k_norm RMSNorm(kv_heads·head_dim) over the
+//     whole q_proj and k_proj outputs (Qwen3's are per head); lm_head untied
+//     (tie_word_embeddings default false).
 func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {
@@ -675,6 +703,19 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			return nil, err
 		}
 	}
+	switch arch {
+	case "MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM":
+		def := int64(0)
+		if arch == "MistralForCausalLM" {
+			def = 4096
+		}
+		if hm.SlidingWindow, err = c.window(def, "sliding_window"); err != nil {
+			return nil, err
+		}
+		if hm.SlidingWindow > 0 {
+			hm.WindowLayers = hm.Layers
+		}
+	}
 	defTied := arch == "Gemma2ForCausalLM"
 	if hm.Tied, err = c.boolOr(defTied, "tie_word_embeddings"); err != nil {
 		return nil, err
@@ -689,7 +730,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	}
 	switch arch {
 	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM",
-		"Qwen2MoeForCausalLM":
+		"Qwen2MoeForCausalLM", "Olmo2ForCausalLM":
 		// These modeling files have no mlp_bias.
 		mlpBias = false
 	}
@@ -727,6 +768,8 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		norms += 2 * d.HeadDim
 	case "Gemma2ForCausalLM":
 		norms = 4 * h
+	case "Olmo2ForCausalLM":
+		norms = p.add(2*h, q, kv)
 	}
 	mlp := func(ffn int64) int64 {
 		return p.add(2*p.linear(h, ffn, mlpBias), p.linear(ffn, h, mlpBias))

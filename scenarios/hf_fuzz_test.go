@@ -8,8 +8,8 @@ import (
 )
 
 // FuzzImport feeds config.json bytes to the importer, seeded with the 12
-// shared configs, the others in testdata (DeepSeek-V3, gpt-oss and Gemma 3
-// among them) and small configs of each newer architecture: it never
+// shared configs, the others in testdata (DeepSeek-V3, gpt-oss, Gemma 3,
+// Llama 4 and OLMo 2 among them) and small configs of each newer architecture: it never
 // panics, every error is one line naming the file, a result's layers add
 // up to its total, the active count is positive and at most the total, and
 // notes are single lines.
@@ -32,6 +32,10 @@ func FuzzImport(f *testing.F) {
 		`{"model_type": "qwen2_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 2, "shared_expert_intermediate_size": 4, "mlp_only_layers": [0]}`,
 		`{"model_type": "gpt_oss", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 4, "num_local_experts": 2, "layer_types": ["full_attention", "sliding_attention"]}`,
 		`{"model_type": "gemma3", "text_config": {"hidden_size": 8, "num_hidden_layers": 3, "intermediate_size": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "sliding_window_pattern": 2}, "vision_config": {}}`,
+		`{"model_type": "llama4", "text_config": {"vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 4, "intermediate_size_mlp": 6, "num_local_experts": 3, "interleave_moe_layer_step": 2, "no_rope_layers": [1, 0, 1], "attention_chunk_size": 2}, "vision_config": {}}`,
+		`{"model_type": "llama4_text", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 4, "intermediate_size": 4, "num_local_experts": 2, "moe_layers": [1], "intermediate_size_mlp": 2, "layer_types": ["chunked_attention", "full_attention"], "attention_chunk_size": null}`,
+		`{"model_type": "olmo2", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 4, "attention_bias": true}`,
+		`{"model_type": "mistral", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "sliding_window": 3}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -7,11 +7,14 @@ import (
 
 // This file imports the architectures of DeepSeek-V2/V3 (multi-head latent
 // attention, shared experts, multi-token prediction), gpt-oss (attention
-// sinks, biased experts, alternating sliding-window attention) and Gemma 3
+// sinks, biased experts, alternating sliding-window attention), Gemma 3
 // (5:1 sliding-window attention, QK-norm, the text decoder of the
-// multimodal checkpoints). What zerosim cannot model of them is named in
-// HFModel.Notes and, for sliding windows, in a Load warning when seq_len
-// exceeds the window (below it a window changes nothing).
+// multimodal checkpoints) and Llama 4 (interleaved MoE and dense layers, a
+// shared expert, chunked attention, the text decoder of the multimodal
+// checkpoints). What zerosim cannot model of them is named in
+// HFModel.Notes and, for sliding windows and attention chunks, in a Load
+// warning when seq_len exceeds the window (below it a window changes
+// nothing).
 
 // note records an approximation or omission of the import (one line;
 // sliding windows have WindowSummary and WindowNote instead, which depend
@@ -27,8 +30,26 @@ func (hm *HFModel) WindowNote(seqLen int64) string {
 	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 || seqLen <= hm.SlidingWindow {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d decoder blocks attend over a sliding window of %d tokens (sliding_window), but zerosim models full causal attention over seq_len %d: their attention FLOPs (and training.attention: eager's s² scores) are overstated; seq_len ≤ %d is exact",
-		hm.WindowLayers, hm.Layers, hm.SlidingWindow, seqLen, hm.SlidingWindow)
+	return fmt.Sprintf("%d of the %d decoder blocks %s, but zerosim models full causal attention over seq_len %d: their attention FLOPs (and training.attention: eager's s² scores) are overstated; seq_len ≤ %d is exact",
+		hm.WindowLayers, hm.Layers, hm.windowPhrase(), seqLen, hm.SlidingWindow)
+}
+
+// windowPhrase says how the windowed blocks attend.
+func (hm *HFModel) windowPhrase() string {
+	if hm.Chunked {
+		return fmt.Sprintf("attend only within chunks of %d tokens (attention_chunk_size)", hm.SlidingWindow)
+	}
+	return fmt.Sprintf("attend over a sliding window of %d tokens (sliding_window)", hm.SlidingWindow)
+}
+
+// window reads a sliding_window that every decoder layer applies (Mistral,
+// Mixtral, Phi-3): def when the key is absent, none (0) when it is null,
+// as getattr(config, "sliding_window", None) gives the attention.
+func (c *hfConfig) window(def int64, key string) (int64, error) {
+	if v, ok := c.m[key]; ok && v == nil {
+		return 0, nil
+	}
+	return c.intOr(def, 1, maxSeqLen, key)
 }
 
 // layerTypes reads layer_types (transformers' "sliding_attention" /
@@ -36,6 +57,12 @@ func (hm *HFModel) WindowNote(seqLen int64) string {
 // the key is absent, and returns how many layers slide. A list of another
 // length than layers is an error naming the key.
 func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bool) (int64, error) {
+	return c.layerKinds(key, "sliding_attention", layers, sliding)
+}
+
+// layerKinds is layerTypes with windowed the name of the windowed kind
+// (Llama 4: "chunked_attention"); the other is "full_attention".
+func (c *hfConfig) layerKinds(key, windowed string, layers int64, sliding func(i int64) bool) (int64, error) {
 	v, ok := c.m[key]
 	if !ok || v == nil {
 		var n int64
@@ -48,7 +75,7 @@ func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bo
 	}
 	xs, isList := v.([]any)
 	if !isList {
-		return 0, c.errorf("%s%s is %s, not a list (use one \"sliding_attention\" or \"full_attention\" per layer)", c.prefix, key, describeJSON(v))
+		return 0, c.errorf("%s%s is %s, not a list (use one %q or \"full_attention\" per layer)", c.prefix, key, describeJSON(v), windowed)
 	}
 	if int64(len(xs)) != layers {
 		return 0, c.errorf("%s%s has %d entries for num_hidden_layers=%d (give one per layer)", c.prefix, key, len(xs), layers)
@@ -56,11 +83,11 @@ func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bo
 	var n int64
 	for i, x := range xs {
 		switch x {
-		case "sliding_attention":
+		case windowed:
 			n++
 		case "full_attention":
 		default:
-			return 0, c.errorf("%s%s[%d] is %s (use \"sliding_attention\" or \"full_attention\")", c.prefix, key, i, describeJSON(x))
+			return 0, c.errorf("%s%s[%d] is %s (use %q or \"full_attention\")", c.prefix, key, i, describeJSON(x), windowed)
 		}
 	}
 	return n, nil
@@ -437,8 +464,8 @@ func (hm *HFModel) WindowSummary() string {
 	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d decoder blocks attend over a sliding window of %d tokens (sliding_window); zerosim models full causal attention, so at seq_len above %d their attention FLOPs (and training.attention: eager's s² scores) are overstated",
-		hm.WindowLayers, hm.Layers, hm.SlidingWindow, hm.SlidingWindow)
+	return fmt.Sprintf("%d of the %d decoder blocks %s; zerosim models full causal attention, so at seq_len above %d their attention FLOPs (and training.attention: eager's s² scores) are overstated",
+		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow)
 }
 
 // hfGemma3 imports Gemma 3's text decoder (models/gemma3/modeling_gemma3.py
@@ -535,8 +562,8 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 }
 
 // overrideTextLayers applies a num_hidden_layers override (model.layers)
-// inside text_config too, and shortens the per-layer layer_types lists to
-// the new depth.
+// inside text_config too, shortens the per-layer layer_types lists to the
+// new depth and drops text_config.moe_layers entries past it (Llama 4).
 func overrideTextLayers(m map[string]any, layers int64) {
 	if tc := asObject(m["text_config"]); tc != nil {
 		tc["num_hidden_layers"] = json.Number(fmt.Sprint(layers))
@@ -545,10 +572,212 @@ func overrideTextLayers(m map[string]any, layers int64) {
 		if xs, ok := mm["layer_types"].([]any); ok && int64(len(xs)) > layers {
 			mm["layer_types"] = xs[:layers]
 		}
+		if xs, ok := mm["moe_layers"].([]any); ok {
+			keep := []any{}
+			for _, x := range xs {
+				if n, ok := x.(json.Number); !ok {
+					keep = append(keep, x) // the importer names it
+				} else if i, err := n.Int64(); err != nil || i < layers {
+					keep = append(keep, x)
+				}
+			}
+			mm["moe_layers"] = keep
+		}
 	}
 }
 
 func asObject(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
+}
+
+// hfLlama4 imports Llama 4's text decoder (models/llama4/modeling_llama4.py
+// @ 63210d0e3b74c2119b7998ff65bc6a2729283626; Llama4TextConfig defaults from
+// configuration_llama4.py @ 008e574391258935f3ecc3035c882e73bbcac419):
+// Llama4ForCausalLM reads the top-level keys; Llama4ForConditionalGeneration
+// reads text_config and imports language_model only (the vision_model and
+// multi_modal_projector are noted, not counted, as Gemma 3's). Per layer
+// input_ and post_attention_layernorm RMSNorm(h); q_proj Linear(h,
+// heads·head_dim), k_proj, v_proj Linear(h, kv_heads·head_dim), o_proj,
+// biases = attention_bias (default false); use_qk_norm's qk_norm is
+// Llama4TextL2Norm, without a weight, and attn_temperature_tuning scales the
+// NoPE layers' queries elementwise: neither has parameters. Layer i is MoE
+// when it is in moe_layers (default: i = step-1, 2·step-1, … for
+// interleave_moe_layer_step, so Scout's step 1 makes every layer MoE and
+// Maverick's 2 every other one): Llama4TextMoe holds router Linear(h,
+// num_local_experts, bias=False) (top-num_experts_per_tok of its logits
+// through a sigmoid, default top-1), experts gate_up_proj (E, h,
+// 2·intermediate_size) and down_proj (E, intermediate_size, h) without
+// biases, and shared_expert Llama4TextMLP(intermediate_size), which every
+// token goes through (no gate); the other layers hold Llama4TextMLP of
+// intermediate_size_mlp. Final norm; lm_head untied (tie_word_embeddings
+// default false). Defaults: num_key_value_heads 8, head_dim 128,
+// num_local_experts 16, num_experts_per_tok 1, interleave_moe_layer_step 1.
+//
+// Attention: layer i uses RoPE when no_rope_layers[i] is 1 (default: every
+// no_rope_layer_interval-th layer, 4, is a NoPE layer); layer_types
+// defaults to "chunked_attention" for the RoPE layers and "full_attention"
+// for the NoPE ones, and a chunked layer attends only within its
+// attention_chunk_size-token chunk (default 8192, null for none). zerosim
+// models full causal attention: HFModel.SlidingWindow with Chunked, noted
+// and warned when seq_len exceeds the chunk.
+func hfLlama4(c *hfConfig) (*HFModel, error) {
+	arch, _ := c.architecture()
+	tc := c
+	if arch == "Llama4ForConditionalGeneration" {
+		v, present := c.m["text_config"]
+		sub, ok := v.(map[string]any)
+		if !present {
+			return nil, c.errorf("text_config is missing (Llama4ForConditionalGeneration needs the text decoder's text_config object)")
+		}
+		if !ok {
+			return nil, c.errorf("text_config is %s (Llama4ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(v))
+		}
+		tc = &hfConfig{file: c.file, m: sub, prefix: "text_config."}
+	}
+	hm, err := tc.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if d.KVHeads, err = tc.intOr(min(8, d.Heads), 1, d.Heads, "num_key_value_heads"); err != nil {
+		return nil, err
+	}
+	if d.Heads%d.KVHeads != 0 {
+		return nil, tc.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", tc.prefix, d.KVHeads, d.Heads, d.Heads)
+	}
+	if d.HeadDim, err = tc.intOr(128, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.ExpertFFN, err = tc.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	if d.Experts, err = tc.intOr(16, 1, maxExperts, "num_local_experts"); err != nil {
+		return nil, err
+	}
+	if d.TopK, err = tc.intOr(1, 1, d.Experts, "num_experts_per_tok"); err != nil {
+		return nil, err
+	}
+	step, err := tc.intOr(1, 1, maxLayers, "interleave_moe_layer_step")
+	if err != nil {
+		return nil, err
+	}
+	moeLayers, err := tc.intList("moe_layers", 0, hm.Layers-1)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := tc.m["moe_layers"]; !ok || v == nil {
+		moeLayers = nil
+		for i := step - 1; i < hm.Layers; i += step {
+			moeLayers = append(moeLayers, i)
+		}
+	}
+	tied, err := c.boolOr(false, "tie_word_embeddings")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = tc.boolOr(tied, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	bias, err := tc.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	// Chunked attention: attention_chunk_size null means none.
+	chunk := int64(8192)
+	if v, ok := tc.m["attention_chunk_size"]; ok && v == nil {
+		chunk = 0
+	} else if chunk, err = tc.intOr(8192, 1, maxSeqLen, "attention_chunk_size"); err != nil {
+		return nil, err
+	}
+	rope, err := tc.ropeLayers(hm.Layers)
+	if err != nil {
+		return nil, err
+	}
+	chunked, err := tc.layerKinds("layer_types", "chunked_attention", hm.Layers, func(i int64) bool { return rope[i] })
+	if err != nil {
+		return nil, err
+	}
+	if chunk > 0 && chunked > 0 {
+		hm.SlidingWindow, hm.WindowLayers, hm.Chunked = chunk, chunked, true
+	}
+
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*h)
+	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, false), p.linear(ffn, h, false)) }
+	one := mlp(d.ExpertFFN)
+	var dense int64 // intermediate_size_mlp, read when a layer is dense
+	var blocks []hfBlock
+	for i := range hm.Layers {
+		bd := *d
+		if contains(moeLayers, i) {
+			bd.SharedExperts, bd.SharedFFN = 1, d.ExpertFFN
+			blocks = append(blocks, hfBlock{dense: p.add(attn, p.linear(h, d.Experts, false), one),
+				experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
+			continue
+		}
+		if dense == 0 {
+			if dense, err = tc.int(1, maxFFN, "intermediate_size_mlp"); err != nil {
+				return nil, err
+			}
+		}
+		bd.FFN, bd.Experts, bd.TopK, bd.ExpertFFN = dense, 0, 0, 0
+		blocks = append(blocks, hfBlock{dense: p.add(attn, mlp(dense)), dims: bd})
+	}
+	d.FFN = dense
+	if len(moeLayers) > 0 {
+		d.SharedExperts, d.SharedFFN = 1, d.ExpertFFN
+	} else {
+		d.Experts, d.TopK, d.ExpertFFN = 0, 0, 0
+	}
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
+	if tc != c {
+		if _, ok := c.m["vision_config"]; ok {
+			hm.note("vision_config: the vision model and multi-modal projector of Llama4ForConditionalGeneration are not imported; zerosim simulates the text decoder (language_model) on text tokens")
+		}
+	}
+	hm.quantizationNote(c, "Meta publishes the bf16 weights as well")
+	return hm, nil
+}
+
+// ropeLayers reads Llama 4's no_rope_layers (1: the layer uses RoPE, 0: a
+// NoPE layer; at least one entry per layer), or, when it is absent, null or
+// empty, builds it with a NoPE layer every no_rope_layer_interval layers
+// (Llama4TextConfig: int((i+1) % interval != 0)).
+func (c *hfConfig) ropeLayers(layers int64) ([]bool, error) {
+	rope := make([]bool, layers)
+	xs, isList := c.m["no_rope_layers"].([]any)
+	if v, ok := c.m["no_rope_layers"]; ok && v != nil && !isList {
+		return nil, c.errorf("%sno_rope_layers is %s, not a list (use one 1 or 0 per layer)", c.prefix, describeJSON(v))
+	}
+	if len(xs) == 0 {
+		interval, err := c.intOr(4, 1, maxLayers, "no_rope_layer_interval")
+		if err != nil {
+			return nil, err
+		}
+		for i := range rope {
+			rope[i] = (int64(i)+1)%interval != 0
+		}
+		return rope, nil
+	}
+	if int64(len(xs)) < layers {
+		return nil, c.errorf("%sno_rope_layers has %d entries for num_hidden_layers=%d (give one per layer)", c.prefix, len(xs), layers)
+	}
+	for i := range rope {
+		switch x := xs[i].(type) {
+		case json.Number:
+			if x == "1" || x == "0" {
+				rope[i] = x == "1"
+				continue
+			}
+		case bool:
+			rope[i] = x
+			continue
+		}
+		return nil, c.errorf("%sno_rope_layers[%d] is %s (use 1 for a RoPE layer or 0 for a NoPE layer)", c.prefix, i, describeJSON(xs[i]))
+	}
+	return rope, nil
 }

@@ -174,9 +174,10 @@ func TestHFGemma3(t *testing.T) {
 }
 
 // TestHFRecentScenario: a scenario naming these configs (or a preset built
-// from one, Gemma 2's even layers slide over 4096 tokens) warns with the
-// import's notes, and about sliding windows only when seq_len exceeds the
-// window; model.layers shortens layer_types and text_config.
+// from one, Gemma 2's even layers and all of Mistral 7B's slide over 4096
+// tokens) warns with the import's notes, and about sliding windows and
+// Llama 4's attention chunks only when seq_len exceeds the window;
+// model.layers shortens layer_types, moe_layers and text_config.
 func TestHFRecentScenario(t *testing.T) {
 	base := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\nmodel:\n"
 	for _, c := range []struct {
@@ -191,6 +192,13 @@ func TestHFRecentScenario(t *testing.T) {
 		{"  preset: gemma2-9b\n  seq_len: 4096\n", 42, nil},
 		{"  preset: gemma2-9b\n  seq_len: 8192\n", 42, []string{"21 of the 42 decoder blocks attend over a sliding window of 4096 tokens (sliding_window), but zerosim models full causal attention over seq_len 8192"}},
 		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 5, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,", "n_group=8", "quantization_config (fp8)"}},
+		{"  preset: mistral-7b\n  seq_len: 4096\n", 32, nil},
+		{"  preset: mistral-7b\n  seq_len: 8192\n", 32, []string{"32 of the 32 decoder blocks attend over a sliding window of 4096 tokens (sliding_window), but zerosim models full causal attention over seq_len 8192"}},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8192\n", 48, []string{"vision_config: the vision model"}},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8193\n", 48, []string{"vision_config", "36 of the 48 decoder blocks attend only within chunks of 8192 tokens (attention_chunk_size), but zerosim models full causal attention over seq_len 8193"}},
+		// model.layers drops moe_layers past the new depth.
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 4\n  seq_len: 16384\n", 4, []string{"vision_config", "3 of the 4 decoder blocks attend only within chunks of 8192"}},
+		{"  hf_config: hf-extra/olmo-2-1124-13b.json\n", 40, nil},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
 		if err != nil {
@@ -211,6 +219,7 @@ func TestHFRecentScenario(t *testing.T) {
 // TestHFRecentErrors: the new keys' mistakes are one line naming the key.
 func TestHFRecentErrors(t *testing.T) {
 	oss := `{"architectures": ["GptOssForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 32, "num_local_experts": 4`
+	l4 := `{"architectures": ["Llama4ForConditionalGeneration"], "text_config": {"vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32`
 	ds := `{"architectures": ["DeepseekV3ForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32`
 	for _, c := range []struct{ in, want string }{
 		{oss + `, "layer_types": ["sliding_attention"]}`, "c.json: layer_types has 1 entries for num_hidden_layers=2 (give one per layer)"},
@@ -220,6 +229,14 @@ func TestHFRecentErrors(t *testing.T) {
 		{ds + `, "n_routed_experts": 12, "n_group": 5}`, "c.json: n_group=5 does not divide n_routed_experts=12 (use a divisor of 12)"},
 		{ds + `, "n_routed_experts": 16, "n_group": 8, "topk_group": 1, "num_experts_per_tok": 3}`, "c.json: num_experts_per_tok=3 exceeds the 2 experts of topk_group=1 groups"},
 		{ds + `, "n_routed_experts": 16, "num_nextn_predict_layers": -1}`, "c.json: num_nextn_predict_layers=-1 is out of range"},
+		{l4 + `, "moe_layers": [0, 2]}}`, "c.json: text_config.moe_layers[1] is 2 (use a layer index from 0 to 1)"},
+		{l4 + `, "no_rope_layers": [1]}}`, "c.json: text_config.no_rope_layers has 1 entries for num_hidden_layers=2 (give one per layer)"},
+		{l4 + `, "no_rope_layers": [1, 2]}}`, "c.json: text_config.no_rope_layers[1] is 2 (use 1 for a RoPE layer or 0 for a NoPE layer)"},
+		{l4 + `, "layer_types": ["chunked_attention", "sliding_attention"]}}`, `c.json: text_config.layer_types[1] is "sliding_attention" (use "chunked_attention" or "full_attention")`},
+		{l4 + `, "interleave_moe_layer_step": 2}}`, "c.json: text_config.intermediate_size_mlp is missing (add it to config.json)"},
+		{l4 + `}}`, ""},
+		{`{"architectures": ["Llama4ForConditionalGeneration"]}`, "c.json: text_config is missing"},
+		{`{"architectures": ["MistralForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "sliding_window": 0}`, "c.json: sliding_window=0 is out of range"},
 		{`{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": null}`, "c.json: text_config is null (Gemma3ForConditionalGeneration needs the text decoder's text_config object)"},
 		{`{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": {"hidden_size": 64, "num_hidden_layers": 2}}`, "c.json: text_config.intermediate_size is missing (add it to config.json)"},
 		{`{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": {"hidden_size": 64, "num_hidden_layers": 2, "intermediate_size": 8, "num_key_value_heads": 3}}`, "c.json: text_config.num_key_value_heads=3 does not divide num_attention_heads=8"},
@@ -321,6 +338,215 @@ func TestHFSharedExpertAndMLADims(t *testing.T) {
 		}
 		if got == nil || *got != c.want {
 			t.Errorf("%s block.%d dims = %+v, want %+v", c.name, c.block, got, c.want)
+		}
+	}
+}
+
+// llama4Vision counts Llama4ForConditionalGeneration's vision_model and
+// multi_modal_projector from vision_config as modeling_llama4.py
+// @ 63210d0e3b74c2119b7998ff65bc6a2729283626 builds them (the part the
+// importer leaves out): patch_embedding Linear(channels·patch², h) without
+// bias, class_embedding h, positional_embedding_vlm ((image/patch)²+1)·h,
+// layernorm_pre and _post LayerNorm(h), per encoder layer q/k/v/o
+// Linear(h, h) with biases, fc1 Linear(h, ffn) and fc2 Linear(ffn, h) with
+// biases, two LayerNorm(h); vision_adapter fc1 Linear(ffn,
+// projector_input_dim) and fc2 Linear(projector_output_dim,
+// projector_output_dim) without biases; linear_1 Linear(vision_output_dim,
+// text hidden) without bias.
+func llama4Vision(t *testing.T, name string, textHidden int64) int64 {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/hf-extra/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		V struct {
+			H         int64 `json:"hidden_size"`
+			FFN       int64 `json:"intermediate_size"`
+			Layers    int64 `json:"num_hidden_layers"`
+			Patch     int64 `json:"patch_size"`
+			Image     int64 `json:"image_size"`
+			Channels  int64 `json:"num_channels"`
+			ProjIn    int64 `json:"projector_input_dim"`
+			ProjOut   int64 `json:"projector_output_dim"`
+			VisionOut int64 `json:"vision_output_dim"`
+		} `json:"vision_config"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	v := m.V
+	grid := v.Image / v.Patch
+	layer := 4*(v.H*v.H+v.H) + (v.H*v.FFN + v.FFN) + (v.FFN*v.H + v.H) + 2*2*v.H
+	return v.Channels*v.Patch*v.Patch*v.H + v.H + (grid*grid+1)*v.H + 2*2*v.H + v.Layers*layer +
+		v.FFN*v.ProjIn + v.ProjOut*v.ProjOut + v.VisionOut*textHidden
+}
+
+// TestHFLlama4 holds Llama 4's text decoder to the Hub's counts of the
+// multimodal checkpoints minus their vision part (llama4Vision, 871,932,416
+// for both): Llama-4-Scout-17B-16E-Instruct 108,641,793,536 (the Hub's
+// safetensors parameter total as listed with its license, find_string
+// 108641793536) and Llama-4-Maverick-17B-128E-Instruct 401,583,781,376 (a
+// serving provider's parameter_count, find_string 401583781376; a
+// checkpoint reconciliation gives decoder 400,711,848,960 + vision and
+// projector 871,932,416, find_string 400711848960). Meta's model card
+// rounds them to 109B and 400B, and both to 17B active: the test holds the
+// active count (embedding and lm_head included) to 17B rounded to the
+// nearest billion. testdata/hf-extra/llama-4-scout-17b-16e.json is Scout's
+// config; Maverick is the same file with Maverick's
+// interleave_moe_layer_step 2, num_local_experts 128 and moe_layers taken
+// from the step (the Hub file lists the odd layers).
+func TestHFLlama4(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf-extra/llama-4-scout-17b-16e.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	text := m["text_config"].(map[string]any)
+	text["architectures"] = []any{"Llama4ForCausalLM"}
+	causal, _ := json.Marshal(text)
+	causalLM, err := ImportHF("c.json", causal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vision := llama4Vision(t, "llama-4-scout-17b-16e", 5120)
+	if vision != 871_932_416 {
+		t.Errorf("vision part %d, want 871,932,416", vision)
+	}
+	maverick := hfVariant(t, "llama-4-scout-17b-16e", map[string]any{"text_config.interleave_moe_layer_step": 2,
+		"text_config.num_local_experts": 128, "text_config.moe_layers": nil, "text_config.max_position_embeddings": 1048576})
+	for _, c := range []struct {
+		name               string
+		hm                 *HFModel
+		published          int64
+		moeLayers, experts int64
+		firstFFN, firstMoE int
+	}{
+		{"scout", hfVariant(t, "llama-4-scout-17b-16e", nil), 108_641_793_536, 48, 16, 0, 1},
+		{"scout as Llama4ForCausalLM", causalLM, 108_641_793_536, 48, 16, 0, 1},
+		{"maverick", maverick, 401_583_781_376, 24, 128, 16384, 2},
+	} {
+		checkHF(t, c.hm, c.published-vision, -1)
+		if c.hm.Active < 16_500_000_000 || c.hm.Active >= 17_500_000_000 {
+			t.Errorf("%s: %d active, want 17B", c.name, c.hm.Active)
+		}
+		var moe int64
+		for _, l := range c.hm.LayerList {
+			if strings.HasPrefix(l.Name, "experts.") {
+				moe++
+			}
+		}
+		// Chunked attention on the RoPE layers: 3 of every 4.
+		if moe != c.moeLayers || c.hm.Layers != 48 || !c.hm.Chunked || c.hm.SlidingWindow != 8192 || c.hm.WindowLayers != 36 {
+			t.Errorf("%s: %d MoE layers of %d, chunk %d over %d (chunked %v)", c.name, moe, c.hm.Layers, c.hm.SlidingWindow, c.hm.WindowLayers, c.hm.Chunked)
+		}
+		// block.0 is dense in Maverick (moe_layers 1, 3, …), MoE in Scout.
+		if d := c.hm.LayerList[1].Dims; d.FFN != int64(c.firstFFN) {
+			t.Errorf("%s: block.0 ffn %d, want %d", c.name, d.FFN, c.firstFFN)
+		}
+		want := BlockDims{Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Experts: c.experts, TopK: 1, ExpertFFN: 8192, SharedExperts: 1, SharedFFN: 8192}
+		if d := c.hm.LayerList[c.firstMoE].Dims; d == nil || *d != want {
+			t.Errorf("%s: first MoE block dims %+v, want %+v", c.name, d, want)
+		}
+	}
+	if len(causalLM.Notes) != 0 || len(maverick.Notes) != 1 || !strings.HasPrefix(maverick.Notes[0], "vision_config: the vision model") {
+		t.Errorf("notes %q, %q", causalLM.Notes, maverick.Notes)
+	}
+	// attention_chunk_size null: no chunks; no_rope_layers empty: NoPE
+	// every no_rope_layer_interval layers.
+	none := hfVariant(t, "llama-4-scout-17b-16e", map[string]any{"text_config.attention_chunk_size": json.RawMessage("null")})
+	// Six layers, interval 4: layer 3 (index (i+1) % 4 == 0) is the NoPE,
+	// full-attention one.
+	six := hfVariant(t, "llama-4-scout-17b-16e", map[string]any{"text_config.no_rope_layers": []any{}, "text_config.num_hidden_layers": 6,
+		"text_config.moe_layers": nil})
+	if none.SlidingWindow != 0 || none.WindowLayers != 0 || none.WindowSummary() != "" || six.WindowLayers != 5 {
+		t.Errorf("null chunk: %d over %d; 6 layers: %d chunked", none.SlidingWindow, none.WindowLayers, six.WindowLayers)
+	}
+}
+
+// TestHFOlmo2 holds OLMo 2 to the published totals: 13B
+// (testdata/hf-extra/olmo-2-1124-13b.json, allenai/OLMo-2-1124-13B) is its
+// safetensors index's total_size 54,864,793,600 bytes over 4 (the
+// checkpoint is float32, torch_dtype in the config), 13,716,198,400; 7B
+// (allenai/OLMo-2-1124-7B: hidden 4096, 32 layers and heads, intermediate
+// 11008) the Hub's safetensors total 7,298,617,344 (F32, find_string
+// 7298617344, with the revision 7df9a825); 32B (allenai/OLMo-2-0325-32B:
+// hidden 5120, 64 layers, 40 heads, 8 KV heads, intermediate 27648)
+// 32,234,279,936 as a compute table lists it beside the 7B's (find_string
+// 32234279936). The 32B's grouped k_proj makes k_norm 1,024 wide, not
+// 5,120: a per-head or q-width k_norm misses it.
+func TestHFOlmo2(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		set   map[string]any
+		total int64
+	}{
+		{"13b", nil, 13_716_198_400},
+		{"7b", map[string]any{"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008}, 7_298_617_344},
+		{"32b", map[string]any{"num_hidden_layers": 64, "num_key_value_heads": 8, "intermediate_size": 27648}, 32_234_279_936},
+	} {
+		hm := hfVariant(t, "olmo-2-1124-13b", c.set)
+		checkHF(t, hm, c.total, 0)
+		if hm.Tied || len(hm.Notes) != 0 || hm.WindowSummary() != "" {
+			t.Errorf("%s: tied %v, notes %q", c.name, hm.Tied, hm.Notes)
+		}
+	}
+}
+
+// TestHFSlidingWindows: Mistral's, Mixtral's and Phi-3's sliding_window
+// applies to every layer (modeling_mistral.py @ 93e0020c, the attention
+// gets sliding_window=getattr(config, "sliding_window", None);
+// modeling_mixtral.py @ af3efdd7 and modeling_phi3.py @ 43c2b481 alike),
+// and is noted as Gemma's are; null means none, and an absent key is the
+// config class default (MistralConfig 4096, Mixtral and Phi-3 none).
+func TestHFSlidingWindows(t *testing.T) {
+	read := func(p string, set map[string]any) *HFModel {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range set {
+			if v == "absent" {
+				delete(m, k)
+			} else {
+				m[k] = v
+			}
+		}
+		b, _ := json.Marshal(m)
+		hm, err := ImportHF(p, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hm
+	}
+	for _, c := range []struct {
+		file           string
+		set            map[string]any
+		window, layers int64
+	}{
+		{"testdata/hf/mistral-7b-v0.1/config.json", nil, 4096, 32},
+		{"testdata/hf/mistral-7b-v0.1/config.json", map[string]any{"sliding_window": nil}, 0, 0},
+		{"testdata/hf/mistral-7b-v0.1/config.json", map[string]any{"sliding_window": "absent"}, 4096, 32},
+		{"testdata/hf/phi-3.5-mini-instruct/config.json", nil, 262144, 32},
+		{"testdata/hf/phi-3.5-mini-instruct/config.json", map[string]any{"sliding_window": 2047}, 2047, 32},
+		{"testdata/hf-extra/phi-3-medium.json", nil, 0, 0},
+		{"testdata/hf/mixtral-8x7b/config.json", nil, 0, 0},
+		{"testdata/hf/mixtral-8x7b/config.json", map[string]any{"sliding_window": 4096}, 4096, 32},
+		{"testdata/hf/llama-3.1-8b/config.json", map[string]any{"sliding_window": 4096}, 0, 0},
+	} {
+		hm := read(c.file, c.set)
+		if hm.SlidingWindow != c.window || hm.WindowLayers != c.layers || hm.Chunked {
+			t.Errorf("%s %v: window %d over %d layers, want %d over %d", c.file, c.set, hm.SlidingWindow, hm.WindowLayers, c.window, c.layers)
+		}
+		if (c.window > 0) != strings.Contains(hm.WindowSummary(), "sliding window") {
+			t.Errorf("%s %v: summary %q", c.file, c.set, hm.WindowSummary())
 		}
 	}
 }
