@@ -734,11 +734,17 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		// These modeling files have no mlp_bias.
 		mlpBias = false
 	}
-	if arch == "Qwen2MoeForCausalLM" {
+	switch arch {
+	case "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
+		// Qwen's configs carry use_sliding_window (default false) with
+		// sliding_window and max_window_layers: when set, the layers from
+		// max_window_layers on attend over a window (configuration_qwen2.py,
+		// configuration_qwen3.py, configuration_qwen3_moe.py and
+		// configuration_qwen2_moe.py). No published Qwen config sets it.
 		if sw, err := c.boolOr(false, "use_sliding_window"); err != nil {
 			return nil, err
 		} else if sw {
-			return nil, c.errorf("use_sliding_window=true: zerosim has no sliding-window attention model for Qwen2-MoE's max_window_layers split (set use_sliding_window to false to import it with full attention)")
+			return nil, c.errorf("use_sliding_window=true: zerosim has no sliding-window attention model for Qwen's max_window_layers split (set use_sliding_window to false to import it with full attention)")
 		}
 	}
 	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {

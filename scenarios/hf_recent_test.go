@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -297,9 +298,15 @@ func TestHFQwen2Moe(t *testing.T) {
 	if b := int64(tiny.LayerList[1].Params + tiny.LayerList[2].Params); b != 86_003_712 {
 		t.Errorf("tiny: a layer holds %d, want 86,003,712", b)
 	}
-	if _, err := ImportHF("c.json", []byte(`{"architectures": ["Qwen2MoeForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "use_sliding_window": true}`)); err == nil ||
-		!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim has no sliding-window attention model") {
-		t.Errorf("use_sliding_window: %v", err)
+	for _, arch := range []string{"Qwen2MoeForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"} {
+		cfg := `{"architectures": ["` + arch + `"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "use_sliding_window": %s}`
+		if _, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, "true"))); err == nil ||
+			!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim has no sliding-window attention model") {
+			t.Errorf("%s use_sliding_window true: %v", arch, err)
+		}
+		if _, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, "false"))); err != nil {
+			t.Errorf("%s use_sliding_window false: %v", arch, err)
+		}
 	}
 }
 
