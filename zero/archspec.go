@@ -16,7 +16,14 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	cp := int64(s.Parallelism.CP)
 	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
-		Causal: s.Training.Attention != "eager"}, true
+		Causal: causalKernel(s)}, true
+}
+
+// causalKernel reports whether training.attention's kernel skips the
+// masked half of causal attention (flash, sdpa: AttentionFLOPs halves
+// their count) rather than computing every score and masking it (eager).
+func causalKernel(s *scenarios.Scenario) bool {
+	return s.Training.Attention != scenarios.AttentionEager
 }
 
 // layerFLOPDims are dense block l's FLOP dimensions: base with the

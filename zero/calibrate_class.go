@@ -62,7 +62,9 @@ func ComputeClasses(s *scenarios.Scenario) (StepClasses, error) {
 	}
 	for i, l := range s.Model.LayerList {
 		c := costs[i]
-		planned := plan != nil && plan[i].ok && l.FwdFLOPs == 0
+		// Units of the per-operation model, and blocks under the FLOP count
+		// (MoE, MLA), whose attention Costs times apart (plan's FwdBy).
+		planned := plan != nil && l.FwdFLOPs == 0
 		var fb, bb ClassSeconds
 		if planned {
 			fb, bb = plan[i].FwdBy, plan[i].BwdBy

@@ -129,11 +129,13 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // memory-bound work on HBM; the LM head once, the embedding lookup free;
 // recompute per training.recompute). Everything else — seed 000's MLP, bare
 // parameter counts, MoE units, multi-head latent attention blocks, fp8
-// recipes, explicit fwd_flops — counts 2·(active) params·tokens, plus
-// attention 4·b·s²·h per block (2·b·s²·heads·(head_dim + the kernel's
-// value width) when the block's dims are known), backward =
-// 2× forward (+1 forward under full recompute), at peak·compute_efficiency
-// (fp8 GEMMs at peak_fp8·compute_efficiency). Explicit per-layer times win.
+// recipes, explicit fwd_flops — counts 2·(active) params·tokens at
+// peak·compute_efficiency (fp8 GEMMs at peak_fp8·compute_efficiency),
+// plus a block's core attention by the per-operation model's rule
+// (blockAttentionFLOPs: AttentionFLOPs, halved when the kernel skips the
+// masked half; backward AttentionBackwardFLOPs) at the attention
+// efficiency; backward 2× the matmuls (+1 forward under full recompute).
+// Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	out, _, err := costsAndPlan(s)
 	return out, err
@@ -151,9 +153,11 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 		return nil, nil, err
 	}
 	m := &s.Model
-	b := s.Training.MicroBatch
-	// Models without a sequence (mlp, generic) count one token per sample.
-	tokens, err := units.Mul(b, max(m.SeqLen, 1))
+	// Models without a sequence (mlp, generic) count one token per sample;
+	// under context parallelism a rank holds ceil(seq_len/cp) of each
+	// sequence's tokens (tokensPerGPU).
+	cp := int64(max(s.Parallelism.CP, 1))
+	tokens, err := units.Mul(s.Training.MicroBatch, (max(m.SeqLen, 1)+cp-1)/cp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
@@ -181,9 +185,11 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 			out[i] = c
 			continue
 		}
-		// gemm is the FLOPs of the unit's weight matmuls, which an fp8
-		// recipe runs at the fp8 peak; attention stays in bf16.
-		var gemm int64
+		// f8 is the FLOPs of the unit's weight matmuls that an fp8 recipe
+		// runs at the fp8 peak; att is the block's core attention, which
+		// runs in bf16 at the attention kernel's efficiency, as the
+		// per-operation model times it.
+		var f8, att int64
 		if l.FwdFLOPs > 0 {
 			c.FwdFLOPs = int64(l.FwdFLOPs)
 		} else {
@@ -197,26 +203,11 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 				return nil, nil, fmt.Errorf("zero: layer %q: forward FLOPs: %w", l.Name, err)
 			}
 			if eff8 > 0 && scenarios.FP8Linear(l) {
-				gemm = f
+				f8 = f
 			}
 			if l.Block && m.Hidden > 0 && m.SeqLen > 0 {
-				// Attention scores and weighted sum: 2 matmuls of b·s²·h, 2
-				// FLOPs each; h is heads·head_dim when the block's dims are
-				// known (Gemma 2: 16·256 ≠ 3584). With a value narrower
-				// than the q·k width (multi-head latent attention), QKᵀ runs
-				// at heads·head_dim and P·V at heads·(the value width the
-				// kernel computes at, scenarios.BlockDims.KernelValueDim):
-				// 2·b·s²·heads·(d_qk + d_v).
-				att, err := mulChecked(4, b, m.SeqLen, m.SeqLen, m.Hidden)
-				if x := l.Dims; x != nil && x.HeadDim > 0 {
-					dv := x.KernelValueDim(s.Training.Attention == scenarios.AttentionFlash, x.HeadDim)
-					var w int64
-					if w, err = units.Add(x.HeadDim, dv); err == nil {
-						att, err = mulChecked(2, b, m.SeqLen, m.SeqLen, x.Heads, w)
-					}
-				}
-				if err != nil {
-					return nil, nil, fmt.Errorf("zero: layer %q: attention FLOPs: %w", l.Name, err)
+				if att, err = blockAttentionFLOPs(s, l); err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 				}
 				if f, err = units.Add(f, att); err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: FLOPs: %w", l.Name, err)
@@ -224,54 +215,65 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 			}
 			c.FwdFLOPs = f
 		}
-		// Backward is 2× forward, 3× under full recompute (one more forward).
-		mult := int64(2)
-		if s.Training.Recompute == scenarios.RecomputeFull {
-			mult = 3
-		}
-		bwd, err := units.Mul(c.FwdFLOPs, mult)
+		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
+		// the attention, plus one more forward under full recompute.
+		full := s.Training.Recompute == scenarios.RecomputeFull
+		attBwd, err := AttentionBackwardFLOPs(att)
 		if err != nil {
-			return nil, nil, fmt.Errorf("zero: layer %q: backward FLOPs %d×%d do not fit in 64 bits (use fewer forward FLOPs per layer)", l.Name, mult, c.FwdFLOPs)
+			return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 		}
-		c.BwdFLOPs = bwd
+		var fc units.Calc
+		gemm := c.FwdFLOPs - att // the weight matmuls (all FLOPs of an explicit fwd_flops)
+		c.BwdFLOPs = fc.Add(fc.Mul(2, gemm), attBwd)
+		re := int64(0)
+		if full {
+			re = 1
+			c.BwdFLOPs = fc.Add(c.BwdFLOPs, c.FwdFLOPs)
+		}
+		if fc.Mul(3, c.FwdFLOPs); fc.Err != nil {
+			return nil, nil, fmt.Errorf("zero: layer %q: backward FLOPs of %d forward FLOPs do not fit in 64 bits (use fewer forward FLOPs per layer)", l.Name, c.FwdFLOPs)
+		}
 		c.Fwd, c.Bwd = l.Fwd, l.Bwd
-		for _, x := range []struct {
-			d         *units.Duration
-			flops, f8 int64
-		}{{&c.Fwd, c.FwdFLOPs, gemm}, {&c.Bwd, c.BwdFLOPs, mult * gemm}} {
-			if *x.d != 0 || x.flops == 0 {
+		var by [2]ClassSeconds
+		for k, x := range []struct {
+			d             *units.Duration
+			gemm, f8, att int64
+		}{{&c.Fwd, gemm - f8, f8, att}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, re*att)}} {
+			if *x.d != 0 || x.gemm+x.f8+x.att == 0 {
 				continue
 			}
-			d, err := units.CheckedMulDivCeil(x.flops-x.f8, int64(units.Second), eff)
-			if err != nil {
-				return nil, nil, fmt.Errorf("zero: layer %q: %d FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and training.compute_efficiency)", l.Name, x.flops, eff, units.Duration(math.MaxInt64))
+			var d, dg, d8, da int64
+			if dg, err = units.CheckedMulDivCeil(x.gemm, int64(units.Second), eff); err != nil {
+				return nil, nil, fmt.Errorf("zero: layer %q: %d FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and training.compute_efficiency)", l.Name, x.gemm, eff, units.Duration(math.MaxInt64))
 			}
 			if x.f8 > 0 {
-				d8, err := units.CheckedMulDivCeil(x.f8, int64(units.Second), eff8)
-				if err == nil {
-					d, err = units.Add(d, d8)
-				}
-				if err != nil {
+				if d8, err = units.CheckedMulDivCeil(x.f8, int64(units.Second), eff8); err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: %d fp8 FLOPs at %d FLOP/s take longer than %v (check cluster.peak_fp8 and training.compute_efficiency)", l.Name, x.f8, eff8, units.Duration(math.MaxInt64))
 				}
 			}
+			if x.att > 0 {
+				effAtt, err := attentionFLOPS(s)
+				if err != nil {
+					return nil, nil, err
+				}
+				if da, err = units.CheckedMulDivCeil(x.att, int64(units.Second), effAtt); err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: %d attention FLOPs at %d FLOP/s take longer than %v (check cluster.peak_bf16 and the attention efficiency)", l.Name, x.att, effAtt, units.Duration(math.MaxInt64))
+				}
+			}
+			var tc units.Calc
+			if d = tc.Add(dg, d8, da); tc.Err != nil {
+				return nil, nil, fmt.Errorf("zero: layer %q: compute time longer than %v", l.Name, units.Duration(math.MaxInt64))
+			}
 			*x.d = units.Duration(d)
+			by[k] = ClassSeconds{GEMM: units.Duration(dg + d8).Seconds(), Attention: units.Duration(da).Seconds()}
+		}
+		if plan != nil && l.FwdFLOPs == 0 {
+			// The class split ComputeClasses reads; ok stays false.
+			plan[i].FwdBy, plan[i].BwdBy = by[0], by[1]
 		}
 		out[i] = c
 	}
 	return out, plan, nil
-}
-
-// mulChecked multiplies xs, reporting int64 overflow instead of wrapping.
-func mulChecked(xs ...int64) (int64, error) {
-	p := int64(1)
-	for _, x := range xs {
-		var err error
-		if p, err = units.Mul(p, x); err != nil {
-			return 0, err
-		}
-	}
-	return p, nil
 }
 
 // efficiency is training.compute_efficiency; with training.mfu set it is
@@ -291,6 +293,39 @@ func effectiveFLOPS(s *scenarios.Scenario) (int64, error) {
 		return 0, fmt.Errorf("zero: cluster.peak_bf16 × training.compute_efficiency = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after the efficiency)", eff)
 	}
 	return int64(eff), nil
+}
+
+// attentionFLOPS is peak·the attention efficiency (AttentionEfficiencyOf:
+// training.attention_kernel's, or training.attention_efficiency), whole
+// FLOP/s: the rate the per-operation model runs attention at, and Costs
+// the attention of the blocks it counts from their parameters.
+func attentionFLOPS(s *scenarios.Scenario) (int64, error) {
+	eff := math.Floor(float64(s.Cluster.PeakBF16) * AttentionEfficiencyOf(s))
+	if eff < 1 || eff > math.MaxInt64/2 {
+		return 0, fmt.Errorf("zero: cluster.peak_bf16 × the attention efficiency = %g FLOP/s is out of range (use a peak of at least 1 FLOP/s after the efficiency)", eff)
+	}
+	return int64(eff), nil
+}
+
+// blockAttentionFLOPs is the core attention forward of block l under the
+// FLOP count (AttentionFLOPs, the per-operation model's rule): the block's
+// heads, q·k width head_dim and the value width its kernel computes
+// (scenarios.BlockDims.KernelValueDim: flash pads MLA's narrower value to
+// head_dim) when its dims are known, else a·d = hidden (Gemma 2 shows
+// why the dims matter: 16·256 ≠ 3584). A rank's ceil(s/cp) queries
+// attend over all s keys, as in flopDims.
+func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error) {
+	m := &s.Model
+	cp := int64(max(s.Parallelism.CP, 1))
+	heads, qk, v := int64(1), m.Hidden, m.Hidden
+	if x := l.Dims; x != nil && x.HeadDim > 0 {
+		heads, qk = m.Heads, x.HeadDim
+		if x.Heads > 0 {
+			heads = x.Heads
+		}
+		v = x.KernelValueDim(s.Training.Attention == scenarios.AttentionFlash, x.HeadDim)
+	}
+	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causalKernel(s))
 }
 
 // effectiveFP8 is peak_fp8 × compute_efficiency when training.fp8 is on,

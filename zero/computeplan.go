@@ -81,8 +81,12 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 	}
 	var c flopCalc
 	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention
-	// (FlashAttention-2 recomputes the scores: five matmuls to two).
-	bwd := c.Add(c.Mul(2, f.GEMM), f.Attention*5/2)
+	// (AttentionBackwardFLOPs).
+	attBwd, err := AttentionBackwardFLOPs(f.Attention)
+	if err != nil {
+		return nil, err
+	}
+	bwd := c.Add(c.Mul(2, f.GEMM), attBwd)
 	block := 0
 	for u, isBlock := range spec.Blocks {
 		if !isBlock {

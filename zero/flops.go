@@ -74,6 +74,7 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	}
 	mlp := c.Mul(mats, d.Hidden, d.FFN)
 	f := BlockFLOPs{GEMM: c.Mul(2, t, c.Add(proj, mlp))}
+	var err error
 	if c.Err != nil {
 		return BlockFLOPs{}, fmt.Errorf("zero: block matmul FLOPs overflow: %w", c.Err)
 	}
@@ -81,17 +82,50 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	if d.KVSeq > 0 {
 		kvSeq = d.KVSeq
 	}
-	f.Attention = c.Mul(4, d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim)
-	if c.Err != nil {
-		return BlockFLOPs{}, fmt.Errorf("zero: attention FLOPs overflow (4·b·a·s·s_kv·d for micro_batch %d, seq_len %d): %w", d.Batch, kvSeq, c.Err)
-	}
-	if d.Causal {
-		f.Attention /= 2
+	if f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal); err != nil {
+		return BlockFLOPs{}, err
 	}
 	if _, err := units.Add(f.GEMM, f.Attention); err != nil {
 		return BlockFLOPs{}, fmt.Errorf("zero: block FLOPs overflow: %w", err)
 	}
 	return f, nil
+}
+
+// AttentionFLOPs is the forward FLOPs of the core attention, the one rule
+// every block's count uses (BlockForwardFLOPs for the per-operation model,
+// Costs for MoE and multi-head latent attention blocks): QKᵀ at the q·k
+// width and P·V at the value width the kernel computes,
+// 2·b·a·s·s_kv·(d_qk + d_v), halved when causal, i.e. when the kernel
+// skips the masked key blocks (flash and sdpa, causalKernel). FlashAttention-2
+// does: compute_attn_1rowblock in csrc/flash_attn/src/flash_fwd_kernel.h
+// (Dao-AILab/flash-attention @ 0142ff05acc56c45755638857e77e35f1c350098)
+// bounds each query block's key blocks by n_block_max = ceil((m_block +
+// 1)·kBlockM / kBlockN) when Is_causal, so it visits the diagonal and the
+// blocks left of it only. Eager attention multiplies all s×s_kv scores and
+// masks them afterwards.
+func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool) (int64, error) {
+	var c flopCalc
+	v := c.Mul(2, batch, heads, seq, kvSeq, c.Add(qkDim, vDim))
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: attention FLOPs overflow (2·b·a·s·s_kv·(d_qk+d_v) for micro_batch %d, heads %d, seq_len %d): %w", batch, heads, kvSeq, c.Err)
+	}
+	if causal {
+		v /= 2
+	}
+	return v, nil
+}
+
+// AttentionBackwardFLOPs is the FLOPs the attention's backward executes
+// after a forward of fwd FLOPs: 2.5× (FlashAttention-2's backward
+// recomputes the scores, five matmuls to the forward's two: Dao 2023,
+// §3.1), rounded down.
+func AttentionBackwardFLOPs(fwd int64) (int64, error) {
+	var c flopCalc
+	v := c.Add(c.Mul(fwd/2, 5), fwd%2*5/2)
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: attention backward FLOPs overflow: %w", c.Err)
+	}
+	return v, nil
 }
 
 // HeadForwardFLOPs counts the output projection once: 2·t·h·V. (The

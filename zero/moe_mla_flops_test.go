@@ -9,13 +9,25 @@ import (
 )
 
 // TestSharedExpertAndMLAFLOPs counts from the modeling code the forward
-// FLOPs of one DeepSeek-V3 block and one Qwen1.5-MoE block (s = 4096,
-// b = 1: t = 4096 tokens) and checks Costs equals them. The FLOP count
-// these blocks take (Costs, past the per-operation model) charges
-// 2·t FLOPs per parameter of the unit (the Linear weights' multiply-adds,
-// and the norm weights and router bias, which it counts alike) and the
-// attention matmuls 2·b·s²·a·(d_qk + d_v) with d_v the width the kernel
-// computes P·V at. Sources: transformers models/deepseek_v3/
+// FLOPs of one Mixtral-8x7B block, one DeepSeek-V3 block and one
+// Qwen1.5-MoE block (s = 4096, b = 1: t = 4096 tokens) and checks Costs
+// equals them. The FLOP count these blocks take (Costs, past the
+// per-operation model) charges 2·t FLOPs per parameter of the unit (the
+// Linear weights' multiply-adds, and the norm weights and router bias,
+// which it counts alike) and the core attention by the per-operation
+// model's rule: QKᵀ and P·V, 2·b·a·s²·(d_qk + d_v) with d_v the width the
+// kernel computes P·V at, halved under flash and sdpa, whose kernels skip
+// the masked key blocks (FlashAttention-2's compute_attn_1rowblock,
+// csrc/flash_attn/src/flash_fwd_kernel.h @
+// Dao-AILab/flash-attention 0142ff05acc56c45755638857e77e35f1c350098:
+// n_block_max stops at the diagonal when Is_causal), whole under eager.
+// Backward is 2× the matmuls and 2.5× the attention (FlashAttention-2's
+// five matmuls to two). Sources: transformers
+// models/mixtral/modeling_mixtral.py @
+// af3efdd71ee5b568dfdb71bb41d316df830147af (MixtralAttention: q_proj
+// h→a·d, k_proj and v_proj h→kv·d, o_proj a·d→h, d = h/a, is_causal;
+// MixtralSparseMoeBlock: gate Linear(h, num_local_experts, bias=False),
+// the experts a unit of their own), models/deepseek_v3/
 // modeling_deepseek_v3.py @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3
 // (DeepseekV3Attention: q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj,
 // o_proj; DeepseekV3MoE: shared_experts = DeepseekV3MLP(2048 × 1); the
@@ -33,22 +45,34 @@ func TestSharedExpertAndMLAFLOPs(t *testing.T) {
 	norms := 2*h + rq + rkv                                         // input/post norms, q_a/kv_a norms
 	mlp := func(f int64) int64 { return 3 * h * f }
 	router := 256*h + 256 // weight and e_score_correction_bias
+	// core is QKᵀ at d_qk plus P·V at vk, 2·b·a·s²·(d_qk + vk); causal
+	// kernels (flash, sdpa) compute half.
 	core := func(vk int64) int64 { return 2 * s * s * a * (dqk + vk) }
 	// Qwen1.5-MoE: h 2048, 16 heads of 128, qkv biases, 60 experts.
 	const qh int64 = 2048
 	qwen := 3*(qh*qh+qh) + qh*qh + 2*qh + 60*qh + 3*qh*5632 + qh // attention, norms, router, shared MLP, shared gate
+	// Mixtral-8x7B: h 4096, 32 heads of 128, 8 kv heads, 8 experts; the
+	// block unit holds attention, both norms and the router.
+	const mh, ma, mkv, md int64 = 4096, 32, 8, 128
+	mixtral := mh*ma*md + 2*mh*mkv*md + ma*md*mh + 2*mh + mh*8
+	mixtralCore := 2 * s * s * ma * (md + md) // 4·b·a·s²·d
 	for _, c := range []struct {
 		cfg, attention string
 		layers         int
 		unit           string
-		want           int64
+		gemm, core     int64
 	}{
-		{"deepseek-v3.json", "flash", 4, "block.0", 2*tk*(attnW+norms+mlp(18432)) + core(dqk)},
-		{"deepseek-v3.json", "flash", 4, "block.3", 2*tk*(attnW+norms+router+mlp(2048)) + core(dqk)},
-		{"deepseek-v3.json", "sdpa", 4, "block.3", 2*tk*(attnW+norms+router+mlp(2048)) + core(dv)},
-		{"deepseek-v3.json", "sdpa", 4, "experts.3", 2 * tk * 8 * mlp(2048)},
-		{"qwen1.5-moe-a2.7b.json", "flash", 2, "block.0", 2*tk*qwen + 4*s*s*qh},
+		{"../../../docs/examples/hf/mixtral-8x7b/config.json", "flash", 2, "block.0", 2 * tk * mixtral, mixtralCore / 2},
+		{"../../../docs/examples/hf/mixtral-8x7b/config.json", "sdpa", 2, "block.0", 2 * tk * mixtral, mixtralCore / 2},
+		{"../../../docs/examples/hf/mixtral-8x7b/config.json", "eager", 2, "block.0", 2 * tk * mixtral, mixtralCore},
+		{"deepseek-v3.json", "flash", 4, "block.0", 2 * tk * (attnW + norms + mlp(18432)), core(dqk) / 2},
+		{"deepseek-v3.json", "flash", 4, "block.3", 2 * tk * (attnW + norms + router + mlp(2048)), core(dqk) / 2},
+		{"deepseek-v3.json", "sdpa", 4, "block.3", 2 * tk * (attnW + norms + router + mlp(2048)), core(dv) / 2},
+		{"deepseek-v3.json", "eager", 4, "block.3", 2 * tk * (attnW + norms + router + mlp(2048)), core(dv)},
+		{"deepseek-v3.json", "sdpa", 4, "experts.3", 2 * tk * 8 * mlp(2048), 0},
+		{"qwen1.5-moe-a2.7b.json", "flash", 2, "block.0", 2 * tk * qwen, 4 * s * s * qh / 2},
 	} {
+		want := c.gemm + c.core
 		t.Run(c.cfg+"/"+c.attention+"/"+c.unit, func(t *testing.T) {
 			y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
 				"model: {hf_config: %s, layers: %d, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n"+
@@ -63,11 +87,11 @@ func TestSharedExpertAndMLAFLOPs(t *testing.T) {
 			}
 			for _, l := range cs {
 				if l.Name == c.unit {
-					if l.FwdFLOPs != c.want {
-						t.Errorf("%s forward %d FLOPs, want %d (hand count, %+d)", c.unit, l.FwdFLOPs, c.want, l.FwdFLOPs-c.want)
+					if l.FwdFLOPs != want {
+						t.Errorf("%s forward %d FLOPs, want %d (hand count, %+d)", c.unit, l.FwdFLOPs, want, l.FwdFLOPs-want)
 					}
-					if l.BwdFLOPs != 2*c.want {
-						t.Errorf("%s backward %d FLOPs, want 2 × forward = %d", c.unit, l.BwdFLOPs, 2*c.want)
+					if bwd := 2*c.gemm + c.core*5/2; l.BwdFLOPs != bwd {
+						t.Errorf("%s backward %d FLOPs, want 2 × %d + 2.5 × %d = %d", c.unit, l.BwdFLOPs, c.gemm, c.core, bwd)
 					}
 					return
 				}
