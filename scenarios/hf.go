@@ -184,6 +184,19 @@ func (c *hfConfig) intOr(def, lo, hi int64, keys ...string) (int64, error) {
 	return v, err
 }
 
+// kvHeads reads num_key_value_heads (def when absent) for a model of heads
+// query heads: grouped-query attention needs it to divide heads.
+func (c *hfConfig) kvHeads(def, heads int64) (int64, error) {
+	kv, err := c.intOr(def, 1, heads, "num_key_value_heads")
+	if err != nil {
+		return 0, err
+	}
+	if heads%kv != 0 {
+		return 0, c.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", c.prefix, kv, heads, heads)
+	}
+	return kv, nil
+}
+
 func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 	k, v, ok := c.lookup(keys)
 	if !ok {
@@ -661,11 +674,8 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	arch, _ := c.architecture()
 	d := &hm.Dims
 	h := d.Hidden
-	if d.KVHeads, err = c.intOr(d.Heads, 1, d.Heads, "num_key_value_heads"); err != nil {
+	if d.KVHeads, err = c.kvHeads(d.Heads, d.Heads); err != nil {
 		return nil, err
-	}
-	if d.Heads%d.KVHeads != 0 {
-		return nil, c.errorf("num_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", d.KVHeads, d.Heads, d.Heads)
 	}
 	defHeadDim := h / d.Heads
 	switch arch {

@@ -415,11 +415,8 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 	}
 	d := &hm.Dims
 	h := d.Hidden
-	if d.KVHeads, err = c.intOr(8, 1, d.Heads, "num_key_value_heads"); err != nil {
+	if d.KVHeads, err = c.kvHeads(8, d.Heads); err != nil {
 		return nil, err
-	}
-	if d.Heads%d.KVHeads != 0 {
-		return nil, c.errorf("num_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", d.KVHeads, d.Heads, d.Heads)
 	}
 	if d.HeadDim, err = c.intOr(64, 1, maxHeadDim, "head_dim"); err != nil {
 		return nil, err
@@ -510,11 +507,8 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 	if d.Heads, err = tc.intOr(8, 1, maxHidden, "num_attention_heads"); err != nil {
 		return nil, err
 	}
-	if d.KVHeads, err = tc.intOr(min(4, d.Heads), 1, d.Heads, "num_key_value_heads"); err != nil {
+	if d.KVHeads, err = tc.kvHeads(min(4, d.Heads), d.Heads); err != nil {
 		return nil, err
-	}
-	if d.Heads%d.KVHeads != 0 {
-		return nil, tc.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", tc.prefix, d.KVHeads, d.Heads, d.Heads)
 	}
 	if d.HeadDim, err = tc.intOr(256, 1, maxHeadDim, "head_dim"); err != nil {
 		return nil, err
@@ -641,11 +635,8 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	}
 	d := &hm.Dims
 	h := d.Hidden
-	if d.KVHeads, err = tc.intOr(min(8, d.Heads), 1, d.Heads, "num_key_value_heads"); err != nil {
+	if d.KVHeads, err = tc.kvHeads(min(8, d.Heads), d.Heads); err != nil {
 		return nil, err
-	}
-	if d.Heads%d.KVHeads != 0 {
-		return nil, tc.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", tc.prefix, d.KVHeads, d.Heads, d.Heads)
 	}
 	if d.HeadDim, err = tc.intOr(128, 1, maxHeadDim, "head_dim"); err != nil {
 		return nil, err
