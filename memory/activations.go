@@ -73,7 +73,8 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 // (BlockStyle: gpt or llama; BlockActivation on the units the scenario
 // marks as blocks, scenarios.Layer.Block, under training.recompute and
 // recompute_every; HeadActivation, the output head and fp32 loss, on
-// lm_head or the last unit; ExpertActivation on routed experts); kind "mlp"
+// lm_head or the last unit; ExpertActivation and RouterTensors on routed
+// experts, moeActivation); kind "mlp"
 // applies MLPActivation to every unit with parameters. Other kinds
 // (including seed 002's tiny transformer) derive nothing.
 // memory.activations: false turns everything off.
@@ -108,7 +109,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			case l.ActivationBytes < 0:
 				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.TopK > 0:
-				stored[u], transient[u], err = ExpertActivation(base.Seq, b, l.Dims.TopK, l.Dims.Hidden, l.Dims.ExpertFFN, s.Training.Recompute)
+				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, s.Training.Recompute)
 			case l.Block:
 				d := blockDims(base, l)
 				policy := string(s.Training.Recompute)
@@ -156,7 +157,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = ExpertActivation((m.SeqLen+cp-1)/cp, b, l.Dims.TopK, l.Dims.Hidden, l.Dims.ExpertFFN, s.Training.Recompute)
+			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, s.Training.Recompute)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -242,6 +243,36 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 		block++
 	}
 	return fwd, bwd, nil
+}
+
+// moeActivation returns what a unit of routed experts keeps: its experts'
+// tensors (ExpertActivation) and its router's and dispatch's
+// (RouterTensors, for the routers it models), both under the same rule:
+// full recompute keeps none of them (the block input is counted on the
+// block) and rebuilds them in backward; every other policy keeps them.
+func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute) (stored, transient int64, err error) {
+	stored, transient, err = ExpertActivation(s, b, d.TopK, d.Hidden, d.ExpertFFN, recompute)
+	if err != nil {
+		return 0, 0, err
+	}
+	var c calc
+	ts, err := RouterTensors(c.Mul(s, b), d.Hidden, d.Experts, d.TopK, d.Router, d.RouterNorm)
+	if err != nil {
+		return 0, 0, err
+	}
+	var r int64
+	for _, x := range ts {
+		r = c.Add(r, x.Bytes)
+	}
+	if recompute == scenarios.RecomputeFull {
+		transient = c.Add(transient, r)
+	} else {
+		stored = c.Add(stored, r)
+	}
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("router activation size overflows: %w", c.Err)
+	}
+	return stored, transient, nil
 }
 
 // ExpertActivation returns the activation bytes a unit of routed SwiGLU

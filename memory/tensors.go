@@ -1,6 +1,10 @@
 package memory
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // This file derives activation memory tensor by tensor: for one transformer
 // block (and the output head with its loss) it lists every tensor autograd
@@ -614,4 +618,106 @@ func EveryNth(i, n int) bool {
 		return true
 	}
 	return (i+1)%n == 0
+}
+
+// RouterTensors lists what autograd keeps of a MoE block's router and of
+// the dispatch and combine around the routed experts (the tensors the
+// experts' own SwiGLU keeps, and the expert outputs, are ExpertActivation's),
+// for t tokens, E experts, top-k k and hidden size h, as transformers runs
+// them; nil for a router it does not model (router ""). Routers
+// (scenarios.BlockDims.Router):
+//
+// scenarios.RouterSoftmaxTopK: MixtralSparseMoeBlock.forward
+// (models/mixtral/modeling_mixtral.py @ af3efdd71ee5b568dfdb71bb41d316df830147af;
+// Qwen2MoeSparseMoeBlock in models/qwen2_moe/modeling_qwen2_moe.py
+// @ 1c351314a42ac9aef3510fc536c18130d52be2ef is the same with the division
+// under norm_topk_prob):
+//
+//   - router_logits = gate(x) (bf16 Linear): its input is the ffn norm
+//     output, counted on the block; the bf16 logits are not kept:
+//     F.softmax(·, dtype=torch.float) upcasts them (the cast saves nothing)
+//     and the block returns them to a decoder layer that drops them unless
+//     output_router_logits is set (config default false, left out).
+//   - softmax saves its fp32 output (derivatives.yaml _softmax:
+//     _softmax_backward_data(grad, result, ...)): 4·t·E.
+//   - topk saves its int64 indices (topk: index_select_backward(grad, dim,
+//     indices, ...)): 8·t·k.
+//   - routing_weights /= routing_weights.sum(-1, keepdim=True) (norm): div
+//     saves self and other (pytorch tools/autograd/derivatives.yaml
+//     @ d327a787782618826890c323f8d7e51f3d28ec13, div.Tensor: the self
+//     gradient reads other, the other gradient reads self and other), and
+//     for an in-place op the generated code saves a clone of self taken
+//     before it is overwritten (tools/autograd/gen_variable_type.py
+//     @ 9e69e8210c01ff23aff82df3806f7dbe0ec106d2, save_variables: "if var
+//     == 'self' and inplace: ... original_self = self.clone()"): the fp32
+//     top-k weights 4·t·k and the fp32 sums 4·t.
+//   - .to(hidden_states.dtype) saves nothing; one_hot and torch.where are
+//     not differentiable. Per expert, idx, top_x = torch.where(mask): each
+//     (token, slot) pair lands in exactly one expert, so over the experts
+//     top_x and idx hold t·k int64 each. hidden_states[None, top_x] and
+//     routing_weights[top_x, idx, None] (index.Tensor saves its indices)
+//     and index_add_(0, top_x, ·) keep them: 2 · 8·t·k.
+//   - expert_layer(x) * routing_weights[top_x, idx, None]: mul keeps both
+//     factors, the expert output (ExpertActivation's h per pair) and the
+//     gathered bf16 weight, 2·t·k over the experts.
+//
+// scenarios.RouterDeepseekV3: DeepseekV3TopkRouter.forward and
+// DeepseekV3MoE.moe (models/deepseek_v3/modeling_deepseek_v3.py
+// @ f5a9ec512fa9fe69e51ea0c6388c68d50de567b3):
+//
+//   - F.linear(hidden_states.type(torch.float32),
+//     self.weight.type(torch.float32)): the mm keeps both operands, a fp32
+//     copy of the input, 4·t·h, and, with 16-bit parameters, a fp32 copy of
+//     the weight, 4·E·h (per micro-batch, not per token).
+//   - scores = router_logits.sigmoid(): sigmoid saves its output
+//     (sigmoid_backward(grad, result)), 4·t·E. get_topk_indices runs under
+//     no_grad (the e_score_correction_bias add and the group top-k keep
+//     nothing); scores.gather(1, topk_indices) keeps the int64 indices,
+//     8·t·k (and scores, already kept).
+//   - norm_topk_prob (V3 default True): denominator = sum + 1e-20, then
+//     topk_weights /= denominator keeps, as above, the clone of the fp32
+//     top-k weights 4·t·k and the fp32 denominator 4·t;
+//     topk_weights * routed_scaling_factor multiplies by a number and keeps
+//     nothing.
+//   - moe(): torch.where's token_indices and weight_indices (t·k int64
+//     each over the experts) are kept by topk_weights[token_indices,
+//     weight_indices], hidden_states[token_indices] and index_add_: 2 ·
+//     8·t·k; expert_output * expert_weights.unsqueeze(-1) keeps the fp32
+//     gathered weights, 4·t·k (and the expert output, ExpertActivation's).
+func RouterTensors(t, h, e, k int64, router string, norm bool) ([]SavedTensor, error) {
+	var c calc
+	var out []SavedTensor
+	add := func(name, by, formula string, bytes int64) {
+		out = append(out, SavedTensor{Name: name, SavedBy: by, Formula: formula, Bytes: bytes})
+	}
+	switch router {
+	case "":
+		return nil, nil
+	case scenarios.RouterSoftmaxTopK:
+		add("router softmax output (fp32)", "softmax", "4·t·E", c.Mul(4, t, e))
+		add("top-k indices (int64)", "topk", "8·t·k", c.Mul(8, t, k))
+		if norm {
+			add("top-k weights before /= (fp32 clone)", "div_ (in place)", "4·t·k", c.Mul(4, t, k))
+			add("top-k weight sums (fp32)", "div_ (in place)", "4·t", c.Mul(4, t))
+		}
+		add("per-expert token and slot indices (torch.where, int64)", "index, index_add_", "2·8·t·k", c.Mul(16, t, k))
+		add("gathered routing weights (bf16)", "mul", "2·t·k", c.Mul(2, t, k))
+	case scenarios.RouterDeepseekV3:
+		add("router input in fp32 (hidden_states.type(float32))", "mm", "4·t·h", c.Mul(4, t, h))
+		add("router weight in fp32 (weight.type(float32))", "mm", "4·E·h", c.Mul(4, e, h))
+		add("sigmoid scores (fp32)", "sigmoid, gather", "4·t·E", c.Mul(4, t, e))
+		add("top-k indices (int64)", "gather", "8·t·k", c.Mul(8, t, k))
+		if norm {
+			add("top-k weights before /= (fp32 clone)", "div_ (in place)", "4·t·k", c.Mul(4, t, k))
+			add("top-k weight sums + 1e-20 (fp32)", "div_ (in place)", "4·t", c.Mul(4, t))
+		}
+		add("per-expert token and slot indices (torch.where, int64)", "index, index_add_", "2·8·t·k", c.Mul(16, t, k))
+		add("gathered routing weights (fp32)", "mul", "4·t·k", c.Mul(4, t, k))
+	default:
+		return nil, fmt.Errorf("router %q: use %s, %s or none", router, scenarios.RouterSoftmaxTopK, scenarios.RouterDeepseekV3)
+	}
+	if c.Err != nil {
+		return nil, fmt.Errorf("router activation size overflows: %w", c.Err)
+	}
+	return out, nil
 }

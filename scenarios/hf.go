@@ -77,7 +77,21 @@ type BlockDims struct {
 	RopeHeadDim  int64 `yaml:"rope_head_dim,omitempty"`
 	QLoRARank    int64 `yaml:"q_lora_rank,omitempty"`
 	KVLoRARank   int64 `yaml:"kv_lora_rank,omitempty"`
+	// Router names the MoE router whose forward tensors the activation
+	// model counts (memory.RouterTensors): RouterSoftmaxTopK (Mixtral, Qwen2-MoE: bf16 gate Linear,
+	// fp32 softmax, top-k) or RouterDeepseekV3 (fp32 gate
+	// Linear, sigmoid, group top-k); "" for a router it does not model.
+	// RouterNorm marks the in-place renormalisation of the top-k weights
+	// (Mixtral always; Qwen2-MoE and DeepSeek-V3 when norm_topk_prob).
+	Router     string `yaml:"router,omitempty"`
+	RouterNorm bool   `yaml:"router_norm,omitempty"`
 }
+
+// Routers the activation model knows (BlockDims.Router).
+const (
+	RouterSoftmaxTopK = "softmax_topk"
+	RouterDeepseekV3  = "deepseek_v3"
+)
 
 // VHeadDim is the width of each head's value: ValueHeadDim, or HeadDim
 // when 0.
@@ -527,7 +541,7 @@ func (hm *HFModel) assemble(p *pc, embed int64, blocks []hfBlock, final, head in
 		hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("block.%d", i), Params: units.Count(b.dense), Dims: &d})
 		total, active = p.add(total, b.dense), p.add(active, b.dense)
 		if b.experts > 0 {
-			ed := BlockDims{Hidden: d.Hidden, Experts: d.Experts, TopK: d.TopK, ExpertFFN: d.ExpertFFN}
+			ed := BlockDims{Hidden: d.Hidden, Experts: d.Experts, TopK: d.TopK, ExpertFFN: d.ExpertFFN, Router: d.Router, RouterNorm: d.RouterNorm}
 			hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("experts.%d", i), Params: units.Count(b.experts),
 				ActiveParams: units.Count(b.activeExperts), Group: GroupExpert, Dims: &ed})
 			total, active = p.add(total, b.experts), p.add(active, b.activeExperts)
@@ -802,6 +816,9 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		}
 		d.ExpertFFN = d.FFN
 		d.FFN = 0
+		// MixtralSparseMoeBlock.forward renormalises the top-k weights
+		// unconditionally (memory.RouterTensors).
+		d.Router, d.RouterNorm = RouterSoftmaxTopK, true
 		one := mlp(d.ExpertFFN)
 		for range hm.Layers {
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false)),
@@ -819,6 +836,14 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			if sharedFFN > 0 {
 				shared = p.add(mlp(sharedFFN), h)
 				d.SharedExperts, d.SharedFFN, d.SharedGate = 1, sharedFFN, true
+			}
+			// Qwen2MoeSparseMoeBlock routes as Mixtral does and divides
+			// by the sum only when norm_topk_prob is set (Qwen2MoeConfig
+			// default False, configuration_qwen2_moe.py @ 765e4fbc);
+			// Qwen3-MoE's router is left unmodelled (memory.RouterTensors).
+			d.Router = RouterSoftmaxTopK
+			if d.RouterNorm, err = c.boolOr(false, "norm_topk_prob"); err != nil {
+				return nil, err
 			}
 		}
 		if d.Experts, err = c.intOr(defExperts, 0, maxExperts, "num_experts"); err != nil {
@@ -851,6 +876,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 				return nil, c.errorf("intermediate_size=0 but layer %d is dense (set intermediate_size)", i)
 			}
 			bd.Experts, bd.TopK, bd.ExpertFFN, bd.SharedExperts, bd.SharedFFN, bd.SharedGate = 0, 0, 0, 0, 0, false
+			bd.Router, bd.RouterNorm = "", false
 			blocks = append(blocks, hfBlock{dense: p.add(attn, norms, mlp(d.FFN)), dims: bd})
 		}
 		d.FFN = 0

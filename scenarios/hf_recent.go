@@ -290,6 +290,12 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 			if err := c.groupRouting(routed, d.TopK); err != nil {
 				return nil, err
 			}
+			// DeepseekV3TopkRouter (memory.RouterTensors); it divides the
+			// top-k weights by their sum when norm_topk_prob is set.
+			d.Router = RouterDeepseekV3
+			if d.RouterNorm, err = c.boolOr(true, "norm_topk_prob"); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -323,7 +329,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 			one := mlp(d.ExpertFFN)
 			return hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd}
 		}
-		bd.ExpertFFN, bd.TopK = 0, 0
+		bd.ExpertFFN, bd.TopK, bd.Router, bd.RouterNorm = 0, 0, "", false
 		return hfBlock{dense: p.add(attn, 2*h, mlp(d.FFN), extra), dims: bd}
 	}
 	var blocks []hfBlock

@@ -318,7 +318,12 @@ func TestHFQwen2Moe(t *testing.T) {
 // DeepseekV2MoE's alike at 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d;
 // Qwen2-MoE: shared_expert_intermediate_size plus the sigmoid gate,
 // modeling_qwen2_moe.py @ 1c351314a42ac9aef3510fc536c18130d52be2ef) on MoE
-// blocks only, and MLA's value width and low ranks from config.json.
+// blocks only, MLA's value width and low ranks from config.json, and the
+// router the activation model counts (memory.RouterTensors) with its
+// renormalisation: Mixtral's always (MixtralSparseMoeBlock, modeling_mixtral.py
+// @ af3efdd71ee5b568dfdb71bb41d316df830147af), norm_topk_prob for
+// DeepSeek-V3 (true in its config.json) and Qwen2-MoE (false in
+// Qwen1.5-MoE's); DeepSeek-V2's router is not modelled.
 func TestHFSharedExpertAndMLADims(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -328,13 +333,15 @@ func TestHFSharedExpertAndMLADims(t *testing.T) {
 		{"deepseek-v3", 0, BlockDims{Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, FFN: 18432,
 			ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512}},
 		{"deepseek-v3", 3, BlockDims{Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Experts: 256, TopK: 8, ExpertFFN: 2048,
-			SharedExperts: 1, SharedFFN: 2048, ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512}},
+			SharedExperts: 1, SharedFFN: 2048, ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512,
+			Router: RouterDeepseekV3, RouterNorm: true}},
 		// q_lora_rank null: a full q_proj, no q_a tensors; 2 shared × 1408.
 		{"deepseek-v2-lite", 1, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 192, Experts: 64, TopK: 6, ExpertFFN: 1408,
 			SharedExperts: 2, SharedFFN: 2816, ValueHeadDim: 128, RopeHeadDim: 64, KVLoRARank: 512}},
 		{"qwen1.5-moe-a2.7b", 0, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, Experts: 60, TopK: 4, ExpertFFN: 1408,
-			SharedExperts: 1, SharedFFN: 5632, SharedGate: true}},
-		{"mixtral-8x22b", 0, BlockDims{Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: 8, TopK: 2, ExpertFFN: 16384}},
+			SharedExperts: 1, SharedFFN: 5632, SharedGate: true, Router: RouterSoftmaxTopK}},
+		{"mixtral-8x22b", 0, BlockDims{Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: 8, TopK: 2, ExpertFFN: 16384,
+			Router: RouterSoftmaxTopK, RouterNorm: true}},
 	} {
 		hm := hfVariant(t, c.name, nil)
 		var got *BlockDims

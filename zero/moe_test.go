@@ -141,12 +141,19 @@ func component(r *memory.Report, name memory.Comp) memory.Component { return r.C
 
 // TestExpertActivations: each experts.i unit of Mixtral-8x7B keeps
 // s·b·k·(4h + 6f) = 4096·2·(4·4096 + 6·14336) = 838,860,800 B for backward
-// (memory.ExpertActivation); full recompute keeps none and rebuilds them.
+// (memory.ExpertActivation) and what its router keeps (memory.RouterTensors,
+// MixtralSparseMoeBlock at transformers af3efdd7, E = 8, k = 2, t = 4096):
+// fp32 softmax 4·t·E, int64 top-k indices 8·t·k, the in-place division's
+// fp32 clone 4·t·k and sums 4·t, torch.where's indices 16·t·k, the
+// gathered bf16 weights 2·t·k = 393,216 B; full recompute keeps none and
+// rebuilds them.
 func TestExpertActivations(t *testing.T) {
+	const tk, e, k = 4096, 8, 2
+	const want = 838_860_800 + 4*tk*e + 8*tk*k + 4*tk*k + 4*tk + 16*tk*k + 2*tk*k
 	for _, c := range []struct {
 		recompute         string
 		stored, transient int64
-	}{{"none", 838_860_800, 0}, {"full", 0, 838_860_800}} {
+	}{{"none", want, 0}, {"full", 0, want}} {
 		s := mixtral(t, 3, 8)
 		s.Training.Recompute = scenarios.Recompute(c.recompute)
 		m, err := memory.Analyze(s, memory.Options{})
