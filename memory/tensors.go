@@ -684,6 +684,63 @@ func EveryNth(i, n int) bool {
 //     weight_indices], hidden_states[token_indices] and index_add_: 2 ·
 //     8·t·k; expert_output * expert_weights.unsqueeze(-1) keeps the fp32
 //     gathered weights, 4·t·k (and the expert output, ExpertActivation's).
+//
+// scenarios.RouterSoftmaxTopK also covers Qwen3MoeSparseMoeBlock
+// (models/qwen3_moe/modeling_qwen3_moe.py
+// @ 16b6c53c8ec3a720bd45c1c377bf94e1d01249c5), Qwen2-MoE's code without
+// the shared expert.
+//
+// scenarios.RouterDeepseekV2 (topk_method "greedy") and
+// RouterDeepseekV2Group ("group_limited_greedy"): DeepseekV2MoEGate.forward
+// and DeepseekV2MoE.moe (models/deepseek_v2/modeling_deepseek_v2.py
+// @ 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d):
+//
+//   - the fp32 F.linear keeps the fp32 input and weight copies, 4·t·h and
+//     4·E·h, as DeepSeek-V3's; logits.softmax(dtype=torch.float32) its
+//     fp32 output, 4·t·E.
+//   - group_limited_greedy: scores.view(…).max(dim=-1) and the group topk
+//     feed only integer group indices and the no-grad mask, so their
+//     nodes die with the forward; scores.masked_fill(~score_mask.bool(),
+//     0.0) keeps its bool mask (masked_fill.Scalar: grad.masked_fill(mask,
+//     0)), 1·t·E.
+//   - topk keeps its int64 indices, 8·t·k; topk_weight *
+//     routed_scaling_factor multiplies by a number (nothing kept); the
+//     gate never divides (norm_topk_prob is read and not used).
+//   - moe(): hidden_states[indices // k] keeps that int64 index, 8·t·k;
+//     new_x[indices] = outs (index_put_, whose gradients read no self or
+//     values) keeps the argsort indices, 8·t·k; new_x.type(topk_weight.dtype)
+//     .mul_(topk_weight.unsqueeze(-1)) is an in-place mul whose other
+//     gradient reads self, so the generated code keeps a clone of the fp32
+//     copy of the expert outputs, 4·t·k·h, and the fp32 scaled weights,
+//     4·t·k. (No op keeps the bf16 expert outputs here, which
+//     ExpertActivation counts, 2·t·k·h; left as it is.)
+//
+// scenarios.RouterLlama4: Llama4Router.forward and Llama4TextMoe.forward
+// (models/llama4/modeling_llama4.py
+// @ 63210d0e3b74c2119b7998ff65bc6a2729283626):
+//
+//   - torch.topk(router_logits) keeps its int64 indices, 8·t·k, which
+//     full_like(-inf).scatter_(1, router_indices, top_value) keeps too
+//     (scatter.src: gradients read index only; no clone, as they read no
+//     self); .float() keeps nothing; sigmoid its fp32 output, 4·t·E;
+//     .to(router_scores.dtype) nothing.
+//   - routed_in = hidden_states.repeat(E, 1) (repeat keeps sizes only);
+//     routed_in * router_scores.reshape(-1, 1): mul keeps both factors, the
+//     repeated bf16 input, 2·E·t·h, and the bf16 scores, 2·t·E.
+//
+// scenarios.RouterGptOss: GptOssTopKRouter.forward and GptOssExperts.forward
+// on its training path (models/gpt_oss/modeling_gpt_oss.py
+// @ 6edf5b311854175ff83c59179b3360beca1ceffc):
+//
+//   - torch.topk(router_logits) keeps its int64 indices, 8·t·k (scatter_
+//     keeps the same tensor); softmax(router_top_value,
+//     dtype=router_top_value.dtype) its bf16 output, 2·t·k; the scattered
+//     router_scores are only indexed (index.Tensor keeps its indices, not
+//     self).
+//   - per expert, token_idx from torch.where under no_grad, t·k int64 over
+//     the experts, kept by hidden_states[token_idx],
+//     routing_weights[token_idx, expert_idx, None] and index_add_, 8·t·k;
+//     out * routing_weights[…] keeps the gathered bf16 weights, 2·t·k.
 func RouterTensors(t, h, e, k int64, router string, norm bool) ([]SavedTensor, error) {
 	var c calc
 	var out []SavedTensor
@@ -692,7 +749,6 @@ func RouterTensors(t, h, e, k int64, router string, norm bool) ([]SavedTensor, e
 	}
 	switch router {
 	case "":
-		return nil, nil
 	case scenarios.RouterSoftmaxTopK:
 		add("router softmax output (fp32)", "softmax", "4·t·E", c.Mul(4, t, e))
 		add("top-k indices (int64)", "topk", "8·t·k", c.Mul(8, t, k))
@@ -713,8 +769,31 @@ func RouterTensors(t, h, e, k int64, router string, norm bool) ([]SavedTensor, e
 		}
 		add("per-expert token and slot indices (torch.where, int64)", "index, index_add_", "2·8·t·k", c.Mul(16, t, k))
 		add("gathered routing weights (fp32)", "mul", "4·t·k", c.Mul(4, t, k))
+	case scenarios.RouterDeepseekV2, scenarios.RouterDeepseekV2Group:
+		add("router input in fp32 (hidden_states.type(float32))", "mm", "4·t·h", c.Mul(4, t, h))
+		add("router weight in fp32 (weight.type(float32))", "mm", "4·E·h", c.Mul(4, e, h))
+		add("router softmax output (fp32)", "softmax", "4·t·E", c.Mul(4, t, e))
+		if router == scenarios.RouterDeepseekV2Group {
+			add("group mask ~score_mask.bool() (bool)", "masked_fill", "t·E", c.Mul(t, e))
+		}
+		add("top-k indices (int64)", "topk", "8·t·k", c.Mul(8, t, k))
+		add("dispatch index indices // k (int64)", "index", "8·t·k", c.Mul(8, t, k))
+		add("argsort indices (int64)", "index_put_", "8·t·k", c.Mul(8, t, k))
+		add("expert outputs in fp32 before mul_ (clone)", "mul_ (in place)", "4·t·k·h", c.Mul(4, t, k, h))
+		add("scaled top-k weights (fp32)", "mul_ (in place)", "4·t·k", c.Mul(4, t, k))
+	case scenarios.RouterLlama4:
+		add("top-k indices (int64)", "topk, scatter_", "8·t·k", c.Mul(8, t, k))
+		add("sigmoid scores (fp32)", "sigmoid", "4·t·E", c.Mul(4, t, e))
+		add("router input repeated per expert (bf16)", "mul", "2·E·t·h", c.Mul(2, e, t, h))
+		add("router scores (bf16)", "mul", "2·t·E", c.Mul(2, t, e))
+	case scenarios.RouterGptOss:
+		add("top-k indices (int64)", "topk, scatter_", "8·t·k", c.Mul(8, t, k))
+		add("softmax over the top-k logits (bf16)", "softmax", "2·t·k", c.Mul(2, t, k))
+		add("per-expert token indices (torch.where, int64)", "index, index_add_", "8·t·k", c.Mul(8, t, k))
+		add("gathered routing weights (bf16)", "mul", "2·t·k", c.Mul(2, t, k))
 	default:
-		return nil, fmt.Errorf("router %q: use %s, %s or none", router, scenarios.RouterSoftmaxTopK, scenarios.RouterDeepseekV3)
+		return nil, fmt.Errorf("router %q: use %s, %s, %s, %s, %s, %s or none", router, scenarios.RouterSoftmaxTopK, scenarios.RouterDeepseekV3,
+			scenarios.RouterDeepseekV2, scenarios.RouterDeepseekV2Group, scenarios.RouterLlama4, scenarios.RouterGptOss)
 	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("router activation size overflows: %w", c.Err)

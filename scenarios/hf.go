@@ -78,11 +78,14 @@ type BlockDims struct {
 	QLoRARank    int64 `yaml:"q_lora_rank,omitempty"`
 	KVLoRARank   int64 `yaml:"kv_lora_rank,omitempty"`
 	// Router names the MoE router whose forward tensors the activation
-	// model counts (memory.RouterTensors): RouterSoftmaxTopK (Mixtral, Qwen2-MoE: bf16 gate Linear,
-	// fp32 softmax, top-k) or RouterDeepseekV3 (fp32 gate
-	// Linear, sigmoid, group top-k); "" for a router it does not model.
-	// RouterNorm marks the in-place renormalisation of the top-k weights
-	// (Mixtral always; Qwen2-MoE and DeepSeek-V3 when norm_topk_prob).
+	// model counts (memory.RouterTensors): RouterSoftmaxTopK (Mixtral,
+	// Qwen2-MoE, Qwen3-MoE: bf16 gate Linear, fp32 softmax, top-k),
+	// RouterDeepseekV3 (fp32 gate Linear, sigmoid, group top-k),
+	// RouterDeepseekV2 / RouterDeepseekV2Group (fp32 gate Linear, softmax,
+	// greedy / group-limited top-k), RouterLlama4 or RouterGptOss; "" for
+	// a router it does not model. RouterNorm marks the in-place
+	// renormalisation of the top-k weights (Mixtral always; Qwen2-MoE,
+	// Qwen3-MoE and DeepSeek-V3 when norm_topk_prob).
 	Router     string `yaml:"router,omitempty"`
 	RouterNorm bool   `yaml:"router_norm,omitempty"`
 }
@@ -91,6 +94,17 @@ type BlockDims struct {
 const (
 	RouterSoftmaxTopK = "softmax_topk"
 	RouterDeepseekV3  = "deepseek_v3"
+	// RouterDeepseekV2 and RouterDeepseekV2Group: DeepseekV2MoEGate
+	// (fp32 gate Linear, softmax, top-k under topk_method greedy or
+	// group_limited_greedy) and DeepseekV2MoE.moe.
+	RouterDeepseekV2      = "deepseek_v2"
+	RouterDeepseekV2Group = "deepseek_v2_group"
+	// RouterLlama4: Llama4Router (top-k logits, sigmoid of the scattered
+	// scores) and Llama4TextMoe, which scales the repeated input.
+	RouterLlama4 = "llama4"
+	// RouterGptOss: GptOssTopKRouter (Linear with bias, top-k, softmax
+	// over the top-k) and GptOssExperts' training loop.
+	RouterGptOss = "gpt_oss"
 )
 
 // VHeadDim is the width of each head's value: ValueHeadDim, or HeadDim
@@ -837,14 +851,16 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 				shared = p.add(mlp(sharedFFN), h)
 				d.SharedExperts, d.SharedFFN, d.SharedGate = 1, sharedFFN, true
 			}
-			// Qwen2MoeSparseMoeBlock routes as Mixtral does and divides
-			// by the sum only when norm_topk_prob is set (Qwen2MoeConfig
-			// default False, configuration_qwen2_moe.py @ 765e4fbc);
-			// Qwen3-MoE's router is left unmodelled (memory.RouterTensors).
-			d.Router = RouterSoftmaxTopK
-			if d.RouterNorm, err = c.boolOr(false, "norm_topk_prob"); err != nil {
-				return nil, err
-			}
+		}
+		// Qwen2MoeSparseMoeBlock and Qwen3MoeSparseMoeBlock
+		// (modeling_qwen3_moe.py @ 16b6c53c8ec3a720bd45c1c377bf94e1d01249c5)
+		// route as Mixtral does and divide by the sum only when
+		// norm_topk_prob is set (Qwen2MoeConfig default False,
+		// configuration_qwen2_moe.py @ 765e4fbc; Qwen3MoeConfig default
+		// False, configuration_qwen3_moe.py @ 26f4b0f6).
+		d.Router = RouterSoftmaxTopK
+		if d.RouterNorm, err = c.boolOr(false, "norm_topk_prob"); err != nil {
+			return nil, err
 		}
 		if d.Experts, err = c.intOr(defExperts, 0, maxExperts, "num_experts"); err != nil {
 			return nil, err

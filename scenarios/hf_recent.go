@@ -297,6 +297,18 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 				return nil, err
 			}
 		}
+	} else if moeSet {
+		// DeepseekV2MoEGate (memory.RouterTensors) selects by topk_method
+		// and ignores norm_topk_prob; for any method but "greedy" and
+		// "group_limited_greedy", including the DeepseekV2Config default
+		// 'gready' (configuration_deepseek_v2.py @ 43e8548f), it leaves
+		// topk_weight unset: that router is not modelled.
+		switch v, _ := c.m["topk_method"].(string); v {
+		case "greedy":
+			d.Router = RouterDeepseekV2
+		case "group_limited_greedy":
+			d.Router = RouterDeepseekV2Group
+		}
 	}
 
 	var p pc
@@ -452,6 +464,9 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 	var blocks []hfBlock
 	for range hm.Layers {
 		bd := *d
+		// GptOssTopKRouter and GptOssExperts' training loop
+		// (memory.RouterTensors).
+		bd.Router = RouterGptOss
 		blocks = append(blocks, hfBlock{dense: p.add(attn, 2*h, p.linear(h, d.Experts, true)),
 			experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
 	}
@@ -711,6 +726,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 		bd := *d
 		if contains(moeLayers, i) {
 			bd.SharedExperts, bd.SharedFFN = 1, d.ExpertFFN
+			bd.Router = RouterLlama4 // Llama4Router, Llama4TextMoe (memory.RouterTensors)
 			blocks = append(blocks, hfBlock{dense: p.add(attn, p.linear(h, d.Experts, false), one),
 				experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})
 			continue

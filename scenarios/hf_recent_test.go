@@ -323,7 +323,9 @@ func TestHFQwen2Moe(t *testing.T) {
 // renormalisation: Mixtral's always (MixtralSparseMoeBlock, modeling_mixtral.py
 // @ af3efdd71ee5b568dfdb71bb41d316df830147af), norm_topk_prob for
 // DeepSeek-V3 (true in its config.json) and Qwen2-MoE (false in
-// Qwen1.5-MoE's); DeepSeek-V2's router is not modelled.
+// Qwen1.5-MoE's); DeepSeek-V2 by topk_method (greedy in V2-Lite's
+// config.json, group_limited_greedy in V2's; DeepseekV2MoEGate at
+// 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d, which never divides).
 func TestHFSharedExpertAndMLADims(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -337,7 +339,9 @@ func TestHFSharedExpertAndMLADims(t *testing.T) {
 			Router: RouterDeepseekV3, RouterNorm: true}},
 		// q_lora_rank null: a full q_proj, no q_a tensors; 2 shared × 1408.
 		{"deepseek-v2-lite", 1, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 192, Experts: 64, TopK: 6, ExpertFFN: 1408,
-			SharedExperts: 2, SharedFFN: 2816, ValueHeadDim: 128, RopeHeadDim: 64, KVLoRARank: 512}},
+			SharedExperts: 2, SharedFFN: 2816, ValueHeadDim: 128, RopeHeadDim: 64, KVLoRARank: 512, Router: RouterDeepseekV2}},
+		{"deepseek-v2", 1, BlockDims{Hidden: 5120, Heads: 128, KVHeads: 128, HeadDim: 192, Experts: 160, TopK: 6, ExpertFFN: 1536,
+			SharedExperts: 2, SharedFFN: 3072, ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512, Router: RouterDeepseekV2Group}},
 		{"qwen1.5-moe-a2.7b", 0, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, Experts: 60, TopK: 4, ExpertFFN: 1408,
 			SharedExperts: 1, SharedFFN: 5632, SharedGate: true, Router: RouterSoftmaxTopK}},
 		{"mixtral-8x22b", 0, BlockDims{Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: 8, TopK: 2, ExpertFFN: 16384,
@@ -461,7 +465,9 @@ func TestHFLlama4(t *testing.T) {
 		if d := c.hm.LayerList[1].Dims; d.FFN != int64(c.firstFFN) {
 			t.Errorf("%s: block.0 ffn %d, want %d", c.name, d.FFN, c.firstFFN)
 		}
-		want := BlockDims{Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Experts: c.experts, TopK: 1, ExpertFFN: 8192, SharedExperts: 1, SharedFFN: 8192}
+		// Router: Llama4Router (modeling_llama4.py @ 63210d0e, memory.RouterTensors).
+		want := BlockDims{Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Experts: c.experts, TopK: 1, ExpertFFN: 8192, SharedExperts: 1, SharedFFN: 8192,
+			Router: RouterLlama4}
 		if d := c.hm.LayerList[c.firstMoE].Dims; d == nil || *d != want {
 			t.Errorf("%s: first MoE block dims %+v, want %+v", c.name, d, want)
 		}
