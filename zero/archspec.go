@@ -16,7 +16,14 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	cp := int64(s.Parallelism.CP)
 	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
-		Causal: causalKernel(s)}, true
+		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
+}
+
+// keepsProbs reports whether training.attention's kernel saves the softmax
+// probabilities for backward (eager) rather than recomputing the scores
+// (flash, sdpa): AttentionBackwardFLOPs' 2× against 2.5×.
+func keepsProbs(s *scenarios.Scenario) bool {
+	return s.Training.Attention == scenarios.AttentionEager
 }
 
 // causalKernel reports whether training.attention's kernel skips the

@@ -80,9 +80,9 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		by[i][0], by[i][1] = bt.classes(re[i])
 	}
 	var c flopCalc
-	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention
-	// (AttentionBackwardFLOPs).
-	attBwd, err := AttentionBackwardFLOPs(f.Attention)
+	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention (2×
+	// eager: AttentionBackwardFLOPs).
+	attBwd, err := AttentionBackwardFLOPs(f.Attention, spec.Dims.KeepsProbs)
 	if err != nil {
 		return nil, err
 	}
