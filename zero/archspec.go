@@ -167,8 +167,10 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		case u == head && base.Vocab > 0:
 			// The loss reads the bf16 logits, writes them in fp32, and
 			// log_softmax reads and writes them again: 14 B per logit.
+			// DeepSeek-V3's MTP modules each add one more pass through
+			// the shared head and a loss (scenarios.Model.MTPModules).
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadElementwise: 14 * base.Seq * base.Batch * base.Vocab})
+				HeadPasses: 1 + s.Model.MTPModules(), HeadElementwise: 14 * base.Seq * base.Batch * base.Vocab})
 			if err != nil {
 				return nil, err
 			}
