@@ -118,6 +118,9 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				}
 				block++
 				stored[u], transient[u], err = BlockActivation(d, policy)
+				if err == nil && l.Dims != nil && l.Dims.MTP {
+					stored[u], err = addMTPInput(stored[u], d)
+				}
 			}
 			if err != nil {
 				return nil, nil, err
@@ -128,8 +131,10 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			if err != nil {
 				return nil, nil, err
 			}
+			// Each DeepSeek-V3 MTP module sends its tokens through the
+			// shared head and a loss of its own, kept alike.
 			var c calc
-			stored[head] = c.Add(stored[head], hs)
+			stored[head] = c.Add(stored[head], c.Mul(hs, 1+m.MTPModules()))
 			transient[head] = max(transient[head], ht)
 			if c.Err != nil {
 				return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
@@ -164,6 +169,22 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		}
 	}
 	return stored, transient, nil
+}
+
+// addMTPInput adds a DeepSeek-V3 MTP module's hnorm, enorm and eh_proj
+// tensors (MTPInputActivation) to its block's stored bytes; they lie
+// outside the decoder layer's checkpoint, so every policy keeps them.
+func addMTPInput(stored int64, d BlockDims) (int64, error) {
+	x, err := MTPInputActivation(d)
+	if err != nil {
+		return 0, err
+	}
+	var c calc
+	v := c.Add(stored, x)
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return v, nil
 }
 
 // baseDims are the dimensions of a transformer scenario's blocks as the

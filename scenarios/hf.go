@@ -88,6 +88,8 @@ type BlockDims struct {
 	// Qwen3-MoE and DeepSeek-V3 when norm_topk_prob).
 	Router     string `yaml:"router,omitempty"`
 	RouterNorm bool   `yaml:"router_norm,omitempty"`
+	// MTP marks a DeepSeek-V3 multi-token-prediction module (Model.MTPModules).
+	MTP bool `yaml:"mtp,omitempty"`
 }
 
 // Routers the activation model knows (BlockDims.Router).

@@ -351,7 +351,9 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	// Each MTP module: enorm, hnorm, eh_proj, its decoder layer and
 	// shared_head.norm.
 	for k := range mtp {
-		blocks = append(blocks, layer(hm.Layers+k, p.add(3*h, p.linear(2*h, h, false))))
+		b := layer(hm.Layers+k, p.add(3*h, p.linear(2*h, h, false)))
+		b.dims.MTP = true
+		blocks = append(blocks, b)
 	}
 	if moeSet {
 		d.Experts, d.SharedExperts = routed, shared
@@ -369,7 +371,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 		if mtp > 1 {
 			which = fmt.Sprintf("blocks (block.%d to block.%d, the checkpoint's model.layers.%d…) train", hm.Layers, hm.Layers+mtp-1, hm.Layers)
 		}
-		hm.note("num_nextn_predict_layers=%d: the multi-token-prediction %s with the model (DeepSeek-V3 report §2.2) and is counted, though transformers drops it; its extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward per module, and its logits) is not simulated",
+		hm.note("num_nextn_predict_layers=%d: the multi-token-prediction %s with the model (DeepSeek-V3 report §2.2) and is counted, though transformers drops it; each module's extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward, its logits and loss) is simulated on lm_head",
 			mtp, which)
 		hm.Layers += mtp
 	}

@@ -16,7 +16,14 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	cp := int64(s.Parallelism.CP)
 	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
-		Causal: causalKernel(s)}, true
+		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
+}
+
+// keepsProbs reports whether training.attention's kernel saves the softmax
+// probabilities for backward (eager) rather than recomputing the scores
+// (flash, sdpa): AttentionBackwardFLOPs' 2× against 2.5×.
+func keepsProbs(s *scenarios.Scenario) bool {
+	return s.Training.Attention == scenarios.AttentionEager
 }
 
 // causalKernel reports whether training.attention's kernel skips the
@@ -160,8 +167,10 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		case u == head && base.Vocab > 0:
 			// The loss reads the bf16 logits, writes them in fp32, and
 			// log_softmax reads and writes them again: 14 B per logit.
+			// DeepSeek-V3's MTP modules each add one more pass through
+			// the shared head and a loss (scenarios.Model.MTPModules).
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadElementwise: 14 * base.Seq * base.Batch * base.Vocab})
+				HeadPasses: 1 + s.Model.MTPModules(), HeadElementwise: 14 * base.Seq * base.Batch * base.Vocab})
 			if err != nil {
 				return nil, err
 			}

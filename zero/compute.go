@@ -216,9 +216,9 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 			c.FwdFLOPs = f
 		}
 		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
-		// the attention, plus one more forward under full recompute.
+		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute.
 		full := s.Training.Recompute == scenarios.RecomputeFull
-		attBwd, err := AttentionBackwardFLOPs(att)
+		attBwd, err := AttentionBackwardFLOPs(att, keepsProbs(s))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 		}

@@ -21,6 +21,11 @@ type ComputeSpec struct {
 	EveryN int
 	Blocks []bool
 	Head   int // unit of the output projection and loss; −1: none
+	// HeadPasses is how many times the output projection and loss run
+	// per micro-batch (0 counts as 1): 1 + DeepSeek-V3's multi-token-
+	// prediction modules (scenarios.Model.MTPModules), each of which sends
+	// its own t tokens through the shared head at the same shape.
+	HeadPasses int64
 	// EarlyStop is PyTorch's early stop of non-reentrant checkpointing
 	// (training.recompute_early_stop): a fully checkpointed block's
 	// recompute ends when the last tensor backward needs is saved again,
@@ -80,9 +85,9 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		by[i][0], by[i][1] = bt.classes(re[i])
 	}
 	var c flopCalc
-	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention
-	// (AttentionBackwardFLOPs).
-	attBwd, err := AttentionBackwardFLOPs(f.Attention)
+	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention (2×
+	// eager: AttentionBackwardFLOPs).
+	attBwd, err := AttentionBackwardFLOPs(f.Attention, spec.Dims.KeepsProbs)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +120,18 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		dg, _ := GEMMSeconds(t, spec.Dims.Hidden, spec.Dims.Vocab, spec.GPU, spec.Eff)
 		wg, _ := GEMMSeconds(spec.Dims.Hidden, spec.Dims.Vocab, t, spec.GPU, spec.Eff)
 		mem := float64(spec.HeadElementwise) / (spec.GPU.HBM * spec.Eff.HBM)
+		// Every pass is the same GEMM and loss: forward 2·t·h·V FLOPs
+		// and the loss's traffic, backward twice both.
+		passes := max(spec.HeadPasses, 1)
+		hf = c.Mul(hf, passes)
+		n := float64(passes)
 		u := &out[spec.Head]
 		u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
 		u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
-		u.Fwd += fs + mem
-		u.Bwd += dg + wg + 2*mem
-		u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem})
-		u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem})
+		u.Fwd += n * (fs + mem)
+		u.Bwd += n * (dg + wg + 2*mem)
+		u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem}.scale(n))
+		u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem}.scale(n))
 	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.Err)

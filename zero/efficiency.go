@@ -213,9 +213,10 @@ func (c ClassSeconds) scale(f float64) ClassSeconds {
 
 // blockSeconds is one block's forward and backward compute time: its GEMMs
 // (forward t×k·k×n; backward the input gradient t×n·n×k and the weight
-// gradient k×t·t×n), its attention FLOPs (backward 2.5× forward:
-// FlashAttention-2's backward runs five matmuls to the forward's two, Dao
-// 2023 §3.1) at the attention efficiency, and its memory-bound traffic
+// gradient k×t·t×n), its attention FLOPs (backward
+// attentionBackwardFactor× forward: 2.5, FlashAttention-2's five matmuls to
+// the forward's two, Dao 2023 §3.1; 2 eager, which keeps the
+// probabilities: AttentionBackwardFLOPs) at the attention efficiency, and its memory-bound traffic
 // elementwise bytes (forward; backward twice that) at the HBM efficiency.
 // recompute is the forward work rerun in backward (see RecomputeFLOPs),
 // charged at the GEMM rate of the block's forward.
@@ -283,7 +284,7 @@ func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elemFwd, elemBwd int64) 
 	att := float64(f.Attention) / (g.Peak * e.Attention)
 	bw := g.HBM * e.HBM
 	b.fwd.Attention, b.fwd.Other = att, float64(elemFwd)/bw
-	b.bwd.Attention, b.bwd.Other = 2.5*att, float64(elemBwd)/bw
+	b.bwd.Attention, b.bwd.Other = attentionBackwardFactor(d.KeepsProbs)*att, float64(elemBwd)/bw
 	b.flops = f
 	return b, nil
 }

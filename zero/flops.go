@@ -27,6 +27,10 @@ type FLOPDims struct {
 	// which halves the score and value matmuls; eager attention computes
 	// every score and masks afterwards.
 	Causal bool
+	// KeepsProbs is set when the kernel saves the softmax probabilities
+	// for backward instead of recomputing the scores (eager, math
+	// attention): AttentionBackwardFLOPs charges it 2×, not 2.5×.
+	KeepsProbs bool
 }
 
 // BlockFLOPs is one block's forward FLOPs by operation class.
@@ -116,16 +120,55 @@ func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool) (i
 }
 
 // AttentionBackwardFLOPs is the FLOPs the attention's backward executes
-// after a forward of fwd FLOPs: 2.5× (FlashAttention-2's backward
-// recomputes the scores, five matmuls to the forward's two: Dao 2023,
-// §3.1), rounded down.
-func AttentionBackwardFLOPs(fwd int64) (int64, error) {
+// after a forward of fwd FLOPs, rounded down: the forward runs two matmuls
+// (S = QKᵀ, O = P·V) and the backward, by kernel (attentionBackwardRatio):
+//
+//   - flash and sdpa (keepsProbs false): 2.5×. FlashAttention-2's backward
+//     keeps only the row log-sum-exp and recomputes the scores, five
+//     matmuls (S = QKᵀ, dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q) to
+//     the forward's two (Dao 2023, §3.1 and Algorithm 2;
+//     csrc/flash_attn/src/flash_bwd_kernel.h compute_dq_dk_dv_1colblock,
+//     Dao-AILab/flash-attention @ 22786a1afd308e808621915769b67d8b2162bd05).
+//     training.attention: sdpa is SDPA's flash backend (attention_kernel
+//     fa2 by default; torchtitan 9dec370 selects sdpa_kernel([FLASH_ATTENTION,
+//     EFFICIENT_ATTENTION]), see ringattn.go), whose backward is that kernel's;
+//     the memory-efficient backend recomputes the scores as well.
+//   - eager (keepsProbs true): 2×. Math attention
+//     (_scaled_dot_product_attention_math in
+//     aten/src/ATen/native/transformers/attention.cpp, pytorch/pytorch @
+//     bc8cb28010a6b27e1817d38e1c1e0ac59b34477e, and transformers'
+//     eager_attention_forward) is matmul, softmax, matmul under autograd:
+//     softmax saves its output P (derivatives.yaml _softmax:
+//     _softmax_backward_data(grad, result, ...)) and each matmul's backward
+//     is two matmuls (mm: grad·mat2ᵀ and selfᵀ·grad), so dV = Pᵀ·dO, dP =
+//     dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q: four matmuls to two, no QKᵀ rerun.
+func AttentionBackwardFLOPs(fwd int64, keepsProbs bool) (int64, error) {
+	num, den := attentionBackwardRatio(keepsProbs)
 	var c flopCalc
-	v := c.Add(c.Mul(fwd/2, 5), fwd%2*5/2)
+	v := c.Add(c.Mul(fwd/den, num), fwd%den*num/den)
 	if c.Err != nil {
 		return 0, fmt.Errorf("zero: attention backward FLOPs overflow: %w", c.Err)
 	}
 	return v, nil
+}
+
+// attentionBackwardRatio is the attention backward's FLOPs over its
+// forward's, num/den (AttentionBackwardFLOPs gives the reasons): 5/2 for
+// kernels that recompute the scores, 2/1 for eager attention, which keeps
+// the probabilities. Every path that charges attention backward (the FLOP
+// count, blockClasses' times, the ring's rounds) takes it from here.
+func attentionBackwardRatio(keepsProbs bool) (num, den int64) {
+	if keepsProbs {
+		return 2, 1
+	}
+	return 5, 2
+}
+
+// attentionBackwardFactor is attentionBackwardRatio as a float64 (5/2 =
+// 2.5 and 2/1 = 2 are exact).
+func attentionBackwardFactor(keepsProbs bool) float64 {
+	num, den := attentionBackwardRatio(keepsProbs)
+	return float64(num) / float64(den)
 }
 
 // HeadForwardFLOPs counts the output projection once: 2·t·h·V. (The

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -119,5 +120,72 @@ func TestPlanComputeEarlyStop(t *testing.T) {
 	spec.EarlyStop = false
 	if sel0, _ := PlanCompute(spec); sel[0] != sel0[0] {
 		t.Errorf("selective changed under early stop: %+v vs %+v", sel[0], sel0[0])
+	}
+}
+
+// TestAttentionBackwardByKernel checks the attention backward's FLOPs and
+// time by kernel, by hand. flash and sdpa recompute the scores in backward
+// (FlashAttention-2: S = QKᵀ, dV, dP, dQ, dK, five matmuls to the
+// forward's two, 2.5×); eager keeps the softmax probabilities (math
+// attention's autograd: dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q,
+// four matmuls, 2×). The GPT-3 175B block (h = 12288, s = 2048, b = 1) has
+// GEMMs 24·s·h² = 7,421,703,487,488 and, eager, the whole 4·s²·h =
+// 206,158,430,208 of attention (flash: half, 103,079,215,104): eager
+// backward 2·7,421,703,487,488 + 2·206,158,430,208 = 15,255,723,835,392,
+// flash 2·7,421,703,487,488 + 2.5·103,079,215,104 = 15,101,105,012,736.
+// The block's attention time moves with the FLOPs: backward over forward is
+// exactly 2 (eager) or 2.5 (flash, sdpa) in blockClasses.
+func TestAttentionBackwardByKernel(t *testing.T) {
+	for _, c := range []struct {
+		fwd        int64
+		keepsProbs bool
+		want       int64
+	}{
+		{206_158_430_208, true, 412_316_860_416},
+		{206_158_430_208, false, 515_396_075_520},
+		{7, true, 14},
+		{7, false, 17}, // 17.5 rounded down
+		{0, false, 0},
+	} {
+		got, err := AttentionBackwardFLOPs(c.fwd, c.keepsProbs)
+		if err != nil || got != c.want {
+			t.Errorf("AttentionBackwardFLOPs(%d, keepsProbs %v) = %d, %v; want %d", c.fwd, c.keepsProbs, got, err, c.want)
+		}
+	}
+	if _, err := AttentionBackwardFLOPs(math.MaxInt64/2+2, true); err == nil {
+		t.Error("eager backward of MaxInt64/2+2 FLOPs: no overflow error")
+	}
+	for _, c := range []struct {
+		attention          scenarios.Attention
+		kernel             scenarios.AttentionKernel
+		fwd, bwd           int64
+		attentionBwdFactor float64
+	}{
+		{scenarios.AttentionEager, scenarios.KernelEager, 7_421_703_487_488 + 206_158_430_208, 15_255_723_835_392, 2},
+		{scenarios.AttentionFlash, scenarios.KernelFA2, 7_421_703_487_488 + 103_079_215_104, 15_101_105_012_736, 2.5},
+		{scenarios.AttentionSDPA, scenarios.KernelFA2, 7_421_703_487_488 + 103_079_215_104, 15_101_105_012_736, 2.5},
+	} {
+		t.Run(string(c.attention), func(t *testing.T) {
+			s := gpt3(1)
+			s.Training.Attention, s.Training.AttentionKernel = c.attention, c.kernel
+			costs, err := Costs(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := costs[1]; b.FwdFLOPs != c.fwd || b.BwdFLOPs != c.bwd {
+				t.Errorf("block: fwd %d, bwd %d FLOPs; want %d, %d", b.FwdFLOPs, b.BwdFLOPs, c.fwd, c.bwd)
+			}
+			d, ok := flopDims(s)
+			if !ok {
+				t.Fatal("no FLOP dims")
+			}
+			bt, err := blockClasses(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}, Efficiency{GEMM: 0.5, Attention: 0.6, HBM: 0.8}, 1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := bt.bwd.Attention / bt.fwd.Attention; r != c.attentionBwdFactor {
+				t.Errorf("attention backward/forward time = %g, want %g", r, c.attentionBwdFactor)
+			}
+		})
 	}
 }

@@ -148,9 +148,10 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	out.FwdExposed = max(0, gather-round)
 	out.Fwd = float64(fwd)/hbm + out.FwdExposed + r.Interference*min(gather, round)
 	// Backward: the all-gather beside round 0's backward (2.5× its
-	// forward, FlashAttention-2's five matmuls to two), each dk/dv
-	// exchange beside the next round's backward, the last one exposed.
-	rb := 2.5 * round
+	// forward, FlashAttention-2's five matmuls to two: the ring runs only
+	// under flash and sdpa, archspec.go), each dk/dv exchange beside the
+	// next round's backward, the last one exposed.
+	rb := attentionBackwardFactor(false) * round
 	out.BwdExposed = max(0, gather-rb) + float64(n-1)*max(0, dkv-rb) + dkv
 	out.Bwd = float64(bwd)/hbm + out.BwdExposed + r.Interference*(min(gather, rb)+float64(n-1)*min(dkv, rb))
 	return out, nil

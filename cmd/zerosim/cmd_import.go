@@ -26,8 +26,9 @@ model: section of a scenario with the exact layer list (embedding, blocks,
 routed experts, final norm, lm_head), the parameter total and the active
 parameters of mixture-of-experts models. Lines starting "# note:" name what
 the import approximates or leaves out (sliding-window attention modelled as
-full attention, a multimodal model's vision tower, DeepSeek-V3's
-multi-token-prediction head pass). A scenario can also name the file
+full attention, a multimodal model's vision tower; DeepSeek-V3's
+multi-token-prediction module, which transformers drops and zerosim
+trains). A scenario can also name the file
 directly with model: {hf_config: path/to/config.json}; Load then warns with
 the same notes.`,
 		Args: cobra.ExactArgs(1),
@@ -93,6 +94,9 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 			if x.RouterNorm {
 				f = append(f, "router_norm: true")
 			}
+			if x.MTP {
+				f = append(f, "mtp: true")
+			}
 			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
 		}
 		b.WriteString("}\n")
@@ -150,11 +154,12 @@ type hfDimsJSON struct {
 	KVLoRARank    int64  `json:"kv_lora_rank,omitempty"`
 	Router        string `json:"router,omitempty"`
 	RouterNorm    bool   `json:"router_norm,omitempty"`
+	MTP           bool   `json:"mtp,omitempty"`
 }
 
 func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts,
-		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm}
+		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm, d.MTP}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {
