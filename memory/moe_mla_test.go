@@ -8,17 +8,19 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// loadHF loads a scenario of the Hugging Face config testdata/hf-extra/cfg
-// at the given layers, seq_len 4096, micro-batch 1 and attention kernel.
-func loadHF(t *testing.T, cfg string, layers int, attention string) *scenarios.Scenario {
+// loadHF loads a scenario of the Hugging Face config at path (relative to
+// scenarios/testdata) at the given layers, seq_len 4096 and micro-batch 1
+// on 8 H100s at ZeRO-3, with the training keys given (a YAML flow
+// fragment such as "attention: sdpa" or "recompute: full").
+func loadHF(t *testing.T, path string, layers int, training string) *scenarios.Scenario {
 	t.Helper()
 	y := fmt.Sprintf(`version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
 model: {hf_config: %s, layers: %d, seq_len: 4096}
 parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 1, attention: %s}
-`, cfg, layers, attention)
-	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+training: {micro_batch: 1, %s}
+`, path, layers, training)
+	s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(y), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestSharedExpertAndMLAActivations(t *testing.T) {
 		{"qwen1.5-moe-a2.7b.json", "flash", 2, "block.0", qwen},
 	} {
 		t.Run(c.cfg+"/"+c.attention+"/"+c.unit, func(t *testing.T) {
-			s := loadHF(t, c.cfg, c.layers, c.attention)
+			s := loadHF(t, "hf-extra/"+c.cfg, c.layers, "attention: "+c.attention)
 			stored, _, err := unitActivations(s)
 			if err != nil {
 				t.Fatal(err)
@@ -132,10 +134,10 @@ func TestSharedExpertAndMLADoc(t *testing.T) {
 		return 0
 	}
 	ds := func(name string, strip bool) string {
-		return commas(unit(loadHF(t, "deepseek-v3.json", 4, "flash"), name, strip))
+		return commas(unit(loadHF(t, "hf-extra/deepseek-v3.json", 4, "attention: flash"), name, strip))
 	}
 	qw := func(strip bool) string {
-		return commas(unit(loadHF(t, "qwen1.5-moe-a2.7b.json", 2, "flash"), "block.0", strip))
+		return commas(unit(loadHF(t, "hf-extra/qwen1.5-moe-a2.7b.json", 2, "attention: flash"), "block.0", strip))
 	}
 	golden.CheckQuotes(t, "../docs/memory-model.md", "TestSharedExpertAndMLADoc (unitActivations of deepseek-v3.json and qwen1.5-moe-a2.7b.json, s 4096, b 1, flash)",
 		fmt.Sprintf("a dense block (block.0) keeps %s B, where counting q, k, v and o at heads·head_dim without the low-rank tensors kept %s B;", ds("block.0", false), ds("block.0", true)),

@@ -9,24 +9,6 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// loadHFAt loads the Hugging Face config at path (relative to
-// scenarios/testdata) at the given layers, seq_len 4096, micro-batch 1,
-// flash attention and training.recompute.
-func loadHFAt(t *testing.T, path string, layers int, recompute string) *scenarios.Scenario {
-	t.Helper()
-	y := fmt.Sprintf(`version: 1
-cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
-model: {hf_config: %s, layers: %d, seq_len: 4096}
-parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 1, recompute: %s}
-`, path, layers, recompute)
-	s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // TestRouterActivations counts, from the modeling code, what one MoE
 // block's router and dispatch keep for backward (t = 4096 tokens: s 4096,
 // b 1) and checks the experts unit keeps its experts' tensors
@@ -122,7 +104,7 @@ func TestRouterActivations(t *testing.T) {
 		{"gpt-oss/full", "hf-extra/gpt-oss-20b.json", "experts.0", "full", 1, 0, experts(gh, gk, gf) + gptOssRouter},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := loadHFAt(t, c.cfg, c.layers, c.recompute)
+			s := loadHF(t, c.cfg, c.layers, "recompute: "+c.recompute)
 			stored, transient, err := unitActivations(s)
 			if err != nil {
 				t.Fatal(err)
@@ -146,7 +128,7 @@ func TestRouterActivations(t *testing.T) {
 func TestRouterDoc(t *testing.T) {
 	sum := func(cfg, unit string, layers int) (router, input, experts int64) {
 		t.Helper()
-		s := loadHFAt(t, cfg, layers, "none")
+		s := loadHF(t, cfg, layers, "recompute: none")
 		for _, l := range s.Model.LayerList {
 			if l.Name != unit {
 				continue
@@ -180,7 +162,7 @@ func TestRouterDoc(t *testing.T) {
 	gr, _, _ := sum("hf-extra/gpt-oss-20b.json", "experts.0", 1)
 	part := func(cfg, unit string, layers int, name string) int64 {
 		t.Helper()
-		s := loadHFAt(t, cfg, layers, "none")
+		s := loadHF(t, cfg, layers, "recompute: none")
 		for _, l := range s.Model.LayerList {
 			if l.Name == unit {
 				d := l.Dims
