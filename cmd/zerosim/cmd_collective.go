@@ -105,6 +105,9 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	if err := collectiveShape(o, s); err != nil {
 		return nil, err
 	}
+	if err := collectiveNICs(o, &s.Cluster); err != nil {
+		return nil, err
+	}
 	// The flags edited the resolved scenario: validate it again.
 	if err := scenarios.Resolve(s); err != nil {
 		return nil, inputError{err}
@@ -162,6 +165,24 @@ func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 			return inputError{fmt.Errorf("--nics-per-node %d: need at least 1", o.nicsPerNode)}
 		}
 		c.NICsPerNode = o.nicsPerNode
+	}
+	return nil
+}
+
+// collectiveNICs checks --nics-per-node against the NIC sharing and the
+// GPUs per node the flags leave, so the error names the flags typed
+// rather than the scenario's cluster keys (Resolve's check of the same
+// rule).
+func collectiveNICs(o *collectiveOpts, c *scenarios.Cluster) error {
+	if !o.changed("nics-per-node") {
+		return nil
+	}
+	n, gpn := c.NICsPerNode, c.GPUsPerNode
+	switch {
+	case c.NICs != scenarios.NICPerNode && n != gpn:
+		return inputError{fmt.Errorf("--nics-per-node %d: the cluster has one NIC per GPU (nics: per_gpu), %d per node (add --nics per_node for NICs shared by a node's GPUs, or drop --nics-per-node)", n, gpn)}
+	case n > gpn:
+		return inputError{fmt.Errorf("--nics-per-node %d: more NICs than the node's %d GPUs (use at most %d: one NIC per GPU)", n, gpn, gpn)}
 	}
 	return nil
 }

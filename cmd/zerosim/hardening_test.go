@@ -63,6 +63,10 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"collective", "--group", "intra", "--k", "-1"}, "", []string{"--k -1: need at least 1"}},
 		// 0 meant "unset" and was replaced by the default.
 		{[]string{"collective", "--nics", "per_node", "--nics-per-node", "0"}, "", []string{"--nics-per-node 0: need at least 1"}},
+		// Named the default scenario's cluster.nics_per_node, not the flag
+		// (FuzzCLI, seed bddeb5cd6c5c1688).
+		{[]string{"collective", "--nics-per-node=1"}, "", []string{"--nics-per-node 1: the cluster has one NIC per GPU", "--nics per_node"}},
+		{[]string{"collective", "--nics", "per_node", "--nics-per-node", "9"}, "", []string{"--nics-per-node 9: more NICs than the node's 8 GPUs"}},
 		{[]string{"collective", "--intra-bw", "0GB/s"}, "", []string{"--intra-bw 0GB/s: a bandwidth must be above 0"}},
 		{[]string{"collective", "--inter-bw", "0Gbps"}, "", []string{"--inter-bw 0Gbps: a bandwidth must be above 0"}},
 		// Accepted up to 2^20 (and said "need at least 1" above it).
@@ -180,5 +184,5 @@ func TestCollectiveReshapeKeepsOneNICPerGPU(t *testing.T) {
 	}
 	args = []string{"collective", "--gpus-per-node", "4", "--nics", "per_node", "--nics-per-node", "8"}
 	code, out, errOut = runMain(t, "", args...)
-	oneLine(t, args, code, out, errOut, "nics_per_node")
+	oneLine(t, args, code, out, errOut, "--nics-per-node 8: more NICs than the node's 4 GPUs")
 }
