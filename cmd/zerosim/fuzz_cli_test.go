@@ -568,6 +568,17 @@ func cliFuzzNamesInput(root *cobra.Command, argv []string, line string) bool {
 		if flag, _, isFlag := strings.Cut(a, "="); strings.HasPrefix(a, "-") && len(a) > 1 && isFlag || strings.HasPrefix(a, "-") {
 			name := strings.TrimLeft(flag, "-")
 			names = append(names, "--"+name)
+			if strings.HasPrefix(flag, "--") {
+				// A long flag may be named by its shorthand ("-o DIR: …"
+				// for --output).
+				for _, c := range append(cliFuzzCommands(root), root) {
+					for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+						if f := fs.Lookup(name); f != nil && f.Shorthand != "" {
+							names = append(names, "-"+f.Shorthand+" ", "-"+f.Shorthand+":")
+						}
+					}
+				}
+			}
 			if len(name) >= 1 && !strings.HasPrefix(flag, "--") {
 				names = append(names, "-"+name[:1]+" ", "-"+name[:1]+":")
 				for _, c := range append(cliFuzzCommands(root), root) {
