@@ -107,8 +107,9 @@ type executor struct {
 const unset units.Duration = -1
 
 // lane is one simulated rank's stream state, kept together because every
-// task start and end of the rank reads it: 61 bytes, one cache line, where
-// four per-rank slices cost up to four (advance, 105 → … ms per 1k step).
+// task start and end of the rank reads it: 64 bytes with padding, one or
+// two cache lines where four per-rank slices touched up to four (paired
+// runs of BenchmarkStep_1k: 0.95 of the wall time, docs/performance.md).
 type lane struct {
 	// head is each stream's next position in Order, running its count of
 	// tasks running.
