@@ -190,7 +190,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	// The model screens, as plan's does: a layout it rejects is not
 	// replayed (zerosim run of gpt3-175b-16k at ZeRO-1, K=2, 657 GiB per
 	// GPU, takes 42 s), and its peak is the model's.
-	v, err := jd.decide(ls)
+	v, err := jd.decideWith(ls, rep)
 	if err != nil {
 		return row, err
 	}
@@ -205,7 +205,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	gpn := s.Cluster.GPUsPerNode
 	step := nodeStep(s, k)
 	if jmax := opt.MaxGPUs / (step * gpn); jmax >= 1 {
-		ns, err := leastNodes(nodeCandidates(jmax), func(j int) (*scenarios.Scenario, error) {
+		ns, err := leastNodes(jmax, func(j int) (*scenarios.Scenario, error) {
 			return src.Load(append(slices.Clone(base), nodeSets(s, j*step)...)...)
 		}, jd)
 		if err != nil {
@@ -279,48 +279,26 @@ func scaledModel(src Source, base []string, model ...string) (*scenarios.Scenari
 
 // modelSearch is the largest model of a scaling rule: load gives the
 // scenario at each size x, the model's verdict finds where the search
-// starts and jd decides.
+// starts and jd decides (probes: each size loaded and analyzed once).
 type modelSearch[T int | int64] struct {
-	jd     judge
-	load   func(x T) (*scenarios.Scenario, error)
-	failed error
+	probes[T]
 	peaks  map[T]int64
 	params map[T]int64
 	// replayed[x]: peaks[x] is the replayed step's.
 	replayed map[T]bool
 }
 
-// model is the memory model's verdict at x (false on an error, kept).
-func (m *modelSearch[T]) model(x T) bool {
-	s, err := m.load(x)
-	if err != nil {
-		m.failed = firstErr(m.failed, err)
-		return false
-	}
-	r, err := m.jd.model(s)
-	if err != nil {
-		m.failed = firstErr(m.failed, fmt.Errorf("scaled model: %w", err))
-		return false
-	}
-	return r.Fits
-}
-
 // decide is the judge's verdict at x, its peak and parameters kept.
 func (m *modelSearch[T]) decide(x T) bool {
-	s, err := m.load(x)
-	if err != nil {
-		m.failed = firstErr(m.failed, err)
-		return false
-	}
-	v, err := m.jd.decide(s)
-	if err != nil {
-		m.failed = firstErr(m.failed, fmt.Errorf("scaled model: %w", err))
+	v := m.probes.decide(x)
+	q := m.get(x)
+	if m.failed != nil || q == nil {
 		return false
 	}
 	if m.peaks == nil {
 		m.peaks, m.params, m.replayed = map[T]int64{}, map[T]int64{}, map[T]bool{}
 	}
-	m.peaks[x], m.params[x], m.replayed[x] = v.Peak, s.Model.TotalParams(), v.Replayed
+	m.peaks[x], m.params[x], m.replayed[x] = v.Peak, q.s.Model.TotalParams(), v.Replayed
 	return v.Fits
 }
 
@@ -364,9 +342,9 @@ func greatestTrue[T int | int64](lo, hi T, f func(T) bool) T {
 // largestByLayers finds the most layers (up to scenarios.MaxLayers) that
 // fit; it returns a note when that is the limit.
 func largestByLayers(src Source, base []string, jd judge, row *FitRow) (string, error) {
-	m := &modelSearch[int64]{jd: jd, load: func(l int64) (*scenarios.Scenario, error) {
+	m := &modelSearch[int64]{probes: probes[int64]{jd: jd, load: func(l int64) (*scenarios.Scenario, error) {
 		return scaledModel(src, base, fmt.Sprintf("model.layers=%d", l))
-	}}
+	}}}
 	guess := int64(0) // the model's most layers, 0 when one does not fit
 	if m.model(1) {
 		guess = greatestTrue(1, scenarios.MaxLayers, m.model)
@@ -391,13 +369,13 @@ func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge,
 	if ll > 0 {
 		layers-- // the embedding
 	}
-	m := &modelSearch[int64]{jd: jd, load: func(x int64) (*scenarios.Scenario, error) {
+	m := &modelSearch[int64]{probes: probes[int64]{jd: jd, load: func(x int64) (*scenarios.Scenario, error) {
 		sets := []string{fmt.Sprintf("model.params=%d", x)}
 		if ll > 0 {
 			sets = append(sets, "model.largest_layer="+itoa(roundScale(ll, x, p0)))
 		}
 		return scaledModel(src, base, sets...)
-	}}
+	}}}
 	minP := max(layers, 1)
 	if ll > 0 {
 		minP = 2 * layers // room for a scaled largest layer of ≥ 1 and one param per layer

@@ -599,7 +599,7 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 	c.K = 1
 	gpn, step := max(s.Cluster.GPUsPerNode, 1), nodeStep(s, 1)
 	jd := judge{memory.ConventionZerosim}
-	ns, err := leastNodes(nodeCandidates((1<<16)/(gpn*step)), func(j int) (*scenarios.Scenario, error) {
+	ns, err := leastNodes((1<<16)/(gpn*step), func(j int) (*scenarios.Scenario, error) {
 		return src.Load(append(c.Sets(), nodeSets(s, j*step)...)...)
 	}, jd)
 	if err != nil {

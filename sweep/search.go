@@ -98,6 +98,11 @@ func (jd judge) decide(s *scenarios.Scenario) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
+	return jd.decideWith(s, r)
+}
+
+// decideWith is decide given s's memory-model report r.
+func (jd judge) decideWith(s *scenarios.Scenario, r *memory.Report) (verdict, error) {
 	if !jd.replays() || !r.Fits || !zero.Symmetric(s) {
 		return verdict{Peak: r.Peak, Fits: r.Fits}, nil
 	}
@@ -140,78 +145,102 @@ type nodeSearch struct {
 	TopReplayed bool
 }
 
-// leastNodes is the least j of js (ascending) for which load(j) fits as jd
-// judges it. The memory model screens (nothing fits when it rejects the
-// last) and finds its own least j, taking the peak not to grow with j;
-// under zerosim's convention replays go from there (leastFrom). An error of
-// load, the model or a replay ends the search.
-func leastNodes(js []int, load func(j int) (*scenarios.Scenario, error), jd judge) (nodeSearch, error) {
-	var out nodeSearch
-	if len(js) == 0 {
-		return out, nil
+// probes loads and analyzes the layout at each size x once: the searches
+// ask the model's verdict and then the judge's at the same sizes.
+type probes[T int | int64] struct {
+	jd     judge
+	load   func(x T) (*scenarios.Scenario, error)
+	failed error // the first error, which ends the search
+	at     map[T]probe
+}
+
+type probe struct {
+	s *scenarios.Scenario
+	r *memory.Report
+}
+
+// get is x's scenario and report, nil on an error (kept in failed).
+func (p *probes[T]) get(x T) *probe {
+	if q, ok := p.at[x]; ok {
+		return &q
 	}
-	var failed error
-	model := func(i int) *memory.Report {
-		s, err := load(js[i])
-		if err == nil {
-			var r *memory.Report
-			if r, err = jd.model(s); err == nil {
-				return r
-			}
-		}
-		failed = firstErr(failed, err)
+	s, err := p.load(x)
+	if err != nil {
+		p.failed = firstErr(p.failed, err)
 		return nil
 	}
-	last := len(js) - 1
-	top := model(last)
-	if top == nil {
-		return out, failed
+	r, err := p.jd.model(s)
+	if err != nil {
+		p.failed = firstErr(p.failed, err)
+		return nil
 	}
-	if !top.Fits {
-		out.TopPeak = top.Peak
+	if p.at == nil {
+		p.at = map[T]probe{}
+	}
+	p.at[x] = probe{s, r}
+	return &probe{s, r}
+}
+
+// model is the memory model's verdict at x (false on an error).
+func (p *probes[T]) model(x T) bool {
+	q := p.get(x)
+	return q != nil && q.r.Fits
+}
+
+// decide is the judge's verdict at x (the zero verdict on an error).
+func (p *probes[T]) decide(x T) verdict {
+	q := p.get(x)
+	if q == nil {
+		return verdict{}
+	}
+	v, err := p.jd.decideWith(q.s, q.r)
+	p.failed = firstErr(p.failed, err)
+	return v
+}
+
+// leastNodes is the least j in 1..jmax for which load(j) fits as jd judges
+// it. The memory model screens (nothing fits when it rejects jmax) and
+// finds its own least j, taking the peak not to grow with j; under
+// zerosim's convention replays go from there (leastFrom). An error of load,
+// the model or a replay ends the search.
+func leastNodes(jmax int, load func(j int) (*scenarios.Scenario, error), jd judge) (nodeSearch, error) {
+	var out nodeSearch
+	if jmax < 1 {
 		return out, nil
 	}
-	start := leastTrue(0, last, func(i int) bool { r := model(i); return r != nil && r.Fits })
-	if failed != nil {
-		return out, failed
+	p := &probes[int]{jd: jd, load: load}
+	top := p.get(jmax)
+	if top == nil {
+		return out, p.failed
+	}
+	if !top.r.Fits {
+		out.TopPeak = top.r.Peak
+		return out, nil
+	}
+	start := leastTrue(1, jmax, p.model)
+	if p.failed != nil {
+		return out, p.failed
 	}
 	if !jd.replays() {
-		out.J, out.Peak = js[start], model(start).Peak
-		return out, failed
+		out.J, out.Peak = start, p.get(start).r.Peak
+		return out, nil
 	}
-	peaks, replayed := map[int]int64{}, map[int]bool{}
-	fits := func(i int) bool {
-		s, err := load(js[i])
-		if err != nil {
-			failed = firstErr(failed, err)
-			return false
-		}
-		v, err := jd.decide(s)
-		failed = firstErr(failed, err)
-		peaks[i], replayed[i] = v.Peak, v.Replayed
+	verdicts := map[int]verdict{}
+	j, ok := leastFrom(1, jmax, start, func(j int) bool {
+		v := p.decide(j)
+		verdicts[j] = v
 		return v.Fits
-	}
-	i, ok := leastFrom(0, last, start, fits)
-	if failed != nil {
-		return nodeSearch{}, failed
+	})
+	if p.failed != nil {
+		return nodeSearch{}, p.failed
 	}
 	if !ok {
 		// The model fits the last; the replay does not.
-		out.TopPeak, out.TopReplayed = peaks[last], true
+		out.TopPeak, out.TopReplayed = verdicts[jmax].Peak, verdicts[jmax].Replayed
 		return out, nil
 	}
-	out.J, out.Peak, out.Replayed = js[i], peaks[i], replayed[i]
+	out.J, out.Peak, out.Replayed = j, verdicts[j].Peak, verdicts[j].Replayed
 	return out, nil
-}
-
-// nodeCandidates lists the multiples j of the node step (j·step nodes, j
-// from 1 to jmax) that the least-nodes search of s at K tries: all of them.
-func nodeCandidates(jmax int) []int {
-	js := make([]int, 0, max(jmax, 0))
-	for j := 1; j <= jmax; j++ {
-		js = append(js, j)
-	}
-	return js
 }
 
 // firstErr keeps the first error.
