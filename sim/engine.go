@@ -73,6 +73,9 @@ type Engine struct {
 	compRes []*Resource
 	compF   []*Flow
 	active  []*Resource
+	fill    []fillEntry
+	fillOut []fillEntry
+	rekeyed fillHeap
 	flows   int
 
 	// classes holds the Shapes' classes (looked up, never iterated).
@@ -84,9 +87,13 @@ type Engine struct {
 	placed int
 	parked []*shapeClass
 	noPark bool
+	// marking is set while the parked classes mark their resources
+	// (markAbove of them were parked at once; cleared when none is).
+	marking bool
 	// classRates counts the rate updates recomputeClass made, parkedStarts
-	// the flows started parked and unparked those unparkAll placed (tests).
-	classRates, parkedStarts, unparked int64
+	// the flows started parked, unparked those unparkAll placed and
+	// markings the times marking began (tests).
+	classRates, parkedStarts, unparked, markings int64
 }
 
 // New returns an engine at time 0 with an empty queue.

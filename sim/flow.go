@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"container/heap"
 	"math"
 	"math/bits"
 	"slices"
@@ -43,7 +44,10 @@ type Resource struct {
 	// port's users sit next to it.
 	inline [2]user
 	e      *Engine
-	name   string
+	name   *string // a pointer keeps the resource at 128 bytes
+	// parked is the parked class crossing r while its engine marks them
+	// (Engine.marking), else nil.
+	parked *shapeClass
 	gidx   int32
 	// id numbers resources in the order they were made (process-wide;
 	// NewResources numbers its block in memory order): the order a Shape's
@@ -74,7 +78,7 @@ func NewResource(name string, bytesPerSec int64) *Resource {
 	if bytesPerSec <= 0 || bytesPerSec > MaxBandwidth {
 		panic("sim: NewResource bandwidth out of range (0, MaxBandwidth]")
 	}
-	r := &Resource{name: name, cap: uint64(bytesPerSec) * rateScale, id: made.Add(1)}
+	r := &Resource{name: &name, cap: uint64(bytesPerSec) * rateScale, id: made.Add(1)}
 	r.users = r.inline[:0]
 	return r
 }
@@ -86,6 +90,7 @@ func NewResources(names []string, bytesPerSec []int64) []*Resource {
 	if len(names) != len(bytesPerSec) {
 		panic("sim: NewResources with names and bandwidths of different lengths")
 	}
+	names = slices.Clone(names)
 	block := make([]Resource, len(names))
 	out := make([]*Resource, len(names))
 	id := made.Add(uint32(len(names))) - uint32(len(names))
@@ -93,7 +98,7 @@ func NewResources(names []string, bytesPerSec []int64) []*Resource {
 		if bw <= 0 || bw > MaxBandwidth {
 			panic("sim: NewResources bandwidth out of range (0, MaxBandwidth]")
 		}
-		block[i] = Resource{name: names[i], cap: uint64(bw) * rateScale, id: id + uint32(i) + 1}
+		block[i] = Resource{name: &names[i], cap: uint64(bw) * rateScale, id: id + uint32(i) + 1}
 		block[i].users = block[i].inline[:0]
 		out[i] = &block[i]
 	}
@@ -101,7 +106,7 @@ func NewResources(names []string, bytesPerSec []int64) []*Resource {
 }
 
 // Name is the resource's name.
-func (r *Resource) Name() string { return r.name }
+func (r *Resource) Name() string { return *r.name }
 
 // Bandwidth is the resource's capacity in bytes/s.
 func (r *Resource) Bandwidth() int64 { return int64(r.cap / rateScale) }
@@ -114,6 +119,9 @@ func (r *Resource) Users() int { return len(r.users) + len(r.parkedUsers()) }
 func (r *Resource) parkedUsers() []user {
 	if r.e == nil {
 		return nil
+	}
+	if r.parked != nil {
+		return r.parked.flows
 	}
 	for _, c := range r.e.parked {
 		if c.holds(r) {
@@ -263,6 +271,13 @@ type Shape struct {
 // resources (unparkAll), in that order, and everything then runs as if
 // they had never been parked. Parked classes are disjoint, and there is no
 // parked class while any flow is placed.
+//
+// Whether a class may park is asked of the parked ones pair by pair
+// (overlaps, cached) while they are few; from markAbove of them (disjoint
+// groups running at once: a replay's K inter-group all-reduces, collective
+// --concurrent) each parked class marks its resources (Resource.parked)
+// instead, so that asking costs a walk of the asking class's resources, not
+// one pair per parked class.
 type shapeClass struct {
 	res    []resUse // the first shape's
 	byID   []resUse // res in Resource.id order (overlaps)
@@ -273,6 +288,29 @@ type shapeClass struct {
 	flows []user
 	// overlap caches overlaps: whether another class shares a resource.
 	overlap map[*shapeClass]bool
+	// pidx is the class's index in Engine.parked while it is parked;
+	// marked is set while its resources point at it (Resource.parked).
+	pidx   int
+	marked bool
+}
+
+// markAbove is the number of parked classes from which they mark their
+// resources rather than answer overlaps pair by pair.
+const markAbove = 16
+
+// mark points c's resources at it (on) or clears them.
+func (c *shapeClass) mark(on bool) {
+	if c.marked == on {
+		return
+	}
+	c.marked = on
+	p := c
+	if !on {
+		p = nil
+	}
+	for _, ru := range c.byID {
+		ru.r.parked = p
+	}
 }
 
 // overlaps reports whether c and d share a resource: a merge of their
@@ -432,6 +470,21 @@ func (e *Engine) canPark(cls *shapeClass) bool {
 	if len(cls.flows) > 0 {
 		return true
 	}
+	if !e.marking && len(e.parked) >= markAbove {
+		e.marking = true
+		e.markings++
+		for _, c := range e.parked {
+			c.mark(true)
+		}
+	}
+	if e.marking {
+		for _, ru := range cls.byID {
+			if ru.r.parked != nil {
+				return false
+			}
+		}
+		return true
+	}
 	for _, c := range e.parked {
 		if c.overlaps(cls) {
 			return false
@@ -444,6 +497,7 @@ func (e *Engine) canPark(cls *shapeClass) bool {
 // the order of the class's flows: the users lists they would have had.
 func (e *Engine) unparkAll() {
 	for _, c := range e.parked {
+		c.mark(false)
 		for _, ru := range c.byID {
 			r := ru.r
 			for _, u := range c.flows {
@@ -460,6 +514,7 @@ func (e *Engine) unparkAll() {
 	}
 	clear(e.parked)
 	e.parked = e.parked[:0]
+	e.marking = false
 }
 
 // start starts a flow over res (never modified from now on, so it may be
@@ -548,7 +603,11 @@ func (e *Engine) startParked(f *Flow, cls *shapeClass) {
 		e.recomputeClass(cls.flows, cls)
 		return
 	}
+	cls.pidx = len(e.parked)
 	e.parked = append(e.parked, cls)
+	if e.marking {
+		cls.mark(true)
+	}
 	if cls.alone > 0 {
 		f.rate = cls.alone
 		if e.ftrace != nil {
@@ -586,11 +645,15 @@ func (e *Engine) finishParked(f *Flow) {
 		e.recomputeClass(cls.flows, cls)
 		return
 	}
-	k := slices.Index(e.parked, cls)
-	last := len(e.parked) - 1
+	cls.mark(false)
+	k, last := cls.pidx, len(e.parked)-1
 	e.parked[k] = e.parked[last]
+	e.parked[k].pidx = k
 	e.parked[last] = nil
 	e.parked = e.parked[:last]
+	if last == 0 {
+		e.marking = false
+	}
 }
 
 // finish completes f at Now: it leaves its resources, the rates of the
@@ -700,40 +763,13 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 		f.frozen = false
 		f.nrate = 0
 	}
-	for len(act) > 0 {
-		// The resource with the lowest fair level saturates first.
-		best := -1
-		var level uint64
-		for i, r := range act {
-			if best < 0 || r.level < level {
-				best, level = i, r.level
-			}
-		}
-		for _, u := range act[best].users {
-			f := u.f
-			if f.frozen {
-				continue
-			}
-			f.frozen = true
-			f.nrate = level
-			for _, ru := range f.res {
-				r := ru.r
-				r.rem -= level * ru.w
-				r.wsum -= ru.w
-				if r.wsum > 0 {
-					r.level = r.rem / r.wsum
-				}
-			}
-		}
-		// Drop resources with no unfrozen user left.
-		k := 0
-		for _, r := range act {
-			if r.wsum > 0 {
-				act[k] = r
-				k++
-			}
-		}
-		act = act[:k]
+	// Progressive filling: the resource with the lowest fair level
+	// saturates first, the earliest visited among equals, and its
+	// unfrozen flows freeze at that level.
+	if len(act) <= scanMax {
+		fillByScan(act)
+	} else {
+		e.fillByHeap(act, len(fl))
 	}
 	for _, f := range fl {
 		if f.nrate == f.rate {
@@ -848,4 +884,192 @@ func mulDivCeil128(hi, lo, num, den uint64) (uint64, uint64) {
 		q1 += c
 	}
 	return q1, q0
+}
+
+// scanMax is the number of active resources up to which progressive
+// filling scans them every round; above it, a heap (a contended fabric's
+// component has thousands, and a scan a round made a 4,096-rank K=8 replay
+// spend 24 of its 25 s here). Both pick the same resource every round. A
+// variable so that tests can send every recomputation down either path.
+var scanMax = 64
+
+// freeze freezes r's unfrozen flows at level and takes their share off
+// every resource they cross; it returns how many it froze.
+func freeze(r *Resource, level uint64) int {
+	n := 0
+	for _, u := range r.users {
+		f := u.f
+		if f.frozen {
+			continue
+		}
+		f.frozen = true
+		f.nrate = level
+		n++
+		for _, ru := range f.res {
+			q := ru.r
+			q.rem -= level * ru.w
+			q.wsum -= ru.w
+			if q.wsum > 0 {
+				q.level = q.rem / q.wsum
+			}
+		}
+	}
+	return n
+}
+
+// fillByScan is progressive filling over act by a scan a round.
+func fillByScan(act []*Resource) {
+	for len(act) > 0 {
+		best := -1
+		var level uint64
+		for i, r := range act {
+			if best < 0 || r.level < level {
+				best, level = i, r.level
+			}
+		}
+		freeze(act[best], level)
+		// Drop resources with no unfrozen user left.
+		k := 0
+		for _, r := range act {
+			if r.wsum > 0 {
+				act[k] = r
+				k++
+			}
+		}
+		act = act[:k]
+	}
+}
+
+// fillByHeap is progressive filling over act, whose resources carry
+// unfrozen flows, in the order of a sort. Levels only rise as flows freeze
+// (a flow frozen at level ≤ r.level leaves r's level at least as high), so
+// an entry's key may be stale low: the entries are sorted once by (level,
+// visiting order), and one found stale moves, re-keyed, to a heap that
+// stays small (a few re-keys per frozen flow); the next entry is the lesser
+// of the sorted one and the heap's top. A resource with no unfrozen user
+// left is dropped, and it stops once every flow is frozen. The entry taken
+// is then the lowest level, earliest visited among equals, as fillByScan
+// finds it.
+func (e *Engine) fillByHeap(act []*Resource, unfrozen int) {
+	sorted := e.fill[:0]
+	for i, r := range act {
+		sorted = append(sorted, fillEntry{level: r.level, ord: int32(i), r: r})
+	}
+	e.fill = sorted
+	sorted = e.sortByLevel(sorted)
+	rekeyed := &e.rekeyed
+	for i := 0; unfrozen > 0 && (i < len(sorted) || len(*rekeyed) > 0); {
+		fromSorted := len(*rekeyed) == 0 || (i < len(sorted) && sorted[i].cmp((*rekeyed)[0]) < 0)
+		var c *fillEntry
+		if fromSorted {
+			c = &sorted[i]
+		} else {
+			c = &(*rekeyed)[0]
+		}
+		r := c.r
+		switch {
+		case r.wsum == 0:
+		case c.level != r.level:
+			if fromSorted {
+				// Appended and sifted up (heap.Push would box it).
+				*rekeyed = append(*rekeyed, fillEntry{level: r.level, ord: c.ord, r: r})
+				heap.Fix(rekeyed, len(*rekeyed)-1)
+				i++
+			} else {
+				c.level = r.level
+				heap.Fix(rekeyed, 0)
+			}
+			continue
+		default:
+			unfrozen -= freeze(r, r.level)
+		}
+		if fromSorted {
+			i++
+		} else {
+			heap.Pop(rekeyed)
+		}
+	}
+	clear(e.fill)
+	clear(e.fillOut)
+	clear(*rekeyed)
+	e.fill, e.fillOut, *rekeyed = e.fill[:0], e.fillOut[:0], (*rekeyed)[:0]
+}
+
+// fillEntry is a resource in recompute's heap: its fair level when pushed
+// or last re-keyed (never above the current one) and its visiting order.
+type fillEntry struct {
+	level uint64
+	ord   int32
+	r     *Resource
+}
+
+// sortByLevel sorts entries, which come in visiting order, by level and
+// then visiting order. A fabric's ports mostly share a few capacities and
+// loads, so with at most 16 distinct levels it counts (one pass to count
+// each level's entries, one to place them); otherwise it sorts stably. The
+// result is in, or the engine's second scratch slice.
+func (e *Engine) sortByLevel(in []fillEntry) []fillEntry {
+	const few = 16
+	var levels [few]uint64
+	var counts [few]int
+	d := 0
+	for _, x := range in {
+		k := 0
+		for k < d && levels[k] != x.level {
+			k++
+		}
+		if k == d {
+			if d == few {
+				slices.SortStableFunc(in, func(a, b fillEntry) int { return cmp.Compare(a.level, b.level) })
+				return in
+			}
+			levels[d] = x.level
+			d++
+		}
+		counts[k]++
+	}
+	// start[k]: where level k's first entry goes (levels in ascending order).
+	var start [few]int
+	for k := range d {
+		for j := range d {
+			if levels[j] < levels[k] {
+				start[k] += counts[j]
+			}
+		}
+	}
+	out := slices.Grow(e.fillOut[:0], len(in))[:len(in)]
+	for _, x := range in {
+		k := 0
+		for levels[k] != x.level {
+			k++
+		}
+		out[start[k]] = x
+		start[k]++
+	}
+	e.fillOut = out
+	return out
+}
+
+// cmp orders fill entries by level, then visiting order.
+func (a fillEntry) cmp(b fillEntry) int {
+	if c := cmp.Compare(a.level, b.level); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ord, b.ord)
+}
+
+// fillHeap is a heap of fill entries (container/heap) in cmp's order; Pop
+// drops the last entry and returns nothing, so that popping does not
+// allocate.
+type fillHeap []fillEntry
+
+func (h fillHeap) Len() int           { return len(h) }
+func (h fillHeap) Less(i, j int) bool { return h[i].cmp(h[j]) < 0 }
+func (h fillHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *fillHeap) Push(x any)        { *h = append(*h, x.(fillEntry)) }
+func (h *fillHeap) Pop() any {
+	old := *h
+	old[len(old)-1] = fillEntry{}
+	*h = old[:len(old)-1]
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/zerosim/zerosim/internal/golden"
 )
@@ -373,5 +374,149 @@ func TestParkedUsers(t *testing.T) {
 	e2.Run()
 	if h := e.StartShape(1e6, s, nil); h.parked || !e.noPark {
 		t.Errorf("after losing a port the engine still parks (parked %v, noPark %v)", h.parked, e.noPark)
+	}
+}
+
+// A Resource stays 128 bytes, what NewResources' block layout assumes (its
+// recomputation fields in the first 64).
+func TestResourceSize(t *testing.T) {
+	if got := unsafe.Sizeof(Resource{}); got != 128 {
+		t.Fatalf("Resource is %d bytes, want 128", got)
+	}
+	if got := unsafe.Offsetof(Resource{}.inline); got != 64 {
+		t.Fatalf("Resource's recomputation fields end at %d, want 64", got)
+	}
+}
+
+// TestFillHeapMatchesScan: progressive filling by heap (every recomputation
+// with more than scanMax active resources) gives the same trace, event for
+// event, as the scan a round, on seeded loads of flows over 1 to 5 of 80
+// links of mixed bandwidths, started at tied and untied times and some
+// stretched.
+func TestFillHeapMatchesScan(t *testing.T) {
+	defer func(v int) { scanMax = v }(scanMax)
+	for seed := uint64(1); seed <= 6; seed++ {
+		run := func(limit int) string {
+			scanMax = limit
+			rng := rand.New(rand.NewPCG(seed, 3))
+			e := New()
+			tr := &textTracer{}
+			e.SetTracer(tr)
+			links := make([]*Resource, 80)
+			for i := range links {
+				links[i] = NewResource("l", int64(1+rng.IntN(7))*12_500_000_000)
+			}
+			var flows []*Flow
+			for range 400 {
+				at := Time(rng.IntN(200)) * 1e6
+				rs := make([]*Resource, 1+rng.IntN(5))
+				for i := range rs {
+					rs[i] = links[rng.IntN(len(links))]
+				}
+				bytes := int64(1+rng.IntN(1<<20)) * 64
+				e.At(at, func() { flows = append(flows, e.StartFlow(bytes, rs, nil)) })
+				if rng.IntN(6) == 0 {
+					num := uint64(1 + rng.IntN(3))
+					e.At(at+Time(rng.IntN(3))*1e6, func() {
+						if len(flows) > 0 {
+							flows[len(flows)/2].Stretch(num, 2)
+						}
+					})
+				}
+			}
+			e.Run()
+			return tr.b.String()
+		}
+		scan, heaped := run(1<<30), run(0)
+		if heaped != scan {
+			t.Errorf("seed %d: the heap's trace differs from the scan's:\n%s", seed, golden.Diff([]byte(scan), []byte(heaped)))
+		}
+	}
+	// A tie that decides rates: a and b, alike, each carry a 16-member
+	// group (weight 16) and one flow of their own, so both sit at level
+	// L = floor(cap/17) with a remainder ρ > 0 (17 does not divide
+	// rateScale·bw). The one filled first freezes its own flow at L; the
+	// other's flow gets cap − 16·L = L + ρ. The scan fills b first (visited
+	// first: the last flow started crosses it), so a's flow, on a terabyte,
+	// ends a few ps sooner than b's; the heap must do the same.
+	tie := func(limit int) (Time, Time) {
+		scanMax = limit
+		e := New()
+		a, b := NewResource("a", 25e9), NewResource("b", 25e9)
+		members := make([][]*Resource, 16)
+		for i := range members {
+			members[i] = []*Resource{a, b}
+		}
+		e.StartGroup(1e12, members, nil)
+		fa := e.StartFlow(1e12, []*Resource{a}, nil)
+		fb := e.StartFlow(1e12, []*Resource{b}, nil)
+		e.Run()
+		return fa.End(), fb.End()
+	}
+	sa, sb := tie(1 << 30)
+	ha, hb := tie(0)
+	if sa >= sb || ha != sa || hb != sb {
+		t.Errorf("tie: scan ends a at %d, b at %d (want a first); heap %d, %d (want the scan's)", sa, sb, ha, hb)
+	}
+}
+
+// TestParkMarking: from markAbove parked classes on, a class asks whether it
+// may park by its resources' marks instead of pair by pair. Many disjoint
+// shape classes (a concurrent collective's groups) and a few shapes that
+// overlap two of them, started later at seeded times, give the same trace as the
+// same groups started with StartGroup (never parked), and marking happened.
+func TestParkMarking(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		var markings, parked int64
+		run := func(shapes bool) string {
+			rng := rand.New(rand.NewPCG(seed, 4))
+			e := New()
+			tr := &textTracer{}
+			e.SetTracer(tr)
+			const groups = 3 * markAbove
+			r := make([]*Resource, 2*groups)
+			for i := range r {
+				r[i] = NewResource("p", int64(1+rng.IntN(3))*25e9)
+			}
+			var kinds [][][]*Resource
+			for g := range groups {
+				kinds = append(kinds, [][]*Resource{{r[2*g], r[2*g+1]}, {r[2*g+1], r[2*g]}})
+			}
+			for range 4 { // overlapping two groups
+				a, b := rng.IntN(groups), rng.IntN(groups)
+				kinds = append(kinds, [][]*Resource{{r[2*a], r[2*b+1]}})
+			}
+			var ss []*Shape
+			for _, k := range kinds {
+				ss = append(ss, e.NewShape(k))
+			}
+			for range 600 {
+				at := Time(rng.IntN(100)) * 1e6
+				bytes := int64(1+rng.IntN(4)) * 1e5
+				k := rng.IntN(groups)
+				if rng.IntN(20) == 0 { // after the disjoint groups' first wave
+					k, at = groups+rng.IntN(4), 50e6+at/2
+				}
+				e.At(at, func() {
+					if shapes {
+						e.StartShape(bytes, ss[k], nil)
+					} else {
+						e.StartGroup(bytes, kinds[k], nil)
+					}
+				})
+			}
+			e.Run()
+			if shapes {
+				markings, parked = e.markings, e.parkedStarts
+			}
+			return tr.b.String()
+		}
+		got, want := run(true), run(false)
+		if got != want {
+			t.Errorf("seed %d: marked parking's trace differs from StartGroup's:\n%s", seed, golden.Diff([]byte(want), []byte(got)))
+		}
+		if markings == 0 || parked == 0 {
+			t.Errorf("seed %d: marking began %d times, %d flows parked: want some of each", seed, markings, parked)
+		}
 	}
 }

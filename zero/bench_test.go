@@ -123,6 +123,19 @@ func benchCalibration() *scenarios.Calibration {
 // BenchmarkStep175BZeRO3_16kSymmetric uses the symmetric fast path.
 func BenchmarkStep175BZeRO3_16kSymmetric(b *testing.B) { benchmarkStep(b, gpt3(2048), Options{}) }
 
+// BenchmarkStepK8_4k simulates every one of 4,096 ranks with K = 8: eight
+// shard groups of 512 ranks across 64 nodes each, whose collectives contend
+// for the same NICs, and 512 inter-group all-reduces at once. Rate
+// recomputation over a component of thousands of resources and parking
+// checks among hundreds of disjoint classes dominate it: 27.0 s before
+// progressive filling by heap and parking by marks, 5.2 s after (identical
+// output; docs/performance.md).
+func BenchmarkStepK8_4k(b *testing.B) {
+	s := gpt3(512)
+	s.Parallelism.K = 8
+	benchmarkStep(b, s, Options{Full: true})
+}
+
 // BenchmarkStep_1k simulates every one of 1,024 ranks.
 func BenchmarkStep_1k(b *testing.B) { benchmarkStep(b, gpt3(128), Options{Full: true}) }
 
