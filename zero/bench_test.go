@@ -128,7 +128,7 @@ func BenchmarkStep175BZeRO3_16kSymmetric(b *testing.B) { benchmarkStep(b, gpt3(2
 // for the same NICs, and 512 inter-group all-reduces at once. Rate
 // recomputation over a component of thousands of resources and parking
 // checks among hundreds of disjoint classes dominate it: 27.0 s before
-// progressive filling by heap and parking by marks, 5.2 s after (identical
+// progressive filling by a sort and a heap and parking by marks, 2.4 s after (identical
 // output; docs/performance.md).
 func BenchmarkStepK8_4k(b *testing.B) {
 	s := gpt3(512)
