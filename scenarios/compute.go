@@ -37,6 +37,9 @@ const (
 	KernelFA2 AttentionKernel = "fa2"
 	// KernelFA3 is FlashAttention-3 (Hopper only).
 	KernelFA3 AttentionKernel = "fa3"
+	// KernelCuDNN is cuDNN's fused attention (PyTorch SDPA's
+	// CUDNN_ATTENTION backend, Transformer Engine's FusedAttention).
+	KernelCuDNN AttentionKernel = "cudnn"
 	// KernelTriton is FlashAttention's Triton kernel (Tri Dao's
 	// flash_attn_triton.py, which llm-foundry's attn_impl triton copies), a
 	// FlashAttention-1-class kernel.
@@ -276,7 +279,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 	if t.Attention == AttentionEager {
 		def = KernelEager
 	}
-	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelTriton, KernelEager); err != nil {
+	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelCuDNN, KernelTriton, KernelEager); err != nil {
 		return err
 	}
 	if eager := t.AttentionKernel == KernelEager; eager != (t.Attention == AttentionEager) {
@@ -284,14 +287,14 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 			// The unfused kernel keeps the s² scores.
 			t.Attention = AttentionEager
 		} else {
-			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3 or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}
 	}
 	if t.AttentionKernel == KernelFA3 {
 		switch s.Cluster.GPU {
 		case "", "H100-80GB", "H200":
 		default:
-			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use fa2)", s.Cluster.GPU))
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", s.Cluster.GPU))
 		}
 	}
 	return nil

@@ -99,27 +99,102 @@ const (
 // hopper reports whether a GPU preset is a Hopper part.
 func hopper(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
 
+// blackwell reports whether a GPU preset is a Blackwell datacenter part
+// (sm100/sm103).
+func blackwell(gpu string) bool {
+	switch gpu {
+	case "B200", "GB200", "B300", "GB300":
+		return true
+	}
+	return false
+}
+
+// Measured attention rates on Hopper and Blackwell (NVIDIA/cudnn-frontend's
+// benchmark/sdpa_benchmark_training, which counts FLOPs as zerosim does:
+// causal halved, backward 2.5× the forward; Llama 3.1 shapes: GQA with 8 KV
+// heads, head_dim 128, causal, bf16; the rows at 8,192 tokens; copied with
+// their provenance to zero/testdata/attention, where
+// TestAttentionEfficiencyMeasured reads them back). A forward at f and a
+// backward at b FLOP/s take the time of both at 3.5/(1/f + 2.5/b):
+//
+//   - BlackwellAttentionEfficiency: FlashAttention-2 (PyTorch SDPA's flash
+//     backend) on a B200, forward 373.392 and backward 298.867 TFLOPS
+//     (artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv at 0b1577c,
+//     torch 2.9.0a0 nv25.09, flash_attn 2.7.4.post1): 317 TFLOPS of the
+//     B200's dense 2,250, 0.141 (GB300: 350 of 2,500, 0.140, the GB300 file
+//     at the same commit).
+//   - CuDNNHopperAttentionEfficiency: cuDNN 9.19's fused attention on an
+//     H200, forward 644 and backward 541 TFLOPS
+//     (results/h200_919_only_cudnn/llama3.1_20260227_034703.csv at
+//     df73764): 567 of 989, 0.573.
+//   - CuDNNBlackwellAttentionEfficiency: cuDNN 9.22's on a GB200, forward
+//     1,574 and backward 1,332 TFLOPS (results/llama3.1/gb200/
+//     llama3.1_20260424_100750.csv at fb682ce): 1,393 of 2,500, 0.557.
+//     cuDNN 9.13 reached 0.44 of a B200 (the B200 file above): the kernel
+//     improves with cuDNN's version; calibrate for the one you run.
+//   - CuDNNAmpereAttentionEfficiency: cuDNN's attention runs 0.85× PyTorch
+//     SDPA's flash backend on an A100 at 8K tokens (huggingface/transformers
+//     pull request 48163, its benchmark of 2026-08-20: 0.82-0.85× from 8K to
+//     128K): 0.85 × 0.6 = 0.51. Other GPUs take FlashAttention-2's rate
+//     (0.91-1.00× on A10G and L40S there).
+//   - BlackwellTritonAttentionEfficiency: FlashAttention-4 "achieves up to
+//     1.3× speedup over cuDNN 9.13 and 2.7× over Triton on B200 GPUs with
+//     BF16, reaching up to 1613 TFLOPs/s (71% utilization)" (Dao et al.
+//     2026, FlashAttention-4, abstract, as deeplearn.org's arXiv listing
+//     gives it; Together AI's post, together.ai/blog/flashattention-4, says
+//     1,605): 1,613 / 2.7 of 2,250, 0.266.
+const (
+	BlackwellAttentionEfficiency       = 3.5 / (1/373.392e12 + 2.5/298.867e12) / 2250e12
+	CuDNNHopperAttentionEfficiency     = 3.5 / (1/644e12 + 2.5/541e12) / 989e12
+	CuDNNBlackwellAttentionEfficiency  = 3.5 / (1/1574e12 + 2.5/1332e12) / 2500e12
+	CuDNNAmpereAttentionEfficiency     = 0.85 * DefaultAttentionEfficiency
+	BlackwellTritonAttentionEfficiency = 1613e12 / 2.7 / 2250e12
+)
+
 // AttentionEfficiency is the default attention efficiency of kernel on a
 // GPU preset (gemm is the GEMM efficiency, which eager attention's
-// matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, whose asynchronous
-// tensor cores it does not use), FlashAttention-3 0.61, the Triton kernel
-// 0.325 (0.175 on Hopper). An empty kernel is fa2.
+// matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, 0.141 on
+// Blackwell), FlashAttention-3
+// 0.61, cuDNN 0.573 on Hopper, 0.557 on Blackwell, 0.51 on Ampere, the
+// Triton kernel 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty
+// kernel is fa2.
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
 	switch kernel {
 	case scenarios.KernelEager:
 		return gemm
 	case scenarios.KernelFA3:
 		return FA3AttentionEfficiency
+	case scenarios.KernelCuDNN:
+		switch {
+		case hopper(gpu):
+			return CuDNNHopperAttentionEfficiency
+		case blackwell(gpu):
+			return CuDNNBlackwellAttentionEfficiency
+		case ampere(gpu):
+			return CuDNNAmpereAttentionEfficiency
+		}
+		return DefaultAttentionEfficiency
 	case scenarios.KernelTriton:
-		if hopper(gpu) {
+		switch {
+		case hopper(gpu):
 			return HopperTritonAttentionEfficiency
+		case blackwell(gpu):
+			return BlackwellTritonAttentionEfficiency
 		}
 		return TritonAttentionEfficiency
 	}
-	if hopper(gpu) {
+	switch {
+	case hopper(gpu):
 		return HopperAttentionEfficiency
+	case blackwell(gpu):
+		return BlackwellAttentionEfficiency
 	}
 	return DefaultAttentionEfficiency
+}
+
+// ampere reports whether a GPU preset is an A100-class part (GA100).
+func ampere(gpu string) bool {
+	return gpu == "A100-40GB" || gpu == "A100-80GB" || gpu == "A800-80GB"
 }
 
 // SMCount returns the streaming multiprocessors of the GPU presets
