@@ -200,12 +200,15 @@ func ampere(gpu string) bool {
 // SMCount returns the streaming multiprocessors of the GPU presets
 // (A100 SXM4: 108; H100 SXM5: 132; V100: 80; RTX 4090: 128; from NVIDIA's
 // architecture whitepapers; the A800 is the A100's GA100 with its NVLink cut,
-// scenarios' A800-80GB preset), 0 when unknown (no wave quantization).
+// scenarios' A800-80GB preset; the H200 is the H100 SXM5's GH100 with
+// HBM3e, 132 SMs: "H200 GPUs are the same as H100 GPUs ... just with 144 GB
+// of HBM3e", glennklockwood.com/garden/processors/h100), 0 when unknown (no
+// wave quantization).
 func SMCount(gpu string) int {
 	switch gpu {
 	case "A100-40GB", "A100-80GB", "A800-80GB":
 		return 108
-	case "H100-80GB":
+	case "H100-80GB", "H200":
 		return 132
 	case "V100-16GB", "V100-32GB":
 		return 80
