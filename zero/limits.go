@@ -21,7 +21,13 @@ import (
 // it; the replay alone 3.1 s, BenchmarkReplayLargest/units-zero3); 174,000
 // ZeRO-2 buckets with K = 2 on 16 GPUs replay in 3.0 s and 1.25 GB; 8,001
 // tasks on 1,024 ranks in 1.0 s and 0.24 GB (BenchmarkReplayWide). Twice
-// these limits (2^20, 2^24) took 11.6 s and 2.45 GB.
+// these limits (2^20, 2^24) took 11.6 s and 2.45 GB. They count tasks, not
+// contention: a full replay with K > 1, whose inter-group all-reduces and
+// shard groups' collectives share every NIC, re-rates thousands of flows at
+// each start and grows with the square of the ranks (GPT-3 175B, ZeRO-3,
+// every rank: 4,096 ranks at K = 2 in 12.0 s, 8,192 at K = 4 in 27.2 s;
+// docs/performance.md "Since: contended fabrics"); the symmetric path,
+// which such scenarios take without --full, stays within them.
 const (
 	// MaxTasks bounds the tasks of one step's schedule (computations and
 	// collectives of one rank).
