@@ -189,7 +189,33 @@ func (run *Run) headline() [][2]string {
 		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
 		rows = slices.Insert(rows, at, [2]string{"compute efficiency", fmt.Sprintf("%s of the dense peak for large GEMMs, from %s", fmtEff(s.Training.ComputeEfficiency), from)})
 	}
+	if a := attentionText(s); a != "" {
+		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
+		rows = slices.Insert(rows, at, [2]string{"attention", a})
+	}
 	return rows
+}
+
+// attentionText is the attention kernel and the fraction of the peak it
+// runs at, and where that fraction comes from: the attention-heavy share
+// of a long-sequence step rests on it ("" for a model without attention
+// dimensions).
+func attentionText(s *scenarios.Scenario) string {
+	t := &s.Training
+	if s.Model.SeqLen == 0 || s.Model.Heads == 0 || t.AttentionKernel == "" {
+		return ""
+	}
+	if t.AttentionKernel == scenarios.KernelEager {
+		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"
+	}
+	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
+	if s.Cluster.GPU == "" {
+		from = "the kernel's published rate, docs/compute-model.md"
+	}
+	if t.AttentionEfficiency > 0 {
+		from = "training.attention_efficiency, set or calibrated"
+	}
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from)
 }
 
 // fmtEff is an efficiency with up to four decimals.

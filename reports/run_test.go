@@ -387,3 +387,35 @@ func TestStragglerOnceAgainstTheOthers(t *testing.T) {
 		t.Errorf("the straggler is named %d times, want once:\n%s", n, b.String())
 	}
 }
+
+// TestAttentionHeadline: the run's headline names the attention kernel, the
+// fraction of the peak it runs at and where that comes from, the figure a
+// long-sequence step rests on (FlashAttention-2 runs at 0.35 of an H100 but
+// 0.1409 of a B200, NVIDIA's measurement); an explicit efficiency says so, an
+// eager kernel says what runs instead, and a model without attention
+// dimensions has no such row.
+func TestAttentionHeadline(t *testing.T) {
+	for _, c := range []struct {
+		name, example string
+		sets          []string
+		want          string
+	}{
+		{"H100 default", "default", nil, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		{"B200 default", "default", []string{"cluster.gpu=B200"}, "fa2 at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
+		{"B200 cudnn", "default", []string{"cluster.gpu=B200", "training.attention_kernel=cudnn"}, "cudnn at 0.5573 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
+		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency, set or calibrated)"},
+		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
+		{"no attention", "seed000-mlp", nil, ""},
+	} {
+		run := exampleRun(t, c.example, c.sets...)
+		got := ""
+		for _, kv := range run.headline() {
+			if kv[0] == "attention" {
+				got = kv[1]
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: attention row %q, want %q", c.name, got, c.want)
+		}
+	}
+}
