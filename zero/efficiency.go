@@ -132,6 +132,10 @@ func blackwell(gpu string) bool {
 //     llama3.1_20260424_100750.csv at fb682ce): 1,393 of 2,500, 0.557.
 //     cuDNN 9.13 reached 0.44 of a B200 (the B200 file above): the kernel
 //     improves with cuDNN's version; calibrate for the one you run.
+//   - CuDNNBlackwellUltraAttentionEfficiency: the same on a GB300 (Blackwell
+//     Ultra: B300, GB300), forward 1,856 and backward 1,435 TFLOPS
+//     (results/llama3.1/gb300/llama3.1_20260424_100757.csv at fb682ce):
+//     1,534 of 2,500, 0.614.
 //   - CuDNNAmpereAttentionEfficiency: cuDNN's attention runs 0.85× PyTorch
 //     SDPA's flash backend on an A100 at 8K tokens (huggingface/transformers
 //     pull request 48163, its benchmark of 2026-08-20: 0.82-0.85× from 8K to
@@ -144,18 +148,20 @@ func blackwell(gpu string) bool {
 //     gives it; Together AI's post, together.ai/blog/flashattention-4, says
 //     1,605): 1,613 / 2.7 of 2,250, 0.266.
 const (
-	BlackwellAttentionEfficiency       = 3.5 / (1/373.392e12 + 2.5/298.867e12) / 2250e12
-	CuDNNHopperAttentionEfficiency     = 3.5 / (1/644e12 + 2.5/541e12) / 989e12
-	CuDNNBlackwellAttentionEfficiency  = 3.5 / (1/1574e12 + 2.5/1332e12) / 2500e12
-	CuDNNAmpereAttentionEfficiency     = 0.85 * DefaultAttentionEfficiency
-	BlackwellTritonAttentionEfficiency = 1613e12 / 2.7 / 2250e12
+	BlackwellAttentionEfficiency           = 3.5 / (1/373.392e12 + 2.5/298.867e12) / 2250e12
+	CuDNNHopperAttentionEfficiency         = 3.5 / (1/644e12 + 2.5/541e12) / 989e12
+	CuDNNBlackwellAttentionEfficiency      = 3.5 / (1/1574e12 + 2.5/1332e12) / 2500e12
+	CuDNNBlackwellUltraAttentionEfficiency = 3.5 / (1/1856e12 + 2.5/1435e12) / 2500e12
+	CuDNNAmpereAttentionEfficiency         = 0.85 * DefaultAttentionEfficiency
+	BlackwellTritonAttentionEfficiency     = 1613e12 / 2.7 / 2250e12
 )
 
 // AttentionEfficiency is the default attention efficiency of kernel on a
 // GPU preset (gemm is the GEMM efficiency, which eager attention's
 // matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, 0.141 on
 // Blackwell), FlashAttention-3
-// 0.61, cuDNN 0.573 on Hopper, 0.557 on Blackwell, 0.51 on Ampere, the
+// 0.61, cuDNN 0.573 on Hopper, 0.557 on Blackwell (0.614 on Blackwell
+// Ultra), 0.51 on Ampere, the
 // Triton kernel 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty
 // kernel is fa2.
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
@@ -168,6 +174,8 @@ func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm floa
 		switch {
 		case hopper(gpu):
 			return CuDNNHopperAttentionEfficiency
+		case gpu == "B300" || gpu == "GB300":
+			return CuDNNBlackwellUltraAttentionEfficiency
 		case blackwell(gpu):
 			return CuDNNBlackwellAttentionEfficiency
 		case ampere(gpu):

@@ -93,6 +93,7 @@ func TestAttentionEfficiencyByKernel(t *testing.T) {
 		{"GB300", "", 0.14086},
 		{"H200", scenarios.KernelCuDNN, 0.57321},
 		{"GB200", scenarios.KernelCuDNN, 0.55728},
+		{"B300", scenarios.KernelCuDNN, 0.61378},
 		{"A100-40GB", scenarios.KernelCuDNN, 0.51},
 		{"L40S", scenarios.KernelCuDNN, 0.6},
 		{"B200", scenarios.KernelTriton, 0.26551},
@@ -251,6 +252,7 @@ func TestAttentionEfficiencyMeasured(t *testing.T) {
 		{"cudnn-frontend-0b1577c-GB300-bf16.csv", "pyt_flash_attention", "GB300", scenarios.KernelFA2, 0.02},
 		{"cudnn-frontend-df73764-H200-cudnn919-llama3.1.csv", "cudnn", "H200", scenarios.KernelCuDNN, 0.005},
 		{"cudnn-frontend-fb682ce-GB200-cudnn922-llama3.1.csv", "cudnn", "GB200", scenarios.KernelCuDNN, 0.005},
+		{"cudnn-frontend-fb682ce-GB300-cudnn922-llama3.1.csv", "cudnn", "GB300", scenarios.KernelCuDNN, 0.005},
 	} {
 		i := slices.IndexFunc(scenarios.GPUPresets(), func(g scenarios.GPUPreset) bool { return g.Name == c.gpu })
 		if i < 0 {
