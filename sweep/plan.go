@@ -666,7 +666,8 @@ func CheckGlobalBatch(global, dp int64) error {
 		return fmt.Errorf("global batch %d sequences is not a multiple of dp=%d (use %s)", global, dp, multiplesAround(lo, dp))
 	}
 	if len(microBatches(global/dp)) == 0 {
-		return fmt.Errorf("global batch %d sequences is %d per data-parallel rank (dp=%d): more than 4,096 micro-steps of at most 1,048,576 sequences (use a smaller global batch)", global, global/dp, dp)
+		return fmt.Errorf("global batch %d sequences is %d per data-parallel rank (dp=%d): more than %d micro-steps (training.grad_accum) of at most %d sequences (training.micro_batch) (use a smaller global batch)",
+			global, global/dp, dp, scenarios.MaxGradAccum, scenarios.MaxMicroBatch)
 	}
 	return nil
 }

@@ -262,8 +262,8 @@ func TestGlobalBatchSuggestions(t *testing.T) {
 		{math.MaxInt64, 2, "global batch 9223372036854775807 sequences is not a multiple of dp=2 (use 9223372036854775806)"},
 		// 2^31 per rank: 4,096 micro-steps of 2^19; 5e11 per rank has no
 		// split (the search looped over every micro-batch up to 5e11).
-		{1e12, 2, "global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4,096 micro-steps of at most 1,048,576 sequences (use a smaller global batch)"},
-		{1 << 43, 1, "global batch 8796093022208 sequences is 8796093022208 per data-parallel rank (dp=1): more than 4,096 micro-steps of at most 1,048,576 sequences (use a smaller global batch)"},
+		{1e12, 2, "global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4096 micro-steps (training.grad_accum) of at most 1048576 sequences (training.micro_batch) (use a smaller global batch)"},
+		{1 << 43, 1, "global batch 8796093022208 sequences is 8796093022208 per data-parallel rank (dp=1): more than 4096 micro-steps (training.grad_accum) of at most 1048576 sequences (training.micro_batch) (use a smaller global batch)"},
 	} {
 		if err := CheckGlobalBatch(tc.global, tc.dp); err == nil || err.Error() != tc.want {
 			t.Errorf("CheckGlobalBatch(%d, %d) = %v, want %q", tc.global, tc.dp, err, tc.want)

@@ -132,7 +132,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"fit", "seed002-tiny", "--max-gpus", "9223372036854775807"}, "", []string{"--max-gpus 9223372036854775807: use 1 to 4194304"}},
 		// Ran for hours: the search tried every micro-batch up to the
 		// rank's 5e11 sequences (FuzzCLI: a hang).
-		{[]string{"plan", "seed002-tiny", "--global-batch", "1T"}, "", []string{"--global-batch: global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4,096 micro-steps"}},
+		{[]string{"plan", "seed002-tiny", "--global-batch", "1T"}, "", []string{"--global-batch: global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4096 micro-steps (training.grad_accum)"}},
 		// yaml.v3's "unmarshal errors:\n  line 2: field foo not found in
 		// type scenarios.Calibration": two lines and a Go type.
 		{[]string{"collective", "--calibration", notCal}, "", []string{"--calibration " + notCal + ":2: unknown key \"foo\" (a calibration file is written by zerosim calibrate)"}},
