@@ -769,7 +769,7 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 	if len(act) <= scanMax {
 		fillByScan(act)
 	} else {
-		e.fillByHeap(act, len(fl))
+		e.fillBySort(act, len(fl))
 	}
 	for _, f := range fl {
 		if f.nrate == f.rate {
@@ -887,10 +887,11 @@ func mulDivCeil128(hi, lo, num, den uint64) (uint64, uint64) {
 }
 
 // scanMax is the number of active resources up to which progressive
-// filling scans them every round; above it, a heap (a contended fabric's
-// component has thousands, and a scan a round made a 4,096-rank K=8 replay
-// spend 24 of its 25 s here). Both pick the same resource every round. A
-// variable so that tests can send every recomputation down either path.
+// filling scans them every round; above it, it sorts them once
+// (fillBySort: a contended fabric's component has thousands, and a scan a
+// round made a 4,096-rank K=8 replay spend 24 of its 25 s here). Both pick
+// the same resource every round. A variable so that tests can send every
+// recomputation down either path.
 var scanMax = 64
 
 // freeze freezes r's unfrozen flows at level and takes their share off
@@ -940,7 +941,7 @@ func fillByScan(act []*Resource) {
 	}
 }
 
-// fillByHeap is progressive filling over act, whose resources carry
+// fillBySort is progressive filling over act, whose resources carry
 // unfrozen flows, in the order of a sort. Levels only rise as flows freeze
 // (a flow frozen at level ≤ r.level leaves r's level at least as high), so
 // an entry's key may be stale low: the entries are sorted once by (level,
@@ -950,7 +951,7 @@ func fillByScan(act []*Resource) {
 // left is dropped, and it stops once every flow is frozen. The entry taken
 // is then the lowest level, earliest visited among equals, as fillByScan
 // finds it.
-func (e *Engine) fillByHeap(act []*Resource, unfrozen int) {
+func (e *Engine) fillBySort(act []*Resource, unfrozen int) {
 	sorted := e.fill[:0]
 	for i, r := range act {
 		sorted = append(sorted, fillEntry{level: r.level, ord: int32(i), r: r})
@@ -995,8 +996,9 @@ func (e *Engine) fillByHeap(act []*Resource, unfrozen int) {
 	e.fill, e.fillOut, *rekeyed = e.fill[:0], e.fillOut[:0], (*rekeyed)[:0]
 }
 
-// fillEntry is a resource in recompute's heap: its fair level when pushed
-// or last re-keyed (never above the current one) and its visiting order.
+// fillEntry is a resource in fillBySort's order: its fair level when
+// sorted or last re-keyed (never above the current one) and its visiting
+// order.
 type fillEntry struct {
 	level uint64
 	ord   int32

@@ -388,12 +388,12 @@ func TestResourceSize(t *testing.T) {
 	}
 }
 
-// TestFillHeapMatchesScan: progressive filling by heap (every recomputation
+// TestFillSortMatchesScan: progressive filling by sort (every recomputation
 // with more than scanMax active resources) gives the same trace, event for
 // event, as the scan a round, on seeded loads of flows over 1 to 5 of 80
 // links of mixed bandwidths, started at tied and untied times and some
 // stretched.
-func TestFillHeapMatchesScan(t *testing.T) {
+func TestFillSortMatchesScan(t *testing.T) {
 	defer func(v int) { scanMax = v }(scanMax)
 	for seed := uint64(1); seed <= 6; seed++ {
 		run := func(limit int) string {
@@ -427,9 +427,9 @@ func TestFillHeapMatchesScan(t *testing.T) {
 			e.Run()
 			return tr.b.String()
 		}
-		scan, heaped := run(1<<30), run(0)
-		if heaped != scan {
-			t.Errorf("seed %d: the heap's trace differs from the scan's:\n%s", seed, golden.Diff([]byte(scan), []byte(heaped)))
+		scan, sorted := run(1<<30), run(0)
+		if sorted != scan {
+			t.Errorf("seed %d: the sorted fill's trace differs from the scan's:\n%s", seed, golden.Diff([]byte(scan), []byte(sorted)))
 		}
 	}
 	// A tie that decides rates: a and b, alike, each carry a 16-member
@@ -438,7 +438,7 @@ func TestFillHeapMatchesScan(t *testing.T) {
 	// rateScale·bw). The one filled first freezes its own flow at L; the
 	// other's flow gets cap − 16·L = L + ρ. The scan fills b first (visited
 	// first: the last flow started crosses it), so a's flow, on a terabyte,
-	// ends a few ps sooner than b's; the heap must do the same.
+	// ends a few ps sooner than b's; the sorted fill must do the same.
 	tie := func(limit int) (Time, Time) {
 		scanMax = limit
 		e := New()
@@ -456,7 +456,7 @@ func TestFillHeapMatchesScan(t *testing.T) {
 	sa, sb := tie(1 << 30)
 	ha, hb := tie(0)
 	if sa >= sb || ha != sa || hb != sb {
-		t.Errorf("tie: scan ends a at %d, b at %d (want a first); heap %d, %d (want the scan's)", sa, sb, ha, hb)
+		t.Errorf("tie: scan ends a at %d, b at %d (want a first); sorted %d, %d (want the scan's)", sa, sb, ha, hb)
 	}
 }
 
