@@ -159,11 +159,9 @@ const (
 // AttentionEfficiency is the default attention efficiency of kernel on a
 // GPU preset (gemm is the GEMM efficiency, which eager attention's
 // matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, 0.141 on
-// Blackwell), FlashAttention-3
-// 0.61, cuDNN 0.573 on Hopper, 0.557 on Blackwell (0.614 on Blackwell
-// Ultra), 0.51 on Ampere, the
-// Triton kernel 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty
-// kernel is fa2.
+// Blackwell), FlashAttention-3 0.61, cuDNN 0.573 on Hopper, 0.557 on
+// Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, the Triton kernel
+// 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty kernel is fa2.
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
 	switch kernel {
 	case scenarios.KernelEager:
@@ -208,10 +206,10 @@ func ampere(gpu string) bool {
 // SMCount returns the streaming multiprocessors of the GPU presets
 // (A100 SXM4: 108; H100 SXM5: 132; V100: 80; RTX 4090: 128; from NVIDIA's
 // architecture whitepapers; the A800 is the A100's GA100 with its NVLink cut,
-// scenarios' A800-80GB preset; the H200 is the H100 SXM5's GH100 with
-// HBM3e, 132 SMs: "H200 GPUs are the same as H100 GPUs ... just with 144 GB
-// of HBM3e", glennklockwood.com/garden/processors/h100), 0 when unknown (no
-// wave quantization).
+// scenarios' A800-80GB preset; the H200 is the same GH100 die with HBM3e:
+// "SMs: 132 Streaming Multiprocessors", ai-hpc.github.io's AI hardware
+// engineer roadmap, "8x-H200 Training/Inference, 01 — H200 Hardware
+// Architecture"), 0 when unknown (no wave quantization).
 func SMCount(gpu string) int {
 	switch gpu {
 	case "A100-40GB", "A100-80GB", "A800-80GB":
