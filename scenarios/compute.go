@@ -40,6 +40,10 @@ const (
 	// KernelCuDNN is cuDNN's fused attention (PyTorch SDPA's
 	// CUDNN_ATTENTION backend, Transformer Engine's FusedAttention).
 	KernelCuDNN AttentionKernel = "cudnn"
+	// KernelTE is Transformer Engine's DotProductAttention (Megatron-LM's
+	// default --transformer-impl): cuDNN's fused attention on Hopper and
+	// newer, FlashAttention-2 before (zero.AttentionEfficiency cites it).
+	KernelTE AttentionKernel = "te"
 	// KernelTriton is FlashAttention's Triton kernel (Tri Dao's
 	// flash_attn_triton.py, which llm-foundry's attn_impl triton copies), a
 	// FlashAttention-1-class kernel.
@@ -279,7 +283,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 	if t.Attention == AttentionEager {
 		def = KernelEager
 	}
-	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelCuDNN, KernelTriton, KernelEager); err != nil {
+	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager); err != nil {
 		return err
 	}
 	if eager := t.AttentionKernel == KernelEager; eager != (t.Attention == AttentionEager) {
@@ -287,7 +291,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 			// The unfused kernel keeps the s² scores.
 			t.Attention = AttentionEager
 		} else {
-			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}
 	}
 	if t.AttentionKernel == KernelFA3 {

@@ -84,6 +84,7 @@ var stackPresets = map[string][]stackKey{
 		{"communication.padding", "megatron"},
 		{"communication.overlap", "false"},
 		{"training.reduce_dtype", "fp32"},
+		{"training.attention_kernel", "te"},
 	},
 }
 

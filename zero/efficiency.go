@@ -160,14 +160,28 @@ const (
 // GPU preset (gemm is the GEMM efficiency, which eager attention's
 // matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, 0.141 on
 // Blackwell), FlashAttention-3 0.61, cuDNN 0.573 on Hopper, 0.557 on
-// Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, the Triton kernel
-// 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty kernel is fa2.
+// Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, Transformer
+// Engine's cuDNN's from Hopper on and FlashAttention-2's before, the Triton
+// kernel 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty kernel is
+// fa2.
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
 	switch kernel {
 	case scenarios.KernelEager:
 		return gemm
 	case scenarios.KernelFA3:
 		return FA3AttentionEfficiency
+	case scenarios.KernelTE:
+		// Transformer Engine's DotProductAttention prefers FusedAttention
+		// (cuDNN) to FlashAttention from compute capability 9.0: "Disabling
+		// FlashAttention to give FusedAttention preference on Hopper+ for
+		// performance reasons" (transformer_engine/pytorch/attention/
+		// dot_product_attention/utils.py get_attention_backend at
+		// NVIDIA/TransformerEngine d0067d0; on sm90 in attention.py since
+		// 43569381, 2024-06-13); before Hopper it runs FlashAttention-2.
+		if hopper(gpu) || blackwell(gpu) {
+			return AttentionEfficiency(gpu, scenarios.KernelCuDNN, gemm)
+		}
+		return AttentionEfficiency(gpu, scenarios.KernelFA2, gemm)
 	case scenarios.KernelCuDNN:
 		switch {
 		case hopper(gpu):
