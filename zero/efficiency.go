@@ -122,7 +122,8 @@ func blackwell(gpu string) bool {
 //     (artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv at 0b1577c,
 //     torch 2.9.0a0 nv25.09, flash_attn 2.7.4.post1): 317 TFLOPS of the
 //     B200's dense 2,250, 0.141 (GB300: 350 of 2,500, 0.140, the GB300 file
-//     at the same commit).
+//     at the same commit; GB200: 357 of 2,500, 0.143, its file at b372d39,
+//     torch 2.10.0a0 nv25.11).
 //   - CuDNNHopperAttentionEfficiency: cuDNN 9.19's fused attention on an
 //     H200, forward 644 and backward 541 TFLOPS
 //     (results/h200_919_only_cudnn/llama3.1_20260227_034703.csv at

@@ -239,7 +239,7 @@ func readAttentionRates(t *testing.T, file, backend string) []attentionRate {
 // NVIDIA's published measurements (zero/testdata/attention): at 8,192
 // tokens the default times a forward and its backward as the measured
 // rates do, within 0.5 % on the GPU it was taken from and 2 % on the other
-// GPU of its kind measured at the same commit (GB300); and over 4,096 to 131,072
+// GPUs of its kind (FlashAttention-2 on a GB300 and a GB200); and over 4,096 to 131,072
 // tokens, where one efficiency stands for every length, the measured rate
 // stays within 20 % of it. The preset's dense bf16 peak turns the
 // efficiency into a rate.
@@ -253,6 +253,7 @@ func TestAttentionEfficiencyMeasured(t *testing.T) {
 	}{
 		{"cudnn-frontend-0b1577c-B200-bf16.csv", "pyt_flash_attention", "B200", scenarios.KernelFA2, 0.005},
 		{"cudnn-frontend-0b1577c-GB300-bf16.csv", "pyt_flash_attention", "GB300", scenarios.KernelFA2, 0.02},
+		{"cudnn-frontend-b372d39-GB200-bf16.csv", "pyt_flash_attention", "GB200", scenarios.KernelFA2, 0.02},
 		{"cudnn-frontend-df73764-H200-cudnn919-llama3.1.csv", "cudnn", "H200", scenarios.KernelCuDNN, 0.005},
 		{"cudnn-frontend-fb682ce-GB200-cudnn922-llama3.1.csv", "cudnn", "GB200", scenarios.KernelCuDNN, 0.005},
 		{"cudnn-frontend-fb682ce-GB300-cudnn922-llama3.1.csv", "cudnn", "GB300", scenarios.KernelCuDNN, 0.005},
