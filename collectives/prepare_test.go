@@ -241,3 +241,44 @@ func checkRestricted(t *testing.T, name string, keep []bool, r, full *Plan) {
 		t.Errorf("%s: plan %+v, want %+v", name, rp, fp)
 	}
 }
+
+// TestSoloRunnerMatchesFreshEngines: Bench times every group alone on one
+// engine and fabric, one after another (soloRunner); each time equals the
+// same collective's on a fresh engine and fabric, timed by NCCL's model and
+// by the alpha–beta lowering, in two passes over prepSpecs (the second over
+// a fabric that has lowered them all once).
+func TestSoloRunnerMatchesFreshEngines(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 4, GPUsPerNode: 4,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500 * units.Nanosecond},
+		Inter: topology.LinkParams{Bandwidth: 25e9, Latency: 2 * units.Microsecond}})
+	for _, m := range []*Model{nil, NewModel(h100(25e9, 2*units.Microsecond))} {
+		var solo soloRunner
+		timed := 0
+		for pass := range 2 {
+			for i, spec := range prepSpecs(topo) {
+				eng := sim.New()
+				f := NewFabricOptions(eng, topo, FabricOptions{Model: m, NoTraffic: true})
+				h, err := f.Start(spec, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eng.Run()
+				fresh := units.Duration(h.End() - h.Start())
+				if !h.Plan.Timed {
+					continue
+				}
+				timed++
+				got, err := solo.alone(topo, m, h.Plan, spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != fresh {
+					t.Errorf("model %v, pass %d, spec %d: alone on the shared engine %v, on a fresh one %v", m != nil, pass, i, got, fresh)
+				}
+			}
+		}
+		if m != nil && timed == 0 {
+			t.Error("no spec was timed by the model")
+		}
+	}
+}
