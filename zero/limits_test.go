@@ -2,6 +2,7 @@ package zero
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,5 +73,33 @@ func TestLimitsSuggestWhatIsMet(t *testing.T) {
 	}
 	if err := Check(s); err != nil {
 		t.Errorf("the suggested bucket size %d B: %v", n, err)
+	}
+}
+
+// TestReplayProgress: Options.Progress hears the finished task instances
+// every ProgressEvery and once at the end, never decreasing, ending at the
+// total (tasks × simulated ranks: every rank with Full, node 0's without).
+func TestReplayProgress(t *testing.T) {
+	s := gpt3(64) // 512 ranks: several ProgressEvery of task instances
+	for _, full := range []bool{true, false} {
+		var calls []int64
+		var total int64
+		res, err := Replay(s, Options{Full: full, Progress: func(d, n int64) { calls = append(calls, d); total = n }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps := int64(s.N())
+		if !full {
+			reps = int64(s.Cluster.GPUsPerNode)
+		}
+		if want := int64(len(res.Schedule.Tasks)) * reps; total != want {
+			t.Errorf("full %v: total %d, want %d tasks × %d ranks = %d", full, total, len(res.Schedule.Tasks), reps, want)
+		}
+		if len(calls) == 0 || calls[len(calls)-1] != total || !slices.IsSorted(calls) {
+			t.Errorf("full %v: progress %v, want non-decreasing, ending at %d", full, calls, total)
+		}
+		if full && (total < 2*ProgressEvery || len(calls) < int(total/ProgressEvery)) {
+			t.Errorf("full %v: %d calls for %d task instances, want one every %d", full, len(calls), total, ProgressEvery)
+		}
 	}
 }

@@ -73,6 +73,10 @@ type executor struct {
 	met                  []int32
 	need                 []int32
 	afterEnd, afterStart [][]int32
+	// finished counts the task instances that ended; progress, if not
+	// nil, hears of them every ProgressEvery (Options.Progress).
+	finished int64
+	progress func(done, total int64)
 	// lanes[r] is simulated rank r's stream state (see lane);
 	// endWakes[t] and startWakes[t] are the streams whose head's readiness
 	// task t's end (its own stream, those of afterEnd[t]) and start
@@ -313,6 +317,9 @@ func (e *executor) run() error {
 		e.advance(r)
 	}
 	e.clk.Run()
+	if e.progress != nil {
+		e.progress(e.finished, int64(len(e.sc.Tasks))*int64(e.reps))
+	}
 	// Any task left unfinished? (One pass in memory order; then the
 	// first one in rank order is named.)
 	if !slices.Contains(e.end, unset) {
@@ -451,6 +458,9 @@ func (e *executor) begin(r int, t int32) {
 
 func (e *executor) finish(r int, t int32) {
 	e.end[e.at(r, t)] = e.clk.Now()
+	if e.finished++; e.progress != nil && e.finished%ProgressEvery == 0 {
+		e.progress(e.finished, int64(len(e.sc.Tasks))*int64(e.reps))
+	}
 	for _, w := range e.afterEnd[t] {
 		e.met[e.at(r, w)]++
 	}

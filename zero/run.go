@@ -32,7 +32,16 @@ type Options struct {
 	// at ZeRO-1 with K=8,192 (three layers of gpt3-175b-16k). Nothing else
 	// in the Result changes.
 	NoCollectives bool
+	// Progress, if not nil, is called with the task instances finished so
+	// far and their total (tasks × simulated ranks) every ProgressEvery
+	// of them and once at the end, from the replaying goroutine: what a
+	// command shows as progress on a terminal.
+	Progress func(done, total int64)
 }
+
+// ProgressEvery is how many finished task instances separate two calls of
+// Options.Progress (a 16,384-rank step finishes about 8 M).
+const ProgressEvery = 1 << 16
 
 // Symmetric reports whether every rank of s behaves like the rank of the
 // same local index on node 0, so node 0's ranks can stand for all: no
@@ -376,6 +385,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		}
 	}
 	ex := newExecutor(sc, engineClock{eng}, net, speed, sym, reps)
+	ex.progress = opt.Progress
 	if s.Offload.Any() {
 		ex.host = newHostNet(eng, s)
 	}

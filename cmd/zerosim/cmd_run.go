@@ -76,7 +76,9 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if o.rank < 0 || o.rank >= s.N() {
 		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
 	}
-	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MemoryRank: o.rank, Full: o.full})
+	progress, done := replayProgress(errOut, "replay")
+	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MemoryRank: o.rank, Full: o.full, Progress: progress})
+	done()
 	if err != nil {
 		return a.replayError(err)
 	}

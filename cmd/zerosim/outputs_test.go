@@ -338,3 +338,13 @@ func TestDefaultScenarioWithoutFile(t *testing.T) {
 		}
 	}
 }
+
+// Piped, the replay's progress is off: no callback, nothing written.
+func TestReplayProgressQuietWhenPiped(t *testing.T) {
+	var buf bytes.Buffer
+	progress, done := replayProgress(&buf, "replay")
+	done()
+	if progress != nil || buf.Len() != 0 {
+		t.Errorf("progress on a pipe: callback %v, wrote %q", progress != nil, buf.String())
+	}
+}
