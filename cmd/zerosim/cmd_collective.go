@@ -371,7 +371,13 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		}
 		rep.Nodes, rep.Local = append(rep.Nodes, topo.Node(r)), append(rep.Local, topo.Local(r))
 	}
-	for _, size := range sizes {
+	set, done := func(int64, int64) {}, func() {}
+	if isTerminal(a.err) && len(sizes) > 1 {
+		set, done = delayedBar(a.err, "collective")
+	}
+	defer done()
+	for i, size := range sizes {
+		set(int64(i), int64(len(sizes)))
 		r, err := b.Run(topo, size)
 		if errors.Is(err, units.ErrOverflow) {
 			// Said "collectives: traffic: value does not fit in 64 bits".

@@ -211,9 +211,16 @@ func replayProgress(errOut io.Writer, what string) (progress func(done, total in
 	if !isTerminal(errOut) {
 		return nil, func() {}
 	}
+	return delayedBar(errOut, what)
+}
+
+// delayedBar is a bar on errOut (a terminal) that set draws from half a
+// second after delayedBar was called, so that short work shows nothing,
+// and done, which clears it.
+func delayedBar(errOut io.Writer, what string) (set func(done, total int64), done func()) {
 	start := time.Now()
-	var bar *progressbar.ProgressBar // made at the first report, drawn from half a second on
-	progress = func(d, total int64) {
+	var bar *progressbar.ProgressBar // made at the first report
+	set = func(d, total int64) {
 		if bar == nil {
 			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
 				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
@@ -228,7 +235,7 @@ func replayProgress(errOut io.Writer, what string) (progress func(done, total in
 			_ = bar.Finish()
 		}
 	}
-	return progress, done
+	return set, done
 }
 
 // newBar returns a progress bar on errOut when it is a terminal, else nil.
