@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -22,6 +23,10 @@ type FitOptions struct {
 	// Jobs is how many rows are searched at once (≤ 0: runtime.NumCPU(); at
 	// most MaxJobs).
 	Jobs int
+	// Progress, if not nil, is called with the rows searched so far and
+	// their number after each row, from the searching goroutines one at a
+	// time.
+	Progress func(done, total int)
 }
 
 // Scaling rules for the largest model that fits.
@@ -155,9 +160,17 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 		}
 	}
 	errs := make([]error, len(f.Rows))
+	var mu sync.Mutex
+	done := 0
 	_ = parallel(context.Background(), len(f.Rows), opt.Jobs, func(i int) error {
 		r := &f.Rows[i]
 		*r, errs[i] = fitRow(src, s, r.Stage, r.K, opt)
+		if opt.Progress != nil {
+			mu.Lock()
+			done++
+			opt.Progress(done, len(f.Rows))
+			mu.Unlock()
+		}
 		return nil
 	})
 	for i, err := range errs {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,5 +191,28 @@ func checkLeastNodes(t *testing.T, src Source, f *Fit, r FitRow, jd judge) {
 		if _, ok, err := load(j * step); err == nil && ok {
 			t.Errorf("stage %d K=%d: %d nodes fit too, least is not %d", r.Stage, r.K, j*step, r.MinNodes)
 		}
+	}
+}
+
+// TestFitProgress: FitOptions.Progress hears every row once, counting up
+// to the number of rows, one call at a time.
+func TestFitProgress(t *testing.T) {
+	src := Source{File: "gpt3.yaml", Data: []byte(`version: 1
+cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: gpt3-125m}
+parallelism: {dp: 16, zero_stage: 3}
+`)}
+	var seen []int
+	total := 0
+	f, err := FitSearch(src, FitOptions{Jobs: 2, Progress: func(done, n int) { seen = append(seen, done); total = n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int, len(f.Rows))
+	for i := range want {
+		want[i] = i + 1
+	}
+	if total != len(f.Rows) || !slices.Equal(seen, want) {
+		t.Errorf("progress %v of %d, want 1..%d", seen, total, len(f.Rows))
 	}
 }

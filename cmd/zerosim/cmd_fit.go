@@ -72,7 +72,13 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := sweep.FitSearch(src, sweep.FitOptions{Convention: conv, MaxGPUs: o.maxGPUs})
+	opt := sweep.FitOptions{Convention: conv, MaxGPUs: o.maxGPUs}
+	if isTerminal(a.err) {
+		set, done := delayedBar(a.err, "fit")
+		defer done()
+		opt.Progress = func(d, n int) { set(int64(d), int64(n)) }
+	}
+	f, err := sweep.FitSearch(src, opt)
 	if err != nil {
 		return err
 	}
