@@ -218,6 +218,38 @@ func attentionText(s *scenarios.Scenario) string {
 	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from)
 }
 
+// attentionFinding says how much of a rank's compute attention takes, when
+// it is a tenth or more and another kernel that runs on this GPU reaches a
+// rate at least a quarter higher by its published default
+// (zero.AttentionEfficiency; docs/compute-model.md): which, and how much
+// compute a step that would save in the model (attention's time scales
+// with the inverse of its rate). "" otherwise, and when the scenario sets
+// its own attention efficiency.
+func attentionFinding(s *scenarios.Scenario) string {
+	t := &s.Training
+	if t.AttentionEfficiency > 0 || t.AttentionKernel == "" || t.AttentionKernel == scenarios.KernelEager {
+		return ""
+	}
+	cls, err := zero.ComputeClasses(s)
+	if err != nil || !cls.Separate || cls.Total() <= 0 || cls.Attention < 0.1*cls.Total() {
+		return ""
+	}
+	gpu, cur := s.Cluster.GPU, zero.AttentionEfficiencyOf(s)
+	best, bestEff := scenarios.AttentionKernel(""), cur
+	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
+		if e := zero.AttentionEfficiency(gpu, k, zero.AttentionEfficiencyOf(s)); scenarios.AttentionKernelRuns(k, gpu) && e > bestEff {
+			best, bestEff = k, e
+		}
+	}
+	if best == "" || bestEff < 1.25*cur {
+		return ""
+	}
+	saved := units.Duration(math.Round(cls.Attention * (1 - cur/bestEff) * 1e12))
+	return fmt.Sprintf("Attention is %s %% of the compute (%v a step) at %s's %s of the dense peak on %s; %s reaches %s there (training.attention_kernel: %s, docs/compute-model.md): %v less compute a step.",
+		percent(int64(cls.Attention*1e12), int64(cls.Total()*1e12)), units.Duration(math.Round(cls.Attention*1e12)),
+		t.AttentionKernel, fmtEff(cur), gpu, best, fmtEff(bestEff), best, saved)
+}
+
 // fmtEff is an efficiency with up to four decimals.
 func fmtEff(e float64) string { return strconv.FormatFloat(math.Round(e*1e4)/1e4, 'f', -1, 64) }
 
@@ -538,6 +570,9 @@ func (run *Run) findings() []string {
 		}
 		logical, sent := r.PhaseTotal()
 		out = append(out, fmt.Sprintf("Each rank sends %s per step (%s logical); the largest phase is the %s (%s).", u.format(sent), u.format(logical), big.Phase, u.format(big.Sent)))
+	}
+	if a := attentionFinding(s); a != "" {
+		out = append(out, a)
 	}
 	m := r.Memory
 	peak := fmt.Sprintf("Peak memory %s", u.format(m.Peak))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	_ "image/png"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -416,6 +417,51 @@ func TestAttentionHeadline(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: attention row %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAttentionFinding: where attention is a tenth or more of the compute
+// and another kernel that runs on the GPU reaches a quarter more of the
+// peak, the findings name it and the compute it saves, which is what a run
+// with that kernel gives: the nominal compute (Result.Compute) falls by
+// exactly that much. FlashAttention-2 on an A100 is already the best
+// default there, and an explicit efficiency is the user's own: no finding.
+func TestAttentionFinding(t *testing.T) {
+	find := func(run *Run) string {
+		for _, f := range run.findings() {
+			if strings.HasPrefix(f, "Attention is ") {
+				return f
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		name   string
+		sets   []string
+		kernel string // "" : no finding
+	}{
+		{"H100", nil, "fa3"},
+		{"B200 at 8,192", []string{"cluster.gpu=B200", "model.seq_len=8192"}, "cudnn"},
+		{"A100", []string{"cluster.gpu=A100-80GB"}, ""},
+		{"explicit", []string{"training.attention_efficiency=0.3"}, ""},
+	} {
+		run := exampleRun(t, "default", c.sets...)
+		f := find(run)
+		if c.kernel == "" {
+			if f != "" {
+				t.Errorf("%s: unexpected finding %q", c.name, f)
+			}
+			continue
+		}
+		m := regexp.MustCompile(`; (\w+) reaches .*: (\S+) less compute a step\.$`).FindStringSubmatch(f)
+		if m == nil || m[1] != c.kernel {
+			t.Errorf("%s: finding %q, want %s suggested", c.name, f, c.kernel)
+			continue
+		}
+		other := exampleRun(t, "default", append(c.sets, "training.attention_kernel="+c.kernel)...)
+		if got := (run.Result.Compute - other.Result.Compute).String(); got != m[2] {
+			t.Errorf("%s: the finding saves %s, the run with %s %s", c.name, m[2], c.kernel, got)
 		}
 	}
 }

@@ -53,6 +53,20 @@ const (
 	KernelEager AttentionKernel = "eager"
 )
 
+// AttentionKernelRuns reports whether kernel runs on the GPU preset gpu
+// ("" when the scenario names none): FlashAttention-3 on Hopper only
+// (its hopper/ build), every other kernel anywhere.
+func AttentionKernelRuns(kernel AttentionKernel, gpu string) bool {
+	if kernel != KernelFA3 {
+		return true
+	}
+	switch gpu {
+	case "", "H100-80GB", "H200":
+		return true
+	}
+	return false
+}
+
 // Boundary is how ZeRO-3 units cross from forward to backward
 // (communication.boundary; memory/boundary.go cites each stack).
 type Boundary string
@@ -294,12 +308,8 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}
 	}
-	if t.AttentionKernel == KernelFA3 {
-		switch s.Cluster.GPU {
-		case "", "H100-80GB", "H200":
-		default:
-			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", s.Cluster.GPU))
-		}
+	if !AttentionKernelRuns(t.AttentionKernel, s.Cluster.GPU) {
+		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", s.Cluster.GPU))
 	}
 	return nil
 }
