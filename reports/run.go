@@ -237,7 +237,8 @@ func attentionFinding(s *scenarios.Scenario) string {
 	gpu, cur := s.Cluster.GPU, zero.AttentionEfficiencyOf(s)
 	best, bestEff := scenarios.AttentionKernel(""), cur
 	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
-		if e := zero.AttentionEfficiency(gpu, k, zero.AttentionEfficiencyOf(s)); scenarios.AttentionKernelRuns(k, gpu) && e > bestEff {
+		// (The GEMM efficiency argument matters to eager attention only.)
+		if e := zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency); scenarios.AttentionKernelRuns(k, gpu) && e > bestEff {
 			best, bestEff = k, e
 		}
 	}
