@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -26,4 +28,39 @@ func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// replayProgress is a zero.Options.Progress that shows a bar of the task
+// instances replayed on errOut when it is a terminal and the replay has
+// run for half a second (a short one shows nothing), and done, which
+// clears it. Piped, both do nothing.
+func replayProgress(errOut io.Writer, what string) (progress func(done, total int64), done func()) {
+	if !isTerminal(errOut) {
+		return nil, func() {}
+	}
+	return delayedBar(errOut, what)
+}
+
+// delayedBar is a bar on errOut (a terminal) that set draws from half a
+// second after delayedBar was called, so that short work shows nothing,
+// and done, which clears it.
+func delayedBar(errOut io.Writer, what string) (set func(done, total int64), done func()) {
+	start := time.Now()
+	var bar *progressbar.ProgressBar // made at the first report
+	set = func(d, total int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
+				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		}
+		if time.Since(start) >= 500*time.Millisecond {
+			_ = bar.Set64(d)
+		}
+	}
+	done = func() {
+		if bar != nil && time.Since(start) >= 500*time.Millisecond {
+			_ = bar.Finish()
+		}
+	}
+	return set, done
 }
