@@ -40,6 +40,9 @@ type ClassCalibration struct {
 	AttentionBefore, AttentionAfter float64
 	AttentionFitted                 bool
 	AttentionNote                   string
+	// KernelNote, when not empty, says that the trace's attention kernels
+	// are another family than the scenario's training.attention_kernel.
+	KernelNote string
 	// Layers is the trace's per-block breakdown (nil: none); Block its
 	// module class, Modules whether the trace had module annotations.
 	Modules                          bool
@@ -111,6 +114,9 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 			row("attention efficiency", "%.4f fitted (was %.4f): the fraction of the dense peak the attention kernel reaches", c.AttentionAfter, c.AttentionBefore)
 		} else {
 			row("attention efficiency", "%.4f (was %.4f), not fitted: %s", c.AttentionAfter, c.AttentionBefore, c.AttentionNote)
+		}
+		if c.KernelNote != "" {
+			row("attention kernel", "%s", c.KernelNote)
 		}
 		names := [3]string{"GEMM", "attention", "other"}
 		for i := range 3 {

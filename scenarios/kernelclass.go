@@ -97,6 +97,49 @@ var kernelPatterns = []kernelPattern{
 	{"cijk_", true, KernelGEMM},
 }
 
+// AttentionFamily is the training.attention_kernel whose kernels an
+// attention kernel's name (ClassifyKernel's KernelAttention) belongs to, ""
+// when its name does not say: FlashAttention-2's flash_fwd/flash_bwd (fa2;
+// SDPA's flash backend runs the same kernels), FlashAttention-3's flash::
+// (fa3), cuDNN's generated kernels (cudnn_generated_*…sdpa…: SDPA's cuDNN
+// backend and Transformer Engine's FusedAttention, cudnn), Tri Dao's Triton
+// kernels (_fwd_kernel/_bwd_kernel, triton). The fmha kernels are either
+// xFormers' (SDPA's memory-efficient backend) or fused kernels of other
+// libraries, and Triton kernels named after attention any of several.
+func AttentionFamily(name string) AttentionKernel {
+	n := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(name), "void "))
+	switch {
+	case ClassifyKernel(name) != KernelAttention:
+		return ""
+	case namespaceFlash(n):
+		return KernelFA3
+	case strings.Contains(n, "flash_fwd"), strings.Contains(n, "flash_bwd"):
+		return KernelFA2
+	case strings.Contains(n, "cudnn"), strings.Contains(n, "sdpa"):
+		return KernelCuDNN
+	case strings.HasPrefix(n, "_fwd_kernel"), strings.HasPrefix(n, "_bwd_kernel"), strings.HasPrefix(n, "_bwd_preprocess"):
+		return KernelTriton
+	}
+	return ""
+}
+
+// namespaceFlash reports whether n names something in the namespace flash
+// (FlashAttention-3's), not pytorch_flash (PyTorch's copy of
+// FlashAttention-2).
+func namespaceFlash(n string) bool {
+	for i := strings.Index(n, "flash::"); i >= 0; {
+		if i == 0 || !(n[i-1] == '_' || n[i-1] >= 'a' && n[i-1] <= 'z' || n[i-1] >= '0' && n[i-1] <= '9') {
+			return true
+		}
+		j := strings.Index(n[i+1:], "flash::")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
 // ClassifyKernel is the operation class of a compute kernel by its name
 // (NCCL's kernels are not compute: see IsNCCLKernel). A leading "void "
 // of a demangled name is ignored.

@@ -76,6 +76,11 @@ type TraceKernels struct {
 	// (ClassifyKernel), with their kernel counts.
 	GEMM, Attention, Other                      units.Duration
 	GEMMKernels, AttentionKernels, OtherKernels int
+	// AttentionFamily is the kernel family (AttentionFamily) with the most
+	// attention time, AttentionFamilyTime that time ("" and 0 when no
+	// attention kernel's name says).
+	AttentionFamily     AttentionKernel
+	AttentionFamilyTime units.Duration
 	// Modules is set when the trace has nn.Module annotations; Block is
 	// then the module class taken as the transformer block (the outermost
 	// class with several instances, none inside another), "" when none
@@ -388,6 +393,9 @@ type stepTotals struct {
 	kernels                      int
 	class                        [3]int64 // by KernelClass
 	classKernels                 [3]int
+	// family is the attention kernels' time by AttentionFamily ("": its
+	// name does not say).
+	family map[AttentionKernel]int64
 }
 
 // placed is a compute kernel's step, launch and pass.
@@ -459,6 +467,13 @@ func (p *traceParser) sum() (*TraceKernels, error) {
 		cl := ClassifyKernel(k.name)
 		t.class[cl] = c.Add(t.class[cl], k.dur)
 		t.classKernels[cl]++
+		if cl == KernelAttention {
+			if t.family == nil {
+				t.family = map[AttentionKernel]int64{}
+			}
+			f := AttentionFamily(k.name)
+			t.family[f] = c.Add(t.family[f], k.dur)
+		}
 		ps := byThread[thread].passOf(at)
 		if len(p.modules) > 0 {
 			kept = append(kept, placed{step: si, thread: thread, at: at, pass: ps, dur: k.dur})
@@ -493,6 +508,11 @@ func (p *traceParser) sum() (*TraceKernels, error) {
 	tk := &TraceKernels{Steps: len(p.steps), Step: m.name, Compute: units.Duration(m.compute), Kernels: m.kernels, NCCL: units.Duration(m.nccl),
 		GEMM: units.Duration(m.class[KernelGEMM]), Attention: units.Duration(m.class[KernelAttention]), Other: units.Duration(m.class[KernelOther]),
 		GEMMKernels: m.classKernels[KernelGEMM], AttentionKernels: m.classKernels[KernelAttention], OtherKernels: m.classKernels[KernelOther]}
+	for f, d := range m.family {
+		if f != "" && (tk.AttentionFamily == "" || d > int64(tk.AttentionFamilyTime) || d == int64(tk.AttentionFamilyTime) && f < tk.AttentionFamily) {
+			tk.AttentionFamily, tk.AttentionFamilyTime = f, units.Duration(d)
+		}
+	}
 	if len(p.modules) > 0 {
 		tk.Modules = true
 		p.layers(tk, kept, mi, spans)

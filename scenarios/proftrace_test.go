@@ -32,6 +32,7 @@ func TestParseProfilerTrace(t *testing.T) {
 		{"step.json", string(step), TraceKernels{Steps: 3, Step: "ProfilerStep#4", Compute: 5900 * us, Kernels: 11, Passes: true,
 			Forward: 1800 * us, Backward: 3600 * us, Optimizer: 500 * us, NCCL: 700 * us,
 			GEMM: 3000 * us, Attention: 1800 * us, Other: 1100 * us, GEMMKernels: 4, AttentionKernels: 2, OtherKernels: 5,
+			AttentionFamily: KernelFA2, AttentionFamilyTime: 1800 * us,
 			Modules: true, Block: "Block", Layers: []TraceLayer{{"Block_0", 1000 * us, 2300 * us}, {"Block_1", 800 * us, 1300 * us}}}},
 		// No ProfilerStep and no launches: the whole trace is one step, NCCL
 		// excluded (both kernel names), fractional microseconds kept.
@@ -162,6 +163,31 @@ func TestClassifyKernel(t *testing.T) {
 	} {
 		if got := ClassifyKernel(c.name); got != c.want {
 			t.Errorf("%.60s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAttentionFamily: the attention kernel names that say which
+// training.attention_kernel they belong to, on the names TestClassifyKernel
+// uses; the memory-efficient kernels, Triton kernels named after attention
+// and non-attention kernels say none.
+func TestAttentionFamily(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want AttentionKernel
+	}{
+		{"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(Flash_fwd_params)", KernelFA2},
+		{"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<pytorch_flash::Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, false, false, false, false, false>(pytorch_flash::Flash_bwd_params)", KernelFA2},
+		{"void flash::compute_attn_ws<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> > > >(flash::Params)", KernelFA3},
+		{"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0", KernelCuDNN},
+		{"_fwd_kernel_0d1d2d3d4d5d6d7d8d9d10d11d12d13d14d15d16d17d18d19d20c21d22d23c24d25d26d", KernelTriton},
+		{"_bwd_preprocess_do_o_dot", KernelTriton},
+		{"fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 128, 128, true, true>::Params)", ""},
+		{"triton_tem_fused_flex_attention_0", ""},
+		{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", ""},
+	} {
+		if got := AttentionFamily(c.name); got != c.want {
+			t.Errorf("%.60s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -213,6 +213,21 @@ func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm floa
 	return DefaultAttentionEfficiency
 }
 
+// RunsAs is the kernel family kernel runs on a GPU preset: te resolved to
+// Transformer Engine's choice there (cudnn from Hopper on, fa2 before),
+// the empty kernel fa2, any other as it is.
+func RunsAs(gpu string, kernel scenarios.AttentionKernel) scenarios.AttentionKernel {
+	switch {
+	case kernel == "":
+		return scenarios.KernelFA2
+	case kernel != scenarios.KernelTE:
+		return kernel
+	case hopper(gpu) || blackwell(gpu):
+		return scenarios.KernelCuDNN
+	}
+	return scenarios.KernelFA2
+}
+
 // ampere reports whether a GPU preset is an A100-class part (GA100).
 func ampere(gpu string) bool {
 	return gpu == "A100-40GB" || gpu == "A100-80GB" || gpu == "A800-80GB"

@@ -383,3 +383,32 @@ func TestCalibrateComputeBadInput(t *testing.T) {
 		t.Errorf("a file that is not a calibration was changed: %q", b)
 	}
 }
+
+// TestCalibrateTraceKernelFamily: a trace whose attention kernels are
+// FlashAttention-2's (flash_fwd/flash_bwd) against a scenario that says
+// cudnn, or te (which runs cuDNN's on an H100), gets a line saying the fit
+// is FlashAttention-2's and which key to set; against the default scenario
+// (fa2), none.
+func TestCalibrateTraceKernelFamily(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "step.json")
+	m := classTrace(t, trace, 0.6, 0.25)
+	for _, c := range []struct {
+		sets []string
+		note bool
+	}{
+		{[]string{"--set", "training.attention_kernel=cudnn"}, true},
+		{nil, false},
+		{[]string{"--set", "training.attention_kernel=te"}, true},
+	} {
+		args := append([]string{"calibrate", "--trace", trace, "default", "--file", filepath.Join(dir, "cal.yaml")}, c.sets...)
+		out, errOut, code := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.sets, code, errOut)
+		}
+		want := fmt.Sprintf("attention kernel:    the trace's attention runs fa2's kernels (%v of its %v of attention kernels), the scenario cudnn: the efficiency fitted is fa2's; set training.attention_kernel: fa2", m[1], m[1])
+		if got := strings.Contains(out, "attention kernel:"); got != c.note || c.note && !strings.Contains(out, want) {
+			t.Errorf("%v: note %v, want %v (%q) in:\n%s", c.sets, got, c.note, want, out)
+		}
+	}
+}

@@ -284,6 +284,10 @@ func fitTrace(o *calibrateOpts, s *scenarios.Scenario, tk *scenarios.TraceKernel
 		return 0, before, after, nil, inputError{err}
 	}
 	cl.GEMMBefore, cl.AttentionBefore = before.Efficiency, zero.AttentionEfficiencyOf(s)
+	if f, k := tk.AttentionFamily, zero.RunsAs(s.Cluster.GPU, s.Training.AttentionKernel); f != "" && k != scenarios.KernelEager && f != k {
+		cl.KernelNote = fmt.Sprintf("the trace's attention runs %s's kernels (%v of its %v of attention kernels), the scenario %s: the efficiency fitted is %s's; set training.attention_kernel: %s so that the calibration names the kernel it was fitted to",
+			f, tk.AttentionFamilyTime, tk.Attention, k, f, f)
+	}
 	if tk.GEMM <= 0 {
 		return 0, before, after, nil, inputError{fmt.Errorf("--trace %s: none of the step's %d compute kernels is a GEMM by its name (cuBLAS, cuBLASLt, CUTLASS): cannot fit the GEMM efficiency (is the trace of a training step with CUDA activity?)", o.trace, tk.Kernels)}
 	}
