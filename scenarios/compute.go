@@ -53,18 +53,15 @@ const (
 	KernelEager AttentionKernel = "eager"
 )
 
+// HopperGPU reports whether a GPU preset is a Hopper part (GH100: the
+// H100 SXM5 and the H200).
+func HopperGPU(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
+
 // AttentionKernelRuns reports whether kernel runs on the GPU preset gpu
 // ("" when the scenario names none): FlashAttention-3 on Hopper only
 // (its hopper/ build), every other kernel anywhere.
 func AttentionKernelRuns(kernel AttentionKernel, gpu string) bool {
-	if kernel != KernelFA3 {
-		return true
-	}
-	switch gpu {
-	case "", "H100-80GB", "H200":
-		return true
-	}
-	return false
+	return kernel != KernelFA3 || gpu == "" || HopperGPU(gpu)
 }
 
 // Boundary is how ZeRO-3 units cross from forward to backward

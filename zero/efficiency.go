@@ -97,7 +97,7 @@ const (
 )
 
 // hopper reports whether a GPU preset is a Hopper part.
-func hopper(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
+func hopper(gpu string) bool { return scenarios.HopperGPU(gpu) }
 
 // blackwell reports whether a GPU preset is a Blackwell datacenter part
 // (sm100/sm103).
@@ -161,28 +161,15 @@ const (
 // GPU preset (gemm is the GEMM efficiency, which eager attention's
 // matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, 0.141 on
 // Blackwell), FlashAttention-3 0.61, cuDNN 0.573 on Hopper, 0.557 on
-// Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, Transformer
-// Engine's cuDNN's from Hopper on and FlashAttention-2's before, the Triton
-// kernel 0.325 (0.175 on Hopper, 0.266 on Blackwell). An empty kernel is
-// fa2.
+// Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, the Triton kernel
+// 0.325 (0.175 on Hopper, 0.266 on Blackwell); te and the empty kernel are
+// the kernel they run as (RunsAs).
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
-	switch kernel {
+	switch RunsAs(gpu, kernel) {
 	case scenarios.KernelEager:
 		return gemm
 	case scenarios.KernelFA3:
 		return FA3AttentionEfficiency
-	case scenarios.KernelTE:
-		// Transformer Engine's DotProductAttention prefers FusedAttention
-		// (cuDNN) to FlashAttention from compute capability 9.0: "Disabling
-		// FlashAttention to give FusedAttention preference on Hopper+ for
-		// performance reasons" (transformer_engine/pytorch/attention/
-		// dot_product_attention/utils.py get_attention_backend at
-		// NVIDIA/TransformerEngine d0067d0; on sm90 in attention.py since
-		// 43569381, 2024-06-13); before Hopper it runs FlashAttention-2.
-		if hopper(gpu) || blackwell(gpu) {
-			return AttentionEfficiency(gpu, scenarios.KernelCuDNN, gemm)
-		}
-		return AttentionEfficiency(gpu, scenarios.KernelFA2, gemm)
 	case scenarios.KernelCuDNN:
 		switch {
 		case hopper(gpu):
@@ -214,8 +201,14 @@ func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm floa
 }
 
 // RunsAs is the kernel family kernel runs on a GPU preset: te resolved to
-// Transformer Engine's choice there (cudnn from Hopper on, fa2 before),
-// the empty kernel fa2, any other as it is.
+// Transformer Engine's choice there, the empty kernel fa2, any other as it
+// is. Transformer Engine's DotProductAttention prefers FusedAttention
+// (cuDNN) to FlashAttention from compute capability 9.0: "Disabling
+// FlashAttention to give FusedAttention preference on Hopper+ for
+// performance reasons" (transformer_engine/pytorch/attention/
+// dot_product_attention/utils.py get_attention_backend at
+// NVIDIA/TransformerEngine d0067d0; on sm90 in attention.py since
+// 43569381, 2024-06-13); before Hopper it runs FlashAttention-2.
 func RunsAs(gpu string, kernel scenarios.AttentionKernel) scenarios.AttentionKernel {
 	switch {
 	case kernel == "":
