@@ -84,6 +84,9 @@ var stackPresets = map[string][]stackKey{
 		{"communication.padding", "megatron"},
 		{"communication.overlap", "false"},
 		{"training.reduce_dtype", "fp32"},
+		// --transformer-impl transformer_engine and --attention-backend
+		// auto by default (megatron/training/arguments.py at d580efc6):
+		// Transformer Engine's choice (zero.RunsAs).
 		{"training.attention_kernel", "te"},
 	},
 }

@@ -258,13 +258,8 @@ func TestAttentionEfficiencyMeasured(t *testing.T) {
 		{"cudnn-frontend-fb682ce-GB200-cudnn922-llama3.1.csv", "cudnn", "GB200", scenarios.KernelCuDNN, 0.005},
 		{"cudnn-frontend-fb682ce-GB300-cudnn922-llama3.1.csv", "cudnn", "GB300", scenarios.KernelCuDNN, 0.005},
 	} {
-		i := slices.IndexFunc(scenarios.GPUPresets(), func(g scenarios.GPUPreset) bool { return g.Name == c.gpu })
-		if i < 0 {
-			t.Fatalf("no GPU preset %s", c.gpu)
-		}
-		preset := scenarios.GPUPresets()[i]
 		eff := AttentionEfficiency(c.gpu, c.kernel, 0.8)
-		model := eff * float64(preset.PeakBF16)
+		model := eff * presetPeak(t, c.gpu)
 		k := attentionBackwardFactor(false)
 		for _, a := range readAttentionRates(t, c.file, c.backend) {
 			if a.seq < 4096 {
@@ -288,4 +283,47 @@ func TestAttentionEfficiencyMeasured(t *testing.T) {
 	}
 	quotes = append(quotes, fmt.Sprintf("(FlashAttention-2 on a B200: %+.1f %% at 4,096 tokens, %+.1f %% at 131,072)", 100*spread[4096], 100*spread[131072]))
 	golden.CheckQuotes(t, "../docs/compute-model.md", "TestAttentionEfficiencyMeasured", quotes...)
+}
+
+// presetPeak is a GPU preset's dense bf16 peak, FLOP/s.
+func presetPeak(t *testing.T, gpu string) float64 {
+	t.Helper()
+	i := slices.IndexFunc(scenarios.GPUPresets(), func(g scenarios.GPUPreset) bool { return g.Name == gpu })
+	if i < 0 {
+		t.Fatalf("no GPU preset %s", gpu)
+	}
+	return float64(scenarios.GPUPresets()[i].PeakBF16)
+}
+
+// TestAttentionDocFigures: the measured figures docs/compute-model.md gives
+// beside the defaults (each 8,192-token row's forward and backward TFLOPS,
+// and the fraction of its GPU preset's peak the pair reaches) come from the
+// measurement files, not from typing.
+func TestAttentionDocFigures(t *testing.T) {
+	k := attentionBackwardFactor(false)
+	at := func(file, backend, gpu string) (fwd, bwd string, eff float64) {
+		for _, a := range readAttentionRates(t, file, backend) {
+			if a.seq == 8192 {
+				rate := (1 + k) / (1/a.fwd + k/a.bwd) * 1e12
+				return commas(int64(math.Round(a.fwd))), commas(int64(math.Round(a.bwd))), rate / presetPeak(t, gpu)
+			}
+		}
+		t.Fatalf("%s %s: no row at 8,192 tokens", file, backend)
+		return "", "", 0
+	}
+	b200f, b200b, _ := at("cudnn-frontend-0b1577c-B200-bf16.csv", "pyt_flash_attention", "B200")
+	_, _, gb300 := at("cudnn-frontend-0b1577c-GB300-bf16.csv", "pyt_flash_attention", "GB300")
+	_, _, gb200 := at("cudnn-frontend-b372d39-GB200-bf16.csv", "pyt_flash_attention", "GB200")
+	h200f, h200b, _ := at("cudnn-frontend-df73764-H200-cudnn919-llama3.1.csv", "cudnn", "H200")
+	cgb200f, cgb200b, cgb200 := at("cudnn-frontend-fb682ce-GB200-cudnn922-llama3.1.csv", "cudnn", "GB200")
+	cgb300f, cgb300b, _ := at("cudnn-frontend-fb682ce-GB300-cudnn922-llama3.1.csv", "cudnn", "GB300")
+	_, _, cb200 := at("cudnn-frontend-0b1577c-B200-bf16.csv", "pyt_cudnn", "B200")
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestAttentionDocFigures",
+		fmt.Sprintf("forward %s and backward %s TFLOPS of 2,250", b200f, b200b),
+		fmt.Sprintf("a GB300 there: %.3f; a GB200 at b372d39: %.3f)", gb300, gb200),
+		fmt.Sprintf("cuDNN 9.19 on an H200, forward %s and backward %s TFLOPS", h200f, h200b),
+		fmt.Sprintf("cuDNN 9.22 on a GB200, forward %s and backward %s TFLOPS of 2,500", cgb200f, cgb200b),
+		fmt.Sprintf("cuDNN 9.13 on a B200: %.2f)", cb200),
+		fmt.Sprintf("the same on a GB300, forward %s and backward %s", cgb300f, cgb300b),
+		fmt.Sprintf("(a B200 at 9.13: %.2f of the peak; a GB200 at 9.22: %.2f)", cb200, cgb200))
 }
