@@ -63,26 +63,27 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	fab := NewFabricOptions(eng, t, FabricOptions{Model: b.Model})
 	row := BenchRow{Size: size, Count: int64(size) / bf16}
 	var hs []*Handle
-	var solo soloRunner
+	var specs []Spec
 	for _, g := range b.Groups {
 		spec := Spec{Op: b.Op, Algo: b.Algo, Group: g, Bytes: size}
 		h, err := fab.Start(spec, nil)
 		if err != nil {
 			return BenchRow{}, err
 		}
-		hs = append(hs, h)
-		if len(b.Groups) == 1 && h.Plan.Timed {
-			break // alone on the links already: its time is Alone (below)
-		}
-		alone, err := solo.alone(t, b.Model, h.Plan, spec)
-		if err != nil {
-			return BenchRow{}, err
-		}
-		row.Alone = max(row.Alone, alone)
+		hs, specs = append(hs, h), append(specs, spec)
 	}
 	eng.Run()
-	if len(b.Groups) == 1 && hs[0].Plan.Timed {
-		row.Alone = units.Duration(hs[0].End() - hs[0].Start())
+	var solo soloRunner
+	for i, h := range hs {
+		// A lone group timed by the engine ran alone on the links already.
+		alone := units.Duration(h.End() - h.Start())
+		if len(hs) > 1 || !h.Plan.Timed {
+			var err error
+			if alone, err = solo.alone(t, b.Model, h.Plan, specs[i]); err != nil {
+				return BenchRow{}, err
+			}
+		}
+		row.Alone = max(row.Alone, alone)
 	}
 	var end sim.Time
 	for _, h := range hs {
