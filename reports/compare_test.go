@@ -18,7 +18,7 @@ func seedK4Comparison(t *testing.T) *Comparison {
 		t.Fatal("no seed000-k4 example")
 	}
 	src := sweep.Source{File: "seed000-k4.yaml", Data: data}
-	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "4"}), true)
+	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "4"}), sweep.CompareOptions{AllK: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestComparePlots(t *testing.T) {
 // capacity and a fit marker on the memory panel, and every axis labelled.
 func TestCompareStagePlot(t *testing.T) {
 	data, _ := scenarios.Example("default")
-	runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "default.yaml", Data: data}, "parallelism.zero_stage", []string{"0", "1", "2", "3"}), false)
+	runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "default.yaml", Data: data}, "parallelism.zero_stage", []string{"0", "1", "2", "3"}), sweep.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

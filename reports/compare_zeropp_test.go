@@ -27,7 +27,7 @@ training: {micro_batch: 1, recompute: full}
 		if len(vs) != 3 || vs[0].Label != "ZeRO-3" || vs[1].Label != "ZeRO-3 K=4" || vs[2].Label != "ZeRO++" {
 			t.Fatalf("variants %+v", vs)
 		}
-		outs, err := sweep.RunVariants(vs)
+		outs, err := sweep.RunVariants(vs, sweep.CompareOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

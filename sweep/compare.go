@@ -2,13 +2,15 @@ package sweep
 
 import (
 	"cmp"
+	"context"
 	"fmt"
-	"github.com/zerosim/zerosim/topology"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -52,17 +54,91 @@ func RunVariant(v Variant, extra ...string) (*Outcome, error) {
 	return o, nil
 }
 
-// RunVariants replays every variant in order.
-func RunVariants(vs []Variant, extra ...string) ([]*Outcome, error) {
-	var out []*Outcome
-	for _, v := range vs {
-		o, err := RunVariant(v, extra...)
+// CompareOptions configures Compare and RunVariants.
+type CompareOptions struct {
+	// AllK adds, for Compare, a run for every K dividing the first
+	// variant's N with each of Algorithms.
+	AllK bool
+	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at
+	// most MaxJobs). The results and errors are the same for any Jobs.
+	Jobs int
+	// Progress, if set, is called after each replay with the replays done
+	// and the total known so far (Compare learns how many slow-link and
+	// all-K runs it needs from the variants' own replays), from one
+	// goroutine at a time.
+	Progress func(done, total int)
+}
+
+// RunVariants replays every variant; the outcomes are in the variants'
+// order and an error is the first variant's in that order.
+func RunVariants(vs []Variant, o CompareOptions) ([]*Outcome, error) {
+	c := newCounter(o)
+	c.grow(len(vs))
+	return c.runAll(variantJobs(vs))
+}
+
+// replayJob is a variant with extra overrides after its own.
+type replayJob struct {
+	v     Variant
+	extra []string
+}
+
+func variantJobs(vs []Variant) []replayJob {
+	js := make([]replayJob, len(vs))
+	for i, v := range vs {
+		js[i] = replayJob{v: v}
+	}
+	return js
+}
+
+// counter runs replays on its jobs and reports progress.
+type counter struct {
+	jobs        int
+	progress    func(done, total int)
+	mu          sync.Mutex
+	done, total int
+}
+
+func newCounter(o CompareOptions) *counter { return &counter{jobs: o.Jobs, progress: o.Progress} }
+
+// grow adds n replays to the total.
+func (c *counter) grow(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += n
+}
+
+func (c *counter) step() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done++
+	if c.progress != nil {
+		c.progress(c.done, c.total)
+	}
+}
+
+// runAll replays js at most c.jobs at once and returns their outcomes in
+// order, or the error of the first job in order that failed.
+func (c *counter) runAll(js []replayJob) ([]*Outcome, error) {
+	outs, errs := c.tryAll(js)
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, o)
 	}
-	return out, nil
+	return outs, nil
+}
+
+// tryAll is runAll keeping every job's error.
+func (c *counter) tryAll(js []replayJob) ([]*Outcome, []error) {
+	outs := make([]*Outcome, len(js))
+	errs := make([]error, len(js))
+	_ = parallel(context.Background(), len(js), c.jobs, func(i int) error {
+		outs[i], errs[i] = RunVariant(js[i].v, js[i].extra...)
+		c.step()
+		return nil // kept per job: an error stops nothing
+	})
+	return outs, errs
 }
 
 // Divisors returns the divisors of n in ascending order (n ≥ 1).
@@ -137,9 +213,12 @@ type Runs struct {
 var Algorithms = []string{"ring", "hierarchical"}
 
 // Compare replays the variants, then the slow-link runs when they differ
-// in K, then every K dividing N when allK is set (varying parallelism.k).
-func Compare(vs []Variant, allK bool) (*Runs, error) {
-	outs, err := RunVariants(vs)
+// in K, then every K dividing N when o.AllK is set (varying
+// parallelism.k), o.Jobs replays at a time.
+func Compare(vs []Variant, o CompareOptions) (*Runs, error) {
+	c := newCounter(o)
+	c.grow(len(vs))
+	outs, err := c.runAll(variantJobs(vs))
 	if err != nil {
 		return nil, err
 	}
@@ -150,30 +229,38 @@ func Compare(vs []Variant, allK bool) (*Runs, error) {
 		ks[o.Result.K] = true
 		order[i] = i
 	}
+	var slow, allK []replayJob
 	if len(ks) > 1 {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(outs[a].Result.K, outs[b].Result.K) })
 		for _, i := range order {
 			for _, al := range Algorithms {
-				r, err := RunVariant(vs[i], "communication.algorithm="+al)
-				if err != nil {
-					return nil, err
-				}
-				runs.SlowLink = append(runs.SlowLink, r)
+				slow = append(slow, replayJob{v: vs[i], extra: []string{"communication.algorithm=" + al}})
 			}
 		}
 	}
-	if allK && len(outs) > 0 {
+	if o.AllK && len(outs) > 0 {
 		for _, k := range Divisors(outs[0].Result.N) {
 			v := Variant{Label: fmt.Sprintf("K=%d", k), Src: vs[0].Src, Sets: []string{"parallelism.k=" + strconv.Itoa(k)}}
 			for _, al := range Algorithms {
-				r, err := RunVariant(v, "communication.algorithm="+al)
-				if err != nil {
-					runs.Skipped = append(runs.Skipped, fmt.Sprintf("K=%d %s: %v", k, al, err))
-					continue
-				}
-				runs.AllK = append(runs.AllK, r)
+				allK = append(allK, replayJob{v: v, extra: []string{"communication.algorithm=" + al}})
 			}
 		}
+	}
+	c.grow(len(slow) + len(allK))
+	outs, errs := c.tryAll(append(slow, allK...))
+	for i, err := range errs[:len(slow)] {
+		if err != nil {
+			return nil, err
+		}
+		runs.SlowLink = append(runs.SlowLink, outs[i])
+	}
+	for i, err := range errs[len(slow):] {
+		j := allK[i]
+		if err != nil {
+			runs.Skipped = append(runs.Skipped, fmt.Sprintf("%s %s: %v", j.v.Label, strings.TrimPrefix(j.extra[0], "communication.algorithm="), err))
+			continue
+		}
+		runs.AllK = append(runs.AllK, outs[len(slow)+i])
 	}
 	return runs, nil
 }

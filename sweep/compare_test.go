@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -43,6 +44,73 @@ func TestDivisorsLabel(t *testing.T) {
 	for in, want := range map[string]string{"a/b/c.yaml": "c", `x\y.yml`: "y", "seed000-k4": "seed000-k4"} {
 		if got := Label(in); got != want {
 			t.Errorf("Label(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCompareJobs: Compare gives the same runs, in the same order, with one
+// replay at a time and with four, and its progress counts every replay:
+// the two K variants of seed 000's N=8 example, then the slow-link runs
+// (2 variants × 2 algorithms), then every K dividing 8 (4 × 2).
+func TestCompareJobs(t *testing.T) {
+	data, _ := scenarios.Example("seed000-k4")
+	vs := Vary(Source{File: "seed000-k4.yaml", Data: data}, "parallelism.k", []string{"4", "1"})
+	const total = 2 + 2*2 + 4*2
+	var runs [2]*Runs
+	for i, jobs := range []int{1, 4} {
+		var calls, last, lastTotal int
+		r, err := Compare(vs, CompareOptions{AllK: true, Jobs: jobs, Progress: func(done, n int) {
+			calls++
+			if done != last+1 || n < lastTotal || done > n {
+				t.Errorf("jobs %d: progress (%d, %d) after (%d, %d)", jobs, done, n, last, lastTotal)
+			}
+			last, lastTotal = done, n
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != total || lastTotal != total {
+			t.Errorf("jobs %d: %d progress calls ending at total %d, want %d", jobs, calls, lastTotal, total)
+		}
+		runs[i] = r
+	}
+	label := func(os []*Outcome) (s []string) {
+		for _, o := range os {
+			s = append(s, o.Label+" "+strings.Join(o.Sets, ","))
+		}
+		return s
+	}
+	a, b := runs[0], runs[1]
+	for _, pair := range [][2][]*Outcome{{a.Variants, b.Variants}, {a.SlowLink, b.SlowLink}, {a.AllK, b.AllK}} {
+		if !slices.Equal(label(pair[0]), label(pair[1])) {
+			t.Errorf("order differs: %q vs %q", label(pair[0]), label(pair[1]))
+		}
+		for i := range pair[0] {
+			if pair[0][i].Result.StepTime != pair[1][i].Result.StepTime {
+				t.Errorf("%s: step %v with one job, %v with four", pair[0][i].Label, pair[0][i].Result.StepTime, pair[1][i].Result.StepTime)
+			}
+		}
+	}
+	// The slow-link runs are the variants K ascending, ring then hierarchical.
+	want := []string{"parallelism.k=1 parallelism.k=1,communication.algorithm=ring", "parallelism.k=1 parallelism.k=1,communication.algorithm=hierarchical",
+		"parallelism.k=4 parallelism.k=4,communication.algorithm=ring", "parallelism.k=4 parallelism.k=4,communication.algorithm=hierarchical"}
+	if got := label(b.SlowLink); !slices.Equal(got, want) {
+		t.Errorf("slow-link runs %q, want %q", got, want)
+	}
+	if len(b.AllK) != 8 || len(b.Skipped) != 0 {
+		t.Errorf("%d all-K runs and %q skipped, want 8 and none", len(b.AllK), b.Skipped)
+	}
+}
+
+// TestRunVariantsFirstError: with several variants failing, the error is
+// the first failing variant's in order, whatever finishes first.
+func TestRunVariantsFirstError(t *testing.T) {
+	data, _ := scenarios.Example("seed000-k4")
+	vs := Vary(Source{File: "seed000-k4.yaml", Data: data}, "parallelism.k", []string{"1", "3", "4", "5"})
+	for _, jobs := range []int{1, 4} {
+		_, err := RunVariants(vs, CompareOptions{Jobs: jobs})
+		if err == nil || !strings.Contains(err.Error(), "k=3") || strings.Contains(err.Error(), "k=5") {
+			t.Errorf("jobs %d: error %v, want k=3's", jobs, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ type compareOpts struct {
 	vary       string
 	zeropp     bool
 	convention string
+	jobs       int
 }
 
 func newCompareCmd(a *app) *cobra.Command {
@@ -70,6 +72,7 @@ then manifest.json.`,
 	cmd.Flags().StringVar(&o.vary, "vary", "", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
 	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
 	cmd.Flags().StringVar(&o.convention, "convention", "", "seed000: state seed 000's rule about K in the slow-link note (default for seed 000's scenarios)")
+	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
 	return cmd
 }
 
@@ -134,6 +137,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if o.convention != "" && o.convention != "seed000" {
 		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
 	}
+	if err := checkJobs(o.jobs); err != nil {
+		return err
+	}
 	if err := stdinOnce(files); err != nil {
 		return err
 	}
@@ -141,7 +147,12 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	runs, err := compareRuns(o, variants, varyK)
+	set, done := func(int64, int64) {}, func() {}
+	if isTerminal(errOut) {
+		set, done = delayedBar(errOut, "compare")
+	}
+	runs, err := compareRuns(sweep.CompareOptions{AllK: varyK, Jobs: o.jobs, Progress: func(d, n int) { set(int64(d), int64(n)) }}, o.zeropp, variants)
+	done()
 	if err != nil {
 		return inputError{err} // a variant's scenario cannot be replayed
 	}
@@ -170,15 +181,15 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 
 // compareRuns replays the variants; --zeropp gets its own section and no
 // slow-link runs for the K variant.
-func compareRuns(o compareOpts, variants []sweep.Variant, varyK bool) (*sweep.Runs, error) {
-	if o.zeropp {
-		outs, err := sweep.RunVariants(variants)
+func compareRuns(opt sweep.CompareOptions, zeropp bool, variants []sweep.Variant) (*sweep.Runs, error) {
+	if zeropp {
+		outs, err := sweep.RunVariants(variants, opt)
 		if err != nil {
 			return nil, err
 		}
 		return &sweep.Runs{Variants: outs}, nil
 	}
-	return sweep.Compare(variants, varyK)
+	return sweep.Compare(variants, opt)
 }
 
 // printComparison prints the comparison as JSON, CSV or the table (with the

@@ -131,8 +131,8 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
 		Algorithms: o.algorithms, Jobs: o.jobs}
 	pr := &reports.PlanReport{Top: o.top}
-	if o.jobs < 1 || o.jobs > sweep.MaxJobs {
-		return opt, nil, inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", o.jobs, sweep.MaxJobs, runtime.NumCPU())}
+	if err := checkJobs(o.jobs); err != nil {
+		return opt, nil, err
 	}
 	if o.top < 1 {
 		return opt, nil, inputError{fmt.Errorf("--top %d: use 1 or more (plan.csv of -o DIR lists every configuration)", o.top)}

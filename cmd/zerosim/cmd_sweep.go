@@ -117,8 +117,8 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 	if err != nil {
 		return nil, sweep.Shard{}, inputError{fmt.Errorf("--shard: %w", err)}
 	}
-	if o.jobs < 1 || o.jobs > sweep.MaxJobs {
-		return nil, sweep.Shard{}, inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", o.jobs, sweep.MaxJobs, runtime.NumCPU())}
+	if err := checkJobs(o.jobs); err != nil {
+		return nil, sweep.Shard{}, err
 	}
 	if o.out == "-" {
 		return nil, sweep.Shard{}, inputError{errors.New(`--out -: "-" would be a file named "-" (leave --out out to write to standard output)`)}

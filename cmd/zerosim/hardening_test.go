@@ -100,6 +100,7 @@ func TestBadInputOneLine(t *testing.T) {
 		// parsing "1.5": invalid syntax`.
 		{[]string{"plan", "--top", "1.5"}, "", []string{`plan: --top "1.5": want a whole number`, "see zerosim plan --help"}},
 		{[]string{"plan", "-j", "x"}, "", []string{`--jobs "x": want a whole number`}},
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.k=1,2", "-j", "0"}, "", []string{"--jobs 0: use 1 to 1024"}},
 		{[]string{"plan", "--tolerance", "1e400"}, "", []string{`--tolerance "1e400": out of range`}},
 		{[]string{"run", "--full=maybe"}, "", []string{`--full "maybe": want true or false`}},
 		// FuzzCLI: pflag named the rest of a shorthand group after the

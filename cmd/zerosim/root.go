@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
 )
 
 // Exit codes.
@@ -358,4 +360,12 @@ func fileWriters(root *cobra.Command) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// checkJobs checks a --jobs value (sweep, plan, compare).
+func checkJobs(j int) error {
+	if j < 1 || j > sweep.MaxJobs {
+		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", j, sweep.MaxJobs, runtime.NumCPU())}
+	}
+	return nil
 }

@@ -43,22 +43,26 @@ func replayProgress(errOut io.Writer, what string) (progress func(done, total in
 
 // delayedBar is a bar on errOut (a terminal) that set draws from half a
 // second after delayedBar was called, so that short work shows nothing,
-// and done, which clears it.
+// and done, which clears it. The total may grow between calls (compare
+// learns how many replays it needs from the first ones).
 func delayedBar(errOut io.Writer, what string) (set func(done, total int64), done func()) {
 	start := time.Now()
-	var bar *progressbar.ProgressBar // made at the first report
+	var bar *progressbar.ProgressBar // made at the first report after the delay
 	set = func(d, total int64) {
+		if time.Since(start) < 500*time.Millisecond {
+			return
+		}
 		if bar == nil {
 			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
 				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
 				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		} else if total != bar.GetMax64() {
+			bar.ChangeMax64(total)
 		}
-		if time.Since(start) >= 500*time.Millisecond {
-			_ = bar.Set64(d)
-		}
+		_ = bar.Set64(d)
 	}
 	done = func() {
-		if bar != nil && time.Since(start) >= 500*time.Millisecond {
+		if bar != nil {
 			_ = bar.Finish()
 		}
 	}
