@@ -99,7 +99,7 @@ func stepAt(src Source, stage int, c *Candidate, bw int64) (*zero.Result, error)
 	if err != nil {
 		return nil, err
 	}
-	return zero.Replay(s, zero.Options{})
+	return zero.Replay(s, zero.Options{NoCollectives: true})
 }
 
 // NetworkSearch finds, for each stage of src as configured (K = 1 at stage

@@ -449,7 +449,7 @@ func offloadToFit(src Source, c Candidate) ([]string, int64) {
 // replayFits replays s and reports whether its peak fits the GPU, the
 // verdict of zerosim run (zero.Result.Fits), with the peak.
 func replayFits(s *scenarios.Scenario) (int64, bool) {
-	res, err := zero.Replay(s, zero.Options{})
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return 0, false
 	}
@@ -554,7 +554,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	if err != nil {
 		return PlanRow{}, err
 	}
-	res, err := zero.Replay(s, zero.Options{})
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return PlanRow{}, err
 	}

@@ -51,7 +51,7 @@ type Row struct {
 
 // Measure replays s and fills the measured fields of a row.
 func Measure(s *scenarios.Scenario) (Row, error) {
-	res, err := zero.Replay(s, zero.Options{})
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return Row{}, err
 	}

@@ -87,7 +87,7 @@ func calibrate(s *scenarios.Scenario, measured units.Duration, tol float64, what
 	s.Training.MFU = 0
 	at := func(eff float64) (units.Duration, error) {
 		s.Training.ComputeEfficiency = eff
-		res, err := Replay(s, Options{})
+		res, err := Replay(s, Options{NoCollectives: true})
 		if err != nil {
 			return 0, fmt.Errorf("zero: calibrate at efficiency %.4g: %w", eff, err)
 		}

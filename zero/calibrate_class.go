@@ -210,7 +210,7 @@ func fitGEMM(s *scenarios.Scenario, target float64, tol float64) (float64, error
 // overlapSlowdown is rank 0's compute time over its nominal compute in a
 // replay of s (≥ 1 where collectives overlap compute).
 func overlapSlowdown(s *scenarios.Scenario) (float64, error) {
-	r, err := Replay(s, Options{})
+	r, err := Replay(s, Options{NoCollectives: true})
 	if err != nil {
 		return 0, fmt.Errorf("zero: calibrate: %w", err)
 	}
@@ -243,7 +243,7 @@ func ModelledClasses(s *scenarios.Scenario) (StepClasses, float64, error) {
 	if err != nil {
 		return c, 0, err
 	}
-	r, err := Replay(s, Options{})
+	r, err := Replay(s, Options{NoCollectives: true})
 	if err != nil {
 		return c, 0, err
 	}

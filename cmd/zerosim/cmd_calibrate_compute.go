@@ -373,7 +373,7 @@ func unreachable(err error, s *scenarios.Scenario, trace bool) string {
 
 // computePoint replays s and collects what calibrate prints of it.
 func computePoint(s *scenarios.Scenario) (reports.ComputePoint, error) {
-	r, err := zero.Replay(s, zero.Options{})
+	r, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return reports.ComputePoint{}, err
 	}

@@ -57,7 +57,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	}
 	// The peak zerosim run reports: the replay's busiest rank
 	// (zero.Result.ReservedPeak), with the memory model's gather pool.
-	r, err := zero.Replay(s, zero.Options{})
+	r, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return a.replayError(err)
 	}
