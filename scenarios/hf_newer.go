@@ -43,8 +43,9 @@ package scenarios
 //     output head being the main model's; the checkpoint stores its own
 //     copies of those two, which are not counted twice.
 //
-// Defaults are Glm4MoeConfig's (configuration_glm4_moe.py, transformers
-// v5 layout, the class the modeling file imports): num_key_value_heads 8,
+// Defaults are Glm4MoeConfig's (configuration_glm4_moe.py
+// @ c7ec229ad64cdcf0176f669969c66c9a652e7f38, the class the modeling file
+// imports; it reads no other name for a key): num_key_value_heads 8,
 // moe_intermediate_size 1408, n_routed_experts 128, num_experts_per_tok 8,
 // n_shared_experts 1, first_k_dense_replace 1, n_group 1, topk_group 1,
 // norm_topk_prob true, use_qk_norm false, attention_bias false.
@@ -70,7 +71,7 @@ func hfGlm4Moe(c *hfConfig) (*HFModel, error) {
 	if d.ExpertFFN, err = c.intOr(1408, 1, maxFFN, "moe_intermediate_size"); err != nil {
 		return nil, err
 	}
-	routed, err := c.intOr(128, 1, maxExperts, "n_routed_experts", "num_local_experts")
+	routed, err := c.intOr(128, 1, maxExperts, "n_routed_experts")
 	if err != nil {
 		return nil, err
 	}
