@@ -463,6 +463,7 @@ var hfModelTypes = map[string]string{
 	"DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
 	"Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
 	"Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4", "Olmo2ForCausalLM": "olmo2",
+	"Olmo3ForCausalLM": "olmo3", "SmolLM3ForCausalLM": "smollm3", "Glm4MoeForCausalLM": "glm4_moe",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
@@ -483,6 +484,9 @@ var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
 	"Llama4ForCausalLM":              hfLlama4,
 	"Llama4ForConditionalGeneration": hfLlama4,
 	"Olmo2ForCausalLM":               hfLlamaLike,
+	"Olmo3ForCausalLM":               hfLlamaLike,
+	"SmolLM3ForCausalLM":             hfLlamaLike,
+	"Glm4MoeForCausalLM":             hfGlm4Moe,
 	"GPTNeoXForCausalLM":             hfGPTNeoX,
 	"GPT2LMHeadModel":                hfGPT2,
 	"OPTForCausalLM":                 hfOPT,
@@ -696,6 +700,27 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     RMSNorm(heads·head_dim) and k_norm RMSNorm(kv_heads·head_dim) over the
 //     whole q_proj and k_proj outputs (Qwen3's are per head); lm_head untied
 //     (tie_word_embeddings default false).
+//   - OLMo 3: modeling_olmo3.py @ 0233e509531ace915c8241b4c16c8032a583279c
+//     builds OLMo 2's module tree (q/k/v/o biases = attention_bias, q_norm
+//     and k_norm over heads·head_dim and kv_heads·head_dim, post-attention
+//     and post-feedforward norms, MLP without biases, lm_head untied by
+//     default); Olmo3Attention passes config.sliding_window to the layers
+//     whose layer_types entry is "sliding_attention". configuration_olmo3.py
+//     @ 008e574391258935f3ecc3035c882e73bbcac419: sliding_window default
+//     4096 (null: none), layer_types default sliding unless (i+1) % 4 == 0
+//     (three sliding layers to one full): HFModel.SlidingWindow, noted as
+//     full attention.
+//   - SmolLM3: modeling_smollm3.py @ 00d4b3d2142cb4ced2f51b90614b5d26bc045015
+//     is Llama's tree (q/k/v/o biases = attention_bias, gate/up/down biases
+//     = mlp_bias, both default false); configuration_smollm3.py
+//     @ 008e574391258935f3ecc3035c882e73bbcac419: tie_word_embeddings
+//     default true, head_dim hidden/heads. SmolLM3Attention skips RoPE on
+//     the layers whose no_rope_layers entry is 0 (default every
+//     no_rope_layer_interval-th, 4): no parameters or GEMM FLOPs change, and
+//     the NoPE blocks are noted (zerosim charges every eager Llama block the
+//     RoPE op chain). With use_sliding_window (default false) and a
+//     sliding_window, layer_types defaults to "sliding_attention" on the
+//     NoPE layers, and only then do those layers get the window.
 func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {
@@ -756,7 +781,27 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			hm.WindowLayers = hm.Layers
 		}
 	}
-	defTied := arch == "Gemma2ForCausalLM"
+	switch arch {
+	case "Olmo3ForCausalLM":
+		// Olmo3Config: sliding_window 4096 (null: none) on the
+		// "sliding_attention" layers, layer_types default three sliding
+		// layers to one full.
+		if hm.SlidingWindow, err = c.window(4096, "sliding_window"); err != nil {
+			return nil, err
+		}
+		windowed, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%4 != 0 })
+		if err != nil {
+			return nil, err
+		}
+		if hm.SlidingWindow > 0 {
+			hm.WindowLayers = windowed
+		}
+	case "SmolLM3ForCausalLM":
+		if err := c.smolLM3Layers(hm); err != nil {
+			return nil, err
+		}
+	}
+	defTied := arch == "Gemma2ForCausalLM" || arch == "SmolLM3ForCausalLM"
 	if hm.Tied, err = c.boolOr(defTied, "tie_word_embeddings"); err != nil {
 		return nil, err
 	}
@@ -770,7 +815,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	}
 	switch arch {
 	case "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM", "Gemma2ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3ForCausalLM",
-		"Qwen2MoeForCausalLM", "Olmo2ForCausalLM":
+		"Qwen2MoeForCausalLM", "Olmo2ForCausalLM", "Olmo3ForCausalLM":
 		// These modeling files have no mlp_bias.
 		mlpBias = false
 	}
@@ -814,7 +859,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		norms += 2 * d.HeadDim
 	case "Gemma2ForCausalLM":
 		norms = 4 * h
-	case "Olmo2ForCausalLM":
+	case "Olmo2ForCausalLM", "Olmo3ForCausalLM":
 		norms = p.add(2*h, q, kv)
 	}
 	mlp := func(ffn int64) int64 {

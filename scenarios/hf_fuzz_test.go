@@ -9,10 +9,11 @@ import (
 
 // FuzzImport feeds config.json bytes to the importer, seeded with the 12
 // shared configs, the others in testdata (DeepSeek-V3, gpt-oss, Gemma 3,
-// Llama 4 and OLMo 2 among them) and small configs of each newer architecture: it never
-// panics, every error is one line naming the file, a result's layers add
-// up to its total, the active count is positive and at most the total, and
-// notes are single lines.
+// Llama 4, OLMo 2 and 3, SmolLM3 and GLM-4.5/4.6/4.5-Air among them) and
+// small configs of each newer architecture: it never panics, every error
+// is one line naming the file, a result's layers add up to its total, the
+// active count is positive and at most the total, and notes are single
+// lines.
 func FuzzImport(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/hf/*/config.json")
 	extra, _ := filepath.Glob("testdata/hf-extra/*.json")
@@ -36,6 +37,9 @@ func FuzzImport(f *testing.F) {
 		`{"model_type": "llama4_text", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 4, "intermediate_size": 4, "num_local_experts": 2, "moe_layers": [1], "intermediate_size_mlp": 2, "layer_types": ["chunked_attention", "full_attention"], "attention_chunk_size": null}`,
 		`{"model_type": "olmo2", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 4, "attention_bias": true}`,
 		`{"model_type": "mistral", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "sliding_window": 3}`,
+		`{"model_type": "glm4_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 4, "moe_intermediate_size": 2, "n_routed_experts": 4, "n_group": 2, "topk_group": 1, "num_experts_per_tok": 2, "n_shared_experts": 0, "first_k_dense_replace": 2, "num_nextn_predict_layers": 1, "attention_bias": true, "use_qk_norm": true}`,
+		`{"model_type": "olmo3", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 4, "sliding_window": 3, "layer_types": ["sliding_attention", "full_attention"]}`,
+		`{"model_type": "smollm3", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "no_rope_layers": [1, 0], "use_sliding_window": true, "sliding_window": 3, "tie_word_embeddings": false}`,
 	} {
 		f.Add([]byte(s))
 	}

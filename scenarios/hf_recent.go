@@ -287,7 +287,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 			return nil, err
 		}
 		if moeSet {
-			if err := c.groupRouting(routed, d.TopK); err != nil {
+			if _, _, err := c.groupRouting(routed, d.TopK, 8, 4); err != nil {
 				return nil, err
 			}
 			// DeepseekV3TopkRouter (memory.RouterTensors); it divides the
@@ -367,20 +367,11 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	head := hm.untied(embed)
 	hm.assemble(&p, embed, blocks, h, head)
 	if mtp > 0 {
-		which := fmt.Sprintf("block (block.%d, the checkpoint's model.layers.%d) trains", hm.Layers, hm.Layers)
-		if mtp > 1 {
-			which = fmt.Sprintf("blocks (block.%d to block.%d, the checkpoint's model.layers.%d…) train", hm.Layers, hm.Layers+mtp-1, hm.Layers)
-		}
-		hm.note("num_nextn_predict_layers=%d: the multi-token-prediction %s with the model (DeepSeek-V3 report §2.2) and is counted, though transformers drops it; each module's extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward, its logits and loss) is simulated on lm_head",
-			mtp, which)
-		hm.Layers += mtp
+		hm.mtpNote(mtp, "DeepSeek-V3 report §2.2")
 	}
 	if v3 && moeSet {
-		ng, _ := c.intOr(8, 1, maxExperts, "n_group")
-		tg, _ := c.intOr(4, 1, maxExperts, "topk_group")
-		if tg < ng {
-			hm.note("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing); zerosim's all-to-all sends every token's top-%d copies without that limit", ng, tg, tg, ng, d.TopK)
-		}
+		ng, tg, _ := c.groupRouting(routed, d.TopK, 8, 4)
+		hm.groupNote(ng, tg, d.TopK)
 	}
 	if v3 {
 		hm.quantizationNote(c, "DeepSeek-V3 trained its GEMMs in fp8: see training.fp8")
@@ -388,25 +379,47 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	return hm, nil
 }
 
-// groupRouting checks n_group and topk_group as DeepseekV3TopkRouter uses
-// them: the experts split into n_group equal groups, topk_group of them are
-// kept, and num_experts_per_tok experts must fit in those.
-func (c *hfConfig) groupRouting(routed, topK int64) error {
-	ng, err := c.intOr(8, 1, routed, "n_group")
-	if err != nil {
-		return err
+// mtpNote says that the last mtp blocks are multi-token-prediction modules
+// that train with the model (trainedBy cites where), are counted though
+// transformers drops them, and run their extra pass through the shared
+// output head; it adds them to hm.Layers.
+func (hm *HFModel) mtpNote(mtp int64, trainedBy string) {
+	which := fmt.Sprintf("block (block.%d, the checkpoint's model.layers.%d) trains", hm.Layers, hm.Layers)
+	if mtp > 1 {
+		which = fmt.Sprintf("blocks (block.%d to block.%d, the checkpoint's model.layers.%d…) train", hm.Layers, hm.Layers+mtp-1, hm.Layers)
+	}
+	hm.note("num_nextn_predict_layers=%d: the multi-token-prediction %s with the model (%s) and is counted, though transformers drops it; each module's extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward, its logits and loss) is simulated on lm_head",
+		mtp, which, trainedBy)
+	hm.Layers += mtp
+}
+
+// groupNote names node-limited routing (topk_group of n_group expert
+// groups), which zerosim's all-to-all does not model.
+func (hm *HFModel) groupNote(ng, tg, topK int64) {
+	if tg < ng {
+		hm.note("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing); zerosim's all-to-all sends every token's top-%d copies without that limit", ng, tg, tg, ng, topK)
+	}
+}
+
+// groupRouting checks n_group and topk_group (defaults defGroup and
+// defTopK, topk_group at most n_group) as DeepseekV3TopkRouter and
+// Glm4MoeTopkRouter use them: the experts split into n_group equal groups,
+// topk_group of them are kept, and num_experts_per_tok experts must fit in
+// those. It returns both.
+func (c *hfConfig) groupRouting(routed, topK, defGroup, defTopK int64) (ng, tg int64, err error) {
+	if ng, err = c.intOr(defGroup, 1, routed, "n_group"); err != nil {
+		return 0, 0, err
 	}
 	if routed%ng != 0 {
-		return c.errorf("n_group=%d does not divide n_routed_experts=%d (use a divisor of %d)", ng, routed, routed)
+		return 0, 0, c.errorf("n_group=%d does not divide n_routed_experts=%d (use a divisor of %d)", ng, routed, routed)
 	}
-	tg, err := c.intOr(min(4, ng), 1, ng, "topk_group")
-	if err != nil {
-		return err
+	if tg, err = c.intOr(min(defTopK, ng), 1, ng, "topk_group"); err != nil {
+		return 0, 0, err
 	}
 	if topK > tg*(routed/ng) {
-		return c.errorf("num_experts_per_tok=%d exceeds the %d experts of topk_group=%d groups (raise topk_group or lower num_experts_per_tok)", topK, tg*(routed/ng), tg)
+		return 0, 0, c.errorf("num_experts_per_tok=%d exceeds the %d experts of topk_group=%d groups (raise topk_group or lower num_experts_per_tok)", topK, tg*(routed/ng), tg)
 	}
-	return nil
+	return ng, tg, nil
 }
 
 // hfGptOss imports gpt-oss (models/gpt_oss/modeling_gpt_oss.py
@@ -758,7 +771,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	return hm, nil
 }
 
-// ropeLayers reads Llama 4's no_rope_layers (1: the layer uses RoPE, 0: a
+// ropeLayers reads Llama 4's and SmolLM3's no_rope_layers (1: the layer uses RoPE, 0: a
 // NoPE layer; at least one entry per layer), or, when it is absent, null or
 // empty, builds it with a NoPE layer every no_rope_layer_interval layers
 // (Llama4TextConfig: int((i+1) % interval != 0)).
