@@ -184,16 +184,72 @@ func (run *Run) headline() [][2]string {
 		{"fits in GPU memory", run.Fit().String()},
 		{"zerosim", ReadBuild().String()},
 	}
-	if from := s.Training.ComputeEfficiencyFrom; from != "" {
+	if e := efficiencyText(s); e != "" {
 		// Where the step's speed came from, next to the step time.
 		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
-		rows = slices.Insert(rows, at, [2]string{"compute efficiency", fmt.Sprintf("%s of the dense peak for large GEMMs, from %s", fmtEff(s.Training.ComputeEfficiency), from)})
+		rows = slices.Insert(rows, at, [2]string{"compute efficiency", e})
 	}
 	if a := attentionText(s); a != "" {
 		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
 		rows = slices.Insert(rows, at, [2]string{"attention", a})
 	}
 	return rows
+}
+
+// efficiencyText says where the GEMM efficiency came from: a calibration
+// file, or zerosim's default or the scenario's training.compute_efficiency,
+// which it sets beside what the published runs of docs/validation.md
+// fitted on the same GPU (zero.PublishedRange): a value above them makes
+// the step optimistic. An efficiency the replay fits to training.mfu
+// needs no line: "".
+func efficiencyText(s *scenarios.Scenario) string {
+	t := &s.Training
+	switch {
+	case t.ComputeEfficiencyFrom != "":
+		return fmtEff(t.ComputeEfficiency) + " of the dense peak for large GEMMs, from " + t.ComputeEfficiencyFrom
+	case t.MFU > 0 || t.ComputeEfficiency <= 0:
+		return ""
+	}
+	fp8 := t.FP8 != scenarios.FP8None
+	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
+	return publishedEfficiencyText(t.ComputeEfficiency, fp8, s.Cluster.GPU, lo, hi, n, onGPU)
+}
+
+// publishedEfficiencyText is efficiencyText for eff on gpu, beside the
+// range lo–hi that n published runs fitted (on gpu, or on others when not
+// onGPU; zero.PublishedRange).
+func publishedEfficiencyText(eff float64, fp8 bool, gpu string, lo, hi float64, n int, onGPU bool) string {
+	const calibrate = "calibrate: zerosim calibrate --step-time"
+	head := fmtEff(eff) + " of the dense peak for large GEMMs (training.compute_efficiency)"
+	if eff == scenarios.DefaultComputeEfficiency {
+		head = fmtEff(eff) + " of the dense peak for large GEMMs (zerosim's default)"
+	}
+	kind := "bf16"
+	if fp8 {
+		kind = "fp8"
+	}
+	if n == 0 {
+		return fmt.Sprintf("%s; no published %s run in docs/validation.md to set it beside; %s", head, kind, calibrate)
+	}
+	where := "on " + gpu
+	if !onGPU {
+		where = "on other GPUs"
+	}
+	runs := fmt.Sprintf("%d published %s runs %s", n, kind, where)
+	if n == 1 {
+		runs = fmt.Sprintf("the one published %s run %s", kind, where)
+	}
+	fitted := fmt.Sprintf("%.2f–%.2f", lo, hi)
+	if lo == hi {
+		fitted = fmt.Sprintf("%.2f", lo)
+	}
+	switch {
+	case eff > hi:
+		return fmt.Sprintf("%s: above the %s that %s fitted (docs/validation.md), so expect a slower step; %s", head, fitted, runs, calibrate)
+	case eff < lo:
+		return fmt.Sprintf("%s: below the %s that %s fitted (docs/validation.md), so expect a faster step; %s", head, fitted, runs, calibrate)
+	}
+	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, runs, fitted, calibrate)
 }
 
 // attentionText is the attention kernel and the fraction of the peak it

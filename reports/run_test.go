@@ -465,3 +465,69 @@ func TestAttentionFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishedEfficiencyText: the efficiency is set beside what the
+// published runs fitted, on the same GPU or, when none ran there, on the
+// others; above them the line says to expect a slower step, below them a
+// faster one.
+func TestPublishedEfficiencyText(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		eff        float64
+		fp8        bool
+		gpu        string
+		lo, hi     float64
+		n          int
+		onGPU      bool
+		want, lack string
+	}{
+		{"default above, on the GPU", 0.8, false, "H100-80GB", 0.4213, 0.6201, 5, true, "0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time", ""},
+		{"within", 0.7, false, "A100-80GB", 0.63, 0.78, 3, true, "0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate", "expect"},
+		{"below", 0.3, false, "H100-80GB", 0.4213, 0.6201, 5, true, "0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step", ""},
+		{"one run", 0.8, true, "H200", 0.5108, 0.5108, 1, true, "above the 0.51 that the one published fp8 run on H200 fitted", ""},
+		{"other GPUs", 0.8, false, "B200", 0.42, 0.79, 14, false, "above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted", ""},
+		{"one run elsewhere", 0.8, true, "B200", 0.51, 0.51, 1, false, "the one published fp8 run on other GPUs", ""},
+		{"none", 0.8, true, "B200", 0, 0, 0, false, "0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --step-time", "above"},
+	} {
+		got := publishedEfficiencyText(tc.eff, tc.fp8, tc.gpu, tc.lo, tc.hi, tc.n, tc.onGPU)
+		if !strings.Contains(got, tc.want) || (tc.lack != "" && strings.Contains(got, tc.lack)) {
+			t.Errorf("%s: %q, want %q in it and not %q", tc.name, got, tc.want, tc.lack)
+		}
+	}
+}
+
+// TestEfficiencyLine: the headline's compute efficiency line sets the
+// default, or the scenario's own efficiency, beside the range the published
+// runs fitted on that GPU; an efficiency fitted to training.mfu has none.
+func TestEfficiencyLine(t *testing.T) {
+	lo, hi, n, onGPU := zero.PublishedRange("H100-80GB", false)
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, "compute efficiency:  " + publishedEfficiencyText(scenarios.DefaultComputeEfficiency, false, "H100-80GB", lo, hi, n, onGPU) + "\n"},
+		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, "H100-80GB", lo, hi, n, onGPU) + "\n"},
+		{[]string{"training.mfu=0.4"}, ""},
+	} {
+		data, _ := scenarios.Example("default")
+		s, err := scenarios.Load("default.yaml", data, tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := zero.Replay(s, zero.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteRunTable(&b, &Run{Scenario: s, Result: res}); err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(b.String(), "compute efficiency:")
+		switch {
+		case tc.want == "" && has:
+			t.Errorf("%v: a compute efficiency line, want none", tc.sets)
+		case tc.want != "" && !strings.Contains(b.String(), tc.want):
+			t.Errorf("%v: no line %q", tc.sets, tc.want)
+		}
+	}
+}

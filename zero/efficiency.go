@@ -45,6 +45,43 @@ const (
 	DefaultHBMEfficiency       = 0.88
 )
 
+// PublishedEfficiency is training.compute_efficiency as docs/validation.md
+// fits it to the calibration row of one published run: what that stack's
+// weight matmuls reached on its cluster, with everything zerosim leaves out
+// folded in. published_efficiency.go lists them, written by TestValidation.
+type PublishedEfficiency struct {
+	Source string // the run's file in testdata/validation/
+	GPU    string // its cluster.gpu preset
+	// FP8 is set for an fp8 recipe, whose efficiency is a fraction of the
+	// fp8 peak.
+	FP8        bool
+	Efficiency float64
+}
+
+// PublishedRange is the least and the greatest efficiency fitted to the
+// published runs on gpu with the same fp8 setting, and how many there are;
+// when none ran on gpu, it is over every GPU and onGPU is false (n is 0
+// when no run has that fp8 setting).
+func PublishedRange(gpu string, fp8 bool) (lo, hi float64, n int, onGPU bool) {
+	for _, same := range []bool{true, false} {
+		lo, hi, n = 0, 0, 0
+		for _, p := range publishedEfficiencies {
+			if p.FP8 != fp8 || (same && p.GPU != gpu) {
+				continue
+			}
+			if n == 0 || p.Efficiency < lo {
+				lo = p.Efficiency
+			}
+			hi = max(hi, p.Efficiency)
+			n++
+		}
+		if n > 0 {
+			return lo, hi, n, same
+		}
+	}
+	return 0, 0, 0, false
+}
+
 // GPUShape is what the GEMM model needs of a GPU: dense peak (FLOP/s), HBM
 // bandwidth (B/s) and the number of streaming multiprocessors.
 type GPUShape struct {
