@@ -244,8 +244,7 @@ func planLegend(p *sweep.Plan) []string {
 			"(hybrid shard, each over N/K GPUs) at 3."),
 		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
 		mfuLegend(p),
-		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication "+
-			"the compute does not hide."),
+		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
 	}
 }
 
@@ -302,6 +301,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(*best)))
 		fmt.Fprintf(&b, "gives: %s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)\n",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
+		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
+			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
+		}
 		fmt.Fprintf(&b, "%s\n", labelled("why:   ", PlanReason(p)))
 		if pr.Tokens > 0 {
 			fmt.Fprintf(&b, "train: %s tokens take %s on %d GPUs, %s GPU-hours\n", humanCount(pr.Tokens), trainTime(pr.Tokens, p, best),

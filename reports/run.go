@@ -204,52 +204,104 @@ func (run *Run) headline() [][2]string {
 // needs no line: "".
 func efficiencyText(s *scenarios.Scenario) string {
 	t := &s.Training
-	switch {
-	case t.ComputeEfficiencyFrom != "":
-		return fmtEff(t.ComputeEfficiency) + " of the dense peak for large GEMMs, from " + t.ComputeEfficiencyFrom
-	case t.MFU > 0 || t.ComputeEfficiency <= 0:
-		return ""
-	}
-	fp8 := t.FP8 != scenarios.FP8None
-	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
-	return publishedEfficiencyText(t.ComputeEfficiency, fp8, s.Cluster.GPU, lo, hi, n, onGPU)
+	return efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
 }
 
-// publishedEfficiencyText is efficiencyText for eff on gpu, beside the
-// range lo–hi that n published runs fitted (on gpu, or on others when not
-// onGPU; zero.PublishedRange).
-func publishedEfficiencyText(eff float64, fp8 bool, gpu string, lo, hi float64, n int, onGPU bool) string {
+// efficiencyLine is efficiencyText (run's headline, plan's summary) of
+// eff from a calibration (from) or not, fitted to training.mfu or not, of
+// the fp8 or the bf16 peak, on gpu.
+func efficiencyLine(eff float64, from string, mfu, fp8 bool, gpu string) string {
+	switch {
+	case from != "":
+		return fmtEff(eff) + " of the dense peak for large GEMMs, from " + from
+	case mfu || eff <= 0:
+		return ""
+	}
+	return publishedEfficiencyText(eff, fp8, gpu)
+}
+
+// efficiencyBrief is efficiencyLine in one line of plan's summary: the
+// efficiency, who set it, and the range the published runs fitted.
+func efficiencyBrief(eff float64, from string, mfu, fp8 bool, gpu string) string {
+	switch {
+	case from != "":
+		return "GEMMs at " + fmtEff(eff) + " of the dense peak, from " + from
+	case mfu || eff <= 0:
+		return ""
+	}
+	c := comparePublished(eff, fp8, gpu)
+	head := fmt.Sprintf("GEMMs at %s of peak (%s)", fmtEff(eff), c.who)
+	switch {
+	case c.runs == "":
+		return fmt.Sprintf("%s; no published %s run to compare (docs/validation.md)", head, c.kind)
+	case c.side > 0:
+		return fmt.Sprintf("%s; %s fitted %s (expect slower)", head, c.runs, c.fitted)
+	case c.side < 0:
+		return fmt.Sprintf("%s; %s fitted %s (expect faster)", head, c.runs, c.fitted)
+	}
+	return fmt.Sprintf("%s; %s fitted %s", head, c.runs, c.fitted)
+}
+
+// publishedEfficiencyText is efficiencyLine for eff on gpu beside the
+// published runs.
+func publishedEfficiencyText(eff float64, fp8 bool, gpu string) string {
 	const calibrate = "calibrate: zerosim calibrate --step-time"
-	head := fmtEff(eff) + " of the dense peak for large GEMMs (training.compute_efficiency)"
+	c := comparePublished(eff, fp8, gpu)
+	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
+	switch {
+	case c.runs == "":
+		return fmt.Sprintf("%s; no published %s run in docs/validation.md to set it beside; %s", head, c.kind, calibrate)
+	case c.side > 0:
+		return fmt.Sprintf("%s: above the %s that %s fitted (docs/validation.md), so expect a slower step; %s", head, c.fitted, c.runs, calibrate)
+	case c.side < 0:
+		return fmt.Sprintf("%s: below the %s that %s fitted (docs/validation.md), so expect a faster step; %s", head, c.fitted, c.runs, calibrate)
+	}
+	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, c.runs, c.fitted, calibrate)
+}
+
+// published is an efficiency set beside the published runs' fits: who set
+// it, bf16 or fp8, the runs ("" when none has that kind), their range, and
+// which side of it the efficiency is on (1 above, -1 below, 0 within).
+type published struct {
+	who, kind, runs, fitted string
+	side                    int
+}
+
+// publishedFits is zero.PublishedRange, a variable so that tests can give
+// every wording its case.
+var publishedFits = zero.PublishedRange
+
+func comparePublished(eff float64, fp8 bool, gpu string) published {
+	c := published{who: "training.compute_efficiency", kind: "bf16"}
 	if eff == scenarios.DefaultComputeEfficiency {
-		head = fmtEff(eff) + " of the dense peak for large GEMMs (zerosim's default)"
+		c.who = "zerosim's default"
 	}
-	kind := "bf16"
 	if fp8 {
-		kind = "fp8"
+		c.kind = "fp8"
 	}
+	lo, hi, n, onGPU := publishedFits(gpu, fp8)
 	if n == 0 {
-		return fmt.Sprintf("%s; no published %s run in docs/validation.md to set it beside; %s", head, kind, calibrate)
+		return c
 	}
 	where := "on " + gpu
 	if !onGPU {
 		where = "on other GPUs"
 	}
-	runs := fmt.Sprintf("%d published %s runs %s", n, kind, where)
+	c.runs = fmt.Sprintf("%d published %s runs %s", n, c.kind, where)
 	if n == 1 {
-		runs = fmt.Sprintf("the one published %s run %s", kind, where)
+		c.runs = fmt.Sprintf("the one published %s run %s", c.kind, where)
 	}
-	fitted := fmt.Sprintf("%.2f–%.2f", lo, hi)
+	c.fitted = fmt.Sprintf("%.2f–%.2f", lo, hi)
 	if lo == hi {
-		fitted = fmt.Sprintf("%.2f", lo)
+		c.fitted = fmt.Sprintf("%.2f", lo)
 	}
 	switch {
 	case eff > hi:
-		return fmt.Sprintf("%s: above the %s that %s fitted (docs/validation.md), so expect a slower step; %s", head, fitted, runs, calibrate)
+		c.side = 1
 	case eff < lo:
-		return fmt.Sprintf("%s: below the %s that %s fitted (docs/validation.md), so expect a faster step; %s", head, fitted, runs, calibrate)
+		c.side = -1
 	}
-	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, runs, fitted, calibrate)
+	return c
 }
 
 // attentionText is the attention kernel and the fraction of the peak it

@@ -469,29 +469,52 @@ func TestAttentionFinding(t *testing.T) {
 // TestPublishedEfficiencyText: the efficiency is set beside what the
 // published runs fitted, on the same GPU or, when none ran there, on the
 // others; above them the line says to expect a slower step, below them a
-// faster one.
+// faster one; plan's one-line form says the same.
 func TestPublishedEfficiencyText(t *testing.T) {
+	defer func(f func(string, bool) (float64, float64, int, bool)) { publishedFits = f }(publishedFits)
 	for _, tc := range []struct {
-		name       string
-		eff        float64
-		fp8        bool
-		gpu        string
-		lo, hi     float64
-		n          int
-		onGPU      bool
-		want, lack string
+		name        string
+		eff         float64
+		fp8         bool
+		gpu         string
+		lo, hi      float64
+		n           int
+		onGPU       bool
+		want, brief string
 	}{
-		{"default above, on the GPU", 0.8, false, "H100-80GB", 0.4213, 0.6201, 5, true, "0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time", ""},
-		{"within", 0.7, false, "A100-80GB", 0.63, 0.78, 3, true, "0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate", "expect"},
-		{"below", 0.3, false, "H100-80GB", 0.4213, 0.6201, 5, true, "0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step", ""},
-		{"one run", 0.8, true, "H200", 0.5108, 0.5108, 1, true, "above the 0.51 that the one published fp8 run on H200 fitted", ""},
-		{"other GPUs", 0.8, false, "B200", 0.42, 0.79, 14, false, "above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted", ""},
-		{"one run elsewhere", 0.8, true, "B200", 0.51, 0.51, 1, false, "the one published fp8 run on other GPUs", ""},
-		{"none", 0.8, true, "B200", 0, 0, 0, false, "0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --step-time", "above"},
+		{"default above, on the GPU", 0.8, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
+		{"within", 0.7, false, "A100-80GB", 0.63, 0.78, 3, true,
+			"0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate: zerosim calibrate --step-time",
+			"GEMMs at 0.7 of peak (training.compute_efficiency); 3 published bf16 runs on A100-80GB fitted 0.63–0.78"},
+		{"below", 0.3, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+			"0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step; calibrate: zerosim calibrate --step-time",
+			"GEMMs at 0.3 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect faster)"},
+		{"one run", 0.8, true, "H200", 0.5108, 0.5108, 1, true,
+			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
+		{"other GPUs", 0.8, false, "B200", 0.42, 0.79, 14, false,
+			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
+		{"none", 0.8, true, "B200", 0, 0, 0, false,
+			"0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default); no published fp8 run to compare (docs/validation.md)"},
 	} {
-		got := publishedEfficiencyText(tc.eff, tc.fp8, tc.gpu, tc.lo, tc.hi, tc.n, tc.onGPU)
-		if !strings.Contains(got, tc.want) || (tc.lack != "" && strings.Contains(got, tc.lack)) {
-			t.Errorf("%s: %q, want %q in it and not %q", tc.name, got, tc.want, tc.lack)
+		publishedFits = func(gpu string, fp8 bool) (float64, float64, int, bool) {
+			if gpu != tc.gpu || fp8 != tc.fp8 {
+				t.Errorf("%s: asked for %q, fp8 %t", tc.name, gpu, fp8)
+			}
+			return tc.lo, tc.hi, tc.n, tc.onGPU
+		}
+		if got := efficiencyLine(tc.eff, "", false, tc.fp8, tc.gpu); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+		if got := efficiencyBrief(tc.eff, "", false, tc.fp8, tc.gpu); got != tc.brief {
+			t.Errorf("%s, plan:\n got %q\nwant %q", tc.name, got, tc.brief)
+		}
+		if got := efficiencyBrief(tc.eff, "", true, tc.fp8, tc.gpu) + efficiencyLine(tc.eff, "", true, tc.fp8, tc.gpu); got != "" {
+			t.Errorf("%s under training.mfu: %q, want nothing", tc.name, got)
 		}
 	}
 }
@@ -500,13 +523,12 @@ func TestPublishedEfficiencyText(t *testing.T) {
 // default, or the scenario's own efficiency, beside the range the published
 // runs fitted on that GPU; an efficiency fitted to training.mfu has none.
 func TestEfficiencyLine(t *testing.T) {
-	lo, hi, n, onGPU := zero.PublishedRange("H100-80GB", false)
 	for _, tc := range []struct {
 		sets []string
 		want string
 	}{
-		{nil, "compute efficiency:  " + publishedEfficiencyText(scenarios.DefaultComputeEfficiency, false, "H100-80GB", lo, hi, n, onGPU) + "\n"},
-		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, "H100-80GB", lo, hi, n, onGPU) + "\n"},
+		{nil, "compute efficiency:  " + publishedEfficiencyText(scenarios.DefaultComputeEfficiency, false, "H100-80GB") + "\n"},
+		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, "H100-80GB") + "\n"},
 		{[]string{"training.mfu=0.4"}, ""},
 	} {
 		data, _ := scenarios.Example("default")
