@@ -134,17 +134,7 @@ func hfGlm4Moe(c *hfConfig) (*HFModel, error) {
 		}
 		return hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd}
 	}
-	var blocks []hfBlock
-	for i := range hm.Layers {
-		blocks = append(blocks, layer(i, 0))
-	}
-	// Each MTP module: enorm, hnorm, eh_proj, its decoder layer and
-	// shared_head.norm.
-	for k := range mtp {
-		b := layer(hm.Layers+k, p.add(3*h, p.linear(2*h, h, false)))
-		b.dims.MTP = true
-		blocks = append(blocks, b)
-	}
+	blocks := decoderBlocks(&p, hm.Layers, mtp, h, layer)
 	moe := firstDense < hm.Layers+mtp
 	if moe {
 		d.Experts, d.SharedExperts, d.Router = routed, shared, RouterDeepseekV3

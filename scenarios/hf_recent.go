@@ -344,17 +344,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 		bd.ExpertFFN, bd.TopK, bd.Router, bd.RouterNorm = 0, 0, "", false
 		return hfBlock{dense: p.add(attn, 2*h, mlp(d.FFN), extra), dims: bd}
 	}
-	var blocks []hfBlock
-	for i := range hm.Layers {
-		blocks = append(blocks, layer(i, 0))
-	}
-	// Each MTP module: enorm, hnorm, eh_proj, its decoder layer and
-	// shared_head.norm.
-	for k := range mtp {
-		b := layer(hm.Layers+k, p.add(3*h, p.linear(2*h, h, false)))
-		b.dims.MTP = true
-		blocks = append(blocks, b)
-	}
+	blocks := decoderBlocks(&p, hm.Layers, mtp, h, layer)
 	if moeSet {
 		d.Experts, d.SharedExperts = routed, shared
 		if shared > 0 {
@@ -377,6 +367,23 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 		hm.quantizationNote(c, "DeepSeek-V3 trained its GEMMs in fp8: see training.fp8")
 	}
 	return hm, nil
+}
+
+// decoderBlocks is layer(i, 0) for each of the layers decoder layers, then
+// mtp multi-token-prediction modules (DeepSeek-V3, GLM-4.5): each is a
+// decoder layer with enorm and hnorm RMSNorm(h), eh_proj Linear(2h, h,
+// bias=False) and shared_head.norm RMSNorm(h) added (extra), marked MTP.
+func decoderBlocks(p *pc, layers, mtp, h int64, layer func(i, extra int64) hfBlock) []hfBlock {
+	var blocks []hfBlock
+	for i := range layers {
+		blocks = append(blocks, layer(i, 0))
+	}
+	for k := range mtp {
+		b := layer(layers+k, p.add(3*h, p.linear(2*h, h, false)))
+		b.dims.MTP = true
+		blocks = append(blocks, b)
+	}
+	return blocks
 }
 
 // mtpNote says that the last mtp blocks are multi-token-prediction modules
