@@ -46,6 +46,7 @@ the same notes.`,
 			return writeHFYAML(a.out, args[0], hm)
 		},
 	})
+	c.AddCommand(newImportDeepSpeedCmd(a))
 	return c
 }
 

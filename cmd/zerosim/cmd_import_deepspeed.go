@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// The command's outputs (outputs.go): table is the scenario sections as YAML.
+func init() { commandOutputs["import deepspeed"] = outputs{formats: []string{"table", "json"}} }
+
+// importDeepSpeedOpts are zerosim import deepspeed's flags.
+type importDeepSpeedOpts struct {
+	hf                       string
+	gpu                      string
+	nodes, gpusPerNode       int
+	microBatch, gradAccum    int
+	dtype                    string
+	clusterGiven, nodesGiven bool
+	gpusGiven, microGiven    bool
+	accumGiven               bool
+}
+
+// newImportDeepSpeedCmd is zerosim import deepspeed (cmd_import.go adds it
+// to the import group).
+func newImportDeepSpeedCmd(a *app) *cobra.Command {
+	var o importDeepSpeedOpts
+	c := &cobra.Command{
+		Use:   "deepspeed DS_CONFIG.json",
+		Short: "Print the scenario sections a DeepSpeed config (ds_config.json) determines",
+		Long: `import deepspeed reads a DeepSpeed config (the JSON given to
+deepspeed.initialize or --deepspeed) and prints the scenario sections it
+determines, each key with a comment naming the DeepSpeed key and rule it
+comes from: stack: deepspeed, parallelism.zero_stage, communication
+(bucket_size from reduce_bucket_size, overlap from overlap_comm,
+prefetch_depth from stage3_prefetch_bucket_size and
+stage3_max_live_parameters, the ZeRO++ keys), training (micro_batch and
+grad_accum by DeepSpeed's batch rule, param_dtype from bf16/fp16, the
+optimizer and its parameters, grad_clip from gradient_clipping) and offload
+(offload_optimizer, offload_param). Keys and defaults follow DeepSpeed at
+edaa7221. Lines starting "# note:" name what zerosim does not model.
+
+--hf config.json adds the model section (as import hf prints it) and sizes
+the prefetch depth and the Hugging Face Trainer's "auto" bucket sizes;
+--gpu, --nodes and --gpus-per-node add the cluster and parallelism.dp, the
+world size that turns train_batch_size into micro-batches and
+accumulation steps. With both, the output runs as it is:
+zerosim import deepspeed ds_config.json --hf config.json --gpu H100-80GB > s.yaml
+zerosim run s.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := noStdin("import deepspeed", args[0]); err != nil {
+				return err
+			}
+			f := cmd.Flags()
+			o.nodesGiven, o.gpusGiven = f.Changed("nodes"), f.Changed("gpus-per-node")
+			o.clusterGiven = o.nodesGiven || o.gpusGiven || f.Changed("gpu")
+			o.microGiven, o.accumGiven = f.Changed("micro-batch"), f.Changed("grad-accum")
+			return runImportDeepSpeed(a, &o, args[0])
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.hf, "hf", "", "`FILE`, the model's Hugging Face config.json: adds the model section")
+	f.StringVar(&o.gpu, "gpu", "", "`NAME` of the cluster's GPU preset (docs/scenario-format.md lists them): adds the cluster")
+	f.IntVar(&o.nodes, "nodes", 1, "nodes of the cluster (dp = nodes × gpus-per-node)")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 8, "GPUs per node")
+	f.IntVar(&o.microBatch, "micro-batch", 0, "`N` for train_micro_batch_size_per_gpu where the config says \"auto\"")
+	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N` for gradient_accumulation_steps where the config says \"auto\"")
+	f.StringVar(&o.dtype, "dtype", "", "`DTYPE` (bf16, fp16 or fp32) where the config's bf16.enabled or fp16.enabled is \"auto\"")
+	return c
+}
+
+func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
+	var opt scenarios.DeepSpeedOptions
+	if o.clusterGiven {
+		if o.nodes < 1 || o.nodes > 65536 {
+			return inputError{fmt.Errorf("--nodes %d is out of range (use 1 to 65536)", o.nodes)}
+		}
+		if o.gpusPerNode < 1 || o.gpusPerNode > 1024 {
+			return inputError{fmt.Errorf("--gpus-per-node %d is out of range (use 1 to 1024)", o.gpusPerNode)}
+		}
+		opt.DP = int64(o.nodes) * int64(o.gpusPerNode)
+	}
+	if o.gpu != "" {
+		var names []string
+		for _, g := range scenarios.GPUPresets() {
+			names = append(names, g.Name)
+		}
+		if !slices.Contains(names, o.gpu) {
+			return inputError{fmt.Errorf("--gpu %q is not a GPU preset (use one of %s)", o.gpu, strings.Join(names, ", "))}
+		}
+	}
+	if o.microGiven && (o.microBatch < 1 || o.microBatch > 1<<20) {
+		return inputError{fmt.Errorf("--micro-batch %d is out of range (use 1 to 1048576)", o.microBatch)}
+	}
+	if o.accumGiven && (o.gradAccum < 1 || o.gradAccum > 4096) {
+		return inputError{fmt.Errorf("--grad-accum %d is out of range (use 1 to 4096)", o.gradAccum)}
+	}
+	opt.MicroBatch, opt.GradAccum = int64(o.microBatch), int64(o.gradAccum)
+	switch o.dtype {
+	case "":
+	case "bf16", "fp16", "fp32":
+		opt.ParamDType = scenarios.DType(o.dtype)
+	default:
+		return inputError{fmt.Errorf("--dtype %q: use bf16, fp16 or fp32", o.dtype)}
+	}
+	var hm *scenarios.HFModel
+	if o.hf != "" {
+		var err error
+		if hm, err = scenarios.ReadHFConfig(o.hf); err != nil {
+			return inputError{fmt.Errorf("--hf: %w", err)}
+		}
+		opt.Hidden = hm.Dims.Hidden
+		for _, l := range hm.LayerList {
+			if l.Name == "block.0" {
+				opt.BlockParams = int64(l.Params)
+			}
+		}
+	}
+	ds, err := scenarios.ReadDeepSpeedConfig(file, opt)
+	if err != nil {
+		return inputError{err}
+	}
+	if a.format == "json" {
+		return writeDeepSpeedJSON(a.out, file, ds)
+	}
+	return writeDeepSpeedYAML(a.out, file, ds, o, hm)
+}
+
+// writeDeepSpeedYAML writes the scenario sections, each key under a
+// comment naming where it comes from.
+func writeDeepSpeedYAML(w io.Writer, file string, ds *scenarios.DeepSpeedImport, o *importDeepSpeedOpts, hm *scenarios.HFModel) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# DeepSpeed config %s: ZeRO stage %d (keys and defaults of DeepSpeed at edaa7221)\n", file, ds.Stage)
+	for _, n := range ds.Notes {
+		fmt.Fprintf(&b, "# note: %s\n", n)
+	}
+	if !o.clusterGiven || hm == nil {
+		var miss []string
+		if !o.clusterGiven {
+			miss = append(miss, "cluster: and parallelism.dp (or pass --gpu, --nodes, --gpus-per-node)")
+		}
+		if hm == nil {
+			miss = append(miss, "model: (or pass --hf config.json)")
+		}
+		fmt.Fprintf(&b, "# to run it, add %s\n", strings.Join(miss, " and "))
+	}
+	name, _ := json.Marshal(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	fmt.Fprintf(&b, "version: 1\nname: %s\n# stack: deepspeed fills in communication.boundary: deepspeed and what the keys below leave unset (docs/stacks.md)\nstack: deepspeed\n", name)
+	if o.clusterGiven {
+		fmt.Fprintf(&b, "cluster:\n  nodes: %d\n  gpus_per_node: %d\n", o.nodes, o.gpusPerNode)
+		if o.gpu != "" {
+			fmt.Fprintf(&b, "  gpu: %s\n", o.gpu)
+		}
+	}
+	if hm != nil {
+		if err := writeHFYAML(&b, o.hf, hm); err != nil {
+			return err
+		}
+	}
+	section := ""
+	for _, s := range ds.Settings {
+		sec, key, _ := strings.Cut(s.Key, ".")
+		if sec != section {
+			section = sec
+			fmt.Fprintf(&b, "%s:\n", sec)
+			if sec == "parallelism" && o.clusterGiven {
+				fmt.Fprintf(&b, "  # --nodes × --gpus-per-node\n  dp: %d\n", o.nodes*o.gpusPerNode)
+			}
+		}
+		fmt.Fprintf(&b, "  # %s\n  %s: %s\n", s.From, key, s.Value)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// deepSpeedJSON is the JSON form of an imported DeepSpeed config.
+type deepSpeedJSON struct {
+	File      string             `json:"file"`
+	ZeroStage int64              `json:"zero_stage"`
+	Settings  []deepSpeedSetJSON `json:"settings"`
+	Notes     []string           `json:"notes,omitempty"`
+}
+
+type deepSpeedSetJSON struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	From  string `json:"from"`
+}
+
+func writeDeepSpeedJSON(w io.Writer, file string, ds *scenarios.DeepSpeedImport) error {
+	out := deepSpeedJSON{File: file, ZeroStage: ds.Stage, Notes: ds.Notes}
+	for _, s := range ds.Settings {
+		out.Settings = append(out.Settings, deepSpeedSetJSON{s.Key, s.Value, s.From})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// The arguments TestUnhonouredFlagsRejected gives the command.
+func init() { commandArgs["import deepspeed"] = []string{"ds_config.json"} }
+
+// TestImportDeepSpeedCLI: with --hf and a cluster, the printed scenario
+// loads as it is and holds what the ds_config.json says (FlagPerf's Llama 2
+// 7B: stage 3, reduce_bucket_size 1e7 bf16 elements, overlap_comm true,
+// gradient_clipping 1.0, AdamW with weight_decay 0.1) beside the model's
+// published total; the stack fills in DeepSpeed's boundary.
+func TestImportDeepSpeedCLI(t *testing.T) {
+	const ds, hf = "../../docs/examples/deepspeed/", "../../scenarios/testdata/hf/llama-2-7b/config.json"
+	for _, c := range []struct {
+		args         []string
+		stage        int
+		bucket       units.Bytes
+		overlap      bool
+		prefetch     int
+		micro, accum int64
+		clip         scenarios.GradClip
+		offload      scenarios.OffloadDevice
+	}{
+		{[]string{ds + "flagperf-llama2-7b.json", "--hf", hf, "--gpu", "A100-80GB"}, 3, 20_000_000, true, 1, 1, 1, scenarios.GradClipNorm, ""},
+		// 64 = 2 · 4 · (2 nodes · 4 GPUs) would fail; 2 · 4 · 8 holds.
+		{[]string{ds + "deepspeedexamples-llama-13b-zero3-offload.json", "--hf", hf, "--gpu", "H100-80GB", "--nodes", "2", "--gpus-per-node", "4"}, 3, 400_000_000, true, 1, 2, 4, scenarios.GradClipNorm, scenarios.OffloadCPU},
+		// The Trainer's "auto" values: 4096² bf16 elements of bucket.
+		{[]string{ds + "flagperf-llava1.5-7b-finetune.json", "--hf", hf, "--gpu", "A100-80GB", "--dtype", "bf16", "--micro-batch", "16", "--grad-accum", "2"}, 3, 32 << 20, true, 1, 16, 2, scenarios.GradClipNorm, ""},
+		// Megatron-DeepSpeed's stage 1: 256 = 1 · 32 · 8.
+		{[]string{ds + "flagperf-llama2-7b-megatron-deepspeed.json", "--hf", hf, "--gpu", "A100-80GB"}, 1, 10_000_000, false, 1, 1, 32, scenarios.GradClipNorm, ""},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "deepspeed"}, c.args...)...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%q: code %d: %s", c.args, code, stderr)
+		}
+		s, err := scenarios.Load("imported.yaml", []byte(out), nil)
+		if err != nil {
+			t.Fatalf("%q: the output does not load: %v\n%s", c.args, err, out)
+		}
+		p, m, tr := s.Parallelism, s.Communication, s.Training
+		if int64(s.Model.Params) != 6_738_415_616 || p.DP != 8 || p.Stage != c.stage || m.BucketSize != c.bucket || m.Overlap == nil || *m.Overlap != c.overlap ||
+			(c.stage == 3 && (m.PrefetchDepth == nil || *m.PrefetchDepth != c.prefetch)) || tr.MicroBatch != c.micro || tr.GradAccum != c.accum ||
+			tr.GradClip != c.clip || s.Offload.Optimizer != c.offload || m.Boundary != scenarios.BoundaryDeepSpeed || tr.ParamDType != scenarios.BF16 {
+			t.Errorf("%q: loaded %d params, dp %d, stage %d, bucket %d, overlap %v, prefetch %v, micro %d, accum %d, clip %q, offload %q, boundary %q, %s",
+				c.args, s.Model.Params, p.DP, p.Stage, m.BucketSize, deref(m.Overlap), deref(m.PrefetchDepth), tr.MicroBatch, tr.GradAccum, tr.GradClip, s.Offload.Optimizer, m.Boundary, tr.ParamDType)
+		}
+		if !strings.HasPrefix(out, "# DeepSpeed config "+c.args[0]+": ZeRO stage ") {
+			t.Errorf("%q: the header does not name the file:\n%s", c.args, out)
+		}
+	}
+
+	out, _, code := runValidateCLI(t, nil, "import", "deepspeed", "--format", "json", ds+"flagperf-llama2-7b.json")
+	var j struct {
+		Stage    int `json:"zero_stage"`
+		Settings []struct{ Key, Value, From string }
+		Notes    []string
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Stage != 3 || len(j.Notes) != 2 ||
+		j.Settings[1].Key != "communication.bucket_size" || j.Settings[1].Value != "20MB" || !strings.Contains(j.Settings[1].From, "reduce_bucket_size 1e7") {
+		t.Errorf("json: %v, code %d: %s", err, code, out)
+	}
+
+	for _, c := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{ds + "flagperf-llava1.5-7b-finetune.json"}, `bf16.enabled is "auto"`},
+		{[]string{ds + "flagperf-llava1.5-7b-finetune.json", "--dtype", "bf16"}, `train_micro_batch_size_per_gpu is "auto"`},
+		{[]string{ds + "flagperf-llava1.5-7b-finetune.json", "--dtype", "bf16", "--micro-batch", "1", "--grad-accum", "1"}, `reduce_bucket_size is "auto"`},
+		{[]string{ds + "flagperf-llama2-7b-megatron-deepspeed.json", "--nodes", "2"}, "train_batch_size=256 is not"},
+		{[]string{ds + "flagperf-llama2-7b.json", "--gpu", "B9000"}, `--gpu "B9000" is not a GPU preset`},
+		{[]string{ds + "flagperf-llama2-7b.json", "--dtype", "int8"}, `--dtype "int8"`},
+		{[]string{ds + "flagperf-llama2-7b.json", "--hf", ds + "flagperf-llama2-7b.json"}, "--hf: "},
+		{[]string{"-"}, "standard input"},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "deepspeed"}, c.args...)...)
+		if code != exitInput || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.mention) {
+			t.Errorf("%q: code %d, stdout %d bytes, stderr %q: want exit 2 and one line naming %q", c.args, code, len(out), stderr, c.mention)
+		}
+	}
+}
+
+// deref is *p, or nil.
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

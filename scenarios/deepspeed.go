@@ -1,0 +1,1118 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file imports a DeepSpeed config (ds_config.json) into the scenario
+// keys it determines (zerosim import deepspeed). Every key, alias and
+// default follows deepspeedai/DeepSpeed at
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641 (dsCommit below):
+// deepspeed/runtime/config.py (DeepSpeedConfig._initialize_params, the
+// batch rule _set_batch_related_parameters and _batch_assertion),
+// deepspeed/runtime/constants.py, deepspeed/runtime/precision_config.py,
+// deepspeed/runtime/zero/config.py (DeepSpeedZeroConfig: its fields,
+// aliases and defaults; extra="forbid" in runtime/config_utils.py, so an
+// unknown zero_optimization key stops DeepSpeed), deepspeed/runtime/zero/
+// offload_config.py and deepspeed/runtime/engine.py
+// (_configure_basic_optimizer). The values the Hugging Face Trainer fills
+// in for "auto" follow transformers'
+// src/transformers/integrations/deepspeed.py at
+// 02348331baea70aaedce3b76c18481b2b441fe2d (HfTrainerDeepSpeedConfig
+// trainer_config_process and trainer_config_finalize).
+
+// dsCommit is the DeepSpeed commit the import follows.
+const dsCommit = "edaa7221"
+
+// DeepSpeedOptions is what the caller knows beyond ds_config.json: zero
+// values mean unknown.
+type DeepSpeedOptions struct {
+	// DP is the data-parallel size, DeepSpeed's world_size in the batch
+	// rule train_batch_size = micro·accumulation·world_size.
+	DP int64
+	// Hidden is the model's hidden_size, from which the Hugging Face
+	// Trainer fills "auto" bucket sizes.
+	Hidden int64
+	// BlockParams is the parameter count of one ZeRO-3 unit (a
+	// transformer block), which sizes the prefetch depth.
+	BlockParams int64
+	// MicroBatch, GradAccum and ParamDType fill in "auto" (what the
+	// Trainer's --per_device_train_batch_size, --gradient_accumulation_steps
+	// and --bf16/--fp16 would) or absent values.
+	MicroBatch, GradAccum int64
+	ParamDType            DType
+}
+
+// DeepSpeedSetting is one scenario key an import determines.
+type DeepSpeedSetting struct {
+	// Key is the dotted scenario path (communication.bucket_size).
+	Key string
+	// Value is its YAML scalar.
+	Value string
+	// From says which ds_config.json keys and which rule give it, one line.
+	From string
+}
+
+// DeepSpeedImport is an imported ds_config.json.
+type DeepSpeedImport struct {
+	// Stage is zero_optimization.stage.
+	Stage int64
+	// Settings are the scenario keys in scenario order (parallelism,
+	// communication, training, offload).
+	Settings []DeepSpeedSetting
+	// Notes name what the import approximates or leaves out, one line each.
+	Notes []string
+}
+
+// Setting returns the value of the scenario key, "" when the import does
+// not set it.
+func (d *DeepSpeedImport) Setting(key string) string {
+	for _, s := range d.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
+}
+
+// ReadDeepSpeedConfig reads and imports the ds_config.json at path.
+func ReadDeepSpeedConfig(path string, o DeepSpeedOptions) (*DeepSpeedImport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", path, msg)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (give the path of a ds_config.json)", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxHFConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read the file: %v", path, err)
+	}
+	return ImportDeepSpeed(path, data, o)
+}
+
+// ImportDeepSpeed imports the bytes of a ds_config.json; file names it in
+// errors. Every error is one line naming the file and the key's JSON path
+// with the fix.
+func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedImport, error) {
+	if len(data) > MaxHFConfigBytes {
+		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a ds_config.json (check the path)", file, MaxHFConfigBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON: %s (give the DeepSpeed config file)", file, oneLine(err.Error()))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: not valid JSON: more than one value (give the DeepSpeed config file)", file)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: the file holds %s, not a JSON object (give the DeepSpeed config file)", file, describeJSON(v))
+	}
+	if o.DP < 0 || o.Hidden < 0 || o.BlockParams < 0 || o.MicroBatch < 0 || o.GradAccum < 0 {
+		return nil, fmt.Errorf("%s: negative option", file)
+	}
+	d := &dsReader{file: file, o: o, out: &DeepSpeedImport{}}
+	if err := d.read(m); err != nil {
+		return nil, err
+	}
+	return d.out, nil
+}
+
+// dsReader holds one import.
+type dsReader struct {
+	file string
+	o    DeepSpeedOptions
+	out  *DeepSpeedImport
+	// autoOpt lists optimizer.params keys left out because they are "auto".
+	autoOpt []string
+	// pending holds the offload keys until the training keys are set.
+	pending []DeepSpeedSetting
+}
+
+func (d *dsReader) errorf(format string, a ...any) error {
+	return fmt.Errorf("%s: %s", d.file, oneLine(fmt.Sprintf(format, a...)))
+}
+
+func (d *dsReader) set(key, value, from string) {
+	d.out.Settings = append(d.out.Settings, DeepSpeedSetting{Key: key, Value: value, From: oneLine(from)})
+}
+
+func (d *dsReader) note(format string, a ...any) {
+	d.out.Notes = append(d.out.Notes, oneLine(fmt.Sprintf(format, a...)))
+}
+
+// isAuto reports whether v is the string "auto".
+func isAuto(v any) bool { s, ok := v.(string); return ok && s == "auto" }
+
+// dsNumber reads a JSON number as a float64.
+func (d *dsReader) number(path string, v any, eg string) (float64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, d.errorf("%s is %s, not a number (use a number such as %s)", path, describeJSON(v), eg)
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, d.errorf("%s=%s is not a finite number (use a number such as %s)", path, clip(n.String()), eg)
+	}
+	return f, nil
+}
+
+// whole reads a whole number in [lo, hi] (1e7 counts: DeepSpeed's pydantic
+// int fields take whole floats).
+func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, d.errorf("%s is %s, not a whole number (use a number such as %d)", path, describeJSON(v), max(lo, 1))
+	}
+	i, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(n.String(), 64)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
+			return 0, d.errorf("%s=%s is not a whole number in range (use %d to %d)", path, clip(n.String()), lo, hi)
+		}
+		i = int64(f)
+	}
+	if i < lo || i > hi {
+		return 0, d.errorf("%s=%d is out of range (use %d to %d)", path, i, lo, hi)
+	}
+	return i, nil
+}
+
+func (d *dsReader) boolean(path string, v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, d.errorf("%s is %s, not a boolean (use true or false)", path, describeJSON(v))
+	}
+	return b, nil
+}
+
+// object reads an optional JSON object (nil when absent or null).
+func (d *dsReader) object(path string, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, d.errorf("%s is %s, not an object (use {...} as DeepSpeed's config documents it)", path, describeJSON(v))
+	}
+	return o, nil
+}
+
+// Keys zerosim leaves alone because they change neither time nor memory
+// (logging, monitoring, checkpoint files, the LR schedule, numerics of the
+// gradient average).
+var dsIgnored = map[string]bool{
+	"steps_per_print": true, "wall_clock_breakdown": true, "dump_state": true, "memory_breakdown": true,
+	"tensorboard": true, "wandb": true, "csv_monitor": true, "comet": true, "monitor": true, "comms_logger": true,
+	"flops_profiler": true, "checkpoint": true, "nebula": true, "datastates": true, "scheduler": true,
+	"prescale_gradients": true, "gradient_predivide_factor": true, "zero_allow_untested_optimizer": true,
+	"zero_force_ds_cpu_optimizer": true, "dataloader_drop_last": true, "log_level": true, "logging": true,
+	"autotuning": true, "timers": true, "graph_harvesting": true, "gradient_allreduce_op": true,
+	"use_data_before_expert_parallel_": true, "vocabulary_size": true, "seed": true,
+}
+
+// Keys that change time or memory in ways zerosim does not model: each
+// present one is a note.
+var dsUnmodelled = map[string]string{
+	"pipeline":                      "pipeline parallelism is not modelled (zerosim simulates pure data parallelism)",
+	"tensor_parallel":               "tensor parallelism (AutoTP) is not modelled (zerosim simulates pure data parallelism)",
+	"sequence_parallel_size":        "sequence parallelism is not modelled (parallelism.cp is ring attention, not DeepSpeed-Ulysses)",
+	"expert_parallel":               "DeepSpeed's expert parallelism settings are not read (use parallelism.ep)",
+	"sparse_attention":              "sparse attention is not modelled: zerosim times dense attention",
+	"sparse_gradients":              "sparse embedding gradients are not modelled",
+	"compression_training":          "compression training (quantization-aware training, pruning) is not modelled",
+	"weight_quantization":           "weight quantization is not modelled",
+	"curriculum_learning":           "curriculum learning (a varying sequence length) is not modelled: set model.seq_len to the length you time",
+	"data_efficiency":               "data efficiency (curriculum, random-LTD) is not modelled",
+	"progressive_layer_drop":        "progressive layer drop is not modelled: every step runs every layer",
+	"eigenvalue":                    "the eigenvalue computation is not modelled",
+	"hybrid_engine":                 "the hybrid engine (RLHF generation) is not modelled",
+	"elasticity":                    "elastic training's batch sizes are not read (the batch keys are)",
+	"communication_data_type":       "not modelled: gradients are reduced in param_dtype",
+	"data_types":                    "grad_accum_dtype and param_dtype are not modelled: gradients are kept in param_dtype",
+	"amp":                           "apex AMP is not modelled (training.param_dtype sets one dtype for parameters and compute)",
+	"torch_autocast":                "torch autocast is not modelled (training.param_dtype sets one dtype for parameters and compute)",
+	"compile":                       "DeepSpeed's compile (deepcompile) is not modelled: set training.compile if the model is compiled",
+	"activation_checkpointing":      "configures deepspeed.checkpointing, which recomputes only where the model code calls it: set training.recompute yourself",
+	"aio":                           "NVMe I/O settings are not read: set cluster.host.nvme_bandwidth to what your drives reach",
+	"disable_allgather":             "not modelled",
+	"managed_gradient_accumulation": "not modelled",
+}
+
+// read imports the top-level object.
+func (d *dsReader) read(m map[string]any) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	known := map[string]bool{"train_batch_size": true, "train_micro_batch_size_per_gpu": true, "gradient_accumulation_steps": true,
+		"optimizer": true, "fp16": true, "bf16": true, "bfloat16": true, "gradient_clipping": true, "zero_optimization": true}
+
+	// Precision first: the bucket sizes are in bytes of param_dtype.
+	dtype, err := d.precision(m)
+	if err != nil {
+		return err
+	}
+	zc, stage, err := d.zeroSection(m)
+	if err != nil {
+		return err
+	}
+	d.out.Stage = stage
+	micro, accum, err := d.batch(m)
+	if err != nil {
+		return err
+	}
+	d.set("parallelism.zero_stage", strconv.FormatInt(stage, 10), zeroFrom(m, "stage"))
+	offOpt, err := d.zero(zc, stage, dtype)
+	if err != nil {
+		return err
+	}
+	d.set("training.micro_batch", strconv.FormatInt(micro.v, 10), micro.from)
+	d.set("training.grad_accum", strconv.FormatInt(accum.v, 10), accum.from)
+	d.set("training.param_dtype", string(dtype.v), dtype.from)
+	if err := d.optimizer(m, offOpt); err != nil {
+		return err
+	}
+	if err := d.clipping(m); err != nil {
+		return err
+	}
+	d.moveOffload()
+	if len(d.autoOpt) > 0 {
+		d.note("optimizer.params %s are \"auto\" (the Hugging Face Trainer fills them in): left at zerosim's defaults, which change no time or memory", strings.Join(d.autoOpt, ", "))
+	}
+	for _, k := range keys {
+		switch {
+		case known[k] || dsIgnored[k]:
+		case dsUnmodelled[k] != "":
+			if v := m[k]; v == nil || v == false {
+				continue
+			}
+			if k == "data_types" && d.dataTypesMatch(m[k], dtype.v) {
+				continue
+			}
+			if k == "sequence_parallel_size" {
+				if n, ok := m[k].(json.Number); ok && n.String() == "1" {
+					continue
+				}
+			}
+			d.note("%s: %s", k, dsUnmodelled[k])
+		default:
+			d.note("%s is not a DeepSpeed key zerosim reads (DeepSpeed ignores unknown top-level keys): left out", strconv.Quote(clip(k)))
+		}
+	}
+	return nil
+}
+
+// dataTypesMatch reports whether a data_types section only names the
+// param dtype (grad_accum_dtype defaults to the model's dtype: engine.py
+// get_data_types at dsCommit), so it changes nothing zerosim models.
+func (d *dsReader) dataTypesMatch(v any, dt DType) bool {
+	o, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	names := map[DType][]string{BF16: {"bf16", "bfloat16", "torch.bfloat16"}, FP16: {"fp16", "float16", "half", "torch.float16"},
+		FP32: {"fp32", "float32", "float", "torch.float32"}}
+	for _, x := range o {
+		str, isStr := x.(string)
+		if x != nil && (!isStr || !slices.Contains(names[dt], str)) {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroFrom names the zero_optimization key a setting came from, or its
+// default.
+func zeroFrom(m map[string]any, key string) string {
+	z, _ := m["zero_optimization"].(map[string]any)
+	if v, ok := z[key]; ok && v != nil {
+		return "zero_optimization." + key + " " + describeJSON(v)
+	}
+	if key == "stage" {
+		if b, ok := m["zero_optimization"].(bool); ok {
+			return fmt.Sprintf("zero_optimization %v (the deprecated form: true is stage 1)", b)
+		}
+	}
+	return "zero_optimization." + key + " absent: DeepSpeed's default (zero/config.py at " + dsCommit + ")"
+}
+
+type dsInt struct {
+	v    int64
+	from string
+}
+
+type dsDType struct {
+	v    DType
+	from string
+}
+
+// precision reads fp16.enabled and bf16.enabled ("bfloat16" is the old
+// name, read when "bf16" is absent: precision_config.py
+// get_bfloat16_config). Both default to false: fp32 training. DeepSpeed
+// asserts that not both are on (config.py _initialize_params).
+func (d *dsReader) precision(m map[string]any) (dsDType, error) {
+	enabled := func(section string) (bool, bool, error) { // on, auto
+		s, err := d.object(section, m[section])
+		if err != nil || s == nil {
+			return false, false, err
+		}
+		v, ok := s["enabled"]
+		if !ok || v == nil {
+			return false, false, nil
+		}
+		if isAuto(v) {
+			return false, true, nil
+		}
+		b, err := d.boolean(section+".enabled", v)
+		return b, false, err
+	}
+	bfKey := "bf16"
+	if _, ok := m["bf16"]; !ok {
+		if _, old := m["bfloat16"]; old {
+			bfKey = "bfloat16"
+		}
+	}
+	fp16, fpAuto, err := enabled("fp16")
+	if err != nil {
+		return dsDType{}, err
+	}
+	bf16, bfAuto, err := enabled(bfKey)
+	if err != nil {
+		return dsDType{}, err
+	}
+	if fp16 && bf16 {
+		return dsDType{}, d.errorf("fp16.enabled and %s.enabled are both true, which DeepSpeed refuses (set one to false)", bfKey)
+	}
+	var got dsDType
+	switch {
+	case fpAuto || bfAuto:
+		if d.o.ParamDType == "" {
+			k := "fp16.enabled"
+			if bfAuto {
+				k = bfKey + ".enabled"
+			}
+			return dsDType{}, d.errorf("%s is \"auto\" (the Hugging Face Trainer fills it in from --bf16/--fp16): give true or false, or pass --dtype bf16, fp16 or fp32", k)
+		}
+		if (fp16 && d.o.ParamDType != FP16) || (bf16 && d.o.ParamDType != BF16) {
+			return dsDType{}, d.errorf("--dtype %s contradicts the precision the config enables (drop the flag or change the config)", d.o.ParamDType)
+		}
+		got = dsDType{d.o.ParamDType, "--dtype (fp16/" + bfKey + ".enabled \"auto\")"}
+	case bf16:
+		got = dsDType{BF16, bfKey + ".enabled true"}
+	case fp16:
+		got = dsDType{FP16, "fp16.enabled true"}
+	default:
+		got = dsDType{FP32, "fp16.enabled and bf16.enabled absent or false: DeepSpeed trains in fp32 (precision_config.py at " + dsCommit + ")"}
+	}
+	if got.v == FP16 {
+		d.note("fp16: dynamic loss scaling (loss_scale, initial_scale_power, hysteresis) is not modelled: zerosim times every step as applied, DeepSpeed skips a step whose gradients overflow")
+	}
+	if d.o.ParamDType != "" && d.o.ParamDType != got.v {
+		return dsDType{}, d.errorf("--dtype %s contradicts the config's %s (drop the flag or change the config)", d.o.ParamDType, got.v)
+	}
+	if b, _ := m[bfKey].(map[string]any); bf16 && b != nil {
+		for _, k := range []string{"bf16_master_weights_and_grads", "bf16_optimizer_states"} {
+			if b[k] == true {
+				d.note("%s.%s: bf16 master weights or optimizer states are not modelled (zerosim keeps an fp32 master and fp32 Adam states)", bfKey, k)
+			}
+		}
+	}
+	return got, nil
+}
+
+// batch applies DeepSpeed's batch rule (config.py
+// _set_batch_related_parameters and _batch_assertion at dsCommit): any
+// two of train_batch_size, train_micro_batch_size_per_gpu and
+// gradient_accumulation_steps give the third through
+// train_batch_size = micro·accumulation·world_size (integer division); the
+// batch alone gives micro = batch/world_size with accumulation 1; the micro
+// batch alone gives accumulation 1; and the three must agree.
+func (d *dsReader) batch(m map[string]any) (micro, accum dsInt, err error) {
+	const tbK, mbK, gaK = "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"
+	froms := map[string]string{}
+	read := func(k string, flag int64, flagName string, autoOK bool) (int64, bool, error) {
+		v, ok := m[k]
+		if !ok || v == nil {
+			if flag > 0 {
+				froms[k] = fmt.Sprintf("%s %d (%s absent)", flagName, flag, k)
+				return flag, true, nil
+			}
+			return 0, false, nil
+		}
+		if isAuto(v) {
+			if flag > 0 {
+				froms[k] = fmt.Sprintf("%s %d (%s \"auto\")", flagName, flag, k)
+				return flag, true, nil
+			}
+			if autoOK {
+				return 0, false, nil
+			}
+			return 0, false, d.errorf("%s is \"auto\" (the Hugging Face Trainer fills it in): give a number, or pass %s N", k, flagName)
+		}
+		n, err := d.whole(k, v, 1, 1<<40)
+		if err != nil {
+			return 0, false, err
+		}
+		if flag > 0 && flag != n {
+			return 0, false, d.errorf("%s=%d but %s is %d (drop the flag or change the config)", k, n, flagName, flag)
+		}
+		froms[k] = k + " " + describeJSON(v)
+		return n, true, nil
+	}
+	// train_batch_size "auto" is the product the Trainer computes from the
+	// other two, so it is the same as absent.
+	tb, hasTB, err := read(tbK, 0, "", true)
+	if err != nil {
+		return
+	}
+	mb, hasMB, err := read(mbK, d.o.MicroBatch, "--micro-batch", false)
+	if err != nil {
+		return
+	}
+	ga, hasGA, err := read(gaK, d.o.GradAccum, "--grad-accum", false)
+	if err != nil {
+		return
+	}
+	w := d.o.DP
+	rule := "DeepSpeed's batch rule (config.py _set_batch_related_parameters at " + dsCommit + ")"
+	needW := func(what string) error {
+		return d.errorf("%s needs the data-parallel size (%s): pass --nodes and --gpus-per-node, or give %s", what, rule, what)
+	}
+	micro = dsInt{mb, froms[mbK]}
+	accum = dsInt{ga, froms[gaK]}
+	switch {
+	case hasTB && hasMB && hasGA:
+	case hasTB && hasMB:
+		if w == 0 {
+			return micro, accum, needW(gaK)
+		}
+		accum = dsInt{tb / mb / w, fmt.Sprintf("%s %d / (%s %d · dp %d), %s", tbK, tb, mbK, mb, w, rule)}
+	case hasTB && hasGA:
+		if w == 0 {
+			return micro, accum, needW(mbK)
+		}
+		micro = dsInt{tb / w / ga, fmt.Sprintf("%s %d / (dp %d · %s %d), %s", tbK, tb, w, gaK, ga, rule)}
+	case hasMB && hasGA:
+	case hasTB:
+		if w == 0 {
+			return micro, accum, needW(mbK)
+		}
+		micro = dsInt{tb / w, fmt.Sprintf("%s %d / dp %d, %s", tbK, tb, w, rule)}
+		accum = dsInt{1, gaK + " absent: 1, " + rule}
+	case hasMB:
+		accum = dsInt{1, gaK + " absent: 1, " + rule}
+	default:
+		return micro, accum, d.errorf("%s is missing (DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu): give it, or pass --micro-batch N", mbK)
+	}
+	if micro.v < 1 {
+		return micro, accum, d.errorf("%s comes to %d (%s): DeepSpeed asserts it is at least 1 (raise %s)", mbK, micro.v, micro.from, tbK)
+	}
+	if accum.v < 1 {
+		return micro, accum, d.errorf("%s comes to %d (%s): DeepSpeed asserts it is at least 1 (raise %s)", gaK, accum.v, accum.from, tbK)
+	}
+	if hasTB && w > 0 {
+		if p, ok := mulExact(micro.v, accum.v, w); !ok || p != tb {
+			return micro, accum, d.errorf("%s=%d is not %s·%s·dp = %d·%d·%d, as DeepSpeed asserts (config.py _batch_assertion at %s): fix one of them, or the cluster flags", tbK, tb, mbK, gaK, micro.v, accum.v, w, dsCommit)
+		}
+	}
+	if micro.v > 1<<20 {
+		return micro, accum, d.errorf("%s comes to %d, above zerosim's training.micro_batch limit 1048576 (lower it)", mbK, micro.v)
+	}
+	if accum.v > 4096 {
+		return micro, accum, d.errorf("%s comes to %d, above zerosim's training.grad_accum limit 4096 (lower it)", gaK, accum.v)
+	}
+	return micro, accum, nil
+}
+
+// mulExact multiplies positive numbers, false on overflow.
+func mulExact(xs ...int64) (int64, bool) {
+	p := int64(1)
+	for _, x := range xs {
+		if x != 0 && p > math.MaxInt64/x {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
+
+// zeroSection reads zero_optimization and its stage. Absent, ZeRO is off
+// (stage 0); the deprecated boolean form is stage 1 when true
+// (zero/config.py get_zero_config and read_zero_config_deprecated).
+func (d *dsReader) zeroSection(m map[string]any) (map[string]any, int64, error) {
+	v, ok := m["zero_optimization"]
+	if !ok || v == nil {
+		return nil, 0, nil
+	}
+	if b, isBool := v.(bool); isBool {
+		if b {
+			return nil, 1, nil
+		}
+		return nil, 0, nil
+	}
+	z, err := d.object("zero_optimization", v)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, ok := z["stage"]
+	if !ok || s == nil {
+		return z, 0, nil
+	}
+	if isAuto(s) {
+		return nil, 0, d.errorf("zero_optimization.stage is \"auto\": give 0, 1, 2 or 3")
+	}
+	stage, err := d.whole("zero_optimization.stage", s, 0, 3)
+	return z, stage, err
+}
+
+// dsZeroKeys are DeepSpeedZeroConfig's fields and aliases (zero/config.py
+// at dsCommit): what each does here. "map" keys are read below; "ignore"
+// keys change neither time nor memory; any other value is the note a
+// non-default setting gets, with the default it is compared with.
+type dsZeroKey struct {
+	def  any // DeepSpeed's default: bool, float64, or nil (note whenever set)
+	note string
+	// stages the key is read at ("12": the stage 1–2 optimizer, "3": the
+	// stage-3 engine, "": any stage above 0).
+	stages string
+}
+
+var dsZeroKeys = map[string]dsZeroKey{
+	"stage": {note: "map"}, "reduce_bucket_size": {note: "map"}, "overlap_comm": {note: "map"},
+	"prefetch_bucket_size": {note: "map"}, "stage3_prefetch_bucket_size": {note: "map"},
+	"max_live_parameters": {note: "map"}, "stage3_max_live_parameters": {note: "map"},
+	"offload_param": {note: "map"}, "offload_optimizer": {note: "map"}, "cpu_offload": {note: "map"}, "cpu_offload_param": {note: "map"},
+	"zero_hpz_partition_size": {note: "map"}, "zero_quantized_weights": {note: "map"}, "zero_quantized_gradients": {note: "map"},
+
+	"load_from_fp32_weights": {note: "ignore"}, "elastic_checkpoint": {note: "ignore"},
+	"gather_16bit_weights_on_model_save": {note: "ignore"}, "stage3_gather_16bit_weights_on_model_save": {note: "ignore"},
+	"stage3_gather_fp16_weights_on_model_save": {note: "ignore"}, "cpu_offload_use_pin_memory": {note: "ignore"},
+	"ignore_unused_parameters": {note: "ignore"}, "legacy_stage1": {note: "ignore"}, "pipeline_loading_checkpoint": {note: "ignore"},
+	"override_module_apply": {note: "ignore"}, "log_trace_cache_warnings": {note: "ignore"}, "enable_sanity_checks": {note: "ignore"},
+	"save_muon_momentum_buffer_in_memory": {note: "ignore"},
+
+	"contiguous_gradients":                   {true, "zerosim counts DeepSpeed's default contiguous gradient buffer", ""},
+	"reduce_scatter":                         {true, "zerosim reduce-scatters the gradients as DeepSpeed's default does", ""},
+	"use_multi_rank_bucket_allreduce":        {true, "zerosim models the default", "12"},
+	"allgather_partitions":                   {true, "zerosim all-gathers the updated partitions as DeepSpeed's default does", "12"},
+	"allgather_bucket_size":                  {5e8, "zerosim does not bucket the stage 1–2 parameter all-gather", "12"},
+	"sub_group_size":                         {1e9, "zerosim does not model the optimizer's sub-groups", "3"},
+	"param_persistence_threshold":            {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3"},
+	"stage3_param_persistence_threshold":     {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3"},
+	"model_persistence_threshold":            {nil, "zerosim does not model persistent parameters", "3"},
+	"stage3_model_persistence_threshold":     {nil, "zerosim does not model persistent parameters", "3"},
+	"max_reuse_distance":                     {1e9, "communication.boundary: deepspeed models DeepSpeed's default 1e9", "3"},
+	"stage3_max_reuse_distance":              {1e9, "communication.boundary: deepspeed models DeepSpeed's default 1e9", "3"},
+	"module_granularity_threshold":           {0.0, "zerosim gathers each unit as a whole", "3"},
+	"stage3_module_granularity_threshold":    {0.0, "zerosim gathers each unit as a whole", "3"},
+	"use_all_reduce_for_fetch_params":        {false, "zerosim gathers parameters with all-gathers", "3"},
+	"stage3_use_all_reduce_for_fetch_params": {false, "zerosim gathers parameters with all-gathers", "3"},
+	"allgather_sequential":                   {false, "zerosim gathers each unit in one all-gather", "3"},
+	"stage3_allgather_sequential":            {false, "zerosim gathers each unit in one all-gather", "3"},
+	"round_robin_gradients":                  {false, "not modelled", "12"},
+	"zero_quantized_nontrainable_weights":    {false, "not modelled", "3"},
+	"zeropp_loco_param":                      {nil, "LoCo-ZeRO++'s error feedback is not modelled", "3"},
+	"mics_shard_size":                        {-1.0, "MiCS is not modelled (parallelism.k is the closest: shards over N/k GPUs)", "3"},
+	"mics_hierarchical_params_gather":        {false, "MiCS is not modelled", "3"},
+	"memory_efficient_linear":                {true, "not modelled", "3"},
+	"zenflow":                                {nil, "ZenFlow is not modelled", ""},
+	"leaf_module":                            {nil, "ZeRO-3 leaf modules are not modelled: zerosim's unit is a block", "3"},
+}
+
+// zkey returns the first present, non-null key among names (a field and
+// its alias).
+func zkey(z map[string]any, names ...string) (string, any, bool) {
+	for _, n := range names {
+		if v, ok := z[n]; ok && v != nil {
+			return n, v, true
+		}
+	}
+	return names[0], nil, false
+}
+
+// zero reads the communication and offload keys of zero_optimization; it
+// reports whether the optimizer is offloaded.
+func (d *dsReader) zero(z map[string]any, stage int64, dtype dsDType) (bool, error) {
+	zk := make([]string, 0, len(z))
+	for k := range z {
+		zk = append(zk, k)
+	}
+	sort.Strings(zk)
+	for _, k := range zk {
+		e, ok := dsZeroKeys[k]
+		if !ok {
+			return false, d.errorf("zero_optimization.%s is not a key of DeepSpeedZeroConfig, which refuses unknown keys (zero/config.py at %s): check the spelling or remove it", clip(k), dsCommit)
+		}
+		if e.note == "map" || e.note == "ignore" {
+			continue
+		}
+		v := z[k]
+		if v == nil || dsIsDefault(v, e.def) || stage == 0 || (e.stages == "12" && stage == 3) || (e.stages == "3" && stage != 3) {
+			continue
+		}
+		d.note("zero_optimization.%s %s: %s", k, describeJSON(v), e.note)
+	}
+	elem := int64(2)
+	if dtype.v == FP32 {
+		elem = 4
+	}
+	// Gradient buckets. Stage 0 all-reduces in buffers of
+	// MEMORY_OPT_ALLREDUCE_SIZE = 5e8 elements (engine.py allreduce_gradients
+	// and buffered_allreduce_fallback); stages 1–3 in reduce_bucket_size
+	// elements, default 5e8 (zero/config.py).
+	var elems int64 = 5e8
+	from := "DeepSpeed's default 5e8 elements (zero/config.py at " + dsCommit + ")"
+	if stage == 0 {
+		from = "stage 0 all-reduces in buckets of 5e8 elements (engine.py MEMORY_OPT_ALLREDUCE_SIZE at " + dsCommit + ")"
+	} else if k, v, ok := zkey(z, "reduce_bucket_size"); ok {
+		if isAuto(v) {
+			if d.o.Hidden == 0 {
+				return false, d.errorf("zero_optimization.%s is \"auto\" (the Hugging Face Trainer sets hidden_size²): give a number of elements, or pass --hf config.json", k)
+			}
+			var okm bool
+			if elems, okm = mulExact(d.o.Hidden, d.o.Hidden); !okm {
+				return false, d.errorf("zero_optimization.%s \"auto\": hidden_size² overflows", k)
+			}
+			from = fmt.Sprintf("zero_optimization.%s \"auto\": hidden_size² = %d elements, as the Hugging Face Trainer fills it (transformers integrations/deepspeed.py at 02348331)", k, elems)
+		} else {
+			n, err := d.whole("zero_optimization."+k, v, 1, 1<<60)
+			if err != nil {
+				return false, err
+			}
+			elems = n
+			from = fmt.Sprintf("zero_optimization.%s %s elements", k, describeJSON(v))
+		}
+	}
+	bytes, ok := mulExact(elems, elem)
+	if !ok || bytes > 1<<60 {
+		return false, d.errorf("zero_optimization.reduce_bucket_size=%d elements is out of range (use at most %d)", elems, int64(1<<60)/elem)
+	}
+	d.set("communication.bucket_size", dsBytes(bytes), fmt.Sprintf("%s × %d bytes (%s gradients)", from, elem, dtype.v))
+
+	// overlap_comm: default True at stage 3, False below (zero/config.py
+	// overlap_comm_valid); stage 0 all-reduces after the backward.
+	overlap := stage == 3
+	ofrom := zeroFromZ(z, "overlap_comm", "absent: DeepSpeed's default, true at stage 3 only (zero/config.py overlap_comm_valid at "+dsCommit+")")
+	if v, ok := z["overlap_comm"]; ok && v != nil {
+		b, err := d.boolean("zero_optimization.overlap_comm", v)
+		if err != nil {
+			return false, err
+		}
+		overlap = b
+	}
+	if stage == 0 {
+		overlap = false
+		ofrom = "stage 0 all-reduces the gradients after the backward (engine.py allreduce_gradients at " + dsCommit + ")"
+	}
+	d.set("communication.overlap", strconv.FormatBool(overlap), ofrom)
+
+	if stage == 3 {
+		if err := d.prefetch(z); err != nil {
+			return false, err
+		}
+	}
+	if err := d.zeroPP(z, stage); err != nil {
+		return false, err
+	}
+	return d.offload(z, stage)
+}
+
+func zeroFromZ(z map[string]any, key, absent string) string {
+	if v, ok := z[key]; ok && v != nil {
+		return "zero_optimization." + key + " " + describeJSON(v)
+	}
+	return "zero_optimization." + key + " " + absent
+}
+
+// dsIsDefault reports whether v equals DeepSpeed's default def.
+func dsIsDefault(v, def any) bool {
+	switch x := def.(type) {
+	case bool:
+		return v == x
+	case float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := strconv.ParseFloat(n.String(), 64)
+		return err == nil && f == x
+	}
+	return false
+}
+
+// prefetch sizes communication.prefetch_depth from
+// stage3_prefetch_bucket_size and stage3_max_live_parameters. DeepSpeed's
+// PartitionedParameterCoordinator.fetch_sub_module
+// (zero/partitioned_param_coordinator.py at dsCommit) prefetches nothing
+// when prefetch_bucket_size is 0, else parameters in trace order until
+// min(max_live_parameters − available, prefetch_bucket_size) elements
+// are in flight; zerosim's unit is a whole block, so the depth is that
+// many elements in blocks, rounded up, at least 1.
+func (d *dsReader) prefetch(z map[string]any) error {
+	read := func(def int64, hfFactor float64, names ...string) (int64, string, error) {
+		k, v, ok := zkey(z, names...)
+		if !ok {
+			return def, fmt.Sprintf("%s absent: %d, DeepSpeed's default", names[len(names)-1], def), nil
+		}
+		if isAuto(v) {
+			if hfFactor == 0 {
+				return 0, "", d.errorf("zero_optimization.%s is \"auto\": give a number of parameters", k)
+			}
+			if d.o.Hidden == 0 {
+				return 0, "", d.errorf("zero_optimization.%s is \"auto\" (the Hugging Face Trainer sets 0.9·hidden_size²): give a number of elements, or pass --hf config.json", k)
+			}
+			h := float64(d.o.Hidden)
+			n := int64(hfFactor * h * h)
+			return n, fmt.Sprintf("%s \"auto\": 0.9·hidden_size² = %d, as the Hugging Face Trainer fills it", k, n), nil
+		}
+		n, err := d.whole("zero_optimization."+k, v, 0, 1<<62)
+		return n, fmt.Sprintf("%s %s", k, describeJSON(v)), err
+	}
+	pb, pfrom, err := read(5e7, 0.9, "prefetch_bucket_size", "stage3_prefetch_bucket_size")
+	if err != nil {
+		return err
+	}
+	ml, mfrom, err := read(1e9, 0, "max_live_parameters", "stage3_max_live_parameters")
+	if err != nil {
+		return err
+	}
+	e := min(pb, ml)
+	from := "zero_optimization." + pfrom + ", " + mfrom
+	var depth int64
+	switch {
+	case e == 0:
+		from += ": DeepSpeed prefetches nothing"
+	case d.o.BlockParams > 0:
+		depth = min((e+d.o.BlockParams-1)/d.o.BlockParams, 64)
+		from += fmt.Sprintf(": %d elements in flight over blocks of %d parameters", e, d.o.BlockParams)
+	default:
+		depth = 1
+		from += ": at least the next block"
+		d.note("communication.prefetch_depth 1 stands for DeepSpeed's prefetch of %d elements: right when a transformer block holds at least that many parameters (pass --hf config.json to size it)", e)
+	}
+	d.set("communication.prefetch_depth", strconv.FormatInt(depth, 10), from)
+	return nil
+}
+
+// zeroPP reads the ZeRO++ keys, which only the stage-3 engine reads
+// (scenarios/zeropp.go).
+func (d *dsReader) zeroPP(z map[string]any, stage int64) error {
+	for _, k := range []string{"zero_quantized_weights", "zero_quantized_gradients"} {
+		v, ok := z[k]
+		if !ok || v == nil {
+			continue
+		}
+		b, err := d.boolean("zero_optimization."+k, v)
+		if err != nil {
+			return err
+		}
+		if !b {
+			continue
+		}
+		if stage != 3 {
+			d.note("zero_optimization.%s: ZeRO++ runs at stage 3 only, so DeepSpeed ignores it at stage %d", k, stage)
+			continue
+		}
+		d.set("communication."+k, "true", "zero_optimization."+k+" true")
+	}
+	if v, ok := z["zero_hpz_partition_size"]; ok && v != nil {
+		n, err := d.whole("zero_optimization.zero_hpz_partition_size", v, 0, 1<<22)
+		if err != nil {
+			return err
+		}
+		switch {
+		case n <= 1:
+		case stage != 3:
+			d.note("zero_optimization.zero_hpz_partition_size: ZeRO++ runs at stage 3 only, so DeepSpeed ignores it at stage %d", stage)
+		default:
+			d.set("communication.zero_hpz_partition_size", strconv.FormatInt(n, 10), "zero_optimization.zero_hpz_partition_size "+describeJSON(v))
+		}
+	}
+	return nil
+}
+
+// offload reads offload_optimizer and offload_param (and the deprecated
+// cpu_offload, cpu_offload_param: zero/config.py at dsCommit). DeepSpeed
+// offloads the optimizer at stages 1–3 and parameters at stage 3 only
+// (offload_config.py).
+func (d *dsReader) offload(z map[string]any, stage int64) (bool, error) {
+	device := func(section, deprecated string) (OffloadDevice, string, error) {
+		s, err := d.object("zero_optimization."+section, z[section])
+		if err != nil {
+			return "", "", err
+		}
+		if s == nil {
+			v, ok := z[deprecated]
+			if !ok || v == nil {
+				return "", "", nil
+			}
+			b, err := d.boolean("zero_optimization."+deprecated, v)
+			if err != nil || !b {
+				return "", "", err
+			}
+			return OffloadCPU, "zero_optimization." + deprecated + " true (deprecated: device cpu)", nil
+		}
+		path := "zero_optimization." + section + ".device"
+		v, ok := s["device"]
+		if !ok || v == nil {
+			return "", "", nil
+		}
+		str, isStr := v.(string)
+		switch {
+		case !isStr:
+			return "", "", d.errorf("%s is %s, not a device (use none, cpu or nvme)", path, describeJSON(v))
+		case str == "none":
+			return "", "", nil
+		case str == "cpu":
+			return OffloadCPU, path + " cpu", nil
+		case str == "nvme":
+			return OffloadNVMe, path + " nvme", nil
+		}
+		return "", "", d.errorf("%s %s is unknown (use none, cpu or nvme)", path, describeJSON(v))
+	}
+	opt, ofrom, err := device("offload_optimizer", "cpu_offload")
+	if err != nil {
+		return false, err
+	}
+	par, pfrom, err := device("offload_param", "cpu_offload_param")
+	if err != nil {
+		return false, err
+	}
+	if opt != "" {
+		if stage == 0 {
+			d.note("zero_optimization.offload_optimizer: DeepSpeed offloads the optimizer at ZeRO stages 1–3 only, so it is ignored at stage 0")
+			opt = ""
+		} else {
+			d.pending = append(d.pending, DeepSpeedSetting{"offload.optimizer", string(opt), ofrom})
+		}
+		if s, _ := z["offload_optimizer"].(map[string]any); s != nil && opt != "" {
+			if r, ok := s["ratio"].(json.Number); ok && r.String() != "1" && r.String() != "1.0" {
+				d.note("zero_optimization.offload_optimizer.ratio %s: partial optimizer offload is not modelled: zerosim offloads all of it", r)
+			}
+			if s["super_offload"] == true {
+				d.note("zero_optimization.offload_optimizer.super_offload: SuperOffload is not modelled")
+			}
+			if s["pin_memory"] == false {
+				d.note("zero_optimization.offload_optimizer.pin_memory false: pageable copies are not modelled (zerosim's PCIe transfers run at the pinned rate)")
+			}
+		}
+	}
+	if par != "" {
+		if stage != 3 {
+			d.note("zero_optimization.offload_param: DeepSpeed offloads parameters at ZeRO stage 3 only, so it is ignored at stage %d", stage)
+		} else {
+			d.pending = append(d.pending, DeepSpeedSetting{"offload.params", string(par), pfrom})
+		}
+	}
+	return opt != "", nil
+}
+
+// moveOffload appends the offload keys after the training ones, so the
+// settings stay in scenario order.
+func (d *dsReader) moveOffload() {
+	d.out.Settings = append(d.out.Settings, d.pending...)
+	d.pending = nil
+}
+
+// optimizer reads the optimizer section. DeepSpeed lowercases the names it
+// knows (config.py DEEPSPEED_OPTIMIZERS) and builds Adam and AdamW in
+// engine.py _configure_basic_optimizer (at dsCommit): AdamW logic unless
+// type is "Adam" with adam_w_mode false (ADAM_W_MODE_DEFAULT True);
+// torch.optim.Adam/AdamW when params.torch_adam is true, DeepSpeedCPUAdam
+// when the optimizer is offloaded, else FusedAdam.
+func (d *dsReader) optimizer(m map[string]any, offloaded bool) error {
+	o, err := d.object("optimizer", m["optimizer"])
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		d.note("no optimizer section: DeepSpeed steps the optimizer the training script builds and passes to deepspeed.initialize; the deepspeed stack's AdamW (FusedAdam) stands for it")
+		return nil
+	}
+	tv, ok := o["type"]
+	if !ok || tv == nil {
+		d.note("optimizer has no type: DeepSpeed then steps the training script's optimizer; the deepspeed stack's AdamW (FusedAdam) stands for it")
+		return nil
+	}
+	name, isStr := tv.(string)
+	if !isStr {
+		return d.errorf("optimizer.type is %s, not a name (use \"AdamW\" or \"Adam\")", describeJSON(tv))
+	}
+	params, err := d.object("optimizer.params", o["params"])
+	if err != nil {
+		return err
+	}
+	lower := strings.ToLower(name)
+	if lower != "adam" && lower != "adamw" {
+		d.note("optimizer.type %s is not modelled (zerosim models Adam and AdamW): the deepspeed stack's AdamW stands for it", strconv.Quote(clip(name)))
+		return nil
+	}
+	if _, ok := params["max_grad_norm"]; ok {
+		return d.errorf("optimizer.params.max_grad_norm is refused by DeepSpeed (engine.py _configure_basic_optimizer at %s): use the top-level gradient_clipping", dsCommit)
+	}
+	wMode := true
+	if v, ok := params["adam_w_mode"]; ok && v != nil {
+		if wMode, err = d.boolean("optimizer.params.adam_w_mode", v); err != nil {
+			return err
+		}
+	}
+	torchAdam := false
+	if v, ok := params["torch_adam"]; ok && v != nil {
+		if torchAdam, err = d.boolean("optimizer.params.torch_adam", v); err != nil {
+			return err
+		}
+	}
+	opt, ofrom := OptimizerAdamW, "optimizer.type "+strconv.Quote(name)
+	if lower == "adam" {
+		if wMode {
+			ofrom += " with adam_w_mode true (DeepSpeed's default: AdamW, engine.py _configure_basic_optimizer at " + dsCommit + ")"
+		} else {
+			opt, ofrom = OptimizerAdam, ofrom+" with adam_w_mode false"
+		}
+	}
+	d.set("training.optimizer", string(opt), ofrom)
+	switch {
+	case offloaded:
+		// DeepSpeedCPUAdam steps on the host (offload.optimizer).
+	case torchAdam:
+		d.set("training.optimizer_impl", string(OptimizerForeach), "optimizer.params.torch_adam true: torch.optim.Adam/AdamW, foreach by default on CUDA")
+	default:
+		d.set("training.optimizer_impl", string(OptimizerFused), "DeepSpeed builds Adam and AdamW as FusedAdam (engine.py _configure_basic_optimizer at "+dsCommit+")")
+	}
+	if params == nil {
+		return nil
+	}
+	float := func(key, yamlKey string, lo float64, loOpen bool, hi float64) error {
+		v, ok := params[key]
+		if !ok || v == nil {
+			return nil
+		}
+		if isAuto(v) {
+			d.autoOpt = append(d.autoOpt, key)
+			return nil
+		}
+		f, err := d.number("optimizer.params."+key, v, "0.1")
+		if err != nil {
+			return err
+		}
+		if f < lo || (loOpen && f == lo) || f > hi {
+			return d.errorf("optimizer.params.%s=%s is out of zerosim's range for training.%s (%s)", key, clip(v.(json.Number).String()), yamlKey, dsRange(lo, loOpen, hi))
+		}
+		d.set("training."+yamlKey, strconv.FormatFloat(f, 'g', -1, 64), "optimizer.params."+key+" "+describeJSON(v))
+		return nil
+	}
+	if err := float("lr", "lr", 0, true, math.MaxFloat64); err != nil {
+		return err
+	}
+	if v, ok := params["betas"]; ok && v != nil {
+		if isAuto(v) {
+			d.autoOpt = append(d.autoOpt, "betas")
+		} else {
+			bs, isList := v.([]any)
+			if !isList || len(bs) != 2 {
+				return d.errorf("optimizer.params.betas is %s, not a list of two numbers (use [0.9, 0.999])", describeJSON(v))
+			}
+			for i, b := range bs {
+				f, err := d.number(fmt.Sprintf("optimizer.params.betas[%d]", i), b, "0.9")
+				if err != nil {
+					return err
+				}
+				if f < 0 || f >= 1 {
+					return d.errorf("optimizer.params.betas[%d]=%s is out of range (use [0, 1))", i, clip(b.(json.Number).String()))
+				}
+				d.set(fmt.Sprintf("training.beta%d", i+1), strconv.FormatFloat(f, 'g', -1, 64), fmt.Sprintf("optimizer.params.betas[%d] %s", i, describeJSON(b)))
+			}
+		}
+	}
+	if err := float("eps", "eps", 0, true, math.MaxFloat64); err != nil {
+		return err
+	}
+	if err := float("weight_decay", "weight_decay", 0, false, math.MaxFloat64); err != nil {
+		return err
+	}
+	if params["amsgrad"] == true {
+		d.note("optimizer.params.amsgrad: AMSGrad's extra state is not modelled")
+	}
+	return nil
+}
+
+func dsRange(lo float64, loOpen bool, hi float64) string {
+	if hi == math.MaxFloat64 {
+		if loOpen {
+			return fmt.Sprintf("> %g", lo)
+		}
+		return fmt.Sprintf("≥ %g", lo)
+	}
+	return fmt.Sprintf("%g to %g", lo, hi)
+}
+
+// clipping reads gradient_clipping: DeepSpeed clips by the global norm
+// when it is > 0 (engine.py); absent it is GRADIENT_CLIPPING_DEFAULT,
+// 1.0 since 442166559 (v0.19.3; 0, no clipping, before: constants.py at
+// dsCommit). "auto" is the Trainer's --max_grad_norm, default 1.0.
+func (d *dsReader) clipping(m map[string]any) error {
+	v, ok := m["gradient_clipping"]
+	switch {
+	case !ok || v == nil:
+		d.set("training.grad_clip", string(GradClipNorm), "gradient_clipping absent: DeepSpeed's default 1.0 (constants.py at "+dsCommit+")")
+		d.note("gradient_clipping absent: DeepSpeed clips at 1.0 by default since v0.19.3 (442166559), and not at all before it: set training.grad_clip: none for an older DeepSpeed")
+		return nil
+	case isAuto(v):
+		d.set("training.grad_clip", string(GradClipNorm), "gradient_clipping \"auto\": the Hugging Face Trainer's max_grad_norm, default 1.0")
+		d.note("gradient_clipping \"auto\" is taken as the Trainer's default max_grad_norm 1.0: set training.grad_clip: none if you pass --max_grad_norm 0")
+		return nil
+	}
+	f, err := d.number("gradient_clipping", v, "1.0")
+	if err != nil {
+		return err
+	}
+	c := GradClipNone
+	if f > 0 {
+		c = GradClipNorm
+	}
+	d.set("training.grad_clip", string(c), "gradient_clipping "+describeJSON(v))
+	return nil
+}
+
+// dsBytes writes a byte count in the largest SI unit that holds it
+// exactly, else the largest binary one, else in bytes.
+func dsBytes(b int64) string {
+	for _, u := range []struct {
+		n   int64
+		suf string
+	}{{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}} {
+		if b >= u.n && b%u.n == 0 {
+			return strconv.FormatInt(b/u.n, 10) + u.suf
+		}
+	}
+	for _, u := range []struct {
+		n   int64
+		suf string
+	}{{1 << 50, "PiB"}, {1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if b >= u.n && b%u.n == 0 {
+			return strconv.FormatInt(b/u.n, 10) + u.suf
+		}
+	}
+	return strconv.FormatInt(b, 10) + "B"
+}

@@ -1,0 +1,316 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// dsDir holds real ds_config.json files (docs/examples/deepspeed/README.md
+// names their repositories, paths and commits).
+const dsDir = "../docs/examples/deepspeed/"
+
+// dsBase is a scenario with a cluster and a model and nothing else, to
+// which an import's settings are applied as --set flags.
+const dsBase = `version: 1
+stack: deepspeed
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 8}
+`
+
+// dsSets turns an import into --set flags.
+func dsSets(d *DeepSpeedImport) []string {
+	var sets []string
+	for _, s := range d.Settings {
+		sets = append(sets, s.Key+"="+s.Value)
+	}
+	return sets
+}
+
+// TestImportDeepSpeed: each real config imports to the values its JSON
+// gives (by DeepSpeed's rules where it gives none), and the imported keys
+// load as a scenario.
+func TestImportDeepSpeed(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		o    DeepSpeedOptions
+		want map[string]string // "" : the import must not set the key
+		// notes holds a substring of every note, in order.
+		notes []string
+	}{
+		// FlagPerf's Llama 2 7B ZeRO-3 run: reduce_bucket_size 1e7
+		// elements of bf16 gradients, overlap_comm true, prefetch 1e7
+		// elements (under one 202M-parameter block), gradient_clipping 1.0,
+		// AdamW (FusedAdam) with weight_decay 0.1, betas (0.9, 0.95).
+		{"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, BlockParams: 202_383_360}, map[string]string{
+			"parallelism.zero_stage": "3", "communication.bucket_size": "20MB", "communication.overlap": "true",
+			"communication.prefetch_depth": "1", "training.micro_batch": "1", "training.grad_accum": "1",
+			"training.param_dtype": "bf16", "training.optimizer": "adamw", "training.optimizer_impl": "fused",
+			"training.lr": "1e-05", "training.beta1": "0.9", "training.beta2": "0.95", "training.eps": "1e-05",
+			"training.weight_decay": "0.1", "training.grad_clip": "norm", "offload.optimizer": ""},
+			[]string{"activation_checkpointing: configures deepspeed.checkpointing"}},
+		// Baichuan2 13B at stage 1: no reduce_bucket_size (DeepSpeed's
+		// 5e8 elements, 1 GB of bf16), overlap_comm true, 8 accumulation
+		// steps; no prefetch (stage 3 only).
+		{"flagperf-baichuan2-13b.json", DeepSpeedOptions{}, map[string]string{
+			"parallelism.zero_stage": "1", "communication.bucket_size": "1GB", "communication.overlap": "true",
+			"communication.prefetch_depth": "", "training.micro_batch": "1", "training.grad_accum": "8",
+			"training.optimizer": "adamw", "training.grad_clip": "norm"},
+			[]string{"activation_checkpointing"}},
+		// Megatron-DeepSpeed: train_batch_size 256 = 1 · 32 · 8 GPUs,
+		// reduce_bucket_size 5e6 (10 MB), overlap_comm false, no optimizer
+		// section, no gradient_clipping.
+		{"flagperf-llama2-7b-megatron-deepspeed.json", DeepSpeedOptions{DP: 8}, map[string]string{
+			"parallelism.zero_stage": "1", "communication.bucket_size": "10MB", "communication.overlap": "false",
+			"training.micro_batch": "1", "training.grad_accum": "32", "training.param_dtype": "bf16",
+			"training.optimizer": "", "training.optimizer_impl": "", "training.grad_clip": "norm"},
+			[]string{"allgather_bucket_size 5000000", "contiguous_gradients false", "no optimizer section", "gradient_clipping absent", `"deepspeed" is not a DeepSpeed key`}},
+		// DeepSpeedExamples' Llama 13B ZeRO-3 with the optimizer on the
+		// CPU: 64 = 2 · 4 · 8, reduce_bucket_size 2e8 (400 MB), prefetch 2e8
+		// elements: one block of Llama 2 13B (317M parameters), or two of
+		// 7B's 202M.
+		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{DP: 8, BlockParams: 202_383_360}, map[string]string{
+			"parallelism.zero_stage": "3", "communication.bucket_size": "400MB", "communication.overlap": "true",
+			"communication.prefetch_depth": "1", "training.micro_batch": "2", "training.grad_accum": "4",
+			"training.optimizer": "adamw", "training.optimizer_impl": "", "training.eps": "1e-08", "offload.optimizer": "cpu"},
+			nil},
+		// The same with blocks of 50M parameters: 2e8 elements are 4 blocks.
+		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{BlockParams: 50_000_000}, map[string]string{
+			"communication.prefetch_depth": "4"}, nil},
+		// Without a model the prefetch depth is 1, with a note.
+		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{}, map[string]string{
+			"communication.prefetch_depth": "1"}, []string{"prefetch_depth 1 stands for DeepSpeed's prefetch of 200000000 elements"}},
+		// LLaVA's Trainer config, "auto" everywhere: the flags and the
+		// model's hidden size 4096 fill it in as the Trainer would
+		// (reduce_bucket_size 4096² elements, prefetch 0.9·4096²).
+		{"flagperf-llava1.5-7b-finetune.json", DeepSpeedOptions{DP: 8, Hidden: 4096, BlockParams: 202_383_360, MicroBatch: 16, GradAccum: 1, ParamDType: BF16}, map[string]string{
+			"parallelism.zero_stage": "3", "communication.bucket_size": "32MiB", "communication.prefetch_depth": "1",
+			"training.micro_batch": "16", "training.grad_accum": "1", "training.param_dtype": "bf16", "training.optimizer": ""},
+			[]string{"stage3_param_persistence_threshold \"auto\"", "no optimizer section", "gradient_clipping absent"}},
+	} {
+		name := c.file
+		d, err := ReadDeepSpeedConfig(dsDir+c.file, c.o)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		for k, v := range c.want {
+			if got := d.Setting(k); got != v {
+				t.Errorf("%s: %s = %q, want %q", name, k, got, v)
+			}
+		}
+		if c.notes != nil || len(d.Notes) > 1 {
+			if len(d.Notes) != len(c.notes) {
+				t.Errorf("%s: %d notes, want %d:\n%s", name, len(d.Notes), len(c.notes), strings.Join(d.Notes, "\n"))
+			}
+			for i := range min(len(d.Notes), len(c.notes)) {
+				if !strings.Contains(d.Notes[i], c.notes[i]) {
+					t.Errorf("%s: note %d is %q, want it to name %q", name, i, d.Notes[i], c.notes[i])
+				}
+			}
+		}
+		for _, s := range d.Settings {
+			if s.Value == "" || s.From == "" || strings.ContainsAny(s.From, "\n\r") {
+				t.Errorf("%s: setting %+v", name, s)
+			}
+		}
+		if c.o.DP == 8 {
+			if _, err := Load("imported.yaml", []byte(dsBase), dsSets(d)); err != nil {
+				t.Errorf("%s: the imported keys do not load: %v", name, err)
+			}
+		}
+	}
+}
+
+// TestImportDeepSpeedTemplate: FlagPerf's ds_config.json imports to the
+// keys testdata/validation's FlagPerf template takes from it: applied to
+// the template's cluster and model, the import resolves to the template's
+// parallelism, communication and training, key by key.
+func TestImportDeepSpeedTemplate(t *testing.T) {
+	tmpl, err := os.ReadFile("../testdata/validation/flagperf-llama2-7b-deepspeed-a800.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load("template.yaml", tmpl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadDeepSpeedConfig(dsDir+"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, BlockParams: 202_383_360})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The template's cluster and model, and the keys that come from the
+	// run's code rather than ds_config.json (FlashAttention-2, no
+	// checkpointing).
+	base := `version: 1
+stack: deepspeed
+cluster:
+  nodes: 1
+  gpus_per_node: 8
+  gpu: A100-80GB
+  intra: {bandwidth: 200GB/s, latency: 500ns}
+model: {kind: transformer, arch: llama, hidden: 4096, layers: 32, heads: 32, kv_heads: 32, ffn: 11008, vocab: 32000, seq_len: 4096}
+parallelism: {dp: 8}
+training: {recompute: none, attention: flash, attention_kernel: fa2}
+`
+	got, err := Load("imported.yaml", []byte(base), dsSets(d))
+	if err != nil {
+		t.Fatalf("the import does not load: %v", err)
+	}
+	// The template does not give the optimizer's lr, betas and eps (they
+	// change no time or memory); the import does.
+	got.Training.LR, got.Training.Beta1, got.Training.Beta2, got.Training.Eps = want.Training.LR, want.Training.Beta1, want.Training.Beta2, want.Training.Eps
+	for _, f := range []struct {
+		name      string
+		got, want any
+	}{
+		{"parallelism", got.Parallelism, want.Parallelism},
+		{"communication", got.Communication, want.Communication},
+		{"training", got.Training, want.Training},
+		{"offload", got.Offload, want.Offload},
+	} {
+		if !reflect.DeepEqual(f.got, f.want) {
+			t.Errorf("%s: imported\n%+v\ntemplate\n%+v", f.name, f.got, f.want)
+		}
+	}
+}
+
+// TestImportDeepSpeedErrors: every refusal is one line naming the file,
+// the key's JSON path and the fix.
+func TestImportDeepSpeedErrors(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		o    DeepSpeedOptions
+		want []string
+	}{
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 4}}`, DeepSpeedOptions{}, []string{"zero_optimization.stage=4 is out of range (use 0 to 3)"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "reduce_bucket": 1}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket is not a key", "check the spelling"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket_size is \"auto\"", "pass --hf config.json"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}`, DeepSpeedOptions{}, []string{"zero_optimization.stage3_prefetch_bucket_size is \"auto\"", "pass --hf"}},
+		{`{"train_micro_batch_size_per_gpu": "auto"}`, DeepSpeedOptions{}, []string{"train_micro_batch_size_per_gpu is \"auto\"", "--micro-batch N"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": "auto"}`, DeepSpeedOptions{}, []string{"gradient_accumulation_steps is \"auto\"", "--grad-accum N"}},
+		{`{"train_micro_batch_size_per_gpu": 2}`, DeepSpeedOptions{MicroBatch: 4}, []string{"train_micro_batch_size_per_gpu=2 but --micro-batch is 4"}},
+		{`{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}`, DeepSpeedOptions{}, []string{"gradient_accumulation_steps needs the data-parallel size", "--nodes and --gpus-per-node"}},
+		{`{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4}`, DeepSpeedOptions{DP: 4}, []string{"train_batch_size=64 is not", "2·4·4"}},
+		// 64 / (2·16) = 2 steps, 64 / (2·64) = 0: DeepSpeed asserts ≥ 1.
+		{`{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}`, DeepSpeedOptions{DP: 64}, []string{"gradient_accumulation_steps comes to 0"}},
+		{`{"gradient_accumulation_steps": 4}`, DeepSpeedOptions{}, []string{"train_micro_batch_size_per_gpu is missing"}},
+		{`{"train_micro_batch_size_per_gpu": 1.5}`, DeepSpeedOptions{}, []string{"train_micro_batch_size_per_gpu=1.5 is not a whole number"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": true}, "bf16": {"enabled": true}}`, DeepSpeedOptions{}, []string{"fp16.enabled and bf16.enabled are both true"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": "auto"}}`, DeepSpeedOptions{}, []string{"bf16.enabled is \"auto\"", "--dtype"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": "yes"}}`, DeepSpeedOptions{}, []string{"bf16.enabled is \"yes\", not a boolean"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}}`, DeepSpeedOptions{ParamDType: FP16}, []string{"--dtype fp16 contradicts the config's bf16"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {"max_grad_norm": 1.0}}}`, DeepSpeedOptions{}, []string{"optimizer.params.max_grad_norm", "gradient_clipping"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"betas": [0.9]}}}`, DeepSpeedOptions{}, []string{"optimizer.params.betas is a list, not a list of two numbers"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"betas": [0.9, 1.0]}}}`, DeepSpeedOptions{}, []string{"optimizer.params.betas[1]=1.0 is out of range"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"lr": 0}}}`, DeepSpeedOptions{}, []string{"optimizer.params.lr=0 is out of zerosim's range for training.lr (> 0)"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "offload_param": {"device": "gpu"}}}`, DeepSpeedOptions{}, []string{"zero_optimization.offload_param.device \"gpu\" is unknown (use none, cpu or nvme)"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "overlap_comm": 1}}`, DeepSpeedOptions{}, []string{"zero_optimization.overlap_comm is 1, not a boolean"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 0}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket_size=0 is out of range"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": [3]}`, DeepSpeedOptions{}, []string{"zero_optimization is a list, not an object"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, DeepSpeedOptions{}, []string{"gradient_clipping is \"1.0\", not a number"}},
+		{`[1]`, DeepSpeedOptions{}, []string{"holds a list, not a JSON object"}},
+		{`{"a": 1} {}`, DeepSpeedOptions{}, []string{"more than one value"}},
+		{`{"a": `, DeepSpeedOptions{}, []string{"not valid JSON"}},
+	} {
+		_, err := ImportDeepSpeed("ds.json", []byte(c.json), c.o)
+		if err == nil {
+			t.Errorf("%s: no error", c.json)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "ds.json: ") || strings.ContainsAny(msg, "\n\r") {
+			t.Errorf("%s: %q is not one line naming the file", c.json, msg)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %q does not say %q", c.json, msg, w)
+			}
+		}
+	}
+}
+
+// TestImportDeepSpeedRules: DeepSpeed's defaults and rules on small
+// configs (deepspeed/runtime at edaa7221).
+func TestImportDeepSpeedRules(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		o    DeepSpeedOptions
+		want map[string]string
+	}{
+		// No zero_optimization: stage 0, all-reduce buckets of 5e8 fp32
+		// elements after the backward; no bf16/fp16: fp32.
+		{`{"train_micro_batch_size_per_gpu": 4}`, DeepSpeedOptions{}, map[string]string{
+			"parallelism.zero_stage": "0", "communication.bucket_size": "2GB", "communication.overlap": "false",
+			"training.param_dtype": "fp32", "training.grad_accum": "1", "training.grad_clip": "norm"}},
+		// The deprecated boolean form: true is stage 1; overlap_comm's
+		// default is false below stage 3.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": true, "fp16": {"enabled": true}}`, DeepSpeedOptions{}, map[string]string{
+			"parallelism.zero_stage": "1", "communication.overlap": "false", "training.param_dtype": "fp16", "communication.bucket_size": "1GB"}},
+		// Stage 3's overlap_comm default is true, prefetch_bucket_size
+		// 5e7 (over 10M-parameter blocks: 5 ahead); "bfloat16" is bf16's
+		// old name.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bfloat16": {"enabled": true}}`, DeepSpeedOptions{BlockParams: 10_000_000}, map[string]string{
+			"communication.overlap": "true", "communication.prefetch_depth": "5", "training.param_dtype": "bf16"}},
+		// max_live_parameters bounds the prefetch; 0 prefetches nothing.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 2e7}}`, DeepSpeedOptions{BlockParams: 10_000_000}, map[string]string{
+			"communication.prefetch_depth": "2"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "prefetch_bucket_size": 0}}`, DeepSpeedOptions{}, map[string]string{
+			"communication.prefetch_depth": "0"}},
+		// train_batch_size alone: micro = 32/8, one step; with the steps:
+		// micro = 32/(8·2).
+		{`{"train_batch_size": 32}`, DeepSpeedOptions{DP: 8}, map[string]string{"training.micro_batch": "4", "training.grad_accum": "1"}},
+		{`{"train_batch_size": 32, "gradient_accumulation_steps": 2}`, DeepSpeedOptions{DP: 8}, map[string]string{"training.micro_batch": "2", "training.grad_accum": "2"}},
+		// "Adam" is AdamW unless adam_w_mode is false; torch_adam runs
+		// torch.optim (foreach); gradient_clipping 0 clips nothing.
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam"}, "gradient_clipping": 0}`, DeepSpeedOptions{}, map[string]string{
+			"training.optimizer": "adamw", "training.optimizer_impl": "fused", "training.grad_clip": "none"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "adam", "params": {"adam_w_mode": false, "torch_adam": true}}}`, DeepSpeedOptions{}, map[string]string{
+			"training.optimizer": "adam", "training.optimizer_impl": "foreach"}},
+		// Other optimizers are left to the stack (a note).
+		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Lamb"}}`, DeepSpeedOptions{}, map[string]string{
+			"training.optimizer": "", "training.optimizer_impl": ""}},
+		// ZeRO++ at stage 3; hpZ 1 is off. At stage 2 it is ignored.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "zero_quantized_weights": true, "zero_hpz_partition_size": 8, "zero_quantized_gradients": true}}`, DeepSpeedOptions{}, map[string]string{
+			"communication.zero_quantized_weights": "true", "communication.zero_hpz_partition_size": "8", "communication.zero_quantized_gradients": "true"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "zero_quantized_weights": true, "zero_hpz_partition_size": 8}}`, DeepSpeedOptions{}, map[string]string{
+			"communication.zero_quantized_weights": "", "communication.zero_hpz_partition_size": ""}},
+		// Offload: the deprecated cpu_offload is offload_optimizer cpu;
+		// offload_param needs stage 3.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "cpu_offload": true, "offload_param": {"device": "nvme"}}}`, DeepSpeedOptions{}, map[string]string{
+			"offload.optimizer": "cpu", "offload.params": ""}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme"}, "offload_param": {"device": "cpu"}}}`, DeepSpeedOptions{}, map[string]string{
+			"offload.optimizer": "nvme", "offload.params": "cpu"}},
+	} {
+		d, err := ImportDeepSpeed("ds.json", []byte(c.json), c.o)
+		if err != nil {
+			t.Errorf("%s: %v", c.json, err)
+			continue
+		}
+		for k, v := range c.want {
+			if got := d.Setting(k); got != v {
+				t.Errorf("%s: %s = %q, want %q", c.json, k, got, v)
+			}
+		}
+	}
+}
+
+// The README of the example configs names every file.
+func TestDeepSpeedExamplesCited(t *testing.T) {
+	readme, err := os.ReadFile(dsDir + "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(dsDir + "*.json")
+	if len(files) == 0 {
+		t.Fatal("no example configs")
+	}
+	for _, f := range files {
+		if !strings.Contains(string(readme), filepath.Base(f)) {
+			t.Errorf("%s is not cited in %sREADME.md", filepath.Base(f), dsDir)
+		}
+	}
+}
