@@ -3,6 +3,7 @@ module github.com/zerosim/zerosim
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2

@@ -22,6 +22,11 @@
 // validate ranges and consistency using a path → position index. The format
 // reference, with every key, default and preset, is docs/scenario-format.md.
 //
+// ImportHF reads a Hugging Face config.json into a model; ImportTorchtitan
+// reads a torchtitan job config (TOML) into a whole scenario, refusing what
+// zerosim does not model (tensor, pipeline and expert parallelism) in one
+// line naming file:line:column.
+//
 // ExampleNames and Example give the embedded examples (examples/*.yaml);
 // GPUPresets, LinkPresets and ModelPresets list the presets.
 package scenarios

@@ -47,7 +47,50 @@ the same notes.`,
 		},
 	})
 	c.AddCommand(newImportDeepSpeedCmd(a))
+	c.AddCommand(newImportTorchtitanCmd(a))
 	return c
+}
+
+// newImportTorchtitanCmd is `zerosim import torchtitan JOB.toml`.
+func newImportTorchtitanCmd(a *app) *cobra.Command {
+	var cl scenarios.TorchtitanCluster
+	cmd := &cobra.Command{
+		Use:   "torchtitan JOB.toml",
+		Short: "Print the scenario of a torchtitan job config",
+		Long: `import torchtitan reads a torchtitan job config (the TOML files under
+torchtitan's train_configs, such as llama3_8b.toml) and prints a complete
+scenario: stack: torchtitan, the llama3 flavor's dimensions, the parallel
+degrees (FSDP2 is ZeRO-3, data_parallel_replicate_degree is HSDP's k,
+context_parallel_degree is cp), the batch, precision, optimizer, activation
+checkpointing, compile and float8 settings, each with the torchtitan key it
+came from. Keys and defaults are those of torchtitan 238fa99, the last
+commit that reads TOML job configs; the older keys of 9dec370
+(training.batch_size, [float8], ...) are read too. Tensor, pipeline and
+expert parallel degrees above 1 are refused; lines starting "# note:" name
+what the import approximates. The job config does not say the cluster:
+give --nodes and --gpu (--gpus-per-node is 8 unless set), or set the
+SET_NODES, SET_GPU and SET_DP placeholders in the printed file. Then:
+zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
+&& zerosim run s.yaml.`,
+		Example: `  zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB
+  zerosim import torchtitan llama3_8b.toml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := noStdin("import torchtitan", args[0]); err != nil {
+				return err
+			}
+			t, err := scenarios.ReadTorchtitan(args[0], cl)
+			if err != nil {
+				return inputError{err}
+			}
+			_, err = a.out.Write(t.Scenario())
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&cl.Nodes, "nodes", 0, "nodes the job runs on (unset: a SET_NODES placeholder)")
+	cmd.Flags().IntVar(&cl.GPUsPerNode, "gpus-per-node", scenarios.DefaultTorchtitanGPUsPerNode, "GPUs per node (torchrun's --nproc_per_node)")
+	cmd.Flags().StringVar(&cl.GPU, "gpu", "", "GPU preset, such as H100-80GB (unset: a SET_GPU placeholder)")
+	return cmd
 }
 
 // writeHFYAML writes the model section, one flow mapping per layer.

@@ -41,6 +41,7 @@ func TestHelpExamples(t *testing.T) {
 		"ar_4node.log":    filepath.Join(logs, "a100_2node_allreduce_oci_bmgpu48_roce.log"),
 		"run.log":         filepath.Join(logs, "h100_2node_allreduce_default_xe9680_nccltests309.log"), // without: --nodes, --gpus-per-node
 		"toy-h16-l3.json": filepath.Join(cwd, "..", "..", "numerics", "testdata", "reference", "toy-h16-l3.json"),
+		"llama3_8b.toml":  filepath.Join(cwd, "..", "..", "scenarios", "testdata", "torchtitan", "llama3_8b.toml"),
 	} {
 		data, err := os.ReadFile(src)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,6 +99,44 @@ func TestRunImported(t *testing.T) {
 		}
 		if strings.Contains(c.file, "mixtral") != strings.Contains(out, "forward all-to-all") {
 			t.Errorf("%s: all-to-all rows wrong:\n%s", c.file, out)
+		}
+	}
+}
+
+// TestImportTorchtitanCLI: torchtitan's llama3_8b.toml imported for 16
+// nodes of H100s runs as printed (the brief's "import > s.yaml && run
+// s.yaml"), with the file's 1 × 8,192-token micro-batch on dp 128; its
+// llama3_70b.toml (8-way TP) and a malformed file are one line on stderr
+// naming file:line:column, exit code 2.
+func TestImportTorchtitanCLI(t *testing.T) {
+	const dir = "../../scenarios/testdata/torchtitan/"
+	out, stderr, code := runValidateCLI(t, nil, "import", "torchtitan", dir+"llama3_8b.toml", "--nodes", "16", "--gpu", "H100-80GB")
+	if code != 0 || stderr != "" || !strings.HasPrefix(out, "# Imported by zerosim import torchtitan from "+dir+"llama3_8b.toml\n") {
+		t.Fatalf("import: code %d: %s\n%s", code, stderr, out)
+	}
+	s := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(s, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, stderr, code := runValidateCLI(t, nil, "run", s)
+	for _, want := range []string{"model:               transformer, 8,030,261,248 params (35 layers/units)\n",
+		"cluster:             16 nodes × 8 H100-80GB", "ZeRO stage:          3\n",
+		"(1,048,576 tokens per step: micro-batch 1 × 1 accumulation × dp 128 × 8,192 tokens)"} {
+		if code != 0 || !strings.Contains(run, want) {
+			t.Errorf("run: code %d, no %q: %s\n%s", code, want, stderr, run)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("[training]\nseq_len = 8192\nlocal_batch_size = = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{dir + "llama3_70b.toml", "zerosim: " + dir + "llama3_70b.toml:41:1: parallelism.tensor_parallel_degree = 8: tensor parallelism is not modelled"},
+		{bad, "zerosim: " + bad + ":3:20: not valid TOML: "},
+	} {
+		_, stderr, code = runValidateCLI(t, nil, "import", "torchtitan", c.file)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, c.want) {
+			t.Errorf("%s: code %d, %q; want %q…", c.file, code, stderr, c.want)
 		}
 	}
 }

@@ -40,21 +40,22 @@ func (a *app) style() reports.MemoryStyle {
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":            {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true},
-	"memory":         {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
-	"sweep":          {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
-	"merge":          {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
-	"fit":            {formats: []string{"table", "json", "csv"}, sets: true},
-	"compare":        {formats: []string{"table", "json", "csv"}, sets: true},
-	"plan":           {formats: []string{"table", "json", "csv"}, sets: true},
-	"verify":         {formats: []string{"table", "json"}, sets: true, wide: true},
-	"validate":       {formats: []string{"table", "json"}, sets: true},
-	"collective":     {formats: []string{"table", "json", "csv", "nccl-tests"}, sets: true, wide: true},
-	"calibrate":      {formats: []string{"table"}, sets: true, files: []string{"file"}},
-	"scenarios":      {formats: []string{"table", "json", "csv"}},
-	"scenarios show": {fmtHint: "scenarios show prints the example's YAML verbatim"},
-	"version":        {formats: []string{"table", "json"}},
-	"import hf":      {formats: []string{"table", "json"}}, // table: the model section as YAML
+	"run":               {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true},
+	"memory":            {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
+	"sweep":             {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
+	"merge":             {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
+	"fit":               {formats: []string{"table", "json", "csv"}, sets: true},
+	"compare":           {formats: []string{"table", "json", "csv"}, sets: true},
+	"plan":              {formats: []string{"table", "json", "csv"}, sets: true},
+	"verify":            {formats: []string{"table", "json"}, sets: true, wide: true},
+	"validate":          {formats: []string{"table", "json"}, sets: true},
+	"collective":        {formats: []string{"table", "json", "csv", "nccl-tests"}, sets: true, wide: true},
+	"calibrate":         {formats: []string{"table"}, sets: true, files: []string{"file"}},
+	"scenarios":         {formats: []string{"table", "json", "csv"}},
+	"scenarios show":    {fmtHint: "scenarios show prints the example's YAML verbatim"},
+	"version":           {formats: []string{"table", "json"}},
+	"import hf":         {formats: []string{"table", "json"}}, // table: the model section as YAML
+	"import torchtitan": {fmtHint: "import torchtitan prints the scenario's YAML"},
 }
 
 // commandKey is cmd's path below the root ("scenarios show").

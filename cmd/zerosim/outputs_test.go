@@ -17,15 +17,16 @@ import (
 // commandArgs are valid arguments for each command, so a test reaches the
 // flag checks (cobra checks the arguments first).
 var commandArgs = map[string][]string{
-	"sweep":          {"seed000-k4", "--grid", "parallelism.k=1,2"},
-	"merge":          {"shard.csv"},
-	"fit":            {"seed000-k4"},
-	"compare":        {"seed000-k4", "--vary", "parallelism.k=1,2"},
-	"plan":           {"seed000-k4"},
-	"calibrate":      {"log.txt"},
-	"validate":       {"-"},
-	"scenarios show": {"default"},
-	"import hf":      {"config.json"},
+	"sweep":             {"seed000-k4", "--grid", "parallelism.k=1,2"},
+	"merge":             {"shard.csv"},
+	"fit":               {"seed000-k4"},
+	"compare":           {"seed000-k4", "--vary", "parallelism.k=1,2"},
+	"plan":              {"seed000-k4"},
+	"calibrate":         {"log.txt"},
+	"validate":          {"-"},
+	"scenarios show":    {"default"},
+	"import hf":         {"config.json"},
+	"import torchtitan": {"llama3_8b.toml"},
 }
 
 // commandByKey finds a command by its path below the root.
@@ -306,8 +307,8 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		{[]string{"--bogus"}, []string{"unknown flag: --bogus", "see zerosim --help"}},
 		{[]string{"verify", "--stage", "9"}, []string{"verify: unknown flag: --stage", "see zerosim verify --help"}},
 		{[]string{"import", "hf", "--bogus", "x.json"}, []string{"import hf: unknown flag: --bogus", "see zerosim import hf --help"}},
-		{[]string{"import"}, []string{"import: name one of its commands: deepspeed, hf", "see zerosim import --help"}},
-		{[]string{"import", "safetensors"}, []string{`import: unknown command "safetensors"`, "use deepspeed, hf"}},
+		{[]string{"import"}, []string{"import: name one of its commands: deepspeed, hf, torchtitan", "see zerosim import --help"}},
+		{[]string{"import", "safetensors"}, []string{`import: unknown command "safetensors"`, "use deepspeed, hf, torchtitan"}},
 	} {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention...)

@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzImportTorchtitan feeds job config bytes to the torchtitan importer,
+// seeded with torchtitan's own llama3 configs (testdata/torchtitan) and
+// small configs for each mapping: it never panics, every error is one line
+// naming the file, and a scenario without placeholders loads, with the
+// flavor's parameter count; one with placeholders is rendered too.
+func FuzzImportTorchtitan(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/torchtitan/*.toml")
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{"", "[", "a = ", "[model]\nflavor = \"8B\"\n",
+		"[model]\nflavor = \"405B\"\nconverters = \"float8\"\n[parallelism]\ndata_parallel_replicate_degree = 2\ncontext_parallel_degree = 4\n[training]\nglobal_batch_size = 64\nlocal_batch_size = 2\nseq_len = 131072\n",
+		"[model]\nflavor = \"8B_flex\"\n[parallelism]\ndata_parallel_shard_degree = 1\ndata_parallel_replicate_degree = 128\nfsdp_reshard_after_forward = \"never\"\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"0\"\n",
+		"[model]\nflavor = \"70B\"\n[training]\nbatch_size = 4\ncompile = true\ndata_parallel_shard_degree = 128\n[float8]\nenable_float8_linear = true\n[optimizer]\nfused = true\n",
+		"[model]\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1048576\nglobal_batch_size = 549755813888\n[optimizer]\nlr = 1e308\nimplementation = \"for-loop\"\n[compile]\nenable = true\ncomponents = [\"loss\"]\n",
+		"model = {flavor = \"8B\"}\n[x.y]\nz = 1979-05-27T07:32:00Z\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if tt, err := ImportTorchtitan("j.toml", data, TorchtitanCluster{}); err == nil {
+			_ = tt.Scenario()
+		}
+		tt, err := ImportTorchtitan("j.toml", data, TorchtitanCluster{Nodes: 16, GPUsPerNode: 8, GPU: "H100-80GB"})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "j.toml") || strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error %q is not one line naming the file", err)
+			}
+			return
+		}
+		out := tt.Scenario()
+		for _, n := range tt.Notes {
+			if strings.ContainsAny(n, "\n\r") {
+				t.Fatalf("note %q is not one line", n)
+			}
+		}
+		if !tt.Complete() {
+			t.Fatalf("incomplete scenario with the cluster given:\n%s", out)
+		}
+		s, err := Load("s.yaml", out, nil)
+		if err != nil {
+			t.Fatalf("the imported scenario does not load: %v\n%s", err, out)
+		}
+		if int64(s.Model.Params) != tt.Params {
+			t.Fatalf("%d parameters, header %d", s.Model.Params, tt.Params)
+		}
+	})
+}

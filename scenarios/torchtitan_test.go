@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var ttH100x16 = TorchtitanCluster{Nodes: 16, GPUsPerNode: 8, GPU: "H100-80GB"}
+
+// ttFile reads a job config of testdata/torchtitan (README.md there cites
+// each file's commit), with edits applied as old → new replacements.
+func ttFile(t testing.TB, name string, edits ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/torchtitan/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !bytes.Contains(b, []byte(edits[i])) {
+			t.Fatalf("%s has no %q", name, edits[i])
+		}
+		b = bytes.Replace(b, []byte(edits[i]), []byte(edits[i+1]), 1)
+	}
+	return b
+}
+
+// TestImportTorchtitan: torchtitan's own job configs import to scenarios
+// that load, with the model's published parameter count (Llama 3.1 8B,
+// 70B and 405B: the Hugging Face checkpoints' totals, as the llama3.1-*
+// presets hold them) and the file's batch, sequence length, activation
+// checkpointing, compile and float8 settings.
+func TestImportTorchtitan(t *testing.T) {
+	const tp1 = "tensor_parallel_degree = 1"
+	for _, c := range []struct {
+		name, file string
+		edits      []string
+		cl         TorchtitanCluster
+		params     int64
+		dp, cp, k  int
+		stage      int
+		micro      int64
+		accum      int64
+		seq        int64
+		recompute  Recompute
+		every      int
+		early      bool
+		compile    Compile
+		fp8        FP8Recipe
+		impl       OptimizerImpl
+		notes      int
+	}{
+		// llama3_8b.toml: local_batch_size 1, seq_len 8192, selective
+		// "op", compile off, AdamW with the default fused implementation;
+		// its early_stop is unset (one note).
+		{"8B", "llama3_8b.toml", nil, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, false, CompileNone, FP8None, OptimizerFused, 1},
+		// The same file at 9dec370: batch_size 1, foreach (optimizer.fused
+		// unset: one note, fused from 6e49885), checkpointing's early stop
+		// on.
+		{"8B 9dec370", "llama3_8b-9dec370.toml", nil, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileNone, FP8None, OptimizerForeach, 1},
+		// Its training.compile = true compiled the blocks only; its
+		// float8.enable_float8_linear is fp8 torchao, without the fp8
+		// all-gather it leaves off (a note; its output layer stayed bf16).
+		{"8B 9dec370 compile float8", "llama3_8b-9dec370.toml", []string{"compile = false", "compile = true", "enable_float8_linear = false", "enable_float8_linear = true"}, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileBlocks, FP8TorchAO, OptimizerForeach, 2},
+		// At e7c0cae: [parallelism] and local_batch_size, fused by
+		// default, early stop on (training.compile and enable_checkpoint
+		// predate 25413d2), no note.
+		{"8B e7c0cae", "llama3_8b-e7c0cae.toml", nil, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileNone, FP8None, OptimizerFused, 0},
+		// Its training.compile = true is blocks and loss (one note).
+		{"8B e7c0cae compile", "llama3_8b-e7c0cae.toml", []string{"compile = false", "compile = true"}, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileBlocksLoss, FP8None, OptimizerFused, 1},
+		// llama3_70b.toml without its 8-way TP: local_batch_size 8, full
+		// AC.
+		{"70B", "llama3_70b.toml", []string{"tensor_parallel_degree = 8", tp1}, ttH100x16, 70_553_706_496, 128, 1, 1, 3, 8, 1, 8192, RecomputeFull, 1, false, CompileNone, FP8None, OptimizerFused, 1},
+		// llama3_405b.toml without TP: float8 with fp8 all-gather,
+		// compile of model and loss, full AC.
+		{"405B", "llama3_405b.toml", []string{"tensor_parallel_degree = 8", tp1}, ttH100x16, 405_853_388_800, 128, 1, 1, 3, 2, 1, 8192, RecomputeFull, 1, false, CompileBlocksLoss, FP8TorchAO, OptimizerFused, 1},
+		// HSDP and CP: 2 replicas × (dp_shard -1 = 128/(2·2) = 32) × cp 2;
+		// global batch 128 over local 1 × dp 64 is 2 accumulation steps;
+		// selective "2" is full every 2nd block; early_stop given.
+		{"HSDP+CP", "llama3_8b.toml", []string{
+			"data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 2",
+			"context_parallel_degree = 1", "context_parallel_degree = 2",
+			"local_batch_size = 1", "local_batch_size = 1\nglobal_batch_size = 128",
+			`selective_ac_option = "op"`, "selective_ac_option = \"2\"\nearly_stop = true",
+			"[compile]\nenable=false\ncomponents = [\"model\", \"loss\"]", "[compile]\nenable=true\ncomponents = [\"model\"]",
+			"[optimizer]", "[optimizer]\nimplementation = \"foreach\"",
+		}, ttH100x16, 8_030_261_248, 64, 2, 2, 3, 1, 2, 8192, RecomputeFull, 2, true, CompileBlocks, FP8None, OptimizerForeach, 0},
+		// dp_shard given: 2 × 8 GPUs fix the cluster at 2 nodes without
+		// --nodes.
+		{"dp_shard 16", "llama3_8b.toml", []string{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 16"},
+			TorchtitanCluster{GPU: "H100-80GB"}, 8_030_261_248, 16, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, false, CompileNone, FP8None, OptimizerFused, 1},
+		// DDP: dp_shard 1 with 8 replicas is stage 0 (one more note).
+		{"DDP", "llama3_8b.toml", []string{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1", "data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 8"},
+			TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB"}, 8_030_261_248, 8, 1, 1, 0, 1, 1, 8192, RecomputeOp, 1, false, CompileNone, FP8None, OptimizerFused, 2},
+	} {
+		tt, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), c.cl)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out := tt.Scenario()
+		s, err := Load(c.name+".yaml", out, nil)
+		if err != nil {
+			t.Fatalf("%s: the imported scenario does not load: %v\n%s", c.name, err, out)
+		}
+		p, tr := s.Parallelism, s.Training
+		if int64(s.Model.Params) != c.params || tt.Params != c.params {
+			t.Errorf("%s: %d parameters (header %d), want %d", c.name, s.Model.Params, tt.Params, c.params)
+		}
+		if p.DP != c.dp || p.CP != c.cp || p.K != c.k || p.Stage != c.stage {
+			t.Errorf("%s: dp %d cp %d k %d stage %d, want %d %d %d %d", c.name, p.DP, p.CP, p.K, p.Stage, c.dp, c.cp, c.k, c.stage)
+		}
+		if tr.MicroBatch != c.micro || tr.GradAccum != c.accum || s.Model.SeqLen != c.seq {
+			t.Errorf("%s: micro_batch %d grad_accum %d seq_len %d, want %d %d %d", c.name, tr.MicroBatch, tr.GradAccum, s.Model.SeqLen, c.micro, c.accum, c.seq)
+		}
+		if tr.Recompute != c.recompute || tr.RecomputeEvery != c.every || tr.RecomputeEarlyStop != c.early {
+			t.Errorf("%s: recompute %s every %d early stop %t, want %s %d %t", c.name, tr.Recompute, tr.RecomputeEvery, tr.RecomputeEarlyStop, c.recompute, c.every, c.early)
+		}
+		if tr.Compile != c.compile || tr.FP8 != c.fp8 || tr.OptimizerImpl != c.impl {
+			t.Errorf("%s: compile %s fp8 %s optimizer_impl %s, want %s %s %s", c.name, tr.Compile, tr.FP8, tr.OptimizerImpl, c.compile, c.fp8, c.impl)
+		}
+		// The torchtitan stack, as the file says it.
+		if s.Communication.Boundary != BoundaryFSDP2 || tr.ReduceDType != ReduceFP32 || tr.ShardDType != ShardFP32 ||
+			tr.Optimizer != OptimizerAdamW || tr.WeightDecay != 0.1 || tr.GradClip != GradClipNorm || tr.ParamDType != BF16 {
+			t.Errorf("%s: stack keys %s %s %s %s %g %s %s", c.name, s.Communication.Boundary, tr.ReduceDType, tr.ShardDType, tr.Optimizer, tr.WeightDecay, tr.GradClip, tr.ParamDType)
+		}
+		if n := bytes.Count(out, []byte("\n# note: ")); n != c.notes {
+			t.Errorf("%s: %d notes, want %d:\n%s", c.name, n, c.notes, out)
+		}
+		again, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), c.cl)
+		if err != nil || !bytes.Equal(again.Scenario(), out) {
+			t.Errorf("%s: a second import differs", c.name)
+		}
+	}
+}
+
+// TestImportTorchtitanPlaceholders: without the cluster the scenario names
+// what to set, and Load stops at the placeholder's line.
+func TestImportTorchtitanPlaceholders(t *testing.T) {
+	tt, err := ImportTorchtitan("llama3_8b.toml", ttFile(t, "llama3_8b.toml"), TorchtitanCluster{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(tt.Scenario())
+	for _, want := range []string{"  nodes: SET_NODES", "  gpus_per_node: 8\n", "  gpu: SET_GPU", "  dp: SET_DP"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	line := 1 + strings.Count(out[:strings.Index(out, "  nodes: SET_NODES")], "\n")
+	_, err = Load("s.yaml", []byte(out), nil)
+	if want := "s.yaml:" + strconv.Itoa(line) + ":10: nodes: \"SET_NODES\" is not an integer"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Load: %v, want %s…", err, want)
+	}
+	if tt.Complete() {
+		t.Error("Complete with placeholders")
+	}
+}
+
+// TestImportTorchtitanErrors: what zerosim cannot model is refused in one
+// line naming file:line:column of the key and what to do.
+func TestImportTorchtitanErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		edits      []string
+		cl         TorchtitanCluster
+		want       string
+	}{
+		{"TP 70B", "llama3_70b.toml", nil, ttH100x16, "llama3_70b.toml:41:1: parallelism.tensor_parallel_degree = 8: tensor parallelism is not modelled"},
+		{"TP 405B", "llama3_405b.toml", nil, ttH100x16, "llama3_405b.toml:41:1: parallelism.tensor_parallel_degree = 8: tensor parallelism is not modelled"},
+		{"PP", "llama3_8b.toml", []string{"pipeline_parallel_degree = 1", "pipeline_parallel_degree = 4"}, ttH100x16, "llama3_8b.toml:42:1: parallelism.pipeline_parallel_degree = 4: pipeline parallelism is not modelled"},
+		{"TP 9dec370", "llama3_8b-9dec370.toml", []string{"tensor_parallel_degree = 1", "tensor_parallel_degree = 2"}, ttH100x16, "llama3_8b-9dec370.toml:36:1: training.tensor_parallel_degree = 2: tensor parallelism"},
+		{"malformed", "llama3_8b.toml", []string{"seq_len = 8192", "seq_len = 8192 8192"}, ttH100x16, "llama3_8b.toml:33:16: not valid TOML: "},
+		{"unclosed table", "llama3_8b.toml", []string{"[training]", "[training"}, ttH100x16, "llama3_8b.toml:31:10: not valid TOML: expected '.' or ']' to end table name"},
+		{"seq_len type", "llama3_8b.toml", []string{"seq_len = 8192", `seq_len = "8192"`}, ttH100x16, `llama3_8b.toml:33:1: training.seq_len = "8192" is not an integer`},
+		{"flavor", "llama3_8b.toml", []string{`flavor = "8B"`, `flavor = "7B"`}, ttH100x16, `llama3_8b.toml:19:1: model.flavor = "7B" is not a llama3 flavor`},
+		{"model", "llama3_8b.toml", []string{`name = "llama3"`, `name = "qwen3"`}, ttH100x16, `llama3_8b.toml:18:1: model.name = "qwen3": only torchtitan's llama3 models`},
+		{"world", "llama3_8b.toml", []string{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 64"}, ttH100x16, "llama3_8b.toml:40:1: data_parallel_replicate_degree 1 × data_parallel_shard_degree 64 × context_parallel_degree 1 = 64 GPUs, but --nodes 16 × --gpus-per-node 8 is 128"},
+		{"global batch", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nglobal_batch_size = 100"}, ttH100x16, "llama3_8b.toml:33:1: training.global_batch_size 100 is not a multiple of local_batch_size 1 × data-parallel degree 128"},
+		{"memory_budget", "llama3_8b.toml", []string{`mode = "selective"`, `mode = "memory_budget"`}, ttH100x16, `llama3_8b.toml:58:1: activation_checkpoint.mode = "memory_budget"`},
+		{"cpu offload", "llama3_8b.toml", []string{"[training]", "[training]\nenable_cpu_offload = true"}, ttH100x16, "llama3_8b.toml:32:1: training.enable_cpu_offload = true: FSDP2's CPUOffloadPolicy is not modelled"},
+		{"bf16", "llama3_8b.toml", []string{"[training]", "[training]\ndtype = \"bfloat16\""}, ttH100x16, `llama3_8b.toml:32:1: training.dtype = "bfloat16" is not modelled`},
+		{"float8 on A100", "llama3_405b.toml", []string{"tensor_parallel_degree = 8", "tensor_parallel_degree = 1"}, TorchtitanCluster{Nodes: 16, GPUsPerNode: 8, GPU: "A100-80GB"}, "llama3_405b.toml:21:1: float8 training needs fp8 tensor cores, and --gpu A100-80GB has none"},
+		{"both schemas", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nbatch_size = 2"}, ttH100x16, "llama3_8b.toml:33:1: training.batch_size and training.local_batch_size are the same setting"},
+		{"gpu flag", "llama3_8b.toml", nil, TorchtitanCluster{Nodes: 1, GPU: "H100"}, `llama3_8b.toml: --gpu "H100" is not a GPU preset`},
+	} {
+		_, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), c.cl)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("%s: %v\nwant one line starting %q", c.name, err, c.want)
+		}
+	}
+}
