@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// The arguments TestUnhonouredFlagsRejected gives the command.
+func init() { commandArgs["import accelerate"] = []string{"fsdp.yaml"} }
+
+// TestImportAccelerateCLI: with --hf and --gpu the printed scenario loads
+// as it is and holds what the Accelerate config says (Llama 2 7B's
+// published total; accelerate's fsdp.yaml template: FSDP1 FULL_SHARD on 2
+// processes, BACKWARD_PRE, bf16; alignment-handbook's on 8; trl's FSDP2 on
+// 8), with the Trainer's arguments from the flags.
+func TestImportAccelerateCLI(t *testing.T) {
+	const dir, hf = "../../scenarios/testdata/accelerate/", "../../scenarios/testdata/hf/llama-2-7b/config.json"
+	for _, c := range []struct {
+		args            []string
+		gpus, dp, stage int
+		boundary        scenarios.Boundary
+		bwd             int // backward_prefetch_depth, -1 unset
+		flat            bool
+		micro, accum    int64
+		seq             int64
+		recompute       scenarios.Recompute
+	}{
+		{[]string{dir + "accelerate-fsdp.yaml", "--hf", hf, "--gpu", "H100-80GB"}, 2, 2, 3, scenarios.BoundaryFSDP1, 1, true, 8, 1, 4096, scenarios.RecomputeNone},
+		{[]string{dir + "alignment-handbook-fsdp.yaml", "--hf", hf, "--gpu", "A100-80GB", "--micro-batch", "2", "--grad-accum", "4", "--seq-len", "2048", "--recompute", "full"},
+			8, 8, 3, scenarios.BoundaryFSDP1, 1, true, 2, 4, 2048, scenarios.RecomputeFull},
+		{[]string{dir + "trl-fsdp2.yaml", "--hf", hf, "--gpu", "H100-80GB", "--micro-batch", "1"}, 8, 8, 3, scenarios.BoundaryFSDP2, -1, false, 1, 1, 4096, scenarios.RecomputeNone},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "accelerate"}, c.args...)...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%q: code %d: %s", c.args, code, stderr)
+		}
+		s, err := scenarios.Load("imported.yaml", []byte(out), nil)
+		if err != nil {
+			t.Fatalf("%q: the output does not load: %v\n%s", c.args, err, out)
+		}
+		p, m, tr := s.Parallelism, s.Communication, s.Training
+		bwd := -1
+		if m.BackwardPrefetchDepth != nil {
+			bwd = *m.BackwardPrefetchDepth
+		}
+		if int64(s.Model.Params) != 6_738_415_616 || s.Cluster.Nodes != 1 || s.Cluster.GPUsPerNode != c.gpus || s.Cluster.GPU != c.args[4] ||
+			p.DP != c.dp || p.Stage != c.stage || m.Boundary != c.boundary || bwd != c.bwd || tr.FlatParamViews != c.flat ||
+			tr.MicroBatch != c.micro || tr.GradAccum != c.accum || s.Model.SeqLen != c.seq || tr.Recompute != c.recompute ||
+			tr.ParamDType != scenarios.BF16 || tr.ShardDType != scenarios.FP32 || tr.OptimizerImpl != scenarios.OptimizerFused || tr.GradClip != scenarios.GradClipNorm {
+			t.Errorf("%q: loaded %d params, %d×%d %s, dp %d, stage %d, boundary %q, bwd %d, flat %v, micro %d, accum %d, seq %d, recompute %q, %s/%s, %q, %q",
+				c.args, s.Model.Params, s.Cluster.Nodes, s.Cluster.GPUsPerNode, s.Cluster.GPU, p.DP, p.Stage, m.Boundary, bwd, tr.FlatParamViews,
+				tr.MicroBatch, tr.GradAccum, s.Model.SeqLen, tr.Recompute, tr.ParamDType, tr.ShardDType, tr.OptimizerImpl, tr.GradClip)
+		}
+		if !strings.HasPrefix(out, "# Accelerate config "+c.args[0]+": FSDP") {
+			t.Errorf("%q: the header does not name the file:\n%s", c.args, out)
+		}
+	}
+
+	out, _, code := runValidateCLI(t, nil, "import", "accelerate", "--format", "json", dir+"trl-fsdp2.yaml")
+	var j struct {
+		Type     string `json:"distributed_type"`
+		Version  int    `json:"fsdp_version"`
+		Settings []struct{ Key, Value, From string }
+		Notes    []string
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Type != "FSDP" || j.Version != 2 || len(j.Notes) != 2 ||
+		j.Settings[0].Key != "cluster.nodes" || j.Settings[3].Key != "parallelism.zero_stage" || j.Settings[3].Value != "3" ||
+		!strings.Contains(j.Settings[3].From, "fsdp_reshard_after_forward true") {
+		t.Errorf("json: %v, code %d: %s", err, code, out)
+	}
+
+	for _, c := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{dir + "trl-fsdp2.yaml", "--gpu", "B9000"}, `--gpu "B9000" is not a GPU preset`},
+		{[]string{dir + "trl-fsdp2.yaml", "--micro-batch", "0"}, "--micro-batch 0 is out of range"},
+		{[]string{dir + "trl-fsdp2.yaml", "--grad-accum", "5000"}, "--grad-accum 5000 is out of range"},
+		{[]string{dir + "trl-fsdp2.yaml", "--seq-len", "2048"}, "--seq-len sets model.seq_len, which needs the model"},
+		{[]string{dir + "trl-fsdp2.yaml", "--recompute", "some"}, `--recompute "some": use none, selective, op or full`},
+		{[]string{hf}, "config.json:1:1: no distributed_type"},
+		{[]string{dir + "README.md"}, "README.md:3: not valid YAML"},
+		{[]string{dir + "missing.yaml"}, "missing.yaml: cannot read the file"},
+	} {
+		_, stderr, code := runValidateCLI(t, nil, append([]string{"import", "accelerate"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.mention) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: code %d, stderr %q, want one line with %q", c.args, code, stderr, c.mention)
+		}
+	}
+}
