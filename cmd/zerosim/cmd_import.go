@@ -48,6 +48,7 @@ the same notes.`,
 	})
 	c.AddCommand(newImportDeepSpeedCmd(a))
 	c.AddCommand(newImportTorchtitanCmd(a))
+	c.AddCommand(newImportLLMFoundryCmd(a))
 	return c
 }
 
