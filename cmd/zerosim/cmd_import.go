@@ -49,6 +49,7 @@ the same notes.`,
 	c.AddCommand(newImportDeepSpeedCmd(a))
 	c.AddCommand(newImportTorchtitanCmd(a))
 	c.AddCommand(newImportAccelerateCmd(a))
+	c.AddCommand(newImportLLMFoundryCmd(a))
 	return c
 }
 

@@ -44,6 +44,7 @@ func TestHelpExamples(t *testing.T) {
 		"llama3_8b.toml":  filepath.Join(cwd, "..", "..", "scenarios", "testdata", "torchtitan", "llama3_8b.toml"),
 		"fsdp.yaml":       filepath.Join(cwd, "..", "..", "scenarios", "testdata", "accelerate", "alignment-handbook-fsdp.yaml"),
 		"config.json":     filepath.Join(cwd, "..", "..", "scenarios", "testdata", "hf", "llama-2-7b", "config.json"),
+		"mpt-7b.yaml":     filepath.Join(cwd, "..", "..", "scenarios", "testdata", "llmfoundry", "mpt-7b.yaml"),
 	} {
 		data, err := os.ReadFile(src)
 		if err != nil {
