@@ -16,7 +16,7 @@ func init() { commands = append(commands, newImportCmd) }
 func newImportCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import",
-		Short: "Import a model description from another tool's format",
+		Short: "Print a scenario, or its model, from another tool's config: Hugging Face, DeepSpeed, torchtitan, Accelerate, llm-foundry",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "hf CONFIG.json|MODEL_DIR",
