@@ -50,6 +50,7 @@ the same notes.`,
 	c.AddCommand(newImportTorchtitanCmd(a))
 	c.AddCommand(newImportAccelerateCmd(a))
 	c.AddCommand(newImportLLMFoundryCmd(a))
+	c.AddCommand(newImportMegatronCmd(a))
 	return c
 }
 

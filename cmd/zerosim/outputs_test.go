@@ -29,6 +29,7 @@ var commandArgs = map[string][]string{
 	"import torchtitan": {"llama3_8b.toml"},
 
 	"import llm-foundry": {"mpt-7b.yaml"},
+	"import megatron":    {"train_llama3_8b_h100_fp8.sh", "--tokenizer-vocab-size", "128256"},
 }
 
 // commandByKey finds a command by its path below the root.
@@ -309,8 +310,8 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		{[]string{"--bogus"}, []string{"unknown flag: --bogus", "see zerosim --help"}},
 		{[]string{"verify", "--stage", "9"}, []string{"verify: unknown flag: --stage", "see zerosim verify --help"}},
 		{[]string{"import", "hf", "--bogus", "x.json"}, []string{"import hf: unknown flag: --bogus", "see zerosim import hf --help"}},
-		{[]string{"import"}, []string{"import: name one of its commands: accelerate, deepspeed, hf, llm-foundry, torchtitan", "see zerosim import --help"}},
-		{[]string{"import", "safetensors"}, []string{`import: unknown command "safetensors"`, "use accelerate, deepspeed, hf, llm-foundry, torchtitan"}},
+		{[]string{"import"}, []string{"import: name one of its commands: accelerate, deepspeed, hf, llm-foundry, megatron, torchtitan", "see zerosim import --help"}},
+		{[]string{"import", "safetensors"}, []string{`import: unknown command "safetensors"`, "use accelerate, deepspeed, hf, llm-foundry, megatron, torchtitan"}},
 	} {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention...)

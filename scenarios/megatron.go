@@ -1,0 +1,1356 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file imports the command line of a Megatron-LM pretraining run
+// (pretrain_gpt.py's arguments, as a launch script writes them) into a
+// scenario. Flags, defaults and checks are those of
+// megatron/training/arguments.py at NVIDIA/Megatron-LM core_v0.12.0
+// (d580efc68a9f0dbf1945f834f6f6200cd01d3343), the commit stack.go and
+// docs/stacks.md cite for stack: megatron; each mapping below names the
+// code that uses the flag.
+
+// MegatronCommit is the Megatron-LM commit whose flags and defaults
+// ImportMegatron follows (core_v0.12.0).
+const MegatronCommit = "d580efc68a9f0dbf1945f834f6f6200cd01d3343"
+
+// MaxMegatronBytes bounds the launch script read.
+const MaxMegatronBytes = 1 << 20
+
+// DefaultMegatronGPUsPerNode is the GPUs per node when neither the import
+// nor the script's torchrun --nproc_per_node gives it: Megatron-LM's
+// example scripts launch GPUS_PER_NODE=8 (examples/gpt3/
+// train_gpt3_175b_distributed.sh at d580efc6).
+const DefaultMegatronGPUsPerNode = 8
+
+// MegatronOptions is what the command line does not hold: the cluster
+// (Nodes, GPUsPerNode: 0 takes torchrun's --nnodes and --nproc_per_node
+// from the script), the GPU preset, and the tokenizer's vocabulary size
+// (before Megatron pads it) when the tokenizer is a file.
+type MegatronOptions struct {
+	Nodes, GPUsPerNode int
+	GPU                string
+	TokenizerVocab     int64
+}
+
+// MegatronSetting is one scenario key with the Megatron flag it came from.
+type MegatronSetting struct {
+	Key, Value, From string
+}
+
+// Megatron is an imported Megatron-LM command line.
+type Megatron struct {
+	File string
+	Opt  MegatronOptions
+	// Nodes and GPUsPerNode as resolved (0 nodes: a placeholder), with the
+	// flag each came from.
+	Nodes, GPUsPerNode  int
+	NodesFrom, GPUsFrom string
+	Model               Model
+	Params              int64
+	LayerList           []Layer
+	ModelFrom           map[string]string
+	ArchWhy             string
+	DP                  int // 0: unknown (no node count)
+	CP                  int
+	MicroBatch          int64
+	GlobalBatch         int64 // 0: --global-batch-size unset (micro × dp)
+	GradAccum           int64 // 0: unknown until dp is
+	Settings            []MegatronSetting
+	Notes               []string
+	PaddedVocabFrom     string
+	ParamBytes          int64
+	BucketParams        int64 // --ddp-bucket-size (0: Megatron's default)
+	OverlapGradReduce   bool
+}
+
+// ReadMegatron reads and imports the launch script or argument list at
+// path ("-": stdin).
+func ReadMegatron(p string, stdin io.Reader, o MegatronOptions) (*Megatron, error) {
+	var r io.Reader = stdin
+	name := p
+	if p == "-" {
+		name = Stdin
+		if stdin == nil {
+			stdin = strings.NewReader("")
+		}
+		r = stdin
+	} else {
+		f, err := os.Open(p)
+		if err != nil {
+			var pe *os.PathError
+			msg := err.Error()
+			if errors.As(err, &pe) {
+				msg = pe.Err.Error()
+			}
+			return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", ttName(p), msg)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (give a launch script or a file of pretrain_gpt.py arguments)", ttName(p))
+		}
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxMegatronBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read the file: %v", ttName(name), err)
+	}
+	return ImportMegatron(name, data, o)
+}
+
+// mgFlag is one flag of the command line and its values.
+type mgFlag struct {
+	at   mgWord
+	vals []mgWord
+}
+
+// mgArgs is the parsed command line.
+type mgArgs struct {
+	file  string
+	flags map[string]mgFlag
+	order []string // flag names in first-seen order
+	used  map[string]bool
+}
+
+func (a *mgArgs) pos(w mgWord) string {
+	if w.line == 0 {
+		return a.file
+	}
+	return fmt.Sprintf("%s:%d:%d", a.file, w.line, w.col)
+}
+
+// errAt is a one-line error at flag's word.
+func (a *mgArgs) errAt(w mgWord, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", a.pos(w), oneLine(fmt.Sprintf(format, args...)))
+}
+
+// show is "--flag value" as given.
+func (f mgFlag) show(name string) string {
+	s := "--" + name
+	for _, v := range f.vals {
+		s += " " + ttName(v.text)
+	}
+	return s
+}
+
+// value is the flag's one value; ok false when absent.
+func (a *mgArgs) value(name string) (mgFlag, string, bool, error) {
+	a.used[name] = true
+	f, ok := a.flags[name]
+	if !ok {
+		return f, "", false, nil
+	}
+	if len(f.vals) != 1 {
+		return f, "", true, a.errAt(f.at, "--%s takes one value, not %d (give it as --%s VALUE)", name, len(f.vals), name)
+	}
+	v := f.vals[0]
+	if v.unresolved != "" {
+		return f, "", true, a.errAt(v, "--%s %s: %s is not known here (the script computes it, sets it inside an if/for/while block, or takes it from its command line or environment): write the value of --%s in the launch command", name, ttName(v.text), ttName(v.unresolved), name)
+	}
+	return f, v.text, true, nil
+}
+
+// int reads an integer flag in [lo, hi]; def when absent.
+func (a *mgArgs) int(name string, def, lo, hi int64) (int64, bool, error) {
+	f, s, ok, err := a.value(name)
+	if err != nil || !ok {
+		return def, false, err
+	}
+	n, perr := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+	if perr != nil || n < lo || n > hi {
+		return 0, true, a.errAt(f.at, "--%s %s is not an integer in %d to %d (fix the value)", name, ttName(s), lo, hi)
+	}
+	return n, true, nil
+}
+
+// float reads a finite float flag; def when absent.
+func (a *mgArgs) float(name string, def, lo, hi float64) (float64, bool, error) {
+	f, s, ok, err := a.value(name)
+	if err != nil || !ok {
+		return def, false, err
+	}
+	x, perr := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	if perr != nil || math.IsNaN(x) || x < lo || x > hi {
+		return 0, true, a.errAt(f.at, "--%s %s is not a number in %s to %s (fix the value)", name, ttName(s), fmtFloat(lo), fmtFloat(hi))
+	}
+	return x, true, nil
+}
+
+// str reads a string flag; def when absent.
+func (a *mgArgs) str(name, def string) (string, bool, error) {
+	_, s, ok, err := a.value(name)
+	if err != nil || !ok {
+		return def, false, err
+	}
+	return s, true, nil
+}
+
+// bool reads a store_true flag (store_false when inverted is set: the
+// value is then false when given).
+func (a *mgArgs) bool(name string) (bool, error) {
+	a.used[name] = true
+	f, ok := a.flags[name]
+	if !ok {
+		return false, nil
+	}
+	if len(f.vals) > 0 {
+		return false, a.errAt(f.vals[0], "--%s takes no value, and %s follows it (remove the value)", name, ttName(f.vals[0].text))
+	}
+	return true, nil
+}
+
+// oneOf checks a string flag against Megatron's choices.
+func (a *mgArgs) oneOf(name, v string, choices ...string) error {
+	for _, c := range choices {
+		if v == c {
+			return nil
+		}
+	}
+	f := a.flags[name]
+	return a.errAt(f.at, "--%s %s is not one of Megatron's choices (use %s)", name, ttName(v), strings.Join(choices, ", "))
+}
+
+// mgLauncher is what the launch command gives besides pretrain_gpt.py's
+// arguments: torchrun's --nnodes and --nproc_per_node.
+type mgLauncher struct {
+	nnodes, nproc mgFlag
+	hasN, hasP    bool
+}
+
+// ImportMegatron imports a launch script's or argument list's bytes; file
+// names it in messages. Every error is one line naming file:line:column or
+// the flag, what is wrong and what to do.
+func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, error) {
+	name := ttName(file)
+	if len(data) > MaxMegatronBytes {
+		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a launch script (check the path)", name, MaxMegatronBytes)
+	}
+	cmds := mgScript(string(data))
+	var words []mgWord
+	var la mgLauncher
+	found, launches := false, 0
+	for _, c := range cmds {
+		for i, w := range c.words {
+			base := path.Base(w.text)
+			if w.unresolved != "" || strings.ContainsAny(w.text, " \t") || !strings.HasPrefix(base, "pretrain_") || !strings.HasSuffix(base, ".py") {
+				continue
+			}
+			if base != "pretrain_gpt.py" {
+				return nil, fmt.Errorf("%s:%d:%d: %s: zerosim imports GPT-style decoder runs (pretrain_gpt.py), not %s", name, w.line, w.col, ttName(base), ttName(base))
+			}
+			launches++
+			if found {
+				break
+			}
+			found = true
+			words = c.words[i+1:]
+			la = mgReadLauncher(c.words[:i])
+			break
+		}
+	}
+	if !found {
+		// A plain list of --flag value tokens.
+		for _, c := range cmds {
+			words = append(words, c.words...)
+		}
+		if len(words) == 0 {
+			return nil, fmt.Errorf("%s: no arguments (give a launch script running pretrain_gpt.py, or its --flag value arguments)", name)
+		}
+		if !strings.HasPrefix(words[0].text, "--") {
+			return nil, fmt.Errorf("%s:%d:%d: %s: no command runs pretrain_gpt.py, and the file is not a list of --flag value arguments (give the launch script or the arguments)", name, words[0].line, words[0].col, ttName(words[0].text))
+		}
+	}
+	a := &mgArgs{file: name, flags: map[string]mgFlag{}, used: map[string]bool{}}
+	var cur string
+	var skipped []string
+	for _, w := range words {
+		if w.unresolved != "" && w.unresolved == w.text && (strings.HasSuffix(w.text, "[@]}") || strings.HasSuffix(w.text, "[*]}")) {
+			// An array the script fills in an if block, or from outside.
+			skipped = append(skipped, fmt.Sprintf("%s at %d:%d", ttName(w.text), w.line, w.col))
+			continue
+		}
+		if strings.HasPrefix(w.text, "--") && len(w.text) > 2 && !isNumber(w.text) {
+			n, v, eq := strings.Cut(w.text[2:], "=")
+			if _, seen := a.flags[n]; !seen {
+				a.order = append(a.order, n)
+			}
+			// argparse: the last occurrence wins.
+			f := mgFlag{at: w}
+			if eq {
+				f.vals = []mgWord{{text: v, line: w.line, col: w.col, unresolved: w.unresolved}}
+			}
+			a.flags[n] = f
+			cur = n
+			continue
+		}
+		if cur == "" {
+			return nil, a.errAt(w, "%s is not a flag (pretrain_gpt.py takes --flag value arguments; remove it)", ttName(w.text))
+		}
+		f := a.flags[cur]
+		f.vals = append(f.vals, w)
+		a.flags[cur] = f
+	}
+	m := &Megatron{File: file, Opt: o, ModelFrom: map[string]string{}}
+	for _, sk := range skipped {
+		m.note("%s is not read: the script fills the array inside an if/for/while block or from outside; the flags it holds are not imported (write them in the launch command to import them)", sk)
+	}
+	if launches > 1 {
+		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
+	}
+	for _, step := range []func(*mgArgs) error{m.refuse, m.readModel, func(a *mgArgs) error { return m.readCluster(a, la) }, m.readBatch, m.readPrecision, m.readOptimizer, m.readRecompute, m.readAttention, m.readComm, m.readIgnored} {
+		if err := step(a); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// isNumber reports a negative number given as a value ("--" never starts
+// one, but keep argparse's rule for "-1").
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// mgReadLauncher reads torchrun's (or torch.distributed.launch's)
+// --nnodes and --nproc_per_node.
+func mgReadLauncher(ws []mgWord) mgLauncher {
+	var la mgLauncher
+	for i := 0; i < len(ws); i++ {
+		n, v, eq := strings.Cut(ws[i].text, "=")
+		var f mgFlag
+		f.at = ws[i]
+		switch n {
+		case "--nnodes", "--nproc_per_node", "--nproc-per-node":
+		default:
+			continue
+		}
+		if eq {
+			f.vals = []mgWord{{text: v, line: ws[i].line, col: ws[i].col, unresolved: ws[i].unresolved}}
+		} else if i+1 < len(ws) {
+			f.vals = []mgWord{ws[i+1]}
+			i++
+		}
+		if n == "--nnodes" {
+			la.nnodes, la.hasN = f, true
+		} else {
+			la.nproc, la.hasP = f, true
+		}
+	}
+	return la
+}
+
+func (m *Megatron) note(format string, a ...any) {
+	m.Notes = append(m.Notes, fmt.Sprintf(format, a...))
+}
+
+func (m *Megatron) set(key, value, from string) {
+	m.Settings = append(m.Settings, MegatronSetting{Key: key, Value: value, From: from})
+}
+
+// from is "--flag value" when given, else "--flag default X (default)".
+func (a *mgArgs) from(name string, given bool, def string) string {
+	if given {
+		return a.flags[name].show(name)
+	}
+	return "--" + name + " " + def + " (default)"
+}
+
+// leaveOut is the sentence every refusal of a model-parallel degree ends
+// with.
+const leaveOut = `zerosim models data parallelism: ZeRO, Megatron's distributed optimizer, context parallelism; README "What does it leave out?"`
+
+// refuse rejects what zerosim does not model at all.
+func (m *Megatron) refuse(a *mgArgs) error {
+	for _, k := range []struct{ flag, what string }{
+		{"tensor-model-parallel-size", "tensor parallelism"},
+		{"pipeline-model-parallel-size", "pipeline parallelism"},
+		{"encoder-tensor-model-parallel-size", "tensor parallelism"},
+		{"encoder-pipeline-model-parallel-size", "pipeline parallelism"},
+	} {
+		n, given, err := a.int(k.flag, 1, 0, 1<<20)
+		if err != nil {
+			return err
+		}
+		if given && n > 1 {
+			return a.errAt(a.flags[k.flag].at, "--%s %d: %s is not modelled (%s); set --%s 1 to import the run without it", k.flag, n, k.what, leaveOut, k.flag)
+		}
+	}
+	for _, k := range []struct{ flag, why string }{
+		// MoE: zerosim's MoE blocks come with a model's config.json.
+		{"num-experts", "mixture-of-experts layers are not imported from Megatron flags (import the model with zerosim import hf from its config.json and set parallelism.ep)"},
+		{"use-torch-fsdp2", "PyTorch FSDP2 is ZeRO-3, not Megatron's distributed optimizer (write a scenario with zero_stage: 3, or import a torchtitan job)"},
+		{"use-custom-fsdp", "Megatron-FSDP is not modelled (write a scenario with zero_stage: 3)"},
+		{"optimizer-cpu-offload", "the optimizer's CPU offload in Megatron is not modelled"},
+		{"num-layers-per-virtual-pipeline-stage", "virtual pipeline stages need pipeline parallelism, which is not modelled"},
+	} {
+		if f, ok := a.flags[k.flag]; ok {
+			a.used[k.flag] = true
+			if k.flag == "num-experts" && len(f.vals) == 1 && (f.vals[0].text == "0" || f.vals[0].text == "None") {
+				continue
+			}
+			return a.errAt(f.at, "%s: %s; remove --%s to import the rest", f.show(k.flag), k.why, k.flag)
+		}
+	}
+	if n, given, err := a.int("expert-model-parallel-size", 1, 1, 1<<20); err != nil {
+		return err
+	} else if given && n > 1 {
+		return a.errAt(a.flags["expert-model-parallel-size"].at, "--expert-model-parallel-size %d: expert parallelism needs MoE layers, which are not imported from Megatron flags (import the model with zerosim import hf and set parallelism.ep); set it to 1", n)
+	}
+	return nil
+}
+
+// readModel reads the GPT model's dimensions and counts its parameters as
+// megatron/core/models/gpt/gpt_model.py and the layer spec build them
+// (d580efc6): embedding (word, and position when learned_absolute), blocks
+// of input norm, QKV (heads·kv_channels + 2·groups·kv_channels outputs),
+// projection, pre-MLP norm, fc1 (doubled for SwiGLU), fc2, biases unless
+// --disable-bias-linear, a final norm, and an output layer when untied.
+func (m *Megatron) readModel(a *mgArgs) error {
+	req := func(flag string, lo, hi int64) (int64, error) {
+		n, given, err := a.int(flag, 0, lo, hi)
+		if err != nil {
+			return 0, err
+		}
+		if !given {
+			// validate_args: required_args (arguments.py at d580efc6).
+			return 0, fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)", a.file, flag)
+		}
+		return n, nil
+	}
+	layers, err := req("num-layers", 1, maxLayers)
+	if err != nil {
+		return err
+	}
+	h, err := req("hidden-size", 1, maxHidden)
+	if err != nil {
+		return err
+	}
+	heads, err := req("num-attention-heads", 1, h)
+	if err != nil {
+		return err
+	}
+	maxPos, err := req("max-position-embeddings", 1, maxSeqLen)
+	if err != nil {
+		return err
+	}
+	seq, seqGiven, err := a.int("seq-length", 0, 1, maxSeqLen)
+	if err != nil {
+		return err
+	}
+	if !seqGiven {
+		if seq, seqGiven, err = a.int("encoder-seq-length", 0, 1, maxSeqLen); err != nil {
+			return err
+		}
+		if !seqGiven {
+			return fmt.Errorf("%s: --seq-length is missing (pretrain_gpt.py requires it: add it)", a.file)
+		}
+	}
+	if maxPos < seq {
+		return a.errAt(a.flags["max-position-embeddings"].at, "--max-position-embeddings %d is below --seq-length %d (validate_args asserts max_position_embeddings >= seq_length: raise it)", maxPos, seq)
+	}
+	swiglu, err := a.bool("swiglu")
+	if err != nil {
+		return err
+	}
+	// ffn_hidden_size: 4h, or int(4h·2/3 / 64)·64 with --swiglu
+	// (validate_args at d580efc6).
+	defFFN := 4 * h
+	if swiglu {
+		defFFN = (8 * h / 3) / 64 * 64
+	}
+	ffn, ffnGiven, err := a.int("ffn-hidden-size", defFFN, 1, maxFFN)
+	if err != nil {
+		return err
+	}
+	if ffn < 1 {
+		return fmt.Errorf("%s: --hidden-size %d gives --ffn-hidden-size 0 with --swiglu (give --ffn-hidden-size)", a.file, h)
+	}
+	kvch, kvchGiven, err := a.int("kv-channels", 0, 1, maxHidden)
+	if err != nil {
+		return err
+	}
+	if !kvchGiven {
+		if h%heads != 0 {
+			return a.errAt(a.flags["num-attention-heads"].at, "--num-attention-heads %d does not divide --hidden-size %d (validate_args asserts it without --kv-channels: give --kv-channels or a divisor)", heads, h)
+		}
+		kvch = h / heads
+	}
+	gqa, err := a.bool("group-query-attention")
+	if err != nil {
+		return err
+	}
+	groups, groupsGiven, err := a.int("num-query-groups", 1, 1, heads)
+	if err != nil {
+		return err
+	}
+	if !gqa {
+		// num_query_groups is used only with --group-query-attention
+		// (core_transformer_config_from_args at d580efc6).
+		groups = heads
+	} else if heads%groups != 0 {
+		return a.errAt(a.flags["num-query-groups"].at, "--num-query-groups %d does not divide --num-attention-heads %d (use a divisor)", groups, heads)
+	}
+	_ = groupsGiven
+	norm, _, err := a.str("normalization", "LayerNorm")
+	if err != nil {
+		return err
+	}
+	if err := a.oneOf("normalization", norm, "LayerNorm", "RMSNorm"); err != nil {
+		return err
+	}
+	pe, _, err := a.str("position-embedding-type", "learned_absolute")
+	if err != nil {
+		return err
+	}
+	switch pe {
+	case "learned_absolute", "rope", "none":
+	case "mrope", "relative":
+		return a.errAt(a.flags["position-embedding-type"].at, "--position-embedding-type %s is not a GPT model's (it is multimodal or T5's): use learned_absolute or rope", pe)
+	default:
+		return a.oneOf("position-embedding-type", pe, "learned_absolute", "rope", "mrope", "relative", "none")
+	}
+	untied, err := a.bool("untie-embeddings-and-output-weights")
+	if err != nil {
+		return err
+	}
+	noBias, err := a.bool("disable-bias-linear")
+	if err != nil {
+		return err
+	}
+	qkvBias, err := a.bool("add-qkv-bias")
+	if err != nil {
+		return err
+	}
+	qkvBias = qkvBias || !noBias
+	vocab, err := m.readVocab(a)
+	if err != nil {
+		return err
+	}
+	if qkln, err := a.bool("qk-layernorm"); err != nil {
+		return err
+	} else if qkln {
+		m.note("--qk-layernorm: the norms on queries and keys (%d parameters per block) are not counted or modelled", map[bool]int64{true: kvch, false: 2 * kvch}[norm == "RMSNorm"]*2)
+	}
+	b := func(on bool, n int64) int64 {
+		if on {
+			return n
+		}
+		return 0
+	}
+	normP := 2 * h
+	if norm == "RMSNorm" {
+		normP = h
+	}
+	qkvOut := heads*kvch + 2*groups*kvch
+	mlp := int64(2)
+	if swiglu {
+		mlp = 3
+	}
+	block, ok := sumChecked(2*normP, h*qkvOut, b(qkvBias, qkvOut), heads*kvch*h, b(!noBias, h), mlp*h*ffn, b(!noBias, (mlp-1)*ffn+h))
+	if !ok {
+		return fmt.Errorf("%s: the model's dimensions overflow a parameter count (check --hidden-size and --ffn-hidden-size)", a.file)
+	}
+	learned := pe == "learned_absolute"
+	emb := vocab*h + b(learned, maxPos*h)
+	lb, err1 := mulChecked(layers, block)
+	total, ok := sumChecked(emb, lb, normP, b(untied, vocab*h))
+	if err1 || !ok {
+		return fmt.Errorf("%s: the model's dimensions overflow a parameter count (check --num-layers and --hidden-size)", a.file)
+	}
+	m.Params = total
+	m.Model = Model{Kind: KindTransformer, Arch: ArchGPT, Hidden: h, Layers: layers, Heads: heads, KVHeads: groups, FFN: ffn, Vocab: vocab, SeqLen: seq}
+	fm := m.ModelFrom
+	fm["hidden"] = a.from("hidden-size", true, "")
+	fm["layers"] = a.from("num-layers", true, "")
+	fm["heads"] = a.from("num-attention-heads", true, "")
+	if gqa {
+		fm["kv_heads"] = "--group-query-attention, " + a.from("num-query-groups", groupsGiven, "1")
+	} else {
+		fm["kv_heads"] = "no --group-query-attention: one group per head"
+	}
+	if ffnGiven {
+		fm["ffn"] = a.from("ffn-hidden-size", true, "")
+	} else if swiglu {
+		fm["ffn"] = "int(4 × hidden × 2/3 / 64) × 64 with --swiglu (validate_args)"
+	} else {
+		fm["ffn"] = "4 × --hidden-size (validate_args)"
+	}
+	fm["seq_len"] = a.from("seq-length", true, "")
+	gptArch := norm == "LayerNorm" && learned && maxPos == seq && !untied && !noBias && qkvBias && !swiglu && kvch*heads == h
+	llamaArch := norm == "RMSNorm" && !learned && untied && noBias && !qkvBias && swiglu && kvch*heads == h
+	switch {
+	case llamaArch:
+		m.Model.Arch = ArchLlama
+		m.ArchWhy = "RMSNorm, rope, SwiGLU, no biases, untied output layer"
+	case gptArch:
+		m.ArchWhy = "LayerNorm, learned positions, GELU MLP, biases, output tied to the embedding"
+	default:
+		if swiglu {
+			m.Model.Arch = ArchLlama
+		}
+		m.LayerList = append(m.LayerList, Layer{Name: "embedding", Params: countOf(emb)})
+		for i := int64(0); i < layers; i++ {
+			m.LayerList = append(m.LayerList, Layer{Name: fmt.Sprintf("block.%d", i), Params: countOf(block)})
+		}
+		m.LayerList = append(m.LayerList, Layer{Name: "final_norm", Params: countOf(normP)})
+		if untied {
+			m.LayerList = append(m.LayerList, Layer{Name: "lm_head", Params: countOf(vocab * h)})
+		}
+		var why []string
+		why = append(why, norm)
+		switch {
+		case pe == "rope":
+			why = append(why, "rope")
+		case pe == "none":
+			why = append(why, "no position embedding")
+		case maxPos != seq:
+			why = append(why, fmt.Sprintf("learned positions of --max-position-embeddings %d, not the trained %d", maxPos, seq))
+		default:
+			why = append(why, "learned positions")
+		}
+		if swiglu {
+			why = append(why, "SwiGLU")
+		} else {
+			why = append(why, "GELU MLP")
+		}
+		switch {
+		case noBias && qkvBias:
+			why = append(why, "biases on QKV only (--add-qkv-bias)")
+		case noBias:
+			why = append(why, "no biases")
+		default:
+			why = append(why, "biases")
+		}
+		if untied {
+			why = append(why, "untied output layer")
+		} else {
+			why = append(why, "output tied to the embedding")
+		}
+		if kvch*heads != h {
+			why = append(why, fmt.Sprintf("--kv-channels %d (heads × kv_channels %d, not the hidden size)", kvch, kvch*heads))
+		}
+		m.ArchWhy = strings.Join(why, ", ")
+		blocks := "gpt"
+		if swiglu {
+			blocks = "llama"
+		}
+		m.note("this model has %s: the layer list gives its exact parameters; its blocks compute as %s blocks of these dimensions", m.ArchWhy, blocks)
+	}
+	return nil
+}
+
+// mulChecked multiplies non-negative a and b, reporting overflow.
+func mulChecked(a, b int64) (int64, bool) {
+	if a != 0 && b > math.MaxInt64/a {
+		return 0, true
+	}
+	return a * b, false
+}
+
+// readVocab finds the padded vocabulary: the tokenizer's size (the
+// import's --tokenizer-vocab-size; NullTokenizer's --vocab-size + 1 for its
+// EOD token; TikTokenizer's --vocab-size, 131072 unset), rounded up to a
+// multiple of --make-vocab-size-divisible-by × TP (_vocab_size_with_padding
+// in megatron/training/tokenizer/tokenizer.py at d580efc6).
+func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
+	div, divGiven, err := a.int("make-vocab-size-divisible-by", 128, 1, maxVocab)
+	if err != nil {
+		return 0, err
+	}
+	tt, ttGiven, err := a.str("tokenizer-type", "")
+	if err != nil {
+		return 0, err
+	}
+	vs, vsGiven, err := a.int("vocab-size", 0, 1, maxVocab)
+	if err != nil {
+		return 0, err
+	}
+	var orig int64
+	var from string
+	switch {
+	case m.Opt.TokenizerVocab > 0:
+		orig, from = m.Opt.TokenizerVocab, fmt.Sprintf("the tokenizer's %d (--tokenizer-vocab-size)", m.Opt.TokenizerVocab)
+		if tt == "NullTokenizer" && vsGiven && vs+1 != orig {
+			m.note("--tokenizer-vocab-size %d replaces NullTokenizer's --vocab-size %d + 1 (its EOD token)", orig, vs)
+		}
+	case tt == "NullTokenizer":
+		if !vsGiven {
+			return 0, a.errAt(a.flags["tokenizer-type"].at, "--tokenizer-type NullTokenizer needs --vocab-size (build_tokenizer asserts it: add it)")
+		}
+		orig, from = vs+1, fmt.Sprintf("NullTokenizer: --vocab-size %d + 1 (its EOD token)", vs)
+	case tt == "TikTokenizer":
+		orig = 1 << 17
+		from = "TikTokenizer: --vocab-size unset, 131072"
+		if vsGiven {
+			orig, from = vs, fmt.Sprintf("TikTokenizer: --vocab-size %d", vs)
+		}
+	default:
+		what := "the tokenizer"
+		if ttGiven {
+			what = "--tokenizer-type " + ttName(tt)
+		}
+		hint := ""
+		if tt == "GPT2BPETokenizer" {
+			hint = "; GPT-2's gpt2-vocab.json has 50257"
+		}
+		return 0, fmt.Errorf("%s: %s reads its vocabulary from a file: give its size with --tokenizer-vocab-size N (the tokenizer's len() before Megatron pads it%s)", a.file, what, hint)
+	}
+	padded := (orig + div - 1) / div * div
+	if padded > maxVocab {
+		return 0, fmt.Errorf("%s: the padded vocabulary %d is larger than %d (check the vocabulary size)", a.file, padded, maxVocab)
+	}
+	m.PaddedVocabFrom = fmt.Sprintf("%s padded to a multiple of %s", from, a.from("make-vocab-size-divisible-by", divGiven, "128"))
+	return padded, nil
+}
+
+// readCluster finds the nodes and GPUs per node (the import's --nodes and
+// --gpus-per-node, else torchrun's --nnodes and --nproc_per_node), dp =
+// world / cp (data_parallel_size = world_size / (TP·PP·CP), validate_args)
+// and k.
+func (m *Megatron) readCluster(a *mgArgs, la mgLauncher) error {
+	o := m.Opt
+	cp, cpGiven, err := a.int("context-parallel-size", 1, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	m.CP = int(cp)
+	if cp > 1 && m.Model.SeqLen%(2*cp) != 0 {
+		return a.errAt(a.flags["context-parallel-size"].at, "--seq-length %d is not a multiple of 2 × --context-parallel-size %d (validate_args asserts it: fix one)", m.Model.SeqLen, cp)
+	}
+	launcherInt := func(f mgFlag, what, opt string) (int, string, error) {
+		if len(f.vals) != 1 {
+			return 0, "", a.errAt(f.at, "%s takes one value (or give the import's %s)", ttName(f.at.text), opt)
+		}
+		v := f.vals[0]
+		if v.unresolved != "" {
+			return 0, "", a.errAt(v, "torchrun %s %s: %s is not known here (the script computes it or takes it from outside): pass the import's %s N", what, ttName(v.text), ttName(v.unresolved), opt)
+		}
+		n, err := strconv.Atoi(v.text)
+		if err != nil || n < 1 || n > 65536 {
+			return 0, "", a.errAt(v, "torchrun %s %s is not a count in 1 to 65536 (elastic ranges are not read: pass the import's %s N)", what, ttName(v.text), opt)
+		}
+		return n, fmt.Sprintf("torchrun %s %d", what, n), nil
+	}
+	m.GPUsPerNode, m.GPUsFrom = DefaultMegatronGPUsPerNode, "8 unless given (Megatron's example scripts)"
+	switch {
+	case o.GPUsPerNode > 0:
+		m.GPUsPerNode, m.GPUsFrom = o.GPUsPerNode, "--gpus-per-node"
+	case la.hasP:
+		n, from, err := launcherInt(la.nproc, "--nproc_per_node", "--gpus-per-node")
+		if err != nil {
+			return err
+		}
+		m.GPUsPerNode, m.GPUsFrom = n, from
+	}
+	switch {
+	case o.Nodes > 0:
+		m.Nodes, m.NodesFrom = o.Nodes, "--nodes"
+	case la.hasN:
+		n, from, err := launcherInt(la.nnodes, "--nnodes", "--nodes")
+		if err != nil {
+			return err
+		}
+		m.Nodes, m.NodesFrom = n, from
+	}
+	if o.Nodes > 0 && la.hasN && len(la.nnodes.vals) == 1 && la.nnodes.vals[0].unresolved == "" && la.nnodes.vals[0].text != strconv.Itoa(o.Nodes) {
+		m.note("--nodes %d replaces the script's torchrun --nnodes %s", o.Nodes, ttName(la.nnodes.vals[0].text))
+	}
+	cpFrom := a.from("context-parallel-size", cpGiven, "1")
+	if m.Nodes > 0 {
+		world := int64(m.Nodes) * int64(m.GPUsPerNode)
+		if world%cp != 0 {
+			return a.errAt(a.flags["context-parallel-size"].at, "--context-parallel-size %d does not divide the %d GPUs (validate_args asserts world_size %% (TP·PP·CP) == 0: fix the node count or cp)", cp, world)
+		}
+		m.DP = int(world / cp)
+		m.set("parallelism.dp", strconv.Itoa(m.DP), fmt.Sprintf("%d × %d GPUs / context-parallel %d (validate_args: data_parallel_size = world_size / (TP·PP·CP))", m.Nodes, m.GPUsPerNode, cp))
+	}
+	m.set("parallelism.cp", strconv.FormatInt(cp, 10), cpFrom)
+	distOpt, err := a.bool("use-distributed-optimizer")
+	if err != nil {
+		return err
+	}
+	if distOpt {
+		m.set("parallelism.zero_stage", "1", "--use-distributed-optimizer: optimizer state and fp32 main parameters sharded over the data-parallel ranks (megatron/core/optimizer/distrib_optimizer.py)")
+	} else {
+		m.set("parallelism.zero_stage", "0", "no --use-distributed-optimizer: every rank keeps the whole optimizer state (DDP)")
+	}
+	k, kGiven, err := a.int("num-distributed-optimizer-instances", 1, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	if kGiven && k > 1 && !distOpt {
+		return a.errAt(a.flags["num-distributed-optimizer-instances"].at, "--num-distributed-optimizer-instances %d without --use-distributed-optimizer has no sharded state to copy (add --use-distributed-optimizer)", k)
+	}
+	if k > 1 && m.DP > 0 && (int64(m.DP)*cp)%k != 0 {
+		return a.errAt(a.flags["num-distributed-optimizer-instances"].at, "--num-distributed-optimizer-instances %d does not divide dp × cp = %d (initialize_model_parallel asserts it, megatron/core/parallel_state.py at d580efc6: use a divisor)", k, int64(m.DP)*cp)
+	}
+	if distOpt {
+		m.set("parallelism.k", strconv.FormatInt(k, 10), a.from("num-distributed-optimizer-instances", kGiven, "1")+": copies of the sharded state, each over dp·cp/k ranks")
+	}
+	return nil
+}
+
+// readBatch reads the micro-batch and the accumulation steps: global
+// batch = micro × dp × GA (num_microbatches_calculator.py asserts the
+// division at d580efc6).
+func (m *Megatron) readBatch(a *mgArgs) error {
+	mb, given, err := a.int("micro-batch-size", 0, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	if !given {
+		return fmt.Errorf("%s: --micro-batch-size is missing (validate_args asserts it: add it)", a.file)
+	}
+	m.MicroBatch = mb
+	m.set("training.micro_batch", strconv.FormatInt(mb, 10), a.from("micro-batch-size", true, ""))
+	gb, gbGiven, err := a.int("global-batch-size", 0, 1, 1<<40)
+	if err != nil {
+		return err
+	}
+	if rb, ok := a.flags["rampup-batch-size"]; ok {
+		a.used["rampup-batch-size"] = true
+		m.note("%s: the batch ramp-up is not modelled; the step is the full --global-batch-size's", rb.show("rampup-batch-size"))
+	}
+	if !gbGiven {
+		m.set("training.grad_accum", "1", "--global-batch-size unset: micro × dp (validate_args), no accumulation")
+		m.GradAccum = 1
+		return nil
+	}
+	m.GlobalBatch = gb
+	if m.DP == 0 {
+		return nil
+	}
+	per := mb * int64(m.DP)
+	if gb%per != 0 {
+		return a.errAt(a.flags["global-batch-size"].at, "--global-batch-size %d is not a multiple of micro-batch %d × dp %d = %d (num_microbatches_calculator.py asserts it: fix the batch or the node count)", gb, mb, m.DP, per)
+	}
+	ga := gb / per
+	if ga > 4096 {
+		return a.errAt(a.flags["global-batch-size"].at, "--global-batch-size %d makes %d accumulation steps, more than zerosim's 4096 (use more nodes or a larger micro-batch)", gb, ga)
+	}
+	m.GradAccum = ga
+	m.set("training.grad_accum", strconv.FormatInt(ga, 10), fmt.Sprintf("--global-batch-size %d / (micro-batch %d × dp %d)", gb, mb, m.DP))
+	return nil
+}
+
+// readPrecision reads --bf16/--fp16 and the gradient reduction dtype
+// (validate_args at d580efc6: bf16 sets accumulate_allreduce_grads_in_fp32
+// unless --grad-reduce-in-bf16).
+func (m *Megatron) readPrecision(a *mgArgs) error {
+	bf16, err := a.bool("bf16")
+	if err != nil {
+		return err
+	}
+	fp16, err := a.bool("fp16")
+	if err != nil {
+		return err
+	}
+	inBF16, err := a.bool("grad-reduce-in-bf16")
+	if err != nil {
+		return err
+	}
+	acc, err := a.bool("accumulate-allreduce-grads-in-fp32")
+	if err != nil {
+		return err
+	}
+	switch {
+	case bf16 && fp16:
+		return a.errAt(a.flags["fp16"].at, "--fp16 and --bf16 are both given (validate_args asserts not both: keep one)")
+	case bf16:
+		m.ParamBytes = 2
+		m.set("training.param_dtype", "bf16", "--bf16")
+		if inBF16 {
+			m.set("training.reduce_dtype", "param_dtype", "--grad-reduce-in-bf16: gradients accumulated and reduced in bf16")
+		} else {
+			m.set("training.reduce_dtype", "fp32", "--bf16 without --grad-reduce-in-bf16: accumulate_allreduce_grads_in_fp32 (validate_args)")
+		}
+	case fp16:
+		m.ParamBytes = 2
+		m.set("training.param_dtype", "fp16", "--fp16")
+		if acc {
+			m.set("training.reduce_dtype", "fp32", "--accumulate-allreduce-grads-in-fp32")
+		} else {
+			m.set("training.reduce_dtype", "param_dtype", "--fp16: gradients reduced in fp16")
+		}
+		m.note("--fp16: dynamic loss scaling (its overflow checks and skipped steps) is not modelled")
+	default:
+		m.ParamBytes = 4
+		m.set("training.param_dtype", "fp32", "neither --bf16 nor --fp16: fp32")
+		m.set("training.reduce_dtype", "param_dtype", "fp32 parameters: gradients reduced in fp32")
+	}
+	f8, given, err := a.str("fp8-format", "")
+	if err != nil {
+		return err
+	}
+	if given {
+		if err := a.oneOf("fp8-format", f8, "e4m3", "hybrid"); err != nil {
+			return err
+		}
+		if !bf16 {
+			m.note("--fp8-format without --bf16: zerosim's fp8 recipe keeps bf16 outside the GEMMs")
+		}
+		m.set("training.fp8", "te", a.from("fp8-format", true, "")+": Transformer Engine's delayed-scaling GEMMs")
+		if pg, _ := a.bool("fp8-param-gather"); pg {
+			m.note("--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters is modelled as a 16-bit gather")
+		}
+	}
+	return nil
+}
+
+// readOptimizer reads --optimizer and its parameters. Megatron's adam is
+// Transformer Engine's (or Apex's) FusedAdam with its default
+// adam_w_mode=True, decoupled weight decay (megatron/core/optimizer/
+// __init__.py at d580efc6).
+func (m *Megatron) readOptimizer(a *mgArgs) error {
+	opt, given, err := a.str("optimizer", "adam")
+	if err != nil {
+		return err
+	}
+	if err := a.oneOf("optimizer", opt, "adam", "sgd"); err != nil {
+		return err
+	}
+	if opt == "sgd" {
+		return a.errAt(a.flags["optimizer"].at, "--optimizer sgd is not modelled (zerosim's optimizers are Adam and AdamW, two fp32 states): use --optimizer adam")
+	}
+	m.set("training.optimizer", "adamw", a.from("optimizer", given, "adam")+": FusedAdam with adam_w_mode (decoupled weight decay)")
+	if lr, given, err := a.float("lr", 0, 0, math.MaxFloat64); err != nil {
+		return err
+	} else if given && lr > 0 {
+		m.set("training.lr", fmtFloat(lr), a.from("lr", true, ""))
+	}
+	for _, p := range []struct {
+		flag, key string
+		def, hi   float64
+	}{
+		{"adam-beta1", "beta1", 0.9, math.Nextafter(1, 0)},
+		{"adam-beta2", "beta2", 0.999, math.Nextafter(1, 0)},
+		{"adam-eps", "eps", 1e-8, math.MaxFloat64},
+		{"weight-decay", "weight_decay", 0.01, math.MaxFloat64},
+	} {
+		lo := 0.0
+		if p.key == "eps" {
+			lo = math.SmallestNonzeroFloat64
+		}
+		v, given, err := a.float(p.flag, p.def, lo, p.hi)
+		if err != nil {
+			return err
+		}
+		m.set("training."+p.key, fmtFloat(v), a.from(p.flag, given, fmtFloat(p.def)))
+	}
+	clip, given, err := a.float("clip-grad", 1.0, 0, math.MaxFloat64)
+	if err != nil {
+		return err
+	}
+	if clip > 0 {
+		m.set("training.grad_clip", "norm", a.from("clip-grad", given, "1.0")+": clip_grad_norm over the global L2 norm every step")
+	} else {
+		m.set("training.grad_clip", "none", a.from("clip-grad", given, "1.0")+": no clipping")
+	}
+	return nil
+}
+
+// readRecompute maps Megatron's activation recomputation
+// (TransformerBlock._checkpointed_forward, megatron/core/transformer/
+// transformer_block.py at d580efc6): selective recomputes core attention;
+// full with method uniform checkpoints groups of recompute_num_layers
+// blocks, with method block the first recompute_num_layers blocks.
+// Megatron's CheckpointFunction reruns the whole block:
+// recompute_early_stop false.
+func (m *Megatron) readRecompute(a *mgArgs) error {
+	ra, err := a.bool("recompute-activations")
+	if err != nil {
+		return err
+	}
+	g, gGiven, err := a.str("recompute-granularity", "")
+	if err != nil {
+		return err
+	}
+	if ra {
+		// validate_args: --recompute-activations sets selective.
+		g, gGiven = "selective", true
+	}
+	meth, mGiven, err := a.str("recompute-method", "")
+	if err != nil {
+		return err
+	}
+	n, nGiven, err := a.int("recompute-num-layers", 0, 0, m.Model.Layers)
+	if err != nil {
+		return err
+	}
+	if !gGiven {
+		m.set("training.recompute", "none", "no --recompute-granularity")
+		return nil
+	}
+	if err := a.oneOf("recompute-granularity", g, "full", "selective"); err != nil {
+		return err
+	}
+	src := a.from("recompute-granularity", true, "")
+	if ra {
+		src = "--recompute-activations"
+	}
+	if g == "selective" {
+		m.set("training.recompute", "selective", src+": core attention recomputed (Korthikanti et al. 2022)")
+		return nil
+	}
+	if !mGiven {
+		return a.errAt(a.flags["recompute-granularity"].at, "--recompute-granularity full needs --recompute-method uniform or block (TransformerConfig asserts it: add it)")
+	}
+	if err := a.oneOf("recompute-method", meth, "uniform", "block"); err != nil {
+		return err
+	}
+	if !nGiven {
+		return a.errAt(a.flags["recompute-method"].at, "--recompute-granularity full needs --recompute-num-layers (TransformerConfig asserts it: add it)")
+	}
+	L := m.Model.Layers
+	src += ", " + a.flags["recompute-method"].show("recompute-method") + ", " + a.flags["recompute-num-layers"].show("recompute-num-layers")
+	switch {
+	case meth == "uniform":
+		m.set("training.recompute", "full", src+": every block recomputed")
+		if n > 1 {
+			m.note("--recompute-method uniform --recompute-num-layers %d keeps one input per %d blocks; zerosim keeps one per block", n, n)
+		}
+	case n == 0:
+		m.set("training.recompute", "none", src+": no block recomputed")
+	case n >= L:
+		m.set("training.recompute", "full", src+": every block recomputed")
+	default:
+		every := L / n
+		m.set("training.recompute", "full", src)
+		m.set("training.recompute_every", strconv.FormatInt(every, 10), fmt.Sprintf("%d of %d blocks recomputed", n, L))
+		if L%n != 0 {
+			m.note("--recompute-method block --recompute-num-layers %d recomputes the first %d of %d blocks; zerosim recomputes every %d-th block (%d of them)", n, n, L, every, (L+every-1)/every)
+		} else {
+			m.note("--recompute-method block recomputes the first %d blocks; zerosim recomputes every %d-th block, the same count", n, every)
+		}
+	}
+	m.set("training.recompute_early_stop", "false", "Megatron's CheckpointFunction reruns the whole block (megatron/core/tensor_parallel/random.py)")
+	return nil
+}
+
+// readAttention maps --transformer-impl and --attention-backend to the
+// attention kernel, as stack: megatron does (docs/stacks.md).
+func (m *Megatron) readAttention(a *mgArgs) error {
+	impl, implGiven, err := a.str("transformer-impl", "transformer_engine")
+	if err != nil {
+		return err
+	}
+	if err := a.oneOf("transformer-impl", impl, "transformer_engine", "local"); err != nil {
+		return err
+	}
+	be, beGiven, err := a.str("attention-backend", "auto")
+	if err != nil {
+		return err
+	}
+	if err := a.oneOf("attention-backend", be, "flash", "fused", "unfused", "local", "auto"); err != nil {
+		return err
+	}
+	flashLegacy, err := a.bool("use-flash-attn")
+	if err != nil {
+		return err
+	}
+	from := a.from("transformer-impl", implGiven, "transformer_engine") + ", " + a.from("attention-backend", beGiven, "auto")
+	switch {
+	case impl == "local" || be == "local":
+		if flashLegacy {
+			m.set("training.attention_kernel", "fa2", from+", --use-flash-attn: flash-attn 2")
+			break
+		}
+		m.set("training.attention", "eager", from+": Megatron's own DotProductAttention materialises the scores")
+		m.set("training.attention_kernel", "eager", from)
+	case be == "auto":
+		m.set("training.attention_kernel", "te", from+": Transformer Engine chooses (cuDNN from Hopper on, flash-attn 2 before)")
+	case be == "fused":
+		m.set("training.attention_kernel", "cudnn", from+": Transformer Engine's cuDNN fused attention")
+	case be == "flash":
+		m.set("training.attention_kernel", "fa2", from+": Transformer Engine's flash-attn 2")
+	case be == "unfused":
+		m.set("training.attention", "eager", from+": Transformer Engine's UnfusedDotProductAttention materialises the scores")
+		m.set("training.attention_kernel", "eager", from)
+	}
+	hd, hdGiven, err := a.float("hidden-dropout", 0.1, 0, math.Nextafter(1, 0))
+	if err != nil {
+		return err
+	}
+	ad, adGiven, err := a.float("attention-dropout", 0.1, 0, math.Nextafter(1, 0))
+	if err != nil {
+		return err
+	}
+	m.set("training.dropout", fmtFloat(hd), a.from("hidden-dropout", hdGiven, "0.1"))
+	if ad != hd {
+		m.note("%s differs from the hidden dropout; zerosim has one dropout rate", a.from("attention-dropout", adGiven, "0.1"))
+	}
+	return nil
+}
+
+// readComm maps Megatron's DDP and distributed optimizer overlap flags.
+func (m *Megatron) readComm(a *mgArgs) error {
+	ogr, err := a.bool("overlap-grad-reduce")
+	if err != nil {
+		return err
+	}
+	opg, err := a.bool("overlap-param-gather")
+	if err != nil {
+		return err
+	}
+	distOpt := a.flags["use-distributed-optimizer"].at.text != ""
+	if opg && !distOpt {
+		return a.errAt(a.flags["overlap-param-gather"].at, "--overlap-param-gather needs --use-distributed-optimizer (validate_args asserts it: add it or remove this)")
+	}
+	if opg && !ogr {
+		return a.errAt(a.flags["overlap-param-gather"].at, "--overlap-param-gather needs --overlap-grad-reduce (validate_args asserts it: add it)")
+	}
+	m.OverlapGradReduce = ogr
+	bs, bsGiven, err := a.int("ddp-bucket-size", 0, 1, 1<<40)
+	if err != nil {
+		return err
+	}
+	if ogr {
+		m.set("communication.overlap", "true", "--overlap-grad-reduce: each bucket's reduction starts when its gradients are ready")
+		var from string
+		if bsGiven {
+			from = fmt.Sprintf("--ddp-bucket-size %d parameters × %d bytes", bs, m.ParamBytes)
+		} else if m.DP > 0 {
+			bs = max(40_000_000, 1_000_000*int64(m.DP))
+			from = fmt.Sprintf("--ddp-bucket-size unset: max(40,000,000, 1,000,000 × dp %d) parameters × %d bytes (distributed_data_parallel.py)", m.DP, m.ParamBytes)
+		}
+		if bs > 0 {
+			b, over := mulChecked(bs, m.ParamBytes)
+			if over {
+				return a.errAt(a.flags["ddp-bucket-size"].at, "--ddp-bucket-size %d overflows a byte count (fix it)", bs)
+			}
+			v := strconv.FormatInt(b, 10) + "B"
+			if b%1_000_000 == 0 {
+				v = strconv.FormatInt(b/1_000_000, 10) + "MB"
+			}
+			m.set("communication.bucket_size", v, from)
+		}
+	} else {
+		m.set("communication.overlap", "false", "no --overlap-grad-reduce: the whole gradient buffer is reduced after backward (bucket_size None, distributed_data_parallel.py)")
+		if bsGiven {
+			m.note("--ddp-bucket-size %d has no effect without --overlap-grad-reduce (one bucket)", bs)
+		}
+	}
+	if distOpt {
+		m.set("communication.zero1_allreduce", "false", "--use-distributed-optimizer: gradients reduce-scattered, parameters all-gathered after the step")
+		if opg {
+			m.set("communication.overlap_param_gather", "true", "--overlap-param-gather: each bucket's all-gather overlaps the next forward")
+		} else {
+			m.set("communication.overlap_param_gather", "false", "no --overlap-param-gather: parameters gathered after the optimizer step")
+		}
+	}
+	m.set("communication.padding", "megatron", "Megatron-Core's param-and-grad buffer (param_and_grad_buffer.py)")
+	if avg, err := a.bool("ddp-average-in-collective"); err != nil {
+		return err
+	} else if avg {
+		m.note("--ddp-average-in-collective: NCCL's average inside the collective costs as the sum zerosim models")
+	}
+	if nb, ok := a.flags["ddp-num-buckets"]; ok {
+		a.used["ddp-num-buckets"] = true
+		m.note("%s is not modelled: bucket_size above is Megatron's default or --ddp-bucket-size", nb.show("ddp-num-buckets"))
+	}
+	return nil
+}
+
+// Flags with no effect on a step's time or memory: logging, checkpoints,
+// data and tokenizer paths, evaluation, learning-rate schedule,
+// initialisation, launch plumbing.
+var mgIgnored = map[string]bool{}
+
+// Flags that change time or memory in ways zerosim does not model.
+var mgUnmodelled = map[string]string{
+	"sequence-parallel":                        "needs tensor parallelism; Megatron turns it off at TP 1 (validate_args)",
+	"cross-entropy-loss-fusion":                "the loss kernel is modelled as fp32 cross-entropy",
+	"fp16-lm-cross-entropy":                    "the loss kernel is modelled as fp32 cross-entropy",
+	"manual-gc":                                "host time is not modelled",
+	"empty-unused-memory-level":                "the allocator's cache emptying is not modelled",
+	"overlap-param-gather-with-optimizer-step": "needs interleaved pipeline parallelism",
+	"use-precision-aware-optimizer":            "optimizer states in lower precision are not modelled (fp32 states)",
+	"main-grads-dtype":                         "main gradients are modelled in reduce_dtype",
+	"main-params-dtype":                        "main parameters are modelled in fp32",
+	"exp-avg-dtype":                            "optimizer states are modelled in fp32",
+	"exp-avg-sq-dtype":                         "optimizer states are modelled in fp32",
+	"moe-router-topk":                          "MoE is not imported",
+	"moe-ffn-hidden-size":                      "MoE is not imported",
+	"moe-shared-expert-intermediate-size":      "MoE is not imported",
+	"moe-router-load-balancing-type":           "MoE is not imported",
+	"moe-aux-loss-coeff":                       "MoE is not imported",
+	"moe-grouped-gemm":                         "MoE is not imported",
+	"moe-token-dispatcher-type":                "MoE is not imported",
+	"num-layers-per-virtual-pipeline-stage":    "needs pipeline parallelism",
+	"tp-comm-overlap":                          "needs tensor parallelism",
+	"cpu-offloading":                           "activation offload is not modelled",
+	"use-flash-attn":                           "",
+	"no-gradient-accumulation-fusion":          "the fused weight-gradient accumulation into main_grad is what zerosim models",
+	"ddp-pad-buckets-for-high-nccl-busbw":      "bucket padding for NCCL is not modelled",
+	"check-for-nan-in-loss-and-grad":           "",
+	"use-mcore-models":                         "",
+	"recompute-modules":                        "selective recompute is modelled as core attention's",
+	"calculate-per-token-loss":                 "",
+	"fp8-amax-history-len":                     "",
+	"fp8-amax-compute-algo":                    "",
+	"fp8-param-gather":                         "",
+	"fp8-recipe":                               "zerosim's fp8 is delayed scaling",
+	"first-last-layers-bf16":                   "every block's GEMMs are modelled in fp8",
+	"defer-embedding-wgrad-compute":            "needs pipeline parallelism",
+	"qk-layernorm":                             "",
+	"apply-layernorm-1p":                       "",
+	"rotary-base":                              "",
+	"rotary-percent":                           "",
+	"rotary-interleaved":                       "",
+	"rotary-seq-len-interpolation-factor":      "",
+	"use-rope-scaling":                         "",
+	"rope-scaling-factor":                      "",
+	"norm-epsilon":                             "",
+	"init-method-std":                          "",
+	"no-masked-softmax-fusion":                 "",
+	"no-bias-gelu-fusion":                      "",
+	"no-bias-swiglu-fusion":                    "",
+	"no-bias-dropout-fusion":                   "",
+	"no-rope-fusion":                           "",
+	"no-persist-layer-norm":                    "",
+	"attention-softmax-in-fp32":                "",
+	"cp-comm-type":                             "context parallelism is modelled as ring attention (p2p)",
+	"distributed-backend":                      "",
+	"num-workers":                              "",
+	"no-create-attention-mask-in-dataloader":   "",
+}
+
+func init() {
+	for _, f := range strings.Fields(`
+lr-decay-style lr-decay-iters lr-decay-samples lr-warmup-fraction lr-warmup-iters lr-warmup-samples lr-warmup-init
+min-lr decoupled-lr decoupled-min-lr lr-wsd-decay-style lr-wsd-decay-iters lr-wsd-decay-samples start-weight-decay
+end-weight-decay weight-decay-incr-style override-opt_param-scheduler use-checkpoint-opt_param-scheduler
+train-iters train-samples exit-interval exit-duration-in-mins exit-signal-handler exit-on-missing-checkpoint
+log-interval log-params-norm log-num-zeros-in-grad log-throughput log-timers-to-tensorboard log-validation-ppl-to-tensorboard
+log-memory-to-tensorboard log-world-size-to-tensorboard log-loss-scale-to-tensorboard log-batch-size-to-tensorboard
+log-progress log-straggler log-energy timing-log-level timing-log-option tensorboard-dir tensorboard-log-interval
+tensorboard-queue-size wandb-project wandb-exp-name wandb-save-dir wandb-entity logging-level one-logger-project
+one-logger-run-name one-logger-async enable-one-logger no-one-logger
+save load save-interval save-retain-interval no-save-optim no-save-rng no-load-optim no-load-rng finetune
+pretrained-checkpoint ckpt-format ckpt-step use-dist-ckpt auto-detect-ckpt-format ckpt-fully-parallel-save
+ckpt-fully-parallel-load ckpt-assume-constant-structure async-save dist-ckpt-strictness ckpt-convert-format
+ckpt-convert-save non-persistent-save-interval non-persistent-ckpt-type non-persistent-global-ckpt-dir
+non-persistent-local-ckpt-dir use-persistent-ckpt-worker
+data-path split data-cache-path mock-data train-data-path valid-data-path test-data-path data-args-path
+per-split-data-args-path mmap-bin-files no-mmap-bin-files dataloader-type reset-position-ids reset-attention-mask
+eod-mask-loss object-storage-cache-path s3-cache-path
+vocab-file merge-file tokenizer-model tiktoken-pattern tiktoken-num-special-tokens tiktoken-special-tokens
+vocab-extra-ids
+eval-iters eval-interval skip-train test-mode
+seed data-parallel-random-init
+profile profile-step-start profile-step-end profile-ranks use-pytorch-profiler record-memory-history memory-snapshot-path
+distributed-timeout-minutes local-rank use-cpu-initialization ddp-bucket-size-placeholder
+adlr-autoresume adlr-autoresume-interval
+rerun-mode enable-ft-package calc-ft-timeouts straggler-minmax-count
+deterministic-mode check-weight-hash-across-dp-replicas-interval
+loss-scale initial-loss-scale min-loss-scale loss-scale-window hysteresis
+no-async-tensor-model-parallel-allreduce async-tensor-model-parallel-allreduce
+`) {
+		mgIgnored[f] = true
+	}
+}
+
+// readIgnored notes the flags that matter but are not modelled, and the
+// flags the import does not know.
+func (m *Megatron) readIgnored(a *mgArgs) error {
+	var unknown []string
+	for _, n := range a.order {
+		if a.used[n] || mgIgnored[n] {
+			continue
+		}
+		if why, ok := mgUnmodelled[n]; ok {
+			if why != "" {
+				m.note("%s: %s", a.flags[n].show(n), why)
+			}
+			continue
+		}
+		unknown = append(unknown, "--"+n)
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		m.note("flags zerosim does not know, not imported: %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// ScenarioName is the scenario's name: the file name without extension.
+func (m *Megatron) ScenarioName() string {
+	if m.File == Stdin {
+		return "megatron"
+	}
+	return strings.TrimSuffix(filepath.Base(m.File), filepath.Ext(m.File))
+}
+
+// Scenario renders the scenario file: a header naming the command line,
+// then every key with the Megatron flag or default it came from. Unknown
+// values are placeholders (SET_NODES, SET_GPU, SET_DP, SET_GRAD_ACCUM)
+// that Load rejects at their line.
+func (m *Megatron) Scenario() []byte {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("# Imported by zerosim import megatron from %s\n", ttName(m.File))
+	w("# pretrain_gpt.py's GPT model: %s parameters. Flags and defaults as\n", commas(m.Params))
+	w("# Megatron-LM core_v0.12.0 (%s) reads them (megatron/training/arguments.py);\n", MegatronCommit[:8])
+	w("# the stack preset fills in the rest (docs/stacks.md).\n")
+	for _, n := range m.Notes {
+		w("# note: %s\n", oneLine(n))
+	}
+	w("version: 1\nname: %s\nstack: megatron\ncluster:\n", strconv.Quote(m.ScenarioName()))
+	if m.Nodes > 0 {
+		w("  nodes: %d  # %s\n", m.Nodes, m.NodesFrom)
+	} else {
+		w("  nodes: SET_NODES  # your node count (or --nodes, or torchrun --nnodes in the script)\n")
+	}
+	w("  gpus_per_node: %d  # %s\n", m.GPUsPerNode, m.GPUsFrom)
+	if m.Opt.GPU != "" {
+		w("  gpu: %s\n", m.Opt.GPU)
+	} else {
+		w("  gpu: SET_GPU  # a GPU preset such as H100-80GB (or --gpu)\n")
+	}
+	md := m.Model
+	w("model:\n  kind: transformer\n  arch: %s  # %s\n", md.Arch, m.ArchWhy)
+	w("  hidden: %d  # %s\n  layers: %d  # %s\n  heads: %d  # %s\n", md.Hidden, m.ModelFrom["hidden"], md.Layers, m.ModelFrom["layers"], md.Heads, m.ModelFrom["heads"])
+	w("  kv_heads: %d  # %s\n  ffn: %d  # %s\n", md.KVHeads, m.ModelFrom["kv_heads"], md.FFN, m.ModelFrom["ffn"])
+	w("  vocab: %d  # %s\n  seq_len: %d  # %s\n", md.Vocab, m.PaddedVocabFrom, md.SeqLen, m.ModelFrom["seq_len"])
+	if len(m.LayerList) > 0 {
+		w("  params: %d\n  layer_list:\n", m.Params)
+		for _, l := range m.LayerList {
+			w("    - {name: %s, params: %d}\n", l.Name, int64(l.Params))
+		}
+	}
+	section := ""
+	rank := map[string]int{"parallelism": 0, "training": 1, "communication": 2}
+	settings := append([]MegatronSetting(nil), m.Settings...)
+	sort.SliceStable(settings, func(i, j int) bool {
+		x, _, _ := strings.Cut(settings[i].Key, ".")
+		y, _, _ := strings.Cut(settings[j].Key, ".")
+		return rank[x] < rank[y]
+	})
+	for _, s := range settings {
+		sec, key, _ := strings.Cut(s.Key, ".")
+		if sec != section {
+			section = sec
+			w("%s:\n", sec)
+			if sec == "parallelism" && m.DP == 0 {
+				w("  dp: SET_DP  # nodes × gpus_per_node / cp\n")
+			}
+		}
+		w("  %s: %s  # %s\n", key, s.Value, oneLine(s.From))
+		if s.Key == "training.micro_batch" && m.GradAccum == 0 {
+			w("  grad_accum: SET_GRAD_ACCUM  # --global-batch-size %d / (micro-batch %d × dp)\n", m.GlobalBatch, m.MicroBatch)
+		}
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,497 @@
+package scenarios
+
+import (
+	"strings"
+)
+
+// This file reads the launch script of a Megatron-LM run far enough to
+// find the arguments of pretrain_gpt.py: words split as the shell splits
+// them (quotes, backslash continuations, comments), variables and arrays
+// assigned at the script's top level (NAME=value, NAME=( ... ),
+// NAME+=( ... ), ${NAME:-default}) expanded where the launch command uses
+// them. It runs nothing: a value the script computes ($(...), $((...))),
+// takes from its command line ($1) or the environment, or sets inside an
+// if/for/while block stays unresolved, and the import refuses it only
+// where a flag that matters holds it.
+
+// mgWord is one shell word after expansion, at the line and column of the
+// word it came from.
+type mgWord struct {
+	text      string
+	line, col int
+	// unresolved is the first variable or substitution the word holds
+	// that the script does not set ("" when the word is known).
+	unresolved string
+}
+
+// mgTok is one lexed token: a raw word (quotes kept), "(" or ")", or a
+// command separator (sep).
+type mgTok struct {
+	raw       string
+	line, col int
+	sep       bool
+	paren     byte
+}
+
+// mgLex splits src into raw words and separators (newline, ;, &&, ||, |,
+// &). A backslash-newline joins lines; # at a word's start runs to the end
+// of the line. Unbalanced quotes end at the end of the input.
+func mgLex(src string) []mgTok {
+	var toks []mgTok
+	line, col := 1, 1
+	i := 0
+	adv := func() {
+		if src[i] == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+		i++
+	}
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
+			adv()
+			adv()
+		case c == '\\' && i+2 < len(src) && src[i+1] == '\r' && src[i+2] == '\n':
+			adv()
+			adv()
+			adv()
+		case c == ' ' || c == '\t' || c == '\r':
+			adv()
+		case c == '\n' || c == ';' || c == '&' || c == '|':
+			toks = append(toks, mgTok{line: line, col: col, sep: true})
+			adv()
+		case c == '#':
+			for i < len(src) && src[i] != '\n' {
+				adv()
+			}
+		case c == '(' || c == ')':
+			toks = append(toks, mgTok{line: line, col: col, paren: c})
+			adv()
+		default:
+			t := mgTok{line: line, col: col}
+			start := i
+			for i < len(src) {
+				c := src[i]
+				if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' {
+					break
+				}
+				switch c {
+				case '\\':
+					adv()
+					if i < len(src) {
+						adv()
+					}
+					continue
+				case '\'':
+					adv()
+					for i < len(src) && src[i] != '\'' {
+						adv()
+					}
+				case '"':
+					adv()
+					for i < len(src) && src[i] != '"' {
+						if src[i] == '\\' && i+1 < len(src) {
+							adv()
+						}
+						adv()
+					}
+				case '$':
+					if i+1 < len(src) && (src[i+1] == '(' || src[i+1] == '{') {
+						open, close := src[i+1], byte(')')
+						if open == '{' {
+							close = '}'
+						}
+						adv()
+						depth := 0
+						for i < len(src) {
+							if src[i] == open {
+								depth++
+							} else if src[i] == close {
+								depth--
+								if depth == 0 {
+									break
+								}
+							}
+							adv()
+						}
+					}
+				}
+				if i < len(src) {
+					adv()
+				}
+			}
+			t.raw = src[start:i]
+			toks = append(toks, t)
+		}
+	}
+	return toks
+}
+
+// mgField is one word of a variable's value or of an expansion, with the
+// first substitution in it the script does not set ("" when known).
+type mgField struct {
+	text, unresolved string
+	// line, col: where an array element or value was written (0: here).
+	line, col int
+}
+
+// mgVar is a script variable: a scalar (one field) or an array, or unknown
+// (why says why: set inside a block).
+type mgVar struct {
+	words []mgField
+	why   string
+}
+
+// mgExpander expands raw words with the script's variables.
+type mgExpander struct {
+	vars map[string]mgVar
+}
+
+// expand expands raw into fields: quotes removed, $NAME, ${NAME},
+// ${NAME[@]} and ${NAME:-default} substituted, unquoted substitutions
+// split on blanks (split false: an assignment's value, kept whole). A
+// substitution the script does not set is kept as written and named in
+// its field's unresolved.
+func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
+	var fields []mgField
+	var cur strings.Builder
+	curUnres := ""
+	curLine, curCol := 0, 0
+	have := false
+	emit := func() {
+		if have {
+			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol})
+		}
+		cur.Reset()
+		have, curUnres, curLine, curCol = false, "", 0, 0
+	}
+	unres := func(name string) {
+		if curUnres == "" {
+			curUnres = name
+		}
+	}
+	put := func(f mgField) {
+		cur.WriteString(f.text)
+		if !have && f.line > 0 {
+			curLine, curCol = f.line, f.col
+		}
+		have = true
+		if f.unresolved != "" {
+			unres(f.unresolved)
+		}
+	}
+	add := func(vals []mgField, quoted bool) {
+		if quoted || !split {
+			for j, v := range vals {
+				if j > 0 {
+					if quoted && split {
+						emit()
+					} else {
+						cur.WriteByte(' ')
+					}
+				}
+				put(v)
+			}
+			if quoted {
+				have = true
+			}
+			return
+		}
+		for j, v := range vals {
+			if j > 0 {
+				emit()
+			}
+			parts := strings.Fields(v.text)
+			if len(parts) == 0 {
+				continue
+			}
+			if c := v.text[0]; c == ' ' || c == '\t' || c == '\n' {
+				emit()
+			}
+			for k, p := range parts {
+				if k > 0 {
+					emit()
+				}
+				put(mgField{p, v.unresolved, v.line, v.col})
+			}
+			if c := v.text[len(v.text)-1]; c == ' ' || c == '\t' || c == '\n' {
+				emit()
+			}
+		}
+	}
+	lit := func(text string) {
+		unres(text)
+		cur.WriteString(text)
+		have = true
+	}
+	// dollar expands the substitution at raw[i] ('$'), returning the index
+	// after it.
+	dollar := func(i int, quoted bool) int {
+		if i+1 >= len(raw) {
+			cur.WriteByte('$')
+			have = true
+			return i + 1
+		}
+		switch c := raw[i+1]; {
+		case c == '(':
+			j, d := i+1, 0
+			for ; j < len(raw); j++ {
+				if raw[j] == '(' {
+					d++
+				} else if raw[j] == ')' {
+					d--
+					if d == 0 {
+						break
+					}
+				}
+			}
+			end := min(j+1, len(raw))
+			lit(raw[i:end])
+			return end
+		case c == '{':
+			j := strings.IndexByte(raw[i:], '}')
+			if j < 0 {
+				lit(raw[i:])
+				return len(raw)
+			}
+			body := raw[i+2 : i+j]
+			name, def, hasDef := body, "", false
+			if k := strings.Index(body, ":-"); k >= 0 {
+				name, def, hasDef = body[:k], body[k+2:], true
+			} else if k := strings.Index(body, ":="); k >= 0 {
+				name, def, hasDef = body[:k], body[k+2:], true
+			}
+			name = strings.TrimSuffix(strings.TrimSuffix(name, "[@]"), "[*]")
+			v, ok := e.vars[name]
+			switch {
+			case ok && v.why == "" && (len(v.words) > 0 || !hasDef):
+				add(v.words, quoted)
+			case hasDef && (!ok || v.why == ""):
+				if depth > 4 {
+					lit("${" + body + "}")
+					break
+				}
+				add(e.expand(def, false, depth+1), quoted)
+			default:
+				lit("${" + body + "}")
+			}
+			return i + j + 1
+		case c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
+			j := i + 1
+			for j < len(raw) && (raw[j] == '_' || raw[j] >= 'A' && raw[j] <= 'Z' || raw[j] >= 'a' && raw[j] <= 'z' || raw[j] >= '0' && raw[j] <= '9') {
+				j++
+			}
+			name := raw[i+1 : j]
+			if v, ok := e.vars[name]; ok && v.why == "" {
+				if len(v.words) > 0 {
+					add(v.words[:1], quoted)
+				}
+			} else {
+				lit("$" + name)
+			}
+			return j
+		case c >= '0' && c <= '9' || c == '@' || c == '*' || c == '#' || c == '?' || c == '!' || c == '$' || c == '-':
+			lit(raw[i : i+2])
+			return i + 2
+		}
+		cur.WriteByte('$')
+		have = true
+		return i + 1
+	}
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch c {
+		case '\\':
+			if i+1 < len(raw) {
+				cur.WriteByte(raw[i+1])
+				have = true
+				i += 2
+			} else {
+				i++
+			}
+		case '\'':
+			j := strings.IndexByte(raw[i+1:], '\'')
+			if j < 0 {
+				j = len(raw) - i - 1
+			}
+			cur.WriteString(raw[i+1 : i+1+j])
+			have = true
+			i += j + 2
+		case '"':
+			have = true
+			i++
+			for i < len(raw) && raw[i] != '"' {
+				switch raw[i] {
+				case '\\':
+					if i+1 < len(raw) && strings.IndexByte("$`\"\\\n", raw[i+1]) >= 0 {
+						cur.WriteByte(raw[i+1])
+						i += 2
+						continue
+					}
+					cur.WriteByte('\\')
+					i++
+				case '$':
+					i = dollar(i, true)
+				default:
+					cur.WriteByte(raw[i])
+					i++
+				}
+			}
+			i++
+		case '$':
+			i = dollar(i, false)
+		default:
+			cur.WriteByte(c)
+			have = true
+			i++
+		}
+	}
+	emit()
+	return fields
+}
+
+// isPositional reports a positional parameter's name ($1 … $9).
+func isPositional(name string) bool {
+	return len(name) > 0 && strings.Trim(name, "0123456789") == ""
+}
+
+// mgAssign splits NAME=value or NAME+=value; ok false for other words.
+func mgAssign(raw string) (name, value string, appendTo, ok bool) {
+	eq := strings.IndexByte(raw, '=')
+	if eq <= 0 {
+		return "", "", false, false
+	}
+	name = raw[:eq]
+	if strings.HasSuffix(name, "+") {
+		name, appendTo = name[:len(name)-1], true
+	}
+	if name == "" {
+		return "", "", false, false
+	}
+	for j := 0; j < len(name); j++ {
+		c := name[j]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || j > 0 && c >= '0' && c <= '9') {
+			return "", "", false, false
+		}
+	}
+	return name, raw[eq+1:], appendTo, true
+}
+
+// mgCommand is one command of the script, its words expanded.
+type mgCommand struct {
+	words []mgWord
+}
+
+// mgScript runs the script's top-level assignments and returns its
+// commands with their words expanded in order.
+func mgScript(src string) []mgCommand {
+	toks := mgLex(src)
+	e := &mgExpander{vars: map[string]mgVar{}}
+	var cmds []mgCommand
+	depth := 0
+	for i := 0; i < len(toks); {
+		// One command: tokens up to a separator; ci is its first token.
+		j := i
+		for j < len(toks) && !toks[j].sep {
+			j++
+		}
+		ci := i
+		i = j + 1
+		// Leading keywords.
+		for ci < j && toks[ci].paren == 0 {
+			switch toks[ci].raw {
+			case "if", "for", "while", "until", "case", "select":
+				depth++
+				ci = j
+				continue
+			case "fi", "done", "esac":
+				if depth > 0 {
+					depth--
+				}
+				ci++
+				continue
+			case "then", "else", "elif", "do", "export", "local", "declare", "readonly", "{", "}":
+				ci++
+				continue
+			}
+			break
+		}
+		if ci == j {
+			continue
+		}
+		if toks[ci].paren == 0 {
+			if name, val, app, ok := mgAssign(toks[ci].raw); ok {
+				// An array: NAME=( words ) across separators.
+				if val == "" && ci+1 < j && toks[ci+1].paren == '(' {
+					var words []mgField
+					m := ci + 2
+					for m < len(toks) && toks[m].paren != ')' {
+						if !toks[m].sep && toks[m].paren == 0 {
+							for _, f := range e.expand(toks[m].raw, true, 0) {
+								if f.line == 0 {
+									f.line, f.col = toks[m].line, toks[m].col
+								}
+								words = append(words, f)
+							}
+						}
+						m++
+					}
+					// Skip the rest of the command after ")".
+					for m < len(toks) && !toks[m].sep {
+						m++
+					}
+					i = m + 1
+					e.set(name, words, app, depth)
+					continue
+				}
+				if ci+1 == j {
+					e.set(name, e.expand(val, false, 0), app, depth)
+					continue
+				}
+				// NAME=value before a command: its environment only.
+				for ci < j && toks[ci].paren == 0 {
+					if _, _, _, ok := mgAssign(toks[ci].raw); !ok {
+						break
+					}
+					ci++
+				}
+			}
+		}
+		var c mgCommand
+		for _, t := range toks[ci:j] {
+			if t.paren != 0 {
+				continue
+			}
+			for _, w := range e.expand(t.raw, true, 0) {
+				if w.line == 0 {
+					w.line, w.col = t.line, t.col
+				}
+				c.words = append(c.words, mgWord{text: w.text, line: w.line, col: w.col, unresolved: w.unresolved})
+			}
+		}
+		if len(c.words) > 0 {
+			cmds = append(cmds, c)
+		}
+	}
+	return cmds
+}
+
+// set assigns a variable; inside a block the variable becomes unknown.
+func (e *mgExpander) set(name string, words []mgField, app bool, depth int) {
+	if depth > 0 {
+		e.vars[name] = mgVar{why: "set inside an if/for/while block"}
+		return
+	}
+	if app {
+		old, ok := e.vars[name]
+		if ok && old.why != "" {
+			return
+		}
+		words = append(append([]mgField(nil), old.words...), words...)
+	}
+	e.vars[name] = mgVar{words: words}
+}

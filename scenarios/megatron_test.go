@@ -1,0 +1,158 @@
+package scenarios
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestImportMegatron imports Megatron-LM's own launch scripts and argument
+// lists and checks the scenario loads with the published parameter count
+// and keys equal to the flags.
+func TestImportMegatron(t *testing.T) {
+	llamaArgs := "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 --kv-channels 128 --seq-length 8192 --max-position-embeddings 8192 --position-embedding-type rope --swiglu --normalization RMSNorm --untie-embeddings-and-output-weights --disable-bias-linear --micro-batch-size 1 --global-batch-size 512 --bf16 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
+	for _, tc := range []struct {
+		name, file, args string
+		o                MegatronOptions
+		params           int64
+		want             map[string]string // scenario lines "key: value" (trimmed, before the comment)
+		dp, k, ga        int
+		arch             string
+		note             string
+	}{
+		// GPT-3 175B (TP/PP edited to 1): 174.6 B (Narayanan et al. 2021,
+		// table 1) with GPT-2's 50,257 tokens padded to 50,304.
+		{name: "gpt3-175b", file: "testdata/megatron/train_gpt3_175b_distributed-tp1pp1.sh", o: MegatronOptions{TokenizerVocab: 50257, GPU: "H100-80GB"},
+			params: 174_604_836_864, dp: 8, k: 1, ga: 192, arch: ArchGPT,
+			want: map[string]string{"vocab": "50304", "param_dtype": "fp16", "zero_stage": "0", "overlap": "false", "beta2": "0.95", "attention_kernel": "te"},
+			note: "--rampup-batch-size 16 16 5859375"},
+		// Llama 3 8B: 8,030,261,248 with its 128,256-token tokenizer.
+		{name: "llama3-8b", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},
+			params: 8_030_261_248, dp: 8, k: 1, ga: 16, arch: ArchLlama,
+			want: map[string]string{"kv_heads": "8", "ffn": "14336", "zero_stage": "1", "overlap_param_gather": "true", "reduce_dtype": "param_dtype", "attention_kernel": "cudnn", "bucket_size": "80MB"},
+			note: "${DTYPE_ARGS[@]} at 191:5 is not read"},
+		// NullTokenizer adds its EOD token: 128,257 padded to 128,384.
+		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
+			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
+			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+		{name: "recompute block", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --recompute-granularity full --recompute-method block --recompute-num-layers 8 --context-parallel-size 2 --fp8-format hybrid",
+			o: MegatronOptions{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"recompute": "full", "recompute_every": "4", "cp": "2", "fp8": "te", "bucket_size": "80MB"},
+			note: "--recompute-method block recomputes the first 8 blocks; zerosim recomputes every 4-th block, the same count"},
+		{name: "selective, local", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 127 --recompute-activations --transformer-impl local --hidden-dropout 0 --attention-dropout 0",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"vocab": "128", "recompute": "selective", "attention": "eager", "dropout": "0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file, data := tc.file, []byte(tc.args)
+			if file != "" {
+				var err error
+				if data, err = os.ReadFile(file); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				file = "args.txt"
+			}
+			m, err := ImportMegatron(file, data, tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Params != tc.params {
+				t.Errorf("params %d, want %d", m.Params, tc.params)
+			}
+			out := m.Scenario()
+			if tc.o.GPU == "" {
+				out = []byte(strings.Replace(string(out), "gpu: SET_GPU", "gpu: H100-80GB", 1))
+			}
+			s, err := Load("s.yaml", out, nil)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if int64(s.Model.Params) != tc.params || s.Parallelism.DP != tc.dp || s.Parallelism.K != tc.k || s.Training.GradAccum != int64(tc.ga) || s.Model.Arch != tc.arch {
+				t.Errorf("loaded params %d dp %d k %d ga %d arch %s, want %d %d %d %d %s", int64(s.Model.Params), s.Parallelism.DP, s.Parallelism.K, s.Training.GradAccum, s.Model.Arch, tc.params, tc.dp, tc.k, tc.ga, tc.arch)
+			}
+			got := map[string]string{}
+			for _, l := range strings.Split(string(out), "\n") {
+				l, _, _ = strings.Cut(l, "  #")
+				if k, v, ok := strings.Cut(strings.TrimSpace(l), ": "); ok && !strings.HasPrefix(k, "#") {
+					got[k] = v
+				}
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s: %q, want %q\n%s", k, got[k], v, out)
+				}
+			}
+			if tc.note != "" && !strings.Contains(string(out), "# note: "+tc.note) {
+				t.Errorf("no note %q:\n%s", tc.note, out)
+			}
+		})
+	}
+}
+
+// TestImportMegatronErrors checks each refusal is one line naming the
+// file, the place or flag, and the fix.
+func TestImportMegatronErrors(t *testing.T) {
+	base := "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --tokenizer-type NullTokenizer --vocab-size 1000 "
+	for _, tc := range []struct {
+		name, file, args string
+		o                MegatronOptions
+		want             string
+	}{
+		{"tensor parallel", "testdata/megatron/train_gpt3_175b_distributed.sh", "", MegatronOptions{TokenizerVocab: 50257},
+			`testdata/megatron/train_gpt3_175b_distributed.sh:56:2: --tensor-model-parallel-size 8: tensor parallelism is not modelled (zerosim models data parallelism: ZeRO, Megatron's distributed optimizer, context parallelism; README "What does it leave out?"); set --tensor-model-parallel-size 1 to import the run without it`},
+		{"pipeline parallel", "testdata/megatron/train_mixtral_8x7b_distributed.sh", "", MegatronOptions{},
+			"train_mixtral_8x7b_distributed.sh:84:5: --pipeline-model-parallel-size 4: pipeline parallelism"},
+		{"moe", "", base + "--num-experts 8", MegatronOptions{}, "args.txt:1:174: --num-experts 8: mixture-of-experts layers are not imported"},
+		{"tokenizer file", "testdata/megatron/train_gpt3_175b_distributed-tp1pp1.sh", "", MegatronOptions{},
+			"train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with --tokenizer-vocab-size N"},
+		{"unresolved flag", "", "torchrun --nproc_per_node 8 pretrain_gpt.py " + strings.Replace(base, "--num-layers 2", "--num-layers ${NUM_LAYERS}", 1), MegatronOptions{},
+			"args.txt:1:58: --num-layers ${NUM_LAYERS}: ${NUM_LAYERS} is not known here (the script computes it, sets it inside an if/for/while block, or takes it from its command line or environment): write the value of --num-layers in the launch command"},
+		{"unresolved nnodes", "", "NNODES=$SLURM_NNODES\ntorchrun --nnodes $NNODES \\\n  pretrain_gpt.py " + base, MegatronOptions{},
+			"args.txt:2:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here (the script computes it or takes it from outside): pass the import's --nodes N"},
+		{"k divides", "", base + "--use-distributed-optimizer --num-distributed-optimizer-instances 3", MegatronOptions{Nodes: 1},
+			"--num-distributed-optimizer-instances 3 does not divide dp × cp = 8"},
+		{"param gather", "", base + "--overlap-grad-reduce --overlap-param-gather", MegatronOptions{},
+			"--overlap-param-gather needs --use-distributed-optimizer"},
+		{"global batch", "", base + "--global-batch-size 100", MegatronOptions{Nodes: 1},
+			"--global-batch-size 100 is not a multiple of micro-batch 2 × dp 8 = 16"},
+		{"missing", "", "--hidden-size 64", MegatronOptions{}, "args.txt: --num-layers is missing"},
+		{"not flags", "", "echo hi", MegatronOptions{}, "args.txt:1:1: echo: no command runs pretrain_gpt.py"},
+		{"bert", "", "torchrun pretrain_bert.py --num-layers 2", MegatronOptions{}, "pretrain_bert.py: zerosim imports GPT-style decoder runs"},
+		{"sgd", "", base + "--optimizer sgd", MegatronOptions{}, "--optimizer sgd is not modelled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file, data := tc.file, []byte(tc.args)
+			if file != "" {
+				var err error
+				if data, err = os.ReadFile(file); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				file = "args.txt"
+			}
+			_, err := ImportMegatron(file, data, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), file) {
+				t.Errorf("error %v, want one line with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestImportMegatronPlaceholders: without a node count or GPU the
+// scenario holds placeholders Load refuses at their line.
+func TestImportMegatronPlaceholders(t *testing.T) {
+	m, err := ImportMegatron("a.txt", []byte("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 64 --tokenizer-type NullTokenizer --vocab-size 1000"), MegatronOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(m.Scenario())
+	for _, p := range []string{"nodes: SET_NODES", "gpu: SET_GPU", "dp: SET_DP", "grad_accum: SET_GRAD_ACCUM  # --global-batch-size 64 / (micro-batch 2 × dp)"} {
+		if !strings.Contains(out, p) {
+			t.Errorf("no %q in\n%s", p, out)
+		}
+	}
+	if _, err := Load("s.yaml", []byte(out), nil); err == nil {
+		t.Error("a scenario with placeholders loads")
+	}
+}
