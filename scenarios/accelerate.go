@@ -1,10 +1,7 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,22 +99,9 @@ func (a *AccelerateImport) Setting(key string) string {
 
 // ReadAccelerateConfig reads and imports the Accelerate config at path.
 func ReadAccelerateConfig(path string, o AccelerateOptions) (*AccelerateImport, error) {
-	f, err := os.Open(path)
+	data, err := readConfigFile(path, "the path of an Accelerate config YAML", MaxAccelerateBytes)
 	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", path, msg)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (give the path of an Accelerate config YAML)", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxAccelerateBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file: %v", path, err)
+		return nil, err
 	}
 	return ImportAccelerate(path, data, o)
 }

@@ -3,11 +3,8 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -87,22 +84,9 @@ func (d *DeepSpeedImport) Setting(key string) string {
 
 // ReadDeepSpeedConfig reads and imports the ds_config.json at path.
 func ReadDeepSpeedConfig(path string, o DeepSpeedOptions) (*DeepSpeedImport, error) {
-	f, err := os.Open(path)
+	data, err := readConfigFile(path, "the path of a ds_config.json", MaxHFConfigBytes)
 	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", path, msg)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (give the path of a ds_config.json)", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxHFConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file: %v", path, err)
+		return nil, err
 	}
 	return ImportDeepSpeed(path, data, o)
 }

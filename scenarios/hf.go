@@ -3,9 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -328,22 +326,9 @@ func readHFFile(path string) ([]byte, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}
-	f, err := os.Open(path)
+	data, err := readConfigFile(path, "the path of a config.json", MaxHFConfigBytes)
 	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", path, msg)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (give the path of a config.json)", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxHFConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file: %v", path, err)
+		return nil, err
 	}
 	if len(data) > MaxHFConfigBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a config.json (check the path)", path, MaxHFConfigBytes)

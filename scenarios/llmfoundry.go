@@ -1,11 +1,8 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -94,22 +91,9 @@ type LLMFoundry struct {
 
 // ReadLLMFoundry reads and imports the training YAML at path.
 func ReadLLMFoundry(path string, o LLMFoundryOptions) (*LLMFoundry, error) {
-	f, err := os.Open(path)
+	data, err := readConfigFile(path, "the path of an llm-foundry training .yaml", MaxLLMFoundryBytes)
 	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", ttName(path), msg)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (give the path of an llm-foundry training .yaml)", ttName(path))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxLLMFoundryBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file: %v", ttName(path), err)
+		return nil, err
 	}
 	return ImportLLMFoundry(path, data, o)
 }

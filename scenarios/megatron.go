@@ -1,11 +1,9 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -78,35 +76,21 @@ type Megatron struct {
 // ReadMegatron reads and imports the launch script or argument list at
 // path ("-": stdin).
 func ReadMegatron(p string, stdin io.Reader, o MegatronOptions) (*Megatron, error) {
-	var r io.Reader = stdin
-	name := p
-	if p == "-" {
-		name = Stdin
-		if stdin == nil {
-			stdin = strings.NewReader("")
-		}
-		r = stdin
-	} else {
-		f, err := os.Open(p)
+	if p != "-" {
+		data, err := readConfigFile(p, "a launch script or a file of pretrain_gpt.py arguments", MaxMegatronBytes)
 		if err != nil {
-			var pe *os.PathError
-			msg := err.Error()
-			if errors.As(err, &pe) {
-				msg = pe.Err.Error()
-			}
-			return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", ttName(p), msg)
+			return nil, err
 		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: not a regular file (give a launch script or a file of pretrain_gpt.py arguments)", ttName(p))
-		}
-		r = f
+		return ImportMegatron(p, data, o)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxMegatronBytes+1))
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxMegatronBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file: %v", ttName(name), err)
+		return nil, fmt.Errorf("%s: cannot read the file: %v", Stdin, err)
 	}
-	return ImportMegatron(name, data, o)
+	return ImportMegatron(Stdin, data, o)
 }
 
 // mgFlag is one flag of the command line and its values.

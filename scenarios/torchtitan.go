@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -91,22 +89,9 @@ type Torchtitan struct {
 
 // ReadTorchtitan reads and imports the job config at path.
 func ReadTorchtitan(path string, c TorchtitanCluster) (*Torchtitan, error) {
-	f, err := os.Open(path)
+	data, err := readConfigFile(path, "the path of a torchtitan job config .toml", MaxTorchtitanBytes)
 	if err != nil {
-		var pe *os.PathError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", ttName(path), msg)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (give the path of a torchtitan job config .toml)", ttName(path))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxTorchtitanBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file: %v", ttName(path), err)
+		return nil, err
 	}
 	return ImportTorchtitan(path, data, c)
 }

@@ -16,7 +16,7 @@ func init() { commands = append(commands, newImportCmd) }
 func newImportCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import",
-		Short: "Print a scenario, or its model, from another tool's config: Hugging Face, DeepSpeed, torchtitan, Accelerate, llm-foundry",
+		Short: "Print a scenario, or its model, from another tool's config: Hugging Face, DeepSpeed, torchtitan, Accelerate, llm-foundry, Megatron-LM",
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "hf CONFIG.json|MODEL_DIR",

@@ -1,0 +1,34 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// readConfigFile reads the regular file at path for an importer (a
+// config.json, ds_config.json, job config, training YAML or launch
+// script), at most limit+1 bytes: the importer refuses more, naming its
+// kind. Errors name the file (control characters escaped) and, for what is
+// not a regular file, want: what to give instead.
+func readConfigFile(path, want string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		msg := err.Error()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		return nil, fmt.Errorf("%s: cannot read the file: %s (check the path)", ttName(path), msg)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (give %s)", ttName(path), want)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read the file: %v", ttName(path), err)
+	}
+	return data, nil
+}
