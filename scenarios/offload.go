@@ -170,7 +170,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	if !l.has("cluster.host.sockets") {
 		h.Sockets = DefaultHostSockets
 	}
-	if err := l.intRange("cluster.host.sockets", int64(h.Sockets), 1, maxGPUsPerNode); err != nil {
+	if err := l.intRange("cluster.host.sockets", int64(h.Sockets), 1, MaxGPUsPerNode); err != nil {
 		return err
 	}
 	if h.PCIeSharing == PCIePerSocket && s.Cluster.GPUsPerNode%h.Sockets != 0 {

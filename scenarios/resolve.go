@@ -38,8 +38,8 @@ const (
 
 // Limits on cluster sizes.
 const (
-	maxNodes       = 65536
-	maxGPUsPerNode = 1024
+	MaxNodes       = 65536
+	MaxGPUsPerNode = 1024
 	maxSteps       = 1 << 20
 	maxPrefetch    = 64
 	maxInflight    = 64
@@ -121,13 +121,13 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	if !l.has("cluster.nodes") {
 		return l.missing("cluster.nodes", "use the number of machines, e.g. nodes: 2")
 	}
-	if err := l.intRange("cluster.nodes", int64(c.Nodes), 1, maxNodes); err != nil {
+	if err := l.intRange("cluster.nodes", int64(c.Nodes), 1, MaxNodes); err != nil {
 		return err
 	}
 	if !l.has("cluster.gpus_per_node") {
 		return l.missing("cluster.gpus_per_node", "use the GPUs of one machine, e.g. gpus_per_node: 8")
 	}
-	if err := l.intRange("cluster.gpus_per_node", int64(c.GPUsPerNode), 1, maxGPUsPerNode); err != nil {
+	if err := l.intRange("cluster.gpus_per_node", int64(c.GPUsPerNode), 1, MaxGPUsPerNode); err != nil {
 		return err
 	}
 	if n := int64(c.Nodes) * int64(c.GPUsPerNode); n > MaxGPUs {
@@ -546,13 +546,13 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 	if !l.has("parallelism.dp") {
 		return l.missing("parallelism.dp", "use the data-parallel degree, e.g. dp: 8")
 	}
-	if err := l.intRange("parallelism.dp", int64(p.DP), 1, maxNodes*maxGPUsPerNode); err != nil {
+	if err := l.intRange("parallelism.dp", int64(p.DP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
 		return err
 	}
 	if !l.has("parallelism.cp") {
 		p.CP = 1
 	}
-	if err := l.intRange("parallelism.cp", int64(p.CP), 1, maxNodes*maxGPUsPerNode); err != nil {
+	if err := l.intRange("parallelism.cp", int64(p.CP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
 		return err
 	}
 	if !l.has("parallelism.zero_stage") {

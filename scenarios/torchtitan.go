@@ -663,11 +663,11 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	if c.GPUsPerNode == 0 {
 		c.GPUsPerNode = DefaultTorchtitanGPUsPerNode
 	}
-	if c.GPUsPerNode < 1 || c.GPUsPerNode > maxGPUsPerNode {
-		return fmt.Errorf("%s: --gpus-per-node %d is out of range (use 1 to %d)", d.file, c.GPUsPerNode, maxGPUsPerNode)
+	if c.GPUsPerNode < 1 || c.GPUsPerNode > MaxGPUsPerNode {
+		return fmt.Errorf("%s: --gpus-per-node %d is out of range (use 1 to %d)", d.file, c.GPUsPerNode, MaxGPUsPerNode)
 	}
-	if c.Nodes < 0 || c.Nodes > maxNodes {
-		return fmt.Errorf("%s: --nodes %d is out of range (use 1 to %d)", d.file, c.Nodes, maxNodes)
+	if c.Nodes < 0 || c.Nodes > MaxNodes {
+		return fmt.Errorf("%s: --nodes %d is out of range (use 1 to %d)", d.file, c.Nodes, MaxNodes)
 	}
 	if c.GPU != "" {
 		if _, ok := findGPU(c.GPU); !ok {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,20 +78,14 @@ zerosim run s.yaml`,
 
 func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 	var opt scenarios.AccelerateOptions
-	if o.gpu != "" {
-		var names []string
-		for _, g := range scenarios.GPUPresets() {
-			names = append(names, g.Name)
-		}
-		if !slices.Contains(names, o.gpu) {
-			return inputError{fmt.Errorf("--gpu %q is not a GPU preset (use one of %s)", o.gpu, strings.Join(names, ", "))}
-		}
+	if err := checkGPUFlag(o.gpu); err != nil {
+		return err
 	}
-	if o.microGiven && (o.microBatch < 1 || o.microBatch > scenarios.MaxMicroBatch) {
-		return inputError{fmt.Errorf("--micro-batch %d is out of range (use 1 to %d)", o.microBatch, scenarios.MaxMicroBatch)}
+	if err := checkCountFlag("micro-batch", o.microGiven, int64(o.microBatch), scenarios.MaxMicroBatch); err != nil {
+		return err
 	}
-	if o.accumGiven && (o.gradAccum < 1 || o.gradAccum > scenarios.MaxGradAccum) {
-		return inputError{fmt.Errorf("--grad-accum %d is out of range (use 1 to %d)", o.gradAccum, scenarios.MaxGradAccum)}
+	if err := checkCountFlag("grad-accum", o.accumGiven, int64(o.gradAccum), scenarios.MaxGradAccum); err != nil {
+		return err
 	}
 	if o.seqG && (o.seqLen < 1 || o.seqLen > 1<<24) {
 		return inputError{fmt.Errorf("--seq-len %d is out of range (use 1 to 16777216)", o.seqLen)}

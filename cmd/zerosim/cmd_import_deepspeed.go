@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,28 +78,19 @@ zerosim run s.yaml`,
 func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 	var opt scenarios.DeepSpeedOptions
 	if o.clusterGiven {
-		if o.nodes < 1 || o.nodes > 65536 {
-			return inputError{fmt.Errorf("--nodes %d is out of range (use 1 to 65536)", o.nodes)}
-		}
-		if o.gpusPerNode < 1 || o.gpusPerNode > 1024 {
-			return inputError{fmt.Errorf("--gpus-per-node %d is out of range (use 1 to 1024)", o.gpusPerNode)}
+		if err := checkClusterFlags(true, int64(o.nodes), true, int64(o.gpusPerNode)); err != nil {
+			return err
 		}
 		opt.DP = int64(o.nodes) * int64(o.gpusPerNode)
 	}
-	if o.gpu != "" {
-		var names []string
-		for _, g := range scenarios.GPUPresets() {
-			names = append(names, g.Name)
-		}
-		if !slices.Contains(names, o.gpu) {
-			return inputError{fmt.Errorf("--gpu %q is not a GPU preset (use one of %s)", o.gpu, strings.Join(names, ", "))}
-		}
+	if err := checkGPUFlag(o.gpu); err != nil {
+		return err
 	}
-	if o.microGiven && (o.microBatch < 1 || o.microBatch > 1<<20) {
-		return inputError{fmt.Errorf("--micro-batch %d is out of range (use 1 to 1048576)", o.microBatch)}
+	if err := checkCountFlag("micro-batch", o.microGiven, int64(o.microBatch), scenarios.MaxMicroBatch); err != nil {
+		return err
 	}
-	if o.accumGiven && (o.gradAccum < 1 || o.gradAccum > 4096) {
-		return inputError{fmt.Errorf("--grad-accum %d is out of range (use 1 to 4096)", o.gradAccum)}
+	if err := checkCountFlag("grad-accum", o.accumGiven, int64(o.gradAccum), scenarios.MaxGradAccum); err != nil {
+		return err
 	}
 	opt.MicroBatch, opt.GradAccum = int64(o.microBatch), int64(o.gradAccum)
 	switch o.dtype {

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -64,24 +60,15 @@ func runImportLLMFoundry(a *app, o scenarios.LLMFoundryOptions, micro int, nodes
 	if err := noStdin("import llm-foundry", file); err != nil {
 		return err
 	}
-	if nodesGiven && (o.Nodes < 1 || o.Nodes > 65536) {
-		return inputError{fmt.Errorf("--nodes %d is out of range (use 1 to 65536)", o.Nodes)}
+	if err := checkClusterFlags(nodesGiven, int64(o.Nodes), true, int64(o.GPUsPerNode)); err != nil {
+		return err
 	}
-	if o.GPUsPerNode < 1 || o.GPUsPerNode > 1024 {
-		return inputError{fmt.Errorf("--gpus-per-node %d is out of range (use 1 to 1024)", o.GPUsPerNode)}
-	}
-	if microGiven && (micro < 1 || micro > 1<<20) {
-		return inputError{fmt.Errorf("--micro-batch %d is out of range (use 1 to 1048576)", micro)}
+	if err := checkCountFlag("micro-batch", microGiven, int64(micro), scenarios.MaxMicroBatch); err != nil {
+		return err
 	}
 	o.MicroBatch = int64(micro)
-	if o.GPU != "" {
-		var names []string
-		for _, g := range scenarios.GPUPresets() {
-			names = append(names, g.Name)
-		}
-		if !slices.Contains(names, o.GPU) {
-			return inputError{fmt.Errorf("--gpu %q is not a GPU preset (use one of %s)", o.GPU, strings.Join(names, ", "))}
-		}
+	if err := checkGPUFlag(o.GPU); err != nil {
+		return err
 	}
 	lf, err := scenarios.ReadLLMFoundry(file, o)
 	if err != nil {

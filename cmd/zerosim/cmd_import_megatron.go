@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -62,24 +58,15 @@ zerosim import megatron train.sh --gpu H100-80GB > s.yaml && zerosim run s.yaml.
 // runImportMegatron checks the flags, imports file and prints the
 // scenario.
 func runImportMegatron(a *app, o scenarios.MegatronOptions, vocab int, nodesGiven, gpnGiven, vocabGiven bool, file string) error {
-	if nodesGiven && (o.Nodes < 1 || o.Nodes > 65536) {
-		return inputError{fmt.Errorf("--nodes %d is out of range (use 1 to 65536)", o.Nodes)}
+	if err := checkClusterFlags(nodesGiven, int64(o.Nodes), gpnGiven, int64(o.GPUsPerNode)); err != nil {
+		return err
 	}
-	if gpnGiven && (o.GPUsPerNode < 1 || o.GPUsPerNode > 1024) {
-		return inputError{fmt.Errorf("--gpus-per-node %d is out of range (use 1 to 1024)", o.GPUsPerNode)}
-	}
-	if vocabGiven && (vocab < 1 || vocab > 1<<24) {
-		return inputError{fmt.Errorf("--tokenizer-vocab-size %d is out of range (use 1 to 16777216)", vocab)}
+	if err := checkCountFlag("tokenizer-vocab-size", vocabGiven, int64(vocab), 1<<24); err != nil {
+		return err
 	}
 	o.TokenizerVocab = int64(vocab)
-	if o.GPU != "" {
-		var names []string
-		for _, g := range scenarios.GPUPresets() {
-			names = append(names, g.Name)
-		}
-		if !slices.Contains(names, o.GPU) {
-			return inputError{fmt.Errorf("--gpu %q is not a GPU preset (use one of %s)", o.GPU, strings.Join(names, ", "))}
-		}
+	if err := checkGPUFlag(o.GPU); err != nil {
+		return err
 	}
 	m, err := scenarios.ReadMegatron(file, a.in, o)
 	if err != nil {
