@@ -27,6 +27,9 @@ type ComputeCalibration struct {
 	KeptMemory  bool // the file's memory part was kept
 	// Classes is the per-class fit of a trace (method trace).
 	Classes *ClassCalibration
+	// NoHeader leaves out the "# zerosim calibrate" line (calibrate
+	// --train-log prints one of its own before).
+	NoHeader bool
 }
 
 // ClassCalibration is calibrate --trace's fit per operation class: the
@@ -87,7 +90,9 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 		}
 		fmt.Fprintf(&b, "%-21s%s%s\n", label+":", sep, fmt.Sprintf(format, args...))
 	}
-	fmt.Fprintf(&b, "# zerosim calibrate --%s: %s\n", r.Method, r.Scenario)
+	if !r.NoHeader {
+		fmt.Fprintf(&b, "# zerosim calibrate --%s: %s\n", r.Method, r.Scenario)
+	}
 	metric := "step time"
 	if t := r.Trace; t != nil {
 		metric = "compute time"

@@ -29,6 +29,9 @@ type MemoryCalibration struct {
 	KeptNetwork   bool // the file's network part was kept
 	WithNetwork   bool // the fit ran with the file's network part
 	KeptCompute   bool // the file's compute part was kept
+	// NoHeader leaves out the "# zerosim calibrate" line (calibrate
+	// --train-log prints one of its own before).
+	NoHeader bool
 }
 
 // MemoryPoint is the scenario's profiler peaks at one allocator overhead.
@@ -44,7 +47,9 @@ func WriteMemoryCalibration(w io.Writer, r *MemoryCalibration) error {
 		fmt.Fprintf(&b, "%-21s%s\n", label+":", fmt.Sprintf(format, args...))
 	}
 	size := func(n int64) string { return units.Bytes(n).String() }
-	fmt.Fprintf(&b, "# zerosim calibrate --%s: %s\n", r.Method, r.Scenario)
+	if !r.NoHeader {
+		fmt.Fprintf(&b, "# zerosim calibrate --%s: %s\n", r.Method, r.Scenario)
+	}
 	what, reproduced := "reserved peak", r.After.Reserved
 	source, rounded := "torch.cuda.max_memory_reserved", "the measurement to the nearest 2 MiB segment"
 	if r.Method == "device" {

@@ -76,7 +76,8 @@ type CalCompute struct {
 	Scenario   string  `yaml:"scenario,omitempty"`
 	GPU        string  `yaml:"gpu,omitempty"`
 	PeakTFLOPS float64 `yaml:"peak_tflops,omitempty"`
-	// Source is the profiler trace (method trace).
+	// Source is the profiler trace (method trace) or the training log
+	// (calibrate --train-log, method step-time).
 	Source string `yaml:"source,omitempty"`
 	// AttentionEfficiency is the fitted training.attention_efficiency
 	// (method trace, when the trace has attention kernels and the

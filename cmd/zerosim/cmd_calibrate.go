@@ -28,6 +28,9 @@ type calibrateOpts struct {
 	// (cmd_calibrate_memory.go).
 	stepTime, trace  string
 	reserved, device string
+	// trainLog selects both fits from a training run's log
+	// (cmd_calibrate_trainlog.go).
+	trainLog string
 }
 
 // calibrateLong is calibrate's help.
@@ -65,19 +68,31 @@ the caching allocator's 2 MiB segment, and writes the file's memory part; a
 scenario naming the file takes the overhead unless it sets
 memory.allocator_overhead itself (then it warns).
 
+With --train-log (a training run's stdout, "-" for standard input: the
+metrics lines of torchtitan or the iteration lines of Megatron-LM) the
+argument is the scenario of the logged run. It skips the first tenth of
+the logged steps (at least one) as warm-up, takes the median step time of
+the rest (torchtitan: the scenario's micro_batch × grad_accum × seq_len / cp
+tokens per GPU over tps), prints which steps, the median and the spread,
+and fits the compute efficiency to that step as --step-time does; when the
+log prints torch's max reserved memory (torchtitan's memory, the largest
+over the steps used; Megatron's report_memory max reserved) it fits the
+allocator overhead to it as --reserved does. It needs 4 logged steps.
+
 Each form keeps the other parts of an existing --file.`
 
 func newCalibrateCmd(a *app) *cobra.Command {
 	o := &calibrateOpts{}
 	cmd := &cobra.Command{
-		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO",
+		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO | calibrate --train-log FILE SCENARIO",
 		Short: "Fit NCCL's cost model to nccl-tests logs, the compute efficiency to a measured step, or the allocator overhead to a measured peak, and write a calibration file",
 		Long:  calibrateLong,
 		Example: `  zerosim calibrate ar_2node.log ar_4node.log --file calibration.yaml
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
   zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
-  zerosim calibrate --reserved 82.4GiB scenario.yaml --file calibration.yaml`,
+  zerosim calibrate --reserved 82.4GiB scenario.yaml --file calibration.yaml
+  zerosim calibrate --train-log train.log scenario.yaml --file calibration.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, f := range []struct {
 				name, what string
@@ -93,6 +108,9 @@ func newCalibrateCmd(a *app) *cobra.Command {
 		},
 		Annotations: map[string]string{writesFiles: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.trainLog != "" {
+				return runCalibrateTrainLog(a, o, cmd, args[0], a.out)
+			}
 			if o.reserved != "" || o.device != "" {
 				return runCalibrateMemory(a, o, cmd, args[0], a.out)
 			}
@@ -110,6 +128,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step: fit the GEMM and attention efficiencies to its kernels of each class")
 	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
+	f.StringVar(&o.trainLog, "train-log", "", "training log `FILE` (torchtitan or Megatron-LM stdout; - for standard input): fit the compute efficiency to its steady-state step and the allocator overhead to its max reserved memory")
 	f.StringVar(&o.device, "device", "", "measured device memory `SIZE` of one step (nvidia-smi), e.g. 83.5GiB: fit the allocator overhead of the scenario given as argument")
 	return cmd
 }

@@ -26,7 +26,7 @@ func calibrateArgs(o *calibrateOpts, args []string) error {
 	measured := len(given) > 0
 	switch {
 	case len(given) > 1:
-		return inputError{fmt.Errorf("--%s and --%s: give one measurement (the step time, a profiler trace of one step, the reserved or the device memory peak); each run writes its part into --file", given[0].flag, given[1].flag)}
+		return inputError{fmt.Errorf("--%s and --%s: give one measurement (the step time, a profiler trace of one step, the reserved or the device memory peak, a training log); each run writes its part into --file", given[0].flag, given[1].flag)}
 	case measured && len(args) == 0:
 		return inputError{fmt.Errorf("--%s needs the scenario of the measured run: zerosim calibrate --%s %s scenario.yaml", computeFlag(o), computeFlag(o), computeValue(o))}
 	case measured && len(args) > 1:
@@ -38,12 +38,12 @@ func calibrateArgs(o *calibrateOpts, args []string) error {
 }
 
 // measurement flags given, in the order --step-time, --trace, --reserved,
-// --device.
+// --device, --train-log.
 type measurementFlag struct{ flag, value string }
 
 func measurements(o *calibrateOpts) []measurementFlag {
 	var m []measurementFlag
-	for _, f := range []measurementFlag{{"step-time", o.stepTime}, {"trace", o.trace}, {"reserved", o.reserved}, {"device", o.device}} {
+	for _, f := range []measurementFlag{{"step-time", o.stepTime}, {"trace", o.trace}, {"reserved", o.reserved}, {"device", o.device}, {"train-log", o.trainLog}} {
 		if f.value != "" {
 			m = append(m, f)
 		}

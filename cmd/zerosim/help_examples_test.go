@@ -45,6 +45,7 @@ func TestHelpExamples(t *testing.T) {
 		"fsdp.yaml":                             filepath.Join(cwd, "..", "..", "scenarios", "testdata", "accelerate", "alignment-handbook-fsdp.yaml"),
 		"config.json":                           filepath.Join(cwd, "..", "..", "scenarios", "testdata", "hf", "llama-2-7b", "config.json"),
 		"mpt-7b.yaml":                           filepath.Join(cwd, "..", "..", "scenarios", "testdata", "llmfoundry", "mpt-7b.yaml"),
+		"train.log":                             filepath.Join(cwd, "..", "..", "scenarios", "testdata", "trainlog", "megatron-llm-issue11.log"),
 		"train_llama3_8b_h100_fp8.sh":           filepath.Join(cwd, "..", "..", "scenarios", "testdata", "megatron", "train_llama3_8b_h100_fp8.sh"),
 		"train_gpt3_175b_distributed-tp1pp1.sh": filepath.Join(cwd, "..", "..", "scenarios", "testdata", "megatron", "train_gpt3_175b_distributed-tp1pp1.sh"),
 	} {

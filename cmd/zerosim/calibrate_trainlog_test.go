@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+const trainLogs = "../../scenarios/testdata/trainlog/"
+
+// runCLIStdin is runCLI with stdin.
+func runCLIStdin(stdin string, args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestCalibrateTrainLogTorchtitan: torchtitan pull request #1287's log
+// (Llama 3 8B, local batch 1, seq 8192, steps 200–250;
+// scenarios/testdata/trainlog/README.md) on the torchtitan template at
+// micro_batch 1: step 200 is warm-up, the median tps of steps 210–250 is
+// 5,864 (5,593 5,862 5,864 5,868 5,869), 8,192 tokens per GPU in 1.397 s;
+// the memory lines print 49.66 GiB. A scenario naming the written file
+// replays to that step (to the fit's 1e-5) and that reserved peak (to the
+// 2 MiB segment).
+func TestCalibrateTrainLogTorchtitan(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cal.yaml")
+	log := trainLogs + "torchtitan-pr1287-llama3-8b.log"
+	out, errOut, code := runCLI("calibrate", "--train-log", log, torchtitanTemplate, "--set", "training.micro_batch=1", "--file", file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	step := units.Duration(math.Round(8192.0 / 5864 * float64(units.Second)))
+	reserved := int64(math.Round(49.66 * (1 << 30)))
+	for _, line := range []string{
+		"# zerosim calibrate --train-log: torchtitan-llama3.1-8b-h100\n",
+		"train log:           " + log + ": torchtitan, 6 logged steps (200–250)\n",
+		"steady state:        steps 210–250 (5 lines), after 1 of warm-up (the first tenth of the lines, at least one)\n",
+		"logged step:         median 1.397s (8,192 tokens per step per GPU over tps, median tps 5,864); quartiles 1.396s–1.397s, range 1.396s–1.465s\n",
+		"max reserved:        49.66 GiB (53,322,018,980 B) at line 5\n",
+		"measured:            step 1.397s\n",
+		"measured:            reserved peak 49.66 GiB (53,322,018,980 B, torch.cuda.max_memory_reserved)\n",
+		"wrote:               " + file + " (memory part; its compute part kept); scenarios use it as communication.calibration\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	if strings.Count(out, "# zerosim") != 1 {
+		t.Errorf("want one header:\n%s", out)
+	}
+	c := readCal(t, file)
+	if c.Compute == nil || c.Memory == nil || c.Compute.Method != "step-time" || c.Compute.Source != log ||
+		math.Abs(c.Compute.MeasuredMS-float64(step)/1e9) > 1e-9 || c.Memory.Method != "reserved" || c.Memory.MeasuredBytes != reserved {
+		t.Fatalf("calibration compute %+v memory %+v", c.Compute, c.Memory)
+	}
+	path := namingCalibration(t, dir, "")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), "micro_batch: 2\n", "micro_batch: 1\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, r := replayFile(t, path)
+	if s.Training.ComputeEfficiency != c.Compute.Efficiency || math.Abs(float64(r.StepTime-step))/float64(step) > 1e-5 ||
+		r.ReservedPeak < reserved || r.ReservedPeak-reserved >= 2<<20 {
+		t.Errorf("a scenario naming the file: efficiency %g, step %v (log %v), reserved %d B (log %d B)", s.Training.ComputeEfficiency, r.StepTime, step, r.ReservedPeak, reserved)
+	}
+}
+
+// TestCalibrateTrainLogMegatron: Megatron-LLM issue #11's iterations
+// 182–185 read from standard input: 182 is warm-up, the median of
+// 125,553.7 127,804.5 130,554.9 ms is 127.8045 s (printed to the ms),
+// the quartiles gonum's stat.Quantile (LinInterp) of the three; the log has no
+// report_memory line, so only the compute part is written.
+func TestCalibrateTrainLogMegatron(t *testing.T) {
+	data, err := os.ReadFile(trainLogs + "megatron-llm-issue11.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	out, errOut, code := runCLIStdin(string(data), "calibrate", "--train-log", "-", "default", "--file", file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, line := range []string{
+		"train log:           <stdin>: megatron, 4 logged steps (182–185)\n",
+		"steady state:        steps 183–185 (3 lines), after 1 of warm-up",
+		"logged step:         median 127.805s (elapsed time per iteration); quartiles 125.554s–128.492s, range 125.554s–130.555s\n",
+		"max reserved:        none: the log has no report_memory line",
+		"measured:            step 127.805s\n",
+		"wrote:               " + file + " (compute part); scenarios use it as communication.calibration\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	if c := readCal(t, file); c.Compute == nil || c.Memory != nil || c.Compute.MeasuredMS != 127804.5 {
+		t.Errorf("calibration %+v", c)
+	}
+}
+
+// TestCalibrateTrainLogErrors: one line naming the file or the flag, exit
+// 2, nothing written.
+func TestCalibrateTrainLogErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"few", []string{"--train-log", trainLogs + "torchtitan-pr1884-llama3-8b-cp2.log", torchtitanTemplate},
+			"", trainLogs + "torchtitan-pr1884-llama3-8b-cp2.log: 2 logged steps, 1 after skipping 1 of warm-up: need at least 3 (4 logged lines)"},
+		{"one", []string{"--train-log", trainLogs + "megatron-pr5662.log", "default"}, "", trainLogs + "megatron-pr5662.log: 1 logged steps"},
+		{"none", []string{"--train-log", "-", "default"}, "hello\n", "<stdin>: no training step found"},
+		{"missing", []string{"--train-log", "nope.log", "default"}, "", "--train-log nope.log: cannot read"},
+		{"both stdin", []string{"--train-log", "-", "-"}, "", "--train-log - and the scenario -"},
+		{"two", []string{"--train-log", "x.log", "--step-time", "1s", "default"}, "", "--step-time and --train-log: give one measurement"},
+		{"no scenario", []string{"--train-log", "x.log"}, "", "--train-log needs the scenario of the measured run"},
+	} {
+		file := filepath.Join(t.TempDir(), "cal.yaml")
+		out, errOut, code := runCLIStdin(c.stdin, append(append([]string{"calibrate"}, c.args...), "--file", file)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q, want %q", c.name, code, errOut, c.want)
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Errorf("%s: wrote %s", c.name, file)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// readTrainLog reads and parses --train-log (a file, or "-" for standard
+// input).
+func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
+	name, data, err := path, []byte(nil), error(nil)
+	if path == "-" {
+		name = "<stdin>"
+		data, err = readBounded(a.in, scenarios.MaxTrainLogBytes)
+	} else {
+		data, err = readFileBounded(path, scenarios.MaxTrainLogBytes)
+	}
+	if errors.Is(err, errTooLarge) {
+		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration')", name, scenarios.MaxTrainLogBytes>>20)}
+	}
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--train-log %s: cannot read: %v", name, errors.Unwrap(err))}
+	}
+	l, err := scenarios.ParseTrainLog(name, data)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return l, nil
+}
+
+// runCalibrateTrainLog fits the compute efficiency of the scenario arg to
+// the steady-state step of --train-log and, when the log prints torch's max
+// reserved memory, its allocator overhead to that, and writes the
+// calibration file's compute and memory parts. Nothing is written unless
+// both fits succeed.
+func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg string, w io.Writer) error {
+	if err := computeFlags(a, o, cmd); err != nil {
+		return err
+	}
+	if o.trainLog == "-" && arg == "-" {
+		return inputError{errors.New(`--train-log - and the scenario -: standard input can be read once (save the scenario to a file and give its name)`)}
+	}
+	log, err := readTrainLog(a, o.trainLog)
+	if err != nil {
+		return err
+	}
+	old, s, withNetwork, err := calibrationInputs(a, o, arg)
+	if err != nil {
+		return err
+	}
+	// torchtitan's tps counts a data-parallel rank's tokens (every
+	// micro-batch's labels, before context parallelism shards them) per GPU
+	// of its model-parallel group.
+	tr := s.Training
+	tokens := float64(tr.MicroBatch) * float64(tr.GradAccum) * float64(s.Model.SeqLen) / float64(max(1, s.Parallelism.CP))
+	ss, err := log.Steady(tokens)
+	if err != nil {
+		return inputError{err}
+	}
+	sum := trainLogSummary(log, ss, s.Name, tokens)
+	// The memory fit first, so that a refused peak writes nothing.
+	cm, memRep, err := fitTrainLogMemory(a, o, s, old, withNetwork, log, ss)
+	if err != nil {
+		return err
+	}
+	eff, before, after, err := fitCompute(o, s, ss.Median)
+	if err != nil {
+		return err
+	}
+	cc := calCompute(o, s, scenarios.CalMethodStepTime, ss.Median, eff, nil, nil)
+	cc.Source = log.File
+	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) {
+		c.Compute = cc
+		if cm != nil {
+			c.Memory = cm
+		}
+	}); err != nil {
+		return err
+	}
+	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
+		return err
+	}
+	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true}
+	if err := reports.WriteComputeCalibration(w, rep); err != nil {
+		return err
+	}
+	if memRep != nil {
+		return reports.WriteMemoryCalibration(w, memRep)
+	}
+	return nil
+}
+
+// noMemory says why a log gives no max reserved memory.
+func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
+	if ss.Reserved > 0 {
+		return ""
+	}
+	if l.Format == scenarios.TrainLogMegatron {
+		return `the log has no report_memory line ("memory (MB) | … | max reserved: …")`
+	}
+	for _, s := range l.Steps {
+		if s.Memory {
+			return "the log prints memory 0.00GiB (the device gave no CUDA memory statistics)"
+		}
+	}
+	return "the step lines print no memory"
+}
+
+// trainLogSummary is what calibrate --train-log prints of the log read.
+func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenario string, tokens float64) *reports.TrainLogSummary {
+	sum := &reports.TrainLogSummary{File: log.File, Scenario: scenario, Format: log.Format, Logged: len(log.Steps),
+		FirstLogged: log.Steps[0].Step, LastLogged: log.Steps[len(log.Steps)-1].Step,
+		Warmup: ss.Warmup, Lines: ss.Lines, First: ss.First, Last: ss.Last,
+		Median: ss.Median, Q1: ss.Q1, Q3: ss.Q3, Min: ss.Min, Max: ss.Max, MedianTPS: ss.MedianTPS,
+		Reserved: ss.Reserved, ReservedLine: ss.ReservedLine, NoMemory: noMemory(log, ss)}
+	if log.Format == scenarios.TrainLogTorchtitan {
+		sum.Tokens = int64(tokens + 0.5)
+	}
+	return sum
+}
+
+// fitTrainLogMemory fits s's allocator overhead to the log's max reserved
+// memory, as calibrate --reserved does; nil, nil when the log gives none.
+func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
+	log *scenarios.TrainLog, ss *scenarios.SteadyState) (*scenarios.CalMemory, *reports.MemoryCalibration, error) {
+	if ss.Reserved <= 0 {
+		return nil, nil, nil
+	}
+	r, err := zero.Replay(s, zero.Options{NoCollectives: true})
+	if err != nil {
+		return nil, nil, a.replayError(err)
+	}
+	fit, err := memory.FitAllocatorOverhead(s, slices.Max(r.PeakMemory), r.MemoryModel.GatherPool, ss.Reserved, false)
+	if err != nil {
+		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %v", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), unfittable(err, s, "reserved"))}
+	}
+	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU}
+	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodReserved, Measured: ss.Reserved,
+		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
+		Before:      reports.MemoryPoint{Overhead: *s.Memory.AllocatorOverhead, Reserved: r.ReservedPeak, Device: r.DevicePeak},
+		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: true, NoHeader: true}
+	return cm, rep, nil
+}

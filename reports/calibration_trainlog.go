@@ -1,0 +1,56 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// TrainLogSummary is what `zerosim calibrate --train-log` read from a
+// training log before its fits.
+type TrainLogSummary struct {
+	File, Scenario, Format string
+	// Logged is the number of step lines read, FirstLogged and LastLogged
+	// the steps they number.
+	Logged                  int
+	FirstLogged, LastLogged int64
+	// Warmup lines skipped; Lines used, steps First to Last.
+	Warmup, Lines int
+	First, Last   int64
+	// The step time over the lines used.
+	Median, Q1, Q3, Min, Max units.Duration
+	// MedianTPS and Tokens: torchtitan's median tokens per second per GPU
+	// and the scenario's tokens per step per GPU (0: Megatron).
+	MedianTPS float64
+	Tokens    int64
+	// Reserved is the max reserved memory the log gives (0: none) and
+	// ReservedLine its line; NoMemory says why there is none.
+	Reserved     int64
+	ReservedLine int
+	NoMemory     string
+}
+
+// WriteTrainLogSummary prints what calibrate --train-log read.
+func WriteTrainLogSummary(w io.Writer, r *TrainLogSummary) error {
+	var b strings.Builder
+	row := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-21s%s\n", label+":", fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintf(&b, "# zerosim calibrate --train-log: %s\n", r.Scenario)
+	row("train log", "%s: %s, %d logged steps (%d–%d)", r.File, r.Format, r.Logged, r.FirstLogged, r.LastLogged)
+	row("steady state", "steps %d–%d (%d lines), after %d of warm-up (the first tenth of the lines, at least one)", r.First, r.Last, r.Lines, r.Warmup)
+	how := "elapsed time per iteration"
+	if r.MedianTPS > 0 {
+		how = fmt.Sprintf("%s tokens per step per GPU over tps, median tps %s", commas(r.Tokens), commas(int64(r.MedianTPS+0.5)))
+	}
+	row("logged step", "median %v (%s); quartiles %v–%v, range %v–%v", r.Median, how, r.Q1, r.Q3, r.Min, r.Max)
+	if r.Reserved > 0 {
+		row("max reserved", "%s (%s B) at line %d", units.Bytes(r.Reserved), commas(r.Reserved), r.ReservedLine)
+	} else {
+		row("max reserved", "none: %s; the memory part is not fitted", r.NoMemory)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
