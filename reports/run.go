@@ -245,7 +245,7 @@ func efficiencyBrief(eff float64, from string, mfu, fp8 bool, gpu string) string
 // publishedEfficiencyText is efficiencyLine for eff on gpu beside the
 // published runs.
 func publishedEfficiencyText(eff float64, fp8 bool, gpu string) string {
-	const calibrate = "calibrate: zerosim calibrate --step-time"
+	const calibrate = "calibrate: zerosim calibrate --train-log or --step-time"
 	c := comparePublished(eff, fp8, gpu)
 	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
 	switch {

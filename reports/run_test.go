@@ -483,22 +483,22 @@ func TestPublishedEfficiencyText(t *testing.T) {
 		want, brief string
 	}{
 		{"default above, on the GPU", 0.8, false, "H100-80GB", 0.4213, 0.6201, 5, true,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time",
+			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
 		{"within", 0.7, false, "A100-80GB", 0.63, 0.78, 3, true,
-			"0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate: zerosim calibrate --step-time",
+			"0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.7 of peak (training.compute_efficiency); 3 published bf16 runs on A100-80GB fitted 0.63–0.78"},
 		{"below", 0.3, false, "H100-80GB", 0.4213, 0.6201, 5, true,
-			"0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step; calibrate: zerosim calibrate --step-time",
+			"0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.3 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect faster)"},
 		{"one run", 0.8, true, "H200", 0.5108, 0.5108, 1, true,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time",
+			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
 		{"other GPUs", 0.8, false, "B200", 0.42, 0.79, 14, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --step-time",
+			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
 		{"none", 0.8, true, "B200", 0, 0, 0, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --step-time",
+			"0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); no published fp8 run to compare (docs/validation.md)"},
 	} {
 		publishedFits = func(gpu string, fp8 bool) (float64, float64, int, bool) {
