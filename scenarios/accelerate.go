@@ -62,16 +62,6 @@ type AccelerateOptions struct {
 	Recompute Recompute
 }
 
-// AccelerateSetting is one scenario key an import determines.
-type AccelerateSetting struct {
-	// Key is the dotted scenario path (communication.boundary).
-	Key string
-	// Value is its YAML scalar.
-	Value string
-	// From names the Accelerate keys and the rule that give it, one line.
-	From string
-}
-
 // AccelerateImport is an imported Accelerate config.
 type AccelerateImport struct {
 	// DistributedType is distributed_type (FSDP or MULTI_GPU).
@@ -82,20 +72,13 @@ type AccelerateImport struct {
 	Nodes, GPUsPerNode int64
 	// Settings are the scenario keys in scenario order (cluster,
 	// parallelism, communication, training).
-	Settings []AccelerateSetting
+	Settings ImportSettings
 	// Notes name what the import approximates or leaves out, one line each.
 	Notes []string
 }
 
 // Setting returns the value of the scenario key, "" when unset.
-func (a *AccelerateImport) Setting(key string) string {
-	for _, s := range a.Settings {
-		if s.Key == key {
-			return s.Value
-		}
-	}
-	return ""
-}
+func (a *AccelerateImport) Setting(key string) string { return a.Settings.Get(key) }
 
 // ReadAccelerateConfig reads and imports the Accelerate config at path.
 func ReadAccelerateConfig(path string, o AccelerateOptions) (*AccelerateImport, error) {
@@ -128,7 +111,7 @@ func (r *accReader) errAt(n *yaml.Node, format string, a ...any) error {
 }
 
 func (r *accReader) set(key, value, from string) {
-	r.out.Settings = append(r.out.Settings, AccelerateSetting{Key: key, Value: value, From: oneLine(from)})
+	r.out.Settings = append(r.out.Settings, ImportSetting{Key: key, Value: value, From: oneLine(from)})
 }
 
 func (r *accReader) note(format string, a ...any) {

@@ -32,3 +32,29 @@ func readConfigFile(path, want string, limit int) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// ImportSetting is one scenario key a config importer determines (import
+// deepspeed, accelerate, llm-foundry).
+type ImportSetting struct {
+	// Key is the dotted scenario path (communication.bucket_size).
+	Key string
+	// Value is its YAML scalar.
+	Value string
+	// From names the config's keys (or default) and the rule that give
+	// it, one line: the comment printed above the key.
+	From string
+}
+
+// ImportSettings are an import's keys in print order.
+type ImportSettings []ImportSetting
+
+// Get returns the value of the scenario key, "" when the import does not
+// set it.
+func (ss ImportSettings) Get(key string) string {
+	for _, s := range ss {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
+}

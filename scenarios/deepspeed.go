@@ -50,37 +50,20 @@ type DeepSpeedOptions struct {
 	ParamDType            DType
 }
 
-// DeepSpeedSetting is one scenario key an import determines.
-type DeepSpeedSetting struct {
-	// Key is the dotted scenario path (communication.bucket_size).
-	Key string
-	// Value is its YAML scalar.
-	Value string
-	// From says which ds_config.json keys and which rule give it, one line.
-	From string
-}
-
 // DeepSpeedImport is an imported ds_config.json.
 type DeepSpeedImport struct {
 	// Stage is zero_optimization.stage.
 	Stage int64
 	// Settings are the scenario keys in scenario order (parallelism,
 	// communication, training, offload).
-	Settings []DeepSpeedSetting
+	Settings ImportSettings
 	// Notes name what the import approximates or leaves out, one line each.
 	Notes []string
 }
 
 // Setting returns the value of the scenario key, "" when the import does
 // not set it.
-func (d *DeepSpeedImport) Setting(key string) string {
-	for _, s := range d.Settings {
-		if s.Key == key {
-			return s.Value
-		}
-	}
-	return ""
-}
+func (d *DeepSpeedImport) Setting(key string) string { return d.Settings.Get(key) }
 
 // ReadDeepSpeedConfig reads and imports the ds_config.json at path.
 func ReadDeepSpeedConfig(path string, o DeepSpeedOptions) (*DeepSpeedImport, error) {
@@ -129,7 +112,7 @@ type dsReader struct {
 	// autoOpt lists optimizer.params keys left out because they are "auto".
 	autoOpt []string
 	// pending holds the offload keys until the training keys are set.
-	pending []DeepSpeedSetting
+	pending ImportSettings
 }
 
 func (d *dsReader) errorf(format string, a ...any) error {
@@ -137,7 +120,7 @@ func (d *dsReader) errorf(format string, a ...any) error {
 }
 
 func (d *dsReader) set(key, value, from string) {
-	d.out.Settings = append(d.out.Settings, DeepSpeedSetting{Key: key, Value: value, From: oneLine(from)})
+	d.out.Settings = append(d.out.Settings, ImportSetting{Key: key, Value: value, From: oneLine(from)})
 }
 
 func (d *dsReader) note(format string, a ...any) {
@@ -888,7 +871,7 @@ func (d *dsReader) offload(z map[string]any, stage int64) (bool, error) {
 			d.note("zero_optimization.offload_optimizer: DeepSpeed offloads the optimizer at ZeRO stages 1–3 only, so it is ignored at stage 0")
 			opt = ""
 		} else {
-			d.pending = append(d.pending, DeepSpeedSetting{"offload.optimizer", string(opt), ofrom})
+			d.pending = append(d.pending, ImportSetting{"offload.optimizer", string(opt), ofrom})
 		}
 		if s, _ := z["offload_optimizer"].(map[string]any); s != nil && opt != "" {
 			if r, ok := s["ratio"].(json.Number); ok && r.String() != "1" && r.String() != "1.0" {
@@ -906,7 +889,7 @@ func (d *dsReader) offload(z map[string]any, stage int64) (bool, error) {
 		if stage != 3 {
 			d.note("zero_optimization.offload_param: DeepSpeed offloads parameters at ZeRO stage 3 only, so it is ignored at stage %d", stage)
 		} else {
-			d.pending = append(d.pending, DeepSpeedSetting{"offload.params", string(par), pfrom})
+			d.pending = append(d.pending, ImportSetting{"offload.params", string(par), pfrom})
 		}
 	}
 	return opt != "", nil

@@ -55,13 +55,6 @@ type LLMFoundryOptions struct {
 	HF string
 }
 
-// LLMFoundrySetting is one scenario key the import sets: Key is
-// "section.key", Value its YAML text, From the llm-foundry key or default
-// it comes from.
-type LLMFoundrySetting struct {
-	Key, Value, From string
-}
-
 // LLMFoundry is an imported training YAML.
 type LLMFoundry struct {
 	File string
@@ -84,7 +77,7 @@ type LLMFoundry struct {
 	// MicroBatch, GradAccum (0: unknown until dp is) and GlobalBatch.
 	MicroBatch, GradAccum, GlobalBatch int64
 	// Settings are the scenario's keys after the model, in print order.
-	Settings []LLMFoundrySetting
+	Settings ImportSettings
 	// Notes name what the import approximates or leaves out.
 	Notes []string
 }
@@ -386,7 +379,7 @@ type lfImport struct {
 }
 
 func (im *lfImport) set(key, value, from string) {
-	im.f.Settings = append(im.f.Settings, LLMFoundrySetting{Key: key, Value: value, From: from})
+	im.f.Settings = append(im.f.Settings, ImportSetting{Key: key, Value: value, From: from})
 }
 
 func (im *lfImport) note(format string, a ...any) {
@@ -1401,7 +1394,7 @@ func (f *LLMFoundry) Scenario() []byte {
 	}
 	section := "parallelism"
 	rank := map[string]int{"parallelism": 0, "communication": 1, "training": 2}
-	settings := append([]LLMFoundrySetting(nil), f.Settings...)
+	settings := append(ImportSettings(nil), f.Settings...)
 	sort.SliceStable(settings, func(i, j int) bool {
 		a, _, _ := strings.Cut(settings[i].Key, ".")
 		c, _, _ := strings.Cut(settings[j].Key, ".")

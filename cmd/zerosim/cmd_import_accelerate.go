@@ -142,21 +142,18 @@ func writeAccelerateYAML(w io.Writer, file string, ai *scenarios.AccelerateImpor
 	}
 	name, _ := json.Marshal(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
 	fmt.Fprintf(&b, "version: 1\nname: %s\n", name)
-	section := ""
-	for _, s := range ai.Settings {
-		sec, key, _ := strings.Cut(s.Key, ".")
-		if sec != section {
-			if section == "cluster" {
-				writeAccelerateModel(&b, o, hm)
-			}
-			section = sec
-			fmt.Fprintf(&b, "%s:\n", sec)
+	prev := ""
+	writeSettings(&b, ai.Settings, func(sec string) string {
+		if prev == "cluster" {
+			writeAccelerateModel(&b, o, hm)
 		}
-		fmt.Fprintf(&b, "  # %s\n  %s: %s\n", s.From, key, s.Value)
-		if s.Key == "cluster.gpus_per_node" && o.gpu != "" {
+		prev = sec
+		return ""
+	}, func(key string) {
+		if key == "cluster.gpus_per_node" && o.gpu != "" {
 			fmt.Fprintf(&b, "  # --gpu\n  gpu: %s\n", o.gpu)
 		}
-	}
+	})
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -183,21 +180,13 @@ type accelerateJSON struct {
 	File            string              `json:"file"`
 	DistributedType string              `json:"distributed_type"`
 	FSDPVersion     int64               `json:"fsdp_version,omitempty"`
-	Settings        []accelerateSetJSON `json:"settings"`
+	Settings        []importSettingJSON `json:"settings"`
 	Notes           []string            `json:"notes,omitempty"`
-}
-
-type accelerateSetJSON struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-	From  string `json:"from"`
 }
 
 func writeAccelerateJSON(w io.Writer, file string, ai *scenarios.AccelerateImport) error {
 	out := accelerateJSON{File: file, DistributedType: ai.DistributedType, FSDPVersion: ai.FSDPVersion, Notes: ai.Notes}
-	for _, s := range ai.Settings {
-		out.Settings = append(out.Settings, accelerateSetJSON{s.Key, s.Value, s.From})
-	}
+	out.Settings = settingsJSON(ai.Settings)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

@@ -154,41 +154,27 @@ func writeDeepSpeedYAML(w io.Writer, file string, ds *scenarios.DeepSpeedImport,
 			return err
 		}
 	}
-	section := ""
-	for _, s := range ds.Settings {
-		sec, key, _ := strings.Cut(s.Key, ".")
-		if sec != section {
-			section = sec
-			fmt.Fprintf(&b, "%s:\n", sec)
-			if sec == "parallelism" && o.clusterGiven {
-				fmt.Fprintf(&b, "  # --nodes × --gpus-per-node\n  dp: %d\n", o.nodes*o.gpusPerNode)
-			}
+	writeSettings(&b, ds.Settings, func(sec string) string {
+		if sec == "parallelism" && o.clusterGiven {
+			return fmt.Sprintf("  # --nodes × --gpus-per-node\n  dp: %d\n", o.nodes*o.gpusPerNode)
 		}
-		fmt.Fprintf(&b, "  # %s\n  %s: %s\n", s.From, key, s.Value)
-	}
+		return ""
+	}, nil)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // deepSpeedJSON is the JSON form of an imported DeepSpeed config.
 type deepSpeedJSON struct {
-	File      string             `json:"file"`
-	ZeroStage int64              `json:"zero_stage"`
-	Settings  []deepSpeedSetJSON `json:"settings"`
-	Notes     []string           `json:"notes,omitempty"`
-}
-
-type deepSpeedSetJSON struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-	From  string `json:"from"`
+	File      string              `json:"file"`
+	ZeroStage int64               `json:"zero_stage"`
+	Settings  []importSettingJSON `json:"settings"`
+	Notes     []string            `json:"notes,omitempty"`
 }
 
 func writeDeepSpeedJSON(w io.Writer, file string, ds *scenarios.DeepSpeedImport) error {
 	out := deepSpeedJSON{File: file, ZeroStage: ds.Stage, Notes: ds.Notes}
-	for _, s := range ds.Settings {
-		out.Settings = append(out.Settings, deepSpeedSetJSON{s.Key, s.Value, s.From})
-	}
+	out.Settings = settingsJSON(ds.Settings)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
