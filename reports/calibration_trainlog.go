@@ -12,11 +12,13 @@ import (
 // training log before its fits.
 type TrainLogSummary struct {
 	File, Scenario, Format string
-	// Logged is the number of step lines read, FirstLogged and LastLogged
+	// Logged is the number of step lines read (0: the Hugging Face
+	// Trainer's train_runtime summary alone), FirstLogged and LastLogged
 	// the steps they number.
 	Logged                  int
 	FirstLogged, LastLogged int64
-	// Warmup lines skipped; Lines used, steps First to Last.
+	// Warmup lines skipped; Lines used, steps First to Last. Lines 0: no
+	// steady state, Note says what the step is.
 	Warmup, Lines int
 	First, Last   int64
 	// The step time over the lines used.
@@ -25,6 +27,11 @@ type TrainLogSummary struct {
 	// and the scenario's tokens per step per GPU (0: Megatron).
 	MedianTPS float64
 	Tokens    int64
+	// Basis says what each line's step time is (torchtitan: the tokens
+	// over tps, said with Tokens; default: Megatron's elapsed time per
+	// iteration).
+	Basis string
+	Note  string
 	// Reserved is the max reserved memory the log gives (0: none) and
 	// ReservedLine its line; NoMemory says why there is none.
 	Reserved     int64
@@ -39,13 +46,25 @@ func WriteTrainLogSummary(w io.Writer, r *TrainLogSummary) error {
 		fmt.Fprintf(&b, "%-21s%s\n", label+":", fmt.Sprintf(format, args...))
 	}
 	fmt.Fprintf(&b, "# zerosim calibrate --train-log: %s\n", r.Scenario)
-	row("train log", "%s: %s, %d logged steps (%d–%d)", r.File, r.Format, r.Logged, r.FirstLogged, r.LastLogged)
-	row("steady state", "steps %d–%d (%d lines), after %d of warm-up (the first tenth of the lines, at least one)", r.First, r.Last, r.Lines, r.Warmup)
-	how := "elapsed time per iteration"
-	if r.MedianTPS > 0 {
-		how = fmt.Sprintf("%s tokens per step per GPU over tps, median tps %s", commas(r.Tokens), commas(int64(r.MedianTPS+0.5)))
+	if r.Logged > 0 {
+		row("train log", "%s: %s, %d logged steps (%d–%d)", r.File, r.Format, r.Logged, r.FirstLogged, r.LastLogged)
+	} else {
+		row("train log", "%s: %s, no step lines", r.File, r.Format)
 	}
-	row("logged step", "median %v (%s); quartiles %v–%v, range %v–%v", r.Median, how, r.Q1, r.Q3, r.Min, r.Max)
+	if r.Lines == 0 {
+		row("steady state", "none: %s", r.Note)
+		row("logged step", "%v (the run's mean step)", r.Median)
+	} else {
+		row("steady state", "steps %d–%d (%d lines), after %d of warm-up (the first tenth of the lines, at least one)", r.First, r.Last, r.Lines, r.Warmup)
+		how := "elapsed time per iteration"
+		if r.Basis != "" {
+			how = r.Basis
+		}
+		if r.MedianTPS > 0 {
+			how = fmt.Sprintf("%s tokens per step per GPU over tps, median tps %s", commas(r.Tokens), commas(int64(r.MedianTPS+0.5)))
+		}
+		row("logged step", "median %v (%s); quartiles %v–%v, range %v–%v", r.Median, how, r.Q1, r.Q3, r.Min, r.Max)
+	}
 	if r.Reserved > 0 {
 		row("max reserved", "%s (%s B) at line %d", units.Bytes(r.Reserved), commas(r.Reserved), r.ReservedLine)
 	} else {

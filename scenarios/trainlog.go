@@ -15,7 +15,7 @@ import (
 )
 
 // This file reads a training run's stdout log: the step throughput (or
-// time) and the memory the trainer reports, for calibrate --train-log. Two
+// time) and the memory the trainer reports, for calibrate --train-log. Four
 // formats, each as its source prints it:
 //
 //   - torchtitan's metrics line (pytorch/torchtitan
@@ -51,6 +51,48 @@ import (
 //     torch.cuda.max_memory_reserved since the start (never reset); it is
 //     printed by the first rank of each data-parallel group after the first
 //     logged iterations, so the largest over the lines is the busiest rank.
+//   - The Hugging Face Trainer (huggingface/transformers). Its per-step log
+//     dicts ("{'loss': 1.234, 'grad_norm': 0.5, 'learning_rate': 2e-05,
+//     'epoch': 0.01}", ProgressCallback.on_log writing str(logs) through
+//     the bar) carry no time. The time is tqdm's training bar
+//     (src/transformers/trainer_callback.py at
+//     01081ce2c31e51fa3876e386c5aef784d38e958a, ProgressCallback: a
+//     tqdm(total=state.max_steps) on the local main process, advanced by
+//     global_step, one optimizer step per unit, gradient accumulation
+//     included): "  5%|▌         | 50/1000 [01:40<31:40,  2.00s/it]" or
+//     "…, 12.34it/s]", the rate tqdm's exponential moving average of the
+//     latest updates (smoothing 0.3), written to stderr with carriage
+//     returns. Evaluation draws its own bar (on_prediction_step, total
+//     len(eval_dataloader)); the training bar is the total with the most
+//     distinct step numbers. Bars with a description ("Map: 100%|…") are
+//     not the Trainer's and are skipped. The final summary "{'train_runtime':
+//     1234.5, 'train_samples_per_second': …, 'train_steps_per_second': 0.81,
+//     …}" (src/transformers/trainer.py at
+//     2cda12cbf6e476183e68ec476551fa7e3717394a, speed_metrics("train",
+//     start_time, …, num_steps=self.state.max_steps); trainer_utils
+//     speed_metrics: runtime = time.time() - start_time, steps per second
+//     rounded to 3 decimals) times the whole of train(): warm-up,
+//     evaluation and checkpoint saves included. It is used only when the
+//     bars are too few for a steady state, and then says so. The Trainer
+//     prints no memory by default (skip_memory_metrics=True; its
+//     TrainerMemoryTracker reports allocated deltas, not reserved).
+//   - Composer's console logger, as llm-foundry runs it (mosaicml/composer
+//     at 6405188805a0054b4551ec49e4919c54c971d0e8:
+//     composer/loggers/console_logger.py log_to_console, "[batch=10/100]:"
+//     or "[epoch=1][batch=5/5]:" or "[token=…/…]:", then one "\t Train
+//     <key>: <value>" line per metric, floats as "%.4f"). The step time is
+//     1 / "throughput/batches_per_sec" (composer/callbacks/speed_monitor.py
+//     SpeedMonitor.batch_end: global batches, one optimizer step each, per
+//     second of wall clock, a rolling mean over window_size batches, 100
+//     by default, printed only once the window is full). Its memory is
+//     MemoryMonitor's "memory/peak_reserved_mem"
+//     (composer/callbacks/memory_monitor.py: torch.cuda.memory_stats()
+//     "reserved_bytes.all.peak" / 1.0e9, decimal GB rounded to 5
+//     significant digits, never reset; "_max" over ranks when
+//     dist_aggregate_batch_interval is set). The step number is the
+//     header's batch, or "Train time/batch" when the header counts epochs,
+//     tokens or samples. Blocks without throughput (the first window) are
+//     read but not timed.
 //
 // Lines of several ranks of one step (torchrun's "[rankN]:" prefixes, or
 // the same line repeated) count once: the first line's throughput and the
@@ -60,6 +102,8 @@ import (
 const (
 	TrainLogTorchtitan = "torchtitan"
 	TrainLogMegatron   = "megatron"
+	TrainLogHFTrainer  = "hf-trainer"
+	TrainLogComposer   = "composer"
 )
 
 // TrainLogStep is one logged step of a training log.
@@ -68,14 +112,16 @@ type TrainLogStep struct {
 	Line int
 	// Step is the step (iteration) number the line prints.
 	Step int64
-	// TPS is torchtitan's tokens per second per GPU (0 for Megatron).
+	// TPS is torchtitan's tokens per second per GPU (0 for the others).
 	TPS float64
-	// TimeMS is Megatron's elapsed time per iteration in ms (0 for
-	// torchtitan).
+	// TimeMS is the step time in ms: Megatron's elapsed time per
+	// iteration, the Trainer's tqdm s/it (or 1 / it/s), 1 / Composer's
+	// batches_per_sec (0 for torchtitan, and for a Composer block without
+	// throughput).
 	TimeMS float64
-	// Reserved is torchtitan's max reserved memory of the line's interval,
-	// bytes (0: none printed, or 0.00GiB); Memory says whether the line
-	// prints it.
+	// Reserved is the max reserved memory the line prints, bytes
+	// (torchtitan's of its interval, Composer's peak_reserved_mem; 0: none
+	// printed, or 0); Memory says whether the line prints it.
 	Reserved int64
 	Memory   bool
 }
@@ -83,12 +129,23 @@ type TrainLogStep struct {
 // TrainLog is what ParseTrainLog read.
 type TrainLog struct {
 	File   string
-	Format string // TrainLogTorchtitan or TrainLogMegatron
+	Format string // TrainLogTorchtitan, TrainLogMegatron, TrainLogHFTrainer or TrainLogComposer
 	Steps  []TrainLogStep
 	// MaxReserved is Megatron's largest report_memory "max reserved", bytes
 	// (0: none), and MaxReservedLine its line.
 	MaxReserved     int64
 	MaxReservedLine int
+	// Summary is the Hugging Face Trainer's train_runtime line (nil: none).
+	Summary *HFTrainSummary
+}
+
+// HFTrainSummary is the Hugging Face Trainer's final speed_metrics line.
+type HFTrainSummary struct {
+	Line int
+	// Runtime is train_runtime, s; StepsPerSecond train_steps_per_second.
+	Runtime, StepsPerSecond float64
+	// MaxSteps is the training bar's total (0: no bar in the log).
+	MaxSteps int64
 }
 
 // MaxTrainLogBytes bounds a training log read by calibrate --train-log.
@@ -102,19 +159,100 @@ var (
 	megaLine   = regexp.MustCompile(`(?:^|\s)iteration\s+(\d{1,18})/\s*\d{1,18}\s*\|`)
 	megaTime   = regexp.MustCompile(`\|\s*elapsed time per iteration \(ms\):\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)\s*\|`)
 	megaMem    = regexp.MustCompile(`memory \(MB\) \|.*\| max reserved:\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)`)
+	// tqdm's bar without a description: "  5%|▌    | 50/1000 [01:40<31:40,  2.00s/it]".
+	hfBar     = regexp.MustCompile(`^\s*(?:\d{1,3}%\|[^|]*\|\s*)?(\d{1,18})/(\d{1,18})\s*\[[0-9:]{1,20}<[0-9:?]{1,20},\s*([0-9]{1,12}(?:\.[0-9]{1,9})?)(s/it|it/s)(?:[],]|$)`)
+	hfSummary = regexp.MustCompile(`'train_runtime':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?,.*'train_steps_per_second':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?`)
+	hfLoss    = regexp.MustCompile(`^\s*\{'loss':`)
+	// Composer's console block: a header, then "\t Train key: value" lines.
+	compHead = regexp.MustCompile(`^\[(epoch=\d{1,18}\]\[)?(batch|sample|token|duration)=(\d{1,18})(?:/\d{1,18})?\]:\s*$`)
+	compKV   = regexp.MustCompile(`^\s+Train ([^\s:]+): (.*)$`)
 )
 
-// ParseTrainLog reads a torchtitan or Megatron-LM training log. Its errors
-// are one line naming the file (and the line) and the fix.
+// Format names in errors.
+var trainLogLine = map[string]string{
+	TrainLogTorchtitan: "torchtitan step",
+	TrainLogMegatron:   "Megatron-LM iteration",
+	TrainLogComposer:   "Composer batch",
+}
+
+// composerBlock is a Composer console block being read.
+type composerBlock struct {
+	st        TrainLogStep
+	head      string // the header as printed
+	byBatch   bool   // the header counts batches (no epoch prefix)
+	timeBatch int64
+	hasTime   bool // it prints Train time/batch
+}
+
+// hfBarLine is one tqdm bar of a Hugging Face Trainer log.
+type hfBarLine struct {
+	st    TrainLogStep
+	total int64
+}
+
+// ParseTrainLog reads a torchtitan, Megatron-LM, Hugging Face Trainer or
+// Composer training log. Its errors are one line naming the file (and the
+// line) and the fix.
 func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	name = strconv.Quote(name)
 	name = name[1 : len(name)-1]
 	l := &TrainLog{File: name}
 	seen := map[int64]int{} // step → index in l.Steps
-	var titanN, megaN, firstTitan, firstMega int
+	count := map[string]int{}
+	first := map[string]int{}
+	// add records a step of format f read at line at: formats do not mix,
+	// another rank's line of a step counts once, steps go forward.
+	add := func(f string, st TrainLogStep) error {
+		if count[f] == 0 {
+			first[f] = st.Line
+		}
+		count[f]++
+		for _, g := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogComposer} {
+			if g != f && count[g] > 0 {
+				return fmt.Errorf("%s:%d: a %s line in a log of %s lines (line %d): give the log of one run", name, st.Line, trainLogLine[f], trainLogLine[g], first[g])
+			}
+		}
+		return l.addStep(st, seen)
+	}
+	var blk *composerBlock
+	endBlock := func() error {
+		b := blk
+		blk = nil
+		if b == nil {
+			return nil
+		}
+		if !b.byBatch {
+			if !b.hasTime {
+				return fmt.Errorf("%s:%d: Composer block %s prints no Train time/batch to number its batch: give the console log as Composer prints it", name, b.st.Line, b.head)
+			}
+			b.st.Step = b.timeBatch
+		}
+		return add(TrainLogComposer, b.st)
+	}
+	var bars []hfBarLine
+	lossLine := 0
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := strings.TrimRight(ansiEscape.ReplaceAllString(string(raw), ""), "\r")
 		at := n + 1
+		if blk != nil {
+			if m := compKV.FindStringSubmatch(line); m != nil {
+				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
+					return nil, fmt.Errorf("%s:%d: %v: is the file a Composer console log?", name, at, err)
+				}
+				continue
+			}
+			if err := endBlock(); err != nil {
+				return nil, err
+			}
+		}
+		if m := compHead.FindStringSubmatch(line); m != nil {
+			step, err := strconv.ParseInt(m[3], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: batch %q is out of range: is the file a Composer console log?", name, at, m[3])
+			}
+			blk = &composerBlock{st: TrainLogStep{Line: at, Step: step}, head: strings.TrimSuffix(strings.TrimSpace(line), ":"), byBatch: m[1] == "" && m[2] == "batch"}
+			continue
+		}
 		if strings.Contains(line, "memory (MB) |") {
 			if m := megaMem.FindStringSubmatch(line); m != nil {
 				mb, err := strconv.ParseFloat(m[1], 64)
@@ -127,7 +265,6 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			continue
 		}
-		var st TrainLogStep
 		if m := titanLine.FindStringSubmatchIndex(line); m != nil && !validateStep(line, m[0]) {
 			step, err := strconv.ParseInt(line[m[2]:m[3]], 10, 64)
 			if err != nil {
@@ -142,7 +279,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if err != nil || tps > 1e15 {
 				return nil, fmt.Errorf("%s:%d: tps %q is not a number: is the file a torchtitan log?", name, at, t[1])
 			}
-			st = TrainLogStep{Line: at, Step: step, TPS: tps}
+			st := TrainLogStep{Line: at, Step: step, TPS: tps}
 			if mm := titanMem.FindStringSubmatch(rest); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
@@ -150,11 +287,12 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				}
 				st.Reserved, st.Memory = int64(math.Round(gib*(1<<30))), true
 			}
-			if titanN == 0 {
-				firstTitan = at
+			if err := add(TrainLogTorchtitan, st); err != nil {
+				return nil, err
 			}
-			titanN++
-		} else if m := megaLine.FindStringSubmatch(line); m != nil {
+			continue
+		}
+		if m := megaLine.FindStringSubmatch(line); m != nil {
 			t := megaTime.FindStringSubmatch(line)
 			if t == nil {
 				continue
@@ -167,42 +305,134 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, t[1])
 			}
-			st = TrainLogStep{Line: at, Step: step, TimeMS: ms}
-			if megaN == 0 {
-				firstMega = at
+			if err := add(TrainLogMegatron, TrainLogStep{Line: at, Step: step, TimeMS: ms}); err != nil {
+				return nil, err
 			}
-			megaN++
-		} else {
 			continue
 		}
-		if titanN > 0 && megaN > 0 {
-			this, other := "torchtitan step", "Megatron-LM iteration"
-			if firstMega == at {
-				this, other = other, this
+		// The Hugging Face Trainer: tqdm redraws its bar after a carriage
+		// return, so one line of the file may hold many.
+		for _, seg := range strings.Split(line, "\r") {
+			if m := hfBar.FindStringSubmatch(seg); m != nil {
+				step, err1 := strconv.ParseInt(m[1], 10, 64)
+				total, err2 := strconv.ParseInt(m[2], 10, 64)
+				rate, err3 := strconv.ParseFloat(m[3], 64)
+				if err1 != nil || err2 != nil || err3 != nil {
+					return nil, fmt.Errorf("%s:%d: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", name, at, m[1], m[2], m[3], m[4])
+				}
+				ms := rate * 1e3
+				if m[4] == "it/s" {
+					ms = 1e3 / rate
+				}
+				bars = append(bars, hfBarLine{TrainLogStep{Line: at, Step: step, TimeMS: ms}, total})
+			} else if m := hfSummary.FindStringSubmatch(seg); m != nil {
+				rt, err1 := strconv.ParseFloat(m[1], 64)
+				sps, err2 := strconv.ParseFloat(m[2], 64)
+				if err1 != nil || err2 != nil {
+					return nil, fmt.Errorf("%s:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, m[1], m[2])
+				}
+				l.Summary = &HFTrainSummary{Line: at, Runtime: rt, StepsPerSecond: sps}
+			} else if lossLine == 0 && hfLoss.MatchString(seg) {
+				lossLine = at
 			}
-			return nil, fmt.Errorf("%s:%d: a %s line in a log of %s lines (line %d): give the log of one run", name, at, this, other, min(firstTitan, firstMega))
 		}
-		if i, ok := seen[st.Step]; ok {
-			// Another rank's line of a step already read (or a repeat):
-			// the largest memory counts.
-			l.Steps[i].Reserved = max(l.Steps[i].Reserved, st.Reserved)
-			continue
-		}
-		if k := len(l.Steps); k > 0 && st.Step < l.Steps[k-1].Step {
-			return nil, fmt.Errorf("%s:%d: step %d after step %d (line %d): the log holds more than one run (a restart?); give the lines of one run", name, at, st.Step, l.Steps[k-1].Step, l.Steps[k-1].Line)
-		}
-		seen[st.Step] = len(l.Steps)
-		l.Steps = append(l.Steps, st)
+	}
+	if err := endBlock(); err != nil {
+		return nil, err
 	}
 	switch {
-	case titanN > 0:
+	case count[TrainLogTorchtitan] > 0:
 		l.Format = TrainLogTorchtitan
-	case megaN > 0:
+	case count[TrainLogMegatron] > 0:
 		l.Format = TrainLogMegatron
+	case count[TrainLogComposer] > 0:
+		l.Format = TrainLogComposer
+	case len(bars) > 0 || l.Summary != nil:
+		// Bare tqdm bars in another trainer's log are not its steps: the
+		// Trainer's format is taken only when no other one is there.
+		l.Format = TrainLogHFTrainer
+		total := trainingBar(bars)
+		for _, b := range bars {
+			if b.total != total {
+				continue
+			}
+			if err := l.addStep(b.st, seen); err != nil {
+				return nil, err
+			}
+		}
+		if l.Summary != nil && len(bars) > 0 {
+			l.Summary.MaxSteps = total
+		}
+	case lossLine > 0:
+		return nil, fmt.Errorf("%s:%d: Hugging Face Trainer log lines ({'loss': …}) but no progress bar or train_runtime summary: the log lines carry no time, and tqdm writes its bar to stderr; capture both (python train.py 2>&1 | tee train.log)", name, lossLine)
 	default:
-		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\") or Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"); give the trainer's stdout", name)
+		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr) or Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"); give the trainer's stdout and stderr", name)
 	}
 	return l, nil
+}
+
+// addStep appends st to l's steps: another rank's line of a step already
+// read (or a repeat) counts once with the largest memory; a step number
+// that goes back is a second run in the file.
+func (l *TrainLog) addStep(st TrainLogStep, seen map[int64]int) error {
+	if i, ok := seen[st.Step]; ok {
+		l.Steps[i].Reserved = max(l.Steps[i].Reserved, st.Reserved)
+		l.Steps[i].Memory = l.Steps[i].Memory || st.Memory
+		return nil
+	}
+	if k := len(l.Steps); k > 0 && st.Step < l.Steps[k-1].Step {
+		return fmt.Errorf("%s:%d: step %d after step %d (line %d): the log holds more than one run (a restart?); give the lines of one run", l.File, st.Line, st.Step, l.Steps[k-1].Step, l.Steps[k-1].Line)
+	}
+	seen[st.Step] = len(l.Steps)
+	l.Steps = append(l.Steps, st)
+	return nil
+}
+
+// trainingBar is the total of the Trainer's training bar among the bars
+// of a log: the one with the most distinct step numbers (evaluation bars
+// restart at 1 for every evaluation), the larger total on a tie.
+func trainingBar(bars []hfBarLine) int64 {
+	steps := map[int64]map[int64]bool{}
+	for _, b := range bars {
+		if steps[b.total] == nil {
+			steps[b.total] = map[int64]bool{}
+		}
+		steps[b.total][b.st.Step] = true
+	}
+	var best int64
+	for t, s := range steps {
+		if len(s) > len(steps[best]) || len(s) == len(steps[best]) && t > best {
+			best = t
+		}
+	}
+	return best
+}
+
+// set reads one "Train key: value" line of a Composer block.
+func (b *composerBlock) set(key, value string) error {
+	switch key {
+	case "throughput/batches_per_sec":
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || v < 0 || v > 1e12 {
+			return fmt.Errorf("throughput/batches_per_sec %q is not a rate", value)
+		}
+		if v > 0 {
+			b.st.TimeMS = 1e3 / v
+		}
+	case "memory/peak_reserved_mem", "memory/peak_reserved_mem_max":
+		gb, err := strconv.ParseFloat(value, 64)
+		if err != nil || gb < 0 || gb > 1e9 {
+			return fmt.Errorf("%s %q GB is not a size", key, value)
+		}
+		b.st.Reserved, b.st.Memory = max(b.st.Reserved, int64(math.Round(gb*1e9))), true
+	case "time/batch":
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("time/batch %q is not a batch count", value)
+		}
+		b.timeBatch, b.hasTime = v, true
+	}
+	return nil
 }
 
 // Steady-state rule: the first ⌈n/10⌉ logged lines (at least one) are
@@ -221,33 +451,54 @@ func WarmupSteps(n int) int { return max(1, (n+9)/10) }
 // SteadyState is the steady-state step time of a training log.
 type SteadyState struct {
 	// Warmup lines skipped, then the steps used: Lines of them, steps
-	// First to Last as the log numbers them.
+	// First to Last as the log numbers them. Lines 0: the Hugging Face
+	// Trainer's train_runtime summary stands in (Note says why).
 	Warmup, Lines int
 	First, Last   int64
 	// Median, the quartiles and the range of the step time over the lines
 	// used (each line's mean step over its interval).
 	Median, Q1, Q3, Min, Max units.Duration
 	// MedianTPS is torchtitan's median tokens per second per GPU (0 for
-	// Megatron).
+	// the others).
 	MedianTPS float64
 	// Reserved is the largest max reserved memory the used lines print
-	// (torchtitan) or the log's report_memory (Megatron), bytes; 0: none.
+	// (torchtitan, Composer) or the log's report_memory (Megatron), bytes;
+	// 0: none.
 	Reserved     int64
 	ReservedLine int
+	// Note says what the step time is when it is not the steady state of
+	// step lines.
+	Note string
 }
 
 // Steady is l's steady-state step time. tokens is the tokens a GPU's
 // data-parallel rank trains per step over its model-parallel degree
 // (micro_batch × grad_accum × seq_len / cp): torchtitan's step time is
-// tokens / tps (unused for Megatron, which prints the time).
+// tokens / tps (unused for the other formats, which print a time or a
+// rate of steps).
 func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
-	n := len(l.Steps)
+	steps := l.Steps
+	if l.Format == TrainLogComposer {
+		steps = nil
+		for _, s := range l.Steps {
+			if s.TimeMS > 0 {
+				steps = append(steps, s)
+			}
+		}
+		if len(steps) == 0 {
+			return nil, fmt.Errorf("%s: %d Composer blocks, none with Train throughput/batches_per_sec: add composer's SpeedMonitor callback and log past its window_size batches (100 by default; the rate is printed once the window is full)", l.File, len(l.Steps))
+		}
+	}
+	n := len(steps)
 	w := WarmupSteps(n)
 	if n-w < MinSteadySteps {
-		return nil, fmt.Errorf("%s: %d logged steps, %d after skipping %d of warm-up: need at least %d (%d logged lines): log more steps (torchtitan metrics.log_freq, Megatron --log-interval) or run longer",
-			l.File, n, max(0, n-w), w, MinSteadySteps, MinSteadySteps+WarmupSteps(MinSteadySteps+1))
+		if l.Format == TrainLogHFTrainer && l.Summary != nil {
+			return l.summarySteady(n, w)
+		}
+		return nil, fmt.Errorf("%s: %d logged steps, %d after skipping %d of warm-up: need at least %d (%d logged lines): %s",
+			l.File, n, max(0, n-w), w, MinSteadySteps, MinSteadySteps+WarmupSteps(MinSteadySteps+1), moreSteps[l.Format])
 	}
-	used := l.Steps[w:]
+	used := steps[w:]
 	secs := make([]float64, len(used))
 	var tps []float64
 	for i, s := range used {
@@ -260,7 +511,7 @@ func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
 			tps = append(tps, s.TPS)
 		default:
 			if !(s.TimeMS > 0) {
-				return nil, fmt.Errorf("%s:%d: elapsed time per iteration 0 ms at iteration %d: give a log of a run that trained", l.File, s.Line, s.Step)
+				return nil, fmt.Errorf("%s:%d: %s at step %d: give a log of a run that trained", l.File, s.Line, zeroTime[l.Format], s.Step)
 			}
 			secs[i] = s.TimeMS / 1e3
 		}
@@ -269,25 +520,66 @@ func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
 		}
 	}
 	slices.Sort(secs)
-	d := func(s float64) units.Duration { return units.Duration(math.Round(s * float64(units.Second))) }
-	q := func(p float64) units.Duration { return d(stat.Quantile(p, stat.LinInterp, secs, nil)) }
+	q := func(p float64) units.Duration { return seconds(stat.Quantile(p, stat.LinInterp, secs, nil)) }
 	ss := &SteadyState{Warmup: w, Lines: len(used), First: used[0].Step, Last: used[len(used)-1].Step,
-		Median: d(median(secs)), Q1: q(0.25), Q3: q(0.75), Min: d(secs[0]), Max: d(secs[len(secs)-1])}
+		Median: seconds(median(secs)), Q1: q(0.25), Q3: q(0.75), Min: seconds(secs[0]), Max: seconds(secs[len(secs)-1])}
 	if tps != nil {
 		slices.Sort(tps)
 		ss.MedianTPS = median(tps)
 	}
-	if l.Format == TrainLogTorchtitan {
+	switch l.Format {
+	case TrainLogTorchtitan, TrainLogComposer:
 		for _, s := range used {
 			if s.Reserved > ss.Reserved {
 				ss.Reserved, ss.ReservedLine = s.Reserved, s.Line
 			}
 		}
-	} else {
+	case TrainLogMegatron:
 		ss.Reserved, ss.ReservedLine = l.MaxReserved, l.MaxReservedLine
 	}
 	return ss, nil
 }
+
+// summarySteady is the Hugging Face Trainer's mean step over the whole of
+// train(), for a log whose bars are too few (n, w skipped).
+func (l *TrainLog) summarySteady(n, w int) (*SteadyState, error) {
+	s := l.Summary
+	step, how := 0.0, ""
+	switch {
+	case s.MaxSteps > 0 && s.Runtime > 0:
+		step, how = s.Runtime/float64(s.MaxSteps), fmt.Sprintf("train_runtime %g s over the bar's %d steps", s.Runtime, s.MaxSteps)
+	case s.StepsPerSecond > 0:
+		step, how = 1/s.StepsPerSecond, fmt.Sprintf("1 / train_steps_per_second %g", s.StepsPerSecond)
+	}
+	if !(step > 0 && step < 1e6) {
+		return nil, fmt.Errorf("%s:%d: train_runtime %g s, train_steps_per_second %g: no step time to fit; give a log of a run that trained", l.File, s.Line, s.Runtime, s.StepsPerSecond)
+	}
+	d := seconds(step)
+	bars := fmt.Sprintf("%d progress bar steps, %d after %d of warm-up, too few for a steady state", n, max(0, n-w), w)
+	if n == 0 {
+		bars = "no progress bar lines (tqdm writes them to stderr: capture 2>&1)"
+	}
+	note := fmt.Sprintf("%s; the summary at line %d gives the mean step of the whole run (%s), warm-up, evaluation and checkpoint saves included: an upper bound of the step", bars, s.Line, how)
+	return &SteadyState{Median: d, Q1: d, Q3: d, Min: d, Max: d, Note: note}, nil
+}
+
+// moreSteps is the fix for a log of too few steps, per format.
+var moreSteps = map[string]string{
+	TrainLogTorchtitan: "log more steps (torchtitan metrics.log_freq, Megatron --log-interval) or run longer",
+	TrainLogMegatron:   "log more steps (torchtitan metrics.log_freq, Megatron --log-interval) or run longer",
+	TrainLogHFTrainer:  "run longer, and capture the progress bar (tqdm writes it to stderr: 2>&1) with its carriage returns",
+	TrainLogComposer:   "log more batches (console_log_interval: 1ba) or run longer past SpeedMonitor's window_size",
+}
+
+// zeroTime names a step without time, per format.
+var zeroTime = map[string]string{
+	TrainLogMegatron:  "elapsed time per iteration 0 ms",
+	TrainLogHFTrainer: "a progress bar rate of 0 steps per second",
+	TrainLogComposer:  "throughput/batches_per_sec 0",
+}
+
+// seconds is s seconds as a Duration.
+func seconds(s float64) units.Duration { return units.Duration(math.Round(s * float64(units.Second))) }
 
 // validateStep tells whether the step line matched at i is torchtitan's
 // "validate step:" (log_validation), not a training step.

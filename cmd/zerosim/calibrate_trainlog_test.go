@@ -104,6 +104,30 @@ func TestCalibrateTrainLogMegatron(t *testing.T) {
 	}
 }
 
+// TestCalibrateTrainLogHFSummary: a Hugging Face Trainer log with only its
+// train_runtime summary (train_steps_per_second 0.365) fits the run's mean
+// step, 1 / 0.365 = 2.740 s, and says what that step includes; the Trainer
+// prints no memory, so only the compute part is written.
+func TestCalibrateTrainLogHFSummary(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	log := "{'train_runtime': 1891.9246, 'train_samples_per_second': 5.816, 'train_steps_per_second': 0.365, 'train_loss': 0.31064462523529496, 'epoch': 3.0}\n"
+	out, errOut, code := runCLIStdin(log, "calibrate", "--train-log", "-", "default", "--file", file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, line := range []string{
+		"train log:           <stdin>: hf-trainer, no step lines\n",
+		"steady state:        none: no progress bar lines (tqdm writes them to stderr: capture 2>&1); the summary at line 1 gives the mean step of the whole run (1 / train_steps_per_second 0.365), warm-up, evaluation and checkpoint saves included",
+		"logged step:         2.74s (the run's mean step)\n",
+		"max reserved:        none: the Hugging Face Trainer prints no memory by default",
+		"wrote:               " + file + " (compute part); scenarios use it as communication.calibration\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+}
+
 // TestCalibrateTrainLogErrors: one line naming the file or the flag, exit
 // 2, nothing written.
 func TestCalibrateTrainLogErrors(t *testing.T) {
@@ -117,6 +141,8 @@ func TestCalibrateTrainLogErrors(t *testing.T) {
 			"", trainLogs + "torchtitan-pr1884-llama3-8b-cp2.log: 2 logged steps, 1 after skipping 1 of warm-up: need at least 3 (4 logged lines)"},
 		{"one", []string{"--train-log", trainLogs + "megatron-pr5662.log", "default"}, "", trainLogs + "megatron-pr5662.log: 1 logged steps"},
 		{"none", []string{"--train-log", "-", "default"}, "hello\n", "<stdin>: no training step found"},
+		{"hf few", []string{"--train-log", trainLogs + "hf-transformers-issue262.log", "default"}, "", trainLogs + "hf-transformers-issue262.log: 2 logged steps, 1 after skipping 1 of warm-up"},
+		{"composer no rate", []string{"--train-log", trainLogs + "composer-llm-shearing-issue24.log", "default"}, "", trainLogs + "composer-llm-shearing-issue24.log: 1 Composer blocks, none with Train throughput/batches_per_sec"},
 		{"missing", []string{"--train-log", "nope.log", "default"}, "", "--train-log nope.log: cannot read"},
 		{"both stdin", []string{"--train-log", "-", "-"}, "", "--train-log - and the scenario -"},
 		{"two", []string{"--train-log", "x.log", "--step-time", "1s", "default"}, "", "--step-time and --train-log: give one measurement"},

@@ -25,7 +25,7 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 		data, err = readFileBounded(path, scenarios.MaxTrainLogBytes)
 	}
 	if errors.Is(err, errTooLarge) {
-		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration')", name, scenarios.MaxTrainLogBytes>>20)}
+		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, or Composer's blocks)", name, scenarios.MaxTrainLogBytes>>20)}
 	}
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--train-log %s: cannot read: %v", name, errors.Unwrap(err))}
@@ -105,8 +105,18 @@ func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
 	if ss.Reserved > 0 {
 		return ""
 	}
-	if l.Format == scenarios.TrainLogMegatron {
+	switch l.Format {
+	case scenarios.TrainLogMegatron:
 		return `the log has no report_memory line ("memory (MB) | … | max reserved: …")`
+	case scenarios.TrainLogHFTrainer:
+		return "the Hugging Face Trainer prints no memory by default (its memory metrics, skip_memory_metrics=False, are allocated deltas, not torch's max reserved)"
+	case scenarios.TrainLogComposer:
+		for _, s := range l.Steps {
+			if s.Memory {
+				return "the blocks print memory/peak_reserved_mem 0 (the device gave no CUDA memory statistics)"
+			}
+		}
+		return "the blocks print no memory/peak_reserved_mem (add composer's MemoryMonitor callback)"
 	}
 	for _, s := range l.Steps {
 		if s.Memory {
@@ -119,12 +129,19 @@ func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
 // trainLogSummary is what calibrate --train-log prints of the log read.
 func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenario string, tokens float64) *reports.TrainLogSummary {
 	sum := &reports.TrainLogSummary{File: log.File, Scenario: scenario, Format: log.Format, Logged: len(log.Steps),
-		FirstLogged: log.Steps[0].Step, LastLogged: log.Steps[len(log.Steps)-1].Step,
 		Warmup: ss.Warmup, Lines: ss.Lines, First: ss.First, Last: ss.Last,
 		Median: ss.Median, Q1: ss.Q1, Q3: ss.Q3, Min: ss.Min, Max: ss.Max, MedianTPS: ss.MedianTPS,
-		Reserved: ss.Reserved, ReservedLine: ss.ReservedLine, NoMemory: noMemory(log, ss)}
-	if log.Format == scenarios.TrainLogTorchtitan {
+		Reserved: ss.Reserved, ReservedLine: ss.ReservedLine, NoMemory: noMemory(log, ss), Note: ss.Note}
+	if n := len(log.Steps); n > 0 {
+		sum.FirstLogged, sum.LastLogged = log.Steps[0].Step, log.Steps[n-1].Step
+	}
+	switch log.Format {
+	case scenarios.TrainLogTorchtitan:
 		sum.Tokens = int64(tokens + 0.5)
+	case scenarios.TrainLogHFTrainer:
+		sum.Basis = "the progress bar's s/it, or 1 / it/s"
+	case scenarios.TrainLogComposer:
+		sum.Basis = "1 / Train throughput/batches_per_sec, SpeedMonitor's rolling mean"
 	}
 	return sum
 }
