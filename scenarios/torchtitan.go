@@ -54,7 +54,11 @@ const DefaultTorchtitanGPUsPerNode = 8
 type Torchtitan struct {
 	File        string // the job config's path, as given
 	Description string // job.description
+	ModelName   string // model.name
 	Flavor      string // model.flavor
+	// HF is the model built through the Hugging Face importer (qwen3,
+	// deepseek_v3: torchtitan_moe.go); nil for llama3.
+	HF *HFModel
 	// Old marks a job config with keys of torchtitan's config_manager.py
 	// schema before 785c34c (9dec370's), read with 9dec370's defaults.
 	Old     bool
@@ -64,6 +68,8 @@ type Torchtitan struct {
 	// DP is dp_replicate·dp_shard (0: unknown, dp_shard = -1 without
 	// --nodes); CP, K and Stage as in the scenario.
 	DP, CP, K, Stage int
+	// EP is parallelism.expert_parallel_degree (1: none).
+	EP int
 	// World is the GPU count the degrees fix (dp_shard given), else 0.
 	World int64
 	// MicroBatch is training.local_batch_size; GradAccum the accumulation
@@ -574,8 +580,17 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 	if err != nil {
 		return err
 	}
+	t.ModelName = name
+	if _, ok := ttHFModels[name]; ok {
+		if err := t.readHFModel(d, name, nk); err != nil {
+			return err
+		}
+		desc, _, err := d.str("", "job.description")
+		t.Description = desc
+		return err
+	}
 	if name != "llama3" {
-		return d.errf(nk, "model.name = %s: only torchtitan's llama3 models are imported (for another model print its model section with zerosim import hf CONFIG.json and add it to the scenario)", strconv.Quote(name))
+		return d.errf(nk, "model.name = %s: torchtitan's llama3, qwen3 and deepseek_v3 models are imported (for another model print its model section with zerosim import hf CONFIG.json and add it to the scenario)", strconv.Quote(name))
 	}
 	if v, ok := d.get("model.norm_type"); ok && v != "rmsnorm" {
 		if _, _, err := d.str("", "model.norm_type"); err != nil {
@@ -631,8 +646,7 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	}{
 		{[]string{"parallelism.tensor_parallel_degree", "training.tensor_parallel_degree"}, "tensor parallelism"},
 		{[]string{"parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree"}, "pipeline parallelism"},
-		{[]string{"parallelism.expert_parallel_degree"}, "expert parallelism (llama3 has no experts)"},
-		{[]string{"parallelism.expert_tensor_parallel_degree"}, "expert tensor parallelism (llama3 has no experts)"},
+		{[]string{"parallelism.expert_tensor_parallel_degree"}, "expert tensor parallelism"},
 	} {
 		n, k, err := d.int(1, 1, maxDeg, r.keys...)
 		if err != nil {
@@ -708,6 +722,9 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	t.CP = int(cp)
 	if shard > 0 {
 		t.DP = int(rep * shard)
+	}
+	if err := t.readEP(d, rep, shard, cp); err != nil {
+		return err
 	}
 	// FSDP2 (fully_shard) is ZeRO-3; HSDP's dp_replicate copies are
 	// zerosim's k. dp_shard·cp = 1 with dp_replicate > 1 is DDP.
@@ -1071,7 +1088,11 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 		case "float8", "quantize.linear.float8":
 			fp8 = true
 		case "quantize.grouped_mm.float8", "quantize.grouped_mm.mx":
-			t.note("model.converters %s converts MoE grouped GEMMs; llama3 has none", strconv.Quote(c))
+			if len(t.experts()) == 0 {
+				t.note("model.converters %s converts MoE grouped GEMMs; %s %s has none", strconv.Quote(c), t.ModelName, t.Flavor)
+			} else {
+				t.note("model.converters %s runs the routed experts' grouped GEMMs in low precision; zerosim models them in bf16", strconv.Quote(c))
+			}
 		case "mx", "quantize.linear.mx":
 			return d.errf("model.converters", "model.converters %s (MX block-scaled training) is not modelled (zerosim models fp8 as Transformer Engine's and torchao's float8; remove it, or use \"quantize.linear.float8\")", strconv.Quote(c))
 		default:
@@ -1146,7 +1167,11 @@ func (t *Torchtitan) Scenario() []byte {
 	if t.Description != "" {
 		w("# job.description: %s\n", strconv.Quote(t.Description))
 	}
-	w("# llama3 flavor %s: %s parameters. Keys and defaults as torchtitan\n", t.Flavor, commas(t.Params))
+	if t.HF != nil && t.HF.Active != t.HF.Total {
+		w("# %s flavor %s: %s parameters, %s active per\n# token. Keys and defaults as torchtitan\n", t.ModelName, t.Flavor, commas(t.Params), commas(t.HF.Active))
+	} else {
+		w("# %s flavor %s: %s parameters. Keys and defaults as torchtitan\n", t.ModelName, t.Flavor, commas(t.Params))
+	}
 	if t.Old {
 		w("# 9dec370 reads the file (torchtitan/config_manager.py); the stack\n")
 	} else {
@@ -1169,10 +1194,13 @@ func (t *Torchtitan) Scenario() []byte {
 	} else {
 		w("  gpu: SET_GPU  # a GPU preset such as H100-80GB (or --gpu); zerosim scenarios show default lists the cluster keys\n")
 	}
-	m := t.Model
-	w("model:\n  kind: transformer\n  arch: llama\n")
-	w("  hidden: %d\n  layers: %d\n  heads: %d\n  kv_heads: %d\n  ffn: %d\n  vocab: %d\n", m.Hidden, m.Layers, m.Heads, m.KVHeads, m.FFN, m.Vocab)
-	w("  seq_len: %d  # %s\n", m.SeqLen, t.Sources["seq_len"])
+	if m := t.Model; t.HF != nil {
+		t.hfModelYAML(w)
+	} else {
+		w("model:\n  kind: transformer\n  arch: llama\n")
+		w("  hidden: %d\n  layers: %d\n  heads: %d\n  kv_heads: %d\n  ffn: %d\n  vocab: %d\n", m.Hidden, m.Layers, m.Heads, m.KVHeads, m.FFN, m.Vocab)
+		w("  seq_len: %d  # %s\n", m.SeqLen, t.Sources["seq_len"])
+	}
 	w("parallelism:\n")
 	if t.DP > 0 {
 		w("  dp: %d  # %s\n", t.DP, t.Sources["dp"])
@@ -1180,6 +1208,9 @@ func (t *Torchtitan) Scenario() []byte {
 		w("  dp: SET_DP  # nodes × gpus_per_node / cp (%s)\n", t.Sources["dp"])
 	}
 	w("  cp: %d  # %s\n", t.CP, t.Sources["cp"])
+	if t.EP > 1 {
+		w("  ep: %d  # %s\n", t.EP, t.Sources["ep"])
+	}
 	switch t.Stage {
 	case 3:
 		w("  zero_stage: 3  # FSDP2 (fully_shard)\n")

@@ -27,6 +27,10 @@ func FuzzImportTorchtitan(f *testing.F) {
 		"[model]\nflavor = \"70B\"\n[training]\nbatch_size = 4\ncompile = true\ndata_parallel_shard_degree = 128\n[float8]\nenable_float8_linear = true\n[optimizer]\nfused = true\n",
 		"[model]\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1048576\nglobal_batch_size = 549755813888\n[optimizer]\nlr = 1e308\nimplementation = \"for-loop\"\n[compile]\nenable = true\ncomponents = [\"loss\"]\n",
 		"model = {flavor = \"8B\"}\n[x.y]\nz = 1979-05-27T07:32:00Z\n",
+		"[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[parallelism]\nexpert_parallel_degree = 8\ncontext_parallel_degree = 2\n",
+		"[model]\nname = \"deepseek_v3\"\nflavor = \"671B\"\nconverters = [\"quantize.grouped_mm.float8\"]\n[parallelism]\nexpert_parallel_degree = 64\ndata_parallel_shard_degree = 128\n",
+		"[model]\nname = \"deepseek_v3\"\nflavor = \"236B\"\n[parallelism]\nexpert_parallel_degree = 32\ndata_parallel_replicate_degree = 2\n",
+		"[model]\nname = \"qwen3\"\nflavor = \"debugmodel_moe\"\n[parallelism]\nexpert_parallel_degree = 3\n",
 	} {
 		f.Add([]byte(s))
 	}
