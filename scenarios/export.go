@@ -1,7 +1,9 @@
 package scenarios
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -17,4 +19,49 @@ func Encode(s *Scenario) ([]byte, error) {
 		c.Version = 1
 	}
 	return yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
+}
+
+// LayerListYAML is layers as a model.layer_list, one flow mapping per layer
+// (name, params, group, active_params and the block's nonzero dims), each
+// line indented for a model: section: what the importers print.
+func LayerListYAML(layers []Layer) string {
+	var b strings.Builder
+	for _, l := range layers {
+		fmt.Fprintf(&b, "    - {name: %s, params: %d", l.Name, int64(l.Params))
+		if l.Group != "" {
+			fmt.Fprintf(&b, ", group: %s", l.Group)
+		}
+		if l.ActiveParams > 0 {
+			fmt.Fprintf(&b, ", active_params: %d", int64(l.ActiveParams))
+		}
+		if x := l.Dims; x != nil {
+			var f []string
+			for _, kv := range []struct {
+				k string
+				v int64
+			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
+				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
+				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
+				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}} {
+				if kv.v != 0 {
+					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
+				}
+			}
+			if x.SharedGate {
+				f = append(f, "shared_gate: true")
+			}
+			if x.Router != "" {
+				f = append(f, "router: "+x.Router)
+			}
+			if x.RouterNorm {
+				f = append(f, "router_norm: true")
+			}
+			if x.MTP {
+				f = append(f, "mtp: true")
+			}
+			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
 }

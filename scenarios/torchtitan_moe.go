@@ -193,43 +193,7 @@ func (t *Torchtitan) hfModelYAML(w func(string, ...any)) {
 	w("  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n", m.Hidden, m.Layers, m.FFN, m.Heads, m.KVHeads, m.Vocab)
 	w("  seq_len: %d  # %s\n", m.SeqLen, t.Sources["seq_len"])
 	w("  params: %d\n  layer_list:\n", hm.Total)
-	for _, l := range m.LayerList {
-		w("    - {name: %s, params: %d", l.Name, int64(l.Params))
-		if l.Group != "" {
-			w(", group: %s", l.Group)
-		}
-		if l.ActiveParams > 0 {
-			w(", active_params: %d", int64(l.ActiveParams))
-		}
-		if x := l.Dims; x != nil {
-			var f []string
-			for _, kv := range []struct {
-				k string
-				v int64
-			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
-				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
-				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
-				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}} {
-				if kv.v != 0 {
-					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
-				}
-			}
-			if x.SharedGate {
-				f = append(f, "shared_gate: true")
-			}
-			if x.Router != "" {
-				f = append(f, "router: "+x.Router)
-			}
-			if x.RouterNorm {
-				f = append(f, "router_norm: true")
-			}
-			if x.MTP {
-				f = append(f, "mtp: true")
-			}
-			w(", dims: {%s}", strings.Join(f, ", "))
-		}
-		w("}\n")
-	}
+	w("%s", LayerListYAML(m.LayerList))
 }
 
 // readEP maps parallelism.expert_parallel_degree onto parallelism.ep.

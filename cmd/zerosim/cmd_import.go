@@ -111,43 +111,7 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 	d := hm.Dims
 	fmt.Fprintf(&b, "  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n  seq_len: %d\n  params: %d\n  layer_list:\n",
 		d.Hidden, hm.Layers, hm.FFN(), d.Heads, d.KVHeads, hm.Vocab, hm.SeqLen(), hm.Total)
-	for _, l := range hm.LayerList {
-		fmt.Fprintf(&b, "    - {name: %s, params: %d", l.Name, int64(l.Params))
-		if l.Group != "" {
-			fmt.Fprintf(&b, ", group: %s", l.Group)
-		}
-		if l.ActiveParams > 0 {
-			fmt.Fprintf(&b, ", active_params: %d", int64(l.ActiveParams))
-		}
-		if x := l.Dims; x != nil {
-			var f []string
-			for _, kv := range []struct {
-				k string
-				v int64
-			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
-				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
-				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
-				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}} {
-				if kv.v != 0 {
-					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
-				}
-			}
-			if x.SharedGate {
-				f = append(f, "shared_gate: true")
-			}
-			if x.Router != "" {
-				f = append(f, "router: "+x.Router)
-			}
-			if x.RouterNorm {
-				f = append(f, "router_norm: true")
-			}
-			if x.MTP {
-				f = append(f, "mtp: true")
-			}
-			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
-		}
-		b.WriteString("}\n")
-	}
+	b.WriteString(scenarios.LayerListYAML(hm.LayerList))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
