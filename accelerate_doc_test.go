@@ -17,7 +17,7 @@ func TestAccelerateStacksDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "### Hugging Face Trainer and Accelerate")
+	_, sec, ok := strings.Cut(string(b), "## Hugging Face Trainer and Accelerate")
 	if !ok {
 		t.Fatal("docs/stacks.md has no Hugging Face Trainer and Accelerate section")
 	}

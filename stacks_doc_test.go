@@ -137,7 +137,12 @@ func TestStackPresetsDoc(t *testing.T) {
 	names := map[string]bool{}
 	for _, s := range stackSections(t) {
 		if s.preset == "" {
-			t.Errorf("docs/stacks.md %q: no Preset line", s.title)
+			// A stack zerosim has no preset for says so in its title
+			// (its fragment is checked against its importer instead:
+			// TestAccelerateStacksDoc).
+			if !strings.HasSuffix(s.title, ", no preset") {
+				t.Errorf("docs/stacks.md %q: no Preset line (or end the title with \", no preset\")", s.title)
+			}
 			continue
 		}
 		names[s.preset] = true
