@@ -26,6 +26,14 @@ import (
 //	          ("since FSDP would prefetch it immediately",
 //	          torchtitan/parallelisms/parallelize_llama.py apply_fsdp at
 //	          004b314): the root units and the last block stay gathered
+//	fsdp2_head
+//	          torchtitan from 238fa99 (2026-02; its apply_fsdp in
+//	          torchtitan/models/llama3/infra/parallelize.py) shards the
+//	          embedding and every block with reshard_after_forward (True
+//	          without pipeline parallelism) and only [norm, output] with
+//	          reshard_after_forward False ("since FSDP would prefetch them
+//	          immediately after the forward pass"); the root then holds no
+//	          parameters: the units after the last block stay gathered
 //	deepspeed DeepSpeed ZeRO-3 traces forward and backward as one module
 //	          sequence and releases a module's parameters only when their
 //	          next use is further than max_reuse_distance parameters away
@@ -42,6 +50,19 @@ func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
 	layers := s.Model.LayerList
 	kept := make([]bool, len(layers))
 	switch s.Communication.Boundary {
+	case scenarios.BoundaryFSDP2Head:
+		last := -1
+		for u, l := range layers {
+			if l.Block {
+				last = u
+			}
+		}
+		if last < 0 {
+			break // no blocks: every unit is a wrapped one and reshards
+		}
+		for u := last + 1; u < len(layers); u++ {
+			kept[u] = true
+		}
 	case scenarios.BoundaryFSDP1, scenarios.BoundaryFSDP2:
 		// Without transformer blocks (an MLP, a bare parameter count)
 		// every unit is a wrapped block and the root holds nothing.

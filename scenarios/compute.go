@@ -69,11 +69,19 @@ func AttentionKernelRuns(kernel AttentionKernel, gpu string) bool {
 type Boundary string
 
 const (
-	BoundaryReshard   Boundary = "reshard" // default: every unit gathers again
-	BoundaryFSDP1     Boundary = "fsdp1"
-	BoundaryFSDP2     Boundary = "fsdp2"
+	BoundaryReshard Boundary = "reshard" // default: every unit gathers again
+	BoundaryFSDP1   Boundary = "fsdp1"
+	BoundaryFSDP2   Boundary = "fsdp2"
+	// BoundaryFSDP2Head is FSDP2 as torchtitan applies it from 2026: the
+	// embedding and every block reshard, only the final norm and the
+	// output stay gathered (memory/boundary.go).
+	BoundaryFSDP2Head Boundary = "fsdp2_head"
 	BoundaryDeepSpeed Boundary = "deepspeed"
 )
+
+// FSDP2 reports whether b is one of FSDP2's boundaries (fsdp2,
+// fsdp2_head), which share its reduce-scatter pacing.
+func (b Boundary) FSDP2() bool { return b == BoundaryFSDP2 || b == BoundaryFSDP2Head }
 
 // Compute-model defaults.
 const (
@@ -157,7 +165,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		return err
 	}
 	c := &s.Communication
-	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryDeepSpeed); err != nil {
+	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryFSDP2Head, BoundaryDeepSpeed); err != nil {
 		return err
 	}
 	// Unset, backward_prefetch_depth follows prefetch_depth (also after an

@@ -61,10 +61,14 @@ type Torchtitan struct {
 	HF *HFModel
 	// Old marks a job config with keys of torchtitan's config_manager.py
 	// schema before 785c34c (9dec370's), read with 9dec370's defaults.
-	Old     bool
-	Params  int64 // the flavor's parameter count
-	Cluster TorchtitanCluster
-	Model   Model // kind, arch and dimensions; SeqLen from training.seq_len
+	Old bool
+	// Boundary, when set, is the communication.boundary the file's
+	// torchtitan applies (BoundaryFSDP2Head from 83e6941); "" leaves the
+	// stack preset's fsdp2 (the last block kept gathered, before it).
+	Boundary Boundary
+	Params   int64 // the flavor's parameter count
+	Cluster  TorchtitanCluster
+	Model    Model // kind, arch and dimensions; SeqLen from training.seq_len
 	// DP is dp_replicate·dp_shard (0: unknown, dp_shard = -1 without
 	// --nodes); CP, K and Stage as in the scenario.
 	DP, CP, K, Stage int
@@ -739,8 +743,20 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	}
 	switch reshard {
 	case "default":
+		// apply_fsdp (torchtitan/models/llama3/infra/parallelize.py; the
+		// MoE models' in models/llama4/infra/parallelize.py) shards the
+		// embedding and every block with reshard_after_forward and keeps
+		// only [norm, output] gathered since 83e6941 (2025-07-28, "Improve
+		// reshard_after_forward logic"), here at 238fa99; before it the
+		// last block stayed gathered too, as the stack preset's fsdp2
+		// says. A file with 25413d2's keys is after it; an older one keeps
+		// the preset (a file from the month between is read as older).
+		if t.Stage == 3 && !d.preEarlyStop {
+			t.Boundary = BoundaryFSDP2Head
+			t.src("boundary", "apply_fsdp since torchtitan 83e6941: the embedding and every block reshard after forward, [norm, output] stay gathered")
+		}
 	case "always":
-		t.note("parallelism.fsdp_reshard_after_forward = \"always\" also reshards the norm and output unit after forward; communication.boundary fsdp2 keeps it gathered")
+		t.note("parallelism.fsdp_reshard_after_forward = \"always\" also reshards the norm and output unit after forward; communication.boundary keeps it gathered")
 	case "never":
 		if t.Stage == 3 {
 			t.Stage = 2
@@ -1219,6 +1235,9 @@ func (t *Torchtitan) Scenario() []byte {
 		}
 	default:
 		w("  zero_stage: %d  # see the notes above\n", t.Stage)
+	}
+	if t.Boundary != "" {
+		w("communication:\n  boundary: %s  # %s\n", t.Boundary, t.Sources["boundary"])
 	}
 	w("training:\n")
 	w("  micro_batch: %d  # %s\n", t.MicroBatch, t.Sources["micro_batch"])

@@ -75,7 +75,8 @@ func TestExposureDegradesGradually(t *testing.T) {
 // TestBoundary checks each stack's forward/backward boundary on Llama 2 7B
 // at ZeRO-3 over 16 ranks: reshard gathers every unit again in backward;
 // fsdp1 skips the three root units (embedding, final norm, lm_head), fsdp2
-// also the last block, deepspeed every unit whose later parameters (forward
+// also the last block, fsdp2_head only the units after the last block
+// (final_norm, lm_head), deepspeed every unit whose later parameters (forward
 // and backward) stay under 1e9: lm_head (0), final_norm (2·131,072,000),
 // block.31 (2·131,076,096) and block.30 (2·333,475,840 = 666,951,680), not
 // block.29 (2·535,875,584 > 1e9). Skipping gathers never slows the step.
@@ -84,7 +85,7 @@ func TestBoundary(t *testing.T) {
 	for _, c := range []struct {
 		boundary string
 		skipped  int
-	}{{"reshard", 0}, {"fsdp1", 3}, {"fsdp2", 4}, {"deepspeed", 4}} {
+	}{{"reshard", 0}, {"fsdp1", 3}, {"fsdp2", 4}, {"fsdp2_head", 2}, {"deepspeed", 4}} {
 		s := example(t, "default", "parallelism.zero_stage=3", "communication.boundary="+c.boundary)
 		sc, err := Build(s)
 		if err != nil {

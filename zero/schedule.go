@@ -495,7 +495,7 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 	// backward starts only once unit u+2's gradient sync has ended; when
 	// the network cannot keep up, the backward waits instead of piling up
 	// unreduced gradients.
-	oneRSInFlight := b.s.Communication.Boundary == scenarios.BoundaryFSDP2
+	oneRSInFlight := b.s.Communication.Boundary.FSDP2()
 	syncEnd := make([][]int32, L)
 	for u := L - 1; u >= 0; u-- {
 		var after, afterStart []int32
