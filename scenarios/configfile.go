@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 )
 
 // readConfigFile reads the regular file at path for an importer (a
@@ -57,4 +59,46 @@ func (ss ImportSettings) Get(key string) string {
 		}
 	}
 	return ""
+}
+
+// InOrder returns ss sorted by section (the part before the first dot) in
+// the order sections gives, keeping the import's order within a section.
+func (ss ImportSettings) InOrder(sections ...string) ImportSettings {
+	rank := map[string]int{}
+	for i, sec := range sections {
+		rank[sec] = i
+	}
+	out := append(ImportSettings(nil), ss...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, _, _ := strings.Cut(out[i].Key, ".")
+		b, _, _ := strings.Cut(out[j].Key, ".")
+		return rank[a] < rank[b]
+	})
+	return out
+}
+
+// clusterYAML writes an imported scenario's cluster section: nodes and the
+// GPU preset, or the SET_NODES and SET_GPU placeholders Load rejects at
+// their line (nodesHint and gpuHint say what to put there), and
+// gpus_per_node; nodesFrom and gpusFrom, when not "", say where a given
+// value came from.
+func clusterYAML(w func(string, ...any), nodes int, nodesFrom, nodesHint string, gpusPerNode int, gpusFrom, gpu, gpuHint string) {
+	from := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "  # " + s
+	}
+	w("cluster:\n")
+	if nodes > 0 {
+		w("  nodes: %d%s\n", nodes, from(nodesFrom))
+	} else {
+		w("  nodes: SET_NODES  # %s\n", nodesHint)
+	}
+	w("  gpus_per_node: %d%s\n", gpusPerNode, from(gpusFrom))
+	if gpu != "" {
+		w("  gpu: %s\n", gpu)
+	} else {
+		w("  gpu: SET_GPU  # %s\n", gpuHint)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -1343,19 +1342,9 @@ func (f *LLMFoundry) Scenario() []byte {
 	for _, n := range f.Notes {
 		w("# note: %s\n", oneLine(n))
 	}
-	w("version: 1\nname: %s\nstack: llm-foundry\ncluster:\n", strconv.Quote(f.ScenarioName()))
+	w("version: 1\nname: %s\nstack: llm-foundry\n", strconv.Quote(f.ScenarioName()))
 	o := f.Opt
-	if o.Nodes > 0 {
-		w("  nodes: %d\n", o.Nodes)
-	} else {
-		w("  nodes: SET_NODES  # your node count (or --nodes)\n")
-	}
-	w("  gpus_per_node: %d\n", o.GPUsPerNode)
-	if o.GPU != "" {
-		w("  gpu: %s\n", o.GPU)
-	} else {
-		w("  gpu: SET_GPU  # a GPU preset such as H100-80GB (or --gpu)\n")
-	}
+	clusterYAML(w, o.Nodes, "", "your node count (or --nodes)", o.GPUsPerNode, "", o.GPU, "a GPU preset such as H100-80GB (or --gpu)")
 	w("model:\n")
 	seqFrom := ""
 	for _, s := range f.Settings {
@@ -1393,14 +1382,7 @@ func (f *LLMFoundry) Scenario() []byte {
 		w("  dp: SET_DP  # nodes × gpus_per_node\n")
 	}
 	section := "parallelism"
-	rank := map[string]int{"parallelism": 0, "communication": 1, "training": 2}
-	settings := append(ImportSettings(nil), f.Settings...)
-	sort.SliceStable(settings, func(i, j int) bool {
-		a, _, _ := strings.Cut(settings[i].Key, ".")
-		c, _, _ := strings.Cut(settings[j].Key, ".")
-		return rank[a] < rank[c]
-	})
-	for _, s := range settings {
+	for _, s := range f.Settings.InOrder("parallelism", "communication", "training") {
 		sec, key, _ := strings.Cut(s.Key, ".")
 		if sec == "model" {
 			continue

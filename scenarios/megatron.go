@@ -42,11 +42,6 @@ type MegatronOptions struct {
 	TokenizerVocab     int64
 }
 
-// MegatronSetting is one scenario key with the Megatron flag it came from.
-type MegatronSetting struct {
-	Key, Value, From string
-}
-
 // Megatron is an imported Megatron-LM command line.
 type Megatron struct {
 	File string
@@ -65,7 +60,7 @@ type Megatron struct {
 	MicroBatch          int64
 	GlobalBatch         int64 // 0: --global-batch-size unset (micro × dp)
 	GradAccum           int64 // 0: unknown until dp is
-	Settings            []MegatronSetting
+	Settings            ImportSettings
 	Notes               []string
 	PaddedVocabFrom     string
 	ParamBytes          int64
@@ -340,7 +335,7 @@ func (m *Megatron) note(format string, a ...any) {
 }
 
 func (m *Megatron) set(key, value, from string) {
-	m.Settings = append(m.Settings, MegatronSetting{Key: key, Value: value, From: from})
+	m.Settings = append(m.Settings, ImportSetting{Key: key, Value: value, From: from})
 }
 
 // from is "--flag value" when given, else "--flag default X (default)".
@@ -1291,38 +1286,19 @@ func (m *Megatron) Scenario() []byte {
 	for _, n := range m.Notes {
 		w("# note: %s\n", oneLine(n))
 	}
-	w("version: 1\nname: %s\nstack: megatron\ncluster:\n", strconv.Quote(m.ScenarioName()))
-	if m.Nodes > 0 {
-		w("  nodes: %d  # %s\n", m.Nodes, m.NodesFrom)
-	} else {
-		w("  nodes: SET_NODES  # your node count (or --nodes, or torchrun --nnodes in the script)\n")
-	}
-	w("  gpus_per_node: %d  # %s\n", m.GPUsPerNode, m.GPUsFrom)
-	if m.Opt.GPU != "" {
-		w("  gpu: %s\n", m.Opt.GPU)
-	} else {
-		w("  gpu: SET_GPU  # a GPU preset such as H100-80GB (or --gpu)\n")
-	}
+	w("version: 1\nname: %s\nstack: megatron\n", strconv.Quote(m.ScenarioName()))
+	clusterYAML(w, m.Nodes, m.NodesFrom, "your node count (or --nodes, or torchrun --nnodes in the script)",
+		m.GPUsPerNode, m.GPUsFrom, m.Opt.GPU, "a GPU preset such as H100-80GB (or --gpu)")
 	md := m.Model
 	w("model:\n  kind: transformer\n  arch: %s  # %s\n", md.Arch, m.ArchWhy)
 	w("  hidden: %d  # %s\n  layers: %d  # %s\n  heads: %d  # %s\n", md.Hidden, m.ModelFrom["hidden"], md.Layers, m.ModelFrom["layers"], md.Heads, m.ModelFrom["heads"])
 	w("  kv_heads: %d  # %s\n  ffn: %d  # %s\n", md.KVHeads, m.ModelFrom["kv_heads"], md.FFN, m.ModelFrom["ffn"])
 	w("  vocab: %d  # %s\n  seq_len: %d  # %s\n", md.Vocab, m.PaddedVocabFrom, md.SeqLen, m.ModelFrom["seq_len"])
 	if len(m.LayerList) > 0 {
-		w("  params: %d\n  layer_list:\n", m.Params)
-		for _, l := range m.LayerList {
-			w("    - {name: %s, params: %d}\n", l.Name, int64(l.Params))
-		}
+		w("  params: %d\n  layer_list:\n%s", m.Params, LayerListYAML(m.LayerList))
 	}
 	section := ""
-	rank := map[string]int{"parallelism": 0, "training": 1, "communication": 2}
-	settings := append([]MegatronSetting(nil), m.Settings...)
-	sort.SliceStable(settings, func(i, j int) bool {
-		x, _, _ := strings.Cut(settings[i].Key, ".")
-		y, _, _ := strings.Cut(settings[j].Key, ".")
-		return rank[x] < rank[y]
-	})
-	for _, s := range settings {
+	for _, s := range m.Settings.InOrder("parallelism", "training", "communication") {
 		sec, key, _ := strings.Cut(s.Key, ".")
 		if sec != section {
 			section = sec

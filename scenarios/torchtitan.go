@@ -1197,19 +1197,10 @@ func (t *Torchtitan) Scenario() []byte {
 	for _, n := range t.Notes {
 		w("# note: %s\n", n)
 	}
-	w("version: 1\nname: %s\nstack: torchtitan\ncluster:\n", strconv.Quote(t.ScenarioName()))
+	w("version: 1\nname: %s\nstack: torchtitan\n", strconv.Quote(t.ScenarioName()))
 	c := t.Cluster
-	if c.Nodes > 0 {
-		w("  nodes: %d\n", c.Nodes)
-	} else {
-		w("  nodes: SET_NODES  # your node count (or --nodes)\n")
-	}
-	w("  gpus_per_node: %d\n", c.GPUsPerNode)
-	if c.GPU != "" {
-		w("  gpu: %s\n", c.GPU)
-	} else {
-		w("  gpu: SET_GPU  # a GPU preset such as H100-80GB (or --gpu); zerosim scenarios show default lists the cluster keys\n")
-	}
+	clusterYAML(w, c.Nodes, "", "your node count (or --nodes)", c.GPUsPerNode, "",
+		c.GPU, "a GPU preset such as H100-80GB (or --gpu); zerosim scenarios show default lists the cluster keys")
 	if m := t.Model; t.HF != nil {
 		t.hfModelYAML(w)
 	} else {
