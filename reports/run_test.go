@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	goldenfile "github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -517,6 +518,17 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			t.Errorf("%s under training.mfu: %q, want nothing", tc.name, got)
 		}
 	}
+}
+
+// TestEfficiencyLineDoc: docs/compute-model.md quotes the line of the
+// default efficiency on an H100 (up to its calibrate hint).
+func TestEfficiencyLineDoc(t *testing.T) {
+	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, false, "H100-80GB")
+	quote, _, ok := strings.Cut(line, "; calibrate:")
+	if !ok {
+		t.Fatalf("line %q has no calibrate hint", line)
+	}
+	goldenfile.CheckQuotes(t, "../docs/compute-model.md", "publishedEfficiencyText(0.8, bf16, H100-80GB)", quote)
 }
 
 // TestEfficiencyLine: the headline's compute efficiency line sets the

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -70,6 +72,10 @@ func TestCalibrateTrainLogTorchtitan(t *testing.T) {
 		r.ReservedPeak < reserved || r.ReservedPeak-reserved >= 2<<20 {
 		t.Errorf("a scenario naming the file: efficiency %g, step %v (log %v), reserved %d B (log %d B)", s.Training.ComputeEfficiency, r.StepTime, step, r.ReservedPeak, reserved)
 	}
+	// docs/compute-model.md quotes this run's figures.
+	golden.CheckQuotes(t, "../../docs/compute-model.md", "TestCalibrateTrainLogTorchtitan",
+		fmt.Sprintf("with median tps 5,864, 8,192 tokens per GPU in %.3f s;", step.Seconds()),
+		fmt.Sprintf("the fit gives %.4f and a scenario naming the file replays to %.3f s", c.Compute.Efficiency, step.Seconds()))
 }
 
 // TestCalibrateTrainLogMegatron: Megatron-LLM issue #11's iterations
