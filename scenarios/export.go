@@ -42,7 +42,7 @@ func LayerListYAML(layers []Layer) string {
 			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
 				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
 				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
-				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}} {
+				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}, {"window", x.Window}, {"attention_chunk", x.AttentionChunk}} {
 				if kv.v != 0 {
 					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
 				}

@@ -88,6 +88,19 @@ type BlockDims struct {
 	RouterNorm bool   `yaml:"router_norm,omitempty"`
 	// MTP marks a DeepSeek-V3 multi-token-prediction module (Model.MTPModules).
 	MTP bool `yaml:"mtp,omitempty"`
+	// Window is the keys each query of a sliding-window block attends
+	// over: itself and the Window−1 tokens before it (transformers'
+	// sliding_window, sliding_window_causal_mask_function in
+	// src/transformers/masking_utils.py @
+	// 2ccc6cae21faaf11631efa5fb9054687ae5dc931; Mistral, Gemma 2 and 3,
+	// gpt-oss, OLMo 3). AttentionChunk is Llama 4's chunked attention: the
+	// sequence is cut into consecutive chunks of AttentionChunk tokens and
+	// each query attends causally within its own chunk
+	// (chunked_causal_mask_function there). 0: every earlier token. A
+	// block has at most one of them; zero's AttentionPairs counts what each
+	// kernel computes of them.
+	Window         int64 `yaml:"window,omitempty"`
+	AttentionChunk int64 `yaml:"attention_chunk,omitempty"`
 }
 
 // Routers the activation model knows (BlockDims.Router).
@@ -160,14 +173,32 @@ type HFModel struct {
 	// (zerosim import hf prints them; a scenario's Load warns with them).
 	Notes []string
 	// SlidingWindow is the key window of the WindowLayers decoder blocks
-	// that attend over only the last SlidingWindow tokens (0: none).
-	// zerosim models full causal attention: WindowNote.
+	// that attend over only the last SlidingWindow tokens (0: none);
+	// windowed says which (by decoder layer), and assemble gives those
+	// blocks BlockDims.Window (AttentionChunk when Chunked).
 	SlidingWindow, WindowLayers int64
+	windowed                    []bool
 	// Chunked marks the window as Llama 4's attention_chunk_size: a
 	// windowed block attends only within its own chunk of SlidingWindow
 	// tokens (a block-diagonal causal mask) instead of over the last
 	// SlidingWindow tokens.
 	Chunked bool
+}
+
+// setWindows records that the decoder layers marked in windowed attend
+// over a window of w tokens (within chunks of w when chunked). It must
+// run before assemble, which copies the window into the blocks' dims.
+func (hm *HFModel) setWindows(w int64, chunked bool, windowed []bool) {
+	var n int64
+	for _, on := range windowed {
+		if on {
+			n++
+		}
+	}
+	if w <= 0 || n == 0 {
+		return
+	}
+	hm.SlidingWindow, hm.WindowLayers, hm.Chunked, hm.windowed = w, n, chunked, windowed
 }
 
 // hfConfig is a parsed config.json with exact integers.
@@ -543,6 +574,13 @@ func (hm *HFModel) assemble(p *pc, embed int64, blocks []hfBlock, final, head in
 	total, active := p.add(embed, final, head), p.add(embed, final, head)
 	for i, b := range blocks {
 		d := b.dims
+		if i < len(hm.windowed) && hm.windowed[i] {
+			if hm.Chunked {
+				d.AttentionChunk = hm.SlidingWindow
+			} else {
+				d.Window = hm.SlidingWindow
+			}
+		}
 		hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("block.%d", i), Params: units.Count(b.dense), Dims: &d})
 		total, active = p.add(total, b.dense), p.add(active, b.dense)
 		if b.experts > 0 {
@@ -637,8 +675,8 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     @ 93e0020c96f1aaf6c380491c943fcf57502c5e19); every layer's attention
 //     gets sliding_window=getattr(config, "sliding_window", None) ("main
 //     diff with Llama"), MistralConfig default 4096, null for none (v0.2
-//     and later): HFModel.SlidingWindow over all layers, noted as full
-//     attention.
+//     and later): a window on every block (HFModel.setWindows,
+//     BlockDims.Window).
 //   - Mixtral: modeling_mixtral.py
 //     @ af3efdd71ee5b568dfdb71bb41d316df830147af: block_sparse_moe.gate
 //     Linear(h, num_local_experts, bias=False) and num_local_experts experts
@@ -665,17 +703,18 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     configuration_qwen2_moe.py @ 765e4fbcdf84b2720f98be27665c839cdb579fcf
 //     defaults num_experts 60, num_experts_per_tok 4,
 //     moe_intermediate_size 1408, shared_expert_intermediate_size 5632.
-//     use_sliding_window true is refused (zerosim has no window model).
+//     use_sliding_window true is refused (the max_window_layers split is
+//     not read).
 //   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
 //     post_attention, pre_ and post_feedforward); configuration_gemma2.py
 //     @ 19f5346140749359823ef26c4183bd8f1aed3db7: head_dim default 256,
 //     tie_word_embeddings default true; even layers attend over
-//     sliding_window (HFModel.SlidingWindow, noted as full attention).
+//     sliding_window (HFModel.setWindows).
 //   - Phi-3: modeling_phi3.py @ 43c2b4816a6507cb08a18b402c6b053453651daf:
 //     fused qkv_proj Linear(h, (heads+2·kv)·head_dim,
 //     bias=False) and gate_up_proj Linear(h, 2·ffn, bias=False); every
 //     layer's attention gets sliding_window (Phi3Config default none; Phi-3
-//     mini 4k has 2047, Phi-3.5 262144), noted as Mistral's.
+//     mini 4k has 2047, Phi-3.5 262144), as Mistral's.
 //   - OLMo 2: modeling_olmo2.py @ 7264638d7b0ab5841670813ebed806189b8f7b71:
 //     Llama's projections (biases = attention_bias, default false; MLP
 //     without biases), head_dim hidden/heads, and its own norm placement:
@@ -693,8 +732,7 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     whose layer_types entry is "sliding_attention". configuration_olmo3.py
 //     @ 008e574391258935f3ecc3035c882e73bbcac419: sliding_window default
 //     4096 (null: none), layer_types default sliding unless (i+1) % 4 == 0
-//     (three sliding layers to one full): HFModel.SlidingWindow, noted as
-//     full attention.
+//     (three sliding layers to one full): HFModel.setWindows.
 //   - SmolLM3: modeling_smollm3.py @ 00d4b3d2142cb4ced2f51b90614b5d26bc045015
 //     is Llama's tree (q/k/v/o biases = attention_bias, gate/up/down biases
 //     = mlp_bias, both default false); configuration_smollm3.py
@@ -746,12 +784,15 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		// modeling_gemma2.py @ 9a80143ca26066ee3266749a57c7b3850d8843be:
 		// Gemma2DecoderLayer.is_sliding = not bool(layer_idx % 2), later
 		// spelt layer_types; sliding_window default 4096.
-		if hm.SlidingWindow, err = c.intOr(4096, 1, maxSeqLen, "sliding_window"); err != nil {
+		w, err := c.intOr(4096, 1, maxSeqLen, "sliding_window")
+		if err != nil {
 			return nil, err
 		}
-		if hm.WindowLayers, err = c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return i%2 == 0 }); err != nil {
+		kinds, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return i%2 == 0 })
+		if err != nil {
 			return nil, err
 		}
+		hm.setWindows(w, false, kinds)
 	}
 	switch arch {
 	case "MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM":
@@ -759,28 +800,30 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		if arch == "MistralForCausalLM" {
 			def = 4096
 		}
-		if hm.SlidingWindow, err = c.window(def, "sliding_window"); err != nil {
+		w, err := c.window(def, "sliding_window")
+		if err != nil {
 			return nil, err
 		}
-		if hm.SlidingWindow > 0 {
-			hm.WindowLayers = hm.Layers
+		all := make([]bool, hm.Layers)
+		for i := range all {
+			all[i] = true
 		}
+		hm.setWindows(w, false, all)
 	}
 	switch arch {
 	case "Olmo3ForCausalLM":
 		// Olmo3Config: sliding_window 4096 (null: none) on the
 		// "sliding_attention" layers, layer_types default three sliding
 		// layers to one full.
-		if hm.SlidingWindow, err = c.window(4096, "sliding_window"); err != nil {
+		w, err := c.window(4096, "sliding_window")
+		if err != nil {
 			return nil, err
 		}
 		windowed, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%4 != 0 })
 		if err != nil {
 			return nil, err
 		}
-		if hm.SlidingWindow > 0 {
-			hm.WindowLayers = windowed
-		}
+		hm.setWindows(w, false, windowed)
 	case "SmolLM3ForCausalLM":
 		if err := c.smolLM3Layers(hm); err != nil {
 			return nil, err
@@ -814,7 +857,7 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		if sw, err := c.boolOr(false, "use_sliding_window"); err != nil {
 			return nil, err
 		} else if sw {
-			return nil, c.errorf("use_sliding_window=true: zerosim has no sliding-window attention model for Qwen's max_window_layers split (set use_sliding_window to false to import it with full attention)")
+			return nil, c.errorf("use_sliding_window=true: zerosim does not read Qwen's max_window_layers split of windowed layers (set use_sliding_window to false to import it with full attention)")
 		}
 	}
 	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {

@@ -182,7 +182,7 @@ func (c *hfConfig) smolLM3Layers(hm *HFModel) error {
 		return err
 	}
 	if on {
-		hm.SlidingWindow, hm.WindowLayers = window, windowed
+		hm.setWindows(window, false, windowed)
 	}
 	var nope int64
 	for _, r := range rope {

@@ -12,26 +12,14 @@ import (
 // multimodal checkpoints) and Llama 4 (interleaved MoE and dense layers, a
 // shared expert, chunked attention, the text decoder of the multimodal
 // checkpoints). What zerosim cannot model of them is named in
-// HFModel.Notes and, for sliding windows and attention chunks, in a Load
-// warning when seq_len exceeds the window (below it a window changes
-// nothing).
+// HFModel.Notes; sliding windows and attention chunks are carried in the
+// blocks' dims (BlockDims.Window, AttentionChunk) and counted.
 
 // note records an approximation or omission of the import (one line;
 // sliding windows have WindowSummary and WindowNote instead, which depend
 // on seq_len).
 func (hm *HFModel) note(format string, a ...any) {
 	hm.Notes = append(hm.Notes, fmt.Sprintf(format, a...))
-}
-
-// WindowNote says which blocks attend over a sliding window that zerosim
-// models as full causal attention; "" when no block has a window shorter
-// than seqLen (there the window masks nothing).
-func (hm *HFModel) WindowNote(seqLen int64) string {
-	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 || seqLen <= hm.SlidingWindow {
-		return ""
-	}
-	return fmt.Sprintf("%d of the %d decoder blocks %s, but zerosim models full causal attention over seq_len %d: their attention FLOPs (and training.attention: eager's s² scores) are overstated; seq_len ≤ %d is exact",
-		hm.WindowLayers, hm.Layers, hm.windowPhrase(), seqLen, hm.SlidingWindow)
 }
 
 // windowPhrase says how the windowed blocks attend.
@@ -56,41 +44,39 @@ func (c *hfConfig) window(def int64, key string) (int64, error) {
 // "full_attention" per decoder layer), or builds it with sliding(i) when
 // the key is absent, and returns how many layers slide. A list of another
 // length than layers is an error naming the key.
-func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bool) (int64, error) {
+func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bool) ([]bool, error) {
 	return c.layerKinds(key, "sliding_attention", layers, sliding)
 }
 
 // layerKinds is layerTypes with windowed the name of the windowed kind
 // (Llama 4: "chunked_attention"); the other is "full_attention".
-func (c *hfConfig) layerKinds(key, windowed string, layers int64, sliding func(i int64) bool) (int64, error) {
+func (c *hfConfig) layerKinds(key, windowed string, layers int64, sliding func(i int64) bool) ([]bool, error) {
 	v, ok := c.m[key]
 	if !ok || v == nil {
-		var n int64
+		out := make([]bool, layers)
 		for i := range layers {
-			if sliding(i) {
-				n++
-			}
+			out[i] = sliding(i)
 		}
-		return n, nil
+		return out, nil
 	}
 	xs, isList := v.([]any)
 	if !isList {
-		return 0, c.errorf("%s%s is %s, not a list (use one %q or \"full_attention\" per layer)", c.prefix, key, describeJSON(v), windowed)
+		return nil, c.errorf("%s%s is %s, not a list (use one %q or \"full_attention\" per layer)", c.prefix, key, describeJSON(v), windowed)
 	}
 	if int64(len(xs)) != layers {
-		return 0, c.errorf("%s%s has %d entries for num_hidden_layers=%d (give one per layer)", c.prefix, key, len(xs), layers)
+		return nil, c.errorf("%s%s has %d entries for num_hidden_layers=%d (give one per layer)", c.prefix, key, len(xs), layers)
 	}
-	var n int64
+	out := make([]bool, layers)
 	for i, x := range xs {
 		switch x {
 		case windowed:
-			n++
+			out[i] = true
 		case "full_attention":
 		default:
-			return 0, c.errorf("%s%s[%d] is %s (use %q or \"full_attention\")", c.prefix, key, i, describeJSON(x), windowed)
+			return nil, c.errorf("%s%s[%d] is %s (use %q or \"full_attention\")", c.prefix, key, i, describeJSON(x), windowed)
 		}
 	}
-	return n, nil
+	return out, nil
 }
 
 // quantizationNote names a checkpoint's storage quantization, which the
@@ -473,12 +459,15 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
 		return nil, err
 	}
-	if hm.SlidingWindow, err = c.intOr(128, 1, maxSeqLen, "sliding_window"); err != nil {
+	w, err := c.intOr(128, 1, maxSeqLen, "sliding_window")
+	if err != nil {
 		return nil, err
 	}
-	if hm.WindowLayers, err = c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%2 != 0 }); err != nil {
+	kinds, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%2 != 0 })
+	if err != nil {
 		return nil, err
 	}
+	hm.setWindows(w, false, kinds)
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
 	attn := p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, true), d.Heads)
@@ -498,13 +487,15 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 	return hm, nil
 }
 
-// WindowSummary is the import's line on sliding windows, for any seq_len
-// ("" without windowed blocks).
+// WindowSummary is the import's line on sliding windows and attention
+// chunks ("" without windowed blocks): the blocks carry them in their dims
+// (BlockDims.Window, AttentionChunk), which zero counts per attention
+// kernel (zero's blockMask).
 func (hm *HFModel) WindowSummary() string {
 	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d decoder blocks %s; zerosim models full causal attention, so at seq_len above %d their attention FLOPs (and training.attention: eager's s² scores) are overstated",
+	return fmt.Sprintf("%d of the %d decoder blocks %s: above seq_len %d their attention is counted over what the mask keeps under training.attention flash, and over every score under sdpa (transformers hands SDPA the mask) and eager",
 		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow)
 }
 
@@ -573,16 +564,19 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if hm.SlidingWindow, err = tc.intOr(4096, 1, maxSeqLen, "sliding_window"); err != nil {
+	w, err := tc.intOr(4096, 1, maxSeqLen, "sliding_window")
+	if err != nil {
 		return nil, err
 	}
 	pattern, err := tc.intOr(6, 1, maxLayers, "sliding_window_pattern")
 	if err != nil {
 		return nil, err
 	}
-	if hm.WindowLayers, err = tc.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%pattern != 0 }); err != nil {
+	kinds, err := tc.layerTypes("layer_types", hm.Layers, func(i int64) bool { return (i+1)%pattern != 0 })
+	if err != nil {
 		return nil, err
 	}
+	hm.setWindows(w, false, kinds)
 	h := d.Hidden
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
@@ -655,9 +649,8 @@ func asObject(v any) map[string]any {
 // no_rope_layer_interval-th layer, 4, is a NoPE layer); layer_types
 // defaults to "chunked_attention" for the RoPE layers and "full_attention"
 // for the NoPE ones, and a chunked layer attends only within its
-// attention_chunk_size-token chunk (default 8192, null for none). zerosim
-// models full causal attention: HFModel.SlidingWindow with Chunked, noted
-// and warned when seq_len exceeds the chunk.
+// attention_chunk_size-token chunk (default 8192, null for none):
+// HFModel.setWindows with chunked, BlockDims.AttentionChunk.
 func hfLlama4(c *hfConfig) (*HFModel, error) {
 	arch, _ := c.architecture()
 	tc := c
@@ -733,9 +726,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if chunk > 0 && chunked > 0 {
-		hm.SlidingWindow, hm.WindowLayers, hm.Chunked = chunk, chunked, true
-	}
+	hm.setWindows(chunk, true, chunked)
 
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)

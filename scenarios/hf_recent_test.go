@@ -176,30 +176,32 @@ func TestHFGemma3(t *testing.T) {
 
 // TestHFRecentScenario: a scenario naming these configs (or a preset built
 // from one, Gemma 2's even layers and all of Mistral 7B's slide over 4096
-// tokens) warns with the import's notes, and about sliding windows and
-// Llama 4's attention chunks only when seq_len exceeds the window;
-// model.layers shortens layer_types, moe_layers and text_config.
+// tokens) warns with the import's notes; its windowed blocks carry the
+// window (or Llama 4's attention chunk) in their dims, which the default
+// flash kernel counts without a warning (TestWindowWarnings has the
+// kernels that warn); model.layers shortens layer_types, moe_layers and
+// text_config.
 func TestHFRecentScenario(t *testing.T) {
 	base := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\nmodel:\n"
 	for _, c := range []struct {
 		model  string
 		layers int64
 		warn   []string
+		// windowed blocks and their window (chunk when chunked).
+		windowed, window int64
+		chunked          bool
 	}{
-		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  seq_len: 1024\n", 34, []string{"vision_config: the SigLIP vision tower"}},
-		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  seq_len: 1025\n", 34, []string{"vision_config", "29 of the 34 decoder blocks attend over a sliding window of 1024 tokens (sliding_window), but zerosim models full causal attention over seq_len 1025"}},
-		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  layers: 2\n", 2, []string{"vision_config", "2 of the 2 decoder blocks attend over a sliding window of 1024"}},
-		{"  hf_config: hf-extra/gpt-oss-20b.json\n  layers: 3\n", 3, []string{"quantization_config (mxfp4)", "2 of the 3 decoder blocks attend over a sliding window of 128 tokens (sliding_window), but zerosim models full causal attention over seq_len 4096"}},
-		{"  preset: gemma2-9b\n  seq_len: 4096\n", 42, nil},
-		{"  preset: gemma2-9b\n  seq_len: 8192\n", 42, []string{"21 of the 42 decoder blocks attend over a sliding window of 4096 tokens (sliding_window), but zerosim models full causal attention over seq_len 8192"}},
-		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 5, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,", "n_group=8", "quantization_config (fp8)"}},
-		{"  preset: mistral-7b\n  seq_len: 4096\n", 32, nil},
-		{"  preset: mistral-7b\n  seq_len: 8192\n", 32, []string{"32 of the 32 decoder blocks attend over a sliding window of 4096 tokens (sliding_window), but zerosim models full causal attention over seq_len 8192"}},
-		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8192\n", 48, []string{"vision_config: the vision model"}},
-		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8193\n", 48, []string{"vision_config", "36 of the 48 decoder blocks attend only within chunks of 8192 tokens (attention_chunk_size), but zerosim models full causal attention over seq_len 8193"}},
+		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  seq_len: 1024\n", 34, []string{"vision_config: the SigLIP vision tower"}, 29, 1024, false},
+		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  seq_len: 1025\n", 34, []string{"vision_config"}, 29, 1024, false},
+		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  layers: 2\n", 2, []string{"vision_config"}, 2, 1024, false},
+		{"  hf_config: hf-extra/gpt-oss-20b.json\n  layers: 3\n", 3, []string{"quantization_config (mxfp4)"}, 2, 128, false},
+		{"  preset: gemma2-9b\n  seq_len: 4096\n", 42, nil, 21, 4096, false},
+		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 5, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,", "n_group=8", "quantization_config (fp8)"}, 0, 0, false},
+		{"  preset: mistral-7b\n  seq_len: 8192\n", 32, nil, 32, 4096, false},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8193\n", 48, []string{"vision_config: the vision model"}, 36, 8192, true},
 		// model.layers drops moe_layers past the new depth.
-		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 4\n  seq_len: 16384\n", 4, []string{"vision_config", "3 of the 4 decoder blocks attend only within chunks of 8192"}},
-		{"  hf_config: hf-extra/olmo-2-1124-13b.json\n", 40, nil},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 4\n  seq_len: 16384\n", 4, []string{"vision_config"}, 3, 8192, true},
+		{"  hf_config: hf-extra/olmo-2-1124-13b.json\n", 40, nil, 0, 0, false},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
 		if err != nil {
@@ -208,6 +210,18 @@ func TestHFRecentScenario(t *testing.T) {
 		if s.Model.Layers != c.layers || len(s.Warnings) != len(c.warn) {
 			t.Errorf("%q: %d layers, warnings %q", c.model, s.Model.Layers, s.Warnings)
 			continue
+		}
+		var windowed int64
+		for _, l := range s.Model.LayerList {
+			if x := l.Dims; x != nil && x.Window+x.AttentionChunk > 0 {
+				windowed++
+				if got := map[bool]int64{false: x.Window, true: x.AttentionChunk}[c.chunked]; got != c.window || x.Window > 0 && x.AttentionChunk > 0 {
+					t.Errorf("%q: %s window %d, chunk %d; want %d (chunked %v)", c.model, l.Name, x.Window, x.AttentionChunk, c.window, c.chunked)
+				}
+			}
+		}
+		if windowed != c.windowed {
+			t.Errorf("%q: %d windowed blocks, want %d", c.model, windowed, c.windowed)
 		}
 		for i, w := range c.warn {
 			if !strings.HasPrefix(s.Warnings[i], "testdata/x.yaml:5:3: ") || !strings.Contains(s.Warnings[i], w) {
@@ -301,7 +315,7 @@ func TestHFQwen2Moe(t *testing.T) {
 	for _, arch := range []string{"Qwen2MoeForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"} {
 		cfg := `{"architectures": ["` + arch + `"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "use_sliding_window": %s}`
 		if _, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, "true"))); err == nil ||
-			!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim has no sliding-window attention model") {
+			!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim does not read Qwen's max_window_layers split") {
 			t.Errorf("%s use_sliding_window true: %v", arch, err)
 		}
 		if _, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, "false"))); err != nil {
@@ -466,8 +480,9 @@ func TestHFLlama4(t *testing.T) {
 			t.Errorf("%s: block.0 ffn %d, want %d", c.name, d.FFN, c.firstFFN)
 		}
 		// Router: Llama4Router (modeling_llama4.py @ 63210d0e, memory.RouterTensors).
+		// It is a RoPE layer: chunked attention (no_rope_layers).
 		want := BlockDims{Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Experts: c.experts, TopK: 1, ExpertFFN: 8192, SharedExperts: 1, SharedFFN: 8192,
-			Router: RouterLlama4}
+			Router: RouterLlama4, AttentionChunk: 8192}
 		if d := c.hm.LayerList[c.firstMoE].Dims; d == nil || *d != want {
 			t.Errorf("%s: first MoE block dims %+v, want %+v", c.name, d, want)
 		}

@@ -134,9 +134,6 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	for _, n := range hm.Notes {
 		l.warn(s, key, n)
 	}
-	if w := hm.WindowNote(m.SeqLen); w != "" {
-		l.warn(s, key, w)
-	}
 	return l.resolveGroups(s)
 }
 

@@ -110,6 +110,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 		}
 	}
 	l.warnMemoryUnit(s)
+	l.warnWindows(s)
 	return nil
 }
 
@@ -484,6 +485,48 @@ func (l *loader) checkLayerList(m *Model) *Error {
 		}
 		if len(ly.Tensors) > 0 && int64(ly.Params) != sum {
 			return l.errPath(p+".params", fmt.Sprintf("params=%d does not match the tensors, which hold %d (fix params or the shapes)", int64(ly.Params), sum))
+		}
+		if ly.Dims != nil {
+			if err := l.checkLayerDims(p+".dims", ly.Dims); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkLayerDims validates a layer's dims: every width within the limits
+// the Hugging Face import reads them with (0: not given), kv_heads and
+// top_k no more than heads and experts, a known router, and a window or
+// an attention chunk, not both.
+func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
+	for _, f := range []struct {
+		key   string
+		v, hi int64
+	}{
+		{"hidden", d.Hidden, maxHidden}, {"heads", d.Heads, maxHidden}, {"kv_heads", d.KVHeads, maxHidden},
+		{"head_dim", d.HeadDim, maxHeadDim}, {"ffn", d.FFN, maxFFN}, {"experts", d.Experts, maxExperts},
+		{"top_k", d.TopK, maxExperts}, {"expert_ffn", d.ExpertFFN, maxFFN}, {"shared_experts", d.SharedExperts, maxExperts},
+		{"shared_ffn", d.SharedFFN, maxFFN}, {"value_head_dim", d.ValueHeadDim, maxHeadDim},
+		{"rope_head_dim", d.RopeHeadDim, maxHeadDim}, {"q_lora_rank", d.QLoRARank, maxHidden},
+		{"kv_lora_rank", d.KVLoRARank, maxHidden}, {"window", d.Window, maxSeqLen}, {"attention_chunk", d.AttentionChunk, maxSeqLen},
+	} {
+		if err := l.intRange(p+"."+f.key, f.v, 0, f.hi); err != nil {
+			return err
+		}
+	}
+	if d.Heads > 0 && d.KVHeads > d.Heads {
+		return l.errPath(p+".kv_heads", fmt.Sprintf("kv_heads=%d is more than heads=%d (use at most %d)", d.KVHeads, d.Heads, d.Heads))
+	}
+	if d.Experts > 0 && d.TopK > d.Experts {
+		return l.errPath(p+".top_k", fmt.Sprintf("top_k=%d is more than experts=%d (use at most %d)", d.TopK, d.Experts, d.Experts))
+	}
+	if d.Window > 0 && d.AttentionChunk > 0 {
+		return l.errPath(p+".attention_chunk", "a block has a sliding window or an attention chunk, not both (delete window or attention_chunk)")
+	}
+	if d.Router != "" {
+		if err := l.oneOf(p+".router", d.Router, RouterSoftmaxTopK, RouterDeepseekV3, RouterDeepseekV2, RouterDeepseekV2Group, RouterLlama4, RouterGptOss); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -48,3 +48,50 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s %s %d GiB (vendors' GB of HBM are GiB); use %dGiB unless you mean decimal gigabytes",
 		raw, units.Bytes(n*int64(units.GB)).IEC(), listOr(match), verb, n, n))
 }
+
+// warnWindows names what zerosim leaves out of blocks that attend over a
+// sliding window or within attention chunks (BlockDims.Window,
+// AttentionChunk; zero's blockMask counts their FLOPs per kernel): under
+// context parallelism ring attention is counted over all keys, which
+// overstates a window shorter than seq_len; under training.attention sdpa
+// the mask transformers materialises once the window is no longer than
+// seq_len (and what SDPA's memory-efficient kernel keeps of it for
+// backward) is not in the memory model. Under flash and eager nothing is
+// left out.
+func (l *loader) warnWindows(s *Scenario) {
+	m := &s.Model
+	cp := s.Parallelism.CP > 1
+	if !cp && s.Training.Attention != AttentionSDPA {
+		return
+	}
+	var n, w int64
+	chunked := false
+	for _, ly := range m.LayerList {
+		x := ly.Dims
+		if x == nil {
+			continue
+		}
+		local := max(x.Window, x.AttentionChunk)
+		if local > 0 && (local < m.SeqLen || !cp && local == m.SeqLen) {
+			n, w, chunked = n+1, local, x.AttentionChunk > 0
+		}
+	}
+	if n == 0 {
+		return
+	}
+	at := "model.layer_list"
+	for _, k := range []string{"model.hf_config", "model.preset"} {
+		if l.has(k) {
+			at = k
+		}
+	}
+	what := fmt.Sprintf("%d blocks attend over a sliding window of %d tokens", n, w)
+	if chunked {
+		what = fmt.Sprintf("%d blocks attend within chunks of %d tokens", n, w)
+	}
+	if cp {
+		l.warn(s, at, what+", but ring attention under context parallelism is counted over all keys: their attention FLOPs are overstated")
+		return
+	}
+	l.warn(s, at, what+": under sdpa transformers passes SDPA the mask, so its memory-efficient kernel computes every score (counted), and the micro_batch·seq_len² mask and what SDPA keeps of it for backward are not in the memory model (training.attention: flash skips the masked blocks)")
+}

@@ -33,6 +33,45 @@ func causalKernel(s *scenarios.Scenario) bool {
 	return s.Training.Attention != scenarios.AttentionEager
 }
 
+// blockMask is how training.attention's kernel computes the attention of
+// a block with dims x (nil: the model's): whether it skips the masked
+// upper triangle (causalKernel) and the sliding window or attention chunk
+// (scenarios.BlockDims.Window, AttentionChunk) it restricts the keys to,
+// for AttentionFLOPs. A window or chunk of at least seq_len masks nothing
+// beyond causality. Below that:
+//
+//   - flash: the kernel visits only the key blocks the mask keeps
+//     (AttentionFLOPs).
+//   - sdpa: transformers hands SDPA a materialised mask
+//     (_ignore_causal_mask_sdpa in src/transformers/masking_utils.py @
+//     2ccc6cae21faaf11631efa5fb9054687ae5dc931 drops it, for is_causal,
+//     only while kv_length < the window or chunk), and SDPA's flash backend
+//     takes no mask (can_use_flash_attention's check_for_attn_mask in
+//     aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, pytorch/pytorch
+//     @ 21c3369eded41cbad40b61858013c3312afc6dbb), so the memory-efficient
+//     kernel runs, which bounds its keys only for its own causal mask
+//     types and otherwise visits every key block (num_keys in
+//     mem_eff_attention/kernel_forward.h @
+//     4f4bcdbe6ddea60634d2af07a07c2e88dfd39a1e): every score, not causal.
+//   - eager: every score, as for any block.
+//
+// Under context parallelism ring attention runs each rank's queries over
+// all keys (ringattn.go): the window is not counted there.
+func blockMask(s *scenarios.Scenario, x *scenarios.BlockDims) (causal bool, window, chunk int64) {
+	causal = causalKernel(s)
+	if x == nil || s.Parallelism.CP > 1 {
+		return causal, 0, 0
+	}
+	local := max(x.Window, x.AttentionChunk)
+	if local == 0 || s.Model.SeqLen < local {
+		return causal, 0, 0
+	}
+	if s.Training.Attention != scenarios.AttentionFlash {
+		return false, 0, 0
+	}
+	return true, x.Window, x.AttentionChunk
+}
+
 // layerFLOPDims are dense block l's FLOP dimensions: base with the
 // heads, kv_heads, head_dim and ffn of its own dims (scenarios.Layer.Dims,
 // an imported model's) where they are set. memory's blockDims applies the
@@ -44,12 +83,15 @@ func causalKernel(s *scenarios.Scenario) bool {
 // the FLOP count before it gets here, so every block it
 // sizes has an MLP, and the importer gives every dense block its ffn
 // (scenarios/hf.go), while the activation model sizes MoE blocks too.
-func layerFLOPDims(base FLOPDims, l scenarios.Layer) FLOPDims {
+// The block's sliding window or attention chunk comes with them
+// (blockMask).
+func layerFLOPDims(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) FLOPDims {
 	d := base
 	x := l.Dims
 	if x == nil {
 		return d
 	}
+	d.Causal, d.Window, d.Chunk = blockMask(s, x)
 	if x.Heads > 0 {
 		d.Heads = x.Heads
 	}
@@ -130,7 +172,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) {
 				g.GEMMPeak = float64(s.Cluster.PeakFP8)
 			}
-			d := layerFLOPDims(base, l)
+			d := layerFLOPDims(s, base, l)
 			elem, elemBwd, err := blockElementwise(s, d)
 			if err != nil {
 				return nil, err

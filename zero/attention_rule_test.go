@@ -15,7 +15,9 @@ import (
 // count for MoE and MLA blocks), counts the core attention alike:
 // 2·b·a·s²·(d_qk + d_v), d_v the width the kernel computes P·V at (flash
 // pads MLA's value to d_qk), halved under flash and sdpa, whose kernels
-// skip the masked key blocks, whole under eager (docs/compute-model.md).
+// skip the masked key blocks, whole under eager (docs/compute-model.md);
+// a block with a sliding window shorter than s counts the window under
+// flash and every score under sdpa, given the mask (blockMask).
 // Before the rule was shared, the MoE blocks of Mixtral, Qwen-MoE and
 // gpt-oss and the MLA blocks of DeepSeek-V2/V3 counted it whole under
 // every kernel.
@@ -65,12 +67,25 @@ func TestBlockAttentionOneRule(t *testing.T) {
 					}
 				}
 				want := int64(2 * b * heads * s * s * (dqk + dv))
-				if att != "eager" {
+				var local int64
+				if x := l.Dims; x != nil {
+					local = max(x.Window, x.AttentionChunk)
+				}
+				switch {
+				case att == "eager", att == "sdpa" && local > 0 && local <= s:
+					// Every score: eager's, and SDPA's under the mask
+					// transformers materialises (blockMask).
+				case att == "flash" && local > 0 && local < s:
+					// MaxText's sliding-window count (gpt-oss' 128
+					// tokens; no chunk is below s here):
+					// 4·b·(s·w − w²/2)·a·d for d_qk = d_v = d.
+					want = int64(b * heads * (dqk + dv) * (2*s*local - local*local))
+				default:
 					want /= 2
 				}
 				var got int64
 				if plan[i].ok {
-					f, err := BlockForwardFLOPs(layerFLOPDims(base, l))
+					f, err := BlockForwardFLOPs(layerFLOPDims(sc, base, l))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -84,8 +99,8 @@ func TestBlockAttentionOneRule(t *testing.T) {
 					got = cs[i].FwdFLOPs - 2*active*s*b
 				}
 				if got != want {
-					t.Errorf("%s, attention %s, %s (per-operation model %v): attention %d FLOPs, want 2·b·a·s²·(%d+%d)%s = %d",
-						m, att, l.Name, plan[i].ok, got, dqk, dv, map[bool]string{true: "/2", false: ""}[att != "eager"], want)
+					t.Errorf("%s, attention %s, %s (per-operation model %v, window %d): attention %d FLOPs, want %d (d_qk %d, d_v %d)",
+						m, att, l.Name, plan[i].ok, local, got, want, dqk, dv)
 				}
 			}
 		}

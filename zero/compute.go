@@ -325,7 +325,8 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 		}
 		v = x.KernelValueDim(s.Training.Attention == scenarios.AttentionFlash, x.HeadDim)
 	}
-	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causalKernel(s))
+	causal, window, chunk := blockMask(s, l.Dims)
+	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causal, window, chunk)
 }
 
 // effectiveFP8 is peak_fp8 × compute_efficiency when training.fp8 is on,

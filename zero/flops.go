@@ -31,6 +31,11 @@ type FLOPDims struct {
 	// for backward instead of recomputing the scores (eager, math
 	// attention): AttentionBackwardFLOPs charges it 2×, not 2.5×.
 	KeepsProbs bool
+	// Window and Chunk restrict a causal kernel to a sliding window of
+	// Window keys per query or to causal attention within chunks of
+	// Chunk tokens (AttentionFLOPs); 0: none. Set only where the kernel
+	// skips the key blocks the mask removes (blockMask).
+	Window, Chunk int64
 }
 
 // BlockFLOPs is one block's forward FLOPs by operation class.
@@ -86,7 +91,7 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	if d.KVSeq > 0 {
 		kvSeq = d.KVSeq
 	}
-	if f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal); err != nil {
+	if f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal, d.Window, d.Chunk); err != nil {
 		return BlockFLOPs{}, err
 	}
 	if _, err := units.Add(f.GEMM, f.Attention); err != nil {
@@ -107,8 +112,45 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 // 1)·kBlockM / kBlockN) when Is_causal, so it visits the diagonal and the
 // blocks left of it only. Eager attention multiplies all s×s_kv scores and
 // masks them afterwards.
-func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool) (int64, error) {
+//
+// A causal kernel restricted further (window or chunk > 0, s = s_kv) visits
+// only the key blocks the mask keeps: FlashAttention-2's local attention
+// starts each query block's keys at n_block_min = (m_block·kBlockM +
+// s_kv − s − window_size_left) / kBlockN (the same function), which
+// transformers' flash path asks for with window_size = sliding_window
+// (_flash_attention_forward in src/transformers/modeling_flash_attention_utils.py
+// @ 7713be1e51fbf31eb2c5eb27624369e08af29243), and FlexAttention skips
+// the blocks its BlockMask leaves empty, as torchtitan builds it for
+// sliding windows and fixed blocks (get_sliding_window_mask_mod,
+// get_fixed_block_mask_mod in torchtitan/models/common/attention.py @
+// b5bcd76c66d0acb1a08b176d9639425bc55e0b2a). The pairs are counted as the
+// causal half is, continuously: s·w − w²/2 for a window of w < s keys, and
+// (n·c² + r²)/2 for n chunks of c tokens and r left over; both are the
+// causal s²/2 at w = s and c = s, and both are MaxText's counts
+// (calculate_mixed_attention_model_tflops_training_per_device and
+// _calculate_chunked_attention_flops_per_layer in
+// src/maxtext/utils/maxtext_utils.py, AI-Hypercomputer/maxtext @
+// e591f30cbbf217ed67ef71263ec0538239f9c3b8). The mask's exact count is
+// w·s − w(w−1)/2, w/2 per query row more; the kernel rounds to whole
+// blocks on top, as it does on the causal diagonal, which this count
+// leaves out as well.
+func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool, window, chunk int64) (int64, error) {
 	var c flopCalc
+	if causal && seq == kvSeq && (window > 0 && window < seq || chunk > 0 && chunk < seq) {
+		// 2·pairs: w·(2s − w) for the window, n·c² + r² for the chunks.
+		var pairs2 int64
+		if window > 0 && window < seq {
+			pairs2 = c.Mul(window, 2*seq-window)
+		} else {
+			n, r := seq/chunk, seq%chunk
+			pairs2 = c.Add(c.Mul(n, chunk, chunk), c.Mul(r, r))
+		}
+		v := c.Mul(batch, heads, pairs2, c.Add(qkDim, vDim))
+		if c.Err != nil {
+			return 0, fmt.Errorf("zero: attention FLOPs overflow (b·a·2·pairs·(d_qk+d_v) for micro_batch %d, heads %d, seq_len %d): %w", batch, heads, seq, c.Err)
+		}
+		return v, nil
+	}
 	v := c.Mul(2, batch, heads, seq, kvSeq, c.Add(qkDim, vDim))
 	if c.Err != nil {
 		return 0, fmt.Errorf("zero: attention FLOPs overflow (2·b·a·s·s_kv·(d_qk+d_v) for micro_batch %d, heads %d, seq_len %d): %w", batch, heads, kvSeq, c.Err)

@@ -190,7 +190,7 @@ func TestContextParallelGap(t *testing.T) {
 		base, _ := flopDims(s)
 		gpu, eff, ring := planContext(s)
 		u := slices.IndexFunc(s.Model.LayerList, func(l scenarios.Layer) bool { return l.Block })
-		rc, err := RingAttentionCost(layerFLOPDims(base, s.Model.LayerList[u]), ring, gpu, eff)
+		rc, err := RingAttentionCost(layerFLOPDims(s, base, s.Model.LayerList[u]), ring, gpu, eff)
 		if err != nil {
 			t.Fatal(err)
 		}
