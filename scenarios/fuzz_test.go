@@ -31,6 +31,7 @@ func FuzzLoad(f *testing.F) {
 		"version: 1\nmodel:\n  layer_list:\n  - {name: a, tensors: [{name: t, shape: [99999999999, 99999999999]}]}\n",
 		"version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H200}\nmodel: {hf_config: testdata/hf/gpt2/config.json, seq_len: 512}\nparallelism: {dp: 8, zero_stage: 3}\n",
 		"version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: MI300X, gpu_memory: 192GB}\nmodel: {preset: mixtral-8x7b}\nparallelism: {dp: 16, zero_stage: 1, ep: 8}\n",
+		"version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 2\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 40960, dims: {hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 128, window: 16}}\n  - {name: block.1, params: 40960, dims: {hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 128, attention_chunk: 24}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 2, zero_stage: 3}\ntraining: {micro_batch: 2, attention: sdpa}\n",
 	} {
 		f.Add([]byte(s), "")
 	}

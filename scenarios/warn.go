@@ -64,19 +64,26 @@ func (l *loader) warnWindows(s *Scenario) {
 	if !cp && s.Training.Attention != AttentionSDPA {
 		return
 	}
-	var n, w int64
-	chunked := false
+	type local struct {
+		size    int64
+		chunked bool
+	}
+	var order []local
+	count := map[local]int{}
 	for _, ly := range m.LayerList {
 		x := ly.Dims
 		if x == nil {
 			continue
 		}
-		local := max(x.Window, x.AttentionChunk)
-		if local > 0 && (local < m.SeqLen || !cp && local == m.SeqLen) {
-			n, w, chunked = n+1, local, x.AttentionChunk > 0
+		k := local{max(x.Window, x.AttentionChunk), x.AttentionChunk > 0}
+		if k.size > 0 && (k.size < m.SeqLen || !cp && k.size == m.SeqLen) {
+			if count[k] == 0 {
+				order = append(order, k)
+			}
+			count[k]++
 		}
 	}
-	if n == 0 {
+	if len(order) == 0 {
 		return
 	}
 	at := "model.layer_list"
@@ -85,10 +92,19 @@ func (l *loader) warnWindows(s *Scenario) {
 			at = k
 		}
 	}
-	what := fmt.Sprintf("%d blocks attend over a sliding window of %d tokens", n, w)
-	if chunked {
-		what = fmt.Sprintf("%d blocks attend within chunks of %d tokens", n, w)
+	var parts []string
+	for _, k := range order {
+		blocks, verb := fmt.Sprintf("%d blocks", count[k]), "attend"
+		if count[k] == 1 {
+			blocks, verb = "1 block", "attends"
+		}
+		if k.chunked {
+			parts = append(parts, fmt.Sprintf("%s %s within chunks of %d tokens", blocks, verb, k.size))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %s over a sliding window of %d tokens", blocks, verb, k.size))
+		}
 	}
+	what := strings.Join(parts, ", ")
 	if cp {
 		l.warn(s, at, what+", but ring attention under context parallelism is counted over all keys: their attention FLOPs are overstated")
 		return

@@ -48,6 +48,24 @@ func TestWindowWarnings(t *testing.T) {
 	}
 }
 
+// TestWindowWarningMixed: a layer list with one windowed and one chunked
+// block names each, at the layer list's line.
+func TestWindowWarningMixed(t *testing.T) {
+	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n" +
+		"  layers: 2\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n" +
+		"  - {name: block.0, params: 40960, dims: {hidden: 64, heads: 4, head_dim: 16, window: 16}}\n" +
+		"  - {name: block.1, params: 40960, dims: {hidden: 64, heads: 4, head_dim: 16, attention_chunk: 24}}\n" +
+		"  - {name: lm_head, params: 16384}\nparallelism: {dp: 2, zero_stage: 3}\ntraining: {micro_batch: 2, attention: sdpa}\n"
+	s, err := Load("testdata/x.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "testdata/x.yaml:12:3: 1 block attends over a sliding window of 16 tokens, 1 block attends within chunks of 24 tokens: under sdpa"
+	if len(s.Warnings) != 1 || !strings.HasPrefix(s.Warnings[0], want) {
+		t.Errorf("warnings %q, want one starting %q", s.Warnings, want)
+	}
+}
+
 // TestLayerDimsErrors: a layer list's dims are checked like the import
 // reads them, each error naming the key's line and column.
 func TestLayerDimsErrors(t *testing.T) {

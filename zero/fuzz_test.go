@@ -108,6 +108,8 @@ func FuzzReplayYAML(f *testing.F) {
 		f.Add(tiny, set)
 	}
 	f.Add([]byte(keysYAML(1, 2, 3, 4, 5, "all keys")), "")
+	// A sliding window and an attention chunk shorter than seq_len.
+	f.Add([]byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 2\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 40960, dims: {hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 128, window: 16}}\n  - {name: block.1, params: 40960, dims: {hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 128, attention_chunk: 24}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 2, zero_stage: 3}\ntraining: {micro_batch: 2}\n"), "training.attention=sdpa")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		var sets []string
 		if set != "" {
