@@ -27,6 +27,10 @@ type TrainLogSummary struct {
 	// and the scenario's tokens per step per GPU (0: Megatron).
 	MedianTPS float64
 	Tokens    int64
+	// MedianSamplesPerSec and Samples: DeepSpeed's median CurrSamplesPerSec
+	// and the scenario's global batch (0: the other formats).
+	MedianSamplesPerSec float64
+	Samples             int64
 	// Basis says what each line's step time is (torchtitan: the tokens
 	// over tps, said with Tokens; default: Megatron's elapsed time per
 	// iteration).
@@ -62,6 +66,9 @@ func WriteTrainLogSummary(w io.Writer, r *TrainLogSummary) error {
 		}
 		if r.MedianTPS > 0 {
 			how = fmt.Sprintf("%s tokens per step per GPU over tps, median tps %s", commas(r.Tokens), commas(int64(r.MedianTPS+0.5)))
+		}
+		if r.MedianSamplesPerSec > 0 {
+			how = fmt.Sprintf("%s samples per step, micro_batch × grad_accum × dp, over CurrSamplesPerSec, median %.2f", commas(r.Samples), r.MedianSamplesPerSec)
 		}
 		row("logged step", "median %v (%s); quartiles %v–%v, range %v–%v", r.Median, how, r.Q1, r.Q3, r.Min, r.Max)
 	}

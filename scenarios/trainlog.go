@@ -93,6 +93,46 @@ import (
 //     header's batch, or "Train time/batch" when the header counts epochs,
 //     tokens or samples. Blocks without throughput (the first window) are
 //     read but not timed.
+//   - DeepSpeed's ThroughputTimer line (deepspeedai/DeepSpeed
+//     deepspeed/utils/timer.py at edaa7221267243c7be7fb49c5d5f5c4fb97b4641,
+//     ThroughputTimer.stop; the format since
+//     0f0e38c52072cbcb12ed410a0e2704f2723123e2, v0.8.0):
+//     "epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.03,
+//     CurrSamplesPerSec=25.70, MemAllocated=4.32GB, MaxMemAllocated=38.49GB",
+//     logged through DeepSpeed's logger at INFO (the logger's level is
+//     WARNING since 066d912052b5eaf6094a2e57d20a163ba6517db8, v0.17.6;
+//     ds_config "log_level" sets it since v0.19.3).
+//     deepspeed/runtime/engine.py (same commit) builds the timer with
+//     batch_size = train_batch_size (micro batch ×
+//     gradient accumulation × data-parallel size: the global batch) and
+//     steps_per_output = steps_per_print (None, no line, by default since
+//     v0.15.2); engine.step() stops it with global_step at every
+//     gradient-accumulation boundary and lets it report only on global rank
+//     0, and a line is printed when global_step % steps_per_print == 0.
+//     The timer starts at every engine.forward (at the next batch of
+//     DeepSpeed's own data loader when the engine was given the training
+//     data) from the third optimizer step on (start_step 2), and
+//     synchronizes the device at start and stop (timers.throughput.
+//     synchronized, true by default); each micro-step's start-to-stop is
+//     summed into the optimizer step, so CurrSamplesPerSec = train_batch_size
+//     / (that sum + TIME_EPSILON, 1 µs since v0.14.5) is the global batch over
+//     the step's forward, backward and optimizer time on rank 0, the time
+//     between micro-steps (the trainer's own data loading, logging)
+//     excluded; one step, not an interval mean. RunningAvgSamplesPerSec is
+//     the mean since the third step, warm-up included, and is not used.
+//     micro_step counts every engine.step() call and global_step the
+//     optimizer steps (neither reset by an epoch: update_epoch_count is
+//     never called in DeepSpeed itself), so at epoch 0 micro_step /
+//     global_step is the gradient accumulation the engine ran. The memory
+//     is torch.cuda.memory_allocated and max_memory_allocated / 1024**3
+//     rounded to 2 decimals: allocated GiB, not reserved, so it is not fed
+//     to the allocator overhead's fit. Lines of DeepSpeed before v0.8.0
+//     ("0/2000, SamplesPerSec=…", "…, RunningAvgSamplesPerSec=…,
+//     CurrSamplesPerSec=…") count micro-batches and rate one micro-batch
+//     (DeepSpeed issue #2498) and are not read. Megatron-DeepSpeed and
+//     Composer runs print DeepSpeed's lines beside their own step lines:
+//     the trainer's own are taken; DeepSpeed's are taken over the Hugging
+//     Face Trainer's progress bar.
 //
 // Lines of several ranks of one step (torchrun's "[rankN]:" prefixes, or
 // the same line repeated) count once: the first line's throughput and the
@@ -104,6 +144,7 @@ const (
 	TrainLogMegatron   = "megatron"
 	TrainLogHFTrainer  = "hf-trainer"
 	TrainLogComposer   = "composer"
+	TrainLogDeepSpeed  = "deepspeed"
 )
 
 // TrainLogStep is one logged step of a training log.
@@ -124,12 +165,16 @@ type TrainLogStep struct {
 	// printed, or 0); Memory says whether the line prints it.
 	Reserved int64
 	Memory   bool
+	// SamplesPerSec is DeepSpeed's CurrSamplesPerSec, MicroStep and Epoch
+	// its micro_step and epoch (0 for the others).
+	SamplesPerSec    float64
+	MicroStep, Epoch int64
 }
 
 // TrainLog is what ParseTrainLog read.
 type TrainLog struct {
 	File   string
-	Format string // TrainLogTorchtitan, TrainLogMegatron, TrainLogHFTrainer or TrainLogComposer
+	Format string // TrainLogTorchtitan, TrainLogMegatron, TrainLogHFTrainer, TrainLogComposer or TrainLogDeepSpeed
 	Steps  []TrainLogStep
 	// MaxReserved is Megatron's largest report_memory "max reserved", bytes
 	// (0: none), and MaxReservedLine its line.
@@ -137,6 +182,11 @@ type TrainLog struct {
 	MaxReservedLine int
 	// Summary is the Hugging Face Trainer's train_runtime line (nil: none).
 	Summary *HFTrainSummary
+	// MaxAllocated is the largest MaxMemAllocated of DeepSpeed's lines,
+	// bytes (its GiB to 2 decimals; 0: none), and MaxAllocatedLine its
+	// line: allocated memory, shown, never fitted.
+	MaxAllocated     int64
+	MaxAllocatedLine int
 }
 
 // HFTrainSummary is the Hugging Face Trainer's final speed_metrics line.
@@ -166,6 +216,12 @@ var (
 	// Composer's console block: a header, then "\t Train key: value" lines.
 	compHead = regexp.MustCompile(`^\[(epoch=\d{1,18}\]\[)?(batch|sample|token|duration)=(\d{1,18})(?:/\d{1,18})?\]:\s*$`)
 	compKV   = regexp.MustCompile(`^\s+Train ([^\s:]+): (.*)$`)
+	// DeepSpeed's ThroughputTimer line (v0.8.0 on), its older forms, and
+	// the engine's step line (_report_progress).
+	dsLine     = regexp.MustCompile(`(?:^|[^A-Za-z_])epoch=(\d{1,18})/micro_step=(\d{1,18})/global_step=(\d{1,18}), RunningAvgSamplesPerSec=[^,]*, CurrSamplesPerSec=([^,\s]{0,40})(?:,|\s|$)`)
+	dsMaxAlloc = regexp.MustCompile(`MaxMemAllocated=([0-9]{1,9}(?:\.[0-9]{1,9})?)GB`)
+	dsOld      = regexp.MustCompile(`(?:^|\s)\d{1,18}/\d{1,18}, (?:RunningAvg)?SamplesPerSec=`)
+	dsStep     = regexp.MustCompile(`\[Rank \d{1,9}\] step=\d{1,18}, skipped=\d{1,18}, lr=`)
 )
 
 // Format names in errors.
@@ -190,9 +246,9 @@ type hfBarLine struct {
 	total int64
 }
 
-// ParseTrainLog reads a torchtitan, Megatron-LM, Hugging Face Trainer or
-// Composer training log. Its errors are one line naming the file (and the
-// line) and the fix.
+// ParseTrainLog reads a torchtitan, Megatron-LM, Hugging Face Trainer,
+// Composer or DeepSpeed training log. Its errors are one line naming the
+// file (and the line) and the fix.
 func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	name = strconv.Quote(name)
 	name = name[1 : len(name)-1]
@@ -230,7 +286,8 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return add(TrainLogComposer, b.st)
 	}
 	var bars []hfBarLine
-	lossLine := 0
+	var dsSteps []TrainLogStep
+	lossLine, dsOldLine, dsStepLine := 0, 0, 0
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := strings.TrimRight(ansiEscape.ReplaceAllString(string(raw), ""), "\r")
 		at := n + 1
@@ -264,6 +321,38 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				}
 			}
 			continue
+		}
+		if m := dsLine.FindStringSubmatch(line); m != nil {
+			epoch, err1 := strconv.ParseInt(m[1], 10, 64)
+			micro, err2 := strconv.ParseInt(m[2], 10, 64)
+			step, err3 := strconv.ParseInt(m[3], 10, 64)
+			if err1 != nil || err2 != nil || err3 != nil {
+				return nil, fmt.Errorf("%s:%d: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", name, at, m[1], m[2], m[3])
+			}
+			sps, err := strconv.ParseFloat(m[4], 64)
+			if err != nil || !(sps >= 0 && sps <= 1e15) {
+				return nil, fmt.Errorf("%s:%d: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", name, at, m[4])
+			}
+			if mm := dsMaxAlloc.FindStringSubmatch(line); mm != nil {
+				gib, err := strconv.ParseFloat(mm[1], 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", name, at, mm[1])
+				}
+				if b := int64(math.Round(gib * (1 << 30))); b > l.MaxAllocated {
+					l.MaxAllocated, l.MaxAllocatedLine = b, at
+				}
+			}
+			dsSteps = append(dsSteps, TrainLogStep{Line: at, Step: step, MicroStep: micro, Epoch: epoch, SamplesPerSec: sps})
+			continue
+		}
+		if dsOld.MatchString(line) {
+			if dsOldLine == 0 {
+				dsOldLine = at
+			}
+			continue
+		}
+		if dsStepLine == 0 && dsStep.MatchString(line) {
+			dsStepLine = at
 		}
 		if m := titanLine.FindStringSubmatchIndex(line); m != nil && !validateStep(line, m[0]) {
 			step, err := strconv.ParseInt(line[m[2]:m[3]], 10, 64)
@@ -347,6 +436,16 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		l.Format = TrainLogMegatron
 	case count[TrainLogComposer] > 0:
 		l.Format = TrainLogComposer
+	case len(dsSteps) > 0:
+		// DeepSpeed's lines under a trainer that prints its own step
+		// lines are skipped (above); over the Trainer's bars they are
+		// taken: they time the step on the device, synchronized.
+		l.Format = TrainLogDeepSpeed
+		for _, st := range dsSteps {
+			if err := l.addStep(st, seen); err != nil {
+				return nil, err
+			}
+		}
 	case len(bars) > 0 || l.Summary != nil:
 		// Bare tqdm bars in another trainer's log are not its steps: the
 		// Trainer's format is taken only when no other one is there.
@@ -365,8 +464,12 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		}
 	case lossLine > 0:
 		return nil, fmt.Errorf("%s:%d: Hugging Face Trainer log lines ({'loss': …}) but no progress bar or train_runtime summary: the log lines carry no time, and tqdm writes its bar to stderr; capture both (python train.py 2>&1 | tee train.log)", name, lossLine)
+	case dsOldLine > 0:
+		return nil, fmt.Errorf("%s:%d: DeepSpeed's throughput line of a version before v0.8.0 (\"0/2000, SamplesPerSec=…\"): it counts and rates micro-batches, not optimizer steps (DeepSpeed issue #2498, fixed in v0.8.0), so it gives no step time; give the log of a run on DeepSpeed v0.8.0 or later", name, dsOldLine)
+	case dsStepLine > 0:
+		return nil, fmt.Errorf("%s:%d: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line (\"epoch=0/micro_step=…/global_step=…, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\"), which the same logger prints at the same steps from the third on: enable the throughput timer (ds_config \"timers\": {\"throughput\": {\"enabled\": true}}, the default) and run past step 2", name, dsStepLine)
 	default:
-		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr) or Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"); give the trainer's stdout and stderr", name)
+		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\") or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
 	return l, nil
 }
@@ -458,9 +561,10 @@ type SteadyState struct {
 	// Median, the quartiles and the range of the step time over the lines
 	// used (each line's mean step over its interval).
 	Median, Q1, Q3, Min, Max units.Duration
-	// MedianTPS is torchtitan's median tokens per second per GPU (0 for
-	// the others).
-	MedianTPS float64
+	// MedianTPS is torchtitan's median tokens per second per GPU, and
+	// MedianSamplesPerSec DeepSpeed's median CurrSamplesPerSec (0 for the
+	// others).
+	MedianTPS, MedianSamplesPerSec float64
 	// Reserved is the largest max reserved memory the used lines print
 	// (torchtitan, Composer) or the log's report_memory (Megatron), bytes;
 	// 0: none.
@@ -471,12 +575,31 @@ type SteadyState struct {
 	Note string
 }
 
-// Steady is l's steady-state step time. tokens is the tokens a GPU's
-// data-parallel rank trains per step over its model-parallel degree
-// (micro_batch × grad_accum × seq_len / cp): torchtitan's step time is
-// tokens / tps (unused for the other formats, which print a time or a
-// rate of steps).
-func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
+// StepWork is what one optimizer step of the run trains, from the
+// scenario: the figures a log's throughput is divided into.
+type StepWork struct {
+	// Tokens a GPU's data-parallel rank trains per step over its
+	// model-parallel degree (micro_batch × grad_accum × seq_len / cp):
+	// torchtitan's step time is Tokens / tps.
+	Tokens float64
+	// Samples is the global batch, micro_batch × grad_accum × dp
+	// (DeepSpeed's train_batch_size): DeepSpeed's step time is Samples /
+	// CurrSamplesPerSec.
+	Samples float64
+	// GradAccum is the scenario's micro-steps per optimizer step, held
+	// against DeepSpeed's micro_step / global_step (0: not checked).
+	GradAccum int64
+}
+
+// Steady is l's steady-state step time; work is used by the formats that
+// print a throughput (torchtitan, DeepSpeed), not by those that print a
+// time or a rate of steps.
+func (l *TrainLog) Steady(work StepWork) (*SteadyState, error) {
+	if l.Format == TrainLogDeepSpeed && work.GradAccum > 0 {
+		if err := l.checkGradAccum(work.GradAccum); err != nil {
+			return nil, err
+		}
+	}
 	steps := l.Steps
 	if l.Format == TrainLogComposer {
 		steps = nil
@@ -500,15 +623,21 @@ func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
 	}
 	used := steps[w:]
 	secs := make([]float64, len(used))
-	var tps []float64
+	var tps, sps []float64
 	for i, s := range used {
 		switch l.Format {
 		case TrainLogTorchtitan:
 			if !(s.TPS > 0) {
 				return nil, fmt.Errorf("%s:%d: tps 0 at step %d: the step has no throughput to time; give a log of a run that trained", l.File, s.Line, s.Step)
 			}
-			secs[i] = tokens / s.TPS
+			secs[i] = work.Tokens / s.TPS
 			tps = append(tps, s.TPS)
+		case TrainLogDeepSpeed:
+			if !(s.SamplesPerSec > 0) {
+				return nil, fmt.Errorf("%s:%d: CurrSamplesPerSec 0 at global_step %d: the step has no throughput to time; give a log of a run that trained", l.File, s.Line, s.Step)
+			}
+			secs[i] = work.Samples / s.SamplesPerSec
+			sps = append(sps, s.SamplesPerSec)
 		default:
 			if !(s.TimeMS > 0) {
 				return nil, fmt.Errorf("%s:%d: %s at step %d: give a log of a run that trained", l.File, s.Line, zeroTime[l.Format], s.Step)
@@ -527,6 +656,10 @@ func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
 		slices.Sort(tps)
 		ss.MedianTPS = median(tps)
 	}
+	if sps != nil {
+		slices.Sort(sps)
+		ss.MedianSamplesPerSec = median(sps)
+	}
 	switch l.Format {
 	case TrainLogTorchtitan, TrainLogComposer:
 		for _, s := range used {
@@ -537,7 +670,29 @@ func (l *TrainLog) Steady(tokens float64) (*SteadyState, error) {
 	case TrainLogMegatron:
 		ss.Reserved, ss.ReservedLine = l.MaxReserved, l.MaxReservedLine
 	}
+	// DeepSpeed's memory is allocated, not reserved: no Reserved.
 	return ss, nil
+}
+
+// checkGradAccum holds DeepSpeed's micro_step / global_step, the
+// engine.step() calls per optimizer step, to the scenario's grad_accum at
+// epoch 0 (the counters are never reset by DeepSpeed itself). A trainer
+// that runs several forwards per engine.step() (Megatron-DeepSpeed's
+// ALCF fork with GAS 8 prints micro_step = global_step) restarts the
+// timer at each forward (ThroughputTimer.start sets start_time on every
+// call, engine.forward calls it), so the line times only the last
+// micro-batch and the step: refused either way.
+func (l *TrainLog) checkGradAccum(ga int64) error {
+	for _, s := range l.Steps {
+		if s.Epoch != 0 || s.Step <= 0 {
+			continue
+		}
+		if s.MicroStep%ga != 0 || s.MicroStep/ga != s.Step {
+			return fmt.Errorf("%s:%d: micro_step %d at global_step %d: %s engine.step() calls per optimizer step, the scenario's grad_accum is %d: set it to the run's (--set training.grad_accum=N); if the run accumulated more micro-batches than that (a trainer running several forwards per engine.step(), as Megatron-DeepSpeed does), the timer covers only the last and the log gives no step time",
+				l.File, s.Line, s.MicroStep, s.Step, strconv.FormatFloat(float64(s.MicroStep)/float64(s.Step), 'g', 4, 64), ga)
+		}
+	}
+	return nil
 }
 
 // summarySteady is the Hugging Face Trainer's mean step over the whole of
@@ -569,6 +724,7 @@ var moreSteps = map[string]string{
 	TrainLogMegatron:   "log more steps (torchtitan metrics.log_freq, Megatron --log-interval) or run longer",
 	TrainLogHFTrainer:  "run longer, and capture the progress bar (tqdm writes it to stderr: 2>&1) with its carriage returns",
 	TrainLogComposer:   "log more batches (console_log_interval: 1ba) or run longer past SpeedMonitor's window_size",
+	TrainLogDeepSpeed:  "log more steps (DeepSpeed's steps_per_print) or run longer",
 }
 
 // zeroTime names a step without time, per format.

@@ -5,8 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zerosim/zerosim/units"
 )
@@ -55,16 +57,134 @@ func TestParseTrainLog(t *testing.T) {
 		// is the current reservation, not the peak, and is not read; the
 		// lines before the header belong to a block cut off above.
 		{"composer-llm-foundry-issue244.log", TrainLogComposer, []int64{8}, 0, 0, 0},
+		// DeepSpeed's ThroughputTimer lines, CurrSamplesPerSec first; the
+		// loss dicts of the Hugging Face Trainer beside them carry no time.
+		{"deepspeed-fate-gpt2.log", TrainLogDeepSpeed, []int64{10, 20, 30, 40}, 111.33670009091573, 0, 0},
+		// The "..." lines of the excerpt and the overflow lines are not steps.
+		{"deepspeed-chat-step2-npu.log", TrainLogDeepSpeed, []int64{10, 450, 460, 470}, 25.704280480541442, 0, 0},
+		// Megatron-DeepSpeed's report_memory line is read (max reserved
+		// 17240 MiB); its ALCF iteration lines ("iteration=       2/") are
+		// not Megatron-LM's.
+		{"deepspeed-megatron-alcf-gas8.log", TrainLogDeepSpeed, []int64{3, 4, 5, 6, 7, 8, 9}, 74.68528989415996, 0, 17240 << 20},
 	} {
 		l := readTrainLog(t, c.file)
 		var steps []int64
 		for _, s := range l.Steps {
 			steps = append(steps, s.Step)
 		}
-		first := l.Steps[0].TPS + l.Steps[0].TimeMS
+		first := l.Steps[0].TPS + l.Steps[0].TimeMS + l.Steps[0].SamplesPerSec
 		if l.Format != c.format || !equalInts(steps, c.steps) || math.Abs(first-c.first) > 1e-9*c.first || l.Steps[0].Reserved != c.reserved || l.MaxReserved != c.maxReserved {
 			t.Errorf("%s: %s steps %v first %g reserved %d max %d, want %s %v %g %d %d", c.file, l.Format, steps, first, l.Steps[0].Reserved, l.MaxReserved,
 				c.format, c.steps, c.first, c.reserved, c.maxReserved)
+		}
+	}
+}
+
+// TestParseTrainLogDeepSpeed: DeepSpeed's counters and memory as the
+// published lines print them: micro_step is global_step × the engine's
+// gradient accumulation (1 in FATE's and Megatron-DeepSpeed's, 4 in
+// DeepSpeed-Chat's), and MaxMemAllocated (GiB, 1024**3, to 2 decimals) is
+// kept as allocated memory, its largest and first line.
+func TestParseTrainLogDeepSpeed(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		micro     []int64
+		allocated int64
+		line      int
+	}{
+		// "MemA          llocated" as the page shows it: the time and
+		// MaxMemAllocated are still read.
+		{"deepspeed-fate-gpt2.log", []int64{10, 20, 30, 40}, int64(math.Round(6.12 * (1 << 30))), 3},
+		{"deepspeed-chat-step2-npu.log", []int64{40, 1800, 1840, 1880}, int64(math.Round(38.49 * (1 << 30))), 22},
+		{"deepspeed-megatron-alcf-gas8.log", []int64{3, 4, 5, 6, 7, 8, 9}, int64(math.Round(15.59 * (1 << 30))), 9},
+	} {
+		l := readTrainLog(t, c.file)
+		var micro []int64
+		for _, s := range l.Steps {
+			micro = append(micro, s.MicroStep)
+			if s.Epoch != 0 || s.Reserved != 0 || s.Memory {
+				t.Errorf("%s: step %+v: want epoch 0 and no reserved memory", c.file, s)
+			}
+		}
+		if !equalInts(micro, c.micro) || l.MaxAllocated != c.allocated || l.MaxAllocatedLine != c.line {
+			t.Errorf("%s: micro steps %v, max allocated %d at line %d; want %v, %d at %d", c.file, micro, l.MaxAllocated, l.MaxAllocatedLine, c.micro, c.allocated, c.line)
+		}
+	}
+}
+
+// TestTrainLogDeepSpeedWallClock: the step DeepSpeed's CurrSamplesPerSec
+// gives against the log's own clock. Lines 10 global steps apart are
+// stamped 1.462–1.471 s (FATE) and 24.979–24.984 s (DeepSpeed-Chat)
+// apart; the timer leaves out the time between micro-steps and the
+// logging, so its median step is below the wall clock's mean, by less
+// than 2%.
+func TestTrainLogDeepSpeedWallClock(t *testing.T) {
+	stamp := regexp.MustCompile(`^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]`)
+	for _, c := range []struct {
+		file    string
+		samples float64
+		ga      int64
+	}{
+		{"deepspeed-fate-gpt2.log", 16, 1},
+		{"deepspeed-chat-step2-npu.log", 64, 4},
+	} {
+		p := filepath.Join("testdata", "trainlog", c.file)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ParseTrainLog(p, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := l.Steady(StepWork{Samples: c.samples, GradAccum: c.ga})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		at := func(s TrainLogStep) time.Time {
+			m := stamp.FindStringSubmatch(lines[s.Line-1])
+			if m == nil {
+				t.Fatalf("%s:%d: no time stamp", c.file, s.Line)
+			}
+			ts, err := time.Parse("2006-01-02 15:04:05.000", m[1]+"."+m[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ts
+		}
+		used := l.Steps[ss.Warmup:]
+		var wall float64
+		for i := 1; i < len(used); i++ {
+			wall += at(used[i]).Sub(at(used[i-1])).Seconds() / float64(used[i].Step-used[i-1].Step)
+		}
+		wall /= float64(len(used) - 1)
+		if r := ss.Median.Seconds() / wall; !(r < 1 && r > 0.98) {
+			t.Errorf("%s: median step %v, the clock's %.4f s per step: ratio %.4f, want in (0.98, 1)", c.file, ss.Median, wall, r)
+		}
+	}
+}
+
+// TestTrainLogDeepSpeedBeside: DeepSpeed's lines beside a trainer's own
+// step lines (Megatron-DeepSpeed prints Megatron's iteration line too) are
+// skipped; beside the Hugging Face Trainer's progress bar they are taken.
+func TestTrainLogDeepSpeedBeside(t *testing.T) {
+	ds := "[2023-12-29 13:02:51,116] [INFO] [timer.py:260:stop] epoch=0/micro_step=20/global_step=20, RunningAvgSamplesPerSec=111.0120624893855, CurrSamplesPerSec=111.13499047776766, MemAllocated=1.87GB, MaxMemAllocated=6.12GB\n"
+	for _, c := range []struct {
+		name, log string
+		format    string
+		step      int64
+	}{
+		{"megatron", ds + " iteration       20/ 100 | elapsed time per iteration (ms): 356.2 |\n", TrainLogMegatron, 20},
+		{"hf bars", hfBars(40, "1.00s/it", "2.00s/it") + ds, TrainLogDeepSpeed, 20},
+		{"composer", ds + composerBlockText(101, "40.1230", "0.5000"), TrainLogComposer, 101},
+	} {
+		l, err := ParseTrainLog("l.log", []byte(c.log))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if l.Format != c.format || len(l.Steps) != 1 || l.Steps[0].Step != c.step {
+			t.Errorf("%s: %s %+v, want %s step %d", c.name, l.Format, l.Steps, c.format, c.step)
 		}
 	}
 }
@@ -85,34 +205,55 @@ func equalInts(a, b []int64) bool {
 // steps the logs print, and the refusal of a log too short.
 func TestTrainLogSteady(t *testing.T) {
 	ms := func(v float64) units.Duration { return units.Duration(math.Round(v * float64(units.Millisecond))) }
+	s := func(v float64) units.Duration { return units.Duration(math.Round(v * float64(units.Second))) }
 	for _, c := range []struct {
 		file           string
-		tokens         float64
+		work           StepWork
 		warmup, lines  int
 		first, last    int64
 		median, lo, hi units.Duration
 		medianTPS      float64
+		medianSPS      float64
 		reserved       int64
 		errPart        string
 	}{
 		// tps 5,593 5,868 5,869 5,864 5,862 (step 200 is warm-up): median
 		// 5,864, one GPU's 8192 tokens in 1.397 s.
-		{file: "torchtitan-pr1287-llama3-8b.log", tokens: 8192, warmup: 1, lines: 5, first: 210, last: 250,
+		{file: "torchtitan-pr1287-llama3-8b.log", work: StepWork{Tokens: 8192}, warmup: 1, lines: 5, first: 210, last: 250,
 			median: ms(8192.0 / 5864 * 1e3), lo: ms(8192.0 / 5869 * 1e3), hi: ms(8192.0 / 5593 * 1e3), medianTPS: 5864, reserved: int64(math.Round(49.66 * (1 << 30)))},
 		// Steps 4–10: median tps 34,824; memory 0.00GiB is none.
-		{file: "torchtitan-pr1437-flex-debug.log", tokens: 1000, warmup: 1, lines: 7, first: 4, last: 10,
+		{file: "torchtitan-pr1437-flex-debug.log", work: StepWork{Tokens: 1000}, warmup: 1, lines: 7, first: 4, last: 10,
 			median: ms(1000.0 / 34824 * 1e3), lo: ms(1000.0 / 35051 * 1e3), hi: ms(1000.0 / 33464 * 1e3), medianTPS: 34824},
 		// Iterations 183–185: 125,553.7 127,804.5 130,554.9 ms.
 		{file: "megatron-llm-issue11.log", warmup: 1, lines: 3, first: 183, last: 185, median: ms(127804.5), lo: ms(125553.7), hi: ms(130554.9)},
-		{file: "torchtitan-pr1884-llama3-8b-cp2.log", tokens: 4096, errPart: "2 logged steps, 1 after skipping 1 of warm-up: need at least 3 (4 logged lines)"},
+		{file: "torchtitan-pr1884-llama3-8b-cp2.log", work: StepWork{Tokens: 4096}, errPart: "2 logged steps, 1 after skipping 1 of warm-up: need at least 3 (4 logged lines)"},
 		{file: "megatron-pr5662.log", errPart: "1 logged steps, 0 after skipping 1 of warm-up: need at least 3"},
 		// Two bars and no train_runtime summary to fall back on.
 		{file: "hf-transformers-issue262.log", errPart: "2 logged steps, 1 after skipping 1 of warm-up: need at least 3 (4 logged lines): run longer, and capture the progress bar"},
 		{file: "hf-transformers-issue14531.log", errPart: "1 logged steps, 0 after skipping 1 of warm-up"},
 		{file: "composer-llm-shearing-issue24.log", errPart: "1 Composer blocks, none with Train throughput/batches_per_sec: add composer's SpeedMonitor"},
+		// FATE's GPT-2 run on one GPU, train_batch_size 16 (micro 16, no
+		// accumulation): global steps 20–40 at CurrSamplesPerSec 111.135,
+		// 110.599, 109.533 (step 10 is warm-up); the median step is 16 /
+		// 110.599 s.
+		{file: "deepspeed-fate-gpt2.log", work: StepWork{Samples: 16, GradAccum: 1}, warmup: 1, lines: 3, first: 20, last: 40,
+			median: s(16 / 110.59852763526753), lo: s(16 / 111.13499047776766), hi: s(16 / 109.53330286609649), medianSPS: 110.59852763526753},
+		// DeepSpeed-Chat step 2 on one NPU, train_batch_size 64 (micro 16 ×
+		// 4 accumulated × 1): global steps 450–470, micro_step 4× global.
+		{file: "deepspeed-chat-step2-npu.log", work: StepWork{Samples: 64, GradAccum: 4}, warmup: 1, lines: 3, first: 450, last: 470,
+			median: s(64 / 25.73380362582048), lo: s(64 / 25.811997512605966), hi: s(64 / 25.631224561934868), medianSPS: 25.73380362582048},
+		// The same log against a scenario without accumulation.
+		{file: "deepspeed-chat-step2-npu.log", work: StepWork{Samples: 16, GradAccum: 1},
+			errPart: "deepspeed-chat-step2-npu.log:22: micro_step 40 at global_step 10: 4 engine.step() calls per optimizer step, the scenario's grad_accum is 1"},
+		// Megatron-DeepSpeed (ALCF) at GRAD_ACC_STEPS=8 counts one
+		// micro-step per optimizer step: its timer covers the last
+		// micro-batch (step 6: 256 / 74.98 = 3.41 s against Megatron's
+		// 16.09 s for that iteration), refused.
+		{file: "deepspeed-megatron-alcf-gas8.log", work: StepWork{Samples: 256, GradAccum: 8},
+			errPart: "deepspeed-megatron-alcf-gas8.log:9: micro_step 3 at global_step 3: 1 engine.step() calls per optimizer step, the scenario's grad_accum is 8"},
 	} {
 		l := readTrainLog(t, c.file)
-		ss, err := l.Steady(c.tokens)
+		ss, err := l.Steady(c.work)
 		if c.errPart != "" {
 			if err == nil || !strings.Contains(err.Error(), c.errPart) || !strings.HasPrefix(err.Error(), l.File+":") {
 				t.Errorf("%s: error %v, want one naming the file with %q", c.file, err, c.errPart)
@@ -123,8 +264,8 @@ func TestTrainLogSteady(t *testing.T) {
 			t.Fatalf("%s: %v", c.file, err)
 		}
 		if ss.Warmup != c.warmup || ss.Lines != c.lines || ss.First != c.first || ss.Last != c.last || ss.Median != c.median || ss.Min != c.lo || ss.Max != c.hi ||
-			ss.MedianTPS != c.medianTPS || ss.Reserved != c.reserved || ss.Q1 < ss.Min || ss.Q3 > ss.Max || ss.Q1 > ss.Median || ss.Q3 < ss.Median {
-			t.Errorf("%s: %+v, want warm-up %d, %d lines %d–%d, median %v (%v–%v), tps %g, reserved %d", c.file, *ss, c.warmup, c.lines, c.first, c.last, c.median, c.lo, c.hi, c.medianTPS, c.reserved)
+			ss.MedianTPS != c.medianTPS || ss.MedianSamplesPerSec != c.medianSPS || ss.Reserved != c.reserved || ss.Q1 < ss.Min || ss.Q3 > ss.Max || ss.Q1 > ss.Median || ss.Q3 < ss.Median {
+			t.Errorf("%s: %+v, want warm-up %d, %d lines %d–%d, median %v (%v–%v), tps %g, samples/s %g, reserved %d", c.file, *ss, c.warmup, c.lines, c.first, c.last, c.median, c.lo, c.hi, c.medianTPS, c.medianSPS, c.reserved)
 		}
 	}
 }
@@ -132,6 +273,7 @@ func TestTrainLogSteady(t *testing.T) {
 // TestParseTrainLogLines: colour codes, validation lines, restarts and
 // mixed formats, and the errors' form.
 func TestParseTrainLogLines(t *testing.T) {
+	dsTimer := "[2023-12-29 13:02:51,116] [INFO] [timer.py:260:stop] epoch=0/micro_step=20/global_step=20, RunningAvgSamplesPerSec=111.0120624893855, CurrSamplesPerSec=111.13499047776766, MemAllocated=1.87GB, MaxMemAllocated=6.12GB"
 	titan := "[rank0]:[titan] 2025-06-16 22:31:04,970 - root - INFO - \x1b[31mstep: 210  \x1b[32mloss:  6.0388  \x1b[33mmemory: 49.66GiB(52.28%)  \x1b[34mtps: 5,593  \x1b[36mtflops: 323.92  \x1b[35mmfu: 32.75%\x1b[39m"
 	for _, c := range []struct {
 		name, log string
@@ -143,6 +285,13 @@ func TestParseTrainLogLines(t *testing.T) {
 		{"wps", "step: 10  loss:  9.1  memory: 20.12GiB(25.00%)  wps: 1,234  mfu: 30.00%\n", 1, ""},
 		{"restart", strings.ReplaceAll(titan, "210", "220") + "\n" + titan + "\n", 0, "l.log:2: step 210 after step 220 (line 1)"},
 		{"mixed", titan + "\n iteration       10/ 100 | elapsed time per iteration (ms): 356.2 |\n", 0, "l.log:2: a Megatron-LM iteration line"},
+		{"deepspeed ranks", "[rank0]:" + dsTimer + "\n" + dsTimer + "\n", 1, ""},
+		{"deepspeed restart", strings.Replace(dsTimer, "=20,", "=30,", 2) + "\n" + dsTimer + "\n", 0, "l.log:2: step 20 after step 30 (line 1)"},
+		{"deepspeed rate", strings.Replace(dsTimer, "CurrSamplesPerSec=111.13499047776766", "CurrSamplesPerSec=fast", 1) + "\n", 0, "l.log:1: CurrSamplesPerSec \"fast\" is not a rate"},
+		{"deepspeed before v0.8.0", "[2021-11-26 03:07:16,494] [INFO] [timer.py:181:stop] 0/2000, SamplesPerSec=9.526738918021234\n", 0,
+			"l.log:1: DeepSpeed's throughput line of a version before v0.8.0"},
+		{"deepspeed step lines only", "[2023-12-29 13:02:51,108] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, lr=[0.0004336766652213271], mom=[(0.9, 0.999)]\n", 0,
+			"l.log:1: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line"},
 		{"none", "hello\n", 0, "l.log: no training step found"},
 		{"empty", "", 0, "l.log: no training step found"},
 	} {
@@ -178,7 +327,10 @@ func FuzzParseTrainLog(f *testing.F) {
 		" 10%|█         | 1/10 [00:02<00:18,  2.00s/it]\r 20%|██        | 2/10 [00:04<00:16,  0.00it/s]\r 30%|███       | 3/10 [00:06<00:14,  99999999999.9s/it]\n{'train_runtime': '0', 'train_samples_per_second': 1, 'train_steps_per_second': 0.0, 'epoch': 1}\n",
 		"{'train_runtime': 12.5, 'train_samples_per_second': 8.0, 'train_steps_per_second': 0.8, 'train_loss': 1.0, 'epoch': 1.0}\n",
 		"[batch=1/2]:\n\t Train throughput/batches_per_sec: 0.0000\n\t Train memory/peak_reserved_mem: 999999999.9\n[epoch=1][batch=2/2]:\n\t Train time/batch: 99999999999999999999\n",
-		"[token=100/200]:\n\t Train time/batch: 3\n\t Train throughput/batches_per_sec: 1.5000\n[batch=2/3]:\n"} {
+		"[token=100/200]:\n\t Train time/batch: 3\n\t Train throughput/batches_per_sec: 1.5000\n[batch=2/3]:\n",
+		"epoch=0/micro_step=99999999999999999999/global_step=1, RunningAvgSamplesPerSec=inf, CurrSamplesPerSec=nan, MaxMemAllocated=999999999.9GB\n",
+		"epoch=1/micro_step=5/global_step=9, RunningAvgSamplesPerSec=-inf, CurrSamplesPerSec=1e-300,\nepoch=0/micro_step=8/global_step=2, RunningAvgSamplesPerSec=1, CurrSamplesPerSec=0.0,\n",
+		"0/2000, SamplesPerSec=1\n[Rank 0] step=1, skipped=0, lr=[1]\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -194,7 +346,7 @@ func FuzzParseTrainLog(f *testing.F) {
 				t.Fatalf("steps out of order: %+v", l.Steps)
 			}
 		}
-		ss, err := l.Steady(8192)
+		ss, err := l.Steady(StepWork{Tokens: 8192, Samples: 64, GradAccum: 4})
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.log") || strings.ContainsAny(err.Error(), "\n\r") {
 				t.Fatalf("error %q is not one line naming the file", err)
@@ -267,7 +419,7 @@ func TestTrainLogSteadyFormats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		ss, err := l.Steady(0)
+		ss, err := l.Steady(StepWork{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

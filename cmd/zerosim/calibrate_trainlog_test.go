@@ -134,6 +134,39 @@ func TestCalibrateTrainLogHFSummary(t *testing.T) {
 	}
 }
 
+// TestCalibrateTrainLogDeepSpeed: DeepSpeed-Chat's step-2 log
+// (scenarios/testdata/trainlog/README.md; train_batch_size 64, micro_step
+// 4 × global_step) on the default scenario at grad_accum 4, whose global
+// batch is 1 × 4 × 16 = 64 samples too (the arithmetic, not that run's
+// model): global step 10 is warm-up, the median CurrSamplesPerSec of steps
+// 450–470 is 25.7338, 64 samples in 2.487 s. DeepSpeed prints allocated
+// memory only, so only the compute part is written, and the output says
+// why.
+func TestCalibrateTrainLogDeepSpeed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	log := trainLogs + "deepspeed-chat-step2-npu.log"
+	out, errOut, code := runCLI("calibrate", "--train-log", log, "default", "--set", "training.grad_accum=4", "--file", file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	step := units.Duration(math.Round(64 / 25.73380362582048 * float64(units.Second)))
+	for _, line := range []string{
+		"train log:           " + log + ": deepspeed, 4 logged steps (10–470)\n",
+		"steady state:        steps 450–470 (3 lines), after 1 of warm-up",
+		"logged step:         median 2.487s (64 samples per step, micro_batch × grad_accum × dp, over CurrSamplesPerSec, median 25.73); quartiles 2.479s–2.489s, range 2.479s–2.497s\n",
+		"max reserved:        none: DeepSpeed's lines print MemAllocated and MaxMemAllocated (torch's allocated memory, at most 38.49 GiB at line 22), not the max reserved the allocator overhead is fitted to",
+		"measured:            step 2.487s\n",
+		"wrote:               " + file + " (compute part); scenarios use it as communication.calibration\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	if c := readCal(t, file); c.Compute == nil || c.Memory != nil || math.Abs(c.Compute.MeasuredMS-float64(step)/1e9) > 1e-9 || c.Compute.Source != log {
+		t.Errorf("calibration %+v", c)
+	}
+}
+
 // TestCalibrateTrainLogErrors: one line naming the file or the flag, exit
 // 2, nothing written.
 func TestCalibrateTrainLogErrors(t *testing.T) {
@@ -149,6 +182,12 @@ func TestCalibrateTrainLogErrors(t *testing.T) {
 		{"none", []string{"--train-log", "-", "default"}, "hello\n", "<stdin>: no training step found"},
 		{"hf few", []string{"--train-log", trainLogs + "hf-transformers-issue262.log", "default"}, "", trainLogs + "hf-transformers-issue262.log: 2 logged steps, 1 after skipping 1 of warm-up"},
 		{"composer no rate", []string{"--train-log", trainLogs + "composer-llm-shearing-issue24.log", "default"}, "", trainLogs + "composer-llm-shearing-issue24.log: 1 Composer blocks, none with Train throughput/batches_per_sec"},
+		// Megatron-DeepSpeed at GRAD_ACC_STEPS=8: one engine.step() per
+		// optimizer step, its timer on the last micro-batch only.
+		{"deepspeed accumulation", []string{"--train-log", trainLogs + "deepspeed-megatron-alcf-gas8.log", "default", "--set", "training.grad_accum=8"}, "",
+			trainLogs + "deepspeed-megatron-alcf-gas8.log:9: micro_step 3 at global_step 3: 1 engine.step() calls per optimizer step, the scenario's grad_accum is 8"},
+		{"deepspeed old", []string{"--train-log", "-", "default"}, "[2021-11-26 03:07:16,494] [INFO] [timer.py:181:stop] 0/2000, SamplesPerSec=9.526738918021234\n",
+			"<stdin>:1: DeepSpeed's throughput line of a version before v0.8.0"},
 		{"missing", []string{"--train-log", "nope.log", "default"}, "", "--train-log nope.log: cannot read"},
 		{"both stdin", []string{"--train-log", "-", "-"}, "", "--train-log - and the scenario -"},
 		{"two", []string{"--train-log", "x.log", "--step-time", "1s", "default"}, "", "--step-time and --train-log: give one measurement"},

@@ -25,7 +25,7 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 		data, err = readFileBounded(path, scenarios.MaxTrainLogBytes)
 	}
 	if errors.Is(err, errTooLarge) {
-		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, or Composer's blocks)", name, scenarios.MaxTrainLogBytes>>20)}
+		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, Composer's blocks, or 'SamplesPerSec' for DeepSpeed's)", name, scenarios.MaxTrainLogBytes>>20)}
 	}
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--train-log %s: cannot read: %v", name, errors.Unwrap(err))}
@@ -57,16 +57,12 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	if err != nil {
 		return err
 	}
-	// torchtitan's tps counts a data-parallel rank's tokens (every
-	// micro-batch's labels, before context parallelism shards them) per GPU
-	// of its model-parallel group.
-	tr := s.Training
-	tokens := float64(tr.MicroBatch) * float64(tr.GradAccum) * float64(s.Model.SeqLen) / float64(max(1, s.Parallelism.CP))
-	ss, err := log.Steady(tokens)
+	work := trainLogWork(s)
+	ss, err := log.Steady(work)
 	if err != nil {
 		return inputError{err}
 	}
-	sum := trainLogSummary(log, ss, s.Name, tokens)
+	sum := trainLogSummary(log, ss, s.Name, work)
 	// The memory fit first, so that a refused peak writes nothing.
 	cm, memRep, err := fitTrainLogMemory(a, o, s, old, withNetwork, log, ss)
 	if err != nil {
@@ -100,6 +96,22 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	return nil
 }
 
+// trainLogWork is what one optimizer step of s trains. torchtitan's tps
+// counts a data-parallel rank's tokens (every micro-batch's labels, before
+// context parallelism shards them) per GPU of its model-parallel group;
+// DeepSpeed's samples per second the global batch, train_batch_size =
+// micro batch × gradient accumulation × data-parallel size
+// (deepspeed/runtime/config.py at edaa7221267243c7be7fb49c5d5f5c4fb97b4641,
+// whose world size excludes sequence parallelism).
+func trainLogWork(s *scenarios.Scenario) scenarios.StepWork {
+	tr := s.Training
+	return scenarios.StepWork{
+		Tokens:    float64(tr.MicroBatch) * float64(tr.GradAccum) * float64(s.Model.SeqLen) / float64(max(1, s.Parallelism.CP)),
+		Samples:   float64(tr.MicroBatch) * float64(tr.GradAccum) * float64(s.Parallelism.DP),
+		GradAccum: max(1, tr.GradAccum),
+	}
+}
+
 // noMemory says why a log gives no max reserved memory.
 func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
 	if ss.Reserved > 0 {
@@ -110,6 +122,12 @@ func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
 		return `the log has no report_memory line ("memory (MB) | … | max reserved: …")`
 	case scenarios.TrainLogHFTrainer:
 		return "the Hugging Face Trainer prints no memory by default (its memory metrics, skip_memory_metrics=False, are allocated deltas, not torch's max reserved)"
+	case scenarios.TrainLogDeepSpeed:
+		peak := ""
+		if l.MaxAllocated > 0 {
+			peak = fmt.Sprintf(", at most %s at line %d", units.Bytes(l.MaxAllocated), l.MaxAllocatedLine)
+		}
+		return fmt.Sprintf("DeepSpeed's lines print MemAllocated and MaxMemAllocated (torch's allocated memory%s), not the max reserved the allocator overhead is fitted to (calibrate --reserved takes torch.cuda.max_memory_reserved())", peak)
 	case scenarios.TrainLogComposer:
 		for _, s := range l.Steps {
 			if s.Memory {
@@ -127,17 +145,19 @@ func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
 }
 
 // trainLogSummary is what calibrate --train-log prints of the log read.
-func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenario string, tokens float64) *reports.TrainLogSummary {
+func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenario string, work scenarios.StepWork) *reports.TrainLogSummary {
 	sum := &reports.TrainLogSummary{File: log.File, Scenario: scenario, Format: log.Format, Logged: len(log.Steps),
 		Warmup: ss.Warmup, Lines: ss.Lines, First: ss.First, Last: ss.Last,
-		Median: ss.Median, Q1: ss.Q1, Q3: ss.Q3, Min: ss.Min, Max: ss.Max, MedianTPS: ss.MedianTPS,
+		Median: ss.Median, Q1: ss.Q1, Q3: ss.Q3, Min: ss.Min, Max: ss.Max, MedianTPS: ss.MedianTPS, MedianSamplesPerSec: ss.MedianSamplesPerSec,
 		Reserved: ss.Reserved, ReservedLine: ss.ReservedLine, NoMemory: noMemory(log, ss), Note: ss.Note}
 	if n := len(log.Steps); n > 0 {
 		sum.FirstLogged, sum.LastLogged = log.Steps[0].Step, log.Steps[n-1].Step
 	}
 	switch log.Format {
 	case scenarios.TrainLogTorchtitan:
-		sum.Tokens = int64(tokens + 0.5)
+		sum.Tokens = int64(work.Tokens + 0.5)
+	case scenarios.TrainLogDeepSpeed:
+		sum.Samples = int64(work.Samples + 0.5)
 	case scenarios.TrainLogHFTrainer:
 		sum.Basis = "the progress bar's s/it, or 1 / it/s"
 	case scenarios.TrainLogComposer:
