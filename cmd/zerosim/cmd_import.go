@@ -148,29 +148,32 @@ type hfLayerJSON struct {
 }
 
 type hfDimsJSON struct {
-	Hidden        int64  `json:"hidden"`
-	Heads         int64  `json:"heads,omitempty"`
-	KVHeads       int64  `json:"kv_heads,omitempty"`
-	HeadDim       int64  `json:"head_dim,omitempty"`
-	FFN           int64  `json:"ffn,omitempty"`
-	Experts       int64  `json:"experts,omitempty"`
-	TopK          int64  `json:"top_k,omitempty"`
-	ExpertFFN     int64  `json:"expert_ffn,omitempty"`
-	SharedExperts int64  `json:"shared_experts,omitempty"`
-	SharedFFN     int64  `json:"shared_ffn,omitempty"`
-	SharedGate    bool   `json:"shared_gate,omitempty"`
-	ValueHeadDim  int64  `json:"value_head_dim,omitempty"`
-	RopeHeadDim   int64  `json:"rope_head_dim,omitempty"`
-	QLoRARank     int64  `json:"q_lora_rank,omitempty"`
-	KVLoRARank    int64  `json:"kv_lora_rank,omitempty"`
-	Router        string `json:"router,omitempty"`
-	RouterNorm    bool   `json:"router_norm,omitempty"`
-	MTP           bool   `json:"mtp,omitempty"`
+	Hidden         int64  `json:"hidden"`
+	Heads          int64  `json:"heads,omitempty"`
+	KVHeads        int64  `json:"kv_heads,omitempty"`
+	HeadDim        int64  `json:"head_dim,omitempty"`
+	FFN            int64  `json:"ffn,omitempty"`
+	Experts        int64  `json:"experts,omitempty"`
+	TopK           int64  `json:"top_k,omitempty"`
+	ExpertFFN      int64  `json:"expert_ffn,omitempty"`
+	SharedExperts  int64  `json:"shared_experts,omitempty"`
+	SharedFFN      int64  `json:"shared_ffn,omitempty"`
+	SharedGate     bool   `json:"shared_gate,omitempty"`
+	ValueHeadDim   int64  `json:"value_head_dim,omitempty"`
+	RopeHeadDim    int64  `json:"rope_head_dim,omitempty"`
+	QLoRARank      int64  `json:"q_lora_rank,omitempty"`
+	KVLoRARank     int64  `json:"kv_lora_rank,omitempty"`
+	Router         string `json:"router,omitempty"`
+	RouterNorm     bool   `json:"router_norm,omitempty"`
+	MTP            bool   `json:"mtp,omitempty"`
+	Window         int64  `json:"window,omitempty"`
+	AttentionChunk int64  `json:"attention_chunk,omitempty"`
 }
 
 func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts,
-		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm, d.MTP}
+		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm, d.MTP,
+		d.Window, d.AttentionChunk}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {

@@ -75,6 +75,27 @@ func TestImportHF(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || len(j.Notes) != 2 || !strings.Contains(j.Notes[1], "sliding window of 128 tokens") {
 		t.Errorf("json: %v, code %d, notes %q", err, code, j.Notes)
 	}
+	// The JSON carries each block's window: gpt-oss-20b's 12 even layers
+	// (layer_types) slide over 128 tokens.
+	var w struct {
+		Layers []struct {
+			Dims *struct {
+				Window int64 `json:"window"`
+			} `json:"dims"`
+		} `json:"layer_list"`
+	}
+	windowed := 0
+	if err := json.Unmarshal([]byte(out), &w); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range w.Layers {
+		if l.Dims != nil && l.Dims.Window == 128 {
+			windowed++
+		}
+	}
+	if windowed != 12 {
+		t.Errorf("json: %d blocks with window 128, want 12", windowed)
+	}
 	_, stderr, code := runValidateCLI(t, nil, "import", "hf", "../../scenarios/testdata/hf/counts.json")
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not a JSON object") {
 		t.Errorf("bad file: code %d, %q", code, stderr)
