@@ -128,12 +128,8 @@ func TestTrainLogDeepSpeedWallClock(t *testing.T) {
 		{"deepspeed-fate-gpt2.log", 16, 1},
 		{"deepspeed-chat-step2-npu.log", 64, 4},
 	} {
-		p := filepath.Join("testdata", "trainlog", c.file)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := ParseTrainLog(p, data)
+		l := readTrainLog(t, c.file)
+		data, err := os.ReadFile(filepath.Join("testdata", "trainlog", c.file))
 		if err != nil {
 			t.Fatal(err)
 		}
