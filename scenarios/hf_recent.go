@@ -495,8 +495,8 @@ func (hm *HFModel) WindowSummary() string {
 	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d decoder blocks %s: above seq_len %d their attention is counted over what the mask keeps under training.attention flash, and over every score under sdpa (transformers hands SDPA the mask) and eager",
-		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow)
+	return fmt.Sprintf("%d of the %d decoder blocks %s: at seq_len above %d training.attention flash counts only the pairs the mask keeps; sdpa (which transformers hands the mask from seq_len %d on) and eager count every score",
+		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow, hm.SlidingWindow)
 }
 
 // hfGemma3 imports Gemma 3's text decoder (models/gemma3/modeling_gemma3.py
