@@ -314,7 +314,7 @@ func attentionText(s *scenarios.Scenario) string {
 		return ""
 	}
 	if t.AttentionKernel == scenarios.KernelEager {
-		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"
+		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
 	if s.Cluster.GPU == "" {
@@ -323,7 +323,40 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.AttentionEfficiency > 0 {
 		from = "training.attention_efficiency, set or calibrated"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from)
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s)
+}
+
+// windowText is the attention line's note on blocks that attend over a
+// sliding window or within chunks shorter than seq_len (dims.window,
+// dims.attention_chunk): how many, and whether the kernel's count keeps
+// to the window (flash without context parallelism, zero's blockMask) or
+// computes every score (sdpa, which transformers hands the mask; eager).
+// "" when no block is windowed below seq_len.
+func windowText(s *scenarios.Scenario) string {
+	var n, w int64
+	chunked := false
+	for _, l := range s.Model.LayerList {
+		if x := l.Dims; x != nil {
+			if k := max(x.Window, x.AttentionChunk); k > 0 && k < s.Model.SeqLen {
+				n, w, chunked = n+1, max(w, k), x.AttentionChunk > 0
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("over a %s-token sliding window", commas(w))
+	if chunked {
+		what = fmt.Sprintf("within %s-token chunks", commas(w))
+	}
+	how := "counted over the window"
+	switch {
+	case s.Parallelism.CP > 1:
+		how = "counted over all keys under context parallelism"
+	case s.Training.Attention != scenarios.AttentionFlash:
+		how = fmt.Sprintf("every score computed under %s", s.Training.Attention)
+	}
+	return fmt.Sprintf("; %d of %d blocks attend %s, %s", n, s.Model.Layers, what, how)
 }
 
 // attentionFinding says how much of a rank's compute attention takes, when

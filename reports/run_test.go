@@ -408,6 +408,17 @@ func TestAttentionHeadline(t *testing.T) {
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency, set or calibrated)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
 		{"no attention", "seed000-mlp", nil, ""},
+		// Mistral 7B's 32 blocks slide over 4,096 tokens (MistralConfig).
+		{"window, flash", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over the window"},
+		{"window, sdpa", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192", "training.attention=sdpa"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
+		{"window, eager", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192", "training.attention=eager"},
+			"eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM; 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under eager"},
+		{"window, cp", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192", "parallelism.cp=2", "parallelism.dp=8"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over all keys under context parallelism"},
+		{"window = seq_len", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 	} {
 		run := exampleRun(t, c.example, c.sets...)
 		got := ""
