@@ -437,6 +437,10 @@ func NoFitText(p *sweep.Plan) string {
 			strings.Join(p.OffloadSets, " --set "), gib(p.OffloadPeak)))
 		offload = ""
 	}
+	if len(p.LossSets) > 0 {
+		ways = append(ways, fmt.Sprintf("a fused cross-entropy loss in place of the fp32 one (flash-attn's, as llm-foundry's MPT runs), --set %s: peak %s, replayed (plan does not search the loss kernel)",
+			strings.Join(p.LossSets, " --set "), gib(p.LossPeak)))
+	}
 	return s + labelled("to fit: ", strings.Join(ways, "; or ")+"."+offload)
 }
 

@@ -34,6 +34,8 @@ type planJSON struct {
 	NodesToFit        int              `json:"nodes_to_fit,omitempty"`
 	OffloadSets       []string         `json:"offload_sets,omitempty"`
 	OffloadPeak       int64            `json:"offload_peak_bytes,omitempty"`
+	LossSets          []string         `json:"loss_sets,omitempty"`
+	LossPeak          int64            `json:"loss_peak_bytes,omitempty"`
 	Reason            string           `json:"reason"`
 	NoFit             string           `json:"no_fit,omitempty"`
 	Tokens            int64            `json:"train_tokens,omitempty"`
@@ -114,6 +116,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
 		SearchedRecompute: p.SearchedRecompute, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
+		LossSets: p.LossSets, LossPeak: p.LossPeak,
 		Network: newNetworkPlanJSON(np)}
 	if o.Rows == nil {
 		o.Rows = []planRowJSON{} // [] when nothing fits, never null

@@ -189,6 +189,14 @@ type Plan struct {
 	// plan does not search offload.
 	OffloadSets []string
 	OffloadPeak int64
+	// LossSets is training.cross_entropy=fused when Smallest fits the GPU
+	// with flash-attn's fused loss in place of the fp32 cross-entropy (the
+	// fp32 logits and their gradients are what breaks the fit at long
+	// sequences and large vocabularies: docs/memory-model.md), judged as
+	// OffloadSets is, with LossPeak its replayed peak; empty otherwise.
+	// Set only when nothing fits: plan does not search the loss kernel.
+	LossSets []string
+	LossPeak int64
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -418,8 +426,30 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	if len(p.Rows) == 0 {
 		p.NodesToFit = nodesToFit(src, s, p.Smallest)
 		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest)
+		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest)
 	}
 	return p, nil
+}
+
+// lossToFit is training.cross_entropy=fused when c fits under it and s's
+// loss is the fp32 one, with the replayed peak; nil otherwise. Models
+// without a vocabulary have no loss kernel to change.
+func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64) {
+	if s.Model.Vocab == 0 || s.Training.CrossEntropy == scenarios.CrossEntropyFused {
+		return nil, 0
+	}
+	o := []string{"training.cross_entropy=fused"}
+	f, err := src.Load(append(c.Sets(), o...)...)
+	if err != nil {
+		return nil, 0
+	}
+	if rep, err := memory.Analyze(f, memory.Options{}); err != nil || !rep.Fits {
+		return nil, 0
+	}
+	if peak, ok := replayFits(f); ok {
+		return o, peak
+	}
+	return nil, 0
 }
 
 // offloadToFit is the least offload under which c fits (offload_optimizer

@@ -2,11 +2,13 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/zero"
@@ -243,6 +245,56 @@ func TestPlanOffloadToFit(t *testing.T) {
 				}
 				break
 			}
+		}
+	}
+}
+
+// TestPlanLossToFit: Gemma 2 9B (vocabulary 256,000) at 32,768 tokens fits
+// no H100 at any ZeRO stage with full checkpointing: the fp32
+// cross-entropy's logits are per GPU and no stage shards them. Under
+// flash-attn's fused loss the smallest configuration fits, and the plan
+// names it with the peak the replay of that configuration gives; a
+// scenario that already runs the fused loss, or a model without a
+// vocabulary, gets no such suggestion.
+func TestPlanLossToFit(t *testing.T) {
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"full"}, Algorithms: []string{"ring"}, Prefetch: []int{1}}
+	src := exampleSource(t, "default", "model.preset=gemma2-9b", "model.seq_len=32768")
+	p, err := PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) != 0 || !slices.Equal(p.LossSets, []string{"training.cross_entropy=fused"}) {
+		t.Fatalf("%d rows, loss %v; want none and the fused loss", len(p.Rows), p.LossSets)
+	}
+	for _, o := range [][]string{nil, p.LossSets} {
+		s, err := src.Load(append(p.Smallest.Sets(), o...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := zero.Replay(s, zero.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		peak, _ := res.Peak()
+		if fits := res.Fits(p.GPUMemory); fits != (o != nil) {
+			t.Errorf("%v: fits %v at %d B", o, fits, peak)
+		}
+		if o != nil && peak != p.LossPeak {
+			t.Errorf("plan's fused-loss peak %d B, replayed %d B", p.LossPeak, peak)
+		}
+	}
+	golden.CheckQuotes(t, "../docs/sweeps.md", "TestPlanLossToFit",
+		fmt.Sprintf("32,768 tokens: %.1f GiB at ZeRO-3", float64(p.SmallestPeak)/(1<<30)),
+		fmt.Sprintf("full checkpointing, %.1f GiB under the fused loss", float64(p.LossPeak)/(1<<30)))
+	for _, sets := range [][]string{
+		{"model.preset=gemma2-9b", "model.seq_len=32768", "training.cross_entropy=fused", "cluster.gpu_memory=40GiB"},
+	} {
+		p, err := PlanSearch(context.Background(), exampleSource(t, "default", sets...), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Rows) != 0 || p.LossSets != nil {
+			t.Errorf("%v: %d rows, loss %v; want none and no loss suggestion", sets, len(p.Rows), p.LossSets)
 		}
 	}
 }
