@@ -481,6 +481,7 @@ var hfModelTypes = map[string]string{
 	"Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4", "Olmo2ForCausalLM": "olmo2",
 	"Olmo3ForCausalLM": "olmo3", "SmolLM3ForCausalLM": "smollm3", "Glm4MoeForCausalLM": "glm4_moe",
 	"Mistral3ForConditionalGeneration": "mistral3", "MiniMaxM2ForCausalLM": "minimax_m2", "SeedOssForCausalLM": "seed_oss",
+	"Dots1ForCausalLM": "dots1",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
@@ -507,6 +508,7 @@ var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
 	"Mistral3ForConditionalGeneration": hfMistral3,
 	"MiniMaxM2ForCausalLM":             hfMiniMaxM2,
 	"SeedOssForCausalLM":               hfSeedOss,
+	"Dots1ForCausalLM":                 hfDots1,
 	"GPTNeoXForCausalLM":               hfGPTNeoX,
 	"GPT2LMHeadModel":                  hfGPT2,
 	"OPTForCausalLM":                   hfOPT,

@@ -3,9 +3,9 @@ package scenarios
 import "encoding/json"
 
 // This file imports GLM-4.5 / GLM-4.6 / GLM-4.5-Air (Glm4MoeForCausalLM),
-// MiniMax-M2 (MiniMaxM2ForCausalLM), Seed-OSS (SeedOssForCausalLM), the
-// text decoder of Mistral Small 3.1/3.2 (Mistral3ForConditionalGeneration)
-// and the parts of SmolLM3 that Llama's import does not read (NoPE layers
+// MiniMax-M2 (MiniMaxM2ForCausalLM), Seed-OSS (SeedOssForCausalLM),
+// dots.llm1 (Dots1ForCausalLM), the text decoder of Mistral Small 3.1/3.2
+// (Mistral3ForConditionalGeneration) and the parts of SmolLM3 that Llama's import does not read (NoPE layers
 // and their sliding windows); OLMo 3 is OLMo 2's import with
 // layer_types (hfLlamaLike). What zerosim cannot model of them is named
 // in HFModel.Notes, as for the other architectures.
@@ -420,5 +420,149 @@ func hfSeedOss(c *hfConfig) (*HFModel, error) {
 		2*p.linear(h, d.FFN, mlpBias), p.linear(d.FFN, h, mlpBias))
 	embed := p.mul(hm.Vocab, h)
 	hm.assemble(&p, embed, uniform(hm.Layers, block, *d), h, hm.untied(embed))
+	return hm, nil
+}
+
+// hfDots1 imports Dots1ForCausalLM (rednote-hilab's dots.llm1), the module
+// tree of models/dots1/modeling_dots1.py
+// @ 00b676f8f0489b88652a31d70751cc540dd06305, Qwen3's attention on
+// DeepSeek-V3's MoE:
+//
+//   - Dots1Attention: q_proj Linear(h, heads·head_dim), k_proj and v_proj
+//     Linear(h, kv_heads·head_dim), o_proj back, all four with bias =
+//     attention_bias; q_norm and k_norm RMSNorm(head_dim), per head;
+//     head_dim = config.head_dim when the file gives one, else
+//     hidden/heads. A layer whose layer_types entry is "sliding_attention"
+//     attends over sliding_window (HFModel.setWindows).
+//   - input_ and post_attention_layernorm RMSNorm(h); layer i holds
+//     Dots1MLP(intermediate_size) when i < first_k_dense_replace, else
+//     Dots1MoE: n_routed_experts Dots1MLP(moe_intermediate_size) without
+//     biases, gate = Dots1TopkRouter, weight (n_routed_experts, h) and the
+//     registered (persistent) e_score_correction_bias buffer
+//     (n_routed_experts), stored in the checkpoint and counted as
+//     DeepSeek-V3's; shared_experts Dots1MLP(moe_intermediate_size ·
+//     n_shared_experts), which every token goes through. The router is
+//     DeepSeek-V3's to the letter (fp32 gate Linear, sigmoid, bias for the
+//     choice only, top-2 sum per group, topk_group of n_group groups,
+//     top-k, division by the sum + 1e-20 under norm_topk_prob,
+//     routed_scaling_factor): RouterDeepseekV3, checked by groupRouting.
+//   - final norm; lm_head untied (tie_word_embeddings default false).
+//
+// Defaults are Dots1Config's (configuration_dots1.py
+// @ 008e574391258935f3ecc3035c882e73bbcac419; attribute_map
+// num_local_experts → n_routed_experts): num_key_value_heads 32 (null:
+// num_attention_heads), moe_intermediate_size 1408, first_k_dense_replace
+// 0, n_group 1, topk_group 1 (null, as the published base and instruct
+// configs leave them, is one group: no restriction), norm_topk_prob false,
+// attention_bias false, sliding_window 4096 (null: none) and layer_types
+// sliding from max_window_layers (62) on. n_routed_experts,
+// n_shared_experts and num_experts_per_tok default to None, which
+// Dots1MoE cannot build: they are required once a layer is MoE. The
+// published config.json's moe_layer_freq, scoring_func, topk_method and
+// use_sliding_window are not read by the modeling file, nor here.
+func hfDots1(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	defKV := min(32, d.Heads)
+	if v, ok := c.m["num_key_value_heads"]; ok && v == nil {
+		defKV = d.Heads
+	}
+	if d.KVHeads, err = c.kvHeads(defKV, d.Heads); err != nil {
+		return nil, err
+	}
+	if d.HeadDim, err = c.intOr(h/d.Heads, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.HeadDim == 0 {
+		return nil, c.errorf("hidden_size=%d is smaller than num_attention_heads=%d (add head_dim or fix the sizes)", h, d.Heads)
+	}
+	if d.FFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	firstDense, err := c.intOr(0, 0, maxLayers, "first_k_dense_replace")
+	if err != nil {
+		return nil, err
+	}
+	moe := firstDense < hm.Layers
+	var routed, shared, ng, tg int64
+	if moe {
+		if d.ExpertFFN, err = c.intOr(1408, 1, maxFFN, "moe_intermediate_size"); err != nil {
+			return nil, err
+		}
+		if routed, err = c.int(1, maxExperts, "n_routed_experts", "num_local_experts"); err != nil {
+			return nil, err
+		}
+		if shared, err = c.int(0, maxExperts, "n_shared_experts"); err != nil {
+			return nil, err
+		}
+		if d.TopK, err = c.int(1, routed, "num_experts_per_tok"); err != nil {
+			return nil, err
+		}
+		if ng, tg, err = c.groupRouting(routed, d.TopK, 1, 1); err != nil {
+			return nil, err
+		}
+		if d.RouterNorm, err = c.boolOr(false, "norm_topk_prob"); err != nil {
+			return nil, err
+		}
+	}
+	bias, err := c.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	w, err := c.window(4096, "sliding_window")
+	if err != nil {
+		return nil, err
+	}
+	fromLayer, err := c.intOr(62, 0, maxLayers, "max_window_layers")
+	if err != nil {
+		return nil, err
+	}
+	windowed, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return w > 0 && i >= fromLayer })
+	if err != nil {
+		return nil, err
+	}
+	hm.setWindows(w, false, windowed)
+
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim, 2*h)
+	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, false), p.linear(ffn, h, false)) }
+	one := mlp(d.ExpertFFN)
+	var blocks []hfBlock
+	for i := range hm.Layers {
+		bd := *d
+		if i < firstDense {
+			bd.ExpertFFN, bd.TopK, bd.RouterNorm = 0, 0, false
+			blocks = append(blocks, hfBlock{dense: p.add(attn, mlp(d.FFN)), dims: bd})
+			continue
+		}
+		bd.FFN, bd.Experts, bd.SharedExperts, bd.Router = 0, routed, shared, RouterDeepseekV3
+		// The gate weight, e_score_correction_bias and the shared experts.
+		dense := p.add(attn, p.mul(routed, h), routed)
+		if shared > 0 {
+			bd.SharedFFN = p.mul(d.ExpertFFN, shared)
+			dense = p.add(dense, mlp(bd.SharedFFN))
+		}
+		blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd})
+	}
+	if moe {
+		d.Experts, d.SharedExperts, d.Router = routed, shared, RouterDeepseekV3
+		if shared > 0 {
+			d.SharedFFN = p.mul(d.ExpertFFN, shared)
+		}
+	}
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
+	if moe {
+		hm.groupNote(ng, tg, d.TopK)
+	}
+	hm.quantizationNote(c, "rednote publishes the bf16 weights as well")
 	return hm, nil
 }

@@ -465,6 +465,7 @@ func TestHFLatestErrors(t *testing.T) {
 	mm := `{"architectures": ["MiniMaxM2ForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 32, "num_local_experts": 4, "num_experts_per_tok": 2`
 	ms := `{"architectures": ["Mistral3ForConditionalGeneration"], "vision_config": {}`
 	text := `"text_config": {"vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 32`
+	dots := `{"architectures": ["Dots1ForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 32`
 	seed := `{"architectures": ["SeedOssForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 32`
 	for _, c := range []struct{ in, want string }{
 		{mm + `}`, ""},
@@ -482,6 +483,14 @@ func TestHFLatestErrors(t *testing.T) {
 		{ms + `, ` + text + `, "model_type": "ministral3"}}`, `c.json: text_config.model_type is "ministral3": zerosim imports Mistral3ForConditionalGeneration with a "mistral" text decoder`},
 		{ms + `, ` + text + `, "sliding_window": 0}}`, "c.json: text_config.sliding_window=0 is out of range"},
 		{ms + `, "text_config": {"vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}}`, "c.json: text_config.intermediate_size is missing"},
+		{dots + `, "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2}`, ""},
+		{dots + `, "first_k_dense_replace": 2}`, ""},
+		{dots + `}`, "c.json: n_routed_experts is missing (add it to config.json)"},
+		{dots + `, "n_routed_experts": 4, "num_experts_per_tok": 2}`, "c.json: n_shared_experts is missing"},
+		{dots + `, "n_routed_experts": 4, "n_shared_experts": 1}`, "c.json: num_experts_per_tok is missing"},
+		{dots + `, "n_routed_experts": 6, "n_shared_experts": 1, "num_experts_per_tok": 2, "n_group": 4}`, "c.json: n_group=4 does not divide n_routed_experts=6"},
+		{dots + `, "first_k_dense_replace": 2, "layer_types": ["sliding_attention"]}`, "c.json: layer_types has 1 entries for num_hidden_layers=2"},
+		{dots + `, "first_k_dense_replace": 2, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
 		{seed + `}`, ""},
 		{seed + `, "attention_out_bias": 1}`, "c.json: attention_out_bias is 1, not a boolean"},
 		{seed + `, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
@@ -515,6 +524,7 @@ func TestHFLatestScenario(t *testing.T) {
 		{"  hf_config: hf-extra/mistral-small-3.1-24b-instruct-2503.json\n", 40, 23_572_403_200, []string{"vision_config: the Pixtral vision tower"}},
 		{"  hf_config: hf-extra/mistral-small-3.1-24b-instruct-2503.json\n  layers: 2\n", 2, 2*671_088_640 + 5120 + 2*555_755_520, []string{"vision_config: the Pixtral vision tower"}},
 		{"  hf_config: hf-extra/seed-oss-36b.json\n", 64, 36_151_104_512, nil},
+		{"  hf_config: hf-extra/dots-llm1-base.json\n  layers: 4\n", 4, 0, nil},
 		{"  hf_config: hf-extra/minimax-m2.json\n", 62, 228_689_764_864, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
 		{"  hf_config: hf-extra/minimax-m2.json\n  layers: 3\n", 3, 0, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
 	} {
@@ -532,4 +542,69 @@ func TestHFLatestScenario(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHFDots1 holds dots.llm1 (testdata/hf-extra/dots-llm1-base.json) to
+// 142,774,381,696, the BF16 parameters of rednote-hilab/dots.llm1.base's
+// Hub safetensors metadata (a dots1 audit's checkpoint sweep, find_string
+// "142,774,"), which holds the 61·128 e_score_correction_bias entries, and
+// to the card's "14B activated" (14.02B with the embedding and output
+// head, as rednote counts it: 142B total is the same convention).
+func TestHFDots1(t *testing.T) {
+	const total, h, vocab, experts, layers = 142_774_381_696, 4096, 152064, 128, 62
+	one := int64(3 * h * 1408)
+	moe := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, Experts: experts, TopK: 6, ExpertFFN: 1408, SharedExperts: 2, SharedFFN: 2816,
+		Router: RouterDeepseekV3, RouterNorm: true}
+	dense := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 10944}
+	for _, c := range []struct {
+		name           string
+		set            map[string]any
+		total          int64
+		window, layers int64
+		notes          int
+	}{
+		{"published", nil, total, 0, 0, 0},
+		// The instruct config adds n_group and topk_group 1 (the FP8 one
+		// too): one group, nothing changes.
+		{"n_group 1", map[string]any{"n_group": 1, "topk_group": 1}, total, 0, 0, 0},
+		{"num_local_experts alias", map[string]any{"n_routed_experts": nil, "num_local_experts": 128}, total, 0, 0, 0},
+		// attention_bias puts biases on q, k, v and o.
+		{"attention_bias", map[string]any{"attention_bias": true}, total + layers*4*h, 0, 0, 0},
+		// Dots1Config's sliding_window 4096 with layer_types from
+		// max_window_layers on.
+		{"sliding from layer 31", map[string]any{"sliding_window": nil, "max_window_layers": 31}, total, 4096, 31, 0},
+		{"sliding_window without a window layer", map[string]any{"sliding_window": nil}, total, 0, 0, 0},
+		{"node-limited routing", map[string]any{"n_group": 8, "topk_group": 4}, total, 0, 0, 1},
+	} {
+		hm := hfVariant(t, "dots-llm1-base", c.set)
+		checkHF(t, hm, c.total, c.total-61*(experts-6)*one)
+		if a := hm.Active; a < 13_500_000_000 || a >= 14_500_000_000 {
+			t.Errorf("%s: %d active, want 14B", c.name, a)
+		}
+		if d := blockDims(hm, "block.0"); d == nil || *d != dense {
+			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, dense)
+		}
+		want := moe
+		if c.layers > 0 {
+			want.Window = c.window
+		}
+		if d := blockDims(hm, "block.61"); d == nil || *d != want {
+			t.Errorf("%s: block.61 dims %+v, want %+v", c.name, d, want)
+		}
+		if hm.Layers != layers || len(hm.LayerList) != 1+62+61+2 || hm.Tied || hm.SlidingWindow != c.window || hm.WindowLayers != c.layers || len(hm.Notes) != c.notes {
+			t.Errorf("%s: %d layers, %d units, tied %v, window %d over %d layers, notes %q", c.name, hm.Layers, len(hm.LayerList), hm.Tied,
+				hm.SlidingWindow, hm.WindowLayers, hm.Notes)
+		}
+	}
+	// Two layers by hand from modeling_dots1.py: MHA without biases,
+	// q_norm and k_norm of head_dim, a dense layer 0 and a MoE layer 1
+	// (gate, e_score_correction_bias, two shared experts' MLP, 128
+	// experts), final norm, untied head.
+	two := hfVariant(t, "dots-llm1-base", map[string]any{"num_hidden_layers": 2})
+	attn := int64(4*h*h + 2*128 + 2*h)
+	checkHF(t, two, 2*vocab*h+h+attn+3*h*10944+attn+experts*h+experts+3*h*2816+experts*one, 2*vocab*h+h+attn+3*h*10944+attn+experts*h+experts+3*h*2816+6*one)
+	// Every layer dense (first_k_dense_replace ≥ layers) needs no expert keys.
+	allDense := hfVariant(t, "dots-llm1-base", map[string]any{"num_hidden_layers": 2, "first_k_dense_replace": 2, "n_routed_experts": nil,
+		"n_shared_experts": nil, "num_experts_per_tok": nil})
+	checkHF(t, allDense, 2*vocab*h+h+2*(attn+3*h*10944), 0)
 }
