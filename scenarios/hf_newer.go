@@ -1,7 +1,11 @@
 package scenarios
 
-// This file imports GLM-4.5 / GLM-4.6 / GLM-4.5-Air (Glm4MoeForCausalLM)
-// and the parts of SmolLM3 that Llama's import does not read (NoPE layers
+import "encoding/json"
+
+// This file imports GLM-4.5 / GLM-4.6 / GLM-4.5-Air (Glm4MoeForCausalLM),
+// MiniMax-M2 (MiniMaxM2ForCausalLM), Seed-OSS (SeedOssForCausalLM),
+// dots.llm1 (Dots1ForCausalLM), the text decoder of Mistral Small 3.1/3.2
+// (Mistral3ForConditionalGeneration) and the parts of SmolLM3 that Llama's import does not read (NoPE layers
 // and their sliding windows); OLMo 3 is OLMo 2's import with
 // layer_types (hfLlamaLike). What zerosim cannot model of them is named
 // in HFModel.Notes, as for the other architectures.
@@ -195,4 +199,370 @@ func (c *hfConfig) smolLM3Layers(hm *HFModel) error {
 			nope, hm.Layers)
 	}
 	return nil
+}
+
+// hfMistral3 imports Mistral3ForConditionalGeneration (Mistral Small
+// 3.1/3.2 and the checkpoints fine-tuned from it that keep its class), the
+// module tree of models/mistral3/modeling_mistral3.py
+// @ 00dcc6dda6f6d8e69541a6b51f97986a80242367: Mistral3Model holds a Pixtral
+// vision_tower, Mistral3MultiModalProjector (an RMSNorm, the patch
+// merger's Linear and two Linears to the text width) and language_model =
+// AutoModel.from_config(config.text_config); the class adds lm_head
+// Linear(text hidden, text vocab, bias=False). Mistral3Config
+// (configuration_mistral3.py @ 0db25542f2190e3dd1e402c477fa713ed516d655)
+// builds text_config with model_type "mistral" unless it names another,
+// so the decoder is MistralModel: text_config is imported as a
+// MistralForCausalLM config (hfLlamaLike's Mistral rules: no biases,
+// MistralConfig's defaults, sliding_window on every layer unless null —
+// Mistral Small 3.1 has null — through HFModel.setWindows). The output
+// layer is tied when text_config.tie_word_embeddings is (MistralConfig
+// default false): PreTrainedModel.tie_weights reads
+// config.get_text_config(decoder=True).tie_word_embeddings, the text
+// config's (transformers 4.5x modeling_utils.py, find_string hit 3303666);
+// a top-level tie_word_embeddings is not read. Another text_config
+// model_type (ministral3, say) is refused: its modeling file is not read
+// here. The vision tower and projector are noted, not counted, as Gemma
+// 3's and Llama 4's: zerosim simulates the decoder on text tokens.
+func hfMistral3(c *hfConfig) (*HFModel, error) {
+	v, present := c.m["text_config"]
+	sub, ok := v.(map[string]any)
+	if !present {
+		return nil, c.errorf("text_config is missing (Mistral3ForConditionalGeneration needs the text decoder's text_config object)")
+	}
+	if !ok {
+		return nil, c.errorf("text_config is %s (Mistral3ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(v))
+	}
+	if mt, ok := sub["model_type"]; ok && mt != nil && mt != "mistral" {
+		return nil, c.errorf("text_config.model_type is %s: zerosim imports Mistral3ForConditionalGeneration with a \"mistral\" text decoder (Mistral Small 3.1/3.2) only", describeJSON(mt))
+	}
+	text := make(map[string]any, len(sub)+1)
+	for k, x := range sub {
+		text[k] = x
+	}
+	text["architectures"] = []any{"MistralForCausalLM"}
+	hm, err := hfLlamaLike(&hfConfig{file: c.file, m: text, prefix: "text_config."})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.m["vision_config"]; ok {
+		hm.note("vision_config: the Pixtral vision tower and multi-modal projector of Mistral3ForConditionalGeneration are not imported; zerosim simulates the text decoder (language_model and lm_head) on text tokens")
+	}
+	hm.quantizationNote(c, "Mistral publishes the bf16 weights as well")
+	return hm, nil
+}
+
+// hfMiniMaxM2 imports MiniMaxM2ForCausalLM (MiniMax-M2, M2.1, M2.5), the
+// module tree of models/minimax_m2/modeling_minimax_m2.py
+// @ 0205eec1d869591488aa74eda3f2da23610c28d9:
+//
+//   - MiniMaxM2Attention: q_proj Linear(h, heads·head_dim), k_proj and
+//     v_proj Linear(h, kv_heads·head_dim), o_proj back, all without bias;
+//     q_norm RMSNorm(heads·head_dim) and k_norm RMSNorm(kv_heads·head_dim)
+//     over the whole projections (OLMo 2's placement, not Qwen3's per-head
+//     one), built whatever use_qk_norm and qk_norm_type say. The partial
+//     rotary embedding (rotary_dim, partial_rotary_factor) has no
+//     parameters.
+//   - input_ and post_attention_layernorm RMSNorm(h); every layer's mlp is
+//     MiniMaxM2SparseMoeBlock: gate = MiniMaxM2TopKRouter, weight
+//     (num_local_experts, h), no bias; e_score_correction_bias, a
+//     persistent buffer (num_local_experts) the checkpoint stores
+//     (block_sparse_moe.e_score_correction_bias) and counted as
+//     DeepSeek-V3's is; experts gate_up_proj (E, 2·intermediate_size, h) and
+//     down_proj (E, h, intermediate_size) without biases. No shared expert
+//     and no dense MLP: mlp_intermediate_size and shared_intermediate_size
+//     in the published config.json are not read by the modeling file (a
+//     nonzero shared_intermediate_size is refused rather than dropped).
+//   - final norm; lm_head untied (tie_word_embeddings default false).
+//
+// The router: F.linear in the weight's dtype, sigmoid in fp32, the bias
+// added for the choice only, top-num_experts_per_tok, the chosen weights
+// divided by their sum. No router the activation model knows
+// (memory.RouterTensors) has those tensors (DeepSeek-V3's casts input and
+// weight to fp32), so Router stays "" and a note says its forward tensors
+// are not counted.
+//
+// attn_type_list (MiniMax-M1's per-layer switch, 0 for lightning / linear
+// attention) is not read by the modeling file, which builds softmax
+// attention on every layer; an entry other than 1 is refused, as zerosim
+// does not model linear attention. use_mtp with num_mtp_modules: MiniMax's
+// multi-token-prediction modules are neither built by the modeling file nor
+// stored in the published checkpoint (its safetensors total is the main
+// model's, TestHFMiniMaxM2), so they are noted, not counted.
+//
+// Defaults are MiniMaxM2Config's (configuration_minimax_m2.py
+// @ 008e574391258935f3ecc3035c882e73bbcac419; attribute_map num_experts →
+// num_local_experts): num_key_value_heads 8, head_dim 128,
+// num_local_experts 256, num_experts_per_tok 8, tie_word_embeddings false.
+func hfMiniMaxM2(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	if d.KVHeads, err = c.kvHeads(min(8, d.Heads), d.Heads); err != nil {
+		return nil, err
+	}
+	if d.HeadDim, err = c.intOr(128, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.ExpertFFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	if d.Experts, err = c.intOr(256, 1, maxExperts, "num_local_experts", "num_experts"); err != nil {
+		return nil, err
+	}
+	if d.TopK, err = c.intOr(min(8, d.Experts), 1, d.Experts, "num_experts_per_tok"); err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	shared, err := c.intOr(0, 0, maxFFN, "shared_intermediate_size")
+	if err != nil {
+		return nil, err
+	}
+	if shared > 0 {
+		return nil, c.errorf("shared_intermediate_size=%d: MiniMaxM2ForCausalLM builds no shared expert, so transformers would drop it (set it to 0)", shared)
+	}
+	if v, ok := c.m["attn_type_list"]; ok && v != nil {
+		xs, isList := v.([]any)
+		if !isList {
+			return nil, c.errorf("attn_type_list is %s, not a list (use one 1, softmax attention, per layer)", describeJSON(v))
+		}
+		for i, x := range xs {
+			if n, isNum := x.(json.Number); !isNum || n != "1" {
+				return nil, c.errorf("attn_type_list[%d] is %s: only 1 (softmax attention) is supported; 0 is MiniMax-M1's linear (lightning) attention, which MiniMaxM2ForCausalLM does not build and zerosim does not model", i, describeJSON(x))
+			}
+		}
+	}
+	useMTP, err := c.boolOr(false, "use_mtp")
+	if err != nil {
+		return nil, err
+	}
+	mtp, err := c.intOr(0, 0, maxLayers, "num_mtp_modules")
+	if err != nil {
+		return nil, err
+	}
+
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	attn := p.add(p.linear(h, q, false), 2*p.linear(h, kv, false), p.linear(q, h, false), q, kv)
+	one := p.mul(3, h, d.ExpertFFN)
+	// The norms, the gate weight and e_score_correction_bias.
+	dense := p.add(attn, 2*h, p.mul(d.Experts, h), d.Experts)
+	var blocks []hfBlock
+	for range hm.Layers {
+		blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: *d})
+	}
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
+	hm.note("MiniMaxM2TopKRouter (bf16 gate, fp32 sigmoid, bias for the choice only, top-%d renormalised) is not a router zerosim's activation model knows: its forward tensors are not counted", d.TopK)
+	if useMTP && mtp > 0 {
+		hm.note("use_mtp, num_mtp_modules=%d: MiniMax's multi-token-prediction modules are in neither transformers' MiniMaxM2ForCausalLM nor the published checkpoint; they are not counted or simulated", mtp)
+	}
+	hm.quantizationNote(c, "its fp8 128×128 block scales are not counted")
+	return hm, nil
+}
+
+// hfSeedOss imports SeedOssForCausalLM (Seed-OSS-36B), the module tree of
+// models/seed_oss/modeling_seed_oss.py
+// @ 0233e509531ace915c8241b4c16c8032a583279c: Llama's (input_ and
+// post_attention_layernorm RMSNorm(h), gate/up/down Linear with bias =
+// mlp_bias, final norm) with its own attention biases: q_proj, k_proj and
+// v_proj with bias = attention_bias, o_proj with bias =
+// attention_out_bias. The residual dropout (attention_dropout,
+// residual_dropout, 0.1 by default) has no parameters. Defaults are
+// SeedOssConfig's (configuration_seed_oss.py
+// @ 008e574391258935f3ecc3035c882e73bbcac419): attention_bias true,
+// attention_out_bias false, mlp_bias false, num_key_value_heads 8 (null:
+// num_attention_heads), head_dim 128 (null: hidden/heads),
+// tie_word_embeddings false.
+func hfSeedOss(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	defKV, defHeadDim := min(8, d.Heads), int64(128)
+	if v, ok := c.m["num_key_value_heads"]; ok && v == nil {
+		defKV = d.Heads
+	}
+	if v, ok := c.m["head_dim"]; ok && v == nil {
+		defHeadDim = h / d.Heads
+	}
+	if d.KVHeads, err = c.kvHeads(defKV, d.Heads); err != nil {
+		return nil, err
+	}
+	if d.HeadDim, err = c.intOr(defHeadDim, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.HeadDim == 0 {
+		return nil, c.errorf("hidden_size=%d is smaller than num_attention_heads=%d (add head_dim or fix the sizes)", h, d.Heads)
+	}
+	if d.FFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	var qkvBias, outBias, mlpBias bool
+	for _, b := range []struct {
+		dst *bool
+		def bool
+		key string
+	}{{&qkvBias, true, "attention_bias"}, {&outBias, false, "attention_out_bias"}, {&mlpBias, false, "mlp_bias"}, {&hm.Tied, false, "tie_word_embeddings"}} {
+		if *b.dst, err = c.boolOr(b.def, b.key); err != nil {
+			return nil, err
+		}
+	}
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	block := p.add(p.linear(h, q, qkvBias), 2*p.linear(h, kv, qkvBias), p.linear(q, h, outBias), 2*h,
+		2*p.linear(h, d.FFN, mlpBias), p.linear(d.FFN, h, mlpBias))
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, uniform(hm.Layers, block, *d), h, hm.untied(embed))
+	return hm, nil
+}
+
+// hfDots1 imports Dots1ForCausalLM (rednote-hilab's dots.llm1), the module
+// tree of models/dots1/modeling_dots1.py
+// @ 00b676f8f0489b88652a31d70751cc540dd06305, Qwen3's attention on
+// DeepSeek-V3's MoE:
+//
+//   - Dots1Attention: q_proj Linear(h, heads·head_dim), k_proj and v_proj
+//     Linear(h, kv_heads·head_dim), o_proj back, all four with bias =
+//     attention_bias; q_norm and k_norm RMSNorm(head_dim), per head;
+//     head_dim = config.head_dim when the file gives one, else
+//     hidden/heads. A layer whose layer_types entry is "sliding_attention"
+//     attends over sliding_window (HFModel.setWindows).
+//   - input_ and post_attention_layernorm RMSNorm(h); layer i holds
+//     Dots1MLP(intermediate_size) when i < first_k_dense_replace, else
+//     Dots1MoE: n_routed_experts Dots1MLP(moe_intermediate_size) without
+//     biases, gate = Dots1TopkRouter, weight (n_routed_experts, h) and the
+//     registered (persistent) e_score_correction_bias buffer
+//     (n_routed_experts), stored in the checkpoint and counted as
+//     DeepSeek-V3's; shared_experts Dots1MLP(moe_intermediate_size ·
+//     n_shared_experts), which every token goes through. The router is
+//     DeepSeek-V3's to the letter (fp32 gate Linear, sigmoid, bias for the
+//     choice only, top-2 sum per group, topk_group of n_group groups,
+//     top-k, division by the sum + 1e-20 under norm_topk_prob,
+//     routed_scaling_factor): RouterDeepseekV3, checked by groupRouting.
+//   - final norm; lm_head untied (tie_word_embeddings default false).
+//
+// Defaults are Dots1Config's (configuration_dots1.py
+// @ 008e574391258935f3ecc3035c882e73bbcac419; attribute_map
+// num_local_experts → n_routed_experts): num_key_value_heads 32 (null:
+// num_attention_heads), moe_intermediate_size 1408, first_k_dense_replace
+// 0, n_group 1, topk_group 1 (null, as the published base and instruct
+// configs leave them, is one group: no restriction), norm_topk_prob false,
+// attention_bias false, sliding_window 4096 (null: none) and layer_types
+// sliding from max_window_layers (62) on. n_routed_experts,
+// n_shared_experts and num_experts_per_tok default to None, which
+// Dots1MoE cannot build: they are required once a layer is MoE. The
+// published config.json's moe_layer_freq, scoring_func, topk_method and
+// use_sliding_window are not read by the modeling file, nor here.
+func hfDots1(c *hfConfig) (*HFModel, error) {
+	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
+	if err != nil {
+		return nil, err
+	}
+	d := &hm.Dims
+	h := d.Hidden
+	defKV := min(32, d.Heads)
+	if v, ok := c.m["num_key_value_heads"]; ok && v == nil {
+		defKV = d.Heads
+	}
+	if d.KVHeads, err = c.kvHeads(defKV, d.Heads); err != nil {
+		return nil, err
+	}
+	if d.HeadDim, err = c.intOr(h/d.Heads, 1, maxHeadDim, "head_dim"); err != nil {
+		return nil, err
+	}
+	if d.HeadDim == 0 {
+		return nil, c.errorf("hidden_size=%d is smaller than num_attention_heads=%d (add head_dim or fix the sizes)", h, d.Heads)
+	}
+	if d.FFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
+		return nil, err
+	}
+	firstDense, err := c.intOr(0, 0, maxLayers, "first_k_dense_replace")
+	if err != nil {
+		return nil, err
+	}
+	moe := firstDense < hm.Layers
+	var routed, shared, ng, tg int64
+	if moe {
+		if d.ExpertFFN, err = c.intOr(1408, 1, maxFFN, "moe_intermediate_size"); err != nil {
+			return nil, err
+		}
+		if routed, err = c.int(1, maxExperts, "n_routed_experts", "num_local_experts"); err != nil {
+			return nil, err
+		}
+		if shared, err = c.int(0, maxExperts, "n_shared_experts"); err != nil {
+			return nil, err
+		}
+		if d.TopK, err = c.int(1, routed, "num_experts_per_tok"); err != nil {
+			return nil, err
+		}
+		if ng, tg, err = c.groupRouting(routed, d.TopK, 1, 1); err != nil {
+			return nil, err
+		}
+		if d.RouterNorm, err = c.boolOr(false, "norm_topk_prob"); err != nil {
+			return nil, err
+		}
+	}
+	bias, err := c.boolOr(false, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
+	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	w, err := c.window(4096, "sliding_window")
+	if err != nil {
+		return nil, err
+	}
+	fromLayer, err := c.intOr(62, 0, maxLayers, "max_window_layers")
+	if err != nil {
+		return nil, err
+	}
+	windowed, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return w > 0 && i >= fromLayer })
+	if err != nil {
+		return nil, err
+	}
+	hm.setWindows(w, false, windowed)
+
+	var p pc
+	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim, 2*h)
+	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, false), p.linear(ffn, h, false)) }
+	one := mlp(d.ExpertFFN)
+	var blocks []hfBlock
+	for i := range hm.Layers {
+		bd := *d
+		if i < firstDense {
+			bd.ExpertFFN, bd.TopK, bd.RouterNorm = 0, 0, false
+			blocks = append(blocks, hfBlock{dense: p.add(attn, mlp(d.FFN)), dims: bd})
+			continue
+		}
+		bd.FFN, bd.Experts, bd.SharedExperts, bd.Router = 0, routed, shared, RouterDeepseekV3
+		// The gate weight, e_score_correction_bias and the shared experts.
+		dense := p.add(attn, p.mul(routed, h), routed)
+		if shared > 0 {
+			bd.SharedFFN = p.mul(d.ExpertFFN, shared)
+			dense = p.add(dense, mlp(bd.SharedFFN))
+		}
+		blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(routed, one), activeExperts: p.mul(d.TopK, one), dims: bd})
+	}
+	if moe {
+		d.Experts, d.SharedExperts, d.Router = routed, shared, RouterDeepseekV3
+		if shared > 0 {
+			d.SharedFFN = p.mul(d.ExpertFFN, shared)
+		}
+	}
+	embed := p.mul(hm.Vocab, h)
+	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
+	if moe {
+		hm.groupNote(ng, tg, d.TopK)
+	}
+	hm.quantizationNote(c, "rednote publishes the bf16 weights as well")
+	return hm, nil
 }

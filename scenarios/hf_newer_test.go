@@ -283,3 +283,328 @@ func TestHFNewerScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestHFMistral3 holds Mistral Small 3.1
+// (testdata/hf-extra/mistral-small-3.1-24b-instruct-2503.json) to
+// published counts:
+//
+//   - The text decoder imported: 23,572,403,200, the parameter count of the
+//     same decoder published as Mistral-Small-24B-2501, Magistral Small
+//     2506/2507 and Devstral Small 1.1 (KerasHub preset metadata "params"
+//     and llama.cpp's general.parameter_count of the mistral3 text model,
+//     find_string 23572403200).
+//   - The whole checkpoint: 24,011,361,280 (KerasHub's
+//     mistral_small_3.1_24b presets and model registries for Mistral Small
+//     3.2, find_string 24011361280), which is the decoder plus the Pixtral
+//     vision tower and projector the import leaves out, counted here by
+//     hand from modeling_pixtral.py @ 0233e509531ace915c8241b4c16c8032a583279c
+//     (patch_conv Conv2d(3, 1024, 14, bias=False), ln_pre, 24 layers of
+//     attention_norm, q/k/v/o Linear(1024, 1024, bias=False), SwiGLU MLP of
+//     4096 without biases, ffn_norm) and modeling_mistral3.py (projector
+//     norm, patch_merger Linear(4·1024, 1024), linear_1 Linear(1024, 5120)
+//     and linear_2 Linear(5120, 5120), multimodal_projector_bias false).
+func TestHFMistral3(t *testing.T) {
+	const decoder = 23_572_403_200
+	vh, vffn := int64(1024), int64(4096)
+	vision := 3*14*14*vh + vh + 24*(2*vh+4*vh*vh+3*vh*vffn)
+	projector := vh + 4*vh*vh + vh*5120 + 5120*5120
+	block := BlockDims{Hidden: 5120, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 32768}
+	windowed := block
+	windowed.Window = 4096
+	for _, c := range []struct {
+		name           string
+		set            map[string]any
+		total          int64
+		tied           bool
+		window, layers int64
+		dims           BlockDims
+		notes          int
+	}{
+		{"published", nil, decoder, false, 0, 0, block, 1},
+		// MistralConfig's default window applies when text_config has no
+		// sliding_window key.
+		{"sliding_window absent", map[string]any{"text_config.sliding_window": nil}, decoder, false, 4096, 40, windowed, 1},
+		{"text_config tied", map[string]any{"text_config.tie_word_embeddings": true}, decoder - 131072*5120, true, 0, 0, block, 1},
+		// The top-level flag is not the one transformers ties on.
+		{"top-level tie_word_embeddings", map[string]any{"tie_word_embeddings": true}, decoder, false, 0, 0, block, 1},
+		{"no vision_config", map[string]any{"vision_config": nil}, decoder, false, 0, 0, block, 0},
+		{"text_config.model_type absent", map[string]any{"text_config.model_type": nil}, decoder, false, 0, 0, block, 1},
+	} {
+		hm := hfVariant(t, "mistral-small-3.1-24b-instruct-2503", c.set)
+		checkHF(t, hm, c.total, 0)
+		if hm.Tied != c.tied || hm.SlidingWindow != c.window || hm.WindowLayers != c.layers || hm.Layers != 40 || len(hm.LayerList) != 1+40+2-btoi(c.tied) {
+			t.Errorf("%s: tied %v, window %d over %d layers, %d layers, %d units", c.name, hm.Tied, hm.SlidingWindow, hm.WindowLayers, hm.Layers, len(hm.LayerList))
+		}
+		if d := blockDims(hm, "block.39"); d == nil || *d != c.dims {
+			t.Errorf("%s: block.39 dims %+v, want %+v", c.name, d, c.dims)
+		}
+		if len(hm.Notes) != c.notes || c.notes > 0 && !strings.HasPrefix(hm.Notes[0], "vision_config: the Pixtral vision tower") {
+			t.Errorf("%s: notes %q", c.name, hm.Notes)
+		}
+		if hm.Architecture != "Mistral3ForConditionalGeneration" || hm.ModelType != "mistral3" {
+			t.Errorf("%s: %s (%s)", c.name, hm.Architecture, hm.ModelType)
+		}
+	}
+	hm := hfVariant(t, "mistral-small-3.1-24b-instruct-2503", nil)
+	if got := hm.Total + vision + projector; got != 24_011_361_280 {
+		t.Errorf("decoder %d + vision tower %d + projector %d = %d, want the checkpoint's 24,011,361,280", hm.Total, vision, projector, got)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestHFMiniMaxM2 holds MiniMax-M2 (testdata/hf-extra/minimax-m2.json) to
+// its published counts:
+//
+//   - The checkpoint's safetensors total from the Hub API, 228,703,644,928
+//     (find_string 228_703_644_928, a parameter counter's ground-truth
+//     test), counts the F32 weight_scale_inv tensors of its fp8 Linears, one
+//     per 128×128 block (quantization_config weight_block_size; gate,
+//     e_score_correction_bias and lm_head are not converted): per layer 256
+//     experts × (w1, w3 [1536, 3072] and w2 [3072, 1536], 12·24 blocks each)
+//     and q/o [6144, 3072] (48·24), k/v [1024, 3072] (8·24). Without them the
+//     parameters are 228,689,764,864, the 62·256 router biases included.
+//   - Active: the model card's "10 billion active parameters" without the
+//     input embedding and the output head (9.80B), as GLM's and
+//     DeepSeek's cards count it; exactly the total less 248 of the 256
+//     experts in each of the 62 layers.
+func TestHFMiniMaxM2(t *testing.T) {
+	const published, layers, experts, topK, h, ffn = 228_703_644_928, 62, 256, 8, 3072, 1536
+	blocks := func(rows, cols int64) int64 { return (rows / 128) * (cols / 128) }
+	scales := int64(layers) * (experts*3*blocks(ffn, h) + 2*blocks(48*128, h) + 2*blocks(8*128, h))
+	total := published - scales
+	one := int64(3 * h * ffn)
+	hm := hfVariant(t, "minimax-m2", nil)
+	checkHF(t, hm, total, total-layers*(experts-topK)*one)
+	if total != 228_689_764_864 {
+		t.Errorf("published total less the fp8 scales is %d", total)
+	}
+	if a := activeBody(hm); a < 9_500_000_000 || a >= 10_500_000_000 {
+		t.Errorf("%d active without embedding and output head, want 10B", a)
+	}
+	want := BlockDims{Hidden: h, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: experts, TopK: topK, ExpertFFN: ffn}
+	if d := blockDims(hm, "block.61"); d == nil || *d != want {
+		t.Errorf("block.61 dims %+v, want %+v", d, want)
+	}
+	if e := hm.LayerList[2]; e.Name != "experts.0" || int64(e.Params) != experts*one || int64(e.ActiveParams) != topK*one || e.Group != GroupExpert {
+		t.Errorf("experts.0 = %+v", e)
+	}
+	if hm.Layers != layers || len(hm.LayerList) != 1+2*layers+2 || hm.Tied || hm.SlidingWindow != 0 || hm.Dims.Router != "" {
+		t.Errorf("%d layers, %d units, tied %v, window %d, router %q", hm.Layers, len(hm.LayerList), hm.Tied, hm.SlidingWindow, hm.Dims.Router)
+	}
+	for i, prefix := range []string{"MiniMaxM2TopKRouter (bf16 gate, fp32 sigmoid, bias for the choice only, top-8 renormalised) is not a router",
+		"use_mtp, num_mtp_modules=3: MiniMax's multi-token-prediction modules are in neither", "quantization_config (fp8) describes"} {
+		if len(hm.Notes) != 3 || !strings.HasPrefix(hm.Notes[i], prefix) {
+			t.Errorf("notes %q, want %d: %q…", hm.Notes, i, prefix)
+		}
+	}
+	// One layer by hand from modeling_minimax_m2.py: q/k/v/o without
+	// biases, q_norm over 48·128 and k_norm over 8·128, two RMSNorms, the
+	// gate weight and e_score_correction_bias, 256 experts.
+	vocab, q, kv := int64(200064), int64(48*128), int64(8*128)
+	small := hfVariant(t, "minimax-m2", map[string]any{"num_hidden_layers": 1, "use_mtp": false, "quantization_config": nil, "attn_type_list": nil,
+		"num_local_experts": nil, "num_experts": 16, "num_experts_per_tok": 2})
+	attn := 2*h*q + 2*h*kv + q + kv
+	checkHF(t, small, 2*vocab*h+h+attn+2*h+16*h+16+16*one, 2*vocab*h+h+attn+2*h+16*h+16+2*one)
+	if len(small.Notes) != 1 {
+		t.Errorf("without MTP and quantization: notes %q", small.Notes)
+	}
+}
+
+// TestHFSeedOss holds Seed-OSS-36B (testdata/hf-extra/seed-oss-36b.json)
+// to 36,151,104,512, the total its safetensors index gives for the Base
+// and Instruct checkpoints (a config snapshot table, find_string
+// 36151104512), and checks each bias flag and SeedOssConfig default
+// against the module tree counted by hand.
+func TestHFSeedOss(t *testing.T) {
+	const total, layers, h, ffn, vocab = 36_151_104_512, 64, 5120, 27648, 155136
+	q, kv := int64(80*128), int64(8*128)
+	for _, c := range []struct {
+		name    string
+		set     map[string]any
+		total   int64
+		kv, hd  int64
+		tiedOff bool
+	}{
+		{"published", nil, total, 8, 128, false},
+		{"attention_bias absent (default true)", map[string]any{"attention_bias": nil}, total, 8, 128, false},
+		{"attention_bias false", map[string]any{"attention_bias": false}, total - layers*(q+2*kv), 8, 128, false},
+		{"attention_out_bias true", map[string]any{"attention_out_bias": true}, total + layers*h, 8, 128, false},
+		{"mlp_bias true", map[string]any{"mlp_bias": true}, total + layers*(2*ffn+h), 8, 128, false},
+		{"tie_word_embeddings true", map[string]any{"tie_word_embeddings": true}, total - vocab*h, 8, 128, true},
+		// head_dim null: hidden/heads = 64 (q 5120, kv 512).
+		{"head_dim null", map[string]any{"head_dim": jsonNull{}}, total - layers*(2*h*(q-5120)+(q-5120)+2*(h*(kv-512)+(kv-512))), 8, 64, false},
+		{"head_dim absent (default 128)", map[string]any{"head_dim": nil}, total, 8, 128, false},
+		// num_key_value_heads null: as many as the query heads.
+		{"num_key_value_heads null", map[string]any{"num_key_value_heads": jsonNull{}}, total + layers*2*(h*(q-kv)+(q-kv)), 80, 128, false},
+	} {
+		hm := hfVariant(t, "seed-oss-36b", c.set)
+		checkHF(t, hm, c.total, 0)
+		want := BlockDims{Hidden: h, Heads: 80, KVHeads: c.kv, HeadDim: c.hd, FFN: ffn}
+		if d := blockDims(hm, "block.0"); d == nil || *d != want {
+			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, want)
+		}
+		if hm.Tied != c.tiedOff || len(hm.Notes) != 0 || hm.Layers != layers || hm.SlidingWindow != 0 {
+			t.Errorf("%s: tied %v, notes %q, %d layers", c.name, hm.Tied, hm.Notes, hm.Layers)
+		}
+	}
+	// One layer by hand: q/k/v with biases, o without, two RMSNorms,
+	// SwiGLU without biases, final norm, untied head.
+	one := hfVariant(t, "seed-oss-36b", map[string]any{"num_hidden_layers": 1})
+	checkHF(t, one, 2*vocab*h+h+(h*q+q)+2*(h*kv+kv)+q*h+2*h+3*h*ffn, 0)
+}
+
+// TestHFLatestErrors: the mistakes in these architectures' configs are one
+// line naming the key.
+func TestHFLatestErrors(t *testing.T) {
+	mm := `{"architectures": ["MiniMaxM2ForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 32, "num_local_experts": 4, "num_experts_per_tok": 2`
+	ms := `{"architectures": ["Mistral3ForConditionalGeneration"], "vision_config": {}`
+	text := `"text_config": {"vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 32`
+	dots := `{"architectures": ["Dots1ForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 32`
+	seed := `{"architectures": ["SeedOssForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 32`
+	for _, c := range []struct{ in, want string }{
+		{mm + `}`, ""},
+		{mm + `, "attn_type_list": [1, 1]}`, ""},
+		{mm + `, "attn_type_list": [1, 0]}`, "c.json: attn_type_list[1] is 0: only 1 (softmax attention) is supported; 0 is MiniMax-M1's linear (lightning) attention"},
+		{mm + `, "attn_type_list": 1}`, "c.json: attn_type_list is 1, not a list"},
+		{mm + `, "shared_intermediate_size": 16}`, "c.json: shared_intermediate_size=16: MiniMaxM2ForCausalLM builds no shared expert"},
+		{mm + `, "num_experts_per_tok": 5}`, "c.json: num_experts_per_tok=5 is out of range (use 1 to 4)"},
+		{mm + `, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
+		{mm + `, "use_mtp": "yes"}`, `c.json: use_mtp is "yes", not a boolean`},
+		{`{"architectures": ["MiniMaxM2ForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}`, "c.json: intermediate_size is missing (add it to config.json)"},
+		{ms + `, ` + text + `}}`, ""},
+		{ms + `}`, "c.json: text_config is missing (Mistral3ForConditionalGeneration needs the text decoder's text_config object)"},
+		{ms + `, "text_config": 3}`, "c.json: text_config is 3 (Mistral3ForConditionalGeneration needs"},
+		{ms + `, ` + text + `, "model_type": "ministral3"}}`, `c.json: text_config.model_type is "ministral3": zerosim imports Mistral3ForConditionalGeneration with a "mistral" text decoder`},
+		{ms + `, ` + text + `, "sliding_window": 0}}`, "c.json: text_config.sliding_window=0 is out of range"},
+		{ms + `, "text_config": {"vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}}`, "c.json: text_config.intermediate_size is missing"},
+		{dots + `, "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2}`, ""},
+		{dots + `, "first_k_dense_replace": 2}`, ""},
+		{dots + `}`, "c.json: n_routed_experts is missing (add it to config.json)"},
+		{dots + `, "n_routed_experts": 4, "num_experts_per_tok": 2}`, "c.json: n_shared_experts is missing"},
+		{dots + `, "n_routed_experts": 4, "n_shared_experts": 1}`, "c.json: num_experts_per_tok is missing"},
+		{dots + `, "n_routed_experts": 6, "n_shared_experts": 1, "num_experts_per_tok": 2, "n_group": 4}`, "c.json: n_group=4 does not divide n_routed_experts=6"},
+		{dots + `, "first_k_dense_replace": 2, "layer_types": ["sliding_attention"]}`, "c.json: layer_types has 1 entries for num_hidden_layers=2"},
+		{dots + `, "first_k_dense_replace": 2, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
+		{seed + `}`, ""},
+		{seed + `, "attention_out_bias": 1}`, "c.json: attention_out_bias is 1, not a boolean"},
+		{seed + `, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
+		{`{"architectures": ["SeedOssForCausalLM"], "vocab_size": 10, "hidden_size": 4, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": null, "intermediate_size": 32}`,
+			"c.json: hidden_size=4 is smaller than num_attention_heads=8"},
+	} {
+		_, err := ImportHF("c.json", []byte(c.in))
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("ImportHF(%.70s) = %v, want success", c.in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("ImportHF(%.70s) = %v, want prefix %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestHFLatestScenario: a scenario naming these configs loads with the
+// import's notes as warnings, and model.layers shortens each (the
+// Mistral 3 text_config's num_hidden_layers too).
+func TestHFLatestScenario(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\nmodel:\n"
+	for _, c := range []struct {
+		model  string
+		layers int64
+		params int64
+		warn   []string
+	}{
+		{"  hf_config: hf-extra/mistral-small-3.1-24b-instruct-2503.json\n", 40, 23_572_403_200, []string{"vision_config: the Pixtral vision tower"}},
+		{"  hf_config: hf-extra/mistral-small-3.1-24b-instruct-2503.json\n  layers: 2\n", 2, 2*671_088_640 + 5120 + 2*555_755_520, []string{"vision_config: the Pixtral vision tower"}},
+		{"  hf_config: hf-extra/seed-oss-36b.json\n", 64, 36_151_104_512, nil},
+		{"  hf_config: hf-extra/dots-llm1-base.json\n  layers: 4\n", 4, 0, nil},
+		{"  hf_config: hf-extra/minimax-m2.json\n", 62, 228_689_764_864, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
+		{"  hf_config: hf-extra/minimax-m2.json\n  layers: 3\n", 3, 0, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
+	} {
+		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.model, err)
+		}
+		if s.Model.Layers != c.layers || len(s.Warnings) != len(c.warn) || c.params > 0 && int64(s.Model.Params) != c.params {
+			t.Errorf("%q: %d layers, %d parameters, warnings %q", c.model, s.Model.Layers, s.Model.Params, s.Warnings)
+			continue
+		}
+		for i, w := range c.warn {
+			if !strings.HasPrefix(s.Warnings[i], "testdata/x.yaml:5:3: ") || !strings.Contains(s.Warnings[i], w) {
+				t.Errorf("%q: warning %d = %q, want %q", c.model, i, s.Warnings[i], w)
+			}
+		}
+	}
+}
+
+// TestHFDots1 holds dots.llm1 (testdata/hf-extra/dots-llm1-base.json) to
+// 142,774,381,696, the BF16 parameters of rednote-hilab/dots.llm1.base's
+// Hub safetensors metadata (a dots1 audit's checkpoint sweep, find_string
+// "142,774,"), which holds the 61·128 e_score_correction_bias entries, and
+// to the card's "14B activated" (14.02B with the embedding and output
+// head, as rednote counts it: 142B total is the same convention).
+func TestHFDots1(t *testing.T) {
+	const total, h, vocab, experts, layers = 142_774_381_696, 4096, 152064, 128, 62
+	one := int64(3 * h * 1408)
+	moe := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, Experts: experts, TopK: 6, ExpertFFN: 1408, SharedExperts: 2, SharedFFN: 2816,
+		Router: RouterDeepseekV3, RouterNorm: true}
+	dense := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 10944}
+	for _, c := range []struct {
+		name           string
+		set            map[string]any
+		total          int64
+		window, layers int64
+		notes          int
+	}{
+		{"published", nil, total, 0, 0, 0},
+		// The instruct config adds n_group and topk_group 1 (the FP8 one
+		// too): one group, nothing changes.
+		{"n_group 1", map[string]any{"n_group": 1, "topk_group": 1}, total, 0, 0, 0},
+		{"num_local_experts alias", map[string]any{"n_routed_experts": nil, "num_local_experts": 128}, total, 0, 0, 0},
+		// attention_bias puts biases on q, k, v and o.
+		{"attention_bias", map[string]any{"attention_bias": true}, total + layers*4*h, 0, 0, 0},
+		// Dots1Config's sliding_window 4096 with layer_types from
+		// max_window_layers on.
+		{"sliding from layer 31", map[string]any{"sliding_window": nil, "max_window_layers": 31}, total, 4096, 31, 0},
+		{"sliding_window without a window layer", map[string]any{"sliding_window": nil}, total, 0, 0, 0},
+		{"node-limited routing", map[string]any{"n_group": 8, "topk_group": 4}, total, 0, 0, 1},
+	} {
+		hm := hfVariant(t, "dots-llm1-base", c.set)
+		checkHF(t, hm, c.total, c.total-61*(experts-6)*one)
+		if a := hm.Active; a < 13_500_000_000 || a >= 14_500_000_000 {
+			t.Errorf("%s: %d active, want 14B", c.name, a)
+		}
+		if d := blockDims(hm, "block.0"); d == nil || *d != dense {
+			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, dense)
+		}
+		want := moe
+		if c.layers > 0 {
+			want.Window = c.window
+		}
+		if d := blockDims(hm, "block.61"); d == nil || *d != want {
+			t.Errorf("%s: block.61 dims %+v, want %+v", c.name, d, want)
+		}
+		if hm.Layers != layers || len(hm.LayerList) != 1+62+61+2 || hm.Tied || hm.SlidingWindow != c.window || hm.WindowLayers != c.layers || len(hm.Notes) != c.notes {
+			t.Errorf("%s: %d layers, %d units, tied %v, window %d over %d layers, notes %q", c.name, hm.Layers, len(hm.LayerList), hm.Tied,
+				hm.SlidingWindow, hm.WindowLayers, hm.Notes)
+		}
+	}
+	// Two layers by hand from modeling_dots1.py: MHA without biases,
+	// q_norm and k_norm of head_dim, a dense layer 0 and a MoE layer 1
+	// (gate, e_score_correction_bias, two shared experts' MLP, 128
+	// experts), final norm, untied head.
+	two := hfVariant(t, "dots-llm1-base", map[string]any{"num_hidden_layers": 2})
+	attn := int64(4*h*h + 2*128 + 2*h)
+	checkHF(t, two, 2*vocab*h+h+attn+3*h*10944+attn+experts*h+experts+3*h*2816+experts*one, 2*vocab*h+h+attn+3*h*10944+attn+experts*h+experts+3*h*2816+6*one)
+	// Every layer dense (first_k_dense_replace ≥ layers) needs no expert keys.
+	allDense := hfVariant(t, "dots-llm1-base", map[string]any{"num_hidden_layers": 2, "first_k_dense_replace": 2, "n_routed_experts": nil,
+		"n_shared_experts": nil, "num_experts_per_tok": nil})
+	checkHF(t, allDense, 2*vocab*h+h+2*(attn+3*h*10944), 0)
+}
