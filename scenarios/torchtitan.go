@@ -57,7 +57,7 @@ type Torchtitan struct {
 	ModelName   string // model.name
 	Flavor      string // model.flavor
 	// HF is the model built through the Hugging Face importer (qwen3,
-	// deepseek_v3: torchtitan_moe.go); nil for llama3.
+	// deepseek_v3, gpt_oss, llama4: torchtitan_moe.go); nil for llama3.
 	HF *HFModel
 	// Old marks a job config with keys of torchtitan's config_manager.py
 	// schema before 785c34c (9dec370's), read with 9dec370's defaults.
@@ -74,6 +74,13 @@ type Torchtitan struct {
 	DP, CP, K, Stage int
 	// EP is parallelism.expert_parallel_degree (1: none).
 	EP int
+	// Attention, when set, is training.attention (flash for a flavor
+	// whose FlexAttention masks skip blocks: gpt_oss, llama4's _irope);
+	// "" leaves the stack preset's sdpa.
+	Attention Attention
+	// noCP is why the flavor's torchtitan refuses context parallelism
+	// ("": it does not).
+	noCP string
 	// World is the GPU count the degrees fix (dp_shard given), else 0.
 	World int64
 	// MicroBatch is training.local_batch_size; GradAccum the accumulation
@@ -594,7 +601,7 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 		return err
 	}
 	if name != "llama3" {
-		return d.errf(nk, "model.name = %s: torchtitan's llama3, qwen3 and deepseek_v3 models are imported (for another model print its model section with zerosim import hf CONFIG.json and add it to the scenario)", strconv.Quote(name))
+		return d.errf(nk, "model.name = %s: torchtitan's llama3, qwen3, deepseek_v3, gpt_oss and llama4 models are imported (for another model print its model section with zerosim import hf CONFIG.json and add it to the scenario)", strconv.Quote(name))
 	}
 	if v, ok := d.get("model.norm_type"); ok && v != "rmsnorm" {
 		if _, _, err := d.str("", "model.norm_type"); err != nil {
@@ -722,6 +729,9 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 		t.World = world
 	} else if t.World > 0 && t.World%int64(c.GPUsPerNode) == 0 {
 		c.Nodes = int(t.World / int64(c.GPUsPerNode))
+	}
+	if cp > 1 && t.noCP != "" {
+		return d.errf(ck, "%s = %d: %s flavor %s does not run with context parallelism at torchtitan %s (%s); set context_parallel_degree = 1", ck, cp, t.ModelName, t.Flavor, TorchtitanCommit[:7], t.noCP)
 	}
 	t.CP = int(cp)
 	if shard > 0 {
@@ -1253,6 +1263,9 @@ func (t *Torchtitan) Scenario() []byte {
 	}
 	w("  recompute_early_stop: %t  # %s\n", t.EarlyStop, t.Sources["recompute_early_stop"])
 	w("  compile: %s  # %s\n", t.Compile, t.Sources["compile"])
+	if t.Attention != "" {
+		w("  attention: %s  # %s\n", t.Attention, t.Sources["attention"])
+	}
 	if t.FP8 != FP8None {
 		w("  fp8: %s  # %s: float8 linears\n", t.FP8, t.Sources["fp8"])
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzImportTorchtitan feeds job config bytes to the torchtitan importer,
-// seeded with torchtitan's own llama3 configs (testdata/torchtitan) and
+// seeded with torchtitan's own job configs (testdata/torchtitan) and
 // small configs for each mapping: it never panics, every error is one line
 // naming the file, and a scenario without placeholders loads, with the
 // flavor's parameter count; one with placeholders is rendered too.
@@ -31,6 +31,11 @@ func FuzzImportTorchtitan(f *testing.F) {
 		"[model]\nname = \"deepseek_v3\"\nflavor = \"671B\"\nconverters = [\"quantize.grouped_mm.float8\"]\n[parallelism]\nexpert_parallel_degree = 64\ndata_parallel_shard_degree = 128\n",
 		"[model]\nname = \"deepseek_v3\"\nflavor = \"236B\"\n[parallelism]\nexpert_parallel_degree = 32\ndata_parallel_replicate_degree = 2\n",
 		"[model]\nname = \"qwen3\"\nflavor = \"debugmodel_moe\"\n[parallelism]\nexpert_parallel_degree = 3\n",
+		"[model]\nname = \"gpt_oss\"\nflavor = \"120b\"\n[parallelism]\nexpert_parallel_degree = 64\ncontext_parallel_degree = 2\n[training]\nseq_len = 64\n",
+		"[model]\nname = \"gpt_oss\"\nflavor = \"debugmodel\"\n[training]\nseq_len = 100\nlocal_batch_size = 3\n[activation_checkpoint]\nmode = \"full\"\n",
+		"[model]\nname = \"llama4\"\nflavor = \"debugmodel_irope\"\n[parallelism]\nexpert_parallel_degree = 8\n[training]\nseq_len = 1000\n",
+		"[model]\nname = \"llama4\"\nflavor = \"17bx128e_irope\"\n[parallelism]\nexpert_parallel_degree = 128\ndata_parallel_replicate_degree = 1\n[training]\nseq_len = 16384\n",
+		"[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n[parallelism]\ncontext_parallel_degree = 4\n[training]\nseq_len = 8192\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -182,7 +182,7 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		{"unclosed table", "llama3_8b.toml", []string{"[training]", "[training"}, ttH100x16, "llama3_8b.toml:31:10: not valid TOML: expected '.' or ']' to end table name"},
 		{"seq_len type", "llama3_8b.toml", []string{"seq_len = 8192", `seq_len = "8192"`}, ttH100x16, `llama3_8b.toml:33:1: training.seq_len = "8192" is not an integer`},
 		{"flavor", "llama3_8b.toml", []string{`flavor = "8B"`, `flavor = "7B"`}, ttH100x16, `llama3_8b.toml:19:1: model.flavor = "7B" is not a llama3 flavor`},
-		{"model", "llama3_8b.toml", []string{`name = "llama3"`, `name = "llama4"`}, ttH100x16, `llama3_8b.toml:18:1: model.name = "llama4": torchtitan's llama3, qwen3 and deepseek_v3 models are imported`},
+		{"model", "llama3_8b.toml", []string{`name = "llama3"`, `name = "flux"`}, ttH100x16, `llama3_8b.toml:18:1: model.name = "flux": torchtitan's llama3, qwen3, deepseek_v3, gpt_oss and llama4 models are imported`},
 		{"world", "llama3_8b.toml", []string{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 64"}, ttH100x16, "llama3_8b.toml:40:1: data_parallel_replicate_degree 1 × data_parallel_shard_degree 64 × context_parallel_degree 1 = 64 GPUs, but --nodes 16 × --gpus-per-node 8 is 128"},
 		{"global batch", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nglobal_batch_size = 100"}, ttH100x16, "llama3_8b.toml:33:1: training.global_batch_size 100 is not a multiple of local_batch_size 1 × data-parallel degree 128"},
 		{"memory_budget", "llama3_8b.toml", []string{`mode = "selective"`, `mode = "memory_budget"`}, ttH100x16, `llama3_8b.toml:58:1: activation_checkpoint.mode = "memory_budget"`},

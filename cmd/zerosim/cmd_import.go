@@ -62,14 +62,15 @@ func newImportTorchtitanCmd(a *app) *cobra.Command {
 		Short: "Print the scenario of a torchtitan job config",
 		Long: `import torchtitan reads a torchtitan job config (the TOML files under
 torchtitan's train_configs, such as llama3_8b.toml) and prints a complete
-scenario: stack: torchtitan, the llama3 flavor's dimensions, the parallel
-degrees (FSDP2 is ZeRO-3, data_parallel_replicate_degree is HSDP's k,
-context_parallel_degree is cp), the batch, precision, optimizer, activation
+scenario: stack: torchtitan, the model flavor's dimensions (llama3, qwen3,
+deepseek_v3, gpt_oss, llama4), the parallel degrees (FSDP2 is ZeRO-3,
+data_parallel_replicate_degree is HSDP's k, context_parallel_degree is cp,
+expert_parallel_degree is ep), the batch, precision, optimizer, activation
 checkpointing, compile and float8 settings, each with the torchtitan key it
 came from. Keys and defaults are those of torchtitan 238fa99, the last
 commit that reads TOML job configs; the older keys of 9dec370
 (training.batch_size, [float8], ...) are read too. Tensor, pipeline and
-expert parallel degrees above 1 are refused; lines starting "# note:" name
+expert tensor parallel degrees above 1 are refused; lines starting "# note:" name
 what the import approximates. The job config does not say the cluster:
 give --nodes and --gpu (--gpus-per-node is 8 unless set), or set the
 SET_NODES, SET_GPU and SET_DP placeholders in the printed file. Then:
