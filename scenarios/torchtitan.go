@@ -74,10 +74,15 @@ type Torchtitan struct {
 	DP, CP, K, Stage int
 	// EP is parallelism.expert_parallel_degree (1: none).
 	EP int
-	// Attention, when set, is training.attention (flash for a flavor
-	// whose FlexAttention masks skip blocks: gpt_oss, llama4's _irope);
-	// "" leaves the stack preset's sdpa.
-	Attention Attention
+	// Attention, when set, is training.attention (flash: torchtitan
+	// 238fa99's SDPA and FlexAttention take the kv heads unrepeated,
+	// gqaAttention; FlexAttention masks also skip blocks: gpt_oss,
+	// llama4's _irope); "" leaves the stack preset's sdpa (a 9dec370
+	// file). AttentionKernel, when set, is training.attention_kernel.
+	Attention       Attention
+	AttentionKernel AttentionKernel
+	// flexAttn marks a flavor of attn_type flex (a block-causal mask).
+	flexAttn bool
 	// noCP is why the flavor's torchtitan refuses context parallelism
 	// ("": it does not).
 	noCP string
@@ -571,6 +576,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	if err := t.readModel(d); err != nil {
 		return err
 	}
+	t.gqaAttention(d)
 	if err := t.readParallelism(d); err != nil {
 		return err
 	}
@@ -584,6 +590,44 @@ func (t *Torchtitan) read(d *ttDoc) error {
 		return err
 	}
 	return t.readCompileFP8(d)
+}
+
+// gqaAttention is attention as torchtitan 238fa99 runs it, for a file with
+// 25413d2's keys, as the boundary is read (an older file, such as the
+// validated runs' of 9dec370 and e7c0cae, keeps the stack preset's sdpa:
+// repeat_kv before F.scaled_dot_product_attention; a file of the months
+// between 25413d2 and ff0829c is read as 238fa99's). Since
+// ff0829c (2026-01-27, "GQA without kv repeats") the attention modules
+// pass enable_gqa to SDPA and FlexAttention instead of repeating k and v
+// (Attention.forward in torchtitan/models/llama3/model/model.py at
+// 238fa99; the other models' likewise), so the saved k and v have the kv
+// heads' width: zerosim's flash class (no s² scores, the log-sum-exp, kv
+// unrepeated). ScaledDotProductAttentionWrapper
+// (torchtitan/models/attention.py at 238fa99; since 6a3a9da, 2025-10-09,
+// on every GPU; since 3b85aa3 on B200 only) runs SDPA under
+// sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True):
+// cuDNN's fused attention where it runs, i.e. on the NVIDIA data-centre
+// GPUs of compute capability 8.0 and up among the presets. A flavor that
+// sets training.attention itself (FlexAttention with a window or chunk,
+// torchtitan_moe.go) keeps its own.
+func (t *Torchtitan) gqaAttention(d *ttDoc) {
+	if d.preEarlyStop || t.Attention != "" {
+		return
+	}
+	t.Attention = AttentionFlash
+	t.src("attention", "torchtitan 238fa99 passes enable_gqa to SDPA and FlexAttention: k and v keep the kv heads' width (since ff0829c)")
+	if t.flexAttn {
+		t.note("model.flavor %s runs FlexAttention with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor)
+		return
+	}
+	switch t.Cluster.GPU {
+	case "A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H200", "B200", "GB200", "B300", "GB300":
+		t.AttentionKernel = KernelCuDNN
+		t.src("attention_kernel", "ScaledDotProductAttentionWrapper's sdpa_kernel priority: cuDNN, Flash, Math (torchtitan/models/attention.py at 238fa99)")
+		t.note("model.flavor %s attends through SDPA with enable_gqa under sdpa_kernel priority cuDNN, Flash, Math: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores) with attention_kernel cudnn", t.Flavor)
+	default:
+		t.note("model.flavor %s attends through SDPA with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores); torchtitan asks for cuDNN's attention first, which zerosim takes to run on NVIDIA's data-centre GPUs from the A100 on only, so the kernel stays fa2 here (set training.attention_kernel if yours runs cuDNN)", t.Flavor)
+	}
 }
 
 func (t *Torchtitan) readModel(d *ttDoc) error {
@@ -628,7 +672,8 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 	}
 	t.Flavor = flavor
 	if f.attn != "" {
-		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal SDPA attention over the whole sequence", flavor, f.attn, f.attn)
+		t.flexAttn = true
+		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence", flavor, f.attn, f.attn)
 	}
 	ffn := f.ffn()
 	t.Model = Model{Kind: KindTransformer, Arch: ArchLlama, Hidden: f.dim, Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, FFN: ffn, Vocab: ttVocab}
@@ -1265,6 +1310,9 @@ func (t *Torchtitan) Scenario() []byte {
 	w("  compile: %s  # %s\n", t.Compile, t.Sources["compile"])
 	if t.Attention != "" {
 		w("  attention: %s  # %s\n", t.Attention, t.Sources["attention"])
+	}
+	if t.AttentionKernel != "" {
+		w("  attention_kernel: %s  # %s\n", t.AttentionKernel, t.Sources["attention_kernel"])
 	}
 	if t.FP8 != FP8None {
 		w("  fp8: %s  # %s: float8 linears\n", t.FP8, t.Sources["fp8"])

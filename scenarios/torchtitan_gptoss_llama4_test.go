@@ -77,8 +77,14 @@ func TestImportTorchtitanGptOssLlama4(t *testing.T) {
 		if p := s.Parallelism; p.EP != c.ep || p.DP != 128 || p.K != 1 || p.Stage != 3 {
 			t.Errorf("%s: ep %d dp %d k %d stage %d, want ep %d dp 128 k 1 stage 3", c.name, p.EP, p.DP, p.K, p.Stage, c.ep)
 		}
-		if s.Training.Attention != c.attention && (c.attention != "" || s.Training.Attention != AttentionSDPA) {
-			t.Errorf("%s: training.attention %s, want %s", c.name, s.Training.Attention, c.attention)
+		// Every flavor attends with enable_gqa at 238fa99: flash (the SDPA
+		// flavors with attention_kernel cudnn, gqaAttention).
+		wantK := AttentionKernel("")
+		if c.attention == "" {
+			wantK = KernelCuDNN
+		}
+		if s.Training.Attention != AttentionFlash || tt.AttentionKernel != wantK {
+			t.Errorf("%s: training.attention %s, kernel %q; want flash, %q", c.name, s.Training.Attention, tt.AttentionKernel, wantK)
 		}
 		// The loaded layer list carries the windows zero counts.
 		var n, first, block int64 = 0, -1, -1

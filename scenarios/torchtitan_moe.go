@@ -191,7 +191,8 @@ func (t *Torchtitan) readHFModel(d *ttDoc, name, nk string) error {
 		t.note("%s", n)
 	}
 	if f.attn != "" {
-		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal SDPA attention over the whole sequence", flavor, f.attn, f.attn)
+		t.flexAttn = true
+		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence", flavor, f.attn, f.attn)
 	}
 	if f.flex != "" {
 		// FlexAttentionWrapper (torchtitan/models/attention.py at 238fa99)
