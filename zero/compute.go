@@ -307,6 +307,16 @@ func attentionFLOPS(s *scenarios.Scenario) (int64, error) {
 	return int64(eff), nil
 }
 
+// padsValue reports whether the attention kernel takes one head size for
+// q, k and v, so that a narrower value is padded to the q·k width
+// (scenarios.BlockDims.KernelValueDim): FlashAttention-2, as transformers
+// calls it under training.attention flash. cuDNN's fused attention (as
+// torchtitan 238fa99's SDPA runs it, which passes MLA's value unpadded:
+// torchtitan/models/deepseek_v3/model/model.py) takes the value as it is.
+func padsValue(s *scenarios.Scenario) bool {
+	return s.Training.Attention == scenarios.AttentionFlash && RunsAs(s.Cluster.GPU, s.Training.AttentionKernel) != scenarios.KernelCuDNN
+}
+
 // blockAttentionFLOPs is the core attention forward of block l under the
 // FLOP count (AttentionFLOPs, the per-operation model's rule): the block's
 // heads, q·k width head_dim and the value width its kernel computes
@@ -323,7 +333,7 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 		if x.Heads > 0 {
 			heads = x.Heads
 		}
-		v = x.KernelValueDim(s.Training.Attention == scenarios.AttentionFlash, x.HeadDim)
+		v = x.KernelValueDim(padsValue(s), x.HeadDim)
 	}
 	causal, window, chunk := blockMask(s, l.Dims)
 	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causal, window, chunk)

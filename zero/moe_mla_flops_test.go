@@ -136,3 +136,34 @@ func TestSharedExpertAndMLAFLOPsDoc(t *testing.T) {
 	golden.CheckQuotes(t, "../docs/compute-model.md", "TestSharedExpertAndMLAFLOPsDoc (Costs of deepseek-v3.json's block.0, s 4096, b 1)",
 		fmt.Sprintf("A DeepSeek-V3 dense block at s = 4096 counted %s forward FLOPs as heads·head_dim projections and counts %s.", commas(fwd(true)), commas(fwd(false))))
 }
+
+// TestMLAValuePadByKernel: under training.attention flash, multi-head
+// latent attention's value (v_head_dim 128 against a q·k width of 192 in
+// DeepSeek-V2-Lite, 16 heads) is padded to 192 for FlashAttention-2, which
+// takes one head size (transformers' F.pad), and computed at 128 by cuDNN's
+// fused attention: block.0's forward differs by P·V's extra 64 columns,
+// 2·b·a·s²·64 / 2 FLOPs (causal) at s = 4096, b = 1.
+func TestMLAValuePadByKernel(t *testing.T) {
+	var fwd [2]int64
+	for i, kernel := range []string{"fa2", "cudnn"} {
+		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+			"model: {hf_config: deepseek-v2-lite.json, layers: 2, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" +
+			"training: {micro_batch: 1, attention: flash, attention_kernel: " + kernel + "}\n"
+		s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := s.Model.LayerList[1].Dims; x == nil || x.HeadDim != 192 || x.ValueHeadDim != 128 || x.Heads != 16 {
+			t.Fatalf("block.0 dims %+v, want MLA with head_dim 192, value_head_dim 128, 16 heads", x)
+		}
+		fwd[i] = cs[1].FwdFLOPs
+	}
+	const s, heads = 4096, 16
+	if got, want := fwd[0]-fwd[1], int64(2*heads*s*s*64/2); got != want {
+		t.Errorf("fa2 − cudnn forward FLOPs of block.0 = %d, want %d", got, want)
+	}
+}
