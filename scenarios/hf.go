@@ -709,8 +709,8 @@ func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm
 //     configuration_qwen2_moe.py @ 765e4fbcdf84b2720f98be27665c839cdb579fcf
 //     defaults num_experts 60, num_experts_per_tok 4,
 //     moe_intermediate_size 1408, shared_expert_intermediate_size 5632.
-//     use_sliding_window true is refused (the max_window_layers split is
-//     not read).
+//     use_sliding_window true windows the layers from max_window_layers
+//     on (below).
 //   - Gemma 2: modeling_gemma2.py: 4 RMSNorms per layer (input,
 //     post_attention, pre_ and post_feedforward); configuration_gemma2.py
 //     @ 19f5346140749359823ef26c4183bd8f1aed3db7: head_dim default 256,
@@ -856,15 +856,32 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	switch arch {
 	case "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
 		// Qwen's configs carry use_sliding_window (default false) with
-		// sliding_window and max_window_layers: when set, the layers from
-		// max_window_layers on attend over a window (configuration_qwen2.py,
-		// configuration_qwen3.py, configuration_qwen3_moe.py and
-		// configuration_qwen2_moe.py). No published Qwen config sets it.
-		if sw, err := c.boolOr(false, "use_sliding_window"); err != nil {
+		// sliding_window (default 4096) and max_window_layers (default 28):
+		// Qwen2Config (configuration_qwen2.py @
+		// caa3177646255d2cf73626315c8582722af4749c) keeps sliding_window
+		// only under use_sliding_window and defaults layer_types to
+		// "sliding_attention" for the layers from max_window_layers on;
+		// Qwen3's, Qwen2-MoE's and Qwen3-MoE's configs carry the same keys
+		// and rule. No published Qwen config sets it.
+		use, err := c.boolOr(false, "use_sliding_window")
+		if err != nil {
 			return nil, err
-		} else if sw {
-			return nil, c.errorf("use_sliding_window=true: zerosim does not read Qwen's max_window_layers split of windowed layers (set use_sliding_window to false to import it with full attention)")
 		}
+		var w int64
+		if use {
+			if w, err = c.window(4096, "sliding_window"); err != nil {
+				return nil, err
+			}
+		}
+		full, err := c.intOr(28, 0, maxLayers, "max_window_layers")
+		if err != nil {
+			return nil, err
+		}
+		kinds, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return w > 0 && i >= full })
+		if err != nil {
+			return nil, err
+		}
+		hm.setWindows(w, false, kinds)
 	}
 	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {
 		attnBias = false

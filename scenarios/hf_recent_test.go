@@ -312,14 +312,39 @@ func TestHFQwen2Moe(t *testing.T) {
 	if b := int64(tiny.LayerList[1].Params + tiny.LayerList[2].Params); b != 86_003_712 {
 		t.Errorf("tiny: a layer holds %d, want 86,003,712", b)
 	}
+	// use_sliding_window (Qwen2Config @ caa31776): the layers from
+	// max_window_layers (default 28) on slide over sliding_window (default
+	// 4096); without it, or with sliding_window null, none does, whatever
+	// layer_types says.
 	for _, arch := range []string{"Qwen2MoeForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"} {
-		cfg := `{"architectures": ["` + arch + `"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32, "use_sliding_window": %s}`
-		if _, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, "true"))); err == nil ||
-			!strings.HasPrefix(err.Error(), "c.json: use_sliding_window=true: zerosim does not read Qwen's max_window_layers split") {
-			t.Errorf("%s use_sliding_window true: %v", arch, err)
-		}
-		if _, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, "false"))); err != nil {
-			t.Errorf("%s use_sliding_window false: %v", arch, err)
+		cfg := `{"architectures": ["` + arch + `"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 32, "num_attention_heads": 4, "intermediate_size": 32%s}`
+		for _, c := range []struct {
+			keys                  string
+			windowed, size, first int64
+		}{
+			{`, "use_sliding_window": true`, 4, 4096, 28},
+			{`, "use_sliding_window": true, "max_window_layers": 30, "sliding_window": 1024`, 2, 1024, 30},
+			{`, "use_sliding_window": true, "sliding_window": null`, 0, 0, 0},
+			{`, "use_sliding_window": false, "sliding_window": 1024, "layer_types": ["sliding_attention"` + strings.Repeat(`, "full_attention"`, 31) + `]`, 0, 0, 0},
+			{``, 0, 0, 0},
+		} {
+			hm, err := ImportHF("c.json", []byte(fmt.Sprintf(cfg, c.keys)))
+			if err != nil {
+				t.Fatalf("%s %s: %v", arch, c.keys, err)
+			}
+			var n int64
+			for _, l := range hm.LayerList {
+				if x := l.Dims; x != nil && x.Window > 0 {
+					n++
+					var i int64
+					if _, err := fmt.Sscanf(l.Name, "block.%d", &i); err != nil || x.Window != c.size || i < c.first {
+						t.Errorf("%s %s: %s window %d, want %d from block.%d on", arch, c.keys, l.Name, x.Window, c.size, c.first)
+					}
+				}
+			}
+			if n != c.windowed || hm.WindowLayers != c.windowed {
+				t.Errorf("%s %s: %d windowed blocks (%d counted), want %d", arch, c.keys, n, hm.WindowLayers, c.windowed)
+			}
 		}
 	}
 }
