@@ -161,3 +161,27 @@ func TestImportTorchtitanCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestImportKind: `zerosim import FILE` without a command names the
+// import that reads the file, from keys only that tool's config has (the
+// real configs of each importer's tests); a file of no such kind, and a
+// word that is not a file, keep the unknown-command line. Exit 2, one line.
+func TestImportKind(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", `it has a Hugging Face config's "architectures", so run: zerosim import hf ../../scenarios/testdata/hf-extra/gpt-oss-20b.json`},
+		{"../../docs/examples/deepspeed/flagperf-llama2-7b.json", `it has DeepSpeed's "zero_optimization", so run: zerosim import deepspeed `},
+		{"../../scenarios/testdata/torchtitan/llama3_8b.toml", "it is a TOML job config with a [model] table, so run: zerosim import torchtitan "},
+		{"../../scenarios/testdata/accelerate/trl-fsdp2.yaml", `it has Accelerate's "distributed_type", so run: zerosim import accelerate `},
+		{"../../scenarios/testdata/llmfoundry/mpt-7b.yaml", `it has llm-foundry's "device_train_microbatch_size", so run: zerosim import llm-foundry `},
+		{"../../scenarios/testdata/megatron/train_gpt3_175b_distributed.sh", "it runs pretrain_gpt.py or passes --num-layers, so run: zerosim import megatron "},
+		// A scenario, a document that quotes pretrain_gpt.py, not a file.
+		{"../../docs/examples/mixtral-8x7b.yaml", `unknown command "../../docs/examples/mixtral-8x7b.yaml" (use accelerate, deepspeed, hf, llm-foundry, megatron, torchtitan`},
+		{"../../README.md", `unknown command "../../README.md"`},
+		{"nosuch", `unknown command "nosuch"`},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, "import", c.file)
+		if code != 2 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("import %s: code %d, stdout %q, stderr %q; want one line with %q", c.file, code, out, stderr, c.want)
+		}
+	}
+}

@@ -252,6 +252,11 @@ func groupWithoutCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return inputError{fmt.Errorf("%s: name one of its commands: %s (see %s --help)", commandName(cmd), strings.Join(names, ", "), cmd.CommandPath())}
 	}
+	if cmd.Name() == "import" {
+		if sub, why := importKind(args[0]); sub != "" {
+			return inputError{fmt.Errorf("%s: %q is a file, not a command; %s, so run: %s %s %s", commandName(cmd), args[0], why, cmd.CommandPath(), sub, args[0])}
+		}
+	}
 	return inputError{fmt.Errorf("%s: unknown command %q (use %s; see %s --help)", commandName(cmd), args[0], strings.Join(names, ", "), cmd.CommandPath())}
 }
 
