@@ -67,6 +67,7 @@ func describe(c sweep.Candidate, n int) string {
 	case c.Stage > 0 && c.K > 1:
 		s += fmt.Sprintf(" with num_distributed_optimizer_instances=%d", c.K)
 	}
+	s += cpWords(c)
 	s += fmt.Sprintf(", micro-batch %d", c.MicroBatch)
 	if c.GradAccum > 1 {
 		s += fmt.Sprintf(" × %d accumulation steps", c.GradAccum)
@@ -75,6 +76,18 @@ func describe(c sweep.Candidate, n int) string {
 		return s + ", no activation checkpointing"
 	}
 	return s + ", " + c.Recompute + " activation checkpointing"
+}
+
+// cpWords is the candidate's context parallelism, when the plan searched
+// it: ring attention over cp GPUs (zero/ringattn.go), dp = GPUs/cp.
+func cpWords(c sweep.Candidate) string {
+	switch {
+	case c.CP == 1:
+		return fmt.Sprintf(", no context parallelism (dp %d)", c.DP)
+	case c.CP > 1:
+		return fmt.Sprintf(", context parallelism %d (ring attention, dp %d)", c.CP, c.DP)
+	}
+	return ""
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(units.GiB)) }
@@ -122,7 +135,7 @@ func distinct(rows []sweep.PlanRow, top int) []int {
 		dup := false
 		for _, j := range out {
 			o := rows[j]
-			if o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
+			if o.CP == r.CP && o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
 				o.StepTime == r.StepTime && o.PeakMemory == r.PeakMemory {
 				dup = true
 				break
@@ -148,7 +161,7 @@ func PlanReason(p *sweep.Plan) string {
 	w := p.Rows[0]
 	next := -1
 	for i, r := range p.Rows {
-		if r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
+		if r.CP != w.CP || r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
 			next = i
 			break
 		}
@@ -191,10 +204,15 @@ func PlanReason(p *sweep.Plan) string {
 	return s
 }
 
-// recomputeNote names the compute difference when checkpointing differs.
+// recomputeNote names the compute difference when checkpointing, the
+// context parallelism (ring attention's passes and the tokens per rank) or
+// the optimizer's shard differs.
 func recomputeNote(w, r sweep.Candidate, n int) string {
 	if w.Recompute != r.Recompute {
 		return fmt.Sprintf(", %s vs %s checkpointing", w.Recompute, r.Recompute)
+	}
+	if w.CP != r.CP {
+		return fmt.Sprintf(", context parallelism %d vs %d", w.CP, r.CP)
 	}
 	if w.Stage != r.Stage || w.K != r.K {
 		return fmt.Sprintf(", the optimizer updating 1/%d vs 1/%d of the model", shardsOf(w, n), shardsOf(r, n))
@@ -221,15 +239,24 @@ func (pr *PlanReport) planTable() *table {
 	t := &table{Title: fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows)))),
 		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
 		left:   []int{1, 2, 4}}
+	cp := p.SearchedCP != nil
+	if cp { // a cp column after K
+		t.Header = slices.Insert(t.Header, 3, "cp")
+		t.left = []int{1, 2, 5}
+	}
 	for _, i := range idx {
 		r := p.Rows[i]
 		mark := strconv.Itoa(i + 1)
 		if r.Pareto {
 			mark += "*"
 		}
-		t.Rows = append(t.Rows, []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
+		row := []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
 			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
-			planDur(r.ExposedComm), gbs(r.NetworkBusiest)})
+			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
+		if cp {
+			row = slices.Insert(row, 3, strconv.Itoa(r.CP))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -237,7 +264,7 @@ func (pr *PlanReport) planTable() *table {
 // planLegend explains the table's terms in one place, in its columns'
 // order; the MFU line depends on the model (mfuLegend).
 func planLegend(p *sweep.Plan) []string {
-	return []string{
+	l := []string{
 		labelled("#: ", "rank among all that fit (plan.csv has them all); *: nothing faster fits in less memory."),
 		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
 		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
@@ -246,6 +273,11 @@ func planLegend(p *sweep.Plan) []string {
 		mfuLegend(p),
 		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
 	}
+	if p.SearchedCP != nil {
+		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+
+			"dp = GPUs/cp data-parallel ranks (the ZeRO group is dp·cp)."))
+	}
+	return l
 }
 
 // mfuLegend says how the plan's MFU counts FLOPs, as run does: per token
@@ -292,8 +324,11 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	} else {
 		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
 	}
-	fmt.Fprintf(&b, "%s configurations searched: %s cannot fit in memory, %s replayed, %s fit\n",
-		commas(int64(p.Searched)), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
+	fmt.Fprintf(&b, "%s configurations searched%s: %s cannot fit in memory, %s replayed, %s fit\n",
+		commas(int64(p.Searched)), cpSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
+	if len(p.SkippedCP) > 0 {
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "context-parallel degrees without a configuration to run: "+EscapeControl(strings.Join(p.SkippedCP, "; "))))
+	}
 	if p.Invalid > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
 	}
@@ -314,6 +349,15 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	}
 	_, err := io.WriteString(w, b.String()+"\n")
 	return err
+}
+
+// cpSearched names the context-parallel degrees searched, "" when the plan
+// keeps the scenario's.
+func cpSearched(p *sweep.Plan) string {
+	if p.SearchedCP == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (context parallelism %s on the %d GPUs)", strings.Join(mapSlice(p.SearchedCP, strconv.Itoa), ", "), p.GPUs)
 }
 
 func gpuName(p *sweep.Plan) string {
@@ -414,6 +458,11 @@ func wrap(s string, width int, indent string) string {
 	return b.String()
 }
 
+// cpHintShare is the activations' share of the least-memory peak from which
+// NoFitText suggests searching context parallelism: then cp ≥ 2 can take
+// an eighth or more of the peak off.
+const cpHintShare = 0.25
+
 // NoFitText says that nothing fits and what to change, from the numbers.
 func NoFitText(p *sweep.Plan) string {
 	c := p.Smallest
@@ -429,6 +478,10 @@ func NoFitText(p *sweep.Plan) string {
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")
+	}
+	if p.SearchedCP == nil && p.ActivationShare >= cpHintShare {
+		ways = append(ways, fmt.Sprintf("context parallelism (the activations are %.0f %% of that peak by the memory model, and a rank keeps those of seq_len/cp tokens per sequence; search it: --cp 1,2,4,8)",
+			100*p.ActivationShare))
 	}
 	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
 	offload := " (plan does not search CPU offload; none makes this configuration fit.)"
@@ -464,7 +517,12 @@ var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_acc
 // WritePlanCSV writes every configuration that fits, fastest first.
 func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(PlanCSVHeader); err != nil {
+	cp := pr.Plan.SearchedCP != nil
+	header := PlanCSVHeader
+	if cp { // cp and dp after the rank when the plan searched them
+		header = slices.Insert(slices.Clone(header), 1, "cp", "dp")
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -477,6 +535,9 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 			r.BucketSize, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), strconv.FormatFloat(r.MFU, 'f', 5, 64),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
 			i64(r.PeakMemory), i64(r.Headroom), strconv.FormatBool(r.Pareto)}
+		if cp {
+			rec = slices.Insert(rec, 1, strconv.Itoa(r.CP), strconv.Itoa(r.DP))
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

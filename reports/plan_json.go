@@ -31,6 +31,8 @@ type planJSON struct {
 	SmallestPeak      int64            `json:"smallest_peak_bytes"`
 	SearchedStages    []int            `json:"searched_stages"`
 	SearchedRecompute []string         `json:"searched_recompute"`
+	SearchedCP        []int            `json:"searched_cp,omitempty"`
+	SkippedCP         []string         `json:"skipped_cp,omitempty"`
 	NodesToFit        int              `json:"nodes_to_fit,omitempty"`
 	OffloadSets       []string         `json:"offload_sets,omitempty"`
 	OffloadPeak       int64            `json:"offload_peak_bytes,omitempty"`
@@ -46,6 +48,9 @@ type planJSON struct {
 // candidateJSON is one configuration (sweep.Candidate); a row's fields
 // come first in the row's object.
 type candidateJSON struct {
+	// CP and DP are set when the plan searched cp (sweep.Candidate).
+	CP         int    `json:"cp,omitempty"`
+	DP         int    `json:"dp,omitempty"`
 	Stage      int    `json:"zero_stage"`
 	K          int    `json:"k"`
 	MicroBatch int64  `json:"micro_batch"`
@@ -98,7 +103,7 @@ type bandwidthPointJSON struct {
 }
 
 func newCandidateJSON(c sweep.Candidate) candidateJSON {
-	return candidateJSON{Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
+	return candidateJSON{CP: c.CP, DP: c.DP, Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
 		BucketSize: c.BucketSize, Prefetch: c.Prefetch, Algorithm: c.Algorithm}
 }
 
@@ -115,7 +120,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
-		SearchedRecompute: p.SearchedRecompute, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
+		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
 		LossSets: p.LossSets, LossPeak: p.LossPeak,
 		Network: newNetworkPlanJSON(np)}
 	if o.Rows == nil {

@@ -48,7 +48,11 @@ func shortConfig(sb sweep.StageBandwidth) string {
 		return fmt.Sprintf("the file's, K %d (none fits)", sb.K)
 	}
 	c := sb.Config
-	return fmt.Sprintf("K %d, %d×%d, %s", c.K, c.MicroBatch, c.GradAccum, c.Recompute)
+	cp := ""
+	if c.CP > 0 {
+		cp = fmt.Sprintf("cp %d, ", c.CP)
+	}
+	return fmt.Sprintf("%sK %d, %d×%d, %s", cp, c.K, c.MicroBatch, c.GradAccum, c.Recompute)
 }
 
 func writeNetworkTable(w io.Writer, np *sweep.NetworkPlan) error {

@@ -41,6 +41,13 @@ type PlanOptions struct {
 	// Algorithms are the collective algorithms (default auto, ring,
 	// hierarchical).
 	Algorithms []string
+	// CP are the context-parallel degrees searched (ring attention over cp
+	// GPUs: a rank keeps seq_len/cp of each sequence). Each keeps the GPU
+	// count, dp = GPUs/cp, and the global batch, so a data-parallel rank
+	// trains global/dp sequences; a degree whose dp does not split the
+	// global batch is skipped (Plan.SkippedCP). nil keeps the scenario's
+	// cp, and Candidate.Sets leaves cp and dp out.
+	CP []int
 	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at most
 	// MaxJobs).
 	Jobs int
@@ -51,7 +58,11 @@ type PlanOptions struct {
 
 // Candidate is one configuration of a plan: the values Plan varies.
 type Candidate struct {
-	Stage int
+	// CP is the context-parallel degree and DP = GPUs/CP the data-parallel
+	// one when the plan searches cp (PlanOptions.CP); both 0 when it keeps
+	// the scenario's.
+	CP, DP int
+	Stage  int
 	// K is the number of replicas of the sharded state: Megatron's
 	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
 	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
@@ -66,16 +77,20 @@ type Candidate struct {
 	Algorithm string
 }
 
-// Sets returns the candidate as --set overrides, in PlanKeys order (unused
-// keys left out).
+// Sets returns the candidate as --set overrides: PlanCPKeys when cp is
+// searched, then PlanKeys in order (unused keys left out).
 func (c Candidate) Sets() []string {
-	sets := []string{
-		"parallelism.zero_stage=" + strconv.Itoa(c.Stage),
-		"parallelism.k=" + strconv.Itoa(c.K),
-		"training.micro_batch=" + strconv.FormatInt(c.MicroBatch, 10),
-		"training.grad_accum=" + strconv.FormatInt(c.GradAccum, 10),
-		"training.recompute=" + c.Recompute,
+	var sets []string
+	if c.CP > 0 {
+		sets = []string{"parallelism.cp=" + strconv.Itoa(c.CP), "parallelism.dp=" + strconv.Itoa(c.DP)}
 	}
+	sets = append(sets,
+		"parallelism.zero_stage="+strconv.Itoa(c.Stage),
+		"parallelism.k="+strconv.Itoa(c.K),
+		"training.micro_batch="+strconv.FormatInt(c.MicroBatch, 10),
+		"training.grad_accum="+strconv.FormatInt(c.GradAccum, 10),
+		"training.recompute="+c.Recompute,
+	)
 	if c.BucketSize != "" {
 		sets = append(sets, "communication.bucket_size="+c.BucketSize)
 	}
@@ -174,6 +189,19 @@ type Plan struct {
 	// policies searched (what to suggest when nothing fits).
 	SearchedStages    []int
 	SearchedRecompute []string
+	// SearchedCP are the context-parallel degrees searched, nil when the
+	// plan keeps the scenario's cp; SkippedCP says, for each searched
+	// degree without a configuration to run, why ("cp=3: …"): the GPUs do
+	// not split into cp-GPU rings, dp = GPUs/cp does not split the global
+	// batch (no candidate was made), or the loader refused every candidate
+	// (counted in Invalid).
+	SearchedCP []int
+	SkippedCP  []string
+	// ActivationShare is the activations' share of Smallest's peak by the
+	// memory model (memory.CompActivations at the total's peak); set only
+	// when nothing fits, cp is not searched and the model has a sequence:
+	// context parallelism divides them by cp.
+	ActivationShare float64
 	// NodesToFit is the least number of nodes (same GPUs per node) on which
 	// Smallest fits as zerosim run judges it (the replayed peak), 0 if none
 	// up to 65,536 GPUs does; set only when nothing fits.
@@ -197,6 +225,8 @@ type Plan struct {
 	// Set only when nothing fits: plan does not search the loss kernel.
 	LossSets []string
 	LossPeak int64
+
+	invalidCP map[int]invalidCount
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -222,16 +252,28 @@ func (p *Plan) BestPerStage() map[int]Candidate {
 var PlanKeys = []string{"parallelism.zero_stage", "parallelism.k", "training.micro_batch", "training.grad_accum",
 	"training.recompute", "communication.bucket_size", "communication.prefetch_depth", "communication.algorithm"}
 
+// PlanCPKeys are the keys a plan that searches cp varies too, first in
+// Candidate.Sets.
+var PlanCPKeys = []string{"parallelism.cp", "parallelism.dp"}
+
 // planSpace is the resolved search space of a plan.
 type planSpace struct {
-	base        *scenarios.Scenario
-	global      int64 // sequences per step
+	base       *scenarios.Scenario
+	global     int64 // sequences per step
+	layouts    []cpLayout
+	skippedCP  []string
+	stages     []int
+	recompute  []string
+	buckets    []string
+	prefetch   []int
+	algorithms []string
+}
+
+// cpLayout is one context-parallel degree of a plan: cp and dp are 0 when
+// the plan keeps the scenario's (Candidate.CP).
+type cpLayout struct {
+	cp, dp      int
 	perRank     int64 // sequences per data-parallel rank per step
-	stages      []int
-	recompute   []string
-	buckets     []string
-	prefetch    []int
-	algorithms  []string
 	microBatchs []int64
 }
 
@@ -242,15 +284,12 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	}
 	sp := &planSpace{base: s, global: opt.GlobalBatch, stages: opt.Stages, recompute: opt.Recompute, buckets: opt.BucketSizes,
 		prefetch: opt.Prefetch, algorithms: opt.Algorithms}
-	dp := int64(s.Parallelism.DP)
 	if sp.global == 0 {
-		sp.global = s.Training.MicroBatch * max(s.Training.GradAccum, 1) * dp
+		sp.global = scenarioBatch(s)
 	}
-	if err := CheckGlobalBatch(sp.global, dp); err != nil {
+	if err := sp.cpLayouts(opt.CP); err != nil {
 		return nil, err
 	}
-	sp.perRank = sp.global / dp
-	sp.microBatchs = microBatches(sp.perRank)
 	if sp.stages == nil {
 		sp.stages = []int{0, 1, 2, 3}
 	}
@@ -272,32 +311,94 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	return sp, nil
 }
 
-// candidates lists every distinct configuration in search order: stage,
-// K, micro-batch, recompute, bucket size, prefetch, algorithm. Values a
-// stage does not use are not varied (stage 0 shards nothing, so K = 1;
-// stages 0–2 have no prefetch; stage 3 buckets per unit).
+// scenarioBatch is s's global batch: micro_batch · grad_accum · dp.
+func scenarioBatch(s *scenarios.Scenario) int64 {
+	return s.Training.MicroBatch * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP)
+}
+
+// CheckPlanCP reports whether any of the context-parallel degrees cps can
+// run s's GPUs with a global batch of global sequences (0: s's own), as
+// PlanSearch judges: the error names why each cannot.
+func CheckPlanCP(s *scenarios.Scenario, global int64, cps []int) error {
+	sp := &planSpace{base: s, global: global}
+	if sp.global == 0 {
+		sp.global = scenarioBatch(s)
+	}
+	return sp.cpLayouts(cps)
+}
+
+// cpLayouts resolves the context-parallel degrees: the scenario's alone
+// (its dp must split the global batch), or each of cps on the same GPUs
+// (dp = GPUs/cp) whose dp splits it, the others skipped with the reason.
+func (sp *planSpace) cpLayouts(cps []int) error {
+	if cps == nil {
+		dp := int64(sp.base.Parallelism.DP)
+		if err := CheckGlobalBatch(sp.global, dp); err != nil {
+			return err
+		}
+		sp.layouts = []cpLayout{{perRank: sp.global / dp, microBatchs: microBatches(sp.global / dp)}}
+		return nil
+	}
+	gpus := sp.base.GPUs()
+	for _, cp := range cps {
+		if slices.ContainsFunc(sp.layouts, func(l cpLayout) bool { return l.cp == cp }) {
+			continue
+		}
+		if cp < 1 || gpus%cp != 0 {
+			sp.skippedCP = append(sp.skippedCP, fmt.Sprintf("cp=%d: the %d GPUs do not split into rings of %d", cp, gpus, cp))
+			continue
+		}
+		dp := gpus / cp
+		if err := CheckGlobalBatch(sp.global, int64(dp)); err != nil {
+			sp.skippedCP = append(sp.skippedCP, fmt.Sprintf("cp=%d: %v", cp, err))
+			continue
+		}
+		per := sp.global / int64(dp)
+		sp.layouts = append(sp.layouts, cpLayout{cp: cp, dp: dp, perRank: per, microBatchs: microBatches(per)})
+	}
+	if len(sp.layouts) == 0 {
+		return fmt.Errorf("no context-parallel degree can run: %s", strings.Join(sp.skippedCP, "; "))
+	}
+	return nil
+}
+
+// candidates lists every distinct configuration in search order: cp,
+// stage, K, micro-batch, recompute, bucket size, prefetch, algorithm.
+// Values a stage does not use are not varied (stage 0 shards nothing, so
+// K = 1; stages 0–2 have no prefetch; stage 3 buckets per unit). K divides
+// N = dp·cp, the GPU count at every cp.
 func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
-	for _, st := range sp.stages {
-		ks := Divisors(sp.base.N())
-		buckets, prefetch := sp.buckets, []int{-1}
-		if st == 0 {
-			ks = []int{1}
+	for _, l := range sp.layouts {
+		for _, st := range sp.stages {
+			ks := Divisors(sp.base.N())
+			buckets, prefetch := sp.buckets, []int{-1}
+			if st == 0 {
+				ks = []int{1}
+			}
+			if st == 3 {
+				buckets, prefetch = []string{""}, sp.prefetch
+			}
+			for _, k := range ks {
+				for _, mb := range l.microBatchs {
+					c := Candidate{CP: l.cp, DP: l.dp, Stage: st, K: k, MicroBatch: mb, GradAccum: l.perRank / mb}
+					out = sp.settings(out, c, buckets, prefetch)
+				}
+			}
 		}
-		if st == 3 {
-			buckets, prefetch = []string{""}, sp.prefetch
-		}
-		for _, k := range ks {
-			for _, mb := range sp.microBatchs {
-				for _, rc := range sp.recompute {
-					for _, b := range buckets {
-						for _, pf := range prefetch {
-							for _, al := range sp.algorithms {
-								out = append(out, Candidate{Stage: st, K: k, MicroBatch: mb, GradAccum: sp.perRank / mb,
-									Recompute: rc, BucketSize: b, Prefetch: pf, Algorithm: al})
-							}
-						}
-					}
+	}
+	return out
+}
+
+// settings appends c under every checkpointing policy, bucket size,
+// prefetch depth and algorithm.
+func (sp *planSpace) settings(out []Candidate, c Candidate, buckets []string, prefetch []int) []Candidate {
+	for _, rc := range sp.recompute {
+		for _, b := range buckets {
+			for _, pf := range prefetch {
+				for _, al := range sp.algorithms {
+					c.Recompute, c.BucketSize, c.Prefetch, c.Algorithm = rc, b, pf, al
+					out = append(out, c)
 				}
 			}
 		}
@@ -307,9 +408,11 @@ func (sp *planSpace) candidates() []Candidate {
 
 // PlanGrids returns the exhaustive sweep over the plan's space: the cartesian
 // product of every key Plan varies, unused values and micro-batch ×
-// accumulation pairs that miss the global batch included. Its best fitting
-// row with micro_batch · grad_accum · dp = the global batch is the plan's
-// winner (TestPlanEqualsExhaustiveSweep).
+// accumulation pairs that miss the global batch included; with cp searched,
+// every cp against every dp first (the pairs whose dp·cp is not the GPU
+// count are the loader's error rows). Its best fitting row with
+// micro_batch · grad_accum · dp = the global batch is the plan's winner
+// (TestPlanEqualsExhaustiveSweep).
 func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 	sp, err := newPlanSpace(src, opt)
 	if err != nil {
@@ -322,12 +425,30 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		}
 		return o
 	}
-	var mbs, gas []string
-	for _, m := range sp.microBatchs {
-		mbs = append(mbs, strconv.FormatInt(m, 10))
-		gas = append([]string{strconv.FormatInt(sp.perRank/m, 10)}, gas...)
+	// Every cp's micro-batches and accumulations, ascending (one cp: its
+	// own).
+	var mbv, gav []int64
+	var cps, dps []string
+	for _, l := range sp.layouts {
+		for _, m := range l.microBatchs {
+			mbv, gav = append(mbv, m), append(gav, l.perRank/m)
+		}
+		cps, dps = append(cps, strconv.Itoa(l.cp)), append(dps, strconv.Itoa(l.dp))
 	}
-	return []Grid{
+	ascending := func(v []int64) []string {
+		slices.Sort(v)
+		var o []string
+		for _, x := range slices.Compact(v) {
+			o = append(o, strconv.FormatInt(x, 10))
+		}
+		return o
+	}
+	mbs, gas := ascending(mbv), ascending(gav)
+	var grids []Grid
+	if sp.layouts[0].cp > 0 {
+		grids = []Grid{{PlanCPKeys[0], cps}, {PlanCPKeys[1], dps}}
+	}
+	return append(grids, []Grid{
 		{PlanKeys[0], itoas(sp.stages)},
 		{PlanKeys[1], itoas(Divisors(sp.base.N()))},
 		{PlanKeys[2], mbs},
@@ -336,7 +457,7 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		{PlanKeys[5], sp.buckets},
 		{PlanKeys[6], itoas(sp.prefetch)},
 		{PlanKeys[7], sp.algorithms},
-	}, nil
+	}...), nil
 }
 
 // PlanSearch searches every candidate of src's cluster and model: the
@@ -366,6 +487,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
+	p.SearchedCP, p.SkippedCP = opt.CP, sp.skippedCP
 	cands := sp.candidates()
 	p.Searched = len(cands)
 	fits, modelPeak, err := sp.prune(ctx, src, cands, opt, p)
@@ -423,12 +545,46 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
 	markPareto(p.Rows)
+	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
 		p.NodesToFit = nodesToFit(src, s, p.Smallest)
 		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest)
 		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest)
+		if opt.CP == nil && s.Model.SeqLen > 0 {
+			p.ActivationShare = activationShare(src, p.Smallest)
+		}
 	}
 	return p, nil
+}
+
+// skippedAll adds to SkippedCP each searched degree at which every
+// candidate was rejected as input (the loader refuses cp > 1 with ZeRO++,
+// for one), with the first error.
+func (p *Plan) skippedAll(cands []Candidate) {
+	total := map[int]int{}
+	for _, c := range cands {
+		total[c.CP]++
+	}
+	for _, cp := range p.SearchedCP {
+		if n := total[cp]; n > 0 && p.invalidCP[cp].n == n {
+			p.SkippedCP = append(p.SkippedCP, fmt.Sprintf("cp=%d: every configuration is rejected as input, e.g. %s", cp, p.invalidCP[cp].first))
+			total[cp] = 0 // a degree listed twice is said once
+		}
+	}
+}
+
+// activationShare is the activations' share of c's peak by the memory
+// model, 0 if c cannot be analyzed.
+func activationShare(src Source, c Candidate) float64 {
+	s, err := src.Load(c.Sets()...)
+	if err != nil {
+		return 0
+	}
+	rep, err := memory.Analyze(s, memory.Options{})
+	if err != nil || rep.Peak <= 0 {
+		return 0
+	}
+	return float64(rep.Component(memory.CompActivations).AtTotalPeak) / float64(rep.Peak)
 }
 
 // lossToFit is training.cross_entropy=fused when c fits under it and s's
@@ -580,12 +736,29 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	return out, modelPeak, nil
 }
 
-// invalid counts a candidate that cannot run and keeps the first error.
+// invalid counts a candidate that cannot run and keeps the first error,
+// per searched cp too.
 func (p *Plan) invalid(c Candidate, err error) {
 	p.Invalid++
 	if p.FirstInvalid == "" {
 		p.FirstInvalid = fmt.Sprintf("%s: %v", strings.Join(c.Sets(), " "), err)
 	}
+	if c.CP > 0 {
+		if p.invalidCP == nil {
+			p.invalidCP = map[int]invalidCount{}
+		}
+		ic := p.invalidCP[c.CP]
+		if ic.n++; ic.first == "" {
+			ic.first = err.Error()
+		}
+		p.invalidCP[c.CP] = ic
+	}
+}
+
+// invalidCount counts the invalid candidates of one cp.
+type invalidCount struct {
+	n     int
+	first string
 }
 
 // replay measures one candidate.
@@ -637,6 +810,11 @@ func markPareto(rows []PlanRow) {
 // can be above the model's (docs/memory-model.md).
 func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 	c.K = 1
+	if c.CP > 0 { // the candidate's cp, kept; dp grows with the nodes
+		cs := *s
+		cs.Parallelism.CP = c.CP
+		s = &cs
+	}
 	gpn, step := max(s.Cluster.GPUsPerNode, 1), nodeStep(s, 1)
 	jd := judge{memory.ConventionZerosim}
 	ns, err := leastNodes((1<<16)/(gpn*step), func(j int) (*scenarios.Scenario, error) {
@@ -677,8 +855,8 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 }
 
 // CheckPlanValues checks the values a plan option lists: key is the option
-// ("recompute", "algorithms", "bucket-sizes", "prefetch") and the error
-// says what is allowed.
+// ("recompute", "algorithms", "bucket-sizes", "prefetch", "cp") and the
+// error says what is allowed.
 func CheckPlanValues(key string, vals []string) error {
 	allowed := map[string][]string{"recompute": {"none", "selective", "full"}, "algorithms": {"auto", "ring", "hierarchical", "tree"}}[key]
 	for _, v := range vals {
@@ -692,6 +870,10 @@ func CheckPlanValues(key string, vals []string) error {
 		case key == "prefetch":
 			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 64 {
 				return fmt.Errorf("%q: use a depth from 0 to 64", v)
+			}
+		case key == "cp":
+			if n, err := strconv.Atoi(v); err != nil || n < 1 || n > scenarios.MaxNodes*scenarios.MaxGPUsPerNode {
+				return fmt.Errorf("%q: use context-parallel degrees of 1 or more that divide the GPU count, such as 1,2,4,8", v)
 			}
 		}
 	}

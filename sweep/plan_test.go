@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -28,7 +29,11 @@ func exampleSource(t testing.TB, name string, sets ...string) Source {
 // micro-batch × accumulation pair, of which the rows that fit and make the
 // global batch compete. One scenario fits nothing: then neither finds a row,
 // and the plan's least node count is the least at which its smallest
-// configuration fits.
+// configuration fits. Two search context parallelism on Llama 2 7B over
+// 2 × 8 H100 (dp = 16/cp, the global batch of 16 sequences kept): at 32,768
+// tokens cp = 4 without checkpointing beats cp = 1 with full checkpointing;
+// at 131,072 tokens nothing fits at cp = 1 (88.9 GiB with full
+// checkpointing) and cp = 2 wins.
 func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -36,12 +41,17 @@ func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 		opt  PlanOptions
 		none bool
 		long bool // 640 replays: left out with -short
+		cp   int  // the winner's cp, when cp is searched
 	}{
 		{"default, global batch 32", exampleSource(t, "default"), PlanOptions{GlobalBatch: 32, Recompute: []string{"selective", "full"},
-			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false, true},
-		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false, false},
+			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false, true, 0},
+		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false, false, 0},
 		{"30B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model.params=30B"),
-			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true, false},
+			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true, false, 0},
+		{"32,768 tokens, cp 1 and 4", exampleSource(t, "default", "model.seq_len=32768"),
+			PlanOptions{CP: []int{1, 4}, Stages: []int{3}, Recompute: []string{"none", "full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, false, false, 4},
+		{"131,072 tokens: cp 1 fits nothing", exampleSource(t, "default", "model.seq_len=131072"),
+			PlanOptions{CP: []int{1, 2, 4, 8}, Stages: []int{3}, Recompute: []string{"full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, false, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.long && testing.Short() {
@@ -60,13 +70,20 @@ func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 				t.Fatal(err)
 			}
 			ev := &Evaluator{Src: tc.src, Space: sp}
-			perRank := p.GlobalBatch / int64(p.DP)
+			at := map[string]int{}
+			for i, g := range grids {
+				at[g.Key] = i
+			}
 			var best *Row
 			fitting := 0
 			err = Run(context.Background(), RunConfig{Indices: All.Indices(sp.Len(), nil), Jobs: 2, Eval: ev.Eval, Emit: func(r Row) error {
-				mb, _ := strconv.ParseInt(r.Values[2], 10, 64)
-				ga, _ := strconv.ParseInt(r.Values[3], 10, 64)
-				if r.Err != "" || !r.Fits || mb*ga != perRank {
+				mb, _ := strconv.ParseInt(r.Values[at["training.micro_batch"]], 10, 64)
+				ga, _ := strconv.ParseInt(r.Values[at["training.grad_accum"]], 10, 64)
+				dp := int64(p.DP)
+				if i, ok := at["parallelism.dp"]; ok {
+					dp, _ = strconv.ParseInt(r.Values[i], 10, 64)
+				}
+				if r.Err != "" || !r.Fits || mb*ga*dp != p.GlobalBatch {
 					return nil
 				}
 				fitting++
@@ -92,6 +109,10 @@ func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 			w := p.Best()
 			if w.StepTime != best.StepTime || w.PeakMemory != best.PeakMemory {
 				t.Errorf("plan winner %v: step %d peak %d; sweep best %v: step %d peak %d", w.Sets(), w.StepTime, w.PeakMemory, best.Values, best.StepTime, best.PeakMemory)
+			}
+			if cpSets := []string{"parallelism.cp=" + strconv.Itoa(tc.cp), "parallelism.dp=" + strconv.Itoa(p.GPUs/max(tc.cp, 1))}; w.CP != tc.cp ||
+				tc.cp > 0 && !slices.Equal(w.Sets()[:2], cpSets) {
+				t.Errorf("plan winner %v: want cp=%d (%v)", w.Sets(), tc.cp, cpSets)
 			}
 			if p.Searched < len(p.Rows) || p.MemoryPruned+p.Replayed != p.Searched {
 				t.Errorf("counts: searched %d pruned %d replayed %d rows %d", p.Searched, p.MemoryPruned, p.Replayed, len(p.Rows))
@@ -343,5 +364,141 @@ func TestGlobalBatchSuggestions(t *testing.T) {
 		if _, err := ParseGlobalBatch(tc.v, tc.seq); err == nil || err.Error() != tc.want {
 			t.Errorf("ParseGlobalBatch(%q, %d) = %v, want %q", tc.v, tc.seq, err, tc.want)
 		}
+	}
+}
+
+// TestPlanCP: plan searches context parallelism on the same 16 GPUs (Llama
+// 2 7B, 2 × 8 H100, dp = 16/cp) and global batch. Each cp's fastest row is
+// what zerosim run gives with the same --set (the full replay: step time
+// and peak); a cp whose dp does not split the global batch, or that does not
+// divide the GPUs, is skipped with the reason, and one at which the loader
+// refuses every configuration (ZeRO++ is modelled over dp only) is counted
+// invalid and named. At 131,072 tokens nothing fits at cp = 1 (88.9 GiB with
+// full checkpointing, the activations 93 % of it): without --cp, plan
+// suggests searching it; with it, cp = 2 wins.
+func TestPlanCP(t *testing.T) {
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}
+	with := func(o PlanOptions, global int64, cp ...int) PlanOptions {
+		o.GlobalBatch, o.CP = global, cp
+		return o
+	}
+	noneFull := opt
+	noneFull.Recompute = []string{"none", "full"}
+	for _, tc := range []struct {
+		name    string
+		seqLen  string
+		sets    []string
+		opt     PlanOptions
+		winner  int      // the winner's cp, 0: nothing fits
+		noRows  []int    // cps with no row that fits
+		skipped []string // Plan.SkippedCP, exactly or (ending in "…") by prefix
+	}{
+		{"32,768 tokens: cp 4 without checkpointing", "32768", nil, with(noneFull, 0, 1, 2, 4, 8), 4, nil, nil},
+		{"131,072 tokens: cp 1 fits nothing", "131072", nil, with(opt, 0, 1, 2, 4, 8), 2, []int{1}, nil},
+		{"skipped degrees", "32768", nil, with(opt, 8, 1, 2, 3, 32), 2, nil, []string{
+			"cp=1: global batch 8 sequences is not a multiple of dp=16 (use 16 or 32)",
+			"cp=3: the 16 GPUs do not split into rings of 3",
+			"cp=32: the 16 GPUs do not split into rings of 32"}},
+		{"ZeRO++ refuses cp 2", "32768", []string{"parallelism.zero_stage=3", "communication.zero_quantized_weights=true"}, with(opt, 0, 1, 2), 1, []int{2}, []string{
+			"cp=2: every configuration is rejected as input, e.g. …"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := exampleSource(t, "default", append([]string{"model.seq_len=" + tc.seqLen}, tc.sets...)...)
+			p, err := PlanSearch(context.Background(), src, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := p.Best(); w == nil || w.CP != tc.winner {
+				t.Fatalf("winner %v; want cp=%d", w, tc.winner)
+			}
+			if len(p.SkippedCP) != len(tc.skipped) {
+				t.Fatalf("skipped %q; want %q", p.SkippedCP, tc.skipped)
+			}
+			for i, want := range tc.skipped {
+				if got := p.SkippedCP[i]; got != want && !(strings.HasSuffix(want, "…") && strings.HasPrefix(got, strings.TrimSuffix(want, "…"))) {
+					t.Errorf("skipped %q; want %q", got, want)
+				}
+			}
+			best := map[int]PlanRow{}
+			for _, r := range p.Rows {
+				if _, ok := best[r.CP]; !ok {
+					best[r.CP] = r
+				}
+			}
+			for _, cp := range tc.noRows {
+				if r, ok := best[cp]; ok {
+					t.Errorf("cp=%d: %v fits; want none", cp, r.Sets())
+				}
+			}
+			for cp, r := range best {
+				if r.DP*cp != p.GPUs || r.MicroBatch*r.GradAccum*int64(r.DP) != p.GlobalBatch {
+					t.Errorf("cp=%d: %v does not keep %d GPUs and %d sequences", cp, r.Sets(), p.GPUs, p.GlobalBatch)
+				}
+				s, err := src.Load(r.Sets()...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := zero.Replay(s, zero.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				peak, _ := res.Peak()
+				if int64(res.StepTime) != r.StepTime || peak != r.PeakMemory || !res.Fits(p.GPUMemory) {
+					t.Errorf("cp=%d %v: plan step %d ps, peak %d B; run %d ps, %d B (fits %v)", cp, r.Sets(), r.StepTime, r.PeakMemory, int64(res.StepTime), peak, res.Fits(p.GPUMemory))
+				}
+				t.Logf("cp=%d: %v: %.0f tokens/s per GPU, %.1f GiB", cp, r.Sets(), r.TokensPerSecPerGPU, float64(r.PeakMemory)/(1<<30))
+			}
+		})
+	}
+}
+
+// TestPlanCPHint: when nothing fits without cp searched, plan measures the
+// activations' share of the least-memory configuration's peak (the memory
+// model's, as zerosim memory reports it), from which NoFitText suggests
+// --cp; a model without a sequence gets none. With cp = 2 the plan fits
+// (TestPlanCP), so the figures are quoted in docs/sweeps.md.
+func TestPlanCPHint(t *testing.T) {
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}
+	src := exampleSource(t, "default", "model.seq_len=131072")
+	p, err := PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) != 0 || p.NodesToFit != 0 {
+		t.Fatalf("%d rows, %d nodes to fit; want none (no node count shards the activations)", len(p.Rows), p.NodesToFit)
+	}
+	s, err := src.Load(p.Smallest.Sets()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := rep.Component(memory.CompActivations).AtTotalPeak
+	if want := float64(act) / float64(rep.Peak); p.ActivationShare != want || want < 0.9 {
+		t.Errorf("activation share %g; memory model %d of %d B = %g (want ≥ 0.9)", p.ActivationShare, act, rep.Peak, want)
+	}
+	opt.CP = []int{1, 2, 4, 8}
+	q, err := PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := q.Best()
+	if w == nil || w.CP != 2 || w.TokensPerSecPerGPU < 1000 || w.TokensPerSecPerGPU >= 1e6 {
+		t.Fatalf("with cp searched: winner %v; want cp=2 at 1,000 to 999,999 tokens/s per GPU (as quoted)", w)
+	}
+	tps := int64(math.Round(w.TokensPerSecPerGPU))
+	golden.CheckQuotes(t, "../docs/sweeps.md", "TestPlanCPHint",
+		fmt.Sprintf("131,072 tokens: %.1f GiB at ZeRO-3", float64(p.SmallestPeak)/(1<<30)),
+		fmt.Sprintf("the activations %.0f %% of it", 100*p.ActivationShare),
+		fmt.Sprintf("cp = 2 at %.1f GiB, %s tokens/s per GPU", float64(w.PeakMemory)/(1<<30), fmt.Sprintf("%d,%03d", tps/1000, tps%1000)))
+	// seed000-k4's MLP has no sequence: no share, so no suggestion.
+	m, err := PlanSearch(context.Background(), exampleSource(t, "seed000-k4", "cluster.gpu_memory=1MiB"), PlanOptions{Stages: []int{3}, Recompute: []string{"none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Rows) != 0 || m.ActivationShare != 0 {
+		t.Errorf("seed000-k4 at 1 MiB: %d rows, activation share %g; want none and 0", len(m.Rows), m.ActivationShare)
 	}
 }

@@ -28,22 +28,22 @@ type planOpts struct {
 	buckets     []string
 	prefetch    []int
 	algorithms  []string
+	cp          []int
 	jobs        int
 }
 
-func newPlanCmd(a *app) *cobra.Command {
-	o := planOpts{}
-	cmd := &cobra.Command{
-		Use:         "plan [FILE]",
-		Annotations: map[string]string{writesFiles: "yes"},
-		Short:       "Find the fastest ZeRO configuration that fits: stage, K, micro-batch, accumulation, checkpointing",
-		Long: `plan takes the model and the cluster from FILE (an embedded example's name, or
+// planLong is plan --help's description.
+const planLong = `plan takes the model and the cluster from FILE (an embedded example's name, or
 none: the default example) and
 searches ZeRO stages 0–3, every K dividing N (Megatron's
 num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
 stage 3), every micro-batch and gradient accumulation that make the global
 batch, the activation checkpointing policies, bucket sizes, ZeRO-3 prefetch
-depths and collective algorithms. The memory model first rejects what cannot
+depths and collective algorithms; with --cp 1,2,4,8, context parallelism too
+(ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
+lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
+global batch, a degree whose dp does not split it skipped. The memory model
+first rejects what cannot
 fit; the rest are replayed in parallel, those whose replayed peak (the one
 zerosim run judges by) exceeds the GPU's memory are dropped, and the others
 are ranked by tokens/s per GPU. The
@@ -55,18 +55,27 @@ numbers: which costs it avoids against the next best), the fastest
 configurations with MFU, step time, peak memory and headroom, exposed
 communication and network bytes, and the memory-vs-speed front. When nothing
 fits it says what to change: the least number of nodes, a GPU with more
-memory.
+memory, and --cp when the activations are a large share of the peak.
 
 --network adds, for each stage, the least inter-node bandwidth per GPU at
 which the step stays within --tolerance % of its compute-bound time (the
 question of deepspeedai/DeepSpeed#2928), and the step time against bandwidth.
 --tokens 1T adds the time to train and the GPU-hours. -o DIR writes plan.csv,
 plan.json, plan.html, the plots (pareto.png/svg, network.png/svg) and
-manifest.json.`,
+manifest.json.`
+
+func newPlanCmd(a *app) *cobra.Command {
+	o := planOpts{}
+	cmd := &cobra.Command{
+		Use:         "plan [FILE]",
+		Annotations: map[string]string{writesFiles: "yes"},
+		Short:       "Find the fastest ZeRO configuration that fits: stage, K, micro-batch, accumulation, checkpointing",
+		Long:        planLong,
 		Example: `  zerosim plan default
   zerosim plan my.yaml --global-batch 512 --tokens 1T
   zerosim plan my.yaml --global-batch 2097152tokens -o plan/
-  zerosim plan default --network --tolerance 5`,
+  zerosim plan default --network --tolerance 5
+  zerosim plan default --set model.seq_len=131072 --cp 1,2,4,8`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
@@ -85,6 +94,7 @@ manifest.json.`,
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MB,200MB)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto,ring,hierarchical)")
+	f.IntSliceVar(&o.cp, "cp", nil, "context-parallel degrees searched, each on the same GPUs (dp = GPUs/cp) and global batch (default the file's cp)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
 	return cmd
 }
@@ -129,7 +139,7 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 // planOptions checks the flags and turns them into the search's options.
 func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.PlanReport, error) {
 	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
-		Algorithms: o.algorithms, Jobs: o.jobs}
+		Algorithms: o.algorithms, CP: o.cp, Jobs: o.jobs}
 	pr := &reports.PlanReport{Top: o.top}
 	if err := checkJobs(o.jobs); err != nil {
 		return opt, nil, err
@@ -146,6 +156,9 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 			return opt, nil, inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
 		}
 	}
+	if err := sweep.CheckPlanValues("cp", itoas(o.cp)); err != nil {
+		return opt, nil, inputError{fmt.Errorf("--cp: %w", err)}
+	}
 	for _, l := range []struct {
 		flag string
 		vals []string
@@ -154,18 +167,8 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 			return opt, nil, inputError{fmt.Errorf("--%s: %w", l.flag, err)}
 		}
 	}
-	if o.globalBatch != "" {
-		s, err := src.Load()
-		if err != nil {
-			return opt, nil, err
-		}
-		opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen)
-		if err == nil {
-			err = sweep.CheckGlobalBatch(opt.GlobalBatch, int64(s.Parallelism.DP))
-		}
-		if err != nil {
-			return opt, nil, inputError{fmt.Errorf("--global-batch: %w", err)}
-		}
+	if err := planBatch(src, o, &opt); err != nil {
+		return opt, nil, err
 	}
 	if o.tokens != "" {
 		n, err := sweep.ParseTokens(o.tokens)
@@ -175,6 +178,34 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 		pr.Tokens = n
 	}
 	return opt, pr, nil
+}
+
+// planBatch checks --global-batch against the scenario's dp, or with --cp
+// against each degree's (dp = GPUs/cp), where one that splits it is enough:
+// the search skips the others and says so.
+func planBatch(src sweep.Source, o planOpts, opt *sweep.PlanOptions) error {
+	if o.globalBatch == "" && o.cp == nil {
+		return nil
+	}
+	s, err := src.Load()
+	if err != nil {
+		return err
+	}
+	if o.globalBatch != "" {
+		opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen)
+		if err == nil && o.cp == nil {
+			err = sweep.CheckGlobalBatch(opt.GlobalBatch, int64(s.Parallelism.DP))
+		}
+		if err != nil {
+			return inputError{fmt.Errorf("--global-batch: %w", err)}
+		}
+	}
+	if o.cp != nil {
+		if err := sweep.CheckPlanCP(s, opt.GlobalBatch, o.cp); err != nil {
+			return inputError{fmt.Errorf("--cp: %w", err)}
+		}
+	}
+	return nil
 }
 
 // writePlan prints the plan in the chosen format and writes -o DIR.

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -284,10 +287,16 @@ type planRow struct {
 // keys plan varies (sweep.PlanKeys) are spelt in a row by their last path
 // element; a key the row leaves out (bucket_size at ZeRO-3, where buckets
 // are per unit) or marks unused (prefetch_depth -1 at stages 0–2, see
-// sweep.Candidate) is not set.
+// sweep.Candidate) is not set. cp and dp come first when the plan searched
+// cp (sweep.PlanCPKeys), and only then.
 func planSets(t *testing.T, row map[string]any) []string {
 	t.Helper()
 	var sets []string
+	for _, key := range sweep.PlanCPKeys {
+		if v, ok := row[key[strings.LastIndex(key, ".")+1:]]; ok {
+			sets = append(sets, key+"="+fmt.Sprint(v))
+		}
+	}
 	for _, key := range sweep.PlanKeys {
 		field := key[strings.LastIndex(key, ".")+1:]
 		v, ok := row[field]
@@ -803,6 +812,23 @@ func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 3,500,000,000 B", k1.replayPeak())
 		}
 	}
+}
+
+// TestPlanCPRowsRun: with cp searched, every row plan lists re-runs through
+// zerosim run with its --set (cp and dp among them) to the same figures
+// (checkPlan): Llama 2 7B at 32,768 tokens on 2 × 8 H100, cp 1 and 4.
+func TestPlanCPRowsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-runs every row")
+	}
+	def, _ := scenarios.Example("default")
+	file := filepath.Join(t.TempDir(), "long.yaml")
+	long := strings.Replace(string(def), "  preset: llama2-7b\n", "  preset: llama2-7b\n  seq_len: 32768\n", 1)
+	if err := os.WriteFile(file, []byte(long), 0o644); err != nil || long == string(def) {
+		t.Fatalf("writing the 32,768-token scenario: %v", err)
+	}
+	rr := &reruns{file: file, cache: map[string]*runFigures{}}
+	checkPlan(t, rr, file, []string{"--cp", "1,4", "--stages", "3", "--recompute", "none,full", "--algorithms", "ring", "--prefetch", "1"})
 }
 
 // TestPlanNothingFitsSuggestionsRun: when nothing fits, what plan says to

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -117,6 +118,13 @@ func TestPlanBadInput(t *testing.T) {
 		// The global batch of 2Mtokens (10^6) is no whole number of 4096-token
 		// sequences: plan --help's example now says 2097152tokens.
 		{[]string{"plan", "default", "--global-batch", "2Mtokens"}, "use 1998848 or 2002944 tokens"},
+		// --cp: a degree below 1, not a number, or none that runs on the
+		// 16 GPUs with the global batch of 16.
+		{[]string{"plan", "default", "--cp", "0"}, `--cp: "0": use context-parallel degrees of 1 or more`},
+		{[]string{"plan", "default", "--cp", "x"}, "--cp"},
+		{[]string{"plan", "default", "--cp", ""}, `--cp "": want a whole number`},
+		{[]string{"plan", "default", "--cp", "3,32"}, "--cp: no context-parallel degree can run: cp=3: the 16 GPUs do not split into rings of 3; cp=32:"},
+		{[]string{"plan", "default", "--cp", "2", "--global-batch", "4"}, "--cp: no context-parallel degree can run: cp=2: global batch 4 sequences is not a multiple of dp=8 (use 8 or 16)"},
 	} {
 		out, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) || strings.Count(e, "\n") != 1 || out != "" {
@@ -140,5 +148,72 @@ func TestPlanSamplesWithoutSeqLen(t *testing.T) {
 	}
 	if strings.Contains(out, "× 1 tokens") {
 		t.Errorf("plan of seed000-k4 counts sequences of 1 token:\n%s", out)
+	}
+}
+
+// TestPlanCPOutput: Llama 2 7B at 131,072 tokens on 2 × 8 H100 fits nothing
+// at cp = 1 (ZeRO-3, full checkpointing) and plan suggests --cp, the
+// activations being 93 % of the peak; with --cp the answer runs cp = 2,
+// the table, CSV and JSON rows carry cp (and dp), and the degree that does
+// not divide the 16 GPUs is named. Without --cp no row carries them.
+func TestPlanCPOutput(t *testing.T) {
+	base := []string{"plan", "default", "--set", "model.seq_len=131072", "--stages", "3", "--recompute", "full", "--prefetch", "1", "--algorithms", "ring"}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		want     []string
+		not      []string
+		rowKeys  bool // JSON rows and the CSV header have cp and dp
+		skipJSON bool
+	}{
+		{"no cp searched", base, []string{"fits:  no", "context parallelism (the activations are 93 % of that peak by the memory model",
+			"search it: --cp 1,2,4,8)"}, []string{"│ cp │"}, false, true},
+		{"cp searched", append(slices.Clone(base), "--cp", "1,2,3,4,8"), []string{
+			"(context parallelism 1, 2, 3, 4, 8 on the 16 GPUs)",
+			"note:  context-parallel degrees without a configuration to run: cp=3: the 16 GPUs do not split into rings of 3",
+			"run:   ZeRO stage 3 with hybrid shard (HSDP: 2 replicas of 8-GPU shards), context parallelism 2 (ring attention, dp",
+			"│ cp │", "cp: context parallelism: ring attention over cp GPUs"}, []string{"search it: --cp"}, true, false},
+		{"a short sequence, no cp", []string{"plan", "default", "--stages", "1", "--recompute", "none", "--algorithms", "ring"}, nil,
+			[]string{"│ cp │", "context parallelism"}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := sweepCLI(t, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(out, w) {
+					t.Errorf("output has %q:\n%s", w, out)
+				}
+			}
+			if tc.skipJSON {
+				return
+			}
+			js, _, _ := sweepCLI(t, append(slices.Clone(tc.args), "--format", "json")...)
+			var plan struct {
+				Rows []map[string]any `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(js), &plan); err != nil || len(plan.Rows) == 0 {
+				t.Fatalf("plan JSON: %v, %d rows", err, len(plan.Rows))
+			}
+			csvOut, _, _ := sweepCLI(t, append(slices.Clone(tc.args), "--format", "csv")...)
+			header, _, _ := strings.Cut(csvOut, "\n")
+			for _, r := range plan.Rows {
+				_, cp := r["cp"]
+				_, dp := r["dp"]
+				if cp != tc.rowKeys || dp != tc.rowKeys || strings.HasPrefix(header, "rank,cp,dp,") != tc.rowKeys {
+					t.Fatalf("row %v, CSV header %q: want cp and dp %v", r, header, tc.rowKeys)
+				}
+			}
+		})
+	}
+	help, _, _ := sweepCLI(t, "plan", "--help")
+	if !strings.Contains(help, "--cp ints") || !strings.Contains(help, "context-parallel degrees searched") {
+		t.Errorf("plan --help does not document --cp:\n%s", help)
 	}
 }
