@@ -43,7 +43,8 @@ const GroupExpert = "expert"
 
 // BlockDims are the dimensions of one transformer block, recorded on the
 // resolved layers for the activation and FLOP models. Heads is 0 on a unit
-// that holds only routed experts.
+// that holds only routed experts (ExpertsOnly) and on a linear-attention
+// block.
 type BlockDims struct {
 	Hidden  int64 `yaml:"hidden"`
 	Heads   int64 `yaml:"heads,omitempty"`
@@ -141,6 +142,12 @@ const (
 	// over the top-k) and GptOssExperts' training loop.
 	RouterGptOss = "gpt_oss"
 )
+
+// ExpertsOnly reports whether the dims are those of a unit that holds only
+// routed experts (experts.i): no softmax heads and no linear attention.
+func (d *BlockDims) ExpertsOnly() bool {
+	return d.Heads == 0 && d.LinearAttention == "" && (d.Experts > 0 || d.TopK > 0)
+}
 
 // VHeadDim is the width of each head's value: ValueHeadDim, or HeadDim
 // when 0.

@@ -200,7 +200,7 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 	embed := p.mul(hm.Vocab, h)
 	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
 	if nLinear > 0 {
-		hm.note("linear_attention: %d of the %d decoder blocks are Gated DeltaNet (linear attention), timed by their projections' and convolution's FLOPs and the chunked delta rule's 8·tokens·value_heads·key_head_dim·value_head_dim at the GEMM efficiency (MaxText's count); their activations are counted tensor by tensor (memory.BlockTensors)",
+		hm.note("linear_attention: %d of the %d decoder blocks are Gated DeltaNet (linear attention), timed by their projections' and convolution's FLOPs and the chunked delta rule's 8·tokens·value_heads·key_head_dim·value_head_dim at the GEMM efficiency (MaxText's count); their activations are what causal-conv1d's and flash-linear-attention's kernels keep (memory.BlockTensors; the eager fallback without those packages keeps more and is not modelled)",
 			nLinear, hm.Layers)
 	}
 	if mtp > 0 {
