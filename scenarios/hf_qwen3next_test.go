@@ -22,8 +22,8 @@ import (
 //     Qwen/Qwen3-Coder-Next, the same architecture keys (rope_theta
 //     5e6 aside) with no mtp.* tensors (a Hub API log, find_string
 //     79674391296), and 3,874,929,408 active, the published total less the
-//     inactive experts' tensors (a parameter counter's test for
-//     Qwen3-Coder-Next, find_string 79_674_391_296's neighbour).
+//     inactive experts' tensors (a parameter counter's Qwen3-Coder-Next
+//     test, find_string 3_874_929_408).
 //   - The card's "3B activated" (A3B) counts neither the input embedding
 //     nor the output head: 3.25B.
 func TestHFQwen3Next(t *testing.T) {
