@@ -108,7 +108,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				stored[u] = int64(l.ActivationBytes)
 			case l.ActivationBytes < 0:
 				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
-			case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.TopK > 0:
+			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
 				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, s.Training.Recompute)
 			case l.Block:
 				d := blockDims(base, l)
@@ -160,7 +160,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 		case blocks[u]:
 			stored[u], transient[u] = perBlock, perBlockT
-		case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.TopK > 0 && m.SeqLen > 0:
+		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
 			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, s.Training.Recompute)
 			if err != nil {
@@ -219,6 +219,8 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 		d.HeadDim, d.FFN, d.NoFFN = x.HeadDim, x.FFN, x.FFN == 0
 		d.SharedFFN, d.SharedGate = x.SharedFFN, x.SharedGate
 		d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank = x.ValueHeadDim, x.RopeHeadDim, x.QLoRARank, x.KVLoRARank
+		d.OutputGate, d.LinearAttention = x.OutputGate, x.LinearAttention
+		d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim = x.LinearKeyHeads, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim
 	}
 	return d
 }
@@ -242,6 +244,12 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 	block := 0
 	for u, l := range layers {
 		if !l.Block {
+			continue
+		}
+		if l.Dims != nil && l.Dims.LinearAttention != "" {
+			// No ring attention: a linear-attention block passes its
+			// recurrent state, not keys and values (not modelled).
+			block++
 			continue
 		}
 		d := blockDims(base, l)

@@ -84,6 +84,15 @@ type BlockDims struct {
 	// > 0 selects mlaAttention.
 	ValueHeadDim, RopeHeadDim int64
 	QLoRARank, KVLoRARank     int64
+	// OutputGate: Qwen3-Next's gated attention (scenarios.BlockDims):
+	// sigmoid(gate)·attention output before the out-projection.
+	OutputGate bool
+	// LinearAttention (scenarios.LinearGatedDeltaNet) replaces the softmax
+	// attention by a Gated DeltaNet of LinearKeyHeads and LinearValueHeads
+	// heads of LinearKeyHeadDim and LinearValueHeadDim (gatedDeltaNet).
+	LinearAttention                      string
+	LinearKeyHeads, LinearValueHeads     int64
+	LinearKeyHeadDim, LinearValueHeadDim int64
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -118,6 +127,11 @@ func (d *BlockDims) check() error {
 	if d.SharedFFN < 0 || d.ValueHeadDim < 0 || d.RopeHeadDim < 0 || d.QLoRARank < 0 || d.KVLoRARank < 0 {
 		return fmt.Errorf("activations need shared_ffn, value_head_dim, rope_head_dim, q_lora_rank, kv_lora_rank ≥ 0 (got %d, %d, %d, %d, %d)",
 			d.SharedFFN, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank)
+	}
+	if d.LinearAttention != "" && (d.LinearAttention != scenarios.LinearGatedDeltaNet || d.LinearKeyHeads <= 0 || d.LinearValueHeads <= 0 ||
+		d.LinearKeyHeadDim <= 0 || d.LinearValueHeadDim <= 0) {
+		return fmt.Errorf("activations need linear_attention %s with linear_key_heads, linear_value_heads, linear_key_head_dim, linear_value_head_dim > 0 (got %q, %d, %d, %d, %d)",
+			scenarios.LinearGatedDeltaNet, d.LinearAttention, d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim)
 	}
 	if d.RopeHeadDim > d.HeadDim {
 		return fmt.Errorf("activations need rope_head_dim ≤ head_dim (got %d > %d)", d.RopeHeadDim, d.HeadDim)
@@ -255,10 +269,16 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		out[0].Bytes, out[0].Formula = 0, "0 (kept only under checkpointing: 2·t·h)"
 	}
 	norm("attention norm", true)
-	add("attention norm output (q/k/v input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
+	if d.LinearAttention != "" {
+		add("attention norm output (in_proj_qkvz and in_proj_ba input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
+	} else {
+		add("attention norm output (q/k/v input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
+	}
 	vw := c.Mul(d.KVHeads, d.vHeadDim()) // value width
 	ow := c.Mul(a, d.vHeadDim())         // attention output width
 	switch {
+	case d.LinearAttention != "":
+		gatedDeltaNet(d, t, &c, add)
 	case d.KVLoRARank > 0:
 		mlaAttention(d, t, &c, add, normOf)
 	case d.Attention == AttentionEager:
@@ -293,6 +313,14 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
 		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, true)
 		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
+	}
+	if d.OutputGate && d.LinearAttention == "" {
+		// Qwen3NextAttention: attn_output · sigmoid(gate) before o_proj.
+		// sigmoid keeps its output and the product keeps both factors
+		// (the attention output, counted above, and the sigmoid output);
+		// the product is o_proj's input, which the mm keeps.
+		add("output gate sigmoid(gate) (q_proj's second half)", "sigmoid, mul", "2·t·h", c.Mul(2, t, ow), false, false)
+		add("gated attention output (o_proj input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
 	}
 	// torchtitan's op policy keeps the outputs of odd-numbered matmuls:
 	// llama wq(1) wk(2) wv(3) wo(4) w1(5) w3(6) w2(7) keeps wq, wv, w1, w2;
@@ -444,6 +472,70 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 	}
 }
 
+// gatedDeltaNet adds what a Gated DeltaNet keeps between the attention
+// norm's output (in_proj_qkvz's and in_proj_ba's input, counted by the
+// caller) and the ffn norm, as transformers' Qwen3NextGatedDeltaNet.forward
+// runs it in training on its fast path (models/qwen3_next/
+// modeling_qwen3_next.py @ 01cdc6081c7500f9e50c98b1b943c90ecb665db3, with
+// causal-conv1d and flash-linear-attention installed; without them it
+// falls back to a token loop in eager PyTorch, not modelled). Notation:
+// K = linear_key_heads·d_k, V = H_v·d_v (H_v linear_value_heads), all
+// 16-bit but the gates' fp32 tensors and the norms' fp32 rstd.
+//
+//   - mixed_qkv = cat(q, k, v) of in_proj_qkvz's output, 2·t·(2K + V), is
+//     causal_conv1d_fn's x, which CausalConv1dFn keeps
+//     (ctx.save_for_backward(x, weight, bias, seq_idx, initial_states);
+//     causal_conv1d/causal_conv1d_interface.py at Dao-AILab/causal-conv1d
+//     dedc05ff2c440225ac30b3fd4f150ff42c852243; the SiLU is fused into the
+//     kernel and redone in backward).
+//   - beta = b.sigmoid(): sigmoid keeps its output, 2·t·H_v, the tensor
+//     the delta rule keeps as beta as well. g = −exp(A_log) ·
+//     softplus(a.float() + dt_bias): softplus keeps its fp32 input, the
+//     product its fp32 softplus output (A_log needs a gradient), 4·t·H_v
+//     each.
+//   - chunk_gated_delta_rule with use_qk_l2norm_in_kernel:
+//     ChunkGatedDeltaRuleFunction.forward (fla/ops/gated_delta_rule/chunk.py
+//     at fla-org/flash-linear-attention 92396f250f2c8f0ad841cecfe29069c8a71a83eb)
+//     runs ctx.save_for_backward(q, q_rstd, k, k_rstd, v, g, beta, A, …):
+//     q and k l2-normalised at H_v heads (repeat_interleave'd to the value
+//     heads first), 2·t·H_v·d_k each, with their fp32 rstd per row,
+//     4·t·H_v each; v, a contiguous copy (input_guard) of the convolution
+//     output's value columns, 2·t·V; g after chunk_local_cumsum, fp32,
+//     4·t·H_v; and A, the chunk's (I + strictly-lower βKKᵀ)⁻¹ in k's dtype
+//     (solve_tril), 64 columns per row at chunk size 64, 2·t·H_v·64. The
+//     recurrent states h are recomputed in backward, not kept.
+//   - norm, fla's FusedRMSNormGated (LayerNormGatedFunction in
+//     fla/modules/fused_norm_gate.py at
+//     18cc5e82fd22ef1b5de81980877eff554f216aac) keeps its input, the delta
+//     rule's output, 2·t·V, its gate z (a contiguous copy of in_proj_qkvz's
+//     z columns), 2·t·V, and the fp32 rstd per head, 4·t·H_v; its output is
+//     out_proj's input, 2·t·V, which the mm keeps.
+//
+// None of these is core softmax attention: selective recomputation keeps
+// them all. torchtitan's op policy (odd-numbered mm outputs) would keep
+// in_proj_qkvz's output and out_proj's (opSavedExtra) and recompute the
+// rest from the block input.
+func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc) {
+	hv := d.LinearValueHeads
+	k := c.Mul(d.LinearKeyHeads, d.LinearKeyHeadDim)
+	v := c.Mul(hv, d.LinearValueHeadDim)
+	add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
+	add("beta = sigmoid(b)", "sigmoid, chunk_gated_delta_rule", "2·t·H_v", c.Mul(2, t, hv), false, false)
+	add("softplus input a + dt_bias (fp32)", "softplus", "4·t·H_v", c.Mul(4, t, hv), false, false)
+	add("softplus output (fp32)", "mul(−exp(A_log), ·)", "4·t·H_v", c.Mul(4, t, hv), false, false)
+	add("q, l2-normalised at H_v heads", "chunk_gated_delta_rule", "2·t·H_v·d_k", c.Mul(2, t, hv, d.LinearKeyHeadDim), false, false)
+	add("q rstd (fp32)", "chunk_gated_delta_rule", "4·t·H_v", c.Mul(4, t, hv), false, false)
+	add("k, l2-normalised at H_v heads", "chunk_gated_delta_rule", "2·t·H_v·d_k", c.Mul(2, t, hv, d.LinearKeyHeadDim), false, false)
+	add("k rstd (fp32)", "chunk_gated_delta_rule", "4·t·H_v", c.Mul(4, t, hv), false, false)
+	add("v (contiguous copy)", "chunk_gated_delta_rule", "2·t·V", c.Mul(2, t, v), false, false)
+	add("g, chunk-local cumulative sum (fp32)", "chunk_gated_delta_rule", "4·t·H_v", c.Mul(4, t, hv), false, false)
+	add("A = (I + βKKᵀ)⁻¹ per 64-token chunk", "chunk_gated_delta_rule", "2·t·H_v·64", c.Mul(2, t, hv, 64), false, false)
+	add("gated norm input (delta rule output)", "rms_norm_gated", "2·t·V", c.Mul(2, t, v), false, false)
+	add("gated norm gate z (contiguous copy)", "rms_norm_gated", "2·t·V", c.Mul(2, t, v), false, false)
+	add("gated norm rstd (fp32)", "rms_norm_gated", "4·t·H_v", c.Mul(4, t, hv), false, false)
+	add("gated norm output (out_proj input)", "mm", "2·t·V", c.Mul(2, t, v), false, false)
+}
+
 // opSavedExtra returns the mm outputs torchtitan's op policy keeps that are
 // not among the tensors autograd keeps anyway (they are consumed by RoPE,
 // repeat_kv or a residual add): llama's wq output (2·t·h), wv output
@@ -455,6 +547,11 @@ func opSavedExtra(d BlockDims) (int64, string) {
 	t := c.Mul(d.Seq, d.Batch)
 	qw := c.Mul(d.Heads, d.HeadDim)
 	kvw := c.Mul(d.KVHeads, d.HeadDim)
+	if d.LinearAttention != "" {
+		// mm 1 in_proj_qkvz and mm 3 out_proj (mm 2 is in_proj_ba).
+		qkvz := c.Mul(2, t, c.Add(c.Mul(2, d.LinearKeyHeads, d.LinearKeyHeadDim), c.Mul(2, d.LinearValueHeads, d.LinearValueHeadDim)))
+		return c.Add(qkvz, c.Mul(2, t, d.Hidden)), "in_proj_qkvz and out_proj outputs: 2·t·(2K + 2V) + 2·t·h"
+	}
 	if d.Arch == "llama" {
 		if d.NoFFN || d.Compiled {
 			return c.Add(c.Mul(2, t, qw), c.Mul(2, t, kvw)), "wq and wv outputs: 2·t·h + 2·t·kv"

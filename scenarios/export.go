@@ -42,7 +42,9 @@ func LayerListYAML(layers []Layer) string {
 			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
 				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
 				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
-				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}, {"window", x.Window}, {"attention_chunk", x.AttentionChunk}} {
+				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}, {"window", x.Window}, {"attention_chunk", x.AttentionChunk},
+				{"linear_key_heads", x.LinearKeyHeads}, {"linear_value_heads", x.LinearValueHeads}, {"linear_key_head_dim", x.LinearKeyHeadDim},
+				{"linear_value_head_dim", x.LinearValueHeadDim}, {"linear_conv_kernel", x.LinearConvKernel}} {
 				if kv.v != 0 {
 					f = append(f, fmt.Sprintf("%s: %d", kv.k, kv.v))
 				}
@@ -58,6 +60,12 @@ func LayerListYAML(layers []Layer) string {
 			}
 			if x.MTP {
 				f = append(f, "mtp: true")
+			}
+			if x.OutputGate {
+				f = append(f, "output_gate: true")
+			}
+			if x.LinearAttention != "" {
+				f = append(f, "linear_attention: "+x.LinearAttention)
 			}
 			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
 		}

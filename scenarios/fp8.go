@@ -37,7 +37,7 @@ func FP8Linear(l Layer) bool { return l.Block || l.Dims != nil }
 // expert of a routed-expert unit held by the rank.
 func FP8GEMMs(l Layer, ep int) int64 {
 	switch {
-	case l.Dims != nil && l.Dims.Heads == 0 && l.Dims.Experts > 0:
+	case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.Experts > 0:
 		return 2 * l.Dims.Experts / int64(max(ep, 1))
 	case FP8Linear(l):
 		return 4

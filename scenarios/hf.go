@@ -43,7 +43,8 @@ const GroupExpert = "expert"
 
 // BlockDims are the dimensions of one transformer block, recorded on the
 // resolved layers for the activation and FLOP models. Heads is 0 on a unit
-// that holds only routed experts.
+// that holds only routed experts (ExpertsOnly) and on a linear-attention
+// block.
 type BlockDims struct {
 	Hidden  int64 `yaml:"hidden"`
 	Heads   int64 `yaml:"heads,omitempty"`
@@ -101,7 +102,29 @@ type BlockDims struct {
 	// kernel computes of them.
 	Window         int64 `yaml:"window,omitempty"`
 	AttentionChunk int64 `yaml:"attention_chunk,omitempty"`
+	// LinearAttention names a linear-attention token mixer that takes the
+	// place of softmax attention in the block (Heads, KVHeads and HeadDim
+	// are then 0): LinearGatedDeltaNet, Qwen3-Next's Gated DeltaNet
+	// (Qwen3NextGatedDeltaNet). Its dims: LinearKeyHeads and
+	// LinearValueHeads heads of LinearKeyHeadDim and LinearValueHeadDim
+	// (linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+	// linear_value_head_dim) and the depthwise causal convolution's
+	// LinearConvKernel taps (linear_conv_kernel_dim).
+	LinearAttention    string `yaml:"linear_attention,omitempty"`
+	LinearKeyHeads     int64  `yaml:"linear_key_heads,omitempty"`
+	LinearValueHeads   int64  `yaml:"linear_value_heads,omitempty"`
+	LinearKeyHeadDim   int64  `yaml:"linear_key_head_dim,omitempty"`
+	LinearValueHeadDim int64  `yaml:"linear_value_head_dim,omitempty"`
+	LinearConvKernel   int64  `yaml:"linear_conv_kernel,omitempty"`
+	// OutputGate marks Qwen3-Next's gated attention: q_proj is twice as
+	// wide and its second half, through a sigmoid, multiplies the
+	// attention output before o_proj (Qwen3NextAttention).
+	OutputGate bool `yaml:"output_gate,omitempty"`
 }
+
+// LinearGatedDeltaNet is BlockDims.LinearAttention for the Gated DeltaNet
+// (Yang et al. 2024, arXiv:2412.06464) as Qwen3-Next builds it.
+const LinearGatedDeltaNet = "gated_delta_net"
 
 // Routers the activation model knows (BlockDims.Router).
 const (
@@ -119,6 +142,12 @@ const (
 	// over the top-k) and GptOssExperts' training loop.
 	RouterGptOss = "gpt_oss"
 )
+
+// ExpertsOnly reports whether the dims are those of a unit that holds only
+// routed experts (experts.i): no softmax heads and no linear attention.
+func (d *BlockDims) ExpertsOnly() bool {
+	return d.Heads == 0 && d.LinearAttention == "" && (d.Experts > 0 || d.TopK > 0)
+}
 
 // VHeadDim is the width of each head's value: ValueHeadDim, or HeadDim
 // when 0.
@@ -481,7 +510,7 @@ var hfModelTypes = map[string]string{
 	"Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4", "Olmo2ForCausalLM": "olmo2",
 	"Olmo3ForCausalLM": "olmo3", "SmolLM3ForCausalLM": "smollm3", "Glm4MoeForCausalLM": "glm4_moe",
 	"Mistral3ForConditionalGeneration": "mistral3", "MiniMaxM2ForCausalLM": "minimax_m2", "SeedOssForCausalLM": "seed_oss",
-	"Dots1ForCausalLM": "dots1",
+	"Dots1ForCausalLM": "dots1", "Qwen3NextForCausalLM": "qwen3_next",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
@@ -509,6 +538,7 @@ var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
 	"MiniMaxM2ForCausalLM":             hfMiniMaxM2,
 	"SeedOssForCausalLM":               hfSeedOss,
 	"Dots1ForCausalLM":                 hfDots1,
+	"Qwen3NextForCausalLM":             hfQwen3Next,
 	"GPTNeoXForCausalLM":               hfGPTNeoX,
 	"GPT2LMHeadModel":                  hfGPT2,
 	"OPTForCausalLM":                   hfOPT,

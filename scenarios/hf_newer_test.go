@@ -527,6 +527,9 @@ func TestHFLatestScenario(t *testing.T) {
 		{"  hf_config: hf-extra/dots-llm1-base.json\n  layers: 4\n", 4, 0, nil},
 		{"  hf_config: hf-extra/minimax-m2.json\n", 62, 228_689_764_864, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
 		{"  hf_config: hf-extra/minimax-m2.json\n  layers: 3\n", 3, 0, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
+		// 48 decoder layers and the MTP module.
+		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n", 49, 81_324_862_720, []string{"linear_attention: 36 of the 48", "num_nextn_predict_layers=1"}},
+		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n  layers: 4\n", 5, 0, []string{"linear_attention: 3 of the 4", "num_nextn_predict_layers=1"}},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
 		if err != nil {

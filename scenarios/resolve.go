@@ -510,6 +510,9 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 		{"shared_ffn", d.SharedFFN, maxFFN}, {"value_head_dim", d.ValueHeadDim, maxHeadDim},
 		{"rope_head_dim", d.RopeHeadDim, maxHeadDim}, {"q_lora_rank", d.QLoRARank, maxHidden},
 		{"kv_lora_rank", d.KVLoRARank, maxHidden}, {"window", d.Window, maxSeqLen}, {"attention_chunk", d.AttentionChunk, maxSeqLen},
+		{"linear_key_heads", d.LinearKeyHeads, maxHidden}, {"linear_value_heads", d.LinearValueHeads, maxHidden},
+		{"linear_key_head_dim", d.LinearKeyHeadDim, maxHeadDim}, {"linear_value_head_dim", d.LinearValueHeadDim, maxHeadDim},
+		{"linear_conv_kernel", d.LinearConvKernel, maxHeadDim},
 	} {
 		if err := l.intRange(p+"."+f.key, f.v, 0, f.hi); err != nil {
 			return err
@@ -524,10 +527,57 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 	if d.Window > 0 && d.AttentionChunk > 0 {
 		return l.errPath(p+".attention_chunk", "a block has a sliding window or an attention chunk, not both (delete window or attention_chunk)")
 	}
+	if err := l.checkLinearDims(p, d); err != nil {
+		return err
+	}
 	if d.Router != "" {
 		if err := l.oneOf(p+".router", d.Router, RouterSoftmaxTopK, RouterDeepseekV3, RouterDeepseekV2, RouterDeepseekV2Group, RouterLlama4, RouterGptOss); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkLinearDims validates a linear-attention block's dims: a known
+// linear_attention with every linear_* width > 0 and the value heads a
+// multiple of the key heads (Qwen3NextGatedDeltaNet splits its projection
+// per key head), and no softmax heads, window or chunk beside it; without
+// linear_attention, no linear_* width.
+func (l *loader) checkLinearDims(p string, d *BlockDims) *Error {
+	widths := []struct {
+		key string
+		v   int64
+	}{{"linear_key_heads", d.LinearKeyHeads}, {"linear_value_heads", d.LinearValueHeads}, {"linear_key_head_dim", d.LinearKeyHeadDim},
+		{"linear_value_head_dim", d.LinearValueHeadDim}, {"linear_conv_kernel", d.LinearConvKernel}}
+	if d.LinearAttention == "" {
+		for _, w := range widths {
+			if w.v != 0 {
+				return l.errPath(p+"."+w.key, fmt.Sprintf("%s=%d without linear_attention (add linear_attention: %s or delete %s)", w.key, w.v, LinearGatedDeltaNet, w.key))
+			}
+		}
+		return nil
+	}
+	if err := l.oneOf(p+".linear_attention", d.LinearAttention, LinearGatedDeltaNet); err != nil {
+		return err
+	}
+	for _, w := range widths {
+		if w.v == 0 {
+			return l.errPath(p+"."+w.key, fmt.Sprintf("%s is missing or 0 (a %s block needs every linear_* width > 0)", w.key, d.LinearAttention))
+		}
+	}
+	if d.LinearValueHeads%d.LinearKeyHeads != 0 {
+		return l.errPath(p+".linear_value_heads", fmt.Sprintf("linear_value_heads=%d is not a multiple of linear_key_heads=%d (use a multiple)", d.LinearValueHeads, d.LinearKeyHeads))
+	}
+	for _, x := range []struct {
+		key string
+		v   int64
+	}{{"heads", d.Heads}, {"kv_heads", d.KVHeads}, {"head_dim", d.HeadDim}, {"window", d.Window}, {"attention_chunk", d.AttentionChunk}} {
+		if x.v != 0 {
+			return l.errPath(p+"."+x.key, fmt.Sprintf("%s=%d beside linear_attention: a linear-attention block has no softmax attention (delete %s)", x.key, x.v, x.key))
+		}
+	}
+	if d.OutputGate {
+		return l.errPath(p+".output_gate", "output_gate beside linear_attention: the gate is the gated softmax attention's (delete output_gate)")
 	}
 	return nil
 }

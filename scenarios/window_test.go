@@ -80,6 +80,16 @@ func TestLayerDimsErrors(t *testing.T) {
 		{"window: 4096, attention_chunk: 8192", "a block has a sliding window or an attention chunk, not both"},
 		{"window: 16777217", "window=16777217 is out of range (use 0 to 16777216)"},
 		{"router: foo", "router \"foo\" is unknown"},
+		{"hidden: 4096, linear_attention: mamba", "linear_attention \"mamba\" is unknown"},
+		{"hidden: 4096, linear_key_heads: 16", "linear_key_heads=16 without linear_attention"},
+		{"linear_attention: gated_delta_net, linear_key_heads: 16, linear_value_heads: 32, linear_key_head_dim: 128, linear_value_head_dim: 128",
+			"linear_conv_kernel is missing or 0 (a gated_delta_net block needs every linear_* width > 0)"},
+		{"linear_attention: gated_delta_net, linear_key_heads: 16, linear_value_heads: 24, linear_key_head_dim: 128, linear_value_head_dim: 128, linear_conv_kernel: 4",
+			"linear_value_heads=24 is not a multiple of linear_key_heads=16"},
+		{"heads: 32, linear_attention: gated_delta_net, linear_key_heads: 16, linear_value_heads: 32, linear_key_head_dim: 128, linear_value_head_dim: 128, linear_conv_kernel: 4",
+			"heads=32 beside linear_attention"},
+		{"linear_attention: gated_delta_net, linear_key_heads: 16, linear_value_heads: 32, linear_key_head_dim: 128, linear_value_head_dim: 128, linear_conv_kernel: 40000",
+			"linear_conv_kernel=40000 is out of range (use 0 to 16384)"},
 	} {
 		_, err := Load("testdata/x.yaml", []byte(strings.Replace(base, "%s", c.dims, 1)), nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "testdata/x.yaml:15:") {

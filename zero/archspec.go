@@ -160,12 +160,13 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		case blocks[u]:
 			n := block
 			block++
-			if l.ActiveParams > 0 || (l.Dims != nil && (l.Dims.Experts > 0 || l.Dims.KVLoRARank > 0)) {
-				// MoE and multi-head latent attention blocks: the
-				// per-operation model sizes q, k, v and o as
-				// heads·head_dim projections of the hidden state, which
-				// MLA's low-rank ones are not, so their GEMMs are counted
-				// from the parameters (Costs).
+			if l.ActiveParams > 0 || (l.Dims != nil && (l.Dims.Experts > 0 || l.Dims.KVLoRARank > 0 || l.Dims.LinearAttention != "" || l.Dims.OutputGate)) {
+				// MoE, multi-head latent attention, linear-attention and
+				// gated-attention blocks: the per-operation model sizes
+				// q, k, v and o as heads·head_dim projections of the
+				// hidden state, which MLA's low-rank ones, Gated
+				// DeltaNet's and the doubled gated q_proj are not, so
+				// their GEMMs are counted from the parameters (Costs).
 				continue
 			}
 			g := gpu

@@ -17,7 +17,8 @@ import (
 // pads MLA's value to d_qk), halved under flash and sdpa, whose kernels
 // skip the masked key blocks, whole under eager (docs/compute-model.md);
 // a block with a sliding window shorter than s counts the window under
-// flash and every score under sdpa, given the mask (blockMask).
+// flash and every score under sdpa, given the mask (blockMask); a Gated
+// DeltaNet block (Qwen3-Next) counts its chunked delta rule instead.
 // Before the rule was shared, the MoE blocks of Mixtral, Qwen-MoE and
 // gpt-oss and the MLA blocks of DeepSeek-V2/V3 counted it whole under
 // every kernel.
@@ -72,6 +73,11 @@ func TestBlockAttentionOneRule(t *testing.T) {
 					local = max(x.Window, x.AttentionChunk)
 				}
 				switch {
+				case l.Dims != nil && l.Dims.LinearAttention != "":
+					// No softmax attention under any kernel: the chunked
+					// delta rule's 8·t·H_v·d_k·d_v (MaxText's count).
+					x := l.Dims
+					want = 8 * s * b * x.LinearValueHeads * x.LinearKeyHeadDim * x.LinearValueHeadDim
 				case att == "eager", att == "sdpa" && local > 0 && local <= s:
 					// Every score: eager's, and SDPA's under the mask
 					// transformers materialises (blockMask).

@@ -134,7 +134,9 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // plus a block's core attention by the per-operation model's rule
 // (blockAttentionFLOPs: AttentionFLOPs, halved when the kernel skips the
 // masked half; backward AttentionBackwardFLOPs) at the attention
-// efficiency; backward 2× the matmuls (+1 forward under full recompute).
+// efficiency, or a linear-attention block's chunked delta rule
+// (GatedDeltaNetCoreFLOPs) at the GEMM efficiency; backward 2× the
+// matmuls (+1 forward under full recompute).
 // Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	out, _, err := costsAndPlan(s)
@@ -205,7 +207,20 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 			if eff8 > 0 && scenarios.FP8Linear(l) {
 				f8 = f
 			}
-			if l.Block && m.Hidden > 0 && m.SeqLen > 0 {
+			switch x := l.Dims; {
+			case l.Block && x != nil && x.LinearAttention != "":
+				// A linear-attention block has no softmax attention: its
+				// chunked delta rule runs as matmuls of head-sized tiles
+				// (fla's chunk kernels), counted with the weight matmuls
+				// at the GEMM efficiency and 2× in backward.
+				core, err := GatedDeltaNetCoreFLOPs(tokens, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim)
+				if err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+				}
+				if f, err = units.Add(f, core); err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: FLOPs: %w", l.Name, err)
+				}
+			case l.Block && m.Hidden > 0 && m.SeqLen > 0:
 				if att, err = blockAttentionFLOPs(s, l); err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 				}

@@ -161,6 +161,29 @@ func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool, wi
 	return v, nil
 }
 
+// GatedDeltaNetCoreFLOPs is the forward FLOPs of a Gated DeltaNet's
+// chunked delta rule (Qwen3-Next's linear attention, fla's
+// chunk_gated_delta_rule) over tokens tokens: 8·t·H_v·d_k·d_v, MaxText's
+// count (calculate_gated_delta_net_flops_per_device in
+// src/maxtext/utils/maxtext_utils.py, AI-Hypercomputer/maxtext @
+// e591f30cbbf217ed67ef71263ec0538239f9c3b8, after Megatron-LM's): four
+// O(d_k·d_v) products per token and value head in the recurrent update
+// (KKᵀ, VKᵀ, S(α(I − βKKᵀ)) and SQ), two FLOPs per multiply-add. It
+// grows with the tokens, not with their square: no softmax attention.
+// The block's projections and its depthwise convolution are weight
+// FLOPs, 2·t per parameter of in_proj_qkvz, in_proj_ba, conv1d and
+// out_proj, which is MaxText's "weights part" to the term (its
+// 2·t·E·(2K + 2V + 2H_v) + 2·t·E·V + 2·t·K_conv·(2K + V)); Costs counts
+// them from the block's parameters.
+func GatedDeltaNetCoreFLOPs(tokens, valueHeads, keyHeadDim, valueHeadDim int64) (int64, error) {
+	var c flopCalc
+	v := c.Mul(8, tokens, valueHeads, keyHeadDim, valueHeadDim)
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: Gated DeltaNet FLOPs overflow (8·t·H_v·d_k·d_v for %d tokens, %d value heads): %w", tokens, valueHeads, c.Err)
+	}
+	return v, nil
+}
+
 // AttentionBackwardFLOPs is the FLOPs the attention's backward executes
 // after a forward of fwd FLOPs, rounded down: the forward runs two matmuls
 // (S = QKᵀ, O = P·V) and the backward, by kernel (attentionBackwardRatio):

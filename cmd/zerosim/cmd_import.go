@@ -169,12 +169,21 @@ type hfDimsJSON struct {
 	MTP            bool   `json:"mtp,omitempty"`
 	Window         int64  `json:"window,omitempty"`
 	AttentionChunk int64  `json:"attention_chunk,omitempty"`
+	OutputGate     bool   `json:"output_gate,omitempty"`
+	// Gated DeltaNet (scenarios.BlockDims.LinearAttention).
+	LinearAttention    string `json:"linear_attention,omitempty"`
+	LinearKeyHeads     int64  `json:"linear_key_heads,omitempty"`
+	LinearValueHeads   int64  `json:"linear_value_heads,omitempty"`
+	LinearKeyHeadDim   int64  `json:"linear_key_head_dim,omitempty"`
+	LinearValueHeadDim int64  `json:"linear_value_head_dim,omitempty"`
+	LinearConvKernel   int64  `json:"linear_conv_kernel,omitempty"`
 }
 
 func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts,
 		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm, d.MTP,
-		d.Window, d.AttentionChunk}
+		d.Window, d.AttentionChunk, d.OutputGate, d.LinearAttention, d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim,
+		d.LinearValueHeadDim, d.LinearConvKernel}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {

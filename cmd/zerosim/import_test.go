@@ -26,6 +26,11 @@ func TestImportHF(t *testing.T) {
 		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 2},
 		// Active: the total less 24 layers × (60 − 4) routed experts of 3·2048·1408.
 		{"../../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json", 14_315_784_192, 14_315_784_192 - 24*56*3*2048*1408, 0},
+		// Qwen3-Next: the Gated DeltaNet blocks' linear_* dims and the
+		// gated attention's output_gate print and load back; active is
+		// the total less 49 MoE layers (the MTP module's too) × 502 of
+		// 512 experts of 3·2048·512.
+		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 81_324_862_720, 81_324_862_720 - 49*502*3*2048*512, 2},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "import", "hf", c.file)
 		if code != 0 || stderr != "" {
