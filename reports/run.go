@@ -323,7 +323,37 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.AttentionEfficiency > 0 {
 		from = "training.attention_efficiency, set or calibrated"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s)
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s)
+}
+
+// linearText is the attention line's note on linear-attention blocks
+// (dims.linear_attention: Qwen3-Next's Gated DeltaNet), which run no
+// softmax attention: how many, and that their delta rule is timed at the
+// GEMM efficiency (zero.Costs). "" when there are none.
+func linearText(s *scenarios.Scenario) string {
+	var n int64
+	kind := ""
+	for _, l := range s.Model.LayerList {
+		if x := l.Dims; x != nil && x.LinearAttention != "" {
+			n, kind = n+1, x.LinearAttention
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of %d blocks are linear attention (%s), their delta rule at the GEMM efficiency", n, blockCount(s), kind)
+}
+
+// blockCount is the transformer blocks of s's layer list (a
+// multi-token-prediction module's block included).
+func blockCount(s *scenarios.Scenario) int {
+	n := 0
+	for _, l := range s.Model.LayerList {
+		if l.Block {
+			n++
+		}
+	}
+	return n
 }
 
 // windowText is the attention line's note on blocks that attend over a
@@ -356,7 +386,7 @@ func windowText(s *scenarios.Scenario) string {
 	case s.Training.Attention != scenarios.AttentionFlash:
 		how = fmt.Sprintf("every score computed under %s", s.Training.Attention)
 	}
-	return fmt.Sprintf("; %d of %d blocks attend %s, %s", n, s.Model.Layers, what, how)
+	return fmt.Sprintf("; %d of %d blocks attend %s, %s", n, blockCount(s), what, how)
 }
 
 // attentionFinding says how much of a rank's compute attention takes, when
