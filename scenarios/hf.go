@@ -511,6 +511,7 @@ var hfModelTypes = map[string]string{
 	"Olmo3ForCausalLM": "olmo3", "SmolLM3ForCausalLM": "smollm3", "Glm4MoeForCausalLM": "glm4_moe",
 	"Mistral3ForConditionalGeneration": "mistral3", "MiniMaxM2ForCausalLM": "minimax_m2", "SeedOssForCausalLM": "seed_oss",
 	"Dots1ForCausalLM": "dots1", "Qwen3NextForCausalLM": "qwen3_next",
+	"Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Ernie4_5ForCausalLM": "ernie4_5",
 }
 
 var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
@@ -539,6 +540,9 @@ var hfArchitectures = map[string]func(*hfConfig) (*HFModel, error){
 	"SeedOssForCausalLM":               hfSeedOss,
 	"Dots1ForCausalLM":                 hfDots1,
 	"Qwen3NextForCausalLM":             hfQwen3Next,
+	"Ernie4_5_MoeForCausalLM":          hfErnie45Moe,
+	"Ernie4_5ForCausalLM":              hfErnie45,
+	"Ernie4_5_ForCausalLM":             hfErnie45,
 	"GPTNeoXForCausalLM":               hfGPTNeoX,
 	"GPT2LMHeadModel":                  hfGPT2,
 	"OPTForCausalLM":                   hfOPT,
