@@ -133,6 +133,53 @@ import (
 //     Composer runs print DeepSpeed's lines beside their own step lines:
 //     the trainer's own are taken; DeepSpeed's are taken over the Hugging
 //     Face Trainer's progress bar.
+//   - NVIDIA NeMo 2.0 (NVIDIA/NeMo at
+//     8cfedd7203462cb251a914e700e5605444277561). Its step time is
+//     TimingCallback's "train_step_timing in s" (nemo/utils/exp_manager.py:
+//     a timers.NamedTimer started in on_train_batch_start and stopped in
+//     on_train_batch_end, reset every batch (buffer_size -1), so the value
+//     is that one batch's time.time() interval on the rank that prints,
+//     with no device synchronize (sync_cuda False) and no reduction over
+//     ranks: pl_module.log(on_step=True, prog_bar=True), sync_dist unset).
+//     One Lightning batch is one optimizer step: MegatronStrategy.
+//     training_step (nemo/lightning/pytorch/strategies/megatron_strategy.py)
+//     runs MegatronParallel's forward-backward over all the micro-batches
+//     of the global batch (nemo/lightning/megatron_parallel.py, MegatronStep.
+//     infer: get_num_microbatches()) and the optimizer steps once. Two
+//     printers show it, on global rank 0 only. By default
+//     (MegatronStrategy replace_progress_bar=True, strategies/utils.py
+//     fix_progress_bar) Lightning's bar is replaced by ProgressPrinter
+//     (nemo/lightning/pytorch/callbacks/progress_printer.py): "Training
+//     epoch 0, iteration 9/19 | lr: … | global_step: 9 | reduced_train_loss:
+//     11.03 | train_step_timing in s: 7.572 | consumed_samples: 5120",
+//     printed every progress_interval (log_interval, default 1) optimizer
+//     steps, "iteration" being current_epoch_step − 1 (optimizer steps
+//     done in the epoch) and each metric but global_step the mean over the
+//     interval, formatted "{:.4}" (4 significant digits; integral floats
+//     as integers): the mean step of the interval, as Megatron's. With
+//     replace_progress_bar=False it is MegatronProgressBar
+//     (callbacks/progress_bar.py), Lightning's TQDMProgressBar counting
+//     optimizer steps (n = current_epoch_step): "Epoch 0: : 100%|█| 50/50
+//     [23:22<00:00, reduced_train_loss=0.186, global_step=49.00,
+//     consumed_samples=51200.0, train_step_timing in s=24.00]" (Lightning's
+//     own bar adds "…, 1.23it/s, v_num=…", a rate of Lightning batches,
+//     not used), redrawn after a carriage return, the value to 3 or 4
+//     significant digits (Lightning's Tqdm.format_num at
+//     Lightning-AI/pytorch-lightning 7f0c3436cd3f6ad3753125672024fc415cbcb414,
+//     src/lightning/pytorch/callbacks/progress/tqdm_progress.py). The bar
+//     resets n every epoch; its lines of epoch 1 on are refused. Memory:
+//     with NEMO_LOG_MEMORY_USAGE=1 training_step logs
+//     "max_memory_reserved" (torch.cuda.max_memory_reserved() in bytes,
+//     since the start, never reset; rank 0's) and "max_memory_allocated"
+//     (allocated, not used); the reserved one is the memory read, the
+//     largest over the lines used. Megatron-Bridge (NVIDIA-NeMo/
+//     Megatron-Bridge src/megatron/bridge/training/utils/train_utils.py at
+//     067f987df03b8355b03192d88d70f1709fedf51a, training_log) prints
+//     Megatron-LM's iteration line unchanged (" [date] iteration 10/ 100
+//     | consumed samples: … | elapsed time per iteration (ms): … |"), read
+//     as Megatron-LM's. NeMo's lines are the trainer's own step lines: not
+//     mixed with torchtitan's, Megatron's or Composer's, taken over
+//     DeepSpeed's and the Hugging Face Trainer's bars.
 //
 // Lines of several ranks of one step (torchrun's "[rankN]:" prefixes, or
 // the same line repeated) count once: the first line's throughput and the
@@ -145,6 +192,7 @@ const (
 	TrainLogHFTrainer  = "hf-trainer"
 	TrainLogComposer   = "composer"
 	TrainLogDeepSpeed  = "deepspeed"
+	TrainLogNeMo       = "nemo"
 )
 
 // TrainLogStep is one logged step of a training log.
@@ -156,17 +204,18 @@ type TrainLogStep struct {
 	// TPS is torchtitan's tokens per second per GPU (0 for the others).
 	TPS float64
 	// TimeMS is the step time in ms: Megatron's elapsed time per
-	// iteration, the Trainer's tqdm s/it (or 1 / it/s), 1 / Composer's
+	// iteration, NeMo's train_step_timing in s, the Trainer's tqdm s/it (or 1 / it/s), 1 / Composer's
 	// batches_per_sec (0 for torchtitan, and for a Composer block without
 	// throughput).
 	TimeMS float64
 	// Reserved is the max reserved memory the line prints, bytes
-	// (torchtitan's of its interval, Composer's peak_reserved_mem; 0: none
-	// printed, or 0); Memory says whether the line prints it.
+	// (torchtitan's of its interval, Composer's peak_reserved_mem, NeMo's
+	// max_memory_reserved; 0: none printed, or 0); Memory says whether the
+	// line prints it.
 	Reserved int64
 	Memory   bool
 	// SamplesPerSec is DeepSpeed's CurrSamplesPerSec, MicroStep and Epoch
-	// its micro_step and epoch (0 for the others).
+	// its micro_step and epoch (Epoch also NeMo's; 0 for the others).
 	SamplesPerSec    float64
 	MicroStep, Epoch int64
 }
@@ -174,7 +223,7 @@ type TrainLogStep struct {
 // TrainLog is what ParseTrainLog read.
 type TrainLog struct {
 	File   string
-	Format string // TrainLogTorchtitan, TrainLogMegatron, TrainLogHFTrainer, TrainLogComposer or TrainLogDeepSpeed
+	Format string // TrainLogTorchtitan, TrainLogMegatron, TrainLogHFTrainer, TrainLogComposer, TrainLogDeepSpeed or TrainLogNeMo
 	Steps  []TrainLogStep
 	// MaxReserved is Megatron's largest report_memory "max reserved", bytes
 	// (0: none), and MaxReservedLine its line.
@@ -222,6 +271,17 @@ var (
 	dsMaxAlloc = regexp.MustCompile(`MaxMemAllocated=([0-9]{1,9}(?:\.[0-9]{1,9})?)GB`)
 	dsOld      = regexp.MustCompile(`(?:^|\s)\d{1,18}/\d{1,18}, (?:RunningAvg)?SamplesPerSec=`)
 	dsStep     = regexp.MustCompile(`\[Rank \d{1,9}\] step=\d{1,18}, skipped=\d{1,18}, lr=`)
+	// NeMo's ProgressPrinter line and MegatronProgressBar's (or
+	// Lightning's) bar with TimingCallback's metric.
+	nemoLine = regexp.MustCompile(`(?:^|[^A-Za-z_])Training epoch (\d{1,18}), iteration (\d{1,18})/-?\d{1,18}((?: \| [^|]*)*)$`)
+	nemoBar  = regexp.MustCompile(`(?:^|[^A-Za-z_])Epoch (\d{1,18}):[^|]{0,40}\|[^|]*\|\s*(\d{1,18})/(?:\d{1,18}|\?)\s*\[([^]]*)(?:]|$)`)
+)
+
+// NeMo's metric names (TimingCallback, MegatronStrategy.training_step).
+const (
+	nemoTiming   = "train_step_timing in s"
+	nemoStep     = "global_step"
+	nemoReserved = "max_memory_reserved"
 )
 
 // Format names in errors.
@@ -229,6 +289,7 @@ var trainLogLine = map[string]string{
 	TrainLogTorchtitan: "torchtitan step",
 	TrainLogMegatron:   "Megatron-LM iteration",
 	TrainLogComposer:   "Composer batch",
+	TrainLogNeMo:       "NeMo train_step_timing",
 }
 
 // composerBlock is a Composer console block being read.
@@ -247,7 +308,7 @@ type hfBarLine struct {
 }
 
 // ParseTrainLog reads a torchtitan, Megatron-LM, Hugging Face Trainer,
-// Composer or DeepSpeed training log. Its errors are one line naming the
+// Composer, DeepSpeed or NeMo training log. Its errors are one line naming the
 // file (and the line) and the fix.
 func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	name = strconv.Quote(name)
@@ -263,7 +324,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			first[f] = st.Line
 		}
 		count[f]++
-		for _, g := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogComposer} {
+		for _, g := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogComposer, TrainLogNeMo} {
 			if g != f && count[g] > 0 {
 				return fmt.Errorf("%s:%d: a %s line in a log of %s lines (line %d): give the log of one run", name, st.Line, trainLogLine[f], trainLogLine[g], first[g])
 			}
@@ -288,6 +349,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	var bars []hfBarLine
 	var dsSteps []TrainLogStep
 	lossLine, dsOldLine, dsStepLine := 0, 0, 0
+	nemoPrinter, nemoBars := 0, 0 // the first line of each NeMo printer
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := strings.TrimRight(ansiEscape.ReplaceAllString(string(raw), ""), "\r")
 		at := n + 1
@@ -354,6 +416,26 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if dsStepLine == 0 && dsStep.MatchString(line) {
 			dsStepLine = at
 		}
+		if m := nemoLine.FindStringSubmatch(line); m != nil {
+			st, ok, err := nemoPrinterStep(m)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %v: is the file a NeMo log?", name, at, err)
+			}
+			if !ok {
+				continue // a ProgressPrinter line without TimingCallback's metric
+			}
+			st.Line = at
+			if nemoBars > 0 {
+				return nil, fmt.Errorf("%s:%d: a NeMo ProgressPrinter line in a log of progress bar lines (line %d): give the log of one run", name, at, nemoBars)
+			}
+			if nemoPrinter == 0 {
+				nemoPrinter = at
+			}
+			if err := add(TrainLogNeMo, st); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if m := titanLine.FindStringSubmatchIndex(line); m != nil && !validateStep(line, m[0]) {
 			step, err := strconv.ParseInt(line[m[2]:m[3]], 10, 64)
 			if err != nil {
@@ -402,7 +484,22 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		// The Hugging Face Trainer: tqdm redraws its bar after a carriage
 		// return, so one line of the file may hold many.
 		for _, seg := range strings.Split(line, "\r") {
-			if m := hfBar.FindStringSubmatch(seg); m != nil {
+			if m := nemoBar.FindStringSubmatch(seg); m != nil && strings.Contains(m[3], nemoTiming+"=") {
+				st, err := nemoBarStep(m)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %v", name, at, err)
+				}
+				st.Line = at
+				if nemoPrinter > 0 {
+					return nil, fmt.Errorf("%s:%d: a NeMo progress bar line in a log of ProgressPrinter lines (line %d): give the log of one run", name, at, nemoPrinter)
+				}
+				if nemoBars == 0 {
+					nemoBars = at
+				}
+				if err := add(TrainLogNeMo, st); err != nil {
+					return nil, err
+				}
+			} else if m := hfBar.FindStringSubmatch(seg); m != nil {
 				step, err1 := strconv.ParseInt(m[1], 10, 64)
 				total, err2 := strconv.ParseInt(m[2], 10, 64)
 				rate, err3 := strconv.ParseFloat(m[3], 64)
@@ -436,6 +533,10 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		l.Format = TrainLogMegatron
 	case count[TrainLogComposer] > 0:
 		l.Format = TrainLogComposer
+	case count[TrainLogNeMo] > 0:
+		// Before DeepSpeed's and the Trainer's bars: NeMo's lines are the
+		// trainer's own steps.
+		l.Format = TrainLogNeMo
 	case len(dsSteps) > 0:
 		// DeepSpeed's lines under a trainer that prints its own step
 		// lines are skipped (above); over the Trainer's bars they are
@@ -469,7 +570,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	case dsStepLine > 0:
 		return nil, fmt.Errorf("%s:%d: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line (\"epoch=0/micro_step=…/global_step=…, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\"), which the same logger prints at the same steps from the third on: enable the throughput timer (ds_config \"timers\": {\"throughput\": {\"enabled\": true}}, the default) and run past step 2", name, dsStepLine)
 	default:
-		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\") or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
+		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"), NeMo's (\"Training epoch 0, iteration 9/99 | … | train_step_timing in s: …\", or its progress bar's \"…, train_step_timing in s=…]\", with TimingCallback among the trainer's callbacks) or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
 	return l, nil
 }
@@ -509,6 +610,98 @@ func trainingBar(bars []hfBarLine) int64 {
 		}
 	}
 	return best
+}
+
+// nemoPrinterStep reads a NeMo ProgressPrinter line (nemoLine's match
+// m): ok false when it prints no train_step_timing (TimingCallback not
+// among the callbacks). The step is global_step (the optimizer steps
+// before this one, counted across epochs), or the epoch's iteration when
+// the line has none.
+func nemoPrinterStep(m []string) (st TrainLogStep, ok bool, err error) {
+	epoch, err1 := strconv.ParseInt(m[1], 10, 64)
+	iter, err2 := strconv.ParseInt(m[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return st, false, fmt.Errorf("epoch %s, iteration %s is out of range", m[1], m[2])
+	}
+	st.Epoch, st.Step = epoch, iter
+	var f nemoFields
+	for _, kv := range strings.Split(m[3], " | ") {
+		if k, v, found := strings.Cut(kv, ": "); found {
+			if err := f.set(k, strings.TrimSpace(v)); err != nil {
+				return st, false, err
+			}
+		}
+	}
+	if f.hasStep {
+		st.Step = f.step
+	}
+	st.TimeMS, st.Reserved, st.Memory = f.timeMS, f.reserved, f.memory
+	return st, f.hasTime, nil
+}
+
+// nemoBarStep reads a NeMo progress bar (nemoBar's match m, its postfix
+// holding train_step_timing in s): the step is the bar's count of the
+// epoch's optimizer steps (its global_step, to 3 or 4 significant digits,
+// is not used).
+func nemoBarStep(m []string) (st TrainLogStep, err error) {
+	epoch, err1 := strconv.ParseInt(m[1], 10, 64)
+	n, err2 := strconv.ParseInt(m[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return st, fmt.Errorf("progress bar Epoch %s, %s steps is out of range: is the file a NeMo log?", m[1], m[2])
+	}
+	if epoch != 0 {
+		return st, fmt.Errorf("NeMo progress bar of epoch %d: the bar counts each epoch's steps from 0 again, so its steps after epoch 0 cannot be told from a restart; give the lines of epoch 0, or run with NeMo's ProgressPrinter (MegatronStrategy replace_progress_bar=True, the default), whose lines carry global_step", epoch)
+	}
+	var f nemoFields
+	for _, kv := range strings.Split(m[3], ", ") {
+		if k, v, found := strings.Cut(kv, "="); found {
+			if err := f.set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+				return st, fmt.Errorf("%v: is the file a NeMo log?", err)
+			}
+		}
+	}
+	if !f.hasTime {
+		return st, fmt.Errorf("the progress bar prints %q with no value: the step has no time; give the log of a run whose bar shows it", nemoTiming+"=")
+	}
+	st.Step, st.TimeMS, st.Reserved, st.Memory = n, f.timeMS, f.reserved, f.memory
+	return st, nil
+}
+
+// nemoFields are the NeMo metrics of one line that ParseTrainLog reads.
+type nemoFields struct {
+	timeMS           float64
+	hasTime, hasStep bool
+	step, reserved   int64
+	memory           bool
+}
+
+// set reads one NeMo metric (an empty value, as a bar prints a metric not
+// logged yet, is none).
+func (f *nemoFields) set(key, value string) error {
+	if value == "" {
+		return nil
+	}
+	switch key {
+	case nemoTiming:
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(v >= 0 && v <= 1e9) {
+			return fmt.Errorf("%s %q is not a time", nemoTiming, value)
+		}
+		f.timeMS, f.hasTime = v*1e3, true
+	case nemoStep:
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(v >= 0 && v <= 1e15) || v != math.Trunc(v) {
+			return fmt.Errorf("global_step %q is not a step count", value)
+		}
+		f.step, f.hasStep = int64(v), true
+	case nemoReserved:
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(v >= 0 && v <= 1e15) {
+			return fmt.Errorf("max_memory_reserved %q B is not a size", value)
+		}
+		f.reserved, f.memory = int64(math.Round(v)), true
+	}
+	return nil
 }
 
 // set reads one "Train key: value" line of a Composer block.
@@ -566,7 +759,7 @@ type SteadyState struct {
 	// others).
 	MedianTPS, MedianSamplesPerSec float64
 	// Reserved is the largest max reserved memory the used lines print
-	// (torchtitan, Composer) or the log's report_memory (Megatron), bytes;
+	// (torchtitan, Composer, NeMo) or the log's report_memory (Megatron), bytes;
 	// 0: none.
 	Reserved     int64
 	ReservedLine int
@@ -661,7 +854,7 @@ func (l *TrainLog) Steady(work StepWork) (*SteadyState, error) {
 		ss.MedianSamplesPerSec = median(sps)
 	}
 	switch l.Format {
-	case TrainLogTorchtitan, TrainLogComposer:
+	case TrainLogTorchtitan, TrainLogComposer, TrainLogNeMo:
 		for _, s := range used {
 			if s.Reserved > ss.Reserved {
 				ss.Reserved, ss.ReservedLine = s.Reserved, s.Line
@@ -725,6 +918,7 @@ var moreSteps = map[string]string{
 	TrainLogHFTrainer:  "run longer, and capture the progress bar (tqdm writes it to stderr: 2>&1) with its carriage returns",
 	TrainLogComposer:   "log more batches (console_log_interval: 1ba) or run longer past SpeedMonitor's window_size",
 	TrainLogDeepSpeed:  "log more steps (DeepSpeed's steps_per_print) or run longer",
+	TrainLogNeMo:       "log more steps (MegatronStrategy progress_interval, 1 by default) or run longer",
 }
 
 // zeroTime names a step without time, per format.
@@ -732,6 +926,7 @@ var zeroTime = map[string]string{
 	TrainLogMegatron:  "elapsed time per iteration 0 ms",
 	TrainLogHFTrainer: "a progress bar rate of 0 steps per second",
 	TrainLogComposer:  "throughput/batches_per_sec 0",
+	TrainLogNeMo:      "train_step_timing in s 0",
 }
 
 // seconds is s seconds as a Duration.

@@ -66,6 +66,15 @@ func TestParseTrainLog(t *testing.T) {
 		// 17240 MiB); its ALCF iteration lines ("iteration=       2/") are
 		// not Megatron-LM's.
 		{"deepspeed-megatron-alcf-gas8.log", TrainLogDeepSpeed, []int64{3, 4, 5, 6, 7, 8, 9}, 74.68528989415996, 0, 17240 << 20},
+		// NeMo's ProgressPrinter behind nemo_run's "ining-demo/0
+		// [default0]:" prefix: global_step 0–19 (epoch 1's iteration 0 is
+		// global step 19), train_step_timing 10.31 s first.
+		{"nemo2-resiliency-demo.log", TrainLogNeMo, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, 10310, 0, 0},
+		// Metrics in another order (consumed_samples first), val_loss after.
+		{"nemo2-bionemo-recipes-pr740.log", TrainLogNeMo, []int64{120, 121, 122, 123, 124, 125}, 31.46, 0, 0},
+		// NEMO_LOG_MEMORY_USAGE=1: max_memory_reserved 64,286,097,408 B
+		// (59.87 GiB) read, max_memory_allocated not.
+		{"nemo2-aws-perf-readme-memory.log", TrainLogNeMo, []int64{74, 75, 76}, 8768, 64286097408, 0},
 	} {
 		l := readTrainLog(t, c.file)
 		var steps []int64
@@ -247,6 +256,14 @@ func TestTrainLogSteady(t *testing.T) {
 		// 16.09 s for that iteration), refused.
 		{file: "deepspeed-megatron-alcf-gas8.log", work: StepWork{Samples: 256, GradAccum: 8},
 			errPart: "deepspeed-megatron-alcf-gas8.log:9: micro_step 3 at global_step 3: 1 engine.step() calls per optimizer step, the scenario's grad_accum is 8"},
+		// NeMo's resiliency demo: 20 lines, 2 of warm-up (10.31 s, 7.549
+		// s); global steps 2–19, train_step_timing 7.556–7.592 s, the
+		// median between the 9th and 10th of 18, (7.572 + 7.575) / 2.
+		{file: "nemo2-resiliency-demo.log", warmup: 2, lines: 18, first: 2, last: 19, median: s((7.572 + 7.575) / 2), lo: s(7.556), hi: s(7.592)},
+		// bionemo-recipes' Evo2: global steps 121–125 after 120's warm-up,
+		// 0.03147–0.03215 s, median 0.03163 s.
+		{file: "nemo2-bionemo-recipes-pr740.log", warmup: 1, lines: 5, first: 121, last: 125, median: s(0.03163), lo: s(0.03147), hi: s(0.03215)},
+		{file: "nemo2-aws-perf-readme-memory.log", errPart: "3 logged steps, 2 after skipping 1 of warm-up: need at least 3 (4 logged lines): log more steps (MegatronStrategy progress_interval"},
 	} {
 		l := readTrainLog(t, c.file)
 		ss, err := l.Steady(c.work)
@@ -262,6 +279,128 @@ func TestTrainLogSteady(t *testing.T) {
 		if ss.Warmup != c.warmup || ss.Lines != c.lines || ss.First != c.first || ss.Last != c.last || ss.Median != c.median || ss.Min != c.lo || ss.Max != c.hi ||
 			ss.MedianTPS != c.medianTPS || ss.MedianSamplesPerSec != c.medianSPS || ss.Reserved != c.reserved || ss.Q1 < ss.Min || ss.Q3 > ss.Max || ss.Q1 > ss.Median || ss.Q3 < ss.Median {
 			t.Errorf("%s: %+v, want warm-up %d, %d lines %d–%d, median %v (%v–%v), tps %g, samples/s %g, reserved %d", c.file, *ss, c.warmup, c.lines, c.first, c.last, c.median, c.lo, c.hi, c.medianTPS, c.medianSPS, c.reserved)
+		}
+	}
+}
+
+// TestTrainLogNeMoSteadyMemory: NeMo's max_memory_reserved (bytes,
+// torch.cuda.max_memory_reserved since the start) is the steady state's
+// reserved memory, the largest over the lines used; the AWS README's three
+// lines with a fourth of the same form after them.
+func TestTrainLogNeMoSteadyMemory(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "trainlog", "nemo2-aws-perf-readme-memory.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := "Training epoch 0, iteration 77/99 | global_step: 77 | max_memory_reserved: 64288194560 | max_memory_allocated: 62777982976 | train_step_timing in s: 8.75\n"
+	l, err := ParseTrainLog("m.log", append(data, next...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := l.Steady(StepWork{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := func(v float64) units.Duration { return units.Duration(math.Round(v * float64(units.Second))) }
+	if ss.First != 75 || ss.Last != 77 || ss.Median != sec(8.75) || ss.Reserved != 64288194560 || ss.ReservedLine != 6 {
+		t.Errorf("%+v: want steps 75–77, median 8.75 s, reserved 64288194560 at line 6", *ss)
+	}
+}
+
+// TestTrainLogNeMoWallClock: the resiliency demo's NeMo warnings stamp
+// 22:35:19 after global step 9 and 22:36:30 after step 18: 71 s over steps
+// 10–18, checkpointing (the async save scheduled at 22:35:22) included,
+// 7.89 s a step. TimingCallback's median 7.5735 s leaves out what runs
+// outside the batch hooks, so it lies below, by less than 10%.
+func TestTrainLogNeMoWallClock(t *testing.T) {
+	l := readTrainLog(t, "nemo2-resiliency-demo.log")
+	ss, err := l.Steady(StepWork{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "trainlog", "nemo2-resiliency-demo.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := regexp.MustCompile(`\[NeMo W (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) validation:389\]`)
+	var at []time.Time
+	for _, m := range stamp.FindAllStringSubmatch(string(data), -1) {
+		ts, err := time.Parse("2006-01-02 15:04:05", m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = append(at, ts)
+	}
+	if len(at) != 2 {
+		t.Fatalf("%d validation stamps, want 2", len(at))
+	}
+	wall := at[1].Sub(at[0]).Seconds() / 9
+	if r := ss.Median.Seconds() / wall; !(r < 1 && r > 0.9) {
+		t.Errorf("median step %v, the clock's %.3f s per step: ratio %.4f, want in (0.9, 1)", ss.Median, wall, r)
+	}
+}
+
+// TestParseTrainLogNeMo: NeMo's progress bar lines as published (each its
+// own run's last line), the refusals, and NeMo's lines beside other
+// formats; the last step read is checked.
+func TestParseTrainLogNeMo(t *testing.T) {
+	printer := "Training epoch 0, iteration 20/99 | lr: 3e-05 | global_batch_size: 4 | global_step: 20 | reduced_train_loss: 1.181 | train_step_timing in s: 0.2456 | consumed_samples: 84\n"
+	ds := "[2023-12-29 13:02:51,116] [INFO] [timer.py:260:stop] epoch=0/micro_step=20/global_step=20, RunningAvgSamplesPerSec=111.0120624893855, CurrSamplesPerSec=111.13499047776766, MemAllocated=1.87GB, MaxMemAllocated=6.12GB\n"
+	for _, c := range []struct {
+		name, log string
+		format    string
+		step      int64
+		ms        float64
+		reserved  int64
+		errPart   string
+	}{
+		// NVIDIA/dgxc-benchmarking READMEs (testdata/trainlog/README.md):
+		// MegatronProgressBar's last redraw, no rate; the step is the
+		// bar's count, the time TimingCallback's.
+		{name: "dgxc grok1", log: "Epoch 0: : 100%|██████████| 50/50 [23:22<00:00, reduced_train_loss=0.186, global_step=49.00, consumed_samples=51200.0, train_step_timing in s=24.00]\n", format: TrainLogNeMo, step: 50, ms: 24000},
+		{name: "dgxc nemotron 15b", log: "Epoch 0: : 100%|██████████| 100/100 [10:48<00:00, reduced_train_loss=0.0172, global_step=99.00, consumed_samples=25600.0, train_step_timing in s=3.130]\n", format: TrainLogNeMo, step: 100, ms: 3130},
+		{name: "dgxc llama3.1 405b", log: "Epoch 0: : 100%|██████████| 50/50 [16:26<00:00, v_num=gjbq, reduced_train_loss=11.70, global_step=49.00, consumed_samples=12600.0, train_step_timing in s=12.80]\n", format: TrainLogNeMo, step: 50, ms: 12800},
+		// GPT-3 175B's bar with val_loss after the timing.
+		{name: "dgxc gpt3 175b", log: "Epoch 0: : 100%|██████████| 50/50 [31:51<00:00, reduced_train_loss=6.130, global_step=50.0, consumed_samples=76800.0, train_step_timing in s=5.900, val_loss=6.250]\n", format: TrainLogNeMo, step: 50, ms: 5900},
+		// Redraws after carriage returns: each bar a step (the last one
+		// checked); a bar showing
+		// max_memory_reserved (3 significant digits) gives its bytes.
+		{name: "redraws", log: "Epoch 0: :  10%|█         | 1/10 [00:03<00:27, reduced_train_loss=11.00, global_step=0.000, train_step_timing in s=3.000]\rEpoch 0: :  20%|██        | 2/10 [00:05<00:20, reduced_train_loss=10.90, global_step=1.000, max_memory_reserved=6.43e+10, train_step_timing in s=2.500]\n",
+			format: TrainLogNeMo, step: 2, ms: 2500, reserved: 64_300_000_000},
+		// NVIDIA-NeMo/Speech issue #11900: a bar whose metrics print empty.
+		{name: "empty values", log: "Epoch 0: :   0%|          | 614/? [23:53<00:00, v_num=, reduced_train_loss=, global_step=, consumed_samples=, train_step_timing in s=, val_loss=]\n",
+			errPart: "l.log:1: the progress bar prints \"train_step_timing in s=\" with no value"},
+		{name: "bar epoch 1", log: "Epoch 1: : 10%|█         | 5/50 [00:10<01:30, global_step=54.00, train_step_timing in s=2.000]\n", errPart: "l.log:1: NeMo progress bar of epoch 1"},
+		{name: "printer timing", log: strings.Replace(printer, "0.2456", "-1", 1), errPart: "l.log:1: train_step_timing in s \"-1\" is not a time: is the file a NeMo log?"},
+		{name: "printer step", log: strings.Replace(printer, "global_step: 20", "global_step: 2.5", 1), errPart: "l.log:1: global_step \"2.5\" is not a step count"},
+		// Without TimingCallback the printer has no time: not a step.
+		{name: "printer no timing", log: strings.Replace(printer, " | train_step_timing in s: 0.2456", "", 1), errPart: "l.log: no training step found"},
+		// Without global_step the epoch's iteration numbers the step.
+		{name: "printer no global_step", log: strings.Replace(printer, " | global_step: 20", "", 1), format: TrainLogNeMo, step: 20, ms: 245.6},
+		{name: "printer and bar", log: printer + "Epoch 0: : 21%|██        | 21/99 [00:10<00:30, global_step=21.00, train_step_timing in s=0.2500]\n", errPart: "l.log:2: a NeMo progress bar line in a log of ProgressPrinter lines (line 1)"},
+		// NeMo's lines are the trainer's own: over DeepSpeed's and the
+		// Trainer's bars, not mixed with Megatron-LM's.
+		{name: "beside deepspeed", log: ds + printer, format: TrainLogNeMo, step: 20, ms: 245.6},
+		{name: "beside hf bars", log: hfBars(40, "1.00s/it", "2.00s/it") + printer, format: TrainLogNeMo, step: 20, ms: 245.6},
+		{name: "beside megatron", log: printer + " iteration       21/ 100 | elapsed time per iteration (ms): 356.2 |\n", errPart: "l.log:2: a Megatron-LM iteration line in a log of NeMo train_step_timing lines (line 1)"},
+		// Megatron-Bridge's training_log line is Megatron-LM's.
+		{name: "megatron-bridge", log: " [2026-09-16 15:26:14] iteration       20/     200 | consumed samples:          160 | elapsed time per iteration (ms): 789.8 | learning rate: 2.000000E-06 | global batch size:     8 | lm loss: 3.581810E+00 | loss scale: 1.0 |\n",
+			format: TrainLogMegatron, step: 20, ms: 789.8},
+	} {
+		l, err := ParseTrainLog("l.log", []byte(c.log))
+		if c.errPart != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errPart) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.errPart)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		st := l.Steps[len(l.Steps)-1]
+		if l.Format != c.format || st.Step != c.step || math.Abs(st.TimeMS-c.ms) > 1e-9*c.ms || st.Reserved != c.reserved || st.Memory != (c.reserved > 0) {
+			t.Errorf("%s: %s %+v, want %s step %d, %g ms, reserved %d", c.name, l.Format, st, c.format, c.step, c.ms, c.reserved)
 		}
 	}
 }
@@ -326,7 +465,9 @@ func FuzzParseTrainLog(f *testing.F) {
 		"[token=100/200]:\n\t Train time/batch: 3\n\t Train throughput/batches_per_sec: 1.5000\n[batch=2/3]:\n",
 		"epoch=0/micro_step=99999999999999999999/global_step=1, RunningAvgSamplesPerSec=inf, CurrSamplesPerSec=nan, MaxMemAllocated=999999999.9GB\n",
 		"epoch=1/micro_step=5/global_step=9, RunningAvgSamplesPerSec=-inf, CurrSamplesPerSec=1e-300,\nepoch=0/micro_step=8/global_step=2, RunningAvgSamplesPerSec=1, CurrSamplesPerSec=0.0,\n",
-		"0/2000, SamplesPerSec=1\n[Rank 0] step=1, skipped=0, lr=[1]\n"} {
+		"0/2000, SamplesPerSec=1\n[Rank 0] step=1, skipped=0, lr=[1]\n",
+		"Training epoch 0, iteration 0/1 | global_step: 1e+300 | train_step_timing in s: nan | max_memory_reserved: 1e999\nTraining epoch 2, iteration 9/-1 | train_step_timing in s: 0\n",
+		"Epoch 0: : 1%|| 1/? [00:01<?, train_step_timing in s=inf, max_memory_reserved=-1]\rEpoch 0: | | 99999999999999999999/9 [train_step_timing in s=1e-9]\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

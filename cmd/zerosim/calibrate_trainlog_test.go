@@ -167,6 +167,38 @@ func TestCalibrateTrainLogDeepSpeed(t *testing.T) {
 	}
 }
 
+// TestCalibrateTrainLogNeMo: NeMo's resiliency demo notebook
+// (scenarios/testdata/trainlog/README.md; ProgressPrinter with
+// TimingCallback) on the default scenario (the arithmetic, not that run's
+// model): global steps 0 and 1 are warm-up, the median train_step_timing
+// of steps 2–19 is (7.572 + 7.575) / 2 s. The log prints no
+// max_memory_reserved, so only the compute part is written, and the
+// output says why.
+func TestCalibrateTrainLogNeMo(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	log := trainLogs + "nemo2-resiliency-demo.log"
+	out, errOut, code := runCLI("calibrate", "--train-log", log, "default", "--file", file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	step := units.Duration(math.Round((7.572 + 7.575) / 2 * float64(units.Second)))
+	for _, line := range []string{
+		"train log:           " + log + ": nemo, 20 logged steps (0–19)\n",
+		"steady state:        steps 2–19 (18 lines), after 2 of warm-up",
+		"logged step:         median 7.574s (TimingCallback's train_step_timing in s on rank 0; ProgressPrinter's, the mean over progress_interval steps); quartiles 7.566s–7.578s, range 7.556s–7.592s\n",
+		"max reserved:        none: NeMo prints max_memory_reserved only with NEMO_LOG_MEMORY_USAGE=1",
+		"measured:            step 7.574s\n",
+		"wrote:               " + file + " (compute part); scenarios use it as communication.calibration\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	if c := readCal(t, file); c.Compute == nil || c.Memory != nil || math.Abs(c.Compute.MeasuredMS-float64(step)/1e9) > 1e-9 || c.Compute.Source != log {
+		t.Errorf("calibration %+v", c)
+	}
+}
+
 // TestCalibrateTrainLogErrors: one line naming the file or the flag, exit
 // 2, nothing written.
 func TestCalibrateTrainLogErrors(t *testing.T) {
@@ -188,6 +220,8 @@ func TestCalibrateTrainLogErrors(t *testing.T) {
 			trainLogs + "deepspeed-megatron-alcf-gas8.log:9: micro_step 3 at global_step 3: 1 engine.step() calls per optimizer step, the scenario's grad_accum is 8"},
 		{"deepspeed old", []string{"--train-log", "-", "default"}, "[2021-11-26 03:07:16,494] [INFO] [timer.py:181:stop] 0/2000, SamplesPerSec=9.526738918021234\n",
 			"<stdin>:1: DeepSpeed's throughput line of a version before v0.8.0"},
+		{"nemo few", []string{"--train-log", trainLogs + "nemo2-aws-perf-readme-memory.log", "default"}, "",
+			trainLogs + "nemo2-aws-perf-readme-memory.log: 3 logged steps, 2 after skipping 1 of warm-up: need at least 3 (4 logged lines): log more steps (MegatronStrategy progress_interval"},
 		{"missing", []string{"--train-log", "nope.log", "default"}, "", "--train-log nope.log: cannot read"},
 		{"both stdin", []string{"--train-log", "-", "-"}, "", "--train-log - and the scenario -"},
 		{"two", []string{"--train-log", "x.log", "--step-time", "1s", "default"}, "", "--step-time and --train-log: give one measurement"},

@@ -69,18 +69,21 @@ scenario naming the file takes the overhead unless it sets
 memory.allocator_overhead itself (then it warns).
 
 With --train-log (a training run's stdout and stderr, "-" for standard
-input: the metrics lines of torchtitan, the iteration lines of Megatron-LM,
-the Hugging Face Trainer's progress bar, Composer's console blocks or
-DeepSpeed's throughput lines) the argument is the scenario of the logged
-run. It skips the first tenth of the logged steps (at least one) as
-warm-up, takes the median step time of the rest (torchtitan: the
-scenario's micro_batch × grad_accum × seq_len / cp tokens per GPU over tps;
-DeepSpeed: its micro_batch × grad_accum × dp samples over
-CurrSamplesPerSec, micro_step / global_step held to grad_accum), prints
-which steps, the median and the spread, and fits the compute efficiency to
-that step as --step-time does; when the log prints torch's max reserved
-memory (torchtitan's memory, the largest over the steps used; Megatron's
-report_memory max reserved; Composer's peak_reserved_mem) it fits the
+input: the metrics lines of torchtitan, the iteration lines of Megatron-LM
+or Megatron-Bridge, the Hugging Face Trainer's progress bar, Composer's
+console blocks, DeepSpeed's throughput lines, or NeMo 2.0's ProgressPrinter
+lines or progress bar with TimingCallback's train_step_timing) the argument
+is the scenario of the logged run. It skips the first tenth of the logged
+steps (at least one) as warm-up, takes the median step time of the rest
+(torchtitan: the scenario's micro_batch × grad_accum × seq_len / cp tokens
+per GPU over tps; DeepSpeed: its micro_batch × grad_accum × dp samples over
+CurrSamplesPerSec, micro_step / global_step held to grad_accum; NeMo:
+"train_step_timing in s", one optimizer step on rank 0), prints which
+steps, the median and the spread, and fits the compute efficiency to that
+step as --step-time does; when the log prints torch's max reserved memory
+(torchtitan's memory, the largest over the steps used; Megatron's
+report_memory max reserved; Composer's peak_reserved_mem; NeMo's
+max_memory_reserved, printed with NEMO_LOG_MEMORY_USAGE=1) it fits the
 allocator overhead to it as --reserved does (DeepSpeed's memory is
 allocated, not reserved: not fitted). It needs 4 logged steps.
 
@@ -133,7 +136,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step: fit the GEMM and attention efficiencies to its kernels of each class")
 	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
-	f.StringVar(&o.trainLog, "train-log", "", "training log `FILE` (torchtitan, Megatron-LM, Hugging Face Trainer, Composer or DeepSpeed output; - for standard input): fit the compute efficiency to its steady-state step and the allocator overhead to its max reserved memory")
+	f.StringVar(&o.trainLog, "train-log", "", "training log `FILE` (torchtitan, Megatron-LM, Hugging Face Trainer, Composer, DeepSpeed or NeMo output; - for standard input): fit the compute efficiency to its steady-state step and the allocator overhead to its max reserved memory")
 	f.StringVar(&o.device, "device", "", "measured device memory `SIZE` of one step (nvidia-smi), e.g. 83.5GiB: fit the allocator overhead of the scenario given as argument")
 	return cmd
 }

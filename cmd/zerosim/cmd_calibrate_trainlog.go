@@ -25,7 +25,7 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 		data, err = readFileBounded(path, scenarios.MaxTrainLogBytes)
 	}
 	if errors.Is(err, errTooLarge) {
-		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, Composer's blocks, or 'SamplesPerSec' for DeepSpeed's)", name, scenarios.MaxTrainLogBytes>>20)}
+		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, Composer's blocks, 'SamplesPerSec' for DeepSpeed's, or 'train_step_timing' for NeMo's)", name, scenarios.MaxTrainLogBytes>>20)}
 	}
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--train-log %s: cannot read: %v", name, errors.Unwrap(err))}
@@ -135,6 +135,8 @@ func noMemory(l *scenarios.TrainLog, ss *scenarios.SteadyState) string {
 			}
 		}
 		return "the blocks print no memory/peak_reserved_mem (add composer's MemoryMonitor callback)"
+	case scenarios.TrainLogNeMo:
+		return "NeMo prints max_memory_reserved only with NEMO_LOG_MEMORY_USAGE=1 (MegatronStrategy.training_step)"
 	}
 	for _, s := range l.Steps {
 		if s.Memory {
@@ -162,6 +164,8 @@ func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenari
 		sum.Basis = "the progress bar's s/it, or 1 / it/s"
 	case scenarios.TrainLogComposer:
 		sum.Basis = "1 / Train throughput/batches_per_sec, SpeedMonitor's rolling mean"
+	case scenarios.TrainLogNeMo:
+		sum.Basis = "TimingCallback's train_step_timing in s on rank 0; ProgressPrinter's, the mean over progress_interval steps"
 	}
 	return sum
 }
