@@ -16,8 +16,8 @@ import (
 // blocks' dims (BlockDims.Window, AttentionChunk) and counted.
 
 // note records an approximation or omission of the import (one line;
-// sliding windows have WindowSummary and WindowNote instead, which depend
-// on seq_len).
+// sliding windows have WindowSummary instead, and Load's warnWindows,
+// which depend on seq_len and the attention kernel).
 func (hm *HFModel) note(format string, a ...any) {
 	hm.Notes = append(hm.Notes, fmt.Sprintf(format, a...))
 }
