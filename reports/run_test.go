@@ -419,6 +419,11 @@ func TestAttentionHeadline(t *testing.T) {
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over all keys under context parallelism"},
 		{"window = seq_len", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096"},
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		// At seq_len = window transformers still hands SDPA the mask
+		// (_ignore_causal_mask_sdpa skips it only while kv_length < the
+		// window), so zero's blockMask counts every score: the row says so.
+		{"window = seq_len, sdpa", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096", "training.attention=sdpa"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
 	} {
 		run := exampleRun(t, c.example, c.sets...)
 		got := ""
