@@ -22,6 +22,24 @@ func maxtextGDN(B, S, E, Hk, Hv, Dk, Dv, Kconv int64) (weights, core int64) {
 	return flopsQKVZBA + flopsOut + flopsConv, B * S * Hv * (Dk * Dv) * 8
 }
 
+// qwen3NextCosts loads Qwen3-Next-80B-A3B cut to 4 layers at s = 4096
+// under flash, micro-batch b, and returns its Costs.
+func qwen3NextCosts(t *testing.T, b int) (*scenarios.Scenario, []LayerCost) {
+	t.Helper()
+	y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
+		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n"+
+		"training: {micro_batch: %d, attention: flash}\n", b)
+	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cs
+}
+
 // TestQwen3NextFLOPs holds the FLOP count of Qwen3-Next-80B-A3B's blocks
 // (scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json, 4
 // layers, s = 4096, b = 2) to MaxText's formulas: a Gated DeltaNet block
@@ -33,17 +51,7 @@ func maxtextGDN(B, S, E, Hk, Hv, Dk, Dv, Kconv int64) (weights, core int64) {
 // heads·head_dim) plus AttentionFLOPs, causal under flash.
 func TestQwen3NextFLOPs(t *testing.T) {
 	const S, B, E, Hk, Hv, Dk, Dv, Kconv = 4096, 2, 2048, 16, 32, 128, 128, 4
-	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
-		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" +
-		"training: {micro_batch: 2, attention: flash}\n"
-	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := Costs(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cs := qwen3NextCosts(t, B)
 	eff, err := effectiveFLOPS(s)
 	if err != nil {
 		t.Fatal(err)
@@ -96,17 +104,7 @@ func TestQwen3NextFLOPs(t *testing.T) {
 // GatedDeltaNetCoreFLOPs, their sum as the block's forward, and the causal
 // softmax attention 16 heads of 256 would add (AttentionFLOPs under flash).
 func TestQwen3NextFLOPsDoc(t *testing.T) {
-	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
-		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" +
-		"training: {micro_batch: 1, attention: flash}\n"
-	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := Costs(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cs := qwen3NextCosts(t, 1)
 	l := s.Model.LayerList[1]
 	if l.Name != "block.0" || l.Dims == nil || l.Dims.LinearAttention == "" {
 		t.Fatalf("unit 1 is %s %+v, want the Gated DeltaNet block.0", l.Name, l.Dims)
