@@ -314,7 +314,7 @@ func attentionText(s *scenarios.Scenario) string {
 		return ""
 	}
 	if t.AttentionKernel == scenarios.KernelEager {
-		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s)
+		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + linearText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
 	if s.Cluster.GPU == "" {
