@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -34,20 +36,10 @@ func TestGatedDeltaNetTensors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mixer, all int64
-	in := false
+	var all int64
+	mixer := mixerBytes(ts)
 	for _, x := range ts {
 		all += x.Bytes
-		switch {
-		case strings.HasPrefix(x.Name, "attention norm output"):
-			in = true
-			continue
-		case strings.HasPrefix(x.Name, "ffn norm"):
-			in = false
-		}
-		if in {
-			mixer += x.Bytes
-		}
 		if strings.Contains(x.Name, "log-sum-exp") || strings.Contains(x.Name, "RoPE") || x.Core {
 			t.Errorf("a Gated DeltaNet block keeps %q", x.Name)
 		}
@@ -89,7 +81,9 @@ func TestGatedDeltaNetTensors(t *testing.T) {
 
 // TestQwen3NextUnitActivations: a scenario on the published
 // Qwen3-Next-80B-A3B config sizes its Gated DeltaNet blocks with
-// gatedDeltaNet and its gated-attention blocks with the output gate.
+// gatedDeltaNet and its gated-attention blocks with the output gate; the
+// Gated DeltaNet's tensors and block.0's stored bytes are the figures
+// docs/memory-model.md quotes ("Linear attention").
 func TestQwen3NextUnitActivations(t *testing.T) {
 	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
 		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" +
@@ -122,4 +116,35 @@ func TestQwen3NextUnitActivations(t *testing.T) {
 			}
 		}
 	}
+	if l := sc.Model.LayerList[1]; l.Name != "block.0" {
+		t.Fatalf("unit 1 is %s, want block.0", l.Name)
+	}
+	ts, err := BlockTensors(gdn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixer := mixerBytes(ts)
+	golden.CheckQuotes(t, "../docs/memory-model.md", "TestQwen3NextUnitActivations (qwen3-next-80b-a3b-instruct.json, s 4096, b 1, flash, no checkpointing)",
+		fmt.Sprintf("%s B (%s B per token) for the Gated DeltaNet, %s B for the block with its norms and shared expert.",
+			commas(mixer), commas(mixer/4096), commas(stored[1])))
+}
+
+// mixerBytes sums the tensors a block keeps after the attention norm's
+// output and before the ffn norm: its token mixer's.
+func mixerBytes(ts []SavedTensor) int64 {
+	var n int64
+	in := false
+	for _, x := range ts {
+		switch {
+		case strings.HasPrefix(x.Name, "attention norm output"):
+			in = true
+			continue
+		case strings.HasPrefix(x.Name, "ffn norm"):
+			in = false
+		}
+		if in {
+			n += x.Bytes
+		}
+	}
+	return n
 }

@@ -314,7 +314,7 @@ func attentionText(s *scenarios.Scenario) string {
 		return ""
 	}
 	if t.AttentionKernel == scenarios.KernelEager {
-		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s)
+		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + linearText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
 	if s.Cluster.GPU == "" {
@@ -361,13 +361,20 @@ func blockCount(s *scenarios.Scenario) int {
 // dims.attention_chunk): how many, and whether the kernel's count keeps
 // to the window (flash without context parallelism, zero's blockMask) or
 // computes every score (sdpa, which transformers hands the mask; eager).
-// "" when no block is windowed below seq_len.
+// "" when no block is windowed below seq_len; under sdpa without context
+// parallelism a window of exactly seq_len counts too, as blockMask counts
+// every score there (transformers hands SDPA the mask from kv_length =
+// window on).
 func windowText(s *scenarios.Scenario) string {
 	var n, w int64
 	chunked := false
+	upTo := s.Model.SeqLen - 1
+	if s.Parallelism.CP <= 1 && s.Training.Attention == scenarios.AttentionSDPA {
+		upTo = s.Model.SeqLen
+	}
 	for _, l := range s.Model.LayerList {
 		if x := l.Dims; x != nil {
-			if k := max(x.Window, x.AttentionChunk); k > 0 && k < s.Model.SeqLen {
+			if k := max(x.Window, x.AttentionChunk); k > 0 && k <= upTo {
 				n, w, chunked = n+1, max(w, k), x.AttentionChunk > 0
 			}
 		}

@@ -419,6 +419,11 @@ func TestAttentionHeadline(t *testing.T) {
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over all keys under context parallelism"},
 		{"window = seq_len", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096"},
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		// At seq_len = window transformers still hands SDPA the mask
+		// (_ignore_causal_mask_sdpa skips it only while kv_length < the
+		// window), so zero's blockMask counts every score: the row says so.
+		{"window = seq_len, sdpa", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096", "training.attention=sdpa"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
 	} {
 		run := exampleRun(t, c.example, c.sets...)
 		got := ""
@@ -434,17 +439,24 @@ func TestAttentionHeadline(t *testing.T) {
 	// Qwen3-Next cut to 8 layers: 6 Gated DeltaNet, every fourth full
 	// attention (layer_types), and the multi-token-prediction module's
 	// full-attention block.
-	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
-		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 8, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n"
-	want := "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 6 of 9 blocks are linear attention (gated_delta_net), their delta rule at the GEMM efficiency"
-	got := ""
-	for _, kv := range yamlRun(t, "../scenarios/testdata/hf-extra/s.yaml", []byte(y)).headline() {
-		if kv[0] == "attention" {
-			got = kv[1]
+	// Under eager too: Costs times the delta rule at the GEMM efficiency
+	// whatever the softmax kernel.
+	linear := "; 6 of 9 blocks are linear attention (gated_delta_net), their delta rule at the GEMM efficiency"
+	for _, c := range []struct{ training, want string }{
+		{"", "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)" + linear},
+		{"training: {attention: eager}\n", "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + linear},
+	} {
+		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+			"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 8, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" + c.training
+		got := ""
+		for _, kv := range yamlRun(t, "../scenarios/testdata/hf-extra/s.yaml", []byte(y)).headline() {
+			if kv[0] == "attention" {
+				got = kv[1]
+			}
 		}
-	}
-	if got != want {
-		t.Errorf("Qwen3-Next: attention row %q, want %q", got, want)
+		if got != c.want {
+			t.Errorf("Qwen3-Next %q: attention row %q, want %q", c.training, got, c.want)
+		}
 	}
 }
 

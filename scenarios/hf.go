@@ -230,6 +230,24 @@ func (hm *HFModel) setWindows(w int64, chunked bool, windowed []bool) {
 	hm.SlidingWindow, hm.WindowLayers, hm.Chunked, hm.windowed = w, n, chunked, windowed
 }
 
+// windowsFrom gives the decoder layers from max_window_layers (default
+// from) on a window of w tokens (none when w is 0), as Qwen2Config and the
+// configs after it (Qwen3, Qwen2-MoE, Qwen3-MoE, dots.llm1) default
+// layer_types: "sliding_attention" when sliding_window is set and i >=
+// max_window_layers; a layer_types list in the file wins.
+func (c *hfConfig) windowsFrom(hm *HFModel, w, from int64) error {
+	from, err := c.intOr(from, 0, maxLayers, "max_window_layers")
+	if err != nil {
+		return err
+	}
+	kinds, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return w > 0 && i >= from })
+	if err != nil {
+		return err
+	}
+	hm.setWindows(w, false, kinds)
+	return nil
+}
+
 // hfConfig is a parsed config.json with exact integers.
 type hfConfig struct {
 	file string
@@ -907,15 +925,9 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 				return nil, err
 			}
 		}
-		full, err := c.intOr(28, 0, maxLayers, "max_window_layers")
-		if err != nil {
+		if err := c.windowsFrom(hm, w, 28); err != nil {
 			return nil, err
 		}
-		kinds, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return w > 0 && i >= full })
-		if err != nil {
-			return nil, err
-		}
-		hm.setWindows(w, false, kinds)
 	}
 	if arch == "MistralForCausalLM" || arch == "MixtralForCausalLM" || arch == "Phi3ForCausalLM" {
 		attnBias = false

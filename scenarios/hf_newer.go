@@ -520,15 +520,9 @@ func hfDots1(c *hfConfig) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromLayer, err := c.intOr(62, 0, maxLayers, "max_window_layers")
-	if err != nil {
+	if err := c.windowsFrom(hm, w, 62); err != nil {
 		return nil, err
 	}
-	windowed, err := c.layerTypes("layer_types", hm.Layers, func(i int64) bool { return w > 0 && i >= fromLayer })
-	if err != nil {
-		return nil, err
-	}
-	hm.setWindows(w, false, windowed)
 
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)

@@ -16,8 +16,8 @@ import (
 // blocks' dims (BlockDims.Window, AttentionChunk) and counted.
 
 // note records an approximation or omission of the import (one line;
-// sliding windows have WindowSummary and WindowNote instead, which depend
-// on seq_len).
+// sliding windows have WindowSummary instead, and Load's warnWindows,
+// which depend on seq_len and the attention kernel).
 func (hm *HFModel) note(format string, a ...any) {
 	hm.Notes = append(hm.Notes, fmt.Sprintf(format, a...))
 }
@@ -495,8 +495,15 @@ func (hm *HFModel) WindowSummary() string {
 	if hm.SlidingWindow <= 0 || hm.WindowLayers == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d decoder blocks %s: at seq_len above %d training.attention flash counts only the pairs the mask keeps; sdpa (which transformers hands the mask from seq_len %d on) and eager count every score",
-		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow, hm.SlidingWindow)
+	flash := "training.attention flash counts only the pairs the mask keeps"
+	if hm.Chunked {
+		// create_chunked_causal_mask (src/transformers/masking_utils.py @
+		// 2ccc6cae21faaf11631efa5fb9054687ae5dc931) raises for
+		// flash_attention_2 once kv_length exceeds the chunk.
+		flash += ", as FlexAttention runs them (transformers' flash_attention_2 refuses chunks past one)"
+	}
+	return fmt.Sprintf("%d of the %d decoder blocks %s: at seq_len above %d %s; sdpa (which transformers hands the mask from seq_len %d on) and eager count every score",
+		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow, flash, hm.SlidingWindow)
 }
 
 // hfGemma3 imports Gemma 3's text decoder (models/gemma3/modeling_gemma3.py

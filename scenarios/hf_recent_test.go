@@ -178,8 +178,9 @@ func TestHFGemma3(t *testing.T) {
 // from one, Gemma 2's even layers and all of Mistral 7B's slide over 4096
 // tokens) warns with the import's notes; its windowed blocks carry the
 // window (or Llama 4's attention chunk) in their dims, which the default
-// flash kernel counts without a warning (TestWindowWarnings has the
-// kernels that warn); model.layers shortens layer_types, moe_layers and
+// flash kernel counts without a warning, but for Llama 4's chunks past
+// seq_len 8192, which transformers' flash_attention_2 refuses
+// (TestWindowWarnings has the kernels that warn); model.layers shortens layer_types, moe_layers and
 // text_config.
 func TestHFRecentScenario(t *testing.T) {
 	base := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\nmodel:\n"
@@ -198,9 +199,10 @@ func TestHFRecentScenario(t *testing.T) {
 		{"  preset: gemma2-9b\n  seq_len: 4096\n", 42, nil, 21, 4096, false},
 		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 5, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,", "n_group=8", "quantization_config (fp8)"}, 0, 0, false},
 		{"  preset: mistral-7b\n  seq_len: 8192\n", 32, nil, 32, 4096, false},
-		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8193\n", 48, []string{"vision_config: the vision model"}, 36, 8192, true},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8193\n", 48, []string{"vision_config: the vision model", "36 blocks attend within chunks of 8192 tokens: transformers' flash_attention_2 refuses"}, 36, 8192, true},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8192\n", 48, []string{"vision_config: the vision model"}, 36, 8192, true},
 		// model.layers drops moe_layers past the new depth.
-		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 4\n  seq_len: 16384\n", 4, []string{"vision_config"}, 3, 8192, true},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 4\n  seq_len: 16384\n", 4, []string{"vision_config", "3 blocks attend within chunks"}, 3, 8192, true},
 		{"  hf_config: hf-extra/olmo-2-1124-13b.json\n", 40, nil, 0, 0, false},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)

@@ -56,12 +56,19 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 // overstates a window shorter than seq_len; under training.attention sdpa
 // the mask transformers materialises once the window is no longer than
 // seq_len (and what SDPA's memory-efficient kernel keeps of it for
-// backward) is not in the memory model. Under flash and eager nothing is
-// left out.
+// backward) is not in the memory model. Under flash, a Hugging Face
+// config's (model.hf_config) attention chunks shorter than seq_len are
+// counted as FlexAttention (torchtitan's llama4) runs them, while
+// transformers' flash_attention_2 refuses them: create_chunked_causal_mask
+// raises once kv_length exceeds attention_chunk_size
+// (src/transformers/masking_utils.py @
+// 2ccc6cae21faaf11631efa5fb9054687ae5dc931). Otherwise flash and eager
+// leave nothing out.
 func (l *loader) warnWindows(s *Scenario) {
 	m := &s.Model
 	cp := s.Parallelism.CP > 1
-	if !cp && s.Training.Attention != AttentionSDPA {
+	hfChunks := !cp && s.Training.Attention == AttentionFlash && l.has("model.hf_config")
+	if !cp && s.Training.Attention != AttentionSDPA && !hfChunks {
 		return
 	}
 	type local struct {
@@ -76,6 +83,9 @@ func (l *loader) warnWindows(s *Scenario) {
 			continue
 		}
 		k := local{max(x.Window, x.AttentionChunk), x.AttentionChunk > 0}
+		if hfChunks && (!k.chunked || k.size >= m.SeqLen) {
+			continue
+		}
 		if k.size > 0 && (k.size < m.SeqLen || !cp && k.size == m.SeqLen) {
 			if count[k] == 0 {
 				order = append(order, k)
@@ -107,6 +117,10 @@ func (l *loader) warnWindows(s *Scenario) {
 	what := strings.Join(parts, ", ")
 	if cp {
 		l.warn(s, at, what+", but ring attention under context parallelism is counted over all keys: their attention FLOPs are overstated")
+		return
+	}
+	if hfChunks {
+		l.warn(s, at, what+": transformers' flash_attention_2 refuses chunked attention longer than one chunk (create_chunked_causal_mask), so training.attention: flash counts them as FlexAttention runs them (torchtitan's llama4); with transformers use sdpa")
 		return
 	}
 	l.warn(s, at, what+": under sdpa transformers passes SDPA the mask, so its memory-efficient kernel computes every score (counted), and the micro_batch·seq_len² mask and what SDPA keeps of it for backward are not in the memory model (training.attention: flash skips the masked blocks)")

@@ -26,6 +26,13 @@ func TestWindowWarnings(t *testing.T) {
 		{"preset: mistral-7b, seq_len: 4096", "dp: 8, cp: 2", "flash", ""},
 		{"preset: mistral-7b, seq_len: 8192", "dp: 8, cp: 2", "flash", "32 blocks attend over a sliding window of 4096 tokens, but ring attention under context parallelism is counted over all keys"},
 		{"hf_config: hf-extra/llama-4-scout-17b-16e.json, layers: 4, seq_len: 16384", "dp: 16", "sdpa", "3 blocks attend within chunks of 8192 tokens: under sdpa"},
+		// transformers' flash_attention_2 refuses chunked attention past
+		// one chunk (create_chunked_causal_mask, masking_utils.py @
+		// 2ccc6cae): a Hugging Face config's chunks under flash are
+		// counted as FlexAttention runs them, and the warning says so; at
+		// seq_len = chunk it runs.
+		{"hf_config: hf-extra/llama-4-scout-17b-16e.json, layers: 4, seq_len: 16384", "dp: 16", "flash", "3 blocks attend within chunks of 8192 tokens: transformers' flash_attention_2 refuses"},
+		{"hf_config: hf-extra/llama-4-scout-17b-16e.json, layers: 4, seq_len: 8192", "dp: 16", "flash", ""},
 	} {
 		y := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {" + c.model + "}\n" +
 			"parallelism: {" + c.par + ", zero_stage: 3}\ntraining: {micro_batch: 1, attention: " + c.attention + "}\n"

@@ -261,6 +261,7 @@ type planSpace struct {
 	base       *scenarios.Scenario
 	global     int64 // sequences per step
 	layouts    []cpLayout
+	cps        []int // the degrees searched, each once; nil: the scenario's
 	skippedCP  []string
 	stages     []int
 	recompute  []string
@@ -341,9 +342,10 @@ func (sp *planSpace) cpLayouts(cps []int) error {
 	}
 	gpus := sp.base.GPUs()
 	for _, cp := range cps {
-		if slices.ContainsFunc(sp.layouts, func(l cpLayout) bool { return l.cp == cp }) {
-			continue
+		if slices.Contains(sp.cps, cp) {
+			continue // a degree listed twice is searched and named once
 		}
+		sp.cps = append(sp.cps, cp)
 		if cp < 1 || gpus%cp != 0 {
 			sp.skippedCP = append(sp.skippedCP, fmt.Sprintf("cp=%d: the %d GPUs do not split into rings of %d", cp, gpus, cp))
 			continue
@@ -487,7 +489,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
-	p.SearchedCP, p.SkippedCP = opt.CP, sp.skippedCP
+	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
 	cands := sp.candidates()
 	p.Searched = len(cands)
 	fits, modelPeak, err := sp.prune(ctx, src, cands, opt, p)
@@ -568,7 +570,6 @@ func (p *Plan) skippedAll(cands []Candidate) {
 	for _, cp := range p.SearchedCP {
 		if n := total[cp]; n > 0 && p.invalidCP[cp].n == n {
 			p.SkippedCP = append(p.SkippedCP, fmt.Sprintf("cp=%d: every configuration is rejected as input, e.g. %s", cp, p.invalidCP[cp].first))
-			total[cp] = 0 // a degree listed twice is said once
 		}
 	}
 }

@@ -502,3 +502,33 @@ func TestPlanCPHint(t *testing.T) {
 		t.Errorf("seed000-k4 at 1 MiB: %d rows, activation share %g; want none and 0", len(m.Rows), m.ActivationShare)
 	}
 }
+
+// TestPlanCPDuplicates: a degree given twice (--cp 1,1 or 3,3) is searched,
+// skipped and named once, as cpLayouts already kept one layout per degree:
+// the candidates, Plan.SearchedCP (the summary's "context parallelism 1 on
+// the 2 GPUs") and the skipped reasons each list it once.
+func TestPlanCPDuplicates(t *testing.T) {
+	src := exampleSource(t, "seed002-tiny")
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}, Jobs: 1}
+	once, twice := opt, opt
+	once.CP, twice.CP = []int{1, 3}, []int{1, 1, 3, 3}
+	a, err := PlanSearch(context.Background(), src, once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := PlanSearch(context.Background(), src, twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.SearchedCP, []int{1, 3}) || b.Searched != a.Searched || !slices.Equal(b.SkippedCP, a.SkippedCP) || len(a.SkippedCP) != 1 {
+		t.Errorf("--cp 1,1,3,3: searched cp %v, %d candidates, skipped %q; --cp 1,3: %v, %d, %q",
+			b.SearchedCP, b.Searched, b.SkippedCP, a.SearchedCP, a.Searched, a.SkippedCP)
+	}
+	s, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPlanCP(s, 0, []int{3, 3}); err == nil || strings.Count(err.Error(), "cp=3") != 1 {
+		t.Errorf("CheckPlanCP(3, 3): %v, want cp=3 named once", err)
+	}
+}

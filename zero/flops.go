@@ -140,7 +140,7 @@ func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool, wi
 		// 2·pairs: w·(2s − w) for the window, n·c² + r² for the chunks.
 		var pairs2 int64
 		if window > 0 && window < seq {
-			pairs2 = c.Mul(window, 2*seq-window)
+			pairs2 = c.Mul(window, c.Add(c.Mul(2, seq), -window))
 		} else {
 			n, r := seq/chunk, seq%chunk
 			pairs2 = c.Add(c.Mul(n, chunk, chunk), c.Mul(r, r))

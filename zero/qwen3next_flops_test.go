@@ -1,8 +1,10 @@
 package zero
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -20,6 +22,24 @@ func maxtextGDN(B, S, E, Hk, Hv, Dk, Dv, Kconv int64) (weights, core int64) {
 	return flopsQKVZBA + flopsOut + flopsConv, B * S * Hv * (Dk * Dv) * 8
 }
 
+// qwen3NextCosts loads Qwen3-Next-80B-A3B cut to 4 layers at s = 4096
+// under flash, micro-batch b, and returns its Costs.
+func qwen3NextCosts(t *testing.T, b int) (*scenarios.Scenario, []LayerCost) {
+	t.Helper()
+	y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
+		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n"+
+		"training: {micro_batch: %d, attention: flash}\n", b)
+	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cs
+}
+
 // TestQwen3NextFLOPs holds the FLOP count of Qwen3-Next-80B-A3B's blocks
 // (scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json, 4
 // layers, s = 4096, b = 2) to MaxText's formulas: a Gated DeltaNet block
@@ -31,17 +51,7 @@ func maxtextGDN(B, S, E, Hk, Hv, Dk, Dv, Kconv int64) (weights, core int64) {
 // heads·head_dim) plus AttentionFLOPs, causal under flash.
 func TestQwen3NextFLOPs(t *testing.T) {
 	const S, B, E, Hk, Hv, Dk, Dv, Kconv = 4096, 2, 2048, 16, 32, 128, 128, 4
-	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
-		"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" +
-		"training: {micro_batch: 2, attention: flash}\n"
-	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := Costs(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cs := qwen3NextCosts(t, B)
 	eff, err := effectiveFLOPS(s)
 	if err != nil {
 		t.Fatal(err)
@@ -86,4 +96,34 @@ func TestQwen3NextFLOPs(t *testing.T) {
 	if p := int64(full.Params); p != E*q+2*E*kv+16*256*E+2*256+other-2*Hv-Dv || fc.FwdFLOPs != 2*tokens*p+att {
 		t.Errorf("block.3: %d parameters, forward %d, want 2·t·params + %d", p, fc.FwdFLOPs, att)
 	}
+}
+
+// TestQwen3NextFLOPsDoc holds docs/compute-model.md's Gated DeltaNet
+// figures ("Linear attention") to Costs of qwen3-next-80b-a3b-instruct.json's
+// block.0 at s = 4096, b = 1: its parameters, 2·t of them, the delta rule's
+// GatedDeltaNetCoreFLOPs, their sum as the block's forward, and the causal
+// softmax attention 16 heads of 256 would add (AttentionFLOPs under flash).
+func TestQwen3NextFLOPsDoc(t *testing.T) {
+	s, cs := qwen3NextCosts(t, 1)
+	l := s.Model.LayerList[1]
+	if l.Name != "block.0" || l.Dims == nil || l.Dims.LinearAttention == "" {
+		t.Fatalf("unit 1 is %s %+v, want the Gated DeltaNet block.0", l.Name, l.Dims)
+	}
+	const tokens = 4096
+	x := l.Dims
+	core, err := GatedDeltaNetCoreFLOPs(tokens, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := 2 * tokens * int64(l.Params)
+	if cs[1].FwdFLOPs != weights+core {
+		t.Fatalf("block.0 forward %d, want 2·t·params %d + core %d", cs[1].FwdFLOPs, weights, core)
+	}
+	att, err := AttentionFLOPs(1, 16, tokens, tokens, 256, 256, true, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestQwen3NextFLOPsDoc (Costs of qwen3-next-80b-a3b-instruct.json's block.0, s 4096, b 1)",
+		fmt.Sprintf("Gated DeltaNet block (%s parameters with its router and shared expert) counts %s + %s = %s forward FLOPs, where softmax attention of the gated blocks' 16 heads of 256 would have added %s.",
+			commas(int64(l.Params)), commas(weights), commas(core), commas(cs[1].FwdFLOPs), commas(att)))
 }

@@ -115,3 +115,20 @@ func TestWindowedBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionFLOPsLocalOverflow: the windowed count's 2·s − w is checked
+// like every other term. At s = 2⁶² + 8 with a window of 1 and d_qk + d_v
+// = 1 the true count, 2⁶³ + 15 FLOPs, does not fit an int64, as the full
+// causal count at the same s does not; an unchecked 2·s wraps negative
+// and the product came back as a negative FLOP count with no error.
+func TestAttentionFLOPsLocalOverflow(t *testing.T) {
+	s := int64(1)<<62 + 8
+	for _, c := range []struct {
+		name          string
+		window, chunk int64
+	}{{"full causal", 0, 0}, {"window 1", 1, 0}} {
+		if v, err := AttentionFLOPs(1, 1, s, s, 1, 0, true, c.window, c.chunk); err == nil {
+			t.Errorf("%s: %d FLOPs and no overflow error", c.name, v)
+		}
+	}
+}

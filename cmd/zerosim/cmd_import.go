@@ -25,12 +25,14 @@ func newImportCmd(a *app) *cobra.Command {
 model: section of a scenario with the exact layer list (embedding, blocks,
 routed experts, final norm, lm_head), the parameter total and the active
 parameters of mixture-of-experts models. Lines starting "# note:" name what
-the import approximates or leaves out (sliding-window attention modelled as
-full attention, a multimodal model's vision tower; DeepSeek-V3's
-multi-token-prediction module, which transformers drops and zerosim
-trains). A scenario can also name the file
-directly with model: {hf_config: path/to/config.json}; Load then warns with
-the same notes.`,
+the import approximates or leaves out (a multimodal model's vision tower;
+DeepSeek-V3's multi-token-prediction module, which transformers drops and
+zerosim trains) and which blocks attend over a sliding window or within
+attention chunks: their dims carry window or attention_chunk, and
+training.attention flash counts only the pairs the mask keeps. A scenario
+can also name the file directly with model: {hf_config: path/to/config.json};
+Load then warns with the same notes (on windows only where they are not
+counted: under sdpa or context parallelism).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := noStdin("import hf", args[0]); err != nil {

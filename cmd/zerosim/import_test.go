@@ -190,3 +190,57 @@ func TestImportKind(t *testing.T) {
 		}
 	}
 }
+
+// TestImportHFRoundTripAll: for every Hugging Face config in the
+// repository (testdata/hf, testdata/hf-extra and the hfpresets the
+// hf_preset key reads), the section `import hf` prints, pasted into a
+// scenario, loads (checkLayerDims accepts every dims the importer prints)
+// to the importer's own parameter total and the same per-layer dims.
+func TestImportHFRoundTripAll(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"../../scenarios/testdata/hf/*/config.json", "../../scenarios/testdata/hf-extra/*.json", "../../scenarios/hfpresets/*.json"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 60 {
+		t.Fatalf("%d configs found; the glob patterns no longer match the testdata", len(files))
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hm, err := scenarios.ImportHF(f, raw)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		out, stderr, code := runValidateCLI(t, nil, "import", "hf", f)
+		if code != 0 || stderr != "" {
+			t.Errorf("%s: code %d: %s", f, code, stderr)
+			continue
+		}
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 8, zero_stage: 3}\n" + out
+		s, err := scenarios.Load("imported.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Errorf("%s: the printed section does not load: %v", f, err)
+			continue
+		}
+		if int64(s.Model.Params) != hm.Total || s.Model.ActiveParams() != hm.Active {
+			t.Errorf("%s: loads %d total, %d active; imported %d, %d", f, s.Model.Params, s.Model.ActiveParams(), hm.Total, hm.Active)
+		}
+		if len(s.Model.LayerList) != len(hm.LayerList) {
+			t.Errorf("%s: %d layers loaded, %d imported", f, len(s.Model.LayerList), len(hm.LayerList))
+			continue
+		}
+		for i, l := range hm.LayerList {
+			got := s.Model.LayerList[i].Dims
+			if (l.Dims == nil) != (got == nil) || (got != nil && *got != *l.Dims) {
+				t.Errorf("%s: %s dims printed as %+v, imported %+v", f, l.Name, got, l.Dims)
+			}
+		}
+	}
+}
