@@ -116,7 +116,7 @@ func (a *mgArgs) errAt(w mgWord, format string, args ...any) error {
 
 // show is "--flag value" as given.
 func (f mgFlag) show(name string) string {
-	s := "--" + name
+	s := "--" + ttName(name)
 	for _, v := range f.vals {
 		s += " " + ttName(v.text)
 	}
@@ -1255,7 +1255,7 @@ func (m *Megatron) readIgnored(a *mgArgs) error {
 			}
 			continue
 		}
-		unknown = append(unknown, "--"+n)
+		unknown = append(unknown, "--"+ttName(n))
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
