@@ -502,7 +502,7 @@ func (hm *HFModel) WindowSummary() string {
 		// flash_attention_2 once kv_length exceeds the chunk.
 		flash += ", as FlexAttention runs them (transformers' flash_attention_2 refuses chunks past one)"
 	}
-	return fmt.Sprintf("%d of the %d decoder blocks %s: at seq_len above %d %s; sdpa (which transformers hands the mask from seq_len %d on) and eager count every score",
+	return fmt.Sprintf("%d of the %d decoder blocks %s: at seq_len above %d %s; sdpa (which transformers hands the mask from seq_len %d on) and eager count every score, so set training.attention to the attn_implementation the run loads the model with",
 		hm.WindowLayers, hm.Layers, hm.windowPhrase(), hm.SlidingWindow, flash, hm.SlidingWindow)
 }
 
