@@ -765,7 +765,19 @@ func countOf(n int64) units.Count { return units.Count(n) }
 // config.json (--hf). ComposerHFCausalLM (llmfoundry/models/hf/
 // hf_causal_lm.py at 8c8dd48) loads it with transformers, whose model
 // computes its loss on fp32 logits; use_flash_attention_2 or
-// attn_implementation choose the attention.
+// attn_implementation choose the attention. llm-foundry 8c8dd48 pins
+// transformers>=v4.51.0,<4.52 and torch>=2.7.0,<2.7.1 (setup.py; its
+// images are mosaicml/llm-foundry:2.7.0_cu128, README.md and
+// .github/workflows/docker.yaml). transformers' sdpa (its default when
+// attn_implementation is unset) is sdpa_attention_forward
+// (src/transformers/integrations/sdpa_attention.py), which at 4.51
+// repeats k and v to every head (repeat_kv) whenever the module has
+// num_key_value_groups, whatever the mask: enable_gqa came with
+// huggingface/transformers#39412 (opened 2025-07-15, months after 4.51;
+// its diff removes that unconditional repeat_kv), and then only under
+// use_gqa_in_sdpa (torch 2.5 or later and attention_mask None; at
+// 00c238b). So a GQA model keeps zerosim's sdpa class (k and v repeated),
+// unlike torchtitan 238fa99's enable_gqa (Torchtitan.gqaAttention).
 func (im *lfImport) readHF() error {
 	d, f := im.d, im.f
 	p, pv, given, err := d.str("model.pretrained_model_name_or_path", "")
@@ -802,7 +814,7 @@ func (im *lfImport) readHF() error {
 		im.set("training.attention", "eager", src(av, agiven, ""))
 		im.set("training.attention_kernel", "eager", src(av, agiven, ""))
 	case ai == "sdpa" || ai == "":
-		im.set("training.attention", "sdpa", src(av, agiven, "attn_implementation unset: transformers' default, sdpa"))
+		im.set("training.attention", "sdpa", src(av, agiven, "attn_implementation unset: transformers' default, sdpa")+"; transformers 4.51 (llm-foundry 8c8dd48's pin) repeats k and v before SDPA (repeat_kv in integrations/sdpa_attention.py; enable_gqa only since huggingface/transformers#39412)")
 		im.set("training.attention_kernel", "fa2", "SDPA's flash backend")
 	default:
 		return d.errAt(av.at, "model.attn_implementation = %s is not modelled (use flash_attention_2, sdpa or eager)", strconv.Quote(ai))

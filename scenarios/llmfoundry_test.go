@@ -137,6 +137,64 @@ func TestImportLLMFoundry(t *testing.T) {
 	}
 }
 
+// TestImportLLMFoundryHFAttention: the attention written for an
+// hf_causal_lm on hf-llama-3.1-8B.yaml (Llama 3.1 8B: 32 heads, 8 kv
+// heads, GQA). transformers 4.51, llm-foundry 8c8dd48's pin (setup.py),
+// runs attn_implementation sdpa, its default, through
+// sdpa_attention_forward, which repeats k and v to every head
+// (repeat_kv; enable_gqa only since huggingface/transformers#39412): so
+// an unset or sdpa attn_implementation stays zerosim's sdpa (k and v kept
+// repeated), unlike torchtitan 238fa99's enable_gqa (TestTorchtitanGQADoc);
+// flash_attention_2 is flash, eager is eager.
+func TestImportLLMFoundryHFAttention(t *testing.T) {
+	const (
+		fa2Line  = "  use_flash_attention_2: true\n"
+		hfRepeat = "; transformers 4.51 (llm-foundry 8c8dd48's pin) repeats k and v before SDPA (repeat_kv in integrations/sdpa_attention.py; enable_gqa only since huggingface/transformers#39412)"
+	)
+	for _, c := range []struct {
+		name   string
+		edits  []string
+		attn   Attention
+		kernel AttentionKernel
+		// comment is the "#" source comment on the attention line.
+		comment string
+	}{
+		{"use_flash_attention_2 (the file)", nil, AttentionFlash, KernelFA2, "model.use_flash_attention_2 true"},
+		{"unset", []string{fa2Line, ""}, AttentionSDPA, KernelFA2, "attn_implementation unset: transformers' default, sdpa" + hfRepeat},
+		{"sdpa", []string{fa2Line, "  attn_implementation: sdpa\n"}, AttentionSDPA, KernelFA2, "model.attn_implementation sdpa" + hfRepeat},
+		{"flash_attention_2", []string{fa2Line, "  attn_implementation: flash_attention_2\n"}, AttentionFlash, KernelFA2, "model.attn_implementation flash_attention_2"},
+		{"eager", []string{fa2Line, "  attn_implementation: eager\n"}, AttentionEager, KernelEager, "model.attn_implementation eager"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := ImportLLMFoundry("hf-llama-3.1-8B.yaml", lfFile(t, "hf-llama-3.1-8B.yaml", c.edits...), LLMFoundryOptions{Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB", HF: "testdata/hf/llama-3.1-8b/config.json"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := f.Scenario()
+			s, err := Load("s.yaml", out, nil)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if s.Model.Heads != 32 || s.Model.KVHeads != 8 {
+				t.Fatalf("heads %d kv heads %d, want 32 8 (config.json: GQA)", s.Model.Heads, s.Model.KVHeads)
+			}
+			if tr := s.Training; tr.Attention != c.attn || tr.AttentionKernel != c.kernel {
+				t.Errorf("attention %s kernel %s, want %s %s", tr.Attention, tr.AttentionKernel, c.attn, c.kernel)
+			}
+			line := "\n  attention: " + string(c.attn) + "  # "
+			i := bytes.Index(out, []byte(line))
+			if i < 0 {
+				t.Fatalf("no %q in\n%s", line, out)
+			}
+			got := string(out[i+len(line):])
+			got = got[:strings.IndexByte(got, '\n')]
+			if got != c.comment {
+				t.Errorf("attention comment %q, want %q", got, c.comment)
+			}
+		})
+	}
+}
+
 // TestImportLLMFoundryTemplate: the keys the import prints for the
 // validation table's own configuration (mpt-7b.yaml at 061f2c7 with
 // submit_benchmarks.py's mixed_precision DEFAULT, run on torch 2.1) equal
