@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/zerosim/zerosim/units"
 )
@@ -207,6 +208,10 @@ type HFModel struct {
 	// blocks BlockDims.Window (AttentionChunk when Chunked).
 	SlidingWindow, WindowLayers int64
 	windowed                    []bool
+	// Dropout is the largest dropout probability config.json sets, and
+	// DropoutKeys the keys that set one ("resid_pdrop 0.1"): DropoutNote.
+	Dropout     float64
+	DropoutKeys []string
 	// Chunked marks the window as Llama 4's attention_chunk_size: a
 	// windowed block attends only within its own chunk of SlidingWindow
 	// tokens (a block-diagonal causal mask) instead of over the last
@@ -688,6 +693,7 @@ func (c *hfConfig) mha(d *BlockDims, headsKey, hiddenKey string) error {
 }
 
 func (hm *HFModel) finish(c *hfConfig) error {
+	hm.readDropout(c)
 	if hm.Total <= 0 {
 		return c.errorf("the dimensions give more than 2^63 parameters (check hidden_size, intermediate_size and the expert counts)")
 	}
@@ -697,6 +703,45 @@ func (hm *HFModel) finish(c *hfConfig) error {
 		}
 	}
 	return nil
+}
+
+// hfDropoutKeys are the dropout probabilities the imported
+// architectures' configs carry: GPT-2's resid_pdrop, embd_pdrop and
+// attn_pdrop (GPT2Config), OPT's dropout and attention_dropout, Falcon's
+// and GPT-NeoX's hidden_dropout and attention_dropout, Seed-OSS's
+// residual_dropout, the Llama family's attention_dropout, BERT-style
+// hidden_dropout_prob and attention_probs_dropout_prob.
+var hfDropoutKeys = []string{"resid_pdrop", "embd_pdrop", "attn_pdrop", "dropout", "attention_dropout", "hidden_dropout",
+	"residual_dropout", "activation_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob"}
+
+// readDropout records the largest dropout probability config.json sets
+// (Dropout) and the keys that set one (DropoutKeys). A model trained in
+// train() mode applies them, and each dropout keeps its mask for
+// backward; zerosim keeps masks only under training.dropout, so Load
+// warns when the config has dropout and the scenario does not say.
+func (hm *HFModel) readDropout(c *hfConfig) {
+	for _, k := range hfDropoutKeys {
+		f, ok := c.m[k].(json.Number)
+		if !ok {
+			continue
+		}
+		p, err := f.Float64()
+		if err != nil || !(p > 0 && p < 1) {
+			continue
+		}
+		hm.DropoutKeys = append(hm.DropoutKeys, fmt.Sprintf("%s %s", k, f))
+		hm.Dropout = max(hm.Dropout, p)
+	}
+}
+
+// DropoutNote says that config.json trains with dropout ("" when it
+// sets none).
+func (hm *HFModel) DropoutNote() string {
+	if hm.Dropout <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("config.json sets dropout (%s): training in train() mode keeps a mask per dropout for backward, which zerosim counts only under training.dropout (set training.dropout: %s; unset, none is kept)",
+		strings.Join(hm.DropoutKeys, ", "), strconv.FormatFloat(hm.Dropout, 'g', -1, 64))
 }
 
 // common reads vocab_size, hidden_size, num_hidden_layers,

@@ -134,6 +134,9 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	for _, n := range hm.Notes {
 		l.warn(s, key, n)
 	}
+	if d := hm.DropoutNote(); d != "" && !l.has("training.dropout") {
+		l.warn(s, key, d)
+	}
 	return l.resolveGroups(s)
 }
 

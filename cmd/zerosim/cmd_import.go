@@ -139,6 +139,9 @@ func hfNotes(hm *scenarios.HFModel) []string {
 	if w := hm.WindowSummary(); w != "" {
 		n = append(n, w)
 	}
+	if d := hm.DropoutNote(); d != "" {
+		n = append(n, d)
+	}
 	return n
 }
 
