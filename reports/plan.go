@@ -113,7 +113,16 @@ func overBy(b int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(b)/float64(units.MiB))
 }
 
-func gbs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) } // binary units, like every memory figure
+// gbs is a byte count in GiB (binary units, like every memory figure):
+// two decimals, none from 100 GiB on, so that the plan's network column
+// stays within the table's 120 columns.
+func gbs(b int64) string {
+	g := float64(b) / (1 << 30)
+	if g >= 100 {
+		return fmt.Sprintf("%.0f GiB", g)
+	}
+	return fmt.Sprintf("%.2f GiB", g)
+}
 func planDur(ps int64) string {
 	d := units.Duration(ps)
 	ms := float64(d) / float64(units.Millisecond)
@@ -240,8 +249,8 @@ func (pr *PlanReport) planTable() *table {
 		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
 		left:   []int{1, 2, 4}}
 	cp := p.SearchedCP != nil
-	if cp { // a cp column after K
-		t.Header = slices.Insert(t.Header, 3, "cp")
+	if cp { // a cp column after K, in place of free (the GPU's memory less the peak)
+		t.Header = slices.Insert(slices.Delete(t.Header, 9, 10), 3, "cp")
 		t.left = []int{1, 2, 5}
 	}
 	for _, i := range idx {
@@ -254,7 +263,7 @@ func (pr *PlanReport) planTable() *table {
 			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
 		if cp {
-			row = slices.Insert(row, 3, strconv.Itoa(r.CP))
+			row = slices.Insert(slices.Delete(row, 9, 10), 3, strconv.Itoa(r.CP))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -324,8 +333,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	} else {
 		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
 	}
-	fmt.Fprintf(&b, "%s configurations searched%s: %s cannot fit in memory, %s replayed, %s fit\n",
-		commas(int64(p.Searched)), cpSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows))))
+	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s: %s cannot fit in memory, %s replayed, %s fit",
+		commas(int64(p.Searched)), cpSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
 	if len(p.SkippedCP) > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "context-parallel degrees without a configuration to run: "+EscapeControl(strings.Join(p.SkippedCP, "; "))))
 	}
@@ -357,7 +366,7 @@ func cpSearched(p *sweep.Plan) string {
 	if p.SearchedCP == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (context parallelism %s on the %d GPUs)", strings.Join(mapSlice(p.SearchedCP, strconv.Itoa), ", "), p.GPUs)
+	return fmt.Sprintf(" (context parallelism %s on the %s GPUs)", strings.Join(mapSlice(p.SearchedCP, strconv.Itoa), ", "), commas(int64(p.GPUs)))
 }
 
 func gpuName(p *sweep.Plan) string {

@@ -217,3 +217,26 @@ func TestPlanCPOutput(t *testing.T) {
 		t.Errorf("plan --help does not document --cp:\n%s", help)
 	}
 }
+
+// TestPlanWidth: on 16,384 GPUs, where the busiest GPU's network bytes
+// reach 119 GiB and the search counts run to six digits, the plan's lines
+// stay within 120 columns with and without --cp (its cp column takes the
+// place of "free"; the network column drops its decimals from 100 GiB on;
+// the summary wraps).
+func TestPlanWidth(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--cp", "1,2"}} {
+		args := append([]string{"plan", "gpt3-175b-16k", "--stages", "1,3", "--recompute", "full"}, extra...)
+		out, errOut, code := sweepCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		for i, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if n := utf8.RuneCountInString(l); n > 120 {
+				t.Errorf("%v: line %d has %d columns: %s", extra, i+1, n, l)
+			}
+		}
+		if !strings.Contains(out, "119 GiB") {
+			t.Errorf("%v: no 119 GiB network figure:\n%s", extra, out)
+		}
+	}
+}
