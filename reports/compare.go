@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
@@ -28,6 +29,9 @@ type Comparison struct {
 	// do not fit (computed from the rows).
 	Verdict string      `json:"verdict"`
 	Plot    comparePlot `json:"plot"`
+	// Wide writes one table with a "Δ vs" column per variant (--wide);
+	// by default the tables keep to maxColumns.
+	Wide bool `json:"-"`
 }
 
 // compareVariant is one replayed variant.
@@ -361,28 +365,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 			return err
 		}
 	}
-	head := []string{"metric"}
-	for i, v := range c.Variants {
-		head = append(head, v.Label)
-		if i > 0 {
-			head = append(head, "Δ vs "+c.Variants[0].Label)
-		}
-	}
-	t := newTable(w, len(head), 0)
-	t.Header(head)
-	for _, r := range c.Rows {
-		row := []string{r.Metric}
-		for i, v := range r.Values {
-			row = append(row, humanValue(r.Unit, v))
-			if i > 0 {
-				row = append(row, deltaCell(r.DeltaPct[i]))
-			}
-		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := writeCompareRows(w, c); err != nil {
 		return err
 	}
 	sl := c.SlowLink
@@ -394,19 +377,32 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	if c.SlowLink == nil {
 		return nil
 	}
-	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure next to the exact wire bytes\n"+
+	// By default the table keeps to maxColumns in multiples of S; --wide
+	// adds the same figures in bytes (the busiest rank's exact).
+	bytesToo := "in multiples of S (--wide adds bytes)"
+	if c.Wide {
+		bytesToo = "next to the exact wire bytes"
+	}
+	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure %s\n"+
 		"# S = %d B, the bf16 gradient buffer of P = %d parameters; deltas against K=%d with the same algorithm\n",
-		sl.S, sl.Params, sl.Rows[0].K); err != nil {
+		bytesToo, sl.S, sl.Params, sl.Rows[0].K); err != nil {
 		return err
 	}
-	head = []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
+	narrow := func(r []string) []string {
+		if c.Wide {
+			return r
+		}
+		return slices.Delete(slices.Delete(r, 5, 6), 2, 3) // seed logical, network busiest rank (B)
+	}
+	head := []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
 		"network total", "nvlink total", "step time", "peak memory"}
-	t = newTable(w, len(head), 0, 1)
+	head = narrow(head)
+	t := newTable(w, len(head), 0, 1)
 	t.Header(head)
 	for _, r := range sl.Rows {
-		if err := t.Append([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
+		if err := t.Append(narrow([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
 			exact(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
-			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).IEC()}); err != nil {
+			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).IEC()})); err != nil {
 			return err
 		}
 	}
@@ -414,6 +410,95 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		return err
 	}
 	_, err := fmt.Fprintln(w, sl.Note)
+	return err
+}
+
+// compareColumns is how wide the compare tables may be by default.
+const compareColumns = 120
+
+// writeCompareRows writes the rows: with c.Wide one table, each variant's
+// value and its "Δ vs" the first; by default the change columns are headed
+// "Δ" with a legend under the tables, and the variants are split over as
+// many tables as keep to compareColumns, the metric column repeated.
+func writeCompareRows(w io.Writer, c *Comparison) error {
+	cells := make([][]string, len(c.Rows)) // per row: metric, then value (and Δ) per variant
+	for j, r := range c.Rows {
+		cells[j] = []string{r.Metric}
+		for i, v := range r.Values {
+			cells[j] = append(cells[j], humanValue(r.Unit, v))
+			if i > 0 {
+				cells[j] = append(cells[j], deltaCell(r.DeltaPct[i]))
+			}
+		}
+	}
+	delta := "Δ"
+	if c.Wide {
+		delta = "Δ vs " + c.Variants[0].Label
+	}
+	head := []string{"metric"}
+	first := []int{} // per variant, its first column in cells
+	for i, v := range c.Variants {
+		first = append(first, len(head))
+		head = append(head, v.Label)
+		if i > 0 {
+			head = append(head, delta)
+		}
+	}
+	width := func(col int) int { // a column's runes with its padding and border
+		n := utf8.RuneCountInString(EscapeControl(head[col]))
+		for _, r := range cells {
+			n = max(n, utf8.RuneCountInString(EscapeControl(r[col])))
+		}
+		return n + 3
+	}
+	var groups [][]int // variants per table
+	used := 1 + width(0)
+	for i := range c.Variants {
+		cols := 1
+		if i > 0 {
+			cols = 2
+		}
+		need := 0
+		for k := range cols {
+			need += width(first[i] + k)
+		}
+		if len(groups) == 0 || (!c.Wide && used+need > compareColumns) {
+			groups = append(groups, nil)
+			used = 1 + width(0)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], i)
+		used += need
+	}
+	for _, g := range groups {
+		pick := []int{0}
+		for _, i := range g {
+			pick = append(pick, first[i])
+			if i > 0 {
+				pick = append(pick, first[i]+1)
+			}
+		}
+		sub := func(r []string) []string {
+			out := make([]string, len(pick))
+			for k, col := range pick {
+				out[k] = r[col]
+			}
+			return out
+		}
+		t := newTable(w, len(pick), 0)
+		t.Header(sub(head))
+		for _, r := range cells {
+			if err := t.Append(sub(r)); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if c.Wide || len(c.Variants) < 2 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "Δ: change against %s\n", EscapeControl(c.Variants[0].Label))
 	return err
 }
 

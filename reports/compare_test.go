@@ -71,6 +71,14 @@ func TestCompareSeed000K4(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "compare_seed000_k4.table.golden", table.Bytes())
+	// --wide keeps the single table with "Δ vs" columns and exact bytes.
+	var wide bytes.Buffer
+	c.Wide = true
+	if err := WriteCompareTable(&wide, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Wide = false
+	golden(t, "compare_seed000_k4_wide.table.golden", wide.Bytes())
 	golden(t, "compare_seed000_k4.json.golden", js.Bytes())
 	var csvOut bytes.Buffer
 	if err := WriteCompareCSV(&csvOut, c); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -38,11 +39,14 @@ func intOr(v int64, empty string) string {
 // WriteFitTable writes the fit of every stage and K: the peak per GPU on
 // the given cluster and whether it fits, the smallest data-parallel size
 // that fits (GPUs, nodes, peak there) and the largest model that fits on
-// the given cluster, then the rows' notes.
-func WriteFitTable(w io.Writer, f *sweep.Fit) error {
+// the given cluster, then the rows' notes. The table keeps to 120 columns:
+// the largest model's parameters read as a human count ("18.1 B") and the dp
+// column is left out when it equals GPUs (cp 1); wide shows the dp column
+// and the exact parameter count, thousands-separated.
+func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s per GPU, convention %s\n"+
 		"# least nodes searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
-		EscapeControl(f.Scenario), units.Count(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
+		EscapeControl(f.Scenario), commas(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
 	}
@@ -51,7 +55,16 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 			return err
 		}
 	}
-	head := []string{"stage", "K", "peak per GPU", "at rest", "fits", "least nodes", "GPUs", "dp", "peak there", "largest model (params)", "layers", "its peak"}
+	// dp = GPUs / cp: with cp 1 the column repeats GPUs.
+	withDP := wide || f.CP != 1
+	params, nodes := "largest model", "nodes"
+	if wide {
+		params, nodes = "largest model (params)", "least nodes"
+	}
+	head := []string{"stage", "K", "peak per GPU", "at rest", "fits", nodes, "GPUs", "dp", "peak there", params, "layers", "its peak"}
+	if !withDP {
+		head = slices.Delete(head, 7, 8)
+	}
 	t := newTable(w, len(head), 0)
 	t.Header(head)
 	for _, r := range f.Rows {
@@ -67,9 +80,19 @@ func WriteFitTable(w io.Writer, f *sweep.Fit) error {
 			return s
 		}
 		peak := mark(units.Bytes(r.Peak).IEC(), r.Peak, r.PeakReplayed)
-		if err := t.Append([]string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), peak, units.Bytes(r.AtRest).IEC(), fits,
+		maxParams := "none"
+		if r.MaxParams != 0 && wide {
+			maxParams = commas(r.MaxParams)
+		} else if r.MaxParams != 0 {
+			maxParams = humanCount(r.MaxParams)
+		}
+		row := []string{strconv.Itoa(r.Stage), strconv.Itoa(r.K), peak, units.Bytes(r.AtRest).IEC(), fits,
 			intOr(int64(r.MinNodes), "none"), intOr(int64(r.MinGPUs), "-"), intOr(int64(r.MinDP), "-"), mark(gbOr(r.MinPeak, "-"), r.MinPeak, r.MinPeakReplayed),
-			intOr(r.MaxParams, "none"), intOr(r.MaxLayers, "-"), mark(gbOr(r.MaxPeak, "-"), r.MaxPeak, r.MaxPeakReplayed)}); err != nil {
+			maxParams, intOr(r.MaxLayers, "-"), mark(gbOr(r.MaxPeak, "-"), r.MaxPeak, r.MaxPeakReplayed)}
+		if !withDP {
+			row = slices.Delete(row, 7, 8)
+		}
+		if err := t.Append(row); err != nil {
 			return err
 		}
 	}

@@ -56,7 +56,7 @@ func TestFitSeed002(t *testing.T) {
 			t.Errorf("%s: largest no-ZeRO model %d, min dp %d/%d; want %d, none, %d", tc.conv, r0.MaxParams, r0.MinDP, r3.MinDP, tc.maxParams0, tc.dp3)
 		}
 		var table, js bytes.Buffer
-		if err := WriteFitTable(&table, f); err != nil {
+		if err := WriteFitTable(&table, f, false); err != nil {
 			t.Fatal(err)
 		}
 		if err := WriteFitJSON(&js, f); err != nil {

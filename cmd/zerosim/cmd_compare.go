@@ -163,7 +163,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
 	}
-	if err := printComparison(a.format, out, c); err != nil {
+	if err := printComparison(a.format, a.wide, out, c); err != nil {
 		return err
 	}
 	if a.outDir != "" {
@@ -194,7 +194,8 @@ func compareRuns(opt sweep.CompareOptions, zeropp bool, variants []sweep.Variant
 
 // printComparison prints the comparison as JSON, CSV or the table (with the
 // ZeRO++ section, if any).
-func printComparison(format string, out io.Writer, c *reports.Comparison) error {
+func printComparison(format string, wide bool, out io.Writer, c *reports.Comparison) error {
+	c.Wide = wide
 	switch format {
 	case "json":
 		return reports.WriteCompareJSON(out, c)

@@ -88,5 +88,5 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	case "csv":
 		return reports.WriteFitCSV(out, f)
 	}
-	return reports.WriteFitTable(out, f)
+	return reports.WriteFitTable(out, f, a.wide)
 }

@@ -44,8 +44,8 @@ var commandOutputs = map[string]outputs{
 	"memory":            {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
 	"sweep":             {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
 	"merge":             {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
-	"fit":               {formats: []string{"table", "json", "csv"}, sets: true},
-	"compare":           {formats: []string{"table", "json", "csv"}, sets: true},
+	"fit":               {formats: []string{"table", "json", "csv"}, sets: true, wide: true},
+	"compare":           {formats: []string{"table", "json", "csv"}, sets: true, wide: true},
 	"plan":              {formats: []string{"table", "json", "csv"}, sets: true},
 	"verify":            {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":          {formats: []string{"table", "json"}, sets: true},
@@ -102,7 +102,7 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		return inputError{fmt.Errorf("--units %s: zerosim %s prints no memory table (run and memory do)", a.units, key)}
 	}
 	if changed("wide") && !o.wide {
-		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory, verify and collective do)", key)}
+		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory, fit, compare, verify and collective do)", key)}
 	}
 	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
 		return inputError{fmt.Errorf("--units: %w", err)}

@@ -31,6 +31,9 @@ func TestTablesFit120Columns(t *testing.T) {
 	for _, args := range [][]string{
 		{"run"}, {"run", "gpt3-175b-16k"}, {"run", "seed000-k4"}, {"memory"}, {"memory", "--estimator", "all", "--detail"},
 		{"verify", "seed002-tiny"}, {"collective", "--size", "1MiB:1GiB"},
+		{"fit", "default"}, {"fit", "gpt3-175b-16k"}, {"fit", "seed000-k4"},
+		{"compare", "default", "--vary", "parallelism.k=1,2,4"}, {"compare", "gpt3-175b-16k", "--vary", "parallelism.k=1,2,4,8"},
+		{"compare", "default", "--zeropp"},
 	} {
 		code, out, errOut := runMain(t, "", args...)
 		if code != 0 {
@@ -48,6 +51,10 @@ func TestTablesFit120Columns(t *testing.T) {
 		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ 13,476,831,232 │"}},
 		{[]string{"collective", "--wide"}, []string{"│ 67108864 │ 33554432 │ ring/LL128 │    444.05 │       151.13 │       283.36 │ 1,879,048,192 │   117,440,512 │"}},
 		{[]string{"verify", "seed002-tiny", "--wide"}, []string{"│ model ", "│ padding │", "│ steps │"}},
+		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", "│        none │    - │  - │          - │          4,107,431,936 │     19 │"}},
+		{[]string{"compare", "default", "--vary", "parallelism.k=1,2,4", "--wide"}, []string{
+			"│ parallelism.k=2 │ Δ vs parallelism.k=1 │ parallelism.k=4 │ Δ vs parallelism.k=1 │",
+			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │               1684603904 │ 0.125·S │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {
