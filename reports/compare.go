@@ -419,7 +419,8 @@ const compareColumns = 120
 // writeCompareRows writes the rows: with c.Wide one table, each variant's
 // value and its "Δ vs" the first; by default the change columns are headed
 // "Δ" with a legend under the tables, and the variants are split over as
-// many tables as keep to compareColumns, the metric column repeated.
+// many tables as keep to compareColumns, the metric column and the
+// baseline's values repeated in each.
 func writeCompareRows(w io.Writer, c *Comparison) error {
 	cells := make([][]string, len(c.Rows)) // per row: metric, then value (and Δ) per variant
 	for j, r := range c.Rows {
@@ -465,12 +466,18 @@ func writeCompareRows(w io.Writer, c *Comparison) error {
 		if len(groups) == 0 || (!c.Wide && used+need > compareColumns) {
 			groups = append(groups, nil)
 			used = 1 + width(0)
+			if i > 0 { // a later table repeats the baseline's values
+				used += width(first[0])
+			}
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], i)
 		used += need
 	}
-	for _, g := range groups {
+	for n, g := range groups {
 		pick := []int{0}
+		if n > 0 {
+			pick = append(pick, first[0])
+		}
 		for _, i := range g {
 			pick = append(pick, first[i])
 			if i > 0 {

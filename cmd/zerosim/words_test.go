@@ -128,3 +128,31 @@ func TestCountsReadRight(t *testing.T) {
 		t.Errorf("run mixes GB (memory) into GiB")
 	}
 }
+
+// TestCompareSplitKeepsBaseline: a comparison too wide for one table is
+// split, and every table repeats the metric and the baseline's values, so
+// each reads on its own: K = 1, 2, 4 of the default scenario gives two
+// tables, both headed with parallelism.k=1.
+func TestCompareSplitKeepsBaseline(t *testing.T) {
+	code, out, errOut := runMain(t, "", "compare", "default", "--vary", "parallelism.k=1,2,4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var heads []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "│ metric ") {
+			heads = append(heads, l)
+		}
+	}
+	if len(heads) != 2 {
+		t.Fatalf("%d tables, want 2:\n%s", len(heads), out)
+	}
+	for i, h := range heads {
+		if !strings.Contains(h, "│ parallelism.k=1 │") {
+			t.Errorf("table %d lacks the baseline: %s", i+1, h)
+		}
+	}
+	if !strings.Contains(heads[1], "parallelism.k=4") || strings.Contains(heads[1], "parallelism.k=2") {
+		t.Errorf("second table: %s", heads[1])
+	}
+}
