@@ -384,8 +384,8 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		bytesToo = "next to the exact wire bytes"
 	}
 	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure %s\n"+
-		"# S = %d B, the bf16 gradient buffer of P = %d parameters; deltas against K=%d with the same algorithm\n",
-		bytesToo, sl.S, sl.Params, sl.Rows[0].K); err != nil {
+		"# S = %s B, the bf16 gradient buffer of P = %s parameters; deltas against K=%d with the same algorithm\n",
+		bytesToo, commas(sl.S), commas(sl.Params), sl.Rows[0].K); err != nil {
 		return err
 	}
 	narrow := func(r []string) []string {
