@@ -705,6 +705,23 @@ func (hm *HFModel) finish(c *hfConfig) error {
 	return nil
 }
 
+// qwenSparse is Qwen-MoE's rule for which decoder layers are MoE
+// (Qwen2MoeDecoderLayer and Qwen3MoeDecoderLayer, and Qwen3-Next's, in
+// their modeling files cited at hfLlamaLike and hfQwen3Next): layer i is
+// sparse when it is not in mlp_only_layers, the model has experts, and
+// (i+1) % decoder_sparse_step == 0.
+func (c *hfConfig) qwenSparse(layers, experts int64) (func(i int64) bool, error) {
+	step, err := c.intOr(1, 1, maxLayers, "decoder_sparse_step")
+	if err != nil {
+		return nil, err
+	}
+	only, err := c.intList("mlp_only_layers", 0, layers-1)
+	if err != nil {
+		return nil, err
+	}
+	return func(i int64) bool { return !contains(only, i) && experts > 0 && (i+1)%step == 0 }, nil
+}
+
 // hfDropoutKeys are the dropout probabilities the imported
 // architectures' configs carry: GPT-2's resid_pdrop, embd_pdrop and
 // attn_pdrop (GPT2Config), OPT's dropout and attention_dropout, Falcon's
@@ -1060,18 +1077,14 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 		if d.ExpertFFN, err = c.intOr(defFFN, 1, maxFFN, "moe_intermediate_size"); err != nil {
 			return nil, err
 		}
-		step, err := c.intOr(1, 1, maxLayers, "decoder_sparse_step")
-		if err != nil {
-			return nil, err
-		}
-		only, err := c.intList("mlp_only_layers", 0, hm.Layers-1)
+		sparse, err := c.qwenSparse(hm.Layers, d.Experts)
 		if err != nil {
 			return nil, err
 		}
 		one := mlp(d.ExpertFFN)
 		for i := range hm.Layers {
 			bd := *d
-			if !contains(only, i) && d.Experts > 0 && (i+1)%step == 0 {
+			if sparse(i) {
 				bd.FFN = 0
 				blocks = append(blocks, hfBlock{dense: p.add(attn, norms, p.linear(h, d.Experts, false), shared),
 					experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: bd})

@@ -183,10 +183,10 @@ func hfErnie45(c *hfConfig) (*HFModel, error) {
 	d := &hm.Dims
 	h := d.Hidden
 	defKV, defHeadDim := min(2, d.Heads), int64(128)
-	if v, ok := c.m["num_key_value_heads"]; ok && v == nil {
+	if c.isNull("num_key_value_heads") {
 		defKV = d.Heads
 	}
-	if v, ok := c.m["head_dim"]; ok && v == nil {
+	if c.isNull("head_dim") {
 		defHeadDim = h / d.Heads
 	}
 	if err := c.ernieAttention(d, defKV, defHeadDim); err != nil {

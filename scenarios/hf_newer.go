@@ -386,10 +386,10 @@ func hfSeedOss(c *hfConfig) (*HFModel, error) {
 	d := &hm.Dims
 	h := d.Hidden
 	defKV, defHeadDim := min(8, d.Heads), int64(128)
-	if v, ok := c.m["num_key_value_heads"]; ok && v == nil {
+	if c.isNull("num_key_value_heads") {
 		defKV = d.Heads
 	}
-	if v, ok := c.m["head_dim"]; ok && v == nil {
+	if c.isNull("head_dim") {
 		defHeadDim = h / d.Heads
 	}
 	if d.KVHeads, err = c.kvHeads(defKV, d.Heads); err != nil {
@@ -468,7 +468,7 @@ func hfDots1(c *hfConfig) (*HFModel, error) {
 	d := &hm.Dims
 	h := d.Hidden
 	defKV := min(32, d.Heads)
-	if v, ok := c.m["num_key_value_heads"]; ok && v == nil {
+	if c.isNull("num_key_value_heads") {
 		defKV = d.Heads
 	}
 	if d.KVHeads, err = c.kvHeads(defKV, d.Heads); err != nil {

@@ -119,11 +119,7 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	step, err := c.intOr(1, 1, maxLayers, "decoder_sparse_step")
-	if err != nil {
-		return nil, err
-	}
-	only, err := c.intList("mlp_only_layers", 0, hm.Layers-1)
+	sparse, err := c.qwenSparse(hm.Layers, experts)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +160,7 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 			mixer = gdn
 		}
 		dense := p.add(mixer, 2*h, extra)
-		if contains(only, i) || experts == 0 || (i+1)%step != 0 {
+		if !sparse(i) {
 			bd.FFN = ffn
 			return hfBlock{dense: p.add(dense, mlp(ffn)), dims: bd}
 		}

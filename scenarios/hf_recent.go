@@ -30,11 +30,18 @@ func (hm *HFModel) windowPhrase() string {
 	return fmt.Sprintf("attend over a sliding window of %d tokens (sliding_window)", hm.SlidingWindow)
 }
 
+// isNull reports whether config.json gives key as null, which
+// transformers reads as None (not as the key's default).
+func (c *hfConfig) isNull(key string) bool {
+	v, ok := c.m[key]
+	return ok && v == nil
+}
+
 // window reads a sliding_window that every decoder layer applies (Mistral,
 // Mixtral, Phi-3): def when the key is absent, none (0) when it is null,
 // as getattr(config, "sliding_window", None) gives the attention.
 func (c *hfConfig) window(def int64, key string) (int64, error) {
-	if v, ok := c.m[key]; ok && v == nil {
+	if c.isNull(key) {
 		return 0, nil
 	}
 	return c.intOr(def, 1, maxSeqLen, key)
@@ -720,7 +727,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	}
 	// Chunked attention: attention_chunk_size null means none.
 	chunk := int64(8192)
-	if v, ok := tc.m["attention_chunk_size"]; ok && v == nil {
+	if tc.isNull("attention_chunk_size") {
 		chunk = 0
 	} else if chunk, err = tc.intOr(8192, 1, maxSeqLen, "attention_chunk_size"); err != nil {
 		return nil, err
