@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -579,4 +580,36 @@ func TestTrainLogSteadyFormats(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.errPart)
 		}
 	}
+}
+
+// TestTrainLogDoc: docs/compute-model.md's figures for the DeepSpeed and
+// NeMo excerpts are what Steady gives them: FATE's median rate at 16
+// samples a step, DeepSpeed-Chat's at 64 (16 × 4 accumulated) with its
+// step, the NeMo demo's median step and the bionemo-recipes excerpt's,
+// and the AWS README's max_memory_reserved. Each fails when the document
+// says another figure.
+func TestTrainLogDoc(t *testing.T) {
+	steady := func(file string, w StepWork) *SteadyState {
+		t.Helper()
+		ss, err := readTrainLog(t, file).Steady(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss
+	}
+	fate := steady("deepspeed-fate-gpt2.log", StepWork{Samples: 16, GradAccum: 1})
+	chat := steady("deepspeed-chat-step2-npu.log", StepWork{Samples: 64, GradAccum: 4})
+	demo := steady("nemo2-resiliency-demo.log", StepWork{})
+	evo := steady("nemo2-bionemo-recipes-pr740.log", StepWork{})
+	aws := readTrainLog(t, "nemo2-aws-perf-readme-memory.log")
+	var reserved int64
+	for _, st := range aws.Steps {
+		reserved = max(reserved, st.Reserved)
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestTrainLogDoc (Steady of the testdata/trainlog excerpts)",
+		fmt.Sprintf("a median %.2f samples/s", fate.MedianSamplesPerSec),
+		fmt.Sprintf("over %.2f, %.3f s,", chat.MedianSamplesPerSec, chat.Median.Seconds()),
+		fmt.Sprintf("= %.4f s,", demo.Median.Seconds()),
+		fmt.Sprintf("gives %.5f s over steps", evo.Median.Seconds()),
+		fmt.Sprintf("max_memory_reserved (%s B)", commas(reserved)))
 }
