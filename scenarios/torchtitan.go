@@ -607,7 +607,12 @@ func (t *Torchtitan) read(d *ttDoc) error {
 // on every GPU; since 3b85aa3 on B200 only) runs SDPA under
 // sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True):
 // cuDNN's fused attention where it runs, i.e. on the NVIDIA data-centre
-// GPUs of compute capability 8.0 and up among the presets. A flavor that
+// GPUs of compute capability 8.0 and up among the presets: PyTorch's
+// check_cudnn_hardware_support (aten/src/ATen/native/transformers/cuda/
+// sdp_utils.cpp) takes sm80–sm90 at
+// 21c3369eded41cbad40b61858013c3312afc6dbb and sm80–sm121, Blackwell
+// included, in later versions of the same function (the store holds that
+// text without its commit); a GPU outside the list keeps fa2, noted. A flavor that
 // sets training.attention itself (FlexAttention with a window or chunk,
 // torchtitan_moe.go) keeps its own.
 func (t *Torchtitan) gqaAttention(d *ttDoc) {
