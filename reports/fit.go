@@ -45,7 +45,7 @@ func intOr(v int64, empty string) string {
 // and the exact parameter count, thousands-separated.
 func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s per GPU, convention %s\n"+
-		"# least nodes searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
+		"# nodes: the fewest that fit, searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
 		EscapeControl(f.Scenario), commas(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
