@@ -348,6 +348,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
+		if c := cpBrief(planCP(p, best)); c != "" && !p.NoSeqLen {
+			fmt.Fprintf(&b, "%s\n", labelled("cp:    ", c+cpAlternative(p, planCP(p, best))))
+		}
 		fmt.Fprintf(&b, "%s\n", labelled("why:   ", PlanReason(p)))
 		if pr.Tokens > 0 {
 			fmt.Fprintf(&b, "train: %s tokens take %s on %d GPUs, %s GPU-hours\n", humanCount(pr.Tokens), trainTime(pr.Tokens, p, best),
@@ -358,6 +361,33 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	}
 	_, err := io.WriteString(w, b.String()+"\n")
 	return err
+}
+
+// cpAlternative is, when the winner's cp is one whose nearest published
+// row ran more than 10 % slower than predicted (cpSlow), the fastest
+// configuration at a cp that the published runs do not put in doubt (cp 1,
+// or a cp whose nearest row was within 10 %): what to weigh the winner
+// against. "" otherwise.
+func cpAlternative(p *sweep.Plan, cp int) string {
+	if _, _, near := cpErrors(cp); !cpSlow(near) {
+		return ""
+	}
+	for i := range p.Rows {
+		c := planCP(p, &p.Rows[i])
+		if _, _, near := cpErrors(c); c <= 1 || !cpSlow(near) {
+			return fmt.Sprintf("; expect cp %d slower: the fastest at cp %d ranks %d, %s tokens/s per GPU (--top %d lists it)", cp, c, i+1, tps(p.Rows[i].TokensPerSecPerGPU), i+1)
+		}
+	}
+	return fmt.Sprintf("; expect cp %d slower", cp)
+}
+
+// planCP is the winner's context-parallel degree: its own when the plan
+// searched cp, else the scenario's.
+func planCP(p *sweep.Plan, best *sweep.PlanRow) int {
+	if best.Candidate.CP > 0 {
+		return best.Candidate.CP
+	}
+	return p.CP
 }
 
 // cpSearched names the context-parallel degrees searched, "" when the plan

@@ -193,7 +193,78 @@ func (run *Run) headline() [][2]string {
 		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
 		rows = slices.Insert(rows, at, [2]string{"attention", a})
 	}
+	if c := cpText(s.Parallelism.CP); c != "" && s.Model.SeqLen > 0 && s.Model.Heads > 0 {
+		// Context parallelism's ring splits attention; a model without it
+		// (seed 000's MLP) only shards over dp·cp.
+		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
+		rows = slices.Insert(rows, at, [2]string{"context parallel", c})
+	}
 	return rows
+}
+
+// publishedCPRuns is zero.PublishedCPRuns, a variable so that tests can
+// give every wording its case.
+var publishedCPRuns = zero.PublishedCPRuns
+
+// cpText sets a step with context parallelism cp > 1 beside the published
+// runs with it (docs/validation.md): how far zerosim's prediction was from
+// each, and, when the row nearest in cp ran more than 10 % slower than
+// predicted, that this step should be expected slower too. "" for cp ≤ 1.
+func cpText(cp int) string {
+	if cp <= 1 {
+		return ""
+	}
+	head := fmt.Sprintf("cp %d (ring attention over %d GPUs)", cp, cp)
+	errs, sources, near := cpErrors(cp)
+	if errs == "" {
+		return head + "; no published run with context parallelism in docs/validation.md to set it beside"
+	}
+	t := fmt.Sprintf("%s; published runs with it (%s): predicted tokens/s %s against measured (docs/validation.md, docs/compute-model.md)",
+		head, sources, errs)
+	if cpSlow(near) {
+		t += ", so expect a slower step"
+	}
+	return t
+}
+
+// cpBrief is cpText in one line of plan's summary, for the winner's cp.
+func cpBrief(cp int) string {
+	errs, sources, _ := cpErrors(cp)
+	if cp <= 1 || errs == "" {
+		return ""
+	}
+	return fmt.Sprintf("published runs with it (%s): predicted tokens/s %s against measured", sources, errs)
+}
+
+// cpSlow reports whether the published row nearest in cp ran more than
+// 10 % slower than zerosim predicted.
+func cpSlow(near float64) bool { return near > 0.10 }
+
+// cpErrors lists the published rows with context parallelism as "+3.2 %
+// at cp 2, +50.1 % at cp 4", names their sources, and gives the error of
+// the row nearest to cp (the worse of two as near).
+func cpErrors(cp int) (errs, sources string, near float64) {
+	runs := publishedCPRuns()
+	var parts, srcs []string
+	best := -1
+	for _, r := range runs {
+		parts = append(parts, fmt.Sprintf("%+.1f %% at cp %d", 100*r.Error, r.CP))
+		if !slices.Contains(srcs, r.Source) {
+			srcs = append(srcs, r.Source)
+		}
+		d := abs(r.CP - cp)
+		if best < 0 || d < best || (d == best && r.Error > near) {
+			best, near = d, r.Error
+		}
+	}
+	return strings.Join(parts, ", "), strings.Join(srcs, ", "), near
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // efficiencyText says where the GEMM efficiency came from: a calibration

@@ -13,6 +13,7 @@ import (
 
 	goldenfile "github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -600,6 +601,110 @@ func TestEfficiencyLine(t *testing.T) {
 			t.Errorf("%v: a compute efficiency line, want none", tc.sets)
 		case tc.want != "" && !strings.Contains(b.String(), tc.want):
 			t.Errorf("%v: no line %q", tc.sets, tc.want)
+		}
+	}
+}
+
+// TestCPText: a step with context parallelism is set beside the published
+// runs with it; the row nearest in cp (the worse of two as near) decides
+// whether to expect a slower step (more than 10 % predicted over measured),
+// and plan's line names the fastest configuration at a cp the runs do not
+// put in doubt.
+func TestCPText(t *testing.T) {
+	defer func(f func() []zero.PublishedCP) { publishedCPRuns = f }(publishedCPRuns)
+	runs := []zero.PublishedCP{{Source: "a", CP: 2, Error: 0.032}, {Source: "a", CP: 4, Error: 0.501}, {Source: "b", CP: 8, Error: -0.12}}
+	publishedCPRuns = func() []zero.PublishedCP { return runs }
+	const list = "published runs with it (a, b): predicted tokens/s +3.2 % at cp 2, +50.1 % at cp 4, -12.0 % at cp 8 against measured"
+	for _, tc := range []struct {
+		cp   int
+		slow bool
+	}{
+		{2, false}, // its own row: within 10 %
+		{3, true},  // cp 2 and cp 4 as near: the worse, cp 4
+		{4, true},
+		{6, true},   // cp 4 and cp 8 as near: cp 4, +50.1 %
+		{16, false}, // cp 8 nearest: predicted slower than it ran
+	} {
+		want := fmt.Sprintf("cp %d (ring attention over %d GPUs); %s (docs/validation.md, docs/compute-model.md)", tc.cp, tc.cp, list)
+		if tc.slow {
+			want += ", so expect a slower step"
+		}
+		if got := cpText(tc.cp); got != want {
+			t.Errorf("cp %d:\n got %q\nwant %q", tc.cp, got, want)
+		}
+		if got := cpBrief(tc.cp); got != list {
+			t.Errorf("cp %d, plan:\n got %q\nwant %q", tc.cp, got, list)
+		}
+	}
+	if got := cpText(1) + cpBrief(1); got != "" {
+		t.Errorf("cp 1: %q, want nothing", got)
+	}
+
+	// plan: the winner at cp 4 is weighed against the fastest row at cp 1
+	// or 2 (cp 8's row does not put cp 8 in doubt either: predicted slower).
+	row := func(cp int, tps float64) sweep.PlanRow {
+		return sweep.PlanRow{Candidate: sweep.Candidate{CP: cp, DP: 16 / cp}, TokensPerSecPerGPU: tps}
+	}
+	p := &sweep.Plan{CP: 1, Rows: []sweep.PlanRow{row(4, 5422), row(4, 5400), row(2, 5100), row(1, 4805)}}
+	if got, want := cpAlternative(p, 4), "; expect cp 4 slower: the fastest at cp 2 ranks 3, 5,100 tokens/s per GPU (--top 3 lists it)"; got != want {
+		t.Errorf("plan at cp 4:\n got %q\nwant %q", got, want)
+	}
+	if got := cpAlternative(p, 2); got != "" {
+		t.Errorf("plan at cp 2: %q, want nothing", got)
+	}
+	p.Rows = p.Rows[:2]
+	if got, want := cpAlternative(p, 4), "; expect cp 4 slower"; got != want {
+		t.Errorf("plan with only cp 4 rows: %q, want %q", got, want)
+	}
+	publishedCPRuns = func() []zero.PublishedCP { return nil }
+	if got, want := cpText(4), "cp 4 (ring attention over 4 GPUs); no published run with context parallelism in docs/validation.md to set it beside"; got != want {
+		t.Errorf("no runs:\n got %q\nwant %q", got, want)
+	}
+	if got := cpBrief(4) + cpAlternative(p, 4); got != "" {
+		t.Errorf("no runs, plan: %q, want nothing", got)
+	}
+}
+
+// TestCPRunsPublished: the published rows with context parallelism that
+// zerosim run quotes are docs/validation.md's (generated from
+// testdata/validation/ by TestValidation): torchtitan's Table 2, cp 2, 4
+// and 8, the last two more than 10 % predicted over measured.
+func TestCPRunsPublished(t *testing.T) {
+	runs := zero.PublishedCPRuns()
+	var cps []int
+	for _, r := range runs {
+		cps = append(cps, r.CP)
+		doc := fmt.Sprintf("| %+.1f %% |", 100*r.Error)
+		goldenfile.CheckQuotes(t, "../docs/validation.md", fmt.Sprintf("published cp %d row", r.CP), doc)
+	}
+	if !slices.Equal(cps, []int{2, 4, 8}) {
+		t.Fatalf("published cp rows %v, want torchtitan Table 2's 2, 4, 8", cps)
+	}
+	if !strings.Contains(cpText(4), "expect a slower step") || strings.Contains(cpText(2), "expect a slower step") {
+		t.Errorf("cp 4 (+50.1 %% in docs/validation.md) must say to expect a slower step and cp 2 (+3.2 %%) not: %q, %q", cpText(4), cpText(2))
+	}
+}
+
+// TestCPLine: run's headline carries the context-parallel line for a
+// transformer with cp > 1, not at cp 1 and not for seed 000's MLP, whose cp
+// only shards (it has no attention to split).
+func TestCPLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want bool
+	}{
+		{"default", nil, false},
+		{"default", []string{"parallelism.cp=2", "parallelism.dp=8"}, true},
+		{"seed000-k4", nil, false},
+	} {
+		var b strings.Builder
+		if err := WriteRunTable(&b, exampleRun(t, tc.name, tc.sets...)); err != nil {
+			t.Fatal(err)
+		}
+		line := "context parallel:    " + cpText(2) + "\n"
+		if got := strings.Contains(b.String(), line); got != tc.want {
+			t.Errorf("%s %v: the line %q present %t, want %t", tc.name, tc.sets, line, got, tc.want)
 		}
 	}
 }

@@ -82,6 +82,22 @@ func PublishedRange(gpu string, fp8 bool) (lo, hi float64, n int, onGPU bool) {
 	return 0, 0, 0, false
 }
 
+// PublishedCP is one published run with context parallelism as
+// docs/validation.md predicts it: Error is the predicted tokens/s per GPU
+// over the measured, less one (+0.50: zerosim predicted 50 % more than the
+// run reached). published_efficiency.go lists them, written by
+// TestValidation.
+type PublishedCP struct {
+	Source string // the run's file in testdata/validation/
+	GPU    string // its cluster.gpu preset
+	CP     int
+	Error  float64
+}
+
+// PublishedCPRuns returns the predicted published rows with cp > 1, in
+// docs/validation.md's order (by source, then row).
+func PublishedCPRuns() []PublishedCP { return append([]PublishedCP(nil), publishedCP...) }
+
 // GPUShape is what the GEMM model needs of a GPU: dense peak (FLOP/s), HBM
 // bandwidth (B/s) and the number of streaming multiprocessors.
 type GPUShape struct {

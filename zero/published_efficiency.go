@@ -23,3 +23,11 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "torchtitan-llama3.1-8b-h100", GPU: "H100-80GB", FP8: false, Efficiency: 0.4601},
 	{Source: "torchtitan-llama3.1-8b-h200-trainy", GPU: "H200", FP8: true, Efficiency: 0.5108},
 }
+
+// publishedCP are docs/validation.md's predicted rows with context
+// parallelism and their throughput errors.
+var publishedCP = []PublishedCP{
+	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 2, Error: 0.0321},
+	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 4, Error: 0.5008},
+	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 8, Error: 0.6531},
+}
