@@ -28,7 +28,10 @@ type Log struct {
 	// (nccl-tests -t and -g: each of T threads per process drives G GPUs);
 	// 0 when the log lacks it.
 	Threads, GPUsPerThread int
-	Rows                   []Row
+	// Device is the name the "# Using devices" block gives rank 0's GPU
+	// ("A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), "" when it has none.
+	Device string
+	Rows   []Row
 }
 
 // Row is one size of a run: nccl-tests' out-of-place columns (the in-place
@@ -103,6 +106,7 @@ type logParser struct {
 	lastRow int
 	// threads and gpus: the last "# nThread T nGpus G" line.
 	threads, gpus int
+	device        string // rank 0's GPU in the last devices block
 }
 
 func (lp *logParser) fail(line int, format string, a ...any) error {
@@ -141,10 +145,20 @@ func (lp *logParser) comment(line string) {
 		clear(lp.hosts)
 	case lp.inDevs && strings.HasPrefix(body, "Rank"):
 		// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
+		// (NVIDIA/nccl-tests src/common.cu at d2d40cc8: "#  Rank %2d
+		// Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s", the
+		// last cudaDeviceProp's name; older versions print "[0x%02x]"
+		// and no Group).
 		f := strings.Fields(body)
 		for i := range f {
 			if f[i] == "on" && i+1 < len(f) {
 				lp.hosts[f[i+1]] = true
+			}
+		}
+		if lp.ranks == 0 {
+			lp.device = ""
+			if _, name, ok := strings.Cut(body, "] "); ok {
+				lp.device = strings.TrimSpace(name)
 			}
 		}
 		lp.ranks++
@@ -152,7 +166,7 @@ func (lp *logParser) comment(line string) {
 		lp.inDevs = false
 		l := Log{File: lp.name, Line: lp.ln, Op: lp.op, Threads: lp.threads, GPUsPerThread: lp.gpus}
 		if lp.ranks > 0 {
-			l.Ranks, l.Nodes = lp.ranks, len(lp.hosts)
+			l.Ranks, l.Nodes, l.Device = lp.ranks, len(lp.hosts), lp.device
 		}
 		lp.logs = append(lp.logs, l)
 		lp.lastRow = 0

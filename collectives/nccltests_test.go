@@ -1,7 +1,10 @@
 package collectives
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -137,5 +140,54 @@ func TestParseLogsThreads(t *testing.T) {
 	logs, err := ParseLogs("x.log", strings.NewReader("# Collective test starting: all_reduce_perf\n# nThread 2 nGpus x minBytes 8\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n 8 2 float sum -1 10.0 0.00 0.00 0 10.0 0.00 0.00 0\n"))
 	if err != nil || len(logs) != 1 || logs[0].Threads != 2 || logs[0].GPUsPerThread != 0 {
 		t.Errorf("a bad nGpus: %+v, %v; want nThread 2 and nGpus unknown", logs, err)
+	}
+}
+
+// TestParseLogsDevice reads rank 0's device name from the "# Using
+// devices" block, in nccl-tests' old form (no Group, "[0x%02x]") and its
+// current one ("[%04x:%02x:%02x]"), and from the testdata logs that have
+// the block.
+func TestParseLogsDevice(t *testing.T) {
+	for _, tc := range []struct{ block, want string }{
+		{"#   Rank  0 Pid 112372 on localhost device  0 [0x00] A100-SXM4-40GB\n#   Rank  1 Pid 112372 on localhost device  1 [0x00] A100-SXM4-40GB\n", "A100-SXM4-40GB"},
+		{"#  Rank  0 Group  0 Pid     43 on nccl-mpiworker-0 device  0 [0000:0f:00] NVIDIA H100 80GB HBM3\n#  Rank  1 Group  0 Pid     44 on nccl-mpiworker-0 device  1 [0000:10:00] NVIDIA H200\n", "NVIDIA H100 80GB HBM3"},
+		{"#  Rank  0 Group  0 Pid 43 on host device  0\n", ""}, // no name
+	} {
+		// goodHeader's own block names H100s: the block before the
+		// column header is the run's.
+		header := strings.Replace(goodHeader, "# Using devices\n#  Rank  0 Group  0 Pid   1 on      hostA device  0 [0x18] NVIDIA H100 80GB HBM3\n#  Rank  1 Group  0 Pid   2 on      hostB device  0 [0x18] NVIDIA H100 80GB HBM3\n", "# Using devices\n"+tc.block, 1)
+		if header == goodHeader {
+			t.Fatal("goodHeader has no devices block to replace")
+		}
+		text := header + "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
+		logs, err := ParseLogs("x.log", strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(logs) != 1 || logs[0].Device != tc.want {
+			t.Errorf("%q: device %q, want %q", tc.block, logs[0].Device, tc.want)
+		}
+	}
+	for file, want := range map[string]string{
+		"a100_2node_allreduce_aws_p4d_efa_ring.log":     "A100-SXM4-40GB",
+		"a100_2node_allreduce_oci_bmgpu48_roce.log":     "NVIDIA A100-SXM4-40GB",
+		"h100_2node_allreduce_gcp_a3mega_tcpxo.log":     "",
+		"a100_1node_all_reduce_superbench.log":          "A100-SXM4-40GB",
+		"h100_1node_allreduce_nvls_nccltests290.log":    "",
+		"h100_4node_allreduce_default_nccltests309.log": "",
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "nccl-tests", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err := ParseLogs(file, bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range logs {
+			if l.Device != want {
+				t.Errorf("%s:%d: device %q, want %q", file, l.Line, l.Device, want)
+			}
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package scenarios
 
-import "github.com/zerosim/zerosim/units"
+import (
+	"strings"
+
+	"github.com/zerosim/zerosim/units"
+)
 
 // GPUPreset is one named GPU: memory, dense bf16 and fp8 peaks (0 when the
 // GPU has no fp8 tensor cores), HBM bandwidth, and the link presets used when
@@ -206,4 +210,51 @@ func modelNames() []string {
 		n = append(n, g.Name)
 	}
 	return n
+}
+
+// deviceGPUs maps the names CUDA and ROCm give a device
+// (cudaDeviceProp.name, as nvidia-smi and nccl-tests' "# Using devices"
+// block print it: "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3", "Tesla
+// V100-SXM2-32GB") to the GPU presets, first match wins: each entry's words
+// must all appear in the upper-cased name. Parts zerosim has no preset for
+// (H800, H100 PCIe and NVL, A100 PCIe) match nothing.
+var deviceGPUs = []struct {
+	words []string
+	gpu   string
+}{
+	{[]string{"GB300"}, "GB300"},
+	{[]string{"B300"}, "B300"},
+	{[]string{"GB200"}, "GB200"},
+	{[]string{"B200"}, "B200"},
+	{[]string{"H200"}, "H200"},
+	{[]string{"H100", "HBM3"}, "H100-80GB"},
+	{[]string{"A800", "SXM4", "80GB"}, "A800-80GB"},
+	{[]string{"A100", "SXM4", "80GB"}, "A100-80GB"},
+	{[]string{"A100", "SXM4", "40GB"}, "A100-40GB"},
+	{[]string{"V100", "SXM2", "32GB"}, "V100-32GB"},
+	{[]string{"V100", "SXM2", "16GB"}, "V100-16GB"},
+	{[]string{"MI355X"}, "MI355X"},
+	{[]string{"MI350X"}, "MI350X"},
+	{[]string{"MI325X"}, "MI325X"},
+	{[]string{"MI300X"}, "MI300X"},
+	{[]string{"L40S"}, "L40S"},
+	{[]string{"A10G"}, "A10G"},
+	{[]string{"RTX 5090"}, "RTX5090"},
+	{[]string{"RTX 4090"}, "RTX4090"},
+}
+
+// GPUOfDevice returns the GPU preset a device name (cudaDeviceProp.name)
+// is, and false when no preset is that part.
+func GPUOfDevice(name string) (string, bool) {
+	u := strings.ToUpper(name)
+	for _, d := range deviceGPUs {
+		all := true
+		for _, w := range d.words {
+			all = all && strings.Contains(u, w)
+		}
+		if all {
+			return d.gpu, true
+		}
+	}
+	return "", false
 }

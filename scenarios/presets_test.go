@@ -340,3 +340,38 @@ func TestManyLayersIsBounded(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestGPUOfDevice maps the device names CUDA reports (cudaDeviceProp.name
+// as nccl-tests and nvidia-smi print it) to the GPU presets, and leaves
+// the parts zerosim has no preset for unmatched.
+func TestGPUOfDevice(t *testing.T) {
+	for _, tc := range []struct{ name, gpu string }{
+		{"A100-SXM4-40GB", "A100-40GB"},        // nccl-tests logs in collectives/testdata
+		{"NVIDIA A100-SXM4-40GB", "A100-40GB"}, // newer drivers prefix the vendor
+		{"NVIDIA A100-SXM4-80GB", "A100-80GB"},
+		{"NVIDIA A800-SXM4-80GB", "A800-80GB"},
+		{"NVIDIA H100 80GB HBM3", "H100-80GB"},
+		{"NVIDIA H200", "H200"},
+		{"NVIDIA B200", "B200"},
+		{"NVIDIA GB200", "GB200"},
+		{"Tesla V100-SXM2-16GB", "V100-16GB"},
+		{"Tesla V100-SXM2-32GB", "V100-32GB"},
+		{"AMD Instinct MI300X", "MI300X"},
+		{"NVIDIA GeForce RTX 4090", "RTX4090"},
+		{"NVIDIA L40S", "L40S"},
+		{"NVIDIA H800", ""},      // no preset: NVLink cut, not an H100's
+		{"NVIDIA H100 PCIe", ""}, // a PCIe part, not the SXM preset
+		{"NVIDIA A100-PCIE-40GB", ""},
+		{"", ""},
+	} {
+		gpu, ok := GPUOfDevice(tc.name)
+		if gpu != tc.gpu || ok != (tc.gpu != "") {
+			t.Errorf("%q: %q, %t; want %q", tc.name, gpu, ok, tc.gpu)
+		}
+		if ok {
+			if _, found := findGPU(gpu); !found {
+				t.Errorf("%q: %q is not a GPU preset", tc.name, gpu)
+			}
+		}
+	}
+}

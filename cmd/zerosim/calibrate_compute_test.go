@@ -412,3 +412,28 @@ func TestCalibrateTraceKernelFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateDeviceMismatch: a log whose devices block names another GPU
+// than the scenario's cluster gets a warning naming both and the fix; the
+// same log against its own GPU gets none.
+func TestCalibrateDeviceMismatch(t *testing.T) {
+	log := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "a100_2node_allreduce_aws_p4d_efa_ring.log")
+	const warning = "the log ran on A100-SXM4-40GB (A100-40GB), the scenario's cluster is H100-80GB: fit it with a scenario of that cluster (--scenario FILE, or --set cluster.gpu=A100-40GB and its links)"
+	for _, tc := range []struct {
+		sets []string
+		want bool
+	}{
+		{nil, true}, // the default example: H100-80GB
+		{[]string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra.preset=NVLink3", "--set", "cluster.inter.preset=EFA-p4d",
+			"--set", "cluster.nics=per_node", "--set", "cluster.nics_per_node=4"}, false},
+	} {
+		file := filepath.Join(t.TempDir(), "cal.yaml")
+		out, errOut, code := runCLI(append([]string{"calibrate", log, "--gpus-per-node", "8", "--file", file}, tc.sets...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.sets, code, errOut)
+		}
+		if got := strings.Contains(out, "  warning: "+warning); got != tc.want {
+			t.Errorf("%v: the mismatch warning present %t, want %t:\n%s", tc.sets, got, tc.want, out)
+		}
+	}
+}

@@ -238,7 +238,11 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
 	}
 	for i := range logs {
-		rep.Logs = append(rep.Logs, calibrationLog(hw, fit, curves, i))
+		l := calibrationLog(hw, fit, curves, i)
+		if w := deviceMismatch(&logs[i], s.Cluster.GPU); w != "" {
+			l.Warning = strings.TrimSuffix(w+"; "+l.Warning, "; ")
+		}
+		rep.Logs = append(rep.Logs, l)
 	}
 	cal := &collectives.Calibration{HW: hw, Params: fit.Params, Curves: curves}
 	file := cal.File()
@@ -333,6 +337,18 @@ func calibrationLog(hw collectives.Hardware, fit *collectives.Fit, curves []coll
 		l.Warning = fmt.Sprintf("%.1f× the nominal hardware's time at %d B: degraded fabric? check links", r, c.Sizes[last])
 	}
 	return l
+}
+
+// deviceMismatch says when a log ran on another GPU than the scenario's
+// cluster: the fit then calibrates that cluster's links with another's
+// times. "" when they agree or either is unknown.
+func deviceMismatch(l *collectives.Log, gpu string) string {
+	ran, ok := scenarios.GPUOfDevice(l.Device)
+	if !ok || gpu == "" || ran == gpu {
+		return ""
+	}
+	return fmt.Sprintf("the log ran on %s (%s), the scenario's cluster is %s: fit it with a scenario of that cluster (--scenario FILE, or --set cluster.gpu=%s and its links)",
+		reports.EscapeControl(l.Device), ran, gpu, ran)
 }
 
 // predict is m's time per size of c (µs), NaN where it cannot run.
