@@ -87,6 +87,7 @@ type stageBandwidthJSON struct {
 	Stage        int                  `json:"stage"`
 	K            int                  `json:"k"`
 	Config       *candidateJSON       `json:"config,omitempty"`
+	NoFit        bool                 `json:"config_does_not_fit,omitempty"`
 	ComputeBound int64                `json:"compute_bound_ps"`
 	Target       int64                `json:"target_ps"`
 	NICBandwidth int64                `json:"nic_bandwidth"`
@@ -140,7 +141,7 @@ func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {
 				c := newCandidateJSON(*s.Config)
 				cfg = &c
 			}
-			return stageBandwidthJSON{Stage: s.Stage, K: s.K, Config: cfg, ComputeBound: s.ComputeBound, Target: s.Target,
+			return stageBandwidthJSON{Stage: s.Stage, K: s.K, Config: cfg, NoFit: s.NoFit, ComputeBound: s.ComputeBound, Target: s.Target,
 				NICBandwidth: s.NICBandwidth, PerGPU: s.PerGPU, Step: s.Step, NominalStep: s.NominalStep, Note: s.Note,
 				Curve: mapSlice(s.Curve, func(b sweep.BandwidthPoint) bandwidthPointJSON {
 					return bandwidthPointJSON{PerGPU: b.PerGPU, Step: b.Step}

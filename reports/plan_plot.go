@@ -34,7 +34,8 @@ func networkTable(np *sweep.NetworkPlan) *table {
 			t.Notes = append(t.Notes, labelled(fmt.Sprintf("stage %d: ", sb.Stage), sb.Note))
 		}
 	}
-	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing); compute-bound: "+
+	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing; when none fits, the one "+
+		"nearest to fitting at the same global batch); compute-bound: "+
 		"its forward, backward and optimizer time, the step no network can beat; step now: at this cluster's %s per GPU.", bw(np.NominalPerGPU)), 118, ""))
 	t.Notes = append(t.Notes, wrap("Below that bandwidth the step is network-bound: this answers deepspeedai/DeepSpeed#2928 "+
 		"(\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.", 118, ""))
@@ -42,17 +43,21 @@ func networkTable(np *sweep.NetworkPlan) *table {
 }
 
 // shortConfig is a stage's configuration in a cell: the plan's fastest that
-// fits, or the scenario's own (which may not fit).
+// fits, its closest to fitting when none does, or the scenario's own.
 func shortConfig(sb sweep.StageBandwidth) string {
 	if sb.Config == nil {
-		return fmt.Sprintf("the file's, K %d (none fits)", sb.K)
+		return fmt.Sprintf("the file's, K %d", sb.K)
 	}
 	c := sb.Config
 	cp := ""
 	if c.CP > 0 {
 		cp = fmt.Sprintf("cp %d, ", c.CP)
 	}
-	return fmt.Sprintf("%sK %d, %d×%d, %s", cp, c.K, c.MicroBatch, c.GradAccum, c.Recompute)
+	none := ""
+	if sb.NoFit {
+		none = " (does not fit)"
+	}
+	return fmt.Sprintf("%sK %d, %d×%d, %s%s", cp, c.K, c.MicroBatch, c.GradAccum, c.Recompute, none)
 }
 
 func writeNetworkTable(w io.Writer, np *sweep.NetworkPlan) error {

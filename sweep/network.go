@@ -20,9 +20,10 @@ type NetworkOptions struct {
 	Points int
 	Jobs   int
 	// Configs, if it holds a stage, is the configuration searched for it
-	// (plan passes each stage's fastest that fits); other stages run the
-	// scenario as configured.
-	Configs map[int]Candidate
+	// (plan passes each stage's fastest that fits); else Closest's, a
+	// stage's configuration nearest to fitting (plan's Closest: none of
+	// that stage fits); other stages run the scenario as configured.
+	Configs, Closest map[int]Candidate
 }
 
 // Bandwidth search bounds, bytes per second per NIC: 1 MB/s to 25 TB/s
@@ -36,8 +37,11 @@ const (
 type StageBandwidth struct {
 	Stage int
 	K     int
-	// Config is the configuration searched, nil for the scenario's own.
+	// Config is the configuration searched, nil for the scenario's own;
+	// NoFit is set when it is the stage's closest to fitting, which does
+	// not fit the GPU either.
 	Config *Candidate
+	NoFit  bool
 	// ComputeBound is the step's compute (forward, backward, optimizer), the
 	// step time no network can beat; Target is ComputeBound · (1 + tolerance).
 	ComputeBound int64
@@ -133,13 +137,17 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 	err = parallel(ctx, len(opt.Stages), opt.Jobs, func(i int) error {
 		st := opt.Stages[i]
 		var c *Candidate
+		noFit := false
 		if cfg, ok := opt.Configs[st]; ok {
 			c = &cfg
+		} else if cfg, ok := opt.Closest[st]; ok {
+			c, noFit = &cfg, true
 		}
 		sb, err := stageBandwidth(src, st, c, opt.Tolerance, share, int64(base.Cluster.Inter.Bandwidth))
 		if err != nil {
 			return fmt.Errorf("stage %d: %w", st, err)
 		}
+		sb.NoFit = noFit
 		np.Stages[i] = sb
 		return nil
 	})

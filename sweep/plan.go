@@ -185,6 +185,11 @@ type Plan struct {
 	// (to say what to change when nothing fits).
 	Smallest     Candidate
 	SmallestPeak int64
+	// Closest holds, for each searched stage none of whose candidates
+	// fits, the one with the least peak (replayed where it was, else the
+	// memory model's): what plan --network times for that stage at the
+	// plan's global batch.
+	Closest map[int]Candidate
 	// SearchedStages and SearchedRecompute are the stages and checkpointing
 	// policies searched (what to suggest when nothing fits).
 	SearchedStages    []int
@@ -243,6 +248,29 @@ func (p *Plan) BestPerStage() map[int]Candidate {
 	for _, r := range p.Rows {
 		if _, ok := out[r.Stage]; !ok {
 			out[r.Stage] = r.Candidate
+		}
+	}
+	return out
+}
+
+// closestPerStage is Plan.Closest: for each stage of cands absent from
+// fit, the candidate with the least peak, replayed where it was, else the
+// memory model's; the first in search order on a tie.
+func closestPerStage(cands []Candidate, fit map[int]Candidate, replayed map[Candidate]int64, modelPeak func(Candidate) (int64, bool)) map[int]Candidate {
+	out := map[int]Candidate{}
+	peaks := map[int]int64{}
+	for _, c := range cands {
+		if _, ok := fit[c.Stage]; ok {
+			continue
+		}
+		peak, ok := replayed[c]
+		if !ok {
+			if peak, ok = modelPeak(c); !ok {
+				continue
+			}
+		}
+		if best, seen := peaks[c.Stage]; !seen || peak < best {
+			out[c.Stage], peaks[c.Stage] = c, peak
 		}
 	}
 	return out
@@ -525,6 +553,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			replayed[fits[i]] = r.PeakMemory
 		}
 	}
+	p.Closest = closestPerStage(cands, p.BestPerStage(), replayed, modelPeak)
 	if len(p.Rows) == 0 && len(replayed) > 0 {
 		// Nothing fits: the smallest peak is a replayed one where the
 		// candidate was replayed (as zerosim run reports it), else the

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -530,5 +531,74 @@ func TestPlanCPDuplicates(t *testing.T) {
 	}
 	if err := CheckPlanCP(s, 0, []int{3, 3}); err == nil || strings.Count(err.Error(), "cp=3") != 1 {
 		t.Errorf("CheckPlanCP(3, 3): %v, want cp=3 named once", err)
+	}
+}
+
+// TestPlanClosest: for each searched stage none of whose candidates fits,
+// Plan.Closest is the candidate with the least peak at the plan's global
+// batch (what plan --network times for it); a stage with a fitting row
+// has none. Llama 2 13B on 4 × 8 A100-40GB at 256 sequences (the file's
+// is 128): stages 0 and 1 fit nothing, 2 and 3 do.
+func TestPlanClosest(t *testing.T) {
+	src := exampleSource(t, "llama2-13b-a100-eth")
+	opt := PlanOptions{Recompute: []string{"none", "full"}, Algorithms: []string{"ring"}, Prefetch: []int{1}, BucketSizes: []string{"25MB"}, GlobalBatch: 256}
+	p, err := PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := p.BestPerStage()
+	for _, st := range []int{0, 1, 2, 3} {
+		c, closest := p.Closest[st]
+		if _, fits := fit[st]; fits == closest {
+			t.Fatalf("stage %d: fits %t, closest %t; want exactly one", st, fits, closest)
+		}
+		if !closest {
+			continue
+		}
+		if st > 1 || c.Stage != st {
+			t.Errorf("stage %d: closest %v; want stages 0 and 1 only, of their own stage", st, c.Sets())
+		}
+		if got := c.MicroBatch * c.GradAccum * int64(p.DP); got != 256 {
+			t.Errorf("stage %d: closest %v trains %d sequences a step, not the plan's 256", st, c.Sets(), got)
+		}
+		// No candidate of the stage has a smaller peak (the memory
+		// model's; none of them was replayed: all were pruned).
+		peak := func(c Candidate) int64 {
+			s, err := src.Load(c.Sets()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := memory.Analyze(s, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Peak
+		}
+		want := peak(c)
+		for _, o := range []Candidate{{Stage: st, K: 1, MicroBatch: 1, GradAccum: 8, Recompute: "full", BucketSize: "25MB", Prefetch: -1, Algorithm: "ring"},
+			{Stage: st, K: 1, MicroBatch: 8, GradAccum: 1, Recompute: "none", BucketSize: "25MB", Prefetch: -1, Algorithm: "ring"}} {
+			if got := peak(o); got < want {
+				t.Errorf("stage %d: %v peaks at %d B, below the closest %v's %d B", st, o.Sets(), got, c.Sets(), want)
+			}
+		}
+	}
+}
+
+// TestClosestPerStage: the least peak per stage without a fit, replayed
+// peaks before the model's, the first in search order on a tie.
+func TestClosestPerStage(t *testing.T) {
+	a := Candidate{Stage: 0, MicroBatch: 1, GradAccum: 4, Recompute: "none"}
+	b := Candidate{Stage: 0, MicroBatch: 1, GradAccum: 4, Recompute: "full"}
+	c := Candidate{Stage: 0, MicroBatch: 4, GradAccum: 1, Recompute: "full"}
+	d := Candidate{Stage: 1, MicroBatch: 1, GradAccum: 4, Recompute: "full"}
+	e := Candidate{Stage: 2, MicroBatch: 1, GradAccum: 4, Recompute: "full"}
+	model := map[Candidate]int64{a: 50, b: 50, c: 40, d: 30, e: 10}
+	replayed := map[Candidate]int64{c: 60} // the replay peaks above the model
+	got := closestPerStage([]Candidate{a, b, c, d, e}, map[int]Candidate{2: e}, replayed, func(x Candidate) (int64, bool) {
+		p, ok := model[x]
+		return p, ok
+	})
+	if want := map[int]Candidate{0: a, 1: d}; !maps.Equal(got, want) {
+		t.Errorf("closest %v, want %v", got, want)
 	}
 }
