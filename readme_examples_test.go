@@ -21,10 +21,11 @@ type example struct {
 	exit int
 }
 
-// readmeExamples parses the README's console blocks.
-func readmeExamples(t *testing.T) []example {
+// readmeExamples parses the console blocks of a Markdown file (the README,
+// docs/*.md).
+func readmeExamples(t *testing.T, path string) []example {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func readmeExamples(t *testing.T) []example {
 		case in && len(out) > 0 && out[len(out)-1].exit == -2:
 			code, err := strconv.Atoi(line)
 			if err != nil {
-				t.Fatalf("README.md:%d: %q after echo $? is not an exit code", i+1, line)
+				t.Fatalf("%s:%d: %q after echo $? is not an exit code", path, i+1, line)
 			}
 			out[len(out)-1].exit = code
 		case in && len(out) > 0:
@@ -84,10 +85,41 @@ func TestREADMEExamples(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./cmd/zerosim").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	exs := readmeExamples(t)
+	exs := readmeExamples(t, "README.md")
 	if len(exs) < 8 {
 		t.Fatalf("found %d README examples, want the whole tour", len(exs))
 	}
+	checkExamples(t, bin, "README.md", exs)
+}
+
+// TestDocsExamples: the console blocks of docs/*.md hold as the README's
+// do (docs/sweeps.md's compare, sweep and fit).
+func TestDocsExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the CLI")
+	}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "zerosim")
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./cmd/zerosim").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	n := 0
+	for _, doc := range docs {
+		exs := readmeExamples(t, doc)
+		n += len(exs)
+		checkExamples(t, bin, doc, exs)
+	}
+	if n < 3 {
+		t.Fatalf("found %d examples in docs/*.md, want docs/sweeps.md's three at least", n)
+	}
+}
+
+// checkExamples runs each example of file with bin and compares.
+func checkExamples(t *testing.T, bin, file string, exs []example) {
+	t.Helper()
 	for _, ex := range exs {
 		cmd := exec.Command(bin, ex.args...)
 		var buf bytes.Buffer
@@ -98,14 +130,14 @@ func TestREADMEExamples(t *testing.T) {
 		if errors.As(err, &ee) {
 			code = ee.ExitCode()
 		} else if err != nil {
-			t.Fatalf("README.md:%d: %v", ex.line, err)
+			t.Fatalf("%s:%d: %v", file, ex.line, err)
 		}
 		if want := max(ex.exit, 0); code != want {
-			t.Errorf("README.md:%d: zerosim %s exited %d, README says %d", ex.line, strings.Join(ex.args, " "), code, want)
+			t.Errorf("%s:%d: zerosim %s exited %d, the file says %d", file, ex.line, strings.Join(ex.args, " "), code, want)
 		}
 		got := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 		if !matches(ex.want, got) {
-			t.Errorf("README.md:%d: zerosim %s prints something else than the README shows; got:\n%s", ex.line, strings.Join(ex.args, " "), buf.String())
+			t.Errorf("%s:%d: zerosim %s prints something else than the file shows; got:\n%s", file, ex.line, strings.Join(ex.args, " "), buf.String())
 		}
 	}
 }

@@ -36,21 +36,26 @@ type Comparison struct {
 
 // compareVariant is one replayed variant.
 type compareVariant struct {
-	Label         string         `json:"label"`
-	File          string         `json:"file"`
-	Sets          []string       `json:"sets"`
-	Stage         int            `json:"stage"`
-	N             int            `json:"n"`
-	K             int            `json:"k"`
-	Algorithm     string         `json:"algorithm"`
-	StepTimePS    int64          `json:"step_time_ps"`
-	ComputePS     int64          `json:"compute_ps"`
-	ExposedCommPS int64          `json:"exposed_comm_ps"`
-	Phases        []comparePhase `json:"phases"`
-	PeakMemory    int64          `json:"peak_memory_bytes"`
-	AtRestMemory  int64          `json:"at_rest_memory_bytes"`
-	GPUMemory     int64          `json:"gpu_memory_bytes"`
-	Fits          bool           `json:"fits"`
+	Label      string   `json:"label"`
+	File       string   `json:"file"`
+	Sets       []string `json:"sets"`
+	Stage      int      `json:"stage"`
+	N          int      `json:"n"`
+	K          int      `json:"k"`
+	Algorithm  string   `json:"algorithm"`
+	StepTimePS int64    `json:"step_time_ps"`
+	// ComputePS is the step's compute at full speed (zero.Result.Compute);
+	// BusiestComputePS the busiest rank's, slowed where collectives ran
+	// beside it (run's "compute", which with the exposed communication
+	// makes the step).
+	ComputePS        int64          `json:"compute_ps"`
+	BusiestComputePS int64          `json:"busiest_compute_ps"`
+	ExposedCommPS    int64          `json:"exposed_comm_ps"`
+	Phases           []comparePhase `json:"phases"`
+	PeakMemory       int64          `json:"peak_memory_bytes"`
+	AtRestMemory     int64          `json:"at_rest_memory_bytes"`
+	GPUMemory        int64          `json:"gpu_memory_bytes"`
+	Fits             bool           `json:"fits"`
 	// TokensPerSecPerGPU is rounded to a whole token.
 	TokensPerSecPerGPU int64 `json:"tokens_per_s_per_gpu"`
 }
@@ -135,6 +140,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 		TokensPerSecPerGPU: int64(math.Round(r.TokensPerSecPerGPU()))}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
+		v.BusiestComputePS = max(v.BusiestComputePS, int64(rk.Compute))
 	}
 	for _, p := range r.Phases {
 		cp := comparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
@@ -199,7 +205,8 @@ func compareRows(vs []compareVariant) []compareRow {
 	}
 	add("step time", "ps", func(v *compareVariant) int64 { return v.StepTimePS })
 	add("tokens/s per GPU", "tokens/s", func(v *compareVariant) int64 { return v.TokensPerSecPerGPU })
-	add("compute", "ps", func(v *compareVariant) int64 { return v.ComputePS })
+	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
+	add("compute at full speed", "ps", func(v *compareVariant) int64 { return v.ComputePS })
 	add("exposed comm (busiest rank)", "ps", func(v *compareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
 	var phases, classes []string

@@ -93,7 +93,7 @@ func generalPlot(title string, vs []compareVariant) comparePlot {
 	for _, v := range vs {
 		p.Categories = append(p.Categories, v.Label)
 		timeP.Series[0].Values = append(timeP.Series[0].Values, float64(v.StepTimePS)/msUnit)
-		timeP.Series[1].Values = append(timeP.Series[1].Values, float64(v.ComputePS)/msUnit)
+		timeP.Series[1].Values = append(timeP.Series[1].Values, float64(v.BusiestComputePS)/msUnit)
 		timeP.Series[2].Values = append(timeP.Series[2].Values, float64(v.ExposedCommPS)/msUnit)
 		var net, nv int64
 		for _, ph := range v.Phases {

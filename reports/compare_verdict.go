@@ -70,7 +70,7 @@ func compareVerdict(vs []compareVariant) string {
 		if d := f.ExposedCommPS - r.ExposedCommPS; d != 0 {
 			why = append(why, moreLess(d, durText)+" exposed communication")
 		}
-		if d := f.ComputePS - r.ComputePS; d != 0 {
+		if d := f.BusiestComputePS - r.BusiestComputePS; d != 0 {
 			why = append(why, moreLess(d, durText)+" compute")
 		}
 		if len(why) > 0 {
