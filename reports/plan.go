@@ -274,7 +274,7 @@ func (pr *PlanReport) planTable() *table {
 // order; the MFU line depends on the model (mfuLegend).
 func planLegend(p *sweep.Plan) []string {
 	l := []string{
-		labelled("#: ", "rank among all that fit (plan.csv has them all); *: nothing faster fits in less memory."),
+		labelled("#: ", "rank of all that fit (plan.csv has all, with bucket, prefetch, algorithm); *: nothing faster fits in less memory."),
 		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
 		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
 			"(hybrid shard, each over N/K GPUs) at 3."),
