@@ -260,3 +260,45 @@ func TestHFResolveTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestIntraLinkWarning: a file that names its NVLink (the embedded default:
+// NVLink4, 450 GB/s) given another GPU with --set cluster.gpu=A100-40GB kept
+// the H100's links without a word, so every intra-node collective ran at a
+// speed no A100 has (its NVLink3 carries 300 GB/s). Load warns naming both
+// presets; it stays quiet for the GPU's own link, a V100 in an NVSwitch box
+// (DGX-2), PCIe (GPUs are sold as PCIe cards too), an explicit bandwidth
+// and a cluster that names no GPU.
+func TestIntraLinkWarning(t *testing.T) {
+	for _, c := range []struct{ cluster, want string }{
+		{"gpu: A100-40GB, intra: {preset: NVLink4}", "w.yaml:2:63: intra preset NVLink4 (450.00 GB/s per direction) is not the A100-40GB's interconnect: it has NVLink3 (300.00 GB/s); use preset: NVLink3 (--set cluster.intra.preset=NVLink3), or intra.bandwidth: for links of your own"},
+		{"gpu: H100-80GB, intra: {preset: NVLink3}", "w.yaml:2:63: intra preset NVLink3 (300.00 GB/s per direction) is not the H100-80GB's interconnect: it has NVLink4 (450.00 GB/s)"},
+		{"gpu: MI300X, intra: {preset: NVLink4}", "w.yaml:2:60: intra preset NVLink4 (450.00 GB/s per direction) is not the MI300X's interconnect: it has xGMI"},
+		{"gpu: A800-80GB, intra: {preset: NVLink3}", "w.yaml:2:63: intra preset NVLink3 (300.00 GB/s per direction) is not the A800-80GB's interconnect: it has NVLink3-A800 (200.00 GB/s)"},
+		{"gpu: A100-40GB, intra: {preset: NVLink3}", ""},
+		{"gpu: V100-32GB, intra: {preset: NVSwitch}", ""},
+		{"gpu: H100-80GB, intra: {preset: PCIe5}", ""},
+		{"gpu: A100-40GB, intra: {preset: NVLink4, bandwidth: 300GB/s}", ""},
+		{"gpu: A100-40GB", ""},
+		{"gpu_memory: 80GiB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {preset: NVLink4}, inter: {bandwidth: 50GB/s}", ""},
+	} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, " + c.cluster + "}\nmodel: {params: 7B}\nparallelism: {dp: 8, zero_stage: 1}\n"
+		s, err := Load("w.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(s.Warnings, "\n")
+		if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.cluster, got, c.want)
+		}
+	}
+	// The embedded default under --set cluster.gpu=A100-40GB, as a user
+	// adapting it meets it: the position is the file's preset line.
+	data, _ := Example("default")
+	s, err := Load("default.yaml", data, []string{"cluster.gpu=A100-40GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Warnings, "\n"); !strings.HasPrefix(got, "default.yaml:16:5: intra preset NVLink4") {
+		t.Errorf("default with cluster.gpu=A100-40GB: warnings %q", got)
+	}
+}

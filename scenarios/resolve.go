@@ -110,6 +110,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 		}
 	}
 	l.warnMemoryUnit(s)
+	l.warnIntraLink(s)
 	l.warnWindows(s)
 	return nil
 }
