@@ -80,6 +80,13 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	m := &s.Model
 	for _, k := range hfKeysExclusive {
 		if l.has("model." + k) {
+			if l.bySet("model.hf_config") && !l.bySet("model."+k) {
+				// --set model.hf_config=… on a file with a preset (the
+				// embedded examples): no --set deletes a key, so name
+				// the one that replaces the model.
+				return l.errPath("model."+k, fmt.Sprintf("--set model.hf_config conflicts with the file's model.%s, which a --set cannot delete: "+
+					"replace the file's model instead, --set 'model={hf_config: %s}' (seq_len, layers and groups may go inside the braces)", k, m.HFConfig))
+			}
 			return l.errPath("model."+k, fmt.Sprintf("model.%s conflicts with hf_config, which defines the model (delete %s; layers, seq_len and groups may stay)", k, k))
 		}
 	}

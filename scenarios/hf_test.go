@@ -302,3 +302,27 @@ func TestIntraLinkWarning(t *testing.T) {
 		t.Errorf("default with cluster.gpu=A100-40GB: warnings %q", got)
 	}
 }
+
+// TestHFConfigBySet: --set model.hf_config=… on a file that names a preset
+// (every embedded example) said "delete preset", which a user of the
+// embedded default cannot do and no --set does. The error now names the
+// --set that replaces the model, and that --set loads the config.json. A
+// conflict within the file, or between two --set flags, keeps the plain
+// message.
+func TestHFConfigBySet(t *testing.T) {
+	data, _ := Example("default")
+	const cfg = "testdata/hf/gpt2/config.json"
+	_, err := Load("default.yaml", data, []string{"model.hf_config=" + cfg})
+	want := "default.yaml:26:3: --set model.hf_config conflicts with the file's model.preset, which a --set cannot delete: replace the file's model instead, --set 'model={hf_config: " + cfg + "}'"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("--set model.hf_config on default: %v, want prefix %q", err, want)
+	}
+	s, err := Load("default.yaml", data, []string{"model={hf_config: " + cfg + "}"})
+	if err != nil || s.Model.Params != 124_439_808 {
+		t.Errorf("--set 'model={hf_config: %s}': %v", cfg, err)
+	}
+	_, err = Load("default.yaml", data, []string{"model.hf_config=" + cfg, "model.preset=llama2-7b"})
+	if want := "default.yaml: --set model.preset=llama2-7b: model.preset conflicts with hf_config, which defines the model (delete preset"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("two --set flags: %v, want prefix %q", err, want)
+	}
+}
