@@ -53,6 +53,9 @@ func commWords(r sweep.PlanRow) string {
 		}
 	}
 	if r.Stage == 3 {
+		if r.Prefetch == 1 {
+			return fmt.Sprintf("prefetch depth 1 (the parameters of the next layer gathered ahead), %s", algo)
+		}
 		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
 	}
 	return fmt.Sprintf("%s gradient buckets, %s", r.BucketSize, algo)
