@@ -664,7 +664,7 @@ func (run *Run) pathTable() *table {
 	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
 	t.Title = "the " + countNoun(len(steps), "task", "tasks") + " on the critical path"
 	if len(steps) > criticalTop {
-		t.Title = fmt.Sprintf("the %d longest of the %d tasks on the critical path", criticalTop, len(steps))
+		t.Title = fmt.Sprintf("the %d longest of the %s tasks on the critical path", criticalTop, commas(int64(len(steps))))
 		steps = steps[:criticalTop]
 	}
 	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; by kind: "+strings.Join(parts, ", "))

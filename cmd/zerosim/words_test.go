@@ -107,8 +107,14 @@ func TestMemorySummaryFirst(t *testing.T) {
 	}
 }
 
-// Counts read right: one node, one configuration.
+// Counts read right: one node, one configuration, and thousands separated
+// as every other human figure (the critical path of llama2-13b-a100-eth's
+// four micro-steps read "the 8 longest of the 1598 tasks").
 func TestCountsReadRight(t *testing.T) {
+	_, big, _ := runMain(t, "", "run", "llama2-13b-a100-eth")
+	if !strings.Contains(big, "\n# the 8 longest of the 1,598 tasks on the critical path\n") {
+		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands")
+	}
 	_, out, _ := runMain(t, "", "run", "seed002-tiny")
 	if !strings.Contains(out, "cluster:             1 node × 2 A100-80GB") || strings.Contains(out, "(s)") {
 		t.Errorf("run seed002-tiny: %s", strings.SplitN(out, "\n", 5)[3])
