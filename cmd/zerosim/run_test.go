@@ -220,6 +220,9 @@ func TestOutputFlagsRefused(t *testing.T) {
 		{[]string{"memory", "-o", dir}, "zerosim memory writes no files"},
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-o", dir}, "zerosim sweep writes no files"},
 		{[]string{"memory", "--rank", "16"}, "--rank 16: the scenario has ranks 0–15"},
+		// fit's table is all memory: "fit prints no memory table" was false.
+		{[]string{"fit", "--units", "gb"}, "--units gb: zerosim fit does not take --units (only run's and memory's tables switch to GB; JSON and CSV give exact bytes)"},
+		{[]string{"collective", "--units", "gb"}, "--units gb: zerosim collective does not take --units (only run's and memory's tables switch to GB"},
 	} {
 		def, _ := scenarios.Example("default")
 		code, out, errOut := runMain(t, string(def), tc.args...)
