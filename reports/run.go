@@ -173,7 +173,7 @@ func (run *Run) headline() [][2]string {
 		{"model", modelText(s)},
 		{"cluster", clusterText(s, run.Style.Units)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
-		{"N (dp·cp)", strconv.Itoa(r.N)},
+		{"N (dp·cp)", groupText(s, r.N)},
 		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
 		{"algorithm", algorithmText(s) + timingText(r.Timing)},
 		{"overlap", yesNo(r.Overlap)},
@@ -194,6 +194,26 @@ func (run *Run) headline() [][2]string {
 		rows = slices.Insert(rows, at, [2]string{"attention", a})
 	}
 	return rows
+}
+
+// groupText is the ZeRO group's size, with the degrees that make it when
+// they are not plain data parallelism: cp > 1 splits every sequence, and
+// ep > 1 splits the routed experts over ep ranks (each expert unit sharded
+// over the N/ep holding the same experts). Without them it is N alone.
+func groupText(s *scenarios.Scenario, n int) string {
+	p := s.Parallelism
+	txt := strconv.Itoa(n)
+	var parts []string
+	if p.CP > 1 {
+		parts = append(parts, fmt.Sprintf("dp %d × cp %d", p.DP, p.CP))
+	}
+	if p.EP > 1 {
+		parts = append(parts, fmt.Sprintf("routed experts split over ep %d, each expert sharded over %d", p.EP, n/p.EP))
+	}
+	if len(parts) > 0 {
+		txt += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return txt
 }
 
 // efficiencyText says where the GEMM efficiency came from: a calibration

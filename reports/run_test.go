@@ -603,3 +603,30 @@ func TestEfficiencyLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRunHeadlineGroup: the headline's "N (dp·cp)" line gave N alone, so a
+// run with context or expert parallelism did not say it was one (Mixtral
+// 8x7B at ep 8 read "64", like plain data parallelism). It now names cp and
+// ep when they are above 1, and stays N alone otherwise.
+func TestRunHeadlineGroup(t *testing.T) {
+	const moe = "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: deepseek-v2-lite, seq_len: 2048}\n" +
+		"parallelism: {dp: 16, zero_stage: 3, ep: 8}\n"
+	for _, c := range []struct {
+		run  *Run
+		want string
+	}{
+		{exampleRun(t, "seed002-tiny"), "2"},
+		{exampleRun(t, "seed000-k4"), "8 (dp 4 × cp 2)"},
+		{yamlRun(t, "moe.yaml", []byte(moe)), "16 (routed experts split over ep 8, each expert sharded over 2)"},
+	} {
+		var got string
+		for _, kv := range c.run.headline() {
+			if kv[0] == "N (dp·cp)" {
+				got = kv[1]
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: N (dp·cp) %q, want %q", c.run.Scenario.Name, got, c.want)
+		}
+	}
+}
