@@ -14,6 +14,22 @@ import (
 // dimensions (Layer.Dims) instead of following the gpt or llama layout.
 const ArchHF = "hf"
 
+// HFBlockArch is the block layout of a Hugging Face architecture as
+// zerosim's compute and activation models take it: GPT-2, OPT, GPT-NeoX
+// and Falcon decoders are "gpt" (LayerNorm, a two-matmul GeLU MLP), every
+// other class the importer reads (Llama, Mistral, Mixtral, Qwen, Gemma,
+// Phi-3, DeepSeek, …) is "llama" (RMSNorm, a gated three-matmul MLP; the
+// hfLlamaLike family of hf.go). An imported model printed with its layer
+// list (zerosim import hf) names it as model.arch, since without it a
+// transformer's layout is gpt.
+func HFBlockArch(architecture string) string {
+	switch architecture {
+	case "GPT2LMHeadModel", "OPTForCausalLM", "GPTNeoXForCausalLM", "FalconForCausalLM":
+		return ArchGPT
+	}
+	return ArchLlama
+}
+
 // DefaultHFSeqLen is the training sequence length of an imported model when
 // the scenario gives no model.seq_len (capped at max_position_embeddings):
 // config.json states the longest context the model supports, not the
