@@ -326,3 +326,27 @@ func TestHFConfigBySet(t *testing.T) {
 		t.Errorf("two --set flags: %v, want prefix %q", err, want)
 	}
 }
+
+// TestLayerListArch: a transformer given as an explicit layer list (what
+// zerosim import hf prints) skipped the check of model.arch, so "arch: foo"
+// loaded and replayed as gpt. It is refused as with dimensions; gpt, llama
+// and hf (the resolved form of an imported model) load.
+func TestLayerListArch(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 8, zero_stage: 3}\nmodel:\n"
+	const layers = "  layer_list:\n    - {name: embedding, params: 1000}\n    - {name: block.0, params: 5000}\n    - {name: lm_head, params: 1000}\n"
+	for _, c := range []struct{ model, want string }{
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: foo\n" + layers, `x.yaml:8:3: arch "foo" is unknown (use gpt or llama)`},
+		{"  kind: generic\n  arch: llama\n" + layers, "x.yaml:6:3: arch applies to kind transformer only"},
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: llama\n" + layers, ""},
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: gpt\n" + layers, ""},
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: hf\n  architecture: LlamaForCausalLM\n" + layers, ""},
+	} {
+		_, err := Load("x.yaml", []byte(base+c.model), nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.model, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%q: %v, want prefix %q", c.model, err, c.want)
+		}
+	}
+}
