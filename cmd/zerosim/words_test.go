@@ -54,7 +54,7 @@ func TestTablesFit120Columns(t *testing.T) {
 		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", "│        none │    - │  - │          - │          4,107,431,936 │     19 │"}},
 		{[]string{"compare", "default", "--vary", "parallelism.k=1,2,4", "--wide"}, []string{
 			"│ parallelism.k=2 │ Δ vs parallelism.k=1 │ parallelism.k=4 │ Δ vs parallelism.k=1 │",
-			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │               1684603904 │ 0.125·S │"}},
+			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {
@@ -114,6 +114,12 @@ func TestCountsReadRight(t *testing.T) {
 	_, big, _ := runMain(t, "", "run", "llama2-13b-a100-eth")
 	if !strings.Contains(big, "\n# the 8 longest of the 1,598 tasks on the critical path\n") {
 		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands")
+	}
+	// Exact bytes in prose are separated as in the tables: the offload
+	// host line printed "(53907324928 B)".
+	_, off, _ := runMain(t, "", "run", "--set", "offload.optimizer=cpu")
+	if !strings.Contains(off, "\nhost RAM: 6.28 GiB per rank, 50.21 GiB (53,907,324,928 B) per node, fits in 1.00 TiB") {
+		t.Errorf("run with offload: the host RAM line does not separate thousands")
 	}
 	_, out, _ := runMain(t, "", "run", "seed002-tiny")
 	if !strings.Contains(out, "cluster:             1 node × 2 A100-80GB") || strings.Contains(out, "(s)") {
