@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -166,5 +168,48 @@ func TestCompareSplitKeepsBaseline(t *testing.T) {
 	}
 	if !strings.Contains(heads[1], "parallelism.k=4") || strings.Contains(heads[1], "parallelism.k=2") {
 		t.Errorf("second table: %s", heads[1])
+	}
+}
+
+// TestREADMEWideAndUnits: the README's tour names the commands that take
+// --wide and --units as the CLI does. It said fit's and compare's tables
+// were wider than 120 columns (TestTablesFit120Columns holds them to 120)
+// and left fit and compare out of --wide, which both take.
+func TestREADMEWideAndUnits(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	list := func(after string) []string {
+		i := strings.Index(readme, after)
+		if i < 0 {
+			t.Fatalf("README lacks %q", after)
+		}
+		rest := readme[i+len(after):]
+		return strings.Split(rest[:strings.Index(rest, ")")], ", ")
+	}
+	for _, c := range []struct {
+		after string
+		takes func(outputs) bool
+	}{
+		{"`--wide` shows every column in exact bytes (", func(o outputs) bool { return o.wide }},
+		{"`--units gb` switches to GB (", func(o outputs) bool { return o.units }},
+	} {
+		got := list(c.after)
+		var want []string
+		for name, o := range commandOutputs {
+			if c.takes(o) {
+				want = append(want, name)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("README %q…): %v; the CLI: %v", c.after, got, want)
+		}
+	}
+	if strings.Contains(readme, "are wider)") {
+		t.Errorf("README says some tables are wider than 120 columns")
 	}
 }
