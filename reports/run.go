@@ -337,8 +337,14 @@ func attentionText(s *scenarios.Scenario) string {
 		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + linearText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
-	if s.Cluster.GPU == "" {
+	switch {
+	case s.Cluster.GPU == "":
 		from = "the kernel's published rate, docs/compute-model.md"
+	case !zero.AttentionRateOwn(s.Cluster.GPU):
+		// V100, MI300X, RTX4090 …: the rate is the A100's, not one
+		// published for this GPU (FlashAttention-2 does not even run on
+		// a V100).
+		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
 	}
 	if t.AttentionEfficiency > 0 {
 		from = "training.attention_efficiency, set or calibrated"
