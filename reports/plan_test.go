@@ -115,6 +115,21 @@ func TestCommWordsPrefetch(t *testing.T) {
 	}
 }
 
+// TestCommWordsBucket: the file's bucket size came out as the --set form,
+// "40000000B gradient buckets" (zerosim plan default --stages 1).
+func TestCommWordsBucket(t *testing.T) {
+	for _, tc := range []struct{ size, want string }{
+		{"40000000B", "40 MB gradient buckets, ring collectives"},
+		{"25MB", "25 MB gradient buckets, ring collectives"},
+		{"12345678B", "12.35 MB gradient buckets, ring collectives"},
+	} {
+		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 1, BucketSize: tc.size, Algorithm: "ring"}, Timing: "alpha–beta"}
+		if got := commWords(r); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.size, got, tc.want)
+		}
+	}
+}
+
 // TestPlanMFULegend: the legend says how the plan's MFU counts FLOPs, as
 // run does: per token for a transformer, 3× the forward FLOPs executed for
 // a model without a per-token count.
