@@ -139,6 +139,12 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 	}
 	if c.Nodes > 1 && c.Inter.Bandwidth > 0 {
 		t += fmt.Sprintf(", inter %v %v", c.Inter.Bandwidth, c.Inter.Latency)
+		// Shared NICs: the bandwidth is a NIC's, not a GPU's (seed
+		// 001's Azure cluster: one 40 Gb/s NIC for 4 GPUs read as 5 GB/s
+		// per GPU).
+		if c.NICs == scenarios.NICPerNode {
+			t += fmt.Sprintf(" per NIC, %s per node shared by its %d GPUs", countNoun(c.NICsPerNode, "NIC", "NICs"), c.GPUsPerNode)
+		}
 	}
 	return t
 }

@@ -636,3 +636,27 @@ func TestRunHeadlineGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestRunHeadlineSharedNICs: with nics: per_node the inter-node bandwidth
+// is one NIC's, shared by the node's GPUs; the cluster line gave it like a
+// per-GPU link ("inter 5.00 GB/s 10µs" for seed 001's Azure nodes, one
+// 40 Gb/s NIC per 4 V100s).
+func TestRunHeadlineSharedNICs(t *testing.T) {
+	for _, c := range []struct {
+		run  *Run
+		want string
+	}{
+		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs"},
+		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (80.00 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs"},
+	} {
+		var got string
+		for _, kv := range c.run.headline() {
+			if kv[0] == "cluster" {
+				got = kv[1]
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: cluster %q, want %q", c.run.Scenario.Name, got, c.want)
+		}
+	}
+}
