@@ -13,11 +13,7 @@ func BlockStyle(m *scenarios.Model) string {
 	case scenarios.ArchLlama:
 		return "llama"
 	case scenarios.ArchHF:
-		switch m.Architecture {
-		case "GPT2LMHeadModel", "OPTForCausalLM", "GPTNeoXForCausalLM", "FalconForCausalLM":
-			return "gpt"
-		}
-		return "llama"
+		return scenarios.HFBlockArch(m.Architecture)
 	}
 	return "gpt"
 }

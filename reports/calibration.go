@@ -64,8 +64,19 @@ type CalibrationReport struct {
 
 // String is the fitted values in one line.
 func (p CalibrationParams) String() string {
-	return fmt.Sprintf("intra efficiency %.3f, inter efficiency %.3f, intra hop %+.2f µs, inter hop %+.2f µs, fixed %+.2f µs",
-		p.IntraEff, p.InterEff, p.IntraHopUS, p.InterHopUS, p.FixedUS)
+	return fmt.Sprintf("intra efficiency %.3f, inter efficiency %.3f, intra hop %s µs, inter hop %s µs, fixed %s µs",
+		p.IntraEff, p.InterEff, signedUS(p.IntraHopUS), signedUS(p.InterHopUS), signedUS(p.FixedUS))
+}
+
+// signedUS is a fitted latency in µs with its sign and two decimals; a fit
+// within 0.005 µs of zero on the negative side printed "-0.00" (a log of
+// zerosim's own prediction, which the fit reproduces exactly): it is +0.00.
+func signedUS(v float64) string {
+	s := fmt.Sprintf("%+.2f", v)
+	if s == "-0.00" {
+		return "+0.00"
+	}
+	return s
 }
 
 func calPct(v float64) string {

@@ -408,7 +408,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	t.Header(head)
 	for _, r := range sl.Rows {
 		if err := t.Append(narrow([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
-			exact(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
+			commas(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
 			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).IEC()})); err != nil {
 			return err
 		}

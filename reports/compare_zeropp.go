@@ -126,7 +126,7 @@ func WriteZeroPPSection(w io.Writer, sec *ZeroPPSection) error {
 	if sec == nil {
 		return nil
 	}
-	if _, err := fmt.Fprintf(w, "\n# ZeRO++ vs ZeRO-3 vs raising K: network bytes per node per step in M = 2P = %d B\n", sec.M); err != nil {
+	if _, err := fmt.Fprintf(w, "\n# ZeRO++ vs ZeRO-3 vs raising K: network bytes per node per step in M = 2P = %s B\n", commas(sec.M)); err != nil {
 		return err
 	}
 	t := newTable(w, 7, 0)

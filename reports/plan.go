@@ -53,9 +53,23 @@ func commWords(r sweep.PlanRow) string {
 		}
 	}
 	if r.Stage == 3 {
+		if r.Prefetch == 1 {
+			return fmt.Sprintf("prefetch depth 1 (the parameters of the next layer gathered ahead), %s", algo)
+		}
 		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
 	}
-	return fmt.Sprintf("%s gradient buckets, %s", r.BucketSize, algo)
+	return fmt.Sprintf("%s gradient buckets, %s", bucketWords(r.BucketSize), algo)
+}
+
+// bucketWords is a candidate's bucket size as a person reads it: the
+// file's size comes as exact bytes ("40000000B", the form a --set takes)
+// and prints "40 MB", as the searched "25MB" prints "25 MB".
+func bucketWords(size string) string {
+	b, err := units.ParseBytes(size)
+	if err != nil {
+		return size
+	}
+	return strings.Replace(b.SI(), ".00 ", " ", 1)
 }
 
 // describe is the candidate in words, for the headline and the reason.

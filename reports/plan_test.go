@@ -97,6 +97,39 @@ func TestCommWordsAuto(t *testing.T) {
 	}
 }
 
+// TestCommWordsPrefetch: plan's run line named "the next 1 layers" for
+// prefetch depth 1 (zerosim plan docs/examples/llama-3.1-70b.yaml --set
+// cluster.gpu=A100-40GB --set cluster.nodes=9 --set parallelism.dp=72).
+func TestCommWordsPrefetch(t *testing.T) {
+	for _, tc := range []struct {
+		prefetch int
+		want     string
+	}{
+		{1, "prefetch depth 1 (the parameters of the next layer gathered ahead), ring collectives"},
+		{2, "prefetch depth 2 (the parameters of the next 2 layers gathered ahead), ring collectives"},
+	} {
+		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, Prefetch: tc.prefetch, Algorithm: "ring"}, Timing: "alpha–beta"}
+		if got := commWords(r); got != tc.want {
+			t.Errorf("prefetch %d: %q, want %q", tc.prefetch, got, tc.want)
+		}
+	}
+}
+
+// TestCommWordsBucket: the file's bucket size came out as the --set form,
+// "40000000B gradient buckets" (zerosim plan default --stages 1).
+func TestCommWordsBucket(t *testing.T) {
+	for _, tc := range []struct{ size, want string }{
+		{"40000000B", "40 MB gradient buckets, ring collectives"},
+		{"25MB", "25 MB gradient buckets, ring collectives"},
+		{"12345678B", "12.35 MB gradient buckets, ring collectives"},
+	} {
+		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 1, BucketSize: tc.size, Algorithm: "ring"}, Timing: "alpha–beta"}
+		if got := commWords(r); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.size, got, tc.want)
+		}
+	}
+}
+
 // TestPlanMFULegend: the legend says how the plan's MFU counts FLOPs, as
 // run does: per token for a transformer, 3× the forward FLOPs executed for
 // a model without a per-token count.

@@ -139,6 +139,12 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 	}
 	if c.Nodes > 1 && c.Inter.Bandwidth > 0 {
 		t += fmt.Sprintf(", inter %v %v", c.Inter.Bandwidth, c.Inter.Latency)
+		// Shared NICs: the bandwidth is a NIC's, not a GPU's (seed
+		// 001's Azure cluster: one 40 Gb/s NIC for 4 GPUs read as 5 GB/s
+		// per GPU).
+		if c.NICs == scenarios.NICPerNode {
+			t += fmt.Sprintf(" per NIC, %s per node shared by its %d GPUs", countNoun(c.NICsPerNode, "NIC", "NICs"), c.GPUsPerNode)
+		}
 	}
 	return t
 }
@@ -173,7 +179,7 @@ func (run *Run) headline() [][2]string {
 		{"model", modelText(s)},
 		{"cluster", clusterText(s, run.Style.Units)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
-		{"N (dp·cp)", strconv.Itoa(r.N)},
+		{"N (dp·cp)", groupText(s, r.N)},
 		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
 		{"algorithm", algorithmText(s) + timingText(r.Timing)},
 		{"overlap", yesNo(r.Overlap)},
@@ -265,6 +271,26 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// groupText is the ZeRO group's size, with the degrees that make it when
+// they are not plain data parallelism: cp > 1 splits every sequence, and
+// ep > 1 splits the routed experts over ep ranks (each expert unit sharded
+// over the N/ep holding the same experts). Without them it is N alone.
+func groupText(s *scenarios.Scenario, n int) string {
+	p := s.Parallelism
+	txt := strconv.Itoa(n)
+	var parts []string
+	if p.CP > 1 {
+		parts = append(parts, fmt.Sprintf("dp %d × cp %d", p.DP, p.CP))
+	}
+	if p.EP > 1 {
+		parts = append(parts, fmt.Sprintf("routed experts split over ep %d, each expert sharded over %d", p.EP, n/p.EP))
+	}
+	if len(parts) > 0 {
+		txt += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return txt
 }
 
 // efficiencyText says where the GEMM efficiency came from: a calibration
@@ -388,8 +414,14 @@ func attentionText(s *scenarios.Scenario) string {
 		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + linearText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
-	if s.Cluster.GPU == "" {
+	switch {
+	case s.Cluster.GPU == "":
 		from = "the kernel's published rate, docs/compute-model.md"
+	case !zero.AttentionRateOwn(s.Cluster.GPU):
+		// V100, MI300X, RTX4090 …: the rate is the A100's, not one
+		// published for this GPU (FlashAttention-2 does not even run on
+		// a V100).
+		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
 	}
 	if t.AttentionEfficiency > 0 {
 		from = "training.attention_efficiency, set or calibrated"
@@ -735,7 +767,7 @@ func (run *Run) pathTable() *table {
 	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
 	t.Title = "the " + countNoun(len(steps), "task", "tasks") + " on the critical path"
 	if len(steps) > criticalTop {
-		t.Title = fmt.Sprintf("the %d longest of the %d tasks on the critical path", criticalTop, len(steps))
+		t.Title = fmt.Sprintf("the %d longest of the %s tasks on the critical path", criticalTop, commas(int64(len(steps))))
 		steps = steps[:criticalTop]
 	}
 	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; by kind: "+strings.Join(parts, ", "))

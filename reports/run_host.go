@@ -35,7 +35,7 @@ func writeHostMemory(w io.Writer, r *memory.Report, u MemoryUnits) error {
 	if !h.Fits {
 		fits = "EXCEEDS " + u.format(h.Capacity)
 	}
-	s := fmt.Sprintf("host RAM: %s per rank, %s (%s B) per node, %s", u.format(h.PerRank), u.format(h.PerNode), exact(h.PerNode), fits)
+	s := fmt.Sprintf("host RAM: %s per rank, %s (%s B) per node, %s", u.format(h.PerRank), u.format(h.PerNode), commas(h.PerNode), fits)
 	if h.NVMePerNode > 0 {
 		s += fmt.Sprintf("; NVMe %s per node", u.format(h.NVMePerNode))
 	}

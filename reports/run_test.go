@@ -406,6 +406,12 @@ func TestAttentionHeadline(t *testing.T) {
 		{"H100 default", "default", nil, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		{"B200 default", "default", []string{"cluster.gpu=B200"}, "fa2 at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
 		{"B200 cudnn", "default", []string{"cluster.gpu=B200", "training.attention_kernel=cudnn"}, "cudnn at 0.5573 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
+		// GPUs without a figure of their own take the A100's, and say so:
+		// "published rate on V100-16GB" named a rate nobody published
+		// (FlashAttention-2 does not run on Volta).
+		{"V100", "seed001-azure", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
+		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency, set or calibrated)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
 		{"no attention", "seed000-mlp", nil, ""},
@@ -705,6 +711,57 @@ func TestCPLine(t *testing.T) {
 		line := "context parallel:    " + cpText(2) + "\n"
 		if got := strings.Contains(b.String(), line); got != tc.want {
 			t.Errorf("%s %v: the line %q present %t, want %t", tc.name, tc.sets, line, got, tc.want)
+		}
+	}
+}
+
+// TestRunHeadlineGroup: the headline's "N (dp·cp)" line gave N alone, so a
+// run with context or expert parallelism did not say it was one (Mixtral
+// 8x7B at ep 8 read "64", like plain data parallelism). It now names cp and
+// ep when they are above 1, and stays N alone otherwise.
+func TestRunHeadlineGroup(t *testing.T) {
+	const moe = "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: deepseek-v2-lite, seq_len: 2048}\n" +
+		"parallelism: {dp: 16, zero_stage: 3, ep: 8}\n"
+	for _, c := range []struct {
+		run  *Run
+		want string
+	}{
+		{exampleRun(t, "seed002-tiny"), "2"},
+		{exampleRun(t, "seed000-k4"), "8 (dp 4 × cp 2)"},
+		{yamlRun(t, "moe.yaml", []byte(moe)), "16 (routed experts split over ep 8, each expert sharded over 2)"},
+	} {
+		var got string
+		for _, kv := range c.run.headline() {
+			if kv[0] == "N (dp·cp)" {
+				got = kv[1]
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: N (dp·cp) %q, want %q", c.run.Scenario.Name, got, c.want)
+		}
+	}
+}
+
+// TestRunHeadlineSharedNICs: with nics: per_node the inter-node bandwidth
+// is one NIC's, shared by the node's GPUs; the cluster line gave it like a
+// per-GPU link ("inter 5.00 GB/s 10µs" for seed 001's Azure nodes, one
+// 40 Gb/s NIC per 4 V100s).
+func TestRunHeadlineSharedNICs(t *testing.T) {
+	for _, c := range []struct {
+		run  *Run
+		want string
+	}{
+		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs"},
+		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (80.00 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs"},
+	} {
+		var got string
+		for _, kv := range c.run.headline() {
+			if kv[0] == "cluster" {
+				got = kv[1]
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: cluster %q, want %q", c.run.Scenario.Name, got, c.want)
 		}
 	}
 }

@@ -46,3 +46,14 @@ func TestFitVerdictBanner(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationParamsSigned: calibrating on zerosim's own nccl-tests
+// prediction (zerosim collective --format nccl-tests | zerosim calibrate)
+// fits latencies a hair below zero, printed "-0.00 µs".
+func TestCalibrationParamsSigned(t *testing.T) {
+	p := CalibrationParams{IntraEff: 1, InterEff: 1, IntraHopUS: 1e-9, InterHopUS: -1e-9, FixedUS: -2.114}
+	want := "intra efficiency 1.000, inter efficiency 1.000, intra hop +0.00 µs, inter hop +0.00 µs, fixed -2.11 µs"
+	if got := p.String(); got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -14,6 +14,22 @@ import (
 // dimensions (Layer.Dims) instead of following the gpt or llama layout.
 const ArchHF = "hf"
 
+// HFBlockArch is the block layout of a Hugging Face architecture as
+// zerosim's compute and activation models take it: GPT-2, OPT, GPT-NeoX
+// and Falcon decoders are "gpt" (LayerNorm, a two-matmul GeLU MLP), every
+// other class the importer reads (Llama, Mistral, Mixtral, Qwen, Gemma,
+// Phi-3, DeepSeek, …) is "llama" (RMSNorm, a gated three-matmul MLP; the
+// hfLlamaLike family of hf.go). An imported model printed with its layer
+// list (zerosim import hf) names it as model.arch, since without it a
+// transformer's layout is gpt.
+func HFBlockArch(architecture string) string {
+	switch architecture {
+	case "GPT2LMHeadModel", "OPTForCausalLM", "GPTNeoXForCausalLM", "FalconForCausalLM":
+		return ArchGPT
+	}
+	return ArchLlama
+}
+
 // DefaultHFSeqLen is the training sequence length of an imported model when
 // the scenario gives no model.seq_len (capped at max_position_embeddings):
 // config.json states the longest context the model supports, not the
@@ -80,6 +96,13 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	m := &s.Model
 	for _, k := range hfKeysExclusive {
 		if l.has("model." + k) {
+			if l.bySet("model.hf_config") && !l.bySet("model."+k) {
+				// --set model.hf_config=… on a file with a preset (the
+				// embedded examples): no --set deletes a key, so name
+				// the one that replaces the model.
+				return l.errPath("model."+k, fmt.Sprintf("--set model.hf_config conflicts with the file's model.%s, which a --set cannot delete: "+
+					"replace the file's model instead, --set 'model={hf_config: %s}' (seq_len, layers and groups may go inside the braces)", k, m.HFConfig))
+			}
 			return l.errPath("model."+k, fmt.Sprintf("model.%s conflicts with hf_config, which defines the model (delete %s; layers, seq_len and groups may stay)", k, k))
 		}
 	}

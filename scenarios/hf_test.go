@@ -260,3 +260,93 @@ func TestHFResolveTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestIntraLinkWarning: a file that names its NVLink (the embedded default:
+// NVLink4, 450 GB/s) given another GPU with --set cluster.gpu=A100-40GB kept
+// the H100's links without a word, so every intra-node collective ran at a
+// speed no A100 has (its NVLink3 carries 300 GB/s). Load warns naming both
+// presets; it stays quiet for the GPU's own link, a V100 in an NVSwitch box
+// (DGX-2), PCIe (GPUs are sold as PCIe cards too), an explicit bandwidth
+// and a cluster that names no GPU.
+func TestIntraLinkWarning(t *testing.T) {
+	for _, c := range []struct{ cluster, want string }{
+		{"gpu: A100-40GB, intra: {preset: NVLink4}", "w.yaml:2:63: intra preset NVLink4 (450.00 GB/s per direction) is not the A100-40GB's interconnect: it has NVLink3 (300.00 GB/s); use preset: NVLink3 (--set cluster.intra.preset=NVLink3), or intra.bandwidth: for links of your own"},
+		{"gpu: H100-80GB, intra: {preset: NVLink3}", "w.yaml:2:63: intra preset NVLink3 (300.00 GB/s per direction) is not the H100-80GB's interconnect: it has NVLink4 (450.00 GB/s)"},
+		{"gpu: MI300X, intra: {preset: NVLink4}", "w.yaml:2:60: intra preset NVLink4 (450.00 GB/s per direction) is not the MI300X's interconnect: it has xGMI"},
+		{"gpu: A800-80GB, intra: {preset: NVLink3}", "w.yaml:2:63: intra preset NVLink3 (300.00 GB/s per direction) is not the A800-80GB's interconnect: it has NVLink3-A800 (200.00 GB/s)"},
+		{"gpu: A100-40GB, intra: {preset: NVLink3}", ""},
+		{"gpu: V100-32GB, intra: {preset: NVSwitch}", ""},
+		{"gpu: H100-80GB, intra: {preset: PCIe5}", ""},
+		{"gpu: A100-40GB, intra: {preset: NVLink4, bandwidth: 300GB/s}", ""},
+		{"gpu: A100-40GB", ""},
+		{"gpu_memory: 80GiB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {preset: NVLink4}, inter: {bandwidth: 50GB/s}", ""},
+	} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, " + c.cluster + "}\nmodel: {params: 7B}\nparallelism: {dp: 8, zero_stage: 1}\n"
+		s, err := Load("w.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(s.Warnings, "\n")
+		if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.cluster, got, c.want)
+		}
+	}
+	// The embedded default under --set cluster.gpu=A100-40GB, as a user
+	// adapting it meets it: the position is the file's preset line.
+	data, _ := Example("default")
+	s, err := Load("default.yaml", data, []string{"cluster.gpu=A100-40GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Warnings, "\n"); !strings.HasPrefix(got, "default.yaml:16:5: intra preset NVLink4") {
+		t.Errorf("default with cluster.gpu=A100-40GB: warnings %q", got)
+	}
+}
+
+// TestHFConfigBySet: --set model.hf_config=… on a file that names a preset
+// (every embedded example) said "delete preset", which a user of the
+// embedded default cannot do and no --set does. The error now names the
+// --set that replaces the model, and that --set loads the config.json. A
+// conflict within the file, or between two --set flags, keeps the plain
+// message.
+func TestHFConfigBySet(t *testing.T) {
+	data, _ := Example("default")
+	const cfg = "testdata/hf/gpt2/config.json"
+	_, err := Load("default.yaml", data, []string{"model.hf_config=" + cfg})
+	want := "default.yaml:26:3: --set model.hf_config conflicts with the file's model.preset, which a --set cannot delete: replace the file's model instead, --set 'model={hf_config: " + cfg + "}'"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("--set model.hf_config on default: %v, want prefix %q", err, want)
+	}
+	s, err := Load("default.yaml", data, []string{"model={hf_config: " + cfg + "}"})
+	if err != nil || s.Model.Params != 124_439_808 {
+		t.Errorf("--set 'model={hf_config: %s}': %v", cfg, err)
+	}
+	_, err = Load("default.yaml", data, []string{"model.hf_config=" + cfg, "model.preset=llama2-7b"})
+	if want := "default.yaml: --set model.preset=llama2-7b: model.preset conflicts with hf_config, which defines the model (delete preset"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("two --set flags: %v, want prefix %q", err, want)
+	}
+}
+
+// TestLayerListArch: a transformer given as an explicit layer list (what
+// zerosim import hf prints) skipped the check of model.arch, so "arch: foo"
+// loaded and replayed as gpt. It is refused as with dimensions; gpt, llama
+// and hf (the resolved form of an imported model) load.
+func TestLayerListArch(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 8, zero_stage: 3}\nmodel:\n"
+	const layers = "  layer_list:\n    - {name: embedding, params: 1000}\n    - {name: block.0, params: 5000}\n    - {name: lm_head, params: 1000}\n"
+	for _, c := range []struct{ model, want string }{
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: foo\n" + layers, `x.yaml:8:3: arch "foo" is unknown (use gpt or llama)`},
+		{"  kind: generic\n  arch: llama\n" + layers, "x.yaml:6:3: arch applies to kind transformer only"},
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: llama\n" + layers, ""},
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: gpt\n" + layers, ""},
+		{"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: hf\n  architecture: LlamaForCausalLM\n" + layers, ""},
+	} {
+		_, err := Load("x.yaml", []byte(base+c.model), nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.model, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%q: %v, want prefix %q", c.model, err, c.want)
+		}
+	}
+}

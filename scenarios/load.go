@@ -99,6 +99,16 @@ func parentPath(p string) string {
 
 func (l *loader) has(path string) bool { _, ok := l.idx[path]; return ok }
 
+// bySet reports whether a --set flag gave the value at path (not the file).
+func (l *loader) bySet(path string) bool {
+	e, ok := l.idx[path]
+	if !ok {
+		return false
+	}
+	_, set := l.setOf[e.val]
+	return set
+}
+
 func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 	orig, err := l.parseDoc(data)
 	if err != nil {

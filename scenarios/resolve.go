@@ -110,6 +110,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 		}
 	}
 	l.warnMemoryUnit(s)
+	l.warnIntraLink(s)
 	l.warnWindows(s)
 	return nil
 }
@@ -287,6 +288,20 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	case len(m.LayerList) > 0:
 		if m.Kind == "" {
 			m.Kind = KindGeneric
+		}
+		// An explicit layer list skips checkDims, where arch is checked:
+		// "arch: foo" loaded and replayed as gpt. hf is what Load writes
+		// for an imported model (the resolved scenario of result.json),
+		// so it loads back.
+		if l.has("model.arch") {
+			if m.Kind != KindTransformer {
+				return l.errPath("model.arch", "arch applies to kind transformer only (delete arch, or use kind: transformer)")
+			}
+			if m.Arch != ArchHF {
+				if err := l.oneOf("model.arch", m.Arch, ArchGPT, ArchLlama); err != nil {
+					return err
+				}
+			}
 		}
 		if err := l.checkLayerList(m); err != nil {
 			return err

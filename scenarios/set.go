@@ -10,7 +10,8 @@ import (
 
 // applySet applies one "--set key.path=value" override to the tree rooted at
 // the mapping root. Missing mappings on the path are created; the value is
-// parsed as YAML (a scalar, or a flow list such as [dp, cp]). Every node the
+// parsed as YAML (a scalar, a flow list such as [dp, cp], or a flow mapping
+// that replaces the mapping at the path). Every node the
 // flag creates is remembered so later errors name the flag.
 func (l *loader) applySet(root *yaml.Node, set string) error {
 	fail := func(format string, args ...any) error {

@@ -125,3 +125,35 @@ func (l *loader) warnWindows(s *Scenario) {
 	}
 	l.warn(s, at, what+": under sdpa transformers passes SDPA the mask, so its memory-efficient kernel computes every score (counted), and the micro_batch·seq_len² mask and what SDPA keeps of it for backward are not in the memory model (training.attention: flash skips the masked blocks)")
 }
+
+// gpuBoundLinks are the intra-node link presets that come with a GPU's own
+// package (its NVLink generation, AMD's Infinity Fabric): a GPU has the one
+// its preset names, never another. PCIe presets are not in the list: most
+// GPUs are also sold as PCIe cards.
+var gpuBoundLinks = map[string]bool{"NVLink2": true, "NVSwitch": true, "NVLink3": true, "NVLink3-A800": true,
+	"NVLink4": true, "NVLink5": true, "xGMI": true}
+
+// warnIntraLink warns when cluster.intra.preset names a GPU-bound
+// interconnect other than the GPU preset's own: NVLink4 (450 GB/s) on an
+// A100-40GB, whose NVLink3 carries 300 GB/s. It happens when a scenario
+// that spells out its links (the embedded default names NVLink4 and NDR)
+// gets another GPU with --set cluster.gpu=…: the file's links stay, and
+// every intra-node collective runs at a speed that GPU does not have. An
+// explicit intra.bandwidth says the user sized the links: no warning.
+// V100s in NVSwitch boxes (DGX-2) keep NVLink2 ports, so NVSwitch is a V100
+// link too.
+func (l *loader) warnIntraLink(s *Scenario) {
+	c := &s.Cluster
+	if !l.has("cluster.gpu") || !l.has("cluster.intra.preset") || l.has("cluster.intra.bandwidth") || !gpuBoundLinks[c.Intra.Preset] {
+		return
+	}
+	g, ok := findGPU(c.GPU)
+	if !ok || g.Intra == c.Intra.Preset || c.Intra.Preset == "NVSwitch" && g.Intra == "NVLink2" {
+		return
+	}
+	have, _ := findLink(c.Intra.Preset)
+	own, _ := findLink(g.Intra)
+	l.warn(s, "cluster.intra.preset", fmt.Sprintf("intra preset %s (%v per direction) is not the %s's interconnect: it has %s (%v); "+
+		"use preset: %s (--set cluster.intra.preset=%s), or intra.bandwidth: for links of your own",
+		have.Name, have.Bandwidth, g.Name, own.Name, own.Bandwidth, own.Name, own.Name))
+}

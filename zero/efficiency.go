@@ -274,6 +274,13 @@ func RunsAs(gpu string, kernel scenarios.AttentionKernel) scenarios.AttentionKer
 	return scenarios.KernelFA2
 }
 
+// AttentionRateOwn reports whether the attention kernels' default rates
+// (AttentionEfficiency) have a figure of the GPU's own family: A100-class,
+// Hopper or Blackwell datacenter parts. Every other preset (V100, the
+// consumer and PCIe cards, AMD's) takes the A100's, the table's "A100 (and
+// other GPUs)" column of docs/compute-model.md.
+func AttentionRateOwn(gpu string) bool { return ampere(gpu) || hopper(gpu) || blackwell(gpu) }
+
 // ampere reports whether a GPU preset is an A100-class part (GA100).
 func ampere(gpu string) bool {
 	return gpu == "A100-40GB" || gpu == "A100-80GB" || gpu == "A800-80GB"

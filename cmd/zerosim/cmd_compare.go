@@ -18,6 +18,7 @@ func init() { commands = append(commands, newCompareCmd) }
 
 type compareOpts struct {
 	vary       string
+	varies     []string // every --vary given: one is allowed
 	zeropp     bool
 	convention string
 	jobs       int
@@ -69,7 +70,7 @@ then manifest.json.`,
 			return runCompare(a, o, args, a.out, a.err)
 		},
 	}
-	cmd.Flags().StringVar(&o.vary, "vary", "", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
+	cmd.Flags().StringArrayVar(&o.varies, "vary", nil, "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
 	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
 	cmd.Flags().StringVar(&o.convention, "convention", "", "seed000: state seed 000's rule about K in the slow-link note (default for seed 000's scenarios)")
 	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
@@ -134,6 +135,20 @@ func seedScenario(runs *sweep.Runs) bool {
 }
 
 func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) error {
+	// A second --vary replaced the first without a word (a string flag):
+	// "--vary parallelism.zero_stage=1,3 --vary parallelism.k=1,2" compared
+	// K only.
+	switch len(o.varies) {
+	case 0:
+	case 1:
+		o.vary = o.varies[0]
+		if strings.TrimSpace(o.vary) == "" { // as checkEmptyValues says it of a string flag
+			return inputError{errors.New("--vary: empty value (give a value: compare FILE with each value of key.path=v1,v2,… applied as --set; see zerosim compare --help)")}
+		}
+	default:
+		return inputError{fmt.Errorf("--vary given %d times (%s): compare varies one key; fix the others with --set, or replay a grid with zerosim sweep --grid … --grid …",
+			len(o.varies), strings.Join(o.varies, ", "))}
+	}
 	if o.convention != "" && o.convention != "seed000" {
 		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
 	}

@@ -72,6 +72,12 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The least-nodes search tries whole nodes: below one node it tried
+	// nothing and every row read "none", beside rows that fit this cluster.
+	if s, err := src.Load(); err == nil && o.maxGPUs < s.Cluster.GPUsPerNode {
+		return inputError{fmt.Errorf("--max-gpus %d: less than one node of %d GPUs, and the search tries whole nodes (use %d or more)",
+			o.maxGPUs, s.Cluster.GPUsPerNode, s.Cluster.GPUsPerNode)}
+	}
 	opt := sweep.FitOptions{Convention: conv, MaxGPUs: o.maxGPUs}
 	if isTerminal(a.err) {
 		set, done := delayedBar(a.err, "fit")

@@ -81,13 +81,24 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 
 // loadSource reads FILE (see scenarios.ReadInput) with the global --set
 // overrides; the bytes are kept so every point or variant loads them again
-// with its own overrides.
+// with its own overrides. Those loads keep their warnings to themselves, so
+// it loads the file once with the global overrides and prints the
+// scenario's warnings as loadScenario does for run and memory (a gpu_memory
+// in GB that flips fit's and plan's verdicts, a link the GPU does not
+// have). A file that does not load by itself (a --grid or --vary value
+// completes it) is left to those loads and their errors.
 func loadSource(a *app, arg string) (sweep.Source, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
 		return sweep.Source{}, err
 	}
-	return sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}, nil
+	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
+	if s, err := src.Load(); err == nil {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
+		}
+	}
+	return src, nil
 }
 
 func sweepFormat(format string) sweep.Format {

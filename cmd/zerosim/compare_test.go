@@ -158,3 +158,14 @@ func TestCompareVerdictFromData(t *testing.T) {
 		t.Errorf("--convention seed000 does not state seed 000's rule")
 	}
 }
+
+// TestCompareVaryOnce: a second --vary replaced the first without a word,
+// so "--vary parallelism.zero_stage=1,3 --vary parallelism.k=1,2" compared
+// K at stage 1 only. It is refused, naming both.
+func TestCompareVaryOnce(t *testing.T) {
+	out, errOut, code := runCLI("compare", "default", "--vary", "parallelism.zero_stage=1,3", "--vary", "parallelism.k=1,2")
+	want := "zerosim: --vary given 2 times (parallelism.zero_stage=1,3, parallelism.k=1,2): compare varies one key; fix the others with --set, or replay a grid with zerosim sweep --grid … --grid …\n"
+	if code != exitInput || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", code, out, errOut, exitInput, want)
+	}
+}

@@ -34,6 +34,9 @@ func TestFitSeed002CLI(t *testing.T) {
 	}{
 		{[]string{"fit", "seed002-7b", "--convention", "x"}, "--convention"},
 		{[]string{"fit", "seed002-7b", "--max-gpus", "0"}, "--max-gpus"},
+		// Below one node the least-nodes search tried nothing and said
+		// "none" beside rows that fit the scenario's own 8 GPUs.
+		{[]string{"fit", "seed002-7b", "--max-gpus", "3"}, "--max-gpus 3: less than one node of 8 GPUs, and the search tries whole nodes (use 8 or more)"},
 		{[]string{"fit", "seed002-7b", "--set", "parallelism.k=3"}, "k=3 does not divide"},
 	} {
 		_, e, code := sweepCLI(t, tc.args...)

@@ -113,3 +113,12 @@ func TestMemoryInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryEstimatorRefusal: --estimator takes all too (memory --help:
+// "zerosim, deepspeed, megatron or all"); a bad value listed three.
+func TestMemoryEstimatorRefusal(t *testing.T) {
+	_, errOut, code := runCLI("memory", "--estimator", "guess")
+	if want := "zerosim: --estimator: estimator \"guess\": use zerosim, deepspeed, megatron or all\n"; code != exitInput || errOut != want {
+		t.Errorf("exit %d, %q; want %d, %q", code, errOut, exitInput, want)
+	}
+}

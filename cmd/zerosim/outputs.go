@@ -99,7 +99,7 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		return inputError{fmt.Errorf("--set %s: zerosim %s reads no scenario", a.sets[0], key)}
 	}
 	if changed("units") && !o.units {
-		return inputError{fmt.Errorf("--units %s: zerosim %s prints no memory table (run and memory do)", a.units, key)}
+		return inputError{fmt.Errorf("--units %s: zerosim %s does not take --units (only run's and memory's tables switch to GB; JSON and CSV give exact bytes)", a.units, key)}
 	}
 	if changed("wide") && !o.wide {
 		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory, fit, compare, verify and collective do)", key)}

@@ -220,6 +220,9 @@ func TestOutputFlagsRefused(t *testing.T) {
 		{[]string{"memory", "-o", dir}, "zerosim memory writes no files"},
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-o", dir}, "zerosim sweep writes no files"},
 		{[]string{"memory", "--rank", "16"}, "--rank 16: the scenario has ranks 0–15"},
+		// fit's table is all memory: "fit prints no memory table" was false.
+		{[]string{"fit", "--units", "gb"}, "--units gb: zerosim fit does not take --units (only run's and memory's tables switch to GB; JSON and CSV give exact bytes)"},
+		{[]string{"collective", "--units", "gb"}, "--units gb: zerosim collective does not take --units (only run's and memory's tables switch to GB"},
 	} {
 		def, _ := scenarios.Example("default")
 		code, out, errOut := runMain(t, string(def), tc.args...)
@@ -245,5 +248,33 @@ func TestTerminalEscapesScenarioStrings(t *testing.T) {
 	}
 	if !strings.Contains(out, `# zerosim run: evil\x1b[2J\nforged line`) {
 		t.Errorf("escaped name missing:\n%s", out)
+	}
+}
+
+// TestLoadWarningsEveryCommand: every command that reads a scenario prints
+// its load warnings, not only run, memory, validate, collective and
+// calibrate. "gpu_memory 40GB" on an A100-40GB is 37.25 GiB, a warning
+// whose whole point is that the fit verdict flips: fit and plan, which
+// answer "does it fit", dropped it, as did compare and sweep (they load
+// the file once per point or variant and kept the warnings of none).
+func TestLoadWarningsEveryCommand(t *testing.T) {
+	sets := []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.gpu_memory=40GB"}
+	const want = "zerosim: warning: default.yaml: --set cluster.gpu_memory=40GB: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40 GiB"
+	for _, args := range [][]string{
+		{"run", "default"},
+		{"memory", "default"},
+		{"fit", "default", "--format", "csv"},
+		{"plan", "default", "--stages", "3", "--recompute", "full", "--prefetch", "1", "--algorithms", "ring"},
+		{"compare", "default", "--vary", "parallelism.k=1,2"},
+		{"sweep", "default", "--grid", "parallelism.k=1,2"},
+	} {
+		_, errOut, code := runCLI(append(args, sets...)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+			continue
+		}
+		if n := strings.Count(errOut, want); n != 1 {
+			t.Errorf("%v: the gpu_memory warning %d times on stderr, want once:\n%s", args, n, errOut)
+		}
 	}
 }

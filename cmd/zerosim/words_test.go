@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -54,7 +56,7 @@ func TestTablesFit120Columns(t *testing.T) {
 		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", "│        none │    - │  - │          - │          4,107,431,936 │     19 │"}},
 		{[]string{"compare", "default", "--vary", "parallelism.k=1,2,4", "--wide"}, []string{
 			"│ parallelism.k=2 │ Δ vs parallelism.k=1 │ parallelism.k=4 │ Δ vs parallelism.k=1 │",
-			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │               1684603904 │ 0.125·S │"}},
+			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {
@@ -107,8 +109,20 @@ func TestMemorySummaryFirst(t *testing.T) {
 	}
 }
 
-// Counts read right: one node, one configuration.
+// Counts read right: one node, one configuration, and thousands separated
+// as every other human figure (the critical path of llama2-13b-a100-eth's
+// four micro-steps read "the 8 longest of the 1598 tasks").
 func TestCountsReadRight(t *testing.T) {
+	_, big, _ := runMain(t, "", "run", "llama2-13b-a100-eth")
+	if !strings.Contains(big, "\n# the 8 longest of the 1,598 tasks on the critical path\n") {
+		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands")
+	}
+	// Exact bytes in prose are separated as in the tables: the offload
+	// host line printed "(53907324928 B)".
+	_, off, _ := runMain(t, "", "run", "--set", "offload.optimizer=cpu")
+	if !strings.Contains(off, "\nhost RAM: 6.28 GiB per rank, 50.21 GiB (53,907,324,928 B) per node, fits in 1.00 TiB") {
+		t.Errorf("run with offload: the host RAM line does not separate thousands")
+	}
 	_, out, _ := runMain(t, "", "run", "seed002-tiny")
 	if !strings.Contains(out, "cluster:             1 node × 2 A100-80GB") || strings.Contains(out, "(s)") {
 		t.Errorf("run seed002-tiny: %s", strings.SplitN(out, "\n", 5)[3])
@@ -154,5 +168,48 @@ func TestCompareSplitKeepsBaseline(t *testing.T) {
 	}
 	if !strings.Contains(heads[1], "parallelism.k=4") || strings.Contains(heads[1], "parallelism.k=2") {
 		t.Errorf("second table: %s", heads[1])
+	}
+}
+
+// TestREADMEWideAndUnits: the README's tour names the commands that take
+// --wide and --units as the CLI does. It said fit's and compare's tables
+// were wider than 120 columns (TestTablesFit120Columns holds them to 120)
+// and left fit and compare out of --wide, which both take.
+func TestREADMEWideAndUnits(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	list := func(after string) []string {
+		i := strings.Index(readme, after)
+		if i < 0 {
+			t.Fatalf("README lacks %q", after)
+		}
+		rest := readme[i+len(after):]
+		return strings.Split(rest[:strings.Index(rest, ")")], ", ")
+	}
+	for _, c := range []struct {
+		after string
+		takes func(outputs) bool
+	}{
+		{"`--wide` shows every column in exact bytes (", func(o outputs) bool { return o.wide }},
+		{"`--units gb` switches to GB (", func(o outputs) bool { return o.units }},
+	} {
+		got := list(c.after)
+		var want []string
+		for name, o := range commandOutputs {
+			if c.takes(o) {
+				want = append(want, name)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("README %q…): %v; the CLI: %v", c.after, got, want)
+		}
+	}
+	if strings.Contains(readme, "are wider)") {
+		t.Errorf("README says some tables are wider than 120 columns")
 	}
 }
