@@ -309,7 +309,7 @@ func mfuLegend(p *sweep.Plan) string {
 	if len(p.Rows) > 0 && p.Rows[0].MFUFromForward {
 		return labelled("MFU: ", "model FLOPs utilisation, as run reports it: this model has no per-token count, so 3× the forward FLOPs executed (no recomputation) per second over the GPU's peak.")
 	}
-	return labelled("MFU: ", "model FLOPs utilisation, as run reports it: 6N + 12·L·h·s per token (full attention, PaLM's count; no recomputation) per second over the GPU's peak.")
+	return labelled("MFU: ", "as run reports it, 6N + 12·L·h·s per token (PaLM's FLOP count: full attention, no recomputation) over the peak.")
 }
 
 // WritePlanTable writes the plan as one terminal screen: the question, the
@@ -357,8 +357,16 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	}
 	if best := p.Best(); best != nil {
 		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(*best)))
-		fmt.Fprintf(&b, "gives: %s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)\n",
+		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
+		if best.DevicePeak > p.GPUMemory {
+			// The warning zerosim run gives the same configuration (the
+			// memory model's): plan ranks by the allocated peak, as run
+			// judges "fits".
+			gives += fmt.Sprintf(", but the device needs %s with the allocator's reserve, CUDA context and NCCL buffers: expect retries",
+				gib(best.DevicePeak))
+		}
+		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
 		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
@@ -565,7 +573,7 @@ func WritePlanJSON(w io.Writer, pr *PlanReport) error {
 // PlanCSVHeader is the header of plan.csv.
 var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size", "prefetch_depth", "algorithm",
 	"tokens_per_s_per_gpu", "mfu", "step_time_ps", "compute_ps", "exposed_comm_ps", "network_bytes", "network_busiest_bytes", "nvlink_bytes",
-	"peak_memory_bytes", "headroom_bytes", "pareto"}
+	"peak_memory_bytes", "headroom_bytes", "device_peak_bytes", "pareto"}
 
 // WritePlanCSV writes every configuration that fits, fastest first.
 func WritePlanCSV(w io.Writer, pr *PlanReport) error {
@@ -587,7 +595,7 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
 			r.BucketSize, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), strconv.FormatFloat(r.MFU, 'f', 5, 64),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
-			i64(r.PeakMemory), i64(r.Headroom), strconv.FormatBool(r.Pareto)}
+			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
 		if cp {
 			rec = slices.Insert(rec, 1, strconv.Itoa(r.CP), strconv.Itoa(r.DP))
 		}

@@ -71,6 +71,7 @@ type planRowJSON struct {
 	NetworkBusiest     int64   `json:"network_busiest_bytes"`
 	PeakMemory         int64   `json:"peak_memory_bytes"`
 	Headroom           int64   `json:"headroom_bytes"`
+	DevicePeak         int64   `json:"device_peak_bytes"`
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
 	MFU                float64 `json:"mfu"`
 	Pareto             bool    `json:"pareto"`
@@ -118,7 +119,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
 			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
 				ExposedComm: r.ExposedComm, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
-				PeakMemory: r.PeakMemory, Headroom: r.Headroom, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
+				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
 		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,

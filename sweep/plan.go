@@ -127,6 +127,11 @@ type PlanRow struct {
 	// PeakMemory is the per-GPU peak, Headroom the GPU memory left.
 	PeakMemory int64
 	Headroom   int64
+	// DevicePeak is the busiest rank's peak as nvidia-smi sees it
+	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
+	// context and NCCL's buffers on top), the figure zerosim run warns
+	// about when it exceeds the GPU while the allocated peak fits.
+	DevicePeak int64
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs utilization as zerosim run reports it
 	// (zero.Utilization: 6N + 12·L·h·s per token, recompute excluded; 3×
@@ -811,6 +816,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	// model only prunes (a configuration it rejects is not replayed).
 	r.PeakMemory, _ = res.Peak()
 	r.Headroom = p.GPUMemory - r.PeakMemory
+	r.DevicePeak = res.DevicePeak
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·h·s per
 	// token, PaLM's convention; models without one, 3× the forward FLOPs).

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -237,6 +238,81 @@ func TestPlanWidth(t *testing.T) {
 		}
 		if !strings.Contains(out, "119 GiB") {
 			t.Errorf("%v: no 119 GiB network figure:\n%s", extra, out)
+		}
+	}
+}
+
+// TestPlanDevicePeak: plan's winner carries the device peak zerosim run
+// reports for the same configuration (plan.json device_peak_bytes equals
+// run --format json's device_peak_bytes), and the summary repeats run's
+// warning when it exceeds the GPU while the allocated peak fits
+// (llama2-13b-a100-eth: 35.1 GiB allocated, 42.0 GiB on the device of
+// 40), not when it fits (default: H100-80GB).
+func TestPlanDevicePeak(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		warns    bool
+	}{
+		{"llama2-13b-a100-eth", true},
+		{"default", false},
+	} {
+		dir := t.TempDir()
+		out, errOut, code := sweepCLI(t, "plan", tc.scenario, "-o", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.scenario, code, errOut)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan struct {
+			Rows []map[string]any `json:"rows"`
+		}
+		if err := json.Unmarshal(data, &plan); err != nil {
+			t.Fatal(err)
+		}
+		rows := plan.Rows
+		if len(rows) == 0 {
+			t.Fatalf("%s: no rows", tc.scenario)
+		}
+		// The winner as run's --set flags.
+		args := []string{"run", tc.scenario, "--format", "json"}
+		for _, k := range []string{"zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size", "prefetch_depth", "algorithm"} {
+			v, ok := rows[0][k]
+			if !ok {
+				continue
+			}
+			key := map[string]string{"zero_stage": "parallelism.zero_stage", "k": "parallelism.k", "micro_batch": "training.micro_batch",
+				"grad_accum": "training.grad_accum", "recompute": "training.recompute", "bucket_size": "communication.bucket_size",
+				"prefetch_depth": "communication.prefetch_depth", "algorithm": "communication.algorithm"}[k]
+			switch x := v.(type) {
+			case float64:
+				if k == "prefetch_depth" && x < 0 {
+					continue
+				}
+				args = append(args, "--set", fmt.Sprintf("%s=%d", key, int64(x)))
+			case string:
+				if x == "" {
+					continue
+				}
+				args = append(args, "--set", key+"="+x)
+			}
+		}
+		runOut, errOut, code := sweepCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var run struct {
+			DevicePeak int64 `json:"device_peak_bytes"`
+		}
+		if err := json.Unmarshal([]byte(runOut), &run); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := rows[0]["device_peak_bytes"].(float64); run.DevicePeak == 0 || int64(got) != run.DevicePeak {
+			t.Errorf("%s: plan's winner device peak %.0f B, run's %d B (%v)", tc.scenario, got, run.DevicePeak, args)
+		}
+		if got := strings.Contains(out, "expect retries"); got != tc.warns {
+			t.Errorf("%s: the device warning present %t, want %t:\n%s", tc.scenario, got, tc.warns, out)
 		}
 	}
 }
