@@ -79,7 +79,7 @@ func readCalibrationFile(path string) (*scenarios.Calibration, error) {
 		return nil, inputError{fmt.Errorf("--file %s exists and is larger than %d MiB, not a calibration file: choose another --file", path, scenarios.MaxCalibrationBytes>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--file %s: %v", path, err)}
+		return nil, readError("--file "+path, err)
 	}
 	c, err := scenarios.ParseCalibration(path, data)
 	if err != nil {
@@ -100,7 +100,7 @@ func readTrace(path string) (*scenarios.TraceKernels, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--trace %s: cannot read: %v", path, errors.Unwrap(err))}
+		return nil, readError("--trace "+path, err)
 	}
 	data, err := readBounded(f, maxTraceFile)
 	f.Close()
@@ -108,7 +108,7 @@ func readTrace(path string) (*scenarios.TraceKernels, error) {
 		return nil, inputError{fmt.Errorf("%s: larger than %d MiB: record one step (torch.profiler.schedule(wait=1, warmup=1, active=1))", path, maxTraceFile>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--trace %s: cannot read: %v", path, err)}
+		return nil, readError("--trace "+path, err)
 	}
 	k, err := scenarios.ParseProfilerTrace(path, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if err != nil {

@@ -28,7 +28,7 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, Composer's blocks, 'SamplesPerSec' for DeepSpeed's, or 'train_step_timing' for NeMo's)", name, scenarios.MaxTrainLogBytes>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--train-log %s: cannot read: %v", name, errors.Unwrap(err))}
+		return nil, readError("--train-log "+name, err)
 	}
 	l, err := scenarios.ParseTrainLog(name, data)
 	if err != nil {

@@ -303,7 +303,7 @@ func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Mod
 		return nil, inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--calibration: %w", err)}
+		return nil, readError("--calibration "+o.calibration, err)
 	}
 	cf, err := scenarios.ParseCalibration(o.calibration, data)
 	if err != nil {

@@ -238,6 +238,10 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 	if fi, err := os.Stat(o.out); err == nil && fi.IsDir() {
 		return nil, nil, inputError{fmt.Errorf("--out %s is a directory (give a file name, e.g. %s)", o.out, filepath.Join(o.out, "sweep.csv"))}
 	}
+	if err := checkOutputFile(o.out); err != nil {
+		// "--out: open DIR/s.csv: permission denied" before.
+		return nil, nil, inputError{fmt.Errorf("--out %s: %w", o.out, err)}
+	}
 	if !o.resume {
 		// 0o666: the umask decides, as for any file a command creates.
 		fh, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)

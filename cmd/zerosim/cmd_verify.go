@@ -209,7 +209,7 @@ func runReference(a *app, path string, asJSON bool) error {
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return inputError{fmt.Errorf("--reference: %w", err)}
+			return readError("--reference "+path, err)
 		}
 		defer f.Close()
 		r = f
