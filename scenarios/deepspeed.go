@@ -85,10 +85,10 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON: %s (give the DeepSpeed config file)", file, oneLine(err.Error()))
+		return nil, jsonError(file, data, err, "give the DeepSpeed config file")
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%s: not valid JSON: more than one value (give the DeepSpeed config file)", file)
+		return nil, fmt.Errorf("%s: not valid JSON: a second value after the first (give the DeepSpeed config file: one object)", jsonPos(file, data, nextValue(data, dec.InputOffset())))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

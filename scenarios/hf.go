@@ -428,10 +428,10 @@ func parseHF(file string, data []byte) (map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON: %s (give the model's config.json)", file, oneLine(err.Error()))
+		return nil, jsonError(file, data, err, "give the model's config.json")
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%s: not valid JSON: more than one value (give the model's config.json)", file)
+		return nil, fmt.Errorf("%s: not valid JSON: a second value after the first (give the model's config.json: one object)", jsonPos(file, data, nextValue(data, dec.InputOffset())))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

@@ -149,7 +149,7 @@ func TestHFErrors(t *testing.T) {
 		{`{"model_type": "bert"}`, `c.json: model_type "bert" is not supported`},
 		{`{}`, "c.json: architectures is missing"},
 		{`[1]`, "c.json: the file holds a list, not a JSON object"},
-		{`{"architectures": ["LlamaForCausalLM"`, "c.json: not valid JSON"},
+		{`{"architectures": ["LlamaForCausalLM"`, "c.json:1:38: not valid JSON: the file ends inside a value"},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": "4096"}`, `c.json: hidden_size is "4096", not a whole number`},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 4.5}`, "c.json: hidden_size=4.5 is not a whole number"},

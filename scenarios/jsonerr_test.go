@@ -1,0 +1,46 @@
+package scenarios
+
+import "testing"
+
+// TestJSONSyntaxErrorsPositioned: a config.json or ds_config.json that is
+// not valid JSON is one line at the line and column of the slip (columns
+// in characters), with the fix. Before, each was "FILE: not valid JSON:
+// <encoding/json's message> (give …)", with no position: "invalid
+// character '}' looking for beginning of object key string" for a trailing
+// comma, "unexpected EOF" for a file cut off, "EOF" for an empty file.
+func TestJSONSyntaxErrorsPositioned(t *testing.T) {
+	for _, c := range []struct{ in, hf, ds string }{
+		// A trailing comma: at the comma, which is what to delete.
+		{"{\n  \"zero_optimization\": {\"stage\": 2,},\n}\n",
+			"c.json:2:35: not valid JSON: a comma before '}' ends the list of keys with nothing after it (JSON allows no trailing comma: delete it)",
+			"ds.json:2:35: not valid JSON: a comma before '}' ends the list of keys with nothing after it (JSON allows no trailing comma: delete it)"},
+		{"{\n  \"betas\": [0.9, 0.95,\n  ]\n}",
+			"c.json:2:22: not valid JSON: a comma before ']' ends the list of values",
+			"ds.json:2:22: not valid JSON: a comma before ']' ends the list of values"},
+		// A missing comma: at the key after it.
+		{"{\n  \"a\": 1\n  \"b\": 2\n}",
+			`c.json:3:3: not valid JSON: invalid character '"' after object key:value pair (a comma is missing before it: add one)`,
+			`ds.json:3:3: not valid JSON: invalid character '"' after object key:value pair (a comma is missing before it: add one)`},
+		// Columns count characters: "é" is one.
+		{`{"a": "é", x}`,
+			"c.json:1:12: not valid JSON: invalid character 'x' looking for beginning of object key string (fix the syntax there, or give the model's config.json)",
+			"ds.json:1:12: not valid JSON: invalid character 'x' looking for beginning of object key string (fix the syntax there, or give the DeepSpeed config file)"},
+		// Cut off: at the end of the text.
+		{"{\n  \"hidden_size\": 4096,\n  \"archi",
+			`c.json:3:9: not valid JSON: the file ends inside a value (a closing ", } or ] is missing, or the file was cut off: give the model's config.json)`,
+			`ds.json:3:9: not valid JSON: the file ends inside a value (a closing ", } or ] is missing, or the file was cut off: give the DeepSpeed config file)`},
+		{" \n\t\n", "c.json: empty file (give the model's config.json)", "ds.json: empty file (give the DeepSpeed config file)"},
+		{"{}\n\n  {}", "c.json:3:3: not valid JSON: a second value after the first", "ds.json:3:3: not valid JSON: a second value after the first"},
+		// A YAML file given for JSON.
+		{"# ds\nstage: 3\n", "c.json:1:1: not valid JSON: invalid character '#'", "ds.json:1:1: not valid JSON: invalid character '#'"},
+	} {
+		_, err := ImportHF("c.json", []byte(c.in))
+		if err == nil || len(err.Error()) < len(c.hf) || err.Error()[:len(c.hf)] != c.hf {
+			t.Errorf("ImportHF(%q) = %v, want prefix %q", c.in, err, c.hf)
+		}
+		_, err = ImportDeepSpeed("ds.json", []byte(c.in), DeepSpeedOptions{})
+		if err == nil || len(err.Error()) < len(c.ds) || err.Error()[:len(c.ds)] != c.ds {
+			t.Errorf("ImportDeepSpeed(%q) = %v, want prefix %q", c.in, err, c.ds)
+		}
+	}
+}
