@@ -49,3 +49,29 @@ func TestUnreadableFileOneLine(t *testing.T) {
 		t.Errorf("%s was created", missing)
 	}
 }
+
+// TestCalibrateMeasurementWhy: a measured figure calibrate cannot read says
+// why: negative and too large are not "is not a size" (they are sizes),
+// and a step time in minutes or hours, which zerosim's durations do not
+// take, is converted for the user. Before, every row but the last said
+// "is not a duration" or "is not a size".
+func TestCalibrateMeasurementWhy(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"--step-time", "-3s"}, `--step-time "-3s" is negative: use the measured time of one optimizer step with its unit, e.g. --step-time 2.84s or 950ms (units: ps, ns, us, ms, s)`},
+		{[]string{"--step-time", "99999999999999999s"}, `--step-time "99999999999999999s" is too large (it does not fit in 64 bits)`},
+		{[]string{"--step-time", "2m"}, `--step-time "2m": durations are in ps, ns, us, ms or s: write --step-time 120s`},
+		{[]string{"--step-time", "1.5min"}, `write --step-time 90s`},
+		{[]string{"--step-time", "1h"}, `write --step-time 3600s`},
+		{[]string{"--device", "-83GiB"}, `--device "-83GiB" is negative: use the device memory nvidia-smi showed`},
+		{[]string{"--reserved", "9999999999999999999GiB"}, `--reserved "9999999999999999999GiB" is too large (it does not fit in 64 bits)`},
+		// Unchanged: not a figure at all.
+		{[]string{"--step-time", "xyz"}, `--step-time "xyz" is not a duration: use the measured time of one optimizer step with its unit, e.g. --step-time 2.84s or 950ms (units: ps, ns, us, ms, s)`},
+	} {
+		args := append(append([]string{"calibrate"}, tc.args...), "seed002-tiny", "--file", filepath.Join(t.TempDir(), "c.yaml"))
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, tc.mention)
+	}
+}
