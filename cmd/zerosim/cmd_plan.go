@@ -23,13 +23,15 @@ type planOpts struct {
 	top         int
 	network     bool
 	tolerance   float64
-	stages      []int
-	recompute   []string
-	buckets     []string
-	prefetch    []int
-	algorithms  []string
-	cp          []int
-	jobs        int
+	// toleranceGiven: --tolerance was on the command line.
+	toleranceGiven bool
+	stages         []int
+	recompute      []string
+	buckets        []string
+	prefetch       []int
+	algorithms     []string
+	cp             []int
+	jobs           int
 }
 
 // planLong is plan --help's description.
@@ -80,6 +82,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
+			o.toleranceGiven = cmd.Flags().Changed("tolerance")
 			return runPlan(ctx, a, o, fileArg(args))
 		},
 	}
@@ -150,6 +153,10 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	// Written so that NaN fails too.
 	if !(o.tolerance > 0 && o.tolerance <= 1000) {
 		return opt, nil, inputError{fmt.Errorf("--tolerance %g: use a percentage above 0 and at most 1000, such as 5", o.tolerance)}
+	}
+	if o.toleranceGiven && !o.network {
+		// It was ignored: only the bandwidth search reads it.
+		return opt, nil, inputError{fmt.Errorf("--tolerance %g applies to the bandwidth search: add --network, or drop --tolerance", o.tolerance)}
 	}
 	for _, st := range o.stages {
 		if st < 0 || st > 3 {

@@ -75,3 +75,27 @@ func TestCalibrateMeasurementWhy(t *testing.T) {
 		oneLine(t, args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestIgnoredFlagsRefused: a flag that only acts with another one, or a
+// value the command took as "unset", was accepted and changed nothing
+// (exit 0); now it is exit 2 naming the flag and what to do.
+func TestIgnoredFlagsRefused(t *testing.T) {
+	tt := filepath.Join("..", "..", "scenarios", "testdata", "torchtitan", "llama3_8b-e7c0cae.toml")
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		// Ran the plan without the bandwidth search.
+		{[]string{"plan", "seed002-tiny", "--tolerance", "5"}, "--tolerance 5 applies to the bandwidth search: add --network, or drop --tolerance"},
+		// Printed zerosim's table, as without --detail.
+		{[]string{"memory", "seed002-tiny", "--detail"}, "--detail adds every table to the summary of --estimator all (--estimator zerosim prints its table in full): add --estimator all, or drop --detail"},
+		{[]string{"memory", "seed002-tiny", "--detail", "--estimator", "deepspeed"}, "(--estimator deepspeed prints its table in full)"},
+		// Printed the SET_NODES placeholder, as without --nodes.
+		{[]string{"import", "torchtitan", tt, "--nodes", "0"}, "--nodes 0 is out of range (use 1 to 65536)"},
+		// Printed 8 GPUs per node, as without the flag.
+		{[]string{"import", "torchtitan", tt, "--gpus-per-node", "0"}, "--gpus-per-node 0 is out of range (use 1 to 1024)"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
