@@ -11,13 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 )
 
 func init() { commands = append(commands, newCompareCmd) }
 
 type compareOpts struct {
-	vary       string
+	vary string
+	// varies counts the --vary flags: a second one replaced the first.
+	varies     int
 	zeropp     bool
 	convention string
 	jobs       int
@@ -69,7 +72,7 @@ then manifest.json.`,
 			return runCompare(a, o, args, a.out, a.err)
 		},
 	}
-	cmd.Flags().StringVar(&o.vary, "vary", "", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
+	cmd.Flags().Var(&countedString{v: &o.vary, n: &o.varies}, "vary", "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
 	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
 	cmd.Flags().StringVar(&o.convention, "convention", "", "seed000: state seed 000's rule about K in the slow-link note (default for seed 000's scenarios)")
 	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
@@ -92,6 +95,9 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 			return nil, "", false, inputError{err}
 		}
 		return variants, src.File + ": ZeRO-3, raising K, ZeRO++", false, nil
+	case o.varies > 1:
+		// The last --vary was compared, the others dropped.
+		return nil, "", false, inputError{fmt.Errorf("--vary is given %d times: compare varies one key (for several, zerosim sweep FILE --grid KEY=v1,v2 --grid KEY2=v1,v2)", o.varies)}
 	case o.vary != "" && len(files) != 1:
 		return nil, "", false, inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
 	case o.vary != "":
@@ -104,6 +110,9 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		}
 		src, err := loadSource(a, files[0])
 		if err != nil {
+			return nil, "", false, err
+		}
+		if err := checkVaryValues(src, o.vary, g); err != nil {
 			return nil, "", false, err
 		}
 		return sweep.Vary(src, g.Key, g.Values), fmt.Sprintf("%s, varying %s", src.File, g.Key), g.Key == "parallelism.k", nil
@@ -226,3 +235,44 @@ func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) erro
 	}
 	return nil
 }
+
+// checkVaryValues loads FILE with each value of --vary before anything
+// runs, so that a value the scenario refuses is named as --vary's: the
+// variants apply it as a --set, whose message said "--set
+// parallelism.k=x: …", a flag the user never gave.
+func checkVaryValues(src sweep.Source, vary string, g sweep.Grid) error {
+	for _, v := range g.Values {
+		set := g.Key + "=" + v
+		_, err := src.Load(set)
+		if err == nil {
+			continue
+		}
+		var se *scenarios.Error
+		if errors.As(err, &se) && se.Line == 0 {
+			if msg, ok := strings.CutPrefix(se.Msg, "--set "+set+": "); ok {
+				return inputError{fmt.Errorf("%s: --vary %s: %s", se.File, vary, msg)}
+			}
+		}
+		return inputError{err}
+	}
+	return nil
+}
+
+// countedString is a string flag that counts how often it is given, so
+// that a command can refuse a repeated flag whose last value would win.
+type countedString struct {
+	v *string
+	n *int
+}
+
+func (c *countedString) String() string {
+	if c.v == nil {
+		return ""
+	}
+	return *c.v
+}
+
+func (c *countedString) Set(s string) error { *c.v = s; *c.n++; return nil }
+
+// Type is "string", so that checkEmptyValues treats it as one.
+func (c *countedString) Type() string { return "string" }

@@ -99,3 +99,24 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestCompareVaryNamed: a value of --vary the scenario refuses is named as
+// --vary's, before anything runs (it said "--set parallelism.k=x", a flag
+// never given), and a second --vary, which replaced the first and ran
+// (exit 0), is refused.
+func TestCompareVaryNamed(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.kk=1,2"}, `zerosim: seed002-tiny.yaml: --vary parallelism.kk=1,2: unknown key "kk" in parallelism (did you mean "k"?)`},
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.k=1,x"}, `zerosim: seed002-tiny.yaml: --vary parallelism.k=1,x: k: "x" is not an integer (use a whole number)`},
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.zero_stage=1,7"}, `zerosim: seed002-tiny.yaml: --vary parallelism.zero_stage=1,7: zero_stage=7 is out of range (use 0, 1, 2 or 3)`},
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.k=1,2", "--vary", "parallelism.zero_stage=1,2"}, "--vary is given 2 times: compare varies one key (for several, zerosim sweep FILE --grid"},
+		// Unchanged: a --set of the user's is still named as --set.
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.k=1,2", "--set", "parallelism.zero_stage=7"}, "--set parallelism.zero_stage=7: zero_stage=7 is out of range"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
