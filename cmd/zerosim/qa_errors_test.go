@@ -120,3 +120,23 @@ func TestCompareVaryNamed(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestCollectiveFlagsNamed: collective's cluster flags are checked as
+// flags; before, a bad value reached the default example's scenario check,
+// which named its key ("default: cluster.nics: nics \"per-gpu\" is
+// unknown", "default: cluster.nodes: nodes=100000 is out of range") or
+// gave no bound ("--nodes 2 × --gpus-per-node 2000 is too large").
+func TestCollectiveFlagsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"collective", "--nics", "per-gpu"}, `zerosim: --nics "per-gpu": use per_gpu (one NIC per GPU) or per_node (NICs shared by a node's GPUs)`},
+		{[]string{"collective", "--nodes", "100000"}, "zerosim: --nodes 100000: use 1 to 65536"},
+		{[]string{"collective", "--gpus-per-node", "2000"}, "zerosim: --gpus-per-node 2000: use 1 to 1024"},
+		{[]string{"collective", "--nodes", "65536", "--gpus-per-node", "1024"}, "zerosim: --nodes 65536 × --gpus-per-node 1024 = 67108864 GPUs is too many (use at most 4194304 GPUs)"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
