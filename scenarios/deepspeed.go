@@ -134,7 +134,7 @@ func isAuto(v any) bool { s, ok := v.(string); return ok && s == "auto" }
 func (d *dsReader) number(path string, v any, eg string) (float64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, d.errorf("%s is %s, not a number (use a number such as %s)", path, describeJSON(v), eg)
+		return 0, d.errorf("%s is %s, not a number (%s)", path, describeJSON(v), numberFix(v, eg))
 	}
 	f, err := strconv.ParseFloat(n.String(), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -148,13 +148,17 @@ func (d *dsReader) number(path string, v any, eg string) (float64, error) {
 func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, d.errorf("%s is %s, not a whole number (use a number such as %d)", path, describeJSON(v), max(lo, 1))
+		return 0, d.errorf("%s is %s, not a whole number (%s)", path, describeJSON(v), numberFix(v, strconv.FormatInt(max(lo, 1), 10)))
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(n.String(), 64)
+		if ferr == nil && f == math.Trunc(f) && math.Abs(f) > 1<<62 {
+			// 1e30 is whole: "is not a whole number in range" before.
+			return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
+		}
 		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-			return 0, d.errorf("%s=%s is not a whole number in range (use %d to %d)", path, clip(n.String()), lo, hi)
+			return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
 		}
 		i = int64(f)
 	}

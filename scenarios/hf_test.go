@@ -153,7 +153,7 @@ func TestHFErrors(t *testing.T) {
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": "4096"}`, `c.json: hidden_size is "4096", not a whole number`},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3}`, "c.json: num_key_value_heads=3 does not divide num_attention_heads=8"},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 4.5}`, "c.json: hidden_size=4.5 is not a whole number"},
-		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 1e300}`, "c.json: hidden_size=1e300 is not a whole number"},
+		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 1e300}`, "c.json: hidden_size=1e300 is out of range (use 1 to 1048576)"},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 99999}`, "c.json: num_hidden_layers=99999 is out of range (use 1 to 1024)"},
 		{`{"model_type": "mixtral", "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 128}`, "c.json: num_local_experts is missing"},
 		{`{"model_type": "llama", "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 128, "tie_word_embeddings": "yes"}`, `c.json: tie_word_embeddings is "yes", not a boolean`},

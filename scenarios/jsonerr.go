@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -59,4 +60,16 @@ func jsonPos(file string, data []byte, off int) string {
 func nextValue(data []byte, off int64) int {
 	o := min(max(int(off), 0), len(data))
 	return len(data) - len(bytes.TrimLeft(data[o:], " \t\r\n"))
+}
+
+// numberFix is the fix for a JSON value that should be a number: a number
+// written in quotes ("4096") is to be written without them; anything else
+// gets an example (eg).
+func numberFix(v any, eg string) string {
+	if s, ok := v.(string); ok {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return "write it without quotes: " + clip(strings.TrimSpace(s))
+		}
+	}
+	return "use a number such as " + eg
 }

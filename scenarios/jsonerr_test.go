@@ -44,3 +44,34 @@ func TestJSONSyntaxErrorsPositioned(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONNumberMessages: a number in quotes is told to lose them (it said
+// "use a number such as 1"), and a whole number too large for the key is
+// out of range (it said "is not a whole number", which 1e20 is).
+func TestJSONNumberMessages(t *testing.T) {
+	llama := `{"model_type": "llama", "vocab_size": 10, `
+	for _, c := range []struct{ in, want string }{
+		{llama + `"hidden_size": "4096"}`, `c.json: hidden_size is "4096", not a whole number (write it without quotes: 4096)`},
+		{llama + `"hidden_size": 64, "num_hidden_layers": 100000000000000000000}`, "c.json: num_hidden_layers=100000000000000000000 is out of range (use 1 to 1024)"},
+		{llama + `"hidden_size": 64, "num_hidden_layers": 1e20}`, "c.json: num_hidden_layers=1e20 is out of range (use 1 to 1024)"},
+		// Unchanged: not a number, not whole.
+		{llama + `"hidden_size": "big"}`, `c.json: hidden_size is "big", not a whole number (use a number such as 1)`},
+		{llama + `"hidden_size": 4.5}`, "c.json: hidden_size=4.5 is not a whole number (use a number such as 1)"},
+	} {
+		_, err := ImportHF("c.json", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ImportHF(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "3"}}`, `ds.json: zero_optimization.stage is "3", not a whole number (write it without quotes: 3)`},
+		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, `ds.json: gradient_clipping is "1.0", not a number (write it without quotes: 1.0)`},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 1e30}}`, "ds.json: zero_optimization.reduce_bucket_size=1e30 is out of range (use 1 to 1152921504606846976)"},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2.5}}`, "ds.json: zero_optimization.stage=2.5 is not a whole number (use 0 to 3)"},
+	} {
+		_, err := ImportDeepSpeed("ds.json", []byte(c.in), DeepSpeedOptions{})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ImportDeepSpeed(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
