@@ -234,16 +234,7 @@ func ImportAccelerate(file string, data []byte, o AccelerateOptions) (*Accelerat
 	r := &accReader{file: file, o: o, out: &AccelerateImport{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		at := file
-		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			if n, tail, ok := strings.Cut(rest, ": "); ok {
-				if _, err := strconv.Atoi(n); err == nil {
-					at, msg = file+":"+n, tail
-				}
-			}
-		}
-		return nil, fmt.Errorf("%s: not valid YAML: %s (give the config file `accelerate config` writes)", at, oneLine(msg))
+		return nil, yamlSyntax(file, data, err, "give the config file `accelerate config` writes")
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, fmt.Errorf("%s: the file is empty (give the config file `accelerate config` writes)", file)

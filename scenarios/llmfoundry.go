@@ -406,7 +406,7 @@ func ImportLLMFoundry(file string, data []byte, o LLMFoundryOptions) (*LLMFoundr
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %s (fix the file)", name, oneLine(err.Error()))
+		return nil, yamlSyntax(name, data, err, "fix the file")
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: the file is empty (give an llm-foundry training YAML such as scripts/train/yamls/pretrain/mpt-7b.yaml)", name)
