@@ -746,11 +746,7 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	}
 	if c.GPU != "" {
 		if _, ok := findGPU(c.GPU); !ok {
-			names := make([]string, 0, len(gpuPresets))
-			for _, g := range gpuPresets {
-				names = append(names, g.Name)
-			}
-			return fmt.Errorf("%s: --gpu %s is not a GPU preset (use one of %s)", d.file, strconv.Quote(c.GPU), strings.Join(names, ", "))
+			return fmt.Errorf("%s: %s", d.file, UnknownGPU("--gpu", c.GPU))
 		}
 	}
 	if rep*cp > maxDeg {

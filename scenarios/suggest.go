@@ -1,0 +1,102 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+)
+
+// unknownValue is the parenthesis after `NAME "v" is unknown`: the names
+// that v is a near miss of, as unknownKeyMsg suggests a key ("did you mean
+// H100-80GB?"), else every allowed name ("use a, b or c"). tail is added
+// after the list ("or give gpu_memory, …").
+func unknownValue(v string, names []string, tail string) string {
+	if near := nearNames(v, names); len(near) > 0 {
+		return "(did you mean " + listOr(near) + "?)"
+	}
+	if tail != "" {
+		return "(use " + listOr(names) + ", " + tail + ")"
+	}
+	return "(use " + listOr(names) + ")"
+}
+
+// nearNames are the names v is a near miss of, in their order: the same
+// but for case and the separators - _ . and space ("h100-80gb",
+// "llama-2-7b", "per-gpu", "ndr"), else the few (at most three) that
+// start with it, when it has three characters or more ("H100" for
+// H100-80GB, "A100" for A100-40GB or A100-80GB). Spelling mistakes are not
+// guessed at: A200 is not H200.
+func nearNames(v string, names []string) []string {
+	nv := normName(v)
+	if nv == "" {
+		return nil
+	}
+	var same, prefix []string
+	for _, n := range names {
+		nn := normName(n)
+		switch {
+		case nn == nv:
+			same = append(same, n)
+		case len(nv) >= 3 && strings.HasPrefix(nn, nv):
+			prefix = append(prefix, n)
+		}
+	}
+	if len(same) > 0 {
+		return same
+	}
+	if len(prefix) <= 3 {
+		return prefix
+	}
+	return nil
+}
+
+// normName lowers s and drops the separators - _ . and space.
+func normName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(s)))
+}
+
+// NearNames is nearNames for the CLI: the GPU presets, examples and other
+// names a flag takes.
+func NearNames(v string, names []string) []string { return nearNames(v, names) }
+
+// UnknownGPU is the message for a GPU preset name that is not one, as the
+// importers' --gpu flags give it: `--gpu "H100" is not a GPU preset (did
+// you mean H100-80GB?)`.
+func UnknownGPU(flag, v string) string {
+	names := gpuNames()
+	if near := nearNames(v, names); len(near) > 0 {
+		return fmt.Sprintf("%s %q is not a GPU preset (did you mean %s?)", flag, v, listOr(near))
+	}
+	return fmt.Sprintf("%s %q is not a GPU preset (use one of %s)", flag, v, strings.Join(names, ", "))
+}
+
+// nearExample is the embedded example a missing file's name is a near
+// miss of: the same but for case and separators, the
+// up to three it is a prefix of ("seed002": seed002-7b or seed002-tiny),
+// or the one within two edits of it ("defualt"), "" when there is none. A name with a directory is a path, not
+// a slip for an example.
+func nearExample(arg string) string {
+	if strings.ContainsAny(arg, `/\`) {
+		return ""
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(arg, ".yaml"), ".yml")
+	names := ExampleNames()
+	if near := nearNames(name, names); len(near) > 0 {
+		return listOr(near)
+	}
+	best, n := "", 0
+	for _, e := range names {
+		if len(name) >= 4 && editDistance(strings.ToLower(name), e) <= 2 {
+			best, n = e, n+1
+		}
+	}
+	if n == 1 {
+		return best
+	}
+	return ""
+}

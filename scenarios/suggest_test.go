@@ -1,0 +1,60 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUnknownValueSuggests: a preset or enum value that differs from an
+// allowed one only in case or separators, or is the start of at most
+// three, is answered "did you mean …?" as a misspelled key is; before,
+// every row below listed all the allowed names (31 model presets). A
+// value near nothing still gets the list, and spelling is not guessed at
+// (A200 is not H200).
+func TestUnknownValueSuggests(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama2-7b}\nparallelism: {dp: 8, zero_stage: 1}\n"
+	for _, c := range []struct{ set, want string }{
+		{"cluster.gpu=h100-80gb", `gpu "h100-80gb" is unknown (did you mean H100-80GB?)`},
+		{"cluster.gpu=H100", `gpu "H100" is unknown (did you mean H100-80GB?)`},
+		{"cluster.gpu=a100", `gpu "a100" is unknown (did you mean A100-40GB or A100-80GB?)`},
+		{"model.preset=llama-2-7b", `preset "llama-2-7b" is unknown (did you mean llama2-7b?)`},
+		{"model.preset=Llama2-7B", `preset "Llama2-7B" is unknown (did you mean llama2-7b?)`},
+		{"model.preset=llama2", `preset "llama2" is unknown (did you mean llama2-7b, llama2-13b or llama2-70b?)`},
+		{"cluster.inter.preset=ndr", `preset "ndr" is unknown (did you mean NDR?)`},
+		{"cluster.nics=per-gpu", `nics "per-gpu" is unknown (did you mean per_gpu?)`},
+		{"training.optimizer=AdamW", `optimizer "AdamW" is unknown (did you mean adamw?)`},
+		{"training.recompute=Full", `recompute "Full" is unknown (did you mean full?)`},
+		{"offload.optimizer=CPU", `optimizer "CPU" is unknown (did you mean cpu?)`},
+		// Unchanged: no near miss.
+		{"cluster.gpu=A200", `gpu "A200" is unknown (use V100-16GB, `},
+		{"model.preset=llama3-8b", `preset "llama3-8b" is unknown (use gpt3-125m, `},
+		{"cluster.nics=per_rack", `nics "per_rack" is unknown (use per_gpu or per_node)`},
+	} {
+		_, err := Load("s.yaml", []byte(base), []string{c.set})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: %v, want %q", c.set, err, c.want)
+		}
+	}
+}
+
+// TestNearExample: a missing file named like an embedded example is
+// answered with the example's name; before, "(check the path, or name an
+// embedded example: zerosim scenarios)" for all.
+func TestNearExample(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"defualt", "(did you mean the embedded example default? otherwise check the path)"},
+		{"Default", "(did you mean the embedded example default?"},
+		{"seed002-tny", "(did you mean the embedded example seed002-tiny?"},
+		{"seed002-tiny.yml", "(did you mean the embedded example seed002-tiny?"},
+		{"seed002", "(did you mean the embedded example seed002-7b or seed002-tiny?"},
+		{"gpt3-175b", "(did you mean the embedded example gpt3-175b-16k?"},
+		// A path, or near nothing: the list.
+		{"testdata/defualt", "(check the path, or name an embedded example: zerosim scenarios)"},
+		{"nofile.yaml", "(check the path, or name an embedded example: zerosim scenarios)"},
+	} {
+		_, err := ReadInput(c.arg, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadInput(%q): %v, want %q", c.arg, err, c.want)
+		}
+	}
+}
