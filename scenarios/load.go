@@ -57,13 +57,30 @@ func (l *loader) errAt(n *yaml.Node, msg string) *Error {
 			if from, ok := strings.CutPrefix(set, stackOrigin); ok {
 				return &Error{File: l.file, Msg: from + ": " + msg}
 			}
-			return &Error{File: l.file, Msg: "--set " + set + ": " + msg}
+			return &Error{File: l.file, Msg: "--set " + set + ": " + severalValues(set, msg)}
 		}
 		if n.Line > 0 {
 			return &Error{File: l.file, Line: n.Line, Col: n.Column, Msg: msg}
 		}
 	}
 	return l.fileErr(msg)
+}
+
+// severalValues adds to msg, the error of "--set key=v1,v2" whose value is
+// not of the key's type, that --set takes one value, and names the
+// commands that take several: a list of values is what compare --vary and
+// sweep --grid take, and "k: \"2,4\" is not an integer" did not say so.
+func severalValues(set, msg string) string {
+	key, v, _ := strings.Cut(set, "=")
+	v = strings.TrimSpace(v)
+	if !strings.Contains(v, ",") || strings.ContainsAny(v[:1], "[{\"'") || !strings.Contains(msg, " is not a") {
+		return msg
+	}
+	hint := "--set takes one value: for several, zerosim compare FILE --vary " + strings.TrimSpace(key) + "=" + v + " or zerosim sweep FILE --grid " + strings.TrimSpace(key) + "=" + v
+	if body, ok := strings.CutSuffix(msg, ")"); ok {
+		return body + "; " + hint + ")"
+	}
+	return msg + " (" + hint + ")"
 }
 
 // errPath is an error about the key at path; when the key is absent it

@@ -60,9 +60,8 @@ func normName(s string) string {
 	}, strings.ToLower(strings.TrimSpace(s)))
 }
 
-// NearNames is nearNames for the CLI: the GPU presets, examples and other
-// names a flag takes.
-func NearNames(v string, names []string) []string { return nearNames(v, names) }
+// NearExample is nearExample for the CLI (zerosim scenarios show NAME).
+func NearExample(name string) string { return nearExample(name) }
 
 // UnknownGPU is the message for a GPU preset name that is not one, as the
 // importers' --gpu flags give it: `--gpu "H100" is not a GPU preset (did

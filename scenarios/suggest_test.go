@@ -58,3 +58,27 @@ func TestNearExample(t *testing.T) {
 		}
 	}
 }
+
+// TestSetSeveralValues: a --set value that is a comma list the key's type
+// refuses says that --set takes one value and names compare --vary and
+// sweep --grid, which take several; before, only "k: \"2,4\" is not an
+// integer (use a whole number)". A value that is a comma list of the key's
+// type (a string) or a YAML list is unchanged.
+func TestSetSeveralValues(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"parallelism.k=2,4", `s.yaml: --set parallelism.k=2,4: k: "2,4" is not an integer (use a whole number; --set takes one value: for several, zerosim compare FILE --vary parallelism.k=2,4 or zerosim sweep FILE --grid parallelism.k=2,4)`},
+		{"communication.overlap=true,false", `overlap: "true,false" is not a boolean (use true or false; --set takes one value: for several, zerosim compare FILE --vary communication.overlap=true,false`},
+		{"parallelism.k=[2,4]", `s.yaml: --set parallelism.k=[2,4]: k: a list is not an integer (use a whole number)`},
+	} {
+		_, err := Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama2-7b}\nparallelism: {dp: 8, zero_stage: 1}\n"), []string{c.set})
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: %v, want %q", c.set, err, c.want)
+		}
+	}
+	if _, err := Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama2-7b}\nparallelism: {dp: 8, zero_stage: 1}\n"), []string{"name=a,b"}); err != nil {
+		t.Errorf("--set name=a,b: %v", err)
+	}
+	if got := NearExample("defualt"); got != "default" {
+		t.Errorf(`NearExample("defualt") = %q, want "default" (zerosim scenarios show)`, got)
+	}
+}

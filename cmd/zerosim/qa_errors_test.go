@@ -140,3 +140,17 @@ func TestCollectiveFlagsNamed(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestScenariosShowSuggests: "scenarios show defualt" listed all nine
+// examples; it names the one meant.
+func TestScenariosShowSuggests(t *testing.T) {
+	for _, tc := range []struct{ arg, mention string }{
+		{"defualt", `unknown scenario "defualt" (did you mean default?)`},
+		{"seed002", `unknown scenario "seed002" (did you mean seed002-7b or seed002-tiny?)`},
+		{"xyz", `unknown scenario "xyz" (use default, `},
+	} {
+		args := []string{"scenarios", "show", tc.arg}
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, tc.mention)
+	}
+}
