@@ -55,6 +55,11 @@ func jsonPos(file string, data []byte, off int) string {
 	return fmt.Sprintf("%s:%d:%d", file, line, 1+utf8.RuneCount(data[start:off]))
 }
 
+// JSONError is jsonError for the CLI's JSON inputs (verify --reference).
+func JSONError(file string, data []byte, err error, give string) error {
+	return jsonError(file, data, err, give)
+}
+
 // nextValue is the offset of the first byte after off that is not JSON
 // whitespace: where a second value starts.
 func nextValue(data []byte, off int64) int {

@@ -154,3 +154,38 @@ func TestScenariosShowSuggests(t *testing.T) {
 		oneLine(t, args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestVerifyReferenceJSON: verify --reference of a file that is not JSON
+// is reported at its line and column with the fix; before, "--reference
+// F: reference: unexpected EOF", "…: reference: EOF" and, for JSON of
+// another kind, "format \"\": want \"zerosim-reference/v1\"" with no
+// pointer to such a file.
+func TestVerifyReferenceJSON(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cut := write("cut.json", "{\n  \"format\": \"zerosim-reference/v1\",\n  \"kind\": \"ad")
+	comma := write("comma.json", "{\"format\": \"zerosim-reference/v1\",}")
+	empty := write("empty.json", "\n")
+	other := write("other.json", `{"train_batch_size": 8}`)
+	const give = "give a zerosim-reference/v1 file, such as numerics/testdata/reference/adam-basic.json"
+	for _, tc := range []struct {
+		args    []string
+		stdin   string
+		mention string
+	}{
+		{[]string{"verify", "--reference", cut}, "", "--reference " + cut + ":3:14: not valid JSON: the file ends inside a value"},
+		{[]string{"verify", "--reference", comma}, "", "--reference " + comma + ":1:34: not valid JSON: a comma before '}'"},
+		{[]string{"verify", "--reference", empty}, "", "--reference " + empty + ": empty file (" + give + ")"},
+		{[]string{"verify", "--reference", other}, "", `--reference ` + other + `: reference: format "": want "zerosim-reference/v1" (` + give + `)`},
+		{[]string{"verify", "--reference", "-"}, "{", "--reference <stdin>:1:2: not valid JSON: the file ends inside a value"},
+	} {
+		code, out, errOut := runMain(t, tc.stdin, tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
