@@ -82,3 +82,25 @@ func TestSetSeveralValues(t *testing.T) {
 		t.Errorf(`NearExample("defualt") = %q, want "default" (zerosim scenarios show)`, got)
 	}
 }
+
+// TestCalibrationAsScenario: a calibration file given where a scenario
+// goes is named as one, with where it belongs; before, `unknown key
+// "compute" at the top level (allowed: …)` or `unknown key "method" in
+// memory`. A scenario with a stray top-level key is unchanged.
+func TestCalibrationAsScenario(t *testing.T) {
+	const want = "c.yaml: a calibration file (zerosim calibrate writes it), not a scenario: name it in a scenario as communication.calibration: c.yaml"
+	for _, c := range []struct{ in, want string }{
+		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  method: step-time\n  measured_ms: 100\n", want},
+		{"version: 1\nmemory:\n  allocator_overhead: 0.4\n  method: reserved\n  measured_bytes: 82400000000\n", want},
+		{"version: 1\nhardware:\n  nodes: 2\nparams:\n  alpha_us: 5\n", want},
+		{"version: 1\ncompute: 1\ncluster: {nodes: 1}\n", `c.yaml:2:1: unknown key "compute" at the top level`},
+	} {
+		_, err := Load("c.yaml", []byte(c.in), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+		if err := CheckSyntax("c.yaml", []byte(c.in)); c.want == want && (err == nil || err.Error() != want) {
+			t.Errorf("CheckSyntax(%q) = %v, want %q (sweep checks it once)", c.in, err, want)
+		}
+	}
+}

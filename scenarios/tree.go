@@ -88,7 +88,36 @@ func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
 		return nil, &Error{File: l.file, Line: max(root.Line, 1), Col: max(root.Column, 1),
 			Msg: fmt.Sprintf("the document is %s, not a mapping (a scenario is a mapping that starts with \"version: 1\")", describe(root))}
 	}
+	if isCalibration(root) {
+		// It said `unknown key "compute" at the top level` or `unknown
+		// key "method" in memory`: true, and no help.
+		return nil, l.fileErr("a calibration file (zerosim calibrate writes it), not a scenario: name it in a scenario as communication.calibration: " + l.file)
+	}
 	return root, nil
+}
+
+// isCalibration reports whether the mapping root is shaped like a
+// calibration file, not a scenario: no cluster, and a key only a
+// calibration has at its top level (hardware, params, curves, compute)
+// or a memory part with a method.
+func isCalibration(root *yaml.Node) bool {
+	calib := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "cluster", "model", "parallelism":
+			return false
+		case "hardware", "params", "curves", "compute":
+			calib = true
+		case "memory":
+			for j := 0; v.Kind == yaml.MappingNode && j+1 < len(v.Content); j += 2 {
+				if v.Content[j].Value == "method" || v.Content[j].Value == "measured_bytes" {
+					calib = true
+				}
+			}
+		}
+	}
+	return calib
 }
 
 func (l *loader) syntaxErr(data []byte, err error) error {
