@@ -1,8 +1,11 @@
 package scenarios
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // unknownValue is the parenthesis after `NAME "v" is unknown`: the names
@@ -98,4 +101,50 @@ func nearExample(arg string) string {
 		return best
 	}
 	return ""
+}
+
+// hasKey reports whether the mapping m has key k at its top level.
+func hasKey(m *yaml.Node, k string) bool {
+	for i := 0; m != nil && m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignConfig is the message for a file that is not a scenario but the
+// config of a tool zerosim imports, "" when it is not one: the import
+// command to run instead. root is the parsed mapping, nil when the file is
+// not a YAML mapping (a TOML job config, a shell script). The keys are
+// those each tool's config has and a scenario lacks.
+func foreignConfig(file string, data []byte, root *yaml.Node) string {
+	kind, cmd, why := "", "", ""
+	for _, c := range []struct{ key, kind, cmd string }{
+		{"architectures", "a Hugging Face config.json", "hf"},
+		{"model_type", "a Hugging Face config.json", "hf"},
+		{"zero_optimization", "a DeepSpeed config", "deepspeed"},
+		{"train_micro_batch_size_per_gpu", "a DeepSpeed config", "deepspeed"},
+		{"distributed_type", "an Accelerate config", "accelerate"},
+		{"compute_environment", "an Accelerate config", "accelerate"},
+		{"global_train_batch_size", "an llm-foundry training YAML", "llm-foundry"},
+		{"device_train_microbatch_size", "an llm-foundry training YAML", "llm-foundry"},
+	} {
+		if hasKey(root, c.key) {
+			kind, cmd, why = c.kind, c.cmd, fmt.Sprintf("it has %q", c.key)
+			break
+		}
+	}
+	if kind == "" && root == nil {
+		switch {
+		case bytes.Contains(data, []byte("\n[model]")) || bytes.HasPrefix(data, []byte("[model]")) || bytes.Contains(data, []byte("\n[job]")):
+			kind, cmd, why = "a torchtitan job config", "torchtitan", "it has a [model] or [job] table"
+		case bytes.Contains(data, []byte("pretrain_gpt.py")) || bytes.Contains(data, []byte("--num-layers")):
+			kind, cmd, why = "a Megatron-LM launch script", "megatron", "it runs pretrain_gpt.py or passes --num-layers"
+		}
+	}
+	if kind == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s, not a scenario (%s): run zerosim import %s %s", kind, why, cmd, ttName(file))
 }

@@ -104,3 +104,27 @@ func TestCalibrationAsScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignConfigAsScenario: another tool's config given where a
+// scenario goes names the import that reads it; before, hf.json said
+// "rope_scaling has no value" (its first null), ds_config.json and
+// Accelerate's YAML "version is missing", a torchtitan TOML "invalid YAML:
+// did not find expected <document start>", a launch script "the document
+// is a string, not a mapping".
+func TestForeignConfigAsScenario(t *testing.T) {
+	for _, c := range []struct{ file, in, want string }{
+		{"config.json", `{"architectures": ["LlamaForCausalLM"], "rope_scaling": null}`, `config.json: a Hugging Face config.json, not a scenario (it has "architectures"): run zerosim import hf config.json`},
+		{"ds.json", `{"train_batch_size": 8, "zero_optimization": {"stage": 3}}`, `ds.json: a DeepSpeed config, not a scenario (it has "zero_optimization"): run zerosim import deepspeed ds.json`},
+		{"acc.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n", `acc.yaml: an Accelerate config, not a scenario (it has "distributed_type"): run zerosim import accelerate acc.yaml`},
+		{"mpt.yaml", "max_seq_len: 2048\nglobal_train_batch_size: 256\n", `mpt.yaml: an llm-foundry training YAML, not a scenario (it has "global_train_batch_size"): run zerosim import llm-foundry mpt.yaml`},
+		{"llama3_8b.toml", "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\n", "llama3_8b.toml: a torchtitan job config, not a scenario (it has a [model] or [job] table): run zerosim import torchtitan llama3_8b.toml"},
+		{"train.sh", "#!/bin/bash\ntorchrun pretrain_gpt.py --num-layers 32\n", "train.sh: a Megatron-LM launch script, not a scenario (it runs pretrain_gpt.py or passes --num-layers): run zerosim import megatron train.sh"},
+		// A scenario with a version is a scenario, whatever else it has.
+		{"s.yaml", "version: 1\narchitectures: [x]\n", `s.yaml:2:1: unknown key "architectures" at the top level`},
+	} {
+		_, err := Load(c.file, []byte(c.in), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+}

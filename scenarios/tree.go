@@ -56,6 +56,19 @@ var syntaxRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseDoc parses data into the root mapping of its single document.
 func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
+	root, err := l.parseDoc1(data)
+	if err != nil || !hasKey(root, "version") {
+		// Another tool's config given where a scenario goes said
+		// "rope_scaling has no value", "version is missing" or "invalid
+		// YAML: did not find expected <document start>".
+		if msg := foreignConfig(l.file, data, root); msg != "" {
+			return nil, l.fileErr(msg)
+		}
+	}
+	return root, err
+}
+
+func (l *loader) parseDoc1(data []byte) (*yaml.Node, error) {
 	if len(data) > MaxFileSize {
 		return nil, l.fileErr(fmt.Sprintf("the file has %d bytes, more than %d (a scenario is a few kilobytes; is this the right file?)", len(data), MaxFileSize))
 	}
