@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -125,6 +127,12 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		_ = bar.Finish()
 	}
 	if err != nil {
+		var se *scenarios.Error
+		if errors.As(err, &se) {
+			// "plan: s.yaml:11:3: …": every other command's scenario
+			// errors start with the file, where editors look for it.
+			return inputError{err}
+		}
 		return inputError{fmt.Errorf("plan: %w", err)}
 	}
 	pr.Plan = p

@@ -205,3 +205,24 @@ func TestFLOPsOverflowNamesKeys(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestPlanScenarioErrorStartsWithFile: plan's scenario errors start with
+// FILE:LINE:COL as every other command's do; before, "plan: s.yaml:3:3: …",
+// which an editor's error parser does not read as a position.
+func TestPlanScenarioErrorStartsWithFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\ncluster:\n  nodez: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"plan", bad}, "zerosim: " + bad + `:3:3: unknown key "nodez" in cluster (did you mean "nodes"?)`},
+		{[]string{"plan", "seed002-tiny", "--set", "parallelism.k=3"}, "zerosim: seed002-tiny.yaml: --set parallelism.k=3: k=3 does not divide"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
