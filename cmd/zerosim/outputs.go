@@ -185,7 +185,7 @@ func checkOutputFile(path string) error {
 	}
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
-		return errors.New("is a directory")
+		return errors.New("is a directory (name a file, not a directory)")
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		// "file name too long" after the run had printed its report.

@@ -39,6 +39,9 @@ func TestUnreadableFileOneLine(t *testing.T) {
 		{[]string{"run", "seed002-tiny", "--trace", filepath.Join(missing, "t.json")}, []string{"directory " + missing + " does not exist (create it first"}},
 		// "--out: open DIR/missing/s.csv: no such file or directory".
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", filepath.Join(missing, "s.csv")}, []string{"--out " + filepath.Join(missing, "s.csv") + ": directory " + missing + " does not exist (create it first"}},
+		// "--trace DIR: is a directory", "--file DIR: is a directory".
+		{[]string{"run", "seed002-tiny", "--trace", dir}, []string{"--trace " + dir + ": is a directory (name a file, not a directory)"}},
+		{[]string{"calibrate", "--step-time", "1s", "seed002-tiny", "--file", dir}, []string{"--file " + dir + ": is a directory (name a file, not a directory)"}},
 		// "-o DIR/afile: exists and is not a directory".
 		{[]string{"run", "seed002-tiny", "-o", afile}, []string{"-o " + afile + ": exists and is not a directory (name a directory"}},
 	} {
