@@ -396,6 +396,10 @@ func measureWhy(v string, err error, what string) string {
 	case strings.HasPrefix(strings.TrimSpace(v), "-"):
 		return "is negative"
 	}
+	if i := strings.Index(err.Error(), "(did you mean "); i >= 0 {
+		// units' "(did you mean 2.84s? units are case-sensitive)".
+		return "is not a " + what + " " + err.Error()[i:]
+	}
 	return "is not a " + what
 }
 
