@@ -229,3 +229,13 @@ func TestPlanScenarioErrorStartsWithFile(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestAllocatorFitTooLargeSaysWhy: a measured peak thousands of times what
+// the scenario allocates (the log of another run) said "the measured peak
+// is 2.051e+07 times what the model allocates" and stopped; it says what
+// to check.
+func TestAllocatorFitTooLargeSaysWhy(t *testing.T) {
+	args := []string{"calibrate", "--reserved", "80GiB", "seed002-tiny", "--file", filepath.Join(t.TempDir(), "c.yaml")}
+	code, out, errOut := runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, "times what the model allocates (check that the measurement is of this scenario's run: its model, micro_batch and recompute)")
+}
