@@ -148,3 +148,27 @@ func foreignConfig(file string, data []byte, root *yaml.Node) string {
 	}
 	return fmt.Sprintf("%s, not a scenario (%s): run zerosim import %s %s", kind, why, cmd, ttName(file))
 }
+
+// nearKey is the one name of known within two edits of k (a misspelled
+// config key: num_proceses, fsdp_backward_prefech), "" when none or
+// several are.
+func nearKey(k string, known []string) string {
+	best, n := "", 0
+	for _, c := range known {
+		if c != k && editDistance(strings.ToLower(k), strings.ToLower(c)) <= 2 {
+			best, n = c, n+1
+		}
+	}
+	if n == 1 {
+		return best
+	}
+	return ""
+}
+
+// didYouMean is " (did you mean NAME?)" for nearKey's answer, "" for none.
+func didYouMean(k string, known []string) string {
+	if near := nearKey(k, known); near != "" {
+		return " (did you mean " + near + "?)"
+	}
+	return ""
+}
