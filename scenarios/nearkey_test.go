@@ -51,3 +51,36 @@ func TestConfigKeyNearMiss(t *testing.T) {
 		t.Errorf("torchtitan notes %q lack %q", tt.Notes, want)
 	}
 }
+
+// TestLLMFoundryKeyNearMiss: llm-foundry's required keys misspelled are
+// errors at the misspelling (before: "max_seq_len is missing", no
+// position), and a misspelled MPTConfig key, which MPTConfig keeps as an
+// attribute while the default is used (d_modle: a 1.7B model for 6.7B),
+// is noted; before, nothing was said.
+func TestLLMFoundryKeyNearMiss(t *testing.T) {
+	data, err := os.ReadFile("testdata/llmfoundry/mpt-7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(data)
+	for _, c := range []struct{ old, new, want string }{
+		{"\nglobal_train_batch_size:", "\nglobal_train_batch_sz:", "mpt.yaml:81:1: global_train_batch_sz is not a TrainConfig key (did you mean global_train_batch_size? llm-foundry needs it to size the batch)"},
+		{"\nmax_seq_len:", "\nmax_seq_length:", "mpt.yaml:10:1: max_seq_length is not a TrainConfig key (did you mean max_seq_len? TrainConfig requires it)"},
+	} {
+		if !strings.Contains(src, c.old) {
+			t.Fatalf("mpt-7b.yaml has no %q", c.old)
+		}
+		_, err := ImportLLMFoundry("mpt.yaml", []byte(strings.Replace(src, c.old, c.new, 1)), LLMFoundryOptions{})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.new, err, c.want)
+		}
+	}
+	lf, err := ImportLLMFoundry("mpt.yaml", []byte(strings.Replace(src, "  d_model:", "  d_modle:", 1)), LLMFoundryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "model.d_modle is not an MPTConfig key (did you mean d_model? MPTConfig keeps it as an attribute and uses d_model's default)"
+	if !slices.Contains(lf.Notes, want) {
+		t.Errorf("notes %q lack %q", lf.Notes, want)
+	}
+}
