@@ -84,3 +84,22 @@ func TestLLMFoundryKeyNearMiss(t *testing.T) {
 		t.Errorf("notes %q lack %q", lf.Notes, want)
 	}
 }
+
+// TestDeepSpeedKeyNearMiss: a misspelled batch key (DeepSpeed ignores
+// unknown top-level keys) made the error about the key it should have
+// been; the error now names the misspelling. A misspelled
+// zero_optimization key (DeepSpeedZeroConfig refuses it) says which key
+// was meant instead of "check the spelling or remove it".
+func TestDeepSpeedKeyNearMiss(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"train_micro_batch_size_per_gpus": 2}`, "(train_micro_batch_size_per_gpus is not a DeepSpeed config key: did you mean train_micro_batch_size_per_gpu?)"},
+		{`{"train_batch_size": 64, "gradient_accumulation_step": 4, "train_micro_batch_size_per_gpu": 2}`, "(gradient_accumulation_step is not a DeepSpeed config key: did you mean gradient_accumulation_steps?)"},
+		{`{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2, "overlap_com": true}}`, "zero_optimization.overlap_com is not a key of DeepSpeedZeroConfig, which refuses unknown keys (zero/config.py at edaa7221): did you mean overlap_comm?"},
+		{`{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2, "wibble": true}}`, "refuses unknown keys (zero/config.py at edaa7221): check the spelling or remove it"},
+	} {
+		_, err := ImportDeepSpeed("ds.json", []byte(c.in), DeepSpeedOptions{})
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it to end %q", c.in, err, c.want)
+		}
+	}
+}
