@@ -3,10 +3,13 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -408,6 +411,10 @@ func readHFConfig(path string, layers int64) (*HFModel, error) {
 	return importHF(path, m, layers)
 }
 
+// hubID matches a Hugging Face Hub model id ("meta-llama/Llama-2-7b-hf"):
+// one organisation and one name, no extension.
+var hubID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]$`)
+
 // readHFFile reads a regular file of at most MaxHFConfigBytes; a directory
 // (a downloaded model) stands for its config.json.
 func readHFFile(path string) ([]byte, error) {
@@ -416,6 +423,14 @@ func readHFFile(path string) ([]byte, error) {
 	}
 	data, err := readConfigFile(path, "the path of a config.json", MaxHFConfigBytes)
 	if err != nil {
+		if hubID.MatchString(path) && filepath.Ext(path) != ".json" {
+			if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+				// "meta-llama/Llama-2-7b-hf: cannot read the file: no such
+				// file or directory (check the path)": a Hub id, which
+				// zerosim does not fetch.
+				return nil, fmt.Errorf("%s: no such file or directory; if it is a Hugging Face Hub id, zerosim reads no network: download its config.json (huggingface-cli download %s config.json) and give the file", ttName(path), ttName(path))
+			}
+		}
 		return nil, err
 	}
 	if len(data) > MaxHFConfigBytes {

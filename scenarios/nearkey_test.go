@@ -103,3 +103,20 @@ func TestDeepSpeedKeyNearMiss(t *testing.T) {
 		}
 	}
 }
+
+// TestHFHubID: a Hub model id given to import hf, which reads no network,
+// says how to get the file; before, "meta-llama/Llama-2-7b-hf: cannot read
+// the file: no such file or directory (check the path)". A missing path
+// to a .json is unchanged.
+func TestHFHubID(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf: no such file or directory; if it is a Hugging Face Hub id, zerosim reads no network: download its config.json (huggingface-cli download meta-llama/Llama-2-7b-hf config.json) and give the file"},
+		{"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B: no such file or directory; if it is a Hugging Face Hub id"},
+		{"nodir/config.json", "nodir/config.json: cannot read the file: no such file or directory (check the path)"},
+	} {
+		_, err := ReadHFConfig(c.path)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.path, err, c.want)
+		}
+	}
+}
