@@ -135,6 +135,20 @@ func isCalibration(root *yaml.Node) bool {
 
 func (l *loader) syntaxErr(data []byte, err error) error {
 	msg := err.Error()
+	if strings.HasSuffix(msg, "control characters are not allowed") {
+		// It gave no position: for a binary file (an executable, a
+		// checkpoint) nothing to fix in it, else the byte to delete.
+		if bytes.IndexByte(data[:min(len(data), 512)], 0) >= 0 {
+			return l.fileErr("a binary file, not a scenario (check the path: a scenario is a YAML text file starting with \"version: 1\")")
+		}
+		for i, b := range data {
+			if b < ' ' && b != '\t' && b != '\n' && b != '\r' || b == 0x7f {
+				line := 1 + bytes.Count(data[:i], []byte("\n"))
+				col := i - bytes.LastIndexByte(data[:i], '\n')
+				return &Error{File: l.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid YAML: control character %q (delete it)", rune(b))}
+			}
+		}
+	}
 	if m := syntaxRE.FindStringSubmatch(msg); m != nil {
 		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
 			if tl, col := tabAt(data, n, m[2]); col > 0 {

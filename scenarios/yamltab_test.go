@@ -49,3 +49,18 @@ func TestYAMLTabNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLControlCharacter: yaml.v3's "control characters are not
+// allowed" had no position: a binary file given as a scenario is named as
+// one, and a stray control character is located.
+func TestYAMLControlCharacter(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\x7fELF\x02\x01\x01\x00\x00\x00", `b.yaml: a binary file, not a scenario (check the path: a scenario is a YAML text file starting with "version: 1")`},
+		{"version: 1\nname: a\x07b\n", `b.yaml:2:8: invalid YAML: control character '\a' (delete it)`},
+	} {
+		_, err := Load("b.yaml", []byte(c.in), nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
