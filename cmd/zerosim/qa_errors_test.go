@@ -239,3 +239,10 @@ func TestAllocatorFitTooLargeSaysWhy(t *testing.T) {
 	code, out, errOut := runMain(t, "", args...)
 	oneLine(t, args, code, out, errOut, "times what the model allocates (check that the measurement is of this scenario's run: its model, micro_batch and recompute)")
 }
+
+// TestPercentFlag: "--tolerance 5%" said only "want a number".
+func TestPercentFlag(t *testing.T) {
+	args := []string{"plan", "seed002-tiny", "--network", "--tolerance", "5%"}
+	code, out, errOut := runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, `--tolerance "5%": want a number (the flag is in percent: --tolerance 5)`)
+}

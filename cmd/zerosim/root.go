@@ -196,6 +196,12 @@ func plainFlagValue(err error) error {
 	if errors.Is(ne.Err, strconv.ErrRange) {
 		return fmt.Errorf("%s %q: out of range (want %s of a sensible size)", flag, value, want)
 	}
+	if n, ok := strings.CutSuffix(strings.TrimSpace(value), "%"); ok && want == "a number" {
+		if _, err := strconv.ParseFloat(n, 64); err == nil {
+			// --tolerance 5%: the flag is in percent already.
+			return fmt.Errorf("%s %q: want a number (the flag is in percent: %s %s)", flag, value, flag, n)
+		}
+	}
 	return fmt.Errorf("%s %q: want %s", flag, value, want)
 }
 
