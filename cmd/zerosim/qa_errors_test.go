@@ -246,3 +246,27 @@ func TestPercentFlag(t *testing.T) {
 	code, out, errOut := runMain(t, "", args...)
 	oneLine(t, args, code, out, errOut, `--tolerance "5%": want a number (the flag is in percent: --tolerance 5)`)
 }
+
+// TestHelpAndCompletionGroups: cobra's own commands, added only when it
+// executes, escaped the checks the others have: "help nope" printed
+// "Unknown help topic" and the usage with exit 0, "completion tcsh" the
+// group's help with exit 0.
+func TestHelpAndCompletionGroups(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"help", "nope"}, `zerosim: help: no command "nope" (see zerosim --help)`},
+		{[]string{"help", "import", "nope"}, `help: no command "import nope"`},
+		{[]string{"completion", "tcsh"}, `zerosim: completion: unknown command "tcsh" (use bash, fish, powershell, zsh; see zerosim completion --help)`},
+		{[]string{"completion"}, "completion: name one of its commands: bash, fish, powershell, zsh"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+	for _, args := range [][]string{{"help", "run"}, {"help", "import", "hf"}, {"completion", "bash"}} {
+		if code, out, errOut := runMain(t, "", args...); code != 0 || out == "" {
+			t.Errorf("%q: exit %d, %d bytes, stderr %q; want its help or script", args, code, len(out), errOut)
+		}
+	}
+}
