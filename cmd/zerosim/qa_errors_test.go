@@ -270,3 +270,21 @@ func TestHelpAndCompletionGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationWithoutNetworkParts: collective --calibration of a file
+// with only a memory part said "(only compute)".
+func TestCalibrationWithoutNetworkParts(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ body, mention string }{
+		{"version: 1\nmemory:\n  allocator_overhead: 0.4\n  method: reserved\n  measured_bytes: 82400000000\n", "the file has no network part (only memory)"},
+		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  method: step-time\n  measured_ms: 100\n", "the file has no network part (only compute)"},
+	} {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"collective", "--calibration", p}
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, tc.mention)
+	}
+}
