@@ -128,3 +128,27 @@ func TestForeignConfigAsScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSetType: only errors of the value's type, which no other key
+// can change, are reported; range, enum and consistency errors are not.
+func TestCheckSetType(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"parallelism.k=x", `k: "x" is not an integer (use a whole number)`},
+		{"communication.bucket_size=25", "bucket_size: 25 what? use 25GiB or 25GB (a size needs a unit; 25B for bytes)"},
+		{"communication.overlap=maybe", `overlap: "maybe" is not a boolean (use true or false)`},
+		{"parallelism.kk=2", `--set parallelism.kk=2: key path "parallelism.kk": unknown key "kk" in parallelism (did you mean "k"?)`},
+		{"parallelism.k=3", ""},
+		{"parallelism.zero_stage=7", ""},
+		{"cluster.gpu=H100", ""},
+		{"training.micro_batch=0", ""},
+	} {
+		err := CheckSetType(c.set)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("CheckSetType(%q) = %q, want %q", c.set, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -130,10 +131,22 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 		if err := scenarios.CheckKeyPath(g.Key); err != nil {
 			return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid: %w", err)}
 		}
+		// A value that cannot be of the key's type ("k=1,x",
+		// "bucket_size=25,100MB") made every point with it an error row,
+		// exit 0.
+		for _, v := range g.Values {
+			if err := scenarios.CheckSetType(g.Key + "=" + v); err != nil {
+				return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid %s=%s: %w", g.Key, strings.Join(g.Values, ","), err)}
+			}
+		}
 	}
 	for _, s := range sets {
 		if err := scenarios.CheckSet(s); err != nil {
 			return nil, sweep.Shard{}, inputError{err}
+		}
+		if err := scenarios.CheckSetType(s); err != nil {
+			// Every row was an error row, exit 0.
+			return nil, sweep.Shard{}, inputError{fmt.Errorf("--set %s: %w", s, err)}
 		}
 	}
 	return sp, sh, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -286,5 +287,28 @@ func TestCalibrationWithoutNetworkParts(t *testing.T) {
 		args := []string{"collective", "--calibration", p}
 		code, out, errOut := runMain(t, "", args...)
 		oneLine(t, args, code, out, errOut, tc.mention)
+	}
+}
+
+// TestSweepValueTypeChecked: a --grid or --set value that cannot be of its
+// key's type wrote an error row for every point with it and exited 0; it
+// stops the sweep before the first row. A value of the right type that
+// the scenario refuses at a point is still that point's error row.
+func TestSweepValueTypeChecked(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,x"}, `zerosim: --grid parallelism.k=1,x: k: "x" is not an integer (use a whole number)`},
+		{[]string{"sweep", "seed002-tiny", "--grid", "communication.bucket_size=25,100MB"}, `--grid communication.bucket_size=25,100MB: bucket_size: 25 what? use 25GiB or 25GB`},
+		{[]string{"sweep", "seed002-tiny", "--grid", "communication.overlap=true,maybe", "--count"}, `--grid communication.overlap=true,maybe: overlap: "maybe" is not a boolean`},
+		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--set", "training.micro_batch=x"}, `zerosim: --set training.micro_batch=x: micro_batch: "x" is not an integer`},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+	code, out, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.zero_stage=1,7")
+	if code != 0 || !strings.Contains(out, "zero_stage=7 is out of range") {
+		t.Errorf("zero_stage=1,7: exit %d, stderr %q, stdout %q; want an error row for 7", code, errOut, out)
 	}
 }
