@@ -152,3 +152,27 @@ func TestCheckSetType(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyInWrongSection: a key of the format written in the wrong section
+// names the section it belongs under; before, the nearest key of the
+// section it was in ("nodes" at the top level: did you mean "model"?) or
+// that section's whole list (zero_stage under training: 30 keys).
+func TestKeyInWrongSection(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama2-7b}\nparallelism: {dp: 8, zero_stage: 1}\n"
+	for _, c := range []struct{ in, want string }{
+		{"version: 1\nnodes: 2\n", `s.yaml:2:1: unknown key "nodes" at the top level (it belongs under cluster)`},
+		{base + "training:\n  zero_stage: 2\n", `s.yaml:6:3: unknown key "zero_stage" in training (it belongs under parallelism)`},
+		{base + "communication:\n  dp: 8\n", `s.yaml:6:3: unknown key "dp" in communication (it belongs under parallelism)`},
+		// A misspelling keeps its suggestion; a key in many sections keeps the list.
+		{base + "training:\n  microbatch: 2\n", `s.yaml:6:3: unknown key "microbatch" in training (did you mean "micro_batch"?)`},
+		{"version: 1\ncluster:\n  preset: NDR\n", `s.yaml:3:3: unknown key "preset" in cluster (allowed: nodes, `},
+	} {
+		_, err := Load("s.yaml", []byte(c.in), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+	if err := CheckKeyPath("training.k"); err == nil || !strings.Contains(err.Error(), `unknown key "k" in training (it belongs under parallelism)`) {
+		t.Errorf("CheckKeyPath(training.k) = %v", err)
+	}
+}
