@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,11 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 	}
 	if err != nil {
 		return nil, readError("--train-log "+name, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// It said "no training step found: want torchtitan's metrics
+		// lines (…)", 800 characters about formats, for nothing read.
+		return nil, inputError{fmt.Errorf("--train-log %s: empty (give the training log of the measured run)", name)}
 	}
 	l, err := scenarios.ParseTrainLog(name, data)
 	if err != nil {

@@ -312,3 +312,23 @@ func TestSweepValueTypeChecked(t *testing.T) {
 		t.Errorf("zero_stage=1,7: exit %d, stderr %q, stdout %q; want an error row for 7", code, errOut, out)
 	}
 }
+
+// TestTrainLogEmpty: an empty --train-log (a pipe that gave nothing)
+// said "no training step found: want torchtitan's metrics lines …", 800
+// characters about log formats, for no input at all.
+func TestTrainLogEmpty(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "train.log")
+	if err := os.WriteFile(empty, []byte("\n \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"calibrate", "--train-log", "-", "seed002-tiny"}, "--train-log <stdin>: empty (give the training log of the measured run)"},
+		{[]string{"calibrate", "--train-log", empty, "seed002-tiny"}, "--train-log " + empty + ": empty (give the training log of the measured run)"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
