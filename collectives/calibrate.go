@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
@@ -216,7 +217,19 @@ func (c *Calibration) File() *scenarios.Calibration {
 // CalibrationOf reads a validated calibration file.
 func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	if !f.HasNetwork() {
-		return nil, fmt.Errorf("calibration: the file has no network part (only compute): write one with zerosim calibrate LOG...")
+		// It said "(only compute)" for a file with only a memory part.
+		var parts []string
+		if f.Compute != nil {
+			parts = append(parts, "compute")
+		}
+		if f.Memory != nil {
+			parts = append(parts, "memory")
+		}
+		has := "nothing"
+		if len(parts) > 0 {
+			has = "only " + strings.Join(parts, " and ")
+		}
+		return nil, fmt.Errorf("calibration: the file has no network part (%s): write one with zerosim calibrate LOG...", has)
 	}
 	h := f.Hardware
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),

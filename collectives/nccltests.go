@@ -186,6 +186,11 @@ func (lp *logParser) row(line string) error {
 		return nil // noise from MPI, the scheduler or NCCL
 	}
 	r, err := parseRow(f)
+	if errors.Is(err, errWrongResults) {
+		// A complete row that reports wrong results: "(truncated log?)"
+		// pointed the user at the file instead of the cluster.
+		return lp.fail(lp.ln, "%v", err)
+	}
 	if err != nil {
 		return lp.fail(lp.ln, "%v (truncated log?)", err)
 	}
@@ -270,6 +275,10 @@ func isHeader(body string) bool {
 	return len(f) >= 4 && f[0] == "size" && f[1] == "count" && strings.Contains(body, "time") && strings.Contains(body, "busbw")
 }
 
+// errWrongResults is a row's #wrong (or error) column saying the
+// collective's results were wrong.
+var errWrongResults = errors.New("the collective gave wrong results (fix the cluster before calibrating on it)")
+
 // parseRow reads "size count type [redop [root]] time algbw busbw #wrong
 // [time algbw busbw #wrong]".
 func parseRow(f []string) (Row, error) {
@@ -317,12 +326,12 @@ func parseRow(f []string) (Row, error) {
 			if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e-3 {
 				return nil
 			}
-			return fmt.Errorf("error %q is not a rounding error: the collective gave wrong results (fix the cluster before calibrating on it)", s)
+			return fmt.Errorf("error %q is not a rounding error: %w", s, errWrongResults)
 		}
 		if n, err := strconv.ParseUint(s, 10, 64); err != nil || n == 0 {
 			return fmt.Errorf("#wrong %q is not a count", s)
 		}
-		return fmt.Errorf("#wrong is %s: the collective gave wrong results (fix the cluster before calibrating on it)", s)
+		return fmt.Errorf("#wrong is %s: %w", s, errWrongResults)
 	}
 	if r.Time, err = num(rest[0], "time"); err != nil {
 		return r, err

@@ -103,7 +103,7 @@ func FitAllocatorOverhead(s *scenarios.Scenario, peak, pool, measured int64, dev
 	}
 	o := max(float64(rest-segment/2)/float64(f.Allocated)-1, 0)
 	if o > scenarios.MaxAllocatorOverhead {
-		return AllocatorFit{}, fmt.Errorf("memory: the fitted allocator overhead %.4g is over %g, memory.allocator_overhead's largest: the measured peak is %.4g times what the model allocates", o, scenarios.MaxAllocatorOverhead, float64(rest)/float64(f.Allocated))
+		return AllocatorFit{}, fmt.Errorf("memory: the fitted allocator overhead %.4g is over %g, memory.allocator_overhead's largest: the measured peak is %.4g times what the model allocates (check that the measurement is of this scenario's run: its model, micro_batch and recompute)", o, scenarios.MaxAllocatorOverhead, float64(rest)/float64(f.Allocated))
 	}
 	for d := 4; d <= 17; d++ {
 		p := math.Pow(10, float64(d))

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -214,6 +215,45 @@ var accIgnored = map[string]bool{
 	"deepspeed_config": true, "megatron_lm_config": true, "fp16": true, "dynamo_backend": true,
 }
 
+// accTopKeys are the top-level keys an Accelerate config may have that
+// zerosim knows: the ones it reads and the ones it ignores.
+func accTopKeys() []string {
+	keys := []string{"distributed_type", "num_machines", "num_processes", "mixed_precision", "use_cpu", "fsdp_config", "parallelism_config", "dynamo_config", "fp8_config"}
+	for k := range accIgnored {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys[9:])
+	return keys
+}
+
+// accFSDPKeys are the fsdp_config keys zerosim knows.
+func accFSDPKeys() []string {
+	keys := []string{"fsdp_version", "fsdp_sharding_strategy", "fsdp_reshard_after_forward", "fsdp_backward_prefetch", "fsdp_forward_prefetch",
+		"fsdp_auto_wrap_policy", "fsdp_offload_params", "fsdp_ignored_modules", "fsdp_activation_checkpointing"}
+	for k := range accFSDPIgnored {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys[9:])
+	return keys
+}
+
+// misspelled is the error for a required top-level key that is missing
+// while an unknown key within two edits of it is there (num_proceses):
+// at that key, which accelerate launch refuses; nil when there is none.
+// Before, "no num_processes" pointed at line 1.
+func (r *accReader) misspelled(top map[string]accField, want string) error {
+	known := accTopKeys()
+	for _, k := range sortedKeys(top) {
+		if slices.Contains(known, k) {
+			continue
+		}
+		if nearKey(k, []string{want}) == want {
+			return r.errAt(top[k].key, "%s is not an Accelerate config key (did you mean %s? accelerate launch refuses unknown keys)", strconv.Quote(clip(k)), want)
+		}
+	}
+	return nil
+}
+
 // fsdp_config keys that change neither time nor memory of a training step:
 // checkpoint format, initialisation and loading.
 var accFSDPIgnored = map[string]bool{
@@ -234,16 +274,7 @@ func ImportAccelerate(file string, data []byte, o AccelerateOptions) (*Accelerat
 	r := &accReader{file: file, o: o, out: &AccelerateImport{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		at := file
-		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			if n, tail, ok := strings.Cut(rest, ": "); ok {
-				if _, err := strconv.Atoi(n); err == nil {
-					at, msg = file+":"+n, tail
-				}
-			}
-		}
-		return nil, fmt.Errorf("%s: not valid YAML: %s (give the config file `accelerate config` writes)", at, oneLine(msg))
+		return nil, yamlSyntax(file, data, err, "give the config file `accelerate config` writes")
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, fmt.Errorf("%s: the file is empty (give the config file `accelerate config` writes)", file)
@@ -263,6 +294,9 @@ func ImportAccelerate(file string, data []byte, o AccelerateOptions) (*Accelerat
 func (r *accReader) read(top map[string]accField) error {
 	dt, ok := top["distributed_type"]
 	if !ok {
+		if err := r.misspelled(top, "distributed_type"); err != nil {
+			return err
+		}
 		return r.errAt(r.root, "no distributed_type (Accelerate requires it: config_args.py process_config at %s; use distributed_type: FSDP)", accCommit)
 	}
 	kind, err := r.scalar(dt, "FSDP")
@@ -311,6 +345,9 @@ func (r *accReader) read(top map[string]accField) error {
 	}
 	np, ok := top["num_processes"]
 	if !ok {
+		if err := r.misspelled(top, "num_processes"); err != nil {
+			return err
+		}
 		return r.errAt(r.root, "no num_processes (accelerate launch refuses it: add num_processes, the total number of GPUs over all machines)")
 	}
 	procs, err := r.integer(np, -1, 1<<26)
@@ -664,7 +701,7 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 			"fsdp_auto_wrap_policy", "fsdp_offload_params", "fsdp_ignored_modules", "fsdp_activation_checkpointing":
 		default:
 			if !accFSDPIgnored[k] {
-				r.note("fsdp_config: %s is not a key zerosim reads: left out", strconv.Quote(clip(k)))
+				r.note("fsdp_config: %s is not a key zerosim reads: left out%s", strconv.Quote(clip(k)), didYouMean(k, accFSDPKeys()))
 			}
 		}
 	}
@@ -743,7 +780,7 @@ func (r *accReader) rest(top map[string]accField, kind string) error {
 			}
 		case k == "fp8_config":
 		default:
-			r.note("%s is not an Accelerate config key zerosim reads (accelerate launch refuses unknown keys): left out", strconv.Quote(clip(k)))
+			r.note("%s is not an Accelerate config key zerosim reads (accelerate launch refuses unknown keys): left out%s", strconv.Quote(clip(k)), didYouMean(k, accTopKeys()))
 		}
 	}
 	return nil

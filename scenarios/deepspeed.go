@@ -85,10 +85,10 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON: %s (give the DeepSpeed config file)", file, oneLine(err.Error()))
+		return nil, jsonError(file, data, err, "give the DeepSpeed config file")
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%s: not valid JSON: more than one value (give the DeepSpeed config file)", file)
+		return nil, fmt.Errorf("%s: not valid JSON: a second value after the first (give the DeepSpeed config file: one object)", jsonPos(file, data, nextValue(data, dec.InputOffset())))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -134,7 +134,7 @@ func isAuto(v any) bool { s, ok := v.(string); return ok && s == "auto" }
 func (d *dsReader) number(path string, v any, eg string) (float64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, d.errorf("%s is %s, not a number (use a number such as %s)", path, describeJSON(v), eg)
+		return 0, d.errorf("%s is %s, not a number (%s)", path, describeJSON(v), numberFix(v, eg))
 	}
 	f, err := strconv.ParseFloat(n.String(), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -148,13 +148,17 @@ func (d *dsReader) number(path string, v any, eg string) (float64, error) {
 func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, d.errorf("%s is %s, not a whole number (use a number such as %d)", path, describeJSON(v), max(lo, 1))
+		return 0, d.errorf("%s is %s, not a whole number (%s)", path, describeJSON(v), numberFix(v, strconv.FormatInt(max(lo, 1), 10)))
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(n.String(), 64)
+		if ferr == nil && f == math.Trunc(f) && math.Abs(f) > 1<<62 {
+			// 1e30 is whole: "is not a whole number in range" before.
+			return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
+		}
 		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-			return 0, d.errorf("%s=%s is not a whole number in range (use %d to %d)", path, clip(n.String()), lo, hi)
+			return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
 		}
 		i = int64(f)
 	}
@@ -463,8 +467,30 @@ func (d *dsReader) batch(m map[string]any) (micro, accum dsInt, err error) {
 	}
 	w := d.o.DP
 	rule := "DeepSpeed's batch rule (config.py _set_batch_related_parameters at " + dsCommit + ")"
+	// misspelled names a key of m within two edits of a batch key that is
+	// absent (train_micro_batch_size_per_gpus): DeepSpeed ignores unknown
+	// keys, so the error about the batch key was about a key the user had
+	// typed.
+	misspelled := func() string {
+		for _, want := range []string{tbK, mbK, gaK} {
+			if _, ok := m[want]; ok {
+				continue
+			}
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if nearKey(k, []string{want}) == want {
+					return fmt.Sprintf(" (%s is not a DeepSpeed config key: did you mean %s?)", clip(k), want)
+				}
+			}
+		}
+		return ""
+	}
 	needW := func(what string) error {
-		return d.errorf("%s needs the data-parallel size (%s): pass --nodes and --gpus-per-node, or give %s", what, rule, what)
+		return d.errorf("%s needs the data-parallel size (%s): pass --nodes and --gpus-per-node, or give %s%s", what, rule, what, misspelled())
 	}
 	micro = dsInt{mb, froms[mbK]}
 	accum = dsInt{ga, froms[gaK]}
@@ -490,7 +516,7 @@ func (d *dsReader) batch(m map[string]any) (micro, accum dsInt, err error) {
 	case hasMB:
 		accum = dsInt{1, gaK + " absent: 1, " + rule}
 	default:
-		return micro, accum, d.errorf("%s is missing (DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu): give it, or pass --micro-batch N", mbK)
+		return micro, accum, d.errorf("%s is missing (DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu): give it, or pass --micro-batch N%s", mbK, misspelled())
 	}
 	if micro.v < 1 {
 		return micro, accum, d.errorf("%s comes to %d (%s): DeepSpeed asserts it is at least 1 (raise %s)", mbK, micro.v, micro.from, tbK)
@@ -565,6 +591,16 @@ type dsZeroKey struct {
 	stages string
 }
 
+// dsZeroKeyNames is dsZeroKeys' names, sorted.
+func dsZeroKeyNames() []string {
+	names := make([]string, 0, len(dsZeroKeys))
+	for k := range dsZeroKeys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
 var dsZeroKeys = map[string]dsZeroKey{
 	"stage": {note: "map"}, "reduce_bucket_size": {note: "map"}, "overlap_comm": {note: "map"},
 	"prefetch_bucket_size": {note: "map"}, "stage3_prefetch_bucket_size": {note: "map"},
@@ -629,7 +665,11 @@ func (d *dsReader) zero(z map[string]any, stage int64, dtype dsDType) (bool, err
 	for _, k := range zk {
 		e, ok := dsZeroKeys[k]
 		if !ok {
-			return false, d.errorf("zero_optimization.%s is not a key of DeepSpeedZeroConfig, which refuses unknown keys (zero/config.py at %s): check the spelling or remove it", clip(k), dsCommit)
+			fix := "check the spelling or remove it"
+			if near := nearKey(k, dsZeroKeyNames()); near != "" {
+				fix = "did you mean " + near + "?"
+			}
+			return false, d.errorf("zero_optimization.%s is not a key of DeepSpeedZeroConfig, which refuses unknown keys (zero/config.py at %s): %s", clip(k), dsCommit, fix)
 		}
 		if e.note == "map" || e.note == "ignore" {
 			continue

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -180,6 +181,10 @@ training: {recompute: none, attention: flash, attention_kernel: fa2}
 
 // TestImportDeepSpeedErrors: every refusal is one line naming the file,
 // the key's JSON path and the fix.
+// dsFilePrefix is how every error of ImportDeepSpeed("ds.json", …) starts:
+// the file, with the line and column when the error is at a position.
+var dsFilePrefix = regexp.MustCompile(`^ds\.json(:[0-9]+:[0-9]+)?: `)
+
 func TestImportDeepSpeedErrors(t *testing.T) {
 	for _, c := range []struct {
 		json string
@@ -213,8 +218,8 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": [3]}`, DeepSpeedOptions{}, []string{"zero_optimization is a list, not an object"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, DeepSpeedOptions{}, []string{"gradient_clipping is \"1.0\", not a number"}},
 		{`[1]`, DeepSpeedOptions{}, []string{"holds a list, not a JSON object"}},
-		{`{"a": 1} {}`, DeepSpeedOptions{}, []string{"more than one value"}},
-		{`{"a": `, DeepSpeedOptions{}, []string{"not valid JSON"}},
+		{`{"a": 1} {}`, DeepSpeedOptions{}, []string{"ds.json:1:10: not valid JSON: a second value after the first"}},
+		{`{"a": `, DeepSpeedOptions{}, []string{"ds.json:1:6: not valid JSON: the file ends inside a value"}},
 	} {
 		_, err := ImportDeepSpeed("ds.json", []byte(c.json), c.o)
 		if err == nil {
@@ -222,7 +227,7 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.HasPrefix(msg, "ds.json: ") || strings.ContainsAny(msg, "\n\r") {
+		if !dsFilePrefix.MatchString(msg) || strings.ContainsAny(msg, "\n\r") {
 			t.Errorf("%s: %q is not one line naming the file", c.json, msg)
 		}
 		for _, w := range c.want {

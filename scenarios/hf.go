@@ -3,10 +3,13 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -315,12 +318,17 @@ func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 	}
 	n, isNum := v.(json.Number)
 	if !isNum {
-		return 0, true, c.errorf("%s is %s, not a whole number (use a number such as %d)", k, describeJSON(v), max(lo, 1))
+		return 0, true, c.errorf("%s is %s, not a whole number (%s)", k, describeJSON(v), numberFix(v, strconv.FormatInt(max(lo, 1), 10)))
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)
 	if err != nil {
 		// 4096.0 is a whole number written as a float.
 		f, ferr := strconv.ParseFloat(n.String(), 64)
+		if ferr == nil && f == math.Trunc(f) && math.Abs(f) > 1<<53 {
+			// 1e20 is a whole number, too large: it said "is not a
+			// whole number".
+			return 0, true, c.errorf("%s=%s is out of range (use %d to %d)", k, clip(n.String()), lo, hi)
+		}
 		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 			return 0, true, c.errorf("%s=%s is not a whole number (use a number such as %d)", k, clip(n.String()), max(lo, 1))
 		}
@@ -403,6 +411,10 @@ func readHFConfig(path string, layers int64) (*HFModel, error) {
 	return importHF(path, m, layers)
 }
 
+// hubID matches a Hugging Face Hub model id ("meta-llama/Llama-2-7b-hf"):
+// one organisation and one name, no extension.
+var hubID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]$`)
+
 // readHFFile reads a regular file of at most MaxHFConfigBytes; a directory
 // (a downloaded model) stands for its config.json.
 func readHFFile(path string) ([]byte, error) {
@@ -411,6 +423,14 @@ func readHFFile(path string) ([]byte, error) {
 	}
 	data, err := readConfigFile(path, "the path of a config.json", MaxHFConfigBytes)
 	if err != nil {
+		if hubID.MatchString(path) && filepath.Ext(path) != ".json" {
+			if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+				// "meta-llama/Llama-2-7b-hf: cannot read the file: no such
+				// file or directory (check the path)": a Hub id, which
+				// zerosim does not fetch.
+				return nil, fmt.Errorf("%s: no such file or directory; if it is a Hugging Face Hub id, zerosim reads no network: download its config.json (huggingface-cli download %s config.json) and give the file", ttName(path), ttName(path))
+			}
+		}
 		return nil, err
 	}
 	if len(data) > MaxHFConfigBytes {
@@ -428,10 +448,10 @@ func parseHF(file string, data []byte) (map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON: %s (give the model's config.json)", file, oneLine(err.Error()))
+		return nil, jsonError(file, data, err, "give the model's config.json")
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%s: not valid JSON: more than one value (give the model's config.json)", file)
+		return nil, fmt.Errorf("%s: not valid JSON: a second value after the first (give the model's config.json: one object)", jsonPos(file, data, nextValue(data, dec.InputOffset())))
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

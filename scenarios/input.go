@@ -63,5 +63,11 @@ func ReadInput(arg string, stdin io.Reader) (Input, error) {
 	if errors.As(err, &pe) {
 		msg = pe.Err.Error()
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if near := nearExample(arg); near != "" {
+			// "defualt": the list of examples was the only hint.
+			return Input{}, &Error{File: arg, Msg: "cannot read the file: " + msg + " (did you mean the embedded example " + near + "? otherwise check the path)"}
+		}
+	}
 	return Input{}, &Error{File: arg, Msg: "cannot read the file: " + msg + " (check the path, or name an embedded example: zerosim scenarios)"}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,6 +112,42 @@ func (d *lfDoc) pos(n *yaml.Node) string {
 		return d.file
 	}
 	return fmt.Sprintf("%s:%d:%d", d.file, n.Line, n.Column)
+}
+
+// lfMPTKeys are the model keys of an mpt_causal_lm: MPTConfig.__init__'s
+// arguments (llmfoundry/models/mpt/configuration_mpt.py), the name and
+// loss_fn it drops, and head_dim, which the import checks.
+var lfMPTKeys = []string{"name", "d_model", "n_heads", "n_layers", "expansion_ratio", "max_seq_len", "vocab_size", "head_dim",
+	"resid_pdrop", "emb_pdrop", "learned_pos_emb", "attn_config", "ffn_config", "init_device", "logit_scale", "no_bias",
+	"embedding_fraction", "norm_type", "use_cache", "init_config", "fc_type", "tie_word_embeddings", "use_pad_tok_in_ffn",
+	"block_overrides", "loss_fn"}
+
+// mappingKeys is the key nodes of mapping m (nil for anything else).
+func mappingKeys(m *yaml.Node) []*yaml.Node {
+	var keys []*yaml.Node
+	for i := 0; m != nil && m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i])
+	}
+	return keys
+}
+
+// nearKeyIn is the key of mapping m (the document, or its root mapping)
+// within two edits of want and not want itself, nil when there is none;
+// the misspelling of a required key that is missing, or want with a
+// longer ending (max_seq_length).
+func (d *lfDoc) nearKeyIn(m *yaml.Node, want string) *yaml.Node {
+	m = d.deref(m)
+	if m != nil && m.Kind == yaml.DocumentNode && len(m.Content) == 1 {
+		m = d.deref(m.Content[0])
+	}
+	for _, k := range mappingKeys(m) {
+		// Within two edits (global_train_batch_sz), or the key with a
+		// longer ending (max_seq_length, as Hugging Face spells it).
+		if nearKey(k.Value, []string{want}) == want || k.Value != want && strings.HasPrefix(k.Value, want) {
+			return k
+		}
+	}
+	return nil
 }
 
 // errAt is a one-line error at node n.
@@ -406,7 +443,7 @@ func ImportLLMFoundry(file string, data []byte, o LLMFoundryOptions) (*LLMFoundr
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %s (fix the file)", name, oneLine(err.Error()))
+		return nil, yamlSyntax(name, data, err, "fix the file")
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: the file is empty (give an llm-foundry training YAML such as scripts/train/yamls/pretrain/mpt-7b.yaml)", name)
@@ -458,6 +495,9 @@ func (im *lfImport) readModel() error {
 		return err
 	}
 	if !given {
+		if k := d.nearKeyIn(d.root, "max_seq_len"); k != nil {
+			return d.errAt(k, "%s is not a TrainConfig key (did you mean max_seq_len? TrainConfig requires it)", k.Value)
+		}
 		return fmt.Errorf("%s: max_seq_len is missing (llm-foundry's TrainConfig requires it: add max_seq_len: 2048)", d.file)
 	}
 	f.SeqLen = seq
@@ -501,6 +541,20 @@ func (im *lfImport) readModel() error {
 // bias that no_bias removes (MPTModel.__init__), or RMSNorms without one.
 func (im *lfImport) readMPT() error {
 	d, f := im.d, im.f
+	// A misspelled MPTConfig key (d_modle) goes through MPTConfig's
+	// **kwargs to PretrainedConfig, which keeps it as an attribute, and
+	// the default is used (2048 for d_model): the import did the same with
+	// no word, for a model a quarter the size.
+	if m, ok, err := d.has("model"); err == nil && ok {
+		for _, k := range mappingKeys(d.deref(m.node)) {
+			if slices.Contains(lfMPTKeys, k.Value) {
+				continue
+			}
+			if near := nearKey(k.Value, lfMPTKeys); near != "" {
+				im.note("model.%s is not an MPTConfig key (did you mean %s? MPTConfig keeps it as an attribute and uses %s's default)", k.Value, near, near)
+			}
+		}
+	}
 	h, _, _, err := d.int("model.d_model", 2048, 1, maxHidden)
 	if err != nil {
 		return err
@@ -923,6 +977,9 @@ func (im *lfImport) readBatch() error {
 		return err
 	}
 	if !given {
+		if k := d.nearKeyIn(d.root, "global_train_batch_size"); k != nil {
+			return d.errAt(k, "%s is not a TrainConfig key (did you mean global_train_batch_size? llm-foundry needs it to size the batch)", k.Value)
+		}
 		return fmt.Errorf("%s: global_train_batch_size is missing (llm-foundry needs it to size the batch: add global_train_batch_size: 256)", d.file)
 	}
 	f.GlobalBatch = gb

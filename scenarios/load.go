@@ -57,13 +57,30 @@ func (l *loader) errAt(n *yaml.Node, msg string) *Error {
 			if from, ok := strings.CutPrefix(set, stackOrigin); ok {
 				return &Error{File: l.file, Msg: from + ": " + msg}
 			}
-			return &Error{File: l.file, Msg: "--set " + set + ": " + msg}
+			return &Error{File: l.file, Msg: "--set " + set + ": " + severalValues(set, msg)}
 		}
 		if n.Line > 0 {
 			return &Error{File: l.file, Line: n.Line, Col: n.Column, Msg: msg}
 		}
 	}
 	return l.fileErr(msg)
+}
+
+// severalValues adds to msg, the error of "--set key=v1,v2" whose value is
+// not of the key's type, that --set takes one value, and names the
+// commands that take several: a list of values is what compare --vary and
+// sweep --grid take, and "k: \"2,4\" is not an integer" did not say so.
+func severalValues(set, msg string) string {
+	key, v, _ := strings.Cut(set, "=")
+	v = strings.TrimSpace(v)
+	if !strings.Contains(v, ",") || strings.ContainsAny(v[:1], "[{\"'") || !strings.Contains(msg, " is not a") {
+		return msg
+	}
+	hint := "--set takes one value: for several, zerosim compare FILE --vary " + strings.TrimSpace(key) + "=" + v + " or zerosim sweep FILE --grid " + strings.TrimSpace(key) + "=" + v
+	if body, ok := strings.CutSuffix(msg, ")"); ok {
+		return body + "; " + hint + ")"
+	}
+	return msg + " (" + hint + ")"
 }
 
 // errPath is an error about the key at path; when the key is absent it
@@ -218,6 +235,13 @@ func unknownKeyMsg(key, parent string, t reflect.Type) string {
 	if t == nil || t.Kind() != reflect.Struct {
 		return fmt.Sprintf("unknown key %q %s", key, where)
 	}
+	if paths := keyElsewhere(key, parent); len(paths) > 0 {
+		// zero_stage under training, dp under communication, nodes at
+		// the top level: the key is right, its section wrong. The nearest
+		// key suggested "model" for "nodes" and listed training's 30 keys
+		// for zero_stage.
+		return fmt.Sprintf("unknown key %q %s (it belongs under %s)", key, where, listOr(paths))
+	}
 	keys := yamlKeys(t)
 	best, bestD := "", 1<<30
 	for _, k := range keys {
@@ -229,6 +253,42 @@ func unknownKeyMsg(key, parent string, t reflect.Type) string {
 		return fmt.Sprintf("unknown key %q %s (did you mean %q?)", key, where, best)
 	}
 	return fmt.Sprintf("unknown key %q %s (allowed: %s)", key, where, strings.Join(keys, ", "))
+}
+
+// keyElsewhere is the dotted paths, other than under parent, where the
+// scenario format has a key named key, walking its sections (structs, not
+// lists or maps) at most three levels deep; nil when there are none or
+// more than three (a key too common to place).
+func keyElsewhere(key, parent string) []string {
+	var paths []string
+	var walk func(t reflect.Type, prefix string, depth int)
+	walk = func(t reflect.Type, prefix string, depth int) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || depth > 3 || reflect.PointerTo(t).Implements(yamlUnmarshaler) {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			k := yamlKey(t.Field(i))
+			if k == "" {
+				continue
+			}
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if k == key && prefix != parent && depth > 0 {
+				paths = append(paths, prefix)
+			}
+			walk(t.Field(i).Type, p, depth+1)
+		}
+	}
+	walk(scenarioType, "", 0)
+	if len(paths) > 3 {
+		return nil
+	}
+	return paths
 }
 
 // editDistance is the Levenshtein distance between a and b (bytes).

@@ -109,6 +109,26 @@ func (a *mgArgs) pos(w mgWord) string {
 	return fmt.Sprintf("%s:%d:%d", a.file, w.line, w.col)
 }
 
+// missing is the error for a required flag that is not given. When the
+// command line has a flag that is not Megatron-LM's and is within two
+// edits of it (--num-atention-heads), the error is at that flag: argparse
+// refuses it ("unrecognized arguments"), and "--num-attention-heads is
+// missing" alone sent the user looking for a flag they had typed.
+func (a *mgArgs) missing(flag string) error {
+	for _, n := range a.order {
+		if n == flag || a.used[n] || mgIgnored[n] {
+			continue
+		}
+		if _, ok := mgUnmodelled[n]; ok {
+			continue
+		}
+		if editDistance(n, flag) <= 2 {
+			return a.errAt(a.flags[n].at, "--%s is not a Megatron-LM argument (did you mean --%s? pretrain_gpt.py requires it)", ttName(n), flag)
+		}
+	}
+	return fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)", a.file, flag)
+}
+
 // errAt is a one-line error at flag's word.
 func (a *mgArgs) errAt(w mgWord, format string, args ...any) error {
 	return fmt.Errorf("%s: %s", a.pos(w), oneLine(fmt.Sprintf(format, args...)))
@@ -404,7 +424,7 @@ func (m *Megatron) readModel(a *mgArgs) error {
 		}
 		if !given {
 			// validate_args: required_args (arguments.py at d580efc6).
-			return 0, fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)", a.file, flag)
+			return 0, a.missing(flag)
 		}
 		return n, nil
 	}
@@ -433,7 +453,7 @@ func (m *Megatron) readModel(a *mgArgs) error {
 			return err
 		}
 		if !seqGiven {
-			return fmt.Errorf("%s: --seq-length is missing (pretrain_gpt.py requires it: add it)", a.file)
+			return a.missing("seq-length")
 		}
 	}
 	if maxPos < seq {

@@ -112,7 +112,7 @@ func (l *loader) resolveOffload(s *Scenario) *Error {
 			*f.dev = OffloadNone
 		}
 		if d := *f.dev; d != OffloadNone && d != OffloadCPU && d != OffloadNVMe {
-			return l.errPath(f.key, fmt.Sprintf("%s %q is unknown (use none, cpu or nvme)", leaf(f.key), string(d)))
+			return l.errPath(f.key, fmt.Sprintf("%s %q is unknown %s", leaf(f.key), string(d), unknownValue(string(d), []string{"none", "cpu", "nvme"}, "")))
 		}
 	}
 	p := s.Parallelism
@@ -149,7 +149,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	preset := DefaultHostPCIe
 	if l.has("cluster.host.pcie.preset") {
 		if _, ok := findLink(lk.Preset); !ok {
-			return l.errPath("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown (use %s)", lk.Preset, listOr(linkNames())))
+			return l.errPath("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
 		}
 		preset = lk.Preset
 	}

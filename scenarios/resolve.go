@@ -80,7 +80,7 @@ func oneOf[T ~string](l *loader, path string, v T, allowed ...T) *Error {
 		}
 		names[i] = string(a)
 	}
-	return l.errPath(path, fmt.Sprintf("%s %q is unknown (use %s)", leaf(path), string(v), listOr(names)))
+	return l.errPath(path, fmt.Sprintf("%s %q is unknown %s", leaf(path), string(v), unknownValue(string(v), names, "")))
 }
 
 // enum fills the default def when path is absent and otherwise checks the
@@ -140,7 +140,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	if l.has("cluster.gpu") {
 		g, ok := findGPU(c.GPU)
 		if !ok {
-			return l.errPath("cluster.gpu", fmt.Sprintf("gpu %q is unknown (use %s, or give gpu_memory, peak_bf16 and hbm_bandwidth)", c.GPU, listOr(gpuNames())))
+			return l.errPath("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownValue(c.GPU, gpuNames(), "or give gpu_memory, peak_bf16 and hbm_bandwidth")))
 		}
 		gpu = g
 		if !l.has("cluster.gpu_memory") {
@@ -177,7 +177,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		preset := side.def
 		if l.has(p + ".preset") {
 			if _, ok := findLink(lk.Preset); !ok {
-				return l.errPath(p+".preset", fmt.Sprintf("preset %q is unknown (use %s)", lk.Preset, listOr(linkNames())))
+				return l.errPath(p+".preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
 			}
 			preset = lk.Preset
 		}
@@ -247,7 +247,7 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	if l.has("model.preset") {
 		p, ok := findModel(m.Preset)
 		if !ok {
-			return l.errPath("model.preset", fmt.Sprintf("preset %q is unknown (use %s)", m.Preset, listOr(modelNames())))
+			return l.errPath("model.preset", fmt.Sprintf("preset %q is unknown %s", m.Preset, unknownValue(m.Preset, modelNames(), "")))
 		}
 		d := p.dims
 		fill := func(key string, dst *int64, v int64) {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -166,4 +167,33 @@ func CheckSet(set string) error {
 		return fmt.Errorf("--set %s: %w", set, err)
 	}
 	return nil
+}
+
+// CheckSetType reports the error of "key.path=value" when value cannot be
+// of the key's type whatever the scenario holds: not an integer, a size
+// without a unit, not a boolean (yaml decoding's errors, which do not
+// depend on other keys). Range and consistency errors, which may, are
+// not reported. A sweep checks each grid value with it before the first
+// row, so that "parallelism.k=1,x" is an input error, not a column of
+// error rows.
+func CheckSetType(set string) error {
+	if err := CheckSet(set); err != nil {
+		return err
+	}
+	path, _, _ := strings.Cut(set, "=")
+	path = strings.TrimSpace(path)
+	_, err := Load("set", []byte("version: 1\n"), []string{set})
+	var e *Error
+	if err == nil || !errors.As(err, &e) {
+		return nil
+	}
+	leaf := path[strings.LastIndex(path, ".")+1:]
+	if i := strings.IndexByte(leaf, '['); i >= 0 {
+		leaf = leaf[:i]
+	}
+	msg, ok := strings.CutPrefix(e.Msg, "--set "+set+": ")
+	if !ok || !strings.HasPrefix(msg, leaf+": ") {
+		return nil
+	}
+	return fmt.Errorf("%s", msg)
 }

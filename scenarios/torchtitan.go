@@ -476,6 +476,17 @@ var ttIgnored = []string{"job", "profiling", "metrics", "checkpoint", "lr_schedu
 // apply only when their degree is above 1, which is refused).
 var ttKnown = map[string]bool{}
 
+// ttKnownKeys is ttKnown's keys, sorted, for suggestions
+// (training.local_batch_sze: did you mean training.local_batch_size?).
+func ttKnownKeys() []string {
+	keys := make([]string, 0, len(ttKnown))
+	for k := range ttKnown {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func init() {
 	for _, k := range strings.Fields(`
 model.name model.flavor model.hf_assets_path model.tokenizer_path model.converters model.print_after_conversion model.norm_type
@@ -570,7 +581,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 			ignored = ignored || top == s
 		}
 		if !ignored {
-			t.note("%s is not a torchtitan %s job config key; ignored", k, TorchtitanCommit[:7])
+			t.note("%s is not a torchtitan %s job config key; ignored%s", k, TorchtitanCommit[:7], didYouMean(k, ttKnownKeys()))
 		}
 	}
 	if err := t.readModel(d); err != nil {
@@ -746,11 +757,7 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	}
 	if c.GPU != "" {
 		if _, ok := findGPU(c.GPU); !ok {
-			names := make([]string, 0, len(gpuPresets))
-			for _, g := range gpuPresets {
-				names = append(names, g.Name)
-			}
-			return fmt.Errorf("%s: --gpu %s is not a GPU preset (use one of %s)", d.file, strconv.Quote(c.GPU), strings.Join(names, ", "))
+			return fmt.Errorf("%s: %s", d.file, UnknownGPU("--gpu", c.GPU))
 		}
 	}
 	if rep*cp > maxDeg {

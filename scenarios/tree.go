@@ -56,6 +56,19 @@ var syntaxRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseDoc parses data into the root mapping of its single document.
 func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
+	root, err := l.parseDoc1(data)
+	if err != nil || !hasKey(root, "version") {
+		// Another tool's config given where a scenario goes said
+		// "rope_scaling has no value", "version is missing" or "invalid
+		// YAML: did not find expected <document start>".
+		if msg := foreignConfig(l.file, data, root); msg != "" {
+			return nil, l.fileErr(msg)
+		}
+	}
+	return root, err
+}
+
+func (l *loader) parseDoc1(data []byte) (*yaml.Node, error) {
 	if len(data) > MaxFileSize {
 		return nil, l.fileErr(fmt.Sprintf("the file has %d bytes, more than %d (a scenario is a few kilobytes; is this the right file?)", len(data), MaxFileSize))
 	}
@@ -68,14 +81,14 @@ func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, l.fileErr("no YAML document, only comments (a scenario starts with \"version: 1\")")
 		}
-		return nil, l.syntaxErr(err)
+		return nil, l.syntaxErr(data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &Error{File: l.file, Line: max(extra.Line, 1), Col: max(extra.Column, 1),
 			Msg: "a second YAML document starts here (a scenario file holds exactly one document)"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, l.syntaxErr(err)
+		return nil, l.syntaxErr(data, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, l.fileErr("no YAML document (a scenario starts with \"version: 1\")")
@@ -88,17 +101,115 @@ func (l *loader) parseDoc(data []byte) (*yaml.Node, error) {
 		return nil, &Error{File: l.file, Line: max(root.Line, 1), Col: max(root.Column, 1),
 			Msg: fmt.Sprintf("the document is %s, not a mapping (a scenario is a mapping that starts with \"version: 1\")", describe(root))}
 	}
+	if isCalibration(root) {
+		// It said `unknown key "compute" at the top level` or `unknown
+		// key "method" in memory`: true, and no help.
+		return nil, l.fileErr("a calibration file (zerosim calibrate writes it), not a scenario: name it in a scenario as communication.calibration: " + l.file)
+	}
 	return root, nil
 }
 
-func (l *loader) syntaxErr(err error) error {
+// isCalibration reports whether the mapping root is shaped like a
+// calibration file, not a scenario: no cluster, and a key only a
+// calibration has at its top level (hardware, params, curves, compute)
+// or a memory part with a method.
+func isCalibration(root *yaml.Node) bool {
+	calib := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "cluster", "model", "parallelism":
+			return false
+		case "hardware", "params", "curves", "compute":
+			calib = true
+		case "memory":
+			for j := 0; v.Kind == yaml.MappingNode && j+1 < len(v.Content); j += 2 {
+				if v.Content[j].Value == "method" || v.Content[j].Value == "measured_bytes" {
+					calib = true
+				}
+			}
+		}
+	}
+	return calib
+}
+
+func (l *loader) syntaxErr(data []byte, err error) error {
 	msg := err.Error()
+	if strings.HasSuffix(msg, "control characters are not allowed") {
+		// It gave no position: for a binary file (an executable, a
+		// checkpoint) nothing to fix in it, else the byte to delete.
+		if bytes.IndexByte(data[:min(len(data), 512)], 0) >= 0 {
+			return l.fileErr("a binary file, not a scenario (check the path: a scenario is a YAML text file starting with \"version: 1\")")
+		}
+		for i, b := range data {
+			if b < ' ' && b != '\t' && b != '\n' && b != '\r' || b == 0x7f {
+				line := 1 + bytes.Count(data[:i], []byte("\n"))
+				col := i - bytes.LastIndexByte(data[:i], '\n')
+				return &Error{File: l.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid YAML: control character %q (delete it)", rune(b))}
+			}
+		}
+	}
 	if m := syntaxRE.FindStringSubmatch(msg); m != nil {
 		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
+			if tl, col := tabAt(data, n, m[2]); col > 0 {
+				// yaml.v3 says "found character that cannot start any
+				// token", which does not name the tab an editor hides.
+				return &Error{File: l.file, Line: tl, Col: col, Msg: "invalid YAML: a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)"}
+			}
 			return &Error{File: l.file, Line: n, Col: 1, Msg: "invalid YAML: " + m[2] + " (fix the YAML syntax on this line)"}
 		}
 	}
 	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
+}
+
+// yamlSyntax is the one line for an importer's YAML file (Accelerate's
+// config, an llm-foundry training YAML) that yaml.v3 cannot parse:
+// "FILE:LINE:COL: not valid YAML: what (fix)", at column 1 of the line
+// yaml.v3 names (it gives no column), or at a tab in its indentation,
+// which is named. Before, Accelerate's said "FILE:LINE:" and
+// llm-foundry's "FILE: not valid YAML: yaml: line N: …".
+func yamlSyntax(file string, data []byte, err error, fix string) error {
+	msg := err.Error()
+	m := syntaxRE.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("%s: not valid YAML: %s (%s)", file, oneLine(strings.TrimPrefix(msg, "yaml: ")), fix)
+	}
+	n, e := strconv.Atoi(m[1])
+	if e != nil || n < 1 {
+		return fmt.Errorf("%s: not valid YAML: %s (%s)", file, oneLine(m[2]), fix)
+	}
+	if tl, col := tabAt(data, n, m[2]); col > 0 {
+		return fmt.Errorf("%s:%d:%d: not valid YAML: a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)", file, tl, col)
+	}
+	return fmt.Errorf("%s:%d:1: not valid YAML: %s (%s)", file, n, oneLine(m[2]), fix)
+}
+
+// tabAt is the line and column of a tab in the indentation that made
+// yaml.v3's error msg at line n: on that line, or, for its "found a tab
+// character that violates indentation", which names the line before the
+// tab's, on the next. The column is 0 when there is none.
+func tabAt(data []byte, n int, msg string) (line, col int) {
+	if col := indentTab(data, n); col > 0 {
+		return n, col
+	}
+	if strings.Contains(msg, "tab character") {
+		if col := indentTab(data, n+1); col > 0 {
+			return n + 1, col
+		}
+	}
+	return n, 0
+}
+
+// indentTab is the column of the first tab in the indentation of line n
+// (1-based) of data, 0 when there is none.
+func indentTab(data []byte, n int) int {
+	lines := bytes.SplitN(data, []byte("\n"), n+1)
+	if n > len(lines) {
+		return 0
+	}
+	line := lines[n-1]
+	indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+	return bytes.IndexByte(indent, '\t') + 1
 }
 
 // expander copies a node tree, replacing aliases by copies of their anchors

@@ -80,6 +80,27 @@ var (
 	}
 )
 
+// caseFix is s with its unit written as the one suffix of sufs it matches
+// but for case ("1mib" → "1MiB"), "" when none or several match ("400GB/S"
+// is GB/s or Gb/s: bytes or bits) or what precedes it is not a number.
+func caseFix(s string, sufs []suffix) string {
+	fixed := ""
+	for _, x := range sufs {
+		if len(s) <= len(x.name) || !strings.EqualFold(s[len(s)-len(x.name):], x.name) {
+			continue
+		}
+		num := strings.TrimSpace(s[:len(s)-len(x.name)])
+		if _, err := strconv.ParseFloat(num, 64); err != nil {
+			continue
+		}
+		if fixed != "" && fixed != num+x.name {
+			return ""
+		}
+		fixed = num + x.name
+	}
+	return fixed
+}
+
 // parse reads "<number><suffix>" exactly. The number is a non-negative
 // decimal with an optional fraction and exponent; plain says whether a bare
 // number (no suffix) is allowed, with multiplier 1.
@@ -101,6 +122,19 @@ func parseRounding(s, what, allowed string, sufs []suffix, plain, nearest bool) 
 	for i := range sufs {
 		if strings.HasSuffix(s, sufs[i].name) && (best == nil || len(sufs[i].name) > len(best.name)) {
 			best = &sufs[i]
+		}
+	}
+	if what != "count" && what != "rate" {
+		// "1mib", "80gib", "2.84S", "300gib/s" (whose "b/s" is a suffix):
+		// the list of examples did not say which letter was wrong. Counts
+		// and rates ("7b") are left as they were.
+		numOK := false
+		if best != nil {
+			_, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, best.name)), 64)
+			numOK = err == nil
+		}
+		if fixed := caseFix(s, sufs); !numOK && fixed != "" {
+			return 0, fmt.Errorf("%q is not a %s (did you mean %s? units are case-sensitive)", orig, what, fixed)
 		}
 	}
 	num := s

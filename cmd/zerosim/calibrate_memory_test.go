@@ -185,7 +185,7 @@ func TestCalibrateMemoryBadInput(t *testing.T) {
 		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.71 is over 10, memory.allocator_overhead's largest"},
 		{[]string{"--reserved", "82.4", "default"}, "--reserved 82.4: a size needs a unit: use 82.4GiB or 82.4GB (the measured torch.cuda.max_memory_reserved of one step)"},
 		{[]string{"--device", "lots", "default"}, `--device "lots" is not a size: use the device memory nvidia-smi showed during one step with its unit, e.g. --device 82.4GiB`},
-		{[]string{"--reserved", "-1GiB", "default"}, `--reserved "-1GiB" is not a size`},
+		{[]string{"--reserved", "-1GiB", "default"}, `--reserved "-1GiB" is negative: use the measured torch.cuda.max_memory_reserved`},
 		{[]string{"--reserved", "0", "default"}, `--reserved "0": want a size > 0`},
 		{[]string{"--reserved", "82.4GiB", "--device", "83GiB", "default"}, "--reserved and --device: give one measurement"},
 		{[]string{"--step-time", "2.84s", "--reserved", "82.4GiB", "default"}, "--step-time and --reserved: give one measurement"},

@@ -156,7 +156,7 @@ func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
 			return nil, inputError{fmt.Errorf("%s: larger than %d MiB: not an nccl-tests log", name, maxLogFile>>20)}
 		}
 		if err != nil {
-			return nil, inputError{fmt.Errorf("%s: cannot read: %v", name, err)}
+			return nil, readError(name, err)
 		}
 		logs, err := collectives.ParseLogs(name, bytes.NewReader(data))
 		if err != nil {

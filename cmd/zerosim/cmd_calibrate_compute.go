@@ -79,7 +79,7 @@ func readCalibrationFile(path string) (*scenarios.Calibration, error) {
 		return nil, inputError{fmt.Errorf("--file %s exists and is larger than %d MiB, not a calibration file: choose another --file", path, scenarios.MaxCalibrationBytes>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--file %s: %v", path, err)}
+		return nil, readError("--file "+path, err)
 	}
 	c, err := scenarios.ParseCalibration(path, data)
 	if err != nil {
@@ -100,7 +100,7 @@ func readTrace(path string) (*scenarios.TraceKernels, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--trace %s: cannot read: %v", path, errors.Unwrap(err))}
+		return nil, readError("--trace "+path, err)
 	}
 	data, err := readBounded(f, maxTraceFile)
 	f.Close()
@@ -108,7 +108,7 @@ func readTrace(path string) (*scenarios.TraceKernels, error) {
 		return nil, inputError{fmt.Errorf("%s: larger than %d MiB: record one step (torch.profiler.schedule(wait=1, warmup=1, active=1))", path, maxTraceFile>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--trace %s: cannot read: %v", path, err)}
+		return nil, readError("--trace "+path, err)
 	}
 	k, err := scenarios.ParseProfilerTrace(path, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if err != nil {
@@ -123,8 +123,11 @@ func parseStepTime(v string) (units.Duration, error) {
 	if _, isNumber := strconv.ParseFloat(strings.TrimSpace(v), 64); isNumber == nil && err != nil {
 		return 0, inputError{fmt.Errorf("--step-time %s: a duration needs a unit: use %ss or %sms (the measured time of one optimizer step)", v, v, v)}
 	}
+	if s, ok := minutesAsSeconds(v); ok && err != nil {
+		return 0, inputError{fmt.Errorf("--step-time %q: durations are in ps, ns, us, ms or s: write --step-time %s", v, s)}
+	}
 	if err != nil {
-		return 0, inputError{fmt.Errorf("--step-time %q is not a duration: use the measured time of one optimizer step with its unit, e.g. --step-time 2.84s or 950ms", v)}
+		return 0, inputError{fmt.Errorf("--step-time %q %s: use the measured time of one optimizer step with its unit, e.g. --step-time 2.84s or 950ms (units: ps, ns, us, ms, s)", v, measureWhy(v, err, "duration"))}
 	}
 	if d <= 0 {
 		return 0, inputError{fmt.Errorf("--step-time %q: want a time > 0, e.g. --step-time 2.84s", v)}
@@ -380,4 +383,44 @@ func computePoint(s *scenarios.Scenario) (reports.ComputePoint, error) {
 	p := reports.ComputePoint{Efficiency: s.Training.ComputeEfficiency, Step: r.StepTime, Compute: zero.RankCompute(r), Utilization: r.Utilization}
 	p.Forward, p.Backward, p.Optimizer = zero.ComputeByKind(r)
 	return p, nil
+}
+
+// measureWhy says why a measured figure given to calibrate did not parse as
+// a size or a duration (what): negative, too large for int64, or not one
+// at all. Before, "-1GiB" and "9999999999999999999GiB" were both "is not a
+// size", which they are.
+func measureWhy(v string, err error, what string) string {
+	switch {
+	case errors.Is(err, units.ErrOverflow):
+		return "is too large (it does not fit in 64 bits)"
+	case strings.HasPrefix(strings.TrimSpace(v), "-"):
+		return "is negative"
+	}
+	if i := strings.Index(err.Error(), "(did you mean "); i >= 0 {
+		// units' "(did you mean 2.84s? units are case-sensitive)".
+		return "is not a " + what + " " + err.Error()[i:]
+	}
+	return "is not a " + what
+}
+
+// minutesAsSeconds reads a step time given in minutes or hours ("2m",
+// "1.5min", "1h"), which units.ParseDuration does not take, and returns it
+// in seconds ("120s") for the message.
+func minutesAsSeconds(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	for _, u := range []struct {
+		suffix string
+		sec    float64
+	}{{"min", 60}, {"m", 60}, {"h", 3600}} {
+		num, ok := strings.CutSuffix(v, u.suffix)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || f <= 0 || f > 1e6 {
+			return "", false
+		}
+		return strconv.FormatFloat(f*u.sec, 'f', -1, 64) + "s", true
+	}
+	return "", false
 }

@@ -28,7 +28,7 @@ func parseMeasuredPeak(flag, v string) (int64, error) {
 	}
 	b, err := units.ParseBytesNearest(v)
 	if err != nil {
-		return 0, inputError{fmt.Errorf("--%s %q is not a size: use %s with its unit, e.g. --%s 82.4GiB", flag, v, what, flag)}
+		return 0, inputError{fmt.Errorf("--%s %q %s: use %s with its unit, e.g. --%s 82.4GiB", flag, v, measureWhy(v, err, "size"), what, flag)}
 	}
 	if b <= 0 {
 		return 0, inputError{fmt.Errorf("--%s %q: want a size > 0, e.g. --%s 82.4GiB", flag, v, flag)}

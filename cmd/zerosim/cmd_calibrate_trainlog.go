@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,12 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 		return nil, inputError{fmt.Errorf("--train-log %s: larger than %d MiB: give the log of one run (its step lines suffice: grep 'step:' or 'iteration', the progress bar's lines, Composer's blocks, 'SamplesPerSec' for DeepSpeed's, or 'train_step_timing' for NeMo's)", name, scenarios.MaxTrainLogBytes>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--train-log %s: cannot read: %v", name, errors.Unwrap(err))}
+		return nil, readError("--train-log "+name, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// It said "no training step found: want torchtitan's metrics
+		// lines (…)", 800 characters about formats, for nothing read.
+		return nil, inputError{fmt.Errorf("--train-log %s: empty (give the training log of the measured run)", name)}
 	}
 	l, err := scenarios.ParseTrainLog(name, data)
 	if err != nil {

@@ -157,7 +157,14 @@ func collectiveLinks(o *collectiveOpts, c *scenarios.Cluster) error {
 		}
 	}
 	if o.changed("nics") {
-		c.NICs = scenarios.NICSharing(o.nics)
+		// Checked here: the scenario's check named the default example's
+		// key ("default: cluster.nics: nics \"per-gpu\" is unknown").
+		switch n := scenarios.NICSharing(o.nics); n {
+		case scenarios.NICPerGPU, scenarios.NICPerNode:
+			c.NICs = n
+		default:
+			return inputError{fmt.Errorf("--nics %q: use per_gpu (one NIC per GPU) or per_node (NICs shared by a node's GPUs)", o.nics)}
+		}
 	}
 	if o.changed("nics-per-node") {
 		// 0 is the scenario's "unset": given, it fell back to the default.
@@ -198,11 +205,20 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 		if o.nodes < 1 {
 			return inputError{fmt.Errorf("--nodes %d: need at least 1", o.nodes)}
 		}
+		if o.nodes > scenarios.MaxNodes {
+			// "default: cluster.nodes: nodes=100000 is out of range": the
+			// default example's key, not the flag.
+			return inputError{fmt.Errorf("--nodes %d: use 1 to %d", o.nodes, scenarios.MaxNodes)}
+		}
 		c.Nodes = o.nodes
 	}
 	if o.changed("gpus-per-node") {
 		if o.gpusPerNode < 1 {
 			return inputError{fmt.Errorf("--gpus-per-node %d: need at least 1", o.gpusPerNode)}
+		}
+		if o.gpusPerNode > scenarios.MaxGPUsPerNode {
+			// "--nodes 2 × --gpus-per-node 2000 is too large", no bound.
+			return inputError{fmt.Errorf("--gpus-per-node %d: use 1 to %d", o.gpusPerNode, scenarios.MaxGPUsPerNode)}
 		}
 		c.GPUsPerNode = o.gpusPerNode
 		if c.NICs != scenarios.NICPerNode && !o.changed("nics-per-node") {
@@ -212,8 +228,9 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 			c.NICsPerNode = 0
 		}
 	}
-	if c.Nodes > 1<<20 || c.GPUsPerNode > 1<<10 {
-		return inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d is too large", c.Nodes, c.GPUsPerNode)}
+	if n := int64(c.Nodes) * int64(c.GPUsPerNode); n > scenarios.MaxGPUs {
+		// Named the default example's cluster.gpus_per_node.
+		return inputError{fmt.Errorf("--nodes %d × --gpus-per-node %d = %d GPUs is too many (use at most %d GPUs)", c.Nodes, c.GPUsPerNode, n, scenarios.MaxGPUs)}
 	}
 	// Keep cp when it divides the GPUs.
 	cp := s.Parallelism.CP
@@ -303,7 +320,7 @@ func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Mod
 		return nil, inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}
 	}
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--calibration: %w", err)}
+		return nil, readError("--calibration "+o.calibration, err)
 	}
 	cf, err := scenarios.ParseCalibration(o.calibration, data)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -105,6 +106,9 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		}
 		src, err := loadSource(a, files[0])
 		if err != nil {
+			return nil, "", false, err
+		}
+		if err := checkVaryValues(src, o.vary, g); err != nil {
 			return nil, "", false, err
 		}
 		return sweep.Vary(src, g.Key, g.Values), fmt.Sprintf("%s, varying %s", src.File, g.Key), g.Key == "parallelism.k", nil
@@ -238,6 +242,28 @@ func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) erro
 	}
 	for _, p := range paths {
 		fmt.Fprintf(errOut, "zerosim: wrote %s\n", p)
+	}
+	return nil
+}
+
+// checkVaryValues loads FILE with each value of --vary before anything
+// runs, so that a value the scenario refuses is named as --vary's: the
+// variants apply it as a --set, whose message said "--set
+// parallelism.k=x: …", a flag the user never gave.
+func checkVaryValues(src sweep.Source, vary string, g sweep.Grid) error {
+	for _, v := range g.Values {
+		set := g.Key + "=" + v
+		_, err := src.Load(set)
+		if err == nil {
+			continue
+		}
+		var se *scenarios.Error
+		if errors.As(err, &se) && se.Line == 0 {
+			if msg, ok := strings.CutPrefix(se.Msg, "--set "+set+": "); ok {
+				return inputError{fmt.Errorf("%s: --vary %s: %s", se.File, vary, msg)}
+			}
+		}
+		return inputError{err}
 	}
 	return nil
 }

@@ -85,6 +85,12 @@ zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
 			if err := noStdin("import torchtitan", args[0]); err != nil {
 				return err
 			}
+			// --nodes 0 and --gpus-per-node 0 were taken as unset: the
+			// SET_NODES placeholder, 8 GPUs per node.
+			f := cmd.Flags()
+			if err := checkClusterFlags(f.Changed("nodes"), int64(cl.Nodes), f.Changed("gpus-per-node"), int64(cl.GPUsPerNode)); err != nil {
+				return err
+			}
 			t, err := scenarios.ReadTorchtitan(args[0], cl)
 			if err != nil {
 				return inputError{err}

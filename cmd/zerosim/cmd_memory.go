@@ -67,6 +67,10 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.detail && o.estimator != "all" {
+		// It was ignored: one estimator's table is printed in full.
+		return inputError{fmt.Errorf("--detail adds every table to the summary of --estimator all (--estimator %s prints its table in full): add --estimator all, or drop --detail", o.estimator)}
+	}
 	if o.rank < 0 {
 		return inputError{fmt.Errorf("--rank %d: must be ≥ 0", o.rank)}
 	}

@@ -55,7 +55,7 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		}
 		fh, err := os.Open(f)
 		if err != nil {
-			return inputError{fmt.Errorf("merge: %w", err)}
+			return readError("merge: "+f, err)
 		}
 		if fi, err := fh.Stat(); err == nil && fi.IsDir() {
 			fh.Close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -23,13 +25,15 @@ type planOpts struct {
 	top         int
 	network     bool
 	tolerance   float64
-	stages      []int
-	recompute   []string
-	buckets     []string
-	prefetch    []int
-	algorithms  []string
-	cp          []int
-	jobs        int
+	// toleranceGiven: --tolerance was on the command line.
+	toleranceGiven bool
+	stages         []int
+	recompute      []string
+	buckets        []string
+	prefetch       []int
+	algorithms     []string
+	cp             []int
+	jobs           int
 }
 
 // planLong is plan --help's description.
@@ -80,6 +84,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
+			o.toleranceGiven = cmd.Flags().Changed("tolerance")
 			return runPlan(ctx, a, o, fileArg(args))
 		},
 	}
@@ -122,6 +127,12 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		_ = bar.Finish()
 	}
 	if err != nil {
+		var se *scenarios.Error
+		if errors.As(err, &se) {
+			// "plan: s.yaml:11:3: …": every other command's scenario
+			// errors start with the file, where editors look for it.
+			return inputError{err}
+		}
 		return inputError{fmt.Errorf("plan: %w", err)}
 	}
 	pr.Plan = p
@@ -150,6 +161,10 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	// Written so that NaN fails too.
 	if !(o.tolerance > 0 && o.tolerance <= 1000) {
 		return opt, nil, inputError{fmt.Errorf("--tolerance %g: use a percentage above 0 and at most 1000, such as 5", o.tolerance)}
+	}
+	if o.toleranceGiven && !o.network {
+		// It was ignored: only the bandwidth search reads it.
+		return opt, nil, inputError{fmt.Errorf("--tolerance %g applies to the bandwidth search: add --network, or drop --tolerance", o.tolerance)}
 	}
 	for _, st := range o.stages {
 		if st < 0 || st > 3 {

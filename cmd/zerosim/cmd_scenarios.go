@@ -45,6 +45,10 @@ it and check it with "zerosim validate FILE".`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, ok := scenarios.Example(args[0])
 			if !ok {
+				if near := scenarios.NearExample(args[0]); near != "" {
+					// It listed all nine for "defualt".
+					return inputError{fmt.Errorf("unknown scenario %q (did you mean %s?)", args[0], near)}
+				}
 				return inputError{fmt.Errorf("unknown scenario %q (use %s)", args[0], strings.Join(scenarios.ExampleNames(), ", "))}
 			}
 			_, err := a.out.Write(b)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -141,10 +142,22 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 		if err := scenarios.CheckKeyPath(g.Key); err != nil {
 			return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid: %w", err)}
 		}
+		// A value that cannot be of the key's type ("k=1,x",
+		// "bucket_size=25,100MB") made every point with it an error row,
+		// exit 0.
+		for _, v := range g.Values {
+			if err := scenarios.CheckSetType(g.Key + "=" + v); err != nil {
+				return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid %s=%s: %w", g.Key, strings.Join(g.Values, ","), err)}
+			}
+		}
 	}
 	for _, s := range sets {
 		if err := scenarios.CheckSet(s); err != nil {
 			return nil, sweep.Shard{}, inputError{err}
+		}
+		if err := scenarios.CheckSetType(s); err != nil {
+			// Every row was an error row, exit 0.
+			return nil, sweep.Shard{}, inputError{fmt.Errorf("--set %s: %w", s, err)}
 		}
 	}
 	return sp, sh, nil
@@ -248,6 +261,10 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh sweep.Shard) (*os.File, *sweep.Partial, error) {
 	if fi, err := os.Stat(o.out); err == nil && fi.IsDir() {
 		return nil, nil, inputError{fmt.Errorf("--out %s is a directory (give a file name, e.g. %s)", o.out, filepath.Join(o.out, "sweep.csv"))}
+	}
+	if err := checkOutputFile(o.out); err != nil {
+		// "--out: open DIR/s.csv: permission denied" before.
+		return nil, nil, inputError{fmt.Errorf("--out %s: %w", o.out, err)}
 	}
 	if !o.resume {
 		// 0o666: the umask decides, as for any file a command creates.

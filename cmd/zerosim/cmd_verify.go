@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/numerics"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 func init() { commands = append(commands, newVerifyCmd) }
@@ -209,12 +212,34 @@ func runReference(a *app, path string, asJSON bool) error {
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return inputError{fmt.Errorf("--reference: %w", err)}
+			return readError("--reference "+path, err)
 		}
 		defer f.Close()
 		r = f
 	}
-	res, err := numerics.CheckReference(r)
+	// The bytes are read here, so that a file that is not JSON is reported
+	// at its line and column with the fix ("reference: unexpected EOF",
+	// "reference: EOF" before), and the format named with where such files
+	// come from.
+	data, err := readBounded(r, numerics.MaxReferenceSize)
+	if errors.Is(err, errTooLarge) {
+		return inputError{fmt.Errorf("--reference %s: larger than %d MiB, not a zerosim-reference/v1 file", path, numerics.MaxReferenceSize>>20)}
+	}
+	if err != nil {
+		return readError("--reference "+path, err)
+	}
+	const give = "give a zerosim-reference/v1 file, such as numerics/testdata/reference/adam-basic.json"
+	name := path
+	if path == "-" {
+		name = "<stdin>"
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(new(json.RawMessage)); err != nil {
+		return inputError{fmt.Errorf("--reference %w", scenarios.JSONError(name, data, err, give))}
+	}
+	res, err := numerics.CheckReference(bytes.NewReader(data))
+	if err != nil && strings.Contains(err.Error(), "reference: format ") {
+		return inputError{fmt.Errorf("--reference %s: %s (%s)", path, plain(err), give)}
+	}
 	if err != nil {
 		return inputError{fmt.Errorf("--reference %s: %s", path, plain(err))}
 	}

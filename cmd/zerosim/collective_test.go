@@ -130,7 +130,7 @@ func TestCollectiveCalibrationErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ file, want string }{
-		{filepath.Join(dir, "missing.yaml"), "--calibration: open "},
+		{filepath.Join(dir, "missing.yaml"), "--calibration " + filepath.Join(dir, "missing.yaml") + ": cannot read the file: no such file or directory (check the path)"},
 		{big, "larger than 16 MiB"},
 		{compute, "no network part"},
 	} {

@@ -124,7 +124,7 @@ func TestBadInputOneLine(t *testing.T) {
 		// "verify …: numerics: corrupt index 99999: …",
 		// "--reference FILE: numerics: reference: invalid character …".
 		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
-		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ": reference: invalid character"}},
+		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ":1:1: not valid JSON: invalid character"}},
 		// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
 		// (FuzzCLI: exit 2 with stdout).
 		{[]string{"validate", "seed002-tiny", "missing.yaml"}, "", []string{"missing.yaml: cannot read the file"}},

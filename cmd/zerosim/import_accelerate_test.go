@@ -82,7 +82,7 @@ func TestImportAccelerateCLI(t *testing.T) {
 		{[]string{dir + "trl-fsdp2.yaml", "--seq-len", "2048"}, "--seq-len sets model.seq_len, which needs the model"},
 		{[]string{dir + "trl-fsdp2.yaml", "--recompute", "some"}, `--recompute "some": use none, selective, op or full`},
 		{[]string{hf}, "config.json:1:1: no distributed_type"},
-		{[]string{dir + "README.md"}, "README.md:3: not valid YAML"},
+		{[]string{dir + "README.md"}, "README.md:3:1: not valid YAML"},
 		{[]string{dir + "missing.yaml"}, "missing.yaml: cannot read the file"},
 	} {
 		_, stderr, code := runValidateCLI(t, nil, append([]string{"import", "accelerate"}, c.args...)...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,14 +17,12 @@ func checkGPUFlag(name string) error {
 	if name == "" {
 		return nil
 	}
-	var names []string
 	for _, g := range scenarios.GPUPresets() {
 		if g.Name == name {
 			return nil
 		}
-		names = append(names, g.Name)
 	}
-	return inputError{fmt.Errorf("--gpu %q is not a GPU preset (use one of %s)", name, strings.Join(names, ", "))}
+	return inputError{errors.New(scenarios.UnknownGPU("--gpu", name))}
 }
 
 // checkCountFlag checks a given --flag's whole number v against 1..hi.

@@ -156,7 +156,7 @@ func checkOutputDir(dir string) error {
 		if err == nil {
 			if !fi.IsDir() {
 				if p == filepath.Clean(dir) {
-					return errors.New("exists and is not a directory")
+					return errors.New("exists and is not a directory (name a directory: -o writes several files into it)")
 				}
 				return fmt.Errorf("%s is not a directory", p)
 			}
@@ -185,7 +185,7 @@ func checkOutputFile(path string) error {
 	}
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
-		return errors.New("is a directory")
+		return errors.New("is a directory (name a file, not a directory)")
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		// "file name too long" after the run had printed its report.
@@ -194,7 +194,7 @@ func checkOutputFile(path string) error {
 	dir := filepath.Dir(path)
 	fi, err = os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("directory %s does not exist", dir)
+		return fmt.Errorf("directory %s does not exist (create it first, or name a file in an existing directory)", dir)
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
@@ -215,7 +215,7 @@ func checkName(path string) error {
 func probe(dir string) error {
 	f, err := os.CreateTemp(dir, ".zerosim-probe-*")
 	if err != nil {
-		return fmt.Errorf("cannot write into %s: %w", dir, plainError(err))
+		return fmt.Errorf("cannot write into %s: %w (choose a directory you can write to)", dir, plainError(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -230,4 +230,21 @@ func plainError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// readError is the one line for a file that an argument or a flag names
+// but that cannot be read. It gives the reason without Go's "open NAME:"
+// prefix, which repeats the path, and says how to fix it; before it said
+// "merge: open x.csv: no such file or directory" or "x.log: cannot read:
+// read x.log: is a directory". prefix names the file, and the flag when
+// a flag gave it ("--calibration c.yaml").
+func readError(prefix string, err error) error {
+	fix := "check the path"
+	switch {
+	case errors.Is(err, syscall.EISDIR):
+		fix = "give a file, not a directory"
+	case errors.Is(err, fs.ErrPermission):
+		fix = "check the file's permissions"
+	}
+	return inputError{fmt.Errorf("%s: cannot read the file: %v (%s)", prefix, plainError(err), fix)}
 }

@@ -93,6 +93,7 @@ for bit against unsharded training.`,
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
+	addCobraCommands(root)
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && !c.Runnable() {
 			// Left alone, cobra prints a group's help and exits 0 for
@@ -105,6 +106,31 @@ for bit against unsharded training.`,
 		}
 	}
 	return root
+}
+
+// addCobraCommands adds cobra's "help" and "completion" commands, which
+// cobra adds only when it executes, after newRoot has turned command
+// groups into errors: "completion tcsh" printed the group's help with exit
+// 0, and "help nope" "Unknown help topic" and the usage, exit 0. Added
+// first, completion is a group like import, and help of an unknown
+// command is an input error.
+func addCobraCommands(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.Run == nil {
+			continue
+		}
+		show := c.Run
+		c.Run = nil
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if t, rest, err := c.Root().Find(args); len(args) > 0 && (err != nil || t == c.Root() || len(rest) > 0) {
+				return inputError{fmt.Errorf("help: no command %q (see %s --help)", strings.Join(args, " "), c.Root().Name())}
+			}
+			show(c, args)
+			return nil
+		}
+	}
 }
 
 // checkEmptyValues rejects a flag given an empty value (--tokens "",
@@ -195,6 +221,12 @@ func plainFlagValue(err error) error {
 	}
 	if errors.Is(ne.Err, strconv.ErrRange) {
 		return fmt.Errorf("%s %q: out of range (want %s of a sensible size)", flag, value, want)
+	}
+	if n, ok := strings.CutSuffix(strings.TrimSpace(value), "%"); ok && want == "a number" {
+		if _, err := strconv.ParseFloat(n, 64); err == nil {
+			// --tolerance 5%: the flag is in percent already.
+			return fmt.Errorf("%s %q: want a number (the flag is in percent: %s %s)", flag, value, flag, n)
+		}
 	}
 	return fmt.Errorf("%s %q: want %s", flag, value, want)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // loadScenario reads and loads the scenario a command was given (see
@@ -33,7 +34,14 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 // read: the file first, then the key and the fix, without the package's
 // prefix ("default.yaml: communication.bucket_size 1 B cuts group …").
 func (a *app) replayError(err error) error {
-	return inputError{fmt.Errorf("%s: %s", a.file, plain(err))}
+	msg := plain(err)
+	if errors.Is(err, units.ErrOverflow) && !strings.Contains(msg, "(") {
+		// "block matmul FLOPs overflow: value does not fit in 64 bits"
+		// (training.micro_batch 1048576, in its range) named nothing to
+		// change.
+		msg += " (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"
+	}
+	return inputError{fmt.Errorf("%s: %s", a.file, msg)}
 }
 
 // plain is an error's message without the prefixes of the packages that

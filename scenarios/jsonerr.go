@@ -1,0 +1,80 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// jsonError is the one line for an importer's config that is not valid
+// JSON: "FILE:LINE:COL: not valid JSON: what (give …)", at the byte where
+// the parser stopped, so an editor jumps to it. A trailing comma, the most
+// common slip in a hand-edited ds_config.json (JSON, unlike Python and
+// JavaScript, allows none), points at the comma and says to delete it; a
+// file cut off points at its end; a file with nothing in it says so. err
+// is the decoder's error for data; give is what to give instead ("the
+// model's config.json").
+func jsonError(file string, data []byte, err error, give string) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the offending one included.
+		off := min(max(int(se.Offset)-1, 0), len(data))
+		if off < len(data) && (data[off] == '}' || data[off] == ']') {
+			prev := len(bytes.TrimRight(data[:off], " \t\r\n"))
+			if prev > 0 && data[prev-1] == ',' {
+				return fmt.Errorf("%s: not valid JSON: a comma before %q ends the list of %s with nothing after it (JSON allows no trailing comma: delete it)",
+					jsonPos(file, data, prev-1), data[off], map[byte]string{'}': "keys", ']': "values"}[data[off]])
+			}
+		}
+		fix := "fix the syntax there, or " + give
+		if m := se.Error(); strings.HasSuffix(m, "after object key:value pair") || strings.HasSuffix(m, "after array element") {
+			fix = "a comma is missing before it: add one"
+		}
+		return fmt.Errorf("%s: not valid JSON: %s (%s)", jsonPos(file, data, off), oneLine(se.Error()), fix)
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) == 0:
+		return fmt.Errorf("%s: empty file (%s)", file, give)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		end := len(bytes.TrimRight(data, " \t\r\n"))
+		return fmt.Errorf("%s: not valid JSON: the file ends inside a value (a closing \", } or ] is missing, or the file was cut off: %s)", jsonPos(file, data, end), give)
+	}
+	return fmt.Errorf("%s: not valid JSON: %s (%s)", file, oneLine(err.Error()), give)
+}
+
+// jsonPos is "FILE:LINE:COL" of byte off of data; the column counts
+// characters, as YAML errors do.
+func jsonPos(file string, data []byte, off int) string {
+	off = min(max(off, 0), len(data))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	return fmt.Sprintf("%s:%d:%d", file, line, 1+utf8.RuneCount(data[start:off]))
+}
+
+// JSONError is jsonError for the CLI's JSON inputs (verify --reference).
+func JSONError(file string, data []byte, err error, give string) error {
+	return jsonError(file, data, err, give)
+}
+
+// nextValue is the offset of the first byte after off that is not JSON
+// whitespace: where a second value starts.
+func nextValue(data []byte, off int64) int {
+	o := min(max(int(off), 0), len(data))
+	return len(data) - len(bytes.TrimLeft(data[o:], " \t\r\n"))
+}
+
+// numberFix is the fix for a JSON value that should be a number: a number
+// written in quotes ("4096") is to be written without them; anything else
+// gets an example (eg).
+func numberFix(v any, eg string) string {
+	if s, ok := v.(string); ok {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return "write it without quotes: " + clip(strings.TrimSpace(s))
+		}
+	}
+	return "use a number such as " + eg
+}

@@ -1,0 +1,174 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// unknownValue is the parenthesis after `NAME "v" is unknown`: the names
+// that v is a near miss of, as unknownKeyMsg suggests a key ("did you mean
+// H100-80GB?"), else every allowed name ("use a, b or c"). tail is added
+// after the list ("or give gpu_memory, …").
+func unknownValue(v string, names []string, tail string) string {
+	if near := nearNames(v, names); len(near) > 0 {
+		return "(did you mean " + listOr(near) + "?)"
+	}
+	if tail != "" {
+		return "(use " + listOr(names) + ", " + tail + ")"
+	}
+	return "(use " + listOr(names) + ")"
+}
+
+// nearNames are the names v is a near miss of, in their order: the same
+// but for case and the separators - _ . and space ("h100-80gb",
+// "llama-2-7b", "per-gpu", "ndr"), else the few (at most three) that
+// start with it, when it has three characters or more ("H100" for
+// H100-80GB, "A100" for A100-40GB or A100-80GB). Spelling mistakes are not
+// guessed at: A200 is not H200.
+func nearNames(v string, names []string) []string {
+	nv := normName(v)
+	if nv == "" {
+		return nil
+	}
+	var same, prefix []string
+	for _, n := range names {
+		nn := normName(n)
+		switch {
+		case nn == nv:
+			same = append(same, n)
+		case len(nv) >= 3 && strings.HasPrefix(nn, nv):
+			prefix = append(prefix, n)
+		}
+	}
+	if len(same) > 0 {
+		return same
+	}
+	if len(prefix) <= 3 {
+		return prefix
+	}
+	return nil
+}
+
+// normName lowers s and drops the separators - _ . and space.
+func normName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(s)))
+}
+
+// NearExample is nearExample for the CLI (zerosim scenarios show NAME).
+func NearExample(name string) string { return nearExample(name) }
+
+// UnknownGPU is the message for a GPU preset name that is not one, as the
+// importers' --gpu flags give it: `--gpu "H100" is not a GPU preset (did
+// you mean H100-80GB?)`.
+func UnknownGPU(flag, v string) string {
+	names := gpuNames()
+	if near := nearNames(v, names); len(near) > 0 {
+		return fmt.Sprintf("%s %q is not a GPU preset (did you mean %s?)", flag, v, listOr(near))
+	}
+	return fmt.Sprintf("%s %q is not a GPU preset (use one of %s)", flag, v, strings.Join(names, ", "))
+}
+
+// nearExample is the embedded example a missing file's name is a near
+// miss of: the same but for case and separators, the
+// up to three it is a prefix of ("seed002": seed002-7b or seed002-tiny),
+// or the one within two edits of it ("defualt"), "" when there is none. A name with a directory is a path, not
+// a slip for an example.
+func nearExample(arg string) string {
+	if strings.ContainsAny(arg, `/\`) {
+		return ""
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(arg, ".yaml"), ".yml")
+	names := ExampleNames()
+	if near := nearNames(name, names); len(near) > 0 {
+		return listOr(near)
+	}
+	best, n := "", 0
+	for _, e := range names {
+		if len(name) >= 4 && editDistance(strings.ToLower(name), e) <= 2 {
+			best, n = e, n+1
+		}
+	}
+	if n == 1 {
+		return best
+	}
+	return ""
+}
+
+// hasKey reports whether the mapping m has key k at its top level.
+func hasKey(m *yaml.Node, k string) bool {
+	for i := 0; m != nil && m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignConfig is the message for a file that is not a scenario but the
+// config of a tool zerosim imports, "" when it is not one: the import
+// command to run instead. root is the parsed mapping, nil when the file is
+// not a YAML mapping (a TOML job config, a shell script). The keys are
+// those each tool's config has and a scenario lacks.
+func foreignConfig(file string, data []byte, root *yaml.Node) string {
+	kind, cmd, why := "", "", ""
+	for _, c := range []struct{ key, kind, cmd string }{
+		{"architectures", "a Hugging Face config.json", "hf"},
+		{"model_type", "a Hugging Face config.json", "hf"},
+		{"zero_optimization", "a DeepSpeed config", "deepspeed"},
+		{"train_micro_batch_size_per_gpu", "a DeepSpeed config", "deepspeed"},
+		{"distributed_type", "an Accelerate config", "accelerate"},
+		{"compute_environment", "an Accelerate config", "accelerate"},
+		{"global_train_batch_size", "an llm-foundry training YAML", "llm-foundry"},
+		{"device_train_microbatch_size", "an llm-foundry training YAML", "llm-foundry"},
+	} {
+		if hasKey(root, c.key) {
+			kind, cmd, why = c.kind, c.cmd, fmt.Sprintf("it has %q", c.key)
+			break
+		}
+	}
+	if kind == "" && root == nil {
+		switch {
+		case bytes.Contains(data, []byte("\n[model]")) || bytes.HasPrefix(data, []byte("[model]")) || bytes.Contains(data, []byte("\n[job]")):
+			kind, cmd, why = "a torchtitan job config", "torchtitan", "it has a [model] or [job] table"
+		case bytes.Contains(data, []byte("pretrain_gpt.py")) || bytes.Contains(data, []byte("--num-layers")):
+			kind, cmd, why = "a Megatron-LM launch script", "megatron", "it runs pretrain_gpt.py or passes --num-layers"
+		}
+	}
+	if kind == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s, not a scenario (%s): run zerosim import %s %s", kind, why, cmd, ttName(file))
+}
+
+// nearKey is the one name of known within two edits of k (a misspelled
+// config key: num_proceses, fsdp_backward_prefech), "" when none or
+// several are.
+func nearKey(k string, known []string) string {
+	best, n := "", 0
+	for _, c := range known {
+		if c != k && editDistance(strings.ToLower(k), strings.ToLower(c)) <= 2 {
+			best, n = c, n+1
+		}
+	}
+	if n == 1 {
+		return best
+	}
+	return ""
+}
+
+// didYouMean is " (did you mean NAME?)" for nearKey's answer, "" for none.
+func didYouMean(k string, known []string) string {
+	if near := nearKey(k, known); near != "" {
+		return " (did you mean " + near + "?)"
+	}
+	return ""
+}

@@ -1,0 +1,39 @@
+package units
+
+import "testing"
+
+// TestUnitCaseSuggested: a size, bandwidth or duration whose unit is right
+// but for case names the unit meant; before, "\"1mib\" is not a size (use
+// a size such as 80GiB, 2GB, 512MiB or 4096B)", which did not say which
+// letter was wrong. An ambiguous one (GB/S: bytes or bits?) keeps the
+// list, and valid inputs still parse.
+func TestUnitCaseSuggested(t *testing.T) {
+	for _, c := range []struct {
+		parse func(string) error
+		in    string
+		want  string
+	}{
+		{func(s string) error { _, err := ParseBytes(s); return err }, "1mib", `"1mib" is not a size (did you mean 1MiB? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBytes(s); return err }, "80gib", `"80gib" is not a size (did you mean 80GiB? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBytes(s); return err }, "4096b", `"4096b" is not a size (did you mean 4096B? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "300gib/s", `"300gib/s" is not a bandwidth (did you mean 300GiB/s? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseDuration(s); return err }, "500NS", `"500NS" is not a duration (did you mean 500ns? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseDuration(s); return err }, "2.84S", `"2.84S" is not a duration (did you mean 2.84s? units are case-sensitive)`},
+		// Ambiguous: GB/s or Gb/s.
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "300GB/S", `"300GB/S" is not a bandwidth (use a bandwidth such as 450GB/s, 25GiB/s or 400Gbps)`},
+		// Valid forms are unchanged.
+		{func(s string) error { _, err := ParseBytes(s); return err }, "1 MiB", ""},
+		{func(s string) error { _, err := ParseBytes(s); return err }, "1e3MB", ""},
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "400gbps", ""},
+		{func(s string) error { _, err := ParseDuration(s); return err }, "2ms", ""},
+	} {
+		err := c.parse(c.in)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
