@@ -417,6 +417,11 @@ func attentionText(s *scenarios.Scenario) string {
 	switch {
 	case s.Cluster.GPU == "":
 		from = "the kernel's published rate, docs/compute-model.md"
+	case scenarios.VoltaGPU(s.Cluster.GPU) && (t.AttentionKernel == scenarios.KernelFA2 || t.AttentionKernel == scenarios.KernelCuDNN):
+		// Neither kernel runs there: the step is timed at a rate no
+		// kernel reaches on this GPU.
+		from = fmt.Sprintf("%s does not run on %s, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; "+
+			"set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md", t.AttentionKernel, s.Cluster.GPU)
 	case !zero.AttentionRateOwn(s.Cluster.GPU):
 		// V100, MI300X, RTX4090 …: the rate is the A100's, not one
 		// published for this GPU (FlashAttention-2 does not even run on

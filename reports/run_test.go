@@ -407,9 +407,12 @@ func TestAttentionHeadline(t *testing.T) {
 		{"B200 default", "default", []string{"cluster.gpu=B200"}, "fa2 at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
 		{"B200 cudnn", "default", []string{"cluster.gpu=B200", "training.attention_kernel=cudnn"}, "cudnn at 0.5573 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
 		// GPUs without a figure of their own take the A100's, and say so:
-		// "published rate on V100-16GB" named a rate nobody published
-		// (FlashAttention-2 does not run on Volta).
-		{"V100", "seed001-azure", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
+		// "published rate on V100-16GB" named a rate nobody published.
+		// On Volta FlashAttention-2 and cuDNN's attention do not run at
+		// all: the line says what runs there and what to set.
+		{"V100", "seed001-azure", nil, "fa2 at 0.6 of the dense peak (fa2 does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
+		{"V100 cudnn", "seed001-azure", []string{"training.attention_kernel=cudnn"}, "cudnn at 0.6 of the dense peak (cudnn does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
+		{"V100 triton", "seed001-azure", []string{"training.attention_kernel=triton"}, "triton at 0.325 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
 		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency, set or calibrated)"},

@@ -57,6 +57,14 @@ const (
 // H100 SXM5 and the H200).
 func HopperGPU(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
 
+// VoltaGPU reports whether a GPU preset is a Volta part (GV100: the V100
+// SXM2), on which neither FlashAttention-2 ("currently supports: Ampere,
+// Ada, or Hopper GPUs", Dao-AILab/flash-attention README.md at 1d817a8f)
+// nor cuDNN's fused attention (sm80 on, PyTorch's
+// check_cudnn_hardware_support in sdp_utils.cpp at 21c3369e) runs:
+// PyTorch's SDPA falls back to its memory-efficient kernel.
+func VoltaGPU(gpu string) bool { return gpu == "V100-16GB" || gpu == "V100-32GB" }
+
 // AttentionKernelRuns reports whether kernel runs on the GPU preset gpu
 // ("" when the scenario names none): FlashAttention-3 on Hopper only
 // (its hopper/ build), every other kernel anywhere.
