@@ -33,6 +33,15 @@ func ParseGrid(s string) (Grid, error) {
 	if len(vals) == 0 {
 		return Grid{}, fmt.Errorf("grid %q: no values (use %s=v1,v2)", s, key)
 	}
+	// A value given twice would replay the same point twice (and compare
+	// it with itself).
+	seen := make(map[string]bool, len(vals))
+	for _, v := range vals {
+		if seen[v] {
+			return Grid{}, fmt.Errorf("grid %s: %s is given twice (give each value once)", key, v)
+		}
+		seen[v] = true
+	}
 	return Grid{Key: key, Values: vals}, nil
 }
 

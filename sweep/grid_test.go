@@ -22,6 +22,8 @@ func TestParseGrid(t *testing.T) {
 		{"parallelism.k=", "", nil, "no values"},
 		{"parallelism.k=1,,2", "", nil, "empty value"},
 		{"parallelism.k=[1,2", "", nil, "unbalanced"},
+		{"parallelism.k=1,1", "", nil, "grid parallelism.k: 1 is given twice"},
+		{"parallelism.k=1, 2,1", "", nil, "grid parallelism.k: 1 is given twice"},
 	} {
 		g, err := ParseGrid(tc.in)
 		if tc.err != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -143,7 +144,14 @@ func TestMergeReport(t *testing.T) {
 // missing points are two runs. Running it lazily: the first rows of the
 // whole sweep come out and a cancel stops it.
 func TestMergeHugeSweep(t *testing.T) {
-	sp := space(t, "a="+strings.Repeat("x,", 65534)+"y", "b="+strings.Repeat("1,", 32767)+"2")
+	count := func(n int) string { // "0,1,…,n-1": a grid's values are distinct
+		vs := make([]string, n)
+		for i := range vs {
+			vs[i] = strconv.Itoa(i)
+		}
+		return strings.Join(vs, ",")
+	}
+	sp := space(t, "a="+count(65535), "b="+count(32768))
 	n := sp.Len()
 	if n != 65535*32768 {
 		t.Fatalf("%d points", n)
