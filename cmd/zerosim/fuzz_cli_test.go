@@ -591,8 +591,12 @@ func cliFuzzNamesInput(root *cobra.Command, argv []string, line string) bool {
 				}
 			}
 		}
-		if key, _, ok := strings.Cut(a, "="); ok && strings.TrimSpace(key) != "" {
+		if key, val, ok := strings.Cut(a, "="); ok && strings.TrimSpace(key) != "" {
 			names = append(names, key, strings.TrimLeft(key, "-"))
+			if strings.HasPrefix(key, "--") && strings.TrimSpace(val) != "" {
+				// --train-log=FILE: the file named as given ("FILE: …").
+				names = append(names, val, filepath.Base(val))
+			}
 		}
 		if scenarios.CheckKeyPath(a) == nil || strings.HasSuffix(a, ".yaml") {
 			names = append(names, strings.TrimSuffix(a, ".yaml")+".yaml")
