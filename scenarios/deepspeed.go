@@ -591,16 +591,6 @@ type dsZeroKey struct {
 	stages string
 }
 
-// dsZeroKeyNames is dsZeroKeys' names, sorted.
-func dsZeroKeyNames() []string {
-	names := make([]string, 0, len(dsZeroKeys))
-	for k := range dsZeroKeys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
 var dsZeroKeys = map[string]dsZeroKey{
 	"stage": {note: "map"}, "reduce_bucket_size": {note: "map"}, "overlap_comm": {note: "map"},
 	"prefetch_bucket_size": {note: "map"}, "stage3_prefetch_bucket_size": {note: "map"},
@@ -666,7 +656,7 @@ func (d *dsReader) zero(z map[string]any, stage int64, dtype dsDType) (bool, err
 		e, ok := dsZeroKeys[k]
 		if !ok {
 			fix := "check the spelling or remove it"
-			if near := nearKey(k, dsZeroKeyNames()); near != "" {
+			if near := nearKey(k, sortedKeys(dsZeroKeys)); near != "" {
 				fix = "did you mean " + near + "?"
 			}
 			return false, d.errorf("zero_optimization.%s is not a key of DeepSpeedZeroConfig, which refuses unknown keys (zero/config.py at %s): %s", clip(k), dsCommit, fix)
