@@ -46,13 +46,18 @@ func jsonError(file string, data []byte, err error, give string) error {
 	return fmt.Errorf("%s: not valid JSON: %s (%s)", file, oneLine(err.Error()), give)
 }
 
-// jsonPos is "FILE:LINE:COL" of byte off of data; the column counts
-// characters, as YAML errors do.
+// jsonPos is "FILE:LINE:COL" of byte off of data (lineCol).
 func jsonPos(file string, data []byte, off int) string {
+	line, col := lineCol(data, off)
+	return fmt.Sprintf("%s:%d:%d", file, line, col)
+}
+
+// lineCol is the 1-based line and column of byte off of data; the column
+// counts characters, as yaml.v3's Node.Column does.
+func lineCol(data []byte, off int) (line, col int) {
 	off = min(max(off, 0), len(data))
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
 	start := bytes.LastIndexByte(data[:off], '\n') + 1
-	return fmt.Sprintf("%s:%d:%d", file, line, 1+utf8.RuneCount(data[start:off]))
+	return 1 + bytes.Count(data[:off], []byte("\n")), 1 + utf8.RuneCount(data[start:off])
 }
 
 // JSONError is jsonError for the CLI's JSON inputs (verify --reference).

@@ -143,8 +143,7 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 		}
 		for i, b := range data {
 			if b < ' ' && b != '\t' && b != '\n' && b != '\r' || b == 0x7f {
-				line := 1 + bytes.Count(data[:i], []byte("\n"))
-				col := i - bytes.LastIndexByte(data[:i], '\n')
+				line, col := lineCol(data, i)
 				return &Error{File: l.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid YAML: control character %q (delete it)", rune(b))}
 			}
 		}
