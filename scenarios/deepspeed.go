@@ -472,15 +472,11 @@ func (d *dsReader) batch(m map[string]any) (micro, accum dsInt, err error) {
 	// keys, so the error about the batch key was about a key the user had
 	// typed.
 	misspelled := func() string {
+		keys := sortedKeys(m)
 		for _, want := range []string{tbK, mbK, gaK} {
 			if _, ok := m[want]; ok {
 				continue
 			}
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
 			for _, k := range keys {
 				if nearKey(k, []string{want}) == want {
 					return fmt.Sprintf(" (%s is not a DeepSpeed config key: did you mean %s?)", clip(k), want)
