@@ -150,17 +150,13 @@ func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
 	if !ok {
 		return 0, d.errorf("%s is %s, not a whole number (%s)", path, describeJSON(v), numberFix(v, strconv.FormatInt(max(lo, 1), 10)))
 	}
-	i, err := strconv.ParseInt(n.String(), 10, 64)
-	if err != nil {
-		f, ferr := strconv.ParseFloat(n.String(), 64)
-		if ferr == nil && f == math.Trunc(f) && math.Abs(f) > 1<<62 {
-			// 1e30 is whole: "is not a whole number in range" before.
-			return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
-		}
-		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-			return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
-		}
-		i = int64(f)
+	i, whole, tooLarge := jsonWhole(n, 1<<62)
+	if tooLarge {
+		// 1e30 is whole: "is not a whole number in range" before.
+		return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
+	}
+	if !whole {
+		return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
 	}
 	if i < lo || i > hi {
 		return 0, d.errorf("%s=%d is out of range (use %d to %d)", path, i, lo, hi)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -82,4 +83,22 @@ func numberFix(v any, eg string) string {
 		}
 	}
 	return "use a number such as " + eg
+}
+
+// jsonWhole reads n as a whole number: an integer, or a float without a
+// fraction (4096.0, 1e7: DeepSpeed's pydantic int fields and config.json
+// writers give both) of magnitude at most limit. tooLarge is a whole float
+// beyond limit (1e30), out of range rather than not whole.
+func jsonWhole(n json.Number, limit float64) (i int64, whole, tooLarge bool) {
+	if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+		return i, true, false
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || f != math.Trunc(f) {
+		return 0, false, false
+	}
+	if math.Abs(f) > limit {
+		return 0, false, true
+	}
+	return int64(f), true, false
 }
