@@ -74,7 +74,9 @@ func matches(want, got []string) bool {
 
 // Every zerosim command the README shows prints what the README says it
 // prints (with "…" lines as elisions), so the tour cannot drift from the
-// code.
+// code; the console blocks of docs/*.md hold as the README's do
+// (docs/sweeps.md's compare, sweep and fit). The CLI is built once for
+// both.
 func TestREADMEExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the CLI")
@@ -90,21 +92,10 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatalf("found %d README examples, want the whole tour", len(exs))
 	}
 	checkExamples(t, bin, "README.md", exs)
-}
 
-// TestDocsExamples: the console blocks of docs/*.md hold as the README's
-// do (docs/sweeps.md's compare, sweep and fit).
-func TestDocsExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the CLI")
-	}
 	docs, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "zerosim")
-	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./cmd/zerosim").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	n := 0
 	for _, doc := range docs {

@@ -2,8 +2,8 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -218,23 +218,14 @@ var accIgnored = map[string]bool{
 // accTopKeys are the top-level keys an Accelerate config may have that
 // zerosim knows: the ones it reads and the ones it ignores.
 func accTopKeys() []string {
-	keys := []string{"distributed_type", "num_machines", "num_processes", "mixed_precision", "use_cpu", "fsdp_config", "parallelism_config", "dynamo_config", "fp8_config"}
-	for k := range accIgnored {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys[9:])
-	return keys
+	return append([]string{"distributed_type", "num_machines", "num_processes", "mixed_precision", "use_cpu", "fsdp_config", "parallelism_config",
+		"dynamo_config", "fp8_config"}, sortedKeys(accIgnored)...)
 }
 
 // accFSDPKeys are the fsdp_config keys zerosim knows.
 func accFSDPKeys() []string {
-	keys := []string{"fsdp_version", "fsdp_sharding_strategy", "fsdp_reshard_after_forward", "fsdp_backward_prefetch", "fsdp_forward_prefetch",
-		"fsdp_auto_wrap_policy", "fsdp_offload_params", "fsdp_ignored_modules", "fsdp_activation_checkpointing"}
-	for k := range accFSDPIgnored {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys[9:])
-	return keys
+	return append([]string{"fsdp_version", "fsdp_sharding_strategy", "fsdp_reshard_after_forward", "fsdp_backward_prefetch", "fsdp_forward_prefetch",
+		"fsdp_auto_wrap_policy", "fsdp_offload_params", "fsdp_ignored_modules", "fsdp_activation_checkpointing"}, sortedKeys(accFSDPIgnored)...)
 }
 
 // misspelled is the error for a required top-level key that is missing
@@ -786,11 +777,5 @@ func (r *accReader) rest(top map[string]accField, kind string) error {
 	return nil
 }
 
-func sortedKeys(m map[string]accField) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys is the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

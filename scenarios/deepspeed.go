@@ -150,17 +150,13 @@ func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
 	if !ok {
 		return 0, d.errorf("%s is %s, not a whole number (%s)", path, describeJSON(v), numberFix(v, strconv.FormatInt(max(lo, 1), 10)))
 	}
-	i, err := strconv.ParseInt(n.String(), 10, 64)
-	if err != nil {
-		f, ferr := strconv.ParseFloat(n.String(), 64)
-		if ferr == nil && f == math.Trunc(f) && math.Abs(f) > 1<<62 {
-			// 1e30 is whole: "is not a whole number in range" before.
-			return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
-		}
-		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-			return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
-		}
-		i = int64(f)
+	i, whole, tooLarge := jsonWhole(n, 1<<62)
+	if tooLarge {
+		// 1e30 is whole: "is not a whole number in range" before.
+		return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
+	}
+	if !whole {
+		return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
 	}
 	if i < lo || i > hi {
 		return 0, d.errorf("%s=%d is out of range (use %d to %d)", path, i, lo, hi)
@@ -472,15 +468,11 @@ func (d *dsReader) batch(m map[string]any) (micro, accum dsInt, err error) {
 	// keys, so the error about the batch key was about a key the user had
 	// typed.
 	misspelled := func() string {
+		keys := sortedKeys(m)
 		for _, want := range []string{tbK, mbK, gaK} {
 			if _, ok := m[want]; ok {
 				continue
 			}
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
 			for _, k := range keys {
 				if nearKey(k, []string{want}) == want {
 					return fmt.Sprintf(" (%s is not a DeepSpeed config key: did you mean %s?)", clip(k), want)
@@ -591,16 +583,6 @@ type dsZeroKey struct {
 	stages string
 }
 
-// dsZeroKeyNames is dsZeroKeys' names, sorted.
-func dsZeroKeyNames() []string {
-	names := make([]string, 0, len(dsZeroKeys))
-	for k := range dsZeroKeys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
 var dsZeroKeys = map[string]dsZeroKey{
 	"stage": {note: "map"}, "reduce_bucket_size": {note: "map"}, "overlap_comm": {note: "map"},
 	"prefetch_bucket_size": {note: "map"}, "stage3_prefetch_bucket_size": {note: "map"},
@@ -666,7 +648,7 @@ func (d *dsReader) zero(z map[string]any, stage int64, dtype dsDType) (bool, err
 		e, ok := dsZeroKeys[k]
 		if !ok {
 			fix := "check the spelling or remove it"
-			if near := nearKey(k, dsZeroKeyNames()); near != "" {
+			if near := nearKey(k, sortedKeys(dsZeroKeys)); near != "" {
 				fix = "did you mean " + near + "?"
 			}
 			return false, d.errorf("zero_optimization.%s is not a key of DeepSpeedZeroConfig, which refuses unknown keys (zero/config.py at %s): %s", clip(k), dsCommit, fix)

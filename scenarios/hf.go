@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -320,19 +319,14 @@ func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 	if !isNum {
 		return 0, true, c.errorf("%s is %s, not a whole number (%s)", k, describeJSON(v), numberFix(v, strconv.FormatInt(max(lo, 1), 10)))
 	}
-	i, err := strconv.ParseInt(n.String(), 10, 64)
-	if err != nil {
-		// 4096.0 is a whole number written as a float.
-		f, ferr := strconv.ParseFloat(n.String(), 64)
-		if ferr == nil && f == math.Trunc(f) && math.Abs(f) > 1<<53 {
-			// 1e20 is a whole number, too large: it said "is not a
-			// whole number".
-			return 0, true, c.errorf("%s=%s is out of range (use %d to %d)", k, clip(n.String()), lo, hi)
-		}
-		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-			return 0, true, c.errorf("%s=%s is not a whole number (use a number such as %d)", k, clip(n.String()), max(lo, 1))
-		}
-		i = int64(f)
+	i, whole, tooLarge := jsonWhole(n, 1<<53)
+	if tooLarge {
+		// 1e20 is a whole number, too large: it said "is not a whole
+		// number".
+		return 0, true, c.errorf("%s=%s is out of range (use %d to %d)", k, clip(n.String()), lo, hi)
+	}
+	if !whole {
+		return 0, true, c.errorf("%s=%s is not a whole number (use a number such as %d)", k, clip(n.String()), max(lo, 1))
 	}
 	if i < lo || i > hi {
 		return 0, true, c.errorf("%s=%d is out of range (use %d to %d)", k, i, lo, hi)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -46,13 +47,18 @@ func jsonError(file string, data []byte, err error, give string) error {
 	return fmt.Errorf("%s: not valid JSON: %s (%s)", file, oneLine(err.Error()), give)
 }
 
-// jsonPos is "FILE:LINE:COL" of byte off of data; the column counts
-// characters, as YAML errors do.
+// jsonPos is "FILE:LINE:COL" of byte off of data (lineCol).
 func jsonPos(file string, data []byte, off int) string {
+	line, col := lineCol(data, off)
+	return fmt.Sprintf("%s:%d:%d", file, line, col)
+}
+
+// lineCol is the 1-based line and column of byte off of data; the column
+// counts characters, as yaml.v3's Node.Column does.
+func lineCol(data []byte, off int) (line, col int) {
 	off = min(max(off, 0), len(data))
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
 	start := bytes.LastIndexByte(data[:off], '\n') + 1
-	return fmt.Sprintf("%s:%d:%d", file, line, 1+utf8.RuneCount(data[start:off]))
+	return 1 + bytes.Count(data[:off], []byte("\n")), 1 + utf8.RuneCount(data[start:off])
 }
 
 // JSONError is jsonError for the CLI's JSON inputs (verify --reference).
@@ -77,4 +83,22 @@ func numberFix(v any, eg string) string {
 		}
 	}
 	return "use a number such as " + eg
+}
+
+// jsonWhole reads n as a whole number: an integer, or a float without a
+// fraction (4096.0, 1e7: DeepSpeed's pydantic int fields and config.json
+// writers give both) of magnitude at most limit. tooLarge is a whole float
+// beyond limit (1e30), out of range rather than not whole.
+func jsonWhole(n json.Number, limit float64) (i int64, whole, tooLarge bool) {
+	if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+		return i, true, false
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || f != math.Trunc(f) {
+		return 0, false, false
+	}
+	if math.Abs(f) > limit {
+		return 0, false, true
+	}
+	return int64(f), true, false
 }

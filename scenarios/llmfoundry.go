@@ -115,12 +115,13 @@ func (d *lfDoc) pos(n *yaml.Node) string {
 }
 
 // lfMPTKeys are the model keys of an mpt_causal_lm: MPTConfig.__init__'s
-// arguments (llmfoundry/models/mpt/configuration_mpt.py), the name and
-// loss_fn it drops, and head_dim, which the import checks.
-var lfMPTKeys = []string{"name", "d_model", "n_heads", "n_layers", "expansion_ratio", "max_seq_len", "vocab_size", "head_dim",
+// arguments (llmfoundry/models/mpt/configuration_mpt.py at
+// LLMFoundryCommit, head_dim among them) and the name and loss_fn it
+// drops from its **kwargs.
+var lfMPTKeys = []string{"name", "d_model", "n_heads", "n_layers", "head_dim", "expansion_ratio", "max_seq_len", "vocab_size",
 	"resid_pdrop", "emb_pdrop", "learned_pos_emb", "attn_config", "ffn_config", "init_device", "logit_scale", "no_bias",
-	"embedding_fraction", "norm_type", "use_cache", "init_config", "fc_type", "tie_word_embeddings", "use_pad_tok_in_ffn",
-	"block_overrides", "loss_fn"}
+	"attention_bias", "embedding_fraction", "norm_type", "norm_eps", "use_cache", "init_config", "fc_type", "tie_word_embeddings",
+	"use_pad_tok_in_ffn", "block_overrides", "final_logit_softcapping", "loss_fn"}
 
 // mappingKeys is the key nodes of mapping m (nil for anything else).
 func mappingKeys(m *yaml.Node) []*yaml.Node {

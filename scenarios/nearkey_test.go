@@ -83,6 +83,23 @@ func TestLLMFoundryKeyNearMiss(t *testing.T) {
 	if !slices.Contains(lf.Notes, want) {
 		t.Errorf("notes %q lack %q", lf.Notes, want)
 	}
+	// norm_eps, attention_bias and final_logit_softcapping are MPTConfig
+	// arguments at LLMFoundryCommit too (configuration_mpt.py): their
+	// misspellings are noted, the keys themselves are not.
+	lf, err = ImportLLMFoundry("mpt.yaml", []byte(strings.Replace(src, "  d_model:",
+		"  norm_epss: 1.0e-05\n  attention_bias: false\n  final_logit_softcapping: 30.0\n  d_model:", 1)), LLMFoundryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "model.norm_epss is not an MPTConfig key (did you mean norm_eps? MPTConfig keeps it as an attribute and uses norm_eps's default)"
+	if !slices.Contains(lf.Notes, want) {
+		t.Errorf("notes %q lack %q", lf.Notes, want)
+	}
+	for _, n := range lf.Notes {
+		if strings.Contains(n, "attention_bias") || strings.Contains(n, "final_logit_softcapping") {
+			t.Errorf("note about an MPTConfig argument: %q", n)
+		}
+	}
 }
 
 // TestDeepSpeedKeyNearMiss: a misspelled batch key (DeepSpeed ignores

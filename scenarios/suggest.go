@@ -78,10 +78,11 @@ func UnknownGPU(flag, v string) string {
 }
 
 // nearExample is the embedded example a missing file's name is a near
-// miss of: the same but for case and separators, the
-// up to three it is a prefix of ("seed002": seed002-7b or seed002-tiny),
-// or the one within two edits of it ("defualt"), "" when there is none. A name with a directory is a path, not
-// a slip for an example.
+// miss of: the same but for case and separators, the up to three it is a
+// prefix of ("seed002": seed002-7b or seed002-tiny), or, for a name of four
+// characters or more, nearKey's one within two edits ("defualt"); "" when
+// there is none. A name with a directory is a path, not a slip for an
+// example.
 func nearExample(arg string) string {
 	if strings.ContainsAny(arg, `/\`) {
 		return ""
@@ -91,16 +92,10 @@ func nearExample(arg string) string {
 	if near := nearNames(name, names); len(near) > 0 {
 		return listOr(near)
 	}
-	best, n := "", 0
-	for _, e := range names {
-		if len(name) >= 4 && editDistance(strings.ToLower(name), e) <= 2 {
-			best, n = e, n+1
-		}
+	if len(name) < 4 {
+		return ""
 	}
-	if n == 1 {
-		return best
-	}
-	return ""
+	return nearKey(name, names)
 }
 
 // hasKey reports whether the mapping m has key k at its top level.

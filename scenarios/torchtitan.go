@@ -476,17 +476,6 @@ var ttIgnored = []string{"job", "profiling", "metrics", "checkpoint", "lr_schedu
 // apply only when their degree is above 1, which is refused).
 var ttKnown = map[string]bool{}
 
-// ttKnownKeys is ttKnown's keys, sorted, for suggestions
-// (training.local_batch_sze: did you mean training.local_batch_size?).
-func ttKnownKeys() []string {
-	keys := make([]string, 0, len(ttKnown))
-	for k := range ttKnown {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func init() {
 	for _, k := range strings.Fields(`
 model.name model.flavor model.hf_assets_path model.tokenizer_path model.converters model.print_after_conversion model.norm_type
@@ -581,7 +570,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 			ignored = ignored || top == s
 		}
 		if !ignored {
-			t.note("%s is not a torchtitan %s job config key; ignored%s", k, TorchtitanCommit[:7], didYouMean(k, ttKnownKeys()))
+			t.note("%s is not a torchtitan %s job config key; ignored%s", k, TorchtitanCommit[:7], didYouMean(k, sortedKeys(ttKnown)))
 		}
 	}
 	if err := t.readModel(d); err != nil {

@@ -143,23 +143,44 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 		}
 		for i, b := range data {
 			if b < ' ' && b != '\t' && b != '\n' && b != '\r' || b == 0x7f {
-				line := 1 + bytes.Count(data[:i], []byte("\n"))
-				col := i - bytes.LastIndexByte(data[:i], '\n')
+				line, col := lineCol(data, i)
 				return &Error{File: l.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid YAML: control character %q (delete it)", rune(b))}
 			}
 		}
 	}
-	if m := syntaxRE.FindStringSubmatch(msg); m != nil {
-		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
-			if tl, col := tabAt(data, n, m[2]); col > 0 {
-				// yaml.v3 says "found character that cannot start any
-				// token", which does not name the tab an editor hides.
-				return &Error{File: l.file, Line: tl, Col: col, Msg: "invalid YAML: a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)"}
-			}
-			return &Error{File: l.file, Line: n, Col: 1, Msg: "invalid YAML: " + m[2] + " (fix the YAML syntax on this line)"}
+	if line, tab, what, ok := yamlErrLine(data, msg); ok {
+		if tab > 0 {
+			// yaml.v3 says "found character that cannot start any
+			// token", which does not name the tab an editor hides.
+			return &Error{File: l.file, Line: line, Col: tab, Msg: "invalid YAML: " + tabInIndent}
 		}
+		return &Error{File: l.file, Line: line, Col: 1, Msg: "invalid YAML: " + what + " (fix the YAML syntax on this line)"}
 	}
 	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
+}
+
+// tabInIndent is the error for a tab that yaml.v3 refused in a line's
+// indentation.
+const tabInIndent = "a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)"
+
+// yamlErrLine reads yaml.v3's "yaml: line N: what" (msg) against data:
+// line N, or the line of a tab in the indentation that caused the error
+// (tabAt) with tab its column, 0 when there is none. ok is false when msg
+// names no line of 1 or more; what is then the text after "line N: ", ""
+// when msg has no line at all.
+func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) {
+	m := syntaxRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, 0, "", false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 1 {
+		return 0, 0, m[2], false
+	}
+	if tl, col := tabAt(data, n, m[2]); col > 0 {
+		return tl, col, m[2], true
+	}
+	return n, 0, m[2], true
 }
 
 // yamlSyntax is the one line for an importer's YAML file (Accelerate's
@@ -170,18 +191,16 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 // llm-foundry's "FILE: not valid YAML: yaml: line N: …".
 func yamlSyntax(file string, data []byte, err error, fix string) error {
 	msg := err.Error()
-	m := syntaxRE.FindStringSubmatch(msg)
-	if m == nil {
-		return fmt.Errorf("%s: not valid YAML: %s (%s)", file, oneLine(strings.TrimPrefix(msg, "yaml: ")), fix)
+	line, tab, what, ok := yamlErrLine(data, msg)
+	switch {
+	case tab > 0:
+		return fmt.Errorf("%s:%d:%d: not valid YAML: %s", file, line, tab, tabInIndent)
+	case ok:
+		return fmt.Errorf("%s:%d:1: not valid YAML: %s (%s)", file, line, oneLine(what), fix)
+	case what == "":
+		what = strings.TrimPrefix(msg, "yaml: ")
 	}
-	n, e := strconv.Atoi(m[1])
-	if e != nil || n < 1 {
-		return fmt.Errorf("%s: not valid YAML: %s (%s)", file, oneLine(m[2]), fix)
-	}
-	if tl, col := tabAt(data, n, m[2]); col > 0 {
-		return fmt.Errorf("%s:%d:%d: not valid YAML: a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)", file, tl, col)
-	}
-	return fmt.Errorf("%s:%d:1: not valid YAML: %s (%s)", file, n, oneLine(m[2]), fix)
+	return fmt.Errorf("%s: not valid YAML: %s (%s)", file, oneLine(what), fix)
 }
 
 // tabAt is the line and column of a tab in the indentation that made

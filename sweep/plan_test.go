@@ -546,6 +546,10 @@ func TestPlanClosest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	space, err := newPlanSpace(src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fit := p.BestPerStage()
 	for _, st := range []int{0, 1, 2, 3} {
 		c, closest := p.Closest[st]
@@ -561,25 +565,41 @@ func TestPlanClosest(t *testing.T) {
 		if got := c.MicroBatch * c.GradAccum * int64(p.DP); got != 256 {
 			t.Errorf("stage %d: closest %v trains %d sequences a step, not the plan's 256", st, c.Sets(), got)
 		}
-		// No candidate of the stage has a smaller peak (the memory
-		// model's; none of them was replayed: all were pruned).
-		peak := func(c Candidate) int64 {
+		// No candidate of the stage in the plan's space has a smaller
+		// peak (the memory model's, loaded here; none of them was
+		// replayed: all were pruned). Candidates the model rejects are
+		// not candidates for closest either.
+		peak := func(c Candidate) (int64, bool) {
 			s, err := src.Load(c.Sets()...)
 			if err != nil {
-				t.Fatal(err)
+				return 0, false
 			}
 			r, err := memory.Analyze(s, memory.Options{})
 			if err != nil {
-				t.Fatal(err)
+				return 0, false
 			}
-			return r.Peak
+			return r.Peak, true
 		}
-		want := peak(c)
-		for _, o := range []Candidate{{Stage: st, K: 1, MicroBatch: 1, GradAccum: 8, Recompute: "full", BucketSize: "25MB", Prefetch: -1, Algorithm: "ring"},
-			{Stage: st, K: 1, MicroBatch: 8, GradAccum: 1, Recompute: "none", BucketSize: "25MB", Prefetch: -1, Algorithm: "ring"}} {
-			if got := peak(o); got < want {
+		want, ok := peak(c)
+		if !ok {
+			t.Fatalf("stage %d: the closest %v does not load or analyze", st, c.Sets())
+		}
+		others := 0
+		for _, o := range space.candidates() {
+			if o.Stage != st || o == c {
+				continue
+			}
+			got, ok := peak(o)
+			if !ok {
+				continue
+			}
+			others++
+			if got < want {
 				t.Errorf("stage %d: %v peaks at %d B, below the closest %v's %d B", st, o.Sets(), got, c.Sets(), want)
 			}
+		}
+		if others == 0 {
+			t.Errorf("stage %d: no other candidate to compare the closest with", st)
 		}
 	}
 }

@@ -120,7 +120,11 @@ func parseEstimators(name string) ([]memory.Estimator, error) {
 	if err != nil {
 		// The package knows one estimator at a time; the flag also takes
 		// all (the help says so, the refusal did not).
-		return nil, inputError{fmt.Errorf("--estimator: estimator %q: use zerosim, deepspeed, megatron or all", name)}
+		names := []string{}
+		for _, e := range memory.Estimators {
+			names = append(names, e.String())
+		}
+		return nil, inputError{fmt.Errorf("--estimator: estimator %q: use %s", name, orList(append(names, "all")))}
 	}
 	return []memory.Estimator{e}, nil
 }
