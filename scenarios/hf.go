@@ -470,6 +470,10 @@ func ImportHF(file string, data []byte) (*HFModel, error) {
 func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
 	c := &hfConfig{file: file, m: m}
 	if layers > 0 {
+		top := m["num_hidden_layers"]
+		if top == nil {
+			top = m["n_layer"]
+		}
 		for _, k := range []string{"num_hidden_layers", "n_layer"} {
 			delete(m, k)
 		}
@@ -491,7 +495,7 @@ func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
 				m[k] = keep
 			}
 		}
-		overrideTextLayers(m, layers)
+		overrideTextLayers(m, layers, top)
 	}
 	arch, err := c.architecture()
 	if err != nil {

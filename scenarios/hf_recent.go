@@ -607,15 +607,36 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 }
 
 // overrideTextLayers applies a num_hidden_layers override (model.layers)
-// inside text_config too, shortens the per-layer layer_types lists to the
-// new depth and drops text_config.moe_layers entries past it (Llama 4).
-func overrideTextLayers(m map[string]any, layers int64) {
+// inside text_config too, fits the per-layer lists (layer_types,
+// no_rope_layers) to the new depth and drops text_config.moe_layers entries
+// past it (Llama 4). A shorter model keeps the lists' first entries; a
+// deeper one (zerosim fit's largest model, model.layers above the file's)
+// continues them with their own period, so gpt-oss's alternating windows,
+// Gemma 3's five sliding layers to one global and Llama 4's NoPE layer every
+// fourth carry on as the file lays them out (a list with no shorter period
+// repeats whole).
+// top is the file's own top-level depth (num_hidden_layers or n_layer;
+// absent: nil): a list is continued only when it had one entry per layer
+// of the file, so a list the file itself gets wrong is still named.
+func overrideTextLayers(m map[string]any, layers int64, top any) {
+	var text any
 	if tc := asObject(m["text_config"]); tc != nil {
+		text = tc["num_hidden_layers"]
 		tc["num_hidden_layers"] = json.Number(fmt.Sprint(layers))
 	}
-	for _, mm := range []map[string]any{m, asObject(m["text_config"])} {
-		if xs, ok := mm["layer_types"].([]any); ok && int64(len(xs)) > layers {
-			mm["layer_types"] = xs[:layers]
+	for _, x := range []struct {
+		mm    map[string]any
+		depth any
+	}{{m, top}, {asObject(m["text_config"]), text}} {
+		mm := x.mm
+		for _, k := range []string{"layer_types", "no_rope_layers"} {
+			xs, ok := mm[k].([]any)
+			if !ok || len(xs) == 0 {
+				continue
+			}
+			if int64(len(xs)) >= layers || x.depth == json.Number(fmt.Sprint(len(xs))) {
+				mm[k] = fitPeriodic(xs, layers)
+			}
 		}
 		if xs, ok := mm["moe_layers"].([]any); ok {
 			keep := []any{}
@@ -629,6 +650,43 @@ func overrideTextLayers(m map[string]any, layers int64) {
 			mm["moe_layers"] = keep
 		}
 	}
+}
+
+// fitPeriodic returns xs cut or continued to n entries: entry i of a
+// longer list is xs[i mod p], p the shortest period of xs (the least p with
+// xs[i] = xs[i−p] for every i ≥ p; len(xs) when there is none shorter).
+// Entries that are not JSON scalars count as unequal, so a malformed list
+// repeats whole and the importer names the bad entry.
+func fitPeriodic(xs []any, n int64) []any {
+	if int64(len(xs)) >= n {
+		return xs[:n]
+	}
+	p := len(xs)
+	for q := 1; q < len(xs); q++ {
+		periodic := true
+		for i := q; i < len(xs) && periodic; i++ {
+			periodic = scalarEqual(xs[i], xs[i-q])
+		}
+		if periodic {
+			p = q
+			break
+		}
+	}
+	out := make([]any, n)
+	for i := range out {
+		out[i] = xs[i%p]
+	}
+	return out
+}
+
+// scalarEqual reports whether a and b are the same JSON string, number or
+// boolean.
+func scalarEqual(a, b any) bool {
+	switch a.(type) {
+	case string, json.Number, bool:
+		return a == b
+	}
+	return false
 }
 
 func asObject(v any) map[string]any {

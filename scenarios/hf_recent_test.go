@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -204,6 +205,15 @@ func TestHFRecentScenario(t *testing.T) {
 		// model.layers drops moe_layers past the new depth.
 		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 4\n  seq_len: 16384\n", 4, []string{"vision_config", "3 blocks attend within chunks"}, 3, 8192, true},
 		{"  hf_config: hf-extra/olmo-2-1124-13b.json\n", 40, nil, 0, 0, false},
+		// model.layers above the file's (zerosim fit's largest model)
+		// continues layer_types and no_rope_layers with their period:
+		// gpt-oss's 24 alternate sliding (i even) and full, so 36 layers
+		// hold 18 windows; Scout's no_rope_layers is [1, 1, 1, 0] × 12 and
+		// its chunked layers are the RoPE ones, 48 of 64; OLMo 3's 32 are
+		// three sliding to one full, 30 of 40.
+		{"  hf_config: hf-extra/gpt-oss-20b.json\n  layers: 36\n", 36, []string{"quantization_config (mxfp4)"}, 18, 128, false},
+		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  layers: 64\n  seq_len: 16384\n", 64, []string{"vision_config", "48 blocks attend within chunks"}, 48, 8192, true},
+		{"  hf_config: hf-extra/olmo-3-1025-7b.json\n  layers: 40\n  seq_len: 8192\n", 40, nil, 30, 4096, false},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
 		if err != nil {
@@ -609,6 +619,60 @@ func TestHFSlidingWindows(t *testing.T) {
 		}
 		if (c.window > 0) != strings.Contains(hm.WindowSummary(), "sliding window") {
 			t.Errorf("%s %v: summary %q", c.file, c.set, hm.WindowSummary())
+		}
+	}
+}
+
+// TestFitPeriodic: a per-layer list cut or continued with its shortest
+// period; hand-written expectations (Gemma 3's pattern of 6 over 34 layers
+// continues at layer 35 as transformers' (i+1) % 6 rule does).
+func TestFitPeriodic(t *testing.T) {
+	s, f := "sliding_attention", "full_attention"
+	gemma := func(n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[bool]string{true: s, false: f}[(i+1)%6 != 0]
+		}
+		return out
+	}
+	for _, c := range []struct {
+		in   []any
+		n    int64
+		want []any
+	}{
+		{[]any{s, f, s, f}, 2, []any{s, f}},
+		{[]any{s, f, s, f}, 7, []any{s, f, s, f, s, f, s}},
+		{gemma(34), 40, gemma(40)},
+		{[]any{json.Number("1"), json.Number("1"), json.Number("1"), json.Number("0")}, 6, []any{json.Number("1"), json.Number("1"), json.Number("1"), json.Number("0"), json.Number("1"), json.Number("1")}},
+		// no shorter period: the list repeats whole.
+		{[]any{s, s, f}, 5, []any{s, s, f, s, s}},
+		// a non-scalar entry equals nothing: repeated whole, the importer names it.
+		{[]any{map[string]any{}, map[string]any{}}, 3, []any{map[string]any{}, map[string]any{}, map[string]any{}}},
+	} {
+		if got := fitPeriodic(c.in, c.n); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("fitPeriodic(%v, %d) = %v, want %v", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+// TestLayersOverrideKeepsListErrors: model.layers continues a per-layer
+// list only when the file gave one entry per layer; a list the file gets
+// wrong is still named at any depth.
+func TestLayersOverrideKeepsListErrors(t *testing.T) {
+	oss := `{"architectures": ["GptOssForCausalLM"], "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 32, "num_local_experts": 4, "layer_types": ["sliding_attention"]}`
+	for _, c := range []struct {
+		layers int64
+		want   string
+	}{
+		{0, "c.json: layer_types has 1 entries for num_hidden_layers=2 (give one per layer)"},
+		{4, "c.json: layer_types has 1 entries for num_hidden_layers=4 (give one per layer)"},
+	} {
+		m, err := parseHF("c.json", []byte(oss))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := importHF("c.json", m, c.layers); err == nil || err.Error() != c.want {
+			t.Errorf("layers %d: error %v, want %q", c.layers, err, c.want)
 		}
 	}
 }
