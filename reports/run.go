@@ -167,6 +167,19 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// kText is the headline's K: the shard groups' size, except at stage 0,
+// which shards nothing (every rank holds the whole state, as the memory
+// table's "sharded over 1" says), so a K above 1 there changes nothing.
+func kText(stage, k, n int) string {
+	switch {
+	case stage == 0 && k > 1:
+		return fmt.Sprintf("%d (no effect: stage 0 shards nothing)", k)
+	case stage == 0:
+		return fmt.Sprintf("%d (stage 0 shards nothing)", k)
+	}
+	return fmt.Sprintf("%d (shard groups of %d)", k, n/k)
+}
+
 // Headline lists the run's headline as label/value pairs.
 func (run *Run) headline() [][2]string {
 	s, r := run.Scenario, run.Result
@@ -180,7 +193,7 @@ func (run *Run) headline() [][2]string {
 		{"cluster", clusterText(s, run.Style.Units)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", groupText(s, r.N)},
-		{"K", fmt.Sprintf("%d (shard groups of %d)", r.K, r.N/r.K)},
+		{"K", kText(r.Stage, r.K, r.N)},
 		{"algorithm", algorithmText(s) + timingText(r.Timing)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},

@@ -745,6 +745,32 @@ func TestRunHeadlineGroup(t *testing.T) {
 	}
 }
 
+// TestRunHeadlineK: at stage 0 the headline said "K: 2 (shard groups of
+// 8)" while the memory table of the same run said "K=2 (sharded over 1)"
+// and every byte and peak equalled K=1's; stage 0 now says it shards
+// nothing, and that a K above 1 has no effect.
+func TestRunHeadlineK(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, "1 (shard groups of 16)"},
+		{[]string{"parallelism.k=2"}, "2 (shard groups of 8)"},
+		{[]string{"parallelism.zero_stage=0"}, "1 (stage 0 shards nothing)"},
+		{[]string{"parallelism.zero_stage=0", "parallelism.k=2"}, "2 (no effect: stage 0 shards nothing)"},
+	} {
+		var got string
+		for _, kv := range exampleRun(t, "default", c.sets...).headline() {
+			if kv[0] == "K" {
+				got = kv[1]
+			}
+		}
+		if got != c.want {
+			t.Errorf("%v: K %q, want %q", c.sets, got, c.want)
+		}
+	}
+}
+
 // TestRunHeadlineSharedNICs: with nics: per_node the inter-node bandwidth
 // is one NIC's, shared by the node's GPUs; the cluster line gave it like a
 // per-GPU link ("inter 5.00 GB/s 10µs" for seed 001's Azure nodes, one
