@@ -46,6 +46,7 @@ type runJSON struct {
 	// caching allocator reserves it and as nvidia-smi shows it.
 	MFU               float64 `json:"mfu"`
 	HFU               float64 `json:"hfu"`
+	Executed          float64 `json:"executed_utilization"`
 	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
 	DevicePeakBytes   int64   `json:"device_peak_bytes"`
 
@@ -210,7 +211,7 @@ func (run *Run) toJSON() *runJSON {
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
-		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
+		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
 	j.Host = hostJSON(r.Host)
 	if a := s.Model.ActiveParams(); a != j.Params {

@@ -199,7 +199,7 @@ func (run *Run) headline() [][2]string {
 		{"symmetric fast path", sym},
 		{"step time", stepText(r)},
 		{"tokens/s per GPU", tokensText(r, s)},
-		{"utilization", utilizationText(r.Utilization)},
+		{"utilization", utilizationText(r.Utilization) + windowUtilization(s, r.Utilization)},
 		{"fits in GPU memory", run.Fit().String()},
 		{"zerosim", ReadBuild().String()},
 	}
@@ -579,6 +579,18 @@ func utilizationText(u zero.Utilization) string {
 		return utilizationShort(u) + " (no per-token count for this model: MFU is 3× the forward FLOPs executed; HFU adds recompute)"
 	}
 	return utilizationShort(u) + " (6N + 12·L·h·s per token, full attention as PaLM, llm-foundry and torchtitan count it; HFU adds recompute)"
+}
+
+// windowUtilization is, for a model whose blocks attend over a sliding
+// window or within chunks shorter than the sequence (windowText), what its
+// kernels execute: MFU and HFU count full attention, as PaLM, llm-foundry
+// and torchtitan do, so at long sequences they count attention no kernel
+// runs (Mistral 7B at 32,768 tokens: HFU above 100 %). "" otherwise.
+func windowUtilization(s *scenarios.Scenario, u zero.Utilization) string {
+	if windowText(s) == "" || u.Executed <= 0 || u.FromForward {
+		return ""
+	}
+	return fmt.Sprintf("; counting attention as the kernels run it (the causal half, over the windows), the GPU executes %.1f %% of its peak", 100*u.Executed)
 }
 
 // table is a header and rows of cells, rendered as a terminal table or as

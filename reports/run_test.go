@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	_ "image/png"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -791,6 +792,51 @@ func TestRunHeadlineSharedNICs(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: cluster %q, want %q", c.run.Scenario.Name, got, c.want)
+		}
+	}
+}
+
+// TestWindowUtilization: for Mistral 7B at 32,768 tokens (32 blocks over a
+// 4,096-token window) MFU and HFU count full attention, which no kernel
+// runs, and HFU passes 100 %; the utilization line adds what the kernels
+// execute: the cost model's FLOPs of the step (zero.Costs, recompute
+// included) over its time and the peak, below 100 %. At 4,096 tokens the
+// window covers the sequence and the line has no such note.
+func TestWindowUtilization(t *testing.T) {
+	for _, tc := range []struct {
+		seq  string
+		note bool
+	}{{"32768", true}, {"4096", false}} {
+		run := exampleRun(t, "default", "model.preset=mistral-7b", "model.seq_len="+tc.seq)
+		u := run.Result.Utilization
+		costs, err := zero.Costs(run.Scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flops float64
+		for _, c := range costs {
+			flops += float64(c.FwdFLOPs + c.BwdFLOPs)
+		}
+		want := flops * float64(max(run.Scenario.Training.GradAccum, 1)) / run.Result.StepTime.Seconds() / float64(run.Scenario.Cluster.PeakBF16)
+		if math.Abs(u.Executed-want) > 1e-12*want || u.Executed >= 1 {
+			t.Errorf("seq %s: executed %.6f of the peak, want %.6f (< 1)", tc.seq, u.Executed, want)
+		}
+		if tc.note && (u.HFU <= 1 || u.Executed >= u.MFU) {
+			t.Errorf("seq %s: MFU %.3f, HFU %.3f, executed %.3f: want HFU above 1 and executed below MFU (full attention counted)", tc.seq, u.MFU, u.HFU, u.Executed)
+		}
+		if tc.note { // docs/compute-model.md quotes the three figures
+			goldenfile.CheckQuotes(t, "../docs/compute-model.md", "Mistral 7B at 32,768 tokens",
+				fmt.Sprintf("MFU %.1f %%, HFU %.1f %%).", 100*u.MFU, 100*u.HFU), fmt.Sprintf("included, over the step and the peak): %.1f %% there", 100*u.Executed))
+		}
+		line := ""
+		for _, kv := range run.headline() {
+			if kv[0] == "utilization" {
+				line = kv[1]
+			}
+		}
+		note := fmt.Sprintf("; counting attention as the kernels run it (the causal half, over the windows), the GPU executes %.1f %% of its peak", 100*u.Executed)
+		if got := strings.HasSuffix(line, note); got != tc.note {
+			t.Errorf("seq %s: utilization %q, note present %t, want %t", tc.seq, line, got, tc.note)
 		}
 	}
 }

@@ -182,6 +182,13 @@ type Utilization struct {
 	// plus the forward work recompute reruns (PaLM appendix B; llm-foundry's
 	// HFU), so HFU ≥ MFU.
 	MFU, HFU float64
+	// Executed is the FLOPs the cost model executes (recompute included,
+	// attention over the causal half and over any sliding window or chunk,
+	// as the kernels compute it) per second over the bf16 peak: below MFU
+	// and HFU, which count full attention, by the attention they count
+	// and no kernel runs (most for windowed blocks at long sequences,
+	// where HFU can pass 100 %).
+	Executed float64
 	// FromForward marks a model without a per-token FLOP count (no
 	// transformer dimensions: a bare parameter count, an MLP): its MFU is
 	// 3× the forward FLOPs the cost model executes (the backward twice the

@@ -493,6 +493,9 @@ func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) 
 		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
 	}
 	u := Utilize(step, tok, perStep, per, hardware, float64(s.Cluster.PeakBF16))
+	if secs, peak := step.Seconds(), float64(s.Cluster.PeakBF16); secs > 0 && peak > 0 {
+		u.Executed = float64(executed) * float64(ga) / secs / peak
+	}
 	if per == 0 && u.HFU > 0 {
 		model, err := forwardModelFLOPs(costs, ga)
 		if err != nil {
