@@ -437,12 +437,7 @@ func TestAttentionHeadline(t *testing.T) {
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
 	} {
 		run := exampleRun(t, c.example, c.sets...)
-		got := ""
-		for _, kv := range run.headline() {
-			if kv[0] == "attention" {
-				got = kv[1]
-			}
-		}
+		got := headlineValue(run, "attention")
 		if got != c.want {
 			t.Errorf("%s: attention row %q, want %q", c.name, got, c.want)
 		}
@@ -459,12 +454,7 @@ func TestAttentionHeadline(t *testing.T) {
 	} {
 		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
 			"model: {hf_config: qwen3-next-80b-a3b-instruct.json, layers: 8, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" + c.training
-		got := ""
-		for _, kv := range yamlRun(t, "../scenarios/testdata/hf-extra/s.yaml", []byte(y)).headline() {
-			if kv[0] == "attention" {
-				got = kv[1]
-			}
-		}
+		got := headlineValue(yamlRun(t, "../scenarios/testdata/hf-extra/s.yaml", []byte(y)), "attention")
 		if got != c.want {
 			t.Errorf("Qwen3-Next %q: attention row %q, want %q", c.training, got, c.want)
 		}
@@ -734,12 +724,7 @@ func TestRunHeadlineGroup(t *testing.T) {
 		{exampleRun(t, "seed000-k4"), "8 (dp 4 × cp 2)"},
 		{yamlRun(t, "moe.yaml", []byte(moe)), "16 (routed experts split over ep 8, each expert sharded over 2)"},
 	} {
-		var got string
-		for _, kv := range c.run.headline() {
-			if kv[0] == "N (dp·cp)" {
-				got = kv[1]
-			}
-		}
+		got := headlineValue(c.run, "N (dp·cp)")
 		if got != c.want {
 			t.Errorf("%s: N (dp·cp) %q, want %q", c.run.Scenario.Name, got, c.want)
 		}
@@ -760,12 +745,7 @@ func TestRunHeadlineK(t *testing.T) {
 		{[]string{"parallelism.zero_stage=0"}, "1 (stage 0 shards nothing)"},
 		{[]string{"parallelism.zero_stage=0", "parallelism.k=2"}, "2 (no effect: stage 0 shards nothing)"},
 	} {
-		var got string
-		for _, kv := range exampleRun(t, "default", c.sets...).headline() {
-			if kv[0] == "K" {
-				got = kv[1]
-			}
-		}
+		got := headlineValue(exampleRun(t, "default", c.sets...), "K")
 		if got != c.want {
 			t.Errorf("%v: K %q, want %q", c.sets, got, c.want)
 		}
@@ -784,12 +764,7 @@ func TestRunHeadlineSharedNICs(t *testing.T) {
 		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs"},
 		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (80.00 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs"},
 	} {
-		var got string
-		for _, kv := range c.run.headline() {
-			if kv[0] == "cluster" {
-				got = kv[1]
-			}
-		}
+		got := headlineValue(c.run, "cluster")
 		if got != c.want {
 			t.Errorf("%s: cluster %q, want %q", c.run.Scenario.Name, got, c.want)
 		}
@@ -828,15 +803,21 @@ func TestWindowUtilization(t *testing.T) {
 			goldenfile.CheckQuotes(t, "../docs/compute-model.md", "Mistral 7B at 32,768 tokens",
 				fmt.Sprintf("MFU %.1f %%, HFU %.1f %%).", 100*u.MFU, 100*u.HFU), fmt.Sprintf("included, over the step and the peak): %.1f %% there", 100*u.Executed))
 		}
-		line := ""
-		for _, kv := range run.headline() {
-			if kv[0] == "utilization" {
-				line = kv[1]
-			}
-		}
+		line := headlineValue(run, "utilization")
 		note := fmt.Sprintf("; counting attention as the kernels run it (the causal half, over the windows), the GPU executes %.1f %% of its peak", 100*u.Executed)
 		if got := strings.HasSuffix(line, note); got != tc.note {
 			t.Errorf("seq %s: utilization %q, note present %t, want %t", tc.seq, line, got, tc.note)
 		}
 	}
+}
+
+// headlineValue is the value of run's headline row label ("" when the
+// headline has none).
+func headlineValue(run *Run, label string) string {
+	for _, kv := range run.headline() {
+		if kv[0] == label {
+			return kv[1]
+		}
+	}
+	return ""
 }

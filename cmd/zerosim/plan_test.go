@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -8,9 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestPlanOneScreen: on Llama-2-13B over 4 × 8 A100-40GB with one 100 GbE
@@ -265,10 +269,13 @@ func TestPlanDevicePeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Numbers as json.Number, as planSets reads them (exact bytes).
 		var plan struct {
 			Rows []map[string]any `json:"rows"`
 		}
-		if err := json.Unmarshal(data, &plan); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&plan); err != nil {
 			t.Fatal(err)
 		}
 		rows := plan.Rows
@@ -277,26 +284,8 @@ func TestPlanDevicePeak(t *testing.T) {
 		}
 		// The winner as run's --set flags.
 		args := []string{"run", tc.scenario, "--format", "json"}
-		for _, k := range []string{"zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size", "prefetch_depth", "algorithm"} {
-			v, ok := rows[0][k]
-			if !ok {
-				continue
-			}
-			key := map[string]string{"zero_stage": "parallelism.zero_stage", "k": "parallelism.k", "micro_batch": "training.micro_batch",
-				"grad_accum": "training.grad_accum", "recompute": "training.recompute", "bucket_size": "communication.bucket_size",
-				"prefetch_depth": "communication.prefetch_depth", "algorithm": "communication.algorithm"}[k]
-			switch x := v.(type) {
-			case float64:
-				if k == "prefetch_depth" && x < 0 {
-					continue
-				}
-				args = append(args, "--set", fmt.Sprintf("%s=%d", key, int64(x)))
-			case string:
-				if x == "" {
-					continue
-				}
-				args = append(args, "--set", key+"="+x)
-			}
+		for _, set := range planSets(t, rows[0]) {
+			args = append(args, "--set", set)
 		}
 		runOut, errOut, code := sweepCLI(t, args...)
 		if code != 0 {
@@ -308,8 +297,19 @@ func TestPlanDevicePeak(t *testing.T) {
 		if err := json.Unmarshal([]byte(runOut), &run); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := rows[0]["device_peak_bytes"].(float64); run.DevicePeak == 0 || int64(got) != run.DevicePeak {
-			t.Errorf("%s: plan's winner device peak %.0f B, run's %d B (%v)", tc.scenario, got, run.DevicePeak, args)
+		if got := fmt.Sprint(rows[0]["device_peak_bytes"]); run.DevicePeak == 0 || got != strconv.FormatInt(run.DevicePeak, 10) {
+			t.Errorf("%s: plan's winner device peak %s B, run's %d B (%v)", tc.scenario, got, run.DevicePeak, args)
+		}
+		if tc.warns { // docs/sweeps.md quotes the README scenario's two peaks
+			gib := func(v any) string {
+				b, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fmt.Sprintf("%.1f", float64(b)/(1<<30))
+			}
+			golden.CheckQuotes(t, "../../docs/sweeps.md", "plan "+tc.scenario,
+				fmt.Sprintf("winner needs %s GiB allocated of 40 and %s GiB on the device", gib(rows[0]["peak_memory_bytes"]), gib(rows[0]["device_peak_bytes"])))
 		}
 		if got := strings.Contains(out, "expect retries"); got != tc.warns {
 			t.Errorf("%s: the device warning present %t, want %t:\n%s", tc.scenario, got, tc.warns, out)
