@@ -138,7 +138,7 @@ func TestPlanMFULegend(t *testing.T) {
 		fromForward bool
 		want        string
 	}{
-		{false, "6N + 12·L·h·s per token"},
+		{false, "6N + 12·L·H·Q·s per token"},
 		{true, "3× the forward FLOPs executed"},
 	} {
 		p := &sweep.Plan{Rows: []sweep.PlanRow{{MFUFromForward: c.fromForward}}}

@@ -203,7 +203,7 @@ type Training struct {
 	// torchao (float8 with FSDP2 fp8 all-gather); see FP8TE, FP8TorchAO.
 	FP8 FP8Recipe `yaml:"fp8,omitempty"`
 	// MFU, when given, is the model FLOPs utilization the step must reach
-	// (PaLM's 6N + 12·L·h·s per token over the peak): the replay fits the
+	// (PaLM's 6N + 12·L·H·Q·s per token over the peak): the replay fits the
 	// compute efficiency to it. Give it or compute_efficiency, not both.
 	MFU float64 `yaml:"mfu,omitempty"`
 	// ComputeEfficiency is the fraction of cluster.peak_bf16 that large

@@ -134,7 +134,7 @@ type PlanRow struct {
 	DevicePeak int64
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs utilization as zerosim run reports it
-	// (zero.Utilization: 6N + 12·L·h·s per token, recompute excluded; 3×
+	// (zero.Utilization: 6N + 12·L·H·Q·s per token, recompute excluded; 3×
 	// the forward FLOPs for a model without that count, MFUFromForward).
 	TokensPerSecPerGPU float64
 	MFU                float64
@@ -818,7 +818,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	r.Headroom = p.GPUMemory - r.PeakMemory
 	r.DevicePeak = res.DevicePeak
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
-	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·h·s per
+	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·H·Q·s per
 	// token, PaLM's convention; models without one, 3× the forward FLOPs).
 	r.MFU, r.MFUFromForward = res.Utilization.MFU, res.Utilization.FromForward
 	return r, nil

@@ -125,24 +125,61 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 	return (lo + hi) / 2, nil
 }
 
-// modelFLOPsPerToken is ModelFLOPsPerToken for a transformer scenario
-// (every parameter, its blocks, hidden and full sequence); ok false for
-// other models.
+// modelFLOPsPerToken is ModelFLOPsPerToken for a transformer scenario:
+// every active parameter and the attention of each block at its own width
+// (modelAttentionWidth) over the full sequence; ok false for other models.
 func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
-	d, ok := flopDims(s)
-	if !ok {
+	if _, ok := flopDims(s); !ok {
 		return 0, false, nil
 	}
-	blocks, _ := blockFlags(s)
-	var layers int64
-	for _, b := range blocks {
-		if b {
-			layers++
-		}
+	width, err := modelAttentionWidth(&s.Model)
+	if err != nil {
+		return 0, false, err
 	}
 	// A mixture of experts counts the parameters a token goes through.
-	per, err := ModelFLOPsPerToken(s.Model.ActiveParams(), layers, d.Hidden, s.Model.SeqLen)
+	per, err := ModelFLOPsPerToken(s.Model.ActiveParams(), width, s.Model.SeqLen)
 	return per, err == nil, err
+}
+
+// modelAttentionWidth is ModelFLOPsPerToken's attnWidth for a transformer:
+// Σ over its blocks of heads·(q·k width + value width). A block without its
+// own dims has the model's heads spanning the hidden size (2·hidden); an
+// imported block counts its heads at its head_dim and value_head_dim
+// (Gemma, Qwen3 and gpt-oss heads do not span the hidden size; DeepSeek's
+// multi-head latent attention has q·k 192 and value 128 wide), and a
+// linear-attention block (Qwen3-Next's Gated DeltaNet) counts none, as
+// torchtitan counts only its full-attention layers (num_full_attn,
+// get_moe_model_nparams_and_flops at b5bcd76c). Sliding-window and chunked
+// blocks count the whole sequence, as torchtitan's gpt-oss does; run reports
+// what their kernels execute beside it (Utilization.Executed).
+func modelAttentionWidth(m *scenarios.Model) (int64, error) {
+	var c flopCalc
+	var width int64
+	for _, l := range m.LayerList {
+		if !l.Block {
+			continue
+		}
+		x := l.Dims
+		switch {
+		case x == nil || x.Heads <= 0 && x.LinearAttention == "":
+			width = c.Add(width, c.Mul(2, m.Hidden))
+		case x.LinearAttention != "":
+		default:
+			qk := x.HeadDim
+			if qk <= 0 {
+				qk = m.Hidden / x.Heads
+			}
+			v := x.ValueHeadDim
+			if v <= 0 {
+				v = qk
+			}
+			width = c.Add(width, c.Mul(x.Heads, c.Add(qk, v)))
+		}
+	}
+	if c.Err != nil {
+		return 0, fmt.Errorf("zero: attention width overflow: %w", c.Err)
+	}
+	return width, nil
 }
 
 // tokensPerGPU is the tokens one GPU processes per micro-step: its

@@ -140,7 +140,7 @@ func TestCalibrateComputeEfficiency(t *testing.T) {
 	}
 }
 
-// TestUtilizationConvention: MFU and HFU count FLOPs alike (6N + 12·L·h·s
+// TestUtilizationConvention: MFU and HFU count FLOPs alike (6N + 12·L·H·Q·s
 // per token, attention over the full s² as llm-foundry and torchtitan
 // count it), HFU adding what checkpointing reruns, so HFU/MFU is a ratio
 // of FLOP counts. Hand counts for Llama 2 7B at s = 4096 (h 4096, f 11008,

@@ -176,7 +176,7 @@ type Utilization struct {
 	// replica's tokens); TokensPerGPU is tokens/s per GPU.
 	TokensPerStep int64
 	TokensPerGPU  float64
-	// MFU is model FLOPs (PaLM: 6·N + 12·L·h·s per token, attention not
+	// MFU is model FLOPs (PaLM: 6·N + 12·L·H·Q·s per token, attention not
 	// halved for the causal mask, as llm-foundry and torchtitan count it)
 	// per second over the peak; HFU is the hardware FLOPs: the same count
 	// plus the forward work recompute reruns (PaLM appendix B; llm-foundry's

@@ -252,15 +252,22 @@ func HeadForwardFLOPs(d FLOPDims) (int64, error) {
 }
 
 // ModelFLOPsPerToken is the training FLOPs per token in PaLM's convention
-// (Chowdhery et al. 2022, appendix B): 6·N + 12·L·h·s, the attention term
-// counted as if not causal, whatever the kernel does. N is the parameter
-// count the report uses: zerosim passes every parameter, as llm-foundry
-// (scripts/train/benchmarking/README.md at 061f2c7, "MFU") and torchtitan's
-// train.py of its published Llama 3 tables do (newer torchtitan subtracts
-// the embedding). MFU = tokens/s · this / peak.
-func ModelFLOPsPerToken(matmulParams, layers, hidden, seq int64) (int64, error) {
+// (Chowdhery et al. 2022, appendix B: 6·N + 12·L·H·Q·T, H heads of width Q),
+// the attention term counted as if not causal, whatever the kernel does.
+// attnWidth is Σ over the softmax-attention blocks of heads·(q·k head width
+// + value head width), torchtitan's n_layers·n_heads·head_dims
+// (get_dense_model_nparams_and_flops and get_moe_model_nparams_and_flops in
+// torchtitan/models/utils.py at b5bcd76c66d0acb1a08b176d9639425bc55e0b2a:
+// 6·N + 6·L·H·head_dims·T, head_dims "the sum of qk and v head dimensions",
+// only blocks that have attention): 2·hidden for a block whose heads span
+// the hidden size, which gives PaLM's 12·L·H·Q·s. N is the parameter count
+// the report uses: zerosim passes every parameter, as llm-foundry
+// (scripts/train/benchmarking/README.md at 061f2c7, "MFU") and
+// torchtitan's train.py of its published Llama 3 tables do (newer
+// torchtitan subtracts the embedding). MFU = tokens/s · this / peak.
+func ModelFLOPsPerToken(matmulParams, attnWidth, seq int64) (int64, error) {
 	var c flopCalc
-	v := c.Add(c.Mul(6, matmulParams), c.Mul(12, layers, hidden, seq))
+	v := c.Add(c.Mul(6, matmulParams), c.Mul(6, attnWidth, seq))
 	if c.Err != nil {
 		return 0, fmt.Errorf("zero: model FLOPs overflow: %w", c.Err)
 	}

@@ -50,7 +50,7 @@ func TestModelFLOPsPerToken(t *testing.T) {
 		{"mpt-7b", 6658859008, 32, 4096, 2048, 3679, 312e12, 0.5092},
 		{"llama3-8b", 8030261248, 32, 4096, 8192, 2973, 312e12, 0.582},
 	} {
-		f, err := ModelFLOPsPerToken(c.params, c.layers, c.h, c.s)
+		f, err := ModelFLOPsPerToken(c.params, 2*c.layers*c.h, c.s)
 		if err != nil {
 			t.Fatal(err)
 		}
