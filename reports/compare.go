@@ -210,7 +210,7 @@ func compareRows(vs []compareVariant) []compareRow {
 	add("exposed comm (busiest rank)", "ps", func(v *compareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
 	var phases, classes []string
-	for _, ph := range []zero.Phase{zero.PhaseForwardAG, zero.PhaseBackwardAG, zero.PhaseBackwardRS, zero.PhaseBackwardAR, zero.PhaseInterAR, zero.PhasePostOptAG, zero.PhaseForwardA2A, zero.PhaseBackwardA2A} {
+	for _, ph := range []zero.Phase{zero.PhaseForwardAG, zero.PhaseBackwardAG, zero.PhaseBackwardRS, zero.PhaseBackwardAR, zero.PhaseInterAR, zero.PhasePostOptAG, zero.PhaseForwardA2A, zero.PhaseBackwardA2A, zero.PhaseCPRing} {
 		name := ph.String()
 		for _, v := range vs {
 			if slices.ContainsFunc(v.Phases, func(p comparePhase) bool { return p.Phase == name }) {

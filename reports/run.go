@@ -750,6 +750,9 @@ func (run *Run) phaseTable() *table {
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
 			u.format(logical), u.format(sent), wireShares(wire, all, u)))
 	}
+	if slices.ContainsFunc(r.Phases, func(p zero.PhaseBytes) bool { return p.Phase == zero.PhaseCPRing }) {
+		t.Notes = append(t.Notes, "context-parallel ring: ring attention's k/v all-gathers and dk/dv sends; their time is in the blocks' compute")
+	}
 	return t
 }
 

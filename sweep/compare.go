@@ -160,11 +160,13 @@ func Divisors(n int) []int {
 // collectives put bytes on the network counts its logical volume per rank
 // (S for an all-gather or reduce-scatter of S bytes, 2S for an all-reduce),
 // except the inter-group all-reduce of K > 1, which counts its ring cost
-// 2(K−1)/K·S/(N/K). Phases that stay on NVLink count nothing.
+// 2(K−1)/K·S/(N/K). Phases that stay on NVLink count nothing, and so does
+// context parallelism's ring (zero.PhaseCPRing), which the seed's ZeRO
+// accounting does not have.
 func SeedSlowLink(res *zero.Result) int64 {
 	var t int64
 	for _, p := range res.Phases {
-		if p.Wire[topology.Inter] == 0 {
+		if p.Wire[topology.Inter] == 0 || p.Phase == zero.PhaseCPRing {
 			continue
 		}
 		if p.Phase == zero.PhaseInterAR {

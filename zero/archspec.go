@@ -126,17 +126,19 @@ func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
 // planContext is what the per-operation model takes of s besides a
 // unit's dimensions: the GPU (its bf16 peak; fp8 GEMMs get theirs per
 // block), the efficiencies and context parallelism's ring.
-func planContext(s *scenarios.Scenario) (GPUShape, Efficiency, RingSpec) {
+func planContext(s *scenarios.Scenario) (GPUShape, Efficiency, RingSpec, error) {
 	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
 	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiencyOf(s), HBM: DefaultHBMEfficiency}
-	return gpu, eff, ringSpec(s)
+	ring, err := ringSpec(s)
+	return gpu, eff, ring, err
 }
 
 // unitPlan is one unit's compute from the per-operation model; ok is false
 // for units the model leaves to the FLOP count (MoE, fp8 GEMMs).
 type unitPlan struct {
 	UnitCompute
-	ok bool
+	ok   bool
+	ring RingTraffic // context parallelism's exchange (ringattn.go)
 }
 
 // planCompute runs PlanCompute for a transformer scenario, block by block
@@ -153,7 +155,10 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 	}
 	blocks, head := blockFlags(s)
 	out := make([]unitPlan, len(blocks))
-	gpu, eff, ring := planContext(s)
+	gpu, eff, ring, err := planContext(s)
+	if err != nil {
+		return nil, err
+	}
 	block := 0
 	for u, l := range s.Model.LayerList {
 		switch {
@@ -205,8 +210,9 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 					p[0].Bwd += rc.Fwd
 					p[0].BwdBy.Other += rc.Fwd
 				}
+				out[u].ring = ringTraffic(ring.CP, rc, policy)
 			}
-			out[u] = unitPlan{p[0], true}
+			out[u].UnitCompute, out[u].ok = p[0], true
 		case u == head && base.Vocab > 0:
 			// The loss reads the bf16 logits, writes them in fp32, and
 			// log_softmax reads and writes them again: 14 B per logit.
@@ -217,7 +223,7 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[u] = unitPlan{p[0], true}
+			out[u] = unitPlan{UnitCompute: p[0], ok: true}
 		case l.Name == "embedding":
 			out[u] = unitPlan{ok: true} // a lookup
 		case l.Name == "final_norm":

@@ -16,6 +16,9 @@ type LayerCost struct {
 	FwdFLOPs int64
 	BwdFLOPs int64 // includes the recomputed forward under full recompute
 	Fwd, Bwd units.Duration
+	// Ring is the context-parallel ring's exchange of a block whose time
+	// includes it (ringattn.go), zero otherwise.
+	Ring RingTraffic
 }
 
 // bytesPerOptimizerElem is the HBM traffic of one fp32 Adam update of one
@@ -172,7 +175,7 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
 		if plan != nil && plan[i].ok && l.FwdFLOPs == 0 {
 			u := plan[i]
-			c.FwdFLOPs, c.BwdFLOPs, c.Fwd, c.Bwd = u.FwdFLOPs, u.BwdFLOPs, l.Fwd, l.Bwd
+			c.FwdFLOPs, c.BwdFLOPs, c.Fwd, c.Bwd, c.Ring = u.FwdFLOPs, u.BwdFLOPs, l.Fwd, l.Bwd, u.ring
 			for _, x := range []struct {
 				d    *units.Duration
 				secs float64

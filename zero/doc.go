@@ -59,6 +59,9 @@
 // bytes. "Logical" bytes count as the seeds do (S for a reduce-scatter or
 // all-gather of S bytes, 2S for an all-reduce); "Sent" bytes are what one
 // rank of a ring sends; wire bytes are counted per link class by the fabric.
+// Context parallelism's ring exchange, which runs inside the blocks' compute
+// and is no task of the schedule, is counted from the blocks' costs and the
+// cp groups' placement as its own phase (PhaseCPRing, ringattn.go).
 //
 // It computes and never prints or writes files.
 package zero

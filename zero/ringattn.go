@@ -3,7 +3,10 @@ package zero
 import (
 	"fmt"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
 )
 
 // This file is the cost of context parallelism's attention as PyTorch runs
@@ -101,6 +104,12 @@ type RingCost struct {
 	FwdComm, BwdComm       float64
 	FwdExposed, BwdExposed float64
 	Fwd, Bwd               float64
+	// KV is the bytes of the rank's k and v (bf16, 4X) that each
+	// all-gather of the exchange collects from every rank of the ring (its
+	// buffer is CP·KV), DKV the bytes of dk and dv (fp32, 8X) that each
+	// backward round sends to the next rank: what FwdComm and BwdComm time
+	// (RingTraffic counts them over a step).
+	KV, DKV int64
 }
 
 // RingAttentionCost is the per-block cost of PyTorch's load-balanced ring
@@ -130,13 +139,14 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 		fwd = c.Add(c.Mul(20, x), c.Mul(46, n-1, x))
 		bwd = c.Add(c.Mul(84, x), c.Mul(60, n-1, x))
 	}
-	gather := float64(c.Mul(4, n-1, x)) / r.LinkBW
-	dkv := float64(c.Mul(8, x)) / r.LinkBW
+	kv, dkvBytes := c.Mul(4, x), c.Mul(8, x)
+	gather := float64(c.Mul(n-1, kv)) / r.LinkBW
+	dkv := float64(dkvBytes) / r.LinkBW
 	if c.Err != nil {
 		return RingCost{}, fmt.Errorf("zero: ring attention bytes overflow: %w", c.Err)
 	}
 	hbm := g.HBM * e.HBM
-	out := RingCost{FwdBytes: fwd, BwdBytes: bwd, FwdComm: gather, BwdComm: gather + float64(n)*dkv}
+	out := RingCost{FwdBytes: fwd, BwdBytes: bwd, FwdComm: gather, BwdComm: gather + float64(n)*dkv, KV: kv, DKV: dkvBytes}
 	if r.Compiled {
 		// Waited for where issued: nothing overlaps.
 		out.FwdExposed, out.BwdExposed = out.FwdComm, out.BwdComm
@@ -157,24 +167,192 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	return out, nil
 }
 
-// ringSpec is a scenario's RingSpec: the cp group crosses NVLink when it
-// fits in a node with cp placed fastest (the default placement [cp, dp],
-// torchtitan's mesh order [pp, dp_replicate, dp_shard, cp, tp] in
-// parallelisms/parallel_dims.py at 9dec370), else the inter-node NIC.
-func ringSpec(s *scenarios.Scenario) RingSpec {
+// ringSpec is a scenario's RingSpec. The ring crosses NVLink when every
+// cp group (the cp ranks of one dp coordinate, topology.Rank(dp, 0…cp−1),
+// the ranks of one cp submesh of torchtitan's mesh [pp, dp_replicate,
+// dp_shard, cp, tp], parallelisms/parallel_dims.py at 9dec370) sits in one
+// node under cluster.placement, else the inter-node NIC, which then bounds
+// the exchange. Under [cp, dp] that is cp ≤ gpus_per_node dividing it;
+// under [dp, cp] a group's ranks are dp GPUs apart, so it is dp·cp ≤
+// gpus_per_node dividing it (one node × 8 GPUs at dp 4, cp 2: GPUs d and
+// d + 4).
+func ringSpec(s *scenarios.Scenario) (RingSpec, error) {
 	r := RingSpec{CP: s.Parallelism.CP, Compiled: s.Training.Compile.Blocks(),
 		Interference: computeInterference(s)}
-	cp := s.Parallelism.CP
-	intra := len(s.Cluster.Placement) == 0 || s.Cluster.Placement[0] == scenarios.AxisCP
-	if intra && cp <= s.Cluster.GPUsPerNode && s.Cluster.GPUsPerNode%max(cp, 1) == 0 {
-		r.LinkBW = float64(s.Cluster.Intra.Bandwidth)
-	} else {
+	if r.CP <= 1 {
+		return r, nil
+	}
+	t, err := topology.Build(s)
+	if err != nil {
+		return RingSpec{}, fmt.Errorf("zero: context-parallel ring: %w", err)
+	}
+	r.LinkBW = float64(s.Cluster.Intra.Bandwidth)
+	if !cpGroupsInNodes(t) {
 		r.LinkBW = float64(s.Cluster.Inter.Bandwidth)
 	}
 	if r.LinkBW <= 0 { // a single node without an inter-node link
 		r.LinkBW = float64(s.Cluster.Intra.Bandwidth)
 	}
-	return r
+	return r, nil
+}
+
+// cpGroupsInNodes reports whether each cp group of t lies within one node.
+func cpGroupsInNodes(t *topology.Topology) bool {
+	for d := range t.DP() {
+		node := t.Node(t.Rank(d, 0))
+		for c := 1; c < t.CP(); c++ {
+			if t.Node(t.Rank(d, c)) != node {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// RingTraffic is what one unit's context-parallel ring exchanges per rank
+// and micro-step: Gathers all-gathers of k and v, each collecting KV bytes
+// from each of the CP ranks of the ring (a CP·KV-byte buffer), and
+// Permutes sends of DKV bytes of dk and dv to the next rank
+// (RingCost.KV, DKV). In _attention.py at pytorch/pytorch 0123248:
+//
+//   - forward, _templated_ring_attention: "next_kv =
+//     torch.cat([key.flatten(), value.flatten()])" and
+//     "rotater.exchange_buffers(next_kv)" for i < size − 1, with
+//     rotate_method ALL_GATHER (_ContextParallelOptions) the rotater is
+//     _AllGatherRotater, whose exchange_buffers calls
+//     ft_c.all_gather_tensor only "if self._aggregated_buffer is None":
+//     one all-gather of the bf16 k and v (4X bytes) per pass;
+//   - backward, _templated_ring_attention_backward: the same kv_rotater
+//     ("kv_rotater = _create_rotater(group, 2)"), one more all-gather, and
+//     "dkv_rotater = _create_rotater(group, 2,
+//     method=_RotateMethod.ALL_TO_ALL)", whose exchange_buffers
+//     ("dkv_rotater.exchange_buffers(next_grad_kv)", every i in
+//     range(size)) sends the cat of the fp32 grad_key and grad_value
+//     (accum_dtype float32 under convert_to_f32: 8X bytes) to the next rank
+//     with ft_c.permute_tensor (dsts = list(range(1, size)) + [0]): cp
+//     sends per backward;
+//   - a checkpointing policy that reruns the attention (ringReruns) reruns
+//     the forward's all-gather.
+//
+// A ring all-gather of CP·KV bytes has each rank send (CP − 1)·KV
+// (collectives.RankVolume).
+type RingTraffic struct {
+	CP                int64
+	KV, DKV           int64
+	Gathers, Permutes int64
+}
+
+// ringTraffic is the ring's traffic of a block whose ring costs rc under
+// policy: an all-gather in forward, one in backward and cp dk/dv sends,
+// plus the forward's all-gather again when the policy reruns it.
+func ringTraffic(cp int, rc RingCost, policy string) RingTraffic {
+	t := RingTraffic{CP: int64(cp), KV: rc.KV, DKV: rc.DKV, Gathers: 2, Permutes: int64(cp)}
+	if ringReruns(policy) {
+		t.Gathers++
+	}
+	return t
+}
+
+// ringPhase is the context-parallel ring's traffic over the step of sc on
+// t (PhaseCPRing): every unit's RingTraffic for each micro-step. Its wire
+// bytes per link class follow the cp groups' placement: each all-gather
+// lowered as the run lowers a collective under algo (NCCL's ring or its
+// two-level pattern when a group spans nodes evenly), each dk/dv send on
+// the path from a rank to the next of its group. ok is false when nothing
+// is exchanged (cp 1, or no unit with a ring).
+func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb PhaseBytes, ok bool, err error) {
+	cp := int64(t.CP())
+	if cp <= 1 {
+		return PhaseBytes{}, false, nil
+	}
+	var c units.Calc
+	micro := int64(max(sc.Micro, 1))
+	var gathered, permuted, colls int64 // Σ micro·Gathers·KV, Σ micro·Permutes·DKV
+	for _, lc := range sc.Costs {
+		r := lc.Ring
+		if r.Gathers == 0 && r.Permutes == 0 {
+			continue
+		}
+		if r.CP != cp {
+			return PhaseBytes{}, false, fmt.Errorf("zero: unit %q: ring of %d ranks in cp groups of %d", lc.Name, r.CP, cp)
+		}
+		gathered = c.Add(gathered, c.Mul(micro, r.Gathers, r.KV))
+		permuted = c.Add(permuted, c.Mul(micro, r.Permutes, r.DKV))
+		colls = c.Add(colls, c.Mul(micro, c.Add(r.Gathers, r.Permutes)))
+	}
+	if c.Err != nil {
+		return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring bytes: %w", c.Err)
+	}
+	if colls == 0 {
+		return PhaseBytes{}, false, nil
+	}
+	pb = PhaseBytes{Phase: PhaseCPRing, Collectives: int(colls),
+		Logical: c.Add(c.Mul(cp, gathered), permuted), Sent: c.Add(c.Mul(cp-1, gathered), permuted)}
+	switch algo {
+	case collectives.Ring, collectives.Hierarchical:
+	default:
+		// Auto, and the algorithms NCCL only all-reduces with: the
+		// pattern of NCCL's all-gather (collectives.LowerModel).
+		algo = collectives.Auto
+	}
+	// The split of one all-gather over the classes depends only on how
+	// the group's ranks fall on nodes: memoized by that pattern, in
+	// chunks (KV = 1) per position in the group.
+	type split = [][topology.NumClasses]int64
+	memo := map[string]split{}
+	group := make([]int, cp)
+	key := make([]byte, 0, 4*cp)
+	for d := range t.DP() {
+		key = key[:0]
+		nodes := map[int]int{}
+		for i := range group {
+			group[i] = t.Rank(d, i)
+			n := t.Node(group[i])
+			if _, seen := nodes[n]; !seen {
+				nodes[n] = len(nodes)
+			}
+			key = fmt.Appendf(key, "%d,", nodes[n])
+		}
+		ag, seen := memo[string(key)]
+		if !seen {
+			plan, err := collectives.Lower(t, collectives.Spec{Op: collectives.AllGather, Algo: algo, Group: group, Bytes: units.Bytes(cp)})
+			if err != nil {
+				return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+			}
+			pos := map[int]int{}
+			for i, r := range group {
+				pos[r] = i
+			}
+			ag = make(split, cp)
+			plan.EachTransfer(func(src, _ int, cl topology.Class, b units.Bytes) { ag[pos[src]][cl] += int64(b) })
+			for i := range ag {
+				// Every rank sends the CP − 1 chunks of the others.
+				if sumChunks(ag[i][:]) != cp-1 {
+					return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: rank %d sends %d chunks, want %d", group[i], sumChunks(ag[i][:]), cp-1)
+				}
+			}
+			memo[string(key)] = ag
+		}
+		for i, r := range group {
+			var rank [topology.NumClasses]int64
+			for cl := range rank {
+				rank[cl] = c.Mul(gathered, ag[i][cl])
+			}
+			p, err := t.Path(r, group[(i+1)%len(group)])
+			if err != nil {
+				return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring send: %w", err)
+			}
+			rank[p.Class] = c.Add(rank[p.Class], permuted)
+			for cl := range rank {
+				pb.Wire[cl] = c.Add(pb.Wire[cl], rank[cl])
+				pb.MaxRankWire[cl] = max(pb.MaxRankWire[cl], rank[cl])
+			}
+		}
+	}
+	if c.Err != nil {
+		return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring bytes: %w", c.Err)
+	}
+	return pb, true, nil
 }
 
 // ringReruns reports whether a checkpointing policy reruns the attention
@@ -182,4 +360,12 @@ func ringSpec(s *scenarios.Scenario) RingSpec {
 // policy saves the SDPA outputs) and none do not.
 func ringReruns(policy string) bool {
 	return policy == recomputeFull || policy == recomputeSelective
+}
+
+func sumChunks(xs []int64) int64 {
+	var t int64
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }

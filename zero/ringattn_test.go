@@ -188,7 +188,10 @@ func TestContextParallelGap(t *testing.T) {
 			t.Fatal(err)
 		}
 		base, _ := flopDims(s)
-		gpu, eff, ring := planContext(s)
+		gpu, eff, ring, err := planContext(s)
+		if err != nil {
+			t.Fatal(err)
+		}
 		u := slices.IndexFunc(s.Model.LayerList, func(l scenarios.Layer) bool { return l.Block })
 		rc, err := RingAttentionCost(layerFLOPDims(s, base, s.Model.LayerList[u]), ring, gpu, eff)
 		if err != nil {

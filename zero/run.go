@@ -645,6 +645,14 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		pb.Wire, pb.MaxRankWire = wire, most
 		res.Phases = append(res.Phases, pb)
 	}
+	// Context parallelism's ring runs inside the blocks' compute (its time
+	// is theirs): its bytes come from the schedule's costs and the cp
+	// groups' placement.
+	if pb, ok, err := ringPhase(sc, net.topo, net.algo); err != nil {
+		return nil, err
+	} else if ok {
+		res.Phases = append(res.Phases, pb)
+	}
 	res.CriticalPath = e.criticalPath()
 	res.Straggler = e.straggler(res.Ranks)
 	if opt.KeepSpans {

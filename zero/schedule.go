@@ -97,11 +97,17 @@ const (
 	PhasePostOptAG
 	PhaseForwardA2A  // expert-parallel dispatch and combine in forward
 	PhaseBackwardA2A // their gradients in backward
+	// PhaseCPRing is context parallelism's ring attention exchange (k, v
+	// all-gathers and dk, dv sends inside each block's attention,
+	// ringattn.go): no task of the schedule (its time is in the blocks'),
+	// counted by ringPhase.
+	PhaseCPRing
 	numPhases
 )
 
 var phaseNames = [...]string{"compute", "forward all-gather", "backward all-gather", "backward reduce-scatter",
-	"backward all-reduce", "inter-group all-reduce", "post-optimizer all-gather", "forward all-to-all", "backward all-to-all"}
+	"backward all-reduce", "inter-group all-reduce", "post-optimizer all-gather", "forward all-to-all", "backward all-to-all",
+	"context-parallel ring"}
 
 func (p Phase) String() string { return phaseNames[p] }
 

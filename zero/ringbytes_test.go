@@ -1,0 +1,155 @@
+package zero
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/topology"
+)
+
+// TestRingBytes holds the run's context-parallel ring phase to a count from
+// the ring's definition in torch/distributed/tensor/experimental/_attention.py
+// at pytorch/pytorch 0123248 (RingTraffic), typed here from Llama 3.1 8B's
+// shape (32 heads of 128, repeat_kv before SDPA: k and v at the full query
+// width) rather than from the code's helpers. Per block and micro-step each
+// rank holds X = micro_batch·(seq_len/cp)·32·128 elements of each of q, k,
+// v and:
+//
+//   - all-gathers its bf16 k and v (2 tensors · 2 B · X) once in forward,
+//     once in backward and once more when full or selective recompute reruns
+//     the forward; a ring all-gather has each rank send the cp − 1 chunks it
+//     did not start with;
+//   - sends its fp32 dk and dv (2 tensors · 4 B · X) to the next rank of
+//     its group in each of the backward's cp rounds.
+//
+// Wire bytes follow the placement: inside a node all of it is NVLink; with
+// [dp, cp] on 2 nodes × 8 a group's two ranks are 8 GPUs apart, on
+// different nodes; a flat ring of 16 ranks over 2 nodes crosses the
+// network on two hops (rank 7 to 8 and 15 to 0), each carrying its
+// sender's whole share.
+func TestRingBytes(t *testing.T) {
+	const heads, headDim = 32, 128
+	for _, c := range []struct {
+		name                    string
+		sets                    []string
+		layers, cp, seq, mb, ga int64
+		rerun                   bool
+		ranks                   int64
+		crossing                int64 // ranks whose every send crosses the network
+		netAll                  bool  // every send crosses the network
+	}{
+		{"cp 2 in a node, no recompute", []string{"cluster.nodes=1", "parallelism.dp=4", "parallelism.cp=2", "training.recompute=none"},
+			4, 2, 4096, 1, 1, false, 8, 0, false},
+		{"cp 4, full recompute, grad_accum 3, micro-batch 2", []string{"cluster.nodes=1", "parallelism.dp=2", "parallelism.cp=4", "training.recompute=full",
+			"training.grad_accum=3", "training.micro_batch=2", "model.seq_len=8192"},
+			4, 4, 8192, 2, 3, true, 8, 0, false},
+		{"cp 2, op recompute keeps the SDPA outputs", []string{"cluster.nodes=1", "parallelism.dp=4", "parallelism.cp=2", "training.recompute=op"},
+			4, 2, 4096, 1, 1, false, 8, 0, false},
+		{"cp 2 placed [dp, cp] across 2 nodes, selective", []string{"parallelism.dp=8", "parallelism.cp=2", "cluster.placement=[dp, cp]", "training.recompute=selective"},
+			4, 2, 4096, 1, 1, true, 16, 0, true},
+		{"cp 16 over 2 nodes, flat ring", []string{"parallelism.dp=1", "parallelism.cp=16", "training.recompute=none", "communication.algorithm=ring", "model.seq_len=16384"},
+			4, 16, 16384, 1, 1, false, 16, 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sets := append([]string{"model.preset=llama3.1-8b", "model.layers=4"}, c.sets...)
+			res, err := Replay(loadDefault(t, sets...), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := c.mb * (c.seq / c.cp) * heads * headDim
+			kv, dkv := 2*2*x, 2*4*x
+			gathers := int64(2)
+			if c.rerun {
+				gathers = 3
+			}
+			// Per rank and step.
+			sent := c.layers * c.ga * (gathers*(c.cp-1)*kv + c.cp*dkv)
+			logical := c.layers * c.ga * (gathers*c.cp*kv + c.cp*dkv)
+			colls := c.layers * c.ga * (gathers + c.cp)
+			var got *PhaseBytes
+			for i := range res.Phases {
+				if res.Phases[i].Phase == PhaseCPRing {
+					got = &res.Phases[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %q phase in %v", PhaseCPRing, res.Phases)
+			}
+			if got.Sent != sent || got.Logical != logical || int64(got.Collectives) != colls {
+				t.Errorf("sent %d, logical %d, %d collectives; want %d, %d, %d", got.Sent, got.Logical, got.Collectives, sent, logical, colls)
+			}
+			var wire, most [topology.NumClasses]int64
+			switch {
+			case c.netAll:
+				wire[topology.Inter], most[topology.Inter] = c.ranks*sent, sent
+			case c.crossing > 0:
+				wire[topology.Inter], most[topology.Inter] = c.crossing*sent, sent
+				wire[topology.Intra], most[topology.Intra] = (c.ranks-c.crossing)*sent, sent
+			default:
+				wire[topology.Intra], most[topology.Intra] = c.ranks*sent, sent
+			}
+			if got.Wire != wire || got.MaxRankWire != most {
+				t.Errorf("wire %v, busiest %v; want %v, %v", got.Wire, got.MaxRankWire, wire, most)
+			}
+		})
+	}
+}
+
+// TestRingSpecPlacement checks which link the ring's time model uses: NVLink
+// when every cp group is inside a node under the placement, else the NIC.
+// With [dp, cp] the ranks of a cp group sit dp GPUs apart (topology.GPU),
+// so one node × 8 at dp 4, cp 2 keeps them on NVLink (GPUs d and d + 4),
+// which the rule before this test timed at the NIC's 50 GB/s.
+func TestRingSpecPlacement(t *testing.T) {
+	const nvlink, nic = 450e9, 50e9 // the default scenario's NVLink4 and NDR
+	for _, c := range []struct {
+		sets []string
+		want float64
+	}{
+		{[]string{"cluster.nodes=1", "parallelism.dp=4", "parallelism.cp=2"}, nvlink},
+		{[]string{"cluster.nodes=1", "parallelism.dp=4", "parallelism.cp=2", "cluster.placement=[dp, cp]"}, nvlink},
+		{[]string{"cluster.nodes=1", "parallelism.dp=1", "parallelism.cp=8", "cluster.placement=[dp, cp]"}, nvlink},
+		{[]string{"parallelism.dp=2", "parallelism.cp=8"}, nvlink},
+		{[]string{"parallelism.dp=2", "parallelism.cp=8", "cluster.placement=[dp, cp]"}, nic}, // GPUs d, d+2, …, d+14
+		{[]string{"parallelism.dp=4", "parallelism.cp=4", "cluster.placement=[dp, cp]"}, nic}, // GPUs d, d+4, d+8, d+12
+		{[]string{"parallelism.dp=1", "parallelism.cp=16"}, nic},                              // 2 nodes
+		{[]string{"cluster.gpus_per_node=6", "parallelism.dp=3", "parallelism.cp=4"}, nic},    // ranks 4–7 on nodes 0 and 1
+		{[]string{"cluster.nodes=4", "cluster.gpus_per_node=4", "parallelism.dp=2", "parallelism.cp=8"}, nic},
+	} {
+		s := loadDefault(t, append([]string{"model.preset=llama3.1-8b"}, c.sets...)...)
+		r, err := ringSpec(s)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		if r.LinkBW != c.want {
+			t.Errorf("%v: ring at %g B/s, want %g", c.sets, r.LinkBW, c.want)
+		}
+	}
+}
+
+// TestRingBytesDoc holds docs/compute-model.md's figures for Llama 3.1 8B at
+// cp 2 to the replay that command runs.
+func TestRingBytesDoc(t *testing.T) {
+	var quotes []string
+	for _, policy := range []string{"selective", "none"} {
+		res, err := Replay(loadDefault(t, "model.preset=llama3.1-8b", "parallelism.dp=8", "parallelism.cp=2", "training.recompute="+policy), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ring PhaseBytes
+		for _, p := range res.Phases {
+			if p.Phase == PhaseCPRing {
+				ring = p
+			}
+		}
+		gib := func(b int64) float64 { return float64(b) / (1 << 30) }
+		if policy == "none" {
+			quotes = append(quotes, fmt.Sprintf("without recompute %.2f GiB", gib(ring.Sent)))
+			continue
+		}
+		quotes = append(quotes, fmt.Sprintf("28X = %.0f MiB a block, %.2f GiB a step per rank, %.0f GiB of NVLink over the %d ranks",
+			float64(ring.Sent)/32/(1<<20), gib(ring.Sent), gib(ring.Wire[topology.Intra]), res.N))
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestRingBytesDoc (zerosim run default --set model.preset=llama3.1-8b --set parallelism.dp=8 --set parallelism.cp=2)", quotes...)
+}
