@@ -11,7 +11,7 @@ import (
 // FuzzImport feeds config.json bytes to the importer, seeded with the 12
 // shared configs, the others in testdata (DeepSeek-V3, gpt-oss, Gemma 3,
 // Llama 4, OLMo 2 and 3, SmolLM3, GLM-4.5/4.6/4.5-Air, Mistral Small 3.1,
-// MiniMax-M2, Seed-OSS, dots.llm1, Qwen3-Next and ERNIE 4.5 among them) and small configs of each newer
+// MiniMax-M2, Seed-OSS, dots.llm1, Qwen3-Next, Qwen3.6 and ERNIE 4.5 among them) and small configs of each newer
 // architecture: it never panics, every error
 // is one line naming the file, a result's layers add up to its total, the
 // active count is positive and at most the total, and notes are single
@@ -48,6 +48,8 @@ func FuzzImport(f *testing.F) {
 		`{"model_type": "seed_oss", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": null, "head_dim": null, "intermediate_size": 4, "attention_out_bias": true, "mlp_bias": true}`,
 		`{"model_type": "qwen3_next", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 4, "linear_num_key_heads": 1, "linear_num_value_heads": 2, "linear_key_head_dim": 2, "linear_value_head_dim": 3, "linear_conv_kernel_dim": 2, "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 2, "shared_expert_intermediate_size": 0, "mlp_only_layers": [1], "decoder_sparse_step": 2, "full_attention_interval": 2, "num_nextn_predict_layers": 2}`,
 		`{"model_type": "qwen3_next", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "num_experts": 0, "layer_types": ["full_attention", "linear_attention"], "attention_bias": true, "tie_word_embeddings": true}`,
+		`{"model_type": "qwen3_5_moe", "text_config": {"vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "linear_num_key_heads": 1, "linear_num_value_heads": 2, "linear_key_head_dim": 2, "linear_value_head_dim": 3, "linear_conv_kernel_dim": 2, "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 2, "shared_expert_intermediate_size": 0, "full_attention_interval": 2, "mtp_num_hidden_layers": 2}, "vision_config": {}}`,
+		`{"model_type": "qwen3_5_text", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 4, "layer_types": ["full_attention", "linear_attention"], "attention_bias": true, "tie_word_embeddings": true, "mtp_num_hidden_layers": 0}`,
 		`{"model_type": "ernie4_5_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 4, "moe_intermediate_size": 2, "moe_num_experts": 3, "moe_k": 2, "moe_num_shared_experts": 1, "moe_layer_start_index": 1, "moe_layer_end_index": 2, "moe_layer_interval": 2, "use_bias": true, "tie_word_embeddings": true, "num_nextn_predict_layers": 1}`,
 		`{"model_type": "ernie4_5", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": null, "head_dim": null, "intermediate_size": 4, "use_bias": true, "tie_word_embeddings": false}`,
 	} {

@@ -1,8 +1,9 @@
 package scenarios
 
 // hfQwen3Next imports Qwen3NextForCausalLM (Qwen3-Next-80B-A3B), the first
-// hybrid linear-attention model zerosim reads: the module tree of
-// models/qwen3_next/modeling_qwen3_next.py
+// hybrid linear-attention model zerosim reads (hfQwenHybrid builds it, and
+// Qwen3.5's and Qwen3.6's decoder with hfQwen35's departures): the module
+// tree of models/qwen3_next/modeling_qwen3_next.py
 // @ 01cdc6081c7500f9e50c98b1b943c90ecb665db3:
 //
 //   - Qwen3NextDecoderLayer i builds Qwen3NextGatedDeltaNet (linear_attn)
@@ -63,21 +64,69 @@ package scenarios
 // and shared_expert_intermediate_size 512, num_experts_per_tok 10,
 // num_experts 512, norm_topk_prob true, attention_bias false.
 func hfQwen3Next(c *hfConfig) (*HFModel, error) {
-	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
-	if err != nil {
-		return nil, err
-	}
+	return hfQwenHybrid(c, c, qwen3Next)
+}
+
+// qwenHybridKind is where a decoder of Qwen3-Next's family (the Gated
+// DeltaNet and gated-attention hybrid) departs from Qwen3NextForCausalLM:
+// its configuration class's defaults, which MLP its layers build, the key
+// that counts its multi-token-prediction modules and the class named in
+// messages.
+type qwenHybridKind struct {
+	// deltaNet is the linear-attention class, named when its heads do
+	// not fit; why says what it does with them.
+	deltaNet, why string
+	// vocab, heads, maxPos: defaults (0: the key is required).
+	vocab, heads, maxPos int64
+	kvHeads, ffn         int64
+	// experts and topK are the MoE defaults; sparse says which layers are
+	// MoE: "qwen" (mlp_only_layers, decoder_sparse_step, Qwen3-Next's
+	// rule), "all" (every layer, num_experts at least 1) or "none" (no
+	// experts at all: the MoE keys are not read).
+	experts, topK int64
+	sparse        string
+	// mtpKey counts the multi-token-prediction modules (default 1).
+	mtpKey string
+}
+
+var qwen3Next = qwenHybridKind{deltaNet: "Qwen3NextGatedDeltaNet", why: "splits the projection per key head",
+	kvHeads: 2, ffn: 5632, experts: 512, topK: 10, sparse: "qwen", mtpKey: "num_nextn_predict_layers"}
+
+// hfQwenHybrid imports the text decoder of Qwen3-Next's family from tc
+// (top holds quantization_config): see hfQwen3Next for the module tree and
+// hfQwen35 for Qwen3.5's departures from it.
+func hfQwenHybrid(top, tc *hfConfig, k qwenHybridKind) (*HFModel, error) {
+	hm := &HFModel{}
+	var err error
 	d := &hm.Dims
+	for _, x := range []struct {
+		dst         *int64
+		def, lo, hi int64
+		key         string
+	}{{&hm.Vocab, k.vocab, 1, maxVocab, "vocab_size"}, {&d.Hidden, 0, 1, maxHidden, "hidden_size"},
+		{&hm.Layers, 0, 1, maxLayers, "num_hidden_layers"}, {&d.Heads, k.heads, 1, maxHidden, "num_attention_heads"},
+		{&hm.MaxPositions, k.maxPos, 1, maxSeqLen, "max_position_embeddings"}} {
+		if x.def > 0 || x.dst == &hm.MaxPositions {
+			*x.dst, err = tc.intOr(x.def, x.lo, x.hi, x.key)
+		} else {
+			*x.dst, err = tc.int(x.lo, x.hi, x.key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	h := d.Hidden
-	if d.KVHeads, err = c.kvHeads(min(2, d.Heads), d.Heads); err != nil {
+	if d.KVHeads, err = tc.kvHeads(min(k.kvHeads, d.Heads), d.Heads); err != nil {
 		return nil, err
 	}
-	if d.HeadDim, err = c.intOr(256, 1, maxHeadDim, "head_dim"); err != nil {
+	if d.HeadDim, err = tc.intOr(256, 1, maxHeadDim, "head_dim"); err != nil {
 		return nil, err
 	}
-	ffn, err := c.intOr(5632, 0, maxFFN, "intermediate_size")
-	if err != nil {
-		return nil, err
+	var ffn int64 // intermediate_size: Qwen3.5-MoE's text config has none
+	if k.sparse != "all" {
+		if ffn, err = tc.intOr(k.ffn, 0, maxFFN, "intermediate_size"); err != nil {
+			return nil, err
+		}
 	}
 	var lin BlockDims // the Gated DeltaNet's dims
 	lin.LinearAttention = LinearGatedDeltaNet
@@ -89,56 +138,66 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 	}{{&lin.LinearConvKernel, 4, maxHeadDim, "linear_conv_kernel_dim"}, {&lin.LinearKeyHeadDim, 128, maxHeadDim, "linear_key_head_dim"},
 		{&lin.LinearValueHeadDim, 128, maxHeadDim, "linear_value_head_dim"}, {&lin.LinearKeyHeads, 16, maxHidden, "linear_num_key_heads"},
 		{&lin.LinearValueHeads, 32, maxHidden, "linear_num_value_heads"}} {
-		if *x.dst, err = c.intOr(x.def, 1, x.hi, x.key); err != nil {
+		if *x.dst, err = tc.intOr(x.def, 1, x.hi, x.key); err != nil {
 			return nil, err
 		}
 	}
 	if lin.LinearValueHeads%lin.LinearKeyHeads != 0 {
-		return nil, c.errorf("linear_num_value_heads=%d is not a multiple of linear_num_key_heads=%d (Qwen3NextGatedDeltaNet splits the projection per key head; use a multiple)",
-			lin.LinearValueHeads, lin.LinearKeyHeads)
+		return nil, tc.errorf("%slinear_num_value_heads=%d is not a multiple of %slinear_num_key_heads=%d (%s %s; use a multiple)",
+			tc.prefix, lin.LinearValueHeads, tc.prefix, lin.LinearKeyHeads, k.deltaNet, k.why)
 	}
-	experts, err := c.intOr(512, 0, maxExperts, "num_experts")
-	if err != nil {
-		return nil, err
-	}
-	var topK int64 // num_experts_per_tok is not read without experts
-	if experts > 0 {
-		if topK, err = c.intOr(min(10, experts), 1, experts, "num_experts_per_tok"); err != nil {
+	var experts, topK, expertFFN, sharedFFN int64 // the MoE keys are not read without experts
+	routerNorm := true                            // Qwen3.5-MoE's router always renormalises
+	sparse := func(int64) bool { return experts > 0 }
+	if k.sparse != "none" {
+		lo := int64(0)
+		if k.sparse == "all" {
+			lo = 1
+		}
+		if experts, err = tc.intOr(k.experts, lo, maxExperts, "num_experts"); err != nil {
+			return nil, err
+		}
+		if experts > 0 {
+			if topK, err = tc.intOr(min(k.topK, experts), 1, experts, "num_experts_per_tok"); err != nil {
+				return nil, err
+			}
+		}
+		if expertFFN, err = tc.intOr(512, 1, maxFFN, "moe_intermediate_size"); err != nil {
+			return nil, err
+		}
+		if sharedFFN, err = tc.intOr(512, 0, maxFFN, "shared_expert_intermediate_size"); err != nil {
 			return nil, err
 		}
 	}
-	expertFFN, err := c.intOr(512, 1, maxFFN, "moe_intermediate_size")
+	if k.sparse == "qwen" {
+		if routerNorm, err = tc.boolOr(true, "norm_topk_prob"); err != nil {
+			return nil, err
+		}
+		if sparse, err = tc.qwenSparse(hm.Layers, experts); err != nil {
+			return nil, err
+		}
+	}
+	bias, err := tc.boolOr(false, "attention_bias")
 	if err != nil {
 		return nil, err
 	}
-	sharedFFN, err := c.intOr(512, 0, maxFFN, "shared_expert_intermediate_size")
+	tied, err := top.boolOr(false, "tie_word_embeddings")
 	if err != nil {
 		return nil, err
 	}
-	routerNorm, err := c.boolOr(true, "norm_topk_prob")
+	if hm.Tied, err = tc.boolOr(tied, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	interval, err := tc.intOr(4, 1, maxLayers, "full_attention_interval")
 	if err != nil {
 		return nil, err
 	}
-	sparse, err := c.qwenSparse(hm.Layers, experts)
+	linear, err := tc.layerKinds("layer_types", "linear_attention", hm.Layers, func(i int64) bool { return (i+1)%interval != 0 })
 	if err != nil {
 		return nil, err
 	}
-	bias, err := c.boolOr(false, "attention_bias")
-	if err != nil {
-		return nil, err
-	}
-	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
-		return nil, err
-	}
-	interval, err := c.intOr(4, 1, maxLayers, "full_attention_interval")
-	if err != nil {
-		return nil, err
-	}
-	linear, err := c.layerKinds("layer_types", "linear_attention", hm.Layers, func(i int64) bool { return (i+1)%interval != 0 })
-	if err != nil {
-		return nil, err
-	}
-	mtp, err := c.intOr(1, 0, maxLayers, "num_nextn_predict_layers")
+	_, _, mtpSet := tc.lookup([]string{k.mtpKey})
+	mtp, err := tc.intOr(1, 0, maxLayers, k.mtpKey)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +206,9 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
 	full := p.add(p.linear(h, 2*q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim)
 	kw, vw := p.mul(lin.LinearKeyHeads, lin.LinearKeyHeadDim), p.mul(lin.LinearValueHeads, lin.LinearValueHeadDim)
+	// Qwen3-Next's in_proj_qkvz and in_proj_ba, or Qwen3.5's in_proj_qkv,
+	// in_proj_z, in_proj_b and in_proj_a: the same h·(2K + 2V + 2·value
+	// heads) weights.
 	gdn := p.add(p.linear(h, p.add(2*kw, 2*vw), false), p.linear(h, 2*lin.LinearValueHeads, false),
 		p.mul(p.add(2*kw, vw), lin.LinearConvKernel), 2*lin.LinearValueHeads, lin.LinearValueHeadDim, p.linear(vw, h, false))
 	mlp := func(f int64) int64 { return p.add(2*p.linear(h, f, false), p.linear(f, h, false)) }
@@ -174,7 +236,7 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 	}
 	for i := range hm.Layers + mtp {
 		if b := layer(i, 0); b.dims.Experts == 0 && ffn == 0 {
-			return nil, c.errorf("intermediate_size=0 but layer %d is dense (set intermediate_size)", i)
+			return nil, tc.errorf("%sintermediate_size=0 but layer %d is dense (set intermediate_size)", tc.prefix, i)
 		}
 	}
 	blocks := decoderBlocks(&p, hm.Layers, mtp, h, layer)
@@ -200,10 +262,18 @@ func hfQwen3Next(c *hfConfig) (*HFModel, error) {
 			nLinear, hm.Layers)
 	}
 	if mtp > 0 {
-		hm.note("num_nextn_predict_layers=%d (vLLM's default; the published config leaves it out): the multi-token-prediction modules (block.%d on, the checkpoint's mtp.*: pre_fc_norm_embedding, pre_fc_norm_hidden, fc, one full-attention MoE layer, norm) train with the model and are counted, though transformers drops them; each module's extra pass through the shared output head is simulated on lm_head",
-			mtp, hm.Layers)
+		set := ""
+		if !mtpSet {
+			set = " (vLLM's default; the published config leaves it out)"
+		}
+		kind := "MoE"
+		if experts == 0 {
+			kind = "dense"
+		}
+		hm.note("%s%s=%d%s: the multi-token-prediction modules (block.%d on, the checkpoint's mtp.*: pre_fc_norm_embedding, pre_fc_norm_hidden, fc, one full-attention %s layer, norm) train with the model and are counted, though transformers drops them; each module's extra pass through the shared output head is simulated on lm_head",
+			tc.prefix, k.mtpKey, mtp, set, hm.Layers, kind)
 		hm.Layers += mtp
 	}
-	hm.quantizationNote(c, "Qwen publishes the bf16 weights as well")
+	hm.quantizationNote(top, "Qwen publishes the bf16 weights as well")
 	return hm, nil
 }

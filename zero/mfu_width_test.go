@@ -18,7 +18,7 @@ import (
 // 2·head_dim, deepseek_v3 qk_nope + qk_rope + v_head_dim), read here from
 // the config.json itself, and N the active parameters zerosim reports. A
 // multi-token-prediction module (num_nextn_predict_layers: DeepSeek-V3,
-// Qwen3-Next) runs one more attention block over the sequence, which
+// Qwen3-Next; mtp_num_hidden_layers: Qwen3.5 and 3.6) runs one more attention block over the sequence, which
 // zerosim trains and counts (torchtitan's models have none).
 // Before attention was counted per block at its own width, Qwen3-30B-A3B's
 // heads (32 × 128 = 4,096 over a hidden size of 2,048) were counted at the
@@ -41,6 +41,11 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 		{"qwen3-next-80b-a3b-instruct.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1},
 		// Gemma 3's text_config: heads 8 × 256 over a hidden size of 2,560.
 		{"gemma-3-4b-it.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4},
+		// Qwen3.6's text_config: Qwen3-Next's layout, block.3 the only
+		// softmax attention of the first four (16 or 24 heads of 256), and
+		// an MTP module (mtp_num_hidden_layers).
+		{"qwen3.6-35b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1},
+		{"qwen3.6-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1},
 	} {
 		t.Run(c.cfg, func(t *testing.T) {
 			raw, err := os.ReadFile("../scenarios/testdata/hf-extra/" + c.cfg)
@@ -77,7 +82,7 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("modelFLOPsPerToken: %v, %v", ok, err)
 			}
-			full := c.full + ints["num_nextn_predict_layers"]
+			full := c.full + ints["num_nextn_predict_layers"] + ints["mtp_num_hidden_layers"]
 			if _, set := ints["num_nextn_predict_layers"]; !set && c.cfg == "qwen3-next-80b-a3b-instruct.json" {
 				full++ // the importer's default of 1 (vLLM's; the published config leaves it out)
 			}

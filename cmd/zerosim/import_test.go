@@ -33,6 +33,10 @@ func TestImportHF(t *testing.T) {
 		// the total less 49 MoE layers (the MTP module's too) × 502 of
 		// 512 experts of 3·2048·512.
 		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 81_324_862_720, 81_324_862_720 - 49*502*3*2048*512, 2},
+		// Qwen3.6-35B-A3B: the safetensors total 35,951,822,704 less the
+		// vision tower's 446,571,248 (scenarios.TestHFQwen35); active is
+		// that less 41 MoE layers × 248 of 256 experts of 3·2048·512.
+		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 35_505_251_456, 35_505_251_456 - 41*248*3*2048*512, 3},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "import", "hf", c.file)
 		if code != 0 || stderr != "" {
