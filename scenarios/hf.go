@@ -540,6 +540,22 @@ func (c *hfConfig) architecture() (string, error) {
 	return "", c.errorf("model_type %q is not supported (use %s)", clip(mt), listOr(hfModelTypeNames()))
 }
 
+// textConfig is the text decoder's config of a multimodal class arch
+// (Gemma3ForConditionalGeneration, Mistral3ForConditionalGeneration,
+// Qwen3_5ForConditionalGeneration …): its text_config object, read with
+// the "text_config." prefix in messages.
+func (c *hfConfig) textConfig(arch string) (*hfConfig, error) {
+	v, present := c.m["text_config"]
+	if !present {
+		return nil, c.errorf("text_config is missing (%s needs the text decoder's text_config object)", arch)
+	}
+	sub, ok := v.(map[string]any)
+	if !ok {
+		return nil, c.errorf("text_config is %s (%s needs the text decoder's text_config object)", describeJSON(v), arch)
+	}
+	return &hfConfig{file: c.file, m: sub, prefix: "text_config."}, nil
+}
+
 // hfModelTypes maps each supported class to its model_type.
 var hfModelTypes = map[string]string{
 	"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",

@@ -224,14 +224,11 @@ func (c *hfConfig) smolLM3Layers(hm *HFModel) error {
 // here. The vision tower and projector are noted, not counted, as Gemma
 // 3's and Llama 4's: zerosim simulates the decoder on text tokens.
 func hfMistral3(c *hfConfig) (*HFModel, error) {
-	v, present := c.m["text_config"]
-	sub, ok := v.(map[string]any)
-	if !present {
-		return nil, c.errorf("text_config is missing (Mistral3ForConditionalGeneration needs the text decoder's text_config object)")
+	tc, err := c.textConfig("Mistral3ForConditionalGeneration")
+	if err != nil {
+		return nil, err
 	}
-	if !ok {
-		return nil, c.errorf("text_config is %s (Mistral3ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(v))
-	}
+	sub := tc.m
 	if mt, ok := sub["model_type"]; ok && mt != nil && mt != "mistral" {
 		return nil, c.errorf("text_config.model_type is %s: zerosim imports Mistral3ForConditionalGeneration with a \"mistral\" text decoder (Mistral Small 3.1/3.2) only", describeJSON(mt))
 	}

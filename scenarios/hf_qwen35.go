@@ -70,15 +70,10 @@ func hfQwen35(c *hfConfig) (*HFModel, error) {
 	tc := c
 	wrapped := arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration"
 	if wrapped {
-		v, present := c.m["text_config"]
-		sub, ok := v.(map[string]any)
-		if !present {
-			return nil, c.errorf("text_config is missing (%s needs the text decoder's text_config object)", arch)
+		var err error
+		if tc, err = c.textConfig(arch); err != nil {
+			return nil, err
 		}
-		if !ok {
-			return nil, c.errorf("text_config is %s (%s needs the text decoder's text_config object)", describeJSON(v), arch)
-		}
-		tc = &hfConfig{file: c.file, m: sub, prefix: "text_config."}
 	}
 	hm, err := hfQwenHybrid(c, tc, k)
 	if err != nil {

@@ -533,15 +533,13 @@ func (hm *HFModel) WindowSummary() string {
 func hfGemma3(c *hfConfig) (*HFModel, error) {
 	arch, _ := c.architecture()
 	tc := c
+	var err error
 	if arch == "Gemma3ForConditionalGeneration" {
-		sub, ok := c.m["text_config"].(map[string]any)
-		if !ok {
-			return nil, c.errorf("text_config is %s (Gemma3ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(c.m["text_config"]))
+		if tc, err = c.textConfig(arch); err != nil {
+			return nil, err
 		}
-		tc = &hfConfig{file: c.file, m: sub, prefix: "text_config."}
 	}
 	hm := &HFModel{}
-	var err error
 	if hm.Vocab, err = tc.intOr(262208, 1, maxVocab, "vocab_size"); err != nil {
 		return nil, err
 	}
