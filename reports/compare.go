@@ -48,14 +48,18 @@ type compareVariant struct {
 	// BusiestComputePS the busiest rank's, slowed where collectives ran
 	// beside it (run's "compute", which with the exposed communication
 	// makes the step).
-	ComputePS        int64          `json:"compute_ps"`
-	BusiestComputePS int64          `json:"busiest_compute_ps"`
-	ExposedCommPS    int64          `json:"exposed_comm_ps"`
-	Phases           []comparePhase `json:"phases"`
-	PeakMemory       int64          `json:"peak_memory_bytes"`
-	AtRestMemory     int64          `json:"at_rest_memory_bytes"`
-	GPUMemory        int64          `json:"gpu_memory_bytes"`
-	Fits             bool           `json:"fits"`
+	ComputePS        int64 `json:"compute_ps"`
+	BusiestComputePS int64 `json:"busiest_compute_ps"`
+	// BusiestAlonePS is the busiest rank's compute without collectives
+	// beside it (zero.RankStats.Alone): ComputePS unless that rank's GPU
+	// runs at another speed (cluster.gpu_overrides).
+	BusiestAlonePS int64          `json:"-"`
+	ExposedCommPS  int64          `json:"exposed_comm_ps"`
+	Phases         []comparePhase `json:"phases"`
+	PeakMemory     int64          `json:"peak_memory_bytes"`
+	AtRestMemory   int64          `json:"at_rest_memory_bytes"`
+	GPUMemory      int64          `json:"gpu_memory_bytes"`
+	Fits           bool           `json:"fits"`
 	// TokensPerSecPerGPU is rounded to a whole token.
 	TokensPerSecPerGPU int64 `json:"tokens_per_s_per_gpu"`
 }
@@ -140,8 +144,9 @@ func variantOf(o *sweep.Outcome) compareVariant {
 		TokensPerSecPerGPU: int64(math.Round(r.TokensPerSecPerGPU()))}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
-		v.BusiestComputePS = max(v.BusiestComputePS, int64(rk.Compute))
 	}
+	b := r.Busiest()
+	v.BusiestComputePS, v.BusiestAlonePS = int64(b.Compute), int64(b.Alone)
 	for _, p := range r.Phases {
 		cp := comparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
 		for _, c := range topology.Classes() {
@@ -206,7 +211,15 @@ func compareRows(vs []compareVariant) []compareRow {
 	add("step time", "ps", func(v *compareVariant) int64 { return v.StepTimePS })
 	add("tokens/s per GPU", "tokens/s", func(v *compareVariant) int64 { return v.TokensPerSecPerGPU })
 	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
-	add("compute at full speed", "ps", func(v *compareVariant) int64 { return v.ComputePS })
+	// The row under the busiest rank's compute is the same rank's without
+	// collectives beside it: "at full speed" while that is the nominal
+	// compute, named for the rank where a variant's busiest rank runs at
+	// another speed (cluster.gpu_overrides).
+	alone := "compute at full speed"
+	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.BusiestAlonePS != v.ComputePS }) {
+		alone = "compute (busiest rank) without comm beside it"
+	}
+	add(alone, "ps", func(v *compareVariant) int64 { return v.BusiestAlonePS })
 	add("exposed comm (busiest rank)", "ps", func(v *compareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
 	var phases, classes []string
