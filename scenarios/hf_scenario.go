@@ -3,6 +3,7 @@ package scenarios
 import (
 	"embed"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -119,7 +120,17 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	}
 	hm, err := readHFConfig(path, layers)
 	if err != nil {
-		return l.errPath("model.hf_config", "hf_config: "+oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if _, serr := os.Stat(path); serr != nil && l.file == Stdin && !filepath.IsAbs(m.HFConfig) {
+			// A scenario on standard input has no directory: the path
+			// was read from the working directory (QA F20).
+			wd, werr := os.Getwd()
+			if werr != nil {
+				wd = "."
+			}
+			msg = strings.TrimSuffix(msg, " (check the path)") + fmt.Sprintf(" (the scenario came from standard input, so the relative path was read from the working directory, %s: give the path from there or an absolute one, or give the scenario's file instead of -)", ttName(wd))
+		}
+		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
 	return l.applyHF(s, hm)
 }

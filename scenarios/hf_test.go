@@ -350,3 +350,29 @@ func TestLayerListArch(t *testing.T) {
 		}
 	}
 }
+
+// TestHFConfigStdin (QA F20): a scenario read from standard input has no
+// directory, so a relative hf_config is read from the working directory;
+// when that fails the error says so and names the directory. A scenario
+// file's error keeps "(check the path)", and an absolute path on standard
+// input names no working directory.
+func TestHFConfigStdin(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(wd, "no-such-dir", "config.json")
+	for _, c := range []struct {
+		file, cfg, want string
+	}{
+		{Stdin, "hf/llama-3.1-70b/config.json", "<stdin>:3:9: hf_config: hf/llama-3.1-70b/config.json: cannot read the file: no such file or directory (the scenario came from standard input, so the relative path was read from the working directory, " + wd + ": give the path from there or an absolute one, or give the scenario's file instead of -)"},
+		{"s.yaml", "hf/llama-3.1-70b/config.json", "s.yaml:3:9: hf_config: hf/llama-3.1-70b/config.json: cannot read the file: no such file or directory (check the path)"},
+		{Stdin, abs, "<stdin>:3:9: hf_config: " + abs + ": cannot read the file: no such file or directory (check the path)"},
+	} {
+		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H200}\nmodel: {hf_config: " + c.cfg + ", seq_len: 512}\nparallelism: {dp: 8, zero_stage: 3}\n"
+		_, err := Load(c.file, []byte(y), nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s, hf_config %s:\n got %v\nwant %s", c.file, c.cfg, err, c.want)
+		}
+	}
+}
