@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"io"
@@ -48,16 +49,21 @@ type compareVariant struct {
 	// BusiestComputePS the busiest rank's, slowed where collectives ran
 	// beside it (run's "compute", which with the exposed communication
 	// makes the step).
-	ComputePS        int64          `json:"compute_ps"`
-	BusiestComputePS int64          `json:"busiest_compute_ps"`
-	ExposedCommPS    int64          `json:"exposed_comm_ps"`
-	Phases           []comparePhase `json:"phases"`
-	PeakMemory       int64          `json:"peak_memory_bytes"`
-	AtRestMemory     int64          `json:"at_rest_memory_bytes"`
-	GPUMemory        int64          `json:"gpu_memory_bytes"`
-	Fits             bool           `json:"fits"`
-	// TokensPerSecPerGPU is rounded to a whole token.
-	TokensPerSecPerGPU int64 `json:"tokens_per_s_per_gpu"`
+	ComputePS        int64 `json:"compute_ps"`
+	BusiestComputePS int64 `json:"busiest_compute_ps"`
+	// BusiestAlonePS is the busiest rank's compute without collectives
+	// beside it (zero.RankStats.Alone): ComputePS unless that rank's GPU
+	// runs at another speed (cluster.gpu_overrides).
+	BusiestAlonePS int64          `json:"-"`
+	ExposedCommPS  int64          `json:"exposed_comm_ps"`
+	Phases         []comparePhase `json:"phases"`
+	PeakMemory     int64          `json:"peak_memory_bytes"`
+	AtRestMemory   int64          `json:"at_rest_memory_bytes"`
+	GPUMemory      int64          `json:"gpu_memory_bytes"`
+	Fits           bool           `json:"fits"`
+	// TokensPerSecPerGPU has 3 decimals, as run's result.json
+	// (docs/result.schema.json) and sweep's rows give it.
+	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -85,6 +91,25 @@ type compareRow struct {
 	Unit     string     `json:"unit"`
 	Values   []int64    `json:"values"`
 	DeltaPct []*float64 `json:"delta_pct"`
+	// Rates are the tokens/s row's values with their 3 decimals
+	// (compareVariant.TokensPerSecPerGPU): its JSON and CSV values and
+	// what its deltas are taken from; Values holds them rounded to a
+	// whole token for the table.
+	Rates []float64 `json:"-"`
+}
+
+// MarshalJSON writes a row's values: Rates where the row has them.
+func (r compareRow) MarshalJSON() ([]byte, error) {
+	type row compareRow // without the method
+	if r.Rates == nil {
+		return json.Marshal(row(r))
+	}
+	return json.Marshal(struct {
+		Metric   string     `json:"metric"`
+		Unit     string     `json:"unit"`
+		Values   []float64  `json:"values"`
+		DeltaPct []*float64 `json:"delta_pct"`
+	}{r.Metric, r.Unit, r.Rates, r.DeltaPct})
 }
 
 // slowLinks sets seed 000's logical slow-link figures beside the
@@ -137,11 +162,12 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
-		TokensPerSecPerGPU: int64(math.Round(r.TokensPerSecPerGPU()))}
+		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
-		v.BusiestComputePS = max(v.BusiestComputePS, int64(rk.Compute))
 	}
+	b := r.Busiest()
+	v.BusiestComputePS, v.BusiestAlonePS = int64(b.Compute), int64(b.Alone)
 	for _, p := range r.Phases {
 		cp := comparePhase{Phase: p.Phase.String(), Logical: p.Logical, Sent: p.Sent}
 		for _, c := range topology.Classes() {
@@ -204,9 +230,31 @@ func compareRows(vs []compareVariant) []compareRow {
 		rows = append(rows, r)
 	}
 	add("step time", "ps", func(v *compareVariant) int64 { return v.StepTimePS })
-	add("tokens/s per GPU", "tokens/s", func(v *compareVariant) int64 { return v.TokensPerSecPerGPU })
+	rates := compareRow{Metric: "tokens/s per GPU", Unit: "tokens/s"}
+	for i, v := range vs {
+		rates.Rates = append(rates.Rates, v.TokensPerSecPerGPU)
+		rates.Values = append(rates.Values, int64(math.Round(v.TokensPerSecPerGPU)))
+		var d *float64
+		if base := vs[0].TokensPerSecPerGPU; i > 0 && base != 0 {
+			x := round((v.TokensPerSecPerGPU-base)/base*100, 0.1)
+			if x == 0 {
+				x = 0 // no -0
+			}
+			d = &x
+		}
+		rates.DeltaPct = append(rates.DeltaPct, d)
+	}
+	rows = append(rows, rates)
 	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
-	add("compute at full speed", "ps", func(v *compareVariant) int64 { return v.ComputePS })
+	// The row under the busiest rank's compute is the same rank's without
+	// collectives beside it: "at full speed" while that is the nominal
+	// compute, named for the rank where a variant's busiest rank runs at
+	// another speed (cluster.gpu_overrides).
+	alone := "compute at full speed"
+	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.BusiestAlonePS != v.ComputePS }) {
+		alone = "compute (busiest rank) without comm beside it"
+	}
+	add(alone, "ps", func(v *compareVariant) int64 { return v.BusiestAlonePS })
 	add("exposed comm (busiest rank)", "ps", func(v *compareVariant) int64 { return v.ExposedCommPS })
 	// Phases in step order over every variant; classes in the results' order.
 	var phases, classes []string
@@ -545,7 +593,11 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 	}
 	for _, r := range c.Rows {
 		row := []string{r.Metric, r.Unit}
-		for _, v := range r.Values {
+		for i, v := range r.Values {
+			if r.Rates != nil {
+				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))
+				continue
+			}
 			row = append(row, exact(v))
 		}
 		for _, d := range r.DeltaPct[1:] {

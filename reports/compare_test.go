@@ -2,7 +2,10 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,5 +142,54 @@ func TestCompareStagePlot(t *testing.T) {
 		if !strings.Contains(svg, want) {
 			t.Errorf("compare.svg lacks %q", want)
 		}
+	}
+}
+
+// TestCompareTokensUnrounded: compare's JSON rounded tokens/s to a whole
+// token (5 and 5 for seed000-k4's K=1 and K=4, a 0.0 % change). It now
+// gives run's 3 decimals: 4 tokens over 109,515,828,955 ps and
+// 110,924,594,701 ps on 8 GPUs are 4.5656 and 4.5076 tokens/s, what
+// `zerosim run seed000-k4 --set parallelism.k=1|4 --format json` print
+// (4.566, 4.508), -1.3 %. The table keeps whole tokens.
+func TestCompareTokensUnrounded(t *testing.T) {
+	c := seedK4Comparison(t)
+	if a, b := c.Variants[0].TokensPerSecPerGPU, c.Variants[1].TokensPerSecPerGPU; a != 4.566 || b != 4.508 {
+		t.Errorf("variants' tokens/s %v, %v; want 4.566, 4.508", a, b)
+	}
+	var js, csvOut, table bytes.Buffer
+	if err := WriteCompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareCSV(&csvOut, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareTable(&table, c); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Rows []struct {
+			Metric   string     `json:"metric"`
+			Values   []float64  `json:"values"`
+			DeltaPct []*float64 `json:"delta_pct"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(got.Rows, func(r struct {
+		Metric   string     `json:"metric"`
+		Values   []float64  `json:"values"`
+		DeltaPct []*float64 `json:"delta_pct"`
+	}) bool {
+		return r.Metric == "tokens/s per GPU"
+	})
+	if i < 0 || !slices.Equal(got.Rows[i].Values, []float64{4.566, 4.508}) || got.Rows[i].DeltaPct[1] == nil || *got.Rows[i].DeltaPct[1] != -1.3 {
+		t.Errorf("JSON tokens/s row %+v; want values 4.566, 4.508 and -1.3 %%", got.Rows)
+	}
+	if !strings.Contains(csvOut.String(), "\ntokens/s per GPU,tokens/s,4.566,4.508,-1.3\n") {
+		t.Errorf("CSV:\n%s", csvOut.String())
+	}
+	if !regexp.MustCompile(`│ tokens/s per GPU +│ +5 │ +5 │ +-1\.3 % │`).MatchString(table.String()) {
+		t.Errorf("table:\n%s", table.String())
 	}
 }

@@ -968,15 +968,23 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 // stepText is the headline's step time with the compute it holds, as the
 // busiest rank ran it (the per-rank table's figure) and, when collectives
-// beside it slowed it (communication.compute_interference), at full speed.
+// beside it slowed it (communication.compute_interference), the same rank's
+// without them. When that rank's GPU runs at another speed
+// (cluster.gpu_overrides), its compute is not the nominal one
+// (Result.Compute, "at full speed"): the text names the rank.
 func stepText(r *zero.Result) string {
-	var ran units.Duration
-	for _, st := range r.Ranks {
-		ran = max(ran, st.Compute)
+	b := r.Busiest()
+	ran, alone := b.Compute, b.Alone
+	if alone == r.Compute {
+		if ran <= alone {
+			return fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))
+		}
+		return fmt.Sprintf("%v (compute %v, %s %% of the step; %v at full speed)",
+			r.StepTime, ran, percent(int64(ran), int64(r.StepTime)), alone)
 	}
-	if ran <= r.Compute {
-		return fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))
+	text := fmt.Sprintf("%v (rank %d's compute %v at its cluster.gpu_overrides speed, %s %% of the step", r.StepTime, b.Rank, ran, percent(int64(ran), int64(r.StepTime)))
+	if ran > alone {
+		text += fmt.Sprintf("; %v without collectives beside it", alone)
 	}
-	return fmt.Sprintf("%v (compute %v, %s %% of the step; %v at full speed)",
-		r.StepTime, ran, percent(int64(ran), int64(r.StepTime)), r.Compute)
+	return text + ")"
 }

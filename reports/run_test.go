@@ -821,3 +821,61 @@ func headlineValue(run *Run, label string) string {
 	}
 	return ""
 }
+
+// TestStepTextSameRank (QA F26): with one GPU at half speed the headline
+// said "compute 719.055ms …; 355.598ms at full speed", the slow rank's
+// compute beside a full-speed rank's. The parenthesis now holds one rank:
+// the slow rank's compute and the same rank's with nothing beside it,
+// which at speed 1/k is k times the nominal compute exactly (every task
+// scales by 1e6/(1e6/k)); compare's row under "compute (busiest rank)" is
+// the same rank's too.
+func TestStepTextSameRank(t *testing.T) {
+	for _, c := range []struct {
+		speed string
+		k     int64
+		sets  []string
+	}{
+		{"0.5", 2, nil},
+		{"0.25", 4, nil},
+		{"0.5", 2, []string{"communication.compute_interference=0"}},
+	} {
+		sets := append([]string{"cluster.gpu_overrides=[{rank: 1, speed: " + c.speed + "}]"}, c.sets...)
+		run := yamlRun(t, "slow.yaml", []byte(tinyYAML), sets...)
+		r := run.Result
+		want := units.Duration(c.k) * r.Compute
+		var slow zero.RankStats
+		for _, st := range r.Ranks {
+			if st.Rank == 1 {
+				slow = st
+			}
+		}
+		if b := r.Busiest(); b.Rank != 1 || slow.Alone != want {
+			t.Errorf("speed %s %v: busiest rank %d, rank 1 alone %v; want rank 1, %d × %v = %v", c.speed, c.sets, b.Rank, slow.Alone, c.k, r.Compute, want)
+		}
+		got := headlineValue(run, "step time")
+		wantText := fmt.Sprintf("rank 1's compute %v at its cluster.gpu_overrides speed", slow.Compute)
+		if slow.Compute > want {
+			wantText += fmt.Sprintf(", %s %% of the step; %v without collectives beside it)", percent(int64(slow.Compute), int64(r.StepTime)), want)
+		}
+		if !strings.Contains(got, wantText) || strings.Contains(got, "full speed") {
+			t.Errorf("speed %s %v: step time %q; want it to hold %q", c.speed, c.sets, got, wantText)
+		}
+	}
+	src := sweep.Source{File: "slow.yaml", Data: []byte(tinyYAML)}
+	runs, err := sweep.Compare(sweep.Vary(src, "cluster.gpu_overrides", []string{"[]", "[{rank: 1, speed: 0.5}]"}), sweep.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp := NewComparison("slow.yaml", runs, false)
+	nominal := cmp.Variants[0].ComputePS
+	i := slices.IndexFunc(cmp.Rows, func(r compareRow) bool { return r.Metric == "compute (busiest rank)" })
+	if i < 0 || i+1 >= len(cmp.Rows) {
+		t.Fatalf("compare has no row after \"compute (busiest rank)\"")
+	}
+	{
+		next := cmp.Rows[i+1]
+		if next.Metric != "compute (busiest rank) without comm beside it" || next.Values[0] != nominal || next.Values[1] != 2*nominal {
+			t.Errorf("compare row %q %v; want the busiest rank's without comm, %d and %d", next.Metric, next.Values, nominal, 2*nominal)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	t := &s.Training
 	if l.has("training.mfu") {
 		if math.IsNaN(t.MFU) || !(t.MFU > 0 && t.MFU <= 1) {
-			return l.errPath("training.mfu", fmt.Sprintf("mfu=%s is out of range (use a fraction in (0, 1] such as 0.4)", fmtFloat(t.MFU)))
+			return l.errAlone("training.mfu", fmt.Sprintf("mfu=%s is out of range (use a fraction in (0, 1] such as 0.4)", fmtFloat(t.MFU)))
 		}
 		if l.has("training.compute_efficiency") {
 			return l.errPath("training.mfu", "give training.mfu (the model FLOPs utilization to reach) or training.compute_efficiency (the fraction of peak matmuls reach), not both")
@@ -149,7 +149,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	case !l.has("training.compute_efficiency"):
 		t.ComputeEfficiency = DefaultComputeEfficiency
 	case math.IsNaN(t.ComputeEfficiency) || !(t.ComputeEfficiency > 0 && t.ComputeEfficiency <= 1):
-		return l.errPath("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
+		return l.errAlone("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
 	}
 	if err := enum(l, "training.attention", &t.Attention, AttentionFlash, AttentionFlash, AttentionSDPA, AttentionEager); err != nil {
 		return err
@@ -158,13 +158,13 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		return err
 	}
 	if l.has("training.attention_efficiency") && (math.IsNaN(t.AttentionEfficiency) || !(t.AttentionEfficiency > 0 && t.AttentionEfficiency <= 1)) {
-		return l.errPath("training.attention_efficiency", fmt.Sprintf("attention_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.6)", fmtFloat(t.AttentionEfficiency)))
+		return l.errAlone("training.attention_efficiency", fmt.Sprintf("attention_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.6)", fmtFloat(t.AttentionEfficiency)))
 	}
 	if cal != nil && cal.Compute != nil && cal.Compute.AttentionEfficiency > 0 {
 		l.applyCalibratedAttention(s, cal.Compute)
 	}
 	if l.has("training.dropout") && (math.IsNaN(t.Dropout) || t.Dropout < 0 || t.Dropout >= 1) {
-		return l.errPath("training.dropout", fmt.Sprintf("dropout=%s is out of range (use a probability in [0, 1) such as 0.1)", fmtFloat(t.Dropout)))
+		return l.errAlone("training.dropout", fmt.Sprintf("dropout=%s is out of range (use a probability in [0, 1) such as 0.1)", fmtFloat(t.Dropout)))
 	}
 	if !l.has("training.recompute_every") {
 		t.RecomputeEvery = 1
@@ -187,13 +187,13 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		c.ComputeInterference = new(float64)
 		*c.ComputeInterference = DefaultComputeInterference
 	} else if v := *c.ComputeInterference; math.IsNaN(v) || v < 0 || v > 10 {
-		return l.errPath("communication.compute_interference", fmt.Sprintf("compute_interference=%s is out of range (use a slowdown fraction in [0, 10] such as 0.189)", fmtFloat(v)))
+		return l.errAlone("communication.compute_interference", fmt.Sprintf("compute_interference=%s is out of range (use a slowdown fraction in [0, 10] such as 0.189)", fmtFloat(v)))
 	}
 	if c.CollectiveInterference == nil {
 		c.CollectiveInterference = new(float64)
 		*c.CollectiveInterference = DefaultCollectiveInterference
 	} else if v := *c.CollectiveInterference; math.IsNaN(v) || v < 0 || v > 10 {
-		return l.errPath("communication.collective_interference", fmt.Sprintf("collective_interference=%s is out of range (use a slowdown fraction in [0, 10] such as 0.2)", fmtFloat(v)))
+		return l.errAlone("communication.collective_interference", fmt.Sprintf("collective_interference=%s is out of range (use a slowdown fraction in [0, 10] such as 0.2)", fmtFloat(v)))
 	}
 	m := &s.Memory
 	if cal != nil && cal.Memory != nil {
@@ -203,12 +203,12 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		m.AllocatorOverhead = new(float64)
 		*m.AllocatorOverhead = DefaultAllocatorOverhead
 	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > MaxAllocatorOverhead {
-		return l.errPath("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
+		return l.errAlone("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
 	}
 	// Unset, memory.host_lead stays nil (DefaultHostLead where it applies),
 	// so that the many scenarios it does not concern resolve as before.
 	if v := m.HostLead; v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1) {
-		return l.errPath("memory.host_lead", fmt.Sprintf("host_lead=%s is out of range (use a fraction in [0, 1] such as 1)", fmtFloat(*v)))
+		return l.errAlone("memory.host_lead", fmt.Sprintf("host_lead=%s is out of range (use a fraction in [0, 1] such as 1)", fmtFloat(*v)))
 	}
 	return nil
 }

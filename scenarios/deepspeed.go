@@ -314,6 +314,12 @@ func (d *dsReader) dataTypesMatch(v any, dt DType) bool {
 func zeroFrom(m map[string]any, key string) string {
 	z, _ := m["zero_optimization"].(map[string]any)
 	if v, ok := z[key]; ok && v != nil {
+		switch v.(type) {
+		case string, bool:
+			if key == "stage" {
+				return "zero_optimization.stage " + describeJSON(v) + " (DeepSpeed's pydantic config reads it as a lax int)"
+			}
+		}
 		return "zero_optimization." + key + " " + describeJSON(v)
 	}
 	if key == "stage" {
@@ -567,8 +573,119 @@ func (d *dsReader) zeroSection(m map[string]any) (map[string]any, int64, error) 
 	if isAuto(s) {
 		return nil, 0, d.errorf("zero_optimization.stage is \"auto\": give 0, 1, 2 or 3")
 	}
+	switch x := s.(type) {
+	case string:
+		// DeepSpeedZeroConfig.stage is a ZeroStageEnum(int, Enum) on a
+		// lax pydantic model (zero/config.py and runtime/config_utils.py
+		// at dsCommit): pydantic-core validates an int enum from a string
+		// as a lax int, then looks the int up among the members.
+		i, ok := pydanticLaxInt(x)
+		if !ok {
+			return nil, 0, d.errorf("zero_optimization.stage is %s, not a whole number (use 0, 1, 2 or 3)", describeJSON(s))
+		}
+		if i < 0 || i > 3 {
+			return nil, 0, d.errorf("zero_optimization.stage=%s is out of range (use 0 to 3)", describeJSON(s))
+		}
+		return z, i, nil
+	case bool:
+		// A bool is a lax int too (true is 1), as DeepSpeed reads it.
+		if x {
+			return z, 1, nil
+		}
+		return z, 0, nil
+	}
 	stage, err := d.whole("zero_optimization.stage", s, 0, 3)
 	return z, stage, err
+}
+
+// pydanticLaxInt reads s as pydantic's lax int validation reads a string:
+// pydantic-core's str_as_int and clean_int_str (src/input/shared.rs at
+// pydantic/pydantic-core 383eb95a19433754c0cecf7025b50c26b6d97a36,
+// v2.41.5+2, the one reached through IntEnumValidator in
+// src/validators/enum_.rs). Surrounding white space goes (Rust's
+// str::trim, the Unicode White_Space set Go's unicode.IsSpace also
+// holds), then one sign, leading zeros, a fraction of zeros only (3.0,
+// 3.00) and single underscores between digits (1_0); "three", "3e0",
+// "0x3", "3." and "3.5" are not ints. False when s is not one or does
+// not fit an int64.
+func pydanticLaxInt(s string) (int64, bool) {
+	if i, ok := jsonInt(s); ok {
+		return i, true
+	}
+	n := len(s)
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		if strings.HasPrefix(rest, "-") {
+			return 0, false
+		}
+		s = rest
+	}
+	neg := false
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
+			return 0, false
+		}
+		neg, s = true, rest
+	}
+	s, ok := stripLeadingZeros(s)
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		if frac := s[i+1:]; frac != "" && strings.Trim(frac, "0") == "" {
+			s = s[:i]
+		}
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if !strings.HasPrefix(s, "_") && !strings.HasSuffix(s, "_") && strings.Contains(s, "_") && !strings.Contains(s, "__") {
+		return jsonInt(sign + strings.ReplaceAll(s, "_", ""))
+	}
+	if len(s) == n {
+		return 0, false // nothing was cleaned: not an int
+	}
+	return jsonInt(sign + s)
+}
+
+// stripLeadingZeros is pydantic-core's strip_leading_zeros: "000" is
+// "0", "00.0" is "0.0", "0_03" is "3"; false for what does not start
+// with a digit or "-".
+func stripLeadingZeros(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	switch c := s[0]; {
+	case c == '0':
+	case c >= '1' && c <= '9' || c == '-':
+		return s, true
+	default:
+		return "", false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '0' || c == '_':
+		case c >= '1' && c <= '9' || c == '-':
+			return s[i:], true
+		case c == '.':
+			return s[i-1:], true
+		default:
+			return "", false
+		}
+	}
+	return s[len(s)-1:], true
+}
+
+// jsonInt reads s as a JSON integer (-?(0|[1-9][0-9]*)), as jiter's
+// NumberInt does, within int64.
+func jsonInt(s string) (int64, bool) {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || strings.Trim(d, "0123456789") != "" || (len(d) > 1 && d[0] == '0') {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return i, err == nil
 }
 
 // dsZeroKeys are DeepSpeedZeroConfig's fields and aliases (zero/config.py

@@ -319,3 +319,37 @@ func TestDeepSpeedExamplesCited(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedStageLaxInt: DeepSpeed reads zero_optimization.stage
+// through pydantic (ZeroStageEnum on a lax model), which takes a string
+// or a boolean as a lax int; the import refused "3". Every row's result is
+// what pydantic 2.13.4 (pydantic-core 2.46.4) gave for
+// DeepSpeedZeroConfig's field re-declared with DeepSpeedConfigModel's
+// model_config (stage: ZeroStageEnum = 0): -1 where it refused the value.
+func TestDeepSpeedStageLaxInt(t *testing.T) {
+	for _, c := range []struct {
+		stage string // JSON
+		want  int64
+	}{
+		{`"3"`, 3}, {`"0"`, 0}, {`" 3"`, 3}, {`"3 "`, 3}, {`"\t3"`, 3}, {`"3\r\n"`, 3}, {`"3\u00a0"`, 3},
+		{`"\u20033"`, 3}, {`"3\u2028"`, 3}, {`"\u000b3"`, 3}, {`"03"`, 3}, {`"+3"`, 3}, {`"+03"`, 3}, {`"00"`, 0},
+		{`"-0"`, 0}, {`"+0"`, 0}, {`"3.0"`, 3}, {`"3.00"`, 3}, {`"0.0"`, 0}, {`"-0.0"`, 0}, {`"0_3"`, 3},
+		{`"0_0_3"`, 3}, {`"000000000000000000000000000003"`, 3}, {`true`, 1}, {`false`, 0}, {`3.0`, 3}, {`1e0`, 1},
+		{`"three"`, -1}, {`"weights"`, -1}, {`"0x3"`, -1}, {`"1_0"`, -1}, {`"4"`, -1}, {`"-3"`, -1}, {`"3e0"`, -1},
+		{`"3."`, -1}, {`".0"`, -1}, {`"3.01"`, -1}, {`"3.5"`, -1}, {`"- 3"`, -1}, {`"+-3"`, -1}, {`"3_"`, -1},
+		{`"_3"`, -1}, {`"3__0"`, -1}, {`"3.0_0"`, -1}, {`"3.0.0"`, -1}, {`"\uff13"`, -1}, {`"\u0663"`, -1},
+		{`"\u001c3"`, -1}, {`"3\u0000"`, -1}, {`""`, -1}, {`" "`, -1}, {`"1e1"`, -1}, {`"0b11"`, -1},
+		{`"3.000000000000000000001"`, -1}, {`4`, -1}, {`3.5`, -1},
+	} {
+		js := `{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": ` + c.stage + `}}`
+		d, err := ImportDeepSpeed("ds.json", []byte(js), DeepSpeedOptions{})
+		switch {
+		case c.want < 0 && err == nil:
+			t.Errorf("stage %s: imported stage %d, want DeepSpeed's refusal", c.stage, d.Stage)
+		case c.want < 0 && (!strings.Contains(err.Error(), "zero_optimization.stage") || !strings.Contains(err.Error(), "(use 0")):
+			t.Errorf("stage %s: %v, want it to name zero_optimization.stage and 0 to 3", c.stage, err)
+		case c.want >= 0 && (err != nil || d.Stage != c.want):
+			t.Errorf("stage %s: %v, stage %v; want %d", c.stage, err, d, c.want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package scenarios
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Error is an input error at a position in a scenario file. Its message is one
 // line: "file:line:col: what is wrong (what is allowed)". Line and Col are 0
@@ -11,6 +15,28 @@ type Error struct {
 	Msg       string
 	// Path is the key the error is about ("cluster.nodes"), when known.
 	Path string
+	// Alone marks a value wrong by itself: out of its key's own range or
+	// not one of its names, whatever the other keys hold (zero_stage=7,
+	// micro_batch=0), not one that does not fit them (k=3 with dp 2).
+	// sweep --grid refuses such a value before the first point (AloneError).
+	Alone bool
+}
+
+// AloneError is the message of err, the error of loading a scenario with
+// "--set key=value" (set), when it is about the value at key (or inside
+// it) and that value is wrong by itself (Error.Alone), without the
+// "--set key=value: " that names the flag; false otherwise.
+func AloneError(err error, set string) (string, bool) {
+	var e *Error
+	if !errors.As(err, &e) || !e.Alone {
+		return "", false
+	}
+	key, _, _ := strings.Cut(set, "=")
+	key = strings.TrimSpace(key)
+	if e.Path != key && !strings.HasPrefix(e.Path, key+".") && !strings.HasPrefix(e.Path, key+"[") {
+		return "", false
+	}
+	return strings.TrimPrefix(e.Msg, "--set "+set+": "), true
 }
 
 func (e *Error) Error() string {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"embed"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -96,15 +97,16 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	m := &s.Model
 	for _, k := range hfKeysExclusive {
 		if l.has("model." + k) {
-			if l.bySet("model.hf_config") && !l.bySet("model."+k) {
-				// --set model.hf_config=… on a file with a preset (the
-				// embedded examples): no --set deletes a key, so name
-				// the one that replaces the model.
-				return l.errPath("model."+k, fmt.Sprintf("--set model.hf_config conflicts with the file's model.%s, which a --set cannot delete: "+
-					"replace the file's model instead, --set 'model={hf_config: %s}' (seq_len, layers and groups may go inside the braces)", k, m.HFConfig))
-			}
 			return l.errPath("model."+k, fmt.Sprintf("model.%s conflicts with hf_config, which defines the model (delete %s; layers, seq_len and groups may stay)", k, k))
 		}
+	}
+	if len(l.replacedModel) > 0 && l.has("model.layers") && !l.bySet("model.layers") {
+		// --set model.hf_config=… replaced the file's model (replaces),
+		// but the file's layers were given for that model: keep them or
+		// not, the user says which.
+		return l.errPath("model.layers", fmt.Sprintf("--set model.hf_config replaced the file's model.%s, but model.layers=%d was given for it: "+
+			"to keep %d layers add --set model.layers=%d, to take the config.json's depth replace the whole model, --set 'model={hf_config: %s}'",
+			l.replacedModel[0], m.Layers, m.Layers, m.Layers, m.HFConfig))
 	}
 	if strings.TrimSpace(m.HFConfig) == "" {
 		return l.errPath("model.hf_config", "hf_config is empty (give the path of a config.json, relative to this file)")
@@ -119,7 +121,17 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	}
 	hm, err := readHFConfig(path, layers)
 	if err != nil {
-		return l.errPath("model.hf_config", "hf_config: "+oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if _, serr := os.Stat(path); serr != nil && l.file == Stdin && !filepath.IsAbs(m.HFConfig) {
+			// A scenario on standard input has no directory: the path
+			// was read from the working directory (QA F20).
+			wd, werr := os.Getwd()
+			if werr != nil {
+				wd = "."
+			}
+			msg = strings.TrimSuffix(msg, " (check the path)") + fmt.Sprintf(" (the scenario came from standard input, so the relative path was read from the working directory, %s: give the path from there or an absolute one, or give the scenario's file instead of -)", ttName(wd))
+		}
+		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
 	return l.applyHF(s, hm)
 }

@@ -305,25 +305,42 @@ func TestIntraLinkWarning(t *testing.T) {
 
 // TestHFConfigBySet: --set model.hf_config=… on a file that names a preset
 // (every embedded example) said "delete preset", which a user of the
-// embedded default cannot do and no --set does. The error now names the
-// --set that replaces the model, and that --set loads the config.json. A
-// conflict within the file, or between two --set flags, keeps the plain
-// message.
+// embedded default cannot do and no --set does (QA F3). The --set now
+// replaces the file's model as --set 'model={hf_config: …}' does: GPT-2's
+// config.json gives its 124,439,808 parameters either way. A file's layers
+// beside the replaced model stop the load with both ways out; a conflict
+// within the file, or between two --set flags, keeps the plain message.
 func TestHFConfigBySet(t *testing.T) {
 	data, _ := Example("default")
 	const cfg = "testdata/hf/gpt2/config.json"
-	_, err := Load("default.yaml", data, []string{"model.hf_config=" + cfg})
-	want := "default.yaml:26:3: --set model.hf_config conflicts with the file's model.preset, which a --set cannot delete: replace the file's model instead, --set 'model={hf_config: " + cfg + "}'"
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("--set model.hf_config on default: %v, want prefix %q", err, want)
+	const gpt2 = 124_439_808
+	for _, set := range [][]string{
+		{"model.hf_config=" + cfg},
+		{"model={hf_config: " + cfg + "}"},
+		{"model.hf_config=" + cfg, "model.seq_len=512"},
+	} {
+		s, err := Load("default.yaml", data, set)
+		if err != nil || s.Model.Params != gpt2 || s.Model.Architecture != "GPT2LMHeadModel" {
+			t.Errorf("default with --set %q: %v", set, err)
+		}
 	}
-	s, err := Load("default.yaml", data, []string{"model={hf_config: " + cfg + "}"})
-	if err != nil || s.Model.Params != 124_439_808 {
-		t.Errorf("--set 'model={hf_config: %s}': %v", cfg, err)
+	layered := []byte(strings.Replace(string(data), "  preset: llama2-7b\n", "  preset: llama2-7b\n  layers: 16\n", 1))
+	_, err := Load("l.yaml", layered, []string{"model.hf_config=" + cfg})
+	want := "l.yaml:27:3: --set model.hf_config replaced the file's model.preset, but model.layers=16 was given for it: to keep 16 layers add --set model.layers=16, to take the config.json's depth replace the whole model, --set 'model={hf_config: " + cfg + "}'"
+	if err == nil || err.Error() != want {
+		t.Errorf("file with layers:\n got %v\nwant %s", err, want)
+	}
+	if s, err := Load("l.yaml", layered, []string{"model.hf_config=" + cfg, "model.layers=2"}); err != nil || s.Model.Layers != 2 {
+		t.Errorf("--set model.layers=2 beside it: %v", err)
 	}
 	_, err = Load("default.yaml", data, []string{"model.hf_config=" + cfg, "model.preset=llama2-7b"})
 	if want := "default.yaml: --set model.preset=llama2-7b: model.preset conflicts with hf_config, which defines the model (delete preset"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("two --set flags: %v, want prefix %q", err, want)
+	}
+	both := []byte(strings.Replace(string(data), "  preset: llama2-7b\n", "  preset: llama2-7b\n  hf_config: "+cfg+"\n", 1))
+	_, err = Load("b.yaml", both, nil)
+	if want := "b.yaml:26:3: model.preset conflicts with hf_config, which defines the model (delete preset"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("preset and hf_config in the file: %v, want prefix %q", err, want)
 	}
 }
 
@@ -347,6 +364,32 @@ func TestLayerListArch(t *testing.T) {
 			t.Errorf("%q: %v", c.model, err)
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
 			t.Errorf("%q: %v, want prefix %q", c.model, err, c.want)
+		}
+	}
+}
+
+// TestHFConfigStdin (QA F20): a scenario read from standard input has no
+// directory, so a relative hf_config is read from the working directory;
+// when that fails the error says so and names the directory. A scenario
+// file's error keeps "(check the path)", and an absolute path on standard
+// input names no working directory.
+func TestHFConfigStdin(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(wd, "no-such-dir", "config.json")
+	for _, c := range []struct {
+		file, cfg, want string
+	}{
+		{Stdin, "hf/llama-3.1-70b/config.json", "<stdin>:3:9: hf_config: hf/llama-3.1-70b/config.json: cannot read the file: no such file or directory (the scenario came from standard input, so the relative path was read from the working directory, " + wd + ": give the path from there or an absolute one, or give the scenario's file instead of -)"},
+		{"s.yaml", "hf/llama-3.1-70b/config.json", "s.yaml:3:9: hf_config: hf/llama-3.1-70b/config.json: cannot read the file: no such file or directory (check the path)"},
+		{Stdin, abs, "<stdin>:3:9: hf_config: " + abs + ": cannot read the file: no such file or directory (check the path)"},
+	} {
+		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H200}\nmodel: {hf_config: " + c.cfg + ", seq_len: 512}\nparallelism: {dp: 8, zero_stage: 3}\n"
+		_, err := Load(c.file, []byte(y), nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s, hf_config %s:\n got %v\nwant %s", c.file, c.cfg, err, c.want)
 		}
 	}
 }

@@ -64,7 +64,11 @@ func TestJSONNumberMessages(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "3"}}`, `ds.json: zero_optimization.stage is "3", not a whole number (write it without quotes: 3)`},
+		// zero_optimization.stage "3" is stage 3, as DeepSpeed's pydantic
+		// reads it (TestDeepSpeedStageLaxInt); the batch keys are read
+		// raw (get_scalar_param), so a quoted one stays refused.
+		{`{"train_micro_batch_size_per_gpu": "2"}`, `ds.json: train_micro_batch_size_per_gpu is "2", not a whole number (write it without quotes: 2)`},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "three"}}`, `ds.json: zero_optimization.stage is "three", not a whole number (use 0, 1, 2 or 3)`},
 		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, `ds.json: gradient_clipping is "1.0", not a number (write it without quotes: 1.0)`},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 1e30}}`, "ds.json: zero_optimization.reduce_bucket_size=1e30 is out of range (use 1 to 1152921504606846976)"},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2.5}}`, "ds.json: zero_optimization.stage=2.5 is not a whole number (use 0 to 3)"},

@@ -36,6 +36,9 @@ type loader struct {
 	file  string
 	setOf map[*yaml.Node]string // nodes created or replaced by a --set flag
 	idx   map[string]entry      // path → key and value of the final tree
+	// replacedModel lists the file's model keys a --set of
+	// model.hf_config dropped (replaces).
+	replacedModel []string
 }
 
 // oneLine escapes line breaks and other control characters.

@@ -60,11 +60,28 @@ func (l *loader) missing(path, use string) *Error {
 	return l.errPath(path, fmt.Sprintf("%s is missing (%s)", path, use))
 }
 
+// intRange checks v at path against the key's own bounds lo and hi (an
+// Alone error); intRangeOf against bounds other keys give.
 func (l *loader) intRange(path string, v, lo, hi int64) *Error {
+	if err := l.intRangeOf(path, v, lo, hi); err != nil {
+		err.Alone = true
+		return err
+	}
+	return nil
+}
+
+func (l *loader) intRangeOf(path string, v, lo, hi int64) *Error {
 	if v < lo || v > hi {
 		return l.errPath(path, fmt.Sprintf("%s=%d is out of range (use %d to %d)", leaf(path), v, lo, hi))
 	}
 	return nil
+}
+
+// errAlone is errPath for a value wrong by itself (Error.Alone).
+func (l *loader) errAlone(path, msg string) *Error {
+	e := l.errPath(path, msg)
+	e.Alone = true
+	return e
 }
 
 func (l *loader) oneOf(path, v string, allowed ...string) *Error {
@@ -80,7 +97,7 @@ func oneOf[T ~string](l *loader, path string, v T, allowed ...T) *Error {
 		}
 		names[i] = string(a)
 	}
-	return l.errPath(path, fmt.Sprintf("%s %q is unknown %s", leaf(path), string(v), unknownValue(string(v), names, "")))
+	return l.errAlone(path, fmt.Sprintf("%s %q is unknown %s", leaf(path), string(v), unknownValue(string(v), names, "")))
 }
 
 // enum fills the default def when path is absent and otherwise checks the
@@ -216,7 +233,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		}
 		// At most one NIC per GPU, as topology.New requires (validate
 		// accepted 2 NICs on a 1-GPU node that run then rejected).
-		if err := l.intRange("cluster.nics_per_node", int64(c.NICsPerNode), 1, int64(c.GPUsPerNode)); err != nil {
+		if err := l.intRangeOf("cluster.nics_per_node", int64(c.NICsPerNode), 1, int64(c.GPUsPerNode)); err != nil {
 			return err
 		}
 	}
@@ -281,7 +298,7 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	}
 	explicitParams := l.has("model.params")
 	if explicitParams && m.Params <= 0 {
-		return l.errPath("model.params", "params=0 is out of range (use a count > 0 such as 7B)")
+		return l.errAlone("model.params", "params=0 is out of range (use a count > 0 such as 7B)")
 	}
 
 	switch {
@@ -439,7 +456,7 @@ func (l *loader) checkDims(m *Model) *Error {
 	if m.KVHeads == 0 && !l.has("model.kv_heads") {
 		m.KVHeads = m.Heads
 	}
-	if err := l.intRange("model.kv_heads", m.KVHeads, 1, m.Heads); err != nil {
+	if err := l.intRangeOf("model.kv_heads", m.KVHeads, 1, m.Heads); err != nil {
 		return err
 	}
 	if m.Heads%m.KVHeads != 0 {
@@ -667,7 +684,7 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 		return l.missing("parallelism.zero_stage", "use 0, 1, 2 or 3")
 	}
 	if p.Stage < 0 || p.Stage > 3 {
-		return l.errPath("parallelism.zero_stage", fmt.Sprintf("zero_stage=%d is out of range (use 0, 1, 2 or 3)", p.Stage))
+		return l.errAlone("parallelism.zero_stage", fmt.Sprintf("zero_stage=%d is out of range (use 0, 1, 2 or 3)", p.Stage))
 	}
 	n, gpus := int64(p.DP)*int64(p.CP), int64(s.Cluster.Nodes)*int64(s.Cluster.GPUsPerNode)
 	if n != gpus {
@@ -773,7 +790,7 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 			return l.missing(p+".speed", "use a speed factor > 0, e.g. 0.8 for 20% slower")
 		}
 		if !(o.Speed > 0) || o.Speed > 1000 {
-			return l.errPath(p+".speed", fmt.Sprintf("speed=%s is out of range (use a factor > 0 and ≤ 1000, e.g. 0.8 for 20%% slower)", fmtFloat(o.Speed)))
+			return l.errAlone(p+".speed", fmt.Sprintf("speed=%s is out of range (use a factor > 0 and ≤ 1000, e.g. 0.8 for 20%% slower)", fmtFloat(o.Speed)))
 		}
 	}
 	return nil
@@ -839,7 +856,7 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 			continue
 		}
 		if math.IsNaN(*f.dst) || math.IsInf(*f.dst, 0) || !f.ok(*f.dst) {
-			return l.errPath("training."+f.key, fmt.Sprintf("%s=%s is out of range (use %s)", f.key, fmtFloat(*f.dst), f.allowed))
+			return l.errAlone("training."+f.key, fmt.Sprintf("%s=%s is out of range (use %s)", f.key, fmtFloat(*f.dst), f.allowed))
 		}
 	}
 	if !l.has("training.steps") {
@@ -860,7 +877,7 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		c.BucketSize = DefaultBucketSize
 	}
 	if c.BucketSize <= 0 {
-		return l.errPath("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
+		return l.errAlone("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
 	}
 	if err := enum(l, "communication.algorithm", &c.Algorithm, AlgoAuto, AlgoRing, AlgoHierarchical, AlgoTree, AlgoNVLS, AlgoNVLSTree, AlgoAuto); err != nil {
 		return err

@@ -72,8 +72,10 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 		if last {
 			l.markSet(cur.Content[i], set)
 			cur.Content[i+1] = val
-			if other, ok := replaces[path]; ok {
-				l.dropFileKey(cur, other)
+			for _, other := range replaces[path] {
+				if l.dropFileKey(cur, other) && path == "model.hf_config" {
+					l.replacedModel = append(l.replacedModel, other)
+				}
 			}
 			return nil
 		}
@@ -98,24 +100,30 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 }
 
 // replaces names the keys a scenario gives one of: a --set of one replaces
-// the other where the file gives it (giving both in the file, or with two
-// --set flags, stays an error).
-var replaces = map[string]string{
-	"training.mfu":                "compute_efficiency",
-	"training.compute_efficiency": "mfu",
+// the others where the file gives them (giving both in the file, or with
+// two --set flags, stays an error). A --set of model.hf_config replaces the
+// file's model definition (its preset, dimensions or layer list: what
+// hf_config excludes), as --set 'model={hf_config: …}' does; the file's
+// seq_len and groups stay, and its layers, given for the model it replaced,
+// stop the load (resolveHFConfig).
+var replaces = map[string][]string{
+	"training.mfu":                {"compute_efficiency"},
+	"training.compute_efficiency": {"mfu"},
+	"model.hf_config":             hfKeysExclusive,
 }
 
 // dropFileKey removes key from the mapping m when the file gave it (not a
-// --set flag).
-func (l *loader) dropFileKey(m *yaml.Node, key string) {
+// --set flag) and reports whether it did.
+func (l *loader) dropFileKey(m *yaml.Node, key string) bool {
 	i := findKey(m, key)
 	if i < 0 {
-		return
+		return false
 	}
 	if _, bySet := l.setOf[m.Content[i]]; bySet {
-		return
+		return false
 	}
 	m.Content = append(m.Content[:i], m.Content[i+2:]...)
+	return true
 }
 
 // splitIndex splits "name[1][2]" into "name" and [1 2].

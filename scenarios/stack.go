@@ -123,6 +123,7 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 	}
 	if l.has("training.shard_dtype") {
 		if err := oneOf(l, "training.shard_dtype", t.ShardDType, t.ParamDType, ShardFP32); err != nil {
+			err.Alone = false // the names follow training.param_dtype
 			return err
 		}
 	}

@@ -12,8 +12,13 @@ import (
 // peers (the rank reached a collective that its group has not all reached)
 // and other idle time. The four add up to the step time.
 type RankStats struct {
-	Rank        int
-	Compute     units.Duration
+	Rank    int
+	Compute units.Duration
+	// Alone is the rank's compute tasks summed at its GPU's speed
+	// (cluster.gpu_overrides) with nothing beside them: Compute before
+	// communication.compute_interference slowed it. Result.Compute is the
+	// same at speed 1.
+	Alone       units.Duration
 	ExposedComm units.Duration
 	Wait        units.Duration
 	Idle        units.Duration
@@ -24,6 +29,18 @@ type RankStats struct {
 	// ExposedAllGather is the part of ExposedComm during which a parameter
 	// all-gather runs (what ZeRO-3 prefetch hides).
 	ExposedAllGather units.Duration
+}
+
+// Busiest is the rank with the most compute (RankStats.Compute; the lowest
+// such rank), the zero RankStats when r has no ranks.
+func (r *Result) Busiest() RankStats {
+	var b RankStats
+	for i, st := range r.Ranks {
+		if i == 0 || st.Compute > b.Compute {
+			b = st
+		}
+	}
+	return b
 }
 
 type interval struct{ lo, hi units.Duration }
@@ -78,6 +95,7 @@ func minus(a, b []interval) []interval {
 // rankStats computes RankStats for rank r over a step of length step.
 func (e *executor) rankStats(r int, step units.Duration) RankStats {
 	comp, comm, wait, ag := e.comp[:0], e.comm[:0], e.wait[:0], e.gathr[:0]
+	var alone units.Duration
 	defer func() { e.comp, e.comm, e.wait, e.gathr = comp, comm, wait, ag }()
 	for t, task := range e.sc.Tasks {
 		i := e.at(r, int32(t))
@@ -92,13 +110,14 @@ func (e *executor) rankStats(r int, step units.Duration) RankStats {
 			wait = append(wait, interval{e.arrive[i], e.start[i]})
 		} else {
 			comp = append(comp, interval{e.start[i], e.end[i]})
+			alone += e.taskDur(r, &e.sc.Tasks[t])
 		}
 	}
 	comp, comm, wait = union(comp), union(comm), union(wait)
 	exposed := minus(comm, comp)
 	waitOnly := minus(minus(wait, comp), comm)
 	ag = union(ag)
-	st := RankStats{Rank: r, Compute: length(comp), ExposedComm: length(exposed), Wait: length(waitOnly),
+	st := RankStats{Rank: r, Compute: length(comp), Alone: alone, ExposedComm: length(exposed), Wait: length(waitOnly),
 		AllGather: length(ag), ExposedAllGather: length(minus(ag, comp))}
 	for t := range e.sc.Tasks {
 		st.End = max(st.End, e.end[e.at(r, int32(t))])

@@ -386,6 +386,17 @@ func (e *executor) advance(r int) {
 	}
 }
 
+// taskDur is how long compute or host task takes on rank r alone: its
+// duration scaled by the rank's GPU speed (host tasks keep theirs), before
+// any communication.compute_interference.
+func (e *executor) taskDur(r int, task *Task) units.Duration {
+	d := task.Dur
+	if s := e.speed[r]; s != 1 && d > 0 && !task.Kind.IsHost() {
+		d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
+	}
+	return d
+}
+
 func (e *executor) begin(r int, t int32) {
 	now := e.clk.Now()
 	i := e.at(r, t)
@@ -393,10 +404,7 @@ func (e *executor) begin(r int, t int32) {
 	task := &e.sc.Tasks[t]
 	if !task.Kind.IsComm() {
 		e.started(r, t, now)
-		d := task.Dur
-		if s := e.speed[r]; s != 1 && d > 0 && !task.Kind.IsHost() {
-			d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
-		}
+		d := e.taskDur(r, task)
 		if task.Kind.IsHost() && e.host != nil {
 			// Offload copies and the CPU step run as flows on the host's
 			// links (offload.go).

@@ -163,6 +163,25 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 	return sp, sh, nil
 }
 
+// checkGridValues refuses a --grid value that is wrong by itself, whatever
+// the other keys hold (zero_stage=7, micro_batch=0: scenarios.Error.Alone),
+// before any point runs: each made a column of error rows, exit 0. A value
+// that only does not fit the rest of its point (a k that does not divide
+// that point's dp, a dp that does not fill the cluster) stays an error row:
+// the other grids may make it fit, and which points do is the sweep's answer.
+func checkGridValues(src sweep.Source, sp *sweep.Space) error {
+	for _, g := range sp.Grids {
+		for _, v := range g.Values {
+			set := g.Key + "=" + v
+			_, err := src.Load(set)
+			if msg, ok := scenarios.AloneError(err, set); ok {
+				return inputError{fmt.Errorf("--grid %s=%s: %s", g.Key, strings.Join(g.Values, ","), msg)}
+			}
+		}
+	}
+	return nil
+}
+
 // sweepProgress is a progress bar with ETA over n points on errOut when it
 // is a terminal, nil otherwise (quiet when piped).
 func sweepProgress(errOut io.Writer, n int) *progressbar.ProgressBar {
@@ -211,6 +230,9 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		return err
 	}
 	if err := scenarios.CheckSyntax(src.File, src.Data); err != nil {
+		return err
+	}
+	if err := checkGridValues(src, sp); err != nil {
 		return err
 	}
 	meta := sweep.NewMeta(src, sp)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -23,10 +24,11 @@ file (warnings on stderr):
 
   FILE: ok (N=16, stage 1, K=1, P=6738415616 params)
 
-The first invalid file stops the run with one line on stderr,
+An invalid file gets one line on stderr, its first error,
 "zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2;
-nothing else is printed. --format json prints one JSON array of the files
-instead.`,
+with several files every file is checked, each invalid one gets its line and
+a last line says how many passed; nothing goes to stdout. --format json
+prints one JSON array of the files instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := stdinOnce(args); err != nil {
@@ -49,38 +51,32 @@ type validFile struct {
 }
 
 // runValidate loads every file in order and, when all are valid, reports
-// them on out: a line each, or with asJSON one array. An invalid file is
-// the only line printed: the lines of the files before it and their
-// warnings were printed ahead of the error (exit 2 with stdout).
+// them on out: a line each, or with asJSON one array. Otherwise nothing
+// goes to out: an invalid file's first error is its line on errOut, and
+// with several files the returned error (the last line) says how many
+// passed.
 func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJSON bool) error {
 	rows := []validFile{}
 	var lines, warnings []string
+	var bad []error
 	for _, f := range files {
-		src, err := scenarios.ReadInput(f, in)
-		var s *scenarios.Scenario
-		if err == nil {
-			s, err = src.Load(sets)
-		}
+		r, warns, line, err := validateOne(f, sets, in)
 		if err != nil {
-			return inputError{err}
+			bad = append(bad, err)
+			continue
 		}
-		// What run would refuse (bucket and task limits) fails here too.
-		if err := zero.Check(s); err != nil {
-			return inputError{fmt.Errorf("%s: %w", src.File, err)}
+		rows, warnings, lines = append(rows, r), append(warnings, warns...), append(lines, line)
+	}
+	if len(bad) > 0 {
+		if len(files) == 1 {
+			return inputError{bad[0]}
 		}
-		for _, w := range s.Warnings {
-			warnings = append(warnings, fmt.Sprintf("zerosim: warning: %s\n", w))
+		for _, err := range bad {
+			if _, werr := fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plain(err))); werr != nil {
+				return werr
+			}
 		}
-		r := validFile{File: src.File, N: s.N(), Stage: s.Parallelism.Stage, K: s.Parallelism.K, Params: int64(s.Model.Params)}
-		active := ""
-		if a := s.Model.ActiveParams(); a != r.Params {
-			r.Active, active = a, fmt.Sprintf(", %d active", a)
-		}
-		if r.Stack = s.Stack; r.Stack != "" {
-			active += ", stack " + r.Stack
-		}
-		rows = append(rows, r)
-		lines = append(lines, fmt.Sprintf("%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n", r.File, r.N, r.Stage, r.K, r.Params, active))
+		return inputError{fmt.Errorf("validate: %d of %d files passed, %d failed (each failed file's first error is above)", len(files)-len(bad), len(files), len(bad))}
 	}
 	for _, w := range warnings {
 		fmt.Fprint(errOut, w)
@@ -96,4 +92,34 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJS
 	e := json.NewEncoder(out)
 	e.SetIndent("", "  ")
 	return e.Encode(rows)
+}
+
+// validateOne loads one file of validate: its row, warnings and ok line, or
+// its first error.
+func validateOne(f string, sets []string, in io.Reader) (validFile, []string, string, error) {
+	src, err := scenarios.ReadInput(f, in)
+	var s *scenarios.Scenario
+	if err == nil {
+		s, err = src.Load(sets)
+	}
+	if err != nil {
+		return validFile{}, nil, "", err
+	}
+	// What run would refuse (bucket and task limits) fails here too.
+	if err := zero.Check(s); err != nil {
+		return validFile{}, nil, "", fmt.Errorf("%s: %w", src.File, err)
+	}
+	var warnings []string
+	for _, w := range s.Warnings {
+		warnings = append(warnings, fmt.Sprintf("zerosim: warning: %s\n", w))
+	}
+	r := validFile{File: src.File, N: s.N(), Stage: s.Parallelism.Stage, K: s.Parallelism.K, Params: int64(s.Model.Params)}
+	active := ""
+	if a := s.Model.ActiveParams(); a != r.Params {
+		r.Active, active = a, fmt.Sprintf(", %d active", a)
+	}
+	if r.Stack = s.Stack; r.Stack != "" {
+		active += ", stack " + r.Stack
+	}
+	return r, warnings, fmt.Sprintf("%s: ok (N=%d, stage %d, K=%d, P=%d params%s)\n", r.File, r.N, r.Stage, r.K, r.Params, active), nil
 }

@@ -687,11 +687,11 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 					Busiest int64  `json:"busiest_rank_bytes"`
 				} `json:"classes"`
 			} `json:"phases"`
-			PeakMemory   int64 `json:"peak_memory_bytes"`
-			AtRestMemory int64 `json:"at_rest_memory_bytes"`
-			GPUMemory    int64 `json:"gpu_memory_bytes"`
-			Fits         bool  `json:"fits"`
-			TokensPerSec int64 `json:"tokens_per_s_per_gpu"`
+			PeakMemory   int64   `json:"peak_memory_bytes"`
+			AtRestMemory int64   `json:"at_rest_memory_bytes"`
+			GPUMemory    int64   `json:"gpu_memory_bytes"`
+			Fits         bool    `json:"fits"`
+			TokensPerSec float64 `json:"tokens_per_s_per_gpu"`
 		} `json:"variants"`
 		SlowLink *struct {
 			Rows []struct {
@@ -732,11 +732,14 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 			{"peak_memory_bytes (the replay's)", v.PeakMemory, r.replayPeak()},
 			{"at_rest_memory_bytes (memory_model.at_rest)", v.AtRestMemory, r.MemoryModel.AtRest},
 			{"gpu_memory_bytes", v.GPUMemory, r.MemoryModel.GPUMemory},
-			{"tokens_per_s_per_gpu (rounded)", v.TokensPerSec, int64(math.Round(r.TokensPerSecPerGPU))},
 		} {
 			if x.compare != x.run {
 				t.Errorf("%s: compare %s %d, run %d", what, x.field, x.compare, x.run)
 			}
+		}
+		// Both with 3 decimals (compare rounded to a whole token).
+		if v.TokensPerSec != r.TokensPerSecPerGPU {
+			t.Errorf("%s: compare tokens_per_s_per_gpu %v, run %v", what, v.TokensPerSec, r.TokensPerSecPerGPU)
 		}
 		if v.Fits != r.fits {
 			t.Errorf("%s: compare fits %v; run --require-fit %v", what, v.Fits, r.fits)

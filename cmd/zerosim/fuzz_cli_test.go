@@ -119,7 +119,15 @@ func FuzzCLI(f *testing.F) {
 			if out != "" {
 				t.Errorf("%q: exit 2 with %d bytes on stdout: %.200q", argv, len(out), out)
 			}
-			if !strings.HasPrefix(errOut, "zerosim: ") || strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, "\n") || strings.TrimSpace(strings.TrimPrefix(errOut, "zerosim:")) == "" {
+			if lines, ok := validateReport(errOut); ok {
+				// validate with several files: a line per invalid file,
+				// then the count of files that passed.
+				for _, l := range lines {
+					if !cliFuzzNamesInput(root, argv, l) {
+						t.Errorf("%q: exit 2, stderr line %q names no file or argument given", argv, l)
+					}
+				}
+			} else if !strings.HasPrefix(errOut, "zerosim: ") || strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, "\n") || strings.TrimSpace(strings.TrimPrefix(errOut, "zerosim:")) == "" {
 				t.Errorf("%q: exit 2, stderr %.300q: want one non-empty line \"zerosim: …\"", argv, errOut)
 			} else if !cliFuzzNamesInput(root, argv, errOut) {
 				t.Errorf("%q: exit 2, stderr %q names no flag, key, file or argument given", argv, errOut)
@@ -552,6 +560,37 @@ func cliFuzzCapped(argv []string) ([]string, bool) {
 // command line gave (a flag, a --set key, a file or other argument, quoted
 // or not; "<stdin>" for "-"; the default example when no file is given)
 // or the command's usage.
+// validateCount is the last line of validate's report of several files.
+var validateCount = regexp.MustCompile(`^zerosim: validate: ([0-9]+) of ([0-9]+) files passed, ([0-9]+) failed \(each failed file's first error is above\)$`)
+
+// validateReport splits the stderr of validate given several files, some
+// invalid: one non-empty "zerosim: …" line per invalid file, then the
+// count, whose numbers add up; it returns the files' lines. False for
+// anything else, which must then be one line.
+func validateReport(errOut string) ([]string, bool) {
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if !strings.HasSuffix(errOut, "\n") || len(lines) < 2 {
+		return nil, false
+	}
+	m := validateCount.FindStringSubmatch(lines[len(lines)-1])
+	if m == nil {
+		return nil, false
+	}
+	passed, _ := strconv.Atoi(m[1])
+	total, _ := strconv.Atoi(m[2])
+	failed, _ := strconv.Atoi(m[3])
+	files := lines[:len(lines)-1]
+	if failed != len(files) || passed+failed != total || total < 2 {
+		return nil, false
+	}
+	for _, l := range files {
+		if !strings.HasPrefix(l, "zerosim: ") || strings.TrimSpace(strings.TrimPrefix(l, "zerosim:")) == "" {
+			return nil, false
+		}
+	}
+	return files, true
+}
+
 func cliFuzzNamesInput(root *cobra.Command, argv []string, line string) bool {
 	names := []string{"default.yaml", "(usage: zerosim "}
 	for _, a := range argv {

@@ -127,7 +127,6 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ":1:1: not valid JSON: invalid character"}},
 		// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
 		// (FuzzCLI: exit 2 with stdout).
-		{[]string{"validate", "seed002-tiny", "missing.yaml"}, "", []string{"missing.yaml: cannot read the file"}},
 		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"
 		// (FuzzCLI: exit 1 for an error that is not a failed check).
 		{[]string{"fit", "seed002-tiny", "--max-gpus", "9223372036854775807"}, "", []string{"--max-gpus 9223372036854775807: use 1 to 4194304"}},
@@ -169,6 +168,18 @@ func TestBadInputOneLine(t *testing.T) {
 	} {
 		code, out, errOut := runMain(t, tc.stdin, tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention...)
+	}
+	// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
+	// (FuzzCLI: exit 2 with stdout). validate reports every file: the
+	// missing one's line, then how many passed; nothing on stdout.
+	code, out, errOut := runMain(t, "", "validate", "seed002-tiny", "missing.yaml")
+	want := "zerosim: missing.yaml: cannot read the file: no such file or directory (check the path, or name an embedded example: zerosim scenarios)\n" +
+		"zerosim: validate: 1 of 2 files passed, 1 failed (each failed file's first error is above)\n"
+	if code != exitInput || out != "" || errOut != want {
+		t.Errorf("validate seed002-tiny missing.yaml: exit %d, stdout %q, stderr %q; want exit 2, no stdout, %q", code, out, errOut, want)
+	}
+	if _, ok := validateReport(errOut); !ok {
+		t.Errorf("validate's report %q does not pass FuzzCLI's check (validateReport)", errOut)
 	}
 }
 

@@ -307,9 +307,44 @@ func TestSweepValueTypeChecked(t *testing.T) {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
-	code, out, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.zero_stage=1,7")
-	if code != 0 || !strings.Contains(out, "zero_stage=7 is out of range") {
-		t.Errorf("zero_stage=1,7: exit %d, stderr %q, stdout %q; want an error row for 7", code, errOut, out)
+}
+
+// TestSweepValueRangeChecked: a --grid value out of its key's own range or
+// names, whatever the other keys hold, wrote a column of error rows with
+// exit 0; it stops the sweep before any point, naming the flag and the
+// value, with no --out file left. A value that only does not fit the rest
+// of its point (k=3 with dp 2, dp 1 on 2 GPUs, a rank the cluster does not
+// have) is still that point's error row.
+func TestSweepValueRangeChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		grid, mention string
+	}{
+		{"parallelism.zero_stage=1,7", "zerosim: --grid parallelism.zero_stage=1,7: zero_stage=7 is out of range (use 0, 1, 2 or 3)"},
+		{"training.micro_batch=0,2", "zerosim: --grid training.micro_batch=0,2: micro_batch=0 is out of range (use 1 to 1048576)"},
+		{"communication.algorithm=ring,foo", `zerosim: --grid communication.algorithm=ring,foo: algorithm "foo" is unknown (use ring, hierarchical, tree, nvls, nvlstree or auto)`},
+		{"training.compute_efficiency=0.5,1.5", "zerosim: --grid training.compute_efficiency=0.5,1.5: compute_efficiency=1.5 is out of range (use a fraction in (0, 1] such as 0.8)"},
+		{"cluster.gpu_overrides=[{rank: 0, speed: 0}]", "zerosim: --grid cluster.gpu_overrides=[{rank: 0, speed: 0}]: speed=0 is out of range (use a factor > 0 and ≤ 1000, e.g. 0.8 for 20% slower)"},
+	} {
+		outFile := filepath.Join(dir, "s.csv")
+		args := []string{"sweep", "seed002-tiny", "--grid", tc.grid, "--out", outFile}
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, tc.mention)
+		if _, err := os.Stat(outFile); err == nil {
+			t.Errorf("%q: left %s", args, outFile)
+		}
+	}
+	for _, tc := range []struct {
+		grid, row string
+	}{
+		{"parallelism.k=1,3", "k=3 does not divide dp·cp=2"},
+		{"parallelism.dp=1,2", "dp·cp=1 does not equal nodes·gpus_per_node=2"},
+		{"cluster.gpu_overrides=[{rank: 5, speed: 1}]", "rank=5 is out of range (ranks are 0 to 1)"},
+	} {
+		code, out, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", tc.grid)
+		if code != 0 || !strings.Contains(out, tc.row) {
+			t.Errorf("--grid %s: exit %d, stderr %q, stdout %q; want an error row %q", tc.grid, code, errOut, out, tc.row)
+		}
 	}
 }
 

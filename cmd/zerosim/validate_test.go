@@ -54,6 +54,8 @@ func TestValidateFiles(t *testing.T) {
 	tiny, _ := scenarios.Example("seed002-tiny")
 	os.WriteFile(good, tiny, 0o644)
 	os.WriteFile(bad, []byte(strings.Replace(string(tiny), "zero_stage: 3", "zero_stage: 5", 1)), 0o644)
+	bad2 := filepath.Join(dir, "bad2.yaml")
+	os.WriteFile(bad2, []byte(strings.Replace(string(tiny), "dp: 2", "dp: 3", 1)), 0o644)
 
 	for _, tc := range []struct {
 		name     string
@@ -64,9 +66,20 @@ func TestValidateFiles(t *testing.T) {
 	}{
 		{"two good files", []string{"validate", good, good}, "",
 			good + ": ok (N=2, stage 3, K=1, P=260 params)\n" + good + ": ok (N=2, stage 3, K=1, P=260 params)\n", "", 0},
-		// The error is the only line: the good file before it printed its
-		// ok line first (bad input gets one line, nothing before it).
-		{"first error stops", []string{"validate", good, bad, good}, "",
+		// Every file is checked: each invalid one gets its first error on
+		// a line, the last line counts the files that passed, and the ok
+		// lines are not printed (validate reported only the first bad
+		// file).
+		{"every bad file", []string{"validate", good, bad, bad2, good}, "",
+			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
+				"zerosim: " + bad2 + ":13:3: dp·cp=3 does not equal nodes·gpus_per_node=2 (use dp·cp = 2)\n" +
+				"zerosim: validate: 2 of 4 files passed, 2 failed (each failed file's first error is above)\n", 2},
+		{"every file bad", []string{"validate", "--format", "json", bad, bad}, "",
+			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
+				"zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
+				"zerosim: validate: 0 of 2 files passed, 2 failed (each failed file's first error is above)\n", 2},
+		// One file: its error is the only line.
+		{"one bad file", []string{"validate", bad}, "",
 			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n", 2},
 		{"set", []string{"validate", "--set", "parallelism.zero_stage=1", good}, "",
 			good + ": ok (N=2, stage 1, K=1, P=260 params)\n", "", 0},
