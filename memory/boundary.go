@@ -42,6 +42,16 @@ import (
 //	          defaults to 1e9): a unit stays gathered when the parameters
 //	          used between its forward and its backward (every later unit,
 //	          forward and backward: 2·Σ later params) are under 1e9
+//
+// A unit of routed experts (group expert) is part of the block before it:
+// the stacks wrap the experts inside their decoder layer (Hugging Face's
+// *SparseMoeBlock is the layer's mlp, wrapped with it by FSDP1's
+// transformer_auto_wrap_policy), or shard them with the block's own
+// reshard_after_forward (torchtitan/models/llama4/infra/parallelize.py
+// apply_fsdp at 238fa99: fully_shard(transformer_block.moe.experts, …,
+// reshard_after_forward=reshard_after_forward) with expert parallelism),
+// so the experts keep their parameters across the boundary exactly when
+// their block does.
 const DefaultMaxReuseDistance = 1_000_000_000
 
 // KeptAcrossBoundary marks the units that keep their gathered parameters
@@ -49,6 +59,19 @@ const DefaultMaxReuseDistance = 1_000_000_000
 func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
 	layers := s.Model.LayerList
 	kept := make([]bool, len(layers))
+	// owner[u] is the block unit u belongs to (itself, or the block before
+	// a unit of its routed experts), -1 outside the blocks.
+	owner := make([]int, len(layers))
+	hasBlocks := false
+	for u, l := range layers {
+		owner[u] = -1
+		switch {
+		case l.Block:
+			owner[u], hasBlocks = u, true
+		case l.Group == scenarios.GroupExpert && u > 0:
+			owner[u] = owner[u-1]
+		}
+	}
 	switch s.Communication.Boundary {
 	case scenarios.BoundaryFSDP2Head:
 		last := -1
@@ -61,24 +84,25 @@ func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
 			break // no blocks: every unit is a wrapped one and reshards
 		}
 		for u := last + 1; u < len(layers); u++ {
-			kept[u] = true
+			kept[u] = owner[u] != last
 		}
 	case scenarios.BoundaryFSDP1, scenarios.BoundaryFSDP2:
 		// Without transformer blocks (an MLP, a bare parameter count)
 		// every unit is a wrapped block and the root holds nothing.
-		hasBlocks := false
-		for _, l := range layers {
-			hasBlocks = hasBlocks || l.Block
-		}
 		last := -1
 		for u, l := range layers {
 			if l.Block || !hasBlocks {
 				last = u
 			}
 		}
-		for u, l := range layers {
-			block := l.Block || !hasBlocks
-			kept[u] = !block || (s.Communication.Boundary == scenarios.BoundaryFSDP2 && u == last)
+		for u := range layers {
+			block, in := u, owner[u] >= 0
+			if !hasBlocks {
+				in = true
+			} else if in {
+				block = owner[u]
+			}
+			kept[u] = !in || (s.Communication.Boundary == scenarios.BoundaryFSDP2 && block == last)
 		}
 	case scenarios.BoundaryDeepSpeed:
 		var later int64
