@@ -161,6 +161,9 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 		return nil, l.errAt(v.key, fmt.Sprintf("version=%s is not supported (use version: 1)", describe(v.val)))
 	}
 
+	if err := l.placeholders(root); err != nil {
+		return nil, err
+	}
 	var errs []*Error
 	var s Scenario
 	l.decode(root, reflect.ValueOf(&s).Elem(), "", &errs)

@@ -2,8 +2,8 @@ package scenarios
 
 import (
 	"bytes"
+	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -166,9 +166,15 @@ func TestImportTorchtitanPlaceholders(t *testing.T) {
 		}
 	}
 	line := 1 + strings.Count(out[:strings.Index(out, "  nodes: SET_NODES")], "\n")
+	gpu := 1 + strings.Count(out[:strings.Index(out, "  gpu: SET_GPU")], "\n")
+	dp := 1 + strings.Count(out[:strings.Index(out, "  dp: SET_DP")], "\n")
+	// One line for every placeholder: decoding them one at a time said
+	// `nodes: "SET_NODES" is not an integer (use a whole number)`, then
+	// the same of SET_DP, then that gpu "SET_GPU" is unknown.
 	_, err = Load("s.yaml", []byte(out), nil)
-	if want := "s.yaml:" + strconv.Itoa(line) + ":10: nodes: \"SET_NODES\" is not an integer"; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("Load: %v, want %s…", err, want)
+	want := fmt.Sprintf("s.yaml:%d:10: nodes: SET_NODES is a placeholder zerosim import wrote where its input does not say the value; so are SET_GPU (%d:8), SET_DP (%d:7) (write your values there, the comment beside each says what, or run the import again with --nodes N --gpu GPU)", line, gpu, dp)
+	if err == nil || err.Error() != want {
+		t.Errorf("Load: %v, want %s", err, want)
 	}
 	if tt.Complete() {
 		t.Error("Complete with placeholders")
