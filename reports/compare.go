@@ -64,6 +64,10 @@ type compareVariant struct {
 	// TokensPerSecPerGPU has 3 decimals, as run's result.json
 	// (docs/result.schema.json) and sweep's rows give it.
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
+	// MFU is run's (zero.Utilization.MFU): the figure that compares
+	// clusters of different GPUs, whose tokens/s alone does not say how
+	// much of each GPU's peak the step uses.
+	MFU float64 `json:"mfu"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -84,7 +88,7 @@ type compareClassBytes struct {
 }
 
 // compareRow is one metric across the variants. Unit is "ps", "bytes",
-// "tokens/s" or "bool" (1 = yes); DeltaPct[i] is the change of variant i against variant
+// "tokens/s", "fraction" (MFU; Values in 0.1 %) or "bool" (1 = yes); DeltaPct[i] is the change of variant i against variant
 // 0 in percent, rounded to 0.1, nil for variant 0 or a zero base.
 type compareRow struct {
 	Metric   string     `json:"metric"`
@@ -92,7 +96,8 @@ type compareRow struct {
 	Values   []int64    `json:"values"`
 	DeltaPct []*float64 `json:"delta_pct"`
 	// Rates are the tokens/s row's values with their 3 decimals
-	// (compareVariant.TokensPerSecPerGPU): its JSON and CSV values and
+	// (compareVariant.TokensPerSecPerGPU), or the MFU row's fractions
+	// with 4: its JSON and CSV values and
 	// what its deltas are taken from; Values holds them rounded to a
 	// whole token for the table.
 	Rates []float64 `json:"-"`
@@ -162,7 +167,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
-		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000}
+		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000, MFU: r.Utilization.MFU}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
@@ -245,6 +250,25 @@ func compareRows(vs []compareVariant) []compareRow {
 		rates.DeltaPct = append(rates.DeltaPct, d)
 	}
 	rows = append(rows, rates)
+	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.MFU != 0 }) {
+		// MFU in 0.1 % for the table, its fraction (4 decimals) for JSON
+		// and CSV; deltas, as every row's, relative to the first variant.
+		mfu := compareRow{Metric: "MFU", Unit: "fraction"}
+		for i, v := range vs {
+			mfu.Rates = append(mfu.Rates, math.Round(v.MFU*10000)/10000)
+			mfu.Values = append(mfu.Values, int64(math.Round(v.MFU*1000)))
+			var d *float64
+			if base := vs[0].MFU; i > 0 && base != 0 {
+				x := round((v.MFU-base)/base*100, 0.1)
+				if x == 0 {
+					x = 0 // no -0
+				}
+				d = &x
+			}
+			mfu.DeltaPct = append(mfu.DeltaPct, d)
+		}
+		rows = append(rows, mfu)
+	}
 	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
 	// The row under the busiest rank's compute is the same rank's without
 	// collectives beside it: "at full speed" while that is the nominal
@@ -405,6 +429,8 @@ func humanValue(unit string, v int64) string {
 		return "no"
 	case "tokens/s":
 		return commas(v)
+	case "fraction": // in 0.1 %
+		return strconv.FormatFloat(float64(v)/10, 'f', 1, 64) + " %"
 	}
 	return units.Bytes(v).IEC()
 }
@@ -595,7 +621,11 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 		row := []string{r.Metric, r.Unit}
 		for i, v := range r.Values {
 			if r.Rates != nil {
-				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))
+				prec := 3
+				if r.Unit == "fraction" {
+					prec = 4
+				}
+				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', prec, 64))
 				continue
 			}
 			row = append(row, exact(v))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -191,5 +192,49 @@ func TestCompareTokensUnrounded(t *testing.T) {
 	}
 	if !regexp.MustCompile(`│ tokens/s per GPU +│ +5 │ +5 │ +-1\.3 % │`).MatchString(table.String()) {
 		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+// TestCompareMFU: compare printed tokens/s but no MFU, so comparing GPUs
+// (`compare FILE --vary cluster.gpu=H100-80GB,B200`) hid that B200's
+// 1.86× the tokens use less of its peak. The MFU row is run's: tokens/s
+// per GPU × (6N + 12·L·H·Q·s) / peak, for the default example's Llama 2 7B
+// (N = 6,738,415,616, 32 layers, 32 heads of 128, s = 4,096: 46,872,944,640
+// FLOPs a token) on the H100's 989 and the B200's 2,250 dense bf16 TFLOPS.
+func TestCompareMFU(t *testing.T) {
+	data, ok := scenarios.Example("default")
+	if !ok {
+		t.Fatal("no default example")
+	}
+	runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "default.yaml", Data: data}, "cluster.gpu", []string{"H100-80GB", "B200"}), sweep.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewComparison("default.yaml, varying cluster.gpu", runs, false)
+	const flopsPerToken = 6*6_738_415_616 + 12*32*32*128*4096
+	var want []float64
+	for i, peak := range []float64{989e12, 2250e12} {
+		v := c.Variants[i]
+		tps := float64(4096*16) / (float64(v.StepTimePS) / 1e12) / 16
+		mfu := tps * flopsPerToken / peak
+		if math.Abs(v.MFU-mfu) > 1e-9 {
+			t.Errorf("%s: MFU %v, want %v", v.Label, v.MFU, mfu)
+		}
+		want = append(want, mfu)
+	}
+	var table, csvOut bytes.Buffer
+	if err := WriteCompareTable(&table, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareCSV(&csvOut, c); err != nil {
+		t.Fatal(err)
+	}
+	delta := math.Round((want[1]-want[0])/want[0]*1000) / 10
+	row := fmt.Sprintf("│ MFU +│ +%.1f %% │ +%.1f %% │ +%+.1f %% │", want[0]*100, want[1]*100, delta)
+	if !regexp.MustCompile(row).MatchString(table.String()) {
+		t.Errorf("no row %q in\n%s", row, table.String())
+	}
+	if line := fmt.Sprintf("\nMFU,fraction,%.4f,%.4f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
+		t.Errorf("no %q in CSV:\n%s", line, csvOut.String())
 	}
 }
