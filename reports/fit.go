@@ -123,8 +123,19 @@ func leastNodesText(f *sweep.Fit) string {
 	if best == nil {
 		return fmt.Sprintf("least nodes: none: no stage fits on up to %d GPUs", f.MaxGPUs)
 	}
-	return fmt.Sprintf("least nodes: %d (%d GPUs, dp %d × cp %d) with ZeRO stage %d, K=%d; this cluster has %d",
+	text := fmt.Sprintf("least nodes: %d (%d GPUs, dp %d × cp %d) with ZeRO stage %d, K=%d; this cluster has %d",
 		best.MinNodes, best.MinGPUs, best.MinDP, f.CP, best.Stage, best.K, f.Nodes)
+	if best.MinDevice <= f.GPUMemory {
+		return text
+	}
+	// The allocated peak fits there, the device's does not: zerosim run
+	// warns of allocator retries or out-of-memory on that cluster.
+	text += fmt.Sprintf("; but there the device needs %s of %s (the caching allocator's reserve, the CUDA context and NCCL's buffers added, as zerosim run warns)",
+		units.Bytes(best.MinDevice).IEC(), units.Bytes(f.GPUMemory).IEC())
+	if best.DeviceNodes == 0 {
+		return text + fmt.Sprintf(", and no cluster up to %d GPUs leaves room for them", f.MaxGPUs)
+	}
+	return text + fmt.Sprintf(": %d nodes (%d GPUs) leave room for them (device %s)", best.DeviceNodes, best.DeviceNodes*f.GPUsPerNode, units.Bytes(best.DevicePeak).IEC())
 }
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).

@@ -34,12 +34,18 @@ type fitRowJSON struct {
 	// (false: the memory model's, which rejects the layout or whose ranks
 	// differ); MinPeakReplayed and MaxPeakReplayed the same for MinPeak and
 	// MaxPeak.
-	PeakReplayed    bool   `json:"peak_replayed"`
-	MinDP           int    `json:"min_dp"`
-	MinGPUs         int    `json:"min_gpus"`
-	MinNodes        int    `json:"min_nodes"`
-	MinPeak         int64  `json:"min_peak_bytes"`
-	MinPeakReplayed bool   `json:"min_peak_replayed"`
+	PeakReplayed    bool  `json:"peak_replayed"`
+	MinDP           int   `json:"min_dp"`
+	MinGPUs         int   `json:"min_gpus"`
+	MinNodes        int   `json:"min_nodes"`
+	MinPeak         int64 `json:"min_peak_bytes"`
+	MinPeakReplayed bool  `json:"min_peak_replayed"`
+	// MinDevice is the replayed device peak at MinNodes (0: not
+	// replayed); DeviceNodes the least nodes from MinNodes on where the
+	// device peak fits too (0: none), DevicePeak its device peak.
+	MinDevice       int64  `json:"min_device_peak_bytes"`
+	DeviceNodes     int    `json:"device_nodes"`
+	DevicePeak      int64  `json:"device_nodes_device_peak_bytes"`
 	MaxParams       int64  `json:"max_params"`
 	MaxLayers       int64  `json:"max_layers,omitempty"`
 	MaxPeak         int64  `json:"max_peak_bytes"`
@@ -52,7 +58,7 @@ func newFitJSON(f *sweep.Fit) *fitJSON {
 		GPUsPerNode: f.GPUsPerNode, GPUMemory: f.GPUMemory, Convention: f.Convention, Scaling: f.Scaling, MaxGPUs: f.MaxGPUs, Replayed: f.Replayed,
 		Rows: mapSlice(f.Rows, func(r sweep.FitRow) fitRowJSON {
 			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
-				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MinPeakReplayed: r.MinPeakReplayed, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak,
+				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MinPeakReplayed: r.MinPeakReplayed, MinDevice: r.MinDevice, DeviceNodes: r.DeviceNodes, DevicePeak: r.DevicePeak, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak,
 				MaxPeakReplayed: r.MaxPeakReplayed, Note: r.Note}
 		})}
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
@@ -69,5 +70,27 @@ func TestFitSeed002(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden(t, tc.golden+".csv.golden", csvOut.Bytes())
+	}
+}
+
+// TestLeastNodesDevice: the least-nodes line says when the device peak
+// (allocator reserve, CUDA context, NCCL buffers) overflows the GPU at the
+// least node count, as zerosim run warns there, and the nodes that leave
+// room for it; without the overflow it is unchanged.
+func TestLeastNodesDevice(t *testing.T) {
+	const gib = int64(1) << 30
+	f := &sweep.Fit{Nodes: 16, GPUsPerNode: 8, CP: 1, GPUMemory: 80 * gib, MaxGPUs: 128, Rows: []sweep.FitRow{
+		{Stage: 3, K: 1, MinNodes: 2, MinGPUs: 16, MinDP: 16, MinDevice: 92 * gib, DeviceNodes: 3, DevicePeak: 73 * gib}}}
+	want := "least nodes: 2 (16 GPUs, dp 16 × cp 1) with ZeRO stage 3, K=1; this cluster has 16; but there the device needs 92.00 GiB of 80.00 GiB (the caching allocator's reserve, the CUDA context and NCCL's buffers added, as zerosim run warns): 3 nodes (24 GPUs) leave room for them (device 73.00 GiB)"
+	if got := leastNodesText(f); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	f.Rows[0].DeviceNodes = 0
+	if got, want := leastNodesText(f), want[:strings.Index(want, ": 3 nodes")]+", and no cluster up to 128 GPUs leaves room for them"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	f.Rows[0].MinDevice = 80 * gib
+	if got, want := leastNodesText(f), want[:strings.Index(want, "; but")]; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -93,6 +93,15 @@ type FitRow struct {
 	MinNodes        int
 	MinPeak         int64
 	MinPeakReplayed bool
+	// MinDevice is the replayed device peak at MinNodes (the caching
+	// allocator's reserve, the CUDA context and NCCL's buffers added, as
+	// zerosim run reports it; 0 when not replayed); DeviceNodes the least
+	// nodes from MinNodes on where that fits the GPU too (MinNodes when
+	// it does there, 0 when none up to MaxGPUs does), DevicePeak its
+	// device peak.
+	MinDevice   int64
+	DeviceNodes int
+	DevicePeak  int64
 	// MaxParams is the largest model (by the Fit's scaling rule) whose peak
 	// fits on the given cluster, MaxLayers its layer count with
 	// ScaleLayers, MaxPeak its peak; 0 when even the smallest does not fit
@@ -238,6 +247,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			row.MinGPUs = row.MinNodes * gpn
 			row.MinDP = row.MinGPUs / s.Parallelism.CP
 			row.MinPeak, row.MinPeakReplayed = ns.Peak, ns.Replayed
+			row.MinDevice, row.DeviceNodes, row.DevicePeak = ns.Device, ns.DeviceJ*step, ns.DevicePeak
 		}
 	}
 	// Largest model on the given cluster.

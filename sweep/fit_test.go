@@ -8,6 +8,7 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // TestFitAgainstNaive checks every row of FitSearch against direct loads
@@ -214,5 +215,51 @@ parallelism: {dp: 16, zero_stage: 3}
 	}
 	if total != len(f.Rows) || !slices.Equal(seen, want) {
 		t.Errorf("progress %v of %d, want 1..%d", seen, total, len(f.Rows))
+	}
+}
+
+// TestFitDeviceNodes: fit answered "least nodes: 2" for Llama 3.1 70B at
+// ZeRO-3 under torchtitan (seq 8192, full recompute) by the allocated peak
+// (78.99 GiB of 80), where zerosim run on 2 nodes warns that the device
+// needs 91.84 GiB with the caching allocator's reserve, the CUDA context
+// and NCCL's buffers. The row now carries the device peak there, as run's
+// replay gives it, and the least nodes on which that fits too: 3, the
+// first whose replayed device peak is within the GPU (2's is not).
+func TestFitDeviceNodes(t *testing.T) {
+	src := Source{File: "llama70b.yaml", Data: []byte(`version: 1
+stack: torchtitan
+cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama3.1-70b, seq_len: 8192}
+parallelism: {dp: 16, zero_stage: 3}
+training: {recompute: full}
+`)}
+	f, err := FitSearch(src, FitOptions{Convention: memory.ConventionZerosim, MaxGPUs: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(f.Rows, func(r FitRow) bool { return r.Stage == 3 && r.K == 1 })
+	if i < 0 {
+		t.Fatal("no stage 3, K=1 row")
+	}
+	r := f.Rows[i]
+	device := func(nodes int) (alloc, dev int64) {
+		s, err := src.Load(append(layoutSets(3, 1), fmt.Sprintf("cluster.nodes=%d", nodes), fmt.Sprintf("parallelism.dp=%d", 8*nodes))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := zero.Replay(s, zero.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := res.Peak()
+		return p, res.DevicePeak
+	}
+	a2, d2 := device(2)
+	a3, d3 := device(3)
+	if a2 > f.GPUMemory || d2 <= f.GPUMemory || d3 > f.GPUMemory || a3 > f.GPUMemory {
+		t.Fatalf("replays: 2 nodes %d/%d, 3 nodes %d/%d of %d: the case no longer shows the gap", a2, d2, a3, d3, f.GPUMemory)
+	}
+	if r.MinNodes != 2 || r.MinDevice != d2 || r.DeviceNodes != 3 || r.DevicePeak != d3 {
+		t.Errorf("least nodes %d device %d, device nodes %d device %d; want 2 %d, 3 %d", r.MinNodes, r.MinDevice, r.DeviceNodes, r.DevicePeak, d2, d3)
 	}
 }

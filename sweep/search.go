@@ -90,7 +90,15 @@ type verdict struct {
 	Peak     int64
 	Fits     bool
 	Replayed bool
+	// Device is the replayed busiest rank's peak as nvidia-smi sees it
+	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
+	// context and NCCL's buffers added), 0 when not Replayed.
+	Device int64
 }
+
+// deviceFits reports whether the layout fits with the device's overheads
+// too: no replay (the model decides) is taken to fit.
+func (v verdict) deviceFits(gpuMemory int64) bool { return v.Fits && v.Device <= gpuMemory }
 
 // decide screens s with the memory model and replays what it fits.
 func (jd judge) decide(s *scenarios.Scenario) (verdict, error) {
@@ -111,7 +119,7 @@ func (jd judge) decideWith(s *scenarios.Scenario, r *memory.Report) (verdict, er
 		return verdict{}, fmt.Errorf("replay: %w", err)
 	}
 	peak, _ := res.Peak()
-	return verdict{Peak: peak, Fits: res.Fits(int64(s.Cluster.GPUMemory)), Replayed: true}, nil
+	return verdict{Peak: peak, Fits: res.Fits(int64(s.Cluster.GPUMemory)), Replayed: true, Device: res.DevicePeak}, nil
 }
 
 // nodeStep is the least number of nodes that whole-node layouts of s at K
@@ -139,6 +147,12 @@ type nodeSearch struct {
 	J        int
 	Peak     int64
 	Replayed bool // Peak is the replayed step's
+	// Device is the device peak at J (verdict.Device); DeviceJ the least
+	// candidate from J on whose device peak fits too (0: none up to jmax),
+	// DevicePeak its device peak.
+	Device     int64
+	DeviceJ    int
+	DevicePeak int64
 	// TopPeak is the peak at the largest candidate when none fits: the
 	// model's when it rejects it (TopReplayed false), else the replay's.
 	TopPeak     int64
@@ -239,7 +253,26 @@ func leastNodes(jmax int, load func(j int) (*scenarios.Scenario, error), jd judg
 		out.TopPeak, out.TopReplayed = verdicts[jmax].Peak, verdicts[jmax].Replayed
 		return out, nil
 	}
-	out.J, out.Peak, out.Replayed = j, verdicts[j].Peak, verdicts[j].Replayed
+	out.J, out.Peak, out.Replayed, out.Device = j, verdicts[j].Peak, verdicts[j].Replayed, verdicts[j].Device
+	// The allocated peak fits at j; where the device's does not (zerosim
+	// run then warns of allocator retries), the least j from there on
+	// where it does, the device peak taken not to grow with j.
+	mem := int64(p.get(j).s.Cluster.GPUMemory)
+	if !verdicts[j].Replayed || verdicts[j].deviceFits(mem) {
+		out.DeviceJ, out.DevicePeak = j, verdicts[j].Device
+		return out, nil
+	}
+	dj, ok := leastFrom(j+1, jmax, j+1, func(j int) bool {
+		v := p.decide(j)
+		verdicts[j] = v
+		return v.deviceFits(mem)
+	})
+	if p.failed != nil {
+		return nodeSearch{}, p.failed
+	}
+	if ok {
+		out.DeviceJ, out.DevicePeak = dj, verdicts[dj].Device
+	}
 	return out, nil
 }
 
