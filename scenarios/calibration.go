@@ -341,6 +341,9 @@ func (l *loader) loadCalibration(c *Communication) *Error {
 	}
 	f, err := os.Open(path)
 	if err != nil {
+		if hint := l.fromScenarioDir(c.Calibration); hint != "" {
+			return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s%s", path, hint))
+		}
 		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s (the path is relative to the scenario file)", path))
 	}
 	defer f.Close()
@@ -357,4 +360,39 @@ func (l *loader) loadCalibration(c *Communication) *Error {
 	}
 	c.CalibrationData = cal
 	return nil
+}
+
+// fromScenarioDir is the fix for a relative path (hf_config, calibration)
+// that the loader read from the scenario's directory, where it is not, but
+// that names a file from the working directory, as a path typed in --set
+// on the command line does: "--set model.hf_config=scenarios/…/x.json" on
+// docs/examples/llama-3.1-70b.yaml looked for
+// docs/examples/scenarios/…/x.json and said only "check the path". It
+// gives the path from the scenario's directory; "" when it does not apply.
+func (l *loader) fromScenarioDir(given string) string {
+	if given == "" || filepath.IsAbs(given) || l.file == "" || l.file == Stdin {
+		return ""
+	}
+	if st, err := os.Stat(given); err != nil || st.IsDir() && !isFile(filepath.Join(given, "config.json")) {
+		return ""
+	}
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return ""
+	}
+	dir, err := filepath.Abs(filepath.Dir(l.file))
+	if err != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (a relative path is read from the scenario's directory, %s, not the working directory, where %s is: give it as %s, or as an absolute path)",
+		ttName(filepath.Dir(l.file)), ttName(given), ttName(rel))
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -130,6 +130,8 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 				wd = "."
 			}
 			msg = strings.TrimSuffix(msg, " (check the path)") + fmt.Sprintf(" (the scenario came from standard input, so the relative path was read from the working directory, %s: give the path from there or an absolute one, or give the scenario's file instead of -)", ttName(wd))
+		} else if hint := l.fromScenarioDir(m.HFConfig); hint != "" && serr != nil {
+			msg = strings.TrimSuffix(msg, " (check the path)") + hint
 		}
 		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
