@@ -41,6 +41,11 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:11:1: a second YAML document starts here (a scenario file holds exactly one document)"},
 		{"syntax error", "version: 1\ncluster: [\n",
 			"s.yaml:2:1: invalid YAML: did not find expected node content (fix the YAML syntax on this line)"},
+		// yaml.v3 names no line for an error on the first (an error
+		// message piped into zerosim run -): it said "s.yaml: invalid
+		// YAML: …", no position.
+		{"syntax error on line 1", "zerosim: x.sh: the tokenizer reads: give\n",
+			"s.yaml:1:1: invalid YAML: mapping values are not allowed in this context (fix the YAML syntax on this line)"},
 		{"version 2", rep("version: 1", "version: 2"),
 			"s.yaml:1:1: version=2 is not supported (use version: 1)"},
 		{"version missing", rep("version: 1\n", ""),

@@ -171,7 +171,14 @@ const tabInIndent = "a tab in the indentation (YAML indents with spaces only: re
 func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) {
 	m := syntaxRE.FindStringSubmatch(msg)
 	if m == nil {
-		return 0, 0, "", false
+		// yaml.v3 names no line for an error on the first: its
+		// parser.fail (yaml.go at v3.0.1) writes "line N: " only when
+		// the mark's line is not 0, the first line's index.
+		what, ok := strings.CutPrefix(msg, "yaml: ")
+		if !ok || strings.Contains(what, "\n") || strings.HasPrefix(what, "unmarshal") || len(data) == 0 {
+			return 0, 0, "", false
+		}
+		m = []string{msg, "1", what}
 	}
 	n, err := strconv.Atoi(m[1])
 	if err != nil || n < 1 {
