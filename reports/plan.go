@@ -195,17 +195,26 @@ func PlanReason(p *sweep.Plan) string {
 	r := p.Rows[next]
 	faster := 100 * (float64(r.StepTime)/float64(w.StepTime) - 1)
 	var saves, pays []string
-	diff := func(name string, wv, rv int64, f func(int64) string, costly string) {
+	// why, when given, says what makes the difference: after the two
+	// figures, so that they read as the totals they are ("30.5 ms less
+	// compute, the optimizer updating 1/32 vs 1/16 of the model (3.33 s
+	// vs 3.37 s)" read as the optimizer's time).
+	diffWhy := func(name, why string, wv, rv int64, f func(int64) string, costly string) {
 		switch {
 		case wv < rv:
-			saves = append(saves, fmt.Sprintf("%s less %s (%s vs %s)", f(rv-wv), name, f(wv), f(rv)))
+			if why != "" {
+				why = ": " + strings.TrimPrefix(why, ", ")
+			}
+			saves = append(saves, fmt.Sprintf("%s less %s (%s vs %s%s)", f(rv-wv), name, f(wv), f(rv), why))
 		case wv > rv && costly != "":
-			pays = append(pays, fmt.Sprintf("%s more %s", f(wv-rv), costly))
+			pays = append(pays, fmt.Sprintf("%s more %s%s", f(wv-rv), costly, why))
 		}
 	}
+	diff := func(name string, wv, rv int64, f func(int64) string, costly string) {
+		diffWhy(name, "", wv, rv, f, costly)
+	}
 	diff("exposed communication", w.ExposedComm, r.ExposedComm, planDur, "exposed communication")
-	why := recomputeNote(w.Candidate, r.Candidate, p.N)
-	diff("compute"+why, w.Compute, r.Compute, planDur, "compute"+why)
+	diffWhy("compute", recomputeNote(w.Candidate, r.Candidate, p.N), w.Compute, r.Compute, planDur, "compute")
 	wait := func(x sweep.PlanRow) int64 { return max(x.StepTime-x.Compute-x.ExposedComm, 0) }
 	diff("waiting", wait(w), wait(r), planDur, "")
 	diff("network traffic per GPU", w.NetworkBusiest, r.NetworkBusiest, gbs, "")
