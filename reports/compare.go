@@ -68,6 +68,10 @@ type compareVariant struct {
 	// clusters of different GPUs, whose tokens/s alone does not say how
 	// much of each GPU's peak the step uses.
 	MFU float64 `json:"mfu"`
+	// DevicePeak is the busiest rank's peak as nvidia-smi sees it
+	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
+	// context and NCCL's buffers added), run's device_peak_bytes.
+	DevicePeak int64 `json:"device_peak_bytes"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -185,6 +189,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v.PeakMemory, _ = r.Peak()
 	v.GPUMemory = int64(s.Cluster.GPUMemory)
 	v.Fits = r.Fits(v.GPUMemory)
+	v.DevicePeak = r.DevicePeak
 	if m := r.MemoryModel; m != nil {
 		v.AtRestMemory = m.AtRest
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // seedK4Comparison is `zerosim compare seed000-k4 --vary parallelism.k=1,4`.
@@ -236,5 +237,43 @@ func TestCompareMFU(t *testing.T) {
 	}
 	if line := fmt.Sprintf("\nMFU,fraction,%.4f,%.4f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
 		t.Errorf("no %q in CSV:\n%s", line, csvOut.String())
+	}
+}
+
+// TestCompareDeviceOverflow: compare's fits row and verdict judged by the
+// allocated peak only, so a variant zerosim run warns about ("the device
+// needs 92.46 GiB of 80.00 GiB: expect allocator retries or
+// out-of-memory", Llama 3.1 70B at HSDP K=4 on 64 H100) read as fitting.
+// The default example with the caching allocator's reserve at 0.6 instead
+// of 0.15 keeps its allocated peak (54.15 GiB) and needs more than 80 GiB
+// of device; the verdict says so for that variant only, with run's figure.
+func TestCompareDeviceOverflow(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	src := sweep.Source{File: "default.yaml", Data: data}
+	runs, err := sweep.Compare(sweep.Vary(src, "memory.allocator_overhead", []string{"0.15", "0.6"}), sweep.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewComparison("default.yaml, varying memory.allocator_overhead", runs, false)
+	for i, o := range []string{"0.15", "0.6"} {
+		s, err := src.Load("memory.allocator_overhead=" + o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := zero.Replay(s, zero.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := c.Variants[i]; v.DevicePeak != r.DevicePeak || !v.Fits {
+			t.Errorf("%s: device %d fits %v; run's device %d, fits", v.Label, v.DevicePeak, v.Fits, r.DevicePeak)
+		}
+	}
+	if c.Variants[0].DevicePeak > c.Variants[0].GPUMemory || c.Variants[1].DevicePeak <= c.Variants[1].GPUMemory {
+		t.Fatalf("device peaks %d, %d of %d: the case no longer shows the overflow", c.Variants[0].DevicePeak, c.Variants[1].DevicePeak, c.Variants[1].GPUMemory)
+	}
+	want := fmt.Sprintf("memory.allocator_overhead=0.6 fits by its allocated peak (%s), but with the caching allocator's reserve, the CUDA context and NCCL's buffers the device needs %s of 80.00 GiB: expect allocator retries or out-of-memory, as zerosim run warns.",
+		siBytes(c.Variants[1].PeakMemory), siBytes(c.Variants[1].DevicePeak))
+	if !strings.Contains(c.Verdict, want) || strings.Contains(c.Verdict, "allocator_overhead=0.15 fits by") {
+		t.Errorf("verdict %q\nwant it to say %q", c.Verdict, want)
 	}
 }
