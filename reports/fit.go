@@ -135,7 +135,11 @@ func leastNodesText(f *sweep.Fit) string {
 	if best.DeviceNodes == 0 {
 		return text + fmt.Sprintf(", and no cluster up to %d GPUs leaves room for them", f.MaxGPUs)
 	}
-	return text + fmt.Sprintf(": %d nodes (%d GPUs) leave room for them (device %s)", best.DeviceNodes, best.DeviceNodes*f.GPUsPerNode, units.Bytes(best.DevicePeak).IEC())
+	there := "not replayed: the memory model's verdict"
+	if best.DevicePeak > 0 {
+		there = "device " + units.Bytes(best.DevicePeak).IEC()
+	}
+	return text + fmt.Sprintf(": %d nodes (%d GPUs) leave room for them (%s)", best.DeviceNodes, best.DeviceNodes*f.GPUsPerNode, there)
 }
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).

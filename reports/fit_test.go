@@ -85,6 +85,10 @@ func TestLeastNodesDevice(t *testing.T) {
 	if got := leastNodesText(f); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	f.Rows[0].DevicePeak = 0 // a layout the search did not replay
+	if got, want := leastNodesText(f), strings.Replace(want, "(device 73.00 GiB)", "(not replayed: the memory model's verdict)", 1); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 	f.Rows[0].DeviceNodes = 0
 	if got, want := leastNodesText(f), want[:strings.Index(want, ": 3 nodes")]+", and no cluster up to 128 GPUs leaves room for them"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

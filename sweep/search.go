@@ -262,6 +262,9 @@ func leastNodes(jmax int, load func(j int) (*scenarios.Scenario, error), jd judg
 		out.DeviceJ, out.DevicePeak = j, verdicts[j].Device
 		return out, nil
 	}
+	if j == jmax {
+		return out, nil
+	}
 	dj, ok := leastFrom(j+1, jmax, j+1, func(j int) bool {
 		v := p.decide(j)
 		verdicts[j] = v
