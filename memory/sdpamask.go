@@ -30,6 +30,13 @@ import (
 //     batch, so the result is materialised per sequence: b·s·s bytes.
 //     sdpa_mask_older_torch multiplies an expanded causal mask by the
 //     padding mask, again b·s·s.
+//   - Modelled: a 2-D attention_mask of ones, as a tokenizer and data
+//     collator pass. With attention_mask None the models pass
+//     position_ids, _preprocess_mask_arguments computes the packed-sequence
+//     mask whenever there is no cache, and allow_is_causal_skip is then
+//     False: at this commit every layer type, the full-attention ones
+//     included and windowed ones below the window, gets a mask. Not
+//     modelled.
 //
 // PyTorch's scaled_dot_product_attention (aten/src/ATen/native/
 // transformers/attention.cpp):
@@ -46,6 +53,14 @@ import (
 //     -inf, scalar_tensor(0, dtype)) in the later stored version, the
 //     same (b, 1, s, s) 16-bit tensor): one per layer, since every layer
 //     calls SDPA.
+//   - A later stored version of cuda/sdp_utils.cpp (commit not named by
+//     the store; it asks for cuDNN newer than 9.15.1) puts cuDNN attention
+//     first on sm90 and sm100 unless TORCH_CUDNN_SDPA_DEPRIORITIZED is
+//     set, and cuDNN takes a mask: it gets the same (b, 1, s, s) 16-bit
+//     additive copy (convert_boolean_attn_mask_cudnn, -65504 for -inf), so
+//     the bytes below hold for it as well when s is a multiple of 8; what
+//     its autograd node keeps was not checked, nor its FLOPs (zero counts
+//     the efficient kernel).
 //   - For the efficient backend preprocess_mask aligns it. The later
 //     version, modelled here, pads the last dimension to a multiple of 8
 //     when the mask's strides are not aligned to 8 (pad_bias: at::pad then

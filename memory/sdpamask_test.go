@@ -200,3 +200,39 @@ func TestSDPAMaskLifetime(t *testing.T) {
 		}
 	}
 }
+
+// TestSDPAMaskPolicies: the bias row under every policy, on Mistral 7B's
+// block dims at 8192 tokens (bias 2·8192² = 134,217,728 B): kept with no
+// checkpointing; rebuilt in backward under selective (core attention),
+// op (torchtitan keeps SDPA's outputs, not the where that makes its
+// input) and full; only under sdpa.
+func TestSDPAMaskPolicies(t *testing.T) {
+	const bias = 134217728
+	base := BlockDims{Arch: "llama", Seq: 8192, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 32000}
+	for _, c := range []struct {
+		attention, policy string
+		stored, transient int64
+	}{
+		{AttentionSDPA, PolicyNone, bias, 0},
+		{AttentionSDPA, PolicySelective, 0, bias},
+		{AttentionSDPA, PolicyOp, 0, bias},
+		{AttentionSDPA, PolicyFull, 0, bias},
+		{AttentionFlash, PolicyNone, 0, 0},
+		{AttentionEager, PolicyNone, 0, 0},
+	} {
+		d := base
+		d.Attention = c.attention
+		s0, t0, err := BlockActivation(d, c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.SDPAMask = true
+		s1, t1, err := BlockActivation(d, c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s1-s0 != c.stored || t1-t0 != c.transient {
+			t.Errorf("%s, %s: mask adds %d kept, %d rebuilt; want %d, %d", c.attention, c.policy, s1-s0, t1-t0, c.stored, c.transient)
+		}
+	}
+}
