@@ -53,6 +53,9 @@ func causalKernel(s *scenarios.Scenario) bool {
 //     types and otherwise visits every key block (num_keys in
 //     mem_eff_attention/kernel_forward.h @
 //     4f4bcdbe6ddea60634d2af07a07c2e88dfd39a1e): every score, not causal.
+//     The mask's memory (the boolean mask, each block's 16-bit additive
+//     copy kept for backward) is memory's (memory/sdpamask.go), under the
+//     same condition.
 //   - eager: every score, as for any block.
 //
 // Under context parallelism ring attention runs each rank's queries over
