@@ -73,7 +73,9 @@ import (
 //     attn_bias for _scaled_dot_product_efficient_attention_backward
 //     (tools/autograd/derivatives.yaml: "query, key, value, attn_bias:
 //     _scaled_dot_product_efficient_attention_backward(grad, query, key,
-//     value, attn_bias, output, log_sumexp, ...)"), so each layer keeps its
+//     value, attn_bias, output, log_sumexp, ...)", read in a copy whose
+//     commit the store does not name; the backward op's schema takes
+//     attn_bias, so autograd must keep it), so each layer keeps its
 //     bias, 2·b·s·⌈s/8⌉·8 bytes, until its backward: a row of BlockTensors
 //     (Core: selective recomputation rebuilds it with the core attention;
 //     not OpSaved: torchtitan's op policy saves SDPA's outputs, and the
