@@ -112,6 +112,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, s.Training.Recompute)
 			case l.Block:
 				d := blockDims(base, l)
+				_, d.SDPAMask = sdpaMask(s, l)
 				policy := string(s.Training.Recompute)
 				if !EveryNth(block, s.Training.RecomputeEvery) {
 					policy = PolicyNone

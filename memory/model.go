@@ -134,6 +134,7 @@ const (
 	CompFP8         Comp = "fp8 copies"
 	CompActivations Comp = "activations"
 	CompRing        Comp = "ring attention buffers"
+	CompMask        Comp = "attention masks"
 	CompRuntime     Comp = "runtime context"
 	CompNCCL        Comp = "nccl buffers"
 )
@@ -141,7 +142,7 @@ const (
 // componentOrder fixes the row order of every report.
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
-	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompRuntime, CompNCCL,
+	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL,
 }
 
 // Components lists the memory model's components in report order.
@@ -260,6 +261,11 @@ type UnitInfo struct {
 	// (RingBuffers; 0 at cp = 1).
 	RingForward  int64
 	RingBackward int64
+	// Mask is the bytes of transformers' boolean sdpa masks allocated at
+	// the unit's forward (the first block using each); MaskFreeForward
+	// those freed after its forward and MaskFreeBackward those freed at
+	// the end of its backward (unitMasks, sdpamask.go).
+	Mask, MaskFreeForward, MaskFreeBackward int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.

@@ -93,6 +93,10 @@ type BlockDims struct {
 	LinearAttention                      string
 	LinearKeyHeads, LinearValueHeads     int64
 	LinearKeyHeadDim, LinearValueHeadDim int64
+	// SDPAMask: the block's SDPA call gets transformers' materialised
+	// sliding-window or chunked mask (sdpaMask, sdpamask.go), and keeps
+	// the additive bias it makes of it for backward.
+	SDPAMask bool
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -313,6 +317,16 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
 		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, true)
 		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
+	}
+	if d.SDPAMask && d.Attention == AttentionSDPA && d.LinearAttention == "" {
+		// The memory-efficient kernel's attn_bias: the boolean mask
+		// made additive in the query's dtype, its last dimension
+		// padded to a multiple of 8 (sdpamask.go).
+		_, bias, err := SDPAMaskBytes(b, s)
+		if err != nil {
+			return nil, err
+		}
+		add("attention bias (the sdpa mask made additive, bf16)", "_scaled_dot_product_efficient_attention", "2·b·s·⌈s/8⌉·8", bias, true, false)
 	}
 	if d.OutputGate && d.LinearAttention == "" {
 		// Qwen3NextAttention: attn_output · sigmoid(gate) before o_proj.

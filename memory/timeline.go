@@ -19,8 +19,9 @@ import (
 //	  stage 3, grad_accum > 1, u = 0: +ΣShardGrad (the earlier micro-steps' accumulated
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
-//	  compute               +Activation(u)
+//	  compute               +Mask(u) +Activation(u)
 //	                        +RingForward(u) −RingForward(u) (cp > 1: ringattn.go)
+//	                        −MaskFreeForward(u) (sdpa masks: sdpamask.go)
 //	  stage 3: release      −Gather(u) (unless kept across the boundary,
 //	                        communication.boundary, KeptAcrossBoundary)
 //	backward, unit u = L-1 … 0:
@@ -29,6 +30,7 @@ import (
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
+//	                        −MaskFreeBackward(u)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
 //	                        +ReduceInput(u) −Grad(u), and −ReduceInput(u) at its end
@@ -120,6 +122,10 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	if err != nil {
 		return nil, err
 	}
+	maskA, maskF, maskB, err := unitMasks(s)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]UnitInfo, len(layers))
 	var c calc
 	for u, l := range layers {
@@ -127,6 +133,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 		if !r.Convention.modelStatesOnly() {
 			out[u].Activation, out[u].Recompute = act[u], rec[u]
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
+			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
 		}
 	}
 	for _, g := range groups {
@@ -441,6 +448,8 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 			}
 		case CompRing:
 			m.notes[i] = "context parallelism: ring attention's gathered K/V and fp32 accumulators, during a block's attention"
+		case CompMask:
+			m.notes[i] = "transformers' boolean sdpa mask per window or chunk, micro_batch·seq_len² bytes, through the forward (through backward when checkpointed blocks hold it)"
 		case CompHPZ:
 			m.notes[i] = "ZeRO++ hpZ: bf16 secondary shard (1/" + itoa(min(m.s.Communication.ZeroHPZPartitionSize, m.r.Shards)) + "), dropped after the step"
 		case CompQuant:
@@ -507,11 +516,17 @@ func (m *model) buildEvents() {
 		if u == 0 {
 			m.ev(PhaseForward, 0, OpCompute, CompGrads, accumulated)
 		}
+		// transformers' boolean sdpa mask, made before the first block
+		// that uses it (sdpamask.go).
+		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation)
 		// Context parallelism: the ring's buffers during the block's
 		// attention (ringattn.go), freed when its compute ends.
 		m.ev(PhaseForward, u, OpCompute, CompRing, units[u].RingForward)
 		m.ev(PhaseForward, u, OpCompute, CompRing, -units[u].RingForward)
+		// A mask no checkpointed block holds dies with the decoder's
+		// forward, after its last block.
+		m.ev(PhaseForward, u, OpCompute, CompMask, -units[u].MaskFreeForward)
 		dequantized(PhaseForward, u)
 		if u >= len(kept) || !kept[u] {
 			if _, sec := m.zeroPPMemory(u); sec > 0 {
@@ -534,6 +549,9 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompRing, units[u].RingBackward)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
+		// The first checkpointed block's recomputation is the mask's
+		// last use.
+		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)
 		dequantized(PhaseBackward, u)
 		if r.Stage == 3 {
 			if in := units[u].ReduceInput; in > 0 {

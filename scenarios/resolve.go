@@ -120,7 +120,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack}
+		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveCPAttention}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err
@@ -920,4 +920,62 @@ func (l *loader) resolveMemory(s *Scenario) *Error {
 		}
 	}
 	return nil
+}
+
+// resolveCPAttention refuses context parallelism for models with
+// linear-attention blocks and warns under eager attention: neither runs
+// ring attention. PyTorch's context parallelism (context_parallel, torchtitan's
+// apply_cp_to_attention_module: torchtitan/distributed/context_parallel.py
+// at 238fa99) shards every sequence over the cp ranks and replaces only
+// the SDPA calls with ring attention:
+//
+//   - training.attention eager (softmax(QKᵀ)V as matmuls) is no SDPA call:
+//     it gets no ring (a warning, below: zero counts no exchange for
+//     it, only the FLOPs of a rank's queries over all keys). torchtitan raises for
+//     anything but SDPA under CP (deepseek_v3 and qwen3
+//     infra/parallelize.py at 238fa99: "Context Parallel only supports SDPA
+//     attention"; torchtitan 9dec370 runs CP under sdpa_kernel's flash and
+//     memory-efficient backends).
+//   - A linear-attention block (Gated DeltaNet) carries its recurrent
+//     state along the whole sequence, which no ring passes between the
+//     ranks: torchtitan's qwen3_5 parallelize raises "Context Parallel is
+//     not yet supported for Qwen3.5. GatedDeltaNet (75% of layers)
+//     requires full-sequence allgather" (torchtitan/models/qwen3_5/
+//     parallelize.py at b5bcd76).
+func (l *loader) resolveCPAttention(s *Scenario) *Error {
+	cp := s.Parallelism.CP
+	if cp <= 1 || s.Model.Kind != KindTransformer {
+		return nil
+	}
+	at := "parallelism.cp"
+	n := 0
+	for _, ly := range s.Model.LayerList {
+		if ly.Dims != nil && ly.Dims.LinearAttention != "" {
+			n++
+		}
+	}
+	if n > 0 {
+		return l.errPath(at, fmt.Sprintf("cp=%d: %d linear-attention (%s) blocks carry their state along the whole sequence, which no ring passes between cp ranks (torchtitan's qwen3_5 raises NotImplementedError for CP at b5bcd76): use cp: 1 and shard over dp", cp, n, linearKinds(s)))
+	}
+	if s.Training.Attention == AttentionEager {
+		// A warning, not an error: Megatron imports with
+		// --attention-backend unfused and context parallelism load as
+		// eager attention at cp > 1 (megatron.go), and the FLOPs of a
+		// rank's queries over every key are still counted.
+		l.warn(s, at, fmt.Sprintf("cp=%d with training.attention eager: no ring attention is modelled (PyTorch's context parallelism rings only SDPA calls, torchtitan refuses anything else under CP), so the k/v exchange and its time are left out; use training.attention: flash or sdpa for the ring", cp))
+	}
+	return nil
+}
+
+// linearKinds names the linear-attention kinds of s's blocks.
+func linearKinds(s *Scenario) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, ly := range s.Model.LayerList {
+		if x := ly.Dims; x != nil && x.LinearAttention != "" && !seen[string(x.LinearAttention)] {
+			seen[string(x.LinearAttention)] = true
+			names = append(names, string(x.LinearAttention))
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -54,9 +54,11 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 // AttentionChunk; zero's blockMask counts their FLOPs per kernel): under
 // context parallelism ring attention is counted over all keys, which
 // overstates a window shorter than seq_len; under training.attention sdpa
-// the mask transformers materialises once the window is no longer than
-// seq_len (and what SDPA's memory-efficient kernel keeps of it for
-// backward) is not in the memory model. Under flash, a Hugging Face
+// transformers materialises a mask once the window is no longer than
+// seq_len, which makes SDPA run its memory-efficient kernel over every
+// score: counted, with the mask's memory (the boolean mask and each
+// block's 16-bit additive copy kept for backward, memory/sdpamask.go), so
+// the warning names the cost flash avoids. Under flash, a Hugging Face
 // config's (model.hf_config) attention chunks shorter than seq_len are
 // counted as FlexAttention (torchtitan's llama4) runs them, while
 // transformers' flash_attention_2 refuses them: create_chunked_causal_mask
@@ -123,7 +125,7 @@ func (l *loader) warnWindows(s *Scenario) {
 		l.warn(s, at, what+": transformers' flash_attention_2 refuses chunked attention longer than one chunk (create_chunked_causal_mask), so training.attention: flash counts them as FlexAttention runs them (torchtitan's llama4); with transformers use sdpa")
 		return
 	}
-	l.warn(s, at, what+": under sdpa transformers passes SDPA the mask, so its memory-efficient kernel computes every score (counted), and the micro_batch·seq_len² mask and what SDPA keeps of it for backward are not in the memory model (training.attention: flash skips the masked blocks)")
+	l.warn(s, at, what+": under sdpa transformers passes SDPA the mask, so its memory-efficient kernel computes every score, and each block keeps a 16-bit copy of the micro_batch·seq_len² mask for backward (both counted, with the boolean mask itself; training.attention: flash skips the masked blocks and keeps no mask)")
 }
 
 // gpuBoundLinks are the intra-node link presets that come with a GPU's own

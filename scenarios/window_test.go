@@ -10,10 +10,11 @@ import (
 // or within chunks (Llama 4 Scout: the RoPE layers, 8192 tokens) warns
 // only where zerosim leaves something out: under context parallelism
 // (ring attention counted over all keys) when the window is shorter than
-// seq_len, and under sdpa (the materialised mask, not in the memory
-// model) from seq_len = window on, where transformers stops skipping the
-// mask (_ignore_causal_mask_sdpa: kv_length < the window). flash and
-// eager count the window as their kernels compute it: no warning.
+// seq_len, and under sdpa (every score and the materialised mask, both
+// counted, named as the cost flash avoids) from seq_len = window on, where
+// transformers stops skipping the mask (_ignore_causal_mask_sdpa:
+// kv_length < the window). flash and eager count the window as their
+// kernels compute it: no warning.
 func TestWindowWarnings(t *testing.T) {
 	for _, c := range []struct {
 		model, par, attention string
@@ -22,7 +23,7 @@ func TestWindowWarnings(t *testing.T) {
 		{"preset: mistral-7b, seq_len: 8192", "dp: 16", "flash", ""},
 		{"preset: mistral-7b, seq_len: 8192", "dp: 16", "eager", ""},
 		{"preset: mistral-7b, seq_len: 4095", "dp: 16", "sdpa", ""},
-		{"preset: mistral-7b, seq_len: 4096", "dp: 16", "sdpa", "32 blocks attend over a sliding window of 4096 tokens: under sdpa transformers passes SDPA the mask"},
+		{"preset: mistral-7b, seq_len: 4096", "dp: 16", "sdpa", "32 blocks attend over a sliding window of 4096 tokens: under sdpa transformers passes SDPA the mask, so its memory-efficient kernel computes every score, and each block keeps a 16-bit copy of the micro_batch·seq_len² mask for backward (both counted"},
 		{"preset: mistral-7b, seq_len: 4096", "dp: 8, cp: 2", "flash", ""},
 		{"preset: mistral-7b, seq_len: 8192", "dp: 8, cp: 2", "flash", "32 blocks attend over a sliding window of 4096 tokens, but ring attention under context parallelism is counted over all keys"},
 		{"hf_config: hf-extra/llama-4-scout-17b-16e.json, layers: 4, seq_len: 16384", "dp: 16", "sdpa", "3 blocks attend within chunks of 8192 tokens: under sdpa"},

@@ -1,6 +1,8 @@
 package zero
 
 import (
+	"fmt"
+
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -53,6 +55,9 @@ func causalKernel(s *scenarios.Scenario) bool {
 //     types and otherwise visits every key block (num_keys in
 //     mem_eff_attention/kernel_forward.h @
 //     4f4bcdbe6ddea60634d2af07a07c2e88dfd39a1e): every score, not causal.
+//     The mask's memory (the boolean mask, each block's 16-bit additive
+//     copy kept for backward) is memory's (memory/sdpamask.go), under the
+//     same condition.
 //   - eager: every score, as for any block.
 //
 // Under context parallelism ring attention runs each rank's queries over
@@ -80,9 +85,10 @@ func blockMask(s *scenarios.Scenario, x *scenarios.BlockDims) (causal bool, wind
 // experts are a unit of their own), here it keeps the model's ffn. Both
 // are right for their callers: planCompute leaves MoE blocks (experts or
 // active_params) and multi-head latent attention blocks (kv_lora_rank) to
-// the FLOP count before it gets here, so every block it
+// the FLOP count before it sizes a block with these dims, so every block it
 // sizes has an MLP, and the importer gives every dense block its ffn
-// (scenarios/hf.go), while the activation model sizes MoE blocks too.
+// (scenarios/hf.go), while the activation model sizes MoE blocks too
+// (blockRing takes only their attention dims from here).
 // The block's sliding window or attention chunk comes with them
 // (blockMask).
 func layerFLOPDims(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) FLOPDims {
@@ -139,6 +145,46 @@ type unitPlan struct {
 	UnitCompute
 	ok   bool
 	ring RingTraffic // context parallelism's exchange (ringattn.go)
+	// ringFwd and ringBwd are the seconds the ring adds to a block left
+	// to the FLOP count (ok false; Costs adds them): the ring's forward
+	// and backward, the forward again when the policy reruns it. Blocks
+	// of the per-operation model carry theirs in UnitCompute.
+	ringFwd, ringBwd float64
+}
+
+// blockRing is context parallelism's ring for transformer block l (the
+// n-th block, under policy) of s: its cost, the seconds it adds to the
+// block's forward and backward (the forward's again when policy reruns
+// the attention) and its traffic; zero without a ring (cp 1, eager
+// attention, which the loader refuses with cp > 1, or a linear-attention
+// block, which has no softmax: the loader refuses cp > 1 for models with
+// them). Every softmax-attention block gets one with its own dims
+// (layerFLOPDims: heads and head_dim, the q·k width; the value's
+// v_head_dim, scenarios.BlockDims.VHeadDim, unpadded as torchtitan
+// 238fa99's deepseek_v3 hands it to SDPA): dense, MoE (the attention of
+// a MoE block is a dense block's), multi-head latent attention and gated
+// attention blocks alike. The exchanged k and v are heads wide, not
+// kv_heads (ringattn.go: repeat_kv before SDPA in torchtitan 9dec370; MLA
+// expands k_pe to every head before SDPA, deepseek_v3/model/model.py at
+// 238fa99).
+func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring RingSpec, gpu GPUShape, eff Efficiency, policy string) (fwd, bwd float64, t RingTraffic, err error) {
+	if ring.CP <= 1 || s.Training.Attention == scenarios.AttentionEager || (l.Dims != nil && l.Dims.LinearAttention != "") {
+		return 0, 0, RingTraffic{}, nil
+	}
+	d := layerFLOPDims(s, base, l)
+	r := ring
+	if l.Dims != nil && l.Dims.ValueHeadDim > 0 {
+		r.ValueHeadDim = l.Dims.VHeadDim()
+	}
+	rc, err := RingAttentionCost(d, r, gpu, eff)
+	if err != nil {
+		return 0, 0, RingTraffic{}, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	fwd, bwd = rc.Fwd, rc.Bwd
+	if ringReruns(policy) {
+		bwd += rc.Fwd
+	}
+	return fwd, bwd, ringTraffic(ring.CP, rc, policy), nil
 }
 
 // planCompute runs PlanCompute for a transformer scenario, block by block
@@ -146,8 +192,9 @@ type unitPlan struct {
 // (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
 // MoE and MLA blocks stay with the FLOP count; under an fp8 recipe the blocks'
 // weight matmuls run at cluster.peak_fp8 (attention, embedding and lm_head
-// in bf16). Under context parallelism each block also carries the ring's
-// merge, fp32 gradient traffic and exchange (RingAttentionCost).
+// in bf16). Under context parallelism every softmax-attention block, those
+// left to the FLOP count too, also carries the ring's merge, fp32 gradient
+// traffic and exchange (blockRing, RingAttentionCost).
 func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 	base, ok := flopDims(s)
 	if !ok {
@@ -165,6 +212,12 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 		case blocks[u]:
 			n := block
 			block++
+			// The block's policy: recompute_every = N checkpoints the
+			// N-th, 2N-th, … block only.
+			policy := string(s.Training.Recompute)
+			if !memory.EveryNth(n, s.Training.RecomputeEvery) {
+				policy = recomputeNone
+			}
 			if l.ActiveParams > 0 || (l.Dims != nil && (l.Dims.Experts > 0 || l.Dims.KVLoRARank > 0 || l.Dims.LinearAttention != "" || l.Dims.OutputGate)) {
 				// MoE, multi-head latent attention, linear-attention and
 				// gated-attention blocks: the per-operation model sizes
@@ -172,6 +225,10 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 				// hidden state, which MLA's low-rank ones, Gated
 				// DeltaNet's and the doubled gated q_proj are not, so
 				// their GEMMs are counted from the parameters (Costs).
+				// Their softmax attention runs the ring all the same.
+				if out[u].ringFwd, out[u].ringBwd, out[u].ring, err = blockRing(s, base, l, ring, gpu, eff, policy); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			g := gpu
@@ -183,35 +240,23 @@ func planCompute(s *scenarios.Scenario) ([]unitPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			// The block's policy: recompute_every = N checkpoints the
-			// N-th, 2N-th, … block only.
-			policy := string(s.Training.Recompute)
-			if !memory.EveryNth(n, s.Training.RecomputeEvery) {
-				policy = recomputeNone
-			}
 			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem, ElementwiseBwd: elemBwd,
 				EarlyStop: s.Training.RecomputeEarlyStop})
 			if err != nil {
 				return nil, err
 			}
-			if ring.CP > 1 && s.Training.Attention != scenarios.AttentionEager {
-				// Context parallelism's ring (ringattn.go): its merge,
-				// fp32 gradient traffic and exchange, rerun with the
-				// forward when the policy recomputes the attention.
-				rc, err := RingAttentionCost(d, ring, gpu, eff)
-				if err != nil {
-					return nil, err
-				}
-				p[0].Fwd += rc.Fwd
-				p[0].Bwd += rc.Bwd
-				p[0].FwdBy.Other += rc.Fwd
-				p[0].BwdBy.Other += rc.Bwd
-				if ringReruns(policy) {
-					p[0].Bwd += rc.Fwd
-					p[0].BwdBy.Other += rc.Fwd
-				}
-				out[u].ring = ringTraffic(ring.CP, rc, policy)
+			// Context parallelism's ring (ringattn.go): its merge, fp32
+			// gradient traffic and exchange, rerun with the forward when
+			// the policy recomputes the attention.
+			rf, rb, rt, err := blockRing(s, base, l, ring, gpu, eff, policy)
+			if err != nil {
+				return nil, err
 			}
+			p[0].Fwd += rf
+			p[0].Bwd += rb
+			p[0].FwdBy.Other += rf
+			p[0].BwdBy.Other += rb
+			out[u].ring = rt
 			out[u].UnitCompute, out[u].ok = p[0], true
 		case u == head && base.Vocab > 0:
 			// The loss reads the bf16 logits, writes them in fp32, and

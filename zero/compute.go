@@ -139,7 +139,10 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // masked half; backward AttentionBackwardFLOPs) at the attention
 // efficiency, or a linear-attention block's chunked delta rule
 // (GatedDeltaNetCoreFLOPs) at the GEMM efficiency; backward 2× the
-// matmuls (+1 forward under full recompute).
+// matmuls (+1 forward under full recompute). Under context parallelism
+// a softmax-attention block among them (MoE, MLA, gated attention) adds
+// its ring's seconds as the per-operation model's blocks do (blockRing);
+// a block with explicit fwd_flops does not.
 // Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	out, _, err := costsAndPlan(s)
@@ -286,8 +289,30 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 			by[k] = ClassSeconds{GEMM: units.Duration(dg + d8).Seconds(), Attention: units.Duration(da).Seconds()}
 		}
 		if plan != nil && l.FwdFLOPs == 0 {
+			// Context parallelism's ring of a block left to the FLOP
+			// count (blockRing), on derived times only.
+			u := &plan[i]
+			for k, x := range []struct {
+				d    *units.Duration
+				set  units.Duration
+				secs float64
+			}{{&c.Fwd, l.Fwd, u.ringFwd}, {&c.Bwd, l.Bwd, u.ringBwd}} {
+				if x.set != 0 || x.secs == 0 {
+					continue
+				}
+				r, err := seconds(x.secs)
+				if err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: context-parallel ring: %w", l.Name, err)
+				}
+				var tc units.Calc
+				if *x.d = units.Duration(tc.Add(int64(*x.d), int64(r))); tc.Err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: compute time with the context-parallel ring longer than %v", l.Name, units.Duration(math.MaxInt64))
+				}
+				by[k].Other += x.secs
+			}
+			c.Ring = u.ring
 			// The class split ComputeClasses reads; ok stays false.
-			plan[i].FwdBy, plan[i].BwdBy = by[0], by[1]
+			u.FwdBy, u.BwdBy = by[0], by[1]
 		}
 		out[i] = c
 	}

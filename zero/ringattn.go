@@ -35,7 +35,12 @@ import (
 //
 // What a rank does per block and pass, with n = cp, the load-balanced
 // layout (each rank holds chunks r and 2n−1−r of 2n) and X = b·(s/n)·W
-// elements (its queries, keys, values or output; W = heads·head_dim):
+// elements (its queries, keys, values or output; W = heads·head_dim; for
+// multi-head latent attention, whose q and k are heads·(qk_nope + qk_rope)
+// wide and v and output heads·v_head_dim, RingAttentionCost splits each
+// count below by the tensor it moves: xk for q, k, dq, dk, xv for v, the
+// output and dv, with the 64X of eager backward casts spread over dq, dk
+// and dv):
 //
 //   - Forward: n SDPA calls. Round 0 is the local block with is_causal;
 //     rounds 1..n−1 are half blocks without a mask (all queries against the
@@ -92,6 +97,11 @@ type RingSpec struct {
 	// Interference is the compute slowdown while communication runs beside
 	// it (communication.compute_interference).
 	Interference float64
+	// ValueHeadDim is the block's value (and output) width per head when
+	// it differs from its q·k width (RingAttentionCost's d.HeadDim):
+	// multi-head latent attention's v_head_dim against qk_nope_head_dim +
+	// qk_rope_head_dim; 0: d.HeadDim. Set per block (blockRing).
+	ValueHeadDim int64
 }
 
 // RingCost is what context parallelism adds to one block: the HBM traffic
@@ -126,20 +136,43 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 		return RingCost{}, fmt.Errorf("zero: ring attention needs a peak, an HBM and a link bandwidth and efficiencies > 0")
 	}
 	n := int64(r.CP)
+	vd := r.ValueHeadDim
+	if vd <= 0 {
+		vd = d.HeadDim
+	}
 	var c flopCalc
-	x := c.Mul(d.Batch, d.Seq, d.Heads, d.HeadDim)
+	// xk is the elements of the rank's q or k (and dq, dk), xv of its v or
+	// output (and dv): one width for every block but MLA's.
+	xk := c.Mul(d.Batch, d.Seq, d.Heads, d.HeadDim)
+	xv := c.Mul(d.Batch, d.Seq, d.Heads, vd)
 	// Round 0's causal local block and each later round's half block
-	// execute the same FLOPs: 4·b·a·hd·(s/n)²/2.
-	round := float64(c.Mul(2, x, d.Seq)) / (g.Peak * e.Attention)
+	// execute the same FLOPs: 2·b·a·(dqk + dv)·(s/n)²/2.
+	round := float64(c.Mul(c.Add(xk, xv), d.Seq)) / (g.Peak * e.Attention)
 	var fwd, bwd int64
 	if r.Compiled {
-		fwd = c.Mul(10, n-1, x)
-		bwd = c.Add(c.Mul(30, x), c.Mul(28, n-1, x))
+		// Forward: the merge, on the output (10X a round). Backward: round
+		// 0's fp32 casts of dq, dk (qk) and dv (v), 6X each, and the final
+		// bf16 casts of the received dk, dv (6X each); a later round adds
+		// dk, dv (9X each) and dq (10X).
+		fwd = c.Mul(10, n-1, xv)
+		bwd = c.Add(c.Mul(18, xk), c.Mul(12, xv), c.Mul(n-1, c.Add(c.Mul(19, xk), c.Mul(9, xv))))
 	} else {
-		fwd = c.Add(c.Mul(20, x), c.Mul(46, n-1, x))
-		bwd = c.Add(c.Mul(84, x), c.Mul(60, n-1, x))
+		// Forward: k and v made contiguous (4X each), the output's fp32
+		// cast and the final cast (6X each); a later round, for rank n−1
+		// (full-query rounds only: no partial cat), the k/v cat (4X each)
+		// and 38X of merge ops on the output. Backward: the fp32 zeros of
+		// dq, dk, dv (4X each), k and v made contiguous (4X each) and 64X
+		// of casts over the three gradients (dq and dk at the q·k width,
+		// dv at v's: 64·(2xk + xv)/3, exact when the widths agree); a later
+		// round the k/v cat (4X each), the dk and dv adds with
+		// _partial_update's cat (13X each), the dk/dv cat (8X each, fp32)
+		// and the dq add (10X).
+		fwd = c.Add(c.Mul(4, xk), c.Mul(16, xv), c.Mul(n-1, c.Add(c.Mul(4, xk), c.Mul(42, xv))))
+		bwd = c.Add(c.Mul(12, xk), c.Mul(8, xv), c.Mul(64, c.Add(c.Mul(2, xk), xv))/3,
+			c.Mul(n-1, c.Add(c.Mul(35, xk), c.Mul(25, xv))))
 	}
-	kv, dkvBytes := c.Mul(4, x), c.Mul(8, x)
+	// k (q·k wide) and v in bf16; dk and dv in fp32.
+	kv, dkvBytes := c.Add(c.Mul(2, xk), c.Mul(2, xv)), c.Add(c.Mul(4, xk), c.Mul(4, xv))
 	gather := float64(c.Mul(n-1, kv)) / r.LinkBW
 	dkv := float64(dkvBytes) / r.LinkBW
 	if c.Err != nil {

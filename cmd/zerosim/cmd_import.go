@@ -31,8 +31,10 @@ zerosim trains) and which blocks attend over a sliding window or within
 attention chunks: their dims carry window or attention_chunk, and
 training.attention flash counts only the pairs the mask keeps. A scenario
 can also name the file directly with model: {hf_config: path/to/config.json};
-Load then warns with the same notes (on windows only where they are not
-counted: under sdpa or context parallelism).`,
+Load then warns with the same notes (on windows only under sdpa, whose
+kernel computes every score and whose mask each block keeps, both counted,
+and under context parallelism, whose ring attention is counted over all
+keys).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := noStdin("import hf", args[0]); err != nil {
