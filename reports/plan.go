@@ -372,8 +372,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// The warning zerosim run gives the same configuration (the
 			// memory model's): plan ranks by the allocated peak, as run
 			// judges "fits".
-			gives += fmt.Sprintf(", but the device needs %s with the allocator's reserve, CUDA context and NCCL buffers: expect retries",
-				gib(best.DevicePeak))
+			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
 		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
@@ -392,6 +391,23 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	}
 	_, err := io.WriteString(w, b.String()+"\n")
 	return err
+}
+
+// deviceAlternative is, for a winner whose device peak (the caching
+// allocator's reserve, the CUDA context and NCCL's buffers added:
+// zero.Result.DevicePeak) passes the GPU's memory, the fastest
+// configuration whose device peak fits: what to weigh the winner against,
+// as fit names the least nodes with room on the device. The table's rank
+// finds it (--top lists it).
+func deviceAlternative(p *sweep.Plan) string {
+	best := p.Best()
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		if r.DevicePeak > 0 && r.DevicePeak <= p.GPUMemory {
+			return fmt.Sprintf("; #%d has room, %.1f %% slower", i+1, 100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
+		}
+	}
+	return "; none found has room"
 }
 
 // cpAlternative is, when the winner's cp is one whose nearest published

@@ -314,5 +314,28 @@ func TestPlanDevicePeak(t *testing.T) {
 		if got := strings.Contains(out, "expect retries"); got != tc.warns {
 			t.Errorf("%s: the device warning present %t, want %t:\n%s", tc.scenario, got, tc.warns, out)
 		}
+		if tc.warns {
+			// The warning names the fastest row of plan.json whose device
+			// peak fits the GPU (A100-40GB: 40 GiB) and how much slower it is.
+			num := func(v any) float64 {
+				f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f
+			}
+			want := "; none found has room"
+			for i, r := range rows {
+				if num(r["device_peak_bytes"]) <= 40<<30 {
+					room := fmt.Sprintf("#%d has room, %.1f %% slower", i+1, 100*(1-num(r["tokens_per_s_per_gpu"])/num(rows[0]["tokens_per_s_per_gpu"])))
+					want = "; " + room
+					golden.CheckQuotes(t, "../../docs/sweeps.md", "plan "+tc.scenario, "its "+room)
+					break
+				}
+			}
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), "expect retries"+want) {
+				t.Errorf("%s: want the warning to end %q:\n%s", tc.scenario, want, out)
+			}
+		}
 	}
 }
