@@ -129,12 +129,7 @@ func TestRingBytesDoc(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ring PhaseBytes
-		for _, p := range res.Phases {
-			if p.Phase == PhaseCPRing {
-				ring = p
-			}
-		}
+		ring := cpRingPhase(t, res)
 		gib := func(b int64) float64 { return float64(b) / (1 << 30) }
 		if policy == "none" {
 			quotes = append(quotes, fmt.Sprintf("without recompute %.2f GiB", gib(ring.Sent)))
