@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -148,6 +149,11 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 			}
 		}
 	}
+	if i := invalidUTF8(data); i >= 0 {
+		// yaml.v3's reader names no position for it, on any line.
+		line, col := lineCol(data, i)
+		return &Error{File: l.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid YAML: byte %#02x is not UTF-8 (save the file as UTF-8 text)", data[i])}
+	}
 	if line, tab, what, ok := yamlErrLine(data, msg); ok {
 		if tab > 0 {
 			// yaml.v3 says "found character that cannot start any
@@ -157,6 +163,19 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 		return &Error{File: l.file, Line: line, Col: 1, Msg: "invalid YAML: " + what + " (fix the YAML syntax on this line)"}
 	}
 	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
+}
+
+// invalidUTF8 is the offset of data's first byte that does not start a
+// valid UTF-8 sequence, -1 when data is UTF-8.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // tabInIndent is the error for a tab that yaml.v3 refused in a line's
@@ -174,8 +193,11 @@ func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) 
 		// yaml.v3 names no line for an error on the first: its
 		// parser.fail (yaml.go at v3.0.1) writes "line N: " only when
 		// the mark's line is not 0, the first line's index.
+		// Its reader's errors (bytes that are not UTF-8, control
+		// characters) have no line on any line.
 		what, ok := strings.CutPrefix(msg, "yaml: ")
-		if !ok || strings.Contains(what, "\n") || strings.HasPrefix(what, "unmarshal") || len(data) == 0 {
+		if !ok || strings.Contains(what, "\n") || strings.HasPrefix(what, "unmarshal") || len(data) == 0 ||
+			invalidUTF8(data) >= 0 || strings.HasSuffix(what, "control characters are not allowed") {
 			return 0, 0, "", false
 		}
 		m = []string{msg, "1", what}
