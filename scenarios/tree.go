@@ -149,10 +149,8 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 			}
 		}
 	}
-	if i := invalidUTF8(data); i >= 0 {
-		// yaml.v3's reader names no position for it, on any line.
-		line, col := lineCol(data, i)
-		return &Error{File: l.file, Line: line, Col: col, Msg: fmt.Sprintf("invalid YAML: byte %#02x is not UTF-8 (save the file as UTF-8 text)", data[i])}
+	if line, col, what, ok := notUTF8(data); ok {
+		return &Error{File: l.file, Line: line, Col: col, Msg: "invalid YAML: " + what}
 	}
 	if line, tab, what, ok := yamlErrLine(data, msg); ok {
 		if tab > 0 {
@@ -163,6 +161,17 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 		return &Error{File: l.file, Line: line, Col: 1, Msg: "invalid YAML: " + what + " (fix the YAML syntax on this line)"}
 	}
 	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
+}
+
+// notUTF8 locates data's first byte that is not UTF-8, which yaml.v3's
+// reader refuses without a position on any line, and says what is wrong.
+func notUTF8(data []byte) (line, col int, what string, ok bool) {
+	i := invalidUTF8(data)
+	if i < 0 {
+		return 0, 0, "", false
+	}
+	line, col = lineCol(data, i)
+	return line, col, fmt.Sprintf("byte %#02x is not UTF-8 (save the file as UTF-8 text)", data[i]), true
 }
 
 // invalidUTF8 is the offset of data's first byte that does not start a
@@ -220,6 +229,9 @@ func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) 
 // llm-foundry's "FILE: not valid YAML: yaml: line N: …".
 func yamlSyntax(file string, data []byte, err error, fix string) error {
 	msg := err.Error()
+	if line, col, what, ok := notUTF8(data); ok {
+		return fmt.Errorf("%s:%d:%d: not valid YAML: %s", file, line, col, what)
+	}
 	line, tab, what, ok := yamlErrLine(data, msg)
 	switch {
 	case tab > 0:
