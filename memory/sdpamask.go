@@ -82,9 +82,12 @@ import (
 //     bias is an input made by where, so it is recomputed).
 //
 // Lifetimes (unitMasks): the boolean mask is referenced by the model's
-// forward and by no autograd node (where's inputs need no gradient), so
-// with no checkpointing it dies when the decoder's forward returns, after
-// its last block. A checkpointed block holds it as an input of its
+// forward (its causal_mask_mapping, a local of the decoder's forward that
+// every layer indexes by its attention_type, e.g. Olmo3Model.forward in a
+// stored modeling_olmo3.py whose commit the store does not name) and by no
+// autograd node (where's inputs need no gradient), so with no
+// checkpointing it dies when the decoder's forward returns, after its last
+// block, whether or not that block uses it. A checkpointed block holds it as an input of its
 // recomputation (GradientCheckpointingLayer.__call__ passes
 // partial(super().__call__, **kwargs), attention_mask among the keyword
 // arguments, as the function torch.utils.checkpoint keeps for the
@@ -141,9 +144,10 @@ func SDPAMaskBytes(b, s int64) (boolMask, bias int64, err error) {
 
 // unitMasks returns, per unit, the bytes of transformers' boolean masks
 // allocated at the unit's forward (on the first block that uses each),
-// freed after its forward (the last block using a mask no checkpointed
-// block holds) and freed at the end of its backward (the first
-// checkpointed block using it). Zeros unless some block gets a mask
+// freed after its forward (the decoder's last block, for a mask no
+// checkpointed block holds: the decoder's forward keeps every mask of its
+// causal_mask_mapping until it returns, whichever blocks use it) and freed
+// at the end of its backward (the first checkpointed block using it). Zeros unless some block gets a mask
 // (sdpaMask) and memory.activations is on. Blocks with activation_bytes
 // set keep their own figure and are skipped; the block count for
 // recompute_every is unitActivations'.
@@ -161,9 +165,17 @@ func unitMasks(s *scenarios.Scenario) (alloc, freeFwd, freeBwd []int64, err erro
 		return nil, nil, nil, err
 	}
 	var c calc
-	type life struct{ last, ckpt int }
+	type life struct{ ckpt int }
 	var order []maskKey
 	lives := map[maskKey]*life{}
+	// The decoder's forward returns after its last block (with that
+	// block's routed experts): the mask mapping dies with it.
+	end := -1
+	for u, l := range layers {
+		if l.Block || l.Group == scenarios.GroupExpert && end == u-1 {
+			end = u
+		}
+	}
 	block := 0
 	for u, l := range layers {
 		if l.ActivationBytes != 0 || !l.Block || l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 {
@@ -183,7 +195,6 @@ func unitMasks(s *scenarios.Scenario) (alloc, freeFwd, freeBwd []int64, err erro
 			order = append(order, k)
 			alloc[u] = c.Add(alloc[u], boolMask)
 		}
-		v.last = u
 		if ckpt && v.ckpt < 0 {
 			v.ckpt = u
 		}
@@ -192,7 +203,7 @@ func unitMasks(s *scenarios.Scenario) (alloc, freeFwd, freeBwd []int64, err erro
 		if v := lives[k]; v.ckpt >= 0 {
 			freeBwd[v.ckpt] = c.Add(freeBwd[v.ckpt], boolMask)
 		} else {
-			freeFwd[v.last] = c.Add(freeFwd[v.last], boolMask)
+			freeFwd[end] = c.Add(freeFwd[end], boolMask)
 		}
 	}
 	if c.Err != nil {

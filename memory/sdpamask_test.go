@@ -138,7 +138,8 @@ func TestSDPAMaskMistral(t *testing.T) {
 // makes it; with no checkpointing block.31's forward is its last use,
 // under full recompute block.0's backward, and with recompute_every 2
 // (blocks 1, 3, … checkpointed: EveryNth) block.1's backward. A layer list with a
-// window and a chunk makes two masks.
+// window and a chunk makes two masks, which without checkpointing die with
+// the decoder's forward after its last block, a full-attention one.
 func TestSDPAMaskLifetime(t *testing.T) {
 	const mask = 67108864
 	for _, c := range []struct {
@@ -194,7 +195,9 @@ func TestSDPAMaskLifetime(t *testing.T) {
 		t.Fatal(err)
 	}
 	const m = 2 * 64 * 64 // b·s²
-	for u, want := range []struct{ a, f int64 }{{0, 0}, {m, m}, {m, m}, {0, 0}, {0, 0}} {
+	// Both live until the decoder's forward returns, after block.2, which
+	// uses neither (causal_mask_mapping is the forward's local).
+	for u, want := range []struct{ a, f int64 }{{0, 0}, {m, 0}, {m, 0}, {0, 2 * m}, {0, 0}} {
 		if a[u] != want.a || f[u] != want.f {
 			t.Errorf("%s: makes %d, frees %d; want %d, %d", s.Model.LayerList[u].Name, a[u], f[u], want.a, want.f)
 		}

@@ -101,9 +101,8 @@ type compareRow struct {
 	DeltaPct []*float64 `json:"delta_pct"`
 	// Rates are the tokens/s row's values with their 3 decimals
 	// (compareVariant.TokensPerSecPerGPU), or the MFU row's fractions
-	// with 4: its JSON and CSV values and
-	// what its deltas are taken from; Values holds them rounded to a
-	// whole token for the table.
+	// with 4: its JSON and CSV values. Values holds them for the table,
+	// rounded to a whole token or, for MFU, to 0.1 %.
 	Rates []float64 `json:"-"`
 }
 
@@ -240,39 +239,34 @@ func compareRows(vs []compareVariant) []compareRow {
 		rows = append(rows, r)
 	}
 	add("step time", "ps", func(v *compareVariant) int64 { return v.StepTimePS })
-	rates := compareRow{Metric: "tokens/s per GPU", Unit: "tokens/s"}
-	for i, v := range vs {
-		rates.Rates = append(rates.Rates, v.TokensPerSecPerGPU)
-		rates.Values = append(rates.Values, int64(math.Round(v.TokensPerSecPerGPU)))
-		var d *float64
-		if base := vs[0].TokensPerSecPerGPU; i > 0 && base != 0 {
-			x := round((v.TokensPerSecPerGPU-base)/base*100, 0.1)
-			if x == 0 {
-				x = 0 // no -0
+	// A rate's row: its values with their decimals (Rates: JSON and CSV),
+	// Values for the table at scale (a whole token; MFU in 0.1 %), deltas
+	// from the unrounded values, as every row's relative to the first.
+	addRate := func(metric, unit string, scale, decimals float64, get func(v *compareVariant) float64) {
+		r := compareRow{Metric: metric, Unit: unit}
+		var base float64
+		for i := range vs {
+			x := get(&vs[i])
+			if i == 0 {
+				base = x
 			}
-			d = &x
-		}
-		rates.DeltaPct = append(rates.DeltaPct, d)
-	}
-	rows = append(rows, rates)
-	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.MFU != 0 }) {
-		// MFU in 0.1 % for the table, its fraction (4 decimals) for JSON
-		// and CSV; deltas, as every row's, relative to the first variant.
-		mfu := compareRow{Metric: "MFU", Unit: "fraction"}
-		for i, v := range vs {
-			mfu.Rates = append(mfu.Rates, math.Round(v.MFU*10000)/10000)
-			mfu.Values = append(mfu.Values, int64(math.Round(v.MFU*1000)))
+			r.Rates = append(r.Rates, math.Round(x*decimals)/decimals)
+			r.Values = append(r.Values, int64(math.Round(x*scale)))
 			var d *float64
-			if base := vs[0].MFU; i > 0 && base != 0 {
-				x := round((v.MFU-base)/base*100, 0.1)
-				if x == 0 {
-					x = 0 // no -0
+			if i > 0 && base != 0 {
+				p := round((x-base)/base*100, 0.1)
+				if p == 0 {
+					p = 0 // no -0
 				}
-				d = &x
+				d = &p
 			}
-			mfu.DeltaPct = append(mfu.DeltaPct, d)
+			r.DeltaPct = append(r.DeltaPct, d)
 		}
-		rows = append(rows, mfu)
+		rows = append(rows, r)
+	}
+	addRate("tokens/s per GPU", "tokens/s", 1, 1000, func(v *compareVariant) float64 { return v.TokensPerSecPerGPU })
+	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.MFU != 0 }) {
+		addRate("MFU", "fraction", 1000, 10000, func(v *compareVariant) float64 { return v.MFU })
 	}
 	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
 	// The row under the busiest rank's compute is the same rank's without

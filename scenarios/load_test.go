@@ -46,6 +46,10 @@ func TestLoadErrors(t *testing.T) {
 		// YAML: …", no position.
 		{"syntax error on line 1", "zerosim: x.sh: the tokenizer reads: give\n",
 			"s.yaml:1:1: invalid YAML: mapping values are not allowed in this context (fix the YAML syntax on this line)"},
+		// yaml.v3's reader gives no position for a byte that is not
+		// UTF-8 on any line: it is not line 1's (the fallback above).
+		{"not UTF-8 on line 3", "version: 1\ncluster: {nodes: 1}\nmodel: {preset: \"a\xff\"}\n",
+			"s.yaml:3:19: invalid YAML: byte 0xff is not UTF-8 (save the file as UTF-8 text)"},
 		{"version 2", rep("version: 1", "version: 2"),
 			"s.yaml:1:1: version=2 is not supported (use version: 1)"},
 		{"version missing", rep("version: 1\n", ""),

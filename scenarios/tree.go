@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -148,6 +149,9 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 			}
 		}
 	}
+	if line, col, what, ok := notUTF8(data); ok {
+		return &Error{File: l.file, Line: line, Col: col, Msg: "invalid YAML: " + what}
+	}
 	if line, tab, what, ok := yamlErrLine(data, msg); ok {
 		if tab > 0 {
 			// yaml.v3 says "found character that cannot start any
@@ -157,6 +161,30 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 		return &Error{File: l.file, Line: line, Col: 1, Msg: "invalid YAML: " + what + " (fix the YAML syntax on this line)"}
 	}
 	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
+}
+
+// notUTF8 locates data's first byte that is not UTF-8, which yaml.v3's
+// reader refuses without a position on any line, and says what is wrong.
+func notUTF8(data []byte) (line, col int, what string, ok bool) {
+	i := invalidUTF8(data)
+	if i < 0 {
+		return 0, 0, "", false
+	}
+	line, col = lineCol(data, i)
+	return line, col, fmt.Sprintf("byte %#02x is not UTF-8 (save the file as UTF-8 text)", data[i]), true
+}
+
+// invalidUTF8 is the offset of data's first byte that does not start a
+// valid UTF-8 sequence, -1 when data is UTF-8.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // tabInIndent is the error for a tab that yaml.v3 refused in a line's
@@ -174,8 +202,11 @@ func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) 
 		// yaml.v3 names no line for an error on the first: its
 		// parser.fail (yaml.go at v3.0.1) writes "line N: " only when
 		// the mark's line is not 0, the first line's index.
+		// Its reader's errors (bytes that are not UTF-8, control
+		// characters) have no line on any line.
 		what, ok := strings.CutPrefix(msg, "yaml: ")
-		if !ok || strings.Contains(what, "\n") || strings.HasPrefix(what, "unmarshal") || len(data) == 0 {
+		if !ok || strings.Contains(what, "\n") || strings.HasPrefix(what, "unmarshal") || len(data) == 0 ||
+			invalidUTF8(data) >= 0 || strings.HasSuffix(what, "control characters are not allowed") {
 			return 0, 0, "", false
 		}
 		m = []string{msg, "1", what}
@@ -198,6 +229,9 @@ func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) 
 // llm-foundry's "FILE: not valid YAML: yaml: line N: …".
 func yamlSyntax(file string, data []byte, err error, fix string) error {
 	msg := err.Error()
+	if line, col, what, ok := notUTF8(data); ok {
+		return fmt.Errorf("%s:%d:%d: not valid YAML: %s", file, line, col, what)
+	}
 	line, tab, what, ok := yamlErrLine(data, msg)
 	switch {
 	case tab > 0:

@@ -39,6 +39,12 @@ func TestYAMLTabNamed(t *testing.T) {
 			_, err := ImportLLMFoundry("mpt.yaml", []byte("model: [\n  name: x\n"), LLMFoundryOptions{})
 			return err
 		}, "mpt.yaml:2:1: not valid YAML: did not find expected ',' or ']' (fix the file)"},
+		// A byte that is not UTF-8: yaml.v3's reader names no line, on
+		// any line (it read "mpt.yaml:1:1" or no position at all).
+		{"llm-foundry, not UTF-8", func() error {
+			_, err := ImportLLMFoundry("mpt.yaml", []byte("model:\n  name: mpt\xff\n"), LLMFoundryOptions{})
+			return err
+		}, "mpt.yaml:2:12: not valid YAML: byte 0xff is not UTF-8 (save the file as UTF-8 text)"},
 	} {
 		err := c.err()
 		if err == nil || err.Error() != c.want {

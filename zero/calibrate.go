@@ -161,19 +161,28 @@ func modelAttentionWidth(m *scenarios.Model) (int64, error) {
 		}
 		x := l.Dims
 		switch {
-		case x == nil || x.Heads <= 0 && x.LinearAttention == "":
+		case x == nil:
 			width = c.Add(width, c.Mul(2, m.Hidden))
 		case x.LinearAttention != "":
 		default:
+			// The dims a block leaves out are the model's, as
+			// layerFLOPDims gives them to the compute.
+			heads := x.Heads
+			if heads <= 0 {
+				heads = m.Heads
+			}
+			if heads <= 0 {
+				return 0, fmt.Errorf("zero: layer %q: attention width without heads", l.Name)
+			}
 			qk := x.HeadDim
 			if qk <= 0 {
-				qk = m.Hidden / x.Heads
+				qk = m.Hidden / heads
 			}
 			v := x.ValueHeadDim
 			if v <= 0 {
 				v = qk
 			}
-			width = c.Add(width, c.Mul(x.Heads, c.Add(qk, v)))
+			width = c.Add(width, c.Mul(heads, c.Add(qk, v)))
 		}
 	}
 	if c.Err != nil {

@@ -67,15 +67,7 @@ func TestRingBytes(t *testing.T) {
 			sent := c.layers * c.ga * (gathers*(c.cp-1)*kv + c.cp*dkv)
 			logical := c.layers * c.ga * (gathers*c.cp*kv + c.cp*dkv)
 			colls := c.layers * c.ga * (gathers + c.cp)
-			var got *PhaseBytes
-			for i := range res.Phases {
-				if res.Phases[i].Phase == PhaseCPRing {
-					got = &res.Phases[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no %q phase in %v", PhaseCPRing, res.Phases)
-			}
+			got := cpRingPhase(t, res)
 			if got.Sent != sent || got.Logical != logical || int64(got.Collectives) != colls {
 				t.Errorf("sent %d, logical %d, %d collectives; want %d, %d, %d", got.Sent, got.Logical, got.Collectives, sent, logical, colls)
 			}
@@ -137,12 +129,7 @@ func TestRingBytesDoc(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ring PhaseBytes
-		for _, p := range res.Phases {
-			if p.Phase == PhaseCPRing {
-				ring = p
-			}
-		}
+		ring := cpRingPhase(t, res)
 		gib := func(b int64) float64 { return float64(b) / (1 << 30) }
 		if policy == "none" {
 			quotes = append(quotes, fmt.Sprintf("without recompute %.2f GiB", gib(ring.Sent)))
@@ -152,4 +139,17 @@ func TestRingBytesDoc(t *testing.T) {
 			float64(ring.Sent)/32/(1<<20), gib(ring.Sent), gib(ring.Wire[topology.Intra]), res.N))
 	}
 	golden.CheckQuotes(t, "../docs/compute-model.md", "TestRingBytesDoc (zerosim run default --set model.preset=llama3.1-8b --set parallelism.dp=8 --set parallelism.cp=2)", quotes...)
+}
+
+// cpRingPhase is res's context-parallel ring phase; the test fails without
+// one.
+func cpRingPhase(t *testing.T, res *Result) *PhaseBytes {
+	t.Helper()
+	for i := range res.Phases {
+		if res.Phases[i].Phase == PhaseCPRing {
+			return &res.Phases[i]
+		}
+	}
+	t.Fatalf("no %q phase in %v", PhaseCPRing, res.Phases)
+	return nil
 }

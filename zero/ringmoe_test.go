@@ -57,15 +57,7 @@ func TestRingEveryAttentionBlock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got *PhaseBytes
-			for i := range res.Phases {
-				if res.Phases[i].Phase == PhaseCPRing {
-					got = &res.Phases[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no %q phase in %v", PhaseCPRing, res.Phases)
-			}
+			got := cpRingPhase(t, res)
 			sent := c.layers * (3*(n-1)*kv + n*dkv)
 			logical := c.layers * (3*n*kv + n*dkv)
 			if got.Sent != sent || got.Logical != logical || int64(got.Collectives) != c.layers*(3+n) {

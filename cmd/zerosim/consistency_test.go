@@ -106,10 +106,11 @@ type runFigures struct {
 		PeakMemory    int64 `json:"peak_memory_bytes"`
 	} `json:"ranks"`
 	Phases []struct {
-		Phase   string `json:"phase"`
-		Logical int64  `json:"logical_bytes_per_rank"`
-		Sent    int64  `json:"sent_bytes_per_rank"`
-		Wire    []struct {
+		Phase       string `json:"phase"`
+		Collectives int    `json:"collectives"`
+		Logical     int64  `json:"logical_bytes_per_rank"`
+		Sent        int64  `json:"sent_bytes_per_rank"`
+		Wire        []struct {
 			Class   string `json:"class"`
 			Total   int64  `json:"total_bytes"`
 			Busiest int64  `json:"busiest_rank_bytes"`

@@ -32,24 +32,7 @@ func TestRunCPRingBytes(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.placement, code, errOut)
 		}
-		var j struct {
-			Phases []struct {
-				Phase       string `json:"phase"`
-				Collectives int    `json:"collectives"`
-				Sent        int64  `json:"sent_bytes_per_rank"`
-				Wire        []struct {
-					Class   string `json:"class"`
-					Total   int64  `json:"total_bytes"`
-					Busiest int64  `json:"busiest_rank_bytes"`
-				} `json:"wire"`
-			} `json:"phases"`
-			Totals struct {
-				Wire []struct {
-					Class string `json:"class"`
-					Total int64  `json:"total_bytes"`
-				} `json:"wire"`
-			} `json:"totals"`
-		}
+		var j runFigures
 		if err := json.Unmarshal([]byte(out), &j); err != nil {
 			t.Fatal(err)
 		}
