@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestSDPAMaskPeaks: end to end, `zerosim memory` and `zerosim run` put
@@ -74,6 +76,17 @@ func TestSDPAMaskPeaks(t *testing.T) {
 		if mw-mn != c.rise || rw-rn != c.rise {
 			t.Errorf("%s, %s: memory peak %d − %d = %+d B, run peak %d − %d = %+d B; want %+d",
 				c.attention, c.recompute, mw, mn, mw-mn, rw, rn, rw-rn, c.rise)
+		}
+		// docs/memory-model.md quotes the two sdpa rises as run measures them.
+		switch c.recompute {
+		case "none":
+			if c.attention == "sdpa" {
+				golden.CheckQuotes(t, "../../docs/memory-model.md", "TestSDPAMaskPeaks",
+					fmt.Sprintf("rises by %d GiB, %s B", (rw-rn)>>30, commas(rw-rn)))
+			}
+		case "full":
+			golden.CheckQuotes(t, "../../docs/memory-model.md", "TestSDPAMaskPeaks",
+				fmt.Sprintf("the peak rises by the boolean mask, %d MiB", (rw-rn)>>20))
 		}
 	}
 }
