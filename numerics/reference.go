@@ -11,6 +11,10 @@ import (
 // RefFormat is the format tag of PyTorch reference trajectories.
 const RefFormat = "zerosim-reference/v1"
 
+// ErrRefFormat is what CheckReference wraps for a file whose format is not
+// RefFormat (JSON of another kind): the caller can say which file to give.
+var ErrRefFormat = fmt.Errorf("want %q", RefFormat)
+
 // Tolerances for zerosim's own bf16 forward/backward against PyTorch's
 // (PyTorch's CPU kernels sum in their own order, so only bf16-level
 // agreement is possible; see docs/numerics.md).
@@ -129,7 +133,7 @@ func CheckReference(r io.Reader) (*RefResult, error) {
 		return nil, fmt.Errorf("numerics: reference: %w", err)
 	}
 	if f.Format != RefFormat {
-		return nil, fmt.Errorf("numerics: reference: format %q: want %q", f.Format, RefFormat)
+		return nil, fmt.Errorf("numerics: reference: format %q: %w", f.Format, ErrRefFormat)
 	}
 	res := &RefResult{Kind: f.Kind, Generator: f.Generator}
 	var err error

@@ -416,12 +416,12 @@ func deviceAlternative(p *sweep.Plan) string {
 // or a cp whose nearest row was within 10 %): what to weigh the winner
 // against. "" otherwise.
 func cpAlternative(p *sweep.Plan, cp int) string {
-	if _, _, near := cpErrors(cp); !cpSlow(near) {
+	if !cpSlow(cp) {
 		return ""
 	}
 	for i := range p.Rows {
 		c := planCP(p, &p.Rows[i])
-		if _, _, near := cpErrors(c); c <= 1 || !cpSlow(near) {
+		if c <= 1 || !cpSlow(c) {
 			return fmt.Sprintf("; expect cp %d slower: the fastest at cp %d ranks %d, %s tokens/s per GPU (--top %d lists it)", cp, c, i+1, tps(p.Rows[i].TokensPerSecPerGPU), i+1)
 		}
 	}

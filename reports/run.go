@@ -234,13 +234,13 @@ func cpText(cp int) string {
 		return ""
 	}
 	head := fmt.Sprintf("cp %d (ring attention over %d GPUs)", cp, cp)
-	errs, sources, near := cpErrors(cp)
+	errs, sources := cpErrors()
 	if errs == "" {
 		return head + "; no published run with context parallelism in docs/validation.md to set it beside"
 	}
 	t := fmt.Sprintf("%s; published runs with it (%s): predicted tokens/s %s against measured (docs/validation.md, docs/compute-model.md)",
 		head, sources, errs)
-	if cpSlow(near) {
+	if cpSlow(cp) {
 		t += ", so expect a slower step"
 	}
 	return t
@@ -248,37 +248,42 @@ func cpText(cp int) string {
 
 // cpBrief is cpText in one line of plan's summary, for the winner's cp.
 func cpBrief(cp int) string {
-	errs, sources, _ := cpErrors(cp)
-	if cp <= 1 || errs == "" {
+	if cp <= 1 {
+		return ""
+	}
+	errs, sources := cpErrors()
+	if errs == "" {
 		return ""
 	}
 	return fmt.Sprintf("published runs with it (%s): predicted tokens/s %s against measured", sources, errs)
 }
 
-// cpSlow reports whether the published row nearest in cp ran more than
-// 10 % slower than zerosim predicted: the bound past which
-// docs/validation.md lists a row as "more than 10 % off" (a project
-// threshold, not a measured one).
-func cpSlow(near float64) bool { return near > 0.10 }
-
-// cpErrors lists the published rows with context parallelism as "+3.2 %
-// at cp 2, +50.1 % at cp 4", names their sources, and gives the error of
-// the row nearest to cp (the worse of two as near).
-func cpErrors(cp int) (errs, sources string, near float64) {
-	runs := publishedCPRuns()
-	var parts, srcs []string
-	best := -1
-	for _, r := range runs {
-		parts = append(parts, fmt.Sprintf("%+.1f %% at cp %d", 100*r.Error, r.CP))
-		if !slices.Contains(srcs, r.Source) {
-			srcs = append(srcs, r.Source)
-		}
+// cpSlow reports whether the published row nearest to cp (the worse of
+// two as near) ran more than 10 % slower than zerosim predicted: the bound
+// past which docs/validation.md lists a row as "more than 10 % off" (a
+// project threshold, not a measured one).
+func cpSlow(cp int) bool {
+	best, near := -1, 0.0
+	for _, r := range publishedCPRuns() {
 		d := abs(r.CP - cp)
 		if best < 0 || d < best || (d == best && r.Error > near) {
 			best, near = d, r.Error
 		}
 	}
-	return strings.Join(parts, ", "), strings.Join(srcs, ", "), near
+	return near > 0.10
+}
+
+// cpErrors lists the published rows with context parallelism as "+3.2 %
+// at cp 2, +50.1 % at cp 4" and names their sources.
+func cpErrors() (errs, sources string) {
+	var parts, srcs []string
+	for _, r := range publishedCPRuns() {
+		parts = append(parts, fmt.Sprintf("%+.1f %% at cp %d", 100*r.Error, r.CP))
+		if !slices.Contains(srcs, r.Source) {
+			srcs = append(srcs, r.Source)
+		}
+	}
+	return strings.Join(parts, ", "), strings.Join(srcs, ", ")
 }
 
 func abs(n int) int {

@@ -98,14 +98,10 @@ func nearExample(arg string) string {
 	return nearKey(name, names)
 }
 
-// hasKey reports whether the mapping m has key k at its top level.
+// hasKey reports whether the mapping m has key k at its top level
+// (findKey; false when m is not a mapping).
 func hasKey(m *yaml.Node, k string) bool {
-	for i := 0; m != nil && m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == k {
-			return true
-		}
-	}
-	return false
+	return m != nil && m.Kind == yaml.MappingNode && findKey(m, k) >= 0
 }
 
 // foreignConfig is the message for a file that is not a scenario but the

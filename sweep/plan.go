@@ -268,17 +268,25 @@ func closestPerStage(cands []Candidate, fit map[int]Candidate, replayed map[Cand
 		if _, ok := fit[c.Stage]; ok {
 			continue
 		}
-		peak, ok := replayed[c]
+		peak, ok := peakOf(c, replayed, modelPeak)
 		if !ok {
-			if peak, ok = modelPeak(c); !ok {
-				continue
-			}
+			continue
 		}
 		if best, seen := peaks[c.Stage]; !seen || peak < best {
 			out[c.Stage], peaks[c.Stage] = c, peak
 		}
 	}
 	return out
+}
+
+// peakOf is a candidate's peak as plan judges one that does not fit: the
+// replayed peak where it was replayed (as zerosim run reports it), else the
+// memory model's; false when neither has one.
+func peakOf(c Candidate, replayed map[Candidate]int64, modelPeak func(Candidate) (int64, bool)) (int64, bool) {
+	if peak, ok := replayed[c]; ok {
+		return peak, true
+	}
+	return modelPeak(c)
 }
 
 // PlanKeys are the scenario keys a plan varies, in Candidate.Sets order.
@@ -565,11 +573,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		// model's.
 		p.SmallestPeak = -1
 		for _, c := range cands {
-			peak, ok := replayed[c]
+			peak, ok := peakOf(c, replayed, modelPeak)
 			if !ok {
-				if peak, ok = modelPeak(c); !ok {
-					continue
-				}
+				continue
 			}
 			if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 				p.Smallest, p.SmallestPeak = c, peak

@@ -237,7 +237,7 @@ func runReference(a *app, path string, asJSON bool) error {
 		return inputError{fmt.Errorf("--reference %w", scenarios.JSONError(name, data, err, give))}
 	}
 	res, err := numerics.CheckReference(bytes.NewReader(data))
-	if err != nil && strings.Contains(err.Error(), "reference: format ") {
+	if errors.Is(err, numerics.ErrRefFormat) {
 		return inputError{fmt.Errorf("--reference %s: %s (%s)", path, plain(err), give)}
 	}
 	if err != nil {
