@@ -155,11 +155,15 @@ type slowLinkRow struct {
 
 func round(v float64, unit float64) float64 { return math.Round(v/unit) * unit }
 
-func deltaPct(v, base int64) *float64 {
+func deltaPct(v, base int64) *float64 { return changePct(float64(v-base), float64(base)) }
+
+// changePct is a change of diff against base in percent, rounded to 0.1
+// (nil for a zero base): deltaPct's, and a rate row's (compareRows).
+func changePct(diff, base float64) *float64 {
 	if base == 0 {
 		return nil
 	}
-	d := round(float64(v-base)/float64(base)*100, 0.1)
+	d := round(diff/base*100, 0.1)
 	if d == 0 {
 		d = 0 // no -0
 	}
@@ -253,12 +257,8 @@ func compareRows(vs []compareVariant) []compareRow {
 			r.Rates = append(r.Rates, math.Round(x*decimals)/decimals)
 			r.Values = append(r.Values, int64(math.Round(x*scale)))
 			var d *float64
-			if i > 0 && base != 0 {
-				p := round((x-base)/base*100, 0.1)
-				if p == 0 {
-					p = 0 // no -0
-				}
-				d = &p
+			if i > 0 {
+				d = changePct(x-base, base)
 			}
 			r.DeltaPct = append(r.DeltaPct, d)
 		}

@@ -159,13 +159,17 @@ type nodeSearch struct {
 	TopReplayed bool
 }
 
-// probes loads and analyzes the layout at each size x once: the searches
-// ask the model's verdict and then the judge's at the same sizes.
+// probes loads and analyzes the layout at each size x once, and judges it
+// once: the searches ask the model's verdict and then the judge's at the
+// same sizes, and leastNodes' search for room on the device asks the
+// judge again at sizes its first search replayed.
 type probes[T int | int64] struct {
-	jd     judge
-	load   func(x T) (*scenarios.Scenario, error)
-	failed error // the first error, which ends the search
-	at     map[T]probe
+	jd       judge
+	load     func(x T) (*scenarios.Scenario, error)
+	failed   error // the first error, which ends the search
+	at       map[T]probe
+	verdicts map[T]verdict
+	judged   int // the judge's decisions taken (each a replay when it replays)
 }
 
 type probe struct {
@@ -203,12 +207,21 @@ func (p *probes[T]) model(x T) bool {
 
 // decide is the judge's verdict at x (the zero verdict on an error).
 func (p *probes[T]) decide(x T) verdict {
+	if v, ok := p.verdicts[x]; ok {
+		return v
+	}
 	q := p.get(x)
 	if q == nil {
 		return verdict{}
 	}
 	v, err := p.jd.decideWith(q.s, q.r)
-	p.failed = firstErr(p.failed, err)
+	p.judged++
+	if p.failed = firstErr(p.failed, err); err == nil {
+		if p.verdicts == nil {
+			p.verdicts = map[T]verdict{}
+		}
+		p.verdicts[x] = v
+	}
 	return v
 }
 
@@ -239,42 +252,35 @@ func leastNodes(jmax int, load func(j int) (*scenarios.Scenario, error), jd judg
 		out.J, out.Peak = start, p.get(start).r.Peak
 		return out, nil
 	}
-	verdicts := map[int]verdict{}
-	j, ok := leastFrom(1, jmax, start, func(j int) bool {
-		v := p.decide(j)
-		verdicts[j] = v
-		return v.Fits
-	})
+	j, ok := leastFrom(1, jmax, start, func(j int) bool { return p.decide(j).Fits })
 	if p.failed != nil {
 		return nodeSearch{}, p.failed
 	}
 	if !ok {
 		// The model fits the last; the replay does not.
-		out.TopPeak, out.TopReplayed = verdicts[jmax].Peak, verdicts[jmax].Replayed
+		top := p.decide(jmax)
+		out.TopPeak, out.TopReplayed = top.Peak, top.Replayed
 		return out, nil
 	}
-	out.J, out.Peak, out.Replayed, out.Device = j, verdicts[j].Peak, verdicts[j].Replayed, verdicts[j].Device
+	v := p.decide(j)
+	out.J, out.Peak, out.Replayed, out.Device = j, v.Peak, v.Replayed, v.Device
 	// The allocated peak fits at j; where the device's does not (zerosim
 	// run then warns of allocator retries), the least j from there on
 	// where it does, the device peak taken not to grow with j.
 	mem := int64(p.get(j).s.Cluster.GPUMemory)
-	if !verdicts[j].Replayed || verdicts[j].deviceFits(mem) {
-		out.DeviceJ, out.DevicePeak = j, verdicts[j].Device
+	if !v.Replayed || v.deviceFits(mem) {
+		out.DeviceJ, out.DevicePeak = j, v.Device
 		return out, nil
 	}
 	if j == jmax {
 		return out, nil
 	}
-	dj, ok := leastFrom(j+1, jmax, j+1, func(j int) bool {
-		v := p.decide(j)
-		verdicts[j] = v
-		return v.deviceFits(mem)
-	})
+	dj, ok := leastFrom(j+1, jmax, j+1, func(j int) bool { return p.decide(j).deviceFits(mem) })
 	if p.failed != nil {
 		return nodeSearch{}, p.failed
 	}
 	if ok {
-		out.DeviceJ, out.DevicePeak = dj, verdicts[dj].Device
+		out.DeviceJ, out.DevicePeak = dj, p.decide(dj).Device
 	}
 	return out, nil
 }

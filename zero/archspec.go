@@ -156,7 +156,7 @@ type unitPlan struct {
 // n-th block, under policy) of s: its cost, the seconds it adds to the
 // block's forward and backward (the forward's again when policy reruns
 // the attention) and its traffic; zero without a ring (cp 1, eager
-// attention, which the loader refuses with cp > 1, or a linear-attention
+// attention, which the loader warns of with cp > 1, or a linear-attention
 // block, which has no softmax: the loader refuses cp > 1 for models with
 // them). Every softmax-attention block gets one with its own dims
 // (layerFLOPDims: heads and head_dim, the q·k width; the value's

@@ -129,10 +129,11 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 // every active parameter and the attention of each block at its own width
 // (modelAttentionWidth) over the full sequence; ok false for other models.
 func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
-	if _, ok := flopDims(s); !ok {
+	base, ok := flopDims(s)
+	if !ok {
 		return 0, false, nil
 	}
-	width, err := modelAttentionWidth(&s.Model)
+	width, err := modelAttentionWidth(s, base)
 	if err != nil {
 		return 0, false, err
 	}
@@ -141,48 +142,38 @@ func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 	return per, err == nil, err
 }
 
-// modelAttentionWidth is ModelFLOPsPerToken's attnWidth for a transformer:
-// Σ over its blocks of heads·(q·k width + value width). A block without its
-// own dims has the model's heads spanning the hidden size (2·hidden); an
-// imported block counts its heads at its head_dim and value_head_dim
-// (Gemma, Qwen3 and gpt-oss heads do not span the hidden size; DeepSeek's
-// multi-head latent attention has q·k 192 and value 128 wide), and a
-// linear-attention block (Qwen3-Next's Gated DeltaNet) counts none, as
-// torchtitan counts only its full-attention layers (num_full_attn,
-// get_moe_model_nparams_and_flops at b5bcd76c). Sliding-window and chunked
-// blocks count the whole sequence, as torchtitan's gpt-oss does; run reports
-// what their kernels execute beside it (Utilization.Executed).
-func modelAttentionWidth(m *scenarios.Model) (int64, error) {
+// modelAttentionWidth is ModelFLOPsPerToken's attnWidth for a transformer
+// whose FLOPDims are base (flopDims): Σ over its blocks of heads·(q·k
+// width + value width). A block without its own dims has the model's heads
+// spanning the hidden size (2·hidden); an imported block counts the heads
+// and head_dim the compute gives it (layerFLOPDims: its own or the
+// model's, head_dim hidden/heads) and its value_head_dim (Gemma, Qwen3 and
+// gpt-oss heads do not span the hidden size; DeepSeek's multi-head latent
+// attention has q·k 192 and value 128 wide), and a linear-attention block
+// (Qwen3-Next's Gated DeltaNet) counts none, as torchtitan counts only its
+// full-attention layers (num_full_attn, get_moe_model_nparams_and_flops at
+// b5bcd76c). Sliding-window and chunked blocks count the whole sequence, as
+// torchtitan's gpt-oss does; run reports what their kernels execute beside
+// it (Utilization.Executed).
+func modelAttentionWidth(s *scenarios.Scenario, base FLOPDims) (int64, error) {
 	var c flopCalc
 	var width int64
-	for _, l := range m.LayerList {
-		if !l.Block {
-			continue
-		}
-		x := l.Dims
+	for _, l := range s.Model.LayerList {
 		switch {
-		case x == nil:
-			width = c.Add(width, c.Mul(2, m.Hidden))
-		case x.LinearAttention != "":
+		case !l.Block || (l.Dims != nil && l.Dims.LinearAttention != ""):
+		case l.Dims == nil:
+			width = c.Add(width, c.Mul(2, s.Model.Hidden))
 		default:
-			// The dims a block leaves out are the model's, as
-			// layerFLOPDims gives them to the compute.
-			heads := x.Heads
-			if heads <= 0 {
-				heads = m.Heads
-			}
-			if heads <= 0 {
-				return 0, fmt.Errorf("zero: layer %q: attention width without heads", l.Name)
-			}
-			qk := x.HeadDim
+			d := layerFLOPDims(s, base, l)
+			qk := d.HeadDim
 			if qk <= 0 {
-				qk = m.Hidden / heads
+				qk = d.Hidden / d.Heads
 			}
-			v := x.ValueHeadDim
-			if v <= 0 {
-				v = qk
+			v := qk
+			if l.Dims.ValueHeadDim > 0 {
+				v = l.Dims.ValueHeadDim
 			}
-			width = c.Add(width, c.Mul(heads, c.Add(qk, v)))
+			width = c.Add(width, c.Mul(d.Heads, c.Add(qk, v)))
 		}
 	}
 	if c.Err != nil {

@@ -28,9 +28,14 @@ func TestModelAttentionWidthBlockDims(t *testing.T) {
 		{"linear attention", &scenarios.BlockDims{LinearAttention: "gated_delta_net"}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := &scenarios.Model{Hidden: 1024, Heads: 8, LayerList: []scenarios.Layer{
-				{Name: "embedding"}, {Name: "block.0", Block: true, Dims: c.dims}}}
-			got, err := modelAttentionWidth(m)
+			s := &scenarios.Scenario{Model: scenarios.Model{Kind: scenarios.KindTransformer, Hidden: 1024, Heads: 8, SeqLen: 4096,
+				LayerList: []scenarios.Layer{{Name: "embedding"}, {Name: "block.0", Block: true, Dims: c.dims}}},
+				Parallelism: scenarios.Parallelism{CP: 1}}
+			base, ok := flopDims(s)
+			if !ok {
+				t.Fatal("no FLOP dims")
+			}
+			got, err := modelAttentionWidth(s, base)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -103,4 +104,41 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestModelFLOPsHiddenWidthDoc holds compute-model.md's figure for the count
+// before attention was counted per block at its own width: Qwen3-30B-A3B
+// (48 blocks, seq 4096, full recompute) counted at 12·L·hidden·s (PaLM's,
+// heads spanning the hidden size) read HFU/MFU 1.348, past the 4/3 that
+// rerunning the forward can add; the same recompute over the count at the
+// heads' own width stays within it (TestModelFLOPsTorchtitan).
+func TestModelFLOPsHiddenWidthDoc(t *testing.T) {
+	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {hf_config: qwen3-30b-a3b.json, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n" +
+		"training: {micro_batch: 1, recompute: full}\n"
+	s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks int64
+	for _, l := range s.Model.LayerList {
+		if l.Block {
+			blocks++
+		}
+	}
+	hidden, err := ModelFLOPsPerToken(s.Model.ActiveParams(), blocks*2*s.Model.Hidden, s.Model.SeqLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := recomputedModelFLOPs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := float64(hidden) * float64(tokensPerGPU(s))
+	ratio := (model + float64(re)) / model
+	if ratio <= 4.0/3 {
+		t.Errorf("counted at the hidden size, HFU/MFU %.4f: no longer past 4/3", ratio)
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestModelFLOPsHiddenWidthDoc (qwen3-30b-a3b.json, seq 4096, recompute full, attention counted at 2·hidden per block)",
+		fmt.Sprintf("Qwen3-30B-A3B's HFU under full recompute read %.3f × its MFU", ratio))
 }

@@ -335,9 +335,10 @@ func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb Ph
 	memo := map[string]split{}
 	group := make([]int, cp)
 	key := make([]byte, 0, 4*cp)
+	nodes := map[int]int{} // a group's nodes by first appearance
 	for d := range t.DP() {
 		key = key[:0]
-		nodes := map[int]int{}
+		clear(nodes)
 		for i := range group {
 			group[i] = t.Rank(d, i)
 			n := t.Node(group[i])
