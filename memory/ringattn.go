@@ -16,9 +16,12 @@ import "fmt"
 //     _templated_ring_attention_backward.
 //   - torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b
 //     torchtitan/models/llama/model.py: keys = repeat_kv(xk), xk =
-//     keys.transpose(1, 2): SDPA gets K and V at the query width
-//     heads·head_dim, as views that are not contiguous (so the ring's
-//     key.contiguous() copies them).
+//     keys.transpose(1, 2): under training.attention sdpa SDPA gets K and
+//     V at the query width heads·head_dim, as views that are not
+//     contiguous (so the ring's key.contiguous() copies them); under flash
+//     (SDPA with enable_gqa, torchtitan since ff0829c) at
+//     kv_heads·head_dim, transposed views likewise. RingKVHeads decides
+//     the width, for these buffers and for zero's ring time and bytes.
 //
 // The ring runs inside one SDPA call (the DTensor handler of
 // aten._scaled_dot_product_flash_attention and of its backward): autograd
@@ -91,13 +94,63 @@ import "fmt"
 // accumulator FlashAttention-2's backward allocates per call) and the
 // gradients the call returns (what cp = 1's kernel returns too).
 
+// RingKVHeads is the number of heads of the k and v that PyTorch's
+// context-parallel ring receives: the width, times head_dim, at which it
+// makes them contiguous, all-gathers them and sends their fp32 gradients
+// round the ring. zero's ring time and bytes (RingAttentionCost) and
+// RingBuffers both take it from here. The ring cats "key.flatten(),
+// value.flatten()" as the intercepted aten op received them, expanding
+// nothing (_templated_ring_attention in _attention.py at 0123248, and
+// still in torch/distributed/tensor/experimental/_context_parallel/
+// _attention.py at 09b101c, which torchtitan 238fa99's
+// apply_cp_to_attention_module drives); what the op receives depends on
+// the stack:
+//
+//   - sdpa (and eager): torchtitan 9dec370's Attention.forward repeats k
+//     and v to every head before F.scaled_dot_product_attention
+//     (torchtitan/models/llama/model.py: keys = repeat_kv(xk, n_rep)):
+//     heads.
+//   - flash: k and v reach SDPA unexpanded with enable_gqa=True, as
+//     torchtitan does since ff0829c ("GQA without kv repeats",
+//     2026-01-27; Attention.forward and ScaledDotProductAttentionWrapper,
+//     torchtitan/models/llama3/model/model.py and models/attention.py at
+//     238fa99), which scenarios' torchtitan import writes as
+//     training.attention: flash. PyTorch's flash backend admits grouped
+//     heads (can_use_flash_attention: check_batch_size_and_num_heads_dense
+//     <backend_supports_grouped_query_attention = true> in
+//     aten/src/ATen/native/transformers/cuda/sdp_utils.cpp at 21c3369,
+//     whose check_grouped_query_attention only asks that kv_heads divide
+//     heads, sdp_utils_cpp.h at 0119c20), and scaled_dot_product_attention
+//     (aten/src/ATen/native/transformers/attention.cpp) passes key and
+//     value unchanged to _scaled_dot_product_flash_attention and
+//     _scaled_dot_product_cudnn_attention, the ops the ring intercepts
+//     (_sdpa_handler's call_maps); only the math backend repeats them
+//     (pre_process_group_query_attention_input). So kv_heads.
+//     flash_attn's own kernels (transformers' flash_attention_2) are no
+//     aten SDPA op and get no ring: Accelerate's context parallelism
+//     "works only with SDPA" (docs/source/concept_guides/
+//     context_parallelism.md at huggingface/accelerate 16cb6eb), so flash
+//     at cp > 1 means SDPA with enable_gqa, not that package.
+//   - multi-head latent attention (latent): k is built per head (k_pe
+//     expanded to every head before SDPA, deepseek_v3/model/model.py at
+//     torchtitan 238fa99): heads.
+//
+// kvHeads ≤ 0 means heads; attention "" is flash (BlockDims' default).
+func RingKVHeads(attention string, heads, kvHeads int64, latent bool) int64 {
+	if (attention == AttentionFlash || attention == "") && !latent && kvHeads > 0 {
+		return kvHeads
+	}
+	return heads
+}
+
 // RingBuffers returns the bytes of PyTorch's load-balanced ring attention
 // (all-gather rotation, fp32 merge) alive during one block's attention
 // forward and backward on the rank whose figure is largest, for a block of
 // dimensions d whose Seq is the rank's s/cp rows; zero for cp ≤ 1.
-// d.Compiled applies torch.compile's rules (see above). K and V are at the
-// width the block keeps them (BlockTensors: heads·head_dim after
-// repeat_kv for sdpa and eager, kv_heads·head_dim for flash).
+// d.Compiled applies torch.compile's rules (see above). K and V are
+// RingKVHeads(d) heads wide: heads·head_dim after repeat_kv for sdpa and
+// eager, kv_heads·head_dim for flash (SDPA with enable_gqa), as
+// BlockTensors keeps them.
 func RingBuffers(d BlockDims, cp int64) (fwd, bwd int64, err error) {
 	if cp <= 1 {
 		return 0, 0, nil
@@ -106,10 +159,7 @@ func RingBuffers(d BlockDims, cp int64) (fwd, bwd int64, err error) {
 		return 0, 0, err
 	}
 	var c calc
-	kvw := d.KVHeads
-	if d.Attention != AttentionFlash {
-		kvw = d.Heads
-	}
+	kvw := RingKVHeads(d.Attention, d.Heads, d.KVHeads, d.KVLoRARank > 0)
 	sz := ringSizes{
 		n:   cp,
 		q:   c.Mul(2, d.Batch, d.Seq, d.Heads, d.HeadDim),

@@ -163,16 +163,18 @@ type unitPlan struct {
 // v_head_dim, scenarios.BlockDims.VHeadDim, unpadded as torchtitan
 // 238fa99's deepseek_v3 hands it to SDPA): dense, MoE (the attention of
 // a MoE block is a dense block's), multi-head latent attention and gated
-// attention blocks alike. The exchanged k and v are heads wide, not
-// kv_heads (ringattn.go: repeat_kv before SDPA in torchtitan 9dec370; MLA
-// expands k_pe to every head before SDPA, deepseek_v3/model/model.py at
-// 238fa99).
+// attention blocks alike. The exchanged k and v are memory.RingKVHeads
+// wide, the width the memory model's ring buffers use: heads under sdpa
+// (repeat_kv before SDPA in torchtitan 9dec370) and for MLA (k_pe expanded
+// to every head before SDPA, deepseek_v3/model/model.py at 238fa99),
+// kv_heads under flash (SDPA with enable_gqa, torchtitan since ff0829c).
 func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring RingSpec, gpu GPUShape, eff Efficiency, policy string) (fwd, bwd float64, t RingTraffic, err error) {
 	if ring.CP <= 1 || s.Training.Attention == scenarios.AttentionEager || (l.Dims != nil && l.Dims.LinearAttention != "") {
 		return 0, 0, RingTraffic{}, nil
 	}
 	d := layerFLOPDims(s, base, l)
 	r := ring
+	r.KVHeads = memory.RingKVHeads(string(s.Training.Attention), d.Heads, d.KVHeads, l.Dims != nil && l.Dims.KVLoRARank > 0)
 	if l.Dims != nil && l.Dims.ValueHeadDim > 0 {
 		r.ValueHeadDim = l.Dims.VHeadDim()
 	}

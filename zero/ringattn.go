@@ -27,15 +27,21 @@ import (
 //     EFFICIENT_ATTENTION]) under CP: the flash backend, FlashAttention-2,
 //     as at cp = 1, where torch 1963fc8's default priority puts flash first:
 //     cuDNN attention was made opt-in by pytorch/pytorch#138522 after 2.5),
-//     models/llama/model.py (repeat_kv before SDPA: K and V reach the ring
-//     at the full query width heads·head_dim, not kv_heads·head_dim),
+//     models/llama/model.py (repeat_kv before SDPA: under training.attention
+//     sdpa K and V reach the ring at the full query width heads·head_dim;
+//     under flash, SDPA with enable_gqa as torchtitan runs it since
+//     ff0829c, at kv_heads·head_dim: memory.RingKVHeads, which the memory
+//     model's RingBuffers uses too, cites both),
 //     parallelize_llama.py apply_compile (torch.compile(block,
 //     fullgraph=True): the ring loop is traced into each block's graph, so
 //     its elementwise work is fused by Inductor).
 //
 // What a rank does per block and pass, with n = cp, the load-balanced
 // layout (each rank holds chunks r and 2n−1−r of 2n) and X = b·(s/n)·W
-// elements (its queries, keys, values or output; W = heads·head_dim; for
+// elements (its queries, keys, values or output; W = heads·head_dim, and
+// for k, v, dk and dv RingSpec.KVHeads·head_dim: RingAttentionCost counts
+// each term below at the width of the tensor it moves, so the exchanges,
+// the k/v copies and the dk/dv traffic shrink with grouped k and v; for
 // multi-head latent attention, whose q and k are heads·(qk_nope + qk_rope)
 // wide and v and output heads·v_head_dim, RingAttentionCost splits each
 // count below by the tensor it moves: xk for q, k, dq, dk, xv for v, the
@@ -97,6 +103,10 @@ type RingSpec struct {
 	// Interference is the compute slowdown while communication runs beside
 	// it (communication.compute_interference).
 	Interference float64
+	// KVHeads is the heads of the k and v the ring receives
+	// (memory.RingKVHeads: kv_heads for flash, heads after sdpa's
+	// repeat_kv); 0: the queries' heads. Set per block (blockRing).
+	KVHeads int64
 	// ValueHeadDim is the block's value (and output) width per head when
 	// it differs from its q·k width (RingAttentionCost's d.HeadDim):
 	// multi-head latent attention's v_head_dim against qk_nope_head_dim +
@@ -140,38 +150,46 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	if vd <= 0 {
 		vd = d.HeadDim
 	}
+	kvh := r.KVHeads
+	if kvh <= 0 {
+		kvh = d.Heads
+	}
 	var c flopCalc
-	// xk is the elements of the rank's q or k (and dq, dk), xv of its v or
-	// output (and dv): one width for every block but MLA's.
-	xk := c.Mul(d.Batch, d.Seq, d.Heads, d.HeadDim)
-	xv := c.Mul(d.Batch, d.Seq, d.Heads, vd)
+	// Elements of the rank's tensors: xq of q (and dq), xo of the output,
+	// at the queries' heads; xk of k (and dk), xv of v (and dv), at the
+	// heads the ring receives. q·k wide: q, k; v wide: v and the output
+	// (one width for every block but MLA's).
+	xq := c.Mul(d.Batch, d.Seq, d.Heads, d.HeadDim)
+	xo := c.Mul(d.Batch, d.Seq, d.Heads, vd)
+	xk := c.Mul(d.Batch, d.Seq, kvh, d.HeadDim)
+	xv := c.Mul(d.Batch, d.Seq, kvh, vd)
 	// Round 0's causal local block and each later round's half block
 	// execute the same FLOPs: 2·b·a·(dqk + dv)·(s/n)²/2.
-	round := float64(c.Mul(c.Add(xk, xv), d.Seq)) / (g.Peak * e.Attention)
+	round := float64(c.Mul(c.Add(xq, xo), d.Seq)) / (g.Peak * e.Attention)
 	var fwd, bwd int64
 	if r.Compiled {
 		// Forward: the merge, on the output (10X a round). Backward: round
-		// 0's fp32 casts of dq, dk (qk) and dv (v), 6X each, and the final
-		// bf16 casts of the received dk, dv (6X each); a later round adds
-		// dk, dv (9X each) and dq (10X).
-		fwd = c.Mul(10, n-1, xv)
-		bwd = c.Add(c.Mul(18, xk), c.Mul(12, xv), c.Mul(n-1, c.Add(c.Mul(19, xk), c.Mul(9, xv))))
+		// 0's fp32 casts of dq, dk and dv, 6X each, and the final bf16
+		// casts of the received dk, dv (6X each); a later round adds dk,
+		// dv (9X each) and dq (10X).
+		fwd = c.Mul(10, n-1, xo)
+		bwd = c.Add(c.Mul(6, xq), c.Mul(12, xk), c.Mul(12, xv), c.Mul(n-1, c.Add(c.Mul(10, xq), c.Mul(9, xk), c.Mul(9, xv))))
 	} else {
 		// Forward: k and v made contiguous (4X each), the output's fp32
 		// cast and the final cast (6X each); a later round, for rank n−1
 		// (full-query rounds only: no partial cat), the k/v cat (4X each)
 		// and 38X of merge ops on the output. Backward: the fp32 zeros of
 		// dq, dk, dv (4X each), k and v made contiguous (4X each) and 64X
-		// of casts over the three gradients (dq and dk at the q·k width,
-		// dv at v's: 64·(2xk + xv)/3, exact when the widths agree); a later
+		// of casts over the three gradients, a third at each one's width
+		// (64·(xq + xk + xv)/3, exact when the widths agree); a later
 		// round the k/v cat (4X each), the dk and dv adds with
 		// _partial_update's cat (13X each), the dk/dv cat (8X each, fp32)
 		// and the dq add (10X).
-		fwd = c.Add(c.Mul(4, xk), c.Mul(16, xv), c.Mul(n-1, c.Add(c.Mul(4, xk), c.Mul(42, xv))))
-		bwd = c.Add(c.Mul(12, xk), c.Mul(8, xv), c.Mul(64, c.Add(c.Mul(2, xk), xv))/3,
-			c.Mul(n-1, c.Add(c.Mul(35, xk), c.Mul(25, xv))))
+		fwd = c.Add(c.Mul(4, xk), c.Mul(4, xv), c.Mul(12, xo), c.Mul(n-1, c.Add(c.Mul(4, xk), c.Mul(4, xv), c.Mul(38, xo))))
+		bwd = c.Add(c.Mul(4, xq), c.Mul(8, xk), c.Mul(8, xv), c.Mul(64, c.Add(xq, xk, xv))/3,
+			c.Mul(n-1, c.Add(c.Mul(10, xq), c.Mul(25, xk), c.Mul(25, xv))))
 	}
-	// k (q·k wide) and v in bf16; dk and dv in fp32.
+	// k and v in bf16; dk and dv in fp32.
 	kv, dkvBytes := c.Add(c.Mul(2, xk), c.Mul(2, xv)), c.Add(c.Mul(4, xk), c.Mul(4, xv))
 	gather := float64(c.Mul(n-1, kv)) / r.LinkBW
 	dkv := float64(dkvBytes) / r.LinkBW

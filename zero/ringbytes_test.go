@@ -11,10 +11,13 @@ import (
 // TestRingBytes holds the run's context-parallel ring phase to a count from
 // the ring's definition in torch/distributed/tensor/experimental/_attention.py
 // at pytorch/pytorch 0123248 (RingTraffic), typed here from Llama 3.1 8B's
-// shape (32 heads of 128, repeat_kv before SDPA: k and v at the full query
-// width) rather than from the code's helpers. Per block and micro-step each
-// rank holds X = micro_batch·(seq_len/cp)·32·128 elements of each of q, k,
-// v and:
+// shape (32 heads of 128, 8 kv heads) rather than from the code's helpers,
+// under both attentions: sdpa repeats k and v to the 32 heads before SDPA
+// (torchtitan 9dec370), flash hands SDPA its 8 kv heads with enable_gqa
+// (torchtitan since ff0829c), which the ring gathers as it receives them
+// (memory.RingKVHeads). Per block and micro-step each rank holds X =
+// micro_batch·(seq_len/cp)·kv·128 elements of each of k and v (kv = 32
+// under sdpa, 8 under flash) and:
 //
 //   - all-gathers its bf16 k and v (2 tensors · 2 B · X) once in forward,
 //     once in backward and once more when full or selective recompute reruns
@@ -29,7 +32,16 @@ import (
 // network on two hops (rank 7 to 8 and 15 to 0), each carrying its
 // sender's whole share.
 func TestRingBytes(t *testing.T) {
-	const heads, headDim = 32, 128
+	const headDim = 128
+	for _, a := range []struct {
+		attention string
+		kv        int64
+	}{{"sdpa", 32}, {"flash", 8}} {
+		testRingBytes(t, a.attention, a.kv, headDim)
+	}
+}
+
+func testRingBytes(t *testing.T, attention string, heads, headDim int64) {
 	for _, c := range []struct {
 		name                    string
 		sets                    []string
@@ -51,8 +63,8 @@ func TestRingBytes(t *testing.T) {
 		{"cp 16 over 2 nodes, flat ring", []string{"parallelism.dp=1", "parallelism.cp=16", "training.recompute=none", "communication.algorithm=ring", "model.seq_len=16384"},
 			4, 16, 16384, 1, 1, false, 16, 2, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			sets := append([]string{"model.preset=llama3.1-8b", "model.layers=4"}, c.sets...)
+		t.Run(attention+", "+c.name, func(t *testing.T) {
+			sets := append([]string{"model.preset=llama3.1-8b", "model.layers=4", "training.attention=" + attention}, c.sets...)
 			res, err := Replay(loadDefault(t, sets...), Options{})
 			if err != nil {
 				t.Fatal(err)

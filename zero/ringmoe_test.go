@@ -20,38 +20,43 @@ import (
 // at cp > 1. The counts are typed from the models' configs and
 // ringattn.go's definition (_attention.py at pytorch/pytorch 0123248),
 // not from the code's helpers. Per block and micro-step a rank holds
-// xk = b·(s/cp)·heads·qk elements of q and k and xv = b·(s/cp)·heads·v of
-// v and the output (qk = v = head_dim but for MLA: qk = qk_nope_head_dim
-// + qk_rope_head_dim = 192, v = v_head_dim = 128, as torchtitan 238fa99's
-// deepseek_v3 hands them to SDPA, k_pe expanded to every head). The
-// exchange: bf16 k and v, KV = 2·xk + 2·xv bytes, all-gathered in
-// forward, in backward and in the recomputed forward (full recompute:
-// three gathers); fp32 dk and dv, DKV = 4·xk + 4·xv, sent cp times in
-// backward. Compiled, all of it is exposed (ringattn.go), so a block's
-// forward grows by the merge's 10·(cp−1)·xv bytes on HBM plus (cp−1)·KV
-// on NVLink, its backward by 18·xk + 12·xv + (cp−1)·(19·xk + 9·xv) bytes
-// on HBM plus (cp−1)·KV + cp·DKV on NVLink plus the rerun forward: the
-// block's times must exceed the FLOP count's GEMM and attention seconds
-// by exactly that.
+// xq = b·(s/cp)·heads·qk elements of q, xo = b·(s/cp)·heads·v of the
+// output, and xk = b·(s/cp)·kvh·qk of k, xv = b·(s/cp)·kvh·v of v (qk = v
+// = head_dim but for MLA: qk = qk_nope_head_dim + qk_rope_head_dim = 192,
+// v = v_head_dim = 128, as torchtitan 238fa99's deepseek_v3 hands them to
+// SDPA, k_pe expanded to every head, so kvh = heads). The default
+// scenario's training.attention is flash, SDPA with enable_gqa: k and v
+// reach the ring at the config's num_key_value_heads (kvh; memory.
+// RingKVHeads cites the sources). The exchange: bf16 k and v, KV = 2·xk +
+// 2·xv bytes, all-gathered in forward, in backward and in the recomputed
+// forward (full recompute: three gathers); fp32 dk and dv, DKV = 4·xk +
+// 4·xv, sent cp times in backward. Compiled, all of it is exposed
+// (ringattn.go), so a block's forward grows by the merge's 10·(cp−1)·xo
+// bytes on HBM plus (cp−1)·KV on NVLink, its backward by 6·xq + 12·xk +
+// 12·xv + (cp−1)·(10·xq + 9·xk + 9·xv) bytes on HBM plus (cp−1)·KV +
+// cp·DKV on NVLink plus the rerun forward: the block's times must exceed
+// the FLOP count's GEMM and attention seconds by exactly that.
 func TestRingEveryAttentionBlock(t *testing.T) {
 	for _, c := range []struct {
-		preset           string
-		layers           int64
-		heads, qk, v, cp int64
-		seq              int64
+		preset                string
+		layers                int64
+		heads, kvh, qk, v, cp int64
+		seq                   int64
 	}{
-		// config.json: 32 heads, head_dim 4096/32.
-		{"mixtral-8x7b", 32, 32, 128, 128, 2, 32768},
+		// config.json: 32 heads, head_dim 4096/32; kv_heads 8.
+		{"mixtral-8x7b", 32, 32, 8, 128, 128, 2, 32768},
 		// 32 heads of head_dim 128 (4096 ≠ hidden 2048); kv_heads 4.
-		{"qwen3-30b-a3b", 48, 32, 128, 128, 4, 32768},
-		// 16 heads, qk_nope 128 + qk_rope 64, v_head_dim 128.
-		{"deepseek-v2-lite", 27, 16, 192, 128, 2, 16384},
+		{"qwen3-30b-a3b", 48, 32, 4, 128, 128, 4, 32768},
+		// 16 heads, qk_nope 128 + qk_rope 64, v_head_dim 128; MLA: k
+		// per head.
+		{"deepseek-v2-lite", 27, 16, 16, 192, 128, 2, 16384},
 	} {
 		t.Run(c.preset, func(t *testing.T) {
 			s := loadDefault(t, "model.preset="+c.preset, "cluster.nodes=1", "parallelism.dp="+itoa(int(8/c.cp)), "parallelism.cp="+itoa(int(c.cp)),
 				"model.seq_len="+itoa(int(c.seq)), "training.micro_batch=1", "parallelism.zero_stage=3", "training.recompute=full", "training.compile=blocks")
 			n := c.cp
-			xk, xv := (c.seq/n)*c.heads*c.qk, (c.seq/n)*c.heads*c.v
+			xq, xo := (c.seq/n)*c.heads*c.qk, (c.seq/n)*c.heads*c.v
+			xk, xv := (c.seq/n)*c.kvh*c.qk, (c.seq/n)*c.kvh*c.v
 			kv, dkv := 2*xk+2*xv, 4*xk+4*xv
 			res, err := Replay(s, Options{})
 			if err != nil {
@@ -65,8 +70,8 @@ func TestRingEveryAttentionBlock(t *testing.T) {
 			}
 			hbm := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
 			link := float64(s.Cluster.Intra.Bandwidth)
-			fwd := float64(10*(n-1)*xv)/hbm + float64((n-1)*kv)/link
-			bwd := float64(18*xk+12*xv+(n-1)*(19*xk+9*xv))/hbm + float64((n-1)*kv+n*dkv)/link + fwd
+			fwd := float64(10*(n-1)*xo)/hbm + float64((n-1)*kv)/link
+			bwd := float64(6*xq+12*xk+12*xv+(n-1)*(10*xq+9*xk+9*xv))/hbm + float64((n-1)*kv+n*dkv)/link + fwd
 			costs, plan, err := costsAndPlan(s)
 			if err != nil {
 				t.Fatal(err)
@@ -137,8 +142,9 @@ func TestCPRefusesLinearAttention(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Gated attention: 16 heads of 256 (q_proj doubled for the gate,
-		// not the attention); xk = xv = 4096·16·256.
-		x := int64(4096 * 16 * 256)
+		// not the attention), 2 kv heads, reaching the ring unrepeated
+		// under flash (memory.RingKVHeads): xk = xv = 4096·2·256.
+		x := int64(4096 * 2 * 256)
 		for u, l := range s.Model.LayerList {
 			if l.Block && (plan[u].ring.KV != 4*x || plan[u].ring.DKV != 8*x) {
 				t.Errorf("block %s: KV %d, DKV %d; want %d, %d", l.Name, plan[u].ring.KV, plan[u].ring.DKV, 4*x, 8*x)

@@ -9,7 +9,9 @@ import (
 // TestRunCPRingBytes checks that run's communication table and result.json
 // carry context parallelism's ring on the link class its cp groups cross.
 // Llama 3.1 8B cut to 4 blocks at 4,096 tokens, cp 2 on 2 nodes × 8 H100
-// under the default selective recompute: per block each rank holds
+// under the default selective recompute and training.attention sdpa
+// (repeat_kv before SDPA: k and v at all 32 heads; flash would carry the 8
+// kv heads, memory.RingKVHeads): per block each rank holds
 // X = 2,048 · 32 · 128 = 8,388,608 elements of k and of v, all-gathers them
 // in bf16 three times (forward, backward, the rerun forward: 4X each, one
 // chunk sent at cp 2) and sends its fp32 dk, dv (8X) twice: 28X = 234,881,024
@@ -27,7 +29,7 @@ func TestRunCPRingBytes(t *testing.T) {
 		{"[dp, cp]", "network", "nvlink"},
 	} {
 		args := []string{"run", "default", "--set", "model.preset=llama3.1-8b", "--set", "model.layers=4", "--set", "parallelism.dp=8",
-			"--set", "parallelism.cp=2", "--set", "cluster.placement=" + c.placement}
+			"--set", "parallelism.cp=2", "--set", "training.attention=sdpa", "--set", "cluster.placement=" + c.placement}
 		code, out, errOut := runMain(t, "", append(args, "--format", "json")...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.placement, code, errOut)
