@@ -74,6 +74,10 @@ func TestResumeErrors(t *testing.T) {
 		{"other --sets", otherSets.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (--set []"},
 		{"other grids", NewMeta(src, space(t, "parallelism.k=1,2,4")).Line(CSV), CSV, All, "another sweep (--grid"},
 		{"other format", m.Line(JSONL), CSV, All, "is jsonl"},
+		// Rows before device_peak_bytes, mfu and device_fits: the same
+		// sweep, fewer columns.
+		{"an older version's output", m.Line(CSV) + "index,parallelism.k,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,tokens_per_s_per_gpu,fits,error\n0,1,0,0,0,0,0,0,true,\n",
+			CSV, All, "its measure columns differ (an output of another zerosim version"},
 		{"point of another shard", pre + "1,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, Shard{0, 2}, "not in this sweep's shard"},
 		{"point out of range", pre + "7,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a point of this sweep of 2 points"},
 		{"index 2^63-1", pre + "9223372036854775807,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a point of this sweep"},
