@@ -89,16 +89,7 @@ func iec(b int64) string { return units.Bytes(b).IEC() }
 
 // modelText is the model's name and parameter count ("llama2-7b, 6,738,415,616 params").
 func modelText(s *scenarios.Scenario) string {
-	name := s.Model.Preset
-	if name == "" {
-		name = s.Model.Kind
-	}
-	if name == "" {
-		name = "model"
-	}
-	if a := s.Model.Architecture; a != "" {
-		name += " (" + a + ")"
-	}
+	name := s.Model.Label()
 	active := ""
 	if a, t := s.Model.ActiveParams(), s.Model.TotalParams(); a != t {
 		active = ", " + commas(a) + " active per token"

@@ -47,6 +47,48 @@ type CalMemory struct {
 	// Scenario names the scenario the fit ran on, GPU its cluster.gpu.
 	Scenario string `yaml:"scenario,omitempty"`
 	GPU      string `yaml:"gpu,omitempty"`
+	// CalModel is the model the fit ran on, as resolved.
+	CalModel `yaml:",inline"`
+}
+
+// CalModel is the resolved model a compute or memory part was fitted on
+// (--set model.* may have replaced the scenario's), so that reports name
+// what was measured and a scenario running another model is warned: its
+// Model.Label and total parameters. Files written before it have neither.
+type CalModel struct {
+	Model  string `yaml:"model,omitempty"`
+	Params int64  `yaml:"params,omitempty"`
+}
+
+// CalModelOf is the calibration's record of a resolved model.
+func CalModelOf(m *Model) CalModel {
+	return CalModel{Model: m.Label(), Params: m.TotalParams()}
+}
+
+// of describes the fitted run for reports: "transformer (LlamaForCausalLM),
+// 8,030,261,248 params, in scenario llama-3.1-70b"; the scenario's name
+// alone for a file without the model, "" without either.
+func (c CalModel) of(scenario string) string {
+	if c.Params == 0 {
+		return scenario
+	}
+	what := fmt.Sprintf("%s, %s params", c.Model, commas(c.Params))
+	if scenario != "" {
+		what += ", in scenario " + scenario
+	}
+	return what
+}
+
+// differs is what a scenario running model m is warned of when the
+// calibration was fitted on another model ("" when it was not, or the file
+// does not say): part names what was fitted ("the compute efficiency").
+func (c CalModel) differs(part string, m *Model) string {
+	now := CalModelOf(m)
+	if c.Params == 0 || (c.Params == now.Params && c.Model == now.Model) {
+		return ""
+	}
+	return fmt.Sprintf("%s was fitted on %s, %s params; this scenario runs %s, %s params: it may not carry over (calibrate on this model)",
+		part, c.Model, commas(c.Params), now.Model, commas(now.Params))
 }
 
 // Methods of a memory calibration (CalMemory.Method).
@@ -76,6 +118,8 @@ type CalCompute struct {
 	Scenario   string  `yaml:"scenario,omitempty"`
 	GPU        string  `yaml:"gpu,omitempty"`
 	PeakTFLOPS float64 `yaml:"peak_tflops,omitempty"`
+	// CalModel is the model the fit ran on, as resolved.
+	CalModel `yaml:",inline"`
 	// Source is the profiler trace (method trace) or the training log
 	// (calibrate --train-log, method step-time).
 	Source string `yaml:"source,omitempty"`
@@ -219,6 +263,9 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 		if math.IsNaN(cc.PeakTFLOPS) || cc.PeakTFLOPS < 0 || cc.PeakTFLOPS > 1e9 {
 			return nil, bad("compute.peak_tflops", fmt.Sprintf("%g is out of range (TFLOP/s, ≥ 0)", cc.PeakTFLOPS))
 		}
+		if cc.Params < 0 {
+			return nil, bad("compute.params", fmt.Sprintf("%d is out of range (the fitted model's parameters, ≥ 0)", cc.Params))
+		}
 		if a := cc.AttentionEfficiency; math.IsNaN(a) || a < 0 || a > 1 {
 			return nil, bad("compute.attention_efficiency", fmt.Sprintf("%g is out of range (a fraction of the peak in (0, 1], or absent)", a))
 		}
@@ -240,6 +287,9 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 		}
 		if m.MeasuredBytes <= 0 {
 			return nil, bad("memory.measured_bytes", fmt.Sprintf("%d is out of range (bytes, > 0)", m.MeasuredBytes))
+		}
+		if m.Params < 0 {
+			return nil, bad("memory.params", fmt.Sprintf("%d is out of range (the fitted model's parameters, ≥ 0)", m.Params))
 		}
 	}
 	if !c.HasNetwork() {

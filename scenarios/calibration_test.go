@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,6 +251,13 @@ func TestCalibrationMemory(t *testing.T) {
 	write("memory.yaml", memoryCalibration)
 	write("all.yaml", goodCalibration+strings.TrimPrefix(computeCalibration, "version: 1\n")+strings.TrimPrefix(memoryCalibration, "version: 1\n"))
 	write("compute.yaml", computeCalibration)
+	base, err := Load(filepath.Join(dir, "s.yaml"), []byte(baseYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseModel := &base.Model
+	write("model.yaml", strings.Replace(memoryCalibration, "gpu: H100-80GB}", fmt.Sprintf("gpu: H100-80GB, model: %s, params: %d}", baseModel.Label(), baseModel.TotalParams()), 1))
+	write("other.yaml", strings.Replace(memoryCalibration, "gpu: H100-80GB}", "gpu: H100-80GB, model: transformer (LlamaForCausalLM), params: 8030261248}", 1))
 	for _, tc := range []struct {
 		name, file, extra string
 		overhead, eff     float64
@@ -261,6 +269,14 @@ func TestCalibrationMemory(t *testing.T) {
 		{"explicit key wins", "memory.yaml", "memory:\n  allocator_overhead: 0.2\n", 0.2, DefaultComputeEfficiency,
 			"memory.allocator_overhead 0.2 overrides the calibration's 0.1838 (remove the key to use the calibrated overhead)", ""},
 		{"same value, no warning", "memory.yaml", "memory:\n  allocator_overhead: 0.1838\n", 0.1838, DefaultComputeEfficiency, "", ""},
+		// A file that records the model it was fitted on names it, and
+		// warns a scenario running another model (baseYAML's: its
+		// TotalParams, which the "model" case's file records).
+		{"fitted on this model", "model.yaml", "", 0.1838, DefaultComputeEfficiency, "",
+			"calibration model.yaml (fitted to a reserved peak of 82.40 GiB of " + baseModel.Label() + ", " + commas(baseModel.TotalParams()) + " params, in scenario s)"},
+		{"fitted on another model", "other.yaml", "", 0.1838, DefaultComputeEfficiency,
+			"the allocator overhead was fitted on transformer (LlamaForCausalLM), 8,030,261,248 params; this scenario runs " + baseModel.Label() + ", " + commas(baseModel.TotalParams()) + " params: it may not carry over (calibrate on this model)",
+			"calibration other.yaml (fitted to a reserved peak of 82.40 GiB of transformer (LlamaForCausalLM), 8,030,261,248 params, in scenario s)"},
 	} {
 		text := baseYAML + tc.extra + "communication:\n  calibration: " + tc.file + "\n"
 		s, err := Load(filepath.Join(dir, "s.yaml"), []byte(text), nil)
@@ -285,6 +301,7 @@ func TestCalibrationMemory(t *testing.T) {
 		{"method", strings.Replace(memoryCalibration, "reserved", "allocated", 1), `memory.method: "allocated": use reserved or device`},
 		{"measured 0", strings.Replace(memoryCalibration, "88476326298", "0", 1), "memory.measured_bytes: 0 is out of range"},
 		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), `unknown key "pool"`},
+		{"params -1", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, params: -1", 1), "memory.params: -1 is out of range"},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml:") {

@@ -214,7 +214,8 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 }
 
 // calibrationSource describes a compute calibration for reports: "calibration
-// cal.yaml (fitted to a 2.84s step of default)".
+// cal.yaml (fitted to a 2.84s step of llama2-7b, 6,738,415,616 params, in
+// scenario default)".
 func calibrationSource(file string, c *CalCompute) string {
 	if file == "" {
 		file = "a calibration"
@@ -227,15 +228,15 @@ func calibrationSource(file string, c *CalCompute) string {
 			what += " in " + c.Source
 		}
 	}
-	if c.Scenario != "" {
-		what += " of " + c.Scenario
+	if of := c.CalModel.of(c.Scenario); of != "" {
+		what += " of " + of
 	}
 	return fmt.Sprintf("calibration %s (fitted to %s)", file, what)
 }
 
 // warnCalibratedCompute warns when the scenario's own efficiency or MFU
 // target overrides the calibration file's compute part, and when the file
-// was fitted on another GPU.
+// was fitted on another GPU or another model.
 func (l *loader) warnCalibratedCompute(s *Scenario, c *CalCompute) {
 	const at = "communication.calibration"
 	switch {
@@ -248,6 +249,13 @@ func (l *loader) warnCalibratedCompute(s *Scenario, c *CalCompute) {
 	}
 	if c.GPU != "" && s.Cluster.GPU != "" && c.GPU != s.Cluster.GPU {
 		l.warn(s, at, fmt.Sprintf("the compute efficiency was fitted on %s, this cluster runs %s: it may not carry over (calibrate on this GPU)", c.GPU, s.Cluster.GPU))
+	}
+	takes := !l.has("training.mfu") && !l.has("training.compute_efficiency") ||
+		c.AttentionEfficiency > 0 && !l.has("training.attention_efficiency")
+	if d := c.CalModel.differs("the compute efficiency", &s.Model); d != "" && takes {
+		// GEMM efficiency follows the matrix shapes: a smaller hidden size
+		// reaches less of the peak.
+		l.warn(s, at, d)
 	}
 }
 
@@ -295,8 +303,11 @@ func (l *loader) applyCalibratedMemory(s *Scenario, c *CalMemory) {
 		what = "device peak"
 	}
 	of := ""
-	if c.Scenario != "" {
-		of = " of " + c.Scenario
+	if w := c.CalModel.of(c.Scenario); w != "" {
+		of = " of " + w
+	}
+	if d := c.CalModel.differs("the allocator overhead", &s.Model); d != "" {
+		l.warn(s, "communication.calibration", d)
 	}
 	m.AllocatorOverheadFrom = fmt.Sprintf("calibration %s (fitted to a %s of %v%s)", file, what, units.Bytes(c.MeasuredBytes), of)
 }

@@ -31,6 +31,16 @@ func HFBlockArch(architecture string) string {
 	return ArchLlama
 }
 
+// HFModelHead is the head of the model: section an importer prints for an
+// imported model with its layer list: kind, the block layout (HFBlockArch)
+// and the config's class as model.architecture, so that the scenario
+// resolves to the model model.hf_config gives (run's header names the
+// class either way).
+func HFModelHead(hm *HFModel) string {
+	return fmt.Sprintf("model:\n  kind: transformer\n  arch: %s  # %s's block layout, as model.hf_config replays it\n  architecture: %s\n",
+		HFBlockArch(hm.Architecture), hm.Architecture, hm.Architecture)
+}
+
 // DefaultHFSeqLen is the training sequence length of an imported model when
 // the scenario gives no model.seq_len (capped at max_position_embeddings):
 // config.json states the longest context the model supports, not the

@@ -229,7 +229,7 @@ func (t *Torchtitan) experts() []int64 {
 // import hf prints it).
 func (t *Torchtitan) hfModelYAML(w func(string, ...any)) {
 	m, hm := t.Model, t.HF
-	w("model:\n  kind: transformer\n  arch: %s  # %s's block layout, as model.hf_config replays it\n", HFBlockArch(hm.Architecture), hm.Architecture)
+	w("%s", HFModelHead(hm))
 	w("  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n", m.Hidden, m.Layers, m.FFN, m.Heads, m.KVHeads, m.Vocab)
 	w("  seq_len: %d  # %s\n", m.SeqLen, t.Sources["seq_len"])
 	w("  params: %d\n  layer_list:\n", hm.Total)

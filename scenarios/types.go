@@ -352,6 +352,23 @@ func (s *Scenario) N() int { return s.Parallelism.DP * max(s.Parallelism.CP, 1) 
 // GPUs is the number of GPUs in the cluster.
 func (s *Scenario) GPUs() int { return s.Cluster.Nodes * s.Cluster.GPUsPerNode }
 
+// Label names the resolved model as run's header does: its preset, else
+// its kind ("model" for neither), with the imported config's class when
+// there is one: "llama2-7b", "transformer (LlamaForCausalLM)".
+func (m *Model) Label() string {
+	name := m.Preset
+	if name == "" {
+		name = m.Kind
+	}
+	if name == "" {
+		name = "model"
+	}
+	if m.Architecture != "" {
+		name += " (" + m.Architecture + ")"
+	}
+	return name
+}
+
 // TotalParams sums the parameters of the resolved layer list.
 func (m *Model) TotalParams() int64 {
 	var t int64

@@ -29,8 +29,14 @@ func (f Format) String() string {
 	return "csv"
 }
 
-// measureColumns are the CSV columns after the point's key values.
-var measureColumns = []string{"step_time_ps", "exposed_comm_ps", "network_bytes", "nvlink_bytes", "peak_memory_bytes", "tokens_per_s_per_gpu", "fits", "error"}
+// measureColumns are the CSV columns after the point's key values: the
+// whole numbers (up to peak_memory_bytes and device_peak_bytes), the two
+// rates, the two verdicts and the error.
+var measureColumns = []string{"step_time_ps", "exposed_comm_ps", "network_bytes", "nvlink_bytes", "peak_memory_bytes", "device_peak_bytes",
+	"tokens_per_s_per_gpu", "mfu", "fits", "device_fits", "error"}
+
+// intColumns is how many of measureColumns are whole numbers.
+const intColumns = 6
 
 // Header returns the CSV header line (with its newline) for keys, or "" for
 // JSONL.
@@ -55,14 +61,21 @@ type jsonRow struct {
 	NetworkBytes int64             `json:"network_bytes"`
 	NVLinkBytes  int64             `json:"nvlink_bytes"`
 	PeakMemory   int64             `json:"peak_memory_bytes"`
+	DevicePeak   int64             `json:"device_peak_bytes"`
 	TokensPerSec float64           `json:"tokens_per_s_per_gpu"`
+	MFU          float64           `json:"mfu"`
 	Fits         bool              `json:"fits"`
+	DeviceFits   bool              `json:"device_fits"`
 	Error        string            `json:"error,omitempty"`
 }
 
 // tokensPerSec rounds a rate to 3 decimals, so rows print the same on
 // every platform.
 func tokensPerSec(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// mfu rounds an MFU to 5 decimals, the digits plan.csv gives it, for the
+// same reason.
+func mfu(v float64) float64 { return math.Round(v*1e5) / 1e5 }
 
 // Encoder writes rows.
 type Encoder struct {
@@ -94,7 +107,8 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	e.buf.Reset()
 	if e.f == JSONL {
 		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: r.StepTime, ExposedComm: r.ExposedComm,
-			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, TokensPerSec: tokensPerSec(r.TokensPerSecPerGPU), Fits: r.Fits, Error: oneLine(r.Err)}
+			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, DevicePeak: r.DevicePeak,
+			TokensPerSec: tokensPerSec(r.TokensPerSecPerGPU), MFU: mfu(r.MFU), Fits: r.Fits, DeviceFits: r.DeviceFits, Error: oneLine(r.Err)}
 		for i, k := range e.keys {
 			jr.Point[k] = r.Values[i]
 		}
@@ -111,8 +125,9 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 		cols = append(cols, oneLine(v))
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory),
-		strconv.FormatFloat(tokensPerSec(r.TokensPerSecPerGPU), 'f', -1, 64), strconv.FormatBool(r.Fits), oneLine(r.Err))
+	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory), i64(r.DevicePeak),
+		strconv.FormatFloat(tokensPerSec(r.TokensPerSecPerGPU), 'f', -1, 64), strconv.FormatFloat(mfu(r.MFU), 'f', -1, 64),
+		strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {
 		return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
@@ -137,8 +152,8 @@ func (e *Encoder) Write(r Row) error {
 // and returns its point index: every column present, the index a point of
 // the sweep, the values that point's, the measures numbers.
 func parseRow(f Format, line []byte, sp *Space) (int, error) {
-	var idx, rate string
-	var values, measures []string
+	var idx string
+	var values, measures, rates []string
 	if f == JSONL {
 		var v struct {
 			Index        *json.Number      `json:"index"`
@@ -148,8 +163,11 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 			NetworkBytes *json.Number      `json:"network_bytes"`
 			NVLinkBytes  *json.Number      `json:"nvlink_bytes"`
 			PeakMemory   *json.Number      `json:"peak_memory_bytes"`
+			DevicePeak   *json.Number      `json:"device_peak_bytes"`
 			TokensPerSec *json.Number      `json:"tokens_per_s_per_gpu"`
+			MFU          *json.Number      `json:"mfu"`
 			Fits         *bool             `json:"fits"`
+			DeviceFits   *bool             `json:"device_fits"`
 			Error        string            `json:"error"`
 		}
 		if err := json.Unmarshal(line, &v); err != nil {
@@ -158,13 +176,15 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		if v.Index == nil {
 			return 0, fmt.Errorf("no \"index\" field")
 		}
-		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory} {
-			if n == nil || v.Fits == nil || v.TokensPerSec == nil {
-				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:7], ", "))
+		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak, v.TokensPerSec, v.MFU} {
+			if n == nil || v.Fits == nil || v.DeviceFits == nil {
+				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:len(measureColumns)-1], ", "))
 			}
+		}
+		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak} {
 			measures = append(measures, n.String())
 		}
-		rate = v.TokensPerSec.String()
+		rates = []string{v.TokensPerSec.String(), v.MFU.String()}
 		idx = v.Index.String()
 		if len(v.Point) != len(sp.Grids) {
 			return 0, fmt.Errorf("the point has %d values for %d grids", len(v.Point), len(sp.Grids))
@@ -184,9 +204,13 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		if want := 1 + len(sp.Grids) + len(measureColumns); len(rec) != want {
 			return 0, fmt.Errorf("%d columns, want %d", len(rec), want)
 		}
-		idx, values, measures, rate = rec[0], rec[1:1+len(sp.Grids)], rec[1+len(sp.Grids):len(rec)-3], rec[len(rec)-3]
-		if _, err := strconv.ParseBool(rec[len(rec)-2]); err != nil {
-			return 0, fmt.Errorf("fits %q is not true or false", rec[len(rec)-2])
+		idx, values = rec[0], rec[1:1+len(sp.Grids)]
+		m := rec[1+len(sp.Grids):]
+		measures, rates = m[:intColumns], m[intColumns:intColumns+2]
+		for _, c := range []int{intColumns + 2, intColumns + 3} {
+			if _, err := strconv.ParseBool(m[c]); err != nil {
+				return 0, fmt.Errorf("%s %q is not true or false", measureColumns[c], m[c])
+			}
 		}
 	}
 	i, err := strconv.Atoi(strings.TrimSpace(idx))
@@ -201,8 +225,10 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 			return 0, fmt.Errorf("point %d: %q is not a whole number", i, m)
 		}
 	}
-	if r, err := strconv.ParseFloat(rate, 64); err != nil || r < 0 || math.IsInf(r, 0) {
-		return 0, fmt.Errorf("point %d: tokens/s %q is not a rate", i, rate)
+	for k, rate := range rates {
+		if r, err := strconv.ParseFloat(rate, 64); err != nil || r < 0 || math.IsInf(r, 0) {
+			return 0, fmt.Errorf("point %d: %s %q is not a rate", i, []string{"tokens/s", "mfu"}[k], rate)
+		}
 	}
 	if want := sp.Point(i).Values; !slices.Equal(values, want) {
 		return 0, fmt.Errorf("point %d holds values %q, but this sweep's point %d is %q", i, values, i, want)

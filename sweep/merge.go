@@ -110,7 +110,7 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 				}
 			case n == 2 && rep.Format == CSV:
 				if want := Header(CSV, sp.Keys()); string(ln) != want {
-					return nil, fmt.Errorf("sweep: %s: the column header %q is not the sweep's %q", input.Name, line, strings.TrimSpace(want))
+					return nil, fmt.Errorf("sweep: %s: the column header %q is not the sweep's %q (an output of another zerosim version, or edited)", input.Name, line, strings.TrimSpace(want))
 				}
 			case len(line) > 0:
 				i, err := parseRow(rep.Format, line, sp)

@@ -812,21 +812,14 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	if err != nil {
 		return PlanRow{}, err
 	}
-	r := PlanRow{Candidate: c, StepTime: int64(res.StepTime), Compute: int64(res.Compute), Timing: res.Timing}
-	for _, rk := range res.Ranks {
-		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
-	}
+	m := measured(res, p.GPUMemory)
+	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
+		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
-	r.NVLinkBytes = WireBytes(res, topology.Intra)
 	// The replayed peak, which zerosim run judges "fits" by; the memory
 	// model only prunes (a configuration it rejects is not replayed).
-	r.PeakMemory, _ = res.Peak()
+	r.PeakMemory = m.PeakMemory
 	r.Headroom = p.GPUMemory - r.PeakMemory
-	r.DevicePeak = res.DevicePeak
-	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
-	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·H·Q·s per
-	// token, PaLM's convention; models without one, 3× the forward FLOPs).
-	r.MFU, r.MFUFromForward = res.Utilization.MFU, res.Utilization.FromForward
 	return r, nil
 }
 

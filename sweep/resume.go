@@ -120,5 +120,8 @@ func preludeMismatch(data []byte, f Format, m Meta) error {
 	case !om.Equal(m):
 		return fmt.Errorf("sweep: the existing output comes from another sweep (%s); resume with the same scenario, --set and --grid flags", m.differs(om))
 	}
-	return fmt.Errorf("sweep: the existing output's column header is not this sweep's (resume with the same --grid flags in the same order)")
+	// The meta line names the same grids in the same order: the columns
+	// after them differ, those of another version (rows gained
+	// device_peak_bytes, mfu and device_fits), or the header was edited.
+	return fmt.Errorf("sweep: the existing output's column header is not this sweep's: its measure columns differ (an output of another zerosim version; run the sweep again into a new --out file)")
 }

@@ -38,12 +38,26 @@ type Row struct {
 	NVLinkBytes  int64
 	// PeakMemory is the replayed step's per-rank peak in bytes
 	// (zero.Result.Peak, as zerosim run reports it), Fits whether it fits
-	// the GPU.
+	// the GPU: run's "fits in GPU memory", the peak plan ranks its rows by.
 	PeakMemory int64
 	Fits       bool
+	// DevicePeak is the busiest rank's peak as nvidia-smi sees it
+	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
+	// context and NCCL's buffers added; run's and plan's
+	// device_peak_bytes), DeviceFits whether it fits the GPU: a row that
+	// fits by its allocated peak but not on the device is one run warns of
+	// ("expect allocator retries or out-of-memory") and plan flags.
+	DevicePeak int64
+	DeviceFits bool
 	// TokensPerSecPerGPU is the tokens of one step over its time and the
-	// GPUs.
+	// GPUs; MFU the model FLOPs utilization as run and plan report it
+	// (zero.Utilization.MFU).
 	TokensPerSecPerGPU float64
+	MFU                float64
+	// MFUFromForward marks an MFU counted as 3× the forward FLOPs (a model
+	// without a per-token count, zero.Utilization.FromForward); plan's
+	// legend says so. Not a column.
+	MFUFromForward bool
 	// Err is the one-line error of a point whose input is invalid (the other
 	// fields are then zero).
 	Err string
@@ -55,17 +69,27 @@ func Measure(s *scenarios.Scenario) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	var r Row
-	r.StepTime = int64(res.StepTime)
+	return measured(res, int64(s.Cluster.GPUMemory)), nil
+}
+
+// measured is what a sweep row and a plan row (Plan.replay) take from one
+// replay on a GPU of capacity bytes.
+func measured(res *zero.Result, capacity int64) Row {
+	r := Row{StepTime: int64(res.StepTime)}
 	for _, rk := range res.Ranks {
 		r.ExposedComm = max(r.ExposedComm, int64(rk.ExposedComm))
 	}
 	r.NetworkBytes = WireBytes(res, topology.Inter)
 	r.NVLinkBytes = WireBytes(res, topology.Intra)
 	r.PeakMemory, _ = res.Peak()
-	r.Fits = res.Fits(int64(s.Cluster.GPUMemory))
+	r.Fits = res.Fits(capacity)
+	r.DevicePeak = res.DevicePeak
+	r.DeviceFits = capacity > 0 && r.DevicePeak <= capacity
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
-	return r, nil
+	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·H·Q·s per
+	// token, PaLM's convention; models without one, 3× the forward FLOPs).
+	r.MFU, r.MFUFromForward = res.Utilization.MFU, res.Utilization.FromForward
+	return r
 }
 
 // WireBytes sums the wire bytes of a link class over the step's phases.

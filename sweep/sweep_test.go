@@ -148,7 +148,7 @@ func checkAcceptanceRows(t *testing.T, out []byte, sp *Space) {
 		t.Errorf("meta line %q, want %q", lines[0], want)
 	}
 	lines = lines[1:]
-	if lines[0] != "index,parallelism.zero_stage,parallelism.k,communication.algorithm,communication.bucket_size,communication.prefetch_depth,communication.max_inflight_allgathers,communication.overlap,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,tokens_per_s_per_gpu,fits,error" {
+	if lines[0] != "index,parallelism.zero_stage,parallelism.k,communication.algorithm,communication.bucket_size,communication.prefetch_depth,communication.max_inflight_allgathers,communication.overlap,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,device_peak_bytes,tokens_per_s_per_gpu,mfu,fits,device_fits,error" {
 		t.Errorf("header %q", lines[0])
 	}
 	rows := lines[1:]
@@ -174,14 +174,14 @@ func checkAcceptanceRows(t *testing.T, out []byte, sp *Space) {
 	// per rank, 3,120 B over the wire; the ring 0→1→2→3→0 on 2 nodes × 2
 	// GPUs crosses the network on 2 of its 4 hops: 1,560 B each way.
 	f := strings.Split(rows[0], ",")
-	if f[10] != "1560" || f[11] != "1560" || f[15] != "" {
+	if f[10] != "1560" || f[11] != "1560" || f[18] != "" {
 		t.Errorf("point 0: network %s nvlink %s bytes, want 1560 and 1560 (%s)", f[10], f[11], rows[0])
 	}
 	// Its step trains micro_batch 1 × dp 4 sequences of seq_len 3: 12
 	// tokens, over the step time and 4 GPUs.
 	step, _ := strconv.ParseInt(f[8], 10, 64)
-	if want := math.Round(12/(float64(step)/1e12)/4*1000) / 1000; f[13] != strconv.FormatFloat(want, 'f', -1, 64) {
-		t.Errorf("point 0: tokens/s per GPU %s, want %v", f[13], want)
+	if want := math.Round(12/(float64(step)/1e12)/4*1000) / 1000; f[14] != strconv.FormatFloat(want, 'f', -1, 64) {
+		t.Errorf("point 0: tokens/s per GPU %s, want %v", f[14], want)
 	}
 }
 

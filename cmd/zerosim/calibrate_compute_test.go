@@ -319,7 +319,7 @@ func TestCalibrateMergesParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = runCLI("run", scen)
-	want := fmt.Sprintf("compute efficiency:  %s of the dense peak for large GEMMs, from calibration cal.yaml (fitted to a 500ms step of default)\nattention:           fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)\nstep time:           500ms", strings.TrimRight(fmt.Sprintf("%.4f", eff), "0"))
+	want := fmt.Sprintf("compute efficiency:  %s of the dense peak for large GEMMs, from calibration cal.yaml (fitted to a 500ms step of llama2-7b, 6,738,415,616 params, in scenario default)\nattention:           fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)\nstep time:           500ms", strings.TrimRight(fmt.Sprintf("%.4f", eff), "0"))
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "NCCL's cost model calibrated by cal.yaml") {
 		t.Errorf("run: exit %d, want %q in:\n%s%s", code, want, out[:min(len(out), 1500)], errOut)
 	}
@@ -434,6 +434,50 @@ func TestCalibrateDeviceMismatch(t *testing.T) {
 		}
 		if got := strings.Contains(out, "  warning: "+warning); got != tc.want {
 			t.Errorf("%v: the mismatch warning present %t, want %t:\n%s", tc.sets, got, tc.want, out)
+		}
+	}
+}
+
+// TestCalibrateRecordsTheModel: the compute part records the model the fit
+// ran on as resolved (a --set model.hf_config replaces the default
+// example's Llama 2 7B with Llama 3.1 8B, 8,030,261,248 parameters as
+// Meta's config.json counts them), so run names that model rather than the
+// scenario's, and a scenario running another model with the file is warned
+// (the default's own llama2-7b, 6,738,415,616 parameters); the model it
+// was fitted on runs without the warning.
+func TestCalibrateRecordsTheModel(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cal.yaml")
+	const hf = "model.hf_config=../../scenarios/hfpresets/llama3.1-8b.json"
+	if _, errOut, code := runCLI("calibrate", "--step-time", "600ms", "default", "--set", hf, "--file", file); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, errOut)
+	}
+	c := readCal(t, file)
+	if c.Compute == nil || c.Compute.Scenario != "default" || c.Compute.Model != "transformer (LlamaForCausalLM)" || c.Compute.Params != 8_030_261_248 {
+		t.Fatalf("the compute part records %+v", c.Compute)
+	}
+	const from = "(fitted to a 600ms step of transformer (LlamaForCausalLM), 8,030,261,248 params, in scenario default)"
+	const warning = "the compute efficiency was fitted on transformer (LlamaForCausalLM), 8,030,261,248 params; this scenario runs llama2-7b, 6,738,415,616 params: it may not carry over (calibrate on this model)"
+	for _, tc := range []struct {
+		sets        []string
+		taken, warn bool
+	}{
+		{[]string{"--set", hf}, true, false},
+		{nil, true, true},
+		// training.compute_efficiency overrides the file: nothing of it is
+		// taken, so nothing to warn of.
+		{[]string{"--set", "training.compute_efficiency=0.5"}, false, false},
+	} {
+		args := append([]string{"run", "default", "--set", "communication.calibration=" + file}, tc.sets...)
+		out, errOut, code := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.sets, code, errOut)
+		}
+		if strings.Contains(out, from) != tc.taken {
+			t.Errorf("%v: %q in the efficiency line: %t, want %t:\n%s", tc.sets, from, !tc.taken, tc.taken, head(out, 14))
+		}
+		if got := strings.Contains(errOut, warning); got != tc.warn {
+			t.Errorf("%v: the model warning present %t, want %t: %s", tc.sets, got, tc.warn, errOut)
 		}
 	}
 }

@@ -106,7 +106,7 @@ func TestCalibrateMemoryTorchtitan(t *testing.T) {
 			t.Errorf("%s: a scenario naming the file: %s peak %d B, want %d; overhead %g; warnings %q", c.flag, c.method, got, c.peak, *s.Memory.AllocatorOverhead, s.Warnings)
 		}
 		// zerosim run says where the overhead came from.
-		want := "\nallocator overhead " + overheadText(m.AllocatorOverhead) + ", from calibration cal.yaml (fitted to a " + c.method + " peak of " + map[string]string{"reserved": "82.40 GiB", "device": "83.50 GiB"}[c.method] + " of torchtitan-llama3.1-8b-h100)\n"
+		want := "\nallocator overhead " + overheadText(m.AllocatorOverhead) + ", from calibration cal.yaml (fitted to a " + c.method + " peak of " + map[string]string{"reserved": "82.40 GiB", "device": "83.50 GiB"}[c.method] + " of transformer, 8,030,261,248 params, in scenario torchtitan-llama3.1-8b-h100)\n"
 		if out, errOut, code := runCLI("run", filepath.Join(dir, "s.yaml")); code != 0 || errOut != "" || !strings.Contains(out, want) {
 			t.Errorf("%s: run: exit %d, want %q in:\n%s%s", c.flag, code, want, out, errOut)
 		}

@@ -191,7 +191,7 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 	if err != nil {
 		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %v", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), unfittable(err, s, "reserved"))}
 	}
-	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU}
+	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model)}
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodReserved, Measured: ss.Reserved,
 		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
 		Before:      reports.MemoryPoint{Overhead: *s.Memory.AllocatorOverhead, Reserved: r.ReservedPeak, Device: r.DevicePeak},

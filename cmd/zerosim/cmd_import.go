@@ -118,8 +118,8 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 	for _, n := range hfNotes(hm) {
 		fmt.Fprintf(&b, "# note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s}\nmodel:\n  kind: transformer\n", file)
-	fmt.Fprintf(&b, "  arch: %s  # %s's block layout, as model.hf_config replays it\n", scenarios.HFBlockArch(hm.Architecture), hm.Architecture)
+	fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s}\n", file)
+	b.WriteString(scenarios.HFModelHead(hm))
 	d := hm.Dims
 	fmt.Fprintf(&b, "  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n  seq_len: %d\n  params: %d\n  layer_list:\n",
 		d.Hidden, hm.Layers, hm.FFN(), d.Heads, d.KVHeads, hm.Vocab, hm.SeqLen(), hm.Total)

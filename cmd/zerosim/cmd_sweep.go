@@ -38,9 +38,13 @@ func newSweepCmd(a *app) *cobra.Command {
 (FILE, the name of an embedded example, or without FILE the default example). Each point is the scenario with
 its values applied as --set overrides; its row holds the point index, the
 values, step time and the busiest rank's exposed communication (ps), the wire
-bytes over the network and NVLink, the per-rank peak memory, the tokens per
-second per GPU, whether it fits the GPU, and the error of a point whose input
-is invalid (an invalid point is a row, not a failure).
+bytes over the network and NVLink, the per-rank peak memory (allocated, as
+run judges "fits" and plan ranks) and the device peak (what nvidia-smi sees),
+the tokens per second per GPU and the MFU (run's and plan's), whether the
+allocated peak fits the GPU (fits) and whether the device peak does too
+(device_fits: false where run warns of retries or out-of-memory), and the
+error of a point whose input is invalid (an invalid point is a row, not a
+failure).
 
 Points are numbered in a fixed order: grids in flag order, values in the
 order given, the last grid varying fastest. Rows come out in that order

@@ -26,8 +26,9 @@ file (warnings on stderr):
 
 An invalid file gets one line on stderr, its first error,
 "zerosim: FILE:LINE:COL: what is wrong (what is allowed)", and exit code 2;
-with several files every file is checked, each invalid one gets its line and
-a last line says how many passed; nothing goes to stdout. --format json
+with several files every file is checked, each invalid one gets its line,
+each valid one its warnings (in the files' order), and a last line says how
+many passed; nothing goes to stdout. --format json
 prints one JSON array of the files instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,27 +53,30 @@ type validFile struct {
 
 // runValidate loads every file in order and, when all are valid, reports
 // them on out: a line each, or with asJSON one array. Otherwise nothing
-// goes to out: an invalid file's first error is its line on errOut, and
-// with several files the returned error (the last line) says how many
-// passed.
+// goes to out: errOut has, in the files' order, an invalid file's first
+// error as its line and a valid file's warnings (what it would print
+// alone), and with several files the returned error (the last line) says
+// how many passed.
 func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJSON bool) error {
 	rows := []validFile{}
-	var lines, warnings []string
+	var lines, warnings, report []string
 	var bad []error
 	for _, f := range files {
 		r, warns, line, err := validateOne(f, sets, in)
 		if err != nil {
 			bad = append(bad, err)
+			report = append(report, "zerosim: "+reports.EscapeControl(plain(err))+"\n")
 			continue
 		}
 		rows, warnings, lines = append(rows, r), append(warnings, warns...), append(lines, line)
+		report = append(report, warns...)
 	}
 	if len(bad) > 0 {
 		if len(files) == 1 {
 			return inputError{bad[0]}
 		}
-		for _, err := range bad {
-			if _, werr := fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plain(err))); werr != nil {
+		for _, l := range report {
+			if _, werr := fmt.Fprint(errOut, l); werr != nil {
 				return werr
 			}
 		}

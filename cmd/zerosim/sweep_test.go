@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,5 +229,80 @@ func TestSweepErrorRowReadsAsTheCLI(t *testing.T) {
 	const want = `"error":"communication.bucket_size 1 B cuts group \"dense\"`
 	if !strings.Contains(out, want) || strings.Contains(out, "zero: ") {
 		t.Errorf("sweep row %q: want an error starting %s", out, want)
+	}
+}
+
+// TestSweepRowsCarryDevicePeakAndMFU: a sweep row carries the device peak
+// and the MFU run and plan report, and flags a point that fits by its
+// allocated peak but not on the device. On llama2-13b-a100-eth at plan's
+// winner (ZeRO-3, micro-batch 4, full checkpointing, prefetch 2, ring)
+// swept over K, K=4 allocates 35.1 GiB of the A100's 40 but needs 42.0 GiB
+// on the device: fits true, device_fits false, as run warns and plan's
+// "gives:" line says. Each row's figures equal run --format json's for
+// its point, and the K=4 row equals plan.csv's first row.
+func TestSweepRowsCarryDevicePeakAndMFU(t *testing.T) {
+	sets := []string{"--set", "parallelism.zero_stage=3", "--set", "training.micro_batch=4", "--set", "training.grad_accum=1",
+		"--set", "training.recompute=full", "--set", "communication.prefetch_depth=2", "--set", "communication.algorithm=ring"}
+	code, out, errOut := runMain(t, "", append([]string{"sweep", "llama2-13b-a100-eth", "--grid", "parallelism.k=1,4", "--format", "json"}, sets...)...)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	type row struct {
+		Point        map[string]string `json:"point"`
+		PeakMemory   int64             `json:"peak_memory_bytes"`
+		DevicePeak   int64             `json:"device_peak_bytes"`
+		TokensPerSec float64           `json:"tokens_per_s_per_gpu"`
+		MFU          *float64          `json:"mfu"`
+		Fits         bool              `json:"fits"`
+		DeviceFits   *bool             `json:"device_fits"`
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	if len(lines) != 2 {
+		t.Fatalf("%d rows:\n%s", len(lines), out)
+	}
+	const gpu = 40 << 30 // A100-40GB
+	for i, k := range []string{"1", "4"} {
+		var r row
+		if err := json.Unmarshal([]byte(lines[i]), &r); err != nil || r.Point["parallelism.k"] != k || r.MFU == nil || r.DeviceFits == nil {
+			t.Fatalf("row %d: %v: %s", i, err, lines[i])
+		}
+		code, js, errOut := runMain(t, "", append([]string{"run", "llama2-13b-a100-eth", "--format", "json", "--set", "parallelism.k=" + k}, sets...)...)
+		var run struct {
+			MFU        float64 `json:"mfu"`
+			DevicePeak int64   `json:"device_peak_bytes"`
+		}
+		if code != 0 || json.Unmarshal([]byte(js), &run) != nil {
+			t.Fatalf("run k=%s: exit %d: %s", k, code, errOut)
+		}
+		if r.DevicePeak != run.DevicePeak || *r.MFU != math.Round(run.MFU*1e5)/1e5 || r.DevicePeak <= r.PeakMemory {
+			t.Errorf("k=%s: device peak %d, mfu %v; run's %d, %v (allocated %d)", k, r.DevicePeak, *r.MFU, run.DevicePeak, run.MFU, r.PeakMemory)
+		}
+		if want := r.DevicePeak <= gpu; !r.Fits || *r.DeviceFits != want {
+			t.Errorf("k=%s: fits %v, device_fits %v; want true, %v (device %d of %d)", k, r.Fits, *r.DeviceFits, want, r.DevicePeak, gpu)
+		}
+		if k == "4" && (*r.DeviceFits || r.PeakMemory > gpu) {
+			t.Errorf("k=4 no longer fits by its allocated peak but not on the device (%d, %d of %d): the case lost its point", r.PeakMemory, r.DevicePeak, gpu)
+		}
+		if k != "4" {
+			continue
+		}
+		dir := t.TempDir()
+		if code, _, errOut := runMain(t, "", "plan", "llama2-13b-a100-eth", "-o", dir); code != 0 {
+			t.Fatalf("plan: exit %d: %s", code, errOut)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "plan.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil || len(recs) < 2 {
+			t.Fatalf("plan.csv: %v", err)
+		}
+		col := func(name string) string { return recs[1][slices.Index(recs[0], name)] }
+		if col("k") != "4" || col("recompute") != "full" || col("micro_batch") != "4" || col("prefetch_depth") != "2" ||
+			col("device_peak_bytes") != strconv.FormatInt(r.DevicePeak, 10) || col("mfu") != strconv.FormatFloat(*r.MFU, 'f', 5, 64) ||
+			col("tokens_per_s_per_gpu") != strconv.FormatFloat(r.TokensPerSec, 'f', 3, 64) {
+			t.Errorf("plan.csv's winner %q differs from the sweep's k=4 row %s", recs[1], lines[i])
+		}
 	}
 }

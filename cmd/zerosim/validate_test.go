@@ -74,6 +74,12 @@ func TestValidateFiles(t *testing.T) {
 			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
 				"zerosim: " + bad2 + ":13:3: dp·cp=3 does not equal nodes·gpus_per_node=2 (use dp·cp = 2)\n" +
 				"zerosim: validate: 2 of 4 files passed, 2 failed (each failed file's first error is above)\n", 2},
+		// A valid file's warnings are printed in the files' order beside
+		// the invalid files' errors (they were dropped when one failed).
+		{"warnings of the files that passed", []string{"validate", "--set", "cluster.gpu_memory=80GB", good, bad}, "",
+			"", "zerosim: warning: " + good + ": --set cluster.gpu_memory=80GB: gpu_memory 80GB is 74.51 GiB, but A100-80GB has 80 GiB (vendors' GB of HBM are GiB); use 80GiB unless you mean decimal gigabytes\n" +
+				"zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
+				"zerosim: validate: 1 of 2 files passed, 1 failed (each failed file's first error is above)\n", 2},
 		{"every file bad", []string{"validate", "--format", "json", bad, bad}, "",
 			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
 				"zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
