@@ -57,10 +57,11 @@ func (tr *Traffic) add(pr *Prepared) error {
 		ph := &p.Phases[i]
 		for j, x := range ph.Transfers {
 			path := &ph.paths[j]
-			tr.Sent[x.Src][path.Class] += ph.Bytes
-			tr.Recv[x.Dst][path.Class] += ph.Bytes
-			tr.Link[path.Links[0]] += ph.Bytes
-			tr.Link[path.Links[1]] += ph.Bytes
+			b := ph.transferBytes(j)
+			tr.Sent[x.Src][path.Class] += b
+			tr.Recv[x.Dst][path.Class] += b
+			tr.Link[path.Links[0]] += b
+			tr.Link[path.Links[1]] += b
 		}
 	}
 	return nil
@@ -283,7 +284,7 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 
 // run starts plan p's phases with one shape per phase: an alpha–beta
 // plan's one after the other, a timed plan's all at once (runTimed).
-func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
+func (f *Fabric) run(p *Plan, shapes [][]classShape, onDone func()) *Handle {
 	h := &Handle{Plan: p, start: f.eng.Now()}
 	if p.Timed && len(p.Phases) > 1 {
 		f.runTimed(h, shapes, onDone)
@@ -299,15 +300,20 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 			return
 		}
 		ph := &p.Phases[i]
-		w := ph.Bytes
-		if p.Timed {
-			w = ph.work
-		}
 		flow := func() {
-			fl := f.eng.StartShape(int64(w), shapes[i], func() { run(i + 1) })
-			h.flows = append(h.flows[:0], fl)
-			if h.num != h.den {
-				fl.Stretch(h.num, h.den)
+			h.flows = h.flows[:0]
+			left := len(shapes[i])
+			next := func() {
+				if left--; left == 0 {
+					run(i + 1)
+				}
+			}
+			for _, cs := range shapes[i] {
+				fl := f.startPhase(p, i, cs, next)
+				h.flows = append(h.flows, fl)
+				if h.num != h.den {
+					fl.Stretch(h.num, h.den)
+				}
 			}
 		}
 		if ph.Latency > 0 {
@@ -332,9 +338,12 @@ func (f *Fabric) run(p *Plan, shapes []*sim.Shape, onDone func()) *Handle {
 // time (timePlan), for the whole collective: a collective beside another
 // on its bottleneck shares that link for all of its time, as two NCCL
 // rings over one NIC do.
-func (f *Fabric) runTimed(h *Handle, shapes []*sim.Shape, onDone func()) {
+func (f *Fabric) runTimed(h *Handle, shapes [][]classShape, onDone func()) {
 	p := h.Plan
-	left := len(p.Phases)
+	left := 0
+	for _, ss := range shapes {
+		left += len(ss)
+	}
 	done := func() {
 		if left--; left == 0 {
 			h.done, h.end = true, f.eng.Now()
@@ -345,10 +354,12 @@ func (f *Fabric) runTimed(h *Handle, shapes []*sim.Shape, onDone func()) {
 	}
 	start := func() {
 		for i := range p.Phases {
-			fl := f.eng.StartShape(int64(p.Phases[i].work), shapes[i], done)
-			h.flows = append(h.flows, fl)
-			if h.num != h.den {
-				fl.Stretch(h.num, h.den)
+			for _, cs := range shapes[i] {
+				fl := f.startPhase(p, i, cs, done)
+				h.flows = append(h.flows, fl)
+				if h.num != h.den {
+					fl.Stretch(h.num, h.den)
+				}
 			}
 		}
 	}
@@ -359,27 +370,70 @@ func (f *Fabric) runTimed(h *Handle, shapes []*sim.Shape, onDone func()) {
 	}
 }
 
-// shapes aggregates each phase's transfers into a sim.Shape; with keep
-// non-nil, only the transfers whose source or destination is kept.
-func (f *Fabric) shapes(p *Plan, keep []bool) []*sim.Shape {
-	out := make([]*sim.Shape, len(p.Phases))
+// startPhase starts p's phase i's flow group cs: its bytes; with a Model
+// its wire bytes paced over its class's time, or its share of the model's
+// time at its class's busiest link's rate when that link needs all of it
+// (timePlan).
+func (f *Fabric) startPhase(p *Plan, i int, cs classShape, onDone func()) *sim.Flow {
+	ph := &p.Phases[i]
+	if !p.Timed {
+		return f.eng.StartShape(int64(ph.Bytes), cs.s, onDone)
+	}
+	if r := ph.runs[cs.class]; r.pace > 0 {
+		return f.eng.StartShapePaced(int64(ph.Bytes), int64(r.wire), sim.Time(r.pace), cs.s, onDone)
+	}
+	l := ph.perByte.byClass[cs.class]
+	if ph.dur == 0 || l.bw <= 0 {
+		return f.eng.StartShape(0, cs.s, onDone)
+	}
+	return f.eng.StartShapeAt(int64(ph.Bytes), sim.Time(ph.dur), int64(l.bw), max(l.load, 1), cs.s, onDone)
+}
+
+// classShape is a phase's flow group: the transfers over one link class
+// of a timed plan's phase, or all of an alpha–beta plan's (class −1).
+type classShape struct {
+	class int
+	s     *sim.Shape
+}
+
+// shapes aggregates each phase's transfers into flow groups (sim.Shape): a
+// timed plan's one per link class the phase crosses, each paced or timed
+// on its own (timePlan), an alpha–beta plan's one per phase, whose members
+// move in lockstep; with keep non-nil, only the transfers whose source or
+// destination is kept.
+func (f *Fabric) shapes(p *Plan, keep []bool) [][]classShape {
+	out := make([][]classShape, len(p.Phases))
 	var flat []*sim.Resource
 	var members [][]*sim.Resource
 	for i := range p.Phases {
 		ph := &p.Phases[i]
-		flat, members = flat[:0], members[:0]
-		for j, path := range ph.paths {
-			if keep != nil {
-				if x := ph.Transfers[j]; !keep[x.Src] && !keep[x.Dst] {
+		for c := range topology.NumClasses {
+			if p.Timed && ph.count[c] == 0 {
+				continue
+			}
+			flat, members = flat[:0], members[:0]
+			for j, path := range ph.paths {
+				if p.Timed && path.Class != topology.Class(c) {
 					continue
 				}
+				if keep != nil {
+					if x := ph.Transfers[j]; !keep[x.Src] && !keep[x.Dst] {
+						continue
+					}
+				}
+				flat = append(flat, f.resource(path.Links[0]), f.resource(path.Links[1]))
 			}
-			flat = append(flat, f.resource(path.Links[0]), f.resource(path.Links[1]))
+			for j := 0; j < len(flat); j += 2 {
+				members = append(members, flat[j:j+2:j+2])
+			}
+			cs := classShape{class: -1, s: f.eng.NewShape(members)}
+			if !p.Timed {
+				out[i] = append(out[i], cs)
+				break
+			}
+			cs.class = int(c)
+			out[i] = append(out[i], cs)
 		}
-		for j := 0; j < len(flat); j += 2 {
-			members = append(members, flat[j:j+2:j+2])
-		}
-		out[i] = f.eng.NewShape(members)
 	}
 	return out
 }
@@ -396,7 +450,7 @@ type Prepared struct {
 	plan   *Plan
 	model  *Model // the fabric's, which times the plan when it is Timed
 	shape  Shape  // the group's, for the model
-	shapes []*sim.Shape
+	shapes [][]classShape
 	wire   [topology.NumClasses]units.Bytes
 	sent   []RankBytes
 	// What a collective of another size over the same group derives its
@@ -411,6 +465,7 @@ type srcCount struct {
 	sent, phase int32
 	class       topology.Class
 	n           int64
+	n0          int64 // of them, channel 0's of a rail phase (Phase.extra)
 }
 
 // Plan is the plan; read-only. Its phases hold every transfer, or, when
@@ -433,8 +488,11 @@ func (p *Prepared) Sent() []RankBytes { return p.sent }
 type skelKey struct {
 	op   Op
 	algo Algo
-	n    int
-	hash uint64
+	// chosen is the algorithm a Model picks at the size (its traffic
+	// pattern follows it, lowerModel); Auto without a Model.
+	chosen Algo
+	n      int
+	hash   uint64
 }
 
 // Prepare lowers spec once. keep, if not nil, restricts the flow groups to
@@ -454,7 +512,18 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 	var key skelKey
 	hash := groupHash(spec.Group)
 	if spec.Bytes > 0 && len(spec.Group) > 1 {
-		key = skelKey{spec.Op, spec.Algo, len(spec.Group), hash}
+		key = skelKey{op: spec.Op, algo: spec.Algo, n: len(spec.Group), hash: hash}
+		if f.model != nil && timedAlgo(spec.Algo) && spec.Op != AllToAll {
+			if err := f.lw.validate(spec); err != nil {
+				return nil, err
+			}
+			blocks, _ := f.lw.nodeBlocks(spec.Group)
+			c, err := f.model.Time(spec.Op, Shape{Ranks: len(spec.Group), Nodes: len(blocks)}, spec.Algo, spec.Bytes)
+			if err != nil {
+				return nil, err
+			}
+			key.chosen = c.Algo
+		}
 		for _, sk := range f.skel[key] {
 			if !sameKeep(sk.base.keep, keep) || !sameGroup(sk.base.plan.Spec.Group, spec.Group) {
 				continue
@@ -541,6 +610,9 @@ func newPrepared(p *Plan, keep []bool) (*Prepared, error) {
 				pr.srcCount = append(pr.srcCount, srcCount{sent: k, phase: int32(i), class: c})
 			}
 			pr.srcCount[m].n++
+			if j < ph.first {
+				pr.srcCount[m].n0++
+			}
 		}
 	}
 	if err := pr.account(); err != nil {
@@ -561,9 +633,15 @@ func sameKeep(a, b []bool) bool {
 func (p *Prepared) account() error {
 	p.wire = [topology.NumClasses]units.Bytes{}
 	for i := range p.plan.Phases {
-		b := int64(p.plan.Phases[i].Bytes)
-		for c, n := range p.plan.Phases[i].count {
-			x, err := units.Mul(n, b)
+		ph := &p.plan.Phases[i]
+		for c, n := range ph.count {
+			x, err := units.Mul(n, int64(ph.Bytes))
+			if err == nil {
+				var y int64
+				if y, err = units.Mul(ph.count0[c], int64(ph.extra)); err == nil {
+					x, err = units.Add(x, y)
+				}
+			}
 			if err == nil {
 				var y int64
 				y, err = units.Add(int64(p.wire[c]), x)
@@ -578,7 +656,8 @@ func (p *Prepared) account() error {
 		p.sent[i].Bytes = [topology.NumClasses]units.Bytes{}
 	}
 	for _, sc := range p.srcCount {
-		p.sent[sc.sent].Bytes[sc.class] += units.Bytes(sc.n) * p.plan.Phases[sc.phase].Bytes
+		ph := &p.plan.Phases[sc.phase]
+		p.sent[sc.sent].Bytes[sc.class] += units.Bytes(sc.n)*ph.Bytes + units.Bytes(sc.n0)*ph.extra
 	}
 	return nil
 }
@@ -593,6 +672,7 @@ func (p *Prepared) derive(spec Spec) (*Prepared, error) {
 	np.Phases = slices.Clone(p.plan.Phases)
 	for i := range np.Phases {
 		np.Phases[i].Bytes = np.Phases[i].bytesFor(spec.Bytes)
+		np.Phases[i].extra = np.Phases[i].extraFor(spec.Bytes)
 	}
 	if np.Timed {
 		if err := timePlan(p.model, &np, p.shape); err != nil {
@@ -634,14 +714,30 @@ func (f *Fabric) lowerTimed(spec Spec) (p *Plan, sh Shape, err error) {
 	return f.lw.lowerModel(f.model, spec)
 }
 
-// LowerModel lowers spec for timing by m: the traffic of NCCL's algorithm
-// on the links (rings and trees cross nodes on every NIC of a node, as
-// NCCL's rail-aligned channels do: the two-level pattern of Hierarchical
-// when the group spans nodes evenly, else a ring), timed so that alone it
-// takes m's time for spec (Plan.Choice).
+// LowerModel lowers spec for timing by m: the traffic of the algorithm m
+// chooses (Plan.Choice) on the links, timed so that alone it takes m's time
+// for spec. NCCL's ring over a group that spans nodes evenly is one flat
+// ring per channel through every rank, crossing between nodes on its own
+// rail (railRings); its tree and NVLS algorithms keep the two-level pattern
+// of Hierarchical when the group spans nodes evenly; everything else is a
+// ring in group order.
 func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
 	p, _, err := newLowering(t).lowerModel(m, spec)
 	return p, err
+}
+
+// modelPattern is the algorithm whose traffic stands for NCCL's chosen
+// algorithm chosen on a group split into blocks: Ring for a ring over
+// even blocks means railRings (one ring per channel), Hierarchical the
+// two-level pattern, and Ring otherwise the ring in group order.
+func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails bool) {
+	if !even || len(blocks) < 2 || len(blocks[0]) < 2 {
+		return Ring, false
+	}
+	if chosen == Ring {
+		return Ring, true
+	}
+	return Hierarchical, false
 }
 
 // lowerModel is LowerModel on lw's scratch, and the group's shape.
@@ -654,12 +750,21 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	}
 	blocks, even := lw.nodeBlocks(spec.Group)
 	sh := Shape{Ranks: len(spec.Group), Nodes: len(blocks)}
-	pattern := spec
-	pattern.Algo = Ring
-	if even && len(blocks) > 1 && len(blocks[0]) > 1 {
-		pattern.Algo = Hierarchical
+	// The pattern follows the algorithm the model picks for this size.
+	c, err := m.Time(spec.Op, sh, spec.Algo, spec.Bytes)
+	if err != nil {
+		return nil, Shape{}, err
 	}
-	p, err := lw.phases(pattern, blocks, even)
+	pattern := spec
+	var rails bool
+	pattern.Algo, rails = modelPattern(c.Algo, blocks, even)
+	var p *Plan
+	if rails && len(spec.Group) > 1 && spec.Bytes > 0 {
+		p = &Plan{Spec: spec, Algo: Ring}
+		err = lw.railRings(p, spec, blocks)
+	} else {
+		p, err = lw.phases(pattern, blocks, even)
+	}
 	if err != nil {
 		return nil, Shape{}, err
 	}
@@ -669,6 +774,87 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, err
 	}
 	return p, sh, nil
+}
+
+// railRings adds NCCL's ring channels over a group of m > 1 nodes of g > 1
+// ranks each (blocks) to p: g channels, each one ring through all n = m·g
+// ranks carrying S/g of the buffer (a reduce-scatter or all-gather phase
+// of n−1 steps; all-reduce is both). NCCL builds each channel's ring in a
+// node as NET k → GPU a → … → GPU x → NET k, with the same NIC k in and out
+// first (crossNic 0), and connects node i's sending rank to node i+1's
+// receiving rank (NVIDIA/nccl src/graph/search.cc ncclTopoSearchParams'
+// comment and ncclTopoSearchCheckNet, src/graph/connect.cc connectRings,
+// commit 5067397c2676d5aed50042fc39e5c8ee96eb0027); GPU x reaches NIC k
+// by PXN, through the NVLink of the GPU beside NIC k (src/transport/net.cc
+// useNetPXN, same commit). Channel c here enters every node at its c-th
+// rank, walks the block from there (c, c+1, …, c−1), and leaves on the
+// c-th rank's NIC: the last rank's bytes go over NVLink to the c-th rank
+// (PXN) and from its NIC to the next node's c-th rank, so channel c's
+// node-to-node hops are on rail c at both ends. The channels split the
+// flat ring's hop bytes B = (n−1)·⌈S/n⌉ exactly, unpadded: ⌊B/g⌋ on every
+// hop and the remainder (under g bytes) on channel 0's (Phase.extra), per
+// channel m·g NVLink transfers (the ring's g−1 per node and the PXN one)
+// and m network transfers; the channels run as one flow group, timed by
+// the model. One channel per rank
+// of a node puts on every link the bytes of NCCL's two channels per NIC
+// (Model.channels) with one NIC per GPU, and spreads them evenly over
+// shared NICs.
+func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
+	g, m := len(blocks[0]), len(blocks)
+	n := g * m
+	build := func(name string) error {
+		ph := Phase{Name: name, Steps: n - 1, ringK: n, div: g, rail: true}
+		ph.Bytes, ph.extra = ph.bytesFor(spec.Bytes), ph.extraFor(spec.Bytes)
+		key := ringKey{railRing, n, groupHash(spec.Group)}
+		if r := lw.rings[key]; r != nil && sameKeep(r.keep, lw.keep) && sameGroup(r.group, spec.Group) {
+			ph.Transfers, ph.paths, ph.count, ph.perByte = r.transfers, r.paths, r.count, r.perByte
+			ph.first, ph.count0 = r.first, r.count0
+		} else {
+			if err := lw.begin(&ph, g*(n+m)); err != nil {
+				return err
+			}
+			for c := range g {
+				for b, blk := range blocks {
+					for i := range g - 1 {
+						if err := lw.add(&ph, blk[(c+i)%g], blk[(c+i+1)%g]); err != nil {
+							return err
+						}
+					}
+					// PXN: the block's last rank to the c-th, then rail c.
+					if err := lw.add(&ph, blk[(c+g-1)%g], blk[c]); err != nil {
+						return err
+					}
+					if err := lw.add(&ph, blk[c], blocks[(b+1)%m][c]); err != nil {
+						return err
+					}
+				}
+				if c == 0 {
+					ph.first, ph.count0 = len(ph.Transfers), ph.count
+				}
+			}
+			lw.finish()
+			ph.perByte = lw.perByte
+			if lw.rings == nil {
+				lw.rings = map[ringKey]*ringMemo{}
+			}
+			lw.rings[key] = &ringMemo{group: spec.Group, keep: lw.keep, transfers: ph.Transfers, paths: ph.paths, count: ph.count,
+				alpha: lw.alpha, perByte: lw.perByte, first: ph.first, count0: ph.count0}
+		}
+		if ph.Bytes+ph.extra == 0 {
+			ph.perByte = bottleneck{}
+		}
+		p.Phases = append(p.Phases, ph)
+		return nil
+	}
+	if spec.Op != AllGather {
+		if err := build("ring-rs"); err != nil {
+			return err
+		}
+	}
+	if spec.Op != ReduceScatter {
+		return build("ring-ag")
+	}
+	return nil
 }
 
 // ShapeOf is the communicator shape of a group: ranks and nodes spanned.
@@ -696,28 +882,89 @@ func timePlan(m *Model, p *Plan, sh Shape) error {
 	// that makes that the model's bandwidth time: each class carries its
 	// real share of the traffic, and no class's work depends on another
 	// class's bandwidth but through the model's time.
-	var need [topology.NumClasses + 1]float64 // ps at full speed, per class (last: mixed)
-	for i := range p.Phases {
-		ph := &p.Phases[i]
-		need[phaseClass(ph)] += float64(ph.Bytes) * ph.perByte
-	}
+	need := linkNeed(p)
 	busiest := slices.Max(need[:])
-	bw := float64(c.Time - c.Latency)
 	for i := range p.Phases {
-		ph := &p.Phases[i]
-		ph.Latency = 0
-		if i == 0 {
-			ph.Latency = c.Latency
-		}
-		ph.work = 0
-		if busiest > 0 && ph.Bytes > 0 {
-			ph.work = units.Bytes(math.Ceil(float64(ph.Bytes) * bw / busiest))
-		}
+		p.Phases[i].Latency, p.Phases[i].dur, p.Phases[i].runs = 0, 0, [topology.NumClasses]classRun{}
 	}
 	if busiest == 0 {
 		p.Phases[0].Latency = c.Time
+		return nil
+	}
+	p.Phases[0].Latency = c.Latency
+	// Each phase's share of the model's bandwidth time bw, in whole
+	// picoseconds at its bottleneck's rate (the engine's work for it is
+	// exact: sim.StartShapeAt); a class's phases share its links, so each
+	// class ends when its phases' times add up, and the busiest class's add
+	// up to bw exactly: alone, the collective ends at the model's time to
+	// the picosecond, whatever the links' bandwidths.
+	bw := c.Time - c.Latency
+	var sum [topology.NumClasses + 1]units.Duration
+	var first [topology.NumClasses + 1]int
+	for i := len(p.Phases) - 1; i >= 0; i-- {
+		ph := &p.Phases[i]
+		k := phaseClass(ph)
+		first[k] = i
+		if b := ph.Bytes + ph.extra; b > 0 {
+			ph.dur = units.Duration(float64(b) * ph.perByte.ps() * float64(bw) / busiest)
+			sum[k] += ph.dur
+		}
+	}
+	for k := range sum {
+		if sum[k] > 0 && (need[k] == busiest || sum[k] > bw) {
+			p.Phases[first[k]].dur += bw - sum[k]
+			sum[k] = bw
+		}
+	}
+	// Where the model's time is longer than a link class needs for the
+	// collective's bytes on the wire (its protocol's flags and the share
+	// of each link NCCL reaches: Model.wireFraction), that class's
+	// transfers are paced: each phase's move their wire bytes over its
+	// group's time and no faster (sim.StartShapePaced), so beside other
+	// traffic they hold only the bandwidth those bytes need, whichever link
+	// is the bottleneck. (Filled for the model's time instead, a ring's
+	// NVLink hops took all of each NVLink port once a faster NIC left
+	// NVLink the bottleneck, though the model's time and the bytes had not
+	// changed.) A class whose wire bytes need all of the time keeps its
+	// busiest link full.
+	var wire [topology.NumClasses + 1][topology.NumClasses]float64
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		if ph.dur == 0 {
+			continue
+		}
+		for k, l := range ph.perByte.byClass {
+			if l.bw > 0 {
+				r := &ph.runs[k]
+				r.wire = units.Bytes(math.Ceil(float64(ph.Bytes) / m.wireFraction(topology.Class(k), sh, c.Proto)))
+				wire[phaseClass(ph)][k] += float64(r.wire+ph.extra) * l.ps()
+			}
+		}
+	}
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		g := phaseClass(ph)
+		for k := range ph.runs {
+			// A part per billion of slack keeps the rounded paces of a
+			// group's phases within its links.
+			if r := &ph.runs[k]; r.wire > 0 && wire[g][k]*(1+1e-9) < float64(sum[g]) {
+				r.pace = sum[g]
+			}
+		}
 	}
 	return nil
+}
+
+// linkNeed is the time in picoseconds each link class (the last: phases
+// that cross several) needs at full speed for p's phases' bytes, alone on
+// its links.
+func linkNeed(p *Plan) (need [topology.NumClasses + 1]float64) {
+	// A rail phase's channel 0 carries its extra bytes on its own links.
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.ps()
+	}
+	return need
 }
 
 // phaseClass is the link class all of ph's transfers cross, or

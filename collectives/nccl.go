@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -359,6 +360,37 @@ func (m *Model) intraBW() float64 {
 		f = pciFraction
 	}
 	return float64(m.HW.IntraBW) / 1e9 * f * m.Params.IntraEff
+}
+
+// wireFraction is the share of a link of class c that a collective's
+// payload gets when NCCL runs it with protocol p on a communicator of
+// shape sh: what NCCL's model reaches on that link (intraBW, netBW: its
+// topology's NVLink and PCIe speeds, its ring search's NIC speed, and any
+// calibrated efficiency) times what the protocol leaves for data on the
+// wire. LL sends each 8 bytes of data with two 4-byte flags in a 16-byte
+// line (union ncclLLFifoLine), LL128 one flag word in each line of 16
+// 8-byte words (NCCL_LL128_DATAELEMS = NCCL_LL128_LINEELEMS − 1), Simple
+// data alone (NVIDIA/nccl src/include/device.h at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027). A timed collective's traffic
+// holds its links at its payload over this fraction (timePlan).
+func (m *Model) wireFraction(c topology.Class, sh Shape, p Proto) float64 {
+	f := 1.0
+	switch {
+	case c == topology.Inter && m.HW.NICBW > 0:
+		f = m.netBW(sh.ppn()) / (float64(m.nics(sh.ppn())) * float64(m.HW.NICBW) / 1e9)
+	case c == topology.Intra && m.HW.IntraBW > 0:
+		f = m.intraBW() / (float64(m.HW.IntraBW) / 1e9)
+	}
+	switch p {
+	case LL:
+		f /= 2
+	case LL128:
+		f *= 15.0 / 16
+	}
+	if f <= 0 || f > 1 || math.IsNaN(f) {
+		return 1
+	}
+	return f
 }
 
 // nics is how many NICs of a node a communicator with ppn ranks there

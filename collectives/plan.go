@@ -138,11 +138,14 @@ type Phase struct {
 	Bytes     units.Bytes    // per transfer
 	Transfers []Transfer
 	paths     []topology.Path
-	// work is the engine work per transfer when a Model times the plan
-	// (0: Bytes, the alpha–beta plan); perByte is the phase's bottleneck
-	// in picoseconds per byte of one transfer, alone on the links.
-	work    units.Bytes
-	perByte float64
+	// dur is the phase's share of the model's bandwidth time when a Model
+	// times the plan (timePlan), at its bottleneck's rate: perByte, the
+	// busiest link's transfers and bandwidth, alone on the links.
+	dur     units.Duration
+	perByte bottleneck
+	// runs is how a timed phase's transfers over each link class run
+	// (timePlan), each class's as a flow group of its own.
+	runs [topology.NumClasses]classRun
 	// count is the collective's transfers per link class in this phase,
 	// every one of them even when Transfers holds only a restriction's.
 	count [topology.NumClasses]int64
@@ -150,6 +153,14 @@ type Phase struct {
 	// ringK ranks on S, or on ⌈S/div⌉ when div > 0; the tree on ⌈S/2⌉;
 	// an all-to-all of a2a ranks on ⌈S/a2a⌉.
 	ringK, div, a2a int
+	// rail: a phase of NCCL's ring channels (railRings), which splits the
+	// ring's hop bytes exactly over its div channels: every transfer
+	// carries Bytes, and channel 0's (the first of Transfers, count0 of
+	// them per class in all) extra bytes more.
+	rail   bool
+	first  int
+	count0 [topology.NumClasses]int64
+	extra  units.Bytes
 }
 
 // bytesFor is the phase's Bytes for a collective of S bytes (same group).
@@ -160,11 +171,34 @@ func (ph *Phase) bytesFor(S units.Bytes) units.Bytes {
 	if ph.ringK == 0 {
 		return ceilDiv(S, 2)
 	}
+	if ph.rail {
+		// The flat ring's hop bytes over div channels: ⌊B/div⌋ each, and
+		// the rest on channel 0 (extraFor).
+		return units.Bytes(ph.ringK-1) * chunk(S, ph.ringK) / units.Bytes(ph.div)
+	}
 	buf := S
 	if ph.div > 0 {
 		buf = chunk(S, ph.div)
 	}
 	return units.Bytes(ph.ringK-1) * chunk(buf, ph.ringK)
+}
+
+// extraFor is the bytes channel 0 of a rail phase carries beyond Bytes
+// per transfer for a collective of S bytes (0 for other phases).
+func (ph *Phase) extraFor(S units.Bytes) units.Bytes {
+	if !ph.rail {
+		return 0
+	}
+	b := units.Bytes(ph.ringK-1) * chunk(S, ph.ringK)
+	return b - units.Bytes(ph.div)*(b/units.Bytes(ph.div))
+}
+
+// transferBytes is the bytes of ph's j-th transfer.
+func (ph *Phase) transferBytes(j int) units.Bytes {
+	if j < ph.first {
+		return ph.Bytes + ph.extra
+	}
+	return ph.Bytes
 }
 
 // Plan is a collective lowered onto a topology: its phases run one after
@@ -207,7 +241,7 @@ type lowering struct {
 	load    []uint32
 	touched []int32
 	alpha   units.Duration
-	perByte float64
+	perByte bottleneck
 	// keep, if not nil, is the restriction: a phase stores only the
 	// transfers whose source or destination is kept (Fabric.Prepare).
 	keep []bool
@@ -222,9 +256,12 @@ type lowering struct {
 type ringKind int8
 
 const (
-	flatRing  ringKind = iota // the group in its order
-	intraRing                 // hierarchical: each node's block
-	interRing                 // hierarchical: the j-th rank of every block
+	flatRing    ringKind = iota // the group in its order
+	intraRing                   // hierarchical: each node's block
+	interRing                   // hierarchical: the j-th rank of every block
+	railRingAll                 // NCCL's ring channels over even blocks, all of them (railRings)
+	railRing0                   // channel 0 of them
+	railRing                    // the other channels
 )
 
 type ringKey struct {
@@ -242,7 +279,44 @@ type ringMemo struct {
 	paths     []topology.Path
 	count     [topology.NumClasses]int64
 	alpha     units.Duration
-	perByte   float64
+	perByte   bottleneck
+	// A rail phase's channel 0: its kept transfers and all per class.
+	first  int
+	count0 [topology.NumClasses]int64
+}
+
+// classRun is how a timed phase's transfers over one link class run:
+// paced, moving their wire bytes (their bytes with their protocol's and
+// link's overhead) over pace and no faster, or, when pace is 0, filling
+// the class's busiest link for the phase's dur.
+type classRun struct {
+	pace units.Duration
+	wire units.Bytes
+}
+
+// bottleneck is a phase's busiest link: load of its transfers on a link
+// of bandwidth bw, so one transfer alone on the phase's links moves a byte
+// in load·10¹²/bw picoseconds (ps) and w bytes in ⌈w·load·10¹²/bw⌉, as
+// the engine times it (sim.TransferTime).
+type bottleneck struct {
+	busy
+	// byClass is the busiest link of each class the phase crosses (zero
+	// for a class it does not).
+	byClass [topology.NumClasses]busy
+}
+
+// busy is load transfers on a link of bandwidth bw.
+type busy struct {
+	load uint32
+	bw   units.Bandwidth
+}
+
+// ps is b's picoseconds per byte (0 for no link).
+func (b busy) ps() float64 {
+	if b.bw <= 0 {
+		return 0
+	}
+	return float64(b.load) * 1e12 / float64(b.bw)
 }
 
 func newLowering(t *topology.Topology) *lowering { return &lowering{t: t} }
@@ -591,7 +665,7 @@ func (lw *lowering) begin(ph *Phase, n int) error {
 	if m := min(2*n, links); cap(lw.touched) < m {
 		lw.touched = make([]int32, 0, m)
 	}
-	lw.alpha, lw.perByte = 0, 0
+	lw.alpha, lw.perByte = 0, bottleneck{}
 	if lw.keep == nil {
 		ph.Transfers = make([]Transfer, 0, n)
 		ph.paths = make([]topology.Path, 0, n)
@@ -628,10 +702,18 @@ func (lw *lowering) finish() {
 	// the last quotient serves the next link alike.
 	var w uint32
 	var bw units.Bandwidth
+	var c topology.Class
 	for _, id := range lw.touched {
-		if b := lw.t.Params(topology.LinkID(id)).Bandwidth; lw.load[id] != w || b != bw {
-			w, bw = lw.load[id], b
-			lw.perByte = max(lw.perByte, float64(w)*1e12/float64(bw))
+		k := lw.t.LinkClass(topology.LinkID(id))
+		if b := lw.t.Params(topology.LinkID(id)).Bandwidth; lw.load[id] != w || b != bw || k != c {
+			w, bw, c = lw.load[id], b, k
+			l := busy{w, bw}
+			if l.ps() > lw.perByte.ps() {
+				lw.perByte.busy = l
+			}
+			if l.ps() > lw.perByte.byClass[k].ps() {
+				lw.perByte.byClass[k] = l
+			}
 		}
 		lw.load[id] = 0
 	}
@@ -797,7 +879,7 @@ func (p *Plan) EachTransfer(fn func(src, dst int, c topology.Class, b units.Byte
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		for j, x := range ph.Transfers {
-			fn(x.Src, x.Dst, ph.paths[j].Class, ph.Bytes)
+			fn(x.Src, x.Dst, ph.paths[j].Class, ph.transferBytes(j))
 		}
 	}
 }

@@ -230,7 +230,18 @@ func checkRestricted(t *testing.T, name string, keep []bool, r, full *Plan) {
 		if !slices.Equal(got.Transfers, kept) || !slices.Equal(got.paths, paths) {
 			t.Errorf("%s: phase %s keeps %v, want %v", name, w.Name, got.Transfers, kept)
 		}
-		got.Transfers, got.paths = w.Transfers, w.paths
+		// A rail phase's channel 0 leads its transfers: the restriction
+		// keeps its kept ones first.
+		first := 0
+		for _, x := range w.Transfers[:w.first] {
+			if keep[x.Src] || keep[x.Dst] {
+				first++
+			}
+		}
+		if got.first != first {
+			t.Errorf("%s: phase %s keeps %d of channel 0's transfers first, want %d", name, w.Name, got.first, first)
+		}
+		got.Transfers, got.paths, got.first = w.Transfers, w.paths, w.first
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("%s: phase %s\n got %+v\nwant %+v", name, w.Name, got, w)
 		}

@@ -76,6 +76,9 @@ type Engine struct {
 	fill    []fillEntry
 	fillOut []fillEntry
 	rekeyed fillHeap
+	// paceRes are the paced flows' caps as resources during a
+	// recomputation (recompute).
+	paceRes []*Resource
 	flows   int
 
 	// classes holds the Shapes' classes (looked up, never iterated).

@@ -159,10 +159,17 @@ type Flow struct {
 	// parked: the flow is in its class's flows, not in its resources'
 	// users (see shapeClass).
 	parked bool
+	// pace, if not 0, caps the flow's rate (work units per ps per member):
+	// a timed transfer moves its real bytes no faster than its time allows
+	// (StartShapeAt), leaving the rest of its links to others.
+	pace uint64
 	// scratch
 	mark   uint64
 	frozen bool
 	nrate  uint64
+	// paceR is the flow's cap as a resource of its own during a
+	// recomputation (recompute), nil otherwise.
+	paceR *Resource
 }
 
 // ID numbers flows and groups in the order they were started, from 0.
@@ -279,10 +286,15 @@ type Shape struct {
 // instead, so that asking costs a walk of the asking class's resources, not
 // one pair per parked class.
 type shapeClass struct {
-	res    []resUse // the first shape's
-	byID   []resUse // res in Resource.id order (overlaps)
-	alone  uint64   // min over res of floor(cap/w): one flow's rate alone
-	active int      // flows of the class crossing its resources
+	res   []resUse // the first shape's
+	byID  []resUse // res in Resource.id order (overlaps)
+	alone uint64   // min over res of floor(cap/w): one flow's rate alone
+	// pace caps each flow's rate (0: none): the class of a shape's flows
+	// started with one pace (StartShapeAt), made by paced from the
+	// shape's own class, whose paced classes it keeps.
+	pace   uint64
+	paced  map[uint64]*shapeClass
+	active int // flows of the class crossing its resources
 	// flows are the class's flows while it is parked (the order its
 	// resources' users lists would hold them in), empty otherwise.
 	flows []user
@@ -292,6 +304,32 @@ type shapeClass struct {
 	// marked is set while its resources point at it (Resource.parked).
 	pidx   int
 	marked bool
+}
+
+// rate is the one rate of the class's flows while n of them share its
+// resources alone: each resource's fair level, floor(alone/n), or the pace.
+func (c *shapeClass) rate(n int) uint64 {
+	r := c.alone / uint64(n)
+	if c.pace > 0 {
+		r = min(r, c.pace)
+	}
+	return r
+}
+
+// withPace is c's class for flows paced at pace (0: c itself).
+func (c *shapeClass) withPace(pace uint64) *shapeClass {
+	if pace == 0 || c == nil {
+		return c
+	}
+	if p := c.paced[pace]; p != nil {
+		return p
+	}
+	p := &shapeClass{res: c.res, byID: c.byID, alone: c.alone, pace: pace}
+	if c.paced == nil {
+		c.paced = map[uint64]*shapeClass{}
+	}
+	c.paced[pace] = p
+	return p
 }
 
 // markAbove is the number of parked classes from which they mark their
@@ -526,14 +564,76 @@ func (e *Engine) start(bytesPerMember int64, res []resUse, onDone func()) *Flow 
 // startClass is start for a flow of a Shape: byID is res in another order
 // (Shape.byID), cls the shape's class (nil: none).
 func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shapeClass, onDone func()) *Flow {
-	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows, res: res, byID: byID}
+	hi, lo := bits.Mul64(uint64(bytesPerMember), workPerByte)
+	return e.startWork(bytesPerMember, hi, lo, 0, res, byID, cls, onDone)
+}
+
+// StartShapeAt is StartShape for a flow group timed rather than sized:
+// each member's work is what it moves in d at bytesPerSec/share bytes per
+// second (d·bytesPerSec·rateScale/share work units, exact when share
+// divides bytesPerSec·rateScale, as any share up to 16 does). Where its
+// members move at that rate (alone on resources of bytesPerSec that share
+// of its members cross, and faster elsewhere) it ends exactly d after it
+// starts; flows sharing a resource with it divide the resource's time
+// exactly as their work. Bytes reports bytesPerMember. It panics as
+// StartShape does, or if d < 0, bytesPerSec is not in (0, MaxBandwidth]
+// or share is 0.
+func (e *Engine) StartShapeAt(bytesPerMember int64, d Time, bytesPerSec int64, share uint32, s *Shape, onDone func()) *Flow {
+	if bytesPerMember < 0 || d < 0 {
+		panic("sim: StartShapeAt with negative bytes or time")
+	}
+	if bytesPerSec <= 0 || bytesPerSec > MaxBandwidth || share == 0 {
+		panic("sim: StartShapeAt with a rate out of range")
+	}
+	if s.e != e {
+		panic("sim: StartShapeAt with another engine's shape")
+	}
+	hi, lo := bits.Mul64(uint64(d), uint64(bytesPerSec)*rateScale/uint64(share))
+	return e.startWork(bytesPerMember, hi, lo, 0, s.res, s.byID, s.cls, onDone)
+}
+
+// StartShapePaced is StartShape for a flow group that moves wireBytes per
+// member on its resources (its bytes with whatever overhead the wire
+// carries) in d and no faster: its rate is capped at wireBytes/d (its
+// pace, rounded down to a whole work unit per picosecond; its work is the
+// pace times d, within a byte of wireBytes). Alone on resources that move
+// those bytes in less than d it ends exactly d after it starts, and beside
+// other flows it holds only its pace: max–min fairness gives the rest of
+// each resource to them (the pace is a resource of its own in progressive
+// filling). A group its resources cannot keep at its pace shares them as
+// any flow does, and ends later. Bytes reports bytesPerMember. It panics
+// as StartShape does, or if wireBytes < 0, d ≤ 0 or the pace does not fit
+// 64 bits (wireBytes/d far above MaxBandwidth, a rate no resource has).
+func (e *Engine) StartShapePaced(bytesPerMember, wireBytes int64, d Time, s *Shape, onDone func()) *Flow {
+	if bytesPerMember < 0 || wireBytes < 0 || d <= 0 {
+		panic("sim: StartShapePaced with negative bytes or a time that is not positive")
+	}
+	if s.e != e {
+		panic("sim: StartShapePaced with another engine's shape")
+	}
+	rhi, rlo := bits.Mul64(uint64(wireBytes), workPerByte)
+	if rhi >= uint64(d) {
+		panic("sim: StartShapePaced at a pace beyond any bandwidth")
+	}
+	pace, _ := bits.Div64(rhi, rlo, uint64(d))
+	if pace == 0 {
+		return e.startWork(bytesPerMember, 0, 0, 0, s.res, s.byID, s.cls, onDone)
+	}
+	hi, lo := bits.Mul64(uint64(d), pace)
+	return e.startWork(bytesPerMember, hi, lo, pace, s.res, s.byID, s.cls.withPace(pace), onDone)
+}
+
+// startWork starts a flow of bytesPerMember bytes (reported), hi:lo work
+// units per member and a rate cap of pace (0: none); cls is of that pace.
+func (e *Engine) startWork(bytesPerMember int64, hi, lo, pace uint64, res, byID []resUse, cls *shapeClass, onDone func()) *Flow {
+	f := &Flow{e: e, onDone: onDone, bytes: bytesPerMember, start: e.now, last: e.now, hidx: -1, id: e.nflows, res: res, byID: byID, pace: pace}
 	e.nflows++
 	e.flows++
 	if e.ftrace != nil {
 		e.ftrace.FlowStart(e.now, f)
 	}
-	f.hi, f.lo = bits.Mul64(uint64(bytesPerMember), workPerByte)
-	if bytesPerMember == 0 || len(f.res) == 0 {
+	f.hi, f.lo = hi, lo
+	if hi|lo == 0 || len(f.res) == 0 {
 		f.res, f.byID = nil, nil
 		e.schedule(f, e.now)
 		return f
@@ -578,8 +678,11 @@ func (e *Engine) startClass(bytesPerMember int64, res, byID []resUse, cls *shape
 		return f
 	}
 	// Alone on its resources (most ring phases of a replay): progressive
-	// filling saturates its lowest fair level at once, which is what
-	// recompute would find.
+	// filling saturates its lowest fair level at once, or its pace, which
+	// is what recompute would find.
+	if pace > 0 {
+		alone = min(alone, pace)
+	}
 	if alone > 0 {
 		f.rate = alone
 		if e.ftrace != nil {
@@ -608,8 +711,8 @@ func (e *Engine) startParked(f *Flow, cls *shapeClass) {
 	if e.marking {
 		cls.mark(true)
 	}
-	if cls.alone > 0 {
-		f.rate = cls.alone
+	if r := cls.rate(1); r > 0 {
+		f.rate = r
 		if e.ftrace != nil {
 			e.ftrace.FlowRate(e.now, f, int64(f.rate/rateScale))
 		}
@@ -757,11 +860,25 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 		}
 	}
 	now := e.now
+	paces := 0
 	for _, f := range fl {
 		f.hi, f.lo = f.progressed(now)
 		f.last = now
 		f.frozen = false
 		f.nrate = 0
+		if f.pace > 0 {
+			// The pace is a resource of the flow's own, after the
+			// shared ones in the visiting order.
+			if paces == len(e.paceRes) {
+				e.paceRes = append(e.paceRes, &Resource{})
+			}
+			r := e.paceRes[paces]
+			paces++
+			r.users = append(r.inline[:0], user{f: f, w: 1})
+			r.cap, r.rem, r.wsum, r.level = f.pace, f.pace, 1, f.pace
+			f.paceR = r
+			act = append(act, r)
+		}
 	}
 	// Progressive filling: the resource with the lowest fair level
 	// saturates first, the earliest visited among equals, and its
@@ -770,6 +887,11 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 		fillByScan(act)
 	} else {
 		e.fillBySort(act, len(fl))
+	}
+	for _, r := range e.paceRes[:paces] {
+		r.users[0].f.paceR = nil
+		r.users = r.users[:0]
+		r.inline[0] = user{}
 	}
 	for _, f := range fl {
 		if f.nrate == f.rate {
@@ -800,7 +922,7 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 func (e *Engine) recomputeClass(us []user, cls *shapeClass) {
 	e.classRates++
 	now := e.now
-	rate := cls.alone / uint64(cls.active)
+	rate := cls.rate(cls.active)
 	for _, u := range us {
 		f := u.f
 		f.hi, f.lo = f.progressed(now)
@@ -906,6 +1028,9 @@ func freeze(r *Resource, level uint64) int {
 		f.frozen = true
 		f.nrate = level
 		n++
+		if f.paceR != nil {
+			f.paceR.wsum = 0
+		}
 		for _, ru := range f.res {
 			q := ru.r
 			q.rem -= level * ru.w

@@ -3,6 +3,7 @@ package sim
 import (
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -517,6 +518,162 @@ func TestParkMarking(t *testing.T) {
 		}
 		if markings == 0 || parked == 0 {
 			t.Errorf("seed %d: marking began %d times, %d flows parked: want some of each", seed, markings, parked)
+		}
+	}
+}
+
+// TestStartShapeAtExact: a flow group timed at its bottleneck's rate ends
+// exactly d after it starts alone, whatever d and the bandwidth (no whole
+// byte rounds it), and groups that share the bottleneck end together
+// after the sum of their times (each had its exact share of the link).
+func TestStartShapeAtExact(t *testing.T) {
+	tests := []struct {
+		bw    int64
+		share uint32 // members on the bottleneck
+		d     []Time // groups started at once on it
+		want  Time
+	}{
+		{50e9, 1, []Time{1}, 1},
+		{50e9, 1, []Time{123456789}, 123456789},
+		{450e9, 8, []Time{2784759872}, 2784759872},
+		{450e9, 8, []Time{2784759871, 2784759873}, 5569519744},
+		{25e9, 3, []Time{7, 11, 13}, 31},
+		{100e9, 16, []Time{999999999999}, 999999999999},
+	}
+	for _, tc := range tests {
+		e := New()
+		link := NewResource("link", tc.bw)
+		spare := NewResource("spare", MaxBandwidth)
+		members := make([][]*Resource, tc.share)
+		for i := range members {
+			members[i] = []*Resource{link, spare}
+		}
+		var ends []Time
+		for _, d := range tc.d {
+			e.StartShapeAt(1, d, tc.bw, tc.share, e.NewShape(members), func() { ends = append(ends, e.Now()) })
+		}
+		e.Run()
+		if len(ends) != len(tc.d) || slices.Max(ends) != tc.want {
+			t.Errorf("%d B/s, %d members, %v ps: ends %v, want the last at %d", tc.bw, tc.share, tc.d, ends, tc.want)
+		}
+	}
+}
+
+// TestStartShapePaced: a group paced at bytes/time, whose link moves its
+// bytes in less than its time, ends at its time to the picosecond alone;
+// beside other flows it holds only its pace, and max–min fairness gives
+// the rest of the link to them. Figures: one 100 GB/s link, 10 ps a byte.
+func TestStartShapePaced(t *testing.T) {
+	const bw = 100e9 // 10 ps a byte
+	type group struct {
+		bytes int64
+		d     Time // 0: a plain flow of bytes (StartShape)
+	}
+	tests := []struct {
+		name   string
+		groups []group
+		want   []Time // each group's end, in start order
+	}{
+		// 1e6 B take 10 µs on the link; timed at 40 µs it moves at 25 GB/s.
+		{"alone", []group{{1e6, 40e6}}, []Time{40e6}},
+		// A time shorter than the link's: the link binds (1e6 B, 10 µs).
+		{"faster than the link", []group{{1e6, 4e6}}, []Time{10e6}},
+		// 1 B in 20 ps and 3 B in 70 ps: paces of 50 and 42.9 GB/s,
+		// rounded down to whole work units, still end on time.
+		{"a few bytes", []group{{1, 20}, {3, 70}}, []Time{20, 70}},
+		// Two paced at 25 GB/s each leave each other alone.
+		{"two paced", []group{{1e6, 40e6}, {2e6, 80e6}}, []Time{40e6, 80e6}},
+		// A plain flow of 3e6 B beside the 25 GB/s one gets 75 GB/s until
+		// 40 µs (3e6 B), so it ends with it, not at 45 µs as with a
+		// greedy neighbour holding half the link (1e6 B at 50 GB/s, then
+		// 2.5e6 B at 100 GB/s ends at 45 µs).
+		{"beside a plain flow", []group{{1e6, 40e6}, {3e6, 0}}, []Time{40e6, 40e6}},
+		// Two paced at 75 GB/s each exceed the link: each gets 50 GB/s
+		// (max–min, both below their pace), so 3e6 B end at 60 µs.
+		{"paces over the link", []group{{3e6, 40e6}, {3e6, 40e6}}, []Time{60e6, 60e6}},
+		// One paced at 25 GB/s and one at 90 GB/s: the first keeps its
+		// pace, the second gets the other 75 GB/s, 3e6 B by 40 µs, then
+		// its pace alone: 1.5e6 B at 90 GB/s end 16,666,667 ps later.
+		{"one pace binds", []group{{1e6, 40e6}, {4.5e6, 50e6}}, []Time{40e6, 56666667}},
+	}
+	defer func(m int) { scanMax = m }(scanMax)
+	for _, tc := range tests {
+		for _, sm := range []int{64, 0} { // fillByScan, fillBySort
+			scanMax = sm
+			e := New()
+			link := NewResource("link", bw)
+			shape := e.NewShape([][]*Resource{{link}})
+			ends := make([]Time, len(tc.groups))
+			for i, g := range tc.groups {
+				done := func() { ends[i] = e.Now() }
+				if g.d == 0 {
+					e.StartShape(g.bytes, shape, done)
+				} else {
+					e.StartShapePaced(g.bytes, g.bytes, g.d, shape, done)
+				}
+			}
+			e.Run()
+			if !slices.Equal(ends, tc.want) {
+				t.Errorf("%s, scanMax %d: ends %v, want %v", tc.name, sm, ends, tc.want)
+			}
+		}
+	}
+}
+
+// TestPacedParkedLikePlaced: paced groups (StartShapePaced, several paces
+// per shape) beside plain ones give the same trace whether their classes
+// may park (one rate per class and pace, shapeClass.rate) or every flow is
+// placed on its resources (noPark), where a pace is a resource of the
+// flow's own in progressive filling, under both fills. Paces below and
+// above what the links give are both drawn.
+func TestPacedParkedLikePlaced(t *testing.T) {
+	defer func(m int) { scanMax = m }(scanMax)
+	for seed := uint64(1); seed <= 4; seed++ {
+		run := func(park bool, sm int) (string, int64) {
+			scanMax = sm
+			rng := rand.New(rand.NewPCG(seed, 7))
+			e := New()
+			e.noPark = !park
+			tr := &textTracer{}
+			e.SetTracer(tr)
+			r := make([]*Resource, 8)
+			for i := range r {
+				r[i] = NewResource("p", int64(1+rng.IntN(4))*25e9)
+			}
+			var ss []*Shape
+			for range 6 {
+				a, b, c := r[rng.IntN(len(r))], r[rng.IntN(len(r))], r[rng.IntN(len(r))]
+				ss = append(ss, e.NewShape([][]*Resource{{a, b}, {b, c}}))
+			}
+			for range 400 {
+				at := Time(rng.IntN(60)) * 1e6
+				bytes := int64(1+rng.IntN(4)) * 1e5
+				wire := bytes + bytes*int64(rng.IntN(3))/4
+				d := Time(1+rng.IntN(4)) * 2e6 // 2 to 8 µs: 12.5 to 250 GB/s
+				s, paced := ss[rng.IntN(len(ss))], rng.IntN(3) > 0
+				e.At(at, func() {
+					if paced {
+						e.StartShapePaced(bytes, wire, d, s, nil)
+					} else {
+						e.StartShape(bytes, s, nil)
+					}
+				})
+			}
+			e.Run()
+			return tr.b.String(), e.parkedStarts
+		}
+		want, _ := run(false, 64)
+		for _, sm := range []int{64, 0} {
+			got, parked := run(true, sm)
+			if got != want {
+				t.Errorf("seed %d, scanMax %d: parked classes' trace differs from placed flows':\n%s", seed, sm, golden.Diff([]byte(want), []byte(got)))
+			}
+			if parked == 0 {
+				t.Errorf("seed %d: no flow parked", seed)
+			}
+		}
+		if got, _ := run(false, 0); got != want {
+			t.Errorf("seed %d: the sorted fill's trace differs from the scan's:\n%s", seed, golden.Diff([]byte(want), []byte(got)))
 		}
 	}
 }

@@ -285,6 +285,15 @@ func (t *Topology) Params(id LinkID) LinkParams {
 	return t.linkParams(id)
 }
 
+// LinkClass is link id's class (Links()[id].Class, without building the
+// link). It panics if id is out of range (a caller bug).
+func (t *Topology) LinkClass(id LinkID) Class {
+	if id < 0 || int(id) >= t.nlinks {
+		panic("topology: link id out of range")
+	}
+	return t.class(id)
+}
+
 // NumLinks is the number of links (len(Links()), without building them).
 func (t *Topology) NumLinks() int { return t.nlinks }
 

@@ -344,7 +344,7 @@ func TestPublishedRange(t *testing.T) {
 		onGPU  bool
 	}{
 		{"H100-80GB", false, 0.4213, 0.6201, 5, true},
-		{"A100-40GB", false, 0.7192, 0.7928, 4, true},
+		{"A100-40GB", false, 0.7184, 0.7928, 4, true},
 		{"H200", true, 0.5108, 0.5108, 1, true},
 		{"B200", false, 0.4213, 0.7928, 14, false},
 		{"", true, 0.2571, 0.5108, 3, false},

@@ -24,36 +24,49 @@ func example(t *testing.T, name string, sets ...string) *scenarios.Scenario {
 }
 
 // Seed 001 on its two clusters: reduce-scatter ZeRO-1 moves exactly 2/3 of
-// the bytes of the original all-reduce ZeRO-1, and is faster.
+// the logical bytes of the original all-reduce ZeRO-1 (a reduce-scatter and
+// an all-gather against an all-reduce, two passes of the buffer and an
+// all-gather, the seed's ring accounting), and is faster. The wire bytes are
+// 2/3 too on zerosim's ring (communication.algorithm=ring, the seed's own
+// model: the all-reduce is a reduce-scatter then an all-gather on the same
+// ring). Under auto, NCCL's cost model picks each collective's algorithm
+// by op and size: its all-reduce may run a tree, whose traffic is no
+// reduce-scatter plus all-gather, and its rings over nodes put
+// m·(n−1)/n·S per pass on the network (collectives railRings), so the
+// wire ratio is NCCL's choices', not the seed's; the logical bytes and
+// the speed-up stay checked there.
 func TestSeed001Clusters(t *testing.T) {
 	for _, name := range []string{"seed001-azure", "seed001-dgx2h"} {
-		rs, err := Replay(example(t, name), Options{})
-		if err != nil {
-			t.Fatal(err)
+		for _, algo := range []string{"auto", "ring"} {
+			set := "communication.algorithm=" + algo
+			rs, err := Replay(example(t, name, set), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ar, err := Replay(example(t, name, set, "communication.zero1_allreduce=true"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lrs, _ := rs.PhaseTotal()
+			lar, _ := ar.PhaseTotal()
+			var wrs, war int64
+			for _, p := range rs.Phases {
+				wrs += p.Wire[topology.Inter] + p.Wire[topology.Intra]
+			}
+			for _, p := range ar.Phases {
+				war += p.Wire[topology.Inter] + p.Wire[topology.Intra]
+			}
+			if 3*lrs != 2*lar {
+				t.Errorf("%s %s: logical %d vs %d B, want 2/3", name, algo, lrs, lar)
+			}
+			if algo == "ring" && 3*wrs != 2*war {
+				t.Errorf("%s %s: wire %d vs %d B, want 2/3", name, algo, wrs, war)
+			}
+			if rs.StepTime >= ar.StepTime {
+				t.Errorf("%s %s: reduce-scatter step %v not faster than all-reduce %v", name, algo, rs.StepTime, ar.StepTime)
+			}
+			t.Logf("%s %s: step %v with reduce-scatter, %v with all-reduce (%d vs %d B per rank, seed accounting; wire %d vs %d B)", name, algo, rs.StepTime, ar.StepTime, lrs, lar, wrs, war)
 		}
-		ar, err := Replay(example(t, name, "communication.zero1_allreduce=true"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lrs, _ := rs.PhaseTotal()
-		lar, _ := ar.PhaseTotal()
-		var wrs, war int64
-		for _, p := range rs.Phases {
-			wrs += p.Wire[topology.Inter] + p.Wire[topology.Intra]
-		}
-		for _, p := range ar.Phases {
-			war += p.Wire[topology.Inter] + p.Wire[topology.Intra]
-		}
-		if 3*lrs != 2*lar {
-			t.Errorf("%s: logical %d vs %d B, want 2/3", name, lrs, lar)
-		}
-		if 3*wrs != 2*war {
-			t.Errorf("%s: wire %d vs %d B, want 2/3", name, wrs, war)
-		}
-		if rs.StepTime >= ar.StepTime {
-			t.Errorf("%s: reduce-scatter step %v not faster than all-reduce %v", name, rs.StepTime, ar.StepTime)
-		}
-		t.Logf("%s: step %v with reduce-scatter, %v with all-reduce (%d vs %d B per rank, seed accounting)", name, rs.StepTime, ar.StepTime, lrs, lar)
 	}
 }
 

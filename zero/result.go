@@ -2,6 +2,7 @@ package zero
 
 import (
 	"cmp"
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/topology"
 	"slices"
@@ -105,6 +106,10 @@ type CollectiveRecord struct {
 	GroupIndex int
 	Ranks      int
 	Bytes      int64
+	// Algo is the algorithm that ran (NCCL's choice at this size with
+	// auto); in the symmetric run, a group it did not lower ran its
+	// lowered copies' (Auto when it lowered none).
+	Algo       collectives.Algo
 	Start, End units.Duration
 }
 

@@ -606,11 +606,24 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		if !task.Kind.IsComm() || opt.NoCollectives {
 			continue
 		}
+		// The algorithm each group ran; the symmetric run lowers the
+		// simulated ranks' groups only, whose copies run the same.
+		same := collectives.Auto
+		for g := range e.groups[task.Group] {
+			if pr := net.prep[prepKey{task.Kind, task.Group, g, task.Bytes}]; pr != nil {
+				same = pr.p.Plan().Algo
+				break
+			}
+		}
 		for g := range e.arrivals[t] {
 			m := e.groups[task.Group][g]
 			i := e.at(m[0], int32(t))
+			algo := same
+			if pr := net.prep[prepKey{task.Kind, task.Group, g, task.Bytes}]; pr != nil {
+				algo = pr.p.Plan().Algo
+			}
 			res.Collectives = append(res.Collectives, CollectiveRecord{Task: int32(t), Kind: task.Kind, Phase: task.Phase,
-				Group: task.Group, GroupIndex: g, Ranks: len(m), Bytes: task.Bytes, Start: e.start[i], End: e.end[i]})
+				Group: task.Group, GroupIndex: g, Ranks: len(m), Bytes: task.Bytes, Algo: algo, Start: e.start[i], End: e.end[i]})
 		}
 	}
 	sortRecords(res.Collectives)

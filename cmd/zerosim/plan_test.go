@@ -224,7 +224,7 @@ func TestPlanCPOutput(t *testing.T) {
 }
 
 // TestPlanWidth: on 16,384 GPUs, where the busiest GPU's network bytes
-// reach 119 GiB and the search counts run to six digits, the plan's lines
+// reach 126 GiB and the search counts run to six digits, the plan's lines
 // stay within 120 columns with and without --cp (its cp column takes the
 // place of "free"; the network column drops its decimals from 100 GiB on;
 // the summary wraps).
@@ -240,8 +240,8 @@ func TestPlanWidth(t *testing.T) {
 				t.Errorf("%v: line %d has %d columns: %s", extra, i+1, n, l)
 			}
 		}
-		if !strings.Contains(out, "119 GiB") {
-			t.Errorf("%v: no 119 GiB network figure:\n%s", extra, out)
+		if !strings.Contains(out, "126 GiB") {
+			t.Errorf("%v: no 126 GiB network figure:\n%s", extra, out)
 		}
 	}
 }
