@@ -282,8 +282,9 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 	return f.StartPrepared(p, onDone)
 }
 
-// run starts plan p's phases with one shape per phase: an alpha–beta
-// plan's one after the other, a timed plan's all at once (runTimed).
+// run starts plan p's phases, each as its flow groups (shapes): an
+// alpha–beta plan's one after the other, a timed plan's all at once
+// (runTimed).
 func (f *Fabric) run(p *Plan, shapes [][]classShape, onDone func()) *Handle {
 	h := &Handle{Plan: p, start: f.eng.Now()}
 	if p.Timed && len(p.Phases) > 1 {
@@ -336,8 +337,9 @@ func (f *Fabric) run(p *Plan, shapes [][]classShape, onDone func()) *Handle {
 // choice's latency (on phase 0) and the collective ends with the last.
 // Each link class then carries its phases' bytes, scaled to the model's
 // time (timePlan), for the whole collective: a collective beside another
-// on its bottleneck shares that link for all of its time, as two NCCL
-// rings over one NIC do.
+// shares each link it needs all of its time on for all of that time, as
+// two NCCL rings over one NIC do, and holds only its pace of a link it
+// needs less of.
 func (f *Fabric) runTimed(h *Handle, shapes [][]classShape, onDone func()) {
 	p := h.Plan
 	left := 0
@@ -379,6 +381,9 @@ func (f *Fabric) startPhase(p *Plan, i int, cs classShape, onDone func()) *sim.F
 	if !p.Timed {
 		return f.eng.StartShape(int64(ph.Bytes), cs.s, onDone)
 	}
+	if cs.class < 0 {
+		return f.eng.StartShape(0, cs.s, onDone) // a phase of no transfer
+	}
 	if r := ph.runs[cs.class]; r.pace > 0 {
 		return f.eng.StartShapePaced(int64(ph.Bytes), int64(r.wire), sim.Time(r.pace), cs.s, onDone)
 	}
@@ -390,7 +395,8 @@ func (f *Fabric) startPhase(p *Plan, i int, cs classShape, onDone func()) *sim.F
 }
 
 // classShape is a phase's flow group: the transfers over one link class
-// of a timed plan's phase, or all of an alpha–beta plan's (class −1).
+// of a timed plan's phase, or all of an alpha–beta plan's, or none (class
+// −1 for both).
 type classShape struct {
 	class int
 	s     *sim.Shape
@@ -433,6 +439,9 @@ func (f *Fabric) shapes(p *Plan, keep []bool) [][]classShape {
 			}
 			cs.class = int(c)
 			out[i] = append(out[i], cs)
+		}
+		if len(out[i]) == 0 { // no transfer: a group that ends at once
+			out[i] = append(out[i], classShape{class: -1, s: f.eng.NewShape(nil)})
 		}
 	}
 	return out
