@@ -230,13 +230,18 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 // ring attention alive during the unit's forward and during its backward
 // (RingBuffers) for the transformer blocks of a scenario with
 // parallelism.cp > 1; zeros otherwise (and with memory.activations: false).
+// training.attention eager has no ring either: PyTorch's context
+// parallelism rings only the SDPA ops it intercepts, and eager attention
+// is no SDPA call (the loader warns of it at cp > 1, and zero's blockRing
+// gives it no ring time or bytes), so it gets no ring buffers.
 func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 	layers := s.Model.LayerList
 	fwd = make([]int64, len(layers))
 	bwd = make([]int64, len(layers))
 	m := s.Model
 	cp := int64(s.Parallelism.CP)
-	if cp <= 1 || !*s.Memory.Activations || m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 {
+	if cp <= 1 || !*s.Memory.Activations || m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 ||
+		s.Training.Attention == scenarios.AttentionEager {
 		return fwd, bwd, nil
 	}
 	base := baseDims(s)

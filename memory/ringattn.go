@@ -29,7 +29,9 @@ import "fmt"
 // and everything below is local to the call, freed when it returns. Per
 // rank, with q and k the bf16 bytes of its local queries and of its local
 // keys (= values; 2·b·(s/cp)·width), L = 4·b·a·s/cp the fp32 log-sum-exp
-// and n = cp:
+// and n = cp (the forms below take values as wide as keys and the output
+// as wide as queries; multi-head latent attention's are v_head_dim wide,
+// and the walks size each tensor at its own width, ringSizes):
 //
 // Forward (_templated_ring_attention): key.contiguous() and
 // value.contiguous() (k each); round 0 cats them (2k, the all-gather's
@@ -106,10 +108,11 @@ import "fmt"
 // apply_cp_to_attention_module drives); what the op receives depends on
 // the stack:
 //
-//   - sdpa (and eager): torchtitan 9dec370's Attention.forward repeats k
-//     and v to every head before F.scaled_dot_product_attention
+//   - sdpa: torchtitan 9dec370's Attention.forward repeats k and v to
+//     every head before F.scaled_dot_product_attention
 //     (torchtitan/models/llama/model.py: keys = repeat_kv(xk, n_rep)):
-//     heads.
+//     heads. (eager attention is no SDPA call and has no ring:
+//     unitRingBuffers, zero's blockRing; heads if asked.)
 //   - flash: k and v reach SDPA unexpanded with enable_gqa=True, as
 //     torchtitan does since ff0829c ("GQA without kv repeats",
 //     2026-01-27; Attention.forward and ScaledDotProductAttentionWrapper,
@@ -148,9 +151,11 @@ func RingKVHeads(attention string, heads, kvHeads int64, latent bool) int64 {
 // forward and backward on the rank whose figure is largest, for a block of
 // dimensions d whose Seq is the rank's s/cp rows; zero for cp ≤ 1.
 // d.Compiled applies torch.compile's rules (see above). K and V are
-// RingKVHeads(d) heads wide: heads·head_dim after repeat_kv for sdpa and
-// eager, kv_heads·head_dim for flash (SDPA with enable_gqa), as
-// BlockTensors keeps them.
+// RingKVHeads(d) heads wide: heads·head_dim after repeat_kv for sdpa,
+// kv_heads·head_dim for flash (SDPA with enable_gqa), as BlockTensors
+// keeps them; k (and q) at head_dim, v (and the output) at v_head_dim.
+// d.Attention eager has no ring in a run (unitRingBuffers gives it none);
+// here it is sized as sdpa.
 func RingBuffers(d BlockDims, cp int64) (fwd, bwd int64, err error) {
 	if cp <= 1 {
 		return 0, 0, nil
@@ -163,12 +168,14 @@ func RingBuffers(d BlockDims, cp int64) (fwd, bwd int64, err error) {
 	sz := ringSizes{
 		n:   cp,
 		q:   c.Mul(2, d.Batch, d.Seq, d.Heads, d.HeadDim),
+		o:   c.Mul(2, d.Batch, d.Seq, d.Heads, d.vHeadDim()),
 		k:   c.Mul(2, d.Batch, d.Seq, kvw, d.HeadDim),
+		v:   c.Mul(2, d.Batch, d.Seq, kvw, d.vHeadDim()),
 		lse: c.Mul(4, d.Batch, d.Heads, d.Seq),
 	}
 	// The walks add the gathered K and V to a few dozen tensors of at most
-	// max(q, k, L) bytes: bound the sum once here.
-	c.Add(c.Mul(sz.n, 2, sz.k), c.Mul(64, max(sz.q, sz.k, sz.lse)))
+	// max(q, o, k + v, L) bytes: bound the sum once here.
+	c.Add(c.Mul(sz.n, c.Add(sz.k, sz.v)), c.Mul(64, max(sz.q, sz.o, c.Add(sz.k, sz.v), sz.lse)))
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("ring attention buffers overflow: %w", c.Err)
 	}
@@ -200,8 +207,17 @@ func ringRanks(n int64) []int64 {
 	return []int64{0, 1, 2, n - 2, n - 1}
 }
 
+// ringSizes are a rank's bf16 bytes of its local queries (q), attention
+// output (o), keys (k) and values (v), and of its fp32 log-sum-exp (lse),
+// over a ring of n ranks. q and k are heads·head_dim and RingKVHeads·
+// head_dim wide, o and v heads·v_head_dim and RingKVHeads·v_head_dim:
+// one width per pair but for multi-head latent attention, whose values and
+// output are v_head_dim wide against qk_nope_head_dim + qk_rope_head_dim
+// (zero's RingAttentionCost splits its counts the same way). Every tensor
+// of the walks is sized by what it holds: dq like q, dk like k, dv like
+// v, the merge's accumulators like the output.
 type ringSizes struct {
-	n, q, k, lse int64
+	n, q, o, k, v, lse int64
 }
 
 // live follows the tensors alive in one call: alloc, free and rebind
@@ -248,61 +264,62 @@ func (l *live) rename(from, to string) {
 	l.t[to] = b
 }
 
-// roundSizes are a round's query-side and key-side bytes: a round i ≤ rank
-// attends with every local query and the first half of the keys, a later
-// one with the second query chunk and all the keys.
-func roundSizes(sz ringSizes, i, rank int64) (full bool, q, k, lse int64) {
+// roundSizes are a round's query-side bytes (queries q, output o, lse)
+// and key-side bytes (keys k, values v): a round i ≤ rank attends with
+// every local query and the first half of the keys and values, a later
+// one with the second query chunk and all the keys and values.
+func roundSizes(sz ringSizes, i, rank int64) (full bool, q, o, k, v, lse int64) {
 	if i <= rank {
-		return true, sz.q, sz.k / 2, sz.lse
+		return true, sz.q, sz.o, sz.k / 2, sz.v / 2, sz.lse
 	}
-	return false, sz.q / 2, sz.k, sz.lse / 2
+	return false, sz.q / 2, sz.o / 2, sz.k, sz.v, sz.lse / 2
 }
 
 // ringForwardEager follows _templated_ring_attention and _SDPAMerger line
 // by line on rank.
 func ringForwardEager(sz ringSizes, rank int64) int64 {
 	l := newLive()
-	n, q, k := sz.n, sz.q, sz.k
-	l.alloc("key", k) // key = key.contiguous()
-	l.alloc("value", k)
+	n, o, kv := sz.n, sz.o, sz.k+sz.v
+	l.alloc("key", sz.k) // key = key.contiguous()
+	l.alloc("value", sz.v)
 	// i = 0: next_kv = torch.cat([key.flatten(), value.flatten()]), the
 	// all-gather's input; exchange_buffers returns None, but the gather
 	// holds it until it is waited for.
-	l.alloc("send", 2*k)
-	l.alloc("gathered", n*2*k) // ft_c.all_gather_tensor
-	l.alloc("out", q)          // round 0's SDPA: out, logsumexp
+	l.alloc("send", kv)
+	l.alloc("gathered", n*kv) // ft_c.all_gather_tensor
+	l.alloc("out", o)         // round 0's SDPA: out, logsumexp
 	l.alloc("lse", sz.lse)
-	l.alloc("acc", 2*q)       // step: out.to(torch.float32) becomes self._out
+	l.alloc("acc", 2*o)       // step: out.to(torch.float32) becomes self._out
 	l.rename("lse", "acclse") // self._lse is round 0's lse itself
 	for i := int64(1); i < n; i++ {
 		if i == 1 {
 			l.free("send") // rotater.next_buffer() waits for the gather
 		}
 		if i < n-1 {
-			l.alloc("cat", 2*k) // next_kv = torch.cat(...), dropped at once
+			l.alloc("cat", kv) // next_kv = torch.cat(...), dropped at once
 			l.free("cat")
 		}
 		if i == 1 {
 			l.free("key") // q, k, v now view the gathered buffer
 			l.free("value")
 		}
-		full, qo, _, lo := roundSizes(sz, i, rank)
-		l.alloc("out'", qo) // this round's SDPA output and lse; the
+		full, _, oo, _, _, lo := roundSizes(sz, i, rank)
+		l.alloc("out'", oo) // this round's SDPA output and lse; the
 		l.alloc("lse'", lo) // previous round's are dropped after
 		l.free("out")
 		l.free("lse")
 		l.rename("out'", "out")
 		l.rename("lse'", "lse")
-		l.alloc("blk", 2*qo) // out.to(torch.float32)
+		l.alloc("blk", 2*oo) // out.to(torch.float32)
 		// out − sigmoid(block_lse − lse)·(out − block_out)
 		l.alloc("d", lo)
 		l.alloc("sig", lo)
 		l.free("d")
-		l.alloc("diff", 2*qo)
-		l.alloc("prod", 2*qo)
+		l.alloc("diff", 2*oo)
+		l.alloc("prod", 2*oo)
 		l.free("diff")
 		l.free("sig")
-		l.alloc("new", 2*qo)
+		l.alloc("new", 2*oo)
 		l.free("prod")
 		// lse − logsigmoid(lse − block_lse)
 		l.alloc("d", lo)
@@ -321,7 +338,7 @@ func ringForwardEager(sz ringSizes, rank int64) int64 {
 			l.alloc("acclse'", sz.lse)
 			l.free("acclse")
 			l.rename("acclse'", "acclse")
-			l.alloc("acc'", 2*q)
+			l.alloc("acc'", 2*o)
 			l.free("acc")
 			l.rename("acc'", "acc")
 			l.free("newlse")
@@ -338,31 +355,31 @@ func ringForwardEager(sz ringSizes, rank int64) int64 {
 // line on rank.
 func ringBackwardEager(sz ringSizes, rank int64) int64 {
 	l := newLive()
-	n, q, k := sz.n, sz.q, sz.k
+	n, q, k, v, kv := sz.n, sz.q, sz.k, sz.v, sz.k+sz.v
 	l.alloc("dq", 2*q) // torch.zeros_like(..., dtype=float32)
 	l.alloc("dk", 2*k)
-	l.alloc("dv", 2*k)
+	l.alloc("dv", 2*v)
 	l.alloc("key", k) // key.contiguous(), value.contiguous()
-	l.alloc("value", k)
-	l.alloc("nextkv", 2*k) // i = 0: next_kv = torch.cat(...), kept
-	l.alloc("gathered", n*2*k)
+	l.alloc("value", v)
+	l.alloc("nextkv", kv) // i = 0: next_kv = torch.cat(...), kept
+	l.alloc("gathered", n*kv)
 	l.alloc("gq", q) // round 0's flash backward: bf16 dq, dk, dv
 	l.alloc("gk", k)
-	l.alloc("gv", k)
+	l.alloc("gv", v)
 	// grad_key += grad_key_ (in place); next_grad_kv = torch.cat of the
 	// fp32 dk, dv, the input of permute_tensor, whose output arrives next
 	// round.
-	l.alloc("gkvcat", 4*k)
-	l.alloc("recv", 4*k)
+	l.alloc("gkvcat", 2*kv)
+	l.alloc("recv", 2*kv)
 	for i := int64(1); i < n; i++ {
 		if i != n-1 {
-			l.rebind("nextkv", 2*k)
+			l.rebind("nextkv", kv)
 		}
 		if i == 1 {
 			l.free("key")
 			l.free("value")
 		}
-		full, qo, ko, lo := roundSizes(sz, i, rank)
+		full, qo, _, ko, vo, lo := roundSizes(sz, i, rank)
 		if full {
 			l.free("lsechunk") // lse = logsumexp
 		} else {
@@ -370,7 +387,7 @@ func ringBackwardEager(sz ringSizes, rank int64) int64 {
 		}
 		l.alloc("gq'", qo) // this round's gradients; the previous
 		l.alloc("gk'", ko) // round's are dropped when the call returns
-		l.alloc("gv'", ko)
+		l.alloc("gv'", vo)
 		for _, g := range []string{"gq", "gk", "gv"} {
 			l.free(g)
 			l.rename(g+"'", g)
@@ -388,16 +405,16 @@ func ringBackwardEager(sz ringSizes, rank int64) int64 {
 		if full {
 			// _partial_update(add=True): torch.cat, new tensors.
 			l.alloc("dk", 2*k)
-			l.alloc("dv", 2*k)
+			l.alloc("dv", 2*v)
 			views = false
 		} // else grad_key += grad_key_ in place on the views
-		l.alloc("gkvcat", 4*k) // next_grad_kv = torch.cat(...)
+		l.alloc("gkvcat", 2*kv) // next_grad_kv = torch.cat(...)
 		if views {
 			l.rename("held", "heldPrev")
 		} else {
 			l.free("held")
 		}
-		l.alloc("recv", 4*k) // permute_tensor's output
+		l.alloc("recv", 2*kv) // permute_tensor's output
 		if !full {
 			l.rebind("dq", 2*q) // _partial_update of grad_query
 		}
@@ -412,21 +429,21 @@ func ringBackwardEager(sz ringSizes, rank int64) int64 {
 // gather waited for at once.
 func ringForwardCompiled(sz ringSizes, rank int64) int64 {
 	l := newLive()
-	n, k := sz.n, sz.k
-	l.alloc("key", k) // contiguous copies: round 0's kernel inputs
-	l.alloc("value", k)
-	l.alloc("send", 2*k)
-	l.alloc("gathered", n*2*k)
+	n, kv := sz.n, sz.k+sz.v
+	l.alloc("key", sz.k) // contiguous copies: round 0's kernel inputs
+	l.alloc("value", sz.v)
+	l.alloc("send", kv)
+	l.alloc("gathered", n*kv)
 	l.free("send")
-	l.alloc("acc", sz.q) // round 0's output and lse, merged into the
+	l.alloc("acc", sz.o) // round 0's output and lse, merged into the
 	l.alloc("acclse", sz.lse)
 	l.free("key") // first accumulator at round 1
 	l.free("value")
 	for i := int64(1); i < n; i++ {
-		_, qo, _, lo := roundSizes(sz, i, rank)
-		l.alloc("out", qo)
+		_, _, oo, _, _, lo := roundSizes(sz, i, rank)
+		l.alloc("out", oo)
 		l.alloc("lse", lo)
-		l.alloc("acc'", 2*sz.q)
+		l.alloc("acc'", 2*sz.o)
 		l.alloc("acclse'", sz.lse)
 		for _, x := range []string{"acc", "acclse", "out", "lse"} {
 			l.free(x)
@@ -443,38 +460,38 @@ func ringForwardCompiled(sz ringSizes, rank int64) int64 {
 // gradients into the next cat, collectives waited for at once.
 func ringBackwardCompiled(sz ringSizes, rank int64) int64 {
 	l := newLive()
-	n, q, k := sz.n, sz.q, sz.k
+	n, q, k, v, kv := sz.n, sz.q, sz.k, sz.v, sz.k+sz.v
 	l.alloc("key", k)
-	l.alloc("value", k)
-	l.alloc("send", 2*k)
-	l.alloc("gathered", n*2*k)
+	l.alloc("value", v)
+	l.alloc("send", kv)
+	l.alloc("gathered", n*kv)
 	l.free("send")
 	l.alloc("gq", q)
 	l.alloc("gk", k)
-	l.alloc("gv", k)
+	l.alloc("gv", v)
 	l.free("key")
 	l.free("value")
 	l.alloc("dq", 2*q)
 	l.free("gq")
-	l.alloc("gkvcat", 4*k)
+	l.alloc("gkvcat", 2*kv)
 	l.free("gk")
 	l.free("gv")
-	l.alloc("recv", 4*k)
+	l.alloc("recv", 2*kv)
 	l.free("gkvcat")
 	for i := int64(1); i < n; i++ {
-		full, qo, ko, lo := roundSizes(sz, i, rank)
+		full, qo, _, ko, vo, lo := roundSizes(sz, i, rank)
 		if !full {
 			l.alloc("lsechunk", lo) // a kernel input: materialized
 		}
 		l.alloc("gq", qo)
 		l.alloc("gk", ko)
-		l.alloc("gv", ko)
+		l.alloc("gv", vo)
 		l.free("lsechunk")
-		l.alloc("gkvcat", 4*k)
+		l.alloc("gkvcat", 2*kv)
 		l.free("recv")
 		l.free("gk")
 		l.free("gv")
-		l.alloc("recv", 4*k)
+		l.alloc("recv", 2*kv)
 		l.free("gkvcat")
 		l.rebind("dq", 2*q)
 		l.free("gq")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -59,11 +60,15 @@ func TestRingBuffersLlama8B(t *testing.T) {
 }
 
 // TestRingBuffersRanks holds ringRanks' five representatives to the
-// largest figure over every rank.
+// largest figure over every rank, for K and V at the query width, narrower
+// (GQA) and multi-head latent attention's widths (values and output 2/3 of
+// the q·k width, DeepSeek's 128 against 192).
 func TestRingBuffersRanks(t *testing.T) {
-	for _, kdiv := range []int64{1, 4} {
+	for _, w := range []struct{ kdiv, vnum, vden int64 }{{1, 1, 1}, {4, 1, 1}, {1, 2, 3}} {
 		for n := int64(2); n <= 40; n++ {
-			sz := ringSizes{n: n, q: 1 << 20, k: (1 << 20) / kdiv, lse: 1 << 13}
+			q, k := int64(3<<20), int64(3<<20)/w.kdiv
+			sz := ringSizes{n: n, q: q, o: q * w.vnum / w.vden, k: k, v: k * w.vnum / w.vden, lse: 1 << 13}
+			kdiv := w.kdiv
 			for _, f := range []func(ringSizes, int64) int64{ringForwardEager, ringBackwardEager, ringForwardCompiled, ringBackwardCompiled} {
 				var all, some int64
 				for r := range n {
@@ -75,7 +80,7 @@ func TestRingBuffersRanks(t *testing.T) {
 					}
 				}
 				if all != some {
-					t.Fatalf("n %d, k = q/%d: every rank %d B, representatives %d B", n, kdiv, all, some)
+					t.Fatalf("n %d, k = q/%d, v = %d/%d k: every rank %d B, representatives %d B", n, kdiv, w.vnum, w.vden, all, some)
 				}
 			}
 		}
@@ -133,30 +138,40 @@ func TestRingBuffersTimeline(t *testing.T) {
 }
 
 // TestRingBuffersFormulas holds the line-by-line walk to the closed forms
-// docs/memory-model.md gives, for K and V at the query width (repeat_kv)
-// and narrower (GQA without it), cp 2 to 20.
+// docs/memory-model.md gives, for K and V at the query width (repeat_kv),
+// narrower (GQA without it), and with multi-head latent attention's values
+// and output narrower than its queries and keys (v_head_dim 128 against
+// qk 192: o = 2q/3, v = 2k/3), cp 2 to 20. With K = k + v (a rank's bf16
+// keys and values) and g = n·K the gathered K and V: eager forward g +
+// max(9o + 3L, 2K + 3o + L); eager backward g + max(3q + 10K (cp ≥ 3),
+// 3.5q + 9K + L/2, 4q + 8.5K, 4.5q + 8K + L/2); compiled forward g +
+// max(2K, 5o + 3L) (4o + 3L at cp 2); compiled backward g + max(2q + 4K +
+// max(q + K/2, q/2 + K), 5q + 2K). With v = k and o = q they are the
+// document's forms in k (K = 2k).
 func TestRingBuffersFormulas(t *testing.T) {
-	const q, L = 1 << 20, 1 << 13
-	for _, kdiv := range []int64{1, 2, 4, 8} {
-		k := int64(q) / kdiv
+	const q, L = 3 << 20, 1 << 13
+	for _, w := range []struct{ kdiv, vnum, vden int64 }{{1, 1, 1}, {2, 1, 1}, {4, 1, 1}, {8, 1, 1}, {1, 2, 3}} {
+		k := int64(q) / w.kdiv
+		o, v := q*w.vnum/w.vden, k*w.vnum/w.vden
+		K := k + v
 		for n := int64(2); n <= 20; n++ {
-			sz := ringSizes{n: n, q: q, k: k, lse: L}
-			g := n * 2 * k
-			bwdE := max(7*q/2+18*k+L/2, 4*q+17*k, 9*q/2+16*k+L/2)
-			fwdC := g + 5*q + 3*L
+			sz := ringSizes{n: n, q: q, o: o, k: k, v: v, lse: L}
+			g := n * K
+			bwdE := max(7*q/2+9*K+L/2, 4*q+17*K/2, 9*q/2+8*K+L/2)
+			fwdC := g + max(2*K, 5*o+3*L)
 			if n >= 3 {
-				bwdE = max(bwdE, 3*q+20*k)
+				bwdE = max(bwdE, 3*q+10*K)
 			} else {
-				fwdC = g + 4*q + 3*L
+				fwdC = g + max(2*K, 4*o+3*L)
 			}
-			want := [4]int64{g + 9*q + 3*L, g + bwdE, fwdC, g + max(2*q+8*k+max(q+k, q/2+2*k), 5*q+4*k)}
+			want := [4]int64{g + max(9*o+3*L, 2*K+3*o+L), g + bwdE, fwdC, g + max(2*q+4*K+max(q+K/2, q/2+K), 5*q+2*K)}
 			for i, f := range []func(ringSizes, int64) int64{ringForwardEager, ringBackwardEager, ringForwardCompiled, ringBackwardCompiled} {
 				var got int64
 				for r := range n {
 					got = max(got, f(sz, r))
 				}
 				if got != want[i] {
-					t.Errorf("k = q/%d, cp %d, case %d: walk %d B, formula %d B", kdiv, n, i, got, want[i])
+					t.Errorf("k = q/%d, v = %d/%d k, cp %d, case %d: walk %d B, formula %d B", w.kdiv, w.vnum, w.vden, n, i, got, want[i])
 				}
 			}
 		}
@@ -246,5 +261,109 @@ func TestRingBuffersRerun(t *testing.T) {
 		if blocks != 2 {
 			t.Errorf("%s: %d blocks, want 2", c.policy, blocks)
 		}
+	}
+}
+
+// TestRingBuffersMLA works DeepSeek-V2-Lite's ring buffers by hand
+// (testdata hf-extra/deepseek-v2-lite.json: 16 heads, qk_nope_head_dim 128
+// + qk_rope_head_dim 64 = 192, v_head_dim 128, kv_lora_rank 512; k built
+// per head, so 16 heads of k and v under every attention, RingKVHeads) at
+// cp 4, s = 16,384, b = 1: 4,096 rows a rank. The values and the output
+// are v_head_dim wide, the queries and keys 192 (SDPA's value and output
+// last dimension is the value's; zero's RingAttentionCost splits the same
+// way): q = k = 2·4096·16·192 = 25,165,824 B, o = v = 2·4096·16·128 =
+// 16,777,216 B, K = k + v = 41,943,040 B, L = 4·16·4096 = 262,144 B, the
+// gathered K and V g = 4K = 167,772,160 B. The peaks (TestRingBuffersFormulas'
+// forms, each a moment listed in docs/memory-model.md):
+//
+//   - eager forward, a full merge: g, the fp32 accumulator 2o, the round's
+//     output o and its fp32 copy 2o, out − block_out 2o and the product 2o,
+//     3L: g + 9o + 3L = 319,553,536 B (one width, o = q and v = k, would
+//     give 4·2k + 9q + 3L = 428,605,440 B);
+//   - eager backward, round 1's new next_kv cat: g, fp32 dq 2q, dk 2k, dv
+//     2v, the contiguous k and v K, two cats 2K, round 0's bf16 dq, dk, dv
+//     q + K, the fp32 dk/dv cat 2K and the received one 2K: g + 3q + 10K =
+//     662,700,032 B;
+//   - compiled forward, a round i ≥ 2: g, the old and the new fp32
+//     accumulators 2o + 2o, the round's output o, 3L: g + 5o + 3L =
+//     252,444,672 B;
+//   - compiled backward, a partial round writing the next cat: g, dq 2q, the
+//     received fp32 dk/dv 2K, the round's bf16 dq (half) q/2, dk and dv K,
+//     the next cat 2K: g + 2.5q + 5K = 440,401,920 B.
+//
+// training.attention eager has no ring (no SDPA call; the loader warns, and
+// zero gives it no ring time or bytes): no buffers.
+func TestRingBuffersMLA(t *testing.T) {
+	load := func(t *testing.T, attention, compile string) *scenarios.Scenario {
+		t.Helper()
+		y := fmt.Sprintf(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model: {hf_config: hf-extra/deepseek-v2-lite.json, layers: 2, seq_len: 16384}
+parallelism: {dp: 2, cp: 4, zero_stage: 3}
+training: {micro_batch: 1, recompute: none, attention: %s, compile: %s}
+`, attention, compile)
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		attention, compile string
+		fwd, bwd           int64
+	}{
+		{"flash", "none", 319553536, 662700032},
+		{"sdpa", "none", 319553536, 662700032},
+		{"flash", "blocks", 252444672, 440401920},
+		{"eager", "none", 0, 0},
+	} {
+		t.Run(c.attention+" compile "+c.compile, func(t *testing.T) {
+			s := load(t, c.attention, c.compile)
+			fwd, bwd, err := unitRingBuffers(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks := 0
+			for u, l := range s.Model.LayerList {
+				if !l.Block {
+					if fwd[u] != 0 || bwd[u] != 0 {
+						t.Errorf("%s: %d, %d B of ring buffers outside a block", l.Name, fwd[u], bwd[u])
+					}
+					continue
+				}
+				blocks++
+				if fwd[u] != c.fwd || bwd[u] != c.bwd {
+					t.Errorf("%s: forward %d, backward %d B; by hand %d, %d (%+d, %+d)", l.Name, fwd[u], bwd[u], c.fwd, c.bwd, fwd[u]-c.fwd, bwd[u]-c.bwd)
+				}
+			}
+			if blocks != 2 {
+				t.Errorf("%d blocks, want 2", blocks)
+			}
+		})
+	}
+	// docs/memory-model.md's figures, and what one width for k, v and the
+	// output gave (v_head_dim left at the q·k width).
+	s := load(t, "flash", "none")
+	for _, l := range s.Model.LayerList {
+		if !l.Block {
+			continue
+		}
+		d := blockDims(baseDims(s), l)
+		f, b, err := RingBuffers(d, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.ValueHeadDim = 0
+		one, _, err := RingBuffers(d, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one != 428605440 {
+			t.Errorf("one width: forward %d B, by hand 428,605,440", one)
+		}
+		mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+		golden.CheckQuotes(t, "../docs/memory-model.md", "TestRingBuffersMLA (DeepSeek-V2-Lite, cp 4, s 16,384)",
+			fmt.Sprintf("uncompiled %.2f MiB forward and %.2f MiB backward a block, where one width for k, v and the output gave %.2f MiB forward", mib(f), mib(b), mib(one)))
+		break
 	}
 }

@@ -2,9 +2,12 @@ package zero
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
@@ -307,11 +310,17 @@ func ringTraffic(cp int, rc RingCost, policy string) RingTraffic {
 // ringPhase is the context-parallel ring's traffic over the step of sc on
 // t (PhaseCPRing): every unit's RingTraffic for each micro-step. Its wire
 // bytes per link class follow the cp groups' placement: each all-gather
-// lowered as the run lowers a collective under algo (NCCL's ring or its
-// two-level pattern when a group spans nodes evenly), each dk/dv send on
+// is lowered as the replay lowers an all-gather of its size over the
+// group, on a collectives.Fabric with the replay's NCCL model (nil:
+// alpha–beta) and algorithm (kindAlgo): PyTorch's ring gathers k and v
+// with an NCCL all-gather (RingTraffic), so under NCCL's cost model its
+// bytes take the pattern of the algorithm NCCL chooses at that size
+// (collectives.LowerModel: over m > 1 nodes of g > 1 ranks, NCCL's rail
+// rings, m·(n−1)/n of the buffer on the network), and under an explicit
+// ring or hierarchical algorithm that algorithm's. Each dk/dv send is on
 // the path from a rank to the next of its group. ok is false when nothing
 // is exchanged (cp 1, or no unit with a ring).
-func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb PhaseBytes, ok bool, err error) {
+func ringPhase(sc *Schedule, t *topology.Topology, model *collectives.Model, algo collectives.Algo) (pb PhaseBytes, ok bool, err error) {
 	cp := int64(t.CP())
 	if cp <= 1 {
 		return PhaseBytes{}, false, nil
@@ -319,6 +328,9 @@ func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb Ph
 	var c units.Calc
 	micro := int64(max(sc.Micro, 1))
 	var gathered, permuted, colls int64 // Σ micro·Gathers·KV, Σ micro·Permutes·DKV
+	// count[kv] is a rank's all-gathers of kv-byte k and v over the step
+	// (Σ micro·Gathers over the units whose KV is kv).
+	count := map[int64]int64{}
 	for _, lc := range sc.Costs {
 		r := lc.Ring
 		if r.Gathers == 0 && r.Permutes == 0 {
@@ -330,6 +342,9 @@ func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb Ph
 		gathered = c.Add(gathered, c.Mul(micro, r.Gathers, r.KV))
 		permuted = c.Add(permuted, c.Mul(micro, r.Permutes, r.DKV))
 		colls = c.Add(colls, c.Mul(micro, c.Add(r.Gathers, r.Permutes)))
+		if r.Gathers > 0 && r.KV > 0 {
+			count[r.KV] = c.Add(count[r.KV], c.Mul(micro, r.Gathers))
+		}
 	}
 	if c.Err != nil {
 		return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring bytes: %w", c.Err)
@@ -339,21 +354,20 @@ func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb Ph
 	}
 	pb = PhaseBytes{Phase: PhaseCPRing, Collectives: int(colls),
 		Logical: c.Add(c.Mul(cp, gathered), permuted), Sent: c.Add(c.Mul(cp-1, gathered), permuted)}
-	switch algo {
-	case collectives.Ring, collectives.Hierarchical:
-	default:
-		// Auto, and the algorithms NCCL only all-reduces with: the
-		// pattern of NCCL's all-gather (collectives.LowerModel).
-		algo = collectives.Auto
-	}
-	// The split of one all-gather over the classes depends only on how
-	// the group's ranks fall on nodes: memoized by that pattern, in
-	// chunks (KV = 1) per position in the group.
+	kvs := slices.Sorted(maps.Keys(count))
+	// The replay's own lowering and accounting (Fabric.Prepare, whose
+	// Sent is what the replay's phases count per rank), on an engine of
+	// its own: nothing runs on it.
+	f := collectives.NewFabricOptions(sim.New(), t, collectives.FabricOptions{NoTraffic: true, Model: model})
+	agAlgo := kindAlgo(algo, AllGather)
+	// A group's bytes per position depend only on how its ranks fall on
+	// nodes: memoized by that pattern.
 	type split = [][topology.NumClasses]int64
 	memo := map[string]split{}
 	group := make([]int, cp)
 	key := make([]byte, 0, 4*cp)
 	nodes := map[int]int{} // a group's nodes by first appearance
+	pos := map[int]int{}   // a rank's position in the group
 	for d := range t.DP() {
 		key = key[:0]
 		clear(nodes)
@@ -367,29 +381,43 @@ func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb Ph
 		}
 		ag, seen := memo[string(key)]
 		if !seen {
-			plan, err := collectives.Lower(t, collectives.Spec{Op: collectives.AllGather, Algo: algo, Group: group, Bytes: units.Bytes(cp)})
-			if err != nil {
-				return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
-			}
-			pos := map[int]int{}
+			clear(pos)
 			for i, r := range group {
 				pos[r] = i
 			}
 			ag = make(split, cp)
-			plan.EachTransfer(func(src, _ int, cl topology.Class, b units.Bytes) { ag[pos[src]][cl] += int64(b) })
-			for i := range ag {
-				// Every rank sends the CP − 1 chunks of the others.
-				if sumChunks(ag[i][:]) != cp-1 {
-					return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: rank %d sends %d chunks, want %d", group[i], sumChunks(ag[i][:]), cp-1)
+			// Each size is lowered as it is, not as one-byte chunks
+			// scaled by the bytes: the model's choice, and so the
+			// pattern, follows the size, and NCCL's rail rings split a
+			// hop's bytes over their g channels with the remainder (under
+			// g bytes) on channel 0 (collectives railRings), which at a
+			// byte per chunk would put most of a hop on channel 0's ranks.
+			// At its own size each all-gather's bytes per rank are the
+			// replay's, remainder included, and the step's are exact
+			// multiples of them.
+			for _, kv := range kvs {
+				size := c.Mul(cp, kv)
+				if c.Err != nil {
+					return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather of %d × %d B: %w", cp, kv, c.Err)
+				}
+				pr, err := f.Prepare(collectives.Spec{Op: collectives.AllGather, Algo: agAlgo, Group: group, Bytes: units.Bytes(size)}, nil)
+				if err != nil {
+					return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+				}
+				for _, rb := range pr.Sent() {
+					i, in := pos[rb.Rank]
+					if !in {
+						return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: rank %d sends outside its group", rb.Rank)
+					}
+					for cl, b := range rb.Bytes {
+						ag[i][cl] = c.Add(ag[i][cl], c.Mul(count[kv], int64(b)))
+					}
 				}
 			}
 			memo[string(key)] = ag
 		}
 		for i, r := range group {
-			var rank [topology.NumClasses]int64
-			for cl := range rank {
-				rank[cl] = c.Mul(gathered, ag[i][cl])
-			}
+			rank := ag[i]
 			p, err := t.Path(r, group[(i+1)%len(group)])
 			if err != nil {
 				return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring send: %w", err)
@@ -412,12 +440,4 @@ func ringPhase(sc *Schedule, t *topology.Topology, algo collectives.Algo) (pb Ph
 // policy saves the SDPA outputs) and none do not.
 func ringReruns(policy string) bool {
 	return policy == recomputeFull || policy == recomputeSelective
-}
-
-func sumChunks(xs []int64) int64 {
-	var t int64
-	for _, x := range xs {
-		t += x
-	}
-	return t
 }

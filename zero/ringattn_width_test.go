@@ -175,3 +175,44 @@ func TestRingExplicitTimes(t *testing.T) {
 			a.Sent, a.Logical, a.Collectives, b.Sent, b.Logical, b.Collectives)
 	}
 }
+
+// TestRingWidthAgreesMLA holds the memory model's gathered K and V to the
+// ring's exchange for multi-head latent attention, whose k is
+// qk_nope_head_dim + qk_rope_head_dim = 192 wide per head and v
+// v_head_dim = 128 (DeepSeek-V2-Lite: 16 heads, k built per head): at cp 4
+// and 4,096 rows a rank, KV = 2·4096·16·192 + 2·4096·16·128 bytes
+// (RingCost.KV, what the run all-gathers) and the uncompiled forward ring
+// buffers cp·KV + 9o + 3L, o = 2·4096·16·128 the bf16 output (v_head_dim
+// wide) and L = 4·16·4096 (docs/memory-model.md); one width for k and v
+// would gather cp·2·2·4096·16·192.
+func TestRingWidthAgreesMLA(t *testing.T) {
+	const cp, rows, heads, qk, v = 4, 4096, 16, 192, 128
+	s := loadDefault(t, "model.preset=deepseek-v2-lite", "model.layers=2", "cluster.nodes=1", "parallelism.dp=2", "parallelism.cp=4",
+		"model.seq_len=16384", "training.micro_batch=1", "training.recompute=none", "training.compile=none")
+	kv := int64(2*rows*heads*qk + 2*rows*heads*v)
+	o, lse := int64(2*rows*heads*v), int64(4*heads*rows)
+	costs, _, err := costsAndPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0
+	for u, l := range s.Model.LayerList {
+		if !l.Block {
+			continue
+		}
+		blocks++
+		if costs[u].Ring.KV != kv {
+			t.Errorf("time: block %s exchanges KV %d, want %d", l.Name, costs[u].Ring.KV, kv)
+		}
+		if got := rep.Units[u].RingForward - 9*o - 3*lse; got != cp*kv {
+			t.Errorf("memory: block %s gathers %d bytes of K and V (forward %d), want cp·KV = %d", l.Name, got, rep.Units[u].RingForward, cp*kv)
+		}
+	}
+	if blocks != 2 {
+		t.Errorf("%d blocks, want 2", blocks)
+	}
+}

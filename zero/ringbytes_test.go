@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestRingBytes holds the run's context-parallel ring phase to a count from
@@ -164,4 +167,111 @@ func cpRingPhase(t *testing.T, res *Result) *PhaseBytes {
 	}
 	t.Fatalf("no %q phase in %v", PhaseCPRing, res.Phases)
 	return nil
+}
+
+// TestRingBytesNCCL holds the ring phase's all-gathers to the replay's own
+// all-gather of the same bytes over the same groups (one source of truth):
+// a collectives.Fabric with the scenario's NCCL model (Model) and the
+// algorithm the replay gives an all-gather, started on every cp group and
+// counted by the fabric's own traffic accounting, transfer by transfer.
+// The fabric's network bytes are held in turn to NCCL's patterns: over m
+// nodes of g ranks each, NCCL's rail rings (what its cost model picks for
+// an all-gather over nodes, collectives.LowerModel) send m·(n−1)/n of the
+// n·KV-byte buffer between nodes, the explicit two-level algorithm (m−1)
+// of it, and inside one node nothing. Each rank also sends its dk/dv to
+// the next rank of its group cp times a micro-step, over the network on the
+// hops that leave a node (crossing, counted from the placement by hand:
+// under [cp, dp] at dp 1, cp 16 ranks 7→8 and 15→0; under [dp, cp] at dp
+// 2, cp 8 a group's positions 0–3 are GPUs d, d+2, d+4, d+6 of node 0 and
+// 4–7 the same of node 1, so 3→4 and 7→0 in each of the 2 groups).
+func TestRingBytesNCCL(t *testing.T) {
+	const kvHeads, headDim, layers = 8, 128, 4 // Llama 3.1 8B under flash (enable_gqa)
+	for _, c := range []struct {
+		name      string
+		sets      []string
+		algo      collectives.Algo
+		m, g      int64 // nodes a group spans, its ranks per node
+		groups    int64
+		crossing  int64 // dk/dv hops between nodes, over all groups
+		netGather func(n, m, kv int64) int64
+	}{
+		{"2 × 8 H100, dp 1, cp 16: NCCL's rail rings", []string{"parallelism.dp=1", "parallelism.cp=16", "model.seq_len=16384"},
+			collectives.Auto, 2, 8, 1, 2, func(n, m, kv int64) int64 { return m * (n - 1) * kv }},
+		{"2 × 8 H100, [dp, cp], dp 2, cp 8: NCCL's rail rings of 4 ranks a node", []string{"parallelism.dp=2", "parallelism.cp=8",
+			"cluster.placement=[dp, cp]", "model.seq_len=8192"},
+			collectives.Auto, 2, 4, 2, 4, func(n, m, kv int64) int64 { return m * (n - 1) * kv }},
+		{"2 × 8 H100, dp 1, cp 16, hierarchical", []string{"parallelism.dp=1", "parallelism.cp=16", "model.seq_len=16384",
+			"communication.algorithm=hierarchical"},
+			collectives.Hierarchical, 2, 8, 1, 2, func(n, m, kv int64) int64 { return (m - 1) * n * kv }},
+		{"1 × 8 H100, dp 1, cp 8", []string{"cluster.nodes=1", "parallelism.dp=1", "parallelism.cp=8", "model.seq_len=8192"},
+			collectives.Auto, 1, 8, 1, 0, func(n, m, kv int64) int64 { return 0 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sets := append([]string{"model.preset=llama3.1-8b", "model.layers=4", "training.attention=flash", "training.recompute=none"}, c.sets...)
+			s := loadDefault(t, sets...)
+			res, err := Replay(s, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := c.m * c.g
+			x := s.Training.MicroBatch * (s.Model.SeqLen / n) * kvHeads * headDim
+			kv, dkv := 2*2*x, 2*4*x
+			gathers := int64(layers * 2) // forward and backward, one micro-step
+			permute := layers * n * dkv
+
+			topo, err := topology.Build(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			model, err := Model(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if model == nil {
+				t.Fatal("no NCCL model for an H100 cluster")
+			}
+			eng := sim.New()
+			f := collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{Model: model})
+			for d := range topo.DP() {
+				group := make([]int, n)
+				for i := range group {
+					group[i] = topo.Rank(d, i)
+				}
+				if _, err := f.Start(collectives.Spec{Op: collectives.AllGather, Algo: c.algo, Group: group, Bytes: units.Bytes(n * kv)}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eng.Run()
+			tr := f.Traffic()
+			if got, want := int64(tr.Total[topology.Inter]), c.groups*c.netGather(n, c.m, kv); got != want {
+				t.Fatalf("the replay's all-gather of %d B over each of %d groups sends %d B between nodes, NCCL's pattern %d", n*kv, c.groups, got, want)
+			}
+			ranks := c.groups * n
+			got := cpRingPhase(t, res)
+			var wire, most [topology.NumClasses]int64
+			for cl := range wire {
+				wire[cl] = gathers * int64(tr.Total[cl])
+				most[cl] = gathers * int64(tr.MaxSent(topology.Class(cl)))
+			}
+			wire[topology.Inter] += c.crossing * permute
+			wire[topology.Intra] += (ranks - c.crossing) * permute
+			// Every rank sends as much as the others on each class here
+			// (the buffer splits evenly), and some send their dk/dv over
+			// each class that carries any.
+			for cl := range most {
+				if wire[cl] > 0 {
+					most[cl] += permute
+				}
+			}
+			if c.crossing == 0 {
+				most[topology.Inter] = 0
+			}
+			if got.Wire != wire || got.MaxRankWire != most {
+				t.Errorf("wire %v, busiest %v; want %v, %v", got.Wire, got.MaxRankWire, wire, most)
+			}
+			if want := gathers*(n-1)*kv + permute; got.Sent != want {
+				t.Errorf("sent %d per rank, want %d", got.Sent, want)
+			}
+		})
+	}
 }

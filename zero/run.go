@@ -110,7 +110,10 @@ type fabricNet struct {
 	f    *collectives.Fabric
 	topo *topology.Topology
 	algo collectives.Algo
-	err  error
+	// model is the fabric's NCCL cost model (nil: alpha–beta), which
+	// ringPhase lowers the context-parallel ring's all-gathers with.
+	model *collectives.Model
+	err   error
 	// keep restricts every collective to the simulated ranks (symmetric
 	// run); nil in the full run.
 	keep  []bool
@@ -176,6 +179,15 @@ func (n *fabricNet) Start(c netCollective, done func()) {
 	run(c, done)
 }
 
+// kindAlgo is the algorithm the replay runs a collective of kind k with
+// under the scenario's algo: trees only all-reduce; NCCL rings the rest.
+func kindAlgo(algo collectives.Algo, k Kind) collectives.Algo {
+	if (algo == collectives.Tree || algo == collectives.NVLSTree) && k != AllReduce {
+		return collectives.Ring
+	}
+	return algo
+}
+
 type prepKey struct {
 	kind  Kind
 	group GroupKind
@@ -197,11 +209,7 @@ func (n *fabricNet) start(c netCollective, done func()) {
 	key := prepKey{c.Kind, c.Group, c.Index, c.Bytes}
 	p := n.prep[key]
 	if p == nil {
-		algo := n.algo
-		if (algo == collectives.Tree || algo == collectives.NVLSTree) && c.Kind != AllReduce {
-			algo = collectives.Ring // trees only all-reduce; NCCL rings the rest
-		}
-		spec := collectives.Spec{Op: opOf[c.Kind], Algo: algo, Group: c.Members, Bytes: units.Bytes(c.Bytes)}
+		spec := collectives.Spec{Op: opOf[c.Kind], Algo: kindAlgo(n.algo, c.Kind), Group: c.Members, Bytes: units.Bytes(c.Bytes)}
 		pr, err := n.f.Prepare(spec, n.keep)
 		if err != nil {
 			if n.err == nil {
@@ -347,7 +355,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	}
 	eng := sim.New()
 	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: model}), topo: topo, algo: algo,
-		prep: map[prepKey]*prepared{}}
+		model: model, prep: map[prepKey]*prepared{}}
 	speed := make([]float64, sc.N)
 	var longest units.Duration
 	for _, t := range sc.Tasks {
@@ -661,7 +669,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	// Context parallelism's ring runs inside the blocks' compute (its time
 	// is theirs): its bytes come from the schedule's costs and the cp
 	// groups' placement.
-	if pb, ok, err := ringPhase(sc, net.topo, net.algo); err != nil {
+	if pb, ok, err := ringPhase(sc, net.topo, net.model, net.algo); err != nil {
 		return nil, err
 	} else if ok {
 		res.Phases = append(res.Phases, pb)
