@@ -50,7 +50,7 @@ func TestBlockAttentionOneRule(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}
-			cs, plan, err := costsAndPlan(sc)
+			cs, plan, err := costsAndPlan(sc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -145,13 +146,15 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // a block with explicit fwd_flops does not.
 // Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
-	out, _, err := costsAndPlan(s)
+	out, _, err := costsAndPlan(s, nil)
 	return out, err
 }
 
 // costsAndPlan is Costs and the per-operation plan it used (planCompute's, nil
-// for other models), for ComputeClasses' class split.
-func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
+// for other models), for ComputeClasses' class split; context parallelism's
+// ring is timed on topology t (nil: s's, built if a ring is timed: the
+// replay passes its own).
+func costsAndPlan(s *scenarios.Scenario, t *topology.Topology) ([]LayerCost, []unitPlan, error) {
 	eff, err := effectiveFLOPS(s)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +172,7 @@ func costsAndPlan(s *scenarios.Scenario) ([]LayerCost, []unitPlan, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
-	plan, err := planCompute(s)
+	plan, err := planCompute(s, t)
 	if err != nil {
 		return nil, nil, err
 	}

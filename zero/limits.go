@@ -192,7 +192,7 @@ func Check(s *scenarios.Scenario) error {
 	if err := checkSize(s, c, c.bound(), false); err != nil {
 		return err
 	}
-	sc, err := build(s, mrep.Groups)
+	sc, err := build(s, mrep.Groups, nil)
 	if err != nil {
 		return err
 	}

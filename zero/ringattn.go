@@ -100,9 +100,10 @@ type RingSpec struct {
 	// Compiled is set when the block runs under torch.compile (the ring's
 	// elementwise work fused); else every op is an eager kernel.
 	Compiled bool
-	// LinkBW is the bandwidth per direction (B/s) of the link the ring
-	// crosses: NVLink inside a node.
-	LinkBW float64
+	// Net times the ring's exchanges on the cluster (RingNet): the k/v
+	// all-gather as the replay times an all-gather over the cp groups,
+	// the dk/dv send as a point-to-point transfer.
+	Net *RingNet
 	// Interference is the compute slowdown while communication runs beside
 	// it (communication.compute_interference).
 	Interference float64
@@ -145,8 +146,8 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	if err := d.fill(); err != nil {
 		return RingCost{}, err
 	}
-	if g.Peak <= 0 || g.HBM <= 0 || e.Attention <= 0 || e.HBM <= 0 || r.LinkBW <= 0 {
-		return RingCost{}, fmt.Errorf("zero: ring attention needs a peak, an HBM and a link bandwidth and efficiencies > 0")
+	if g.Peak <= 0 || g.HBM <= 0 || e.Attention <= 0 || e.HBM <= 0 || r.Net == nil {
+		return RingCost{}, fmt.Errorf("zero: ring attention needs a peak, an HBM, efficiencies > 0 and the ring's links")
 	}
 	n := int64(r.CP)
 	vd := r.ValueHeadDim
@@ -194,11 +195,20 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	}
 	// k and v in bf16; dk and dv in fp32.
 	kv, dkvBytes := c.Add(c.Mul(2, xk), c.Mul(2, xv)), c.Add(c.Mul(4, xk), c.Mul(4, xv))
-	gather := float64(c.Mul(n-1, kv)) / r.LinkBW
-	dkv := float64(dkvBytes) / r.LinkBW
 	if c.Err != nil {
 		return RingCost{}, fmt.Errorf("zero: ring attention bytes overflow: %w", c.Err)
 	}
+	// The exchange's times on the cluster (RingNet): the all-gather of
+	// the cp·kv-byte buffer, each dk/dv send of dkvBytes.
+	gd, err := r.Net.Gather(kv)
+	if err != nil {
+		return RingCost{}, err
+	}
+	sd, err := r.Net.Send(dkvBytes)
+	if err != nil {
+		return RingCost{}, err
+	}
+	gather, dkv := gd.Seconds(), sd.Seconds()
 	hbm := g.HBM * e.HBM
 	out := RingCost{FwdBytes: fwd, BwdBytes: bwd, FwdComm: gather, BwdComm: gather + float64(n)*dkv, KV: kv, DKV: dkvBytes}
 	if r.Compiled {
@@ -221,46 +231,201 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	return out, nil
 }
 
-// ringSpec is a scenario's RingSpec. The ring crosses NVLink when every
-// cp group (the cp ranks of one dp coordinate, topology.Rank(dp, 0…cp−1),
-// the ranks of one cp submesh of torchtitan's mesh [pp, dp_replicate,
-// dp_shard, cp, tp], parallelisms/parallel_dims.py at 9dec370) sits in one
-// node under cluster.placement, else the inter-node NIC, which then bounds
-// the exchange. Under [cp, dp] that is cp ≤ gpus_per_node dividing it;
-// under [dp, cp] a group's ranks are dp GPUs apart, so it is dp·cp ≤
-// gpus_per_node dividing it (one node × 8 GPUs at dp 4, cp 2: GPUs d and
-// d + 4).
-func ringSpec(s *scenarios.Scenario) (RingSpec, error) {
+// ringSpec is a scenario's RingSpec on its topology t (nil: built from s
+// when a block first times its ring, so a Costs call whose blocks have no
+// ring, eager attention, builds none): the ring's exchanges timed on t's
+// cp groups (the cp ranks of one dp coordinate, topology.Rank(dp,
+// 0…cp−1), the ranks of one cp submesh of torchtitan's mesh [pp,
+// dp_replicate, dp_shard, cp, tp], parallelisms/parallel_dims.py at
+// 9dec370, placed by cluster.placement) by the scenario's NCCL model
+// (Model) and algorithm (RingNet).
+func ringSpec(s *scenarios.Scenario, t *topology.Topology) RingSpec {
 	r := RingSpec{CP: s.Parallelism.CP, Compiled: s.Training.Compile.Blocks(),
 		Interference: computeInterference(s)}
-	if r.CP <= 1 {
-		return r, nil
+	if r.CP > 1 {
+		r.Net = &RingNet{s: s, t: t, algo: kindAlgo(algoOf[s.Communication.Algorithm], AllGather)}
 	}
-	t, err := topology.Build(s)
-	if err != nil {
-		return RingSpec{}, fmt.Errorf("zero: context-parallel ring: %w", err)
-	}
-	r.LinkBW = float64(s.Cluster.Intra.Bandwidth)
-	if !cpGroupsInNodes(t) {
-		r.LinkBW = float64(s.Cluster.Inter.Bandwidth)
-	}
-	if r.LinkBW <= 0 { // a single node without an inter-node link
-		r.LinkBW = float64(s.Cluster.Intra.Bandwidth)
-	}
-	return r, nil
+	return r
 }
 
-// cpGroupsInNodes reports whether each cp group of t lies within one node.
-func cpGroupsInNodes(t *topology.Topology) bool {
-	for d := range t.DP() {
-		node := t.Node(t.Rank(d, 0))
-		for c := 1; c < t.CP(); c++ {
-			if t.Node(t.Rank(d, c)) != node {
-				return false
+// RingNet times the ring's exchanges on a cluster as the replay times its
+// communication. The k/v exchange is an NCCL all-gather over the cp group
+// (RingTraffic), so it takes what the replay's fabric gives an all-gather
+// of the same buffer over the same group (collectives.Fabric.Prepare with
+// the scenario's NCCL model and kindAlgo's algorithm, as fabricNet.start
+// lowers every collective): NCCL's cost model (collectives.Model.Time on
+// the group's collectives.ShapeOf: latency, protocol, the link share NCCL
+// reaches) when the model times the algorithm (auto, nvls, nvlstree), else
+// the alpha–beta time of the lowering alone (the sum of its phases'
+// collectives.PhaseTime, what collectives.ClosedForm gives). The dk/dv
+// exchange is ft_c.permute_tensor, NCCL send/receive pairs that NCCL's
+// tuner does not model: it keeps the alpha–beta rule the lowering gives
+// NCCL's other point-to-point collective, all-to-all (collectives.Lower:
+// one phase, one step of the largest path latency, plus the busiest
+// link's load at its bandwidth, PhaseTime), over the cp sends of a group
+// at once, each rank to the next. Both are the slowest over the cp groups
+// (one per pattern of a group's ranks on nodes: the groups of one pattern
+// cross links of the same classes). A RingNet memoizes its times by size;
+// it is not safe for concurrent use.
+type RingNet struct {
+	// s, when set, is the scenario whose topology (when t is nil) and
+	// NCCL model init takes.
+	s      *scenarios.Scenario
+	t      *topology.Topology
+	m      *collectives.Model
+	algo   collectives.Algo
+	f      *collectives.Fabric // nil until init
+	groups [][]int
+	gather map[int64]units.Duration
+	send   map[int64]units.Duration
+}
+
+// NewRingNet is the RingNet of t's cp groups under NCCL's cost model m
+// (nil: alpha–beta, Model) and the scenario's communication.algorithm
+// algo.
+func NewRingNet(t *topology.Topology, m *collectives.Model, algo collectives.Algo) *RingNet {
+	return &RingNet{t: t, m: m, algo: kindAlgo(algo, AllGather)}
+}
+
+// init builds what the times need on first use.
+func (r *RingNet) init() error {
+	if r.f != nil {
+		return nil
+	}
+	if r.s != nil {
+		if r.t == nil {
+			t, err := topology.Build(r.s)
+			if err != nil {
+				return fmt.Errorf("zero: context-parallel ring: %w", err)
 			}
+			r.t = t
+		}
+		m, err := Model(r.s)
+		if err != nil {
+			return fmt.Errorf("zero: context-parallel ring: %w", err)
+		}
+		r.m = m
+	}
+	if r.t == nil {
+		return fmt.Errorf("zero: context-parallel ring: no topology")
+	}
+	r.f = collectives.NewFabricOptions(sim.New(), r.t, collectives.FabricOptions{NoTraffic: true, Model: r.m})
+	r.groups, r.gather, r.send = ringGroups(r.t), map[int64]units.Duration{}, map[int64]units.Duration{}
+	return nil
+}
+
+// ringGroups is one cp group of t (the cp ranks of one dp coordinate,
+// topology.Rank(dp, 0…cp−1)) per pattern of its ranks on nodes.
+func ringGroups(t *topology.Topology) [][]int {
+	var out [][]int
+	seen := map[string]bool{}
+	nodes := map[int]int{} // a group's nodes by first appearance
+	var key []byte
+	for d := range t.DP() {
+		key = key[:0]
+		clear(nodes)
+		g := make([]int, t.CP())
+		for i := range g {
+			g[i] = t.Rank(d, i)
+			n := t.Node(g[i])
+			if _, ok := nodes[n]; !ok {
+				nodes[n] = len(nodes)
+			}
+			key = fmt.Appendf(key, "%d,", nodes[n])
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			out = append(out, g)
 		}
 	}
-	return true
+	return out
+}
+
+// Gather is the time of one all-gather of the k/v exchange, each rank
+// contributing kv bytes (a CP·kv-byte buffer).
+func (r *RingNet) Gather(kv int64) (units.Duration, error) {
+	if err := r.init(); err != nil {
+		return 0, err
+	}
+	if d, ok := r.gather[kv]; ok {
+		return d, nil
+	}
+	var worst units.Duration
+	for _, g := range r.groups {
+		size, err := units.Mul(int64(len(g)), kv)
+		if err != nil {
+			return 0, fmt.Errorf("zero: context-parallel ring all-gather of %d × %d B: %w", len(g), kv, err)
+		}
+		pr, err := r.f.Prepare(collectives.Spec{Op: collectives.AllGather, Algo: r.algo, Group: g, Bytes: units.Bytes(size)}, nil)
+		if err != nil {
+			return 0, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+		}
+		p := pr.Plan()
+		d := p.Choice.Time
+		if !p.Timed {
+			d = 0
+			for i := range p.Phases {
+				pt, err := collectives.PhaseTime(r.t, &p.Phases[i])
+				if err == nil {
+					var sum int64
+					sum, err = units.Add(int64(d), int64(pt))
+					d = units.Duration(sum)
+				}
+				if err != nil {
+					return 0, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+				}
+			}
+		}
+		worst = max(worst, d)
+	}
+	r.gather[kv] = worst
+	return worst, nil
+}
+
+// Send is the time of one dk/dv exchange: every rank of a group sends b
+// bytes to the next at once.
+func (r *RingNet) Send(b int64) (units.Duration, error) {
+	if err := r.init(); err != nil {
+		return 0, err
+	}
+	if d, ok := r.send[b]; ok {
+		return d, nil
+	}
+	var worst units.Duration
+	load := map[topology.LinkID]int64{}
+	for _, g := range r.groups {
+		clear(load)
+		var alpha units.Duration
+		for i, src := range g {
+			p, err := r.t.Path(src, g[(i+1)%len(g)])
+			if err != nil {
+				return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
+			}
+			alpha = max(alpha, p.Latency)
+			for _, l := range p.Links {
+				load[l]++
+			}
+		}
+		var beta units.Duration
+		for l, w := range load {
+			x, err := units.Mul(w, b)
+			if err != nil {
+				return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
+			}
+			tt, err := units.CheckedTransferTime(units.Bytes(x), r.t.Params(l).Bandwidth)
+			if err != nil {
+				return 0, fmt.Errorf("zero: context-parallel ring send of %d B: %w", x, err)
+			}
+			beta = max(beta, tt)
+		}
+		d, err := units.Add(int64(alpha), int64(beta))
+		if err != nil {
+			return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
+		}
+		worst = max(worst, units.Duration(d))
+	}
+	r.send[b] = worst
+	return worst, nil
 }
 
 // RingTraffic is what one unit's context-parallel ring exchanges per rank

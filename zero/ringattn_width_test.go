@@ -28,7 +28,6 @@ func TestRingAttentionCostGQA(t *testing.T) {
 	const xo, xv = xq, xk
 	g := GPUShape{Peak: 989e12, HBM: 2400e9, SMs: 132}
 	e := Efficiency{GEMM: 0.4, Attention: 0.35, HBM: 0.88}
-	const bw = 450e9
 	for _, c := range []struct {
 		cp       int64
 		compiled bool
@@ -39,7 +38,7 @@ func TestRingAttentionCostGQA(t *testing.T) {
 		{2, false, 4*xk + 4*xv + 12*xo + (4*xk + 4*xv + 38*xo), 4*xq + 8*xk + 8*xv + 64*(xq+xk+xv)/3 + (10*xq + 25*xk + 25*xv)},
 		{4, false, 4*xk + 4*xv + 12*xo + 3*(4*xk+4*xv+38*xo), 4*xq + 8*xk + 8*xv + 64*(xq+xk+xv)/3 + 3*(10*xq+25*xk+25*xv)},
 	} {
-		got, err := RingAttentionCost(llama8BRing(c.cp), RingSpec{CP: int(c.cp), Compiled: c.compiled, LinkBW: bw, KVHeads: 8}, g, e)
+		got, err := RingAttentionCost(llama8BRing(c.cp), RingSpec{CP: int(c.cp), Compiled: c.compiled, Net: testRingNet(t, int(c.cp)), KVHeads: 8}, g, e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,9 +47,9 @@ func TestRingAttentionCostGQA(t *testing.T) {
 			t.Errorf("cp %d compiled %v: bytes %d/%d, KV %d, DKV %d; want %d/%d, %d, %d", c.cp, c.compiled,
 				got.FwdBytes, got.BwdBytes, got.KV, got.DKV, c.fwd, c.bwd, kv, dkv)
 		}
-		gather := float64((c.cp-1)*kv) / bw
-		if !ringNear(got.FwdComm, gather) || !ringNear(got.BwdComm, gather+float64(c.cp*dkv)/bw) {
-			t.Errorf("cp %d: comm %g/%g s, want %g/%g", c.cp, got.FwdComm, got.BwdComm, gather, gather+float64(c.cp*dkv)/bw)
+		gather, send := ringNetTimes(t, testRingNet(t, int(c.cp)), kv, dkv)
+		if !ringNear(got.FwdComm, gather) || !ringNear(got.BwdComm, gather+float64(c.cp)*send) {
+			t.Errorf("cp %d: comm %g/%g s, want %g/%g", c.cp, got.FwdComm, got.BwdComm, gather, gather+float64(c.cp)*send)
 		}
 	}
 }
@@ -94,7 +93,7 @@ func TestRingWidthAgrees(t *testing.T) {
 						t.Errorf("run: ring phase sends %d bytes a rank, want %d", got, want)
 					}
 
-					costs, _, err := costsAndPlan(s)
+					costs, _, err := costsAndPlan(s, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -142,7 +141,7 @@ func TestRingExplicitTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _, err := costsAndPlan(s)
+	ref, _, err := costsAndPlan(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +154,7 @@ func TestRingExplicitTimes(t *testing.T) {
 	u := blocks[1]
 	const given = units.Duration(7 * units.Millisecond)
 	s.Model.LayerList[u].Fwd = given
-	got, _, err := costsAndPlan(s)
+	got, _, err := costsAndPlan(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +190,7 @@ func TestRingWidthAgreesMLA(t *testing.T) {
 		"model.seq_len=16384", "training.micro_batch=1", "training.recompute=none", "training.compile=none")
 	kv := int64(2*rows*heads*qk + 2*rows*heads*v)
 	o, lse := int64(2*rows*heads*v), int64(4*heads*rows)
-	costs, _, err := costsAndPlan(s)
+	costs, _, err := costsAndPlan(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

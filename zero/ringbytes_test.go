@@ -103,38 +103,6 @@ func testRingBytes(t *testing.T, attention string, heads, headDim int64) {
 	}
 }
 
-// TestRingSpecPlacement checks which link the ring's time model uses: NVLink
-// when every cp group is inside a node under the placement, else the NIC.
-// With [dp, cp] the ranks of a cp group sit dp GPUs apart (topology.GPU),
-// so one node × 8 at dp 4, cp 2 keeps them on NVLink (GPUs d and d + 4),
-// which the rule before this test timed at the NIC's 50 GB/s.
-func TestRingSpecPlacement(t *testing.T) {
-	const nvlink, nic = 450e9, 50e9 // the default scenario's NVLink4 and NDR
-	for _, c := range []struct {
-		sets []string
-		want float64
-	}{
-		{[]string{"cluster.nodes=1", "parallelism.dp=4", "parallelism.cp=2"}, nvlink},
-		{[]string{"cluster.nodes=1", "parallelism.dp=4", "parallelism.cp=2", "cluster.placement=[dp, cp]"}, nvlink},
-		{[]string{"cluster.nodes=1", "parallelism.dp=1", "parallelism.cp=8", "cluster.placement=[dp, cp]"}, nvlink},
-		{[]string{"parallelism.dp=2", "parallelism.cp=8"}, nvlink},
-		{[]string{"parallelism.dp=2", "parallelism.cp=8", "cluster.placement=[dp, cp]"}, nic}, // GPUs d, d+2, …, d+14
-		{[]string{"parallelism.dp=4", "parallelism.cp=4", "cluster.placement=[dp, cp]"}, nic}, // GPUs d, d+4, d+8, d+12
-		{[]string{"parallelism.dp=1", "parallelism.cp=16"}, nic},                              // 2 nodes
-		{[]string{"cluster.gpus_per_node=6", "parallelism.dp=3", "parallelism.cp=4"}, nic},    // ranks 4–7 on nodes 0 and 1
-		{[]string{"cluster.nodes=4", "cluster.gpus_per_node=4", "parallelism.dp=2", "parallelism.cp=8"}, nic},
-	} {
-		s := loadDefault(t, append([]string{"model.preset=llama3.1-8b"}, c.sets...)...)
-		r, err := ringSpec(s)
-		if err != nil {
-			t.Fatalf("%v: %v", c.sets, err)
-		}
-		if r.LinkBW != c.want {
-			t.Errorf("%v: ring at %g B/s, want %g", c.sets, r.LinkBW, c.want)
-		}
-	}
-}
-
 // TestRingBytesDoc holds docs/compute-model.md's figures for Llama 3.1 8B at
 // cp 2 to the replay that command runs.
 func TestRingBytesDoc(t *testing.T) {

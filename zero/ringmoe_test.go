@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -32,10 +33,11 @@ import (
 // forward (full recompute: three gathers); fp32 dk and dv, DKV = 4·xk +
 // 4·xv, sent cp times in backward. Compiled, all of it is exposed
 // (ringattn.go), so a block's forward grows by the merge's 10·(cp−1)·xo
-// bytes on HBM plus (cp−1)·KV on NVLink, its backward by 6·xq + 12·xk +
-// 12·xv + (cp−1)·(10·xq + 9·xk + 9·xv) bytes on HBM plus (cp−1)·KV +
-// cp·DKV on NVLink plus the rerun forward: the block's times must exceed
-// the FLOP count's GEMM and attention seconds by exactly that.
+// bytes on HBM plus NCCL's all-gather of the cp·KV buffer over the cp
+// ranks of the node, its backward by 6·xq + 12·xk + 12·xv + (cp−1)·(10·xq
+// + 9·xk + 9·xv) bytes on HBM plus that all-gather and cp sends of DKV to
+// the next rank over NVLink plus the rerun forward: the block's times must
+// exceed the FLOP count's GEMM and attention seconds by exactly that.
 func TestRingEveryAttentionBlock(t *testing.T) {
 	for _, c := range []struct {
 		preset                string
@@ -69,10 +71,23 @@ func TestRingEveryAttentionBlock(t *testing.T) {
 				t.Errorf("ring: sent %d, logical %d, %d collectives; want %d, %d, %d", got.Sent, got.Logical, got.Collectives, sent, logical, c.layers*(3+n))
 			}
 			hbm := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
-			link := float64(s.Cluster.Intra.Bandwidth)
-			fwd := float64(10*(n-1)*xo)/hbm + float64((n-1)*kv)/link
-			bwd := float64(6*xq+12*xk+12*xv+(n-1)*(10*xq+9*xk+9*xv))/hbm + float64((n-1)*kv+n*dkv)/link + fwd
-			costs, plan, err := costsAndPlan(s)
+			// The exchange on the one node: NCCL's all-gather of the
+			// cp·KV buffer over cp ranks (its cost model, as the replay
+			// times an all-gather), and each send of DKV to the next rank
+			// over NVLink (latency plus bytes at the link's bandwidth).
+			m, err := Model(s)
+			if err != nil || m == nil {
+				t.Fatalf("NCCL's model: %v, %v", m, err)
+			}
+			ch, err := m.Time(collectives.AllGather, collectives.Shape{Ranks: int(n), Nodes: 1}, collectives.Auto, units.Bytes(n*kv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gather := ch.Time.Seconds()
+			send := (s.Cluster.Intra.Latency + units.TransferTime(units.Bytes(dkv), s.Cluster.Intra.Bandwidth)).Seconds()
+			fwd := float64(10*(n-1)*xo)/hbm + gather
+			bwd := float64(6*xq+12*xk+12*xv+(n-1)*(10*xq+9*xk+9*xv))/hbm + gather + float64(n)*send + fwd
+			costs, plan, err := costsAndPlan(s, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +152,7 @@ func TestCPRefusesLinearAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := planCompute(s)
+		plan, err := planCompute(s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +223,7 @@ func TestRingAttentionCostMLA(t *testing.T) {
 		{false, 2, 4*xk + 16*xv + 4*xk + 42*xv, 12*xk + 8*xv + 64*(2*xk+xv)/3 + 35*xk + 25*xv},
 		{false, 4, 4*xk + 16*xv + 3*(4*xk+42*xv), 12*xk + 8*xv + 64*(2*xk+xv)/3 + 3*(35*xk+25*xv)},
 	} {
-		got, err := RingAttentionCost(d, RingSpec{CP: int(c.cp), Compiled: c.compiled, LinkBW: 450e9, ValueHeadDim: 128}, g, e)
+		got, err := RingAttentionCost(d, RingSpec{CP: int(c.cp), Compiled: c.compiled, Net: testRingNet(t, int(c.cp)), ValueHeadDim: 128}, g, e)
 		if err != nil {
 			t.Fatal(err)
 		}

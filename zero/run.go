@@ -337,16 +337,16 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if err := checkSize(s, tc, tc.bound(), opt.Full); err != nil {
 		return nil, err
 	}
-	sc, err := build(s, mrep.Groups)
+	topo, err := topology.Build(s)
+	if err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
+	sc, err := build(s, mrep.Groups, topo)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkSize(s, tc, int64(len(sc.Tasks)), opt.Full); err != nil {
 		return nil, err
-	}
-	topo, err := topology.Build(s)
-	if err != nil {
-		return nil, fmt.Errorf("zero: %w", err)
 	}
 	algo := algoOf[s.Communication.Algorithm]
 	model, err := Model(s)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -200,13 +201,14 @@ func Build(s *scenarios.Scenario) (*Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
-	return build(s, groups)
+	return build(s, groups, nil)
 }
 
 // build makes the schedule over the given buffer layouts (Replay passes the
-// ones of the memory report it already has).
-func build(s *scenarios.Scenario, groups []memory.GroupInfo) (*Schedule, error) {
-	costs, err := Costs(s)
+// ones of the memory report it already has) and topology t (nil: s's, built
+// if context parallelism's ring is timed; Replay passes the one it runs on).
+func build(s *scenarios.Scenario, groups []memory.GroupInfo, t *topology.Topology) (*Schedule, error) {
+	costs, _, err := costsAndPlan(s, t)
 	if err != nil {
 		return nil, err
 	}
