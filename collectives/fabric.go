@@ -116,6 +116,9 @@ type Fabric struct {
 	// iterated).
 	lw     *lowering
 	groups map[groupKey][]int
+	// flat is the scratch of shapes (sim.NewShapeFlat copies what it
+	// keeps), grown to the largest phase prepared.
+	flat []*sim.Resource
 }
 
 type groupKey struct {
@@ -228,6 +231,17 @@ type Handle struct {
 	// 0/0: none).
 	flows    []*sim.Flow
 	num, den uint64
+	// The run's state (run, runTimed), held here rather than in closures
+	// (a replay starts a collective per bucket and layer): its fabric, flow
+	// groups and callback, the phase running (alpha–beta), the flow groups
+	// still running, and the callbacks given to the engine, each made once.
+	f       *Fabric
+	shapes  [][]classShape
+	onDone  func()
+	phase   int
+	left    int
+	doneFn  func()
+	startFn func()
 }
 
 // SetStretch makes the collective's transfers take num/den times as long
@@ -286,49 +300,72 @@ func (f *Fabric) Start(spec Spec, onDone func()) (*Handle, error) {
 // alpha–beta plan's one after the other, a timed plan's all at once
 // (runTimed).
 func (f *Fabric) run(p *Plan, shapes [][]classShape, onDone func()) *Handle {
-	h := &Handle{Plan: p, start: f.eng.Now()}
+	h := &Handle{Plan: p, start: f.eng.Now(), f: f, shapes: shapes, onDone: onDone}
 	if p.Timed && len(p.Phases) > 1 {
-		f.runTimed(h, shapes, onDone)
+		f.runTimed(h)
 		return h
 	}
-	var run func(i int)
-	run = func(i int) {
-		if i == len(p.Phases) {
-			h.done, h.end = true, f.eng.Now()
-			if onDone != nil {
-				onDone()
-			}
-			return
-		}
-		ph := &p.Phases[i]
-		flow := func() {
-			h.flows = h.flows[:0]
-			left := len(shapes[i])
-			next := func() {
-				if left--; left == 0 {
-					run(i + 1)
-				}
-			}
-			for _, cs := range shapes[i] {
-				fl := f.startPhase(p, i, cs, next)
-				h.flows = append(h.flows, fl)
-				if h.num != h.den {
-					fl.Stretch(h.num, h.den)
-				}
-			}
-		}
-		if ph.Latency > 0 {
-			f.eng.After(sim.Time(ph.Latency), flow)
-		} else {
-			flow()
-		}
-	}
 	if len(p.Phases) == 0 {
-		f.eng.After(0, func() { run(0) })
+		f.eng.After(0, h.finish)
 	} else {
-		run(0)
+		h.runPhase(0)
 	}
 	return h
+}
+
+// finish marks h done at Now and calls its onDone.
+func (h *Handle) finish() {
+	h.done, h.end = true, h.f.eng.Now()
+	onDone := h.onDone
+	// A finished handle keeps nothing of its run (callers may hold it).
+	h.shapes, h.onDone, h.doneFn, h.startFn = nil, nil, nil, nil
+	if onDone != nil {
+		onDone()
+	}
+}
+
+// runPhase starts an alpha–beta run's phase i after its latency, or
+// finishes the collective after its last phase.
+func (h *Handle) runPhase(i int) {
+	p := h.Plan
+	if i == len(p.Phases) {
+		h.finish()
+		return
+	}
+	h.phase = i
+	if lat := p.Phases[i].Latency; lat > 0 {
+		if h.startFn == nil {
+			h.startFn = h.startFlows
+		}
+		h.f.eng.After(sim.Time(lat), h.startFn)
+	} else {
+		h.startFlows()
+	}
+}
+
+// startFlows starts the flow groups of the phase running; the last of them
+// to end runs the next phase (phaseDone).
+func (h *Handle) startFlows() {
+	i := h.phase
+	h.flows = h.flows[:0]
+	h.left = len(h.shapes[i])
+	if h.doneFn == nil {
+		h.doneFn = h.phaseDone
+	}
+	for _, cs := range h.shapes[i] {
+		fl := h.f.startPhase(h.Plan, i, cs, h.doneFn)
+		h.flows = append(h.flows, fl)
+		if h.num != h.den {
+			fl.Stretch(h.num, h.den)
+		}
+	}
+}
+
+// phaseDone is one of the running phase's flow groups ending.
+func (h *Handle) phaseDone() {
+	if h.left--; h.left == 0 {
+		h.runPhase(h.phase + 1)
+	}
 }
 
 // runTimed runs a timed plan of several phases as NCCL runs the
@@ -340,35 +377,39 @@ func (f *Fabric) run(p *Plan, shapes [][]classShape, onDone func()) *Handle {
 // shares each link it needs all of its time on for all of that time, as
 // two NCCL rings over one NIC do, and holds only its pace of a link it
 // needs less of.
-func (f *Fabric) runTimed(h *Handle, shapes [][]classShape, onDone func()) {
+func (f *Fabric) runTimed(h *Handle) {
 	p := h.Plan
-	left := 0
-	for _, ss := range shapes {
-		left += len(ss)
-	}
-	done := func() {
-		if left--; left == 0 {
-			h.done, h.end = true, f.eng.Now()
-			if onDone != nil {
-				onDone()
-			}
-		}
-	}
-	start := func() {
-		for i := range p.Phases {
-			for _, cs := range shapes[i] {
-				fl := f.startPhase(p, i, cs, done)
-				h.flows = append(h.flows, fl)
-				if h.num != h.den {
-					fl.Stretch(h.num, h.den)
-				}
-			}
-		}
+	for _, ss := range h.shapes {
+		h.left += len(ss)
 	}
 	if lat := p.Phases[0].Latency; lat > 0 {
-		f.eng.After(sim.Time(lat), start)
+		f.eng.After(sim.Time(lat), h.startTimed)
 	} else {
-		start()
+		h.startTimed()
+	}
+}
+
+// startTimed starts every phase's flow groups of a timed run at once.
+func (h *Handle) startTimed() {
+	p := h.Plan
+	h.flows = make([]*sim.Flow, 0, h.left)
+	done := h.timedDone
+	for i := range p.Phases {
+		for _, cs := range h.shapes[i] {
+			fl := h.f.startPhase(p, i, cs, done)
+			h.flows = append(h.flows, fl)
+			if h.num != h.den {
+				fl.Stretch(h.num, h.den)
+			}
+		}
+	}
+}
+
+// timedDone is one of a timed run's flow groups ending: the last finishes
+// the collective.
+func (h *Handle) timedDone() {
+	if h.left--; h.left == 0 {
+		h.finish()
 	}
 }
 
@@ -409,15 +450,21 @@ type classShape struct {
 // destination is kept.
 func (f *Fabric) shapes(p *Plan, keep []bool) [][]classShape {
 	out := make([][]classShape, len(p.Phases))
-	var flat []*sim.Resource
-	var members [][]*sim.Resource
+	most := 0
+	for i := range p.Phases {
+		most = max(most, len(p.Phases[i].paths))
+	}
+	if cap(f.flat) < 2*most {
+		f.flat = make([]*sim.Resource, 0, 2*most)
+	}
+	flat := f.flat
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		for c := range topology.NumClasses {
 			if p.Timed && ph.count[c] == 0 {
 				continue
 			}
-			flat, members = flat[:0], members[:0]
+			flat = flat[:0]
 			for j, path := range ph.paths {
 				if p.Timed && path.Class != topology.Class(c) {
 					continue
@@ -429,10 +476,8 @@ func (f *Fabric) shapes(p *Plan, keep []bool) [][]classShape {
 				}
 				flat = append(flat, f.resource(path.Links[0]), f.resource(path.Links[1]))
 			}
-			for j := 0; j < len(flat); j += 2 {
-				members = append(members, flat[j:j+2:j+2])
-			}
-			cs := classShape{class: -1, s: f.eng.NewShape(members)}
+			// Each transfer is a member crossing its path's two links.
+			cs := classShape{class: -1, s: f.eng.NewShapeFlat(flat)}
 			if !p.Timed {
 				out[i] = append(out[i], cs)
 				break

@@ -318,11 +318,11 @@ func (h flowHeap) Less(i, j int) bool {
 }
 func (h flowHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].hidx, h[j].hidx = i, j
+	h[i].hidx, h[j].hidx = int32(i), int32(j)
 }
 func (h *flowHeap) Push(x any) {
 	f := x.(*Flow)
-	f.hidx = len(*h)
+	f.hidx = int32(len(*h))
 	*h = append(*h, f)
 }
 func (h *flowHeap) Pop() any {
@@ -345,12 +345,12 @@ func (e *Engine) schedule(f *Flow, t Time) {
 		heap.Push(&e.fheap, f)
 		return
 	}
-	heap.Fix(&e.fheap, f.hidx)
+	heap.Fix(&e.fheap, int(f.hidx))
 }
 
 // unschedule removes f from the flow heap if it is there.
 func (e *Engine) unschedule(f *Flow) {
 	if f.hidx >= 0 {
-		heap.Remove(&e.fheap, f.hidx)
+		heap.Remove(&e.fheap, int(f.hidx))
 	}
 }

@@ -143,33 +143,36 @@ type Flow struct {
 	last   Time   // time hi:lo was last brought up to date
 	at     Time   // scheduled finish (while in the flow heap)
 	fseq   uint64 // sequence number of that scheduling
-	hidx   int    // index in the engine's flow heap, -1 if not there
 	onDone func()
 	bytes  int64
 	id     int64
 	start  Time
 	end    Time
-	done   bool
 	// cls is the class of the flow's Shape while the flow crosses its
 	// resources (nil for StartGroup and StartFlow flows).
 	cls *shapeClass
 	// byID is res in the order the flow joins and leaves its resources
 	// (Shape.byID; res itself for StartGroup and StartFlow flows).
 	byID []resUse
-	// parked: the flow is in its class's flows, not in its resources'
-	// users (see shapeClass).
-	parked bool
 	// pace, if not 0, caps the flow's rate (work units per ps per member):
 	// a timed transfer moves its real bytes no faster than its time allows
 	// (StartShapeAt), leaving the rest of its links to others.
 	pace uint64
 	// scratch
-	mark   uint64
-	frozen bool
-	nrate  uint64
+	mark  uint64
+	nrate uint64
 	// paceR is the flow's cap as a resource of its own during a
 	// recomputation (recompute), nil otherwise.
 	paceR *Resource
+	// hidx is the flow's index in the engine's flow heap, -1 if not
+	// there; it shares a word with the flags below (a Flow is allocated
+	// per flow group started: 192 bytes, TestFlowSize).
+	hidx int32
+	done bool
+	// parked: the flow is in its class's flows, not in its resources'
+	// users (see shapeClass).
+	parked bool
+	frozen bool // scratch
 }
 
 // ID numbers flows and groups in the order they were started, from 0.
@@ -401,7 +404,19 @@ type classKey struct {
 
 // NewShape aggregates members for StartShape.
 func (e *Engine) NewShape(members [][]*Resource) *Shape {
-	res := e.aggregate(members)
+	return e.newShape(e.aggregate(members))
+}
+
+// NewShapeFlat is NewShape of members laid end to end in crossings (any
+// split of crossings into members gives the same Shape: a Shape holds each
+// resource with the number of members crossing it), without building the
+// members.
+func (e *Engine) NewShapeFlat(crossings []*Resource) *Shape {
+	return e.newShape(e.aggregateFlat(crossings))
+}
+
+// newShape is the Shape of res, just aggregated.
+func (e *Engine) newShape(res []resUse) *Shape {
 	byID := slices.Clone(res)
 	slices.SortFunc(byID, func(a, b resUse) int { return cmp.Compare(a.r.id, b.r.id) })
 	return &Shape{e: e, res: res, cls: e.class(res, byID), byID: byID}
@@ -461,25 +476,59 @@ func (e *Engine) StartShape(bytesPerMember int64, s *Shape, onDone func()) *Flow
 // aggregate merges members into one resUse per resource with its weight,
 // in first-appearance order.
 func (e *Engine) aggregate(members [][]*Resource) []resUse {
-	total := 0
-	for _, m := range members {
-		total += len(m)
-	}
-	res := make([]resUse, 0, total)
+	// Count the distinct resources first: the result is kept (by a Shape
+	// or a flow), and members may cross each resource many times (a ring
+	// of g channels crosses each of its links g times).
+	distinct := 0
 	e.epoch++
 	for _, m := range members {
-		for _, r := range m {
-			if r.e != e {
-				e.adopt(r)
-			}
-			if r.mark == e.epoch {
-				res[r.gidx].w++
-				continue
-			}
-			r.mark = e.epoch
-			r.gidx = int32(len(res))
-			res = append(res, resUse{r: r, w: 1})
+		distinct += e.countNew(m)
+	}
+	res := make([]resUse, 0, distinct)
+	e.epoch++
+	for _, m := range members {
+		res = e.merge(res, m)
+	}
+	return res
+}
+
+// aggregateFlat is aggregate of members laid end to end in crossings:
+// weights count crossings, whatever members they belong to.
+func (e *Engine) aggregateFlat(crossings []*Resource) []resUse {
+	e.epoch++
+	res := make([]resUse, 0, e.countNew(crossings))
+	e.epoch++
+	return e.merge(res, crossings)
+}
+
+// countNew adopts rs and counts those not yet marked in this epoch,
+// marking them.
+func (e *Engine) countNew(rs []*Resource) int {
+	n := 0
+	for _, r := range rs {
+		if r.e != e {
+			e.adopt(r)
 		}
+		if r.mark != e.epoch {
+			r.mark = e.epoch
+			n++
+		}
+	}
+	return n
+}
+
+// merge adds rs to res (resources adopted by countNew): a resource marked
+// in this epoch has its weight raised, another is appended with weight 1
+// and marked with its index (gidx).
+func (e *Engine) merge(res []resUse, rs []*Resource) []resUse {
+	for _, r := range rs {
+		if r.mark == e.epoch {
+			res[r.gidx].w++
+			continue
+		}
+		r.mark = e.epoch
+		r.gidx = int32(len(res))
+		res = append(res, resUse{r: r, w: 1})
 	}
 	return res
 }

@@ -267,6 +267,44 @@ func TestShapeClass(t *testing.T) {
 	}
 }
 
+// TestNewShapeFlat: members laid end to end give NewShape's resources, in
+// first-appearance order, with its weights and class (a: 3 crossings, b 2,
+// c 1), and what a Shape keeps holds one entry per distinct resource, not
+// one per crossing (a ring of g channels crosses each link g times).
+func TestNewShapeFlat(t *testing.T) {
+	e := New()
+	a, b, c := NewResource("a", 10e9), NewResource("b", 20e9), NewResource("c", 30e9)
+	for _, tc := range []struct {
+		name    string
+		members [][]*Resource
+		want    []resUse
+	}{
+		{"pairs", [][]*Resource{{a, b}, {b, a}, {a, c}}, []resUse{{a, 3}, {b, 2}, {c, 1}}},
+		{"one member", [][]*Resource{{c, a, c}}, []resUse{{c, 2}, {a, 1}}},
+		{"empty", nil, []resUse{}},
+	} {
+		var flat []*Resource
+		for _, m := range tc.members {
+			flat = append(flat, m...)
+		}
+		s, g := e.NewShapeFlat(flat), e.NewShape(tc.members)
+		for _, sh := range []struct {
+			name string
+			s    *Shape
+		}{{"NewShapeFlat", s}, {"NewShape", g}} {
+			if !slices.Equal(sh.s.res, tc.want) {
+				t.Errorf("%s: %s resources %v, want %v", tc.name, sh.name, sh.s.res, tc.want)
+			}
+			if cap(sh.s.res) != len(tc.want) {
+				t.Errorf("%s: %s keeps capacity %d for %d resources", tc.name, sh.name, cap(sh.s.res), len(tc.want))
+			}
+		}
+		if s.cls != g.cls {
+			t.Errorf("%s: NewShapeFlat's class is not NewShape's", tc.name)
+		}
+	}
+}
+
 // TestShapeClassRates: a seeded load of shape groups, most of one class
 // (two shapes over the same ports in another order), some of another class
 // or overlapping both (brief on odd seeds, so the class's flows often hold
@@ -386,6 +424,14 @@ func TestResourceSize(t *testing.T) {
 	}
 	if got := unsafe.Offsetof(Resource{}.inline); got != 64 {
 		t.Fatalf("Resource's recomputation fields end at %d, want 64", got)
+	}
+}
+
+// A Flow stays 192 bytes (a size class of its own: one is allocated per
+// flow group started, millions in a 16,384-rank step).
+func TestFlowSize(t *testing.T) {
+	if got := unsafe.Sizeof(Flow{}); got != 192 {
+		t.Fatalf("Flow is %d bytes, want 192", got)
 	}
 }
 

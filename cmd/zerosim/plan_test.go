@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -336,6 +337,35 @@ func TestPlanDevicePeak(t *testing.T) {
 			if !strings.Contains(strings.Join(strings.Fields(out), " "), "expect retries"+want) {
 				t.Errorf("%s: want the warning to end %q:\n%s", tc.scenario, want, out)
 			}
+		}
+	}
+}
+
+// TestPlanGC: plan raises the collector's target to planGCPercent while it
+// searches and restores the former one after; a GOGC in the environment
+// is left as it is.
+func TestPlanGC(t *testing.T) {
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(77))
+	for _, tc := range []struct {
+		name, gogc string
+		during     int
+	}{
+		{"no GOGC", "", planGCPercent},
+		{"GOGC=50", "50", 77},
+	} {
+		t.Setenv("GOGC", tc.gogc)
+		restore := planGC()
+		if got := gcPercent(); got != tc.during {
+			t.Errorf("%s: GC percent %d while planning, want %d", tc.name, got, tc.during)
+		}
+		restore()
+		if got := gcPercent(); got != 77 {
+			t.Errorf("%s: GC percent %d after, want the former 77", tc.name, got)
 		}
 	}
 }
