@@ -867,23 +867,49 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 			if err := lw.begin(&ph, g*(n+m)); err != nil {
 				return err
 			}
+			// The links' loads: channel c's hops in a block are the pairs
+			// (c, c+1), …, (c−2, c−1) and its PXN hop (c−1, c), so every
+			// channel crosses each pair of neighbours in a block once, and
+			// rail c from each block's c-th rank to the next block's. Counted
+			// by pair (g transfers each) and rail: 2n paths, not g·(n+m).
+			for _, blk := range blocks {
+				for j := range g {
+					if _, err := lw.addLoad(&ph, blk[j], blk[(j+1)%g], uint32(g)); err != nil {
+						return err
+					}
+				}
+			}
 			for c := range g {
 				for b, blk := range blocks {
+					if _, err := lw.addLoad(&ph, blk[c], blocks[(b+1)%m][c], 1); err != nil {
+						return err
+					}
+				}
+			}
+			for k := range ph.count0 {
+				ph.count0[k] = ph.count[k] / int64(g) // every channel alike
+			}
+			// The transfers, in channel order: the kept ones only, so under a
+			// restriction only the blocks that hold a kept rank or send to one.
+			bs := lw.railBlocks(blocks)
+			for c := range g {
+				for _, b := range bs {
+					blk := blocks[b]
 					for i := range g - 1 {
-						if err := lw.add(&ph, blk[(c+i)%g], blk[(c+i+1)%g]); err != nil {
+						if err := lw.keepTransfer(&ph, blk[(c+i)%g], blk[(c+i+1)%g]); err != nil {
 							return err
 						}
 					}
 					// PXN: the block's last rank to the c-th, then rail c.
-					if err := lw.add(&ph, blk[(c+g-1)%g], blk[c]); err != nil {
+					if err := lw.keepTransfer(&ph, blk[(c+g-1)%g], blk[c]); err != nil {
 						return err
 					}
-					if err := lw.add(&ph, blk[c], blocks[(b+1)%m][c]); err != nil {
+					if err := lw.keepTransfer(&ph, blk[c], blocks[(b+1)%m][c]); err != nil {
 						return err
 					}
 				}
 				if c == 0 {
-					ph.first, ph.count0 = len(ph.Transfers), ph.count
+					ph.first = len(ph.Transfers)
 				}
 			}
 			lw.finish()
@@ -909,6 +935,21 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 		return build("ring-ag")
 	}
 	return nil
+}
+
+// railBlocks is the indices of the blocks whose rail-ring transfers the
+// restriction keeps some of: every block without one, else those holding
+// a kept rank and those before them (whose rail hop reaches it).
+func (lw *lowering) railBlocks(blocks [][]int) []int {
+	m := len(blocks)
+	var bs []int
+	for b := range blocks {
+		if lw.keep == nil || slices.ContainsFunc(blocks[b], func(r int) bool { return lw.keep[r] }) ||
+			slices.ContainsFunc(blocks[(b+1)%m], func(r int) bool { return lw.keep[r] }) {
+			bs = append(bs, b)
+		}
+	}
+	return bs
 }
 
 // ShapeOf is the communicator shape of a group: ranks and nodes spanned.

@@ -676,22 +676,47 @@ func (lw *lowering) begin(ph *Phase, n int) error {
 // add lowers ph's transfer from src to dst: its path's latency, links and
 // class count, and the transfer itself unless the restriction drops it.
 func (lw *lowering) add(ph *Phase, src, dst int) error {
-	path, err := lw.t.Path(src, dst)
+	path, err := lw.addLoad(ph, src, dst, 1)
 	if err != nil {
-		return fmt.Errorf("collectives: %s: %w", ph.Name, err)
-	}
-	lw.alpha = max(lw.alpha, path.Latency)
-	ph.count[path.Class]++
-	for _, l := range path.Links {
-		if lw.load[l] == 0 {
-			lw.touched = append(lw.touched, int32(l))
-		}
-		lw.load[l]++
+		return err
 	}
 	if lw.keep == nil || lw.keep[src] || lw.keep[dst] {
 		ph.Transfers = append(ph.Transfers, Transfer{src, dst})
 		ph.paths = append(ph.paths, path)
 	}
+	return nil
+}
+
+// addLoad counts w of ph's transfers from src to dst: their path's
+// latency, links and class count, not the transfers themselves.
+func (lw *lowering) addLoad(ph *Phase, src, dst int, w uint32) (topology.Path, error) {
+	path, err := lw.t.Path(src, dst)
+	if err != nil {
+		return topology.Path{}, fmt.Errorf("collectives: %s: %w", ph.Name, err)
+	}
+	lw.alpha = max(lw.alpha, path.Latency)
+	ph.count[path.Class] += int64(w)
+	for _, l := range path.Links {
+		if lw.load[l] == 0 {
+			lw.touched = append(lw.touched, int32(l))
+		}
+		lw.load[l] += w
+	}
+	return path, nil
+}
+
+// keepTransfer adds ph's transfer from src to dst, counted already
+// (addLoad), unless the restriction drops it.
+func (lw *lowering) keepTransfer(ph *Phase, src, dst int) error {
+	if lw.keep != nil && !lw.keep[src] && !lw.keep[dst] {
+		return nil
+	}
+	path, err := lw.t.Path(src, dst)
+	if err != nil {
+		return fmt.Errorf("collectives: %s: %w", ph.Name, err)
+	}
+	ph.Transfers = append(ph.Transfers, Transfer{src, dst})
+	ph.paths = append(ph.paths, path)
 	return nil
 }
 
