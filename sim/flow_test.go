@@ -644,9 +644,15 @@ func TestStartShapePaced(t *testing.T) {
 	}
 	defer func(m int) { scanMax = m }(scanMax)
 	for _, tc := range tests {
-		for _, sm := range []int{64, 0} { // fillByScan, fillBySort
-			scanMax = sm
+		// fillByScan, fillBySort; parked classes (shapeClass.rate), or
+		// every flow placed (startWork's alone path, recompute).
+		for _, run := range []struct {
+			sm     int
+			noPark bool
+		}{{64, false}, {0, false}, {64, true}, {0, true}} {
+			scanMax = run.sm
 			e := New()
+			e.noPark = run.noPark
 			link := NewResource("link", bw)
 			shape := e.NewShape([][]*Resource{{link}})
 			ends := make([]Time, len(tc.groups))
@@ -660,7 +666,7 @@ func TestStartShapePaced(t *testing.T) {
 			}
 			e.Run()
 			if !slices.Equal(ends, tc.want) {
-				t.Errorf("%s, scanMax %d: ends %v, want %v", tc.name, sm, ends, tc.want)
+				t.Errorf("%s, scanMax %d, noPark %v: ends %v, want %v", tc.name, run.sm, run.noPark, ends, tc.want)
 			}
 		}
 	}
