@@ -256,12 +256,10 @@ type lowering struct {
 type ringKind int8
 
 const (
-	flatRing    ringKind = iota // the group in its order
-	intraRing                   // hierarchical: each node's block
-	interRing                   // hierarchical: the j-th rank of every block
-	railRingAll                 // NCCL's ring channels over even blocks, all of them (railRings)
-	railRing0                   // channel 0 of them
-	railRing                    // the other channels
+	flatRing  ringKind = iota // the group in its order
+	intraRing                 // hierarchical: each node's block
+	interRing                 // hierarchical: the j-th rank of every block
+	railRing                  // NCCL's ring channels over even blocks (railRings)
 )
 
 type ringKey struct {
