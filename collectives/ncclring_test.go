@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -252,6 +253,81 @@ func TestFasterNICNeverSlowsNVLink(t *testing.T) {
 		}
 		if fast.local > slow.local || fast.ring > slow.ring {
 			t.Errorf("%d B: at 100 GB/s NICs the ring takes %v and the gather in node 0 %v, at 50 GB/s %v and %v: a faster NIC slowed them", size, fast.ring, fast.local, slow.ring, slow.local)
+		}
+	}
+}
+
+// TestPacedHoldsWireBytes: a timed collective's transfers over a link class
+// whose links need less than the model's time are paced at their wire
+// bytes (payload over Model.wireFraction: the protocol's flags and the
+// share of the link NCCL reaches) over their phase's time, so a flow
+// beside them on one of those links gets the link's bandwidth less l·wire/t
+// for the l transfers crossing it, not less l·payload/t. On 2 nodes × 8 H100
+// with 25 GB/s NICs NCCL's ring all-gather of 1 GiB (Simple) is bound by
+// the NIC and its NVLink transfers are paced; 4 MiB runs LL128, where
+// the flags widen the wire further.
+func TestPacedHoldsWireBytes(t *testing.T) {
+	tests := []struct {
+		nic   units.Bandwidth
+		bytes units.Bytes
+		proto Proto
+	}{
+		{25e9, units.GiB, Simple},
+		{25e9, 4 * units.MiB, LL128},
+	}
+	for _, tc := range tests {
+		const nvlink = 450e9
+		topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8,
+			Intra: topology.LinkParams{Bandwidth: nvlink, Latency: 500}, Inter: topology.LinkParams{Bandwidth: tc.nic, Latency: 2000}})
+		m := NewModel(h100(tc.nic, 0))
+		eng := sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{Model: m})
+		spec := Spec{Op: AllGather, Algo: Auto, Group: topo.All(), Bytes: tc.bytes}
+		p, err := f.Prepare(spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := p.Plan()
+		if pl.Algo != Ring || pl.Choice.Proto != tc.proto || len(pl.Phases) != 1 {
+			t.Fatalf("NIC %v, %d B: %v %v in %d phases, the test needs one ring phase on %v", tc.nic, tc.bytes, pl.Algo, pl.Choice.Proto, len(pl.Phases), tc.proto)
+		}
+		ph := &pl.Phases[0]
+		// The probe's link: the first NVLink transfer's first link, and
+		// the transfers crossing it (all over NVLink).
+		var link topology.LinkID = -1
+		load := 0
+		for j, path := range ph.paths {
+			if link < 0 && path.Class == topology.Intra {
+				link = path.Links[0]
+			}
+			if link >= 0 && (path.Links[0] == link || path.Links[1] == link) {
+				if path.Class != topology.Intra {
+					t.Fatalf("transfer %d over the network crosses NVLink link %d", j, link)
+				}
+				load++
+			}
+		}
+		sh := ShapeOf(topo, spec.Group)
+		wire := math.Ceil(float64(ph.Bytes) / m.wireFraction(topology.Intra, sh, tc.proto))
+		held := float64(load) * wire * 1e12 / float64(pl.Choice.Time-pl.Choice.Latency)
+		if held >= nvlink*float64(load)/float64(load+1) {
+			t.Fatalf("NIC %v, %d B: %d transfers at %.0f B/s hold more than their fair share of the link: the test needs them paced", tc.nic, tc.bytes, load, held)
+		}
+		probe := eng.StartFlow(1<<50, []*sim.Resource{f.resource(link)}, nil)
+		h, err := f.StartPrepared(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64
+		eng.At(sim.Time(ph.Latency)+1, func() { got = probe.Rate() })
+		eng.RunUntil(sim.Time(pl.Choice.Time) + 1)
+		if !h.Done() {
+			t.Fatalf("NIC %v, %d B: the collective has not ended at the model's time", tc.nic, tc.bytes)
+		}
+		// Paces are rounded down to a work unit a picosecond (under 1.4 MB/s a transfer).
+		if want := nvlink - held; math.Abs(got-want) > float64(load)*1.4e6 {
+			t.Errorf("NIC %v, %d B: the flow beside %d paced transfers gets %.0f B/s, want %.0f (%.0f B/s less %d × %.0f wire B over %d ps)",
+				tc.nic, tc.bytes, load, got, want, nvlink, load, wire, pl.Choice.Time-pl.Choice.Latency)
 		}
 	}
 }
