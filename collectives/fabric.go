@@ -564,16 +564,17 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 		return nil, fmt.Errorf("collectives: prepare: keep has %d entries for %d ranks", len(keep), f.topo.Ranks())
 	}
 	var key skelKey
+	var c Choice // the model's, when it times spec (derive)
 	hash := groupHash(spec.Group)
 	if spec.Bytes > 0 && len(spec.Group) > 1 {
 		key = skelKey{op: spec.Op, algo: spec.Algo, n: len(spec.Group), hash: hash}
-		if f.model != nil && timedAlgo(spec.Algo) && spec.Op != AllToAll {
+		if f.timed(spec) {
 			if err := f.lw.validate(spec); err != nil {
 				return nil, err
 			}
 			blocks, _ := f.lw.nodeBlocks(spec.Group)
-			c, err := f.model.Time(spec.Op, Shape{Ranks: len(spec.Group), Nodes: len(blocks)}, spec.Algo, spec.Bytes)
-			if err != nil {
+			var err error
+			if c, err = f.model.Time(spec.Op, Shape{Ranks: len(spec.Group), Nodes: len(blocks)}, spec.Algo, spec.Bytes); err != nil {
 				return nil, err
 			}
 			key.chosen = c.Algo
@@ -585,7 +586,7 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 			if pr := sk.sizes[spec.Bytes]; pr != nil {
 				return pr, nil
 			}
-			pr, err := sk.base.derive(spec)
+			pr, err := sk.base.derive(spec, c)
 			if err != nil {
 				return nil, err
 			}
@@ -719,7 +720,7 @@ func (p *Prepared) account() error {
 // derive is p for spec, a collective of the same op, algorithm and group
 // on another (non-zero) size: the same transfers, flow groups and
 // latencies, other bytes.
-func (p *Prepared) derive(spec Spec) (*Prepared, error) {
+func (p *Prepared) derive(spec Spec, c Choice) (*Prepared, error) {
 	// spec differs from p's only in its positive size: it is valid.
 	np := *p.plan
 	np.Spec.Bytes = spec.Bytes
@@ -729,9 +730,7 @@ func (p *Prepared) derive(spec Spec) (*Prepared, error) {
 		np.Phases[i].extra = np.Phases[i].extraFor(spec.Bytes)
 	}
 	if np.Timed {
-		if err := timePlan(p.model, &np, p.shape); err != nil {
-			return nil, err
-		}
+		timePlan(p.model, &np, p.shape, c)
 	}
 	d := &Prepared{plan: &np, model: p.model, shape: p.shape, shapes: p.shapes, keep: p.keep, srcCount: p.srcCount,
 		sent: slices.Clone(p.sent)}
@@ -759,13 +758,18 @@ func timedAlgo(a Algo) bool { return a == Auto || a == NVLS || a == NVLSTree }
 // lowerTimed lowers spec on the fabric's scratch and, with a Model, times
 // it (sh is then the group's shape).
 func (f *Fabric) lowerTimed(spec Spec) (p *Plan, sh Shape, err error) {
-	// NCCL's all-to-all is grouped point-to-point sends, which its tuner
-	// does not model: it keeps the lowering's alpha–beta time.
-	if f.model == nil || !timedAlgo(spec.Algo) || spec.Op == AllToAll {
+	if !f.timed(spec) {
 		p, err = f.lw.lower(spec)
 		return p, sh, err
 	}
 	return f.lw.lowerModel(f.model, spec)
+}
+
+// timed reports whether the fabric's Model times spec: NCCL's all-to-all
+// is grouped point-to-point sends, which its tuner does not model, and
+// explicit ring, hierarchical and tree keep the lowering's alpha–beta time.
+func (f *Fabric) timed(spec Spec) bool {
+	return f.model != nil && timedAlgo(spec.Algo) && spec.Op != AllToAll
 }
 
 // LowerModel lowers spec for timing by m: the traffic of the algorithm m
@@ -824,9 +828,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	}
 	p.Spec = spec
 	p.Timed = true
-	if err := timePlan(m, p, sh); err != nil {
-		return nil, Shape{}, err
-	}
+	timePlan(m, p, sh, c)
 	return p, sh, nil
 }
 
@@ -958,16 +960,12 @@ func ShapeOf(t *topology.Topology, group []int) Shape {
 	return Shape{Ranks: len(group), Nodes: len(blocks)}
 }
 
-// timePlan sets p's choice and its phases' latency and work from m; sh is
-// the shape of p's group (ShapeOf).
-func timePlan(m *Model, p *Plan, sh Shape) error {
-	c, err := m.Time(p.Spec.Op, sh, p.Spec.Algo, p.Spec.Bytes)
-	if err != nil {
-		return err
-	}
+// timePlan sets p's choice to c, m's for p's spec, and its phases'
+// latency and work from it; sh is the shape of p's group (ShapeOf).
+func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	p.Choice, p.Algo, p.Proto = c, c.Algo, c.Proto
 	if len(p.Phases) == 0 {
-		return nil
+		return
 	}
 	// The phases run at once (runTimed); those over one link class share
 	// its links (the intra-node phases of a two-level pattern cross the
@@ -984,7 +982,7 @@ func timePlan(m *Model, p *Plan, sh Shape) error {
 	}
 	if busiest == 0 {
 		p.Phases[0].Latency = c.Time
-		return nil
+		return
 	}
 	p.Phases[0].Latency = c.Latency
 	// Each phase's share of the model's bandwidth time bw, in whole
@@ -1047,7 +1045,6 @@ func timePlan(m *Model, p *Plan, sh Shape) error {
 			}
 		}
 	}
-	return nil
 }
 
 // linkNeed is the time in picoseconds each link class (the last: phases
