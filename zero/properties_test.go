@@ -436,7 +436,8 @@ var monotoneLaws = []monotoneLaw{
 	}, laws(qMemory, nonDecreasing, qStep, nonDecreasing)},
 	// Faster links never slow a step: the same transfers finish sooner, or
 	// NCCL's cost model picks a faster algorithm (its choice depends on the
-	// bandwidths: NCCL src/graph/tuning.cc), and memory does not depend on
+	// bandwidths: NVIDIA/nccl src/graph/tuning.cc ncclTopoTuneModel at
+	// 5067397c2676d5aed50042fc39e5c8ee96eb0027), and memory does not depend on
 	// link speed. The wire bytes are the chosen algorithms' (sameAlgos).
 	{"cluster.intra.bandwidth", func(s *scenarios.Scenario) []string { return bandwidths(s.Cluster.Intra.Bandwidth) },
 		laws(qStep, nonIncreasing, qMemory, unchanged, qIntraWire, sameAlgos, qInterWire, sameAlgos)},
