@@ -352,8 +352,14 @@ func (h *Handle) startFlows() {
 	if h.doneFn == nil {
 		h.doneFn = h.phaseDone
 	}
+	h.startGroups(i, h.doneFn)
+}
+
+// startGroups starts phase i's flow groups, each ending with done, at the
+// handle's stretch, and adds them to its flows.
+func (h *Handle) startGroups(i int, done func()) {
 	for _, cs := range h.shapes[i] {
-		fl := h.f.startPhase(h.Plan, i, cs, h.doneFn)
+		fl := h.f.startPhase(h.Plan, i, cs, done)
 		h.flows = append(h.flows, fl)
 		if h.num != h.den {
 			fl.Stretch(h.num, h.den)
@@ -395,13 +401,7 @@ func (h *Handle) startTimed() {
 	h.flows = make([]*sim.Flow, 0, h.left)
 	done := h.timedDone
 	for i := range p.Phases {
-		for _, cs := range h.shapes[i] {
-			fl := h.f.startPhase(p, i, cs, done)
-			h.flows = append(h.flows, fl)
-			if h.num != h.den {
-				fl.Stretch(h.num, h.den)
-			}
-		}
+		h.startGroups(i, done)
 	}
 }
 
