@@ -317,26 +317,42 @@ func (r *RingNet) init() error {
 func ringGroups(t *topology.Topology) [][]int {
 	var out [][]int
 	seen := map[string]bool{}
-	nodes := map[int]int{} // a group's nodes by first appearance
-	var key []byte
+	var p groupPattern
 	for d := range t.DP() {
-		key = key[:0]
-		clear(nodes)
 		g := make([]int, t.CP())
-		for i := range g {
-			g[i] = t.Rank(d, i)
-			n := t.Node(g[i])
-			if _, ok := nodes[n]; !ok {
-				nodes[n] = len(nodes)
-			}
-			key = fmt.Appendf(key, "%d,", nodes[n])
-		}
-		if !seen[string(key)] {
-			seen[string(key)] = true
+		if key := p.of(t, d, g); !seen[key] {
+			seen[key] = true
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// groupPattern keys a cp group by how its ranks fall on nodes (each
+// rank's node numbered by first appearance in the group): groups of one
+// key cross links of the same classes in the same order.
+type groupPattern struct {
+	nodes map[int]int
+	key   []byte
+}
+
+// of fills group with the cp group of dp coordinate d of t and returns
+// its key.
+func (p *groupPattern) of(t *topology.Topology, d int, group []int) string {
+	if p.nodes == nil {
+		p.nodes = map[int]int{}
+	}
+	p.key = p.key[:0]
+	clear(p.nodes)
+	for i := range group {
+		group[i] = t.Rank(d, i)
+		n := t.Node(group[i])
+		if _, ok := p.nodes[n]; !ok {
+			p.nodes[n] = len(p.nodes)
+		}
+		p.key = fmt.Appendf(p.key, "%d,", p.nodes[n])
+	}
+	return string(p.key)
 }
 
 // Gather is the time of one all-gather of the k/v exchange, each rank
@@ -528,21 +544,11 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 	type split = [][topology.NumClasses]int64
 	memo := map[string]split{}
 	group := make([]int, cp)
-	key := make([]byte, 0, 4*cp)
-	nodes := map[int]int{} // a group's nodes by first appearance
-	pos := map[int]int{}   // a rank's position in the group
+	var pattern groupPattern
+	pos := map[int]int{} // a rank's position in the group
 	for d := range t.DP() {
-		key = key[:0]
-		clear(nodes)
-		for i := range group {
-			group[i] = t.Rank(d, i)
-			n := t.Node(group[i])
-			if _, seen := nodes[n]; !seen {
-				nodes[n] = len(nodes)
-			}
-			key = fmt.Appendf(key, "%d,", nodes[n])
-		}
-		ag, seen := memo[string(key)]
+		key := pattern.of(t, d, group)
+		ag, seen := memo[key]
 		if !seen {
 			clear(pos)
 			for i, r := range group {
@@ -577,7 +583,7 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 					}
 				}
 			}
-			memo[string(key)] = ag
+			memo[key] = ag
 		}
 		for i, r := range group {
 			rank := ag[i]
