@@ -262,7 +262,11 @@ func ringSpec(s *scenarios.Scenario, net *RingNet) RingSpec {
 // the alpha–beta time of the lowering alone (the sum of its phases'
 // collectives.PhaseTime, what collectives.ClosedForm gives). The dk/dv
 // exchange is ft_c.permute_tensor, NCCL send/receive pairs that NCCL's
-// tuner does not model: it keeps the alpha–beta rule the lowering gives
+// tuner does not model (its cost tables span NCCL_NUM_FUNCTIONS, "5 //
+// Send/Recv not included for now", src/include/nccl_common.h, and
+// src/enqueue.cc schedules p2p tasks, scheduleP2pTasksToPlan, without
+// ncclGetAlgoInfo; NVIDIA/nccl at 5067397c2676d5aed50042fc39e5c8ee96eb0027,
+// the commit collectives' model follows): it keeps the alpha–beta rule the lowering gives
 // NCCL's other point-to-point collective, all-to-all (collectives.Lower:
 // one phase, one step of the largest path latency, plus the busiest
 // link's load at its bandwidth, PhaseTime), over the cp sends of a group
