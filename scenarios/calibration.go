@@ -82,9 +82,12 @@ func (c CalModel) of(scenario string) string {
 // differs is what a scenario running model m is warned of when the
 // calibration was fitted on another model ("" when it was not, or the file
 // does not say): part names what was fitted ("the compute efficiency").
+// Another model is another parameter count: the label alone differs
+// between one model's preset and its imported config ("llama2-7b",
+// "transformer (LlamaForCausalLM)"), which are the same model.
 func (c CalModel) differs(part string, m *Model) string {
 	now := CalModelOf(m)
-	if c.Params == 0 || (c.Params == now.Params && c.Model == now.Model) {
+	if c.Params == 0 || c.Params == now.Params {
 		return ""
 	}
 	return fmt.Sprintf("%s was fitted on %s, %s params; this scenario runs %s, %s params: it may not carry over (calibrate on this model)",

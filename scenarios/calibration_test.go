@@ -258,6 +258,12 @@ func TestCalibrationMemory(t *testing.T) {
 	baseModel := &base.Model
 	write("model.yaml", strings.Replace(memoryCalibration, "gpu: H100-80GB}", fmt.Sprintf("gpu: H100-80GB, model: %s, params: %d}", baseModel.Label(), baseModel.TotalParams()), 1))
 	write("other.yaml", strings.Replace(memoryCalibration, "gpu: H100-80GB}", "gpu: H100-80GB, model: transformer (LlamaForCausalLM), params: 8030261248}", 1))
+	// The same model named otherwise: a file naming an imported config's
+	// class (as calibrating with --set model.hf_config does) read by a
+	// scenario naming the preset, with the same parameters (zerosim's
+	// llama2-7b preset and testdata/hf/llama-2-7b/config.json both have
+	// 6,738,415,616): no warning, the name alone is no other model.
+	write("renamed.yaml", strings.Replace(memoryCalibration, "gpu: H100-80GB}", fmt.Sprintf("gpu: H100-80GB, model: transformer (LlamaForCausalLM), params: %d}", baseModel.TotalParams()), 1))
 	for _, tc := range []struct {
 		name, file, extra string
 		overhead, eff     float64
@@ -274,6 +280,8 @@ func TestCalibrationMemory(t *testing.T) {
 		// TotalParams, which the "model" case's file records).
 		{"fitted on this model", "model.yaml", "", 0.1838, DefaultComputeEfficiency, "",
 			"calibration model.yaml (fitted to a reserved peak of 82.40 GiB of " + baseModel.Label() + ", " + commas(baseModel.TotalParams()) + " params, in scenario s)"},
+		{"fitted on this model, named otherwise", "renamed.yaml", "", 0.1838, DefaultComputeEfficiency, "",
+			"calibration renamed.yaml (fitted to a reserved peak of 82.40 GiB of transformer (LlamaForCausalLM), " + commas(baseModel.TotalParams()) + " params, in scenario s)"},
 		{"fitted on another model", "other.yaml", "", 0.1838, DefaultComputeEfficiency,
 			"the allocator overhead was fitted on transformer (LlamaForCausalLM), 8,030,261,248 params; this scenario runs " + baseModel.Label() + ", " + commas(baseModel.TotalParams()) + " params: it may not carry over (calibrate on this model)",
 			"calibration other.yaml (fitted to a reserved peak of 82.40 GiB of transformer (LlamaForCausalLM), 8,030,261,248 params, in scenario s)"},

@@ -84,6 +84,10 @@ func TestResumeErrors(t *testing.T) {
 		{"garbage row", pre + "x,2\n", CSV, All, "2 columns, want 13"},
 		{"columns missing", pre + "0,1,0,0,0,false,\n", CSV, All, "7 columns, want 13"},
 		{"values of another point", pre + "0,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "holds values"},
+		// The columns rows gained are read like the others: the MFU as
+		// a rate, device_fits as a verdict.
+		{"mfu not a rate", pre + "0,1,0,0,0,0,0,0,0,x,true,true,\n", CSV, All, `mfu "x" is not a rate`},
+		{"device_fits not a verdict", pre + "0,1,0,0,0,0,0,0,0,0,true,maybe,\n", CSV, All, `device_fits "maybe" is not true or false`},
 		{"a row of 2 MiB", pre + strings.Repeat("1", 2<<20) + "\n", CSV, All, "longer than 1048576 bytes"},
 		{"twice", pre + "0,1,0,0,0,0,0,0,0,0,false,false,\n0,1,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "twice"},
 		{"json without index", m.Line(JSONL) + `{"point":{}}` + "\n", JSONL, All, "index"},

@@ -5,7 +5,6 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
-	"github.com/zerosim/zerosim/topology"
 )
 
 // flopDims returns the FLOP dimensions of a transformer scenario (ok false
@@ -132,12 +131,12 @@ func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
 
 // planContext is what the per-operation model takes of s besides a
 // unit's dimensions: the GPU (its bf16 peak; fp8 GEMMs get theirs per
-// block), the efficiencies and context parallelism's ring on topology t
-// (nil: s's, built if a ring is timed; ringSpec).
-func planContext(s *scenarios.Scenario, t *topology.Topology) (GPUShape, Efficiency, RingSpec) {
+// block), the efficiencies and context parallelism's ring timed by net
+// (nil: on s's topology, built if a ring is timed; ringSpec).
+func planContext(s *scenarios.Scenario, net *RingNet) (GPUShape, Efficiency, RingSpec) {
 	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
 	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiencyOf(s), HBM: DefaultHBMEfficiency}
-	return gpu, eff, ringSpec(s, t)
+	return gpu, eff, ringSpec(s, net)
 }
 
 // unitPlan is one unit's compute from the per-operation model; ok is false
@@ -197,16 +196,16 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 // weight matmuls run at cluster.peak_fp8 (attention, embedding and lm_head
 // in bf16). Under context parallelism every softmax-attention block, those
 // left to the FLOP count too, also carries the ring's merge, fp32 gradient
-// traffic and exchange (blockRing, RingAttentionCost), timed on topology t
-// (nil: s's, built if a ring is timed).
-func planCompute(s *scenarios.Scenario, t *topology.Topology) ([]unitPlan, error) {
+// traffic and exchange (blockRing, RingAttentionCost), timed by net (nil:
+// on s's topology, built if a ring is timed).
+func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 	base, ok := flopDims(s)
 	if !ok {
 		return nil, nil
 	}
 	blocks, head := blockFlags(s)
 	out := make([]unitPlan, len(blocks))
-	gpu, eff, ring := planContext(s, t)
+	gpu, eff, ring := planContext(s, net)
 	var err error
 	block := 0
 	for u, l := range s.Model.LayerList {

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/zerosim/zerosim/scenarios"
-	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -152,9 +151,9 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 
 // costsAndPlan is Costs and the per-operation plan it used (planCompute's, nil
 // for other models), for ComputeClasses' class split; context parallelism's
-// ring is timed on topology t (nil: s's, built if a ring is timed: the
-// replay passes its own).
-func costsAndPlan(s *scenarios.Scenario, t *topology.Topology) ([]LayerCost, []unitPlan, error) {
+// ring is timed by net (nil: on s's topology, built if a ring is timed: the
+// replay passes the RingNet of its fabric).
+func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan, error) {
 	eff, err := effectiveFLOPS(s)
 	if err != nil {
 		return nil, nil, err
@@ -172,7 +171,7 @@ func costsAndPlan(s *scenarios.Scenario, t *topology.Topology) ([]LayerCost, []u
 	if err != nil {
 		return nil, nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
-	plan, err := planCompute(s, t)
+	plan, err := planCompute(s, net)
 	if err != nil {
 		return nil, nil, err
 	}

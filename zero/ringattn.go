@@ -231,19 +231,22 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	return out, nil
 }
 
-// ringSpec is a scenario's RingSpec on its topology t (nil: built from s
-// when a block first times its ring, so a Costs call whose blocks have no
-// ring, eager attention, builds none): the ring's exchanges timed on t's
-// cp groups (the cp ranks of one dp coordinate, topology.Rank(dp,
-// 0…cp−1), the ranks of one cp submesh of torchtitan's mesh [pp,
-// dp_replicate, dp_shard, cp, tp], parallelisms/parallel_dims.py at
-// 9dec370, placed by cluster.placement) by the scenario's NCCL model
-// (Model) and algorithm (RingNet).
-func ringSpec(s *scenarios.Scenario, t *topology.Topology) RingSpec {
+// ringSpec is a scenario's RingSpec, its exchanges timed by net (nil: a
+// RingNet built from s when a block first times its ring, so a Costs call
+// whose blocks have no ring, eager attention, builds no topology; the
+// replay passes the one on its own fabric): on the cp groups (the cp ranks
+// of one dp coordinate, topology.Rank(dp, 0…cp−1), the ranks of one cp
+// submesh of torchtitan's mesh [pp, dp_replicate, dp_shard, cp, tp],
+// parallelisms/parallel_dims.py at 9dec370, placed by cluster.placement)
+// by the scenario's NCCL model (Model) and algorithm.
+func ringSpec(s *scenarios.Scenario, net *RingNet) RingSpec {
 	r := RingSpec{CP: s.Parallelism.CP, Compiled: s.Training.Compile.Blocks(),
 		Interference: computeInterference(s)}
 	if r.CP > 1 {
-		r.Net = &RingNet{s: s, t: t, algo: kindAlgo(algoOf[s.Communication.Algorithm], AllGather)}
+		if net == nil {
+			net = &RingNet{s: s, algo: kindAlgo(algoOf[s.Communication.Algorithm], AllGather)}
+		}
+		r.Net = net
 	}
 	return r
 }
@@ -259,7 +262,11 @@ func ringSpec(s *scenarios.Scenario, t *topology.Topology) RingSpec {
 // the alpha–beta time of the lowering alone (the sum of its phases'
 // collectives.PhaseTime, what collectives.ClosedForm gives). The dk/dv
 // exchange is ft_c.permute_tensor, NCCL send/receive pairs that NCCL's
-// tuner does not model: it keeps the alpha–beta rule the lowering gives
+// tuner does not model (its cost tables span NCCL_NUM_FUNCTIONS, "5 //
+// Send/Recv not included for now", src/include/nccl_common.h, and
+// src/enqueue.cc schedules p2p tasks, scheduleP2pTasksToPlan, without
+// ncclGetAlgoInfo; NVIDIA/nccl at 5067397c2676d5aed50042fc39e5c8ee96eb0027,
+// the commit collectives' model follows): it keeps the alpha–beta rule the lowering gives
 // NCCL's other point-to-point collective, all-to-all (collectives.Lower:
 // one phase, one step of the largest path latency, plus the busiest
 // link's load at its bandwidth, PhaseTime), over the cp sends of a group
@@ -268,49 +275,44 @@ func ringSpec(s *scenarios.Scenario, t *topology.Topology) RingSpec {
 // cross links of the same classes). A RingNet memoizes its times by size;
 // it is not safe for concurrent use.
 type RingNet struct {
-	// s, when set, is the scenario whose topology (when t is nil) and
-	// NCCL model init takes.
+	// s, when set and f is not, is the scenario whose topology and NCCL
+	// model init builds f on.
 	s      *scenarios.Scenario
-	t      *topology.Topology
-	m      *collectives.Model
+	f      *collectives.Fabric // nil until init when s is set
 	algo   collectives.Algo
-	f      *collectives.Fabric // nil until init
-	groups [][]int
+	groups [][]int // nil until init
 	gather map[int64]units.Duration
 	send   map[int64]units.Duration
 }
 
-// NewRingNet is the RingNet of t's cp groups under NCCL's cost model m
-// (nil: alpha–beta, Model) and the scenario's communication.algorithm
-// algo.
-func NewRingNet(t *topology.Topology, m *collectives.Model, algo collectives.Algo) *RingNet {
-	return &RingNet{t: t, m: m, algo: kindAlgo(algo, AllGather)}
+// NewRingNet is the RingNet of the cp groups of f's topology, lowered and
+// timed on f (whose NCCL cost model, nil for alpha–beta, is Model's) under
+// the scenario's communication.algorithm algo. The replay passes its own
+// fabric, so the ring's all-gathers share its lowerings and model.
+func NewRingNet(f *collectives.Fabric, algo collectives.Algo) *RingNet {
+	return &RingNet{f: f, algo: kindAlgo(algo, AllGather)}
 }
 
 // init builds what the times need on first use.
 func (r *RingNet) init() error {
-	if r.f != nil {
+	if r.groups != nil {
 		return nil
 	}
-	if r.s != nil {
-		if r.t == nil {
-			t, err := topology.Build(r.s)
-			if err != nil {
-				return fmt.Errorf("zero: context-parallel ring: %w", err)
-			}
-			r.t = t
+	if r.f == nil {
+		if r.s == nil {
+			return fmt.Errorf("zero: context-parallel ring: no topology")
+		}
+		t, err := topology.Build(r.s)
+		if err != nil {
+			return fmt.Errorf("zero: context-parallel ring: %w", err)
 		}
 		m, err := Model(r.s)
 		if err != nil {
 			return fmt.Errorf("zero: context-parallel ring: %w", err)
 		}
-		r.m = m
+		r.f = collectives.NewFabricOptions(sim.New(), t, collectives.FabricOptions{NoTraffic: true, Model: m})
 	}
-	if r.t == nil {
-		return fmt.Errorf("zero: context-parallel ring: no topology")
-	}
-	r.f = collectives.NewFabricOptions(sim.New(), r.t, collectives.FabricOptions{NoTraffic: true, Model: r.m})
-	r.groups, r.gather, r.send = ringGroups(r.t), map[int64]units.Duration{}, map[int64]units.Duration{}
+	r.groups, r.gather, r.send = ringGroups(r.f.Topology()), map[int64]units.Duration{}, map[int64]units.Duration{}
 	return nil
 }
 
@@ -319,26 +321,42 @@ func (r *RingNet) init() error {
 func ringGroups(t *topology.Topology) [][]int {
 	var out [][]int
 	seen := map[string]bool{}
-	nodes := map[int]int{} // a group's nodes by first appearance
-	var key []byte
+	var p groupPattern
 	for d := range t.DP() {
-		key = key[:0]
-		clear(nodes)
 		g := make([]int, t.CP())
-		for i := range g {
-			g[i] = t.Rank(d, i)
-			n := t.Node(g[i])
-			if _, ok := nodes[n]; !ok {
-				nodes[n] = len(nodes)
-			}
-			key = fmt.Appendf(key, "%d,", nodes[n])
-		}
-		if !seen[string(key)] {
-			seen[string(key)] = true
+		if key := p.of(t, d, g); !seen[key] {
+			seen[key] = true
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// groupPattern keys a cp group by how its ranks fall on nodes (each
+// rank's node numbered by first appearance in the group): groups of one
+// key cross links of the same classes in the same order.
+type groupPattern struct {
+	nodes map[int]int
+	key   []byte
+}
+
+// of fills group with the cp group of dp coordinate d of t and returns
+// its key.
+func (p *groupPattern) of(t *topology.Topology, d int, group []int) string {
+	if p.nodes == nil {
+		p.nodes = map[int]int{}
+	}
+	p.key = p.key[:0]
+	clear(p.nodes)
+	for i := range group {
+		group[i] = t.Rank(d, i)
+		n := t.Node(group[i])
+		if _, ok := p.nodes[n]; !ok {
+			p.nodes[n] = len(p.nodes)
+		}
+		p.key = fmt.Appendf(p.key, "%d,", p.nodes[n])
+	}
+	return string(p.key)
 }
 
 // Gather is the time of one all-gather of the k/v exchange, each rank
@@ -365,7 +383,7 @@ func (r *RingNet) Gather(kv int64) (units.Duration, error) {
 		if !p.Timed {
 			d = 0
 			for i := range p.Phases {
-				pt, err := collectives.PhaseTime(r.t, &p.Phases[i])
+				pt, err := collectives.PhaseTime(r.f.Topology(), &p.Phases[i])
 				if err == nil {
 					var sum int64
 					sum, err = units.Add(int64(d), int64(pt))
@@ -392,12 +410,13 @@ func (r *RingNet) Send(b int64) (units.Duration, error) {
 		return d, nil
 	}
 	var worst units.Duration
+	t := r.f.Topology()
 	load := map[topology.LinkID]int64{}
 	for _, g := range r.groups {
 		clear(load)
 		var alpha units.Duration
 		for i, src := range g {
-			p, err := r.t.Path(src, g[(i+1)%len(g)])
+			p, err := t.Path(src, g[(i+1)%len(g)])
 			if err != nil {
 				return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
 			}
@@ -412,7 +431,7 @@ func (r *RingNet) Send(b int64) (units.Duration, error) {
 			if err != nil {
 				return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
 			}
-			tt, err := units.CheckedTransferTime(units.Bytes(x), r.t.Params(l).Bandwidth)
+			tt, err := units.CheckedTransferTime(units.Bytes(x), t.Params(l).Bandwidth)
 			if err != nil {
 				return 0, fmt.Errorf("zero: context-parallel ring send of %d B: %w", x, err)
 			}
@@ -473,11 +492,11 @@ func ringTraffic(cp int, rc RingCost, policy string) RingTraffic {
 }
 
 // ringPhase is the context-parallel ring's traffic over the step of sc on
-// t (PhaseCPRing): every unit's RingTraffic for each micro-step. Its wire
+// the topology of f, the replay's fabric (PhaseCPRing): every unit's RingTraffic for each micro-step. Its wire
 // bytes per link class follow the cp groups' placement: each all-gather
 // is lowered as the replay lowers an all-gather of its size over the
-// group, on a collectives.Fabric with the replay's NCCL model (nil:
-// alpha–beta) and algorithm (kindAlgo): PyTorch's ring gathers k and v
+// group, on f with the replay's NCCL model (nil: alpha–beta) and
+// algorithm (kindAlgo): PyTorch's ring gathers k and v
 // with an NCCL all-gather (RingTraffic), so under NCCL's cost model its
 // bytes take the pattern of the algorithm NCCL chooses at that size
 // (collectives.LowerModel: over m > 1 nodes of g > 1 ranks, NCCL's rail
@@ -485,7 +504,8 @@ func ringTraffic(cp int, rc RingCost, policy string) RingTraffic {
 // ring or hierarchical algorithm that algorithm's. Each dk/dv send is on
 // the path from a rank to the next of its group. ok is false when nothing
 // is exchanged (cp 1, or no unit with a ring).
-func ringPhase(sc *Schedule, t *topology.Topology, model *collectives.Model, algo collectives.Algo) (pb PhaseBytes, ok bool, err error) {
+func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb PhaseBytes, ok bool, err error) {
+	t := f.Topology()
 	cp := int64(t.CP())
 	if cp <= 1 {
 		return PhaseBytes{}, false, nil
@@ -521,30 +541,18 @@ func ringPhase(sc *Schedule, t *topology.Topology, model *collectives.Model, alg
 		Logical: c.Add(c.Mul(cp, gathered), permuted), Sent: c.Add(c.Mul(cp-1, gathered), permuted)}
 	kvs := slices.Sorted(maps.Keys(count))
 	// The replay's own lowering and accounting (Fabric.Prepare, whose
-	// Sent is what the replay's phases count per rank), on an engine of
-	// its own: nothing runs on it.
-	f := collectives.NewFabricOptions(sim.New(), t, collectives.FabricOptions{NoTraffic: true, Model: model})
+	// Sent is what the replay's phases count per rank; nothing is started).
 	agAlgo := kindAlgo(algo, AllGather)
 	// A group's bytes per position depend only on how its ranks fall on
 	// nodes: memoized by that pattern.
 	type split = [][topology.NumClasses]int64
 	memo := map[string]split{}
 	group := make([]int, cp)
-	key := make([]byte, 0, 4*cp)
-	nodes := map[int]int{} // a group's nodes by first appearance
-	pos := map[int]int{}   // a rank's position in the group
+	var pattern groupPattern
+	pos := map[int]int{} // a rank's position in the group
 	for d := range t.DP() {
-		key = key[:0]
-		clear(nodes)
-		for i := range group {
-			group[i] = t.Rank(d, i)
-			n := t.Node(group[i])
-			if _, seen := nodes[n]; !seen {
-				nodes[n] = len(nodes)
-			}
-			key = fmt.Appendf(key, "%d,", nodes[n])
-		}
-		ag, seen := memo[string(key)]
+		key := pattern.of(t, d, group)
+		ag, seen := memo[key]
 		if !seen {
 			clear(pos)
 			for i, r := range group {
@@ -579,7 +587,7 @@ func ringPhase(sc *Schedule, t *topology.Topology, model *collectives.Model, alg
 					}
 				}
 			}
-			memo[string(key)] = ag
+			memo[key] = ag
 		}
 		for i, r := range group {
 			rank := ag[i]

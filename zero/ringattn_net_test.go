@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
@@ -133,9 +134,10 @@ func TestRingNetAlgorithm(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// The scenario's ring on the replay's topology, and one made
-		// from the same parts.
-		for _, net := range []*RingNet{ringSpec(s, topo).Net, NewRingNet(topo, m, algoOf[s.Communication.Algorithm])} {
+		// The scenario's ring as Costs builds it, and one on a fabric of
+		// the same parts, as the replay passes it.
+		f := collectives.NewFabricOptions(sim.New(), topo, collectives.FabricOptions{NoTraffic: true, Model: m})
+		for _, net := range []*RingNet{ringSpec(s, nil).Net, NewRingNet(f, algoOf[s.Communication.Algorithm])} {
 			got, err := net.Gather(kv)
 			if err != nil {
 				t.Fatalf("%v: %v", c.sets, err)

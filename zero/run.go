@@ -110,10 +110,7 @@ type fabricNet struct {
 	f    *collectives.Fabric
 	topo *topology.Topology
 	algo collectives.Algo
-	// model is the fabric's NCCL cost model (nil: alpha–beta), which
-	// ringPhase lowers the context-parallel ring's all-gathers with.
-	model *collectives.Model
-	err   error
+	err  error
 	// keep restricts every collective to the simulated ranks (symmetric
 	// run); nil in the full run.
 	keep  []bool
@@ -341,13 +338,6 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
-	sc, err := build(s, mrep.Groups, topo)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSize(s, tc, int64(len(sc.Tasks)), opt.Full); err != nil {
-		return nil, err
-	}
 	algo := algoOf[s.Communication.Algorithm]
 	model, err := Model(s)
 	if err != nil {
@@ -355,7 +345,16 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	}
 	eng := sim.New()
 	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: model}), topo: topo, algo: algo,
-		model: model, prep: map[prepKey]*prepared{}}
+		prep: map[prepKey]*prepared{}}
+	// Context parallelism's ring is timed on the replay's fabric: its
+	// topology and NCCL model, not built again.
+	sc, err := build(s, mrep.Groups, NewRingNet(net.f, algo))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSize(s, tc, int64(len(sc.Tasks)), opt.Full); err != nil {
+		return nil, err
+	}
 	speed := make([]float64, sc.N)
 	var longest units.Duration
 	for _, t := range sc.Tasks {
@@ -669,7 +668,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	// Context parallelism's ring runs inside the blocks' compute (its time
 	// is theirs): its bytes come from the schedule's costs and the cp
 	// groups' placement.
-	if pb, ok, err := ringPhase(sc, net.topo, net.model, net.algo); err != nil {
+	if pb, ok, err := ringPhase(sc, net.f, net.algo); err != nil {
 		return nil, err
 	} else if ok {
 		res.Phases = append(res.Phases, pb)

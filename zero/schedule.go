@@ -5,7 +5,6 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
-	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -205,10 +204,11 @@ func Build(s *scenarios.Scenario) (*Schedule, error) {
 }
 
 // build makes the schedule over the given buffer layouts (Replay passes the
-// ones of the memory report it already has) and topology t (nil: s's, built
-// if context parallelism's ring is timed; Replay passes the one it runs on).
-func build(s *scenarios.Scenario, groups []memory.GroupInfo, t *topology.Topology) (*Schedule, error) {
-	costs, _, err := costsAndPlan(s, t)
+// ones of the memory report it already has), context parallelism's ring
+// timed by net (nil: s's topology and model, built if a ring is timed;
+// Replay passes the RingNet of its fabric).
+func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Schedule, error) {
+	costs, _, err := costsAndPlan(s, net)
 	if err != nil {
 		return nil, err
 	}
