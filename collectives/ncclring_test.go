@@ -210,7 +210,7 @@ func TestNCCLRingExactSplit(t *testing.T) {
 // group in lockstep, timed at the lowering's bottleneck, the ring took
 // 8·50 of each 450 GB/s NVLink port at 50 GB/s NICs and all of it at 100,
 // where NVLink becomes the bottleneck: the gather beside it got slower as
-// the NIC got faster (4.979 → 5.281 ms at 1 GiB). Each link class's
+// the NIC got faster (commit 9ce00bf has the figures). Each link class's
 // transfers now run as a group of their own, timed or paced on that
 // class's links (timePlan), so what the ring holds on NVLink does not
 // depend on which class is slowest.
