@@ -120,9 +120,9 @@ func (r compareRow) MarshalJSON() ([]byte, error) {
 	}{r.Metric, r.Unit, r.Rates, r.DeltaPct})
 }
 
-// slowLinks sets seed 000's logical slow-link figures beside the
-// exact wire bytes of each K with the flat ring and hierarchical
-// collectives.
+// slowLinks sets seed 000's logical slow-link figures beside the exact
+// wire bytes of each K with each of sweep.Algorithms (auto, the flat ring,
+// hierarchical collectives).
 type slowLinks struct {
 	// S is the bf16 gradient/parameter buffer in bytes (2 per parameter).
 	S      int64         `json:"s_bytes"`

@@ -34,12 +34,15 @@ func seedK4Comparison(t *testing.T) *Comparison {
 // across nodes, cp 2 on NVLink, K=4): slow-link data ~2P for K=1 (RS S +
 // AG S) and ~6P/8 for K=4 (inter all-reduce 2·3/4·S/2), −62.5 %, beside the
 // wire bytes: the flat ring at K=1 puts 7/8·2S = 1.75·S on the busiest
-// rank's NIC, hierarchical collectives 2·3/8·S = 0.75·S, the same as K=4.
+// rank's NIC, hierarchical collectives 2·3/8·S = 0.75·S, the same as K=4,
+// and auto, NCCL's ring on the A100 preset (2 ranks a node: 2 channels,
+// each leaving every node once on its own NIC), 7/8·S/2 per collective on
+// each NIC, 7/8·S for the reduce-scatter and the all-gather: −14.3 % at K=4.
 func TestCompareSeed000K4(t *testing.T) {
 	c := seedK4Comparison(t)
 	const S = 2 * 1_342_382_080
 	sl := c.SlowLink
-	if sl == nil || sl.S != S || len(sl.Rows) != 4 {
+	if sl == nil || sl.S != S || len(sl.Rows) != 6 {
 		t.Fatalf("slow-link section %+v", sl)
 	}
 	for i, want := range []struct {
@@ -48,8 +51,10 @@ func TestCompareSeed000K4(t *testing.T) {
 		seed, busiest  int64
 		seedDelta, net float64
 	}{
+		{1, "auto", 2 * S, 7 * S / 8, 0, 0},
 		{1, "ring", 2 * S, 7 * S / 4, 0, 0},
 		{1, "hierarchical", 2 * S, 3 * S / 4, 0, 0},
+		{4, "auto", 3 * S / 4, 3 * S / 4, -62.5, -14.3},
 		{4, "ring", 3 * S / 4, 3 * S / 4, -62.5, -57.1},
 		{4, "hierarchical", 3 * S / 4, 3 * S / 4, -62.5, 0},
 	} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -123,7 +124,7 @@ func pctLessMore(v, base int64) string {
 func kNote(sec *slowLinks) string {
 	var k1, kn *slowLinkRow // fastest K = 1 and K > 1 rows over both algorithms
 	var parts []string
-	for _, algo := range []string{"ring", "hierarchical"} {
+	for _, algo := range sweep.Algorithms {
 		var one, best *slowLinkRow
 		for i := range sec.Rows {
 			r := &sec.Rows[i]

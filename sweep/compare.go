@@ -206,7 +206,7 @@ func Label(file string) string {
 type Runs struct {
 	Variants []*Outcome
 	// SlowLink holds, when the variants differ in K, every variant (K
-	// ascending) run with the flat ring and with hierarchical collectives.
+	// ascending) run with each of Algorithms.
 	SlowLink []*Outcome
 	// AllK holds, when asked, runs for every K dividing the first
 	// variant's N with both algorithms; Skipped says which K could not run.
@@ -214,8 +214,12 @@ type Runs struct {
 	Skipped []string
 }
 
-// Algorithms are the collective algorithms the slow-link runs compare.
-var Algorithms = []string{"ring", "hierarchical"}
+// Algorithms are the collective algorithms the slow-link runs compare:
+// auto, what a run does by default (on a cluster with a GPU preset, NCCL's
+// own choice by its cost model, laid on the links as NCCL lays it: its
+// ring crosses every node boundary once per channel), the flat ring in
+// group order, and zerosim's two-level hierarchical collectives.
+var Algorithms = []string{"auto", "ring", "hierarchical"}
 
 // Compare replays the variants, then the slow-link runs when they differ
 // in K, then every K dividing N when o.AllK is set (varying

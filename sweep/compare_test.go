@@ -55,7 +55,7 @@ func TestDivisorsLabel(t *testing.T) {
 func TestCompareJobs(t *testing.T) {
 	data, _ := scenarios.Example("seed000-k4")
 	vs := Vary(Source{File: "seed000-k4.yaml", Data: data}, "parallelism.k", []string{"4", "1"})
-	const total = 2 + 2*2 + 4*2
+	const total = 2 + 2*3 + 4*3
 	var runs [2]*Runs
 	for i, jobs := range []int{1, 4} {
 		var calls, last, lastTotal int
@@ -91,14 +91,15 @@ func TestCompareJobs(t *testing.T) {
 			}
 		}
 	}
-	// The slow-link runs are the variants K ascending, ring then hierarchical.
-	want := []string{"parallelism.k=1 parallelism.k=1,communication.algorithm=ring", "parallelism.k=1 parallelism.k=1,communication.algorithm=hierarchical",
+	// The slow-link runs are the variants K ascending, auto, ring, hierarchical.
+	want := []string{"parallelism.k=1 parallelism.k=1,communication.algorithm=auto", "parallelism.k=1 parallelism.k=1,communication.algorithm=ring",
+		"parallelism.k=1 parallelism.k=1,communication.algorithm=hierarchical", "parallelism.k=4 parallelism.k=4,communication.algorithm=auto",
 		"parallelism.k=4 parallelism.k=4,communication.algorithm=ring", "parallelism.k=4 parallelism.k=4,communication.algorithm=hierarchical"}
 	if got := label(b.SlowLink); !slices.Equal(got, want) {
 		t.Errorf("slow-link runs %q, want %q", got, want)
 	}
-	if len(b.AllK) != 8 || len(b.Skipped) != 0 {
-		t.Errorf("%d all-K runs and %q skipped, want 8 and none", len(b.AllK), b.Skipped)
+	if len(b.AllK) != 12 || len(b.Skipped) != 0 {
+		t.Errorf("%d all-K runs and %q skipped, want 12 and none", len(b.AllK), b.Skipped)
 	}
 }
 

@@ -42,8 +42,9 @@ embedded example (zerosim scenarios).
 
 When the variants differ in K (parallelism.k), a slow-link section sets seed
 000's logical slow-link figures (~2P for K=1, ~6P/8 for N=8, K=4) next to
-the exact network wire bytes of each K with the flat ring and with
-hierarchical collectives, and says what K>1 does here: bytes and step time
+the exact network wire bytes of each K with auto (what a run does: NCCL's
+choice on a cluster with a GPU preset), the flat ring and hierarchical
+collectives, and says what K>1 does here: bytes and step time
 per algorithm, whether the fastest K>1 beats the fastest K=1, its memory and
 whether it fits. Seed 000's own rule about K is stated for seed 000's
 scenarios or with --convention seed000.

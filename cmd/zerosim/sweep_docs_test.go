@@ -145,6 +145,8 @@ func TestSlowLinkProse(t *testing.T) {
 	ring1, _, _ := get(1, "ring")
 	hier1, _, _ := get(1, "hierarchical")
 	ring4, seed4, net4 := get(4, "ring")
+	auto1, _, _ := get(1, "auto")
+	_, _, autoNet4 := get(4, "auto")
 	// The pages write a minus sign (U+2212) and a saving as a positive %.
 	pct := func(v float64) string { return strings.Replace(fmt.Sprintf("%.1f %%", v), "-", "−", 1) }
 	from := "zerosim " + strings.Join(args, " ") + " (slow_link)"
@@ -156,7 +158,8 @@ func TestSlowLinkProse(t *testing.T) {
 		fmt.Sprintf("so K = 4 saves %s, and a hierarchical K = 1 already sends %s.", pct(-net4), hier1))
 	golden.CheckQuotes(t, "../../docs/sweeps.md", from,
 		fmt.Sprintf("The seed's %s is the logical count. On the wire, the flat ring at K=1 puts 7/8·2S = %s on the", pct(seed4), ring1),
-		fmt.Sprintf("and K=4 cuts that to %s (%s); but hierarchical (NCCL-style) collectives give K=1 the same %s", ring4, pct(net4), hier1))
+		fmt.Sprintf("and K=4 cuts that to %s (%s); but zerosim's two-level hierarchical collectives give K=1 the same %s", ring4, pct(net4), hier1),
+		fmt.Sprintf("so at K=1 each NIC carries 7/8·S/2 per collective, %s for the reduce-scatter and the all-gather, and K=4 cuts that by %s", auto1, pct(-autoNet4)))
 }
 
 // TestReadmeSweepCount holds the number of points README's Performance
