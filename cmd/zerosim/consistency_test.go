@@ -764,7 +764,7 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 	if c.SlowLink == nil {
 		return
 	}
-	if len(c.SlowLink.Rows) != 2*len(c.Variants) {
+	if len(c.SlowLink.Rows) != 3*len(c.Variants) { // auto, ring, hierarchical
 		t.Errorf("compare slow link: %d rows for %d variants", len(c.SlowLink.Rows), len(c.Variants))
 	}
 	for _, s := range c.SlowLink.Rows {
