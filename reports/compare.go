@@ -151,6 +151,10 @@ type slowLinkRow struct {
 	PeakMemory      int64    `json:"peak_memory_bytes"`
 	GPUMemory       int64    `json:"gpu_memory_bytes"`
 	Fits            bool     `json:"fits"`
+	// timing is what timed the row's collectives (zero.Result.Timing):
+	// the explicit ring and hierarchical are alpha–beta lowerings, auto
+	// NCCL's cost model on a cluster with a GPU preset.
+	timing string
 }
 
 func round(v float64, unit float64) float64 { return math.Round(v/unit) * unit }
@@ -346,7 +350,7 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		busy, total := sweep.BusiestWire(r, topology.Inter)
 		_, nv := sweep.BusiestWire(r, topology.Intra)
 		row := slowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
-			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
+			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime), timing: r.Timing}
 		row.PeakMemory, _ = r.Peak()
 		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
 		row.Fits = r.Fits(row.GPUMemory)

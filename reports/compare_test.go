@@ -296,3 +296,50 @@ func TestCompareDeviceOverflow(t *testing.T) {
 		t.Errorf("verdict %q\nwant it to say %q", c.Verdict, want)
 	}
 }
+
+// TestKNoteTiming: the K note says when the rows it compares are timed by
+// another model than auto's (zero.Result.Timing: the explicit ring and
+// hierarchical are alpha–beta lowerings, auto NCCL's cost model on a
+// cluster with a GPU preset), and says nothing when every row is timed
+// alike (a cluster without a GPU preset).
+func TestKNoteTiming(t *testing.T) {
+	const ab, nccl = "alpha–beta", "NCCL's cost model"
+	row := func(k int, algo, timing string, ms int64) slowLinkRow {
+		return slowLinkRow{K: k, Algorithm: algo, StepTimePS: ms * 1e9, timing: timing, Fits: true}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []slowLinkRow
+		want string // "" for no timing sentence
+	}{
+		{"alpha–beta rows fastest, auto NCCL's",
+			[]slowLinkRow{row(1, "auto", nccl, 418), row(1, "ring", ab, 671), row(1, "hierarchical", ab, 409),
+				row(2, "auto", nccl, 413), row(2, "ring", ab, 395), row(2, "hierarchical", ab, 395)},
+			"Those two rows are timed by zerosim's alpha–beta lowering at the links' full speed, auto's (what a run does) by NCCL's cost model"},
+		{"auto K=1 against ring K>1",
+			[]slowLinkRow{row(1, "auto", nccl, 400), row(1, "ring", ab, 671), row(1, "hierarchical", ab, 409),
+				row(2, "auto", nccl, 413), row(2, "ring", ab, 395), row(2, "hierarchical", ab, 395)},
+			"The two are timed apart: auto by NCCL's cost model, ring by zerosim's alpha–beta lowering"},
+		{"auto fastest on both sides",
+			[]slowLinkRow{row(1, "auto", nccl, 400), row(1, "ring", ab, 671), row(1, "hierarchical", ab, 409),
+				row(2, "auto", nccl, 390), row(2, "ring", ab, 395), row(2, "hierarchical", ab, 395)},
+			""},
+		{"no GPU preset: every row alpha–beta",
+			[]slowLinkRow{row(1, "auto", ab, 409), row(1, "ring", ab, 671), row(1, "hierarchical", ab, 409),
+				row(2, "auto", ab, 395), row(2, "ring", ab, 395), row(2, "hierarchical", ab, 395)},
+			""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			note := kNote(&slowLinks{Rows: tc.rows})
+			if tc.want == "" {
+				if strings.Contains(note, "timed") {
+					t.Errorf("note speaks of timing with every compared row timed alike: %s", note)
+				}
+				return
+			}
+			if !strings.Contains(note, tc.want) {
+				t.Errorf("note lacks %q: %s", tc.want, note)
+			}
+		})
+	}
+}
