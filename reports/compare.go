@@ -151,6 +151,10 @@ type slowLinkRow struct {
 	PeakMemory      int64    `json:"peak_memory_bytes"`
 	GPUMemory       int64    `json:"gpu_memory_bytes"`
 	Fits            bool     `json:"fits"`
+	// timing is what timed the row's collectives (zero.Result.Timing):
+	// the explicit ring and hierarchical are alpha–beta lowerings, auto
+	// NCCL's cost model on a cluster with a GPU preset.
+	timing string
 }
 
 func round(v float64, unit float64) float64 { return math.Round(v/unit) * unit }
@@ -346,7 +350,7 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		busy, total := sweep.BusiestWire(r, topology.Inter)
 		_, nv := sweep.BusiestWire(r, topology.Intra)
 		row := slowLinkRow{K: r.K, Algorithm: string(o.Scenario.Communication.Algorithm), Seed: sweep.SeedSlowLink(r),
-			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime)}
+			NetworkBusiest: busy, NetworkTotal: total, NVLinkTotal: nv, StepTimePS: int64(r.StepTime), timing: r.Timing}
 		row.PeakMemory, _ = r.Peak()
 		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
 		row.Fits = r.Fits(row.GPUMemory)
@@ -387,16 +391,38 @@ func slowLinkNote(sec *slowLinks) string {
 		return best
 	}
 	ring1, ringK, hier1 := find("ring", true), find("ring", false), find("hierarchical", true)
-	const rule = "K>1 cuts slow-link bytes only when the flat ring carries every rank's data across the slow link and NCCL-style hierarchical collectives are not used"
+	// NCCL's own all-gather and reduce-scatter are flat rings too (one per
+	// channel, under auto): only zerosim's two-level lowering is
+	// hierarchical, so the rule does not call it NCCL's.
+	const rule = "K>1 cuts slow-link bytes only when flat rings carry every rank's data across the slow link (NCCL's ring, one per channel, under auto; the explicit ring) and zerosim's two-level hierarchical collectives are not used"
 	if ring1 == nil || ringK == nil || hier1 == nil {
-		return rule + "; it always costs extra NVLink traffic and optimizer memory."
+		return rule + "; it always costs optimizer memory."
 	}
 	gb := func(b int64) string { return units.Bytes(b).IEC() }
-	return fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (ring, K=1) to %s (%s %%), "+
-		"but hierarchical collectives already give K=1 %s (%.3f·S), and K=%d costs %s NVLink traffic per step and %s peak memory per GPU.",
-		rule, ringK.K, gb(ring1.NetworkBusiest), gb(ringK.NetworkBusiest), pct(deltaPct(ringK.NetworkBusiest, ring1.NetworkBusiest)),
-		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, ringK.K, moreLess(ringK.NVLinkTotal-ring1.NVLinkTotal, siBytes),
-		moreLess(ringK.PeakMemory-ring1.PeakMemory, siBytes))
+	// than says a difference in NVLink bytes against a K=1 row.
+	than := func(d int64, row string) string {
+		if d == 0 {
+			return "as much as " + row
+		}
+		return moreLess(d, siBytes) + " than " + row
+	}
+	s := fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (ring, K=1) to %s (%s %%)",
+		rule, ringK.K, gb(ring1.NetworkBusiest), gb(ringK.NetworkBusiest), pct(deltaPct(ringK.NetworkBusiest, ring1.NetworkBusiest)))
+	// auto is what a run does: its K=1 row, not the explicit ring's, is the
+	// planner's baseline, and its NVLink traffic falls with K where the
+	// ring's rises.
+	auto1, autoK := find("auto", true), find("auto", false)
+	withAuto := auto1 != nil && autoK != nil && autoK.K == ringK.K
+	if withAuto {
+		s += fmt.Sprintf(" and, with auto (what a run does), from %s to %s (%s %%)",
+			gb(auto1.NetworkBusiest), gb(autoK.NetworkBusiest), pct(deltaPct(autoK.NetworkBusiest, auto1.NetworkBusiest)))
+	}
+	s += fmt.Sprintf(", but hierarchical collectives already give K=1 %s (%.3f·S); in NVLink traffic per step K=%d moves %s",
+		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, ringK.K, than(ringK.NVLinkTotal-ring1.NVLinkTotal, "the ring at K=1"))
+	if withAuto {
+		s += " and " + than(autoK.NVLinkTotal-auto1.NVLinkTotal, "auto at K=1")
+	}
+	return s + fmt.Sprintf("; it needs %s peak memory per GPU.", moreLess(ringK.PeakMemory-ring1.PeakMemory, siBytes))
 }
 
 func pct(p *float64) string {

@@ -166,5 +166,37 @@ func kNote(sec *slowLinks) string {
 	if !kn.Fits && kn.GPUMemory > 0 {
 		s += fmt.Sprintf(" — it does not fit: %s of %s", siBytes(kn.PeakMemory), siBytes(kn.GPUMemory))
 	}
-	return s + "."
+	s += "."
+	// The explicit ring and hierarchical rows are zerosim's alpha–beta
+	// lowerings at the links' full speed; auto, on a cluster with a GPU
+	// preset, is NCCL's cost model: a verdict between rows timed apart
+	// compares models as well as algorithms (on default.yaml at K=2 the
+	// shard groups stay in a node, where ring and hierarchical are one
+	// lowering and auto's step is still longer than theirs).
+	if k1.timing != kn.timing {
+		s += fmt.Sprintf(" The two are timed apart: %s by %s, %s by %s, so their step times differ by model as well as by algorithm; auto is what a run does.",
+			k1.Algorithm, timingName(k1.timing), kn.Algorithm, timingName(kn.timing))
+	} else if a := autoTiming(sec); a != "" && a != kn.timing {
+		s += fmt.Sprintf(" Those two rows are timed by %s, auto's (what a run does) by %s, so their step times differ from auto's by model as well as by algorithm.",
+			timingName(kn.timing), timingName(a))
+	}
+	return s
+}
+
+// timingName says what timed a row's collectives in words.
+func timingName(t string) string {
+	if t == "alpha–beta" {
+		return "zerosim's alpha–beta lowering at the links' full speed"
+	}
+	return t
+}
+
+// autoTiming is what timed the auto rows, or "" without them.
+func autoTiming(sec *slowLinks) string {
+	for _, r := range sec.Rows {
+		if r.Algorithm == "auto" {
+			return r.timing
+		}
+	}
+	return ""
 }

@@ -111,8 +111,9 @@ func TestCompareVerdictFromData(t *testing.T) {
 		} `json:"variants"`
 		SlowLink struct {
 			Rows []struct {
-				K    int   `json:"k"`
-				Step int64 `json:"step_time_ps"`
+				K    int    `json:"k"`
+				Algo string `json:"algorithm"`
+				Step int64  `json:"step_time_ps"`
 			} `json:"rows"`
 			Note string `json:"note"`
 		} `json:"slow_link"`
@@ -145,6 +146,18 @@ func TestCompareVerdictFromData(t *testing.T) {
 	}
 	if !strings.Contains(c.SlowLink.Note, want) {
 		t.Errorf("note lacks %q: %s", want, c.SlowLink.Note)
+	}
+	// On the A100 preset auto is NCCL's cost model, the explicit ring and
+	// hierarchical zerosim's alpha–beta lowerings: when the verdict's
+	// fastest rows are not auto's, the note says they are timed apart.
+	fastest := map[bool]string{}
+	for _, r := range c.SlowLink.Rows {
+		if r.Step == best[r.K > 1] && fastest[r.K > 1] == "" {
+			fastest[r.K > 1] = r.Algo
+		}
+	}
+	if timed := strings.Contains(c.SlowLink.Note, "zerosim's alpha–beta lowering"); timed != (fastest[false] != "auto" || fastest[true] != "auto") {
+		t.Errorf("fastest rows %v: the note says they are timed by another model than auto's: %v: %s", fastest, timed, c.SlowLink.Note)
 	}
 	table, _, _ := sweepCLI(t, args...)
 	if strings.Contains(table, "K>1 cuts slow-link bytes only when") {

@@ -155,7 +155,8 @@ func TestSlowLinkProse(t *testing.T) {
 		fmt.Sprintf("| logical %s vs %s (%s); wire: busiest rank %s (flat ring K = 1) → %s, %s → %s in all |", s(r4.SeedS), s(r1.SeedS), pct(seed4), ring1, ring4,
 			s(float64(r1.Total)/float64(rep.SlowLink.S)), s(float64(r4.Total)/float64(rep.SlowLink.S))),
 		fmt.Sprintf("The seed's \"~2P vs ~6P/8, %s\" is the logical count; on the wire the busiest rank of a flat ring sends %s", pct(seed4), ring1),
-		fmt.Sprintf("so K = 4 saves %s, and a hierarchical K = 1 already sends %s.", pct(-net4), hier1))
+		fmt.Sprintf("so K = 4 saves %s, and a hierarchical K = 1 already sends %s.", pct(-net4), hier1),
+		fmt.Sprintf("puts %s on each NIC at K = 1, which K = 4 cuts by only %s:", auto1, pct(-autoNet4)))
 	golden.CheckQuotes(t, "../../docs/sweeps.md", from,
 		fmt.Sprintf("The seed's %s is the logical count. On the wire, the flat ring at K=1 puts 7/8·2S = %s on the", pct(seed4), ring1),
 		fmt.Sprintf("and K=4 cuts that to %s (%s); but zerosim's two-level hierarchical collectives give K=1 the same %s", ring4, pct(net4), hier1),
