@@ -159,6 +159,14 @@ type memoryPointJSON struct {
 	Delta     int64  `json:"delta_bytes"`
 }
 
+// collectiveAlgorithm names the algorithm collective c ran (collectiveJSON).
+func collectiveAlgorithm(c zero.CollectiveRecord) string {
+	if c.Kind == zero.AllToAll {
+		return "point-to-point"
+	}
+	return c.Algo.String()
+}
+
 // collectiveJSON is one collective instance.
 type collectiveJSON struct {
 	Task       int32  `json:"task"`
@@ -169,8 +177,13 @@ type collectiveJSON struct {
 	GroupIndex int    `json:"group_index"`
 	Ranks      int    `json:"ranks"`
 	Bytes      int64  `json:"bytes"`
-	StartPS    int64  `json:"start_ps"`
-	EndPS      int64  `json:"end_ps"`
+	// Algorithm is the algorithm that ran: NCCL's choice at this size
+	// under auto (ring, tree, nvls, nvlstree), else the one asked for;
+	// point-to-point for an all-to-all (NCCL's grouped sends, which no
+	// algorithm applies to).
+	Algorithm string `json:"algorithm"`
+	StartPS   int64  `json:"start_ps"`
+	EndPS     int64  `json:"end_ps"`
 }
 
 // spanJSON is one task of one rank.
@@ -265,7 +278,8 @@ func (run *Run) toJSON() *runJSON {
 	if len(r.Collectives) <= jsonMaxCollectives {
 		for _, c := range r.Collectives {
 			j.Colls = append(j.Colls, collectiveJSON{Task: c.Task, Name: taskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
-				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, StartPS: int64(c.Start), EndPS: int64(c.End)})
+				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, Algorithm: collectiveAlgorithm(c),
+				StartPS: int64(c.Start), EndPS: int64(c.End)})
 		}
 	}
 	if n := len(r.Spans) * len(sc.Tasks); n > 0 && n <= jsonMaxSpans {

@@ -172,3 +172,48 @@ func TestCollectiveConcurrent(t *testing.T) {
 		t.Errorf("--concurrent with --group all: exit %d %q", code, errOut)
 	}
 }
+
+// TestRunJSONCollectiveAlgorithm: run's JSON names the algorithm each
+// collective ran. On the default scenario (2 × 8 H100, auto) NCCL runs
+// every reduce-scatter and all-gather over the 16 ranks of both nodes as a
+// ring (its only algorithm for them there: NVLS needs one node, PAT one
+// rank a node); asked for hierarchical collectives, they are hierarchical;
+// Mixtral's expert all-to-alls are NCCL's grouped point-to-point sends.
+func TestRunJSONCollectiveAlgorithm(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want map[string]string // phase → algorithm
+	}{
+		{[]string{"default"}, map[string]string{"backward reduce-scatter": "ring", "post-optimizer all-gather": "ring"}},
+		{[]string{"default", "--set", "communication.algorithm=hierarchical"}, map[string]string{"backward reduce-scatter": "hierarchical", "post-optimizer all-gather": "hierarchical"}},
+		{[]string{filepath.Join("..", "..", "docs", "examples", "mixtral-8x7b.yaml")}, map[string]string{"forward all-to-all": "point-to-point", "backward all-to-all": "point-to-point"}},
+	} {
+		var out, errOut bytes.Buffer
+		if code := Main(append(append([]string{"run"}, c.args...), "--format", "json"), strings.NewReader(""), &out, &errOut); code != 0 {
+			t.Fatalf("run %v: exit %d: %s", c.args, code, errOut.String())
+		}
+		var r struct {
+			Collectives []struct {
+				Phase     string `json:"phase"`
+				Algorithm string `json:"algorithm"`
+			} `json:"collectives"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, x := range r.Collectives {
+			if want, ok := c.want[x.Phase]; ok {
+				seen[x.Phase]++
+				if x.Algorithm != want {
+					t.Errorf("run %v: a %s ran %q, want %q", c.args, x.Phase, x.Algorithm, want)
+				}
+			}
+		}
+		for ph := range c.want {
+			if seen[ph] == 0 {
+				t.Errorf("run %v: no %s in the JSON", c.args, ph)
+			}
+		}
+	}
+}
