@@ -331,3 +331,22 @@ func TestPacedHoldsWireBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestAllToAllIsPointToPoint: an all-to-all runs as NCCL's grouped sends to
+// every peer whatever algorithm was asked for (nccl-tests alltoall.cu, see
+// Lower), so its plan names no ring or tree: alpha–beta and with a Model.
+func TestAllToAllIsPointToPoint(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 4,
+		Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	for _, algo := range []Algo{Auto, Ring, Hierarchical} {
+		for _, m := range []*Model{nil, NewModel(h100(50e9, 0))} {
+			h, err := NewFabricOptions(sim.New(), topo, FabricOptions{Model: m}).Start(Spec{Op: AllToAll, Algo: algo, Group: topo.All(), Bytes: units.MiB}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Plan.Algo != PointToPoint || h.Plan.Algo.String() != "point-to-point" {
+				t.Errorf("all-to-all asked %v (model %t): plan %v", algo, m != nil, h.Plan.Algo)
+			}
+		}
+	}
+}

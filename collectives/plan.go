@@ -74,6 +74,10 @@ const (
 	NVLS
 	// NVLSTree is NVLS inside nodes and a tree between them (all-reduce).
 	NVLSTree
+	// PointToPoint is how an all-to-all runs whatever algorithm was asked
+	// for: NCCL's grouped sends to every peer (Lower), which no algorithm
+	// applies to. A plan's, never a Spec's.
+	PointToPoint
 )
 
 // String is the algorithm's name.
@@ -91,6 +95,8 @@ func (a Algo) String() string {
 		return "nvls"
 	case NVLSTree:
 		return "nvlstree"
+	case PointToPoint:
+		return "point-to-point"
 	}
 	return fmt.Sprintf("algo(%d)", int(a))
 }
@@ -599,6 +605,7 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		// @ 07ac716c1ac5999964bd583806ec37e928251119; the send to itself is a
 		// local copy and crosses no link). One phase, one step of
 		// latency, ⌈S/n⌉ per ordered pair; the algorithm does not apply.
+		p.Algo = PointToPoint
 		ph := Phase{Name: "alltoall", Steps: 1, a2a: n}
 		ph.Bytes = ph.bytesFor(S)
 		if err := lw.begin(&ph, n*(n-1)); err != nil {

@@ -159,14 +159,6 @@ type memoryPointJSON struct {
 	Delta     int64  `json:"delta_bytes"`
 }
 
-// collectiveAlgorithm names the algorithm collective c ran (collectiveJSON).
-func collectiveAlgorithm(c zero.CollectiveRecord) string {
-	if c.Kind == zero.AllToAll {
-		return "point-to-point"
-	}
-	return c.Algo.String()
-}
-
 // collectiveJSON is one collective instance.
 type collectiveJSON struct {
 	Task       int32  `json:"task"`
@@ -278,7 +270,7 @@ func (run *Run) toJSON() *runJSON {
 	if len(r.Collectives) <= jsonMaxCollectives {
 		for _, c := range r.Collectives {
 			j.Colls = append(j.Colls, collectiveJSON{Task: c.Task, Name: taskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
-				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, Algorithm: collectiveAlgorithm(c),
+				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, Algorithm: c.Algo.String(),
 				StartPS: int64(c.Start), EndPS: int64(c.End)})
 		}
 	}
