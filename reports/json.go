@@ -10,12 +10,16 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Limits above which result.json leaves out the bulky lists (their counts
-// stay).
+// MaxListedCollectives is the most collective instances result.json lists
+// (beyond it, their count stays): what a replay need record
+// (zero.Options.MaxCollectives).
+const MaxListedCollectives = 20000
+
+// Limits above which result.json leaves out the other bulky lists (their
+// counts stay).
 const (
-	jsonMaxCollectives = 20000
-	jsonMaxSpans       = 2000 // ranks × tasks
-	jsonMaxPoints      = 20000
+	jsonMaxSpans  = 2000 // ranks × tasks
+	jsonMaxPoints = 20000
 )
 
 // runJSON is result.json: the replayed step with exact integers (bytes,
@@ -62,7 +66,7 @@ type runJSON struct {
 	// Host is the host side of an offloaded step (run_host.go).
 	Host      *runHostJSON     `json:"host,omitempty"`
 	Colls     []collectiveJSON `json:"collectives,omitempty"`
-	CollCount int              `json:"collective_count"`
+	CollCount int64            `json:"collective_count"`
 	Spans     [][]spanJSON     `json:"spans,omitempty"`
 
 	// Resolved is the scenario as resolved (presets expanded, defaults
@@ -217,7 +221,7 @@ func (run *Run) toJSON() *runJSON {
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
-		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: len(r.Collectives)}
+		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
 	if a := s.Model.ActiveParams(); a != j.Params {
 		j.ActiveParams = a
@@ -267,7 +271,7 @@ func (run *Run) toJSON() *runJSON {
 			j.Memory.Points = append(j.Memory.Points, memoryPointJSON{TimePS: int64(p.Time), Component: name, Delta: p.Delta})
 		}
 	}
-	if len(r.Collectives) <= jsonMaxCollectives {
+	if r.CollectiveCount <= MaxListedCollectives {
 		for _, c := range r.Collectives {
 			j.Colls = append(j.Colls, collectiveJSON{Task: c.Task, Name: taskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
 				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, Algorithm: c.Algo.String(),

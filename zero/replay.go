@@ -83,13 +83,18 @@ type executor struct {
 	// (afterStart[t]) can change.
 	lanes                []lane
 	endWakes, startWakes []uint8
-	// Per collective task: arrivals per group instance.
+	// Per collective task: arrivals per touched group instance (the
+	// instance's slot), not per instance: the symmetric run of 16,384
+	// ranks at K = 2 has 8,192 inter-group instances per task and touches
+	// eight.
 	arrivals [][]int32
 	// Per group kind, built on first use: every instance's members, the
-	// simulated ones, and the instances holding a simulated rank.
+	// simulated ones, the instances holding a simulated rank, and each
+	// instance's place among those (−1: none).
 	groups  [numGroupKinds][][]int
 	simMem  [numGroupKinds][][]int
 	touched [numGroupKinds][]int
+	slot    [numGroupKinds][]int32
 
 	// done[r] finishes rank r's compute task, one closure per rank.
 	done []func()
@@ -161,8 +166,8 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 			e.startWakes[d] |= 1 << task.Stream
 		}
 		if task.Kind.IsComm() {
-			e.arrivals[i] = make([]int32, groupCount(sc, task.Group))
 			e.buildGroups(task.Group)
+			e.arrivals[i] = make([]int32, len(e.touched[task.Group]))
 		}
 	}
 	e.done = make([]func(), reps)
@@ -186,20 +191,22 @@ func (e *executor) buildGroups(g GroupKind) {
 	sc := e.sc
 	e.groups[g] = make([][]int, groupCount(sc, g))
 	e.simMem[g] = make([][]int, len(e.groups[g]))
+	e.slot[g] = make([]int32, len(e.groups[g]))
 	for i := range e.groups[g] {
 		m := sc.groupMembers(g, i)
 		e.groups[g][i] = m
+		e.slot[g][i] = -1
 		if e.reps == sc.N {
 			e.simMem[g][i] = m
-			e.touched[g] = append(e.touched[g], i)
-			continue
-		}
-		for _, r := range m {
-			if r < e.reps {
-				e.simMem[g][i] = append(e.simMem[g][i], r)
+		} else {
+			for _, r := range m {
+				if r < e.reps {
+					e.simMem[g][i] = append(e.simMem[g][i], r)
+				}
 			}
 		}
 		if len(e.simMem[g][i]) > 0 {
+			e.slot[g][i] = int32(len(e.touched[g]))
 			e.touched[g] = append(e.touched[g], i)
 		}
 	}
@@ -432,8 +439,8 @@ func (e *executor) begin(r int, t int32) {
 	}
 	g, members := e.members(task.Group, r)
 	sim := e.simMem[task.Group][g]
-	e.arrivals[t][g]++
-	if int(e.arrivals[t][g]) < len(sim) {
+	arrived := &e.arrivals[t][e.slot[task.Group][g]]
+	if *arrived++; int(*arrived) < len(sim) {
 		return
 	}
 	for _, m := range sim {
@@ -444,7 +451,7 @@ func (e *executor) begin(r int, t int32) {
 	if e.symmetric {
 		w = 0
 		if g == 0 {
-			w = len(e.arrivals[t])
+			w = len(e.groups[task.Group])
 		}
 	}
 	var run *collRun

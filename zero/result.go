@@ -24,8 +24,11 @@ type Result struct {
 	// optimizer), the lower bound of the step.
 	Compute units.Duration
 	Ranks   []RankStats
-	// Collectives lists every collective instance in start order.
-	Collectives []CollectiveRecord
+	// Collectives lists every collective instance in start order (none
+	// under Options.NoCollectives or past Options.MaxCollectives);
+	// CollectiveCount counts them (a group kind's instances per task).
+	Collectives     []CollectiveRecord
+	CollectiveCount int64
 	// Phases holds the bytes of each phase that moved any: logical volume as
 	// the seeds count it, exact per-rank send volume, and wire bytes per
 	// link class.

@@ -191,9 +191,11 @@ func TestStraggler(t *testing.T) {
 }
 
 // TestNoCollectives: Options.NoCollectives leaves the collective records
-// out and nothing else: the peak, step time, phases and ranks are those of
-// the replay with records (seed000-k4, full and symmetric; gpt3-175b-16k at
-// ZeRO-1 with K=2,048, whose records the option was made for).
+// out and nothing else, and so does Options.MaxCollectives when the step
+// runs more instances than it: the peak, step time, phases and ranks are
+// those of the replay with records, and CollectiveCount counts the records
+// either way (seed000-k4, full and symmetric; gpt3-175b-16k at ZeRO-1 with
+// K=2,048, whose records NoCollectives was made for).
 func TestNoCollectives(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -209,20 +211,33 @@ func TestNoCollectives(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		without, err := Replay(s, Options{Full: tc.full, NoCollectives: true})
-		if err != nil {
-			t.Fatal(err)
+		n := len(with.Collectives)
+		if n == 0 || with.CollectiveCount != int64(n) {
+			t.Fatalf("%s %v: %d records, CollectiveCount %d", tc.name, tc.sets, n, with.CollectiveCount)
 		}
-		if len(with.Collectives) == 0 || len(without.Collectives) != 0 {
-			t.Errorf("%s %v: %d records with, %d without; want some and none", tc.name, tc.sets, len(with.Collectives), len(without.Collectives))
-		}
-		p1, r1 := with.Peak()
-		p2, r2 := without.Peak()
-		if p1 != p2 || r1 != r2 || with.StepTime != without.StepTime || !reflect.DeepEqual(with.Phases, without.Phases) ||
-			!reflect.DeepEqual(with.Ranks, without.Ranks) || !reflect.DeepEqual(with.PeakMemory, without.PeakMemory) ||
-			!reflect.DeepEqual(with.CriticalPath, without.CriticalPath) {
-			t.Errorf("%s %v: peak %d (rank %d), step %v with records; %d (rank %d), %v without, or phases/ranks differ", tc.name, tc.sets,
-				p1, r1, with.StepTime, p2, r2, without.StepTime)
+		for _, o := range []struct {
+			opt  Options
+			keep bool
+		}{
+			{Options{Full: tc.full, NoCollectives: true}, false},
+			{Options{Full: tc.full, MaxCollectives: n - 1}, false},
+			{Options{Full: tc.full, MaxCollectives: n}, true},
+		} {
+			without, err := Replay(s, o.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(without.Collectives) == n) != o.keep || (!o.keep && len(without.Collectives) != 0) || without.CollectiveCount != int64(n) {
+				t.Errorf("%s %v %+v: %d records (count %d); want %d kept %v", tc.name, tc.sets, o.opt, len(without.Collectives), without.CollectiveCount, n, o.keep)
+			}
+			p1, r1 := with.Peak()
+			p2, r2 := without.Peak()
+			if p1 != p2 || r1 != r2 || with.StepTime != without.StepTime || !reflect.DeepEqual(with.Phases, without.Phases) ||
+				!reflect.DeepEqual(with.Ranks, without.Ranks) || !reflect.DeepEqual(with.PeakMemory, without.PeakMemory) ||
+				!reflect.DeepEqual(with.CriticalPath, without.CriticalPath) {
+				t.Errorf("%s %v %+v: peak %d (rank %d), step %v with records; %d (rank %d), %v without, or phases/ranks differ", tc.name, tc.sets, o.opt,
+					p1, r1, with.StepTime, p2, r2, without.StepTime)
+			}
 		}
 	}
 }

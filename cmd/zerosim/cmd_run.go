@@ -77,7 +77,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
 	}
 	progress, done := replayProgress(errOut, "replay")
-	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MemoryRank: o.rank, Full: o.full, Progress: progress})
+	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MaxCollectives: reports.MaxListedCollectives, MemoryRank: o.rank, Full: o.full, Progress: progress})
 	done()
 	if err != nil {
 		return a.replayError(err)
