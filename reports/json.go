@@ -106,11 +106,12 @@ type stragglerJSON struct {
 
 // phaseJSON is the traffic of one phase.
 type phaseJSON struct {
-	Phase       string      `json:"phase"`
-	Collectives int         `json:"collectives"`
-	Logical     int64       `json:"logical_bytes_per_rank"`
-	Sent        int64       `json:"sent_bytes_per_rank"`
-	Wire        []classJSON `json:"wire"`
+	Phase       string         `json:"phase"`
+	Collectives int            `json:"collectives"`
+	Algorithms  map[string]int `json:"algorithms"`
+	Logical     int64          `json:"logical_bytes_per_rank"`
+	Sent        int64          `json:"sent_bytes_per_rank"`
+	Wire        []classJSON    `json:"wire"`
 }
 
 // classJSON is the wire bytes of one link class: all ranks and the busiest.
@@ -241,7 +242,11 @@ func (run *Run) toJSON() *runJSON {
 	var wire [topology.NumClasses]int64
 	j.Phases = []phaseJSON{}
 	for _, p := range r.Phases {
-		j.Phases = append(j.Phases, phaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Logical: p.Logical, Sent: p.Sent,
+		algos := map[string]int{}
+		for _, a := range p.Algos {
+			algos[a.Algo.String()] = a.Count
+		}
+		j.Phases = append(j.Phases, phaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Algorithms: algos, Logical: p.Logical, Sent: p.Sent,
 			Wire: classesJSON(p.Wire, p.MaxRankWire)})
 		for _, c := range topology.Classes() {
 			wire[c] += p.Wire[c]

@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"fmt"
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/topology"
 	"io"
 	"math"
@@ -600,6 +601,8 @@ type table struct {
 	Footer []string
 	Notes  []string
 	left   []int
+	// wrap wraps columns at spaces: column → runes (wrapColumns).
+	wrap map[int]int
 }
 
 func (t *table) render(w io.Writer) error {
@@ -612,6 +615,7 @@ func (t *table) render(w io.Writer) error {
 		return t.notes(w) // an empty table says nothing its notes don't
 	}
 	tab := newTable(w, len(t.Header), t.left...)
+	wrapColumns(tab, t.wrap)
 	tab.Header(t.Header)
 	for _, r := range t.Rows {
 		if err := tab.Append(r); err != nil {
@@ -686,7 +690,8 @@ func (run *Run) timeTable() *table {
 	return t
 }
 
-// phaseTable is the communication of each phase: bytes in human units
+// phaseTable is the communication of each phase: the algorithms its
+// collectives ran (NCCL's choice under auto), bytes in human units
 // within 120 columns, or with Style.Wide exact bytes and the busiest rank's
 // wire bytes too.
 func (run *Run) phaseTable() *table {
@@ -698,7 +703,8 @@ func (run *Run) phaseTable() *table {
 	if wide {
 		t.Title += " and from the busiest rank"
 	}
-	t.Header = []string{"phase", "collectives", "logical/rank", "sent/rank"}
+	t.Header = []string{"phase", "collectives", "algorithm", "logical/rank", "sent/rank"}
+	t.left = append(t.left, 2)
 	classes := topology.Classes()
 	for _, c := range classes {
 		t.Header = append(t.Header, c.String()+" wire")
@@ -711,8 +717,10 @@ func (run *Run) phaseTable() *table {
 	var coll int
 	var logical, sent int64
 	var wire [topology.NumClasses]int64
+	var algos []zero.AlgoCount
 	for _, p := range r.Phases {
-		row := []string{p.Phase.String(), commas(int64(p.Collectives)), b(p.Logical), b(p.Sent)}
+		row := []string{p.Phase.String(), commas(int64(p.Collectives)), algoNames(p.Algos), b(p.Logical), b(p.Sent)}
+		algos = zero.MergeAlgos(algos, p.Algos)
 		for _, c := range classes {
 			row = append(row, b(p.Wire[c]))
 			wire[c] += p.Wire[c]
@@ -727,7 +735,16 @@ func (run *Run) phaseTable() *table {
 		sent += p.Sent
 		t.Rows = append(t.Rows, row)
 	}
-	foot := []string{"total", commas(int64(coll)), b(logical), b(sent)}
+	all1 := algoNames(algos) // the total names an algorithm only when every phase ran it
+	if strings.Contains(all1, ", ") {
+		all1 = ""
+	}
+	foot := []string{"total", commas(int64(coll)), all1, b(logical), b(sent)}
+	// Two names in a row wrap, within maxColumns beside the longest
+	// phase names.
+	if slices.ContainsFunc(t.Rows, func(r []string) bool { return strings.Contains(r[2], ", ") }) {
+		t.wrap = map[int]int{2: 13}
+	}
 	var all int64
 	for _, c := range classes {
 		foot = append(foot, b(wire[c]))
@@ -742,14 +759,32 @@ func (run *Run) phaseTable() *table {
 	if len(r.Phases) == 0 {
 		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
+		t.Notes = append(t.Notes, "algorithm: what rank 0's collectives ran (under auto, NCCL's choice at each size)")
 		t.Notes = append(t.Notes, "logical: the buffers the rank's collectives reduce or gather; sent: the bytes it puts on the wire")
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
 			u.format(logical), u.format(sent), wireShares(wire, all, u)))
 	}
 	if slices.ContainsFunc(r.Phases, func(p zero.PhaseBytes) bool { return p.Phase == zero.PhaseCPRing }) {
-		t.Notes = append(t.Notes, "context-parallel ring: ring attention's k/v all-gathers and dk/dv sends; their time is in the blocks' compute")
+		t.Notes = append(t.Notes, "context-parallel ring: ring attention's k/v all-gathers and dk/dv sends (point to point); their time is in the blocks' compute")
 	}
 	return t
+}
+
+// algoNames names the algorithms a phase's collectives ran ("ring",
+// "ring, tree"); result.json counts them. Point-to-point sends beside
+// another algorithm (the context-parallel ring's dk/dv sends beside its
+// all-gathers) are the table note's, which keeps the cell to one name.
+func algoNames(list []zero.AlgoCount) string {
+	var names []string
+	for _, a := range list {
+		if a.Algo != collectives.PointToPoint || len(list) == 1 {
+			names = append(names, a.Algo.String())
+		}
+	}
+	if len(names) == 0 {
+		return "-"
+	}
+	return strings.Join(names, ", ")
 }
 
 func wireShares(wire [topology.NumClasses]int64, all int64, u MemoryUnits) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/collectives"
 	goldenfile "github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
@@ -86,21 +87,56 @@ func TestRunTableTiny(t *testing.T) {
 // bytes and the busiest rank; the default human units within 120 columns.
 func TestRunPhaseBytesTiny(t *testing.T) {
 	run := tinyRun(t)
-	if got := fmt.Sprint(run.phaseTable().Rows[0]); got != "[forward all-gather 5 520 B 260 B 520 B 0 B]" {
+	if got := fmt.Sprint(run.phaseTable().Rows[0]); got != "[forward all-gather 5 ring 520 B 260 B 520 B 0 B]" {
 		t.Errorf("default phase row %s", got)
 	}
 	run.Style.Wide = true
 	tab := run.phaseTable()
 	want := [][]string{
-		{"forward all-gather", "5", "520", "260", "520", "0", "260", "0"},
-		{"backward all-gather", "5", "520", "260", "520", "0", "260", "0"},
-		{"backward reduce-scatter", "5", "520", "260", "520", "0", "260", "0"},
+		{"forward all-gather", "5", "ring", "520", "260", "520", "0", "260", "0"},
+		{"backward all-gather", "5", "ring", "520", "260", "520", "0", "260", "0"},
+		{"backward reduce-scatter", "5", "ring", "520", "260", "520", "0", "260", "0"},
 	}
 	if fmt.Sprint(tab.Rows) != fmt.Sprint(want) {
 		t.Errorf("phase rows\n got %v\nwant %v", tab.Rows, want)
 	}
-	if got := strings.Join(tab.Footer[:4], " "); got != "total 15 1,560 780" {
+	if got := strings.Join(tab.Footer[:5], " "); got != "total 15 ring 1,560 780" {
 		t.Errorf("footer %q", got)
+	}
+}
+
+// TestAlgoNames: the phase table's algorithm cell names what ran, the
+// context-parallel ring's point-to-point sends left to its note; two names
+// past 13 runes wrap, and the total names one only when every phase ran it.
+func TestAlgoNames(t *testing.T) {
+	p2p, ring, tree, nvlstree := collectives.PointToPoint, collectives.Ring, collectives.Tree, collectives.NVLSTree
+	for _, c := range []struct {
+		list []zero.AlgoCount
+		want string
+	}{
+		{nil, "-"},
+		{[]zero.AlgoCount{{Algo: ring, Count: 337}}, "ring"},
+		{[]zero.AlgoCount{{Algo: ring, Count: 300}, {Algo: tree, Count: 37}}, "ring, tree"},
+		{[]zero.AlgoCount{{Algo: ring, Count: 96}, {Algo: p2p, Count: 128}}, "ring"},
+		{[]zero.AlgoCount{{Algo: p2p, Count: 64}}, "point-to-point"},
+	} {
+		if got := algoNames(c.list); got != c.want {
+			t.Errorf("%v: %q, want %q", c.list, got, c.want)
+		}
+	}
+	run := tinyRun(t)
+	res := *run.Result
+	res.Phases = slices.Clone(res.Phases)
+	res.Phases[0].Algos = []zero.AlgoCount{{Algo: ring, Count: 3}, {Algo: nvlstree, Count: 2}}
+	run.Result = &res
+	tab := run.phaseTable()
+	var out strings.Builder
+	if err := tab.render(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "│ forward all-gather      │           5 │ ring,     │") ||
+		!strings.Contains(out.String(), "│                         │             │ nvlstree  │") || tab.Footer[2] != "" {
+		t.Errorf("two algorithms in a phase:\n%s", out.String())
 	}
 }
 

@@ -131,6 +131,34 @@ type PhaseBytes struct {
 	Wire        [topology.NumClasses]int64
 	MaxRankWire [topology.NumClasses]int64
 	Collectives int
+	// Algos splits Collectives by the algorithm each ran (NCCL's choice
+	// under auto, which follows the size), in Algo order; the phase's
+	// collectives on rank 0, as Collectives counts them.
+	Algos []AlgoCount
+}
+
+// AlgoCount is how many of a phase's collectives ran one algorithm.
+type AlgoCount struct {
+	Algo  collectives.Algo
+	Count int
+}
+
+// MergeAlgos adds the counts of more to list (both in Algo order).
+func MergeAlgos(list, more []AlgoCount) []AlgoCount {
+	for _, a := range more {
+		list = addAlgo(list, a.Algo, a.Count)
+	}
+	return list
+}
+
+// addAlgo adds n collectives of algorithm a to list, kept in Algo order.
+func addAlgo(list []AlgoCount, a collectives.Algo, n int) []AlgoCount {
+	i, found := slices.BinarySearchFunc(list, a, func(c AlgoCount, a collectives.Algo) int { return cmp.Compare(c.Algo, a) })
+	if found {
+		list[i].Count += n
+		return list
+	}
+	return slices.Insert(list, i, AlgoCount{a, n})
 }
 
 // Logical returns the seed-accounting volume of one collective on S bytes.

@@ -512,7 +512,7 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 	}
 	var c units.Calc
 	micro := int64(max(sc.Micro, 1))
-	var gathered, permuted, colls int64 // Σ micro·Gathers·KV, Σ micro·Permutes·DKV
+	var gathered, permuted, colls, sends int64 // Σ micro·Gathers·KV, Σ micro·Permutes·DKV, Σ micro·(Gathers+Permutes), Σ micro·Permutes
 	// count[kv] is a rank's all-gathers of kv-byte k and v over the step
 	// (Σ micro·Gathers over the units whose KV is kv).
 	count := map[int64]int64{}
@@ -527,6 +527,7 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 		gathered = c.Add(gathered, c.Mul(micro, r.Gathers, r.KV))
 		permuted = c.Add(permuted, c.Mul(micro, r.Permutes, r.DKV))
 		colls = c.Add(colls, c.Mul(micro, c.Add(r.Gathers, r.Permutes)))
+		sends = c.Add(sends, c.Mul(micro, r.Permutes))
 		if r.Gathers > 0 && r.KV > 0 {
 			count[r.KV] = c.Add(count[r.KV], c.Mul(micro, r.Gathers))
 		}
@@ -539,6 +540,9 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 	}
 	pb = PhaseBytes{Phase: PhaseCPRing, Collectives: int(colls),
 		Logical: c.Add(c.Mul(cp, gathered), permuted), Sent: c.Add(c.Mul(cp-1, gathered), permuted)}
+	if sends > 0 { // the dk/dv sends: ft_c.permute_tensor, point to point
+		pb.Algos = addAlgo(pb.Algos, collectives.PointToPoint, int(sends))
+	}
 	kvs := slices.Sorted(maps.Keys(count))
 	// The replay's own lowering and accounting (Fabric.Prepare, whose
 	// Sent is what the replay's phases count per rank; nothing is started).
@@ -576,6 +580,9 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 				pr, err := f.Prepare(collectives.Spec{Op: collectives.AllGather, Algo: agAlgo, Group: group, Bytes: units.Bytes(size)}, nil)
 				if err != nil {
 					return PhaseBytes{}, false, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+				}
+				if d == 0 { // rank 0's group, as the replay's phases count
+					pb.Algos = addAlgo(pb.Algos, pr.Plan().Algo, int(count[kv]))
 				}
 				for _, rb := range pr.Sent() {
 					i, in := pos[rb.Rank]

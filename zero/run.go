@@ -629,7 +629,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	var scratch [][topology.NumClasses]int64
 	for ph := Phase(1); ph < numPhases; ph++ {
 		pb := PhaseBytes{Phase: ph}
-		for _, t := range sc.Tasks {
+		for ti, t := range sc.Tasks {
 			if t.Phase != ph || !t.Kind.IsComm() {
 				continue
 			}
@@ -641,6 +641,9 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			}
 			pb.Sent += int64(v)
 			pb.Collectives++
+			if a, ok := e.taskAlgo(net, ti); ok {
+				pb.Algos = addAlgo(pb.Algos, a, 1)
+			}
 		}
 		if pb.Collectives == 0 {
 			continue
@@ -688,13 +691,7 @@ func (e *executor) records(net *fabricNet) []CollectiveRecord {
 		if !task.Kind.IsComm() {
 			continue
 		}
-		same := collectives.Auto
-		for _, g := range e.touched[task.Group] {
-			if pr := net.prep[prepKey{task.Kind, task.Group, g, task.Bytes}]; pr != nil {
-				same = pr.p.Plan().Algo
-				break
-			}
-		}
+		same, _ := e.taskAlgo(net, t)
 		for g, m := range e.groups[task.Group] {
 			i := e.at(m[0], int32(t))
 			algo := same
@@ -707,4 +704,17 @@ func (e *executor) records(net *fabricNet) []CollectiveRecord {
 	}
 	sortRecords(rs)
 	return rs
+}
+
+// taskAlgo is the algorithm collective task t ran: its first lowered
+// group instance's (the one holding rank 0 when it ran), which the
+// symmetric run's copies share. ok is false when no instance was lowered.
+func (e *executor) taskAlgo(net *fabricNet, t int) (a collectives.Algo, ok bool) {
+	task := e.sc.Tasks[t]
+	for _, g := range e.touched[task.Group] {
+		if pr := net.prep[prepKey{task.Kind, task.Group, g, task.Bytes}]; pr != nil {
+			return pr.p.Plan().Algo, true
+		}
+	}
+	return collectives.Auto, false
 }

@@ -32,8 +32,9 @@ func newRunCmd(a *app) *cobra.Command {
 example, or the default example without FILE), replays one training step on
 every rank and prints: the headline, the step time split into compute,
 exposed communication, waiting for peers and idle per rank (min / median /
-max beyond 16 ranks), the communication of each phase (seed accounting,
-exact bytes sent, wire bytes per link class), the memory of the scenario's
+max beyond 16 ranks), the communication of each phase (the algorithm it
+ran, seed accounting, exact bytes sent, wire bytes per link class), the
+memory of the scenario's
 stage with the replay's peak, the top of the critical path, key findings and
 warnings.
 

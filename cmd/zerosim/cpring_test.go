@@ -69,8 +69,9 @@ func TestRunCPRingBytes(t *testing.T) {
 				t.Errorf("%s: totals %s %d, phases sum to %d", c.placement, w.Class, w.Total, sums[w.Class])
 			}
 		}
-		// The table, with exact bytes: phase, collectives, logical, sent,
-		// then wire per class (nvlink, network), then the busiest rank's.
+		// The table, with exact bytes: phase, collectives, algorithm,
+		// logical, sent, then wire per class (nvlink, network), then the
+		// busiest rank's.
 		code, out, errOut = runMain(t, "", append(args, "--wide")...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.placement, code, errOut)
@@ -83,12 +84,12 @@ func TestRunCPRingBytes(t *testing.T) {
 				}
 			}
 		}
-		if len(row) != 10 { // the empty fields before the first and after the last │
+		if len(row) != 11 { // the empty fields before the first and after the last │
 			t.Fatalf("%s: ring row %q", c.placement, row)
 		}
 		want := map[string][2]string{c.class: {"15,032,385,536", "939,524,096"}, c.other: {"0", "0"}}
-		if row[4] != "939,524,096" || row[5] != want["nvlink"][0] || row[6] != want["network"][0] ||
-			row[7] != want["nvlink"][1] || row[8] != want["network"][1] {
+		if row[3] != "ring" || row[5] != "939,524,096" || row[6] != want["nvlink"][0] || row[7] != want["network"][0] ||
+			row[8] != want["nvlink"][1] || row[9] != want["network"][1] {
 			t.Errorf("%s: ring row %q, want sent 939,524,096 on %s", c.placement, row, c.class)
 		}
 	}

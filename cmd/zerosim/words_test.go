@@ -31,7 +31,9 @@ func widest(lines []string) int {
 // exact bytes thousands-separated.
 func TestTablesFit120Columns(t *testing.T) {
 	for _, args := range [][]string{
-		{"run"}, {"run", "gpt3-175b-16k"}, {"run", "seed000-k4"}, {"memory"}, {"memory", "--estimator", "all", "--detail"},
+		{"run"}, {"run", "gpt3-175b-16k"}, {"run", "seed000-k4"},
+		{"run", "gpt3-175b-16k", "--set", "parallelism.zero_stage=1", "--set", "parallelism.k=4"},
+		{"run", "default", "--set", "parallelism.cp=4", "--set", "parallelism.dp=4", "--set", "model.seq_len=32768"}, {"memory"}, {"memory", "--estimator", "all", "--detail"},
 		{"verify", "seed002-tiny"}, {"collective", "--size", "1MiB:1GiB"},
 		{"fit", "default"}, {"fit", "gpt3-175b-16k"}, {"fit", "seed000-k4"},
 		{"compare", "default", "--vary", "parallelism.k=1,2,4"}, {"compare", "gpt3-175b-16k", "--vary", "parallelism.k=1,2,4,8"},
@@ -49,7 +51,7 @@ func TestTablesFit120Columns(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", "│ backward reduce-scatter   │         337 │ 13,476,831,232 │ 12,634,529,280 │ 202,152,468,480 │"}},
+		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", "│ backward reduce-scatter   │         337 │ ring      │ 13,476,831,232 │ 12,634,529,280 │ 202,152,468,480 │"}},
 		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ 13,476,831,232 │"}},
 		{[]string{"collective", "--wide"}, []string{"│ 67108864 │ 33554432 │ ring/LL128 │    444.05 │       151.13 │       283.36 │ 2,013,265,920 │   125,829,120 │ 251,658,240 │     15,728,640 │"}},
 		{[]string{"verify", "seed002-tiny", "--wide"}, []string{"│ model ", "│ padding │", "│ steps │"}},
@@ -133,7 +135,7 @@ func TestCountsReadRight(t *testing.T) {
 	}
 	// One unit system: GiB by default, GB everywhere with --units gb.
 	_, out, _ = runMain(t, "", "run", "--units", "gb")
-	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 58.14 GB of 85.90 GB") ||
+	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │ ring      │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 58.14 GB of 85.90 GB") ||
 		strings.Contains(out, "GiB") {
 		t.Errorf("run --units gb does not print GB throughout")
 	}
