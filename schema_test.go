@@ -18,12 +18,13 @@ import (
 )
 
 // schema is the subset of JSON Schema (2020-12) that docs/*.schema.json
-// use: type (one or a list), properties, required, additionalProperties
-// (false or a schema) and items. It is enough to hold every key and type of
+// use: type (one or a list), enum (of strings), properties, required,
+// additionalProperties (false or a schema) and items. It is enough to hold every key and type of
 // the files zerosim writes; a general validator would be a new dependency
-// for four keywords.
+// for six keywords.
 type schema struct {
 	Type        any                `json:"type"`
+	Enum        []string           `json:"enum"`
 	Properties  map[string]*schema `json:"properties"`
 	Required    []string           `json:"required"`
 	Additional  json.RawMessage    `json:"additionalProperties"`
@@ -84,6 +85,10 @@ func (s *schema) check(v any, path string) []string {
 		return []string{fmt.Sprintf("%s: %s, want %s", path, got, strings.Join(types, " or "))}
 	}
 	switch x := v.(type) {
+	case string:
+		if len(s.Enum) > 0 && !slices.Contains(s.Enum, x) {
+			return []string{fmt.Sprintf("%s: %q, want one of %s", path, x, strings.Join(s.Enum, ", "))}
+		}
 	case map[string]any:
 		for _, k := range s.Required {
 			if _, ok := x[k]; !ok {
@@ -187,8 +192,9 @@ func TestResultJSONSchema(t *testing.T) {
 	doc := decode(t, resultJSON(t, "seed002-tiny", false)).(map[string]any)
 	doc["surprise"] = 1
 	doc["stage"] = "3"
-	if errs := sch.check(doc, "mutated"); len(errs) != 2 {
-		t.Errorf("the validator let a stray key and a wrong type through: %q", errs)
+	doc["collectives"].([]any)[0].(map[string]any)["group"] = ""
+	if errs := sch.check(doc, "mutated"); len(errs) != 3 {
+		t.Errorf("the validator let a stray key, a wrong type or a group outside the enum through: %q", errs)
 	}
 }
 

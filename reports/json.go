@@ -6,7 +6,6 @@ import (
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
-	"github.com/zerosim/zerosim/zero"
 	"gopkg.in/yaml.v3"
 )
 
@@ -193,9 +192,6 @@ type spanJSON struct {
 	EndPS    int64  `json:"end_ps"`
 }
 
-var groupNames = map[zero.GroupKind]string{zero.GroupNone: "none", zero.GroupAll: "all", zero.GroupIntra: "intra", zero.GroupInter: "inter",
-	zero.GroupHPZ: "hpz", zero.GroupNode: "node", zero.GroupRail: "rail"}
-
 func classesJSON(total, busiest [topology.NumClasses]int64) []classJSON {
 	var out []classJSON
 	for _, c := range topology.Classes() {
@@ -279,7 +275,7 @@ func (run *Run) toJSON() *runJSON {
 	if r.CollectiveCount <= MaxListedCollectives {
 		for _, c := range r.Collectives {
 			j.Colls = append(j.Colls, collectiveJSON{Task: c.Task, Name: taskName(sc, c.Task), Kind: c.Kind.String(), Phase: c.Phase.String(),
-				Group: groupNames[c.Group], GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, Algorithm: c.Algo.String(),
+				Group: c.Group.String(), GroupIndex: c.GroupIndex, Ranks: c.Ranks, Bytes: c.Bytes, Algorithm: c.Algo.String(),
 				StartPS: int64(c.Start), EndPS: int64(c.End)})
 		}
 	}

@@ -88,7 +88,7 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 			args := `"task":` + strconv.Itoa(int(sp.Task)) + `,"phase":` + jsonString(t.Phase.String())
 			if t.Kind.IsComm() {
 				args += fmt.Sprintf(`,"bytes":%d,"group":%s,"waited_us":%s`, t.Bytes,
-					jsonString(groupNames[t.Group]), jsonString(traceTime(sp.Start-sp.Arrive)))
+					jsonString(t.Group.String()), jsonString(traceTime(sp.Start-sp.Arrive)))
 			}
 			if t.Unit >= 0 {
 				args += `,"unit":` + strconv.Itoa(t.Unit)

@@ -111,6 +111,20 @@ var phaseNames = [...]string{"compute", "forward all-gather", "backward all-gath
 
 func (p Phase) String() string { return phaseNames[p] }
 
+// groupNames are the group kinds' names in result.json and the trace:
+// intra and inter after Megatron's intra- and inter-instance data-parallel
+// groups (the shard group of N/K ranks, which spans nodes when it holds
+// more than a node's GPUs, and the K ranks holding the same shard).
+var groupNames = [numGroupKinds]string{GroupNone: "none", GroupAll: "all", GroupIntra: "intra", GroupInter: "inter",
+	GroupEP: "ep", GroupEDP: "edp", GroupHPZ: "hpz", GroupNode: "node", GroupRail: "rail"}
+
+func (g GroupKind) String() string {
+	if g >= numGroupKinds {
+		return fmt.Sprintf("group(%d)", int(g))
+	}
+	return groupNames[g]
+}
+
 // Task is one unit of work in a rank's step. Every rank runs the same task
 // list; compute durations are scaled by the rank's GPU speed and collectives
 // are joined by the members of the rank's group.
