@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/topology"
@@ -42,5 +43,26 @@ func TestAllToAll(t *testing.T) {
 	// The NIC carries 4 transfers of S/8: 2µs + 4·S/8 at 50 GB/s.
 	if got, want := runAlone(t, two, spec), 2*units.Microsecond+units.TransferTime(4*S/8, 50e9); got != want {
 		t.Errorf("two nodes: engine %v, want %v", got, want)
+	}
+}
+
+// TestAllToAllTooLarge: an all-to-all over more than MaxAllToAllRanks
+// ranks is refused before any pair is lowered (2,049 ranks would be
+// 4,196,352 pairs); a smaller one on the same cluster is lowered.
+func TestAllToAllTooLarge(t *testing.T) {
+	const n = MaxAllToAllRanks + 1
+	topo := mustTopo(t, topology.Params{Nodes: n, GPUsPerNode: 1,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500 * units.Nanosecond},
+		Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2 * units.Microsecond}})
+	group := make([]int, n)
+	for i := range group {
+		group[i] = i
+	}
+	_, err := Lower(topo, Spec{Op: AllToAll, Group: group, Bytes: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "2049 ranks send to 4196352 ordered pairs") || !strings.Contains(err.Error(), "use at most 2048 ranks") {
+		t.Errorf("all-to-all over %d ranks: %v", n, err)
+	}
+	if _, err := Lower(topo, Spec{Op: AllToAll, Group: group[:64], Bytes: 1 << 20}); err != nil {
+		t.Errorf("all-to-all over 64 ranks: %v", err)
 	}
 }

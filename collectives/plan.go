@@ -606,6 +606,10 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		// local copy and crosses no link). One phase, one step of
 		// latency, ⌈S/n⌉ per ordered pair; the algorithm does not apply.
 		p.Algo = PointToPoint
+		if pairs := int64(n) * int64(n-1); pairs > MaxAllToAllPairs {
+			return nil, fmt.Errorf("collectives: alltoall: %d ranks send to %d ordered pairs, more than the %d zerosim lowers in 2 s and 0.5 GB (use at most %d ranks)",
+				n, pairs, int64(MaxAllToAllPairs), MaxAllToAllRanks)
+		}
 		ph := Phase{Name: "alltoall", Steps: 1, a2a: n}
 		ph.Bytes = ph.bytesFor(S)
 		if err := lw.begin(&ph, n*(n-1)); err != nil {
@@ -656,6 +660,18 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 	}
 	return p, nil
 }
+
+// An all-to-all is lowered pair by pair (a path and a flow per ordered
+// pair), so its cost grows with the square of its ranks: `zerosim
+// collective --op alltoall --gpus-per-node 8 --size 64MiB` took 1.3 s and
+// 483 MB at 256 nodes (2,048 ranks, 4,192,256 pairs), 4.9 s and 1.87 GB at
+// 512, and ran out of memory at 1,024 (QA, 2026-11-29). Expert-parallel
+// groups and ZeRO++ qgZ's rail groups (one rank per node: 2,048 at
+// 16,384 GPUs) stay within it.
+const (
+	MaxAllToAllRanks = 2048
+	MaxAllToAllPairs = MaxAllToAllRanks * (MaxAllToAllRanks - 1)
+)
 
 // begin starts lowering phase ph of n transfers.
 func (lw *lowering) begin(ph *Phase, n int) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -90,6 +91,11 @@ func (c taskCount) bound() int64 {
 // ranks over the limits, with the bucket size (or layer count) that brings
 // it within them.
 func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error {
+	if n := s.N() / max(s.Cluster.GPUsPerNode, 1); s.Communication.ZeroQuantizedGradients && n > collectives.MaxAllToAllRanks {
+		// qgZ's second all-to-all is over a rank of each node (GroupRail).
+		return fmt.Errorf("zero: communication.zero_quantized_gradients: qgZ's inter-node all-to-all runs over one rank per node, %d here, more than the %d ranks an all-to-all is lowered over (use at most %d nodes, or drop qgZ)",
+			n, collectives.MaxAllToAllRanks, collectives.MaxAllToAllRanks)
+	}
 	if withinLimits(s, tasks, full) {
 		return nil
 	}

@@ -365,6 +365,14 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	if model != nil {
 		model.GPUsPerThread = o.gpusPerThread
 	}
+	if op == collectives.AllToAll {
+		for _, g := range groups {
+			if len(g) > collectives.MaxAllToAllRanks {
+				return nil, nil, nil, inputError{fmt.Errorf("--op alltoall over %d ranks: zerosim lowers an all-to-all pair by pair, at most %d ranks (%d ordered pairs); use fewer --nodes or --gpus-per-node, or --group intra or inter",
+					len(g), collectives.MaxAllToAllRanks, int64(collectives.MaxAllToAllPairs))}
+			}
+		}
+	}
 	return &collectives.Bench{Op: op, Algo: algo, Groups: groups, Model: model}, s, topo, nil
 }
 

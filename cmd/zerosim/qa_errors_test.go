@@ -367,3 +367,26 @@ func TestTrainLogEmpty(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
 }
+
+// TestAllToAllTooLarge: an all-to-all is lowered pair by pair, so one over
+// more than collectives.MaxAllToAllRanks ranks is refused in one line that
+// names the flag or key and the fix; before, `collective --op alltoall`
+// over 1,024 nodes of 8 ran out of memory after 16.7 s (a Go runtime
+// crash), and qgZ over 4,096 nodes took the same path.
+func TestAllToAllTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention []string
+	}{
+		{[]string{"collective", "--nodes", "1024", "--gpus-per-node", "8", "--op", "alltoall"},
+			[]string{"--op alltoall over 8192 ranks", "at most 2048 ranks", "use fewer --nodes or --gpus-per-node"}},
+		{[]string{"collective", "--nodes", "2049", "--gpus-per-node", "1", "--op", "alltoall"}, []string{"--op alltoall over 2049 ranks"}},
+		{[]string{"run", "gpt3-175b-16k", "--set", "cluster.nodes=4096", "--set", "parallelism.dp=32768", "--set", "communication.zero_quantized_gradients=true"},
+			[]string{"communication.zero_quantized_gradients", "one rank per node, 4096 here", "use at most 2048 nodes, or drop qgZ"}},
+		{[]string{"validate", "gpt3-175b-16k", "--set", "cluster.nodes=4096", "--set", "parallelism.dp=32768", "--set", "communication.zero_quantized_gradients=true"},
+			[]string{"one rank per node, 4096 here"}},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention...)
+	}
+}
