@@ -23,7 +23,15 @@ type OutputFile struct {
 // render runs write into a buffer and returns the file; rendering every
 // file first means a rendering error leaves no file behind.
 func render(name string, write func(io.Writer) error) (OutputFile, error) {
+	return renderSized(name, 0, write)
+}
+
+// renderSized is render into a buffer that starts with room for size bytes:
+// a file of hundreds of MB grown by doubling holds about three times its
+// size at the last copy.
+func renderSized(name string, size int, write func(io.Writer) error) (OutputFile, error) {
 	var b bytes.Buffer
+	b.Grow(size)
 	if err := write(&b); err != nil {
 		return OutputFile{}, fmt.Errorf("reports: rendering %s: %w", name, err)
 	}

@@ -39,7 +39,13 @@ func orList(s []string) string {
 
 // RenderRunTrace renders the run's Chrome trace (trace.json).
 func RenderRunTrace(run *Run) (OutputFile, error) {
-	return render("trace.json", func(w io.Writer) error { return writeTrace(w, run.Result, 0) })
+	// About 250 bytes a slice: gpt3-175b-16k's ZeRO-1 trace is 282 MB of
+	// 1.13 M slices, most of them collectives with their args.
+	slices := 0
+	for _, spans := range run.Result.Spans[:min(len(run.Result.Spans), TraceMaxRanks)] {
+		slices += len(spans)
+	}
+	return renderSized("trace.json", slices*256+1<<20, func(w io.Writer) error { return writeTrace(w, run.Result, 0) })
 }
 
 // RenderRunFiles renders the files of the kinds in want, and only those
