@@ -15,7 +15,7 @@ import (
 func FromScenario(s *scenarios.Scenario) (Config, error) {
 	n := s.N()
 	if n < 1 || n > MaxRanks {
-		return Config{}, fmt.Errorf("verify simulates every rank: N = dp·cp = %d must be in [1, %d] (use --set parallelism.dp=…)", n, MaxRanks)
+		return Config{}, fmt.Errorf("verify simulates every rank: N = dp·cp = %d must be in [1, %d] (use a cluster of at most %d GPUs: --set cluster.nodes=… --set parallelism.dp=auto)", n, MaxRanks, MaxRanks)
 	}
 	pad := memory.PaddingOf(s.Communication.Padding)
 	c := Config{Model: TinyTransformer, N: n, K: 1, Steps: s.Training.Steps,

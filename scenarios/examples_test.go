@@ -128,11 +128,38 @@ func TestSets(t *testing.T) {
 		{baseYAML, []string{"training.mfu=[1"}, `s.yaml: --set training.mfu=[1: the value is not valid YAML: line 1: did not find expected ',' or ']' (quote it or fix it)`},
 		{baseYAML, []string{"cluster.placement[0]=dp"}, `s.yaml: --set cluster.placement[0]=dp: placement is not in the file, so placement[0] has no item to set (set the whole list instead)`},
 		{withList, []string{"cluster.gpu_overrides[3].speed=1"}, `s.yaml: --set cluster.gpu_overrides[3].speed=1: gpu_overrides has 1 items, so [3] is out of range (use 0 to 0)`},
-		{baseYAML, []string{"cluster.nodes=4"}, `s.yaml:9:3: dp·cp=8 does not equal nodes·gpus_per_node=16 (use dp·cp = 16)`},
+		{baseYAML, []string{"cluster.nodes=4"}, `s.yaml: --set cluster.nodes=4: dp·cp=8 does not equal nodes·gpus_per_node=16 (use dp·cp = 16, or --set parallelism.dp=auto to fill the cluster)`},
+		{baseYAML, []string{"parallelism.dp=auto", "parallelism.cp=3"}, `s.yaml: --set parallelism.cp=3: cp=3 does not divide the cluster's 8 GPUs, which dp: auto fills (use a divisor of 8)`},
+		{baseYAML, []string{"parallelism.dp=Auto"}, `s.yaml: --set parallelism.dp=Auto: dp: "Auto" is not an integer (use a whole number)`},
 	} {
 		_, err := Load("s.yaml", []byte(tc.in), tc.sets)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v:\n got %v\nwant %s", tc.sets, err, tc.want)
+		}
+	}
+}
+
+// TestDPAuto: dp: auto is the cluster's GPUs over cp, in the file or by
+// --set, so a --set of the cluster's size (compare --vary cluster.nodes=…)
+// scales dp with it: 2 nodes × 4 GPUs hold dp 8, or 4 at cp 2; 4 nodes 16.
+func TestDPAuto(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		sets   []string
+		dp, cp int
+	}{
+		{rep("dp: 8", "dp: auto"), nil, 8, 1},
+		{rep("dp: 8", "dp: auto\n  cp: 2"), nil, 4, 2},
+		{baseYAML, []string{"parallelism.dp=auto", "cluster.nodes=4"}, 16, 1},
+		{baseYAML, []string{"cluster.nodes=4", "parallelism.dp=auto", "parallelism.cp=4"}, 4, 4},
+	} {
+		s, err := Load("s.yaml", []byte(tc.in), tc.sets)
+		if err != nil {
+			t.Errorf("%v: %v", tc.sets, err)
+			continue
+		}
+		if s.Parallelism.DP != tc.dp || s.Parallelism.CP != tc.cp {
+			t.Errorf("%v: dp %d cp %d, want %d %d", tc.sets, s.Parallelism.DP, s.Parallelism.CP, tc.dp, tc.cp)
 		}
 	}
 }

@@ -39,6 +39,9 @@ type loader struct {
 	// replacedModel lists the file's model keys a --set of
 	// model.hf_config dropped (replaces).
 	replacedModel []string
+	// dpAuto is parallelism.dp's node when it says auto: the cluster's
+	// GPUs over cp (resolveParallelism).
+	dpAuto *yaml.Node
 }
 
 // oneLine escapes line breaks and other control characters.
@@ -163,6 +166,11 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 
 	if err := l.placeholders(root); err != nil {
 		return nil, err
+	}
+	if e, ok := l.idx["parallelism.dp"]; ok && e.val.Kind == yaml.ScalarNode && e.val.Tag == "!!str" && e.val.Value == "auto" {
+		// Decoded as 0, then the cluster's GPUs over cp.
+		l.dpAuto = e.val
+		e.val.Tag, e.val.Value = "!!int", "0"
 	}
 	var errs []*Error
 	var s Scenario

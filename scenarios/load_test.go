@@ -99,7 +99,7 @@ func TestLoadErrors(t *testing.T) {
 		{"params conflict", rep("preset: gpt3-125m", "preset: gpt3-125m\n  params: 7B"),
 			"s.yaml:8:3: params=7000000000 does not match the model's layers, which add up to 125226240 (delete params or fix it)"},
 		{"dp\u00b7cp mismatch", rep("dp: 8", "dp: 6"),
-			"s.yaml:9:3: dp·cp=6 does not equal nodes·gpus_per_node=8 (use dp·cp = 8)"},
+			"s.yaml:9:3: dp·cp=6 does not equal nodes·gpus_per_node=8 (use dp·cp = 8, or dp: auto to fill the cluster)"},
 		{"zero_stage 4", rep("zero_stage: 1", "zero_stage: 4"),
 			"s.yaml:10:3: zero_stage=4 is out of range (use 0, 1, 2 or 3)"},
 		{"k not dividing", rep("zero_stage: 1", "zero_stage: 1\n  k: 3"),

@@ -669,15 +669,27 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 		return l.missing("parallelism", "add parallelism: with dp and zero_stage")
 	}
 	if !l.has("parallelism.dp") {
-		return l.missing("parallelism.dp", "use the data-parallel degree, e.g. dp: 8")
-	}
-	if err := l.intRange("parallelism.dp", int64(p.DP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
-		return err
+		return l.missing("parallelism.dp", "use the data-parallel degree, e.g. dp: 8, or dp: auto for the cluster's GPUs")
 	}
 	if !l.has("parallelism.cp") {
 		p.CP = 1
 	}
 	if err := l.intRange("parallelism.cp", int64(p.CP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
+		return err
+	}
+	gpus := int64(s.Cluster.Nodes) * int64(s.Cluster.GPUsPerNode)
+	if l.dpAuto != nil {
+		// dp: auto takes every GPU the cp groups leave, as torchtitan's
+		// data_parallel_shard_degree = -1 (its default) takes the ranks
+		// the other degrees leave: dp_shard = world_size // (dp_replicate
+		// · cp · tp · pp) (torchtitan/distributed/parallel_dims.py,
+		// ParallelDims._validate, at 238fa99).
+		if gpus%int64(p.CP) != 0 {
+			return l.errPath("parallelism.cp", fmt.Sprintf("cp=%d does not divide the cluster's %d GPUs, which dp: auto fills (use a divisor of %d)", p.CP, gpus, gpus))
+		}
+		p.DP = int(gpus / int64(p.CP))
+	}
+	if err := l.intRange("parallelism.dp", int64(p.DP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
 		return err
 	}
 	if !l.has("parallelism.zero_stage") {
@@ -686,13 +698,25 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 	if p.Stage < 0 || p.Stage > 3 {
 		return l.errAlone("parallelism.zero_stage", fmt.Sprintf("zero_stage=%d is out of range (use 0, 1, 2 or 3)", p.Stage))
 	}
-	n, gpus := int64(p.DP)*int64(p.CP), int64(s.Cluster.Nodes)*int64(s.Cluster.GPUsPerNode)
+	n := int64(p.DP) * int64(p.CP)
 	if n != gpus {
 		at := "parallelism.dp"
 		if l.has("parallelism.cp") && p.CP != 1 {
 			at = "parallelism.cp"
 		}
-		return l.errPath(at, fmt.Sprintf("dp·cp=%d does not equal nodes·gpus_per_node=%d (use dp·cp = %d)", n, gpus, gpus))
+		auto := "dp: auto"
+		// A --set of the cluster's size is what made them differ: the
+		// fix is a --set too (compare --vary cluster.nodes=… applies
+		// each value as one).
+		for _, k := range []string{"cluster.nodes", "cluster.gpus_per_node"} {
+			if l.bySet(k) {
+				if e, ok := l.idx[k]; ok {
+					at, auto = k, "--set parallelism.dp=auto"
+					return l.errAt(e.val, fmt.Sprintf("dp·cp=%d does not equal nodes·gpus_per_node=%d (use dp·cp = %d, or %s to fill the cluster)", n, gpus, gpus, auto))
+				}
+			}
+		}
+		return l.errPath(at, fmt.Sprintf("dp·cp=%d does not equal nodes·gpus_per_node=%d (use dp·cp = %d, or %s to fill the cluster)", n, gpus, gpus, auto))
 	}
 	if !l.has("parallelism.k") {
 		p.K = 1

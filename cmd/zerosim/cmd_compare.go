@@ -62,9 +62,13 @@ on, and when ZeRO++ beats raising K.
 -o DIR writes the plot (compare.png, compare.svg): when varying
 parallelism.k, the busiest rank's slow-link bytes and the step time for every
 K that divides N; otherwise a bar chart of times and bytes per variant;
-then manifest.json.`,
+then manifest.json.
+
+To vary the cluster's size, let dp follow it: --set parallelism.dp=auto
+(dp = the cluster's GPUs over cp) with --vary cluster.nodes=….`,
 		Example: `  zerosim compare seed000-k4 --vary parallelism.k=1,4
   zerosim compare seed000-k4 --vary parallelism.k=1,4 --format json
+  zerosim compare scenario.yaml --set parallelism.dp=auto --vary cluster.nodes=2,4,8
   zerosim compare a.yaml b.yaml -o plots
   zerosim compare --zeropp scenario.yaml`,
 		Args: cobra.MinimumNArgs(1),

@@ -53,9 +53,13 @@ a sweep spreads over a Slurm job array or a Kubernetes Indexed Job;
 zerosim merge joins the shard files back into one. --resume continues an
 interrupted --out file. --count prints the number of points and exits.
 
+To sweep the cluster's size, let dp follow it: --set parallelism.dp=auto
+(dp = the cluster's GPUs over cp) with --grid cluster.nodes=….
+
 The format is CSV (default) or JSON Lines with --format json. A progress bar
 with ETA is drawn on stderr only when stderr is a terminal.`,
 		Example: `  zerosim sweep seed000-k4 --grid parallelism.k=1,2,4,8 --grid communication.algorithm=ring,hierarchical
+  zerosim sweep scenario.yaml --set parallelism.dp=auto --grid cluster.nodes=2,4,8,16
   zerosim sweep scenario.yaml --grid parallelism.zero_stage=0,1,2,3 --grid communication.bucket_size=25MB,100MB --out sweep.csv
   zerosim sweep scenario.yaml --grid … --shard 2/8 --out shard-2.csv
   zerosim sweep scenario.yaml --grid … --out sweep.csv --resume`,

@@ -182,3 +182,28 @@ func TestCompareVaryOnce(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", code, out, errOut, exitInput, want)
 	}
 }
+
+// TestCompareVaryNodes: compare varies the cluster's size when dp follows
+// it (dp: auto): the default's 2 and 4 nodes of 8 GPUs are N = 16 and 32.
+// Without it the variant's nodes·gpus_per_node cannot match the file's
+// dp, and the one-line error names the --vary and the fix.
+func TestCompareVaryNodes(t *testing.T) {
+	code, out, errOut := runMain(t, "", "compare", "default", "--set", "parallelism.dp=auto", "--vary", "cluster.nodes=2,4", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Variants []struct {
+			N int `json:"n"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Variants) != 2 || j.Variants[0].N != 16 || j.Variants[1].N != 32 {
+		t.Errorf("variants %+v, want N 16 and 32", j.Variants)
+	}
+	code, out, errOut = runMain(t, "", "compare", "default", "--vary", "cluster.nodes=2,4")
+	oneLine(t, []string{"compare", "default", "--vary", "cluster.nodes=2,4"}, code, out, errOut,
+		"--vary cluster.nodes=2,4: dp·cp=16 does not equal nodes·gpus_per_node=32", "or --set parallelism.dp=auto to fill the cluster")
+}

@@ -72,7 +72,7 @@ func TestValidateFiles(t *testing.T) {
 		// file).
 		{"every bad file", []string{"validate", good, bad, bad2, good}, "",
 			"", "zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
-				"zerosim: " + bad2 + ":13:3: dp·cp=3 does not equal nodes·gpus_per_node=2 (use dp·cp = 2)\n" +
+				"zerosim: " + bad2 + ":13:3: dp·cp=3 does not equal nodes·gpus_per_node=2 (use dp·cp = 2, or dp: auto to fill the cluster)\n" +
 				"zerosim: validate: 2 of 4 files passed, 2 failed (each failed file's first error is above)\n", 2},
 		// A valid file's warnings are printed in the files' order beside
 		// the invalid files' errors (they were dropped when one failed).

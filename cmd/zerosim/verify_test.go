@@ -59,7 +59,10 @@ func TestVerifyCLI(t *testing.T) {
 		{"corrupt step 0", []string{"--corrupt-shard", "1:1", "--corrupt-step", "0"}, 2, nil, "--corrupt-step 0", true},
 		{"corrupt step alone", []string{"--corrupt-step", "3"}, 2, nil, "--corrupt-step needs --corrupt-shard", true},
 		{"csv", []string{"--format", "csv"}, 2, nil, "--format csv", true},
-		{"N too large", []string{"gpt3-175b-16k"}, 2, nil, "N = dp·cp = 16384", true},
+		// The hint named parallelism.dp alone, which the cluster's size
+		// then refused (dp·cp must be nodes·gpus_per_node): it names both.
+		{"N too large", []string{"gpt3-175b-16k"}, 2, nil, "N = dp·cp = 16384 must be in [1, 256] (use a cluster of at most 256 GPUs: --set cluster.nodes=… --set parallelism.dp=auto)", true},
+		{"N too large, the hint followed", []string{"gpt3-175b-16k", "--set", "cluster.nodes=2", "--set", "parallelism.dp=auto"}, 0, []string{"N = 16 ranks", "PASS: 36 of 36 configurations bit-exact"}, "", false},
 		{"reference", []string{"--reference", filepath.Join(refDir, "adamw-wd.json")}, 0, []string{"PASS: 36 of 36 checks pass"}, "", false},
 		{"reference missing", []string{"--reference", "nope.json"}, 2, nil, "--reference", true},
 		{"reference with scenario", []string{"--reference", "x.json", "default"}, 2, nil, "--reference checks one file", true},
