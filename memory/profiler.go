@@ -233,7 +233,9 @@ func profilerParts(s *scenarios.Scenario, peak, pool int64) (reserved, outside i
 	}
 	if nccl == 0 {
 		comms := 1
-		if s.Parallelism.K > 1 {
+		if s.Parallelism.K > 1 && s.Parallelism.Stage > 0 {
+			// The intra and inter groups; stage 0 all-reduces over every
+			// rank whatever K (run's K line: no effect).
 			comms++
 		}
 		if s.Parallelism.Stage == 3 && s.Communication.Boundary == scenarios.BoundaryDeepSpeed {

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -155,6 +156,36 @@ memory: {host_lead: `+c.lead+`}
 			if strings.Contains(w, "the device needs") {
 				t.Errorf("host_lead %s: the pool alone raised %q", c.lead, w)
 			}
+		}
+	}
+}
+
+// TestNCCLCommunicatorsByK: K > 1 adds the inter group's communicator at
+// stages 1–3, one communicator's buffers more on the device; stage 0
+// all-reduces over every rank whatever K, so K adds nothing there (run
+// prints "K: 2 (no effect: stage 0 shards nothing)").
+func TestNCCLCommunicatorsByK(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	one, err := NCCLBuffers(1, DefaultNCCLChannels, DefaultRingConnections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stage int
+		extra int64
+	}{{0, 0}, {1, one}, {3, one}} {
+		var dev [2]int64
+		for i, k := range []int{1, 2} {
+			s, err := scenarios.Load("default.yaml", data, []string{fmt.Sprintf("parallelism.zero_stage=%d", c.stage), fmt.Sprintf("parallelism.k=%d", k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, dev[i], err = ProfilerPeaks(s, 40<<30, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dev[1]-dev[0] != c.extra {
+			t.Errorf("stage %d: K=2 device peak %d B above K=1's, want %d", c.stage, dev[1]-dev[0], c.extra)
 		}
 	}
 }
