@@ -361,6 +361,13 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	if len(p.SkippedCP) > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "context-parallel degrees without a configuration to run: "+EscapeControl(strings.Join(p.SkippedCP, "; "))))
 	}
+	if p.ZeroPP {
+		what := "only stage 3 with K = 1 is searched"
+		if !slices.Equal(p.SearchedStages, []int{3}) {
+			what = "K = 1 only is searched, and the other stages asked for are rejected"
+		}
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "the scenario's ZeRO++ keys run at ZeRO stage 3 with K = 1 (DeepSpeed's rule): "+what))
+	}
 	if p.Invalid > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
 	}

@@ -199,6 +199,9 @@ type Plan struct {
 	// policies searched (what to suggest when nothing fits).
 	SearchedStages    []int
 	SearchedRecompute []string
+	// ZeroPP is set when the scenario's ZeRO++ keys kept the search to
+	// stage 3 (unless the stages were given) with K = 1.
+	ZeroPP bool
 	// SearchedCP are the context-parallel degrees searched, nil when the
 	// plan keeps the scenario's cp; SkippedCP says, for each searched
 	// degree without a configuration to run, why ("cp=3: …"): the GPUs do
@@ -309,6 +312,9 @@ type planSpace struct {
 	buckets    []string
 	prefetch   []int
 	algorithms []string
+	// zeroPP: the scenario sets ZeRO++ keys, which run at stage 3 with one
+	// copy of the state (the loader's rule): K = 1 only.
+	zeroPP bool
 }
 
 // cpLayout is one context-parallel degree of a plan: cp and dp are 0 when
@@ -332,7 +338,13 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if err := sp.cpLayouts(opt.CP); err != nil {
 		return nil, err
 	}
-	if sp.stages == nil {
+	sp.zeroPP = s.Communication.ZeroPP()
+	switch {
+	case sp.stages == nil && sp.zeroPP:
+		// DeepSpeed runs ZeRO++ at stage 3 only (scenarios' resolveZeroPP):
+		// the other stages would all be refused as input.
+		sp.stages = []int{3}
+	case sp.stages == nil:
 		sp.stages = []int{0, 1, 2, 3}
 	}
 	if sp.recompute == nil {
@@ -416,7 +428,7 @@ func (sp *planSpace) candidates() []Candidate {
 		for _, st := range sp.stages {
 			ks := Divisors(sp.base.N())
 			buckets, prefetch := sp.buckets, []int{-1}
-			if st == 0 {
+			if st == 0 || sp.zeroPP {
 				ks = []int{1}
 			}
 			if st == 3 {
@@ -530,6 +542,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
+	p.ZeroPP = sp.zeroPP
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
 	cands := sp.candidates()
 	p.Searched = len(cands)

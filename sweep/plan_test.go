@@ -622,3 +622,31 @@ func TestClosestPerStage(t *testing.T) {
 		t.Errorf("closest %v, want %v", got, want)
 	}
 }
+
+// TestPlanZeroPP: a scenario with ZeRO++ keys is searched at stage 3 with
+// K = 1 only, where DeepSpeed runs ZeRO++ (the loader refuses the rest):
+// by default nothing is rejected as input; stages asked for beside 3 still
+// are, at K = 1 only.
+func TestPlanZeroPP(t *testing.T) {
+	src := exampleSource(t, "default", "parallelism.zero_stage=3", "communication.zero_hpz_partition_size=8")
+	for _, c := range []struct {
+		stages  []int
+		invalid bool
+	}{{nil, false}, {[]int{1, 3}, true}} {
+		p, err := PlanSearch(context.Background(), src, PlanOptions{Stages: c.stages, Recompute: []string{"full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.ZeroPP || (p.Invalid > 0) != c.invalid || p.Searched == 0 {
+			t.Errorf("stages %v: ZeroPP %v, %d of %d searched rejected as input; want rejected %v", c.stages, p.ZeroPP, p.Invalid, p.Searched, c.invalid)
+		}
+		for _, r := range p.Rows {
+			if r.Stage != 3 || r.K != 1 {
+				t.Errorf("stages %v: a row at stage %d, K %d", c.stages, r.Stage, r.K)
+			}
+		}
+		if len(p.Rows) == 0 {
+			t.Errorf("stages %v: nothing fits", c.stages)
+		}
+	}
+}
