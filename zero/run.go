@@ -622,7 +622,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		}
 	}
 	if !opt.NoCollectives && (opt.MaxCollectives <= 0 || res.CollectiveCount <= int64(opt.MaxCollectives)) {
-		res.Collectives = e.records(net)
+		res.Collectives = e.records(net, int(res.CollectiveCount))
 	}
 	// Bytes per phase: logical and exact per rank from the schedule (every
 	// rank runs every task), wire bytes from the fabric.
@@ -680,13 +680,13 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	return res, nil
 }
 
-// records lists every collective instance in start order (ties: task,
-// group). The symmetric run lowers the simulated ranks' groups only, whose
+// records lists every collective instance, count of them, in start order
+// (ties: task, group). The symmetric run lowers the simulated ranks' groups only, whose
 // copies run the same algorithm and, through their members' representatives,
 // at the same times.
-func (e *executor) records(net *fabricNet) []CollectiveRecord {
+func (e *executor) records(net *fabricNet, count int) []CollectiveRecord {
 	sc := e.sc
-	var rs []CollectiveRecord
+	rs := make([]CollectiveRecord, 0, count)
 	for t, task := range sc.Tasks {
 		if !task.Kind.IsComm() {
 			continue
