@@ -80,6 +80,11 @@ type Engine struct {
 	// recomputation (recompute).
 	paceRes []*Resource
 	flows   int
+	// deferRates (SetDeferRates) defers the rate recomputations of flows
+	// that start or end until the clock moves on; deferred holds their
+	// seeds meanwhile (settle).
+	deferRates bool
+	deferred   []resUse
 
 	// classes holds the Shapes' classes (looked up, never iterated).
 	classes map[classKey][]*shapeClass
@@ -147,6 +152,11 @@ func (e *Engine) After(d Time, fn func()) {
 
 // Step runs the next event and reports whether there was one.
 func (e *Engine) Step() bool {
+	if len(e.deferred) > 0 {
+		if t, ok := e.next(); !ok || t > e.now {
+			e.settle()
+		}
+	}
 	if len(e.fheap) > 0 {
 		f := e.fheap[0]
 		if len(e.heap) == 0 || f.at < e.heap[0].t || (f.at == e.heap[0].t && f.fseq < e.heap[0].ev[e.heap[0].head].seq) {
@@ -197,7 +207,11 @@ func (e *Engine) RunUntil(t Time) {
 	for {
 		nt, ok := e.next()
 		if !ok || nt > t {
-			break
+			if len(e.deferred) == 0 {
+				break
+			}
+			e.settle() // may queue ends at Now
+			continue
 		}
 		e.Step()
 	}
