@@ -27,7 +27,11 @@ func ExampleNewLayout() {
 }
 
 // Seed 002's tiny transformer at ZeRO-3 on 2 GPUs: 1,820 B at rest, and the
-// FFN's 296-byte gather is the largest unit.
+// FFN's 296-byte gather is the largest unit. The peak is the optimizer
+// step's: in backward each unit's parameters are released as its
+// reduce-scatter starts (the five units' gradients fit in DeepSpeed's
+// three buckets in flight, memory.ReduceScatterLags, so none is reduced
+// before the last backward ends).
 func ExampleAnalyze() {
 	s := &scenarios.Scenario{
 		Name:        "seed002",
@@ -51,6 +55,6 @@ func ExampleAnalyze() {
 	}
 	fmt.Println()
 	// Output:
-	// at rest: 1820 peak: 2608 in backward
+	// at rest: 1820 peak: 2600 in optimizer step
 	// 16 128 16 296 64
 }

@@ -83,13 +83,18 @@ func TestReduceDTypeMegatron(t *testing.T) {
 // (FSDP2's MixedPrecisionPolicy reduce_dtype) each unit's bf16 gradients
 // are copied into an fp32 reduce-scatter input, which lives while the unit
 // is reduced. Units a 8,000, b 64,000, c 8,000 on 8 ranks, fp32 shards
-// (shard_dtype fp32), prefetch 1, no activations: at rest 12 B × 10,000;
-// the peak is in unit b's backward, at its copy-in: units b and a gathered
-// (2 × 72,000), c's fp32 gradient shard (4 × 1,000), b's bf16 gradients
-// (2 × 64,000) and its fp32 reduce-scatter input (4 × 64,000): 652,000 B.
-// Without the key the peak is at b's reduce-scatter with its shard
-// instead of the fp32 input: 120,000 + 144,000 + 4,000 + 128,000 + 32,000
-// = 428,000 B.
+// (shard_dtype fp32), prefetch 1, no activations, FSDP2 (boundary fsdp2:
+// post_backward reshards the unit, then issues its reduce-scatter, and the
+// next unit's backward runs beside it, memory.ReduceScatterLags): at rest
+// 12 B × 10,000; the peak is at b's copy-in, as a's backward begins: a
+// gathered (prefetched, 2 × 8,000; b released before its reduce-scatter),
+// c's fp32 gradient shard (4 × 1,000; c's reduce-scatter ended before a's
+// backward), b's bf16 gradients (2 × 64,000) and its fp32 reduce-scatter
+// input (4 × 64,000): 524,000 B. Without the key the peak is in b's
+// backward, beside c's reduce-scatter in flight: b and a gathered (2 ×
+// 72,000), c's bf16 gradients (2 × 8,000) and fp32 shard (4 × 1,000), b's
+// gradients (2 × 64,000): 120,000 + 144,000 + 16,000 + 4,000 + 128,000 =
+// 412,000 B.
 func TestReduceDTypeFSDP2Peak(t *testing.T) {
 	layers := []scenarios.Layer{{Name: "a", Params: 8000, Group: "dense"}, {Name: "b", Params: 64000, Group: "dense"}, {Name: "c", Params: 8000, Group: "dense"}}
 	for _, c := range []struct {
@@ -97,12 +102,13 @@ func TestReduceDTypeFSDP2Peak(t *testing.T) {
 		peak   int64
 		input  int64 // b's reduce-scatter input
 	}{
-		{"", 120_000 + 144_000 + 4_000 + 128_000 + 32_000, 0},
-		{scenarios.ReduceParamDType, 120_000 + 144_000 + 4_000 + 128_000 + 32_000, 0},
-		{scenarios.ReduceFP32, 120_000 + 144_000 + 4_000 + 128_000 + 256_000, 4 * 64_000},
+		{"", 120_000 + 144_000 + 16_000 + 4_000 + 128_000, 0},
+		{scenarios.ReduceParamDType, 120_000 + 144_000 + 16_000 + 4_000 + 128_000, 0},
+		{scenarios.ReduceFP32, 120_000 + 16_000 + 4_000 + 128_000 + 256_000, 4 * 64_000},
 	} {
 		s := bigModel(80_000, 8, 1, 8, 3)
 		s.Model.LayerList = layers
+		s.Communication.Boundary = scenarios.BoundaryFSDP2
 		s.Training.ShardDType = scenarios.ShardFP32
 		s.Training.ReduceDType = c.reduce
 		r := mustAnalyze(t, s, Options{})

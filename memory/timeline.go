@@ -537,9 +537,73 @@ func (m *model) buildEvents() {
 		}
 	}
 	var shardGrads, transientGrads int64
+	// A unit's reduce-scatter in two parts, as a replay applies them: its
+	// start (the copy-in under reduce_dtype fp32, the sharded output) and
+	// its end (the unsharded gradient or the reduce-scatter input freed).
+	rsStart := func(u int) {
+		if in := units[u].ReduceInput; in > 0 {
+			// The copy-in (reduce_dtype fp32): both buffers exist
+			// while it runs, then the param_dtype gradients go.
+			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGradBuckets, in)
+			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -units[u].Grad)
+		}
+		if !m.shardGradsPersistent {
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
+		}
+	}
+	rsEnd := func(u int) {
+		if !m.shardGradsPersistent {
+			if accum {
+				// Added into the accumulated shard when it ends.
+				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].ShardGrad)
+			} else {
+				shardGrads = c.Add(shardGrads, units[u].ShardGrad)
+			}
+		}
+		if in := units[u].ReduceInput; in > 0 {
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGradBuckets, -in)
+		} else {
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
+		}
+	}
+	// The reduce-scatters the stack lets lag behind the backward
+	// (inflight.go): unit u's backward computes beside the unreduced
+	// gradients of the units after it whose syncs have not ended — those
+	// from u+1 to u+n(u), less any a later unit's bound already ended — the
+	// reduce-scatter next in line started (its copy-in done), as the replay
+	// holds them when the network lags; under FSDP1, which sets no bound, the
+	// one reduce-scatter overlap always keeps beside the next backward.
+	// Without overlap each ends before the next backward; the seeds'
+	// conventions count it so.
+	var lags []int
+	if r.Stage == 3 && r.Convention == ConventionZerosim && r.Shards > 1 {
+		lags = walkLags(m.s)
+	}
+	alone := m.reducedAlone()
+	started := make([]bool, L)
+	reduce := func(w int) { // unit w's reduce-scatter, to its end
+		if !alone[w] {
+			if !started[w] {
+				rsStart(w)
+			}
+			rsEnd(w)
+		}
+	}
+	ended := L // the syncs of units ended ≥ ended are over
 	for u := L - 1; u >= 0; u-- {
 		for v := u; v >= u-m.prefetchBwd; v-- {
 			gather(PhaseBackward, v)
+		}
+		if lags != nil {
+			next := min(ended, u+1+lags[u])
+			for w := ended - 1; w >= next; w-- {
+				reduce(w)
+			}
+			ended = next
+			if w := next - 1; w > u && !alone[w] && !started[w] {
+				rsStart(w)
+				started[w] = true
+			}
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
@@ -553,31 +617,18 @@ func (m *model) buildEvents() {
 		// last use.
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)
 		dequantized(PhaseBackward, u)
-		if r.Stage == 3 {
-			if in := units[u].ReduceInput; in > 0 {
-				// The copy-in (reduce_dtype fp32): both buffers exist
-				// while it runs, then the param_dtype gradients go.
-				m.ev(PhaseBackward, u, OpReduceCopyIn, CompGradBuckets, in)
-				m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -units[u].Grad)
-			}
-			if !m.shardGradsPersistent {
-				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
-				if accum {
-					// Added into the accumulated shard when it ends.
-					m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].ShardGrad)
-				} else {
-					shardGrads = c.Add(shardGrads, units[u].ShardGrad)
-				}
-			}
-			if in := units[u].ReduceInput; in > 0 {
-				m.ev(PhaseBackward, u, OpReduceScatter, CompGradBuckets, -in)
-			} else {
-				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
-			}
-		} else {
+		switch {
+		case r.Stage != 3:
 			transientGrads = c.Add(transientGrads, units[u].Grad)
+		case lags == nil || alone[u]:
+			rsStart(u)
+			rsEnd(u)
 		}
 		release(PhaseBackward, u)
+	}
+	// The syncs still pending after the last backward end in order.
+	for w := min(ended, L) - 1; lags != nil && w >= 0; w-- {
+		reduce(w)
 	}
 	var temp, fp8 int64
 	for _, g := range m.groups {
@@ -678,4 +729,24 @@ func (m *model) run() {
 		})
 	}
 	r.events = m.events
+}
+
+// reducedAlone marks the units no reduce-scatter reduces at stage 3: those
+// whose every parameter group is sharded over one rank (N/K = 1, or routed
+// experts with ep = N/K), whose gradients a replay frees as their backward
+// ends (zero's bindMemory).
+func (m *model) reducedAlone() []bool {
+	alone := make([]bool, len(m.r.Units))
+	for i := range alone {
+		alone[i] = true
+	}
+	for _, g := range m.groups {
+		if m.r.Shards/max(g.info.EP, 1) <= 1 {
+			continue
+		}
+		for _, p := range g.layout.Params {
+			alone[p.Unit] = false
+		}
+	}
+	return alone
 }

@@ -508,16 +508,17 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		db = *p
 	}
 	kept := memory.KeptAcrossBoundary(b.s)
-	// FSDP2 keeps one reduce-scatter in flight: each unit's post-backward
-	// makes the compute stream wait for the previous unit's reduce-scatter
-	// before it issues its own ("self.device_handle.current_stream().
-	// wait_event(self.comm_ctx.reduce_scatter_state.event)" in
-	// FSDPParamGroup.post_backward, torch/distributed/_composable/fsdp/
-	// _fsdp_param_group.py at pytorch/pytorch 415cc262), so unit u's
-	// backward starts only once unit u+2's gradient sync has ended; when
-	// the network cannot keep up, the backward waits instead of piling up
-	// unreduced gradients.
-	oneRSInFlight := b.s.Communication.Boundary.FSDP2()
+	// The stack's bound on gradient syncs in flight
+	// (memory.ReduceScatterLags cites each): unit u's backward starts only
+	// once the sync of unit u+1+n(u) has ended — FSDP2's post_backward makes
+	// the compute stream wait for the previous unit's reduce-scatter event
+	// (n = 1), DeepSpeed's ZeRO-3 blocks the host on the oldest of its
+	// outstanding reduce events when more than max_param_reduce_events = 2
+	// are (n: the units holding three buckets' elements, at least one) — so
+	// when the network cannot keep up the backward waits instead of piling
+	// up unreduced gradients. FSDP1 (nil) waits only at the end of the
+	// backward (the micro-step's syncs, above and in stage3).
+	lags := memory.ReduceScatterLags(b.s)
 	syncEnd := make([][]int32, L)
 	for u := L - 1; u >= 0; u-- {
 		var after, afterStart []int32
@@ -540,8 +541,8 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		if in := b.a2a(u, PhaseBackwardA2A, before); in != before {
 			ags = append(ags, in)
 		}
-		if oneRSInFlight && u+2 < L {
-			ags = append(ags[:len(ags):len(ags)], syncEnd[u+2]...)
+		if w := u + 1 + lagOf(lags, u); lags != nil && w < L {
+			ags = append(ags[:len(ags):len(ags)], syncEnd[w]...)
 		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
 		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
@@ -571,6 +572,14 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		synced = append(synced, ts...)
 	}
 	return synced, bwdEnd, nil
+}
+
+// lagOf is unit u's lag in lags (memory.ReduceScatterLags), 0 past its end.
+func lagOf(lags []int, u int) int {
+	if u < len(lags) {
+		return lags[u]
+	}
+	return 0
 }
 
 // reduces reports whether micro-step m reduces gradients: the last one at

@@ -780,13 +780,18 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 }
 
 // TestPlanListsOnlyWhatRunFits: with the GPU's memory between a
-// configuration's model peak and its replayed peak (seed000-k4 at ZeRO-3,
-// K=1: 3,456,633,856 B and 3,691,550,720 B against 3,500,000,000 B), plan
-// replays it (the model lets it through) and leaves it out, as run
-// --require-fit rejects it; every row plan lists passes run --require-fit.
+// configuration's model peak and its replayed peak, plan replays it (the
+// model lets it through) and leaves it out, as run --require-fit rejects
+// it; every row plan lists passes run --require-fit. The case: seed000-k4
+// at ZeRO-3, K=1, under FSDP1 with fp32 reductions (reduce-scatters of
+// twice the all-gathers' bytes, which pile up behind the slow network:
+// FSDP1 does not bound them, memory/inflight.go): 3,960,027,136 B walked,
+// 4,664,777,728 B replayed, against 4,300,000,000 B. (The stacks that bound
+// their reduce-scatters, the default among them, walk what they replay.)
 func TestPlanListsOnlyWhatRunFits(t *testing.T) {
-	const mem = "cluster.gpu_memory=3500000000B"
-	flags := []string{"plan", "seed000-k4", "--format", "json", "--set", mem, "--global-batch", "8", "--stages", "3",
+	const mem = "cluster.gpu_memory=4300000000B"
+	fsdp1 := []string{"communication.boundary=fsdp1", "training.reduce_dtype=fp32"}
+	flags := []string{"plan", "seed000-k4", "--format", "json", "--set", mem, "--set", fsdp1[0], "--set", fsdp1[1], "--global-batch", "8", "--stages", "3",
 		"--recompute", "none", "--algorithms", "ring", "--prefetch", "1"}
 	var raw struct {
 		Rows     []map[string]any `json:"rows"`
@@ -798,8 +803,8 @@ func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 		t.Errorf("plan JSON with nothing fitting: want \"rows\": [], not null")
 	}
 	rr := &reruns{file: "seed000-k4", cache: map[string]*runFigures{}}
-	k1 := rr.run(t, mem, "parallelism.zero_stage=3", "parallelism.k=1", "training.micro_batch=2", "training.grad_accum=1",
-		"training.recompute=none", "communication.prefetch_depth=1", "communication.algorithm=ring")
+	k1 := rr.run(t, append([]string{mem}, append(fsdp1, "parallelism.zero_stage=3", "parallelism.k=1", "training.micro_batch=2", "training.grad_accum=1",
+		"training.recompute=none", "communication.prefetch_depth=1", "communication.algorithm=ring")...)...)
 	if !k1.MemoryModel.Fits || k1.fits {
 		t.Fatalf("ZeRO-3 K=1: the model fits %v (peak %d), run --require-fit %v (replayed peak %d): the case no longer sits between the two peaks; pick another GPU memory",
 			k1.MemoryModel.Fits, k1.MemoryModel.Peak, k1.fits, k1.replayPeak())
@@ -808,12 +813,12 @@ func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 		t.Errorf("plan replayed %d and lists %d: the configuration the replay rejects should be replayed and left out", raw.Replayed, len(raw.Rows))
 	}
 	for _, row := range raw.Rows {
-		sets := append([]string{mem}, planSets(t, row)...)
+		sets := append(append([]string{mem}, fsdp1...), planSets(t, row)...)
 		if r := rr.run(t, sets...); !r.fits {
 			t.Errorf("plan lists %v; run --require-fit rejects it (replayed peak %d)", sets, r.replayPeak())
 		}
 		if fmt.Sprint(row["k"]) == "1" && fmt.Sprint(row["micro_batch"]) == "2" {
-			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 3,500,000,000 B", k1.replayPeak())
+			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 4,300,000,000 B", k1.replayPeak())
 		}
 	}
 }
@@ -836,78 +841,106 @@ func TestPlanCPRowsRun(t *testing.T) {
 }
 
 // TestPlanNothingFitsSuggestionsRun: when nothing fits, what plan says to
-// change is what run --require-fit accepts. Llama 2 13B on 8 GiB GPUs
-// (llama2-13b-a100-eth, ZeRO-3, full checkpointing, micro-batch 1 × 4):
-// the memory model fits the smallest configuration on one node fewer than
-// plan names, where the replayed step does not fit (its peak above the
-// model's near capacity), so the node count must be the replay's; on
-// nodes_to_fit nodes run fits, on one fewer it does not; and under
-// offload_sets run fits at offload_peak_bytes.
+// change is what run --require-fit accepts: on nodes_to_fit nodes run
+// fits, on one fewer it does not, and under offload_sets run fits at
+// offload_peak_bytes. Two cases (ZeRO-3, full checkpointing, ring,
+// prefetch 1):
+//
+//   - Llama 2 13B on 8 GiB GPUs (llama2-13b-a100-eth, micro-batch 1 × 4):
+//     its stack (reshard: DeepSpeed's bound on reduce-scatters in flight,
+//     memory/inflight.go) walks what it replays, so the memory model
+//     rejects one node fewer too (8.25 GiB on 7 nodes, 7.82 on 8).
+//   - seed000-k4 on 4,300,000,000-byte GPUs under FSDP1 with fp32
+//     reductions, whose reduce-scatters pile up behind the slow network
+//     (FSDP1 bounds none): the model fits one node fewer than plan names,
+//     where the replayed step does not fit, so the node count must be the
+//     replay's.
 func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
-	const mem = "cluster.gpu_memory=8GiB"
-	var raw struct {
-		Rows        []map[string]any `json:"rows"`
-		Smallest    map[string]any   `json:"smallest"`
-		GPUsPerNode int              `json:"gpus_per_node"`
-		NodesToFit  int              `json:"nodes_to_fit"`
-		OffloadSets []string         `json:"offload_sets"`
-		OffloadPeak int64            `json:"offload_peak_bytes"`
-	}
-	decode(t, "plan", cli(t, "plan", "llama2-13b-a100-eth", "--format", "json", "--set", mem, "--stages", "3",
-		"--recompute", "full", "--algorithms", "ring", "--prefetch", "1"), &raw)
-	if len(raw.Rows) != 0 || raw.NodesToFit < 2 || len(raw.OffloadSets) == 0 || raw.GPUsPerNode < 1 {
-		t.Fatalf("plan: %d rows, nodes_to_fit %d, offload %v, %d GPUs per node; want nothing to fit and both suggestions",
-			len(raw.Rows), raw.NodesToFit, raw.OffloadSets, raw.GPUsPerNode)
-	}
-	smallest := append([]string{mem}, planSets(t, raw.Smallest)...)
-	rr := &reruns{file: "llama2-13b-a100-eth", cache: map[string]*runFigures{}}
-	on := func(nodes int) *runFigures {
-		return rr.run(t, append(smallest, "parallelism.k=1", "cluster.nodes="+strconv.Itoa(nodes),
-			"parallelism.dp="+strconv.Itoa(nodes*raw.GPUsPerNode))...)
-	}
-	if r := on(raw.NodesToFit); !r.fits {
-		t.Errorf("plan: %d nodes fit %v; run --require-fit rejects it (replayed peak %d)", raw.NodesToFit, smallest, r.replayPeak())
-	}
-	fewer := on(raw.NodesToFit - 1)
-	if fewer.fits {
-		t.Errorf("plan: %d nodes are the least that fit %v; run --require-fit accepts %d", raw.NodesToFit, smallest, raw.NodesToFit-1)
-	}
-	if !fewer.MemoryModel.Fits {
-		t.Errorf("on %d nodes the memory model no longer fits %v (peak %d): the case no longer shows the replay deciding; pick another GPU memory",
-			raw.NodesToFit-1, smallest, fewer.MemoryModel.Peak)
-	}
-	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
-	golden.CheckQuotes(t, "../../docs/sweeps.md", "TestPlanNothingFitsSuggestionsRun (plan and run of llama2-13b-a100-eth on 8 GiB)",
-		fmt.Sprintf("fits %d nodes by the model (%s) and %d by the replay (%s on %d;",
-			raw.NodesToFit-1, gib(fewer.MemoryModel.Peak), raw.NodesToFit, gib(fewer.replayPeak()), raw.NodesToFit-1))
-	if r := rr.run(t, append(smallest, raw.OffloadSets...)...); !r.fits || r.replayPeak() != raw.OffloadPeak {
-		t.Errorf("plan: offload %v fits at %d B; run --require-fit %v, replayed peak %d B", raw.OffloadSets, raw.OffloadPeak, r.fits, r.replayPeak())
+	for _, tc := range []struct {
+		file string
+		sets []string
+		cp   int
+		// replayDecides: on nodes_to_fit − 1 the memory model fits and
+		// the replay does not; otherwise both reject it.
+		replayDecides bool
+		doc           bool // docs/sweeps.md quotes the case
+	}{
+		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB"}, 1, false, true},
+		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 2, true, false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var raw struct {
+				Rows        []map[string]any `json:"rows"`
+				Smallest    map[string]any   `json:"smallest"`
+				GPUsPerNode int              `json:"gpus_per_node"`
+				NodesToFit  int              `json:"nodes_to_fit"`
+				OffloadSets []string         `json:"offload_sets"`
+				OffloadPeak int64            `json:"offload_peak_bytes"`
+			}
+			args := []string{"plan", tc.file, "--format", "json"}
+			for _, s := range tc.sets {
+				args = append(args, "--set", s)
+			}
+			decode(t, "plan", cli(t, append(args, "--stages", "3", "--recompute", "full", "--algorithms", "ring", "--prefetch", "1")...), &raw)
+			if len(raw.Rows) != 0 || raw.NodesToFit < 2 || len(raw.OffloadSets) == 0 || raw.GPUsPerNode < 1 {
+				t.Fatalf("plan: %d rows, nodes_to_fit %d, offload %v, %d GPUs per node; want nothing to fit and both suggestions",
+					len(raw.Rows), raw.NodesToFit, raw.OffloadSets, raw.GPUsPerNode)
+			}
+			smallest := append(slices.Clone(tc.sets), planSets(t, raw.Smallest)...)
+			rr := &reruns{file: tc.file, cache: map[string]*runFigures{}}
+			on := func(nodes int) *runFigures {
+				return rr.run(t, append(slices.Clone(smallest), "parallelism.k=1", "cluster.nodes="+strconv.Itoa(nodes),
+					"parallelism.dp="+strconv.Itoa(nodes*raw.GPUsPerNode/tc.cp))...)
+			}
+			if r := on(raw.NodesToFit); !r.fits {
+				t.Errorf("plan: %d nodes fit %v; run --require-fit rejects it (replayed peak %d)", raw.NodesToFit, smallest, r.replayPeak())
+			}
+			fewer := on(raw.NodesToFit - 1)
+			if fewer.fits {
+				t.Errorf("plan: %d nodes are the least that fit %v; run --require-fit accepts %d", raw.NodesToFit, smallest, raw.NodesToFit-1)
+			}
+			if fewer.MemoryModel.Fits != tc.replayDecides {
+				t.Errorf("on %d nodes the memory model fits %v %v (peak %d, replayed %d); want %v", raw.NodesToFit-1, fewer.MemoryModel.Fits, smallest,
+					fewer.MemoryModel.Peak, fewer.replayPeak(), tc.replayDecides)
+			}
+			gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+			if tc.doc {
+				golden.CheckQuotes(t, "../../docs/sweeps.md", "TestPlanNothingFitsSuggestionsRun (plan and run of llama2-13b-a100-eth on 8 GiB)",
+					fmt.Sprintf("fits %d nodes by the model and by the replay (%s on %d;",
+						raw.NodesToFit, gib(fewer.MemoryModel.Peak), raw.NodesToFit-1))
+			}
+			if r := rr.run(t, append(slices.Clone(smallest), raw.OffloadSets...)...); !r.fits || r.replayPeak() != raw.OffloadPeak {
+				t.Errorf("plan: offload %v fits at %d B; run --require-fit %v, replayed peak %d B", raw.OffloadSets, raw.OffloadPeak, r.fits, r.replayPeak())
+			}
+		})
 	}
 }
 
 // TestFitAnswersRun: fit's answers are what run --require-fit accepts, near
-// capacity where the memory model and the replayed step disagree. For each
-// case, fit's least nodes at ZeRO-3, K=1 is accepted by run and one node
-// fewer is rejected, and its largest model (layers) is accepted and one
-// layer more rejected; wantModel says the model alone answers differently
-// (the case shows the replay deciding). llama2-13b-a100-eth on 8 GiB GPUs
-// with full checkpointing: the model fits 7 nodes (7.69 GiB) and 27 layers,
-// the replay neither (8.25 GiB on 7 nodes).
+// capacity. For each case, fit's least nodes at ZeRO-3, K=1 is accepted by
+// run and one node fewer is rejected, and its largest model (layers) is
+// accepted and one layer more rejected. llama2-13b-a100-eth on 8 GiB GPUs
+// with full checkpointing: 8 nodes and 24 layers, and the memory model
+// rejects 7 nodes and 25 layers too (its stack, reshard, bounds the
+// reduce-scatters in flight and the model walks what the replay holds,
+// memory/inflight.go). seed000-k4 on 4,300,000,000-byte GPUs under FSDP1
+// with fp32 reductions, whose reduce-scatters queue behind the all-gathers
+// on the slow network with nothing in FSDP1 bounding them
+// (TestPlanListsOnlyWhatRunFits): the model alone fits 4 nodes and 11
+// layers, the replay neither, so the replay decides.
 func TestFitAnswersRun(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		sets []string
-		// The memory model's own answers, which run rejects.
+		// The memory model's own answers, which run rejects; 0: the model
+		// gives fit's answers (it rejects one node fewer and one layer more).
 		modelNodes  int
 		modelLayers int64
 		// doc: docs/sweeps.md quotes the case's answers.
 		doc bool
 	}{
-		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB", "training.recompute=full"}, 7, 27, true},
-		// Its reduce-scatters queue behind the all-gathers on the slow
-		// network (TestPlanListsOnlyWhatRunFits): the model fits 4 nodes
-		// and 10 layers, the replay neither.
-		{"seed000-k4", []string{"cluster.gpu_memory=3500000000B"}, 4, 10, false},
+		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB", "training.recompute=full"}, 0, 0, false},
+		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 4, 11, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			args := []string{"fit", tc.file, "--format", "json"}
@@ -957,8 +990,18 @@ func TestFitAnswersRun(t *testing.T) {
 				if r := layers(row.MaxLayers + 1); r.fits {
 					t.Errorf("fit: largest model %d layers; run --require-fit accepts %d", row.MaxLayers, row.MaxLayers+1)
 				}
+				if tc.modelNodes == 0 {
+					// The model answers as the replay does.
+					if r := on(row.MinNodes - 1); r.MemoryModel.Fits {
+						t.Errorf("%d nodes: the memory model fits (peak %d), run --require-fit rejects it (replayed peak %d): want both to reject", row.MinNodes-1, r.MemoryModel.Peak, r.replayPeak())
+					}
+					if r := layers(row.MaxLayers + 1); r.MemoryModel.Fits {
+						t.Errorf("%d layers: the memory model fits (peak %d), run --require-fit rejects it (replayed peak %d): want both to reject", row.MaxLayers+1, r.MemoryModel.Peak, r.replayPeak())
+					}
+					return
+				}
 				// The case shows the replay deciding: the model's own
-				// answers, which main's model-only search gave, are run's NO.
+				// answers are run's NO.
 				if row.MinNodes == tc.modelNodes || row.MaxLayers == tc.modelLayers {
 					t.Errorf("fit gives the model's answers (%d nodes, %d layers): the case no longer shows the replay deciding", row.MinNodes, row.MaxLayers)
 				}
@@ -970,7 +1013,7 @@ func TestFitAnswersRun(t *testing.T) {
 				}
 				if tc.doc {
 					golden.CheckQuotes(t, "../../docs/sweeps.md", "TestFitAnswersRun (fit and run of "+tc.file+" "+strings.Join(tc.sets, " ")+")",
-						fmt.Sprintf("fit answers %d nodes and %d layers where the\nmodel alone says %d nodes and %d layers, both of which run rejects",
+						fmt.Sprintf("fit answers %d nodes and %d layers where the model alone says %d nodes and %d layers, both of which run rejects",
 							row.MinNodes, row.MaxLayers, tc.modelNodes, tc.modelLayers))
 				}
 				return

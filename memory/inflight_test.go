@@ -1,0 +1,56 @@
+package memory
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestReduceScatterLags: the units of gradient sync each stack lets pend
+// beside a ZeRO-3 backward. DeepSpeed's host blocks when more than
+// max_param_reduce_events = 2 reductions of reduce_bucket_size elements
+// are outstanding (stage3.py at edaa7221): three buckets' elements in
+// flight, which here are 3 × 40 MB / 2 B = 60,000,000 bf16 elements (three
+// units of 20,000,000 hold them, units of 19,999,999 take four; fewer
+// toward the end of the backward, where fewer units are left) or
+// 3 × 2 MB / 4 B = 1,500,000 fp32 elements, less than one unit: one. FSDP2's post_backward waits for
+// the previous reduce-scatter: one. FSDP1 sets none (nil), and without
+// overlap nothing pends (zeros).
+func TestReduceScatterLags(t *testing.T) {
+	mk := func(params []int, boundary scenarios.Boundary, bucket units.Bytes, dtype scenarios.DType, overlap bool, stage int) *scenarios.Scenario {
+		var layers []scenarios.Layer
+		for i, p := range params {
+			layers = append(layers, scenarios.Layer{Name: string(rune('a' + i)), Params: units.Count(p), Group: "dense"})
+		}
+		return &scenarios.Scenario{
+			Parallelism:   scenarios.Parallelism{DP: 8, Stage: stage},
+			Model:         scenarios.Model{LayerList: layers},
+			Training:      scenarios.Training{ParamDType: dtype},
+			Communication: scenarios.Communication{Boundary: boundary, BucketSize: bucket, Overlap: &overlap},
+		}
+	}
+	const mb = units.Bytes(1_000_000)
+	six := []int{20_000_000, 20_000_000, 20_000_000, 20_000_000, 20_000_000, 20_000_000}
+	short := []int{19_999_999, 19_999_999, 19_999_999, 19_999_999, 19_999_999, 19_999_999}
+	for _, c := range []struct {
+		name string
+		s    *scenarios.Scenario
+		want []int
+	}{
+		{"DeepSpeed, 40 MB bf16: three units of 20 M hold 60 M", mk(six, scenarios.BoundaryDeepSpeed, 40*mb, scenarios.BF16, true, 3), []int{3, 3, 3, 2, 1, 1}},
+		{"DeepSpeed, 40 MB bf16: 19,999,999 each takes four", mk(short, scenarios.BoundaryDeepSpeed, 40*mb, scenarios.BF16, true, 3), []int{4, 4, 3, 2, 1, 1}},
+		{"reshard takes DeepSpeed's", mk(six, scenarios.BoundaryReshard, 40*mb, scenarios.BF16, true, 3), []int{3, 3, 3, 2, 1, 1}},
+		{"DeepSpeed, 2 MB fp32: 1.5 M elements, one unit", mk(six, scenarios.BoundaryDeepSpeed, 2*mb, scenarios.FP32, true, 3), []int{1, 1, 1, 1, 1, 1}},
+		{"FSDP2", mk(six, scenarios.BoundaryFSDP2, 40*mb, scenarios.BF16, true, 3), []int{1, 1, 1, 1, 1, 1}},
+		{"FSDP2 as torchtitan applies it from 2026", mk(six, scenarios.BoundaryFSDP2Head, 40*mb, scenarios.BF16, true, 3), []int{1, 1, 1, 1, 1, 1}},
+		{"FSDP1: unbounded", mk(six, scenarios.BoundaryFSDP1, 40*mb, scenarios.BF16, true, 3), nil},
+		{"no overlap", mk(six, scenarios.BoundaryDeepSpeed, 40*mb, scenarios.BF16, false, 3), []int{0, 0, 0, 0, 0, 0}},
+		{"stage 2", mk(six, scenarios.BoundaryReshard, 40*mb, scenarios.BF16, true, 2), nil},
+	} {
+		if got := ReduceScatterLags(c.s); !slices.Equal(got, c.want) {
+			t.Errorf("%s: lags %v, want %v", c.name, got, c.want)
+		}
+	}
+}
