@@ -90,18 +90,23 @@ func ReduceScatterLags(s *scenarios.Scenario) []int {
 	if err != nil {
 		inFlight = math.MaxInt64 // more than any model holds: every unit may lag
 	}
+	// A window over the units after u, slid along: held is the elements
+	// of units u+1 … j−1 (a model's total fits in int64), so the lags
+	// take one pass, not one per unit (104,800 units are within the
+	// replay's limits).
+	j, held := 0, int64(0)
 	for u := range lags {
-		var held int64
-		n := 0
-		for v := u + 1; v < len(layers) && held < inFlight; v++ {
-			n++
-			if p := int64(layers[v].Params); p < inFlight-held {
-				held += p
-			} else {
-				held = inFlight
-			}
+		if j < u+1 {
+			j, held = u+1, 0
 		}
-		lags[u] = max(n, 1)
+		for j < len(layers) && held < inFlight {
+			held += int64(layers[j].Params)
+			j++
+		}
+		lags[u] = max(j-u-1, 1)
+		if j > u+1 {
+			held -= int64(layers[u+1].Params)
+		}
 	}
 	return lags
 }

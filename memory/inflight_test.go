@@ -42,6 +42,9 @@ func TestReduceScatterLags(t *testing.T) {
 		{"DeepSpeed, 40 MB bf16: three units of 20 M hold 60 M", mk(six, scenarios.BoundaryDeepSpeed, 40*mb, scenarios.BF16, true, 3), []int{3, 3, 3, 2, 1, 1}},
 		{"DeepSpeed, 40 MB bf16: 19,999,999 each takes four", mk(short, scenarios.BoundaryDeepSpeed, 40*mb, scenarios.BF16, true, 3), []int{4, 4, 3, 2, 1, 1}},
 		{"reshard takes DeepSpeed's", mk(six, scenarios.BoundaryReshard, 40*mb, scenarios.BF16, true, 3), []int{3, 3, 3, 2, 1, 1}},
+		// 70 M after a unit of 10 M holds three buckets alone; the four
+		// units of 10 M after it hold only 40 M.
+		{"DeepSpeed, 40 MB bf16, uneven units", mk([]int{10_000_000, 70_000_000, 10_000_000, 10_000_000, 10_000_000, 10_000_000}, scenarios.BoundaryDeepSpeed, 40*mb, scenarios.BF16, true, 3), []int{1, 4, 3, 2, 1, 1}},
 		{"DeepSpeed, 2 MB fp32: 1.5 M elements, one unit", mk(six, scenarios.BoundaryDeepSpeed, 2*mb, scenarios.FP32, true, 3), []int{1, 1, 1, 1, 1, 1}},
 		{"FSDP2", mk(six, scenarios.BoundaryFSDP2, 40*mb, scenarios.BF16, true, 3), []int{1, 1, 1, 1, 1, 1}},
 		{"FSDP2 as torchtitan applies it from 2026", mk(six, scenarios.BoundaryFSDP2Head, 40*mb, scenarios.BF16, true, 3), []int{1, 1, 1, 1, 1, 1}},
