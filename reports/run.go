@@ -810,8 +810,9 @@ const criticalTop = 8
 func (run *Run) pathTable() *table {
 	r := run.Result
 	sc := r.Schedule
-	t := &table{Header: []string{"rank", "task", "start", "duration"}, left: []int{1}}
-	var total units.Duration
+	t := &table{Header: []string{"rank", "task", "start", "duration", "on the path"}, left: []int{1}}
+	// Each task counts the part of its time before the next task on the
+	// path starts (PathStep.OnPath), so the kinds add up to the step.
 	byKind := map[zero.Kind]units.Duration{}
 	var kinds []zero.Kind
 	for _, p := range r.CriticalPath {
@@ -819,8 +820,7 @@ func (run *Run) pathTable() *table {
 		if _, ok := byKind[k]; !ok {
 			kinds = append(kinds, k)
 		}
-		byKind[k] += p.End - p.Start
-		total += p.End - p.Start
+		byKind[k] += p.OnPath
 	}
 	slices.Sort(kinds)
 	var parts []string
@@ -830,15 +830,15 @@ func (run *Run) pathTable() *table {
 	// The critical path is the chain of tasks that sets the step time; the
 	// table lists its longest tasks, and says so.
 	steps := slices.Clone(r.CriticalPath)
-	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
+	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.OnPath, a.OnPath) })
 	t.Title = "the " + countNoun(len(steps), "task", "tasks") + " on the critical path"
 	if len(steps) > criticalTop {
 		t.Title = fmt.Sprintf("the %d longest of the %s tasks on the critical path", criticalTop, commas(int64(len(steps))))
 		steps = steps[:criticalTop]
 	}
-	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; by kind: "+strings.Join(parts, ", "))
+	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: "+strings.Join(parts, ", "))
 	for _, p := range steps {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), taskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), taskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start), dur(p.OnPath)})
 	}
 	return t
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -912,6 +913,44 @@ func TestStepTextSameRank(t *testing.T) {
 		next := cmp.Rows[i+1]
 		if next.Metric != "compute (busiest rank) without comm beside it" || next.Values[0] != nominal || next.Values[1] != 2*nominal {
 			t.Errorf("compare row %q %v; want the busiest rank's without comm, %d and %d", next.Metric, next.Values, nominal, 2*nominal)
+		}
+	}
+}
+
+// QA s15 finding 4: the critical path's "by kind" shares added up to
+// 156.9 % of the step on 4,096 ranks at ZeRO-3 (a prefetched all-gather
+// starts with the forward before it, and both counted whole). The kinds'
+// percentages of the note add up to 100 %, less than 0.05 points off per
+// kind for the rounding.
+func TestCriticalPathKindsAddUpToTheStep(t *testing.T) {
+	for _, sets := range [][]string{
+		{"cluster.nodes=512", "parallelism.dp=4096", "parallelism.zero_stage=3"},
+		{"parallelism.zero_stage=3"},
+		nil,
+	} {
+		run := exampleRun(t, "default", sets...)
+		var note string
+		for _, n := range run.pathTable().Notes {
+			if _, after, ok := strings.Cut(n, "by kind: "); ok {
+				note = after
+			}
+		}
+		var sum float64
+		kinds := 0
+		for _, part := range strings.Split(note, ", ") {
+			_, pct, ok := strings.Cut(part, " (")
+			if !ok {
+				t.Fatalf("%v: cannot read %q in %q", sets, part, note)
+			}
+			v, err := strconv.ParseFloat(strings.TrimSuffix(pct, " %)"), 64)
+			if err != nil {
+				t.Fatalf("%v: %q: %v", sets, part, err)
+			}
+			sum += v
+			kinds++
+		}
+		if kinds == 0 || math.Abs(sum-100) > 0.05*float64(kinds) {
+			t.Errorf("%v: the critical path's kinds add up to %.1f %% of the step: %s", sets, sum, note)
 		}
 	}
 }

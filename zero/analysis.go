@@ -152,6 +152,12 @@ type PathStep struct {
 	Rank       int
 	Task       int32
 	Start, End units.Duration
+	// OnPath is the part of [Start, End) that this step accounts for: up
+	// to the start of the next step on the path, which a step released at
+	// its start (an AfterStart link, such as a prefetched all-gather
+	// issued when a forward starts) reaches before this one ends. The
+	// path's OnPath add up to the step time.
+	OnPath units.Duration
 }
 
 // criticalPath walks back from the task that ends the step, each time to the
@@ -231,6 +237,13 @@ func (e *executor) criticalPath() []PathStep {
 		r, t = nr, nt2
 	}
 	slices.Reverse(path)
+	for i := range path {
+		hi := path[i].End
+		if i+1 < len(path) {
+			hi = min(hi, path[i+1].Start)
+		}
+		path[i].OnPath = max(hi-path[i].Start, 0)
+	}
 	return path
 }
 
