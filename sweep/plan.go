@@ -119,6 +119,13 @@ type PlanRow struct {
 	StepTime    int64
 	Compute     int64
 	ExposedComm int64
+	// Slowed is how much longer the busiest rank's compute ran than it
+	// would alone (zero.RankStats.Compute − Alone: collectives beside it
+	// slowing it, communication.compute_interference), the gap between
+	// the two compute figures of zerosim run's step line; Wait the most
+	// any rank waited for its peers (run's waiting column), in picoseconds.
+	Slowed int64
+	Wait   int64
 	// NetworkBytes and NVLinkBytes are the step's wire bytes over every link
 	// of the class; NetworkBusiest the busiest rank's network bytes.
 	NetworkBytes   int64
@@ -829,6 +836,11 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
+	b := res.Busiest()
+	r.Slowed = max(int64(b.Compute-b.Alone), 0)
+	for _, rk := range res.Ranks {
+		r.Wait = max(r.Wait, int64(rk.Wait))
+	}
 	// The replayed peak, which zerosim run judges "fits" by; the memory
 	// model only prunes (a configuration it rejects is not replayed).
 	r.PeakMemory = m.PeakMemory
