@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -98,6 +99,24 @@ func (c Candidate) Sets() []string {
 		sets = append(sets, "communication.prefetch_depth="+strconv.Itoa(c.Prefetch))
 	}
 	return append(sets, "communication.algorithm="+c.Algorithm)
+}
+
+// Changed returns the overrides of c.Sets() that change src's scenario,
+// in that order: each is loaded alone over the file and kept when the
+// resolved scenario differs from the file's (or does not load), so a value
+// spelled another way than the file's ("40000000B" for 40MB) is not a change.
+func (c Candidate) Changed(src Source) ([]string, error) {
+	base, err := src.Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, set := range c.Sets() {
+		if s, err := src.Load(set); err != nil || !reflect.DeepEqual(s, base) {
+			out = append(out, set)
+		}
+	}
+	return out, nil
 }
 
 // memoryKey is the candidate without what memory does not depend on (the
