@@ -377,9 +377,19 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		sp.recompute = []string{"none", "selective", "full"}
 	}
 	if sp.buckets == nil {
-		sp.buckets = []string{strconv.FormatInt(int64(s.Communication.BucketSize), 10) + "B", "25MB", "200MB"}
+		sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact(), "25MB", "200MB"}
 		if s.Communication.BucketSize == 25e6 || s.Communication.BucketSize == 200e6 {
 			sp.buckets = sp.buckets[1:]
+		}
+	} else {
+		// One spelling for every size (plan.csv's bucket_size column, the
+		// --set overrides): the scenario file's, a whole number of the
+		// largest unit that divides it.
+		sp.buckets = slices.Clone(sp.buckets)
+		for i, b := range sp.buckets {
+			if v, err := units.ParseBytes(b); err == nil && v > 0 {
+				sp.buckets[i] = v.Exact()
+			}
 		}
 	}
 	if sp.prefetch == nil {

@@ -692,3 +692,27 @@ func TestPlanRowSlowedAndWaitAreRunsFigures(t *testing.T) {
 		t.Error("no row's compute was slowed: the test tests nothing")
 	}
 }
+
+// QA s15 finding 15: plan.csv's bucket_size column read "40000000B" for the
+// file's size beside "25MB" and "200MB". Every bucket size is spelled the
+// way the scenario file spells it: default's 40,000,000 B is 40MB; sizes
+// given as --bucket-sizes are spelled the same way (26,214,400 B is 25MiB).
+func TestPlanBucketSizesOneSpelling(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  PlanOptions
+		want []string
+	}{
+		{"the file's and the defaults", PlanOptions{}, []string{"40MB", "25MB", "200MB"}},
+		{"given", PlanOptions{BucketSizes: []string{"26214400B", "25MB", "1000000000B"}}, []string{"25MiB", "25MB", "1GB"}},
+	} {
+		grids, err := PlanGrids(exampleSource(t, "default"), tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(grids, func(g Grid) bool { return g.Key == "communication.bucket_size" })
+		if i < 0 || !slices.Equal(grids[i].Values, tc.want) {
+			t.Errorf("%s: bucket sizes %v, want %v", tc.name, grids, tc.want)
+		}
+	}
+}
