@@ -157,7 +157,13 @@ type slowLinkRow struct {
 	timing string
 }
 
-func round(v float64, unit float64) float64 { return math.Round(v/unit) * unit }
+// round rounds v to digits decimals: the float64 nearest the decimal, so
+// that JSON prints 51.4, not 51.400000000000006 (which math.Round(v/0.1)·0.1
+// gave: 514 · 0.1 is not the double nearest 51.4).
+func round(v float64, digits int) float64 {
+	p := math.Pow10(digits)
+	return math.Round(v*p) / p
+}
 
 func deltaPct(v, base int64) *float64 { return changePct(float64(v-base), float64(base)) }
 
@@ -167,7 +173,7 @@ func changePct(diff, base float64) *float64 {
 	if base == 0 {
 		return nil
 	}
-	d := round(diff/base*100, 0.1)
+	d := round(diff/base*100, 1)
 	if d == 0 {
 		d = 0 // no -0
 	}
@@ -355,8 +361,8 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
 		row.Fits = r.Fits(row.GPUMemory)
 		if sec.S > 0 {
-			row.SeedS = round(float64(row.Seed)/float64(sec.S), 0.001)
-			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 0.001)
+			row.SeedS = round(float64(row.Seed)/float64(sec.S), 3)
+			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 3)
 		}
 		if b, ok := base[row.Algorithm]; ok {
 			row.SeedDeltaPct = deltaPct(row.Seed, b.Seed)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -341,5 +342,68 @@ func TestKNoteTiming(t *testing.T) {
 				t.Errorf("note lacks %q: %s", tc.want, note)
 			}
 		})
+	}
+}
+
+// QA s15 finding 14: compare's JSON printed "delta_pct": 51.400000000000006
+// (`compare default --set cluster.nodes=64 --set parallelism.dp=512 --vary
+// parallelism.k=1,2,8`): round(v, 0.1) multiplied the rounded count by 0.1,
+// which is not the double nearest 51.4. Every delta of the step-time row is
+// the one-decimal number the step times give, spelled in JSON with at most
+// one decimal.
+func TestCompareDeltaPctOneDecimal(t *testing.T) {
+	data, ok := scenarios.Example("default")
+	if !ok {
+		t.Fatal("no default example")
+	}
+	src := sweep.Source{File: "default.yaml", Data: data, Sets: []string{"cluster.nodes=64", "parallelism.dp=512"}}
+	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "2", "8"}), sweep.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewComparison("default.yaml, varying parallelism.k", runs, true)
+	var js bytes.Buffer
+	if err := WriteCompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	// Each number after "delta_pct" in the text has at most one decimal.
+	for _, m := range regexp.MustCompile(`"(?:\w+_)?delta_pct": (\[[^\]]*\]|[-0-9.e]+|null)`).FindAllStringSubmatch(js.String(), -1) {
+		for _, num := range regexp.MustCompile(`-?[0-9][0-9.e-]*`).FindAllString(m[1], -1) {
+			if _, frac, ok := strings.Cut(num, "."); ok && len(frac) > 1 || strings.Contains(num, "e") {
+				t.Errorf("delta_pct %s in %s", num, m[0])
+			}
+		}
+	}
+	var got struct {
+		Variants []struct {
+			StepTimePS int64 `json:"step_time_ps"`
+		} `json:"variants"`
+		Rows []struct {
+			Metric   string     `json:"metric"`
+			DeltaPct []*float64 `json:"delta_pct"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Variants) != 3 {
+		t.Fatalf("%d variants", len(got.Variants))
+	}
+	found := false
+	for _, r := range got.Rows {
+		if r.Metric != "step time" {
+			continue
+		}
+		found = true
+		base := got.Variants[0].StepTimePS
+		for i, v := range got.Variants {
+			want, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v.StepTimePS-base)/float64(base)*100, 'f', 1, 64), 64)
+			if i > 0 && (r.DeltaPct[i] == nil || *r.DeltaPct[i] != want) {
+				t.Errorf("step time of variant %d: delta %v, want %v", i, r.DeltaPct[i], want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no step time row: %s", js.String())
 	}
 }

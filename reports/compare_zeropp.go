@@ -60,14 +60,14 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		row.PeakMemory, _ = r.Peak()
 		row.Fits = r.Fits(int64(o.Scenario.Cluster.GPUMemory))
 		if sec.M > 0 {
-			row.NetworkM = round(float64(row.NetworkPerNode)/float64(sec.M), 0.001)
+			row.NetworkM = round(float64(row.NetworkPerNode)/float64(sec.M), 3)
 		}
 		sec.Rows = append(sec.Rows, row)
 	}
 	z3, zpp := sec.Rows[0], sec.Rows[len(sec.Rows)-1]
-	speed := func(a, b zeroPPRow) float64 { return round((float64(a.StepTimePS)/float64(b.StepTimePS)-1)*100, 0.1) }
+	speed := func(a, b zeroPPRow) float64 { return round((float64(a.StepTimePS)/float64(b.StepTimePS)-1)*100, 1) }
 	d := func(ps int64) string { return units.Duration(ps).String() }
-	share := func(r zeroPPRow) float64 { return round(float64(r.ExposedCommPS)/float64(r.StepTimePS)*100, 0.1) }
+	share := func(r zeroPPRow) float64 { return round(float64(r.ExposedCommPS)/float64(r.StepTimePS)*100, 1) }
 
 	// Against ZeRO-3.
 	var why string

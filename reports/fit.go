@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
@@ -99,15 +100,72 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	for _, r := range f.Rows {
-		if r.Note != "" {
-			if _, err := fmt.Fprintf(w, "stage %d, K=%d: %s\n", r.Stage, r.K, r.Note); err != nil {
-				return err
-			}
+	for _, n := range fitNotes(f.Rows) {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
 		}
 	}
 	_, err := fmt.Fprintln(w, leastNodesText(f))
 	return err
+}
+
+// fitNotes says each distinct note of the rows once, in the order the
+// notes first appear, after the rows it covers ("stage 1, K=1–16384;
+// stage 2, K=1–8: …"); a figure that differs between those rows reads as
+// their range ("331.26 GiB to 1.27 TiB").
+func fitNotes(rows []sweep.FitRow) []string {
+	type group struct {
+		note     sweep.FitNote
+		rows     []int
+		min, max int64
+	}
+	var groups []*group
+	byText := map[string]*group{}
+	for i, r := range rows {
+		for _, n := range r.Notes {
+			g := byText[n.Text]
+			if g == nil {
+				g = &group{note: n, min: n.Peak, max: n.Peak}
+				byText[n.Text] = g
+				groups = append(groups, g)
+			}
+			g.rows = append(g.rows, i)
+			g.min, g.max = min(g.min, n.Peak), max(g.max, n.Peak)
+		}
+	}
+	var out []string
+	for _, g := range groups {
+		text := g.note.String()
+		if g.min != g.max {
+			text = g.note.WithPeak(units.Bytes(g.min).IEC() + " to " + units.Bytes(g.max).IEC())
+		}
+		out = append(out, fitRowsText(rows, g.rows)+": "+text)
+	}
+	return out
+}
+
+// fitRowsText names the rows at the indices idx (ascending): per stage, each
+// run of consecutive rows as its first and last K.
+func fitRowsText(rows []sweep.FitRow, idx []int) string {
+	var parts []string
+	for a := 0; a < len(idx); {
+		b := a
+		for b+1 < len(idx) && idx[b+1] == idx[b]+1 && rows[idx[b+1]].Stage == rows[idx[a]].Stage {
+			b++
+		}
+		first, last := rows[idx[a]], rows[idx[b]]
+		ks := fmt.Sprintf("K=%d", first.K)
+		if b > a {
+			ks = fmt.Sprintf("K=%d–%d (%d rows)", first.K, last.K, b-a+1)
+		}
+		if n := len(parts); n > 0 && strings.HasPrefix(parts[n-1], fmt.Sprintf("stage %d, ", first.Stage)) {
+			parts[n-1] += ", " + ks
+		} else {
+			parts = append(parts, fmt.Sprintf("stage %d, %s", first.Stage, ks))
+		}
+		a = b + 1
+	}
+	return strings.Join(parts, "; ")
 }
 
 // leastNodesText says the fewest nodes on which the model fits with any

@@ -98,3 +98,40 @@ func TestLeastNodesDevice(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// QA s15 finding 16: fit gpt3-175b-16k printed 35 near-identical "no
+// cluster up to 8192 nodes fits" notes and 4 "fits even at the scenario
+// limit" under its table. Each distinct note is said once after the rows it
+// covers, a run of rows of one stage as its first and last K, a figure that
+// differs between them as their range.
+func TestFitNotesOncePerMessage(t *testing.T) {
+	gib := int64(1) << 30
+	none := "no cluster up to 8192 nodes (65536 GPUs) fits ({peak} at 65536 by the memory model)"
+	row := func(stage, k int, notes ...sweep.FitNote) sweep.FitRow {
+		return sweep.FitRow{Stage: stage, K: k, Notes: notes}
+	}
+	rows := []sweep.FitRow{
+		row(0, 1, sweep.FitNote{Text: none, Peak: 30 * gib}),
+		row(1, 1, sweep.FitNote{Text: none, Peak: 20 * gib}),
+		row(1, 2, sweep.FitNote{Text: none, Peak: 10 * gib}),
+		row(1, 4, sweep.FitNote{Text: "zerosim does not run this layout: k=4 must divide 6"}),
+		row(1, 8, sweep.FitNote{Text: none, Peak: 25 * gib}),
+		row(3, 1, sweep.FitNote{Text: "fits even at the scenario limit of 1024 layers"}),
+		row(3, 2, sweep.FitNote{Text: "fits even at the scenario limit of 1024 layers"}),
+		row(3, 4),
+		row(3, 8, sweep.FitNote{Text: none, Peak: 40 * gib}),
+	}
+	want := []string{
+		"stage 0, K=1; stage 1, K=1–2 (2 rows), K=8; stage 3, K=8: no cluster up to 8192 nodes (65536 GPUs) fits (10.00 GiB to 40.00 GiB at 65536 by the memory model)",
+		"stage 1, K=4: zerosim does not run this layout: k=4 must divide 6",
+		"stage 3, K=1–2 (2 rows): fits even at the scenario limit of 1024 layers",
+	}
+	got := fitNotes(rows)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// One row alone keeps its own figure.
+	if got := fitNotes(rows[:1]); len(got) != 1 || got[0] != "stage 0, K=1: no cluster up to 8192 nodes (65536 GPUs) fits (30.00 GiB at 65536 by the memory model)" {
+		t.Errorf("one row: %q", got)
+	}
+}

@@ -141,6 +141,8 @@ type pathStepJSON struct {
 	Name    string `json:"name"`
 	StartPS int64  `json:"start_ps"`
 	EndPS   int64  `json:"end_ps"`
+	// OnPathPS is zero.PathStep.OnPath.
+	OnPathPS int64 `json:"on_path_ps"`
 }
 
 // runMemoryJSON is the memory timeline of the memory rank.
@@ -255,7 +257,7 @@ func (run *Run) toJSON() *runJSON {
 	}
 	j.Critical = []pathStepJSON{}
 	for _, p := range r.CriticalPath {
-		j.Critical = append(j.Critical, pathStepJSON{Rank: p.Rank, Task: p.Task, Name: taskName(sc, p.Task), StartPS: int64(p.Start), EndPS: int64(p.End)})
+		j.Critical = append(j.Critical, pathStepJSON{Rank: p.Rank, Task: p.Task, Name: taskName(sc, p.Task), StartPS: int64(p.Start), EndPS: int64(p.End), OnPathPS: int64(p.OnPath)})
 	}
 	m := r.Memory
 	j.Memory = runMemoryJSON{Rank: m.Rank, Components: m.Components, AtRest: m.AtRest, Peak: m.Peak, PeakTimePS: int64(m.PeakTime),

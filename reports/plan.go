@@ -215,8 +215,11 @@ func PlanReason(p *sweep.Plan) string {
 	}
 	diff("exposed communication", w.ExposedComm, r.ExposedComm, planDur, "exposed communication")
 	diffWhy("compute", recomputeNote(w.Candidate, r.Candidate, p.N), w.Compute, r.Compute, planDur, "compute")
-	wait := func(x sweep.PlanRow) int64 { return max(x.StepTime-x.Compute-x.ExposedComm, 0) }
-	diff("waiting", wait(w), wait(r), planDur, "")
+	// The figures of zerosim run: its step line's two compute times
+	// (the busiest rank's compute and the same alone) and its waiting
+	// column.
+	diff("compute slowdown from collectives beside it", w.Slowed, r.Slowed, planDur, "")
+	diff("waiting for peers", w.Wait, r.Wait, planDur, "")
 	diff("network traffic per GPU", w.NetworkBusiest, r.NetworkBusiest, gbs, "")
 	diff("memory", w.PeakMemory, r.PeakMemory, gib, "memory per GPU")
 	prec := 1

@@ -66,6 +66,8 @@ type planRowJSON struct {
 	StepTime           int64   `json:"step_time_ps"`
 	Compute            int64   `json:"compute_ps"`
 	ExposedComm        int64   `json:"exposed_comm_ps"`
+	Slowed             int64   `json:"slowed_compute_ps"`
+	Wait               int64   `json:"wait_ps"`
 	NetworkBytes       int64   `json:"network_bytes"`
 	NVLinkBytes        int64   `json:"nvlink_bytes"`
 	NetworkBusiest     int64   `json:"network_busiest_bytes"`
@@ -118,7 +120,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		Replayed: p.Replayed, Invalid: p.Invalid, FirstInvalid: p.FirstInvalid,
 		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
 			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
-				ExposedComm: r.ExposedComm, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
+				ExposedComm: r.ExposedComm, Slowed: r.Slowed, Wait: r.Wait, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,

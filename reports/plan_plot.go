@@ -34,8 +34,8 @@ func networkTable(np *sweep.NetworkPlan) *table {
 			t.Notes = append(t.Notes, labelled(fmt.Sprintf("stage %d: ", sb.Stage), sb.Note))
 		}
 	}
-	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing; when none fits, the one "+
-		"nearest to fitting at the same global batch); compute-bound: "+
+	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing, and the bucket size, prefetch depth "+
+		"or algorithm where they differ from the file's; when none fits, the one nearest to fitting at the same global batch); compute-bound: "+
 		"its forward, backward and optimizer time, the step no network can beat; step now: at this cluster's %s per GPU.", bw(np.NominalPerGPU)), 118, ""))
 	t.Notes = append(t.Notes, wrap("Below that bandwidth the step is network-bound: this answers deepspeedai/DeepSpeed#2928 "+
 		"(\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.", 118, ""))
@@ -57,7 +57,24 @@ func shortConfig(sb sweep.StageBandwidth) string {
 	if sb.NoFit {
 		none = " (does not fit)"
 	}
-	return fmt.Sprintf("%sK %d, %d×%d, %s%s", cp, c.K, c.MicroBatch, c.GradAccum, c.Recompute, none)
+	// Every other setting it changes from the file, so that the run it
+	// implies reproduces its step.
+	var other string
+	for _, set := range sb.Changed {
+		key, val, _ := strings.Cut(set, "=")
+		if f, ok := otherSetting[key]; ok {
+			other += ", " + fmt.Sprintf(f, val)
+		}
+	}
+	return fmt.Sprintf("%sK %d, %d×%d, %s%s%s", cp, c.K, c.MicroBatch, c.GradAccum, c.Recompute, other, none)
+}
+
+// otherSetting spells the plan keys a configuration cell shows only when
+// they differ from the file ("200MB buckets", "prefetch 1", "ring").
+var otherSetting = map[string]string{
+	"communication.bucket_size":    "%s buckets",
+	"communication.prefetch_depth": "prefetch %s",
+	"communication.algorithm":      "%s",
 }
 
 func writeNetworkTable(w io.Writer, np *sweep.NetworkPlan) error {

@@ -74,6 +74,46 @@ func TestPlanReason(t *testing.T) {
 	}
 }
 
+// QA s15 finding 5: the "why" called the step less compute and exposed
+// communication "waiting" ("7.8 ms less waiting (485 ms vs 493 ms)" on
+// gpt3-175b-16k) where run shows no rank waiting: the 485 ms are the
+// winner's compute slowed by its collectives (run's step line: compute
+// 4.539s, 4.053s at full speed). The reason names the rows' Slowed and
+// Wait, and no residual.
+func TestPlanReasonNamesSlowdownNotWaiting(t *testing.T) {
+	ms := int64(units.Millisecond)
+	c := func(k int) sweep.Candidate {
+		return sweep.Candidate{Stage: 3, K: k, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "auto"}
+	}
+	for _, tc := range []struct {
+		name      string
+		w, r      sweep.PlanRow
+		want, not []string
+	}{
+		// gpt3-175b-16k's winner (K 128) against #3 (K 64), in ms:
+		// step − compute − exposed is 485 and 493, no rank waits.
+		{"slowed, no rank waits", sweep.PlanRow{Candidate: c(128), StepTime: 4571 * ms, Compute: 4054 * ms, ExposedComm: 32 * ms, Slowed: 485 * ms},
+			sweep.PlanRow{Candidate: c(64), StepTime: 4573 * ms, Compute: 4046 * ms, ExposedComm: 34 * ms, Slowed: 493 * ms},
+			[]string{"8.0 ms less compute slowdown from collectives beside it (485 ms vs 493 ms)"}, []string{"waiting"}},
+		// Waiting named only when ranks wait: 3 ms against 10 ms.
+		{"ranks wait", sweep.PlanRow{Candidate: c(2), StepTime: 400 * ms, Compute: 380 * ms, ExposedComm: 17 * ms, Wait: 3 * ms},
+			sweep.PlanRow{Candidate: c(4), StepTime: 410 * ms, Compute: 380 * ms, ExposedComm: 20 * ms, Wait: 10 * ms},
+			[]string{"7.0 ms less waiting for peers (3.0 ms vs 10.0 ms)"}, []string{"slowdown"}},
+	} {
+		got := PlanReason(&sweep.Plan{N: 16384, Rows: []sweep.PlanRow{tc.w, tc.r}})
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got, w)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: %q has %q", tc.name, got, w)
+			}
+		}
+	}
+}
+
 func TestMoreLess(t *testing.T) {
 	for _, tc := range []struct {
 		d    int64

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -32,6 +33,9 @@ type Run struct {
 	// Style is how the terminal tables show bytes: GiB or GB, and with
 	// Wide every column in exact bytes (thousands separated).
 	Style MemoryStyle
+	// Levers are the changes replayed to cut a latency-bound step's
+	// per-collective latency (sweep.LatencyLevers), named by its finding.
+	Levers []sweep.Lever
 }
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
@@ -810,8 +814,9 @@ const criticalTop = 8
 func (run *Run) pathTable() *table {
 	r := run.Result
 	sc := r.Schedule
-	t := &table{Header: []string{"rank", "task", "start", "duration"}, left: []int{1}}
-	var total units.Duration
+	t := &table{Header: []string{"rank", "task", "start", "duration", "on the path"}, left: []int{1}}
+	// Each task counts the part of its time before the next task on the
+	// path starts (PathStep.OnPath), so the kinds add up to the step.
 	byKind := map[zero.Kind]units.Duration{}
 	var kinds []zero.Kind
 	for _, p := range r.CriticalPath {
@@ -819,8 +824,7 @@ func (run *Run) pathTable() *table {
 		if _, ok := byKind[k]; !ok {
 			kinds = append(kinds, k)
 		}
-		byKind[k] += p.End - p.Start
-		total += p.End - p.Start
+		byKind[k] += p.OnPath
 	}
 	slices.Sort(kinds)
 	var parts []string
@@ -830,15 +834,15 @@ func (run *Run) pathTable() *table {
 	// The critical path is the chain of tasks that sets the step time; the
 	// table lists its longest tasks, and says so.
 	steps := slices.Clone(r.CriticalPath)
-	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
+	slices.SortStableFunc(steps, func(a, b zero.PathStep) int { return cmp.Compare(b.OnPath, a.OnPath) })
 	t.Title = "the " + countNoun(len(steps), "task", "tasks") + " on the critical path"
 	if len(steps) > criticalTop {
 		t.Title = fmt.Sprintf("the %d longest of the %s tasks on the critical path", criticalTop, commas(int64(len(steps))))
 		steps = steps[:criticalTop]
 	}
-	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; by kind: "+strings.Join(parts, ", "))
+	t.Notes = append(t.Notes, "critical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: "+strings.Join(parts, ", "))
 	for _, p := range steps {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), taskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Rank), taskName(sc, p.Task), dur(p.Start), dur(p.End - p.Start), dur(p.OnPath)})
 	}
 	return t
 }
@@ -875,6 +879,33 @@ func (run *Run) exposedGather() (exposed, busy units.Duration, ok bool) {
 	return exposed, busy, busy > 0
 }
 
+// latencyFinding says that NCCL's per-collective latency makes most of the
+// exposed communication, and what each lever replayed gives.
+func latencyFinding(lt *zero.LatencyTerm, levers []sweep.Lever, u MemoryUnits) string {
+	s := fmt.Sprintf("Per-collective latency dominates the exposed communication: NCCL's model charges rank %d's %s %v of latency, %s %% of their %v alone on the links, over groups of up to %s ranks.",
+		lt.Rank, countNoun(lt.Collectives, "collective", "collectives"), lt.Latency,
+		percent(int64(lt.Latency), int64(lt.Modelled)), lt.Modelled, commas(int64(lt.MaxRanks)))
+	var parts, how []string
+	for _, l := range levers {
+		switch {
+		case strings.HasPrefix(l.Set, "communication.bucket_size="):
+			how = append(how, "fewer, larger collectives")
+		case strings.HasPrefix(l.Set, "parallelism.k="):
+			how = append(how, "smaller groups")
+		}
+		p := fmt.Sprintf("--set %s gives a step of %v (peak %s", l.Set, l.Step, u.format(l.Peak))
+		if l.Latency != nil {
+			p += fmt.Sprintf("; latency %v over %s collectives", l.Latency.Latency, commas(int64(l.Latency.Collectives)))
+		}
+		parts = append(parts, p+")")
+	}
+	if len(parts) > 0 {
+		h := strings.Join(how, " or ")
+		s += " " + strings.ToUpper(h[:1]) + h[1:] + " cut it, replayed: " + strings.Join(parts, "; ") + "."
+	}
+	return s
+}
+
 // Findings states the key figures of the run in words, computed from the
 // result.
 func (run *Run) findings() []string {
@@ -895,6 +926,9 @@ func (run *Run) findings() []string {
 	if e, busy, ok := run.exposedGather(); ok {
 		n := units.Duration(max(len(r.Ranks), 1))
 		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v per rank on average).", r.Stage, percent(int64(e), int64(busy)), e/n, busy/n))
+	}
+	if r.LatencyBound() {
+		out = append(out, latencyFinding(r.Latency, run.Levers, u))
 	}
 	var all int64
 	var wire [topology.NumClasses]int64

@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -912,6 +913,111 @@ func TestStepTextSameRank(t *testing.T) {
 		next := cmp.Rows[i+1]
 		if next.Metric != "compute (busiest rank) without comm beside it" || next.Values[0] != nominal || next.Values[1] != 2*nominal {
 			t.Errorf("compare row %q %v; want the busiest rank's without comm, %d and %d", next.Metric, next.Values, nominal, 2*nominal)
+		}
+	}
+}
+
+// QA s15 finding 4: the critical path's "by kind" shares added up to
+// 156.9 % of the step on 4,096 ranks at ZeRO-3 (a prefetched all-gather
+// starts with the forward before it, and both counted whole). The kinds'
+// percentages of the note add up to 100 %, less than 0.05 points off per
+// kind for the rounding.
+func TestCriticalPathKindsAddUpToTheStep(t *testing.T) {
+	for _, sets := range [][]string{
+		{"cluster.nodes=512", "parallelism.dp=4096", "parallelism.zero_stage=3"},
+		{"parallelism.zero_stage=3"},
+		nil,
+	} {
+		run := exampleRun(t, "default", sets...)
+		var note string
+		for _, n := range run.pathTable().Notes {
+			if _, after, ok := strings.Cut(n, "by kind: "); ok {
+				note = after
+			}
+		}
+		var sum float64
+		kinds := 0
+		for _, part := range strings.Split(note, ", ") {
+			_, pct, ok := strings.Cut(part, " (")
+			if !ok {
+				t.Fatalf("%v: cannot read %q in %q", sets, part, note)
+			}
+			v, err := strconv.ParseFloat(strings.TrimSuffix(pct, " %)"), 64)
+			if err != nil {
+				t.Fatalf("%v: %q: %v", sets, part, err)
+			}
+			sum += v
+			kinds++
+		}
+		if kinds == 0 || math.Abs(sum-100) > 0.05*float64(kinds) {
+			t.Errorf("%v: the critical path's kinds add up to %.1f %% of the step: %s", sets, sum, note)
+		}
+	}
+}
+
+// QA s15 finding 7: gpt3-175b-16k at ZeRO-1 (382.256s, 98.8 % exposed,
+// 17,462 collectives of 40 MB over 16,384-rank rings) got no word on
+// latency. The finding says NCCL's latency term dominates and names both
+// levers with the step each gives: 5× the bucket (200MB) and 8× K, each
+// the step of a replay of the example with that --set added.
+func TestLatencyBoundFinding(t *testing.T) {
+	data, _ := scenarios.Example("gpt3-175b-16k")
+	base := []string{"parallelism.zero_stage=1"}
+	// Without spans: 16,384 ranks' timelines of 17,462 collectives each
+	// are not needed here.
+	replay := func(sets ...string) *Run {
+		s, err := scenarios.Load("gpt3-175b-16k.yaml", data, sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := zero.Replay(s, zero.Options{NoCollectives: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := NewRun(s, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	run := replay(base...)
+	if !run.Result.LatencyBound() {
+		t.Fatal("gpt3-175b-16k at ZeRO-1 is not latency-bound")
+	}
+	run.Levers = sweep.LatencyLevers(sweep.Source{File: "gpt3-175b-16k.yaml", Data: data, Sets: base}, run.Scenario)
+	var sets []string
+	for _, l := range run.Levers {
+		sets = append(sets, l.Set)
+	}
+	if want := []string{"communication.bucket_size=200MB", "parallelism.k=8"}; !slices.Equal(sets, want) {
+		t.Fatalf("levers %v, want %v", sets, want)
+	}
+	var text string
+	for _, f := range run.findings() {
+		if strings.HasPrefix(f, "Per-collective latency") {
+			text = f
+		}
+	}
+	lt := run.Result.Latency
+	for _, want := range []string{
+		fmt.Sprintf("rank 0's 17,462 collectives %v of latency", lt.Latency),
+		fmt.Sprintf("%v alone on the links, over groups of up to 16,384 ranks", lt.Modelled),
+		"Fewer, larger collectives or smaller groups cut it",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("finding %q lacks %q", text, want)
+		}
+	}
+	for _, set := range sets {
+		r := replay(append(slices.Clone(base), set)...)
+		if want := fmt.Sprintf("--set %s gives a step of %v (", set, r.Result.StepTime); !strings.Contains(text, want) {
+			t.Errorf("finding %q lacks %q", text, want)
+		}
+	}
+	// The default example is compute-bound: no such finding.
+	for _, f := range exampleRun(t, "default").findings() {
+		if strings.Contains(f, "latency") {
+			t.Errorf("default: %q", f)
 		}
 	}
 }

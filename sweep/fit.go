@@ -111,8 +111,43 @@ type FitRow struct {
 	MaxLayers       int64
 	MaxPeak         int64
 	MaxPeakReplayed bool
-	// Note explains an empty answer.
-	Note string
+	// Note explains an empty answer: Notes' texts, joined with "; ".
+	Note  string
+	Notes []FitNote
+}
+
+// FitNote is one remark on a FitRow. Text holds "{peak}" where the row's
+// own figure, Peak (0: none), goes ("no cluster up to 8192 nodes (65536 GPUs) fits
+// ({peak} at 65536 by the memory model)"), so that rows whose notes differ
+// only in that figure can be told apart from rows that say something else.
+type FitNote struct {
+	Text string
+	Peak int64
+}
+
+// peakMark is where a FitNote's Peak goes in its Text.
+const peakMark = "{peak}"
+
+// String is the note with its figure.
+func (n FitNote) String() string { return n.WithPeak(fmtGB(n.Peak)) }
+
+// WithPeak is the note with s in place of its figure (a note without one,
+// Peak 0, as it is).
+func (n FitNote) WithPeak(s string) string {
+	if n.Peak == 0 {
+		return n.Text
+	}
+	return strings.Replace(n.Text, peakMark, s, 1)
+}
+
+// setNotes sets the row's notes and its Note.
+func (r *FitRow) setNotes(notes ...FitNote) {
+	r.Notes = notes
+	texts := make([]string, len(notes))
+	for i, n := range notes {
+		texts[i] = n.String()
+	}
+	r.Note = strings.Join(texts, "; ")
 }
 
 // scaling decides how the model of src grows: ScaleLayers for dimensions,
@@ -201,7 +236,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	base := layoutSets(stage, k)
 	ls, err := src.Load(base...)
 	if err != nil {
-		row.Note = "zerosim does not run this layout: " + err.Error()
+		row.setNotes(FitNote{Text: "zerosim does not run this layout: " + err.Error()})
 		return row, nil
 	}
 	rep, err := jd.model(ls)
@@ -218,10 +253,10 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	}
 	row.Peak, row.Fits, row.PeakReplayed = v.Peak, v.Fits, v.Replayed
 	if rep.GPUMemory <= 0 {
-		row.Note = "no gpu_memory: nothing fits"
+		row.setNotes(FitNote{Text: "no gpu_memory: nothing fits"})
 		return row, nil
 	}
-	var notes []string
+	var notes []FitNote
 	// Smallest cluster zerosim accepts: whole nodes of the same GPUs, a
 	// multiple of nodeStep.
 	gpn := s.Cluster.GPUsPerNode
@@ -241,7 +276,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			case jd.replays():
 				by = " by the memory model"
 			}
-			notes = append(notes, fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d%s)", jmax*step, jmax*step*gpn, fmtGB(ns.TopPeak), jmax*step*gpn, by))
+			notes = append(notes, FitNote{Text: fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d%s)", jmax*step, jmax*step*gpn, peakMark, jmax*step*gpn, by), Peak: ns.TopPeak})
 		} else {
 			row.MinNodes = ns.J * step
 			row.MinGPUs = row.MinNodes * gpn
@@ -263,12 +298,12 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 		}
 	}
 	if row.MaxParams == 0 && scaling(src, s) != ScaleNone {
-		notes = append(notes, "even the smallest model of this shape does not fit")
+		notes = append(notes, FitNote{Text: "even the smallest model of this shape does not fit"})
 	}
 	if limit != "" {
-		notes = append([]string{limit}, notes...)
+		notes = append([]FitNote{{Text: limit}}, notes...)
 	}
-	row.Note = strings.Join(notes, "; ")
+	row.setNotes(notes...)
 	return row, nil
 }
 

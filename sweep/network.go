@@ -42,6 +42,10 @@ type StageBandwidth struct {
 	// not fit the GPU either.
 	Config *Candidate
 	NoFit  bool
+	// Changed are Config's --set overrides (Candidate.Sets) that change the
+	// file's scenario, in that order: with the stage's, what
+	// `zerosim run FILE --set …` needs to reproduce NominalStep.
+	Changed []string
 	// ComputeBound is the step's compute (forward, backward, optimizer), the
 	// step time no network can beat; Target is ComputeBound · (1 + tolerance).
 	ComputeBound int64
@@ -148,6 +152,11 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 			return fmt.Errorf("stage %d: %w", st, err)
 		}
 		sb.NoFit = noFit
+		if c != nil {
+			if sb.Changed, err = c.Changed(src); err != nil {
+				return fmt.Errorf("stage %d: %w", st, err)
+			}
+		}
 		np.Stages[i] = sb
 		return nil
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -100,6 +101,24 @@ func (c Candidate) Sets() []string {
 	return append(sets, "communication.algorithm="+c.Algorithm)
 }
 
+// Changed returns the overrides of c.Sets() that change src's scenario,
+// in that order: each is loaded alone over the file and kept when the
+// resolved scenario differs from the file's (or does not load), so a value
+// spelled another way than the file's ("40000000B" for 40MB) is not a change.
+func (c Candidate) Changed(src Source) ([]string, error) {
+	base, err := src.Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, set := range c.Sets() {
+		if s, err := src.Load(set); err != nil || !reflect.DeepEqual(s, base) {
+			out = append(out, set)
+		}
+	}
+	return out, nil
+}
+
 // memoryKey is the candidate without what memory does not depend on (the
 // algorithm). The accumulation stays: at stage 3 the sharded gradients of
 // the earlier micro-steps are alive through the last one
@@ -119,6 +138,13 @@ type PlanRow struct {
 	StepTime    int64
 	Compute     int64
 	ExposedComm int64
+	// Slowed is how much longer the busiest rank's compute ran than it
+	// would alone (zero.RankStats.Compute − Alone: collectives beside it
+	// slowing it, communication.compute_interference), the gap between
+	// the two compute figures of zerosim run's step line; Wait the most
+	// any rank waited for its peers (run's waiting column), in picoseconds.
+	Slowed int64
+	Wait   int64
 	// NetworkBytes and NVLinkBytes are the step's wire bytes over every link
 	// of the class; NetworkBusiest the busiest rank's network bytes.
 	NetworkBytes   int64
@@ -351,9 +377,19 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		sp.recompute = []string{"none", "selective", "full"}
 	}
 	if sp.buckets == nil {
-		sp.buckets = []string{strconv.FormatInt(int64(s.Communication.BucketSize), 10) + "B", "25MB", "200MB"}
+		sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact(), "25MB", "200MB"}
 		if s.Communication.BucketSize == 25e6 || s.Communication.BucketSize == 200e6 {
 			sp.buckets = sp.buckets[1:]
+		}
+	} else {
+		// One spelling for every size (plan.csv's bucket_size column, the
+		// --set overrides): the scenario file's, a whole number of the
+		// largest unit that divides it.
+		sp.buckets = slices.Clone(sp.buckets)
+		for i, b := range sp.buckets {
+			if v, err := units.ParseBytes(b); err == nil && v > 0 {
+				sp.buckets[i] = v.Exact()
+			}
 		}
 	}
 	if sp.prefetch == nil {
@@ -829,6 +865,11 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
+	b := res.Busiest()
+	r.Slowed = max(int64(b.Compute-b.Alone), 0)
+	for _, rk := range res.Ranks {
+		r.Wait = max(r.Wait, int64(rk.Wait))
+	}
 	// The replayed peak, which zerosim run judges "fits" by; the memory
 	// model only prunes (a configuration it rejects is not replayed).
 	r.PeakMemory = m.PeakMemory

@@ -13,6 +13,7 @@ import (
 	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -651,6 +652,71 @@ func TestPlanZeroPP(t *testing.T) {
 		}
 		if len(p.Rows) == 0 {
 			t.Errorf("stages %v: nothing fits", c.stages)
+		}
+	}
+}
+
+// A plan row's Slowed and Wait are the figures zerosim run prints for the
+// same configuration: the gap between its step line's compute (the busiest
+// rank's) and the same compute at full speed, and the most any rank waits
+// in its time table, from a replay of the row's --set overrides.
+func TestPlanRowSlowedAndWaitAreRunsFigures(t *testing.T) {
+	src := exampleSource(t, "seed000-k4")
+	p, err := PlanSearch(context.Background(), src, PlanOptions{BucketSizes: []string{"25MB"}, Recompute: []string{"none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) == 0 {
+		t.Fatal("no row fits")
+	}
+	slowed := 0
+	for _, row := range p.Rows[:min(len(p.Rows), 6)] {
+		s, err := src.Load(row.Sets()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := zero.Replay(s, zero.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ran units.Duration
+		var wait units.Duration
+		for _, rk := range res.Ranks {
+			ran = max(ran, rk.Compute)
+			wait = max(wait, rk.Wait)
+		}
+		if want := int64(ran - res.Compute); row.Slowed != want || row.Wait != int64(wait) {
+			t.Errorf("%v: slowed %d, wait %d; run: compute %v at full speed %v (slowed %d), waiting %v", row.Sets(), row.Slowed, row.Wait, ran, res.Compute, want, wait)
+		}
+		if row.Slowed > 0 {
+			slowed++
+		}
+	}
+	if slowed == 0 {
+		t.Error("no row's compute was slowed: the test tests nothing")
+	}
+}
+
+// QA s15 finding 15: plan.csv's bucket_size column read "40000000B" for the
+// file's size beside "25MB" and "200MB". Every bucket size is spelled the
+// way the scenario file spells it: default's 40,000,000 B is 40MB; sizes
+// given as --bucket-sizes are spelled the same way (26,214,400 B is 25MiB).
+func TestPlanBucketSizesOneSpelling(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  PlanOptions
+		want []string
+	}{
+		{"the file's and the defaults", PlanOptions{}, []string{"40MB", "25MB", "200MB"}},
+		{"given", PlanOptions{BucketSizes: []string{"26214400B", "25MB", "1000000000B"}}, []string{"25MiB", "25MB", "1GB"}},
+	} {
+		grids, err := PlanGrids(exampleSource(t, "default"), tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(grids, func(g Grid) bool { return g.Key == "communication.bucket_size" })
+		if i < 0 || !slices.Equal(grids[i].Values, tc.want) {
+			t.Errorf("%s: bucket sizes %v, want %v", tc.name, grids, tc.want)
 		}
 	}
 }

@@ -220,7 +220,7 @@ func ParseBytesNearest(s string) (Bytes, error) { return parseBytes(s, true) }
 
 func parseBytes(s string, nearest bool) (Bytes, error) {
 	if n, ok := bareNumber(s); ok && n != "0" {
-		return 0, fmt.Errorf("%s what? use %sGiB or %sGB (a size needs a unit; %sB for bytes)", n, n, n, n)
+		return 0, fmt.Errorf("%s what? %s", n, sizeUnitHint(n))
 	}
 	v, err := parseRounding(s, "size", `a size such as 80GiB, 2GB, 512MiB or 4096B`, byteSuffixes, true, nearest)
 	return Bytes(v), err
@@ -375,6 +375,47 @@ func (b Bytes) SI() string {
 
 // String formats b with a binary prefix.
 func (b Bytes) String() string { return b.IEC() }
+
+// Exact formats b as a whole number of the largest unit that divides it,
+// the form a scenario file writes it in: "40MB", "32MiB", "1GB",
+// "40000001B" (a decimal unit before a binary one of the same size class).
+// ParseBytes reads it back to b.
+func (b Bytes) Exact() string {
+	units := []struct {
+		n string
+		v Bytes
+	}{{"PiB", 1 << 50}, {"PB", 1000 * TB}, {"TiB", TiB}, {"TB", TB}, {"GiB", GiB}, {"GB", GB}, {"MiB", MiB}, {"MB", MB}, {"KiB", KiB}, {"KB", KB}}
+	for _, u := range units {
+		if b != 0 && b%u.v == 0 {
+			return strconv.FormatInt(int64(b/u.v), 10) + u.n
+		}
+	}
+	return strconv.FormatInt(int64(b), 10) + "B"
+}
+
+// sizeUnitHint suggests units for a bare number n given as a size, by the
+// reading a user most likely meant: below 1,024, GiB or GB (a GPU's memory,
+// "80"); below 2²⁰, MiB or MB (a bucket, "4096": 4 GiB, where 4,096 GiB is
+// beyond any GPU); above, bytes ("3623878656": 3.38 GiB, where GiB would be
+// 3.4 EiB).
+func sizeUnitHint(n string) string {
+	v, err := strconv.ParseFloat(n, 64)
+	switch {
+	case err == nil && v >= 1<<20:
+		hint := n + "B"
+		if v == math.Trunc(v) && v < 1<<62 {
+			hint += " (" + Bytes(int64(v)).IEC() + ")"
+		}
+		return fmt.Sprintf("use %s (a size needs a unit)", hint)
+	case err == nil && v >= 1<<10:
+		return fmt.Sprintf("use %sMiB or %sMB (a size needs a unit; %sB for bytes)", n, n, n)
+	}
+	return fmt.Sprintf("use %sGiB or %sGB (a size needs a unit; %sB for bytes)", n, n, n)
+}
+
+// SizeUnitHint is the advice for a bare number n given as a size (see
+// ParseBytes's error), for a caller that reads sizes its own way.
+func SizeUnitHint(n string) string { return sizeUnitHint(strings.TrimSpace(n)) }
 
 // String formats d in the largest unit that keeps it ≥ 1, with up to three
 // decimals and trailing zeros trimmed ("398.5µs").

@@ -60,6 +60,14 @@ func TestParseBytesErrors(t *testing.T) {
 		{"80", "80 what? use 80GiB or 80GB (a size needs a unit; 80B for bytes)"},
 		{" 40.5 ", "40.5 what? use 40.5GiB or 40.5GB (a size needs a unit; 40.5B for bytes)"},
 		{"1e3", "1e3 what? use 1e3GiB or 1e3GB (a size needs a unit; 1e3B for bytes)"},
+		// QA s15 finding 15: a number GiB would make exabytes of is
+		// bytes (3,623,878,656 = 3.375 · 2³⁰); one GiB would make
+		// terabytes of is MiB or MB (4,096 MiB = 4 GiB).
+		{"3623878656", "3623878656 what? use 3623878656B (3.38 GiB) (a size needs a unit)"},
+		{"1048576", "1048576 what? use 1048576B (1.00 MiB) (a size needs a unit)"},
+		{"4096", "4096 what? use 4096MiB or 4096MB (a size needs a unit; 4096B for bytes)"},
+		{"1024", "1024 what? use 1024MiB or 1024MB (a size needs a unit; 1024B for bytes)"},
+		{"1023", "1023 what? use 1023GiB or 1023GB (a size needs a unit; 1023B for bytes)"},
 		{"+1GB", `"+1GB" is not a size ` + use},
 		{"1_000B", `"1_000B" is not a size ` + use},
 		{"0x10B", `"0x10B" is not a size ` + use},
@@ -397,4 +405,36 @@ func FuzzParseBytesNearest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// QA s15 finding 15: plan.csv's bucket_size column spelled the file's size
+// "40000000B" beside "25MB". Exact spells a size as a whole number of the
+// largest unit that divides it, and ParseBytes reads it back.
+func TestBytesExact(t *testing.T) {
+	for _, tc := range []struct {
+		b    Bytes
+		want string
+	}{
+		{40_000_000, "40MB"},
+		{25_000_000, "25MB"},
+		{200_000_000, "200MB"},
+		{32 << 20, "32MiB"},
+		{1_000_000_000, "1GB"},
+		{1 << 30, "1GiB"},
+		{3 << 39, "1536GiB"},
+		{2_000_000_000_000, "2TB"},
+		{1 << 50, "1PiB"},
+		{1000, "1KB"},
+		{1024, "1KiB"},
+		{40_000_001, "40000001B"},
+		{0, "0B"},
+	} {
+		got := tc.b.Exact()
+		if got != tc.want {
+			t.Errorf("Bytes(%d).Exact() = %q, want %q", int64(tc.b), got, tc.want)
+		}
+		if back, err := ParseBytes(got); tc.b != 0 && (err != nil || back != tc.b) {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", got, int64(back), err, int64(tc.b))
+		}
+	}
 }

@@ -92,11 +92,14 @@ func minus(a, b []interval) []interval {
 	return out
 }
 
-// rankStats computes RankStats for rank r over a step of length step.
-func (e *executor) rankStats(r int, step units.Duration) RankStats {
-	comp, comm, wait, ag := e.comp[:0], e.comm[:0], e.wait[:0], e.gathr[:0]
-	var alone units.Duration
-	defer func() { e.comp, e.comm, e.wait, e.gathr = comp, comm, wait, ag }()
+// intervals gathers rank r's GPU intervals, each merged (union): its
+// compute tasks, its collectives, the waits at its collectives (arrival to
+// start) and its parameter all-gathers; alone is its compute summed at its
+// GPU's speed. Host-side (offload) tasks are not the GPU's and are left out.
+// The slices reuse the executor's scratch; the caller hands them back with
+// e.keep.
+func (e *executor) intervals(r int) (comp, comm, wait, ag []interval, alone units.Duration) {
+	comp, comm, wait, ag = e.comp[:0], e.comm[:0], e.wait[:0], e.gathr[:0]
 	for t, task := range e.sc.Tasks {
 		i := e.at(r, int32(t))
 		if task.Kind == AllGather {
@@ -113,11 +116,29 @@ func (e *executor) rankStats(r int, step units.Duration) RankStats {
 			alone += e.taskDur(r, &e.sc.Tasks[t])
 		}
 	}
-	comp, comm, wait = union(comp), union(comm), union(wait)
+	return union(comp), union(comm), union(wait), union(ag), alone
+}
+
+// keep hands the scratch slices of intervals back to the executor.
+func (e *executor) keep(comp, comm, wait, ag []interval) {
+	e.comp, e.comm, e.wait, e.gathr = comp, comm, wait, ag
+}
+
+// waitOnly is the time a rank waits for its peers: the union of its waits at
+// collectives (wait) less the time its compute stream runs (comp) and less
+// the time one of its collectives runs (comm), comp and comm merged. The
+// table's waiting column (RankStats.Wait) and the straggler's share of it
+// (Straggler.Caused) both measure this.
+func waitOnly(wait, comp, comm []interval) []interval {
+	return minus(minus(union(wait), comp), comm)
+}
+
+// rankStats computes RankStats for rank r over a step of length step.
+func (e *executor) rankStats(r int, step units.Duration) RankStats {
+	comp, comm, wait, ag, alone := e.intervals(r)
+	defer e.keep(comp, comm, wait, ag)
 	exposed := minus(comm, comp)
-	waitOnly := minus(minus(wait, comp), comm)
-	ag = union(ag)
-	st := RankStats{Rank: r, Compute: length(comp), Alone: alone, ExposedComm: length(exposed), Wait: length(waitOnly),
+	st := RankStats{Rank: r, Compute: length(comp), Alone: alone, ExposedComm: length(exposed), Wait: length(waitOnly(wait, comp, comm)),
 		AllGather: length(ag), ExposedAllGather: length(minus(ag, comp))}
 	for t := range e.sc.Tasks {
 		st.End = max(st.End, e.end[e.at(r, int32(t))])
@@ -131,6 +152,12 @@ type PathStep struct {
 	Rank       int
 	Task       int32
 	Start, End units.Duration
+	// OnPath is the part of [Start, End) that this step accounts for: up
+	// to the start of the next step on the path, which a step released at
+	// its start (an AfterStart link, such as a prefetched all-gather
+	// issued when a forward starts) reaches before this one ends. The
+	// path's OnPath add up to the step time.
+	OnPath units.Duration
 }
 
 // criticalPath walks back from the task that ends the step, each time to the
@@ -210,6 +237,13 @@ func (e *executor) criticalPath() []PathStep {
 		r, t = nr, nt2
 	}
 	slices.Reverse(path)
+	for i := range path {
+		hi := path[i].End
+		if i+1 < len(path) {
+			hi = min(hi, path[i+1].Start)
+		}
+		path[i].OnPath = max(hi-path[i].Start, 0)
+	}
 	return path
 }
 
@@ -234,8 +268,11 @@ func streamPositions(sc *Schedule) []int32 {
 // others the most waiting time.
 type Straggler struct {
 	Rank int
-	// Caused is the total time other ranks waited for this rank at
-	// collectives.
+	// Caused is the time the other ranks waited for this rank at
+	// collectives, summed over them: each rank's waiting as the time
+	// table counts it (RankStats.Wait: the union of its waits, less its
+	// compute and collectives), the part at collectives this rank reached
+	// last.
 	Caused units.Duration
 	// Compute is the straggler's compute time; MedianCompute the (lower)
 	// median compute time of the other ranks, so that with two ranks it is
@@ -244,27 +281,53 @@ type Straggler struct {
 }
 
 func (e *executor) straggler(stats []RankStats) *Straggler {
-	// Only simulated ranks wait or are waited for (members of simMem).
-	caused := make([]units.Duration, e.reps)
+	// The member that arrived last at each collective instance (the first
+	// in member order among equals): the one its group waited for. Only
+	// simulated ranks wait or are waited for (members of simMem).
+	last := make([][]int32, len(e.sc.Tasks))
 	for t, task := range e.sc.Tasks {
 		if !task.Kind.IsComm() {
 			continue
 		}
-		// The instances holding a simulated rank, their simulated members
-		// (every instance and member in the full run).
+		last[t] = make([]int32, len(e.groups[task.Group]))
 		for _, g := range e.touched[task.Group] {
 			members := e.simMem[task.Group][g]
-			last := members[0]
+			l := members[0]
 			for _, m := range members {
-				if e.arrive[e.at(m, int32(t))] > e.arrive[e.at(last, int32(t))] {
-					last = m
+				if e.arrive[e.at(m, int32(t))] > e.arrive[e.at(l, int32(t))] {
+					l = m
 				}
 			}
-			la := e.arrive[e.at(last, int32(t))]
-			for _, m := range members {
-				caused[last] += la - e.arrive[e.at(m, int32(t))]
+			last[t][g] = int32(l)
+		}
+	}
+	// Each rank's waiting (the table's, see waitOnly) split by the rank it
+	// waited for: a stretch in which the rank waits at two collectives,
+	// or waits while it computes or another collective of it runs, counts
+	// once, as in the table, so the straggler's total is at most the
+	// waiting column's sum over the other ranks.
+	caused := make([]units.Duration, e.reps)
+	byLast := map[int32][]interval{}
+	for r := 0; r < e.reps; r++ {
+		if stats[r].Wait == 0 {
+			continue
+		}
+		clear(byLast)
+		for t, task := range e.sc.Tasks {
+			if !task.Kind.IsComm() || task.Kind.IsHost() {
+				continue
+			}
+			i := e.at(r, int32(t))
+			if e.arrive[i] < e.start[i] {
+				l := last[t][e.instance(task.Group, r)]
+				byLast[l] = append(byLast[l], interval{e.arrive[i], e.start[i]})
 			}
 		}
+		comp, comm, wait, ag, _ := e.intervals(r)
+		for l, iv := range byLast {
+			caused[l] += length(waitOnly(iv, comp, comm))
+		}
+		e.keep(comp, comm, wait, ag)
 	}
 	best := 0
 	for r := range caused {
@@ -317,5 +380,5 @@ func Exposure(sc *Schedule, spans []Span) (exposed, waiting []Interval) {
 		}
 		return out
 	}
-	return conv(minus(comm, comp)), conv(minus(minus(union(wait), comp), comm))
+	return conv(minus(comm, comp)), conv(waitOnly(wait, comp, comm))
 }

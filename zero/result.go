@@ -35,6 +35,11 @@ type Result struct {
 	Phases       []PhaseBytes
 	CriticalPath []PathStep
 	Straggler    *Straggler
+	// Latency is what NCCL's cost model charges the busiest rank's
+	// collectives per call, beside what it charges for their bytes; nil
+	// when the collectives are not timed by that model (the alpha–beta
+	// lowerings) or the rank runs none.
+	Latency *LatencyTerm
 	// Symmetric is set when the fast path simulated one representative per
 	// rank class instead of every rank.
 	Symmetric bool
@@ -188,4 +193,34 @@ func sortRecords(rs []CollectiveRecord) {
 		}
 		return cmp.Compare(a.GroupIndex, b.GroupIndex)
 	})
+}
+
+// LatencyTerm splits the NCCL model's time of one rank's collectives
+// (collectives.Choice: Time = Latency + bytes / AlgBW) into its latency
+// term, paid once per collective whatever its size (base latency, launch
+// cost and per-hop latency times the hops of the algorithm: a ring's grows
+// with its ranks), and the rest.
+type LatencyTerm struct {
+	Rank        int
+	Collectives int
+	// Latency and Modelled are the latency term and the model's whole time
+	// (alone on the links) summed over the rank's collectives.
+	Latency, Modelled units.Duration
+	// MaxRanks is the largest group among them.
+	MaxRanks int
+}
+
+// LatencyBound reports whether the step's exposed communication is mostly
+// NCCL's per-collective latency: communication is exposed for at least a
+// quarter of the step (averaged over the ranks) and the latency term is at
+// least half of the model's time of the busiest rank's collectives.
+func (r *Result) LatencyBound() bool {
+	if r.Latency == nil || r.StepTime <= 0 || len(r.Ranks) == 0 {
+		return false
+	}
+	var exposed units.Duration
+	for _, st := range r.Ranks {
+		exposed += st.ExposedComm
+	}
+	return 4*int64(exposed) >= int64(r.StepTime)*int64(len(r.Ranks)) && 2*r.Latency.Latency >= r.Latency.Modelled
 }

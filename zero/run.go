@@ -239,6 +239,36 @@ func (n *fabricNet) start(c netCollective, done func()) {
 	p.weight[c.Phase] += int64(c.Weight)
 }
 
+// latencyTerm sums the NCCL model's latency term and time over rank r's
+// collectives (one simulated rank stands for r in the symmetric run); nil
+// when one of them is not timed by that model or r runs none.
+func (e *executor) latencyTerm(n *fabricNet, r int) *LatencyTerm {
+	r %= e.reps
+	lt := &LatencyTerm{Rank: r}
+	for _, task := range e.sc.Tasks {
+		if !task.Kind.IsComm() || task.Kind.IsHost() {
+			continue
+		}
+		g, members := e.members(task.Group, r)
+		pr := n.prep[prepKey{task.Kind, task.Group, g, task.Bytes}]
+		if pr == nil {
+			continue // never started (no bytes)
+		}
+		if !pr.p.Plan().Timed {
+			return nil
+		}
+		c := pr.p.Plan().Choice
+		lt.Collectives++
+		lt.Latency += c.Latency
+		lt.Modelled += c.Time
+		lt.MaxRanks = max(lt.MaxRanks, len(members))
+	}
+	if lt.Collectives == 0 {
+		return nil
+	}
+	return lt
+}
+
 // phaseWire is phase ph's wire bytes per class over every instance, and
 // the busiest rank's sent bytes per class (over the ranks whose sends were
 // accounted: every rank, or in the symmetric run the simulated ones, which
@@ -673,6 +703,7 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 	}
 	res.CriticalPath = e.criticalPath()
 	res.Straggler = e.straggler(res.Ranks)
+	res.Latency = e.latencyTerm(net, res.Busiest().Rank)
 	if opt.KeepSpans {
 		n := sc.N
 		if opt.SpanRanks > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,8 +24,13 @@ func parseMeasuredPeak(flag, v string) (int64, error) {
 	if flag == "device" {
 		what = "the device memory nvidia-smi showed during one step"
 	}
-	if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && strings.TrimSpace(v) != "0" {
-		return 0, inputError{fmt.Errorf("--%s %s: a size needs a unit: use %sGiB or %sGB (%s)", flag, v, v, v, what)}
+	if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && strings.TrimSpace(v) != "0" {
+		use := fmt.Sprintf("%sGiB or %sGB", v, v)
+		if f >= 1<<20 && f < 1<<62 && f == math.Trunc(f) {
+			// A number of bytes, as torch.cuda.max_memory_reserved() returns it.
+			use = fmt.Sprintf("%sB (%s)", v, units.Bytes(int64(f)).IEC())
+		}
+		return 0, inputError{fmt.Errorf("--%s %s: a size needs a unit: use %s (%s)", flag, v, use, what)}
 	}
 	b, err := units.ParseBytesNearest(v)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/zerosim/zerosim/sweep"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,10 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 		return inputError{err}
 	}
 	run.AllRanks, run.Style = o.allRanks, a.style()
+	if res.LatencyBound() {
+		// The finding names what a larger bucket and a larger K give.
+		run.Levers = sweep.LatencyLevers(sweep.Source{File: a.input.File, Data: a.input.Data, Sets: a.sets}, s)
+	}
 	var trace *reports.OutputFile
 	if o.trace != "" {
 		t, err := reports.RenderRunTrace(run)

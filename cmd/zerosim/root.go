@@ -35,6 +35,9 @@ type app struct {
 	// file names the scenario loadScenario read last, as error messages
 	// name it ("default.yaml", "<stdin>", the path).
 	file string
+	// input is the scenario loadScenario read last (its bytes, for
+	// replays of it with other overrides).
+	input scenarios.Input
 }
 
 // writesFiles is the annotation of a command that writes files into -o DIR;

@@ -19,7 +19,7 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, inputError{err}
 	}
-	a.file = in.File
+	a.file, a.input = in.File, in
 	s, err := in.Load(a.sets)
 	if err != nil {
 		return nil, inputError{err}

@@ -106,7 +106,7 @@ func TestMemorySummaryFirst(t *testing.T) {
 	}
 	_, run, _ := runMain(t, "", "run")
 	if !strings.Contains(run, "\n# the 8 longest of the 423 tasks on the critical path\n") ||
-		!strings.Contains(run, "\ncritical path: the chain of tasks that sets the step time; by kind: forward 112.057ms (26.8 %)") {
+		!strings.Contains(run, "\ncritical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: forward 112.057ms (26.8 %)") {
 		t.Errorf("run does not name its critical-path table for what it shows")
 	}
 }

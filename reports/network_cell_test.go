@@ -1,0 +1,86 @@
+package reports
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// QA s15 finding 6: plan --network's row for a stage said "K 1, 1×1, full
+// (does not fit) … step now 590.40 s" for gpt3-175b-16k at stage 1, while
+// `zerosim run gpt3-175b-16k --set parallelism.zero_stage=1` gives 382.256 s:
+// the row had silently taken 25MB buckets. The run a row's configuration
+// cell implies (the stage, K, micro-batch × accumulation, checkpointing and
+// whatever else the cell names, read back from the cell's text, the rest
+// the file's) replays to the row's "step now".
+func TestNetworkRowReproducesItsStep(t *testing.T) {
+	data, ok := scenarios.Example("seed000-k4")
+	if !ok {
+		t.Fatal("no example seed000-k4")
+	}
+	src := sweep.Source{File: "seed000-k4.yaml", Data: data}
+	// 1GB buckets and prefetch 1 differ from the file's 40MB and 2; the
+	// closest row of a stage that does not fit takes the smaller bucket.
+	opt := sweep.PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}, Prefetch: []int{1}, Algorithms: []string{"ring", "hierarchical"}}
+	p, err := sweep.PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	np, err := sweep.NetworkSearch(context.Background(), src, sweep.NetworkOptions{Points: 2, Configs: p.BestPerStage(), Closest: p.Closest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, sb := range np.Stages {
+		cell := shortConfig(sb)
+		sets, n := cellSets(t, sb.Stage, cell)
+		named += n
+		s, err := src.Load(sets...)
+		if err != nil {
+			t.Fatalf("stage %d %q: %v", sb.Stage, cell, err)
+		}
+		res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(res.StepTime) != sb.NominalStep {
+			t.Errorf("stage %d, cell %q: run %v gives %v, the row says %v", sb.Stage, cell, sets, res.StepTime, planDur(sb.NominalStep))
+		}
+	}
+	if named == 0 {
+		t.Error("no cell names a setting beyond K, micro×GA and checkpointing: the case tests nothing")
+	}
+}
+
+// cellSets reads a configuration cell ("K 1, 1×4, full, 25MB buckets,
+// prefetch 1, ring (does not fit)") back into --set overrides; n counts
+// the settings beyond K, micro×GA and checkpointing.
+func cellSets(t *testing.T, stage int, cell string) (sets []string, n int) {
+	t.Helper()
+	parts := strings.Split(strings.TrimSuffix(cell, " (does not fit)"), ", ")
+	if len(parts) < 3 || !strings.HasPrefix(parts[0], "K ") {
+		t.Fatalf("cell %q", cell)
+	}
+	mb, ga, ok := strings.Cut(parts[1], "×")
+	if !ok {
+		t.Fatalf("cell %q: micro×GA %q", cell, parts[1])
+	}
+	sets = []string{"parallelism.zero_stage=" + string(rune('0'+stage)), "parallelism.k=" + strings.TrimPrefix(parts[0], "K "),
+		"training.micro_batch=" + mb, "training.grad_accum=" + ga, "training.recompute=" + parts[2]}
+	for _, p := range parts[3:] {
+		n++
+		switch {
+		case strings.HasSuffix(p, " buckets"):
+			sets = append(sets, "communication.bucket_size="+strings.TrimSuffix(p, " buckets"))
+		case strings.HasPrefix(p, "prefetch "):
+			sets = append(sets, "communication.prefetch_depth="+strings.TrimPrefix(p, "prefetch "))
+		default:
+			sets = append(sets, "communication.algorithm="+p)
+		}
+	}
+	return sets, n
+}
