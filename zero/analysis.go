@@ -283,14 +283,15 @@ type Straggler struct {
 func (e *executor) straggler(stats []RankStats) *Straggler {
 	// The member that arrived last at each collective instance (the first
 	// in member order among equals): the one its group waited for. Only
-	// simulated ranks wait or are waited for (members of simMem).
+	// simulated ranks wait or are waited for (members of simMem), so only
+	// the instances holding one are kept, by their slot (as arrivals).
 	last := make([][]int32, len(e.sc.Tasks))
 	for t, task := range e.sc.Tasks {
 		if !task.Kind.IsComm() {
 			continue
 		}
-		last[t] = make([]int32, len(e.groups[task.Group]))
-		for _, g := range e.touched[task.Group] {
+		last[t] = make([]int32, len(e.touched[task.Group]))
+		for k, g := range e.touched[task.Group] {
 			members := e.simMem[task.Group][g]
 			l := members[0]
 			for _, m := range members {
@@ -298,7 +299,7 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 					l = m
 				}
 			}
-			last[t][g] = int32(l)
+			last[t][k] = int32(l)
 		}
 	}
 	// Each rank's waiting (the table's, see waitOnly) split by the rank it
@@ -319,7 +320,7 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 			}
 			i := e.at(r, int32(t))
 			if e.arrive[i] < e.start[i] {
-				l := last[t][e.instance(task.Group, r)]
+				l := last[t][e.slot[task.Group][e.instance(task.Group, r)]]
 				byLast[l] = append(byLast[l], interval{e.arrive[i], e.start[i]})
 			}
 		}
