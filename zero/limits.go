@@ -24,11 +24,12 @@ import (
 // tasks on 1,024 ranks in 1.0 s and 0.24 GB (BenchmarkReplayWide). Twice
 // these limits (2^20, 2^24) took 11.6 s and 2.45 GB. They count tasks, not
 // contention: a full replay with K > 1, whose inter-group all-reduces and
-// shard groups' collectives share every NIC, re-rates thousands of flows at
-// each start and grows with the square of the ranks (GPT-3 175B, ZeRO-3,
-// every rank: 4,096 ranks at K = 2 in 12.0 s, 8,192 at K = 4 in 27.2 s;
-// docs/performance.md "Since: contended fabrics"); the symmetric path,
-// which such scenarios take without --full, stays within them.
+// shard groups' collectives share every NIC, re-rates its contended flows
+// once per instant at which some start or end (sim.Engine.SetDeferRates;
+// `zerosim run gpt3-175b-16k --full`, GPT-3 175B, ZeRO-3, every rank: 4,096
+// ranks at K = 2 in 0.9 s, 8,192 at K = 4 in 1.4 s; 8.3 s and more than
+// 27 s while each start re-rated them, docs/performance.md "Since:
+// contended fabrics").
 const (
 	// MaxTasks bounds the tasks of one step's schedule (computations and
 	// collectives of one rank).
