@@ -149,7 +149,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				b := g.layout.Buckets[p.Bucket]
 				ui := &out[p.Unit]
 				ge := e
-				if s.Training.FP8 == scenarios.FP8TorchAO && scenarios.FP8Linear(layers[p.Unit]) {
+				if s.Training.FP8Gather() && scenarios.FP8Linear(layers[p.Unit]) {
 					// torchao casts the linear weights to fp8 before FSDP2's
 					// all-gather (enable_fsdp_float8_all_gather; torchao/float8/
 					// fsdp_utils.py @ 11ce634705af1972320a8488d3e2ca223dcb0372).

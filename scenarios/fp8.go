@@ -20,6 +20,15 @@ const (
 	FP8TorchAO FP8Recipe = "torchao"
 )
 
+// FP8Gather reports whether the ZeRO-3 all-gathers move the block weights
+// in fp8, one byte per parameter: torchao with enable_fsdp_float8_all_gather
+// (training.fp8_all_gather, default true), which casts the weight shards
+// before FSDP2 gathers them (torchao/float8/fsdp_utils.py @
+// 11ce634705af1972320a8488d3e2ca223dcb0372).
+func (t Training) FP8Gather() bool {
+	return t.FP8 == FP8TorchAO && (t.FP8AllGather == nil || *t.FP8AllGather)
+}
+
 // AmaxHistoryLen is Transformer Engine's default amax history length
 // (DelayedScaling.amax_history_len, transformer_engine/common/recipe/
 // __init__.py @ 799cf76be3c1bb0a9d7995614a1af5a2a77a9e10).
@@ -58,6 +67,11 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 	}
 	if !l.has("training.fp8") {
 		t.FP8 = FP8None
+	}
+	if l.has("training.fp8_all_gather") && t.FP8 != FP8TorchAO {
+		return l.errPath("training.fp8_all_gather", fmt.Sprintf("fp8_all_gather is torchao's enable_fsdp_float8_all_gather, and training.fp8 is %s (set fp8: torchao, or delete the key)", t.FP8))
+	}
+	if t.FP8 == FP8None {
 		return nil
 	}
 	if err := oneOf(l, "training.fp8", t.FP8, FP8None, FP8TE, FP8TorchAO); err != nil {

@@ -102,6 +102,10 @@ type Torchtitan struct {
 	EarlyStop                          bool
 	Compile                            Compile
 	FP8                                FP8Recipe
+	// FP8BF16Gather: float8 linears whose weights FSDP2 gathers in bf16
+	// (enable_fsdp_float8_all_gather false, or a recipe without fp8
+	// all-gather): training.fp8_all_gather false.
+	FP8BF16Gather bool
 	// Sources name the torchtitan key (or default) each scenario key came
 	// from, for the printed comments.
 	Sources map[string]string
@@ -1191,10 +1195,16 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 	if err != nil {
 		return err
 	}
-	if recipe != "" && recipe != "tensorwise" {
-		t.note("float8 recipe %s has no fp8 all-gather; fp8: torchao gathers the block weights in fp8, so the all-gathers are modelled at half their bytes", strconv.Quote(recipe))
-	} else if !ag && t.Stage == 3 {
-		t.note("enable_fsdp_float8_all_gather is false: FSDP2 gathers bf16 weights; fp8: torchao gathers them in fp8, so the all-gathers are modelled at half their bytes")
+	switch {
+	case recipe != "" && recipe != "tensorwise":
+		// torchao's fp8 all-gather is the tensorwise recipe's only
+		// (Float8LinearConfig.enable_fsdp_float8_all_gather, torchao/
+		// float8/config.py @ 11ce634705af1972320a8488d3e2ca223dcb0372).
+		t.FP8BF16Gather = true
+		t.src("fp8_all_gather", fmt.Sprintf("float8 recipe %s: no fp8 all-gather", strconv.Quote(recipe)))
+	case !ag:
+		t.FP8BF16Gather = true
+		t.src("fp8_all_gather", "enable_fsdp_float8_all_gather false (default)")
 	}
 	filter, fk, err := d.strList("quantize.linear.float8.filter_fqns")
 	if err != nil {
@@ -1317,6 +1327,9 @@ func (t *Torchtitan) Scenario() []byte {
 	}
 	if t.FP8 != FP8None {
 		w("  fp8: %s  # %s: float8 linears\n", t.FP8, t.Sources["fp8"])
+		if t.FP8BF16Gather {
+			w("  fp8_all_gather: false  # %s: FSDP2 gathers bf16 weights\n", t.Sources["fp8_all_gather"])
+		}
 	}
 	return []byte(b.String())
 }

@@ -62,8 +62,9 @@ func TestImportTorchtitan(t *testing.T) {
 		{"8B 9dec370", "llama3_8b-9dec370.toml", nil, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileNone, FP8None, OptimizerForeach, 1},
 		// Its training.compile = true compiled the blocks only; its
 		// float8.enable_float8_linear is fp8 torchao, without the fp8
-		// all-gather it leaves off (a note; its output layer stayed bf16).
-		{"8B 9dec370 compile float8", "llama3_8b-9dec370.toml", []string{"compile = false", "compile = true", "enable_float8_linear = false", "enable_float8_linear = true"}, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileBlocks, FP8TorchAO, OptimizerForeach, 2},
+		// all-gather it leaves off (fp8_all_gather: false; its output
+		// layer stayed bf16).
+		{"8B 9dec370 compile float8", "llama3_8b-9dec370.toml", []string{"compile = false", "compile = true", "enable_float8_linear = false", "enable_float8_linear = true"}, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileBlocks, FP8TorchAO, OptimizerForeach, 1},
 		// At e7c0cae: [parallelism] and local_batch_size, fused by
 		// default, early stop on (training.compile and enable_checkpoint
 		// predate 25413d2), no note.
@@ -119,6 +120,12 @@ func TestImportTorchtitan(t *testing.T) {
 		}
 		if tr.Compile != c.compile || tr.FP8 != c.fp8 || tr.OptimizerImpl != c.impl {
 			t.Errorf("%s: compile %s fp8 %s optimizer_impl %s, want %s %s %s", c.name, tr.Compile, tr.FP8, tr.OptimizerImpl, c.compile, c.fp8, c.impl)
+		}
+		// The ZeRO-3 gathers move fp8 weights only where the file turns
+		// enable_fsdp_float8_all_gather on (405B's), not by its default
+		// false (the 9dec370 8B file with float8 on).
+		if wantGather := c.fp8 == FP8TorchAO && c.name == "405B"; tr.FP8Gather() != wantGather {
+			t.Errorf("%s: fp8 all-gather %v, want %v", c.name, tr.FP8Gather(), wantGather)
 		}
 		// The torchtitan stack, as the file says it; the boundary of
 		// apply_fsdp since 83e6941 for files of 238fa99's keys at stage 3

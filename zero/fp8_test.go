@@ -77,17 +77,39 @@ func TestFP8(t *testing.T) {
 		t.Errorf("TE ZeRO-3 fp8 copies: at rest %d, peak %d", c.AtRest, c.Peak)
 	}
 	// torchao at ZeRO-3: the forward all-gathers move 1 B per block
-	// parameter and 2 B for the embedding, final norm and lm_head.
-	r, err := Replay(llama8b(t, 3, "torchao"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range r.Phases {
-		if p.Phase == PhaseForwardAG {
-			if want := int64(blocks*block + 2*(2*embed+4096)); p.Logical != want {
-				t.Errorf("torchao forward all-gather %d B, want %d", p.Logical, want)
+	// parameter and 2 B for the embedding, final norm and lm_head; with
+	// fp8_all_gather: false (enable_fsdp_float8_all_gather off, torchtitan's
+	// default) 2 B for every parameter, and the gathered units are held
+	// at 2 B too: the gathered peak (the bf16 lm_head with one block) holds
+	// one block's parameters × 1 B more.
+	var peaks []int64
+	for _, c := range []struct {
+		fp8        string
+		blockBytes int64
+	}{{"torchao", 1}, {"torchao, fp8_all_gather: false", 2}} {
+		r, err := Replay(llama8b(t, 3, c.fp8), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range r.Phases {
+			if p.Phase == PhaseForwardAG {
+				if want := int64(blocks*block)*c.blockBytes + 2*(2*embed+4096); p.Logical != want {
+					t.Errorf("%s: forward all-gather %d B, want %d", c.fp8, p.Logical, want)
+				}
 			}
 		}
+		m, err := memory.Analyze(llama8b(t, 3, c.fp8), memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		peaks = append(peaks, component(m, memory.CompGathered).Peak)
+	}
+	if peaks[1]-peaks[0] != block {
+		t.Errorf("gathered params peak %d B with fp8 all-gathers, %d B without: want %d B more", peaks[0], peaks[1], block)
+	}
+	if _, err := scenarios.Load("a.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {fp8: te, fp8_all_gather: false}\n"), nil); err == nil ||
+		err.Error() != "a.yaml:5:21: fp8_all_gather is torchao's enable_fsdp_float8_all_gather, and training.fp8 is te (set fp8: torchao, or delete the key)" {
+		t.Errorf("fp8_all_gather with te: %v", err)
 	}
 	if _, err := scenarios.Load("a.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 1}\ntraining: {fp8: te}\n"), nil); err == nil ||
 		err.Error() != "a.yaml:5:12: fp8 te needs cluster.peak_fp8, and A100-80GB has no fp8 tensor cores (use a GPU with fp8 such as H100-80GB, or give peak_fp8)" {
