@@ -238,17 +238,11 @@ func profilerParts(s *scenarios.Scenario, peak, pool int64) (reserved, outside i
 			// rank whatever K (run's K line: no effect).
 			comms++
 		}
-		if s.Parallelism.Stage == 3 && s.Communication.Boundary == scenarios.BoundaryDeepSpeed {
+		if GradientCommunicator(s) {
 			// DeepSpeed's ZeRO-3 runs its collectives on two process
 			// groups of the same ranks, so two communicators: parameters
-			// gather over the world group (deepspeedai/DeepSpeed
-			// deepspeed/runtime/zero/partition_parameters.py at e9503fe4,
-			// Init: ds_process_group = dist.get_world_group() when no group
-			// is given) and gradients reduce-scatter over the engine's
-			// data-parallel group, a clone of it (engine.py passes
-			// dp_process_group=seq_data_parallel_group; utils/groups.py
-			// _get_data_parallel_group without an mpu returns
-			// _clone_world_group, dist.new_group over every rank).
+			// gather over the world group, gradients reduce-scatter over
+			// a clone of it (GradientCommunicator cites the sources).
 			comms++
 		}
 		if nccl, err = NCCLBuffers(comms, DefaultNCCLChannels, DefaultRingConnections); err != nil {

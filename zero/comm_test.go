@@ -11,9 +11,10 @@ import (
 )
 
 // TestCommunicatorSerializes: two all-gathers issued on one communicator
-// and stream run one after the other (the second ends at twice the first's
-// time, the first unslowed); on two streams they overlap and share the
-// links (both end later than one alone).
+// run one after the other (the second ends at twice the first's time, the
+// first unslowed); on two communicators over the same ranks (DeepSpeed
+// ZeRO-3's) they overlap and share the links (both end later than one
+// alone).
 func TestCommunicatorSerializes(t *testing.T) {
 	topo, err := topology.New(topology.Params{Nodes: 2, GPUsPerNode: 4, DP: 8, CP: 1,
 		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
@@ -21,13 +22,13 @@ func TestCommunicatorSerializes(t *testing.T) {
 		t.Fatal(err)
 	}
 	hw := collectives.Hardware{Arch: collectives.Hopper, NVLS: true, IntraBW: 300e9, NICBW: 50e9, NICsPerNode: 4}
-	run := func(streams [2]Stream) [2]units.Duration {
+	run := func(comms [2]Comm) [2]units.Duration {
 		eng := sim.New()
 		n := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: collectives.NewModel(hw)}),
 			topo: topo, algo: collectives.Auto, prep: map[prepKey]*prepared{}}
 		var end [2]units.Duration
-		for i, st := range streams {
-			n.Start(netCollective{Kind: AllGather, Phase: PhaseForwardAG, Group: GroupAll, Index: 0, Members: topo.All(), Bytes: 256 << 20, Weight: 1, Stream: st},
+		for i, c := range comms {
+			n.Start(netCollective{Kind: AllGather, Phase: PhaseForwardAG, Group: GroupAll, Index: 0, Members: topo.All(), Bytes: 256 << 20, Weight: 1, Comm: c},
 				func() { end[i] = units.Duration(eng.Now()) })
 		}
 		eng.Run()
@@ -36,24 +37,21 @@ func TestCommunicatorSerializes(t *testing.T) {
 		}
 		return end
 	}
-	one := run([2]Stream{ParamComm, ParamComm})
+	one := run([2]Comm{CommGroup, CommGroup})
 	if one[0] <= 0 || one[1] != 2*one[0] {
-		t.Errorf("same communicator and stream: ends %v, want the second at twice the first", one)
+		t.Errorf("same communicator: ends %v, want the second at twice the first", one)
 	}
-	two := run([2]Stream{ParamComm, GradComm})
+	two := run([2]Comm{CommGroup, CommParams})
 	if two[0] <= one[0] || two[1] <= one[0] || two[1] >= one[1] {
-		t.Errorf("two streams: ends %v, want both later than one alone (%v) and sooner than serialized (%v)", two, one[0], one[1])
+		t.Errorf("two communicators: ends %v, want both later than one alone (%v) and sooner than serialized (%v)", two, one[0], one[1])
 	}
 }
 
 // TestPrefetchDepthNotSlower: issue 15's 64-GPU ZeRO-3 example, where two
 // prefetched gathers used to share the links and made depth 2 slower than
 // depth 1; on one communicator they serialize and depth 2 is no slower.
-// The backward prefetch stays at depth 1 in both runs: at depth 2 a
-// backward gather overlaps the reduce-scatters, which run on another stream
-// and contend with it for the links (0.02 % here, 4.409 vs 4.408 s); that
-// contention is modelled on purpose, and this test is about the forward
-// gathers' queue on their one communicator.
+// The backward prefetch stays at depth 1 in both runs: this test is about
+// the forward gathers' queue on their one communicator.
 func TestPrefetchDepthNotSlower(t *testing.T) {
 	var steps [2]units.Duration
 	for i, d := range []string{"1", "2"} {

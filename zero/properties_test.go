@@ -261,44 +261,13 @@ type propException struct {
 	reason                 string
 }
 
-// computeSaved is how much less compute one of two points does.
-func computeSaved(a, b propPoint) int64 {
-	d := int64(a.r.Compute - b.r.Compute)
-	return max(d, -d)
-}
-
-// stepCompute is the rank's compute in the later point's step.
-func stepCompute(_, b propPoint) int64 { return int64(b.r.Compute) }
-
 var propExceptions = []propException{
-	// Real effect: on 8 RTX 4090s over PCIe the 7B step is 98 % communication.
-	// In backward the prefetched all-gather of unit u−1 and the
-	// reduce-scatter of unit u share the links; faster compute issues the
-	// reduce-scatter sooner, so it takes bandwidth from the all-gather that
-	// gates the next unit (and slower compute the reverse): the step moves
-	// against the compute by at most the compute saved. Real runs share so
-	// too: PyTorch's BackwardPrefetch docstring (torch/distributed/fsdp/api.py
-	// at acd8c9e7) says collectives issued on different streams "contend
-	// for the same per-device NCCL stream, which is why the relative order
-	// in which the collectives are issued matters for overlapping".
-	{subject: "seed002-7b", key: "training.compute_efficiency", quantity: "step time", excess: computeSaved, reason: "a faster compute issues each reduce-scatter sooner, against the critical all-gather"},
-	{subject: "seed002-7b", key: "cluster.peak_bf16", quantity: "step time", excess: computeSaved, reason: "a faster compute issues each reduce-scatter sooner, against the critical all-gather"},
-	{subject: "seed002-7b", key: "training.micro_batch", quantity: "step time", excess: computeSaved, reason: "a longer compute issues each reduce-scatter later, away from the critical all-gather"},
-	// The same effect from the interference rates: a compute slowed by
-	// communication issues its reduce-scatter later, and a reduce-scatter
-	// slowed by compute leaves more of the links to the all-gather, so
-	// more interference can shorten this step, by at most what the issue
-	// times move: the step's compute.
-	{subject: "seed002-7b", key: "communication.compute_interference", quantity: "step time", excess: stepCompute, reason: "slower compute issues each reduce-scatter later, away from the critical all-gather"},
-	{subject: "seed002-7b", key: "communication.collective_interference", quantity: "step time", excess: stepCompute, reason: "interference re-times the concurrent reduce-scatter against the critical all-gather"},
-	// The same scheduling effect from link latency on the mixture of
-	// experts, whose all-to-alls run on the compute stream beside the
-	// gathers and reduce-scatters: a longer latency delays each
-	// collective's transfers and so re-times which of two concurrent ones
-	// has the links, by at most the latency added to each collective.
-	{subject: "default [model.preset=mixtral-8x7b parallelism.zero_stage=3 parallelism.ep=8 training.recompute=full]", key: "cluster.intra.latency", quantity: "step time",
-		lo: "500ns", hi: "5us", excess: func(a, b propPoint) int64 { return int64(len(b.r.Collectives)) * int64(4500*units.Nanosecond) },
-		reason: "a longer latency re-times which of two concurrent collectives has the links"},
+	// None now. seed002-7b's step moved against its compute (five keys)
+	// and the Mixtral ZeRO-3 step against the intra-node latency while a
+	// backward's prefetched all-gather and the previous unit's
+	// reduce-scatter shared the links; they take turns on the shard
+	// group's one communicator (zero/run.go commKey), so neither is
+	// re-timed against the other.
 }
 
 // opPolicyEager is why eager attention keeps less than SDPA under

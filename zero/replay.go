@@ -29,9 +29,9 @@ type netCollective struct {
 	Index   int   // group instance
 	Members []int // in ring order
 	Bytes   int64
-	// Stream is the task's stream: with Group and Index it names the NCCL
-	// communicator and stream the collective is issued on.
-	Stream Stream
+	// Comm is the communicator of the group instance (Group, Index) the
+	// collective is issued on (Schedule.comm).
+	Comm Comm
 	// Weight is how many instances' wire bytes this start accounts for:
 	// 1 in the full run; in the symmetric run the instance of rank 0 stands
 	// for every instance of its task and the others count 0.
@@ -458,7 +458,7 @@ func (e *executor) begin(r int, t int32) {
 	if e.cont != nil {
 		run = e.openColl(sim)
 	}
-	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Stream: task.Stream, Run: run}, func() {
+	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Comm: e.sc.comm(task), Run: run}, func() {
 		if run != nil {
 			e.closeColl(run)
 		}

@@ -44,6 +44,10 @@ type Options struct {
 	// of them and once at the end, from the replaying goroutine: what a
 	// command shows as progress on a terminal.
 	Progress func(done, total int64)
+	// onWire, if not nil, is called as each collective ends with its group
+	// instance and kind and when it ran on its communicator (after the ones
+	// queued before it there): tests of the communicators' ordering.
+	onWire func(g GroupKind, index int, k Kind, start, end units.Duration)
 }
 
 // ProgressEvery is how many finished task instances separate two calls of
@@ -123,19 +127,56 @@ type fabricNet struct {
 	keep  []bool
 	prep  map[prepKey]*prepared // looked up, never iterated
 	preps []*prepared           // in creation order
-	// queues holds, per communicator and stream, the collectives issued
-	// while another runs there (NCCL runs a communicator's operations on
-	// one stream in issue order, one after another); looked up, never
-	// iterated.
+	// queues holds, per communicator, the collectives issued while
+	// another runs on it (commKey); looked up, never iterated.
 	queues map[commKey]*commQueue
+	// onWire and now: Options.onWire and the clock it reads.
+	onWire func(g GroupKind, index int, k Kind, start, end units.Duration)
+	now    func() units.Duration
 }
 
-// commKey names a communicator (group kind and instance) and a stream.
+// commKey names an NCCL communicator: a group instance (kind and index)
+// and which of the stack's communicators over those ranks (Comm). A
+// communicator runs its collectives one after another in issue order,
+// whatever CUDA stream each is issued on: NCCL makes each kernel on a
+// communicator depend on the communicator's internal stream and that
+// stream on the kernel (src/enqueue.cc ncclLaunchPrepare: "Launch kernel,
+// depends on all of {deviceStream, hostStream, userStream[i]...}",
+// "{deviceStream, userStream[i]...} depend on kernel", deviceStream being
+// comm->sharedRes->deviceStream; NVIDIA/nccl v2.18.3-1, the same in
+// ncclLaunchPrepare and ncclLaunchFinish at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027). PyTorch's
+// ProcessGroupNCCL holds one communicator per process group and device
+// and issues every collective of the group on it, on that group's internal
+// stream (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp collective():
+// getNCCLComm(key, devices), ncclStreams_[key], key =
+// getKeyFromDevices(devices); pytorch/pytorch at
+// 0007e752d518810f0f8942a830dbbbfc69f34577; whichever stream a version
+// issues on, the communicator orders them). So two
+// collectives over one process group never run at once, though FSDP
+// issues its all-gathers and reduce-scatters from different streams; the
+// stacks' process groups are in memory.GradientCommunicator. Collectives
+// over different groups, or DeepSpeed ZeRO-3's two communicators, overlap
+// and share the links.
 type commKey struct {
-	group  GroupKind
-	index  int
-	stream Stream
+	group GroupKind
+	index int
+	comm  Comm
 }
+
+// Comm tells apart the communicators a stack opens over the ranks of one
+// group instance.
+type Comm uint8
+
+const (
+	// CommGroup is the group's process group: every collective over it
+	// but DeepSpeed ZeRO-3's parameter all-gathers.
+	CommGroup Comm = iota
+	// CommParams is DeepSpeed ZeRO-3's world group, which its parameters
+	// gather over while the gradients reduce over the data-parallel
+	// group, a clone of it (memory.GradientCommunicator).
+	CommParams
+)
 
 type commQueue struct {
 	busy    bool
@@ -147,10 +188,10 @@ type queued struct {
 	done func()
 }
 
-// Start issues c on its communicator and stream: it runs when the ones
-// issued there before it have finished.
+// Start issues c on its communicator: it runs when the ones issued there
+// before it have finished.
 func (n *fabricNet) Start(c netCollective, done func()) {
-	key := commKey{c.Group, c.Index, c.Stream}
+	key := commKey{c.Group, c.Index, c.Comm}
 	q := n.queues[key]
 	if q == nil {
 		if n.queues == nil {
@@ -166,6 +207,13 @@ func (n *fabricNet) Start(c netCollective, done func()) {
 	q.busy = true
 	var next func()
 	run := func(c netCollective, done func()) {
+		if n.onWire != nil {
+			start, d := n.now(), done
+			done = func() {
+				n.onWire(c.Group, c.Index, c.Kind, start, n.now())
+				d()
+			}
+		}
 		n.start(c, func() {
 			done()
 			next()
@@ -387,7 +435,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// K = 2 and one slowed GPU, every rank simulated, took 25 s.
 	eng.SetDeferRates(true)
 	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: model}), topo: topo, algo: algo,
-		prep: map[prepKey]*prepared{}}
+		prep: map[prepKey]*prepared{}, onWire: opt.onWire, now: func() units.Duration { return units.Duration(eng.Now()) }}
 	// Context parallelism's ring is timed on the replay's fabric: its
 	// topology and NCCL model, not built again.
 	sc, err := build(s, mrep.Groups, NewRingNet(net.f, algo))

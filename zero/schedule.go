@@ -170,6 +170,20 @@ type Schedule struct {
 	// ZeRO++ (zeropp.go): HPZ is the hpZ group size (> 1 when hpZ is on),
 	// Local the GPUs of a node (qgZ's intra-node stage).
 	HPZ, Local int
+	// GradCommunicator is set when the gradients reduce on a communicator
+	// apart from the one the parameters gather on, over the same ranks
+	// (memory.GradientCommunicator: DeepSpeed's ZeRO-3).
+	GradCommunicator bool
+}
+
+// comm is the communicator collective task t runs on over its group
+// instance: DeepSpeed ZeRO-3's parameter all-gathers on their own (the
+// world group's), everything else on the group's process group.
+func (sc *Schedule) comm(t *Task) Comm {
+	if sc.GradCommunicator && t.Kind == AllGather {
+		return CommParams
+	}
+	return CommGroup
 }
 
 // CommBucket is one bucket of one parameter group's buffer: the unit of
@@ -227,7 +241,8 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 		return nil, err
 	}
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
-		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum)}
+		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum),
+		GradCommunicator: memory.GradientCommunicator(s)}
 	b := &builder{sc: sc, s: s, host: newHostPlan(s)}
 	if sc.Stage == 3 {
 		err = b.stage3()

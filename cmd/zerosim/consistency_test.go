@@ -784,14 +784,18 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 // model lets it through) and leaves it out, as run --require-fit rejects
 // it; every row plan lists passes run --require-fit. The case: seed000-k4
 // at ZeRO-3, K=1, under FSDP1 with fp32 reductions (reduce-scatters of
-// twice the all-gathers' bytes, which pile up behind the slow network:
-// FSDP1 does not bound them, memory/inflight.go): 3,960,027,136 B walked,
-// 4,664,777,728 B replayed, against 4,300,000,000 B. (The stacks that bound
-// their reduce-scatters, the default among them, walk what they replay.)
+// twice the all-gathers' bytes) and two backward gathers prefetched: the
+// reduce-scatters wait on the shard group's one communicator behind both
+// gathers, so two units' gradients stay unreduced while the next backward
+// computes, and FSDP1 does not bound them (memory/inflight.go):
+// 4,194,944,000 B walked, 4,899,694,592 B replayed, against
+// 4,300,000,000 B. (The stacks that bound their reduce-scatters, the
+// default among them, walk what they replay. With one backward gather
+// prefetched the queue holds one unit's gradients, as the walk does.)
 func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 	const mem = "cluster.gpu_memory=4300000000B"
-	fsdp1 := []string{"communication.boundary=fsdp1", "training.reduce_dtype=fp32"}
-	flags := []string{"plan", "seed000-k4", "--format", "json", "--set", mem, "--set", fsdp1[0], "--set", fsdp1[1], "--global-batch", "8", "--stages", "3",
+	fsdp1 := []string{"communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}
+	flags := []string{"plan", "seed000-k4", "--format", "json", "--set", mem, "--set", fsdp1[0], "--set", fsdp1[1], "--set", fsdp1[2], "--global-batch", "8", "--stages", "3",
 		"--recompute", "none", "--algorithms", "ring", "--prefetch", "1"}
 	var raw struct {
 		Rows     []map[string]any `json:"rows"`
@@ -851,8 +855,9 @@ func TestPlanCPRowsRun(t *testing.T) {
 //     memory/inflight.go) walks what it replays, so the memory model
 //     rejects one node fewer too (8.25 GiB on 7 nodes, 7.82 on 8).
 //   - seed000-k4 on 4,300,000,000-byte GPUs under FSDP1 with fp32
-//     reductions, whose reduce-scatters pile up behind the slow network
-//     (FSDP1 bounds none): the model fits one node fewer than plan names,
+//     reductions and two backward gathers prefetched, whose reduce-scatters
+//     queue behind them (FSDP1 bounds none, TestPlanListsOnlyWhatRunFits):
+//     the model fits one node fewer than plan names,
 //     where the replayed step does not fit, so the node count must be the
 //     replay's.
 func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
@@ -866,7 +871,7 @@ func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
 		doc           bool // docs/sweeps.md quotes the case
 	}{
 		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB"}, 1, false, true},
-		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 2, true, false},
+		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}, 2, true, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var raw struct {
@@ -924,9 +929,9 @@ func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
 // rejects 7 nodes and 25 layers too (its stack, reshard, bounds the
 // reduce-scatters in flight and the model walks what the replay holds,
 // memory/inflight.go). seed000-k4 on 4,300,000,000-byte GPUs under FSDP1
-// with fp32 reductions, whose reduce-scatters queue behind the all-gathers
-// on the slow network with nothing in FSDP1 bounding them
-// (TestPlanListsOnlyWhatRunFits): the model alone fits 4 nodes and 11
+// with fp32 reductions and two backward gathers prefetched, whose
+// reduce-scatters queue behind them with nothing in FSDP1 bounding them
+// (TestPlanListsOnlyWhatRunFits): the model alone fits 4 nodes and 10
 // layers, the replay neither, so the replay decides.
 func TestFitAnswersRun(t *testing.T) {
 	for _, tc := range []struct {
@@ -940,7 +945,7 @@ func TestFitAnswersRun(t *testing.T) {
 		doc bool
 	}{
 		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB", "training.recompute=full"}, 0, 0, false},
-		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 4, 11, true},
+		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}, 4, 10, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			args := []string{"fit", tc.file, "--format", "json"}
