@@ -274,6 +274,24 @@ func (d *dsReader) read(m map[string]any) error {
 			if v := m[k]; v == nil || v == false {
 				continue
 			}
+			if k == "tensor_parallel" {
+				// AutoTP splits each layer over autotp_size GPUs (0 or 1:
+				// off; TPTrainingConfig.autotp_size,
+				// deepspeed/runtime/tensor_parallel/config.py at dsCommit),
+				// and the data-parallel size becomes the GPUs over it: a
+				// pure data-parallel scenario of all the GPUs would be
+				// that many times off, as Megatron's importer refuses TP.
+				if tp, ok := m[k].(map[string]any); ok {
+					if n, ok := tp["autotp_size"].(json.Number); ok {
+						if v, err := n.Int64(); err == nil && v > 1 {
+							return d.errorf("tensor_parallel.autotp_size %d: tensor parallelism (AutoTP) is not modelled (zerosim simulates pure data parallelism, and the data-parallel size would be the GPUs over %d); set autotp_size 1, or remove tensor_parallel, to import the run without it", v, v)
+						}
+						if v, err := n.Int64(); err == nil && v <= 1 && len(tp) == 1 {
+							continue // AutoTP off, nothing else set
+						}
+					}
+				}
+			}
 			if k == "data_types" && d.dataTypesMatch(m[k], dtype.v) {
 				continue
 			}

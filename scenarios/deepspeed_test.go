@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -192,6 +193,9 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 		want []string
 	}{
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 4}}`, DeepSpeedOptions{}, []string{"zero_optimization.stage=4 is out of range (use 0 to 3)"}},
+		// AutoTP over 4 GPUs makes the data-parallel size the GPUs over
+		// 4: refused, as Megatron's importer refuses TP.
+		{`{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 1}, "tensor_parallel": {"autotp_size": 4}}`, DeepSpeedOptions{}, []string{"tensor_parallel.autotp_size 4: tensor parallelism (AutoTP) is not modelled", "set autotp_size 1"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "reduce_bucket": 1}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket is not a key", "check the spelling"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket_size is \"auto\"", "pass --hf config.json"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}`, DeepSpeedOptions{}, []string{"zero_optimization.stage3_prefetch_bucket_size is \"auto\"", "pass --hf"}},
@@ -350,6 +354,25 @@ func TestDeepSpeedStageLaxInt(t *testing.T) {
 			t.Errorf("stage %s: %v, want it to name zero_optimization.stage and 0 to 3", c.stage, err)
 		case c.want >= 0 && (err != nil || d.Stage != c.want):
 			t.Errorf("stage %s: %v, stage %v; want %d", c.stage, err, d, c.want)
+		}
+	}
+}
+
+// TestImportDeepSpeedAutoTPOff: autotp_size 0 (DeepSpeed's default) or 1
+// is AutoTP off: imported without a note, as if the section were absent;
+// a section with more than autotp_size is noted.
+func TestImportDeepSpeedAutoTPOff(t *testing.T) {
+	for _, c := range []struct {
+		tp   string
+		note bool
+	}{{`{"autotp_size": 0}`, false}, {`{"autotp_size": 1}`, false}, {`{"autotp_size": 1, "tp_overlap_comm": true}`, true}} {
+		imp, err := ImportDeepSpeed("ds.json", []byte(`{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 1}, "tensor_parallel": `+c.tp+`}`), DeepSpeedOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tp, err)
+		}
+		noted := slices.ContainsFunc(imp.Notes, func(n string) bool { return strings.HasPrefix(n, "tensor_parallel: ") })
+		if noted != c.note {
+			t.Errorf("%s: noted %v, want %v (notes %q)", c.tp, noted, c.note, imp.Notes)
 		}
 	}
 }
