@@ -606,9 +606,9 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		// local copy and crosses no link). One phase, one step of
 		// latency, ⌈S/n⌉ per ordered pair; the algorithm does not apply.
 		p.Algo = PointToPoint
-		if pairs := int64(n) * int64(n-1); pairs > MaxAllToAllPairs {
-			return nil, fmt.Errorf("collectives: alltoall: %d ranks send to %d ordered pairs, more than the %d zerosim lowers in 2 s and 0.5 GB (use at most %d ranks)",
-				n, pairs, int64(MaxAllToAllPairs), MaxAllToAllRanks)
+		if n > MaxAllToAllRanks {
+			return nil, fmt.Errorf("collectives: alltoall: %d ranks send to %d ordered pairs, more than the %d of %d ranks zerosim lowers in 2 s and 0.5 GB (use at most %d ranks)",
+				n, int64(n)*int64(n-1), int64(MaxAllToAllRanks)*(MaxAllToAllRanks-1), MaxAllToAllRanks, MaxAllToAllRanks)
 		}
 		ph := Phase{Name: "alltoall", Steps: 1, a2a: n}
 		ph.Bytes = ph.bytesFor(S)
@@ -668,10 +668,7 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 // 512, and ran out of memory at 1,024 (QA, 2026-11-29). Expert-parallel
 // groups and ZeRO++ qgZ's rail groups (one rank per node: 2,048 at
 // 16,384 GPUs) stay within it.
-const (
-	MaxAllToAllRanks = 2048
-	MaxAllToAllPairs = MaxAllToAllRanks * (MaxAllToAllRanks - 1)
-)
+const MaxAllToAllRanks = 2048
 
 // begin starts lowering phase ph of n transfers.
 func (lw *lowering) begin(ph *Phase, n int) error {

@@ -58,8 +58,12 @@ import "github.com/zerosim/zerosim/scenarios"
 //   - DeepSpeed ZeRO-1 and 2 reduce and gather over dp_process_group
 //     (stage_1_and_2.py), after each other: the gather follows the step.
 //
-// The default boundary, reshard (the seeds' schedule), keeps one
-// communicator, as the memory model counts.
+// The default boundary, reshard (the seeds' schedule, and what zerosim
+// import deepspeed and the ZeRO++ keys resolve to), keeps one
+// communicator: with DeepSpeed's bound on reduce-scatters in flight
+// (ReduceScatterLags) it is DeepSpeed's ZeRO-3 from v0.19.3 (02663d6e),
+// which reduces over the parameters' group, while boundary: deepspeed is
+// the versions before it, which the validation rows ran.
 func GradientCommunicator(s *scenarios.Scenario) bool {
 	return s.Parallelism.Stage == 3 && s.Communication.Boundary == scenarios.BoundaryDeepSpeed
 }

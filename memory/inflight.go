@@ -41,16 +41,17 @@ import (
 //	          instead. reshard, the seeds' schedule, is what `zerosim import
 //	          deepspeed` and the ZeRO++ keys (DeepSpeed's alone) resolve to,
 //	          and its stage-3 memory follows DeepSpeed's: it takes DeepSpeed's
-//	          bound.
+//	          bound (and, on one communicator, is DeepSpeed from v0.19.3:
+//	          GradientCommunicator).
 //	fsdp2, fsdp2_head  n = 1. FSDP2's post_backward makes the compute stream
 //	          wait for the previous unit's reduce-scatter event before it
 //	          issues its own ("self.device_handle.current_stream().
 //	          wait_event(self.comm_ctx.reduce_scatter_state.event)" in
 //	          FSDPParamGroup.post_backward, torch/distributed/fsdp/
 //	          _fully_shard/_fsdp_param_group.py at pytorch/pytorch
-//	          002a76fbfea0ac0f199e4b8e2a0691074796c908; zero/schedule.go
-//	          cites the same line at 415cc262, under torch/distributed/
-//	          _composable/fsdp/): one in flight.
+//	          002a76fbfea0ac0f199e4b8e2a0691074796c908, the same line as
+//	          at 415cc262 under torch/distributed/_composable/fsdp/): one
+//	          in flight.
 //	fsdp1     unbounded. FSDP1's _post_backward_hook issues the
 //	          reduce-scatter on the post-backward stream after
 //	          "state._streams["post_backward"].wait_stream(torch.cuda.

@@ -969,11 +969,12 @@ func (e *Engine) recompute(seeds []resUse, self *Flow) {
 // start and end of one instant, before the clock moves on (true): a
 // thousand collectives that start together on one fabric then cost one
 // progressive filling of their component, not a thousand (a replay of
-// 1,024 ranks with K = 2 and one slowed GPU, every rank simulated: 25 s,
-// 0.46 s deferred). Both give every flow its max–min fair rate whenever
-// time passes; where the saturation order of resources at equal fair
-// levels differs, integer rounding can move an end by a few picoseconds.
-// Rate and Remaining settle the deferred rates first.
+// 1,024 ranks with K = 2 and one slowed GPU, every rank simulated: 25.3 s,
+// 0.59 s deferred; docs/performance.md). Both give every flow its max–min
+// fair rate whenever time passes. The order in which resources at equal
+// fair levels saturate may differ, which integer rounding could turn into
+// a different end; TestDeferRates finds none over 6,400 flows with ties.
+// Rate, Remaining and RunUntil settle the deferred rates first.
 func (e *Engine) SetDeferRates(on bool) {
 	e.settle()
 	e.deferRates = on
@@ -995,10 +996,15 @@ func (e *Engine) settle() {
 	if len(e.deferred) == 0 {
 		return
 	}
+	// Emptied before recompute runs: a tracer that asks a Rate from
+	// within it finds nothing to settle.
 	seeds := e.deferred
+	e.deferred = nil
 	e.recompute(seeds, nil)
 	clear(seeds)
-	e.deferred = seeds[:0]
+	if e.deferred == nil {
+		e.deferred = seeds[:0]
+	}
 }
 
 // recomputeClass is recompute for a connected set of flows that are all of

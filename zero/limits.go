@@ -27,9 +27,9 @@ import (
 // shard groups' collectives share every NIC, re-rates its contended flows
 // once per instant at which some start or end (sim.Engine.SetDeferRates;
 // `zerosim run gpt3-175b-16k --full`, GPT-3 175B, ZeRO-3, every rank: 4,096
-// ranks at K = 2 in 0.9 s, 8,192 at K = 4 in 1.4 s; 8.3 s and more than
-// 27 s while each start re-rated them, docs/performance.md "Since:
-// contended fabrics").
+// ranks at K = 2 in 0.9 s, 8,192 at K = 4 in 1.4 s, where each start
+// re-rating them took 8.3 s and, at c95fabd, 27.2 s; docs/performance.md,
+// "Since: contended fabrics" and "Since: one re-rating per instant").
 const (
 	// MaxTasks bounds the tasks of one step's schedule (computations and
 	// collectives of one rank).

@@ -213,7 +213,10 @@ type LatencyTerm struct {
 // LatencyBound reports whether the step's exposed communication is mostly
 // NCCL's per-collective latency: communication is exposed for at least a
 // quarter of the step (averaged over the ranks) and the latency term is at
-// least half of the model's time of the busiest rank's collectives.
+// least half of the model's time of the busiest rank's collectives. The
+// two fractions choose when run's findings raise it, not any time: they
+// are zerosim's, not measured (the finding replays its levers, which is
+// what it reports).
 func (r *Result) LatencyBound() bool {
 	if r.Latency == nil || r.StepTime <= 0 || len(r.Ranks) == 0 {
 		return false

@@ -108,3 +108,66 @@ func TestStragglerCausedIsTheTablesWaiting(t *testing.T) {
 		})
 	}
 }
+
+// With K = 2 the slow rank 3 is last at its own shard group's collectives
+// and at its inter group's all-reduces ({3, 11}), and rank 11, late in
+// turn, is last at some of the other shard group's: the straggler's share
+// is the waiting, as the table counts it, at the instances where rank 3
+// arrived last (the first in member order among equals), found here from
+// the spans and the groups' members.
+func TestStragglerCausedWithK(t *testing.T) {
+	const slow = 3
+	s := cluster(2, 8, 1, 2, 8)
+	s.Communication.BucketSize = 5e6
+	s.Cluster.GPUOverrides = []scenarios.GPUOverride{{Rank: slow, Speed: 0.9}}
+	res, err := Replay(s, Options{KeepSpans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := res.Schedule
+	arrive := func(r int, task int32) units.Duration {
+		for _, sp := range res.Spans[r] {
+			if sp.Task == task {
+				return sp.Arrive
+			}
+		}
+		t.Fatalf("rank %d never ran task %d", r, task)
+		return 0
+	}
+	// lastOf is the member of rank r's instance of task t that arrived
+	// last.
+	lastOf := func(r int, task int32) int {
+		g := sc.Tasks[task].Group
+		for i := range groupCount(sc, g) {
+			m := sc.groupMembers(g, i)
+			if !slices.Contains(m, r) {
+				continue
+			}
+			l := m[0]
+			for _, x := range m {
+				if arrive(x, task) > arrive(l, task) {
+					l = x
+				}
+			}
+			return l
+		}
+		t.Fatalf("rank %d is in no instance of task %d", r, task)
+		return -1
+	}
+	var want units.Duration
+	others := false
+	for r, spans := range res.Spans {
+		if r == slow {
+			continue
+		}
+		w := sweepWaiting(sc, spans, func(task int32) bool { return lastOf(r, task) == slow })
+		want += w
+		others = others || (r >= 8 && w > 0)
+	}
+	if want == 0 || !others {
+		t.Fatalf("waits for rank %d: %v, from the other shard group: %v; the case tests nothing", slow, want, others)
+	}
+	if st := res.Straggler; st == nil || st.Rank != slow || st.Caused != want {
+		t.Errorf("straggler %+v; want rank %d, caused %v", st, slow, want)
+	}
+}

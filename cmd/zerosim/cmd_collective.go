@@ -369,7 +369,7 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 		for _, g := range groups {
 			if len(g) > collectives.MaxAllToAllRanks {
 				return nil, nil, nil, inputError{fmt.Errorf("--op alltoall over %d ranks: zerosim lowers an all-to-all pair by pair, at most %d ranks (%d ordered pairs); use fewer --nodes or --gpus-per-node, or --group intra or inter",
-					len(g), collectives.MaxAllToAllRanks, int64(collectives.MaxAllToAllPairs))}
+					len(g), collectives.MaxAllToAllRanks, int64(collectives.MaxAllToAllRanks)*(collectives.MaxAllToAllRanks-1))}
 			}
 		}
 	}
