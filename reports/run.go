@@ -195,7 +195,7 @@ func (run *Run) headline() [][2]string {
 		{"symmetric fast path", sym},
 		{"step time", stepText(r)},
 		{"tokens/s per GPU", tokensText(r, s)},
-		{"utilization", utilizationText(r.Utilization) + windowUtilization(s, r.Utilization)},
+		{"utilization", utilizationText(r.Utilization) + windowUtilization(s, r.Utilization) + fp8Utilization(s, r.Utilization)},
 		{"fits in GPU memory", run.Fit().String()},
 		{"zerosim", ReadBuild().String()},
 	}
@@ -596,6 +596,19 @@ func windowUtilization(s *scenarios.Scenario, u zero.Utilization) string {
 	return fmt.Sprintf("; counting attention as the kernels run it (the causal half, over the windows), the GPU executes %.1f %% of its peak", 100*u.Executed)
 }
 
+// fp8Utilization is, under an fp8 recipe, what MFU is over: the bf16 peak,
+// as torchtitan reports it whatever the float8 setting (get_peak_flops in
+// torchtitan/tools/utils.py at 238fa99 returns the bf16 peak), so fp8
+// GEMMs can take it past 100 %; and MFU over cluster.peak_fp8. ""
+// otherwise.
+func fp8Utilization(s *scenarios.Scenario, u zero.Utilization) string {
+	c := s.Cluster
+	if s.Training.FP8 == scenarios.FP8None || c.PeakFP8 <= 0 || c.PeakBF16 <= 0 || u.MFU == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; with fp8 GEMMs MFU is over the bf16 peak, as torchtitan reports it; over peak_fp8 it is %.1f %%", 100*u.MFU*float64(c.PeakBF16)/float64(c.PeakFP8))
+}
+
 // table is a header and rows of cells, rendered as a terminal table or as
 // HTML; left marks the left-aligned (text) columns.
 type table struct {
@@ -721,10 +734,8 @@ func (run *Run) phaseTable() *table {
 	var coll int
 	var logical, sent int64
 	var wire [topology.NumClasses]int64
-	var algos []zero.AlgoCount
 	for _, p := range r.Phases {
 		row := []string{p.Phase.String(), commas(int64(p.Collectives)), algoNames(p.Algos), b(p.Logical), b(p.Sent)}
-		algos = zero.MergeAlgos(algos, p.Algos)
 		for _, c := range classes {
 			row = append(row, b(p.Wire[c]))
 			wire[c] += p.Wire[c]
@@ -739,9 +750,17 @@ func (run *Run) phaseTable() *table {
 		sent += p.Sent
 		t.Rows = append(t.Rows, row)
 	}
-	all1 := algoNames(algos) // the total names an algorithm only when every phase ran it
-	if strings.Contains(all1, ", ") {
-		all1 = ""
+	// The total names an algorithm only when every phase's cell names
+	// that one alone.
+	all1 := ""
+	if len(t.Rows) > 0 {
+		all1 = t.Rows[0][2]
+		for _, r := range t.Rows {
+			if r[2] != all1 || strings.Contains(all1, ", ") {
+				all1 = ""
+				break
+			}
+		}
 	}
 	foot := []string{"total", commas(int64(coll)), all1, b(logical), b(sent)}
 	// Two names in a row wrap, within maxColumns beside the longest

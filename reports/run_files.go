@@ -41,11 +41,11 @@ func orList(s []string) string {
 func RenderRunTrace(run *Run) (OutputFile, error) {
 	// About 250 bytes a slice: gpt3-175b-16k's ZeRO-1 trace is 282 MB of
 	// 1.13 M slices, most of them collectives with their args.
-	slices := 0
+	n := 0
 	for _, spans := range run.Result.Spans[:min(len(run.Result.Spans), TraceMaxRanks)] {
-		slices += len(spans)
+		n += len(spans)
 	}
-	return renderSized("trace.json", slices*256+1<<20, func(w io.Writer) error { return writeTrace(w, run.Result, 0) })
+	return renderSized("trace.json", n*256+1<<20, func(w io.Writer) error { return writeTrace(w, run.Result, 0) })
 }
 
 // RenderRunFiles renders the files of the kinds in want, and only those

@@ -1021,3 +1021,17 @@ func TestLatencyBoundFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8Utilization: under an fp8 recipe run says its MFU is over the
+// bf16 peak (as torchtitan reports it) and gives it over peak_fp8 too:
+// the default's H100 is 989 and 1,979 TFLOPS dense; without fp8, nothing.
+func TestFP8Utilization(t *testing.T) {
+	run := exampleRun(t, "default", "training.fp8=te")
+	want := fmt.Sprintf("; with fp8 GEMMs MFU is over the bf16 peak, as torchtitan reports it; over peak_fp8 it is %.1f %%", 100*run.Result.Utilization.MFU*989e12/1979e12)
+	if line := headlineValue(run, "utilization"); !strings.HasSuffix(line, want) {
+		t.Errorf("utilization %q, want it to end %q", line, want)
+	}
+	if line := headlineValue(exampleRun(t, "default"), "utilization"); strings.Contains(line, "peak_fp8") {
+		t.Errorf("utilization without fp8: %q", line)
+	}
+}

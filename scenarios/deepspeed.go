@@ -281,12 +281,20 @@ func (d *dsReader) read(m map[string]any) error {
 				// and the data-parallel size becomes the GPUs over it: a
 				// pure data-parallel scenario of all the GPUs would be
 				// that many times off, as Megatron's importer refuses TP.
+				// The int as pydantic reads it: 4, 4.0 or "4".
 				if tp, ok := m[k].(map[string]any); ok {
-					if n, ok := tp["autotp_size"].(json.Number); ok {
-						if v, err := n.Int64(); err == nil && v > 1 {
+					raw := ""
+					switch v := tp["autotp_size"].(type) {
+					case json.Number:
+						raw = v.String()
+					case string:
+						raw = v
+					}
+					if v, ok := pydanticLaxInt(raw); ok {
+						if v > 1 {
 							return d.errorf("tensor_parallel.autotp_size %d: tensor parallelism (AutoTP) is not modelled (zerosim simulates pure data parallelism, and the data-parallel size would be the GPUs over %d); set autotp_size 1, or remove tensor_parallel, to import the run without it", v, v)
 						}
-						if v, err := n.Int64(); err == nil && v <= 1 && len(tp) == 1 {
+						if len(tp) == 1 {
 							continue // AutoTP off, nothing else set
 						}
 					}

@@ -196,6 +196,8 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 		// AutoTP over 4 GPUs makes the data-parallel size the GPUs over
 		// 4: refused, as Megatron's importer refuses TP.
 		{`{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 1}, "tensor_parallel": {"autotp_size": 4}}`, DeepSpeedOptions{}, []string{"tensor_parallel.autotp_size 4: tensor parallelism (AutoTP) is not modelled", "set autotp_size 1"}},
+		{`{"train_micro_batch_size_per_gpu": 2, "tensor_parallel": {"autotp_size": "4"}}`, DeepSpeedOptions{}, []string{"tensor_parallel.autotp_size 4: tensor parallelism (AutoTP) is not modelled"}},
+		{`{"train_micro_batch_size_per_gpu": 2, "tensor_parallel": {"autotp_size": 4.0}}`, DeepSpeedOptions{}, []string{"tensor_parallel.autotp_size 4: tensor parallelism (AutoTP) is not modelled"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "reduce_bucket": 1}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket is not a key", "check the spelling"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket_size is \"auto\"", "pass --hf config.json"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}`, DeepSpeedOptions{}, []string{"zero_optimization.stage3_prefetch_bucket_size is \"auto\"", "pass --hf"}},

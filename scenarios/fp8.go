@@ -67,15 +67,14 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 	}
 	if !l.has("training.fp8") {
 		t.FP8 = FP8None
+	} else if err := oneOf(l, "training.fp8", t.FP8, FP8None, FP8TE, FP8TorchAO); err != nil {
+		return err
 	}
 	if l.has("training.fp8_all_gather") && t.FP8 != FP8TorchAO {
 		return l.errPath("training.fp8_all_gather", fmt.Sprintf("fp8_all_gather is torchao's enable_fsdp_float8_all_gather, and training.fp8 is %s (set fp8: torchao, or delete the key)", t.FP8))
 	}
 	if t.FP8 == FP8None {
 		return nil
-	}
-	if err := oneOf(l, "training.fp8", t.FP8, FP8None, FP8TE, FP8TorchAO); err != nil {
-		return err
 	}
 	if t.FP8 != FP8None && c.PeakFP8 <= 0 {
 		gpu := "this GPU"

@@ -704,17 +704,21 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 		if l.has("parallelism.cp") && p.CP != 1 {
 			at = "parallelism.cp"
 		}
-		auto := "dp: auto"
-		// A --set of the cluster's size is what made them differ: the
-		// fix is a --set too (compare --vary cluster.nodes=… applies
-		// each value as one).
-		for _, k := range []string{"cluster.nodes", "cluster.gpus_per_node"} {
-			if l.bySet(k) {
-				if e, ok := l.idx[k]; ok {
-					at, auto = k, "--set parallelism.dp=auto"
-					return l.errAt(e.val, fmt.Sprintf("dp·cp=%d does not equal nodes·gpus_per_node=%d (use dp·cp = %d, or %s to fill the cluster)", n, gpus, gpus, auto))
+		// Blame a --set of the cluster's size when dp and cp came from
+		// the file (compare --vary cluster.nodes=… applies each value as
+		// one), and spell the fix as the input that is to change gives it.
+		dpSet := l.bySet("parallelism.dp") || l.bySet("parallelism.cp")
+		if !dpSet {
+			for _, k := range []string{"cluster.nodes", "cluster.gpus_per_node"} {
+				if l.bySet(k) {
+					at, dpSet = k, true
+					break
 				}
 			}
+		}
+		auto := "dp: auto"
+		if dpSet {
+			auto = "--set parallelism.dp=auto"
 		}
 		return l.errPath(at, fmt.Sprintf("dp·cp=%d does not equal nodes·gpus_per_node=%d (use dp·cp = %d, or %s to fill the cluster)", n, gpus, gpus, auto))
 	}

@@ -1187,7 +1187,7 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 	}
 	t.FP8 = FP8TorchAO
 	t.src("fp8", src)
-	ag, _, err := d.bool(false, "quantize.linear.float8.enable_fsdp_float8_all_gather", "float8.enable_fsdp_float8_all_gather")
+	ag, agk, err := d.bool(false, "quantize.linear.float8.enable_fsdp_float8_all_gather", "float8.enable_fsdp_float8_all_gather")
 	if err != nil {
 		return err
 	}
@@ -1204,7 +1204,7 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 		t.src("fp8_all_gather", fmt.Sprintf("float8 recipe %s: no fp8 all-gather", strconv.Quote(recipe)))
 	case !ag:
 		t.FP8BF16Gather = true
-		t.src("fp8_all_gather", "enable_fsdp_float8_all_gather false (default)")
+		t.src("fp8_all_gather", d.show(agk, "enable_fsdp_float8_all_gather false (default)"))
 	}
 	filter, fk, err := d.strList("quantize.linear.float8.filter_fqns")
 	if err != nil {

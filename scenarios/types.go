@@ -202,10 +202,14 @@ type Training struct {
 	// FP8 is the fp8 recipe: none (default), te (Transformer Engine) or
 	// torchao (float8 with FSDP2 fp8 all-gather); see FP8TE, FP8TorchAO.
 	FP8 FP8Recipe `yaml:"fp8,omitempty"`
-	// FP8AllGather (torchao only; default true) is torchao's
+	// FP8AllGather (torchao only) is torchao's
 	// enable_fsdp_float8_all_gather: FSDP2 gathers the block weights in
 	// fp8. false: the GEMMs run in fp8, the weights are gathered and held
-	// in bf16 (torchtitan's default; FP8Gather).
+	// in bf16 (FP8Gather). Its default here, true, keeps what fp8: torchao
+	// has meant (the validation rows' float8 runs gather in fp8); torchao's
+	// Float8LinearConfig and torchtitan default to false (torchao/float8/
+	// config.py @ 11ce634705af1972320a8488d3e2ca223dcb0372), which zerosim
+	// import torchtitan writes.
 	FP8AllGather *bool `yaml:"fp8_all_gather,omitempty"`
 	// MFU, when given, is the model FLOPs utilization the step must reach
 	// (PaLM's 6N + 12·L·H·Q·s per token over the peak): the replay fits the

@@ -25,7 +25,10 @@ type Lever struct {
 // groups (parallelism.k 8×, else 4× or 2× s's, the first zerosim runs: at
 // stages 1–2 Megatron's distributed optimizer instances, HSDP replicas at
 // 3; none at stage 0, which shards nothing). A change zerosim does not run
-// is left out.
+// is left out. The factors are zerosim's choice, not a source's: large
+// enough to show each lever's effect in one replay each (40 MB buckets to
+// 200 MB; K to the largest of 8×, 4×, 2× that divides the ranks), and what
+// the finding reports is the replayed step, not a prediction.
 func LatencyLevers(src Source, s *scenarios.Scenario) []Lever {
 	var out []Lever
 	try := func(set string) bool {

@@ -148,14 +148,6 @@ type AlgoCount struct {
 	Count int
 }
 
-// MergeAlgos adds the counts of more to list (both in Algo order).
-func MergeAlgos(list, more []AlgoCount) []AlgoCount {
-	for _, a := range more {
-		list = addAlgo(list, a.Algo, a.Count)
-	}
-	return list
-}
-
 // addAlgo adds n collectives of algorithm a to list, kept in Algo order.
 func addAlgo(list []AlgoCount, a collectives.Algo, n int) []AlgoCount {
 	i, found := slices.BinarySearchFunc(list, a, func(c AlgoCount, a collectives.Algo) int { return cmp.Compare(c.Algo, a) })
