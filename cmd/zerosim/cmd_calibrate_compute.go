@@ -364,6 +364,16 @@ func unreachable(err error, s *scenarios.Scenario, trace bool) string {
 	if !errors.As(err, &u) {
 		return plain(err)
 	}
+	if u.Floor {
+		// No efficiency in the search's range reproduces the measurement:
+		// the scenario at its floor is still faster than measured.
+		what := "the measured " + u.Measured.String()
+		if trace {
+			what = "the trace " + u.Measured.String()
+		}
+		return fmt.Sprintf("cannot be reached at efficiency ≥ %g: even at %g the %s of %s takes %v, less than %s; the measurement is likely of another workload: check the scenario's model, batch (micro_batch, grad_accum, seq_len) and GPUs against the measured run's",
+			zero.MinEfficiency, zero.MinEfficiency, u.What, s.Name, u.Best, what)
+	}
 	fix := "check that it is the time of one optimizer step (every micro-step) and the scenario's cluster.peak_bf16, links and model"
 	if trace {
 		fix = "check that the trace is of this scenario's run, and the scenario's cluster.peak_bf16 and model"
