@@ -183,6 +183,9 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 	if ss.Reserved <= 0 {
 		return nil, nil, nil
 	}
+	if msg := peakAboveGPU("reserved", ss.Reserved, s); msg != "" {
+		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %s", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), msg)}
+	}
 	r, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return nil, nil, a.replayError(err)
