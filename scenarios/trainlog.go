@@ -236,6 +236,45 @@ type TrainLog struct {
 	// line: allocated memory, shown, never fitted.
 	MaxAllocated     int64
 	MaxAllocatedLine int
+	// Run is what the log states about its run beside its steps.
+	Run RunFacts
+}
+
+// RunFacts is what a training log states about the run it logs, 0 where it
+// states nothing: calibrate compares it with the scenario (CheckRun) so
+// that another run's log is not fitted to it.
+type RunFacts struct {
+	// GlobalBatch is the sequences of one optimizer step (micro batch ×
+	// gradient accumulation × data-parallel size): Megatron's "global batch
+	// size:" of its last iteration line, or its global_batch_size argument;
+	// torchtitan's "global batch size" of its start line; DeepSpeed's
+	// train_batch_size. GlobalBatchLine is its line, GlobalBatchWhat what
+	// the log calls it.
+	GlobalBatch     int64
+	GlobalBatchLine int
+	GlobalBatchWhat string
+	// WorldSize is Megatron's world_size argument: every GPU of the run.
+	WorldSize     int64
+	WorldSizeLine int
+	// SeqLen is Megatron's seq_length argument or torchtitan's "sequence
+	// length"; SeqLenWhat what the log calls it.
+	SeqLen     int64
+	SeqLenLine int
+	SeqLenWhat string
+	// Params is torchtitan's "size: N total parameters" (the whole
+	// model's, counted before it is sharded).
+	Params     int64
+	ParamsLine int
+	// DeviceGiB is the GPU's memory as torch reports it
+	// (get_device_properties().total_memory, GiB): torchtitan's
+	// "capacity: … with X GiB memory" line, or its metrics line's memory
+	// over its percentage of the device (DeviceMemoryMonitor: 100 ·
+	// reserved peak / total_memory; torchtitan/components/metrics.py at
+	// b5bcd76c). DeviceWhat says which; DeviceLine is its line.
+	DeviceGiB  float64
+	DeviceLine int
+	DeviceWhat string
+	pct        float64 // the percentage DeviceGiB came from (0: none)
 }
 
 // HFTrainSummary is the Hugging Face Trainer's final speed_metrics line.
@@ -254,10 +293,19 @@ var (
 	ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 	titanLine  = regexp.MustCompile(`(?:^|[^A-Za-z_])step:\s*(\d{1,18})\s+loss:`)
 	titanTPS   = regexp.MustCompile(`\s(?:tps|wps):\s*([0-9][0-9,]{0,30})(?:\s|$)`)
-	titanMem   = regexp.MustCompile(`\smemory:\s*([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB`)
+	titanMem   = regexp.MustCompile(`\smemory:\s*([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB(?:\(([0-9]{1,3}(?:\.[0-9]{1,9})?)%\))?`)
 	megaLine   = regexp.MustCompile(`(?:^|\s)iteration\s+(\d{1,18})/\s*\d{1,18}\s*\|`)
 	megaTime   = regexp.MustCompile(`\|\s*elapsed time per iteration \(ms\):\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)\s*\|`)
 	megaMem    = regexp.MustCompile(`memory \(MB\) \|.*\| max reserved:\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)`)
+	megaGBS    = regexp.MustCompile(`\|\s*global batch size:\s*(\d{1,18})\s*\|`)
+	// What a log states of its run (RunFacts): Megatron's and DeepSpeed's
+	// argument dumps ("  world_size ........ 8"), torchtitan's start,
+	// model size and device capacity lines.
+	argDump     = regexp.MustCompile(`(?:^|\s)(global_batch_size|world_size|seq_length|train_batch_size) (\.{1,48}) (\d{1,18})\s*$`)
+	titanGBS    = regexp.MustCompile(`with local batch size \d{1,18},.*\sglobal batch size (\d{1,18})(?:,|$)`)
+	titanSeq    = regexp.MustCompile(`with local batch size \d{1,18},.*\ssequence length (\d{1,18})(?:,|$)`)
+	titanParams = regexp.MustCompile(`\ssize:\s*([0-9][0-9,]{0,30}) total parameters`)
+	titanCap    = regexp.MustCompile(`\scapacity: .* with ([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB memory`)
 	// tqdm's bar without a description: "  5%|▌    | 50/1000 [01:40<31:40,  2.00s/it]".
 	hfBar     = regexp.MustCompile(`^\s*(?:\d{1,3}%\|[^|]*\|\s*)?(\d{1,18})/(\d{1,18})\s*\[[0-9:]{1,20}<[0-9:?]{1,20},\s*([0-9]{1,12}(?:\.[0-9]{1,9})?)(s/it|it/s)(?:[],]|$)`)
 	hfSummary = regexp.MustCompile(`'train_runtime':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?,.*'train_steps_per_second':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?`)
@@ -353,6 +401,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := strings.TrimRight(ansiEscape.ReplaceAllString(string(raw), ""), "\r")
 		at := n + 1
+		l.Run.read(line, at)
 		if blk != nil {
 			if m := compKV.FindStringSubmatch(line); m != nil {
 				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
@@ -457,6 +506,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 					return nil, fmt.Errorf("%s:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, mm[1])
 				}
 				st.Reserved, st.Memory = int64(math.Round(gib*(1<<30))), true
+				l.Run.devicePct(gib, mm[2], at)
 			}
 			if err := add(TrainLogTorchtitan, st); err != nil {
 				return nil, err
@@ -475,6 +525,11 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			ms, err := strconv.ParseFloat(t[1], 64)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, t[1])
+			}
+			if g := megaGBS.FindStringSubmatch(line); g != nil {
+				if v, err := strconv.ParseInt(g[1], 10, 64); err == nil && v > 0 {
+					l.Run.GlobalBatch, l.Run.GlobalBatchLine, l.Run.GlobalBatchWhat = v, at, "global batch size"
+				}
 			}
 			if err := add(TrainLogMegatron, TrainLogStep{Line: at, Step: step, TimeMS: ms}); err != nil {
 				return nil, err
@@ -573,6 +628,77 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"), NeMo's (\"Training epoch 0, iteration 9/99 | … | train_step_timing in s: …\", or its progress bar's \"…, train_step_timing in s=…]\", with TimingCallback among the trainer's callbacks) or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
 	return l, nil
+}
+
+// read records what line states of the run (RunFacts); a figure out of
+// range is not a statement and is skipped. Each pattern runs only on lines
+// holding its literal.
+func (f *RunFacts) read(line string, at int) {
+	num := func(v string) int64 {
+		n, err := strconv.ParseInt(strings.ReplaceAll(v, ",", ""), 10, 64)
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return n
+	}
+	if strings.Contains(line, " ..") {
+		if m := argDump.FindStringSubmatch(line); m != nil {
+			// Megatron prints its arguments with 48 − len(name) dots
+			// (megatron/training/arguments.py _print_args), DeepSpeed its
+			// config with 29 − len(name) (deepspeed/runtime/config.py
+			// DeepSpeedConfig.print at edaa7221): the count tells whose
+			// line it is (DeepSpeed's world_size is the data-parallel one).
+			key, dots, v := m[1], len(m[2]), num(m[3])
+			switch {
+			case v == 0:
+			case key == "train_batch_size" && dots == 29-len(key):
+				f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = v, at, "train_batch_size"
+			case dots != 48-len(key):
+			case key == "global_batch_size" && f.GlobalBatchWhat != "global batch size":
+				f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = v, at, "global_batch_size"
+			case key == "world_size":
+				f.WorldSize, f.WorldSizeLine = v, at
+			case key == "seq_length":
+				f.SeqLen, f.SeqLenLine, f.SeqLenWhat = v, at, "seq_length"
+			}
+		}
+		return
+	}
+	if strings.Contains(line, "with local batch size ") {
+		if m := titanGBS.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = num(m[1]), at, "global batch size"
+		}
+		if m := titanSeq.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.SeqLen, f.SeqLenLine, f.SeqLenWhat = num(m[1]), at, "sequence length"
+		}
+		return
+	}
+	if strings.Contains(line, " total parameters") {
+		if m := titanParams.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.Params, f.ParamsLine = num(m[1]), at
+		}
+		return
+	}
+	if strings.Contains(line, "GiB memory") && strings.Contains(line, " capacity: ") {
+		if m := titanCap.FindStringSubmatch(line); m != nil {
+			if gib, err := strconv.ParseFloat(m[1], 64); err == nil && gib > 0 {
+				f.DeviceGiB, f.DeviceLine, f.DeviceWhat = gib, at, "capacity"
+			}
+		}
+	}
+}
+
+// devicePct records the device size a torchtitan metrics line implies
+// (memory gib at pct percent of it), unless the log's capacity line gave
+// it. Below 10 % the two-decimal figures leave it too uncertain.
+func (f *RunFacts) devicePct(gib float64, pct string, at int) {
+	p, err := strconv.ParseFloat(pct, 64)
+	if err != nil || p < 10 || p > 100 || f.DeviceWhat == "capacity" {
+		return
+	}
+	if p > f.pct { // the largest share, the least rounding
+		f.DeviceGiB, f.DeviceLine, f.DeviceWhat, f.pct = gib/p*100, at, fmt.Sprintf("memory %.2fGiB is %.2f%% of it", gib, p), p
+	}
 }
 
 // addStep appends st to l's steps: another rank's line of a step already

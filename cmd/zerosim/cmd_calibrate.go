@@ -99,7 +99,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
   zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
-  zerosim calibrate --reserved 82.4GiB scenario.yaml --file calibration.yaml
+  zerosim calibrate --reserved 74.5GiB scenario.yaml --file calibration.yaml
   zerosim calibrate --train-log train.log scenario.yaml --file calibration.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, f := range []struct {
