@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"math"
 	"os"
@@ -519,5 +520,47 @@ func TestCalibrateBelowFloor(t *testing.T) {
 	}
 	if c := readCal(t, file); c.Compute == nil || c.Compute.Efficiency < zero.MinEfficiency || c.Compute.Efficiency > 2*zero.MinEfficiency {
 		t.Errorf("a step just under the floor's: %+v, want an efficiency just above %g", c.Compute, zero.MinEfficiency)
+	}
+}
+
+// TestCalibrateTraceGzip: a trace gzipped as torch.profiler's
+// tensorboard_trace_handler(use_gzip=True) writes it fits as the JSON does
+// (QA2 finding 15: "not valid JSON: invalid character '\x1f'"); a
+// truncated gzip file is one line naming it, exit 2, no file.
+func TestCalibrateTraceGzip(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "step.json")
+	classTrace(t, trace, 0.5, 0.4)
+	plainJSON, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(plainJSON)
+	w.Close()
+	gz := filepath.Join(dir, "step.pt.trace.json.gz")
+	trunc := filepath.Join(dir, "trunc.json.gz")
+	if os.WriteFile(gz, z.Bytes(), 0o644) != nil || os.WriteFile(trunc, z.Bytes()[:z.Len()/2], 0o644) != nil {
+		t.Fatal("write")
+	}
+	var cals [2]*scenarios.Calibration
+	for i, path := range []string{trace, gz} {
+		file := filepath.Join(dir, fmt.Sprintf("cal%d.yaml", i))
+		if _, errOut, code := runCLI("calibrate", "--trace", path, "default", "--file", file); code != 0 {
+			t.Fatalf("%s: exit %d: %s", path, code, errOut)
+		}
+		cals[i] = readCal(t, file)
+	}
+	if c := cals[1].Compute; c == nil || math.Abs(c.Efficiency-0.5) > 1e-4 || math.Abs(c.AttentionEfficiency-0.4) > 1e-4 || c.Efficiency != cals[0].Compute.Efficiency {
+		t.Errorf("gzipped: %+v, want the JSON's %+v (0.5, 0.4)", c, cals[0].Compute)
+	}
+	file := filepath.Join(dir, "bad.yaml")
+	out, errOut, code := runCLI("calibrate", "--trace", trunc, "default", "--file", file)
+	if want := trunc + ": a gzip file that does not decompress (unexpected EOF): gunzip it"; code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("truncated: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Error("truncated: wrote a file")
 	}
 }
