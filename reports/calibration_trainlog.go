@@ -37,10 +37,12 @@ type TrainLogSummary struct {
 	Basis string
 	Note  string
 	// Reserved is the max reserved memory the log gives (0: none) and
-	// ReservedLine its line; NoMemory says why there is none.
+	// ReservedLine its line; NoMemory says why there is none, NotFitted
+	// why the allocator overhead was not fitted to it.
 	Reserved     int64
 	ReservedLine int
 	NoMemory     string
+	NotFitted    string
 }
 
 // WriteTrainLogSummary prints what calibrate --train-log read.
@@ -72,9 +74,12 @@ func WriteTrainLogSummary(w io.Writer, r *TrainLogSummary) error {
 		}
 		row("logged step", "median %v (%s); quartiles %v–%v, range %v–%v", r.Median, how, r.Q1, r.Q3, r.Min, r.Max)
 	}
-	if r.Reserved > 0 {
+	switch {
+	case r.Reserved > 0 && r.NotFitted != "":
+		row("max reserved", "%s (%s B) at line %d; the memory part is not fitted: %s", units.Bytes(r.Reserved), commas(r.Reserved), r.ReservedLine, r.NotFitted)
+	case r.Reserved > 0:
 		row("max reserved", "%s (%s B) at line %d", units.Bytes(r.Reserved), commas(r.Reserved), r.ReservedLine)
-	} else {
+	default:
 		row("max reserved", "none: %s; the memory part is not fitted", r.NoMemory)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -307,15 +307,7 @@ func (r *accReader) read(top map[string]accField) error {
 	switch kind {
 	case "FSDP", "MULTI_GPU":
 	case "DEEPSPEED":
-		fix := "zerosim import deepspeed DS_CONFIG.json"
-		if dc, ok := top["deepspeed_config"]; ok && dc.val.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(dc.val.Content); i += 2 {
-				if dc.val.Content[i].Value == "deepspeed_config_file" && dc.val.Content[i+1].Kind == yaml.ScalarNode {
-					fix = "zerosim import deepspeed " + strconv.Quote(clip(dc.val.Content[i+1].Value))
-				}
-			}
-		}
-		return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run %s", fix)
+		return r.deepspeedPlugin(top, dt)
 	case "NO":
 		return r.errAt(dt.val, "distributed_type NO trains on one device without data parallelism: nothing to import (zerosim simulates data-parallel training)")
 	default:
@@ -377,6 +369,66 @@ func (r *accReader) read(top map[string]accField) error {
 		return err
 	}
 	return r.rest(top, kind)
+}
+
+// deepspeedPlugin is the error for distributed_type DEEPSPEED: zerosim
+// imports DeepSpeed's own config. With deepspeed_config_file it names that
+// file. Without one, `accelerate config` wrote the settings inline, and
+// Accelerate's DeepSpeedPlugin builds the ds_config from them
+// (src/accelerate/utils/dataclasses.py DeepSpeedPlugin.__post_init__ and
+// set_mixed_precision at 0059501736ae1d285b1602fcd9ae0d54c90e16fa):
+// train_batch_size and train_micro_batch_size_per_gpu "auto" (the
+// script's batch), gradient_accumulation_steps, zero_optimization's stage,
+// offload_optimizer.device and offload_param.device (and
+// stage3_gather_16bit_weights_on_model_save, a checkpoint setting zerosim
+// does not read: left out), gradient_clipping when set, and bf16 or fp16
+// enabled from mixed_precision. The error gives that config as one line of
+// JSON to save, and the command to import it with num_machines as --nodes.
+func (r *accReader) deepspeedPlugin(top map[string]accField, dt accField) error {
+	dc, ok := top["deepspeed_config"]
+	if !ok || dc.val.Kind != yaml.MappingNode {
+		return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed DS_CONFIG.json")
+	}
+	inline := map[string]string{}
+	for i := 0; i+1 < len(dc.val.Content); i += 2 {
+		if v := dc.val.Content[i+1]; v.Kind == yaml.ScalarNode {
+			inline[dc.val.Content[i].Value] = v.Value
+		}
+	}
+	if f, ok := inline["deepspeed_config_file"]; ok {
+		return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed %s", strconv.Quote(clip(f)))
+	}
+	num := func(key, def string) string {
+		if v, ok := inline[key]; ok {
+			if _, err := strconv.ParseFloat(v, 64); err == nil {
+				return v
+			}
+		}
+		return def
+	}
+	dev := func(key string) string {
+		if v := inline[key]; v == "cpu" || v == "nvme" {
+			return v
+		}
+		return "none"
+	}
+	zero := fmt.Sprintf(`"stage": %s, "offload_optimizer": {"device": %q}, "offload_param": {"device": %q}`,
+		num("zero_stage", "2"), dev("offload_optimizer_device"), dev("offload_param_device"))
+	cfg := fmt.Sprintf(`{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": %s, "zero_optimization": {%s}`,
+		num("gradient_accumulation_steps", "1"), zero)
+	if g := num("gradient_clipping", "0"); g != "0" && g != "0.0" {
+		cfg += `, "gradient_clipping": ` + g
+	}
+	if mp, ok := top["mixed_precision"]; ok && (mp.val.Value == "bf16" || mp.val.Value == "fp16") {
+		cfg += fmt.Sprintf(`, %q: {"enabled": true}`, mp.val.Value)
+	}
+	nodes := ""
+	if n, ok := top["num_machines"]; ok {
+		if v, err := strconv.Atoi(n.val.Value); err == nil && v > 0 {
+			nodes = fmt.Sprintf(" --nodes %d", v)
+		}
+	}
+	return r.errAt(dc.key, "distributed_type DEEPSPEED with deepspeed_config inline (no deepspeed_config_file): Accelerate's DeepSpeedPlugin builds the ds_config %s} from it (accelerate/utils/dataclasses.py at 0059501): save that as ds_config.json and run zerosim import deepspeed ds_config.json%s --micro-batch N (the script's batch size per GPU, \"auto\" in it)", cfg, nodes)
 }
 
 // precision reads mixed_precision: "no" (the launcher's default when the

@@ -132,3 +132,32 @@ func TestImportAccelerateErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestImportAccelerateInlineDeepSpeed: `accelerate config` without a JSON
+// writes DeepSpeed's settings inline (QA2 finding 6); the import pointed at
+// a ds_config.json that does not exist. It now gives the ds_config
+// Accelerate's DeepSpeedPlugin builds from them (dataclasses.py
+// __post_init__ at 0059501: batch sizes "auto", gradient_accumulation_steps,
+// zero_optimization.stage and the two offload devices, gradient_clipping
+// when set; set_mixed_precision: bf16.enabled), which import deepspeed
+// reads back to stage 3, grad_accum 4, bf16 on 2 nodes.
+func TestImportAccelerateInlineDeepSpeed(t *testing.T) {
+	cfg := "compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  gradient_accumulation_steps: 4\n  gradient_clipping: 1.0\n  offload_optimizer_device: cpu\n  offload_param_device: none\n  zero3_init_flag: true\n  zero_stage: 3\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n"
+	_, err := ImportAccelerate("acc.yaml", []byte(cfg), AccelerateOptions{})
+	want := `{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "none"}}, "gradient_clipping": 1.0, "bf16": {"enabled": true}}`
+	if err == nil || !strings.HasPrefix(err.Error(), "acc.yaml:2:1: distributed_type DEEPSPEED with deepspeed_config inline (no deepspeed_config_file)") ||
+		!strings.Contains(err.Error(), " ds_config "+want+" from it") || !strings.Contains(err.Error(), "run zerosim import deepspeed ds_config.json --nodes 2 --micro-batch N") {
+		t.Fatalf("%v\nwant the ds_config %s", err, want)
+	}
+	ds, err := ImportDeepSpeed("ds_config.json", []byte(want), DeepSpeedOptions{MicroBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range ds.Settings {
+		got[s.Key] = s.Value
+	}
+	if got["parallelism.zero_stage"] != "3" || got["training.grad_accum"] != "4" || got["training.param_dtype"] != "bf16" || got["training.micro_batch"] != "2" {
+		t.Errorf("imported back: %v", got)
+	}
+}

@@ -90,6 +90,15 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	if dec.More() {
 		return nil, fmt.Errorf("%s: not valid JSON: a second value after the first (give the DeepSpeed config file: one object)", jsonPos(file, data, nextValue(data, dec.InputOffset())))
 	}
+	if k := duplicateKey(data); k != nil {
+		// DeepSpeedConfig loads the file with object_pairs_hook=
+		// dict_raise_error_on_duplicate_keys (deepspeed/runtime/config.py,
+		// the function in deepspeed/runtime/config_utils.py, at dsCommit):
+		// "Duplicate keys in DeepSpeed config", where json keeps the last.
+		line, col := lineCol(data, k.First)
+		return nil, fmt.Errorf("%s: %s appears a second time (first at %d:%d): DeepSpeed refuses a config with duplicate keys (\"Duplicate keys in DeepSpeed config\", deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys at %s): keep one of them",
+			jsonPos(file, data, k.Second), clip(k.Path), line, col, dsCommit)
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s: the file holds %s, not a JSON object (give the DeepSpeed config file)", file, describeJSON(v))

@@ -378,3 +378,30 @@ func TestImportDeepSpeedAutoTPOff(t *testing.T) {
 		}
 	}
 }
+
+// TestImportDeepSpeedDuplicateKeys: a key repeated in one object is
+// refused at its second occurrence, naming its first, as DeepSpeed refuses
+// the file (dict_raise_error_on_duplicate_keys); json alone kept the last
+// (QA2 finding 11: micro_batch 8 imported from "4, then 8"). The same key
+// in two objects is no duplicate. Columns counted by hand: the first key
+// of {"train_micro_batch_size_per_gpu":4,… opens at column 2, the second
+// after 1 + 32 + 1 + 1 + 1 = 36 bytes, at 37; in the array case the
+// second object opens at 55, its "x" at 64 and again at 72.
+func TestImportDeepSpeedDuplicateKeys(t *testing.T) {
+	for _, c := range []struct{ name, data, want string }{
+		{"top", `{"train_micro_batch_size_per_gpu":4,"train_micro_batch_size_per_gpu":8,"zero_optimization":{"stage":3}}`,
+			`dup.json:1:37: train_micro_batch_size_per_gpu appears a second time (first at 1:2): DeepSpeed refuses a config with duplicate keys ("Duplicate keys in DeepSpeed config", deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys at edaa7221): keep one of them`},
+		{"nested", "{\n  \"train_micro_batch_size_per_gpu\": 4,\n  \"zero_optimization\": {\n    \"stage\": 3,\n    \"stage\": 2\n  }\n}\n",
+			"dup.json:5:5: zero_optimization.stage appears a second time (first at 4:5)"},
+		{"in an array", "{\"train_micro_batch_size_per_gpu\": 4, \"a\": [{\"x\": 1}, {\"y\": 1, \"x\": 2, \"x\": 3}]}",
+			"dup.json:1:72: a[1].x appears a second time (first at 1:64)"},
+	} {
+		_, err := ImportDeepSpeed("dup.json", []byte(c.data), DeepSpeedOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := ImportDeepSpeed("ok.json", []byte(`{"train_micro_batch_size_per_gpu": 4, "a": {"stage": 1}, "zero_optimization": {"stage": 3}}`), DeepSpeedOptions{}); err != nil && strings.Contains(err.Error(), "second time") {
+		t.Errorf("the same key in two objects: %v", err)
+	}
+}

@@ -102,3 +102,59 @@ func jsonWhole(n json.Number, limit float64) (i int64, whole, tooLarge bool) {
 	}
 	return int64(f), true, false
 }
+
+// jsonDuplicate is a key an object of a JSON document repeats: its path
+// (dotted, [i] for array elements) and the offsets of its first and its
+// second occurrence.
+type jsonDuplicate struct {
+	Path          string
+	First, Second int
+}
+
+// duplicateKey is the first key some object of data (valid JSON) repeats,
+// nil when none does. encoding/json keeps the last value of a repeated key
+// silently; DeepSpeed refuses the file (duplicateKeyError).
+func duplicateKey(data []byte) *jsonDuplicate {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var walk func(path string) *jsonDuplicate
+	walk = func(path string) *jsonDuplicate {
+		tok, err := dec.Token()
+		if d, ok := tok.(json.Delim); err != nil || !ok {
+			return nil
+		} else if d == '[' {
+			for i := 0; dec.More(); i++ {
+				if k := walk(fmt.Sprintf("%s[%d]", path, i)); k != nil {
+					return k
+				}
+			}
+		} else if d == '{' {
+			seen := map[string]int{}
+			for dec.More() {
+				// The decoder consumes the comma before a key with the key.
+				at := len(data) - len(bytes.TrimLeft(data[min(int(dec.InputOffset()), len(data)):], " \t\r\n,"))
+				tok, err := dec.Token()
+				key, ok := tok.(string)
+				if err != nil || !ok {
+					return nil
+				}
+				p := key
+				if path != "" {
+					p = path + "." + key
+				}
+				if first, again := seen[key]; again {
+					return &jsonDuplicate{Path: p, First: first, Second: at}
+				}
+				seen[key] = at
+				if k := walk(p); k != nil {
+					return k
+				}
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing ] or }
+			return nil
+		}
+		return nil
+	}
+	return walk("")
+}

@@ -174,6 +174,12 @@ func ImportTorchtitan(file string, data []byte, c TorchtitanCluster) (*Torchtita
 	if len(data) > MaxTorchtitanBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a torchtitan job config (check the path)", name, MaxTorchtitanBytes)
 	}
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))) == 0 {
+		// Every key then took its default, and the default flavor's
+		// refusal ("debugmodel" is not a llama3 flavor) blamed a key the
+		// file does not have.
+		return nil, fmt.Errorf("%s: empty file (give a torchtitan job config .toml, such as torchtitan/models/llama3/train_configs/llama3_8b.toml)", name)
+	}
 	root := map[string]any{}
 	if _, err := toml.Decode(string(data), &root); err != nil {
 		var pe toml.ParseError

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -236,6 +237,45 @@ type TrainLog struct {
 	// line: allocated memory, shown, never fitted.
 	MaxAllocated     int64
 	MaxAllocatedLine int
+	// Run is what the log states about its run beside its steps.
+	Run RunFacts
+}
+
+// RunFacts is what a training log states about the run it logs, 0 where it
+// states nothing: calibrate compares it with the scenario (CheckRun) so
+// that another run's log is not fitted to it.
+type RunFacts struct {
+	// GlobalBatch is the sequences of one optimizer step (micro batch ×
+	// gradient accumulation × data-parallel size): Megatron's "global batch
+	// size:" of its last iteration line, or its global_batch_size argument;
+	// torchtitan's "global batch size" of its start line; DeepSpeed's
+	// train_batch_size. GlobalBatchLine is its line, GlobalBatchWhat what
+	// the log calls it.
+	GlobalBatch     int64
+	GlobalBatchLine int
+	GlobalBatchWhat string
+	// WorldSize is Megatron's world_size argument: every GPU of the run.
+	WorldSize     int64
+	WorldSizeLine int
+	// SeqLen is Megatron's seq_length argument or torchtitan's "sequence
+	// length"; SeqLenWhat what the log calls it.
+	SeqLen     int64
+	SeqLenLine int
+	SeqLenWhat string
+	// Params is torchtitan's "size: N total parameters" (the whole
+	// model's, counted before it is sharded).
+	Params     int64
+	ParamsLine int
+	// DeviceGiB is the GPU's memory as torch reports it
+	// (get_device_properties().total_memory, GiB): torchtitan's
+	// "capacity: … with X GiB memory" line, or its metrics line's memory
+	// over its percentage of the device (DeviceMemoryMonitor: 100 ·
+	// reserved peak / total_memory; torchtitan/components/metrics.py at
+	// b5bcd76c). DeviceWhat says which; DeviceLine is its line.
+	DeviceGiB  float64
+	DeviceLine int
+	DeviceWhat string
+	pct        float64 // the percentage DeviceGiB came from (0: none)
 }
 
 // HFTrainSummary is the Hugging Face Trainer's final speed_metrics line.
@@ -254,10 +294,19 @@ var (
 	ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 	titanLine  = regexp.MustCompile(`(?:^|[^A-Za-z_])step:\s*(\d{1,18})\s+loss:`)
 	titanTPS   = regexp.MustCompile(`\s(?:tps|wps):\s*([0-9][0-9,]{0,30})(?:\s|$)`)
-	titanMem   = regexp.MustCompile(`\smemory:\s*([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB`)
+	titanMem   = regexp.MustCompile(`\smemory:\s*([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB(?:\(([0-9]{1,3}(?:\.[0-9]{1,9})?)%\))?`)
 	megaLine   = regexp.MustCompile(`(?:^|\s)iteration\s+(\d{1,18})/\s*\d{1,18}\s*\|`)
 	megaTime   = regexp.MustCompile(`\|\s*elapsed time per iteration \(ms\):\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)\s*\|`)
 	megaMem    = regexp.MustCompile(`memory \(MB\) \|.*\| max reserved:\s*([0-9]{1,15}(?:\.[0-9]{1,9})?)`)
+	megaGBS    = regexp.MustCompile(`\|\s*global batch size:\s*(\d{1,18})\s*\|`)
+	// What a log states of its run (RunFacts): Megatron's and DeepSpeed's
+	// argument dumps ("  world_size ........ 8"), torchtitan's start,
+	// model size and device capacity lines.
+	argDump     = regexp.MustCompile(`(?:^|\s)(global_batch_size|world_size|seq_length|train_batch_size) (\.{1,48}) (\d{1,18})\s*$`)
+	titanGBS    = regexp.MustCompile(`with local batch size \d{1,18},.*\sglobal batch size (\d{1,18})(?:,|$)`)
+	titanSeq    = regexp.MustCompile(`with local batch size \d{1,18},.*\ssequence length (\d{1,18})(?:,|$)`)
+	titanParams = regexp.MustCompile(`\ssize:\s*([0-9][0-9,]{0,30}) total parameters`)
+	titanCap    = regexp.MustCompile(`\scapacity: .* with ([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB memory`)
 	// tqdm's bar without a description: "  5%|▌    | 50/1000 [01:40<31:40,  2.00s/it]".
 	hfBar     = regexp.MustCompile(`^\s*(?:\d{1,3}%\|[^|]*\|\s*)?(\d{1,18})/(\d{1,18})\s*\[[0-9:]{1,20}<[0-9:?]{1,20},\s*([0-9]{1,12}(?:\.[0-9]{1,9})?)(s/it|it/s)(?:[],]|$)`)
 	hfSummary = regexp.MustCompile(`'train_runtime':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?,.*'train_steps_per_second':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?`)
@@ -351,8 +400,13 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	lossLine, dsOldLine, dsStepLine := 0, 0, 0
 	nemoPrinter, nemoBars := 0, 0 // the first line of each NeMo printer
 	for n, raw := range bytes.Split(data, []byte("\n")) {
-		line := strings.TrimRight(ansiEscape.ReplaceAllString(string(raw), ""), "\r")
+		line := string(raw)
+		if bytes.IndexByte(raw, 0x1b) >= 0 {
+			line = ansiEscape.ReplaceAllString(line, "")
+		}
+		line = strings.TrimRight(line, "\r")
 		at := n + 1
+		l.Run.read(line, at)
 		if blk != nil {
 			if m := compKV.FindStringSubmatch(line); m != nil {
 				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
@@ -364,7 +418,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				return nil, err
 			}
 		}
-		if m := compHead.FindStringSubmatch(line); m != nil {
+		if m := compHeader(line); m != nil {
 			step, err := strconv.ParseInt(m[3], 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: batch %q is out of range: is the file a Composer console log?", name, at, m[3])
@@ -384,7 +438,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			continue
 		}
-		if m := dsLine.FindStringSubmatch(line); m != nil {
+		if m := find(dsLine, line, "/global_step=", "epoch="); m != nil {
 			epoch, err1 := strconv.ParseInt(m[1], 10, 64)
 			micro, err2 := strconv.ParseInt(m[2], 10, 64)
 			step, err3 := strconv.ParseInt(m[3], 10, 64)
@@ -407,16 +461,16 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			dsSteps = append(dsSteps, TrainLogStep{Line: at, Step: step, MicroStep: micro, Epoch: epoch, SamplesPerSec: sps})
 			continue
 		}
-		if dsOld.MatchString(line) {
+		if find(dsOld, line, "SamplesPerSec=", "") != nil {
 			if dsOldLine == 0 {
 				dsOldLine = at
 			}
 			continue
 		}
-		if dsStepLine == 0 && dsStep.MatchString(line) {
+		if dsStepLine == 0 && find(dsStep, line, "] step=", "[Rank ") != nil {
 			dsStepLine = at
 		}
-		if m := nemoLine.FindStringSubmatch(line); m != nil {
+		if m := find(nemoLine, line, "Training epoch ", "Training epoch "); m != nil {
 			st, ok, err := nemoPrinterStep(m)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %v: is the file a NeMo log?", name, at, err)
@@ -436,7 +490,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			continue
 		}
-		if m := titanLine.FindStringSubmatchIndex(line); m != nil && !validateStep(line, m[0]) {
+		if m := findIndex(titanLine, line, "step:", "step:"); m != nil && !validateStep(line, m[0]) {
 			step, err := strconv.ParseInt(line[m[2]:m[3]], 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: step %q is out of range: is the file a torchtitan log?", name, at, line[m[2]:m[3]])
@@ -457,13 +511,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 					return nil, fmt.Errorf("%s:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, mm[1])
 				}
 				st.Reserved, st.Memory = int64(math.Round(gib*(1<<30))), true
+				l.Run.devicePct(gib, mm[2], at)
 			}
 			if err := add(TrainLogTorchtitan, st); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if m := megaLine.FindStringSubmatch(line); m != nil {
+		if m := find(megaLine, line, "iteration", "iteration"); m != nil {
 			t := megaTime.FindStringSubmatch(line)
 			if t == nil {
 				continue
@@ -476,6 +531,11 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, t[1])
 			}
+			if g := megaGBS.FindStringSubmatch(line); g != nil {
+				if v, err := strconv.ParseInt(g[1], 10, 64); err == nil && v > 0 {
+					l.Run.GlobalBatch, l.Run.GlobalBatchLine, l.Run.GlobalBatchWhat = v, at, "global batch size"
+				}
+			}
 			if err := add(TrainLogMegatron, TrainLogStep{Line: at, Step: step, TimeMS: ms}); err != nil {
 				return nil, err
 			}
@@ -484,7 +544,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		// The Hugging Face Trainer: tqdm redraws its bar after a carriage
 		// return, so one line of the file may hold many.
 		for _, seg := range strings.Split(line, "\r") {
-			if m := nemoBar.FindStringSubmatch(seg); m != nil && strings.Contains(m[3], nemoTiming+"=") {
+			if m := find(nemoBar, seg, nemoTiming+"=", "Epoch "); m != nil && strings.Contains(m[3], nemoTiming+"=") {
 				st, err := nemoBarStep(m)
 				if err != nil {
 					return nil, fmt.Errorf("%s:%d: %v", name, at, err)
@@ -499,7 +559,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				if err := add(TrainLogNeMo, st); err != nil {
 					return nil, err
 				}
-			} else if m := hfBar.FindStringSubmatch(seg); m != nil {
+			} else if m := tqdmBar(seg); m != nil {
 				step, err1 := strconv.ParseInt(m[1], 10, 64)
 				total, err2 := strconv.ParseInt(m[2], 10, 64)
 				rate, err3 := strconv.ParseFloat(m[3], 64)
@@ -511,14 +571,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 					ms = 1e3 / rate
 				}
 				bars = append(bars, hfBarLine{TrainLogStep{Line: at, Step: step, TimeMS: ms}, total})
-			} else if m := hfSummary.FindStringSubmatch(seg); m != nil {
+			} else if m := find(hfSummary, seg, "'train_runtime':", ""); m != nil {
 				rt, err1 := strconv.ParseFloat(m[1], 64)
 				sps, err2 := strconv.ParseFloat(m[2], 64)
 				if err1 != nil || err2 != nil {
 					return nil, fmt.Errorf("%s:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, m[1], m[2])
 				}
 				l.Summary = &HFTrainSummary{Line: at, Runtime: rt, StepsPerSecond: sps}
-			} else if lossLine == 0 && hfLoss.MatchString(seg) {
+			} else if lossLine == 0 && find(hfLoss, seg, "{'loss':", "") != nil {
 				lossLine = at
 			}
 		}
@@ -573,6 +633,150 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"), NeMo's (\"Training epoch 0, iteration 9/99 | … | train_step_timing in s: …\", or its progress bar's \"…, train_step_timing in s=…]\", with TimingCallback among the trainer's callbacks) or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
 	return l, nil
+}
+
+// find is re.FindStringSubmatch(s) when s holds lit, a literal every
+// match of re holds, and nil without running re otherwise: most lines of a
+// log are none of the formats', and strings.Contains rejects them at
+// memory speed where an unanchored pattern tries every start position
+// (QA2 finding 9: 96 % of calibrate --train-log's time, 1 MB/s). When
+// every match of re begins with start, at most one character (^, \s or a
+// non-word character) before it, re runs from just before start's first
+// occurrence: no match begins earlier, so the leftmost match is the same.
+func find(re *regexp.Regexp, s, lit, start string) []string {
+	at, ok := searchFrom(s, lit, start)
+	if !ok {
+		return nil
+	}
+	return re.FindStringSubmatch(s[at:])
+}
+
+// findIndex is find's FindStringSubmatchIndex, its indexes into s.
+func findIndex(re *regexp.Regexp, s, lit, start string) []int {
+	at, ok := searchFrom(s, lit, start)
+	if !ok {
+		return nil
+	}
+	m := re.FindStringSubmatchIndex(s[at:])
+	for i := range m {
+		if m[i] >= 0 {
+			m[i] += at
+		}
+	}
+	return m
+}
+
+// searchFrom is where find runs re in s: 0, or one byte before start's first
+// occurrence; ok false when s lacks lit or start.
+func searchFrom(s, lit, start string) (int, bool) {
+	if !strings.Contains(s, lit) {
+		return 0, false
+	}
+	if start == "" {
+		return 0, true
+	}
+	i := strings.Index(s, start)
+	if i < 0 {
+		return 0, false
+	}
+	if i == 0 {
+		return 0, true
+	}
+	// One byte back; a multi-byte rune there ([^A-Za-z_] matches it) is
+	// taken whole.
+	j := i - 1
+	for j > 0 && !utf8.RuneStart(s[j]) {
+		j--
+	}
+	return j, true
+}
+
+// compHeader is compHead's match of line: it starts with "[" and ends,
+// but for \s, with "]:".
+func compHeader(line string) []string {
+	if !strings.HasPrefix(line, "[") || !strings.HasSuffix(strings.TrimRight(line, "\t\n\f\r "), "]:") {
+		return nil
+	}
+	return compHead.FindStringSubmatch(line)
+}
+
+// tqdmBar is hfBar's match of seg, which holds its rate's unit.
+func tqdmBar(seg string) []string {
+	if !strings.Contains(seg, "s/it") && !strings.Contains(seg, "it/s") {
+		return nil
+	}
+	return hfBar.FindStringSubmatch(seg)
+}
+
+// read records what line states of the run (RunFacts); a figure out of
+// range is not a statement and is skipped. Each pattern runs only on lines
+// holding its literal.
+func (f *RunFacts) read(line string, at int) {
+	num := func(v string) int64 {
+		n, err := strconv.ParseInt(strings.ReplaceAll(v, ",", ""), 10, 64)
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return n
+	}
+	if strings.Contains(line, " ..") {
+		if m := argDump.FindStringSubmatch(line); m != nil {
+			// Megatron prints its arguments with 48 − len(name) dots
+			// (megatron/training/arguments.py _print_args), DeepSpeed its
+			// config with 29 − len(name) (deepspeed/runtime/config.py
+			// DeepSpeedConfig.print at edaa7221): the count tells whose
+			// line it is (DeepSpeed's world_size is the data-parallel one).
+			key, dots, v := m[1], len(m[2]), num(m[3])
+			switch {
+			case v == 0:
+			case key == "train_batch_size" && dots == 29-len(key):
+				f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = v, at, "train_batch_size"
+			case dots != 48-len(key):
+			case key == "global_batch_size" && f.GlobalBatchWhat != "global batch size":
+				f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = v, at, "global_batch_size"
+			case key == "world_size":
+				f.WorldSize, f.WorldSizeLine = v, at
+			case key == "seq_length":
+				f.SeqLen, f.SeqLenLine, f.SeqLenWhat = v, at, "seq_length"
+			}
+		}
+		return
+	}
+	if strings.Contains(line, "with local batch size ") {
+		if m := titanGBS.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = num(m[1]), at, "global batch size"
+		}
+		if m := titanSeq.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.SeqLen, f.SeqLenLine, f.SeqLenWhat = num(m[1]), at, "sequence length"
+		}
+		return
+	}
+	if strings.Contains(line, " total parameters") {
+		if m := titanParams.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.Params, f.ParamsLine = num(m[1]), at
+		}
+		return
+	}
+	if strings.Contains(line, "GiB memory") && strings.Contains(line, " capacity: ") {
+		if m := titanCap.FindStringSubmatch(line); m != nil {
+			if gib, err := strconv.ParseFloat(m[1], 64); err == nil && gib > 0 {
+				f.DeviceGiB, f.DeviceLine, f.DeviceWhat = gib, at, "capacity"
+			}
+		}
+	}
+}
+
+// devicePct records the device size a torchtitan metrics line implies
+// (memory gib at pct percent of it), unless the log's capacity line gave
+// it. Below 10 % the two-decimal figures leave it too uncertain.
+func (f *RunFacts) devicePct(gib float64, pct string, at int) {
+	p, err := strconv.ParseFloat(pct, 64)
+	if err != nil || p < 10 || p > 100 || f.DeviceWhat == "capacity" {
+		return
+	}
+	if p > f.pct { // the largest share, the least rounding
+		f.DeviceGiB, f.DeviceLine, f.DeviceWhat, f.pct = gib/p*100, at, fmt.Sprintf("memory %.2fGiB is %.2f%% of it", gib, p), p
+	}
 }
 
 // addStep appends st to l's steps: another rank's line of a step already

@@ -447,6 +447,63 @@ func TestParseTrainLogLines(t *testing.T) {
 // FuzzParseTrainLog: no input panics; an error is one line naming the
 // file; a parsed log has steps in order, and its steady state (when it has
 // one) lies within its range.
+// prefiltered are the patterns ParseTrainLog runs through find, with the
+// literal and start it gives them.
+var prefiltered = []struct {
+	re         *regexp.Regexp
+	lit, start string
+}{
+	{dsLine, "/global_step=", "epoch="}, {dsOld, "SamplesPerSec=", ""}, {dsStep, "] step=", "[Rank "},
+	{nemoLine, "Training epoch ", "Training epoch "}, {titanLine, "step:", "step:"}, {megaLine, "iteration", "iteration"},
+	{nemoBar, nemoTiming + "=", "Epoch "}, {hfSummary, "'train_runtime':", ""}, {hfLoss, "{'loss':", ""},
+}
+
+// checkPrefilters: on every line (and carriage-return segment) of data,
+// find and findIndex give what the pattern alone gives (the index form
+// for every pattern; for nemoBar only where the match holds the timing
+// metric, as ParseTrainLog requires), and compHeader and tqdmBar what
+// compHead and hfBar give.
+func checkPrefilters(t *testing.T, data string) {
+	t.Helper()
+	for _, line := range strings.FieldsFunc(data, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		for _, p := range prefiltered {
+			got, want := findIndex(p.re, line, p.lit, p.start), p.re.FindStringSubmatchIndex(line)
+			if p.re == nemoBar && want != nil && !strings.Contains(line[want[6]:want[7]], nemoTiming+"=") {
+				continue
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s on %q: prefiltered %v, the pattern %v", p.re, line, got, want)
+			}
+			if g, w := find(p.re, line, p.lit, p.start), p.re.FindStringSubmatch(line); fmt.Sprint(g) != fmt.Sprint(w) {
+				t.Fatalf("%s on %q: prefiltered %q, the pattern %q", p.re, line, g, w)
+			}
+		}
+		if g, w := compHeader(line), compHead.FindStringSubmatch(line); fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("compHead on %q: prefiltered %q, the pattern %q", line, g, w)
+		}
+		if g, w := tqdmBar(line), hfBar.FindStringSubmatch(line); fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("hfBar on %q: prefiltered %q, the pattern %q", line, g, w)
+		}
+	}
+}
+
+// TestTrainLogPrefilters: checkPrefilters on the published logs, and on
+// lines where a literal comes first in a word ("substep:"), after a
+// multi-byte rune, or twice.
+func TestTrainLogPrefilters(t *testing.T) {
+	logs, _ := filepath.Glob("testdata/trainlog/*.log")
+	for _, p := range logs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPrefilters(t, string(b))
+	}
+	checkPrefilters(t, "substep: 3 loss: 1 step: 4 loss: 2\n→step: 5  loss: 1\nxiteration 1/ 2 | iteration 3/ 4 |\n é Training epoch 0, iteration 1/9 | a\n"+
+		"[Rank x] step=1 [Rank 0] step=2, skipped=0, lr=\nEpochs Epoch 3: |x| 4/9 [train_step_timing in s=1]\nepoch=a epoch=1/micro_step=2/global_step=3, RunningAvgSamplesPerSec=1, CurrSamplesPerSec=2\n"+
+		"[batch=3/4]:  \t\n  1/2 [00:01<00:02, 1.0it/s]\n")
+}
+
 func FuzzParseTrainLog(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/trainlog/*.log")
 	for _, p := range seeds {
@@ -472,6 +529,7 @@ func FuzzParseTrainLog(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkPrefilters(t, string(data))
 		l, err := ParseTrainLog("f.log", data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.log") || strings.ContainsAny(err.Error(), "\n\r") {

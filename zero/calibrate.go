@@ -61,15 +61,27 @@ func ComputeByKind(r *Result) (fwd, bwd, opt units.Duration) {
 	return fwd, bwd, opt
 }
 
-// UnreachableError is a calibration whose measurement is shorter than the
-// scenario at efficiency 1: the communication, the optimizer or the
-// memory-bound work alone exceed it, or the peak is too low.
+// MinEfficiency is the lowest efficiency a calibration searches: below
+// it (one ten-thousandth of the peak) no GPU trains a model zerosim
+// simulates, and a measurement that needs less is of another workload.
+const MinEfficiency = 1e-4
+
+// UnreachableError is a calibration no efficiency in [MinEfficiency, 1]
+// reproduces. Without Floor the measurement is shorter than the scenario
+// at efficiency 1 (Best): the communication, the optimizer or the
+// memory-bound work alone exceed it, or the peak is too low. With Floor it
+// is longer than the scenario at MinEfficiency (Best): the measurement is
+// of more work than the scenario's (another model, batch or GPU count).
 type UnreachableError struct {
 	What           string // "step" or "compute time"
 	Best, Measured units.Duration
+	Floor          bool
 }
 
 func (e *UnreachableError) Error() string {
+	if e.Floor {
+		return fmt.Sprintf("zero: calibrate: even at efficiency %g the %s takes %v, shorter than the measured %v (is the measurement of another workload? check the model, the batch and the GPUs)", MinEfficiency, e.What, e.Best, e.Measured)
+	}
 	return fmt.Sprintf("zero: calibrate: even at efficiency 1 the %s takes %v, longer than the measured %v (check the peak FLOPS, the links and the model)", e.What, e.Best, e.Measured)
 }
 
@@ -93,23 +105,34 @@ func calibrate(s *scenarios.Scenario, measured units.Duration, tol float64, what
 		}
 		return metric(res), nil
 	}
-	return bisectEfficiency(measured, tol, at, func(best units.Duration) error {
-		return &UnreachableError{What: what, Best: best, Measured: measured}
+	return bisectEfficiency(measured, tol, at, func(best units.Duration, floor bool) error {
+		return &UnreachableError{What: what, Best: best, Measured: measured, Floor: floor}
 	})
 }
 
-// bisectEfficiency bisects the efficiency in (0, 1] until at(efficiency)
-// is target, to a relative width tol; at must not rise with the
-// efficiency. When even at(1) exceeds target it returns unreachable(at(1)).
-func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func(float64) (T, error), unreachable func(best T) error) (float64, error) {
+// bisectEfficiency bisects the efficiency in [MinEfficiency, 1] until
+// at(efficiency) is target, to a relative width tol; at must not rise with
+// the efficiency. When even at(1) exceeds target it returns
+// unreachable(at(1), false); when even at(MinEfficiency) falls short of
+// target, unreachable(at(MinEfficiency), true): no efficiency in the range
+// reproduces target, and the bisection would stop at its floor with a
+// calibration that does not reproduce the measurement.
+func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func(float64) (T, error), unreachable func(best T, floor bool) error) (float64, error) {
 	best, err := at(1)
 	if err != nil {
 		return 0, err
 	}
 	if best > target {
-		return 0, unreachable(best)
+		return 0, unreachable(best, false)
 	}
-	lo, hi := 1e-4, 1.0
+	worst, err := at(MinEfficiency)
+	if err != nil {
+		return 0, err
+	}
+	if worst < target {
+		return 0, unreachable(worst, true)
+	}
+	lo, hi := MinEfficiency, 1.0
 	for hi-lo > tol*hi {
 		mid := (lo + hi) / 2
 		d, err := at(mid)
@@ -229,6 +252,9 @@ func fitMFU(s *scenarios.Scenario) error {
 	}
 	eff, err := CalibrateEfficiency(s, target, 1e-5)
 	var ue *UnreachableError
+	if errors.As(err, &ue) && ue.Floor {
+		return fmt.Errorf("zero: training.mfu %g cannot be reached: it needs a %s of %v, and even at compute efficiency %g it takes %v: use a higher training.mfu, or training.compute_efficiency", mfu, ue.What, ue.Measured, MinEfficiency, ue.Best)
+	}
 	if errors.As(err, &ue) {
 		return fmt.Errorf("zero: training.mfu %g cannot be reached: it needs a %s of %v, and even at compute efficiency 1 it takes %v (communication, the optimizer or memory-bound work set it): use a lower training.mfu, or training.compute_efficiency", mfu, ue.What, ue.Measured, ue.Best)
 	}

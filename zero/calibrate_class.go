@@ -174,6 +174,9 @@ func CalibrateClassEfficiencies(s *scenarios.Scenario, m ClassMeasurement, tol f
 			if !(a > 0 && a <= 1) {
 				return ClassFit{}, &UnreachableError{What: "attention kernel time", Best: durationOf(at1.Attention * slowdown), Measured: m.Attention}
 			}
+			if a < MinEfficiency {
+				return ClassFit{}, &UnreachableError{What: "attention kernel time", Best: durationOf(at1.Attention * slowdown / MinEfficiency), Measured: m.Attention, Floor: true}
+			}
 			s.Training.AttentionEfficiency = a
 			fit.Attention = a
 		}
@@ -202,8 +205,8 @@ func fitGEMM(s *scenarios.Scenario, target float64, tol float64) (float64, error
 		}
 		return c.GEMM, nil
 	}
-	return bisectEfficiency(target, tol, at, func(best float64) error {
-		return &UnreachableError{What: "GEMM kernel time", Best: durationOf(best), Measured: durationOf(target)}
+	return bisectEfficiency(target, tol, at, func(best float64, floor bool) error {
+		return &UnreachableError{What: "GEMM kernel time", Best: durationOf(best), Measured: durationOf(target), Floor: floor}
 	})
 }
 

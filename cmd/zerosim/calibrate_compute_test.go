@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"math"
 	"os"
@@ -479,5 +480,87 @@ func TestCalibrateRecordsTheModel(t *testing.T) {
 		if got := strings.Contains(errOut, warning); got != tc.warn {
 			t.Errorf("%v: the model warning present %t, want %t: %s", tc.sets, got, tc.warn, errOut)
 		}
+	}
+}
+
+// TestCalibrateBelowFloor: a measurement slower than the scenario even at
+// the search's lowest efficiency (zero.MinEfficiency) is refused, naming
+// the flag and the scenario's step at that floor (replayed here on its
+// own), with exit 2 and no file. Before, the bisection stopped at its
+// floor and wrote "0.0001 fitted" with a step of 1753 s for 10000 s.
+func TestCalibrateBelowFloor(t *testing.T) {
+	dir := t.TempDir()
+	floor := replayDefault(t, fmt.Sprintf("training.compute_efficiency=%g", zero.MinEfficiency)).StepTime
+	g := classTrace(t, filepath.Join(dir, "class.json"), 0.5, 0.5)
+	slowGEMM := filepath.Join(dir, "slowgemm.json")
+	synthTrace(t, slowGEMM, []traceKernel{{gemmKernel, 1, 10, 10000 * units.Second}, {flashFwd, 1, 20, g[1]}})
+	slowAttention := filepath.Join(dir, "slowattn.json")
+	synthTrace(t, slowAttention, []traceKernel{{gemmKernel, 1, 10, g[0]}, {flashFwd, 1, 20, 10000 * units.Second}})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--step-time", "10000s", "default"}, fmt.Sprintf("--step-time 10000s: cannot be reached at efficiency ≥ 0.0001: even at 0.0001 the step of default takes %v, less than the measured 10000s; the measurement is likely of another workload: check the scenario's model, batch", floor)},
+		{[]string{"--trace", slowGEMM, "default"}, "--trace " + slowGEMM + ": cannot be reached at efficiency ≥ 0.0001: even at 0.0001 the GEMM kernel time of default takes "},
+		{[]string{"--trace", slowAttention, "default"}, "--trace " + slowAttention + ": cannot be reached at efficiency ≥ 0.0001: even at 0.0001 the attention kernel time of default takes "},
+	} {
+		file := filepath.Join(dir, "cal.yaml")
+		out, errOut, code := runCLI(append(append([]string{"calibrate"}, c.args...), "--file", file)...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "another workload") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errOut, c.want)
+		}
+		if _, err := os.Stat(file); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written on bad input", c.args, file)
+		}
+	}
+	// Just above the floor's step still fits, near the floor.
+	file := filepath.Join(dir, "cal.yaml")
+	if _, errOut, code := runCLI("calibrate", "--step-time", (floor - floor/100).String(), "default", "--file", file); code != 0 {
+		t.Fatalf("a step just under the floor's: exit %d, %s", code, errOut)
+	}
+	if c := readCal(t, file); c.Compute == nil || c.Compute.Efficiency < zero.MinEfficiency || c.Compute.Efficiency > 2*zero.MinEfficiency {
+		t.Errorf("a step just under the floor's: %+v, want an efficiency just above %g", c.Compute, zero.MinEfficiency)
+	}
+}
+
+// TestCalibrateTraceGzip: a trace gzipped as torch.profiler's
+// tensorboard_trace_handler(use_gzip=True) writes it fits as the JSON does
+// (QA2 finding 15: "not valid JSON: invalid character '\x1f'"); a
+// truncated gzip file is one line naming it, exit 2, no file.
+func TestCalibrateTraceGzip(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "step.json")
+	classTrace(t, trace, 0.5, 0.4)
+	plainJSON, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(plainJSON)
+	w.Close()
+	gz := filepath.Join(dir, "step.pt.trace.json.gz")
+	trunc := filepath.Join(dir, "trunc.json.gz")
+	if os.WriteFile(gz, z.Bytes(), 0o644) != nil || os.WriteFile(trunc, z.Bytes()[:z.Len()/2], 0o644) != nil {
+		t.Fatal("write")
+	}
+	var cals [2]*scenarios.Calibration
+	for i, path := range []string{trace, gz} {
+		file := filepath.Join(dir, fmt.Sprintf("cal%d.yaml", i))
+		if _, errOut, code := runCLI("calibrate", "--trace", path, "default", "--file", file); code != 0 {
+			t.Fatalf("%s: exit %d: %s", path, code, errOut)
+		}
+		cals[i] = readCal(t, file)
+	}
+	if c := cals[1].Compute; c == nil || math.Abs(c.Efficiency-0.5) > 1e-4 || math.Abs(c.AttentionEfficiency-0.4) > 1e-4 || c.Efficiency != cals[0].Compute.Efficiency {
+		t.Errorf("gzipped: %+v, want the JSON's %+v (0.5, 0.4)", c, cals[0].Compute)
+	}
+	file := filepath.Join(dir, "bad.yaml")
+	out, errOut, code := runCLI("calibrate", "--trace", trunc, "default", "--file", file)
+	if want := trunc + ": a gzip file that does not decompress (unexpected EOF): gunzip it"; code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("truncated: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Error("truncated: wrote a file")
 	}
 }

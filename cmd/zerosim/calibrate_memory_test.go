@@ -182,7 +182,15 @@ func TestCalibrateMemoryBadInput(t *testing.T) {
 	}{
 		{[]string{"--reserved", "60GiB", torchtitanTemplate}, "--reserved 60GiB: below 69.61 GiB, the least reserved peak of torchtitan-llama3.1-8b-h100 (the allocated peak 69.61 GiB in 2 MiB segments, at allocator overhead 0): the fitted overhead would be negative; check that it is torch.cuda.max_memory_reserved of one step"},
 		{[]string{"--device", "70GiB", torchtitanTemplate}, "--device 70GiB: below 70.60 GiB, the least device peak of torchtitan-llama3.1-8b-h100 (the allocated peak 69.61 GiB in 2 MiB segments + CUDA context and NCCL buffers 1021.47 MiB, at allocator overhead 0)"},
-		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.71 is over 10, memory.allocator_overhead's largest"},
+		// 1 TiB is more than the 95 GiB the scenario's cluster.gpu_memory
+		// gives; on a (fictional) 2 TiB GPU it is over the overhead's bound.
+		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: above the 95.00 GiB GPU memory of torchtitan-llama3.1-8b-h100's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the reserved peak of one step of this run, or set cluster.gpu and cluster.gpu_memory"},
+		{[]string{"--reserved", "1TiB", "--set", "cluster.gpu_memory=2TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.71 is over 10, memory.allocator_overhead's largest"},
+		// QA2 finding 2: the default example's H100-80GB has 80 GiB (the
+		// H100 SXM5 datasheet); 200 GiB reserved fitted an overhead of 6.68,
+		// and 81 GiB of device memory one of 2.05.
+		{[]string{"--reserved", "200GiB", "default"}, "--reserved 200GiB: above the 80.00 GiB GPU memory of default's H100-80GB (cluster.gpu_memory)"},
+		{[]string{"--device", "81GiB", "default"}, "--device 81GiB: above the 80.00 GiB GPU memory of default's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the device peak"},
 		{[]string{"--reserved", "82.4", "default"}, "--reserved 82.4: a size needs a unit: use 82.4GiB or 82.4GB (the measured torch.cuda.max_memory_reserved of one step)"},
 		{[]string{"--device", "lots", "default"}, `--device "lots" is not a size: use the device memory nvidia-smi showed during one step with its unit, e.g. --device 82.4GiB`},
 		{[]string{"--reserved", "-1GiB", "default"}, `--reserved "-1GiB" is negative: use the measured torch.cuda.max_memory_reserved`},

@@ -82,14 +82,16 @@ func TestCalibrateTrainLogTorchtitan(t *testing.T) {
 // 182–185 read from standard input: 182 is warm-up, the median of
 // 125,553.7 127,804.5 130,554.9 ms is 127.8045 s (printed to the ms),
 // the quartiles gonum's stat.Quantile (LinInterp) of the three; the log has no
-// report_memory line, so only the compute part is written.
+// report_memory line, so only the compute part is written. Its iterations
+// print "global batch size: 1024": the default (micro_batch 1, dp 16) at
+// grad_accum 64.
 func TestCalibrateTrainLogMegatron(t *testing.T) {
 	data, err := os.ReadFile(trainLogs + "megatron-llm-issue11.log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "cal.yaml")
-	out, errOut, code := runCLIStdin(string(data), "calibrate", "--train-log", "-", "default", "--file", file)
+	out, errOut, code := runCLIStdin(string(data), "calibrate", "--train-log", "-", "default", "--set", "training.grad_accum=64", "--file", file)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -235,5 +237,68 @@ func TestCalibrateTrainLogErrors(t *testing.T) {
 		if _, err := os.Stat(file); err == nil {
 			t.Errorf("%s: wrote %s", c.name, file)
 		}
+	}
+}
+
+// TestCalibrateTrainLogOtherRun: a log whose stated run is not the
+// scenario's is refused (QA2 finding 3: an 8B Megatron log at global batch
+// 128 fitted to a 70B scenario on 512 GPUs gave efficiency 0.3672, exit 0).
+// Megatron-LLM issue #11's iterations print "global batch size: 1024",
+// the default runs 1 × 1 × 16; torchtitan pull request #1287's metrics
+// lines put 49.66 GiB at 52.28 % of a 94.99 GiB device, the default's
+// H100-80GB has 80 GiB.
+func TestCalibrateTrainLogOtherRun(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"batch", []string{"--train-log", trainLogs + "megatron-llm-issue11.log", "default"},
+			trainLogs + "megatron-llm-issue11.log:4: the log's global batch size is 1024 sequences, the scenario's 16 (micro_batch 1 × grad_accum 1 × dp 16): the log is of another run; --set training.grad_accum=64"},
+		{"device", []string{"--train-log", trainLogs + "torchtitan-pr1287-llama3-8b.log", "default"},
+			trainLogs + "torchtitan-pr1287-llama3-8b.log:2: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 80.00 GiB (cluster.gpu_memory)"},
+	} {
+		file := filepath.Join(t.TempDir(), "cal.yaml")
+		out, errOut, code := runCLI(append(append([]string{"calibrate"}, c.args...), "--file", file)...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.name, code, out, errOut, c.want)
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Errorf("%s: wrote %s", c.name, file)
+		}
+	}
+}
+
+// TestCalibrateTrainLogMemoryNotFitted: a log whose max reserved (1,000 MB,
+// report_memory) is below what the default allocates keeps its step-time
+// fit: the compute part is written, the memory part is not, and both the
+// summary and a warning say why. Before, nothing was written (exit 2).
+func TestCalibrateTrainLogMemoryNotFitted(t *testing.T) {
+	var log strings.Builder
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&log, " [2025-09-01 10:00:00] iteration %8d/  500000 | consumed samples: %12d | elapsed time per iteration (ms): 600.0 | global batch size:    16 | lm loss: 7.99E+00 |\n", i, 16*i)
+		if i == 1 {
+			log.WriteString("[Rank 0] (after 1 iterations) memory (MB) | allocated: 500.0 | max allocated: 900.0 | reserved: 1000.0 | max reserved: 1000.0\n")
+		}
+	}
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	out, errOut, code := runCLIStdin(log.String(), "calibrate", "--train-log", "-", "default", "--file", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"max reserved:        1000.00 MiB (1,048,576,000 B) at line 2; the memory part is not fitted: below ",
+		"measured:            step 600ms\n",
+		"wrote:               " + file + " (compute part)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.HasPrefix(errOut, "zerosim: warning: the memory part is not fitted (the compute part is written): <stdin>:2: max reserved 1000.00 MiB: below ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr %q", errOut)
+	}
+	if c := readCal(t, file); c.Compute == nil || c.Memory != nil || c.Compute.MeasuredMS != 600 {
+		t.Errorf("calibration %+v", c)
 	}
 }

@@ -99,7 +99,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
   zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
-  zerosim calibrate --reserved 82.4GiB scenario.yaml --file calibration.yaml
+  zerosim calibrate --reserved 74.5GiB scenario.yaml --file calibration.yaml
   zerosim calibrate --train-log train.log scenario.yaml --file calibration.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, f := range []struct {
@@ -134,7 +134,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.IntVar(&o.nodes, "nodes", 0, "nodes of the logged runs (when a log has no \"# Using devices\" block)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone)")
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
-	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step: fit the GEMM and attention efficiencies to its kernels of each class")
+	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step (JSON, or gzipped .json.gz): fit the GEMM and attention efficiencies to its kernels of each class")
 	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
 	f.StringVar(&o.trainLog, "train-log", "", "training log `FILE` (torchtitan, Megatron-LM, Hugging Face Trainer, Composer, DeepSpeed or NeMo output; - for standard input): fit the compute efficiency to its steady-state step and the allocator overhead to its max reserved memory")
 	f.StringVar(&o.device, "device", "", "measured device memory `SIZE` of one step (nvidia-smi), e.g. 83.5GiB: fit the allocator overhead of the scenario given as argument")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -104,6 +105,12 @@ func readTrace(path string) (*scenarios.TraceKernels, error) {
 	}
 	data, err := readBounded(f, maxTraceFile)
 	f.Close()
+	if err == nil && bytes.HasPrefix(data, []byte("\x1f\x8b")) {
+		data, err = gunzipBounded(path, data, maxTraceFile)
+		if err != nil && !errors.Is(err, errTooLarge) {
+			return nil, err
+		}
+	}
 	if errors.Is(err, errTooLarge) {
 		return nil, inputError{fmt.Errorf("%s: larger than %d MiB: record one step (torch.profiler.schedule(wait=1, warmup=1, active=1))", path, maxTraceFile>>20)}
 	}
@@ -115,6 +122,21 @@ func readTrace(path string) (*scenarios.TraceKernels, error) {
 		return nil, inputError{err}
 	}
 	return k, nil
+}
+
+// gunzipBounded decompresses a gzip file's data (torch.profiler's
+// tensorboard_trace_handler(use_gzip=True) writes its traces as
+// .pt.trace.json.gz) up to limit bytes; a longer stream is errTooLarge, a
+// corrupt one an input error naming the file.
+func gunzipBounded(path string, data []byte, limit int64) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(data))
+	if err == nil {
+		data, err = readBounded(z, limit)
+	}
+	if err != nil && !errors.Is(err, errTooLarge) {
+		return nil, inputError{fmt.Errorf("%s: a gzip file that does not decompress (%v): gunzip it and give the JSON, or record the trace again", path, err)}
+	}
+	return data, err
 }
 
 // parseStepTime reads --step-time.
@@ -363,6 +385,16 @@ func unreachable(err error, s *scenarios.Scenario, trace bool) string {
 	var u *zero.UnreachableError
 	if !errors.As(err, &u) {
 		return plain(err)
+	}
+	if u.Floor {
+		// No efficiency in the search's range reproduces the measurement:
+		// the scenario at its floor is still faster than measured.
+		what := "the measured " + u.Measured.String()
+		if trace {
+			what = "the trace " + u.Measured.String()
+		}
+		return fmt.Sprintf("cannot be reached at efficiency ≥ %g: even at %g the %s of %s takes %v, less than %s; the measurement is likely of another workload: check the scenario's model, batch (micro_batch, grad_accum, seq_len) and GPUs against the measured run's",
+			zero.MinEfficiency, zero.MinEfficiency, u.What, s.Name, u.Best, what)
 	}
 	fix := "check that it is the time of one optimizer step (every micro-step) and the scenario's cluster.peak_bf16, links and model"
 	if trace {

@@ -61,6 +61,9 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if err != nil {
 		return err
 	}
+	if msg := peakAboveGPU(flag, measured, s); msg != "" {
+		return inputError{fmt.Errorf("--%s %s: %s", flag, computeValue(o), msg)}
+	}
 	// The peak zerosim run reports: the replay's busiest rank
 	// (zero.Result.ReservedPeak), with the memory model's gather pool.
 	r, err := zero.Replay(s, zero.Options{NoCollectives: true})
@@ -86,6 +89,23 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: old != nil && old.Compute != nil}
 	return reports.WriteMemoryCalibration(w, rep)
+}
+
+// peakAboveGPU says why a measured reserved (flag "reserved") or device
+// peak above the scenario's GPU memory cannot have been measured on its
+// GPU: torch.cuda.max_memory_reserved counts memory the caching allocator
+// obtained with cudaMalloc, and nvidia-smi's used memory is part of the
+// device's total, so neither exceeds the device. Fitting one gave
+// overheads of several hundred percent (QA2 finding 2: 200 GiB on an
+// 80 GiB GPU fitted 6.68). "" when measured fits, or the GPU's memory is
+// unknown.
+func peakAboveGPU(flag string, measured int64, s *scenarios.Scenario) string {
+	capacity := int64(s.Cluster.GPUMemory)
+	if capacity <= 0 || measured <= capacity {
+		return ""
+	}
+	return fmt.Sprintf("above the %s GPU memory of %s's %s (cluster.gpu_memory), so not measured on its GPU: give the %s peak of one step of this run, or set cluster.gpu and cluster.gpu_memory to the GPU it ran on",
+		units.Bytes(capacity), s.Name, s.Cluster.GPU, flag)
 }
 
 // unfittable rewords the fit's failure for a measurement below what the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
@@ -47,7 +48,8 @@ func readTrainLog(a *app, path string) (*scenarios.TrainLog, error) {
 // the steady-state step of --train-log and, when the log prints torch's max
 // reserved memory, its allocator overhead to that, and writes the
 // calibration file's compute and memory parts. Nothing is written unless
-// both fits succeed.
+// the step-time fit succeeds; a max reserved memory that cannot be fitted
+// leaves the memory part unfitted (the summary and a warning say why).
 func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg string, w io.Writer) error {
 	if err := computeFlags(a, o, cmd); err != nil {
 		return err
@@ -63,18 +65,20 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	if err != nil {
 		return err
 	}
+	if err := log.CheckRun(s); err != nil {
+		return inputError{err}
+	}
 	work := trainLogWork(s)
 	ss, err := log.Steady(work)
 	if err != nil {
 		return inputError{err}
 	}
 	sum := trainLogSummary(log, ss, s.Name, work)
-	// The memory fit first, so that a refused peak writes nothing.
-	cm, memRep, err := fitTrainLogMemory(a, o, s, old, withNetwork, log, ss)
+	eff, before, after, err := fitCompute(o, s, ss.Median)
 	if err != nil {
 		return err
 	}
-	eff, before, after, err := fitCompute(o, s, ss.Median)
+	cm, memRep, err := fitTrainLogMemoryOrSay(a, o, s, old, withNetwork, log, ss, sum)
 	if err != nil {
 		return err
 	}
@@ -176,12 +180,33 @@ func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenari
 	return sum
 }
 
+// fitTrainLogMemoryOrSay is fitTrainLogMemory, but a peak the memory model
+// cannot reproduce (above the GPU, below what it allocates) leaves the
+// memory part unfitted rather than failing: the step-time fit stands on
+// its own and is written, and sum and a warning say why the memory part is
+// not.
+func fitTrainLogMemoryOrSay(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
+	log *scenarios.TrainLog, ss *scenarios.SteadyState, sum *reports.TrainLogSummary) (*scenarios.CalMemory, *reports.MemoryCalibration, error) {
+	cm, rep, err := fitTrainLogMemory(a, o, s, old, withNetwork, log, ss)
+	var bad inputError
+	if !errors.As(err, &bad) {
+		return cm, rep, err
+	}
+	fmt.Fprintf(a.err, "zerosim: warning: the memory part is not fitted (the compute part is written): %s\n", bad.Error())
+	// The summary's row names the line and the peak already.
+	sum.NotFitted = strings.TrimPrefix(bad.Error(), fmt.Sprintf("%s:%d: max reserved %s: ", log.File, ss.ReservedLine, units.Bytes(ss.Reserved)))
+	return nil, nil, nil
+}
+
 // fitTrainLogMemory fits s's allocator overhead to the log's max reserved
 // memory, as calibrate --reserved does; nil, nil when the log gives none.
 func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
 	log *scenarios.TrainLog, ss *scenarios.SteadyState) (*scenarios.CalMemory, *reports.MemoryCalibration, error) {
 	if ss.Reserved <= 0 {
 		return nil, nil, nil
+	}
+	if msg := peakAboveGPU("reserved", ss.Reserved, s); msg != "" {
+		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %s", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), msg)}
 	}
 	r, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {

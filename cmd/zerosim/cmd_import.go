@@ -42,7 +42,7 @@ keys).`,
 			}
 			hm, err := scenarios.ReadHFConfig(args[0])
 			if err != nil {
-				return inputError{err}
+				return otherImporter("hf", args[0], err)
 			}
 			if a.format == "json" {
 				return writeHFJSON(a.out, hm)
@@ -95,7 +95,7 @@ zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
 			}
 			t, err := scenarios.ReadTorchtitan(args[0], cl)
 			if err != nil {
-				return inputError{err}
+				return otherImporter("torchtitan", args[0], err)
 			}
 			_, err = a.out.Write(t.Scenario())
 			return err

@@ -110,7 +110,7 @@ func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 	}
 	ai, err := scenarios.ReadAccelerateConfig(file, opt)
 	if err != nil {
-		return inputError{err}
+		return otherImporter("accelerate", file, err)
 	}
 	if a.format == "json" {
 		return writeAccelerateJSON(a.out, file, ai)

@@ -115,7 +115,7 @@ func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 	}
 	ds, err := scenarios.ReadDeepSpeedConfig(file, opt)
 	if err != nil {
-		return inputError{err}
+		return otherImporter("deepspeed", file, err)
 	}
 	if a.format == "json" {
 		return writeDeepSpeedJSON(a.out, file, ds)

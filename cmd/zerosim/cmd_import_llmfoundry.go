@@ -72,7 +72,7 @@ func runImportLLMFoundry(a *app, o scenarios.LLMFoundryOptions, micro int, nodes
 	}
 	lf, err := scenarios.ReadLLMFoundry(file, o)
 	if err != nil {
-		return inputError{err}
+		return otherImporter("llm-foundry", file, err)
 	}
 	_, err = a.out.Write(lf.Scenario())
 	return err

@@ -70,7 +70,7 @@ func runImportMegatron(a *app, o scenarios.MegatronOptions, vocab int, nodesGive
 	}
 	m, err := scenarios.ReadMegatron(file, a.in, o)
 	if err != nil {
-		return inputError{err}
+		return otherImporter("megatron", file, err)
 	}
 	_, err = a.out.Write(m.Scenario())
 	return err

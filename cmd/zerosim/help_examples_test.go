@@ -37,15 +37,17 @@ func TestHelpExamples(t *testing.T) {
 	}
 	logs := filepath.Join(cwd, "..", "..", "collectives", "testdata", "nccl-tests")
 	for name, src := range map[string]string{
-		"ar_2node.log":                          filepath.Join(logs, "a100_2node_allreduce_aws_p4d_efa_ring.log"), // with "# Using devices"
-		"ar_4node.log":                          filepath.Join(logs, "a100_2node_allreduce_oci_bmgpu48_roce.log"),
-		"run.log":                               filepath.Join(logs, "h100_2node_allreduce_default_xe9680_nccltests309.log"), // without: --nodes, --gpus-per-node
-		"toy-h16-l3.json":                       filepath.Join(cwd, "..", "..", "numerics", "testdata", "reference", "toy-h16-l3.json"),
-		"llama3_8b.toml":                        filepath.Join(cwd, "..", "..", "scenarios", "testdata", "torchtitan", "llama3_8b.toml"),
-		"fsdp.yaml":                             filepath.Join(cwd, "..", "..", "scenarios", "testdata", "accelerate", "alignment-handbook-fsdp.yaml"),
-		"config.json":                           filepath.Join(cwd, "..", "..", "scenarios", "testdata", "hf", "llama-2-7b", "config.json"),
-		"mpt-7b.yaml":                           filepath.Join(cwd, "..", "..", "scenarios", "testdata", "llmfoundry", "mpt-7b.yaml"),
-		"train.log":                             filepath.Join(cwd, "..", "..", "scenarios", "testdata", "trainlog", "megatron-llm-issue11.log"),
+		"ar_2node.log":    filepath.Join(logs, "a100_2node_allreduce_aws_p4d_efa_ring.log"), // with "# Using devices"
+		"ar_4node.log":    filepath.Join(logs, "a100_2node_allreduce_oci_bmgpu48_roce.log"),
+		"run.log":         filepath.Join(logs, "h100_2node_allreduce_default_xe9680_nccltests309.log"), // without: --nodes, --gpus-per-node
+		"toy-h16-l3.json": filepath.Join(cwd, "..", "..", "numerics", "testdata", "reference", "toy-h16-l3.json"),
+		"llama3_8b.toml":  filepath.Join(cwd, "..", "..", "scenarios", "testdata", "torchtitan", "llama3_8b.toml"),
+		"fsdp.yaml":       filepath.Join(cwd, "..", "..", "scenarios", "testdata", "accelerate", "alignment-handbook-fsdp.yaml"),
+		"config.json":     filepath.Join(cwd, "..", "..", "scenarios", "testdata", "hf", "llama-2-7b", "config.json"),
+		"mpt-7b.yaml":     filepath.Join(cwd, "..", "..", "scenarios", "testdata", "llmfoundry", "mpt-7b.yaml"),
+		// A log that states no global batch, GPU count or device: the
+		// examples' scenario.yaml (the default example) is not its run.
+		"train.log":                             filepath.Join(cwd, "..", "..", "scenarios", "testdata", "trainlog", "nemo2-resiliency-demo.log"),
 		"train_llama3_8b_h100_fp8.sh":           filepath.Join(cwd, "..", "..", "scenarios", "testdata", "megatron", "train_llama3_8b_h100_fp8.sh"),
 		"train_gpt3_175b_distributed-tp1pp1.sh": filepath.Join(cwd, "..", "..", "scenarios", "testdata", "megatron", "train_gpt3_175b_distributed-tp1pp1.sh"),
 	} {

@@ -81,7 +81,9 @@ func TestImportAccelerateCLI(t *testing.T) {
 		{[]string{dir + "trl-fsdp2.yaml", "--grad-accum", "5000"}, "--grad-accum 5000 is out of range"},
 		{[]string{dir + "trl-fsdp2.yaml", "--seq-len", "2048"}, "--seq-len sets model.seq_len, which needs the model"},
 		{[]string{dir + "trl-fsdp2.yaml", "--recompute", "some"}, `--recompute "some": use none, selective, op or full`},
-		{[]string{hf}, "config.json:1:1: no distributed_type"},
+		// A Hugging Face config.json names the import that reads it
+		// (it said "no distributed_type … use distributed_type: FSDP").
+		{[]string{hf}, `config.json: not an Accelerate config: it has a Hugging Face config's "architectures", so run: zerosim import hf`},
 		{[]string{dir + "README.md"}, "README.md:3:1: not valid YAML"},
 		{[]string{dir + "missing.yaml"}, "missing.yaml: cannot read the file"},
 	} {

@@ -65,3 +65,22 @@ func importKind(path string) (command, because string) {
 	}
 	return "", ""
 }
+
+// importWhat names what each import command reads, for otherImporter.
+var importWhat = map[string]string{
+	"hf": "a Hugging Face config.json", "deepspeed": "a DeepSpeed config", "torchtitan": "a torchtitan job config",
+	"accelerate": "an Accelerate config", "llm-foundry": "an llm-foundry train YAML", "megatron": "a Megatron-LM launch script or arguments",
+}
+
+// otherImporter is the input error for `zerosim import sub path` failing
+// with err: when importKind says another import reads the file, the
+// importer's own fix ("architectures is missing", "train_micro_batch_size_per_gpu
+// is missing") would send the user to edit a file that is not wrong, so the
+// error names the import to run instead (QA2 finding 10).
+func otherImporter(sub, path string, err error) error {
+	kind, why := importKind(path)
+	if kind == "" || kind == sub {
+		return inputError{err}
+	}
+	return inputError{fmt.Errorf("%s: not %s: %s, so run: zerosim import %s %s", path, importWhat[sub], why, kind, path)}
+}

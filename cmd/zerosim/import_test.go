@@ -323,3 +323,35 @@ func TestImportHFReplaysAsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestImportOtherFramework: each importer given a file another importer
+// reads names that importer and the command to run, not a fix for a file
+// that is not wrong (QA2 finding 10: import hf of a ds_config said
+// "architectures is missing"); an empty torchtitan job config says it is
+// empty, not that the default flavor "debugmodel" is not a llama3 one.
+func TestImportOtherFramework(t *testing.T) {
+	ds := "../../docs/examples/deepspeed/flagperf-llama2-7b.json" // "zero_optimization"
+	hf := "../../scenarios/testdata/hf/qwen3-8b/config.json"      // "architectures"
+	toml := "../../scenarios/testdata/torchtitan/llama3_8b.toml"  // [model]
+	acc := "../../scenarios/testdata/accelerate/alignment-handbook-fsdp.yaml"
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	if err := os.WriteFile(empty, []byte("\n  \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hf", ds}, ds + `: not a Hugging Face config.json: it has DeepSpeed's "zero_optimization", so run: zerosim import deepspeed ` + ds},
+		{[]string{"deepspeed", hf}, hf + `: not a DeepSpeed config: it has a Hugging Face config's "architectures", so run: zerosim import hf ` + hf},
+		{[]string{"accelerate", ds}, ds + `: not an Accelerate config: it has DeepSpeed's "zero_optimization", so run: zerosim import deepspeed ` + ds},
+		{[]string{"megatron", toml}, toml + ": not a Megatron-LM launch script or arguments: it is a TOML job config with a [model] table, so run: zerosim import torchtitan " + toml},
+		{[]string{"llm-foundry", acc}, acc + `: not an llm-foundry train YAML: it has Accelerate's "`},
+		{[]string{"torchtitan", empty}, empty + ": empty file (give a torchtitan job config .toml"},
+	} {
+		out, errOut, code := runCLI(append([]string{"import"}, c.args...)...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
