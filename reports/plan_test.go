@@ -61,16 +61,7 @@ func TestPlanReason(t *testing.T) {
 		}, []string{"only its communication settings vary"}, nil},
 	} {
 		got := PlanReason(&sweep.Plan{N: 16, Rows: tc.rows})
-		for _, w := range tc.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: %q lacks %q", tc.name, got, w)
-			}
-		}
-		for _, w := range tc.not {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: %q has %q", tc.name, got, w)
-			}
-		}
+		checkContains(t, tc.name, got, tc.want, tc.not)
 	}
 }
 
@@ -101,16 +92,7 @@ func TestPlanReasonNamesSlowdownNotWaiting(t *testing.T) {
 			[]string{"7.0 ms less waiting for peers (3.0 ms vs 10.0 ms)"}, []string{"slowdown"}},
 	} {
 		got := PlanReason(&sweep.Plan{N: 16384, Rows: []sweep.PlanRow{tc.w, tc.r}})
-		for _, w := range tc.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: %q lacks %q", tc.name, got, w)
-			}
-		}
-		for _, w := range tc.not {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: %q has %q", tc.name, got, w)
-			}
-		}
+		checkContains(t, tc.name, got, tc.want, tc.not)
 	}
 }
 
@@ -213,6 +195,22 @@ func TestNoFitNumbersTellApart(t *testing.T) {
 	for b, want := range map[int64]string{23_752_960: "22.7 MiB", units.GiB / 10: "0.1 GiB", 3 * units.GiB: "3.0 GiB"} {
 		if got := overBy(b); got != want {
 			t.Errorf("overBy(%d) = %q, want %q", b, got, want)
+		}
+	}
+}
+
+// checkContains reports each of want that got lacks and each of not that
+// it has.
+func checkContains(t *testing.T, name, got string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s: %q lacks %q", name, got, w)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(got, w) {
+			t.Errorf("%s: %q has %q", name, got, w)
 		}
 	}
 }

@@ -33,11 +33,17 @@ func exampleRun(t testing.TB, name string, sets ...string) *Run {
 
 func yamlRun(t testing.TB, file string, data []byte, sets ...string) *Run {
 	t.Helper()
+	return optsRun(t, zero.Options{KeepSpans: true}, file, data, sets...)
+}
+
+// optsRun is yamlRun replayed with opt.
+func optsRun(t testing.TB, opt zero.Options, file string, data []byte, sets ...string) *Run {
+	t.Helper()
 	s, err := scenarios.Load(file, data, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := zero.Replay(s, zero.Options{KeepSpans: true})
+	r, err := zero.Replay(s, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -966,19 +972,7 @@ func TestLatencyBoundFinding(t *testing.T) {
 	// Without spans: 16,384 ranks' timelines of 17,462 collectives each
 	// are not needed here.
 	replay := func(sets ...string) *Run {
-		s, err := scenarios.Load("gpt3-175b-16k.yaml", data, sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := zero.Replay(s, zero.Options{NoCollectives: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := NewRun(s, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run
+		return optsRun(t, zero.Options{NoCollectives: true}, "gpt3-175b-16k.yaml", data, sets...)
 	}
 	run := replay(base...)
 	if !run.Result.LatencyBound() {
