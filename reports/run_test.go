@@ -7,6 +7,7 @@ import (
 	"image"
 	_ "image/png"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -140,6 +141,19 @@ func TestAlgoNames(t *testing.T) {
 	var out strings.Builder
 	if err := tab.render(&out); err != nil {
 		t.Fatal(err)
+	}
+	// The total names one only when every phase's cell is that one:
+	// the default's reduce-scatters and all-gathers all ring; Mixtral's
+	// all-to-alls are point-to-point beside ring gathers.
+	if f := exampleRun(t, "default").phaseTable().Footer[2]; f != "ring" {
+		t.Errorf("default's total algorithm %q, want ring", f)
+	}
+	mix, err := os.ReadFile("../docs/examples/mixtral-8x7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := optsRun(t, zero.Options{NoCollectives: true}, "../docs/examples/mixtral-8x7b.yaml", mix).phaseTable().Footer[2]; f != "" {
+		t.Errorf("Mixtral's total algorithm %q, want none", f)
 	}
 	if !strings.Contains(out.String(), "│ forward all-gather      │           5 │ ring,     │") ||
 		!strings.Contains(out.String(), "│                         │             │ nvlstree  │") || tab.Footer[2] != "" {

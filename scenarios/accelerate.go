@@ -414,8 +414,11 @@ func (r *accReader) deepspeedPlugin(top map[string]accField, dt accField) error 
 	}
 	zero := fmt.Sprintf(`"stage": %s, "offload_optimizer": {"device": %q}, "offload_param": {"device": %q}`,
 		num("zero_stage", "2"), dev("offload_optimizer_device"), dev("offload_param_device"))
+	// An unset gradient_accumulation_steps stays "auto", DeepSpeedPlugin's
+	// default (utils/dataclasses.py at 0059501), filled from the script.
+	ga := num("gradient_accumulation_steps", `"auto"`)
 	cfg := fmt.Sprintf(`{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": %s, "zero_optimization": {%s}`,
-		num("gradient_accumulation_steps", "1"), zero)
+		ga, zero)
 	if g := num("gradient_clipping", "0"); g != "0" && g != "0.0" {
 		cfg += `, "gradient_clipping": ` + g
 	}
@@ -428,7 +431,11 @@ func (r *accReader) deepspeedPlugin(top map[string]accField, dt accField) error 
 			nodes = fmt.Sprintf(" --nodes %d", v)
 		}
 	}
-	return r.errAt(dc.key, "distributed_type DEEPSPEED with deepspeed_config inline (no deepspeed_config_file): Accelerate's DeepSpeedPlugin builds the ds_config %s} from it (accelerate/utils/dataclasses.py at 0059501): save that as ds_config.json and run zerosim import deepspeed ds_config.json%s --micro-batch N (the script's batch size per GPU, \"auto\" in it)", cfg, nodes)
+	flags, what := " --micro-batch N", "the script's batch size per GPU"
+	if ga == `"auto"` {
+		flags, what = flags+" --grad-accum N", what+" and accumulation steps"
+	}
+	return r.errAt(dc.key, "distributed_type DEEPSPEED with deepspeed_config inline (no deepspeed_config_file): Accelerate's DeepSpeedPlugin builds the ds_config %s} from it (accelerate/utils/dataclasses.py at 0059501): save that as ds_config.json and run zerosim import deepspeed ds_config.json%s%s (%s, \"auto\" in it)", cfg, nodes, flags, what)
 }
 
 // precision reads mixed_precision: "no" (the launcher's default when the

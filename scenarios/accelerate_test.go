@@ -160,4 +160,10 @@ func TestImportAccelerateInlineDeepSpeed(t *testing.T) {
 	if got["parallelism.zero_stage"] != "3" || got["training.grad_accum"] != "4" || got["training.param_dtype"] != "bf16" || got["training.micro_batch"] != "2" {
 		t.Errorf("imported back: %v", got)
 	}
+	// Without gradient_accumulation_steps the plugin's default, "auto",
+	// stays, and the command asks for the steps too.
+	_, err = ImportAccelerate("acc.yaml", []byte(strings.Replace(cfg, "  gradient_accumulation_steps: 4\n", "", 1)), AccelerateOptions{})
+	if err == nil || !strings.Contains(err.Error(), `"gradient_accumulation_steps": "auto"`) || !strings.Contains(err.Error(), "--micro-batch N --grad-accum N (the script's batch size per GPU and accumulation steps") {
+		t.Errorf("without gradient_accumulation_steps: %v", err)
+	}
 }

@@ -91,12 +91,17 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 		return nil, fmt.Errorf("%s: not valid JSON: a second value after the first (give the DeepSpeed config file: one object)", jsonPos(file, data, nextValue(data, dec.InputOffset())))
 	}
 	if k := duplicateKey(data); k != nil {
-		// DeepSpeedConfig loads the file with object_pairs_hook=
-		// dict_raise_error_on_duplicate_keys (deepspeed/runtime/config.py,
-		// the function in deepspeed/runtime/config_utils.py, at dsCommit):
-		// "Duplicate keys in DeepSpeed config", where json keeps the last.
+		// DeepSpeedConfig, given the file's path, loads it with
+		// object_pairs_hook=dict_raise_error_on_duplicate_keys
+		// (deepspeed/runtime/config.py, the function in
+		// deepspeed/runtime/config_utils.py, at dsCommit): "Duplicate keys
+		// in DeepSpeed config". Given a dict it does not check, and
+		// Accelerate and the HF Trainer load the file with json.load
+		// (accelerate/utils/deepspeed.py at 0059501), which keeps the
+		// last: which value ran depends on the launcher, so neither is
+		// taken.
 		line, col := lineCol(data, k.First)
-		return nil, fmt.Errorf("%s: %s appears a second time (first at %d:%d): DeepSpeed refuses a config with duplicate keys (\"Duplicate keys in DeepSpeed config\", deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys at %s): keep one of them",
+		return nil, fmt.Errorf("%s: %s appears a second time (first at %d:%d): DeepSpeed refuses such a config when it reads the file (\"Duplicate keys in DeepSpeed config\", deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys at %s), Accelerate and the HF Trainer keep the last value: keep one of them",
 			jsonPos(file, data, k.Second), clip(k.Path), line, col, dsCommit)
 	}
 	m, ok := v.(map[string]any)

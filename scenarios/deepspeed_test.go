@@ -390,7 +390,7 @@ func TestImportDeepSpeedAutoTPOff(t *testing.T) {
 func TestImportDeepSpeedDuplicateKeys(t *testing.T) {
 	for _, c := range []struct{ name, data, want string }{
 		{"top", `{"train_micro_batch_size_per_gpu":4,"train_micro_batch_size_per_gpu":8,"zero_optimization":{"stage":3}}`,
-			`dup.json:1:37: train_micro_batch_size_per_gpu appears a second time (first at 1:2): DeepSpeed refuses a config with duplicate keys ("Duplicate keys in DeepSpeed config", deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys at edaa7221): keep one of them`},
+			`dup.json:1:37: train_micro_batch_size_per_gpu appears a second time (first at 1:2): DeepSpeed refuses such a config when it reads the file ("Duplicate keys in DeepSpeed config", deepspeed/runtime/config_utils.py dict_raise_error_on_duplicate_keys at edaa7221), Accelerate and the HF Trainer keep the last value: keep one of them`},
 		{"nested", "{\n  \"train_micro_batch_size_per_gpu\": 4,\n  \"zero_optimization\": {\n    \"stage\": 3,\n    \"stage\": 2\n  }\n}\n",
 			"dup.json:5:5: zero_optimization.stage appears a second time (first at 4:5)"},
 		{"in an array", "{\"train_micro_batch_size_per_gpu\": 4, \"a\": [{\"x\": 1}, {\"y\": 1, \"x\": 2, \"x\": 3}]}",

@@ -151,9 +151,7 @@ func duplicateKey(data []byte) *jsonDuplicate {
 				}
 			}
 		}
-		if _, err := dec.Token(); err != nil { // the closing ] or }
-			return nil
-		}
+		dec.Token() // the closing ] or }
 		return nil
 	}
 	return walk("")

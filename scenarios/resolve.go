@@ -708,6 +708,12 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 		// the file (compare --vary cluster.nodes=… applies each value as
 		// one), and spell the fix as the input that is to change gives it.
 		dpSet := l.bySet("parallelism.dp") || l.bySet("parallelism.cp")
+		switch {
+		case l.bySet("parallelism.dp"):
+			at = "parallelism.dp"
+		case l.bySet("parallelism.cp"):
+			at = "parallelism.cp"
+		}
 		if !dpSet {
 			for _, k := range []string{"cluster.nodes", "cluster.gpus_per_node"} {
 				if l.bySet(k) {

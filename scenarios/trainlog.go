@@ -722,7 +722,8 @@ func (f *RunFacts) read(line string, at int) {
 	if strings.Contains(line, " ..") {
 		if m := argDump.FindStringSubmatch(line); m != nil {
 			// Megatron prints its arguments with 48 − len(name) dots
-			// (megatron/training/arguments.py _print_args), DeepSpeed its
+			// (megatron/training/arguments.py _print_args at NVIDIA/
+			// Megatron-LM d98e8a64dd), DeepSpeed its
 			// config with 29 − len(name) (deepspeed/runtime/config.py
 			// DeepSpeedConfig.print at edaa7221): the count tells whose
 			// line it is (DeepSpeed's world_size is the data-parallel one).

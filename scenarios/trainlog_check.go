@@ -15,7 +15,9 @@ import (
 // smaller or 2 % larger than cluster.gpu_memory is another GPU (40 against
 // 80 GiB, 80 against 94 or 96 GiB). A parameter count within 2 % is the
 // same model counted another way (Megatron pads the vocabulary to a
-// multiple of 128, GPT-2's 50,257 to 50,304: 0.1 % of a 124M model).
+// multiple of make_vocab_size_divisible_by, 128 by default:
+// megatron/training/arguments.py at NVIDIA/Megatron-LM d98e8a64dd;
+// GPT-2's 50,257 to 50,304: 0.1 % of a 124M model).
 const (
 	deviceLow, deviceHigh = 0.90, 1.02
 	paramsTolerance       = 0.02
@@ -33,6 +35,8 @@ func (l *TrainLog) CheckRun(s *Scenario) error {
 	if f.DeviceGiB > 0 && s.Cluster.GPUMemory > 0 {
 		r := f.DeviceGiB * float64(units.GiB) / float64(s.Cluster.GPUMemory)
 		if r < deviceLow || r > deviceHigh {
+			// The suggested size: the whole GiB at or above the device's,
+			// within 0.05 GiB (94.99 → 95, 79.11 → 80).
 			return fmt.Errorf("%s: the logged GPU has %.2f GiB (torch's total_memory; %s), the scenario's %s %s (cluster.gpu_memory): the log is of another GPU; set the scenario's cluster.gpu to it, or --set cluster.gpu_memory=%dGiB",
 				at(f.DeviceLine), f.DeviceGiB, f.DeviceWhat, s.Cluster.GPU, gib(s.Cluster.GPUMemory), int64(math.Ceil(f.DeviceGiB-0.05)))
 		}

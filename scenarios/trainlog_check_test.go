@@ -113,9 +113,26 @@ func TestTrainLogCheckRun(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
-	// Within 2 % of the scenario's count is the same model.
+	// The bounds themselves: a device within 0.90–1.02 of the scenario's
+	// 80 GiB and a count within 2 % of its parameters pass, just outside
+	// them not.
 	p := s.Model.TotalParams()
-	if err := (&TrainLog{File: "log", Run: RunFacts{Params: p + p/100, ParamsLine: 1}}).CheckRun(s); err != nil {
-		t.Errorf("1 %% more parameters: %v", err)
+	for _, c := range []struct {
+		name string
+		run  RunFacts
+		ok   bool
+	}{
+		{"1 % more parameters", RunFacts{Params: p + p/100, ParamsLine: 1}, true},
+		{"1.9 % fewer parameters", RunFacts{Params: p - p*19/1000, ParamsLine: 1}, true},
+		{"2.1 % more parameters", RunFacts{Params: p + p*21/1000, ParamsLine: 1}, false},
+		{"2.1 % fewer parameters", RunFacts{Params: p - p*21/1000, ParamsLine: 1}, false},
+		{"72.5 GiB (0.906)", RunFacts{DeviceGiB: 72.5, DeviceLine: 1, DeviceWhat: "capacity"}, true},
+		{"71.5 GiB (0.894)", RunFacts{DeviceGiB: 71.5, DeviceLine: 1, DeviceWhat: "capacity"}, false},
+		{"81.5 GiB (1.019)", RunFacts{DeviceGiB: 81.5, DeviceLine: 1, DeviceWhat: "capacity"}, true},
+		{"82 GiB (1.025)", RunFacts{DeviceGiB: 82, DeviceLine: 1, DeviceWhat: "capacity"}, false},
+	} {
+		if err := (&TrainLog{File: "log", Run: c.run}).CheckRun(s); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want passing %v", c.name, err, c.ok)
+		}
 	}
 }

@@ -301,4 +301,15 @@ func TestCalibrateTrainLogMemoryNotFitted(t *testing.T) {
 	if c := readCal(t, file); c.Compute == nil || c.Memory != nil || c.Compute.MeasuredMS != 600 {
 		t.Errorf("calibration %+v", c)
 	}
+	// 150,000 MB reserved cannot have been measured on the default's
+	// 80 GiB H100: the log is of another run, refused, nothing written.
+	above := strings.Replace(log.String(), "max reserved: 1000.0", "max reserved: 150000.0", 1)
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	out, errOut, code = runCLIStdin(above, "calibrate", "--train-log", "-", "default", "--file", other)
+	if code != exitInput || out != "" || !strings.Contains(errOut, "<stdin>:2: max reserved ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("a peak above the GPU: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("%s written", other)
+	}
 }

@@ -180,13 +180,17 @@ func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenari
 	return sum
 }
 
-// fitTrainLogMemoryOrSay is fitTrainLogMemory, but a peak the memory model
-// cannot reproduce (above the GPU, below what it allocates) leaves the
-// memory part unfitted rather than failing: the step-time fit stands on
-// its own and is written, and sum and a warning say why the memory part is
-// not.
+// fitTrainLogMemoryOrSay is fitTrainLogMemory, but a peak below what the
+// memory model allocates leaves the memory part unfitted rather than
+// failing: the step-time fit stands on its own and is written, and sum and
+// a warning say why the memory part is not. A peak above the GPU's memory
+// was not measured on the scenario's GPU, so the log is of another run:
+// refused, nothing written.
 func fitTrainLogMemoryOrSay(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
 	log *scenarios.TrainLog, ss *scenarios.SteadyState, sum *reports.TrainLogSummary) (*scenarios.CalMemory, *reports.MemoryCalibration, error) {
+	if msg := peakAboveGPU("reserved", ss.Reserved, s); ss.Reserved > 0 && msg != "" {
+		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %s", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), msg)}
+	}
 	cm, rep, err := fitTrainLogMemory(a, o, s, old, withNetwork, log, ss)
 	var bad inputError
 	if !errors.As(err, &bad) {
