@@ -226,6 +226,9 @@ func (a *mgArgs) oneOf(name, v string, choices ...string) error {
 type mgLauncher struct {
 	nnodes, nproc mgFlag
 	hasN, hasP    bool
+	// sbatchLine is the line of the #SBATCH --nodes that set
+	// $SLURM_NNODES (0: none).
+	sbatchLine int
 }
 
 // ImportMegatron imports a launch script's or argument list's bytes; file
@@ -236,7 +239,17 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	if len(data) > MaxMegatronBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a launch script (check the path)", name, MaxMegatronBytes)
 	}
-	cmds := mgScript(string(data))
+	// A batch script's #SBATCH --nodes is the allocation: Slurm sets
+	// SLURM_JOB_NUM_NODES and SLURM_NNODES to it, which launch lines
+	// such as torchrun --nnodes $SLURM_NNODES read (sbatch(1), "OUTPUT
+	// ENVIRONMENT VARIABLES").
+	var env map[string]mgVar
+	sbatchN, sbLine, sbCol, sbatch := mgSbatchNodes(string(data))
+	if sbatch {
+		v := mgVar{words: []mgField{{text: sbatchN, line: sbLine, col: sbCol}}}
+		env = map[string]mgVar{"SLURM_JOB_NUM_NODES": v, "SLURM_NNODES": v}
+	}
+	cmds := mgScript(string(data), env)
 	var words []mgWord
 	var la mgLauncher
 	found, launches := false, 0
@@ -256,6 +269,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			found = true
 			words = c.words[i+1:]
 			la = mgReadLauncher(c.words[:i])
+			if sbatch {
+				la.sbatchLine = sbLine
+			}
 			break
 		}
 	}
@@ -811,6 +827,9 @@ func (m *Megatron) readCluster(a *mgArgs, la mgLauncher) error {
 		n, err := strconv.Atoi(v.text)
 		if err != nil || n < 1 || n > 65536 {
 			return 0, "", a.errAt(v, "%s %s is not a count in 1 to 65536 (elastic ranges are not read: pass the import's %s N)", what, ttName(v.text), opt)
+		}
+		if la.sbatchLine > 0 && v.line == la.sbatchLine {
+			return n, fmt.Sprintf("%s %d (Slurm's node count, #SBATCH --nodes at line %d)", what, n, v.line), nil
 		}
 		return n, fmt.Sprintf("%s %d", what, n), nil
 	}

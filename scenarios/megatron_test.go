@@ -180,6 +180,53 @@ func TestImportMegatronDeepSpeedLauncher(t *testing.T) {
 	}
 }
 
+// TestImportMegatronSbatchNodes: a batch script's #SBATCH --nodes (or -N)
+// is the allocation Slurm exports as SLURM_NNODES and SLURM_JOB_NUM_NODES
+// (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES"), read only before the first
+// command (sbatch stops at the first non-comment line). It resolves those
+// variables and nothing else: torchrun without --nnodes runs one node
+// whatever the allocation.
+func TestImportMegatronSbatchNodes(t *testing.T) {
+	args := " pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 256 --tokenizer-type NullTokenizer --vocab-size 1000\n"
+	for _, tc := range []struct {
+		name, script string
+		nodes        int
+		from, err    string
+	}{
+		{"--nodes=", "#!/bin/bash\n# job\n#SBATCH --job-name=x\n#SBATCH --nodes=16\n\nNNODES=$SLURM_NNODES\nsrun torchrun --nnodes $NNODES --nproc_per_node 8" + args,
+			16, "torchrun --nnodes 16 (Slurm's node count, #SBATCH --nodes at line 4)", ""},
+		{"-N, deepspeed", "#SBATCH -N 4 --gpus-per-node=8\ndeepspeed --num_nodes ${SLURM_JOB_NUM_NODES} --num_gpus 8" + args,
+			4, "deepspeed --num_nodes 4 (Slurm's node count, #SBATCH --nodes at line 1)", ""},
+		{"last wins", "#SBATCH --nodes 2\n#SBATCH -N8\ntorchrun --nnodes=$SLURM_NNODES --nproc_per_node 8" + args,
+			8, "nodes: 8  # torchrun --nnodes 8", ""},
+		{"after a command", "module load cuda\n#SBATCH --nodes=16\ntorchrun --nnodes $SLURM_NNODES --nproc_per_node 8" + args,
+			0, "", "a.sh:3:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here"},
+		{"range", "#SBATCH --nodes=2-4\ntorchrun --nnodes $SLURM_NNODES --nproc_per_node 8" + args,
+			0, "", "a.sh:2:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here"},
+		{"no --nnodes", "#SBATCH --nodes=16\ntorchrun --nproc_per_node 8" + args,
+			0, "nodes: SET_NODES", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ImportMegatron("a.sh", []byte(tc.script), MegatronOptions{})
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Nodes != tc.nodes || (tc.nodes > 0 && m.DP != 8*tc.nodes) {
+				t.Errorf("nodes %d dp %d, want %d and %d", m.Nodes, m.DP, tc.nodes, 8*tc.nodes)
+			}
+			if out := string(m.Scenario()); !strings.Contains(out, tc.from) {
+				t.Errorf("no %q in\n%s", tc.from, out)
+			}
+		})
+	}
+}
+
 // TestImportMegatronPlaceholders: without a node count or GPU the
 // scenario holds placeholders Load refuses at their line.
 func TestImportMegatronPlaceholders(t *testing.T) {

@@ -38,7 +38,8 @@ from the DeepSpeed config, which import deepspeed reads; lines starting
 "# note:" name what the import approximates or does not know. The
 cluster comes from --nodes and --gpus-per-node, else from torchrun's
 --nnodes and --nproc_per_node (or deepspeed's --num_nodes and
---num_gpus) in the script; the GPU from --gpu (else a
+--num_gpus) in the script, where $SLURM_NNODES and $SLURM_JOB_NUM_NODES
+are the script's #SBATCH --nodes; the GPU from --gpu (else a
 SET_GPU placeholder). A tokenizer read from files needs its size:
 --tokenizer-vocab-size. Then:
 zerosim import megatron train.sh --gpu H100-80GB > s.yaml && zerosim run s.yaml.`,
