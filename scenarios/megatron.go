@@ -33,8 +33,8 @@ const MaxMegatronBytes = 1 << 20
 const DefaultMegatronGPUsPerNode = 8
 
 // MegatronOptions is what the command line does not hold: the cluster
-// (Nodes, GPUsPerNode: 0 takes torchrun's --nnodes and --nproc_per_node
-// from the script), the GPU preset, and the tokenizer's vocabulary size
+// (Nodes, GPUsPerNode: 0 takes torchrun's --nnodes and --nproc_per_node,
+// or deepspeed's --num_nodes and --num_gpus, from the script), the GPU preset, and the tokenizer's vocabulary size
 // (before Megatron pads it) when the tokenizer is a file.
 type MegatronOptions struct {
 	Nodes, GPUsPerNode int
@@ -221,10 +221,14 @@ func (a *mgArgs) oneOf(name, v string, choices ...string) error {
 }
 
 // mgLauncher is what the launch command gives besides pretrain_gpt.py's
-// arguments: torchrun's --nnodes and --nproc_per_node.
+// arguments: torchrun's --nnodes and --nproc_per_node (or the DeepSpeed
+// launcher's --num_nodes and --num_gpus).
 type mgLauncher struct {
 	nnodes, nproc mgFlag
 	hasN, hasP    bool
+	// sbatchLine is the line of the #SBATCH --nodes that set
+	// $SLURM_NNODES (0: none).
+	sbatchLine int
 }
 
 // ImportMegatron imports a launch script's or argument list's bytes; file
@@ -235,7 +239,17 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	if len(data) > MaxMegatronBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a launch script (check the path)", name, MaxMegatronBytes)
 	}
-	cmds := mgScript(string(data))
+	// A batch script's #SBATCH --nodes is the allocation: Slurm sets
+	// SLURM_JOB_NUM_NODES and SLURM_NNODES to it, which launch lines
+	// such as torchrun --nnodes $SLURM_NNODES read (sbatch(1), "OUTPUT
+	// ENVIRONMENT VARIABLES").
+	var env map[string]mgVar
+	sbatchN, sbLine, sbCol, sbatch := mgSbatchNodes(string(data))
+	if sbatch {
+		v := mgVar{words: []mgField{{text: sbatchN, line: sbLine, col: sbCol}}}
+		env = map[string]mgVar{"SLURM_JOB_NUM_NODES": v, "SLURM_NNODES": v}
+	}
+	cmds := mgScript(string(data), env)
 	var words []mgWord
 	var la mgLauncher
 	found, launches := false, 0
@@ -255,6 +269,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			found = true
 			words = c.words[i+1:]
 			la = mgReadLauncher(c.words[:i])
+			if sbatch {
+				la.sbatchLine = sbLine
+			}
 			break
 		}
 	}
@@ -307,12 +324,78 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
 	}
+	if err := m.refuseDeepSpeed(a, la); err != nil {
+		return nil, err
+	}
 	for _, step := range []func(*mgArgs) error{m.refuse, m.readModel, func(a *mgArgs) error { return m.readCluster(a, la) }, m.readBatch, m.readPrecision, m.readOptimizer, m.readRecompute, m.readAttention, m.readComm, m.readIgnored} {
 		if err := step(a); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// mgDeepSpeedFlags are the flags deepspeed.add_config_arguments adds
+// (DeepSpeed edaa7221, deepspeed/__init__.py _add_core_arguments).
+// Megatron-LM does not know them; microsoft/Megatron-DeepSpeed's
+// parse_args adds them (megatron/arguments.py at f4157bea, line 54).
+var mgDeepSpeedFlags = []string{"deepspeed", "deepspeed_config", "deepscale", "deepscale_config"}
+
+// refuseDeepSpeed refuses a Megatron-DeepSpeed launch. That program is
+// not Megatron-LM: with --deepspeed, megatron/training.py (f4157bea)
+// builds args.deepspeed_config_dict from the --deepspeed_config JSON and
+// passes it to deepspeed.initialize(config=...), so ZeRO, the batch and
+// the precision are the DeepSpeed config's; its --zero-stage only picks
+// the optimizer statistics' reduction (training.py line 1056). The
+// refusal names the import deepspeed command with the launch's config
+// file and cluster.
+func (m *Megatron) refuseDeepSpeed(a *mgArgs, la mgLauncher) error {
+	first := ""
+	for _, n := range a.order {
+		for _, d := range mgDeepSpeedFlags {
+			if n == d && first == "" {
+				first = n
+			}
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	one := func(f mgFlag, ok bool, def string) string {
+		if ok && len(f.vals) == 1 && f.vals[0].unresolved == "" && f.vals[0].text != "" {
+			return f.vals[0].text
+		}
+		return def
+	}
+	cfg, ok := a.flags["deepspeed_config"]
+	if !ok {
+		cfg, ok = a.flags["deepscale_config"]
+	}
+	file := one(cfg, ok, "DS_CONFIG.json")
+	nodes := one(la.nnodes, la.hasN, "N")
+	if m.Opt.Nodes > 0 {
+		nodes = strconv.Itoa(m.Opt.Nodes)
+	}
+	gpn := one(la.nproc, la.hasP, "8")
+	if m.Opt.GPUsPerNode > 0 {
+		gpn = strconv.Itoa(m.Opt.GPUsPerNode)
+	}
+	gpu := m.Opt.GPU
+	if gpu == "" {
+		gpu = "GPU"
+	}
+	return a.errAt(a.flags[first].at, "--%s: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed %s --nodes %s --gpus-per-node %s --gpu %s, and add the model with --hf config.json or write its model section",
+		first, ttName(file), ttName(nodes), ttName(gpn), ttName(gpu))
+}
+
+// mgLaunchFlag is a launcher flag as the launch gives it: torchrun
+// --nnodes, or the DeepSpeed launcher's --num_nodes.
+func mgLaunchFlag(f mgFlag) string {
+	what, _, _ := strings.Cut(f.at.text, "=")
+	if strings.HasPrefix(what, "--num_") {
+		return "deepspeed " + what
+	}
+	return "torchrun " + what
 }
 
 // isNumber reports a negative number given as a value ("--" never starts
@@ -323,7 +406,8 @@ func isNumber(s string) bool {
 }
 
 // mgReadLauncher reads torchrun's (or torch.distributed.launch's)
-// --nnodes and --nproc_per_node.
+// --nnodes and --nproc_per_node, or the DeepSpeed launcher's --num_nodes
+// and --num_gpus.
 func mgReadLauncher(ws []mgWord) mgLauncher {
 	var la mgLauncher
 	for i := 0; i < len(ws); i++ {
@@ -332,6 +416,9 @@ func mgReadLauncher(ws []mgWord) mgLauncher {
 		f.at = ws[i]
 		switch n {
 		case "--nnodes", "--nproc_per_node", "--nproc-per-node":
+		// DeepSpeed's launcher (deepspeed/launcher/runner.py at edaa7221):
+		// --num_nodes, and --num_gpus alias --num_accelerators per node.
+		case "--num_nodes", "--num_gpus", "--num_accelerators":
 		default:
 			continue
 		}
@@ -341,7 +428,7 @@ func mgReadLauncher(ws []mgWord) mgLauncher {
 			f.vals = []mgWord{ws[i+1]}
 			i++
 		}
-		if n == "--nnodes" {
+		if n == "--nnodes" || n == "--num_nodes" {
 			la.nnodes, la.hasN = f, true
 		} else {
 			la.nproc, la.hasP = f, true
@@ -728,26 +815,30 @@ func (m *Megatron) readCluster(a *mgArgs, la mgLauncher) error {
 	if cp > 1 && m.Model.SeqLen%(2*cp) != 0 {
 		return a.errAt(a.flags["context-parallel-size"].at, "--seq-length %d is not a multiple of 2 × --context-parallel-size %d (validate_args asserts it: fix one)", m.Model.SeqLen, cp)
 	}
-	launcherInt := func(f mgFlag, what, opt string) (int, string, error) {
+	launcherInt := func(f mgFlag, opt string) (int, string, error) {
+		what := mgLaunchFlag(f)
 		if len(f.vals) != 1 {
 			return 0, "", a.errAt(f.at, "%s takes one value (or give the import's %s)", ttName(f.at.text), opt)
 		}
 		v := f.vals[0]
 		if v.unresolved != "" {
-			return 0, "", a.errAt(v, "torchrun %s %s: %s is not known here (the script computes it or takes it from outside): pass the import's %s N", what, ttName(v.text), ttName(v.unresolved), opt)
+			return 0, "", a.errAt(v, "%s %s: %s is not known here (the script computes it or takes it from outside): pass the import's %s N", what, ttName(v.text), ttName(v.unresolved), opt)
 		}
 		n, err := strconv.Atoi(v.text)
 		if err != nil || n < 1 || n > 65536 {
-			return 0, "", a.errAt(v, "torchrun %s %s is not a count in 1 to 65536 (elastic ranges are not read: pass the import's %s N)", what, ttName(v.text), opt)
+			return 0, "", a.errAt(v, "%s %s is not a count in 1 to 65536 (elastic ranges are not read: pass the import's %s N)", what, ttName(v.text), opt)
 		}
-		return n, fmt.Sprintf("torchrun %s %d", what, n), nil
+		if la.sbatchLine > 0 && v.line == la.sbatchLine {
+			return n, fmt.Sprintf("%s %d (Slurm's node count, #SBATCH --nodes at line %d)", what, n, v.line), nil
+		}
+		return n, fmt.Sprintf("%s %d", what, n), nil
 	}
 	m.GPUsPerNode, m.GPUsFrom = DefaultMegatronGPUsPerNode, "8 unless given (Megatron's example scripts)"
 	switch {
 	case o.GPUsPerNode > 0:
 		m.GPUsPerNode, m.GPUsFrom = o.GPUsPerNode, "--gpus-per-node"
 	case la.hasP:
-		n, from, err := launcherInt(la.nproc, "--nproc_per_node", "--gpus-per-node")
+		n, from, err := launcherInt(la.nproc, "--gpus-per-node")
 		if err != nil {
 			return err
 		}
@@ -757,14 +848,14 @@ func (m *Megatron) readCluster(a *mgArgs, la mgLauncher) error {
 	case o.Nodes > 0:
 		m.Nodes, m.NodesFrom = o.Nodes, "--nodes"
 	case la.hasN:
-		n, from, err := launcherInt(la.nnodes, "--nnodes", "--nodes")
+		n, from, err := launcherInt(la.nnodes, "--nodes")
 		if err != nil {
 			return err
 		}
 		m.Nodes, m.NodesFrom = n, from
 	}
 	if o.Nodes > 0 && la.hasN && len(la.nnodes.vals) == 1 && la.nnodes.vals[0].unresolved == "" && la.nnodes.vals[0].text != strconv.Itoa(o.Nodes) {
-		m.note("--nodes %d replaces the script's torchrun --nnodes %s", o.Nodes, ttName(la.nnodes.vals[0].text))
+		m.note("--nodes %d replaces the script's %s %s", o.Nodes, ttName(mgLaunchFlag(la.nnodes)), ttName(la.nnodes.vals[0].text))
 	}
 	cpFrom := a.from("context-parallel-size", cpGiven, "1")
 	if m.Nodes > 0 {
@@ -1307,7 +1398,7 @@ func (m *Megatron) Scenario() []byte {
 		w("# note: %s\n", oneLine(n))
 	}
 	w("version: 1\nname: %s\nstack: megatron\n", strconv.Quote(m.ScenarioName()))
-	clusterYAML(w, m.Nodes, m.NodesFrom, "your node count (or --nodes, or torchrun --nnodes in the script)",
+	clusterYAML(w, m.Nodes, m.NodesFrom, "your node count (or --nodes, or torchrun --nnodes or deepspeed --num_nodes in the script)",
 		m.GPUsPerNode, m.GPUsFrom, m.Opt.GPU, "a GPU preset such as H100-80GB (or --gpu)")
 	md := m.Model
 	w("model:\n  kind: transformer\n  arch: %s  # %s\n", md.Arch, m.ArchWhy)

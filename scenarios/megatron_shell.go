@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -387,10 +388,14 @@ type mgCommand struct {
 }
 
 // mgScript runs the script's top-level assignments and returns its
-// commands with their words expanded in order.
-func mgScript(src string) []mgCommand {
+// commands with their words expanded in order; env holds the variables
+// the script's environment sets (nil: none).
+func mgScript(src string, env map[string]mgVar) []mgCommand {
 	toks := mgLex(src)
 	e := &mgExpander{vars: map[string]mgVar{}}
+	for k, v := range env {
+		e.vars[k] = v
+	}
 	var cmds []mgCommand
 	depth := 0
 	for i := 0; i < len(toks); {
@@ -494,4 +499,46 @@ func (e *mgExpander) set(name string, words []mgField, app bool, depth int) {
 		words = append(append([]mgField(nil), old.words...), words...)
 	}
 	e.vars[name] = mgVar{words: words}
+}
+
+// mgSbatchNodes reads the node count of a batch script's #SBATCH --nodes
+// (or -N) directive: a plain count, the last one given. sbatch reads
+// directives only before the first command ("sbatch will stop processing
+// further #SBATCH directives once the first non-comment non-whitespace
+// line has been reached", sbatch(1)); a range (--nodes=2-4) is not read.
+// line and col are the directive's.
+func mgSbatchNodes(src string) (n string, line, col int, ok bool) {
+	for i, l := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#SBATCH") {
+			continue
+		}
+		if !strings.HasPrefix(t, "#SBATCH") {
+			break
+		}
+		fs := strings.Fields(strings.TrimPrefix(t, "#SBATCH"))
+		for k := 0; k < len(fs); k++ {
+			v, got := "", false
+			switch {
+			case strings.HasPrefix(fs[k], "--nodes="):
+				v, got = strings.TrimPrefix(fs[k], "--nodes="), true
+			case fs[k] == "--nodes" || fs[k] == "-N":
+				if k+1 < len(fs) {
+					v, got = fs[k+1], true
+					k++
+				}
+			case strings.HasPrefix(fs[k], "-N"):
+				v, got = strings.TrimPrefix(fs[k], "-N"), true
+			}
+			if !got {
+				continue
+			}
+			if c, err := strconv.Atoi(v); err == nil && c >= 1 && c <= 65536 {
+				n, line, col, ok = strconv.Itoa(c), i+1, strings.Index(l, "#SBATCH")+1, true
+			} else {
+				n, ok = "", false
+			}
+		}
+	}
+	return n, line, col, ok
 }

@@ -110,6 +110,14 @@ func TestImportMegatronErrors(t *testing.T) {
 			"args.txt:1:58: --num-layers ${NUM_LAYERS}: ${NUM_LAYERS} is not known here (the script computes it, sets it inside an if/for/while block, or takes it from its command line or environment): write the value of --num-layers in the launch command"},
 		{"unresolved nnodes", "", "NNODES=$SLURM_NNODES\ntorchrun --nnodes $NNODES \\\n  pretrain_gpt.py " + base, MegatronOptions{},
 			"args.txt:2:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here (the script computes it or takes it from outside): pass the import's --nodes N"},
+		// Megatron-DeepSpeed: deepspeed.initialize takes ZeRO from the
+		// --deepspeed_config JSON (megatron/training.py at f4157bea).
+		{"megatron-deepspeed", "", "deepspeed --num_nodes 2 --num_gpus 8 pretrain_gpt.py " + base + "--deepspeed --deepspeed_config ds_config.json --zero-stage 2", MegatronOptions{},
+			"--deepspeed: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed ds_config.json --nodes 2 --gpus-per-node 8 --gpu GPU,"},
+		{"deepscale config", "", base + "--deepscale_config=z.json", MegatronOptions{Nodes: 4, GPU: "A100-80GB"},
+			"args.txt:1:174: --deepscale_config: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed z.json --nodes 4 --gpus-per-node 8 --gpu A100-80GB,"},
+		{"unresolved num_nodes", "", "deepspeed --num_nodes $SLURM_NNODES pretrain_gpt.py " + base, MegatronOptions{},
+			"args.txt:1:23: deepspeed --num_nodes $SLURM_NNODES: $SLURM_NNODES is not known here"},
 		{"k divides", "", base + "--use-distributed-optimizer --num-distributed-optimizer-instances 3", MegatronOptions{Nodes: 1},
 			"--num-distributed-optimizer-instances 3 does not divide dp × cp = 8"},
 		{"param gather", "", base + "--overlap-grad-reduce --overlap-param-gather", MegatronOptions{},
@@ -134,6 +142,86 @@ func TestImportMegatronErrors(t *testing.T) {
 			_, err := ImportMegatron(file, data, tc.o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), file) {
 				t.Errorf("error %v, want one line with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestImportMegatronDeepSpeedLauncher: a Megatron-LM run started by
+// DeepSpeed's launcher takes its cluster from --num_nodes and --num_gpus
+// (deepspeed/launcher/runner.py at edaa7221): world = 2 × 4 = 8 GPUs.
+func TestImportMegatronDeepSpeedLauncher(t *testing.T) {
+	args := "deepspeed --hostfile h --num_nodes=2 --num_gpus 4 pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 64 --tokenizer-type NullTokenizer --vocab-size 1000"
+	for _, tc := range []struct {
+		name       string
+		o          MegatronOptions
+		nodes, gpn int
+		from, note string
+	}{
+		{"launcher", MegatronOptions{}, 2, 4, "nodes: 2  # deepspeed --num_nodes 2", ""},
+		{"--nodes wins", MegatronOptions{Nodes: 4}, 4, 4, "nodes: 4  # --nodes", "--nodes 4 replaces the script's deepspeed --num_nodes 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ImportMegatron("a.sh", []byte(args), tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Nodes != tc.nodes || m.GPUsPerNode != tc.gpn || m.DP != tc.nodes*tc.gpn {
+				t.Errorf("nodes %d gpus/node %d dp %d, want %d, %d, %d", m.Nodes, m.GPUsPerNode, m.DP, tc.nodes, tc.gpn, tc.nodes*tc.gpn)
+			}
+			out := string(m.Scenario())
+			if !strings.Contains(out, tc.from) || !strings.Contains(out, "gpus_per_node: 4  # deepspeed --num_gpus 4") {
+				t.Errorf("no %q or the --num_gpus line in\n%s", tc.from, out)
+			}
+			if tc.note != "" && !strings.Contains(out, tc.note) {
+				t.Errorf("no note %q in\n%s", tc.note, out)
+			}
+		})
+	}
+}
+
+// TestImportMegatronSbatchNodes: a batch script's #SBATCH --nodes (or -N)
+// is the allocation Slurm exports as SLURM_NNODES and SLURM_JOB_NUM_NODES
+// (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES"), read only before the first
+// command (sbatch stops at the first non-comment line). It resolves those
+// variables and nothing else: torchrun without --nnodes runs one node
+// whatever the allocation.
+func TestImportMegatronSbatchNodes(t *testing.T) {
+	args := " pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 256 --tokenizer-type NullTokenizer --vocab-size 1000\n"
+	for _, tc := range []struct {
+		name, script string
+		nodes        int
+		from, err    string
+	}{
+		{"--nodes=", "#!/bin/bash\n# job\n#SBATCH --job-name=x\n#SBATCH --nodes=16\n\nNNODES=$SLURM_NNODES\nsrun torchrun --nnodes $NNODES --nproc_per_node 8" + args,
+			16, "torchrun --nnodes 16 (Slurm's node count, #SBATCH --nodes at line 4)", ""},
+		{"-N, deepspeed", "#SBATCH -N 4 --gpus-per-node=8\ndeepspeed --num_nodes ${SLURM_JOB_NUM_NODES} --num_gpus 8" + args,
+			4, "deepspeed --num_nodes 4 (Slurm's node count, #SBATCH --nodes at line 1)", ""},
+		{"last wins", "#SBATCH --nodes 2\n#SBATCH -N8\ntorchrun --nnodes=$SLURM_NNODES --nproc_per_node 8" + args,
+			8, "nodes: 8  # torchrun --nnodes 8", ""},
+		{"after a command", "module load cuda\n#SBATCH --nodes=16\ntorchrun --nnodes $SLURM_NNODES --nproc_per_node 8" + args,
+			0, "", "a.sh:3:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here"},
+		{"range", "#SBATCH --nodes=2-4\ntorchrun --nnodes $SLURM_NNODES --nproc_per_node 8" + args,
+			0, "", "a.sh:2:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here"},
+		{"no --nnodes", "#SBATCH --nodes=16\ntorchrun --nproc_per_node 8" + args,
+			0, "nodes: SET_NODES", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ImportMegatron("a.sh", []byte(tc.script), MegatronOptions{})
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Nodes != tc.nodes || (tc.nodes > 0 && m.DP != 8*tc.nodes) {
+				t.Errorf("nodes %d dp %d, want %d and %d", m.Nodes, m.DP, tc.nodes, 8*tc.nodes)
+			}
+			if out := string(m.Scenario()); !strings.Contains(out, tc.from) {
+				t.Errorf("no %q in\n%s", tc.from, out)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,5 +136,40 @@ func TestTrainLogCheckRun(t *testing.T) {
 		if err := (&TrainLog{File: "log", Run: c.run}).CheckRun(s); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want passing %v", c.name, err, c.ok)
 		}
+	}
+}
+
+// TestCalibrationDocRunChecks: docs/calibration.md states CheckRun's
+// bounds as the code holds them (the device's 0.90–1.02 × gpu_memory,
+// parameters within 2 %), names every fact it compares in CheckRun's
+// order, and shows each of calibrate's refusals and the unfitted memory
+// part (TestREADMEExamples runs those console blocks).
+func TestCalibrationDocRunChecks(t *testing.T) {
+	b, err := os.ReadFile("../docs/calibration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, want := range []string{
+		fmt.Sprintf("within\n    %.2f–%.2f × `cluster.gpu_memory`", deviceLow, deviceHigh),
+		fmt.Sprintf("within %g %% of\n    the scenario's model", paramsTolerance*100),
+		"cannot be reached at efficiency ≥ 0.0001",
+		"so not measured on its GPU",
+		"the log is of another run",
+		"zerosim: warning: the memory part is not fitted (the compute part is written)",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/calibration.md lacks %q", want)
+		}
+	}
+	// CheckRun's order: device, parameters, world size, global batch,
+	// sequence length.
+	at := -1
+	for _, fact := range []string{"- the GPU's memory", "- the parameters", "- the world size", "- the global batch", "- the sequence length"} {
+		i := strings.Index(doc, fact)
+		if i < 0 || i < at {
+			t.Errorf("docs/calibration.md: %q missing or out of CheckRun's order", fact)
+		}
+		at = i
 	}
 }

@@ -32,10 +32,14 @@ FusedAdam, clipping, activation recomputation, the attention kernel,
 fp8, and the DDP overlap and bucket settings, each with the flag or
 default it came from. Flags and defaults are those of Megatron-LM
 core_v0.12.0 (d580efc6). Tensor and pipeline parallel sizes above 1 and
-MoE flags are refused in one line naming the flag; lines starting
+MoE flags are refused in one line naming the flag, and so is a
+Megatron-DeepSpeed run (--deepspeed, --deepspeed_config): its ZeRO comes
+from the DeepSpeed config, which import deepspeed reads; lines starting
 "# note:" name what the import approximates or does not know. The
 cluster comes from --nodes and --gpus-per-node, else from torchrun's
---nnodes and --nproc_per_node in the script; the GPU from --gpu (else a
+--nnodes and --nproc_per_node (or deepspeed's --num_nodes and
+--num_gpus) in the script, where $SLURM_NNODES and $SLURM_JOB_NUM_NODES
+are the script's #SBATCH --nodes; the GPU from --gpu (else a
 SET_GPU placeholder). A tokenizer read from files needs its size:
 --tokenizer-vocab-size. Then:
 zerosim import megatron train.sh --gpu H100-80GB > s.yaml && zerosim run s.yaml.`,
@@ -48,8 +52,8 @@ zerosim import megatron train.sh --gpu H100-80GB > s.yaml && zerosim run s.yaml.
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&o.Nodes, "nodes", 0, "nodes the job runs on (unset: torchrun --nnodes in the script, else a SET_NODES placeholder)")
-	fl.IntVar(&o.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (unset: torchrun --nproc_per_node in the script, else 8)")
+	fl.IntVar(&o.Nodes, "nodes", 0, "nodes the job runs on (unset: torchrun --nnodes or deepspeed --num_nodes in the script, else a SET_NODES placeholder)")
+	fl.IntVar(&o.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (unset: torchrun --nproc_per_node or deepspeed --num_gpus in the script, else 8)")
 	fl.StringVar(&o.GPU, "gpu", "", "GPU preset, such as H100-80GB (unset: a SET_GPU placeholder)")
 	fl.IntVar(&vocab, "tokenizer-vocab-size", 0, "`N`, the tokenizer's vocabulary size before Megatron pads it (GPT-2's: 50257)")
 	return cmd
