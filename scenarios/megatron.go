@@ -324,6 +324,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
 	}
+	if strings.Contains(string(data), "$@") || strings.Contains(string(data), "$*") {
+		m.note("the script's own arguments (\"$@\") are read as none: it is imported as run without arguments")
+	}
 	if err := m.refuseDeepSpeed(a, la); err != nil {
 		return nil, err
 	}

@@ -295,7 +295,12 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				lit("$" + name)
 			}
 			return j
-		case c >= '0' && c <= '9' || c == '@' || c == '*' || c == '#' || c == '?' || c == '!' || c == '$' || c == '-':
+		case c == '@' || c == '*':
+			// The script's own arguments: read as run without any, so
+			// "$@" and $* are no words (bash: "$@" with no positional
+			// parameters expands to nothing, quoted or not).
+			return i + 2
+		case c >= '0' && c <= '9' || c == '#' || c == '?' || c == '!' || c == '$' || c == '-':
 			lit(raw[i : i+2])
 			return i + 2
 		}
@@ -323,6 +328,10 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 			have = true
 			i += j + 2
 		case '"':
+			if strings.HasPrefix(raw[i:], `"$@"`) || strings.HasPrefix(raw[i:], `"$*"`) {
+				i += 4 // no arguments: no word, not an empty one
+				continue
+			}
 			have = true
 			i++
 			for i < len(raw) && raw[i] != '"' {

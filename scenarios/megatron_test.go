@@ -244,3 +244,22 @@ func TestImportMegatronPlaceholders(t *testing.T) {
 		t.Error("a scenario with placeholders loads")
 	}
 }
+
+// TestImportMegatronScriptArguments: a launch script ending in "$@" (its
+// own arguments, passed on) is read as run without arguments, as bash
+// expands "$@" with none to no words: the flag before it keeps no value
+// (it was refused: "--use-distributed-optimizer takes no value, and $@
+// follows it"), with a note; $* the same.
+func TestImportMegatronScriptArguments(t *testing.T) {
+	base := "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 64 --tokenizer-type NullTokenizer --vocab-size 1000 --use-distributed-optimizer "
+	for _, tail := range []string{`"$@"`, `$@`, `$*`, `"$*"`} {
+		m, err := ImportMegatron("a.sh", []byte(base+tail+"\n"), MegatronOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", tail, err)
+			continue
+		}
+		if out := string(m.Scenario()); !strings.Contains(out, `the script's own arguments ("$@") are read as none`) || !strings.Contains(out, "zero_stage: 1  # --use-distributed-optimizer") {
+			t.Errorf("%s: no note or not the distributed optimizer in\n%s", tail, out)
+		}
+	}
+}
