@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,5 +65,27 @@ func TestAllToAllTooLarge(t *testing.T) {
 	}
 	if _, err := Lower(topo, Spec{Op: AllToAll, Group: group[:64], Bytes: 1 << 20}); err != nil {
 		t.Errorf("all-to-all over 64 ranks: %v", err)
+	}
+}
+
+// TestBenchSizes: --size is one size or LO:HI doubling from LO (as
+// nccl-tests -b LO -e HI -f 2); a third part, nccl-tests' -f step, is
+// refused by name rather than as "not a size".
+func TestBenchSizes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []units.Bytes
+		err  string
+	}{
+		{"64MiB", []units.Bytes{64 << 20}, ""},
+		{"1KiB:8KiB", []units.Bytes{1 << 10, 2 << 10, 4 << 10, 8 << 10}, ""},
+		{"1KiB:10KiB", []units.Bytes{1 << 10, 2 << 10, 4 << 10, 8 << 10}, ""},
+		{"1KiB:1MiB:3", nil, `"1KiB:1MiB:3": a range is LO:HI, one row per power of two from LO (nccl-tests' -f 2); a step such as :3 is not taken (drop it)`},
+		{"8KiB:1KiB", nil, "a range needs 0 < LO ≤ HI"},
+	} {
+		got, err := BenchSizes(c.in)
+		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v, %q", c.in, got, err, c.want, c.err)
+		}
 	}
 }

@@ -186,6 +186,10 @@ func BenchSizes(v string) ([]units.Bytes, error) {
 	if !isRange {
 		return []units.Bytes{a}, nil
 	}
+	if _, step, ok := strings.Cut(hi, ":"); ok {
+		// nccl-tests' -f FACTOR: zerosim's ranges double.
+		return nil, fmt.Errorf("%q: a range is LO:HI, one row per power of two from LO (nccl-tests' -f 2); a step such as :%s is not taken (drop it)", v, step)
+	}
 	b, err := units.ParseBytes(hi)
 	if err != nil {
 		return nil, err

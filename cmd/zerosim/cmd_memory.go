@@ -67,6 +67,11 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.convention != "zerosim" && (o.estimator == "deepspeed" || o.estimator == "megatron") {
+		// It was ignored: the estimators print their own formulas.
+		return inputError{fmt.Errorf("--convention %s counts zerosim's model as a seed's tables do, and --estimator %s prints %s's own estimate, which no convention changes: add --estimator all (or zerosim), or drop --convention",
+			o.convention, o.estimator, map[string]string{"deepspeed": "DeepSpeed", "megatron": "Megatron"}[o.estimator])}
+	}
 	if o.detail && o.estimator != "all" {
 		// It was ignored: one estimator's table is printed in full.
 		return inputError{fmt.Errorf("--detail adds every table to the summary of --estimator all (--estimator %s prints its table in full): add --estimator all, or drop --detail", o.estimator)}

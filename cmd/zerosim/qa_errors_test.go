@@ -390,3 +390,17 @@ func TestAllToAllTooLarge(t *testing.T) {
 		oneLine(t, tc.args, code, out, errOut, tc.mention...)
 	}
 }
+
+// TestConventionNeedsZerosimsModel: --convention counts zerosim's model as
+// a seed's tables do; with --estimator deepspeed or megatron alone it was
+// silently ignored (QA s15b finding 17), now refused in one line.
+func TestConventionNeedsZerosimsModel(t *testing.T) {
+	for _, est := range []string{"deepspeed", "megatron"} {
+		args := []string{"memory", "--estimator", est, "--convention", "seed000"}
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, "--convention seed000", "--estimator "+est, "add --estimator all (or zerosim), or drop --convention")
+	}
+	if code, _, errOut := runMain(t, "", "memory", "--estimator", "all", "--convention", "seed000"); code != 0 {
+		t.Errorf("--estimator all --convention seed000: exit %d: %s", code, errOut)
+	}
+}
