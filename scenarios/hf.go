@@ -505,6 +505,23 @@ func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
 	if !ok {
 		return nil, c.errorf("architectures %q is not supported (use %s)", clip(arch), listOr(hfArchitectureNames()))
 	}
+	// transformers builds the class of model_type, not of architectures:
+	// AutoConfig picks the config class by model_type and
+	// AutoModelForCausalLM the model class by the config's class
+	// (src/transformers/models/auto/configuration_auto.py and
+	// auto_factory.py @ 2ccc6cae21faaf11631efa5fb9054687ae5dc931). Two
+	// supported classes that disagree would count one model and name the
+	// other. A family's text and multimodal types (gemma3_text, gemma3)
+	// and a class's alias outside hfModelTypes (Ernie4_5_ForCausalLM) are
+	// not a disagreement.
+	family := func(t string) string { return strings.TrimSuffix(t, "_text") }
+	if mt, ok := m["model_type"].(string); ok && hfModelTypes[arch] != "" && family(hfModelTypes[arch]) != family(mt) {
+		for other, t := range hfModelTypes {
+			if t == mt {
+				return nil, c.errorf("architectures[0] %s and model_type %q disagree: transformers builds model_type's %s (AutoConfig picks the config by model_type); make them agree", arch, clip(mt), other)
+			}
+		}
+	}
 	hm, err := b(c)
 	if err != nil {
 		return nil, err

@@ -147,6 +147,10 @@ func TestHFErrors(t *testing.T) {
 		{without("intermediate_size"), "c.json: intermediate_size is missing"},
 		{`{"architectures": ["BertModel"]}`, `c.json: architectures "BertModel" is not supported (use DeepseekV2ForCausalLM, `},
 		{`{"model_type": "bert"}`, `c.json: model_type "bert" is not supported`},
+		// transformers builds by model_type: Qwen2's qkv biases would
+		// have been counted for a Llama (QA s15b finding 16).
+		{`{"architectures": ["Qwen2ForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}`,
+			`c.json: architectures[0] Qwen2ForCausalLM and model_type "llama" disagree: transformers builds model_type's LlamaForCausalLM`},
 		{`{}`, "c.json: architectures is missing"},
 		{`[1]`, "c.json: the file holds a list, not a JSON object"},
 		{`{"architectures": ["LlamaForCausalLM"`, "c.json:1:38: not valid JSON: the file ends inside a value"},
