@@ -123,8 +123,8 @@ func walkLags(s *scenarios.Scenario) []int {
 			lags[u] = 1
 		}
 	}
-	if slices.Max(append([]int{0}, lags...)) == 0 {
-		return nil
+	if !slices.ContainsFunc(lags, func(n int) bool { return n > 0 }) {
+		return nil // no reduce-scatter lags
 	}
 	return lags
 }

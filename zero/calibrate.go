@@ -125,13 +125,6 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 	if best > target {
 		return 0, unreachable(best, false)
 	}
-	worst, err := at(MinEfficiency)
-	if err != nil {
-		return 0, err
-	}
-	if worst < target {
-		return 0, unreachable(worst, true)
-	}
 	lo, hi := MinEfficiency, 1.0
 	for hi-lo > tol*hi {
 		mid := (lo + hi) / 2
@@ -143,6 +136,17 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 			lo = mid
 		} else {
 			hi = mid
+		}
+	}
+	// Only a bisection that never left its floor can have its answer
+	// below it: the floor is replayed then, not on every calibration.
+	if lo == MinEfficiency {
+		worst, err := at(MinEfficiency)
+		if err != nil {
+			return 0, err
+		}
+		if worst < target {
+			return 0, unreachable(worst, true)
 		}
 	}
 	return (lo + hi) / 2, nil

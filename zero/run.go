@@ -698,14 +698,17 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		}
 		res.Ranks = append(res.Ranks, e.rankStats(r, res.StepTime))
 	}
-	// Collective instances, in start order (ties: task, group).
-	for _, task := range sc.Tasks {
+	// Collective instances, in start order (ties: task, group), and the
+	// algorithm each collective task ran (taskAlgo), asked once.
+	algos := make([]ranAlgo, len(sc.Tasks))
+	for t, task := range sc.Tasks {
 		if task.Kind.IsComm() {
 			res.CollectiveCount += int64(groupCount(sc, task.Group))
+			algos[t] = e.taskAlgo(net, t)
 		}
 	}
 	if !opt.NoCollectives && (opt.MaxCollectives <= 0 || res.CollectiveCount <= int64(opt.MaxCollectives)) {
-		res.Collectives = e.records(net, int(res.CollectiveCount))
+		res.Collectives = e.records(net, algos, int(res.CollectiveCount))
 	}
 	// Bytes per phase: logical and exact per rank from the schedule (every
 	// rank runs every task), wire bytes from the fabric.
@@ -724,8 +727,8 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			}
 			pb.Sent += int64(v)
 			pb.Collectives++
-			if a, ok := e.taskAlgo(net, ti); ok {
-				pb.Algos = addAlgo(pb.Algos, a, 1)
+			if a := algos[ti]; a.ok {
+				pb.Algos = addAlgo(pb.Algos, a.algo, 1)
 			}
 		}
 		if pb.Collectives == 0 {
@@ -768,14 +771,14 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 // (ties: task, group). The symmetric run lowers the simulated ranks' groups only, whose
 // copies run the same algorithm and, through their members' representatives,
 // at the same times.
-func (e *executor) records(net *fabricNet, count int) []CollectiveRecord {
+func (e *executor) records(net *fabricNet, algos []ranAlgo, count int) []CollectiveRecord {
 	sc := e.sc
 	rs := make([]CollectiveRecord, 0, count)
 	for t, task := range sc.Tasks {
 		if !task.Kind.IsComm() {
 			continue
 		}
-		same, _ := e.taskAlgo(net, t)
+		same := algos[t].algo
 		for g, m := range e.groups[task.Group] {
 			i := e.at(m[0], int32(t))
 			algo := same
@@ -790,15 +793,22 @@ func (e *executor) records(net *fabricNet, count int) []CollectiveRecord {
 	return rs
 }
 
+// ranAlgo is the algorithm a collective task ran; ok is false when no
+// instance of it was lowered.
+type ranAlgo struct {
+	algo collectives.Algo
+	ok   bool
+}
+
 // taskAlgo is the algorithm collective task t ran: its first lowered
 // group instance's (the one holding rank 0 when it ran), which the
-// symmetric run's copies share. ok is false when no instance was lowered.
-func (e *executor) taskAlgo(net *fabricNet, t int) (a collectives.Algo, ok bool) {
+// symmetric run's copies share.
+func (e *executor) taskAlgo(net *fabricNet, t int) ranAlgo {
 	task := e.sc.Tasks[t]
 	for _, g := range e.touched[task.Group] {
 		if pr := net.prep[prepKey{task.Kind, task.Group, g, task.Bytes}]; pr != nil {
-			return pr.p.Plan().Algo, true
+			return ranAlgo{pr.p.Plan().Algo, true}
 		}
 	}
-	return collectives.Auto, false
+	return ranAlgo{collectives.Auto, false}
 }

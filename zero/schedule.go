@@ -556,7 +556,8 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		if in := b.a2a(u, PhaseBackwardA2A, before); in != before {
 			ags = append(ags, in)
 		}
-		if w := u + 1 + lagOf(lags, u); lags != nil && w < L {
+		if lags != nil && u+1+lags[u] < L { // lags has a lag per unit
+			w := u + 1 + lags[u]
 			ags = append(ags[:len(ags):len(ags)], syncEnd[w]...)
 		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
@@ -587,14 +588,6 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		synced = append(synced, ts...)
 	}
 	return synced, bwdEnd, nil
-}
-
-// lagOf is unit u's lag in lags (memory.ReduceScatterLags), 0 past its end.
-func lagOf(lags []int, u int) int {
-	if u < len(lags) {
-		return lags[u]
-	}
-	return 0
 }
 
 // reduces reports whether micro-step m reduces gradients: the last one at

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
@@ -188,19 +187,23 @@ func trainLogSummary(log *scenarios.TrainLog, ss *scenarios.SteadyState, scenari
 // refused, nothing written.
 func fitTrainLogMemoryOrSay(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
 	log *scenarios.TrainLog, ss *scenarios.SteadyState, sum *reports.TrainLogSummary) (*scenarios.CalMemory, *reports.MemoryCalibration, error) {
-	if msg := peakAboveGPU("reserved", ss.Reserved, s); ss.Reserved > 0 && msg != "" {
-		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %s", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), msg)}
-	}
 	cm, rep, err := fitTrainLogMemory(a, o, s, old, withNetwork, log, ss)
-	var bad inputError
-	if !errors.As(err, &bad) {
+	var un memoryUnfitted
+	if !errors.As(err, &un) {
 		return cm, rep, err
 	}
-	fmt.Fprintf(a.err, "zerosim: warning: the memory part is not fitted (the compute part is written): %s\n", bad.Error())
-	// The summary's row names the line and the peak already.
-	sum.NotFitted = strings.TrimPrefix(bad.Error(), fmt.Sprintf("%s:%d: max reserved %s: ", log.File, ss.ReservedLine, units.Bytes(ss.Reserved)))
+	fmt.Fprintf(a.err, "zerosim: warning: the memory part is not fitted (the compute part is written): %s:%d: max reserved %s: %s\n",
+		log.File, ss.ReservedLine, units.Bytes(ss.Reserved), un.reason)
+	sum.NotFitted = un.reason // the summary's row names the line and the peak already
 	return nil, nil, nil
 }
+
+// memoryUnfitted is fitTrainLogMemory's failure to fit a peak the memory
+// model cannot reproduce (below what it allocates): the reason, without
+// the line and the peak.
+type memoryUnfitted struct{ reason string }
+
+func (m memoryUnfitted) Error() string { return m.reason }
 
 // fitTrainLogMemory fits s's allocator overhead to the log's max reserved
 // memory, as calibrate --reserved does; nil, nil when the log gives none.
@@ -218,7 +221,7 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 	}
 	fit, err := memory.FitAllocatorOverhead(s, slices.Max(r.PeakMemory), r.MemoryModel.GatherPool, ss.Reserved, false)
 	if err != nil {
-		return nil, nil, inputError{fmt.Errorf("%s:%d: max reserved %s: %v", log.File, ss.ReservedLine, units.Bytes(ss.Reserved), unfittable(err, s, "reserved"))}
+		return nil, nil, memoryUnfitted{fmt.Sprint(unfittable(err, s, "reserved"))}
 	}
 	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model)}
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodReserved, Measured: ss.Reserved,
