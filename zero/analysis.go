@@ -187,15 +187,26 @@ func (e *executor) criticalPath() []PathStep {
 		i := e.at(r, t)
 		path = append(path, PathStep{Rank: r, Task: t, Start: e.start[i], End: e.end[i]})
 		task := &e.sc.Tasks[t]
-		// A collective starts when its last member arrives: follow that member.
+		// A collective starts when its last member arrives (follow that
+		// member) or, queued on its communicator, when the one before it
+		// there ends (follow that one).
 		if task.Kind.IsComm() && e.arrive[i] < e.start[i] {
 			_, members := e.members(task.Group, r)
+			last := -1
 			for _, m := range members {
 				if e.arrive[e.at(m, t)] == e.start[i] {
-					r = m
+					last = m
 					break
 				}
 			}
+			if last < 0 {
+				if p := e.commPredecessor(r, t); p >= 0 {
+					t = p
+					continue
+				}
+				last = r
+			}
+			r = last
 			i = e.at(r, t)
 		}
 		at := e.arrive[i]
@@ -245,6 +256,21 @@ func (e *executor) criticalPath() []PathStep {
 		path[i].OnPath = max(hi-path[i].Start, 0)
 	}
 	return path
+}
+
+// commPredecessor is the collective of rank r that ended when collective t
+// started on their communicator, which t waited for (the first in task
+// order among equals), or −1 when t did not wait for one.
+func (e *executor) commPredecessor(r int, t int32) int32 {
+	task := &e.sc.Tasks[t]
+	comm, start := e.sc.comm(task), e.start[e.at(r, t)]
+	for p := range int32(len(e.sc.Tasks)) {
+		q := &e.sc.Tasks[p]
+		if p != t && q.Kind.IsComm() && q.Group == task.Group && e.sc.comm(q) == comm && e.end[e.at(r, p)] == start {
+			return p
+		}
+	}
+	return -1
 }
 
 // streamPositions returns each task's index in its stream's issue order

@@ -22,6 +22,7 @@ func TestCommunicatorSerializes(t *testing.T) {
 		t.Fatal(err)
 	}
 	hw := collectives.Hardware{Arch: collectives.Hopper, NVLS: true, IntraBW: 300e9, NICBW: 50e9, NICsPerNode: 4}
+	var began [2]units.Duration
 	run := func(comms [2]Comm) [2]units.Duration {
 		eng := sim.New()
 		n := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: collectives.NewModel(hw)}),
@@ -29,7 +30,7 @@ func TestCommunicatorSerializes(t *testing.T) {
 		var end [2]units.Duration
 		for i, c := range comms {
 			n.Start(netCollective{Kind: AllGather, Phase: PhaseForwardAG, Group: GroupAll, Index: 0, Members: topo.All(), Bytes: 256 << 20, Weight: 1, Comm: c},
-				func() { end[i] = units.Duration(eng.Now()) })
+				func() { began[i] = units.Duration(eng.Now()) }, func() { end[i] = units.Duration(eng.Now()) })
 		}
 		eng.Run()
 		if n.err != nil {
@@ -41,9 +42,15 @@ func TestCommunicatorSerializes(t *testing.T) {
 	if one[0] <= 0 || one[1] != 2*one[0] {
 		t.Errorf("same communicator: ends %v, want the second at twice the first", one)
 	}
+	if began != [2]units.Duration{0, one[0]} {
+		t.Errorf("same communicator: began at %v, want the second when the first ended (%v)", began, one[0])
+	}
 	two := run([2]Comm{CommGroup, CommParams})
 	if two[0] <= one[0] || two[1] <= one[0] || two[1] >= one[1] {
 		t.Errorf("two communicators: ends %v, want both later than one alone (%v) and sooner than serialized (%v)", two, one[0], one[1])
+	}
+	if began != [2]units.Duration{} {
+		t.Errorf("two communicators: began at %v, want both at once", began)
 	}
 }
 

@@ -237,6 +237,17 @@ func (e *executor) sortedMemory(r int, evs []memEvent) []timedEvent {
 		t := e.start[j]
 		if ev.atEnd {
 			t = e.end[j]
+		} else if e.sc.Tasks[ev.task].Kind.IsComm() {
+			// A collective's buffers are the rank's from when it issues
+			// the collective (reaches it: Arrive), though it may then wait
+			// for its group and its communicator: PyTorch's caching
+			// allocator hands out the output on the issuing stream before
+			// the NCCL call (FSDP1's FlatParamHandle.unshard calls
+			// _alloc_padded_unsharded_flat_param, then
+			// _all_gather_flat_param's all_gather_into_tensor;
+			// torch/distributed/fsdp/_flat_param.py at
+			// 01caf79e047fd15e1f75ba3825f789130efa476a).
+			t = e.arrive[j]
 		}
 		ts = append(ts, timedEvent{t, int(i), ev})
 	}

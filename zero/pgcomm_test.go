@@ -47,12 +47,13 @@ func TestOneCommunicatorPerProcessGroup(t *testing.T) {
 				k          Kind
 				start, end units.Duration
 			}
-			byInst := map[inst][]wire{}
-			opt := Options{Full: full, onWire: func(g GroupKind, i int, k Kind, start, end units.Duration) {
-				byInst[inst{g, i}] = append(byInst[inst{g, i}], wire{k, start, end})
-			}}
-			if _, err := Replay(s, opt); err != nil {
+			res, err := Replay(s, Options{Full: full})
+			if err != nil {
 				t.Fatal(err)
+			}
+			byInst := map[inst][]wire{}
+			for _, c := range res.Collectives {
+				byInst[inst{c.Group, c.GroupIndex}] = append(byInst[inst{c.Group, c.GroupIndex}], wire{c.Kind, c.Start, c.End})
 			}
 			var agrs, same int
 			for _, rs := range byInst {

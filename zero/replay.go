@@ -15,10 +15,12 @@ type clock interface {
 	Run()
 }
 
-// network is what the replay needs from the collectives: run one
-// collective instance and call done when it ends.
+// network is what the replay needs from the collectives: issue one
+// collective instance, call began when it starts to run (at once, or when
+// the collectives issued before it on its communicator have ended) and done
+// when it ends.
 type network interface {
-	Start(c netCollective, done func())
+	Start(c netCollective, began, done func())
 }
 
 // netCollective is one collective instance the executor starts.
@@ -42,7 +44,8 @@ type netCollective struct {
 }
 
 // Span is one task of one rank: when the rank reached it (Arrive; for a
-// collective the rank then waits for its group), when it ran (Start, End).
+// collective the rank then waits for its group, and for the collectives
+// issued before it on its communicator to end), when it ran (Start, End).
 type Span struct {
 	Task               int32
 	Arrive, Start, End units.Duration
@@ -162,6 +165,12 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 			e.endWakes[d] |= 1 << task.Stream
 		}
 		for _, d := range task.AfterStart {
+			if sc.Tasks[d].Kind.IsComm() {
+				// A collective starts when its communicator runs it
+				// (network.Start's began), where nothing advances the
+				// ranks waiting for it: the schedule never asks that.
+				panic("zero: a task waits for a collective's start")
+			}
 			e.afterStart[d] = append(e.afterStart[d], int32(i))
 			e.startWakes[d] |= 1 << task.Stream
 		}
@@ -443,10 +452,6 @@ func (e *executor) begin(r int, t int32) {
 	if *arrived++; int(*arrived) < len(sim) {
 		return
 	}
-	for _, m := range sim {
-		e.started(m, t, now)
-		e.commDelta(m, 1)
-	}
 	w := 1
 	if e.symmetric {
 		w = 0
@@ -458,7 +463,17 @@ func (e *executor) begin(r int, t int32) {
 	if e.cont != nil {
 		run = e.openColl(sim)
 	}
-	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Comm: e.sc.comm(task), Run: run}, func() {
+	// It starts when its communicator runs it: its time queued behind the
+	// collectives issued there before it is the rank's waiting, not this
+	// collective's (a predecessor's run covers it).
+	began := func() {
+		at := e.clk.Now()
+		for _, m := range sim {
+			e.started(m, t, at)
+			e.commDelta(m, 1)
+		}
+	}
+	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Comm: e.sc.comm(task), Run: run}, began, func() {
 		if run != nil {
 			e.closeColl(run)
 		}

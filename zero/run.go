@@ -44,10 +44,6 @@ type Options struct {
 	// of them and once at the end, from the replaying goroutine: what a
 	// command shows as progress on a terminal.
 	Progress func(done, total int64)
-	// onWire, if not nil, is called as each collective ends with its group
-	// instance and kind and when it ran on its communicator (after the ones
-	// queued before it there): tests of the communicators' ordering.
-	onWire func(g GroupKind, index int, k Kind, start, end units.Duration)
 }
 
 // ProgressEvery is how many finished task instances separate two calls of
@@ -130,9 +126,6 @@ type fabricNet struct {
 	// queues holds, per communicator, the collectives issued while
 	// another runs on it (commKey); looked up, never iterated.
 	queues map[commKey]*commQueue
-	// onWire and now: Options.onWire and the clock it reads.
-	onWire func(g GroupKind, index int, k Kind, start, end units.Duration)
-	now    func() units.Duration
 }
 
 // commKey names an NCCL communicator: a group instance (kind and index)
@@ -184,13 +177,13 @@ type commQueue struct {
 }
 
 type queued struct {
-	c    netCollective
-	done func()
+	c           netCollective
+	began, done func()
 }
 
 // Start issues c on its communicator: it runs when the ones issued there
-// before it have finished.
-func (n *fabricNet) Start(c netCollective, done func()) {
+// before it have finished, calling began then.
+func (n *fabricNet) Start(c netCollective, began, done func()) {
 	key := commKey{c.Group, c.Index, c.Comm}
 	q := n.queues[key]
 	if q == nil {
@@ -201,22 +194,20 @@ func (n *fabricNet) Start(c netCollective, done func()) {
 		n.queues[key] = q
 	}
 	if q.busy {
-		q.waiting = append(q.waiting, queued{c, done})
+		q.waiting = append(q.waiting, queued{c, began, done})
 		return
 	}
 	q.busy = true
 	var next func()
-	run := func(c netCollective, done func()) {
-		if n.onWire != nil {
-			start, d := n.now(), done
-			done = func() {
-				n.onWire(c.Group, c.Index, c.Kind, start, n.now())
-				d()
-			}
-		}
+	run := func(c netCollective, began, done func()) {
+		began()
 		n.start(c, func() {
-			done()
+			// The next one launches as this one ends, before this one's
+			// end is seen: its members never count no collective in
+			// flight between the two (which would re-time their compute
+			// twice under interference, for nothing).
 			next()
+			done()
 		})
 	}
 	next = func() {
@@ -226,9 +217,9 @@ func (n *fabricNet) Start(c netCollective, done func()) {
 		}
 		w := q.waiting[0]
 		q.waiting = q.waiting[1:]
-		run(w.c, w.done)
+		run(w.c, w.began, w.done)
 	}
-	run(c, done)
+	run(c, began, done)
 }
 
 // kindAlgo is the algorithm the replay runs a collective of kind k with
@@ -435,7 +426,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// K = 2 and one slowed GPU, every rank simulated, took 25 s.
 	eng.SetDeferRates(true)
 	net := &fabricNet{f: collectives.NewFabricOptions(eng, topo, collectives.FabricOptions{NoTraffic: true, Model: model}), topo: topo, algo: algo,
-		prep: map[prepKey]*prepared{}, onWire: opt.onWire, now: func() units.Duration { return units.Duration(eng.Now()) }}
+		prep: map[prepKey]*prepared{}}
 	// Context parallelism's ring is timed on the replay's fabric: its
 	// topology and NCCL model, not built again.
 	sc, err := build(s, mrep.Groups, NewRingNet(net.f, algo))
