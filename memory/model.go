@@ -252,6 +252,11 @@ type UnitInfo struct {
 	// training.reduce_dtype fp32: FSDP's copy-in into an fp32 buffer), 0
 	// otherwise.
 	ReduceInput int64
+	// Alone is set when no other rank shares the unit's parameters: every
+	// group of them is sharded over one rank (N/K = 1, or routed experts
+	// with ep = N/K), so at stage 3 nothing gathers or reduce-scatters it
+	// and a replay binds those events to its compute (zero's bindMemory).
+	Alone bool
 	// Activation is the bytes kept from forward for backward; Recompute the
 	// extra bytes rebuilt during the unit's backward (recompute).
 	Activation int64
@@ -455,6 +460,9 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	}
 	r.Units = uis
 	m := newModel(r, groups, s, &c)
+	for u, alone := range m.reducedAlone() {
+		r.Units[u].Alone = alone
+	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("sizes overflow int64: %w", c.Err)
 	}

@@ -579,10 +579,9 @@ func (m *model) buildEvents() {
 	if r.Stage == 3 && r.Convention == ConventionZerosim && r.Shards > 1 {
 		lags = walkLags(m.s)
 	}
-	alone := m.reducedAlone()
 	started := make([]bool, L)
 	reduce := func(w int) { // unit w's reduce-scatter, to its end
-		if !alone[w] {
+		if !m.r.Units[w].Alone {
 			if !started[w] {
 				rsStart(w)
 			}
@@ -600,7 +599,7 @@ func (m *model) buildEvents() {
 				reduce(w)
 			}
 			ended = next
-			if w := next - 1; w > u && !alone[w] && !started[w] {
+			if w := next - 1; w > u && !m.r.Units[w].Alone && !started[w] {
 				rsStart(w)
 				started[w] = true
 			}
@@ -620,7 +619,7 @@ func (m *model) buildEvents() {
 		switch {
 		case r.Stage != 3:
 			transientGrads = c.Add(transientGrads, units[u].Grad)
-		case lags == nil || alone[u]:
+		case lags == nil || m.r.Units[u].Alone:
 			rsStart(u)
 			rsEnd(u)
 		}
@@ -731,10 +730,8 @@ func (m *model) run() {
 	r.events = m.events
 }
 
-// reducedAlone marks the units no reduce-scatter reduces at stage 3: those
-// whose every parameter group is sharded over one rank (N/K = 1, or routed
-// experts with ep = N/K), whose gradients a replay frees as their backward
-// ends (zero's bindMemory).
+// reducedAlone marks the units whose parameters no other rank shares
+// (UnitInfo.Alone): every group of them is sharded over one rank.
 func (m *model) reducedAlone() []bool {
 	alone := make([]bool, len(m.r.Units))
 	for i := range alone {

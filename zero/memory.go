@@ -93,21 +93,12 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		return -1
 	}
 	optimizer := func() int32 { return optimizerTask }
-	// A shard group of one rank gathers and reduces nothing, so the
-	// schedule has no such tasks: the unit's gathers happen as its compute
-	// starts and its reduce-scatter as its backward ends.
-	// With expert parallelism the routed experts' shard group has
-	// N/(K·ep) ranks, one when ep = N/K.
-	oneRank := sc.N/sc.K == 1
-	shared := map[int]bool{} // units in a bucket whose shard group has more than one rank
-	for _, bk := range sc.Buckets {
-		if sc.N/sc.K > max(sc.Groups[bk.Group].EP, 1) {
-			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
-				shared[u] = true
-			}
-		}
-	}
-	alone := func(unit int) bool { return oneRank || !shared[unit] }
+	// A unit whose parameters no other rank shares (the memory model's
+	// UnitInfo.Alone: a shard group of one rank, N/K = 1 or routed experts
+	// with ep = N/K) gathers and reduces nothing, so the schedule has no
+	// such tasks: its gathers happen as its compute starts and its
+	// reduce-scatter as its backward ends.
+	alone := func(unit int) bool { return unit >= 0 && unit < len(rep.Units) && rep.Units[unit].Alone }
 	// qgZ: a unit's gradient reduction is its tasks of phase
 	// PhaseBackwardRS (fallback reduce-scatter, kernels, all-to-alls); its
 	// sharded gradient lives from the first to the last when an all-to-all
