@@ -428,7 +428,10 @@ func (f *Fabric) startPhase(p *Plan, i int, cs classShape, onDone func()) *sim.F
 	if r := ph.runs[cs.class]; r.pace > 0 {
 		return f.eng.StartShapePaced(int64(ph.Bytes), int64(r.wire), sim.Time(r.pace), cs.s, onDone)
 	}
-	l := ph.perByte.byClass[cs.class]
+	// The work is the model's time at the class's bandwidth: a link
+	// slower than that (cluster.link_overrides) slows the group, which
+	// moves at its slowest member's pace.
+	l := ph.perByte.nominal[cs.class]
 	if ph.dur == 0 || l.bw <= 0 {
 		return f.eng.StartShape(0, cs.s, onDone)
 	}
@@ -984,7 +987,7 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 		p.Phases[0].Latency = c.Time
 		return
 	}
-	p.Phases[0].Latency = c.Latency
+	p.Phases[0].Latency = c.Latency + slowHops(m, p, sh, c)
 	// Each phase's share of the model's bandwidth time bw, in whole
 	// picoseconds at its bottleneck's rate (the engine's work for it is
 	// exact: sim.StartShapeAt); a class's phases share its links, so each
@@ -992,6 +995,20 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// up to bw exactly: alone, the collective ends at the model's time to
 	// the picosecond, whatever the links' bandwidths.
 	bw := c.Time - c.Latency
+	// Where the model is faster than the lowering's busiest class (NVLS
+	// moves fewer NVLink bytes than the ring pattern it is lowered on),
+	// only the classes that need more than the model's time are squeezed
+	// into it: another class keeps its real bytes at its links' rate, so a
+	// slower link of it (cluster.link_overrides) is never crossed faster
+	// than it moves them.
+	var own [topology.NumClasses + 1]float64 // 0: the common scale bw/busiest
+	for k, n := range need {
+		if n > 0 && float64(bw) < busiest {
+			if f := min(1, float64(bw)/n); f > float64(bw)/busiest {
+				own[k] = f
+			}
+		}
+	}
 	var sum [topology.NumClasses + 1]units.Duration
 	var first [topology.NumClasses + 1]int
 	for i := len(p.Phases) - 1; i >= 0; i-- {
@@ -999,7 +1016,10 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 		k := phaseClass(ph)
 		first[k] = i
 		if b := ph.Bytes + ph.extra; b > 0 {
-			ph.dur = units.Duration(float64(b) * ph.perByte.ps() * float64(bw) / busiest)
+			ph.dur = units.Duration(float64(b) * ph.perByte.nominalPS() * float64(bw) / busiest)
+			if own[k] > 0 {
+				ph.dur = units.Duration(float64(b) * ph.perByte.nominalPS() * own[k])
+			}
 			sum[k] += ph.dur
 		}
 	}
@@ -1026,7 +1046,7 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 		if ph.dur == 0 {
 			continue
 		}
-		for k, l := range ph.perByte.byClass {
+		for k, l := range ph.perByte.nominal {
 			if l.bw > 0 {
 				r := &ph.runs[k]
 				r.wire = units.Bytes(math.Ceil(float64(ph.Bytes) / m.wireFraction(topology.Class(k), sh, c.Proto)))
@@ -1047,6 +1067,32 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	}
 }
 
+// slowHops is the latency p's paths add beyond their classes' (a
+// cluster.link_overrides latency) under choice c: the model's latency
+// with each class's hops at its slowest path's, less its latency. NCCL's
+// pipeline waits on its slowest hop at every step, so the slowest path
+// counts for all of them (the tuner's per-hop terms, Model.Cost).
+func slowHops(m *Model, p *Plan, sh Shape, c Choice) units.Duration {
+	var lag [topology.NumClasses]units.Duration
+	for i := range p.Phases {
+		for k, l := range p.Phases[i].perByte.lag {
+			lag[k] = max(lag[k], l)
+		}
+	}
+	if lag == ([topology.NumClasses]units.Duration{}) {
+		return 0
+	}
+	slow := *m
+	slow.HW.IntraLatency += lag[topology.Intra]
+	slow.HW.InterLatency += lag[topology.Inter]
+	base, ok := m.Cost(p.Spec.Op, sh, c.Algo, c.Proto, p.Spec.Bytes)
+	late, ok2 := slow.Cost(p.Spec.Op, sh, c.Algo, c.Proto, p.Spec.Bytes)
+	if !ok || !ok2 {
+		return 0
+	}
+	return max(late.Latency-base.Latency, 0)
+}
+
 // linkNeed is the time in picoseconds each link class (the last: phases
 // that cross several) needs at full speed for p's phases' bytes, alone on
 // its links.
@@ -1054,7 +1100,7 @@ func linkNeed(p *Plan) (need [topology.NumClasses + 1]float64) {
 	// A rail phase's channel 0 carries its extra bytes on its own links.
 	for i := range p.Phases {
 		ph := &p.Phases[i]
-		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.ps()
+		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominalPS()
 	}
 	return need
 }

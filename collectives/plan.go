@@ -305,8 +305,24 @@ type classRun struct {
 type bottleneck struct {
 	busy
 	// byClass is the busiest link of each class the phase crosses (zero
-	// for a class it does not).
-	byClass [topology.NumClasses]busy
+	// for a class it does not); nominal is its load at the class's
+	// bandwidth before any override (topology.ClassParams), the link a
+	// timed plan's cost model assumes.
+	byClass, nominal [topology.NumClasses]busy
+	// lag is, per class, the most one of the phase's paths' latency
+	// exceeds its class's (a latency override): what each of its hops over
+	// that class waits beyond what a timed plan's cost model assumes.
+	lag [topology.NumClasses]units.Duration
+}
+
+// nominalPS is the picoseconds per byte of the phase's busiest link were
+// every link at its class's bandwidth.
+func (b bottleneck) nominalPS() float64 {
+	var ps float64
+	for _, l := range b.nominal {
+		ps = max(ps, l.ps())
+	}
+	return ps
 }
 
 // busy is load transfers on a link of bandwidth bw.
@@ -713,6 +729,7 @@ func (lw *lowering) addLoad(ph *Phase, src, dst int, w uint32) (topology.Path, e
 		return topology.Path{}, fmt.Errorf("collectives: %s: %w", ph.Name, err)
 	}
 	lw.alpha = max(lw.alpha, path.Latency)
+	lw.perByte.lag[path.Class] = max(lw.perByte.lag[path.Class], path.Latency-lw.t.ClassParams(path.Class).Latency)
 	ph.count[path.Class] += int64(w)
 	for _, l := range path.Links {
 		if lw.load[l] == 0 {
@@ -756,6 +773,9 @@ func (lw *lowering) finish() {
 			}
 			if l.ps() > lw.perByte.byClass[k].ps() {
 				lw.perByte.byClass[k] = l
+			}
+			if n := (busy{w, lw.t.ClassParams(k).Bandwidth}); n.ps() > lw.perByte.nominal[k].ps() {
+				lw.perByte.nominal[k] = n
 			}
 		}
 		lw.load[id] = 0

@@ -285,6 +285,11 @@ func (t *Topology) Params(id LinkID) LinkParams {
 	return t.linkParams(id)
 }
 
+// ClassParams is link class c's bandwidth and latency as the cluster
+// gives them, before any override: what a collective's cost model assumes
+// of every link of the class.
+func (t *Topology) ClassParams(c Class) LinkParams { return t.params[c] }
+
 // LinkClass is link id's class (Links()[id].Class, without building the
 // link). It panics if id is out of range (a caller bug).
 func (t *Topology) LinkClass(id LinkID) Class {

@@ -239,8 +239,9 @@ func collectiveShape(o *collectiveOpts, s *scenarios.Scenario) error {
 	}
 	s.Parallelism.CP = cp
 	s.Parallelism.DP = c.Nodes * c.GPUsPerNode / cp
-	c.LinkOverrides = nil // they name nodes of the old cluster
-	c.GPUOverrides = nil
+	// Overrides (the file's or a --set's) are kept: checked against the
+	// new cluster below, not dropped (a degraded link dropped in silence
+	// measured the nominal one).
 	return nil
 }
 

@@ -1,0 +1,111 @@
+package collectives
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zerosim/zerosim/sim"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestTimedPlanSlowsOnDegradedLink: a collective timed by NCCL's model (the
+// default algorithm, auto) runs at the pace of a link slower than its class
+// (cluster.link_overrides), as an alpha–beta ring does: never faster than
+// the bytes its slowest NIC sends at that NIC's bandwidth. Before the work
+// was taken at the class's bandwidth, a timed plan normalised the slow link
+// away and ended at the model's nominal time whatever the override (QA s16
+// finding 2: 418.15 ms with node 1's NICs at 1 GB/s or at 50).
+func TestTimedPlanSlowsOnDegradedLink(t *testing.T) {
+	const nominal = 50e9
+	hw := Hardware{Arch: Hopper, NVLS: true, IntraBW: 300e9, NICBW: nominal, NICsPerNode: 8}
+	topoAt := func(bw units.Bandwidth) *topology.Topology {
+		p := topology.Params{Nodes: 2, GPUsPerNode: 8,
+			Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: nominal, Latency: 2000}}
+		if bw != nominal {
+			p.Overrides = []topology.Override{{Node: 1, GPU: -1, Class: topology.Inter, Bandwidth: bw}}
+		}
+		return mustTopo(t, p)
+	}
+	for _, op := range []Op{AllReduce, ReduceScatter, AllGather} {
+		for _, size := range []units.Bytes{64 << 20, 1 << 30} {
+			prev := units.Duration(0)
+			for _, div := range []int64{1, 2, 10, 50} {
+				name := fmt.Sprintf("%v of %d B, node 1's NICs at 1/%d", op, size, div)
+				bw := units.Bandwidth(nominal / div)
+				topo := topoAt(bw)
+				eng := sim.New()
+				f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
+				p, err := f.Prepare(Spec{Op: op, Algo: Auto, Group: topo.All(), Bytes: size}, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if !p.Plan().Timed {
+					t.Fatalf("%s: not timed by the model", name)
+				}
+				if _, err := f.StartPrepared(p, func() {}); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				eng.Run()
+				got := units.Duration(eng.Now())
+				if div == 1 && got != p.Plan().Choice.Time {
+					t.Errorf("%s: %v, want the model's %v on nominal links", name, got, p.Plan().Choice.Time)
+				}
+				// The slowest NIC's bytes at its bandwidth bound the time.
+				var most units.Bytes
+				for _, rb := range p.Sent() {
+					if topo.Node(rb.Rank) == 1 {
+						most = max(most, rb.Bytes[topology.Inter])
+					}
+				}
+				floor := units.Duration(int64(most) * 1e12 / int64(bw))
+				if got < floor {
+					t.Errorf("%s: %v, faster than node 1's NIC moves its %d B (%v)", name, got, most, floor)
+				}
+				if got < prev {
+					t.Errorf("%s: %v, faster than at a faster NIC (%v)", name, got, prev)
+				}
+				prev = got
+			}
+		}
+	}
+}
+
+// TestTimedPlanWaitsOnSlowHop: a link override's latency delays a timed
+// collective as NCCL's model delays one whose every hop of that class is
+// that slow (its pipeline waits on its slowest hop at every step): equal,
+// to the picosecond, to the nominal topology under a model whose network
+// latency is raised by the override's excess.
+func TestTimedPlanWaitsOnSlowHop(t *testing.T) {
+	const excess = 50 * units.Microsecond
+	hw := Hardware{Arch: Hopper, NVLS: true, IntraBW: 300e9, NICBW: 50e9, NICsPerNode: 8}
+	params := topology.Params{Nodes: 4, GPUsPerNode: 8,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}}
+	slowHW := hw
+	slowHW.InterLatency += excess
+	run := func(p topology.Params, hw Hardware, spec Spec) units.Duration {
+		topo := mustTopo(t, p)
+		eng := sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
+		spec.Group = topo.All()
+		if _, err := f.Start(spec, func() {}); err != nil {
+			t.Fatal(err)
+		}
+		eng.Run()
+		return units.Duration(eng.Now())
+	}
+	slow := params
+	slow.Overrides = []topology.Override{{Node: 2, GPU: 3, Class: topology.Inter, Latency: 2000 + excess}}
+	for _, spec := range []Spec{
+		{Op: AllReduce, Algo: Auto, Bytes: 4 << 10},
+		{Op: AllReduce, Algo: Auto, Bytes: 256 << 20},
+		{Op: AllGather, Algo: Auto, Bytes: 1 << 20},
+		{Op: ReduceScatter, Algo: Auto, Bytes: 64 << 20},
+	} {
+		nominal := run(params, hw, spec)
+		got, want := run(slow, hw, spec), run(params, slowHW, spec)
+		if got != want || got <= nominal {
+			t.Errorf("%v of %d B: %v with one NIC %v slower, want %v (every hop %v slower; nominal %v)", spec.Op, spec.Bytes, got, excess, want, excess, nominal)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package zero
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestDegradedLinkSlowsStep: under the default algorithm (auto: NCCL's
+// model times each collective) one node's NICs made slower lengthen the
+// step, monotonically, and never below what those NICs must move: every
+// rank of the default example sends the same bytes (a symmetric dp ring),
+// so the busiest rank's network bytes over the step at the slow NIC's
+// bandwidth bound it. Before timed plans took their work at the class's
+// bandwidth, 1 GB/s gave the nominal 418.15 ms to the picosecond.
+func TestDegradedLinkSlowsStep(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	prev := units.Duration(0)
+	for _, bw := range []int64{50, 25, 5, 1} {
+		s, err := scenarios.Load("default.yaml", data, []string{fmt.Sprintf("cluster.link_overrides=[{node: 1, class: inter, bandwidth: %dGB/s}]", bw)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent int64
+		for _, p := range res.Phases {
+			sent += p.MaxRankWire[topology.Inter]
+		}
+		floor := units.Duration(sent * 1e12 / (bw * 1e9))
+		if res.StepTime < floor || res.StepTime < prev || (bw < 50 && res.StepTime == prev) {
+			t.Errorf("node 1's NICs at %d GB/s: step %v; want at least %v (%d B at that rate) and longer than at the faster NIC (%v)", bw, res.StepTime, floor, sent, prev)
+		}
+		prev = res.StepTime
+	}
+}
