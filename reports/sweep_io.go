@@ -123,7 +123,22 @@ func processAlive(pid int) bool {
 // the old file or the complete new one, never a partial file. Temporary
 // files of earlier writes of path whose process is gone are deleted first;
 // this write's is deleted on error, and by RemoveTemps on a signal.
+//
+// Only a regular file is replaced: a symbolic link to one is kept and its
+// target replaced (beside the target, as Go's renameio and sed
+// --follow-symlinks do), and anything else that exists — a device such as
+// /dev/null, a FIFO, a socket, a link into /proc such as /dev/stdout — is
+// written in place. (Renamed over, /dev/stdout became a regular file for
+// every process on the machine.)
 func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+	target, inPlace, err := atomicTarget(path)
+	if err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	if inPlace {
+		return writeInPlace(path, write)
+	}
+	path = target
 	removeStaleTemps(path)
 	var f *os.File
 	for range 100 {
@@ -157,6 +172,55 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("reports: writing %s: %w", path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// atomicTarget is the file WriteFileAtomic replaces for path: path itself
+// when it is a regular file or does not exist, a symbolic link's regular
+// target; inPlace when path is something else, written without a rename.
+func atomicTarget(path string) (target string, inPlace bool, err error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return path, false, nil // created (an error shows when creating)
+	case fi.Mode().IsRegular():
+		return path, false, nil
+	case fi.IsDir():
+		return "", false, errors.New("is a directory")
+	case fi.Mode()&os.ModeSymlink == 0:
+		return "", true, nil // a device, a FIFO, a socket
+	}
+	if link, err := os.Readlink(path); err == nil && strings.HasPrefix(link, "/proc/") {
+		return "", true, nil // /dev/stdout: whatever the descriptor is open on
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", true, nil // a dangling link: its target is created
+	}
+	if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+		return real, false, nil
+	}
+	return atomicTarget(real)
+}
+
+// writeInPlace writes path through write, opened as it is (a device, a
+// FIFO, a link to one): what a reader of it gets cannot be made atomic.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("reports: writing %s: %w", path, err)
 	}
 	return nil
