@@ -72,6 +72,9 @@ type compareVariant struct {
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added), run's device_peak_bytes.
 	DevicePeak int64 `json:"device_peak_bytes"`
+	// Tokens is the tokens one step trains (zero.Result.Tokens): the
+	// verdict ranks by tokens per second when the variants' differ.
+	Tokens int64 `json:"-"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -184,7 +187,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
-		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000, MFU: r.Utilization.MFU}
+		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000, MFU: r.Utilization.MFU, Tokens: r.Tokens}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -42,9 +43,27 @@ func variantClass(v *compareVariant, class string, busiest bool) int64 {
 	return t
 }
 
-// compareVerdict says, from the numbers, which variant is fastest, by how
-// much against the next, why (exposed communication, compute, bytes over
-// the slow network, memory), and which variants do not fit.
+// faster reports whether a trains faster than b: more tokens per second
+// (over the whole cluster), which for steps of the same tokens is the
+// shorter step.
+func faster(a, b *compareVariant) bool {
+	if a.Tokens == b.Tokens || a.StepTimePS <= 0 || b.StepTimePS <= 0 {
+		return a.StepTimePS < b.StepTimePS
+	}
+	return float64(a.Tokens)/float64(a.StepTimePS) > float64(b.Tokens)/float64(b.StepTimePS)
+}
+
+// tokensPerSec is v's tokens per second over the whole cluster.
+func tokensPerSec(v *compareVariant) float64 {
+	return float64(v.Tokens) / units.Duration(v.StepTimePS).Seconds()
+}
+
+// compareVerdict says, from the numbers, which variant trains fastest (the
+// shortest step, or, when the variants' steps train different tokens —
+// another batch, accumulation or sequence length — the most tokens per
+// second), by how much against the next, why (exposed communication,
+// compute, bytes over the slow network, memory), and which variants do not
+// fit.
 func compareVerdict(vs []compareVariant) string {
 	if len(vs) < 2 {
 		return ""
@@ -53,16 +72,23 @@ func compareVerdict(vs []compareVariant) string {
 	for i := range order {
 		order[i] = i
 	}
-	// Stable: equal steps keep the given order.
+	// Stable: equals keep the given order.
 	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && vs[order[j]].StepTimePS < vs[order[j-1]].StepTimePS; j-- {
+		for j := i; j > 0 && faster(&vs[order[j]], &vs[order[j-1]]); j-- {
 			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
 	f, r := &vs[order[0]], &vs[order[1]]
 	label := func(v *compareVariant) string { return EscapeControl(v.Label) }
 	var b strings.Builder
-	if f.StepTimePS == r.StepTimePS {
+	if f.Tokens != r.Tokens && f.StepTimePS > 0 && r.StepTimePS > 0 {
+		// A shorter step of fewer tokens is not faster training.
+		ft, rt := tokensPerSec(f), tokensPerSec(r)
+		fmt.Fprintf(&b, "%s trains fastest: %s tokens/s (%s per GPU), %.1f %% more than %s's %s (%s per GPU); its step trains %s tokens in %s, %s's %s in %s",
+			label(f), commas(int64(math.Round(ft))), commas(int64(math.Round(f.TokensPerSecPerGPU))), 100*(ft-rt)/rt,
+			label(r), commas(int64(math.Round(rt))), commas(int64(math.Round(r.TokensPerSecPerGPU))),
+			commas(f.Tokens), durText(f.StepTimePS), label(r), commas(r.Tokens), durText(r.StepTimePS))
+	} else if f.StepTimePS == r.StepTimePS {
 		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", label(f), label(r), durText(f.StepTimePS))
 	} else {
 		fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", label(f), durText(f.StepTimePS),
@@ -93,7 +119,10 @@ func compareVerdict(vs []compareVariant) string {
 	}
 	if !f.Fits {
 		for _, i := range order[1:] {
-			if v := &vs[i]; v.Fits {
+			if v := &vs[i]; v.Fits && v.Tokens != f.Tokens && v.StepTimePS > 0 {
+				fmt.Fprintf(&b, " The fastest that fits is %s (%s tokens/s).", label(v), commas(int64(math.Round(tokensPerSec(v)))))
+				break
+			} else if v.Fits {
 				fmt.Fprintf(&b, " The fastest that fits is %s (%s).", label(v), durText(v.StepTimePS))
 				break
 			}
