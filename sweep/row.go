@@ -117,12 +117,19 @@ func (e *Evaluator) Eval(i int) (row Row) {
 			row = Row{Index: i, Values: p.Values, Err: oneLine(fmt.Sprintf("internal error: %v", v))}
 		}
 	}()
-	s, err := e.Src.Load(p.Sets(e.Space)...)
+	sets := p.Sets(e.Space)
+	s, err := e.Src.Load(sets...)
 	if err == nil {
 		row, err = Measure(s)
 	}
 	if err != nil {
-		row = Row{Err: oneLine(replayRefusal(err))}
+		msg := replayRefusal(err)
+		for _, set := range sets {
+			// The loader names the override as a --set; here it is the
+			// user's --grid.
+			msg = strings.Replace(msg, "--set "+set+":", "--grid "+set+":", 1)
+		}
+		row = Row{Err: oneLine(msg)}
 	}
 	row.Index, row.Values = i, p.Values
 	return row

@@ -224,12 +224,13 @@ func TestRunOrder(t *testing.T) {
 }
 
 // TestEvalInvalidPoint: a point the loader rejects is a row with the
-// loader's one-line message.
+// loader's one-line message, naming the --grid the value came from (the
+// loader says --set).
 func TestEvalInvalidPoint(t *testing.T) {
 	sp := space(t, "parallelism.k=1,3")
 	ev := &Evaluator{Src: tinySource(t), Space: sp}
 	r := ev.Eval(1)
-	if r.Err == "" || !strings.Contains(r.Err, "k=3 does not divide") || r.StepTime != 0 {
+	if r.Err == "" || !strings.Contains(r.Err, "--grid parallelism.k=3: k=3 does not divide") || strings.Contains(r.Err, "--set") || r.StepTime != 0 {
 		t.Errorf("k=3 on dp=2: %+v", r)
 	}
 	if r := ev.Eval(0); r.Err != "" || r.StepTime <= 0 || r.PeakMemory <= 0 {
