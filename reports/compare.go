@@ -72,6 +72,9 @@ type compareVariant struct {
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added), run's device_peak_bytes.
 	DevicePeak int64 `json:"device_peak_bytes"`
+	// DeviceNeed is what the device needs at the peak without the
+	// allocator's reserve (zero.Result.DeviceNeed), which Fits judges by.
+	DeviceNeed int64 `json:"-"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -202,7 +205,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v.PeakMemory, _ = r.Peak()
 	v.GPUMemory = int64(s.Cluster.GPUMemory)
 	v.Fits = r.Fits(v.GPUMemory)
-	v.DevicePeak = r.DevicePeak
+	v.DevicePeak, v.DeviceNeed = r.DevicePeak, r.DeviceNeed
 	if m := r.MemoryModel; m != nil {
 		v.AtRestMemory = m.AtRest
 	}
