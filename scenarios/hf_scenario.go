@@ -94,7 +94,7 @@ func hfPresetLayers(name string, layers int64) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(name+".json", m, layers)
+	return importHF(name+".json", b, m, layers)
 }
 
 // hfKeysExclusive are the model keys an imported model defines itself
