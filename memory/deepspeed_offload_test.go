@@ -1,7 +1,11 @@
 package memory
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // Expected values are DeepSpeed's formulas evaluated by hand (Python
@@ -191,6 +195,66 @@ func TestDeepSpeedOffloadBadInput(t *testing.T) {
 	} {
 		if f() == nil {
 			t.Error("bad input accepted")
+		}
+	}
+}
+
+// TestDeepSpeedEstimateFollowsOffload: the deepspeed estimator's figure is
+// the one DeepSpeed's function returns for the scenario's offload settings
+// (QA2 finding 5: it was always the no-offload row). Expected GPU bytes are
+// DeepSpeed's formulas by hand for P = 7e9, L = 131,072,000, G = 8
+// (stage_1_and_2.py:3087-3098, stage3.py:3754-3780 at edaa7221):
+// Z2 none 2P + int(18P/G) = 14e9 + 15.75e9; Z2 cpu_offload 2P;
+// Z3 none 4L + int(18P/G); cpu_offload 4L + int(2P/G); with
+// cpu_offload_params 4L. DeepSpeed reads cpu_offload_params only under
+// cpu_offload, so params offloaded alone give the no-offload row.
+func TestDeepSpeedEstimateFollowsOffload(t *testing.T) {
+	const cpu, nvme, none = scenarios.OffloadCPU, scenarios.OffloadNVMe, scenarios.OffloadNone
+	for _, tc := range []struct {
+		stage          int
+		optim, params  scenarios.OffloadDevice
+		gpu            int64
+		comps          int
+		noteSubstrings string
+	}{
+		{1, none, none, 29_750_000_000, 2, "estimate_zero2_model_states_mem_needs"},
+		{2, none, none, 29_750_000_000, 2, "estimate_zero2_model_states_mem_needs"},
+		{1, cpu, none, 14_000_000_000, 1, "cpu_offload=True"},
+		{2, cpu, none, 14_000_000_000, 1, "cpu_offload=True"},
+		{2, nvme, none, 14_000_000_000, 1, "offload.optimizer nvme"},
+		{3, none, none, 16_274_288_000, 2, "L = 131072000"},
+		{3, cpu, none, 2_274_288_000, 2, "cpu_offload=True, cpu_offload_params=False"},
+		{3, cpu, cpu, 524_288_000, 1, "cpu_offload=True, cpu_offload_params=True"},
+		{3, nvme, nvme, 524_288_000, 1, "offload.params nvme"},
+		{3, cpu, nvme, 524_288_000, 1, "cpu_offload_params=True"},
+		{3, none, cpu, 16_274_288_000, 2, "only with cpu_offload"},
+	} {
+		s := bigModel(7e9, 8, 1, 8, tc.stage)
+		s.Model.LargestLayer = 131_072_000
+		s.Offload = scenarios.Offload{Optimizer: tc.optim, Params: tc.params}
+		s.Cluster.GPUMemory = 80 << 30
+		name := fmt.Sprintf("stage %d optimizer %s params %s", tc.stage, tc.optim, tc.params)
+		r, err := Estimate(s, EstimatorDeepSpeed, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var notes []string
+		for _, c := range r.Components {
+			notes = append(notes, c.Name+": "+c.Note)
+		}
+		if r.AtRest != tc.gpu || r.Peak != tc.gpu || len(r.Components) != tc.comps || !r.Fits {
+			t.Errorf("%s: at rest %d, peak %d, %d components, fits %v; want %d in %d components", name, r.AtRest, r.Peak, len(r.Components), r.Fits, tc.gpu, tc.comps)
+		}
+		if all := strings.Join(notes, "; "); !strings.Contains(all, tc.noteSubstrings) {
+			t.Errorf("%s: notes %q do not say %q", name, all, tc.noteSubstrings)
+		}
+		// The figure is one of the _all_cold rows the report carries.
+		found := false
+		for _, row := range r.DeepSpeedOffload {
+			found = found || row.GPU == tc.gpu
+		}
+		if !found {
+			t.Errorf("%s: %d is none of the _all_cold rows %+v", name, tc.gpu, r.DeepSpeedOffload)
 		}
 	}
 }

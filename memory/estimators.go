@@ -138,7 +138,9 @@ func Megatron(totalParams int64, dp int, distributedOptimizer bool) (int64, erro
 // A stage the estimator has no formula for comes back with NotApplicable
 // set: DeepSpeed has none for stage 0; Megatron's rule covers stage 0 (plain
 // DDP, 18 B/param) and stage 1 (distributed optimizer over the N/K intra
-// group, 6 + 12/(N/K)) only.
+// group, 6 + 12/(N/K)) only. The DeepSpeed figure follows s.Offload as
+// DeepSpeed's function follows its cpu_offload and cpu_offload_params
+// flags; r.DeepSpeedOffload holds every row its _all_cold helper prints.
 func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error) {
 	if est == EstimatorZerosim {
 		return Analyze(s, opt)
@@ -171,14 +173,35 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 		if gpus < 1 {
 			gpus = n
 		}
+		// The figure is the row DeepSpeed's function returns for the
+		// scenario's offload (QA2 finding 5). Its flags are booleans named
+		// cpu_offload and cpu_offload_params; an nvme device keeps the same
+		// states off the GPU as cpu does (ZeRO-Infinity stages them through
+		// pinned host buffers), so as far as GPU memory goes zerosim passes
+		// True for nvme too: the GPU formula has no device term. DeepSpeed
+		// reads cpu_offload_params only under cpu_offload (stage3.py:3757-3758
+		// at edaa722, and the _all_cold printer skips that pair,
+		// stage3.py:3872-3873), so params offloaded without the optimizer
+		// give its no-offload row, which the note says.
+		offOpt := s.Offload.Optimizer != scenarios.OffloadNone
+		via := func(key string, d scenarios.OffloadDevice) string {
+			return fmt.Sprintf(" (%s %s)", key, d)
+		}
 		switch r.Stage {
 		case 1, 2:
+			r.DeepSpeedOffload, err = DeepSpeedZero2Offload(P, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
+			if err != nil {
+				break
+			}
+			if offOpt {
+				comp("16-bit params (2P)", "estimate_zero2_model_states_mem_needs, cpu_offload=True"+via("offload.optimizer", s.Offload.Optimizer), c.Mul(2, P))
+				break
+			}
 			var q int64
 			q, err = pyIntTrueDiv(18, P, int64(gpus))
 			if err == nil {
 				comp("16-bit params (2P)", "estimate_zero2_model_states_mem_needs", c.Mul(2, P))
 				comp("grads + optimizer (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
-				r.DeepSpeedOffload, err = DeepSpeedZero2Offload(P, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			}
 		case 3:
 			largest := int64(s.Model.LargestLayer)
@@ -187,12 +210,34 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 					largest = max(largest, int64(l.Params))
 				}
 			}
-			var q int64
-			q, err = pyIntTrueDiv(18, P, int64(gpus))
-			if err == nil {
-				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.Mul(4, largest))
-				comp("model states (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
-				r.DeepSpeedOffload, err = DeepSpeedZero3Offload(P, largest, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
+			r.DeepSpeedOffload, err = DeepSpeedZero3Offload(P, largest, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
+			if err != nil {
+				break
+			}
+			offParams := s.Offload.Params != scenarios.OffloadNone
+			switch {
+			case offOpt && offParams:
+				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=True%s, L = %d",
+					via("offload.params", s.Offload.Params), largest), c.Mul(4, largest))
+			case offOpt:
+				var q int64
+				q, err = pyIntTrueDiv(2, P, int64(gpus))
+				if err == nil {
+					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=False%s, L = %d",
+						via("offload.optimizer", s.Offload.Optimizer), largest), c.Mul(4, largest))
+					comp("16-bit params (int(2P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
+				}
+			default:
+				var q int64
+				q, err = pyIntTrueDiv(18, P, int64(gpus))
+				if err == nil {
+					note := fmt.Sprintf("G = %d GPUs", gpus)
+					if offParams {
+						note += fmt.Sprintf("; offload.params %s: DeepSpeed's estimator reads cpu_offload_params only with cpu_offload, so this is its no-offload row", s.Offload.Params)
+					}
+					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.Mul(4, largest))
+					comp("model states (int(18P/G))", note, q)
+				}
 			}
 		default:
 			r.NotApplicable = "DeepSpeed has no estimator for stage 0"

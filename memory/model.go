@@ -309,8 +309,13 @@ type Report struct {
 	// Reserved holds, cut to the room the GPU's memory leaves
 	// (HeldGatherPool).
 	GatherPool, GatherPoolHeld int64
-	// Fits reports Peak ≤ GPUMemory (false when GPUMemory is unknown); a
-	// warning says when Device does not fit.
+	// Need is what the device needs at Peak (DeviceNeed: the allocated
+	// peak with the CUDA context and NCCL's buffers, no reserve), under
+	// convention zerosim only.
+	Need int64
+	// Fits reports Peak ≤ GPUMemory and, under convention zerosim, Need ≤
+	// GPUMemory (false when GPUMemory is unknown); a warning says when
+	// Device, with the allocator's reserve, does not fit.
 	Fits bool
 	// NotApplicable is set (and the figures are zero) when an estimator has
 	// no formula for this stage.
@@ -485,9 +490,13 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPoolHeld, err = HeldGatherPool(s, r.Peak, r.GatherPool); err != nil {
 			return nil, err
 		}
+		if r.Need, err = DeviceNeed(s, r.Peak); err != nil {
+			return nil, err
+		}
+		r.Fits = r.Fits && r.Need <= r.GPUMemory
 		if r.Fits && r.Device > r.GPUMemory {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the allocated peak fits, but with the caching allocator's reserve, the CUDA context and NCCL's buffers the device needs %s of %s: expect allocator retries or out-of-memory",
-				units.Bytes(r.Device).IEC(), units.Bytes(r.GPUMemory).IEC()))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the device needs %s of %s (the allocated peak with the CUDA context and NCCL's buffers), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
+				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), units.Bytes(r.Device).IEC()))
 		}
 	}
 	return r, nil

@@ -584,8 +584,18 @@ func TestProperties(t *testing.T) {
 				t.Errorf("case %d: reserved %d, device %d below the peak %d", c, r.Reserved, r.Device, r.Peak)
 			}
 		}
-		if r.Fits != (r.Peak <= r.GPUMemory && r.GPUMemory > 0) {
-			t.Errorf("case %d: fits %v with peak %d, memory %d", c, r.Fits, r.Peak, r.GPUMemory)
+		// Fits is the peak and, under the zerosim convention, the device's
+		// need (the peak with the context and NCCL's buffers, no reserve)
+		// within the GPU.
+		need := r.Peak
+		if conv == ConventionZerosim {
+			need = r.Need
+			if r.Need < r.Peak-int64(s.Memory.RuntimeContext+s.Memory.NCCLBuffers) || r.Need > r.Device {
+				t.Errorf("case %d: need %d outside [peak %d, device %d]", c, r.Need, r.Peak, r.Device)
+			}
+		}
+		if r.Fits != (r.Peak <= r.GPUMemory && need <= r.GPUMemory && r.GPUMemory > 0) {
+			t.Errorf("case %d: fits %v with peak %d, need %d, memory %d", c, r.Fits, r.Peak, need, r.GPUMemory)
 		}
 		if conv == ConventionSeed002 && divisible && s.Communication.Padding == "toy" {
 			// Ranks of one group may split real and padding elements

@@ -178,7 +178,7 @@ func allocatorBytes(s *scenarios.Scenario, peak int64) int64 {
 // rest of the reserved peak, the CUDA context and NCCL's buffers (none
 // when those already exceed it).
 func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device int64, err error) {
-	reserved, outside, err := profilerParts(s, peak, pool)
+	reserved, outside, err := profilerParts(s, peak, pool, allocatorOverhead(s))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -195,7 +195,7 @@ func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device in
 // that ProfilerPeaks' reserved peak holds: the pool in whole segments, cut
 // to the room the GPU's memory leaves.
 func HeldGatherPool(s *scenarios.Scenario, peak, pool int64) (int64, error) {
-	reserved, outside, err := profilerParts(s, peak, pool)
+	reserved, outside, err := profilerParts(s, peak, pool, allocatorOverhead(s))
 	if err != nil {
 		return 0, err
 	}
@@ -213,15 +213,46 @@ func heldPool(capacity, reserved, outside, pool int64) int64 {
 	return p
 }
 
-// profilerParts is ProfilerPeaks' reserved peak without the gather pool
-// and what the device peak adds outside the allocator (the CUDA context and
-// NCCL's buffers).
-func profilerParts(s *scenarios.Scenario, peak, pool int64) (reserved, outside int64, err error) {
-	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
-	overhead := scenarios.DefaultAllocatorOverhead
-	if o := s.Memory.AllocatorOverhead; o != nil {
-		overhead = *o
+// DeviceNeed is the least the device holds at the allocated peak peak:
+// the allocator's part of it in whole segments with no reserve above it and
+// no gather pool, plus the CUDA context and NCCL's buffers, as
+// ProfilerPeaks counts them. It is what nvidia-smi would show at the peak
+// once the caching allocator has given back every cached block, which it
+// does short of memory before it reports out-of-memory: a failed cudaMalloc
+// makes DeviceCachingAllocator::malloc release the cached blocks and retry
+// (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at 001074d2,
+// release_cached_blocks, counted in num_alloc_retries). So a step whose
+// DeviceNeed fits the GPU runs, with retries when ProfilerPeaks' device
+// peak does not fit (published runs did: docs/validation.md's "retries"
+// rows), and one whose DeviceNeed exceeds it cannot: the context and NCCL's
+// buffers are outside the allocator. Every "fits" verdict is this figure
+// within the GPU's memory (Report.Fits, zero.Result.Fits).
+func DeviceNeed(s *scenarios.Scenario, peak int64) (int64, error) {
+	reserved, outside, err := profilerParts(s, peak, 0, 0)
+	if err != nil {
+		return 0, err
 	}
+	var c calc
+	need := c.Add(reserved, outside)
+	if c.Err != nil {
+		return 0, fmt.Errorf("memory: device need overflows: %w", c.Err)
+	}
+	return need, nil
+}
+
+// allocatorOverhead is s's memory.allocator_overhead, else the default.
+func allocatorOverhead(s *scenarios.Scenario) float64 {
+	if o := s.Memory.AllocatorOverhead; o != nil {
+		return *o
+	}
+	return scenarios.DefaultAllocatorOverhead
+}
+
+// profilerParts is ProfilerPeaks' reserved peak at allocator overhead
+// overhead without the gather pool and what the device peak adds outside
+// the allocator (the CUDA context and NCCL's buffers).
+func profilerParts(s *scenarios.Scenario, peak, pool int64, overhead float64) (reserved, outside int64, err error) {
+	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
 	if pool < 0 {
 		return 0, 0, fmt.Errorf("memory: reserved pool %d B is negative", pool)
 	}

@@ -75,6 +75,9 @@ type compareVariant struct {
 	// Tokens is the tokens one step trains (zero.Result.Tokens): the
 	// verdict ranks by tokens per second when the variants' differ.
 	Tokens int64 `json:"-"`
+	// DeviceNeed is what the device needs at the peak without the
+	// allocator's reserve (zero.Result.DeviceNeed), which Fits judges by.
+	DeviceNeed int64 `json:"-"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -205,7 +208,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v.PeakMemory, _ = r.Peak()
 	v.GPUMemory = int64(s.Cluster.GPUMemory)
 	v.Fits = r.Fits(v.GPUMemory)
-	v.DevicePeak = r.DevicePeak
+	v.DevicePeak, v.DeviceNeed = r.DevicePeak, r.DeviceNeed
 	if m := r.MemoryModel; m != nil {
 		v.AtRestMemory = m.AtRest
 	}

@@ -70,6 +70,9 @@ func fitsText(r *memory.Report, u MemoryUnits) string {
 	if r.Fits {
 		return "yes, in " + u.format(r.GPUMemory)
 	}
+	if r.Peak <= r.GPUMemory && r.Need > r.GPUMemory {
+		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with the CUDA context and NCCL's buffers)", u.format(r.Need), u.format(r.GPUMemory))
+	}
 	return "NO, exceeds " + u.format(r.GPUMemory)
 }
 

@@ -379,9 +379,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		if best.DevicePeak > p.GPUMemory {
-			// The warning zerosim run gives the same configuration (the
-			// memory model's): plan ranks by the allocated peak, as run
-			// judges "fits".
+			// The warning zerosim run gives the same configuration: it fits
+			// (the device's need without the reserve is within the GPU),
+			// the allocator's usual reserve does not.
 			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))

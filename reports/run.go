@@ -986,7 +986,7 @@ func (run *Run) findings() []string {
 		peak += " at rest"
 	}
 	peak += fmt.Sprintf(" (rank %d, %v into the step).", m.Rank, m.PeakTime)
-	if c := int64(s.Cluster.GPUMemory); c > 0 && m.Peak > c {
+	if c := int64(s.Cluster.GPUMemory); c > 0 && !r.Fits(c) {
 		peak += " It does NOT fit."
 	}
 	out = append(out, peak)

@@ -9,19 +9,21 @@ import (
 )
 
 // FitVerdict says whether a replayed step fits the GPU: the largest peak
-// over the ranks against the GPU's memory.
+// over the ranks, and what the device needs there, against the GPU's
+// memory (zero.Result.Fits).
 type FitVerdict struct {
 	Known    bool  // the scenario gives the GPU's memory
-	Fits     bool  // Known and Peak ≤ Capacity
+	Fits     bool  // Known, Peak ≤ Capacity and Need ≤ Capacity
 	Peak     int64 // bytes, the largest peak of any rank
 	Rank     int   // the rank with that peak
+	Need     int64 // bytes the device needs at Peak: + CUDA context, NCCL buffers
 	Capacity int64 // bytes of GPU memory
 	Units    MemoryUnits
 }
 
 // Fit returns the run's memory verdict (the replay's per-rank peaks).
 func (run *Run) Fit() FitVerdict {
-	v := FitVerdict{Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units}
+	v := FitVerdict{Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units, Need: run.Result.DeviceNeed}
 	v.Peak, v.Rank = run.Result.Peak()
 	v.Known = v.Capacity > 0
 	v.Fits = run.Result.Fits(v.Capacity)
@@ -29,15 +31,22 @@ func (run *Run) Fit() FitVerdict {
 }
 
 // String is the verdict in words: "yes: peak 49.31 GiB of 80.00 GiB
-// (61.6 %)" or "NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB
-// by 45.51 GiB".
+// (61.6 %); with the CUDA context and NCCL's buffers 50.30 GiB (62.9 %)", "NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB
+// by 45.51 GiB", or, when the peak fits and the device's need does not,
+// "NO: peak 79.20 GiB on rank 0, and with the CUDA context and NCCL's
+// buffers the device needs 80.22 GiB, 0.22 GiB over the GPU's 80.00 GiB".
 func (v FitVerdict) String() string {
 	iec := v.Units.format
 	switch {
 	case !v.Known:
 		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))
 	case v.Fits:
-		return fmt.Sprintf("yes: peak %s of %s (%s %%)", iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity))
+		return fmt.Sprintf("yes: peak %s of %s (%s %%); with the CUDA context and NCCL's buffers %s (%s %%)",
+			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), iec(v.Need), percent(v.Need, v.Capacity))
+	}
+	if v.Peak <= v.Capacity {
+		return fmt.Sprintf("NO: peak %s on rank %d, and with the CUDA context and NCCL's buffers the device needs %s, %s over the GPU's %s",
+			iec(v.Peak), v.Rank, iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
 	}
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
 }

@@ -111,7 +111,7 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	if o.DP < 0 || o.Hidden < 0 || o.BlockParams < 0 || o.MicroBatch < 0 || o.GradAccum < 0 {
 		return nil, fmt.Errorf("%s: negative option", file)
 	}
-	d := &dsReader{file: file, o: o, out: &DeepSpeedImport{}}
+	d := &dsReader{file: file, keys: newJSONKeys(data), o: o, out: &DeepSpeedImport{}}
 	if err := d.read(m); err != nil {
 		return nil, err
 	}
@@ -121,6 +121,8 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 // dsReader holds one import.
 type dsReader struct {
 	file string
+	// keys places the keys of the file for errors (jsonKeys.where).
+	keys *jsonKeys
 	o    DeepSpeedOptions
 	out  *DeepSpeedImport
 	// autoOpt lists optimizer.params keys left out because they are "auto".
@@ -129,8 +131,11 @@ type dsReader struct {
 	pending ImportSettings
 }
 
+// errorf is an error about the key the message starts with, at its
+// FILE:LINE:COL.
 func (d *dsReader) errorf(format string, a ...any) error {
-	return fmt.Errorf("%s: %s", d.file, oneLine(fmt.Sprintf(format, a...)))
+	msg := oneLine(fmt.Sprintf(format, a...))
+	return fmt.Errorf("%s: %s", d.keys.where(d.file, msg), msg)
 }
 
 func (d *dsReader) set(key, value, from string) {

@@ -258,6 +258,10 @@ func (c *hfConfig) windowsFrom(hm *HFModel, w, from int64) error {
 // hfConfig is a parsed config.json with exact integers.
 type hfConfig struct {
 	file string
+	// keys places the keys of the file for errors (jsonKeys.where); the
+	// paths are the whole file's, as the messages name them (prefix
+	// included).
+	keys *jsonKeys
 	m    map[string]any
 	// prefix names a sub-object in messages ("text_config.").
 	prefix string
@@ -265,7 +269,8 @@ type hfConfig struct {
 
 // hfError is an error about one config.json.
 func (c *hfConfig) errorf(format string, a ...any) error {
-	return fmt.Errorf("%s: %s", c.file, fmt.Sprintf(format, a...))
+	msg := fmt.Sprintf(format, a...)
+	return fmt.Errorf("%s: %s", c.keys.where(c.file, msg), msg)
 }
 
 // lookup returns the first present, non-null key among keys (a field and
@@ -402,7 +407,7 @@ func readHFConfig(path string, layers int64) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(path, m, layers)
+	return importHF(path, data, m, layers)
 }
 
 // hubID matches a Hugging Face Hub model id ("meta-llama/Llama-2-7b-hf"):
@@ -461,14 +466,14 @@ func ImportHF(file string, data []byte) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(file, m, 0)
+	return importHF(file, data, m, 0)
 }
 
 // importHF imports a parsed config.json; layers > 0 overrides
 // num_hidden_layers (model.layers with hf_config, as zerosim fit scales a
 // model).
-func importHF(file string, m map[string]any, layers int64) (*HFModel, error) {
-	c := &hfConfig{file: file, m: m}
+func importHF(file string, data []byte, m map[string]any, layers int64) (*HFModel, error) {
+	c := &hfConfig{file: file, keys: newJSONKeys(data), m: m}
 	if layers > 0 {
 		top := m["num_hidden_layers"]
 		if top == nil {
@@ -570,7 +575,7 @@ func (c *hfConfig) textConfig(arch string) (*hfConfig, error) {
 	if !ok {
 		return nil, c.errorf("text_config is %s (%s needs the text decoder's text_config object)", describeJSON(v), arch)
 	}
-	return &hfConfig{file: c.file, m: sub, prefix: "text_config."}, nil
+	return &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config."}, nil
 }
 
 // hfModelTypes maps each supported class to its model_type.

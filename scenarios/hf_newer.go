@@ -237,7 +237,7 @@ func hfMistral3(c *hfConfig) (*HFModel, error) {
 		text[k] = x
 	}
 	text["architectures"] = []any{"MistralForCausalLM"}
-	hm, err := hfLlamaLike(&hfConfig{file: c.file, m: text, prefix: "text_config."})
+	hm, err := hfLlamaLike(&hfConfig{file: c.file, keys: c.keys, m: text, prefix: "text_config."})
 	if err != nil {
 		return nil, err
 	}

@@ -733,7 +733,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 		if !ok {
 			return nil, c.errorf("text_config is %s (Llama4ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(v))
 		}
-		tc = &hfConfig{file: c.file, m: sub, prefix: "text_config."}
+		tc = &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config."}
 	}
 	hm, err := tc.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {

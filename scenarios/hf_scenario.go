@@ -57,6 +57,21 @@ func (hm *HFModel) SeqLen() int64 {
 	return DefaultHFSeqLen
 }
 
+// SeqLenSource says where SeqLen comes from, for the comment an import
+// writes beside model.seq_len: zerosim's DefaultHFSeqLen, and
+// max_position_embeddings when that differs (it caps the default, or is
+// the longest context rather than the training length).
+func (hm *HFModel) SeqLenSource() string {
+	s := fmt.Sprintf("zerosim's default for an imported model, DefaultHFSeqLen %d: config.json states the longest context, not the training length", DefaultHFSeqLen)
+	switch {
+	case hm.MaxPositions > 0 && hm.MaxPositions < DefaultHFSeqLen:
+		s = fmt.Sprintf("zerosim's default for an imported model, DefaultHFSeqLen %d, capped at config.json's max_position_embeddings %d", DefaultHFSeqLen, hm.MaxPositions)
+	case hm.MaxPositions > DefaultHFSeqLen:
+		s += fmt.Sprintf(" (max_position_embeddings %d)", hm.MaxPositions)
+	}
+	return s
+}
+
 // FFN is the model's model.ffn: the dense MLP's intermediate size, else
 // (every block MoE) the experts'.
 func (hm *HFModel) FFN() int64 {
@@ -94,7 +109,7 @@ func hfPresetLayers(name string, layers int64) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(name+".json", m, layers)
+	return importHF(name+".json", b, m, layers)
 }
 
 // hfKeysExclusive are the model keys an imported model defines itself

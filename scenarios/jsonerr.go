@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -115,44 +116,114 @@ type jsonDuplicate struct {
 // nil when none does. encoding/json keeps the last value of a repeated key
 // silently; DeepSpeed refuses the file (duplicateKeyError).
 func duplicateKey(data []byte) *jsonDuplicate {
+	seen := map[string]int{}
+	var dup *jsonDuplicate
+	walkJSONKeys(data, func(path string, at int) bool {
+		if first, again := seen[path]; again {
+			dup = &jsonDuplicate{Path: path, First: first, Second: at}
+			return false
+		}
+		seen[path] = at
+		return true
+	})
+	return dup
+}
+
+// walkJSONKeys calls visit with every key of data (valid JSON) in document
+// order: its path (dotted, [i] for array elements) and the offset of its
+// opening quote, until visit returns false. A path repeats only where an
+// object repeats a key.
+func walkJSONKeys(data []byte, visit func(path string, at int) bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var walk func(path string) *jsonDuplicate
-	walk = func(path string) *jsonDuplicate {
+	var walk func(path string) bool
+	walk = func(path string) bool {
 		tok, err := dec.Token()
 		if d, ok := tok.(json.Delim); err != nil || !ok {
-			return nil
+			return true
 		} else if d == '[' {
 			for i := 0; dec.More(); i++ {
-				if k := walk(fmt.Sprintf("%s[%d]", path, i)); k != nil {
-					return k
+				if !walk(fmt.Sprintf("%s[%d]", path, i)) {
+					return false
 				}
 			}
 		} else if d == '{' {
-			seen := map[string]int{}
 			for dec.More() {
 				// The decoder consumes the comma before a key with the key.
 				at := len(data) - len(bytes.TrimLeft(data[min(int(dec.InputOffset()), len(data)):], " \t\r\n,"))
 				tok, err := dec.Token()
 				key, ok := tok.(string)
 				if err != nil || !ok {
-					return nil
+					return false
 				}
 				p := key
 				if path != "" {
 					p = path + "." + key
 				}
-				if first, again := seen[key]; again {
-					return &jsonDuplicate{Path: p, First: first, Second: at}
-				}
-				seen[key] = at
-				if k := walk(p); k != nil {
-					return k
+				if !visit(p, at) || !walk(p) {
+					return false
 				}
 			}
 		}
 		dec.Token() // the closing ] or }
-		return nil
+		return true
 	}
-	return walk("")
+	walk("")
+}
+
+// jsonKeys is where the keys of a JSON document are, for errors that name
+// a key: the offset of each path's first occurrence (walkJSONKeys) and of
+// the top-level value.
+type jsonKeys struct {
+	data []byte
+	at   map[string]int
+	top  int
+}
+
+// newJSONKeys indexes the keys of data (valid JSON).
+func newJSONKeys(data []byte) *jsonKeys {
+	k := &jsonKeys{data: data, at: map[string]int{}, top: nextValue(data, 0)}
+	walkJSONKeys(data, func(path string, at int) bool {
+		if _, ok := k.at[path]; !ok {
+			k.at[path] = at
+		}
+		return true
+	})
+	return k
+}
+
+// leadingKey is the key path an importer's message starts with
+// ("zero_optimization.stage is …", "fp16.enabled and …",
+// "architectures[0] …").
+var leadingKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[[0-9]+\])*`)
+
+// where is "FILE:LINE:COL" of the key msg starts with, so an editor jumps
+// to it: the key itself when the file has it, else the nearest enclosing
+// key it has (the object a missing key belongs in), else, for a key the
+// file lacks at the top level (a config key: it has "_" or ".", or msg
+// says it is missing), the top-level object. A message that starts with no
+// key (a flag, a sentence) gets FILE alone, as does a nil k.
+func (k *jsonKeys) where(file, msg string) string {
+	path := leadingKey.FindString(msg)
+	if k == nil || path == "" {
+		return file
+	}
+	for p := path; p != ""; p = parentKey(p) {
+		if off, ok := k.at[p]; ok {
+			return jsonPos(file, k.data, off)
+		}
+	}
+	if strings.ContainsAny(path, "_.[") || strings.HasPrefix(msg[len(path):], " is missing") {
+		return jsonPos(file, k.data, k.top)
+	}
+	return file
+}
+
+// parentKey is the path of the object or array holding path: "a.b[2]" →
+// "a.b" → "a" → "".
+func parentKey(path string) string {
+	if i := strings.LastIndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return ""
 }

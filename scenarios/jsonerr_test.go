@@ -47,16 +47,17 @@ func TestJSONSyntaxErrorsPositioned(t *testing.T) {
 
 // TestJSONNumberMessages: a number in quotes is told to lose them (it said
 // "use a number such as 1"), and a whole number too large for the key is
-// out of range (it said "is not a whole number", which 1e20 is).
+// out of range (it said "is not a whole number", which 1e20 is). Each
+// names the key's line and column (QA2 finding 12).
 func TestJSONNumberMessages(t *testing.T) {
 	llama := `{"model_type": "llama", "vocab_size": 10, `
 	for _, c := range []struct{ in, want string }{
-		{llama + `"hidden_size": "4096"}`, `c.json: hidden_size is "4096", not a whole number (write it without quotes: 4096)`},
-		{llama + `"hidden_size": 64, "num_hidden_layers": 100000000000000000000}`, "c.json: num_hidden_layers=100000000000000000000 is out of range (use 1 to 1024)"},
-		{llama + `"hidden_size": 64, "num_hidden_layers": 1e20}`, "c.json: num_hidden_layers=1e20 is out of range (use 1 to 1024)"},
+		{llama + `"hidden_size": "4096"}`, `c.json:1:43: hidden_size is "4096", not a whole number (write it without quotes: 4096)`},
+		{llama + `"hidden_size": 64, "num_hidden_layers": 100000000000000000000}`, "c.json:1:62: num_hidden_layers=100000000000000000000 is out of range (use 1 to 1024)"},
+		{llama + `"hidden_size": 64, "num_hidden_layers": 1e20}`, "c.json:1:62: num_hidden_layers=1e20 is out of range (use 1 to 1024)"},
 		// Unchanged: not a number, not whole.
-		{llama + `"hidden_size": "big"}`, `c.json: hidden_size is "big", not a whole number (use a number such as 1)`},
-		{llama + `"hidden_size": 4.5}`, "c.json: hidden_size=4.5 is not a whole number (use a number such as 1)"},
+		{llama + `"hidden_size": "big"}`, `c.json:1:43: hidden_size is "big", not a whole number (use a number such as 1)`},
+		{llama + `"hidden_size": 4.5}`, "c.json:1:43: hidden_size=4.5 is not a whole number (use a number such as 1)"},
 	} {
 		_, err := ImportHF("c.json", []byte(c.in))
 		if err == nil || err.Error() != c.want {
@@ -67,11 +68,11 @@ func TestJSONNumberMessages(t *testing.T) {
 		// zero_optimization.stage "3" is stage 3, as DeepSpeed's pydantic
 		// reads it (TestDeepSpeedStageLaxInt); the batch keys are read
 		// raw (get_scalar_param), so a quoted one stays refused.
-		{`{"train_micro_batch_size_per_gpu": "2"}`, `ds.json: train_micro_batch_size_per_gpu is "2", not a whole number (write it without quotes: 2)`},
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "three"}}`, `ds.json: zero_optimization.stage is "three", not a whole number (use 0, 1, 2 or 3)`},
-		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, `ds.json: gradient_clipping is "1.0", not a number (write it without quotes: 1.0)`},
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 1e30}}`, "ds.json: zero_optimization.reduce_bucket_size=1e30 is out of range (use 1 to 1152921504606846976)"},
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2.5}}`, "ds.json: zero_optimization.stage=2.5 is not a whole number (use 0 to 3)"},
+		{`{"train_micro_batch_size_per_gpu": "2"}`, `ds.json:1:2: train_micro_batch_size_per_gpu is "2", not a whole number (write it without quotes: 2)`},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "three"}}`, `ds.json:1:61: zero_optimization.stage is "three", not a whole number (use 0, 1, 2 or 3)`},
+		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, `ds.json:1:39: gradient_clipping is "1.0", not a number (write it without quotes: 1.0)`},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 1e30}}`, "ds.json:1:73: zero_optimization.reduce_bucket_size=1e30 is out of range (use 1 to 1152921504606846976)"},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2.5}}`, "ds.json:1:61: zero_optimization.stage=2.5 is not a whole number (use 0 to 3)"},
 	} {
 		_, err := ImportDeepSpeed("ds.json", []byte(c.in), DeepSpeedOptions{})
 		if err == nil || err.Error() != c.want {

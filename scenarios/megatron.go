@@ -748,6 +748,18 @@ func mulChecked(a, b int64) (int64, bool) {
 	return a * b, false
 }
 
+// GPT2VocabSize is GPT-2's vocabulary, the tokens of gpt2-vocab.json
+// (readVocab cites the sources).
+const GPT2VocabSize = 50257
+
+// gpt2Vocab reports whether the script's --vocab-file is gpt2-vocab.json
+// (in any directory): the GPT-2 vocabulary of Megatron's examples, whose
+// size is known. A path the script computes is not known.
+func gpt2Vocab(a *mgArgs) bool {
+	v, ok, err := a.str("vocab-file", "")
+	return err == nil && ok && path.Base(v) == "gpt2-vocab.json"
+}
+
 // readVocab finds the padded vocabulary: the tokenizer's size (the
 // import's --tokenizer-vocab-size; NullTokenizer's --vocab-size + 1 for its
 // EOD token; TikTokenizer's --vocab-size, 131072 unset), rounded up to a
@@ -785,6 +797,15 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		if vsGiven {
 			orig, from = vs, fmt.Sprintf("TikTokenizer: --vocab-size %d", vs)
 		}
+	case tt == "GPT2BPETokenizer" && gpt2Vocab(a):
+		// _GPT2BPETokenizer.vocab_size is len(encoder) of --vocab-file
+		// (megatron/training/tokenizer/tokenizer.py at d580efc6);
+		// gpt2-vocab.json is the vocabulary Megatron names for GPT-2
+		// (gpt2_tokenization.py PRETRAINED_VOCAB_ARCHIVE_MAP['gpt2'] at
+		// 1eff5582), OpenAI's 50,257 tokens (transformers' GPT2Config
+		// vocab_size default, configuration_gpt2.py at 01ae98ae).
+		orig, from = GPT2VocabSize, fmt.Sprintf("GPT2BPETokenizer: --vocab-file gpt2-vocab.json, GPT-2's %d tokens", GPT2VocabSize)
+		m.note("--tokenizer-type GPT2BPETokenizer with --vocab-file gpt2-vocab.json: GPT-2's vocabulary, %d tokens (the file Megatron's gpt2_tokenization.py names for GPT-2; transformers' GPT2Config vocab_size); give --tokenizer-vocab-size N if the file is another", GPT2VocabSize)
 	default:
 		what := "the tokenizer"
 		if ttGiven {
@@ -794,7 +815,11 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		if tt == "GPT2BPETokenizer" {
 			hint = "; GPT-2's gpt2-vocab.json has 50257"
 		}
-		return 0, fmt.Errorf("%s: %s reads its vocabulary from a file: give its size with --tokenizer-vocab-size N (the tokenizer's len() before Megatron pads it%s)", a.file, what, hint)
+		msg := fmt.Sprintf("%s reads its vocabulary from a file: give its size with --tokenizer-vocab-size N (the tokenizer's len() before Megatron pads it%s)", what, hint)
+		if ttGiven {
+			return 0, a.errAt(a.flags["tokenizer-type"].at, "%s", msg)
+		}
+		return 0, fmt.Errorf("%s: %s", a.file, msg)
 	}
 	padded := (orig + div - 1) / div * div
 	if padded > maxVocab {

@@ -150,9 +150,13 @@ type PlanRow struct {
 	NetworkBytes   int64
 	NVLinkBytes    int64
 	NetworkBusiest int64
-	// PeakMemory is the per-GPU peak, Headroom the GPU memory left.
+	// PeakMemory is the per-GPU peak, Headroom the GPU memory left beside
+	// it; Fits is zerosim run's verdict (zero.Result.Fits: the peak and
+	// what the device needs there, with the CUDA context and NCCL's
+	// buffers, within the GPU).
 	PeakMemory int64
 	Headroom   int64
+	Fits       bool
 	// DevicePeak is the busiest rank's peak as nvidia-smi sees it
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers on top), the figure zerosim run warns
@@ -609,7 +613,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		switch {
 		case errs[i] != nil:
 			p.invalid(fits[i], errs[i])
-		case r.PeakMemory <= p.GPUMemory:
+		case r.Fits:
 			p.Rows = append(p.Rows, r)
 		default: // the model let it through; the replayed step does not fit
 			replayed[fits[i]] = r.PeakMemory
@@ -781,6 +785,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 	}
 	peaks := make([]int64, len(keys))
+	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	err := parallel(ctx, len(keys), opt.Jobs, func(i int) error {
 		c := keys[i]
@@ -794,7 +799,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			errs[i] = err
 			return nil // an invalid candidate, as a sweep's error row
 		}
-		peaks[i] = rep.Peak
+		peaks[i], fit[i] = rep.Peak, rep.Fits
 		return nil
 	})
 	if err != nil {
@@ -819,7 +824,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 			p.Smallest, p.SmallestPeak = c, peak
 		}
-		if p.GPUMemory > 0 && peak <= p.GPUMemory {
+		if fit[ki] { // the model's verdict: the peak and the device's need within the GPU
 			out = append(out, c)
 		}
 	}
@@ -870,9 +875,10 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	for _, rk := range res.Ranks {
 		r.Wait = max(r.Wait, int64(rk.Wait))
 	}
-	// The replayed peak, which zerosim run judges "fits" by; the memory
-	// model only prunes (a configuration it rejects is not replayed).
-	r.PeakMemory = m.PeakMemory
+	// The replayed peak and verdict, zerosim run's (zero.Result.Fits: the
+	// peak and the device's need within the GPU); the memory model only
+	// prunes (a configuration it rejects is not replayed).
+	r.PeakMemory, r.Fits = m.PeakMemory, m.Fits
 	r.Headroom = p.GPUMemory - r.PeakMemory
 	return r, nil
 }

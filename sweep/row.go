@@ -37,16 +37,18 @@ type Row struct {
 	NetworkBytes int64
 	NVLinkBytes  int64
 	// PeakMemory is the replayed step's per-rank peak in bytes
-	// (zero.Result.Peak, as zerosim run reports it), Fits whether it fits
-	// the GPU: run's "fits in GPU memory", the peak plan ranks its rows by.
+	// (zero.Result.Peak, as zerosim run reports it), Fits whether the step
+	// fits the GPU: run's "fits in GPU memory" (zero.Result.Fits: the peak
+	// with the CUDA context and NCCL's buffers), the verdict plan keeps its
+	// rows by.
 	PeakMemory int64
 	Fits       bool
 	// DevicePeak is the busiest rank's peak as nvidia-smi sees it
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added; run's and plan's
 	// device_peak_bytes), DeviceFits whether it fits the GPU: a row that
-	// fits by its allocated peak but not on the device is one run warns of
-	// ("expect allocator retries or out-of-memory") and plan flags.
+	// fits but not with the allocator's reserve is one run warns of
+	// ("expect allocator retries") and plan flags.
 	DevicePeak int64
 	DeviceFits bool
 	// TokensPerSecPerGPU is the tokens of one step over its time and the

@@ -195,15 +195,24 @@ type timedEvent struct {
 	ev  memEvent
 }
 
-// memLess orders timed memory events: by time, frees before allocations
-// at the same instant, then model order (seq is unique, so the order is
-// total and an unstable sort gives the one result).
+// memLess orders timed memory events: by time; at the same instant the
+// events of tasks that end there (their frees) before those of tasks that
+// start there (their allocations), then model order (seq is unique, so the
+// order is total and an unstable sort gives the one result). Events bound
+// to one side of one task keep the walk's order: a reduce-scatter's
+// copy-in allocates its input before it frees the unsharded gradients
+// (FSDP2's foreach_reduce frees them "only after the copy-in finishes";
+// memory/timeline.go cites it), so both are alive at once, as the walk
+// counts them. Frees first regardless of the task let the free jump ahead
+// of its own allocation: torchtitan's DeepSeek-V3 671B replayed 561.70 GiB
+// at block.60 where the walk gives 578.60 GiB at experts.60's copy-in (QA2
+// finding 18).
 func memLess(a, b timedEvent) int {
 	if c := cmp.Compare(a.t, b.t); c != 0 {
 		return c
 	}
-	if (a.ev.delta < 0) != (b.ev.delta < 0) {
-		if a.ev.delta < 0 {
+	if a.ev.atEnd != b.ev.atEnd {
+		if a.ev.atEnd {
 			return -1
 		}
 		return 1

@@ -63,6 +63,10 @@ type Result struct {
 	// caching allocator reserves it and as nvidia-smi shows it
 	// (memory.ProfilerPeaks).
 	ReservedPeak, DevicePeak int64
+	// DeviceNeed is what the device needs at the replayed peak (Peak):
+	// the allocated bytes with the CUDA context and NCCL's buffers, no
+	// reserve (memory.DeviceNeed). Fits judges by it.
+	DeviceNeed int64
 	// Utilization is tokens per step, tokens/s per GPU, MFU and HFU.
 	Utilization Utilization
 	Warnings    []string
@@ -97,12 +101,17 @@ func (r *Result) Peak() (bytes int64, rank int) {
 	return bytes, rank
 }
 
-// Fits reports whether the replayed peak (Peak) is within capacity bytes
-// of GPU memory; false when capacity is unknown (≤ 0), as the memory
-// model's Fits.
+// Fits reports whether the replayed step fits capacity bytes of GPU
+// memory: its peak (Peak) and what the device needs there (DeviceNeed: the
+// peak with the CUDA context and NCCL's buffers, which live outside the
+// caching allocator) within it; false when capacity is unknown (≤ 0), as
+// the memory model's Fits. The allocator's reserve above the peak is not
+// counted: short of memory it gives cached blocks back and retries
+// (memory.DeviceNeed cites the source), so a step whose device peak with
+// the reserve exceeds the GPU runs with retries, as published runs did.
 func (r *Result) Fits(capacity int64) bool {
 	p, _ := r.Peak()
-	return capacity > 0 && p <= capacity
+	return capacity > 0 && p <= capacity && r.DeviceNeed <= capacity
 }
 
 // CollectiveRecord is one collective instance: a task of a group.

@@ -541,6 +541,10 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaks(s, slices.Max(res.PeakMemory), mrep.GatherPool); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
+	peak, _ := res.Peak()
+	if res.DeviceNeed, err = memory.DeviceNeed(s, peak); err != nil {
+		return nil, fmt.Errorf("zero: %w", err)
+	}
 	if res.Utilization, err = utilization(s, res.StepTime, sc.Costs); err != nil {
 		return nil, err
 	}

@@ -131,8 +131,8 @@ type validationCase struct {
 	// failed cudaMalloc, num_alloc_retries);
 	// deviceGiB the device peak with the allocator's usual reserve
 	// (memory.ProfilerPeaks), capGiB the GPU's memory. fits is zerosim's
-	// verdict (the allocated peak fits, reports.FitVerdict) with needGiB
-	// within the capacity too.
+	// verdict (zero.Result.Fits, reports.FitVerdict): the allocated peak
+	// and needGiB within the capacity.
 	allocGiB, needGiB, deviceGiB, capGiB float64
 	fits                                 bool
 	// For the known misses' reasons: tokens per GPU and step, the
@@ -929,12 +929,11 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 			t.Fatalf("%s row %d: memory_kind %q, want unset or nvidia-smi", name, i, r.MemoryKind)
 		}
 		alloc := slices.Max(res.PeakMemory)
-		noReserve := *s
-		noReserve.Memory.AllocatorOverhead = new(float64)
 		// Short of memory, the allocator waits for the GPU and reuses
 		// DeepSpeed's released gathers too, so what the device needs
-		// holds no pool.
-		_, need, err := memory.ProfilerPeaks(&noReserve, alloc, 0)
+		// holds no pool and no reserve (memory.DeviceNeed, which
+		// zero.Result.Fits judges by).
+		need, err := memory.DeviceNeed(s, alloc)
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
@@ -943,6 +942,9 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		c.deviceGiB = float64(res.DevicePeak) / float64(units.GiB)
 		c.capGiB = float64(s.Cluster.GPUMemory) / float64(units.GiB)
 		c.fits = alloc <= int64(s.Cluster.GPUMemory) && need <= int64(s.Cluster.GPUMemory)
+		if c.fits != res.Fits(int64(s.Cluster.GPUMemory)) {
+			t.Errorf("%s row %d: fits %v here, %v by zero.Result.Fits", name, i, c.fits, !c.fits)
+		}
 		if r.MemoryGiB > 0 {
 			c.memoryErr = c.peakGiB/r.MemoryGiB - 1
 		}

@@ -47,7 +47,7 @@ keys).`,
 			if a.format == "json" {
 				return writeHFJSON(a.out, hm)
 			}
-			return writeHFYAML(a.out, args[0], hm)
+			return writeHFYAML(a.out, args[0], hm, seqLenFlag{})
 		},
 	})
 	c.AddCommand(newImportDeepSpeedCmd(a))
@@ -107,8 +107,17 @@ zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
 	return cmd
 }
 
-// writeHFYAML writes the model section, one flow mapping per layer.
-func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
+// seqLenFlag is a --seq-len given to an import: the sequence length and
+// where it comes from, for model.seq_len's comment; n = 0 when not given.
+type seqLenFlag struct {
+	n    int64
+	from string
+}
+
+// writeHFYAML writes the model section, one flow mapping per layer, with
+// model.seq_len from seq when given, else the model's default with its
+// source (HFModel.SeqLenSource).
+func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel, seq seqLenFlag) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s (%s) from %s: %s parameters", hm.Architecture, hm.ModelType, file, reports.Commas(hm.Total))
 	if hm.Active != hm.Total {
@@ -121,8 +130,12 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel) error {
 	fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s}\n", file)
 	b.WriteString(scenarios.HFModelHead(hm))
 	d := hm.Dims
-	fmt.Fprintf(&b, "  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n  seq_len: %d\n  params: %d\n  layer_list:\n",
-		d.Hidden, hm.Layers, hm.FFN(), d.Heads, d.KVHeads, hm.Vocab, hm.SeqLen(), hm.Total)
+	seqLen, from := hm.SeqLen(), hm.SeqLenSource()+"; set it to the run's sequence length"
+	if seq.n > 0 {
+		seqLen, from = seq.n, seq.from
+	}
+	fmt.Fprintf(&b, "  hidden: %d\n  layers: %d\n  ffn: %d\n  heads: %d\n  kv_heads: %d\n  vocab: %d\n  # %s\n  seq_len: %d\n  params: %d\n  layer_list:\n",
+		d.Hidden, hm.Layers, hm.FFN(), d.Heads, d.KVHeads, hm.Vocab, from, seqLen, hm.Total)
 	b.WriteString(scenarios.LayerListYAML(hm.LayerList))
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -87,11 +87,8 @@ func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 	if err := checkCountFlag("grad-accum", o.accumGiven, int64(o.gradAccum), scenarios.MaxGradAccum); err != nil {
 		return err
 	}
-	if o.seqG && (o.seqLen < 1 || o.seqLen > 1<<24) {
-		return inputError{fmt.Errorf("--seq-len %d is out of range (use 1 to 16777216)", o.seqLen)}
-	}
-	if o.seqG && o.hf == "" {
-		return inputError{fmt.Errorf("--seq-len sets model.seq_len, which needs the model: pass --hf config.json too")}
+	if err := checkSeqLenFlag(o.seqG, o.seqLen, o.hf); err != nil {
+		return err
 	}
 	switch r := scenarios.Recompute(o.recompute); r {
 	case "":
@@ -158,21 +155,28 @@ func writeAccelerateYAML(w io.Writer, file string, ai *scenarios.AccelerateImpor
 	return err
 }
 
+// checkSeqLenFlag checks an import's --seq-len (given when set): within
+// model.seq_len's range, and with --hf, whose model it sets.
+func checkSeqLenFlag(set bool, n int, hf string) error {
+	if set && (n < 1 || n > 1<<24) {
+		return inputError{fmt.Errorf("--seq-len %d is out of range (use 1 to 16777216)", n)}
+	}
+	if set && hf == "" {
+		return inputError{fmt.Errorf("--seq-len sets model.seq_len, which needs the model: pass --hf config.json too")}
+	}
+	return nil
+}
+
 // writeAccelerateModel writes the model section of --hf, with --seq-len.
 func writeAccelerateModel(b *strings.Builder, o *importAccelerateOpts, hm *scenarios.HFModel) {
 	if hm == nil {
 		return
 	}
-	var m strings.Builder
-	if err := writeHFYAML(&m, o.hf, hm); err != nil {
-		return
-	}
-	text := m.String()
+	var seq seqLenFlag
 	if o.seqG {
-		old := fmt.Sprintf("\n  seq_len: %d\n", hm.SeqLen())
-		text = strings.Replace(text, old, fmt.Sprintf("\n  # --seq-len (the Trainer's sequence length; not in the Accelerate config)\n  seq_len: %d\n", o.seqLen), 1)
+		seq = seqLenFlag{int64(o.seqLen), "--seq-len (the Trainer's sequence length; not in the Accelerate config)"}
 	}
-	b.WriteString(text)
+	_ = writeHFYAML(b, o.hf, hm, seq) // a strings.Builder does not fail
 }
 
 // accelerateJSON is the JSON form of an imported Accelerate config.

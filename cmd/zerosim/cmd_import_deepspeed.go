@@ -24,6 +24,8 @@ type importDeepSpeedOpts struct {
 	clusterGiven, nodesGiven bool
 	gpusGiven, microGiven    bool
 	accumGiven               bool
+	seqLen                   int
+	seqGiven                 bool
 }
 
 // newImportDeepSpeedCmd is zerosim import deepspeed (cmd_import.go adds it
@@ -60,7 +62,7 @@ zerosim run s.yaml`,
 			f := cmd.Flags()
 			o.nodesGiven, o.gpusGiven = f.Changed("nodes"), f.Changed("gpus-per-node")
 			o.clusterGiven = o.nodesGiven || o.gpusGiven || f.Changed("gpu")
-			o.microGiven, o.accumGiven = f.Changed("micro-batch"), f.Changed("grad-accum")
+			o.microGiven, o.accumGiven, o.seqGiven = f.Changed("micro-batch"), f.Changed("grad-accum"), f.Changed("seq-len")
 			return runImportDeepSpeed(a, &o, args[0])
 		},
 	}
@@ -71,6 +73,7 @@ zerosim run s.yaml`,
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 8, "GPUs per node")
 	f.IntVar(&o.microBatch, "micro-batch", 0, "`N` for train_micro_batch_size_per_gpu where the config says \"auto\"")
 	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N` for gradient_accumulation_steps where the config says \"auto\"")
+	f.IntVar(&o.seqLen, "seq-len", 0, "`N` tokens per sequence (model.seq_len: the training script's, not in the DeepSpeed config; needs --hf)")
 	f.StringVar(&o.dtype, "dtype", "", "`DTYPE` (bf16, fp16 or fp32) where the config's bf16.enabled or fp16.enabled is \"auto\"")
 	return c
 }
@@ -90,6 +93,9 @@ func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 		return err
 	}
 	if err := checkCountFlag("grad-accum", o.accumGiven, int64(o.gradAccum), scenarios.MaxGradAccum); err != nil {
+		return err
+	}
+	if err := checkSeqLenFlag(o.seqGiven, o.seqLen, o.hf); err != nil {
 		return err
 	}
 	opt.MicroBatch, opt.GradAccum = int64(o.microBatch), int64(o.gradAccum)
@@ -150,7 +156,11 @@ func writeDeepSpeedYAML(w io.Writer, file string, ds *scenarios.DeepSpeedImport,
 		}
 	}
 	if hm != nil {
-		if err := writeHFYAML(&b, o.hf, hm); err != nil {
+		var seq seqLenFlag
+		if o.seqGiven {
+			seq = seqLenFlag{int64(o.seqLen), "--seq-len (the training script's sequence length; not in the DeepSpeed config)"}
+		}
+		if err := writeHFYAML(&b, o.hf, hm, seq); err != nil {
 			return err
 		}
 	}

@@ -789,11 +789,11 @@ func checkCompare(t *testing.T, rr *reruns, name string, flags []string) {
 // gathers, so two units' gradients stay unreduced while the next backward
 // computes, and FSDP1 does not bound them (memory/inflight.go):
 // 4,194,944,000 B walked, 4,899,694,592 B replayed, against
-// 4,300,000,000 B. (The stacks that bound their reduce-scatters, the
+// 5,371,088,640 B. (The stacks that bound their reduce-scatters, the
 // default among them, walk what they replay. With one backward gather
 // prefetched the queue holds one unit's gradients, as the walk does.)
 func TestPlanListsOnlyWhatRunFits(t *testing.T) {
-	const mem = "cluster.gpu_memory=4300000000B"
+	const mem = "cluster.gpu_memory=5371088640B"
 	fsdp1 := []string{"communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}
 	flags := []string{"plan", "seed000-k4", "--format", "json", "--set", mem, "--set", fsdp1[0], "--set", fsdp1[1], "--set", fsdp1[2], "--global-batch", "8", "--stages", "3",
 		"--recompute", "none", "--algorithms", "ring", "--prefetch", "1"}
@@ -822,7 +822,7 @@ func TestPlanListsOnlyWhatRunFits(t *testing.T) {
 			t.Errorf("plan lists %v; run --require-fit rejects it (replayed peak %d)", sets, r.replayPeak())
 		}
 		if fmt.Sprint(row["k"]) == "1" && fmt.Sprint(row["micro_batch"]) == "2" {
-			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 4,300,000,000 B", k1.replayPeak())
+			t.Errorf("plan lists ZeRO-3 K=1 micro-batch 2, whose replayed peak %d exceeds the GPU's 5,371,088,640 B", k1.replayPeak())
 		}
 	}
 }
@@ -854,7 +854,7 @@ func TestPlanCPRowsRun(t *testing.T) {
 //     its stack (reshard: DeepSpeed's bound on reduce-scatters in flight,
 //     memory/inflight.go) walks what it replays, so the memory model
 //     rejects one node fewer too (8.25 GiB on 7 nodes, 7.82 on 8).
-//   - seed000-k4 on 4,300,000,000-byte GPUs under FSDP1 with fp32
+//   - seed000-k4 on 5,371,088,640-byte GPUs under FSDP1 with fp32
 //     reductions and two backward gathers prefetched, whose reduce-scatters
 //     queue behind them (FSDP1 bounds none, TestPlanListsOnlyWhatRunFits):
 //     the model fits one node fewer than plan names,
@@ -871,7 +871,7 @@ func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
 		doc           bool // docs/sweeps.md quotes the case
 	}{
 		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB"}, 1, false, true},
-		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}, 2, true, false},
+		{"seed000-k4", []string{"cluster.gpu_memory=5371088640B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}, 2, true, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var raw struct {
@@ -911,7 +911,7 @@ func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
 			gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 			if tc.doc {
 				golden.CheckQuotes(t, "../../docs/sweeps.md", "TestPlanNothingFitsSuggestionsRun (plan and run of llama2-13b-a100-eth on 8 GiB)",
-					fmt.Sprintf("fits %d nodes by the model and by the replay (%s on %d;",
+					fmt.Sprintf("fits %d nodes by the model and by the replay (peak %s on %d, which the CUDA context and NCCL's buffers take past the GPU;",
 						raw.NodesToFit, gib(fewer.MemoryModel.Peak), raw.NodesToFit-1))
 			}
 			if r := rr.run(t, append(slices.Clone(smallest), raw.OffloadSets...)...); !r.fits || r.replayPeak() != raw.OffloadPeak {
@@ -928,7 +928,7 @@ func TestPlanNothingFitsSuggestionsRun(t *testing.T) {
 // with full checkpointing: 8 nodes and 24 layers, and the memory model
 // rejects 7 nodes and 25 layers too (its stack, reshard, bounds the
 // reduce-scatters in flight and the model walks what the replay holds,
-// memory/inflight.go). seed000-k4 on 4,300,000,000-byte GPUs under FSDP1
+// memory/inflight.go). seed000-k4 on 5,371,088,640-byte GPUs under FSDP1
 // with fp32 reductions and two backward gathers prefetched, whose
 // reduce-scatters queue behind them with nothing in FSDP1 bounding them
 // (TestPlanListsOnlyWhatRunFits): the model alone fits 4 nodes and 10
@@ -945,7 +945,7 @@ func TestFitAnswersRun(t *testing.T) {
 		doc bool
 	}{
 		{"llama2-13b-a100-eth", []string{"cluster.gpu_memory=8GiB", "training.recompute=full"}, 0, 0, false},
-		{"seed000-k4", []string{"cluster.gpu_memory=4300000000B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}, 4, 10, true},
+		{"seed000-k4", []string{"cluster.gpu_memory=5371088640B", "communication.boundary=fsdp1", "training.reduce_dtype=fp32", "communication.backward_prefetch_depth=2"}, 4, 10, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			args := []string{"fit", tc.file, "--format", "json"}
