@@ -216,7 +216,7 @@ func WriteFitCSV(w io.Writer, f *sweep.Fit) error {
 	for _, r := range f.Rows {
 		if err := cw.Write([]string{f.Scenario, strconv.Itoa(r.Stage), strconv.Itoa(r.K), i(r.Peak), i(r.AtRest), strconv.FormatBool(r.Fits),
 			strconv.Itoa(r.MinDP), strconv.Itoa(r.MinGPUs), strconv.Itoa(r.MinNodes), i(r.MinPeak), i(r.MaxParams), i(r.MaxLayers), i(r.MaxPeak), strconv.FormatBool(r.PeakReplayed),
-			strconv.FormatBool(r.MinPeakReplayed), strconv.FormatBool(r.MaxPeakReplayed), r.Note}); err != nil {
+			strconv.FormatBool(r.MinPeakReplayed), strconv.FormatBool(r.MaxPeakReplayed), r.Note()}); err != nil {
 			return err
 		}
 	}

@@ -59,6 +59,6 @@ func newFitJSON(f *sweep.Fit) *fitJSON {
 		Rows: mapSlice(f.Rows, func(r sweep.FitRow) fitRowJSON {
 			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
 				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MinPeakReplayed: r.MinPeakReplayed, MinDevice: r.MinDevice, DeviceNodes: r.DeviceNodes, DevicePeak: r.DevicePeak, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak,
-				MaxPeakReplayed: r.MaxPeakReplayed, Note: r.Note}
+				MaxPeakReplayed: r.MaxPeakReplayed, Note: r.Note()}
 		})}
 }

@@ -111,9 +111,17 @@ type FitRow struct {
 	MaxLayers       int64
 	MaxPeak         int64
 	MaxPeakReplayed bool
-	// Note explains an empty answer: Notes' texts, joined with "; ".
-	Note  string
+	// Notes explain an empty answer (Note joins them).
 	Notes []FitNote
+}
+
+// Note is the row's notes' texts, joined with "; ".
+func (r *FitRow) Note() string {
+	texts := make([]string, len(r.Notes))
+	for i, n := range r.Notes {
+		texts[i] = n.String()
+	}
+	return strings.Join(texts, "; ")
 }
 
 // FitNote is one remark on a FitRow. Text holds "{peak}" where the row's
@@ -138,16 +146,6 @@ func (n FitNote) WithPeak(s string) string {
 		return n.Text
 	}
 	return strings.Replace(n.Text, peakMark, s, 1)
-}
-
-// setNotes sets the row's notes and its Note.
-func (r *FitRow) setNotes(notes ...FitNote) {
-	r.Notes = notes
-	texts := make([]string, len(notes))
-	for i, n := range notes {
-		texts[i] = n.String()
-	}
-	r.Note = strings.Join(texts, "; ")
 }
 
 // scaling decides how the model of src grows: ScaleLayers for dimensions,
@@ -236,7 +234,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	base := layoutSets(stage, k)
 	ls, err := src.Load(base...)
 	if err != nil {
-		row.setNotes(FitNote{Text: "zerosim does not run this layout: " + err.Error()})
+		row.Notes = []FitNote{{Text: "zerosim does not run this layout: " + err.Error()}}
 		return row, nil
 	}
 	rep, err := jd.model(ls)
@@ -253,7 +251,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	}
 	row.Peak, row.Fits, row.PeakReplayed = v.Peak, v.Fits, v.Replayed
 	if rep.GPUMemory <= 0 {
-		row.setNotes(FitNote{Text: "no gpu_memory: nothing fits"})
+		row.Notes = []FitNote{{Text: "no gpu_memory: nothing fits"}}
 		return row, nil
 	}
 	var notes []FitNote
@@ -303,7 +301,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	if limit != "" {
 		notes = append([]FitNote{{Text: limit}}, notes...)
 	}
-	row.setNotes(notes...)
+	row.Notes = notes
 	return row, nil
 }
 

@@ -114,8 +114,8 @@ memory: {activations: false}
 			continue
 		}
 		want := fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers)
-		if r.MaxLayers != scenarios.MaxLayers || !strings.Contains(r.Note, want) {
-			t.Errorf("stage 3 K=1: largest %d layers, note %q; want %d and %q", r.MaxLayers, r.Note, scenarios.MaxLayers, want)
+		if r.MaxLayers != scenarios.MaxLayers || !strings.Contains(r.Note(), want) {
+			t.Errorf("stage 3 K=1: largest %d layers, note %q; want %d and %q", r.MaxLayers, r.Note(), scenarios.MaxLayers, want)
 		}
 		return
 	}
