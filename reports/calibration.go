@@ -10,10 +10,11 @@ import (
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // CalibrationParams are the fitted corrections of NCCL's cost model.
@@ -126,15 +127,17 @@ func busbw(op string, n int, size int64, us float64) float64 {
 	return float64(size) / (us * 1e3) * collectives.BusFactor(o, n)
 }
 
-// WriteCalibrationPlot draws measured and modelled busbw against size
-// (log scale) as a PNG at path, atomically.
-func WriteCalibrationPlot(path string, l *CalibrationLog) error {
+// CalibrationPlot draws measured and modelled busbw against size (log
+// scale, sizes in binary units) as stem.png and stem.svg, like every other
+// plot.
+func CalibrationPlot(stem string, l *CalibrationLog) ([]OutputFile, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s over %d ranks", filepath.Base(l.Source), l.Op, l.Ranks)
-	p.X.Label.Text = "size (bytes)"
+	p.X.Label.Text = "size"
 	p.Y.Label.Text = "busbw (GB/s)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = sizeTicks{}
+	p.Y.Tick.Marker = readableTicks{}
 	var meas, mod plotter.XYs
 	for i, s := range l.Sizes {
 		if s <= 0 {
@@ -147,19 +150,46 @@ func WriteCalibrationPlot(path string, l *CalibrationLog) error {
 	}
 	ms, err := plotter.NewScatter(meas)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ms.GlyphStyle.Shape = draw.CircleGlyph{}
 	ml, err := plotter.NewLine(mod)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ml.Color = color.RGBA{R: 200, A: 255}
 	p.Add(ms, ml)
 	p.Legend.Add("measured", ms)
 	p.Legend.Add("model (fitted)", ml)
 	p.Legend.Top, p.Legend.Left = true, true
-	c := vgimg.NewWith(vgimg.UseWH(640, 400), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
-	p.Draw(draw.New(c))
-	return WriteFileAtomic(path, func(w io.Writer) error { _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); return err })
+	return picture{w: 640, h: 400, draw: func(c vg.CanvasSizer) error { p.Draw(draw.New(c)); return nil }}.files(stem)
+}
+
+// sizeTicks marks a log axis of bytes at the powers of two in its range,
+// labelled in binary units ("64.00 KiB") at most eight times: every
+// power, or every second, fourth … when the range spans more (gonum's
+// LogTicks wrote "100000" beside "1e+06").
+type sizeTicks struct{}
+
+func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return readableTicks{}.Ticks(lo, hi)
+	}
+	first, last := int(math.Ceil(math.Log2(lo)-1e-9)), int(math.Floor(math.Log2(hi)+1e-9))
+	if last < first || last > 62 {
+		return readableTicks{}.Ticks(lo, hi)
+	}
+	every := 1
+	for (last-first)/every+1 > 8 {
+		every *= 2
+	}
+	var ticks []plot.Tick
+	for e := first; e <= last; e++ {
+		t := plot.Tick{Value: math.Ldexp(1, e)}
+		if e%every == 0 {
+			t.Label = units.Bytes(int64(1) << e).IEC()
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }

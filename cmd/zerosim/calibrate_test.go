@@ -54,6 +54,9 @@ func TestNCCLTestsRoundTrip(t *testing.T) {
 	if err := reports.CheckManifest(plots); err != nil {
 		t.Error(err)
 	}
+	if svg, err := os.ReadFile(filepath.Join(plots, "calibrate-1-pred.svg")); err != nil || !strings.Contains(string(svg), "MiB") || strings.Contains(string(svg), "e+0") {
+		t.Errorf("calibrate-1-pred.svg: %v; want its sizes in binary units, none as 1e+06", err)
+	}
 	if f, err := os.Open(filepath.Join(plots, "calibrate-1-pred.png")); err != nil {
 		t.Error(err)
 	} else {

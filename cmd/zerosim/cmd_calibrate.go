@@ -264,25 +264,26 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	return reports.WriteCalibration(w, rep)
 }
 
-// writeCalibrationPlots draws one plot per log into dir, with its
-// manifest (reports.BeginOutputDir, FinishOutputDir).
+// writeCalibrationPlots draws one plot per log (PNG and SVG) into dir,
+// with its manifest (reports.WriteOutputDir).
 func writeCalibrationPlots(dir string, rep *reports.CalibrationReport) error {
-	if err := reports.BeginOutputDir(dir); err != nil {
+	if err := reports.CheckOutputDir(dir); err != nil {
 		return inputError{fmt.Errorf("-o: %w", err)}
 	}
-	var names []string
+	var files []reports.OutputFile
 	for i, l := range rep.Logs {
 		base := filepath.Base(l.Source)
 		if k := strings.LastIndexByte(base, ':'); k > 0 {
 			base = base[:k]
 		}
-		name := fmt.Sprintf("calibrate-%d-%s.png", i+1, strings.TrimSuffix(base, filepath.Ext(base)))
-		if err := reports.WriteCalibrationPlot(filepath.Join(dir, name), &rep.Logs[i]); err != nil {
+		fs, err := reports.CalibrationPlot(fmt.Sprintf("calibrate-%d-%s", i+1, strings.TrimSuffix(base, filepath.Ext(base))), &rep.Logs[i])
+		if err != nil {
 			return err
 		}
-		names = append(names, name)
+		files = append(files, fs...)
 	}
-	return reports.FinishOutputDir(dir, names)
+	_, err := reports.WriteOutputDir(dir, files)
+	return err
 }
 
 func fitParams(p collectives.Params) reports.CalibrationParams {
