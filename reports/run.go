@@ -66,12 +66,12 @@ func taskName(sc *zero.Schedule, t int32) string {
 	task := &sc.Tasks[t]
 	name := task.Kind.String()
 	switch {
-	case !task.Kind.IsComm() && task.Unit >= 0:
+	case task.Unit >= 0:
+		// A collective is named by the unit it gathers or reduces, as the
+		// unit's compute is ("reduce-scatter experts.60", not "unit 119").
 		if task.Unit < len(sc.Costs) && sc.Costs[task.Unit].Name != "" {
 			return name + " " + sc.Costs[task.Unit].Name
 		}
-		return name + " unit " + strconv.Itoa(task.Unit)
-	case task.Kind.IsComm() && task.Unit >= 0:
 		return name + " unit " + strconv.Itoa(task.Unit)
 	case task.Bucket >= 0:
 		return name + " bucket " + strconv.Itoa(task.Bucket)

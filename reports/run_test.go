@@ -188,7 +188,7 @@ func TestTaskNames(t *testing.T) {
 	for i := range sc.Tasks {
 		seen[taskName(sc, int32(i))] = true
 	}
-	for _, want := range []string{"all-gather unit 0", "all-gather unit 4", "reduce-scatter unit 3", "optimizer"} {
+	for _, want := range []string{"all-gather ln1", "all-gather out", "reduce-scatter ffn", "optimizer"} {
 		if !seen[want] {
 			t.Errorf("no task named %q", want)
 		}
