@@ -40,14 +40,16 @@ With --vary key=v1,v2,… the variants are FILE with each value applied as a
 --set override; otherwise every FILE is a variant. FILE may also name an
 embedded example (zerosim scenarios).
 
-When the variants differ in K (parallelism.k), a slow-link section sets seed
+When the variants differ in K (parallelism.k) alone, a slow-link section sets seed
 000's logical slow-link figures (~2P for K=1, ~6P/8 for N=8, K=4) next to
 the exact network wire bytes of each K with auto (what a run does: NCCL's
 choice on a cluster with a GPU preset), the flat ring and hierarchical
 collectives, and says what K>1 does here: bytes and step time
 per algorithm, whether the fastest K>1 beats the fastest K=1, its memory and
 whether it fits. Seed 000's own rule about K is stated for seed 000's
-scenarios or with --convention seed000.
+scenarios or with --convention seed000. Variants that differ in K and in
+more (another model, micro-batch, …) get one line naming the keys instead:
+their figures would credit the other change to K.
 
 Under the table a verdict says which variant is fastest, by how much and
 why (exposed communication, compute, bytes over the slow network, memory),
