@@ -154,8 +154,10 @@ const htmlTableTemplate = `{{define "table"}}<table>
 var plotCaptions = map[string]string{
 	"memory_stages": "Memory per GPU at the moment it peaks, stacked by component, for ZeRO stages 0–3 at this N and K " +
 		"(the memory model, not the replay); the dashed line is the GPU's capacity.",
-	"comm": "Wire bytes of one step per communication phase, stacked by link class: over all ranks (top) and for the " +
-		"rank that sends the most (bottom).",
+	"comm": "Wire bytes of one step per communication phase, stacked by link class: over all ranks (top) and, for each " +
+		"link class, on its busiest rank (bottom). These are the bytes the links carry, not the bytes a rank sends: a byte " +
+		"NCCL routes over NVLink to the GPU whose NIC sends it (PXN) counts on both, and the classes' busiest ranks may " +
+		"differ, so the bottom stack is no rank's total; the text report's sent/rank is the bytes sent.",
 	"timeline": "The replayed step: one row per rank and stream, coloured by task kind. Under a compute row, red marks " +
 		"exposed communication (a collective runs while the compute stream is idle), grey waiting for peers.",
 	"memory_timeline": "The memory of one rank through the replayed step, stacked by component (the ones that stay constant at the " +

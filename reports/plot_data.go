@@ -194,7 +194,14 @@ func (run *Run) commPlot() commChart {
 	r := run.Result
 	p := commChart{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
 	all := barsChart{Title: "all ranks", TotalLabels: true}
-	busy := barsChart{Title: "busiest rank (sent)", TotalLabels: true}
+	// The lower panel is each link class's busiest rank: the wire bytes a
+	// link carries, which is what times it. They are not the bytes a rank
+	// sends (run's sent/rank): a byte on NCCL's PXN path crosses NVLink to
+	// the NIC's GPU and then the network, and counts on both
+	// (docs/collectives.md), and the classes' busiest ranks may differ, so
+	// the stack has no total label (QA3 s16 finding 8: it read 13.24 GiB
+	// against sent/rank 11.77 GiB).
+	busy := barsChart{Title: "busiest rank of each link class: wire bytes (a PXN byte counts on both links)"}
 	var topAll, topBusy int64
 	for _, ph := range r.Phases {
 		all.Categories = append(all.Categories, ph.Phase.String())
