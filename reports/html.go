@@ -3,6 +3,7 @@ package reports
 import (
 	"html/template"
 	"io"
+	"strings"
 )
 
 // htmlTable is a table ready for the template.
@@ -52,9 +53,11 @@ type htmlData struct {
 	Warnings []string
 	Tables   []htmlTable
 	Memory   *htmlTable // the memory model of the scenario's stage
-	Peak     string
-	Path     htmlTable
-	Figures  []htmlFigure
+	// Peak is the replay's peak and the profiler's view, one paragraph
+	// per line of the text report (run.peakText).
+	Peak    []string
+	Path    htmlTable
+	Figures []htmlFigure
 }
 
 var runHTML = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -113,7 +116,9 @@ figcaption { font-size: 0.9em; color: #444; }
 {{template "table" .}}
 </div>
 {{- end}}
-<p class="note">{{.Peak}}</p>
+{{- range .Peak}}
+<p class="note">{{.}}</p>
+{{- end}}
 <h2>{{.Path.Title}}</h2>
 {{template "table" .Path}}
 <h2>Plots</h2>
@@ -169,7 +174,7 @@ var plotCaptions = map[string]string{
 // the tables and the plots.
 func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 	d := htmlData{Title: "zerosim run: " + run.Scenario.Name, Headline: run.headline(), Findings: run.findings(), Warnings: run.Result.Warnings,
-		Peak: run.peakText(), Path: toHTMLTable(run.pathTable())}
+		Peak: strings.Split(run.peakText(), "\n"), Path: toHTMLTable(run.pathTable())}
 	d.Version, d.Resolved = ReadBuild().String(), resolvedYAML(run.Scenario)
 	if v := run.Fit(); v.Known && !v.Fits {
 		d.NotFit = v.String()
