@@ -171,7 +171,17 @@ func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []rep
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(errOut, "zerosim: wrote %d files into %s\n", len(paths), dir)
+		fmt.Fprintf(errOut, "zerosim: %s\n", wroteFiles(len(paths), dir))
 	}
 	return nil
+}
+
+// wroteFiles says what -o wrote: the files asked for and the manifest
+// ("wrote 1 file and manifest.json into oh", not "1 files").
+func wroteFiles(n int, dir string) string {
+	noun := "files"
+	if n == 1 {
+		noun = "file"
+	}
+	return fmt.Sprintf("wrote %d %s and %s into %s", n, noun, reports.ManifestName, dir)
 }
