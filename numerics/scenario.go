@@ -38,6 +38,50 @@ func FromScenario(s *scenarios.Scenario) (Config, error) {
 	return c, nil
 }
 
+// Unfollowed is a scenario setting verify reads past: the scenario sets it
+// away from what verify runs, and verify runs its own.
+type Unfollowed struct {
+	// Key is the scenario key, Value the scenario's value.
+	Key, Value string
+	// Runs is what verify runs instead.
+	Runs string
+}
+
+// NotFollowed lists the settings of s that change a real run's numerics
+// but not verify's (it follows N = dp·cp, the seed, steps, the optimizer
+// and its hyper-parameters, padding and ZeRO++'s quantization):
+// gradient accumulation (verify runs one micro-step per step, where
+// ZeRO-2/3 add each micro-step's reduced shard into a kept partition and
+// unsharded training reduces once), the micro-batch (the toy's own
+// batch), fp32 reduction and an fp32 parameter shard (verify sums exactly
+// and rounds once to bf16; bf16 parameters beside an fp32 master shard)
+// and fp16 parameters. Each is listed only when s sets it away from what
+// verify runs; micro_batch 1, the default, stands for the toy's batch.
+func NotFollowed(s *scenarios.Scenario) []Unfollowed {
+	t := s.Training
+	batch := "2 sequences of 4 tokens per rank"
+	if s.Model.Kind == scenarios.KindMLP {
+		batch = "2 input rows per rank"
+	}
+	var out []Unfollowed
+	if t.GradAccum > 1 {
+		out = append(out, Unfollowed{"training.grad_accum", fmt.Sprint(t.GradAccum), "one micro-step per step"})
+	}
+	if t.MicroBatch > 1 {
+		out = append(out, Unfollowed{"training.micro_batch", fmt.Sprint(t.MicroBatch), "the toy model's " + batch})
+	}
+	if t.ReduceDType == scenarios.ReduceFP32 {
+		out = append(out, Unfollowed{"training.reduce_dtype", string(t.ReduceDType), "an exact sum rounded once to bf16"})
+	}
+	if t.ShardDType == scenarios.ShardFP32 {
+		out = append(out, Unfollowed{"training.shard_dtype", string(t.ShardDType), "bf16 parameters beside an fp32 master shard"})
+	}
+	if t.ParamDType != "" && t.ParamDType != scenarios.BF16 {
+		out = append(out, Unfollowed{"training.param_dtype", string(t.ParamDType), "bf16 parameters"})
+	}
+	return out
+}
+
 // ScenarioConfigs are the configurations verify checks for a scenario: the
 // whole Matrix (for ZeRO++ the one quantized configuration), or with a
 // corruption only the scenario's own stage and K, run long enough to reach

@@ -1,6 +1,7 @@
 package numerics
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,5 +43,43 @@ func TestScenarioConfigs(t *testing.T) {
 	big := loadExample(t, "seed002-tiny", "parallelism.dp=4096", "cluster.nodes=2048")
 	if _, err := FromScenario(big); err == nil || !strings.Contains(err.Error(), "N = dp·cp = 4096") {
 		t.Errorf("N = 4096: %v", err)
+	}
+}
+
+// TestNotFollowed: the settings verify reads past are named, each only
+// when the scenario sets it away from what verify runs (QA3 s16 finding
+// 10: grad_accum 4, micro_batch 8, reduce_dtype fp32 and shard_dtype fp32
+// printed the header and JSON of a plain verify, and --corrupt-shard 3:5
+// gave the same values to the last digit with and without grad_accum 4).
+func TestNotFollowed(t *testing.T) {
+	for _, tc := range []struct {
+		example string
+		sets    []string
+		keys    []string
+		runs    string // one entry's Runs, when set
+	}{
+		{"default", nil, nil, ""},
+		{"default", []string{"training.micro_batch=1", "training.grad_accum=1"}, nil, ""},
+		{"default", []string{"training.grad_accum=4"}, []string{"training.grad_accum"}, "one micro-step per step"},
+		{"default", []string{"training.micro_batch=8"}, []string{"training.micro_batch"}, "the toy model's 2 sequences of 4 tokens per rank"},
+		{"seed000-k4", []string{"training.micro_batch=4"}, []string{"training.micro_batch"}, "the toy model's 2 input rows per rank"},
+		{"default", []string{"training.grad_accum=4", "training.reduce_dtype=fp32", "training.shard_dtype=fp32", "training.micro_batch=8"},
+			[]string{"training.grad_accum", "training.micro_batch", "training.reduce_dtype", "training.shard_dtype"}, ""},
+		{"default", []string{"training.param_dtype=fp16"}, []string{"training.param_dtype"}, "bf16 parameters"},
+		{"default", []string{"training.seed=7", "training.lr=0.1", "communication.padding=megatron"}, nil, ""}, // followed
+	} {
+		t.Run(tc.example+" "+strings.Join(tc.sets, " "), func(t *testing.T) {
+			us := NotFollowed(loadExample(t, tc.example, tc.sets...))
+			var keys []string
+			for _, u := range us {
+				keys = append(keys, u.Key)
+				if tc.runs != "" && u.Runs != tc.runs {
+					t.Errorf("%s: runs %q, want %q", u.Key, u.Runs, tc.runs)
+				}
+			}
+			if !slices.Equal(keys, tc.keys) {
+				t.Errorf("not followed %v, want %v", keys, tc.keys)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -24,6 +25,10 @@ type Comparison struct {
 	// (picoseconds or bytes), and the change against the first variant.
 	Rows     []compareRow `json:"rows"`
 	SlowLink *slowLinks   `json:"slow_link,omitempty"`
+	// NotKAlone says, when the variants differ in K and in more
+	// (sweep.Runs.BeyondK), that there is no slow-link section or K
+	// verdict and why.
+	NotKAlone string `json:"not_k_alone,omitempty"`
 	// ZeroPP is compare --zeropp's section (compare_zeropp.go).
 	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
 	// Verdict says which variant is fastest, by how much and why, and which
@@ -231,6 +236,9 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	if len(runs.SlowLink) > 0 {
 		c.SlowLink = slowLinkSection(runs.SlowLink, seedNote)
 	}
+	if len(runs.BeyondK) > 0 {
+		c.NotKAlone = notKAlone(c.Variants, runs.BeyondK)
+	}
 	if len(runs.AllK) > 0 {
 		c.Plot = slowLinkPlot(c.Title, runs.AllK)
 	} else {
@@ -354,6 +362,24 @@ func compareRows(vs []compareVariant) []compareRow {
 	return rows
 }
 
+// notKAlone is the line that stands for the slow-link section when the
+// variants differ in K and in the keys beyond (at most 5 named).
+func notKAlone(vs []compareVariant, beyond []string) string {
+	var ks []string
+	for _, v := range vs {
+		if k := strconv.Itoa(v.K); !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	named := beyond
+	more := ""
+	if len(named) > 5 {
+		named, more = named[:5], fmt.Sprintf(" and %d more", len(beyond)-5)
+	}
+	return fmt.Sprintf("No K analysis: the variants differ in K (%s) and in more than K (%s%s), so no figure here is K's alone; compare K with --vary parallelism.k on one file.",
+		strings.Join(ks, ", "), strings.Join(named, ", "), more)
+}
+
 func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams()}
 	base := map[string]*slowLinkRow{}
@@ -366,9 +392,11 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		row.PeakMemory, _ = r.Peak()
 		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
 		row.Fits = r.Fits(row.GPUMemory)
-		if sec.S > 0 {
-			row.SeedS = round(float64(row.Seed)/float64(sec.S), 3)
-			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 3)
+		// Each row in its own variant's S: the variants differ in K
+		// alone (sweep.Runs.BeyondK), so one S stands for all.
+		if s := sweep.BufferBytes(o.Scenario); s > 0 {
+			row.SeedS = round(float64(row.Seed)/float64(s), 3)
+			row.NetworkBusiestS = round(float64(busy)/float64(s), 3)
 		}
 		if b, ok := base[row.Algorithm]; ok {
 			row.SeedDeltaPct = deltaPct(row.Seed, b.Seed)
@@ -489,6 +517,11 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	sl := c.SlowLink
 	if c.Verdict != "" {
 		if _, err := fmt.Fprintln(w, c.Verdict); err != nil {
+			return err
+		}
+	}
+	if c.NotKAlone != "" {
+		if _, err := fmt.Fprintln(w, c.NotKAlone); err != nil {
 			return err
 		}
 	}

@@ -41,8 +41,10 @@ type plotSeries struct {
 	Values []float64 `json:"values"`
 }
 
+// Bytes are plotted in GiB, as every other plot and the tables beside
+// them give them (the slow-link panel was in decimal GB: K=1's seed bar
+// read ≈27 where the table says 25.10 GiB).
 const (
-	gbUnit  = 1e9
 	gibUnit = 1 << 30
 	msUnit  = 1e9 // picoseconds per millisecond
 )
@@ -52,8 +54,8 @@ const (
 // time of both algorithms.
 func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	p := comparePlot{Title: title + ": slow-link bytes and step time for every K dividing N"}
-	bytesP := plotPanel{Title: "slow-link (network) bytes per step, busiest rank", YLabel: "GB"}
-	timeP := plotPanel{Title: "step time", YLabel: "ms"}
+	bytesP := plotPanel{Title: "slow-link (network) bytes per step, busiest rank", YLabel: "bytes per step (GiB)"}
+	timeP := plotPanel{Title: "step time", YLabel: "step time (ms)"}
 	series := func(pp *plotPanel, name string) *plotSeries {
 		for i := range pp.Series {
 			if pp.Series[i].Name == name {
@@ -69,11 +71,11 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 		if len(p.Categories) == 0 || p.Categories[len(p.Categories)-1] != cat {
 			p.Categories = append(p.Categories, cat)
 			s := series(&bytesP, "seed 000 logical")
-			s.Values = append(s.Values, float64(sweep.SeedSlowLink(o.Result))/gbUnit)
+			s.Values = append(s.Values, float64(sweep.SeedSlowLink(o.Result))/gibUnit)
 		}
 		busy, _ := sweep.BusiestWire(o.Result, topology.Inter)
 		s := series(&bytesP, algo+" wire")
-		s.Values = append(s.Values, float64(busy)/gbUnit)
+		s.Values = append(s.Values, float64(busy)/gibUnit)
 		s = series(&timeP, algo)
 		s.Values = append(s.Values, float64(o.Result.StepTime)/msUnit)
 	}
@@ -87,9 +89,9 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 // the GPU's capacity and whether each variant fits.
 func generalPlot(title string, vs []compareVariant) comparePlot {
 	p := comparePlot{Title: title}
-	timeP := plotPanel{Title: "time per step", YLabel: "ms", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
-	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "GiB", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}}}
-	memP := plotPanel{Title: "peak memory per GPU", YLabel: "GiB", Series: []plotSeries{{Name: "peak memory per GPU"}}}
+	timeP := plotPanel{Title: "time per step", YLabel: "time per step (ms)", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
+	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}}}
+	memP := plotPanel{Title: "peak memory per GPU", YLabel: "peak per GPU (GiB)", Series: []plotSeries{{Name: "peak memory per GPU"}}}
 	for _, v := range vs {
 		p.Categories = append(p.Categories, v.Label)
 		timeP.Series[0].Values = append(timeP.Series[0].Values, float64(v.StepTimePS)/msUnit)

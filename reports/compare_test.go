@@ -407,3 +407,39 @@ func TestCompareDeltaPctOneDecimal(t *testing.T) {
 		t.Errorf("no step time row: %s", js.String())
 	}
 }
+
+// TestComparePlotUnits: compare's plots give bytes in GiB, as the tables
+// beside them, and every axis a quantity with its unit (QA3 s16 finding
+// 11a: the slow-link panel was in decimal GB, K=1's seed bar ≈27 "GB"
+// where the table says 2.000·S = 25.10 GiB, 26,953,662,464 B for
+// default.yaml; its axis read "GB").
+func TestComparePlotUnits(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "default.yaml", Data: data}, "parallelism.k", []string{"1", "2"}), sweep.CompareOptions{AllK: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewComparison("default", runs, false)
+	general := generalPlot("general", c.Variants)
+	for _, tc := range []struct {
+		plot   *comparePlot
+		panel  int
+		series int
+		value  float64
+	}{
+		{&c.Plot, 0, 0, 26_953_662_464.0 / (1 << 30)}, // K=1 seed 000 logical: 2S
+		{&general, 2, 0, float64(c.Variants[0].PeakMemory) / (1 << 30)},
+	} {
+		p := tc.plot.Panels[tc.panel]
+		if got := p.Series[tc.series].Values[0]; math.Abs(got-tc.value) > 1e-9 {
+			t.Errorf("%s %q: %g, want %g GiB", tc.plot.Title, p.Title, got, tc.value)
+		}
+	}
+	for _, p := range []*comparePlot{&c.Plot, &general} {
+		for _, pn := range p.Panels {
+			if !strings.HasSuffix(pn.YLabel, "(GiB)") && !strings.HasSuffix(pn.YLabel, "(ms)") || strings.HasPrefix(pn.YLabel, "(") {
+				t.Errorf("%s %q: axis %q, want a quantity in (GiB) or (ms)", p.Title, pn.Title, pn.YLabel)
+			}
+		}
+	}
+}

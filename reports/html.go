@@ -3,6 +3,7 @@ package reports
 import (
 	"html/template"
 	"io"
+	"strings"
 )
 
 // htmlTable is a table ready for the template.
@@ -52,9 +53,11 @@ type htmlData struct {
 	Warnings []string
 	Tables   []htmlTable
 	Memory   *htmlTable // the memory model of the scenario's stage
-	Peak     string
-	Path     htmlTable
-	Figures  []htmlFigure
+	// Peak is the replay's peak and the profiler's view, one paragraph
+	// per line of the text report (run.peakText).
+	Peak    []string
+	Path    htmlTable
+	Figures []htmlFigure
 }
 
 var runHTML = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -113,7 +116,9 @@ figcaption { font-size: 0.9em; color: #444; }
 {{template "table" .}}
 </div>
 {{- end}}
-<p class="note">{{.Peak}}</p>
+{{- range .Peak}}
+<p class="note">{{.}}</p>
+{{- end}}
 <h2>{{.Path.Title}}</h2>
 {{template "table" .Path}}
 <h2>Plots</h2>
@@ -154,8 +159,10 @@ const htmlTableTemplate = `{{define "table"}}<table>
 var plotCaptions = map[string]string{
 	"memory_stages": "Memory per GPU at the moment it peaks, stacked by component, for ZeRO stages 0–3 at this N and K " +
 		"(the memory model, not the replay); the dashed line is the GPU's capacity.",
-	"comm": "Wire bytes of one step per communication phase, stacked by link class: over all ranks (top) and for the " +
-		"rank that sends the most (bottom).",
+	"comm": "Wire bytes of one step per communication phase, stacked by link class: over all ranks (top) and, for each " +
+		"link class, on its busiest rank (bottom). These are the bytes the links carry, not the bytes a rank sends: a byte " +
+		"NCCL routes over NVLink to the GPU whose NIC sends it (PXN) counts on both, and the classes' busiest ranks may " +
+		"differ, so the bottom stack is no rank's total; the text report's sent/rank is the bytes sent.",
 	"timeline": "The replayed step: one row per rank and stream, coloured by task kind. Under a compute row, red marks " +
 		"exposed communication (a collective runs while the compute stream is idle), grey waiting for peers.",
 	"memory_timeline": "The memory of one rank through the replayed step, stacked by component (the ones that stay constant at the " +
@@ -167,7 +174,7 @@ var plotCaptions = map[string]string{
 // the tables and the plots.
 func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 	d := htmlData{Title: "zerosim run: " + run.Scenario.Name, Headline: run.headline(), Findings: run.findings(), Warnings: run.Result.Warnings,
-		Peak: run.peakText(), Path: toHTMLTable(run.pathTable())}
+		Peak: strings.Split(run.peakText(), "\n"), Path: toHTMLTable(run.pathTable())}
 	d.Version, d.Resolved = ReadBuild().String(), resolvedYAML(run.Scenario)
 	if v := run.Fit(); v.Known && !v.Fits {
 		d.NotFit = v.String()

@@ -2,6 +2,9 @@ package reports
 
 import (
 	"bytes"
+	"html"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,5 +38,39 @@ func TestRunHTMLSelfContained(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+}
+
+// TestRunHTMLPeakLines: each line of the text report's peak note is its own
+// paragraph in report.html (QA3 s16 finding 11e: "…67.7 % of 80.00 GiB
+// busiest rank as a profiler sees it: …" ran the two together).
+func TestRunHTMLPeakLines(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		run   *Run
+		paras int // notes from peakText
+	}{
+		{"default", exampleRun(t, "default"), 2},
+		{"tiny", tinyRun(t), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := writeRunHTML(&b, tc.run, nil); err != nil {
+				t.Fatal(err)
+			}
+			var paras []string
+			for _, m := range regexp.MustCompile(`<p class="note">([^<]*)</p>`).FindAllStringSubmatch(b.String(), -1) {
+				paras = append(paras, html.UnescapeString(m[1]))
+			}
+			lines := strings.Split(tc.run.peakText(), "\n")
+			if len(lines) != tc.paras {
+				t.Fatalf("peak text has %d lines, want %d", len(lines), tc.paras)
+			}
+			for _, l := range lines {
+				if !slices.Contains(paras, l) {
+					t.Errorf("no paragraph %q among %q", l, paras)
+				}
+			}
+		})
 	}
 }

@@ -52,6 +52,12 @@ type runJSON struct {
 	Executed          float64 `json:"executed_utilization"`
 	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
 	DevicePeakBytes   int64   `json:"device_peak_bytes"`
+	// Fits is the run's verdict, what --require-fit decides and run's
+	// "fits in GPU memory" says (Run.Fit): the busiest rank's replayed
+	// peak within the GPU's memory; DeviceFits the device peak's, as a
+	// sweep row's fits and device_fits (false without a GPU memory).
+	Fits       bool `json:"fits"`
+	DeviceFits bool `json:"device_fits"`
 
 	Ranks       []rankJSON     `json:"ranks"`
 	Straggler   *stragglerJSON `json:"straggler"`
@@ -222,6 +228,8 @@ func (run *Run) toJSON() *runJSON {
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
+	capacity := int64(s.Cluster.GPUMemory)
+	j.Fits, j.DeviceFits = run.Fit().Fits, capacity > 0 && r.DevicePeak <= capacity
 	if a := s.Model.ActiveParams(); a != j.Params {
 		j.ActiveParams = a
 	}

@@ -87,18 +87,33 @@ type networkPlanJSON struct {
 }
 
 type stageBandwidthJSON struct {
-	Stage        int                  `json:"stage"`
-	K            int                  `json:"k"`
-	Config       *candidateJSON       `json:"config,omitempty"`
-	NoFit        bool                 `json:"config_does_not_fit,omitempty"`
-	ComputeBound int64                `json:"compute_bound_ps"`
-	Target       int64                `json:"target_ps"`
-	NICBandwidth int64                `json:"nic_bandwidth"`
-	PerGPU       float64              `json:"per_gpu_bandwidth"`
-	Step         int64                `json:"step_ps"`
-	NominalStep  int64                `json:"nominal_step_ps"`
-	Note         string               `json:"note,omitempty"`
-	Curve        []bandwidthPointJSON `json:"curve"`
+	Stage        int            `json:"stage"`
+	K            int            `json:"k"`
+	Config       *candidateJSON `json:"config,omitempty"`
+	NoFit        bool           `json:"config_does_not_fit,omitempty"`
+	ComputeBound int64          `json:"compute_bound_ps"`
+	Target       int64          `json:"target_ps"`
+	NICBandwidth int64          `json:"nic_bandwidth"`
+	PerGPU       float64        `json:"per_gpu_bandwidth"`
+	Step         int64          `json:"step_ps"`
+	NominalStep  int64          `json:"nominal_step_ps"`
+	Note         string         `json:"note,omitempty"`
+	// Above splits the step at 25 TB/s per NIC above compute where no
+	// bandwidth reaches the target (sweep.Remainder).
+	Above *remainderJSON       `json:"above_compute,omitempty"`
+	Curve []bandwidthPointJSON `json:"curve"`
+}
+
+type remainderJSON struct {
+	Step          int64   `json:"step_ps"`
+	Slowed        int64   `json:"slowed_compute_ps"`
+	Interference  float64 `json:"compute_interference"`
+	Exposed       int64   `json:"exposed_comm_ps"`
+	Waiting       int64   `json:"waiting_ps"`
+	SlowerGPU     int64   `json:"slower_gpu_ps"`
+	PlateauNIC    int64   `json:"plateau_nic_bandwidth"`
+	PlateauPerGPU float64 `json:"plateau_per_gpu_bandwidth"`
+	PlateauStep   int64   `json:"plateau_step_ps"`
 }
 
 type bandwidthPointJSON struct {
@@ -133,6 +148,14 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 	return o
 }
 
+func newRemainderJSON(a *sweep.Remainder) *remainderJSON {
+	if a == nil {
+		return nil
+	}
+	return &remainderJSON{Step: a.Step, Slowed: a.Slowed, Interference: a.Interference, Exposed: a.Exposed, Waiting: a.Waiting, SlowerGPU: a.SlowerGPU,
+		PlateauNIC: a.PlateauNIC, PlateauPerGPU: a.PlateauPerGPU, PlateauStep: a.PlateauStep}
+}
+
 func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {
 	if np == nil {
 		return nil
@@ -145,7 +168,7 @@ func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {
 				cfg = &c
 			}
 			return stageBandwidthJSON{Stage: s.Stage, K: s.K, Config: cfg, NoFit: s.NoFit, ComputeBound: s.ComputeBound, Target: s.Target,
-				NICBandwidth: s.NICBandwidth, PerGPU: s.PerGPU, Step: s.Step, NominalStep: s.NominalStep, Note: s.Note,
+				NICBandwidth: s.NICBandwidth, PerGPU: s.PerGPU, Step: s.Step, NominalStep: s.NominalStep, Note: networkNote(s, np.Tolerance), Above: newRemainderJSON(s.Above),
 				Curve: mapSlice(s.Curve, func(b sweep.BandwidthPoint) bandwidthPointJSON {
 					return bandwidthPointJSON{PerGPU: b.PerGPU, Step: b.Step}
 				})}

@@ -30,8 +30,8 @@ func networkTable(np *sweep.NetworkPlan) *table {
 			need, there = bw(sb.PerGPU), planDur(sb.Step)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(sb.Stage), shortConfig(sb), planDur(sb.ComputeBound), need, there, planDur(sb.NominalStep)})
-		if sb.Note != "" {
-			t.Notes = append(t.Notes, labelled(fmt.Sprintf("stage %d: ", sb.Stage), sb.Note))
+		if note := networkNote(sb, np.Tolerance); note != "" {
+			t.Notes = append(t.Notes, labelled(fmt.Sprintf("stage %d: ", sb.Stage), note))
 		}
 	}
 	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing, and the bucket size, prefetch depth "+
@@ -40,6 +40,38 @@ func networkTable(np *sweep.NetworkPlan) *table {
 	t.Notes = append(t.Notes, wrap("Below that bandwidth the step is network-bound: this answers deepspeedai/DeepSpeed#2928 "+
 		"(\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.", 118, ""))
 	return t
+}
+
+// networkNote says, for a stage no bandwidth brings within the tolerance
+// of its compute, what keeps its step above compute at 25 TB/s per NIC,
+// each part in % of compute with its cause, and the bandwidth beyond
+// which the network stops mattering; "" for a stage with an answer.
+func networkNote(sb sweep.StageBandwidth, tol float64) string {
+	a := sb.Above
+	if a == nil || sb.ComputeBound <= 0 {
+		return ""
+	}
+	of := func(ps int64) float64 { return 100 * float64(ps) / float64(sb.ComputeBound) }
+	var parts []string
+	if a.Slowed > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f %% is compute slowed by the collectives beside it (communication.compute_interference %g), "+
+			"not communication, so more bandwidth does not remove it", of(a.Slowed), a.Interference))
+	}
+	if a.Exposed > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f %% communication the compute does not hide (inside the node over NVLink, and latency)", of(a.Exposed)))
+	}
+	if a.Waiting > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f %% waiting for other ranks", of(a.Waiting)))
+	}
+	if a.SlowerGPU > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f %% the busiest rank's slower GPU (cluster.gpu_overrides)", of(a.SlowerGPU)))
+	}
+	s := fmt.Sprintf("even at 25 TB/s per NIC the step (%s) is %.1f %% above compute: %s.", planDur(a.Step), of(a.Step-sb.ComputeBound), strings.Join(parts, "; "))
+	if a.PlateauNIC > 0 {
+		s += fmt.Sprintf(" The step is within %g %% of its 25 TB/s step from %s per GPU up (%s there); below that the network is what it waits on.",
+			100*tol, bw(a.PlateauPerGPU), planDur(a.PlateauStep))
+	}
+	return s
 }
 
 // shortConfig is a stage's configuration in a cell: the plan's fastest that

@@ -20,10 +20,29 @@ type VerifyReport struct {
 	Drift []DriftRow `json:"drift,omitempty"`
 	// QuantDrift is ZeRO++'s drift from unquantized training (verify_quant.go).
 	QuantDrift []QuantDriftRow `json:"quant_drift,omitempty"`
+	// NotModelled are the scenario's settings verify does not follow
+	// (numerics.NotFollowed): a pass says nothing about them.
+	NotModelled []NotModelled `json:"not_modelled,omitempty"`
 	// Wide makes the terminal table show every column (--wide); by
 	// default the columns every row shares (model, padding, steps) go into
 	// the title and the table keeps to 120 columns.
 	Wide bool `json:"-"`
+}
+
+// NotModelled is a scenario setting verify runs past, and what it runs.
+type NotModelled struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Runs  string `json:"verify_runs"`
+}
+
+// NewNotModelled is NotFollowed's list for the report.
+func NewNotModelled(us []numerics.Unfollowed) []NotModelled {
+	var out []NotModelled
+	for _, u := range us {
+		out = append(out, NotModelled{Key: u.Key, Value: u.Value, Runs: u.Runs})
+	}
+	return out
 }
 
 // VerifyRow is one verified configuration.
@@ -118,6 +137,16 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	}
 	if _, err := fmt.Fprintf(w, "# verify %s: N = %s, %s, sharded vs unsharded bit for bit\n", EscapeControl(r.Scenario), countNoun(r.N, "rank", "ranks"), what); err != nil {
 		return err
+	}
+	if len(r.NotModelled) > 0 {
+		if _, err := fmt.Fprintln(w, "# not modelled here (the pass says nothing about them):"); err != nil {
+			return err
+		}
+		for _, u := range r.NotModelled {
+			if _, err := fmt.Fprintf(w, "#   %s %s: verify runs %s\n", u.Key, EscapeControl(u.Value), u.Runs); err != nil {
+				return err
+			}
+		}
 	}
 	type column struct {
 		head string

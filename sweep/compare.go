@@ -12,6 +12,7 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
+	"gopkg.in/yaml.v3"
 )
 
 // Variant is one side of a comparison: a source and its own overrides.
@@ -205,9 +206,15 @@ func Label(file string) string {
 // Runs are the replays behind a comparison.
 type Runs struct {
 	Variants []*Outcome
-	// SlowLink holds, when the variants differ in K, every variant (K
-	// ascending) run with each of Algorithms.
+	// SlowLink holds, when the variants differ in K alone, every variant
+	// (K ascending) run with each of Algorithms.
 	SlowLink []*Outcome
+	// BeyondK lists, when the variants differ in K and in more (two files,
+	// or a --vary of another key on files with different K), the resolved
+	// keys other than parallelism.k in which a variant differs from the
+	// first (BeyondK's paths): there are no slow-link runs then, since
+	// their K figures would credit the other changes to K.
+	BeyondK []string
 	// AllK holds, when asked, runs for every K dividing the first
 	// variant's N with both algorithms; Skipped says which K could not run.
 	AllK    []*Outcome
@@ -222,7 +229,7 @@ type Runs struct {
 var Algorithms = []string{"auto", "ring", "hierarchical"}
 
 // Compare replays the variants, then the slow-link runs when they differ
-// in K, then every K dividing N when o.AllK is set (varying
+// in K alone (Runs.BeyondK says when they differ in more), then every K dividing N when o.AllK is set (varying
 // parallelism.k), o.Jobs replays at a time.
 func Compare(vs []Variant, o CompareOptions) (*Runs, error) {
 	c := newCounter(o)
@@ -240,6 +247,12 @@ func Compare(vs []Variant, o CompareOptions) (*Runs, error) {
 	}
 	var slow, allK []replayJob
 	if len(ks) > 1 {
+		runs.BeyondK, err = BeyondK(outs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(ks) > 1 && len(runs.BeyondK) == 0 {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(outs[a].Result.K, outs[b].Result.K) })
 		for _, i := range order {
 			for _, al := range Algorithms {
@@ -272,4 +285,89 @@ func Compare(vs []Variant, o CompareOptions) (*Runs, error) {
 		runs.AllK = append(runs.AllK, outs[len(slow)+i])
 	}
 	return runs, nil
+}
+
+// BeyondK returns the resolved scenario keys, other than parallelism.k and
+// the labels name and description, in which an outcome differs from the
+// first, sorted with the presets (the choices the others follow from)
+// first; a key under a list (model.layer_list[3].params) is named
+// by its list (model.layer_list). Nothing else follows from K in a
+// resolved scenario (scenarios' resolveParallelism only checks that K
+// divides dp·cp), so an empty list means the variants differ in K alone.
+func BeyondK(outs []*Outcome) ([]string, error) {
+	var base map[string]string
+	diff := map[string]bool{}
+	for i, o := range outs {
+		c := *o.Scenario
+		c.Parallelism.K, c.Name, c.Description, c.Warnings = 1, "", "", nil
+		data, err := scenarios.Encode(&c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Label, err)
+		}
+		var tree any
+		if err := yaml.Unmarshal(data, &tree); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Label, err)
+		}
+		flat := map[string]string{}
+		flatten("", tree, flat)
+		if i == 0 {
+			base = flat
+			continue
+		}
+		for k, v := range flat {
+			if b, ok := base[k]; !ok || b != v {
+				diff[listKey(k)] = true
+			}
+		}
+		for k := range base {
+			if _, ok := flat[k]; !ok {
+				diff[listKey(k)] = true
+			}
+		}
+	}
+	keys := make([]string, 0, len(diff))
+	for k := range diff {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		pa, pb := strings.HasSuffix(a, ".preset"), strings.HasSuffix(b, ".preset")
+		if pa != pb {
+			if pa {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return keys, nil
+}
+
+// flatten adds the leaves of a decoded YAML tree to out by dotted path,
+// list items as path[i].
+func flatten(path string, v any, out map[string]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(p, x, out)
+		}
+	case []any:
+		out[path+"[]"] = strconv.Itoa(len(t))
+		for i, x := range t {
+			flatten(path+"["+strconv.Itoa(i)+"]", x, out)
+		}
+	default:
+		out[path] = fmt.Sprint(v)
+	}
+}
+
+// listKey is a flattened path up to its first list.
+func listKey(path string) string {
+	if i := strings.IndexByte(path, '['); i >= 0 {
+		return path[:i]
+	}
+	return path
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -52,14 +53,14 @@ type StageBandwidth struct {
 	Target       int64
 	// NICBandwidth is the least cluster.inter.bandwidth (bytes/s per NIC)
 	// whose step is within Target, PerGPU the same per GPU (NICs × NIC
-	// bandwidth / GPUs per node); 0 when even 25 TB/s is not enough (the
-	// step is then bound by NVLink or latency: Note says so).
+	// bandwidth / GPUs per node); 0 when even 25 TB/s is not enough:
+	// Above then says what the step is bound by.
 	NICBandwidth int64
 	PerGPU       float64
 	Step         int64
 	// NominalStep is the step at the scenario's own bandwidth.
 	NominalStep int64
-	Note        string
+	Above       *Remainder
 	// Curve is the step time at log-spaced bandwidths per GPU.
 	Curve []BandwidthPoint
 }
@@ -96,6 +97,15 @@ func nicShare(src Source) (float64, error) {
 // stepAt replays src at stage (in configuration c, if set) with the NIC
 // bandwidth bw.
 func stepAt(src Source, stage int, c *Candidate, bw int64) (*zero.Result, error) {
+	s, err := loadAt(src, stage, c, bw)
+	if err != nil {
+		return nil, err
+	}
+	return zero.Replay(s, zero.Options{NoCollectives: true})
+}
+
+// loadAt loads what stepAt replays.
+func loadAt(src Source, stage int, c *Candidate, bw int64) (*scenarios.Scenario, error) {
 	sets := []string{"parallelism.zero_stage=" + strconv.Itoa(stage)}
 	if c != nil {
 		sets = c.Sets()
@@ -103,11 +113,7 @@ func stepAt(src Source, stage int, c *Candidate, bw int64) (*zero.Result, error)
 		sets = append(sets, "parallelism.k=1")
 	}
 	sets = append(sets, "cluster.inter.bandwidth="+strconv.FormatInt(bw, 10)+"B/s")
-	s, err := src.Load(sets...)
-	if err != nil {
-		return nil, err
-	}
-	return zero.Replay(s, zero.Options{NoCollectives: true})
+	return src.Load(sets...)
 }
 
 // NetworkSearch finds, for each stage of src as configured (K = 1 at stage
@@ -174,27 +180,40 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 	}
 	sb := StageBandwidth{Stage: stage, K: nom.K, Config: c, ComputeBound: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
 	sb.Target = int64(math.Floor(float64(sb.ComputeBound) * (1 + tol)))
+	topS, err := loadAt(src, stage, c, maxNICBandwidth)
+	if err != nil {
+		return sb, err
+	}
+	top, err := zero.Replay(topS, zero.Options{NoCollectives: true})
+	if err != nil {
+		return sb, err
+	}
+	if int64(top.StepTime) > sb.Target {
+		sb.Above = remainder(top, sb.ComputeBound, topS)
+		a := sb.Above
+		a.PlateauNIC, a.PlateauStep = leastBandwidth(src, stage, c, int64(math.Floor(float64(a.Step)*(1+tol))), a.Step)
+		a.PlateauPerGPU = float64(a.PlateauNIC) / share
+		return sb, nil
+	}
+	sb.NICBandwidth, sb.Step = leastBandwidth(src, stage, c, sb.Target, int64(top.StepTime))
+	sb.PerGPU = float64(sb.NICBandwidth) / share
+	return sb, nil
+}
+
+// leastBandwidth bisects for the least NIC bandwidth whose step is within
+// target (the step at 25 TB/s, topStep, is), until the bracket is within
+// 0.1 %, and returns it with its step.
+func leastBandwidth(src Source, stage int, c *Candidate, target, topStep int64) (int64, int64) {
 	ok := func(bw int64) (int64, bool) {
 		r, err := stepAt(src, stage, c, bw) // an error (a step beyond the time range) is too slow
 		if err != nil {
 			return 0, false
 		}
-		return int64(r.StepTime), int64(r.StepTime) <= sb.Target
+		return int64(r.StepTime), int64(r.StepTime) <= target
 	}
-	top, err := stepAt(src, stage, c, maxNICBandwidth)
-	if err != nil {
-		return sb, err
-	}
-	hiStep, fits := int64(top.StepTime), int64(top.StepTime) <= sb.Target
-	if !fits {
-		sb.Note = fmt.Sprintf("even at 25 TB/s per NIC the step is %.1f %% above compute: what remains is communication inside the node (NVLink) and latency the compute does not hide",
-			100*(float64(hiStep)/float64(sb.ComputeBound)-1))
-		return sb, nil
-	}
-	lo, hi := minNICBandwidth, maxNICBandwidth
+	lo, hi, hiStep := minNICBandwidth, maxNICBandwidth, topStep
 	if st, f := ok(lo); f {
-		sb.NICBandwidth, sb.PerGPU, sb.Step = lo, float64(lo)/share, st
-		return sb, nil
+		return lo, st
 	}
 	for float64(hi) > float64(lo)*1.001 && hi-lo > 1 {
 		mid := int64(math.Sqrt(float64(lo)) * math.Sqrt(float64(hi))) // geometric: the bounds span 9 decades
@@ -205,8 +224,49 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 			lo = mid
 		}
 	}
-	sb.NICBandwidth, sb.PerGPU, sb.Step = hi, float64(hi)/share, hiStep
-	return sb, nil
+	return hi, hiStep
+}
+
+// Remainder is what keeps a stage's step above its compute-bound time at
+// 25 TB/s per NIC, on the busiest rank (zero.Result.Busiest, whose
+// compute, exposed communication, waiting and idle time make the step),
+// and the bandwidth beyond which the network stops mattering.
+type Remainder struct {
+	// Step is the step at 25 TB/s per NIC.
+	Step int64
+	// SlowerGPU is the busiest rank's compute at its GPU's speed above
+	// ComputeBound (cluster.gpu_overrides), 0 at full speed.
+	SlowerGPU int64
+	// Slowed is how much longer its compute ran because collectives ran
+	// beside it (communication.compute_interference, Interference): not
+	// communication, and no bandwidth removes the part NVLink's
+	// collectives cause.
+	Slowed       int64
+	Interference float64
+	// Exposed is its communication the compute does not hide: inside
+	// the node over NVLink, and latency.
+	Exposed int64
+	// Waiting is the rest: waiting for peers and idle.
+	Waiting int64
+	// PlateauNIC is the least NIC bandwidth whose step is within the
+	// tolerance of Step (PlateauPerGPU per GPU, PlateauStep the step
+	// there): below it the network is what the step waits on, above it
+	// more bandwidth buys less than the tolerance.
+	PlateauNIC    int64
+	PlateauPerGPU float64
+	PlateauStep   int64
+}
+
+// remainder splits top's step above computeBound; s is top's scenario.
+func remainder(top *zero.Result, computeBound int64, s *scenarios.Scenario) *Remainder {
+	b := top.Busiest()
+	r := &Remainder{Step: int64(top.StepTime), SlowerGPU: max(int64(b.Alone)-computeBound, 0), Slowed: max(int64(b.Compute-b.Alone), 0),
+		Exposed: int64(b.ExposedComm)}
+	r.Waiting = max(r.Step-computeBound-r.SlowerGPU-r.Slowed-r.Exposed, 0)
+	if ci := s.Communication.ComputeInterference; ci != nil {
+		r.Interference = *ci
+	}
+	return r
 }
 
 // curves samples each stage's step at log-spaced bandwidths per GPU from a

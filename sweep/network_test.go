@@ -78,3 +78,77 @@ func testNetworkSearch(t *testing.T, tol float64, reached []int) {
 		t.Errorf("tolerance %g: stages with a bandwidth %v, want %v", tol, found, reached)
 	}
 }
+
+// TestNetworkRemainder: where no bandwidth brings a stage within the
+// tolerance of its compute (QA3 s16 finding 6), Above splits the step at
+// 25 TB/s per NIC on the busiest rank, and the parts add up to the step
+// above compute. On the default scenario at stage 3 the step is the same
+// picosecond at 25 TB/s as at 50 GB/s, 368,256,301,309 ps, over compute
+// 347,173,317,489 (plan.json's row: plan's fastest, the file's without
+// checkpointing, prefetch depth 2): 16,697,877,022 ps of compute slowed
+// by the collectives beside it (compute_interference 0.189) and
+// 4,385,106,798 of exposed communication; the note called it all "NVLink
+// and latency". With compute_interference 0 nothing is slowed. The
+// plateau bandwidth is the least whose step is within the tolerance of the
+// step at 25 TB/s: replayed there it is within, at 10 % less it is not.
+func TestNetworkRemainder(t *testing.T) {
+	src := exampleSource(t, "default")
+	plans := []string{"training.recompute=none", "communication.prefetch_depth=2"}
+	const any = -1
+	for _, tc := range []struct {
+		name                  string
+		sets                  []string
+		stage                 int
+		reach                 bool // a bandwidth brings it within 5 % of compute: no remainder
+		step, slowed, exposed int64
+		interference          float64
+	}{
+		{"stage 3", plans, 3, false, 368_256_301_309, 16_697_877_022, 4_385_106_798, 0.189},
+		{"stage 3, no interference", append(plans, "communication.compute_interference=0"), 3, true, 0, 0, 0, 0},
+		{"stage 1", nil, 1, false, any, any, any, 0.189},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := src
+			s.Sets = append(append([]string(nil), src.Sets...), tc.sets...)
+			np, err := NetworkSearch(context.Background(), s, NetworkOptions{Points: 2, Stages: []int{tc.stage}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb := np.Stages[0]
+			a := sb.Above
+			if tc.reach {
+				if a != nil || sb.NICBandwidth == 0 {
+					t.Fatalf("want an answer and no remainder, got %d B/s and %+v", sb.NICBandwidth, a)
+				}
+				t.Logf("%s: %.2f GB/s per GPU", tc.name, sb.PerGPU/1e9)
+				return
+			}
+			if a == nil {
+				t.Fatalf("stage %d reaches compute at %d B/s", tc.stage, sb.NICBandwidth)
+			}
+			if got := a.SlowerGPU + a.Slowed + a.Exposed + a.Waiting; got != a.Step-sb.ComputeBound {
+				t.Errorf("parts %d ≠ step %d − compute %d", got, a.Step, sb.ComputeBound)
+			}
+			for _, f := range []struct {
+				what      string
+				got, want int64
+			}{{"step at 25 TB/s", a.Step, tc.step}, {"slowed", a.Slowed, tc.slowed}, {"exposed", a.Exposed, tc.exposed}} {
+				if f.want != any && f.got != f.want {
+					t.Errorf("%s %d, want %d", f.what, f.got, f.want)
+				}
+			}
+			if a.Interference != tc.interference {
+				t.Errorf("interference %g, want %g", a.Interference, tc.interference)
+			}
+			limit := float64(a.Step) * 1.05
+			if r, err := stepAt(s, tc.stage, nil, a.PlateauNIC); err != nil || float64(r.StepTime) > limit || int64(r.StepTime) != a.PlateauStep {
+				t.Errorf("at the plateau %d B/s: step %v (reported %d), want within %.0f (%v)", a.PlateauNIC, r.StepTime, a.PlateauStep, limit, err)
+			}
+			less := int64(float64(a.PlateauNIC) * 0.9)
+			if r, err := stepAt(s, tc.stage, nil, less); err == nil && float64(r.StepTime) <= limit {
+				t.Errorf("at 10 %% under the plateau (%d B/s) the step %d is still within %.0f", less, r.StepTime, limit)
+			}
+			t.Logf("%s: step %d = compute %d + slowed %d + exposed %d + waiting %d; plateau %.2f GB/s per GPU", tc.name, a.Step, sb.ComputeBound, a.Slowed, a.Exposed, a.Waiting, a.PlateauPerGPU/1e9)
+		})
+	}
+}

@@ -290,6 +290,35 @@ func streamPositions(sc *Schedule) []int32 {
 	return pos
 }
 
+// Notable returns the ranks a view of a few ranks should show beside the
+// first ones, in this order, without repeats: the straggler (Straggler,
+// the rank the others waited for the most), then the rank with the most
+// waiting and exposed communication (RankStats.Wait + ExposedComm; the
+// lowest such rank), unless every rank has as much. Nsight Systems' and
+// HTA's straggler views likewise pick the slowest rank rather than the
+// first ones. Nil when the ranks do not differ.
+func (r *Result) Notable() []int {
+	var out []int
+	if r.Straggler != nil {
+		out = append(out, r.Straggler.Rank)
+	}
+	best, lo := -1, units.Duration(-1)
+	var most units.Duration
+	for _, st := range r.Ranks {
+		v := st.Wait + st.ExposedComm
+		if best < 0 || v > most {
+			best, most = st.Rank, v
+		}
+		if lo < 0 || v < lo {
+			lo = v
+		}
+	}
+	if best >= 0 && most > lo && !slices.Contains(out, best) {
+		out = append(out, best)
+	}
+	return out
+}
+
 // Straggler names the rank whose late arrival at collectives cost the
 // others the most waiting time.
 type Straggler struct {

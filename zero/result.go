@@ -50,6 +50,9 @@ type Result struct {
 	// Spans holds the per-rank task timelines (rank-major) when kept: every
 	// rank's, or the first Options.SpanRanks ranks'.
 	Spans [][]Span
+	// NotableSpans holds, under Options.SpanNotable, the timelines of the
+	// ranks Notable names that Spans leaves out, by rank.
+	NotableSpans map[int][]Span
 	// MemoryModel is the analytic memory report the timeline follows;
 	// Memory is the timeline of Options.MemoryRank and PeakMemory every
 	// rank's peak in bytes.

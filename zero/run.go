@@ -21,6 +21,10 @@ type Options struct {
 	// SpanRanks, if > 0, keeps the timelines of the first SpanRanks ranks
 	// only (a trace of 16,384 ranks is rarely wanted).
 	SpanRanks int
+	// SpanNotable also keeps, in Result.NotableSpans, the timelines of the
+	// ranks Result.Notable names (the straggler, the rank that waits or
+	// is exposed the most) where SpanRanks leaves them out.
+	SpanNotable bool
 	// MemoryRank is the rank whose memory timeline Result.Memory holds.
 	MemoryRank int
 	// Full simulates every rank even when the scenario is symmetric (see
@@ -757,6 +761,16 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 		}
 		for r := 0; r < n; r++ {
 			res.Spans = append(res.Spans, e.spans(r))
+		}
+		if opt.SpanNotable {
+			for _, r := range res.Notable() {
+				if r >= n {
+					if res.NotableSpans == nil {
+						res.NotableSpans = map[int][]Span{}
+					}
+					res.NotableSpans[r] = e.spans(r)
+				}
+			}
 		}
 	}
 	return res, nil

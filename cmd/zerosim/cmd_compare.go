@@ -29,25 +29,28 @@ func newCompareCmd(a *app) *cobra.Command {
 	o := compareOpts{}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{writesFiles: "yes"},
-		Use:         "compare FILE --vary key=v1,v2,… | compare FILE_A FILE_B [FILE…]",
+		Use:         "compare [FILE] --vary key=v1,v2,… | compare FILE_A FILE_B [FILE…]",
 		Short:       "Replay variants of a scenario side by side: step time, communication, bytes per link class, memory, deltas in %",
 		Long: `compare replays several variants and prints them side by side: step time,
 compute, the busiest rank's exposed communication, the wire bytes of every
 phase per link class (all ranks, and the busiest rank), peak memory and
 memory at rest per GPU, with each variant's change in % against the first.
 
-With --vary key=v1,v2,… the variants are FILE with each value applied as a
---set override; otherwise every FILE is a variant. FILE may also name an
-embedded example (zerosim scenarios).
+With --vary key=v1,v2,… the variants are FILE (the default example without
+FILE, as for run) with each value applied as a --set override; otherwise
+every FILE is a variant. FILE may also name an embedded example (zerosim
+scenarios).
 
-When the variants differ in K (parallelism.k), a slow-link section sets seed
+When the variants differ in K (parallelism.k) alone, a slow-link section sets seed
 000's logical slow-link figures (~2P for K=1, ~6P/8 for N=8, K=4) next to
 the exact network wire bytes of each K with auto (what a run does: NCCL's
 choice on a cluster with a GPU preset), the flat ring and hierarchical
 collectives, and says what K>1 does here: bytes and step time
 per algorithm, whether the fastest K>1 beats the fastest K=1, its memory and
 whether it fits. Seed 000's own rule about K is stated for seed 000's
-scenarios or with --convention seed000.
+scenarios or with --convention seed000. Variants that differ in K and in
+more (another model, micro-batch, …) get one line naming the keys instead:
+their figures would credit the other change to K.
 
 Under the table a verdict says which variant is fastest, by how much and
 why (exposed communication, compute, bytes over the slow network, memory),
@@ -71,7 +74,7 @@ To vary the cluster's size, let dp follow it: --set parallelism.dp=auto
   zerosim compare scenario.yaml --set parallelism.dp=auto --vary cluster.nodes=2,4,8
   zerosim compare a.yaml b.yaml -o plots
   zerosim compare --zeropp scenario.yaml`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(a, o, args, a.out, a.err)
 		},
@@ -86,6 +89,9 @@ To vary the cluster's size, let dp follow it: --set parallelism.dp=auto
 // compareVariants builds the variants from --vary or the files, with the
 // comparison's title and whether K is varied.
 func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, string, bool, error) {
+	if len(files) == 0 && (o.zeropp || o.vary != "") {
+		files = []string{""} // the default example, as run, plan and sweep take it
+	}
 	switch {
 	case o.zeropp && (o.vary != "" || len(files) != 1):
 		return nil, "", false, inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
@@ -118,7 +124,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		}
 		return sweep.Vary(src, g.Key, g.Values), fmt.Sprintf("%s, varying %s", src.File, g.Key), g.Key == "parallelism.k", nil
 	case len(files) < 2:
-		return nil, "", false, inputError{errors.New("compare needs two or more FILEs, or one FILE with --vary key=v1,v2")}
+		return nil, "", false, inputError{errors.New("compare needs two or more FILEs, or --vary key=v1,v2 on one FILE (without FILE, the default example)")}
 	}
 	var variants []sweep.Variant
 	var labels []string

@@ -40,11 +40,13 @@ stage with the replay's peak, the top of the critical path, key findings and
 warnings.
 
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
-one process per rank, one thread per stream, memory counters.
+one process per rank for the first 64 ranks (the trace's cap; otherData
+ranks_shown says how many), one thread per stream, memory counters.
 -o DIR writes report.html, result.json, trace.json and the plots (PNG and
 SVG) into DIR, then manifest.json (names, sizes, SHA-256); other files in
-DIR are left alone. --format json prints
-result.json instead of the tables. --require-fit exits 1 after the report
+DIR are left alone. The timeline plot draws the first 8 ranks, or fewer
+beside the straggler and the rank that waits or is exposed the most,
+labelled. --format json prints result.json instead of the tables. --require-fit exits 1 after the report
 when the step does not fit in GPU memory (for scripts).`,
 		Example: `  zerosim run
   zerosim run seed002-tiny --trace step.json
@@ -79,7 +81,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
 	}
 	progress, done := replayProgress(errOut, "replay")
-	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, MaxCollectives: reports.MaxListedCollectives, MemoryRank: o.rank, Full: o.full, Progress: progress})
+	res, err := zero.Replay(s, zero.Options{KeepSpans: true, SpanRanks: reports.TraceMaxRanks, SpanNotable: true, MaxCollectives: reports.MaxListedCollectives, MemoryRank: o.rank, Full: o.full, Progress: progress})
 	done()
 	if err != nil {
 		return a.replayError(err)
@@ -169,7 +171,17 @@ func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []rep
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(errOut, "zerosim: wrote %d files into %s\n", len(paths), dir)
+		fmt.Fprintf(errOut, "zerosim: %s\n", wroteFiles(len(paths), dir))
 	}
 	return nil
+}
+
+// wroteFiles says what -o wrote: the files asked for and the manifest
+// ("wrote 1 file and manifest.json into oh", not "1 files").
+func wroteFiles(n int, dir string) string {
+	noun := "files"
+	if n == 1 {
+		noun = "file"
+	}
+	return fmt.Sprintf("wrote %d %s and %s into %s", n, noun, reports.ManifestName, dir)
 }

@@ -39,7 +39,11 @@ which splits parameters across buckets and ranks), and compares every rank's
 fp32 master shard and bf16 parameters with unsharded training after every
 step, bit for bit. Gradients are summed exactly and rounded once to bf16, so
 the result depends neither on the order of the ranks nor on K
-(docs/numerics.md).
+(docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
+steps, optimizer and hyper-parameters (when it sets lr), padding and ZeRO++ quantization;
+the header and the JSON's not_modelled name what it does not follow
+(grad_accum > 1, micro_batch > 1, reduce_dtype or shard_dtype fp32, fp16
+parameters): a pass says nothing about them.
 
 --corrupt-shard RANK:INDEX flips bit 16 of element INDEX of RANK's fp32 master
 shard after step --corrupt-step, in the scenario's own stage and K: verify
@@ -101,7 +105,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return inputError{errors.New(plain(err))}
 	}
-	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide}
+	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide, NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
 	failed, first, err := verifyAll(rep, cfgs)
 	if err != nil && corrupt != nil {
 		// The one configuration is the corrupted one: an index past the

@@ -278,3 +278,29 @@ func TestLoadWarningsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWroteFiles: -o's last line counts the files in the right number
+// and names the manifest it also wrote (QA3 s16 finding 11g: "--only html"
+// said "wrote 1 files into oh" beside manifest.json).
+func TestRunWroteFiles(t *testing.T) {
+	for _, tc := range []struct {
+		only string
+		want string
+	}{
+		{"html", "zerosim: wrote 1 file and manifest.json into "},
+		{"html,json", "zerosim: wrote 2 files and manifest.json into "},
+	} {
+		dir := filepath.Join(t.TempDir(), "o")
+		code, _, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--only", tc.only)
+		if code != 0 {
+			t.Fatalf("--only %s: exit %d: %s", tc.only, code, errOut)
+		}
+		if !strings.Contains(errOut, tc.want+dir+"\n") {
+			t.Errorf("--only %s: stderr %q, want %q", tc.only, errOut, tc.want+dir)
+		}
+		ents, _ := os.ReadDir(dir)
+		if want := strings.Count(tc.only, ",") + 2; len(ents) != want {
+			t.Errorf("--only %s: %d files in %s, want %d", tc.only, len(ents), dir, want)
+		}
+	}
+}

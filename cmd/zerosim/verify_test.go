@@ -130,3 +130,56 @@ func TestVerifyReferenceMismatch(t *testing.T) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
+
+// TestVerifyNotModelled: verify says in its header and JSON which of the
+// scenario's settings it does not follow (QA3 s16 finding 10), with the
+// corruption path too; a plain verify says nothing.
+func TestVerifyNotModelled(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		lines []string // header lines after the first
+		keys  []string
+		code  int
+	}{
+		{nil, nil, nil, 0},
+		{[]string{"--set", "training.grad_accum=4", "--set", "training.reduce_dtype=fp32"}, []string{
+			"# not modelled here (the pass says nothing about them):",
+			"#   training.grad_accum 4: verify runs one micro-step per step",
+			"#   training.reduce_dtype fp32: verify runs an exact sum rounded once to bf16",
+		}, []string{"training.grad_accum", "training.reduce_dtype"}, 0},
+		{[]string{"--set", "training.micro_batch=4", "--corrupt-shard", "3:5"}, []string{
+			"# not modelled here (the pass says nothing about them):",
+			"#   training.micro_batch 4: verify runs the toy model's 2 sequences of 4 tokens per rank",
+		}, []string{"training.micro_batch"}, 1},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errOut, code := runVerifyCLI(t, nil, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, errOut)
+			}
+			lines := strings.Split(out, "\n")
+			var got []string
+			for _, l := range lines[1:] {
+				if !strings.HasPrefix(l, "#") {
+					break
+				}
+				got = append(got, l)
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.lines, "\n") {
+				t.Errorf("header lines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.lines, "\n"))
+			}
+			js, _, _ := runVerifyCLI(t, nil, append(tc.args, "--json")...)
+			var rep reports.VerifyReport
+			if err := json.Unmarshal([]byte(js), &rep); err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, u := range rep.NotModelled {
+				keys = append(keys, u.Key)
+			}
+			if strings.Join(keys, ",") != strings.Join(tc.keys, ",") {
+				t.Errorf("JSON not_modelled %v, want %v", keys, tc.keys)
+			}
+		})
+	}
+}
