@@ -2,9 +2,11 @@ package reports
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/zerosim/zerosim/units"
@@ -47,7 +49,9 @@ func jsonString(s string) string {
 // beside another (traceLanes), a complete event ("ph":"X") per task
 // with ts and dur in µs printed exactly from the integer picoseconds, and
 // counter events ("ph":"C") with the memory rank's bytes per component.
-// Only the first maxRanks ranks are written (≤ 0: TraceMaxRanks). The
+// Only the first maxRanks ranks are written (≤ 0: TraceMaxRanks), and the
+// ranks Result.Notable names whose timelines the replay kept
+// (Result.NotableSpans), labelled "(straggler)" or "(waits the most)". The
 // output is a function of the result only: same result, same bytes.
 func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 	if r == nil || r.Schedule == nil {
@@ -60,7 +64,29 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 		maxRanks = TraceMaxRanks
 	}
 	sc := r.Schedule
-	ranks := min(len(r.Spans), maxRanks)
+	// The first ranks, then those Result.Notable names beyond them whose
+	// timelines the replay kept (the straggler, the rank that waits most),
+	// in rank order.
+	type tracedRank struct {
+		rank  int
+		spans []zero.Span
+		label string
+	}
+	var traced []tracedRank
+	for rank := range min(len(r.Spans), maxRanks) {
+		traced = append(traced, tracedRank{rank, r.Spans[rank], "rank " + strconv.Itoa(rank)})
+	}
+	for i, rank := range r.Notable() {
+		if spans, ok := r.NotableSpans[rank]; ok && rank >= len(traced) {
+			label := "rank " + strconv.Itoa(rank) + " (waits the most)"
+			if i == 0 && r.Straggler != nil && r.Straggler.Rank == rank {
+				label = "rank " + strconv.Itoa(rank) + " (straggler)"
+			}
+			traced = append(traced, tracedRank{rank, spans, label})
+		}
+	}
+	slices.SortFunc(traced, func(a, b tracedRank) int { return cmp.Compare(a.rank, b.rank) })
+	ranks := len(traced)
 	bw := bufio.NewWriterSize(w, 1<<16)
 	first := true
 	sep := func() {
@@ -84,10 +110,11 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 		used[t.Stream] = true
 	}
 	lanes := make([][]uint8, ranks)
-	for rank := 0; rank < ranks; rank++ {
+	for i, tr := range traced {
 		var most [8]uint8
-		lanes[rank], most = traceLanes(sc, r.Spans[rank])
-		emit(`{"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"rank %d"}}`, rank, rank)
+		rank := tr.rank
+		lanes[i], most = traceLanes(sc, tr.spans)
+		emit(`{"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":%s}}`, rank, jsonString(tr.label))
 		emit(`{"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}}`, rank, rank)
 		for st := range used {
 			if !used[st] {
@@ -126,13 +153,13 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 		tx.tail += "}}"
 	}
 	var line []byte
-	for rank := 0; rank < ranks; rank++ {
-		for i, sp := range r.Spans[rank] {
+	for k, tr := range traced {
+		for i, sp := range tr.spans {
 			tx := &texts[sp.Task]
 			line = append(line[:0], tx.head...)
-			line = strconv.AppendInt(line, int64(rank), 10)
+			line = strconv.AppendInt(line, int64(tr.rank), 10)
 			line = append(line, `,"tid":`...)
-			line = strconv.AppendInt(line, int64(int(sc.Tasks[sp.Task].Stream)+len(used)*int(lanes[rank][i])), 10)
+			line = strconv.AppendInt(line, int64(int(sc.Tasks[sp.Task].Stream)+len(used)*int(lanes[k][i])), 10)
 			line = append(line, `,"ts":`...)
 			line = appendTraceTime(line, sp.Start)
 			line = append(line, `,"dur":`...)
@@ -146,7 +173,7 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 			bw.Write(line)
 		}
 	}
-	if m := r.Memory.Rank; m >= ranks && len(r.Memory.Components) > 0 {
+	if m := r.Memory.Rank; !slices.ContainsFunc(traced, func(t tracedRank) bool { return t.rank == m }) && len(r.Memory.Components) > 0 {
 		emit(`{"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"rank %d (memory only)"}}`, m, m)
 	}
 	writeMemoryCounters(emit, r.Memory)

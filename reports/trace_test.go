@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -189,5 +190,48 @@ func TestTraceSlicesNest(t *testing.T) {
 		if sets[1] == "communication.zero_quantized_weights=true" && lanes == 0 {
 			t.Errorf("%v: no slice on a second thread of its stream; the case tests nothing", sets)
 		}
+	}
+}
+
+// TestTraceHoldsStraggler: a trace of the first ranks also holds the
+// straggler beyond them (its timeline kept by zero.Options.SpanNotable),
+// labelled, so the rank that sets everyone's waiting is in the file
+// (QA s16 finding 11t: a straggler at rank 9,000 was never in the trace).
+func TestTraceHoldsStraggler(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	run := optsRun(t, zero.Options{KeepSpans: true, SpanRanks: 4, SpanNotable: true}, "default.yaml", data, "cluster.gpu_overrides=[{rank: 11, speed: 0.8}]")
+	var doc struct {
+		OtherData struct {
+			Shown int `json:"ranks_shown"`
+		} `json:"otherData"`
+		TraceEvents []struct {
+			Name string `json:"name"`
+			Ph   string `json:"ph"`
+			Pid  int    `json:"pid"`
+			Args struct {
+				Name string `json:"name"`
+			} `json:"args"`
+		} `json:"traceEvents"`
+	}
+	var b bytes.Buffer
+	if err := writeTrace(&b, run.Result, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var slices11 int
+	var label string
+	for _, e := range doc.TraceEvents {
+		if e.Pid == 11 && e.Ph == "X" {
+			slices11++
+		}
+		if e.Pid == 11 && e.Name == "process_name" {
+			label = e.Args.Name
+		}
+	}
+	if doc.OtherData.Shown != 5 || slices11 != len(run.Result.Schedule.Tasks) || label != "rank 11 (straggler)" {
+		t.Errorf("ranks_shown %d, rank 11: %d slices of %d tasks, named %q; want 5 ranks and the straggler's every task, named \"rank 11 (straggler)\"",
+			doc.OtherData.Shown, slices11, len(run.Result.Schedule.Tasks), label)
 	}
 }

@@ -40,8 +40,9 @@ stage with the replay's peak, the top of the critical path, key findings and
 warnings.
 
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
-one process per rank for the first 64 ranks (the trace's cap; otherData
-ranks_shown says how many), one thread per stream, memory counters.
+one process per rank for the first 64 ranks (the trace's cap) and the
+straggler or the rank that waits most beyond them (otherData ranks_shown
+says how many), one thread per stream, memory counters.
 -o DIR writes report.html, result.json, trace.json and the plots (PNG and
 SVG) into DIR, then manifest.json (names, sizes, SHA-256); other files in
 DIR are left alone. The timeline plot draws the first 8 ranks, or fewer
