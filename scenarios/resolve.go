@@ -764,6 +764,15 @@ func divisors(n int64) string {
 
 func (l *loader) resolveOverrides(s *Scenario) *Error {
 	c := &s.Cluster
+	// Each link takes one entry: two that name it (the same GPU twice, or
+	// a whole node and one of its GPUs) would have the later replace the
+	// earlier, a latency-only entry resetting another's bandwidth.
+	type port struct {
+		node  int
+		class LinkClass
+		gpu   int
+	}
+	first := map[port]int{}
 	for i := range c.LinkOverrides {
 		o := &c.LinkOverrides[i]
 		p := fmt.Sprintf("cluster.link_overrides[%d]", i)
@@ -789,6 +798,22 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 		if o.Class == LinkInter && c.NICs == NICPerNode && *o.GPU >= 0 {
 			return l.errPath(p+".gpu", fmt.Sprintf("gpu=%d names one GPU's NIC, but nics: per_node shares the node's NICs (delete gpu or use nics: per_gpu)", *o.GPU))
 		}
+		whole, one := port{o.Node, o.Class, -1}, port{o.Node, o.Class, *o.GPU}
+		j, clash := first[one]
+		if !clash && *o.GPU >= 0 {
+			j, clash = first[whole]
+		}
+		if !clash && *o.GPU < 0 {
+			for g := range c.GPUsPerNode {
+				if j, clash = first[port{o.Node, o.Class, g}]; clash {
+					break
+				}
+			}
+		}
+		if clash {
+			return l.errPath(p, fmt.Sprintf("entry %d overrides node %d's %s links that entry %d already overrides: the later would replace the earlier (give each link one entry with its bandwidth and latency; for a whole node and one of its GPUs, one entry per GPU)", i, o.Node, o.Class, j))
+		}
+		first[one] = i
 		base := c.Intra
 		if o.Class == LinkInter {
 			base = c.Inter
