@@ -62,3 +62,33 @@ func TestNVLSTreeLeavesOthersToNCCL(t *testing.T) {
 		t.Errorf("stage 1 under nvlstree: %v, want auto's %v (no all-reduce to run on the tree)", tree, auto)
 	}
 }
+
+// TestRingVisitsNodesInTurn: under placement [dp, cp] the group over dp·cp
+// alternates nodes rank by rank; the alpha–beta ring visits its GPUs node
+// by node, as NCCL builds its rings from the topology (fabricNet.ringOrder),
+// so each phase crosses the network twice per ring, not at every hop (QA
+// s16 pass 4 F10: 188.27 GiB of network wire per phase, every rank's sends,
+// against [cp, dp]'s 23.53 GiB).
+func TestRingVisitsNodesInTurn(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	wire := func(placement string) [topology.NumClasses]int64 {
+		s, err := scenarios.Load("default.yaml", data, []string{"parallelism.cp=2", "parallelism.dp=8", "communication.algorithm=ring", "cluster.placement=" + placement})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Phases {
+			if p.Phase == PhaseBackwardRS {
+				return p.Wire
+			}
+		}
+		t.Fatal("no backward reduce-scatter")
+		return [topology.NumClasses]int64{}
+	}
+	if dpFirst, cpFirst := wire("[dp,cp]"), wire("[cp,dp]"); dpFirst != cpFirst {
+		t.Errorf("backward reduce-scatter wire bytes per class: %v under [dp,cp], want [cp,dp]'s %v", dpFirst, cpFirst)
+	}
+}
