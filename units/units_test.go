@@ -20,6 +20,7 @@ func TestParseBytes(t *testing.T) {
 		{"80GB", 80_000_000_000},
 		{"2GB", 2_000_000_000},
 		{"40MB", 40_000_000},
+		{"25kB", 25_000}, // SI writes kB
 		{"512MiB", 512 << 20},
 		{"1KiB", 1024},
 		{"1.5KiB", 1536},
@@ -120,6 +121,7 @@ func TestParseBandwidth(t *testing.T) {
 		{"400gbps", 50_000_000_000},
 		{"100mbps", 12_500_000},
 		{"10Mbit/s", 1_250_000},
+		{"1kB/s", 1000}, // SI writes kB
 	} {
 		got, err := ParseBandwidth(tc.in)
 		if err != nil || got != tc.want {
