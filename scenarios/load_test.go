@@ -89,7 +89,7 @@ func TestLoadErrors(t *testing.T) {
 		{"override rank out of range", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_overrides:\n  - {rank: 8, speed: 0.5}"),
 			"s.yaml:7:6: rank=8 is out of range (ranks are 0 to 7)"},
 		{"speed zero", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_overrides:\n  - {rank: 1, speed: 0}"),
-			"s.yaml:7:15: speed=0 is out of range (use a factor > 0 and ≤ 1000, e.g. 0.8 for 20% slower)"},
+			"s.yaml:7:15: speed=0 is out of range (use a factor from 0.000001 to 1000, e.g. 0.8 for 20% slower)"},
 		{"unknown model preset", rep("preset: gpt3-125m", "preset: gpt4"),
 			"s.yaml:7:3: preset \"gpt4\" is unknown (use gpt3-125m, gpt3-350m, gpt3-760m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, llama3.2-3b, llama3.1-8b, llama3.1-70b, llama3.1-405b, mistral-7b, mixtral-8x7b, mixtral-8x22b, qwen2.5-7b, qwen2.5-72b, gemma2-9b, gemma2-27b, gpt-neox-20b, qwen3-8b, qwen3-30b-a3b, deepseek-v2-lite, phi3.5-mini, falcon-7b, tiny-transformer or residual-mlp-4096)"},
 		{"params exponent", rep("preset: gpt3-125m", "params: 1e400"),

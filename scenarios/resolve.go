@@ -848,8 +848,8 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 		if !l.has(p + ".speed") {
 			return l.missing(p+".speed", "use a speed factor > 0, e.g. 0.8 for 20% slower")
 		}
-		if !(o.Speed > 0) || o.Speed > 1000 {
-			return l.errAlone(p+".speed", fmt.Sprintf("speed=%s is out of range (use a factor > 0 and ≤ 1000, e.g. 0.8 for 20%% slower)", fmtFloat(o.Speed)))
+		if !(o.Speed >= 1e-6) || o.Speed > 1000 {
+			return l.errAlone(p+".speed", fmt.Sprintf("speed=%s is out of range (use a factor from 0.000001 to 1000, e.g. 0.8 for 20%% slower)", fmtFloat(o.Speed)))
 		}
 	}
 	return nil
