@@ -411,6 +411,10 @@ func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 
 // timing names what times the collectives of s.
 func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) string {
+	if algo == collectives.Tree {
+		// kindAlgo: trees only all-reduce.
+		return "alpha–beta; all-reduces on the tree, the other collectives on its ring"
+	}
 	if m == nil || (algo != collectives.Auto && algo != collectives.NVLS && algo != collectives.NVLSTree) {
 		return "alpha–beta"
 	}
@@ -418,9 +422,17 @@ func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) 
 		if c == "" {
 			c = "a calibration"
 		}
-		return "NCCL's cost model calibrated by " + c
+		return "NCCL's cost model calibrated by " + c + treeOnly(algo)
 	}
-	return "NCCL's cost model"
+	return "NCCL's cost model" + treeOnly(algo)
+}
+
+// treeOnly says what an all-reduce-only algorithm leaves to NCCL (kindAlgo).
+func treeOnly(algo collectives.Algo) string {
+	if algo == collectives.NVLSTree {
+		return "; all-reduces on NVLS-tree, the other collectives NCCL's choice as under auto"
+	}
+	return ""
 }
 
 // Replay builds the schedule of s and replays one step on every rank.
