@@ -145,10 +145,11 @@ type unitPlan struct {
 	UnitCompute
 	ok   bool
 	ring RingTraffic // context parallelism's exchange (ringattn.go)
-	// ringFwd and ringBwd are the seconds the ring adds to a block left
-	// to the FLOP count (ok false; Costs adds them): the ring's forward
-	// and backward, the forward again when the policy reruns it. Blocks
-	// of the per-operation model carry theirs in UnitCompute.
+	// ringFwd and ringBwd are the seconds the ring adds to a block: the
+	// ring's forward and backward, the forward again when the policy
+	// reruns it. Costs adds them to a block left to the FLOP count (ok
+	// false); a block of the per-operation model carries them in
+	// UnitCompute already (Costs marks them, LayerCost.RingFwd).
 	ringFwd, ringBwd float64
 }
 
@@ -257,7 +258,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			p[0].Bwd += rb
 			p[0].FwdBy.Other += rf
 			p[0].BwdBy.Other += rb
-			out[u].ring = rt
+			out[u].ring, out[u].ringFwd, out[u].ringBwd = rt, rf, rb
 			out[u].UnitCompute, out[u].ok = p[0], true
 		case u == head && base.Vocab > 0:
 			// The loss reads the bf16 logits, writes them in fp32, and

@@ -19,6 +19,13 @@ type LayerCost struct {
 	// Ring is the context-parallel ring's exchange of a block whose time
 	// includes it (ringattn.go), zero otherwise.
 	Ring RingTraffic
+	// RingFwd and RingBwd are the part of Fwd and Bwd that is the ring
+	// (blockRing: its merge and gradient kernels and the exchange's
+	// exposed time, on nominal GPUs and the reference links, RingNet):
+	// the replay swaps them for a rank's own (ringRows) where its GPU
+	// speed or its cp group's links differ, so that a GPU's speed scales
+	// only the ring's kernels, never its communication.
+	RingFwd, RingBwd units.Duration
 }
 
 // bytesPerOptimizerElem is the HBM traffic of one fp32 Adam update of one
@@ -182,15 +189,19 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			u := plan[i]
 			c.FwdFLOPs, c.BwdFLOPs, c.Fwd, c.Bwd, c.Ring = u.FwdFLOPs, u.BwdFLOPs, l.Fwd, l.Bwd, u.ring
 			for _, x := range []struct {
-				d    *units.Duration
-				secs float64
-			}{{&c.Fwd, u.Fwd}, {&c.Bwd, u.Bwd}} {
+				d, ring        *units.Duration
+				secs, ringSecs float64
+			}{{&c.Fwd, &c.RingFwd, u.Fwd, u.ringFwd}, {&c.Bwd, &c.RingBwd, u.Bwd, u.ringBwd}} {
 				if *x.d != 0 {
 					continue
 				}
 				if *x.d, err = seconds(x.secs); err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)", l.Name, err)
 				}
+				if *x.ring, err = seconds(x.ringSecs); err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: context-parallel ring: %w", l.Name, err)
+				}
+				*x.ring = min(*x.ring, *x.d)
 			}
 			out[i] = c
 			continue
@@ -295,10 +306,10 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			// count (blockRing), on derived times only.
 			u := &plan[i]
 			for k, x := range []struct {
-				d    *units.Duration
-				set  units.Duration
-				secs float64
-			}{{&c.Fwd, l.Fwd, u.ringFwd}, {&c.Bwd, l.Bwd, u.ringBwd}} {
+				d, ring *units.Duration
+				set     units.Duration
+				secs    float64
+			}{{&c.Fwd, &c.RingFwd, l.Fwd, u.ringFwd}, {&c.Bwd, &c.RingBwd, l.Bwd, u.ringBwd}} {
 				if x.set != 0 || x.secs == 0 {
 					continue
 				}
@@ -306,6 +317,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 				if err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: context-parallel ring: %w", l.Name, err)
 				}
+				*x.ring = r
 				var tc units.Calc
 				if *x.d = units.Duration(tc.Add(int64(*x.d), int64(r))); tc.Err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: compute time with the context-parallel ring longer than %v", l.Name, units.Duration(math.MaxInt64))

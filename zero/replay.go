@@ -61,6 +61,10 @@ type executor struct {
 	// each takes its nominal duration).
 	host  hostRunner
 	speed []float64 // per-rank compute speed (1 = nominal)
+	// ring is, per rank, the context-parallel ring's part of each unit's
+	// forward and backward where it is not the schedule's (ringRows; nil
+	// rows, or nil, elsewhere).
+	ring [][]ringDur
 
 	// reps is the number of simulated ranks 0..reps−1: N, or in the
 	// symmetric run the GPUs of one node; rank r reads the state of rank
@@ -405,12 +409,32 @@ func (e *executor) advance(r int) {
 // taskDur is how long compute or host task takes on rank r alone: its
 // duration scaled by the rank's GPU speed (host tasks keep theirs), before
 // any communication.compute_interference.
+//
+// A block's context-parallel ring is part of its compute task
+// (ringattn.go): on a rank with a row of its own (ringRows) the speed
+// scales the rest of the task and the rank's own ring part is added, so
+// that the ring's exchange keeps the links' time and waits for the rank's
+// own cp group's links.
 func (e *executor) taskDur(r int, task *Task) units.Duration {
 	d := task.Dur
+	var own units.Duration
+	if e.ring != nil && e.ring[r] != nil && task.Unit >= 0 && (task.Kind == Forward || task.Kind == Backward) {
+		c, x := &e.sc.Costs[task.Unit], e.ring[r][task.Unit]
+		ref := c.RingFwd
+		own = x.fwd
+		if task.Kind == Backward {
+			ref, own = c.RingBwd, x.bwd
+		}
+		if ref == 0 || ref > d {
+			own = 0 // the task carries no ring (an explicit time)
+		} else {
+			d -= ref
+		}
+	}
 	if s := e.speed[r]; s != 1 && d > 0 && !task.Kind.IsHost() {
 		d = units.Duration(units.MulDivCeil(int64(d), 1_000_000, int64(s*1_000_000)))
 	}
-	return d
+	return d + own
 }
 
 func (e *executor) begin(r int, t int32) {

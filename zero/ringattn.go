@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
@@ -244,7 +245,7 @@ func ringSpec(s *scenarios.Scenario, net *RingNet) RingSpec {
 		Interference: computeInterference(s)}
 	if r.CP > 1 {
 		if net == nil {
-			net = &RingNet{s: s, algo: kindAlgo(algoOf[s.Communication.Algorithm], AllGather)}
+			net = NewRingNet(s, nil, nil, algoOf[s.Communication.Algorithm])
 		}
 		r.Net = net
 	}
@@ -270,50 +271,134 @@ func ringSpec(s *scenarios.Scenario, net *RingNet) RingSpec {
 // NCCL's other point-to-point collective, all-to-all (collectives.Lower:
 // one phase, one step of the largest path latency, plus the busiest
 // link's load at its bandwidth, PhaseTime), over the cp sends of a group
-// at once, each rank to the next. Both are the slowest over the cp groups
-// (one per pattern of a group's ranks on nodes: the groups of one pattern
-// cross links of the same classes). A RingNet memoizes its times by size;
-// it is not safe for concurrent use.
+// at once, each rank to the next.
+//
+// Gather and Send are the reference every rank's blocks take (LayerCost):
+// the slowest over the cp groups on the cluster's class links, before any
+// cluster.link_overrides (one group per pattern of its ranks on nodes:
+// the groups of one pattern then cross links of the same classes). Under
+// link overrides each cp group is also timed on its own links (at): a
+// timed all-gather run alone on a fabric of the overridden topology, where
+// its work is taken at the class's bandwidth and a slower link slows it
+// (collectives.Fabric, fabric.go startPhase and timePlan's slowHops, as
+// the replay's collectives), an alpha–beta one and the sends at their
+// links' own bandwidths and latencies; a rank's blocks take the slower of
+// the reference and its own group's (ringRows). A RingNet memoizes its
+// times; it is not safe for concurrent use.
 type RingNet struct {
+	*ringState
+	// group is the cp group whose times Gather and Send give: 0 the
+	// reference, d+1 dp coordinate d's own (at).
+	group int
+}
+
+// ringState is what the views of one RingNet share.
+type ringState struct {
 	// s, when set and f is not, is the scenario whose topology and NCCL
-	// model init builds f on.
-	s      *scenarios.Scenario
-	f      *collectives.Fabric // nil until init when s is set
-	algo   collectives.Algo
+	// model init builds f on; under link overrides, the scenario whose
+	// topology without them init builds the reference's fabric on.
+	s    *scenarios.Scenario
+	f    *collectives.Fabric // the reference's; nil until init when s is set
+	m    *collectives.Model  // the NCCL model (nil: alpha–beta)
+	algo collectives.Algo
+	// live is the fabric of the cluster with its link overrides, nil
+	// without any (every group's times are the reference's).
+	live   *collectives.Fabric
 	groups [][]int // nil until init
 	gather map[int64]units.Duration
 	send   map[int64]units.Duration
+	// own holds a group's times on live: [dp coordinate, bytes, 0 gather
+	// or 1 send].
+	own map[[3]int64]units.Duration
 }
 
 // NewRingNet is the RingNet of the cp groups of f's topology, lowered and
-// timed on f (whose NCCL cost model, nil for alpha–beta, is Model's) under
-// the scenario's communication.algorithm algo. The replay passes its own
-// fabric, so the ring's all-gathers share its lowerings and model.
-func NewRingNet(f *collectives.Fabric, algo collectives.Algo) *RingNet {
-	return &RingNet{f: f, algo: kindAlgo(algo, AllGather)}
+// timed on f (whose NCCL cost model, nil for alpha–beta, is m) under the
+// scenario's communication.algorithm algo. The replay passes its own
+// fabric, so the ring's all-gathers share its lowerings and model. When
+// f's topology has link overrides, the reference is timed on s's
+// topology without them and f times each group on its own links.
+func NewRingNet(s *scenarios.Scenario, f *collectives.Fabric, m *collectives.Model, algo collectives.Algo) *RingNet {
+	return &RingNet{ringState: &ringState{s: s, f: f, m: m, algo: kindAlgo(algo, AllGather)}}
+}
+
+// overridden reports whether a link of t differs from its class
+// (cluster.link_overrides).
+func overridden(t *topology.Topology) bool {
+	for id := range t.NumLinks() {
+		l := topology.LinkID(id)
+		if t.Params(l) != t.ClassParams(t.LinkClass(l)) {
+			return true
+		}
+	}
+	return false
 }
 
 // init builds what the times need on first use.
-func (r *RingNet) init() error {
+func (r *ringState) init() error {
 	if r.groups != nil {
 		return nil
+	}
+	if r.f != nil && overridden(r.f.Topology()) {
+		// The reference on the class links; f times the groups on theirs.
+		if r.s == nil {
+			return fmt.Errorf("zero: context-parallel ring: link overrides without the scenario's class links")
+		}
+		r.live, r.f = r.f, nil
 	}
 	if r.f == nil {
 		if r.s == nil {
 			return fmt.Errorf("zero: context-parallel ring: no topology")
 		}
-		t, err := topology.Build(r.s)
+		nominal := *r.s
+		nominal.Cluster.LinkOverrides = nil
+		t, err := topology.Build(&nominal)
 		if err != nil {
 			return fmt.Errorf("zero: context-parallel ring: %w", err)
 		}
-		m, err := Model(r.s)
-		if err != nil {
-			return fmt.Errorf("zero: context-parallel ring: %w", err)
+		if r.live == nil {
+			if r.m, err = Model(r.s); err != nil {
+				return fmt.Errorf("zero: context-parallel ring: %w", err)
+			}
 		}
-		r.f = collectives.NewFabricOptions(sim.New(), t, collectives.FabricOptions{NoTraffic: true, Model: m})
+		r.f = collectives.NewFabricOptions(sim.New(), t, collectives.FabricOptions{NoTraffic: true, Model: r.m})
 	}
 	r.groups, r.gather, r.send = ringGroups(r.f.Topology()), map[int64]units.Duration{}, map[int64]units.Duration{}
+	r.own = map[[3]int64]units.Duration{}
 	return nil
+}
+
+// at is the view of r whose Gather and Send time dp coordinate d's cp
+// group on its own links, at least the reference: the reference itself
+// without link overrides, or when no path between the group's ranks
+// crosses an overridden link (the group's times are then its pattern's
+// on the class links, which the reference's are the slowest of).
+func (r *RingNet) at(d int) (*RingNet, error) {
+	if err := r.init(); err != nil {
+		return nil, err
+	}
+	if r.live == nil {
+		return &RingNet{ringState: r.ringState}, nil
+	}
+	t := r.live.Topology()
+	g := cpGroup(t, d)
+	for _, a := range g {
+		for _, b := range g {
+			if a == b {
+				continue
+			}
+			p, err := t.Path(a, b)
+			if err != nil {
+				return nil, fmt.Errorf("zero: context-parallel ring: %w", err)
+			}
+			for _, l := range p.Links {
+				if t.Params(l) != t.ClassParams(t.LinkClass(l)) {
+					return &RingNet{ringState: r.ringState, group: d + 1}, nil
+				}
+			}
+		}
+	}
+	return &RingNet{ringState: r.ringState}, nil
 }
 
 // ringGroups is one cp group of t (the cp ranks of one dp coordinate,
@@ -330,6 +415,15 @@ func ringGroups(t *topology.Topology) [][]int {
 		}
 	}
 	return out
+}
+
+// cpGroup is the cp group of dp coordinate d of t.
+func cpGroup(t *topology.Topology, d int) []int {
+	g := make([]int, t.CP())
+	for i := range g {
+		g[i] = t.Rank(d, i)
+	}
+	return g
 }
 
 // groupPattern keys a cp group by how its ranks fall on nodes (each
@@ -365,39 +459,77 @@ func (r *RingNet) Gather(kv int64) (units.Duration, error) {
 	if err := r.init(); err != nil {
 		return 0, err
 	}
-	if d, ok := r.gather[kv]; ok {
-		return d, nil
-	}
-	var worst units.Duration
-	for _, g := range r.groups {
-		size, err := units.Mul(int64(len(g)), kv)
-		if err != nil {
-			return 0, fmt.Errorf("zero: context-parallel ring all-gather of %d × %d B: %w", len(g), kv, err)
+	ref, ok := r.gather[kv]
+	if !ok {
+		for _, g := range r.groups {
+			d, err := gatherTime(r.f, r.m, r.algo, g, kv, false)
+			if err != nil {
+				return 0, err
+			}
+			ref = max(ref, d)
 		}
-		pr, err := r.f.Prepare(collectives.Spec{Op: collectives.AllGather, Algo: r.algo, Group: g, Bytes: units.Bytes(size)}, nil)
+		r.gather[kv] = ref
+	}
+	if r.group == 0 {
+		return ref, nil
+	}
+	key := [3]int64{int64(r.group - 1), kv, 0}
+	d, ok := r.own[key]
+	if !ok {
+		var err error
+		if d, err = gatherTime(r.live, r.m, r.algo, cpGroup(r.live.Topology(), r.group-1), kv, true); err != nil {
+			return 0, err
+		}
+		d = max(d, ref)
+		r.own[key] = d
+	}
+	return d, nil
+}
+
+// gatherTime is the time of an all-gather of kv bytes from each rank of
+// group g on f (whose NCCL model is m) under algo, alone: a plan NCCL's model times takes the
+// model's time, or with run set, runs on a fabric of f's topology and
+// model of its own (so that the links' overrides slow it as they slow the
+// replay's collectives); an alpha–beta plan the sum of its phases' times.
+func gatherTime(f *collectives.Fabric, m *collectives.Model, algo collectives.Algo, g []int, kv int64, run bool) (units.Duration, error) {
+	size, err := units.Mul(int64(len(g)), kv)
+	if err != nil {
+		return 0, fmt.Errorf("zero: context-parallel ring all-gather of %d × %d B: %w", len(g), kv, err)
+	}
+	spec := collectives.Spec{Op: collectives.AllGather, Algo: algo, Group: g, Bytes: units.Bytes(size)}
+	pr, err := f.Prepare(spec, nil)
+	if err != nil {
+		return 0, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+	}
+	p := pr.Plan()
+	if p.Timed && !run {
+		return p.Choice.Time, nil
+	}
+	if p.Timed {
+		eng := sim.New()
+		alone := collectives.NewFabricOptions(eng, f.Topology(), collectives.FabricOptions{NoTraffic: true, Model: m})
+		if _, err := alone.Start(spec, func() {}); err != nil {
+			return 0, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
+		}
+		eng.Run()
+		if eng.Now() >= sim.MaxTime {
+			return 0, fmt.Errorf("zero: context-parallel ring all-gather of %d B runs past %v (check the link bandwidths and latencies)", size, units.Duration(sim.MaxTime))
+		}
+		return units.Duration(eng.Now()), nil
+	}
+	var d units.Duration
+	for i := range p.Phases {
+		pt, err := collectives.PhaseTime(f.Topology(), &p.Phases[i])
+		if err == nil {
+			var sum int64
+			sum, err = units.Add(int64(d), int64(pt))
+			d = units.Duration(sum)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
 		}
-		p := pr.Plan()
-		d := p.Choice.Time
-		if !p.Timed {
-			d = 0
-			for i := range p.Phases {
-				pt, err := collectives.PhaseTime(r.f.Topology(), &p.Phases[i])
-				if err == nil {
-					var sum int64
-					sum, err = units.Add(int64(d), int64(pt))
-					d = units.Duration(sum)
-				}
-				if err != nil {
-					return 0, fmt.Errorf("zero: context-parallel ring all-gather: %w", err)
-				}
-			}
-		}
-		worst = max(worst, d)
 	}
-	r.gather[kv] = worst
-	return worst, nil
+	return d, nil
 }
 
 // Send is the time of one dk/dv exchange: every rank of a group sends b
@@ -406,45 +538,67 @@ func (r *RingNet) Send(b int64) (units.Duration, error) {
 	if err := r.init(); err != nil {
 		return 0, err
 	}
-	if d, ok := r.send[b]; ok {
-		return d, nil
+	ref, ok := r.send[b]
+	if !ok {
+		for _, g := range r.groups {
+			d, err := sendTime(r.f.Topology(), g, b)
+			if err != nil {
+				return 0, err
+			}
+			ref = max(ref, d)
+		}
+		r.send[b] = ref
 	}
-	var worst units.Duration
-	t := r.f.Topology()
+	if r.group == 0 {
+		return ref, nil
+	}
+	key := [3]int64{int64(r.group - 1), b, 1}
+	d, ok := r.own[key]
+	if !ok {
+		t := r.live.Topology()
+		var err error
+		if d, err = sendTime(t, cpGroup(t, r.group-1), b); err != nil {
+			return 0, err
+		}
+		d = max(d, ref)
+		r.own[key] = d
+	}
+	return d, nil
+}
+
+// sendTime is the time of every rank of group g sending b bytes to the
+// next at once on t: the largest path latency plus the busiest link's
+// load at its bandwidth.
+func sendTime(t *topology.Topology, g []int, b int64) (units.Duration, error) {
 	load := map[topology.LinkID]int64{}
-	for _, g := range r.groups {
-		clear(load)
-		var alpha units.Duration
-		for i, src := range g {
-			p, err := t.Path(src, g[(i+1)%len(g)])
-			if err != nil {
-				return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
-			}
-			alpha = max(alpha, p.Latency)
-			for _, l := range p.Links {
-				load[l]++
-			}
-		}
-		var beta units.Duration
-		for l, w := range load {
-			x, err := units.Mul(w, b)
-			if err != nil {
-				return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
-			}
-			tt, err := units.CheckedTransferTime(units.Bytes(x), t.Params(l).Bandwidth)
-			if err != nil {
-				return 0, fmt.Errorf("zero: context-parallel ring send of %d B: %w", x, err)
-			}
-			beta = max(beta, tt)
-		}
-		d, err := units.Add(int64(alpha), int64(beta))
+	var alpha units.Duration
+	for i, src := range g {
+		p, err := t.Path(src, g[(i+1)%len(g)])
 		if err != nil {
 			return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
 		}
-		worst = max(worst, units.Duration(d))
+		alpha = max(alpha, p.Latency)
+		for _, l := range p.Links {
+			load[l]++
+		}
 	}
-	r.send[b] = worst
-	return worst, nil
+	var beta units.Duration
+	for l, w := range load {
+		x, err := units.Mul(w, b)
+		if err != nil {
+			return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
+		}
+		tt, err := units.CheckedTransferTime(units.Bytes(x), t.Params(l).Bandwidth)
+		if err != nil {
+			return 0, fmt.Errorf("zero: context-parallel ring send of %d B: %w", x, err)
+		}
+		beta = max(beta, tt)
+	}
+	d, err := units.Add(int64(alpha), int64(beta))
+	if err != nil {
+		return 0, fmt.Errorf("zero: context-parallel ring send: %w", err)
+	}
+	return units.Duration(d), nil
 }
 
 // RingTraffic is what one unit's context-parallel ring exchanges per rank
@@ -620,4 +774,108 @@ func ringPhase(sc *Schedule, f *collectives.Fabric, algo collectives.Algo) (pb P
 // policy saves the SDPA outputs) and none do not.
 func ringReruns(policy string) bool {
 	return policy == recomputeFull || policy == recomputeSelective
+}
+
+// ringDur is the ring's part of a unit's forward and backward on one rank
+// (LayerCost.RingFwd, RingBwd).
+type ringDur struct{ fwd, bwd units.Duration }
+
+// ringRows is, per rank of the schedule sc of s, the ring's part of each
+// unit's forward and backward where it is not the reference's (nil rows
+// elsewhere; nil when no rank's is): on a rank of GPU speed ≠ 1 its merge
+// and gradient kernels run at that speed while its exchange keeps the
+// links' time (and hides behind the slower attention rounds as far as
+// they last), and under link overrides a rank's blocks wait for its own
+// cp group's exchange (RingNet.at). The executor's taskDur scales the
+// rest of the task by the speed and adds these.
+func ringRows(s *scenarios.Scenario, sc *Schedule, net *RingNet, speed []float64) ([][]ringDur, error) {
+	if s.Parallelism.CP <= 1 || net == nil {
+		return nil, nil
+	}
+	if err := net.init(); err != nil {
+		return nil, err
+	}
+	var rows [][]ringDur
+	memo := map[[2]float64][]ringDur{}
+	for r, sp := range speed {
+		if sp == 1 && net.live == nil {
+			continue
+		}
+		view, err := net.at(r / s.Parallelism.CP) // topology.Coord
+		if err != nil {
+			return nil, err
+		}
+		key := [2]float64{float64(view.group), sp}
+		row, ok := memo[key]
+		if !ok {
+			secs, err := ringSeconds(s, view, sp)
+			if err != nil {
+				return nil, err
+			}
+			same := true
+			row = make([]ringDur, len(sc.Costs))
+			for u := range min(len(secs), len(row)) {
+				c := &sc.Costs[u]
+				for _, x := range []struct {
+					dst  *units.Duration
+					ref  units.Duration
+					secs float64
+				}{{&row[u].fwd, c.RingFwd, secs[u][0]}, {&row[u].bwd, c.RingBwd, secs[u][1]}} {
+					if x.ref == 0 {
+						continue // no ring in the unit's time
+					}
+					if *x.dst, err = seconds(x.secs); err != nil {
+						return nil, fmt.Errorf("zero: layer %q: context-parallel ring on rank %d: %w", c.Name, r, err)
+					}
+					same = same && *x.dst == x.ref
+				}
+			}
+			if same && sp == 1 {
+				row = nil
+			}
+			memo[key] = row
+		}
+		if row == nil {
+			continue
+		}
+		if rows == nil {
+			rows = make([][]ringDur, len(speed))
+		}
+		rows[r] = row
+	}
+	return rows, nil
+}
+
+// ringSeconds is, per unit of s, the seconds the ring adds to its forward
+// and backward (blockRing, as planCompute adds them) with its exchanges
+// timed by net, on a GPU of the given speed (its peak and HBM bandwidth
+// scaled: the ring's kernels and the attention rounds that hide its
+// exchange, not the exchange).
+func ringSeconds(s *scenarios.Scenario, net *RingNet, speed float64) ([][2]float64, error) {
+	base, ok := flopDims(s)
+	if !ok {
+		return nil, nil
+	}
+	blocks, _ := blockFlags(s)
+	gpu, eff, ring := planContext(s, net)
+	gpu.Peak *= speed
+	gpu.HBM *= speed
+	out := make([][2]float64, len(blocks))
+	n := 0
+	for u, l := range s.Model.LayerList {
+		if !blocks[u] {
+			continue
+		}
+		policy := string(s.Training.Recompute)
+		if !memory.EveryNth(n, s.Training.RecomputeEvery) {
+			policy = recomputeNone
+		}
+		n++
+		f, b, _, err := blockRing(s, base, l, ring, gpu, eff, policy)
+		if err != nil {
+			return nil, err
+		}
+		out[u] = [2]float64{f, b}
+	}
+	return out, nil
 }

@@ -137,7 +137,7 @@ func TestRingNetAlgorithm(t *testing.T) {
 		// The scenario's ring as Costs builds it, and one on a fabric of
 		// the same parts, as the replay passes it.
 		f := collectives.NewFabricOptions(sim.New(), topo, collectives.FabricOptions{NoTraffic: true, Model: m})
-		for _, net := range []*RingNet{ringSpec(s, nil).Net, NewRingNet(f, algoOf[s.Communication.Algorithm])} {
+		for _, net := range []*RingNet{ringSpec(s, nil).Net, NewRingNet(s, f, m, algoOf[s.Communication.Algorithm])} {
 			got, err := net.Gather(kv)
 			if err != nil {
 				t.Fatalf("%v: %v", c.sets, err)

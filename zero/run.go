@@ -475,7 +475,8 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		prep: map[prepKey]*prepared{}}
 	// Context parallelism's ring is timed on the replay's fabric: its
 	// topology and NCCL model, not built again.
-	sc, err := build(s, mrep.Groups, NewRingNet(net.f, algo))
+	ring := NewRingNet(s, net.f, model, algo)
+	sc, err := build(s, mrep.Groups, ring)
 	if err != nil {
 		return nil, err
 	}
@@ -519,6 +520,11 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		}
 	}
 	ex := newExecutor(sc, engineClock{eng}, net, speed, sym, reps)
+	// A rank's own ring where its GPU speed or its cp group's links
+	// differ (ringattn.go).
+	if ex.ring, err = ringRows(s, sc, ring, speed); err != nil {
+		return nil, err
+	}
 	ex.progress = opt.Progress
 	if s.Offload.Any() {
 		ex.host = newHostNet(eng, s)
