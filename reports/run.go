@@ -193,7 +193,7 @@ func (run *Run) headline() [][2]string {
 		{"algorithm", algorithmText(s) + timingText(r.Timing)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
-		{"step time", stepText(r)},
+		{"step time", stepText(r, s)},
 		{"tokens/s per GPU", tokensText(r, s)},
 		{"utilization", utilizationText(r.Utilization) + windowUtilization(s, r.Utilization) + fp8Utilization(s, r.Utilization)},
 		{"fits in GPU memory", run.Fit().String()},
@@ -1056,7 +1056,7 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // without them. When that rank's GPU runs at another speed
 // (cluster.gpu_overrides), its compute is not the nominal one
 // (Result.Compute, "at full speed"): the text names the rank.
-func stepText(r *zero.Result) string {
+func stepText(r *zero.Result, s *scenarios.Scenario) string {
 	b := r.Busiest()
 	ran, alone := b.Compute, b.Alone
 	if alone == r.Compute {
@@ -1066,7 +1066,14 @@ func stepText(r *zero.Result) string {
 		return fmt.Sprintf("%v (compute %v, %s %% of the step; %v at full speed)",
 			r.StepTime, ran, percent(int64(ran), int64(r.StepTime)), alone)
 	}
-	text := fmt.Sprintf("%v (rank %d's compute %v at its cluster.gpu_overrides speed, %s %% of the step", r.StepTime, b.Rank, ran, percent(int64(ran), int64(r.StepTime)))
+	// Another speed (cluster.gpu_overrides), or a context-parallel ring
+	// over a degraded link (cluster.link_overrides), which runs inside the
+	// blocks' compute.
+	cause := "at its cluster.gpu_overrides speed"
+	if !slices.ContainsFunc(s.Cluster.GPUOverrides, func(g scenarios.GPUOverride) bool { return g.Rank == b.Rank && g.Speed != 1 }) {
+		cause = "with its context-parallel ring over a cluster.link_overrides link"
+	}
+	text := fmt.Sprintf("%v (rank %d's compute %v %s, %s %% of the step", r.StepTime, b.Rank, ran, cause, percent(int64(ran), int64(r.StepTime)))
 	if ran > alone {
 		text += fmt.Sprintf("; %v without collectives beside it", alone)
 	}
