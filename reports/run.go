@@ -700,11 +700,36 @@ func (run *Run) timeTable() *table {
 			t.Rows = append(t.Rows, cells)
 		}
 	}
-	// A straggler is named once, among the run's warnings.
+	// A straggler is named once, among the run's warnings. Without one,
+	// the note says where the waiting comes from.
 	if r.Straggler == nil {
-		t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
+		var wait units.Duration
+		for _, st := range r.Ranks {
+			wait += st.Wait
+		}
+		switch {
+		case wait == 0:
+			t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
+		case len(r.Degraded) > 0:
+			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute is slower than the others'; the %v of waiting in total is for collectives over the degraded %s (see the warnings)", wait, linkNames(r.Degraded)))
+		default:
+			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute is slower than the others' (the ranks wait %v in total at collectives)", wait))
+		}
 	}
 	return t
+}
+
+// linkNames names degraded links: "inter link at node 1 gpu 2", "links at
+// node 1 (inter) and node 0 gpu 3 (intra)".
+func linkNames(d []zero.DegradedLink) string {
+	if len(d) == 1 {
+		return fmt.Sprintf("%s link at %s", d[0].Class, d[0].Where())
+	}
+	var names []string
+	for _, x := range d {
+		names = append(names, fmt.Sprintf("%s (%s)", x.Where(), x.Class))
+	}
+	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // phaseTable is the communication of each phase: the algorithms its

@@ -506,18 +506,9 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Symmetric = sym
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	res.Timing = timing(s, model, algo)
-	for _, o := range s.Cluster.LinkOverrides {
-		nominal := s.Cluster.Inter.Bandwidth
-		if o.Class == scenarios.LinkIntra {
-			nominal = s.Cluster.Intra.Bandwidth
-		}
-		where := fmt.Sprintf("node %d", o.Node)
-		if o.GPU != nil && *o.GPU >= 0 {
-			where += fmt.Sprintf(" gpu %d", *o.GPU)
-		}
-		if o.Bandwidth > 0 && o.Bandwidth < nominal {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("degraded %s link at %s: %v instead of %v; every collective crossing it runs at its pace", o.Class, where, o.Bandwidth, nominal))
-		}
+	res.Degraded = DegradedLinks(s)
+	for _, d := range res.Degraded {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("degraded %s link at %s: %v instead of %v; every collective crossing it runs at its pace", d.Class, d.Where(), d.Bandwidth, d.NominalBandwidth))
 	}
 	if res.Straggler != nil {
 		st := res.Straggler
@@ -553,6 +544,44 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// DegradedLink is a cluster.link_overrides entry slower than its class.
+type DegradedLink struct {
+	Node int
+	// GPU is the GPU whose NIC or NVLink port it is; −1: every NIC of the
+	// node.
+	GPU                         int
+	Class                       scenarios.LinkClass
+	Bandwidth, NominalBandwidth units.Bandwidth
+}
+
+// Where names the link's place: "node 1" or "node 1 gpu 2".
+func (d DegradedLink) Where() string {
+	if d.GPU >= 0 {
+		return fmt.Sprintf("node %d gpu %d", d.Node, d.GPU)
+	}
+	return fmt.Sprintf("node %d", d.Node)
+}
+
+// DegradedLinks lists s's link overrides slower than their class, in
+// order.
+func DegradedLinks(s *scenarios.Scenario) []DegradedLink {
+	var out []DegradedLink
+	for _, o := range s.Cluster.LinkOverrides {
+		nominal := s.Cluster.Inter
+		if o.Class == scenarios.LinkIntra {
+			nominal = s.Cluster.Intra
+		}
+		d := DegradedLink{Node: o.Node, GPU: -1, Class: o.Class, Bandwidth: o.Bandwidth, NominalBandwidth: nominal.Bandwidth}
+		if o.GPU != nil && *o.GPU >= 0 {
+			d.GPU = *o.GPU
+		}
+		if o.Bandwidth > 0 && o.Bandwidth < nominal.Bandwidth {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // utilization is the step's throughput and FLOP utilization per GPU. A
