@@ -96,15 +96,20 @@ func networkNote(sb sweep.StageBandwidth, tol float64) string {
 	return s
 }
 
-// linkBandwidths names degraded links with their bandwidth: "inter link at
-// node 1 at 1.00 GB/s", "links at node 1 (inter, 1.00 GB/s) and …".
+// linkBandwidths names degraded links with their slower figures: "inter
+// link at node 1 at 1.00 GB/s", "… with latency 500µs", "links at node 1
+// (inter, 1.00 GB/s) and …".
 func linkBandwidths(d []zero.DegradedLink) string {
 	if len(d) == 1 {
-		return fmt.Sprintf("%s link at %s at %v", d[0].Class, d[0].Where(), d[0].Bandwidth)
+		at := " at "
+		if !d[0].SlowBandwidth() {
+			at = " with "
+		}
+		return fmt.Sprintf("%s link at %s%s%s", d[0].Class, d[0].Where(), at, d[0].Figures())
 	}
 	var names []string
 	for _, x := range d {
-		names = append(names, fmt.Sprintf("%s (%s, %v)", x.Where(), x.Class, x.Bandwidth))
+		names = append(names, fmt.Sprintf("%s (%s, %s)", x.Where(), x.Class, x.Figures()))
 	}
 	if len(names) == 0 {
 		return "overridden links"
