@@ -131,3 +131,47 @@ func TestNetworkNote(t *testing.T) {
 		})
 	}
 }
+
+// QA4 s16 F5: plan --network under overrides. Figures from `plan default
+// --stages 1 --recompute selective --bucket-sizes 40MB --algorithms auto
+// --network` (K 2): node 1's NICs at 1 GB/s put 1.528 s of the 1.94 s step
+// at 25 TB/s per NIC on that link, which the sweep keeps (412 ms without
+// it), and the note blamed "NVLink and latency"; rank 3 at half speed
+// computes 720 ms where the note's compute-bound was the full-speed 360.
+func TestNetworkNoteOverrides(t *testing.T) {
+	const compute = 360_123_676_878
+	link := sweep.Remainder{Step: 1_939_716_000_000, Links: 1_528_289_000_000, Free: 411_427_000_000, Slowed: 6_842_000_000, Interference: 0.189,
+		Exposed: 44_461_000_000, Degraded: []zero.DegradedLink{{Node: 1, GPU: -1, Class: "inter", Bandwidth: 1e9, NominalBandwidth: 25e12}}}
+	for _, tc := range []struct {
+		name string
+		sb   sweep.StageBandwidth
+		want []string
+		not  []string
+	}{
+		{"node 1's nics at 1 GB/s", sweep.StageBandwidth{ComputeBound: compute, FullSpeedCompute: compute, ComputeRank: -1, Above: &link}, []string{
+			"even at 25 TB/s per NIC the step (1.94 s) is 438.6 % above compute: 424.4 % is the inter link at node 1 at 1.00 GB/s (cluster.link_overrides), " +
+				"which no value of cluster.inter.bandwidth lifts (without the override the step at 25 TB/s is 411 ms); ",
+			"; 12.3 % communication the compute does not hide (inside the node over NVLink, and latency).",
+		}, []string{"compute-bound is"}},
+		{"rank 3 at half speed, reachable", sweep.StageBandwidth{ComputeBound: 2 * compute, FullSpeedCompute: compute, ComputeRank: 3}, []string{
+			"compute-bound is rank 3's compute at its cluster.gpu_overrides speed (720 ms; 360 ms at full speed).",
+		}, []string{"even", "Even"}},
+		{"rank 3 at half speed, above", sweep.StageBandwidth{ComputeBound: 2 * compute, FullSpeedCompute: compute, ComputeRank: 3, Above: &sweep.Remainder{Step: 2*compute + 50e9, Exposed: 50e9}}, []string{
+			"(720 ms; 360 ms at full speed). Even at 25 TB/s per NIC the step (770 ms) is 6.9 % above compute: 6.9 % communication",
+		}, []string{"link_overrides", "slower GPU"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			note := networkNote(tc.sb, 0.05)
+			for _, w := range tc.want {
+				if !strings.Contains(note, w) {
+					t.Errorf("note lacks %q:\n%s", w, note)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(note, w) {
+					t.Errorf("note has %q:\n%s", w, note)
+				}
+			}
+		})
+	}
+}

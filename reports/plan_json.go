@@ -97,7 +97,12 @@ type stageBandwidthJSON struct {
 	PerGPU       float64        `json:"per_gpu_bandwidth"`
 	Step         int64          `json:"step_ps"`
 	NominalStep  int64          `json:"nominal_step_ps"`
-	Note         string         `json:"note,omitempty"`
+	// ComputeRank is the rank whose compute at its cluster.gpu_overrides
+	// speed is the compute-bound time, absent when every rank's is;
+	// FullSpeedCompute is the compute at full speed then.
+	ComputeRank      *int   `json:"compute_rank,omitempty"`
+	FullSpeedCompute int64  `json:"full_speed_compute_ps,omitempty"`
+	Note             string `json:"note,omitempty"`
 	// Above splits the step at 25 TB/s per NIC above compute where no
 	// bandwidth reaches the target (sweep.Remainder).
 	Above *remainderJSON       `json:"above_compute,omitempty"`
@@ -105,12 +110,16 @@ type stageBandwidthJSON struct {
 }
 
 type remainderJSON struct {
-	Step          int64   `json:"step_ps"`
-	Slowed        int64   `json:"slowed_compute_ps"`
-	Interference  float64 `json:"compute_interference"`
-	Exposed       int64   `json:"exposed_comm_ps"`
-	Waiting       int64   `json:"waiting_ps"`
-	SlowerGPU     int64   `json:"slower_gpu_ps"`
+	Step         int64   `json:"step_ps"`
+	Slowed       int64   `json:"slowed_compute_ps"`
+	Interference float64 `json:"compute_interference"`
+	Exposed      int64   `json:"exposed_comm_ps"`
+	Waiting      int64   `json:"waiting_ps"`
+	SlowerGPU    int64   `json:"slower_gpu_ps"`
+	// Links is what cluster.link_overrides add to the step at 25 TB/s
+	// (the sweep keeps them), Free the step there without them.
+	Links         int64   `json:"link_overrides_ps,omitempty"`
+	Free          int64   `json:"without_link_overrides_step_ps,omitempty"`
 	PlateauNIC    int64   `json:"plateau_nic_bandwidth"`
 	PlateauPerGPU float64 `json:"plateau_per_gpu_bandwidth"`
 	PlateauStep   int64   `json:"plateau_step_ps"`
@@ -153,7 +162,7 @@ func newRemainderJSON(a *sweep.Remainder) *remainderJSON {
 		return nil
 	}
 	return &remainderJSON{Step: a.Step, Slowed: a.Slowed, Interference: a.Interference, Exposed: a.Exposed, Waiting: a.Waiting, SlowerGPU: a.SlowerGPU,
-		PlateauNIC: a.PlateauNIC, PlateauPerGPU: a.PlateauPerGPU, PlateauStep: a.PlateauStep}
+		PlateauNIC: a.PlateauNIC, PlateauPerGPU: a.PlateauPerGPU, PlateauStep: a.PlateauStep, Links: a.Links, Free: a.Free}
 }
 
 func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {
@@ -167,10 +176,14 @@ func newNetworkPlanJSON(np *sweep.NetworkPlan) *networkPlanJSON {
 				c := newCandidateJSON(*s.Config)
 				cfg = &c
 			}
-			return stageBandwidthJSON{Stage: s.Stage, K: s.K, Config: cfg, NoFit: s.NoFit, ComputeBound: s.ComputeBound, Target: s.Target,
+			j := stageBandwidthJSON{Stage: s.Stage, K: s.K, Config: cfg, NoFit: s.NoFit, ComputeBound: s.ComputeBound, Target: s.Target,
 				NICBandwidth: s.NICBandwidth, PerGPU: s.PerGPU, Step: s.Step, NominalStep: s.NominalStep, Note: networkNote(s, np.Tolerance), Above: newRemainderJSON(s.Above),
 				Curve: mapSlice(s.Curve, func(b sweep.BandwidthPoint) bandwidthPointJSON {
 					return bandwidthPointJSON{PerGPU: b.PerGPU, Step: b.Step}
 				})}
+			if s.FullSpeedCompute > 0 && s.ComputeBound != s.FullSpeedCompute {
+				j.ComputeRank, j.FullSpeedCompute = &s.ComputeRank, s.FullSpeedCompute
+			}
+			return j
 		})}
 }

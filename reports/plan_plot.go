@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -37,6 +38,10 @@ func networkTable(np *sweep.NetworkPlan) *table {
 	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing, and the bucket size, prefetch depth "+
 		"or algorithm where they differ from the file's; when none fits, the one nearest to fitting at the same global batch); compute-bound: "+
 		"its forward, backward and optimizer time, the step no network can beat; step now: at this cluster's %s per GPU.", bw(np.NominalPerGPU)), 118, ""))
+	if len(np.Degraded) > 0 {
+		t.Notes = append(t.Notes, wrap(fmt.Sprintf("cluster.link_overrides: the %s keep%s that bandwidth at every bandwidth swept, "+
+			"\"step now\" included; cluster.inter.bandwidth sets the other links.", linkBandwidths(np.Degraded), map[bool]string{true: "s", false: ""}[len(np.Degraded) == 1]), 118, ""))
+	}
 	t.Notes = append(t.Notes, wrap("Below that bandwidth the step is network-bound: this answers deepspeedai/DeepSpeed#2928 "+
 		"(\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.", 118, ""))
 	return t
@@ -47,12 +52,25 @@ func networkTable(np *sweep.NetworkPlan) *table {
 // each part in % of compute with its cause, and the bandwidth beyond
 // which the network stops mattering; "" for a stage with an answer.
 func networkNote(sb sweep.StageBandwidth, tol float64) string {
+	bound := ""
+	if sb.FullSpeedCompute > 0 && sb.ComputeBound != sb.FullSpeedCompute {
+		// The bound is the slowest GPU's compute, not the full-speed one.
+		bound = fmt.Sprintf("compute-bound is rank %d's compute at its cluster.gpu_overrides speed (%s; %s at full speed).",
+			sb.ComputeRank, planDur(sb.ComputeBound), planDur(sb.FullSpeedCompute))
+	}
 	a := sb.Above
 	if a == nil || sb.ComputeBound <= 0 {
-		return ""
+		return bound
+	}
+	if bound != "" {
+		bound += " "
 	}
 	of := func(ps int64) float64 { return 100 * float64(ps) / float64(sb.ComputeBound) }
 	var parts []string
+	if a.Links > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f %% is the %s (cluster.link_overrides), which no value of cluster.inter.bandwidth lifts "+
+			"(without the override%s the step at 25 TB/s is %s)", of(a.Links), linkBandwidths(a.Degraded), map[bool]string{true: "", false: "s"}[len(a.Degraded) == 1], planDur(a.Free)))
+	}
 	if a.Slowed > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f %% is compute slowed by the collectives beside it (communication.compute_interference %g), "+
 			"not communication, so more bandwidth does not remove it", of(a.Slowed), a.Interference))
@@ -66,12 +84,37 @@ func networkNote(sb sweep.StageBandwidth, tol float64) string {
 	if a.SlowerGPU > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f %% the busiest rank's slower GPU (cluster.gpu_overrides)", of(a.SlowerGPU)))
 	}
-	s := fmt.Sprintf("even at 25 TB/s per NIC the step (%s) is %.1f %% above compute: %s.", planDur(a.Step), of(a.Step-sb.ComputeBound), strings.Join(parts, "; "))
+	even := "even"
+	if bound != "" {
+		even = "Even"
+	}
+	s := bound + fmt.Sprintf(even+" at 25 TB/s per NIC the step (%s) is %.1f %% above compute: %s.", planDur(a.Step), of(a.Step-sb.ComputeBound), strings.Join(parts, "; "))
 	if a.PlateauNIC > 0 {
 		s += fmt.Sprintf(" The step is within %g %% of its 25 TB/s step from %s per GPU up (%s there); below that the network is what it waits on.",
 			100*tol, bw(a.PlateauPerGPU), planDur(a.PlateauStep))
 	}
 	return s
+}
+
+// linkBandwidths names degraded links with their slower figures: "inter
+// link at node 1 at 1.00 GB/s", "… with latency 500µs", "links at node 1
+// (inter, 1.00 GB/s) and …".
+func linkBandwidths(d []zero.DegradedLink) string {
+	if len(d) == 1 {
+		at := " at "
+		if !d[0].SlowBandwidth() {
+			at = " with "
+		}
+		return fmt.Sprintf("%s link at %s%s%s", d[0].Class, d[0].Where(), at, d[0].Figures())
+	}
+	var names []string
+	for _, x := range d {
+		names = append(names, fmt.Sprintf("%s (%s, %s)", x.Where(), x.Class, x.Figures()))
+	}
+	if len(names) == 0 {
+		return "overridden links"
+	}
+	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // shortConfig is a stage's configuration in a cell: the plan's fastest that

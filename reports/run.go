@@ -36,6 +36,10 @@ type Run struct {
 	// Levers are the changes replayed to cut a latency-bound step's
 	// per-collective latency (sweep.LatencyLevers), named by its finding.
 	Levers []sweep.Lever
+	// WithoutLinks is the scenario replayed without its link overrides
+	// (sweep.WithoutLinkOverrides), set when it has degraded links
+	// (zero.Result.Degraded): the finding on them compares the two steps.
+	WithoutLinks *sweep.Lever
 }
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
@@ -700,11 +704,36 @@ func (run *Run) timeTable() *table {
 			t.Rows = append(t.Rows, cells)
 		}
 	}
-	// A straggler is named once, among the run's warnings.
+	// A straggler is named once, among the run's warnings. Without one,
+	// the note says where the waiting comes from.
 	if r.Straggler == nil {
-		t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
+		var wait units.Duration
+		for _, st := range r.Ranks {
+			wait += st.Wait
+		}
+		switch {
+		case wait == 0:
+			t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
+		case len(r.Degraded) > 0:
+			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute is slower than the others'; the %v of waiting in total is for collectives over the degraded %s (see the warnings)", wait, linkNames(r.Degraded)))
+		default:
+			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute is slower than the others' (the ranks wait %v in total at collectives)", wait))
+		}
 	}
 	return t
+}
+
+// linkNames names degraded links: "inter link at node 1 gpu 2", "links at
+// node 1 (inter) and node 0 gpu 3 (intra)".
+func linkNames(d []zero.DegradedLink) string {
+	if len(d) == 1 {
+		return fmt.Sprintf("%s link at %s", d[0].Class, d[0].Where())
+	}
+	var names []string
+	for _, x := range d {
+		names = append(names, fmt.Sprintf("%s (%s)", x.Where(), x.Class))
+	}
+	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // phaseTable is the communication of each phase: the algorithms its
@@ -942,6 +971,9 @@ func (run *Run) findings() []string {
 			r.StepTime, percent(int64(compute), n*int64(r.StepTime)),
 			percent(int64(exposed), n*int64(r.StepTime)), percent(int64(wait), n*int64(r.StepTime)), countNoun(int(n), "rank", "ranks")))
 	}
+	if f := run.linkFinding(); f != "" {
+		out = append(out, f)
+	}
 	if e, busy, ok := run.exposedGather(); ok {
 		n := units.Duration(max(len(r.Ranks), 1))
 		out = append(out, fmt.Sprintf("ZeRO-%d exposes %s %% of its all-gather time (%v of %v per rank on average).", r.Stage, percent(int64(e), int64(busy)), e/n, busy/n))
@@ -991,6 +1023,39 @@ func (run *Run) findings() []string {
 	}
 	out = append(out, peak)
 	return out // a straggler is among the warnings
+}
+
+// linkFinding ties the step to the degraded links (QA4 s16 F8): the step
+// against the same scenario without cluster.link_overrides, replayed
+// (Run.WithoutLinks), what a planner weighs against fixing or avoiding
+// the link; "" without degraded links or that replay.
+func (run *Run) linkFinding() string {
+	r, w := run.Result, run.WithoutLinks
+	if len(r.Degraded) == 0 || w == nil || w.Step <= 0 {
+		return ""
+	}
+	what := "The degraded " + linkChanges(r.Degraded)
+	if r.StepTime <= w.Step {
+		return fmt.Sprintf("%s cost%s nothing here: the step is %v without cluster.link_overrides too.",
+			what, map[bool]string{true: "s", false: ""}[len(r.Degraded) == 1], w.Step)
+	}
+	d := r.StepTime - w.Step
+	return fmt.Sprintf("%s add%s %v to the step (%s %% of it): %v against %v without cluster.link_overrides (%.2f×), through the collectives crossing %s.",
+		what, map[bool]string{true: "s", false: ""}[len(r.Degraded) == 1], d, percent(int64(d), int64(r.StepTime)), r.StepTime, w.Step,
+		float64(r.StepTime)/float64(w.Step), map[bool]string{true: "it", false: "them"}[len(r.Degraded) == 1])
+}
+
+// linkChanges names degraded links with what is slower: "inter link at
+// node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s)", "links at … and …".
+func linkChanges(d []zero.DegradedLink) string {
+	if len(d) == 1 {
+		return fmt.Sprintf("%s link at %s (%s)", d[0].Class, d[0].Where(), d[0].Change())
+	}
+	var names []string
+	for _, x := range d {
+		names = append(names, fmt.Sprintf("%s %s (%s)", x.Where(), x.Class, x.Change()))
+	}
+	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // WriteRunTable writes the terminal report of a run: the headline, the

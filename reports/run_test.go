@@ -1043,3 +1043,45 @@ func TestFP8Utilization(t *testing.T) {
 		t.Errorf("utilization without fp8: %q", line)
 	}
 }
+
+// QA4 s16 F4: without a straggler the time table's note said "no rank kept
+// another waiting at a collective" while the ranks waited seconds: for a
+// degraded link it now says the waiting is for the collectives over that
+// link, for a GPU faster than the rest that no rank's compute is slower;
+// an even run keeps the old line. The waiting total is the table's
+// column summed.
+func TestNoStragglerNote(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string // with %v for the waiting total
+	}{
+		{"even", nil, "no straggler: no rank kept another waiting at a collective"},
+		{"rank 3 twice as fast", []string{"cluster.gpu_overrides=[{rank: 3, speed: 2}]"},
+			"no straggler: no rank's compute is slower than the others' (the ranks wait %v in total at collectives)"},
+		{"node 1 gpu 7's nic at 5 GB/s", []string{"cluster.link_overrides=[{node: 1, gpu: 7, class: inter, bandwidth: 5GB/s}]", "parallelism.k=2"},
+			"no straggler: no rank's compute is slower than the others'; the %v of waiting in total is for collectives over the degraded inter link at node 1 gpu 7 (see the warnings)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := exampleRun(t, "default", tc.sets...)
+			var wait units.Duration
+			for _, r := range run.Result.Ranks {
+				wait += r.Wait
+			}
+			want := tc.want
+			if strings.Contains(want, "%v") {
+				if wait == 0 {
+					t.Fatal("no rank waited: the case tests nothing")
+				}
+				want = fmt.Sprintf(want, wait)
+			}
+			var b bytes.Buffer
+			if err := WriteRunTable(&b, run); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "\n"+want+"\n") || strings.Contains(b.String(), "warning: straggler") {
+				t.Errorf("want the note %q and no straggler warning:\n%s", want, b.String())
+			}
+		})
+	}
+}

@@ -58,3 +58,22 @@ func LatencyLevers(src Source, s *scenarios.Scenario) []Lever {
 	}
 	return out
 }
+
+// WithoutLinkOverrides replays src with cluster.link_overrides emptied (the
+// GPU overrides and everything else kept): what the step would be with
+// every link at its class's figures, one replay (on the symmetric fast
+// path when nothing else breaks the symmetry). False when that scenario
+// does not load or replay.
+func WithoutLinkOverrides(src Source) (Lever, bool) {
+	const set = "cluster.link_overrides=[]"
+	v, err := src.Load(set)
+	if err != nil {
+		return Lever{}, false
+	}
+	res, err := zero.Replay(v, zero.Options{NoCollectives: true})
+	if err != nil {
+		return Lever{}, false
+	}
+	peak, _ := res.Peak()
+	return Lever{Set: set, Step: res.StepTime, Peak: peak, Latency: res.Latency}, true
+}

@@ -47,10 +47,17 @@ type StageBandwidth struct {
 	// file's scenario, in that order: with the stage's, what
 	// `zerosim run FILE --set …` needs to reproduce NominalStep.
 	Changed []string
-	// ComputeBound is the step's compute (forward, backward, optimizer), the
-	// step time no network can beat; Target is ComputeBound · (1 + tolerance).
-	ComputeBound int64
-	Target       int64
+	// ComputeBound is the step's compute (forward, backward, optimizer) on
+	// the rank that computes the longest at its GPU's speed
+	// (cluster.gpu_overrides; zero.RankStats.Alone), the step time no
+	// network can beat; Target is ComputeBound · (1 + tolerance).
+	// ComputeRank is that rank, −1 when every rank computes as long;
+	// FullSpeedCompute the compute at full speed (zero.Result.Compute):
+	// ComputeRank holds a rank only when the two differ.
+	ComputeBound     int64
+	Target           int64
+	ComputeRank      int
+	FullSpeedCompute int64
 	// NICBandwidth is the least cluster.inter.bandwidth (bytes/s per NIC)
 	// whose step is within Target, PerGPU the same per GPU (NICs × NIC
 	// bandwidth / GPUs per node); 0 when even 25 TB/s is not enough:
@@ -79,6 +86,10 @@ type NetworkPlan struct {
 	// NominalPerGPU is the scenario's inter-node bandwidth per GPU.
 	NominalPerGPU float64
 	Stages        []StageBandwidth
+	// Degraded are the scenario's links slower than their class
+	// (cluster.link_overrides): the sweep sets cluster.inter.bandwidth and
+	// leaves them at their values.
+	Degraded []zero.DegradedLink
 }
 
 // nicShare is the number of GPUs per NIC: per-GPU bandwidth = NIC bandwidth
@@ -106,14 +117,18 @@ func stepAt(src Source, stage int, c *Candidate, bw int64) (*zero.Result, error)
 
 // loadAt loads what stepAt replays.
 func loadAt(src Source, stage int, c *Candidate, bw int64) (*scenarios.Scenario, error) {
+	return src.Load(loadSets(stage, c, bw)...)
+}
+
+// loadSets are loadAt's --set overrides.
+func loadSets(stage int, c *Candidate, bw int64) []string {
 	sets := []string{"parallelism.zero_stage=" + strconv.Itoa(stage)}
 	if c != nil {
 		sets = c.Sets()
 	} else if stage == 0 {
 		sets = append(sets, "parallelism.k=1")
 	}
-	sets = append(sets, "cluster.inter.bandwidth="+strconv.FormatInt(bw, 10)+"B/s")
-	return src.Load(sets...)
+	return append(sets, "cluster.inter.bandwidth="+strconv.FormatInt(bw, 10)+"B/s")
 }
 
 // NetworkSearch finds, for each stage of src as configured (K = 1 at stage
@@ -142,7 +157,8 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 	if err != nil {
 		return nil, err
 	}
-	np := &NetworkPlan{Scenario: src.File, Tolerance: opt.Tolerance, NominalPerGPU: float64(base.Cluster.Inter.Bandwidth) / share}
+	np := &NetworkPlan{Scenario: src.File, Tolerance: opt.Tolerance, NominalPerGPU: float64(base.Cluster.Inter.Bandwidth) / share,
+		Degraded: zero.DegradedLinks(base)}
 	np.Stages = make([]StageBandwidth, len(opt.Stages))
 	err = parallel(ctx, len(opt.Stages), opt.Jobs, func(i int) error {
 		st := opt.Stages[i]
@@ -178,7 +194,18 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 	if err != nil {
 		return StageBandwidth{}, err
 	}
-	sb := StageBandwidth{Stage: stage, K: nom.K, Config: c, ComputeBound: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
+	sb := StageBandwidth{Stage: stage, K: nom.K, Config: c, ComputeRank: -1, FullSpeedCompute: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
+	// The step waits for the rank that computes the longest at its GPU's
+	// speed: a slower GPU's compute is the bound, not the full-speed one.
+	for i, r := range nom.Ranks {
+		if i == 0 || int64(r.Alone) > sb.ComputeBound {
+			sb.ComputeBound = int64(r.Alone)
+			sb.ComputeRank = r.Rank
+		}
+	}
+	if sb.ComputeBound == sb.FullSpeedCompute {
+		sb.ComputeRank = -1
+	}
 	sb.Target = int64(math.Floor(float64(sb.ComputeBound) * (1 + tol)))
 	topS, err := loadAt(src, stage, c, maxNICBandwidth)
 	if err != nil {
@@ -190,6 +217,25 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 	}
 	if int64(top.StepTime) > sb.Target {
 		sb.Above = remainder(top, sb.ComputeBound, topS)
+		if len(topS.Cluster.LinkOverrides) > 0 {
+			// The overridden links keep their values at every bandwidth
+			// swept: their share is the step at 25 TB/s less the same
+			// without them (one more replay), the rest split as without.
+			free, err := src.Load(append(loadSets(stage, c, maxNICBandwidth), "cluster.link_overrides=[]")...)
+			if err != nil {
+				return sb, err
+			}
+			ft, err := zero.Replay(free, zero.Options{NoCollectives: true})
+			if err != nil {
+				return sb, err
+			}
+			if links := int64(top.StepTime - ft.StepTime); links > 0 {
+				a := remainder(ft, sb.ComputeBound, free)
+				a.Step, a.Links, a.Free = int64(top.StepTime), links, int64(ft.StepTime)
+				a.Degraded = zero.DegradedLinks(topS)
+				sb.Above = a
+			}
+		}
 		a := sb.Above
 		a.PlateauNIC, a.PlateauStep = leastBandwidth(src, stage, c, int64(math.Floor(float64(a.Step)*(1+tol))), a.Step)
 		a.PlateauPerGPU = float64(a.PlateauNIC) / share
@@ -248,6 +294,12 @@ type Remainder struct {
 	Exposed int64
 	// Waiting is the rest: waiting for peers and idle.
 	Waiting int64
+	// Links is what the overridden links (cluster.link_overrides, kept at
+	// their values by the sweep) add: the step at 25 TB/s less Free, the
+	// same without them, whose split the other parts are; Degraded names
+	// the links slower than 25 TB/s. 0 and nil without overrides.
+	Links, Free int64
+	Degraded    []zero.DegradedLink
 	// PlateauNIC is the least NIC bandwidth whose step is within the
 	// tolerance of Step (PlateauPerGPU per GPU, PlateauStep the step
 	// there): below it the network is what the step waits on, above it

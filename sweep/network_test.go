@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -149,6 +150,76 @@ func TestNetworkRemainder(t *testing.T) {
 				t.Errorf("at 10 %% under the plateau (%d B/s) the step %d is still within %.0f", less, r.StepTime, limit)
 			}
 			t.Logf("%s: step %d = compute %d + slowed %d + exposed %d + waiting %d; plateau %.2f GB/s per GPU", tc.name, a.Step, sb.ComputeBound, a.Slowed, a.Exposed, a.Waiting, a.PlateauPerGPU/1e9)
+		})
+	}
+}
+
+// QA4 s16 F5: under cluster.gpu_overrides the compute-bound time was the
+// full-speed compute (360 ms) while rank 3 at half speed computes twice
+// that; under cluster.link_overrides the part of the step at 25 TB/s per
+// NIC that the overridden link adds (the sweep sets the class bandwidth
+// and leaves the override at its value) was called "NVLink and latency".
+// Independent figures: the unperturbed replay's compute (the executor
+// scales each task by 1e6/500000: exactly twice) and the byte floor of
+// node 1's NICs at 1 GB/s, the busiest rank's network bytes of the
+// replay at the file's bandwidth over 1 GB/s, which the step at 25 TB/s
+// cannot beat and which without the override is nearly all gone.
+func TestNetworkUnderOverrides(t *testing.T) {
+	src := exampleSource(t, "default")
+	src.Sets = append(src.Sets, "parallelism.k=2")
+	base, err := stepAt(src, 1, nil, 50e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		set     string
+		compute int64 // the compute-bound time
+		rank    int   // the rank it is, −1: every rank's
+		slow    int64 // bytes/s of the overridden link, 0: none
+	}{
+		{"rank 3 at half speed", "cluster.gpu_overrides=[{rank: 3, speed: 0.5}]", 2 * int64(base.Compute), 3, 0},
+		{"rank 3 twice as fast", "cluster.gpu_overrides=[{rank: 3, speed: 2}]", int64(base.Compute), -1, 0},
+		{"node 1's NICs at 1 GB/s", "cluster.link_overrides=[{node: 1, class: inter, bandwidth: 1GB/s}]", int64(base.Compute), -1, 1e9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := src
+			s.Sets = append(append([]string(nil), src.Sets...), tc.set)
+			np, err := NetworkSearch(context.Background(), s, NetworkOptions{Points: 2, Stages: []int{1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb := np.Stages[0]
+			if sb.ComputeBound != tc.compute || sb.ComputeRank != tc.rank || sb.FullSpeedCompute != int64(base.Compute) {
+				t.Errorf("compute-bound %d of rank %d (full speed %d); want %d of rank %d (full speed %d)", sb.ComputeBound, sb.ComputeRank, sb.FullSpeedCompute, tc.compute, tc.rank, base.Compute)
+			}
+			a := sb.Above
+			if tc.slow == 0 {
+				if a != nil && a.Links != 0 {
+					t.Errorf("no link override, yet %d ps of the step put on one", a.Links)
+				}
+				return
+			}
+			nom, err := stepAt(s, 1, nil, 50e9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bytes int64
+			for _, p := range nom.Phases {
+				bytes += p.MaxRankWire[topology.Inter]
+			}
+			floor := bytes * 1e12 / tc.slow
+			if a == nil || a.Step < floor {
+				t.Fatalf("remainder %+v; want the step at 25 TB/s at least the %d ps node 1's NICs need", a, floor)
+			}
+			if got := a.SlowerGPU + a.Slowed + a.Exposed + a.Waiting + a.Links; got != a.Step-sb.ComputeBound {
+				t.Errorf("parts %d ≠ step %d − compute %d", got, a.Step, sb.ComputeBound)
+			}
+			// Without the override the step at 25 TB/s is within 20 % of
+			// compute: the link's share is at least the floor less that.
+			if want := floor - sb.ComputeBound*12/10; a.Links < want || len(a.Degraded) != 1 || a.Degraded[0].Node != 1 || int64(a.Degraded[0].Bandwidth) != tc.slow {
+				t.Errorf("the override's share %d ps (links %+v); want at least %d ps on node 1's link at %d B/s", a.Links, a.Degraded, want, tc.slow)
+			}
 		})
 	}
 }

@@ -209,43 +209,14 @@ func (e *executor) criticalPath() []PathStep {
 			r = last
 			i = e.at(r, t)
 		}
-		at := e.arrive[i]
-		if at == 0 {
+		if pos == nil {
+			pos = streamPositions(e.sc)
+		}
+		p := e.released(r, t, pos)
+		if p < 0 {
 			break
 		}
-		nr, nt2, found := r, int32(-1), false
-		for _, d := range task.After {
-			if e.end[e.at(r, d)] == at {
-				nt2, found = d, true
-				break
-			}
-		}
-		if !found {
-			for _, d := range task.AfterStart {
-				if e.start[e.at(r, d)] == at {
-					nt2, found = d, true
-					break
-				}
-			}
-		}
-		if !found {
-			// The stream predecessor released it (the nearest one before it
-			// in issue order that ended then).
-			order := e.sc.Order[task.Stream]
-			if pos == nil {
-				pos = streamPositions(e.sc)
-			}
-			for p := pos[t] - 1; p >= 0; p-- {
-				if e.end[e.at(r, order[p])] == at {
-					nt2, found = order[p], true
-					break
-				}
-			}
-		}
-		if !found {
-			break
-		}
-		r, t = nr, nt2
+		t = p
 	}
 	slices.Reverse(path)
 	for i := range path {
@@ -256,6 +227,37 @@ func (e *executor) criticalPath() []PathStep {
 		path[i].OnPath = max(hi-path[i].Start, 0)
 	}
 	return path
+}
+
+// released is the task of rank r whose end (or, for an AfterStart link,
+// start) released rank r's task t at its arrival: a dependency of t, else
+// the nearest stream predecessor that ended then; −1 when t arrived at the
+// step's start or nothing of r released it. pos is streamPositions.
+func (e *executor) released(r int, t int32, pos []int32) int32 {
+	task := &e.sc.Tasks[t]
+	at := e.arrive[e.at(r, t)]
+	if at == 0 {
+		return -1
+	}
+	for _, d := range task.After {
+		if e.end[e.at(r, d)] == at {
+			return d
+		}
+	}
+	for _, d := range task.AfterStart {
+		if e.start[e.at(r, d)] == at {
+			return d
+		}
+	}
+	// The stream predecessor released it (the nearest one before it in
+	// issue order that ended then).
+	order := e.sc.Order[task.Stream]
+	for p := pos[t] - 1; p >= 0; p-- {
+		if e.end[e.at(r, order[p])] == at {
+			return order[p]
+		}
+	}
+	return -1
 }
 
 // commPredecessor is the collective of rank r that ended when collective t
@@ -319,15 +321,19 @@ func (r *Result) Notable() []int {
 	return out
 }
 
-// Straggler names the rank whose late arrival at collectives cost the
-// others the most waiting time.
+// Straggler names the rank the others wait for because it is late by its
+// own compute: the rank at the root of the waits (see rootOf) whose
+// compute at its GPU's speed, nothing beside it (RankStats.Alone), is above
+// the other ranks' median, the one that cost the others the most waiting.
+// A rank late only through its collectives (a degraded link) or through
+// waiting for another rank is none: nil then, however long the waits.
 type Straggler struct {
 	Rank int
 	// Caused is the time the other ranks waited for this rank at
 	// collectives, summed over them: each rank's waiting as the time
 	// table counts it (RankStats.Wait: the union of its waits, less its
-	// compute and collectives), the part at collectives this rank reached
-	// last.
+	// compute and collectives), the part at collectives whose last
+	// arriver this rank made late (rootOf).
 	Caused units.Duration
 	// Compute is the straggler's compute time; MedianCompute the (lower)
 	// median compute time of the other ranks, so that with two ranks it is
@@ -335,11 +341,11 @@ type Straggler struct {
 	Compute, MedianCompute units.Duration
 }
 
-func (e *executor) straggler(stats []RankStats) *Straggler {
-	// The member that arrived last at each collective instance (the first
-	// in member order among equals): the one its group waited for. Only
-	// simulated ranks wait or are waited for (members of simMem), so only
-	// the instances holding one are kept, by their slot (as arrivals).
+// lastArrivers is, per collective task and touched instance slot, the
+// member that arrived last (the first in member order among equals): the
+// one its group waited for. Only simulated ranks wait or are waited for
+// (members of simMem).
+func (e *executor) lastArrivers() [][]int32 {
 	last := make([][]int32, len(e.sc.Tasks))
 	for t, task := range e.sc.Tasks {
 		if !task.Kind.IsComm() {
@@ -357,41 +363,171 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 			last[t][k] = int32(l)
 		}
 	}
-	// Each rank's waiting (the table's, see waitOnly) split by the rank it
-	// waited for: a stretch in which the rank waits at two collectives,
-	// or waits while it computes or another collective of it runs, counts
-	// once, as in the table, so the straggler's total is at most the
-	// waiting column's sum over the other ranks.
+	return last
+}
+
+// waitChain follows the lateness of collectives back along the ranks'
+// release chains (criticalPath's links): rank r's task x arrived when the
+// task released reached its end, back to the first collective at which r
+// waited for another member. Memoised per (rank, task): every chain
+// through a task ends at the same collective.
+type waitChain struct {
+	e    *executor
+	last [][]int32
+	pos  []int32
+	// first[at(r, x)]: the first collective at or before x on r's chain at
+	// which r waited for another member, −1 for none, −2 not yet known.
+	first []int32
+	stack []int
+}
+
+func (e *executor) newWaitChain(last [][]int32) *waitChain {
+	w := &waitChain{e: e, last: last, pos: streamPositions(e.sc), first: make([]int32, len(e.arrive))}
+	for i := range w.first {
+		w.first[i] = -2
+	}
+	return w
+}
+
+// lastOf is the last arriver at rank r's instance of collective t.
+func (w *waitChain) lastOf(r int, t int32) int {
+	g := w.e.sc.Tasks[t].Group
+	return int(w.last[t][w.e.slot[g][w.e.instance(g, r)]])
+}
+
+// firstWait is the first collective at or before task x (−1: none) on
+// rank r's release chain at which r waited for another member, who
+// arrived then. A collective r waited at for its communicator's previous
+// one passes the chain on to that one; one that started on r's own
+// arrival, or a compute task, to the task that released it.
+func (w *waitChain) firstWait(r int, x int32) int32 {
+	e := w.e
+	w.stack = w.stack[:0]
+	res := int32(-1)
+	for x >= 0 {
+		i := e.at(r, x)
+		if f := w.first[i]; f != -2 {
+			res = f
+			break
+		}
+		w.stack = append(w.stack, i)
+		task := &e.sc.Tasks[x]
+		if task.Kind.IsComm() && !task.Kind.IsHost() && e.arrive[i] < e.start[i] {
+			if m := w.lastOf(r, x); m != r && e.arrive[e.at(m, x)] == e.start[i] {
+				res = x
+				break
+			}
+			x = e.commPredecessor(r, x)
+			continue
+		}
+		x = e.released(r, x, w.pos)
+	}
+	for _, i := range w.stack {
+		w.first[i] = res
+	}
+	return res
+}
+
+// rootOf is the rank whose own time made rank l, the last arriver at its
+// instance of collective t, late by lead (its arrival less the earliest
+// member's): l's chain back to the first collective c at which l waited
+// for a member m; when that wait covers the lead (had l not waited there
+// it would not have been late), the lateness is m's at c, followed the
+// same way; otherwise, or without such a wait, it is l's own.
+func (w *waitChain) rootOf(l int, t int32, lead units.Duration) int {
+	e := w.e
+	for {
+		c := w.firstWait(l, e.released(l, t, w.pos))
+		if c < 0 {
+			return l
+		}
+		i := e.at(l, c)
+		if e.start[i]-e.arrive[i] < lead {
+			return l
+		}
+		l, t = w.lastOf(l, c), c
+	}
+}
+
+func (e *executor) straggler(stats []RankStats) *Straggler {
+	last := e.lastArrivers()
+	// The rank at the root of each waited-at instance's lateness (rootOf),
+	// found once per instance.
+	var chain *waitChain
+	root := make([][]int32, len(e.sc.Tasks))
+	rootAt := func(t int, k int32) int32 {
+		if root[t] == nil {
+			root[t] = make([]int32, len(last[t]))
+			for i := range root[t] {
+				root[t][i] = -1
+			}
+		}
+		if root[t][k] < 0 {
+			if chain == nil {
+				chain = e.newWaitChain(last)
+			}
+			task := &e.sc.Tasks[t]
+			l := int(last[t][k])
+			lead := units.Duration(0)
+			for _, m := range e.simMem[task.Group][e.touched[task.Group][k]] {
+				lead = max(lead, e.arrive[e.at(l, int32(t))]-e.arrive[e.at(m, int32(t))])
+			}
+			root[t][k] = int32(chain.rootOf(l, int32(t), lead))
+		}
+		return root[t][k]
+	}
+	// Each rank's waiting (the table's, see waitOnly) split by the rank at
+	// the root of what it waited for: a stretch in which the rank waits at
+	// two collectives, or waits while it computes or another collective
+	// of it runs, counts once, as in the table, so a rank's total is at
+	// most the waiting column's sum over the other ranks.
 	caused := make([]units.Duration, e.reps)
-	byLast := map[int32][]interval{}
+	byRoot := map[int32][]interval{}
 	for r := 0; r < e.reps; r++ {
 		if stats[r].Wait == 0 {
 			continue
 		}
-		clear(byLast)
+		clear(byRoot)
 		for t, task := range e.sc.Tasks {
 			if !task.Kind.IsComm() || task.Kind.IsHost() {
 				continue
 			}
 			i := e.at(r, int32(t))
 			if e.arrive[i] < e.start[i] {
-				l := last[t][e.slot[task.Group][e.instance(task.Group, r)]]
-				byLast[l] = append(byLast[l], interval{e.arrive[i], e.start[i]})
+				l := rootAt(t, e.slot[task.Group][e.instance(task.Group, r)])
+				byRoot[l] = append(byRoot[l], interval{e.arrive[i], e.start[i]})
 			}
 		}
 		comp, comm, wait, ag, _ := e.intervals(r)
-		for l, iv := range byLast {
-			caused[l] += length(waitOnly(iv, comp, comm))
+		for l, iv := range byRoot {
+			if int(l) != r {
+				caused[l] += length(waitOnly(iv, comp, comm))
+			}
 		}
 		e.keep(comp, comm, wait, ag)
 	}
-	best := 0
+	// Only a rank slower than the others by its own compute is a
+	// straggler: the others' (lower) median of RankStats.Alone, from the
+	// sorted values less one of its own.
+	alone := make([]units.Duration, len(stats))
+	for i, s := range stats {
+		alone[i] = s.Alone
+	}
+	slices.Sort(alone)
+	othersMedian := func(own units.Duration) units.Duration {
+		k := (len(alone) - 2) / 2
+		if p, _ := slices.BinarySearch(alone, own); p <= k {
+			return alone[k+1]
+		}
+		return alone[k]
+	}
+	best := -1
 	for r := range caused {
-		if caused[r] > caused[best] {
+		if caused[r] > 0 && (best < 0 || caused[r] > caused[best]) && len(alone) > 1 && stats[r].Alone > othersMedian(stats[r].Alone) {
 			best = r
 		}
 	}
-	if caused[best] == 0 {
+	if best < 0 {
 		return nil
 	}
 	var comps []units.Duration

@@ -2,6 +2,8 @@ package zero
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -90,5 +92,44 @@ func TestRingVisitsNodesInTurn(t *testing.T) {
 	}
 	if dpFirst, cpFirst := wire("[dp,cp]"), wire("[cp,dp]"); dpFirst != cpFirst {
 		t.Errorf("backward reduce-scatter wire bytes per class: %v under [dp,cp], want [cp,dp]'s %v", dpFirst, cpFirst)
+	}
+}
+
+// QA4 s16 F7: a link override slower than its class only in latency
+// lengthened the default step from 418.150 to 619.774 ms with no warning
+// (only a lower bandwidth was warned of). Every override slower than its
+// class in either figure is warned of, naming what is slower; a faster or
+// equal one is not. The nominal figures are the scenario's classes.
+func TestDegradedLinkWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name, set string
+		want      []string
+	}{
+		{"latency only", "cluster.link_overrides=[{node: 1, class: inter, latency: 500us}]",
+			[]string{"degraded inter link at node 1: latency 500µs instead of 2µs; every collective crossing it runs at its pace"}},
+		{"nvlink latency", "cluster.link_overrides=[{node: 0, gpu: 3, class: intra, latency: 50us}]",
+			[]string{"degraded intra link at node 0 gpu 3: latency 50µs instead of 500ns; every collective crossing it runs at its pace"}},
+		{"both", "cluster.link_overrides=[{node: 1, gpu: 2, class: inter, bandwidth: 5GB/s, latency: 20us}]",
+			[]string{"degraded inter link at node 1 gpu 2: 5.00 GB/s instead of 50.00 GB/s, latency 20µs instead of 2µs; every collective crossing it runs at its pace"}},
+		{"bandwidth only", "cluster.link_overrides=[{node: 1, class: inter, bandwidth: 5GB/s}]",
+			[]string{"degraded inter link at node 1: 5.00 GB/s instead of 50.00 GB/s; every collective crossing it runs at its pace"}},
+		{"faster latency", "cluster.link_overrides=[{node: 1, class: inter, latency: 1us}]", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := example(t, "default", tc.set)
+			res, err := Replay(s, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range res.Warnings {
+				if strings.HasPrefix(w, "degraded ") {
+					got = append(got, w)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("warnings %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -35,6 +35,9 @@ type Result struct {
 	Phases       []PhaseBytes
 	CriticalPath []PathStep
 	Straggler    *Straggler
+	// Degraded lists the scenario's links slower than their class
+	// (DegradedLinks).
+	Degraded []DegradedLink
 	// Latency is what NCCL's cost model charges the busiest rank's
 	// collectives per call, beside what it charges for their bytes; nil
 	// when the collectives are not timed by that model (the alpha–beta

@@ -96,6 +96,13 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 		// The finding names what a larger bucket and a larger K give.
 		run.Levers = sweep.LatencyLevers(sweep.Source{File: a.input.File, Data: a.input.Data, Sets: a.sets}, s)
 	}
+	if len(res.Degraded) > 0 {
+		// The findings weigh the step against the same without the
+		// degraded links: one more replay.
+		if w, ok := sweep.WithoutLinkOverrides(sweep.Source{File: a.input.File, Data: a.input.Data, Sets: a.sets}); ok {
+			run.WithoutLinks = &w
+		}
+	}
 	var trace *reports.OutputFile
 	if o.trace != "" {
 		t, err := reports.RenderRunTrace(run)
