@@ -15,9 +15,10 @@ type RankStats struct {
 	Rank    int
 	Compute units.Duration
 	// Alone is the rank's compute tasks summed at its GPU's speed
-	// (cluster.gpu_overrides) with nothing beside them: Compute before
-	// communication.compute_interference slowed it. Result.Compute is the
-	// same at speed 1.
+	// (cluster.gpu_overrides; a context-parallel ring's exchange inside
+	// them at its own links' pace) with nothing beside them: Compute
+	// before communication.compute_interference slowed it. Result.Compute
+	// is the same at speed 1 on nominal links.
 	Alone       units.Duration
 	ExposedComm units.Duration
 	Wait        units.Duration
