@@ -133,6 +133,15 @@ func TestTimesBeyondRangeAreErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want it to contain %q", tc.set, err, tc.want)
 		}
 	}
+	// A context-parallel ring over a 1 B/s link, on either placement
+	// (the sends under [cp, dp] said to lower the micro-batch).
+	for _, placement := range []string{"[dp,cp]", "[cp,dp]"} {
+		s := example(t, "default", "parallelism.cp=2", "parallelism.dp=8", "cluster.placement="+placement,
+			"cluster.link_overrides=[{node: 1, class: inter, bandwidth: 1B/s}]", "communication.algorithm=ring")
+		if _, err := Replay(s, Options{}); err == nil || !strings.Contains(err.Error(), "bandwidths") {
+			t.Errorf("cp ring over a 1 B/s link, placement %s: error %v", placement, err)
+		}
+	}
 	// The loader refuses such a speed; a scenario built in code meets the
 	// replay's own check.
 	s := example(t, "default")

@@ -590,7 +590,7 @@ func sendTime(t *topology.Topology, g []int, b int64) (units.Duration, error) {
 		}
 		tt, err := units.CheckedTransferTime(units.Bytes(x), t.Params(l).Bandwidth)
 		if err != nil {
-			return 0, fmt.Errorf("zero: context-parallel ring send of %d B: %w", x, err)
+			return 0, fmt.Errorf("zero: context-parallel ring send of %d B: %w (check the link bandwidths and latencies)", x, err)
 		}
 		beta = max(beta, tt)
 	}
