@@ -115,7 +115,6 @@ type remainderJSON struct {
 	Interference float64 `json:"compute_interference"`
 	Exposed      int64   `json:"exposed_comm_ps"`
 	Waiting      int64   `json:"waiting_ps"`
-	SlowerGPU    int64   `json:"slower_gpu_ps"`
 	// Links is what cluster.link_overrides add to the step at 25 TB/s
 	// (the sweep keeps them), Free the step there without them.
 	Links         int64   `json:"link_overrides_ps,omitempty"`
@@ -161,7 +160,7 @@ func newRemainderJSON(a *sweep.Remainder) *remainderJSON {
 	if a == nil {
 		return nil
 	}
-	return &remainderJSON{Step: a.Step, Slowed: a.Slowed, Interference: a.Interference, Exposed: a.Exposed, Waiting: a.Waiting, SlowerGPU: a.SlowerGPU,
+	return &remainderJSON{Step: a.Step, Slowed: a.Slowed, Interference: a.Interference, Exposed: a.Exposed, Waiting: a.Waiting,
 		PlateauNIC: a.PlateauNIC, PlateauPerGPU: a.PlateauPerGPU, PlateauStep: a.PlateauStep, Links: a.Links, Free: a.Free}
 }
 

@@ -81,9 +81,6 @@ func networkNote(sb sweep.StageBandwidth, tol float64) string {
 	if a.Waiting > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f %% waiting for other ranks", of(a.Waiting)))
 	}
-	if a.SlowerGPU > 0 {
-		parts = append(parts, fmt.Sprintf("%.1f %% the busiest rank's slower GPU (cluster.gpu_overrides)", of(a.SlowerGPU)))
-	}
 	even := "even"
 	if bound != "" {
 		even = "Even"

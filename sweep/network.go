@@ -194,10 +194,37 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 	if err != nil {
 		return StageBandwidth{}, err
 	}
-	sb := StageBandwidth{Stage: stage, K: nom.K, Config: c, ComputeRank: -1, FullSpeedCompute: int64(nom.Compute), NominalStep: int64(nom.StepTime)}
+	sb := StageBandwidth{Stage: stage, K: nom.K, Config: c, ComputeRank: -1, NominalStep: int64(nom.StepTime)}
+	topS, err := loadAt(src, stage, c, maxNICBandwidth)
+	if err != nil {
+		return sb, err
+	}
+	top, err := zero.Replay(topS, zero.Options{NoCollectives: true})
+	if err != nil {
+		return sb, err
+	}
+	// The overridden links keep their values at every bandwidth swept:
+	// without them (one more replay) the step at 25 TB/s is what the
+	// sweep's bandwidth can reach, and their share is the difference.
+	bound, free, ft := top, topS, top
+	if len(topS.Cluster.LinkOverrides) > 0 {
+		if free, err = src.Load(append(loadSets(stage, c, maxNICBandwidth), "cluster.link_overrides=[]")...); err != nil {
+			return sb, err
+		}
+		if ft, err = zero.Replay(free, zero.Options{NoCollectives: true}); err != nil {
+			return sb, err
+		}
+		bound = ft
+	}
 	// The step waits for the rank that computes the longest at its GPU's
 	// speed: a slower GPU's compute is the bound, not the full-speed one.
-	for i, r := range nom.Ranks {
+	// Both are taken at 25 TB/s on nominal links, where a
+	// context-parallel ring's exchange inside the blocks costs (almost)
+	// nothing: at the file's bandwidth it moved the bound with the very
+	// bandwidth swept (cp 2 under [dp, cp]: 4.017 s at 2 GB/s, 0.345 s at
+	// 50).
+	sb.FullSpeedCompute = int64(bound.Compute)
+	for i, r := range bound.Ranks {
 		if i == 0 || int64(r.Alone) > sb.ComputeBound {
 			sb.ComputeBound = int64(r.Alone)
 			sb.ComputeRank = r.Rank
@@ -207,34 +234,13 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 		sb.ComputeRank = -1
 	}
 	sb.Target = int64(math.Floor(float64(sb.ComputeBound) * (1 + tol)))
-	topS, err := loadAt(src, stage, c, maxNICBandwidth)
-	if err != nil {
-		return sb, err
-	}
-	top, err := zero.Replay(topS, zero.Options{NoCollectives: true})
-	if err != nil {
-		return sb, err
-	}
 	if int64(top.StepTime) > sb.Target {
 		sb.Above = remainder(top, sb.ComputeBound, topS)
-		if len(topS.Cluster.LinkOverrides) > 0 {
-			// The overridden links keep their values at every bandwidth
-			// swept: their share is the step at 25 TB/s less the same
-			// without them (one more replay), the rest split as without.
-			free, err := src.Load(append(loadSets(stage, c, maxNICBandwidth), "cluster.link_overrides=[]")...)
-			if err != nil {
-				return sb, err
-			}
-			ft, err := zero.Replay(free, zero.Options{NoCollectives: true})
-			if err != nil {
-				return sb, err
-			}
-			if links := int64(top.StepTime - ft.StepTime); links > 0 {
-				a := remainder(ft, sb.ComputeBound, free)
-				a.Step, a.Links, a.Free = int64(top.StepTime), links, int64(ft.StepTime)
-				a.Degraded = zero.DegradedLinks(topS)
-				sb.Above = a
-			}
+		if links := int64(top.StepTime - ft.StepTime); links > 0 {
+			a := remainder(ft, sb.ComputeBound, free)
+			a.Step, a.Links, a.Free = int64(top.StepTime), links, int64(ft.StepTime)
+			a.Degraded = zero.DegradedLinks(topS)
+			sb.Above = a
 		}
 		a := sb.Above
 		a.PlateauNIC, a.PlateauStep = leastBandwidth(src, stage, c, int64(math.Floor(float64(a.Step)*(1+tol))), a.Step)
@@ -280,9 +286,6 @@ func leastBandwidth(src Source, stage int, c *Candidate, target, topStep int64) 
 type Remainder struct {
 	// Step is the step at 25 TB/s per NIC.
 	Step int64
-	// SlowerGPU is the busiest rank's compute at its GPU's speed above
-	// ComputeBound (cluster.gpu_overrides), 0 at full speed.
-	SlowerGPU int64
 	// Slowed is how much longer its compute ran because collectives ran
 	// beside it (communication.compute_interference, Interference): not
 	// communication, and no bandwidth removes the part NVLink's
@@ -312,9 +315,8 @@ type Remainder struct {
 // remainder splits top's step above computeBound; s is top's scenario.
 func remainder(top *zero.Result, computeBound int64, s *scenarios.Scenario) *Remainder {
 	b := top.Busiest()
-	r := &Remainder{Step: int64(top.StepTime), SlowerGPU: max(int64(b.Alone)-computeBound, 0), Slowed: max(int64(b.Compute-b.Alone), 0),
-		Exposed: int64(b.ExposedComm)}
-	r.Waiting = max(r.Step-computeBound-r.SlowerGPU-r.Slowed-r.Exposed, 0)
+	r := &Remainder{Step: int64(top.StepTime), Slowed: max(int64(b.Compute-b.Alone), 0), Exposed: int64(b.ExposedComm)}
+	r.Waiting = max(r.Step-computeBound-r.Slowed-r.Exposed, 0)
 	if ci := s.Communication.ComputeInterference; ci != nil {
 		r.Interference = *ci
 	}
