@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
@@ -96,29 +95,23 @@ next to a real log (zerosim calibrate reads it back).`,
 // collectiveScenario loads the base scenario, applies the cluster flags and
 // validates the result.
 func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) {
-	// A --set override names nodes and ranks of the cluster --nodes and
-	// --gpus-per-node make: the loader checks it against that shape.
-	if o.changed("nodes") || o.changed("gpus-per-node") {
-		var shape []string
-		for _, set := range a.sets {
-			if strings.HasPrefix(strings.TrimSpace(set), "cluster.link_overrides") || strings.HasPrefix(strings.TrimSpace(set), "cluster.gpu_overrides") {
-				shape = []string{"parallelism.dp=auto"}
-				break
-			}
-		}
-		if shape != nil {
-			if o.changed("nodes") {
-				shape = append(shape, "cluster.nodes="+strconv.Itoa(o.nodes))
-			}
-			if o.changed("gpus-per-node") {
-				shape = append(shape, "cluster.gpus_per_node="+strconv.Itoa(o.gpusPerNode))
-			}
-			sets := a.sets
-			a.sets = append(shape, sets...)
-			defer func() { a.sets = sets }()
-		}
-	}
 	s, err := a.loadScenario(o.scenario)
+	if err != nil && (o.changed("nodes") || o.changed("gpus-per-node")) {
+		// An override (the file's or a --set's) may name nodes or ranks of
+		// the cluster --nodes and --gpus-per-node make, which the loader
+		// checked against the file's: load again with that shape.
+		shape := []string{"parallelism.dp=auto"}
+		if o.changed("nodes") {
+			shape = append(shape, "cluster.nodes="+strconv.Itoa(o.nodes))
+		}
+		if o.changed("gpus-per-node") {
+			shape = append(shape, "cluster.gpus_per_node="+strconv.Itoa(o.gpusPerNode))
+		}
+		sets := a.sets
+		a.sets = append(shape, sets...)
+		s, err = a.loadScenario(o.scenario)
+		a.sets = sets
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -298,6 +298,16 @@ func TestCollectiveKeepsOverrides(t *testing.T) {
 	if slow4 < (192<<20)*1000 || nominal4 >= slow4 {
 		t.Errorf("--nodes 4, node 3's NICs at 1 GB/s: %d ps, want at least 201 ms (nominal %d ps)", slow4, nominal4)
 	}
+	// The same override from a file (review s16 B F12: refused against
+	// the file's two nodes).
+	data, _ := scenarios.Example("default")
+	file := filepath.Join(t.TempDir(), "lo.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), "cluster:\n", "cluster:\n  link_overrides: [{node: 3, class: inter, bandwidth: 1GB/s}]\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fromFile := timeOf("--scenario", file, "--nodes", "4"); fromFile != slow4 {
+		t.Errorf("--nodes 4 with the file's override of node 3: %d ps, want the --set's %d", fromFile, slow4)
+	}
 	_, errOut, code := runCollectiveCLI(t, "--nodes", "1", "--set", "cluster.link_overrides=[{node: 1, class: inter, bandwidth: 1GB/s}]")
 	if code != 2 || !strings.Contains(errOut, "node=1 is out of range (the cluster has nodes 0 to 0)") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("override outside the cluster: exit %d, %q", code, errOut)

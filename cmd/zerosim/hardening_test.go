@@ -93,6 +93,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"collective", "--calibration", "-"}, "x", []string{"--calibration -: standard input"}},
 		// Each created a file or directory named "-".
 		{[]string{"run", "seed002-tiny", "--trace", "-"}, "", []string{`--trace -: "-" is not standard output here`}},
+		// Written in place over the report (review s16 B F3), or refused as a
+		// directory zerosim could not write into (F4).
+		{[]string{"run", "seed002-tiny", "--trace", "/dev/stdout"}, "", []string{"--trace /dev/stdout: is standard output, where the report goes"}},
 		{[]string{"run", "seed002-tiny", "-o", "-"}, "", []string{`-o -: "-" would be a directory named "-"`}},
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", "-"}, "", []string{"--out -:", "leave --out out"}},
 		{[]string{"merge", empty, "--out", "-"}, "", []string{"--out -:"}},

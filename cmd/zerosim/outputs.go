@@ -187,6 +187,17 @@ func checkOutputFile(path string) error {
 	if err == nil && fi.IsDir() {
 		return errors.New("is a directory (name a file, not a directory)")
 	}
+	if err == nil {
+		// /dev/stdout, /dev/fd/1 or the file standard output is
+		// redirected to: the report goes there too, and one write
+		// would cut the other.
+		if out, e := os.Stdout.Stat(); e == nil && os.SameFile(fi, out) {
+			return errors.New("is standard output, where the report goes (give a file name)")
+		}
+		if !fi.Mode().IsRegular() {
+			return nil // a device or a FIFO, written in place (reports.WriteFileAtomic)
+		}
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		// "file name too long" after the run had printed its report.
 		return plainError(err)
