@@ -53,8 +53,10 @@ type runJSON struct {
 	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
 	DevicePeakBytes   int64   `json:"device_peak_bytes"`
 	// Fits is the run's verdict, what --require-fit decides and run's
-	// "fits in GPU memory" says (Run.Fit): the busiest rank's replayed
-	// peak within the GPU's memory; DeviceFits the device peak's, as a
+	// "fits in GPU memory" says (Run.Fit, zero.Result.Fits): the busiest
+	// rank's replayed peak, and with the CUDA context and NCCL's buffers
+	// what the device needs there, within the GPU's memory; DeviceFits the
+	// device peak's (the allocator's reserve too), as a
 	// sweep row's fits and device_fits (false without a GPU memory).
 	Fits       bool `json:"fits"`
 	DeviceFits bool `json:"device_fits"`
@@ -229,7 +231,7 @@ func (run *Run) toJSON() *runJSON {
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
 	capacity := int64(s.Cluster.GPUMemory)
-	j.Fits, j.DeviceFits = run.Fit().Fits, capacity > 0 && r.DevicePeak <= capacity
+	j.Fits, j.DeviceFits = run.Fit().Fits, r.DeviceFits(capacity)
 	if a := s.Model.ActiveParams(); a != j.Params {
 		j.ActiveParams = a
 	}

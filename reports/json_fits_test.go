@@ -5,9 +5,11 @@ import "testing"
 // TestResultJSONFits: result.json carries the run's verdict, as sweep rows,
 // compare variants and plan rows do (QA3 s16 finding 11s: a script had to
 // recompute memory.peak_bytes ≤ memory_model.gpu_memory to get what
-// --require-fit decides): fits is the highest rank peak against the GPU's
-// memory, device_fits the device peak's. Default: peak 58,143,247,360 B,
-// device 67,936,683,008 B.
+// --require-fit decides): fits is the highest rank peak and what the device
+// needs there (+ CUDA context and NCCL's buffers, zero.Result.DeviceNeed)
+// against the GPU's memory, device_fits the device peak's (+ the
+// allocator's reserve). Default: peak 58,143,247,360 B, need
+// 59,214,627,840 B, device 67,936,683,008 B.
 func TestResultJSONFits(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -16,6 +18,7 @@ func TestResultJSONFits(t *testing.T) {
 	}{
 		{"default, 80 GiB", nil, true, true},
 		{"64 GB: allocated fits, device does not", []string{"cluster.gpu_memory=64GB"}, true, false},
+		{"59 GB: allocated fits, its need does not", []string{"cluster.gpu_memory=59GB"}, false, false},
 		{"58 GB", []string{"cluster.gpu_memory=58GB"}, false, false},
 		{"stage 0", []string{"parallelism.zero_stage=0"}, false, false},
 	} {
@@ -30,8 +33,8 @@ func TestResultJSONFits(t *testing.T) {
 				peak = max(peak, rk.PeakMemory)
 			}
 			capacity := int64(run.Scenario.Cluster.GPUMemory)
-			if j.Fits != (peak <= capacity) || j.Fits != run.Fit().Fits {
-				t.Errorf("fits %v against the ranks' peak %d of %d and run's verdict %v", j.Fits, peak, capacity, run.Fit().Fits)
+			if need := run.Result.DeviceNeed; j.Fits != (peak <= capacity && need <= capacity) || j.Fits != run.Fit().Fits {
+				t.Errorf("fits %v against the ranks' peak %d and need %d of %d and run's verdict %v", j.Fits, peak, need, capacity, run.Fit().Fits)
 			}
 			if j.DeviceFits != (j.DevicePeakBytes <= capacity) {
 				t.Errorf("device_fits %v against %d of %d", j.DeviceFits, j.DevicePeakBytes, capacity)

@@ -86,7 +86,7 @@ func measured(res *zero.Result, capacity int64) Row {
 	r.PeakMemory, _ = res.Peak()
 	r.Fits = res.Fits(capacity)
 	r.DevicePeak = res.DevicePeak
-	r.DeviceFits = capacity > 0 && r.DevicePeak <= capacity
+	r.DeviceFits = res.DeviceFits(capacity)
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·H·Q·s per
 	// token, PaLM's convention; models without one, 3× the forward FLOPs).

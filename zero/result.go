@@ -120,6 +120,11 @@ func (r *Result) Fits(capacity int64) bool {
 	return capacity > 0 && p <= capacity && r.DeviceNeed <= capacity
 }
 
+// DeviceFits reports whether the device peak (DevicePeak: the allocator's
+// reserve, the CUDA context and NCCL's buffers added) is within capacity
+// bytes as well; false when capacity is unknown (≤ 0).
+func (r *Result) DeviceFits(capacity int64) bool { return capacity > 0 && r.DevicePeak <= capacity }
+
 // CollectiveRecord is one collective instance: a task of a group.
 type CollectiveRecord struct {
 	Task       int32
