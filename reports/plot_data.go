@@ -309,6 +309,16 @@ type ganttRank struct {
 	spans []zero.Span
 }
 
+// notableRole is why zero.Result.Notable names rank: "the straggler", or
+// "most waiting/exposed" (the rank whose waiting and exposed
+// communication are the most), as the timeline and the trace label it.
+func notableRole(r *zero.Result, rank int) string {
+	if r.Straggler != nil && r.Straggler.Rank == rank {
+		return "the straggler"
+	}
+	return "most waiting/exposed"
+}
+
 // ganttRanks are the ranks the timeline draws, at most ganttMaxRanks: the
 // first ones, then the ranks zero.Result.Notable names that are not among
 // them (the straggler, the rank that waits or is exposed the most), whose
@@ -323,13 +333,9 @@ func ganttRanks(r *zero.Result) []ganttRank {
 		return r.NotableSpans[rank]
 	}
 	var extra []ganttRank
-	for i, rank := range r.Notable() {
-		role := "most waiting/exposed"
-		if i == 0 && r.Straggler != nil {
-			role = "the straggler"
-		}
+	for _, rank := range r.Notable() {
 		if sp := spansOf(rank); sp != nil {
-			extra = append(extra, ganttRank{rank: rank, role: role, spans: sp})
+			extra = append(extra, ganttRank{rank: rank, role: notableRole(r, rank), spans: sp})
 		}
 	}
 	first := min(len(r.Spans), ganttMaxRanks)

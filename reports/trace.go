@@ -51,7 +51,8 @@ func jsonString(s string) string {
 // counter events ("ph":"C") with the memory rank's bytes per component.
 // Only the first maxRanks ranks are written (≤ 0: TraceMaxRanks), and the
 // ranks Result.Notable names whose timelines the replay kept
-// (Result.NotableSpans), labelled "(straggler)" or "(waits the most)". The
+// (Result.NotableSpans), labelled as the timeline plot labels them
+// (notableRole). The
 // output is a function of the result only: same result, same bytes.
 func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 	if r == nil || r.Schedule == nil {
@@ -76,13 +77,9 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 	for rank := range min(len(r.Spans), maxRanks) {
 		traced = append(traced, tracedRank{rank, r.Spans[rank], "rank " + strconv.Itoa(rank)})
 	}
-	for i, rank := range r.Notable() {
+	for _, rank := range r.Notable() {
 		if spans, ok := r.NotableSpans[rank]; ok && rank >= len(traced) {
-			label := "rank " + strconv.Itoa(rank) + " (waits the most)"
-			if i == 0 && r.Straggler != nil && r.Straggler.Rank == rank {
-				label = "rank " + strconv.Itoa(rank) + " (straggler)"
-			}
-			traced = append(traced, tracedRank{rank, spans, label})
+			traced = append(traced, tracedRank{rank, spans, "rank " + strconv.Itoa(rank) + " (" + notableRole(r, rank) + ")"})
 		}
 	}
 	slices.SortFunc(traced, func(a, b tracedRank) int { return cmp.Compare(a.rank, b.rank) })

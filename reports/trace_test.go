@@ -230,8 +230,8 @@ func TestTraceHoldsStraggler(t *testing.T) {
 			label = e.Args.Name
 		}
 	}
-	if doc.OtherData.Shown != 5 || slices11 != len(run.Result.Schedule.Tasks) || label != "rank 11 (straggler)" {
-		t.Errorf("ranks_shown %d, rank 11: %d slices of %d tasks, named %q; want 5 ranks and the straggler's every task, named \"rank 11 (straggler)\"",
+	if doc.OtherData.Shown != 5 || slices11 != len(run.Result.Schedule.Tasks) || label != "rank 11 (the straggler)" {
+		t.Errorf("ranks_shown %d, rank 11: %d slices of %d tasks, named %q; want 5 ranks and the straggler's every task, named \"rank 11 (the straggler)\"",
 			doc.OtherData.Shown, slices11, len(run.Result.Schedule.Tasks), label)
 	}
 }
