@@ -1070,8 +1070,11 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 // slowHops is the latency p's paths add beyond their classes' (a
 // cluster.link_overrides latency) under choice c: the model's latency
 // with each class's hops at its slowest path's, less its latency. NCCL's
-// pipeline waits on its slowest hop at every step, so the slowest path
-// counts for all of them (the tuner's per-hop terms, Model.Cost).
+// tuner charges each step of a ring or tree its hop's latency
+// (src/graph/tuning.cc ncclTopoTuneModel: nsteps·intraLat +
+// nInterSteps·interLat, at 5067397c2676d5aed50042fc39e5c8ee96eb0027;
+// comm.latency), and a step waits for its slowest hop, so zerosim counts
+// the slowest path's latency for every hop of its class.
 func slowHops(m *Model, p *Plan, sh Shape, c Choice) units.Duration {
 	var lag [topology.NumClasses]units.Duration
 	for i := range p.Phases {

@@ -493,6 +493,8 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.Need, err = DeviceNeed(s, r.Peak); err != nil {
 			return nil, err
 		}
+		// The verdict turns on what the allocator cannot give back too;
+		// the reports say so where they give it (reports.FitVerdict).
 		r.Fits = r.Fits && r.Need <= r.GPUMemory
 		if r.Fits && r.Device > r.GPUMemory {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("the device needs %s of %s (the allocated peak with the CUDA context and NCCL's buffers), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",

@@ -748,9 +748,9 @@ func mulChecked(a, b int64) (int64, bool) {
 	return a * b, false
 }
 
-// GPT2VocabSize is GPT-2's vocabulary, the tokens of gpt2-vocab.json
+// gpt2VocabSize is GPT-2's vocabulary, the tokens of gpt2-vocab.json
 // (readVocab cites the sources).
-const GPT2VocabSize = 50257
+const gpt2VocabSize = 50257
 
 // gpt2Vocab reports whether the script's --vocab-file is gpt2-vocab.json
 // (in any directory): the GPT-2 vocabulary of Megatron's examples, whose
@@ -804,8 +804,8 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		// (gpt2_tokenization.py PRETRAINED_VOCAB_ARCHIVE_MAP['gpt2'] at
 		// 1eff5582), OpenAI's 50,257 tokens (transformers' GPT2Config
 		// vocab_size default, configuration_gpt2.py at 01ae98ae).
-		orig, from = GPT2VocabSize, fmt.Sprintf("GPT2BPETokenizer: --vocab-file gpt2-vocab.json, GPT-2's %d tokens", GPT2VocabSize)
-		m.note("--tokenizer-type GPT2BPETokenizer with --vocab-file gpt2-vocab.json: GPT-2's vocabulary, %d tokens (the file Megatron's gpt2_tokenization.py names for GPT-2; transformers' GPT2Config vocab_size); give --tokenizer-vocab-size N if the file is another", GPT2VocabSize)
+		orig, from = gpt2VocabSize, fmt.Sprintf("GPT2BPETokenizer: --vocab-file gpt2-vocab.json, GPT-2's %d tokens", gpt2VocabSize)
+		m.note("--tokenizer-type GPT2BPETokenizer with --vocab-file gpt2-vocab.json: GPT-2's vocabulary, %d tokens (the file Megatron's gpt2_tokenization.py names for GPT-2; transformers' GPT2Config vocab_size); give --tokenizer-vocab-size N if the file is another", gpt2VocabSize)
 	default:
 		what := "the tokenizer"
 		if ttGiven {
@@ -813,7 +813,7 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		}
 		hint := ""
 		if tt == "GPT2BPETokenizer" {
-			hint = "; GPT-2's gpt2-vocab.json has 50257"
+			hint = fmt.Sprintf("; GPT-2's gpt2-vocab.json has %d", gpt2VocabSize)
 		}
 		msg := fmt.Sprintf("%s reads its vocabulary from a file: give its size with --tokenizer-vocab-size N (the tokenizer's len() before Megatron pads it%s)", what, hint)
 		if ttGiven {

@@ -19,6 +19,8 @@ func TestUnitCaseSuggested(t *testing.T) {
 		{func(s string) error { _, err := ParseBandwidth(s); return err }, "300gib/s", `"300gib/s" is not a bandwidth (did you mean 300GiB/s? units are case-sensitive)`},
 		{func(s string) error { _, err := ParseDuration(s); return err }, "500NS", `"500NS" is not a duration (did you mean 500ns? units are case-sensitive)`},
 		{func(s string) error { _, err := ParseDuration(s); return err }, "2.84S", `"2.84S" is not a duration (did you mean 2.84s? units are case-sensitive)`},
+		// Two spellings of one unit (KB, kB): the first is named.
+		{func(s string) error { _, err := ParseBytes(s); return err }, "25kb", `"25kb" is not a size (did you mean 25KB? units are case-sensitive)`},
 		// Ambiguous: GB/s or Gb/s.
 		{func(s string) error { _, err := ParseBandwidth(s); return err }, "300GB/S", `"300GB/S" is not a bandwidth (use a bandwidth such as 450GB/s, 25GiB/s or 400Gbps)`},
 		// Valid forms are unchanged.

@@ -85,6 +85,7 @@ var (
 // is GB/s or Gb/s: bytes or bits) or what precedes it is not a number.
 func caseFix(s string, sufs []suffix) string {
 	fixed := ""
+	var mul, den int64
 	for _, x := range sufs {
 		if len(s) <= len(x.name) || !strings.EqualFold(s[len(s)-len(x.name):], x.name) {
 			continue
@@ -93,10 +94,12 @@ func caseFix(s string, sufs []suffix) string {
 		if _, err := strconv.ParseFloat(num, 64); err != nil {
 			continue
 		}
-		if fixed != "" && fixed != num+x.name {
-			return ""
+		if fixed != "" && (x.num != mul || x.den != den) {
+			return "" // two meanings ("25mb": MB or Mb)
 		}
-		fixed = num + x.name
+		if fixed == "" {
+			fixed, mul, den = num+x.name, x.num, x.den // spellings of one unit (KB, kB): the first
+		}
 	}
 	return fixed
 }

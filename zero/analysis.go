@@ -297,9 +297,8 @@ func streamPositions(sc *Schedule) []int32 {
 // first ones, in this order, without repeats: the straggler (Straggler,
 // the rank the others waited for the most), then the rank with the most
 // waiting and exposed communication (RankStats.Wait + ExposedComm; the
-// lowest such rank), unless every rank has as much. Nsight Systems' and
-// HTA's straggler views likewise pick the slowest rank rather than the
-// first ones. Nil when the ranks do not differ.
+// lowest such rank), unless every rank has as much: a view of the first
+// ranks alone leaves out the cause. Nil when the ranks do not differ.
 func (r *Result) Notable() []int {
 	var out []int
 	if r.Straggler != nil {
@@ -327,7 +326,10 @@ func (r *Result) Notable() []int {
 // compute at its GPU's speed, nothing beside it (RankStats.Alone), is above
 // the other ranks' median, the one that cost the others the most waiting.
 // A rank late only through its collectives (a degraded link) or through
-// waiting for another rank is none: nil then, however long the waits.
+// waiting for another rank is none: nil then, however long the waits. A
+// context-parallel ring's exchange runs inside the blocks' compute
+// (RankStats.Alone), so a cp group behind a degraded link is late by its
+// own compute: its rank is named, and run's step line says why.
 type Straggler struct {
 	Rank int
 	// Caused is the time the other ranks waited for this rank at

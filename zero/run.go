@@ -209,7 +209,7 @@ func (n *fabricNet) Start(c netCollective, began, done func()) {
 		began()
 		n.start(c, func() {
 			// The next one launches as this one ends, before this one's
-			// end is seen: its members never count no collective in
+			// end is seen, so its members never see zero collectives in
 			// flight between the two (which would re-time their compute
 			// twice under interference, for nothing).
 			next()

@@ -937,6 +937,13 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
+		// DeviceNeed is the profiler's device figure with no reserve and
+		// no pool: derived apart, as this test did before it existed.
+		noReserve := *s
+		noReserve.Memory.AllocatorOverhead = new(float64)
+		if _, apart, err := memory.ProfilerPeaks(&noReserve, alloc, 0); err != nil || apart != need {
+			t.Fatalf("%s row %d: device need %d, ProfilerPeaks without reserve or pool %d (%v)", name, i, need, apart, err)
+		}
 		c.allocGiB = float64(alloc) / float64(units.GiB)
 		c.needGiB = float64(need) / float64(units.GiB)
 		c.deviceGiB = float64(res.DevicePeak) / float64(units.GiB)
