@@ -203,7 +203,7 @@ func TestDeepSpeedOffloadBadInput(t *testing.T) {
 // the one DeepSpeed's function returns for the scenario's offload settings
 // (QA2 finding 5: it was always the no-offload row). Expected GPU bytes are
 // DeepSpeed's formulas by hand for P = 7e9, L = 131,072,000, G = 8
-// (stage_1_and_2.py:3087-3098, stage3.py:3754-3780 at edaa7221):
+// (stage_1_and_2.py:3087-3098, stage3.py:3754-3780 at edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
 // Z2 none 2P + int(18P/G) = 14e9 + 15.75e9; Z2 cpu_offload 2P;
 // Z3 none 4L + int(18P/G); cpu_offload 4L + int(2P/G); with
 // cpu_offload_params 4L. DeepSpeed reads cpu_offload_params only under

@@ -180,7 +180,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 		// pinned host buffers), so as far as GPU memory goes zerosim passes
 		// True for nvme too: the GPU formula has no device term. DeepSpeed
 		// reads cpu_offload_params only under cpu_offload (stage3.py:3757-3758
-		// at edaa722, and the _all_cold printer skips that pair,
+		// at edaa7221267243c7be7fb49c5d5f5c4fb97b4641, and the _all_cold printer skips that pair,
 		// stage3.py:3872-3873), so params offloaded without the optimizer
 		// give its no-offload row, which the note says.
 		offOpt := s.Offload.Optimizer != scenarios.OffloadNone

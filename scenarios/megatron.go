@@ -419,7 +419,7 @@ func mgReadLauncher(ws []mgWord) mgLauncher {
 		f.at = ws[i]
 		switch n {
 		case "--nnodes", "--nproc_per_node", "--nproc-per-node":
-		// DeepSpeed's launcher (deepspeed/launcher/runner.py at edaa7221):
+		// DeepSpeed's launcher (deepspeed/launcher/runner.py at edaa7221267243c7be7fb49c5d5f5c4fb97b4641):
 		// --num_nodes, and --num_gpus alias --num_accelerators per node.
 		case "--num_nodes", "--num_gpus", "--num_accelerators":
 		default:
@@ -764,7 +764,7 @@ func gpt2Vocab(a *mgArgs) bool {
 // import's --tokenizer-vocab-size; NullTokenizer's --vocab-size + 1 for its
 // EOD token; TikTokenizer's --vocab-size, 131072 unset), rounded up to a
 // multiple of --make-vocab-size-divisible-by × TP (_vocab_size_with_padding
-// in megatron/training/tokenizer/tokenizer.py at d580efc6).
+// in megatron/training/tokenizer/tokenizer.py at d580efc68a9f0dbf1945f834f6f6200cd01d3343).
 func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 	div, divGiven, err := a.int("make-vocab-size-divisible-by", 128, 1, maxVocab)
 	if err != nil {
@@ -799,7 +799,7 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		}
 	case tt == "GPT2BPETokenizer" && gpt2Vocab(a):
 		// _GPT2BPETokenizer.vocab_size is len(encoder) of --vocab-file
-		// (megatron/training/tokenizer/tokenizer.py at d580efc6);
+		// (megatron/training/tokenizer/tokenizer.py at d580efc68a9f0dbf1945f834f6f6200cd01d3343);
 		// gpt2-vocab.json is the vocabulary Megatron names for GPT-2
 		// (gpt2_tokenization.py PRETRAINED_VOCAB_ARCHIVE_MAP['gpt2'] at
 		// 1eff5582), OpenAI's 50,257 tokens (transformers' GPT2Config
