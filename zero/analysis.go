@@ -192,22 +192,20 @@ func (e *executor) criticalPath() []PathStep {
 		// member) or, queued on its communicator, when the one before it
 		// there ends (follow that one).
 		if task.Kind.IsComm() && e.arrive[i] < e.start[i] {
+			// The predecessor first: a queued collective's members all
+			// arrived before it started, and scanning them for the last
+			// took 80 % of a 16,384-rank symmetric replay.
+			if p := e.commPredecessor(r, t); p >= 0 {
+				t = p
+				continue
+			}
 			_, members := e.members(task.Group, r)
-			last := -1
 			for _, m := range members {
 				if e.arrive[e.at(m, t)] == e.start[i] {
-					last = m
+					r = m
 					break
 				}
 			}
-			if last < 0 {
-				if p := e.commPredecessor(r, t); p >= 0 {
-					t = p
-					continue
-				}
-				last = r
-			}
-			r = last
 			i = e.at(r, t)
 		}
 		if pos == nil {
