@@ -65,8 +65,7 @@ func LatencyLevers(src Source, s *scenarios.Scenario) []Lever {
 // path when nothing else breaks the symmetry). False when that scenario
 // does not load or replay.
 func WithoutLinkOverrides(src Source) (Lever, bool) {
-	const set = "cluster.link_overrides=[]"
-	v, err := src.Load(set)
+	v, err := src.Load(noLinkOverrides)
 	if err != nil {
 		return Lever{}, false
 	}
@@ -75,5 +74,9 @@ func WithoutLinkOverrides(src Source) (Lever, bool) {
 		return Lever{}, false
 	}
 	peak, _ := res.Peak()
-	return Lever{Set: set, Step: res.StepTime, Peak: peak, Latency: res.Latency}, true
+	return Lever{Set: noLinkOverrides, Step: res.StepTime, Peak: peak, Latency: res.Latency}, true
 }
+
+// noLinkOverrides is the override that puts every link back at its
+// class's figures (WithoutLinkOverrides, plan --network's free replay).
+const noLinkOverrides = "cluster.link_overrides=[]"

@@ -208,7 +208,7 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 	// sweep's bandwidth can reach, and their share is the difference.
 	bound, free, ft := top, topS, top
 	if len(topS.Cluster.LinkOverrides) > 0 {
-		if free, err = src.Load(append(loadSets(stage, c, maxNICBandwidth), "cluster.link_overrides=[]")...); err != nil {
+		if free, err = src.Load(append(loadSets(stage, c, maxNICBandwidth), noLinkOverrides)...); err != nil {
 			return sb, err
 		}
 		if ft, err = zero.Replay(free, zero.Options{NoCollectives: true}); err != nil {
