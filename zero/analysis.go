@@ -336,9 +336,10 @@ type Straggler struct {
 	// compute and collectives), the part at collectives whose last
 	// arriver this rank made late (rootOf).
 	Caused units.Duration
-	// Compute is the straggler's compute time; MedianCompute the (lower)
-	// median compute time of the other ranks, so that with two ranks it is
-	// the other rank's, not the straggler's own.
+	// Compute is the straggler's compute at its GPU's speed with nothing
+	// beside it (RankStats.Alone), MedianCompute the (lower) median of the
+	// other ranks' (so that with two ranks it is the other rank's, not
+	// the straggler's own): the figures it is chosen by.
 	Compute, MedianCompute units.Duration
 }
 
@@ -531,21 +532,8 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 	if best < 0 {
 		return nil
 	}
-	var comps []units.Duration
-	var own units.Duration
-	for _, s := range stats {
-		if s.Rank == best {
-			own = s.Compute
-			continue
-		}
-		comps = append(comps, s.Compute)
-	}
-	slices.Sort(comps)
-	st := &Straggler{Rank: best, Caused: caused[best], Compute: own}
-	if len(comps) > 0 {
-		st.MedianCompute = comps[(len(comps)-1)/2]
-	}
-	return st
+	// Reported with the figures it was chosen by.
+	return &Straggler{Rank: best, Caused: caused[best], Compute: stats[best].Alone, MedianCompute: othersMedian(stats[best].Alone)}
 }
 
 // Interval is a stretch [Lo, Hi) of simulated time.
