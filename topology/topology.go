@@ -290,6 +290,13 @@ func (t *Topology) Params(id LinkID) LinkParams {
 // of every link of the class.
 func (t *Topology) ClassParams(c Class) LinkParams { return t.params[c] }
 
+// Overridden reports whether link id's bandwidth or latency is not its
+// class's (a cluster.link_overrides entry changed it). It panics if id is
+// out of range (a caller bug).
+func (t *Topology) Overridden(id LinkID) bool {
+	return t.Params(id) != t.params[t.class(id)]
+}
+
 // LinkClass is link id's class (Links()[id].Class, without building the
 // link). It panics if id is out of range (a caller bug).
 func (t *Topology) LinkClass(id LinkID) Class {

@@ -223,3 +223,29 @@ func TestLinkAccessors(t *testing.T) {
 		}
 	}
 }
+
+// TestOverridden: a link override changes its links' parameters, not its
+// class's (ClassParams, what a cost model assumes), and Overridden names
+// exactly the links it changed.
+func TestOverridden(t *testing.T) {
+	intra := LinkParams{Bandwidth: 300e9, Latency: 500}
+	inter := LinkParams{Bandwidth: 50e9, Latency: 2000}
+	topo, err := New(Params{Nodes: 2, GPUsPerNode: 4, Intra: intra, Inter: inter,
+		Overrides: []Override{{Node: 1, GPU: 2, Class: Inter, Bandwidth: 1e9}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo.ClassParams(Intra) != intra || topo.ClassParams(Inter) != inter {
+		t.Errorf("class parameters %v, %v; want the cluster's %v, %v", topo.ClassParams(Intra), topo.ClassParams(Inter), intra, inter)
+	}
+	var changed []LinkID
+	for id := range LinkID(topo.NumLinks()) {
+		if topo.Overridden(id) {
+			changed = append(changed, id)
+		}
+	}
+	// GPU 6 (node 1, local 2): its NIC's egress and ingress.
+	if want := []LinkID{topo.linkID(Inter, Egress, 6), topo.linkID(Inter, Ingress, 6)}; len(changed) != 2 || changed[0] != want[0] || changed[1] != want[1] {
+		t.Errorf("overridden links %v, want %v", changed, want)
+	}
+}

@@ -327,7 +327,7 @@ func NewRingNet(s *scenarios.Scenario, f *collectives.Fabric, m *collectives.Mod
 func overridden(t *topology.Topology) bool {
 	for id := range t.NumLinks() {
 		l := topology.LinkID(id)
-		if t.Params(l) != t.ClassParams(t.LinkClass(l)) {
+		if t.Overridden(l) {
 			return true
 		}
 	}
@@ -392,7 +392,7 @@ func (r *RingNet) at(d int) (*RingNet, error) {
 				return nil, fmt.Errorf("zero: context-parallel ring: %w", err)
 			}
 			for _, l := range p.Links {
-				if t.Params(l) != t.ClassParams(t.LinkClass(l)) {
+				if t.Overridden(l) {
 					return &RingNet{ringState: r.ringState, group: d + 1}, nil
 				}
 			}
