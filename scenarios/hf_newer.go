@@ -237,7 +237,9 @@ func hfMistral3(c *hfConfig) (*HFModel, error) {
 		text[k] = x
 	}
 	text["architectures"] = []any{"MistralForCausalLM"}
-	hm, err := hfLlamaLike(&hfConfig{file: c.file, keys: c.keys, m: text, prefix: "text_config."})
+	withArch := *tc // the text decoder's keys and positions, its class named
+	withArch.m = text
+	hm, err := hfLlamaLike(&withArch)
 	if err != nil {
 		return nil, err
 	}

@@ -725,15 +725,10 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	arch, _ := c.architecture()
 	tc := c
 	if arch == "Llama4ForConditionalGeneration" {
-		v, present := c.m["text_config"]
-		sub, ok := v.(map[string]any)
-		if !present {
-			return nil, c.errorf("text_config is missing (Llama4ForConditionalGeneration needs the text decoder's text_config object)")
+		var err error
+		if tc, err = c.textConfig(arch); err != nil {
+			return nil, err
 		}
-		if !ok {
-			return nil, c.errorf("text_config is %s (Llama4ForConditionalGeneration needs the text decoder's text_config object)", describeJSON(v))
-		}
-		tc = &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config."}
 	}
 	hm, err := tc.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {
