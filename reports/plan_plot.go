@@ -40,7 +40,7 @@ func networkTable(np *sweep.NetworkPlan) *table {
 		"its forward, backward and optimizer time, the step no network can beat; step now: at this cluster's %s per GPU.", bw(np.NominalPerGPU)), 118, ""))
 	if len(np.Degraded) > 0 {
 		t.Notes = append(t.Notes, wrap(fmt.Sprintf("cluster.link_overrides: the %s keep%s that bandwidth at every bandwidth swept, "+
-			"\"step now\" included; cluster.inter.bandwidth sets the other links.", linkBandwidths(np.Degraded), map[bool]string{true: "s", false: ""}[len(np.Degraded) == 1]), 118, ""))
+			"\"step now\" included; cluster.inter.bandwidth sets the other links.", linkBandwidths(np.Degraded), oneOrMany(len(np.Degraded), "s", "")), 118, ""))
 	}
 	t.Notes = append(t.Notes, wrap("Below that bandwidth the step is network-bound: this answers deepspeedai/DeepSpeed#2928 "+
 		"(\"what internode bandwidth is required to choose DeepSpeed over TP+PP\") for this model and cluster.", 118, ""))
@@ -69,7 +69,7 @@ func networkNote(sb sweep.StageBandwidth, tol float64) string {
 	var parts []string
 	if a.Links > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f %% is the %s (cluster.link_overrides), which no value of cluster.inter.bandwidth lifts "+
-			"(without the override%s the step at 25 TB/s is %s)", of(a.Links), linkBandwidths(a.Degraded), map[bool]string{true: "", false: "s"}[len(a.Degraded) == 1], planDur(a.Free)))
+			"(without the override%s the step at 25 TB/s is %s)", of(a.Links), linkBandwidths(a.Degraded), oneOrMany(len(a.Degraded), "", "s"), planDur(a.Free)))
 	}
 	if a.Slowed > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f %% is compute slowed by the collectives beside it (communication.compute_interference %g), "+
@@ -97,21 +97,12 @@ func networkNote(sb sweep.StageBandwidth, tol float64) string {
 // link at node 1 at 1.00 GB/s", "… with latency 500µs", "links at node 1
 // (inter, 1.00 GB/s) and …".
 func linkBandwidths(d []zero.DegradedLink) string {
-	if len(d) == 1 {
-		at := " at "
-		if !d[0].SlowBandwidth() {
-			at = " with "
+	return joinLinks(d, func(x zero.DegradedLink) string {
+		if !x.SlowBandwidth() {
+			return " with " + x.Figures()
 		}
-		return fmt.Sprintf("%s link at %s%s%s", d[0].Class, d[0].Where(), at, d[0].Figures())
-	}
-	var names []string
-	for _, x := range d {
-		names = append(names, fmt.Sprintf("%s (%s, %s)", x.Where(), x.Class, x.Figures()))
-	}
-	if len(names) == 0 {
-		return "overridden links"
-	}
-	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+		return " at " + x.Figures()
+	}, func(x zero.DegradedLink) string { return fmt.Sprintf("%s (%s, %s)", x.Where(), x.Class, x.Figures()) })
 }
 
 // shortConfig is a stage's configuration in a cell: the plan's fastest that

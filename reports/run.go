@@ -726,14 +726,31 @@ func (run *Run) timeTable() *table {
 // linkNames names degraded links: "inter link at node 1 gpu 2", "links at
 // node 1 (inter) and node 0 gpu 3 (intra)".
 func linkNames(d []zero.DegradedLink) string {
-	if len(d) == 1 {
-		return fmt.Sprintf("%s link at %s", d[0].Class, d[0].Where())
+	return joinLinks(d, func(zero.DegradedLink) string { return "" }, func(x zero.DegradedLink) string { return fmt.Sprintf("%s (%s)", x.Where(), x.Class) })
+}
+
+// joinLinks names degraded links: one as "CLASS link at WHERE" and what
+// tail gives it, several as "links at A, B and C", each as item gives it.
+func joinLinks(d []zero.DegradedLink, tail, item func(zero.DegradedLink) string) string {
+	switch len(d) {
+	case 0:
+		return "overridden links"
+	case 1:
+		return fmt.Sprintf("%s link at %s%s", d[0].Class, d[0].Where(), tail(d[0]))
 	}
-	var names []string
-	for _, x := range d {
-		names = append(names, fmt.Sprintf("%s (%s)", x.Where(), x.Class))
+	names := make([]string, len(d))
+	for i, x := range d {
+		names[i] = item(x)
 	}
 	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// oneOrMany is one when n is 1, else many: a verb's or pronoun's number.
+func oneOrMany(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // phaseTable is the communication of each phase: the algorithms its
@@ -1037,25 +1054,19 @@ func (run *Run) linkFinding() string {
 	what := "The degraded " + linkChanges(r.Degraded)
 	if r.StepTime <= w.Step {
 		return fmt.Sprintf("%s cost%s nothing here: the step is %v without cluster.link_overrides too.",
-			what, map[bool]string{true: "s", false: ""}[len(r.Degraded) == 1], w.Step)
+			what, oneOrMany(len(r.Degraded), "s", ""), w.Step)
 	}
 	d := r.StepTime - w.Step
 	return fmt.Sprintf("%s add%s %v to the step (%s %% of it): %v against %v without cluster.link_overrides (%.2f×), through the collectives crossing %s.",
-		what, map[bool]string{true: "s", false: ""}[len(r.Degraded) == 1], d, percent(int64(d), int64(r.StepTime)), r.StepTime, w.Step,
-		float64(r.StepTime)/float64(w.Step), map[bool]string{true: "it", false: "them"}[len(r.Degraded) == 1])
+		what, oneOrMany(len(r.Degraded), "s", ""), d, percent(int64(d), int64(r.StepTime)), r.StepTime, w.Step,
+		float64(r.StepTime)/float64(w.Step), oneOrMany(len(r.Degraded), "it", "them"))
 }
 
 // linkChanges names degraded links with what is slower: "inter link at
 // node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s)", "links at … and …".
 func linkChanges(d []zero.DegradedLink) string {
-	if len(d) == 1 {
-		return fmt.Sprintf("%s link at %s (%s)", d[0].Class, d[0].Where(), d[0].Change())
-	}
-	var names []string
-	for _, x := range d {
-		names = append(names, fmt.Sprintf("%s %s (%s)", x.Where(), x.Class, x.Change()))
-	}
-	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return joinLinks(d, func(x zero.DegradedLink) string { return " (" + x.Change() + ")" },
+		func(x zero.DegradedLink) string { return fmt.Sprintf("%s %s (%s)", x.Where(), x.Class, x.Change()) })
 }
 
 // WriteRunTable writes the terminal report of a run: the headline, the
