@@ -254,7 +254,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	if a.outDir != "" {
-		if err := writeCalibrationPlots(a.outDir, rep); err != nil {
+		if err := writeCalibrationPlots(a.err, a.outDir, rep); err != nil {
 			return err
 		}
 	}
@@ -266,7 +266,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 
 // writeCalibrationPlots draws one plot per log (PNG and SVG) into dir,
 // with its manifest (reports.WriteOutputDir).
-func writeCalibrationPlots(dir string, rep *reports.CalibrationReport) error {
+func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.CalibrationReport) error {
 	if err := reports.CheckOutputDir(dir); err != nil {
 		return inputError{fmt.Errorf("-o: %w", err)}
 	}
@@ -282,8 +282,7 @@ func writeCalibrationPlots(dir string, rep *reports.CalibrationReport) error {
 		}
 		files = append(files, fs...)
 	}
-	_, err := reports.WriteOutputDir(dir, files)
-	return err
+	return writeOutputDir(errOut, dir, files)
 }
 
 func fitParams(p collectives.Params) reports.CalibrationParams {

@@ -247,14 +247,7 @@ func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) erro
 	if err != nil {
 		return err
 	}
-	paths, err := reports.WriteOutputDir(dir, files)
-	if err != nil {
-		return err
-	}
-	for _, p := range paths {
-		fmt.Fprintf(errOut, "zerosim: wrote %s\n", p)
-	}
-	return nil
+	return writeOutputDir(errOut, dir, files)
 }
 
 // checkVaryValues loads FILE with each value of --vary before anything

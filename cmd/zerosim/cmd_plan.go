@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -261,12 +260,7 @@ func writePlan(a *app, pr *reports.PlanReport) error {
 	if err != nil {
 		return err
 	}
-	paths, err := reports.WriteOutputDir(a.outDir, files)
-	if err != nil {
-		return fmt.Errorf("-o: %w", err)
-	}
-	fmt.Fprintf(a.err, "zerosim: wrote %s\n", strings.Join(paths, ", "))
-	return nil
+	return writeOutputDir(a.err, a.outDir, files)
 }
 
 // newBar returns a progress bar on errOut when it is a terminal, else nil.

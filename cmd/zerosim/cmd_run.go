@@ -175,12 +175,20 @@ func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []rep
 		fmt.Fprintf(errOut, "zerosim: wrote %s\n", tracePath)
 	}
 	if dir != "" {
-		paths, err := reports.WriteOutputDir(dir, files)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(errOut, "zerosim: %s\n", wroteFiles(len(paths), dir))
+		return writeOutputDir(errOut, dir, files)
 	}
+	return nil
+}
+
+// writeOutputDir writes -o's files (reports.WriteOutputDir: each
+// atomically, the manifest last) and says so in one line, as every
+// command with -o does.
+func writeOutputDir(errOut io.Writer, dir string, files []reports.OutputFile) error {
+	paths, err := reports.WriteOutputDir(dir, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "zerosim: %s\n", wroteFiles(len(paths), dir))
 	return nil
 }
 
