@@ -1008,7 +1008,13 @@ func (run *Run) findings() []string {
 	}
 	if all > 0 {
 		if net := wire[topology.Inter]; net > 0 {
-			out = append(out, fmt.Sprintf("The slow network carries %s %% of the wire bytes (%s of %s per step).", percent(net, all), u.format(net), u.format(all)))
+			// "Slow" unless an NVLink port is degraded: then the network
+			// is not the slow link (QA4 s16 F12g).
+			which := "The slow network"
+			if slices.ContainsFunc(r.Degraded, func(d zero.DegradedLink) bool { return d.Class == scenarios.LinkIntra }) {
+				which = "The network (inter-node links)"
+			}
+			out = append(out, fmt.Sprintf("%s carries %s %% of the wire bytes (%s of %s per step).", which, percent(net, all), u.format(net), u.format(all)))
 		} else {
 			out = append(out, fmt.Sprintf("All %s of wire traffic stays on the fast intra-node links.", u.format(all)))
 		}

@@ -237,6 +237,12 @@ func TestFindings(t *testing.T) {
 			t.Errorf("findings lack %q:\n%s", want, f)
 		}
 	}
+	// With an NVLink port degraded the network is not called the slow
+	// link (QA4 s16 F12g).
+	slowNV := strings.Join(exampleRun(t, "seed000-k4", "cluster.link_overrides=[{node: 1, gpu: 0, class: intra, bandwidth: 1GB/s}]").findings(), "\n")
+	if !strings.Contains(slowNV, "The network (inter-node links) carries 42.9 % of the wire bytes") || strings.Contains(slowNV, "slow network") {
+		t.Errorf("findings with a degraded NVLink port:\n%s", slowNV)
+	}
 	tiny := strings.Join(tinyRun(t).findings(), "\n")
 	if !strings.Contains(tiny, "ZeRO-3 exposes 100.0 % of its all-gather time") || !strings.Contains(tiny, "All 1.52 KiB of wire traffic stays on the fast intra-node links.") {
 		t.Errorf("tiny findings:\n%s", tiny)
