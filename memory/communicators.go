@@ -14,15 +14,15 @@ import "github.com/zerosim/zerosim/scenarios"
 //
 // DeepSpeed: parameters gather over the world group
 // (deepspeedai/DeepSpeed deepspeed/runtime/zero/partition_parameters.py at
-// e9503fe4, Init: ds_process_group = dist.get_world_group() when no group
+// e9503fe40ee127e74c8b0ea962aac4f0ae957624, Init: ds_process_group = dist.get_world_group() when no group
 // is given; the engine's DeepSpeedZeRoOffload passes mpu's data-parallel
 // group, none without an mpu) and gradients reduce-scatter over the
-// engine's data-parallel group, a clone of it (stage3.py at e9503fe4
+// engine's data-parallel group, a clone of it (stage3.py at e9503fe40ee127e74c8b0ea962aac4f0ae957624
 // __avg_scatter_grads: reduce_scatter_coalesced(full_grads_for_rank,
 // self.dp_process_group); engine.py passes
 // dp_process_group=seq_data_parallel_group; utils/groups.py
 // _get_data_parallel_group without an mpu returns _clone_world_group,
-// dist.new_group over every rank). From v0.19.3 (02663d6e, 2026-06-26,
+// dist.new_group over every rank). From v0.19.3 (02663d6e502684d5d3544d9b81fcf70a8283eb8f, 2026-06-26,
 // AutoEP with ZeRO-3) stage3.py reduces each parameter's gradients over
 // its own partition group (_get_param_partition_group: ds_process_group,
 // the world group), so the two share one communicator there; the stack
@@ -61,7 +61,7 @@ import "github.com/zerosim/zerosim/scenarios"
 // The default boundary, reshard (the seeds' schedule, and what zerosim
 // import deepspeed and the ZeRO++ keys resolve to), keeps one
 // communicator: with DeepSpeed's bound on reduce-scatters in flight
-// (ReduceScatterLags) it is DeepSpeed's ZeRO-3 from v0.19.3 (02663d6e),
+// (ReduceScatterLags) it is DeepSpeed's ZeRO-3 from v0.19.3 (02663d6e502684d5d3544d9b81fcf70a8283eb8f),
 // which reduces over the parameters' group, while boundary: deepspeed is
 // the versions before it, which the validation rows ran.
 func GradientCommunicator(s *scenarios.Scenario) bool {

@@ -131,5 +131,5 @@ func walkLags(s *scenarios.Scenario) []int {
 
 // deepSpeedMaxParamReduceEvents is DeepSpeed ZeRO-3's
 // max_param_reduce_events ("TODO. make this configurable via JSON",
-// stage3.py at edaa7221): the host waits when more are outstanding.
+// stage3.py at edaa7221267243c7be7fb49c5d5f5c4fb97b4641): the host waits when more are outstanding.
 const deepSpeedMaxParamReduceEvents = 2

@@ -11,7 +11,7 @@ import (
 // TestReduceScatterLags: the units of gradient sync each stack lets pend
 // beside a ZeRO-3 backward. DeepSpeed's host blocks when more than
 // max_param_reduce_events = 2 reductions of reduce_bucket_size elements
-// are outstanding (stage3.py at edaa7221): three buckets' elements in
+// are outstanding (stage3.py at edaa7221267243c7be7fb49c5d5f5c4fb97b4641): three buckets' elements in
 // flight, which here are 3 × 40 MB / 2 B = 60,000,000 bf16 elements (three
 // units of 20,000,000 hold them, units of 19,999,999 take four; fewer
 // toward the end of the backward, where fewer units are left) or

@@ -93,7 +93,7 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // unit released after its forward (not KeptAcrossBoundary), under
 // communication.boundary: deepspeed at stage 3; 0 otherwise.
 //
-// DeepSpeed 0.11.1 (deepspeedai/DeepSpeed e9503fe4) gathers each module's
+// DeepSpeed 0.11.1 (deepspeedai/DeepSpeed e9503fe40ee127e74c8b0ea962aac4f0ae957624) gathers each module's
 // parameters on its coordinator's allgather stream
 // (deepspeed/runtime/zero/partitioned_param_coordinator.py
 // __all_gather_params_: all_gather_coalesced, which allocates the gathered

@@ -220,7 +220,7 @@ type model struct {
 // live at rest, as DeepSpeed's ZeRO-3 keeps them (communication.boundary:
 // deepspeed selects that stack): its optimizer allocates one flat buffer of
 // every partition of the rank once, in _setup_for_real_optimizer
-// (deepspeedai/DeepSpeed deepspeed/runtime/zero/stage3.py at e9503fe4:
+// (deepspeedai/DeepSpeed deepspeed/runtime/zero/stage3.py at e9503fe40ee127e74c8b0ea962aac4f0ae957624:
 // grad_partitions_flat_buffer = torch.zeros(sum(p.partition_numel()), dtype=
 // gradient_accumulation_dtype), the model dtype under bf16 with ZeRO,
 // engine.py get_data_types), keeps it for the run and copies each

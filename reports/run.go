@@ -602,7 +602,7 @@ func windowUtilization(s *scenarios.Scenario, u zero.Utilization) string {
 
 // fp8Utilization is, under an fp8 recipe, what MFU is over: the bf16 peak,
 // as torchtitan reports it whatever the float8 setting (get_peak_flops in
-// torchtitan/tools/utils.py at 238fa99 returns the bf16 peak), so fp8
+// torchtitan/tools/utils.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1 returns the bf16 peak), so fp8
 // GEMMs can take it past 100 %; and MFU over cluster.peak_fp8. ""
 // otherwise.
 func fp8Utilization(s *scenarios.Scenario, u zero.Utilization) string {

@@ -415,7 +415,7 @@ func (r *accReader) deepspeedPlugin(top map[string]accField, dt accField) error 
 	zero := fmt.Sprintf(`"stage": %s, "offload_optimizer": {"device": %q}, "offload_param": {"device": %q}`,
 		num("zero_stage", "2"), dev("offload_optimizer_device"), dev("offload_param_device"))
 	// An unset gradient_accumulation_steps stays "auto", DeepSpeedPlugin's
-	// default (utils/dataclasses.py at 0059501), filled from the script.
+	// default (utils/dataclasses.py at 0059501736ae1d285b1602fcd9ae0d54c90e16fa), filled from the script.
 	ga := num("gradient_accumulation_steps", `"auto"`)
 	cfg := fmt.Sprintf(`{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": %s, "zero_optimization": {%s}`,
 		ga, zero)

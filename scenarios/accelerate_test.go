@@ -137,7 +137,7 @@ func TestImportAccelerateErrors(t *testing.T) {
 // writes DeepSpeed's settings inline (QA2 finding 6); the import pointed at
 // a ds_config.json that does not exist. It now gives the ds_config
 // Accelerate's DeepSpeedPlugin builds from them (dataclasses.py
-// __post_init__ at 0059501: batch sizes "auto", gradient_accumulation_steps,
+// __post_init__ at 0059501736ae1d285b1602fcd9ae0d54c90e16fa: batch sizes "auto", gradient_accumulation_steps,
 // zero_optimization.stage and the two offload devices, gradient_clipping
 // when set; set_mixed_precision: bf16.enabled), which import deepspeed
 // reads back to stage 3, grad_accum 4, bf16 on 2 nodes.

@@ -97,7 +97,7 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 		// deepspeed/runtime/config_utils.py, at dsCommit): "Duplicate keys
 		// in DeepSpeed config". Given a dict it does not check, and
 		// Accelerate and the HF Trainer load the file with json.load
-		// (accelerate/utils/deepspeed.py at 0059501), which keeps the
+		// (accelerate/utils/deepspeed.py at 0059501736ae1d285b1602fcd9ae0d54c90e16fa), which keeps the
 		// last: which value ran depends on the launcher, so neither is
 		// taken.
 		line, col := lineCol(data, k.First)

@@ -245,7 +245,7 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 }
 
 // TestImportDeepSpeedRules: DeepSpeed's defaults and rules on small
-// configs (deepspeed/runtime at edaa7221).
+// configs (deepspeed/runtime at edaa7221267243c7be7fb49c5d5f5c4fb97b4641).
 func TestImportDeepSpeedRules(t *testing.T) {
 	for _, c := range []struct {
 		json string

@@ -339,13 +339,13 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 }
 
 // mgDeepSpeedFlags are the flags deepspeed.add_config_arguments adds
-// (DeepSpeed edaa7221, deepspeed/__init__.py _add_core_arguments).
+// (DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641, deepspeed/__init__.py _add_core_arguments).
 // Megatron-LM does not know them; microsoft/Megatron-DeepSpeed's
-// parse_args adds them (megatron/arguments.py at f4157bea, line 54).
+// parse_args adds them (megatron/arguments.py at f4157bea69f3df8c6cb66f2ebcda66ba03d1288e, line 54).
 var mgDeepSpeedFlags = []string{"deepspeed", "deepspeed_config", "deepscale", "deepscale_config"}
 
 // refuseDeepSpeed refuses a Megatron-DeepSpeed launch. That program is
-// not Megatron-LM: with --deepspeed, megatron/training.py (f4157bea)
+// not Megatron-LM: with --deepspeed, megatron/training.py (f4157bea69f3df8c6cb66f2ebcda66ba03d1288e)
 // builds args.deepspeed_config_dict from the --deepspeed_config JSON and
 // passes it to deepspeed.initialize(config=...), so ZeRO, the batch and
 // the precision are the DeepSpeed config's; its --zero-stage only picks
@@ -802,7 +802,7 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		// (megatron/training/tokenizer/tokenizer.py at d580efc68a9f0dbf1945f834f6f6200cd01d3343);
 		// gpt2-vocab.json is the vocabulary Megatron names for GPT-2
 		// (gpt2_tokenization.py PRETRAINED_VOCAB_ARCHIVE_MAP['gpt2'] at
-		// 1eff5582), OpenAI's 50,257 tokens (transformers' GPT2Config
+		// 1eff55827898216393aa5960474c3788b0bc40c5), OpenAI's 50,257 tokens (transformers' GPT2Config
 		// vocab_size default, configuration_gpt2.py at 01ae98ae).
 		orig, from = gpt2VocabSize, fmt.Sprintf("GPT2BPETokenizer: --vocab-file gpt2-vocab.json, GPT-2's %d tokens", gpt2VocabSize)
 		m.note("--tokenizer-type GPT2BPETokenizer with --vocab-file gpt2-vocab.json: GPT-2's vocabulary, %d tokens (the file Megatron's gpt2_tokenization.py names for GPT-2; transformers' GPT2Config vocab_size); give --tokenizer-vocab-size N if the file is another", gpt2VocabSize)

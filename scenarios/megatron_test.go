@@ -111,7 +111,7 @@ func TestImportMegatronErrors(t *testing.T) {
 		{"unresolved nnodes", "", "NNODES=$SLURM_NNODES\ntorchrun --nnodes $NNODES \\\n  pretrain_gpt.py " + base, MegatronOptions{},
 			"args.txt:2:19: torchrun --nnodes $SLURM_NNODES: $SLURM_NNODES is not known here (the script computes it or takes it from outside): pass the import's --nodes N"},
 		// Megatron-DeepSpeed: deepspeed.initialize takes ZeRO from the
-		// --deepspeed_config JSON (megatron/training.py at f4157bea).
+		// --deepspeed_config JSON (megatron/training.py at f4157bea69f3df8c6cb66f2ebcda66ba03d1288e).
 		{"megatron-deepspeed", "", "deepspeed --num_nodes 2 --num_gpus 8 pretrain_gpt.py " + base + "--deepspeed --deepspeed_config ds_config.json --zero-stage 2", MegatronOptions{},
 			"--deepspeed: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed ds_config.json --nodes 2 --gpus-per-node 8 --gpu GPU,"},
 		{"deepscale config", "", base + "--deepscale_config=z.json", MegatronOptions{Nodes: 4, GPU: "A100-80GB"},
@@ -149,7 +149,7 @@ func TestImportMegatronErrors(t *testing.T) {
 
 // TestImportMegatronDeepSpeedLauncher: a Megatron-LM run started by
 // DeepSpeed's launcher takes its cluster from --num_nodes and --num_gpus
-// (deepspeed/launcher/runner.py at edaa7221): world = 2 × 4 = 8 GPUs.
+// (deepspeed/launcher/runner.py at edaa7221267243c7be7fb49c5d5f5c4fb97b4641): world = 2 × 4 = 8 GPUs.
 func TestImportMegatronDeepSpeedLauncher(t *testing.T) {
 	args := "deepspeed --hostfile h --num_nodes=2 --num_gpus 4 pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 64 --tokenizer-type NullTokenizer --vocab-size 1000"
 	for _, tc := range []struct {

@@ -683,7 +683,7 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 		// data_parallel_shard_degree = -1 (its default) takes the ranks
 		// the other degrees leave: dp_shard = world_size // (dp_replicate
 		// · cp · tp · pp) (torchtitan/distributed/parallel_dims.py,
-		// ParallelDims._validate, at 238fa99).
+		// ParallelDims._validate, at 238fa9953e4aec2a62582121564273d7cbb1e9f1).
 		if gpus%int64(p.CP) != 0 {
 			return l.errPath("parallelism.cp", fmt.Sprintf("cp=%d does not divide the cluster's %d GPUs, which dp: auto fills (use a divisor of %d)", p.CP, gpus, gpus))
 		}
@@ -985,15 +985,15 @@ func (l *loader) resolveMemory(s *Scenario) *Error {
 // linear-attention blocks and warns under eager attention: neither runs
 // ring attention. PyTorch's context parallelism (context_parallel, torchtitan's
 // apply_cp_to_attention_module: torchtitan/distributed/context_parallel.py
-// at 238fa99) shards every sequence over the cp ranks and replaces only
+// at 238fa9953e4aec2a62582121564273d7cbb1e9f1) shards every sequence over the cp ranks and replaces only
 // the SDPA calls with ring attention:
 //
 //   - training.attention eager (softmax(QKᵀ)V as matmuls) is no SDPA call:
 //     it gets no ring (a warning, below: zero counts no exchange for
 //     it, only the FLOPs of a rank's queries over all keys). torchtitan raises for
 //     anything but SDPA under CP (deepseek_v3 and qwen3
-//     infra/parallelize.py at 238fa99: "Context Parallel only supports SDPA
-//     attention"; torchtitan 9dec370 runs CP under sdpa_kernel's flash and
+//     infra/parallelize.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1: "Context Parallel only supports SDPA
+//     attention"; torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b runs CP under sdpa_kernel's flash and
 //     memory-efficient backends).
 //   - A linear-attention block (Gated DeltaNet) carries its recurrent
 //     state along the whole sequence, which no ring passes between the

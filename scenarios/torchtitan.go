@@ -46,7 +46,7 @@ type TorchtitanCluster struct {
 
 // DefaultTorchtitanGPUsPerNode is the GPUs per node when none is given:
 // torchtitan's run_train.sh launches NGPU=${NGPU:-"8"} processes per node
-// (run_train.sh at 238fa99).
+// (run_train.sh at 238fa9953e4aec2a62582121564273d7cbb1e9f1).
 const DefaultTorchtitanGPUsPerNode = 8
 
 // Torchtitan is an imported job config: the scenario's values, each
@@ -60,10 +60,10 @@ type Torchtitan struct {
 	// deepseek_v3, gpt_oss, llama4: torchtitan_moe.go); nil for llama3.
 	HF *HFModel
 	// Old marks a job config with keys of torchtitan's config_manager.py
-	// schema before 785c34c (9dec370's), read with 9dec370's defaults.
+	// schema before 785c34c (9dec370ad26b5f8e9a7333a0e36165018262644b's), read with 9dec370ad26b5f8e9a7333a0e36165018262644b's defaults.
 	Old bool
 	// Boundary, when set, is the communication.boundary the file's
-	// torchtitan applies (BoundaryFSDP2Head from 83e6941); "" leaves the
+	// torchtitan applies (BoundaryFSDP2Head from 83e6941055fd36434ba50c1a4c7c39cb02327429); "" leaves the
 	// stack preset's fsdp2 (the last block kept gathered, before it).
 	Boundary Boundary
 	Params   int64 // the flavor's parameter count
@@ -75,9 +75,9 @@ type Torchtitan struct {
 	// EP is parallelism.expert_parallel_degree (1: none).
 	EP int
 	// Attention, when set, is training.attention (flash: torchtitan
-	// 238fa99's SDPA and FlexAttention take the kv heads unrepeated,
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1's SDPA and FlexAttention take the kv heads unrepeated,
 	// gqaAttention; FlexAttention masks also skip blocks: gpt_oss,
-	// llama4's _irope); "" leaves the stack preset's sdpa (a 9dec370
+	// llama4's _irope); "" leaves the stack preset's sdpa (a 9dec370ad26b5f8e9a7333a0e36165018262644b
 	// file). AttentionKernel, when set, is training.attention_kernel.
 	Attention       Attention
 	AttentionKernel AttentionKernel
@@ -140,7 +140,7 @@ type ttDoc struct {
 	// (2025-03-18), which kept the parallel degrees under [training] and
 	// [experimental], or a key removed before 6e49885 (2025-02-24:
 	// optimizer.fused, float8.enable_float8_linear): its optimizer
-	// defaulted to foreach (9dec370).
+	// defaulted to foreach (9dec370ad26b5f8e9a7333a0e36165018262644b).
 	old bool
 	// preEarlyStop marks a file older than 25413d2 (2025-08-29), which
 	// added activation_checkpoint.early_stop with default False: old, or a
@@ -151,7 +151,7 @@ type ttDoc struct {
 	preEarlyStop bool
 }
 
-// ttOldKeys are the keys of torchtitan 9dec370's config_manager.py that
+// ttOldKeys are the keys of torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b's config_manager.py that
 // the later JobConfig moved or renamed, each with the key it became.
 var ttOldKeys = [][2]string{
 	{"training.batch_size", "training.local_batch_size"},
@@ -443,11 +443,11 @@ func (d *ttDoc) strList(key string) ([]string, bool, error) {
 }
 
 // ttFlavor is one llama3 model flavor: TransformerModelArgs of
-// torchtitan/models/llama3/__init__.py (llama3_args) at 238fa99, the same
+// torchtitan/models/llama3/__init__.py (llama3_args) at 238fa9953e4aec2a62582121564273d7cbb1e9f1, the same
 // dimensions as llama3_configs in torchtitan/models/llama/__init__.py at
-// 9dec370. vocab_size is TransformerModelArgs' default 128256 at 238fa99
+// 9dec370ad26b5f8e9a7333a0e36165018262644b. vocab_size is TransformerModelArgs' default 128256 at 238fa9953e4aec2a62582121564273d7cbb1e9f1
 // (torchtitan/models/llama3/model/args.py), the Llama 3 tokenizer's size
-// that 9dec370 read from the tokenizer.
+// that 9dec370ad26b5f8e9a7333a0e36165018262644b read from the tokenizer.
 type ttFlavor struct {
 	dim, layers, heads, kvHeads, multipleOf int64
 	ffnMultiplier                           float64
@@ -465,7 +465,7 @@ var ttFlavors = map[string]ttFlavor{
 const ttVocab = 128256
 
 // ffn is FeedForward's hidden_dim for hidden_dim = 4·dim
-// (torchtitan/models/llama3/model/model.py at 238fa99, TransformerBlock
+// (torchtitan/models/llama3/model/model.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1, TransformerBlock
 // and FeedForward.__init__): int(2·4·dim/3), times ffn_dim_multiplier
 // truncated, rounded up to a multiple of multiple_of. Python's float
 // arithmetic is IEEE double, as Go's.
@@ -602,18 +602,18 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	return t.readCompileFP8(d)
 }
 
-// gqaAttention is attention as torchtitan 238fa99 runs it, for a file with
+// gqaAttention is attention as torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1 runs it, for a file with
 // 25413d2's keys, as the boundary is read (an older file, such as the
-// validated runs' of 9dec370 and e7c0cae, keeps the stack preset's sdpa:
+// validated runs' of 9dec370ad26b5f8e9a7333a0e36165018262644b and e7c0cae, keeps the stack preset's sdpa:
 // repeat_kv before F.scaled_dot_product_attention; a file of the months
-// between 25413d2 and ff0829c is read as 238fa99's). Since
+// between 25413d2 and ff0829c is read as 238fa9953e4aec2a62582121564273d7cbb1e9f1's). Since
 // ff0829c (2026-01-27, "GQA without kv repeats") the attention modules
 // pass enable_gqa to SDPA and FlexAttention instead of repeating k and v
 // (Attention.forward in torchtitan/models/llama3/model/model.py at
-// 238fa99; the other models' likewise), so the saved k and v have the kv
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1; the other models' likewise), so the saved k and v have the kv
 // heads' width: zerosim's flash class (no s² scores, the log-sum-exp, kv
 // unrepeated). ScaledDotProductAttentionWrapper
-// (torchtitan/models/attention.py at 238fa99; since 6a3a9da, 2025-10-09,
+// (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1; since 6a3a9da, 2025-10-09,
 // on every GPU; since 3b85aa3 on B200 only) runs SDPA under
 // sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True):
 // cuDNN's fused attention where it runs, i.e. on the NVIDIA data-centre
@@ -705,7 +705,7 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 }
 
 // readParallelism maps the degrees (torchtitan/distributed/parallel_dims.py
-// at 238fa99: dp_shard = -1 is world // (dp_replicate·cp·tp·pp), and the
+// at 238fa9953e4aec2a62582121564273d7cbb1e9f1: dp_shard = -1 is world // (dp_replicate·cp·tp·pp), and the
 // product of the degrees must equal the world size; FSDP2 shards over
 // dp_shard·cp, replicated dp_replicate times (HSDP); with dp_shard·cp = 1
 // and dp_replicate > 1 parallelize_llama applies DDP).
@@ -812,8 +812,8 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 		// apply_fsdp (torchtitan/models/llama3/infra/parallelize.py; the
 		// MoE models' in models/llama4/infra/parallelize.py) shards the
 		// embedding and every block with reshard_after_forward and keeps
-		// only [norm, output] gathered since 83e6941 (2025-07-28, "Improve
-		// reshard_after_forward logic"), here at 238fa99; before it the
+		// only [norm, output] gathered since 83e6941055fd36434ba50c1a4c7c39cb02327429 (2025-07-28, "Improve
+		// reshard_after_forward logic"), here at 238fa9953e4aec2a62582121564273d7cbb1e9f1; before it the
 		// last block stayed gathered too, as the stack preset's fsdp2
 		// says. A file with 25413d2's keys is after it; an older one keeps
 		// the preset (a file from the month between is read as older).
@@ -862,12 +862,12 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 }
 
 // readTraining maps batch, sequence and precision. Batch: train.py at
-// 238fa99 checks that global_batch_size is a multiple of local_batch_size ×
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1 checks that global_batch_size is a multiple of local_batch_size ×
 // dp_replicate·dp_shard and runs global / (local · dp) accumulation steps
 // (-1: one step). Precision: apply_fsdp's
 // MixedPrecisionPolicy(param_dtype=mixed_precision_param,
 // reduce_dtype=mixed_precision_reduce)
-// (torchtitan/models/llama3/infra/parallelize.py at 238fa99).
+// (torchtitan/models/llama3/infra/parallelize.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1).
 func (t *Torchtitan) readTraining(d *ttDoc) error {
 	mb, mk, err := d.int(8, 1, MaxMicroBatch, "training.local_batch_size", "training.batch_size")
 	if err != nil {
@@ -949,11 +949,11 @@ func (t *Torchtitan) readTraining(d *ttDoc) error {
 }
 
 // readOptimizer maps [optimizer]: build_optimizers
-// (torchtitan/components/optimizer.py at 238fa99) builds torch.optim.Adam or
+// (torchtitan/components/optimizer.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1) builds torch.optim.Adam or
 // AdamW with lr, betas (beta1, beta2), eps, weight_decay and fused =
 // implementation == "fused", foreach = implementation == "foreach";
-// implementation defaults to "fused" (job_config.py at 238fa99, and at
-// e7c0cae). At 9dec370 foreach = not optimizer.fused, fused defaulting to
+// implementation defaults to "fused" (job_config.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1, and at
+// e7c0cae). At 9dec370ad26b5f8e9a7333a0e36165018262644b foreach = not optimizer.fused, fused defaulting to
 // False, and betas were (0.9, 0.95) (torchtitan/optimizer.py).
 func (t *Torchtitan) readOptimizer(d *ttDoc) error {
 	name, nk, err := d.str("AdamW", "optimizer.name")
@@ -1035,12 +1035,12 @@ func (t *Torchtitan) readOptimizer(d *ttDoc) error {
 }
 
 // readRecompute maps [activation_checkpoint] (apply_ac,
-// torchtitan/distributed/activation_checkpoint.py at 238fa99): "full"
+// torchtitan/distributed/activation_checkpoint.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1): "full"
 // wraps every block; "selective" with "op" saves per its op policy, with a
 // number N wraps every N-th block (0 and 1: every block); "none" wraps
 // nothing. early_stop is passed to ptd_checkpoint_wrapper and defaults to
 // False since 25413d2 (2025-08-29, "Add config to AC to toggle
-// early-stop"); before it the wrapper kept torch's default, on (9dec370).
+// early-stop"); before it the wrapper kept torch's default, on (9dec370ad26b5f8e9a7333a0e36165018262644b).
 func (t *Torchtitan) readRecompute(d *ttDoc) error {
 	mode, mk, err := d.str("selective", "activation_checkpoint.mode")
 	if err != nil {
@@ -1100,10 +1100,10 @@ func (t *Torchtitan) readRecompute(d *ttDoc) error {
 // readCompileFP8 maps [compile] and the float8 converter. compile.enable
 // with components "model" compiles each transformer block, "loss" the loss
 // (apply_compile in parallelize.py and build_cross_entropy_loss at
-// 238fa99; components split at 08b8b24). Before it training.compile
-// compiled the blocks (9dec370) and from e7c0cae the loss too
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1; components split at 08b8b24). Before it training.compile
+// compiled the blocks (9dec370ad26b5f8e9a7333a0e36165018262644b) and from e7c0cae the loss too
 // (docs/stacks.md). The float8 converter ("float8" before 8a2686c,
-// "quantize.linear.float8" after; float8.enable_float8_linear at 9dec370)
+// "quantize.linear.float8" after; float8.enable_float8_linear at 9dec370ad26b5f8e9a7333a0e36165018262644b)
 // swaps the blocks' linears for torchao's Float8Linear, and with
 // enable_fsdp_float8_all_gather FSDP2 gathers them in fp8: zerosim's fp8:
 // torchao.
@@ -1221,8 +1221,8 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 			return err
 		}
 	}
-	// 9dec370's Float8Handler always skipped it (module_filter_fn: fqn !=
-	// "output", torchtitan/float8.py); at 238fa99 filter_fqns decides,
+	// 9dec370ad26b5f8e9a7333a0e36165018262644b's Float8Handler always skipped it (module_filter_fn: fqn !=
+	// "output", torchtitan/float8.py); at 238fa9953e4aec2a62582121564273d7cbb1e9f1 filter_fqns decides,
 	// default empty (job_config.py Float8Linear).
 	if !slices.Contains(filter, "output") && !d.old {
 		t.note("float8.filter_fqns leaves out \"output\": torchtitan runs the output layer in float8 too; zerosim keeps it in bf16")
@@ -1314,7 +1314,7 @@ func (t *Torchtitan) Scenario() []byte {
 	w("  optimizer: %s  # %s\n", t.Optimizer, t.Sources["optimizer"])
 	w("  optimizer_impl: %s  # %s\n", t.OptimizerImpl, t.Sources["optimizer_impl"])
 	w("  lr: %s\n  beta1: %s\n  beta2: %s\n  eps: %s\n  weight_decay: %s\n", ttFloat(t.LR), ttFloat(t.Beta1), ttFloat(t.Beta2), ttFloat(t.Eps), ttFloat(t.WeightDecay))
-	// train.py at 238fa99 (train_step) and at 9dec370 calls
+	// train.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1 (train_step) and at 9dec370ad26b5f8e9a7333a0e36165018262644b calls
 	// clip_grad_norm_(..., training.max_norm, foreach=True) every step,
 	// whatever max_norm is: the norm's read and the scaling's read and
 	// write are there either way.

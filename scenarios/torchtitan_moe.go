@@ -11,7 +11,7 @@ import (
 
 // This file reads torchtitan's qwen3, deepseek_v3, gpt_oss and llama4
 // models (model.name "qwen3", "deepseek_v3", "gpt_oss", "llama4") at
-// 238fa99, all four under torchtitan/models/ there (not experiments/). Where a torchtitan model has the
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1, all four under torchtitan/models/ there (not experiments/). Where a torchtitan model has the
 // parameters of a transformers model, its flavor is written as that
 // model's config.json and built by the Hugging Face importer (hf.go,
 // hf_recent.go), so the layer list, expert dimensions and router are the
@@ -195,7 +195,7 @@ func (t *Torchtitan) readHFModel(d *ttDoc, name, nk string) error {
 		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence", flavor, f.attn, f.attn)
 	}
 	if f.flex != "" {
-		// FlexAttentionWrapper (torchtitan/models/attention.py at 238fa99)
+		// FlexAttentionWrapper (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1)
 		// calls flex_attention with enable_gqa and the layer's BlockMask.
 		t.Attention = AttentionFlash
 		t.src("attention", fmt.Sprintf("%s flavor %s runs FlexAttention (attn_type \"flex\"), which skips the blocks its mask leaves empty", name, flavor))
@@ -237,7 +237,7 @@ func (t *Torchtitan) hfModelYAML(w func(string, ...any)) {
 }
 
 // readEP maps parallelism.expert_parallel_degree onto parallelism.ep.
-// torchtitan/distributed/parallel_dims.py at 238fa99 carves the ep mesh
+// torchtitan/distributed/parallel_dims.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1 carves the ep mesh
 // dimension out of dp_shard·cp (the sparse mesh is [pp, dp_replicate,
 // efsdp, ep, etp] with efsdp = dp_shard·cp·tp/(etp·ep), ep innermost: ep
 // consecutive ranks), and FSDP shards each expert over efsdp; zerosim's
@@ -314,7 +314,7 @@ func ttGptOss(dim, layers, experts int64) ttHFFlavor {
 			dim, layers, experts, strings.Join(types, ", ")),
 		flex: `a causal mask (attn_mask_type "causal"), and on the even layers (layer_id % 2 == 0) a 128-token sliding window (sliding_window_size, get_sliding_window_mask_mod)`,
 		noCP: `GptOssModelArgs.update_from_config raises NotImplementedError("CP support for gpt-oss model is still in progress.")`,
-		// TokenChoiceTopKRouter (moe.py at 238fa99) with score_func
+		// TokenChoiceTopKRouter (moe.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1) with score_func
 		// softmax and route_norm: an fp32 softmax over every expert, top-k,
 		// the division by the top-k sum; memory.RouterTensors'
 		// softmax_topk with router_norm (as qwen3's), where transformers'
@@ -370,7 +370,7 @@ type ttL4 struct {
 
 // ttLlama4FFN is the hidden dim of torchtitan's llama4 FeedForward and of
 // its MoE (TransformerBlock.__init__ and FeedForward.__init__,
-// torchtitan/models/llama4/model/model.py at 238fa99), from hidden_dim =
+// torchtitan/models/llama4/model/model.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1), from hidden_dim =
 // 4·dim: int(2·hidden_dim/3), times ffn_dim_multiplier truncated; the MoE
 // divides it by top_k + num_shared_experts (auto_scale_hidden_dim)
 // truncating; both round up to a multiple of multiple_of (div 1: the dense
@@ -401,7 +401,7 @@ func ttLlama4(a ttL4) ttHFFlavor {
 		config: fmt.Sprintf(`{"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", "vocab_size": %d, "hidden_size": %d, "num_hidden_layers": %d, "num_attention_heads": %d, "num_key_value_heads": %d, "head_dim": %d, "intermediate_size": %d, "intermediate_size_mlp": %d, "num_local_experts": %d, "num_experts_per_tok": %d, "interleave_moe_layer_step": %d, "attention_chunk_size": %s, "no_rope_layers": [%s], "attention_bias": false, "tie_word_embeddings": false, "max_position_embeddings": %d}`,
 			a.vocab, a.dim, a.layers, a.heads, a.kv, a.dim/a.heads, ttLlama4FFN(a.dim, a.multipleOf, a.mult, topK+shared), ttLlama4FFN(a.dim, a.multipleOf, a.mult, 1),
 			a.experts, topK, a.step, chunk, strings.Join(rope, ", "), a.maxPos),
-		// TokenChoiceTopKRouter and MoE.forward (moe.py at 238fa99) keep
+		// TokenChoiceTopKRouter and MoE.forward (moe.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1) keep
 		// the fp32 sigmoid scores, the top-k indices, the expert-sorted
 		// token indices and, with score_before_experts, the routed input
 		// in fp32 (routed_input.to(torch.float32) · top_scores: 4·t·k·h)

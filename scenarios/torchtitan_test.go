@@ -56,7 +56,7 @@ func TestImportTorchtitan(t *testing.T) {
 		// "op", compile off, AdamW with the default fused implementation;
 		// its early_stop is unset (one note).
 		{"8B", "llama3_8b.toml", nil, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, false, CompileNone, FP8None, OptimizerFused, 1},
-		// The same file at 9dec370: batch_size 1, foreach (optimizer.fused
+		// The same file at 9dec370ad26b5f8e9a7333a0e36165018262644b: batch_size 1, foreach (optimizer.fused
 		// unset: one note, fused from 6e49885), checkpointing's early stop
 		// on.
 		{"8B 9dec370", "llama3_8b-9dec370.toml", nil, ttH100x16, 8_030_261_248, 128, 1, 1, 3, 1, 1, 8192, RecomputeOp, 1, true, CompileNone, FP8None, OptimizerForeach, 1},
@@ -123,13 +123,13 @@ func TestImportTorchtitan(t *testing.T) {
 		}
 		// The ZeRO-3 gathers move fp8 weights only where the file turns
 		// enable_fsdp_float8_all_gather on (405B's), not by its default
-		// false (the 9dec370 8B file with float8 on).
+		// false (the 9dec370ad26b5f8e9a7333a0e36165018262644b 8B file with float8 on).
 		if wantGather := c.fp8 == FP8TorchAO && c.name == "405B"; tr.FP8Gather() != wantGather {
 			t.Errorf("%s: fp8 all-gather %v, want %v", c.name, tr.FP8Gather(), wantGather)
 		}
 		// The torchtitan stack, as the file says it; the boundary of
-		// apply_fsdp since 83e6941 for files of 238fa99's keys at stage 3
-		// (the preset's fsdp2, the last block kept, for the 9dec370 and
+		// apply_fsdp since 83e6941055fd36434ba50c1a4c7c39cb02327429 for files of 238fa9953e4aec2a62582121564273d7cbb1e9f1's keys at stage 3
+		// (the preset's fsdp2, the last block kept, for the 9dec370ad26b5f8e9a7333a0e36165018262644b and
 		// e7c0cae files, which predate it, and for DDP).
 		wantB := BoundaryFSDP2Head
 		if strings.Contains(c.file, "9dec370") || strings.Contains(c.file, "e7c0cae") || c.stage != 3 {
@@ -139,7 +139,7 @@ func TestImportTorchtitan(t *testing.T) {
 			tr.Optimizer != OptimizerAdamW || tr.WeightDecay != 0.1 || tr.GradClip != GradClipNorm || tr.ParamDType != BF16 {
 			t.Errorf("%s: stack keys %s %s %s %s %g %s %s", c.name, s.Communication.Boundary, tr.ReduceDType, tr.ShardDType, tr.Optimizer, tr.WeightDecay, tr.GradClip, tr.ParamDType)
 		}
-		// 238fa99's attention for the same files (gqaAttention): SDPA
+		// 238fa9953e4aec2a62582121564273d7cbb1e9f1's attention for the same files (gqaAttention): SDPA
 		// with enable_gqa under cuDNN's priority, one note; the older
 		// files keep the preset's sdpa (repeat_kv).
 		wantA, wantK, notes := AttentionFlash, KernelCuDNN, c.notes+1

@@ -271,7 +271,7 @@ type RunFacts struct {
 	// "capacity: … with X GiB memory" line, or its metrics line's memory
 	// over its percentage of the device (DeviceMemoryMonitor: 100 ·
 	// reserved peak / total_memory; torchtitan/components/metrics.py at
-	// b5bcd76c). DeviceWhat says which; DeviceLine is its line.
+	// b5bcd76c66d0acb1a08b176d9639425bc55e0b2a). DeviceWhat says which; DeviceLine is its line.
 	DeviceGiB  float64
 	DeviceLine int
 	DeviceWhat string
@@ -723,9 +723,9 @@ func (f *RunFacts) read(line string, at int) {
 		if m := argDump.FindStringSubmatch(line); m != nil {
 			// Megatron prints its arguments with 48 − len(name) dots
 			// (megatron/training/arguments.py _print_args at NVIDIA/
-			// Megatron-LM d98e8a64dd), DeepSpeed its
+			// Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553), DeepSpeed its
 			// config with 29 − len(name) (deepspeed/runtime/config.py
-			// DeepSpeedConfig.print at edaa7221): the count tells whose
+			// DeepSpeedConfig.print at edaa7221267243c7be7fb49c5d5f5c4fb97b4641): the count tells whose
 			// line it is (DeepSpeed's world_size is the data-parallel one).
 			key, dots, v := m[1], len(m[2]), num(m[3])
 			switch {

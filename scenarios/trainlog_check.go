@@ -16,7 +16,7 @@ import (
 // 80 GiB, 80 against 94 or 96 GiB). A parameter count within 2 % is the
 // same model counted another way (Megatron pads the vocabulary to a
 // multiple of make_vocab_size_divisible_by, 128 by default:
-// megatron/training/arguments.py at NVIDIA/Megatron-LM d98e8a64dd;
+// megatron/training/arguments.py at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553;
 // GPT-2's 50,257 to 50,304: 0.1 % of a 124M model).
 const (
 	deviceLow, deviceHigh = 0.90, 1.02

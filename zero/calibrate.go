@@ -179,7 +179,7 @@ func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 // attention has q·k 192 and value 128 wide), and a linear-attention block
 // (Qwen3-Next's Gated DeltaNet) counts none, as torchtitan counts only its
 // full-attention layers (num_full_attn, get_moe_model_nparams_and_flops at
-// b5bcd76c). Sliding-window and chunked blocks count the whole sequence, as
+// b5bcd76c66d0acb1a08b176d9639425bc55e0b2a). Sliding-window and chunked blocks count the whole sequence, as
 // torchtitan's gpt-oss does; run reports what their kernels execute beside
 // it (Utilization.Executed).
 func modelAttentionWidth(s *scenarios.Scenario, base FLOPDims) (int64, error) {

@@ -65,7 +65,7 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // master's two copies around the update, 16 B: the 16-bit gradient
 // partition flattened and cast to fp32 (self.flatten(...).to(fp32): 2 + 2
 // then 2 + 4; DeepSpeed's stage3.py _prepare_fp32_grad_for_sub_group at
-// deepspeedai/DeepSpeed e9503fe4, and stage_1_and_2.py's step at the same
+// deepspeedai/DeepSpeed e9503fe40ee127e74c8b0ea962aac4f0ae957624, and stage_1_and_2.py's step at the same
 // commit) and the updated master copied back into the 16-bit partition
 // (.data.copy_: 4 + 2; stage3.py _reassign_or_swap_out_partitioned_parameters).
 //
@@ -78,7 +78,7 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // DeepSpeed's ZeRO-3 step (communication.boundary: deepspeed at stage 3,
 // with a set implementation) runs three more passes over the rank's
 // gradient partition, clipping or not, in place of FSDP's 12 B
-// (deepspeed/runtime/zero/stage3.py step at deepspeedai/DeepSpeed e9503fe4):
+// (deepspeed/runtime/zero/stage3.py step at deepspeedai/DeepSpeed e9503fe40ee127e74c8b0ea962aac4f0ae957624):
 // the overflow check, torch.isinf and torch.isnan of the 16-bit gradient
 // buffer, each writing a bool tensor that .any() reads (has_overflow:
 // 2 + 1 + 1, twice), the norm of every gradient partition in fp64
@@ -368,7 +368,7 @@ func attentionFLOPS(s *scenarios.Scenario) (int64, error) {
 // q, k and v, so that a narrower value is padded to the q·k width
 // (scenarios.BlockDims.KernelValueDim): FlashAttention-2, as transformers
 // calls it under training.attention flash. cuDNN's fused attention (as
-// torchtitan 238fa99's SDPA runs it, which passes MLA's value unpadded:
+// torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1's SDPA runs it, which passes MLA's value unpadded:
 // torchtitan/models/deepseek_v3/model/model.py) takes the value as it is.
 func padsValue(s *scenarios.Scenario) bool {
 	return s.Training.Attention == scenarios.AttentionFlash && RunsAs(s.Cluster.GPU, s.Training.AttentionKernel) != scenarios.KernelCuDNN

@@ -275,7 +275,7 @@ var propExceptions = []propException{
 // outputs of the SDPA kernels (aten._scaled_dot_product_flash_attention
 // and _efficient_attention) and every other mm, and nothing of eager
 // attention's bmm and softmax, which are recomputed in backward
-// (torchtitan parallelize_llama.py _save_list at 9dec370; memory/tensors.go):
+// (torchtitan parallelize_llama.py _save_list at 9dec370ad26b5f8e9a7333a0e36165018262644b; memory/tensors.go):
 // eager attention then keeps neither the s² scores nor the attention output
 // that SDPA's saved output holds, one 2·t·h tensor per block.
 const opPolicyEager = "torchtitan's op policy saves SDPA's output but recomputes eager attention's bmm and softmax"

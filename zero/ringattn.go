@@ -15,18 +15,18 @@ import (
 
 // This file is the cost of context parallelism's attention as PyTorch runs
 // it (torch.distributed.tensor.experimental.context_parallel, the API
-// torchtitan 9dec370 enables for parallelism.cp > 1: train.py
+// torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b enables for parallelism.cp > 1: train.py
 // create_context_parallel_ctx, utils.py get_train_context). Sources:
 //
 //   - torch/distributed/tensor/experimental/_attention.py at pytorch/pytorch
 //     0123248 (the stored version nearest torch 1963fc8, 2024-12-23, which
 //     torchtitan's Table 2 ran; it has the rotater API of
-//     pytorch/pytorch#142093, December 2024, that torchtitan 9dec370's
+//     pytorch/pytorch#142093, December 2024, that torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b's
 //     set_rotate_method imports): _templated_ring_attention,
 //     _templated_ring_attention_backward, _SDPAMerger, _AllGatherRotater,
 //     _AllToAllRotater, _ContextParallelOptions (convert_to_f32 = True,
 //     enable_load_balance = True, rotate_method = ALL_GATHER).
-//   - torchtitan 9dec370: config_manager.py (context_parallel_rotate_method
+//   - torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b: config_manager.py (context_parallel_rotate_method
 //     default "allgather"), utils.py (sdpa_kernel([FLASH_ATTENTION,
 //     EFFICIENT_ATTENTION]) under CP: the flash backend, FlashAttention-2,
 //     as at cp = 1, where torch 1963fc8's default priority puts flash first:
@@ -91,7 +91,7 @@ import (
 // pytorch/pytorch fff02e6: "if _are_we_tracing(): return
 // wait_tensor(self)"), and Inductor moves a wait later only with
 // reorder_for_compute_comm_overlap, off by default
-// (torch/_inductor/config.py at a112bb8), which torchtitan 9dec370 does not
+// (torch/_inductor/config.py at a112bb8), which torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b does not
 // set: every byte of the exchange is exposed.
 
 // RingSpec describes context parallelism's attention for RingAttentionCost.
@@ -238,7 +238,7 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 // replay passes the one on its own fabric): on the cp groups (the cp ranks
 // of one dp coordinate, topology.Rank(dp, 0…cp−1), the ranks of one cp
 // submesh of torchtitan's mesh [pp, dp_replicate, dp_shard, cp, tp],
-// parallelisms/parallel_dims.py at 9dec370, placed by cluster.placement)
+// parallelisms/parallel_dims.py at 9dec370ad26b5f8e9a7333a0e36165018262644b, placed by cluster.placement)
 // by the scenario's NCCL model (Model) and algorithm.
 func ringSpec(s *scenarios.Scenario, net *RingNet) RingSpec {
 	r := RingSpec{CP: s.Parallelism.CP, Compiled: s.Training.Compile.Blocks(),

@@ -33,9 +33,16 @@ func TestRingDocFigures(t *testing.T) {
 		}
 	}
 	beside := run("cluster.inter.bandwidth=2GB/s", "communication.algorithm=ring")
+	auto := run("cluster.inter.bandwidth=2GB/s")
+	hier := run("cluster.inter.bandwidth=2GB/s", "communication.algorithm=hierarchical")
+	nvlink := run("cluster.placement=[cp,dp]", "cluster.intra.bandwidth=20GB/s", "communication.algorithm=ring")
+	half := run("cluster.inter.bandwidth=2GB/s", "communication.algorithm=ring", "cluster.gpu_overrides=[{rank: 3, speed: 0.5}]")
 	nominal := run()
 	golden.CheckQuotes(t, "../docs/compute-model.md", "zero.Replay of the default example with "+fmt.Sprint(cp),
 		"ranks 4 and 5 compute "+sec(ring4)+", the others "+fmt.Sprintf("%.1f ms", float64(other)/1e9)+" as without it, step "+sec(slow.StepTime),
 		"takes "+sec(beside.StepTime)+" where the busiest NIC's",
+		"`auto` "+sec(auto.StepTime)+" against", "`hierarchical` "+sec(hier.StepTime)+" against",
+		"with `ring` "+sec(nvlink.StepTime)+" against",
+		"rank 3 at speed 0.5: compute "+sec(half.Ranks[3].Alone)+" alone,",
 		fmt.Sprintf("take 150 ms of a %.0f ms step", float64(nominal.StepTime)/1e9))
 }

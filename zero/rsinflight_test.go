@@ -14,7 +14,7 @@ import (
 //   - DeepSpeed (reshard, the default, and boundary deepspeed): the host
 //     blocks when more than max_param_reduce_events = 2 reductions of
 //     reduce_bucket_size elements are outstanding (stage3.py
-//     __reduce_and_partition_ipg_grads at edaa7221), so at most three
+//     __reduce_and_partition_ipg_grads at edaa7221267243c7be7fb49c5d5f5c4fb97b4641), so at most three
 //     buckets' elements are in flight: with the default 40 MB buckets of
 //     bf16, 3 × 20,000,000 elements, less than one GPT-3 175B block
 //     (12·h² + 13·h = 1,812,529,152 parameters at h = 12,288), one unit;

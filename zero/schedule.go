@@ -478,7 +478,7 @@ func (b *builder) stage012() error {
 // after every micro-batch because under FSDP it never enters no_sync,
 // mosaicml/composer composer/trainer/dist_strategy.py ddp_sync_context @
 // v0.13.4 d80c37dc; the same in the torch 1.13.1 and Composer 0.13.2 of
-// llm-foundry's A100-40GB table, mosaicml/examples sweep.sh at 9fa3ceb9:
+// llm-foundry's A100-40GB table, mosaicml/examples sweep.sh at 9fa3ceb9a49cc28a91deee5e9166eab6b3122c8b:
 // 1.13.1 has no _runtime_utils.py, its fully_sharded_data_parallel.py's
 // _wait_for_post_backward makes the wait after the post-backward hook's
 // reduce-scatters; composer/trainer/ is identical in v0.13.2-v0.13.4). It
