@@ -109,3 +109,61 @@ func TestTimedPlanWaitsOnSlowHop(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedPlanClassesAtTheirRate: where NCCL's model is faster than the
+// busiest link class of the lowering (NVLS reduces inside the NVSwitch and
+// moves fewer NVLink bytes than the ring pattern it is lowered on), only
+// that class is squeezed into the model's time; every other class keeps its
+// bytes at its links' rate, on nominal links too (review s16 A13). Scaled
+// by the busiest class's factor instead, the NICs' phases took less time
+// than the NICs need for their bytes, and under concurrent traffic they
+// claimed a share of a link they could not fill.
+func TestTimedPlanClassesAtTheirRate(t *testing.T) {
+	hw := Hardware{Arch: Hopper, NVLS: true, IntraBW: 300e9, NICBW: 50e9, NICsPerNode: 8}
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	squeezed := 0
+	for _, size := range []units.Bytes{64 << 20, 1 << 30, 4 << 30} {
+		eng := sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
+		p, err := f.Prepare(Spec{Op: AllReduce, Algo: Auto, Group: topo.All(), Bytes: size}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := p.Plan()
+		need := linkNeed(plan)
+		busiest := 0.0
+		for _, n := range need {
+			busiest = max(busiest, n)
+		}
+		bw := float64(plan.Choice.Time - plan.Choice.Latency)
+		if bw >= busiest {
+			continue // the model is not faster than the lowering here
+		}
+		var took [topology.NumClasses + 1]float64
+		for i := range plan.Phases {
+			took[phaseClass(&plan.Phases[i])] += float64(plan.Phases[i].dur)
+		}
+		for k, n := range need {
+			if n == 0 || n == busiest {
+				continue
+			}
+			squeezed++
+			// Whole picoseconds per phase: one per phase of slack.
+			if want := min(n, bw); took[k] < want-float64(len(plan.Phases)) {
+				t.Errorf("%v all-reduce of %d B: class %d's phases take %.0f ps, less than its links need for its bytes (%.0f ps; model %.0f ps)",
+					plan.Algo, size, k, took[k], want, bw)
+			}
+		}
+		if _, err := f.StartPrepared(p, func() {}); err != nil {
+			t.Fatal(err)
+		}
+		eng.Run()
+		if got := units.Duration(eng.Now()); got != plan.Choice.Time {
+			t.Errorf("%v all-reduce of %d B alone: %v, want the model's %v", plan.Algo, size, got, plan.Choice.Time)
+		}
+	}
+	if squeezed == 0 {
+		t.Fatal("no size where the model is faster than the lowering's busiest class: the test checks nothing")
+	}
+}
