@@ -260,16 +260,14 @@ func (e *executor) released(r int, t int32, pos []int32) int32 {
 }
 
 // commPredecessor is the collective of rank r that ended when collective t
-// started on their communicator, which t waited for (the first in task
-// order among equals), or −1 when t did not wait for one.
+// started on their communicator, which t waited for: the one launched
+// there just before it (executor.launchedAfter), or −1 when t did not wait
+// for one.
 func (e *executor) commPredecessor(r int, t int32) int32 {
 	task := &e.sc.Tasks[t]
-	comm, start := e.sc.comm(task), e.start[e.at(r, t)]
-	for p := range int32(len(e.sc.Tasks)) {
-		q := &e.sc.Tasks[p]
-		if p != t && q.Kind.IsComm() && q.Group == task.Group && e.sc.comm(q) == comm && e.end[e.at(r, p)] == start {
-			return p
-		}
+	p := e.launchedAfter[t][e.slot[task.Group][e.instance(task.Group, r)]]
+	if p >= 0 && e.end[e.at(r, p)] == e.start[e.at(r, t)] {
+		return p
 	}
 	return -1
 }

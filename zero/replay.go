@@ -95,6 +95,14 @@ type executor struct {
 	// ranks at K = 2 has 8,192 inter-group instances per task and touches
 	// eight.
 	arrivals [][]int32
+	// launchedAfter[t][slot] is the collective launched on the same
+	// communicator just before task t's instance in that slot (−1: none),
+	// recorded when t launches; lastLaunched[g][comm][slot] is the last one
+	// launched on each communicator. A queued collective launches as that
+	// one ends, so the critical path and the wait chains follow it without
+	// searching the tasks (commPredecessor).
+	launchedAfter [][]int32
+	lastLaunched  [numGroupKinds][numComms][]int32
 	// Per group kind, built on first use: every instance's members, the
 	// simulated ones, the instances holding a simulated rank, and each
 	// instance's place among those (−1: none).
@@ -152,7 +160,7 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 	e := &executor{sc: sc, clk: clk, net: net, speed: speed, symmetric: symmetric, reps: reps,
 		arrive: make([]units.Duration, cells), start: make([]units.Duration, cells), end: make([]units.Duration, cells),
 		met: make([]int32, cells), need: make([]int32, t), afterEnd: make([][]int32, t), afterStart: make([][]int32, t),
-		lanes: make([]lane, reps), arrivals: make([][]int32, t),
+		lanes: make([]lane, reps), arrivals: make([][]int32, t), launchedAfter: make([][]int32, t),
 		endWakes: make([]uint8, t), startWakes: make([]uint8, t),
 	}
 	for i := range e.start {
@@ -181,6 +189,14 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 		if task.Kind.IsComm() {
 			e.buildGroups(task.Group)
 			e.arrivals[i] = make([]int32, len(e.touched[task.Group]))
+			e.launchedAfter[i] = make([]int32, len(e.touched[task.Group]))
+			last := &e.lastLaunched[task.Group][sc.comm(&task)]
+			if *last == nil {
+				*last = make([]int32, len(e.touched[task.Group]))
+				for k := range *last {
+					(*last)[k] = -1
+				}
+			}
 		}
 	}
 	e.done = make([]func(), reps)
@@ -472,7 +488,8 @@ func (e *executor) begin(r int, t int32) {
 	}
 	g, members := e.members(task.Group, r)
 	sim := e.simMem[task.Group][g]
-	arrived := &e.arrivals[t][e.slot[task.Group][g]]
+	slot := e.slot[task.Group][g]
+	arrived := &e.arrivals[t][slot]
 	if *arrived++; int(*arrived) < len(sim) {
 		return
 	}
@@ -490,14 +507,17 @@ func (e *executor) begin(r int, t int32) {
 	// It starts when its communicator runs it: its time queued behind the
 	// collectives issued there before it is the rank's waiting, not this
 	// collective's (a predecessor's run covers it).
+	comm := e.sc.comm(task)
 	began := func() {
+		last := &e.lastLaunched[task.Group][comm][slot]
+		e.launchedAfter[t][slot], *last = *last, t
 		at := e.clk.Now()
 		for _, m := range sim {
 			e.started(m, t, at)
 			e.commDelta(m, 1)
 		}
 	}
-	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Comm: e.sc.comm(task), Run: run}, began, func() {
+	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Comm: comm, Run: run}, began, func() {
 		if run != nil {
 			e.closeColl(run)
 		}

@@ -175,6 +175,7 @@ const (
 	// gather over while the gradients reduce over the data-parallel
 	// group, a clone of it (memory.GradientCommunicator).
 	CommParams
+	numComms = iota
 )
 
 type commQueue struct {
