@@ -113,10 +113,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
-				policy := string(s.Training.Recompute)
-				if !EveryNth(block, s.Training.RecomputeEvery) {
-					policy = PolicyNone
-				}
+				policy := BlockPolicy(s, block)
 				block++
 				stored[u], transient[u], err = BlockActivation(d, policy)
 				if err == nil && l.Dims != nil && l.Dims.MTP {

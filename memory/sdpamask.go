@@ -181,8 +181,8 @@ func unitMasks(s *scenarios.Scenario) (alloc, freeFwd, freeBwd []int64, err erro
 		if l.ActivationBytes != 0 || !l.Block || l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 {
 			continue
 		}
-		p := s.Training.Recompute
-		ckpt := p != "" && p != scenarios.RecomputeNone && EveryNth(block, s.Training.RecomputeEvery)
+		p := BlockPolicy(s, block)
+		ckpt := p != "" && p != PolicyNone
 		block++
 		k, ok := sdpaMask(s, l)
 		if !ok {

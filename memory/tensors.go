@@ -731,6 +731,17 @@ func EveryNth(i, n int) bool {
 	return (i+1)%n == 0
 }
 
+// BlockPolicy is the checkpointing policy of s's block i (0-based, forward
+// order): training.recompute, or none for a block recompute_every leaves
+// out (EveryNth). Memory, compute and the context-parallel ring all ask it,
+// so a block's policy is one decision.
+func BlockPolicy(s *scenarios.Scenario, i int) string {
+	if !EveryNth(i, s.Training.RecomputeEvery) {
+		return PolicyNone
+	}
+	return string(s.Training.Recompute)
+}
+
 // RouterTensors lists what autograd keeps of a MoE block's router and of
 // the dispatch and combine around the routed experts (the tensors the
 // experts' own SwiGLU keeps, and the expert outputs, are ExpertActivation's),

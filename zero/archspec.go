@@ -216,10 +216,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			block++
 			// The block's policy: recompute_every = N checkpoints the
 			// N-th, 2N-th, … block only.
-			policy := string(s.Training.Recompute)
-			if !memory.EveryNth(n, s.Training.RecomputeEvery) {
-				policy = recomputeNone
-			}
+			policy := memory.BlockPolicy(s, n)
 			if l.ActiveParams > 0 || (l.Dims != nil && (l.Dims.Experts > 0 || l.Dims.KVLoRARank > 0 || l.Dims.LinearAttention != "" || l.Dims.OutputGate)) {
 				// MoE, multi-head latent attention, linear-attention and
 				// gated-attention blocks: the per-operation model sizes

@@ -866,12 +866,8 @@ func ringSeconds(s *scenarios.Scenario, net *RingNet, speed float64) ([][2]float
 		if !blocks[u] {
 			continue
 		}
-		policy := string(s.Training.Recompute)
-		if !memory.EveryNth(n, s.Training.RecomputeEvery) {
-			policy = recomputeNone
-		}
+		f, b, _, err := blockRing(s, base, l, ring, gpu, eff, memory.BlockPolicy(s, n))
 		n++
-		f, b, _, err := blockRing(s, base, l, ring, gpu, eff, policy)
 		if err != nil {
 			return nil, err
 		}
