@@ -132,8 +132,8 @@ func (s *soloRunner) alone(t *topology.Topology, m *Model, p *Plan, spec Spec) (
 
 // BenchGroups resolves a group selector: "all" (every rank), "intra" (the
 // first of the K intra groups of N/K contiguous ranks), "inter" (the first
-// of the N/K inter groups of K ranks), or explicit ranks in ring order
-// ("0,2,4,6"). With concurrent, every intra (or inter) group. k ≤ 0 is one
+// of the N/K inter groups of K ranks), or explicit ranks
+// ("0,2,4,6"; the ring visits them node by node, as NCCL's does). With concurrent, every intra (or inter) group. k ≤ 0 is one
 // group per node (K = nodes).
 func BenchGroups(t *topology.Topology, sel string, k int, concurrent bool) ([][]int, error) {
 	if k <= 0 {

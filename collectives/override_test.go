@@ -167,3 +167,32 @@ func TestTimedPlanClassesAtTheirRate(t *testing.T) {
 		t.Fatal("no size where the model is faster than the lowering's busiest class: the test checks nothing")
 	}
 }
+
+// TestRingVisitsGPUsNodeByNode: the flat ring orders a group's ranks by
+// GPU, as NCCL builds its rings from the topology whatever the ranks'
+// order (ringOrder). Four ranks on two nodes, named alternately by node:
+// the ring crosses the network twice per phase (out of node 0 and back),
+// not at every hop; each of the two crossings carries its ring step's
+// (n−1)·⌈S/n⌉ bytes.
+func TestRingVisitsGPUsNodeByNode(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 2,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	const size = 4 << 20
+	for _, group := range [][]int{{0, 2, 1, 3}, {0, 1, 2, 3}, {3, 1, 2, 0}} {
+		p, err := Lower(topo, Spec{Op: AllGather, Algo: Ring, Group: group, Bytes: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crossings int
+		var inter units.Bytes
+		p.EachTransfer(func(src, dst int, c topology.Class, b units.Bytes) {
+			if c == topology.Inter {
+				crossings++
+				inter += b
+			}
+		})
+		if want := units.Bytes(2 * 3 * size / 4); crossings != 2 || inter != want {
+			t.Errorf("ring all-gather over %v: %d network crossings carrying %d B, want 2 carrying %d B", group, crossings, inter, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -121,9 +122,10 @@ func ParseAlgo(s string) (Algo, error) {
 	return 0, fmt.Errorf("algorithm %q: use auto, ring, hierarchical, tree, nvls or nvlstree", s)
 }
 
-// Spec is one collective: an op over a group of ranks (in ring order) on a
-// buffer of Bytes bytes (the full buffer: all-gather output, reduce-scatter
-// input, all-reduce buffer).
+// Spec is one collective: an op over a group of ranks on a buffer of Bytes
+// bytes (the full buffer: all-gather output, reduce-scatter input,
+// all-reduce buffer). The ring visits the ranks' GPUs node by node
+// (ringOrder), whatever the group's order.
 type Spec struct {
 	Op    Op
 	Algo  Algo
@@ -643,11 +645,12 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		lw.finish()
 		err = lw.end(p, ph)
 	case p.Algo == Ring:
+		ranks := lw.ringOrder(spec.Group)
 		if spec.Op != AllGather {
-			err = ring("ring-rs", flatRing, spec.Group, 1, n, 0, 1, 0)
+			err = ring("ring-rs", flatRing, ranks, 1, n, 0, 1, 0)
 		}
 		if err == nil && spec.Op != ReduceScatter {
-			err = ring("ring-ag", flatRing, spec.Group, 1, n, 0, 1, 0)
+			err = ring("ring-ag", flatRing, ranks, 1, n, 0, 1, 0)
 		}
 	case p.Algo == Hierarchical:
 		if !even {
@@ -675,6 +678,27 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		return nil, err
 	}
 	return p, nil
+}
+
+// ringOrder is group's ranks in the order NCCL's ring visits their GPUs:
+// node by node, not in rank order. NCCL builds its rings from the topology
+// it detects, whatever the ranks' order (src/graph/search.cc
+// ncclTopoCompute searches the GPUs' graph; src/graph/connect.cc
+// connectRings joins each node's ring to the next node's; NVIDIA/nccl at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027). Under placement [dp, cp] a
+// group over dp·cp alternates nodes rank by rank: in rank order the ring
+// crossed the network at every hop (8× the network bytes of the default
+// example with cp 2). The hierarchical pattern and NCCL's model's
+// lowerings group by node already (nodeBlocks). A group already in GPU
+// order is returned as it is.
+func (lw *lowering) ringOrder(group []int) []int {
+	byGPU := func(a, b int) int { return cmp.Compare(lw.t.GPU(a), lw.t.GPU(b)) }
+	if slices.IsSortedFunc(group, byGPU) {
+		return group
+	}
+	out := slices.Clone(group)
+	slices.SortStableFunc(out, byGPU)
+	return out
 }
 
 // An all-to-all is lowered pair by pair (a path and a flow per ordered

@@ -29,7 +29,7 @@ type netCollective struct {
 	Phase   Phase
 	Group   GroupKind
 	Index   int   // group instance
-	Members []int // in ring order
+	Members []int // in the group's rank order (the ring orders them by GPU)
 	Bytes   int64
 	// Comm is the communicator of the group instance (Group, Index) the
 	// collective is issued on (Schedule.comm).
@@ -290,7 +290,7 @@ func groupCount(sc *Schedule, g GroupKind) int {
 	return 1
 }
 
-// groupMembers lists group idx of kind g in ring order: intra groups are
+// groupMembers lists group idx of kind g in rank order: intra groups are
 // contiguous blocks of N/K ranks (Megatron), inter group i holds ranks i,
 // i+N/K, i+2N/K, ….
 func groupMembers(n, k, ep int, g GroupKind, idx int) []int {

@@ -1,7 +1,6 @@
 package zero
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -229,26 +228,6 @@ func (n *fabricNet) Start(c netCollective, began, done func()) {
 	run(c, began, done)
 }
 
-// ringOrder is a group's ranks in the order NCCL's ring visits their GPUs:
-// node by node, not in rank order. NCCL builds its rings from the topology
-// it detects, whatever the ranks' order (src/graph/search.cc
-// ncclTopoCompute searches the GPUs' graph; src/graph/connect.cc
-// connectRings joins each node's ring to the next node's; NVIDIA/nccl at
-// 5067397c2676d5aed50042fc39e5c8ee96eb0027). Under placement [dp, cp] a
-// group over dp·cp alternates nodes rank by rank: in rank order zerosim's
-// alpha–beta ring crossed the network at every hop (8× the network bytes
-// of the default example with cp 2). The lowerings of NCCL's model and the
-// hierarchical pattern group by node already; only the flat ring reads the
-// order. A group already in GPU order is returned as it is.
-func (n *fabricNet) ringOrder(members []int) []int {
-	if slices.IsSortedFunc(members, func(a, b int) int { return cmp.Compare(n.topo.GPU(a), n.topo.GPU(b)) }) {
-		return members
-	}
-	out := slices.Clone(members)
-	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(n.topo.GPU(a), n.topo.GPU(b)) })
-	return out
-}
-
 // kindAlgo is the algorithm the replay runs a collective of kind k with
 // under the scenario's algo: trees only all-reduce. Beside zerosim's
 // alpha–beta tree the others run its alpha–beta ring; beside NCCL's
@@ -288,7 +267,7 @@ func (n *fabricNet) start(c netCollective, done func()) {
 	key := prepKey{c.Kind, c.Group, c.Index, c.Bytes}
 	p := n.prep[key]
 	if p == nil {
-		spec := collectives.Spec{Op: opOf[c.Kind], Algo: kindAlgo(n.algo, c.Kind), Group: n.ringOrder(c.Members), Bytes: units.Bytes(c.Bytes)}
+		spec := collectives.Spec{Op: opOf[c.Kind], Algo: kindAlgo(n.algo, c.Kind), Group: c.Members, Bytes: units.Bytes(c.Bytes)}
 		pr, err := n.f.Prepare(spec, n.keep)
 		if err != nil {
 			if n.err == nil {

@@ -49,7 +49,8 @@ GPU a rank.
 
 --group is all (the dp·cp group), intra (the first of the K intra groups of
 N/K contiguous ranks), inter (the first of the N/K inter groups of K ranks)
-or explicit ranks in ring order (0,2,4,6). K is --k, else the scenario's
+or explicit ranks (0,2,4,6; the ring visits their GPUs node by node, as
+NCCL's does, whatever their order). K is --k, else the scenario's
 parallelism.k when it is > 1, else the number of nodes. With --concurrent,
 every intra (or inter) group runs at the same time, as in a training step;
 the time is the last one's finish and the bytes are summed over the groups.
