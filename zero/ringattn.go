@@ -239,7 +239,11 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 // of one dp coordinate, topology.Rank(dp, 0…cp−1), the ranks of one cp
 // submesh of torchtitan's mesh [pp, dp_replicate, dp_shard, cp, tp],
 // parallelisms/parallel_dims.py at 9dec370ad26b5f8e9a7333a0e36165018262644b, placed by cluster.placement)
-// by the scenario's NCCL model (Model) and algorithm.
+// by the scenario's NCCL model (Model) and algorithm. What it gives is the
+// reference on the class links (RingNet's Gather and Send), before any
+// cluster.link_overrides: Costs and every analytic caller take that; the
+// replay (Replay, so also plan, sweep and compare, which replay each row)
+// adds each rank's own cp group on its overridden links (ringRows).
 func ringSpec(s *scenarios.Scenario, net *RingNet) RingSpec {
 	r := RingSpec{CP: s.Parallelism.CP, Compiled: s.Training.Compile.Blocks(),
 		Interference: computeInterference(s)}
