@@ -220,8 +220,10 @@ func TestCompareTokensUnrounded(t *testing.T) {
 // (`compare FILE --vary cluster.gpu=H100-80GB,B200`) hid that B200's
 // 1.86× the tokens use less of its peak. The MFU row is run's: tokens/s
 // per GPU × (6N + 12·L·H·Q·s) / peak, for the default example's Llama 2 7B
-// (N = 6,738,415,616, 32 layers, 32 heads of 128, s = 4,096: 46,872,944,640
-// FLOPs a token) on the H100's 989 and the B200's 2,250 dense bf16 TFLOPS.
+// (N = 6,738,415,616 parameters less the untied input embedding's
+// 32,000·4,096 = 6,607,343,616, 32 layers, 32 heads of 128, s = 4,096:
+// 46,086,512,640 FLOPs a token) on the H100's 989 and the B200's 2,250
+// dense bf16 TFLOPS.
 func TestCompareMFU(t *testing.T) {
 	data, ok := scenarios.Example("default")
 	if !ok {
@@ -232,7 +234,7 @@ func TestCompareMFU(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := NewComparison("default.yaml, varying cluster.gpu", runs, false)
-	const flopsPerToken = 6*6_738_415_616 + 12*32*32*128*4096
+	const flopsPerToken = 6*(6_738_415_616-32_000*4096) + 12*32*32*128*4096
 	var want []float64
 	for i, peak := range []float64{989e12, 2250e12} {
 		v := c.Variants[i]

@@ -321,7 +321,7 @@ func mfuLegend(p *sweep.Plan) string {
 	if len(p.Rows) > 0 && p.Rows[0].MFUFromForward {
 		return labelled("MFU: ", "model FLOPs utilisation, as run reports it: this model has no per-token count, so 3× the forward FLOPs executed (no recomputation) per second over the GPU's peak.")
 	}
-	return labelled("MFU: ", "as run reports it, 6N + 12·L·H·Q·s per token (PaLM's FLOP count: full attention, no recomputation) over the peak.")
+	return labelled("MFU: ", "run's: 6N + 12·L·H·Q·s per token (N without an untied embedding; full attention; no recompute) over the peak.")
 }
 
 // WritePlanTable writes the plan as one terminal screen: the question, the

@@ -153,8 +153,9 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 }
 
 // modelFLOPsPerToken is ModelFLOPsPerToken for a transformer scenario:
-// every active parameter and the attention of each block at its own width
-// (modelAttentionWidth) over the full sequence; ok false for other models.
+// its matmul parameters (matmulParams) and the attention of each block at
+// its own width (modelAttentionWidth) over the full sequence; ok false for
+// other models.
 func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 	base, ok := flopDims(s)
 	if !ok {
@@ -164,9 +165,43 @@ func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	// A mixture of experts counts the parameters a token goes through.
-	per, err := ModelFLOPsPerToken(s.Model.ActiveParams(), width, s.Model.SeqLen)
+	per, err := ModelFLOPsPerToken(matmulParams(&s.Model), width, s.Model.SeqLen)
 	return per, err == nil, err
+}
+
+// matmulParams is the N of the model FLOPs: the parameters a token goes
+// through (a mixture of experts: its top-k routed experts), less the input
+// embedding when the output layer is not tied to it — a lookup table, no
+// matmul; tied, it is the output layer's weight and counts. So count
+// torchtitan (get_dense_model_nparams_and_flops and
+// get_moe_model_nparams_and_flops, torchtitan/models/utils.py at
+// b5bcd76c66d0acb1a08b176d9639425bc55e0b2a: "nparams_for_matmul = nparams
+// if enable_weight_tying else nparams - nparams_embedding"; its train.py
+// has passed exclude_embedding=True since 0c6ca903f, "exclude embedding in
+// MFU computation", among them at 9dec370ad26b5f8e9a7333a0e36165018262644b,
+// the version of the validation suite's torchtitan rows) and llm-foundry
+// (MPTForCausalLM.flops_per_batch, llmfoundry/models/mpt/modeling_mpt.py
+// at 34c28fc9199278b10193e69fb52979043b7dc1bd: "embedding layers are
+// lookup tables, therefore are not counted in the FLOP computation" unless
+// tie_word_embeddings). Untied means a layer named lm_head with
+// parameters; the embedding is the layer named embedding (its positions
+// too, as torchtitan subtracts every parameter named embedding).
+func matmulParams(m *scenarios.Model) int64 {
+	n := m.ActiveParams()
+	var embedding int64
+	untied := false
+	for _, l := range m.LayerList {
+		switch l.Name {
+		case "embedding":
+			embedding += int64(l.Params)
+		case "lm_head":
+			untied = untied || l.Params > 0
+		}
+	}
+	if untied {
+		n -= embedding
+	}
+	return n
 }
 
 // modelAttentionWidth is ModelFLOPsPerToken's attnWidth for a transformer

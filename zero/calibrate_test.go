@@ -144,12 +144,13 @@ func TestCalibrateComputeEfficiency(t *testing.T) {
 // per token, attention over the full s² as llm-foundry and torchtitan
 // count it), HFU adding what checkpointing reruns, so HFU/MFU is a ratio
 // of FLOP counts. Hand counts for Llama 2 7B at s = 4096 (h 4096, f 11008,
-// 32 blocks, 6,738,415,616 parameters): model 6·N + 12·32·4096·4096 =
-// 46,872,944,640 per token; a block's forward 2·(4h² + 3hf) + 4·h·s =
+// 32 blocks, 6,738,415,616 parameters, of which the untied input
+// embedding's 32,000·4096 = 131,072,000 are no matmul: N = 6,607,343,616):
+// model 6·N + 12·32·4096·4096 = 46,086,512,640 per token; a block's forward 2·(4h² + 3hf) + 4·h·s =
 // 471,859,200 per token; its attention core 4·h·s = 67,108,864; the op
 // policy's wk, wo and w3 2·(h² + h² + hf) = 157,286,400.
 func TestUtilizationConvention(t *testing.T) {
-	const model = 46872944640.0
+	const model = 46086512640.0
 	for _, c := range []struct {
 		policy string
 		re     float64 // recomputed FLOPs per token, all 32 blocks

@@ -260,11 +260,9 @@ func HeadForwardFLOPs(d FLOPDims) (int64, error) {
 // torchtitan/models/utils.py at b5bcd76c66d0acb1a08b176d9639425bc55e0b2a:
 // 6·N + 6·L·H·head_dims·T, head_dims "the sum of qk and v head dimensions",
 // only blocks that have attention): 2·hidden for a block whose heads span
-// the hidden size, which gives PaLM's 12·L·H·Q·s. N is the parameter count
-// the report uses: zerosim passes every parameter, as llm-foundry
-// (scripts/train/benchmarking/README.md at 061f2c7, "MFU") and
-// torchtitan's train.py of its published Llama 3 tables do (newer
-// torchtitan subtracts the embedding). MFU = tokens/s · this / peak.
+// the hidden size, which gives PaLM's 12·L·H·Q·s. matmulParams is N, the
+// parameters a token's matmuls go through (matmulParams). MFU = tokens/s ·
+// this / peak.
 func ModelFLOPsPerToken(matmulParams, attnWidth, seq int64) (int64, error) {
 	var c flopCalc
 	v := c.Add(c.Mul(6, matmulParams), c.Mul(6, attnWidth, seq))

@@ -17,7 +17,9 @@ import (
 // 6·N + 6·num_full_attn·n_heads·head_dims·seq_len) with each model's
 // head_dims as its get_nparams_and_flops passes it (qwen3 and gpt_oss
 // 2·head_dim, deepseek_v3 qk_nope + qk_rope + v_head_dim), read here from
-// the config.json itself, and N the active parameters zerosim reports. A
+// the config.json itself, and N the active parameters zerosim reports less
+// the input embedding (vocab_size·hidden_size from the config) where the
+// output layer is not tied to it (nparams_for_matmul). A
 // multi-token-prediction module (num_nextn_predict_layers: DeepSeek-V3,
 // Qwen3-Next; mtp_num_hidden_layers: Qwen3.5 and 3.6) runs one more attention block over the sequence, which
 // zerosim trains and counts (torchtitan's models have none).
@@ -31,22 +33,25 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 		cfg      string
 		headDims func(map[string]int64) int64
 		full     int64 // layers of the first four with softmax attention
+		// tied: tie_word_embeddings, the config's or, absent, its
+		// class's default (Gemma2Config and Gemma3TextConfig: true).
+		tied bool
 	}{
-		{"qwen3-30b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4},
-		{"gemma-2-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4},
+		{"qwen3-30b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, false},
+		{"gemma-2-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, true},
 		{"deepseek-v3.json", func(c map[string]int64) int64 {
 			return c["qk_nope_head_dim"] + c["qk_rope_head_dim"] + c["v_head_dim"]
-		}, 4},
+		}, 4, false},
 		// full_attention_interval 4: block.3 is the only softmax attention
 		// of the first four (Qwen3NextConfig's layer_types).
-		{"qwen3-next-80b-a3b-instruct.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1},
+		{"qwen3-next-80b-a3b-instruct.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false},
 		// Gemma 3's text_config: heads 8 × 256 over a hidden size of 2,560.
-		{"gemma-3-4b-it.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4},
+		{"gemma-3-4b-it.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, true},
 		// Qwen3.6's text_config: Qwen3-Next's layout, block.3 the only
 		// softmax attention of the first four (16 or 24 heads of 256), and
 		// an MTP module (mtp_num_hidden_layers).
-		{"qwen3.6-35b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1},
-		{"qwen3.6-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1},
+		{"qwen3.6-35b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false},
+		{"qwen3.6-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false},
 	} {
 		t.Run(c.cfg, func(t *testing.T) {
 			raw, err := os.ReadFile("../scenarios/testdata/hf-extra/" + c.cfg)
@@ -87,7 +92,14 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 			if _, set := ints["num_nextn_predict_layers"]; !set && c.cfg == "qwen3-next-80b-a3b-instruct.json" {
 				full++ // the importer's default of 1 (vLLM's; the published config leaves it out)
 			}
-			want := 6*s.Model.ActiveParams() + 6*full*ints["num_attention_heads"]*c.headDims(ints)*seq
+			if tied, ok := flat["tie_word_embeddings"].(bool); ok && tied != c.tied {
+				t.Fatalf("tie_word_embeddings %v in the config, the case says %v", tied, c.tied)
+			}
+			n := s.Model.ActiveParams()
+			if !c.tied {
+				n -= ints["vocab_size"] * ints["hidden_size"]
+			}
+			want := 6*n + 6*full*ints["num_attention_heads"]*c.headDims(ints)*seq
 			if got != want {
 				t.Errorf("%d model FLOPs per token, torchtitan's count %d (%+d)", got, want, got-want)
 			}
