@@ -275,7 +275,7 @@ func (pr *PlanReport) planTable() *table {
 		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
 		left:   []int{1, 2, 4}}
 	cp := p.SearchedCP != nil
-	if cp { // a cp column after K, in place of free (the GPU's memory less the peak)
+	if cp { // a cp column after K, in place of free (the GPU's memory less the device's need)
 		t.Header = slices.Insert(slices.Delete(t.Header, 9, 10), 3, "cp")
 		t.left = []int{1, 2, 5}
 	}
@@ -302,11 +302,16 @@ func planLegend(p *sweep.Plan) []string {
 	l := []string{
 		labelled("#: ", "rank of all that fit (plan.csv has all, with bucket, prefetch, algorithm); *: nothing faster fits in less memory."),
 		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
-		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
-			"(hybrid shard, each over N/K GPUs) at 3."),
+		// One line, so the free line below keeps plan on one screen (the
+		// run: line spells HSDP out: hybrid shard, replicas of N/K GPUs).
+		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas at 3."),
 		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
 		mfuLegend(p),
 		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
+	}
+	if p.SearchedCP == nil {
+		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
+		l = append(l, labelled("free: ", "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."))
 	}
 	if p.SearchedCP != nil {
 		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+
