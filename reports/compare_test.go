@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -208,7 +209,7 @@ func TestCompareTokensUnrounded(t *testing.T) {
 	if i < 0 || !slices.Equal(got.Rows[i].Values, []float64{4.566, 4.508}) || got.Rows[i].DeltaPct[1] == nil || *got.Rows[i].DeltaPct[1] != -1.3 {
 		t.Errorf("JSON tokens/s row %+v; want values 4.566, 4.508 and -1.3 %%", got.Rows)
 	}
-	if !strings.Contains(csvOut.String(), "\ntokens/s per GPU,tokens/s,4.566,4.508,-1.3\n") {
+	if !strings.Contains(csvOut.String(), "\nmetrics,tokens/s per GPU,tokens/s,4.566,4.508,-1.3,") {
 		t.Errorf("CSV:\n%s", csvOut.String())
 	}
 	if !regexp.MustCompile(`│ tokens/s per GPU +│ +5 │ +5 │ +-1\.3 % │`).MatchString(table.String()) {
@@ -255,7 +256,7 @@ func TestCompareMFU(t *testing.T) {
 	if !regexp.MustCompile(row).MatchString(table.String()) {
 		t.Errorf("no row %q in\n%s", row, table.String())
 	}
-	if line := fmt.Sprintf("\nMFU,fraction,%.4f,%.4f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
+	if line := fmt.Sprintf("\nmetrics,MFU,fraction,%.4f,%.4f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
 		t.Errorf("no %q in CSV:\n%s", line, csvOut.String())
 	}
 }
@@ -441,5 +442,59 @@ func TestComparePlotUnits(t *testing.T) {
 				t.Errorf("%s %q: axis %q, want a quantity in (GiB) or (ms)", p.Title, pn.Title, pn.YLabel)
 			}
 		}
+	}
+}
+
+// TestCompareCSVRectangular: compare's CSV is one table any csv reader
+// takes whole (Python's csv and pandas read a blank line and rows of
+// another length as a ragged file): no blank line, every record as long as
+// the header, the first column naming the table. Varying K on seed000-k4
+// gives the metrics rows and the slow-link table's 6 rows (K 1 and 4 ×
+// auto, ring, hierarchical), whose seed bytes are the section's (2·S and
+// 6/8·S, S = 2,684,764,160 B).
+func TestCompareCSVRectangular(t *testing.T) {
+	c := seedK4Comparison(t)
+	var b bytes.Buffer
+	if err := WriteCompareCSV(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "\n\n") {
+		t.Errorf("blank line in the CSV:\n%s", b.String())
+	}
+	r := csv.NewReader(&b) // FieldsPerRecord 0: every record as long as the first
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("CSV is not one rectangular table: %v", err)
+	}
+	head := recs[0]
+	col := func(name string) int { return slices.Index(head, name) }
+	if head[0] != "table" || col("metric") < 0 || col("k") < 0 || col("seed_bytes") < 0 {
+		t.Fatalf("header %q", head)
+	}
+	count := map[string]int{}
+	var seeds []string
+	for _, rec := range recs[1:] {
+		count[rec[0]]++
+		if rec[0] == "slow_link" {
+			if rec[col("metric")] != "" {
+				t.Errorf("slow-link row with a metric: %q", rec)
+			}
+			seeds = append(seeds, rec[col("k")]+":"+rec[col("seed_bytes")])
+		} else if rec[col("k")] != "" {
+			t.Errorf("metrics row with a K: %q", rec)
+		}
+	}
+	const S = 2 * 1_342_382_080
+	want := []string{}
+	for _, k := range []struct {
+		k    string
+		seed int64
+	}{{"1", 2 * S}, {"4", 6 * S / 8}} {
+		for range 3 {
+			want = append(want, k.k+":"+strconv.FormatInt(k.seed, 10))
+		}
+	}
+	if count["metrics"] != len(c.Rows) || count["slow_link"] != 6 || len(count) != 2 || !slices.Equal(seeds, want) {
+		t.Errorf("rows by table %v, slow-link seeds %q; want %d metrics, 6 slow_link with %q", count, seeds, len(c.Rows), want)
 	}
 }
