@@ -290,7 +290,7 @@ func compareRows(vs []compareVariant) []compareRow {
 	}
 	addRate("tokens/s per GPU", "tokens/s", 1, 1000, func(v *compareVariant) float64 { return v.TokensPerSecPerGPU })
 	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.MFU != 0 }) {
-		addRate("MFU", "fraction", 1000, 10000, func(v *compareVariant) float64 { return v.MFU })
+		addRate("MFU", "fraction", 1000, math.Pow10(sweep.MFUDecimals), func(v *compareVariant) float64 { return v.MFU })
 	}
 	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
 	// The row under the busiest rank's compute is the same rank's without
@@ -704,15 +704,16 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 		row := make([]string, 0, len(head))
 		row = append(row, "metrics", r.Metric, r.Unit)
 		for i, v := range r.Values {
-			if r.Rates != nil {
-				prec := 3
-				if r.Unit == "fraction" {
-					prec = 4
-				}
-				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', prec, 64))
-				continue
+			switch {
+			case r.Rates != nil && r.Unit == "fraction": // MFU, as sweep and plan.csv write it
+				row = append(row, sweep.FormatMFU(r.Rates[i]))
+			case r.Rates != nil:
+				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))
+			case r.Unit == "bool": // true/false, as sweep and plan.csv write it
+				row = append(row, strconv.FormatBool(v != 0))
+			default:
+				row = append(row, exact(v))
 			}
-			row = append(row, exact(v))
 		}
 		for _, d := range r.DeltaPct[1:] {
 			row = append(row, fl(d))

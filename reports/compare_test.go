@@ -256,7 +256,7 @@ func TestCompareMFU(t *testing.T) {
 	if !regexp.MustCompile(row).MatchString(table.String()) {
 		t.Errorf("no row %q in\n%s", row, table.String())
 	}
-	if line := fmt.Sprintf("\nmetrics,MFU,fraction,%.4f,%.4f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
+	if line := fmt.Sprintf("\nmetrics,MFU,fraction,%.5f,%.5f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
 		t.Errorf("no %q in CSV:\n%s", line, csvOut.String())
 	}
 }

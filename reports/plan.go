@@ -611,7 +611,7 @@ func WritePlanJSON(w io.Writer, pr *PlanReport) error {
 }
 
 // PlanCSVHeader is the header of plan.csv.
-var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size", "prefetch_depth", "algorithm",
+var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size_bytes", "prefetch_depth", "algorithm",
 	"tokens_per_s_per_gpu", "mfu", "step_time_ps", "compute_ps", "exposed_comm_ps", "network_bytes", "network_busiest_bytes", "nvlink_bytes",
 	"peak_memory_bytes", "headroom_bytes", "device_peak_bytes", "pareto"}
 
@@ -632,8 +632,17 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 		if r.Prefetch >= 0 {
 			pf = strconv.Itoa(r.Prefetch)
 		}
+		bucket := ""
+		if r.BucketSize != "" {
+			// Bytes, as every size in the file: "40MB" is 40000000.
+			b, err := units.ParseBytes(r.BucketSize)
+			if err != nil {
+				return fmt.Errorf("reports: plan row %d: bucket size %q: %w", i+1, r.BucketSize, err)
+			}
+			bucket = i64(int64(b))
+		}
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
-			r.BucketSize, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), strconv.FormatFloat(r.MFU, 'f', 5, 64),
+			bucket, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), sweep.FormatMFU(r.MFU),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
 			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
 		if cp {
