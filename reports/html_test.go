@@ -74,3 +74,36 @@ func TestRunHTMLPeakLines(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHTMLMemoryNotes: the lines under the text report's memory table,
+// "as a profiler sees it: …" and "phase peaks: …", are paragraphs of
+// report.html too (QA3 s16 finding 11n: the page left out the phase peaks
+// 53.17 GiB forward and 31.38 GiB optimizer step of the default example).
+func TestRunHTMLMemoryNotes(t *testing.T) {
+	run := exampleRun(t, "default")
+	var text, page bytes.Buffer
+	if err := WriteRunTable(&text, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRunHTML(&page, run, nil); err != nil {
+		t.Fatal(err)
+	}
+	var paras []string
+	for _, m := range regexp.MustCompile(`<p class="note">([^<]*)</p>`).FindAllStringSubmatch(page.String(), -1) {
+		paras = append(paras, html.UnescapeString(m[1]))
+	}
+	var notes []string
+	for _, l := range strings.Split(text.String(), "\n") {
+		if strings.HasPrefix(l, "as a profiler sees it: ") || strings.HasPrefix(l, "phase peaks: ") {
+			notes = append(notes, l)
+		}
+	}
+	if len(notes) != 2 || !strings.Contains(notes[1], "forward 53.17 GiB") || !strings.Contains(notes[1], "optimizer step 31.38 GiB") {
+		t.Fatalf("text report's memory notes %q; want the profiler's line and the phase peaks (forward 53.17 GiB, optimizer step 31.38 GiB)", notes)
+	}
+	for _, l := range notes {
+		if !slices.Contains(paras, l) {
+			t.Errorf("report.html has no paragraph %q", l)
+		}
+	}
+}
