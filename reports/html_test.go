@@ -107,3 +107,35 @@ func TestRunHTMLMemoryNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPlotsFollowUnits: under --units gb the plots count in GB as the
+// text does (QA3 s16 finding 11f: report.html said "peak 58.14 GB" beside
+// plots of 54.15 GiB). The default example's page has no GiB anywhere, its
+// byte axes are in GB, and the memory timeline's peak reads 58.14 GB
+// (58,143,247,360 B); by default the same plots say GiB (54.15 GiB).
+func TestRunPlotsFollowUnits(t *testing.T) {
+	for _, tc := range []struct {
+		units      MemoryUnits
+		unit, peak string
+	}{
+		{MemoryGB, "GB", "peak 58.14 GB"},
+		{MemoryGiB, "GiB", "peak 54.15 GiB"},
+	} {
+		run := exampleRun(t, "default")
+		run.Style.Units = tc.units
+		var b bytes.Buffer
+		if err := writeRunHTML(&b, run, nil); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if tc.units == MemoryGB && strings.Contains(page, "GiB") {
+			i := strings.Index(page, "GiB")
+			t.Errorf("--units gb: report.html says GiB: …%s…", page[max(i-80, 0):i+3])
+		}
+		for _, want := range []string{"memory per GPU (" + tc.unit + ")", "bytes per step (" + tc.unit + ")", "memory (" + tc.unit + ")", tc.peak} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: report.html's plots lack %q", tc.unit, want)
+			}
+		}
+	}
+}

@@ -109,8 +109,20 @@ type runPlots struct {
 // ganttMaxRanks caps the ranks of the timeline plot.
 const ganttMaxRanks = 8
 
-// byteUnit picks the binary unit that keeps the largest value readable.
-func byteUnit(maxV int64) (string, int64) {
+// byteUnit picks the unit that keeps the largest value readable: binary
+// (GiB) by default, decimal (GB) under --units gb, as the text report.
+func byteUnit(maxV int64, u MemoryUnits) (string, int64) {
+	if u == MemoryGB {
+		switch {
+		case maxV >= 1e9:
+			return "GB", 1e9
+		case maxV >= 1e6:
+			return "MB", 1e6
+		case maxV >= 1e3:
+			return "kB", 1e3
+		}
+		return "B", 1
+	}
 	switch {
 	case maxV >= int64(units.GiB):
 		return "GiB", int64(units.GiB)
@@ -120,6 +132,16 @@ func byteUnit(maxV int64) (string, int64) {
 		return "KiB", int64(units.KiB)
 	}
 	return "B", 1
+}
+
+// unitBytes formats b in the family of a chart's unit (byteUnit): decimal
+// for GB, MB and kB, binary otherwise.
+func unitBytes(b int64, unit string) string {
+	switch unit {
+	case "GB", "MB", "kB":
+		return MemoryGB.format(b)
+	}
+	return MemoryGiB.format(b)
 }
 
 // timeUnit picks ms, µs or ns for a span of maxPS picoseconds.
@@ -170,10 +192,10 @@ func (run *Run) memoryStagesPlot() barsChart {
 	if p.Capacity <= 20*top {
 		unitMax = max(top, p.Capacity)
 	}
-	p.Unit, p.Scale = byteUnit(unitMax)
+	p.Unit, p.Scale = byteUnit(unitMax, run.Style.Units)
 	p.YLabel = "memory per GPU (" + p.Unit + ")"
 	if p.Capacity > 0 {
-		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
 	}
 	return p
 }
@@ -222,8 +244,8 @@ func (run *Run) commPlot() commChart {
 		all.Series = append(all.Series, sa)
 		busy.Series = append(busy.Series, sb)
 	}
-	all.Unit, all.Scale = byteUnit(topAll)
-	busy.Unit, busy.Scale = byteUnit(topBusy)
+	all.Unit, all.Scale = byteUnit(topAll, run.Style.Units)
+	busy.Unit, busy.Scale = byteUnit(topBusy, run.Style.Units)
 	all.YLabel = "bytes per step (" + all.Unit + ")"
 	busy.YLabel = "bytes per step (" + busy.Unit + ")"
 	p.Panels = []barsChart{all, busy}
@@ -362,12 +384,12 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 	p := memoryTimelineChart{End: int64(r.StepTime), Peak: m.Peak, PeakTime: int64(m.PeakTime), Capacity: int64(s.Cluster.GPUMemory)}
 	p.Title = fmt.Sprintf("%s: memory of rank %d over the step, by component", s.Name, m.Rank)
 	p.TimeUnit, p.TimeScale = timeUnit(p.End)
-	p.Unit, p.Scale = byteUnit(m.Peak)
+	p.Unit, p.Scale = byteUnit(m.Peak, run.Style.Units)
 	where := "at rest"
 	if m.PeakTask >= 0 {
 		where = taskName(r.Schedule, m.PeakTask)
 	}
-	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", iec(m.Peak), m.PeakTime, where)
+	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", run.Style.Units.format(m.Peak), m.PeakTime, where)
 	cur := slices.Clone(m.AtRest)
 	nonzero := make([]bool, len(cur))
 	// Segment boundaries: 0 and every distinct point time.
@@ -395,7 +417,7 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 	}
 	p.Times = times
 	if p.Capacity > 0 {
-		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
 	}
 	// Components constant over the step (runtime context, NCCL buffers,
 	// the parameters at rest) go at the bottom, so what changes stacks on

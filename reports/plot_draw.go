@@ -213,7 +213,7 @@ func barsFigure(b *barsChart, title string) figure {
 					exact += s.Values[ci]
 				}
 			}
-			sh.labels = append(sh.labels, label{x: float64(ci), y: t, text: iec(exact), align: draw.XCenter})
+			sh.labels = append(sh.labels, label{x: float64(ci), y: t, text: unitBytes(exact, b.Unit), align: draw.XCenter})
 		}
 	}
 	if b.Capacity > 0 {
