@@ -81,12 +81,17 @@ const (
 // by component: Values[c][i] holds component c from Times[i] to Times[i+1]
 // (the last segment ends at End).
 type memoryTimelineChart struct {
-	Title      string    `json:"title"`
-	Unit       string    `json:"unit"`
-	Scale      int64     `json:"scale"`
-	TimeUnit   string    `json:"time_unit"`
-	TimeScale  int64     `json:"time_scale"`
-	End        int64     `json:"end_ps"`
+	Title     string `json:"title"`
+	Unit      string `json:"unit"`
+	Scale     int64  `json:"scale"`
+	TimeUnit  string `json:"time_unit"`
+	TimeScale int64  `json:"time_scale"`
+	End       int64  `json:"end_ps"`
+	// Start is where the drawing starts: 0, or with gradient accumulation
+	// the start of the last micro-step, the only one whose memory the
+	// timeline holds (zero.MemoryTimeline: the memory model is one
+	// micro-step's); the title says which micro-step it is.
+	Start      int64     `json:"start_ps"`
 	Components []string  `json:"components"`
 	Times      []int64   `json:"times_ps"`
 	Values     [][]int64 `json:"values"`
@@ -378,6 +383,26 @@ func ganttRanks(r *zero.Result) []ganttRank {
 	return out
 }
 
+// lastMicroStart is when the memory rank's last micro-step starts: its
+// first task of that micro-step (the replay's spans, when kept), or else
+// the timeline's first change, whichever is earlier.
+func lastMicroStart(r *zero.Result) int64 {
+	m := r.Memory
+	start := int64(r.StepTime)
+	if len(m.Points) > 0 {
+		start = int64(m.Points[0].Time)
+	}
+	if m.Rank >= 0 && m.Rank < len(r.Spans) {
+		last := r.Schedule.Micro - 1
+		for _, sp := range r.Spans[m.Rank] {
+			if int(sp.Task) < len(r.Schedule.Tasks) && r.Schedule.Tasks[sp.Task].Micro == last {
+				start = min(start, int64(sp.Start))
+			}
+		}
+	}
+	return start
+}
+
 func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 	s, r := run.Scenario, run.Result
 	m := r.Memory
@@ -403,7 +428,11 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		times = append(times, t)
 		states = append(states, slices.Clone(cur))
 	}
-	push(0)
+	if micro := r.Schedule.Micro; micro > 1 {
+		p.Start = lastMicroStart(r)
+		p.Title += fmt.Sprintf(", micro-step %d of %d (the last; from %v)", micro, micro, units.Duration(p.Start))
+	}
+	push(p.Start)
 	for _, pt := range m.Points {
 		if pt.Component >= 0 && pt.Component < len(cur) {
 			cur[pt.Component] += pt.Delta
