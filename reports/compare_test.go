@@ -498,3 +498,51 @@ func TestCompareCSVRectangular(t *testing.T) {
 		t.Errorf("rows by table %v, slow-link seeds %q; want %d metrics, 6 slow_link with %q", count, seeds, len(c.Rows), want)
 	}
 }
+
+// TestCompareKPlotFits: varying K, compare.png draws every K dividing N,
+// the ones not asked for too, so its step-time panel marks which fit (QA3
+// s16 finding 11r: default.yaml asked for K=1,2,4 drew K=16's bars, whose
+// peak, 125.51 GiB, `zerosim run --set parallelism.k=16` says does not
+// fit, unmarked) and the JSON plot carries the flags: each K's flag is the
+// verdict of a replay of that K loaded on its own.
+func TestCompareKPlotFits(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	src := sweep.Source{File: "default.yaml", Data: data}
+	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "2", "4"}), sweep.CompareOptions{AllK: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewComparison("default", runs, false)
+	p := c.Plot
+	if len(p.Panels) != 2 || !slices.Equal(p.Categories, []string{"K=1", "K=2", "K=4", "K=8", "K=16"}) {
+		t.Fatalf("plot categories %q, %d panels", p.Categories, len(p.Panels))
+	}
+	fits := p.Panels[1].Fits
+	if len(fits) != len(p.Categories) {
+		t.Fatalf("step-time panel fit flags %v for %d categories", fits, len(p.Categories))
+	}
+	for i, k := range []string{"1", "2", "4", "8", "16"} {
+		s, err := src.Load("parallelism.k=" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := res.Fits(int64(s.Cluster.GPUMemory)); fits[i] != want {
+			peak, _ := res.Peak()
+			t.Errorf("K=%s: plot says fits %v; a replay of K=%s peaks at %d B: fits %v", k, fits[i], k, peak, want)
+		}
+	}
+	if fits[0] != true || fits[4] != false {
+		t.Errorf("fit flags %v: want K=1 to fit and K=16 not", fits)
+	}
+	var js bytes.Buffer
+	if err := WriteCompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"fits": [`) {
+		t.Errorf("compare JSON's plot has no fit flags")
+	}
+}
