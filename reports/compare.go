@@ -392,11 +392,13 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		row.PeakMemory, _ = r.Peak()
 		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
 		row.Fits = r.Fits(row.GPUMemory)
-		// Each row in its own variant's S: the variants differ in K
-		// alone (sweep.Runs.BeyondK), so one S stands for all.
-		if s := sweep.BufferBytes(o.Scenario); s > 0 {
-			row.SeedS = round(float64(row.Seed)/float64(s), 3)
-			row.NetworkBusiestS = round(float64(busy)/float64(s), 3)
+		// In multiples of sec.S: the runs differ in K alone (a slow-link
+		// section exists only when sweep.Runs.BeyondK is empty) and S, the
+		// model's buffer bytes, does not depend on K, so one S stands for
+		// all.
+		if sec.S > 0 {
+			row.SeedS = round(float64(row.Seed)/float64(sec.S), 3)
+			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 3)
 		}
 		if b, ok := base[row.Algorithm]; ok {
 			row.SeedDeltaPct = deltaPct(row.Seed, b.Seed)

@@ -546,3 +546,21 @@ func TestCompareKPlotFits(t *testing.T) {
 		t.Errorf("compare JSON's plot has no fit flags")
 	}
 }
+
+// TestSlowLinkInS: the slow-link rows count in the section's one S (the
+// model's buffer bytes, 2 × 1,342,382,080 B for seed000-k4, the same for
+// every K; B F11: each row recomputed its own): seed bytes 2·S at K=1 and
+// 6/8·S at K=4, each row's busiest-rank bytes over that S.
+func TestSlowLinkInS(t *testing.T) {
+	sl := seedK4Comparison(t).SlowLink
+	const S = 2 * 1_342_382_080
+	if sl == nil || sl.S != S {
+		t.Fatalf("slow-link section %+v: want S = %d", sl, S)
+	}
+	for _, r := range sl.Rows {
+		want := map[int]float64{1: 2, 4: 0.75}[r.K]
+		if r.SeedS != want || r.NetworkBusiestS != math.Round(float64(r.NetworkBusiest)/S*1000)/1000 {
+			t.Errorf("K=%d %s: seed %v·S, busiest %v·S (%d B); want %v·S and %d B / S", r.K, r.Algorithm, r.SeedS, r.NetworkBusiestS, r.NetworkBusiest, want, r.NetworkBusiest)
+		}
+	}
+}
