@@ -39,12 +39,15 @@ func FromScenario(s *scenarios.Scenario) (Config, error) {
 }
 
 // Unfollowed is a scenario setting verify reads past: the scenario sets it
-// away from what verify runs, and verify runs its own.
+// away from what verify runs, and verify runs its own (reports words it).
 type Unfollowed struct {
 	// Key is the scenario key, Value the scenario's value.
 	Key, Value string
-	// Runs is what verify runs instead.
-	Runs string
+	// Rows and SeqTokens are, for training.micro_batch, the toy model's
+	// batch per rank that verify runs instead: Rows sequences of SeqTokens
+	// tokens (inputs and targets) for the transformer, Rows input rows
+	// (SeqTokens 0) for the MLP; 0 for the other keys.
+	Rows, SeqTokens int
 }
 
 // NotFollowed lists the settings of s that change a real run's numerics
@@ -59,25 +62,25 @@ type Unfollowed struct {
 // verify runs; micro_batch 1, the default, stands for the toy's batch.
 func NotFollowed(s *scenarios.Scenario) []Unfollowed {
 	t := s.Training
-	batch := "2 sequences of 4 tokens per rank"
-	if s.Model.Kind == scenarios.KindMLP {
-		batch = "2 input rows per rank"
-	}
 	var out []Unfollowed
 	if t.GradAccum > 1 {
-		out = append(out, Unfollowed{"training.grad_accum", fmt.Sprint(t.GradAccum), "one micro-step per step"})
+		out = append(out, Unfollowed{Key: "training.grad_accum", Value: fmt.Sprint(t.GradAccum)})
 	}
 	if t.MicroBatch > 1 {
-		out = append(out, Unfollowed{"training.micro_batch", fmt.Sprint(t.MicroBatch), "the toy model's " + batch})
+		u := Unfollowed{Key: "training.micro_batch", Value: fmt.Sprint(t.MicroBatch), Rows: ttBatch, SeqTokens: ttT + 1}
+		if s.Model.Kind == scenarios.KindMLP {
+			u.Rows, u.SeqTokens = mlpBatch, 0
+		}
+		out = append(out, u)
 	}
 	if t.ReduceDType == scenarios.ReduceFP32 {
-		out = append(out, Unfollowed{"training.reduce_dtype", string(t.ReduceDType), "an exact sum rounded once to bf16"})
+		out = append(out, Unfollowed{Key: "training.reduce_dtype", Value: string(t.ReduceDType)})
 	}
 	if t.ShardDType == scenarios.ShardFP32 {
-		out = append(out, Unfollowed{"training.shard_dtype", string(t.ShardDType), "bf16 parameters beside an fp32 master shard"})
+		out = append(out, Unfollowed{Key: "training.shard_dtype", Value: string(t.ShardDType)})
 	}
 	if t.ParamDType != "" && t.ParamDType != scenarios.BF16 {
-		out = append(out, Unfollowed{"training.param_dtype", string(t.ParamDType), "bf16 parameters"})
+		out = append(out, Unfollowed{Key: "training.param_dtype", Value: string(t.ParamDType)})
 	}
 	return out
 }

@@ -53,28 +53,33 @@ func TestScenarioConfigs(t *testing.T) {
 // gave the same values to the last digit with and without grad_accum 4).
 func TestNotFollowed(t *testing.T) {
 	for _, tc := range []struct {
-		example string
-		sets    []string
-		keys    []string
-		runs    string // one entry's Runs, when set
+		example         string
+		sets            []string
+		keys            []string
+		rows, seqTokens int // the micro_batch entry's toy batch, when listed
 	}{
-		{"default", nil, nil, ""},
-		{"default", []string{"training.micro_batch=1", "training.grad_accum=1"}, nil, ""},
-		{"default", []string{"training.grad_accum=4"}, []string{"training.grad_accum"}, "one micro-step per step"},
-		{"default", []string{"training.micro_batch=8"}, []string{"training.micro_batch"}, "the toy model's 2 sequences of 4 tokens per rank"},
-		{"seed000-k4", []string{"training.micro_batch=4"}, []string{"training.micro_batch"}, "the toy model's 2 input rows per rank"},
+		{"default", nil, nil, 0, 0},
+		{"default", []string{"training.micro_batch=1", "training.grad_accum=1"}, nil, 0, 0},
+		{"default", []string{"training.grad_accum=4"}, []string{"training.grad_accum"}, 0, 0},
+		// The transformer's batch: 2 sequences of ttT+1 = 4 tokens (3 inputs, the targets shifted by one).
+		{"default", []string{"training.micro_batch=8"}, []string{"training.micro_batch"}, 2, 4},
+		{"seed000-k4", []string{"training.micro_batch=4"}, []string{"training.micro_batch"}, 2, 0}, // 2 input rows
 		{"default", []string{"training.grad_accum=4", "training.reduce_dtype=fp32", "training.shard_dtype=fp32", "training.micro_batch=8"},
-			[]string{"training.grad_accum", "training.micro_batch", "training.reduce_dtype", "training.shard_dtype"}, ""},
-		{"default", []string{"training.param_dtype=fp16"}, []string{"training.param_dtype"}, "bf16 parameters"},
-		{"default", []string{"training.seed=7", "training.lr=0.1", "communication.padding=megatron"}, nil, ""}, // followed
+			[]string{"training.grad_accum", "training.micro_batch", "training.reduce_dtype", "training.shard_dtype"}, 2, 4},
+		{"default", []string{"training.param_dtype=fp16"}, []string{"training.param_dtype"}, 0, 0},
+		{"default", []string{"training.seed=7", "training.lr=0.1", "communication.padding=megatron"}, nil, 0, 0}, // followed
 	} {
 		t.Run(tc.example+" "+strings.Join(tc.sets, " "), func(t *testing.T) {
 			us := NotFollowed(loadExample(t, tc.example, tc.sets...))
 			var keys []string
 			for _, u := range us {
 				keys = append(keys, u.Key)
-				if tc.runs != "" && u.Runs != tc.runs {
-					t.Errorf("%s: runs %q, want %q", u.Key, u.Runs, tc.runs)
+				rows, seq := 0, 0
+				if u.Key == "training.micro_batch" {
+					rows, seq = tc.rows, tc.seqTokens
+				}
+				if u.Rows != rows || u.SeqTokens != seq {
+					t.Errorf("%s: toy batch %d × %d tokens, want %d × %d", u.Key, u.Rows, u.SeqTokens, rows, seq)
 				}
 			}
 			if !slices.Equal(keys, tc.keys) {

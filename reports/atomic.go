@@ -83,10 +83,11 @@ func BeginOutputDir(dir string) error {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return fmt.Errorf("reports: %w", err)
+		return &WriteError{Path: dir, Err: err}
 	}
-	if err := os.Remove(filepath.Join(dir, ManifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reports: %w", err)
+	m := filepath.Join(dir, ManifestName)
+	if err := os.Remove(m); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &WriteError{Path: m, Err: err}
 	}
 	return nil
 }
@@ -98,13 +99,13 @@ func FinishOutputDir(dir string, names []string) error {
 	for _, n := range names {
 		f, err := os.Open(filepath.Join(dir, filepath.Base(n)))
 		if err != nil {
-			return fmt.Errorf("reports: manifest: %w", err)
+			return &WriteError{Path: filepath.Join(dir, ManifestName), Err: err}
 		}
 		h := sha256.New()
 		size, err := io.Copy(h, f)
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("reports: manifest: %w", err)
+			return &WriteError{Path: filepath.Join(dir, ManifestName), Err: err}
 		}
 		m.Files = append(m.Files, ManifestFile{Name: filepath.Base(n), Bytes: size, SHA256: hex.EncodeToString(h.Sum(nil))})
 	}

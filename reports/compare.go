@@ -290,7 +290,7 @@ func compareRows(vs []compareVariant) []compareRow {
 	}
 	addRate("tokens/s per GPU", "tokens/s", 1, 1000, func(v *compareVariant) float64 { return v.TokensPerSecPerGPU })
 	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.MFU != 0 }) {
-		addRate("MFU", "fraction", 1000, 10000, func(v *compareVariant) float64 { return v.MFU })
+		addRate("MFU", "fraction", 1000, math.Pow10(sweep.MFUDecimals), func(v *compareVariant) float64 { return v.MFU })
 	}
 	add("compute (busiest rank)", "ps", func(v *compareVariant) int64 { return v.BusiestComputePS })
 	// The row under the busiest rank's compute is the same rank's without
@@ -392,11 +392,13 @@ func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 		row.PeakMemory, _ = r.Peak()
 		row.GPUMemory = int64(o.Scenario.Cluster.GPUMemory)
 		row.Fits = r.Fits(row.GPUMemory)
-		// Each row in its own variant's S: the variants differ in K
-		// alone (sweep.Runs.BeyondK), so one S stands for all.
-		if s := sweep.BufferBytes(o.Scenario); s > 0 {
-			row.SeedS = round(float64(row.Seed)/float64(s), 3)
-			row.NetworkBusiestS = round(float64(busy)/float64(s), 3)
+		// In multiples of sec.S: the runs differ in K alone (a slow-link
+		// section exists only when sweep.Runs.BeyondK is empty) and S, the
+		// model's buffer bytes, does not depend on K, so one S stands for
+		// all.
+		if sec.S > 0 {
+			row.SeedS = round(float64(row.Seed)/float64(sec.S), 3)
+			row.NetworkBusiestS = round(float64(busy)/float64(sec.S), 3)
 		}
 		if b, ok := base[row.Algorithm]; ok {
 			row.SeedDeltaPct = deltaPct(row.Seed, b.Seed)
@@ -665,18 +667,31 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	return writeJSON(w, c)
 }
 
-// WriteCompareCSV writes one line per table row: metric, unit, the exact
-// value of every variant, then the delta in % of every variant after the
-// first (empty when undefined); then, if any, the slow-link rows after a
-// blank line with their own header.
+// compareSlowLinkColumns are the slow-link table's columns in compare's CSV.
+var compareSlowLinkColumns = []string{"k", "algorithm", "seed_bytes", "seed_s", "seed_delta_pct", "network_busiest_bytes", "network_busiest_s",
+	"network_delta_pct", "network_total_bytes", "nvlink_total_bytes", "step_time_ps", "peak_memory_bytes"}
+
+// WriteCompareCSV writes the comparison as one rectangular CSV table, so
+// every csv reader takes it whole: its first column, table, names the table
+// a row belongs to. A "metrics" row is one row of the table: metric, unit,
+// the exact value of every variant, then the delta in % of every variant
+// after the first (empty when undefined). When varying K, "slow_link" rows
+// follow with the slow-link table's columns (compareSlowLinkColumns),
+// after the metrics' columns; each kind of row leaves the other's columns
+// empty.
 func WriteCompareCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	head := []string{"metric", "unit"}
+	head := []string{"table", "metric", "unit"}
 	for _, v := range c.Variants {
 		head = append(head, v.Label)
 	}
 	for _, v := range c.Variants[1:] {
 		head = append(head, "delta_pct "+v.Label)
+	}
+	metricCols := len(head)
+	sl := c.SlowLink
+	if sl != nil {
+		head = append(head, compareSlowLinkColumns...)
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -688,38 +703,36 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 		return strconv.FormatFloat(*p, 'f', 1, 64)
 	}
 	for _, r := range c.Rows {
-		row := []string{r.Metric, r.Unit}
+		row := make([]string, 0, len(head))
+		row = append(row, "metrics", r.Metric, r.Unit)
 		for i, v := range r.Values {
-			if r.Rates != nil {
-				prec := 3
-				if r.Unit == "fraction" {
-					prec = 4
-				}
-				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', prec, 64))
-				continue
+			switch {
+			case r.Rates != nil && r.Unit == "fraction": // MFU, as sweep and plan.csv write it
+				row = append(row, sweep.FormatMFU(r.Rates[i]))
+			case r.Rates != nil:
+				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))
+			case r.Unit == "bool": // true/false, as sweep and plan.csv write it
+				row = append(row, strconv.FormatBool(v != 0))
+			default:
+				row = append(row, exact(v))
 			}
-			row = append(row, exact(v))
 		}
 		for _, d := range r.DeltaPct[1:] {
 			row = append(row, fl(d))
 		}
+		row = append(row, make([]string, len(head)-len(row))...) // the slow-link columns
 		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
-	if sl := c.SlowLink; sl != nil {
-		cw.Flush()
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := cw.Write([]string{"k", "algorithm", "seed_bytes", "seed_s", "seed_delta_pct", "network_busiest_bytes", "network_busiest_s",
-			"network_delta_pct", "network_total_bytes", "nvlink_total_bytes", "step_time_ps", "peak_memory_bytes"}); err != nil {
-			return err
-		}
+	if sl != nil {
 		for _, r := range sl.Rows {
-			if err := cw.Write([]string{strconv.Itoa(r.K), r.Algorithm, exact(r.Seed), strconv.FormatFloat(r.SeedS, 'f', 3, 64), fl(r.SeedDeltaPct),
+			row := make([]string, metricCols, len(head))
+			row[0] = "slow_link"
+			row = append(row, strconv.Itoa(r.K), r.Algorithm, exact(r.Seed), strconv.FormatFloat(r.SeedS, 'f', 3, 64), fl(r.SeedDeltaPct),
 				exact(r.NetworkBusiest), strconv.FormatFloat(r.NetworkBusiestS, 'f', 3, 64), fl(r.NetworkDeltaPct),
-				exact(r.NetworkTotal), exact(r.NVLinkTotal), exact(r.StepTimePS), exact(r.PeakMemory)}); err != nil {
+				exact(r.NetworkTotal), exact(r.NVLinkTotal), exact(r.StepTimePS), exact(r.PeakMemory))
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}

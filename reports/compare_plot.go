@@ -51,7 +51,10 @@ const (
 
 // slowLinkPlot is plot 3: for every K dividing N, the busiest rank's
 // slow-link bytes (seed logical, ring wire, hierarchical wire) and the step
-// time of both algorithms.
+// time of both algorithms. Every K is drawn, the ones not asked for too
+// (the trade-off over all of them), so the step-time panel marks each K
+// "fits" or "does not fit" in GPU memory, run's verdict (zero.Result.Fits)
+// for every algorithm of that K, and the JSON plot carries the flags.
 func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	p := comparePlot{Title: title + ": slow-link bytes and step time for every K dividing N"}
 	bytesP := plotPanel{Title: "slow-link (network) bytes per step, busiest rank", YLabel: "bytes per step (GiB)"}
@@ -68,10 +71,14 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	for _, o := range os {
 		cat := "K=" + strconv.Itoa(o.Result.K)
 		algo := string(o.Scenario.Communication.Algorithm)
+		fits := o.Result.Fits(int64(o.Scenario.Cluster.GPUMemory))
 		if len(p.Categories) == 0 || p.Categories[len(p.Categories)-1] != cat {
 			p.Categories = append(p.Categories, cat)
 			s := series(&bytesP, "seed 000 logical")
 			s.Values = append(s.Values, float64(sweep.SeedSlowLink(o.Result))/gibUnit)
+			timeP.Fits = append(timeP.Fits, fits)
+		} else {
+			timeP.Fits[len(timeP.Fits)-1] = timeP.Fits[len(timeP.Fits)-1] && fits
 		}
 		busy, _ := sweep.BusiestWire(o.Result, topology.Inter)
 		s := series(&bytesP, algo+" wire")

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -208,7 +209,7 @@ func TestCompareTokensUnrounded(t *testing.T) {
 	if i < 0 || !slices.Equal(got.Rows[i].Values, []float64{4.566, 4.508}) || got.Rows[i].DeltaPct[1] == nil || *got.Rows[i].DeltaPct[1] != -1.3 {
 		t.Errorf("JSON tokens/s row %+v; want values 4.566, 4.508 and -1.3 %%", got.Rows)
 	}
-	if !strings.Contains(csvOut.String(), "\ntokens/s per GPU,tokens/s,4.566,4.508,-1.3\n") {
+	if !strings.Contains(csvOut.String(), "\nmetrics,tokens/s per GPU,tokens/s,4.566,4.508,-1.3,") {
 		t.Errorf("CSV:\n%s", csvOut.String())
 	}
 	if !regexp.MustCompile(`│ tokens/s per GPU +│ +5 │ +5 │ +-1\.3 % │`).MatchString(table.String()) {
@@ -257,7 +258,7 @@ func TestCompareMFU(t *testing.T) {
 	if !regexp.MustCompile(row).MatchString(table.String()) {
 		t.Errorf("no row %q in\n%s", row, table.String())
 	}
-	if line := fmt.Sprintf("\nMFU,fraction,%.4f,%.4f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
+	if line := fmt.Sprintf("\nmetrics,MFU,fraction,%.5f,%.5f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
 		t.Errorf("no %q in CSV:\n%s", line, csvOut.String())
 	}
 }
@@ -442,6 +443,126 @@ func TestComparePlotUnits(t *testing.T) {
 			if !strings.HasSuffix(pn.YLabel, "(GiB)") && !strings.HasSuffix(pn.YLabel, "(ms)") || strings.HasPrefix(pn.YLabel, "(") {
 				t.Errorf("%s %q: axis %q, want a quantity in (GiB) or (ms)", p.Title, pn.Title, pn.YLabel)
 			}
+		}
+	}
+}
+
+// TestCompareCSVRectangular: compare's CSV is one table any csv reader
+// takes whole (Python's csv and pandas read a blank line and rows of
+// another length as a ragged file): no blank line, every record as long as
+// the header, the first column naming the table. Varying K on seed000-k4
+// gives the metrics rows and the slow-link table's 6 rows (K 1 and 4 ×
+// auto, ring, hierarchical), whose seed bytes are the section's (2·S and
+// 6/8·S, S = 2,684,764,160 B).
+func TestCompareCSVRectangular(t *testing.T) {
+	c := seedK4Comparison(t)
+	var b bytes.Buffer
+	if err := WriteCompareCSV(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "\n\n") {
+		t.Errorf("blank line in the CSV:\n%s", b.String())
+	}
+	r := csv.NewReader(&b) // FieldsPerRecord 0: every record as long as the first
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("CSV is not one rectangular table: %v", err)
+	}
+	head := recs[0]
+	col := func(name string) int { return slices.Index(head, name) }
+	if head[0] != "table" || col("metric") < 0 || col("k") < 0 || col("seed_bytes") < 0 {
+		t.Fatalf("header %q", head)
+	}
+	count := map[string]int{}
+	var seeds []string
+	for _, rec := range recs[1:] {
+		count[rec[0]]++
+		if rec[0] == "slow_link" {
+			if rec[col("metric")] != "" {
+				t.Errorf("slow-link row with a metric: %q", rec)
+			}
+			seeds = append(seeds, rec[col("k")]+":"+rec[col("seed_bytes")])
+		} else if rec[col("k")] != "" {
+			t.Errorf("metrics row with a K: %q", rec)
+		}
+	}
+	const S = 2 * 1_342_382_080
+	want := []string{}
+	for _, k := range []struct {
+		k    string
+		seed int64
+	}{{"1", 2 * S}, {"4", 6 * S / 8}} {
+		for range 3 {
+			want = append(want, k.k+":"+strconv.FormatInt(k.seed, 10))
+		}
+	}
+	if count["metrics"] != len(c.Rows) || count["slow_link"] != 6 || len(count) != 2 || !slices.Equal(seeds, want) {
+		t.Errorf("rows by table %v, slow-link seeds %q; want %d metrics, 6 slow_link with %q", count, seeds, len(c.Rows), want)
+	}
+}
+
+// TestCompareKPlotFits: varying K, compare.png draws every K dividing N,
+// the ones not asked for too, so its step-time panel marks which fit (QA3
+// s16 finding 11r: default.yaml asked for K=1,2,4 drew K=16's bars, whose
+// peak, 125.51 GiB, `zerosim run --set parallelism.k=16` says does not
+// fit, unmarked) and the JSON plot carries the flags: each K's flag is the
+// verdict of a replay of that K loaded on its own.
+func TestCompareKPlotFits(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	src := sweep.Source{File: "default.yaml", Data: data}
+	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "2", "4"}), sweep.CompareOptions{AllK: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewComparison("default", runs, false)
+	p := c.Plot
+	if len(p.Panels) != 2 || !slices.Equal(p.Categories, []string{"K=1", "K=2", "K=4", "K=8", "K=16"}) {
+		t.Fatalf("plot categories %q, %d panels", p.Categories, len(p.Panels))
+	}
+	fits := p.Panels[1].Fits
+	if len(fits) != len(p.Categories) {
+		t.Fatalf("step-time panel fit flags %v for %d categories", fits, len(p.Categories))
+	}
+	for i, k := range []string{"1", "2", "4", "8", "16"} {
+		s, err := src.Load("parallelism.k=" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := res.Fits(int64(s.Cluster.GPUMemory)); fits[i] != want {
+			peak, _ := res.Peak()
+			t.Errorf("K=%s: plot says fits %v; a replay of K=%s peaks at %d B: fits %v", k, fits[i], k, peak, want)
+		}
+	}
+	if fits[0] != true || fits[4] != false {
+		t.Errorf("fit flags %v: want K=1 to fit and K=16 not", fits)
+	}
+	var js bytes.Buffer
+	if err := WriteCompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"fits": [`) {
+		t.Errorf("compare JSON's plot has no fit flags")
+	}
+}
+
+// TestSlowLinkInS: the slow-link rows count in the section's one S (the
+// model's buffer bytes, 2 × 1,342,382,080 B for seed000-k4, the same for
+// every K; B F11: each row recomputed its own): seed bytes 2·S at K=1 and
+// 6/8·S at K=4, each row's busiest-rank bytes over that S.
+func TestSlowLinkInS(t *testing.T) {
+	sl := seedK4Comparison(t).SlowLink
+	const S = 2 * 1_342_382_080
+	if sl == nil || sl.S != S {
+		t.Fatalf("slow-link section %+v: want S = %d", sl, S)
+	}
+	for _, r := range sl.Rows {
+		want := map[int]float64{1: 2, 4: 0.75}[r.K]
+		if r.SeedS != want || r.NetworkBusiestS != math.Round(float64(r.NetworkBusiest)/S*1000)/1000 {
+			t.Errorf("K=%d %s: seed %v·S, busiest %v·S (%d B); want %v·S and %d B / S", r.K, r.Algorithm, r.SeedS, r.NetworkBusiestS, r.NetworkBusiest, want, r.NetworkBusiest)
 		}
 	}
 }

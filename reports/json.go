@@ -46,12 +46,16 @@ type runJSON struct {
 	TokensPerStep      int64   `json:"tokens_per_step"`
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
 	// Utilization (zero.Utilization) and the busiest rank's peak as the
-	// caching allocator reserves it and as nvidia-smi shows it.
+	// caching allocator reserves it and as nvidia-smi shows it;
+	// DeviceNeedBytes what the device needs at the peak (the CUDA context
+	// and NCCL's buffers with it, no reserve: zero.Result.DeviceNeed), the
+	// figure fits is judged by and plan's headroom_bytes is counted from.
 	MFU               float64 `json:"mfu"`
 	HFU               float64 `json:"hfu"`
 	Executed          float64 `json:"executed_utilization"`
 	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
 	DevicePeakBytes   int64   `json:"device_peak_bytes"`
+	DeviceNeedBytes   int64   `json:"device_need_bytes"`
 	// Fits is the run's verdict, what --require-fit decides and run's
 	// "fits in GPU memory" says (Run.Fit, zero.Result.Fits): the busiest
 	// rank's replayed peak, and with the CUDA context and NCCL's buffers
@@ -227,7 +231,7 @@ func (run *Run) toJSON() *runJSON {
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
-		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak,
+		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
 	capacity := int64(s.Cluster.GPUMemory)

@@ -158,24 +158,8 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u)); err != nil {
 		return err
 	}
-	if r.Reserved > 0 {
-		pool := ""
-		if r.GatherPoolHeld > 0 {
-			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
-		}
-		if _, err := fmt.Fprintf(w, "as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)\n",
-			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device)); err != nil {
-			return err
-		}
-	}
-	var phases []string
-	for _, pp := range r.PhasePeaks {
-		if pp.Phase != memory.PhaseRest && r.Estimator == "zerosim" {
-			phases = append(phases, fmt.Sprintf("%s %s", pp.Phase, u.format(pp.Bytes)))
-		}
-	}
-	if len(phases) > 0 {
-		if _, err := fmt.Fprintf(w, "phase peaks: %s\n", strings.Join(phases, ", ")); err != nil {
+	for _, l := range memoryNotes(r, u) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
 	}
@@ -188,6 +172,31 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 		}
 	}
 	return writeDeepSpeedOffload(w, r, st)
+}
+
+// memoryNotes are the lines under a memory table, in the text report and
+// on the HTML page alike: the peak as a profiler sees it (allocated,
+// reserved, device) and the peak of each phase.
+func memoryNotes(r *memory.Report, u MemoryUnits) []string {
+	var l []string
+	if r.Reserved > 0 {
+		pool := ""
+		if r.GatherPoolHeld > 0 {
+			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
+		}
+		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)",
+			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device)))
+	}
+	var phases []string
+	for _, pp := range r.PhasePeaks {
+		if pp.Phase != memory.PhaseRest && r.Estimator == "zerosim" {
+			phases = append(phases, fmt.Sprintf("%s %s", pp.Phase, u.format(pp.Bytes)))
+		}
+	}
+	if len(phases) > 0 {
+		l = append(l, "phase peaks: "+strings.Join(phases, ", "))
+	}
+	return l
 }
 
 // memoryTable is one report as a table for the HTML page: every column,
@@ -209,6 +218,7 @@ func memoryTable(r *memory.Report, u MemoryUnits) *table {
 	}
 	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
 	t.Notes = append(t.Notes, fmt.Sprintf("model peak %s in %s; fits: %s", u.format(r.Peak), r.PeakPhase, fitsText(r, u)))
+	t.Notes = append(t.Notes, memoryNotes(r, u)...)
 	t.Notes = append(t.Notes, r.Warnings...)
 	return t
 }

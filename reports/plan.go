@@ -275,7 +275,7 @@ func (pr *PlanReport) planTable() *table {
 		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
 		left:   []int{1, 2, 4}}
 	cp := p.SearchedCP != nil
-	if cp { // a cp column after K, in place of free (the GPU's memory less the peak)
+	if cp { // a cp column after K, in place of free (the GPU's memory less the device's need)
 		t.Header = slices.Insert(slices.Delete(t.Header, 9, 10), 3, "cp")
 		t.left = []int{1, 2, 5}
 	}
@@ -302,11 +302,16 @@ func planLegend(p *sweep.Plan) []string {
 	l := []string{
 		labelled("#: ", "rank of all that fit (plan.csv has all, with bucket, prefetch, algorithm); *: nothing faster fits in less memory."),
 		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
-		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas "+
-			"(hybrid shard, each over N/K GPUs) at 3."),
+		// One line, so the free line below keeps plan on one screen (the
+		// run: line spells HSDP out: hybrid shard, replicas of N/K GPUs).
+		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas at 3."),
 		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
 		mfuLegend(p),
 		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
+	}
+	if p.SearchedCP == nil {
+		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
+		l = append(l, labelled("free: ", "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."))
 	}
 	if p.SearchedCP != nil {
 		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+
@@ -606,7 +611,7 @@ func WritePlanJSON(w io.Writer, pr *PlanReport) error {
 }
 
 // PlanCSVHeader is the header of plan.csv.
-var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size", "prefetch_depth", "algorithm",
+var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size_bytes", "prefetch_depth", "algorithm",
 	"tokens_per_s_per_gpu", "mfu", "step_time_ps", "compute_ps", "exposed_comm_ps", "network_bytes", "network_busiest_bytes", "nvlink_bytes",
 	"peak_memory_bytes", "headroom_bytes", "device_peak_bytes", "pareto"}
 
@@ -627,8 +632,17 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 		if r.Prefetch >= 0 {
 			pf = strconv.Itoa(r.Prefetch)
 		}
+		bucket := ""
+		if r.BucketSize != "" {
+			// Bytes, as every size in the file: "40MB" is 40000000.
+			b, err := units.ParseBytes(r.BucketSize)
+			if err != nil {
+				return fmt.Errorf("reports: plan row %d: bucket size %q: %w", i+1, r.BucketSize, err)
+			}
+			bucket = i64(int64(b))
+		}
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
-			r.BucketSize, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), strconv.FormatFloat(r.MFU, 'f', 5, 64),
+			bucket, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), sweep.FormatMFU(r.MFU),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
 			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
 		if cp {

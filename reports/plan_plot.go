@@ -155,7 +155,11 @@ func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networ
 func paretoImage(p *sweep.Plan) plotImage {
 	title := fmt.Sprintf("%s on %d × %d %s: every configuration that fits", EscapeControl(p.Model), p.Nodes, p.GPUsPerNode, gpuName(p))
 	return plotImage{Name: "pareto", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
-		pl := newPlot(title, "peak memory per GPU (GiB)", "tokens/s per GPU")
+		// The title above the plot and the legend in a column to its
+		// right (drawFigures, as the run's plots): gonum's title at the
+		// canvas's top edge was clipped, and its legend inside the axes
+		// covered the points in its corner.
+		pl := newPlot("", "peak memory per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
 		var front plotter.XYs
 		for i := len(p.Rows) - 1; i >= 0; i-- {
@@ -166,6 +170,7 @@ func paretoImage(p *sweep.Plan) plotImage {
 				front = append(front, pt)
 			}
 		}
+		var legend []legendItem
 		for st := 0; st <= 3; st++ {
 			if len(byStage[st]) == 0 {
 				continue
@@ -177,16 +182,28 @@ func paretoImage(p *sweep.Plan) plotImage {
 			sc.GlyphStyle.Color = plotColors[st%len(plotColors)]
 			sc.GlyphStyle.Shape = draw.CircleGlyph{}
 			pl.Add(sc)
-			pl.Legend.Add("ZeRO "+strconv.Itoa(st), sc)
+			legend = append(legend, legendItem{"ZeRO " + strconv.Itoa(st), sc})
 		}
 		if ln, err := plotter.NewLine(front); err == nil && len(front) > 1 {
 			ln.LineStyle.Width = vg.Points(1.5)
 			pl.Add(ln)
-			pl.Legend.Add("front", ln)
+			legend = append(legend, legendItem{"front", ln})
 		}
-		pl.Legend.Top, pl.Legend.Left = false, true
-		pl.Draw(draw.New(c))
+		padAxes(pl, 0.03)
+		drawFigures(c, title, []figure{{p: pl, legend: legend}}, legendW)
 	})}
+}
+
+// padAxes widens both axes by frac of their span on each side, so points
+// on the data's edge are drawn whole.
+func padAxes(pl *plot.Plot, frac float64) {
+	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
+		d := (a.Max - a.Min) * frac
+		if d == 0 {
+			d = max(a.Max*frac, 1e-9)
+		}
+		a.Min, a.Max = a.Min-d, a.Max+d
+	}
 }
 
 // networkImage plots each stage's step time against inter-node bandwidth
@@ -194,9 +211,10 @@ func paretoImage(p *sweep.Plan) plotImage {
 func networkImage(np *sweep.NetworkPlan) plotImage {
 	title := "step time against inter-node bandwidth per GPU"
 	return plotImage{Name: "network", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
-		pl := newPlot(title, "inter-node bandwidth per GPU (GB/s, log scale)", "step time (s)")
+		pl := newPlot("", "inter-node bandwidth per GPU (GB/s, log scale)", "step time (s)")
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = labelledLogTicks{} // labels an axis spanning less than a decade too
+		var legend []legendItem
 		for i, sb := range np.Stages {
 			var xy plotter.XYs
 			for _, pt := range sb.Curve {
@@ -211,10 +229,10 @@ func networkImage(np *sweep.NetworkPlan) plotImage {
 			ln.LineStyle.Color = plotColors[i%len(plotColors)]
 			ln.LineStyle.Width = vg.Points(1.5)
 			pl.Add(ln)
-			pl.Legend.Add("ZeRO "+strconv.Itoa(sb.Stage), ln)
+			legend = append(legend, legendItem{"ZeRO " + strconv.Itoa(sb.Stage), ln})
 		}
-		pl.Legend.Top = true
-		pl.Draw(draw.New(c))
+		// Title above, legend to the right, as the Pareto plot.
+		drawFigures(c, title, []figure{{p: pl, legend: legend}}, legendW)
 	})}
 }
 

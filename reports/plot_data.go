@@ -81,12 +81,17 @@ const (
 // by component: Values[c][i] holds component c from Times[i] to Times[i+1]
 // (the last segment ends at End).
 type memoryTimelineChart struct {
-	Title      string    `json:"title"`
-	Unit       string    `json:"unit"`
-	Scale      int64     `json:"scale"`
-	TimeUnit   string    `json:"time_unit"`
-	TimeScale  int64     `json:"time_scale"`
-	End        int64     `json:"end_ps"`
+	Title     string `json:"title"`
+	Unit      string `json:"unit"`
+	Scale     int64  `json:"scale"`
+	TimeUnit  string `json:"time_unit"`
+	TimeScale int64  `json:"time_scale"`
+	End       int64  `json:"end_ps"`
+	// Start is where the drawing starts: 0, or with gradient accumulation
+	// the start of the last micro-step, the only one whose memory the
+	// timeline holds (zero.MemoryTimeline: the memory model is one
+	// micro-step's); the title says which micro-step it is.
+	Start      int64     `json:"start_ps"`
 	Components []string  `json:"components"`
 	Times      []int64   `json:"times_ps"`
 	Values     [][]int64 `json:"values"`
@@ -109,8 +114,20 @@ type runPlots struct {
 // ganttMaxRanks caps the ranks of the timeline plot.
 const ganttMaxRanks = 8
 
-// byteUnit picks the binary unit that keeps the largest value readable.
-func byteUnit(maxV int64) (string, int64) {
+// byteUnit picks the unit that keeps the largest value readable: binary
+// (GiB) by default, decimal (GB) under --units gb, as the text report.
+func byteUnit(maxV int64, u MemoryUnits) (string, int64) {
+	if u == MemoryGB {
+		switch {
+		case maxV >= 1e9:
+			return "GB", 1e9
+		case maxV >= 1e6:
+			return "MB", 1e6
+		case maxV >= 1e3:
+			return "kB", 1e3
+		}
+		return "B", 1
+	}
 	switch {
 	case maxV >= int64(units.GiB):
 		return "GiB", int64(units.GiB)
@@ -120,6 +137,16 @@ func byteUnit(maxV int64) (string, int64) {
 		return "KiB", int64(units.KiB)
 	}
 	return "B", 1
+}
+
+// unitBytes formats b in the family of a chart's unit (byteUnit): decimal
+// for GB, MB and kB, binary otherwise.
+func unitBytes(b int64, unit string) string {
+	switch unit {
+	case "GB", "MB", "kB":
+		return MemoryGB.format(b)
+	}
+	return MemoryGiB.format(b)
 }
 
 // timeUnit picks ms, µs or ns for a span of maxPS picoseconds.
@@ -170,10 +197,10 @@ func (run *Run) memoryStagesPlot() barsChart {
 	if p.Capacity <= 20*top {
 		unitMax = max(top, p.Capacity)
 	}
-	p.Unit, p.Scale = byteUnit(unitMax)
+	p.Unit, p.Scale = byteUnit(unitMax, run.Style.Units)
 	p.YLabel = "memory per GPU (" + p.Unit + ")"
 	if p.Capacity > 0 {
-		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
 	}
 	return p
 }
@@ -222,8 +249,8 @@ func (run *Run) commPlot() commChart {
 		all.Series = append(all.Series, sa)
 		busy.Series = append(busy.Series, sb)
 	}
-	all.Unit, all.Scale = byteUnit(topAll)
-	busy.Unit, busy.Scale = byteUnit(topBusy)
+	all.Unit, all.Scale = byteUnit(topAll, run.Style.Units)
+	busy.Unit, busy.Scale = byteUnit(topBusy, run.Style.Units)
 	all.YLabel = "bytes per step (" + all.Unit + ")"
 	busy.YLabel = "bytes per step (" + busy.Unit + ")"
 	p.Panels = []barsChart{all, busy}
@@ -356,18 +383,38 @@ func ganttRanks(r *zero.Result) []ganttRank {
 	return out
 }
 
+// lastMicroStart is when the memory rank's last micro-step starts: its
+// first task of that micro-step (the replay's spans, when kept), or else
+// the timeline's first change, whichever is earlier.
+func lastMicroStart(r *zero.Result) int64 {
+	m := r.Memory
+	start := int64(r.StepTime)
+	if len(m.Points) > 0 {
+		start = int64(m.Points[0].Time)
+	}
+	if m.Rank >= 0 && m.Rank < len(r.Spans) {
+		last := r.Schedule.Micro - 1
+		for _, sp := range r.Spans[m.Rank] {
+			if int(sp.Task) < len(r.Schedule.Tasks) && r.Schedule.Tasks[sp.Task].Micro == last {
+				start = min(start, int64(sp.Start))
+			}
+		}
+	}
+	return start
+}
+
 func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 	s, r := run.Scenario, run.Result
 	m := r.Memory
 	p := memoryTimelineChart{End: int64(r.StepTime), Peak: m.Peak, PeakTime: int64(m.PeakTime), Capacity: int64(s.Cluster.GPUMemory)}
 	p.Title = fmt.Sprintf("%s: memory of rank %d over the step, by component", s.Name, m.Rank)
 	p.TimeUnit, p.TimeScale = timeUnit(p.End)
-	p.Unit, p.Scale = byteUnit(m.Peak)
+	p.Unit, p.Scale = byteUnit(m.Peak, run.Style.Units)
 	where := "at rest"
 	if m.PeakTask >= 0 {
 		where = taskName(r.Schedule, m.PeakTask)
 	}
-	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", iec(m.Peak), m.PeakTime, where)
+	p.PeakLabel = fmt.Sprintf("peak %s at %v, %s", run.Style.Units.format(m.Peak), m.PeakTime, where)
 	cur := slices.Clone(m.AtRest)
 	nonzero := make([]bool, len(cur))
 	// Segment boundaries: 0 and every distinct point time.
@@ -381,7 +428,11 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		times = append(times, t)
 		states = append(states, slices.Clone(cur))
 	}
-	push(0)
+	if micro := r.Schedule.Micro; micro > 1 {
+		p.Start = lastMicroStart(r)
+		p.Title += fmt.Sprintf(", micro-step %d of %d (the last; from %v)", micro, micro, units.Duration(p.Start))
+	}
+	push(p.Start)
 	for _, pt := range m.Points {
 		if pt.Component >= 0 && pt.Component < len(cur) {
 			cur[pt.Component] += pt.Delta
@@ -395,7 +446,7 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 	}
 	p.Times = times
 	if p.Capacity > 0 {
-		p.CapacityLabel = "GPU memory " + iec(p.Capacity)
+		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
 	}
 	// Components constant over the step (runtime context, NCCL buffers,
 	// the parameters at rest) go at the bottom, so what changes stacks on

@@ -213,7 +213,7 @@ func barsFigure(b *barsChart, title string) figure {
 					exact += s.Values[ci]
 				}
 			}
-			sh.labels = append(sh.labels, label{x: float64(ci), y: t, text: iec(exact), align: draw.XCenter})
+			sh.labels = append(sh.labels, label{x: float64(ci), y: t, text: unitBytes(exact, b.Unit), align: draw.XCenter})
 		}
 	}
 	if b.Capacity > 0 {
@@ -353,7 +353,7 @@ func memoryTimelineFigure(m *memoryTimelineChart) figure {
 	}
 	// Segments shorter than 1/400 of the step (the optimizer spike of a
 	// tiny model) would be invisible: draw them again, widened, on top.
-	minW := float64(m.End) / 400
+	minW := float64(m.End-m.Start) / 400
 	for i := range n {
 		end := float64(m.End)
 		if i+1 < n {
@@ -375,15 +375,16 @@ func memoryTimelineFigure(m *memoryTimelineChart) figure {
 	}
 	peakY := float64(m.Peak) / bs
 	px := float64(m.PeakTime) / ts
-	sh.add(shape{xs: []float64{px - float64(m.End)/ts/300, px + float64(m.End)/ts/300, px}, ys: []float64{peakY * 1.04, peakY * 1.04, peakY}, fill: color.Black})
+	span := float64(m.End - m.Start)
+	sh.add(shape{xs: []float64{px - span/ts/300, px + span/ts/300, px}, ys: []float64{peakY * 1.04, peakY * 1.04, peakY}, fill: color.Black})
 	align := draw.XLeft
-	if m.PeakTime*2 > m.End {
+	if (m.PeakTime-m.Start)*2 > m.End-m.Start {
 		align = draw.XRight
 	}
 	sh.labels = append(sh.labels, label{x: px, y: peakY * 1.04, text: m.PeakLabel, align: align})
 	p.Add(sh)
 	p.Add(&hline{y: peakY, c: color.Gray{0x60}})
-	p.X.Min, p.X.Max = 0, float64(m.End)/ts
+	p.X.Min, p.X.Max = float64(m.Start)/ts, float64(m.End)/ts
 	p.Y.Min, p.Y.Max = 0, max(peakY*1.18, 1e-9)
 	if m.Capacity > 0 {
 		red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
@@ -398,6 +399,7 @@ func memoryTimelineFigure(m *memoryTimelineChart) figure {
 			legend = append(legend, legendItem{m.CapacityLabel, lineSwatch{red}})
 		}
 	}
+	p.X.Min = float64(m.Start) / ts // after the lines, whose data range holds x = 0
 	return figure{p: p, legend: legend}
 }
 

@@ -117,6 +117,18 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// WriteError is a failure to write an output file (-o's files, --trace, a
+// sweep's or calibration's output): the file system refused it, not the
+// model. Path names the file, Err the cause (a directory in the way, no
+// permission, no space).
+type WriteError struct {
+	Path string
+	Err  error
+}
+
+func (e *WriteError) Error() string { return fmt.Sprintf("reports: writing %s: %v", e.Path, e.Err) }
+func (e *WriteError) Unwrap() error { return e.Err }
+
 // WriteFileAtomic writes path through write: into a temporary file in the
 // same directory (".NAME.tmp<pid>-<random>", created with mode 0666 less
 // the umask, like any file), synced and renamed over path, so readers see
@@ -133,7 +145,7 @@ func processAlive(pid int) bool {
 func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	target, inPlace, err := atomicTarget(path)
 	if err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	if inPlace {
 		return writeInPlace(path, write)
@@ -149,7 +161,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	defer func() {
 		if err != nil {
@@ -163,16 +175,16 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	return nil
 }
@@ -188,7 +200,7 @@ func atomicTarget(path string) (target string, inPlace bool, err error) {
 	case fi.Mode().IsRegular():
 		return path, false, nil
 	case fi.IsDir():
-		return "", false, errors.New("is a directory")
+		return "", false, syscall.EISDIR
 	case fi.Mode()&os.ModeSymlink == 0:
 		return "", true, nil // a device, a FIFO, a socket
 	}
@@ -210,7 +222,7 @@ func atomicTarget(path string) (target string, inPlace bool, err error) {
 func writeInPlace(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<16)
@@ -218,10 +230,10 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	return nil
 }

@@ -36,13 +36,34 @@ type NotModelled struct {
 	Runs  string `json:"verify_runs"`
 }
 
-// NewNotModelled is NotFollowed's list for the report.
+// NewNotModelled words numerics.NotFollowed's settings for the report:
+// each with what verify runs in its place.
 func NewNotModelled(us []numerics.Unfollowed) []NotModelled {
 	var out []NotModelled
 	for _, u := range us {
-		out = append(out, NotModelled{Key: u.Key, Value: u.Value, Runs: u.Runs})
+		out = append(out, NotModelled{Key: u.Key, Value: u.Value, Runs: verifyRuns(u)})
 	}
 	return out
+}
+
+// verifyRuns is what verify runs in place of an unfollowed setting.
+func verifyRuns(u numerics.Unfollowed) string {
+	switch u.Key {
+	case "training.grad_accum":
+		return "one micro-step per step"
+	case "training.micro_batch":
+		if u.SeqTokens == 0 {
+			return fmt.Sprintf("the toy model's %s per rank", countNoun(u.Rows, "input row", "input rows"))
+		}
+		return fmt.Sprintf("the toy model's %s of %d tokens per rank", countNoun(u.Rows, "sequence", "sequences"), u.SeqTokens)
+	case "training.reduce_dtype":
+		return "an exact sum rounded once to bf16"
+	case "training.shard_dtype":
+		return "bf16 parameters beside an fp32 master shard"
+	case "training.param_dtype":
+		return "bf16 parameters"
+	}
+	return "its own default"
 }
 
 // VerifyRow is one verified configuration.

@@ -2,7 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"maps"
 	"testing"
+
+	"github.com/zerosim/zerosim/numerics"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // sampleVerify has one passing row and one corrupted row (the values of
@@ -70,5 +74,44 @@ func TestFmtDiff(t *testing.T) {
 		if got := fmtDiff(tc.v); got != tc.want {
 			t.Errorf("fmtDiff(%g) = %q, want %q", tc.v, got, tc.want)
 		}
+	}
+}
+
+// TestNotModelledWords: numerics names the settings verify does not follow
+// with facts (the toy batch), and the report words them, every key
+// numerics can list with its own words (a field-by-field copy of numerics'
+// English before, B F17).
+func TestNotModelledWords(t *testing.T) {
+	load := func(name string, sets ...string) *scenarios.Scenario {
+		t.Helper()
+		data, ok := scenarios.Example(name)
+		if !ok {
+			t.Fatalf("no example %s", name)
+		}
+		s, err := scenarios.Load(name+".yaml", data, sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	got := map[string]string{}
+	for _, s := range []*scenarios.Scenario{
+		load("default", "training.grad_accum=4", "training.micro_batch=8", "training.reduce_dtype=fp32", "training.shard_dtype=fp32", "training.param_dtype=fp16"),
+		load("seed000-k4", "training.micro_batch=4"),
+	} {
+		for _, m := range NewNotModelled(numerics.NotFollowed(s)) {
+			got[s.Name+" "+m.Key+" "+m.Value] = m.Runs
+		}
+	}
+	want := map[string]string{
+		"default training.grad_accum 4":      "one micro-step per step",
+		"default training.micro_batch 8":     "the toy model's 2 sequences of 4 tokens per rank",
+		"default training.reduce_dtype fp32": "an exact sum rounded once to bf16",
+		"default training.shard_dtype fp32":  "bf16 parameters beside an fp32 master shard",
+		"default training.param_dtype fp16":  "bf16 parameters",
+		"seed000-k4 training.micro_batch 4":  "the toy model's 2 input rows per rank",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("not modelled\n%v\nwant\n%v", got, want)
 	}
 }

@@ -73,9 +73,18 @@ type jsonRow struct {
 // every platform.
 func tokensPerSec(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// mfu rounds an MFU to 5 decimals, the digits plan.csv gives it, for the
-// same reason.
+// MFUDecimals is the decimals of an MFU in every CSV zerosim writes
+// (sweep's rows, plan.csv, compare's), so one configuration's MFU reads the
+// same in each.
+const MFUDecimals = 5
+
+// mfu rounds an MFU to MFUDecimals decimals, so rows print the same on
+// every platform.
 func mfu(v float64) float64 { return math.Round(v*1e5) / 1e5 }
+
+// FormatMFU is an MFU as every CSV of zerosim writes it: MFUDecimals
+// decimals.
+func FormatMFU(v float64) string { return strconv.FormatFloat(mfu(v), 'f', MFUDecimals, 64) }
 
 // Encoder writes rows.
 type Encoder struct {
@@ -126,7 +135,7 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory), i64(r.DevicePeak),
-		strconv.FormatFloat(tokensPerSec(r.TokensPerSecPerGPU), 'f', -1, 64), strconv.FormatFloat(mfu(r.MFU), 'f', -1, 64),
+		strconv.FormatFloat(tokensPerSec(r.TokensPerSecPerGPU), 'f', -1, 64), FormatMFU(r.MFU),
 		strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {

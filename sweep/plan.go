@@ -150,10 +150,11 @@ type PlanRow struct {
 	NetworkBytes   int64
 	NVLinkBytes    int64
 	NetworkBusiest int64
-	// PeakMemory is the per-GPU peak, Headroom the GPU memory left beside
-	// it; Fits is zerosim run's verdict (zero.Result.Fits: the peak and
-	// what the device needs there, with the CUDA context and NCCL's
-	// buffers, within the GPU).
+	// PeakMemory is the per-GPU peak; Fits is zerosim run's verdict
+	// (zero.Result.Fits: the peak and what the device needs there, with
+	// the CUDA context and NCCL's buffers, within the GPU), and Headroom
+	// the GPU memory left beside that same need (zero.Result.DeviceNeed),
+	// so a row fits exactly when its Headroom is not negative.
 	PeakMemory int64
 	Headroom   int64
 	Fits       bool
@@ -879,7 +880,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	// peak and the device's need within the GPU); the memory model only
 	// prunes (a configuration it rejects is not replayed).
 	r.PeakMemory, r.Fits = m.PeakMemory, m.Fits
-	r.Headroom = p.GPUMemory - r.PeakMemory
+	r.Headroom = p.GPUMemory - max(r.PeakMemory, res.DeviceNeed)
 	return r, nil
 }
 

@@ -727,3 +727,54 @@ func TestPlanBucketSizesOneSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanHeadroom: a row's free memory is the GPU's memory less what the
+// device needs at the replayed peak (the peak with the CUDA context and
+// NCCL's buffers, memory.DeviceNeed), the figure its "fits" is judged by,
+// not the GPU's memory less the allocated peak alone: with the default
+// memory.runtime_context and memory.nccl_buffers the two differ by those
+// two (about 1 GiB), and a row fits exactly when its free memory is not negative.
+func TestPlanHeadroom(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  Source
+	}{
+		{"seed000-k4", exampleSource(t, "seed000-k4")},
+		{"default", exampleSource(t, "default")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PlanSearch(context.Background(), tc.src, PlanOptions{Stages: []int{3}, Recompute: []string{"none"}, Prefetch: []int{1}, Algorithms: []string{"ring"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Rows) == 0 {
+				t.Fatal("no row fits")
+			}
+			for _, r := range p.Rows[:min(len(p.Rows), 3)] {
+				s, err := tc.src.Load(r.Sets()...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				peak, _ := res.Peak()
+				need, err := memory.DeviceNeed(s, peak)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if need <= peak {
+					t.Fatalf("%v: need %d B, peak %d B: want the context and NCCL's buffers above the peak", r.Sets(), need, peak)
+				}
+				if want := p.GPUMemory - need; r.Headroom != want {
+					t.Errorf("%v: free %d B; want GPU %d B − device need %d B = %d B (the peak alone leaves %d B)",
+						r.Sets(), r.Headroom, p.GPUMemory, need, want, p.GPUMemory-peak)
+				}
+				if r.Fits != (r.Headroom >= 0) {
+					t.Errorf("%v: fits %v with free %d B", r.Sets(), r.Fits, r.Headroom)
+				}
+			}
+		})
+	}
+}

@@ -101,6 +101,7 @@ type runFigures struct {
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
 	MFU                float64 `json:"mfu"`
 	Symmetric          bool    `json:"symmetric"`
+	DeviceNeed         int64   `json:"device_need_bytes"`
 	Ranks              []struct {
 		ExposedCommPS int64 `json:"exposed_comm_ps"`
 		PeakMemory    int64 `json:"peak_memory_bytes"`
@@ -353,7 +354,7 @@ func checkPlan(t *testing.T, rr *reruns, name string, flags []string) {
 			{"nvlink_bytes", p.NVLinkBytes, r.wire("nvlink")},
 			{"network_busiest_bytes", p.NetworkBusiest, r.busiest("network")},
 			{"peak_memory_bytes (the replay's)", p.PeakMemory, r.replayPeak()},
-			{"headroom_bytes (gpu_memory - peak)", p.Headroom, r.MemoryModel.GPUMemory - r.replayPeak()},
+			{"headroom_bytes (gpu_memory - device need)", p.Headroom, r.MemoryModel.GPUMemory - r.DeviceNeed},
 		} {
 			if c.plan != c.run {
 				t.Errorf("%s: plan %s %d, run %d", what, c.field, c.plan, c.run)

@@ -259,3 +259,30 @@ func readError(prefix string, err error) error {
 	}
 	return inputError{fmt.Errorf("%s: cannot read the file: %v (%s)", prefix, plainError(err), fix)}
 }
+
+// writeFailure is the one line for an output file the file system refused:
+// the file, the cause without the temporary file's name (a rename's
+// "rename DIR/.NAME.tmp… DIR/NAME: file exists" is the directory in the
+// way), and what to do about it.
+func writeFailure(we *reports.WriteError) string {
+	cause, fix := we.Err, "choose another path"
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(cause, &le):
+		cause = le.Err
+	case errors.As(cause, &pe):
+		cause = pe.Err
+	}
+	switch {
+	case errors.Is(cause, syscall.EISDIR), errors.Is(cause, syscall.EEXIST), errors.Is(cause, syscall.ENOTEMPTY):
+		cause, fix = errors.New("a directory of that name is in the way"), "remove or rename it, or write elsewhere"
+	case errors.Is(cause, fs.ErrPermission), errors.Is(cause, syscall.EROFS):
+		fix = "choose a directory you can write to"
+	case errors.Is(cause, syscall.ENOSPC), errors.Is(cause, syscall.EDQUOT):
+		fix = "free some space there, or write elsewhere"
+	case errors.Is(cause, syscall.ENOTDIR):
+		fix = "a file is in the way of a directory on that path; write elsewhere"
+	}
+	return fmt.Sprintf("cannot write %s: %v (%s)", we.Path, cause, fix)
+}

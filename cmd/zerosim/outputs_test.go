@@ -352,3 +352,47 @@ func TestReplayProgressQuietWhenPiped(t *testing.T) {
 		t.Errorf("progress on a pipe: callback %v, wrote %q", progress != nil, buf.String())
 	}
 }
+
+// An output file the file system refuses once the run is done (here a
+// directory of the file's name inside -o DIR, which the checks before the
+// run cannot know is in the way) exits 2 like other input the user can
+// fix, not 1, which --require-fit gives "does not fit": one line on stderr
+// naming the file and the fix, no temporary file's name, no manifest.
+func TestOutputWriteFailure(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		blocked string // the file a directory stands in for
+	}{
+		{[]string{"run", "seed002-tiny"}, "timeline.png"},
+		{[]string{"run", "seed002-tiny", "--require-fit"}, "report.html"},
+		{[]string{"plan", "seed002-tiny", "--stages", "3", "--recompute", "none"}, "plan.csv"},
+		{[]string{"compare", "seed002-tiny", "--vary", "parallelism.zero_stage=1,3"}, "compare.png"},
+	} {
+		dir := t.TempDir()
+		blocked := filepath.Join(dir, c.blocked)
+		if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args := append(c.args, "-o", dir)
+		code, _, errOut := runMain(t, "", args...)
+		if code != exitInput {
+			t.Errorf("%q: exit %d, want 2; stderr %q", args, code, errOut)
+		}
+		if !strings.HasPrefix(errOut, "zerosim: ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: stderr %q: want one line starting with \"zerosim: \"", args, errOut)
+		}
+		for _, m := range []string{"cannot write " + blocked, "directory", "remove or rename it"} {
+			if !strings.Contains(errOut, m) {
+				t.Errorf("%q: stderr %q does not say %q", args, errOut, m)
+			}
+		}
+		for _, bad := range []string{"reports:", ".tmp", "rename /"} {
+			if strings.Contains(errOut, bad) {
+				t.Errorf("%q: stderr %q names an internal %q", args, errOut, bad)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, reports.ManifestName)); err == nil {
+			t.Errorf("%q: a manifest was written though %s was not", args, c.blocked)
+		}
+	}
+}

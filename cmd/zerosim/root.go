@@ -19,7 +19,7 @@ import (
 const (
 	exitOK      = 0
 	exitFailure = 1 // the run itself failed (e.g. verify found a mismatch)
-	exitInput   = 2 // usage or input error
+	exitInput   = 2 // usage or input error, or an output file that cannot be written
 )
 
 // app carries the I/O streams and the global flags shared by every command.
@@ -330,6 +330,13 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 	if errors.As(err, &f) {
 		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(f.msg))
 		return exitFailure, err
+	}
+	var we *reports.WriteError
+	if errors.As(err, &we) {
+		// The file system refused an output file: exit 2 like other input
+		// the user can fix, not 1, which --require-fit gives "does not fit".
+		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(writeFailure(we)))
+		return exitInput, err
 	}
 	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plainOf(err, cmd)))
 	var ie inputError

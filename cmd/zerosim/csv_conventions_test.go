@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCSVConventions: the CSVs of sweep, plan (plan.csv) and compare write
+// one convention: verdicts as true/false (compare wrote "1"), sizes as whole
+// bytes (plan.csv's bucket size was "200MB") and MFU with 5 decimals
+// (compare wrote 4), so seed000-k4's MFU at K=1 and K=4 reads the same in
+// sweep's rows and compare's (0.00024 and 0.00023; compare gave 0.0002 for
+// both).
+func TestCSVConventions(t *testing.T) {
+	read := func(what, data string) [][]string {
+		t.Helper()
+		var lines []string
+		for _, l := range strings.Split(data, "\n") {
+			if !strings.HasPrefix(l, "# ") { // sweep's meta line
+				lines = append(lines, l)
+			}
+		}
+		recs, err := csv.NewReader(strings.NewReader(strings.Join(lines, "\n"))).ReadAll()
+		if err != nil || len(recs) < 2 {
+			t.Fatalf("%s: %v (%d records)", what, err, len(recs))
+		}
+		return recs
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runMain(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	run("plan", "seed000-k4", "--stages", "1", "--recompute", "none", "-o", dir)
+	plan, err := os.ReadFile(filepath.Join(dir, "plan.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][][]string{
+		"sweep":   read("sweep", run("sweep", "seed000-k4", "--grid", "parallelism.k=1,4")),
+		"plan":    read("plan.csv", string(plan)),
+		"compare": read("compare", run("compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", "csv")),
+	}
+	mfu := regexp.MustCompile(`^[01]\.\d{5}$`)
+	whole := regexp.MustCompile(`^(0|[1-9]\d*)$`)
+	for name, recs := range files {
+		head := recs[0]
+		for _, rec := range recs[1:] {
+			for i, v := range rec {
+				col := head[i]
+				switch {
+				case col == "fits" || col == "device_fits" || col == "pareto":
+					if v != "true" && v != "false" {
+						t.Errorf("%s: %s %q, want true or false", name, col, v)
+					}
+				case col == "mfu":
+					if !mfu.MatchString(v) {
+						t.Errorf("%s: mfu %q, want 5 decimals", name, v)
+					}
+				case strings.HasSuffix(col, "_bytes") && v != "":
+					if !whole.MatchString(v) {
+						t.Errorf("%s: %s %q, want whole bytes", name, col, v)
+					}
+				case strings.HasPrefix(col, "bucket_size"):
+					t.Errorf("%s: column %s does not say its unit", name, col)
+				}
+			}
+			if name == "compare" && rec[0] == "metrics" {
+				switch rec[2] {
+				case "bool":
+					for _, v := range rec[3:5] {
+						if v != "true" && v != "false" {
+							t.Errorf("compare: %s %q, want true or false", rec[1], v)
+						}
+					}
+				case "fraction":
+					if !slices.Equal(rec[3:5], []string{"0.00024", "0.00023"}) {
+						t.Errorf("compare: MFU %q, want sweep's", rec[3:5])
+					}
+				}
+			}
+		}
+	}
+	sw := files["sweep"]
+	m := slices.Index(sw[0], "mfu")
+	if got := []string{sw[1][m], sw[2][m]}; !slices.Equal(got, []string{"0.00024", "0.00023"}) {
+		t.Errorf("sweep: MFU %q, want 0.00024, 0.00023", got)
+	}
+	pl := files["plan"]
+	b := slices.Index(pl[0], "bucket_size_bytes")
+	if b < 0 {
+		t.Fatalf("plan.csv header %q: no bucket_size_bytes", pl[0])
+	}
+	buckets := map[string]bool{}
+	for _, rec := range pl[1:] {
+		buckets[rec[b]] = true
+	}
+	// plan's default bucket sizes at stage 1: the file's 25MB and 200MB,
+	// decimal megabytes.
+	if !buckets["25000000"] || !buckets["200000000"] {
+		t.Errorf("plan.csv bucket sizes %v, want 25000000 and 200000000", buckets)
+	}
+}
