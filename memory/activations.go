@@ -102,6 +102,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			}
 		}
 		block := 0
+		unitPolicy := UnitPolicies(s)
 		for u, l := range layers {
 			switch {
 			case l.ActivationBytes > 0:
@@ -109,7 +110,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			case l.ActivationBytes < 0:
 				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
-				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, s.Training.Recompute)
+				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]))
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
@@ -150,6 +151,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			}
 		}
 	}
+	unitPolicy := UnitPolicies(s)
 	for u, l := range layers {
 		switch {
 		case l.ActivationBytes > 0:
@@ -160,7 +162,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, s.Training.Recompute)
+			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -279,7 +281,8 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 
 // moeActivation returns what a unit of routed experts keeps: its experts'
 // tensors (ExpertActivation) and its router's and dispatch's
-// (RouterTensors, for the routers it models), both under the same rule:
+// (RouterTensors, for the routers it models), both under the same rule,
+// the policy of the block that holds the experts (UnitPolicies):
 // full recompute keeps none of them (the block input is counted on the
 // block) and rebuilds them in backward; every other policy keeps them.
 func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute) (stored, transient int64, err error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -183,6 +184,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		return nil, nil, err
 	}
 	out := make([]LayerCost, len(m.LayerList))
+	policy := memory.UnitPolicies(s)
 	for i, l := range m.LayerList {
 		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
 		if plan != nil && plan[i].ok && l.FwdFLOPs == 0 {
@@ -250,8 +252,10 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			c.FwdFLOPs = f
 		}
 		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
-		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute.
-		full := s.Training.Recompute == scenarios.RecomputeFull
+		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute
+		// of the unit (memory.UnitPolicies: a block recompute_every leaves out, and its routed
+		// experts, rerun nothing).
+		full := policy[i] == memory.PolicyFull
 		attBwd, err := AttentionBackwardFLOPs(att, keepsProbs(s))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
