@@ -44,8 +44,24 @@ func (l *loader) resolveEP(s *Scenario) *Error {
 	if !moe {
 		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d needs routed experts, and the model has none (use a MoE model such as mixtral-8x7b, or delete ep)", p.EP))
 	}
+	l.warn(s, "parallelism.ep", fmt.Sprintf(epNote, p.EP))
 	return nil
 }
+
+// epNote is the load note of every MoE scenario with ep > 1: what its
+// all-to-alls and expert GEMMs assume. They are Megatron-LM's dropless
+// MoEAlltoAllTokenDispatcher (megatron/core/transformer/moe/token_dispatcher.py
+// at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553: without a
+// capacity factor num_out_tokens = tokens·moe_router_topk, :556, sent by
+// all_to_all over the ep group, :705; its probs all_to_all, :718, a few bytes
+// per token, is left out): every token's top-k copies on the wire
+// (ExpertTokens), and every expert receiving exactly tokens·top_k/E rows.
+// Not modelled: the flex dispatcher (MoEFlexTokenDispatcher, :1809, with
+// DeepEP or HybridEP), which sends a token once per destination rank or
+// node; load imbalance, capacity factors and dropped tokens; all-to-alls
+// overlapped with compute (Megatron's moe_a2a_overlap, DeepSeek's
+// DualPipe): they run on the compute stream.
+const epNote = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; no load imbalance, capacity factor or dropped tokens) and Megatron's alltoall token dispatcher, which sends every token's top-k copies (token_dispatcher.py at Megatron-LM d98e8a64), not DeepEP/HybridEP's flex dispatcher, which sends a token once per destination rank or node; the all-to-alls are not overlapped with compute"
 
 // ExpertTokens is the bytes of one MoE layer's all-to-all buffer per rank
 // and micro-batch: every token goes to its top-k experts as a hidden-sized

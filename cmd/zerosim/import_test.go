@@ -123,7 +123,9 @@ func TestRunImported(t *testing.T) {
 		{"qwen2.5-72b", "transformer (Qwen2ForCausalLM), 72,706,203,648 params (83 layers/units)"},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "run", "../../docs/examples/"+c.file+".yaml")
-		if code != 0 || stderr != "" {
+		// Mixtral's ep 8 says once what its experts assume (scenarios' epNote).
+		note := strings.Contains(c.file, "mixtral")
+		if code != 0 || note != (strings.Count(stderr, "\n") == 1 && strings.Contains(stderr, "ep=8: the experts' all-to-alls and GEMMs assume balanced, dropless routing")) || !note && stderr != "" {
 			t.Fatalf("%s: code %d: %s", c.file, code, stderr)
 		}
 		if !strings.Contains(out, "model:               "+c.model+"\n") || !strings.Contains(out, "fits: yes") {
