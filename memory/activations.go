@@ -101,7 +101,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				head = u
 			}
 		}
-		block := 0
+		unitPolicy := UnitPolicies(s)
 		for u, l := range layers {
 			switch {
 			case l.ActivationBytes > 0:
@@ -109,13 +109,11 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			case l.ActivationBytes < 0:
 				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
-				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, s.Training.Recompute)
+				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]))
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
-				policy := BlockPolicy(s, block)
-				block++
-				stored[u], transient[u], err = BlockActivation(d, policy)
+				stored[u], transient[u], err = BlockActivation(d, unitPolicy[u])
 				if err == nil && l.Dims != nil && l.Dims.MTP {
 					stored[u], err = addMTPInput(stored[u], d)
 				}
@@ -150,6 +148,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			}
 		}
 	}
+	unitPolicy := UnitPolicies(s)
 	for u, l := range layers {
 		switch {
 		case l.ActivationBytes > 0:
@@ -160,7 +159,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, s.Training.Recompute)
+			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -244,15 +243,11 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 	base := baseDims(s)
 	type fb struct{ f, b int64 }
 	seen := map[BlockDims]fb{} // blocks mostly share their dimensions
-	block := 0
+	policy := UnitPolicies(s)
 	for u, l := range layers {
-		if !l.Block {
-			continue
-		}
-		if l.Dims != nil && l.Dims.LinearAttention != "" {
-			// No ring attention: a linear-attention block passes its
-			// recurrent state, not keys and values (not modelled).
-			block++
+		if !l.Block || l.Dims != nil && l.Dims.LinearAttention != "" {
+			// No ring attention in a linear-attention block: it passes
+			// its recurrent state, not keys and values (not modelled).
 			continue
 		}
 		d := blockDims(base, l)
@@ -268,18 +263,17 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 		// forward ring in the block's backward: its buffers are freed
 		// before the backward ring's, but with K and V narrower than the
 		// queries they can be the larger.
-		p := s.Training.Recompute
-		if EveryNth(block, s.Training.RecomputeEvery) && (p == scenarios.RecomputeFull || p == scenarios.RecomputeSelective) {
+		if p := scenarios.Recompute(policy[u]); p == scenarios.RecomputeFull || p == scenarios.RecomputeSelective {
 			bwd[u] = max(v.f, v.b)
 		}
-		block++
 	}
 	return fwd, bwd, nil
 }
 
 // moeActivation returns what a unit of routed experts keeps: its experts'
 // tensors (ExpertActivation) and its router's and dispatch's
-// (RouterTensors, for the routers it models), both under the same rule:
+// (RouterTensors, for the routers it models), both under the same rule,
+// the policy of the block that holds the experts (UnitPolicies):
 // full recompute keeps none of them (the block input is counted on the
 // block) and rebuilds them in backward; every other policy keeps them.
 func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute) (stored, transient int64, err error) {

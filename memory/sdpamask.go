@@ -176,14 +176,12 @@ func unitMasks(s *scenarios.Scenario) (alloc, freeFwd, freeBwd []int64, err erro
 			end = u
 		}
 	}
-	block := 0
+	policy := UnitPolicies(s)
 	for u, l := range layers {
 		if l.ActivationBytes != 0 || !l.Block || l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 {
 			continue
 		}
-		p := BlockPolicy(s, block)
-		ckpt := p != "" && p != PolicyNone
-		block++
+		ckpt := policy[u] != "" && policy[u] != PolicyNone
 		k, ok := sdpaMask(s, l)
 		if !ok {
 			continue

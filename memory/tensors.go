@@ -742,6 +742,33 @@ func BlockPolicy(s *scenarios.Scenario, i int) string {
 	return string(s.Training.Recompute)
 }
 
+// UnitPolicies is the checkpointing policy of each unit of s's layer list:
+// a block's BlockPolicy; a unit of routed experts that of the block before
+// it, whose decoder layer holds it (Megatron's TransformerLayer runs its
+// MoELayer inside the checkpointed layer, megatron/core/recompute.py
+// checkpointed_forward; torchtitan's FullAC wraps the whole block,
+// torchtitan/distributed/activation_checkpoint.py; commits in
+// zero/schedule.go recomputeA2A); any other unit training.recompute.
+// Memory, compute and the schedule's recomputed all-to-alls ask it.
+func UnitPolicies(s *scenarios.Scenario) []string {
+	out := make([]string, len(s.Model.LayerList))
+	block, owner := 0, ""
+	for u, l := range s.Model.LayerList {
+		switch {
+		case l.Block:
+			owner = BlockPolicy(s, block)
+			block++
+			out[u] = owner
+		case l.Group == scenarios.GroupExpert && owner != "":
+			out[u] = owner
+		default:
+			owner = ""
+			out[u] = string(s.Training.Recompute)
+		}
+	}
+	return out
+}
+
 // RouterTensors lists what autograd keeps of a MoE block's router and of
 // the dispatch and combine around the routed experts (the tensors the
 // experts' own SwiGLU keeps, and the expert outputs, are ExpertActivation's),

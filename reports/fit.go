@@ -51,6 +51,11 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
 	}
+	if f.EP > 1 {
+		if _, err := fmt.Fprintf(w, "# K=1 only: expert parallelism (ep %d) is not modelled with K > 1\n", f.EP); err != nil {
+			return err
+		}
+	}
 	if f.Replayed {
 		if _, err := fmt.Fprintln(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with the CUDA context and NCCL's buffers within the GPU); a peak marked * is the memory model's, not replayed: the model rejects that layout, or its ranks differ (shard groups straddling nodes, overrides), which run replays rank by rank"); err != nil {
 			return err

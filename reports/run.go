@@ -101,9 +101,32 @@ func modelText(s *scenarios.Scenario) string {
 	name := s.Model.Label()
 	active := ""
 	if a, t := s.Model.ActiveParams(), s.Model.TotalParams(); a != t {
-		active = ", " + commas(a) + " active per token"
+		active = ", " + commas(a) + " active per token" + ActiveIncludes(s.Model.LayerList)
 	}
 	return fmt.Sprintf("%s, %s params%s (%s)", name, commas(s.Model.TotalParams()), active, countNoun(len(s.Model.LayerList), "layer/unit", "layers/units"))
+}
+
+// ActiveIncludes says what an active-parameter count of layers holds
+// beside the blocks, since model cards differ (Mistral and Qwen count the
+// input embedding, OpenAI's gpt-oss and DeepSeek do not; DeepSeek-V3's 37B
+// leaves out its multi-token-prediction module): " incl. the input
+// embedding" when a unit named embedding has parameters, " and the MTP
+// module" after it when a block is one; "" otherwise.
+func ActiveIncludes(layers []scenarios.Layer) string {
+	emb, mtp := false, false
+	for _, l := range layers {
+		emb = emb || l.Name == "embedding" && l.Params > 0
+		mtp = mtp || l.Dims != nil && l.Dims.MTP
+	}
+	switch {
+	case emb && mtp:
+		return " incl. the input embedding and the MTP module"
+	case emb:
+		return " incl. the input embedding"
+	case mtp:
+		return " incl. the MTP module"
+	}
+	return ""
 }
 
 // Commas groups the digits of n by thousands (1,234,567).

@@ -14,38 +14,79 @@ func (l *loader) resolveEP(s *Scenario) *Error {
 		p.EP = 1
 		return nil
 	}
-	intra := s.N() / max(p.K, 1)
-	if p.EP < 1 || intra%p.EP != 0 {
-		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d ranks of a shard group dp·cp/k (use a divisor of %d: %s)", p.EP, intra, intra, divisors(int64(intra))))
+	if p.EP < 1 {
+		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d is out of range: ep must be ≥ 1 (1: no expert parallelism)", p.EP))
 	}
+	intra := s.N() / max(p.K, 1)
 	if p.EP == 1 {
 		return nil
 	}
 	if p.K > 1 {
 		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
 	}
-	moe := false
-	for i, ly := range s.Model.LayerList {
+	// The degrees that can run: the common divisors of the shard group's
+	// ranks and every MoE layer's expert count (its parameters when the
+	// layer has no dims).
+	g, moe := int64(intra), false
+	for _, ly := range s.Model.LayerList {
 		if ly.Group != GroupExpert {
 			continue
 		}
 		moe = true
-		experts := int64(0)
-		if ly.Dims != nil {
-			experts = ly.Dims.Experts
-		}
-		switch {
-		case experts > 0 && experts%int64(p.EP) != 0:
-			return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d experts of %s (use a divisor of %d)", p.EP, experts, ly.Name, experts))
-		case experts == 0 && int64(ly.Params)%int64(p.EP) != 0:
-			return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d parameters of expert layer %s (model.layer_list[%d])", p.EP, int64(ly.Params), ly.Name, i))
-		}
+		g = gcd(g, expertCount(ly))
 	}
 	if !moe {
 		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d needs routed experts, and the model has none (use a MoE model such as mixtral-8x7b, or delete ep)", p.EP))
 	}
+	if intra%p.EP != 0 {
+		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d ranks of a shard group dp·cp/k (use a divisor of %d and of every MoE layer's experts: %s)", p.EP, intra, intra, divisors(g)))
+	}
+	for i, ly := range s.Model.LayerList {
+		if ly.Group != GroupExpert {
+			continue
+		}
+		switch n := expertCount(ly); {
+		case n%int64(p.EP) == 0:
+		case ly.Dims != nil && ly.Dims.Experts > 0:
+			return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d experts of %s (use a divisor of %d and of the %d ranks of a shard group: %s)", p.EP, n, ly.Name, n, intra, divisors(g)))
+		default:
+			return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d does not divide the %d parameters of expert layer %s (model.layer_list[%d]; use one of %s)", p.EP, n, ly.Name, i, divisors(g)))
+		}
+	}
+	l.warn(s, "parallelism.ep", fmt.Sprintf(epNote, p.EP))
 	return nil
 }
+
+// expertCount is what ep must divide in an expert layer: its routed
+// experts, or its parameters when it has no dims.
+func expertCount(ly Layer) int64 {
+	if ly.Dims != nil && ly.Dims.Experts > 0 {
+		return ly.Dims.Experts
+	}
+	return int64(ly.Params)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// epNote is the load note of every MoE scenario with ep > 1: what its
+// all-to-alls and expert GEMMs assume. They are Megatron-LM's dropless
+// MoEAlltoAllTokenDispatcher (megatron/core/transformer/moe/token_dispatcher.py
+// at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553: without a
+// capacity factor num_out_tokens = tokens·moe_router_topk, :556, sent by
+// all_to_all over the ep group, :705; its probs all_to_all, :718, a few bytes
+// per token, is left out): every token's top-k copies on the wire
+// (ExpertTokens), and every expert receiving exactly tokens·top_k/E rows.
+// Not modelled: the flex dispatcher (MoEFlexTokenDispatcher, :1809, with
+// DeepEP or HybridEP), which sends a token once per destination rank or
+// node; load imbalance, capacity factors and dropped tokens; all-to-alls
+// overlapped with compute (Megatron's moe_a2a_overlap, DeepSeek's
+// DualPipe): they run on the compute stream.
+const epNote = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; no load imbalance, capacity factor or dropped tokens) and Megatron's alltoall token dispatcher, which sends every token's top-k copies (token_dispatcher.py at Megatron-LM d98e8a64), not DeepEP/HybridEP's flex dispatcher, which sends a token once per destination rank or node; the all-to-alls are not overlapped with compute"
 
 // ExpertTokens is the bytes of one MoE layer's all-to-all buffer per rank
 // and micro-batch: every token goes to its top-k experts as a hidden-sized

@@ -65,7 +65,10 @@ type Fit struct {
 	// convention, as zerosim run --require-fit judges); under a seed's
 	// convention the memory model does.
 	Replayed bool
-	Rows     []FitRow
+	// EP is the scenario's expert-parallel degree: above 1 only K = 1 is
+	// searched (scenarios refuses k > 1 with ep, not modelled).
+	EP   int
+	Rows []FitRow
 }
 
 // FitRow is one stage and K.
@@ -188,15 +191,19 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 	cp := s.Parallelism.CP
 	f := &Fit{Scenario: src.File, Params: s.Model.TotalParams(), N: s.N(), DP: s.Parallelism.DP, CP: cp, GPUs: s.GPUs(),
 		Nodes: s.Cluster.Nodes, GPUsPerNode: s.Cluster.GPUsPerNode, GPUMemory: int64(s.Cluster.GPUMemory),
-		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays()}
+		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays(),
+		EP: max(s.Parallelism.EP, 1)}
 	for stage := 0; stage <= 3; stage++ {
 		ks := Divisors(s.N())
 		if stage == 0 {
 			ks = []int{1}
 		}
 		for _, k := range ks {
-			if ep := s.Parallelism.EP; ep > 1 && (s.N()/k)%ep != 0 {
-				continue // the experts cannot be split over ep ranks of a shard group of N/K
+			if ep := s.Parallelism.EP; ep > 1 && (k > 1 || (s.N()/k)%ep != 0) {
+				// Not modelled (scenarios.resolveEP refuses k > 1 with
+				// ep), or the experts cannot be split over ep ranks of a
+				// shard group of N/K.
+				continue
 			}
 			f.Rows = append(f.Rows, FitRow{Stage: stage, K: k})
 		}

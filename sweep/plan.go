@@ -462,15 +462,15 @@ func (sp *planSpace) cpLayouts(cps []int) error {
 // stage, K, micro-batch, recompute, bucket size, prefetch, algorithm.
 // Values a stage does not use are not varied (stage 0 shards nothing, so
 // K = 1; stages 0–2 have no prefetch; stage 3 buckets per unit). K divides
-// N = dp·cp, the GPU count at every cp.
+// N = dp·cp, the GPU count at every cp; with ep > 1 it is 1.
 func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
 		for _, st := range sp.stages {
 			ks := Divisors(sp.base.N())
 			buckets, prefetch := sp.buckets, []int{-1}
-			if st == 0 || sp.zeroPP {
-				ks = []int{1}
+			if st == 0 || sp.zeroPP || sp.base.Parallelism.EP > 1 {
+				ks = []int{1} // K > 1 with expert parallelism is not modelled (scenarios.resolveEP)
 			}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
@@ -540,13 +540,17 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		return o
 	}
 	mbs, gas := ascending(mbv), ascending(gav)
+	ks := Divisors(sp.base.N())
+	if sp.base.Parallelism.EP > 1 {
+		ks = []int{1} // as candidates: K > 1 with ep is not modelled
+	}
 	var grids []Grid
 	if sp.layouts[0].cp > 0 {
 		grids = []Grid{{PlanCPKeys[0], cps}, {PlanCPKeys[1], dps}}
 	}
 	return append(grids, []Grid{
 		{PlanKeys[0], itoas(sp.stages)},
-		{PlanKeys[1], itoas(Divisors(sp.base.N()))},
+		{PlanKeys[1], itoas(ks)},
 		{PlanKeys[2], mbs},
 		{PlanKeys[3], gas},
 		{PlanKeys[4], sp.recompute},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -138,9 +139,11 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // with wave quantization, causal attention at FlashAttention's rate,
 // memory-bound work on HBM; the LM head once, the embedding lookup free;
 // recompute per training.recompute). Everything else — seed 000's MLP, bare
-// parameter counts, MoE units, multi-head latent attention blocks, fp8
+// parameter counts, MoE blocks, multi-head latent attention blocks, fp8
 // recipes, explicit fwd_flops — counts 2·(active) params·tokens at
-// peak·compute_efficiency (fp8 GEMMs at peak_fp8·compute_efficiency),
+// peak·compute_efficiency (fp8 GEMMs at peak_fp8·compute_efficiency;
+// routed-expert units with dims through the GEMM roofline instead,
+// expertSeconds),
 // plus a block's core attention by the per-operation model's rule
 // (blockAttentionFLOPs: AttentionFLOPs, halved when the kernel skips the
 // masked half; backward AttentionBackwardFLOPs) at the attention
@@ -183,6 +186,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		return nil, nil, err
 	}
 	out := make([]LayerCost, len(m.LayerList))
+	policy := memory.UnitPolicies(s)
 	for i, l := range m.LayerList {
 		c := LayerCost{Name: l.Name, Params: int64(l.Params)}
 		if plan != nil && plan[i].ok && l.FwdFLOPs == 0 {
@@ -250,8 +254,10 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			c.FwdFLOPs = f
 		}
 		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
-		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute.
-		full := s.Training.Recompute == scenarios.RecomputeFull
+		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute
+		// of the unit (memory.UnitPolicies: a block recompute_every leaves out, and its routed
+		// experts, rerun nothing).
+		full := policy[i] == memory.PolicyFull
 		attBwd, err := AttentionBackwardFLOPs(att, keepsProbs(s))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
@@ -269,11 +275,25 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		}
 		c.Fwd, c.Bwd = l.Fwd, l.Bwd
 		var by [2]ClassSeconds
+		// Routed experts: their grouped GEMMs through the dense blocks'
+		// roofline at the rows each local expert receives (expertSeconds).
+		xs, expert, err := expertSeconds(s, l, tokens, f8 > 0, c.FwdFLOPs)
+		if err != nil {
+			return nil, nil, err
+		}
 		for k, x := range []struct {
 			d             *units.Duration
 			gemm, f8, att int64
-		}{{&c.Fwd, gemm - f8, f8, att}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, re*att)}} {
+			secs          float64
+		}{{&c.Fwd, gemm - f8, f8, att, xs[0]}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, re*att), xs[1] + float64(re)*xs[0]}} {
 			if *x.d != 0 || x.gemm+x.f8+x.att == 0 {
+				continue
+			}
+			if expert {
+				if *x.d, err = seconds(x.secs); err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)", l.Name, err)
+				}
+				by[k] = ClassSeconds{GEMM: x.secs}
 				continue
 			}
 			var d, dg, d8, da int64
@@ -331,6 +351,32 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		out[i] = c
 	}
 	return out, plan, nil
+}
+
+// expertSeconds is the forward and backward seconds (before recompute) of
+// l when it is a unit of routed experts with known dimensions and no
+// explicit fwd_flops (ok true): ExpertGEMMSeconds on the rank's tokens per
+// micro-batch at parallelism.ep, fp8 GEMMs at cluster.peak_fp8, scaled by
+// fwdFLOPs over the SwiGLU shapes' own FLOPs 6·t·k·h·f where the unit's
+// active parameters hold more (gpt-oss's expert biases). Other units: ok
+// false, and Costs counts their FLOPs at peak·compute_efficiency.
+func expertSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens int64, fp8 bool, fwdFLOPs int64) (secs [2]float64, ok bool, err error) {
+	d := l.Dims
+	if l.FwdFLOPs > 0 || d == nil || !d.ExpertsOnly() || d.Experts <= 0 || d.TopK <= 0 || d.Hidden <= 0 || d.ExpertFFN <= 0 || fwdFLOPs <= 0 {
+		return secs, false, nil
+	}
+	g := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
+	if fp8 {
+		g.GEMMPeak = float64(s.Cluster.PeakFP8)
+	}
+	e := Efficiency{GEMM: efficiency(s), HBM: DefaultHBMEfficiency}
+	ep := int64(max(s.Parallelism.EP, 1))
+	f, b, err := ExpertGEMMSeconds(tokens, d.Experts, d.TopK, ep, d.Hidden, d.ExpertFFN, g, e)
+	if err != nil {
+		return secs, false, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	scale := float64(fwdFLOPs) / (6 * float64(tokens) * float64(d.TopK) * float64(d.Hidden) * float64(d.ExpertFFN))
+	return [2]float64{f * scale, b * scale}, true, nil
 }
 
 // efficiency is training.compute_efficiency; with training.mfu set it is

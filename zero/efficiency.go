@@ -322,13 +322,28 @@ func GEMMSeconds(m, n, k int64, g GPUShape, e Efficiency) (float64, error) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return 0, nil
 	}
+	return groupedGEMMSeconds(1, float64(m), float64(n), float64(k), g, e)
+}
+
+// groupedGEMMSeconds is GEMMSeconds of one grouped matmul: groups
+// independent m×k by k×n matmuls in one kernel (a MoE layer's local
+// experts, torch._grouped_mm or Transformer Engine's grouped GEMM), whose
+// tiles share the waves: FLOPs groups·2mnk at the GEMM efficiency scaled by
+// the wave quantization of groups·⌈m/256⌉·⌈n/128⌉ tiles, against
+// groups·2(mk + kn + mn) bytes (every group's weights read once). m, n, k
+// may be fractional (a mean row count); tiles round each up. One group is
+// GEMMSeconds exactly.
+func groupedGEMMSeconds(groups, m, n, k float64, g GPUShape, e Efficiency) (float64, error) {
+	if groups <= 0 || m <= 0 || n <= 0 || k <= 0 {
+		return 0, nil
+	}
 	if g.Peak <= 0 || g.HBM <= 0 || e.GEMM <= 0 || e.HBM <= 0 {
 		return 0, fmt.Errorf("zero: GEMM time needs a peak, an HBM bandwidth and efficiencies > 0")
 	}
-	flops := 2 * float64(m) * float64(n) * float64(k)
+	flops := 2 * m * n * k * groups
 	quant := 1.0
 	if g.SMs > 0 {
-		tiles := math.Ceil(float64(m)/tileM) * math.Ceil(float64(n)/tileN)
+		tiles := math.Ceil(m/tileM) * math.Ceil(n/tileN) * groups
 		waves := math.Ceil(tiles / float64(g.SMs))
 		quant = tiles / (waves * float64(g.SMs))
 	}
@@ -337,8 +352,46 @@ func GEMMSeconds(m, n, k int64, g GPUShape, e Efficiency) (float64, error) {
 		peak = g.GEMMPeak
 	}
 	compute := flops / (peak * e.GEMM * quant)
-	bytes := 2 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
+	bytes := 2 * (m*k + k*n + m*n) * groups
 	return max(compute, bytes/(g.HBM*e.HBM)), nil
+}
+
+// ExpertGEMMSeconds is the forward and backward (before any recompute)
+// time of one unit of routed SwiGLU experts on a rank under balanced
+// routing: its t tokens each reach top-k of the E experts, so each of the
+// rank's E/ep local experts receives m = t·k·ep/E rows from the ep ranks of
+// its group, and each projection (gate and up h→f, down f→h) runs as one
+// grouped matmul over the local experts (groupedGEMMSeconds; torchtitan
+// b5bcd76c66d0acb1a08b176d9639425bc55e0b2a torchtitan/models/common/moe.py
+// GroupedExperts, three torch._grouped_mm over the experts' token offsets;
+// Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553
+// megatron/core/transformer/moe/experts.py TEGroupedMLP). Backward is each
+// projection's input gradient (m×n by n×k) and weight gradient (k×m by
+// m×n), as the dense blocks' (blockClasses). Few rows per expert (small
+// ep, many fine-grained experts) make the weight reads dominate.
+func ExpertGEMMSeconds(t, experts, topK, ep, h, f int64, g GPUShape, e Efficiency) (fwd, bwd float64, err error) {
+	if t <= 0 || experts <= 0 || topK <= 0 || ep <= 0 || h <= 0 || f <= 0 {
+		return 0, 0, nil
+	}
+	local := float64(experts / ep)
+	m := float64(t) * float64(topK) * float64(ep) / float64(experts)
+	for _, s := range []gemmShape{{f, h}, {f, h}, {h, f}} {
+		x, err := groupedGEMMSeconds(local, m, float64(s.n), float64(s.k), g, e)
+		if err != nil {
+			return 0, 0, err
+		}
+		dg, err := groupedGEMMSeconds(local, m, float64(s.k), float64(s.n), g, e)
+		if err != nil {
+			return 0, 0, err
+		}
+		wg, err := groupedGEMMSeconds(local, float64(s.k), float64(s.n), m, g, e)
+		if err != nil {
+			return 0, 0, err
+		}
+		fwd += x
+		bwd += dg + wg
+	}
+	return fwd, bwd, nil
 }
 
 // gemmShape is one weight matmul of a block: t×k input by k×n weight.

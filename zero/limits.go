@@ -49,7 +49,11 @@ const (
 // which reduce every micro-step (stages 0 and 1 reduce once).
 type taskCount struct {
 	units, buckets, perBucket, perUnit int64
-	stage3                             bool
+	// a2a is the expert-parallel all-to-alls of a micro-step: four per
+	// unit of routed experts (dispatch and combine, forward and backward),
+	// two more where full recompute reruns its forward (recomputeA2A).
+	a2a    int64
+	stage3 bool
 	// micro is the micro-steps per step, bucketMicro how many of them run
 	// the buckets' collectives.
 	micro, bucketMicro int64
@@ -80,12 +84,24 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	for _, g := range groups {
 		c.buckets += int64(g.Buckets)
 	}
+	if s.Parallelism.EP > 1 {
+		policy := memory.UnitPolicies(s)
+		for u, l := range s.Model.LayerList {
+			if l.Group != scenarios.GroupExpert || scenarios.ExpertTokens(s, l) == 0 {
+				continue
+			}
+			c.a2a += 4
+			if policy[u] == memory.PolicyFull {
+				c.a2a += 2
+			}
+		}
+	}
 	return c
 }
 
 // bound is an upper bound of the schedule's tasks.
 func (c taskCount) bound() int64 {
-	return c.micro*c.perUnit*c.units + c.bucketMicro*c.perBucket*c.buckets + 8
+	return c.micro*(c.perUnit*c.units+c.a2a) + c.bucketMicro*c.perBucket*c.buckets + 8
 }
 
 // checkSize refuses a replay of tasks tasks (per rank) on reps simulated

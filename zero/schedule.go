@@ -278,6 +278,9 @@ type builder struct {
 	host *hostPlan // offload; nil without
 	// micro is the micro-step being built; every task added carries it.
 	micro int
+	// policy is each unit's checkpointing policy (memory.UnitPolicies),
+	// set on first use.
+	policy []string
 }
 
 func (b *builder) add(t Task) int32 {
@@ -395,6 +398,47 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 		after = []int32{ready}
 	}
 	return b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: GroupEP, Bytes: bytes, After: after})
+}
+
+// recomputeA2A adds, when full checkpointing reruns unit u's forward in
+// its backward (memory.UnitPolicies: the policy of the block holding the
+// experts), the rerun forward's dispatch and combine all-to-alls after
+// task ready, and returns the last (ready when there are none). The rerun
+// forward is the whole decoder layer, MoE layer and token dispatcher
+// included: Megatron-LM's checkpointed_forward (megatron/core/recompute.py
+// :21, called from megatron/core/transformer/transformer_block.py:663 under
+// recompute_granularity 'full') and moe_layer_recompute
+// (megatron/core/transformer/moe/moe_layer.py:701) rerun
+// MoEAlltoAllTokenDispatcher's all_to_all calls
+// (megatron/core/transformer/moe/token_dispatcher.py:705 dispatch, :864
+// combine) at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553;
+// torchtitan's FullAC wraps the block in checkpoint_wrapper
+// (torchtitan/distributed/activation_checkpoint.py:166-182 at
+// pytorch/torchtitan b5bcd76c66d0acb1a08b176d9639425bc55e0b2a). Not under
+// torchtitan's op-level policy (training.recompute op), whose save list
+// keeps all_to_all_single's outputs "to avoid re-communication" (the same
+// file, :60-63), nor under selective, which reruns attention only. The
+// tensors the rerun brings back are the experts' transient activations
+// (memory.ExpertActivation: the dispatched input and the expert output are
+// its 2·h per (token, expert) pair), rebuilt for the unit's backward.
+// Both run on the compute stream before the unit's backward compute, which
+// carries the rerun forward's FLOPs (Costs); the combine also waits for
+// the tasks gathered (the unit's backward all-gathers at stage 3): it
+// brings back the output of the experts' rerun forward, which needs their
+// parameters.
+func (b *builder) recomputeA2A(u int, ready int32, gathered []int32) int32 {
+	if b.policy == nil {
+		b.policy = memory.UnitPolicies(b.s)
+	}
+	if b.policy[u] != memory.PolicyFull {
+		return ready
+	}
+	dispatch := b.a2a(u, PhaseBackwardA2A, ready)
+	if dispatch == ready {
+		return ready
+	}
+	return b.add(Task{Kind: AllToAll, Stream: Compute, Phase: PhaseBackwardA2A, Unit: u, Bucket: -1, Group: GroupEP,
+		Bytes: b.sc.Tasks[dispatch].Bytes, After: append([]int32{dispatch}, gathered...)})
 }
 
 // stage012 is DDP (stage 0) and the distributed optimizer (stages 1, 2):
@@ -553,7 +597,7 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		if u+1 < L {
 			before = bwdEnd
 		}
-		if in := b.a2a(u, PhaseBackwardA2A, before); in != before {
+		if in := b.a2a(u, PhaseBackwardA2A, b.recomputeA2A(u, before, ags)); in != before {
 			ags = append(ags, in)
 		}
 		if lags != nil && u+1+lags[u] < L { // lags has a lag per unit
@@ -618,7 +662,7 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, r
 	var synced []int32
 	for u := L - 1; u >= 0; u-- {
 		var after []int32
-		if in := b.a2a(u, PhaseBackwardA2A, prev); in != prev {
+		if in := b.a2a(u, PhaseBackwardA2A, b.recomputeA2A(u, prev, nil)); in != prev {
 			after = []int32{in}
 		}
 		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})

@@ -121,7 +121,7 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel, seq seqLenFlag
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s (%s) from %s: %s parameters", hm.Architecture, hm.ModelType, file, reports.Commas(hm.Total))
 	if hm.Active != hm.Total {
-		fmt.Fprintf(&b, ", %s active per token", reports.Commas(hm.Active))
+		fmt.Fprintf(&b, ", %s active per token%s", reports.Commas(hm.Active), reports.ActiveIncludes(hm.LayerList))
 	}
 	b.WriteString("\n")
 	for _, n := range hfNotes(hm) {

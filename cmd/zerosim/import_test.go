@@ -119,11 +119,13 @@ func TestImportHF(t *testing.T) {
 func TestRunImported(t *testing.T) {
 	for _, c := range []struct{ file, model string }{
 		{"llama-3.1-70b", "transformer (LlamaForCausalLM), 70,553,706,496 params (83 layers/units)"},
-		{"mixtral-8x7b", "transformer (MixtralForCausalLM), 46,702,792,704 params, 12,879,925,248 active per token (67 layers/units)"},
+		{"mixtral-8x7b", "transformer (MixtralForCausalLM), 46,702,792,704 params, 12,879,925,248 active per token incl. the input embedding (67 layers/units)"},
 		{"qwen2.5-72b", "transformer (Qwen2ForCausalLM), 72,706,203,648 params (83 layers/units)"},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "run", "../../docs/examples/"+c.file+".yaml")
-		if code != 0 || stderr != "" {
+		// Mixtral's ep 8 says once what its experts assume (scenarios' epNote).
+		note := strings.Contains(c.file, "mixtral")
+		if code != 0 || note != (strings.Count(stderr, "\n") == 1 && strings.Contains(stderr, "ep=8: the experts' all-to-alls and GEMMs assume balanced, dropless routing")) || !note && stderr != "" {
 			t.Fatalf("%s: code %d: %s", c.file, code, stderr)
 		}
 		if !strings.Contains(out, "model:               "+c.model+"\n") || !strings.Contains(out, "fits: yes") {

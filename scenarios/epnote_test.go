@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExpertParallelNote (QA5 F5): every MoE scenario with ep > 1 says on
+// load what its experts assume (balanced dropless routing, Megatron's
+// alltoall dispatcher with top-k copies per token, no overlap), once;
+// without ep, or ep 1, nothing is said.
+func TestExpertParallelNote(t *testing.T) {
+	for _, c := range []struct {
+		name, parallelism string
+		note              bool
+	}{
+		{"ep 8", "{dp: 64, zero_stage: 3, ep: 8}", true},
+		{"ep 2", "{dp: 64, zero_stage: 1, ep: 2}", true},
+		{"ep 1", "{dp: 64, zero_stage: 3, ep: 1}", false},
+		{"no ep", "{dp: 64, zero_stage: 3}", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := "version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b}\nparallelism: " + c.parallelism + "\n"
+			s, err := Load("n.yaml", []byte(doc), nil)
+			if err != nil {
+				if c.note {
+					t.Fatal(err)
+				}
+				return
+			}
+			n := 0
+			for _, w := range s.Warnings {
+				if strings.Contains(w, "balanced, dropless routing") {
+					n++
+					for _, want := range []string{"parallelism.ep", "top-k copies", "Megatron-LM d98e8a64", "DeepEP/HybridEP", "not overlapped with compute"} {
+						if want == "parallelism.ep" {
+							want = "n.yaml:4:" // the position of parallelism.ep's value
+						}
+						if !strings.Contains(w, want) {
+							t.Errorf("note %q lacks %q", w, want)
+						}
+					}
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[c.note]; n != want {
+				t.Errorf("%d expert-parallel notes in %q, want %d", n, s.Warnings, want)
+			}
+		})
+	}
+}
+
+// TestExpertParallelRefusals (QA5 F8): a refused ep suggests the degrees
+// that run, the common divisors of the shard group's ranks and every MoE
+// layer's expert count (Mixtral-8x7B on 64 GPUs: 1, 2, 4, 8; it suggested
+// 16, 32, 64 too, which the expert check then refused), and 0 or a negative
+// ep is out of range, not a divisor problem.
+func TestExpertParallelRefusals(t *testing.T) {
+	for _, c := range []struct{ ep, want string }{
+		{"3", "e.yaml: --set parallelism.ep=3: ep=3 does not divide the 64 ranks of a shard group dp·cp/k (use a divisor of 64 and of every MoE layer's experts: 1, 2, 4, 8)"},
+		{"16", "e.yaml: --set parallelism.ep=16: ep=16 does not divide the 8 experts of experts.0 (use a divisor of 8 and of the 64 ranks of a shard group: 1, 2, 4, 8)"},
+		{"0", "e.yaml: --set parallelism.ep=0: ep=0 is out of range: ep must be ≥ 1 (1: no expert parallelism)"},
+		{"-2", "e.yaml: --set parallelism.ep=-2: ep=-2 is out of range: ep must be ≥ 1 (1: no expert parallelism)"},
+	} {
+		doc := "version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b}\nparallelism: {dp: 64, zero_stage: 3}\n"
+		_, err := Load("e.yaml", []byte(doc), []string{"parallelism.ep=" + c.ep})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ep %s: %v\nwant %s", c.ep, err, c.want)
+		}
+	}
+}

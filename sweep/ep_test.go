@@ -1,0 +1,56 @@
+package sweep
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestExpertParallelSearchesK1 (QA5 F7): with ep > 1 the loader refuses
+// k > 1 (not modelled), so fit lists K = 1 only (it printed the other K as
+// rows of 0 B that did not fit) and plan searches K = 1 only (Mixtral-8x7B
+// at ep 8: 432 of 531 candidates were loader rejections); without ep both
+// search every K dividing N.
+func TestExpertParallelSearchesK1(t *testing.T) {
+	for _, c := range []struct {
+		name, ep string
+		// fitKs: the K of fit's rows at stages 1–3; planK1: whether every
+		// plan candidate has K = 1.
+		fitKs  []int
+		planK1 bool
+	}{
+		{"ep 8", ", ep: 8", []int{1}, true},
+		{"no ep", "", []int{1, 2, 4, 8, 16}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := Source{File: "m.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b, layers: 2, seq_len: 1024}\n" +
+				"parallelism: {dp: 16, zero_stage: 3" + c.ep + "}\n")}
+			f, err := FitSearch(src, FitOptions{Jobs: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byStage := map[int][]int{}
+			for _, r := range f.Rows {
+				byStage[r.Stage] = append(byStage[r.Stage], r.K)
+				if r.Peak == 0 {
+					t.Errorf("stage %d, K=%d: a row of 0 B", r.Stage, r.K)
+				}
+			}
+			for st := 1; st <= 3; st++ {
+				if got := byStage[st]; !slices.Equal(got, c.fitKs) {
+					t.Errorf("fit stage %d: K %v, want %v", st, got, c.fitKs)
+				}
+			}
+			sp, err := newPlanSpace(src, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k1 := true
+			for _, cd := range sp.candidates() {
+				k1 = k1 && cd.K == 1
+			}
+			if k1 != c.planK1 {
+				t.Errorf("plan candidates all K=1: %v, want %v", k1, c.planK1)
+			}
+		})
+	}
+}

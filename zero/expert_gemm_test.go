@@ -1,0 +1,111 @@
+package zero
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestExpertGEMMRoofline holds ExpertGEMMSeconds to hand counts on an H100
+// (989 TFLOP/s bf16 at 0.8, 3.35 TB/s HBM at 0.88, 132 SMs, 256×128
+// tiles), seq 4096, micro-batch 1 (t = 4096):
+//   - DeepSeek-V3 (h 7168, f 2048, 256 experts, top-8) at ep 1: m = 4096·8/256
+//     = 128 rows per expert. Each of the three projections moves
+//     2·(128·7168 + 7168·2048 + 128·2048) = 31,719,424 B per expert, the
+//     same for the input and weight gradients; its 3.76 GFLOP take 4.9 µs
+//     against 10.76 µs of bytes, so all nine are memory-bound: forward
+//     256·3·31,719,424 B / (3.35e12·0.88), backward twice that.
+//   - Mixtral-8x7B (h 4096, f 14336, 8 experts, top-2) at ep 8: one local
+//     expert of m = 4096·2·8/8 = 8192 rows, compute-bound; gate and up make
+//     32·112 = 3,584 tiles (28 waves of 132: q = 3584/3696 = 32/33), down
+//     32·32 = 1,024 (8 waves: q = 32/33): forward 6·8192·4096·14336 FLOPs at
+//     989e12·0.8·32/33. The weight gradient's tiles (h×f, f×h) make the
+//     same waves, so backward is twice the forward.
+func TestExpertGEMMRoofline(t *testing.T) {
+	g := GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}
+	e := Efficiency{GEMM: 0.8, HBM: 0.88}
+	dsv3Bytes := 256 * 3 * 31_719_424.0 / (3350e9 * 0.88)
+	mixtral := 6 * 8192 * 4096 * 14336.0 / (989e12 * 0.8 * 32 / 33)
+	for _, c := range []struct {
+		name                    string
+		experts, topK, ep, h, f int64
+		fwd, bwd                float64
+	}{
+		{"deepseek-v3 ep 1", 256, 8, 1, 7168, 2048, dsv3Bytes, 2 * dsv3Bytes},
+		{"mixtral-8x7b ep 8", 8, 2, 8, 4096, 14336, mixtral, 2 * mixtral},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, b, err := ExpertGEMMSeconds(4096, c.experts, c.topK, c.ep, c.h, c.f, g, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(f/c.fwd-1) > 1e-12 || math.Abs(b/c.bwd-1) > 1e-12 {
+				t.Errorf("forward %.9g s, backward %.9g s; want %.9g, %.9g", f, b, c.fwd, c.bwd)
+			}
+		})
+	}
+	// DeepSeek-V3's gate projection over its 256 experts: 2.27× its
+	// FLOPs' time at ep 1 (bytes 10.76 µs per expert against 4.75 µs
+	// without the wave factor, QA5 F2), and at ep 64 (4 local experts of
+	// m = 8192) its FLOPs at peak·E over the wave factor 2048/2112.
+	for _, c := range []struct{ groups, m, want float64 }{{256, 128, 2.265}, {4, 8192, 2112.0 / 2048}} {
+		x, err := groupedGEMMSeconds(c.groups, c.m, 2048, 7168, g, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := x / (c.groups * 2 * c.m * 2048 * 7168 / (989e12 * 0.8)); math.Abs(r-c.want) > 0.0005 {
+			t.Errorf("deepseek-v3 gate, %g experts of m %g: %.4f× its FLOPs at peak·E, want %.4f", c.groups, c.m, r, c.want)
+		}
+	}
+}
+
+// TestExpertUnitsUseRoofline: Costs times an experts.i unit by
+// ExpertGEMMSeconds at the scenario's ep, so ep changes the experts'
+// compute (QA5 F2: it was 2·active·t at peak·E whatever ep): Qwen3-30B-A3B
+// (h 2048, f 768, 128 experts, top-8) on 16 H100s, seq 4096, ZeRO-1,
+// recompute none; the unit's FLOPs stay 2·active·t.
+func TestExpertUnitsUseRoofline(t *testing.T) {
+	const h, f, experts, topK, tok = 2048, 768, 128, 8, 4096
+	g := GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}
+	e := Efficiency{GEMM: scenarios.DefaultComputeEfficiency, HBM: DefaultHBMEfficiency}
+	for _, ep := range []int64{1, 4, 16} {
+		t.Run(fmt.Sprintf("ep%d", ep), func(t *testing.T) {
+			doc := fmt.Sprintf("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/qwen3-30b-a3b.json, seq_len: 4096, layers: 2}\n"+
+				"parallelism: {dp: 16, zero_stage: 1, ep: %d}\n", ep)
+			s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs, err := Costs(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := unitNamed(t, s, "experts.0")
+			fw, bw, err := ExpertGEMMSeconds(tok, experts, topK, ep, h, f, g, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range []struct {
+				name string
+				got  units.Duration
+				want float64
+			}{{"forward", costs[u].Fwd, fw}, {"backward", costs[u].Bwd, bw}} {
+				if want := units.Duration(math.Ceil(x.want * float64(units.Second))); x.got != want {
+					t.Errorf("%s %v, want %v", x.name, x.got, want)
+				}
+			}
+			if want := int64(2 * topK * 3 * h * f * tok); costs[u].FwdFLOPs != want {
+				t.Errorf("forward FLOPs %d, want 2·active·t = %d", costs[u].FwdFLOPs, want)
+			}
+			// At 8·ep/128 ·4096 rows per expert: 256 at ep 1 (memory-bound,
+			// 1.53× the FLOPs' time per QA5), compute-bound from ep 4 on.
+			atPeak := float64(2*topK*3*h*f*tok) / (989e12 * scenarios.DefaultComputeEfficiency)
+			if r := fw / atPeak; (ep == 1) != (r > 1.3) {
+				t.Errorf("forward %.3f× the FLOPs at peak·E", r)
+			}
+		})
+	}
+}
