@@ -141,7 +141,7 @@ func TestNetworkNote(t *testing.T) {
 func TestNetworkNoteOverrides(t *testing.T) {
 	const compute = 360_123_676_878
 	link := sweep.Remainder{Step: 1_939_716_000_000, Links: 1_528_289_000_000, Free: 411_427_000_000, Slowed: 6_842_000_000, Interference: 0.189,
-		Exposed: 44_461_000_000, Degraded: []zero.DegradedLink{{Node: 1, GPU: -1, Class: "inter", Bandwidth: 1e9, NominalBandwidth: 25e12}}}
+		Exposed: 44_461_000_000, Degraded: []scenarios.DegradedLink{{Node: 1, GPU: -1, Class: "inter", Bandwidth: 1e9, NominalBandwidth: 25e12}}}
 	for _, tc := range []struct {
 		name string
 		sb   sweep.StageBandwidth

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
-	"github.com/zerosim/zerosim/zero"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -96,13 +96,15 @@ func networkNote(sb sweep.StageBandwidth, tol float64) string {
 // linkBandwidths names degraded links with their slower figures: "inter
 // link at node 1 at 1.00 GB/s", "… with latency 500µs", "links at node 1
 // (inter, 1.00 GB/s) and …".
-func linkBandwidths(d []zero.DegradedLink) string {
-	return joinLinks(d, func(x zero.DegradedLink) string {
+func linkBandwidths(d []scenarios.DegradedLink) string {
+	return joinLinks(d, func(x scenarios.DegradedLink) string {
 		if !x.SlowBandwidth() {
 			return " with " + x.Figures()
 		}
 		return " at " + x.Figures()
-	}, func(x zero.DegradedLink) string { return fmt.Sprintf("%s (%s, %s)", x.Where(), x.Class, x.Figures()) })
+	}, func(x scenarios.DegradedLink) string {
+		return fmt.Sprintf("%s (%s, %s)", x.Where(), x.Class, x.Figures())
+	})
 }
 
 // shortConfig is a stage's configuration in a cell: the plan's fastest that

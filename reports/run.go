@@ -748,13 +748,13 @@ func (run *Run) timeTable() *table {
 
 // linkNames names degraded links: "inter link at node 1 gpu 2", "links at
 // node 1 (inter) and node 0 gpu 3 (intra)".
-func linkNames(d []zero.DegradedLink) string {
-	return joinLinks(d, func(zero.DegradedLink) string { return "" }, func(x zero.DegradedLink) string { return fmt.Sprintf("%s (%s)", x.Where(), x.Class) })
+func linkNames(d []scenarios.DegradedLink) string {
+	return joinLinks(d, func(scenarios.DegradedLink) string { return "" }, func(x scenarios.DegradedLink) string { return fmt.Sprintf("%s (%s)", x.Where(), x.Class) })
 }
 
 // joinLinks names degraded links: one as "CLASS link at WHERE" and what
 // tail gives it, several as "links at A, B and C", each as item gives it.
-func joinLinks(d []zero.DegradedLink, tail, item func(zero.DegradedLink) string) string {
+func joinLinks(d []scenarios.DegradedLink, tail, item func(scenarios.DegradedLink) string) string {
 	switch len(d) {
 	case 0:
 		return "overridden links"
@@ -1034,7 +1034,7 @@ func (run *Run) findings() []string {
 			// "Slow" unless an NVLink port is degraded: then the network
 			// is not the slow link (QA4 s16 F12g).
 			which := "The slow network"
-			if slices.ContainsFunc(r.Degraded, func(d zero.DegradedLink) bool { return d.Class == scenarios.LinkIntra }) {
+			if slices.ContainsFunc(r.Degraded, func(d scenarios.DegradedLink) bool { return d.Class == scenarios.LinkIntra }) {
 				which = "The network (inter-node links)"
 			}
 			out = append(out, fmt.Sprintf("%s carries %s %% of the wire bytes (%s of %s per step).", which, percent(net, all), u.format(net), u.format(all)))
@@ -1093,9 +1093,11 @@ func (run *Run) linkFinding() string {
 
 // linkChanges names degraded links with what is slower: "inter link at
 // node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s)", "links at … and …".
-func linkChanges(d []zero.DegradedLink) string {
-	return joinLinks(d, func(x zero.DegradedLink) string { return " (" + x.Change() + ")" },
-		func(x zero.DegradedLink) string { return fmt.Sprintf("%s %s (%s)", x.Where(), x.Class, x.Change()) })
+func linkChanges(d []scenarios.DegradedLink) string {
+	return joinLinks(d, func(x scenarios.DegradedLink) string { return " (" + x.Change() + ")" },
+		func(x scenarios.DegradedLink) string {
+			return fmt.Sprintf("%s %s (%s)", x.Where(), x.Class, x.Change())
+		})
 }
 
 // WriteRunTable writes the terminal report of a run: the headline, the

@@ -89,7 +89,7 @@ type NetworkPlan struct {
 	// Degraded are the scenario's links slower than their class
 	// (cluster.link_overrides): the sweep sets cluster.inter.bandwidth and
 	// leaves them at their values.
-	Degraded []zero.DegradedLink
+	Degraded []scenarios.DegradedLink
 }
 
 // nicShare is the number of GPUs per NIC: per-GPU bandwidth = NIC bandwidth
@@ -158,7 +158,7 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 		return nil, err
 	}
 	np := &NetworkPlan{Scenario: src.File, Tolerance: opt.Tolerance, NominalPerGPU: float64(base.Cluster.Inter.Bandwidth) / share,
-		Degraded: zero.DegradedLinks(base)}
+		Degraded: base.Cluster.DegradedLinks()}
 	np.Stages = make([]StageBandwidth, len(opt.Stages))
 	err = parallel(ctx, len(opt.Stages), opt.Jobs, func(i int) error {
 		st := opt.Stages[i]
@@ -239,7 +239,7 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 		if links := int64(top.StepTime - ft.StepTime); links > 0 {
 			a := remainder(ft, sb.ComputeBound, free)
 			a.Step, a.Links, a.Free = int64(top.StepTime), links, int64(ft.StepTime)
-			a.Degraded = zero.DegradedLinks(topS)
+			a.Degraded = topS.Cluster.DegradedLinks()
 			sb.Above = a
 		}
 		a := sb.Above
@@ -302,7 +302,7 @@ type Remainder struct {
 	// same without them, whose split the other parts are; Degraded names
 	// the links slower than 25 TB/s. 0 and nil without overrides.
 	Links, Free int64
-	Degraded    []zero.DegradedLink
+	Degraded    []scenarios.DegradedLink
 	// PlateauNIC is the least NIC bandwidth whose step is within the
 	// tolerance of Step (PlateauPerGPU per GPU, PlateauStep the step
 	// there): below it the network is what the step waits on, above it

@@ -2,11 +2,12 @@ package zero
 
 import (
 	"cmp"
-	"github.com/zerosim/zerosim/collectives"
-	"github.com/zerosim/zerosim/memory"
-	"github.com/zerosim/zerosim/topology"
 	"slices"
 
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -36,8 +37,8 @@ type Result struct {
 	CriticalPath []PathStep
 	Straggler    *Straggler
 	// Degraded lists the scenario's links slower than their class
-	// (DegradedLinks).
-	Degraded []DegradedLink
+	// (scenarios.Cluster.DegradedLinks).
+	Degraded []scenarios.DegradedLink
 	// Latency is what NCCL's cost model charges the busiest rank's
 	// collectives per call, beside what it charges for their bytes; nil
 	// when the collectives are not timed by that model (the alpha–beta
