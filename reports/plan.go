@@ -632,14 +632,9 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 		if r.Prefetch >= 0 {
 			pf = strconv.Itoa(r.Prefetch)
 		}
-		bucket := ""
-		if r.BucketSize != "" {
-			// Bytes, as every size in the file: "40MB" is 40000000.
-			b, err := units.ParseBytes(r.BucketSize)
-			if err != nil {
-				return fmt.Errorf("reports: plan row %d: bucket size %q: %w", i+1, r.BucketSize, err)
-			}
-			bucket = i64(int64(b))
+		bucket := "" // bytes, as every size in the file: "40MB" is 40000000
+		if b := r.BucketBytes(); b > 0 {
+			bucket = i64(b)
 		}
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
 			bucket, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), sweep.FormatMFU(r.MFU),

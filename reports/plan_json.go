@@ -56,7 +56,7 @@ type candidateJSON struct {
 	MicroBatch int64  `json:"micro_batch"`
 	GradAccum  int64  `json:"grad_accum"`
 	Recompute  string `json:"recompute"`
-	BucketSize string `json:"bucket_size,omitempty"`
+	BucketSize int64  `json:"bucket_size_bytes,omitempty"`
 	Prefetch   int    `json:"prefetch_depth"`
 	Algorithm  string `json:"algorithm"`
 }
@@ -131,7 +131,7 @@ type bandwidthPointJSON struct {
 
 func newCandidateJSON(c sweep.Candidate) candidateJSON {
 	return candidateJSON{CP: c.CP, DP: c.DP, Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
-		BucketSize: c.BucketSize, Prefetch: c.Prefetch, Algorithm: c.Algorithm}
+		BucketSize: c.BucketBytes(), Prefetch: c.Prefetch, Algorithm: c.Algorithm}
 }
 
 // newPlanJSON is the plan's JSON without what the report adds (reason,

@@ -78,6 +78,17 @@ type Candidate struct {
 	Algorithm string
 }
 
+// BucketBytes is the candidate's bucket size in bytes: 0 at stage 3 (one
+// bucket per unit) or for a --bucket-sizes value that is no size (its rows
+// are rejected as input).
+func (c Candidate) BucketBytes() int64 {
+	b, err := units.ParseBytes(c.BucketSize)
+	if err != nil {
+		return 0
+	}
+	return int64(b)
+}
+
 // Sets returns the candidate as --set overrides: PlanCPKeys when cp is
 // searched, then PlanKeys in order (unused keys left out).
 func (c Candidate) Sets() []string {

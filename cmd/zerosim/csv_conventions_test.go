@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,5 +109,25 @@ func TestCSVConventions(t *testing.T) {
 	// decimal megabytes.
 	if !buckets["25000000"] || !buckets["200000000"] {
 		t.Errorf("plan.csv bucket sizes %v, want 25000000 and 200000000", buckets)
+	}
+	// plan.json's rows give the same sizes in bytes (they were "200MB").
+	raw, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pj struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &pj); err != nil {
+		t.Fatal(err)
+	}
+	jb := map[float64]bool{}
+	for _, r := range pj.Rows {
+		if v, ok := r["bucket_size_bytes"].(float64); ok {
+			jb[v] = true
+		}
+	}
+	if !jb[25e6] || !jb[200e6] || len(pj.Rows) == 0 {
+		t.Errorf("plan.json bucket_size_bytes %v over %d rows, want 25000000 and 200000000", jb, len(pj.Rows))
 	}
 }
