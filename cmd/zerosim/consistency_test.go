@@ -287,7 +287,7 @@ type planRow struct {
 
 // planSets turns one row of plan's JSON into run's --set overrides: the
 // keys plan varies (sweep.PlanKeys) are spelt in a row by their last path
-// element; a key the row leaves out (bucket_size at ZeRO-3, where buckets
+// element; a key the row leaves out (bucket_size_bytes at ZeRO-3, where buckets
 // are per unit) or marks unused (prefetch_depth -1 at stages 0–2, see
 // sweep.Candidate) is not set. cp and dp come first when the plan searched
 // cp (sweep.PlanCPKeys), and only then.
@@ -301,14 +301,18 @@ func planSets(t *testing.T, row map[string]any) []string {
 	}
 	for _, key := range sweep.PlanKeys {
 		field := key[strings.LastIndex(key, ".")+1:]
+		unit := ""
+		if field == "bucket_size" {
+			field, unit = "bucket_size_bytes", "B" // bytes, as plan.csv
+		}
 		v, ok := row[field]
 		if !ok {
-			if field != "bucket_size" || fmt.Sprint(row["zero_stage"]) != "3" {
+			if field != "bucket_size_bytes" || fmt.Sprint(row["zero_stage"]) != "3" {
 				t.Errorf("plan row %v has no %s", row, field)
 			}
 			continue
 		}
-		s := fmt.Sprint(v)
+		s := fmt.Sprint(v) + unit
 		if n, isNum := v.(json.Number); isNum && strings.HasPrefix(n.String(), "-") {
 			continue
 		}
