@@ -270,6 +270,14 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			re = 1
 			c.BwdFLOPs = fc.Add(c.BwdFLOPs, c.FwdFLOPs)
 		}
+		// Korthikanti's selective policy reruns the block's core attention
+		// in its backward, as RecomputeFLOPs charges the blocks of the
+		// per-operation model ("selective"); att is zero outside blocks.
+		reAtt := re
+		if policy[i] == memory.PolicySelective && att > 0 {
+			reAtt = 1
+			c.BwdFLOPs = fc.Add(c.BwdFLOPs, att)
+		}
 		if fc.Mul(3, c.FwdFLOPs); fc.Err != nil {
 			return nil, nil, fmt.Errorf("zero: layer %q: backward FLOPs of %d forward FLOPs do not fit in 64 bits (use fewer forward FLOPs per layer)", l.Name, c.FwdFLOPs)
 		}
@@ -285,7 +293,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			d             *units.Duration
 			gemm, f8, att int64
 			secs          float64
-		}{{&c.Fwd, gemm - f8, f8, att, xs[0]}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, re*att), xs[1] + float64(re)*xs[0]}} {
+		}{{&c.Fwd, gemm - f8, f8, att, xs[0]}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, reAtt*att), xs[1] + float64(re)*xs[0]}} {
 			if *x.d != 0 || x.gemm+x.f8+x.att == 0 {
 				continue
 			}
