@@ -89,3 +89,29 @@ func TestBenchSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchCount: nccl-tests' count column is the paramcount of each op's
+// GetCollByteCount (NVIDIA/nccl-tests a0b82b2): all_reduce_perf prints the
+// buffer's elements, all_gather_perf and reduce_scatter_perf one rank's
+// chunk and alltoall_perf one peer's block, rounded down to 16 bytes:
+// (count/nranks) & ~7 for bf16. zerosim printed the buffer's elements for
+// every op (524288 for a 1 MiB all-gather over 16 ranks).
+func TestBenchCount(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		size units.Bytes
+		n    int
+		want int64
+	}{
+		{AllReduce, 1 << 20, 16, 524288},
+		{AllGather, 1 << 20, 16, 32768},
+		{ReduceScatter, 1 << 20, 16, 32768},
+		{AllToAll, 1 << 20, 16, 32768},
+		{AllGather, 1000, 3, 160}, // 500 elements / 3 = 166, down to a multiple of 8
+		{AllGather, 8, 16, 0},
+	} {
+		if got := BenchCount(c.op, c.size, c.n); got != c.want {
+			t.Errorf("%v of %d B over %d ranks: count %d, want %d", c.op, c.size, c.n, got, c.want)
+		}
+	}
+}

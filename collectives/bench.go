@@ -23,7 +23,8 @@ type Bench struct {
 // BenchRow is one size of a Bench, in nccl-tests' conventions.
 type BenchRow struct {
 	Size units.Bytes
-	// Count is the buffer's bf16 elements (nccl-tests' count column).
+	// Count is nccl-tests' count column: its paramcount, the elements
+	// each rank passes to the NCCL call (BenchCount).
 	Count int64
 	// Algo is the algorithm that ran, with its protocol when the model
 	// timed it ("nvlstree/Simple").
@@ -54,6 +55,24 @@ func BusFactor(op Op, n int) float64 {
 	return f
 }
 
+// BenchCount is the count nccl-tests prints for a buffer of size bytes of
+// bf16 over n ranks: the paramcount its GetCollByteCount gives each op,
+// the elements one rank passes to the NCCL call (setupArgs, args->nbytes =
+// paramCount·wordSize; the count column is nbytes/wordSize): an
+// all-reduce's whole buffer, an all-gather's or reduce-scatter's per-rank
+// chunk, an all-to-all's per-peer block, each rounded down to a multiple
+// of 16 bytes ((count/nranks) & ~(16/eltSize − 1); src/common.cu,
+// src/all_reduce.cu, src/all_gather.cu, src/reduce_scatter.cu and
+// src/alltoall.cu at NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432).
+func BenchCount(op Op, size units.Bytes, n int) int64 {
+	count := int64(size) / bf16
+	if op == AllReduce || n < 1 {
+		return count
+	}
+	return (count / int64(n)) &^ (16/bf16 - 1)
+}
+
 // Run runs the benchmark at one size.
 func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	if len(b.Groups) == 0 {
@@ -61,7 +80,7 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	}
 	eng := sim.New()
 	fab := NewFabricOptions(eng, t, FabricOptions{Model: b.Model})
-	row := BenchRow{Size: size, Count: int64(size) / bf16}
+	row := BenchRow{Size: size, Count: BenchCount(b.Op, size, len(b.Groups[0]))}
 	var hs []*Handle
 	var specs []Spec
 	for _, g := range b.Groups {

@@ -83,7 +83,9 @@ func TestCollectiveRange(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[1], "reducescatter,1048576,524288,") || !strings.HasPrefix(lines[4], "reducescatter,8388608,") {
+	// count: nccl-tests' paramcount, each of the 16 ranks' 1/16 of 512 Ki
+	// bf16 elements (collectives.BenchCount).
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "reducescatter,1048576,32768,") || !strings.HasPrefix(lines[4], "reducescatter,8388608,") {
 		t.Errorf("csv:\n%s", out)
 	}
 }
