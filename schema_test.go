@@ -182,6 +182,9 @@ func TestResultJSONSchema(t *testing.T) {
 		{"default", true, []string{"parallelism.zero_stage=0"}},
 		{"seed000-k4", false, []string{"cluster.gpu_overrides=[{rank: 3, speed: 0.8}]"}},
 		{"docs/examples/mixtral-8x7b.yaml", false, nil}, // a mixture of experts: active_params
+		// The deepep dispatcher across 2 nodes of 4: phases' dispatcher,
+		// groups ep-rail and ep-node.
+		{"docs/examples/mixtral-8x7b.yaml", false, []string{"cluster.nodes=16", "cluster.gpus_per_node=4", "communication.moe_dispatcher=deepep"}},
 	}
 	for _, c := range cases {
 		doc := decode(t, resultJSON(t, c.name, c.allRanks, c.sets...))

@@ -123,6 +123,9 @@ type phaseJSON struct {
 	Logical     int64          `json:"logical_bytes_per_rank"`
 	Sent        int64          `json:"sent_bytes_per_rank"`
 	Wire        []classJSON    `json:"wire"`
+	// Dispatcher: the deduplicating MoE token dispatcher of an all-to-all
+	// phase (omitted under alltoall).
+	Dispatcher string `json:"dispatcher,omitempty"`
 }
 
 // classJSON is the wire bytes of one link class: all ranks and the busiest.
@@ -259,7 +262,7 @@ func (run *Run) toJSON() *runJSON {
 			algos[a.Algo.String()] = a.Count
 		}
 		j.Phases = append(j.Phases, phaseJSON{Phase: p.Phase.String(), Collectives: p.Collectives, Algorithms: algos, Logical: p.Logical, Sent: p.Sent,
-			Wire: classesJSON(p.Wire, p.MaxRankWire)})
+			Wire: classesJSON(p.Wire, p.MaxRankWire), Dispatcher: string(p.Dispatcher)})
 		for _, c := range topology.Classes() {
 			wire[c] += p.Wire[c]
 		}

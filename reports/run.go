@@ -804,7 +804,7 @@ func (run *Run) phaseTable() *table {
 	var logical, sent int64
 	var wire [topology.NumClasses]int64
 	for _, p := range r.Phases {
-		row := []string{p.Phase.String(), commas(int64(p.Collectives)), algoNames(p.Algos), b(p.Logical), b(p.Sent)}
+		row := []string{phaseName(p), commas(int64(p.Collectives)), algoNames(p.Algos), b(p.Logical), b(p.Sent)}
 		for _, c := range classes {
 			row = append(row, b(p.Wire[c]))
 			wire[c] += p.Wire[c]
@@ -1185,4 +1185,13 @@ func stepText(r *zero.Result, s *scenarios.Scenario) string {
 		text += fmt.Sprintf("; %v without collectives beside it", alone)
 	}
 	return text + ")"
+}
+
+// phaseName is p's name, with the MoE token dispatcher of an all-to-all
+// phase under a deduplicating one ("forward all-to-all (deepep)").
+func phaseName(p zero.PhaseBytes) string {
+	if p.Dispatcher != "" {
+		return p.Phase.String() + " (" + string(p.Dispatcher) + ")"
+	}
+	return p.Phase.String()
 }

@@ -81,3 +81,29 @@ const (
 	OptimizerAdam  Optimizer = "adam" // default
 	OptimizerAdamW Optimizer = "adamw"
 )
+
+// MoEDispatcher is the expert-parallel token dispatcher
+// (communication.moe_dispatcher). Unset it stays empty and means alltoall.
+type MoEDispatcher string
+
+const (
+	// DispatchAllToAll is Megatron's MoEAlltoAllTokenDispatcher: an
+	// all-to-all of every token's top-k copies (default).
+	DispatchAllToAll MoEDispatcher = "alltoall"
+	// DispatchDeepEP is DeepEP's normal kernels: a token once per
+	// destination node over RDMA, forwarded over NVLink once per
+	// destination GPU there; the combine is the reverse.
+	DispatchDeepEP MoEDispatcher = "deepep"
+	// DispatchFlex is Megatron's MoEFlexTokenDispatcher (backend deepep or
+	// hybridep): DeepEP's traffic.
+	DispatchFlex MoEDispatcher = "flex"
+	// DispatchHybridEP is the flex dispatcher's hybridep backend
+	// (DeepEP's hybrid-ep branch): DeepEP's traffic.
+	DispatchHybridEP MoEDispatcher = "hybridep"
+)
+
+// Dedup reports whether d sends a token once per destination node and GPU
+// (deepep, flex, hybridep) rather than once per routed expert.
+func (d MoEDispatcher) Dedup() bool {
+	return d == DispatchDeepEP || d == DispatchFlex || d == DispatchHybridEP
+}

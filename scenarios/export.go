@@ -41,7 +41,7 @@ func LayerListYAML(layers []Layer) string {
 				v int64
 			}{{"hidden", x.Hidden}, {"heads", x.Heads}, {"kv_heads", x.KVHeads}, {"head_dim", x.HeadDim}, {"ffn", x.FFN},
 				{"experts", x.Experts}, {"top_k", x.TopK}, {"expert_ffn", x.ExpertFFN}, {"shared_experts", x.SharedExperts},
-				{"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
+				{"router_groups", x.RouterGroups}, {"router_group_topk", x.RouterGroupTopK}, {"shared_ffn", x.SharedFFN}, {"value_head_dim", x.ValueHeadDim}, {"rope_head_dim", x.RopeHeadDim},
 				{"q_lora_rank", x.QLoRARank}, {"kv_lora_rank", x.KVLoRARank}, {"window", x.Window}, {"attention_chunk", x.AttentionChunk},
 				{"linear_key_heads", x.LinearKeyHeads}, {"linear_value_heads", x.LinearValueHeads}, {"linear_key_head_dim", x.LinearKeyHeadDim},
 				{"linear_value_head_dim", x.LinearValueHeadDim}, {"linear_conv_kernel", x.LinearConvKernel}} {

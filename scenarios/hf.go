@@ -69,6 +69,14 @@ type BlockDims struct {
 	// marks Qwen2-MoE's sigmoid gate on the shared expert's output.
 	SharedFFN  int64 `yaml:"shared_ffn,omitempty"`
 	SharedGate bool  `yaml:"shared_gate,omitempty"`
+	// RouterGroups and RouterGroupTopK are node-limited routing on a
+	// routed-experts layer (config.json's n_group, topk_group: each
+	// token's experts lie in RouterGroupTopK of RouterGroups equal groups
+	// of consecutive experts); 0 when there is none (the importer sets
+	// them when topk_group < n_group). Only a deduplicating MoE dispatcher
+	// reads them (DedupBytes).
+	RouterGroups    int64 `yaml:"router_groups,omitempty"`
+	RouterGroupTopK int64 `yaml:"router_group_topk,omitempty"`
 	// Multi-head latent attention (DeepSeek-V2/V3): ValueHeadDim is the
 	// width of each head's value and attention output (v_head_dim) when it
 	// differs from HeadDim, the q·k width (0: HeadDim); RopeHeadDim the

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // This file imports the architectures of DeepSeek-V2/V3 (multi-head latent
@@ -395,10 +396,33 @@ func (hm *HFModel) mtpNote(mtp int64, trainedBy string) {
 
 // groupNote names node-limited routing (topk_group of n_group expert
 // groups), which zerosim's all-to-all does not model.
+// The routed-experts layers carry it for a deduplicating dispatcher
+// (BlockDims.RouterGroups).
 func (hm *HFModel) groupNote(ng, tg, topK int64) {
 	if tg < ng {
-		hm.note("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing); zerosim's all-to-all sends every token's top-%d copies without that limit", ng, tg, tg, ng, topK)
+		for _, l := range hm.LayerList {
+			if l.Group == GroupExpert && l.Dims != nil {
+				l.Dims.RouterGroups, l.Dims.RouterGroupTopK = ng, tg
+			}
+		}
+		hm.note("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing)"+groupNoteTail, ng, tg, tg, ng, topK)
 	}
+}
+
+// groupNoteTail ends groupNote under the alltoall dispatcher; dedupNote
+// rewrites it for a deduplicating one, whose traffic follows the limit
+// (DedupBytes).
+const groupNoteTail = "; zerosim's all-to-all sends every token's top-%d copies without that limit"
+
+// dedupNote is an import note n as a scenario under dispatcher d says it.
+func dedupNote(n string, d MoEDispatcher) string {
+	if !d.Dedup() {
+		return n
+	}
+	if i := strings.Index(n, "(node-limited routing); zerosim's all-to-all sends every token's top-"); i >= 0 {
+		return n[:i] + "(node-limited routing), which the " + string(d) + " dispatcher's traffic follows"
+	}
+	return n
 }
 
 // groupRouting checks n_group and topk_group (defaults defGroup and

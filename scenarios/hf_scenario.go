@@ -194,7 +194,7 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 		key = "model.hf_config"
 	}
 	for _, n := range hm.Notes {
-		l.warn(s, key, n)
+		l.warn(s, key, dedupNote(n, s.Communication.MoEDispatcher))
 	}
 	if d := hm.DropoutNote(); d != "" && !l.has("training.dropout") {
 		l.warn(s, key, d)

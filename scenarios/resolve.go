@@ -544,7 +544,8 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 		{"kv_lora_rank", d.KVLoRARank, maxHidden}, {"window", d.Window, maxSeqLen}, {"attention_chunk", d.AttentionChunk, maxSeqLen},
 		{"linear_key_heads", d.LinearKeyHeads, maxHidden}, {"linear_value_heads", d.LinearValueHeads, maxHidden},
 		{"linear_key_head_dim", d.LinearKeyHeadDim, maxHeadDim}, {"linear_value_head_dim", d.LinearValueHeadDim, maxHeadDim},
-		{"linear_conv_kernel", d.LinearConvKernel, maxHeadDim},
+		{"linear_conv_kernel", d.LinearConvKernel, maxHeadDim}, {"router_groups", d.RouterGroups, maxExperts},
+		{"router_group_topk", d.RouterGroupTopK, maxExperts},
 	} {
 		if err := l.intRange(p+"."+f.key, f.v, 0, f.hi); err != nil {
 			return err
@@ -556,6 +557,9 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 	if d.Experts > 0 && d.TopK > d.Experts {
 		return l.errPath(p+".top_k", fmt.Sprintf("top_k=%d is more than experts=%d (use at most %d)", d.TopK, d.Experts, d.Experts))
 	}
+	if err := l.checkRouterGroups(p, d); err != nil {
+		return err
+	}
 	if d.Window > 0 && d.AttentionChunk > 0 {
 		return l.errPath(p+".attention_chunk", "a block has a sliding window or an attention chunk, not both (delete window or attention_chunk)")
 	}
@@ -566,6 +570,29 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 		if err := l.oneOf(p+".router", d.Router, RouterSoftmaxTopK, RouterDeepseekV3, RouterDeepseekV2, RouterDeepseekV2Group, RouterLlama4, RouterGptOss); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkRouterGroups validates node-limited routing: router_groups and
+// router_group_topk both or neither, on routed experts, the groups
+// dividing the experts, at most router_groups kept, and top_k fitting in
+// the kept groups' experts (the importer's groupRouting checks).
+func (l *loader) checkRouterGroups(p string, d *BlockDims) *Error {
+	g, k := d.RouterGroups, d.RouterGroupTopK
+	switch {
+	case g == 0 && k == 0:
+		return nil
+	case g == 0 || k == 0:
+		return l.errPath(p+".router_groups", fmt.Sprintf("router_groups=%d with router_group_topk=%d: give both or neither", g, k))
+	case d.Experts == 0:
+		return l.errPath(p+".router_groups", "router_groups needs routed experts (experts > 0)")
+	case d.Experts%g != 0:
+		return l.errPath(p+".router_groups", fmt.Sprintf("router_groups=%d does not divide experts=%d (use a divisor of %d)", g, d.Experts, d.Experts))
+	case k > g:
+		return l.errPath(p+".router_group_topk", fmt.Sprintf("router_group_topk=%d is more than router_groups=%d (use at most %d)", k, g, g))
+	case d.TopK > k*(d.Experts/g):
+		return l.errPath(p+".router_group_topk", fmt.Sprintf("top_k=%d exceeds the %d experts of router_group_topk=%d groups (raise router_group_topk or lower top_k)", d.TopK, k*(d.Experts/g), k))
 	}
 	return nil
 }
@@ -965,6 +992,13 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	}
 	if err := enum(l, "communication.padding", &c.Padding, PaddingToy, PaddingToy, PaddingMegatron); err != nil {
 		return err
+	}
+	// moe_dispatcher stays empty when unset (alltoall), so the resolved
+	// scenarios of files without it are unchanged.
+	if l.has("communication.moe_dispatcher") {
+		if err := oneOf(l, "communication.moe_dispatcher", c.MoEDispatcher, DispatchAllToAll, DispatchDeepEP, DispatchFlex, DispatchHybridEP); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -331,6 +331,12 @@ type Communication struct {
 	ZeroQuantizedWeights   bool `yaml:"zero_quantized_weights,omitempty"`
 	ZeroHPZPartitionSize   int  `yaml:"zero_hpz_partition_size,omitempty"`
 	ZeroQuantizedGradients bool `yaml:"zero_quantized_gradients,omitempty"`
+	// MoEDispatcher is the expert-parallel token dispatcher (moe.go):
+	// alltoall (empty when unset: Megatron's MoEAlltoAllTokenDispatcher,
+	// every token's top-k copies) or deepep, flex, hybridep (a token once
+	// per destination node over the network, then once per destination
+	// GPU over NVLink).
+	MoEDispatcher MoEDispatcher `yaml:"moe_dispatcher,omitempty"`
 }
 
 // MemoryConfig holds fixed per-rank overheads shown as separate items.

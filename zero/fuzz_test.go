@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -72,6 +73,7 @@ func keysYAML(a, b, c, d, e uint64, name string) string {
 		64*(pick(&d, 64)+1), of(&d, "ring", "hierarchical", "tree", "auto"), pick(&d, 2) == 0, pick(&d, 4), pick(&d, 4)+1, pick(&d, 2) == 0, pick(&d, 2) == 0, of(&d, "toy", "megatron"))
 	fmt.Fprintf(&y, "  boundary: %s\n  backward_prefetch_depth: %d\n  compute_interference: 0.%d\n  collective_interference: 0.%d\n",
 		of(&e, "reshard", "fsdp1", "fsdp2", "deepspeed"), pick(&e, 3), pick(&e, 5), pick(&e, 5))
+	fmt.Fprintf(&y, "  moe_dispatcher: %s\n", of(&e, "alltoall", "deepep", "flex", "hybridep"))
 	if stage == 3 && pick(&e, 2) == 0 {
 		fmt.Fprintf(&y, "  zero_quantized_weights: %t\n  zero_hpz_partition_size: %d\n  zero_quantized_gradients: %t\n", pick(&e, 2) == 0, []uint64{0, 1, 2, 4, 8}[pick(&e, 5)], pick(&e, 2) == 0)
 	}
@@ -108,6 +110,15 @@ func FuzzReplayYAML(f *testing.F) {
 		f.Add(tiny, set)
 	}
 	f.Add([]byte(keysYAML(1, 2, 3, 4, 5, "all keys")), "")
+	// Routed experts over ep 4 on 2 nodes of 2 GPUs, under each dispatcher
+	// (deepep splits every all-to-all over the ep-rail and ep-node groups).
+	moe := []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 1\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 16640, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16}}\n  - {name: experts.0, params: 196608, group: expert, dims: {hidden: 64, experts: 8, top_k: 2, expert_ffn: 128}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 4, zero_stage: 1, ep: 4}\ntraining: {micro_batch: 2, recompute: full}\n")
+	for _, set := range []string{"", "communication.moe_dispatcher=deepep", "communication.moe_dispatcher=hybridep", "parallelism.zero_stage=3"} {
+		f.Add(moe, set)
+	}
+	// Two ep groups of 4 nodes of 2 (8 ranks each).
+	f.Add(bytes.Replace(bytes.Replace(moe, []byte("nodes: 2,"), []byte("nodes: 8,"), 1), []byte("dp: 4, zero_stage: 1, ep: 4"), []byte("dp: 16, zero_stage: 1, ep: 8"), 1),
+		"communication.moe_dispatcher=deepep")
 	// A sliding window and an attention chunk shorter than seq_len.
 	f.Add([]byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 2\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 40960, dims: {hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 128, window: 16}}\n  - {name: block.1, params: 40960, dims: {hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 128, attention_chunk: 24}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 2, zero_stage: 3}\ntraining: {micro_batch: 2}\n"), "training.attention=sdpa")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {

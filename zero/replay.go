@@ -259,6 +259,10 @@ func (e *executor) instance(g GroupKind, rank int) int {
 		return rank / e.sc.Local
 	case GroupRail:
 		return rank % e.sc.Local
+	case GroupEPNode:
+		return rank / e.sc.EPNode
+	case GroupEPRail:
+		return rank/e.sc.EP*e.sc.EPNode + rank%e.sc.EPNode
 	}
 	return 0
 }
@@ -286,6 +290,10 @@ func groupCount(sc *Schedule, g GroupKind) int {
 		return sc.N / sc.Local
 	case GroupRail:
 		return sc.Local
+	case GroupEPNode:
+		return sc.N / sc.EPNode
+	case GroupEPRail:
+		return sc.N / sc.EP * sc.EPNode
 	}
 	return 1
 }
@@ -608,6 +616,15 @@ func (sc *Schedule) groupMembers(g GroupKind, idx int) []int {
 		m := make([]int, sc.N/sc.Local)
 		for i := range m {
 			m[i] = idx + i*sc.Local
+		}
+		return m
+	case GroupEPNode:
+		return block(sc.EPNode)
+	case GroupEPRail:
+		// Ep group idx/EPNode's ranks of local index idx%EPNode in it.
+		m := make([]int, sc.EP/sc.EPNode)
+		for i := range m {
+			m[i] = idx/sc.EPNode*sc.EP + idx%sc.EPNode + i*sc.EPNode
 		}
 		return m
 	}

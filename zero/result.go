@@ -161,6 +161,12 @@ type PhaseBytes struct {
 	// under auto, which follows the size), in Algo order; the phase's
 	// collectives on rank 0, as Collectives counts them.
 	Algos []AlgoCount
+	// Dispatcher names the MoE token dispatcher of an all-to-all phase
+	// when it is a deduplicating one (communication.moe_dispatcher deepep,
+	// flex, hybridep: each dispatch and combine is two all-to-alls, over
+	// the ep group's rail and node, see builder.a2aAfter); empty under the
+	// default alltoall dispatcher.
+	Dispatcher scenarios.MoEDispatcher
 }
 
 // AlgoCount is how many of a phase's collectives ran one algorithm.

@@ -745,6 +745,9 @@ func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, o
 			}
 			pb.Sent += int64(v)
 			pb.Collectives++
+			if t.Group == GroupEPRail || t.Group == GroupEPNode {
+				pb.Dispatcher = s.Communication.MoEDispatcher
+			}
 			if a := algos[ti]; a.ok {
 				pb.Algos = addAlgo(pb.Algos, a.algo, 1)
 			}

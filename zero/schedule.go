@@ -80,6 +80,12 @@ const (
 	GroupHPZ  // ZeRO++ hpZ: consecutive blocks of Schedule.HPZ ranks
 	GroupNode // ZeRO++ qgZ: the ranks of one node (Schedule.Local consecutive ranks)
 	GroupRail // ZeRO++ qgZ: the ranks of one local index across nodes
+	// GroupEPNode and GroupEPRail split the ep group for a deduplicating
+	// MoE dispatcher (scenarios.DedupBytes): the ranks of the ep group on
+	// one node (Schedule.EPNode consecutive ranks), and the ranks of the
+	// ep group of one local index, one per node.
+	GroupEPNode
+	GroupEPRail
 	numGroupKinds
 )
 
@@ -116,7 +122,8 @@ func (p Phase) String() string { return phaseNames[p] }
 // groups (the shard group of N/K ranks, which spans nodes when it holds
 // more than a node's GPUs, and the K ranks holding the same shard).
 var groupNames = [numGroupKinds]string{GroupNone: "none", GroupAll: "all", GroupIntra: "intra", GroupInter: "inter",
-	GroupEP: "ep", GroupEDP: "edp", GroupHPZ: "hpz", GroupNode: "node", GroupRail: "rail"}
+	GroupEP: "ep", GroupEDP: "edp", GroupHPZ: "hpz", GroupNode: "node", GroupRail: "rail",
+	GroupEPNode: "ep-node", GroupEPRail: "ep-rail"}
 
 func (g GroupKind) String() string {
 	if g >= numGroupKinds {
@@ -170,6 +177,9 @@ type Schedule struct {
 	// ZeRO++ (zeropp.go): HPZ is the hpZ group size (> 1 when hpZ is on),
 	// Local the GPUs of a node (qgZ's intra-node stage).
 	HPZ, Local int
+	// EPNode is the ranks of an ep group on one node, min(EP, Local), when
+	// a deduplicating MoE dispatcher splits it (GroupEPNode); 0 otherwise.
+	EPNode int
 	// GradCommunicator is set when the gradients reduce on a communicator
 	// apart from the one the parameters gather on, over the same ranks
 	// (memory.GradientCommunicator: DeepSpeed's ZeRO-3).
@@ -243,6 +253,9 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
 		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum),
 		GradCommunicator: memory.GradientCommunicator(s)}
+	if s.Communication.MoEDispatcher.Dedup() && sc.EP > 1 {
+		_, _, _, sc.EPNode = scenarios.DedupBytes(s, scenarios.Layer{})
+	}
 	b := &builder{sc: sc, s: s, host: newHostPlan(s)}
 	if sc.Stage == 3 {
 		err = b.stage3()
@@ -384,18 +397,58 @@ func (b *builder) shardGroup(bucket int) (GroupKind, int) {
 // needs the tokens it brings (Megatron's alltoall token dispatcher
 // without overlap).
 func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
-	sc := b.sc
-	l := b.s.Model.LayerList[u]
-	if sc.EP <= 1 || l.Group != scenarios.GroupExpert {
-		return ready
-	}
-	bytes := scenarios.ExpertTokens(b.s, l)
-	if bytes == 0 {
-		return ready
-	}
 	var after []int32
 	if ready >= 0 {
 		after = []int32{ready}
+	}
+	if t := b.a2aAfter(u, ph, after); t >= 0 {
+		return t
+	}
+	return ready
+}
+
+// a2aAfter adds unit u's all-to-all after the tasks after and returns its
+// last task, or -1 when unit u has none. Under a deduplicating dispatcher
+// (communication.moe_dispatcher deepep, flex, hybridep) it is two
+// all-to-alls, timed as every collective is: over the ep group's rail
+// (one rank per node; each rank sends scenarios.DedupBytes's rail bytes
+// to every other node's rank of its local index, DeepEP's RDMA phase),
+// then over its node (each rank forwards the node bytes to every other
+// rank there, DeepEP's NVLink phase). DeepEP runs the two at once,
+// pipelined (internode.cu's RDMA senders and forwarders); here the second
+// waits for the first, which adds the shorter (NVLink) phase's time. The
+// combine (and every backward pass) runs the same two phases: DeepEP's
+// combine is the dispatch reversed, of the same bytes in bf16.
+func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
+	sc := b.sc
+	l := b.s.Model.LayerList[u]
+	if sc.EP <= 1 || l.Group != scenarios.GroupExpert {
+		return -1
+	}
+	if sc.EPNode > 0 {
+		rail, node, m, g := scenarios.DedupBytes(b.s, l)
+		last := int32(-1)
+		for _, x := range [...]struct {
+			group GroupKind
+			pair  int64
+			ranks int
+		}{{GroupEPRail, rail, m}, {GroupEPNode, node, g}} {
+			if x.ranks < 2 || x.pair == 0 {
+				continue
+			}
+			// An all-to-all of S bytes sends ⌈S/n⌉ to each of its n ranks.
+			S, err := units.Mul(x.pair, int64(x.ranks))
+			if err != nil {
+				S = int64(^uint64(0) >> 1)
+			}
+			last = b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: x.group, Bytes: S, After: after})
+			after = []int32{last}
+		}
+		return last
+	}
+	bytes := scenarios.ExpertTokens(b.s, l)
+	if bytes == 0 {
+		return -1
 	}
 	return b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: GroupEP, Bytes: bytes, After: after})
 }
@@ -437,8 +490,7 @@ func (b *builder) recomputeA2A(u int, ready int32, gathered []int32) int32 {
 	if dispatch == ready {
 		return ready
 	}
-	return b.add(Task{Kind: AllToAll, Stream: Compute, Phase: PhaseBackwardA2A, Unit: u, Bucket: -1, Group: GroupEP,
-		Bytes: b.sc.Tasks[dispatch].Bytes, After: append([]int32{dispatch}, gathered...)})
+	return b.a2aAfter(u, PhaseBackwardA2A, append([]int32{dispatch}, gathered...))
 }
 
 // stage012 is DDP (stage 0) and the distributed optimizer (stages 1, 2):
