@@ -170,7 +170,7 @@ func TestTimedPlanClassesAtTheirRate(t *testing.T) {
 
 // TestRingVisitsGPUsNodeByNode: the flat ring orders a group's ranks by
 // GPU, as NCCL builds its rings from the topology whatever the ranks'
-// order (ringOrder). Four ranks on two nodes, named alternately by node:
+// order (gpuOrder). Four ranks on two nodes, named alternately by node:
 // the ring crosses the network twice per phase (out of node 0 and back),
 // not at every hop; each of the two crossings carries its ring step's
 // (n−1)·⌈S/n⌉ bytes.
@@ -194,5 +194,31 @@ func TestRingVisitsGPUsNodeByNode(t *testing.T) {
 		if want := units.Bytes(2 * 3 * size / 4); crossings != 2 || inter != want {
 			t.Errorf("ring all-gather over %v: %d network crossings carrying %d B, want 2 carrying %d B", group, crossings, inter, want)
 		}
+	}
+}
+
+// TestTreeVisitsGPUsNodeByNode: the alpha–beta double binary tree takes its
+// positions in GPU order too (gpuOrder), as NCCL builds its trees from the
+// topology: over eight ranks on two nodes named alternately by node it has
+// the GPU-ordered group's edges, 4 of its 14 crossing the network (in
+// rank order 8 did: 16 transfers, up and down).
+func TestTreeVisitsGPUsNodeByNode(t *testing.T) {
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 4,
+		Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	crossings := func(group []int) (n int) {
+		p, err := Lower(topo, Spec{Op: AllReduce, Algo: Tree, Group: group, Bytes: 8 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.EachTransfer(func(src, dst int, c topology.Class, b units.Bytes) {
+			if c == topology.Inter {
+				n++
+			}
+		})
+		return n
+	}
+	sorted, alternate := crossings([]int{0, 1, 2, 3, 4, 5, 6, 7}), crossings([]int{0, 4, 1, 5, 2, 6, 3, 7})
+	if sorted != alternate || sorted != 2*4 {
+		t.Errorf("tree transfers crossing the network: %d over the GPU-ordered group, %d over the alternating one, want 8 each (4 edges, up and down)", sorted, alternate)
 	}
 }

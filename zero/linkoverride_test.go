@@ -67,7 +67,7 @@ func TestNVLSTreeLeavesOthersToNCCL(t *testing.T) {
 
 // TestRingVisitsNodesInTurn: under placement [dp, cp] the group over dp·cp
 // alternates nodes rank by rank; the alpha–beta ring visits its GPUs node
-// by node, as NCCL builds its rings from the topology (collectives' ringOrder),
+// by node, as NCCL builds its rings from the topology (collectives' gpuOrder),
 // so each phase crosses the network twice per ring, not at every hop (QA
 // s16 pass 4 F10: 188.27 GiB of network wire per phase, every rank's sends,
 // against [cp, dp]'s 23.53 GiB).
