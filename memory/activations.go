@@ -87,6 +87,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 	}
 	b := s.Training.MicroBatch
 	m := s.Model
+	unitPolicy := UnitPolicies(s)
 	var perBlock, perBlockT int64
 	blocks := map[int]bool{}
 	switch {
@@ -101,7 +102,6 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				head = u
 			}
 		}
-		unitPolicy := UnitPolicies(s)
 		for u, l := range layers {
 			switch {
 			case l.ActivationBytes > 0:
@@ -148,7 +148,6 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			}
 		}
 	}
-	unitPolicy := UnitPolicies(s)
 	for u, l := range layers {
 		switch {
 		case l.ActivationBytes > 0:

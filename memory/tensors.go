@@ -731,11 +731,11 @@ func EveryNth(i, n int) bool {
 	return (i+1)%n == 0
 }
 
-// BlockPolicy is the checkpointing policy of s's block i (0-based, forward
+// blockPolicy is the checkpointing policy of s's block i (0-based, forward
 // order): training.recompute, or none for a block recompute_every leaves
 // out (EveryNth). Memory, compute and the context-parallel ring all ask it,
 // so a block's policy is one decision.
-func BlockPolicy(s *scenarios.Scenario, i int) string {
+func blockPolicy(s *scenarios.Scenario, i int) string {
 	if !EveryNth(i, s.Training.RecomputeEvery) {
 		return PolicyNone
 	}
@@ -743,7 +743,7 @@ func BlockPolicy(s *scenarios.Scenario, i int) string {
 }
 
 // UnitPolicies is the checkpointing policy of each unit of s's layer list:
-// a block's BlockPolicy; a unit of routed experts that of the block before
+// a block's blockPolicy; a unit of routed experts that of the block before
 // it, whose decoder layer holds it (Megatron's TransformerLayer runs its
 // MoELayer inside the checkpointed layer, megatron/core/recompute.py
 // checkpointed_forward; torchtitan's FullAC wraps the whole block,
@@ -756,7 +756,7 @@ func UnitPolicies(s *scenarios.Scenario) []string {
 	for u, l := range s.Model.LayerList {
 		switch {
 		case l.Block:
-			owner = BlockPolicy(s, block)
+			owner = blockPolicy(s, block)
 			block++
 			out[u] = owner
 		case l.Group == scenarios.GroupExpert && owner != "":

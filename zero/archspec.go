@@ -208,15 +208,13 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 	out := make([]unitPlan, len(blocks))
 	gpu, eff, ring := planContext(s, net)
 	var err error
-	block := 0
+	// Each block's policy: recompute_every = N checkpoints the N-th, 2N-th,
+	// … block only (memory.UnitPolicies, as memory and Costs ask it).
+	policies := memory.UnitPolicies(s)
 	for u, l := range s.Model.LayerList {
 		switch {
 		case blocks[u]:
-			n := block
-			block++
-			// The block's policy: recompute_every = N checkpoints the
-			// N-th, 2N-th, … block only.
-			policy := memory.BlockPolicy(s, n)
+			policy := policies[u]
 			if l.ActiveParams > 0 || (l.Dims != nil && (l.Dims.Experts > 0 || l.Dims.KVLoRARank > 0 || l.Dims.LinearAttention != "" || l.Dims.OutputGate)) {
 				// MoE, multi-head latent attention, linear-attention and
 				// gated-attention blocks: the per-operation model sizes

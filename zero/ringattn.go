@@ -865,13 +865,12 @@ func ringSeconds(s *scenarios.Scenario, net *RingNet, speed float64) ([][2]float
 	gpu.Peak *= speed
 	gpu.HBM *= speed
 	out := make([][2]float64, len(blocks))
-	n := 0
+	policy := memory.UnitPolicies(s)
 	for u, l := range s.Model.LayerList {
 		if !blocks[u] {
 			continue
 		}
-		f, b, _, err := blockRing(s, base, l, ring, gpu, eff, memory.BlockPolicy(s, n))
-		n++
+		f, b, _, err := blockRing(s, base, l, ring, gpu, eff, policy[u])
 		if err != nil {
 			return nil, err
 		}
