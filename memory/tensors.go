@@ -733,8 +733,7 @@ func EveryNth(i, n int) bool {
 
 // blockPolicy is the checkpointing policy of s's block i (0-based, forward
 // order): training.recompute, or none for a block recompute_every leaves
-// out (EveryNth). Memory, compute and the context-parallel ring all ask it,
-// so a block's policy is one decision.
+// out (EveryNth), through UnitPolicies.
 func blockPolicy(s *scenarios.Scenario, i int) string {
 	if !EveryNth(i, s.Training.RecomputeEvery) {
 		return PolicyNone
