@@ -194,17 +194,7 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays(),
 		EP: max(s.Parallelism.EP, 1)}
 	for stage := 0; stage <= 3; stage++ {
-		ks := Divisors(s.N())
-		if stage == 0 {
-			ks = []int{1}
-		}
-		for _, k := range ks {
-			if ep := s.Parallelism.EP; ep > 1 && (k > 1 || (s.N()/k)%ep != 0) {
-				// Not modelled (scenarios.resolveEP refuses k > 1 with
-				// ep), or the experts cannot be split over ep ranks of a
-				// shard group of N/K.
-				continue
-			}
+		for _, k := range searchKs(s, stage == 0) {
 			f.Rows = append(f.Rows, FitRow{Stage: stage, K: k})
 		}
 	}
@@ -466,4 +456,16 @@ func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge,
 	}
 	row.MaxParams, row.MaxPeak, row.MaxPeakReplayed = x, m.peaks[x], m.replayed[x]
 	return nil
+}
+
+// searchKs is the K a search tries: every divisor of N, or 1 alone where K
+// > 1 means nothing or is not modelled: with one set (stage 0, DDP, which
+// replicates everything; ZeRO++) and under expert parallelism, which
+// scenarios.resolveEP refuses with k > 1 (and an ep that does not divide
+// N with any k).
+func searchKs(s *scenarios.Scenario, one bool) []int {
+	if one || s.Parallelism.EP > 1 {
+		return []int{1}
+	}
+	return Divisors(s.N())
 }

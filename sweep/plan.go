@@ -478,11 +478,8 @@ func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
 		for _, st := range sp.stages {
-			ks := Divisors(sp.base.N())
+			ks := searchKs(sp.base, st == 0 || sp.zeroPP)
 			buckets, prefetch := sp.buckets, []int{-1}
-			if st == 0 || sp.zeroPP || sp.base.Parallelism.EP > 1 {
-				ks = []int{1} // K > 1 with expert parallelism is not modelled (scenarios.resolveEP)
-			}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
 			}
@@ -551,10 +548,7 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		return o
 	}
 	mbs, gas := ascending(mbv), ascending(gav)
-	ks := Divisors(sp.base.N())
-	if sp.base.Parallelism.EP > 1 {
-		ks = []int{1} // as candidates: K > 1 with ep is not modelled
-	}
+	ks := searchKs(sp.base, false) // every stage's (unused values included, as above)
 	var grids []Grid
 	if sp.layouts[0].cp > 0 {
 		grids = []Grid{{PlanCPKeys[0], cps}, {PlanCPKeys[1], dps}}
