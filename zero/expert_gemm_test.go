@@ -109,3 +109,52 @@ func TestExpertUnitsUseRoofline(t *testing.T) {
 		})
 	}
 }
+
+// TestExpertUnitsScaleAndRecompute: two terms of the experts' timing no
+// other test reaches (review s17 A4). gpt-oss's experts carry biases, so
+// their unit's FLOPs, 2·active·t with active = top-4 × (3·h·f + 2·f + h)
+// (gate_up_proj h×2f and its 2f bias, down_proj f×h and its h bias;
+// GptOssExperts at transformers' modeling_gpt_oss.py), exceed the SwiGLU
+// shapes' 6·t·k·h·f: the roofline time is scaled by their ratio. Under
+// full recompute the backward adds the forward's time once more.
+func TestExpertUnitsScaleAndRecompute(t *testing.T) {
+	const h, f, experts, topK, tok, ep = 2880, 2880, 32, 4, 4096, 8
+	g := GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}
+	e := Efficiency{GEMM: scenarios.DefaultComputeEfficiency, HBM: DefaultHBMEfficiency}
+	fw, bw, err := ExpertGEMMSeconds(tok, experts, topK, ep, h, f, g, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := float64(3*h*f+2*f+h) / float64(3*h*f)
+	for _, c := range []struct {
+		recompute string
+		fwd, bwd  float64
+	}{
+		{"none", fw * scale, bw * scale},
+		{"full", fw * scale, (bw + fw) * scale},
+	} {
+		doc := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/gpt-oss-20b.json, seq_len: 4096, layers: 2}\n"+
+			"parallelism: {dp: 8, zero_stage: 1, ep: %d}\ntraining: {recompute: %s}\n", ep, c.recompute)
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := unitNamed(t, s, "experts.0")
+		if want := int64(2 * topK * (3*h*f + 2*f + h) * tok); costs[u].FwdFLOPs != want {
+			t.Errorf("%s: forward FLOPs %d, want 2·active·t = %d", c.recompute, costs[u].FwdFLOPs, want)
+		}
+		for _, x := range []struct {
+			name string
+			got  units.Duration
+			want float64
+		}{{"forward", costs[u].Fwd, c.fwd}, {"backward", costs[u].Bwd, c.bwd}} {
+			if want := units.Duration(math.Ceil(x.want * float64(units.Second))); x.got < want-1 || x.got > want+1 {
+				t.Errorf("%s: %s %v, want %v", c.recompute, x.name, x.got, want)
+			}
+		}
+	}
+}
