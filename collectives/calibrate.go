@@ -194,6 +194,50 @@ func (c *Calibration) Model(hw Hardware) *Model {
 	return m
 }
 
+// Measured reports whether hw is the hardware the calibration was fitted
+// on, the case in which Model keeps the measured curves.
+func (c *Calibration) Measured(hw Hardware) bool { return hw == c.HW }
+
+// Describe names hw as a calibration warning compares two clusters: the
+// GPU generation, the intra-node link and the NICs per node.
+func (hw Hardware) Describe() string {
+	intra := "NVLink"
+	if hw.PCI {
+		intra = "PCIe"
+	}
+	d := fmt.Sprintf("%v, %s %s GB/s, %d × %s GB/s NICs per node", hw.Arch, intra, gbps(hw.IntraBW), hw.NICsPerNode, gbps(hw.NICBW))
+	if hw.NVLS {
+		d += ", NVLS"
+	}
+	if hw.InterLatency != 0 {
+		d += fmt.Sprintf(", network latency +%v", hw.InterLatency)
+	}
+	if hw.IntraLatency != 0 {
+		d += fmt.Sprintf(", intra-node latency +%v", hw.IntraLatency)
+	}
+	if hw.Protos != 0 {
+		var ps []string
+		for p := LL; p < numProtos; p++ {
+			if hw.Protos&(1<<p) != 0 {
+				ps = append(ps, p.String())
+			}
+		}
+		d += ", NCCL_PROTO=" + strings.Join(ps, ",")
+	}
+	if hw.BuffSize != 0 {
+		d += fmt.Sprintf(", NCCL_BUFFSIZE=%d", int64(hw.BuffSize))
+	}
+	if hw.ArmHost {
+		d += ", Arm host"
+	}
+	return d
+}
+
+// gbps is b in GB/s with as many decimals as it has (up to 3).
+func gbps(b units.Bandwidth) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", float64(b)/1e9), "0"), ".")
+}
+
 // File is the calibration as its file format (scenarios.Calibration).
 func (c *Calibration) File() *scenarios.Calibration {
 	f := &scenarios.Calibration{Version: 1,
