@@ -162,6 +162,38 @@ func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
 	return f, nil
 }
 
+// MaxLineRate bounds the share of a link's line rate a calibrated model
+// may move payload at: 1, with 5 % for what a fit of measured times to the
+// model leaves in its efficiencies (the 4-node XE9680 log alone fits an
+// inter efficiency of 1.049, 100.7 % of NDR's line rate).
+const MaxLineRate = 1.05
+
+// LineRates are the shares of the intra-node link's and a NIC's line rate
+// at which the model with params p moves a collective's payload on hw:
+// NCCL's NVLink (or PCIe) fraction and the ring search's NIC fraction,
+// each times its fitted efficiency (intraBW, netBW).
+func LineRates(hw Hardware, p Params) (intra, inter float64) {
+	f := nvlinkFraction[hw.Arch]
+	if hw.PCI {
+		f = pciFraction
+	}
+	return f * p.IntraEff, searchFraction * p.InterEff
+}
+
+// Impossible says which of p's efficiencies no link of hw can reach (a
+// share of its line rate above MaxLineRate): intra and inter, each "" when
+// the link can.
+func Impossible(hw Hardware, p Params) (intra, inter string) {
+	fi, fe := LineRates(hw, p)
+	if fi > MaxLineRate {
+		intra = fmt.Sprintf("intra efficiency %.3f (%.0f %% of the intra-node link's line rate)", p.IntraEff, fi*100)
+	}
+	if fe > MaxLineRate {
+		inter = fmt.Sprintf("inter efficiency %.3f (%.0f %% of a NIC's line rate)", p.InterEff, fe*100)
+	}
+	return intra, inter
+}
+
 // Summary is the median and largest |error| of a set of relative errors.
 func Summary(errs []float64) (median, worst float64) {
 	if len(errs) == 0 {
