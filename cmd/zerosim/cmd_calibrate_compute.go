@@ -193,6 +193,11 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	if err := writeComputeCalibration(o.file, old, cc); err != nil {
 		return err
 	}
+	if trace == nil {
+		if w := lowEfficiency(s, eff); w != "" {
+			fmt.Fprintf(a.err, "zerosim: warning: --step-time %v: %s\n", measured, w)
+		}
+	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes}
 	if trace != nil {
@@ -455,4 +460,23 @@ func minutesAsSeconds(v string) (string, bool) {
 		return strconv.FormatFloat(f*u.sec, 'f', -1, 64) + "s", true
 	}
 	return "", false
+}
+
+// lowEfficiency says when a compute efficiency fitted to a whole step is
+// below half the least that the published runs on s's GPU fitted (the
+// range run quotes, zero.PublishedRange): such a step is likely of a
+// larger run than the scenario's (more sequences or tokens per step,
+// another model) or of more than one optimizer step. "" otherwise.
+func lowEfficiency(s *scenarios.Scenario, eff float64) string {
+	fp8 := s.Training.FP8 != scenarios.FP8None
+	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
+	if n == 0 || !onGPU || eff >= lo/2 {
+		return ""
+	}
+	kind := "bf16"
+	if fp8 {
+		kind = "fp8"
+	}
+	return fmt.Sprintf("the fitted compute efficiency %.4f is below half the %.2f–%.2f that %d published %s runs on %s fitted (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
+		eff, lo, hi, n, kind, s.Cluster.GPU, s.Name)
 }

@@ -91,6 +91,9 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	}); err != nil {
 		return err
 	}
+	if lw := lowEfficiency(s, eff); lw != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", log.File, lw)
+	}
 	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
 		return err
 	}
