@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -190,8 +191,12 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		return err
 	}
 	cc := calCompute(o, s, method, measured, eff, trace, classes)
-	if err := writeComputeCalibration(o.file, old, cc); err != nil {
+	carry := carriedParts(o, s, old, withNetwork, cc)
+	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Compute = cc; carry.apply(c) }); err != nil {
 		return err
+	}
+	if carry.warning != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
 	}
 	if trace == nil {
 		if w := lowEfficiency(s, eff); w != "" {
@@ -199,7 +204,7 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		}
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
-		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes}
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes, Carried: carry.notes}
 	if trace != nil {
 		rep.Trace = &reports.TraceSummary{File: o.trace, Step: trace.Step, Steps: trace.Steps, Kernels: trace.Kernels, Passes: trace.Passes,
 			Forward: trace.Forward, Backward: trace.Backward, Optimizer: trace.Optimizer, NCCL: trace.NCCL}
@@ -479,4 +484,59 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 	}
 	return fmt.Sprintf("the fitted compute efficiency %.4f is below half the %.2f–%.2f that %d published %s runs on %s fitted (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
 		eff, lo, hi, n, kind, s.Cluster.GPU, s.Name)
+}
+
+// carried is what a compute fit's new file takes over from the scenario's
+// own calibration, which the fit ran with (QA6 F5: a --step-time fit on
+// a scenario whose calibration held an attention efficiency or a network
+// part printed an "after" that the new file, without them, did not
+// reproduce).
+type carried struct {
+	network *scenarios.Calibration // the network part to write (nil: none)
+	notes   []string               // what the report says was carried
+	warning string                 // what the new file lacks ("" = nothing)
+}
+
+func (c carried) apply(f *scenarios.Calibration) {
+	if n := c.network; n != nil {
+		f.Hardware, f.Params, f.Curves = n.Hardware, n.Params, n.Curves
+	}
+}
+
+// carriedParts carries into the new compute part cc (method step-time)
+// the attention efficiency the scenario took from its calibration, and
+// into the file the scenario's network part when the fit ran with it and
+// the file (old) has none; when old has another network part, it warns
+// that the file will not reproduce the fit.
+func carriedParts(o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool, cc *scenarios.CalCompute) carried {
+	var c carried
+	cd := s.Communication.CalibrationData
+	if cd == nil || withNetwork {
+		return c
+	}
+	name := s.Communication.Calibration
+	if sc := cd.Compute; sc != nil && cc.Method == scenarios.CalMethodStepTime && sc.AttentionEfficiency > 0 &&
+		s.Training.AttentionEfficiency == sc.AttentionEfficiency && cc.AttentionEfficiency == 0 {
+		cc.AttentionEfficiency, cc.AttentionKernel = sc.AttentionEfficiency, sc.AttentionKernel
+		c.notes = append(c.notes, fmt.Sprintf("attention_efficiency %s from %s, which the fit ran with", strconv.FormatFloat(sc.AttentionEfficiency, 'g', -1, 64), name))
+	}
+	if !cd.HasNetwork() {
+		return c
+	}
+	switch {
+	case old == nil || !old.HasNetwork():
+		net := *cd
+		net.Compute, net.Memory = nil, nil
+		c.network = &net
+		c.notes = append(c.notes, "the network part of "+name+", which the fit ran with")
+	case !sameNetwork(old, cd):
+		c.warning = fmt.Sprintf("the fit ran with the network part of %s (the scenario's communication.calibration), %s keeps its own: a scenario naming %s will not reproduce the step after; calibrate into %s, or remove the scenario's calibration to fit with %s's",
+			name, o.file, o.file, name, o.file)
+	}
+	return c
+}
+
+// sameNetwork reports whether a and b have the same network part.
+func sameNetwork(a, b *scenarios.Calibration) bool {
+	return reflect.DeepEqual(a.Hardware, b.Hardware) && a.Params == b.Params && reflect.DeepEqual(a.Curves, b.Curves)
 }

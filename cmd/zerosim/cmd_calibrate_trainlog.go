@@ -83,13 +83,18 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	}
 	cc := calCompute(o, s, scenarios.CalMethodStepTime, ss.Median, eff, nil, nil)
 	cc.Source = log.File
+	carry := carriedParts(o, s, old, withNetwork, cc)
 	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) {
 		c.Compute = cc
+		carry.apply(c)
 		if cm != nil {
 			c.Memory = cm
 		}
 	}); err != nil {
 		return err
+	}
+	if carry.warning != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
 	}
 	if lw := lowEfficiency(s, eff); lw != "" {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", log.File, lw)
@@ -98,7 +103,7 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 		return err
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
-		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true}
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true, Carried: carry.notes}
 	if err := reports.WriteComputeCalibration(w, rep); err != nil {
 		return err
 	}
