@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -257,6 +258,36 @@ func TestCalibrationLogRatio(t *testing.T) {
 		l := calibrationLog(hw, fit, []collectives.Curve{c}, 0)
 		if tc.want == "" && l.Warning != "" || !strings.HasPrefix(l.Warning, tc.want) {
 			t.Errorf("ratio %g: warning %q, want %q", tc.ratio, l.Warning, tc.want)
+		}
+	}
+}
+
+// TestCalibrateFewSizes (QA6 F11): a log of no more sizes than the fit's
+// 5 parameters printed "0.0 %" in-sample errors and a per-log fit that
+// passes through every row; both are n/a now, with a warning.
+func TestCalibrateFewSizes(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		sizes string
+		n     int
+		exact bool
+	}{{"1MiB:1MiB", 1, true}, {"1MiB:16MiB", 5, true}, {"1MiB:32MiB", 6, false}} {
+		table, errOut, code := runCollectiveCLI(t, "--size", tc.sizes, "--format", "nccl-tests")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		log := filepath.Join(dir, fmt.Sprintf("few%d.log", tc.n))
+		if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, eo, code := runCLI("calibrate", log, "--gpus-per-node", "8", "--file", filepath.Join(dir, fmt.Sprintf("few%d.yaml", tc.n)))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.sizes, code, eo)
+		}
+		warn := fmt.Sprintf("warning: %d sizes for the fit's 5 parameters: its fitted values are not measured", tc.n)
+		own := fmt.Sprintf("fitted on this log alone: n/a (%d sizes for 5 parameters", tc.n)
+		if strings.Contains(out, warn) != tc.exact || strings.Contains(out, own) != tc.exact || strings.Contains(out, "n/a        n/a") != tc.exact {
+			t.Errorf("%s: n/a and warning %t, want %t:\n%s", tc.sizes, !tc.exact, tc.exact, out)
 		}
 	}
 }

@@ -264,8 +264,18 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if old != nil {
 		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
 	}
+	rows := 0
+	for _, c := range curves {
+		rows += len(c.Sizes)
+	}
 	for i := range logs {
 		l := calibrationLog(hw, fit, curves, i)
+		l.InExact = rows <= reports.FitParameters
+		if n := len(curves[i].Sizes); n <= reports.FitParameters {
+			// QA6 F11: one row fitted 5 parameters and printed 0.0 %.
+			l.OwnExact = true
+			l.Warning = strings.TrimPrefix(l.Warning+fmt.Sprintf("; %d sizes for the fit's %d parameters: its fitted values are not measured; run nccl-tests over sizes from 8 B to 4 GiB (-b 8 -e 4G -f 2)", n, reports.FitParameters), "; ")
+		}
 		if w := deviceMismatch(&logs[i], s.Cluster.GPU); w != "" {
 			l.Warning = strings.TrimSuffix(w+"; "+l.Warning, "; ")
 		}
