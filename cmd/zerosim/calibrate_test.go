@@ -291,3 +291,39 @@ func TestCalibrateFewSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateShadowedLog (QA6 F12): two logs of one op and shape over
+// overlapping sizes both enter the fit, but the replay uses the first
+// one's times: the second is warned of; logs over disjoint sizes are not.
+func TestCalibrateShadowedLog(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, sizes string) string {
+		table, errOut, code := runCollectiveCLI(t, "--size", sizes, "--format", "nccl-tests")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := write("a.log", "1MiB:64MiB"), write("b.log", "16MiB:1GiB"), write("c.log", "128MiB:1GiB")
+	for _, tc := range []struct {
+		name   string
+		second string
+		warn   string
+	}{
+		{"overlap", b, a + ":23 measured allreduce on 16 ranks of 2 nodes too: from 16777216 B to 67108864 B the replay uses its times (the first given), not this log's"},
+		{"disjoint", c, ""},
+	} {
+		out, eo, code := runCLI("calibrate", a, tc.second, "--gpus-per-node", "8", "--file", filepath.Join(dir, tc.name+".yaml"))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, eo)
+		}
+		_, second, _ := strings.Cut(out, "\n"+tc.second)
+		if got := strings.Contains(out, "the replay uses its times"); got != (tc.warn != "") || !strings.Contains(second, tc.warn) {
+			t.Errorf("%s: warning %t, want %q under the second log:\n%s", tc.name, got, tc.warn, out)
+		}
+	}
+}
