@@ -194,6 +194,38 @@ func Impossible(hw Hardware, p Params) (intra, inter string) {
 	return intra, inter
 }
 
+// Unphysical says which of p's fitted values no hardware can have on hw,
+// each with its calibration file key: an efficiency above the link's line
+// rate (Impossible), or a per-hop or per-collective latency that with
+// NCCL's least table latency of its kind (NVLink or PCIe 0.6 or 1.0 µs,
+// network 2.7 µs, base 6.6 µs for a ring or a tree: tuning.cc's tables,
+// hwLat and baseLat) and the hardware's extra latency is below 0, which
+// times small collectives at 0 µs. nil when every value can be.
+func Unphysical(hw Hardware, p Params) []string {
+	var bad []string
+	intra, inter := Impossible(hw, p)
+	if intra != "" {
+		bad = append(bad, "params.intra_efficiency: "+intra)
+	}
+	if inter != "" {
+		bad = append(bad, "params.inter_efficiency: "+inter)
+	}
+	minIntra := hwLat[0][tRing][LL]
+	if hw.PCI {
+		minIntra = hwLat[1][tRing][LL]
+	}
+	if t := minIntra + p.IntraHop + float64(hw.IntraLatency)/1e6; t < 0 {
+		bad = append(bad, fmt.Sprintf("params.intra_hop_latency_us: %+.2f µs makes an intra-node hop %.2f µs, below 0", p.IntraHop, t))
+	}
+	if t := min(hwLat[2][tRing][LL], hwLat[2][tTree][LL]) + p.InterHop + float64(hw.InterLatency)/1e6; t < 0 {
+		bad = append(bad, fmt.Sprintf("params.inter_hop_latency_us: %+.2f µs makes a network hop %.2f µs, below 0", p.InterHop, t))
+	}
+	if t := min(baseLat[tRing][LL], baseLat[tTree][LL]) + p.Fixed; t < 0 {
+		bad = append(bad, fmt.Sprintf("params.fixed_cost_us: %+.2f µs makes NCCL's base latency %.2f µs, below 0", p.Fixed, t))
+	}
+	return bad
+}
+
 // Summary is the median and largest |error| of a set of relative errors.
 func Summary(errs []float64) (median, worst float64) {
 	if len(errs) == 0 {

@@ -415,6 +415,12 @@ func calibrationWarnings(s *scenarios.Scenario, algo collectives.Algo) []string 
 	if err != nil {
 		return nil
 	}
+	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
+		// A hand-edited file, or a fit whose logs did not constrain a
+		// value (QA6 F6: inter_efficiency 50, fixed_cost_us -500 timed a
+		// 2-node 1 MiB all-reduce at 4.09 µs, busbw 481 GB/s).
+		w = append(w, fmt.Sprintf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", name, b))
+	}
 	if hw := collectives.HardwareOf(s); !cal.Measured(hw) {
 		w = append(w, fmt.Sprintf("the network part of %s was fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", name, cal.HW.Describe(), hw.Describe()))
 	}

@@ -233,56 +233,13 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
-	intraBad, interBad := collectives.Impossible(hw, fit.Params)
-	oneNode := false
-	for _, c := range curves {
-		oneNode = oneNode || c.Shape.Nodes == 1
+	warnings, err := physicalFit(o, s, hw, fit, curves, files)
+	if err != nil {
+		return err
 	}
-	if interBad != "" || intraBad != "" && oneNode {
-		// A fit above the links' line rate rates this cluster with a
-		// faster one's times (QA6 F2: H100 logs on an A100 scenario fitted
-		// inter efficiency 37.4).
-		bad := interBad
-		if intraBad != "" {
-			bad = strings.TrimSuffix(intraBad+" and "+interBad, " and ")
-		}
-		logs := "the logs are of another cluster; give --scenario the cluster they ran on"
-		if len(files) == 1 {
-			logs = "the log is of another cluster; give --scenario the cluster it ran on"
-		}
-		return inputError{fmt.Errorf("%s: the fit needs %s, faster than %s's %s can go: %s",
-			strings.Join(files, ", "), bad, scenarioName(o.scenario, s), hw.Describe(), logs)}
-	}
-	if intraBad != "" {
-		// Multi-node logs constrain the intra-node links weakly (the
-		// network bounds their times): the p4d EFA log, on its own A100
-		// hardware, fits intra efficiency 3.3. Said, not refused.
-		fmt.Fprintf(a.err, "zerosim: warning: %s: the fit's %s is not measured by these multi-node logs: collectives inside one node would be timed faster than NVLink; add a 1-node log\n",
-			strings.Join(files, ", "), intraBad)
-	}
-	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params)}
+	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, curves, logs, s.Cluster.GPU)}
 	if old != nil {
 		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
-	}
-	rows := 0
-	for _, c := range curves {
-		rows += len(c.Sizes)
-	}
-	for i := range logs {
-		l := calibrationLog(hw, fit, curves, i)
-		l.InExact = rows <= reports.FitParameters
-		if w := shadowed(curves, i); w != "" {
-			l.Warning = strings.TrimPrefix(l.Warning+"; "+w, "; ")
-		}
-		if n := len(curves[i].Sizes); n <= reports.FitParameters {
-			// QA6 F11: one row fitted 5 parameters and printed 0.0 %.
-			l.OwnExact = true
-			l.Warning = strings.TrimPrefix(l.Warning+fmt.Sprintf("; %d sizes for the fit's %d parameters: its fitted values are not measured; run nccl-tests over sizes from 8 B to 4 GiB (-b 8 -e 4G -f 2)", n, reports.FitParameters), "; ")
-		}
-		if w := deviceMismatch(&logs[i], s.Cluster.GPU); w != "" {
-			l.Warning = strings.TrimSuffix(w+"; "+l.Warning, "; ")
-		}
-		rep.Logs = append(rep.Logs, l)
 	}
 	cal := &collectives.Calibration{HW: hw, Params: fit.Params, Curves: curves}
 	file := cal.File()
@@ -301,7 +258,74 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if err := reports.WriteFileAtomic(o.file, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return err
 	}
+	for _, wn := range warnings {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
+	}
 	return reports.WriteCalibration(w, rep)
+}
+
+// physicalFit refuses a fit whose efficiencies no link of hw can reach
+// (QA6 F2: H100 logs read against an A100 scenario fitted inter
+// efficiency 37.4), and returns the warnings for fitted values the logs
+// did not constrain (QA6 F6): an impossible intra efficiency from
+// multi-node logs only, a latency below what any hardware has.
+func physicalFit(o *calibrateOpts, s *scenarios.Scenario, hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, files []string) ([]string, error) {
+	logs := strings.Join(files, ", ")
+	intraBad, interBad := collectives.Impossible(hw, fit.Params)
+	oneNode := false
+	for _, c := range curves {
+		oneNode = oneNode || c.Shape.Nodes == 1
+	}
+	if interBad != "" || intraBad != "" && oneNode {
+		bad := interBad
+		if intraBad != "" {
+			bad = strings.TrimSuffix(intraBad+" and "+interBad, " and ")
+		}
+		other := "the logs are of another cluster; give --scenario the cluster they ran on"
+		if len(files) == 1 {
+			other = "the log is of another cluster; give --scenario the cluster it ran on"
+		}
+		return nil, inputError{fmt.Errorf("%s: the fit needs %s, faster than %s's %s can go: %s", logs, bad, scenarioName(o.scenario, s), hw.Describe(), other)}
+	}
+	var w []string
+	if intraBad != "" {
+		// Multi-node logs constrain the intra-node links weakly (the
+		// network bounds their times): the p4d EFA log, on its own A100
+		// hardware, fits intra efficiency 3.3. Said, not refused.
+		w = append(w, fmt.Sprintf("%s: the fit's %s is not measured by these multi-node logs: collectives inside one node would be timed faster than NVLink; add a 1-node log", logs, intraBad))
+	}
+	for _, b := range collectives.Unphysical(hw, fit.Params) {
+		if !strings.Contains(b, "_efficiency: ") {
+			w = append(w, fmt.Sprintf("%s: the fit's %s: the logs do not constrain it, and collectives that use it would be timed too fast (add logs of the sizes and node counts that measure it)", logs, b))
+		}
+	}
+	return w, nil
+}
+
+// calibrationLogs is the report of every log: its errors and warnings.
+func calibrationLogs(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, logs []collectives.Log, gpu string) []reports.CalibrationLog {
+	rows := 0
+	for _, c := range curves {
+		rows += len(c.Sizes)
+	}
+	var out []reports.CalibrationLog
+	for i := range logs {
+		l := calibrationLog(hw, fit, curves, i)
+		l.InExact = rows <= reports.FitParameters
+		if w := shadowed(curves, i); w != "" {
+			l.Warning = strings.TrimPrefix(l.Warning+"; "+w, "; ")
+		}
+		if n := len(curves[i].Sizes); n <= reports.FitParameters {
+			// QA6 F11: one row fitted 5 parameters and printed 0.0 %.
+			l.OwnExact = true
+			l.Warning = strings.TrimPrefix(l.Warning+fmt.Sprintf("; %d sizes for the fit's %d parameters: its fitted values are not measured; run nccl-tests over sizes from 8 B to 4 GiB (-b 8 -e 4G -f 2)", n, reports.FitParameters), "; ")
+		}
+		if w := deviceMismatch(&logs[i], gpu); w != "" {
+			l.Warning = strings.TrimSuffix(w+"; "+l.Warning, "; ")
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // writeCalibrationPlots draws one plot per log (PNG and SVG) into dir,

@@ -83,21 +83,9 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	}
 	cc := calCompute(o, s, scenarios.CalMethodStepTime, ss.Median, eff, nil, nil)
 	cc.Source = log.File
-	carry := carriedParts(o, s, old, withNetwork, cc)
-	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) {
-		c.Compute = cc
-		carry.apply(c)
-		if cm != nil {
-			c.Memory = cm
-		}
-	}); err != nil {
+	carry, err := writeTrainLogParts(a, o, s, old, withNetwork, cc, cm)
+	if err != nil {
 		return err
-	}
-	if carry.warning != "" {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
-	}
-	if lw := lowEfficiency(s, eff); lw != "" {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", log.File, lw)
 	}
 	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
 		return err
@@ -238,4 +226,28 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: true, NoHeader: true}
 	return cm, rep, nil
+}
+
+// writeTrainLogParts writes the compute part cc and the memory part cm
+// (nil: not fitted) with what the fit ran with (carriedParts), then warns
+// of what the file lacks and of an efficiency far below the published.
+func writeTrainLogParts(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
+	cc *scenarios.CalCompute, cm *scenarios.CalMemory) (carried, error) {
+	carry := carriedParts(o, s, old, withNetwork, cc)
+	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) {
+		c.Compute = cc
+		carry.apply(c)
+		if cm != nil {
+			c.Memory = cm
+		}
+	}); err != nil {
+		return carry, err
+	}
+	if carry.warning != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
+	}
+	if lw := lowEfficiency(s, cc.Efficiency); lw != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", cc.Source, lw)
+	}
+	return carry, nil
 }
