@@ -625,3 +625,42 @@ func TestCalibrateStepTimeCarriesWhatItRanWith(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrateTraceOfAnotherRun (QA6 F9): a trace whose deviceProperties
+// name another GPU, or whose distributedInfo.world_size is another number
+// of GPUs than the scenario's, is refused as --train-log refuses a log of
+// another run (an A100 trace of 64 ranks fitted 0.5946 for 16 H100s).
+func TestCalibrateTraceOfAnotherRun(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "step.json")
+	classTrace(t, base, 0.6, 0.25)
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, meta string
+		want       string // "" = fitted
+	}{
+		{"h100 16", `"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],"distributedInfo":{"rank":0,"world_size":16},`, ""},
+		{"a100", `"deviceProperties":[{"id":0,"name":"NVIDIA A100-SXM4-40GB"}],`, ":1:21: the trace ran on NVIDIA A100-SXM4-40GB (A100-40GB), the scenario's cluster is H100-80GB: the trace is of another GPU"},
+		{"64 ranks", `"distributedInfo":{"rank":0,"world_size":64},`, ":1:20: the trace's world_size is 64 GPUs, the scenario's 16 (cluster.nodes 2 × gpus_per_node 8): the trace is of another run; --set cluster.nodes=8"},
+	} {
+		trace := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".json")
+		if err := os.WriteFile(trace, bytes.Replace(data, []byte("{"), []byte("{"+tc.meta), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+		out, errOut, code := runCLI("calibrate", "--trace", trace, "default", "--file", file)
+		if tc.want == "" {
+			if code != 0 {
+				t.Errorf("%s: exit %d: %s", tc.name, code, errOut)
+			}
+			continue
+		}
+		_, statErr := os.Stat(file)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "zerosim: "+trace+tc.want) || strings.Count(errOut, "\n") != 1 || statErr == nil {
+			t.Errorf("%s: exit %d, stderr %q, want %q, no file", tc.name, code, errOut, trace+tc.want)
+		}
+	}
+}

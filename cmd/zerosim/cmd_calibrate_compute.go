@@ -183,6 +183,9 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		classes       *reports.ClassCalibration
 	)
 	if trace != nil {
+		if err := checkTrace(trace, s); err != nil {
+			return err
+		}
 		eff, before, after, classes, err = fitTrace(o, s, trace)
 	} else {
 		eff, before, after, err = fitCompute(o, s, measured)
@@ -197,6 +200,9 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	}
 	if carry.warning != "" {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
+	}
+	if trace != nil && trace.Devices > 1 {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: kernels of %d GPUs (pids): only the first's (pid %s) are summed, one rank's step\n", o.trace, trace.Devices, trace.Device)
 	}
 	if trace == nil {
 		if w := lowEfficiency(s, eff); w != "" {
@@ -539,4 +545,26 @@ func carriedParts(o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibr
 // sameNetwork reports whether a and b have the same network part.
 func sameNetwork(a, b *scenarios.Calibration) bool {
 	return reflect.DeepEqual(a.Hardware, b.Hardware) && a.Params == b.Params && reflect.DeepEqual(a.Curves, b.Curves)
+}
+
+// checkTrace refuses a trace of another GPU or another number of ranks
+// than the scenario's, as --train-log does (QA6 F9: an A100 trace of 64
+// ranks fitted 0.5946 for 16 H100s): the device name of its
+// deviceProperties and its distributedInfo.world_size.
+func checkTrace(tk *scenarios.TraceKernels, s *scenarios.Scenario) error {
+	if tk.DeviceName != "" && s.Cluster.GPU != "" {
+		if gpu, ok := scenarios.GPUOfDevice(tk.DeviceName); ok && gpu != s.Cluster.GPU {
+			return inputError{fmt.Errorf("%s: the trace ran on %s (%s), the scenario's cluster is %s: the trace is of another GPU; give the scenario of its cluster (--set cluster.gpu=%s and its links)",
+				tk.DeviceAt, tk.DeviceName, gpu, s.Cluster.GPU, gpu)}
+		}
+	}
+	if gpus := int64(s.Cluster.Nodes) * int64(s.Cluster.GPUsPerNode); tk.WorldSize > 0 && gpus > 0 && tk.WorldSize != gpus {
+		fix := fmt.Sprintf("give the scenario of a cluster of %d GPUs", tk.WorldSize)
+		if gpn := int64(s.Cluster.GPUsPerNode); tk.WorldSize%gpn == 0 {
+			fix = fmt.Sprintf("--set cluster.nodes=%d", tk.WorldSize/gpn)
+		}
+		return inputError{fmt.Errorf("%s: the trace's world_size is %d GPUs, the scenario's %d (cluster.nodes %d × gpus_per_node %d): the trace is of another run; %s",
+			tk.WorldSizeAt, tk.WorldSize, gpus, s.Cluster.Nodes, s.Cluster.GPUsPerNode, fix)}
+	}
+	return nil
 }
