@@ -162,6 +162,70 @@ func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
 	return f, nil
 }
 
+// MaxLineRate bounds the share of a link's line rate a calibrated model
+// may move payload at: 1, with 5 % for what a fit of measured times to the
+// model leaves in its efficiencies (the 4-node XE9680 log alone fits an
+// inter efficiency of 1.049, 100.7 % of NDR's line rate).
+const MaxLineRate = 1.05
+
+// LineRates are the shares of the intra-node link's and a NIC's line rate
+// at which the model with params p moves a collective's payload on hw:
+// NCCL's NVLink (or PCIe) fraction and the ring search's NIC fraction,
+// each times its fitted efficiency (intraBW, netBW).
+func LineRates(hw Hardware, p Params) (intra, inter float64) {
+	f := nvlinkFraction[hw.Arch]
+	if hw.PCI {
+		f = pciFraction
+	}
+	return f * p.IntraEff, searchFraction * p.InterEff
+}
+
+// Impossible says which of p's efficiencies no link of hw can reach (a
+// share of its line rate above MaxLineRate): intra and inter, each "" when
+// the link can.
+func Impossible(hw Hardware, p Params) (intra, inter string) {
+	fi, fe := LineRates(hw, p)
+	if fi > MaxLineRate {
+		intra = fmt.Sprintf("intra efficiency %.3f (%.0f %% of the intra-node link's line rate)", p.IntraEff, fi*100)
+	}
+	if fe > MaxLineRate {
+		inter = fmt.Sprintf("inter efficiency %.3f (%.0f %% of a NIC's line rate)", p.InterEff, fe*100)
+	}
+	return intra, inter
+}
+
+// Unphysical says which of p's fitted values no hardware can have on hw,
+// each with its calibration file key: an efficiency above the link's line
+// rate (Impossible), or a per-hop or per-collective latency that with
+// NCCL's least table latency of its kind (NVLink or PCIe 0.6 or 1.0 µs,
+// network 2.7 µs, base 6.6 µs for a ring or a tree: tuning.cc's tables,
+// hwLat and baseLat) and the hardware's extra latency is below 0, which
+// times small collectives at 0 µs. nil when every value can be.
+func Unphysical(hw Hardware, p Params) []string {
+	var bad []string
+	intra, inter := Impossible(hw, p)
+	if intra != "" {
+		bad = append(bad, "params.intra_efficiency: "+intra)
+	}
+	if inter != "" {
+		bad = append(bad, "params.inter_efficiency: "+inter)
+	}
+	minIntra := hwLat[0][tRing][LL]
+	if hw.PCI {
+		minIntra = hwLat[1][tRing][LL]
+	}
+	if t := minIntra + p.IntraHop + float64(hw.IntraLatency)/1e6; t < 0 {
+		bad = append(bad, fmt.Sprintf("params.intra_hop_latency_us: %+.2f µs makes an intra-node hop %.2f µs, below 0", p.IntraHop, t))
+	}
+	if t := min(hwLat[2][tRing][LL], hwLat[2][tTree][LL]) + p.InterHop + float64(hw.InterLatency)/1e6; t < 0 {
+		bad = append(bad, fmt.Sprintf("params.inter_hop_latency_us: %+.2f µs makes a network hop %.2f µs, below 0", p.InterHop, t))
+	}
+	if t := min(baseLat[tRing][LL], baseLat[tTree][LL]) + p.Fixed; t < 0 {
+		bad = append(bad, fmt.Sprintf("params.fixed_cost_us: %+.2f µs makes NCCL's base latency %.2f µs, below 0", p.Fixed, t))
+	}
+	return bad
+}
+
 // Summary is the median and largest |error| of a set of relative errors.
 func Summary(errs []float64) (median, worst float64) {
 	if len(errs) == 0 {
@@ -192,6 +256,50 @@ func (c *Calibration) Model(hw Hardware) *Model {
 		m.Curves = c.Curves
 	}
 	return m
+}
+
+// Measured reports whether hw is the hardware the calibration was fitted
+// on, the case in which Model keeps the measured curves.
+func (c *Calibration) Measured(hw Hardware) bool { return hw == c.HW }
+
+// Describe names hw as a calibration warning compares two clusters: the
+// GPU generation, the intra-node link and the NICs per node.
+func (hw Hardware) Describe() string {
+	intra := "NVLink"
+	if hw.PCI {
+		intra = "PCIe"
+	}
+	d := fmt.Sprintf("%v, %s %s GB/s, %d × %s GB/s NICs per node", hw.Arch, intra, gbps(hw.IntraBW), hw.NICsPerNode, gbps(hw.NICBW))
+	if hw.NVLS {
+		d += ", NVLS"
+	}
+	if hw.InterLatency != 0 {
+		d += fmt.Sprintf(", network latency +%v", hw.InterLatency)
+	}
+	if hw.IntraLatency != 0 {
+		d += fmt.Sprintf(", intra-node latency +%v", hw.IntraLatency)
+	}
+	if hw.Protos != 0 {
+		var ps []string
+		for p := LL; p < numProtos; p++ {
+			if hw.Protos&(1<<p) != 0 {
+				ps = append(ps, p.String())
+			}
+		}
+		d += ", NCCL_PROTO=" + strings.Join(ps, ",")
+	}
+	if hw.BuffSize != 0 {
+		d += fmt.Sprintf(", NCCL_BUFFSIZE=%d", int64(hw.BuffSize))
+	}
+	if hw.ArmHost {
+		d += ", Arm host"
+	}
+	return d
+}
+
+// gbps is b in GB/s with as many decimals as it has (up to 3).
+func gbps(b units.Bandwidth) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", float64(b)/1e9), "0"), ".")
 }
 
 // File is the calibration as its file format (scenarios.Calibration).

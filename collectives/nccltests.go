@@ -191,6 +191,9 @@ func (lp *logParser) row(line string) error {
 		// pointed the user at the file instead of the cluster.
 		return lp.fail(lp.ln, "%v", err)
 	}
+	if errors.Is(err, errEditedRow) {
+		return lp.fail(lp.ln, "%v", err)
+	}
 	if err != nil {
 		return lp.fail(lp.ln, "%v (truncated log?)", err)
 	}
@@ -361,7 +364,69 @@ func parseRow(f []string) (Row, error) {
 	if r.Time == 0 {
 		return r, errors.New("time is 0")
 	}
+	if err := timeMatchesAlgBW(r.Size, rest[0], rest[1], ""); err != nil {
+		return r, err
+	}
+	if len(rest) == 8 {
+		if err := timeMatchesAlgBW(r.Size, rest[4], rest[5], "in-place "); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// errEditedRow is a row whose time and algbw nccl-tests cannot have
+// printed together.
+var errEditedRow = errors.New("the row was edited or is not nccl-tests' output: fix or remove it")
+
+// timeMatchesAlgBW checks that a row's algbw is its size over its time as
+// printed: nccl-tests computes both from one measured deltaSec (algbw =
+// bytes / 1e9 / deltaSec, src/*.cu GetBw) and prints each rounded by
+// getFloatStr (2, 1 or 0 decimals, else exponent notation: src/util.cu
+// at NVIDIA/nccl-tests a0b82b2260cf5152b9f8c061bbf7eaf0ba096432), so the
+// two agree to within their last printed digits. A size of 0 (rows below
+// one element per rank) has no bandwidth to check.
+func timeMatchesAlgBW(size units.Bytes, timeStr, bwStr, what string) error {
+	if size == 0 {
+		return nil
+	}
+	t, err1 := strconv.ParseFloat(timeStr, 64)
+	a, err2 := strconv.ParseFloat(bwStr, 64)
+	if err1 != nil || err2 != nil || t <= 0 {
+		return nil // checked by the caller
+	}
+	dt, da := halfULP(timeStr), halfULP(bwStr)
+	// algbw in GB/s of size bytes in t µs: size / t / 1e3.
+	lo := float64(size) / 1e3 / (t + dt)
+	hi := math.Inf(1)
+	if t > dt {
+		hi = float64(size) / 1e3 / (t - dt)
+	}
+	const slack = 1e-9
+	if a+da < lo*(1-slack) || a-da > hi*(1+slack) {
+		return fmt.Errorf("%stime %s µs and %salgbw %s GB/s disagree: %d B in %s µs is %.4g GB/s: %w",
+			what, timeStr, what, bwStr, int64(size), timeStr, float64(size)/1e3/t, errEditedRow)
+	}
+	return nil
+}
+
+// halfULP is half the unit of a printed number's last digit (0.005 for
+// "12.34", 0.5 for "123", 5e+02 for "1.2e+04").
+func halfULP(s string) float64 {
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return 0
+		}
+		exp = e
+	}
+	dec := 0
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		dec = len(mant) - i - 1
+	}
+	return 0.5 * math.Pow(10, float64(exp-dec))
 }
 
 // guessOp tells the collective of a log that does not name its test: no

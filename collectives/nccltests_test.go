@@ -25,7 +25,13 @@ func TestParseLogsBad(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
 		{"truncated", goodHeader + row + "     2097152        524288     float     sum      -1    76.24   27.5", "x.log:10: "},
 		{"other tool", "Running ib_send_bw\n #bytes #iterations BW peak[Gb/sec]\n 65536 1000 396.1\n", "x.log:3: no nccl-tests rows"},
-		{"decreasing", goodHeader + row + strings.Replace(row, "1048576", "1048000", 1), "x.log:10: size 1048000 does not increase"},
+		{"decreasing", goodHeader + row + "      524288        131072     float     sum      -1    40.00   13.11   24.58      0    40.00   13.11   24.58      0\n", "x.log:10: size 524288 does not increase"},
+		// QA6 F8: nccl-tests prints algbw = size / time from one deltaSec;
+		// a row whose time was edited (1e-9 µs for 1 MiB) moved every
+		// fitted parameter.
+		{"edited time", goodHeader + strings.Replace(row, "71.93", "1e-09", 1), "x.log:9: time 1e-09 µs and algbw 14.58 GB/s disagree: 1048576 B in 1e-09 µs is 1.049e+12 GB/s: the row was edited"},
+		{"edited in-place time", goodHeader + strings.Replace(row, "71.47", "61.47", 1), "x.log:9: in-place time 61.47 µs and in-place algbw 14.67 GB/s disagree"},
+		{"edited algbw", goodHeader + strings.Replace(row, "14.58", "14.60", 1), "x.log:9: time 71.93 µs and algbw 14.60 GB/s disagree: 1048576 B in 71.93 µs is 14.58 GB/s"},
 		{"no rows", goodHeader, "x.log:8: no nccl-tests rows"},
 		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9: #wrong is 3"},
 		{"binary", "\x7fELF\x02\x01\x01\x00\x00", "x.log:1: not a text file"},

@@ -49,6 +49,11 @@ type CalibrationLog struct {
 	Warning       string
 	// Own is the fit on this log alone (nil if it failed).
 	Own *CalibrationParams
+	// OwnExact: the log has no more sizes than the fit has parameters,
+	// so the fit on it alone passes through every row and says nothing;
+	// InExact: the same of every log together (the in-sample errors are
+	// then printed n/a, not 0.0 %).
+	OwnExact, InExact bool
 }
 
 // CalibrationReport is what `zerosim calibrate` prints.
@@ -80,6 +85,11 @@ func signedUS(v float64) string {
 	return s
 }
 
+// FitParameters is the number of parameters the network fit has: an
+// efficiency and a per-hop latency per link class and a fixed cost
+// (collectives.Params).
+const FitParameters = 5
+
 func calPct(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -98,12 +108,19 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 			host = fmt.Sprintf(" (one thread drives %d GPUs: modelled with its host launch floor)", l.GPUsPerThread)
 		}
 		fmt.Fprintf(&b, "\n%s: %s, %d ranks on %d nodes, %d sizes%s\n", l.Source, l.Op, l.Ranks, l.Nodes, len(l.Sizes), host)
-		if l.Own != nil {
+		switch {
+		case l.Own != nil && l.OwnExact:
+			fmt.Fprintf(&b, "  fitted on this log alone: n/a (%d sizes for %d parameters: any fit passes through them)\n", len(l.Sizes), FitParameters)
+		case l.Own != nil:
 			fmt.Fprintf(&b, "  fitted on this log alone: %s\n", *l.Own)
 		}
 		fmt.Fprintf(&b, "  %-11s %5s %10s %10s %10s %10s\n", "band", "rows", "in median", "in max", "loo median", "loo max")
 		for _, bd := range l.Bands {
-			fmt.Fprintf(&b, "  %-11s %5d %10s %10s %10s %10s\n", bd.Band, bd.Rows, calPct(bd.InMedian), calPct(bd.InMax), calPct(bd.LOOMedian), calPct(bd.LOOMax))
+			in, inMax := calPct(bd.InMedian), calPct(bd.InMax)
+			if l.InExact {
+				in, inMax = "n/a", "n/a"
+			}
+			fmt.Fprintf(&b, "  %-11s %5d %10s %10s %10s %10s\n", bd.Band, bd.Rows, in, inMax, calPct(bd.LOOMedian), calPct(bd.LOOMax))
 		}
 		if l.Warning != "" {
 			fmt.Fprintf(&b, "  warning: %s\n", l.Warning)

@@ -25,6 +25,10 @@ type ComputeCalibration struct {
 	KeptNetwork bool // the file's network part was kept
 	WithNetwork bool // the fit ran with the file's network part
 	KeptMemory  bool // the file's memory part was kept
+	// Carried are the parts of the scenario's own calibration the fit ran
+	// with that the file takes over ("the network part of c.yaml, which
+	// the fit ran with").
+	Carried []string
 	// Classes is the per-class fit of a trace (method trace).
 	Classes *ClassCalibration
 	// NoHeader leaves out the "# zerosim calibrate" line (calibrate
@@ -150,6 +154,9 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 	}
 	if r.KeptMemory {
 		kept += "; its memory part kept"
+	}
+	for _, c := range r.Carried {
+		kept += "; " + c
 	}
 	row("wrote", "%s (compute part%s); scenarios use it as communication.calibration", r.File, kept)
 	_, err := io.WriteString(w, b.String())

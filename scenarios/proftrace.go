@@ -88,8 +88,23 @@ type TraceKernels struct {
 	// order of their forward; Unattributed is the compute of no block
 	// (embedding, head, loss, optimizer; backward kernels whose forward op
 	// is unknown).
-	Modules                          bool
-	Block                            string
+	Modules bool
+	Block   string
+	// DeviceName is the first GPU of the trace's deviceProperties
+	// (Kineto's createDevicePropertiesJson "name", pytorch/kineto
+	// libkineto/src/DeviceProperties.cpp at
+	// e1f99a3cf48d434b262725adf965efa2532d20e7), WorldSize its
+	// distributedInfo.world_size (torch.profiler's _get_distributed_info,
+	// pytorch/pytorch torch/profiler/profiler.py at
+	// 0015978cdddb8676ae59fbfb2586c45b0eed87ad; 0 when absent), each
+	// with its file:line:column. Devices is the number of GPUs (kernel
+	// pids) with kernels; only the first one's are summed (one rank's
+	// step), Device names it.
+	DeviceName, DeviceAt             string
+	WorldSize                        int64
+	WorldSizeAt                      string
+	Devices                          int
+	Device                           string
 	Layers                           []TraceLayer
 	UnattributedFwd, UnattributedBwd units.Duration
 }
@@ -126,6 +141,7 @@ type span struct {
 }
 
 type kernel struct {
+	pid         string // the GPU (Kineto's kernel pid is the device)
 	name        string
 	ts, dur     int64
 	correlation int64
@@ -152,15 +168,18 @@ type launch struct {
 }
 
 type traceParser struct {
-	file     string
-	data     []byte
-	kernels  []kernel
-	launches map[int64]launch
-	steps    []span
-	passes   []span           // backward ops and optimizer steps, by thread
-	modules  []span           // nn.Module calls
-	forward  map[int64]launch // the earliest op of each sequence number
-	events   int
+	deviceName, deviceAt string
+	worldSize            int64
+	worldSizeAt          string
+	file                 string
+	data                 []byte
+	kernels              []kernel
+	launches             map[int64]launch
+	steps                []span
+	passes               []span           // backward ops and optimizer steps, by thread
+	modules              []span           // nn.Module calls
+	forward              map[int64]launch // the earliest op of each sequence number
+	events               int
 }
 
 // errAt is an error at the value that starts after byte offset off of
@@ -220,10 +239,12 @@ func (p *traceParser) read() error {
 		}
 		key, _ := tok.(string)
 		if key != "traceEvents" {
+			at := dec.InputOffset()
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
 				return syntax(err)
 			}
+			p.metadata(key, skip, at)
 			continue
 		}
 		found = true
@@ -363,7 +384,7 @@ func (p *traceParser) event(ev *traceEvent) error {
 		if err != nil {
 			return err
 		}
-		p.kernels = append(p.kernels, kernel{name: ev.Name, ts: ts, dur: dur, correlation: c, hasCorr: ok})
+		p.kernels = append(p.kernels, kernel{pid: string(ev.Pid), name: ev.Name, ts: ts, dur: dur, correlation: c, hasCorr: ok})
 	case isLaunch(ev.Cat):
 		c, ok, err := correlation(ev.Args.Correlation)
 		if err != nil {
@@ -384,6 +405,32 @@ func (p *traceParser) event(ev *traceEvent) error {
 		}
 	}
 	return nil
+}
+
+// metadata reads the trace's deviceProperties and distributedInfo (the
+// value of key at byte offset at); a value of another shape is not a
+// statement and is skipped.
+func (p *traceParser) metadata(key string, v json.RawMessage, at int64) {
+	pos := func() string {
+		err := p.errAt(at, "")
+		return strings.TrimSuffix(err.Error(), ": ")
+	}
+	switch key {
+	case "deviceProperties":
+		var d []struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(v, &d) == nil && len(d) > 0 && d[0].Name != "" {
+			p.deviceName, p.deviceAt = d[0].Name, pos()
+		}
+	case "distributedInfo":
+		var d struct {
+			WorldSize int64 `json:"world_size"`
+		}
+		if json.Unmarshal(v, &d) == nil && d.WorldSize > 0 {
+			p.worldSize, p.worldSizeAt = d.WorldSize, pos()
+		}
+	}
 }
 
 // stepTotals is one step's sums.
@@ -411,6 +458,23 @@ type placed struct {
 // when the trace has no launch for it) and to a pass by the op that
 // launched it, and returns the median step.
 func (p *traceParser) sum() (*TraceKernels, error) {
+	// One GPU's kernels: a trace of several devices (merged ranks, or one
+	// process driving several GPUs) would sum every GPU's step.
+	var pids []string
+	for _, k := range p.kernels {
+		if !slices.Contains(pids, k.pid) {
+			pids = append(pids, k.pid)
+		}
+	}
+	if len(pids) > 1 {
+		kept := p.kernels[:0]
+		for _, k := range p.kernels {
+			if k.pid == pids[0] {
+				kept = append(kept, k)
+			}
+		}
+		p.kernels = kept
+	}
 	computeKernels := 0
 	for _, k := range p.kernels {
 		if !IsNCCLKernel(k.name) {
@@ -522,6 +586,11 @@ func (p *traceParser) sum() (*TraceKernels, error) {
 	if hasBackward && matched > 0 {
 		tk.Passes = true
 		tk.Forward, tk.Backward, tk.Optimizer = units.Duration(m.fwd), units.Duration(m.bwd), units.Duration(m.opt)
+	}
+	tk.DeviceName, tk.DeviceAt, tk.WorldSize, tk.WorldSizeAt = p.deviceName, p.deviceAt, p.worldSize, p.worldSizeAt
+	tk.Devices = len(pids)
+	if len(pids) > 0 {
+		tk.Device = pids[0]
 	}
 	return tk, nil
 }

@@ -33,16 +33,21 @@ func TestParseProfilerTrace(t *testing.T) {
 			Forward: 1800 * us, Backward: 3600 * us, Optimizer: 500 * us, NCCL: 700 * us,
 			GEMM: 3000 * us, Attention: 1800 * us, Other: 1100 * us, GEMMKernels: 4, AttentionKernels: 2, OtherKernels: 5,
 			AttentionFamily: KernelFA2, AttentionFamilyTime: 1800 * us,
-			Modules: true, Block: "Block", Layers: []TraceLayer{{"Block_0", 1000 * us, 2300 * us}, {"Block_1", 800 * us, 1300 * us}}}},
+			Modules: true, Block: "Block", Layers: []TraceLayer{{"Block_0", 1000 * us, 2300 * us}, {"Block_1", 800 * us, 1300 * us}},
+			DeviceName: "NVIDIA H100 80GB HBM3", DeviceAt: "step.json:3:23", WorldSize: 16, WorldSizeAt: "step.json:16:22", Devices: 1, Device: "0"}},
 		// No ProfilerStep and no launches: the whole trace is one step, NCCL
 		// excluded (both kernel names), fractional microseconds kept.
 		{"bare", `{"traceEvents":[` + kernel("gemm", 10, 100, 1) + `,` + kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 20, 50, 2) + `,` +
 			kernel("ncclDevKernel_AllGather_RING_LL", 30, 25, 3) + `,{"ph":"X","cat":"Kernel","name":"add","pid":0,"tid":7,"ts":200,"dur":0.5}]}`,
 			TraceKernels{Step: "the whole trace", Compute: 100500 * units.Nanosecond, Kernels: 2, NCCL: 75 * us,
-				GEMM: 100 * us, Other: 500 * units.Nanosecond, GEMMKernels: 1, OtherKernels: 1}},
+				GEMM: 100 * us, Other: 500 * units.Nanosecond, GEMMKernels: 1, OtherKernels: 1, Devices: 1, Device: "0"}},
+		// QA6 F9: kernels of two GPUs (a merged trace, or -g 8): only the
+		// first device's are one rank's step (800 ms was summed for 400).
+		{"two devices", `{"traceEvents":[` + kernel("gemm", 10, 100, 1) + `,` + strings.Replace(kernel("gemm", 10, 100, 2), `"pid":0`, `"pid":1`, 1) + `]}`,
+			TraceKernels{Step: "the whole trace", Compute: 100 * us, Kernels: 1, GEMM: 100 * us, GEMMKernels: 1, Devices: 2, Device: "0"}},
 		// A backward op but no launch events: no split into passes.
 		{"no launches", `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: MmBackward0","pid":1,"tid":2,"ts":0,"dur":500},` +
-			kernel("gemm", 10, 100, 1) + `]}`, TraceKernels{Step: "the whole trace", Compute: 100 * us, Kernels: 1, GEMM: 100 * us, GEMMKernels: 1}},
+			kernel("gemm", 10, 100, 1) + `]}`, TraceKernels{Step: "the whole trace", Compute: 100 * us, Kernels: 1, GEMM: 100 * us, GEMMKernels: 1, Devices: 1, Device: "0"}},
 		// PyTorch 1.8's categories: Operator, Runtime, Kernel.
 		{"old categories", `{"traceEvents":[{"ph":"X","cat":"Operator","name":"ProfilerStep#5","pid":1,"tid":1,"ts":0,"dur":1000},` +
 			`{"ph":"X","cat":"Operator","name":"autograd::engine::evaluate_function: MmBackward","pid":1,"tid":2,"ts":100,"dur":50},` +
@@ -51,7 +56,7 @@ func TestParseProfilerTrace(t *testing.T) {
 			`{"ph":"X","cat":"Kernel","name":"volta_sgemm_128x64_nn","pid":0,"tid":7,"ts":2000,"dur":40,"args":{"correlation":1}},` +
 			`{"ph":"X","cat":"Kernel","name":"volta_sgemm_128x64_nt","pid":0,"tid":7,"ts":2100,"dur":70,"args":{"correlation":2}}]}`,
 			TraceKernels{Steps: 1, Step: "ProfilerStep#5", Compute: 110 * us, Kernels: 2, Passes: true, Forward: 40 * us, Backward: 70 * us,
-				GEMM: 110 * us, GEMMKernels: 2}},
+				GEMM: 110 * us, GEMMKernels: 2, Devices: 1, Device: "0"}},
 	} {
 		got, err := ParseProfilerTrace(c.name, []byte(c.data))
 		if err != nil {

@@ -249,7 +249,9 @@ type RunFacts struct {
 	// gradient accumulation × data-parallel size): Megatron's "global batch
 	// size:" of its last iteration line, or its global_batch_size argument;
 	// torchtitan's "global batch size" of its start line; DeepSpeed's
-	// train_batch_size. GlobalBatchLine is its line, GlobalBatchWhat what
+	// train_batch_size; NeMo's global_batch_size metric (its last line's);
+	// the Hugging Face Trainer's "Total train batch size"; Composer's
+	// samples_per_sec ÷ batches_per_sec. GlobalBatchLine is its line, GlobalBatchWhat what
 	// the log calls it.
 	GlobalBatch     int64
 	GlobalBatchLine int
@@ -306,7 +308,20 @@ var (
 	titanGBS    = regexp.MustCompile(`with local batch size \d{1,18},.*\sglobal batch size (\d{1,18})(?:,|$)`)
 	titanSeq    = regexp.MustCompile(`with local batch size \d{1,18},.*\ssequence length (\d{1,18})(?:,|$)`)
 	titanParams = regexp.MustCompile(`\ssize:\s*([0-9][0-9,]{0,30}) total parameters`)
-	titanCap    = regexp.MustCompile(`\scapacity: .* with ([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB memory`)
+	// The Hugging Face Trainer's "***** Running training *****" block
+	// (src/transformers/trainer.py at 2cda12cbf6e476183e68ec476551fa7e3717394a,
+	// _inner_training_loop: f"  Total train batch size (w. parallel,
+	// distributed & accumulation) = {total_train_batch_size:,}"; older
+	// Trainers print it with %d, without the thousands' commas).
+	hfGBS = regexp.MustCompile(`Total train batch size \(w\. parallel, distributed & accumulation\) = ([0-9][0-9,]{0,30})\s*$`)
+	// NeMo's global_batch_size metric (MegatronDataSampler.
+	// on_megatron_step_end, nemo/lightning/pytorch/plugins/data_sampler.py
+	// at NVIDIA/NeMo 012c06eaca48c06dea38abe173ffb7b5bba6e85e:
+	// pl_module.log("global_batch_size", current_global_batch_size,
+	// prog_bar=True)), printed by ProgressPrinter as "| global_batch_size:
+	// 128 |" and by the progress bar as "global_batch_size=128.0".
+	nemoGBS  = regexp.MustCompile(`(?:\| |, )global_batch_size(?:: |=)([0-9]{1,18})(?:\.0{1,9})?(?: \||,|\]|$)`)
+	titanCap = regexp.MustCompile(`\scapacity: .* with ([0-9]{1,9}(?:\.[0-9]{1,9})?)GiB memory`)
 	// tqdm's bar without a description: "  5%|▌    | 50/1000 [01:40<31:40,  2.00s/it]".
 	hfBar     = regexp.MustCompile(`^\s*(?:\d{1,3}%\|[^|]*\|\s*)?(\d{1,18})/(\d{1,18})\s*\[[0-9:]{1,20}<[0-9:?]{1,20},\s*([0-9]{1,12}(?:\.[0-9]{1,9})?)(s/it|it/s)(?:[],]|$)`)
 	hfSummary = regexp.MustCompile(`'train_runtime':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?,.*'train_steps_per_second':\s*'?([0-9]{1,15}(?:\.[0-9]{1,9})?)'?`)
@@ -348,6 +363,9 @@ type composerBlock struct {
 	byBatch   bool   // the header counts batches (no epoch prefix)
 	timeBatch int64
 	hasTime   bool // it prints Train time/batch
+	// samplesPerSec and batchesPerSec are SpeedMonitor's throughput/
+	// samples_per_sec and throughput/batches_per_sec (0: not printed).
+	samplesPerSec, batchesPerSec float64
 }
 
 // hfBarLine is one tqdm bar of a Hugging Face Trainer log.
@@ -392,6 +410,18 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				return fmt.Errorf("%s:%d: Composer block %s prints no Train time/batch to number its batch: give the console log as Composer prints it", name, b.st.Line, b.head)
 			}
 			b.st.Step = b.timeBatch
+		}
+		if b.samplesPerSec > 0 && b.batchesPerSec > 0 && l.Run.GlobalBatchWhat != "global batch size" {
+			// SpeedMonitor.batch_end (composer/callbacks/speed_monitor.py
+			// at mosaicml/composer 003ec03f7c9a69c0bf0dabbe949a6f55daa7a447)
+			// divides the window's samples and its batches by the same
+			// wall clock, and state.timestamp counts every rank's
+			// samples: their ratio is the samples (sequences) of one
+			// global batch, averaged over the window. Printed to 4
+			// decimals, it is rounded to the whole sequence.
+			if g := math.Round(b.samplesPerSec / b.batchesPerSec); g >= 1 && g < 1e15 {
+				l.Run.GlobalBatch, l.Run.GlobalBatchLine, l.Run.GlobalBatchWhat = int64(g), b.st.Line, "throughput/samples_per_sec ÷ batches_per_sec"
+			}
 		}
 		return add(TrainLogComposer, b.st)
 	}
@@ -752,6 +782,19 @@ func (f *RunFacts) read(line string, at int) {
 		}
 		return
 	}
+	if strings.Contains(line, "Total train batch size (w. parallel, distributed & accumulation) = ") {
+		if m := hfGBS.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = num(m[1]), at, "Total train batch size"
+		}
+		return
+	}
+	if strings.Contains(line, "global_batch_size") && f.GlobalBatchWhat != "global batch size" {
+		// The last line's: NeMo's rampup_batch_size changes it during
+		// the run, and the steady state is read from the last lines.
+		if m := nemoGBS.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
+			f.GlobalBatch, f.GlobalBatchLine, f.GlobalBatchWhat = num(m[1]), at, "global_batch_size"
+		}
+	}
 	if strings.Contains(line, " total parameters") {
 		if m := titanParams.FindStringSubmatch(line); m != nil && num(m[1]) > 0 {
 			f.Params, f.ParamsLine = num(m[1]), at
@@ -920,6 +963,13 @@ func (b *composerBlock) set(key, value string) error {
 		if v > 0 {
 			b.st.TimeMS = 1e3 / v
 		}
+		b.batchesPerSec = v
+	case "throughput/samples_per_sec":
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || v < 0 || v > 1e15 {
+			return fmt.Errorf("throughput/samples_per_sec %q is not a rate", value)
+		}
+		b.samplesPerSec = v
 	case "memory/peak_reserved_mem", "memory/peak_reserved_mem_max":
 		gb, err := strconv.ParseFloat(value, 64)
 		if err != nil || gb < 0 || gb > 1e9 {

@@ -40,7 +40,8 @@ type PlanOptions struct {
 	// Prefetch are the ZeRO-3 prefetch depths (default 1 and 2).
 	Prefetch []int
 	// Algorithms are the collective algorithms (default auto, ring,
-	// hierarchical).
+	// hierarchical; only auto when the scenario has a network calibration,
+	// which corrects NCCL's cost model, not the alpha–beta lowerings).
 	Algorithms []string
 	// CP are the context-parallel degrees searched (ring attention over cp
 	// GPUs: a rank keeps seq_len/cp of each sequence). Each keeps the GPU
@@ -411,7 +412,14 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if sp.prefetch == nil {
 		sp.prefetch = []int{1, 2}
 	}
-	if sp.algorithms == nil {
+	switch cd := s.Communication.CalibrationData; {
+	case sp.algorithms != nil:
+	case cd != nil && cd.HasNetwork():
+		// A network calibration corrects NCCL's cost model (auto) only:
+		// ring and hierarchical, zerosim's alpha–beta lowerings, would be
+		// ranked uncalibrated against it (zero's calibrationWarnings).
+		sp.algorithms = []string{"auto"}
+	default:
 		sp.algorithms = []string{"auto", "ring", "hierarchical"}
 	}
 	return sp, nil

@@ -389,18 +389,65 @@ func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 	return cal.Model(hw), nil
 }
 
+// calibrationWarnings says when s's network calibration is not used as
+// measured: an explicit ring, tree or hierarchical algorithm runs
+// zerosim's alpha–beta lowerings, which the calibration does not correct
+// (its efficiencies and latencies are relative to NCCL's cost model: its
+// bandwidth after the channel search and its latency tables, not to the
+// links' nominal figures); and a calibration fitted on other hardware
+// applies its corrections to this cluster's figures without its measured
+// curves.
+func calibrationWarnings(s *scenarios.Scenario, algo collectives.Algo) []string {
+	cd := s.Communication.CalibrationData
+	if cd == nil || !cd.HasNetwork() {
+		return nil
+	}
+	name := s.Communication.Calibration
+	if name == "" {
+		name = "the calibration"
+	}
+	var w []string
+	if algo == collectives.Ring || algo == collectives.Tree || algo == collectives.Hierarchical {
+		w = append(w, fmt.Sprintf("communication.algorithm %s runs zerosim's alpha–beta lowering: the network part of %s (fitted to NCCL's cost model) is not used; set communication.algorithm=auto to time the collectives as calibrated", s.Communication.Algorithm, name))
+		return w
+	}
+	cal, err := collectives.CalibrationOf(cd)
+	if err != nil {
+		return nil
+	}
+	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
+		// A hand-edited file, or a fit whose logs did not constrain a
+		// value (QA6 F6: inter_efficiency 50, fixed_cost_us -500 timed a
+		// 2-node 1 MiB all-reduce at 4.09 µs, busbw 481 GB/s).
+		w = append(w, fmt.Sprintf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", name, b))
+	}
+	if hw := collectives.HardwareOf(s); !cal.Measured(hw) {
+		w = append(w, fmt.Sprintf("the network part of %s was fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", name, cal.HW.Describe(), hw.Describe()))
+	}
+	return w
+}
+
 // timing names what times the collectives of s.
 func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) string {
 	if algo == collectives.Tree {
 		// kindAlgo: trees only all-reduce.
+		if cd := s.Communication.CalibrationData; cd != nil && cd.HasNetwork() {
+			return "alpha–beta, not calibrated; all-reduces on the tree, the other collectives on its ring"
+		}
 		return "alpha–beta; all-reduces on the tree, the other collectives on its ring"
 	}
 	if m == nil || (algo != collectives.Auto && algo != collectives.NVLS && algo != collectives.NVLSTree) {
+		if cd := s.Communication.CalibrationData; cd != nil && cd.HasNetwork() {
+			return "alpha–beta, not calibrated"
+		}
 		return "alpha–beta"
 	}
 	if c := s.Communication.Calibration; s.Communication.CalibrationData != nil && s.Communication.CalibrationData.HasNetwork() {
 		if c == "" {
 			c = "a calibration"
+		}
+		if cal, err := collectives.CalibrationOf(s.Communication.CalibrationData); err == nil && !cal.Measured(collectives.HardwareOf(s)) {
+			c += " of other hardware, its measured curves not used"
 		}
 		return "NCCL's cost model calibrated by " + c + treeOnly(algo)
 	}
@@ -534,6 +581,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Symmetric = sym
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	res.Timing = timing(s, model, algo)
+	res.Warnings = append(res.Warnings, calibrationWarnings(s, algo)...)
 	res.Degraded = s.Cluster.DegradedLinks()
 	for _, d := range res.Degraded {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("degraded %s link at %s: %s; every collective crossing it runs at its pace", d.Class, d.Where(), d.Change()))

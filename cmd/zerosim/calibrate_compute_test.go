@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -562,5 +563,104 @@ func TestCalibrateTraceGzip(t *testing.T) {
 	}
 	if _, err := os.Stat(file); err == nil {
 		t.Error("truncated: wrote a file")
+	}
+}
+
+// TestCalibrateStepTimeCarriesWhatItRanWith (QA6 F5): a --step-time fit
+// runs with the scenario's own calibration, its attention efficiency
+// (calibrate --trace) and its network part; the new file takes them over,
+// so that a scenario naming it replays the measured step (before: 586.484
+// ms for 600 ms, 615.31 ms for 620 ms). When --file holds another network
+// part it is kept, with a warning that the file will not reproduce the
+// fit.
+func TestCalibrateStepTimeCarriesWhatItRanWith(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "step.json")
+	classTrace(t, trace, 0.6, 0.25)
+	mix := filepath.Join(dir, "mix.yaml")
+	if _, errOut, code := runCLI("calibrate", "--trace", trace, "default", "--file", mix); code != 0 {
+		t.Fatalf("trace: exit %d: %s", code, errOut)
+	}
+	logs := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests")
+	net := filepath.Join(dir, "net.yaml")
+	if _, errOut, code := runCLI("calibrate", filepath.Join(logs, "h100_2node_allreduce_default_xe9680_nccltests309.log"),
+		filepath.Join(logs, "h100_4node_allreduce_default_nccltests309.log"), "--gpus-per-node", "8", "--file", net); code != 0 {
+		t.Fatalf("network: exit %d: %s", code, errOut)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if _, errOut, code := runCLI("calibrate", filepath.Join(logs, "h100_2node_allreduce_default_xe9680_nccltests309.log"), "--gpus-per-node", "8", "--file", other); code != 0 {
+		t.Fatalf("network: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		name, cal, step, file string
+		wrote, warn           string
+	}{
+		{"attention", mix, "600ms", "a.yaml", "attention_efficiency 0.25 from " + mix + ", which the fit ran with", ""},
+		{"network", net, "620ms", "n.yaml", "the network part of " + net + ", which the fit ran with", ""},
+		{"another network", net, "620ms", other, "its network part kept", "zerosim: warning: the fit ran with the network part of " + net + " (the scenario's communication.calibration), " + other + " keeps its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := tc.file
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(dir, file)
+			}
+			out, errOut, code := runCLI("calibrate", "--step-time", tc.step, "default", "--set", "communication.calibration="+tc.cal, "--file", file)
+			if code != 0 || !strings.Contains(out, tc.wrote) || (tc.warn == "") != (errOut == "") || !strings.HasPrefix(errOut, tc.warn) {
+				t.Fatalf("exit %d, stdout lacks %q or stderr %q is not %q:\n%s", code, tc.wrote, errOut, tc.warn, out)
+			}
+			out, errOut, code = runCLI("run", "default", "--set", "communication.calibration="+file, "--format", "json")
+			if code != 0 {
+				t.Fatalf("run: exit %d: %s", code, errOut)
+			}
+			var r struct {
+				StepTimePS int64 `json:"step_time_ps"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := units.ParseDuration(tc.step)
+			if reproduces := math.Abs(float64(r.StepTimePS)/float64(want)-1) < 1e-4; reproduces != (tc.warn == "") {
+				t.Errorf("run with %s: step %v, measured %v: reproduces %t", file, units.Duration(r.StepTimePS), want, reproduces)
+			}
+		})
+	}
+}
+
+// TestCalibrateTraceOfAnotherRun (QA6 F9): a trace whose deviceProperties
+// name another GPU, or whose distributedInfo.world_size is another number
+// of GPUs than the scenario's, is refused as --train-log refuses a log of
+// another run (an A100 trace of 64 ranks fitted 0.5946 for 16 H100s).
+func TestCalibrateTraceOfAnotherRun(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "step.json")
+	classTrace(t, base, 0.6, 0.25)
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, meta string
+		want       string // "" = fitted
+	}{
+		{"h100 16", `"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],"distributedInfo":{"rank":0,"world_size":16},`, ""},
+		{"a100", `"deviceProperties":[{"id":0,"name":"NVIDIA A100-SXM4-40GB"}],`, ":1:21: the trace ran on NVIDIA A100-SXM4-40GB (A100-40GB), the scenario's cluster is H100-80GB: the trace is of another GPU"},
+		{"64 ranks", `"distributedInfo":{"rank":0,"world_size":64},`, ":1:20: the trace's world_size is 64 GPUs, the scenario's 16 (cluster.nodes 2 × gpus_per_node 8): the trace is of another run; --set cluster.nodes=8"},
+	} {
+		trace := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".json")
+		if err := os.WriteFile(trace, bytes.Replace(data, []byte("{"), []byte("{"+tc.meta), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+		out, errOut, code := runCLI("calibrate", "--trace", trace, "default", "--file", file)
+		if tc.want == "" {
+			if code != 0 {
+				t.Errorf("%s: exit %d: %s", tc.name, code, errOut)
+			}
+			continue
+		}
+		_, statErr := os.Stat(file)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "zerosim: "+trace+tc.want) || strings.Count(errOut, "\n") != 1 || statErr == nil {
+			t.Errorf("%s: exit %d, stderr %q, want %q, no file", tc.name, code, errOut, trace+tc.want)
+		}
 	}
 }

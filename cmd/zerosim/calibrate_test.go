@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestNCCLTestsRoundTrip: `collective --format nccl-tests` parsed as an
@@ -171,5 +174,156 @@ func TestNCCLTestsRoundTripGPUsPerThread(t *testing.T) {
 	_, errOut, code = runCollectiveCLI(t, "--gpus-per-thread", "0")
 	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--gpus-per-thread 0") {
 		t.Errorf("--gpus-per-thread 0: exit %d: %q", code, errOut)
+	}
+}
+
+// TestCalibrateFasterThanHardware (QA6 F2): logs of a faster cluster than
+// --scenario's (the default's H100s and eight 50 GB/s NICs per node read
+// against llama2-13b-a100-eth's A100s and one 12.5 GB/s NIC) fitted inter
+// efficiency 37.4 and wrote it, with a warning "0.0× … degraded fabric?".
+// Now the fit is refused above the links' line rate (exit 2, one line, no
+// file), and a log faster than nominal says so with its ratio.
+func TestCalibrateFasterThanHardware(t *testing.T) {
+	table, errOut, code := runCollectiveCLI(t, "--size", "1MiB:1GiB", "--format", "nccl-tests")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "h100.log")
+	if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scenario string
+		code     int
+		err      string // in the one line on stderr; "" = none
+	}{
+		{"default", 0, ""},
+		{"llama2-13b-a100-eth", 2, log + ": the fit needs intra efficiency 4.394 (352 % of the intra-node link's line rate) and inter efficiency 34.419 (3304 % of a NIC's line rate)"},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			cal := filepath.Join(dir, tc.scenario+".yaml")
+			out, eo, code := runCLI("calibrate", log, "--gpus-per-node", "8", "--scenario", tc.scenario, "--file", cal)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, eo)
+			}
+			_, statErr := os.Stat(cal)
+			if tc.err == "" {
+				if eo != "" || statErr != nil {
+					t.Errorf("stderr %q, file: %v", eo, statErr)
+				}
+				return
+			}
+			if out != "" || strings.Count(eo, "\n") != 1 || !strings.Contains(eo, tc.err) ||
+				!strings.Contains(eo, "faster than llama2-13b-a100-eth's Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node") {
+				t.Errorf("stdout %q, stderr %q, want one line with %q", out, eo, tc.err)
+			}
+			if !os.IsNotExist(statErr) {
+				t.Error("a calibration file was written")
+			}
+		})
+	}
+}
+
+// TestCalibrationLogRatio: the per-log warning gives the measured/nominal
+// ratio with its digits (it printed 0.03 as "0.0×") and tells a log
+// faster than the hardware from a degraded one.
+func TestCalibrationLogRatio(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := collectives.HardwareOf(s)
+	nom := collectives.NewModel(hw)
+	sizes := []int64{1 << 20, 16 << 20, 1 << 30}
+	for _, tc := range []struct {
+		ratio float64
+		want  string
+	}{
+		{0.0312, "0.031× the nominal hardware's time at 1073741824 B: faster than this hardware can go: the log is of another cluster; check --scenario"},
+		{0.4, "0.4× the nominal hardware's time at 1073741824 B: faster than this hardware can go"},
+		{1, ""},
+		{4, "4.0× the nominal hardware's time at 1073741824 B: degraded fabric? check links"},
+	} {
+		c := collectives.Curve{Op: collectives.AllReduce, Shape: collectives.Shape{Ranks: 16, Nodes: 2}, Sizes: sizes}
+		for _, s := range sizes {
+			ch, err := nom.Time(c.Op, c.Shape, collectives.Auto, units.Bytes(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.TimesUS = append(c.TimesUS, float64(ch.Time)/1e6*tc.ratio)
+		}
+		fit := &collectives.Fit{Params: collectives.Nominal}
+		l := calibrationLog(hw, fit, []collectives.Curve{c}, 0)
+		if tc.want == "" && l.Warning != "" || !strings.HasPrefix(l.Warning, tc.want) {
+			t.Errorf("ratio %g: warning %q, want %q", tc.ratio, l.Warning, tc.want)
+		}
+	}
+}
+
+// TestCalibrateFewSizes (QA6 F11): a log of no more sizes than the fit's
+// 5 parameters printed "0.0 %" in-sample errors and a per-log fit that
+// passes through every row; both are n/a now, with a warning.
+func TestCalibrateFewSizes(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		sizes string
+		n     int
+		exact bool
+	}{{"1MiB:1MiB", 1, true}, {"1MiB:16MiB", 5, true}, {"1MiB:32MiB", 6, false}} {
+		table, errOut, code := runCollectiveCLI(t, "--size", tc.sizes, "--format", "nccl-tests")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		log := filepath.Join(dir, fmt.Sprintf("few%d.log", tc.n))
+		if err := os.WriteFile(log, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, eo, code := runCLI("calibrate", log, "--gpus-per-node", "8", "--file", filepath.Join(dir, fmt.Sprintf("few%d.yaml", tc.n)))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.sizes, code, eo)
+		}
+		warn := fmt.Sprintf("warning: %d sizes for the fit's 5 parameters: its fitted values are not measured", tc.n)
+		own := fmt.Sprintf("fitted on this log alone: n/a (%d sizes for 5 parameters", tc.n)
+		if strings.Contains(out, warn) != tc.exact || strings.Contains(out, own) != tc.exact || strings.Contains(out, "n/a        n/a") != tc.exact {
+			t.Errorf("%s: n/a and warning %t, want %t:\n%s", tc.sizes, !tc.exact, tc.exact, out)
+		}
+	}
+}
+
+// TestCalibrateShadowedLog (QA6 F12): two logs of one op and shape over
+// overlapping sizes both enter the fit, but the replay uses the first
+// one's times: the second is warned of; logs over disjoint sizes are not.
+func TestCalibrateShadowedLog(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, sizes string) string {
+		table, errOut, code := runCollectiveCLI(t, "--size", sizes, "--format", "nccl-tests")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := write("a.log", "1MiB:64MiB"), write("b.log", "16MiB:1GiB"), write("c.log", "128MiB:1GiB")
+	for _, tc := range []struct {
+		name   string
+		second string
+		warn   string
+	}{
+		{"overlap", b, a + ":23 measured allreduce on 16 ranks of 2 nodes too: from 16777216 B to 67108864 B the replay uses its times (the first given), not this log's"},
+		{"disjoint", c, ""},
+	} {
+		out, eo, code := runCLI("calibrate", a, tc.second, "--gpus-per-node", "8", "--file", filepath.Join(dir, tc.name+".yaml"))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, eo)
+		}
+		_, second, _ := strings.Cut(out, "\n"+tc.second)
+		if got := strings.Contains(out, "the replay uses its times"); got != (tc.warn != "") || !strings.Contains(second, tc.warn) {
+			t.Errorf("%s: warning %t, want %q under the second log:\n%s", tc.name, got, tc.warn, out)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -182,6 +183,9 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		classes       *reports.ClassCalibration
 	)
 	if trace != nil {
+		if err := checkTrace(trace, s); err != nil {
+			return err
+		}
 		eff, before, after, classes, err = fitTrace(o, s, trace)
 	} else {
 		eff, before, after, err = fitCompute(o, s, measured)
@@ -190,11 +194,23 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		return err
 	}
 	cc := calCompute(o, s, method, measured, eff, trace, classes)
-	if err := writeComputeCalibration(o.file, old, cc); err != nil {
+	carry := carriedParts(o, s, old, withNetwork, cc)
+	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Compute = cc; carry.apply(c) }); err != nil {
 		return err
 	}
+	if carry.warning != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
+	}
+	if trace != nil && trace.Devices > 1 {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: kernels of %d GPUs (pids): only the first's (pid %s) are summed, one rank's step\n", o.trace, trace.Devices, trace.Device)
+	}
+	if trace == nil {
+		if w := lowEfficiency(s, eff); w != "" {
+			fmt.Fprintf(a.err, "zerosim: warning: --step-time %v: %s\n", measured, w)
+		}
+	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
-		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes}
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes, Carried: carry.notes}
 	if trace != nil {
 		rep.Trace = &reports.TraceSummary{File: o.trace, Step: trace.Step, Steps: trace.Steps, Kernels: trace.Kernels, Passes: trace.Passes,
 			Forward: trace.Forward, Backward: trace.Backward, Optimizer: trace.Optimizer, NCCL: trace.NCCL}
@@ -455,4 +471,100 @@ func minutesAsSeconds(v string) (string, bool) {
 		return strconv.FormatFloat(f*u.sec, 'f', -1, 64) + "s", true
 	}
 	return "", false
+}
+
+// lowEfficiency says when a compute efficiency fitted to a whole step is
+// below half the least that the published runs on s's GPU fitted (the
+// range run quotes, zero.PublishedRange): such a step is likely of a
+// larger run than the scenario's (more sequences or tokens per step,
+// another model) or of more than one optimizer step. "" otherwise.
+func lowEfficiency(s *scenarios.Scenario, eff float64) string {
+	fp8 := s.Training.FP8 != scenarios.FP8None
+	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
+	if n == 0 || !onGPU || eff >= lo/2 {
+		return ""
+	}
+	kind := "bf16"
+	if fp8 {
+		kind = "fp8"
+	}
+	return fmt.Sprintf("the fitted compute efficiency %.4f is below half the %.2f–%.2f that %d published %s runs on %s fitted (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
+		eff, lo, hi, n, kind, s.Cluster.GPU, s.Name)
+}
+
+// carried is what a compute fit's new file takes over from the scenario's
+// own calibration, which the fit ran with (QA6 F5: a --step-time fit on
+// a scenario whose calibration held an attention efficiency or a network
+// part printed an "after" that the new file, without them, did not
+// reproduce).
+type carried struct {
+	network *scenarios.Calibration // the network part to write (nil: none)
+	notes   []string               // what the report says was carried
+	warning string                 // what the new file lacks ("" = nothing)
+}
+
+func (c carried) apply(f *scenarios.Calibration) {
+	if n := c.network; n != nil {
+		f.Hardware, f.Params, f.Curves = n.Hardware, n.Params, n.Curves
+	}
+}
+
+// carriedParts carries into the new compute part cc (method step-time)
+// the attention efficiency the scenario took from its calibration, and
+// into the file the scenario's network part when the fit ran with it and
+// the file (old) has none; when old has another network part, it warns
+// that the file will not reproduce the fit.
+func carriedParts(o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool, cc *scenarios.CalCompute) carried {
+	var c carried
+	cd := s.Communication.CalibrationData
+	if cd == nil || withNetwork {
+		return c
+	}
+	name := s.Communication.Calibration
+	if sc := cd.Compute; sc != nil && cc.Method == scenarios.CalMethodStepTime && sc.AttentionEfficiency > 0 &&
+		s.Training.AttentionEfficiency == sc.AttentionEfficiency && cc.AttentionEfficiency == 0 {
+		cc.AttentionEfficiency, cc.AttentionKernel = sc.AttentionEfficiency, sc.AttentionKernel
+		c.notes = append(c.notes, fmt.Sprintf("attention_efficiency %s from %s, which the fit ran with", strconv.FormatFloat(sc.AttentionEfficiency, 'g', -1, 64), name))
+	}
+	if !cd.HasNetwork() {
+		return c
+	}
+	switch {
+	case old == nil || !old.HasNetwork():
+		net := *cd
+		net.Compute, net.Memory = nil, nil
+		c.network = &net
+		c.notes = append(c.notes, "the network part of "+name+", which the fit ran with")
+	case !sameNetwork(old, cd):
+		c.warning = fmt.Sprintf("the fit ran with the network part of %s (the scenario's communication.calibration), %s keeps its own: a scenario naming %s will not reproduce the step after; calibrate into %s, or remove the scenario's calibration to fit with %s's",
+			name, o.file, o.file, name, o.file)
+	}
+	return c
+}
+
+// sameNetwork reports whether a and b have the same network part.
+func sameNetwork(a, b *scenarios.Calibration) bool {
+	return reflect.DeepEqual(a.Hardware, b.Hardware) && a.Params == b.Params && reflect.DeepEqual(a.Curves, b.Curves)
+}
+
+// checkTrace refuses a trace of another GPU or another number of ranks
+// than the scenario's, as --train-log does (QA6 F9: an A100 trace of 64
+// ranks fitted 0.5946 for 16 H100s): the device name of its
+// deviceProperties and its distributedInfo.world_size.
+func checkTrace(tk *scenarios.TraceKernels, s *scenarios.Scenario) error {
+	if tk.DeviceName != "" && s.Cluster.GPU != "" {
+		if gpu, ok := scenarios.GPUOfDevice(tk.DeviceName); ok && gpu != s.Cluster.GPU {
+			return inputError{fmt.Errorf("%s: the trace ran on %s (%s), the scenario's cluster is %s: the trace is of another GPU; give the scenario of its cluster (--set cluster.gpu=%s and its links)",
+				tk.DeviceAt, tk.DeviceName, gpu, s.Cluster.GPU, gpu)}
+		}
+	}
+	if gpus := int64(s.Cluster.Nodes) * int64(s.Cluster.GPUsPerNode); tk.WorldSize > 0 && gpus > 0 && tk.WorldSize != gpus {
+		fix := fmt.Sprintf("give the scenario of a cluster of %d GPUs", tk.WorldSize)
+		if gpn := int64(s.Cluster.GPUsPerNode); tk.WorldSize%gpn == 0 {
+			fix = fmt.Sprintf("--set cluster.nodes=%d", tk.WorldSize/gpn)
+		}
+		return inputError{fmt.Errorf("%s: the trace's world_size is %d GPUs, the scenario's %d (cluster.nodes %d × gpus_per_node %d): the trace is of another run; %s",
+			tk.WorldSizeAt, tk.WorldSize, gpus, s.Cluster.Nodes, s.Cluster.GPUsPerNode, fix)}
+	}
+	return nil
 }

@@ -83,19 +83,15 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	}
 	cc := calCompute(o, s, scenarios.CalMethodStepTime, ss.Median, eff, nil, nil)
 	cc.Source = log.File
-	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) {
-		c.Compute = cc
-		if cm != nil {
-			c.Memory = cm
-		}
-	}); err != nil {
+	carry, err := writeTrainLogParts(a, o, s, old, withNetwork, cc, cm)
+	if err != nil {
 		return err
 	}
 	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
 		return err
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
-		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true}
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true, Carried: carry.notes}
 	if err := reports.WriteComputeCalibration(w, rep); err != nil {
 		return err
 	}
@@ -230,4 +226,28 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: true, NoHeader: true}
 	return cm, rep, nil
+}
+
+// writeTrainLogParts writes the compute part cc and the memory part cm
+// (nil: not fitted) with what the fit ran with (carriedParts), then warns
+// of what the file lacks and of an efficiency far below the published.
+func writeTrainLogParts(a *app, o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibration, withNetwork bool,
+	cc *scenarios.CalCompute, cm *scenarios.CalMemory) (carried, error) {
+	carry := carriedParts(o, s, old, withNetwork, cc)
+	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) {
+		c.Compute = cc
+		carry.apply(c)
+		if cm != nil {
+			c.Memory = cm
+		}
+	}); err != nil {
+		return carry, err
+	}
+	if carry.warning != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
+	}
+	if lw := lowEfficiency(s, cc.Efficiency); lw != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", cc.Source, lw)
+	}
+	return carry, nil
 }

@@ -322,7 +322,7 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 }
 
 // collectiveModel is the scenario's collectives model, or --calibration's.
-func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Model, error) {
+func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario) (*collectives.Model, error) {
 	if o.calibration == "" {
 		m, err := zero.Model(s)
 		if err != nil {
@@ -347,6 +347,9 @@ func collectiveModel(o *collectiveOpts, s *scenarios.Scenario) (*collectives.Mod
 	cal, err := collectives.CalibrationOf(cf)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
+	}
+	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)\n", o.calibration, b)
 	}
 	return cal.Model(collectives.HardwareOf(s)), nil
 }
@@ -373,7 +376,7 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	if err != nil {
 		return nil, nil, nil, inputError{err}
 	}
-	model, err := collectiveModel(o, s)
+	model, err := collectiveModel(a, o, s)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -136,6 +137,9 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		if err := reports.CheckOutputDir(a.outDir); err != nil {
 			return inputError{fmt.Errorf("-o: %w", err)}
 		}
+	}
+	if w := planCalibrationWarning(src, o.algorithms); w != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
 	}
 	bar := newBar(a.err, "plan")
 	if bar != nil {
@@ -278,4 +282,26 @@ func itoas(v []int) []string {
 		out[i] = strconv.Itoa(x)
 	}
 	return out
+}
+
+// planCalibrationWarning says when --algorithms has plan rank zerosim's
+// alpha–beta lowerings (ring, hierarchical, tree), which a network
+// calibration does not correct, against the calibrated auto (without
+// --algorithms, plan searches only auto under a network calibration).
+func planCalibrationWarning(src sweep.Source, algorithms []string) string {
+	var ab []string
+	for _, al := range algorithms {
+		if al == "ring" || al == "hierarchical" || al == "tree" {
+			ab = append(ab, al)
+		}
+	}
+	if len(ab) == 0 {
+		return ""
+	}
+	s, err := src.Load()
+	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
+		return ""
+	}
+	return fmt.Sprintf("--algorithms %s: alpha–beta lowerings that the network part of %s does not correct; their rows are ranked uncalibrated against the calibrated auto",
+		strings.Join(ab, ","), s.Communication.Calibration)
 }

@@ -1,0 +1,69 @@
+package zero
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestCalibrationNotUsedIsSaid (QA6 F1, F3): a network calibration corrects
+// NCCL's cost model (auto, nvls, nvlstree) on the hardware it was fitted
+// on. An explicit ring, tree or hierarchical runs zerosim's alpha–beta
+// lowering, which the calibration does not touch (run gave 671.325 ms for
+// ring on a calibration of inter efficiency 0.3 and said nothing), and a
+// calibration of H100/NDR applied to an A100 cluster of one 12.5 GB/s NIC
+// per node drops its measured curves (run gave 10.104 s and said nothing):
+// both are said in the header and in a warning.
+func TestCalibrationNotUsedIsSaid(t *testing.T) {
+	for _, tc := range []struct {
+		example, algo string
+		timing        string // Result.Timing
+		warn          string // "" = no warning
+	}{
+		{"default", "auto", "NCCL's cost model calibrated by cal.yaml", ""},
+		{"default", "nvls", "NCCL's cost model calibrated by cal.yaml", ""},
+		{"default", "ring", "alpha–beta, not calibrated", "communication.algorithm ring runs zerosim's alpha–beta lowering: the network part of cal.yaml (fitted to NCCL's cost model) is not used"},
+		{"default", "hierarchical", "alpha–beta, not calibrated", "communication.algorithm hierarchical runs zerosim's alpha–beta lowering"},
+		{"default", "tree", "alpha–beta, not calibrated; all-reduces on the tree", "communication.algorithm tree runs zerosim's alpha–beta lowering"},
+		{"llama2-13b-a100-eth", "auto", "NCCL's cost model calibrated by cal.yaml of other hardware, its measured curves not used",
+			"the network part of cal.yaml was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used"},
+	} {
+		t.Run(tc.example+"/"+tc.algo, func(t *testing.T) {
+			s := example(t, tc.example, "communication.algorithm="+tc.algo)
+			s.Communication.Calibration = "cal.yaml"
+			s.Communication.CalibrationData = h100Calibration(t)
+			m, err := Model(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			algo := algoOf[s.Communication.Algorithm]
+			if got := timing(s, m, algo); !strings.HasPrefix(got, tc.timing) {
+				t.Errorf("timing %q, want it to start %q", got, tc.timing)
+			}
+			w := calibrationWarnings(s, algo)
+			switch {
+			case tc.warn == "" && len(w) != 0:
+				t.Errorf("warnings %q, want none", w)
+			case tc.warn != "" && (len(w) != 1 || !strings.Contains(w[0], tc.warn)):
+				t.Errorf("warnings %q, want one with %q", w, tc.warn)
+			}
+			if tc.warn == "" && algo == collectives.Auto && len(m.Curves) == 0 {
+				t.Error("the calibration's curves were dropped on its own hardware")
+			}
+		})
+	}
+}
+
+// h100Calibration is a network calibration of the default example's
+// cluster (2 × 8 H100, NVLink4, 8 NDR NICs per node): its nominal
+// hardware, the fit of QA6's calnet.yaml and bench's measured curves.
+func h100Calibration(t *testing.T) *scenarios.Calibration {
+	b := benchCalibration()
+	c := &collectives.Calibration{HW: collectives.HardwareOf(example(t, "default")),
+		Params: collectives.Params{IntraEff: 0.916, InterEff: 1.031, IntraHop: 0.24, InterHop: 0.23, Fixed: -2.11}}
+	f := c.File()
+	f.Curves = b.Curves
+	return f
+}
