@@ -114,4 +114,15 @@ func TestBenchCount(t *testing.T) {
 			t.Errorf("%v of %d B over %d ranks: count %d, want %d", c.op, c.size, c.n, got, c.want)
 		}
 	}
+	// The row runs and prints the buffer its count makes, as nccl-tests'
+	// size column: 1000 B asked of an all-gather over 3 ranks is 3·160·2 =
+	// 960 B.
+	topo := mustTopo(t, topology.Params{Nodes: 1, GPUsPerNode: 3, Intra: topology.LinkParams{Bandwidth: 300e9, Latency: 500}})
+	row, err := (&Bench{Op: AllGather, Algo: Ring, Groups: [][]int{{0, 1, 2}}}).Run(topo, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Size != 960 || row.Count != 160 {
+		t.Errorf("all-gather of 1000 B over 3 ranks: size %d, count %d; want 960 and 160", row.Size, row.Count)
+	}
 }
