@@ -184,8 +184,11 @@ func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 // at 34c28fc9199278b10193e69fb52979043b7dc1bd: "embedding layers are
 // lookup tables, therefore are not counted in the FLOP computation" unless
 // tie_word_embeddings). Untied means a layer named lm_head with
-// parameters; the embedding is the layer named embedding (its positions
-// too, as torchtitan subtracts every parameter named embedding).
+// parameters; the embedding is the layer named embedding, learned positions
+// included as torchtitan subtracts every parameter named embedding
+// (llm-foundry subtracts wte alone; no untied model here has learned
+// positions). A hand-written layer list that names its output layer
+// otherwise counts its embedding as tied (docs/compute-model.md).
 func matmulParams(m *scenarios.Model) int64 {
 	n := m.ActiveParams()
 	var embedding int64
