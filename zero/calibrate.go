@@ -177,7 +177,7 @@ func modelFLOPsPerToken(s *scenarios.Scenario) (int64, bool, error) {
 // get_moe_model_nparams_and_flops, torchtitan/models/utils.py at
 // b5bcd76c66d0acb1a08b176d9639425bc55e0b2a: "nparams_for_matmul = nparams
 // if enable_weight_tying else nparams - nparams_embedding"; its train.py
-// has passed exclude_embedding=True since 0c6ca903f, "exclude embedding in
+// has passed exclude_embedding=True since 0c6ca903ff60ee1555ef236b2a83f611aafdab94, "exclude embedding in
 // MFU computation", among them at 9dec370ad26b5f8e9a7333a0e36165018262644b,
 // the version of the validation suite's torchtitan rows) and llm-foundry
 // (MPTForCausalLM.flops_per_batch, llmfoundry/models/mpt/modeling_mpt.py

@@ -42,7 +42,8 @@ func TestBlockForwardFLOPs(t *testing.T) {
 // tied, the output layer, so every parameter counts) and torchtitan's
 // Llama 3 8B on 64 A100 (2973 tokens/s/GPU, MFU 58.2 %, docs/performance.md
 // at 0413364; its train.py then counted every parameter, 8,030,261,248,
-// before 0c6ca903f excluded the embedding: TestMFUTorchtitanH100).
+// before 0c6ca903ff60ee1555ef236b2a83f611aafdab94 excluded the embedding:
+// TestMFUTorchtitanH100).
 func TestModelFLOPsPerToken(t *testing.T) {
 	for _, c := range []struct {
 		name                      string
