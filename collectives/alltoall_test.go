@@ -91,7 +91,7 @@ func TestBenchSizes(t *testing.T) {
 }
 
 // TestBenchCount: nccl-tests' count column is the paramcount of each op's
-// GetCollByteCount (NVIDIA/nccl-tests a0b82b2): all_reduce_perf prints the
+// GetCollByteCount (NVIDIA/nccl-tests a0b82b2260cf5152b9f8c061bbf7eaf0ba096432): all_reduce_perf prints the
 // buffer's elements, all_gather_perf and reduce_scatter_perf one rank's
 // chunk and alltoall_perf one peer's block, rounded down to 16 bytes:
 // (count/nranks) & ~7 for bf16. zerosim printed the buffer's elements for

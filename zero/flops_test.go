@@ -69,7 +69,8 @@ func TestModelFLOPsPerToken(t *testing.T) {
 // eaea6f6a2fa940f03a10906be1df3489cf30af85: "on 8 or 128 H100 GPUs without
 // Float8 achieves 33% to 39% MFU", Tables 1 and 3: 5,762 and 6,667
 // tokens/s per GPU on 8, 5,605 and 6,514 on 128, seq 8192; footnote 2: at
-// the H100 SXM peak, 989 TFLOP/s, utils.get_peak_flops at 9dec370) from
+// the H100 SXM peak, 989 TFLOP/s, utils.get_peak_flops at
+// 9dec370ad26b5f8e9a7333a0e36165018262644b) from
 // zerosim's count of the model FLOPs per token: train.py at
 // 9dec370ad26b5f8e9a7333a0e36165018262644b passes
 // get_num_params(model, exclude_embedding=True), so the untied input
