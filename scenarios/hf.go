@@ -74,7 +74,7 @@ type BlockDims struct {
 	// token's experts lie in RouterGroupTopK of RouterGroups equal groups
 	// of consecutive experts); 0 when there is none (the importer sets
 	// them when topk_group < n_group). Only a deduplicating MoE dispatcher
-	// reads them (DedupBytes).
+	// reads them (zero's dedupBytes).
 	RouterGroups    int64 `yaml:"router_groups,omitempty"`
 	RouterGroupTopK int64 `yaml:"router_group_topk,omitempty"`
 	// Multi-head latent attention (DeepSeek-V2/V3): ValueHeadDim is the

@@ -411,7 +411,7 @@ func (hm *HFModel) groupNote(ng, tg, topK int64) {
 
 // groupNoteTail ends groupNote under the alltoall dispatcher; dedupNote
 // rewrites it for a deduplicating one, whose traffic follows the limit
-// (DedupBytes).
+// (zero's dedupBytes).
 const groupNoteTail = "; zerosim's all-to-all sends every token's top-%d copies without that limit"
 
 // dedupNote is an import note n as a scenario under dispatcher d says it.

@@ -81,7 +81,7 @@ const (
 	GroupNode // ZeRO++ qgZ: the ranks of one node (Schedule.Local consecutive ranks)
 	GroupRail // ZeRO++ qgZ: the ranks of one local index across nodes
 	// GroupEPNode and GroupEPRail split the ep group for a deduplicating
-	// MoE dispatcher (scenarios.DedupBytes): the ranks of the ep group on
+	// MoE dispatcher (dedupBytes): the ranks of the ep group on
 	// one node (Schedule.EPNode consecutive ranks), and the ranks of the
 	// ep group of one local index, one per node.
 	GroupEPNode
@@ -254,7 +254,7 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum),
 		GradCommunicator: memory.GradientCommunicator(s)}
 	if s.Communication.MoEDispatcher.Dedup() && sc.EP > 1 {
-		_, _, _, sc.EPNode = scenarios.DedupBytes(s, scenarios.Layer{})
+		_, _, _, sc.EPNode = dedupBytes(s, scenarios.Layer{})
 	}
 	b := &builder{sc: sc, s: s, host: newHostPlan(s)}
 	if sc.Stage == 3 {
@@ -411,7 +411,7 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 // last task, or -1 when unit u has none. Under a deduplicating dispatcher
 // (communication.moe_dispatcher deepep, flex, hybridep) it is two
 // all-to-alls, timed as every collective is: over the ep group's rail
-// (one rank per node; each rank sends scenarios.DedupBytes's rail bytes
+// (one rank per node; each rank sends dedupBytes's rail bytes
 // to every other node's rank of its local index, DeepEP's RDMA phase),
 // then over its node (each rank forwards the node bytes to every other
 // rank there, DeepEP's NVLink phase). DeepEP runs the two at once,
@@ -426,7 +426,7 @@ func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
 		return -1
 	}
 	if sc.EPNode > 0 {
-		rail, node, m, g := scenarios.DedupBytes(b.s, l)
+		rail, node, m, g := dedupBytes(b.s, l)
 		last := int32(-1)
 		for _, x := range [...]struct {
 			group GroupKind
