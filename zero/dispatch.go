@@ -4,6 +4,7 @@ import (
 	"math/big"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // This file is a deduplicating MoE dispatcher's traffic
@@ -15,9 +16,7 @@ import (
 // hybridep), per rank and micro-batch: rail is the bytes each rank sends to
 // each other node of its ep group (to the rank of the same local index
 // there), node the bytes each rank forwards to each other rank of its node
-// in the ep group. railRanks and nodeRanks are the group sizes: the ep
-// group spans railRanks nodes of nodeRanks ranks each (nodeRanks =
-// min(ep, gpus_per_node)).
+// in the ep group (the group sizes: epSplit).
 //
 // The traffic is DeepEP's normal internode kernels
 // (csrc/kernels/legacy/internode.cu at deepseek-ai/DeepEP
@@ -48,15 +47,11 @@ import (
 // and node = railRanks·T·2h·P(a GPU gets ≥1) — a forwarder receives from
 // the rank of its local index on every node of the group, its own
 // included — each rounded to the nearest byte (missProbability).
-func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64, railRanks, nodeRanks int) {
+func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64) {
 	ep := max(s.Parallelism.EP, 1)
-	nodeRanks = ep
-	if g := s.Cluster.GPUsPerNode; g > 0 && g < ep {
-		nodeRanks = g
-	}
-	railRanks = ep / nodeRanks
+	railRanks, nodeRanks := epSplit(ep, s.Cluster.GPUsPerNode)
 	if l.Dims == nil || l.Dims.TopK == 0 || l.Dims.Experts == 0 {
-		return 0, 0, railRanks, nodeRanks
+		return 0, 0
 	}
 	d := l.Dims
 	groups, topk := int64(1), int64(1)
@@ -67,11 +62,25 @@ func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64, rai
 	seq := (s.Model.SeqLen + cp - 1) / cp
 	tokBytes := new(big.Int).Mul(big.NewInt(max(s.Training.MicroBatch, 1)*seq), big.NewInt(d.Hidden*2))
 	hit := func(parts int64) *big.Rat {
-		// The mean over the parts of P(part gets ≥ 1 of the token's experts).
+		// The mean over the parts of P(part gets ≥ 1 of the token's
+		// experts). A part's miss probability depends only on how its
+		// E/parts consecutive experts overlap the groups, which its first
+		// expert's offset in its group fixes (without groups, one group of
+		// E: every part alike): each offset is evaluated once.
 		sum := new(big.Rat)
-		per := d.Experts / parts
+		per, size := d.Experts/parts, d.Experts/groups
+		miss := map[int64]*big.Rat{}
 		for i := range parts {
-			sum.Add(sum, new(big.Rat).Sub(big.NewRat(1, 1), missProbability(d.Experts, d.TopK, groups, topk, i*per, (i+1)*per)))
+			off := i * per % size
+			if groups == 1 {
+				off = 0
+			}
+			m, ok := miss[off]
+			if !ok {
+				m = missProbability(d.Experts, d.TopK, groups, topk, i*per, (i+1)*per)
+				miss[off] = m
+			}
+			sum.Add(sum, new(big.Rat).Sub(big.NewRat(1, 1), m))
 		}
 		return sum.Quo(sum, big.NewRat(parts, 1))
 	}
@@ -82,7 +91,99 @@ func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64, rai
 		x := new(big.Rat).Mul(new(big.Rat).SetInt(tokBytes), hit(int64(ep)))
 		node = roundRat(x.Mul(x, big.NewRat(int64(railRanks), 1)))
 	}
-	return rail, node, railRanks, nodeRanks
+	return rail, node
+}
+
+// epSplit is how a deduplicating dispatcher splits an ep group of ep
+// ranks on gpn-GPU nodes: railRanks nodes of nodeRanks ranks each
+// (nodeRanks = min(ep, gpn); the loader refuses other groups).
+func epSplit(ep, gpn int) (railRanks, nodeRanks int) {
+	nodeRanks = max(ep, 1)
+	if gpn > 0 && gpn < nodeRanks {
+		nodeRanks = gpn
+	}
+	return max(ep, 1) / nodeRanks, nodeRanks
+}
+
+// epPhase is one all-to-all of an expert unit's dispatch or combine: over
+// group, of ranks ranks.
+type epPhase struct {
+	group GroupKind
+	ranks int
+}
+
+// epPhases is the all-to-alls one dispatch or combine of an expert unit
+// is lowered to, in issue order (none without expert parallelism):
+// alltoall's one over the ep group, or a deduplicating dispatcher's rail
+// then node phase, each when its group has two ranks or more. a2aAfter
+// adds them and countTasks counts them.
+func epPhases(s *scenarios.Scenario) []epPhase {
+	ep := s.Parallelism.EP
+	if ep <= 1 {
+		return nil
+	}
+	if !s.Communication.MoEDispatcher.Dedup() {
+		return []epPhase{{GroupEP, ep}}
+	}
+	rail, node := epSplit(ep, s.Cluster.GPUsPerNode)
+	var ps []epPhase
+	for _, p := range [...]epPhase{{GroupEPRail, rail}, {GroupEPNode, node}} {
+		if p.ranks >= 2 {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// expertA2A reports whether layer l's dispatch and combine move tokens:
+// a routed-experts layer with top_k experts per token.
+func expertA2A(l scenarios.Layer) bool {
+	return l.Group == scenarios.GroupExpert && l.Dims != nil && l.Dims.TopK > 0
+}
+
+// a2aBytes is, per unit and epPhases entry, the bytes S of that
+// all-to-all (0: the unit has none), computed once per build: the
+// deduplicating dispatcher's exact probabilities are costly (big.Rat), and
+// every dispatch, combine, backward and rerun of a unit moves the same
+// bytes. Layers of equal routing dims share one evaluation.
+func a2aBytes(s *scenarios.Scenario, phases []epPhase) [][]int64 {
+	if len(phases) == 0 {
+		return nil
+	}
+	type key struct{ experts, topK, hidden, groups, groupTopK int64 }
+	memo := map[key][]int64{}
+	out := make([][]int64, len(s.Model.LayerList))
+	for u, l := range s.Model.LayerList {
+		if !expertA2A(l) {
+			continue
+		}
+		d := l.Dims
+		k := key{d.Experts, d.TopK, d.Hidden, d.RouterGroups, d.RouterGroupTopK}
+		if b, ok := memo[k]; ok {
+			out[u] = b
+			continue
+		}
+		b := make([]int64, len(phases))
+		if !s.Communication.MoEDispatcher.Dedup() {
+			b[0] = scenarios.ExpertTokens(s, l)
+		} else {
+			rail, node := dedupBytes(s, l)
+			for i, p := range phases {
+				pair := rail
+				if p.group == GroupEPNode {
+					pair = node
+				}
+				// An all-to-all of S bytes sends ⌈S/n⌉ to each of its n ranks.
+				S, err := units.Mul(pair, int64(p.ranks))
+				if err != nil {
+					S = int64(^uint64(0) >> 1)
+				}
+				b[i] = S
+			}
+		}
+		memo[k], out[u] = b, b
+	}
+	return out
 }
 
 // roundRat is x ≥ 0 rounded half up to an integer, saturating at the

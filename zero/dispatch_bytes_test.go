@@ -141,7 +141,8 @@ func TestDedupBytes(t *testing.T) {
 					break
 				}
 			}
-			rail, node, m, g := dedupBytes(s, l)
+			rail, node := dedupBytes(s, l)
+			m, g := epSplit(s.Parallelism.EP, s.Cluster.GPUsPerNode)
 			if rail != c.rail || node != c.node || m != c.railRanks || g != c.nodes {
 				t.Errorf("dedupBytes = %d, %d over %d nodes of %d, want %d, %d over %d of %d", rail, node, m, g, c.rail, c.node, c.railRanks, c.nodes)
 			}
@@ -161,7 +162,8 @@ func TestDedupBytesRouterGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rail, node, m, g := dedupBytes(s, s.Model.LayerList[2])
+	rail, node := dedupBytes(s, s.Model.LayerList[2])
+	m, g := epSplit(s.Parallelism.EP, s.Cluster.GPUsPerNode)
 	if rail != 11833 || node != 13653 || m != 2 || g != 2 {
 		t.Errorf("dedupBytes = %d, %d over %d nodes of %d, want 11833, 13653 over 2 of 2", rail, node, m, g)
 	}
