@@ -1,6 +1,10 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/units"
+)
 
 // resolveEP validates parallelism.ep, the expert-parallel degree: the
 // routed experts of every MoE layer are split over ep consecutive ranks of
@@ -108,12 +112,20 @@ const epNoteDedup = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, 
 // ExpertTokens is the bytes of one MoE layer's all-to-all buffer per rank
 // and micro-batch: every token goes to its top-k experts as a hidden-sized
 // activation of 2 bytes (bf16), S = b·s·k·h·2 (Megatron's token dispatcher
-// moves exactly these rows; the combine brings them back).
-func ExpertTokens(s *Scenario, l Layer) int64 {
+// moves exactly these rows; the combine brings them back). It is an error
+// when S exceeds int64.
+func ExpertTokens(s *Scenario, l Layer) (int64, error) {
 	if l.Dims == nil || l.Dims.TopK == 0 {
-		return 0
+		return 0, nil
 	}
 	cp := int64(max(s.Parallelism.CP, 1))
 	seq := (s.Model.SeqLen + cp - 1) / cp
-	return max(s.Training.MicroBatch, 1) * seq * l.Dims.TopK * l.Dims.Hidden * 2
+	S := max(s.Training.MicroBatch, 1)
+	for _, f := range [...]int64{seq, l.Dims.TopK, l.Dims.Hidden, 2} {
+		var err error
+		if S, err = units.Mul(S, f); err != nil {
+			return 0, fmt.Errorf("scenarios: layer %q: all-to-all bytes b·s·k·h·2: %w", l.Name, err)
+		}
+	}
+	return S, nil
 }

@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"fmt"
 	"math/big"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -47,11 +48,11 @@ import (
 // and node = railRanks·T·2h·P(a GPU gets ≥1) — a forwarder receives from
 // the rank of its local index on every node of the group, its own
 // included — each rounded to the nearest byte (missProbability).
-func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64) {
+func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64, err error) {
 	ep := max(s.Parallelism.EP, 1)
 	railRanks, nodeRanks := epSplit(ep, s.Cluster.GPUsPerNode)
 	if l.Dims == nil || l.Dims.TopK == 0 || l.Dims.Experts == 0 {
-		return 0, 0
+		return 0, 0, nil
 	}
 	d := l.Dims
 	groups, topk := int64(1), int64(1)
@@ -85,13 +86,17 @@ func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64) {
 		return sum.Quo(sum, big.NewRat(parts, 1))
 	}
 	if railRanks > 1 {
-		rail = roundRat(new(big.Rat).Mul(new(big.Rat).SetInt(tokBytes), hit(int64(railRanks))))
+		if rail, err = roundRat(new(big.Rat).Mul(new(big.Rat).SetInt(tokBytes), hit(int64(railRanks)))); err != nil {
+			return 0, 0, fmt.Errorf("zero: layer %q: dedup all-to-all bytes to each other node: %w", l.Name, err)
+		}
 	}
 	if nodeRanks > 1 {
 		x := new(big.Rat).Mul(new(big.Rat).SetInt(tokBytes), hit(int64(ep)))
-		node = roundRat(x.Mul(x, big.NewRat(int64(railRanks), 1)))
+		if node, err = roundRat(x.Mul(x, big.NewRat(int64(railRanks), 1))); err != nil {
+			return 0, 0, fmt.Errorf("zero: layer %q: dedup all-to-all bytes to each node peer: %w", l.Name, err)
+		}
 	}
-	return rail, node
+	return rail, node, nil
 }
 
 // epSplit is how a deduplicating dispatcher splits an ep group of ep
@@ -146,9 +151,9 @@ func expertA2A(l scenarios.Layer) bool {
 // deduplicating dispatcher's exact probabilities are costly (big.Rat), and
 // every dispatch, combine, backward and rerun of a unit moves the same
 // bytes. Layers of equal routing dims share one evaluation.
-func a2aBytes(s *scenarios.Scenario, phases []epPhase) [][]int64 {
+func a2aBytes(s *scenarios.Scenario, phases []epPhase) ([][]int64, error) {
 	if len(phases) == 0 {
-		return nil
+		return nil, nil
 	}
 	type key struct{ experts, topK, hidden, groups, groupTopK int64 }
 	memo := map[key][]int64{}
@@ -165,37 +170,41 @@ func a2aBytes(s *scenarios.Scenario, phases []epPhase) [][]int64 {
 		}
 		b := make([]int64, len(phases))
 		if !s.Communication.MoEDispatcher.Dedup() {
-			b[0] = scenarios.ExpertTokens(s, l)
+			S, err := scenarios.ExpertTokens(s, l)
+			if err != nil {
+				return nil, fmt.Errorf("zero: %w", err)
+			}
+			b[0] = S
 		} else {
-			rail, node := dedupBytes(s, l)
+			rail, node, err := dedupBytes(s, l)
+			if err != nil {
+				return nil, err
+			}
 			for i, p := range phases {
 				pair := rail
 				if p.group == GroupEPNode {
 					pair = node
 				}
 				// An all-to-all of S bytes sends ⌈S/n⌉ to each of its n ranks.
-				S, err := units.Mul(pair, int64(p.ranks))
-				if err != nil {
-					S = int64(^uint64(0) >> 1)
+				if b[i], err = units.Mul(pair, int64(p.ranks)); err != nil {
+					return nil, fmt.Errorf("zero: layer %q: dedup all-to-all bytes over %s: %w", l.Name, p.group, err)
 				}
-				b[i] = S
 			}
 		}
 		memo[k], out[u] = b, b
 	}
-	return out
+	return out, nil
 }
 
-// roundRat is x ≥ 0 rounded half up to an integer, saturating at the
-// largest int64.
-func roundRat(x *big.Rat) int64 {
+// roundRat is x ≥ 0 rounded half up to an integer; an error past int64.
+func roundRat(x *big.Rat) (int64, error) {
 	n := new(big.Int).Mul(x.Num(), big.NewInt(2))
 	n.Add(n, x.Denom())
 	n.Quo(n, new(big.Int).Mul(x.Denom(), big.NewInt(2)))
 	if !n.IsInt64() {
-		return int64(^uint64(0) >> 1)
+		return 0, fmt.Errorf("%s bytes do not fit in 64 bits", n)
 	}
-	return n.Int64()
+	return n.Int64(), nil
 }
 
 // missProbability is the probability that none of a token's k routed

@@ -141,7 +141,10 @@ func TestDedupBytes(t *testing.T) {
 					break
 				}
 			}
-			rail, node := dedupBytes(s, l)
+			rail, node, err := dedupBytes(s, l)
+			if err != nil {
+				t.Fatal(err)
+			}
 			m, g := epSplit(s.Parallelism.EP, s.Cluster.GPUsPerNode)
 			if rail != c.rail || node != c.node || m != c.railRanks || g != c.nodes {
 				t.Errorf("dedupBytes = %d, %d over %d nodes of %d, want %d, %d over %d of %d", rail, node, m, g, c.rail, c.node, c.railRanks, c.nodes)
@@ -162,7 +165,10 @@ func TestDedupBytesRouterGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rail, node := dedupBytes(s, s.Model.LayerList[2])
+	rail, node, err := dedupBytes(s, s.Model.LayerList[2])
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, g := epSplit(s.Parallelism.EP, s.Cluster.GPUsPerNode)
 	if rail != 11833 || node != 13653 || m != 2 || g != 2 {
 		t.Errorf("dedupBytes = %d, %d over %d nodes of %d, want 11833, 13653 over 2 of 2", rail, node, m, g)

@@ -257,7 +257,9 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 		_, sc.EPNode = epSplit(sc.EP, sc.Local)
 	}
 	b := &builder{sc: sc, s: s, host: newHostPlan(s), phases: epPhases(s)}
-	b.a2aBytes = a2aBytes(s, b.phases)
+	if b.a2aBytes, err = a2aBytes(s, b.phases); err != nil {
+		return nil, err
+	}
 	if sc.Stage == 3 {
 		err = b.stage3()
 	} else {
