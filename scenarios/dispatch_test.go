@@ -101,3 +101,31 @@ func TestRouterGroupsRefusals(t *testing.T) {
 		t.Errorf("router groups %d, topk %d, want 4, 2", d.RouterGroups, d.RouterGroupTopK)
 	}
 }
+
+// TestRoutingNote: DeepSeek-V3's node-limited routing note is worded once
+// for the scenario's dispatcher (nodeLimited.note), in the import notes'
+// place: alltoall's says its copies ignore the limit, a deduplicating
+// dispatcher's that its traffic follows it.
+func TestRoutingNote(t *testing.T) {
+	const head = "n_group=8, topk_group=4: each token's experts lie in 4 of 8 expert groups (node-limited routing)"
+	for _, c := range []struct{ d, want string }{
+		{"alltoall", head + "; zerosim's all-to-all sends every token's top-8 copies without that limit"},
+		{"deepep", head + ", which the deepep dispatcher's traffic follows"},
+		{"hybridep", head + ", which the hybridep dispatcher's traffic follows"},
+	} {
+		s, err := Load("testdata/d.yaml", []byte("version: 1\ncluster: {nodes: 64, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/deepseek-v3.json, seq_len: 4096}\nparallelism: {dp: 512, zero_stage: 3, ep: 64}\n"),
+			[]string{"communication.moe_dispatcher=" + c.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "(node-limited routing)") {
+				got = append(got, w)
+			}
+		}
+		if len(got) != 1 || !strings.HasSuffix(got[0], c.want) {
+			t.Errorf("%s: routing notes %q, want one ending %q", c.d, got, c.want)
+		}
+	}
+}

@@ -212,6 +212,9 @@ type HFModel struct {
 	// Notes name what the import approximates or leaves out, one line each
 	// (zerosim import hf prints them; a scenario's Load warns with them).
 	Notes []string
+	// routing is the model's node-limited routing (groupNote), whose note
+	// (Notes[routing.at]) a scenario words for its MoE dispatcher.
+	routing *nodeLimited
 	// SlidingWindow is the key window of the WindowLayers decoder blocks
 	// that attend over only the last SlidingWindow tokens (0: none);
 	// windowed says which (by decoder layer), and assemble gives those
