@@ -45,6 +45,11 @@ func TestDedupNotes(t *testing.T) {
 			for _, w := range s.Warnings {
 				if strings.Contains(w, "the "+c.sets+" dispatcher's traffic (DeepEP's normal kernels") {
 					n++
+					// HybridEP has an FP8 dispatch (use_fp8); it is
+					// Megatron that keeps it off (fused_a2a.py:327).
+					if !strings.Contains(w, "asserts fp8_dispatch off for HybridEP, :327, though HybridEP has an FP8 dispatch") {
+						t.Errorf("ep note does not say where bf16 comes from: %q", w)
+					}
 				}
 				// Neither the ep note nor DeepSeek-V3's node-limited
 				// routing note may speak of the alltoall dispatcher.

@@ -37,9 +37,12 @@ import (
 // Bytes per token are hidden·2 (bf16) both ways: Megatron's flex
 // dispatcher hands DeepEP the bf16 hidden states (FusedDispatch,
 // megatron/core/transformer/moe/fused_a2a.py:116 at NVIDIA/Megatron-LM
-// d98e8a64ddf34856e74b24714e3bedb2f5a39553) and HybridEP asserts
-// fp8_dispatch off (:327, :402); DeepEP's FP8 dispatch is DeepSeek's own
-// use (docs/legacy.md:19), not modelled.
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553), and to HybridEP as well: the
+// same file's init_hybrid_ep_buffer asserts fp8_dispatch off (:327) and
+// HybridEPDispatch.forward sets it False (:402), although HybridEP itself
+// can dispatch FP8 (HybridEPBuffer's use_fp8, deep_ep/hybrid_ep_buffer.py
+// :42 on the hybrid-ep branch at 94a9f8f6). DeepEP's FP8 dispatch is
+// DeepSeek's own use (docs/legacy.md:19 at dd758caf), not modelled.
 //
 // Routing is balanced: each token's top_k experts are a uniform k-subset
 // of the E routed experts (of the kept groups' under node-limited routing,
