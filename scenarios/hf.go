@@ -74,7 +74,7 @@ type BlockDims struct {
 	// token's experts lie in RouterGroupTopK of RouterGroups equal groups
 	// of consecutive experts); 0 when there is none (the importer sets
 	// them when topk_group < n_group). Only a deduplicating MoE dispatcher
-	// reads them (DedupBytes).
+	// reads them (zero's dedupBytes).
 	RouterGroups    int64 `yaml:"router_groups,omitempty"`
 	RouterGroupTopK int64 `yaml:"router_group_topk,omitempty"`
 	// Multi-head latent attention (DeepSeek-V2/V3): ValueHeadDim is the
@@ -212,6 +212,9 @@ type HFModel struct {
 	// Notes name what the import approximates or leaves out, one line each
 	// (zerosim import hf prints them; a scenario's Load warns with them).
 	Notes []string
+	// routing is the model's node-limited routing (groupNote), whose note
+	// (Notes[routing.at]) a scenario words for its MoE dispatcher.
+	routing *nodeLimited
 	// SlidingWindow is the key window of the WindowLayers decoder blocks
 	// that attend over only the last SlidingWindow tokens (0: none);
 	// windowed says which (by decoder layer), and assemble gives those

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // This file imports the architectures of DeepSeek-V2/V3 (multi-head latent
@@ -395,9 +394,9 @@ func (hm *HFModel) mtpNote(mtp int64, trainedBy string) {
 }
 
 // groupNote names node-limited routing (topk_group of n_group expert
-// groups), which zerosim's all-to-all does not model.
-// The routed-experts layers carry it for a deduplicating dispatcher
-// (BlockDims.RouterGroups).
+// groups). The routed-experts layers carry it for a deduplicating
+// dispatcher (BlockDims.RouterGroups), and so does hm.routing for the
+// note's wording (nodeLimited.note), which depends on the dispatcher.
 func (hm *HFModel) groupNote(ng, tg, topK int64) {
 	if tg < ng {
 		for _, l := range hm.LayerList {
@@ -405,24 +404,29 @@ func (hm *HFModel) groupNote(ng, tg, topK int64) {
 				l.Dims.RouterGroups, l.Dims.RouterGroupTopK = ng, tg
 			}
 		}
-		hm.note("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing)"+groupNoteTail, ng, tg, tg, ng, topK)
+		hm.routing = &nodeLimited{groups: ng, kept: tg, topK: topK, at: len(hm.Notes)}
+		hm.Notes = append(hm.Notes, hm.routing.note(DispatchAllToAll))
 	}
 }
 
-// groupNoteTail ends groupNote under the alltoall dispatcher; dedupNote
-// rewrites it for a deduplicating one, whose traffic follows the limit
-// (DedupBytes).
-const groupNoteTail = "; zerosim's all-to-all sends every token's top-%d copies without that limit"
+// nodeLimited is a model's node-limited routing: each token's top-k
+// experts lie in kept of groups expert groups; at is its note's index in
+// HFModel.Notes.
+type nodeLimited struct {
+	groups, kept, topK int64
+	at                 int
+}
 
-// dedupNote is an import note n as a scenario under dispatcher d says it.
-func dedupNote(n string, d MoEDispatcher) string {
-	if !d.Dedup() {
-		return n
+// note says the routing limit and whether dispatcher d's traffic follows
+// it: alltoall sends every token's top-k copies regardless; a
+// deduplicating dispatcher's bytes depend on which nodes the kept groups
+// lie on (zero's dedupBytes).
+func (r *nodeLimited) note(d MoEDispatcher) string {
+	n := fmt.Sprintf("n_group=%d, topk_group=%d: each token's experts lie in %d of %d expert groups (node-limited routing)", r.groups, r.kept, r.kept, r.groups)
+	if d.Dedup() {
+		return n + ", which the " + string(d) + " dispatcher's traffic follows"
 	}
-	if i := strings.Index(n, "(node-limited routing); zerosim's all-to-all sends every token's top-"); i >= 0 {
-		return n[:i] + "(node-limited routing), which the " + string(d) + " dispatcher's traffic follows"
-	}
-	return n
+	return n + fmt.Sprintf("; zerosim's all-to-all sends every token's top-%d copies without that limit", r.topK)
 }
 
 // groupRouting checks n_group and topk_group (defaults defGroup and

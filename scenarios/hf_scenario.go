@@ -193,8 +193,11 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	if l.has("model.hf_config") {
 		key = "model.hf_config"
 	}
-	for _, n := range hm.Notes {
-		l.warn(s, key, dedupNote(n, s.Communication.MoEDispatcher))
+	for i, n := range hm.Notes {
+		if hm.routing != nil && i == hm.routing.at {
+			n = hm.routing.note(s.Communication.MoEDispatcher)
+		}
+		l.warn(s, key, n)
 	}
 	if d := hm.DropoutNote(); d != "" && !l.has("training.dropout") {
 		l.warn(s, key, d)

@@ -2,7 +2,8 @@ package scenarios
 
 import (
 	"fmt"
-	"math/big"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // resolveEP validates parallelism.ep, the expert-parallel degree: the
@@ -104,167 +105,27 @@ func gcd(a, b int64) int64 {
 // DualPipe): they run on the compute stream.
 const epNote = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; no load imbalance, capacity factor or dropped tokens) and Megatron's alltoall token dispatcher, which sends every token's top-k copies (token_dispatcher.py at Megatron-LM d98e8a64), not DeepEP/HybridEP's flex dispatcher, which sends a token once per destination rank or node; the all-to-alls are not overlapped with compute"
 
-// epNoteDedup is epNote under a deduplicating dispatcher (DedupBytes).
-const epNoteDedup = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; each token's top-k experts drawn uniformly, no load imbalance, capacity factor or dropped tokens) and the %s dispatcher's traffic (DeepEP's normal kernels, Megatron's flex dispatcher with deepep or hybridep): a token once per other destination node over the network to the GPU of the same local index, then once per destination GPU over NVLink (inside one node: once per destination GPU), in bf16 both ways (Megatron does not pass FP8 to DeepEP, and HybridEP refuses it), with the model's node-limited routing (n_group/topk_group) where it has one; dispatch and combine are not overlapped with compute"
+// epNoteDedup is epNote under a deduplicating dispatcher (zero's
+// dedupBytes).
+const epNoteDedup = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; each token's top-k experts drawn uniformly, no load imbalance, capacity factor or dropped tokens) and the %s dispatcher's traffic (DeepEP's normal kernels, Megatron's flex dispatcher with deepep or hybridep): a token once per other destination node over the network to the GPU of the same local index, then once per destination GPU over NVLink (inside one node: once per destination GPU), in bf16 both ways (Megatron's fused_a2a.py passes bf16 to DeepEP, and asserts fp8_dispatch off for HybridEP, :327, though HybridEP has an FP8 dispatch), with the model's node-limited routing (n_group/topk_group) where it has one; dispatch and combine are not overlapped with compute, and their two phases run one after the other where DeepEP pipelines them (internode.cu's forwarders), which overstates each by up to its shorter phase (Qwen3-30B-A3B, ep 16 on 2 × 8 H100: up to 2.65 s of a 13.50 s step, 19.6 %%)"
 
 // ExpertTokens is the bytes of one MoE layer's all-to-all buffer per rank
 // and micro-batch: every token goes to its top-k experts as a hidden-sized
 // activation of 2 bytes (bf16), S = b·s·k·h·2 (Megatron's token dispatcher
-// moves exactly these rows; the combine brings them back).
-func ExpertTokens(s *Scenario, l Layer) int64 {
+// moves exactly these rows; the combine brings them back). It is an error
+// when S exceeds int64.
+func ExpertTokens(s *Scenario, l Layer) (int64, error) {
 	if l.Dims == nil || l.Dims.TopK == 0 {
-		return 0
+		return 0, nil
 	}
 	cp := int64(max(s.Parallelism.CP, 1))
 	seq := (s.Model.SeqLen + cp - 1) / cp
-	return max(s.Training.MicroBatch, 1) * seq * l.Dims.TopK * l.Dims.Hidden * 2
-}
-
-// DedupBytes is one MoE layer's dispatch (or combine) traffic under a
-// deduplicating dispatcher (communication.moe_dispatcher deepep, flex,
-// hybridep), per rank and micro-batch: rail is the bytes each rank sends to
-// each other node of its ep group (to the rank of the same local index
-// there), node the bytes each rank forwards to each other rank of its node
-// in the ep group. railRanks and nodeRanks are the group sizes: the ep
-// group spans railRanks nodes of nodeRanks ranks each (nodeRanks =
-// min(ep, gpus_per_node)).
-//
-// The traffic is DeepEP's normal internode kernels
-// (csrc/kernels/legacy/internode.cu at deepseek-ai/DeepEP
-// dd758caf451848bd150e1046af3d0a73e5fff38d): the RDMA sender puts a token
-// into a node's buffer once when any of that node's GPUs holds one of its
-// experts (:634-638, is_token_in_rank of the node's 8 GPUs ≠ 0), on the
-// PE of its own NVL rank there (translate_dst_rdma_rank, :88-89; its own
-// node's copy stays local, :616); the kRDMAAndNVLForwarder warps (:487,
-// :849) forward it over NVLink to each GPU of the node that holds one of
-// its experts. The combine is the reverse with reduction (:1746
-// kNVLSender, kNVLAndRDMAForwarder, kRDMAReceiver). Inside one node
-// (intranode.cu, :360-363) a token goes once to each destination GPU.
-// HybridEP (the hybrid-ep branch, 94a9f8f6b146c07d97ec58f67cd6d303296d6098,
-// csrc/hybrid_ep/backend/hybrid_ep_backend.cuh:127, :712-738) writes a
-// token once per remote node (attn_to_rdma_map) the same way.
-//
-// Bytes per token are hidden·2 (bf16) both ways: Megatron's flex
-// dispatcher hands DeepEP the bf16 hidden states (FusedDispatch,
-// megatron/core/transformer/moe/fused_a2a.py:116 at NVIDIA/Megatron-LM
-// d98e8a64ddf34856e74b24714e3bedb2f5a39553) and HybridEP asserts
-// fp8_dispatch off (:327, :402); DeepEP's FP8 dispatch is DeepSeek's own
-// use (docs/legacy.md:19), not modelled.
-//
-// Routing is balanced: each token's top_k experts are a uniform k-subset
-// of the E routed experts (of the kept groups' under node-limited routing,
-// BlockDims.RouterGroups), split in contiguous blocks of E/ep over the ep
-// ranks. With T = b·⌈seq/cp⌉ tokens per rank, rail = T·2h·P(a node gets ≥1)
-// and node = railRanks·T·2h·P(a GPU gets ≥1) — a forwarder receives from
-// the rank of its local index on every node of the group, its own
-// included — each rounded to the nearest byte (MissProbability).
-func DedupBytes(s *Scenario, l Layer) (rail, node int64, railRanks, nodeRanks int) {
-	ep := max(s.Parallelism.EP, 1)
-	nodeRanks = ep
-	if g := s.Cluster.GPUsPerNode; g > 0 && g < ep {
-		nodeRanks = g
-	}
-	railRanks = ep / nodeRanks
-	if l.Dims == nil || l.Dims.TopK == 0 || l.Dims.Experts == 0 {
-		return 0, 0, railRanks, nodeRanks
-	}
-	d := l.Dims
-	groups, topk := int64(1), int64(1)
-	if d.RouterGroups > 1 && d.RouterGroupTopK >= 1 {
-		groups, topk = d.RouterGroups, d.RouterGroupTopK
-	}
-	cp := int64(max(s.Parallelism.CP, 1))
-	seq := (s.Model.SeqLen + cp - 1) / cp
-	tokBytes := new(big.Int).Mul(big.NewInt(max(s.Training.MicroBatch, 1)*seq), big.NewInt(d.Hidden*2))
-	hit := func(parts int64) *big.Rat {
-		// The mean over the parts of P(part gets ≥ 1 of the token's experts).
-		sum := new(big.Rat)
-		per := d.Experts / parts
-		for i := range parts {
-			sum.Add(sum, new(big.Rat).Sub(big.NewRat(1, 1), MissProbability(d.Experts, d.TopK, groups, topk, i*per, (i+1)*per)))
-		}
-		return sum.Quo(sum, big.NewRat(parts, 1))
-	}
-	if railRanks > 1 {
-		rail = roundRat(new(big.Rat).Mul(new(big.Rat).SetInt(tokBytes), hit(int64(railRanks))))
-	}
-	if nodeRanks > 1 {
-		x := new(big.Rat).Mul(new(big.Rat).SetInt(tokBytes), hit(int64(ep)))
-		node = roundRat(x.Mul(x, big.NewRat(int64(railRanks), 1)))
-	}
-	return rail, node, railRanks, nodeRanks
-}
-
-// roundRat is x ≥ 0 rounded half up to an integer, saturating at the
-// largest int64.
-func roundRat(x *big.Rat) int64 {
-	n := new(big.Int).Mul(x.Num(), big.NewInt(2))
-	n.Add(n, x.Denom())
-	n.Quo(n, new(big.Int).Mul(x.Denom(), big.NewInt(2)))
-	if !n.IsInt64() {
-		return int64(^uint64(0) >> 1)
-	}
-	return n.Int64()
-}
-
-// MissProbability is the probability that none of a token's k routed
-// experts lies in experts [lo, hi) of E, when the router keeps topk of
-// groups equal groups of consecutive experts (node-limited routing,
-// Megatron's group_limited_topk, megatron/core/transformer/moe/moe_utils.py
-// :673 at d98e8a64; DeepSeek-V3's n_group, topk_group; groups = topk = 1
-// without it) and both the groups and the k experts among the kept groups'
-// are uniform draws (balanced routing). Without groups it is the
-// hypergeometric C(E−a, k)/C(E, k), a = hi − lo; with them the mean over
-// the C(groups, topk) kept sets of C(P−x, k)/C(P, k), P = topk·E/groups
-// the kept experts and x those of them in [lo, hi).
-func MissProbability(E, k, groups, topk, lo, hi int64) *big.Rat {
-	if groups < 1 || topk < 1 || topk > groups || E%groups != 0 || k < 0 || lo < 0 || hi > E || lo > hi {
-		return big.NewRat(1, 1)
-	}
-	size := E / groups
-	pool := topk * size
-	// ways[c][x]: the number of c-subsets of the groups seen so far with
-	// x of their experts in [lo, hi).
-	ways := make([][]*big.Int, topk+1)
-	for c := range ways {
-		ways[c] = make([]*big.Int, pool+1)
-		for x := range ways[c] {
-			ways[c][x] = new(big.Int)
+	S := max(s.Training.MicroBatch, 1)
+	for _, f := range [...]int64{seq, l.Dims.TopK, l.Dims.Hidden, 2} {
+		var err error
+		if S, err = units.Mul(S, f); err != nil {
+			return 0, fmt.Errorf("scenarios: layer %q: all-to-all bytes b·s·k·h·2: %w", l.Name, err)
 		}
 	}
-	ways[0][0].SetInt64(1)
-	for g := range groups {
-		ov := max(0, min(hi, (g+1)*size)-max(lo, g*size))
-		for c := min(topk, g+1); c >= 1; c-- {
-			for x := pool; x >= ov; x-- {
-				ways[c][x].Add(ways[c][x], ways[c-1][x-ov])
-			}
-		}
-	}
-	total := new(big.Int)
-	sum := new(big.Rat)
-	for x, w := range ways[topk] {
-		if w.Sign() == 0 {
-			continue
-		}
-		total.Add(total, w)
-		sum.Add(sum, new(big.Rat).Mul(new(big.Rat).SetInt(w), hypergeomMiss(pool, int64(x), k)))
-	}
-	return sum.Quo(sum, new(big.Rat).SetInt(total))
-}
-
-// hypergeomMiss is C(P−x, k)/C(P, k): a uniform k-subset of P items
-// misses x given ones.
-func hypergeomMiss(P, x, k int64) *big.Rat {
-	if k > P {
-		return big.NewRat(0, 1)
-	}
-	r := big.NewRat(1, 1)
-	for i := range k {
-		if P-x-i <= 0 {
-			return big.NewRat(0, 1)
-		}
-		r.Mul(r, big.NewRat(P-x-i, P-i))
-	}
-	return r
+	return S, nil
 }

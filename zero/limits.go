@@ -84,15 +84,18 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	for _, g := range groups {
 		c.buckets += int64(g.Buckets)
 	}
-	if s.Parallelism.EP > 1 {
+	if per := int64(len(epPhases(s))); per > 0 {
+		// Each dispatch and combine is per all-to-alls (epPhases, as
+		// a2aAfter adds them): forward and backward, and the rerun
+		// forward's under full recompute.
 		policy := memory.UnitPolicies(s)
 		for u, l := range s.Model.LayerList {
-			if l.Group != scenarios.GroupExpert || scenarios.ExpertTokens(s, l) == 0 {
+			if !expertA2A(l) {
 				continue
 			}
-			c.a2a += 4
+			c.a2a += 4 * per
 			if policy[u] == memory.PolicyFull {
-				c.a2a += 2
+				c.a2a += 2 * per
 			}
 		}
 	}

@@ -81,7 +81,7 @@ const (
 	GroupNode // ZeRO++ qgZ: the ranks of one node (Schedule.Local consecutive ranks)
 	GroupRail // ZeRO++ qgZ: the ranks of one local index across nodes
 	// GroupEPNode and GroupEPRail split the ep group for a deduplicating
-	// MoE dispatcher (scenarios.DedupBytes): the ranks of the ep group on
+	// MoE dispatcher (dedupBytes): the ranks of the ep group on
 	// one node (Schedule.EPNode consecutive ranks), and the ranks of the
 	// ep group of one local index, one per node.
 	GroupEPNode
@@ -254,9 +254,12 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum),
 		GradCommunicator: memory.GradientCommunicator(s)}
 	if s.Communication.MoEDispatcher.Dedup() && sc.EP > 1 {
-		_, _, _, sc.EPNode = scenarios.DedupBytes(s, scenarios.Layer{})
+		_, sc.EPNode = epSplit(sc.EP, sc.Local)
 	}
-	b := &builder{sc: sc, s: s, host: newHostPlan(s)}
+	b := &builder{sc: sc, s: s, host: newHostPlan(s), phases: epPhases(s)}
+	if b.a2aBytes, err = a2aBytes(s, b.phases); err != nil {
+		return nil, err
+	}
 	if sc.Stage == 3 {
 		err = b.stage3()
 	} else {
@@ -294,6 +297,10 @@ type builder struct {
 	// policy is each unit's checkpointing policy (memory.UnitPolicies),
 	// set on first use.
 	policy []string
+	// phases are the all-to-alls of an expert unit's dispatch or combine
+	// (epPhases), a2aBytes their bytes per unit.
+	phases   []epPhase
+	a2aBytes [][]int64
 }
 
 func (b *builder) add(t Task) int32 {
@@ -407,50 +414,35 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 	return ready
 }
 
-// a2aAfter adds unit u's all-to-all after the tasks after and returns its
+// a2aAfter adds unit u's all-to-alls (epPhases, of the bytes a2aBytes
+// computed once per build) after the tasks after and returns its
 // last task, or -1 when unit u has none. Under a deduplicating dispatcher
 // (communication.moe_dispatcher deepep, flex, hybridep) it is two
 // all-to-alls, timed as every collective is: over the ep group's rail
-// (one rank per node; each rank sends scenarios.DedupBytes's rail bytes
+// (one rank per node; each rank sends dedupBytes's rail bytes
 // to every other node's rank of its local index, DeepEP's RDMA phase),
 // then over its node (each rank forwards the node bytes to every other
 // rank there, DeepEP's NVLink phase). DeepEP runs the two at once,
 // pipelined (internode.cu's RDMA senders and forwarders); here the second
-// waits for the first, which adds the shorter (NVLink) phase's time. The
+// waits for the first, which adds up to the shorter phase's time (19.6 %
+// of Qwen3-30B-A3B's step at ep 16 on 2 × 8 H100:
+// TestDedupPhasesSerialBias, stated in the ep note). The
 // combine (and every backward pass) runs the same two phases: DeepEP's
 // combine is the dispatch reversed, of the same bytes in bf16.
 func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
-	sc := b.sc
-	l := b.s.Model.LayerList[u]
-	if sc.EP <= 1 || l.Group != scenarios.GroupExpert {
+	if b.a2aBytes == nil || b.a2aBytes[u] == nil {
 		return -1
 	}
-	if sc.EPNode > 0 {
-		rail, node, m, g := scenarios.DedupBytes(b.s, l)
-		last := int32(-1)
-		for _, x := range [...]struct {
-			group GroupKind
-			pair  int64
-			ranks int
-		}{{GroupEPRail, rail, m}, {GroupEPNode, node, g}} {
-			if x.ranks < 2 || x.pair == 0 {
-				continue
-			}
-			// An all-to-all of S bytes sends ⌈S/n⌉ to each of its n ranks.
-			S, err := units.Mul(x.pair, int64(x.ranks))
-			if err != nil {
-				S = int64(^uint64(0) >> 1)
-			}
-			last = b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: x.group, Bytes: S, After: after})
-			after = []int32{last}
+	last := int32(-1)
+	for i, p := range b.phases {
+		S := b.a2aBytes[u][i]
+		if S == 0 {
+			continue
 		}
-		return last
+		last = b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: p.group, Bytes: S, After: after})
+		after = []int32{last}
 	}
-	bytes := scenarios.ExpertTokens(b.s, l)
-	if bytes == 0 {
-		return -1
-	}
-	return b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: GroupEP, Bytes: bytes, After: after})
+	return last
 }
 
 // recomputeA2A adds, when full checkpointing reruns unit u's forward in
