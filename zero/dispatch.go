@@ -214,7 +214,7 @@ func roundRat(x *big.Rat) (int64, error) {
 // experts lies in experts [lo, hi) of E, when the router keeps topk of
 // groups equal groups of consecutive experts (node-limited routing,
 // Megatron's group_limited_topk, megatron/core/transformer/moe/moe_utils.py
-// :673 at d98e8a64; DeepSeek-V3's n_group, topk_group; groups = topk = 1
+// :673 at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553; DeepSeek-V3's n_group, topk_group; groups = topk = 1
 // without it) and both the groups and the k experts among the kept groups'
 // are uniform draws (balanced routing). Without groups it is the
 // hypergeometric C(E−a, k)/C(E, k), a = hi − lo; with them the mean over
