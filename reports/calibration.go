@@ -107,7 +107,7 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 		if l.GPUsPerThread > 1 {
 			host = fmt.Sprintf(" (one thread drives %d GPUs: modelled with its host launch floor)", l.GPUsPerThread)
 		}
-		fmt.Fprintf(&b, "\n%s: %s, %d ranks on %d nodes, %d sizes%s\n", l.Source, l.Op, l.Ranks, l.Nodes, len(l.Sizes), host)
+		fmt.Fprintf(&b, "\n%s: %s, %s on %s, %d sizes%s\n", l.Source, l.Op, countNoun(l.Ranks, "rank", "ranks"), countNoun(l.Nodes, "node", "nodes"), len(l.Sizes), host)
 		switch {
 		case l.Own != nil && l.OwnExact:
 			fmt.Fprintf(&b, "  fitted on this log alone: n/a (%d sizes for %d parameters: any fit passes through them)\n", len(l.Sizes), FitParameters)

@@ -161,7 +161,7 @@ func TestNCCLTestsRoundTripGPUsPerThread(t *testing.T) {
 		t.Fatalf("calibrate: exit %d: %s", code, eo.String())
 	}
 	o := out.String()
-	if !strings.Contains(o, "allreduce, 8 ranks on 1 nodes, 13 sizes (one thread drives 8 GPUs: modelled with its host launch floor)") {
+	if !strings.Contains(o, "allreduce, 8 ranks on 1 node, 13 sizes (one thread drives 8 GPUs: modelled with its host launch floor)") {
 		t.Errorf("calibrate does not name the run's GPUs per thread:\n%s", o)
 	}
 	if !strings.Contains(o, "fitted on every log: intra efficiency 1.000, inter efficiency 1.000, intra hop +0.00 µs") ||

@@ -302,7 +302,11 @@ func collectiveGroups(o *collectiveOpts, s *scenarios.Scenario, t *topology.Topo
 }
 
 func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
-	desc := fmt.Sprintf("%d nodes × %d GPUs", t.Nodes(), t.GPUsPerNode())
+	nodes := "nodes"
+	if t.Nodes() == 1 {
+		nodes = "node"
+	}
+	desc := fmt.Sprintf("%d %s × %d GPUs", t.Nodes(), nodes, t.GPUsPerNode())
 	seen := [topology.NumClasses]bool{}
 	for _, l := range t.Links() {
 		if seen[l.Class] || (l.Class == topology.Intra && t.GPUsPerNode() == 1) || (l.Class == topology.Inter && t.Nodes() == 1) {
