@@ -460,34 +460,48 @@ func (p *groupPattern) of(t *topology.Topology, d int, group []int) string {
 // Gather is the time of one all-gather of the k/v exchange, each rank
 // contributing kv bytes (a CP·kv-byte buffer).
 func (r *RingNet) Gather(kv int64) (units.Duration, error) {
+	return r.timed(&r.gather, kv, 0, func(live bool, g []int) (units.Duration, error) {
+		if live {
+			return gatherTime(r.live, r.m, r.algo, g, kv, true)
+		}
+		return gatherTime(r.f, r.m, r.algo, g, kv, false)
+	})
+}
+
+// timed is an exchange's time of b bytes (kind 0 the all-gather, 1 the
+// send), memoized: (*ref)[b] is the reference (ref points at the map init
+// makes), the slowest cp group on the class links (time(false, g) over
+// r.groups); for a ring of its own (r.group > 0), its group's time on the
+// overridden links (time(true, g)), never below the reference.
+func (r *RingNet) timed(ref *map[int64]units.Duration, b, kind int64, time func(live bool, g []int) (units.Duration, error)) (units.Duration, error) {
 	if err := r.init(); err != nil {
 		return 0, err
 	}
-	ref, ok := r.gather[kv]
+	d, ok := (*ref)[b]
 	if !ok {
 		for _, g := range r.groups {
-			d, err := gatherTime(r.f, r.m, r.algo, g, kv, false)
+			x, err := time(false, g)
 			if err != nil {
 				return 0, err
 			}
-			ref = max(ref, d)
+			d = max(d, x)
 		}
-		r.gather[kv] = ref
+		(*ref)[b] = d
 	}
 	if r.group == 0 {
-		return ref, nil
+		return d, nil
 	}
-	key := [3]int64{int64(r.group - 1), kv, 0}
-	d, ok := r.own[key]
+	key := [3]int64{int64(r.group - 1), b, kind}
+	own, ok := r.own[key]
 	if !ok {
-		var err error
-		if d, err = gatherTime(r.live, r.m, r.algo, cpGroup(r.live.Topology(), r.group-1), kv, true); err != nil {
+		x, err := time(true, cpGroup(r.live.Topology(), r.group-1))
+		if err != nil {
 			return 0, err
 		}
-		d = max(d, ref)
-		r.own[key] = d
+		own = max(x, d)
+		r.own[key] = own
 	}
-	return d, nil
+	return own, nil
 }
 
 // gatherTime is the time of an all-gather of kv bytes from each rank of
@@ -539,35 +553,12 @@ func gatherTime(f *collectives.Fabric, m *collectives.Model, algo collectives.Al
 // Send is the time of one dk/dv exchange: every rank of a group sends b
 // bytes to the next at once.
 func (r *RingNet) Send(b int64) (units.Duration, error) {
-	if err := r.init(); err != nil {
-		return 0, err
-	}
-	ref, ok := r.send[b]
-	if !ok {
-		for _, g := range r.groups {
-			d, err := sendTime(r.f.Topology(), g, b)
-			if err != nil {
-				return 0, err
-			}
-			ref = max(ref, d)
+	return r.timed(&r.send, b, 1, func(live bool, g []int) (units.Duration, error) {
+		if live {
+			return sendTime(r.live.Topology(), g, b)
 		}
-		r.send[b] = ref
-	}
-	if r.group == 0 {
-		return ref, nil
-	}
-	key := [3]int64{int64(r.group - 1), b, 1}
-	d, ok := r.own[key]
-	if !ok {
-		t := r.live.Topology()
-		var err error
-		if d, err = sendTime(t, cpGroup(t, r.group-1), b); err != nil {
-			return 0, err
-		}
-		d = max(d, ref)
-		r.own[key] = d
-	}
-	return d, nil
+		return sendTime(r.f.Topology(), g, b)
+	})
 }
 
 // sendTime is the time of every rank of group g sending b bytes to the
