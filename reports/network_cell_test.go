@@ -118,16 +118,7 @@ func TestNetworkNote(t *testing.T) {
 			if tc.want == nil && note != "" {
 				t.Errorf("note %q, want none", note)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(note, w) {
-					t.Errorf("note lacks %q:\n%s", w, note)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(note, w) {
-					t.Errorf("note has %q:\n%s", w, note)
-				}
-			}
+			checkNote(t, note, tc.want, tc.not)
 		})
 	}
 }
@@ -162,16 +153,22 @@ func TestNetworkNoteOverrides(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			note := networkNote(tc.sb, 0.05)
-			for _, w := range tc.want {
-				if !strings.Contains(note, w) {
-					t.Errorf("note lacks %q:\n%s", w, note)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(note, w) {
-					t.Errorf("note has %q:\n%s", w, note)
-				}
-			}
+			checkNote(t, note, tc.want, tc.not)
 		})
+	}
+}
+
+// checkNote fails t for each of want the note lacks and each of not it has.
+func checkNote(t *testing.T, note string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(note, w) {
+			t.Errorf("note lacks %q:\n%s", w, note)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(note, w) {
+			t.Errorf("note has %q:\n%s", w, note)
+		}
 	}
 }

@@ -75,15 +75,7 @@ func TestExpertUnitsUseRoofline(t *testing.T) {
 		t.Run(fmt.Sprintf("ep%d", ep), func(t *testing.T) {
 			doc := fmt.Sprintf("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/qwen3-30b-a3b.json, seq_len: 4096, layers: 2}\n"+
 				"parallelism: {dp: 16, zero_stage: 1, ep: %d}\n", ep)
-			s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			costs, err := Costs(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u := unitNamed(t, s, "experts.0")
+			costs, u := expertUnitCosts(t, doc)
 			fw, bw, err := ExpertGEMMSeconds(tok, experts, topK, ep, h, f, g, e)
 			if err != nil {
 				t.Fatal(err)
@@ -135,15 +127,7 @@ func TestExpertUnitsScaleAndRecompute(t *testing.T) {
 	} {
 		doc := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/gpt-oss-20b.json, seq_len: 4096, layers: 2}\n"+
 			"parallelism: {dp: 8, zero_stage: 1, ep: %d}\ntraining: {recompute: %s}\n", ep, c.recompute)
-		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		costs, err := Costs(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := unitNamed(t, s, "experts.0")
+		costs, u := expertUnitCosts(t, doc)
 		if want := int64(2 * topK * (3*h*f + 2*f + h) * tok); costs[u].FwdFLOPs != want {
 			t.Errorf("%s: forward FLOPs %d, want 2·active·t = %d", c.recompute, costs[u].FwdFLOPs, want)
 		}
@@ -157,4 +141,19 @@ func TestExpertUnitsScaleAndRecompute(t *testing.T) {
 			}
 		}
 	}
+}
+
+// expertUnitCosts loads the scenario doc (paths from scenarios/testdata)
+// and returns its Costs and the index of its unit experts.0.
+func expertUnitCosts(t *testing.T, doc string) ([]LayerCost, int) {
+	t.Helper()
+	s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return costs, unitNamed(t, s, "experts.0")
 }
