@@ -370,12 +370,6 @@ func measurement(o *calibrateOpts) (units.Duration, *scenarios.TraceKernels, err
 	return k.Compute, k, nil
 }
 
-// writeComputeCalibration writes file atomically: old (nil: none) with its
-// compute part replaced by cc.
-func writeComputeCalibration(file string, old *scenarios.Calibration, cc *scenarios.CalCompute) error {
-	return writeCalibrationPart(file, old, func(c *scenarios.Calibration) { c.Compute = cc })
-}
-
 // writeCalibrationPart writes file atomically: old (nil: none) with the
 // part set replaces.
 func writeCalibrationPart(file string, old *scenarios.Calibration, set func(*scenarios.Calibration)) error {
