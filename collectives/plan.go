@@ -361,9 +361,6 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// validate checks spec against t.
-func validate(t *topology.Topology, s Spec) error { return newLowering(t).validate(s) }
-
 func (lw *lowering) validate(s Spec) error {
 	if len(s.Group) == 0 {
 		return errors.New("collectives: empty group")

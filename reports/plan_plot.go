@@ -149,9 +149,6 @@ func writeNetworkTable(w io.Writer, np *sweep.NetworkPlan) error {
 	return networkTable(np).render(w)
 }
 
-// WriteNetworkTable writes plan --network's table.
-func WriteNetworkTable(w io.Writer, np *sweep.NetworkPlan) error { return networkTable(np).render(w) }
-
 // paretoImage plots every configuration that fits: peak memory against
 // tokens/s per GPU, one colour per stage, the front as a line.
 func paretoImage(p *sweep.Plan) plotImage {

@@ -1141,16 +1141,6 @@ func (im *lfImport) readPrecision() error {
 	return nil
 }
 
-// get is the value of a setting already made ("" if none), with its source.
-func (im *lfImport) get(key string) string {
-	for _, s := range im.f.Settings {
-		if s.Key == key {
-			return s.Value + " " + s.From
-		}
-	}
-	return ""
-}
-
 // readOptimizer maps optimizer: llm-foundry's registry (llmfoundry/optim/
 // __init__.py at 8c8dd48) registers decoupled_adamw as Composer's
 // DecoupledAdamW, whose defaults are lr 1e-3, betas (0.9, 0.95), eps 1e-8,

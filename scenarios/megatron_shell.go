@@ -364,11 +364,6 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	return fields
 }
 
-// isPositional reports a positional parameter's name ($1 … $9).
-func isPositional(name string) bool {
-	return len(name) > 0 && strings.Trim(name, "0123456789") == ""
-}
-
 // mgAssign splits NAME=value or NAME+=value; ok false for other words.
 func mgAssign(raw string) (name, value string, appendTo, ok bool) {
 	eq := strings.IndexByte(raw, '=')

@@ -416,10 +416,6 @@ func sizeUnitHint(n string) string {
 	return fmt.Sprintf("use %sGiB or %sGB (a size needs a unit; %sB for bytes)", n, n, n)
 }
 
-// SizeUnitHint is the advice for a bare number n given as a size (see
-// ParseBytes's error), for a caller that reads sizes its own way.
-func SizeUnitHint(n string) string { return sizeUnitHint(strings.TrimSpace(n)) }
-
 // String formats d in the largest unit that keeps it ≥ 1, with up to three
 // decimals and trailing zeros trimmed ("398.5µs").
 func (d Duration) String() string {

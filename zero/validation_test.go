@@ -187,11 +187,6 @@ func (v validationResults) rows(source string, keep func(validationRow) bool) []
 	return out
 }
 
-// row is source's predicted row of that name.
-func (v validationResults) row(source, name string) validationCase {
-	return v.rows(source, func(r validationRow) bool { return r.name() == name })[0]
-}
-
 // errRange is the least and the largest token error of cs.
 func errRange(cs []validationCase) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
