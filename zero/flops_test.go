@@ -1,9 +1,11 @@
 package zero
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -86,14 +88,32 @@ func TestMFUTorchtitanH100(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("modelFLOPsPerToken: %v, %v", ok, err)
 	}
-	lo, hi := math.Inf(1), 0.0
-	for _, tps := range []float64{5762, 6667, 5605, 6514} {
-		mfu := tps * float64(per) / 989e12
-		lo, hi = min(lo, mfu), max(hi, mfu)
+	span := func(per int64) (lo, hi float64) {
+		lo = math.Inf(1)
+		for _, tps := range []float64{5762, 6667, 5605, 6514} {
+			mfu := tps * float64(per) / 989e12
+			lo, hi = min(lo, mfu), max(hi, mfu)
+		}
+		return math.Round(100 * lo), math.Round(100 * hi)
 	}
-	if math.Round(100*lo) != 33 || math.Round(100*hi) != 39 {
-		t.Errorf("MFU %.1f %% to %.1f %% (%d FLOPs per token), torchtitan published 33%% to 39%%", 100*lo, 100*hi, per)
+	lo, hi := span(per)
+	if lo != 33 || hi != 39 {
+		t.Errorf("MFU %.0f %% to %.0f %% (%d FLOPs per token), torchtitan published 33%% to 39%%", lo, hi, per)
 	}
+	// The same rows counted with every parameter, as zerosim did.
+	base, _ := flopDims(s)
+	width, err := modelAttentionWidth(s, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := ModelFLOPsPerToken(s.Model.ActiveParams(), width, s.Model.SeqLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allLo, allHi := span(all)
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestMFUTorchtitanH100",
+		fmt.Sprintf("reproduces the %.0f %% to %.0f %% torchtitan", lo, hi),
+		fmt.Sprintf("counted with every parameter, as zerosim did before, the same rows read %.0f %% to %.0f %%.", allLo, allHi))
 }
 
 // TestPlanCompute checks the unit layout: blocks get the block cost (every
