@@ -177,12 +177,6 @@ func newExecutor(sc *Schedule, clk clock, net network, speed []float64, symmetri
 			e.endWakes[d] |= 1 << task.Stream
 		}
 		for _, d := range task.AfterStart {
-			if sc.Tasks[d].Kind.IsComm() {
-				// A collective starts when its communicator runs it
-				// (network.Start's began), where nothing advances the
-				// ranks waiting for it: the schedule never asks that.
-				panic("zero: a task waits for a collective's start")
-			}
 			e.afterStart[d] = append(e.afterStart[d], int32(i))
 			e.startWakes[d] |= 1 << task.Stream
 		}
@@ -405,7 +399,7 @@ var _ [8 - numStreams]struct{}
 // of one of its tasks (ready) or its own starts (head, here) change that;
 // finish and started set the bits of the streams they touch. So the tasks
 // start in the same order as when every stream is checked on every pass,
-// without checking the seven streams twice per task end of every rank.
+// without checking the eight streams twice per task end of every rank.
 func (e *executor) advance(r int) {
 	l := &e.lanes[r]
 	for progress := true; progress; {
@@ -523,6 +517,16 @@ func (e *executor) begin(r int, t int32) {
 		for _, m := range sim {
 			e.started(m, t, at)
 			e.commDelta(m, 1)
+		}
+		if len(e.afterStart[t]) > 0 {
+			// A collective starts when its communicator runs it, which
+			// may be after every member arrived (queued behind the
+			// collectives issued there before it): nothing else advances
+			// the tasks waiting for that start (a deduplicating MoE
+			// dispatcher's node phase, builder.a2aAfter).
+			for _, m := range sim {
+				e.advance(m)
+			}
 		}
 	}
 	e.net.Start(netCollective{Kind: task.Kind, Phase: task.Phase, Group: task.Group, Index: g, Members: members, Bytes: task.Bytes, Weight: w, Comm: comm, Run: run}, began, func() {

@@ -54,10 +54,13 @@ const (
 	HostDown         // offload: gradient copies to the host
 	HostUp           // offload: parameter copies to the GPU
 	HostCPU          // offload: the CPU optimizer
+	// EPComm carries a deduplicating MoE dispatcher's node phase beside its
+	// rail phase (builder.a2aAfter).
+	EPComm
 	numStreams
 )
 
-var streamNames = [...]string{"compute", "grad-comm", "inter-comm", "param-comm", "pcie-down", "pcie-up", "host-cpu"}
+var streamNames = [...]string{"compute", "grad-comm", "inter-comm", "param-comm", "pcie-down", "pcie-up", "host-cpu", "ep-comm"}
 
 func (s Stream) String() string { return streamNames[s] }
 
@@ -276,7 +279,9 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 	}
 	for i, t := range sc.Tasks {
 		st := t.Stream
-		if !sc.Overlap {
+		// The ep-comm stream holds the second half of one dispatcher
+		// kernel, not communication beside compute: it stays.
+		if !sc.Overlap && st != EPComm {
 			st = Compute
 			sc.Tasks[i].Stream = Compute
 		}
@@ -415,32 +420,47 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 }
 
 // a2aAfter adds unit u's all-to-alls (epPhases, of the bytes a2aBytes
-// computed once per build) after the tasks after and returns its
-// last task, or -1 when unit u has none. Under a deduplicating dispatcher
-// (communication.moe_dispatcher deepep, flex, hybridep) it is two
-// all-to-alls, timed as every collective is: over the ep group's rail
-// (one rank per node; each rank sends dedupBytes's rail bytes
-// to every other node's rank of its local index, DeepEP's RDMA phase),
-// then over its node (each rank forwards the node bytes to every other
-// rank there, DeepEP's NVLink phase). DeepEP runs the two at once,
-// pipelined (internode.cu's RDMA senders and forwarders); here the second
-// waits for the first, which adds up to the shorter phase's time (19.6 %
-// of Qwen3-30B-A3B's step at ep 16 on 2 × 8 H100:
-// TestDedupPhasesSerialBias, stated in the ep note). The
-// combine (and every backward pass) runs the same two phases: DeepEP's
+// computed once per build) after the tasks after and returns the task the
+// unit's next compute waits for, or -1 when unit u has none. Under a
+// deduplicating dispatcher (communication.moe_dispatcher deepep, flex,
+// hybridep) it is two all-to-alls, timed as every collective is: over the
+// ep group's rail (one rank per node; each rank sends dedupBytes's rail
+// bytes to every other node's rank of its local index, DeepEP's RDMA
+// phase) and over its node (each rank forwards the node bytes to every
+// other rank there, DeepEP's NVLink phase). DeepEP runs the two in one
+// kernel, pipelined: its RDMA senders post chunks while the forwarders of
+// the receiving node pass each chunk on over NVLink as it lands
+// (csrc/kernels/internode.cu dispatch's kRDMASender and
+// kRDMAAndNVLForwarder warp roles, combine the same reversed, at
+// deepseek-ai/DeepEP dd758ca). So the node phase starts when the rail
+// phase starts (on the ep-comm stream, AfterStart) and the unit's next
+// compute-stream task waits for both: the node phase's end by its After,
+// the rail phase's by the compute stream, where the rail phase runs. The
+// two share a step's links as any concurrent collectives do; a phase
+// cannot pass on a chunk before it lands, so this is the pipeline's lower
+// bound, short of it by the fill of one chunk. Both phases are one
+// kernel, so they overlap each other even when communication does not
+// overlap compute (Schedule.Overlap false).
+// The combine (and every backward pass) runs the same two phases: DeepEP's
 // combine is the dispatch reversed, of the same bytes in bf16.
 func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
 	if b.a2aBytes == nil || b.a2aBytes[u] == nil {
 		return -1
 	}
-	last := int32(-1)
+	last, first := int32(-1), int32(-1)
 	for i, p := range b.phases {
 		S := b.a2aBytes[u][i]
 		if S == 0 {
 			continue
 		}
-		last = b.add(Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: p.group, Bytes: S, After: after})
-		after = []int32{last}
+		t := Task{Kind: AllToAll, Stream: Compute, Phase: ph, Unit: u, Bucket: -1, Group: p.group, Bytes: S, After: after}
+		if first >= 0 {
+			t.Stream, t.AfterStart = EPComm, []int32{first}
+		}
+		last = b.add(t)
+		if first < 0 {
+			first = last
+		}
 	}
 	return last
 }
