@@ -39,6 +39,25 @@ func AloneError(err error, set string) (string, bool) {
 	return strings.TrimPrefix(e.Msg, "--set "+set+": "), true
 }
 
+// EveryPointError reports whether err, the error of loading a scenario
+// with the keys keys set to one point of a sweep, is one that every point
+// gives: a value wrong by itself (Error.Alone), or the file's own syntax
+// or keys, that is not at or inside one of keys (a point's value there
+// replaced the file's). A sweep refuses such a file before its first row
+// instead of writing an error row per point.
+func EveryPointError(err error, keys []string) bool {
+	var e *Error
+	if !errors.As(err, &e) || !e.Alone {
+		return false
+	}
+	for _, k := range keys {
+		if e.Path == k || strings.HasPrefix(e.Path, k+".") || strings.HasPrefix(e.Path, k+"[") {
+			return false
+		}
+	}
+	return true
+}
+
 func (e *Error) Error() string {
 	switch {
 	case e.Line > 0:

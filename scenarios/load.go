@@ -133,16 +133,13 @@ func (l *loader) bySet(path string) bool {
 }
 
 func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
-	orig, err := l.parseDoc(data)
+	root, err := l.fileTree(data)
 	if err != nil {
-		return nil, err
-	}
-	x := &expander{l: l, active: map[*yaml.Node]bool{}}
-	root, err := x.copy(orig)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.checkKeys(root); err != nil {
+		// Before any --set: the file's own syntax, anchors and keys,
+		// wrong whatever the flags set (Error.Alone).
+		if e := (*Error)(nil); errors.As(err, &e) {
+			e.Alone = true
+		}
 		return nil, err
 	}
 	for _, set := range sets {
@@ -176,12 +173,30 @@ func (l *loader) load(data []byte, sets []string) (*Scenario, error) {
 	var s Scenario
 	l.decode(root, reflect.ValueOf(&s).Elem(), "", &errs)
 	if len(errs) > 0 {
-		return nil, first(errs)
+		e := first(errs)
+		// An unknown key, a value of the wrong kind or a bad quantity is
+		// wrong whatever the other keys hold.
+		e.Alone = true
+		return nil, e
 	}
 	if err := l.resolve(&s); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// fileTree is the file's YAML tree, anchors expanded, its keys checked.
+func (l *loader) fileTree(data []byte) (*yaml.Node, error) {
+	orig, err := l.parseDoc(data)
+	if err != nil {
+		return nil, err
+	}
+	x := &expander{l: l, active: map[*yaml.Node]bool{}}
+	root, err := x.copy(orig)
+	if err != nil {
+		return nil, err
+	}
+	return root, l.checkKeys(root)
 }
 
 // first returns the error that comes first: --set errors, then by position.

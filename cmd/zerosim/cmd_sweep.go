@@ -190,6 +190,22 @@ func checkGridValues(src sweep.Source, sp *sweep.Space) error {
 	return nil
 }
 
+// checkEveryPoint refuses a scenario that no point can load: one with an
+// unknown key or a value wrong by itself outside the grids' keys
+// (scenarios.EveryPointError), found by loading the first point. Each made
+// every row an error row, exit 0 (a job array of such shards "succeeded").
+func checkEveryPoint(src sweep.Source, sp *sweep.Space) error {
+	sets := make([]string, len(sp.Grids))
+	keys := make([]string, len(sp.Grids))
+	for i, g := range sp.Grids {
+		sets[i], keys[i] = g.Key+"="+g.Values[0], g.Key
+	}
+	if _, err := src.Load(sets...); scenarios.EveryPointError(err, keys) {
+		return inputError{err}
+	}
+	return nil
+}
+
 // sweepProgress is a progress bar with ETA over n points on errOut when it
 // is a terminal, nil otherwise (quiet when piped).
 func sweepProgress(errOut io.Writer, n int) *progressbar.ProgressBar {
@@ -241,6 +257,9 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		return err
 	}
 	if err := checkGridValues(src, sp); err != nil {
+		return err
+	}
+	if err := checkEveryPoint(src, sp); err != nil {
 		return err
 	}
 	meta := sweep.NewMeta(src, sp)

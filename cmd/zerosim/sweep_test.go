@@ -145,19 +145,48 @@ func TestSweepInputErrors(t *testing.T) {
 		{"misspelled set key", []string{"sweep", "seed002-tiny", "--set", "paralelism.k=2", "--grid", "parallelism.k=1,2"}, `did you mean "parallelism"?`},
 		{"syntax error", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "<stdin>:1:1: invalid YAML"},
 		{"endless stdin", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "larger than 4194304 bytes"},
+		// Each made every point an error row, exit 0 (QA7 F7): a file's
+		// unknown key, a value of the wrong kind and one out of its own
+		// range, none under a --grid key.
+		{"file's unknown key", []string{"sweep", "-", "--grid", "parallelism.k=1,2", "--out", filepath.Join(dir, "typo.csv")}, `<stdin>:3:11: unknown key "nodez" in cluster (did you mean "nodes"?)`},
+		{"file's value of the wrong kind", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, `<stdin>:3:18: nodes: "two" is not an integer`},
+		{"file's value out of range", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "<stdin>:6:12: micro_batch=-1 is out of range (use 1 to"},
+		{"set out of range", []string{"sweep", "seed002-tiny", "--set", "training.micro_batch=0", "--grid", "parallelism.k=1,2"}, "--set training.micro_batch=0: micro_batch=0 is out of range"},
 	} {
 		var in io.Reader = strings.NewReader("")
+		const body = "model: {preset: llama3.1-8b}\nparallelism: {dp: 16, zero_stage: 3}\n"
 		switch tc.name {
 		case "syntax error":
 			in = strings.NewReader("version: 1\ncluster: [nodes: 2\n")
 		case "endless stdin":
 			in = zeroReader{}
+		case "file's unknown key":
+			in = strings.NewReader("version: 1\nname: x\ncluster: {nodez: 2, gpus_per_node: 8, gpu: H100-80GB}\n" + body)
+		case "file's value of the wrong kind":
+			in = strings.NewReader("version: 1\nname: x\ncluster: {nodes: two, gpus_per_node: 8, gpu: H100-80GB}\n" + body)
+		case "file's value out of range":
+			in = strings.NewReader("version: 1\nname: x\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\n" + body + "training: {micro_batch: -1}\n")
 		}
 		var out, errOut bytes.Buffer
 		code := Main(tc.args, in, &out, &errOut)
 		if code != 2 || !strings.Contains(errOut.String(), tc.want) || out.Len() > 0 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and %q", tc.name, code, out.String(), errOut.String(), tc.want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "typo.csv")); err == nil {
+		t.Error("a refused sweep wrote its --out file")
+	}
+}
+
+// TestSweepGridCompletesFile: a file wrong only at a key every point sets
+// (its value of the wrong kind, out of range) still sweeps: the grid's
+// values replace it.
+func TestSweepGridCompletesFile(t *testing.T) {
+	doc := "version: 1\nname: x\ncluster: {nodes: two, gpus_per_node: 2, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 4, zero_stage: 3}\ntraining: {micro_batch: -1}\n"
+	var out, errOut bytes.Buffer
+	code := Main([]string{"sweep", "-", "--grid", "cluster.nodes=2", "--grid", "training.micro_batch=1"}, strings.NewReader(doc), &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "\n0,2,1,") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want one row at nodes 2, micro_batch 1", code, out.String(), errOut.String())
 	}
 }
 
