@@ -8,8 +8,10 @@ import "fmt"
 // costs its time). Sources:
 //
 //   - torch/distributed/tensor/experimental/_attention.py at pytorch/pytorch
-//     0123248a484ffe531edb5098b986c1bac08cd296 (the stored version nearest
-//     torch 1963fc8, which torchtitan's Table 2 ran): _ContextParallelOptions
+//     0123248a484ffe531edb5098b986c1bac08cd296 (a 2025 version, later than
+//     torch 1963fc8, which torchtitan's Table 2 ran and of which no copy is
+//     stored; the functions named here read the same in a December 2024
+//     copy): _ContextParallelOptions
 //     (convert_to_f32 = True, enable_load_balance = True, rotate_method =
 //     ALL_GATHER), _templated_ring_attention, _SDPAMerger, _partial_update,
 //     _AllGatherRotater, _AllToAllRotater and

@@ -19,8 +19,9 @@ import (
 // create_context_parallel_ctx, utils.py get_train_context). Sources:
 //
 //   - torch/distributed/tensor/experimental/_attention.py at pytorch/pytorch
-//     0123248 (the stored version nearest torch 1963fc8, 2024-12-23, which
-//     torchtitan's Table 2 ran; it has the rotater API of
+//     0123248 (a 2025 version, later than torch 1963fc8, 2024-12-23, which
+//     torchtitan's Table 2 ran and of which no copy is stored; the functions
+//     named here read the same in a December 2024 copy; it has the rotater API of
 //     pytorch/pytorch#142093, December 2024, that torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b's
 //     set_rotate_method imports): _templated_ring_attention,
 //     _templated_ring_attention_backward, _SDPAMerger, _AllGatherRotater,
