@@ -22,8 +22,19 @@ type Log struct {
 	Line int // line of the run's column header
 	Op   Op
 	// Ranks and Nodes: from the "# Using devices" block (ranks and distinct
-	// hosts), else from the caller's flags; 0 when unknown.
+	// hosts), else Ranks from the rows' busbw/algbw when they tell one
+	// count (RanksMin = RanksMax), else from the caller's flags; 0 when
+	// unknown.
 	Ranks, Nodes int
+	// DevicesLine is the line of the "# Using devices" block Ranks and
+	// Nodes come from, 0 when the run has none.
+	DevicesLine int
+	// RanksMin and RanksMax are the rank counts the rows' busbw/algbw
+	// allow as printed (ranksBounds; RanksMax 1<<20 when no row bounds
+	// it from above), RanksMinLine and RanksMaxLine the rows that give
+	// each bound; all 0 when no row tells (no bandwidth printed).
+	RanksMin, RanksMax         int
+	RanksMinLine, RanksMaxLine int
 	// Threads and GPUsPerThread: the run's "# nThread T nGpus G" line
 	// (nccl-tests -t and -g: each of T threads per process drives G GPUs);
 	// 0 when the log lacks it.
@@ -44,6 +55,9 @@ type Row struct {
 	Time         float64 // µs, out of place
 	AlgBW, BusBW float64 // GB/s, out of place
 	InTime       float64 // µs, in place (0 when the log has none)
+	// ratio holds the bounds of busbw/algbw as printed, out of place and
+	// in place (ratioBounds; lo > hi when a place prints no bandwidth).
+	ratio [2][2]float64
 }
 
 // ErrLog is a log that cannot be read; its message names file:line.
@@ -103,6 +117,7 @@ type logParser struct {
 	hosts   map[string]bool // looked up and counted, never iterated
 	op      Op
 	inDevs  bool
+	devLine int // line of the last "# Using devices"
 	lastRow int
 	// threads and gpus: the last "# nThread T nGpus G" line.
 	threads, gpus int
@@ -141,7 +156,7 @@ func (lp *logParser) comment(line string) {
 			}
 		}
 	case strings.HasPrefix(body, "Using devices"):
-		lp.inDevs, lp.ranks = true, 0
+		lp.inDevs, lp.ranks, lp.devLine = true, 0, lp.ln
 		clear(lp.hosts)
 	case lp.inDevs && strings.HasPrefix(body, "Rank"):
 		// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
@@ -166,7 +181,7 @@ func (lp *logParser) comment(line string) {
 		lp.inDevs = false
 		l := Log{File: lp.name, Line: lp.ln, Op: lp.op, Threads: lp.threads, GPUsPerThread: lp.gpus}
 		if lp.ranks > 0 {
-			l.Ranks, l.Nodes, l.Device = lp.ranks, len(lp.hosts), lp.device
+			l.Ranks, l.Nodes, l.Device, l.DevicesLine = lp.ranks, len(lp.hosts), lp.device, lp.devLine
 		}
 		lp.logs = append(lp.logs, l)
 		lp.lastRow = 0
@@ -232,8 +247,9 @@ func (lp *logParser) finish() ([]Log, error) {
 			}
 			out[i].Op = o
 		}
-		if out[i].Ranks == 0 {
-			out[i].Ranks = ranksFromBusBW(&out[i])
+		ranksBounds(&out[i])
+		if out[i].Ranks == 0 && out[i].RanksMin > 0 && out[i].RanksMin == out[i].RanksMax {
+			out[i].Ranks = out[i].RanksMin
 		}
 	}
 	return out, nil
@@ -372,6 +388,11 @@ func parseRow(f []string) (Row, error) {
 			return r, err
 		}
 	}
+	r.ratio[0] = ratioBounds(rest[1], rest[2])
+	r.ratio[1] = [2]float64{1, 0}
+	if len(rest) == 8 {
+		r.ratio[1] = ratioBounds(rest[5], rest[6])
+	}
 	return r, nil
 }
 
@@ -446,19 +467,77 @@ func guessOp(l *Log) (Op, error) {
 	return ReduceScatter, nil
 }
 
-// ranksFromBusBW is n from busbw/algbw (2(n−1)/n or (n−1)/n) on the
-// largest row, or 0 when it does not tell (one rank, no bandwidth).
-func ranksFromBusBW(l *Log) int {
-	r := l.Rows[len(l.Rows)-1]
-	if r.AlgBW < 1 {
-		return 0
+// ratioBounds is the interval busbw/algbw lies in given the two as
+// printed (each rounded to its last digit, getFloatStr), {1, 0} (empty)
+// when algbw may be 0.
+func ratioBounds(algStr, busStr string) [2]float64 {
+	a, err1 := strconv.ParseFloat(algStr, 64)
+	b, err2 := strconv.ParseFloat(busStr, 64)
+	da, db := halfULP(algStr), halfULP(busStr)
+	if err1 != nil || err2 != nil || a-da <= 0 {
+		return [2]float64{1, 0}
 	}
-	x := r.BusBW / r.AlgBW
+	const slack = 1e-9
+	return [2]float64{max(b-db, 0) / (a + da) * (1 - slack), (b + db) / (a - da) * (1 + slack)}
+}
+
+// maxRanks is RanksMax when no row bounds the ranks from above.
+const maxRanks = 1 << 20
+
+// ranksBounds sets l's RanksMin and RanksMax: the rank counts n whose
+// busbw/algbw factor, 2(n−1)/n for an all-reduce and (n−1)/n for an
+// all-gather or a reduce-scatter (nccl-tests src/all_reduce.cu
+// AllReduceGetBw, src/all_gather.cu AllGatherGetBw, src/reduce_scatter.cu
+// ReduceScatterGetBw at NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432: busBw = algBw × factor, each
+// printed rounded by getFloatStr, src/util.cu), lies within every row's
+// printed ratio. The factor's steps shrink as 1/n², so one row of
+// 2-decimal bandwidths near 20 GB/s allows 229 to 275 ranks: the largest
+// row alone, rounded (as read before), took 250 for a 256-rank log.
+func ranksBounds(l *Log) {
+	k := 1.0
 	if l.Op == AllReduce {
-		x /= 2
+		k = 2
 	}
-	if x >= 1 || x <= 0 {
-		return 0
+	lo, hi := 0.0, math.Inf(1)
+	loLine, hiLine := 0, 0
+	for _, r := range l.Rows {
+		for _, b := range r.ratio {
+			if b[0] > b[1] {
+				continue
+			}
+			if b[0] > lo {
+				lo, loLine = b[0], r.Line
+			}
+			if b[1] < hi {
+				hi, hiLine = b[1], r.Line
+			}
+		}
 	}
-	return int(math.Round(1 / (1 - x)))
+	if loLine == 0 && hiLine == 0 {
+		return
+	}
+	// n = 1/(1 − ratio/k) grows with the ratio; n ≥ 2 has a ratio > 0.
+	nOf := func(ratio float64) float64 {
+		x := ratio / k
+		if x >= 1 {
+			return math.Inf(1)
+		}
+		return 1 / (1 - x)
+	}
+	nMin := max(2, int(math.Ceil(nOf(lo)-1e-9)))
+	nMax := maxRanks
+	if n := nOf(hi); n < maxRanks {
+		nMax = int(math.Floor(n + 1e-9))
+	}
+	if nMin > nMax {
+		return // no count fits every row: the ratio tells nothing
+	}
+	l.RanksMin, l.RanksMax, l.RanksMinLine, l.RanksMaxLine = nMin, nMax, loLine, hiLine
+	if loLine == 0 {
+		l.RanksMinLine = hiLine
+	}
+	if hiLine == 0 {
+		l.RanksMaxLine = loLine
+	}
 }

@@ -3,6 +3,7 @@ package collectives
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +195,53 @@ func TestParseLogsDevice(t *testing.T) {
 			if l.Device != want {
 				t.Errorf("%s:%d: device %q, want %q", file, l.Line, l.Device, want)
 			}
+		}
+	}
+}
+
+// ncclTestsRows prints an all-reduce's rows as nccl-tests does for n ranks
+// at busbw (GB/s) per size: algbw = bytes/1e9/sec and busbw = algbw ×
+// 2(n−1)/n (src/all_reduce.cu AllReduceGetBw), each through getFloatStr's
+// "%.2f" (src/util.cu, NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432).
+func ncclTestsRows(n int, busGBps float64, sizes ...int64) string {
+	var b strings.Builder
+	b.WriteString("# Collective test starting: all_reduce_perf\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
+	f := 2 * float64(n-1) / float64(n)
+	for _, s := range sizes {
+		alg := busGBps / f
+		us := float64(s) / 1e3 / alg
+		fmt.Fprintf(&b, "%12d  %12d     float     sum      -1  %7.1f  %6.2f  %6.2f       0  %7.1f  %6.2f  %6.2f       0\n", s, s/4, us, alg, alg*f, us, alg, alg*f)
+	}
+	return b.String()
+}
+
+// TestParseLogsRanksOfBusBW: the ranks of a log without a devices block
+// are those busbw/algbw allows on every row as printed. A 256-rank
+// all-reduce at 40 GB/s busbw read 250 ranks before (the largest row's
+// ratio, 40.00/20.08, rounded); its rows allow 230 to 276 (by hand:
+// 39.995/20.085 to 40.005/20.075 is 2(n−1)/n for n from 229.6 to
+// 276.9), so its ranks are not told; nor at 361.76 GB/s (181.59 and
+// 361.76: 254 to 258); a 16-rank log's are (one count fits).
+func TestParseLogsRanksOfBusBW(t *testing.T) {
+	for _, c := range []struct {
+		n             int
+		bus           float64
+		ranks, lo, hi int
+		sizes         []int64
+	}{
+		{256, 40, 0, 230, 276, []int64{1 << 30, 1 << 31}},
+		{16, 40, 16, 16, 16, []int64{1 << 30, 1 << 31}},
+		{256, 361.76, 0, 254, 258, []int64{1 << 32}},
+	} {
+		logs, err := ParseLogs("ar.log", strings.NewReader(ncclTestsRows(c.n, c.bus, c.sizes...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := logs[0]
+		if l.Ranks != c.ranks || l.RanksMin != c.lo || l.RanksMax != c.hi || l.RanksMinLine < 3 || l.RanksMaxLine < 3 {
+			t.Errorf("%d ranks at %g GB/s: Ranks %d, allowed %d (line %d) to %d (line %d); want %d, %d to %d",
+				c.n, c.bus, l.Ranks, l.RanksMin, l.RanksMinLine, l.RanksMax, l.RanksMaxLine, c.ranks, c.lo, c.hi)
 		}
 	}
 }

@@ -327,3 +327,59 @@ func TestCalibrateShadowedLog(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateRanksFlagsWin: the ranks of a log without a devices block
+// that busbw/algbw does not tell (a 256-rank all-reduce of the default
+// cluster's NICs allows 255 to 258, collectives.ranksBounds) come from
+// --nodes × --gpus-per-node (before: refused, "the log ran 253 ranks, not
+// … 256", the largest row's ratio rounded); flags the rows rule out, or
+// that the devices block's rank lines contradict, are refused naming the
+// flag and the line; flags win over the devices block's hosts (one
+// hostname for both nodes' containers read as one node before, whatever
+// --nodes said).
+func TestCalibrateRanksFlagsWin(t *testing.T) {
+	dir := t.TempDir()
+	table, errOut, code := runCollectiveCLI(t, "--nodes", "32", "--gpus-per-node", "8", "--size", "1MiB:4GiB", "--format", "nccl-tests")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(table, "\n") {
+		if !strings.HasPrefix(line, "#  Rank") && !strings.HasPrefix(line, "# Using devices") {
+			kept = append(kept, line)
+		}
+	}
+	big := filepath.Join(dir, "ar256.log")
+	if err := os.WriteFile(big, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small, _, _ := runCollectiveCLI(t, "--size", "1MiB:1GiB", "--format", "nccl-tests") // 16 ranks, 2 hosts
+	ar16 := filepath.Join(dir, "ar16.log")
+	if err := os.WriteFile(ar16, []byte(strings.ReplaceAll(small, " node1 ", " node0 ")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{big, "--nodes", "32", "--gpus-per-node", "8"}, 0, "ar256.log:6: allreduce, 256 ranks on 32 nodes"},
+		{[]string{big}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 255 to 258 ranks): pass --nodes and --gpus-per-node\n"},
+		{[]string{big, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar256.log:17: the row's busbw/algbw needs at least 255 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
+		{[]string{ar16, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar16.log:4: the log's \"# Using devices\" block lists 16 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
+		{[]string{ar16}, 0, "ar16.log:23: allreduce, 16 ranks on 1 node,"},
+		{[]string{ar16, "--nodes", "2"}, 0, "ar16.log:23: allreduce, 16 ranks on 2 nodes"},
+		{[]string{ar16, "--gpus-per-node", "8"}, 0, "ar16.log:23: allreduce, 16 ranks on 2 nodes"},
+		{[]string{ar16, "--nodes", "3"}, 2, "ar16.log:23: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
+	} {
+		var out, eo strings.Builder
+		code := Main(append([]string{"calibrate", "--file", filepath.Join(dir, "cal.yaml")}, c.args...), strings.NewReader(""), &out, &eo)
+		got := out.String()
+		if c.code != 0 {
+			got = strings.TrimPrefix(eo.String(), "zerosim: "+dir+string(filepath.Separator))
+		}
+		if code != c.code || !strings.Contains(got, c.want) || c.code != 0 && out.Len() != 0 {
+			t.Errorf("calibrate %v: exit %d, out %q, err %q; want exit %d and %q", c.args[1:], code, out.String(), eo.String(), c.code, c.want)
+		}
+	}
+}
