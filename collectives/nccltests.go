@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/units"
@@ -64,12 +65,44 @@ type Row struct {
 var ErrLog = errors.New("bad nccl-tests log")
 
 type logError struct {
-	file string
-	line int
-	msg  string
+	file      string
+	line, col int // col 0: the line as a whole
+	msg       string
 }
 
-func (e *logError) Error() string { return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg) }
+func (e *logError) Error() string {
+	if e.col > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.file, e.line, e.col, e.msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+}
+
+// fieldError is parseRow's error at the row's field i (len(fields): past
+// the last one, where a missing column would be).
+type fieldError struct {
+	field int
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// fieldColumn is the 1-based byte column of field i of raw's
+// strings.Fields (i = the number of fields: just past the last one).
+func fieldColumn(raw string, i int) int {
+	n, in := 0, false
+	for j, r := range raw {
+		sp := unicode.IsSpace(r)
+		if !sp && !in {
+			if n == i {
+				return j + 1
+			}
+			n++
+		}
+		in = !sp
+	}
+	return len(raw) + 1
+}
 func (e *logError) Unwrap() error { return ErrLog }
 
 // maxLogLine bounds one line of a log (bufio.Scanner's buffer).
@@ -78,8 +111,9 @@ const maxLogLine = 1 << 16
 // ParseLogs reads every run in an nccl-tests stdout. Lines that are not
 // part of a table (MPI or scheduler noise, NCCL INFO lines, comments) are
 // skipped; a run is a column header followed by rows. It fails, naming
-// file:line, on a file that is not text, a truncated or malformed row, a
-// size column that decreases, a row with #wrong ≠ 0, or no rows at all.
+// file:line (file:line:column, 1-based bytes, for a row's field), on a
+// file that is not text, a truncated or malformed row, a size column that
+// decreases, a row with #wrong ≠ 0, or no rows at all.
 func ParseLogs(name string, r io.Reader) ([]Log, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLogLine)
@@ -87,6 +121,7 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 	for sc.Scan() {
 		lp.ln++
 		raw := sc.Bytes()
+		lp.raw = raw
 		if bytes.IndexByte(raw, 0) >= 0 || !utf8.Valid(raw) {
 			return nil, lp.fail(lp.ln, "not a text file (nccl-tests prints text; pass its stdout)")
 		}
@@ -98,6 +133,9 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 			lp.comment(line)
 			continue
 		}
+		// The row's fields are those of raw from the untagged line's start
+		// (untag keeps a suffix of raw), for the columns of errors.
+		lp.rowAt = len(raw) - len(strings.TrimLeftFunc(untag(string(raw)), unicode.IsSpace))
 		if err := lp.row(line); err != nil {
 			return nil, err
 		}
@@ -112,6 +150,8 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 type logParser struct {
 	name    string
 	ln      int
+	raw     []byte // the line being read
+	rowAt   int    // byte offset in raw of the row's first field
 	logs    []Log
 	ranks   int
 	hosts   map[string]bool // looked up and counted, never iterated
@@ -125,7 +165,7 @@ type logParser struct {
 }
 
 func (lp *logParser) fail(line int, format string, a ...any) error {
-	return &logError{lp.name, line, fmt.Sprintf(format, a...)}
+	return &logError{lp.name, line, 0, fmt.Sprintf(format, a...)}
 }
 
 // comment reads a "#" line: the test's name, the devices block, a column
@@ -201,16 +241,19 @@ func (lp *logParser) row(line string) error {
 		return nil // noise from MPI, the scheduler or NCCL
 	}
 	r, err := parseRow(f)
-	if errors.Is(err, errWrongResults) {
-		// A complete row that reports wrong results: "(truncated log?)"
-		// pointed the user at the file instead of the cluster.
-		return lp.fail(lp.ln, "%v", err)
-	}
-	if errors.Is(err, errEditedRow) {
-		return lp.fail(lp.ln, "%v", err)
-	}
 	if err != nil {
-		return lp.fail(lp.ln, "%v (truncated log?)", err)
+		col := 0
+		if fe := (*fieldError)(nil); errors.As(err, &fe) {
+			col = lp.rowAt + fieldColumn(string(lp.raw[lp.rowAt:]), fe.field)
+		}
+		// A complete row that reports wrong results or was edited:
+		// "(truncated log?)" pointed the user at the file instead of the
+		// cluster.
+		hint := " (truncated log?)"
+		if errors.Is(err, errWrongResults) || errors.Is(err, errEditedRow) {
+			hint = ""
+		}
+		return &logError{lp.name, lp.ln, col, err.Error() + hint}
 	}
 	r.Line = lp.ln
 	if r.Size == 0 {
@@ -221,7 +264,7 @@ func (lp *logParser) row(line string) error {
 	}
 	cur := &lp.logs[len(lp.logs)-1]
 	if n := len(cur.Rows); n > 0 && r.Size <= cur.Rows[n-1].Size {
-		return lp.fail(lp.ln, "size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)
+		return &logError{lp.name, lp.ln, lp.rowAt + 1, fmt.Sprintf("size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)}
 	}
 	lp.lastRow = lp.ln
 	cur.Rows = append(cur.Rows, r)
@@ -302,16 +345,17 @@ var errWrongResults = errors.New("the collective gave wrong results (fix the clu
 // [time algbw busbw #wrong]".
 func parseRow(f []string) (Row, error) {
 	var r Row
+	at := func(i int, err error) error { return &fieldError{i, err} }
 	size, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil || size < 0 {
-		return r, fmt.Errorf("size %q is not a byte count", f[0])
+		return r, at(0, fmt.Errorf("size %q is not a byte count", f[0]))
 	}
 	r.Size = units.Bytes(size)
 	if len(f) < 7 {
-		return r, fmt.Errorf("row has %d columns, want size, count, type, time, algbw, busbw and #wrong", len(f))
+		return r, at(len(f), fmt.Errorf("row has %d columns, want size, count, type, time, algbw, busbw and #wrong", len(f)))
 	}
 	if r.Count, err = strconv.ParseInt(f[1], 10, 64); err != nil {
-		return r, fmt.Errorf("count %q is not a number", f[1])
+		return r, at(1, fmt.Errorf("count %q is not a number", f[1]))
 	}
 	r.Type = f[2]
 	rest := f[3:]
@@ -324,8 +368,9 @@ func parseRow(f []string) (Row, error) {
 			}
 		}
 	}
+	base := len(f) - len(rest) // rest[k] is f[base+k]
 	if len(rest) != 4 && len(rest) != 8 {
-		return r, fmt.Errorf("row has %d time/algbw/busbw/#wrong columns, want 4 or 8", len(rest))
+		return r, at(len(f), fmt.Errorf("row has %d time/algbw/busbw/#wrong columns, want 4 or 8", len(rest)))
 	}
 	num := func(s, what string) (float64, error) {
 		v, err := strconv.ParseFloat(s, 64)
@@ -353,39 +398,39 @@ func parseRow(f []string) (Row, error) {
 		return fmt.Errorf("#wrong is %s: %w", s, errWrongResults)
 	}
 	if r.Time, err = num(rest[0], "time"); err != nil {
-		return r, err
+		return r, at(base, err)
 	}
 	if r.AlgBW, err = num(rest[1], "algbw"); err != nil {
-		return r, err
+		return r, at(base+1, err)
 	}
 	if r.BusBW, err = num(rest[2], "busbw"); err != nil {
-		return r, err
+		return r, at(base+2, err)
 	}
 	if err := wrong(rest[3]); err != nil {
-		return r, err
+		return r, at(base+3, err)
 	}
 	if len(rest) == 8 {
 		if r.InTime, err = num(rest[4], "in-place time"); err != nil {
-			return r, err
+			return r, at(base+4, err)
 		}
 		for i, w := range []string{"in-place algbw", "in-place busbw"} {
 			if _, err := num(rest[5+i], w); err != nil {
-				return r, err
+				return r, at(base+5+i, err)
 			}
 		}
 		if err := wrong(rest[7]); err != nil {
-			return r, err
+			return r, at(base+7, err)
 		}
 	}
 	if r.Time == 0 {
-		return r, errors.New("time is 0")
+		return r, at(base, errors.New("time is 0"))
 	}
 	if err := timeMatchesAlgBW(r.Size, rest[0], rest[1], ""); err != nil {
-		return r, err
+		return r, at(base+1, err)
 	}
 	if len(rest) == 8 {
 		if err := timeMatchesAlgBW(r.Size, rest[4], rest[5], "in-place "); err != nil {
-			return r, err
+			return r, at(base+5, err)
 		}
 	}
 	r.ratio[0] = ratioBounds(rest[1], rest[2])

@@ -20,23 +20,24 @@ const goodHeader = `# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) w
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
 `
 
-// TestParseLogsBad: every bad log is one error naming file:line.
+// TestParseLogsBad: every bad log is one error naming file:line, and
+// file:line:column of the offending field of a row (L3).
 func TestParseLogsBad(t *testing.T) {
 	row := "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
 	for _, c := range []struct{ name, text, want string }{
-		{"truncated", goodHeader + row + "     2097152        524288     float     sum      -1    76.24   27.5", "x.log:10: "},
+		{"truncated", goodHeader + row + "     2097152        524288     float     sum      -1    76.24   27.5", "x.log:10:69: row has 3 time/algbw/busbw/#wrong columns"},
 		{"other tool", "Running ib_send_bw\n #bytes #iterations BW peak[Gb/sec]\n 65536 1000 396.1\n", "x.log:3: no nccl-tests rows"},
-		{"decreasing", goodHeader + row + "      524288        131072     float     sum      -1    40.00   13.11   24.58      0    40.00   13.11   24.58      0\n", "x.log:10: size 524288 does not increase"},
+		{"decreasing", goodHeader + row + "      524288        131072     float     sum      -1    40.00   13.11   24.58      0    40.00   13.11   24.58      0\n", "x.log:10:7: size 524288 does not increase"},
 		// QA6 F8: nccl-tests prints algbw = size / time from one deltaSec;
 		// a row whose time was edited (1e-9 µs for 1 MiB) moved every
 		// fitted parameter.
-		{"edited time", goodHeader + strings.Replace(row, "71.93", "1e-09", 1), "x.log:9: time 1e-09 µs and algbw 14.58 GB/s disagree: 1048576 B in 1e-09 µs is 1.049e+12 GB/s: the row was edited"},
-		{"edited in-place time", goodHeader + strings.Replace(row, "71.47", "61.47", 1), "x.log:9: in-place time 61.47 µs and in-place algbw 14.67 GB/s disagree"},
-		{"edited algbw", goodHeader + strings.Replace(row, "14.58", "14.60", 1), "x.log:9: time 71.93 µs and algbw 14.60 GB/s disagree: 1048576 B in 71.93 µs is 14.58 GB/s"},
+		{"edited time", goodHeader + strings.Replace(row, "71.93", "1e-09", 1), "x.log:9:65: time 1e-09 µs and algbw 14.58 GB/s disagree: 1048576 B in 1e-09 µs is 1.049e+12 GB/s: the row was edited"},
+		{"edited in-place time", goodHeader + strings.Replace(row, "71.47", "61.47", 1), "x.log:9:97: in-place time 61.47 µs and in-place algbw 14.67 GB/s disagree"},
+		{"edited algbw", goodHeader + strings.Replace(row, "14.58", "14.60", 1), "x.log:9:65: time 71.93 µs and algbw 14.60 GB/s disagree: 1048576 B in 71.93 µs is 14.58 GB/s"},
 		{"no rows", goodHeader, "x.log:8: no nccl-tests rows"},
-		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9: #wrong is 3"},
+		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9:116: #wrong is 3"},
 		{"binary", "\x7fELF\x02\x01\x01\x00\x00", "x.log:1: not a text file"},
-		{"old error", goodHeader + strings.Replace(row, "  0\n", "  2e+00\n", 1), "x.log:9: error \"2e+00\" is not a rounding error"},
+		{"old error", goodHeader + strings.Replace(row, "  0\n", "  2e+00\n", 1), "x.log:9:116: error \"2e+00\" is not a rounding error"},
 	} {
 		_, err := ParseLogs("x.log", strings.NewReader(c.text))
 		if err == nil || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -440,7 +441,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if blk != nil {
 			if m := compKV.FindStringSubmatch(line); m != nil {
 				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
-					return nil, fmt.Errorf("%s:%d: %v: is the file a Composer console log?", name, at, err)
+					return nil, fmt.Errorf("%s:%d:%d: %v: is the file a Composer console log?", name, at, colAfter(line, "Train "+m[1]+":", strings.TrimSpace(m[2])), err)
 				}
 				continue
 			}
@@ -451,7 +452,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := compHeader(line); m != nil {
 			step, err := strconv.ParseInt(m[3], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: batch %q is out of range: is the file a Composer console log?", name, at, m[3])
+				return nil, fmt.Errorf("%s:%d:%d: batch %q is out of range: is the file a Composer console log?", name, at, colAfter(line, m[2]+"=", m[3]), m[3])
 			}
 			blk = &composerBlock{st: TrainLogStep{Line: at, Step: step}, head: strings.TrimSuffix(strings.TrimSpace(line), ":"), byBatch: m[1] == "" && m[2] == "batch"}
 			continue
@@ -460,7 +461,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if m := megaMem.FindStringSubmatch(line); m != nil {
 				mb, err := strconv.ParseFloat(m[1], 64)
 				if err != nil || mb < 0 || mb > 1e12 {
-					return nil, fmt.Errorf("%s:%d: max reserved %q MB is not a size: is the file a Megatron-LM log?", name, at, m[1])
+					return nil, fmt.Errorf("%s:%d:%d: max reserved %q MB is not a size: is the file a Megatron-LM log?", name, at, colAfter(line, "max reserved:", m[1]), m[1])
 				}
 				if b := int64(math.Round(mb * (1 << 20))); b > l.MaxReserved {
 					l.MaxReserved, l.MaxReservedLine = b, at
@@ -473,16 +474,16 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			micro, err2 := strconv.ParseInt(m[2], 10, 64)
 			step, err3 := strconv.ParseInt(m[3], 10, 64)
 			if err1 != nil || err2 != nil || err3 != nil {
-				return nil, fmt.Errorf("%s:%d: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", name, at, m[1], m[2], m[3])
+				return nil, fmt.Errorf("%s:%d:%d: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", name, at, colAfter(line, "epoch=", m[1]), m[1], m[2], m[3])
 			}
 			sps, err := strconv.ParseFloat(m[4], 64)
 			if err != nil || !(sps >= 0 && sps <= 1e15) {
-				return nil, fmt.Errorf("%s:%d: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", name, at, m[4])
+				return nil, fmt.Errorf("%s:%d:%d: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", name, at, colAfter(line, "CurrSamplesPerSec=", m[4]), m[4])
 			}
 			if mm := dsMaxAlloc.FindStringSubmatch(line); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", name, at, mm[1])
+					return nil, fmt.Errorf("%s:%d:%d: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", name, at, colAfter(line, "MaxMemAllocated=", mm[1]), mm[1])
 				}
 				if b := int64(math.Round(gib * (1 << 30))); b > l.MaxAllocated {
 					l.MaxAllocated, l.MaxAllocatedLine = b, at
@@ -503,7 +504,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := find(nemoLine, line, "Training epoch ", "Training epoch "); m != nil {
 			st, ok, err := nemoPrinterStep(m)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %v: is the file a NeMo log?", name, at, err)
+				return nil, fmt.Errorf("%s:%d:%d: %v: is the file a NeMo log?", name, at, errColumn(line, err, "Training epoch ", m[1]), err)
 			}
 			if !ok {
 				continue // a ProgressPrinter line without TimingCallback's metric
@@ -523,7 +524,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := findIndex(titanLine, line, "step:", "step:"); m != nil && !validateStep(line, m[0]) {
 			step, err := strconv.ParseInt(line[m[2]:m[3]], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: step %q is out of range: is the file a torchtitan log?", name, at, line[m[2]:m[3]])
+				return nil, fmt.Errorf("%s:%d:%d: step %q is out of range: is the file a torchtitan log?", name, at, m[2]+1, line[m[2]:m[3]])
 			}
 			rest := line[m[1]:]
 			t := titanTPS.FindStringSubmatch(rest)
@@ -532,13 +533,13 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			tps, err := strconv.ParseFloat(strings.ReplaceAll(t[1], ",", ""), 64)
 			if err != nil || tps > 1e15 {
-				return nil, fmt.Errorf("%s:%d: tps %q is not a number: is the file a torchtitan log?", name, at, t[1])
+				return nil, fmt.Errorf("%s:%d:%d: tps %q is not a number: is the file a torchtitan log?", name, at, m[1]+colAfter(rest, strings.TrimSpace(t[0])[:4], t[1]), t[1])
 			}
 			st := TrainLogStep{Line: at, Step: step, TPS: tps}
 			if mm := titanMem.FindStringSubmatch(rest); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, mm[1])
+					return nil, fmt.Errorf("%s:%d:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, m[1]+colAfter(rest, "memory:", mm[1]), mm[1])
 				}
 				st.Reserved, st.Memory = int64(math.Round(gib*(1<<30))), true
 				l.Run.devicePct(gib, mm[2], at)
@@ -555,11 +556,11 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			step, err := strconv.ParseInt(m[1], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: iteration %q is out of range: is the file a Megatron-LM log?", name, at, m[1])
+				return nil, fmt.Errorf("%s:%d:%d: iteration %q is out of range: is the file a Megatron-LM log?", name, at, colAfter(line, "iteration", m[1]), m[1])
 			}
 			ms, err := strconv.ParseFloat(t[1], 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, t[1])
+				return nil, fmt.Errorf("%s:%d:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, colAfter(line, "elapsed time per iteration (ms):", t[1]), t[1])
 			}
 			if g := megaGBS.FindStringSubmatch(line); g != nil {
 				if v, err := strconv.ParseInt(g[1], 10, 64); err == nil && v > 0 {
@@ -573,11 +574,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		}
 		// The Hugging Face Trainer: tqdm redraws its bar after a carriage
 		// return, so one line of the file may hold many.
+		next := 0 // the offset in line of the next seg
 		for _, seg := range strings.Split(line, "\r") {
+			segAt := next
+			next += len(seg) + 1
 			if m := find(nemoBar, seg, nemoTiming+"=", "Epoch "); m != nil && strings.Contains(m[3], nemoTiming+"=") {
 				st, err := nemoBarStep(m)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d: %v", name, at, err)
+					return nil, fmt.Errorf("%s:%d:%d: %v", name, at, segAt+errColumn(seg, err, "Epoch ", m[1]), err)
 				}
 				st.Line = at
 				if nemoPrinter > 0 {
@@ -594,7 +598,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				total, err2 := strconv.ParseInt(m[2], 10, 64)
 				rate, err3 := strconv.ParseFloat(m[3], 64)
 				if err1 != nil || err2 != nil || err3 != nil {
-					return nil, fmt.Errorf("%s:%d: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", name, at, m[1], m[2], m[3], m[4])
+					return nil, fmt.Errorf("%s:%d:%d: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", name, at, segAt+colAfter(seg, "", m[1]+"/"+m[2]), m[1], m[2], m[3], m[4])
 				}
 				ms := rate * 1e3
 				if m[4] == "it/s" {
@@ -605,7 +609,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				rt, err1 := strconv.ParseFloat(m[1], 64)
 				sps, err2 := strconv.ParseFloat(m[2], 64)
 				if err1 != nil || err2 != nil {
-					return nil, fmt.Errorf("%s:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, m[1], m[2])
+					return nil, fmt.Errorf("%s:%d:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, segAt+colAfter(seg, "'train_runtime':", m[1]), m[1], m[2])
 				}
 				l.Summary = &HFTrainSummary{Line: at, Runtime: rt, StepsPerSecond: sps}
 			} else if lossLine == 0 && find(hfLoss, seg, "{'loss':", "") != nil {
@@ -904,12 +908,12 @@ func nemoBarStep(m []string) (st TrainLogStep, err error) {
 	for _, kv := range strings.Split(m[3], ", ") {
 		if k, v, found := strings.Cut(kv, "="); found {
 			if err := f.set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
-				return st, fmt.Errorf("%v: is the file a NeMo log?", err)
+				return st, fmt.Errorf("%w: is the file a NeMo log?", err)
 			}
 		}
 	}
 	if !f.hasTime {
-		return st, fmt.Errorf("the progress bar prints %q with no value: the step has no time; give the log of a run whose bar shows it", nemoTiming+"=")
+		return st, &valueError{nemoTiming + "=", "", fmt.Sprintf("the progress bar prints %q with no value: the step has no time; give the log of a run whose bar shows it", nemoTiming+"=")}
 	}
 	st.Step, st.TimeMS, st.Reserved, st.Memory = n, f.timeMS, f.reserved, f.memory
 	return st, nil
@@ -923,6 +927,37 @@ type nemoFields struct {
 	memory           bool
 }
 
+// valueError is a metric's value that is not a number of its kind: its
+// key and value locate it on the line (errColumn).
+type valueError struct {
+	key, value, msg string
+}
+
+func (e *valueError) Error() string { return e.msg }
+
+// colAfter is the 1-based byte column of value in line after key's first
+// occurrence (the field's name), 1 when either is not there.
+func colAfter(line, key, value string) int {
+	i := strings.Index(line, key)
+	if i < 0 {
+		return 1
+	}
+	j := strings.Index(line[i+len(key):], value)
+	if j < 0 {
+		return 1
+	}
+	return i + len(key) + j + 1
+}
+
+// errColumn is the column of a bad metric's value (a valueError), else of
+// the line's first field, value after key.
+func errColumn(line string, err error, key, value string) int {
+	if ve := (*valueError)(nil); errors.As(err, &ve) {
+		return colAfter(line, ve.key, ve.value)
+	}
+	return colAfter(line, key, value)
+}
+
 // set reads one NeMo metric (an empty value, as a bar prints a metric not
 // logged yet, is none).
 func (f *nemoFields) set(key, value string) error {
@@ -933,19 +968,19 @@ func (f *nemoFields) set(key, value string) error {
 	case nemoTiming:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(v >= 0 && v <= 1e9) {
-			return fmt.Errorf("%s %q is not a time", nemoTiming, value)
+			return &valueError{key, value, fmt.Sprintf("%s %q is not a time", nemoTiming, value)}
 		}
 		f.timeMS, f.hasTime = v*1e3, true
 	case nemoStep:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(v >= 0 && v <= 1e15) || v != math.Trunc(v) {
-			return fmt.Errorf("global_step %q is not a step count", value)
+			return &valueError{key, value, fmt.Sprintf("global_step %q is not a step count", value)}
 		}
 		f.step, f.hasStep = int64(v), true
 	case nemoReserved:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(v >= 0 && v <= 1e15) {
-			return fmt.Errorf("max_memory_reserved %q B is not a size", value)
+			return &valueError{key, value, fmt.Sprintf("max_memory_reserved %q B is not a size", value)}
 		}
 		f.reserved, f.memory = int64(math.Round(v)), true
 	}

@@ -76,7 +76,7 @@ func TestNCCLTestsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCalibrateBadLog: one line naming file:line, exit 2, no file.
+// TestCalibrateBadLog: one line naming file:line:column, exit 2, no file.
 func TestCalibrateBadLog(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.log")
@@ -86,7 +86,7 @@ func TestCalibrateBadLog(t *testing.T) {
 	cal := filepath.Join(dir, "cal.yaml")
 	var out, eo strings.Builder
 	code := Main([]string{"calibrate", bad, "--nodes", "2", "--gpus-per-node", "8", "--file", cal}, strings.NewReader(""), &out, &eo)
-	if code != 2 || out.Len() != 0 || strings.Count(eo.String(), "\n") != 1 || !strings.Contains(eo.String(), bad+":2: #wrong is 2") {
+	if code != 2 || out.Len() != 0 || strings.Count(eo.String(), "\n") != 1 || !strings.Contains(eo.String(), bad+":2:58: #wrong is 2") {
 		t.Errorf("exit %d, out %q, err %q", code, out.String(), eo.String())
 	}
 	if _, err := os.Stat(cal); !os.IsNotExist(err) {
