@@ -240,6 +240,41 @@ type TrainLog struct {
 	MaxAllocatedLine int
 	// Run is what the log states about its run beside its steps.
 	Run RunFacts
+	// Unread counts the lines of the log's format that its pattern
+	// recognises but that cannot be read (a broken number, a line cut
+	// off); UnreadAt is the first's file:line:column and UnreadWhy why.
+	Unread    int
+	UnreadAt  string
+	UnreadWhy string
+}
+
+// unreadLine is the first recognised line of a format that could not be
+// read.
+type unreadLine struct {
+	line, col int
+	why       string
+}
+
+// unreadField says why a recognised line has no readable value after
+// key: the value is not a number of its kind, or the line stops before
+// it (cut off); the column is the value's, or the line's end.
+func unreadField(line, key, what string) (int, string) {
+	i := strings.Index(line, key)
+	if i < 0 {
+		return len(line) + 1, fmt.Sprintf("no %s (a line cut off?)", what)
+	}
+	rest := line[i+len(key):]
+	v := strings.TrimLeft(rest, " ")
+	at := i + len(key) + len(rest) - len(v)
+	if f := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '|' }); len(f) > 0 {
+		v = f[0]
+	} else {
+		v = ""
+	}
+	if v == "" {
+		return at + 1, fmt.Sprintf("no %s (a line cut off?)", what)
+	}
+	return at + 1, fmt.Sprintf("%s %q is not a number", what, v)
 }
 
 // RunFacts is what a training log states about the run it logs, 0 where it
@@ -430,6 +465,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	var dsSteps []TrainLogStep
 	lossLine, dsOldLine, dsStepLine := 0, 0, 0
 	nemoPrinter, nemoBars := 0, 0 // the first line of each NeMo printer
+	unread := map[string]int{}
+	firstUnread := map[string]unreadLine{}
+	skip := func(f string, at, col int, why string) {
+		if unread[f] == 0 {
+			firstUnread[f] = unreadLine{at, col, why}
+		}
+		unread[f]++
+	}
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := string(raw)
 		if bytes.IndexByte(raw, 0x1b) >= 0 {
@@ -492,6 +535,12 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			dsSteps = append(dsSteps, TrainLogStep{Line: at, Step: step, MicroStep: micro, Epoch: epoch, SamplesPerSec: sps})
 			continue
 		}
+		if strings.Contains(line, "/global_step=") && strings.Contains(line, "/micro_step=") {
+			// dsLine did not match a throughput line: broken or cut off.
+			col, why := unreadField(line, "CurrSamplesPerSec=", "CurrSamplesPerSec")
+			skip(TrainLogDeepSpeed, at, col, why)
+			continue
+		}
 		if find(dsOld, line, "SamplesPerSec=", "") != nil {
 			if dsOldLine == 0 {
 				dsOldLine = at
@@ -529,7 +578,15 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			rest := line[m[1]:]
 			t := titanTPS.FindStringSubmatch(rest)
 			if t == nil {
-				continue // a step line without throughput: not the metrics line
+				// torchtitan's metrics line always prints tps (wps before
+				// it was renamed): this one is broken or cut off.
+				key := " tps:"
+				if !strings.Contains(rest, key) && strings.Contains(rest, " wps:") {
+					key = " wps:"
+				}
+				col, why := unreadField(rest, key, strings.TrimSpace(key[:4]))
+				skip(TrainLogTorchtitan, at, m[1]+col, why)
+				continue
 			}
 			tps, err := strconv.ParseFloat(strings.ReplaceAll(t[1], ",", ""), 64)
 			if err != nil || tps > 1e15 {
@@ -552,6 +609,10 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := find(megaLine, line, "iteration", "iteration"); m != nil {
 			t := megaTime.FindStringSubmatch(line)
 			if t == nil {
+				// training_log prints the elapsed time on every iteration
+				// line: this one is broken or cut off.
+				col, why := unreadField(line, "elapsed time per iteration (ms):", "elapsed time per iteration (ms)")
+				skip(TrainLogMegatron, at, col, why)
 				continue
 			}
 			step, err := strconv.ParseInt(m[1], 10, 64)
@@ -663,10 +724,30 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return nil, fmt.Errorf("%s:%d: DeepSpeed's throughput line of a version before v0.8.0 (\"0/2000, SamplesPerSec=…\"): it counts and rates micro-batches, not optimizer steps (DeepSpeed issue #2498, fixed in v0.8.0), so it gives no step time; give the log of a run on DeepSpeed v0.8.0 or later", name, dsOldLine)
 	case dsStepLine > 0:
 		return nil, fmt.Errorf("%s:%d: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line (\"epoch=0/micro_step=…/global_step=…, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\"), which the same logger prints at the same steps from the third on: enable the throughput timer (ds_config \"timers\": {\"throughput\": {\"enabled\": true}}, the default) and run past step 2", name, dsStepLine)
+	case len(unread) > 0:
+		for _, f := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogDeepSpeed} {
+			if u, ok := firstUnread[f]; ok {
+				lines := "lines"
+				if unread[f] == 1 {
+					lines = "line"
+				}
+				return nil, fmt.Errorf("%s:%d:%d: %s: %d %s %s, none readable (this is the first): give the log as the trainer printed it", name, u.line, u.col, u.why, unread[f], trainLogName[f], lines)
+			}
+		}
 	default:
 		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"), NeMo's (\"Training epoch 0, iteration 9/99 | … | train_step_timing in s: …\", or its progress bar's \"…, train_step_timing in s=…]\", with TimingCallback among the trainer's callbacks) or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
+	if u, ok := firstUnread[l.Format]; ok {
+		l.Unread, l.UnreadAt, l.UnreadWhy = unread[l.Format], fmt.Sprintf("%s:%d:%d", name, u.line, u.col), u.why
+	}
 	return l, nil
+}
+
+// trainLogName names the formats whose unreadable lines are counted.
+var trainLogName = map[string]string{
+	TrainLogTorchtitan: "torchtitan step",
+	TrainLogMegatron:   "Megatron-LM iteration",
+	TrainLogDeepSpeed:  "DeepSpeed throughput",
 }
 
 // find is re.FindStringSubmatch(s) when s holds lit, a literal every

@@ -688,3 +688,47 @@ func TestTrainLogErrorColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainLogUnread (L2): a line its format's pattern recognises but
+// that cannot be read (a broken number, a line cut off) is counted with
+// the first one's file:line:column and why; it vanished without a word.
+// A log with only such lines is refused at the first.
+func TestTrainLogUnread(t *testing.T) {
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("testdata", "trainlog", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	titan := strings.Split(read("torchtitan-pr1287-llama3-8b.log"), "\n")
+	titan[5] = strings.Replace(titan[5], "tps: 5,868", "tps: 5,8x8", 1) // line 6
+	titan[6] = titan[6][:strings.Index(titan[6], "tps:")+2]             // line 7, cut after "tp"
+	mega := strings.Split(read("megatron-llm-issue11.log"), "\n")
+	mega[1] = strings.Replace(mega[1], "(ms): 125553.7", "(ms): 12a553.7", 1) // line 2
+	ds := "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=111.0, CurrSamplesPerSec=111.1, MemAllocated=1.87GB\n" +
+		"epoch=0/micro_step=11/global_step=11, RunningAvgSamplesPerSec=111.0, CurrSa\n"
+	for _, c := range []struct {
+		name, log string
+		steps, n  int
+		at, why   string
+	}{
+		// Columns: the value after the field's name, or the line's end
+		// (python3: line.index(value)+1, len(line)+1).
+		{"torchtitan", strings.Join(titan, "\n"), 4, 2, "l.log:6:114", `tps "5,8x8" is not a number`},
+		{"megatron", strings.Join(mega, "\n"), 3, 1, "l.log:2:98", `elapsed time per iteration (ms) "12a553.7" is not a number`},
+		{"deepspeed cut", ds, 1, 1, "l.log:2:76", "no CurrSamplesPerSec (a line cut off?)"},
+	} {
+		l, err := ParseTrainLog("l.log", []byte(c.log))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(l.Steps) != c.steps || l.Unread != c.n || l.UnreadAt != c.at || l.UnreadWhy != c.why {
+			t.Errorf("%s: %d steps, %d unread, first %s: %s; want %d, %d, %s: %s", c.name, len(l.Steps), l.Unread, l.UnreadAt, l.UnreadWhy, c.steps, c.n, c.at, c.why)
+		}
+	}
+	_, err := ParseTrainLog("l.log", []byte(ds[strings.Index(ds, "\n")+1:]))
+	if want := `l.log:1:76: no CurrSamplesPerSec (a line cut off?): 1 DeepSpeed throughput line, none readable (this is the first)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("only unread lines: %v, want %q", err, want)
+	}
+}

@@ -88,7 +88,9 @@ step as --step-time does; when the log prints torch's max reserved memory
 report_memory max reserved; Composer's peak_reserved_mem; NeMo's
 max_memory_reserved, printed with NEMO_LOG_MEMORY_USAGE=1) it fits the
 allocator overhead to it as --reserved does (DeepSpeed's memory is
-allocated, not reserved: not fitted). It needs 4 logged steps.
+allocated, not reserved: not fitted). It needs 4 logged steps. A step
+line of the log's format whose figure cannot be read (a broken number, a
+line cut off) is skipped with a warning naming the first one.
 
 Each form keeps the other parts of an existing --file.`
 

@@ -70,6 +70,9 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	work := trainLogWork(s)
 	ss, err := log.Steady(work)
 	if err != nil {
+		if log.Unread > 0 {
+			err = fmt.Errorf("%w; %s of the log's format were not read, the first at %s: %s", err, unreadCount(log.Unread), log.UnreadAt, log.UnreadWhy)
+		}
 		return inputError{err}
 	}
 	sum := trainLogSummary(log, ss, s.Name, work)
@@ -87,6 +90,11 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	if err != nil {
 		return err
 	}
+	if log.Unread > 0 {
+		// L2: a broken or cut step line vanished without a word.
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: %s of the log's format not read (this is the first); the steady state is of the %d read\n",
+			log.UnreadAt, log.UnreadWhy, unreadCount(log.Unread), len(log.Steps))
+	}
 	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
 		return err
 	}
@@ -99,6 +107,14 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 		return reports.WriteMemoryCalibration(w, memRep)
 	}
 	return nil
+}
+
+// unreadCount is n recognised lines, in words.
+func unreadCount(n int) string {
+	if n == 1 {
+		return "1 step line"
+	}
+	return fmt.Sprintf("%d step lines", n)
 }
 
 // trainLogWork is what one optimizer step of s trains. torchtitan's tps
