@@ -415,3 +415,58 @@ func TestCalibrateHoldsUnidentified(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, eo, out)
 	}
 }
+
+// TestCalibrateJSON (L8): --format json, refused before ("zerosim
+// calibrate prints table"), prints the fit summary as JSON: the network
+// form's fitted parameters as the file holds them, its held ones by key,
+// each log's bands; the step-time form's efficiency before and after.
+func TestCalibrateJSON(t *testing.T) {
+	dir := t.TempDir()
+	cal := filepath.Join(dir, "cal.yaml")
+	log := "../../collectives/testdata/nccl-tests/h100_1node_allreduce_nvls_nccltests290.log"
+	out, eo, code := runCLI("calibrate", log, "--nodes", "1", "--gpus-per-node", "8", "--file", cal, "--format", "json")
+	var j struct {
+		File    string `json:"file"`
+		Network struct {
+			Params map[string]float64 `json:"params"`
+			Held   []string           `json:"held"`
+			Logs   []struct {
+				Source string `json:"source"`
+				Ranks  int    `json:"ranks"`
+				Bands  []struct {
+					Band      string   `json:"band"`
+					Rows      int      `json:"rows"`
+					LOOMedian *float64 `json:"loo_median"`
+				} `json:"bands"`
+			} `json:"logs"`
+		} `json:"network"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); code != 0 || eo != "" || err != nil {
+		t.Fatalf("exit %d, %v, stderr %q:\n%s", code, err, eo, out)
+	}
+	c := readCal(t, cal)
+	n := j.Network
+	if j.File != cal || n.Params["intra_efficiency"] != c.Params.IntraEff || n.Params["fixed_cost_us"] != c.Params.FixedUS ||
+		strings.Join(n.Held, ",") != "inter_efficiency,intra_hop_latency_us,inter_hop_latency_us,fixed_cost_us" ||
+		len(n.Logs) != 1 || n.Logs[0].Ranks != 8 || len(n.Logs[0].Bands) != 2 || n.Logs[0].Bands[0].Band != "32MiB-1GiB" || n.Logs[0].Bands[0].Rows != 4 || n.Logs[0].Bands[0].LOOMedian != nil {
+		t.Errorf("calibrate --format json: %+v; file params %+v", j, c.Params)
+	}
+	out, eo, code = runCLI("calibrate", "--step-time", "1s", "default", "--file", cal, "--format", "json")
+	var s struct {
+		Compute struct {
+			Method     string `json:"method"`
+			MeasuredPS int64  `json:"measured_ps"`
+			After      struct {
+				Efficiency float64 `json:"compute_efficiency"`
+				StepPS     int64   `json:"step_time_ps"`
+			} `json:"after"`
+		} `json:"compute"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil || s.Compute.Method != "step-time" || s.Compute.MeasuredPS != 1e12 ||
+		s.Compute.After.Efficiency != readCal(t, cal).Compute.Efficiency || math.Abs(float64(s.Compute.After.StepPS)-1e12) > 1e7 {
+		t.Errorf("exit %d, %v, stderr %q:\n%s", code, err, eo, out)
+	}
+	if _, eo, code := runCLI("calibrate", "--step-time", "1s", "default", "--file", cal, "--format", "csv"); code != 2 || !strings.Contains(eo, "--format csv: zerosim calibrate prints table or json") {
+		t.Errorf("--format csv: exit %d, %q", code, eo)
+	}
+}

@@ -92,7 +92,9 @@ allocated, not reserved: not fitted). It needs 4 logged steps. A step
 line of the log's format whose figure cannot be read (a broken number, a
 line cut off) is skipped with a warning naming the first one.
 
-Each form keeps the other parts of an existing --file.`
+Each form keeps the other parts of an existing --file. With --format json
+each prints its summary as JSON (times in ps, sizes in bytes, the fitted
+parameters under the file's keys), warnings still on stderr.`
 
 func newCalibrateCmd(a *app) *cobra.Command {
 	o := &calibrateOpts{}
@@ -324,6 +326,9 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	}
 	for _, wn := range warnings {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
+	}
+	if a.format == "json" {
+		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Network: rep})
 	}
 	return reports.WriteCalibration(w, rep)
 }

@@ -95,11 +95,21 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: %s of the log's format not read (this is the first); the steady state is of the %d read\n",
 			log.UnreadAt, log.UnreadWhy, unreadCount(log.Unread), len(log.Steps))
 	}
+	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
+		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true, Carried: carry.notes}
+	return writeTrainLogReport(a, w, o.file, sum, rep, memRep)
+}
+
+// writeTrainLogReport prints what calibrate --train-log read and fitted:
+// the summary, the compute and (when fitted) the memory calibration, as
+// tables or as one JSON document.
+func writeTrainLogReport(a *app, w io.Writer, file string, sum *reports.TrainLogSummary, rep *reports.ComputeCalibration, memRep *reports.MemoryCalibration) error {
+	if a.format == "json" {
+		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: file, TrainLog: sum, Compute: rep, Memory: memRep})
+	}
 	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
 		return err
 	}
-	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
-		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true, Carried: carry.notes}
 	if err := reports.WriteComputeCalibration(w, rep); err != nil {
 		return err
 	}
