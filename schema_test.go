@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -186,8 +187,23 @@ func TestResultJSONSchema(t *testing.T) {
 		// groups ep-rail and ep-node.
 		{"docs/examples/mixtral-8x7b.yaml", false, []string{"cluster.nodes=16", "cluster.gpus_per_node=4", "communication.moe_dispatcher=deepep"}},
 	}
+	// A calibration file with a memory part: result.json's calibration.
+	cal := filepath.Join(t.TempDir(), "cal.yaml")
+	if err := os.WriteFile(cal, []byte("version: 1\nmemory:\n  allocator_overhead: 0.05\n  method: reserved\n  measured_bytes: 1000000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, struct {
+		name     string
+		allRanks bool
+		sets     []string
+	}{"default", false, []string{"communication.calibration=" + cal}})
 	for _, c := range cases {
 		doc := decode(t, resultJSON(t, c.name, c.allRanks, c.sets...))
+		if slices.Contains(c.sets, "communication.calibration="+cal) {
+			if got := fmt.Sprint(doc.(map[string]any)["calibration"]); got != "map[file:"+cal+" parts:[memory]]" {
+				t.Errorf("result.json's calibration: %s, want the file and its memory part", got)
+			}
+		}
 		if errs := sch.check(doc, c.name); len(errs) > 0 {
 			t.Errorf("%s %v: result.json does not follow docs/result.schema.json:\n%s", c.name, c.sets, strings.Join(errs, "\n"))
 		}

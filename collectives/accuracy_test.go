@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -401,5 +402,48 @@ func TestSuperBenchDocFigures(t *testing.T) {
 	}
 	if w := fmt.Sprintf("from 128 KiB to 32 MiB they run up to %.1f× slower than NCCL's model", worst); !strings.Contains(strings.Join(strings.Fields(string(data)), " "), w) {
 		t.Errorf("%s does not say %q", path, w)
+	}
+}
+
+// TestFitHoldsUnidentified (F7): the 2-node XE9680 log's rows from 64 MiB
+// up do not measure the network hop or the fixed cost (a 1 µs change moves
+// them by at most 0.45 % and 0.22 %, below MinShare): they stay nominal
+// (fitted, they went to −20.71 and −10.35 µs). The whole log measures
+// all five and fits as before (intra hop +0.28 µs, inter hop −0.78,
+// fixed −0.57); the 1-node log, no network at all.
+func TestFitHoldsUnidentified(t *testing.T) {
+	lg := readShared(t, sharedLogs[1])
+	lg.Nodes = 2
+	whole := CurveOf(&lg)
+	for _, c := range []struct {
+		name string
+		lo   units.Bytes
+		held []string
+	}{
+		{"from 64 MiB", 64 * units.MiB, []string{"inter hop", "fixed"}},
+		{"whole log", 0, nil},
+	} {
+		fit, err := FitModel(sharedLogs[1].hw, []Curve{whole}, c.lo, math.MaxInt64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := map[string]float64{"intra efficiency": fit.Params.IntraEff - 1, "inter efficiency": fit.Params.InterEff - 1, "intra hop": fit.Params.IntraHop, "inter hop": fit.Params.InterHop, "fixed": fit.Params.Fixed}
+		if !slices.Equal(fit.Held, c.held) {
+			t.Errorf("%s: held %q, want %q (fitted %+v)", c.name, fit.Held, c.held, fit.Params)
+		}
+		for _, h := range c.held {
+			if held[h] != 0 {
+				t.Errorf("%s: %s moved by %g from nominal", c.name, h, held[h])
+			}
+		}
+	}
+	one := readShared(t, sharedLogs[0])
+	one.Nodes = 1
+	fit, err := FitModel(sharedLogs[0].hw, []Curve{CurveOf(&one)}, 0, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(fit.Held, "inter efficiency") || !slices.Contains(fit.Held, "inter hop") || fit.Params.InterEff != 1 || fit.Params.InterHop != 0 {
+		t.Errorf("1-node log: held %q, fitted %+v; want the network held at nominal", fit.Held, fit.Params)
 	}
 }

@@ -92,6 +92,71 @@ type Fit struct {
 	// Errors[i] is curve i's relative time error per row of the fitted
 	// model (not the interpolation), (model − measured)/measured.
 	Errors [][]float64
+	// Held names the parameters the curves do not identify (Identified),
+	// in ParamNames' order: they stay at their nominal values.
+	Held []string
+}
+
+// ParamNames are the fitted parameters in paramVec's order, as calibrate
+// prints them.
+var ParamNames = [5]string{"intra efficiency", "inter efficiency", "intra hop", "inter hop", "fixed"}
+
+// MinShare is the least change of a logged time, as a share of the
+// modelled time, that a parameter's probe step (idProbe) must make at
+// some logged size for the rows to identify it: the run-to-run noise of
+// nccl-tests' times, which its out-of-place and in-place columns (two
+// runs of one size) show: their median relative difference is 0.3 % to
+// 2.9 % over the published logs of testdata/nccl-tests (1.1 % on
+// b200_2node, 0.5 % on the 2-node and 1.5 % on the 4-node XE9680 log).
+const MinShare = 0.01
+
+// idProbe is the step of each parameter Identified probes with, in
+// paramVec's x: 10 % of an efficiency (ln 1.1), 1 µs of a latency: the
+// size of the corrections the fits of the published logs make (intra
+// efficiency 0.916, inter 1.031, hops +0.24 and +0.23 µs, fixed −2.11 µs
+// on the XE9680 logs; docs/calibration.md's accuracy table).
+var idProbe = [5]float64{math.Log(1.1), math.Log(1.1), 1, 1, 1}
+
+// Identified says which parameters the rows can measure: a parameter is
+// identified when its probe step (idProbe) either way changes the nominal
+// model's time of at least one row by MinShare or more (either way: the
+// model can cap a link's rate, so that a faster one changes nothing). A log of large sizes only
+// leaves the latencies unidentified (a 1 µs network hop moves the 2-node
+// XE9680 log's rows from 64 MiB up by at most 0.45 %): fitted anyway,
+// they went wherever the optimiser stopped (−20.7 µs per network hop).
+func Identified(hw Hardware, curves []Curve, lo, hi units.Bytes) [5]bool {
+	var id [5]bool
+	m := NewModel(hw)
+	for _, c := range curves {
+		m.GPUsPerThread = c.GPUsPerThread
+		for j, s := range c.Sizes {
+			if units.Bytes(s) < lo || units.Bytes(s) > hi || c.TimesUS[j] <= 0 {
+				continue
+			}
+			m.Params = Nominal
+			t0, err := m.Choose(c.Op, c.Shape, Auto, units.Bytes(s))
+			if err != nil || t0.Time <= 0 {
+				continue
+			}
+			t0 = m.hostBound(t0)
+			for k := range id {
+				for _, sign := range []float64{-1, 1} {
+					x := make([]float64, 5)
+					x[k] = sign * idProbe[k]
+					m.Params = paramVec(x)
+					t1, err := m.Choose(c.Op, c.Shape, Auto, units.Bytes(s))
+					if err != nil || t1.Time <= 0 {
+						continue
+					}
+					t1 = m.hostBound(t1)
+					if math.Abs(math.Log(float64(t1.Time)/float64(t0.Time))) >= math.Log1p(MinShare) {
+						id[k] = true
+					}
+				}
+			}
+		}
+	}
+	return id
 }
 
 // paramVec maps the optimiser's unconstrained x to Params: efficiencies
@@ -144,11 +209,37 @@ func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
 		reg := 1e-2 * (x[0]*x[0] + x[1]*x[1] + (x[2]*x[2]+x[3]*x[3]+x[4]*x[4])/100)
 		return s/float64(len(pts)) + reg*1e-2
 	}
-	res, err := optimize.Minimize(optimize.Problem{Func: cost}, make([]float64, 5), &optimize.Settings{MajorIterations: 4000}, &optimize.NelderMead{})
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("collectives: calibration fit: %w", err)
+	// The parameters the rows do not identify stay nominal (x = 0); the
+	// optimiser searches the others.
+	id := Identified(hw, curves, lo, hi)
+	var free []int
+	var held []string
+	for k, ok := range id {
+		if ok {
+			free = append(free, k)
+		} else {
+			held = append(held, ParamNames[k])
+		}
 	}
-	f := &Fit{Params: paramVec(res.X)}
+	full := func(y []float64) []float64 {
+		if len(free) == len(id) {
+			return y
+		}
+		x := make([]float64, len(id))
+		for i, k := range free {
+			x[k] = y[i]
+		}
+		return x
+	}
+	x := make([]float64, len(id))
+	if len(free) > 0 {
+		res, err := optimize.Minimize(optimize.Problem{Func: func(y []float64) float64 { return cost(full(y)) }}, make([]float64, len(free)), &optimize.Settings{MajorIterations: 4000}, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			return nil, fmt.Errorf("collectives: calibration fit: %w", err)
+		}
+		x = full(res.X)
+	}
+	f := &Fit{Params: paramVec(x), Held: held}
 	m.Params = f.Params
 	f.Errors = make([][]float64, len(curves))
 	for _, q := range pts {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/units"
@@ -22,8 +23,19 @@ type Log struct {
 	Line int // line of the run's column header
 	Op   Op
 	// Ranks and Nodes: from the "# Using devices" block (ranks and distinct
-	// hosts), else from the caller's flags; 0 when unknown.
+	// hosts), else Ranks from the rows' busbw/algbw when they tell one
+	// count (RanksMin = RanksMax), else from the caller's flags; 0 when
+	// unknown.
 	Ranks, Nodes int
+	// DevicesLine is the line of the "# Using devices" block Ranks and
+	// Nodes come from, 0 when the run has none.
+	DevicesLine int
+	// RanksMin and RanksMax are the rank counts the rows' busbw/algbw
+	// allow as printed (ranksBounds; RanksMax 1<<20 when no row bounds
+	// it from above), RanksMinLine and RanksMaxLine the rows that give
+	// each bound; all 0 when no row tells (no bandwidth printed).
+	RanksMin, RanksMax         int
+	RanksMinLine, RanksMaxLine int
 	// Threads and GPUsPerThread: the run's "# nThread T nGpus G" line
 	// (nccl-tests -t and -g: each of T threads per process drives G GPUs);
 	// 0 when the log lacks it.
@@ -44,18 +56,53 @@ type Row struct {
 	Time         float64 // µs, out of place
 	AlgBW, BusBW float64 // GB/s, out of place
 	InTime       float64 // µs, in place (0 when the log has none)
+	// ratio holds the bounds of busbw/algbw as printed, out of place and
+	// in place (ratioBounds; lo > hi when a place prints no bandwidth).
+	ratio [2][2]float64
 }
 
 // ErrLog is a log that cannot be read; its message names file:line.
 var ErrLog = errors.New("bad nccl-tests log")
 
 type logError struct {
-	file string
-	line int
-	msg  string
+	file      string
+	line, col int // col 0: the line as a whole
+	msg       string
 }
 
-func (e *logError) Error() string { return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg) }
+func (e *logError) Error() string {
+	if e.col > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.file, e.line, e.col, e.msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+}
+
+// fieldError is parseRow's error at the row's field i (len(fields): past
+// the last one, where a missing column would be).
+type fieldError struct {
+	field int
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// fieldColumn is the 1-based byte column of field i of raw's
+// strings.Fields (i = the number of fields: just past the last one).
+func fieldColumn(raw string, i int) int {
+	n, in := 0, false
+	for j, r := range raw {
+		sp := unicode.IsSpace(r)
+		if !sp && !in {
+			if n == i {
+				return j + 1
+			}
+			n++
+		}
+		in = !sp
+	}
+	return len(raw) + 1
+}
 func (e *logError) Unwrap() error { return ErrLog }
 
 // maxLogLine bounds one line of a log (bufio.Scanner's buffer).
@@ -64,8 +111,9 @@ const maxLogLine = 1 << 16
 // ParseLogs reads every run in an nccl-tests stdout. Lines that are not
 // part of a table (MPI or scheduler noise, NCCL INFO lines, comments) are
 // skipped; a run is a column header followed by rows. It fails, naming
-// file:line, on a file that is not text, a truncated or malformed row, a
-// size column that decreases, a row with #wrong ≠ 0, or no rows at all.
+// file:line (file:line:column, 1-based bytes, for a row's field), on a
+// file that is not text, a truncated or malformed row, a size column that
+// decreases, a row with #wrong ≠ 0, or no rows at all.
 func ParseLogs(name string, r io.Reader) ([]Log, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLogLine)
@@ -73,6 +121,7 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 	for sc.Scan() {
 		lp.ln++
 		raw := sc.Bytes()
+		lp.raw = raw
 		if bytes.IndexByte(raw, 0) >= 0 || !utf8.Valid(raw) {
 			return nil, lp.fail(lp.ln, "not a text file (nccl-tests prints text; pass its stdout)")
 		}
@@ -84,6 +133,9 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 			lp.comment(line)
 			continue
 		}
+		// The row's fields are those of raw from the untagged line's start
+		// (untag keeps a suffix of raw), for the columns of errors.
+		lp.rowAt = len(raw) - len(strings.TrimLeftFunc(untag(string(raw)), unicode.IsSpace))
 		if err := lp.row(line); err != nil {
 			return nil, err
 		}
@@ -98,11 +150,14 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 type logParser struct {
 	name    string
 	ln      int
+	raw     []byte // the line being read
+	rowAt   int    // byte offset in raw of the row's first field
 	logs    []Log
 	ranks   int
 	hosts   map[string]bool // looked up and counted, never iterated
 	op      Op
 	inDevs  bool
+	devLine int // line of the last "# Using devices"
 	lastRow int
 	// threads and gpus: the last "# nThread T nGpus G" line.
 	threads, gpus int
@@ -110,7 +165,7 @@ type logParser struct {
 }
 
 func (lp *logParser) fail(line int, format string, a ...any) error {
-	return &logError{lp.name, line, fmt.Sprintf(format, a...)}
+	return &logError{lp.name, line, 0, fmt.Sprintf(format, a...)}
 }
 
 // comment reads a "#" line: the test's name, the devices block, a column
@@ -141,7 +196,7 @@ func (lp *logParser) comment(line string) {
 			}
 		}
 	case strings.HasPrefix(body, "Using devices"):
-		lp.inDevs, lp.ranks = true, 0
+		lp.inDevs, lp.ranks, lp.devLine = true, 0, lp.ln
 		clear(lp.hosts)
 	case lp.inDevs && strings.HasPrefix(body, "Rank"):
 		// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
@@ -166,7 +221,7 @@ func (lp *logParser) comment(line string) {
 		lp.inDevs = false
 		l := Log{File: lp.name, Line: lp.ln, Op: lp.op, Threads: lp.threads, GPUsPerThread: lp.gpus}
 		if lp.ranks > 0 {
-			l.Ranks, l.Nodes, l.Device = lp.ranks, len(lp.hosts), lp.device
+			l.Ranks, l.Nodes, l.Device, l.DevicesLine = lp.ranks, len(lp.hosts), lp.device, lp.devLine
 		}
 		lp.logs = append(lp.logs, l)
 		lp.lastRow = 0
@@ -186,16 +241,19 @@ func (lp *logParser) row(line string) error {
 		return nil // noise from MPI, the scheduler or NCCL
 	}
 	r, err := parseRow(f)
-	if errors.Is(err, errWrongResults) {
-		// A complete row that reports wrong results: "(truncated log?)"
-		// pointed the user at the file instead of the cluster.
-		return lp.fail(lp.ln, "%v", err)
-	}
-	if errors.Is(err, errEditedRow) {
-		return lp.fail(lp.ln, "%v", err)
-	}
 	if err != nil {
-		return lp.fail(lp.ln, "%v (truncated log?)", err)
+		col := 0
+		if fe := (*fieldError)(nil); errors.As(err, &fe) {
+			col = lp.rowAt + fieldColumn(string(lp.raw[lp.rowAt:]), fe.field)
+		}
+		// A complete row that reports wrong results or was edited:
+		// "(truncated log?)" pointed the user at the file instead of the
+		// cluster.
+		hint := " (truncated log?)"
+		if errors.Is(err, errWrongResults) || errors.Is(err, errEditedRow) {
+			hint = ""
+		}
+		return &logError{lp.name, lp.ln, col, err.Error() + hint}
 	}
 	r.Line = lp.ln
 	if r.Size == 0 {
@@ -206,7 +264,7 @@ func (lp *logParser) row(line string) error {
 	}
 	cur := &lp.logs[len(lp.logs)-1]
 	if n := len(cur.Rows); n > 0 && r.Size <= cur.Rows[n-1].Size {
-		return lp.fail(lp.ln, "size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)
+		return &logError{lp.name, lp.ln, lp.rowAt + 1, fmt.Sprintf("size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)}
 	}
 	lp.lastRow = lp.ln
 	cur.Rows = append(cur.Rows, r)
@@ -232,8 +290,9 @@ func (lp *logParser) finish() ([]Log, error) {
 			}
 			out[i].Op = o
 		}
-		if out[i].Ranks == 0 {
-			out[i].Ranks = ranksFromBusBW(&out[i])
+		ranksBounds(&out[i])
+		if out[i].Ranks == 0 && out[i].RanksMin > 0 && out[i].RanksMin == out[i].RanksMax {
+			out[i].Ranks = out[i].RanksMin
 		}
 	}
 	return out, nil
@@ -286,16 +345,17 @@ var errWrongResults = errors.New("the collective gave wrong results (fix the clu
 // [time algbw busbw #wrong]".
 func parseRow(f []string) (Row, error) {
 	var r Row
+	at := func(i int, err error) error { return &fieldError{i, err} }
 	size, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil || size < 0 {
-		return r, fmt.Errorf("size %q is not a byte count", f[0])
+		return r, at(0, fmt.Errorf("size %q is not a byte count", f[0]))
 	}
 	r.Size = units.Bytes(size)
 	if len(f) < 7 {
-		return r, fmt.Errorf("row has %d columns, want size, count, type, time, algbw, busbw and #wrong", len(f))
+		return r, at(len(f), fmt.Errorf("row has %d columns, want size, count, type, time, algbw, busbw and #wrong", len(f)))
 	}
 	if r.Count, err = strconv.ParseInt(f[1], 10, 64); err != nil {
-		return r, fmt.Errorf("count %q is not a number", f[1])
+		return r, at(1, fmt.Errorf("count %q is not a number", f[1]))
 	}
 	r.Type = f[2]
 	rest := f[3:]
@@ -308,8 +368,9 @@ func parseRow(f []string) (Row, error) {
 			}
 		}
 	}
+	base := len(f) - len(rest) // rest[k] is f[base+k]
 	if len(rest) != 4 && len(rest) != 8 {
-		return r, fmt.Errorf("row has %d time/algbw/busbw/#wrong columns, want 4 or 8", len(rest))
+		return r, at(len(f), fmt.Errorf("row has %d time/algbw/busbw/#wrong columns, want 4 or 8", len(rest)))
 	}
 	num := func(s, what string) (float64, error) {
 		v, err := strconv.ParseFloat(s, 64)
@@ -337,40 +398,45 @@ func parseRow(f []string) (Row, error) {
 		return fmt.Errorf("#wrong is %s: %w", s, errWrongResults)
 	}
 	if r.Time, err = num(rest[0], "time"); err != nil {
-		return r, err
+		return r, at(base, err)
 	}
 	if r.AlgBW, err = num(rest[1], "algbw"); err != nil {
-		return r, err
+		return r, at(base+1, err)
 	}
 	if r.BusBW, err = num(rest[2], "busbw"); err != nil {
-		return r, err
+		return r, at(base+2, err)
 	}
 	if err := wrong(rest[3]); err != nil {
-		return r, err
+		return r, at(base+3, err)
 	}
 	if len(rest) == 8 {
 		if r.InTime, err = num(rest[4], "in-place time"); err != nil {
-			return r, err
+			return r, at(base+4, err)
 		}
 		for i, w := range []string{"in-place algbw", "in-place busbw"} {
 			if _, err := num(rest[5+i], w); err != nil {
-				return r, err
+				return r, at(base+5+i, err)
 			}
 		}
 		if err := wrong(rest[7]); err != nil {
-			return r, err
+			return r, at(base+7, err)
 		}
 	}
 	if r.Time == 0 {
-		return r, errors.New("time is 0")
+		return r, at(base, errors.New("time is 0"))
 	}
 	if err := timeMatchesAlgBW(r.Size, rest[0], rest[1], ""); err != nil {
-		return r, err
+		return r, at(base+1, err)
 	}
 	if len(rest) == 8 {
 		if err := timeMatchesAlgBW(r.Size, rest[4], rest[5], "in-place "); err != nil {
-			return r, err
+			return r, at(base+5, err)
 		}
+	}
+	r.ratio[0] = ratioBounds(rest[1], rest[2])
+	r.ratio[1] = [2]float64{1, 0}
+	if len(rest) == 8 {
+		r.ratio[1] = ratioBounds(rest[5], rest[6])
 	}
 	return r, nil
 }
@@ -446,19 +512,77 @@ func guessOp(l *Log) (Op, error) {
 	return ReduceScatter, nil
 }
 
-// ranksFromBusBW is n from busbw/algbw (2(n−1)/n or (n−1)/n) on the
-// largest row, or 0 when it does not tell (one rank, no bandwidth).
-func ranksFromBusBW(l *Log) int {
-	r := l.Rows[len(l.Rows)-1]
-	if r.AlgBW < 1 {
-		return 0
+// ratioBounds is the interval busbw/algbw lies in given the two as
+// printed (each rounded to its last digit, getFloatStr), {1, 0} (empty)
+// when algbw may be 0.
+func ratioBounds(algStr, busStr string) [2]float64 {
+	a, err1 := strconv.ParseFloat(algStr, 64)
+	b, err2 := strconv.ParseFloat(busStr, 64)
+	da, db := halfULP(algStr), halfULP(busStr)
+	if err1 != nil || err2 != nil || a-da <= 0 {
+		return [2]float64{1, 0}
 	}
-	x := r.BusBW / r.AlgBW
+	const slack = 1e-9
+	return [2]float64{max(b-db, 0) / (a + da) * (1 - slack), (b + db) / (a - da) * (1 + slack)}
+}
+
+// maxRanks is RanksMax when no row bounds the ranks from above.
+const maxRanks = 1 << 20
+
+// ranksBounds sets l's RanksMin and RanksMax: the rank counts n whose
+// busbw/algbw factor, 2(n−1)/n for an all-reduce and (n−1)/n for an
+// all-gather or a reduce-scatter (nccl-tests src/all_reduce.cu
+// AllReduceGetBw, src/all_gather.cu AllGatherGetBw, src/reduce_scatter.cu
+// ReduceScatterGetBw at NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432: busBw = algBw × factor, each
+// printed rounded by getFloatStr, src/util.cu), lies within every row's
+// printed ratio. The factor's steps shrink as 1/n², so one row of
+// 2-decimal bandwidths near 20 GB/s allows 229 to 275 ranks: the largest
+// row alone, rounded (as read before), took 250 for a 256-rank log.
+func ranksBounds(l *Log) {
+	k := 1.0
 	if l.Op == AllReduce {
-		x /= 2
+		k = 2
 	}
-	if x >= 1 || x <= 0 {
-		return 0
+	lo, hi := 0.0, math.Inf(1)
+	loLine, hiLine := 0, 0
+	for _, r := range l.Rows {
+		for _, b := range r.ratio {
+			if b[0] > b[1] {
+				continue
+			}
+			if b[0] > lo {
+				lo, loLine = b[0], r.Line
+			}
+			if b[1] < hi {
+				hi, hiLine = b[1], r.Line
+			}
+		}
 	}
-	return int(math.Round(1 / (1 - x)))
+	if loLine == 0 && hiLine == 0 {
+		return
+	}
+	// n = 1/(1 − ratio/k) grows with the ratio; n ≥ 2 has a ratio > 0.
+	nOf := func(ratio float64) float64 {
+		x := ratio / k
+		if x >= 1 {
+			return math.Inf(1)
+		}
+		return 1 / (1 - x)
+	}
+	nMin := max(2, int(math.Ceil(nOf(lo)-1e-9)))
+	nMax := maxRanks
+	if n := nOf(hi); n < maxRanks {
+		nMax = int(math.Floor(n + 1e-9))
+	}
+	if nMin > nMax {
+		return // no count fits every row: the ratio tells nothing
+	}
+	l.RanksMin, l.RanksMax, l.RanksMinLine, l.RanksMaxLine = nMin, nMax, loLine, hiLine
+	if loLine == 0 {
+		l.RanksMinLine = hiLine
+	}
+	if hiLine == 0 {
+		l.RanksMaxLine = loLine
+	}
 }

@@ -3,6 +3,7 @@ package collectives
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,23 +20,24 @@ const goodHeader = `# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) w
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
 `
 
-// TestParseLogsBad: every bad log is one error naming file:line.
+// TestParseLogsBad: every bad log is one error naming file:line, and
+// file:line:column of the offending field of a row (L3).
 func TestParseLogsBad(t *testing.T) {
 	row := "     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n"
 	for _, c := range []struct{ name, text, want string }{
-		{"truncated", goodHeader + row + "     2097152        524288     float     sum      -1    76.24   27.5", "x.log:10: "},
+		{"truncated", goodHeader + row + "     2097152        524288     float     sum      -1    76.24   27.5", "x.log:10:69: row has 3 time/algbw/busbw/#wrong columns"},
 		{"other tool", "Running ib_send_bw\n #bytes #iterations BW peak[Gb/sec]\n 65536 1000 396.1\n", "x.log:3: no nccl-tests rows"},
-		{"decreasing", goodHeader + row + "      524288        131072     float     sum      -1    40.00   13.11   24.58      0    40.00   13.11   24.58      0\n", "x.log:10: size 524288 does not increase"},
+		{"decreasing", goodHeader + row + "      524288        131072     float     sum      -1    40.00   13.11   24.58      0    40.00   13.11   24.58      0\n", "x.log:10:7: size 524288 does not increase"},
 		// QA6 F8: nccl-tests prints algbw = size / time from one deltaSec;
 		// a row whose time was edited (1e-9 µs for 1 MiB) moved every
 		// fitted parameter.
-		{"edited time", goodHeader + strings.Replace(row, "71.93", "1e-09", 1), "x.log:9: time 1e-09 µs and algbw 14.58 GB/s disagree: 1048576 B in 1e-09 µs is 1.049e+12 GB/s: the row was edited"},
-		{"edited in-place time", goodHeader + strings.Replace(row, "71.47", "61.47", 1), "x.log:9: in-place time 61.47 µs and in-place algbw 14.67 GB/s disagree"},
-		{"edited algbw", goodHeader + strings.Replace(row, "14.58", "14.60", 1), "x.log:9: time 71.93 µs and algbw 14.60 GB/s disagree: 1048576 B in 71.93 µs is 14.58 GB/s"},
+		{"edited time", goodHeader + strings.Replace(row, "71.93", "1e-09", 1), "x.log:9:65: time 1e-09 µs and algbw 14.58 GB/s disagree: 1048576 B in 1e-09 µs is 1.049e+12 GB/s: the row was edited"},
+		{"edited in-place time", goodHeader + strings.Replace(row, "71.47", "61.47", 1), "x.log:9:97: in-place time 61.47 µs and in-place algbw 14.67 GB/s disagree"},
+		{"edited algbw", goodHeader + strings.Replace(row, "14.58", "14.60", 1), "x.log:9:65: time 71.93 µs and algbw 14.60 GB/s disagree: 1048576 B in 71.93 µs is 14.58 GB/s"},
 		{"no rows", goodHeader, "x.log:8: no nccl-tests rows"},
-		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9: #wrong is 3"},
+		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9:116: #wrong is 3"},
 		{"binary", "\x7fELF\x02\x01\x01\x00\x00", "x.log:1: not a text file"},
-		{"old error", goodHeader + strings.Replace(row, "  0\n", "  2e+00\n", 1), "x.log:9: error \"2e+00\" is not a rounding error"},
+		{"old error", goodHeader + strings.Replace(row, "  0\n", "  2e+00\n", 1), "x.log:9:116: error \"2e+00\" is not a rounding error"},
 	} {
 		_, err := ParseLogs("x.log", strings.NewReader(c.text))
 		if err == nil || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -194,6 +196,53 @@ func TestParseLogsDevice(t *testing.T) {
 			if l.Device != want {
 				t.Errorf("%s:%d: device %q, want %q", file, l.Line, l.Device, want)
 			}
+		}
+	}
+}
+
+// ncclTestsRows prints an all-reduce's rows as nccl-tests does for n ranks
+// at busbw (GB/s) per size: algbw = bytes/1e9/sec and busbw = algbw ×
+// 2(n−1)/n (src/all_reduce.cu AllReduceGetBw), each through getFloatStr's
+// "%.2f" (src/util.cu, NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432).
+func ncclTestsRows(n int, busGBps float64, sizes ...int64) string {
+	var b strings.Builder
+	b.WriteString("# Collective test starting: all_reduce_perf\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
+	f := 2 * float64(n-1) / float64(n)
+	for _, s := range sizes {
+		alg := busGBps / f
+		us := float64(s) / 1e3 / alg
+		fmt.Fprintf(&b, "%12d  %12d     float     sum      -1  %7.1f  %6.2f  %6.2f       0  %7.1f  %6.2f  %6.2f       0\n", s, s/4, us, alg, alg*f, us, alg, alg*f)
+	}
+	return b.String()
+}
+
+// TestParseLogsRanksOfBusBW: the ranks of a log without a devices block
+// are those busbw/algbw allows on every row as printed. A 256-rank
+// all-reduce at 40 GB/s busbw read 250 ranks before (the largest row's
+// ratio, 40.00/20.08, rounded); its rows allow 230 to 276 (by hand:
+// 39.995/20.085 to 40.005/20.075 is 2(n−1)/n for n from 229.6 to
+// 276.9), so its ranks are not told; nor at 361.76 GB/s (181.59 and
+// 361.76: 254 to 258); a 16-rank log's are (one count fits).
+func TestParseLogsRanksOfBusBW(t *testing.T) {
+	for _, c := range []struct {
+		n             int
+		bus           float64
+		ranks, lo, hi int
+		sizes         []int64
+	}{
+		{256, 40, 0, 230, 276, []int64{1 << 30, 1 << 31}},
+		{16, 40, 16, 16, 16, []int64{1 << 30, 1 << 31}},
+		{256, 361.76, 0, 254, 258, []int64{1 << 32}},
+	} {
+		logs, err := ParseLogs("ar.log", strings.NewReader(ncclTestsRows(c.n, c.bus, c.sizes...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := logs[0]
+		if l.Ranks != c.ranks || l.RanksMin != c.lo || l.RanksMax != c.hi || l.RanksMinLine < 3 || l.RanksMaxLine < 3 {
+			t.Errorf("%d ranks at %g GB/s: Ranks %d, allowed %d (line %d) to %d (line %d); want %d, %d to %d",
+				c.n, c.bus, l.Ranks, l.RanksMin, l.RanksMinLine, l.RanksMax, l.RanksMaxLine, c.ranks, c.lo, c.hi)
 		}
 	}
 }

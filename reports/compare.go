@@ -42,14 +42,17 @@ type Comparison struct {
 
 // compareVariant is one replayed variant.
 type compareVariant struct {
-	Label      string   `json:"label"`
-	File       string   `json:"file"`
-	Sets       []string `json:"sets"`
-	Stage      int      `json:"stage"`
-	N          int      `json:"n"`
-	K          int      `json:"k"`
-	Algorithm  string   `json:"algorithm"`
-	StepTimePS int64    `json:"step_time_ps"`
+	Label     string   `json:"label"`
+	File      string   `json:"file"`
+	Sets      []string `json:"sets"`
+	Stage     int      `json:"stage"`
+	N         int      `json:"n"`
+	K         int      `json:"k"`
+	Algorithm string   `json:"algorithm"`
+	// Calibration is the calibration file the variant used and the parts
+	// of it applied (CalibrationUse); absent without one.
+	Calibration *CalibrationUse `json:"calibration,omitempty"`
+	StepTimePS  int64           `json:"step_time_ps"`
 	// ComputePS is the step's compute at full speed (zero.Result.Compute);
 	// BusiestComputePS the busiest rank's, slowed where collectives ran
 	// beside it (run's "compute", which with the exposed communication
@@ -195,7 +198,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
-		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000, MFU: r.Utilization.MFU, Tokens: r.Tokens}
+		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000, MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(s)}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
@@ -509,7 +512,11 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		return err
 	}
 	for _, v := range c.Variants {
-		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives\n", EscapeControl(v.Label), EscapeControl(v.File), v.Stage, v.N, v.K, v.Algorithm); err != nil {
+		cal := ""
+		if v.Calibration != nil {
+			cal = ", " + v.Calibration.String()
+		}
+		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives%s\n", EscapeControl(v.Label), EscapeControl(v.File), v.Stage, v.N, v.K, v.Algorithm, cal); err != nil {
 			return err
 		}
 	}

@@ -31,17 +31,20 @@ type runJSON struct {
 	Params   int64  `json:"params"`
 	// ActiveParams is the parameters one token goes through, when fewer
 	// than Params (mixture of experts).
-	ActiveParams int64    `json:"active_params,omitempty"`
-	Stage        int      `json:"stage"`
-	N            int      `json:"n"`
-	K            int      `json:"k"`
-	Algorithm    string   `json:"algorithm"`
-	Overlap      bool     `json:"overlap"`
-	Symmetric    bool     `json:"symmetric"`
-	Events       int64    `json:"events"`
-	StepTimePS   int64    `json:"step_time_ps"`
-	ComputePS    int64    `json:"compute_ps"`
-	LinkClasses  []string `json:"link_classes"`
+	ActiveParams int64  `json:"active_params,omitempty"`
+	Stage        int    `json:"stage"`
+	N            int    `json:"n"`
+	K            int    `json:"k"`
+	Algorithm    string `json:"algorithm"`
+	// Calibration is the calibration file the scenario used and the parts
+	// of it applied (CalibrationUse); absent without one.
+	Calibration *CalibrationUse `json:"calibration,omitempty"`
+	Overlap     bool            `json:"overlap"`
+	Symmetric   bool            `json:"symmetric"`
+	Events      int64           `json:"events"`
+	StepTimePS  int64           `json:"step_time_ps"`
+	ComputePS   int64           `json:"compute_ps"`
+	LinkClasses []string        `json:"link_classes"`
 	// Tokens per optimizer step and tokens/s per GPU (3 decimals).
 	TokensPerStep      int64   `json:"tokens_per_step"`
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
@@ -237,6 +240,7 @@ func (run *Run) toJSON() *runJSON {
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
+	j.Calibration = calibrationUse(s)
 	capacity := int64(s.Cluster.GPUMemory)
 	j.Fits, j.DeviceFits = run.Fit().Fits, r.DeviceFits(capacity)
 	if a := s.Model.ActiveParams(); a != j.Params {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -239,6 +240,41 @@ type TrainLog struct {
 	MaxAllocatedLine int
 	// Run is what the log states about its run beside its steps.
 	Run RunFacts
+	// Unread counts the lines of the log's format that its pattern
+	// recognises but that cannot be read (a broken number, a line cut
+	// off); UnreadAt is the first's file:line:column and UnreadWhy why.
+	Unread    int
+	UnreadAt  string
+	UnreadWhy string
+}
+
+// unreadLine is the first recognised line of a format that could not be
+// read.
+type unreadLine struct {
+	line, col int
+	why       string
+}
+
+// unreadField says why a recognised line has no readable value after
+// key: the value is not a number of its kind, or the line stops before
+// it (cut off); the column is the value's, or the line's end.
+func unreadField(line, key, what string) (int, string) {
+	i := strings.Index(line, key)
+	if i < 0 {
+		return len(line) + 1, fmt.Sprintf("no %s (a line cut off?)", what)
+	}
+	rest := line[i+len(key):]
+	v := strings.TrimLeft(rest, " ")
+	at := i + len(key) + len(rest) - len(v)
+	if f := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '|' }); len(f) > 0 {
+		v = f[0]
+	} else {
+		v = ""
+	}
+	if v == "" {
+		return at + 1, fmt.Sprintf("no %s (a line cut off?)", what)
+	}
+	return at + 1, fmt.Sprintf("%s %q is not a number", what, v)
 }
 
 // RunFacts is what a training log states about the run it logs, 0 where it
@@ -429,6 +465,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	var dsSteps []TrainLogStep
 	lossLine, dsOldLine, dsStepLine := 0, 0, 0
 	nemoPrinter, nemoBars := 0, 0 // the first line of each NeMo printer
+	unread := map[string]int{}
+	firstUnread := map[string]unreadLine{}
+	skip := func(f string, at, col int, why string) {
+		if unread[f] == 0 {
+			firstUnread[f] = unreadLine{at, col, why}
+		}
+		unread[f]++
+	}
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := string(raw)
 		if bytes.IndexByte(raw, 0x1b) >= 0 {
@@ -440,7 +484,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if blk != nil {
 			if m := compKV.FindStringSubmatch(line); m != nil {
 				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
-					return nil, fmt.Errorf("%s:%d: %v: is the file a Composer console log?", name, at, err)
+					return nil, fmt.Errorf("%s:%d:%d: %v: is the file a Composer console log?", name, at, colAfter(line, "Train "+m[1]+":", strings.TrimSpace(m[2])), err)
 				}
 				continue
 			}
@@ -451,7 +495,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := compHeader(line); m != nil {
 			step, err := strconv.ParseInt(m[3], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: batch %q is out of range: is the file a Composer console log?", name, at, m[3])
+				return nil, fmt.Errorf("%s:%d:%d: batch %q is out of range: is the file a Composer console log?", name, at, colAfter(line, m[2]+"=", m[3]), m[3])
 			}
 			blk = &composerBlock{st: TrainLogStep{Line: at, Step: step}, head: strings.TrimSuffix(strings.TrimSpace(line), ":"), byBatch: m[1] == "" && m[2] == "batch"}
 			continue
@@ -460,7 +504,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if m := megaMem.FindStringSubmatch(line); m != nil {
 				mb, err := strconv.ParseFloat(m[1], 64)
 				if err != nil || mb < 0 || mb > 1e12 {
-					return nil, fmt.Errorf("%s:%d: max reserved %q MB is not a size: is the file a Megatron-LM log?", name, at, m[1])
+					return nil, fmt.Errorf("%s:%d:%d: max reserved %q MB is not a size: is the file a Megatron-LM log?", name, at, colAfter(line, "max reserved:", m[1]), m[1])
 				}
 				if b := int64(math.Round(mb * (1 << 20))); b > l.MaxReserved {
 					l.MaxReserved, l.MaxReservedLine = b, at
@@ -473,22 +517,28 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			micro, err2 := strconv.ParseInt(m[2], 10, 64)
 			step, err3 := strconv.ParseInt(m[3], 10, 64)
 			if err1 != nil || err2 != nil || err3 != nil {
-				return nil, fmt.Errorf("%s:%d: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", name, at, m[1], m[2], m[3])
+				return nil, fmt.Errorf("%s:%d:%d: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", name, at, colAfter(line, "epoch=", m[1]), m[1], m[2], m[3])
 			}
 			sps, err := strconv.ParseFloat(m[4], 64)
 			if err != nil || !(sps >= 0 && sps <= 1e15) {
-				return nil, fmt.Errorf("%s:%d: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", name, at, m[4])
+				return nil, fmt.Errorf("%s:%d:%d: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", name, at, colAfter(line, "CurrSamplesPerSec=", m[4]), m[4])
 			}
 			if mm := dsMaxAlloc.FindStringSubmatch(line); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", name, at, mm[1])
+					return nil, fmt.Errorf("%s:%d:%d: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", name, at, colAfter(line, "MaxMemAllocated=", mm[1]), mm[1])
 				}
 				if b := int64(math.Round(gib * (1 << 30))); b > l.MaxAllocated {
 					l.MaxAllocated, l.MaxAllocatedLine = b, at
 				}
 			}
 			dsSteps = append(dsSteps, TrainLogStep{Line: at, Step: step, MicroStep: micro, Epoch: epoch, SamplesPerSec: sps})
+			continue
+		}
+		if strings.Contains(line, "/global_step=") && strings.Contains(line, "/micro_step=") {
+			// dsLine did not match a throughput line: broken or cut off.
+			col, why := unreadField(line, "CurrSamplesPerSec=", "CurrSamplesPerSec")
+			skip(TrainLogDeepSpeed, at, col, why)
 			continue
 		}
 		if find(dsOld, line, "SamplesPerSec=", "") != nil {
@@ -503,7 +553,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := find(nemoLine, line, "Training epoch ", "Training epoch "); m != nil {
 			st, ok, err := nemoPrinterStep(m)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %v: is the file a NeMo log?", name, at, err)
+				return nil, fmt.Errorf("%s:%d:%d: %v: is the file a NeMo log?", name, at, errColumn(line, err, "Training epoch ", m[1]), err)
 			}
 			if !ok {
 				continue // a ProgressPrinter line without TimingCallback's metric
@@ -523,22 +573,30 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := findIndex(titanLine, line, "step:", "step:"); m != nil && !validateStep(line, m[0]) {
 			step, err := strconv.ParseInt(line[m[2]:m[3]], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: step %q is out of range: is the file a torchtitan log?", name, at, line[m[2]:m[3]])
+				return nil, fmt.Errorf("%s:%d:%d: step %q is out of range: is the file a torchtitan log?", name, at, m[2]+1, line[m[2]:m[3]])
 			}
 			rest := line[m[1]:]
 			t := titanTPS.FindStringSubmatch(rest)
 			if t == nil {
-				continue // a step line without throughput: not the metrics line
+				// torchtitan's metrics line always prints tps (wps before
+				// it was renamed): this one is broken or cut off.
+				key := " tps:"
+				if !strings.Contains(rest, key) && strings.Contains(rest, " wps:") {
+					key = " wps:"
+				}
+				col, why := unreadField(rest, key, strings.TrimSpace(key[:4]))
+				skip(TrainLogTorchtitan, at, m[1]+col, why)
+				continue
 			}
 			tps, err := strconv.ParseFloat(strings.ReplaceAll(t[1], ",", ""), 64)
 			if err != nil || tps > 1e15 {
-				return nil, fmt.Errorf("%s:%d: tps %q is not a number: is the file a torchtitan log?", name, at, t[1])
+				return nil, fmt.Errorf("%s:%d:%d: tps %q is not a number: is the file a torchtitan log?", name, at, m[1]+colAfter(rest, strings.TrimSpace(t[0])[:4], t[1]), t[1])
 			}
 			st := TrainLogStep{Line: at, Step: step, TPS: tps}
 			if mm := titanMem.FindStringSubmatch(rest); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, mm[1])
+					return nil, fmt.Errorf("%s:%d:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, m[1]+colAfter(rest, "memory:", mm[1]), mm[1])
 				}
 				st.Reserved, st.Memory = int64(math.Round(gib*(1<<30))), true
 				l.Run.devicePct(gib, mm[2], at)
@@ -551,15 +609,19 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := find(megaLine, line, "iteration", "iteration"); m != nil {
 			t := megaTime.FindStringSubmatch(line)
 			if t == nil {
+				// training_log prints the elapsed time on every iteration
+				// line: this one is broken or cut off.
+				col, why := unreadField(line, "elapsed time per iteration (ms):", "elapsed time per iteration (ms)")
+				skip(TrainLogMegatron, at, col, why)
 				continue
 			}
 			step, err := strconv.ParseInt(m[1], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: iteration %q is out of range: is the file a Megatron-LM log?", name, at, m[1])
+				return nil, fmt.Errorf("%s:%d:%d: iteration %q is out of range: is the file a Megatron-LM log?", name, at, colAfter(line, "iteration", m[1]), m[1])
 			}
 			ms, err := strconv.ParseFloat(t[1], 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, t[1])
+				return nil, fmt.Errorf("%s:%d:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, colAfter(line, "elapsed time per iteration (ms):", t[1]), t[1])
 			}
 			if g := megaGBS.FindStringSubmatch(line); g != nil {
 				if v, err := strconv.ParseInt(g[1], 10, 64); err == nil && v > 0 {
@@ -573,11 +635,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		}
 		// The Hugging Face Trainer: tqdm redraws its bar after a carriage
 		// return, so one line of the file may hold many.
+		next := 0 // the offset in line of the next seg
 		for _, seg := range strings.Split(line, "\r") {
+			segAt := next
+			next += len(seg) + 1
 			if m := find(nemoBar, seg, nemoTiming+"=", "Epoch "); m != nil && strings.Contains(m[3], nemoTiming+"=") {
 				st, err := nemoBarStep(m)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d: %v", name, at, err)
+					return nil, fmt.Errorf("%s:%d:%d: %v", name, at, segAt+errColumn(seg, err, "Epoch ", m[1]), err)
 				}
 				st.Line = at
 				if nemoPrinter > 0 {
@@ -594,7 +659,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				total, err2 := strconv.ParseInt(m[2], 10, 64)
 				rate, err3 := strconv.ParseFloat(m[3], 64)
 				if err1 != nil || err2 != nil || err3 != nil {
-					return nil, fmt.Errorf("%s:%d: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", name, at, m[1], m[2], m[3], m[4])
+					return nil, fmt.Errorf("%s:%d:%d: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", name, at, segAt+colAfter(seg, "", m[1]+"/"+m[2]), m[1], m[2], m[3], m[4])
 				}
 				ms := rate * 1e3
 				if m[4] == "it/s" {
@@ -605,7 +670,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				rt, err1 := strconv.ParseFloat(m[1], 64)
 				sps, err2 := strconv.ParseFloat(m[2], 64)
 				if err1 != nil || err2 != nil {
-					return nil, fmt.Errorf("%s:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, m[1], m[2])
+					return nil, fmt.Errorf("%s:%d:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, segAt+colAfter(seg, "'train_runtime':", m[1]), m[1], m[2])
 				}
 				l.Summary = &HFTrainSummary{Line: at, Runtime: rt, StepsPerSecond: sps}
 			} else if lossLine == 0 && find(hfLoss, seg, "{'loss':", "") != nil {
@@ -659,10 +724,30 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return nil, fmt.Errorf("%s:%d: DeepSpeed's throughput line of a version before v0.8.0 (\"0/2000, SamplesPerSec=…\"): it counts and rates micro-batches, not optimizer steps (DeepSpeed issue #2498, fixed in v0.8.0), so it gives no step time; give the log of a run on DeepSpeed v0.8.0 or later", name, dsOldLine)
 	case dsStepLine > 0:
 		return nil, fmt.Errorf("%s:%d: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line (\"epoch=0/micro_step=…/global_step=…, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\"), which the same logger prints at the same steps from the third on: enable the throughput timer (ds_config \"timers\": {\"throughput\": {\"enabled\": true}}, the default) and run past step 2", name, dsStepLine)
+	case len(unread) > 0:
+		for _, f := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogDeepSpeed} {
+			if u, ok := firstUnread[f]; ok {
+				lines := "lines"
+				if unread[f] == 1 {
+					lines = "line"
+				}
+				return nil, fmt.Errorf("%s:%d:%d: %s: %d %s %s, none readable (this is the first): give the log as the trainer printed it", name, u.line, u.col, u.why, unread[f], trainLogName[f], lines)
+			}
+		}
 	default:
 		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"), NeMo's (\"Training epoch 0, iteration 9/99 | … | train_step_timing in s: …\", or its progress bar's \"…, train_step_timing in s=…]\", with TimingCallback among the trainer's callbacks) or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
+	if u, ok := firstUnread[l.Format]; ok {
+		l.Unread, l.UnreadAt, l.UnreadWhy = unread[l.Format], fmt.Sprintf("%s:%d:%d", name, u.line, u.col), u.why
+	}
 	return l, nil
+}
+
+// trainLogName names the formats whose unreadable lines are counted.
+var trainLogName = map[string]string{
+	TrainLogTorchtitan: "torchtitan step",
+	TrainLogMegatron:   "Megatron-LM iteration",
+	TrainLogDeepSpeed:  "DeepSpeed throughput",
 }
 
 // find is re.FindStringSubmatch(s) when s holds lit, a literal every
@@ -904,12 +989,12 @@ func nemoBarStep(m []string) (st TrainLogStep, err error) {
 	for _, kv := range strings.Split(m[3], ", ") {
 		if k, v, found := strings.Cut(kv, "="); found {
 			if err := f.set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
-				return st, fmt.Errorf("%v: is the file a NeMo log?", err)
+				return st, fmt.Errorf("%w: is the file a NeMo log?", err)
 			}
 		}
 	}
 	if !f.hasTime {
-		return st, fmt.Errorf("the progress bar prints %q with no value: the step has no time; give the log of a run whose bar shows it", nemoTiming+"=")
+		return st, &valueError{nemoTiming + "=", "", fmt.Sprintf("the progress bar prints %q with no value: the step has no time; give the log of a run whose bar shows it", nemoTiming+"=")}
 	}
 	st.Step, st.TimeMS, st.Reserved, st.Memory = n, f.timeMS, f.reserved, f.memory
 	return st, nil
@@ -923,6 +1008,37 @@ type nemoFields struct {
 	memory           bool
 }
 
+// valueError is a metric's value that is not a number of its kind: its
+// key and value locate it on the line (errColumn).
+type valueError struct {
+	key, value, msg string
+}
+
+func (e *valueError) Error() string { return e.msg }
+
+// colAfter is the 1-based byte column of value in line after key's first
+// occurrence (the field's name), 1 when either is not there.
+func colAfter(line, key, value string) int {
+	i := strings.Index(line, key)
+	if i < 0 {
+		return 1
+	}
+	j := strings.Index(line[i+len(key):], value)
+	if j < 0 {
+		return 1
+	}
+	return i + len(key) + j + 1
+}
+
+// errColumn is the column of a bad metric's value (a valueError), else of
+// the line's first field, value after key.
+func errColumn(line string, err error, key, value string) int {
+	if ve := (*valueError)(nil); errors.As(err, &ve) {
+		return colAfter(line, ve.key, ve.value)
+	}
+	return colAfter(line, key, value)
+}
+
 // set reads one NeMo metric (an empty value, as a bar prints a metric not
 // logged yet, is none).
 func (f *nemoFields) set(key, value string) error {
@@ -933,19 +1049,19 @@ func (f *nemoFields) set(key, value string) error {
 	case nemoTiming:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(v >= 0 && v <= 1e9) {
-			return fmt.Errorf("%s %q is not a time", nemoTiming, value)
+			return &valueError{key, value, fmt.Sprintf("%s %q is not a time", nemoTiming, value)}
 		}
 		f.timeMS, f.hasTime = v*1e3, true
 	case nemoStep:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(v >= 0 && v <= 1e15) || v != math.Trunc(v) {
-			return fmt.Errorf("global_step %q is not a step count", value)
+			return &valueError{key, value, fmt.Sprintf("global_step %q is not a step count", value)}
 		}
 		f.step, f.hasStep = int64(v), true
 	case nemoReserved:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(v >= 0 && v <= 1e15) {
-			return fmt.Errorf("max_memory_reserved %q B is not a size", value)
+			return &valueError{key, value, fmt.Sprintf("max_memory_reserved %q B is not a size", value)}
 		}
 		f.reserved, f.memory = int64(math.Round(v)), true
 	}

@@ -370,10 +370,10 @@ func TestParseTrainLogNeMo(t *testing.T) {
 			format: TrainLogNeMo, step: 2, ms: 2500, reserved: 64_300_000_000},
 		// NVIDIA-NeMo/Speech issue #11900: a bar whose metrics print empty.
 		{name: "empty values", log: "Epoch 0: :   0%|          | 614/? [23:53<00:00, v_num=, reduced_train_loss=, global_step=, consumed_samples=, train_step_timing in s=, val_loss=]\n",
-			errPart: "l.log:1: the progress bar prints \"train_step_timing in s=\" with no value"},
-		{name: "bar epoch 1", log: "Epoch 1: : 10%|█         | 5/50 [00:10<01:30, global_step=54.00, train_step_timing in s=2.000]\n", errPart: "l.log:1: NeMo progress bar of epoch 1"},
-		{name: "printer timing", log: strings.Replace(printer, "0.2456", "-1", 1), errPart: "l.log:1: train_step_timing in s \"-1\" is not a time: is the file a NeMo log?"},
-		{name: "printer step", log: strings.Replace(printer, "global_step: 20", "global_step: 2.5", 1), errPart: "l.log:1: global_step \"2.5\" is not a step count"},
+			errPart: "l.log:1:134: the progress bar prints \"train_step_timing in s=\" with no value"},
+		{name: "bar epoch 1", log: "Epoch 1: : 10%|█         | 5/50 [00:10<01:30, global_step=54.00, train_step_timing in s=2.000]\n", errPart: "l.log:1:7: NeMo progress bar of epoch 1"},
+		{name: "printer timing", log: strings.Replace(printer, "0.2456", "-1", 1), errPart: "l.log:1:142: train_step_timing in s \"-1\" is not a time: is the file a NeMo log?"},
+		{name: "printer step", log: strings.Replace(printer, "global_step: 20", "global_step: 2.5", 1), errPart: "l.log:1:85: global_step \"2.5\" is not a step count"},
 		// Without TimingCallback the printer has no time: not a step.
 		{name: "printer no timing", log: strings.Replace(printer, " | train_step_timing in s: 0.2456", "", 1), errPart: "l.log: no training step found"},
 		// Without global_step the epoch's iteration numbers the step.
@@ -423,7 +423,7 @@ func TestParseTrainLogLines(t *testing.T) {
 		{"mixed", titan + "\n iteration       10/ 100 | elapsed time per iteration (ms): 356.2 |\n", 0, "l.log:2: a Megatron-LM iteration line"},
 		{"deepspeed ranks", "[rank0]:" + dsTimer + "\n" + dsTimer + "\n", 1, ""},
 		{"deepspeed restart", strings.Replace(dsTimer, "=20,", "=30,", 2) + "\n" + dsTimer + "\n", 0, "l.log:2: step 20 after step 30 (line 1)"},
-		{"deepspeed rate", strings.Replace(dsTimer, "CurrSamplesPerSec=111.13499047776766", "CurrSamplesPerSec=fast", 1) + "\n", 0, "l.log:1: CurrSamplesPerSec \"fast\" is not a rate"},
+		{"deepspeed rate", strings.Replace(dsTimer, "CurrSamplesPerSec=111.13499047776766", "CurrSamplesPerSec=fast", 1) + "\n", 0, "l.log:1:153: CurrSamplesPerSec \"fast\" is not a rate"},
 		{"deepspeed before v0.8.0", "[2021-11-26 03:07:16,494] [INFO] [timer.py:181:stop] 0/2000, SamplesPerSec=9.526738918021234\n", 0,
 			"l.log:1: DeepSpeed's throughput line of a version before v0.8.0"},
 		{"deepspeed step lines only", "[2023-12-29 13:02:51,108] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, lr=[0.0004336766652213271], mom=[(0.9, 0.999)]\n", 0,
@@ -629,7 +629,7 @@ func TestTrainLogSteadyFormats(t *testing.T) {
 	for _, c := range []struct{ name, log, errPart string }{
 		{"loss only", "{'loss': 1.234, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.01}\n", "l.log:1: Hugging Face Trainer log lines ({'loss': …}) but no progress bar"},
 		{"composer epoch without time/batch", "[epoch=1][batch=5/5]:\n\t Train throughput/batches_per_sec: 0.0027\n", "l.log:1: Composer block [epoch=1][batch=5/5] prints no Train time/batch"},
-		{"composer bad rate", "[batch=5/5]:\n\t Train throughput/batches_per_sec: fast\n", "l.log:2: throughput/batches_per_sec \"fast\" is not a rate"},
+		{"composer bad rate", "[batch=5/5]:\n\t Train throughput/batches_per_sec: fast\n", "l.log:2:37: throughput/batches_per_sec \"fast\" is not a rate"},
 		{"composer then torchtitan", composerBlockText(101, "1.0", "0.5") + "step: 10  loss:  9.1  memory: 20.12GiB(25.00%)  tps: 1,234\n", "l.log:6: a torchtitan step line in a log of Composer batch lines (line 1)"},
 		// A run resumed at step 4, then a new one from step 1.
 		{"hf restart", "\r 80%|████████  | 4/5 [00:04<00:01,  1.00s/it]\r100%|██████████| 5/5 [00:05<00:00,  1.00s/it]\n" + hfBars(5, "1.00s/it"), "l.log:2: step 1 after step 5 (line 1)"},
@@ -670,4 +670,65 @@ func TestTrainLogDoc(t *testing.T) {
 		fmt.Sprintf("= %.4f s,", demo.Median.Seconds()),
 		fmt.Sprintf("gives %.5f s over steps", evo.Median.Seconds()),
 		fmt.Sprintf("max_memory_reserved (%s B)", commas(reserved)))
+}
+
+// TestTrainLogErrorColumns (L3): a bad number of a recognised line is
+// named file:line:column, the column of its first byte (counted by hand
+// on each line below).
+func TestTrainLogErrorColumns(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		// "step: 10  loss:  9.1  memory: 20.12GiB(25.00%)  tps: " is 53 bytes.
+		{"step: 10  loss:  9.1  memory: 20.12GiB(25.00%)  tps: 99999999999999999\n", `l.log:1:54: tps "99999999999999999" is not a number`},
+		// " [Rank 0] (after 10 iterations) memory (MB) | allocated: 1.0 | max allocated: 2.0 | reserved: 3.0 | max reserved: " is 114 bytes.
+		{" [Rank 0] (after 10 iterations) memory (MB) | allocated: 1.0 | max allocated: 2.0 | reserved: 3.0 | max reserved: 9999999999999\n", `l.log:1:115: max reserved "9999999999999" MB is not a size`},
+	} {
+		_, err := ParseTrainLog("l.log", []byte(c.log))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.log, err, c.want)
+		}
+	}
+}
+
+// TestTrainLogUnread (L2): a line its format's pattern recognises but
+// that cannot be read (a broken number, a line cut off) is counted with
+// the first one's file:line:column and why; it vanished without a word.
+// A log with only such lines is refused at the first.
+func TestTrainLogUnread(t *testing.T) {
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("testdata", "trainlog", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	titan := strings.Split(read("torchtitan-pr1287-llama3-8b.log"), "\n")
+	titan[5] = strings.Replace(titan[5], "tps: 5,868", "tps: 5,8x8", 1) // line 6
+	titan[6] = titan[6][:strings.Index(titan[6], "tps:")+2]             // line 7, cut after "tp"
+	mega := strings.Split(read("megatron-llm-issue11.log"), "\n")
+	mega[1] = strings.Replace(mega[1], "(ms): 125553.7", "(ms): 12a553.7", 1) // line 2
+	ds := "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=111.0, CurrSamplesPerSec=111.1, MemAllocated=1.87GB\n" +
+		"epoch=0/micro_step=11/global_step=11, RunningAvgSamplesPerSec=111.0, CurrSa\n"
+	for _, c := range []struct {
+		name, log string
+		steps, n  int
+		at, why   string
+	}{
+		// Columns: the value after the field's name, or the line's end
+		// (python3: line.index(value)+1, len(line)+1).
+		{"torchtitan", strings.Join(titan, "\n"), 4, 2, "l.log:6:114", `tps "5,8x8" is not a number`},
+		{"megatron", strings.Join(mega, "\n"), 3, 1, "l.log:2:98", `elapsed time per iteration (ms) "12a553.7" is not a number`},
+		{"deepspeed cut", ds, 1, 1, "l.log:2:76", "no CurrSamplesPerSec (a line cut off?)"},
+	} {
+		l, err := ParseTrainLog("l.log", []byte(c.log))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(l.Steps) != c.steps || l.Unread != c.n || l.UnreadAt != c.at || l.UnreadWhy != c.why {
+			t.Errorf("%s: %d steps, %d unread, first %s: %s; want %d, %d, %s: %s", c.name, len(l.Steps), l.Unread, l.UnreadAt, l.UnreadWhy, c.steps, c.n, c.at, c.why)
+		}
+	}
+	_, err := ParseTrainLog("l.log", []byte(ds[strings.Index(ds, "\n")+1:]))
+	if want := `l.log:1:76: no CurrSamplesPerSec (a line cut off?): 1 DeepSpeed throughput line, none readable (this is the first)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("only unread lines: %v, want %q", err, want)
+	}
 }

@@ -412,3 +412,35 @@ func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateTrainLogUnread (L2): torchtitan pull request #1287's log
+// with step 220's tps broken ("5,8x8") fitted the other five steps and
+// said nothing; now it warns with the line's file:line:column, and a log
+// whose steps are all broken but one is refused saying so.
+func TestCalibrateTrainLogUnread(t *testing.T) {
+	data, err := os.ReadFile(trainLogs + "torchtitan-pr1287-llama3-8b.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.log")
+	if err := os.WriteFile(broken, bytes.Replace(data, []byte("tps: 5,868"), []byte("tps: 5,8x8"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI("calibrate", "--train-log", broken, torchtitanTemplate, "--set", "training.micro_batch=1", "--file", filepath.Join(dir, "cal.yaml"))
+	want := "zerosim: warning: " + broken + `:6:114: tps "5,8x8" is not a number: 1 step line of the log's format not read (this is the first); the steady state is of the 5 read` + "\n"
+	if code != 0 || errOut != want || !strings.Contains(out, "torchtitan, 5 logged steps (200–250)") {
+		t.Errorf("exit %d, stderr %q, want %q; stdout:\n%s", code, errOut, want, out)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i := 2; i < len(lines); i++ {
+		lines[i] = strings.Replace(lines[i], "tps: 5,", "tps: x", 1)
+	}
+	if err := os.WriteFile(broken, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runCLI("calibrate", "--train-log", broken, torchtitanTemplate, "--set", "training.micro_batch=1", "--file", filepath.Join(dir, "cal2.yaml"))
+	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `; 5 step lines of the log's format were not read, the first at `+broken+`:5:114: tps "x593" is not a number`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

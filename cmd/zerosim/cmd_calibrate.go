@@ -42,6 +42,9 @@ reduce_scatter_perf; several runs per file) it fits NCCL's cost model
 (bandwidth efficiency and latency per hop of each link class, fixed cost per
 collective) starting from the nominal hardware of --scenario's cluster, and
 writes the fitted values and the measured curves: the file's network part.
+A parameter no logged size measures (a 10 % or 1 µs change of it moves no
+logged time by 1 %: the latencies on logs of large sizes only, the network
+on one node) stays nominal, and it says which.
 Per log it prints the fitted model's error in-sample and leave-one-out per
 size band. With -o DIR it draws measured against modelled busbw per log.
 
@@ -85,9 +88,13 @@ step as --step-time does; when the log prints torch's max reserved memory
 report_memory max reserved; Composer's peak_reserved_mem; NeMo's
 max_memory_reserved, printed with NEMO_LOG_MEMORY_USAGE=1) it fits the
 allocator overhead to it as --reserved does (DeepSpeed's memory is
-allocated, not reserved: not fitted). It needs 4 logged steps.
+allocated, not reserved: not fitted). It needs 4 logged steps. A step
+line of the log's format whose figure cannot be read (a broken number, a
+line cut off) is skipped with a warning naming the first one.
 
-Each form keeps the other parts of an existing --file.`
+Each form keeps the other parts of an existing --file. With --format json
+each prints its summary as JSON (times in ps, sizes in bytes, the fitted
+parameters under the file's keys), warnings still on stderr.`
 
 func newCalibrateCmd(a *app) *cobra.Command {
 	o := &calibrateOpts{}
@@ -131,8 +138,8 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario `FILE` whose cluster gives the nominal hardware of the logs (default: the default example)")
 	f.StringVar(&o.file, "file", "calibration.yaml", "calibration `FILE` to write (an existing one keeps its other part)")
-	f.IntVar(&o.nodes, "nodes", 0, "nodes of the logged runs (when a log has no \"# Using devices\" block)")
-	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone)")
+	f.IntVar(&o.nodes, "nodes", 0, "nodes of the logged runs (needed when a log has no \"# Using devices\" block; wins over its hosts)")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone; wins over the log's hosts)")
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step (JSON, or gzipped .json.gz): fit the GEMM and attention efficiencies to its kernels of each class")
 	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
@@ -175,32 +182,91 @@ func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
 	return all, nil
 }
 
-// shapeLog fills a log's nodes from the flags when the log lacks them.
+// shapeLog sets a log's ranks and nodes. --nodes and --gpus-per-node win
+// over what is inferred (the devices block's distinct hosts, which
+// containers or a shared hostname can miscount, or the ranks busbw/algbw
+// allows); a flag that contradicts what the log proves (the devices
+// block's rank lines, the printed busbw/algbw) is refused naming the
+// flag and the line that proves it.
 func shapeLog(o *calibrateOpts, l *collectives.Log) error {
-	if l.Nodes == 0 {
-		switch {
-		case o.nodes > 0:
-			l.Nodes = o.nodes
-		case o.gpusPerNode > 0 && l.Ranks%o.gpusPerNode == 0:
+	switch {
+	case o.nodes > 0 && o.gpusPerNode > 0:
+		if err := contradicts(o, l, o.nodes*o.gpusPerNode); err != nil {
+			return err
+		}
+		l.Ranks, l.Nodes = o.nodes*o.gpusPerNode, o.nodes
+	case o.nodes > 0:
+		if l.Ranks > 0 && l.Ranks%o.nodes != 0 {
+			return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which --nodes %d cannot share evenly (fix --nodes, or give --gpus-per-node)", l.File, l.Line, l.Ranks, o.nodes)}
+		}
+		l.Nodes = o.nodes
+	case o.gpusPerNode > 0:
+		if l.Ranks == 0 {
+			l.Ranks = onlyMultiple(l, o.gpusPerNode)
+		}
+		if l.Ranks > 0 && l.Ranks%o.gpusPerNode != 0 {
+			at := l.Line
+			if l.DevicesLine > 0 {
+				at = l.DevicesLine
+			}
+			return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which --gpus-per-node %d does not divide (fix --gpus-per-node, or give --nodes)", l.File, at, l.Ranks, o.gpusPerNode)}
+		}
+		if l.Ranks > 0 {
 			l.Nodes = l.Ranks / o.gpusPerNode
 		}
-	}
-	if l.Ranks == 0 && l.Nodes > 0 && o.gpusPerNode > 0 {
-		l.Ranks = l.Nodes * o.gpusPerNode
-	}
-	if l.Ranks > 0 && o.nodes > 0 && o.gpusPerNode > 0 && l.Ranks != o.nodes*o.gpusPerNode {
-		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, not --nodes %d × --gpus-per-node %d = %d (fix --nodes or --gpus-per-node)", l.File, l.Line, l.Ranks, o.nodes, o.gpusPerNode, o.nodes*o.gpusPerNode)}
-	}
-	if l.Ranks > 0 && l.Nodes == 0 && o.gpusPerNode > 0 && l.Ranks%o.gpusPerNode != 0 {
-		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which --gpus-per-node %d does not divide (fix --gpus-per-node, or give --nodes)", l.File, l.Line, l.Ranks, o.gpusPerNode)}
 	}
 	if l.Ranks > 0 && l.Nodes > 0 && l.Ranks%l.Nodes != 0 {
 		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which %d nodes cannot share evenly (fix --nodes or --gpus-per-node)", l.File, l.Line, l.Ranks, l.Nodes)}
 	}
-	if l.Ranks < 1 || l.Nodes < 1 || l.Ranks%l.Nodes != 0 {
-		return inputError{fmt.Errorf("%s:%d: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block): pass --nodes and --gpus-per-node", l.File, l.Line)}
+	if l.Ranks < 1 || l.Nodes < 1 {
+		return inputError{fmt.Errorf("%s:%d: %s: pass --nodes and --gpus-per-node", l.File, l.Line, unknownShape(l))}
 	}
 	return nil
+}
+
+// contradicts refuses n ranks of --nodes × --gpus-per-node that the log
+// rules out: its devices block's rank lines, or a row's busbw/algbw.
+func contradicts(o *calibrateOpts, l *collectives.Log, n int) error {
+	flags := fmt.Sprintf("--nodes %d × --gpus-per-node %d = %d", o.nodes, o.gpusPerNode, n)
+	switch {
+	case l.DevicesLine > 0 && n != l.Ranks:
+		return inputError{fmt.Errorf("%s:%d: the log's \"# Using devices\" block lists %d ranks, not %s (fix --nodes or --gpus-per-node)", l.File, l.DevicesLine, l.Ranks, flags)}
+	case l.RanksMin > 0 && n < l.RanksMin:
+		return inputError{fmt.Errorf("%s:%d: the row's busbw/algbw needs at least %d ranks, not %s (fix --nodes or --gpus-per-node)", l.File, l.RanksMinLine, l.RanksMin, flags)}
+	case l.RanksMin > 0 && n > l.RanksMax:
+		return inputError{fmt.Errorf("%s:%d: the row's busbw/algbw allows at most %d ranks, not %s (fix --nodes or --gpus-per-node)", l.File, l.RanksMaxLine, l.RanksMax, flags)}
+	}
+	return nil
+}
+
+// onlyMultiple is the one count of ranks busbw/algbw allows that
+// gpusPerNode divides, 0 when none or several.
+func onlyMultiple(l *collectives.Log, gpusPerNode int) int {
+	if l.RanksMin == 0 || l.RanksMax-l.RanksMin >= maxFlagRanks {
+		return 0
+	}
+	found := 0
+	for n := l.RanksMin; n <= l.RanksMax; n++ {
+		if n%gpusPerNode == 0 {
+			if found > 0 {
+				return 0
+			}
+			found = n
+		}
+	}
+	return found
+}
+
+// maxFlagRanks bounds the range of rank counts shapeLog searches for the
+// one multiple of --gpus-per-node.
+const maxFlagRanks = 1 << 16
+
+// unknownShape says what a log lacks to give its ranks and nodes.
+func unknownShape(l *collectives.Log) string {
+	if l.Ranks == 0 && l.RanksMin > 0 && l.RanksMax < 1<<20 {
+		return fmt.Sprintf("the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows %d to %d ranks)", l.RanksMin, l.RanksMax)
+	}
+	return "the log does not tell its nodes and GPUs per node (no \"# Using devices\" block)"
 }
 
 // sizeBands are the bands calibrate reports errors in.
@@ -237,7 +303,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, curves, logs, s.Cluster.GPU)}
+	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, curves, logs, s.Cluster.GPU), Held: fit.Held}
 	if old != nil {
 		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
 	}
@@ -260,6 +326,9 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	}
 	for _, wn := range warnings {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
+	}
+	if a.format == "json" {
+		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Network: rep})
 	}
 	return reports.WriteCalibration(w, rep)
 }

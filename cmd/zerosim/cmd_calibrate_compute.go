@@ -215,6 +215,9 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		rep.Trace = &reports.TraceSummary{File: o.trace, Step: trace.Step, Steps: trace.Steps, Kernels: trace.Kernels, Passes: trace.Passes,
 			Forward: trace.Forward, Backward: trace.Backward, Optimizer: trace.Optimizer, NCCL: trace.NCCL}
 	}
+	if a.format == "json" {
+		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Compute: rep})
+	}
 	return reports.WriteComputeCalibration(w, rep)
 }
 

@@ -88,6 +88,9 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 		Before:      reports.MemoryPoint{Overhead: before, Reserved: r.ReservedPeak, Device: r.DevicePeak},
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: old != nil && old.Compute != nil}
+	if a.format == "json" {
+		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Memory: rep})
+	}
 	return reports.WriteMemoryCalibration(w, rep)
 }
 

@@ -70,6 +70,9 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	work := trainLogWork(s)
 	ss, err := log.Steady(work)
 	if err != nil {
+		if log.Unread > 0 {
+			err = fmt.Errorf("%w; %s of the log's format were not read, the first at %s: %s", err, unreadCount(log.Unread), log.UnreadAt, log.UnreadWhy)
+		}
 		return inputError{err}
 	}
 	sum := trainLogSummary(log, ss, s.Name, work)
@@ -87,11 +90,26 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	if err != nil {
 		return err
 	}
-	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
-		return err
+	if log.Unread > 0 {
+		// L2: a broken or cut step line vanished without a word.
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: %s of the log's format not read (this is the first); the steady state is of the %d read\n",
+			log.UnreadAt, log.UnreadWhy, unreadCount(log.Unread), len(log.Steps))
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true, Carried: carry.notes}
+	return writeTrainLogReport(a, w, o.file, sum, rep, memRep)
+}
+
+// writeTrainLogReport prints what calibrate --train-log read and fitted:
+// the summary, the compute and (when fitted) the memory calibration, as
+// tables or as one JSON document.
+func writeTrainLogReport(a *app, w io.Writer, file string, sum *reports.TrainLogSummary, rep *reports.ComputeCalibration, memRep *reports.MemoryCalibration) error {
+	if a.format == "json" {
+		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: file, TrainLog: sum, Compute: rep, Memory: memRep})
+	}
+	if err := reports.WriteTrainLogSummary(w, sum); err != nil {
+		return err
+	}
 	if err := reports.WriteComputeCalibration(w, rep); err != nil {
 		return err
 	}
@@ -99,6 +117,14 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 		return reports.WriteMemoryCalibration(w, memRep)
 	}
 	return nil
+}
+
+// unreadCount is n recognised lines, in words.
+func unreadCount(n int) string {
+	if n == 1 {
+		return "1 step line"
+	}
+	return fmt.Sprintf("%d step lines", n)
 }
 
 // trainLogWork is what one optimizer step of s trains. torchtitan's tps

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -335,6 +336,62 @@ func TestCompareNoFile(t *testing.T) {
 		named, _, _ := sweepCLI(t, append([]string{"compare", "default"}, tc.args...)...)
 		if out != named {
 			t.Errorf("%v: output differs from naming default", tc.args)
+		}
+	}
+}
+
+// TestCompareNamesCalibration (L5/L10): compare's header and JSON, and
+// run's result.json, name the calibration file a scenario used and the
+// parts of it applied; neither did (run's JSON had it only inside
+// resolved_scenario, without the parts). Under ring the network part is
+// not used (alpha–beta), so only the compute part is named.
+func TestCompareNamesCalibration(t *testing.T) {
+	dir := t.TempDir()
+	cal := filepath.Join(dir, "cal.yaml")
+	if _, eo, code := runCLI("calibrate", "../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log", "--gpus-per-node", "8", "--file", cal); code != 0 {
+		t.Fatal(eo)
+	}
+	if _, eo, code := runCLI("calibrate", "--step-time", "3s", "default", "--file", cal); code != 0 {
+		t.Fatal(eo)
+	}
+	args := []string{"compare", "default", "--vary", "communication.algorithm=auto,ring", "--set", "communication.calibration=" + cal}
+	out, eo, code := runCLI(args...)
+	for _, want := range []string{
+		"#   communication.algorithm=auto: default.yaml, ZeRO stage 1, N=16 K=1, auto collectives, calibration " + cal + " (network, compute)\n",
+		"#   communication.algorithm=ring: default.yaml, ZeRO stage 1, N=16 K=1, ring collectives, calibration " + cal + " (compute)\n",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d (%s): compare's header lacks %q:\n%s", code, eo, want, out)
+		}
+	}
+	js, _, _ := runCLI(append(args, "--format", "json")...)
+	var c struct {
+		Variants []struct {
+			Calibration *struct {
+				File  string   `json:"file"`
+				Parts []string `json:"parts"`
+			} `json:"calibration"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(js), &c); err != nil || len(c.Variants) != 2 || c.Variants[0].Calibration == nil || c.Variants[1].Calibration == nil ||
+		c.Variants[0].Calibration.File != cal || strings.Join(c.Variants[0].Calibration.Parts, ",") != "network,compute" || strings.Join(c.Variants[1].Calibration.Parts, ",") != "compute" {
+		t.Errorf("compare --format json: %v, variants %+v", err, c.Variants)
+	}
+	for _, run := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"--set", "communication.calibration=" + cal}, `"calibration":{"file":"` + cal + `","parts":["network","compute"]}`},
+		{nil, ""},
+	} {
+		js, eo, code := runCLI(append([]string{"run", "default", "--format", "json"}, run.sets...)...)
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(js)); err != nil {
+			t.Fatalf("exit %d %s: %v", code, eo, err)
+		}
+		has := strings.Contains(compact.String(), `"calibration":{`)
+		if run.want == "" && has || run.want != "" && !strings.Contains(compact.String(), `"algorithm":"auto",`+run.want+`,"overlap"`) {
+			t.Errorf("run %v --format json: calibration %v, want %q after algorithm", run.sets, has, run.want)
 		}
 	}
 }

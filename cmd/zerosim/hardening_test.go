@@ -75,7 +75,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"calibrate", log, "--nodes", "-1", "--gpus-per-node", "8"}, "", []string{"--nodes -1"}},
 		{[]string{"calibrate", log, "--nodes", "2", "--gpus-per-node", "0"}, "", []string{"--gpus-per-node 0"}},
 		// Said the log does not tell its shape and to pass the flags given.
-		{[]string{"calibrate", log, "--nodes", "3", "--gpus-per-node", "8"}, "", []string{"the log ran 16 ranks, not --nodes 3 × --gpus-per-node 8 = 24"}},
+		{[]string{"calibrate", log, "--nodes", "3", "--gpus-per-node", "8"}, "", []string{"nccltests309.log:32: the row's busbw/algbw allows at most 16 ranks, not --nodes 3 × --gpus-per-node 8 = 24"}},
 		{[]string{"calibrate", log, "--gpus-per-node", "3"}, "", []string{"the log ran 16 ranks, which --gpus-per-node 3 does not divide"}},
 		// Ignored: it shapes result.json, which a table run does not print.
 		{[]string{"run", "seed002-tiny", "--all-ranks"}, "", []string{"--all-ranks", "--format json or -o DIR"}},

@@ -50,7 +50,7 @@ var commandOutputs = map[string]outputs{
 	"verify":            {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":          {formats: []string{"table", "json"}, sets: true},
 	"collective":        {formats: []string{"table", "json", "csv", "nccl-tests"}, sets: true, wide: true},
-	"calibrate":         {formats: []string{"table"}, sets: true, files: []string{"file"}},
+	"calibrate":         {formats: []string{"table", "json"}, sets: true, files: []string{"file"}},
 	"scenarios":         {formats: []string{"table", "json", "csv"}},
 	"scenarios show":    {fmtHint: "scenarios show prints the example's YAML verbatim"},
 	"version":           {formats: []string{"table", "json"}},
