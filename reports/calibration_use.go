@@ -10,10 +10,9 @@ import (
 // CalibrationUse names the calibration file a scenario used
 // (communication.calibration, as its file names it) and the parts of it
 // the run applied: "network" when NCCL's cost model times the
-// collectives (algorithm auto, nvls or nvlstree; ring, tree and
-// hierarchical run uncalibrated, zero.timing), "compute" when it set the
-// compute efficiency (training.ComputeEfficiencyFrom) or the attention
-// efficiency, "memory" when it set the allocator overhead
+// collectives (scenarios.Algorithm.NCCLModel), "compute" when it set the
+// compute efficiency or the attention efficiency
+// (Training.ComputeEfficiencyFrom, AttentionEfficiencyFrom), "memory" when it set the allocator overhead
 // (memory.AllocatorOverheadFrom): a key the scenario sets itself wins
 // over the file's (scenarios' resolveCompute). result.json's and compare's
 // "calibration"; nil when the scenario names none.
@@ -29,14 +28,10 @@ func calibrationUse(s *scenarios.Scenario) *CalibrationUse {
 		return nil
 	}
 	u := &CalibrationUse{File: s.Communication.Calibration, Parts: []string{}}
-	switch s.Communication.Algorithm {
-	case scenarios.AlgoAuto, scenarios.AlgoNVLS, scenarios.AlgoNVLSTree:
-		if cd.HasNetwork() {
-			u.Parts = append(u.Parts, "network")
-		}
+	if cd.HasNetwork() && s.Communication.Algorithm.NCCLModel() {
+		u.Parts = append(u.Parts, "network")
 	}
-	t := &s.Training
-	if t.ComputeEfficiencyFrom != "" || cd.Compute != nil && cd.Compute.AttentionEfficiency > 0 && t.AttentionEfficiency == cd.Compute.AttentionEfficiency {
+	if t := &s.Training; t.ComputeEfficiencyFrom != "" || t.AttentionEfficiencyFrom != "" {
 		u.Parts = append(u.Parts, "compute")
 	}
 	if s.Memory.AllocatorOverheadFrom != "" {

@@ -28,6 +28,13 @@ const (
 	AlgoAuto         Algorithm = "auto" // default
 )
 
+// NCCLModel reports whether collectives under a are timed by NCCL's cost
+// model (auto, nvls, nvlstree; zero.Model), the model a network
+// calibration corrects (its channel-search share of a link and its latency
+// tables): ring, tree and hierarchical run zerosim's alpha–beta lowerings
+// at the links' nominal figures, which it does not.
+func (a Algorithm) NCCLModel() bool { return a == AlgoAuto || a == AlgoNVLS || a == AlgoNVLSTree }
+
 // NICSharing says how GPUs reach the inter-node network (cluster.nics).
 type NICSharing string
 

@@ -229,6 +229,10 @@ type Training struct {
 	// attention kernel reaches; 0 (unset) takes the published rate of
 	// AttentionKernel on the GPU (zero.AttentionEfficiency).
 	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty"`
+	// AttentionEfficiencyFrom names the calibration file that set
+	// AttentionEfficiency (its compute part, with
+	// training.attention_efficiency unset); empty otherwise.
+	AttentionEfficiencyFrom string `yaml:"-"`
 	// AttentionKernel is the kernel that runs attention: fa2 (default),
 	// fa3, triton or eager; it sets attention's default efficiency.
 	AttentionKernel AttentionKernel `yaml:"attention_kernel,omitempty"`

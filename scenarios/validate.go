@@ -87,6 +87,9 @@ func resolved(s *Scenario) (*Scenario, error) {
 		if r.Training.ComputeEfficiency == s.Training.ComputeEfficiency {
 			r.Training.ComputeEfficiencyFrom = s.Training.ComputeEfficiencyFrom
 		}
+		if r.Training.AttentionEfficiency == s.Training.AttentionEfficiency {
+			r.Training.AttentionEfficiencyFrom = s.Training.AttentionEfficiencyFrom
+		}
 		if a, b := r.Memory.AllocatorOverhead, s.Memory.AllocatorOverhead; a != nil && b != nil && *a == *b {
 			r.Memory.AllocatorOverheadFrom = s.Memory.AllocatorOverheadFrom
 		}

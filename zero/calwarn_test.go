@@ -42,7 +42,7 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 			if got := timing(s, m, algo); !strings.HasPrefix(got, tc.timing) {
 				t.Errorf("timing %q, want it to start %q", got, tc.timing)
 			}
-			w := calibrationWarnings(s, algo)
+			w := calibrationWarnings(s)
 			switch {
 			case tc.warn == "" && len(w) != 0:
 				t.Errorf("warnings %q, want none", w)

@@ -397,7 +397,7 @@ func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 // links' nominal figures); and a calibration fitted on other hardware
 // applies its corrections to this cluster's figures without its measured
 // curves.
-func calibrationWarnings(s *scenarios.Scenario, algo collectives.Algo) []string {
+func calibrationWarnings(s *scenarios.Scenario) []string {
 	cd := s.Communication.CalibrationData
 	if cd == nil || !cd.HasNetwork() {
 		return nil
@@ -407,7 +407,7 @@ func calibrationWarnings(s *scenarios.Scenario, algo collectives.Algo) []string 
 		name = "the calibration"
 	}
 	var w []string
-	if algo == collectives.Ring || algo == collectives.Tree || algo == collectives.Hierarchical {
+	if !s.Communication.Algorithm.NCCLModel() {
 		w = append(w, fmt.Sprintf("communication.algorithm %s runs zerosim's alpha–beta lowering: the network part of %s (fitted to NCCL's cost model) is not used; set communication.algorithm=auto to time the collectives as calibrated", s.Communication.Algorithm, name))
 		return w
 	}
@@ -436,7 +436,7 @@ func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) 
 		}
 		return "alpha–beta; all-reduces on the tree, the other collectives on its ring"
 	}
-	if m == nil || (algo != collectives.Auto && algo != collectives.NVLS && algo != collectives.NVLSTree) {
+	if m == nil || !s.Communication.Algorithm.NCCLModel() {
 		if cd := s.Communication.CalibrationData; cd != nil && cd.HasNetwork() {
 			return "alpha–beta, not calibrated"
 		}
@@ -581,7 +581,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Symmetric = sym
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	res.Timing = timing(s, model, algo)
-	res.Warnings = append(res.Warnings, calibrationWarnings(s, algo)...)
+	res.Warnings = append(res.Warnings, calibrationWarnings(s)...)
 	res.Degraded = s.Cluster.DegradedLinks()
 	for _, d := range res.Degraded {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("degraded %s link at %s: %s; every collective crossing it runs at its pace", d.Class, d.Where(), d.Change()))
