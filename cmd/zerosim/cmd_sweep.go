@@ -190,6 +190,20 @@ func checkGridValues(src sweep.Source, sp *sweep.Space) error {
 	return nil
 }
 
+// checkSweepInput refuses, before the first row, a scenario or grid value
+// that would make every point (or every point with that value) an error
+// row: the file's YAML syntax, a grid value wrong by itself
+// (checkGridValues), an error every point gives (checkEveryPoint).
+func checkSweepInput(src sweep.Source, sp *sweep.Space) error {
+	if err := scenarios.CheckSyntax(src.File, src.Data); err != nil {
+		return err
+	}
+	if err := checkGridValues(src, sp); err != nil {
+		return err
+	}
+	return checkEveryPoint(src, sp)
+}
+
 // checkEveryPoint refuses a scenario that no point can load: one with an
 // unknown key or a value wrong by itself outside the grids' keys
 // (scenarios.EveryPointError), found by loading the first point. Each made
@@ -253,13 +267,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return err
 	}
-	if err := scenarios.CheckSyntax(src.File, src.Data); err != nil {
-		return err
-	}
-	if err := checkGridValues(src, sp); err != nil {
-		return err
-	}
-	if err := checkEveryPoint(src, sp); err != nil {
+	if err := checkSweepInput(src, sp); err != nil {
 		return err
 	}
 	meta := sweep.NewMeta(src, sp)
