@@ -176,7 +176,7 @@ func writeAccelerateModel(b *strings.Builder, o *importAccelerateOpts, hm *scena
 	if o.seqG {
 		seq = seqLenFlag{int64(o.seqLen), "--seq-len (the Trainer's sequence length; not in the Accelerate config)"}
 	}
-	_ = writeHFYAML(b, o.hf, hm, seq) // a strings.Builder does not fail
+	_ = writeHFYAML(b, o.hf, hm, seq, 0) // a strings.Builder does not fail
 }
 
 // accelerateJSON is the JSON form of an imported Accelerate config.

@@ -160,7 +160,7 @@ func writeDeepSpeedYAML(w io.Writer, file string, ds *scenarios.DeepSpeedImport,
 		if o.seqGiven {
 			seq = seqLenFlag{int64(o.seqLen), "--seq-len (the training script's sequence length; not in the DeepSpeed config)"}
 		}
-		if err := writeHFYAML(&b, o.hf, hm, seq); err != nil {
+		if err := writeHFYAML(&b, o.hf, hm, seq, 0); err != nil {
 			return err
 		}
 	}
