@@ -456,12 +456,63 @@ func (a *mgArgs) from(name string, given bool, def string) string {
 	return "--" + name + " " + def + " (default)"
 }
 
+// refuseMegatronFSDP refuses Megatron-FSDP, naming the ZeRO stage its
+// --data-parallel-sharding-strategy stands for. The flag is
+// --use-custom-fsdp at core_v0.12.0 (arguments.py:2133 at d580efc6, whose
+// --data-parallel-sharding-strategy defaults to no_shard, :2136) and
+// --use-megatron-fsdp later (arguments.py:1118 at
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553, default optim_grads_params,
+// :3190; --use-custom-fsdp is then its deprecated alias). The strategies
+// are ZeRO's stages: no_shard DDP, optim the optimizer state (ZeRO-1),
+// optim_grads with the gradients (ZeRO-2), optim_grads_params with the
+// parameters (ZeRO-3): megatron/core/distributed/fsdp/src/README.md:98-101
+// and docs/mfsdp_design.md:192-194 at d98e8a64. Megatron-FSDP keeps its
+// own parameter and gradient buffers (megatron_fsdp/param_and_grad_buffer.py,
+// fp32 main parameters by default: --megatron-fsdp-main-params-dtype,
+// arguments.py:3687) that the rest of this import, which reads Megatron
+// DDP's buffers, bucket sizes and reduce dtypes, does not describe: it is
+// refused, and the message says which stage to write instead.
+func refuseMegatronFSDP(a *mgArgs) error {
+	for _, k := range []struct{ flag, def, at string }{
+		{"use-megatron-fsdp", "optim_grads_params", "arguments.py:3190 at d98e8a64"},
+		{"use-custom-fsdp", "no_shard", "arguments.py:2136 at d580efc6, optim_grads_params from d98e8a64"},
+	} {
+		f, ok := a.flags[k.flag]
+		if !ok {
+			continue
+		}
+		if _, err := a.bool(k.flag); err != nil {
+			return err
+		}
+		strat, given, err := a.str("data-parallel-sharding-strategy", k.def)
+		if err != nil {
+			return err
+		}
+		stage, ok := map[string]int{"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}[strat]
+		if !ok {
+			return a.oneOf("data-parallel-sharding-strategy", strat, "no_shard", "optim", "optim_grads", "optim_grads_params")
+		}
+		from := "--data-parallel-sharding-strategy " + ttName(strat)
+		if !given {
+			from += " (the default, " + k.at + ")"
+		}
+		what := [...]string{"shards nothing, as DDP", "shards the optimizer state, as ZeRO-1", "shards the optimizer state and gradients, as ZeRO-2",
+			"shards the optimizer state, gradients and parameters, as ZeRO-3"}[stage]
+		return a.errAt(f.at, "--%s: Megatron-FSDP with %s %s does, but its own parameter and gradient buffers are not modelled: write a scenario with zero_stage: %d, or remove --%s and set parallelism.zero_stage: %d in the printed one",
+			k.flag, from, what, stage, k.flag, stage)
+	}
+	return nil
+}
+
 // leaveOut is the sentence every refusal of a model-parallel degree ends
 // with.
 const leaveOut = `zerosim models data parallelism: ZeRO, Megatron's distributed optimizer, context parallelism; README "What does it leave out?"`
 
 // refuse rejects what zerosim does not model at all.
 func (m *Megatron) refuse(a *mgArgs) error {
+	if err := refuseMegatronFSDP(a); err != nil {
+		return err
+	}
 	for _, k := range []struct{ flag, what string }{
 		{"tensor-model-parallel-size", "tensor parallelism"},
 		{"pipeline-model-parallel-size", "pipeline parallelism"},
@@ -480,7 +531,6 @@ func (m *Megatron) refuse(a *mgArgs) error {
 		// MoE: zerosim's MoE blocks come with a model's config.json.
 		{"num-experts", "mixture-of-experts layers are not imported from Megatron flags (import the model with zerosim import hf from its config.json and set parallelism.ep)"},
 		{"use-torch-fsdp2", "PyTorch FSDP2 is ZeRO-3, not Megatron's distributed optimizer (write a scenario with zero_stage: 3, or import a torchtitan job)"},
-		{"use-custom-fsdp", "Megatron-FSDP is not modelled (write a scenario with zero_stage: 3)"},
 		{"optimizer-cpu-offload", "the optimizer's CPU offload in Megatron is not modelled"},
 		{"num-layers-per-virtual-pipeline-stage", "virtual pipeline stages need pipeline parallelism, which is not modelled"},
 	} {

@@ -128,6 +128,22 @@ func TestImportMegatronErrors(t *testing.T) {
 		{"not flags", "", "echo hi", MegatronOptions{}, "args.txt:1:1: echo: no command runs pretrain_gpt.py"},
 		{"bert", "", "torchrun pretrain_bert.py --num-layers 2", MegatronOptions{}, "pretrain_bert.py: zerosim imports GPT-style decoder runs"},
 		{"sgd", "", base + "--optimizer sgd", MegatronOptions{}, "--optimizer sgd is not modelled"},
+		// Megatron-FSDP (QA8 F2): the strategy is the ZeRO stage
+		// (megatron/core/distributed/fsdp/src/README.md:98-101 at
+		// d98e8a64), optim_grads_params by default at d98e8a64
+		// (arguments.py:3190), no_shard for core_v0.12.0's --use-custom-fsdp
+		// (arguments.py:2136 at d580efc6).
+		{"megatron-fsdp", "testdata/megatron/train_llama3_8b_fsdp_h100_fp8.args", "", MegatronOptions{Nodes: 1},
+			"train_llama3_8b_fsdp_h100_fp8.args:2:444: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params shards the optimizer state, gradients and parameters, as ZeRO-3 does, but its own parameter and gradient buffers are not modelled: write a scenario with zero_stage: 3"},
+		{"megatron-fsdp default", "", base + "--use-distributed-optimizer --use-megatron-fsdp", MegatronOptions{},
+			"args.txt:1:202: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params (the default, arguments.py:3190 at d98e8a64) shards the optimizer state, gradients and parameters, as ZeRO-3 does"},
+		{"megatron-fsdp optim_grads", "", base + "--use-distributed-optimizer --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", MegatronOptions{},
+			"--use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads shards the optimizer state and gradients, as ZeRO-2 does, but its own parameter and gradient buffers are not modelled: write a scenario with zero_stage: 2, or remove --use-megatron-fsdp and set parallelism.zero_stage: 2"},
+		{"megatron-fsdp optim", "", base + "--use-megatron-fsdp --data-parallel-sharding-strategy optim", MegatronOptions{}, "shards the optimizer state, as ZeRO-1 does"},
+		{"megatron-fsdp bad strategy", "", base + "--use-megatron-fsdp --data-parallel-sharding-strategy full", MegatronOptions{},
+			"--data-parallel-sharding-strategy full is not one of Megatron's choices (use no_shard, optim, optim_grads, optim_grads_params)"},
+		{"custom fsdp", "", base + "--use-distributed-optimizer --use-custom-fsdp", MegatronOptions{},
+			"--use-custom-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy no_shard (the default, arguments.py:2136 at d580efc6, optim_grads_params from d98e8a64) shards nothing, as DDP does"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, data := tc.file, []byte(tc.args)
