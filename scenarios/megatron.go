@@ -531,12 +531,21 @@ func (m *Megatron) refuse(a *mgArgs) error {
 		// MoE: zerosim's MoE blocks come with a model's config.json.
 		{"num-experts", "mixture-of-experts layers are not imported from Megatron flags (import the model with zerosim import hf from its config.json and set parallelism.ep)"},
 		{"use-torch-fsdp2", "PyTorch FSDP2 is ZeRO-3, not Megatron's distributed optimizer (write a scenario with zero_stage: 3, or import a torchtitan job)"},
+		// Multi-latent attention (MLASelfAttention's low-rank q and kv
+		// projections, megatron/core/transformer/multi_latent_attention.py
+		// at d580efc6) and multi-token prediction (arguments.py:1309 and
+		// :1311 at d580efc6) change every block's parameters and FLOPs,
+		// and the MTP modules add blocks and output-head passes: not read
+		// from Megatron flags, so refused rather than counted as the plain
+		// GPT model.
+		{"multi-latent-attention", "multi-latent attention is not imported from Megatron flags: its low-rank query and key/value projections (--q-lora-rank, --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim, --v-head-dim) change every block (import the model's config.json, such as DeepSeek-V3's, with model: {hf_config: …} and stack: megatron)"},
+		{"mtp-num-layers", "multi-token-prediction layers are not imported from Megatron flags (for a DeepSeek-V3, GLM-4.5 or Qwen3-Next config.json write model: {hf_config: …, mtp_layers: N} with stack: megatron)"},
 		{"optimizer-cpu-offload", "the optimizer's CPU offload in Megatron is not modelled"},
 		{"num-layers-per-virtual-pipeline-stage", "virtual pipeline stages need pipeline parallelism, which is not modelled"},
 	} {
 		if f, ok := a.flags[k.flag]; ok {
 			a.used[k.flag] = true
-			if k.flag == "num-experts" && len(f.vals) == 1 && (f.vals[0].text == "0" || f.vals[0].text == "None") {
+			if (k.flag == "num-experts" || k.flag == "mtp-num-layers") && len(f.vals) == 1 && (f.vals[0].text == "0" || f.vals[0].text == "None") {
 				continue
 			}
 			return a.errAt(f.at, "%s: %s; remove --%s to import the rest", f.show(k.flag), k.why, k.flag)

@@ -142,6 +142,14 @@ func TestImportMegatronErrors(t *testing.T) {
 		{"megatron-fsdp optim", "", base + "--use-megatron-fsdp --data-parallel-sharding-strategy optim", MegatronOptions{}, "shards the optimizer state, as ZeRO-1 does"},
 		{"megatron-fsdp bad strategy", "", base + "--use-megatron-fsdp --data-parallel-sharding-strategy full", MegatronOptions{},
 			"--data-parallel-sharding-strategy full is not one of Megatron's choices (use no_shard, optim, optim_grads, optim_grads_params)"},
+		// Multi-latent attention and multi-token prediction (QA8 F3): the
+		// MLA flags of examples/post_training/modelopt/conf/deepseek-ai/
+		// DeepSeek-R1.sh at d98e8a64; refused, not counted as GQA.
+		{"multi-latent attention", "", base + "--multi-latent-attention --kv-lora-rank 512 --v-head-dim 128 --q-lora-rank 1536 --qk-head-dim 128 --qk-pos-emb-head-dim 64", MegatronOptions{},
+			"args.txt:1:174: --multi-latent-attention: multi-latent attention is not imported from Megatron flags: its low-rank query and key/value projections"},
+		{"mtp", "", base + "--mtp-num-layers 1", MegatronOptions{},
+			"args.txt:1:174: --mtp-num-layers 1: multi-token-prediction layers are not imported from Megatron flags (for a DeepSeek-V3, GLM-4.5 or Qwen3-Next config.json write model: {hf_config: …, mtp_layers: N} with stack: megatron)"},
+		{"mtp 0 is none", "", base + "--mtp-num-layers 0 --optimizer sgd", MegatronOptions{}, "--optimizer sgd is not modelled"},
 		{"custom fsdp", "", base + "--use-distributed-optimizer --use-custom-fsdp", MegatronOptions{},
 			"--use-custom-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy no_shard (the default, arguments.py:2136 at d580efc6, optim_grads_params from d98e8a64) shards nothing, as DDP does"},
 	} {
