@@ -100,6 +100,9 @@ type mgArgs struct {
 	flags map[string]mgFlag
 	order []string // flag names in first-seen order
 	used  map[string]bool
+	// skipped are the ${ARRAY[@]} words the script fills inside a block
+	// whose outcome the import cannot decide (their held flags).
+	skipped []mgWord
 }
 
 func (a *mgArgs) pos(w mgWord) string {
@@ -126,7 +129,24 @@ func (a *mgArgs) missing(flag string) error {
 			return a.errAt(a.flags[n].at, "--%s is not a Megatron-LM argument (did you mean --%s? pretrain_gpt.py requires it)", ttName(n), flag)
 		}
 	}
-	return fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)", a.file, flag)
+	return fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)%s", a.file, flag, a.inSkipped(flag))
+}
+
+// inSkipped says which array that the import does not read (skipped)
+// would hold flag, for a "missing" error: the flag is in the script, in
+// an array filled inside a block whose outcome the import cannot decide.
+func (a *mgArgs) inSkipped(flag string) string {
+	for _, sk := range a.skipped {
+		for _, h := range sk.held {
+			if h.text == "--"+flag {
+				return fmt.Sprintf("; the script's --%s at %d:%d is in %s (%s), which the script fills inside an if/for/while block whose outcome zerosim cannot decide, so it is not read: write the flags in the launch command", flag, h.line, h.col, ttName(sk.text), a.pos(sk))
+			}
+		}
+	}
+	if len(a.skipped) > 0 {
+		return fmt.Sprintf("; %s at %s is not read (the script fills it inside an if/for/while block whose outcome zerosim cannot decide)", ttName(a.skipped[0].text), a.pos(a.skipped[0]))
+	}
+	return ""
 }
 
 // errAt is a one-line error at flag's word.
@@ -289,11 +309,10 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	}
 	a := &mgArgs{file: name, flags: map[string]mgFlag{}, used: map[string]bool{}}
 	var cur string
-	var skipped []string
 	for _, w := range words {
 		if w.unresolved != "" && w.unresolved == w.text && (strings.HasSuffix(w.text, "[@]}") || strings.HasSuffix(w.text, "[*]}")) {
 			// An array the script fills in an if block, or from outside.
-			skipped = append(skipped, fmt.Sprintf("%s at %d:%d", ttName(w.text), w.line, w.col))
+			a.skipped = append(a.skipped, w)
 			continue
 		}
 		if strings.HasPrefix(w.text, "--") && len(w.text) > 2 && !isNumber(w.text) {
@@ -318,8 +337,16 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		a.flags[cur] = f
 	}
 	m := &Megatron{File: file, Opt: o, ModelFrom: map[string]string{}}
-	for _, sk := range skipped {
-		m.note("%s is not read: the script fills the array inside an if/for/while block or from outside; the flags it holds are not imported (write them in the launch command to import them)", sk)
+	for _, sk := range a.skipped {
+		holds := ""
+		if len(sk.held) > 0 {
+			var fl []string
+			for _, h := range sk.held {
+				fl = append(fl, ttName(h.text))
+			}
+			holds = " (there: " + strings.Join(fl, ", ") + ")"
+		}
+		m.note("%s at %d:%d is not read: the script fills the array inside an if/for/while block whose outcome zerosim cannot decide, or from outside; the flags it holds%s are not imported (write them in the launch command to import them)", ttName(sk.text), sk.line, sk.col, holds)
 	}
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
@@ -988,7 +1015,7 @@ func (m *Megatron) readBatch(a *mgArgs) error {
 		return err
 	}
 	if !given {
-		return fmt.Errorf("%s: --micro-batch-size is missing (validate_args asserts it: add it)", a.file)
+		return fmt.Errorf("%s: --micro-batch-size is missing (validate_args asserts it: add it)%s", a.file, a.inSkipped("micro-batch-size"))
 	}
 	m.MicroBatch = mb
 	m.set("training.micro_batch", strconv.FormatInt(mb, 10), a.from("micro-batch-size", true, ""))
