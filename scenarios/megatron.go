@@ -713,10 +713,22 @@ func (m *Megatron) readModel(a *mgArgs) error {
 	if err != nil {
 		return err
 	}
-	if qkln, err := a.bool("qk-layernorm"); err != nil {
+	// --qk-layernorm: q_layernorm and k_layernorm, each a norm of
+	// hidden_size_per_attention_head = kv_channels (SelfAttention,
+	// megatron/core/transformer/attention.py:711-729 at d580efc6; TENorm
+	// from Transformer Engine 1.9 in gpt_layer_specs.py:145-161): weight
+	// under RMSNorm, weight and bias under LayerNorm.
+	qkln, err := a.bool("qk-layernorm")
+	if err != nil {
 		return err
-	} else if qkln {
-		m.note("--qk-layernorm: the norms on queries and keys (%d parameters per block) are not counted or modelled", map[bool]int64{true: kvch, false: 2 * kvch}[norm == "RMSNorm"]*2)
+	}
+	var qkNorms int64
+	if qkln {
+		qkNorms = 2 * kvch
+		if norm == "LayerNorm" {
+			qkNorms = 4 * kvch
+		}
+		m.note("--qk-layernorm: the norms on queries and keys (%d parameters per block) are counted; their activations are not modelled", qkNorms)
 	}
 	b := func(on bool, n int64) int64 {
 		if on {
@@ -733,7 +745,7 @@ func (m *Megatron) readModel(a *mgArgs) error {
 	if swiglu {
 		mlp = 3
 	}
-	block, ok := sumChecked(2*normP, h*qkvOut, b(qkvBias, qkvOut), heads*kvch*h, b(!noBias, h), mlp*h*ffn, b(!noBias, (mlp-1)*ffn+h))
+	block, ok := sumChecked(2*normP, qkNorms, h*qkvOut, b(qkvBias, qkvOut), heads*kvch*h, b(!noBias, h), mlp*h*ffn, b(!noBias, (mlp-1)*ffn+h))
 	if !ok {
 		return fmt.Errorf("%s: the model's dimensions overflow a parameter count (check --hidden-size and --ffn-hidden-size)", a.file)
 	}
@@ -763,8 +775,8 @@ func (m *Megatron) readModel(a *mgArgs) error {
 		fm["ffn"] = "4 × --hidden-size (validate_args)"
 	}
 	fm["seq_len"] = a.from("seq-length", true, "")
-	gptArch := norm == "LayerNorm" && learned && maxPos == seq && !untied && !noBias && qkvBias && !swiglu && kvch*heads == h
-	llamaArch := norm == "RMSNorm" && !learned && untied && noBias && !qkvBias && swiglu && kvch*heads == h
+	gptArch := norm == "LayerNorm" && learned && maxPos == seq && !untied && !noBias && qkvBias && !swiglu && kvch*heads == h && !qkln
+	llamaArch := norm == "RMSNorm" && !learned && untied && noBias && !qkvBias && swiglu && kvch*heads == h && !qkln
 	switch {
 	case llamaArch:
 		m.Model.Arch = ArchLlama
@@ -812,6 +824,9 @@ func (m *Megatron) readModel(a *mgArgs) error {
 			why = append(why, "untied output layer")
 		} else {
 			why = append(why, "output tied to the embedding")
+		}
+		if qkln {
+			why = append(why, "query and key norms (--qk-layernorm)")
 		}
 		if kvch*heads != h {
 			why = append(why, fmt.Sprintf("--kv-channels %d (heads × kv_channels %d, not the hidden size)", kvch, kvch*heads))

@@ -49,6 +49,16 @@ func TestImportMegatron(t *testing.T) {
 		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
 			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
 			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+		// --qk-layernorm (QA8 F10): q_layernorm and k_layernorm of
+		// kv_channels 128 each, RMSNorm weights, in every block
+		// (attention.py:711-729 at d580efc6): Llama 3 8B + 32 × 256.
+		{name: "qk layernorm", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --qk-layernorm",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 + 32*2*128, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			note: "--qk-layernorm: the norms on queries and keys (256 parameters per block) are counted"},
+		// Under LayerNorm each norm has a bias too: 4 × 128 a block.
+		{name: "qk layernorm LayerNorm", args: strings.Replace(llamaArgs, "RMSNorm", "LayerNorm", 1) + "--tokenizer-type TikTokenizer --vocab-size 128256 --qk-layernorm",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 + 32*4*128 + 32*2*4096 + 4096, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			note: "--qk-layernorm: the norms on queries and keys (512 parameters per block) are counted"},
 		{name: "recompute block", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --recompute-granularity full --recompute-method block --recompute-num-layers 8 --context-parallel-size 2 --fp8-format hybrid",
 			o: MegatronOptions{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"recompute": "full", "recompute_every": "4", "cp": "2", "fp8": "te", "bucket_size": "80MB"},
