@@ -19,7 +19,7 @@ import (
 //     and MTP: 4,706,041,856 B; the loss backward's 8·t·V transient is one pass's.
 func TestMTPActivations(t *testing.T) {
 	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
-		"model: {hf_config: deepseek-v3.json, layers: 3, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1}\n"
+		"model: {hf_config: deepseek-v3.json, layers: 3, seq_len: 4096, mtp_layers: 1}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1}\n"
 	sc, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -511,11 +511,11 @@ func TestAttentionHeadline(t *testing.T) {
 		}
 	}
 	// Qwen3-Next cut to 8 layers: 6 Gated DeltaNet, every fourth full
-	// attention (layer_types), and the multi-token-prediction module's
-	// full-attention block.
+	// attention (layer_types); the multi-token-prediction module, which
+	// transformers does not build, is left out (no model.mtp_layers).
 	// Under eager too: Costs times the delta rule at the GEMM efficiency
 	// whatever the softmax kernel.
-	linear := "; 6 of 9 blocks are linear attention (gated_delta_net), their delta rule at the GEMM efficiency"
+	linear := "; 6 of 8 blocks are linear attention (gated_delta_net), their delta rule at the GEMM efficiency"
 	for _, c := range []struct{ training, want string }{
 		{"", "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)" + linear},
 		{"training: {attention: eager}\n", "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + linear},

@@ -61,6 +61,16 @@ type AccelerateOptions struct {
 	MicroBatch, GradAccum int64
 	// Recompute stands for the Trainer's --gradient_checkpointing.
 	Recompute Recompute
+	// Nodes and GPUsPerNode are accelerate launch's --num_machines and
+	// --num_processes / --num_machines, which take precedence over the
+	// config's num_machines and num_processes (commands/launch.py at
+	// 16cb6eb8: the config fills only what the command line leaves
+	// unset). A config meant for SLURM leaves num_processes out
+	// (ClusterConfig.num_processes = -1, "For instance if we use SLURM and
+	// the user manually passes it in", commands/config/config_args.py:180)
+	// and its launcher passes --num_processes $((SLURM_NNODES *
+	// GPUS_PER_NODE)) (examples/slurm/submit_multinode_fsdp.sh:29).
+	Nodes, GPUsPerNode int64
 }
 
 // AccelerateImport is an imported Accelerate config.
@@ -326,19 +336,36 @@ func (r *accReader) read(top map[string]accField) error {
 		}
 		mfrom = fmt.Sprintf("num_machines %d", machines)
 	}
+	if r.o.Nodes > 0 {
+		if _, ok := top["num_machines"]; ok && machines != r.o.Nodes {
+			r.note("--nodes %d replaces num_machines %d (accelerate launch --num_machines overrides the config)", r.o.Nodes, machines)
+		}
+		machines, mfrom = r.o.Nodes, fmt.Sprintf("--nodes %d (accelerate launch --num_machines)", r.o.Nodes)
+	}
 	np, ok := top["num_processes"]
-	if !ok {
+	var procs int64
+	pfrom := ""
+	switch {
+	case r.o.GPUsPerNode > 0:
+		procs = machines * r.o.GPUsPerNode
+		if ok {
+			if cfg, err := r.integer(np, -1, 1<<26); err == nil && cfg > 0 && cfg != procs {
+				r.note("--gpus-per-node %d replaces num_processes %d: accelerate launch --num_processes %d overrides the config", r.o.GPUsPerNode, cfg, procs)
+			}
+		}
+		pfrom = fmt.Sprintf("--gpus-per-node %d (accelerate launch --num_processes %d = %d machines × %d)", r.o.GPUsPerNode, procs, machines, r.o.GPUsPerNode)
+	case !ok:
 		if err := r.misspelled(top, "num_processes"); err != nil {
 			return err
 		}
-		return r.errAt(r.root, "no num_processes (accelerate launch refuses it: add num_processes, the total number of GPUs over all machines)")
-	}
-	procs, err := r.integer(np, -1, 1<<26)
-	if err != nil {
-		return err
-	}
-	if procs < 1 {
-		return r.errAt(np.val, "num_processes %d leaves the count to --num_processes at launch (commands/launch.py at %s): set it to the total number of GPUs over all machines", procs, accCommit)
+		return r.errAt(r.root, "no num_processes: the config leaves the count to accelerate launch --num_processes (ClusterConfig's -1, as a SLURM config does: commands/config/config_args.py:180 at %s); pass --gpus-per-node (and --nodes), or add num_processes, the total number of GPUs over all machines", accCommit)
+	default:
+		if procs, err = r.integer(np, -1, 1<<26); err != nil {
+			return err
+		}
+		if procs < 1 {
+			return r.errAt(np.val, "num_processes %d leaves the count to accelerate launch --num_processes (commands/launch.py at %s): pass --gpus-per-node (and --nodes), or set it to the total number of GPUs over all machines", procs, accCommit)
+		}
 	}
 	if procs%machines != 0 {
 		return r.errAt(np.val, "num_processes %d does not divide over num_machines %d (num_processes is the total over the machines: use a multiple of %d)", procs, machines, machines)
@@ -349,7 +376,10 @@ func (r *accReader) read(top map[string]accField) error {
 	}
 	r.out.Nodes, r.out.GPUsPerNode = machines, gpn
 	r.set("cluster.nodes", strconv.FormatInt(machines, 10), mfrom)
-	r.set("cluster.gpus_per_node", strconv.FormatInt(gpn, 10), fmt.Sprintf("num_processes %d / num_machines %d (num_processes counts the processes of every machine: commands/launch.py at %s)", procs, machines, accCommit))
+	if pfrom == "" {
+		pfrom = fmt.Sprintf("num_processes %d / num_machines %d (num_processes counts the processes of every machine: commands/launch.py at %s)", procs, machines, accCommit)
+	}
+	r.set("cluster.gpus_per_node", strconv.FormatInt(gpn, 10), pfrom)
 
 	dtype, dfrom, err := r.precision(top)
 	if err != nil {

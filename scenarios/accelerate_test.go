@@ -102,9 +102,11 @@ func TestImportAccelerateErrors(t *testing.T) {
 		{"distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n", AccelerateOptions{}, `c.yaml:1:19: distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed "ds.json"`},
 		{"distributed_type: NO\n", AccelerateOptions{}, "c.yaml:1:19: distributed_type NO trains on one device"},
 		{"distributed_type: XLA\nnum_processes: 8\n", AccelerateOptions{}, `c.yaml:1:19: distributed_type "XLA" is not read`},
-		{"distributed_type: FSDP\n", AccelerateOptions{}, "c.yaml:1:1: no num_processes"},
-		{"distributed_type: FSDP\nnum_processes: -1\n", AccelerateOptions{}, "c.yaml:2:16: num_processes -1 leaves the count to --num_processes"},
+		{"distributed_type: FSDP\n", AccelerateOptions{}, "c.yaml:1:1: no num_processes: the config leaves the count to accelerate launch --num_processes (ClusterConfig's -1, as a SLURM config does: commands/config/config_args.py:180 at 16cb6eb8); pass --gpus-per-node (and --nodes)"},
+		{"distributed_type: FSDP\n", AccelerateOptions{Nodes: 2}, "c.yaml:1:1: no num_processes"},
+		{"distributed_type: FSDP\nnum_processes: -1\n", AccelerateOptions{}, "c.yaml:2:16: num_processes -1 leaves the count to accelerate launch --num_processes"},
 		{"distributed_type: FSDP\nnum_machines: 3\nnum_processes: 8\n", AccelerateOptions{}, "c.yaml:3:16: num_processes 8 does not divide over num_machines 3"},
+		{"distributed_type: FSDP\nnum_processes: 8\n", AccelerateOptions{Nodes: 3}, "c.yaml:2:16: num_processes 8 does not divide over num_machines 3"},
 		{fsdp + "mixed_precision: int8\n", AccelerateOptions{}, `c.yaml:3:18: mixed_precision "int8" is not a mode`},
 		{fsdp + "fsdp_config:\n  fsdp_offload_params: true\n", AccelerateOptions{}, "c.yaml:4:24: fsdp_offload_params true: FSDP's CPU offload"},
 		{fsdp + "fsdp_config:\n  fsdp_sharding_strategy: ZERO3\n", AccelerateOptions{}, `c.yaml:4:27: fsdp_sharding_strategy "ZERO3" is not a sharding strategy`},
@@ -165,5 +167,38 @@ func TestImportAccelerateInlineDeepSpeed(t *testing.T) {
 	_, err = ImportAccelerate("acc.yaml", []byte(strings.Replace(cfg, "  gradient_accumulation_steps: 4\n", "", 1)), AccelerateOptions{})
 	if err == nil || !strings.Contains(err.Error(), `"gradient_accumulation_steps": "auto"`) || !strings.Contains(err.Error(), "--micro-batch N --grad-accum N (the script's batch size per GPU and accumulation steps") {
 		t.Errorf("without gradient_accumulation_steps: %v", err)
+	}
+}
+
+// TestAccelerateLaunchCluster (QA8 F7): Accelerate's SLURM example config
+// (testdata/accelerate/slurm-fsdp.yaml) has no num_processes: its launcher
+// passes --num_processes $((SLURM_NNODES * GPUS_PER_NODE)) and
+// --num_machines $SLURM_NNODES (examples/slurm/submit_multinode_fsdp.sh:29-30
+// at 16cb6eb8), which Nodes and GPUsPerNode stand for; on a config that
+// has them, they override num_machines and num_processes as accelerate
+// launch's flags do, with a note.
+func TestAccelerateLaunchCluster(t *testing.T) {
+	data, err := os.ReadFile("testdata/accelerate/slurm-fsdp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ai, err := ImportAccelerate("slurm-fsdp.yaml", data, AccelerateOptions{Nodes: 2, GPUsPerNode: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ai.Nodes != 2 || ai.GPUsPerNode != 8 || ai.Setting("parallelism.dp") != "16" || ai.Setting("parallelism.zero_stage") != "3" {
+		t.Errorf("nodes %d, gpus per node %d, dp %s, stage %s", ai.Nodes, ai.GPUsPerNode, ai.Setting("parallelism.dp"), ai.Setting("parallelism.zero_stage"))
+	}
+	ai, err = ImportAccelerate("c.yaml", []byte("distributed_type: FSDP\nnum_machines: 2\nnum_processes: 16\n"), AccelerateOptions{Nodes: 4, GPUsPerNode: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(ai.Notes, "\n")
+	if ai.Nodes != 4 || ai.GPUsPerNode != 4 || !strings.Contains(notes, "--nodes 4 replaces num_machines 2") || strings.Contains(notes, "replaces num_processes") {
+		t.Errorf("nodes %d, gpus per node %d, notes %q", ai.Nodes, ai.GPUsPerNode, ai.Notes)
+	}
+	ai, err = ImportAccelerate("c.yaml", []byte("distributed_type: FSDP\nnum_processes: 8\n"), AccelerateOptions{GPUsPerNode: 4})
+	if err != nil || ai.GPUsPerNode != 4 || !strings.Contains(strings.Join(ai.Notes, "\n"), "--gpus-per-node 4 replaces num_processes 8") {
+		t.Errorf("%v: %+v", err, ai)
 	}
 }

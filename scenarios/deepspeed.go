@@ -743,6 +743,11 @@ type dsZeroKey struct {
 	// stages the key is read at ("12": the stage 1–2 optimizer, "3": the
 	// stage-3 engine, "": any stage above 0).
 	stages string
+	// always: a key that sizes memory and is not modelled gets its note
+	// even at DeepSpeed's default, when the config gives it (QA8 F9:
+	// sub_group_size; contiguous_gradients and stage3_max_reuse_distance
+	// are modelled at their defaults, and noted when they differ).
+	always bool
 }
 
 var dsZeroKeys = map[string]dsZeroKey{
@@ -759,32 +764,32 @@ var dsZeroKeys = map[string]dsZeroKey{
 	"override_module_apply": {note: "ignore"}, "log_trace_cache_warnings": {note: "ignore"}, "enable_sanity_checks": {note: "ignore"},
 	"save_muon_momentum_buffer_in_memory": {note: "ignore"},
 
-	"contiguous_gradients":                   {true, "zerosim counts DeepSpeed's default contiguous gradient buffer", ""},
-	"reduce_scatter":                         {true, "zerosim reduce-scatters the gradients as DeepSpeed's default does", ""},
-	"use_multi_rank_bucket_allreduce":        {true, "zerosim models the default", "12"},
-	"allgather_partitions":                   {true, "zerosim all-gathers the updated partitions as DeepSpeed's default does", "12"},
-	"allgather_bucket_size":                  {5e8, "zerosim does not bucket the stage 1–2 parameter all-gather", "12"},
-	"sub_group_size":                         {1e9, "zerosim does not model the optimizer's sub-groups", "3"},
-	"param_persistence_threshold":            {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3"},
-	"stage3_param_persistence_threshold":     {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3"},
-	"model_persistence_threshold":            {nil, "zerosim does not model persistent parameters", "3"},
-	"stage3_model_persistence_threshold":     {nil, "zerosim does not model persistent parameters", "3"},
-	"max_reuse_distance":                     {1e9, "communication.boundary: deepspeed models DeepSpeed's default 1e9", "3"},
-	"stage3_max_reuse_distance":              {1e9, "communication.boundary: deepspeed models DeepSpeed's default 1e9", "3"},
-	"module_granularity_threshold":           {0.0, "zerosim gathers each unit as a whole", "3"},
-	"stage3_module_granularity_threshold":    {0.0, "zerosim gathers each unit as a whole", "3"},
-	"use_all_reduce_for_fetch_params":        {false, "zerosim gathers parameters with all-gathers", "3"},
-	"stage3_use_all_reduce_for_fetch_params": {false, "zerosim gathers parameters with all-gathers", "3"},
-	"allgather_sequential":                   {false, "zerosim gathers each unit in one all-gather", "3"},
-	"stage3_allgather_sequential":            {false, "zerosim gathers each unit in one all-gather", "3"},
-	"round_robin_gradients":                  {false, "not modelled", "12"},
-	"zero_quantized_nontrainable_weights":    {false, "not modelled", "3"},
-	"zeropp_loco_param":                      {nil, "LoCo-ZeRO++'s error feedback is not modelled", "3"},
-	"mics_shard_size":                        {-1.0, "MiCS is not modelled (parallelism.k is the closest: shards over N/k GPUs)", "3"},
-	"mics_hierarchical_params_gather":        {false, "MiCS is not modelled", "3"},
-	"memory_efficient_linear":                {true, "not modelled", "3"},
-	"zenflow":                                {nil, "ZenFlow is not modelled", ""},
-	"leaf_module":                            {nil, "ZeRO-3 leaf modules are not modelled: zerosim's unit is a block", "3"},
+	"contiguous_gradients":                   {true, "zerosim counts DeepSpeed's default contiguous gradient buffer", "", false},
+	"reduce_scatter":                         {true, "zerosim reduce-scatters the gradients as DeepSpeed's default does", "", false},
+	"use_multi_rank_bucket_allreduce":        {true, "zerosim models the default", "12", false},
+	"allgather_partitions":                   {true, "zerosim all-gathers the updated partitions as DeepSpeed's default does", "12", false},
+	"allgather_bucket_size":                  {5e8, "zerosim does not bucket the stage 1–2 parameter all-gather", "12", false},
+	"sub_group_size":                         {1e9, "zerosim does not model the optimizer's sub-groups (DeepSpeed steps the fp32 partition, and under offload_optimizer stages it, in groups of this many elements): the step and its buffers are counted for the whole partition at once", "3", true},
+	"param_persistence_threshold":            {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3", false},
+	"stage3_param_persistence_threshold":     {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3", false},
+	"model_persistence_threshold":            {nil, "zerosim does not model persistent parameters", "3", false},
+	"stage3_model_persistence_threshold":     {nil, "zerosim does not model persistent parameters", "3", false},
+	"max_reuse_distance":                     {1e9, "communication.boundary: deepspeed models DeepSpeed's default 1e9 (a gathered parameter reused within this many elements is kept, not released)", "3", false},
+	"stage3_max_reuse_distance":              {1e9, "communication.boundary: deepspeed models DeepSpeed's default 1e9 (a gathered parameter reused within this many elements is kept, not released)", "3", false},
+	"module_granularity_threshold":           {0.0, "zerosim gathers each unit as a whole", "3", false},
+	"stage3_module_granularity_threshold":    {0.0, "zerosim gathers each unit as a whole", "3", false},
+	"use_all_reduce_for_fetch_params":        {false, "zerosim gathers parameters with all-gathers", "3", false},
+	"stage3_use_all_reduce_for_fetch_params": {false, "zerosim gathers parameters with all-gathers", "3", false},
+	"allgather_sequential":                   {false, "zerosim gathers each unit in one all-gather", "3", false},
+	"stage3_allgather_sequential":            {false, "zerosim gathers each unit in one all-gather", "3", false},
+	"round_robin_gradients":                  {false, "not modelled", "12", false},
+	"zero_quantized_nontrainable_weights":    {false, "not modelled", "3", false},
+	"zeropp_loco_param":                      {nil, "LoCo-ZeRO++'s error feedback is not modelled", "3", false},
+	"mics_shard_size":                        {-1.0, "MiCS is not modelled (parallelism.k is the closest: shards over N/k GPUs)", "3", false},
+	"mics_hierarchical_params_gather":        {false, "MiCS is not modelled", "3", false},
+	"memory_efficient_linear":                {true, "not modelled", "3", false},
+	"zenflow":                                {nil, "ZenFlow is not modelled", "", false},
+	"leaf_module":                            {nil, "ZeRO-3 leaf modules are not modelled: zerosim's unit is a block", "3", false},
 }
 
 // zkey returns the first present, non-null key among names (a field and
@@ -819,7 +824,13 @@ func (d *dsReader) zero(z map[string]any, stage int64, dtype dsDType) (bool, err
 			continue
 		}
 		v := z[k]
-		if v == nil || dsIsDefault(v, e.def) || stage == 0 || (e.stages == "12" && stage == 3) || (e.stages == "3" && stage != 3) {
+		if v == nil || stage == 0 || (e.stages == "12" && stage == 3) || (e.stages == "3" && stage != 3) {
+			continue
+		}
+		if dsIsDefault(v, e.def) {
+			if e.always {
+				d.note("zero_optimization.%s %s (DeepSpeed's default): %s", k, describeJSON(v), e.note)
+			}
 			continue
 		}
 		d.note("zero_optimization.%s %s: %s", k, describeJSON(v), e.note)

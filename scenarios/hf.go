@@ -276,6 +276,29 @@ type hfConfig struct {
 	m    map[string]any
 	// prefix names a sub-object in messages ("text_config.").
 	prefix string
+	// mtp is the multi-token-prediction modules the stack builds
+	// (mtpModules); shared with the text_config sub-config.
+	mtp *hfMTP
+}
+
+// MTPUnusedError is the error of an import asked to build
+// multi-token-prediction modules for an architecture that has none; the
+// caller names its key or flag.
+type MTPUnusedError struct{ Arch string }
+
+func (e *MTPUnusedError) Error() string {
+	return e.Arch + " has no multi-token-prediction module zerosim builds (DeepseekV3ForCausalLM, Glm4MoeForCausalLM, Qwen3NextForCausalLM and the Qwen3.5 classes have one)"
+}
+
+// hfMTP is how many multi-token-prediction modules the training stack
+// builds beside an imported config.json's decoder: layers < 0 when the
+// scenario does not say (model.mtp_layers, zerosim import hf
+// --mtp-layers), which builds none, as transformers' modeling code does;
+// used records that the architecture read it (an architecture without
+// such a module refuses layers > 0).
+type hfMTP struct {
+	layers int64
+	used   bool
 }
 
 // hfError is an error about one config.json.
@@ -405,11 +428,21 @@ func describeJSON(v any) string {
 
 // ReadHFConfig reads and imports the config.json at path, reading at most
 // MaxHFConfigBytes.
-func ReadHFConfig(path string) (*HFModel, error) { return readHFConfig(path, 0) }
+func ReadHFConfig(path string) (*HFModel, error) { return readHFConfig(path, 0, -1) }
+
+// ReadHFConfigMTP is ReadHFConfig with mtpLayers multi-token-prediction
+// modules built, as a stack that trains them does (model.mtp_layers); an
+// architecture without such a module refuses mtpLayers > 0.
+func ReadHFConfigMTP(path string, mtpLayers int64) (*HFModel, error) {
+	if mtpLayers < 0 || mtpLayers > maxLayers {
+		return nil, fmt.Errorf("%d multi-token-prediction modules is out of range (0 to %d)", mtpLayers, maxLayers)
+	}
+	return readHFConfig(path, 0, mtpLayers)
+}
 
 // readHFConfig is ReadHFConfig with num_hidden_layers overridden when
-// layers > 0.
-func readHFConfig(path string, layers int64) (*HFModel, error) {
+// layers > 0 and mtp multi-token-prediction modules built when mtp >= 0.
+func readHFConfig(path string, layers, mtp int64) (*HFModel, error) {
 	data, err := readHFFile(path)
 	if err != nil {
 		return nil, err
@@ -418,7 +451,7 @@ func readHFConfig(path string, layers int64) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(path, data, m, layers)
+	return importHF(path, data, m, layers, mtp)
 }
 
 // hubID matches a Hugging Face Hub model id ("meta-llama/Llama-2-7b-hf"):
@@ -477,14 +510,15 @@ func ImportHF(file string, data []byte) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(file, data, m, 0)
+	return importHF(file, data, m, 0, -1)
 }
 
 // importHF imports a parsed config.json; layers > 0 overrides
 // num_hidden_layers (model.layers with hf_config, as zerosim fit scales a
-// model).
-func importHF(file string, data []byte, m map[string]any, layers int64) (*HFModel, error) {
-	c := &hfConfig{file: file, keys: newJSONKeys(data), m: m}
+// model); mtp >= 0 builds that many multi-token-prediction modules
+// (hfMTP), mtp < 0 none.
+func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*HFModel, error) {
+	c := &hfConfig{file: file, keys: newJSONKeys(data), m: m, mtp: &hfMTP{layers: mtp}}
 	if layers > 0 {
 		top := m["num_hidden_layers"]
 		if top == nil {
@@ -542,6 +576,9 @@ func importHF(file string, data []byte, m map[string]any, layers int64) (*HFMode
 	if err != nil {
 		return nil, err
 	}
+	if mtp > 0 && !c.mtp.used {
+		return nil, &MTPUnusedError{Arch: arch}
+	}
 	hm.Architecture = arch
 	hm.ModelType, _ = m["model_type"].(string)
 	return hm, hm.finish(c)
@@ -586,7 +623,7 @@ func (c *hfConfig) textConfig(arch string) (*hfConfig, error) {
 	if !ok {
 		return nil, c.errorf("text_config is %s (%s needs the text decoder's text_config object)", describeJSON(v), arch)
 	}
-	return &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config."}, nil
+	return &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config.", mtp: c.mtp}, nil
 }
 
 // hfModelTypes maps each supported class to its model_type.

@@ -41,7 +41,10 @@ import "encoding/json"
 //     multi-token-prediction layer of GLM-4.5 and GLM-4.5-Air. GLM-4.5 is
 //     trained with it (Megatron-Bridge's GLM 4.5 recipe: "MTP
 //     (Multi-Token Prediction) with 1 layer, 0.3 scaling factor",
-//     docs/models/llm/glm45.md), so it is counted as DeepSeek-V3's: enorm
+//     docs/models/llm/glm45.md), but neither the HF Trainer nor Accelerate
+//     nor llm-foundry, which train what transformers builds, does: it is
+//     left out with a note unless model.mtp_layers builds it
+//     (mtpModules), and then counted as DeepSeek-V3's: enorm
 //     and hnorm RMSNorm(h), eh_proj Linear(2h, h, bias=False), a MoE
 //     decoder layer and shared_head.norm RMSNorm(h), the embedding and
 //     output head being the main model's; the checkpoint stores its own
@@ -108,7 +111,7 @@ func hfGlm4Moe(c *hfConfig) (*HFModel, error) {
 	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
 		return nil, err
 	}
-	mtp, err := c.intOr(0, 0, maxLayers, "num_nextn_predict_layers")
+	mtp, mtpCfg, _, err := c.mtpModules("num_nextn_predict_layers", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -150,9 +153,7 @@ func hfGlm4Moe(c *hfConfig) (*HFModel, error) {
 	}
 	embed := p.mul(hm.Vocab, h)
 	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
-	if mtp > 0 {
-		hm.mtpNote(mtp, "Megatron-Bridge's GLM 4.5 recipe trains one MTP layer, loss scale 0.3")
-	}
+	hm.mtpNote(mtp, mtpCfg, "num_nextn_predict_layers", "", layerTensors(hm.Layers, mtpCfg), "Glm4MoeModel", "Megatron-Bridge's GLM 4.5 recipe trains one MTP layer, loss scale 0.3")
 	if moe {
 		hm.groupNote(ng, tg, d.TopK)
 	}

@@ -51,6 +51,11 @@ func activeBody(hm *HFModel) int64 {
 //     not one convention the exact counts reproduce (GLM-4.5 with its MTP
 //     layer and without embeddings is 355.2B, Air's main model 106.9B), so
 //     the exact checkpoint counts are held instead.
+//
+// transformers' Glm4MoeModel builds range(num_hidden_layers) layers and
+// ignores model.layers.92.* (modeling_glm4_moe.py @ 000c33fd), so each
+// config as published imports as the main model; with model.mtp_layers 1
+// (hfVariant's "@mtp_layers") it imports the checkpoint's total.
 func TestHFGlm4Moe(t *testing.T) {
 	const vocab = 151_552
 	for _, c := range []struct {
@@ -61,20 +66,20 @@ func TestHFGlm4Moe(t *testing.T) {
 		layers, units, mtp int64
 		firstMoE           string
 		moeDims, denseDims BlockDims
-		notes              int
+		notes, mainNotes   int
 	}{
-		{name: "glm-4.6", hm: hfVariant(t, "glm-4.6", nil), main: hfVariant(t, "glm-4.6", map[string]any{"num_nextn_predict_layers": 0}),
+		{name: "glm-4.6", hm: hfVariant(t, "glm-4.6", map[string]any{"@mtp_layers": 1}), main: hfVariant(t, "glm-4.6", nil),
 			total: 358_337_791_296 - 2*vocab*5120, mainTotal: 352_797_829_024, cardActive: 32_000_000_000, layers: 93, units: 1 + 93 + 90 + 2,
 			firstMoE: "block.3", moeDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 160, TopK: 8, ExpertFFN: 1536,
 				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true},
-			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288}, notes: 1},
-		{name: "glm-4.5", hm: hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072}),
+			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288}, notes: 1, mainNotes: 1},
+		{name: "glm-4.5", hm: hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072, "@mtp_layers": 1}),
 			main:  hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072, "num_nextn_predict_layers": nil}),
 			total: 358_337_791_296 - 2*vocab*5120, mainTotal: 352_797_829_024, cardActive: 32_000_000_000, layers: 93, units: 1 + 93 + 90 + 2,
 			firstMoE: "block.3", moeDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 160, TopK: 8, ExpertFFN: 1536,
 				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true},
 			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288}, notes: 1},
-		{name: "glm-4.5-air", hm: hfVariant(t, "glm-4.5-air", map[string]any{"num_nextn_predict_layers": 1}), main: hfVariant(t, "glm-4.5-air", nil),
+		{name: "glm-4.5-air", hm: hfVariant(t, "glm-4.5-air", map[string]any{"num_nextn_predict_layers": 1, "@mtp_layers": 1}), main: hfVariant(t, "glm-4.5-air", nil),
 			total: 110_468_824_832 - 2*vocab*4096, mainTotal: 106_852_245_504 + 45*128, cardActive: 12_000_000_000, layers: 47, units: 1 + 47 + 46 + 2,
 			firstMoE: "block.1", moeDims: BlockDims{Hidden: 4096, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 128, TopK: 8, ExpertFFN: 1408,
 				SharedExperts: 1, SharedFFN: 1408, Router: RouterDeepseekV3, RouterNorm: true},
@@ -99,9 +104,12 @@ func TestHFGlm4Moe(t *testing.T) {
 			if last == nil || !last.MTP || c.hm.Dims.MTP {
 				t.Errorf("the MTP block is not marked: %+v", last)
 			}
-			if len(c.hm.Notes) != c.notes || !strings.HasPrefix(c.hm.Notes[0], "num_nextn_predict_layers=1: the multi-token-prediction block (block."+strconv.FormatInt(c.layers-1, 10)) ||
-				len(c.main.Notes) != 0 {
+			if len(c.hm.Notes) != c.notes || !strings.HasPrefix(c.hm.Notes[0], "model.mtp_layers=1 (num_nextn_predict_layers=1): the multi-token-prediction block (block."+strconv.FormatInt(c.layers-1, 10)) ||
+				len(c.main.Notes) != c.mainNotes || c.mainNotes > 0 && !strings.HasPrefix(c.main.Notes[0], "num_nextn_predict_layers=1: the multi-token-prediction module (the checkpoint's model.layers.92.*) is not counted") {
 				t.Errorf("notes %q, main model %q", c.hm.Notes, c.main.Notes)
+			}
+			if c.main.Layers != c.layers-1 || blockDims(c.main, "block."+strconv.FormatInt(c.layers-1, 10)) != nil {
+				t.Errorf("main model: %d layers", c.main.Layers)
 			}
 		})
 	}
@@ -265,7 +273,9 @@ func TestHFNewerScenario(t *testing.T) {
 		{"  hf_config: hf-extra/olmo-3-1025-7b.json\n  seq_len: 8192\n", 32, 7_298_011_136, nil},
 		{"  hf_config: hf-extra/olmo-3-1025-7b.json\n  layers: 2\n  seq_len: 8192\n", 2, 0, nil},
 		{"  hf_config: hf-extra/smollm3-3b.json\n", 36, 3_075_098_624, []string{"no_rope_layers: 9 of the 36 decoder blocks skip the rotary embedding"}},
-		{"  hf_config: hf-extra/glm-4.6.json\n  layers: 4\n", 5, 0, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,"}},
+		{"  hf_config: hf-extra/glm-4.6.json\n  layers: 4\n", 4, 0, []string{"num_nextn_predict_layers=1: the multi-token-prediction module (the checkpoint's model.layers.4.*) is not counted"}},
+		{"  hf_config: hf-extra/glm-4.6.json\n  layers: 4\n  mtp_layers: 1\n", 5, 0, []string{"model.mtp_layers=1 (num_nextn_predict_layers=1): the multi-token-prediction block (block.4)"}},
+		{"  hf_config: hf-extra/glm-4.6.json\n  mtp_layers: 1\n", 93, 358_337_791_296 - 2*151_552*5120, []string{"model.mtp_layers=1"}},
 		{"  hf_config: hf-extra/glm-4.5-air.json\n", 46, 106_852_251_264, nil},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
@@ -527,9 +537,12 @@ func TestHFLatestScenario(t *testing.T) {
 		{"  hf_config: hf-extra/dots-llm1-base.json\n  layers: 4\n", 4, 0, nil},
 		{"  hf_config: hf-extra/minimax-m2.json\n", 62, 228_689_764_864, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
 		{"  hf_config: hf-extra/minimax-m2.json\n  layers: 3\n", 3, 0, []string{"MiniMaxM2TopKRouter", "use_mtp, num_mtp_modules=3", "quantization_config (fp8)"}},
-		// 48 decoder layers and the MTP module.
-		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n", 49, 81_324_862_720, []string{"linear_attention: 36 of the 48", "num_nextn_predict_layers=1"}},
-		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n  layers: 4\n", 5, 0, []string{"linear_attention: 3 of the 4", "num_nextn_predict_layers=1"}},
+		// 48 decoder layers, and the MTP module when the stack builds it
+		// (TestHFQwen3Next's published counts).
+		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n", 48, 79_674_391_296, []string{"linear_attention: 36 of the 48", "num_nextn_predict_layers=1 (vLLM's default; the published config leaves it out): the multi-token-prediction module (the checkpoint's mtp.*"}},
+		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n  mtp_layers: 1\n", 49, 81_324_862_720, []string{"linear_attention: 36 of the 48", "model.mtp_layers=1 (num_nextn_predict_layers=1, vLLM's default"}},
+		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n  layers: 4\n", 4, 0, []string{"linear_attention: 3 of the 4", "num_nextn_predict_layers=1"}},
+		{"  hf_config: hf-extra/qwen3-next-80b-a3b-instruct.json\n  layers: 4\n  mtp_layers: 2\n", 6, 0, []string{"linear_attention: 3 of the 4", "model.mtp_layers=2 (num_nextn_predict_layers=1, vLLM's default; the published config leaves it out): the multi-token-prediction blocks (block.4 to block.5)"}},
 	} {
 		s, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
 		if err != nil {

@@ -51,7 +51,8 @@ package scenarios
 //     getattr(config, "mtp_num_hidden_layers", 1) full-attention
 //     Qwen3_5DecoderLayers with fc Linear(2h, h, bias=False),
 //     pre_fc_norm_embedding, pre_fc_norm_hidden and norm: Qwen3-Next's
-//     module, so it is counted as Qwen3-Next's (the cards say "MTP: trained
+//     module, so it is treated as Qwen3-Next's: left out unless
+//     model.mtp_layers builds it (the cards say "MTP: trained
 //     with multi-steps"; the published safetensors totals count it:
 //     TestHFQwen35).
 //   - The ForConditionalGeneration classes (Qwen3VLForConditionalGeneration's
@@ -63,9 +64,9 @@ func hfQwen35(c *hfConfig) (*HFModel, error) {
 	arch, _ := c.architecture()
 	moe := arch == "Qwen3_5MoeForConditionalGeneration" || arch == "Qwen3_5MoeForCausalLM"
 	k := qwenHybridKind{deltaNet: "Qwen3_5GatedDeltaNet", why: "repeats each key head num_v_heads // num_k_heads times",
-		vocab: 248320, heads: 16, maxPos: 32768, kvHeads: 4, ffn: 12288, sparse: "none", mtpKey: "mtp_num_hidden_layers"}
+		vocab: 248320, heads: 16, maxPos: 32768, kvHeads: 4, ffn: 12288, sparse: "none", mtpKey: "mtp_num_hidden_layers", model: "Qwen3_5ForCausalLM"}
 	if moe {
-		k.kvHeads, k.experts, k.topK, k.sparse = 2, 256, 8, "all"
+		k.kvHeads, k.experts, k.topK, k.sparse, k.model = 2, 256, 8, "all", "Qwen3_5MoeForCausalLM"
 	}
 	tc := c
 	wrapped := arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration"

@@ -79,6 +79,20 @@ func TestHFQwen35(t *testing.T) {
 		t.Fatalf("hand count of Qwen3.6-27B %d, published less the tower %d", hand, denseTotal)
 	}
 
+	// The published checkpoints' totals count the mtp.* module, which
+	// transformers' Qwen3_5ForCausalLM and Qwen3_5MoeForCausalLM do not
+	// build (modular_qwen3_5.py @ 8940358a, modular_qwen3_5_moe.py
+	// @ e36255cb: _keys_to_ignore_on_load_unexpected): the import counts
+	// it only when the stack builds it (model.mtp_layers, hfVariant's
+	// "@mtp_layers").
+	denseMain := denseTotal - (2*dh*dh + 3*dh + dfull + 2*dh + dmlp)
+	mtpOn := func(set map[string]any) map[string]any {
+		out := map[string]any{"@mtp_layers": 1}
+		for k, v := range set {
+			out[k] = v
+		}
+		return out
+	}
 	flat := func(name, arch string) map[string]any {
 		// The text_config keys at the top level, under a ForCausalLM class.
 		set := map[string]any{"architectures": []any{arch}, "text_config": nil, "vision_config": nil}
@@ -98,28 +112,29 @@ func TestHFQwen35(t *testing.T) {
 		linear        int64 // Gated DeltaNet blocks
 		notes         int
 	}{
-		{"35B-A3B published", moeName, nil, moeTotal, moeActive, 30, 3},
+		{"35B-A3B published, as transformers builds it", moeName, nil, moeMain, moeActive - mtp + 248*one, 30, 3},
+		{"35B-A3B published, model.mtp_layers 1", moeName, mtpOn(nil), moeTotal, moeActive, 30, 3},
 		{"35B-A3B mtp_num_hidden_layers 0", moeName, map[string]any{"text_config.mtp_num_hidden_layers": 0}, moeMain, moeActive - mtp + 248*one, 30, 2},
-		{"35B-A3B layer_types from full_attention_interval", moeName, map[string]any{"text_config.layer_types": nil}, moeTotal, moeActive, 30, 3},
+		{"35B-A3B layer_types from full_attention_interval", moeName, mtpOn(map[string]any{"text_config.layer_types": nil}), moeTotal, moeActive, 30, 3},
 		// Qwen3_5MoeTextConfig's defaults are this checkpoint's values.
-		{"35B-A3B class defaults", moeName, map[string]any{"text_config.vocab_size": nil, "text_config.num_attention_heads": nil,
+		{"35B-A3B class defaults", moeName, mtpOn(map[string]any{"text_config.vocab_size": nil, "text_config.num_attention_heads": nil,
 			"text_config.num_key_value_heads": nil, "text_config.head_dim": nil, "text_config.num_experts": nil, "text_config.num_experts_per_tok": nil,
 			"text_config.moe_intermediate_size": nil, "text_config.shared_expert_intermediate_size": nil, "text_config.linear_num_value_heads": nil,
-			"text_config.mtp_num_hidden_layers": nil}, moeTotal, moeActive, 30, 3},
+			"text_config.mtp_num_hidden_layers": nil}), moeTotal, moeActive, 30, 3},
 		// Keys Qwen3_5MoeTextConfig deletes change nothing.
-		{"35B-A3B Qwen3-Next's sparse keys ignored", moeName, map[string]any{"text_config.decoder_sparse_step": 2, "text_config.mlp_only_layers": []any{0},
-			"text_config.norm_topk_prob": false, "text_config.intermediate_size": 5120}, moeTotal, moeActive, 30, 3},
-		{"35B-A3B as Qwen3_5MoeForCausalLM", moeName, flat(moeName, "Qwen3_5MoeForCausalLM"), moeTotal, moeActive, 30, 2},
-		{"27B published", denseName, nil, denseTotal, denseTotal, 48, 3},
-		{"27B mtp_num_hidden_layers 0", denseName, map[string]any{"text_config.mtp_num_hidden_layers": 0}, densePublished - qwen35Vision(5120) - 2*dh*dh - 3*dh - dfull - 2*dh - dmlp,
-			densePublished - qwen35Vision(5120) - 2*dh*dh - 3*dh - dfull - 2*dh - dmlp, 48, 2},
+		{"35B-A3B Qwen3-Next's sparse keys ignored", moeName, mtpOn(map[string]any{"text_config.decoder_sparse_step": 2, "text_config.mlp_only_layers": []any{0},
+			"text_config.norm_topk_prob": false, "text_config.intermediate_size": 5120}), moeTotal, moeActive, 30, 3},
+		{"35B-A3B as Qwen3_5MoeForCausalLM", moeName, mtpOn(flat(moeName, "Qwen3_5MoeForCausalLM")), moeTotal, moeActive, 30, 2},
+		{"27B published, as transformers builds it", denseName, nil, denseMain, denseMain, 48, 3},
+		{"27B published, model.mtp_layers 1", denseName, mtpOn(nil), denseTotal, denseTotal, 48, 3},
+		{"27B mtp_num_hidden_layers 0", denseName, map[string]any{"text_config.mtp_num_hidden_layers": 0}, denseMain, denseMain, 48, 2},
 		// Qwen3_5TextConfig's intermediate_size 12288 in all 65 layers.
-		{"27B intermediate_size default", denseName, map[string]any{"text_config.intermediate_size": nil}, denseTotal - 65*3*dh*(17408-12288),
+		{"27B intermediate_size default", denseName, mtpOn(map[string]any{"text_config.intermediate_size": nil}), denseTotal - 65*3*dh*(17408-12288),
 			denseTotal - 65*3*dh*(17408-12288), 48, 3},
 		// Qwen3_5TextConfig reads no expert keys.
-		{"27B experts ignored", denseName, map[string]any{"text_config.num_experts": 8, "text_config.num_experts_per_tok": 2}, denseTotal, denseTotal, 48, 3},
-		{"27B as Qwen3_5ForCausalLM", denseName, flat(denseName, "Qwen3_5ForCausalLM"), denseTotal, denseTotal, 48, 2},
-		{"27B tied", denseName, map[string]any{"text_config.tie_word_embeddings": true}, denseTotal - vocab*dh, denseTotal - vocab*dh, 48, 3},
+		{"27B experts ignored", denseName, mtpOn(map[string]any{"text_config.num_experts": 8, "text_config.num_experts_per_tok": 2}), denseTotal, denseTotal, 48, 3},
+		{"27B as Qwen3_5ForCausalLM", denseName, mtpOn(flat(denseName, "Qwen3_5ForCausalLM")), denseTotal, denseTotal, 48, 2},
+		{"27B tied", denseName, mtpOn(map[string]any{"text_config.tie_word_embeddings": true}), denseTotal - vocab*dh, denseTotal - vocab*dh, 48, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			hm := hfVariant(t, c.file, c.set)
@@ -136,7 +151,7 @@ func TestHFQwen35(t *testing.T) {
 		})
 	}
 
-	moe := hfVariant(t, moeName, nil)
+	moe := hfVariant(t, moeName, mtpOn(nil))
 	// The card's "3B activated": the decoder's 2.44B active and one
 	// vocab × hidden matrix (the output head) make 2.95B.
 	if a := activeBody(hfVariant(t, moeName, map[string]any{"text_config.mtp_num_hidden_layers": 0})) + vocab*h; a < 2_500_000_000 || a >= 3_500_000_000 {
@@ -149,7 +164,7 @@ func TestHFQwen35(t *testing.T) {
 		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4}
 	mtpDims := gated
 	mtpDims.MTP = true
-	dense := hfVariant(t, denseName, nil)
+	dense := hfVariant(t, denseName, mtpOn(nil))
 	dgated := BlockDims{Hidden: dh, Heads: 24, KVHeads: 4, HeadDim: 256, FFN: 17408, OutputGate: true}
 	dlinear := BlockDims{Hidden: dh, FFN: 17408, LinearAttention: LinearGatedDeltaNet, LinearKeyHeads: 16, LinearValueHeads: 48,
 		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4}
@@ -168,11 +183,16 @@ func TestHFQwen35(t *testing.T) {
 	if moe.Layers != 41 || dense.Layers != 65 || moe.MaxPositions != 262144 || moe.Vocab != vocab {
 		t.Errorf("layers %d and %d, max positions %d, vocab %d", moe.Layers, dense.Layers, moe.MaxPositions, moe.Vocab)
 	}
-	for i, prefix := range []string{"linear_attention: 30 of the 40 decoder blocks are Gated DeltaNet", "text_config.mtp_num_hidden_layers=1: the multi-token-prediction modules (block.40 on",
+	for i, prefix := range []string{"linear_attention: 30 of the 40 decoder blocks are Gated DeltaNet", "model.mtp_layers=1 (text_config.mtp_num_hidden_layers=1): the multi-token-prediction block (block.40) is counted",
 		"vision_config: the vision tower of Qwen3_5MoeForConditionalGeneration"} {
 		if !strings.HasPrefix(moe.Notes[i], prefix) {
 			t.Errorf("note %d = %q, want %q…", i, moe.Notes[i], prefix)
 		}
+	}
+	if d := hfVariant(t, moeName, nil); d.Layers != 40 || blockDims(d, "block.40") != nil ||
+		!strings.HasPrefix(d.Notes[1], "text_config.mtp_num_hidden_layers=1: the multi-token-prediction module (the checkpoint's mtp.*") ||
+		!strings.Contains(d.Notes[1], "transformers' Qwen3_5MoeForCausalLM builds only the decoder layers") {
+		t.Errorf("as transformers builds it: %d layers, notes %q", d.Layers, d.Notes)
 	}
 	// One layer of each kind by hand, small: a Gated DeltaNet block, then
 	// a gated-attention block, dense MLP of 12288 (the default), no MTP.

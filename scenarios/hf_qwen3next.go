@@ -55,7 +55,9 @@ package scenarios
 //     embedding and output head: DeepSeek-V3's MTP module to the letter
 //     (decoderBlocks). Qwen trains with it ("Multi-Token Prediction (MTP):
 //     Boosts pretraining model performance", transformers'
-//     docs/source/en/model_doc/qwen3_next.md), so it is counted as GLM's.
+//     docs/source/en/model_doc/qwen3_next.md), but the stacks that train
+//     what transformers builds do not: it is left out with a note unless
+//     model.mtp_layers builds it (mtpModules), and then counted as GLM's.
 //
 // Defaults are Qwen3NextConfig's: num_key_value_heads 2, head_dim 256,
 // intermediate_size 5632, linear_conv_kernel_dim 4, linear_key_head_dim
@@ -85,12 +87,13 @@ type qwenHybridKind struct {
 	// experts at all: the MoE keys are not read).
 	experts, topK int64
 	sparse        string
-	// mtpKey counts the multi-token-prediction modules (default 1).
-	mtpKey string
+	// mtpKey counts the multi-token-prediction modules (default 1);
+	// model is the transformers class that drops them (mtpNote).
+	mtpKey, model string
 }
 
 var qwen3Next = qwenHybridKind{deltaNet: "Qwen3NextGatedDeltaNet", why: "splits the projection per key head",
-	kvHeads: 2, ffn: 5632, experts: 512, topK: 10, sparse: "qwen", mtpKey: "num_nextn_predict_layers"}
+	kvHeads: 2, ffn: 5632, experts: 512, topK: 10, sparse: "qwen", mtpKey: "num_nextn_predict_layers", model: "Qwen3NextForCausalLM"}
 
 // hfQwenHybrid imports the text decoder of Qwen3-Next's family from tc
 // (top holds quantization_config): see hfQwen3Next for the module tree and
@@ -196,8 +199,7 @@ func hfQwenHybrid(top, tc *hfConfig, k qwenHybridKind) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, _, mtpSet := tc.lookup([]string{k.mtpKey})
-	mtp, err := tc.intOr(1, 0, maxLayers, k.mtpKey)
+	mtp, mtpCfg, mtpSet, err := tc.mtpModules(k.mtpKey, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -261,19 +263,16 @@ func hfQwenHybrid(top, tc *hfConfig, k qwenHybridKind) (*HFModel, error) {
 		hm.note("linear_attention: %d of the %d decoder blocks are Gated DeltaNet (linear attention), timed by their projections' and convolution's FLOPs and the chunked delta rule's 8·tokens·value_heads·key_head_dim·value_head_dim at the GEMM efficiency (MaxText's count); their activations are what causal-conv1d's and flash-linear-attention's kernels keep (memory.BlockTensors; the eager fallback without those packages keeps more and is not modelled)",
 			nLinear, hm.Layers)
 	}
-	if mtp > 0 {
-		set := ""
-		if !mtpSet {
-			set = " (vLLM's default; the published config leaves it out)"
-		}
-		kind := "MoE"
-		if experts == 0 {
-			kind = "dense"
-		}
-		hm.note("%s%s=%d%s: the multi-token-prediction modules (block.%d on, the checkpoint's mtp.*: pre_fc_norm_embedding, pre_fc_norm_hidden, fc, one full-attention %s layer, norm) train with the model and are counted, though transformers drops them; each module's extra pass through the shared output head is simulated on lm_head",
-			tc.prefix, k.mtpKey, mtp, set, hm.Layers, kind)
-		hm.Layers += mtp
+	set := ""
+	if !mtpSet {
+		set = "vLLM's default; the published config leaves it out"
 	}
+	kind := "MoE"
+	if experts == 0 {
+		kind = "dense"
+	}
+	hm.mtpNote(mtp, mtpCfg, tc.prefix+k.mtpKey, set, "mtp.*: pre_fc_norm_embedding, pre_fc_norm_hidden, fc, one full-attention "+kind+" layer, norm", k.model,
+		"Qwen pretrains with it")
 	hm.quantizationNote(top, "Qwen publishes the bf16 weights as well")
 	return hm, nil
 }

@@ -17,7 +17,10 @@ import (
 //     metadata, find_string 81324862720; a parameter counter's
 //     "Qwen_Qwen3-Next-80B-A3B-Instruct" fixture, find_string
 //     81_324_862_720). It counts the mtp.* tensors of the
-//     multi-token-prediction module, which the import counts by default.
+//     multi-token-prediction module, which the import counts only when the
+//     stack builds it (model.mtp_layers, hfVariant's "@mtp_layers"):
+//     transformers' Qwen3NextForCausalLM builds num_hidden_layers decoder
+//     layers and ignores mtp.* (modeling_qwen3_next.py @ 01cdc608).
 //   - 79,674,391,296 without the MTP module: the safetensors total of
 //     Qwen/Qwen3-Coder-Next, the same architecture keys (rope_theta
 //     5e6 aside) with no mtp.* tensors (a Hub API log, find_string
@@ -55,15 +58,16 @@ func TestHFQwen3Next(t *testing.T) {
 		linear        int64 // Gated DeltaNet blocks
 		notes         int
 	}{
-		{"published", nil, published, mainActive + mtp - 502*one, 36, 2},
+		{"published, as transformers builds it", nil, main, mainActive, 36, 2},
+		{"published, model.mtp_layers 1", map[string]any{"@mtp_layers": 1}, published, mainActive + mtp - 502*one, 36, 2},
 		{"num_nextn_predict_layers 0", map[string]any{"num_nextn_predict_layers": 0}, main, mainActive, 36, 1},
-		{"layer_types spelled out", map[string]any{"layer_types": every4}, published, mainActive + mtp - 502*one, 36, 2},
+		{"layer_types spelled out", map[string]any{"layer_types": every4, "@mtp_layers": 1}, published, mainActive + mtp - 502*one, 36, 2},
 		// Every other layer full: 12 linear blocks become gated attention.
-		{"full_attention_interval 2", map[string]any{"full_attention_interval": 2}, published + 12*(full-gdn), mainActive + mtp - 502*one + 12*(full-gdn), 24, 2},
+		{"full_attention_interval 2", map[string]any{"full_attention_interval": 2, "@mtp_layers": 1}, published + 12*(full-gdn), mainActive + mtp - 502*one + 12*(full-gdn), 24, 2},
 		// A dense layer 0 of intermediate_size 5120 instead of the MoE.
-		{"mlp_only_layers [0]", map[string]any{"mlp_only_layers": []any{0}}, published - moeDense - 512*one + 3*h*5120,
+		{"mlp_only_layers [0]", map[string]any{"mlp_only_layers": []any{0}, "@mtp_layers": 1}, published - moeDense - 512*one + 3*h*5120,
 			mainActive + mtp - 502*one - moeDense - 10*one + 3*h*5120, 36, 2},
-		{"attention_bias", map[string]any{"attention_bias": true}, published + 13*(2*q+2*kv+h), mainActive + mtp - 502*one + 13*(2*q+2*kv+h), 36, 2},
+		{"attention_bias", map[string]any{"attention_bias": true, "@mtp_layers": 1}, published + 13*(2*q+2*kv+h), mainActive + mtp - 502*one + 13*(2*q+2*kv+h), 36, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			hm := hfVariant(t, name, c.set)
@@ -79,7 +83,11 @@ func TestHFQwen3Next(t *testing.T) {
 			}
 		})
 	}
-	hm := hfVariant(t, name, nil)
+	if d := hfVariant(t, name, nil); d.Layers != layers || blockDims(d, "block.48") != nil ||
+		!strings.HasPrefix(d.Notes[1], "num_nextn_predict_layers=1 (vLLM's default; the published config leaves it out): the multi-token-prediction module (the checkpoint's mtp.*") {
+		t.Errorf("as transformers builds it: %d layers, notes %q", d.Layers, d.Notes)
+	}
+	hm := hfVariant(t, name, map[string]any{"@mtp_layers": 1})
 	if a := activeBody(hfVariant(t, name, map[string]any{"num_nextn_predict_layers": 0})); a < 2_500_000_000 || a >= 3_500_000_000 {
 		t.Errorf("main model: %d active without embedding and output head, want 3B", a)
 	}
@@ -99,7 +107,7 @@ func TestHFQwen3Next(t *testing.T) {
 	if d := blockDims(hm, "block.48"); d == nil || *d != mtpDims {
 		t.Errorf("the MTP block's dims %+v, want %+v", d, mtpDims)
 	}
-	for i, prefix := range []string{"linear_attention: 36 of the 48 decoder blocks are Gated DeltaNet", "num_nextn_predict_layers=1 (vLLM's default"} {
+	for i, prefix := range []string{"linear_attention: 36 of the 48 decoder blocks are Gated DeltaNet", "model.mtp_layers=1 (num_nextn_predict_layers=1, vLLM's default"} {
 		if !strings.HasPrefix(hm.Notes[i], prefix) {
 			t.Errorf("note %d = %q, want %q…", i, hm.Notes[i], prefix)
 		}

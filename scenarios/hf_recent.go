@@ -139,12 +139,16 @@ func hfDeepseekV2(c *hfConfig) (*HFModel, error) {
 //     parameters; checked as the router's view needs (n_group divides
 //     n_routed_experts, num_experts_per_tok fits in the chosen groups).
 //   - num_nextn_predict_layers (default 0) multi-token-prediction modules:
-//     transformers builds only num_hidden_layers layers and drops
-//     model.layers.61.* on load, but DeepSeek trains the MTP module with the
+//     transformers builds only num_hidden_layers layers (DeepseekV3Model:
+//     range(config.num_hidden_layers)) and drops model.layers.61.* on load
+//     (_keys_to_ignore_on_load_unexpected), so the stacks that train the
+//     model transformers builds (the HF Trainer under DeepSpeed,
+//     Accelerate, llm-foundry) never train it, and the import leaves it
+//     out with a note (mtpModules). DeepSeek trains the MTP module with the
 //     main model (report §2.2, "MTP Training Objective"; README_WEIGHTS.md:
 //     "11.5B unique parameters (excluding the shared 0.9B Embedding and 0.9B
-//     output Head)"), so zerosim, which simulates training, counts each
-//     module as block.L+k / experts.L+k (the checkpoint's model.layers.L+k):
+//     output Head)"): a stack that does too sets model.mtp_layers, and the
+//     import counts each module as block.L+k / experts.L+k (the checkpoint's model.layers.L+k):
 //     enorm and hnorm RMSNorm(h), eh_proj Linear(2h, h, bias=False), one
 //     decoder layer (MoE by the same rule as the main layers) and
 //     shared_head.norm RMSNorm(h); its embedding and output head are the
@@ -274,9 +278,9 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 			return nil, err
 		}
 	}
-	var mtp int64
+	var mtp, mtpCfg int64
 	if v3 {
-		if mtp, err = c.intOr(0, 0, maxLayers, "num_nextn_predict_layers"); err != nil {
+		if mtp, mtpCfg, _, err = c.mtpModules("num_nextn_predict_layers", 0); err != nil {
 			return nil, err
 		}
 		if moeSet {
@@ -349,8 +353,8 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	embed := p.mul(hm.Vocab, h)
 	head := hm.untied(embed)
 	hm.assemble(&p, embed, blocks, h, head)
-	if mtp > 0 {
-		hm.mtpNote(mtp, "DeepSeek-V3 report §2.2")
+	if v3 {
+		hm.mtpNote(mtp, mtpCfg, "num_nextn_predict_layers", "", layerTensors(hm.Layers, mtpCfg), "DeepseekV3Model", "DeepSeek trains one, report §2.2")
 	}
 	if v3 && moeSet {
 		ng, tg, _ := c.groupRouting(routed, d.TopK, 8, 4)
@@ -379,18 +383,90 @@ func decoderBlocks(p *pc, layers, mtp, h int64, layer func(i, extra int64) hfBlo
 	return blocks
 }
 
-// mtpNote says that the last mtp blocks are multi-token-prediction modules
-// that train with the model (trainedBy cites where), are counted though
-// transformers drops them, and run their extra pass through the shared
-// output head; it adds them to hm.Layers.
-func (hm *HFModel) mtpNote(mtp int64, trainedBy string) {
-	which := fmt.Sprintf("block (block.%d, the checkpoint's model.layers.%d) trains", hm.Layers, hm.Layers)
-	if mtp > 1 {
-		which = fmt.Sprintf("blocks (block.%d to block.%d, the checkpoint's model.layers.%d…) train", hm.Layers, hm.Layers+mtp-1, hm.Layers)
+// mtpModules reads key, the multi-token-prediction modules the checkpoint
+// holds (def when absent; set says whether the config gives it), and
+// returns build, how many of them the import builds: none unless the
+// stack builds them (hfMTP: model.mtp_layers), because transformers'
+// modeling code builds only num_hidden_layers decoder layers and drops the
+// checkpoint's MTP tensors on load (each architecture's citation), and
+// the stacks that train what transformers builds (the HF Trainer under
+// DeepSpeed, Accelerate, llm-foundry's hf_causal_lm) therefore never train
+// them.
+func (c *hfConfig) mtpModules(key string, def int64) (build, inConfig int64, set bool, err error) {
+	_, _, set = c.lookup([]string{key})
+	if inConfig, err = c.intOr(def, 0, maxLayers, key); err != nil {
+		return 0, 0, false, err
 	}
-	hm.note("num_nextn_predict_layers=%d: the multi-token-prediction %s with the model (%s) and is counted, though transformers drops it; each module's extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward, its logits and loss) is simulated on lm_head",
-		mtp, which, trainedBy)
-	hm.Layers += mtp
+	if c.mtp == nil {
+		return 0, inConfig, set, nil
+	}
+	c.mtp.used = true
+	return max(c.mtp.layers, 0), inConfig, set, nil
+}
+
+// mtpNote says what became of the multi-token-prediction modules: with
+// build > 0 (model.mtp_layers) the last build blocks are those modules,
+// counted and run with their extra pass through the shared output head
+// (trainedBy cites who trains them), and hm.Layers counts them; else
+// (inConfig > 0) that the checkpoint's modules, which model (the
+// transformers class) does not build, are left out, and how to include
+// them. key names the config's count (with its prefix; dflt says where
+// the count comes from when the config leaves it out) and tensors what
+// the checkpoint stores of them.
+func (hm *HFModel) mtpNote(build, inConfig int64, key, dflt, tensors, model, trainedBy string) {
+	if dflt != "" {
+		dflt = ", " + dflt
+	}
+	if build == 0 {
+		if dflt != "" {
+			dflt = " (" + dflt[2:] + ")"
+		}
+		if inConfig > 0 {
+			hm.note("%s=%d%s: the multi-token-prediction module%s (the checkpoint's %s) %s not counted or simulated: transformers' %s builds only the decoder layers and drops %s on load, so the stacks that train the model transformers builds (the HF Trainer under DeepSpeed, Accelerate, llm-foundry) do not train %s; if your stack trains %s (%s), set model.mtp_layers: %d beside model.hf_config (zerosim import hf --mtp-layers %d)",
+				key, inConfig, dflt, plural(inConfig), tensors, isAre(inConfig), model, themIt(inConfig), themIt(inConfig), themIt(inConfig), trainedBy, inConfig, inConfig)
+		}
+		return
+	}
+	which := fmt.Sprintf("block (block.%d) is", hm.Layers)
+	if build > 1 {
+		which = fmt.Sprintf("blocks (block.%d to block.%d) are", hm.Layers, hm.Layers+build-1)
+	}
+	hm.note("model.mtp_layers=%d (%s=%d%s): the multi-token-prediction %s counted and trained as the stack builds %s (%s; the checkpoint's %s, which transformers' %s drops); each module's extra pass through the shared output head (2·tokens·hidden·vocab FLOPs forward, its logits and loss) is simulated on lm_head",
+		build, key, inConfig, dflt, which, themIt(build), trainedBy, tensors, model)
+	hm.Layers += build
+}
+
+// layerTensors names the checkpoint tensors of n modules stored after
+// the first decoder layers: model.layers.61.* (to model.layers.62.*).
+func layerTensors(first, n int64) string {
+	if n > 1 {
+		return fmt.Sprintf("model.layers.%d.* to model.layers.%d.*", first, first+n-1)
+	}
+	return fmt.Sprintf("model.layers.%d.*", first)
+}
+
+// plural is "s" unless n is 1.
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// isAre is "is" for one, "are" for more.
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// themIt is "it" for one, "them" for more.
+func themIt(n int64) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // groupNote names node-limited routing (topk_group of n_group expert

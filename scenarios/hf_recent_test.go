@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"sort"
@@ -13,8 +14,17 @@ import (
 
 // hfVariant is testdata/hf-extra/name.json with keys replaced (nil
 // deletes; a key "text_config.k" replaces inside text_config).
+//
+// The key "@mtp_layers" is not written into the file: it builds that many
+// multi-token-prediction modules, as model.mtp_layers does.
 func hfVariant(t *testing.T, name string, set map[string]any) *HFModel {
 	t.Helper()
+	mtp := int64(-1)
+	if v, ok := set["@mtp_layers"]; ok {
+		mtp = int64(v.(int))
+		set = maps.Clone(set)
+		delete(set, "@mtp_layers")
+	}
 	raw, err := os.ReadFile("testdata/hf-extra/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +48,11 @@ func hfVariant(t *testing.T, name string, set map[string]any) *HFModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hm, err := ImportHF(name+".json", b)
+	pm, err := parseHF(name+".json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm, err := importHF(name+".json", b, pm, 0, mtp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,18 +81,29 @@ func embedding(hm *HFModel) int64 { return int64(hm.LayerList[0].Params) }
 //     shared_head.head, which are the main model's (README_WEIGHTS.md), so
 //     the trained parameters are BF16 + F8 + 15,104 − 2·129,280·7,168 =
 //     682,636,487,424: main + the 11,610,068,224 "11.5B unique parameters".
+//
+// transformers' DeepseekV3Model builds range(num_hidden_layers) layers and
+// ignores model.layers.61.* (modeling_deepseek_v3.py @ f5a9ec51), so the
+// config as published imports as the main model; model.mtp_layers 1 (a
+// stack that trains the MTP module) imports the checkpoint's total.
 func TestHFDeepseekV3(t *testing.T) {
-	main := hfVariant(t, "deepseek-v3", map[string]any{"num_nextn_predict_layers": 0})
-	if main.Total != 671_026_419_200 {
-		t.Errorf("main model: %d, want 671,026,419,200 (off by %d)", main.Total, main.Total-671_026_419_200)
+	for _, main := range []*HFModel{hfVariant(t, "deepseek-v3", nil), hfVariant(t, "deepseek-v3", map[string]any{"num_nextn_predict_layers": 0})} {
+		if main.Total != 671_026_419_200 {
+			t.Errorf("main model: %d, want 671,026,419,200 (off by %d)", main.Total, main.Total-671_026_419_200)
+		}
+		if a := main.Active - embedding(main); a < 36_550_000_000 || a >= 36_650_000_000 {
+			t.Errorf("main model: %d active without the input embedding, want 36.6B", a)
+		}
+		if main.Layers != 61 || len(main.LayerList) != 1+61+58+2 {
+			t.Errorf("main model: %d layers, %d units", main.Layers, len(main.LayerList))
+		}
 	}
-	if a := main.Active - embedding(main); a < 36_550_000_000 || a >= 36_650_000_000 {
-		t.Errorf("main model: %d active without the input embedding, want 36.6B", a)
+	main := hfVariant(t, "deepseek-v3", nil)
+	if len(main.Notes) != 3 || !strings.HasPrefix(main.Notes[0], "num_nextn_predict_layers=1: the multi-token-prediction module (the checkpoint's model.layers.61.*) is not counted") ||
+		!strings.Contains(main.Notes[0], "set model.mtp_layers: 1 beside model.hf_config") {
+		t.Errorf("main model's notes %q", main.Notes)
 	}
-	hm, err := ReadHFConfig("testdata/hf-extra/deepseek-v3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hm := hfVariant(t, "deepseek-v3", map[string]any{"@mtp_layers": 1})
 	const bf16, f8, bias, vocab, hidden = 3_918_786_560, 680_571_043_840, 59 * 256, 129_280, 7_168
 	checkHF(t, hm, bf16+f8+bias-2*vocab*hidden, -1)
 	if mtp := hm.Total - main.Total; mtp < 11_450_000_000 || mtp >= 11_650_000_000 {
@@ -89,7 +114,7 @@ func TestHFDeepseekV3(t *testing.T) {
 	if hm.Layers != 62 || len(hm.LayerList) != 1+62+59+2 || hm.LayerList[len(hm.LayerList)-4].Name != "block.61" {
 		t.Errorf("layers %d, %d units", hm.Layers, len(hm.LayerList))
 	}
-	if len(hm.Notes) != 3 || !strings.Contains(hm.Notes[0], "num_nextn_predict_layers=1") || !strings.Contains(hm.Notes[1], "topk_group=4") ||
+	if len(hm.Notes) != 3 || !strings.HasPrefix(hm.Notes[0], "model.mtp_layers=1 (num_nextn_predict_layers=1): the multi-token-prediction block (block.61) is counted") || !strings.Contains(hm.Notes[1], "topk_group=4") ||
 		!strings.Contains(hm.Notes[2], "quantization_config (fp8)") {
 		t.Errorf("notes %q", hm.Notes)
 	}
@@ -198,7 +223,8 @@ func TestHFRecentScenario(t *testing.T) {
 		{"  hf_config: hf-extra/gemma-3-4b-it.json\n  layers: 2\n", 2, []string{"vision_config"}, 2, 1024, false},
 		{"  hf_config: hf-extra/gpt-oss-20b.json\n  layers: 3\n", 3, []string{"quantization_config (mxfp4)"}, 2, 128, false},
 		{"  preset: gemma2-9b\n  seq_len: 4096\n", 42, nil, 21, 4096, false},
-		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 5, []string{"num_nextn_predict_layers=1: the multi-token-prediction block (block.4,", "n_group=8", "quantization_config (fp8)"}, 0, 0, false},
+		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n", 4, []string{"num_nextn_predict_layers=1: the multi-token-prediction module (the checkpoint's model.layers.4.*) is not counted", "n_group=8", "quantization_config (fp8)"}, 0, 0, false},
+		{"  hf_config: hf-extra/deepseek-v3.json\n  layers: 4\n  mtp_layers: 1\n", 5, []string{"model.mtp_layers=1 (num_nextn_predict_layers=1): the multi-token-prediction block (block.4)", "n_group=8", "quantization_config (fp8)"}, 0, 0, false},
 		{"  preset: mistral-7b\n  seq_len: 8192\n", 32, nil, 32, 4096, false},
 		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8193\n", 48, []string{"vision_config: the vision model", "36 blocks attend within chunks of 8192 tokens: transformers' flash_attention_2 refuses"}, 36, 8192, true},
 		{"  hf_config: hf-extra/llama-4-scout-17b-16e.json\n  seq_len: 8192\n", 48, []string{"vision_config: the vision model"}, 36, 8192, true},
@@ -671,8 +697,36 @@ func TestLayersOverrideKeepsListErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := importHF("c.json", []byte(oss), m, c.layers); err == nil || noPos(err, c.want) != c.want {
+		if _, err := importHF("c.json", []byte(oss), m, c.layers, -1); err == nil || noPos(err, c.want) != c.want {
 			t.Errorf("layers %d: error %v, want %q", c.layers, err, c.want)
 		}
+	}
+}
+
+// TestMTPLayersKey (QA8 F1): model.mtp_layers builds the
+// multi-token-prediction modules of an hf_config that has them, and is
+// refused, naming the key, anywhere else.
+func TestMTPLayersKey(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\nmodel:\n"
+	for _, c := range []struct{ model, want string }{
+		{"  preset: llama3.1-8b\n  mtp_layers: 1\n", "testdata/x.yaml:6:3: mtp_layers builds the multi-token-prediction modules of a model.hf_config"},
+		{"  hf_config: hf-extra/olmo-2-1124-13b.json\n  mtp_layers: 1\n", "testdata/x.yaml:6:3: mtp_layers=1: hf-extra/olmo-2-1124-13b.json: Olmo2ForCausalLM has no multi-token-prediction module zerosim builds"},
+		{"  hf_config: hf-extra/deepseek-v3.json\n  mtp_layers: -1\n", "testdata/x.yaml:6:3: mtp_layers=-1 is out of range"},
+	} {
+		_, err := Load("testdata/x.yaml", []byte(base+c.model), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q…", c.model, err, c.want)
+		}
+	}
+	// mtp_layers 0 on a model without the module changes nothing.
+	s, err := Load("testdata/x.yaml", []byte(base+"  hf_config: hf-extra/olmo-2-1124-13b.json\n  mtp_layers: 0\n"), nil)
+	if err != nil || s.Model.Layers != 40 {
+		t.Errorf("mtp_layers 0: %v", err)
+	}
+	// Two modules of DeepSeek-V3's: 61 + 2 blocks, each module the
+	// 11,610,068,224 of TestHFDeepseekV3's published counts.
+	s, err = Load("testdata/x.yaml", []byte(base+"  hf_config: hf-extra/deepseek-v3.json\n  mtp_layers: 2\n"), nil)
+	if err != nil || s.Model.Layers != 63 || int64(s.Model.Params) != 671_026_419_200+2*11_610_068_224 || s.Model.MTPModules() != 2 {
+		t.Errorf("mtp_layers 2: %v, %d layers, %d parameters", err, s.Model.Layers, s.Model.Params)
 	}
 }

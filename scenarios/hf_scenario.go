@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func hfPresetLayers(name string, layers int64) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return importHF(name+".json", b, m, layers)
+	return importHF(name+".json", b, m, layers, -1)
 }
 
 // hfKeysExclusive are the model keys an imported model defines itself
@@ -144,7 +145,17 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	if lerr != nil {
 		return lerr
 	}
-	hm, err := readHFConfig(path, layers)
+	mtp := int64(-1)
+	if l.has("model.mtp_layers") {
+		if err := l.intRange("model.mtp_layers", m.MTPLayers, 0, maxLayers); err != nil {
+			return err
+		}
+		mtp = m.MTPLayers
+	}
+	hm, err := readHFConfig(path, layers, mtp)
+	if u := (*MTPUnusedError)(nil); errors.As(err, &u) {
+		return l.errPath("model.mtp_layers", fmt.Sprintf("mtp_layers=%d: %s: %s: delete mtp_layers", m.MTPLayers, m.HFConfig, u.Error()))
+	}
 	if err != nil {
 		msg := oneLine(err.Error())
 		if _, serr := os.Stat(path); serr != nil && l.file == Stdin && !filepath.IsAbs(m.HFConfig) {

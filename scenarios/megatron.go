@@ -100,6 +100,9 @@ type mgArgs struct {
 	flags map[string]mgFlag
 	order []string // flag names in first-seen order
 	used  map[string]bool
+	// skipped are the ${ARRAY[@]} words the script fills inside a block
+	// whose outcome the import cannot decide (their held flags).
+	skipped []mgWord
 }
 
 func (a *mgArgs) pos(w mgWord) string {
@@ -126,7 +129,24 @@ func (a *mgArgs) missing(flag string) error {
 			return a.errAt(a.flags[n].at, "--%s is not a Megatron-LM argument (did you mean --%s? pretrain_gpt.py requires it)", ttName(n), flag)
 		}
 	}
-	return fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)", a.file, flag)
+	return fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)%s", a.file, flag, a.inSkipped(flag))
+}
+
+// inSkipped says which array that the import does not read (skipped)
+// would hold flag, for a "missing" error: the flag is in the script, in
+// an array filled inside a block whose outcome the import cannot decide.
+func (a *mgArgs) inSkipped(flag string) string {
+	for _, sk := range a.skipped {
+		for _, h := range sk.held {
+			if h.text == "--"+flag {
+				return fmt.Sprintf("; the script's --%s at %d:%d is in %s (%s), which the script fills inside an if/for/while block whose outcome zerosim cannot decide, so it is not read: write the flags in the launch command", flag, h.line, h.col, ttName(sk.text), a.pos(sk))
+			}
+		}
+	}
+	if len(a.skipped) > 0 {
+		return fmt.Sprintf("; %s at %s is not read (the script fills it inside an if/for/while block whose outcome zerosim cannot decide)", ttName(a.skipped[0].text), a.pos(a.skipped[0]))
+	}
+	return ""
 }
 
 // errAt is a one-line error at flag's word.
@@ -289,11 +309,10 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	}
 	a := &mgArgs{file: name, flags: map[string]mgFlag{}, used: map[string]bool{}}
 	var cur string
-	var skipped []string
 	for _, w := range words {
 		if w.unresolved != "" && w.unresolved == w.text && (strings.HasSuffix(w.text, "[@]}") || strings.HasSuffix(w.text, "[*]}")) {
 			// An array the script fills in an if block, or from outside.
-			skipped = append(skipped, fmt.Sprintf("%s at %d:%d", ttName(w.text), w.line, w.col))
+			a.skipped = append(a.skipped, w)
 			continue
 		}
 		if strings.HasPrefix(w.text, "--") && len(w.text) > 2 && !isNumber(w.text) {
@@ -318,8 +337,16 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		a.flags[cur] = f
 	}
 	m := &Megatron{File: file, Opt: o, ModelFrom: map[string]string{}}
-	for _, sk := range skipped {
-		m.note("%s is not read: the script fills the array inside an if/for/while block or from outside; the flags it holds are not imported (write them in the launch command to import them)", sk)
+	for _, sk := range a.skipped {
+		holds := ""
+		if len(sk.held) > 0 {
+			var fl []string
+			for _, h := range sk.held {
+				fl = append(fl, ttName(h.text))
+			}
+			holds = " (there: " + strings.Join(fl, ", ") + ")"
+		}
+		m.note("%s at %d:%d is not read: the script fills the array inside an if/for/while block whose outcome zerosim cannot decide, or from outside; the flags it holds%s are not imported (write them in the launch command to import them)", ttName(sk.text), sk.line, sk.col, holds)
 	}
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
@@ -456,12 +483,63 @@ func (a *mgArgs) from(name string, given bool, def string) string {
 	return "--" + name + " " + def + " (default)"
 }
 
+// refuseMegatronFSDP refuses Megatron-FSDP, naming the ZeRO stage its
+// --data-parallel-sharding-strategy stands for. The flag is
+// --use-custom-fsdp at core_v0.12.0 (arguments.py:2133 at d580efc6, whose
+// --data-parallel-sharding-strategy defaults to no_shard, :2136) and
+// --use-megatron-fsdp later (arguments.py:1118 at
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553, default optim_grads_params,
+// :3190; --use-custom-fsdp is then its deprecated alias). The strategies
+// are ZeRO's stages: no_shard DDP, optim the optimizer state (ZeRO-1),
+// optim_grads with the gradients (ZeRO-2), optim_grads_params with the
+// parameters (ZeRO-3): megatron/core/distributed/fsdp/src/README.md:98-101
+// and docs/mfsdp_design.md:192-194 at d98e8a64. Megatron-FSDP keeps its
+// own parameter and gradient buffers (megatron_fsdp/param_and_grad_buffer.py,
+// fp32 main parameters by default: --megatron-fsdp-main-params-dtype,
+// arguments.py:3687) that the rest of this import, which reads Megatron
+// DDP's buffers, bucket sizes and reduce dtypes, does not describe: it is
+// refused, and the message says which stage to write instead.
+func refuseMegatronFSDP(a *mgArgs) error {
+	for _, k := range []struct{ flag, def, at string }{
+		{"use-megatron-fsdp", "optim_grads_params", "arguments.py:3190 at d98e8a64"},
+		{"use-custom-fsdp", "no_shard", "arguments.py:2136 at d580efc6, optim_grads_params from d98e8a64"},
+	} {
+		f, ok := a.flags[k.flag]
+		if !ok {
+			continue
+		}
+		if _, err := a.bool(k.flag); err != nil {
+			return err
+		}
+		strat, given, err := a.str("data-parallel-sharding-strategy", k.def)
+		if err != nil {
+			return err
+		}
+		stage, ok := map[string]int{"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}[strat]
+		if !ok {
+			return a.oneOf("data-parallel-sharding-strategy", strat, "no_shard", "optim", "optim_grads", "optim_grads_params")
+		}
+		from := "--data-parallel-sharding-strategy " + ttName(strat)
+		if !given {
+			from += " (the default, " + k.at + ")"
+		}
+		what := [...]string{"shards nothing, as DDP", "shards the optimizer state, as ZeRO-1", "shards the optimizer state and gradients, as ZeRO-2",
+			"shards the optimizer state, gradients and parameters, as ZeRO-3"}[stage]
+		return a.errAt(f.at, "--%s: Megatron-FSDP with %s %s does, but its own parameter and gradient buffers are not modelled: write a scenario with zero_stage: %d, or remove --%s and set parallelism.zero_stage: %d in the printed one",
+			k.flag, from, what, stage, k.flag, stage)
+	}
+	return nil
+}
+
 // leaveOut is the sentence every refusal of a model-parallel degree ends
 // with.
 const leaveOut = `zerosim models data parallelism: ZeRO, Megatron's distributed optimizer, context parallelism; README "What does it leave out?"`
 
 // refuse rejects what zerosim does not model at all.
 func (m *Megatron) refuse(a *mgArgs) error {
+	if err := refuseMegatronFSDP(a); err != nil {
+		return err
+	}
 	for _, k := range []struct{ flag, what string }{
 		{"tensor-model-parallel-size", "tensor parallelism"},
 		{"pipeline-model-parallel-size", "pipeline parallelism"},
@@ -480,13 +558,21 @@ func (m *Megatron) refuse(a *mgArgs) error {
 		// MoE: zerosim's MoE blocks come with a model's config.json.
 		{"num-experts", "mixture-of-experts layers are not imported from Megatron flags (import the model with zerosim import hf from its config.json and set parallelism.ep)"},
 		{"use-torch-fsdp2", "PyTorch FSDP2 is ZeRO-3, not Megatron's distributed optimizer (write a scenario with zero_stage: 3, or import a torchtitan job)"},
-		{"use-custom-fsdp", "Megatron-FSDP is not modelled (write a scenario with zero_stage: 3)"},
+		// Multi-latent attention (MLASelfAttention's low-rank q and kv
+		// projections, megatron/core/transformer/multi_latent_attention.py
+		// at d580efc6) and multi-token prediction (arguments.py:1309 and
+		// :1311 at d580efc6) change every block's parameters and FLOPs,
+		// and the MTP modules add blocks and output-head passes: not read
+		// from Megatron flags, so refused rather than counted as the plain
+		// GPT model.
+		{"multi-latent-attention", "multi-latent attention is not imported from Megatron flags: its low-rank query and key/value projections (--q-lora-rank, --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim, --v-head-dim) change every block (import the model's config.json, such as DeepSeek-V3's, with model: {hf_config: …} and stack: megatron)"},
+		{"mtp-num-layers", "multi-token-prediction layers are not imported from Megatron flags (for a DeepSeek-V3, GLM-4.5 or Qwen3-Next config.json write model: {hf_config: …, mtp_layers: N} with stack: megatron)"},
 		{"optimizer-cpu-offload", "the optimizer's CPU offload in Megatron is not modelled"},
 		{"num-layers-per-virtual-pipeline-stage", "virtual pipeline stages need pipeline parallelism, which is not modelled"},
 	} {
 		if f, ok := a.flags[k.flag]; ok {
 			a.used[k.flag] = true
-			if k.flag == "num-experts" && len(f.vals) == 1 && (f.vals[0].text == "0" || f.vals[0].text == "None") {
+			if (k.flag == "num-experts" || k.flag == "mtp-num-layers") && len(f.vals) == 1 && (f.vals[0].text == "0" || f.vals[0].text == "None") {
 				continue
 			}
 			return a.errAt(f.at, "%s: %s; remove --%s to import the rest", f.show(k.flag), k.why, k.flag)
@@ -627,10 +713,22 @@ func (m *Megatron) readModel(a *mgArgs) error {
 	if err != nil {
 		return err
 	}
-	if qkln, err := a.bool("qk-layernorm"); err != nil {
+	// --qk-layernorm: q_layernorm and k_layernorm, each a norm of
+	// hidden_size_per_attention_head = kv_channels (SelfAttention,
+	// megatron/core/transformer/attention.py:711-729 at d580efc6; TENorm
+	// from Transformer Engine 1.9 in gpt_layer_specs.py:145-161): weight
+	// under RMSNorm, weight and bias under LayerNorm.
+	qkln, err := a.bool("qk-layernorm")
+	if err != nil {
 		return err
-	} else if qkln {
-		m.note("--qk-layernorm: the norms on queries and keys (%d parameters per block) are not counted or modelled", map[bool]int64{true: kvch, false: 2 * kvch}[norm == "RMSNorm"]*2)
+	}
+	var qkNorms int64
+	if qkln {
+		qkNorms = 2 * kvch
+		if norm == "LayerNorm" {
+			qkNorms = 4 * kvch
+		}
+		m.note("--qk-layernorm: the norms on queries and keys (%d parameters per block) are counted; their activations are not modelled", qkNorms)
 	}
 	b := func(on bool, n int64) int64 {
 		if on {
@@ -647,7 +745,7 @@ func (m *Megatron) readModel(a *mgArgs) error {
 	if swiglu {
 		mlp = 3
 	}
-	block, ok := sumChecked(2*normP, h*qkvOut, b(qkvBias, qkvOut), heads*kvch*h, b(!noBias, h), mlp*h*ffn, b(!noBias, (mlp-1)*ffn+h))
+	block, ok := sumChecked(2*normP, qkNorms, h*qkvOut, b(qkvBias, qkvOut), heads*kvch*h, b(!noBias, h), mlp*h*ffn, b(!noBias, (mlp-1)*ffn+h))
 	if !ok {
 		return fmt.Errorf("%s: the model's dimensions overflow a parameter count (check --hidden-size and --ffn-hidden-size)", a.file)
 	}
@@ -677,8 +775,8 @@ func (m *Megatron) readModel(a *mgArgs) error {
 		fm["ffn"] = "4 × --hidden-size (validate_args)"
 	}
 	fm["seq_len"] = a.from("seq-length", true, "")
-	gptArch := norm == "LayerNorm" && learned && maxPos == seq && !untied && !noBias && qkvBias && !swiglu && kvch*heads == h
-	llamaArch := norm == "RMSNorm" && !learned && untied && noBias && !qkvBias && swiglu && kvch*heads == h
+	gptArch := norm == "LayerNorm" && learned && maxPos == seq && !untied && !noBias && qkvBias && !swiglu && kvch*heads == h && !qkln
+	llamaArch := norm == "RMSNorm" && !learned && untied && noBias && !qkvBias && swiglu && kvch*heads == h && !qkln
 	switch {
 	case llamaArch:
 		m.Model.Arch = ArchLlama
@@ -726,6 +824,9 @@ func (m *Megatron) readModel(a *mgArgs) error {
 			why = append(why, "untied output layer")
 		} else {
 			why = append(why, "output tied to the embedding")
+		}
+		if qkln {
+			why = append(why, "query and key norms (--qk-layernorm)")
 		}
 		if kvch*heads != h {
 			why = append(why, fmt.Sprintf("--kv-channels %d (heads × kv_channels %d, not the hidden size)", kvch, kvch*heads))
@@ -929,7 +1030,7 @@ func (m *Megatron) readBatch(a *mgArgs) error {
 		return err
 	}
 	if !given {
-		return fmt.Errorf("%s: --micro-batch-size is missing (validate_args asserts it: add it)", a.file)
+		return fmt.Errorf("%s: --micro-batch-size is missing (validate_args asserts it: add it)%s", a.file, a.inSkipped("micro-batch-size"))
 	}
 	m.MicroBatch = mb
 	m.set("training.micro_batch", strconv.FormatInt(mb, 10), a.from("micro-batch-size", true, ""))

@@ -11,9 +11,12 @@ import (
 // assigned at the script's top level (NAME=value, NAME=( ... ),
 // NAME+=( ... ), ${NAME:-default}) expanded where the launch command uses
 // them. It runs nothing: a value the script computes ($(...), $((...))),
-// takes from its command line ($1) or the environment, or sets inside an
-// if/for/while block stays unresolved, and the import refuses it only
-// where a flag that matters holds it.
+// takes from its command line ($1) or the environment, or sets inside a
+// for/while block or an if whose condition it cannot decide stays
+// unresolved, and the import refuses it only where a flag that matters
+// holds it. An if whose test compares words the script sets (mgExpander.cond)
+// runs its taken branch only, as bash would run the script without
+// arguments.
 
 // mgWord is one shell word after expansion, at the line and column of the
 // word it came from.
@@ -23,6 +26,10 @@ type mgWord struct {
 	// unresolved is the first variable or substitution the word holds
 	// that the script does not set ("" when the word is known).
 	unresolved string
+	// held: for an array the script fills inside a block whose outcome
+	// is not known, the --flags that block would put in it, with where
+	// each was written.
+	held []mgWord
 }
 
 // mgTok is one lexed token: a raw word (quotes kept), "(" or ")", or a
@@ -32,6 +39,9 @@ type mgTok struct {
 	line, col int
 	sep       bool
 	paren     byte
+	// op is a separator's character: '\n', ';', '&' or '|' (&& and || are
+	// two of them).
+	op byte
 }
 
 // mgLex splits src into raw words and separators (newline, ;, &&, ||, |,
@@ -63,7 +73,7 @@ func mgLex(src string) []mgTok {
 		case c == ' ' || c == '\t' || c == '\r':
 			adv()
 		case c == '\n' || c == ';' || c == '&' || c == '|':
-			toks = append(toks, mgTok{line: line, col: col, sep: true})
+			toks = append(toks, mgTok{line: line, col: col, sep: true, op: c})
 			adv()
 		case c == '#':
 			for i < len(src) && src[i] != '\n' {
@@ -138,6 +148,8 @@ type mgField struct {
 	text, unresolved string
 	// line, col: where an array element or value was written (0: here).
 	line, col int
+	// held: mgWord.held.
+	held []mgWord
 }
 
 // mgVar is a script variable: a scalar (one field) or an array, or unknown
@@ -145,6 +157,8 @@ type mgField struct {
 type mgVar struct {
 	words []mgField
 	why   string
+	// maybe: what the block that made the variable unknown assigned it.
+	maybe []mgField
 }
 
 // mgExpander expands raw words with the script's variables.
@@ -162,13 +176,14 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	var cur strings.Builder
 	curUnres := ""
 	curLine, curCol := 0, 0
+	var curHeld []mgWord
 	have := false
 	emit := func() {
 		if have {
-			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol})
+			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol, curHeld})
 		}
 		cur.Reset()
-		have, curUnres, curLine, curCol = false, "", 0, 0
+		have, curUnres, curLine, curCol, curHeld = false, "", 0, 0, nil
 	}
 	unres := func(name string) {
 		if curUnres == "" {
@@ -176,10 +191,13 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 		}
 	}
 	put := func(f mgField) {
-		cur.WriteString(f.text)
-		if !have && f.line > 0 {
+		// A word that starts with an array element or value is where
+		// that was written (an opening quote, which sets have, writes
+		// nothing).
+		if cur.Len() == 0 && curLine == 0 && f.line > 0 {
 			curLine, curCol = f.line, f.col
 		}
+		cur.WriteString(f.text)
 		have = true
 		if f.unresolved != "" {
 			unres(f.unresolved)
@@ -217,7 +235,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				if k > 0 {
 					emit()
 				}
-				put(mgField{p, v.unresolved, v.line, v.col})
+				put(mgField{p, v.unresolved, v.line, v.col, nil})
 			}
 			if c := v.text[len(v.text)-1]; c == ' ' || c == '\t' || c == '\n' {
 				emit()
@@ -279,6 +297,9 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				add(e.expand(def, false, depth+1), quoted)
 			default:
 				lit("${" + body + "}")
+				if ok && v.why != "" {
+					curHeld = mgFlagsOf(v.maybe)
+				}
 			}
 			return i + j + 1
 		case c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
@@ -364,6 +385,21 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	return fields
 }
 
+// mgFlagsOf lists the --flags among an array's fields (an element
+// "--fp8-format hybrid" holds one), at the line and column each was
+// written.
+func mgFlagsOf(fields []mgField) []mgWord {
+	var out []mgWord
+	for _, f := range fields {
+		for _, w := range strings.Fields(f.text) {
+			if strings.HasPrefix(w, "--") && len(w) > 2 {
+				out = append(out, mgWord{text: w, line: f.line, col: f.col})
+			}
+		}
+	}
+	return out
+}
+
 // mgAssign splits NAME=value or NAME+=value; ok false for other words.
 func mgAssign(raw string) (name, value string, appendTo, ok bool) {
 	eq := strings.IndexByte(raw, '=')
@@ -393,7 +429,9 @@ type mgCommand struct {
 
 // mgScript runs the script's top-level assignments and returns its
 // commands with their words expanded in order; env holds the variables
-// the script's environment sets (nil: none).
+// the script's environment sets (nil: none). An if whose condition the
+// script decides (mgFrame) runs only its taken branch; any other block's
+// assignments make their variables unknown.
 func mgScript(src string, env map[string]mgVar) []mgCommand {
 	toks := mgLex(src)
 	e := &mgExpander{vars: map[string]mgVar{}}
@@ -401,7 +439,26 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 		e.vars[k] = v
 	}
 	var cmds []mgCommand
-	depth := 0
+	var frames []mgFrame
+	// skip: a branch that does not run encloses the command; depth: the
+	// blocks of unknown outcome that enclose it.
+	skip := func() bool {
+		for _, f := range frames {
+			if f.state == mgNo {
+				return true
+			}
+		}
+		return false
+	}
+	depth := func() int {
+		n := 0
+		for _, f := range frames {
+			if f.state == mgUnknown {
+				n++
+			}
+		}
+		return n
+	}
 	for i := 0; i < len(toks); {
 		// One command: tokens up to a separator; ci is its first token.
 		j := i
@@ -413,17 +470,45 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 		// Leading keywords.
 		for ci < j && toks[ci].paren == 0 {
 			switch toks[ci].raw {
-			case "if", "for", "while", "until", "case", "select":
-				depth++
+			case "if":
+				f := mgFrame{state: mgNo, taken: true}
+				cond, then := e.cond(toks, ci+1)
+				if !skip() {
+					f = mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
+				}
+				frames = append(frames, f)
+				if then > 0 {
+					i = then
+				}
 				ci = j
 				continue
-			case "fi", "done", "esac":
-				if depth > 0 {
-					depth--
+			case "elif":
+				cond, then := e.cond(toks, ci+1)
+				if n := len(frames); n > 0 && !frames[n-1].loop {
+					frames[n-1].branch(cond)
+				}
+				if then > 0 {
+					i = then
+				}
+				ci = j
+				continue
+			case "else":
+				if n := len(frames); n > 0 && !frames[n-1].loop {
+					frames[n-1].branch(mgYes)
 				}
 				ci++
 				continue
-			case "then", "else", "elif", "do", "export", "local", "declare", "readonly", "{", "}":
+			case "for", "while", "until", "case", "select":
+				frames = append(frames, mgFrame{loop: true, state: mgUnknown})
+				ci = j
+				continue
+			case "fi", "done", "esac":
+				if n := len(frames); n > 0 {
+					frames = frames[:n-1]
+				}
+				ci++
+				continue
+			case "then", "do", "export", "local", "declare", "readonly", "{", "}":
 				ci++
 				continue
 			}
@@ -432,6 +517,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 		if ci == j {
 			continue
 		}
+		skipped := skip()
 		if toks[ci].paren == 0 {
 			if name, val, app, ok := mgAssign(toks[ci].raw); ok {
 				// An array: NAME=( words ) across separators.
@@ -439,7 +525,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 					var words []mgField
 					m := ci + 2
 					for m < len(toks) && toks[m].paren != ')' {
-						if !toks[m].sep && toks[m].paren == 0 {
+						if !toks[m].sep && toks[m].paren == 0 && !skipped {
 							for _, f := range e.expand(toks[m].raw, true, 0) {
 								if f.line == 0 {
 									f.line, f.col = toks[m].line, toks[m].col
@@ -454,11 +540,15 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 						m++
 					}
 					i = m + 1
-					e.set(name, words, app, depth)
+					if !skipped {
+						e.set(name, words, app, depth())
+					}
 					continue
 				}
 				if ci+1 == j {
-					e.set(name, e.expand(val, false, 0), app, depth)
+					if !skipped {
+						e.set(name, e.expand(val, false, 0), app, depth())
+					}
 					continue
 				}
 				// NAME=value before a command: its environment only.
@@ -470,6 +560,9 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 				}
 			}
 		}
+		if skipped {
+			continue
+		}
 		var c mgCommand
 		for _, t := range toks[ci:j] {
 			if t.paren != 0 {
@@ -479,7 +572,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 				if w.line == 0 {
 					w.line, w.col = t.line, t.col
 				}
-				c.words = append(c.words, mgWord{text: w.text, line: w.line, col: w.col, unresolved: w.unresolved})
+				c.words = append(c.words, mgWord{text: w.text, line: w.line, col: w.col, unresolved: w.unresolved, held: w.held})
 			}
 		}
 		if len(c.words) > 0 {
@@ -489,10 +582,164 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 	return cmds
 }
 
+// Outcomes of a condition or a branch (mgFrame.state).
+const (
+	mgNo      int8 = 0
+	mgYes     int8 = 1
+	mgUnknown int8 = -1
+)
+
+// mgFrame is an open block: an if (its current branch runs: mgYes, does
+// not: mgNo, may: mgUnknown) or a loop or case (mgUnknown).
+type mgFrame struct {
+	loop  bool
+	state int8
+	// taken: an earlier branch of the if runs; unknown: an earlier
+	// branch may run.
+	taken, unknown bool
+}
+
+// branch moves the if to its next branch (elif with condition cond, else
+// with mgYes): it runs when no earlier branch does and cond holds.
+func (f *mgFrame) branch(cond int8) {
+	switch {
+	case f.taken:
+		f.state = mgNo
+	case cond == mgNo:
+		f.state = mgNo
+	case f.unknown || cond == mgUnknown:
+		f.state = mgUnknown
+	default:
+		f.state = mgYes
+	}
+	f.taken = f.taken || f.state == mgYes
+	f.unknown = f.unknown || f.state == mgUnknown
+}
+
+// cond evaluates the condition of an if or elif that starts at toks[s]:
+// test commands ([ A = B ], [[ A == B ]], != and -z / -n, each possibly
+// negated by !) joined by && and ||, on words the script sets at its top
+// level (a ${N:-default} of an unset variable or positional parameter is
+// its default, as the script runs without arguments and with its
+// environment's defaults). then is the index of the "then" token (0 when
+// there is none); a test it cannot decide (a file test, a variable the
+// script does not set, a pattern, any other command) makes the condition
+// mgUnknown unless && or || decides it without that test.
+func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int) {
+	result = mgUnknown
+	var test []string
+	var pending byte // the && or || before the current test
+	first := true
+	end := func() {
+		r := e.test(test)
+		switch {
+		case first:
+			result = r
+		case pending == '&':
+			if result == mgNo || r == mgNo {
+				result = mgNo
+			} else if result == mgUnknown || r == mgUnknown {
+				result = mgUnknown
+			} else {
+				result = mgYes
+			}
+		case pending == '|':
+			if result == mgYes || r == mgYes {
+				result = mgYes
+			} else if result == mgUnknown || r == mgUnknown {
+				result = mgUnknown
+			} else {
+				result = mgNo
+			}
+		default:
+			result = r // a; b: the last command's status
+		}
+		first, test, pending = false, nil, 0
+	}
+	for k := s; k < len(toks); k++ {
+		t := toks[k]
+		switch {
+		case t.sep:
+			if len(test) > 0 {
+				end()
+			}
+			if t.op == '&' || t.op == '|' {
+				pending = t.op
+			}
+		case t.paren != 0:
+			test = append(test, string(t.paren))
+		case t.raw == "then" && len(test) == 0:
+			if first {
+				return mgUnknown, k
+			}
+			return result, k
+		default:
+			test = append(test, t.raw)
+		}
+	}
+	return mgUnknown, 0
+}
+
+// test evaluates one test command of raw words.
+func (e *mgExpander) test(raw []string) int8 {
+	n := len(raw)
+	switch {
+	case n >= 2 && raw[0] == "[" && raw[n-1] == "]", n >= 2 && raw[0] == "[[" && raw[n-1] == "]]":
+		raw = raw[1 : n-1]
+	default:
+		return mgUnknown
+	}
+	neg := false
+	if len(raw) > 0 && raw[0] == "!" {
+		neg, raw = true, raw[1:]
+	}
+	word := func(r string) (string, bool) {
+		if strings.ContainsAny(r, "*?[") {
+			return "", false // a pattern, or a glob
+		}
+		var b strings.Builder
+		for _, f := range e.expand(r, false, 0) {
+			if f.unresolved != "" {
+				return "", false
+			}
+			b.WriteString(f.text)
+		}
+		return b.String(), true
+	}
+	r := mgUnknown
+	switch {
+	case len(raw) == 3 && (raw[1] == "=" || raw[1] == "==" || raw[1] == "!="):
+		a, okA := word(raw[0])
+		b, okB := word(raw[2])
+		if okA && okB {
+			r = mgNo
+			if (a == b) == (raw[1] != "!=") {
+				r = mgYes
+			}
+		}
+	case len(raw) == 2 && (raw[0] == "-z" || raw[0] == "-n"):
+		if a, ok := word(raw[1]); ok {
+			r = mgNo
+			if (a == "") == (raw[0] == "-z") {
+				r = mgYes
+			}
+		}
+	}
+	if neg && r != mgUnknown {
+		r = 1 - r
+	}
+	return r
+}
+
 // set assigns a variable; inside a block the variable becomes unknown.
 func (e *mgExpander) set(name string, words []mgField, app bool, depth int) {
 	if depth > 0 {
-		e.vars[name] = mgVar{why: "set inside an if/for/while block"}
+		old := e.vars[name]
+		maybe := words
+		if app {
+			maybe = append(append(append([]mgField(nil), old.words...), old.maybe...), words...)
+		}
+		e.vars[name] = mgVar{why: "set inside an if/for/while block", maybe: maybe}
 		return
 	}
 	if app {

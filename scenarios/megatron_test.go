@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -27,14 +28,37 @@ func TestImportMegatron(t *testing.T) {
 			want: map[string]string{"vocab": "50304", "param_dtype": "fp16", "zero_stage": "0", "overlap": "false", "beta2": "0.95", "attention_kernel": "te"},
 			note: "--rampup-batch-size 16 16 5859375"},
 		// Llama 3 8B: 8,030,261,248 with its 128,256-token tokenizer.
-		{name: "llama3-8b", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},
+		// The script as shipped (QA8 F4): DTYPE="fp8" (line 39) and
+		// TOKENIZER_ARG=${3:-"MOCK"} (line 14) decide its ifs (lines 106
+		// and 135), so it runs --fp8-format hybrid and NullTokenizer with
+		// --vocab-size 128256, whose EOD token makes 128,257, padded to
+		// 128,384 (tokenizer.py:811-813 at d580efc6): Llama 3 8B's
+		// 8,030,261,248 + 2 × 128 × 4096.
+		{name: "llama3-8b", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{GPU: "H100-80GB"},
+			params: 8_030_261_248 + 2*128*4096, dp: 8, k: 1, ga: 16, arch: ArchLlama,
+			want: map[string]string{"kv_heads": "8", "ffn": "14336", "zero_stage": "1", "overlap_param_gather": "true", "reduce_dtype": "param_dtype", "attention_kernel": "cudnn", "bucket_size": "80MB",
+				"vocab": "128384", "fp8": "te"},
+			note: "--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters"},
+		// --tokenizer-vocab-size replaces NullTokenizer's size: Meta's
+		// Llama 3 8B.
+		{name: "llama3-8b tokenizer", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},
 			params: 8_030_261_248, dp: 8, k: 1, ga: 16, arch: ArchLlama,
-			want: map[string]string{"kv_heads": "8", "ffn": "14336", "zero_stage": "1", "overlap_param_gather": "true", "reduce_dtype": "param_dtype", "attention_kernel": "cudnn", "bucket_size": "80MB"},
-			note: "${DTYPE_ARGS[@]} at 191:5 is not read"},
+			want: map[string]string{"vocab": "128256", "fp8": "te"},
+			note: "--tokenizer-vocab-size 128256 replaces NullTokenizer's --vocab-size 128256 + 1"},
 		// NullTokenizer adds its EOD token: 128,257 padded to 128,384.
 		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
 			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
 			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+		// --qk-layernorm (QA8 F10): q_layernorm and k_layernorm of
+		// kv_channels 128 each, RMSNorm weights, in every block
+		// (attention.py:711-729 at d580efc6): Llama 3 8B + 32 × 256.
+		{name: "qk layernorm", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --qk-layernorm",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 + 32*2*128, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			note: "--qk-layernorm: the norms on queries and keys (256 parameters per block) are counted"},
+		// Under LayerNorm each norm has a bias too: 4 × 128 a block.
+		{name: "qk layernorm LayerNorm", args: strings.Replace(llamaArgs, "RMSNorm", "LayerNorm", 1) + "--tokenizer-type TikTokenizer --vocab-size 128256 --qk-layernorm",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 + 32*4*128 + 32*2*4096 + 4096, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			note: "--qk-layernorm: the norms on queries and keys (512 parameters per block) are counted"},
 		{name: "recompute block", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --recompute-granularity full --recompute-method block --recompute-num-layers 8 --context-parallel-size 2 --fp8-format hybrid",
 			o: MegatronOptions{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"recompute": "full", "recompute_every": "4", "cp": "2", "fp8": "te", "bucket_size": "80MB"},
@@ -128,6 +152,34 @@ func TestImportMegatronErrors(t *testing.T) {
 		{"not flags", "", "echo hi", MegatronOptions{}, "args.txt:1:1: echo: no command runs pretrain_gpt.py"},
 		{"bert", "", "torchrun pretrain_bert.py --num-layers 2", MegatronOptions{}, "pretrain_bert.py: zerosim imports GPT-style decoder runs"},
 		{"sgd", "", base + "--optimizer sgd", MegatronOptions{}, "--optimizer sgd is not modelled"},
+		// Megatron-FSDP (QA8 F2): the strategy is the ZeRO stage
+		// (megatron/core/distributed/fsdp/src/README.md:98-101 at
+		// d98e8a64), optim_grads_params by default at d98e8a64
+		// (arguments.py:3190), no_shard for core_v0.12.0's --use-custom-fsdp
+		// (arguments.py:2136 at d580efc6).
+		{"megatron-fsdp", "testdata/megatron/train_llama3_8b_fsdp_h100_fp8.args", "", MegatronOptions{Nodes: 1},
+			"train_llama3_8b_fsdp_h100_fp8.args:2:444: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params shards the optimizer state, gradients and parameters, as ZeRO-3 does, but its own parameter and gradient buffers are not modelled: write a scenario with zero_stage: 3"},
+		{"megatron-fsdp default", "", base + "--use-distributed-optimizer --use-megatron-fsdp", MegatronOptions{},
+			"args.txt:1:202: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params (the default, arguments.py:3190 at d98e8a64) shards the optimizer state, gradients and parameters, as ZeRO-3 does"},
+		{"megatron-fsdp optim_grads", "", base + "--use-distributed-optimizer --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", MegatronOptions{},
+			"--use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads shards the optimizer state and gradients, as ZeRO-2 does, but its own parameter and gradient buffers are not modelled: write a scenario with zero_stage: 2, or remove --use-megatron-fsdp and set parallelism.zero_stage: 2"},
+		{"megatron-fsdp optim", "", base + "--use-megatron-fsdp --data-parallel-sharding-strategy optim", MegatronOptions{}, "shards the optimizer state, as ZeRO-1 does"},
+		{"megatron-fsdp bad strategy", "", base + "--use-megatron-fsdp --data-parallel-sharding-strategy full", MegatronOptions{},
+			"--data-parallel-sharding-strategy full is not one of Megatron's choices (use no_shard, optim, optim_grads, optim_grads_params)"},
+		// Multi-latent attention and multi-token prediction (QA8 F3): the
+		// MLA flags of examples/post_training/modelopt/conf/deepseek-ai/
+		// DeepSeek-R1.sh at d98e8a64; refused, not counted as GQA.
+		{"multi-latent attention", "", base + "--multi-latent-attention --kv-lora-rank 512 --v-head-dim 128 --q-lora-rank 1536 --qk-head-dim 128 --qk-pos-emb-head-dim 64", MegatronOptions{},
+			"args.txt:1:174: --multi-latent-attention: multi-latent attention is not imported from Megatron flags: its low-rank query and key/value projections"},
+		{"mtp", "", base + "--mtp-num-layers 1", MegatronOptions{},
+			"args.txt:1:174: --mtp-num-layers 1: multi-token-prediction layers are not imported from Megatron flags (for a DeepSeek-V3, GLM-4.5 or Qwen3-Next config.json write model: {hf_config: …, mtp_layers: N} with stack: megatron)"},
+		// An array filled inside an if zerosim cannot decide (QA8 F5): the
+		// missing flag's error names the array and where the flag is.
+		{"array in an undecided if", "", "X=$(date)\nT=(--micro-batch-size 2)\nif [ \"$X\" = 1 ]; then\n  T=(\"${T[@]}\" --bf16)\nfi\ntorchrun pretrain_gpt.py " + strings.Replace(base, "--micro-batch-size 2 ", "", 1) + "${T[@]}", MegatronOptions{},
+			"args.txt: --micro-batch-size is missing (validate_args asserts it: add it); the script's --micro-batch-size at 2:4 is in ${T[@]} (args.txt:6:178), which the script fills inside an if/for/while block whose outcome zerosim cannot decide, so it is not read"},
+		{"mtp 0 is none", "", base + "--mtp-num-layers 0 --optimizer sgd", MegatronOptions{}, "--optimizer sgd is not modelled"},
+		{"custom fsdp", "", base + "--use-distributed-optimizer --use-custom-fsdp", MegatronOptions{},
+			"--use-custom-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy no_shard (the default, arguments.py:2136 at d580efc6, optim_grads_params from d98e8a64) shards nothing, as DDP does"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, data := tc.file, []byte(tc.args)
@@ -261,5 +313,74 @@ func TestImportMegatronScriptArguments(t *testing.T) {
 		if out := string(m.Scenario()); !strings.Contains(out, `the script's own arguments ("$@") are read as none`) || !strings.Contains(out, "zero_stage: 1  # --use-distributed-optimizer") {
 			t.Errorf("%s: no note or not the distributed optimizer in\n%s", tail, out)
 		}
+	}
+}
+
+// TestMegatronShellIf (QA8 F4, F5): an if whose test compares words the
+// script sets runs its taken branch only (bash's [ and [[ semantics:
+// = and == compare strings, != negates, -z and -n test emptiness, ! negates,
+// && and || combine left to right); a test on what the script does not
+// set (a file, the environment without a default, a pattern) leaves the
+// block's variables unknown, as before.
+func TestMegatronShellIf(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"taken", "D=\"fp8\"\nA=()\nif [[ \"$D\" == \"fp8\" ]]; then\n  A+=(--x 1)\nfi\nrun ${A[@]}", "run --x 1"},
+		{"not taken", "D=bf16\nA=(--a)\nif [[ \"$D\" == \"fp8\" ]]; then\n  A+=(--x 1)\nfi\nrun ${A[@]}", "run --a"},
+		{"else", "D=bf16\nif [ \"$D\" = fp8 ]; then\n  A=(--x)\nelse\n  A=(--y)\nfi\nrun ${A[@]}", "run --y"},
+		{"elif", "D=b\nif [ \"$D\" = a ]; then\n  A=(--a)\nelif [ \"$D\" != c ]; then\n  A=(--b)\nelse\n  A=(--c)\nfi\nrun ${A[@]}", "run --b"},
+		{"positional default", "T=${3:-\"MOCK\"}\nif [[ \"$T\" == \"MOCK\" ]] || [[ -z \"$T\" ]]; then\n  A=(--mock)\nelse\n  A=(--real)\nfi\nrun ${A[@]}", "run --mock"},
+		{"environment default", "U=${U:-1}\nif [ \"${U}\" = 1 ]; then\n  A=(--u)\nfi\nrun ${A[@]}", "run --u"},
+		{"negation", "D=fp8\nif [ ! \"$D\" = fp8 ]; then\n  A=(--x)\nelse\n  A=(--y)\nfi\nrun ${A[@]}", "run --y"},
+		{"and", "D=fp8\nE=x\nif [ \"$D\" = fp8 ] && [ -n \"$E\" ]; then A=(--both); fi\nrun ${A[@]}", "run --both"},
+		{"or decided without the unknown test", "D=fp8\nif [ -f x ] || [ \"$D\" = fp8 ]; then A=(--x); fi\nrun ${A[@]}", "run --x"},
+		{"nested in a branch not taken", "D=a\nA=(--keep)\nif [ \"$D\" = b ]; then\n  if [ \"$D\" = a ]; then\n    A=(--no)\n  fi\nfi\nrun ${A[@]}", "run --keep"},
+		{"file test unknown", "A=(--a)\nif [ -f x ]; then\n  A+=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
+		{"environment unknown", "A=(--a)\nif [ -n \"${KEY}\" ]; then\n  A+=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
+		{"pattern unknown", "D=fp8\nif [[ \"$D\" == fp* ]]; then\n  A=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
+		{"loop unknown", "for i in 1 2; do\n  A=(--x)\ndone\nrun ${A[@]}", "run ${A[@]}"},
+		{"command in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  echo no\nfi\nrun x", "run x"},
+	} {
+		cmds := mgScript(c.src, nil)
+		var got []string
+		for _, w := range cmds[len(cmds)-1].words {
+			got = append(got, w.text)
+		}
+		if g := strings.Join(got, " "); g != c.want || c.name == "command in a branch not taken" && len(cmds) != 1 {
+			t.Errorf("%s: last command %q (%d commands), want %q", c.name, g, len(cmds), c.want)
+		}
+	}
+}
+
+// TestImportMegatronSkippedArrayNote (QA8 F4): an array the script fills
+// inside a block zerosim cannot decide is named in a note with the flags
+// the block puts in it.
+func TestImportMegatronSkippedArrayNote(t *testing.T) {
+	const base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 2 --tokenizer-type NullTokenizer --vocab-size 1000"
+	src := "D=$(cat dtype)\nA=()\nif [[ \"$D\" == \"fp8\" ]]; then\n  A+=(\n    \"--fp8-format hybrid\"\n    \"--fp8-param-gather\"\n  )\nfi\ntorchrun pretrain_gpt.py " + base + " ${A[@]}"
+	m, err := ImportMegatron("s.sh", []byte(src), MegatronOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "${A[@]} at 9:" + fmt.Sprint(len("torchrun pretrain_gpt.py ")+len(base)+2) + " is not read: the script fills the array inside an if/for/while block whose outcome zerosim cannot decide, or from outside; the flags it holds (there: --fp8-format, --fp8-param-gather) are not imported"
+	if len(m.Notes) == 0 || !strings.HasPrefix(m.Notes[0], want) {
+		t.Errorf("notes %q, want %q…", m.Notes, want)
+	}
+}
+
+// TestImportMegatronFSDPScript (QA8 F5): Megatron's own Megatron-FSDP
+// example, verbatim, reaches its flags: USE_MEGATRON_FSDP=${USE_MEGATRON_FSDP:-1}
+// (line 39) decides the if at line 112 that extends TRAINING_ARGS, and
+// NSYS_PROFILE=${NSYS_PROFILE:-0} (line 27) the profiling one at 216, so
+// --micro-batch-size (line 90) is read and the import stops at
+// --use-megatron-fsdp (line 116), not at a "missing" flag.
+func TestImportMegatronFSDPScript(t *testing.T) {
+	const file = "testdata/megatron/train_llama3_8b_fsdp_h100_fp8.sh"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ImportMegatron(file, data, MegatronOptions{GPU: "H100-80GB"})
+	if want := file + ":116:9: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params shards the optimizer state, gradients and parameters, as ZeRO-3 does"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want %q…", err, want)
 	}
 }

@@ -258,6 +258,9 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	if l.has("model.hf_config") && !l.has("model.layer_list") {
 		return l.resolveHFConfig(s)
 	}
+	if l.has("model.mtp_layers") && !l.has("model.hf_config") {
+		return l.errPath("model.mtp_layers", "mtp_layers builds the multi-token-prediction modules of a model.hf_config (delete it, or give the model as hf_config)")
+	}
 	if hm, ok := hfPreset(m.Preset); ok && l.has("model.preset") && !l.has("model.layer_list") {
 		return l.resolveHFPreset(s, hm)
 	}

@@ -447,19 +447,31 @@ func (d *ttDoc) strList(key string) ([]string, bool, error) {
 // dimensions as llama3_configs in torchtitan/models/llama/__init__.py at
 // 9dec370ad26b5f8e9a7333a0e36165018262644b. vocab_size is TransformerModelArgs' default 128256 at 238fa9953e4aec2a62582121564273d7cbb1e9f1
 // (torchtitan/models/llama3/model/args.py), the Llama 3 tokenizer's size
-// that 9dec370ad26b5f8e9a7333a0e36165018262644b read from the tokenizer.
+// that 9dec370ad26b5f8e9a7333a0e36165018262644b read from the tokenizer,
+// unless the flavor sets its own (vocab). ffnMultiplier 0 is
+// ffn_dim_multiplier None (TransformerModelArgs' default, as are n_kv_heads
+// None, here kvHeads = heads, and multiple_of 256).
 type ttFlavor struct {
 	dim, layers, heads, kvHeads, multipleOf int64
 	ffnMultiplier                           float64
 	attn                                    string // attn_type; "" is sdpa
+	vocab                                   int64  // 0: ttVocab
 }
 
 var ttFlavors = map[string]ttFlavor{
-	"8B":        {4096, 32, 32, 8, 1024, 1.3, ""},
-	"8B_flex":   {4096, 32, 32, 8, 1024, 1.3, "flex"},
-	"8B_varlen": {4096, 32, 32, 8, 1024, 1.3, "varlen"},
-	"70B":       {8192, 80, 64, 8, 4096, 1.3, ""},
-	"405B":      {16384, 126, 128, 8, 4096, 1.2, ""},
+	// llama3_args["debugmodel"] and its flex and varlen variants (lines
+	// 29-51 at 238fa99): dim 256, 6 layers, 16 heads, vocab_size 2048,
+	// the rest TransformerModelArgs' defaults. debugmodel is the default
+	// flavor (model.flavor) and debug_model.toml's, run_train.sh's
+	// default config.
+	"debugmodel":             {256, 6, 16, 16, 256, 0, "", 2048},
+	"debugmodel_flex_attn":   {256, 6, 16, 16, 256, 0, "flex", 2048},
+	"debugmodel_varlen_attn": {256, 6, 16, 16, 256, 0, "varlen", 2048},
+	"8B":                     {4096, 32, 32, 8, 1024, 1.3, "", 0},
+	"8B_flex":                {4096, 32, 32, 8, 1024, 1.3, "flex", 0},
+	"8B_varlen":              {4096, 32, 32, 8, 1024, 1.3, "varlen", 0},
+	"70B":                    {8192, 80, 64, 8, 4096, 1.3, "", 0},
+	"405B":                   {16384, 126, 128, 8, 4096, 1.2, "", 0},
 }
 
 const ttVocab = 128256
@@ -471,7 +483,9 @@ const ttVocab = 128256
 // arithmetic is IEEE double, as Go's.
 func (f ttFlavor) ffn() int64 {
 	h := 2 * 4 * f.dim / 3
-	h = int64(f.ffnMultiplier * float64(h))
+	if f.ffnMultiplier > 0 {
+		h = int64(f.ffnMultiplier * float64(h))
+	}
 	return f.multipleOf * ((h + f.multipleOf - 1) / f.multipleOf)
 }
 
@@ -691,11 +705,15 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence", flavor, f.attn, f.attn)
 	}
 	ffn := f.ffn()
-	t.Model = Model{Kind: KindTransformer, Arch: ArchLlama, Hidden: f.dim, Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, FFN: ffn, Vocab: ttVocab}
+	vocab := f.vocab
+	if vocab == 0 {
+		vocab = ttVocab
+	}
+	t.Model = Model{Kind: KindTransformer, Arch: ArchLlama, Hidden: f.dim, Layers: f.layers, Heads: f.heads, KVHeads: f.kvHeads, FFN: ffn, Vocab: vocab}
 	// Llama's layout (docs/scenario-format.md): embedding and untied
 	// output vocab·h each, blocks 2h² + 2h·kv + 3h·ffn + 2h, final norm h.
 	kv := f.dim / f.heads * f.kvHeads
-	t.Params = 2*ttVocab*f.dim + f.layers*(2*f.dim*f.dim+2*f.dim*kv+3*f.dim*ffn+2*f.dim) + f.dim
+	t.Params = 2*vocab*f.dim + f.layers*(2*f.dim*f.dim+2*f.dim*kv+3*f.dim*ffn+2*f.dim) + f.dim
 	desc, _, err := d.str("", "job.description")
 	if err != nil {
 		return err

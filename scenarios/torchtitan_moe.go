@@ -163,7 +163,7 @@ func (t *Torchtitan) readHFModel(d *ttDoc, name, nk string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.at(fk), err)
 	}
-	hm, err := importHF(cfgName, []byte(f.config), m, 0)
+	hm, err := importHF(cfgName, []byte(f.config), m, 0, -1)
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.at(fk), err)
 	}

@@ -221,3 +221,39 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTorchtitanLlama3Debug (QA8 F6): llama3's debug flavors
+// (llama3_args at torchtitan/models/llama3/__init__.py:29-51, 238fa99)
+// import; debug_model.toml is run_train.sh's default config. The count is
+// torchtitan's own log line for that run, "Model llama3 debugmodel size:
+// 6,163,712 total parameters" (find_string), and by hand from
+// TransformerModelArgs' defaults (n_kv_heads = n_heads, multiple_of 256,
+// no ffn_dim_multiplier: hidden int(2·4·256/3) = 682 rounded up to 768):
+// embedding and output 2·2048·256, 6 blocks of 4·256² + 3·256·768 + 2·256,
+// final norm 256.
+func TestImportTorchtitanLlama3Debug(t *testing.T) {
+	const want = 6_163_712
+	if hand := int64(2*2048*256 + 6*(4*256*256+3*256*768+2*256) + 256); hand != want {
+		t.Fatalf("hand count %d, torchtitan's %d", hand, want)
+	}
+	for _, c := range []struct {
+		flavor string
+		notes  string
+	}{{"debugmodel", ""}, {"debugmodel_flex_attn", "runs flex attention with a block-causal mask"}, {"debugmodel_varlen_attn", "runs varlen attention with a block-causal mask"}} {
+		tt, err := ImportTorchtitan("llama3_debug.toml", ttFile(t, "llama3_debug.toml", `flavor = "debugmodel"`, `flavor = "`+c.flavor+`"`), TorchtitanCluster{Nodes: 4, GPUsPerNode: 8, GPU: "H100-80GB"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.flavor, err)
+		}
+		s, err := Load(c.flavor+".yaml", tt.Scenario(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.flavor, err)
+		}
+		m := s.Model
+		if tt.Params != want || int64(m.Params) != want || m.Hidden != 256 || m.Layers != 6 || m.Heads != 16 || m.KVHeads != 16 || m.FFN != 768 || m.Vocab != 2048 {
+			t.Errorf("%s: %d parameters (scenario %d), dims %d %d %d %d %d %d", c.flavor, tt.Params, m.Params, m.Hidden, m.Layers, m.Heads, m.KVHeads, m.FFN, m.Vocab)
+		}
+		if c.notes != "" && !strings.Contains(strings.Join(tt.Notes, "\n"), c.notes) {
+			t.Errorf("%s: notes %q, want %q", c.flavor, tt.Notes, c.notes)
+		}
+	}
+}

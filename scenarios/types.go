@@ -117,6 +117,13 @@ type Model struct {
 	// HFConfig is a Hugging Face config.json, relative to the scenario
 	// file; the layer list and dimensions are imported from it.
 	HFConfig string `yaml:"hf_config,omitempty"`
+	// MTPLayers is the multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's,
+	// Qwen3-Next's) the stack builds beside hf_config's decoder:
+	// transformers' modeling code builds none, so neither does an hf_config
+	// without it (the HF Trainer, Accelerate and llm-foundry train what
+	// transformers builds); a stack that trains them (Megatron
+	// --mtp-num-layers, Megatron-Bridge) sets it.
+	MTPLayers int64 `yaml:"mtp_layers,omitempty"`
 	// Architecture is the imported config's class (LlamaForCausalLM), set
 	// by Load for hf_config and presets built from a config.json;
 	// informational.

@@ -21,8 +21,10 @@ import (
 // the input embedding (vocab_size·hidden_size from the config) where the
 // output layer is not tied to it (nparams_for_matmul). A
 // multi-token-prediction module (num_nextn_predict_layers: DeepSeek-V3,
-// Qwen3-Next; mtp_num_hidden_layers: Qwen3.5 and 3.6) runs one more attention block over the sequence, which
-// zerosim trains and counts (torchtitan's models have none).
+// Qwen3-Next; mtp_num_hidden_layers: Qwen3.5 and 3.6) is built only with
+// model.mtp_layers (transformers builds none); built, it runs one more
+// attention block over the sequence, which zerosim counts (torchtitan's
+// models have none): the mtp cases add it to the formula.
 // Before attention was counted per block at its own width, Qwen3-30B-A3B's
 // heads (32 × 128 = 4,096 over a hidden size of 2,048) were counted at the
 // hidden size, and under full recompute HFU/MFU passed 4/3 (1.348): the
@@ -36,24 +38,29 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 		// tied: tie_word_embeddings, the config's or, absent, its
 		// class's default (Gemma2Config and Gemma3TextConfig: true).
 		tied bool
+		mtp  int64 // model.mtp_layers
 	}{
-		{"qwen3-30b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, false},
-		{"gemma-2-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, true},
+		{"qwen3-30b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, false, 0},
+		{"gemma-2-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, true, 0},
 		{"deepseek-v3.json", func(c map[string]int64) int64 {
 			return c["qk_nope_head_dim"] + c["qk_rope_head_dim"] + c["v_head_dim"]
-		}, 4, false},
+		}, 4, false, 0},
+		{"deepseek-v3.json", func(c map[string]int64) int64 {
+			return c["qk_nope_head_dim"] + c["qk_rope_head_dim"] + c["v_head_dim"]
+		}, 4, false, 1},
 		// full_attention_interval 4: block.3 is the only softmax attention
 		// of the first four (Qwen3NextConfig's layer_types).
-		{"qwen3-next-80b-a3b-instruct.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false},
+		{"qwen3-next-80b-a3b-instruct.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false, 0},
+		{"qwen3-next-80b-a3b-instruct.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false, 1},
 		// Gemma 3's text_config: heads 8 × 256 over a hidden size of 2,560.
-		{"gemma-3-4b-it.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, true},
+		{"gemma-3-4b-it.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 4, true, 0},
 		// Qwen3.6's text_config: Qwen3-Next's layout, block.3 the only
 		// softmax attention of the first four (16 or 24 heads of 256), and
 		// an MTP module (mtp_num_hidden_layers).
-		{"qwen3.6-35b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false},
-		{"qwen3.6-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false},
+		{"qwen3.6-35b-a3b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false, 1},
+		{"qwen3.6-27b.json", func(c map[string]int64) int64 { return 2 * c["head_dim"] }, 1, false, 0},
 	} {
-		t.Run(c.cfg, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s mtp %d", c.cfg, c.mtp), func(t *testing.T) {
 			raw, err := os.ReadFile("../scenarios/testdata/hf-extra/" + c.cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -78,8 +85,8 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 				}
 			}
 			y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
-				"model: {hf_config: %s, layers: %d, seq_len: %d}\nparallelism: {dp: 8, zero_stage: 3}\n"+
-				"training: {micro_batch: 1, recompute: full}\n", c.cfg, layers, seq)
+				"model: {hf_config: %s, layers: %d, seq_len: %d, mtp_layers: %d}\nparallelism: {dp: 8, zero_stage: 3}\n"+
+				"training: {micro_batch: 1, recompute: full}\n", c.cfg, layers, seq, c.mtp)
 			s, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -88,10 +95,7 @@ func TestModelFLOPsTorchtitan(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("modelFLOPsPerToken: %v, %v", ok, err)
 			}
-			full := c.full + ints["num_nextn_predict_layers"] + ints["mtp_num_hidden_layers"]
-			if _, set := ints["num_nextn_predict_layers"]; !set && c.cfg == "qwen3-next-80b-a3b-instruct.json" {
-				full++ // the importer's default of 1 (vLLM's; the published config leaves it out)
-			}
+			full := c.full + c.mtp
 			if tied, ok := flat["tie_word_embeddings"].(bool); ok && tied != c.tied {
 				t.Fatalf("tie_word_embeddings %v in the config, the case says %v", tied, c.tied)
 			}

@@ -22,7 +22,7 @@ import (
 // 192) = 3,575,335,878,656 forward FLOPs.
 func TestMTPHeadPass(t *testing.T) {
 	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
-		"model: {hf_config: deepseek-v3.json, layers: 3, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1}\n"
+		"model: {hf_config: deepseek-v3.json, layers: 3, seq_len: 4096, mtp_layers: 1}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1}\n"
 	sc, err := scenarios.Load("../scenarios/testdata/hf-extra/s.yaml", []byte(y), nil)
 	if err != nil {
 		t.Fatal(err)

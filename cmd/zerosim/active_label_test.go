@@ -11,15 +11,20 @@ import (
 // (Mistral's 12.9 B for Mixtral-8x7B counts it; OpenAI's 3.61 B for
 // gpt-oss-20b does not: 4,187,440,704 − the 579,133,440 embedding =
 // 3,608,307,264, arXiv 2508.10925 Table 1) and DeepSeek-V3's MTP module
-// (its card's 37 B leaves it out). A dense model prints no active count.
+// when --mtp-layers builds it (its card's 37 B leaves it out; the total
+// less 58 MoE layers × 248 of 256 experts of 3·7168·2048 without it, 59
+// with it). A dense model prints no active count.
 func TestActiveLabel(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{"hf/mixtral-8x7b/config.json", "46,702,792,704 parameters, 12,879,925,248 active per token incl. the input embedding\n"},
 		{"hf-extra/gpt-oss-20b.json", "20,914,757,184 parameters, 4,187,440,704 active per token incl. the input embedding\n"},
-		{"hf-extra/deepseek-v3.json", "682,636,487,424 parameters, 38,240,398,080 active per token incl. the input embedding and the MTP module\n"},
+		{"hf-extra/deepseek-v3.json", "671,026,419,200 parameters, 37,552,297,472 active per token incl. the input embedding\n"},
+		{"hf-extra/deepseek-v3.json --mtp-layers 1", "682,636,487,424 parameters, 38,240,398,080 active per token incl. the input embedding and the MTP module\n"},
 		{"hf-extra/llama-3.1-70b.json", "70,553,706,496 parameters\n"},
 	} {
-		out, stderr, code := runValidateCLI(t, nil, "import", "hf", "../../scenarios/testdata/"+c.file)
+		file, flag, _ := strings.Cut(c.file, " ")
+		args := append([]string{"import", "hf", "../../scenarios/testdata/" + file}, strings.Fields(flag)...)
+		out, stderr, code := runValidateCLI(t, nil, args...)
 		first, _, _ := strings.Cut(out, "\n")
 		if code != 0 || !strings.HasSuffix(first+"\n", ": "+c.want) {
 			t.Errorf("import %s: code %d, %q (%s); want it to end %q", c.file, code, first, stderr, c.want)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -18,7 +19,8 @@ func newImportCmd(a *app) *cobra.Command {
 		Use:   "import",
 		Short: "Print a scenario, or its model, from another tool's config: Hugging Face, DeepSpeed, torchtitan, Accelerate, llm-foundry, Megatron-LM",
 	}
-	c.AddCommand(&cobra.Command{
+	var mtpLayers int64
+	hf := &cobra.Command{
 		Use:   "hf CONFIG.json|MODEL_DIR",
 		Short: "Print the scenario model section of a Hugging Face config.json",
 		Long: `import hf reads a Hugging Face transformers config.json and prints the
@@ -26,8 +28,8 @@ model: section of a scenario with the exact layer list (embedding, blocks,
 routed experts, final norm, lm_head), the parameter total and the active
 parameters of mixture-of-experts models. Lines starting "# note:" name what
 the import approximates or leaves out (a multimodal model's vision tower;
-DeepSeek-V3's multi-token-prediction module, which transformers drops and
-zerosim trains) and which blocks attend over a sliding window or within
+DeepSeek-V3's multi-token-prediction module, which transformers drops, so
+that it is left out unless --mtp-layers says the stack trains it) and which blocks attend over a sliding window or within
 attention chunks: their dims carry window or attention_chunk, and
 training.attention flash counts only the pairs the mask keeps. A scenario
 can also name the file directly with model: {hf_config: path/to/config.json};
@@ -40,16 +42,30 @@ keys).`,
 			if err := noStdin("import hf", args[0]); err != nil {
 				return err
 			}
-			hm, err := scenarios.ReadHFConfig(args[0])
+			var hm *scenarios.HFModel
+			var err error
+			if cmd.Flags().Changed("mtp-layers") {
+				if mtpLayers < 0 || mtpLayers > scenarios.MaxLayers {
+					return inputError{fmt.Errorf("--mtp-layers %d is out of range (use 0 to %d)", mtpLayers, scenarios.MaxLayers)}
+				}
+				hm, err = scenarios.ReadHFConfigMTP(args[0], mtpLayers)
+				if u := (*scenarios.MTPUnusedError)(nil); errors.As(err, &u) {
+					return inputError{fmt.Errorf("--mtp-layers %d: %s: %s: leave --mtp-layers out", mtpLayers, args[0], u.Error())}
+				}
+			} else {
+				hm, err = scenarios.ReadHFConfig(args[0])
+			}
 			if err != nil {
 				return otherImporter("hf", args[0], err)
 			}
 			if a.format == "json" {
 				return writeHFJSON(a.out, hm)
 			}
-			return writeHFYAML(a.out, args[0], hm, seqLenFlag{})
+			return writeHFYAML(a.out, args[0], hm, seqLenFlag{}, mtpLayers)
 		},
-	})
+	}
+	hf.Flags().Int64Var(&mtpLayers, "mtp-layers", 0, "multi-token-prediction modules the training stack builds (DeepSeek-V3, GLM-4.5, Qwen3-Next, Qwen3.5; Megatron's --mtp-num-layers): transformers builds none, nor does the import without it")
+	c.AddCommand(hf)
 	c.AddCommand(newImportDeepSpeedCmd(a))
 	c.AddCommand(newImportTorchtitanCmd(a))
 	c.AddCommand(newImportAccelerateCmd(a))
@@ -116,8 +132,9 @@ type seqLenFlag struct {
 
 // writeHFYAML writes the model section, one flow mapping per layer, with
 // model.seq_len from seq when given, else the model's default with its
-// source (HFModel.SeqLenSource).
-func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel, seq seqLenFlag) error {
+// source (HFModel.SeqLenSource); mtp > 0 is the multi-token-prediction
+// modules built (import hf --mtp-layers), which the scenario line repeats.
+func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel, seq seqLenFlag, mtp int64) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s (%s) from %s: %s parameters", hm.Architecture, hm.ModelType, file, reports.Commas(hm.Total))
 	if hm.Active != hm.Total {
@@ -127,7 +144,11 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel, seq seqLenFlag
 	for _, n := range hfNotes(hm) {
 		fmt.Fprintf(&b, "# note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s}\n", file)
+	if mtp > 0 {
+		fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s, mtp_layers: %d}\n", file, mtp)
+	} else {
+		fmt.Fprintf(&b, "# or in a scenario: model: {hf_config: %s}\n", file)
+	}
 	b.WriteString(scenarios.HFModelHead(hm))
 	d := hm.Dims
 	seqLen, from := hm.SeqLen(), hm.SeqLenSource()+"; set it to the run's sequence length"

@@ -20,6 +20,10 @@ type importAccelerateOpts struct {
 	microBatch, gradAccum        int
 	seqLen                       int
 	microGiven, accumGiven, seqG bool
+	// nodes and gpusPerNode: accelerate launch's --num_machines and
+	// --num_processes / --num_machines (0: the config's).
+	nodes, gpusPerNode   int
+	nodesGiven, gpnGiven bool
 }
 
 // newImportAccelerateCmd is zerosim import accelerate (cmd_import.go adds
@@ -50,7 +54,10 @@ defaults follow Accelerate at 16cb6eb8 and its launcher; lines starting
 the GPU preset, and --micro-batch, --grad-accum, --seq-len and --recompute
 the Trainer's arguments the config does not hold
 (--per_device_train_batch_size, --gradient_accumulation_steps, the
-sequence length, --gradient_checkpointing). With --hf and --gpu the output
+sequence length, --gradient_checkpointing). --nodes and --gpus-per-node
+are accelerate launch's --num_machines and --num_processes (nodes × GPUs
+per node), which override the config's; a config for SLURM leaves
+num_processes to them. With --hf and --gpu the output
 runs as it is:
 zerosim import accelerate fsdp.yaml --hf config.json --gpu H100-80GB > s.yaml
 zerosim run s.yaml`,
@@ -63,6 +70,7 @@ zerosim run s.yaml`,
 			}
 			f := cmd.Flags()
 			o.microGiven, o.accumGiven, o.seqG = f.Changed("micro-batch"), f.Changed("grad-accum"), f.Changed("seq-len")
+			o.nodesGiven, o.gpnGiven = f.Changed("nodes"), f.Changed("gpus-per-node")
 			return runImportAccelerate(a, &o, args[0])
 		},
 	}
@@ -73,6 +81,8 @@ zerosim run s.yaml`,
 	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N`, the Trainer's --gradient_accumulation_steps (default 1)")
 	f.IntVar(&o.seqLen, "seq-len", 0, "`N` tokens per sequence (model.seq_len; needs --hf)")
 	f.StringVar(&o.recompute, "recompute", "", "`POLICY` for the Trainer's --gradient_checkpointing: none, selective, op or full")
+	f.IntVar(&o.nodes, "nodes", 0, "`N` machines, accelerate launch's --num_machines (unset: the config's num_machines)")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "`N` GPUs per machine: accelerate launch's --num_processes is nodes × N (unset: the config's num_processes; required when it has none, as a SLURM config)")
 	return c
 }
 
@@ -90,6 +100,10 @@ func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 	if err := checkSeqLenFlag(o.seqG, o.seqLen, o.hf); err != nil {
 		return err
 	}
+	if err := checkClusterFlags(o.nodesGiven, int64(o.nodes), o.gpnGiven, int64(o.gpusPerNode)); err != nil {
+		return err
+	}
+	opt.Nodes, opt.GPUsPerNode = int64(o.nodes), int64(o.gpusPerNode)
 	switch r := scenarios.Recompute(o.recompute); r {
 	case "":
 	case scenarios.RecomputeNone, scenarios.RecomputeSelective, scenarios.RecomputeOp, scenarios.RecomputeFull:
@@ -176,7 +190,7 @@ func writeAccelerateModel(b *strings.Builder, o *importAccelerateOpts, hm *scena
 	if o.seqG {
 		seq = seqLenFlag{int64(o.seqLen), "--seq-len (the Trainer's sequence length; not in the Accelerate config)"}
 	}
-	_ = writeHFYAML(b, o.hf, hm, seq) // a strings.Builder does not fail
+	_ = writeHFYAML(b, o.hf, hm, seq, 0) // a strings.Builder does not fail
 }
 
 // accelerateJSON is the JSON form of an imported Accelerate config.

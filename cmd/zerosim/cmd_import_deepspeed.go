@@ -62,6 +62,16 @@ zerosim run s.yaml`,
 			f := cmd.Flags()
 			o.nodesGiven, o.gpusGiven = f.Changed("nodes"), f.Changed("gpus-per-node")
 			o.clusterGiven = o.nodesGiven || o.gpusGiven || f.Changed("gpu")
+			// A cluster flag given alone sizes the cluster with the
+			// others' values: 1 node, 8 GPUs per node. Without any, the
+			// output has no cluster and the world size is unknown (a
+			// config whose batch rule needs it is refused, QA8 F8).
+			if o.clusterGiven && !o.nodesGiven {
+				o.nodes = 1
+			}
+			if o.clusterGiven && !o.gpusGiven {
+				o.gpusPerNode = 8
+			}
 			o.microGiven, o.accumGiven, o.seqGiven = f.Changed("micro-batch"), f.Changed("grad-accum"), f.Changed("seq-len")
 			return runImportDeepSpeed(a, &o, args[0])
 		},
@@ -69,8 +79,8 @@ zerosim run s.yaml`,
 	f := c.Flags()
 	f.StringVar(&o.hf, "hf", "", "`FILE`, the model's Hugging Face config.json: adds the model section")
 	f.StringVar(&o.gpu, "gpu", "", "`NAME` of the cluster's GPU preset (docs/scenario-format.md lists them): adds the cluster")
-	f.IntVar(&o.nodes, "nodes", 1, "nodes of the cluster (dp = nodes × gpus-per-node)")
-	f.IntVar(&o.gpusPerNode, "gpus-per-node", 8, "GPUs per node")
+	f.IntVar(&o.nodes, "nodes", 0, "nodes of the cluster, dp = nodes × gpus-per-node (1 when only --gpu or --gpus-per-node is given; unset with both, the world size is unknown: give it when the config's batch needs it)")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node (8 when only --gpu or --nodes is given)")
 	f.IntVar(&o.microBatch, "micro-batch", 0, "`N` for train_micro_batch_size_per_gpu where the config says \"auto\"")
 	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N` for gradient_accumulation_steps where the config says \"auto\"")
 	f.IntVar(&o.seqLen, "seq-len", 0, "`N` tokens per sequence (model.seq_len: the training script's, not in the DeepSpeed config; needs --hf)")
@@ -81,7 +91,7 @@ zerosim run s.yaml`,
 func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 	var opt scenarios.DeepSpeedOptions
 	if o.clusterGiven {
-		if err := checkClusterFlags(true, int64(o.nodes), true, int64(o.gpusPerNode)); err != nil {
+		if err := checkClusterFlags(o.nodesGiven, int64(o.nodes), o.gpusGiven, int64(o.gpusPerNode)); err != nil {
 			return err
 		}
 		opt.DP = int64(o.nodes) * int64(o.gpusPerNode)
@@ -160,7 +170,7 @@ func writeDeepSpeedYAML(w io.Writer, file string, ds *scenarios.DeepSpeedImport,
 		if o.seqGiven {
 			seq = seqLenFlag{int64(o.seqLen), "--seq-len (the training script's sequence length; not in the DeepSpeed config)"}
 		}
-		if err := writeHFYAML(&b, o.hf, hm, seq); err != nil {
+		if err := writeHFYAML(&b, o.hf, hm, seq, 0); err != nil {
 			return err
 		}
 	}

@@ -41,9 +41,14 @@ cluster comes from --nodes and --gpus-per-node, else from torchrun's
 --num_gpus) in the script, where $SLURM_NNODES and $SLURM_JOB_NUM_NODES
 are the script's #SBATCH --nodes; the GPU from --gpu (else a
 SET_GPU placeholder). A tokenizer read from files needs its size:
---tokenizer-vocab-size. Then:
+--tokenizer-vocab-size. The script is read as bash runs it without
+arguments: variables and arrays assigned at its top level, ${N:-default}
+as its default, and an if whose test compares such words ([ "$DTYPE" =
+fp8 ], [[ ... == ... ]], -z, -n) runs its taken branch only; an array
+filled inside a block it cannot decide is named in a note with the flags
+it would hold. Then:
 zerosim import megatron train.sh --gpu H100-80GB > s.yaml && zerosim run s.yaml.`,
-		Example: `  zerosim import megatron train_llama3_8b_h100_fp8.sh --gpu H100-80GB --tokenizer-vocab-size 128256
+		Example: `  zerosim import megatron train_llama3_8b_h100_fp8.sh --gpu H100-80GB
   zerosim import megatron train_gpt3_175b_distributed-tp1pp1.sh --nodes 16 --gpu H100-80GB --tokenizer-vocab-size 50257`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -58,8 +58,18 @@ func TestImportAccelerateCLI(t *testing.T) {
 			t.Errorf("%q: the header does not name the file:\n%s", c.args, out)
 		}
 	}
+	// QA8 F7: --nodes and --gpus-per-node stand for accelerate launch's
+	// --num_machines and --num_processes (examples/slurm/
+	// submit_multinode_fsdp.sh:29-30 at 16cb6eb8).
+	out, stderr, code := runValidateCLI(t, nil, "import", "accelerate", dir+"slurm-fsdp.yaml", "--hf", hf, "--gpu", "H100-80GB", "--nodes", "2", "--gpus-per-node", "8")
+	if code != 0 {
+		t.Fatalf("slurm: code %d: %s", code, stderr)
+	}
+	if s, err := scenarios.Load("imported.yaml", []byte(out), nil); err != nil || s.Cluster.Nodes != 2 || s.Cluster.GPUsPerNode != 8 || s.Parallelism.DP != 16 || s.Parallelism.Stage != 3 {
+		t.Errorf("slurm: %v\n%s", err, out)
+	}
 
-	out, _, code := runValidateCLI(t, nil, "import", "accelerate", "--format", "json", dir+"trl-fsdp2.yaml")
+	out, _, code = runValidateCLI(t, nil, "import", "accelerate", "--format", "json", dir+"trl-fsdp2.yaml")
 	var j struct {
 		Type     string `json:"distributed_type"`
 		Version  int    `json:"fsdp_version"`
@@ -86,6 +96,11 @@ func TestImportAccelerateCLI(t *testing.T) {
 		{[]string{hf}, `config.json: not an Accelerate config: it has a Hugging Face config's "architectures", so run: zerosim import hf`},
 		{[]string{dir + "README.md"}, "README.md:3:1: not valid YAML"},
 		{[]string{dir + "missing.yaml"}, "missing.yaml: cannot read the file"},
+		// QA8 F7: Accelerate's SLURM config leaves num_processes to
+		// accelerate launch; --gpus-per-node gives it.
+		{[]string{dir + "slurm-fsdp.yaml"}, "slurm-fsdp.yaml:1:1: no num_processes: the config leaves the count to accelerate launch --num_processes"},
+		{[]string{dir + "slurm-fsdp.yaml", "--gpus-per-node", "0"}, "--gpus-per-node 0 is out of range"},
+		{[]string{dir + "slurm-fsdp.yaml", "--nodes", "0", "--gpus-per-node", "8"}, "--nodes 0 is out of range"},
 	} {
 		_, stderr, code := runValidateCLI(t, nil, append([]string{"import", "accelerate"}, c.args...)...)
 		if code == 0 || !strings.Contains(stderr, c.mention) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

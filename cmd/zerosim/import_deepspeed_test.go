@@ -63,7 +63,7 @@ func TestImportDeepSpeedCLI(t *testing.T) {
 		Settings []struct{ Key, Value, From string }
 		Notes    []string
 	}
-	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Stage != 3 || len(j.Notes) != 2 ||
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Stage != 3 || len(j.Notes) != 3 ||
 		j.Settings[1].Key != "communication.bucket_size" || j.Settings[1].Value != "20MB" || !strings.Contains(j.Settings[1].From, "reduce_bucket_size 1e7") {
 		t.Errorf("json: %v, code %d: %s", err, code, out)
 	}
@@ -94,4 +94,37 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestImportDeepSpeedClusterDefaults (QA8 F8): the help shows no default
+// for --nodes and --gpus-per-node, since without any cluster flag the world
+// size is unknown and a config whose batch rule needs it is refused;
+// either flag alone (or --gpu) takes 1 node or 8 GPUs per node for the
+// other. DeepSpeedExamples' pipeline config: train_batch_size 256, micro 8.
+func TestImportDeepSpeedClusterDefaults(t *testing.T) {
+	const cfg = "../../docs/examples/deepspeed/deepspeedexamples-pipeline-parallelism.json"
+	help, _, _ := runValidateCLI(t, nil, "import", "deepspeed", "--help")
+	for _, l := range strings.Split(help, "\n") {
+		if (strings.Contains(l, "--nodes int") || strings.Contains(l, "--gpus-per-node int")) && strings.Contains(l, "(default") {
+			t.Errorf("help shows a default: %q", l)
+		}
+	}
+	_, stderr, code := runValidateCLI(t, nil, "import", "deepspeed", cfg)
+	if code != 2 || !strings.Contains(stderr, "gradient_accumulation_steps needs the data-parallel size") {
+		t.Errorf("no cluster: code %d, %q", code, stderr)
+	}
+	for _, c := range []struct {
+		args              []string
+		nodes, gpn, accum string
+	}{
+		// 256 / (8 · 8) = 4; 256 / (8 · 4) = 8; 256 / (8 · 16) = 2.
+		{[]string{"--nodes", "1"}, "1", "8", "4"},
+		{[]string{"--gpus-per-node", "4"}, "1", "4", "8"},
+		{[]string{"--nodes", "2", "--gpus-per-node", "8"}, "2", "8", "2"},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "deepspeed", cfg}, c.args...)...)
+		if code != 0 || !strings.Contains(out, "  nodes: "+c.nodes+"\n  gpus_per_node: "+c.gpn+"\n") || !strings.Contains(out, "grad_accum: "+c.accum) {
+			t.Errorf("%v: code %d %s\n%s", c.args, code, stderr, out)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,26 +20,43 @@ func TestImportHF(t *testing.T) {
 		file          string
 		total, active int64
 		notes         int // "# note:" lines
+		mtp           int64
 	}{
-		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248, 0},
-		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 1},
-		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208, 0},
-		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 3},
-		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 2},
-		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 2},
+		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248, 0, 0},
+		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 1, 0},
+		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208, 0, 0},
+		// DeepSeek-V3 as transformers builds it (DeepseekV3Model: 61
+		// layers, no MTP module): the published main-model count
+		// (scenarios.TestHFDeepseekV3); active is the total less 58 MoE
+		// layers × 248 of 256 experts of 3·7168·2048.
+		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 671_026_419_200, 671_026_419_200 - 58*248*3*7168*2048, 3, 0},
+		// With --mtp-layers 1: the checkpoint's total with its MTP layer.
+		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 3, 1},
+		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 2, 0},
+		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 2, 0},
 		// Active: the total less 24 layers × (60 − 4) routed experts of 3·2048·1408.
-		{"../../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json", 14_315_784_192, 14_315_784_192 - 24*56*3*2048*1408, 0},
+		{"../../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json", 14_315_784_192, 14_315_784_192 - 24*56*3*2048*1408, 0, 0},
 		// Qwen3-Next: the Gated DeltaNet blocks' linear_* dims and the
 		// gated attention's output_gate print and load back; active is
-		// the total less 49 MoE layers (the MTP module's too) × 502 of
-		// 512 experts of 3·2048·512.
-		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 81_324_862_720, 81_324_862_720 - 49*502*3*2048*512, 2},
+		// the total less 48 MoE layers × 502 of 512 experts of
+		// 3·2048·512. Without the MTP module: Qwen3-Coder-Next's
+		// published 79,674,391,296 (scenarios.TestHFQwen3Next); with it
+		// (--mtp-layers 1, 49 MoE layers) the published 81,324,862,720.
+		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 79_674_391_296, 79_674_391_296 - 48*502*3*2048*512, 2, 0},
+		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 81_324_862_720, 81_324_862_720 - 49*502*3*2048*512, 2, 1},
 		// Qwen3.6-35B-A3B: the safetensors total 35,951,822,704 less the
-		// vision tower's 446,571,248 (scenarios.TestHFQwen35); active is
-		// that less 41 MoE layers × 248 of 256 experts of 3·2048·512.
-		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 35_505_251_456, 35_505_251_456 - 41*248*3*2048*512, 3},
+		// vision tower's 446,571,248 (scenarios.TestHFQwen35) and, as
+		// transformers builds it, less the MTP module's 844,640,768;
+		// active is that less 40 (41 with the module) MoE layers × 248 of
+		// 256 experts of 3·2048·512.
+		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 34_660_610_688, 34_660_610_688 - 40*248*3*2048*512, 3, 0},
+		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 35_505_251_456, 35_505_251_456 - 41*248*3*2048*512, 3, 1},
 	} {
-		out, stderr, code := runValidateCLI(t, nil, "import", "hf", c.file)
+		args := []string{"import", "hf", c.file}
+		if c.mtp > 0 {
+			args = append(args, "--mtp-layers", fmt.Sprint(c.mtp))
+		}
+		out, stderr, code := runValidateCLI(t, nil, args...)
 		if code != 0 || stderr != "" {
 			t.Fatalf("%s: code %d: %s", c.file, code, stderr)
 		}
@@ -58,8 +76,14 @@ func TestImportHF(t *testing.T) {
 			t.Fatal(err)
 		}
 		hm, err := scenarios.ImportHF(c.file, raw)
+		if c.mtp > 0 {
+			hm, err = scenarios.ReadHFConfigMTP(c.file, c.mtp)
+		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(hm.LayerList) != len(s.Model.LayerList) {
+			t.Fatalf("%s: %d units printed, %d imported", c.file, len(s.Model.LayerList), len(hm.LayerList))
 		}
 		for i, l := range hm.LayerList {
 			got := s.Model.LayerList[i].Dims
@@ -69,6 +93,9 @@ func TestImportHF(t *testing.T) {
 		}
 		if n := strings.Count(out, "\n# note: "); n != c.notes {
 			t.Errorf("%s: %d note lines, want %d:\n%s", c.file, n, c.notes, out)
+		}
+		if want := fmt.Sprintf(", mtp_layers: %d}\n", c.mtp); c.mtp > 0 != strings.Contains(out, want) {
+			t.Errorf("%s: the scenario line with mtp %d:\n%s", c.file, c.mtp, out)
 		}
 	}
 	out, _, code := runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf/qwen3-8b/config.json")
@@ -354,6 +381,24 @@ func TestImportOtherFramework(t *testing.T) {
 		out, errOut, code := runCLI(append([]string{"import"}, c.args...)...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestImportHFMTPLayersRefused (QA8 F1): --mtp-layers on a model without
+// a multi-token-prediction module, or out of range, is one line naming the
+// flag, exit code 2, nothing on stdout.
+func TestImportHFMTPLayersRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"../../scenarios/testdata/hf-extra/llama-3.1-70b.json", "--mtp-layers", "1"}, "zerosim: --mtp-layers 1: ../../scenarios/testdata/hf-extra/llama-3.1-70b.json: LlamaForCausalLM has no multi-token-prediction module zerosim builds"},
+		{[]string{"../../scenarios/testdata/hf-extra/deepseek-v3.json", "--mtp-layers", "-1"}, "zerosim: --mtp-layers -1 is out of range (use 0 to 1024)"},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "hf"}, c.args...)...)
+		if code != 2 || out != "" || !strings.HasPrefix(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want %q", c.args, code, out, stderr, c.want)
 		}
 	}
 }
