@@ -240,7 +240,7 @@ func (run *Run) toJSON() *runJSON {
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
-	j.Calibration = calibrationUse(s)
+	j.Calibration = calibrationUse(r)
 	capacity := int64(s.Cluster.GPUMemory)
 	j.Fits, j.DeviceFits = run.Fit().Fits, r.DeviceFits(capacity)
 	if a := s.Model.ActiveParams(); a != j.Params {

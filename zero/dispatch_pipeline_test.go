@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -81,4 +82,22 @@ func TestDedupPhasesPipelined(t *testing.T) {
 		t.Errorf("the phases overlap by %.3f s in all; docs/compute-model.md states 2.65 s", shorter)
 	}
 	t.Logf("step %.3f s; %d phase pairs overlap by %.3f s; %d computes waited for a longer rail phase", r.StepTime.Seconds(), pairs, shorter, exact)
+}
+
+// TestCheckNodePhases: a gather that waited for a node phase alone would
+// start while its rail phase still runs; Build refuses that schedule, and
+// the pipelined row's own schedule passes.
+func TestCheckNodePhases(t *testing.T) {
+	tasks := []Task{
+		{Kind: AllToAll, Stream: Compute, Group: GroupEPRail, Unit: 3},
+		{Kind: AllToAll, Stream: EPComm, Group: GroupEPNode, Unit: 3, AfterStart: []int32{0}},
+		{Kind: Forward, Stream: Compute, Unit: 4, After: []int32{1}},
+		{Kind: AllGather, Stream: ParamComm, Unit: 5, After: []int32{1}},
+	}
+	if err := checkNodePhases(tasks[:3]); err != nil {
+		t.Errorf("a compute task after the node phase: %v", err)
+	}
+	if err := checkNodePhases(tasks); err == nil || !strings.Contains(err.Error(), "task 3 (all-gather on param-comm) waits for the node phase of unit 3") {
+		t.Errorf("a gather after the node phase alone: %v", err)
+	}
 }

@@ -523,7 +523,14 @@ func (e *executor) begin(r int, t int32) {
 			// may be after every member arrived (queued behind the
 			// collectives issued there before it): nothing else advances
 			// the tasks waiting for that start (a deduplicating MoE
-			// dispatcher's node phase, builder.a2aAfter).
+			// dispatcher's node phase, builder.a2aAfter). When the
+			// communicator runs it at once, this is inside net.Start,
+			// within the last member's advance: the nested advance
+			// re-reads each stream's head and running count, so the outer
+			// loop goes on from where it leaves them, and the node phase
+			// enters the fabric at this instant before the rail phase,
+			// whose rates are settled once the instant's starts are in
+			// (sim.Engine.SetDeferRates), whatever their order.
 			for _, m := range sim {
 				e.advance(m)
 			}

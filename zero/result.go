@@ -19,8 +19,11 @@ type Result struct {
 	Overlap bool
 	// Timing names what timed the collectives: NCCL's cost model
 	// (calibrated or not) or the alpha–beta lowering.
-	Timing   string
-	StepTime units.Duration
+	Timing string
+	// Calibration is the calibration file the scenario names and the
+	// parts of it the run applied (CalibrationUse); nil without one.
+	Calibration *CalibrationUse
+	StepTime    units.Duration
 	// Compute is the nominal compute time of one rank (forward, backward,
 	// optimizer), the lower bound of the step.
 	Compute units.Duration

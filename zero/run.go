@@ -427,6 +427,46 @@ func calibrationWarnings(s *scenarios.Scenario) []string {
 	return w
 }
 
+// networkCalibrated reports whether s's network calibration times its
+// collectives: it has a network part, and NCCL's cost model m (Model),
+// which that part corrects, times them (scenarios.Algorithm.NCCLModel).
+func networkCalibrated(s *scenarios.Scenario, m *collectives.Model) bool {
+	cd := s.Communication.CalibrationData
+	return cd != nil && cd.HasNetwork() && m != nil && s.Communication.Algorithm.NCCLModel()
+}
+
+// CalibrationUse is the calibration file a scenario names
+// (communication.calibration, as the scenario names it) and the parts of
+// it a run applied, in this order: "network" when it times the
+// collectives (networkCalibrated), "compute" when it set the compute or
+// the attention efficiency, "memory" when it set the allocator overhead
+// (the loader's ComputeEfficiencyFrom, AttentionEfficiencyFrom,
+// AllocatorOverheadFrom: a key the scenario sets itself wins over the
+// file's).
+type CalibrationUse struct {
+	File  string
+	Parts []string
+}
+
+// calibrationUse is s's CalibrationUse under the cost model m, nil
+// without a calibration.
+func calibrationUse(s *scenarios.Scenario, m *collectives.Model) *CalibrationUse {
+	if s.Communication.CalibrationData == nil {
+		return nil
+	}
+	u := &CalibrationUse{File: s.Communication.Calibration, Parts: []string{}}
+	if networkCalibrated(s, m) {
+		u.Parts = append(u.Parts, "network")
+	}
+	if t := &s.Training; t.ComputeEfficiencyFrom != "" || t.AttentionEfficiencyFrom != "" {
+		u.Parts = append(u.Parts, "compute")
+	}
+	if s.Memory.AllocatorOverheadFrom != "" {
+		u.Parts = append(u.Parts, "memory")
+	}
+	return u
+}
+
 // timing names what times the collectives of s.
 func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) string {
 	if algo == collectives.Tree {
@@ -442,7 +482,7 @@ func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) 
 		}
 		return "alpha–beta"
 	}
-	if c := s.Communication.Calibration; s.Communication.CalibrationData != nil && s.Communication.CalibrationData.HasNetwork() {
+	if c := s.Communication.Calibration; networkCalibrated(s, m) {
 		if c == "" {
 			c = "a calibration"
 		}
@@ -581,6 +621,7 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Symmetric = sym
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	res.Timing = timing(s, model, algo)
+	res.Calibration = calibrationUse(s, model)
 	res.Warnings = append(res.Warnings, calibrationWarnings(s)...)
 	res.Degraded = s.Cluster.DegradedLinks()
 	for _, d := range res.Degraded {

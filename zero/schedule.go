@@ -271,6 +271,9 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNodePhases(sc.Tasks); err != nil {
+		return nil, err
+	}
 	for st := range sc.Cap {
 		sc.Cap[st] = 1
 	}
@@ -291,6 +294,26 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 		sc.Cap[ParamComm] = 1
 	}
 	return sc, nil
+}
+
+// checkNodePhases refuses a schedule where a task that is on neither the
+// compute stream nor the ep-comm stream waits for a deduplicating
+// dispatcher's node phase alone (a2aAfter): it would not wait for the
+// rail phase beside it. The builder never makes one (a model's first and
+// last units, whose ends other streams wait for, are not routed experts);
+// this holds it to that.
+func checkNodePhases(tasks []Task) error {
+	for i, t := range tasks {
+		if t.Stream == Compute || t.Stream == EPComm {
+			continue
+		}
+		for _, d := range t.After {
+			if tasks[d].Stream == EPComm {
+				return fmt.Errorf("zero: task %d (%v on %v) waits for the node phase of unit %d's all-to-all and not its rail phase (a schedule bug: please report it)", i, t.Kind, t.Stream, tasks[d].Unit)
+			}
+		}
+	}
+	return nil
 }
 
 type builder struct {
@@ -442,7 +465,11 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 // kernel, so they overlap each other even when communication does not
 // overlap compute (Schedule.Overlap false).
 // The combine (and every backward pass) runs the same two phases: DeepEP's
-// combine is the dispatch reversed, of the same bytes in bf16.
+// combine is the dispatch reversed, of the same bytes in bf16. The node
+// phase returned stands for the pair only to a task on the compute stream,
+// which runs the rail phase before it; a task on another stream that
+// waited for it alone could start while the rail phase still runs
+// (checkNodePhases refuses such a schedule).
 func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
 	if b.a2aBytes == nil || b.a2aBytes[u] == nil {
 		return -1
@@ -541,7 +568,7 @@ func (b *builder) stage012() error {
 		base += len(sc.Groups[g].Layout.Buckets)
 	}
 	var synced []int32
-	prev := int32(-1) // the last compute-stream task so far
+	prev := int32(-1) // the last compute-stream task so far (or a2aAfter's node phase)
 	for m := 0; m < sc.Micro; m++ {
 		b.micro = m
 		var first [][]int32
@@ -591,12 +618,12 @@ func (b *builder) stage012() error {
 // _wait_for_post_backward makes the wait after the post-backward hook's
 // reduce-scatters; composer/trainer/ is identical in v0.13.2-v0.13.4). It
 // returns the syncs' last tasks and this micro-step's last compute-stream
-// task.
+// task (or a2aAfter's node phase).
 func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, []int32) []int32, zp *zeroPP, d int, prev int32, prevSync []int32) ([]int32, int32, error) {
 	sc := b.sc
 	L := len(sc.Costs)
 	fwd := make([]int32, L)
-	fwdEnd := int32(-1) // the last compute-stream task of forward so far
+	fwdEnd := int32(-1) // the last compute-stream task of forward so far (or a2aAfter's node phase)
 	for u := 0; u < L; u++ {
 		var after, afterStart []int32
 		switch {
@@ -707,7 +734,7 @@ func (b *builder) reduces(m int) bool { return m == b.sc.Micro-1 || b.sc.Stage >
 // any) with its all-to-alls, the backward in reverse, and, when reduce is
 // set, each bucket's gradient sync (and offload) as its unit's backward
 // ends. It returns the syncs' last tasks and the micro-step's last
-// compute-stream task.
+// compute-stream task (or a2aAfter's node phase).
 func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, reduce bool) ([]int32, int32, error) {
 	sc := b.sc
 	L := len(sc.Costs)
@@ -816,7 +843,7 @@ func (b *builder) stage3() error {
 		return ts
 	}
 	var synced []int32
-	prev := int32(-1)    // the previous micro-step's last compute-stream task
+	prev := int32(-1)    // the previous micro-step's last compute-stream task (or a2aAfter's node phase)
 	var prevSync []int32 // and its gradient syncs
 	for m := 0; m < sc.Micro && err == nil; m++ {
 		b.micro = m

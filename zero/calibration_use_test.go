@@ -1,4 +1,4 @@
-package reports
+package zero
 
 import (
 	"os"
@@ -27,9 +27,9 @@ func TestCalibrationUseParts(t *testing.T) {
 		sets []string
 		want string
 	}{
-		{nil, "calibration " + cal + " (compute)"},
-		{[]string{"training.compute_efficiency=0.6"}, "calibration " + cal + " (compute)"},
-		{[]string{"training.compute_efficiency=0.6", "training.attention_efficiency=0.31"}, "calibration " + cal + " (no part applied)"},
+		{nil, "compute"},
+		{[]string{"training.compute_efficiency=0.6"}, "compute"},
+		{[]string{"training.compute_efficiency=0.6", "training.attention_efficiency=0.31"}, ""},
 	} {
 		in, err := scenarios.ReadInput("default", nil)
 		if err != nil {
@@ -39,11 +39,13 @@ func TestCalibrationUseParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := calibrationUse(s).String(); got != tc.want {
-			t.Errorf("%v: %q, want %q", tc.sets, got, tc.want)
+		m, err := Model(s)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !strings.Contains(calibrationUse(s).File, "cal.yaml") {
-			t.Errorf("%v: file %q", tc.sets, calibrationUse(s).File)
+		u := calibrationUse(s, m)
+		if got := strings.Join(u.Parts, ","); got != tc.want || u.File != cal {
+			t.Errorf("%v: %s parts %q, want %s parts %q", tc.sets, u.File, got, cal, tc.want)
 		}
 	}
 }
