@@ -73,9 +73,13 @@ func bucketWords(size string) string {
 }
 
 // describe is the candidate in words, for the headline and the reason.
-func describe(c sweep.Candidate, n int) string {
+func describe(c sweep.Candidate, p *sweep.Plan) string {
+	n := p.N
 	s := fmt.Sprintf("ZeRO stage %d", c.Stage)
-	switch {
+	switch ks := p.KSetting(c); {
+	case ks != "":
+		// The stack's own setting (scenarios.StackLayout).
+		s += fmt.Sprintf(" with %d copies of %d-GPU shards (%s %s)", c.K, n/c.K, EscapeControl(p.Stack), ks)
 	case c.Stage == 3 && c.K > 1:
 		s += fmt.Sprintf(" with hybrid shard (HSDP: %d replicas of %d-GPU shards)", c.K, n/c.K)
 	case c.Stage > 0 && c.K > 1:
@@ -226,7 +230,7 @@ func PlanReason(p *sweep.Plan) string {
 	if faster < 1 {
 		prec = 2
 	}
-	s := fmt.Sprintf("%.*f %% faster than the best alternative (#%d: %s)", prec, faster, next+1, describe(r.Candidate, p.N))
+	s := fmt.Sprintf("%.*f %% faster than the best alternative (#%d: %s)", prec, faster, next+1, describe(r.Candidate, p))
 	if faster < 1 {
 		s = "a near tie, " + s
 	}
@@ -376,11 +380,14 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "the scenario's ZeRO++ keys run at ZeRO stage 3 with K = 1 (DeepSpeed's rule): "+what))
 	}
+	if p.Stack != "" {
+		fmt.Fprintf(&b, "%s\n", labelled("stack: ", fmt.Sprintf("%s: searched only what it runs, %s", EscapeControl(p.Stack), p.StackRuns)))
+	}
 	if p.Invalid > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
-		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(*best)))
+		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
 		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		if best.DevicePeak > p.GPUMemory {
@@ -569,7 +576,7 @@ func NoFitText(p *sweep.Plan) string {
 	c := p.Smallest
 	capacity, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.",
-		capacity, describe(c, p.N), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+		capacity, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
 	var ways []string
 	if p.NodesToFit > 0 {
 		ways = append(ways, fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes))

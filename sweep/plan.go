@@ -245,6 +245,11 @@ type Plan struct {
 	// ZeroPP is set when the scenario's ZeRO++ keys kept the search to
 	// stage 3 (unless the stages were given) with K = 1.
 	ZeroPP bool
+	// Stack is the scenario's stack preset, "" without one, and StackRuns
+	// the stages and K it runs (scenarios.StackLayout.Runs), the only ones
+	// searched.
+	Stack, StackRuns string
+	stack            *scenarios.StackLayout
 	// SearchedCP are the context-parallel degrees searched, nil when the
 	// plan keeps the scenario's cp; SkippedCP says, for each searched
 	// degree without a configuration to run, why ("cp=3: …"): the GPUs do
@@ -283,6 +288,15 @@ type Plan struct {
 	LossPeak int64
 
 	invalidCP map[int]invalidCount
+}
+
+// KSetting is the stack's setting for c's K (scenarios.StackLayout.KSetting),
+// "" without a stack or at K = 1.
+func (p *Plan) KSetting(c Candidate) string {
+	if p.stack == nil {
+		return ""
+	}
+	return p.stack.KSetting(c.Stage, c.K)
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -358,6 +372,19 @@ type planSpace struct {
 	// zeroPP: the scenario sets ZeRO++ keys, which run at stage 3 with one
 	// copy of the state (the loader's rule): K = 1 only.
 	zeroPP bool
+	// stack is the layout of the scenario's stack preset, nil without
+	// one: only its stages and K are searched.
+	stack *scenarios.StackLayout
+}
+
+// ks are the K searched at stage: every divisor of N (1 alone at stage 0,
+// with ZeRO++ or with ep > 1), those the scenario's stack runs.
+func (sp *planSpace) ks(stage int) []int {
+	ks := searchKs(sp.base, stage == 0 || sp.zeroPP)
+	if sp.stack != nil {
+		ks = sp.stack.Ks(stage, sp.base.Cluster.Nodes, ks)
+	}
+	return ks
 }
 
 // cpLayout is one context-parallel degree of a plan: cp and dp are 0 when
@@ -382,6 +409,20 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		return nil, err
 	}
 	sp.zeroPP = s.Communication.ZeroPP()
+	if st, ok := s.StackLayout(); ok {
+		sp.stack = &st
+		for _, stage := range sp.stages {
+			if !slices.Contains(st.Stages(), stage) {
+				return nil, fmt.Errorf("--stages %d: stack %s does not run ZeRO stage %d (it runs %s; docs/stacks.md)", stage, st.Name, stage, st.Runs(s.Cluster.Nodes))
+			}
+		}
+		if sp.stages == nil {
+			sp.stages = st.Stages()
+			if sp.zeroPP {
+				sp.stages = slices.DeleteFunc(sp.stages, func(x int) bool { return x != 3 })
+			}
+		}
+	}
 	switch {
 	case sp.stages == nil && sp.zeroPP:
 		// DeepSpeed runs ZeRO++ at stage 3 only (scenarios' resolveZeroPP):
@@ -486,7 +527,7 @@ func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
 		for _, st := range sp.stages {
-			ks := searchKs(sp.base, st == 0 || sp.zeroPP)
+			ks := sp.ks(st)
 			buckets, prefetch := sp.buckets, []int{-1}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
@@ -556,14 +597,21 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		return o
 	}
 	mbs, gas := ascending(mbv), ascending(gav)
-	ks := searchKs(sp.base, false) // every stage's (unused values included, as above)
+	// Every stage's K (unused values included, as above).
+	var kv []int64
+	for _, st := range sp.stages {
+		for _, k := range sp.ks(st) {
+			kv = append(kv, int64(k))
+		}
+	}
+	ks := ascending(kv)
 	var grids []Grid
 	if sp.layouts[0].cp > 0 {
 		grids = []Grid{{PlanCPKeys[0], cps}, {PlanCPKeys[1], dps}}
 	}
 	return append(grids, []Grid{
 		{PlanKeys[0], itoas(sp.stages)},
-		{PlanKeys[1], itoas(ks)},
+		{PlanKeys[1], ks},
 		{PlanKeys[2], mbs},
 		{PlanKeys[3], gas},
 		{PlanKeys[4], sp.recompute},
@@ -601,6 +649,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
 	p.ZeroPP = sp.zeroPP
+	if sp.stack != nil {
+		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack
+	}
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
 	cands := sp.candidates()
 	p.Searched = len(cands)

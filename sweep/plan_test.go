@@ -778,3 +778,61 @@ func TestPlanHeadroom(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanStack: with a stack preset plan searches only the stages and K
+// the stack runs (scenarios.StackLayout), every row loading without the
+// loader's layout warning, and refuses a stage the stack does not run; fit
+// lists only those rows too. On the default example's 2 × 8 GPUs.
+func TestPlanStack(t *testing.T) {
+	opt := PlanOptions{Recompute: []string{"full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"auto"}}
+	for _, c := range []struct {
+		stack  string
+		layout map[[2]int]bool // stage, K searched
+	}{
+		{"torchtitan", map[[2]int]bool{{0, 1}: true, {2, 1}: true, {2, 2}: true, {2, 4}: true, {2, 8}: true, {2, 16}: true, {3, 1}: true, {3, 2}: true, {3, 4}: true, {3, 8}: true, {3, 16}: true}},
+		{"fms-fsdp", map[[2]int]bool{{0, 1}: true, {3, 1}: true, {3, 2}: true}},
+		{"megatron", map[[2]int]bool{{0, 1}: true, {1, 1}: true, {1, 2}: true, {1, 4}: true, {1, 8}: true, {1, 16}: true}},
+		{"deepspeed", map[[2]int]bool{{0, 1}: true, {1, 1}: true, {2, 1}: true, {3, 1}: true}},
+	} {
+		src := exampleSource(t, "default", "stack="+c.stack)
+		sp, err := newPlanSpace(src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[[2]int]bool{}
+		for _, cand := range sp.candidates() {
+			got[[2]int{cand.Stage, cand.K}] = true
+		}
+		if !maps.Equal(got, c.layout) {
+			t.Errorf("%s: searched %v, want %v", c.stack, got, c.layout)
+		}
+		p, err := PlanSearch(context.Background(), src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Stack != c.stack || !strings.HasPrefix(p.StackRuns, "stage 0 at K = 1") || len(p.Rows) == 0 {
+			t.Errorf("%s: Stack %q, StackRuns %q, %d rows", c.stack, p.Stack, p.StackRuns, len(p.Rows))
+		}
+		if len(p.Rows) > 0 {
+			s, err := src.Load(p.Rows[0].Sets()...)
+			if err != nil || s.LayoutWarning != "" {
+				t.Errorf("%s: the winner loads with %v, warning %q", c.stack, err, s.LayoutWarning)
+			}
+		}
+		f, err := FitSearch(src, FitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit := map[[2]int]bool{}
+		for _, r := range f.Rows {
+			fit[[2]int{r.Stage, r.K}] = true
+		}
+		if !maps.Equal(fit, c.layout) || f.Stack != c.stack {
+			t.Errorf("%s: fit rows %v (stack %q), want %v", c.stack, fit, f.Stack, c.layout)
+		}
+	}
+	_, err := PlanSearch(context.Background(), exampleSource(t, "default", "stack=torchtitan"), PlanOptions{Stages: []int{1, 3}})
+	if want := "--stages 1: stack torchtitan does not run ZeRO stage 1 (it runs stage 0 at K = 1 (DDP)"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("--stages 1 under torchtitan: %v, want %q…", err, want)
+	}
+}

@@ -48,7 +48,9 @@ batch, the activation checkpointing policies, bucket sizes, ZeRO-3 prefetch
 depths and collective algorithms; with --cp 1,2,4,8, context parallelism too
 (ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
-global batch, a degree whose dp does not split it skipped. The memory model
+global batch, a degree whose dp does not split it skipped. A scenario with
+stack: NAME is searched only at the stages and K that stack runs (its
+stack: line says which; docs/sweeps.md). The memory model
 first rejects what cannot
 fit; the rest are replayed in parallel, those whose replayed peak (the one
 zerosim run judges by) exceeds the GPU's memory are dropped, and the others
@@ -125,7 +127,7 @@ func planGC() (restore func()) {
 
 func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	defer planGC()()
-	src, err := loadSource(a, file)
+	src, err := loadSearchSource(a, file)
 	if err != nil {
 		return err
 	}
@@ -282,6 +284,25 @@ func itoas(v []int) []string {
 		out[i] = strconv.Itoa(x)
 	}
 	return out
+}
+
+// loadSearchSource is loadSource for a command that searches the ZeRO
+// stage and K (plan, fit): the loader's warning that the stack does not
+// run the file's stage and K is left out, as the search does not run them.
+func loadSearchSource(a *app, arg string) (sweep.Source, error) {
+	in, err := scenarios.ReadInput(arg, a.in)
+	if err != nil {
+		return sweep.Source{}, err
+	}
+	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
+	if s, err := src.Load(); err == nil {
+		for _, w := range s.Warnings {
+			if w != s.LayoutWarning {
+				fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
+			}
+		}
+	}
+	return src, nil
 }
 
 // planCalibrationWarning says when --algorithms has plan rank zerosim's
