@@ -49,7 +49,7 @@ func commWords(r sweep.PlanRow) string {
 	if r.Algorithm == "auto" {
 		algo = "collective algorithm auto (alpha–beta: hierarchical when the group spans nodes evenly, else ring)"
 		if strings.HasPrefix(r.Timing, "NCCL's cost model") {
-			algo = "collective algorithm auto (" + r.Timing + " picks ring, tree, NVLS or NVLS-tree with LL, LL128 or Simple per collective)"
+			algo = "collective algorithm auto (" + r.Timing + " picks the algorithm and protocol per collective)"
 		}
 	}
 	if r.Stage == 3 {
@@ -289,6 +289,9 @@ func (pr *PlanReport) planTable() *table {
 		if r.Pareto {
 			mark += "*"
 		}
+		if isBound(r) {
+			mark += "‡"
+		}
 		row := []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
 			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
@@ -298,6 +301,29 @@ func (pr *PlanReport) planTable() *table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// isBound reports whether r is timed by one of zerosim's alpha–beta
+// lowerings (ring, hierarchical, tree asked for with --algorithms), which
+// no NCCL setting reproduces for reduce-scatter and all-gather: a bound,
+// not a setting to run; auto is what a run does.
+func isBound(r sweep.PlanRow) bool { return r.Algorithm != "auto" }
+
+// boundText says what a bound row is, in compare's words (timingName).
+const boundText = "timed by " + "zerosim's alpha–beta lowering at the links' full speed" +
+	", a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does"
+
+// boundAlternative is, for a winner timed by an alpha–beta lowering, the
+// fastest auto row: what a run of it does.
+func boundAlternative(p *sweep.Plan) string {
+	best := p.Best()
+	for i := range p.Rows {
+		if r := &p.Rows[i]; !isBound(*r) {
+			return fmt.Sprintf("; the fastest auto row is #%d, %s tokens/s per GPU (%.1f %% slower)", i+1, tps(r.TokensPerSecPerGPU),
+				100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
+		}
+	}
+	return "; no auto row fits (search it: --algorithms auto)"
 }
 
 // planLegend explains the table's terms in one place, in its columns'
@@ -312,6 +338,10 @@ func planLegend(p *sweep.Plan) []string {
 		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
 		mfuLegend(p),
 		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
+	}
+	if slices.ContainsFunc(p.Rows, isBound) {
+		l = slices.Insert(l, 1, labelled("‡: ", strings.Replace(boundText, "timed", "the row's algorithm ("+
+			strings.Join(slices.DeleteFunc(slices.Clone(p.SearchedAlgorithms), func(a string) bool { return a == "auto" }), ", ")+") is timed", 1)+"."))
 	}
 	if p.SearchedCP == nil {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
@@ -397,6 +427,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
+		if isBound(*best) {
+			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))
+		}
 		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
@@ -543,7 +576,8 @@ func glueUnits(words []string) []string {
 // labelled writes "label text" wrapped at 118 columns, continuation lines
 // indented under the text.
 func labelled(label, text string) string {
-	return label + wrap(text, 118-len(label), strings.Repeat(" ", len(label)))
+	n := utf8.RuneCountInString(label) // "‡: " is three columns
+	return label + wrap(text, 118-n, strings.Repeat(" ", n))
 }
 
 // wrap breaks s into lines of at most width columns at spaces, indenting

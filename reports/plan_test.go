@@ -113,8 +113,8 @@ func TestCommWordsAuto(t *testing.T) {
 	for _, tc := range []struct {
 		algo, timing, want, not string
 	}{
-		{"auto", "NCCL's cost model", "NCCL's cost model picks ring, tree, NVLS or NVLS-tree with LL, LL128 or Simple", "alpha"},
-		{"auto", "NCCL's cost model calibrated by cal.yaml", "calibrated by cal.yaml picks ring, tree", "alpha"},
+		{"auto", "NCCL's cost model", "NCCL's cost model picks the algorithm and protocol per collective", "alpha"},
+		{"auto", "NCCL's cost model calibrated by cal.yaml", "calibrated by cal.yaml picks the algorithm", "alpha"},
 		{"auto", "alpha–beta", "alpha–beta: hierarchical when the group spans nodes evenly, else ring", "NCCL"},
 		{"ring", "alpha–beta", "ring collectives", "auto"},
 	} {

@@ -39,9 +39,10 @@ type PlanOptions struct {
 	BucketSizes []string
 	// Prefetch are the ZeRO-3 prefetch depths (default 1 and 2).
 	Prefetch []int
-	// Algorithms are the collective algorithms (default auto, ring,
-	// hierarchical; only auto when the scenario has a network calibration,
-	// which corrects NCCL's cost model, not the alpha–beta lowerings).
+	// Algorithms are the collective algorithms (default auto alone, what a
+	// run does; ring, hierarchical and tree are zerosim's alpha–beta
+	// lowerings, bounds no NCCL setting reproduces for reduce-scatter and
+	// all-gather).
 	Algorithms []string
 	// CP are the context-parallel degrees searched (ring attention over cp
 	// GPUs: a rank keeps seq_len/cp of each sequence). Each keeps the GPU
@@ -242,6 +243,8 @@ type Plan struct {
 	// policies searched (what to suggest when nothing fits).
 	SearchedStages    []int
 	SearchedRecompute []string
+	// SearchedAlgorithms are the collective algorithms searched.
+	SearchedAlgorithms []string
 	// ZeroPP is set when the scenario's ZeRO++ keys kept the search to
 	// stage 3 (unless the stages were given) with K = 1.
 	ZeroPP bool
@@ -453,15 +456,15 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if sp.prefetch == nil {
 		sp.prefetch = []int{1, 2}
 	}
-	switch cd := s.Communication.CalibrationData; {
-	case sp.algorithms != nil:
-	case cd != nil && cd.HasNetwork():
-		// A network calibration corrects NCCL's cost model (auto) only:
-		// ring and hierarchical, zerosim's alpha–beta lowerings, would be
-		// ranked uncalibrated against it (zero's calibrationWarnings).
+	if sp.algorithms == nil {
+		// auto is what a run does: on a GPU preset NCCL's cost model picks
+		// the algorithm and protocol per collective. ring and hierarchical
+		// are zerosim's alpha–beta lowerings at the links' full speed, which
+		// no NCCL setting reproduces for a reduce-scatter or all-gather over
+		// nodes (docs/collectives.md, Auto: NCCL's flat ring on every
+		// channel), and which a network calibration does not correct:
+		// bounds to ask for with --algorithms, not settings to run.
 		sp.algorithms = []string{"auto"}
-	default:
-		sp.algorithms = []string{"auto", "ring", "hierarchical"}
 	}
 	return sp, nil
 }
@@ -647,7 +650,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.Efficiency, p.EfficiencyFrom = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom
 	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
 	p.NoSeqLen = s.Model.SeqLen == 0
-	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
+	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
 	if sp.stack != nil {
 		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack

@@ -44,8 +44,11 @@ none: the default example) and
 searches ZeRO stages 0–3, every K dividing N (Megatron's
 num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
 stage 3), every micro-batch and gradient accumulation that make the global
-batch, the activation checkpointing policies, bucket sizes, ZeRO-3 prefetch
-depths and collective algorithms; with --cp 1,2,4,8, context parallelism too
+batch, the activation checkpointing policies, bucket sizes and ZeRO-3
+prefetch depths, under collective algorithm auto (NCCL's choice, what a run
+does; --algorithms ring,hierarchical,tree adds zerosim's alpha–beta
+lowerings, rows marked ‡ as bounds no NCCL setting reproduces for
+reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
 (ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
 global batch, a degree whose dp does not split it skipped. A scenario with
@@ -102,7 +105,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched (default none,selective,full)")
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MB,200MB)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto,ring,hierarchical)")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
 	f.IntSliceVar(&o.cp, "cp", nil, "context-parallel degrees searched, each on the same GPUs (dp = GPUs/cp) and global batch (default the file's cp)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
 	return cmd
