@@ -49,14 +49,14 @@ func commWords(r sweep.PlanRow) string {
 	if r.Algorithm == "auto" {
 		algo = "collective algorithm auto (alpha–beta: hierarchical when the group spans nodes evenly, else ring)"
 		if strings.HasPrefix(r.Timing, "NCCL's cost model") {
-			algo = "collective algorithm auto (" + r.Timing + " picks the algorithm and protocol per collective)"
+			algo = "auto collectives (" + r.Timing + ")"
 		}
 	}
 	if r.Stage == 3 {
 		if r.Prefetch == 1 {
-			return fmt.Sprintf("prefetch depth 1 (the parameters of the next layer gathered ahead), %s", algo)
+			return fmt.Sprintf("prefetch depth 1 (the next layer gathered ahead), %s", algo)
 		}
-		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
+		return fmt.Sprintf("prefetch depth %d (the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
 	}
 	return fmt.Sprintf("%s gradient buckets, %s", bucketWords(r.BucketSize), algo)
 }
@@ -267,6 +267,19 @@ func shardsOf(c sweep.Candidate, n int) int {
 	return n / c.K
 }
 
+// shown are the rows the table lists.
+func (pr *PlanReport) shown() []sweep.PlanRow {
+	top := pr.Top
+	if top <= 0 {
+		top = 10
+	}
+	var out []sweep.PlanRow
+	for _, i := range distinct(pr.Plan.Rows, top) {
+		out = append(out, pr.Plan.Rows[i])
+	}
+	return out
+}
+
 // planTable lists the fastest distinct configurations.
 func (pr *PlanReport) planTable() *table {
 	p := pr.Plan
@@ -283,8 +296,19 @@ func (pr *PlanReport) planTable() *table {
 		t.Header = slices.Insert(slices.Delete(t.Header, 9, 10), 3, "cp")
 		t.left = []int{1, 2, 5}
 	}
+	// free carries † where the device peak (the caching allocator's
+	// reserve on top) exceeds the GPU: run warns "expect allocator
+	// retries" for it; the others get a space so the figures align.
+	dagger := slices.ContainsFunc(idx, func(i int) bool { return overDevice(p, p.Rows[i]) })
 	for _, i := range idx {
 		r := p.Rows[i]
+		free := gib(r.Headroom)
+		switch {
+		case overDevice(p, r):
+			free += "†"
+		case dagger:
+			free += " "
+		}
 		mark := strconv.Itoa(i + 1)
 		if r.Pareto {
 			mark += "*"
@@ -293,7 +317,7 @@ func (pr *PlanReport) planTable() *table {
 			mark += "‡"
 		}
 		row := []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
-			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
+			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), free,
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
 		if cp {
 			row = slices.Insert(slices.Delete(row, 9, 10), 3, strconv.Itoa(r.CP))
@@ -302,6 +326,12 @@ func (pr *PlanReport) planTable() *table {
 	}
 	return t
 }
+
+// overDevice reports whether r's device peak (zero.Result.DevicePeak: the
+// caching allocator's reserve, the CUDA context and NCCL's buffers on top
+// of the allocated peak) exceeds the GPU's memory: the row fits as run
+// judges it, and run warns that the allocator will retry.
+func overDevice(p *sweep.Plan, r sweep.PlanRow) bool { return r.DevicePeak > p.GPUMemory }
 
 // isBound reports whether r is timed by one of zerosim's alpha–beta
 // lowerings (ring, hierarchical, tree asked for with --algorithms), which
@@ -328,13 +358,14 @@ func boundAlternative(p *sweep.Plan) string {
 
 // planLegend explains the table's terms in one place, in its columns'
 // order; the MFU line depends on the model (mfuLegend).
-func planLegend(p *sweep.Plan) []string {
+func (pr *PlanReport) planLegend() []string {
+	p := pr.Plan
 	l := []string{
 		labelled("#: ", "rank of all that fit (plan.csv has all, with bucket, prefetch, algorithm); *: nothing faster fits in less memory."),
-		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
-		// One line, so the free line below keeps plan on one screen (the
-		// run: line spells HSDP out: hybrid shard, replicas of N/K GPUs).
-		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas at 3."),
+		// One line for both, so that plan keeps to one screen (the run:
+		// line names K: Megatron's num_distributed_optimizer_instances at
+		// stages 1–2, HSDP's replicas at 3, or the stack's setting).
+		labelled("ZeRO: ", "0 replicates all (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP). K: copies of it."),
 		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
 		mfuLegend(p),
 		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
@@ -345,7 +376,13 @@ func planLegend(p *sweep.Plan) []string {
 	}
 	if p.SearchedCP == nil {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
-		l = append(l, labelled("free: ", "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."))
+		free := "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."
+		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(p, r) }) {
+			// The row's device peak (the caching allocator's reserve on
+			// top) exceeds the GPU: run's "expect allocator retries".
+			free = "GPU memory less the peak, the CUDA context and NCCL's buffers; †: less than the allocator's reserve: retries."
+		}
+		l = append(l, labelled("free: ", free))
 	}
 	if p.SearchedCP != nil {
 		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+
@@ -373,7 +410,7 @@ func WritePlanTable(w io.Writer, pr *PlanReport) error {
 	p := pr.Plan
 	if len(p.Rows) > 0 {
 		t := pr.planTable()
-		t.Notes = planLegend(p)
+		t.Notes = pr.planLegend()
 		if err := t.render(w); err != nil {
 			return err
 		}

@@ -275,7 +275,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 	}{Title: "zerosim plan: " + EscapeControl(pr.Plan.Scenario), Summary: sum.String()}
 	if len(pr.Plan.Rows) > 0 {
 		t := pr.planTable()
-		t.Notes = append(planLegend(pr.Plan), "memory vs speed: "+paretoText(pr.Plan))
+		t.Notes = append(pr.planLegend(), "memory vs speed: "+paretoText(pr.Plan))
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}
 	if pr.Network != nil {

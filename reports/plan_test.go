@@ -113,8 +113,8 @@ func TestCommWordsAuto(t *testing.T) {
 	for _, tc := range []struct {
 		algo, timing, want, not string
 	}{
-		{"auto", "NCCL's cost model", "NCCL's cost model picks the algorithm and protocol per collective", "alpha"},
-		{"auto", "NCCL's cost model calibrated by cal.yaml", "calibrated by cal.yaml picks the algorithm", "alpha"},
+		{"auto", "NCCL's cost model", "auto collectives (NCCL's cost model)", "alpha"},
+		{"auto", "NCCL's cost model calibrated by cal.yaml", "auto collectives (NCCL's cost model calibrated by cal.yaml)", "alpha"},
 		{"auto", "alpha–beta", "alpha–beta: hierarchical when the group spans nodes evenly, else ring", "NCCL"},
 		{"ring", "alpha–beta", "ring collectives", "auto"},
 	} {
@@ -134,8 +134,8 @@ func TestCommWordsPrefetch(t *testing.T) {
 		prefetch int
 		want     string
 	}{
-		{1, "prefetch depth 1 (the parameters of the next layer gathered ahead), ring collectives"},
-		{2, "prefetch depth 2 (the parameters of the next 2 layers gathered ahead), ring collectives"},
+		{1, "prefetch depth 1 (the next layer gathered ahead), ring collectives"},
+		{2, "prefetch depth 2 (the next 2 layers gathered ahead), ring collectives"},
 	} {
 		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, Prefetch: tc.prefetch, Algorithm: "ring"}, Timing: "alpha–beta"}
 		if got := commWords(r); got != tc.want {
@@ -171,7 +171,7 @@ func TestPlanMFULegend(t *testing.T) {
 		{true, "3× the forward FLOPs executed"},
 	} {
 		p := &sweep.Plan{Rows: []sweep.PlanRow{{MFUFromForward: c.fromForward}}}
-		if got := strings.Join(planLegend(p), "\n"); !strings.Contains(got, c.want) || strings.Count(got, "MFU: ") != 1 {
+		if got := strings.Join((&PlanReport{Plan: p}).planLegend(), "\n"); !strings.Contains(got, c.want) || strings.Count(got, "MFU: ") != 1 {
 			t.Errorf("from forward %v: legend\n%s\nwant one MFU line saying %q", c.fromForward, got, c.want)
 		}
 	}

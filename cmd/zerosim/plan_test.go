@@ -413,3 +413,52 @@ func TestPlanBoundRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDeviceDagger: the table's free column carries † on exactly the
+// rows whose device peak (the caching allocator's reserve on top, run's
+// "expect allocator retries") exceeds the GPU, with the legend saying
+// what it means. On llama2-13b-a100-eth (A100-40GB) the winner, HSDP K=4,
+// needs 42.0 GiB on the device and is marked; K=1 (#3) is not.
+func TestPlanDeviceDagger(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		GPUMemory int64 `json:"gpu_memory_bytes"`
+		Rows      []struct {
+			DevicePeak int64 `json:"device_peak_bytes"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`^│ *(\d+)\*? *│.*│ *([0-9.]+ GiB)(†?) *│[^│]*│[^│]*│$`)
+	marked, seen := 0, 0
+	for _, l := range strings.Split(out, "\n") {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		seen++
+		i, _ := strconv.Atoi(m[1])
+		over := p.Rows[i-1].DevicePeak > p.GPUMemory
+		if over != (m[3] == "†") {
+			t.Errorf("#%d: device peak %d of %d, free %q%s", i, p.Rows[i-1].DevicePeak, p.GPUMemory, m[2], m[3])
+		}
+		if over {
+			marked++
+		}
+	}
+	if seen != 10 || marked == 0 || marked == seen {
+		t.Errorf("%d rows read, %d marked: want 10 with some marked and some not:\n%s", seen, marked, out)
+	}
+	if !strings.Contains(out, "†: less than the allocator's reserve: retries.") {
+		t.Errorf("no † legend:\n%s", out)
+	}
+}
