@@ -353,7 +353,10 @@ func boundAlternative(p *sweep.Plan) string {
 				100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
 		}
 	}
-	return "; no auto row fits (search it: --algorithms auto)"
+	if !slices.Contains(p.SearchedAlgorithms, "auto") {
+		return "; auto was not searched"
+	}
+	return "; no auto row fits"
 }
 
 // planLegend explains the table's terms in one place, in its columns'
@@ -446,6 +449,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			what = "K = 1 only is searched, and the other stages asked for are rejected"
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "the scenario's ZeRO++ keys run at ZeRO stage 3 with K = 1 (DeepSpeed's rule): "+what))
+	}
+	if len(p.Pinned) > 0 {
+		fmt.Fprintf(&b, "%s\n", labelled("pinned: ", EscapeControl(strings.Join(p.Pinned, ", "))+" (--set of a key plan searches: searched at that value alone)"))
 	}
 	if p.Stack != "" {
 		fmt.Fprintf(&b, "%s\n", labelled("stack: ", fmt.Sprintf("%s: searched only what it runs, %s", EscapeControl(p.Stack), p.StackRuns)))

@@ -51,6 +51,11 @@ type PlanOptions struct {
 	// global batch is skipped (Plan.SkippedCP). nil keeps the scenario's
 	// cp, and Candidate.Sets leaves cp and dp out.
 	CP []int
+	// K, if set, keeps the K searched to these (each must divide N).
+	K []int
+	// MicroBatches, if set, keeps the micro-batches searched to these (one
+	// at least must split a rank's sequences).
+	MicroBatches []int64
 	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at most
 	// MaxJobs).
 	Jobs int
@@ -245,6 +250,9 @@ type Plan struct {
 	SearchedRecompute []string
 	// SearchedAlgorithms are the collective algorithms searched.
 	SearchedAlgorithms []string
+	// Pinned are the searched keys a --set gave, each searched at that
+	// value alone ("parallelism.k=1", PlanKeys order).
+	Pinned []string
 	// ZeroPP is set when the scenario's ZeRO++ keys kept the search to
 	// stage 3 (unless the stages were given) with K = 1.
 	ZeroPP bool
@@ -378,6 +386,12 @@ type planSpace struct {
 	// stack is the layout of the scenario's stack preset, nil without
 	// one: only its stages and K are searched.
 	stack *scenarios.StackLayout
+	// kOnly, if set, are the only K searched (--k, or a pinned
+	// parallelism.k).
+	kOnly []int
+	// pinned are the searched keys a --set gave ("key=value", the
+	// resolved value, in PlanKeys order): searched at that value alone.
+	pinned []string
 }
 
 // ks are the K searched at stage: every divisor of N (1 alone at stage 0,
@@ -387,7 +401,145 @@ func (sp *planSpace) ks(stage int) []int {
 	if sp.stack != nil {
 		ks = sp.stack.Ks(stage, sp.base.Cluster.Nodes, ks)
 	}
+	if sp.kOnly != nil {
+		ks = slices.DeleteFunc(ks, func(k int) bool { return !slices.Contains(sp.kOnly, k) })
+	}
 	return ks
+}
+
+// setKeys are the keys src's --set overrides name, trimmed.
+func setKeys(sets []string) map[string]bool {
+	keys := map[string]bool{}
+	for _, set := range sets {
+		if k, _, ok := strings.Cut(set, "="); ok {
+			keys[strings.TrimSpace(k)] = true
+		}
+	}
+	return keys
+}
+
+// pin searches each key PlanKeys lists that a --set of src gives at that
+// value alone, as the user asked, and refuses the key's search flag beside
+// it; it applies --k and --micro-batches too. The value is the resolved
+// scenario's (sp.base loads with the --set overrides).
+func (sp *planSpace) pin(src Source, opt PlanOptions) error {
+	set := setKeys(src.Sets)
+	s := sp.base
+	type pinKey struct {
+		key, flag string
+		given     bool
+		apply     func() string // narrows the search, returns the value
+	}
+	for _, pk := range []pinKey{
+		{"parallelism.zero_stage", "--stages", opt.Stages != nil, func() string {
+			sp.stages = []int{s.Parallelism.Stage}
+			return strconv.Itoa(s.Parallelism.Stage)
+		}},
+		{"parallelism.k", "--k", opt.K != nil, func() string {
+			sp.kOnly = []int{max(s.Parallelism.K, 1)}
+			return strconv.Itoa(max(s.Parallelism.K, 1))
+		}},
+		{"training.micro_batch", "--micro-batches", opt.MicroBatches != nil, func() string {
+			return strconv.FormatInt(s.Training.MicroBatch, 10)
+		}},
+		{"training.grad_accum", "--micro-batches", opt.MicroBatches != nil, func() string {
+			return strconv.FormatInt(max(s.Training.GradAccum, 1), 10)
+		}},
+		{"training.recompute", "--recompute", opt.Recompute != nil, func() string {
+			sp.recompute = []string{string(s.Training.Recompute)}
+			return string(s.Training.Recompute)
+		}},
+		{"communication.bucket_size", "--bucket-sizes", opt.BucketSizes != nil, func() string {
+			sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact()}
+			return sp.buckets[0]
+		}},
+		{"communication.prefetch_depth", "--prefetch", opt.Prefetch != nil, func() string {
+			d := 1
+			if s.Communication.PrefetchDepth != nil {
+				d = *s.Communication.PrefetchDepth
+			}
+			sp.prefetch = []int{d}
+			return strconv.Itoa(d)
+		}},
+		{"communication.algorithm", "--algorithms", opt.Algorithms != nil, func() string {
+			sp.algorithms = []string{string(s.Communication.Algorithm)}
+			return sp.algorithms[0]
+		}},
+		{"parallelism.cp", "--cp", opt.CP != nil, func() string { return strconv.Itoa(max(s.Parallelism.CP, 1)) }},
+		{"parallelism.dp", "--cp", opt.CP != nil, func() string { return strconv.Itoa(s.Parallelism.DP) }},
+	} {
+		if !set[pk.key] {
+			continue
+		}
+		v := pk.apply()
+		if pk.given {
+			return fmt.Errorf("--set %s=%s pins %s, and %s searches it: drop one of them", pk.key, v, pk.key, pk.flag)
+		}
+		if pk.key != "parallelism.cp" && pk.key != "parallelism.dp" {
+			sp.pinned = append(sp.pinned, pk.key+"="+v)
+		}
+	}
+	if st := sp.stack; st != nil && set["parallelism.zero_stage"] && !slices.Contains(st.Stages(), s.Parallelism.Stage) {
+		return fmt.Errorf("--set parallelism.zero_stage=%d: stack %s does not run ZeRO stage %d (it runs %s; docs/stacks.md)",
+			s.Parallelism.Stage, st.Name, s.Parallelism.Stage, st.Runs(s.Cluster.Nodes))
+	}
+	if opt.K != nil {
+		n := sp.base.N()
+		for _, k := range opt.K {
+			if k < 1 || n%k != 0 {
+				return fmt.Errorf("--k %d does not divide N = dp·cp = %d (use divisors of %d: %s)", k, n, n, strings.Join(mapInts(Divisors(n)), ", "))
+			}
+		}
+		sp.kOnly = slices.Clone(opt.K)
+	}
+	// The micro-batches: those --micro-batches lists, or the pinned
+	// micro_batch (or the one the pinned grad_accum leaves), of those that
+	// split a rank's sequences.
+	keep := opt.MicroBatches
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		ms := keep
+		switch {
+		case set["training.micro_batch"]:
+			ms = []int64{s.Training.MicroBatch}
+		case set["training.grad_accum"] && l.perRank%max(s.Training.GradAccum, 1) == 0:
+			ms = []int64{l.perRank / max(s.Training.GradAccum, 1)}
+		case set["training.grad_accum"]:
+			ms = []int64{}
+		}
+		if ms != nil {
+			l.microBatchs = slices.DeleteFunc(l.microBatchs, func(m int64) bool { return !slices.Contains(ms, m) })
+		}
+	}
+	if !slices.ContainsFunc(sp.layouts, func(l cpLayout) bool { return len(l.microBatchs) > 0 }) {
+		per := sp.layouts[0].perRank
+		what := "--micro-batches"
+		switch {
+		case set["training.micro_batch"]:
+			what = "--set training.micro_batch=" + strconv.FormatInt(s.Training.MicroBatch, 10)
+		case set["training.grad_accum"]:
+			what = "--set training.grad_accum=" + strconv.FormatInt(max(s.Training.GradAccum, 1), 10)
+		}
+		return fmt.Errorf("%s does not split the %d sequences per data-parallel rank of the global batch %d (use micro-batches dividing %d: %s)",
+			what, per, sp.global, per, strings.Join(mapInt64s(microBatches(per)), ", "))
+	}
+	return nil
+}
+
+func mapInts(v []int) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.Itoa(x)
+	}
+	return out
+}
+
+func mapInt64s(v []int64) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.FormatInt(x, 10)
+	}
+	return out
 }
 
 // cpLayout is one context-parallel degree of a plan: cp and dp are 0 when
@@ -465,6 +617,9 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		// channel), and which a network calibration does not correct:
 		// bounds to ask for with --algorithms, not settings to run.
 		sp.algorithms = []string{"auto"}
+	}
+	if err := sp.pin(src, opt); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }
@@ -652,6 +807,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
+	p.Pinned = sp.pinned
 	if sp.stack != nil {
 		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack
 	}
@@ -1025,7 +1181,7 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 // ("recompute", "algorithms", "bucket-sizes", "prefetch", "cp") and the
 // error says what is allowed.
 func CheckPlanValues(key string, vals []string) error {
-	allowed := map[string][]string{"recompute": {"none", "selective", "full"}, "algorithms": {"auto", "ring", "hierarchical", "tree"}}[key]
+	allowed := map[string][]string{"recompute": {"none", "selective", "full", "op"}, "algorithms": {"auto", "ring", "hierarchical", "tree"}}[key]
 	for _, v := range vals {
 		switch {
 		case allowed != nil && !slices.Contains(allowed, v):

@@ -17,6 +17,19 @@ import (
 	"github.com/zerosim/zerosim/zero"
 )
 
+// fileStage3 is src with the file's zero_stage 3 (the default example's is
+// 1): a --set of it would pin the stage (planSpace.pin), where a ZeRO++
+// scenario only needs one that loads.
+func fileStage3(t testing.TB, src Source) Source {
+	t.Helper()
+	data := strings.Replace(string(src.Data), "zero_stage: 1", "zero_stage: 3", 1)
+	if data == string(src.Data) {
+		t.Fatal("no zero_stage: 1 in the file")
+	}
+	src.Data = []byte(data)
+	return src
+}
+
 func exampleSource(t testing.TB, name string, sets ...string) Source {
 	t.Helper()
 	data, ok := scenarios.Example(name)
@@ -412,11 +425,14 @@ func TestPlanCP(t *testing.T) {
 			"cp=1: global batch 8 sequences is not a multiple of dp=16 (use 16 or 32)",
 			"cp=3: the 16 GPUs do not split into rings of 3",
 			"cp=32: the 16 GPUs do not split into rings of 32"}},
-		{"ZeRO++ refuses cp 2", "32768", []string{"parallelism.zero_stage=3", "communication.zero_quantized_weights=true"}, with(opt, 0, 1, 2), 1, []int{2}, []string{
+		{"ZeRO++ refuses cp 2", "32768", []string{"communication.zero_quantized_weights=true"}, with(opt, 0, 1, 2), 1, []int{2}, []string{
 			"cp=2: every configuration is rejected as input, e.g. …"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := exampleSource(t, "default", append([]string{"model.seq_len=" + tc.seqLen}, tc.sets...)...)
+			if tc.sets != nil { // ZeRO++ loads at stage 3 only
+				src = fileStage3(t, src)
+			}
 			p, err := PlanSearch(context.Background(), src, tc.opt)
 			if err != nil {
 				t.Fatal(err)
@@ -640,7 +656,7 @@ func TestClosestPerStage(t *testing.T) {
 // by default nothing is rejected as input; stages asked for beside 3 still
 // are, at K = 1 only.
 func TestPlanZeroPP(t *testing.T) {
-	src := exampleSource(t, "default", "parallelism.zero_stage=3", "communication.zero_hpz_partition_size=8")
+	src := fileStage3(t, exampleSource(t, "default", "communication.zero_hpz_partition_size=8"))
 	for _, c := range []struct {
 		stages  []int
 		invalid bool
@@ -834,5 +850,78 @@ func TestPlanStack(t *testing.T) {
 	_, err := PlanSearch(context.Background(), exampleSource(t, "default", "stack=torchtitan"), PlanOptions{Stages: []int{1, 3}})
 	if want := "--stages 1: stack torchtitan does not run ZeRO stage 1 (it runs stage 0 at K = 1 (DDP)"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("--stages 1 under torchtitan: %v, want %q…", err, want)
+	}
+}
+
+// TestPlanPinned: a --set of a key plan searches pins it (searched at that
+// value alone, listed in Plan.Pinned), and beside the key's search flag is
+// refused; --k and --micro-batches keep the search to their values. The
+// default example: 2 × 8 H100, global batch 16 (one sequence per rank).
+func TestPlanPinned(t *testing.T) {
+	opt := PlanOptions{Recompute: []string{"full"}, GlobalBatch: 64}
+	src := exampleSource(t, "default", "parallelism.k=1", "communication.prefetch_depth=1", "communication.algorithm=ring", "training.recompute=op")
+	sp, err := newPlanSpace(src, PlanOptions{GlobalBatch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"parallelism.k=1", "training.recompute=op", "communication.prefetch_depth=1", "communication.algorithm=ring"}
+	if !slices.Equal(sp.pinned, want) {
+		t.Errorf("pinned %q, want %q", sp.pinned, want)
+	}
+	cands := sp.candidates()
+	for _, c := range cands {
+		if c.K != 1 || c.Algorithm != "ring" || c.Recompute != "op" || (c.Stage == 3) != (c.Prefetch == 1) {
+			t.Fatalf("a candidate outside the pins: %+v", c)
+		}
+	}
+	if len(cands) == 0 {
+		t.Fatal("no candidates")
+	}
+	for _, c := range []struct {
+		sets []string
+		opt  PlanOptions
+		want string
+	}{
+		{[]string{"parallelism.k=2"}, PlanOptions{K: []int{1, 2}}, "--set parallelism.k=2 pins parallelism.k, and --k searches it"},
+		{[]string{"training.recompute=full"}, opt, "--set training.recompute=full pins training.recompute, and --recompute searches it"},
+		{[]string{"communication.algorithm=auto"}, PlanOptions{Algorithms: []string{"auto"}}, "--set communication.algorithm=auto pins"},
+		{nil, PlanOptions{K: []int{3}}, "--k 3 does not divide N = dp·cp = 16 (use divisors of 16: 1, 2, 4, 8, 16)"},
+		{nil, PlanOptions{GlobalBatch: 64, MicroBatches: []int64{3}}, "--micro-batches does not split the 4 sequences per data-parallel rank of the global batch 64 (use micro-batches dividing 4: 1, 2, 4)"},
+		{[]string{"training.grad_accum=3"}, PlanOptions{GlobalBatch: 64}, "--set training.grad_accum=3 does not split"},
+		{[]string{"stack=megatron", "parallelism.zero_stage=3"}, PlanOptions{}, "--set parallelism.zero_stage=3: stack megatron does not run ZeRO stage 3"},
+	} {
+		_, err := newPlanSpace(exampleSource(t, "default", c.sets...), c.opt)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%v %+v: %v, want %q…", c.sets, c.opt, err, c.want)
+		}
+	}
+	// --k and --micro-batches; a pinned micro-batch or accumulation.
+	for _, c := range []struct {
+		sets []string
+		opt  PlanOptions
+		ks   []int
+		mbs  []int64
+	}{
+		{nil, PlanOptions{GlobalBatch: 64, K: []int{1, 4}, MicroBatches: []int64{1, 4}}, []int{1, 4}, []int64{1, 4}},
+		{[]string{"training.micro_batch=2"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{2}},
+		{[]string{"training.grad_accum=4"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{1}},
+	} {
+		sp, err := newPlanSpace(exampleSource(t, "default", c.sets...), c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, mbs := map[int]bool{}, map[int64]bool{}
+		for _, cand := range sp.candidates() {
+			ks[cand.K], mbs[cand.MicroBatch] = true, true
+			if cand.MicroBatch*cand.GradAccum != 4 {
+				t.Errorf("%v: %d × %d sequences per rank, want 4", c.sets, cand.MicroBatch, cand.GradAccum)
+			}
+		}
+		if got := slices.Sorted(maps.Keys(ks)); !slices.Equal(got, c.ks) {
+			t.Errorf("%v %+v: K %v, want %v", c.sets, c.opt, got, c.ks)
+		}
+		if got := slices.Sorted(maps.Keys(mbs)); !slices.Equal(got, c.mbs) {
+			t.Errorf("%v %+v: micro-batches %v, want %v", c.sets, c.opt, got, c.mbs)
+		}
 	}
 }

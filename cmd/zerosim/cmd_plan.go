@@ -35,6 +35,8 @@ type planOpts struct {
 	prefetch       []int
 	algorithms     []string
 	cp             []int
+	ks             []int
+	microBatches   []int
 	jobs           int
 }
 
@@ -53,7 +55,11 @@ reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
 global batch, a degree whose dp does not split it skipped. A scenario with
 stack: NAME is searched only at the stages and K that stack runs (its
-stack: line says which; docs/sweeps.md). The memory model
+stack: line says which; docs/sweeps.md). A --set of a key plan searches
+(parallelism.zero_stage, parallelism.k, training.micro_batch,
+training.grad_accum, training.recompute, communication.bucket_size,
+prefetch_depth or algorithm) pins it: searched at that value alone, said on
+the pinned: line; the key's flag beside it is refused. The memory model
 first rejects what cannot
 fit; the rest are replayed in parallel, those whose replayed peak (the one
 zerosim run judges by) exceeds the GPU's memory are dropped, and the others
@@ -102,10 +108,12 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
 	f.Float64Var(&o.tolerance, "tolerance", 5, "--network: allowed step time above compute-bound, in `%`")
 	f.IntSliceVar(&o.stages, "stages", nil, "ZeRO stages searched (default 0,1,2,3)")
-	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched (default none,selective,full)")
+	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched: none, selective, full, op (default none,selective,full)")
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MB,200MB)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
+	f.IntSliceVar(&o.ks, "k", nil, "K searched, copies of the sharded state (HSDP replicas at stage 3), each dividing N (default every divisor)")
+	f.IntSliceVar(&o.microBatches, "micro-batches", nil, "micro-batches searched, each splitting a rank's sequences of the global batch (default every one that does)")
 	f.IntSliceVar(&o.cp, "cp", nil, "context-parallel degrees searched, each on the same GPUs (dp = GPUs/cp) and global batch (default the file's cp)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
 	return cmd
@@ -178,7 +186,18 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 // planOptions checks the flags and turns them into the search's options.
 func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.PlanReport, error) {
 	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
-		Algorithms: o.algorithms, CP: o.cp, Jobs: o.jobs}
+		Algorithms: o.algorithms, CP: o.cp, K: o.ks, Jobs: o.jobs}
+	for _, m := range o.microBatches {
+		if m < 1 || m > scenarios.MaxMicroBatch {
+			return opt, nil, inputError{fmt.Errorf("--micro-batches: %d: use micro-batches from 1 to %d", m, scenarios.MaxMicroBatch)}
+		}
+		opt.MicroBatches = append(opt.MicroBatches, int64(m))
+	}
+	for _, k := range o.ks {
+		if k < 1 {
+			return opt, nil, inputError{fmt.Errorf("--k: %d: use K of 1 or more that divide N = dp·cp, such as 1,2,4", k)}
+		}
+	}
 	pr := &reports.PlanReport{Top: o.top}
 	if err := checkJobs(o.jobs); err != nil {
 		return opt, nil, err

@@ -131,6 +131,14 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "--cp", ""}, `--cp "": want a whole number`},
 		{[]string{"plan", "default", "--cp", "3,32"}, "--cp: no context-parallel degree can run: cp=3: the 16 GPUs do not split into rings of 3; cp=32:"},
 		{[]string{"plan", "default", "--cp", "2", "--global-batch", "4"}, "--cp: no context-parallel degree can run: cp=2: global batch 4 sequences is not a multiple of dp=8 (use 8 or 16)"},
+		// A --set of a searched key pins it; its search flag beside it is
+		// refused (QA7 F4), as are --k and --micro-batches out of range.
+		{[]string{"plan", "default", "--set", "parallelism.k=1", "--k", "1,2"}, "plan: --set parallelism.k=1 pins parallelism.k, and --k searches it: drop one of them"},
+		{[]string{"plan", "default", "--set", "communication.prefetch_depth=1", "--prefetch", "2"}, "--set communication.prefetch_depth=1 pins"},
+		{[]string{"plan", "default", "--k", "0"}, "--k: 0: use K of 1 or more"},
+		{[]string{"plan", "default", "--k", "3"}, "--k 3 does not divide N = dp·cp = 16"},
+		{[]string{"plan", "default", "--micro-batches", "0"}, "--micro-batches: 0: use micro-batches from 1 to"},
+		{[]string{"plan", "default", "--micro-batches", "2"}, "--micro-batches does not split the 1 sequences per data-parallel rank"},
 	} {
 		out, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) || strings.Count(e, "\n") != 1 || out != "" {
@@ -460,5 +468,29 @@ func TestPlanDeviceDagger(t *testing.T) {
 	}
 	if !strings.Contains(out, "†: less than the allocator's reserve: retries.") {
 		t.Errorf("no † legend:\n%s", out)
+	}
+}
+
+// TestPlanRecomputeOp: --recompute takes op (torchtitan's selective AC
+// with selective_ac_option "op"), a training.recompute value plan refused.
+func TestPlanRecomputeOp(t *testing.T) {
+	out, errOut, code := sweepCLI(t, "plan", "default", "--stages", "3", "--recompute", "op,full", "--prefetch", "1", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p struct {
+		Rows []struct {
+			Recompute string `json:"recompute"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Rows, func(r struct {
+		Recompute string `json:"recompute"`
+	}) bool {
+		return r.Recompute == "op"
+	}) {
+		t.Errorf("no op row in %d rows", len(p.Rows))
 	}
 }
