@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
@@ -327,6 +328,67 @@ func (pr *PlanReport) planTable() *table {
 	return t
 }
 
+// ReproduceArgs is the command that replays p's winner, as words: zerosim
+// run on the plan's scenario with its --set overrides, then the winner's
+// that change it (sweep.Plan.WinnerSets); nil when nothing fits.
+func ReproduceArgs(p *sweep.Plan) []string {
+	if p.Best() == nil {
+		return nil
+	}
+	file := p.Scenario
+	if file == scenarios.Stdin {
+		file = "-"
+	}
+	args := []string{"zerosim", "run", file}
+	for _, set := range append(slices.Clone(p.Sets), p.WinnerSets...) {
+		args = append(args, "--set", set)
+	}
+	return args
+}
+
+// ShellQuote quotes a word for a POSIX shell where it needs it: single
+// quotes, a ' inside written '\”.
+func ShellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,/=:+@%", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// commandLines writes a command after label as a shell reads it: its words
+// quoted, lines of at most 118 columns continued with " \\", a --set kept
+// with its value.
+func commandLines(label string, args []string) string {
+	var words []string
+	for i := 0; i < len(args); i++ {
+		w := ShellQuote(EscapeControl(args[i]))
+		if args[i] == "--set" && i+1 < len(args) {
+			i++
+			w += " " + ShellQuote(EscapeControl(args[i]))
+		}
+		words = append(words, w)
+	}
+	indent := strings.Repeat(" ", utf8.RuneCountInString(label))
+	var b strings.Builder
+	b.WriteString(label)
+	col := len(indent)
+	for i, w := range words {
+		n := utf8.RuneCountInString(w)
+		if i > 0 && col+1+n+2 > 118 {
+			b.WriteString(" \\\n" + indent)
+			col = len(indent)
+		} else if i > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += n
+	}
+	return b.String()
+}
+
 // overDevice reports whether r's device peak (zero.Result.DevicePeak: the
 // caching allocator's reserve, the CUDA context and NCCL's buffers on top
 // of the allocated peak) exceeds the GPU's memory: the row fits as run
@@ -460,7 +522,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
-		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
+		// No blank line above: the answer, the command that replays it and
+		// the table keep to one screen (TestPlanOneScreen).
+		fmt.Fprintf(&b, "%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
 		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		if best.DevicePeak > p.GPUMemory {
@@ -469,6 +533,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// the allocator's usual reserve does not.
 			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
 		}
+		fmt.Fprintf(&b, "%s\n", commandLines("reproduce: ", ReproduceArgs(p)))
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
 		if isBound(*best) {
 			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))

@@ -292,6 +292,24 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 	return planHTML.Execute(w, d)
 }
 
+// PlanManifest is what plan -o DIR's manifest says made the files: the
+// version, the scenario, its --set overrides, the lists searched and the
+// command that replays the winner (plan.json carries the same).
+func PlanManifest(pr *PlanReport) *ManifestMeta {
+	o := newPlanJSON(pr.Plan, nil)
+	m := &ManifestMeta{Zerosim: o.Zerosim, Scenario: o.Scenario, SHA256: o.ScenarioSHA256, Sets: o.Sets, Reproduce: o.Reproduce,
+		Searched: map[string]any{"stages": pr.Plan.SearchedStages, "k": o.SearchedK, "micro_batches": o.SearchedMicroBatches,
+			"recompute": pr.Plan.SearchedRecompute, "bucket_sizes_bytes": o.SearchedBuckets, "prefetch_depths": o.SearchedPrefetch,
+			"algorithms": o.SearchedAlgorithms}}
+	if pr.Plan.SearchedCP != nil {
+		m.Searched["cp"] = pr.Plan.SearchedCP
+	}
+	if o.Pinned != nil {
+		m.Searched["pinned"] = o.Pinned
+	}
+	return m
+}
+
 // PlanFiles renders every file of plan -o DIR in memory: plan.csv,
 // plan.json, plan.html and the plots as PNG and SVG.
 func PlanFiles(pr *PlanReport) ([]OutputFile, error) {

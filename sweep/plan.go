@@ -3,6 +3,8 @@ package sweep
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"reflect"
@@ -253,6 +255,21 @@ type Plan struct {
 	// Pinned are the searched keys a --set gave, each searched at that
 	// value alone ("parallelism.k=1", PlanKeys order).
 	Pinned []string
+	// SearchedK, SearchedMicroBatches, SearchedBuckets (as --set values)
+	// and SearchedPrefetch are the other lists searched: every K of any
+	// stage, every micro-batch of any cp.
+	SearchedK            []int
+	SearchedMicroBatches []int64
+	SearchedBuckets      []string
+	SearchedPrefetch     []int
+	// ScenarioSHA256 is the SHA-256 of the scenario's bytes and Sets the
+	// --set overrides over it (sweep's Meta: scenario_sha256, sets).
+	ScenarioSHA256 string
+	Sets           []string
+	// WinnerSets are the winner's overrides that change the scenario with
+	// Sets applied (Candidate.Changed): zerosim run FILE with Sets, then
+	// these, replays the winner. Empty when nothing fits.
+	WinnerSets []string
 	// ZeroPP is set when the scenario's ZeRO++ keys kept the search to
 	// stage 3 (unless the stages were given) with K = 1.
 	ZeroPP bool
@@ -436,8 +453,8 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 			return strconv.Itoa(s.Parallelism.Stage)
 		}},
 		{"parallelism.k", "--k", opt.K != nil, func() string {
-			sp.kOnly = []int{max(s.Parallelism.K, 1)}
-			return strconv.Itoa(max(s.Parallelism.K, 1))
+			sp.kOnly = []int{s.Parallelism.K}
+			return strconv.Itoa(s.Parallelism.K)
 		}},
 		{"training.micro_batch", "--micro-batches", opt.MicroBatches != nil, func() string {
 			return strconv.FormatInt(s.Training.MicroBatch, 10)
@@ -808,6 +825,28 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
 	p.Pinned = sp.pinned
+	sum := sha256.Sum256(src.Data)
+	p.ScenarioSHA256, p.Sets = hex.EncodeToString(sum[:]), slices.Clone(src.Sets)
+	if p.Sets == nil {
+		p.Sets = []string{}
+	}
+	p.SearchedBuckets, p.SearchedPrefetch = sp.buckets, sp.prefetch
+	for _, st := range sp.stages {
+		for _, k := range sp.ks(st) {
+			if !slices.Contains(p.SearchedK, k) {
+				p.SearchedK = append(p.SearchedK, k)
+			}
+		}
+	}
+	slices.Sort(p.SearchedK)
+	for _, l := range sp.layouts {
+		for _, m := range l.microBatchs {
+			if !slices.Contains(p.SearchedMicroBatches, m) {
+				p.SearchedMicroBatches = append(p.SearchedMicroBatches, m)
+			}
+		}
+	}
+	slices.Sort(p.SearchedMicroBatches)
 	if sp.stack != nil {
 		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack
 	}
@@ -868,6 +907,11 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
 	markPareto(p.Rows)
+	if best := p.Best(); best != nil {
+		if p.WinnerSets, err = best.Changed(src); err != nil {
+			return nil, err
+		}
+	}
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
 		p.NodesToFit = nodesToFit(src, s, p.Smallest)

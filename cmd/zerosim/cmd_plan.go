@@ -67,7 +67,8 @@ are ranked by tokens/s per GPU. The
 answer is exact over that space: it equals the best row of a zerosim sweep
 over the same keys.
 
-It prints the configuration to run and why it wins (computed from the
+It prints the configuration to run, the zerosim run command that replays it
+(reproduce:), and why it wins (computed from the
 numbers: which costs it avoids against the next best), the fastest
 configurations with MFU, step time, peak memory and headroom, exposed
 communication and network bytes, and the memory-vs-speed front. When nothing
@@ -288,7 +289,12 @@ func writePlan(a *app, pr *reports.PlanReport) error {
 	if err != nil {
 		return err
 	}
-	return writeOutputDir(a.err, a.outDir, files)
+	paths, err := reports.WriteOutputDirMeta(a.outDir, files, reports.PlanManifest(pr))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.err, "zerosim: %s\n", wroteFiles(len(paths), a.outDir))
+	return nil
 }
 
 // newBar returns a progress bar on errOut when it is a terminal, else nil.

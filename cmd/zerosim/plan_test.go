@@ -494,3 +494,101 @@ func TestPlanRecomputeOp(t *testing.T) {
 		t.Errorf("no op row in %d rows", len(p.Rows))
 	}
 }
+
+// TestPlanReproduce: plan prints the command that replays its winner, and
+// that command's --set overrides, run through zerosim run, give the
+// winner's step time to the picosecond and its device peak to the byte; plan.json
+// and manifest.json carry the same command with the version, the
+// scenario's SHA-256, the --set overrides and the lists searched (QA7 F5).
+// On llama2-13b-a100-eth under --set stack=torchtitan, whose winner sets
+// seven keys the file does not have.
+func TestPlanReproduce(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth", "--set", "stack=torchtitan", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// The reproduce: lines, continued with " \".
+	var cmdline string
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "reproduce: "):
+			in, cmdline = true, strings.TrimPrefix(l, "reproduce: ")
+		case in && strings.HasPrefix(l, "           "):
+			cmdline += " " + strings.TrimSpace(l)
+		default:
+			in = false
+		}
+	}
+	cmdline = strings.ReplaceAll(cmdline, " \\ ", " ")
+	words := strings.Fields(cmdline)
+	if len(words) < 5 || words[0] != "zerosim" || words[1] != "run" || words[2] != "llama2-13b-a100-eth.yaml" || words[3] != "--set" || words[4] != "stack=torchtitan" {
+		t.Fatalf("reproduce: %q in:\n%s", cmdline, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Zerosim struct {
+			Version string `json:"version"`
+		} `json:"zerosim"`
+		SHA256        string   `json:"scenario_sha256"`
+		Sets          []string `json:"sets"`
+		Reproduce     string   `json:"reproduce"`
+		ReproduceSets []string `json:"reproduce_sets"`
+		SearchedK     []int    `json:"searched_k"`
+		Algorithms    []string `json:"searched_algorithms"`
+		Rows          []struct {
+			StepTime   int64 `json:"step_time_ps"`
+			DevicePeak int64 `json:"device_peak_bytes"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Reproduce != strings.Join(words, " ") || p.Zerosim.Version == "" || len(p.SHA256) != 64 || !slices.Equal(p.Sets, []string{"stack=torchtitan"}) ||
+		!slices.Equal(p.SearchedK, []int{1, 2, 4, 8, 16, 32}) || !slices.Equal(p.Algorithms, []string{"auto"}) {
+		t.Errorf("plan.json: reproduce %q (printed %q), zerosim %q, sha256 %q, sets %q, K %v, algorithms %q",
+			p.Reproduce, strings.Join(words, " "), p.Zerosim.Version, p.SHA256, p.Sets, p.SearchedK, p.Algorithms)
+	}
+	var sets []string
+	for i := 3; i+1 < len(words); i += 2 {
+		if words[i] != "--set" {
+			t.Fatalf("word %d of %q is not --set", i, cmdline)
+		}
+		sets = append(sets, words[i+1])
+	}
+	if !slices.Equal(sets, p.ReproduceSets) || len(sets) < 5 {
+		t.Errorf("printed sets %q, plan.json's %q", sets, p.ReproduceSets)
+	}
+	runOut, errOut, code := sweepCLI(t, append(append([]string{}, words[1:]...), "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", words, code, errOut)
+	}
+	var run struct {
+		StepTime   int64 `json:"step_time_ps"`
+		DevicePeak int64 `json:"device_peak_bytes"`
+	}
+	if err := json.Unmarshal([]byte(runOut), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.StepTime == 0 || run.StepTime != p.Rows[0].StepTime || run.DevicePeak != p.Rows[0].DevicePeak {
+		t.Errorf("run %v: step %d ps, device peak %d B; plan's winner %d ps, %d B", words, run.StepTime, run.DevicePeak, p.Rows[0].StepTime, p.Rows[0].DevicePeak)
+	}
+	var m struct {
+		SHA256    string         `json:"scenario_sha256"`
+		Sets      []string       `json:"sets"`
+		Reproduce string         `json:"reproduce"`
+		Searched  map[string]any `json:"searched"`
+		Files     []any          `json:"files"`
+	}
+	data, err = os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil || m.SHA256 != p.SHA256 || m.Reproduce != p.Reproduce || !slices.Equal(m.Sets, p.Sets) || m.Searched["k"] == nil || len(m.Files) == 0 {
+		t.Errorf("manifest.json (%v): %s", err, data)
+	}
+}
