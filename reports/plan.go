@@ -721,7 +721,19 @@ func NoFitText(p *sweep.Plan) string {
 		capacity, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
 	var ways []string
 	if p.NodesToFit > 0 {
-		ways = append(ways, fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes))
+		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)
+		// The global batch must split over their dp (a plan there checks
+		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
+		// accumulation per GPU, so a multiple of dp sequences.
+		cp := max(p.CP, 1)
+		if c.CP > 0 {
+			cp = c.CP
+		}
+		if dp := int64(p.NodesToFit*p.GPUsPerNode) / int64(cp); dp > 0 && p.GlobalBatch%dp != 0 {
+			w += fmt.Sprintf(" with a global batch that is a multiple of their dp %d, such as %s sequences (%d × %d per GPU: the plan's %s does not split over them)",
+				dp, commas(dp*c.MicroBatch*c.GradAccum), c.MicroBatch, c.GradAccum, commas(p.GlobalBatch))
+		}
+		ways = append(ways, w)
 	}
 	if !slices.Contains(p.SearchedStages, 3) {
 		ways = append(ways, "ZeRO stage 3 (search it: --stages 0,1,2,3)")

@@ -72,8 +72,9 @@ It prints the configuration to run, the zerosim run command that replays it
 numbers: which costs it avoids against the next best), the fastest
 configurations with MFU, step time, peak memory and headroom, exposed
 communication and network bytes, and the memory-vs-speed front. When nothing
-fits it says what to change: the least number of nodes, a GPU with more
-memory, and --cp when the activations are a large share of the peak.
+fits it says what to change (the least number of nodes, a GPU with more
+memory, and --cp when the activations are a large share of the peak) and
+exits 1, as run --require-fit does.
 
 --network adds, for each stage, the least inter-node bandwidth per GPU at
 which the step stays within --tolerance % of its compute-bound time (the
@@ -271,8 +272,21 @@ func planBatch(src sweep.Source, o planOpts, opt *sweep.PlanOptions) error {
 	return nil
 }
 
-// writePlan prints the plan in the chosen format and writes -o DIR.
+// writePlan prints the plan in the chosen format and writes -o DIR; when
+// nothing fits it then fails (exit 1), as run --require-fit does, so that
+// "zerosim plan … && sbatch …" stops.
 func writePlan(a *app, pr *reports.PlanReport) error {
+	if err := writePlanOutputs(a, pr); err != nil {
+		return err
+	}
+	if pr.Plan.Best() == nil {
+		return failure{"plan: no configuration fits in GPU memory (the report says what to change)"}
+	}
+	return nil
+}
+
+// writePlanOutputs prints the plan in the chosen format and writes -o DIR.
+func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 	var err error
 	switch a.format {
 	case "json":

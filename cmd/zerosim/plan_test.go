@@ -80,11 +80,13 @@ func TestPlanOneScreen(t *testing.T) {
 }
 
 // TestPlanNothingFits: a 30B model on 8 × 24 GiB fits in no configuration;
-// plan says so and what to change, and exits 0 (the answer is valid).
+// plan says so and what to change, and exits 1.
 func TestPlanNothingFits(t *testing.T) {
 	out, errOut, code := sweepCLI(t, "plan", "seed002-7b", "--set", "model.params=30B", "--recompute", "full", "--algorithms", "ring")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	// Exit 1 after the report, as run --require-fit (QA7 F8: exit 0 let
+	// "plan … && sbatch" go ahead).
+	if code != 1 || errOut != "zerosim: plan: no configuration fits in GPU memory (the report says what to change)\n" {
+		t.Fatalf("exit %d, stderr %q; want 1 and one line", code, errOut)
 	}
 	for _, want := range []string{"fits:  no", "to fit: ", " nodes (the least that fit", "GPUs with at least", "offload"} {
 		if !strings.Contains(out, want) {
@@ -192,8 +194,8 @@ func TestPlanCPOutput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := sweepCLI(t, tc.args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
+			if want := map[bool]int{false: 0, true: 1}[strings.Contains(out, "fits:  no")]; code != want {
+				t.Fatalf("exit %d, want %d: %s", code, want, errOut)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
@@ -590,5 +592,24 @@ func TestPlanReproduce(t *testing.T) {
 	}
 	if err != nil || m.SHA256 != p.SHA256 || m.Reproduce != p.Reproduce || !slices.Equal(m.Sets, p.Sets) || m.Searched["k"] == nil || len(m.Files) == 0 {
 		t.Errorf("manifest.json (%v): %s", err, data)
+	}
+}
+
+// TestPlanNodesToFitBatch: when the least node count that fits has a dp
+// that does not split the plan's global batch, the suggestion says so and
+// names a global batch that splits (QA7 F8: "37 nodes" for a global batch
+// of 8, which plan then refused at 37 nodes). Llama 2 70B on one node of 8
+// H100 with a global batch of 8 fits at 3 nodes, dp 24, 1 × 1 per GPU: 24
+// sequences; that plan runs.
+func TestPlanNodesToFitBatch(t *testing.T) {
+	args := []string{"plan", "default", "--set", "model.preset=llama2-70b", "--set", "cluster.nodes=1", "--set", "parallelism.dp=8", "--stages", "3", "--recompute", "full", "--prefetch", "1"}
+	out, _, code := sweepCLI(t, args...)
+	want := "to fit: 3 nodes (the least that fit, 2 more) with a global batch that is a multiple of their dp 24, such as 24 sequences (1 × 1 per GPU: the plan's 8 does not split over them)"
+	if code != 1 || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+		t.Fatalf("exit %d, want 1 and %q in:\n%s", code, want, out)
+	}
+	args = append(args[:4:4], "--set", "cluster.nodes=3", "--set", "parallelism.dp=24", "--global-batch", "24", "--stages", "3", "--recompute", "full", "--prefetch", "1")
+	if out, errOut, code := sweepCLI(t, args...); code != 0 || !strings.Contains(out, "fits: yes") {
+		t.Errorf("%v: exit %d: %s%s", args, code, errOut, out)
 	}
 }
