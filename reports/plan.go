@@ -31,6 +31,8 @@ type PlanReport struct {
 // kName names K as the user knows it.
 func kName(c sweep.Candidate) string {
 	switch {
+	case c.EP > 1:
+		return fmt.Sprintf("1 (ep %d)", c.EP)
 	case c.Stage == 0:
 		return "-"
 	case c.K == 1:
@@ -87,6 +89,11 @@ func describe(c sweep.Candidate, p *sweep.Plan) string {
 		s += fmt.Sprintf(" with num_distributed_optimizer_instances=%d", c.K)
 	}
 	s += cpWords(c)
+	if c.EP > 1 {
+		s += fmt.Sprintf(", expert parallelism %d", c.EP)
+	} else if c.EP == 1 {
+		s += ", no expert parallelism"
+	}
 	s += fmt.Sprintf(", micro-batch %d", c.MicroBatch)
 	if c.GradAccum > 1 {
 		s += fmt.Sprintf(" × %d accumulation steps", c.GradAccum)
@@ -163,7 +170,7 @@ func distinct(rows []sweep.PlanRow, top int) []int {
 		dup := false
 		for _, j := range out {
 			o := rows[j]
-			if o.CP == r.CP && o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
+			if o.CP == r.CP && o.EP == r.EP && o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
 				o.StepTime == r.StepTime && o.PeakMemory == r.PeakMemory {
 				dup = true
 				break
@@ -189,7 +196,7 @@ func PlanReason(p *sweep.Plan) string {
 	w := p.Rows[0]
 	next := -1
 	for i, r := range p.Rows {
-		if r.CP != w.CP || r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
+		if r.CP != w.CP || r.EP != w.EP || r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
 			next = i
 			break
 		}
@@ -253,6 +260,9 @@ func recomputeNote(w, r sweep.Candidate, n int) string {
 	}
 	if w.CP != r.CP {
 		return fmt.Sprintf(", context parallelism %d vs %d", w.CP, r.CP)
+	}
+	if w.EP != r.EP {
+		return fmt.Sprintf(", expert parallelism %d vs %d", w.EP, r.EP)
 	}
 	if w.Stage != r.Stage || w.K != r.K {
 		return fmt.Sprintf(", the optimizer updating 1/%d vs 1/%d of the model", shardsOf(w, n), shardsOf(r, n))
@@ -449,6 +459,9 @@ func (pr *PlanReport) planLegend() []string {
 		}
 		l = append(l, labelled("free: ", free))
 	}
+	if p.SearchedEP != nil {
+		l = slices.Insert(l, 2, labelled("ep: ", "K 1 (ep N): expert parallelism, each MoE layer's routed experts split over N GPUs (K = 1 with it)."))
+	}
 	if p.SearchedCP != nil {
 		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+
 			"dp = GPUs/cp data-parallel ranks (the ZeRO group is dp·cp)."))
@@ -500,8 +513,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	} else {
 		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
 	}
-	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s: %s cannot fit in memory, %s replayed, %s fit",
-		commas(int64(p.Searched)), cpSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
+	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s%s: %s cannot fit in memory, %s replayed, %s fit",
+		commas(int64(p.Searched)), cpSearched(p), epSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
 	if len(p.SkippedCP) > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "context-parallel degrees without a configuration to run: "+EscapeControl(strings.Join(p.SkippedCP, "; "))))
 	}
@@ -514,6 +527,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	}
 	if len(p.Pinned) > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("pinned: ", EscapeControl(strings.Join(p.Pinned, ", "))+" (--set of a key plan searches: searched at that value alone)"))
+	}
+	if p.SearchedEP == nil && p.EP > 1 {
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("K fixed at 1 because parallelism.ep=%d (expert parallelism runs with K = 1); ep not searched: the --set pins it", p.EP)))
 	}
 	if p.Stack != "" {
 		fmt.Fprintf(&b, "%s\n", labelled("stack: ", fmt.Sprintf("%s: searched only what it runs, %s", EscapeControl(p.Stack), p.StackRuns)))
@@ -598,6 +614,15 @@ func planCP(p *sweep.Plan, best *sweep.PlanRow) int {
 		return best.Candidate.CP
 	}
 	return p.CP
+}
+
+// epSearched names the expert-parallel degrees searched, "" when the plan
+// keeps the scenario's.
+func epSearched(p *sweep.Plan) string {
+	if p.SearchedEP == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (expert parallelism %s, K = 1 above 1)", strings.Join(mapSlice(p.SearchedEP, strconv.Itoa), ", "))
 }
 
 // cpSearched names the context-parallel degrees searched, "" when the plan
@@ -779,10 +804,13 @@ var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_acc
 // WritePlanCSV writes every configuration that fits, fastest first.
 func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 	cw := csv.NewWriter(w)
-	cp := pr.Plan.SearchedCP != nil
-	header := PlanCSVHeader
+	cp, ep := pr.Plan.SearchedCP != nil, pr.Plan.SearchedEP != nil
+	header := slices.Clone(PlanCSVHeader)
+	if ep { // ep after the rank when the plan searched it
+		header = slices.Insert(header, 1, "ep")
+	}
 	if cp { // cp and dp after the rank when the plan searched them
-		header = slices.Insert(slices.Clone(header), 1, "cp", "dp")
+		header = slices.Insert(header, 1, "cp", "dp")
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -801,6 +829,9 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 			bucket, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), sweep.FormatMFU(r.MFU),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
 			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
+		if ep {
+			rec = slices.Insert(rec, 1, strconv.Itoa(r.EP))
+		}
 		if cp {
 			rec = slices.Insert(rec, 1, strconv.Itoa(r.CP), strconv.Itoa(r.DP))
 		}

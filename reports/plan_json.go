@@ -46,6 +46,7 @@ type planJSON struct {
 	SearchedStages    []int         `json:"searched_stages"`
 	SearchedRecompute []string      `json:"searched_recompute"`
 	SearchedCP        []int         `json:"searched_cp,omitempty"`
+	SearchedEP        []int         `json:"searched_ep,omitempty"`
 	// The other lists searched (sweep.Plan), the keys a --set pinned and
 	// the stack whose stages and K bound the search.
 	SearchedK            []int            `json:"searched_k"`
@@ -73,8 +74,10 @@ type planJSON struct {
 // come first in the row's object.
 type candidateJSON struct {
 	// CP and DP are set when the plan searched cp (sweep.Candidate).
-	CP         int    `json:"cp,omitempty"`
-	DP         int    `json:"dp,omitempty"`
+	CP int `json:"cp,omitempty"`
+	DP int `json:"dp,omitempty"`
+	// EP is set when the plan searched ep (sweep.Candidate).
+	EP         int    `json:"ep,omitempty"`
 	Stage      int    `json:"zero_stage"`
 	K          int    `json:"k"`
 	MicroBatch int64  `json:"micro_batch"`
@@ -154,7 +157,7 @@ type bandwidthPointJSON struct {
 }
 
 func newCandidateJSON(c sweep.Candidate) candidateJSON {
-	return candidateJSON{CP: c.CP, DP: c.DP, Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
+	return candidateJSON{CP: c.CP, DP: c.DP, EP: c.EP, Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
 		BucketSize: c.BucketBytes(), Prefetch: c.Prefetch, Algorithm: c.Algorithm}
 }
 
@@ -171,7 +174,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
-		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
+		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SearchedEP: p.SearchedEP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
 		LossSets: p.LossSets, LossPeak: p.LossPeak,
 		Network: newNetworkPlanJSON(np)}
 	if o.Rows == nil {

@@ -72,7 +72,11 @@ type Candidate struct {
 	// one when the plan searches cp (PlanOptions.CP); both 0 when it keeps
 	// the scenario's.
 	CP, DP int
-	Stage  int
+	// EP is the expert-parallel degree when the plan searches it (a MoE
+	// model whose ep a --set does not pin), 0 when it keeps the scenario's;
+	// K is 1 where it is above 1 (scenarios' resolveEP).
+	EP    int
+	Stage int
 	// K is the number of replicas of the sharded state: Megatron's
 	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
 	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
@@ -99,11 +103,15 @@ func (c Candidate) BucketBytes() int64 {
 }
 
 // Sets returns the candidate as --set overrides: PlanCPKeys when cp is
-// searched, then PlanKeys in order (unused keys left out).
+// searched, PlanEPKey when ep is, then PlanKeys in order (unused keys left
+// out).
 func (c Candidate) Sets() []string {
 	var sets []string
 	if c.CP > 0 {
 		sets = []string{"parallelism.cp=" + strconv.Itoa(c.CP), "parallelism.dp=" + strconv.Itoa(c.DP)}
+	}
+	if c.EP > 0 {
+		sets = append(sets, PlanEPKey+"="+strconv.Itoa(c.EP))
 	}
 	sets = append(sets,
 		"parallelism.zero_stage="+strconv.Itoa(c.Stage),
@@ -262,6 +270,10 @@ type Plan struct {
 	SearchedMicroBatches []int64
 	SearchedBuckets      []string
 	SearchedPrefetch     []int
+	// SearchedEP are the expert-parallel degrees searched (a MoE model:
+	// Candidate.EP), nil when the plan keeps the scenario's ep, EP.
+	SearchedEP []int
+	EP         int
 	// ScenarioSHA256 is the SHA-256 of the scenario's bytes and Sets the
 	// --set overrides over it (sweep's Meta: scenario_sha256, sets).
 	ScenarioSHA256 string
@@ -385,6 +397,10 @@ var PlanKeys = []string{"parallelism.zero_stage", "parallelism.k", "training.mic
 // Candidate.Sets.
 var PlanCPKeys = []string{"parallelism.cp", "parallelism.dp"}
 
+// PlanEPKey is the key a plan of a MoE model varies too, after PlanCPKeys
+// in Candidate.Sets.
+const PlanEPKey = "parallelism.ep"
+
 // planSpace is the resolved search space of a plan.
 type planSpace struct {
 	base       *scenarios.Scenario
@@ -406,15 +422,29 @@ type planSpace struct {
 	// kOnly, if set, are the only K searched (--k, or a pinned
 	// parallelism.k).
 	kOnly []int
+	// eps are the expert-parallel degrees searched (scenarios'
+	// EPDegrees), nil when the plan keeps the scenario's ep: a dense
+	// model, or an ep a --set pins.
+	eps []int
 	// pinned are the searched keys a --set gave ("key=value", the
 	// resolved value, in PlanKeys order): searched at that value alone.
 	pinned []string
 }
 
-// ks are the K searched at stage: every divisor of N (1 alone at stage 0,
-// with ZeRO++ or with ep > 1), those the scenario's stack runs.
-func (sp *planSpace) ks(stage int) []int {
-	ks := searchKs(sp.base, stage == 0 || sp.zeroPP)
+// ks are the K searched at stage and expert-parallel degree ep (0: the
+// scenario's): every divisor of N (1 alone at stage 0, with ZeRO++ or with
+// ep > 1), those the scenario's stack runs.
+func (sp *planSpace) ks(stage, ep int) []int {
+	one := stage == 0 || sp.zeroPP || ep > 1
+	var ks []int
+	if ep > 0 || one {
+		ks = []int{1}
+		if !one {
+			ks = Divisors(sp.base.N())
+		}
+	} else {
+		ks = searchKs(sp.base, false)
+	}
 	if sp.stack != nil {
 		ks = sp.stack.Ks(stage, sp.base.Cluster.Nodes, ks)
 	}
@@ -422,6 +452,15 @@ func (sp *planSpace) ks(stage int) []int {
 		ks = slices.DeleteFunc(ks, func(k int) bool { return !slices.Contains(sp.kOnly, k) })
 	}
 	return ks
+}
+
+// epList is the expert-parallel degrees candidates take: eps, or 0 (the
+// scenario's) when ep is not searched.
+func (sp *planSpace) epList() []int {
+	if sp.eps == nil {
+		return []int{0}
+	}
+	return sp.eps
 }
 
 // setKeys are the keys src's --set overrides name, trimmed.
@@ -481,6 +520,10 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 		{"communication.algorithm", "--algorithms", opt.Algorithms != nil, func() string {
 			sp.algorithms = []string{string(s.Communication.Algorithm)}
 			return sp.algorithms[0]
+		}},
+		{"parallelism.ep", "", false, func() string {
+			sp.eps = nil
+			return strconv.Itoa(s.Parallelism.EP)
 		}},
 		{"parallelism.cp", "--cp", opt.CP != nil, func() string { return strconv.Itoa(max(s.Parallelism.CP, 1)) }},
 		{"parallelism.dp", "--cp", opt.CP != nil, func() string { return strconv.Itoa(s.Parallelism.DP) }},
@@ -635,6 +678,11 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		// bounds to ask for with --algorithms, not settings to run.
 		sp.algorithms = []string{"auto"}
 	}
+	// A MoE model: every expert-parallel degree that runs (K = 1 above 1),
+	// unless ZeRO++ keeps the search to its layout or a --set pins ep.
+	if !sp.zeroPP {
+		sp.eps = s.EPDegrees()
+	}
 	if err := sp.pin(src, opt); err != nil {
 		return nil, err
 	}
@@ -702,15 +750,16 @@ func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
 		for _, st := range sp.stages {
-			ks := sp.ks(st)
 			buckets, prefetch := sp.buckets, []int{-1}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
 			}
-			for _, k := range ks {
-				for _, mb := range l.microBatchs {
-					c := Candidate{CP: l.cp, DP: l.dp, Stage: st, K: k, MicroBatch: mb, GradAccum: l.perRank / mb}
-					out = sp.settings(out, c, buckets, prefetch)
+			for _, ep := range sp.epList() {
+				for _, k := range sp.ks(st, ep) {
+					for _, mb := range l.microBatchs {
+						c := Candidate{CP: l.cp, DP: l.dp, EP: ep, Stage: st, K: k, MicroBatch: mb, GradAccum: l.perRank / mb}
+						out = sp.settings(out, c, buckets, prefetch)
+					}
 				}
 			}
 		}
@@ -775,14 +824,19 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 	// Every stage's K (unused values included, as above).
 	var kv []int64
 	for _, st := range sp.stages {
-		for _, k := range sp.ks(st) {
-			kv = append(kv, int64(k))
+		for _, ep := range sp.epList() {
+			for _, k := range sp.ks(st, ep) {
+				kv = append(kv, int64(k))
+			}
 		}
 	}
 	ks := ascending(kv)
 	var grids []Grid
 	if sp.layouts[0].cp > 0 {
 		grids = []Grid{{PlanCPKeys[0], cps}, {PlanCPKeys[1], dps}}
+	}
+	if sp.eps != nil {
+		grids = append(grids, Grid{PlanEPKey, itoas(sp.eps)})
 	}
 	return append(grids, []Grid{
 		{PlanKeys[0], itoas(sp.stages)},
@@ -832,12 +886,15 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	p.SearchedBuckets, p.SearchedPrefetch = sp.buckets, sp.prefetch
 	for _, st := range sp.stages {
-		for _, k := range sp.ks(st) {
-			if !slices.Contains(p.SearchedK, k) {
-				p.SearchedK = append(p.SearchedK, k)
+		for _, ep := range sp.epList() {
+			for _, k := range sp.ks(st, ep) {
+				if !slices.Contains(p.SearchedK, k) {
+					p.SearchedK = append(p.SearchedK, k)
+				}
 			}
 		}
 	}
+	p.SearchedEP, p.EP = sp.eps, max(s.Parallelism.EP, 1)
 	slices.Sort(p.SearchedK)
 	for _, l := range sp.layouts {
 		for _, m := range l.microBatchs {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -923,5 +924,56 @@ func TestPlanPinned(t *testing.T) {
 		if got := slices.Sorted(maps.Keys(mbs)); !slices.Equal(got, c.mbs) {
 			t.Errorf("%v %+v: micro-batches %v, want %v", c.sets, c.opt, got, c.mbs)
 		}
+	}
+}
+
+// TestPlanEP: for a MoE model plan searches the expert-parallel degrees
+// that run (scenarios' EPDegrees: divisors of N and of every MoE layer's
+// expert count), K = 1 above 1 and every K at ep 1; a --set of ep pins it.
+// Mixtral 8x7B (8 experts) on 8 × 8 H100: ep 1, 2, 4, 8; ep 8 wins (QA7 F6:
+// the file's ep=8 kept K at 1 unsaid, and ep=1 was never compared).
+func TestPlanEP(t *testing.T) {
+	data, err := os.ReadFile("../docs/examples/mixtral-8x7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Source{File: "../docs/examples/mixtral-8x7b.yaml", Data: data} // its hf_config is relative to it
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"none"}, Prefetch: []int{1}}
+	sp, err := newPlanSpace(src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sp.eps, []int{1, 2, 4, 8}) {
+		t.Fatalf("eps %v, want 1, 2, 4, 8", sp.eps)
+	}
+	ks := map[int][]int{}
+	for _, c := range sp.candidates() {
+		if !slices.Contains(ks[c.EP], c.K) {
+			ks[c.EP] = append(ks[c.EP], c.K)
+		}
+	}
+	if !slices.Equal(ks[1], Divisors(64)) || !slices.Equal(ks[2], []int{1}) || !slices.Equal(ks[8], []int{1}) {
+		t.Errorf("K per ep: %v", ks)
+	}
+	grids, err := PlanGrids(src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(grids, func(g Grid) bool { return g.Key == PlanEPKey && slices.Equal(g.Values, []string{"1", "2", "4", "8"}) }) {
+		t.Errorf("PlanGrids %v: no ep grid", grids)
+	}
+	p, err := PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Best(); w == nil || w.EP != 8 || w.K != 1 || !slices.Equal(p.SearchedEP, []int{1, 2, 4, 8}) || !slices.Contains(w.Sets(), "parallelism.ep=8") {
+		t.Errorf("winner %+v, searched ep %v", w, p.SearchedEP)
+	}
+	if !slices.ContainsFunc(p.Rows, func(r PlanRow) bool { return r.EP == 1 && r.K > 1 }) {
+		t.Error("no row at ep 1 with K > 1")
+	}
+	src.Sets = []string{"parallelism.ep=1"}
+	if sp, err = newPlanSpace(src, opt); err != nil || sp.eps != nil || !slices.Contains(sp.pinned, "parallelism.ep=1") {
+		t.Errorf("--set parallelism.ep=1: %v, eps %v, pinned %q", err, sp.eps, sp.pinned)
 	}
 }

@@ -53,7 +53,9 @@ lowerings, rows marked ‡ as bounds no NCCL setting reproduces for
 reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
 (ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
-global batch, a degree whose dp does not split it skipped. A scenario with
+global batch, a degree whose dp does not split it skipped. For a MoE model
+it searches the expert-parallel degrees too (ep dividing N and the experts,
+K = 1 above 1). A scenario with
 stack: NAME is searched only at the stages and K that stack runs (its
 stack: line says which; docs/sweeps.md). A --set of a key plan searches
 (parallelism.zero_stage, parallelism.k, training.micro_batch,
