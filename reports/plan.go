@@ -213,6 +213,9 @@ func PlanReason(p *sweep.Plan) string {
 	// vs 3.37 s)" read as the optimizer's time).
 	diffWhy := func(name, why string, wv, rv int64, f func(int64) string, costly string) {
 		switch {
+		case noDigits(f(max(wv-rv, rv-wv))):
+			// A difference that prints as none ("0.0 GiB more memory")
+			// is no reason.
 		case wv < rv:
 			if why != "" {
 				why = ": " + strings.TrimPrefix(why, ", ")
@@ -238,7 +241,11 @@ func PlanReason(p *sweep.Plan) string {
 	if faster < 1 {
 		prec = 2
 	}
-	s := fmt.Sprintf("%.*f %% faster than the best alternative (#%d: %s)", prec, faster, next+1, describe(r.Candidate, p))
+	pct := fmt.Sprintf("%.*f %%", prec, faster)
+	if faster < 0.005 { // "0.00 % faster"
+		pct = "under 0.01 %"
+	}
+	s := fmt.Sprintf("%s faster than the best alternative (#%d: %s)", pct, next+1, describe(r.Candidate, p))
 	if faster < 1 {
 		s = "a near tie, " + s
 	}
@@ -264,11 +271,18 @@ func recomputeNote(w, r sweep.Candidate, n int) string {
 	if w.EP != r.EP {
 		return fmt.Sprintf(", expert parallelism %d vs %d", w.EP, r.EP)
 	}
-	if w.Stage != r.Stage || w.K != r.K {
+	if (w.Stage != r.Stage || w.K != r.K) && shardsOf(w, n) != shardsOf(r, n) {
 		return fmt.Sprintf(", the optimizer updating 1/%d vs 1/%d of the model", shardsOf(w, n), shardsOf(r, n))
+	}
+	if w.Stage != r.Stage { // the same optimizer shard: the stage's own work
+		return fmt.Sprintf(", ZeRO stage %d vs %d", w.Stage, r.Stage)
 	}
 	return ""
 }
+
+// noDigits reports whether a formatted figure has no digit but 0: a
+// difference that reads as none.
+func noDigits(s string) bool { return !strings.ContainsAny(s, "123456789") }
 
 // shardsOf is the number of ranks the optimizer state is sharded over.
 func shardsOf(c sweep.Candidate, n int) int {

@@ -96,6 +96,33 @@ func TestPlanReasonNamesSlowdownNotWaiting(t *testing.T) {
 	}
 }
 
+// QA7 F10: the why line gave reasons whose two sides are equal: "the
+// optimizer updating 1/8 vs 1/8 of the model" (stage 3 K=4 against stage 1
+// K=4 on 32 GPUs), "0.0 GiB more memory per GPU", "0.00 % faster". A
+// clause that prints as no difference is left out, the compute note names
+// the stages where the shards are equal, and a tie under 0.01 % says so.
+func TestPlanReasonNoEqualSides(t *testing.T) {
+	ms := int64(units.Millisecond)
+	c := func(stage, k int, rc string) sweep.Candidate {
+		return sweep.Candidate{Stage: stage, K: k, MicroBatch: 2, GradAccum: 2, Recompute: rc, Prefetch: 1, Algorithm: "auto"}
+	}
+	for _, tc := range []struct {
+		name      string
+		w, r      sweep.PlanRow
+		want, not []string
+	}{
+		{"equal shards", sweep.PlanRow{Candidate: c(3, 4, "full"), StepTime: 4600 * ms, Compute: 4340 * ms, ExposedComm: 211 * ms, PeakMemory: 60 << 30},
+			sweep.PlanRow{Candidate: c(1, 4, "full"), StepTime: 4628 * ms, Compute: 4347 * ms, ExposedComm: 242 * ms, PeakMemory: 58 << 30},
+			[]string{"7.0 ms less compute (4.34 s vs 4.35 s: ZeRO stage 3 vs 1)"}, []string{"1/8 vs 1/8", "of the model"}},
+		{"no memory difference", sweep.PlanRow{Candidate: c(3, 1, "none"), StepTime: 670_000 * ms / 1000, Compute: 461 * ms, ExposedComm: 125 * ms, PeakMemory: 47<<30 + 1<<20},
+			sweep.PlanRow{Candidate: c(3, 1, "selective"), StepTime: 670_010 * ms / 1000, Compute: 474 * ms, ExposedComm: 110 * ms, PeakMemory: 47 << 30},
+			[]string{"a near tie, under 0.01 % faster", "it pays 15.0 ms more exposed communication"}, []string{"GiB more memory", "0.00 %"}},
+	} {
+		got := PlanReason(&sweep.Plan{N: 32, Rows: []sweep.PlanRow{tc.w, tc.r}})
+		checkContains(t, tc.name, got, tc.want, tc.not)
+	}
+}
+
 func TestMoreLess(t *testing.T) {
 	for _, tc := range []struct {
 		d    int64
