@@ -1,9 +1,14 @@
 package reports
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -308,6 +313,32 @@ func PlanManifest(pr *PlanReport) *ManifestMeta {
 		m.Searched["pinned"] = o.Pinned
 	}
 	return m
+}
+
+// PlanFileNames are every file plan -o DIR can write (PlanFiles): those a
+// plan does not write (the network plots without --network, the plots
+// when nothing fits) are another run's, which plan removes
+// (RemoveStale), so the directory holds one plan.
+var PlanFileNames = []string{"plan.csv", "plan.json", "plan.html", "pareto.png", "pareto.svg", "network.png", "network.svg"}
+
+// RemoveStale removes from dir each of known that files does not write,
+// returning the names removed.
+func RemoveStale(dir string, known []string, files []OutputFile) ([]string, error) {
+	var removed []string
+	for _, n := range known {
+		if slices.ContainsFunc(files, func(f OutputFile) bool { return f.Name == n }) {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		err := os.Remove(p)
+		switch {
+		case err == nil:
+			removed = append(removed, n)
+		case !errors.Is(err, fs.ErrNotExist):
+			return removed, &WriteError{Path: p, Err: err}
+		}
+	}
+	return removed, nil
 }
 
 // PlanFiles renders every file of plan -o DIR in memory: plan.csv,

@@ -686,6 +686,13 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if err := sp.pin(src, opt); err != nil {
 		return nil, err
 	}
+	// A flag no searched stage reads was ignored: refuse it.
+	switch {
+	case opt.Prefetch != nil && !slices.Contains(sp.stages, 3):
+		return nil, fmt.Errorf("--prefetch: no stage searched (%s) prefetches: the prefetch depth is ZeRO-3's (add 3 to --stages, or drop --prefetch)", strings.Join(mapInts(sp.stages), ", "))
+	case opt.BucketSizes != nil && !slices.ContainsFunc(sp.stages, func(st int) bool { return st < 3 }):
+		return nil, fmt.Errorf("--bucket-sizes: ZeRO-3 reduces one bucket per unit, and only stage 3 is searched (add 0, 1 or 2 to --stages, or drop --bucket-sizes)")
+	}
 	return sp, nil
 }
 

@@ -801,7 +801,7 @@ func TestPlanHeadroom(t *testing.T) {
 // loader's layout warning, and refuses a stage the stack does not run; fit
 // lists only those rows too. On the default example's 2 × 8 GPUs.
 func TestPlanStack(t *testing.T) {
-	opt := PlanOptions{Recompute: []string{"full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"auto"}}
+	opt := PlanOptions{Recompute: []string{"full"}, BucketSizes: []string{"25MB"}, Algorithms: []string{"auto"}}
 	for _, c := range []struct {
 		stack  string
 		layout map[[2]int]bool // stage, K searched

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,8 @@ which the step stays within --tolerance % of its compute-bound time (the
 question of deepspeedai/DeepSpeed#2928), and the step time against bandwidth.
 --tokens 1T adds the time to train and the GPU-hours. -o DIR writes plan.csv,
 plan.json, plan.html, the plots (pareto.png/svg, network.png/svg) and
-manifest.json.`
+manifest.json, and removes an earlier plan's files there that it does not
+write.`
 
 func newPlanCmd(a *app) *cobra.Command {
 	o := planOpts{}
@@ -191,16 +193,8 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.PlanReport, error) {
 	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
 		Algorithms: o.algorithms, CP: o.cp, K: o.ks, Jobs: o.jobs}
-	for _, m := range o.microBatches {
-		if m < 1 || m > scenarios.MaxMicroBatch {
-			return opt, nil, inputError{fmt.Errorf("--micro-batches: %d: use micro-batches from 1 to %d", m, scenarios.MaxMicroBatch)}
-		}
-		opt.MicroBatches = append(opt.MicroBatches, int64(m))
-	}
-	for _, k := range o.ks {
-		if k < 1 {
-			return opt, nil, inputError{fmt.Errorf("--k: %d: use K of 1 or more that divide N = dp·cp, such as 1,2,4", k)}
-		}
+	if err := checkPlanLists(o, &opt); err != nil {
+		return opt, nil, err
 	}
 	pr := &reports.PlanReport{Top: o.top}
 	if err := checkJobs(o.jobs); err != nil {
@@ -217,22 +211,6 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 		// It was ignored: only the bandwidth search reads it.
 		return opt, nil, inputError{fmt.Errorf("--tolerance %g applies to the bandwidth search: add --network, or drop --tolerance", o.tolerance)}
 	}
-	for _, st := range o.stages {
-		if st < 0 || st > 3 {
-			return opt, nil, inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
-		}
-	}
-	if err := sweep.CheckPlanValues("cp", itoas(o.cp)); err != nil {
-		return opt, nil, inputError{fmt.Errorf("--cp: %w", err)}
-	}
-	for _, l := range []struct {
-		flag string
-		vals []string
-	}{{"recompute", o.recompute}, {"algorithms", o.algorithms}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)}} {
-		if err := sweep.CheckPlanValues(l.flag, l.vals); err != nil {
-			return opt, nil, inputError{fmt.Errorf("--%s: %w", l.flag, err)}
-		}
-	}
 	if err := planBatch(src, o, &opt); err != nil {
 		return opt, nil, err
 	}
@@ -244,6 +222,50 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 		pr.Tokens = n
 	}
 	return opt, pr, nil
+}
+
+// checkPlanLists checks the flags that list what plan searches: values in
+// range, none twice; --micro-batches goes into opt.
+func checkPlanLists(o planOpts, opt *sweep.PlanOptions) error {
+	for _, m := range o.microBatches {
+		if m < 1 || m > scenarios.MaxMicroBatch {
+			return inputError{fmt.Errorf("--micro-batches: %d: use micro-batches from 1 to %d", m, scenarios.MaxMicroBatch)}
+		}
+		opt.MicroBatches = append(opt.MicroBatches, int64(m))
+	}
+	for _, k := range o.ks {
+		if k < 1 {
+			return inputError{fmt.Errorf("--k: %d: use K of 1 or more that divide N = dp·cp, such as 1,2,4", k)}
+		}
+	}
+	for _, l := range []struct {
+		flag string
+		vals []string
+	}{{"stages", itoas(o.stages)}, {"recompute", o.recompute}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)},
+		{"algorithms", o.algorithms}, {"cp", itoas(o.cp)}, {"k", itoas(o.ks)}, {"micro-batches", itoas(o.microBatches)}} {
+		for i, v := range l.vals {
+			if slices.Contains(l.vals[:i], v) {
+				return inputError{fmt.Errorf("--%s: %s is given twice (list each value once)", l.flag, v)}
+			}
+		}
+	}
+	for _, st := range o.stages {
+		if st < 0 || st > 3 {
+			return inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
+		}
+	}
+	if err := sweep.CheckPlanValues("cp", itoas(o.cp)); err != nil {
+		return inputError{fmt.Errorf("--cp: %w", err)}
+	}
+	for _, l := range []struct {
+		flag string
+		vals []string
+	}{{"recompute", o.recompute}, {"algorithms", o.algorithms}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)}} {
+		if err := sweep.CheckPlanValues(l.flag, l.vals); err != nil {
+			return inputError{fmt.Errorf("--%s: %w", l.flag, err)}
+		}
+	}
+	return nil
 }
 
 // planBatch checks --global-batch against the scenario's dp, or with --cp
@@ -305,11 +327,21 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 	if err != nil {
 		return err
 	}
+	// Another plan's files that this one does not write (network.png
+	// without --network) go first: the directory holds one plan.
+	removed, err := reports.RemoveStale(a.outDir, reports.PlanFileNames, files)
+	if err != nil {
+		return err
+	}
 	paths, err := reports.WriteOutputDirMeta(a.outDir, files, reports.PlanManifest(pr))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.err, "zerosim: %s\n", wroteFiles(len(paths), a.outDir))
+	msg := wroteFiles(len(paths), a.outDir)
+	if len(removed) > 0 {
+		msg += fmt.Sprintf(" (removed an earlier plan's %s)", strings.Join(removed, ", "))
+	}
+	fmt.Fprintf(a.err, "zerosim: %s\n", msg)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/reports"
 )
 
 // TestPlanOneScreen: on Llama-2-13B over 4 × 8 A100-40GB with one 100 GbE
@@ -141,6 +142,12 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "--k", "3"}, "--k 3 does not divide N = dp·cp = 16"},
 		{[]string{"plan", "default", "--micro-batches", "0"}, "--micro-batches: 0: use micro-batches from 1 to"},
 		{[]string{"plan", "default", "--micro-batches", "2"}, "--micro-batches does not split the 1 sequences per data-parallel rank"},
+		// QA7 F12: duplicates, and flags no searched stage reads.
+		{[]string{"plan", "default", "--stages", "1,1"}, "--stages: 1 is given twice (list each value once)"},
+		{[]string{"plan", "default", "--k", "2,2"}, "--k: 2 is given twice"},
+		{[]string{"plan", "default", "--stages", "1", "--prefetch", "2"}, "--prefetch: no stage searched (1) prefetches: the prefetch depth is ZeRO-3's (add 3 to --stages, or drop --prefetch)"},
+		{[]string{"plan", "default", "--stages", "3", "--bucket-sizes", "25MB"}, "--bucket-sizes: ZeRO-3 reduces one bucket per unit, and only stage 3 is searched"},
+		{[]string{"plan", "default", "--set", "stack=megatron", "--prefetch", "2"}, "--prefetch: no stage searched (0, 1) prefetches"},
 	} {
 		out, e, code := sweepCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(e, tc.want) || strings.Count(e, "\n") != 1 || out != "" {
@@ -611,5 +618,47 @@ func TestPlanNodesToFitBatch(t *testing.T) {
 	args = append(args[:4:4], "--set", "cluster.nodes=3", "--set", "parallelism.dp=24", "--global-batch", "24", "--stages", "3", "--recompute", "full", "--prefetch", "1")
 	if out, errOut, code := sweepCLI(t, args...); code != 0 || !strings.Contains(out, "fits: yes") {
 		t.Errorf("%v: exit %d: %s%s", args, code, errOut, out)
+	}
+}
+
+// TestPlanRemovesStaleFiles: -o DIR holds one plan: a plan without
+// --network removes the network plots an earlier plan with it wrote there,
+// and says so (QA7 F12: they stayed beside the new files, unlisted).
+func TestPlanRemovesStaleFiles(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"plan", "default", "--stages", "3", "--recompute", "full", "--prefetch", "1", "-o", dir}
+	if _, errOut, code := sweepCLI(t, append(slices.Clone(args), "--network")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries { // every file plan writes is one it knows to remove
+		if e.Name() != reports.ManifestName && !slices.Contains(reports.PlanFileNames, e.Name()) {
+			t.Errorf("plan wrote %s, which reports.PlanFileNames lacks", e.Name())
+		}
+	}
+	if len(entries) != len(reports.PlanFileNames)+1 {
+		t.Errorf("%d files with --network, want all %d and the manifest", len(entries), len(reports.PlanFileNames))
+	}
+	other := filepath.Join(dir, "notes.txt") // not plan's: left alone
+	if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := sweepCLI(t, args...)
+	if code != 0 || !strings.Contains(errOut, "(removed an earlier plan's network.png, network.svg)") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, n := range []string{"network.png", "network.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want removed", n, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a file plan does not write was removed: %v", err)
+	}
+	if err := reports.CheckManifest(dir); err != nil {
+		t.Error(err)
 	}
 }
