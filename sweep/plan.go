@@ -1262,6 +1262,14 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 // tok"), which must be a whole number of sequences of seqLen tokens (M is
 // 10^6, so "4Mtokens" is not, at any power-of-two seqLen above 256).
 func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
+	return ParseGlobalBatchDP(v, seqLen, 1)
+}
+
+// ParseGlobalBatchDP is ParseGlobalBatch for a plan over dp data-parallel
+// ranks: a token count must then be a whole number of sequences for each
+// rank, and the counts it suggests are multiples of seqLen·dp (QA7 F11:
+// "use 3997696 tokens" was 488 sequences, which dp 32 does not split).
+func ParseGlobalBatchDP(v string, seqLen, dp int64) (int64, error) {
 	t := strings.TrimSpace(v)
 	num, tokens := t, false
 	for _, suf := range []string{"tokens", "tok"} {
@@ -1277,10 +1285,14 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	if !tokens {
 		return int64(n), nil
 	}
-	seqLen = max(seqLen, 1)
-	if int64(n)%seqLen != 0 || int64(n) < seqLen {
-		lo := max(int64(n)/seqLen, 1)
-		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %s tokens)", v, seqLen, multiplesAround(lo*seqLen, seqLen))
+	seqLen, dp = max(seqLen, 1), max(dp, 1)
+	unit, what := seqLen, fmt.Sprintf("%d-token sequences", seqLen)
+	if dp > 1 && seqLen <= math.MaxInt64/dp {
+		unit, what = seqLen*dp, fmt.Sprintf("dp=%d × %d-token sequences", dp, seqLen)
+	}
+	if int64(n)%unit != 0 || int64(n) < unit {
+		lo := max(int64(n)/unit, 1)
+		return 0, fmt.Errorf("%q is not a whole number of %s (use %s tokens)", v, what, multiplesAround(lo*unit, unit))
 	}
 	return int64(n) / seqLen, nil
 }

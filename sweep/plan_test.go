@@ -392,6 +392,18 @@ func TestGlobalBatchSuggestions(t *testing.T) {
 			t.Errorf("ParseGlobalBatch(%q, %d) = %v, want %q", tc.v, tc.seq, err, tc.want)
 		}
 	}
+	// Over dp ranks the suggestions are multiples of seq_len·dp (QA7 F11:
+	// "4Mtokens" at 8,192 tokens suggested 3997696 tokens, 488 sequences,
+	// which dp 32 refused); 4194304 tokens is 512 sequences.
+	if _, err := ParseGlobalBatchDP("4Mtokens", 8192, 32); err == nil || err.Error() != `"4Mtokens" is not a whole number of dp=32 × 8192-token sequences (use 3932160 or 4194304 tokens)` {
+		t.Errorf("4Mtokens over dp 32: %v", err)
+	}
+	if _, err := ParseGlobalBatchDP("3997696tokens", 8192, 32); err == nil || !strings.Contains(err.Error(), "(use 3932160 or 4194304 tokens)") {
+		t.Errorf("3997696tokens over dp 32: %v", err)
+	}
+	if n, err := ParseGlobalBatchDP("4194304tokens", 8192, 32); err != nil || n != 512 {
+		t.Errorf("4194304tokens over dp 32: %d, %v", n, err)
+	}
 }
 
 // TestPlanCP: plan searches context parallelism on the same 16 GPUs (Llama

@@ -108,7 +108,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences); default the scenario's micro_batch·grad_accum·dp")
+	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences per data-parallel rank); default the scenario's micro_batch·grad_accum·dp")
 	f.StringVar(&o.tokens, "tokens", "", "training length in tokens (`COUNT`, e.g. 1T): adds time to train and GPU-hours")
 	f.IntVar(&o.top, "top", 10, "configurations listed")
 	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
@@ -280,7 +280,11 @@ func planBatch(src sweep.Source, o planOpts, opt *sweep.PlanOptions) error {
 		return err
 	}
 	if o.globalBatch != "" {
-		opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen)
+		dp := int64(s.Parallelism.DP) // with --cp each degree has its own
+		if o.cp != nil {
+			dp = 1
+		}
+		opt.GlobalBatch, err = sweep.ParseGlobalBatchDP(o.globalBatch, s.Model.SeqLen, dp)
 		if err == nil && o.cp == nil {
 			err = sweep.CheckGlobalBatch(opt.GlobalBatch, int64(s.Parallelism.DP))
 		}

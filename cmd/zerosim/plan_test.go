@@ -107,7 +107,7 @@ func TestPlanBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"plan", "default", "--global-batch", "7"}, "--global-batch"},
-		{[]string{"plan", "default", "--global-batch", "100000tokens"}, "not a whole number of 4096-token sequences"},
+		{[]string{"plan", "default", "--global-batch", "100000tokens"}, "not a whole number of dp=16 × 4096-token sequences (use 65536 or 131072 tokens)"},
 		{[]string{"plan", "default", "--global-batch", "x"}, "--global-batch"},
 		{[]string{"plan", "default", "--tokens", "lots"}, "--tokens"},
 		{[]string{"plan", "default", "--tolerance", "0"}, "--tolerance"},
@@ -126,7 +126,7 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "-j", "5000"}, "--jobs 5000: use 1 to 1024"},
 		// The global batch of 2Mtokens (10^6) is no whole number of 4096-token
 		// sequences: plan --help's example now says 2097152tokens.
-		{[]string{"plan", "default", "--global-batch", "2Mtokens"}, "use 1998848 or 2002944 tokens"},
+		{[]string{"plan", "default", "--global-batch", "2Mtokens"}, "use 1966080 or 2031616 tokens"},
 		// --cp: a degree below 1, not a number, or none that runs on the
 		// 16 GPUs with the global batch of 16.
 		{[]string{"plan", "default", "--cp", "0"}, `--cp: "0": use context-parallel degrees of 1 or more`},
