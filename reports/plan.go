@@ -32,7 +32,7 @@ type PlanReport struct {
 func kName(c sweep.Candidate) string {
 	switch {
 	case c.EP > 1:
-		return fmt.Sprintf("1 (ep %d)", c.EP)
+		return fmt.Sprintf("ep %d", c.EP)
 	case c.Stage == 0:
 		return "-"
 	case c.K == 1:
@@ -314,12 +314,14 @@ func (pr *PlanReport) planTable() *table {
 	}
 	idx := distinct(p.Rows, top)
 	t := &table{Title: fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows)))),
-		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
-		left:   []int{1, 2, 4}}
+		// comm tells apart rows that differ only in bucket size or
+		// prefetch depth (QA7 F9); the short names keep to 120 columns.
+		Header: []string{"#", "ZeRO", "K", "mb×GA", "AC", "comm", "tok/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
+		left:   []int{1, 2, 4, 5}}
 	cp := p.SearchedCP != nil
 	if cp { // a cp column after K, in place of free (the GPU's memory less the device's need)
-		t.Header = slices.Insert(slices.Delete(t.Header, 9, 10), 3, "cp")
-		t.left = []int{1, 2, 5}
+		t.Header = slices.Insert(slices.Delete(t.Header, 10, 11), 3, "cp")
+		t.left = []int{1, 2, 5, 6}
 	}
 	// free carries † where the device peak (the caching allocator's
 	// reserve on top) exceeds the GPU: run warns "expect allocator
@@ -342,14 +344,23 @@ func (pr *PlanReport) planTable() *table {
 			mark += "‡"
 		}
 		row := []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
-			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), free,
+			r.Recompute, commCell(r.Candidate), tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), free,
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
 		if cp {
-			row = slices.Insert(slices.Delete(row, 9, 10), 3, strconv.Itoa(r.CP))
+			row = slices.Insert(slices.Delete(row, 10, 11), 3, strconv.Itoa(r.CP))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// commCell is a row's communication setting in a few columns: the
+// prefetch depth at stage 3 ("pf 2"), else the bucket size ("25MB").
+func commCell(c sweep.Candidate) string {
+	if c.Stage == 3 {
+		return fmt.Sprintf("pf %d", c.Prefetch)
+	}
+	return strings.ReplaceAll(bucketWords(c.BucketSize), " ", "")
 }
 
 // ReproduceArgs is the command that replays p's winner, as words: zerosim
@@ -450,14 +461,14 @@ func boundAlternative(p *sweep.Plan) string {
 func (pr *PlanReport) planLegend() []string {
 	p := pr.Plan
 	l := []string{
-		labelled("#: ", "rank of all that fit (plan.csv has all, with bucket, prefetch, algorithm); *: nothing faster fits in less memory."),
+		labelled("#: ", "rank of all that fit (plan.csv has all); *: nothing faster fits in less memory. comm: bucket size, or pf: prefetch."),
 		// One line for both, so that plan keeps to one screen (the run:
 		// line names K: Megatron's num_distributed_optimizer_instances at
 		// stages 1–2, HSDP's replicas at 3, or the stack's setting).
 		labelled("ZeRO: ", "0 replicates all (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP). K: copies of it."),
-		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
+		labelled("mb×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step. AC: activation checkpointing."),
 		mfuLegend(p),
-		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
+		labelled("tok/s: ", "tokens per second per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: not hidden."),
 	}
 	if slices.ContainsFunc(p.Rows, isBound) {
 		l = slices.Insert(l, 1, labelled("‡: ", strings.Replace(boundText, "timed", "the row's algorithm ("+
@@ -474,7 +485,7 @@ func (pr *PlanReport) planLegend() []string {
 		l = append(l, labelled("free: ", free))
 	}
 	if p.SearchedEP != nil {
-		l = slices.Insert(l, 2, labelled("ep: ", "K 1 (ep N): expert parallelism, each MoE layer's routed experts split over N GPUs (K = 1 with it)."))
+		l = slices.Insert(l, 2, labelled("ep N: ", "K = 1 with expert parallelism, each MoE layer's routed experts split over N GPUs."))
 	}
 	if p.SearchedCP != nil {
 		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+

@@ -28,17 +28,19 @@ type planOpts struct {
 	top         int
 	network     bool
 	tolerance   float64
-	// toleranceGiven: --tolerance was on the command line.
-	toleranceGiven bool
-	stages         []int
-	recompute      []string
-	buckets        []string
-	prefetch       []int
-	algorithms     []string
-	cp             []int
-	ks             []int
-	microBatches   []int
-	jobs           int
+	// toleranceGiven: --tolerance was on the command line; topGiven:
+	// --top was, and format is --format.
+	toleranceGiven, topGiven bool
+	format                   string
+	stages                   []int
+	recompute                []string
+	buckets                  []string
+	prefetch                 []int
+	algorithms               []string
+	cp                       []int
+	ks                       []int
+	microBatches             []int
+	jobs                     int
 }
 
 // planLong is plan --help's description.
@@ -103,7 +105,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			o.toleranceGiven = cmd.Flags().Changed("tolerance")
+			o.toleranceGiven, o.topGiven, o.format = cmd.Flags().Changed("tolerance"), cmd.Flags().Changed("top"), a.format
 			return runPlan(ctx, a, o, fileArg(args))
 		},
 	}
@@ -202,6 +204,10 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	}
 	if o.top < 1 {
 		return opt, nil, inputError{fmt.Errorf("--top %d: use 1 or more (plan.csv of -o DIR lists every configuration)", o.top)}
+	}
+	if o.topGiven && o.format != "table" && o.format != "" {
+		// It was ignored: JSON and CSV list every configuration.
+		return opt, nil, inputError{fmt.Errorf("--top %d applies to the table: --format %s lists every configuration (drop --top)", o.top, o.format)}
 	}
 	// Written so that NaN fails too.
 	if !(o.tolerance > 0 && o.tolerance <= 1000) {

@@ -144,6 +144,7 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "--micro-batches", "2"}, "--micro-batches does not split the 1 sequences per data-parallel rank"},
 		// QA7 F12: duplicates, and flags no searched stage reads.
 		{[]string{"plan", "default", "--stages", "1,1"}, "--stages: 1 is given twice (list each value once)"},
+		{[]string{"plan", "default", "--format", "json", "--top", "3"}, "--top 3 applies to the table: --format json lists every configuration (drop --top)"},
 		{[]string{"plan", "default", "--k", "2,2"}, "--k: 2 is given twice"},
 		{[]string{"plan", "default", "--stages", "1", "--prefetch", "2"}, "--prefetch: no stage searched (1) prefetches: the prefetch depth is ZeRO-3's (add 3 to --stages, or drop --prefetch)"},
 		{[]string{"plan", "default", "--stages", "3", "--bucket-sizes", "25MB"}, "--bucket-sizes: ZeRO-3 reduces one bucket per unit, and only stage 3 is searched"},
@@ -421,8 +422,8 @@ func TestPlanBoundRows(t *testing.T) {
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{
 		"bound: ring collectives are timed by zerosim's alpha–beta lowering at the links' full speed, a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does; the fastest auto row is #2, 1,695 tokens/s per GPU (0.4 % slower)",
-		"│ 1*‡ │ 3 │ 4 HSDP │ 4×1 │ full │ 1,701 │",
-		"│ 2 │ 3 │ 4 HSDP │ 4×1 │ full │ 1,695 │",
+		"│ 1*‡ │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ 1,701 │",
+		"│ 2 │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ 1,695 │",
 		"‡: the row's algorithm (ring) is timed by zerosim's alpha–beta lowering",
 	} {
 		if !strings.Contains(flat, want) {
@@ -660,5 +661,24 @@ func TestPlanRemovesStaleFiles(t *testing.T) {
 	}
 	if err := reports.CheckManifest(dir); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPlanCommColumn: the table's comm column tells apart rows that differ
+// only in prefetch depth or bucket size (QA7 F9: #1 and #3 of a plan read
+// the same in every column but peak and free). On llama2-13b-a100-eth #1
+// and #2 are HSDP K=4, 4×1, full, at prefetch 2 and 1 (plan.json's
+// prefetch_depth), and a stage-2 row names its bucket.
+func TestPlanCommColumn(t *testing.T) {
+	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"│ 1* │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │", "│ 2* │ 3 │ 4 HSDP │ 4×1 │ full │ pf 1 │", "│ 9 │ 2 │ 1 │ 2×2 │ full │ 200MB │",
+		"comm: bucket size, or pf: prefetch."} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
 	}
 }
