@@ -181,7 +181,7 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	}
 	pr.Plan = p
 	if o.network {
-		np, err := sweep.NetworkSearch(ctx, src, sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: opt.Stages, Jobs: o.jobs,
+		np, err := sweep.NetworkSearch(ctx, src, sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: p.SearchedStages, Jobs: o.jobs,
 			Configs: p.BestPerStage(), Closest: p.Closest})
 		if err != nil {
 			return inputError{fmt.Errorf("plan --network: %w", err)}

@@ -682,3 +682,30 @@ func TestPlanCommColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNetworkStackStages: --network times only the stages plan
+// searched: under stack megatron ZeRO 0 and 1, not 2 and 3 (it timed the
+// file's layout at those, which Megatron does not run).
+func TestPlanNetworkStackStages(t *testing.T) {
+	out, errOut, code := sweepCLI(t, "plan", "default", "--set", "stack=megatron", "--recompute", "full", "--network", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p struct {
+		Network struct {
+			Stages []struct {
+				Stage int `json:"stage"`
+			} `json:"stages"`
+		} `json:"network"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, s := range p.Network.Stages {
+		got = append(got, s.Stage)
+	}
+	if !slices.Equal(got, []int{0, 1}) {
+		t.Errorf("--network stages %v, want 0, 1", got)
+	}
+}
