@@ -454,6 +454,20 @@ func (sp *planSpace) ks(stage, ep int) []int {
 	return ks
 }
 
+// noCandidates says why the space has no configuration: the K asked for
+// (--k, a pinned parallelism.k) run at none of the stages searched.
+func (sp *planSpace) noCandidates() error {
+	ks := "every divisor of N"
+	if sp.kOnly != nil {
+		ks = strings.Join(mapInts(sp.kOnly), ", ")
+	}
+	why := "stage 0, ZeRO++ and ep > 1 run K = 1 only"
+	if sp.stack != nil {
+		why += "; stack " + sp.stack.Name + " runs " + sp.stack.Runs(sp.base.Cluster.Nodes)
+	}
+	return fmt.Errorf("no configuration to search: no K searched (%s) runs at the stages searched (%s): %s", ks, strings.Join(mapInts(sp.stages), ", "), why)
+}
+
 // epList is the expert-parallel degrees candidates take: eps, or 0 (the
 // scenario's) when ep is not searched.
 func (sp *planSpace) epList() []int {
@@ -916,6 +930,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
 	cands := sp.candidates()
+	if len(cands) == 0 {
+		return nil, sp.noCandidates()
+	}
 	p.Searched = len(cands)
 	fits, modelPeak, err := sp.prune(ctx, src, cands, opt, p)
 	if err != nil {

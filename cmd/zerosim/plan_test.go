@@ -144,6 +144,8 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "--micro-batches", "2"}, "--micro-batches does not split the 1 sequences per data-parallel rank"},
 		// QA7 F12: duplicates, and flags no searched stage reads.
 		{[]string{"plan", "default", "--stages", "1,1"}, "--stages: 1 is given twice (list each value once)"},
+		{[]string{"plan", "default", "--k", "2", "--stages", "0"}, "plan: no configuration to search: no K searched (2) runs at the stages searched (0): stage 0, ZeRO++ and ep > 1 run K = 1 only"},
+		{[]string{"plan", "default", "--set", "stack=deepspeed", "--set", "parallelism.k=2"}, "no K searched (2) runs at the stages searched (0, 1, 2, 3): stage 0, ZeRO++ and ep > 1 run K = 1 only; stack deepspeed runs stage 0 at K = 1"},
 		{[]string{"plan", "default", "--format", "json", "--top", "3"}, "--top 3 applies to the table: --format json lists every configuration (drop --top)"},
 		{[]string{"plan", "default", "--k", "2,2"}, "--k: 2 is given twice"},
 		{[]string{"plan", "default", "--stages", "1", "--prefetch", "2"}, "--prefetch: no stage searched (1) prefetches: the prefetch depth is ZeRO-3's (add 3 to --stages, or drop --prefetch)"},
