@@ -49,20 +49,24 @@ type StackLayout struct {
 
 // stackLayouts are the stacks' layouts, by preset name.
 var stackLayouts = map[string]StackLayout{
-	// torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1 (the importer,
-	// torchtitan.go readParallelism): fully_shard is ZeRO-3, HSDP's
-	// data_parallel_replicate_degree is K; dp_shard·cp = 1 with
-	// dp_replicate > 1 is DDP (parallelize_llama applies
-	// replicate); fsdp_reshard_after_forward = "never" keeps every unit
+	// pytorch/torchtitan at 238fa9953e4aec2a62582121564273d7cbb1e9f1,
+	// as the importer reads it (torchtitan.go readParallelism):
+	// torchtitan/distributed/parallel_dims.py builds the dp_replicate ×
+	// dp_shard mesh and torchtitan/models/llama3/infra/parallelize.py
+	// applies fully_shard (ZeRO-3; HSDP's data_parallel_replicate_degree
+	// is K), or DDP when dp_shard·cp = 1 with dp_replicate > 1;
+	// parallelism.fsdp_reshard_after_forward = "never" keeps every unit
 	// gathered to its backward, ZeRO-2 on the same mesh. No ZeRO-1.
 	"torchtitan": {Name: "torchtitan", from: "torchtitan 238fa99", stages: []stackStage{
 		{0, kOne, "DDP", ""},
 		{2, kAny, "FSDP2 with fsdp_reshard_after_forward \"never\", data_parallel_replicate_degree", "data_parallel_replicate_degree"},
 		{3, kAny, "FSDP2, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
 	}},
-	// Composer v0.32.1 under llm-foundry 8c8dd48 (llmfoundry.go lfStrategy
-	// and readParallelism: SHARDING_MAP in mosaic_parallelism.py,
-	// dist_strategy.py prepare_fsdp_module): NO_SHARD or no fsdp_config is
+	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
+	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
+	// SHARDING_MAP in composer/distributed/mosaic_parallelism.py and
+	// prepare_fsdp_module in composer/distributed/dist_strategy.py.
+	// NO_SHARD or no fsdp_config is
 	// DDP, SHARD_GRAD_OP ZeRO-2, FULL_SHARD ZeRO-3, and with
 	// data_parallel_replicate_degree K the 2-D mesh's HYBRID_SHARD or
 	// _HYBRID_SHARD_ZERO2. FSDP1 has no ZeRO-1.
@@ -81,17 +85,22 @@ var stackLayouts = map[string]StackLayout{
 		{0, kOne, "ddp", ""},
 		{3, kNodes, "fsdp, or hsdp", "sharding_strategy"},
 	}},
-	// DeepSpeed edaa7221 (deepspeed.go: zero_optimization.stage 0–3):
-	// every stage partitions over the whole data-parallel group; MiCS, the
-	// closest to K, is not modelled (deepspeed.go's mics_shard_size).
+	// deepspeedai/DeepSpeed at edaa7221267243c7be7fb49c5d5f5c4fb97b4641
+	// (DeepSpeedZeroConfig.stage 0–3 in deepspeed/runtime/zero/config.py,
+	// as deepspeed.go imports it): every stage partitions over the whole
+	// data-parallel group; MiCS (mics_shard_size), the closest to K, is not
+	// modelled (deepspeed.go).
 	"deepspeed": {Name: "deepspeed", from: "DeepSpeed edaa722", stages: []stackStage{
 		{0, kOne, "stage 0", ""}, {1, kOne, "stage 1", ""}, {2, kOne, "stage 2", ""}, {3, kOne, "stage 3", ""},
 	}},
-	// Megatron-LM core_v0.12.0, d580efc6 (megatron.go readParallelism):
-	// without --use-distributed-optimizer DDP, with it ZeRO-1 whose K is
-	// --num-distributed-optimizer-instances (a divisor of dp·cp,
-	// parallel_state.py). Megatron-FSDP and torch FSDP2 are refused by
-	// the importer (not Megatron's distributed optimizer).
+	// NVIDIA/Megatron-LM core_v0.12.0,
+	// d580efc68a9f0dbf1945f834f6f6200cd01d3343, as the importer reads it
+	// (megatron.go readParallelism): megatron/training/arguments.py's
+	// --use-distributed-optimizer is ZeRO-1 (DDP without it), its K
+	// --num-distributed-optimizer-instances, a divisor of dp·cp
+	// (megatron/core/parallel_state.py initialize_model_parallel).
+	// Megatron-FSDP and torch FSDP2 are refused by the importer (not
+	// Megatron's distributed optimizer).
 	"megatron": {Name: "megatron", from: "Megatron-LM d580efc6", stages: []stackStage{
 		{0, kOne, "no --use-distributed-optimizer", ""},
 		{1, kAny, "--use-distributed-optimizer, --num-distributed-optimizer-instances", "--num-distributed-optimizer-instances"},
