@@ -550,6 +550,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "the scenario's ZeRO++ keys run at ZeRO stage 3 with K = 1 (DeepSpeed's rule): "+what))
 	}
+	if p.RequireDeviceFit {
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "--require-device-fit: only rows whose device peak (the caching allocator's reserve on top) fits the GPU are ranked"))
+	}
 	if len(p.Pinned) > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("pinned: ", EscapeControl(strings.Join(p.Pinned, ", "))+" (--set of a key plan searches: searched at that value alone)"))
 	}
@@ -767,8 +770,12 @@ const cpHintShare = 0.25
 func NoFitText(p *sweep.Plan) string {
 	c := p.Smallest
 	capacity, peak := gibApart(p.GPUMemory, p.SmallestPeak)
-	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.",
-		capacity, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+	with := ""
+	if p.RequireDeviceFit {
+		with = " with the caching allocator's reserve (--require-device-fit)"
+	}
+	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s over.",
+		capacity, with, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
 	var ways []string
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)

@@ -55,6 +55,7 @@ type planJSON struct {
 	SearchedPrefetch     []int            `json:"searched_prefetch_depths"`
 	SearchedAlgorithms   []string         `json:"searched_algorithms"`
 	Pinned               []string         `json:"pinned,omitempty"`
+	RequireDeviceFit     bool             `json:"require_device_fit,omitempty"`
 	Stack                string           `json:"stack,omitempty"`
 	StackRuns            string           `json:"stack_runs,omitempty"`
 	SkippedCP            []string         `json:"skipped_cp,omitempty"`
@@ -192,7 +193,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 	for _, b := range p.SearchedBuckets {
 		o.SearchedBuckets = append(o.SearchedBuckets, sweep.Candidate{BucketSize: b}.BucketBytes())
 	}
-	o.Pinned, o.Stack, o.StackRuns = p.Pinned, p.Stack, p.StackRuns
+	o.Pinned, o.Stack, o.StackRuns, o.RequireDeviceFit = p.Pinned, p.Stack, p.StackRuns, p.RequireDeviceFit
 	return o
 }
 

@@ -55,6 +55,12 @@ type PlanOptions struct {
 	CP []int
 	// K, if set, keeps the K searched to these (each must divide N).
 	K []int
+	// RequireDeviceFit ranks only the rows whose device peak (the caching
+	// allocator's reserve, the CUDA context and NCCL's buffers on the
+	// allocated peak: zero.Result.DevicePeak) fits the GPU, where run
+	// expects no allocator retries; the others count as not fitting, by
+	// their device peak.
+	RequireDeviceFit bool
 	// MicroBatches, if set, keeps the micro-batches searched to these (one
 	// at least must split a rank's sequences).
 	MicroBatches []int64
@@ -307,6 +313,8 @@ type Plan struct {
 	// Smallest fits as zerosim run judges it (the replayed peak), 0 if none
 	// up to 65,536 GPUs does; set only when nothing fits.
 	NodesToFit int
+	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
+	RequireDeviceFit bool
 	// NoSeqLen is set when the model has no sequence length (an MLP, a
 	// bare parameter count): a sample counts as one token.
 	NoSeqLen bool
@@ -900,6 +908,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
 	p.Pinned = sp.pinned
+	p.RequireDeviceFit = opt.RequireDeviceFit
 	sum := sha256.Sum256(src.Data)
 	p.ScenarioSHA256, p.Sets = hex.EncodeToString(sum[:]), slices.Clone(src.Sets)
 	if p.Sets == nil {
@@ -961,8 +970,10 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		switch {
 		case errs[i] != nil:
 			p.invalid(fits[i], errs[i])
-		case r.Fits:
+		case r.Fits && (!opt.RequireDeviceFit || r.DevicePeak <= p.GPUMemory):
 			p.Rows = append(p.Rows, r)
+		case opt.RequireDeviceFit: // judged by what the device needs
+			replayed[fits[i]] = r.DevicePeak
 		default: // the model let it through; the replayed step does not fit
 			replayed[fits[i]] = r.PeakMemory
 		}
@@ -995,9 +1006,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
-		p.NodesToFit = nodesToFit(src, s, p.Smallest)
-		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest)
-		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest)
+		p.NodesToFit = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
+		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
+		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest, opt.RequireDeviceFit)
 		if opt.CP == nil && s.Model.SeqLen > 0 {
 			p.ActivationShare = activationShare(src, p.Smallest)
 		}
@@ -1037,7 +1048,7 @@ func activationShare(src Source, c Candidate) float64 {
 // lossToFit is training.cross_entropy=fused when c fits under it and s's
 // loss is the fp32 one, with the replayed peak; nil otherwise. Models
 // without a vocabulary have no loss kernel to change.
-func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64) {
+func lossToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) ([]string, int64) {
 	if s.Model.Vocab == 0 || s.Training.CrossEntropy == scenarios.CrossEntropyFused {
 		return nil, 0
 	}
@@ -1049,7 +1060,7 @@ func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64)
 	if rep, err := memory.Analyze(f, memory.Options{}); err != nil || !rep.Fits {
 		return nil, 0
 	}
-	if peak, ok := replayFits(f); ok {
+	if peak, ok := replayFits(f, device); ok {
 		return o, peak
 	}
 	return nil, 0
@@ -1062,7 +1073,7 @@ func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64)
 // model screens each offload and the replayed step decides, as zerosim run
 // judges "fits" (replayFits): the suggestion then runs under
 // run --require-fit, and the peak is the one run prints.
-func offloadToFit(src Source, c Candidate) ([]string, int64) {
+func offloadToFit(src Source, c Candidate, device bool) ([]string, int64) {
 	if c.Stage < 1 {
 		return nil, 0
 	}
@@ -1082,7 +1093,7 @@ func offloadToFit(src Source, c Candidate) ([]string, int64) {
 		if err != nil || !rep.Fits || rep.Host != nil && !rep.Host.Fits {
 			continue
 		}
-		if peak, ok := replayFits(s); ok {
+		if peak, ok := replayFits(s, device); ok {
 			return o, peak
 		}
 	}
@@ -1090,14 +1101,19 @@ func offloadToFit(src Source, c Candidate) ([]string, int64) {
 }
 
 // replayFits replays s and reports whether its peak fits the GPU, the
-// verdict of zerosim run (zero.Result.Fits), with the peak.
-func replayFits(s *scenarios.Scenario) (int64, bool) {
+// verdict of zerosim run (zero.Result.Fits), with the peak; with device,
+// whether its device peak fits too (zero.Result.DeviceFits), with that.
+func replayFits(s *scenarios.Scenario, device bool) (int64, bool) {
 	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return 0, false
 	}
 	peak, _ := res.Peak()
-	return peak, res.Fits(int64(s.Cluster.GPUMemory))
+	gpu := int64(s.Cluster.GPUMemory)
+	if device {
+		return res.DevicePeak, res.Fits(gpu) && res.DeviceFits(gpu)
+	}
+	return peak, res.Fits(gpu)
 }
 
 func jobs(j int) int {
@@ -1256,7 +1272,7 @@ func markPareto(rows []PlanRow) {
 // is where the replays start, and they walk from there to the least that
 // fits, doubling the step, then bisecting: near capacity the replayed peak
 // can be above the model's (docs/memory-model.md).
-func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
+func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) int {
 	c.K = 1
 	if c.CP > 0 { // the candidate's cp, kept; dp grows with the nodes
 		cs := *s
@@ -1270,6 +1286,9 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 	}, jd)
 	if err != nil {
 		return 0
+	}
+	if device { // the least with room on the device (fit's device nodes)
+		return ns.DeviceJ * step
 	}
 	return ns.J * step
 }

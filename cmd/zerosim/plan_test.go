@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -709,5 +710,53 @@ func TestPlanNetworkStackStages(t *testing.T) {
 	}
 	if !slices.Equal(got, []int{0, 1}) {
 		t.Errorf("--network stages %v, want 0, 1", got)
+	}
+}
+
+// TestPlanRequireDeviceFit: --require-device-fit ranks only the rows whose
+// device peak fits the GPU (QA7 F3's --require-device-fit): on
+// llama2-13b-a100-eth the default winner (HSDP K=4, 42.0 GiB on a 40 GiB
+// device) drops out and the row its gives: line names as having room (#3,
+// K=1, 1,616 tokens/s per GPU) wins.
+func TestPlanRequireDeviceFit(t *testing.T) {
+	type plan struct {
+		GPUMemory int64 `json:"gpu_memory_bytes"`
+		Require   bool  `json:"require_device_fit"`
+		Rows      []struct {
+			K          int     `json:"k"`
+			DevicePeak int64   `json:"device_peak_bytes"`
+			TPS        float64 `json:"tokens_per_s_per_gpu"`
+		} `json:"rows"`
+	}
+	var all, room plan
+	for _, c := range []struct {
+		p    *plan
+		args []string
+	}{{&all, nil}, {&room, []string{"--require-device-fit"}}} {
+		out, errOut, code := sweepCLI(t, append([]string{"plan", "llama2-13b-a100-eth", "--format", "json"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), c.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := -1
+	for i, r := range all.Rows {
+		if r.DevicePeak <= all.GPUMemory {
+			first = i
+			break
+		}
+	}
+	if first < 1 || !room.Require || all.Require || len(room.Rows) == 0 {
+		t.Fatalf("first row with room #%d; require_device_fit %v/%v; %d rows", first+1, all.Require, room.Require, len(room.Rows))
+	}
+	for _, r := range room.Rows {
+		if r.DevicePeak > room.GPUMemory {
+			t.Errorf("a row over the device: %d of %d", r.DevicePeak, room.GPUMemory)
+		}
+	}
+	if w := room.Rows[0]; w.TPS != all.Rows[first].TPS || w.K != 1 || math.Round(w.TPS) != 1616 {
+		t.Errorf("winner K=%d at %.3f tokens/s; the first with room was #%d at %.3f", w.K, w.TPS, first+1, all.Rows[first].TPS)
 	}
 }
