@@ -292,6 +292,22 @@ func shardsOf(c sweep.Candidate, n int) int {
 	return n / c.K
 }
 
+// rankLegend explains the # column: when the table skips ranks (rows that
+// tie the one listed above in step and peak and differ only in bucket,
+// prefetch or algorithm: distinct), it says so (QA7 F9).
+func (pr *PlanReport) rankLegend() string {
+	top := pr.Top
+	if top <= 0 {
+		top = 10
+	}
+	for i, j := range distinct(pr.Plan.Rows, top) {
+		if i != j {
+			return "rank of all that fit; a rank not listed ties the one above in step and peak (plan.csv has all)"
+		}
+	}
+	return "rank of all that fit (plan.csv has all)"
+}
+
 // shown are the rows the table lists.
 func (pr *PlanReport) shown() []sweep.PlanRow {
 	top := pr.Top
@@ -461,7 +477,7 @@ func boundAlternative(p *sweep.Plan) string {
 func (pr *PlanReport) planLegend() []string {
 	p := pr.Plan
 	l := []string{
-		labelled("#: ", "rank of all that fit (plan.csv has all); *: nothing faster fits in less memory. comm: bucket size, or pf: prefetch."),
+		labelled("#: ", pr.rankLegend()+"; *: nothing faster fits in less memory. comm: bucket size, or pf: prefetch."),
 		// One line for both, so that plan keeps to one screen (the run:
 		// line names K: Megatron's num_distributed_optimizer_instances at
 		// stages 1–2, HSDP's replicas at 3, or the stack's setting).

@@ -241,3 +241,26 @@ func checkContains(t *testing.T, name, got string, want, not []string) {
 		}
 	}
 }
+
+// TestPlanRankLegend: when the table skips a rank (a row tying the one
+// above in step and peak, differing only in bucket, prefetch or
+// algorithm) the # legend says so (QA7 F9: #2 and #4 vanished unsaid).
+func TestPlanRankLegend(t *testing.T) {
+	row := func(algo string, step int64) sweep.PlanRow {
+		return sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: 1, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: algo},
+			StepTime: step, PeakMemory: 10 << 30}
+	}
+	const skip = "a rank not listed ties the one above in step and peak"
+	for _, c := range []struct {
+		rows []sweep.PlanRow
+		want bool
+	}{
+		{[]sweep.PlanRow{row("ring", 100), row("hierarchical", 100), row("auto", 120)}, true},
+		{[]sweep.PlanRow{row("ring", 100), row("auto", 120)}, false},
+	} {
+		got := strings.Join((&PlanReport{Plan: &sweep.Plan{Rows: c.rows, SearchedAlgorithms: []string{"auto", "ring", "hierarchical"}}}).planLegend(), "\n")
+		if strings.Contains(got, skip) != c.want {
+			t.Errorf("%d rows: legend\n%s\nwant %q: %v", len(c.rows), got, skip, c.want)
+		}
+	}
+}
