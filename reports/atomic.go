@@ -64,8 +64,25 @@ const ManifestName = "manifest.json"
 
 // Manifest is the content of ManifestName.
 type Manifest struct {
-	Tool  string         `json:"tool"`
+	Tool string `json:"tool"`
+	// ManifestMeta, when a command gives one (plan), says what made the
+	// files.
+	*ManifestMeta
 	Files []ManifestFile `json:"files"`
+}
+
+// ManifestMeta says what made an output directory, with the field names of
+// run's JSON (zerosim) and sweep's meta line (scenario_sha256, sets):
+// enough, with the scenario, to make the files again.
+type ManifestMeta struct {
+	Zerosim  Build    `json:"zerosim"`
+	Scenario string   `json:"scenario"`
+	SHA256   string   `json:"scenario_sha256"`
+	Sets     []string `json:"sets"`
+	// Searched are the lists the command searched, by their plan.json
+	// names; Reproduce the command that replays its answer.
+	Searched  map[string]any `json:"searched,omitempty"`
+	Reproduce string         `json:"reproduce,omitempty"`
 }
 
 // ManifestFile is one file of a Manifest.
@@ -95,7 +112,11 @@ func BeginOutputDir(dir string) error {
 // FinishOutputDir writes dir's manifest, atomically and last, listing the
 // files names (base names in dir, as written) with their sizes and hashes.
 func FinishOutputDir(dir string, names []string) error {
-	m := Manifest{Tool: "zerosim", Files: []ManifestFile{}}
+	return finishOutputDir(dir, names, nil)
+}
+
+func finishOutputDir(dir string, names []string, meta *ManifestMeta) error {
+	m := Manifest{Tool: "zerosim", ManifestMeta: meta, Files: []ManifestFile{}}
 	for _, n := range names {
 		f, err := os.Open(filepath.Join(dir, filepath.Base(n)))
 		if err != nil {
@@ -147,6 +168,11 @@ func CheckManifest(dir string) error {
 // are touched; other files in dir are left alone. It returns the paths
 // written, manifest excluded.
 func WriteOutputDir(dir string, files []OutputFile) ([]string, error) {
+	return WriteOutputDirMeta(dir, files, nil)
+}
+
+// WriteOutputDirMeta is WriteOutputDir with meta in the manifest.
+func WriteOutputDirMeta(dir string, files []OutputFile, meta *ManifestMeta) ([]string, error) {
 	if err := CheckOutputDir(dir); err != nil {
 		return nil, err
 	}
@@ -167,7 +193,7 @@ func WriteOutputDir(dir string, files []OutputFile) ([]string, error) {
 		paths = append(paths, p)
 		names = append(names, f.Name)
 	}
-	if err := FinishOutputDir(dir, names); err != nil {
+	if err := finishOutputDir(dir, names, meta); err != nil {
 		return paths, err
 	}
 	return paths, nil

@@ -51,6 +51,11 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 		f.Convention, f.MaxGPUs, scalingText(f.Scaling)); err != nil {
 		return err
 	}
+	if f.Stack != "" {
+		if _, err := fmt.Fprintf(w, "# stack %s: only what it runs, %s\n", EscapeControl(f.Stack), f.StackRuns); err != nil {
+			return err
+		}
+	}
 	if f.EP > 1 {
 		if _, err := fmt.Fprintf(w, "# K=1 only: expert parallelism (ep %d) is not modelled with K > 1\n", f.EP); err != nil {
 			return err

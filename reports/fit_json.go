@@ -20,8 +20,12 @@ type fitJSON struct {
 	MaxGPUs     int    `json:"max_gpus"`
 	// Replayed: fits and peaks are the replayed step's (zerosim's
 	// convention), else the memory model's (a seed's).
-	Replayed bool         `json:"replayed"`
-	Rows     []fitRowJSON `json:"rows"`
+	Replayed bool `json:"replayed"`
+	// Stack and StackRuns: the stack preset and what it runs, the only
+	// stages and K searched (sweep.Fit).
+	Stack     string       `json:"stack,omitempty"`
+	StackRuns string       `json:"stack_runs,omitempty"`
+	Rows      []fitRowJSON `json:"rows"`
 }
 
 type fitRowJSON struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
@@ -30,6 +31,8 @@ type PlanReport struct {
 // kName names K as the user knows it.
 func kName(c sweep.Candidate) string {
 	switch {
+	case c.EP > 1:
+		return fmt.Sprintf("ep %d", c.EP)
 	case c.Stage == 0:
 		return "-"
 	case c.K == 1:
@@ -49,14 +52,14 @@ func commWords(r sweep.PlanRow) string {
 	if r.Algorithm == "auto" {
 		algo = "collective algorithm auto (alpha–beta: hierarchical when the group spans nodes evenly, else ring)"
 		if strings.HasPrefix(r.Timing, "NCCL's cost model") {
-			algo = "collective algorithm auto (" + r.Timing + " picks ring, tree, NVLS or NVLS-tree with LL, LL128 or Simple per collective)"
+			algo = "auto collectives (" + r.Timing + ")"
 		}
 	}
 	if r.Stage == 3 {
 		if r.Prefetch == 1 {
-			return fmt.Sprintf("prefetch depth 1 (the parameters of the next layer gathered ahead), %s", algo)
+			return fmt.Sprintf("prefetch depth 1 (the next layer gathered ahead), %s", algo)
 		}
-		return fmt.Sprintf("prefetch depth %d (the parameters of the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
+		return fmt.Sprintf("prefetch depth %d (the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
 	}
 	return fmt.Sprintf("%s gradient buckets, %s", bucketWords(r.BucketSize), algo)
 }
@@ -73,15 +76,24 @@ func bucketWords(size string) string {
 }
 
 // describe is the candidate in words, for the headline and the reason.
-func describe(c sweep.Candidate, n int) string {
+func describe(c sweep.Candidate, p *sweep.Plan) string {
+	n := p.N
 	s := fmt.Sprintf("ZeRO stage %d", c.Stage)
-	switch {
+	switch ks := p.KSetting(c); {
+	case ks != "":
+		// The stack's own setting (scenarios.StackLayout).
+		s += fmt.Sprintf(" with %d copies of %d-GPU shards (%s %s)", c.K, n/c.K, EscapeControl(p.Stack), ks)
 	case c.Stage == 3 && c.K > 1:
 		s += fmt.Sprintf(" with hybrid shard (HSDP: %d replicas of %d-GPU shards)", c.K, n/c.K)
 	case c.Stage > 0 && c.K > 1:
 		s += fmt.Sprintf(" with num_distributed_optimizer_instances=%d", c.K)
 	}
 	s += cpWords(c)
+	if c.EP > 1 {
+		s += fmt.Sprintf(", expert parallelism %d", c.EP)
+	} else if c.EP == 1 {
+		s += ", no expert parallelism"
+	}
 	s += fmt.Sprintf(", micro-batch %d", c.MicroBatch)
 	if c.GradAccum > 1 {
 		s += fmt.Sprintf(" × %d accumulation steps", c.GradAccum)
@@ -158,7 +170,7 @@ func distinct(rows []sweep.PlanRow, top int) []int {
 		dup := false
 		for _, j := range out {
 			o := rows[j]
-			if o.CP == r.CP && o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
+			if o.CP == r.CP && o.EP == r.EP && o.Stage == r.Stage && o.K == r.K && o.MicroBatch == r.MicroBatch && o.Recompute == r.Recompute &&
 				o.StepTime == r.StepTime && o.PeakMemory == r.PeakMemory {
 				dup = true
 				break
@@ -184,7 +196,7 @@ func PlanReason(p *sweep.Plan) string {
 	w := p.Rows[0]
 	next := -1
 	for i, r := range p.Rows {
-		if r.CP != w.CP || r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
+		if r.CP != w.CP || r.EP != w.EP || r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
 			next = i
 			break
 		}
@@ -201,6 +213,9 @@ func PlanReason(p *sweep.Plan) string {
 	// vs 3.37 s)" read as the optimizer's time).
 	diffWhy := func(name, why string, wv, rv int64, f func(int64) string, costly string) {
 		switch {
+		case noDigits(f(max(wv-rv, rv-wv))):
+			// A difference that prints as none ("0.0 GiB more memory")
+			// is no reason.
 		case wv < rv:
 			if why != "" {
 				why = ": " + strings.TrimPrefix(why, ", ")
@@ -226,7 +241,11 @@ func PlanReason(p *sweep.Plan) string {
 	if faster < 1 {
 		prec = 2
 	}
-	s := fmt.Sprintf("%.*f %% faster than the best alternative (#%d: %s)", prec, faster, next+1, describe(r.Candidate, p.N))
+	pct := fmt.Sprintf("%.*f %%", prec, faster)
+	if faster < 0.005 { // "0.00 % faster"
+		pct = "under 0.01 %"
+	}
+	s := fmt.Sprintf("%s faster than the best alternative (#%d: %s)", pct, next+1, describe(r.Candidate, p))
 	if faster < 1 {
 		s = "a near tie, " + s
 	}
@@ -249,11 +268,21 @@ func recomputeNote(w, r sweep.Candidate, n int) string {
 	if w.CP != r.CP {
 		return fmt.Sprintf(", context parallelism %d vs %d", w.CP, r.CP)
 	}
-	if w.Stage != r.Stage || w.K != r.K {
+	if w.EP != r.EP {
+		return fmt.Sprintf(", expert parallelism %d vs %d", w.EP, r.EP)
+	}
+	if (w.Stage != r.Stage || w.K != r.K) && shardsOf(w, n) != shardsOf(r, n) {
 		return fmt.Sprintf(", the optimizer updating 1/%d vs 1/%d of the model", shardsOf(w, n), shardsOf(r, n))
+	}
+	if w.Stage != r.Stage { // the same optimizer shard: the stage's own work
+		return fmt.Sprintf(", ZeRO stage %d vs %d", w.Stage, r.Stage)
 	}
 	return ""
 }
+
+// noDigits reports whether a formatted figure has no digit but 0: a
+// difference that reads as none.
+func noDigits(s string) bool { return !strings.ContainsAny(s, "123456789") }
 
 // shardsOf is the number of ranks the optimizer state is sharded over.
 func shardsOf(c sweep.Candidate, n int) int {
@@ -261,6 +290,35 @@ func shardsOf(c sweep.Candidate, n int) int {
 		return 1
 	}
 	return n / c.K
+}
+
+// rankLegend explains the # column: when the table skips ranks (rows that
+// tie the one listed above in step and peak and differ only in bucket,
+// prefetch or algorithm: distinct), it says so (QA7 F9).
+func (pr *PlanReport) rankLegend() string {
+	top := pr.Top
+	if top <= 0 {
+		top = 10
+	}
+	for i, j := range distinct(pr.Plan.Rows, top) {
+		if i != j {
+			return "rank of all that fit; a rank not listed ties the one above in step and peak (plan.csv has all)"
+		}
+	}
+	return "rank of all that fit (plan.csv has all)"
+}
+
+// shown are the rows the table lists.
+func (pr *PlanReport) shown() []sweep.PlanRow {
+	top := pr.Top
+	if top <= 0 {
+		top = 10
+	}
+	var out []sweep.PlanRow
+	for _, i := range distinct(pr.Plan.Rows, top) {
+		out = append(out, pr.Plan.Rows[i])
+	}
+	return out
 }
 
 // planTable lists the fastest distinct configurations.
@@ -272,46 +330,178 @@ func (pr *PlanReport) planTable() *table {
 	}
 	idx := distinct(p.Rows, top)
 	t := &table{Title: fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows)))),
-		Header: []string{"#", "ZeRO", "K", "micro×GA", "checkpoint", "tokens/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
-		left:   []int{1, 2, 4}}
+		// comm tells apart rows that differ only in bucket size or
+		// prefetch depth (QA7 F9); the short names keep to 120 columns.
+		Header: []string{"#", "ZeRO", "K", "mb×GA", "AC", "comm", "tok/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
+		left:   []int{1, 2, 4, 5}}
 	cp := p.SearchedCP != nil
 	if cp { // a cp column after K, in place of free (the GPU's memory less the device's need)
-		t.Header = slices.Insert(slices.Delete(t.Header, 9, 10), 3, "cp")
-		t.left = []int{1, 2, 5}
+		t.Header = slices.Insert(slices.Delete(t.Header, 10, 11), 3, "cp")
+		t.left = []int{1, 2, 5, 6}
 	}
+	// free carries † where the device peak (the caching allocator's
+	// reserve on top) exceeds the GPU: run warns "expect allocator
+	// retries" for it; the others get a space so the figures align.
+	dagger := slices.ContainsFunc(idx, func(i int) bool { return overDevice(p, p.Rows[i]) })
 	for _, i := range idx {
 		r := p.Rows[i]
+		free := gib(r.Headroom)
+		switch {
+		case overDevice(p, r):
+			free += "†"
+		case dagger:
+			free += " "
+		}
 		mark := strconv.Itoa(i + 1)
 		if r.Pareto {
 			mark += "*"
 		}
+		if isBound(r) {
+			mark += "‡"
+		}
 		row := []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
-			r.Recompute, tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), gib(r.Headroom),
+			r.Recompute, commCell(r.Candidate), tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), free,
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
 		if cp {
-			row = slices.Insert(slices.Delete(row, 9, 10), 3, strconv.Itoa(r.CP))
+			row = slices.Insert(slices.Delete(row, 10, 11), 3, strconv.Itoa(r.CP))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
+// commCell is a row's communication setting in a few columns: the
+// prefetch depth at stage 3 ("pf 2"), else the bucket size ("25MB").
+func commCell(c sweep.Candidate) string {
+	if c.Stage == 3 {
+		return fmt.Sprintf("pf %d", c.Prefetch)
+	}
+	return strings.ReplaceAll(bucketWords(c.BucketSize), " ", "")
+}
+
+// ReproduceArgs is the command that replays p's winner, as words: zerosim
+// run on the plan's scenario with its --set overrides, then the winner's
+// that change it (sweep.Plan.WinnerSets); nil when nothing fits.
+func ReproduceArgs(p *sweep.Plan) []string {
+	if p.Best() == nil {
+		return nil
+	}
+	file := p.Scenario
+	if file == scenarios.Stdin {
+		file = "-"
+	}
+	args := []string{"zerosim", "run", file}
+	for _, set := range append(slices.Clone(p.Sets), p.WinnerSets...) {
+		args = append(args, "--set", set)
+	}
+	return args
+}
+
+// ShellQuote quotes a word for a POSIX shell where it needs it: single
+// quotes, a ' inside written '\”.
+func ShellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,/=:+@%", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// commandLines writes a command after label as a shell reads it: its words
+// quoted, lines of at most 118 columns continued with " \\", a --set kept
+// with its value.
+func commandLines(label string, args []string) string {
+	var words []string
+	for i := 0; i < len(args); i++ {
+		w := ShellQuote(EscapeControl(args[i]))
+		if args[i] == "--set" && i+1 < len(args) {
+			i++
+			w += " " + ShellQuote(EscapeControl(args[i]))
+		}
+		words = append(words, w)
+	}
+	indent := strings.Repeat(" ", utf8.RuneCountInString(label))
+	var b strings.Builder
+	b.WriteString(label)
+	col := len(indent)
+	for i, w := range words {
+		n := utf8.RuneCountInString(w)
+		if i > 0 && col+1+n+2 > 118 {
+			b.WriteString(" \\\n" + indent)
+			col = len(indent)
+		} else if i > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += n
+	}
+	return b.String()
+}
+
+// overDevice reports whether r's device peak (zero.Result.DevicePeak: the
+// caching allocator's reserve, the CUDA context and NCCL's buffers on top
+// of the allocated peak) exceeds the GPU's memory: the row fits as run
+// judges it, and run warns that the allocator will retry.
+func overDevice(p *sweep.Plan, r sweep.PlanRow) bool { return r.DevicePeak > p.GPUMemory }
+
+// isBound reports whether r is timed by one of zerosim's alpha–beta
+// lowerings (ring, hierarchical, tree asked for with --algorithms), which
+// no NCCL setting reproduces for reduce-scatter and all-gather: a bound,
+// not a setting to run; auto is what a run does.
+func isBound(r sweep.PlanRow) bool { return r.Algorithm != "auto" }
+
+// boundText says what a bound row is, in compare's words (timingName).
+const boundText = "timed by " + "zerosim's alpha–beta lowering at the links' full speed" +
+	", a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does"
+
+// boundAlternative is, for a winner timed by an alpha–beta lowering, the
+// fastest auto row: what a run of it does.
+func boundAlternative(p *sweep.Plan) string {
+	best := p.Best()
+	for i := range p.Rows {
+		if r := &p.Rows[i]; !isBound(*r) {
+			return fmt.Sprintf("; the fastest auto row is #%d, %s tokens/s per GPU (%.1f %% slower)", i+1, tps(r.TokensPerSecPerGPU),
+				100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
+		}
+	}
+	if !slices.Contains(p.SearchedAlgorithms, "auto") {
+		return "; auto was not searched"
+	}
+	return "; no auto row fits"
+}
+
 // planLegend explains the table's terms in one place, in its columns'
 // order; the MFU line depends on the model (mfuLegend).
-func planLegend(p *sweep.Plan) []string {
+func (pr *PlanReport) planLegend() []string {
+	p := pr.Plan
 	l := []string{
-		labelled("#: ", "rank of all that fit (plan.csv has all, with bucket, prefetch, algorithm); *: nothing faster fits in less memory."),
-		labelled("ZeRO: ", "0 replicates everything (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP)."),
-		// One line, so the free line below keeps plan on one screen (the
-		// run: line spells HSDP out: hybrid shard, replicas of N/K GPUs).
-		labelled("K: ", "copies of the sharded state: Megatron's num_distributed_optimizer_instances at stages 1–2, HSDP replicas at 3."),
-		labelled("micro×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step (gradient accumulation)."),
+		labelled("#: ", pr.rankLegend()+"; *: nothing faster fits in less memory. comm: bucket size, or pf: prefetch."),
+		// One line for both, so that plan keeps to one screen (the run:
+		// line names K: Megatron's num_distributed_optimizer_instances at
+		// stages 1–2, HSDP's replicas at 3, or the stack's setting).
+		labelled("ZeRO: ", "0 replicates all (DDP); 1 shards the optimizer state; 2 + gradients; 3 + parameters (FSDP). K: copies of it."),
+		labelled("mb×GA: ", "sequences per GPU per micro-step × micro-steps per optimizer step. AC: activation checkpointing."),
 		mfuLegend(p),
-		labelled("tokens/s: ", "per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: communication not hidden."),
+		labelled("tok/s: ", "tokens per second per GPU. network: bytes the busiest GPU sends between nodes per step. exposed: not hidden."),
+	}
+	if slices.ContainsFunc(p.Rows, isBound) {
+		l = slices.Insert(l, 1, labelled("‡: ", strings.Replace(boundText, "timed", "the row's algorithm ("+
+			strings.Join(slices.DeleteFunc(slices.Clone(p.SearchedAlgorithms), func(a string) bool { return a == "auto" }), ", ")+") is timed", 1)+"."))
 	}
 	if p.SearchedCP == nil {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
-		l = append(l, labelled("free: ", "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."))
+		free := "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."
+		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(p, r) }) {
+			// The row's device peak (the caching allocator's reserve on
+			// top) exceeds the GPU: run's "expect allocator retries".
+			free = "GPU memory less the peak, the CUDA context and NCCL's buffers; †: less than the allocator's reserve: retries."
+		}
+		l = append(l, labelled("free: ", free))
+	}
+	if p.SearchedEP != nil {
+		l = slices.Insert(l, 2, labelled("ep N: ", "K = 1 with expert parallelism, each MoE layer's routed experts split over N GPUs."))
 	}
 	if p.SearchedCP != nil {
 		l = slices.Insert(l, 3, labelled("cp: ", "context parallelism: ring attention over cp GPUs, each keeping seq_len/cp of every sequence; "+
@@ -339,7 +529,7 @@ func WritePlanTable(w io.Writer, pr *PlanReport) error {
 	p := pr.Plan
 	if len(p.Rows) > 0 {
 		t := pr.planTable()
-		t.Notes = planLegend(p)
+		t.Notes = pr.planLegend()
 		if err := t.render(w); err != nil {
 			return err
 		}
@@ -364,8 +554,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	} else {
 		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
 	}
-	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s: %s cannot fit in memory, %s replayed, %s fit",
-		commas(int64(p.Searched)), cpSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
+	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s%s: %s cannot fit in memory, %s replayed, %s fit",
+		commas(int64(p.Searched)), cpSearched(p), epSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
 	if len(p.SkippedCP) > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "context-parallel degrees without a configuration to run: "+EscapeControl(strings.Join(p.SkippedCP, "; "))))
 	}
@@ -376,11 +566,25 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "the scenario's ZeRO++ keys run at ZeRO stage 3 with K = 1 (DeepSpeed's rule): "+what))
 	}
+	if p.RequireDeviceFit {
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", "--require-device-fit: only rows whose device peak (the caching allocator's reserve on top) fits the GPU are ranked"))
+	}
+	if len(p.Pinned) > 0 {
+		fmt.Fprintf(&b, "%s\n", labelled("pinned: ", EscapeControl(strings.Join(p.Pinned, ", "))+" (--set of a key plan searches: searched at that value alone)"))
+	}
+	if p.SearchedEP == nil && p.EP > 1 {
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("K fixed at 1 because parallelism.ep=%d (expert parallelism runs with K = 1); ep not searched: the --set pins it", p.EP)))
+	}
+	if p.Stack != "" {
+		fmt.Fprintf(&b, "%s\n", labelled("stack: ", fmt.Sprintf("%s: searched only what it runs, %s", EscapeControl(p.Stack), p.StackRuns)))
+	}
 	if p.Invalid > 0 {
 		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
-		fmt.Fprintf(&b, "\n%s\n", labelled("run:   ", describe(best.Candidate, p.N)+"; "+commWords(*best)))
+		// No blank line above: the answer, the command that replays it and
+		// the table keep to one screen (TestPlanOneScreen).
+		fmt.Fprintf(&b, "%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
 		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		if best.DevicePeak > p.GPUMemory {
@@ -389,7 +593,11 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// the allocator's usual reserve does not.
 			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
 		}
+		fmt.Fprintf(&b, "%s\n", commandLines("reproduce: ", ReproduceArgs(p)))
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
+		if isBound(*best) {
+			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))
+		}
 		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
@@ -450,6 +658,15 @@ func planCP(p *sweep.Plan, best *sweep.PlanRow) int {
 		return best.Candidate.CP
 	}
 	return p.CP
+}
+
+// epSearched names the expert-parallel degrees searched, "" when the plan
+// keeps the scenario's.
+func epSearched(p *sweep.Plan) string {
+	if p.SearchedEP == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (expert parallelism %s, K = 1 above 1)", strings.Join(mapSlice(p.SearchedEP, strconv.Itoa), ", "))
 }
 
 // cpSearched names the context-parallel degrees searched, "" when the plan
@@ -536,7 +753,8 @@ func glueUnits(words []string) []string {
 // labelled writes "label text" wrapped at 118 columns, continuation lines
 // indented under the text.
 func labelled(label, text string) string {
-	return label + wrap(text, 118-len(label), strings.Repeat(" ", len(label)))
+	n := utf8.RuneCountInString(label) // "‡: " is three columns
+	return label + wrap(text, 118-n, strings.Repeat(" ", n))
 }
 
 // wrap breaks s into lines of at most width columns at spaces, indenting
@@ -568,11 +786,27 @@ const cpHintShare = 0.25
 func NoFitText(p *sweep.Plan) string {
 	c := p.Smallest
 	capacity, peak := gibApart(p.GPUMemory, p.SmallestPeak)
-	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU; the one needing the least memory (%s) peaks at %s, %s over.",
-		capacity, describe(c, p.N), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+	with := ""
+	if p.RequireDeviceFit {
+		with = " with the caching allocator's reserve (--require-device-fit)"
+	}
+	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s over.",
+		capacity, with, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
 	var ways []string
 	if p.NodesToFit > 0 {
-		ways = append(ways, fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes))
+		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)
+		// The global batch must split over their dp (a plan there checks
+		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
+		// accumulation per GPU, so a multiple of dp sequences.
+		cp := max(p.CP, 1)
+		if c.CP > 0 {
+			cp = c.CP
+		}
+		if dp := int64(p.NodesToFit*p.GPUsPerNode) / int64(cp); dp > 0 && p.GlobalBatch%dp != 0 {
+			w += fmt.Sprintf(" with a global batch that is a multiple of their dp %d, such as %s sequences (%d × %d per GPU: the plan's %s does not split over them)",
+				dp, commas(dp*c.MicroBatch*c.GradAccum), c.MicroBatch, c.GradAccum, commas(p.GlobalBatch))
+		}
+		ways = append(ways, w)
 	}
 	if !slices.Contains(p.SearchedStages, 3) {
 		ways = append(ways, "ZeRO stage 3 (search it: --stages 0,1,2,3)")
@@ -618,10 +852,13 @@ var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_acc
 // WritePlanCSV writes every configuration that fits, fastest first.
 func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 	cw := csv.NewWriter(w)
-	cp := pr.Plan.SearchedCP != nil
-	header := PlanCSVHeader
+	cp, ep := pr.Plan.SearchedCP != nil, pr.Plan.SearchedEP != nil
+	header := slices.Clone(PlanCSVHeader)
+	if ep { // ep after the rank when the plan searched it
+		header = slices.Insert(header, 1, "ep")
+	}
 	if cp { // cp and dp after the rank when the plan searched them
-		header = slices.Insert(slices.Clone(header), 1, "cp", "dp")
+		header = slices.Insert(header, 1, "cp", "dp")
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -640,6 +877,9 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 			bucket, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), sweep.FormatMFU(r.MFU),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
 			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
+		if ep {
+			rec = slices.Insert(rec, 1, strconv.Itoa(r.EP))
+		}
 		if cp {
 			rec = slices.Insert(rec, 1, strconv.Itoa(r.CP), strconv.Itoa(r.DP))
 		}

@@ -1,56 +1,84 @@
 package reports
 
-import "github.com/zerosim/zerosim/sweep"
+import (
+	"slices"
+	"strings"
+
+	"github.com/zerosim/zerosim/sweep"
+)
 
 // planJSON is `zerosim plan --format json` (and plan.json): the search
 // result, the reason the best row wins and, with --network, the bandwidth
 // each stage needs. The format is these structs, not sweep.Plan's layout.
 type planJSON struct {
-	Scenario          string           `json:"scenario"`
-	Model             string           `json:"model"`
-	Params            int64            `json:"params"`
-	Nodes             int              `json:"nodes"`
-	GPUs              int              `json:"gpus"`
-	GPUsPerNode       int              `json:"gpus_per_node"`
-	GPU               string           `json:"gpu"`
-	GPUMemory         int64            `json:"gpu_memory_bytes"`
-	PeakFLOPS         int64            `json:"peak_flops"`
-	N                 int              `json:"n"`
-	DP                int              `json:"dp"`
-	CP                int              `json:"cp"`
-	SeqLen            int64            `json:"seq_len"`
-	GlobalBatch       int64            `json:"global_batch"`
-	TokensPerStep     int64            `json:"tokens_per_step"`
-	Searched          int              `json:"searched"`
-	MemoryPruned      int              `json:"memory_pruned"`
-	Replayed          int              `json:"replayed"`
-	Invalid           int              `json:"invalid"`
-	FirstInvalid      string           `json:"first_invalid,omitempty"`
-	Rows              []planRowJSON    `json:"rows"`
-	Smallest          candidateJSON    `json:"smallest"`
-	SmallestPeak      int64            `json:"smallest_peak_bytes"`
-	SearchedStages    []int            `json:"searched_stages"`
-	SearchedRecompute []string         `json:"searched_recompute"`
-	SearchedCP        []int            `json:"searched_cp,omitempty"`
-	SkippedCP         []string         `json:"skipped_cp,omitempty"`
-	NodesToFit        int              `json:"nodes_to_fit,omitempty"`
-	OffloadSets       []string         `json:"offload_sets,omitempty"`
-	OffloadPeak       int64            `json:"offload_peak_bytes,omitempty"`
-	LossSets          []string         `json:"loss_sets,omitempty"`
-	LossPeak          int64            `json:"loss_peak_bytes,omitempty"`
-	Reason            string           `json:"reason"`
-	NoFit             string           `json:"no_fit,omitempty"`
-	Tokens            int64            `json:"train_tokens,omitempty"`
-	Hours             float64          `json:"gpu_hours,omitempty"`
-	Network           *networkPlanJSON `json:"network,omitempty"`
+	// Zerosim, ScenarioSHA256 and Sets say what made the plan, as run's
+	// JSON (zerosim) and sweep's meta line (scenario_sha256, sets) do;
+	// Reproduce is the command that replays the winner (ReproduceArgs,
+	// shell-quoted), ReproduceSets its --set overrides in order.
+	Zerosim           Build         `json:"zerosim"`
+	Scenario          string        `json:"scenario"`
+	ScenarioSHA256    string        `json:"scenario_sha256"`
+	Sets              []string      `json:"sets"`
+	Reproduce         string        `json:"reproduce,omitempty"`
+	ReproduceSets     []string      `json:"reproduce_sets,omitempty"`
+	Model             string        `json:"model"`
+	Params            int64         `json:"params"`
+	Nodes             int           `json:"nodes"`
+	GPUs              int           `json:"gpus"`
+	GPUsPerNode       int           `json:"gpus_per_node"`
+	GPU               string        `json:"gpu"`
+	GPUMemory         int64         `json:"gpu_memory_bytes"`
+	PeakFLOPS         int64         `json:"peak_flops"`
+	N                 int           `json:"n"`
+	DP                int           `json:"dp"`
+	CP                int           `json:"cp"`
+	SeqLen            int64         `json:"seq_len"`
+	GlobalBatch       int64         `json:"global_batch"`
+	TokensPerStep     int64         `json:"tokens_per_step"`
+	Searched          int           `json:"searched"`
+	MemoryPruned      int           `json:"memory_pruned"`
+	Replayed          int           `json:"replayed"`
+	Invalid           int           `json:"invalid"`
+	FirstInvalid      string        `json:"first_invalid,omitempty"`
+	Rows              []planRowJSON `json:"rows"`
+	Smallest          candidateJSON `json:"smallest"`
+	SmallestPeak      int64         `json:"smallest_peak_bytes"`
+	SearchedStages    []int         `json:"searched_stages"`
+	SearchedRecompute []string      `json:"searched_recompute"`
+	SearchedCP        []int         `json:"searched_cp,omitempty"`
+	SearchedEP        []int         `json:"searched_ep,omitempty"`
+	// The other lists searched (sweep.Plan), the keys a --set pinned and
+	// the stack whose stages and K bound the search.
+	SearchedK            []int            `json:"searched_k"`
+	SearchedMicroBatches []int64          `json:"searched_micro_batches"`
+	SearchedBuckets      []int64          `json:"searched_bucket_sizes_bytes"`
+	SearchedPrefetch     []int            `json:"searched_prefetch_depths"`
+	SearchedAlgorithms   []string         `json:"searched_algorithms"`
+	Pinned               []string         `json:"pinned,omitempty"`
+	RequireDeviceFit     bool             `json:"require_device_fit,omitempty"`
+	Stack                string           `json:"stack,omitempty"`
+	StackRuns            string           `json:"stack_runs,omitempty"`
+	SkippedCP            []string         `json:"skipped_cp,omitempty"`
+	NodesToFit           int              `json:"nodes_to_fit,omitempty"`
+	OffloadSets          []string         `json:"offload_sets,omitempty"`
+	OffloadPeak          int64            `json:"offload_peak_bytes,omitempty"`
+	LossSets             []string         `json:"loss_sets,omitempty"`
+	LossPeak             int64            `json:"loss_peak_bytes,omitempty"`
+	Reason               string           `json:"reason"`
+	NoFit                string           `json:"no_fit,omitempty"`
+	Tokens               int64            `json:"train_tokens,omitempty"`
+	Hours                float64          `json:"gpu_hours,omitempty"`
+	Network              *networkPlanJSON `json:"network,omitempty"`
 }
 
 // candidateJSON is one configuration (sweep.Candidate); a row's fields
 // come first in the row's object.
 type candidateJSON struct {
 	// CP and DP are set when the plan searched cp (sweep.Candidate).
-	CP         int    `json:"cp,omitempty"`
-	DP         int    `json:"dp,omitempty"`
+	CP int `json:"cp,omitempty"`
+	DP int `json:"dp,omitempty"`
+	// EP is set when the plan searched ep (sweep.Candidate).
+	EP         int    `json:"ep,omitempty"`
 	Stage      int    `json:"zero_stage"`
 	K          int    `json:"k"`
 	MicroBatch int64  `json:"micro_batch"`
@@ -130,7 +158,7 @@ type bandwidthPointJSON struct {
 }
 
 func newCandidateJSON(c sweep.Candidate) candidateJSON {
-	return candidateJSON{CP: c.CP, DP: c.DP, Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
+	return candidateJSON{CP: c.CP, DP: c.DP, EP: c.EP, Stage: c.Stage, K: c.K, MicroBatch: c.MicroBatch, GradAccum: c.GradAccum, Recompute: c.Recompute,
 		BucketSize: c.BucketBytes(), Prefetch: c.Prefetch, Algorithm: c.Algorithm}
 }
 
@@ -147,12 +175,25 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
-		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
+		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SearchedEP: p.SearchedEP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
 		LossSets: p.LossSets, LossPeak: p.LossPeak,
 		Network: newNetworkPlanJSON(np)}
 	if o.Rows == nil {
 		o.Rows = []planRowJSON{} // [] when nothing fits, never null
 	}
+	o.Zerosim, o.ScenarioSHA256, o.Sets = ReadBuild(), p.ScenarioSHA256, p.Sets
+	if o.Sets == nil {
+		o.Sets = []string{}
+	}
+	if args := ReproduceArgs(p); args != nil {
+		o.Reproduce = strings.Join(mapSlice(args, ShellQuote), " ")
+		o.ReproduceSets = append(slices.Clone(p.Sets), p.WinnerSets...)
+	}
+	o.SearchedK, o.SearchedMicroBatches, o.SearchedPrefetch, o.SearchedAlgorithms = p.SearchedK, p.SearchedMicroBatches, p.SearchedPrefetch, p.SearchedAlgorithms
+	for _, b := range p.SearchedBuckets {
+		o.SearchedBuckets = append(o.SearchedBuckets, sweep.Candidate{BucketSize: b}.BucketBytes())
+	}
+	o.Pinned, o.Stack, o.StackRuns, o.RequireDeviceFit = p.Pinned, p.Stack, p.StackRuns, p.RequireDeviceFit
 	return o
 }
 

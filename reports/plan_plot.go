@@ -1,9 +1,14 @@
 package reports
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -275,7 +280,7 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 	}{Title: "zerosim plan: " + EscapeControl(pr.Plan.Scenario), Summary: sum.String()}
 	if len(pr.Plan.Rows) > 0 {
 		t := pr.planTable()
-		t.Notes = append(planLegend(pr.Plan), "memory vs speed: "+paretoText(pr.Plan))
+		t.Notes = append(pr.planLegend(), "memory vs speed: "+paretoText(pr.Plan))
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}
 	if pr.Network != nil {
@@ -290,6 +295,50 @@ func WritePlanHTML(w io.Writer, pr *PlanReport) error {
 		d.Figures = append(d.Figures, htmlFigure{Title: im.Title, SVG: template.HTML(svg)})
 	}
 	return planHTML.Execute(w, d)
+}
+
+// PlanManifest is what plan -o DIR's manifest says made the files: the
+// version, the scenario, its --set overrides, the lists searched and the
+// command that replays the winner (plan.json carries the same).
+func PlanManifest(pr *PlanReport) *ManifestMeta {
+	o := newPlanJSON(pr.Plan, nil)
+	m := &ManifestMeta{Zerosim: o.Zerosim, Scenario: o.Scenario, SHA256: o.ScenarioSHA256, Sets: o.Sets, Reproduce: o.Reproduce,
+		Searched: map[string]any{"stages": pr.Plan.SearchedStages, "k": o.SearchedK, "micro_batches": o.SearchedMicroBatches,
+			"recompute": pr.Plan.SearchedRecompute, "bucket_sizes_bytes": o.SearchedBuckets, "prefetch_depths": o.SearchedPrefetch,
+			"algorithms": o.SearchedAlgorithms}}
+	if pr.Plan.SearchedCP != nil {
+		m.Searched["cp"] = pr.Plan.SearchedCP
+	}
+	if o.Pinned != nil {
+		m.Searched["pinned"] = o.Pinned
+	}
+	return m
+}
+
+// PlanFileNames are every file plan -o DIR can write (PlanFiles): those a
+// plan does not write (the network plots without --network, the plots
+// when nothing fits) are another run's, which plan removes
+// (RemoveStale), so the directory holds one plan.
+var PlanFileNames = []string{"plan.csv", "plan.json", "plan.html", "pareto.png", "pareto.svg", "network.png", "network.svg"}
+
+// RemoveStale removes from dir each of known that files does not write,
+// returning the names removed.
+func RemoveStale(dir string, known []string, files []OutputFile) ([]string, error) {
+	var removed []string
+	for _, n := range known {
+		if slices.ContainsFunc(files, func(f OutputFile) bool { return f.Name == n }) {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		err := os.Remove(p)
+		switch {
+		case err == nil:
+			removed = append(removed, n)
+		case !errors.Is(err, fs.ErrNotExist):
+			return removed, &WriteError{Path: p, Err: err}
+		}
+	}
+	return removed, nil
 }
 
 // PlanFiles renders every file of plan -o DIR in memory: plan.csv,

@@ -96,6 +96,33 @@ func TestPlanReasonNamesSlowdownNotWaiting(t *testing.T) {
 	}
 }
 
+// QA7 F10: the why line gave reasons whose two sides are equal: "the
+// optimizer updating 1/8 vs 1/8 of the model" (stage 3 K=4 against stage 1
+// K=4 on 32 GPUs), "0.0 GiB more memory per GPU", "0.00 % faster". A
+// clause that prints as no difference is left out, the compute note names
+// the stages where the shards are equal, and a tie under 0.01 % says so.
+func TestPlanReasonNoEqualSides(t *testing.T) {
+	ms := int64(units.Millisecond)
+	c := func(stage, k int, rc string) sweep.Candidate {
+		return sweep.Candidate{Stage: stage, K: k, MicroBatch: 2, GradAccum: 2, Recompute: rc, Prefetch: 1, Algorithm: "auto"}
+	}
+	for _, tc := range []struct {
+		name      string
+		w, r      sweep.PlanRow
+		want, not []string
+	}{
+		{"equal shards", sweep.PlanRow{Candidate: c(3, 4, "full"), StepTime: 4600 * ms, Compute: 4340 * ms, ExposedComm: 211 * ms, PeakMemory: 60 << 30},
+			sweep.PlanRow{Candidate: c(1, 4, "full"), StepTime: 4628 * ms, Compute: 4347 * ms, ExposedComm: 242 * ms, PeakMemory: 58 << 30},
+			[]string{"7.0 ms less compute (4.34 s vs 4.35 s: ZeRO stage 3 vs 1)"}, []string{"1/8 vs 1/8", "of the model"}},
+		{"no memory difference", sweep.PlanRow{Candidate: c(3, 1, "none"), StepTime: 670_000 * ms / 1000, Compute: 461 * ms, ExposedComm: 125 * ms, PeakMemory: 47<<30 + 1<<20},
+			sweep.PlanRow{Candidate: c(3, 1, "selective"), StepTime: 670_010 * ms / 1000, Compute: 474 * ms, ExposedComm: 110 * ms, PeakMemory: 47 << 30},
+			[]string{"a near tie, under 0.01 % faster", "it pays 15.0 ms more exposed communication"}, []string{"GiB more memory", "0.00 %"}},
+	} {
+		got := PlanReason(&sweep.Plan{N: 32, Rows: []sweep.PlanRow{tc.w, tc.r}})
+		checkContains(t, tc.name, got, tc.want, tc.not)
+	}
+}
+
 func TestMoreLess(t *testing.T) {
 	for _, tc := range []struct {
 		d    int64
@@ -113,8 +140,8 @@ func TestCommWordsAuto(t *testing.T) {
 	for _, tc := range []struct {
 		algo, timing, want, not string
 	}{
-		{"auto", "NCCL's cost model", "NCCL's cost model picks ring, tree, NVLS or NVLS-tree with LL, LL128 or Simple", "alpha"},
-		{"auto", "NCCL's cost model calibrated by cal.yaml", "calibrated by cal.yaml picks ring, tree", "alpha"},
+		{"auto", "NCCL's cost model", "auto collectives (NCCL's cost model)", "alpha"},
+		{"auto", "NCCL's cost model calibrated by cal.yaml", "auto collectives (NCCL's cost model calibrated by cal.yaml)", "alpha"},
 		{"auto", "alpha–beta", "alpha–beta: hierarchical when the group spans nodes evenly, else ring", "NCCL"},
 		{"ring", "alpha–beta", "ring collectives", "auto"},
 	} {
@@ -134,8 +161,8 @@ func TestCommWordsPrefetch(t *testing.T) {
 		prefetch int
 		want     string
 	}{
-		{1, "prefetch depth 1 (the parameters of the next layer gathered ahead), ring collectives"},
-		{2, "prefetch depth 2 (the parameters of the next 2 layers gathered ahead), ring collectives"},
+		{1, "prefetch depth 1 (the next layer gathered ahead), ring collectives"},
+		{2, "prefetch depth 2 (the next 2 layers gathered ahead), ring collectives"},
 	} {
 		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, Prefetch: tc.prefetch, Algorithm: "ring"}, Timing: "alpha–beta"}
 		if got := commWords(r); got != tc.want {
@@ -171,7 +198,7 @@ func TestPlanMFULegend(t *testing.T) {
 		{true, "3× the forward FLOPs executed"},
 	} {
 		p := &sweep.Plan{Rows: []sweep.PlanRow{{MFUFromForward: c.fromForward}}}
-		if got := strings.Join(planLegend(p), "\n"); !strings.Contains(got, c.want) || strings.Count(got, "MFU: ") != 1 {
+		if got := strings.Join((&PlanReport{Plan: p}).planLegend(), "\n"); !strings.Contains(got, c.want) || strings.Count(got, "MFU: ") != 1 {
 			t.Errorf("from forward %v: legend\n%s\nwant one MFU line saying %q", c.fromForward, got, c.want)
 		}
 	}
@@ -211,6 +238,29 @@ func checkContains(t *testing.T, name, got string, want, not []string) {
 	for _, w := range not {
 		if strings.Contains(got, w) {
 			t.Errorf("%s: %q has %q", name, got, w)
+		}
+	}
+}
+
+// TestPlanRankLegend: when the table skips a rank (a row tying the one
+// above in step and peak, differing only in bucket, prefetch or
+// algorithm) the # legend says so (QA7 F9: #2 and #4 vanished unsaid).
+func TestPlanRankLegend(t *testing.T) {
+	row := func(algo string, step int64) sweep.PlanRow {
+		return sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: 1, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: algo},
+			StepTime: step, PeakMemory: 10 << 30}
+	}
+	const skip = "a rank not listed ties the one above in step and peak"
+	for _, c := range []struct {
+		rows []sweep.PlanRow
+		want bool
+	}{
+		{[]sweep.PlanRow{row("ring", 100), row("hierarchical", 100), row("auto", 120)}, true},
+		{[]sweep.PlanRow{row("ring", 100), row("auto", 120)}, false},
+	} {
+		got := strings.Join((&PlanReport{Plan: &sweep.Plan{Rows: c.rows, SearchedAlgorithms: []string{"auto", "ring", "hierarchical"}}}).planLegend(), "\n")
+		if strings.Contains(got, skip) != c.want {
+			t.Errorf("%d rows: legend\n%s\nwant %q: %v", len(c.rows), got, skip, c.want)
 		}
 	}
 }

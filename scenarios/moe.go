@@ -28,17 +28,7 @@ func (l *loader) resolveEP(s *Scenario) *Error {
 	if p.K > 1 {
 		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
 	}
-	// The degrees that can run: the common divisors of the shard group's
-	// ranks and every MoE layer's expert count (its parameters when the
-	// layer has no dims).
-	g, moe := int64(intra), false
-	for _, ly := range s.Model.LayerList {
-		if ly.Group != GroupExpert {
-			continue
-		}
-		moe = true
-		g = gcd(g, expertCount(ly))
-	}
+	g, moe := epGCD(s, intra)
 	if !moe {
 		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d needs routed experts, and the model has none (use a MoE model such as mixtral-8x7b, or delete ep)", p.EP))
 	}
@@ -72,6 +62,41 @@ func (l *loader) resolveEP(s *Scenario) *Error {
 	}
 	l.warn(s, "parallelism.ep", fmt.Sprintf(epNote, p.EP))
 	return nil
+}
+
+// epGCD is the greatest common divisor of a shard group's intra ranks and
+// every MoE layer's expert count (its parameters when the layer has no
+// dims): the expert-parallel degrees that can run are its divisors. moe is
+// false for a model without routed experts.
+func epGCD(s *Scenario, intra int) (g int64, moe bool) {
+	g = int64(intra)
+	for _, ly := range s.Model.LayerList {
+		if ly.Group != GroupExpert {
+			continue
+		}
+		moe = true
+		g = gcd(g, expertCount(ly))
+	}
+	return g, moe
+}
+
+// EPDegrees are the expert-parallel degrees s's model and GPUs can run
+// with K = 1 (resolveEP's rule: ep divides N = dp·cp and every MoE layer's
+// expert count), ascending from 1; nil for a model without routed experts.
+// A deduplicating dispatcher's rule (whole nodes or part of one) is the
+// loader's to check.
+func (s *Scenario) EPDegrees() []int {
+	g, moe := epGCD(s, s.N())
+	if !moe {
+		return nil
+	}
+	var out []int
+	for d := int64(1); d <= g; d++ {
+		if g%d == 0 {
+			out = append(out, int(d))
+		}
+	}
+	return out
 }
 
 // expertCount is what ep must divide in an expert layer: its routed

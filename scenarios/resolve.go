@@ -129,6 +129,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnMemoryUnit(s)
 	l.warnIntraLink(s)
 	l.warnWindows(s)
+	l.warnStackLayout(s)
 	return nil
 }
 

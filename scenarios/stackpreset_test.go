@@ -43,6 +43,14 @@ func TestStackPresets(t *testing.T) {
 			t.Errorf("stack %s: Stack = %q", name, got.Stack)
 		}
 		got.Stack = ""
+		if w := got.LayoutWarning; w != "" {
+			// Stage 3 is no layout of Megatron's (stacklayout.go): the one
+			// warning the preset adds.
+			if name != "megatron" || len(got.Warnings) != 1 || got.Warnings[0] != w {
+				t.Errorf("stack %s: warnings %q", name, got.Warnings)
+			}
+			got.Warnings, got.LayoutWarning = nil, ""
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("stack %s resolves otherwise than its keys set by hand", name)
 		}

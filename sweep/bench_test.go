@@ -30,13 +30,15 @@ func BenchmarkSweep(b *testing.B) {
 // BenchmarkPlan70B512 plans Llama 2 70B on 64 nodes × 8 H100 (512 GPUs,
 // global batch 2,048 sequences: micro-batch 1, 2 or 4) over every stage, K
 // dividing 512, checkpointing policy, bucket size, prefetch depth and
-// algorithm: ≥ 1,000 candidates, target under 10 s on 2 cores.
+// algorithm (auto, ring and hierarchical, plan's default before auto alone):
+// ≥ 1,000 candidates, target under 10 s on 2 cores.
 func BenchmarkPlan70B512(b *testing.B) {
-	src := exampleSource(b, "default", "model.preset=llama2-70b", "cluster.nodes=64", "parallelism.dp=512", "training.micro_batch=4")
+	// The global batch as a flag: a --set of training.micro_batch would pin it.
+	src := exampleSource(b, "default", "model.preset=llama2-70b", "cluster.nodes=64", "parallelism.dp=512")
 	var p *Plan
 	for b.Loop() {
 		var err error
-		if p, err = PlanSearch(context.Background(), src, PlanOptions{Jobs: 2}); err != nil {
+		if p, err = PlanSearch(context.Background(), src, PlanOptions{Jobs: 2, GlobalBatch: 2048, Algorithms: []string{"auto", "ring", "hierarchical"}}); err != nil {
 			b.Fatal(err)
 		}
 	}

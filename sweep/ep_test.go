@@ -7,19 +7,17 @@ import (
 
 // TestExpertParallelSearchesK1 (QA5 F7): with ep > 1 the loader refuses
 // k > 1 (not modelled), so fit lists K = 1 only (it printed the other K as
-// rows of 0 B that did not fit) and plan searches K = 1 only (Mixtral-8x7B
-// at ep 8: 432 of 531 candidates were loader rejections); without ep both
-// search every K dividing N.
+// rows of 0 B that did not fit) and plan's candidates at ep > 1 have K = 1
+// only (Mixtral-8x7B at ep 8: 432 of 531 candidates were loader
+// rejections); plan searches ep itself (TestPlanEP), every K at ep 1.
 func TestExpertParallelSearchesK1(t *testing.T) {
 	for _, c := range []struct {
 		name, ep string
-		// fitKs: the K of fit's rows at stages 1–3; planK1: whether every
-		// plan candidate has K = 1.
-		fitKs  []int
-		planK1 bool
+		// fitKs: the K of fit's rows at stages 1–3.
+		fitKs []int
 	}{
-		{"ep 8", ", ep: 8", []int{1}, true},
-		{"no ep", "", []int{1, 2, 4, 8, 16}, false},
+		{"ep 8", ", ep: 8", []int{1}},
+		{"no ep", "", []int{1, 2, 4, 8, 16}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := Source{File: "m.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b, layers: 2, seq_len: 1024}\n" +
@@ -44,12 +42,15 @@ func TestExpertParallelSearchesK1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k1 := true
+			// Plan searches ep too (QA7 F6): K = 1 wherever ep > 1, every
+			// K at ep 1, so no candidate is a loader rejection.
 			for _, cd := range sp.candidates() {
-				k1 = k1 && cd.K == 1
-			}
-			if k1 != c.planK1 {
-				t.Errorf("plan candidates all K=1: %v, want %v", k1, c.planK1)
+				if cd.EP > 1 && cd.K != 1 || cd.EP == 0 {
+					t.Fatalf("plan candidate ep %d, K %d", cd.EP, cd.K)
+				}
+				if _, err := src.Load(cd.Sets()...); err != nil {
+					t.Fatalf("plan candidate %v: %v", cd.Sets(), err)
+				}
 			}
 		})
 	}

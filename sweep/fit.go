@@ -67,8 +67,12 @@ type Fit struct {
 	Replayed bool
 	// EP is the scenario's expert-parallel degree: above 1 only K = 1 is
 	// searched (scenarios refuses k > 1 with ep, not modelled).
-	EP   int
-	Rows []FitRow
+	EP int
+	// Stack is the scenario's stack preset ("" without one) and StackRuns
+	// the stages and K it runs (scenarios.StackLayout.Runs): the only rows
+	// searched.
+	Stack, StackRuns string
+	Rows             []FitRow
 }
 
 // FitRow is one stage and K.
@@ -193,8 +197,16 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 		Nodes: s.Cluster.Nodes, GPUsPerNode: s.Cluster.GPUsPerNode, GPUMemory: int64(s.Cluster.GPUMemory),
 		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays(),
 		EP: max(s.Parallelism.EP, 1)}
+	st, stack := s.StackLayout()
+	if stack {
+		f.Stack, f.StackRuns = st.Name, st.Runs(s.Cluster.Nodes)
+	}
 	for stage := 0; stage <= 3; stage++ {
-		for _, k := range searchKs(s, stage == 0) {
+		ks := searchKs(s, stage == 0)
+		if stack {
+			ks = st.Ks(stage, s.Cluster.Nodes, ks)
+		}
+		for _, k := range ks {
 			f.Rows = append(f.Rows, FitRow{Stage: stage, K: k})
 		}
 	}

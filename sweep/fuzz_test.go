@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,17 @@ func FuzzParseGlobalBatch(f *testing.F) {
 	f.Add("9223372036854775807tokens", int64(3))
 	f.Fuzz(func(t *testing.T, s string, seq int64) {
 		n, err := ParseGlobalBatch(s, seq)
+		// Over dp ranks a token count that parses is a whole number of
+		// sequences per rank, and no suggestion is negative.
+		for _, dp := range []int64{32, 1 << 40} {
+			m, err := ParseGlobalBatchDP(s, seq, dp)
+			if err == nil && (m < 1 || m%dp != 0 && (strings.HasSuffix(strings.TrimSpace(s), "tokens") || strings.HasSuffix(strings.TrimSpace(s), "tok")) && seq > 0 && seq <= math.MaxInt64/dp) {
+				t.Errorf("%q (seq %d, dp %d): %d sequences", s, seq, dp, m)
+			}
+			if err != nil && (strings.Contains(err.Error(), "(use -") || strings.Contains(err.Error(), " or -")) {
+				t.Errorf("%q (seq %d, dp %d): %v suggests a negative count", s, seq, dp, err)
+			}
+		}
 		if err == nil && n < 1 {
 			t.Errorf("%q (seq %d): %d sequences", s, seq, n)
 		}

@@ -3,6 +3,8 @@ package sweep
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"reflect"
@@ -39,9 +41,10 @@ type PlanOptions struct {
 	BucketSizes []string
 	// Prefetch are the ZeRO-3 prefetch depths (default 1 and 2).
 	Prefetch []int
-	// Algorithms are the collective algorithms (default auto, ring,
-	// hierarchical; only auto when the scenario has a network calibration,
-	// which corrects NCCL's cost model, not the alpha–beta lowerings).
+	// Algorithms are the collective algorithms (default auto alone, what a
+	// run does; ring, hierarchical and tree are zerosim's alpha–beta
+	// lowerings, bounds no NCCL setting reproduces for reduce-scatter and
+	// all-gather).
 	Algorithms []string
 	// CP are the context-parallel degrees searched (ring attention over cp
 	// GPUs: a rank keeps seq_len/cp of each sequence). Each keeps the GPU
@@ -50,6 +53,17 @@ type PlanOptions struct {
 	// global batch is skipped (Plan.SkippedCP). nil keeps the scenario's
 	// cp, and Candidate.Sets leaves cp and dp out.
 	CP []int
+	// K, if set, keeps the K searched to these (each must divide N).
+	K []int
+	// RequireDeviceFit ranks only the rows whose device peak (the caching
+	// allocator's reserve, the CUDA context and NCCL's buffers on the
+	// allocated peak: zero.Result.DevicePeak) fits the GPU, where run
+	// expects no allocator retries; the others count as not fitting, by
+	// their device peak.
+	RequireDeviceFit bool
+	// MicroBatches, if set, keeps the micro-batches searched to these (one
+	// at least must split a rank's sequences).
+	MicroBatches []int64
 	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at most
 	// MaxJobs).
 	Jobs int
@@ -64,7 +78,11 @@ type Candidate struct {
 	// one when the plan searches cp (PlanOptions.CP); both 0 when it keeps
 	// the scenario's.
 	CP, DP int
-	Stage  int
+	// EP is the expert-parallel degree when the plan searches it (a MoE
+	// model whose ep a --set does not pin), 0 when it keeps the scenario's;
+	// K is 1 where it is above 1 (scenarios' resolveEP).
+	EP    int
+	Stage int
 	// K is the number of replicas of the sharded state: Megatron's
 	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
 	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
@@ -91,11 +109,15 @@ func (c Candidate) BucketBytes() int64 {
 }
 
 // Sets returns the candidate as --set overrides: PlanCPKeys when cp is
-// searched, then PlanKeys in order (unused keys left out).
+// searched, PlanEPKey when ep is, then PlanKeys in order (unused keys left
+// out).
 func (c Candidate) Sets() []string {
 	var sets []string
 	if c.CP > 0 {
 		sets = []string{"parallelism.cp=" + strconv.Itoa(c.CP), "parallelism.dp=" + strconv.Itoa(c.DP)}
+	}
+	if c.EP > 0 {
+		sets = append(sets, PlanEPKey+"="+strconv.Itoa(c.EP))
 	}
 	sets = append(sets,
 		"parallelism.zero_stage="+strconv.Itoa(c.Stage),
@@ -242,9 +264,38 @@ type Plan struct {
 	// policies searched (what to suggest when nothing fits).
 	SearchedStages    []int
 	SearchedRecompute []string
+	// SearchedAlgorithms are the collective algorithms searched.
+	SearchedAlgorithms []string
+	// Pinned are the searched keys a --set gave, each searched at that
+	// value alone ("parallelism.k=1", PlanKeys order).
+	Pinned []string
+	// SearchedK, SearchedMicroBatches, SearchedBuckets (as --set values)
+	// and SearchedPrefetch are the other lists searched: every K of any
+	// stage, every micro-batch of any cp.
+	SearchedK            []int
+	SearchedMicroBatches []int64
+	SearchedBuckets      []string
+	SearchedPrefetch     []int
+	// SearchedEP are the expert-parallel degrees searched (a MoE model:
+	// Candidate.EP), nil when the plan keeps the scenario's ep, EP.
+	SearchedEP []int
+	EP         int
+	// ScenarioSHA256 is the SHA-256 of the scenario's bytes and Sets the
+	// --set overrides over it (sweep's Meta: scenario_sha256, sets).
+	ScenarioSHA256 string
+	Sets           []string
+	// WinnerSets are the winner's overrides that change the scenario with
+	// Sets applied (Candidate.Changed): zerosim run FILE with Sets, then
+	// these, replays the winner. Empty when nothing fits.
+	WinnerSets []string
 	// ZeroPP is set when the scenario's ZeRO++ keys kept the search to
 	// stage 3 (unless the stages were given) with K = 1.
 	ZeroPP bool
+	// Stack is the scenario's stack preset, "" without one, and StackRuns
+	// the stages and K it runs (scenarios.StackLayout.Runs), the only ones
+	// searched.
+	Stack, StackRuns string
+	stack            *scenarios.StackLayout
 	// SearchedCP are the context-parallel degrees searched, nil when the
 	// plan keeps the scenario's cp; SkippedCP says, for each searched
 	// degree without a configuration to run, why ("cp=3: …"): the GPUs do
@@ -262,6 +313,8 @@ type Plan struct {
 	// Smallest fits as zerosim run judges it (the replayed peak), 0 if none
 	// up to 65,536 GPUs does; set only when nothing fits.
 	NodesToFit int
+	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
+	RequireDeviceFit bool
 	// NoSeqLen is set when the model has no sequence length (an MLP, a
 	// bare parameter count): a sample counts as one token.
 	NoSeqLen bool
@@ -283,6 +336,15 @@ type Plan struct {
 	LossPeak int64
 
 	invalidCP map[int]invalidCount
+}
+
+// KSetting is the stack's setting for c's K (scenarios.StackLayout.KSetting),
+// "" without a stack or at K = 1.
+func (p *Plan) KSetting(c Candidate) string {
+	if p.stack == nil {
+		return ""
+	}
+	return p.stack.KSetting(c.Stage, c.K)
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -343,6 +405,10 @@ var PlanKeys = []string{"parallelism.zero_stage", "parallelism.k", "training.mic
 // Candidate.Sets.
 var PlanCPKeys = []string{"parallelism.cp", "parallelism.dp"}
 
+// PlanEPKey is the key a plan of a MoE model varies too, after PlanCPKeys
+// in Candidate.Sets.
+const PlanEPKey = "parallelism.ep"
+
 // planSpace is the resolved search space of a plan.
 type planSpace struct {
 	base       *scenarios.Scenario
@@ -358,6 +424,204 @@ type planSpace struct {
 	// zeroPP: the scenario sets ZeRO++ keys, which run at stage 3 with one
 	// copy of the state (the loader's rule): K = 1 only.
 	zeroPP bool
+	// stack is the layout of the scenario's stack preset, nil without
+	// one: only its stages and K are searched.
+	stack *scenarios.StackLayout
+	// kOnly, if set, are the only K searched (--k, or a pinned
+	// parallelism.k).
+	kOnly []int
+	// eps are the expert-parallel degrees searched (scenarios'
+	// EPDegrees), nil when the plan keeps the scenario's ep: a dense
+	// model, or an ep a --set pins.
+	eps []int
+	// pinned are the searched keys a --set gave ("key=value", the
+	// resolved value, in PlanKeys order): searched at that value alone.
+	pinned []string
+}
+
+// ks are the K searched at stage and expert-parallel degree ep (0: the
+// scenario's): every divisor of N (1 alone at stage 0, with ZeRO++ or with
+// ep > 1), those the scenario's stack runs.
+func (sp *planSpace) ks(stage, ep int) []int {
+	one := stage == 0 || sp.zeroPP || ep > 1
+	var ks []int
+	if ep > 0 || one {
+		ks = []int{1}
+		if !one {
+			ks = Divisors(sp.base.N())
+		}
+	} else {
+		ks = searchKs(sp.base, false)
+	}
+	if sp.stack != nil {
+		ks = sp.stack.Ks(stage, sp.base.Cluster.Nodes, ks)
+	}
+	if sp.kOnly != nil {
+		ks = slices.DeleteFunc(ks, func(k int) bool { return !slices.Contains(sp.kOnly, k) })
+	}
+	return ks
+}
+
+// noCandidates says why the space has no configuration: the K asked for
+// (--k, a pinned parallelism.k) run at none of the stages searched.
+func (sp *planSpace) noCandidates() error {
+	ks := "every divisor of N"
+	if sp.kOnly != nil {
+		ks = strings.Join(mapInts(sp.kOnly), ", ")
+	}
+	why := "stage 0, ZeRO++ and ep > 1 run K = 1 only"
+	if sp.stack != nil {
+		why += "; stack " + sp.stack.Name + " runs " + sp.stack.Runs(sp.base.Cluster.Nodes)
+	}
+	return fmt.Errorf("no configuration to search: no K searched (%s) runs at the stages searched (%s): %s", ks, strings.Join(mapInts(sp.stages), ", "), why)
+}
+
+// epList is the expert-parallel degrees candidates take: eps, or 0 (the
+// scenario's) when ep is not searched.
+func (sp *planSpace) epList() []int {
+	if sp.eps == nil {
+		return []int{0}
+	}
+	return sp.eps
+}
+
+// setKeys are the keys src's --set overrides name, trimmed.
+func setKeys(sets []string) map[string]bool {
+	keys := map[string]bool{}
+	for _, set := range sets {
+		if k, _, ok := strings.Cut(set, "="); ok {
+			keys[strings.TrimSpace(k)] = true
+		}
+	}
+	return keys
+}
+
+// pin searches each key PlanKeys lists that a --set of src gives at that
+// value alone, as the user asked, and refuses the key's search flag beside
+// it; it applies --k and --micro-batches too. The value is the resolved
+// scenario's (sp.base loads with the --set overrides).
+func (sp *planSpace) pin(src Source, opt PlanOptions) error {
+	set := setKeys(src.Sets)
+	s := sp.base
+	type pinKey struct {
+		key, flag string
+		given     bool
+		apply     func() string // narrows the search, returns the value
+	}
+	for _, pk := range []pinKey{
+		{"parallelism.zero_stage", "--stages", opt.Stages != nil, func() string {
+			sp.stages = []int{s.Parallelism.Stage}
+			return strconv.Itoa(s.Parallelism.Stage)
+		}},
+		{"parallelism.k", "--k", opt.K != nil, func() string {
+			sp.kOnly = []int{s.Parallelism.K}
+			return strconv.Itoa(s.Parallelism.K)
+		}},
+		{"training.micro_batch", "--micro-batches", opt.MicroBatches != nil, func() string {
+			return strconv.FormatInt(s.Training.MicroBatch, 10)
+		}},
+		{"training.grad_accum", "--micro-batches", opt.MicroBatches != nil, func() string {
+			return strconv.FormatInt(max(s.Training.GradAccum, 1), 10)
+		}},
+		{"training.recompute", "--recompute", opt.Recompute != nil, func() string {
+			sp.recompute = []string{string(s.Training.Recompute)}
+			return string(s.Training.Recompute)
+		}},
+		{"communication.bucket_size", "--bucket-sizes", opt.BucketSizes != nil, func() string {
+			sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact()}
+			return sp.buckets[0]
+		}},
+		{"communication.prefetch_depth", "--prefetch", opt.Prefetch != nil, func() string {
+			d := 1
+			if s.Communication.PrefetchDepth != nil {
+				d = *s.Communication.PrefetchDepth
+			}
+			sp.prefetch = []int{d}
+			return strconv.Itoa(d)
+		}},
+		{"communication.algorithm", "--algorithms", opt.Algorithms != nil, func() string {
+			sp.algorithms = []string{string(s.Communication.Algorithm)}
+			return sp.algorithms[0]
+		}},
+		{"parallelism.ep", "", false, func() string {
+			sp.eps = nil
+			return strconv.Itoa(s.Parallelism.EP)
+		}},
+		{"parallelism.cp", "--cp", opt.CP != nil, func() string { return strconv.Itoa(max(s.Parallelism.CP, 1)) }},
+		{"parallelism.dp", "--cp", opt.CP != nil, func() string { return strconv.Itoa(s.Parallelism.DP) }},
+	} {
+		if !set[pk.key] {
+			continue
+		}
+		v := pk.apply()
+		if pk.given {
+			return fmt.Errorf("--set %s=%s pins %s, and %s searches it: drop one of them", pk.key, v, pk.key, pk.flag)
+		}
+		if pk.key != "parallelism.cp" && pk.key != "parallelism.dp" {
+			sp.pinned = append(sp.pinned, pk.key+"="+v)
+		}
+	}
+	if st := sp.stack; st != nil && set["parallelism.zero_stage"] && !slices.Contains(st.Stages(), s.Parallelism.Stage) {
+		return fmt.Errorf("--set parallelism.zero_stage=%d: stack %s does not run ZeRO stage %d (it runs %s; docs/stacks.md)",
+			s.Parallelism.Stage, st.Name, s.Parallelism.Stage, st.Runs(s.Cluster.Nodes))
+	}
+	if opt.K != nil {
+		n := sp.base.N()
+		for _, k := range opt.K {
+			if k < 1 || n%k != 0 {
+				return fmt.Errorf("--k %d does not divide N = dp·cp = %d (use divisors of %d: %s)", k, n, n, strings.Join(mapInts(Divisors(n)), ", "))
+			}
+		}
+		sp.kOnly = slices.Clone(opt.K)
+	}
+	// The micro-batches: those --micro-batches lists, or the pinned
+	// micro_batch (or the one the pinned grad_accum leaves), of those that
+	// split a rank's sequences.
+	keep := opt.MicroBatches
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		ms := keep
+		switch {
+		case set["training.micro_batch"]:
+			ms = []int64{s.Training.MicroBatch}
+		case set["training.grad_accum"] && l.perRank%max(s.Training.GradAccum, 1) == 0:
+			ms = []int64{l.perRank / max(s.Training.GradAccum, 1)}
+		case set["training.grad_accum"]:
+			ms = []int64{}
+		}
+		if ms != nil {
+			l.microBatchs = slices.DeleteFunc(l.microBatchs, func(m int64) bool { return !slices.Contains(ms, m) })
+		}
+	}
+	if !slices.ContainsFunc(sp.layouts, func(l cpLayout) bool { return len(l.microBatchs) > 0 }) {
+		per := sp.layouts[0].perRank
+		what := "--micro-batches"
+		switch {
+		case set["training.micro_batch"]:
+			what = "--set training.micro_batch=" + strconv.FormatInt(s.Training.MicroBatch, 10)
+		case set["training.grad_accum"]:
+			what = "--set training.grad_accum=" + strconv.FormatInt(max(s.Training.GradAccum, 1), 10)
+		}
+		return fmt.Errorf("%s does not split the %d sequences per data-parallel rank of the global batch %d (use micro-batches dividing %d: %s)",
+			what, per, sp.global, per, strings.Join(mapInt64s(microBatches(per)), ", "))
+	}
+	return nil
+}
+
+func mapInts(v []int) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.Itoa(x)
+	}
+	return out
+}
+
+func mapInt64s(v []int64) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.FormatInt(x, 10)
+	}
+	return out
 }
 
 // cpLayout is one context-parallel degree of a plan: cp and dp are 0 when
@@ -382,6 +646,20 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 		return nil, err
 	}
 	sp.zeroPP = s.Communication.ZeroPP()
+	if st, ok := s.StackLayout(); ok {
+		sp.stack = &st
+		for _, stage := range sp.stages {
+			if !slices.Contains(st.Stages(), stage) {
+				return nil, fmt.Errorf("--stages %d: stack %s does not run ZeRO stage %d (it runs %s; docs/stacks.md)", stage, st.Name, stage, st.Runs(s.Cluster.Nodes))
+			}
+		}
+		if sp.stages == nil {
+			sp.stages = st.Stages()
+			if sp.zeroPP {
+				sp.stages = slices.DeleteFunc(sp.stages, func(x int) bool { return x != 3 })
+			}
+		}
+	}
 	switch {
 	case sp.stages == nil && sp.zeroPP:
 		// DeepSpeed runs ZeRO++ at stage 3 only (scenarios' resolveZeroPP):
@@ -412,15 +690,30 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if sp.prefetch == nil {
 		sp.prefetch = []int{1, 2}
 	}
-	switch cd := s.Communication.CalibrationData; {
-	case sp.algorithms != nil:
-	case cd != nil && cd.HasNetwork():
-		// A network calibration corrects NCCL's cost model (auto) only:
-		// ring and hierarchical, zerosim's alpha–beta lowerings, would be
-		// ranked uncalibrated against it (zero's calibrationWarnings).
+	if sp.algorithms == nil {
+		// auto is what a run does: on a GPU preset NCCL's cost model picks
+		// the algorithm and protocol per collective. ring and hierarchical
+		// are zerosim's alpha–beta lowerings at the links' full speed, which
+		// no NCCL setting reproduces for a reduce-scatter or all-gather over
+		// nodes (docs/collectives.md, Auto: NCCL's flat ring on every
+		// channel), and which a network calibration does not correct:
+		// bounds to ask for with --algorithms, not settings to run.
 		sp.algorithms = []string{"auto"}
-	default:
-		sp.algorithms = []string{"auto", "ring", "hierarchical"}
+	}
+	// A MoE model: every expert-parallel degree that runs (K = 1 above 1),
+	// unless ZeRO++ keeps the search to its layout or a --set pins ep.
+	if !sp.zeroPP {
+		sp.eps = s.EPDegrees()
+	}
+	if err := sp.pin(src, opt); err != nil {
+		return nil, err
+	}
+	// A flag no searched stage reads was ignored: refuse it.
+	switch {
+	case opt.Prefetch != nil && !slices.Contains(sp.stages, 3):
+		return nil, fmt.Errorf("--prefetch: no stage searched (%s) prefetches: the prefetch depth is ZeRO-3's (add 3 to --stages, or drop --prefetch)", strings.Join(mapInts(sp.stages), ", "))
+	case opt.BucketSizes != nil && !slices.ContainsFunc(sp.stages, func(st int) bool { return st < 3 }):
+		return nil, fmt.Errorf("--bucket-sizes: ZeRO-3 reduces one bucket per unit, and only stage 3 is searched (add 0, 1 or 2 to --stages, or drop --bucket-sizes)")
 	}
 	return sp, nil
 }
@@ -486,15 +779,16 @@ func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
 		for _, st := range sp.stages {
-			ks := searchKs(sp.base, st == 0 || sp.zeroPP)
 			buckets, prefetch := sp.buckets, []int{-1}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
 			}
-			for _, k := range ks {
-				for _, mb := range l.microBatchs {
-					c := Candidate{CP: l.cp, DP: l.dp, Stage: st, K: k, MicroBatch: mb, GradAccum: l.perRank / mb}
-					out = sp.settings(out, c, buckets, prefetch)
+			for _, ep := range sp.epList() {
+				for _, k := range sp.ks(st, ep) {
+					for _, mb := range l.microBatchs {
+						c := Candidate{CP: l.cp, DP: l.dp, EP: ep, Stage: st, K: k, MicroBatch: mb, GradAccum: l.perRank / mb}
+						out = sp.settings(out, c, buckets, prefetch)
+					}
 				}
 			}
 		}
@@ -556,14 +850,26 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		return o
 	}
 	mbs, gas := ascending(mbv), ascending(gav)
-	ks := searchKs(sp.base, false) // every stage's (unused values included, as above)
+	// Every stage's K (unused values included, as above).
+	var kv []int64
+	for _, st := range sp.stages {
+		for _, ep := range sp.epList() {
+			for _, k := range sp.ks(st, ep) {
+				kv = append(kv, int64(k))
+			}
+		}
+	}
+	ks := ascending(kv)
 	var grids []Grid
 	if sp.layouts[0].cp > 0 {
 		grids = []Grid{{PlanCPKeys[0], cps}, {PlanCPKeys[1], dps}}
 	}
+	if sp.eps != nil {
+		grids = append(grids, Grid{PlanEPKey, itoas(sp.eps)})
+	}
 	return append(grids, []Grid{
 		{PlanKeys[0], itoas(sp.stages)},
-		{PlanKeys[1], itoas(ks)},
+		{PlanKeys[1], ks},
 		{PlanKeys[2], mbs},
 		{PlanKeys[3], gas},
 		{PlanKeys[4], sp.recompute},
@@ -599,10 +905,43 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.Efficiency, p.EfficiencyFrom = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom
 	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
 	p.NoSeqLen = s.Model.SeqLen == 0
-	p.SearchedStages, p.SearchedRecompute = sp.stages, sp.recompute
+	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
+	p.Pinned = sp.pinned
+	p.RequireDeviceFit = opt.RequireDeviceFit
+	sum := sha256.Sum256(src.Data)
+	p.ScenarioSHA256, p.Sets = hex.EncodeToString(sum[:]), slices.Clone(src.Sets)
+	if p.Sets == nil {
+		p.Sets = []string{}
+	}
+	p.SearchedBuckets, p.SearchedPrefetch = sp.buckets, sp.prefetch
+	for _, st := range sp.stages {
+		for _, ep := range sp.epList() {
+			for _, k := range sp.ks(st, ep) {
+				if !slices.Contains(p.SearchedK, k) {
+					p.SearchedK = append(p.SearchedK, k)
+				}
+			}
+		}
+	}
+	p.SearchedEP, p.EP = sp.eps, max(s.Parallelism.EP, 1)
+	slices.Sort(p.SearchedK)
+	for _, l := range sp.layouts {
+		for _, m := range l.microBatchs {
+			if !slices.Contains(p.SearchedMicroBatches, m) {
+				p.SearchedMicroBatches = append(p.SearchedMicroBatches, m)
+			}
+		}
+	}
+	slices.Sort(p.SearchedMicroBatches)
+	if sp.stack != nil {
+		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack
+	}
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
 	cands := sp.candidates()
+	if len(cands) == 0 {
+		return nil, sp.noCandidates()
+	}
 	p.Searched = len(cands)
 	fits, modelPeak, err := sp.prune(ctx, src, cands, opt, p)
 	if err != nil {
@@ -631,8 +970,10 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		switch {
 		case errs[i] != nil:
 			p.invalid(fits[i], errs[i])
-		case r.Fits:
+		case r.Fits && (!opt.RequireDeviceFit || r.DevicePeak <= p.GPUMemory):
 			p.Rows = append(p.Rows, r)
+		case opt.RequireDeviceFit: // judged by what the device needs
+			replayed[fits[i]] = r.DevicePeak
 		default: // the model let it through; the replayed step does not fit
 			replayed[fits[i]] = r.PeakMemory
 		}
@@ -658,11 +999,16 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
 	markPareto(p.Rows)
+	if best := p.Best(); best != nil {
+		if p.WinnerSets, err = best.Changed(src); err != nil {
+			return nil, err
+		}
+	}
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
-		p.NodesToFit = nodesToFit(src, s, p.Smallest)
-		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest)
-		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest)
+		p.NodesToFit = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
+		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
+		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest, opt.RequireDeviceFit)
 		if opt.CP == nil && s.Model.SeqLen > 0 {
 			p.ActivationShare = activationShare(src, p.Smallest)
 		}
@@ -702,7 +1048,7 @@ func activationShare(src Source, c Candidate) float64 {
 // lossToFit is training.cross_entropy=fused when c fits under it and s's
 // loss is the fp32 one, with the replayed peak; nil otherwise. Models
 // without a vocabulary have no loss kernel to change.
-func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64) {
+func lossToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) ([]string, int64) {
 	if s.Model.Vocab == 0 || s.Training.CrossEntropy == scenarios.CrossEntropyFused {
 		return nil, 0
 	}
@@ -714,7 +1060,7 @@ func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64)
 	if rep, err := memory.Analyze(f, memory.Options{}); err != nil || !rep.Fits {
 		return nil, 0
 	}
-	if peak, ok := replayFits(f); ok {
+	if peak, ok := replayFits(f, device); ok {
 		return o, peak
 	}
 	return nil, 0
@@ -727,7 +1073,7 @@ func lossToFit(src Source, s *scenarios.Scenario, c Candidate) ([]string, int64)
 // model screens each offload and the replayed step decides, as zerosim run
 // judges "fits" (replayFits): the suggestion then runs under
 // run --require-fit, and the peak is the one run prints.
-func offloadToFit(src Source, c Candidate) ([]string, int64) {
+func offloadToFit(src Source, c Candidate, device bool) ([]string, int64) {
 	if c.Stage < 1 {
 		return nil, 0
 	}
@@ -747,7 +1093,7 @@ func offloadToFit(src Source, c Candidate) ([]string, int64) {
 		if err != nil || !rep.Fits || rep.Host != nil && !rep.Host.Fits {
 			continue
 		}
-		if peak, ok := replayFits(s); ok {
+		if peak, ok := replayFits(s, device); ok {
 			return o, peak
 		}
 	}
@@ -755,14 +1101,19 @@ func offloadToFit(src Source, c Candidate) ([]string, int64) {
 }
 
 // replayFits replays s and reports whether its peak fits the GPU, the
-// verdict of zerosim run (zero.Result.Fits), with the peak.
-func replayFits(s *scenarios.Scenario) (int64, bool) {
+// verdict of zerosim run (zero.Result.Fits), with the peak; with device,
+// whether its device peak fits too (zero.Result.DeviceFits), with that.
+func replayFits(s *scenarios.Scenario, device bool) (int64, bool) {
 	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
 		return 0, false
 	}
 	peak, _ := res.Peak()
-	return peak, res.Fits(int64(s.Cluster.GPUMemory))
+	gpu := int64(s.Cluster.GPUMemory)
+	if device {
+		return res.DevicePeak, res.Fits(gpu) && res.DeviceFits(gpu)
+	}
+	return peak, res.Fits(gpu)
 }
 
 func jobs(j int) int {
@@ -921,7 +1272,7 @@ func markPareto(rows []PlanRow) {
 // is where the replays start, and they walk from there to the least that
 // fits, doubling the step, then bisecting: near capacity the replayed peak
 // can be above the model's (docs/memory-model.md).
-func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
+func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) int {
 	c.K = 1
 	if c.CP > 0 { // the candidate's cp, kept; dp grows with the nodes
 		cs := *s
@@ -936,6 +1287,9 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 	if err != nil {
 		return 0
 	}
+	if device { // the least with room on the device (fit's device nodes)
+		return ns.DeviceJ * step
+	}
 	return ns.J * step
 }
 
@@ -944,6 +1298,14 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate) int {
 // tok"), which must be a whole number of sequences of seqLen tokens (M is
 // 10^6, so "4Mtokens" is not, at any power-of-two seqLen above 256).
 func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
+	return ParseGlobalBatchDP(v, seqLen, 1)
+}
+
+// ParseGlobalBatchDP is ParseGlobalBatch for a plan over dp data-parallel
+// ranks: a token count must then be a whole number of sequences for each
+// rank, and the counts it suggests are multiples of seqLen·dp (QA7 F11:
+// "use 3997696 tokens" was 488 sequences, which dp 32 does not split).
+func ParseGlobalBatchDP(v string, seqLen, dp int64) (int64, error) {
 	t := strings.TrimSpace(v)
 	num, tokens := t, false
 	for _, suf := range []string{"tokens", "tok"} {
@@ -959,10 +1321,14 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	if !tokens {
 		return int64(n), nil
 	}
-	seqLen = max(seqLen, 1)
-	if int64(n)%seqLen != 0 || int64(n) < seqLen {
-		lo := max(int64(n)/seqLen, 1)
-		return 0, fmt.Errorf("%q is not a whole number of %d-token sequences (use %s tokens)", v, seqLen, multiplesAround(lo*seqLen, seqLen))
+	seqLen, dp = max(seqLen, 1), max(dp, 1)
+	unit, what := seqLen, fmt.Sprintf("%d-token sequences", seqLen)
+	if dp > 1 && seqLen <= math.MaxInt64/dp {
+		unit, what = seqLen*dp, fmt.Sprintf("dp=%d × %d-token sequences", dp, seqLen)
+	}
+	if int64(n)%unit != 0 || int64(n) < unit {
+		lo := max(int64(n)/unit, 1)
+		return 0, fmt.Errorf("%q is not a whole number of %s (use %s tokens)", v, what, multiplesAround(lo*unit, unit))
 	}
 	return int64(n) / seqLen, nil
 }
@@ -971,7 +1337,7 @@ func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 // ("recompute", "algorithms", "bucket-sizes", "prefetch", "cp") and the
 // error says what is allowed.
 func CheckPlanValues(key string, vals []string) error {
-	allowed := map[string][]string{"recompute": {"none", "selective", "full"}, "algorithms": {"auto", "ring", "hierarchical", "tree"}}[key]
+	allowed := map[string][]string{"recompute": {"none", "selective", "full", "op"}, "algorithms": {"auto", "ring", "hierarchical", "tree"}}[key]
 	for _, v := range vals {
 		switch {
 		case allowed != nil && !slices.Contains(allowed, v):

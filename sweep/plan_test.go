@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,19 @@ import (
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
+
+// fileStage3 is src with the file's zero_stage 3 (the default example's is
+// 1): a --set of it would pin the stage (planSpace.pin), where a ZeRO++
+// scenario only needs one that loads.
+func fileStage3(t testing.TB, src Source) Source {
+	t.Helper()
+	data := strings.Replace(string(src.Data), "zero_stage: 1", "zero_stage: 3", 1)
+	if data == string(src.Data) {
+		t.Fatal("no zero_stage: 1 in the file")
+	}
+	src.Data = []byte(data)
+	return src
+}
 
 func exampleSource(t testing.TB, name string, sets ...string) Source {
 	t.Helper()
@@ -378,6 +392,18 @@ func TestGlobalBatchSuggestions(t *testing.T) {
 			t.Errorf("ParseGlobalBatch(%q, %d) = %v, want %q", tc.v, tc.seq, err, tc.want)
 		}
 	}
+	// Over dp ranks the suggestions are multiples of seq_len·dp (QA7 F11:
+	// "4Mtokens" at 8,192 tokens suggested 3997696 tokens, 488 sequences,
+	// which dp 32 refused); 4194304 tokens is 512 sequences.
+	if _, err := ParseGlobalBatchDP("4Mtokens", 8192, 32); err == nil || err.Error() != `"4Mtokens" is not a whole number of dp=32 × 8192-token sequences (use 3932160 or 4194304 tokens)` {
+		t.Errorf("4Mtokens over dp 32: %v", err)
+	}
+	if _, err := ParseGlobalBatchDP("3997696tokens", 8192, 32); err == nil || !strings.Contains(err.Error(), "(use 3932160 or 4194304 tokens)") {
+		t.Errorf("3997696tokens over dp 32: %v", err)
+	}
+	if n, err := ParseGlobalBatchDP("4194304tokens", 8192, 32); err != nil || n != 512 {
+		t.Errorf("4194304tokens over dp 32: %d, %v", n, err)
+	}
 }
 
 // TestPlanCP: plan searches context parallelism on the same 16 GPUs (Llama
@@ -412,11 +438,14 @@ func TestPlanCP(t *testing.T) {
 			"cp=1: global batch 8 sequences is not a multiple of dp=16 (use 16 or 32)",
 			"cp=3: the 16 GPUs do not split into rings of 3",
 			"cp=32: the 16 GPUs do not split into rings of 32"}},
-		{"ZeRO++ refuses cp 2", "32768", []string{"parallelism.zero_stage=3", "communication.zero_quantized_weights=true"}, with(opt, 0, 1, 2), 1, []int{2}, []string{
+		{"ZeRO++ refuses cp 2", "32768", []string{"communication.zero_quantized_weights=true"}, with(opt, 0, 1, 2), 1, []int{2}, []string{
 			"cp=2: every configuration is rejected as input, e.g. …"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := exampleSource(t, "default", append([]string{"model.seq_len=" + tc.seqLen}, tc.sets...)...)
+			if tc.sets != nil { // ZeRO++ loads at stage 3 only
+				src = fileStage3(t, src)
+			}
 			p, err := PlanSearch(context.Background(), src, tc.opt)
 			if err != nil {
 				t.Fatal(err)
@@ -640,7 +669,7 @@ func TestClosestPerStage(t *testing.T) {
 // by default nothing is rejected as input; stages asked for beside 3 still
 // are, at K = 1 only.
 func TestPlanZeroPP(t *testing.T) {
-	src := exampleSource(t, "default", "parallelism.zero_stage=3", "communication.zero_hpz_partition_size=8")
+	src := fileStage3(t, exampleSource(t, "default", "communication.zero_hpz_partition_size=8"))
 	for _, c := range []struct {
 		stages  []int
 		invalid bool
@@ -776,5 +805,187 @@ func TestPlanHeadroom(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanStack: with a stack preset plan searches only the stages and K
+// the stack runs (scenarios.StackLayout), every row loading without the
+// loader's layout warning, and refuses a stage the stack does not run; fit
+// lists only those rows too. On the default example's 2 × 8 GPUs.
+func TestPlanStack(t *testing.T) {
+	opt := PlanOptions{Recompute: []string{"full"}, BucketSizes: []string{"25MB"}, Algorithms: []string{"auto"}}
+	for _, c := range []struct {
+		stack  string
+		layout map[[2]int]bool // stage, K searched
+	}{
+		{"torchtitan", map[[2]int]bool{{0, 1}: true, {2, 1}: true, {2, 2}: true, {2, 4}: true, {2, 8}: true, {2, 16}: true, {3, 1}: true, {3, 2}: true, {3, 4}: true, {3, 8}: true, {3, 16}: true}},
+		{"fms-fsdp", map[[2]int]bool{{0, 1}: true, {3, 1}: true, {3, 2}: true}},
+		{"megatron", map[[2]int]bool{{0, 1}: true, {1, 1}: true, {1, 2}: true, {1, 4}: true, {1, 8}: true, {1, 16}: true}},
+		{"deepspeed", map[[2]int]bool{{0, 1}: true, {1, 1}: true, {2, 1}: true, {3, 1}: true}},
+	} {
+		src := exampleSource(t, "default", "stack="+c.stack)
+		sp, err := newPlanSpace(src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[[2]int]bool{}
+		for _, cand := range sp.candidates() {
+			got[[2]int{cand.Stage, cand.K}] = true
+		}
+		if !maps.Equal(got, c.layout) {
+			t.Errorf("%s: searched %v, want %v", c.stack, got, c.layout)
+		}
+		p, err := PlanSearch(context.Background(), src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Stack != c.stack || !strings.HasPrefix(p.StackRuns, "stage 0 at K = 1") || len(p.Rows) == 0 {
+			t.Errorf("%s: Stack %q, StackRuns %q, %d rows", c.stack, p.Stack, p.StackRuns, len(p.Rows))
+		}
+		if len(p.Rows) > 0 {
+			s, err := src.Load(p.Rows[0].Sets()...)
+			if err != nil || s.LayoutWarning != "" {
+				t.Errorf("%s: the winner loads with %v, warning %q", c.stack, err, s.LayoutWarning)
+			}
+		}
+		f, err := FitSearch(src, FitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit := map[[2]int]bool{}
+		for _, r := range f.Rows {
+			fit[[2]int{r.Stage, r.K}] = true
+		}
+		if !maps.Equal(fit, c.layout) || f.Stack != c.stack {
+			t.Errorf("%s: fit rows %v (stack %q), want %v", c.stack, fit, f.Stack, c.layout)
+		}
+	}
+	_, err := PlanSearch(context.Background(), exampleSource(t, "default", "stack=torchtitan"), PlanOptions{Stages: []int{1, 3}})
+	if want := "--stages 1: stack torchtitan does not run ZeRO stage 1 (it runs stage 0 at K = 1 (DDP)"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("--stages 1 under torchtitan: %v, want %q…", err, want)
+	}
+}
+
+// TestPlanPinned: a --set of a key plan searches pins it (searched at that
+// value alone, listed in Plan.Pinned), and beside the key's search flag is
+// refused; --k and --micro-batches keep the search to their values. The
+// default example: 2 × 8 H100, global batch 16 (one sequence per rank).
+func TestPlanPinned(t *testing.T) {
+	opt := PlanOptions{Recompute: []string{"full"}, GlobalBatch: 64}
+	src := exampleSource(t, "default", "parallelism.k=1", "communication.prefetch_depth=1", "communication.algorithm=ring", "training.recompute=op")
+	sp, err := newPlanSpace(src, PlanOptions{GlobalBatch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"parallelism.k=1", "training.recompute=op", "communication.prefetch_depth=1", "communication.algorithm=ring"}
+	if !slices.Equal(sp.pinned, want) {
+		t.Errorf("pinned %q, want %q", sp.pinned, want)
+	}
+	cands := sp.candidates()
+	for _, c := range cands {
+		if c.K != 1 || c.Algorithm != "ring" || c.Recompute != "op" || (c.Stage == 3) != (c.Prefetch == 1) {
+			t.Fatalf("a candidate outside the pins: %+v", c)
+		}
+	}
+	if len(cands) == 0 {
+		t.Fatal("no candidates")
+	}
+	for _, c := range []struct {
+		sets []string
+		opt  PlanOptions
+		want string
+	}{
+		{[]string{"parallelism.k=2"}, PlanOptions{K: []int{1, 2}}, "--set parallelism.k=2 pins parallelism.k, and --k searches it"},
+		{[]string{"training.recompute=full"}, opt, "--set training.recompute=full pins training.recompute, and --recompute searches it"},
+		{[]string{"communication.algorithm=auto"}, PlanOptions{Algorithms: []string{"auto"}}, "--set communication.algorithm=auto pins"},
+		{nil, PlanOptions{K: []int{3}}, "--k 3 does not divide N = dp·cp = 16 (use divisors of 16: 1, 2, 4, 8, 16)"},
+		{nil, PlanOptions{GlobalBatch: 64, MicroBatches: []int64{3}}, "--micro-batches does not split the 4 sequences per data-parallel rank of the global batch 64 (use micro-batches dividing 4: 1, 2, 4)"},
+		{[]string{"training.grad_accum=3"}, PlanOptions{GlobalBatch: 64}, "--set training.grad_accum=3 does not split"},
+		{[]string{"stack=megatron", "parallelism.zero_stage=3"}, PlanOptions{}, "--set parallelism.zero_stage=3: stack megatron does not run ZeRO stage 3"},
+	} {
+		_, err := newPlanSpace(exampleSource(t, "default", c.sets...), c.opt)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%v %+v: %v, want %q…", c.sets, c.opt, err, c.want)
+		}
+	}
+	// --k and --micro-batches; a pinned micro-batch or accumulation.
+	for _, c := range []struct {
+		sets []string
+		opt  PlanOptions
+		ks   []int
+		mbs  []int64
+	}{
+		{nil, PlanOptions{GlobalBatch: 64, K: []int{1, 4}, MicroBatches: []int64{1, 4}}, []int{1, 4}, []int64{1, 4}},
+		{[]string{"training.micro_batch=2"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{2}},
+		{[]string{"training.grad_accum=4"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{1}},
+	} {
+		sp, err := newPlanSpace(exampleSource(t, "default", c.sets...), c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, mbs := map[int]bool{}, map[int64]bool{}
+		for _, cand := range sp.candidates() {
+			ks[cand.K], mbs[cand.MicroBatch] = true, true
+			if cand.MicroBatch*cand.GradAccum != 4 {
+				t.Errorf("%v: %d × %d sequences per rank, want 4", c.sets, cand.MicroBatch, cand.GradAccum)
+			}
+		}
+		if got := slices.Sorted(maps.Keys(ks)); !slices.Equal(got, c.ks) {
+			t.Errorf("%v %+v: K %v, want %v", c.sets, c.opt, got, c.ks)
+		}
+		if got := slices.Sorted(maps.Keys(mbs)); !slices.Equal(got, c.mbs) {
+			t.Errorf("%v %+v: micro-batches %v, want %v", c.sets, c.opt, got, c.mbs)
+		}
+	}
+}
+
+// TestPlanEP: for a MoE model plan searches the expert-parallel degrees
+// that run (scenarios' EPDegrees: divisors of N and of every MoE layer's
+// expert count), K = 1 above 1 and every K at ep 1; a --set of ep pins it.
+// Mixtral 8x7B (8 experts) on 8 × 8 H100: ep 1, 2, 4, 8; ep 8 wins (QA7 F6:
+// the file's ep=8 kept K at 1 unsaid, and ep=1 was never compared).
+func TestPlanEP(t *testing.T) {
+	data, err := os.ReadFile("../docs/examples/mixtral-8x7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Source{File: "../docs/examples/mixtral-8x7b.yaml", Data: data} // its hf_config is relative to it
+	opt := PlanOptions{Stages: []int{3}, Recompute: []string{"none"}, Prefetch: []int{1}}
+	sp, err := newPlanSpace(src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sp.eps, []int{1, 2, 4, 8}) {
+		t.Fatalf("eps %v, want 1, 2, 4, 8", sp.eps)
+	}
+	ks := map[int][]int{}
+	for _, c := range sp.candidates() {
+		if !slices.Contains(ks[c.EP], c.K) {
+			ks[c.EP] = append(ks[c.EP], c.K)
+		}
+	}
+	if !slices.Equal(ks[1], Divisors(64)) || !slices.Equal(ks[2], []int{1}) || !slices.Equal(ks[8], []int{1}) {
+		t.Errorf("K per ep: %v", ks)
+	}
+	grids, err := PlanGrids(src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(grids, func(g Grid) bool { return g.Key == PlanEPKey && slices.Equal(g.Values, []string{"1", "2", "4", "8"}) }) {
+		t.Errorf("PlanGrids %v: no ep grid", grids)
+	}
+	p, err := PlanSearch(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Best(); w == nil || w.EP != 8 || w.K != 1 || !slices.Equal(p.SearchedEP, []int{1, 2, 4, 8}) || !slices.Contains(w.Sets(), "parallelism.ep=8") {
+		t.Errorf("winner %+v, searched ep %v", w, p.SearchedEP)
+	}
+	if !slices.ContainsFunc(p.Rows, func(r PlanRow) bool { return r.EP == 1 && r.K > 1 }) {
+		t.Error("no row at ep 1 with K > 1")
+	}
+	src.Sets = []string{"parallelism.ep=1"}
+	if sp, err = newPlanSpace(src, opt); err != nil || sp.eps != nil || !slices.Contains(sp.pinned, "parallelism.ep=1") {
+		t.Errorf("--set parallelism.ep=1: %v, eps %v, pinned %q", err, sp.eps, sp.pinned)
 	}
 }

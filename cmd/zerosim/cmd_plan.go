@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,15 +28,20 @@ type planOpts struct {
 	top         int
 	network     bool
 	tolerance   float64
-	// toleranceGiven: --tolerance was on the command line.
-	toleranceGiven bool
-	stages         []int
-	recompute      []string
-	buckets        []string
-	prefetch       []int
-	algorithms     []string
-	cp             []int
-	jobs           int
+	// toleranceGiven: --tolerance was on the command line; topGiven:
+	// --top was, and format is --format.
+	toleranceGiven, topGiven bool
+	format                   string
+	stages                   []int
+	recompute                []string
+	buckets                  []string
+	prefetch                 []int
+	algorithms               []string
+	cp                       []int
+	ks                       []int
+	microBatches             []int
+	deviceFit                bool
+	jobs                     int
 }
 
 // planLong is plan --help's description.
@@ -44,31 +50,46 @@ none: the default example) and
 searches ZeRO stages 0–3, every K dividing N (Megatron's
 num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
 stage 3), every micro-batch and gradient accumulation that make the global
-batch, the activation checkpointing policies, bucket sizes, ZeRO-3 prefetch
-depths and collective algorithms; with --cp 1,2,4,8, context parallelism too
+batch, the activation checkpointing policies, bucket sizes and ZeRO-3
+prefetch depths, under collective algorithm auto (NCCL's choice, what a run
+does; --algorithms ring,hierarchical,tree adds zerosim's alpha–beta
+lowerings, rows marked ‡ as bounds no NCCL setting reproduces for
+reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
 (ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
-global batch, a degree whose dp does not split it skipped. The memory model
+global batch, a degree whose dp does not split it skipped. For a MoE model
+it searches the expert-parallel degrees too (ep dividing N and the experts,
+K = 1 above 1). A scenario with
+stack: NAME is searched only at the stages and K that stack runs (its
+stack: line says which; docs/sweeps.md). A --set of a key plan searches
+(parallelism.zero_stage, parallelism.k, training.micro_batch,
+training.grad_accum, training.recompute, communication.bucket_size,
+prefetch_depth or algorithm) pins it: searched at that value alone, said on
+the pinned: line; the key's flag beside it is refused. The memory model
 first rejects what cannot
 fit; the rest are replayed in parallel, those whose replayed peak (the one
 zerosim run judges by) exceeds the GPU's memory are dropped, and the others
-are ranked by tokens/s per GPU. The
+are ranked by tokens/s per GPU (--require-device-fit: only those whose
+device peak, the caching allocator's reserve on top, fits too). The
 answer is exact over that space: it equals the best row of a zerosim sweep
 over the same keys.
 
-It prints the configuration to run and why it wins (computed from the
+It prints the configuration to run, the zerosim run command that replays it
+(reproduce:), and why it wins (computed from the
 numbers: which costs it avoids against the next best), the fastest
 configurations with MFU, step time, peak memory and headroom, exposed
 communication and network bytes, and the memory-vs-speed front. When nothing
-fits it says what to change: the least number of nodes, a GPU with more
-memory, and --cp when the activations are a large share of the peak.
+fits it says what to change (the least number of nodes, a GPU with more
+memory, and --cp when the activations are a large share of the peak) and
+exits 1, as run --require-fit does.
 
 --network adds, for each stage, the least inter-node bandwidth per GPU at
 which the step stays within --tolerance % of its compute-bound time (the
 question of deepspeedai/DeepSpeed#2928), and the step time against bandwidth.
 --tokens 1T adds the time to train and the GPU-hours. -o DIR writes plan.csv,
 plan.json, plan.html, the plots (pareto.png/svg, network.png/svg) and
-manifest.json.`
+manifest.json, and removes an earlier plan's files there that it does not
+write.`
 
 func newPlanCmd(a *app) *cobra.Command {
 	o := planOpts{}
@@ -86,21 +107,24 @@ func newPlanCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			o.toleranceGiven = cmd.Flags().Changed("tolerance")
+			o.toleranceGiven, o.topGiven, o.format = cmd.Flags().Changed("tolerance"), cmd.Flags().Changed("top"), a.format
 			return runPlan(ctx, a, o, fileArg(args))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences); default the scenario's micro_batch·grad_accum·dp")
+	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences per data-parallel rank); default the scenario's micro_batch·grad_accum·dp")
 	f.StringVar(&o.tokens, "tokens", "", "training length in tokens (`COUNT`, e.g. 1T): adds time to train and GPU-hours")
 	f.IntVar(&o.top, "top", 10, "configurations listed")
 	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
 	f.Float64Var(&o.tolerance, "tolerance", 5, "--network: allowed step time above compute-bound, in `%`")
 	f.IntSliceVar(&o.stages, "stages", nil, "ZeRO stages searched (default 0,1,2,3)")
-	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched (default none,selective,full)")
+	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched: none, selective, full, op (default none,selective,full)")
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MB,200MB)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto,ring,hierarchical)")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
+	f.BoolVar(&o.deviceFit, "require-device-fit", false, "rank only configurations whose device peak (the caching allocator's reserve on top) fits the GPU: no allocator retries expected")
+	f.IntSliceVar(&o.ks, "k", nil, "K searched, copies of the sharded state (HSDP replicas at stage 3), each dividing N (default every divisor)")
+	f.IntSliceVar(&o.microBatches, "micro-batches", nil, "micro-batches searched, each splitting a rank's sequences of the global batch (default every one that does)")
 	f.IntSliceVar(&o.cp, "cp", nil, "context-parallel degrees searched, each on the same GPUs (dp = GPUs/cp) and global batch (default the file's cp)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
 	return cmd
@@ -125,7 +149,7 @@ func planGC() (restore func()) {
 
 func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	defer planGC()()
-	src, err := loadSource(a, file)
+	src, err := loadSearchSource(a, file)
 	if err != nil {
 		return err
 	}
@@ -160,7 +184,7 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	}
 	pr.Plan = p
 	if o.network {
-		np, err := sweep.NetworkSearch(ctx, src, sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: opt.Stages, Jobs: o.jobs,
+		np, err := sweep.NetworkSearch(ctx, src, sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: p.SearchedStages, Jobs: o.jobs,
 			Configs: p.BestPerStage(), Closest: p.Closest})
 		if err != nil {
 			return inputError{fmt.Errorf("plan --network: %w", err)}
@@ -173,13 +197,20 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 // planOptions checks the flags and turns them into the search's options.
 func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.PlanReport, error) {
 	opt := sweep.PlanOptions{Stages: o.stages, Recompute: o.recompute, BucketSizes: o.buckets, Prefetch: o.prefetch,
-		Algorithms: o.algorithms, CP: o.cp, Jobs: o.jobs}
+		Algorithms: o.algorithms, CP: o.cp, K: o.ks, RequireDeviceFit: o.deviceFit, Jobs: o.jobs}
+	if err := checkPlanLists(o, &opt); err != nil {
+		return opt, nil, err
+	}
 	pr := &reports.PlanReport{Top: o.top}
 	if err := checkJobs(o.jobs); err != nil {
 		return opt, nil, err
 	}
 	if o.top < 1 {
 		return opt, nil, inputError{fmt.Errorf("--top %d: use 1 or more (plan.csv of -o DIR lists every configuration)", o.top)}
+	}
+	if o.topGiven && o.format != "table" && o.format != "" {
+		// It was ignored: JSON and CSV list every configuration.
+		return opt, nil, inputError{fmt.Errorf("--top %d applies to the table: --format %s lists every configuration (drop --top)", o.top, o.format)}
 	}
 	// Written so that NaN fails too.
 	if !(o.tolerance > 0 && o.tolerance <= 1000) {
@@ -188,22 +219,6 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	if o.toleranceGiven && !o.network {
 		// It was ignored: only the bandwidth search reads it.
 		return opt, nil, inputError{fmt.Errorf("--tolerance %g applies to the bandwidth search: add --network, or drop --tolerance", o.tolerance)}
-	}
-	for _, st := range o.stages {
-		if st < 0 || st > 3 {
-			return opt, nil, inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
-		}
-	}
-	if err := sweep.CheckPlanValues("cp", itoas(o.cp)); err != nil {
-		return opt, nil, inputError{fmt.Errorf("--cp: %w", err)}
-	}
-	for _, l := range []struct {
-		flag string
-		vals []string
-	}{{"recompute", o.recompute}, {"algorithms", o.algorithms}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)}} {
-		if err := sweep.CheckPlanValues(l.flag, l.vals); err != nil {
-			return opt, nil, inputError{fmt.Errorf("--%s: %w", l.flag, err)}
-		}
 	}
 	if err := planBatch(src, o, &opt); err != nil {
 		return opt, nil, err
@@ -218,6 +233,50 @@ func planOptions(src sweep.Source, o planOpts) (sweep.PlanOptions, *reports.Plan
 	return opt, pr, nil
 }
 
+// checkPlanLists checks the flags that list what plan searches: values in
+// range, none twice; --micro-batches goes into opt.
+func checkPlanLists(o planOpts, opt *sweep.PlanOptions) error {
+	for _, m := range o.microBatches {
+		if m < 1 || m > scenarios.MaxMicroBatch {
+			return inputError{fmt.Errorf("--micro-batches: %d: use micro-batches from 1 to %d", m, scenarios.MaxMicroBatch)}
+		}
+		opt.MicroBatches = append(opt.MicroBatches, int64(m))
+	}
+	for _, k := range o.ks {
+		if k < 1 {
+			return inputError{fmt.Errorf("--k: %d: use K of 1 or more that divide N = dp·cp, such as 1,2,4", k)}
+		}
+	}
+	for _, l := range []struct {
+		flag string
+		vals []string
+	}{{"stages", itoas(o.stages)}, {"recompute", o.recompute}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)},
+		{"algorithms", o.algorithms}, {"cp", itoas(o.cp)}, {"k", itoas(o.ks)}, {"micro-batches", itoas(o.microBatches)}} {
+		for i, v := range l.vals {
+			if slices.Contains(l.vals[:i], v) {
+				return inputError{fmt.Errorf("--%s: %s is given twice (list each value once)", l.flag, v)}
+			}
+		}
+	}
+	for _, st := range o.stages {
+		if st < 0 || st > 3 {
+			return inputError{fmt.Errorf("--stages: %d is not a ZeRO stage (use 0, 1, 2 or 3)", st)}
+		}
+	}
+	if err := sweep.CheckPlanValues("cp", itoas(o.cp)); err != nil {
+		return inputError{fmt.Errorf("--cp: %w", err)}
+	}
+	for _, l := range []struct {
+		flag string
+		vals []string
+	}{{"recompute", o.recompute}, {"algorithms", o.algorithms}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)}} {
+		if err := sweep.CheckPlanValues(l.flag, l.vals); err != nil {
+			return inputError{fmt.Errorf("--%s: %w", l.flag, err)}
+		}
+	}
+	return nil
+}
+
 // planBatch checks --global-batch against the scenario's dp, or with --cp
 // against each degree's (dp = GPUs/cp), where one that splits it is enough:
 // the search skips the others and says so.
@@ -230,7 +289,11 @@ func planBatch(src sweep.Source, o planOpts, opt *sweep.PlanOptions) error {
 		return err
 	}
 	if o.globalBatch != "" {
-		opt.GlobalBatch, err = sweep.ParseGlobalBatch(o.globalBatch, s.Model.SeqLen)
+		dp := int64(s.Parallelism.DP) // with --cp each degree has its own
+		if o.cp != nil {
+			dp = 1
+		}
+		opt.GlobalBatch, err = sweep.ParseGlobalBatchDP(o.globalBatch, s.Model.SeqLen, dp)
 		if err == nil && o.cp == nil {
 			err = sweep.CheckGlobalBatch(opt.GlobalBatch, int64(s.Parallelism.DP))
 		}
@@ -246,8 +309,21 @@ func planBatch(src sweep.Source, o planOpts, opt *sweep.PlanOptions) error {
 	return nil
 }
 
-// writePlan prints the plan in the chosen format and writes -o DIR.
+// writePlan prints the plan in the chosen format and writes -o DIR; when
+// nothing fits it then fails (exit 1), as run --require-fit does, so that
+// "zerosim plan … && sbatch …" stops.
 func writePlan(a *app, pr *reports.PlanReport) error {
+	if err := writePlanOutputs(a, pr); err != nil {
+		return err
+	}
+	if pr.Plan.Best() == nil {
+		return failure{"plan: no configuration fits in GPU memory (the report says what to change)"}
+	}
+	return nil
+}
+
+// writePlanOutputs prints the plan in the chosen format and writes -o DIR.
+func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 	var err error
 	switch a.format {
 	case "json":
@@ -264,7 +340,22 @@ func writePlan(a *app, pr *reports.PlanReport) error {
 	if err != nil {
 		return err
 	}
-	return writeOutputDir(a.err, a.outDir, files)
+	// Another plan's files that this one does not write (network.png
+	// without --network) go first: the directory holds one plan.
+	removed, err := reports.RemoveStale(a.outDir, reports.PlanFileNames, files)
+	if err != nil {
+		return err
+	}
+	paths, err := reports.WriteOutputDirMeta(a.outDir, files, reports.PlanManifest(pr))
+	if err != nil {
+		return err
+	}
+	msg := wroteFiles(len(paths), a.outDir)
+	if len(removed) > 0 {
+		msg += fmt.Sprintf(" (removed an earlier plan's %s)", strings.Join(removed, ", "))
+	}
+	fmt.Fprintf(a.err, "zerosim: %s\n", msg)
+	return nil
 }
 
 // newBar returns a progress bar on errOut when it is a terminal, else nil.
@@ -282,6 +373,25 @@ func itoas(v []int) []string {
 		out[i] = strconv.Itoa(x)
 	}
 	return out
+}
+
+// loadSearchSource is loadSource for a command that searches the ZeRO
+// stage and K (plan, fit): the loader's warning that the stack does not
+// run the file's stage and K is left out, as the search does not run them.
+func loadSearchSource(a *app, arg string) (sweep.Source, error) {
+	in, err := scenarios.ReadInput(arg, a.in)
+	if err != nil {
+		return sweep.Source{}, err
+	}
+	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
+	if s, err := src.Load(); err == nil {
+		for _, w := range s.Warnings {
+			if w != s.LayoutWarning {
+				fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
+			}
+		}
+	}
+	return src, nil
 }
 
 // planCalibrationWarning says when --algorithms has plan rank zerosim's

@@ -89,7 +89,7 @@ func TestHelpExamples(t *testing.T) {
 				}
 				args := expandExample(t, line, &grid)
 				if c.Name() == "plan" {
-					args = append(args, "--stages", "3", "--recompute", "none")
+					args = append(args, "--stages", "3", "--recompute", "full")
 				}
 				want := 0
 				if strings.Contains(line, "--corrupt-shard") {

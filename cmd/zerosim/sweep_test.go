@@ -264,14 +264,14 @@ func TestSweepErrorRowReadsAsTheCLI(t *testing.T) {
 // TestSweepRowsCarryDevicePeakAndMFU: a sweep row carries the device peak
 // and the MFU run and plan report, and flags a point that fits by its
 // allocated peak but not on the device. On llama2-13b-a100-eth at plan's
-// winner (ZeRO-3, micro-batch 4, full checkpointing, prefetch 2, ring)
+// winner (ZeRO-3, micro-batch 4, full checkpointing, prefetch 2, auto)
 // swept over K, K=4 allocates 35.1 GiB of the A100's 40 but needs 42.0 GiB
 // on the device: fits true, device_fits false, as run warns and plan's
 // "gives:" line says. Each row's figures equal run --format json's for
 // its point, and the K=4 row equals plan.csv's first row.
 func TestSweepRowsCarryDevicePeakAndMFU(t *testing.T) {
 	sets := []string{"--set", "parallelism.zero_stage=3", "--set", "training.micro_batch=4", "--set", "training.grad_accum=1",
-		"--set", "training.recompute=full", "--set", "communication.prefetch_depth=2", "--set", "communication.algorithm=ring"}
+		"--set", "training.recompute=full", "--set", "communication.prefetch_depth=2", "--set", "communication.algorithm=auto"}
 	code, out, errOut := runMain(t, "", append([]string{"sweep", "llama2-13b-a100-eth", "--grid", "parallelism.k=1,4", "--format", "json"}, sets...)...)
 	if code != 0 {
 		t.Fatalf("sweep: exit %d: %s", code, errOut)

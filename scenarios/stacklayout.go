@@ -1,0 +1,224 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// What each stack preset (stackpreset.go) can run in data parallelism: the
+// ZeRO stages, and at each the K (parallelism.k, copies of the sharded
+// state) its configuration can express. It is the one table plan's and
+// fit's searches and the loader's warning read (Scenario.StackLayout), so
+// that none recommends or runs silently what the named stack cannot. Each
+// entry cites the stack code zerosim's importer of that stack reads, or,
+// for fms-fsdp (no importer), the stack's own code.
+
+// kRule is which K a stack runs at one stage.
+type kRule int
+
+const (
+	// kOne: K = 1 only (one copy of the sharded state, or nothing
+	// sharded).
+	kOne kRule = iota
+	// kAny: any K dividing N (a replicate degree of the device mesh).
+	kAny
+	// kNodes: K = 1, or K = the number of nodes (FSDP1's HYBRID_SHARD on
+	// its default mesh: shard within a node, replicate across nodes).
+	kNodes
+)
+
+// stackStage is one stage a stack runs: how the stack spells it and its K.
+type stackStage struct {
+	stage int
+	k     kRule
+	as    string
+	// knob is the stack's setting for K > 1, "" where K is 1 only.
+	knob string
+}
+
+// StackLayout is what one stack runs: the stages and the K at each.
+type StackLayout struct {
+	// Name is the stack preset's name (stack: NAME).
+	Name   string
+	stages []stackStage
+	// from names the code the entry follows, for the warning.
+	from string
+}
+
+// stackLayouts are the stacks' layouts, by preset name.
+var stackLayouts = map[string]StackLayout{
+	// pytorch/torchtitan at 238fa9953e4aec2a62582121564273d7cbb1e9f1,
+	// as the importer reads it (torchtitan.go readParallelism):
+	// torchtitan/distributed/parallel_dims.py builds the dp_replicate ×
+	// dp_shard mesh and torchtitan/models/llama3/infra/parallelize.py
+	// applies fully_shard (ZeRO-3; HSDP's data_parallel_replicate_degree
+	// is K), or DDP when dp_shard·cp = 1 with dp_replicate > 1;
+	// parallelism.fsdp_reshard_after_forward = "never" keeps every unit
+	// gathered to its backward, ZeRO-2 on the same mesh. No ZeRO-1.
+	"torchtitan": {Name: "torchtitan", from: "torchtitan 238fa99", stages: []stackStage{
+		{0, kOne, "DDP", ""},
+		{2, kAny, "FSDP2 with fsdp_reshard_after_forward \"never\", data_parallel_replicate_degree", "data_parallel_replicate_degree"},
+		{3, kAny, "FSDP2, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
+	}},
+	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
+	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
+	// SHARDING_MAP in composer/distributed/mosaic_parallelism.py and
+	// prepare_fsdp_module in composer/distributed/dist_strategy.py.
+	// NO_SHARD or no fsdp_config is
+	// DDP, SHARD_GRAD_OP ZeRO-2, FULL_SHARD ZeRO-3, and with
+	// data_parallel_replicate_degree K the 2-D mesh's HYBRID_SHARD or
+	// _HYBRID_SHARD_ZERO2. FSDP1 has no ZeRO-1.
+	"llm-foundry": {Name: "llm-foundry", from: "Composer v0.32.1's FSDP", stages: []stackStage{
+		{0, kOne, "NO_SHARD", ""},
+		{2, kAny, "SHARD_GRAD_OP, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
+		{3, kAny, "FULL_SHARD, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
+	}},
+	// fms-fsdp (foundation-model-stack/fms-fsdp
+	// fms_fsdp/utils/train_utils.py get_policies at
+	// 078c29e74593981ee1453fe0feca1e7ba5fa8aaf): sharding_strategy "fsdp"
+	// is FULL_SHARD, "hsdp" HYBRID_SHARD on a (world / GPUs per node, GPUs
+	// per node) mesh (main_training_llama.py), so K = nodes, "ddp"
+	// NO_SHARD. No ZeRO-1 or ZeRO-2.
+	"fms-fsdp": {Name: "fms-fsdp", from: "fms-fsdp 078c29e", stages: []stackStage{
+		{0, kOne, "ddp", ""},
+		{3, kNodes, "fsdp, or hsdp", "sharding_strategy"},
+	}},
+	// deepspeedai/DeepSpeed at edaa7221267243c7be7fb49c5d5f5c4fb97b4641
+	// (DeepSpeedZeroConfig.stage 0–3 in deepspeed/runtime/zero/config.py,
+	// as deepspeed.go imports it): every stage partitions over the whole
+	// data-parallel group; MiCS (mics_shard_size), the closest to K, is not
+	// modelled (deepspeed.go).
+	"deepspeed": {Name: "deepspeed", from: "DeepSpeed edaa722", stages: []stackStage{
+		{0, kOne, "stage 0", ""}, {1, kOne, "stage 1", ""}, {2, kOne, "stage 2", ""}, {3, kOne, "stage 3", ""},
+	}},
+	// NVIDIA/Megatron-LM core_v0.12.0,
+	// d580efc68a9f0dbf1945f834f6f6200cd01d3343, as the importer reads it
+	// (megatron.go readParallelism): megatron/training/arguments.py's
+	// --use-distributed-optimizer is ZeRO-1 (DDP without it), its K
+	// --num-distributed-optimizer-instances, a divisor of dp·cp
+	// (megatron/core/parallel_state.py initialize_model_parallel).
+	// Megatron-FSDP and torch FSDP2 are refused by the importer (not
+	// Megatron's distributed optimizer).
+	"megatron": {Name: "megatron", from: "Megatron-LM d580efc6", stages: []stackStage{
+		{0, kOne, "no --use-distributed-optimizer", ""},
+		{1, kAny, "--use-distributed-optimizer, --num-distributed-optimizer-instances", "--num-distributed-optimizer-instances"},
+	}},
+}
+
+// StackLayout is the layout of the scenario's stack preset; false when the
+// scenario names none.
+func (s *Scenario) StackLayout() (StackLayout, bool) {
+	l, ok := stackLayouts[s.Stack]
+	return l, ok
+}
+
+// Stages are the ZeRO stages the stack runs, ascending.
+func (l StackLayout) Stages() []int {
+	var out []int
+	for _, st := range l.stages {
+		out = append(out, st.stage)
+	}
+	return out
+}
+
+// KSetting is how the stack sets K = k copies of the sharded state at
+// stage ("data_parallel_replicate_degree=4", "sharding_strategy=hsdp"),
+// "" where it has none (K = 1, or a stage it does not run).
+func (l StackLayout) KSetting(stage, k int) string {
+	for _, st := range l.stages {
+		switch {
+		case st.stage != stage || st.knob == "" || k <= 1:
+		case st.k == kNodes:
+			return st.knob + "=hsdp"
+		case strings.HasPrefix(st.knob, "--"):
+			return st.knob + " " + strconv.Itoa(k)
+		default:
+			return st.knob + "=" + strconv.Itoa(k)
+		}
+	}
+	return ""
+}
+
+// RunsK reports whether the stack runs K copies of the sharded state at
+// stage on nodes nodes (false at a stage it does not run).
+func (l StackLayout) RunsK(stage, k, nodes int) bool {
+	for _, st := range l.stages {
+		if st.stage != stage {
+			continue
+		}
+		switch st.k {
+		case kAny:
+			return true
+		case kNodes:
+			return k == 1 || k == nodes
+		}
+		return k == 1
+	}
+	return false
+}
+
+// Ks keeps of ks those the stack runs at stage on nodes nodes.
+func (l StackLayout) Ks(stage, nodes int, ks []int) []int {
+	var out []int
+	for _, k := range ks {
+		if l.RunsK(stage, k, nodes) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// check says what the stack cannot run of stage and k on nodes nodes, ""
+// when it runs them.
+func (l StackLayout) check(stage, k, nodes int) string {
+	if l.RunsK(stage, k, nodes) {
+		return ""
+	}
+	what := fmt.Sprintf("ZeRO stage %d", stage)
+	if slices.Contains(l.Stages(), stage) {
+		what = fmt.Sprintf("ZeRO stage %d with k=%d", stage, k)
+	}
+	return fmt.Sprintf("stack %s does not run %s: %s runs %s (docs/stacks.md); modelled as asked, but no setting of the stack reproduces it",
+		l.Name, what, l.from, l.Runs(nodes))
+}
+
+// Runs lists the stages the stack runs on nodes nodes, each with its K and
+// how the stack spells it ("stage 0 at K = 1 (DDP), stage 3 at any K
+// (FSDP2, data_parallel_replicate_degree)").
+func (l StackLayout) Runs(nodes int) string {
+	var parts []string
+	for _, st := range l.stages {
+		switch st.k {
+		case kAny:
+			parts = append(parts, fmt.Sprintf("stage %d at any K (%s)", st.stage, st.as))
+		case kNodes:
+			parts = append(parts, fmt.Sprintf("stage %d at K = 1 or %d, the nodes (%s)", st.stage, nodes, st.as))
+		default:
+			parts = append(parts, fmt.Sprintf("stage %d at K = 1 (%s)", st.stage, st.as))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// warnStackLayout warns when the scenario's stage and K are not a layout
+// its stack preset runs (StackLayout): the result is modelled, but no
+// setting of that stack reproduces it.
+func (l *loader) warnStackLayout(s *Scenario) {
+	sl, ok := s.StackLayout()
+	if !ok {
+		return
+	}
+	p := s.Parallelism
+	msg := sl.check(p.Stage, max(p.K, 1), s.Cluster.Nodes)
+	if msg == "" {
+		return
+	}
+	path := "parallelism.zero_stage"
+	if slices.Contains(sl.Stages(), p.Stage) && l.has("parallelism.k") {
+		path = "parallelism.k"
+	}
+	l.warn(s, path, msg)
+	s.LayoutWarning = s.Warnings[len(s.Warnings)-1]
+}

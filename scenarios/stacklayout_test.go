@@ -1,0 +1,90 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStackLayouts: the stages and K each stack runs, as its code sets
+// them (stacklayout.go cites each): torchtitan has no ZeRO-1, Composer's
+// FSDP1 no ZeRO-1, fms-fsdp's hsdp one replica per node, DeepSpeed one copy
+// of the state, Megatron DDP or its distributed optimizer.
+func TestStackLayouts(t *testing.T) {
+	for _, c := range []struct {
+		stack  string
+		stages []int
+		runs   [][3]int // stage, k, nodes
+		not    [][3]int
+	}{
+		{"torchtitan", []int{0, 2, 3}, [][3]int{{0, 1, 4}, {3, 4, 4}, {3, 32, 4}, {2, 2, 4}}, [][3]int{{1, 1, 4}, {0, 2, 4}}},
+		{"llm-foundry", []int{0, 2, 3}, [][3]int{{2, 4, 4}, {3, 8, 4}}, [][3]int{{1, 1, 4}, {1, 4, 4}, {0, 4, 4}}},
+		{"fms-fsdp", []int{0, 3}, [][3]int{{3, 1, 4}, {3, 4, 4}, {0, 1, 4}}, [][3]int{{3, 2, 4}, {3, 8, 4}, {2, 1, 4}}},
+		{"deepspeed", []int{0, 1, 2, 3}, [][3]int{{1, 1, 4}, {3, 1, 4}}, [][3]int{{3, 2, 4}, {1, 4, 4}}},
+		{"megatron", []int{0, 1}, [][3]int{{1, 4, 4}, {1, 32, 4}, {0, 1, 4}}, [][3]int{{2, 1, 4}, {3, 1, 4}, {0, 2, 4}}},
+	} {
+		l, ok := (&Scenario{Stack: c.stack}).StackLayout()
+		if !ok {
+			t.Fatalf("%s: no layout", c.stack)
+		}
+		if !slices.Equal(l.Stages(), c.stages) {
+			t.Errorf("%s: stages %v, want %v", c.stack, l.Stages(), c.stages)
+		}
+		for _, r := range c.runs {
+			if !l.RunsK(r[0], r[1], r[2]) {
+				t.Errorf("%s: stage %d K %d on %d nodes: not run, want run", c.stack, r[0], r[1], r[2])
+			}
+		}
+		for _, r := range c.not {
+			if l.RunsK(r[0], r[1], r[2]) {
+				t.Errorf("%s: stage %d K %d on %d nodes: run, want not", c.stack, r[0], r[1], r[2])
+			}
+		}
+	}
+	if len(stackLayouts) != len(StackNames()) {
+		t.Errorf("%d layouts for %d stacks", len(stackLayouts), len(StackNames()))
+	}
+	if _, ok := (&Scenario{}).StackLayout(); ok {
+		t.Error("a scenario without a stack has a layout")
+	}
+	// The importer's sharding strategies are llm-foundry's stages.
+	var lf []int
+	for _, st := range lfStrategy {
+		lf = append(lf, int(st))
+	}
+	slices.Sort(lf)
+	if l, _ := (&Scenario{Stack: "llm-foundry"}).StackLayout(); !slices.Equal(slices.Compact(lf), l.Stages()) {
+		t.Errorf("llm-foundry importer's stages %v, layout's %v", slices.Compact(lf), l.Stages())
+	}
+}
+
+// TestStackLayoutWarning: run (the loader) warns, at the key, when the
+// stack does not run the scenario's stage or K, and not when it does.
+func TestStackLayoutWarning(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 4, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 32, zero_stage: 3}\n"
+	for _, c := range []struct {
+		sets []string
+		want string // "" no warning
+	}{
+		{[]string{"stack=llm-foundry", "parallelism.zero_stage=1", "parallelism.k=4"}, "--set parallelism.zero_stage=1: stack llm-foundry does not run ZeRO stage 1: Composer v0.32.1's FSDP runs stage 0 at K = 1 (NO_SHARD)"},
+		{[]string{"stack=llm-foundry", "parallelism.k=4"}, ""},
+		{[]string{"stack=fms-fsdp", "parallelism.k=2"}, "--set parallelism.k=2: stack fms-fsdp does not run ZeRO stage 3 with k=2: fms-fsdp 078c29e runs stage 0 at K = 1 (ddp), stage 3 at K = 1 or 4, the nodes"},
+		{[]string{"stack=fms-fsdp", "parallelism.k=4"}, ""},
+		{[]string{"stack=deepspeed", "parallelism.k=2"}, "stack deepspeed does not run ZeRO stage 3 with k=2"},
+		{[]string{"stack=megatron"}, "s.yaml:4:23: stack megatron does not run ZeRO stage 3"},
+		{[]string{"stack=megatron", "parallelism.zero_stage=1", "parallelism.k=8"}, ""},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=1"}, "stack torchtitan does not run ZeRO stage 1"},
+		{nil, ""},
+	} {
+		s, err := Load("s.yaml", []byte(base), c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		switch {
+		case c.want == "" && (s.LayoutWarning != "" || len(s.Warnings) != 0):
+			t.Errorf("%v: warnings %q, want none", c.sets, s.Warnings)
+		case c.want != "" && (len(s.Warnings) != 1 || s.Warnings[0] != s.LayoutWarning || !strings.Contains(s.LayoutWarning, c.want)):
+			t.Errorf("%v: warnings %q, want one with %q", c.sets, s.Warnings, c.want)
+		}
+	}
+}
