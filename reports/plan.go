@@ -447,10 +447,11 @@ func commandLines(label string, args []string) string {
 func overDevice(p *sweep.Plan, r sweep.PlanRow) bool { return r.DevicePeak > p.GPUMemory }
 
 // isBound reports whether r is timed by one of zerosim's alpha–beta
-// lowerings (ring, hierarchical, tree asked for with --algorithms), which
+// lowerings (ring, hierarchical, tree asked for with --algorithms: not
+// scenarios.Algorithm.NCCLModel), which
 // no NCCL setting reproduces for reduce-scatter and all-gather: a bound,
 // not a setting to run; auto is what a run does.
-func isBound(r sweep.PlanRow) bool { return r.Algorithm != "auto" }
+func isBound(r sweep.PlanRow) bool { return !scenarios.Algorithm(r.Algorithm).NCCLModel() }
 
 // boundText says what a bound row is, in compare's words (timingName).
 const boundText = "timed by " + "zerosim's alpha–beta lowering at the links' full speed" +

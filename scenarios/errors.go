@@ -32,8 +32,7 @@ func AloneError(err error, set string) (string, bool) {
 		return "", false
 	}
 	key, _, _ := strings.Cut(set, "=")
-	key = strings.TrimSpace(key)
-	if e.Path != key && !strings.HasPrefix(e.Path, key+".") && !strings.HasPrefix(e.Path, key+"[") {
+	if !underKey(e.Path, strings.TrimSpace(key)) {
 		return "", false
 	}
 	return strings.TrimPrefix(e.Msg, "--set "+set+": "), true
@@ -51,11 +50,17 @@ func EveryPointError(err error, keys []string) bool {
 		return false
 	}
 	for _, k := range keys {
-		if e.Path == k || strings.HasPrefix(e.Path, k+".") || strings.HasPrefix(e.Path, k+"[") {
+		if underKey(e.Path, k) {
 			return false
 		}
 	}
 	return true
+}
+
+// underKey reports whether key path is key or inside it (a field or list
+// element of it: "cluster.links[0].bandwidth" is inside "cluster.links").
+func underKey(path, key string) bool {
+	return path == key || strings.HasPrefix(path, key+".") || strings.HasPrefix(path, key+"[")
 }
 
 func (e *Error) Error() string {

@@ -455,13 +455,16 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 // the receiving node pass each chunk on over NVLink as it lands
 // (csrc/kernels/internode.cu dispatch's kRDMASender and
 // kRDMAAndNVLForwarder warp roles, combine the same reversed, at
-// deepseek-ai/DeepEP dd758ca). So the node phase starts when the rail
+// deepseek-ai/DeepEP dd758ca); HybridEP is taken to do the same (its
+// guide, deepseek-ai/DeepEP Hybrid-EP_Implementation.md at 07eea0c,
+// describes warp-level pipelining; its kernel was not read for it). So
+// the node phase starts when the rail
 // phase starts (on the ep-comm stream, AfterStart) and the unit's next
 // compute-stream task waits for both: the node phase's end by its After,
 // the rail phase's by the compute stream, where the rail phase runs. The
 // two share a step's links as any concurrent collectives do; a phase
 // cannot pass on a chunk before it lands, so this is the pipeline's lower
-// bound, short of it by the fill of one chunk. Both phases are one
+// bound, short of it by the pipeline's fill (not modelled). Both phases are one
 // kernel, so they overlap each other even when communication does not
 // overlap compute (Schedule.Overlap false).
 // The combine (and every backward pass) runs the same two phases: DeepEP's

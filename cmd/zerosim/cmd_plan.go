@@ -395,13 +395,13 @@ func loadSearchSource(a *app, arg string) (sweep.Source, error) {
 }
 
 // planCalibrationWarning says when --algorithms has plan rank zerosim's
-// alpha–beta lowerings (ring, hierarchical, tree), which a network
-// calibration does not correct, against the calibrated auto (without
-// --algorithms, plan searches only auto under a network calibration).
+// alpha–beta lowerings (ring, hierarchical, tree: not
+// scenarios.Algorithm.NCCLModel), which a network calibration does not
+// correct, against the calibrated auto.
 func planCalibrationWarning(src sweep.Source, algorithms []string) string {
 	var ab []string
 	for _, al := range algorithms {
-		if al == "ring" || al == "hierarchical" || al == "tree" {
+		if !scenarios.Algorithm(al).NCCLModel() {
 			ab = append(ab, al)
 		}
 	}
