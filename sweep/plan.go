@@ -70,6 +70,10 @@ type PlanOptions struct {
 	// Progress, if set, is called after each replay with the number done
 	// and the number to do (from several goroutines, never at once).
 	Progress func(done, total int)
+	// Accepted, if set, is called once the options and the search space
+	// are found valid, before the first replay (the CLI prints the
+	// scenario's warnings then: nothing before an input error).
+	Accepted func()
 }
 
 // Candidate is one configuration of a plan: the values Plan varies.
@@ -83,9 +87,9 @@ type Candidate struct {
 	// K is 1 where it is above 1 (scenarios' resolveEP).
 	EP    int
 	Stage int
-	// K is the number of replicas of the sharded state: Megatron's
-	// num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard
-	// at stage 3 (shard over N/K ranks, replicate K times); 1 at stage 0.
+	// K is the number of replicas of the sharded state at stages 1–3:
+	// Megatron's num_distributed_optimizer_instances at stage 1 (its
+	// distributed optimizer), HSDP / hybrid shard at stages 2–3 (shard over N/K ranks, replicate K times); 1 at stage 0.
 	K          int
 	MicroBatch int64
 	GradAccum  int64
@@ -889,6 +893,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	sp, err := newPlanSpace(src, opt)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Accepted != nil {
+		opt.Accepted()
 	}
 	s := sp.base
 	model := s.Model.Preset

@@ -68,7 +68,7 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		// int64 near 2^62 (exit 1, naming no flag).
 		return inputError{fmt.Errorf("--max-gpus %d: use 1 to %d (the largest cluster a scenario describes)", o.maxGPUs, scenarios.MaxGPUs)}
 	}
-	src, err := loadSearchSource(a, file)
+	src, err := loadSource(a, file, true)
 	if err != nil {
 		return err
 	}
@@ -78,6 +78,7 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		return inputError{fmt.Errorf("--max-gpus %d: less than one node of %d GPUs, and the search tries whole nodes (use %d or more)",
 			o.maxGPUs, s.Cluster.GPUsPerNode, s.Cluster.GPUsPerNode)}
 	}
+	a.flushWarnings()
 	opt := sweep.FitOptions{Convention: conv, MaxGPUs: o.maxGPUs}
 	if isTerminal(a.err) {
 		set, done := delayedBar(a.err, "fit")

@@ -47,9 +47,9 @@ type planOpts struct {
 // planLong is plan --help's description.
 const planLong = `plan takes the model and the cluster from FILE (an embedded example's name, or
 none: the default example) and
-searches ZeRO stages 0–3, every K dividing N (Megatron's
-num_distributed_optimizer_instances at stages 1–2, HSDP / hybrid shard at
-stage 3), every micro-batch and gradient accumulation that make the global
+searches ZeRO stages 0–3, every K dividing N at stages 1–3 (Megatron's
+num_distributed_optimizer_instances at stage 1, HSDP / hybrid shard at
+stages 2–3), every micro-batch and gradient accumulation that make the global
 batch, the activation checkpointing policies, bucket sizes and ZeRO-3
 prefetch depths, under collective algorithm auto (NCCL's choice, what a run
 does; --algorithms ring,hierarchical,tree adds zerosim's alpha–beta
@@ -149,7 +149,7 @@ func planGC() (restore func()) {
 
 func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	defer planGC()()
-	src, err := loadSearchSource(a, file)
+	src, err := loadSource(a, file, true)
 	if err != nil {
 		return err
 	}
@@ -163,8 +163,9 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		}
 	}
 	if w := planCalibrationWarning(src, o.algorithms); w != "" {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
+		a.pending = append(a.pending, w)
 	}
+	opt.Accepted = a.flushWarnings
 	bar := newBar(a.err, "plan")
 	if bar != nil {
 		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
@@ -373,25 +374,6 @@ func itoas(v []int) []string {
 		out[i] = strconv.Itoa(x)
 	}
 	return out
-}
-
-// loadSearchSource is loadSource for a command that searches the ZeRO
-// stage and K (plan, fit): the loader's warning that the stack does not
-// run the file's stage and K is left out, as the search does not run them.
-func loadSearchSource(a *app, arg string) (sweep.Source, error) {
-	in, err := scenarios.ReadInput(arg, a.in)
-	if err != nil {
-		return sweep.Source{}, err
-	}
-	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
-	if s, err := src.Load(); err == nil {
-		for _, w := range s.Warnings {
-			if w != s.LayoutWarning {
-				fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
-			}
-		}
-	}
-	return src, nil
 }
 
 // planCalibrationWarning says when --algorithms has plan rank zerosim's

@@ -91,12 +91,15 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 // loadSource reads FILE (see scenarios.ReadInput) with the global --set
 // overrides; the bytes are kept so every point or variant loads them again
 // with its own overrides. Those loads keep their warnings to themselves, so
-// it loads the file once with the global overrides and prints the
-// scenario's warnings as loadScenario does for run and memory (a gpu_memory
-// in GB that flips fit's and plan's verdicts, a link the GPU does not
-// have). A file that does not load by itself (a --grid or --vary value
-// completes it) is left to those loads and their errors.
-func loadSource(a *app, arg string) (sweep.Source, error) {
+// it loads the file once with the global overrides and holds the
+// scenario's warnings (a gpu_memory in GB that flips fit's and plan's
+// verdicts, a link the GPU does not have) for the command to print once
+// its input checks pass (app.flushWarnings), as loadScenario prints them
+// for run and memory. searched leaves out the loader's warning that the
+// stack does not run the file's stage and K, for a command that searches
+// both (plan, fit). A file that does not load by itself (a --grid or --vary
+// value completes it) is left to those loads and their errors.
+func loadSource(a *app, arg string, searched bool) (sweep.Source, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
 		return sweep.Source{}, err
@@ -104,7 +107,9 @@ func loadSource(a *app, arg string) (sweep.Source, error) {
 	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
 	if s, err := src.Load(); err == nil {
 		for _, w := range s.Warnings {
-			fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
+			if !searched || w != s.LayoutWarning {
+				a.pending = append(a.pending, w)
+			}
 		}
 	}
 	return src, nil
@@ -263,7 +268,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		fmt.Fprintln(out, sp.Len())
 		return nil
 	}
-	src, err := loadSource(a, file)
+	src, err := loadSource(a, file, false)
 	if err != nil {
 		return err
 	}
@@ -287,6 +292,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			todo -= len(p.Done)
 		}
 	}
+	a.flushWarnings()
 	enc := sweep.NewEncoder(w, f, sp.Keys())
 	if header {
 		if err := enc.WriteHeader(meta); err != nil {

@@ -38,6 +38,18 @@ type app struct {
 	// input is the scenario loadScenario read last (its bytes, for
 	// replays of it with other overrides).
 	input scenarios.Input
+	// pending holds the warnings of the scenarios loadSource read, until
+	// the command's input checks pass (flushWarnings): nothing is printed
+	// before an input error.
+	pending []string
+}
+
+// flushWarnings prints the warnings loadSource held, once.
+func (a *app) flushWarnings() {
+	for _, w := range a.pending {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
+	}
+	a.pending = nil
 }
 
 // writesFiles is the annotation of a command that writes files into -o DIR;
