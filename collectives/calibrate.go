@@ -105,9 +105,11 @@ var ParamNames = [5]string{"intra efficiency", "inter efficiency", "intra hop", 
 // modelled time, that a parameter's probe step (idProbe) must make at
 // some logged size for the rows to identify it: the run-to-run noise of
 // nccl-tests' times, which its out-of-place and in-place columns (two
-// runs of one size) show: their median relative difference is 0.3 % to
-// 2.9 % over the published logs of testdata/nccl-tests (1.1 % on
-// b200_2node, 0.5 % on the 2-node and 1.5 % on the 4-node XE9680 log).
+// runs of one size) show: per log, the median over its rows of
+// |in-place − out-of-place| / out-of-place time (the mean of the middle
+// two for an even count) is 0.15 % to 2.83 % over the ten published logs
+// of testdata/nccl-tests (1.11 % on b200_2node, 0.51 % on the 2-node and
+// 1.48 % on the 4-node XE9680 log; TestMinShareNoise).
 const MinShare = 0.01
 
 // idProbe is the step of each parameter Identified probes with, in
