@@ -537,7 +537,8 @@ const maxRanks = 1 << 20
 // a0b82b2260cf5152b9f8c061bbf7eaf0ba096432: busBw = algBw × factor, each
 // printed rounded by getFloatStr, src/util.cu), lies within every row's
 // printed ratio. The factor's steps shrink as 1/n², so one row of
-// 2-decimal bandwidths near 20 GB/s allows 229 to 275 ranks: the largest
+// 2-decimal bandwidths near 20 GB/s allows 230 to 276 ranks
+// (TestParseLogsRanksOfBusBW's 40.00/20.08 rows): the largest
 // row alone, rounded (as read before), took 250 for a 256-rank log.
 func ranksBounds(l *Log) {
 	k := 1.0

@@ -386,10 +386,10 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 }
 
 // TestCalibrateHoldsUnidentified (F7): the XE9680 2-node log's rows from
-// 64 MiB up fitted inter hop −20.71 µs and fixed −10.35 µs, with two
-// warnings that they fall below any hardware's; they do not measure
-// either (collectives.Identified), so both stay +0.00 and calibrate says
-// so in one line.
+// 64 MiB up once fitted an inter hop and a fixed cost below any
+// hardware's, with two warnings; they do not measure either
+// (collectives.Identified), so both stay +0.00 and calibrate says so in
+// one line.
 func TestCalibrateHoldsUnidentified(t *testing.T) {
 	data, err := os.ReadFile("../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log")
 	if err != nil {
