@@ -246,3 +246,30 @@ func TestParseLogsRanksOfBusBW(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLogsRanksInPlace: the in-place columns bound the ranks too. The
+// out-of-place 20.08/40.00 of both rows allows 230 to 276 ranks (as in
+// TestParseLogsRanksOfBusBW); the first row's in-place 20.20/40.24
+// (40.235/20.205 to 40.245/20.195: n from 230.9 to 278.6) raises the least
+// to 231, the second's 19.96/39.76 (39.755/19.965 to 39.765/19.955: n from
+// 228.2 to 275.2) lowers the most to 275. Each in-place time is its size
+// over its algbw (1 GiB at 20.20 GB/s: 53155.5 µs).
+func TestParseLogsRanksInPlace(t *testing.T) {
+	log := "# Collective test starting: all_reduce_perf\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	for _, r := range []struct {
+		size         int64
+		inAlg, inBus float64
+	}{{1 << 30, 20.20, 40.24}, {1 << 31, 19.96, 39.76}} {
+		log += fmt.Sprintf("%12d  %12d     float     sum      -1  %7.1f  %6.2f  %6.2f       0  %7.1f  %6.2f  %6.2f       0\n",
+			r.size, r.size/4, float64(r.size)/1e3/20.08, 20.08, 40.00, float64(r.size)/1e3/r.inAlg, r.inAlg, r.inBus)
+	}
+	logs, err := ParseLogs("ar.log", strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := logs[0]
+	if l.Ranks != 0 || l.RanksMin != 231 || l.RanksMinLine != 3 || l.RanksMax != 275 || l.RanksMaxLine != 4 {
+		t.Errorf("Ranks %d, allowed %d (line %d) to %d (line %d); want 0, 231 (line 3) to 275 (line 4)", l.Ranks, l.RanksMin, l.RanksMinLine, l.RanksMax, l.RanksMaxLine)
+	}
+}
