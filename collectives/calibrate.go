@@ -121,7 +121,8 @@ var idProbe = [5]float64{math.Log(1.1), math.Log(1.1), 1, 1, 1}
 
 // Identified says which parameters the rows can measure: a parameter is
 // identified when its probe step (idProbe) either way changes the nominal
-// model's time of at least one row by MinShare or more (either way: the
+// model's time (Model.Time without curves, as FitModel's cost times it)
+// of at least one row by MinShare or more (either way: the
 // model can cap a link's rate, so that a faster one changes nothing). A log of large sizes only
 // leaves the latencies unidentified (a 1 µs network hop moves the 2-node
 // XE9680 log's rows from 64 MiB up by at most 0.45 %:
@@ -137,21 +138,19 @@ func Identified(hw Hardware, curves []Curve, lo, hi units.Bytes) [5]bool {
 				continue
 			}
 			m.Params = Nominal
-			t0, err := m.Choose(c.Op, c.Shape, Auto, units.Bytes(s))
+			t0, err := m.Time(c.Op, c.Shape, Auto, units.Bytes(s))
 			if err != nil || t0.Time <= 0 {
 				continue
 			}
-			t0 = m.hostBound(t0)
 			for k := range id {
 				for _, sign := range []float64{-1, 1} {
 					x := make([]float64, 5)
 					x[k] = sign * idProbe[k]
 					m.Params = paramVec(x)
-					t1, err := m.Choose(c.Op, c.Shape, Auto, units.Bytes(s))
+					t1, err := m.Time(c.Op, c.Shape, Auto, units.Bytes(s))
 					if err != nil || t1.Time <= 0 {
 						continue
 					}
-					t1 = m.hostBound(t1)
 					if math.Abs(math.Log(float64(t1.Time)/float64(t0.Time))) >= math.Log1p(MinShare) {
 						id[k] = true
 					}
