@@ -92,14 +92,11 @@ type Fit struct {
 	// Errors[i] is curve i's relative time error per row of the fitted
 	// model (not the interpolation), (model − measured)/measured.
 	Errors [][]float64
-	// Held names the parameters the curves do not identify (Identified),
-	// in ParamNames' order: they stay at their nominal values.
-	Held []string
+	// Held are the parameters the curves do not identify (Identified), as
+	// indices of scenarios.CalParamNames (paramVec's order), increasing:
+	// they stay at their nominal values.
+	Held []int
 }
-
-// ParamNames are the fitted parameters in paramVec's order, as calibrate
-// prints them.
-var ParamNames = [5]string{"intra efficiency", "inter efficiency", "intra hop", "inter hop", "fixed"}
 
 // MinShare is the least change of a logged time, as a share of the
 // modelled time, that a parameter's probe step (idProbe) must make at
@@ -215,12 +212,12 @@ func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
 	// optimiser searches the others.
 	id := Identified(hw, curves, lo, hi)
 	var free []int
-	var held []string
+	var held []int
 	for k, ok := range id {
 		if ok {
 			free = append(free, k)
 		} else {
-			held = append(held, ParamNames[k])
+			held = append(held, k)
 		}
 	}
 	full := func(y []float64) []float64 {
@@ -298,23 +295,23 @@ func Unphysical(hw Hardware, p Params) []string {
 	var bad []string
 	intra, inter := Impossible(hw, p)
 	if intra != "" {
-		bad = append(bad, "params.intra_efficiency: "+intra)
+		bad = append(bad, "params."+scenarios.CalParamNames[0].Key+": "+intra)
 	}
 	if inter != "" {
-		bad = append(bad, "params.inter_efficiency: "+inter)
+		bad = append(bad, "params."+scenarios.CalParamNames[1].Key+": "+inter)
 	}
 	minIntra := hwLat[0][tRing][LL]
 	if hw.PCI {
 		minIntra = hwLat[1][tRing][LL]
 	}
 	if t := minIntra + p.IntraHop + float64(hw.IntraLatency)/1e6; t < 0 {
-		bad = append(bad, fmt.Sprintf("params.intra_hop_latency_us: %+.2f µs makes an intra-node hop %.2f µs, below 0", p.IntraHop, t))
+		bad = append(bad, fmt.Sprintf("params.%s: %+.2f µs makes an intra-node hop %.2f µs, below 0", scenarios.CalParamNames[2].Key, p.IntraHop, t))
 	}
 	if t := min(hwLat[2][tRing][LL], hwLat[2][tTree][LL]) + p.InterHop + float64(hw.InterLatency)/1e6; t < 0 {
-		bad = append(bad, fmt.Sprintf("params.inter_hop_latency_us: %+.2f µs makes a network hop %.2f µs, below 0", p.InterHop, t))
+		bad = append(bad, fmt.Sprintf("params.%s: %+.2f µs makes a network hop %.2f µs, below 0", scenarios.CalParamNames[3].Key, p.InterHop, t))
 	}
 	if t := min(baseLat[tRing][LL], baseLat[tTree][LL]) + p.Fixed; t < 0 {
-		bad = append(bad, fmt.Sprintf("params.fixed_cost_us: %+.2f µs makes NCCL's base latency %.2f µs, below 0", p.Fixed, t))
+		bad = append(bad, fmt.Sprintf("params.%s: %+.2f µs makes NCCL's base latency %.2f µs, below 0", scenarios.CalParamNames[4].Key, p.Fixed, t))
 	}
 	return bad
 }
