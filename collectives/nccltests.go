@@ -31,7 +31,7 @@ type Log struct {
 	// Nodes come from, 0 when the run has none.
 	DevicesLine int
 	// RanksMin and RanksMax are the rank counts the rows' busbw/algbw
-	// allow as printed (ranksBounds; RanksMax 1<<20 when no row bounds
+	// allow as printed (ranksBounds; RanksMax MaxRanks when no row bounds
 	// it from above), RanksMinLine and RanksMaxLine the rows that give
 	// each bound; all 0 when no row tells (no bandwidth printed).
 	RanksMin, RanksMax         int
@@ -526,8 +526,8 @@ func ratioBounds(algStr, busStr string) [2]float64 {
 	return [2]float64{max(b-db, 0) / (a + da) * (1 - slack), (b + db) / (a - da) * (1 + slack)}
 }
 
-// maxRanks is RanksMax when no row bounds the ranks from above.
-const maxRanks = 1 << 20
+// MaxRanks is RanksMax when no row bounds the ranks from above.
+const MaxRanks = 1 << 20
 
 // ranksBounds sets l's RanksMin and RanksMax: the rank counts n whose
 // busbw/algbw factor, 2(n−1)/n for an all-reduce and (n−1)/n for an
@@ -572,8 +572,8 @@ func ranksBounds(l *Log) {
 		return 1 / (1 - x)
 	}
 	nMin := max(2, int(math.Ceil(nOf(lo)-1e-9)))
-	nMax := maxRanks
-	if n := nOf(hi); n < maxRanks {
+	nMax := MaxRanks
+	if n := nOf(hi); n < MaxRanks {
 		nMax = int(math.Floor(n + 1e-9))
 	}
 	if nMin > nMax {
