@@ -722,7 +722,9 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return nil, fmt.Errorf("%s:%d: Hugging Face Trainer log lines ({'loss': …}) but no progress bar or train_runtime summary: the log lines carry no time, and tqdm writes its bar to stderr; capture both (python train.py 2>&1 | tee train.log)", name, lossLine)
 	case dsOldLine > 0:
 		return nil, fmt.Errorf("%s:%d: DeepSpeed's throughput line of a version before v0.8.0 (\"0/2000, SamplesPerSec=…\"): it counts and rates micro-batches, not optimizer steps (DeepSpeed issue #2498, fixed in v0.8.0), so it gives no step time; give the log of a run on DeepSpeed v0.8.0 or later", name, dsOldLine)
-	case dsStepLine > 0:
+	case dsStepLine > 0 && unread[TrainLogDeepSpeed] == 0:
+		// With throughput lines that cannot be read, the timer is on:
+		// they are named below (the advice to enable it was wrong).
 		return nil, fmt.Errorf("%s:%d: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line (\"epoch=0/micro_step=…/global_step=…, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\"), which the same logger prints at the same steps from the third on: enable the throughput timer (ds_config \"timers\": {\"throughput\": {\"enabled\": true}}, the default) and run past step 2", name, dsStepLine)
 	case len(unread) > 0:
 		for _, f := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogDeepSpeed} {

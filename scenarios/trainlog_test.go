@@ -731,4 +731,10 @@ func TestTrainLogUnread(t *testing.T) {
 	if want := `l.log:1:76: no CurrSamplesPerSec (a line cut off?): 1 DeepSpeed throughput line, none readable (this is the first)`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("only unread lines: %v, want %q", err, want)
 	}
+	// With DeepSpeed's step line, the broken throughput line is still
+	// named (it said "enable the throughput timer", which was on).
+	_, err = ParseTrainLog("l.log", []byte("[Rank 0] step=20, skipped=0, lr=[3e-05], mom=[(0.9, 0.999)]\n"+ds[strings.Index(ds, "\n")+1:]))
+	if want := `l.log:2:76: no CurrSamplesPerSec (a line cut off?): 1 DeepSpeed throughput line, none readable (this is the first)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a step line and only unread throughput lines: %v, want %q", err, want)
+	}
 }
