@@ -276,10 +276,10 @@ func LineRates(hw Hardware, p Params) (intra, inter float64) {
 func Impossible(hw Hardware, p Params) (intra, inter string) {
 	fi, fe := LineRates(hw, p)
 	if fi > MaxLineRate {
-		intra = fmt.Sprintf("intra efficiency %.3f (%.0f %% of the intra-node link's line rate)", p.IntraEff, fi*100)
+		intra = fmt.Sprintf("%s %.3f (%.0f %% of the intra-node link's line rate)", scenarios.CalParamNames[0].Name, p.IntraEff, fi*100)
 	}
 	if fe > MaxLineRate {
-		inter = fmt.Sprintf("inter efficiency %.3f (%.0f %% of a NIC's line rate)", p.InterEff, fe*100)
+		inter = fmt.Sprintf("%s %.3f (%.0f %% of a NIC's line rate)", scenarios.CalParamNames[1].Name, p.InterEff, fe*100)
 	}
 	return intra, inter
 }
