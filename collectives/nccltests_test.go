@@ -122,6 +122,18 @@ func FuzzParseLogs(f *testing.F) {
 					t.Fatalf("rows %+v", l.Rows)
 				}
 			}
+			// Shape under calibrate's flags: a located one-line error, or
+			// a shape whose nodes share its ranks evenly.
+			for _, fl := range [][2]int{{0, 0}, {2, 0}, {0, 8}, {2, 8}, {3, 0}, {0, 3}} {
+				s := l
+				if err := s.Shape(fl[0], fl[1]); err != nil {
+					if !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), "f.log:") || strings.Contains(err.Error(), "\n") {
+						t.Fatalf("Shape%v: error %q", fl, err)
+					}
+				} else if s.Ranks < 1 || s.Nodes < 1 || s.Ranks%s.Nodes != 0 {
+					t.Fatalf("Shape%v: %d ranks on %d nodes", fl, s.Ranks, s.Nodes)
+				}
+			}
 		}
 	})
 }
