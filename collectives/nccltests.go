@@ -31,7 +31,7 @@ type Log struct {
 	// Nodes come from, 0 when the run has none.
 	DevicesLine int
 	// RanksMin and RanksMax are the rank counts the rows' busbw/algbw
-	// allow as printed (ranksBounds; RanksMax 1<<20 when no row bounds
+	// allow as printed (ranksBounds; RanksMax MaxRanks when no row bounds
 	// it from above), RanksMinLine and RanksMaxLine the rows that give
 	// each bound; all 0 when no row tells (no bandwidth printed).
 	RanksMin, RanksMax         int
@@ -526,8 +526,8 @@ func ratioBounds(algStr, busStr string) [2]float64 {
 	return [2]float64{max(b-db, 0) / (a + da) * (1 - slack), (b + db) / (a - da) * (1 + slack)}
 }
 
-// maxRanks is RanksMax when no row bounds the ranks from above.
-const maxRanks = 1 << 20
+// MaxRanks is RanksMax when no row bounds the ranks from above.
+const MaxRanks = 1 << 20
 
 // ranksBounds sets l's RanksMin and RanksMax: the rank counts n whose
 // busbw/algbw factor, 2(n−1)/n for an all-reduce and (n−1)/n for an
@@ -537,7 +537,8 @@ const maxRanks = 1 << 20
 // a0b82b2260cf5152b9f8c061bbf7eaf0ba096432: busBw = algBw × factor, each
 // printed rounded by getFloatStr, src/util.cu), lies within every row's
 // printed ratio. The factor's steps shrink as 1/n², so one row of
-// 2-decimal bandwidths near 20 GB/s allows 229 to 275 ranks: the largest
+// 2-decimal bandwidths near 20 GB/s allows 230 to 276 ranks
+// (TestParseLogsRanksOfBusBW's 40.00/20.08 rows): the largest
 // row alone, rounded (as read before), took 250 for a 256-rank log.
 func ranksBounds(l *Log) {
 	k := 1.0
@@ -571,8 +572,8 @@ func ranksBounds(l *Log) {
 		return 1 / (1 - x)
 	}
 	nMin := max(2, int(math.Ceil(nOf(lo)-1e-9)))
-	nMax := maxRanks
-	if n := nOf(hi); n < maxRanks {
+	nMax := MaxRanks
+	if n := nOf(hi); n < MaxRanks {
 		nMax = int(math.Floor(n + 1e-9))
 	}
 	if nMin > nMax {

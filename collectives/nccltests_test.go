@@ -122,6 +122,18 @@ func FuzzParseLogs(f *testing.F) {
 					t.Fatalf("rows %+v", l.Rows)
 				}
 			}
+			// Shape under calibrate's flags: a located one-line error, or
+			// a shape whose nodes share its ranks evenly.
+			for _, fl := range [][2]int{{0, 0}, {2, 0}, {0, 8}, {2, 8}, {3, 0}, {0, 3}} {
+				s := l
+				if err := s.Shape(fl[0], fl[1]); err != nil {
+					if !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), "f.log:") || strings.Contains(err.Error(), "\n") {
+						t.Fatalf("Shape%v: error %q", fl, err)
+					}
+				} else if s.Ranks < 1 || s.Nodes < 1 || s.Ranks%s.Nodes != 0 {
+					t.Fatalf("Shape%v: %d ranks on %d nodes", fl, s.Ranks, s.Nodes)
+				}
+			}
 		}
 	})
 }
@@ -244,5 +256,32 @@ func TestParseLogsRanksOfBusBW(t *testing.T) {
 			t.Errorf("%d ranks at %g GB/s: Ranks %d, allowed %d (line %d) to %d (line %d); want %d, %d to %d",
 				c.n, c.bus, l.Ranks, l.RanksMin, l.RanksMinLine, l.RanksMax, l.RanksMaxLine, c.ranks, c.lo, c.hi)
 		}
+	}
+}
+
+// TestParseLogsRanksInPlace: the in-place columns bound the ranks too. The
+// out-of-place 20.08/40.00 of both rows allows 230 to 276 ranks (as in
+// TestParseLogsRanksOfBusBW); the first row's in-place 20.20/40.24
+// (40.235/20.205 to 40.245/20.195: n from 230.9 to 278.6) raises the least
+// to 231, the second's 19.96/39.76 (39.755/19.965 to 39.765/19.955: n from
+// 228.2 to 275.2) lowers the most to 275. Each in-place time is its size
+// over its algbw (1 GiB at 20.20 GB/s: 53155.5 µs).
+func TestParseLogsRanksInPlace(t *testing.T) {
+	log := "# Collective test starting: all_reduce_perf\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	for _, r := range []struct {
+		size         int64
+		inAlg, inBus float64
+	}{{1 << 30, 20.20, 40.24}, {1 << 31, 19.96, 39.76}} {
+		log += fmt.Sprintf("%12d  %12d     float     sum      -1  %7.1f  %6.2f  %6.2f       0  %7.1f  %6.2f  %6.2f       0\n",
+			r.size, r.size/4, float64(r.size)/1e3/20.08, 20.08, 40.00, float64(r.size)/1e3/r.inAlg, r.inAlg, r.inBus)
+	}
+	logs, err := ParseLogs("ar.log", strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := logs[0]
+	if l.Ranks != 0 || l.RanksMin != 231 || l.RanksMinLine != 3 || l.RanksMax != 275 || l.RanksMaxLine != 4 {
+		t.Errorf("Ranks %d, allowed %d (line %d) to %d (line %d); want 0, 231 (line 3) to 275 (line 4)", l.Ranks, l.RanksMin, l.RanksMinLine, l.RanksMax, l.RanksMaxLine)
 	}
 }

@@ -66,15 +66,17 @@ type CalibrationReport struct {
 	KeptCompute *scenarios.CalCompute
 	// KeptMemory is the memory part of an existing file, kept (nil: none).
 	KeptMemory *scenarios.CalMemory
-	// Held names the parameters the logs do not identify, left at their
-	// nominal values (collectives.Fit.Held).
-	Held []string
+	// Held are the parameters the logs do not identify, left at their
+	// nominal values, as indices of scenarios.CalParamNames
+	// (collectives.Fit.Held).
+	Held []int
 }
 
 // String is the fitted values in one line.
 func (p CalibrationParams) String() string {
-	return fmt.Sprintf("intra efficiency %.3f, inter efficiency %.3f, intra hop %s µs, inter hop %s µs, fixed %s µs",
-		p.IntraEff, p.InterEff, signedUS(p.IntraHopUS), signedUS(p.InterHopUS), signedUS(p.FixedUS))
+	n := scenarios.CalParamNames
+	return fmt.Sprintf("%s %.3f, %s %.3f, %s %s µs, %s %s µs, %s %s µs",
+		n[0].Name, p.IntraEff, n[1].Name, p.InterEff, n[2].Name, signedUS(p.IntraHopUS), n[3].Name, signedUS(p.InterHopUS), n[4].Name, signedUS(p.FixedUS))
 }
 
 // signedUS is a fitted latency in µs with its sign and two decimals; a fit
@@ -106,8 +108,12 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fitted on every log: %s\n", r.Params)
 	if len(r.Held) > 0 {
+		var held []string
+		for _, k := range r.Held {
+			held = append(held, scenarios.CalParamNames[k].Name)
+		}
 		fmt.Fprintf(&b, "held at nominal: %s: no logged size measures %s (a 10 %% efficiency or 1 µs latency change moves no logged time by 1 %%); add logs of the sizes and node counts that do (-b 8 -e 4G -f 2, on several nodes)\n",
-			strings.Join(r.Held, ", "), map[bool]string{true: "it", false: "them"}[len(r.Held) == 1])
+			strings.Join(held, ", "), map[bool]string{true: "it", false: "them"}[len(r.Held) == 1])
 	}
 	for _, l := range r.Logs {
 		host := ""

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // CalibrationSummary is what one calibrate command fitted, for
@@ -31,7 +33,8 @@ type calibrationJSON struct {
 	Memory   *memoryFitJSON `json:"memory,omitempty"`
 }
 
-// calParamsJSON are the fitted parameters, as the file's params keys.
+// calParamsJSON are the fitted parameters, as the file's params keys
+// (scenarios.CalParamNames; TestCalParamsJSONKeys).
 type calParamsJSON struct {
 	IntraEff   float64 `json:"intra_efficiency"`
 	InterEff   float64 `json:"inter_efficiency"`
@@ -39,11 +42,6 @@ type calParamsJSON struct {
 	InterHopUS float64 `json:"inter_hop_latency_us"`
 	FixedUS    float64 `json:"fixed_cost_us"`
 }
-
-// paramKeys are the file's keys of the parameters as
-// collectives.ParamNames names them.
-var paramKeys = map[string]string{"intra efficiency": "intra_efficiency", "inter efficiency": "inter_efficiency",
-	"intra hop": "intra_hop_latency_us", "inter hop": "inter_hop_latency_us", "fixed": "fixed_cost_us"}
 
 func calParams(p CalibrationParams) calParamsJSON {
 	return calParamsJSON{p.IntraEff, p.InterEff, p.IntraHopUS, p.InterHopUS, p.FixedUS}
@@ -152,7 +150,7 @@ func WriteCalibrationJSON(w io.Writer, s *CalibrationSummary) error {
 	if r := s.Network; r != nil {
 		n := &networkJSON{Params: calParams(r.Params), Held: []string{}, Logs: []calLogJSON{}}
 		for _, h := range r.Held {
-			n.Held = append(n.Held, paramKeys[h])
+			n.Held = append(n.Held, scenarios.CalParamNames[h].Key)
 		}
 		for _, l := range r.Logs {
 			lj := calLogJSON{Source: l.Source, Op: l.Op, Ranks: l.Ranks, Nodes: l.Nodes, GPUsPerThread: max(l.GPUsPerThread, 1), Sizes: l.Sizes,

@@ -180,6 +180,17 @@ type CalParams struct {
 	FixedUS    float64 `yaml:"fixed_cost_us"`
 }
 
+// CalParamName is one fitted network parameter: its name as calibrate
+// prints it and its key under the file's params (CalParams' yaml tag).
+type CalParamName struct{ Name, Key string }
+
+// CalParamNames are CalParams' fields in order (collectives' paramVec
+// order): the one table calibrate's text, its JSON, collectives.Fit.Held
+// and the file's checks name them by (TestCalParamNames holds the keys
+// to CalParams' yaml tags).
+var CalParamNames = [5]CalParamName{{"intra efficiency", "intra_efficiency"}, {"inter efficiency", "inter_efficiency"},
+	{"intra hop", "intra_hop_latency_us"}, {"inter hop", "inter_hop_latency_us"}, {"fixed", "fixed_cost_us"}}
+
 // CalCurve is one measured curve: op, communicator shape, sizes (bytes,
 // increasing) and times (µs).
 type CalCurve struct {
@@ -331,7 +342,7 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"params.intra_efficiency", p.IntraEff}, {"params.inter_efficiency", p.InterEff}} {
+	}{{"params." + CalParamNames[0].Key, p.IntraEff}, {"params." + CalParamNames[1].Key, p.InterEff}} {
 		if !(f.v >= 0.01 && f.v <= 100) {
 			return nil, bad(f.name, fmt.Sprintf("%g is out of range (0.01..100; 1 is nominal)", f.v))
 		}
@@ -339,7 +350,7 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"params.intra_hop_latency_us", p.IntraHopUS}, {"params.inter_hop_latency_us", p.InterHopUS}, {"params.fixed_cost_us", p.FixedUS}} {
+	}{{"params." + CalParamNames[2].Key, p.IntraHopUS}, {"params." + CalParamNames[3].Key, p.InterHopUS}, {"params." + CalParamNames[4].Key, p.FixedUS}} {
 		if math.IsNaN(f.v) || math.Abs(f.v) > 1e5 {
 			return nil, bad(f.name, fmt.Sprintf("%g is out of range (|µs| ≤ 100000)", f.v))
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -334,5 +335,22 @@ func TestCalibrationDecodeErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: %v, want %q", tc.data, err, tc.want)
 		}
+	}
+}
+
+// TestCalParamNames: the table of the fitted parameters' names and keys
+// follows CalParams' fields and their yaml tags, so renaming a key in one
+// place cannot leave calibrate's text or JSON naming another (or "").
+func TestCalParamNames(t *testing.T) {
+	ty := reflect.TypeOf(CalParams{})
+	if ty.NumField() != len(CalParamNames) {
+		t.Fatalf("CalParams has %d fields, CalParamNames %d", ty.NumField(), len(CalParamNames))
+	}
+	names := map[string]bool{}
+	for i, n := range CalParamNames {
+		if tag := ty.Field(i).Tag.Get("yaml"); n.Key != tag || n.Name == "" || names[n.Name] {
+			t.Errorf("CalParamNames[%d] = %+v; CalParams.%s's yaml key is %q (names must be set and distinct)", i, n, ty.Field(i).Name, tag)
+		}
+		names[n.Name] = true
 	}
 }

@@ -484,7 +484,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if blk != nil {
 			if m := compKV.FindStringSubmatch(line); m != nil {
 				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
-					return nil, fmt.Errorf("%s:%d:%d: %v: is the file a Composer console log?", name, at, colAfter(line, "Train "+m[1]+":", strings.TrimSpace(m[2])), err)
+					return nil, fmt.Errorf("%s: %v: is the file a Composer console log?", loc(name, at, colAfter(line, "Train "+m[1]+":", strings.TrimSpace(m[2]))), err)
 				}
 				continue
 			}
@@ -495,7 +495,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := compHeader(line); m != nil {
 			step, err := strconv.ParseInt(m[3], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d:%d: batch %q is out of range: is the file a Composer console log?", name, at, colAfter(line, m[2]+"=", m[3]), m[3])
+				return nil, fmt.Errorf("%s: batch %q is out of range: is the file a Composer console log?", loc(name, at, colAfter(line, m[2]+"=", m[3])), m[3])
 			}
 			blk = &composerBlock{st: TrainLogStep{Line: at, Step: step}, head: strings.TrimSuffix(strings.TrimSpace(line), ":"), byBatch: m[1] == "" && m[2] == "batch"}
 			continue
@@ -504,7 +504,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if m := megaMem.FindStringSubmatch(line); m != nil {
 				mb, err := strconv.ParseFloat(m[1], 64)
 				if err != nil || mb < 0 || mb > 1e12 {
-					return nil, fmt.Errorf("%s:%d:%d: max reserved %q MB is not a size: is the file a Megatron-LM log?", name, at, colAfter(line, "max reserved:", m[1]), m[1])
+					return nil, fmt.Errorf("%s: max reserved %q MB is not a size: is the file a Megatron-LM log?", loc(name, at, colAfter(line, "max reserved:", m[1])), m[1])
 				}
 				if b := int64(math.Round(mb * (1 << 20))); b > l.MaxReserved {
 					l.MaxReserved, l.MaxReservedLine = b, at
@@ -517,16 +517,16 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			micro, err2 := strconv.ParseInt(m[2], 10, 64)
 			step, err3 := strconv.ParseInt(m[3], 10, 64)
 			if err1 != nil || err2 != nil || err3 != nil {
-				return nil, fmt.Errorf("%s:%d:%d: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", name, at, colAfter(line, "epoch=", m[1]), m[1], m[2], m[3])
+				return nil, fmt.Errorf("%s: epoch=%s/micro_step=%s/global_step=%s is out of range: is the file a DeepSpeed log?", loc(name, at, colAfter(line, "epoch=", m[1])), m[1], m[2], m[3])
 			}
 			sps, err := strconv.ParseFloat(m[4], 64)
 			if err != nil || !(sps >= 0 && sps <= 1e15) {
-				return nil, fmt.Errorf("%s:%d:%d: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", name, at, colAfter(line, "CurrSamplesPerSec=", m[4]), m[4])
+				return nil, fmt.Errorf("%s: CurrSamplesPerSec %q is not a rate: is the file a DeepSpeed log?", loc(name, at, colAfter(line, "CurrSamplesPerSec=", m[4])), m[4])
 			}
 			if mm := dsMaxAlloc.FindStringSubmatch(line); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d:%d: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", name, at, colAfter(line, "MaxMemAllocated=", mm[1]), mm[1])
+					return nil, fmt.Errorf("%s: MaxMemAllocated %qGB is not a size: is the file a DeepSpeed log?", loc(name, at, colAfter(line, "MaxMemAllocated=", mm[1])), mm[1])
 				}
 				if b := int64(math.Round(gib * (1 << 30))); b > l.MaxAllocated {
 					l.MaxAllocated, l.MaxAllocatedLine = b, at
@@ -553,7 +553,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		if m := find(nemoLine, line, "Training epoch ", "Training epoch "); m != nil {
 			st, ok, err := nemoPrinterStep(m)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d:%d: %v: is the file a NeMo log?", name, at, errColumn(line, err, "Training epoch ", m[1]), err)
+				return nil, fmt.Errorf("%s: %v: is the file a NeMo log?", loc(name, at, errColumn(line, err, "Training epoch ", m[1])), err)
 			}
 			if !ok {
 				continue // a ProgressPrinter line without TimingCallback's metric
@@ -590,13 +590,13 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			tps, err := strconv.ParseFloat(strings.ReplaceAll(t[1], ",", ""), 64)
 			if err != nil || tps > 1e15 {
-				return nil, fmt.Errorf("%s:%d:%d: tps %q is not a number: is the file a torchtitan log?", name, at, m[1]+colAfter(rest, strings.TrimSpace(t[0])[:4], t[1]), t[1])
+				return nil, fmt.Errorf("%s: tps %q is not a number: is the file a torchtitan log?", loc(name, at, shift(m[1], colAfter(rest, strings.TrimSpace(t[0])[:4], t[1]))), t[1])
 			}
 			st := TrainLogStep{Line: at, Step: step, TPS: tps}
 			if mm := titanMem.FindStringSubmatch(rest); mm != nil {
 				gib, err := strconv.ParseFloat(mm[1], 64)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d:%d: memory %qGiB is not a size: is the file a torchtitan log?", name, at, m[1]+colAfter(rest, "memory:", mm[1]), mm[1])
+					return nil, fmt.Errorf("%s: memory %qGiB is not a size: is the file a torchtitan log?", loc(name, at, shift(m[1], colAfter(rest, "memory:", mm[1]))), mm[1])
 				}
 				st.Reserved, st.Memory = int64(math.Round(gib*(1<<30))), true
 				l.Run.devicePct(gib, mm[2], at)
@@ -617,11 +617,11 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			}
 			step, err := strconv.ParseInt(m[1], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d:%d: iteration %q is out of range: is the file a Megatron-LM log?", name, at, colAfter(line, "iteration", m[1]), m[1])
+				return nil, fmt.Errorf("%s: iteration %q is out of range: is the file a Megatron-LM log?", loc(name, at, colAfter(line, "iteration", m[1])), m[1])
 			}
 			ms, err := strconv.ParseFloat(t[1], 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d:%d: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", name, at, colAfter(line, "elapsed time per iteration (ms):", t[1]), t[1])
+				return nil, fmt.Errorf("%s: elapsed time per iteration %q ms is not a number: is the file a Megatron-LM log?", loc(name, at, colAfter(line, "elapsed time per iteration (ms):", t[1])), t[1])
 			}
 			if g := megaGBS.FindStringSubmatch(line); g != nil {
 				if v, err := strconv.ParseInt(g[1], 10, 64); err == nil && v > 0 {
@@ -642,7 +642,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 			if m := find(nemoBar, seg, nemoTiming+"=", "Epoch "); m != nil && strings.Contains(m[3], nemoTiming+"=") {
 				st, err := nemoBarStep(m)
 				if err != nil {
-					return nil, fmt.Errorf("%s:%d:%d: %v", name, at, segAt+errColumn(seg, err, "Epoch ", m[1]), err)
+					return nil, fmt.Errorf("%s: %v", loc(name, at, shift(segAt, errColumn(seg, err, "Epoch ", m[1]))), err)
 				}
 				st.Line = at
 				if nemoPrinter > 0 {
@@ -659,7 +659,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				total, err2 := strconv.ParseInt(m[2], 10, 64)
 				rate, err3 := strconv.ParseFloat(m[3], 64)
 				if err1 != nil || err2 != nil || err3 != nil {
-					return nil, fmt.Errorf("%s:%d:%d: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", name, at, segAt+colAfter(seg, "", m[1]+"/"+m[2]), m[1], m[2], m[3], m[4])
+					return nil, fmt.Errorf("%s: progress bar %s/%s at %s%s is out of range: is the file a Hugging Face Trainer log?", loc(name, at, shift(segAt, colAfter(seg, "", m[1]+"/"+m[2]))), m[1], m[2], m[3], m[4])
 				}
 				ms := rate * 1e3
 				if m[4] == "it/s" {
@@ -670,7 +670,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 				rt, err1 := strconv.ParseFloat(m[1], 64)
 				sps, err2 := strconv.ParseFloat(m[2], 64)
 				if err1 != nil || err2 != nil {
-					return nil, fmt.Errorf("%s:%d:%d: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", name, at, segAt+colAfter(seg, "'train_runtime':", m[1]), m[1], m[2])
+					return nil, fmt.Errorf("%s: train_runtime %s, train_steps_per_second %s are not numbers: is the file a Hugging Face Trainer log?", loc(name, at, shift(segAt, colAfter(seg, "'train_runtime':", m[1]))), m[1], m[2])
 				}
 				l.Summary = &HFTrainSummary{Line: at, Runtime: rt, StepsPerSecond: sps}
 			} else if lossLine == 0 && find(hfLoss, seg, "{'loss':", "") != nil {
@@ -722,7 +722,9 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		return nil, fmt.Errorf("%s:%d: Hugging Face Trainer log lines ({'loss': …}) but no progress bar or train_runtime summary: the log lines carry no time, and tqdm writes its bar to stderr; capture both (python train.py 2>&1 | tee train.log)", name, lossLine)
 	case dsOldLine > 0:
 		return nil, fmt.Errorf("%s:%d: DeepSpeed's throughput line of a version before v0.8.0 (\"0/2000, SamplesPerSec=…\"): it counts and rates micro-batches, not optimizer steps (DeepSpeed issue #2498, fixed in v0.8.0), so it gives no step time; give the log of a run on DeepSpeed v0.8.0 or later", name, dsOldLine)
-	case dsStepLine > 0:
+	case dsStepLine > 0 && unread[TrainLogDeepSpeed] == 0:
+		// With throughput lines that cannot be read, the timer is on:
+		// they are named below (the advice to enable it was wrong).
 		return nil, fmt.Errorf("%s:%d: DeepSpeed step lines (\"[Rank 0] step=…, skipped=…\") but no throughput line (\"epoch=0/micro_step=…/global_step=…, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\"), which the same logger prints at the same steps from the third on: enable the throughput timer (ds_config \"timers\": {\"throughput\": {\"enabled\": true}}, the default) and run past step 2", name, dsStepLine)
 	case len(unread) > 0:
 		for _, f := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogDeepSpeed} {
@@ -1017,17 +1019,35 @@ type valueError struct {
 func (e *valueError) Error() string { return e.msg }
 
 // colAfter is the 1-based byte column of value in line after key's first
-// occurrence (the field's name), 1 when either is not there.
+// occurrence (the field's name), 0 when either is not there: the error
+// then names no column (loc), not one it did not find.
 func colAfter(line, key, value string) int {
 	i := strings.Index(line, key)
 	if i < 0 {
-		return 1
+		return 0
 	}
 	j := strings.Index(line[i+len(key):], value)
 	if j < 0 {
-		return 1
+		return 0
 	}
 	return i + len(key) + j + 1
+}
+
+// shift is col, a column of the part of a line that starts off bytes
+// into it, as a column of the line; 0 (unknown) stays 0.
+func shift(off, col int) int {
+	if col == 0 {
+		return 0
+	}
+	return off + col
+}
+
+// loc is file:line:col, or file:line when col is 0 (not located).
+func loc(name string, line, col int) string {
+	if col == 0 {
+		return fmt.Sprintf("%s:%d", name, line)
+	}
+	return fmt.Sprintf("%s:%d:%d", name, line, col)
 }
 
 // errColumn is the column of a bad metric's value (a valueError), else of

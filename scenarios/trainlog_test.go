@@ -731,4 +731,31 @@ func TestTrainLogUnread(t *testing.T) {
 	if want := `l.log:1:76: no CurrSamplesPerSec (a line cut off?): 1 DeepSpeed throughput line, none readable (this is the first)`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("only unread lines: %v, want %q", err, want)
 	}
+	// With DeepSpeed's step line, the broken throughput line is still
+	// named (it said "enable the throughput timer", which was on).
+	_, err = ParseTrainLog("l.log", []byte("[Rank 0] step=20, skipped=0, lr=[3e-05], mom=[(0.9, 0.999)]\n"+ds[strings.Index(ds, "\n")+1:]))
+	if want := `l.log:2:76: no CurrSamplesPerSec (a line cut off?): 1 DeepSpeed throughput line, none readable (this is the first)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a step line and only unread throughput lines: %v, want %q", err, want)
+	}
+}
+
+// TestColAfterUnknown: a value colAfter cannot find on the line has no
+// column (0), and the error then names file:line alone; before, it named
+// column 1, a place it had not found. shift keeps the unknown unknown.
+func TestColAfterUnknown(t *testing.T) {
+	line := "step: 10  loss: 9.1  tps: 5,8x8"
+	for _, c := range []struct {
+		key, value string
+		col        int
+		loc        string
+	}{
+		{"tps:", "5,8x8", 27, "l.log:3:27"},
+		{"wps:", "5,8x8", 0, "l.log:3"},
+		{"tps:", "9.1", 0, "l.log:3"}, // the value is only before the key
+	} {
+		col := colAfter(line, c.key, c.value)
+		if col != c.col || loc("l.log", 3, col) != c.loc || shift(10, col) != map[bool]int{true: 0, false: 10 + c.col}[c.col == 0] {
+			t.Errorf("colAfter(%q, %q) = %d, loc %q, shift(10) %d; want %d, %q", c.key, c.value, col, loc("l.log", 3, col), shift(10, col), c.col, c.loc)
+		}
+	}
 }

@@ -359,6 +359,18 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 	if err := os.WriteFile(ar16, []byte(strings.ReplaceAll(small, " node1 ", " node0 ")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// rows16: the 16-rank log without its devices block; its rows'
+	// busbw/algbw tell 16 ranks.
+	kept = kept[:0]
+	for _, line := range strings.SplitAfter(small, "\n") {
+		if !strings.HasPrefix(line, "#  Rank") && !strings.HasPrefix(line, "# Using devices") {
+			kept = append(kept, line)
+		}
+	}
+	rows16 := filepath.Join(dir, "rows16.log")
+	if err := os.WriteFile(rows16, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -371,7 +383,12 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 		{[]string{ar16}, 0, "ar16.log:23: allreduce, 16 ranks on 1 node,"},
 		{[]string{ar16, "--nodes", "2"}, 0, "ar16.log:23: allreduce, 16 ranks on 2 nodes"},
 		{[]string{ar16, "--gpus-per-node", "8"}, 0, "ar16.log:23: allreduce, 16 ranks on 2 nodes"},
-		{[]string{ar16, "--nodes", "3"}, 2, "ar16.log:23: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
+		// The line that tells the 16 ranks: the devices block (it named
+		// the column header, line 23, before), else the row whose
+		// busbw/algbw bounds them.
+		{[]string{ar16, "--nodes", "3"}, 2, "ar16.log:4: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
+		{[]string{rows16, "--nodes", "3"}, 2, "rows16.log:18: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
+		{[]string{rows16, "--gpus-per-node", "3"}, 2, "rows16.log:18: the log ran 16 ranks, which --gpus-per-node 3 does not divide (fix --gpus-per-node, or give --nodes)\n"},
 	} {
 		var out, eo strings.Builder
 		code := Main(append([]string{"calibrate", "--file", filepath.Join(dir, "cal.yaml")}, c.args...), strings.NewReader(""), &out, &eo)
@@ -386,10 +403,10 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 }
 
 // TestCalibrateHoldsUnidentified (F7): the XE9680 2-node log's rows from
-// 64 MiB up fitted inter hop −20.71 µs and fixed −10.35 µs, with two
-// warnings that they fall below any hardware's; they do not measure
-// either (collectives.Identified), so both stay +0.00 and calibrate says
-// so in one line.
+// 64 MiB up once fitted an inter hop and a fixed cost below any
+// hardware's, with two warnings; they do not measure either
+// (collectives.Identified), so both stay +0.00 and calibrate says so in
+// one line.
 func TestCalibrateHoldsUnidentified(t *testing.T) {
 	data, err := os.ReadFile("../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log")
 	if err != nil {

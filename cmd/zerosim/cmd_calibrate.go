@@ -173,100 +173,13 @@ func readLogs(o *calibrateOpts, files []string) ([]collectives.Log, error) {
 			if logs[i].Op == collectives.AllToAll {
 				return nil, inputError{fmt.Errorf("%s:%d: an alltoall_perf run: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf (NCCL's tuner does not model all-to-all)", logs[i].File, logs[i].Line)}
 			}
-			if err := shapeLog(o, &logs[i]); err != nil {
-				return nil, err
+			if err := logs[i].Shape(o.nodes, o.gpusPerNode); err != nil {
+				return nil, inputError{err}
 			}
 		}
 		all = append(all, logs...)
 	}
 	return all, nil
-}
-
-// shapeLog sets a log's ranks and nodes. --nodes and --gpus-per-node win
-// over what is inferred (the devices block's distinct hosts, which
-// containers or a shared hostname can miscount, or the ranks busbw/algbw
-// allows); a flag that contradicts what the log proves (the devices
-// block's rank lines, the printed busbw/algbw) is refused naming the
-// flag and the line that proves it.
-func shapeLog(o *calibrateOpts, l *collectives.Log) error {
-	switch {
-	case o.nodes > 0 && o.gpusPerNode > 0:
-		if err := contradicts(o, l, o.nodes*o.gpusPerNode); err != nil {
-			return err
-		}
-		l.Ranks, l.Nodes = o.nodes*o.gpusPerNode, o.nodes
-	case o.nodes > 0:
-		if l.Ranks > 0 && l.Ranks%o.nodes != 0 {
-			return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which --nodes %d cannot share evenly (fix --nodes, or give --gpus-per-node)", l.File, l.Line, l.Ranks, o.nodes)}
-		}
-		l.Nodes = o.nodes
-	case o.gpusPerNode > 0:
-		if l.Ranks == 0 {
-			l.Ranks = onlyMultiple(l, o.gpusPerNode)
-		}
-		if l.Ranks > 0 && l.Ranks%o.gpusPerNode != 0 {
-			at := l.Line
-			if l.DevicesLine > 0 {
-				at = l.DevicesLine
-			}
-			return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which --gpus-per-node %d does not divide (fix --gpus-per-node, or give --nodes)", l.File, at, l.Ranks, o.gpusPerNode)}
-		}
-		if l.Ranks > 0 {
-			l.Nodes = l.Ranks / o.gpusPerNode
-		}
-	}
-	if l.Ranks > 0 && l.Nodes > 0 && l.Ranks%l.Nodes != 0 {
-		return inputError{fmt.Errorf("%s:%d: the log ran %d ranks, which %d nodes cannot share evenly (fix --nodes or --gpus-per-node)", l.File, l.Line, l.Ranks, l.Nodes)}
-	}
-	if l.Ranks < 1 || l.Nodes < 1 {
-		return inputError{fmt.Errorf("%s:%d: %s: pass --nodes and --gpus-per-node", l.File, l.Line, unknownShape(l))}
-	}
-	return nil
-}
-
-// contradicts refuses n ranks of --nodes × --gpus-per-node that the log
-// rules out: its devices block's rank lines, or a row's busbw/algbw.
-func contradicts(o *calibrateOpts, l *collectives.Log, n int) error {
-	flags := fmt.Sprintf("--nodes %d × --gpus-per-node %d = %d", o.nodes, o.gpusPerNode, n)
-	switch {
-	case l.DevicesLine > 0 && n != l.Ranks:
-		return inputError{fmt.Errorf("%s:%d: the log's \"# Using devices\" block lists %d ranks, not %s (fix --nodes or --gpus-per-node)", l.File, l.DevicesLine, l.Ranks, flags)}
-	case l.RanksMin > 0 && n < l.RanksMin:
-		return inputError{fmt.Errorf("%s:%d: the row's busbw/algbw needs at least %d ranks, not %s (fix --nodes or --gpus-per-node)", l.File, l.RanksMinLine, l.RanksMin, flags)}
-	case l.RanksMin > 0 && n > l.RanksMax:
-		return inputError{fmt.Errorf("%s:%d: the row's busbw/algbw allows at most %d ranks, not %s (fix --nodes or --gpus-per-node)", l.File, l.RanksMaxLine, l.RanksMax, flags)}
-	}
-	return nil
-}
-
-// onlyMultiple is the one count of ranks busbw/algbw allows that
-// gpusPerNode divides, 0 when none or several.
-func onlyMultiple(l *collectives.Log, gpusPerNode int) int {
-	if l.RanksMin == 0 || l.RanksMax-l.RanksMin >= maxFlagRanks {
-		return 0
-	}
-	found := 0
-	for n := l.RanksMin; n <= l.RanksMax; n++ {
-		if n%gpusPerNode == 0 {
-			if found > 0 {
-				return 0
-			}
-			found = n
-		}
-	}
-	return found
-}
-
-// maxFlagRanks bounds the range of rank counts shapeLog searches for the
-// one multiple of --gpus-per-node.
-const maxFlagRanks = 1 << 16
-
-// unknownShape says what a log lacks to give its ranks and nodes.
-func unknownShape(l *collectives.Log) string {
-	if l.Ranks == 0 && l.RanksMin > 0 && l.RanksMax < 1<<20 {
-		return fmt.Sprintf("the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows %d to %d ranks)", l.RanksMin, l.RanksMax)
-	}
-	return "the log does not tell its nodes and GPUs per node (no \"# Using devices\" block)"
 }
 
 // sizeBands are the bands calibrate reports errors in.

@@ -1,0 +1,105 @@
+package collectives
+
+import "fmt"
+
+// Shape sets l's Ranks and Nodes for a caller that gives nodes and
+// gpusPerNode (calibrate's --nodes and --gpus-per-node; 0: not given).
+// The flags win over what is inferred (the devices block's distinct
+// hosts, which containers or a shared hostname can miscount, or the ranks
+// busbw/algbw allows); a flag that contradicts what the log proves (the
+// devices block's rank lines, the printed busbw/algbw) is refused naming
+// the flag and the line that proves it. Its errors name file:line and
+// wrap ErrLog.
+func (l *Log) Shape(nodes, gpusPerNode int) error {
+	switch {
+	case nodes > 0 && gpusPerNode > 0:
+		if err := l.contradicts(nodes, gpusPerNode); err != nil {
+			return err
+		}
+		l.Ranks, l.Nodes = nodes*gpusPerNode, nodes
+	case nodes > 0:
+		if l.Ranks > 0 && l.Ranks%nodes != 0 {
+			return l.fail(l.ranksLine(), "the log ran %d ranks, which --nodes %d cannot share evenly (fix --nodes, or give --gpus-per-node)", l.Ranks, nodes)
+		}
+		l.Nodes = nodes
+	case gpusPerNode > 0:
+		if l.Ranks == 0 {
+			l.Ranks = l.onlyMultiple(gpusPerNode)
+		}
+		if l.Ranks > 0 && l.Ranks%gpusPerNode != 0 {
+			return l.fail(l.ranksLine(), "the log ran %d ranks, which --gpus-per-node %d does not divide (fix --gpus-per-node, or give --nodes)", l.Ranks, gpusPerNode)
+		}
+		if l.Ranks > 0 {
+			l.Nodes = l.Ranks / gpusPerNode
+		}
+	}
+	if l.Ranks > 0 && l.Nodes > 0 && l.Ranks%l.Nodes != 0 {
+		return l.fail(l.ranksLine(), "the log ran %d ranks, which %d nodes cannot share evenly (fix --nodes or --gpus-per-node)", l.Ranks, l.Nodes)
+	}
+	if l.Ranks < 1 || l.Nodes < 1 {
+		return l.fail(l.Line, "%s: pass --nodes and --gpus-per-node", l.unknownShape())
+	}
+	return nil
+}
+
+func (l *Log) fail(line int, format string, a ...any) error {
+	return &logError{l.File, line, 0, fmt.Sprintf(format, a...)}
+}
+
+// ranksLine is the line that tells l's rank count: the devices block,
+// else the row whose busbw/algbw bounds it, else the column header.
+func (l *Log) ranksLine() int {
+	switch {
+	case l.DevicesLine > 0:
+		return l.DevicesLine
+	case l.RanksMinLine > 0:
+		return l.RanksMinLine
+	}
+	return l.Line
+}
+
+// contradicts refuses the nodes × gpusPerNode ranks the log rules out:
+// its devices block's rank lines, or a row's busbw/algbw.
+func (l *Log) contradicts(nodes, gpusPerNode int) error {
+	n := nodes * gpusPerNode
+	flags := fmt.Sprintf("--nodes %d × --gpus-per-node %d = %d", nodes, gpusPerNode, n)
+	switch {
+	case l.DevicesLine > 0 && n != l.Ranks:
+		return l.fail(l.DevicesLine, "the log's \"# Using devices\" block lists %d ranks, not %s (fix --nodes or --gpus-per-node)", l.Ranks, flags)
+	case l.RanksMin > 0 && n < l.RanksMin:
+		return l.fail(l.RanksMinLine, "the row's busbw/algbw needs at least %d ranks, not %s (fix --nodes or --gpus-per-node)", l.RanksMin, flags)
+	case l.RanksMin > 0 && n > l.RanksMax:
+		return l.fail(l.RanksMaxLine, "the row's busbw/algbw allows at most %d ranks, not %s (fix --nodes or --gpus-per-node)", l.RanksMax, flags)
+	}
+	return nil
+}
+
+// onlyMultiple is the one count of ranks busbw/algbw allows that
+// gpusPerNode divides, 0 when none or several.
+func (l *Log) onlyMultiple(gpusPerNode int) int {
+	if l.RanksMin == 0 || l.RanksMax-l.RanksMin >= maxFlagRanks {
+		return 0
+	}
+	found := 0
+	for n := l.RanksMin; n <= l.RanksMax; n++ {
+		if n%gpusPerNode == 0 {
+			if found > 0 {
+				return 0
+			}
+			found = n
+		}
+	}
+	return found
+}
+
+// maxFlagRanks bounds the range of rank counts Shape searches for the one
+// multiple of --gpus-per-node.
+const maxFlagRanks = 1 << 16
+
+// unknownShape says what l lacks to give its ranks and nodes.
+func (l *Log) unknownShape() string {
+	if l.Ranks == 0 && l.RanksMin > 0 && l.RanksMax < MaxRanks {
+		return fmt.Sprintf("the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows %d to %d ranks)", l.RanksMin, l.RanksMax)
+	}
+	return "the log does not tell its nodes and GPUs per node (no \"# Using devices\" block)"
+}
