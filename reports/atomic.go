@@ -109,6 +109,24 @@ func BeginOutputDir(dir string) error {
 	return nil
 }
 
+// ManifestFiles are the files dir's manifest lists, nil when dir has no
+// readable manifest.
+func ManifestFiles(dir string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return nil
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	var names []string
+	for _, f := range m.Files {
+		names = append(names, filepath.Base(f.Name))
+	}
+	return names
+}
+
 // FinishOutputDir writes dir's manifest, atomically and last, listing the
 // files names (base names in dir, as written) with their sizes and hashes.
 func FinishOutputDir(dir string, names []string) error {

@@ -594,7 +594,13 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// the allocator's usual reserve does not.
 			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
 		}
-		fmt.Fprintf(&b, "%s\n", commandLines("reproduce: ", ReproduceArgs(p)))
+		repro := commandLines("reproduce: ", ReproduceArgs(p))
+		if p.Scenario == scenarios.Stdin {
+			// "zerosim run -" reads the scenario again: the same bytes
+			// (plan.json's scenario_sha256) must be piped to it.
+			repro += " (on the same standard input)"
+		}
+		fmt.Fprintf(&b, "%s\n", repro)
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
 		if isBound(*best) {
 			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))
@@ -666,6 +672,9 @@ func planCP(p *sweep.Plan, best *sweep.PlanRow) int {
 func epSearched(p *sweep.Plan) string {
 	if p.SearchedEP == nil {
 		return ""
+	}
+	if len(p.SearchedEP) == 1 && p.SearchedEP[0] == 1 {
+		return " (expert parallelism 1: above 1 it runs K = 1 only, which the K searched leaves out)"
 	}
 	return fmt.Sprintf(" (expert parallelism %s, K = 1 above 1)", strings.Join(mapSlice(p.SearchedEP, strconv.Itoa), ", "))
 }

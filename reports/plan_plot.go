@@ -317,16 +317,19 @@ func PlanManifest(pr *PlanReport) *ManifestMeta {
 
 // PlanFileNames are every file plan -o DIR can write (PlanFiles): those a
 // plan does not write (the network plots without --network, the plots
-// when nothing fits) are another run's, which plan removes
-// (RemoveStale), so the directory holds one plan.
+// when nothing fits) are another run's, which plan removes after writing
+// its own (RemoveStale), so the directory holds one plan.
 var PlanFileNames = []string{"plan.csv", "plan.json", "plan.html", "pareto.png", "pareto.svg", "network.png", "network.svg"}
 
-// RemoveStale removes from dir each of known that files does not write,
-// returning the names removed.
-func RemoveStale(dir string, known []string, files []OutputFile) ([]string, error) {
+// RemoveStale removes from dir each file the earlier manifest listed
+// (listed: ManifestFiles, read before the new files were written) that is
+// one of known and that files does not write, returning the names
+// removed: only files an earlier run of the command wrote, and only once
+// the new ones are in place.
+func RemoveStale(dir string, listed, known []string, files []OutputFile) ([]string, error) {
 	var removed []string
-	for _, n := range known {
-		if slices.ContainsFunc(files, func(f OutputFile) bool { return f.Name == n }) {
+	for _, n := range listed {
+		if !slices.Contains(known, n) || slices.ContainsFunc(files, func(f OutputFile) bool { return f.Name == n }) {
 			continue
 		}
 		p := filepath.Join(dir, n)

@@ -586,6 +586,13 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 		l := &sp.layouts[i]
 		ms := keep
 		switch {
+		case set["training.micro_batch"] && set["training.grad_accum"]:
+			// Both pinned: they hold only where they make the rank's
+			// sequences (the grad_accum was shown as pinned and replaced).
+			ms = []int64{}
+			if s.Training.MicroBatch*max(s.Training.GradAccum, 1) == l.perRank {
+				ms = []int64{s.Training.MicroBatch}
+			}
 		case set["training.micro_batch"]:
 			ms = []int64{s.Training.MicroBatch}
 		case set["training.grad_accum"] && l.perRank%max(s.Training.GradAccum, 1) == 0:
@@ -599,15 +606,23 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 	}
 	if !slices.ContainsFunc(sp.layouts, func(l cpLayout) bool { return len(l.microBatchs) > 0 }) {
 		per := sp.layouts[0].perRank
-		what := "--micro-batches"
+		what := "--micro-batches " + strings.Join(mapInt64s(opt.MicroBatches), ",")
 		switch {
+		case set["training.micro_batch"] && set["training.grad_accum"]:
+			mb, ga := s.Training.MicroBatch, int64(max(s.Training.GradAccum, 1))
+			return fmt.Errorf("--set training.micro_batch=%d and --set training.grad_accum=%d make %d sequences per data-parallel rank, not the %d of the global batch %d over dp %d (drop one of them, or use --global-batch %d)",
+				mb, ga, mb*ga, per, sp.global, sp.global/per, mb*ga*(sp.global/per))
 		case set["training.micro_batch"]:
 			what = "--set training.micro_batch=" + strconv.FormatInt(s.Training.MicroBatch, 10)
 		case set["training.grad_accum"]:
 			what = "--set training.grad_accum=" + strconv.FormatInt(max(s.Training.GradAccum, 1), 10)
 		}
-		return fmt.Errorf("%s does not split the %d sequences per data-parallel rank of the global batch %d (use micro-batches dividing %d: %s)",
-			what, per, sp.global, per, strings.Join(mapInt64s(microBatches(per)), ", "))
+		seqs := "sequences"
+		if per == 1 {
+			seqs = "sequence"
+		}
+		return fmt.Errorf("%s does not split the %d %s per data-parallel rank of the global batch %d (use micro-batches dividing %d: %s)",
+			what, per, seqs, sp.global, per, strings.Join(mapInt64s(microBatches(per)), ", "))
 	}
 	return nil
 }
@@ -922,16 +937,27 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		p.Sets = []string{}
 	}
 	p.SearchedBuckets, p.SearchedPrefetch = sp.buckets, sp.prefetch
+	// The ep degrees searched are those some stage runs at a K searched
+	// (--k 2 leaves ep > 1, which runs K = 1 only, out).
+	var eps []int
 	for _, st := range sp.stages {
 		for _, ep := range sp.epList() {
-			for _, k := range sp.ks(st, ep) {
+			ks := sp.ks(st, ep)
+			if len(ks) > 0 && !slices.Contains(eps, ep) {
+				eps = append(eps, ep)
+			}
+			for _, k := range ks {
 				if !slices.Contains(p.SearchedK, k) {
 					p.SearchedK = append(p.SearchedK, k)
 				}
 			}
 		}
 	}
-	p.SearchedEP, p.EP = sp.eps, max(s.Parallelism.EP, 1)
+	if sp.eps != nil {
+		slices.Sort(eps)
+		p.SearchedEP = eps
+	}
+	p.EP = max(s.Parallelism.EP, 1)
 	slices.Sort(p.SearchedK)
 	for _, l := range sp.layouts {
 		for _, m := range l.microBatchs {

@@ -899,7 +899,10 @@ func TestPlanPinned(t *testing.T) {
 		{[]string{"training.recompute=full"}, opt, "--set training.recompute=full pins training.recompute, and --recompute searches it"},
 		{[]string{"communication.algorithm=auto"}, PlanOptions{Algorithms: []string{"auto"}}, "--set communication.algorithm=auto pins"},
 		{nil, PlanOptions{K: []int{3}}, "--k 3 does not divide N = dp·cp = 16 (use divisors of 16: 1, 2, 4, 8, 16)"},
-		{nil, PlanOptions{GlobalBatch: 64, MicroBatches: []int64{3}}, "--micro-batches does not split the 4 sequences per data-parallel rank of the global batch 64 (use micro-batches dividing 4: 1, 2, 4)"},
+		{nil, PlanOptions{GlobalBatch: 64, MicroBatches: []int64{3}}, "--micro-batches 3 does not split the 4 sequences per data-parallel rank of the global batch 64 (use micro-batches dividing 4: 1, 2, 4)"},
+		{nil, PlanOptions{GlobalBatch: 16, MicroBatches: []int64{3, 5}}, "--micro-batches 3,5 does not split the 1 sequence per data-parallel rank"},
+		// Review s18 B4: the grad_accum was shown as pinned and replaced by 4.
+		{[]string{"training.micro_batch=1", "training.grad_accum=8"}, PlanOptions{GlobalBatch: 64}, "--set training.micro_batch=1 and --set training.grad_accum=8 make 8 sequences per data-parallel rank, not the 4 of the global batch 64 over dp 16 (drop one of them, or use --global-batch 128)"},
 		{[]string{"training.grad_accum=3"}, PlanOptions{GlobalBatch: 64}, "--set training.grad_accum=3 does not split"},
 		{[]string{"stack=megatron", "parallelism.zero_stage=3"}, PlanOptions{}, "--set parallelism.zero_stage=3: stack megatron does not run ZeRO stage 3"},
 	} {
@@ -918,6 +921,7 @@ func TestPlanPinned(t *testing.T) {
 		{nil, PlanOptions{GlobalBatch: 64, K: []int{1, 4}, MicroBatches: []int64{1, 4}}, []int{1, 4}, []int64{1, 4}},
 		{[]string{"training.micro_batch=2"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{2}},
 		{[]string{"training.grad_accum=4"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{1}},
+		{[]string{"training.micro_batch=2", "training.grad_accum=2"}, PlanOptions{GlobalBatch: 64}, []int{1, 2, 4, 8, 16}, []int64{2}},
 	} {
 		sp, err := newPlanSpace(exampleSource(t, "default", c.sets...), c.opt)
 		if err != nil {
@@ -983,6 +987,13 @@ func TestPlanEP(t *testing.T) {
 	}
 	if !slices.ContainsFunc(p.Rows, func(r PlanRow) bool { return r.EP == 1 && r.K > 1 }) {
 		t.Error("no row at ep 1 with K > 1")
+	}
+	// --k 2 leaves out every ep above 1 (K = 1 there): the plan says it
+	// searched ep 1 alone (review s18 B7: it listed 1, 2, 4, 8).
+	k2 := opt
+	k2.K = []int{2}
+	if p, err := PlanSearch(context.Background(), src, k2); err != nil || !slices.Equal(p.SearchedEP, []int{1}) {
+		t.Errorf("--k 2: %v, searched ep %v, want [1]", err, p.SearchedEP)
 	}
 	src.Sets = []string{"parallelism.ep=1"}
 	if sp, err = newPlanSpace(src, opt); err != nil || sp.eps != nil || !slices.Contains(sp.pinned, "parallelism.ep=1") {

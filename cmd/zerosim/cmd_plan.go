@@ -342,12 +342,14 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 		return err
 	}
 	// Another plan's files that this one does not write (network.png
-	// without --network) go first: the directory holds one plan.
-	removed, err := reports.RemoveStale(a.outDir, reports.PlanFileNames, files)
+	// without --network) go once this plan's are written: the directory
+	// holds one plan.
+	listed := reports.ManifestFiles(a.outDir)
+	paths, err := reports.WriteOutputDirMeta(a.outDir, files, reports.PlanManifest(pr))
 	if err != nil {
 		return err
 	}
-	paths, err := reports.WriteOutputDirMeta(a.outDir, files, reports.PlanManifest(pr))
+	removed, err := reports.RemoveStale(a.outDir, listed, reports.PlanFileNames, files)
 	if err != nil {
 		return err
 	}

@@ -665,6 +665,18 @@ func TestPlanRemovesStaleFiles(t *testing.T) {
 	if err := reports.CheckManifest(dir); err != nil {
 		t.Error(err)
 	}
+	// A network.png no plan wrote (no manifest lists it) stays (review
+	// s18 B13: any file of that name went).
+	mine := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mine, "network.png"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := sweepCLI(t, append(slices.Clone(args[:len(args)-1]), mine)...); code != 0 || strings.Contains(errOut, "removed") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(mine, "network.png")); err != nil || string(b) != "mine" {
+		t.Errorf("a network.png plan did not write: %q, %v; want it kept", b, err)
+	}
 }
 
 // TestPlanCommColumn: the table's comm column tells apart rows that differ

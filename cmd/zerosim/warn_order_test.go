@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,5 +35,20 @@ func TestNoWarningBeforeInputError(t *testing.T) {
 	}
 	if _, stderr, code := runCLI("plan", file, "--stages", "3", "--recompute", "full", "--k", "1", "--micro-batches", "1", "--prefetch", "1"); code != 0 || !strings.Contains(stderr, "warning: "+file) {
 		t.Errorf("plan that runs: exit %d, stderr %q; want the scenario's warnings", code, stderr)
+	}
+}
+
+// TestPlanReproduceStdin: the reproduce line of a plan read from standard
+// input says that `zerosim run -` needs the same input (review s18 B14:
+// "zerosim run - …" read as self-contained).
+func TestPlanReproduceStdin(t *testing.T) {
+	doc, _, code := runCLI("scenarios", "show", "default")
+	if code != 0 {
+		t.Fatal("scenarios show default failed")
+	}
+	var out, errOut bytes.Buffer
+	code = Main([]string{"plan", "-", "--stages", "3", "--recompute", "full", "--k", "1", "--prefetch", "1"}, strings.NewReader(doc), &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "reproduce: zerosim run - --set parallelism.zero_stage=3 --set training.recompute=full (on the same standard input)") {
+		t.Errorf("exit %d (%s):\n%s", code, errOut.String(), out.String())
 	}
 }
