@@ -268,7 +268,12 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	// multiple of nodeStep.
 	gpn := s.Cluster.GPUsPerNode
 	step := nodeStep(s, k)
-	if jmax := opt.MaxGPUs / (step * gpn); jmax >= 1 {
+	if st, ok := s.StackLayout(); ok && k > 1 && !st.RunsK(stage, k, s.Cluster.Nodes+step) {
+		// fms-fsdp's hsdp: K is the node count, so a search over node
+		// counts at this K is of layouts the stack does not run (review
+		// s18 B5: a K=4 row fitted 'from 453 nodes').
+		notes = append(notes, FitNote{Text: fmt.Sprintf("fewest nodes not searched: at K=%d %s runs only on %d nodes (%s)", k, st.Name, s.Cluster.Nodes, st.Runs(s.Cluster.Nodes))})
+	} else if jmax := opt.MaxGPUs / (step * gpn); jmax >= 1 {
 		ns, err := leastNodes(jmax, func(j int) (*scenarios.Scenario, error) {
 			return src.Load(append(slices.Clone(base), nodeSets(s, j*step)...)...)
 		}, jd)

@@ -263,3 +263,32 @@ training: {recompute: full}
 		t.Errorf("least nodes %d device %d, device nodes %d device %d; want 2 %d, 3 %d", r.MinNodes, r.MinDevice, r.DeviceNodes, r.DevicePeak, d2, d3)
 	}
 }
+
+// TestFitStackKNodes: fms-fsdp's hsdp runs K = the node count, so fit
+// does not search fewer or more nodes at the K of this cluster (review
+// s18 B5: llama2-13b-a100-eth's K=4 row fitted 'from 453 nodes', a
+// layout the stack runs at K = 453). Its K = 1 row is searched.
+func TestFitStackKNodes(t *testing.T) {
+	f, err := FitSearch(exampleSource(t, "llama2-13b-a100-eth", "stack=fms-fsdp"), FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k1, k4 *FitRow
+	for i := range f.Rows {
+		switch r := &f.Rows[i]; {
+		case r.Stage == 3 && r.K == 1:
+			k1 = r
+		case r.Stage == 3 && r.K == 4:
+			k4 = r
+		}
+	}
+	if k1 == nil || k4 == nil {
+		t.Fatalf("rows %+v: want stage 3 at K 1 and 4", f.Rows)
+	}
+	if k4.MinNodes != 0 || len(k4.Notes) == 0 || !strings.Contains(k4.Notes[0].Text, "fewest nodes not searched: at K=4 fms-fsdp runs only on 4 nodes") {
+		t.Errorf("K=4: %d nodes, notes %+v", k4.MinNodes, k4.Notes)
+	}
+	if k1.MinNodes == 0 {
+		t.Errorf("K=1: no fewest nodes, notes %+v", k1.Notes)
+	}
+}
