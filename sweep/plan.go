@@ -150,11 +150,20 @@ func (c Candidate) Changed(src Source) ([]string, error) {
 	}
 	var out []string
 	for _, set := range c.Sets() {
-		if s, err := src.Load(set); err != nil || !reflect.DeepEqual(s, base) {
+		if s, err := src.Load(set); err != nil || !sameResolved(s, base) {
 			out = append(out, set)
 		}
 	}
 	return out, nil
+}
+
+// sameResolved reports whether a and b resolve to the same scenario, their
+// warnings aside: a warning names the key's place, which a --set moves
+// ("--set parallelism.ep=8: ep=8: …" for the file's "6:38: ep=8: …").
+func sameResolved(a, b *scenarios.Scenario) bool {
+	x, y := *a, *b
+	x.Warnings, y.Warnings, x.LayoutWarning, y.LayoutWarning = nil, nil, "", ""
+	return reflect.DeepEqual(&x, &y)
 }
 
 // memoryKey is the candidate without what memory does not depend on (the

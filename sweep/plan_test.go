@@ -988,6 +988,11 @@ func TestPlanEP(t *testing.T) {
 	if !slices.ContainsFunc(p.Rows, func(r PlanRow) bool { return r.EP == 1 && r.K > 1 }) {
 		t.Error("no row at ep 1 with K > 1")
 	}
+	// The file's ep is 8: the reproduce line does not set it (review s18
+	// B15: the warning's place, moved by the --set, made it a change).
+	if slices.Contains(p.WinnerSets, "parallelism.ep=8") {
+		t.Errorf("winner's sets %q repeat the file's ep=8", p.WinnerSets)
+	}
 	// --k 2 leaves out every ep above 1 (K = 1 there): the plan says it
 	// searched ep 1 alone (review s18 B7: it listed 1, 2, 4, 8).
 	k2 := opt

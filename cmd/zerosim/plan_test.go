@@ -142,7 +142,7 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"plan", "default", "--k", "0"}, "--k: 0: use K of 1 or more"},
 		{[]string{"plan", "default", "--k", "3"}, "--k 3 does not divide N = dp·cp = 16"},
 		{[]string{"plan", "default", "--micro-batches", "0"}, "--micro-batches: 0: use micro-batches from 1 to"},
-		{[]string{"plan", "default", "--micro-batches", "2"}, "--micro-batches does not split the 1 sequences per data-parallel rank"},
+		{[]string{"plan", "default", "--micro-batches", "2"}, "--micro-batches 2 does not split the 1 sequence per data-parallel rank"},
 		// QA7 F12: duplicates, and flags no searched stage reads.
 		{[]string{"plan", "default", "--stages", "1,1"}, "--stages: 1 is given twice (list each value once)"},
 		{[]string{"plan", "default", "--k", "2", "--stages", "0"}, "plan: no configuration to search: no K searched (2) runs at the stages searched (0): stage 0, ZeRO++ and ep > 1 run K = 1 only"},
