@@ -15,6 +15,14 @@ import (
 // entry cites the stack code zerosim's importer of that stack reads, or,
 // for fms-fsdp (no importer), the stack's own code.
 
+// KOne reports whether a layout has one copy of the sharded state only
+// (K = 1), whatever the stack: at ZeRO stage 0 every rank holds
+// everything, so K changes nothing; with expert parallelism (ep > 1) and
+// under ZeRO++ the loader refuses K > 1 (resolveEP, resolveZeroPP). plan's
+// and fit's searches ask it, so that they search K where it means
+// something and the loader loads it (TestKOneIsTheLoaders).
+func KOne(stage, ep int, zeroPP bool) bool { return stage == 0 || ep > 1 || zeroPP }
+
 // kRule is which K a stack runs at one stage.
 type kRule int
 

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +87,44 @@ func TestStackLayoutWarning(t *testing.T) {
 		case c.want != "" && (len(s.Warnings) != 1 || s.Warnings[0] != s.LayoutWarning || !strings.Contains(s.LayoutWarning, c.want)):
 			t.Errorf("%v: warnings %q, want one with %q", c.sets, s.Warnings, c.want)
 		}
+	}
+}
+
+// TestKOneIsTheLoaders: where KOne says K = 1 alone for a reason of the
+// loader's (ep > 1, ZeRO++), the loader refuses k=2; where it does not,
+// the loader takes k=2. At stage 0 K changes nothing and loads either way.
+func TestKOneIsTheLoaders(t *testing.T) {
+	def, _ := Example("default")
+	mixtral, err := os.ReadFile("../docs/examples/mixtral-8x7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file   string
+		data   []byte
+		sets   []string
+		stage  int
+		ep     int
+		zeroPP bool
+	}{
+		{"default.yaml", def, []string{"parallelism.zero_stage=1"}, 1, 1, false},
+		{"default.yaml", def, []string{"parallelism.zero_stage=2"}, 2, 1, false},
+		{"default.yaml", def, []string{"parallelism.zero_stage=3"}, 3, 1, false},
+		{"default.yaml", def, []string{"parallelism.zero_stage=3", "communication.zero_hpz_partition_size=8"}, 3, 1, true},
+		{"default.yaml", def, []string{"parallelism.zero_stage=3", "communication.zero_quantized_weights=true"}, 3, 1, true},
+		{"../docs/examples/mixtral-8x7b.yaml", mixtral, []string{"parallelism.ep=8"}, 3, 8, false},
+		{"../docs/examples/mixtral-8x7b.yaml", mixtral, []string{"parallelism.ep=1"}, 3, 1, false},
+	} {
+		s, err := Load(tc.file, tc.data, append(slices.Clone(tc.sets), "parallelism.k=2"))
+		one := KOne(tc.stage, tc.ep, tc.zeroPP)
+		if one != (err != nil) {
+			t.Errorf("%v: KOne %v, loading k=2: %v", tc.sets, one, err)
+		}
+		if err == nil && s.Communication.ZeroPP() != tc.zeroPP {
+			t.Errorf("%v: ZeroPP %v, want %v", tc.sets, s.Communication.ZeroPP(), tc.zeroPP)
+		}
+	}
+	if !KOne(0, 1, false) {
+		t.Error("stage 0: KOne false")
 	}
 }

@@ -202,7 +202,7 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 		f.Stack, f.StackRuns = st.Name, st.Runs(s.Cluster.Nodes)
 	}
 	for stage := 0; stage <= 3; stage++ {
-		ks := searchKs(s, stage == 0)
+		ks := searchKs(s, stage, s.Parallelism.EP, s.Communication.ZeroPP())
 		if stack {
 			ks = st.Ks(stage, s.Cluster.Nodes, ks)
 		}
@@ -475,13 +475,11 @@ func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge,
 	return nil
 }
 
-// searchKs is the K a search tries: every divisor of N, or 1 alone where K
-// > 1 means nothing or is not modelled: with one set (stage 0, DDP, which
-// replicates everything; ZeRO++) and under expert parallelism, which
-// scenarios.resolveEP refuses with k > 1 (and an ep that does not divide
-// N with any k).
-func searchKs(s *scenarios.Scenario, one bool) []int {
-	if one || s.Parallelism.EP > 1 {
+// searchKs is the K a search tries at stage with expert-parallel degree
+// ep, ZeRO++ on or off: every divisor of N, or 1 alone where K > 1 means
+// nothing or is not modelled (scenarios.KOne).
+func searchKs(s *scenarios.Scenario, stage, ep int, zeroPP bool) []int {
+	if scenarios.KOne(stage, ep, zeroPP) {
 		return []int{1}
 	}
 	return Divisors(s.N())

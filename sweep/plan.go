@@ -456,16 +456,10 @@ type planSpace struct {
 // scenario's): every divisor of N (1 alone at stage 0, with ZeRO++ or with
 // ep > 1), those the scenario's stack runs.
 func (sp *planSpace) ks(stage, ep int) []int {
-	one := stage == 0 || sp.zeroPP || ep > 1
-	var ks []int
-	if ep > 0 || one {
-		ks = []int{1}
-		if !one {
-			ks = Divisors(sp.base.N())
-		}
-	} else {
-		ks = searchKs(sp.base, false)
+	if ep == 0 {
+		ep = sp.base.Parallelism.EP
 	}
+	ks := searchKs(sp.base, stage, ep, sp.zeroPP)
 	if sp.stack != nil {
 		ks = sp.stack.Ks(stage, sp.base.Cluster.Nodes, ks)
 	}
