@@ -287,7 +287,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 			name = strings.TrimSuffix(strings.TrimSuffix(name, "[@]"), "[*]")
 			v, ok := e.vars[name]
 			switch {
-			case ok && v.why == "" && (len(v.words) > 0 || !hasDef):
+			case ok && v.why == "" && (!hasDef || !mgNull(v.words)):
 				add(v.words, quoted)
 			case hasDef && (!ok || v.why == ""):
 				if depth > 4 {
@@ -383,6 +383,18 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	}
 	emit()
 	return fields
+}
+
+// mgNull reports a value bash's ${NAME:-default} and ${NAME:=default}
+// treat as unset: no field, or fields that join to the empty string (the
+// colon forms test "unset or null", bash(1), "Parameter Expansion").
+func mgNull(words []mgField) bool {
+	for _, w := range words {
+		if w.text != "" || w.unresolved != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // mgFlagsOf lists the --flags among an array's fields (an element

@@ -329,6 +329,8 @@ func TestMegatronShellIf(t *testing.T) {
 		{"else", "D=bf16\nif [ \"$D\" = fp8 ]; then\n  A=(--x)\nelse\n  A=(--y)\nfi\nrun ${A[@]}", "run --y"},
 		{"elif", "D=b\nif [ \"$D\" = a ]; then\n  A=(--a)\nelif [ \"$D\" != c ]; then\n  A=(--b)\nelse\n  A=(--c)\nfi\nrun ${A[@]}", "run --b"},
 		{"positional default", "T=${3:-\"MOCK\"}\nif [[ \"$T\" == \"MOCK\" ]] || [[ -z \"$T\" ]]; then\n  A=(--mock)\nelse\n  A=(--real)\nfi\nrun ${A[@]}", "run --mock"},
+		{"empty value takes the default", "M=\"\"\nif [ \"${M:-x}\" = x ]; then A=(--yes); else A=(--no); fi\nrun ${A[@]}", "run --yes"},
+		{"empty value takes the := default", "M=\nif [ \"${M:=x}\" = x ]; then A=(--yes); else A=(--no); fi\nrun ${A[@]}", "run --yes"},
 		{"environment default", "U=${U:-1}\nif [ \"${U}\" = 1 ]; then\n  A=(--u)\nfi\nrun ${A[@]}", "run --u"},
 		{"negation", "D=fp8\nif [ ! \"$D\" = fp8 ]; then\n  A=(--x)\nelse\n  A=(--y)\nfi\nrun ${A[@]}", "run --y"},
 		{"and", "D=fp8\nE=x\nif [ \"$D\" = fp8 ] && [ -n \"$E\" ]; then A=(--both); fi\nrun ${A[@]}", "run --both"},
