@@ -16,7 +16,8 @@ import (
 // unresolved, and the import refuses it only where a flag that matters
 // holds it. An if whose test compares words the script sets (mgExpander.cond)
 // runs its taken branch only, as bash would run the script without
-// arguments.
+// arguments; where a positional or environment default decides it, mgScript
+// lists the if (mgDecided) and the import says so in a note.
 
 // mgWord is one shell word after expansion, at the line and column of the
 // word it came from.
@@ -150,6 +151,39 @@ type mgField struct {
 	line, col int
 	// held: mgWord.held.
 	held []mgWord
+	// assumed: the defaults of variables the script does not set that the
+	// value holds (mgAssume).
+	assumed []mgAssume
+}
+
+// mgAssume is a ${NAME:-default} of a positional parameter or an
+// environment variable the script does not set, read as its default: the
+// script as run without that argument, or without NAME in its environment.
+type mgAssume struct {
+	name, expr, value string
+	line              int
+}
+
+// what names the assumption: "argument 3", "USE_MEGATRON_FSDP set".
+func (a mgAssume) what() string {
+	if a.name[0] >= '0' && a.name[0] <= '9' {
+		return "argument " + a.name
+	}
+	return a.name + " set"
+}
+
+// mgAddAssumed adds the assumptions of add to to, each variable once.
+func mgAddAssumed(to, add []mgAssume) []mgAssume {
+next:
+	for _, a := range add {
+		for _, b := range to {
+			if a.name == b.name {
+				continue next
+			}
+		}
+		to = append(to, a)
+	}
+	return to
 }
 
 // mgVar is a script variable: a scalar (one field) or an array, or unknown
@@ -164,6 +198,8 @@ type mgVar struct {
 // mgExpander expands raw words with the script's variables.
 type mgExpander struct {
 	vars map[string]mgVar
+	// line: the line of the word being expanded (mgAssume.line).
+	line int
 }
 
 // expand expands raw into fields: quotes removed, $NAME, ${NAME},
@@ -177,13 +213,14 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	curUnres := ""
 	curLine, curCol := 0, 0
 	var curHeld []mgWord
+	var curAssumed []mgAssume
 	have := false
 	emit := func() {
 		if have {
-			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol, curHeld})
+			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol, curHeld, curAssumed})
 		}
 		cur.Reset()
-		have, curUnres, curLine, curCol, curHeld = false, "", 0, 0, nil
+		have, curUnres, curLine, curCol, curHeld, curAssumed = false, "", 0, 0, nil, nil
 	}
 	unres := func(name string) {
 		if curUnres == "" {
@@ -202,6 +239,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 		if f.unresolved != "" {
 			unres(f.unresolved)
 		}
+		curAssumed = mgAddAssumed(curAssumed, f.assumed)
 	}
 	add := func(vals []mgField, quoted bool) {
 		if quoted || !split {
@@ -235,7 +273,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				if k > 0 {
 					emit()
 				}
-				put(mgField{p, v.unresolved, v.line, v.col, nil})
+				put(mgField{p, v.unresolved, v.line, v.col, nil, v.assumed})
 			}
 			if c := v.text[len(v.text)-1]; c == ' ' || c == '\t' || c == '\n' {
 				emit()
@@ -294,7 +332,18 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 					lit("${" + body + "}")
 					break
 				}
-				add(e.expand(def, false, depth+1), quoted)
+				d := e.expand(def, false, depth+1)
+				add(d, quoted)
+				if !ok {
+					// The default of what the script does not set: as
+					// run without the argument or the variable.
+					var val strings.Builder
+					for _, f := range d {
+						val.WriteString(f.text)
+					}
+					curAssumed = mgAddAssumed(curAssumed, []mgAssume{{name: name, expr: "${" + body + "}", value: val.String(), line: e.line}})
+					have = have || !split
+				}
 			default:
 				lit("${" + body + "}")
 				if ok && v.why != "" {
@@ -439,22 +488,29 @@ type mgCommand struct {
 	words []mgWord
 }
 
+// mgDecided is an if (or elif) at line whose branch a default of what the
+// script does not set decided (mgAssume).
+type mgDecided struct {
+	line    int
+	assumed []mgAssume
+}
+
 // mgScript runs the script's top-level assignments and returns its
 // commands with their words expanded in order; env holds the variables
 // the script's environment sets (nil: none). An if whose condition the
 // script decides (mgFrame) runs only its taken branch; any other block's
-// assignments make their variables unknown.
-func mgScript(src string, env map[string]mgVar) []mgCommand {
+// assignments make their variables unknown. decided lists the ifs whose
+// branch rests on a positional or environment default.
+func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgDecided) {
 	toks := mgLex(src)
 	e := &mgExpander{vars: map[string]mgVar{}}
 	for k, v := range env {
 		e.vars[k] = v
 	}
-	var cmds []mgCommand
 	var frames []mgFrame
 	// skip: a branch that does not run encloses the command; depth: the
 	// blocks of unknown outcome that enclose it.
-	skip := func() bool {
+	skipIn := func(frames []mgFrame) bool {
 		for _, f := range frames {
 			if f.state == mgNo {
 				return true
@@ -462,6 +518,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 		}
 		return false
 	}
+	skip := func() bool { return skipIn(frames) }
 	depth := func() int {
 		n := 0
 		for _, f := range frames {
@@ -484,9 +541,12 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 			switch toks[ci].raw {
 			case "if":
 				f := mgFrame{state: mgNo, taken: true}
-				cond, then := e.cond(toks, ci+1)
+				cond, then, as := e.cond(toks, ci+1)
 				if !skip() {
 					f = mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
+					if len(as) > 0 {
+						decided = append(decided, mgDecided{toks[ci].line, as})
+					}
 				}
 				frames = append(frames, f)
 				if then > 0 {
@@ -495,8 +555,11 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 				ci = j
 				continue
 			case "elif":
-				cond, then := e.cond(toks, ci+1)
+				cond, then, as := e.cond(toks, ci+1)
 				if n := len(frames); n > 0 && !frames[n-1].loop {
+					if !frames[n-1].taken && !skipIn(frames[:n-1]) && len(as) > 0 {
+						decided = append(decided, mgDecided{toks[ci].line, as})
+					}
 					frames[n-1].branch(cond)
 				}
 				if then > 0 {
@@ -538,6 +601,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 					m := ci + 2
 					for m < len(toks) && toks[m].paren != ')' {
 						if !toks[m].sep && toks[m].paren == 0 && !skipped {
+							e.line = toks[m].line
 							for _, f := range e.expand(toks[m].raw, true, 0) {
 								if f.line == 0 {
 									f.line, f.col = toks[m].line, toks[m].col
@@ -559,6 +623,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 				}
 				if ci+1 == j {
 					if !skipped {
+						e.line = toks[ci].line
 						e.set(name, e.expand(val, false, 0), app, depth())
 					}
 					continue
@@ -580,6 +645,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 			if t.paren != 0 {
 				continue
 			}
+			e.line = t.line
 			for _, w := range e.expand(t.raw, true, 0) {
 				if w.line == 0 {
 					w.line, w.col = t.line, t.col
@@ -591,7 +657,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 			cmds = append(cmds, c)
 		}
 	}
-	return cmds
+	return cmds, decided
 }
 
 // Outcomes of a condition or a branch (mgFrame.state).
@@ -637,13 +703,19 @@ func (f *mgFrame) branch(cond int8) {
 // there is none); a test it cannot decide (a file test, a variable the
 // script does not set, a pattern, any other command) makes the condition
 // mgUnknown unless && or || decides it without that test.
-func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int) {
+func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed []mgAssume) {
 	result = mgUnknown
+	if s < len(toks) {
+		e.line = toks[s].line
+	}
 	var test []string
 	var pending byte // the && or || before the current test
 	first := true
 	end := func() {
-		r := e.test(test)
+		r, as := e.test(test)
+		if r != mgUnknown {
+			assumed = mgAddAssumed(assumed, as)
+		}
 		switch {
 		case first:
 			result = r
@@ -681,25 +753,26 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int) {
 		case t.paren != 0:
 			test = append(test, string(t.paren))
 		case t.raw == "then" && len(test) == 0:
-			if first {
-				return mgUnknown, k
+			if first || result == mgUnknown {
+				return mgUnknown, k, nil
 			}
-			return result, k
+			return result, k, assumed
 		default:
 			test = append(test, t.raw)
 		}
 	}
-	return mgUnknown, 0
+	return mgUnknown, 0, nil
 }
 
-// test evaluates one test command of raw words.
-func (e *mgExpander) test(raw []string) int8 {
+// test evaluates one test command of raw words; assumed: the defaults its
+// words hold (mgAssume).
+func (e *mgExpander) test(raw []string) (r int8, assumed []mgAssume) {
 	n := len(raw)
 	switch {
 	case n >= 2 && raw[0] == "[" && raw[n-1] == "]", n >= 2 && raw[0] == "[[" && raw[n-1] == "]]":
 		raw = raw[1 : n-1]
 	default:
-		return mgUnknown
+		return mgUnknown, nil
 	}
 	neg := false
 	if len(raw) > 0 && raw[0] == "!" {
@@ -715,10 +788,11 @@ func (e *mgExpander) test(raw []string) int8 {
 				return "", false
 			}
 			b.WriteString(f.text)
+			assumed = mgAddAssumed(assumed, f.assumed)
 		}
 		return b.String(), true
 	}
-	r := mgUnknown
+	r = mgUnknown
 	switch {
 	case len(raw) == 3 && (raw[1] == "=" || raw[1] == "==" || raw[1] == "!="):
 		a, okA := word(raw[0])
@@ -740,7 +814,7 @@ func (e *mgExpander) test(raw []string) int8 {
 	if neg && r != mgUnknown {
 		r = 1 - r
 	}
-	return r
+	return r, assumed
 }
 
 // set assigns a variable; inside a block the variable becomes unknown.
