@@ -12,7 +12,8 @@ import (
 // NAME+=( ... ), ${NAME:-default}) expanded where the launch command uses
 // them. It runs nothing: a value the script computes ($(...), $((...))),
 // takes from its command line ($1) or the environment, or sets inside a
-// for/while block or an if whose condition it cannot decide stays
+// for/while block, a function's body (run only when called) or an if whose
+// condition it cannot decide stays
 // unresolved, and the import refuses it only where a flag that matters
 // holds it. An if whose test compares words the script sets (mgExpander.cond)
 // runs its taken branch only, as bash would run the script without
@@ -519,6 +520,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		return false
 	}
 	skip := func() bool { return skipIn(frames) }
+	// fn: a function definition's NAME ( ) or function NAME was read, and
+	// its body's { is next.
+	fn := false
 	depth := func() int {
 		n := 0
 		for _, f := range frames {
@@ -538,7 +542,44 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		i = j + 1
 		// Leading keywords.
 		for ci < j && toks[ci].paren == 0 {
+			if toks[ci].raw != "{" {
+				fn = false
+			}
+			if _, _, _, assign := mgAssign(toks[ci].raw); !assign && ci+2 < j && toks[ci+1].paren == '(' && toks[ci+2].paren == ')' {
+				// NAME ( ) { body }: bash runs the body only when the
+				// function is called, so it is read as a block of
+				// unknown outcome.
+				ci += 3
+				fn = true
+				continue
+			}
 			switch toks[ci].raw {
+			case "function":
+				ci++
+				if ci < j && toks[ci].paren == 0 {
+					ci++ // NAME
+				}
+				if ci+1 < j && toks[ci].paren == '(' && toks[ci+1].paren == ')' {
+					ci += 2
+				}
+				fn = true
+				continue
+			case "{":
+				// A function's body (mgUnknown), or a group that runs.
+				f := mgFrame{loop: true, brace: true, state: mgYes}
+				if fn {
+					f.state = mgUnknown
+				}
+				frames = append(frames, f)
+				fn = false
+				ci++
+				continue
+			case "}":
+				if n := len(frames); n > 0 && frames[n-1].brace {
+					frames = frames[:n-1]
+				}
+				ci++
+				continue
 			case "if":
 				f := mgFrame{state: mgNo, taken: true}
 				cond, then, as := e.cond(toks, ci+1)
@@ -583,7 +624,7 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				}
 				ci++
 				continue
-			case "then", "do", "export", "local", "declare", "readonly", "{", "}":
+			case "then", "do", "export", "local", "declare", "readonly":
 				ci++
 				continue
 			}
@@ -668,10 +709,12 @@ const (
 )
 
 // mgFrame is an open block: an if (its current branch runs: mgYes, does
-// not: mgNo, may: mgUnknown) or a loop or case (mgUnknown).
+// not: mgNo, may: mgUnknown), a loop or case (mgUnknown), a function's
+// body (mgUnknown) or a { } group (mgYes).
 type mgFrame struct {
-	loop  bool
-	state int8
+	// loop: not an if (a loop, a case, or a { } group: brace).
+	loop, brace bool
+	state       int8
 	// taken: an earlier branch of the if runs; unknown: an earlier
 	// branch may run.
 	taken, unknown bool
@@ -701,8 +744,10 @@ func (f *mgFrame) branch(cond int8) {
 // its default, as the script runs without arguments and with its
 // environment's defaults). then is the index of the "then" token (0 when
 // there is none); a test it cannot decide (a file test, a variable the
-// script does not set, a pattern, any other command) makes the condition
-// mgUnknown unless && or || decides it without that test.
+// script does not set, a pattern, an unquoted word that [ would see as no
+// word or several, any other command) makes the condition mgUnknown unless
+// && or || decides it without that test; a pipeline (|) or a background
+// job (&) in it makes it mgUnknown.
 func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed []mgAssume) {
 	result = mgUnknown
 	if s < len(toks) {
@@ -740,6 +785,7 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 		}
 		first, test, pending = false, nil, 0
 	}
+	pipe := false // a single | or &: a pipeline or a background job
 	for k := s; k < len(toks); k++ {
 		t := toks[k]
 		switch {
@@ -748,12 +794,17 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 				end()
 			}
 			if t.op == '&' || t.op == '|' {
+				if u := k + 1; u < len(toks) && toks[u].sep && toks[u].op == t.op && toks[u].line == t.line && toks[u].col == t.col+1 {
+					k++ // && or ||
+				} else {
+					pipe = true
+				}
 				pending = t.op
 			}
 		case t.paren != 0:
 			test = append(test, string(t.paren))
 		case t.raw == "then" && len(test) == 0:
-			if first || result == mgUnknown {
+			if first || pipe || result == mgUnknown {
 				return mgUnknown, k, nil
 			}
 			return result, k, assumed
@@ -770,10 +821,11 @@ func (e *mgExpander) test(raw []string) (r int8, assumed []mgAssume) {
 	n := len(raw)
 	switch {
 	case n >= 2 && raw[0] == "[" && raw[n-1] == "]", n >= 2 && raw[0] == "[[" && raw[n-1] == "]]":
-		raw = raw[1 : n-1]
 	default:
 		return mgUnknown, nil
 	}
+	single := raw[0] == "[" // [ splits words, [[ does not
+	raw = raw[1 : n-1]
 	neg := false
 	if len(raw) > 0 && raw[0] == "!" {
 		neg, raw = true, raw[1:]
@@ -781,6 +833,12 @@ func (e *mgExpander) test(raw []string) (r int8, assumed []mgAssume) {
 	word := func(r string) (string, bool) {
 		if strings.ContainsAny(r, "*?[") {
 			return "", false // a pattern, or a glob
+		}
+		if single && len(e.expand(r, true, 0)) != 1 {
+			// [ is a command: an unquoted word that expands to no word
+			// or to several changes its arguments ([ -n $D ] with D
+			// empty is [ -n ], true).
+			return "", false
 		}
 		var b strings.Builder
 		for _, f := range e.expand(r, false, 0) {

@@ -346,6 +346,17 @@ func TestMegatronShellIf(t *testing.T) {
 		{"environment unknown", "A=(--a)\nif [ -n \"${KEY}\" ]; then\n  A+=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
 		{"pattern unknown", "D=fp8\nif [[ \"$D\" == fp* ]]; then\n  A=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
 		{"loop unknown", "for i in 1 2; do\n  A=(--x)\ndone\nrun ${A[@]}", "run ${A[@]}"},
+		// Review s18 B3: what bash decides otherwise is left undecided.
+		{"unquoted empty word in [", "D=\nA=(--a)\nif [ -n $D ]; then\n  A+=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
+		{"unquoted split word in [", "D=\"a b\"\nA=(--a)\nif [ $D = a ]; then\n  A+=(--x)\nfi\nrun ${A[@]}", "run ${A[@]}"},
+		{"[[ does not split", "D=\nif [[ -n $D ]]; then A=(--x); else A=(--y); fi\nrun ${A[@]}", "run --y"},
+		{"pipeline", "D=a\nA=(--a)\nif [ \"$D\" = a ] | false; then A+=(--x); fi\nrun ${A[@]}", "run ${A[@]}"},
+		{"background", "D=a\nA=(--a)\nif [ \"$D\" = a ] & [ \"$D\" = b ]; then A+=(--x); fi\nrun ${A[@]}", "run ${A[@]}"},
+		{"function body", "A=(--a)\nf() { if [ a = a ]; then A=(--f); fi; }\nrun ${A[@]}", "run ${A[@]}"},
+		{"function keyword", "A=(--a)\nfunction g\n{\n  A=(--g)\n}\nrun ${A[@]}", "run ${A[@]}"},
+		{"group runs", "{ A=(--g); }\nrun ${A[@]}", "run --g"},
+		{"after a function", "f() {\n  A=(--f)\n}\nif [ a = a ]; then B=(--b); fi\nrun ${B[@]}", "run --b"},
+		{"command in a function", "D=a\nf() {\n  if [ \"$D\" = a ]; then B=1; fi\n  run --x\n}", "run --x"},
 		{"command in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  echo no\nfi\nrun x", "run x"},
 	} {
 		cmds, _ := mgScript(c.src, nil)
