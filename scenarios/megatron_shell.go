@@ -581,15 +581,14 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				ci++
 				continue
 			case "if":
-				f := mgFrame{state: mgNo, taken: true}
 				cond, then, as := e.cond(toks, ci+1)
-				if !skip() {
-					f = mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
-					if len(as) > 0 {
-						decided = append(decided, mgDecided{toks[ci].line, as})
-					}
+				// Inside a branch that does not run, skip() holds for
+				// everything the if encloses whatever its outcome, and a
+				// default that decides it decides nothing.
+				if len(as) > 0 && !skip() {
+					decided = append(decided, mgDecided{toks[ci].line, as})
 				}
-				frames = append(frames, f)
+				frames = append(frames, mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown})
 				if then > 0 {
 					i = then
 				}

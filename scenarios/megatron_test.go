@@ -381,6 +381,7 @@ func TestMegatronShellAssumed(t *testing.T) {
 		{"in the test", "if [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", `1: U ${U:-1} "1" 1`},
 		{"elif", "D=a\nif [ \"$D\" = b ]; then A=(--b)\nelif [ -z \"${E:-}\" ]; then A=(--e); fi\nrun ${A[@]}", `3: E ${E:-} "" 3`},
 		{"elif after a taken branch", "D=a\nif [ \"$D\" = a ]; then A=(--a)\nelif [ -z \"${E:-}\" ]; then A=(--e); fi\nrun ${A[@]}", ""},
+		{"elif in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  if [ \"$D\" = c ]; then A=(--c)\n  elif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nfi\nrun ${A[@]}", ""},
 		{"set by the script", "U=2\nU=${U:-1}\nif [ \"${U}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
 		{"undecided", "T=${3:-x}\nif [ \"$T\" = x ] && [ -f y ]; then A=(--u); fi\nrun ${A[@]}", ""},
 		{"in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  if [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nfi\nrun ${A[@]}", ""},
