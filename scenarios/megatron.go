@@ -351,7 +351,11 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	for _, d := range decided {
 		var as []string
 		for _, a := range d.assumed {
-			as = append(as, fmt.Sprintf("without %s (%s at line %d gives %q)", a.what(), ttName(a.expr), a.line, a.value))
+			expr := a.expr
+			if a.via != "" {
+				expr = a.via + "=" + expr
+			}
+			as = append(as, fmt.Sprintf("without %s (%s at line %d gives %q)", a.what(), ttName(expr), a.line, a.value))
 		}
 		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, strings.Join(as, " and "))
 	}

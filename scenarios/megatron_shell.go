@@ -163,6 +163,9 @@ type mgField struct {
 type mgAssume struct {
 	name, expr, value string
 	line              int
+	// via: the variable the script assigns the default to
+	// (TOKENIZER_ARG=${3:-"MOCK"}), "" when the default is used in place.
+	via string
 }
 
 // what names the assumption: "argument 3", "USE_MEGATRON_FSDP set".
@@ -664,7 +667,17 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				if ci+1 == j {
 					if !skipped {
 						e.line = toks[ci].line
-						e.set(name, e.expand(val, false, 0), app, depth())
+						vals := e.expand(val, false, 0)
+						for k, v := range vals {
+							as := append([]mgAssume(nil), v.assumed...)
+							for n := range as {
+								if as[n].via == "" {
+									as[n].via = name
+								}
+							}
+							vals[k].assumed = as
+						}
+						e.set(name, vals, app, depth())
 					}
 					continue
 				}

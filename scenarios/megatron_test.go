@@ -42,7 +42,7 @@ func TestImportMegatron(t *testing.T) {
 			note: "--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters",
 			// Review s18 B1: the branch at line 135 rests on $3 and $4
 			// being absent, which the import says.
-			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (${3:-"MOCK"} at line 14 gives "MOCK") and without argument 4 (${4:-"MOCK"} at line 15 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
+			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK") and without argument 4 (DATA_ARG=${4:-"MOCK"} at line 15 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
 		// --tokenizer-vocab-size replaces NullTokenizer's size: Meta's
 		// Llama 3 8B.
 		{name: "llama3-8b tokenizer", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},
@@ -376,10 +376,11 @@ func TestMegatronShellIf(t *testing.T) {
 // what the script sets itself, or left undecided, is not.
 func TestMegatronShellAssumed(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
-		{"positional", "T=${3:-\"MOCK\"}\nif [[ \"$T\" == \"MOCK\" ]]; then A=(--mock); fi\nrun ${A[@]}", `2: 3 ${3:-"MOCK"} "MOCK" 1`},
-		{"environment", "X=1\nU=${U:-1}\nif [ \"${U}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", `3: U ${U:-1} "1" 2`},
-		{"in the test", "if [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", `1: U ${U:-1} "1" 1`},
-		{"elif", "D=a\nif [ \"$D\" = b ]; then A=(--b)\nelif [ -z \"${E:-}\" ]; then A=(--e); fi\nrun ${A[@]}", `3: E ${E:-} "" 3`},
+		{"positional", "T=${3:-\"MOCK\"}\nif [[ \"$T\" == \"MOCK\" ]]; then A=(--mock); fi\nrun ${A[@]}", `2: 3 T=${3:-"MOCK"} "MOCK" 1`},
+		{"environment", "X=1\nU=${U:-1}\nif [ \"${U}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", `3: U U=${U:-1} "1" 2`},
+		{"through a second variable", "X=${3:-a}\nY=\"$X\"\nif [ \"$Y\" = a ]; then A=(--a); fi\nrun ${A[@]}", `3: 3 X=${3:-a} "a" 1`},
+		{"in the test", "if [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", `1: U =${U:-1} "1" 1`},
+		{"elif", "D=a\nif [ \"$D\" = b ]; then A=(--b)\nelif [ -z \"${E:-}\" ]; then A=(--e); fi\nrun ${A[@]}", `3: E =${E:-} "" 3`},
 		{"elif after a taken branch", "D=a\nif [ \"$D\" = a ]; then A=(--a)\nelif [ -z \"${E:-}\" ]; then A=(--e); fi\nrun ${A[@]}", ""},
 		{"elif in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  if [ \"$D\" = c ]; then A=(--c)\n  elif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nfi\nrun ${A[@]}", ""},
 		{"set by the script", "U=2\nU=${U:-1}\nif [ \"${U}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
@@ -390,7 +391,7 @@ func TestMegatronShellAssumed(t *testing.T) {
 		var got []string
 		for _, d := range dec {
 			for _, a := range d.assumed {
-				got = append(got, fmt.Sprintf("%d: %s %s %q %d", d.line, a.name, a.expr, a.value, a.line))
+				got = append(got, fmt.Sprintf("%d: %s %s=%s %q %d", d.line, a.name, a.via, a.expr, a.value, a.line))
 			}
 		}
 		if g := strings.Join(got, "; "); g != c.want {
