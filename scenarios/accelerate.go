@@ -367,6 +367,11 @@ func (r *accReader) read(top map[string]accField) error {
 			return r.errAt(np.val, "num_processes %d leaves the count to accelerate launch --num_processes (commands/launch.py at %s): pass --gpus-per-node (and --nodes), or set it to the total number of GPUs over all machines", procs, accCommit)
 		}
 	}
+	if procs%machines != 0 && r.o.Nodes > 0 {
+		// procs is the file's (--gpus-per-node makes it a multiple):
+		// the flag is what does not fit.
+		return r.errAt(nil, "--nodes %d does not divide num_processes %d (line %d, the total number of processes over all machines): pass a --nodes that divides %d, or --gpus-per-node N to run N processes on each of the %d machines", machines, procs, np.val.Line, procs, machines)
+	}
 	if procs%machines != 0 {
 		return r.errAt(np.val, "num_processes %d does not divide over num_machines %d (num_processes is the total over the machines: use a multiple of %d)", procs, machines, machines)
 	}

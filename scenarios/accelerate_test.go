@@ -106,7 +106,7 @@ func TestImportAccelerateErrors(t *testing.T) {
 		{"distributed_type: FSDP\n", AccelerateOptions{Nodes: 2}, "c.yaml:1:1: no num_processes"},
 		{"distributed_type: FSDP\nnum_processes: -1\n", AccelerateOptions{}, "c.yaml:2:16: num_processes -1 leaves the count to accelerate launch --num_processes"},
 		{"distributed_type: FSDP\nnum_machines: 3\nnum_processes: 8\n", AccelerateOptions{}, "c.yaml:3:16: num_processes 8 does not divide over num_machines 3"},
-		{"distributed_type: FSDP\nnum_processes: 8\n", AccelerateOptions{Nodes: 3}, "c.yaml:2:16: num_processes 8 does not divide over num_machines 3"},
+		{"distributed_type: FSDP\nnum_processes: 8\n", AccelerateOptions{Nodes: 3}, "c.yaml: --nodes 3 does not divide num_processes 8 (line 2, the total number of processes over all machines): pass a --nodes that divides 8, or --gpus-per-node N to run N processes on each of the 3 machines"},
 		{fsdp + "mixed_precision: int8\n", AccelerateOptions{}, `c.yaml:3:18: mixed_precision "int8" is not a mode`},
 		{fsdp + "fsdp_config:\n  fsdp_offload_params: true\n", AccelerateOptions{}, "c.yaml:4:24: fsdp_offload_params true: FSDP's CPU offload"},
 		{fsdp + "fsdp_config:\n  fsdp_sharding_strategy: ZERO3\n", AccelerateOptions{}, `c.yaml:4:27: fsdp_sharding_strategy "ZERO3" is not a sharding strategy`},

@@ -764,6 +764,22 @@ var dsZeroKeys = map[string]dsZeroKey{
 	"override_module_apply": {note: "ignore"}, "log_trace_cache_warnings": {note: "ignore"}, "enable_sanity_checks": {note: "ignore"},
 	"save_muon_momentum_buffer_in_memory": {note: "ignore"},
 
+	// sub_group_size (zero/config.py:175 at dsCommit, default 1e9):
+	// DeepSpeedZeroOptimizer_Stage3._create_fp16_sub_groups
+	// (runtime/zero/stage3.py:1160-1183 at dsCommit) cuts each parameter
+	// group into sub-groups of at least this many partition elements, and
+	// step (stage3.py:2628-2644) updates them one at a time:
+	// _prepare_sub_group swaps a sub-group's optimizer state in under an
+	// NVMe offload_optimizer (stage3.py:2420-2426), _optimizer_step runs
+	// the optimizer on that sub-group's fp32 partition alone, on the CPU
+	// under offload_optimizer (1185-1212), _release_sub_group frees its
+	// fp32 gradient or swaps it out (2448-2457).
+	// max_reuse_distance (zero/config.py:244 at dsCommit, default 1e9,
+	// passed by parameter_offload.py:187-208 as max_reuse_distance_in_numel):
+	// PartitionedParameterCoordinator.__params_to_release
+	// (runtime/zero/partitioned_param_coordinator.py:653-662 at dsCommit)
+	// keeps a parameter gathered when it is used again by a module within
+	// this many parameter elements of the current step.
 	"contiguous_gradients":                   {true, "zerosim counts DeepSpeed's default contiguous gradient buffer", "", false},
 	"reduce_scatter":                         {true, "zerosim reduce-scatters the gradients as DeepSpeed's default does", "", false},
 	"use_multi_rank_bucket_allreduce":        {true, "zerosim models the default", "12", false},

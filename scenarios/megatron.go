@@ -269,7 +269,7 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		v := mgVar{words: []mgField{{text: sbatchN, line: sbLine, col: sbCol}}}
 		env = map[string]mgVar{"SLURM_JOB_NUM_NODES": v, "SLURM_NNODES": v}
 	}
-	cmds := mgScript(string(data), env)
+	cmds, decided := mgScript(string(data), env)
 	var words []mgWord
 	var la mgLauncher
 	found, launches := false, 0
@@ -347,6 +347,17 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			holds = " (there: " + strings.Join(fl, ", ") + ")"
 		}
 		m.note("%s at %d:%d is not read: the script fills the array inside an if/for/while block whose outcome zerosim cannot decide, or from outside; the flags it holds%s are not imported (write them in the launch command to import them)", ttName(sk.text), sk.line, sk.col, holds)
+	}
+	for _, d := range decided {
+		var as []string
+		for _, a := range d.assumed {
+			expr := a.expr
+			if a.via != "" {
+				expr = a.via + "=" + expr
+			}
+			as = append(as, fmt.Sprintf("without %s (%s at line %d gives %q)", a.what(), ttName(expr), a.line, a.value))
+		}
+		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, strings.Join(as, " and "))
 	}
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)

@@ -28,6 +28,10 @@ func FuzzImportMegatron(f *testing.F) {
 		base + "--add-qkv-bias --disable-bias-linear --max-position-embeddings 256 --global-batch-size 64 --bf16 --use-distributed-optimizer --num-distributed-optimizer-instances 2 --overlap-grad-reduce --overlap-param-gather --ddp-bucket-size 1000",
 		base + "--recompute-granularity full --recompute-method uniform --recompute-num-layers 2 --fp16 --attention-backend unfused --context-parallel-size 2",
 		"N=2\nARGS=(\n  --num-layers $N # c\n  --hidden-size \"64\"\n)\nif x; then ARGS+=(--swiglu); fi\ntorchrun --nnodes=1 --nproc-per-node ${G:-4} \\\n  pretrain_gpt.py ${ARGS[@]} --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --micro-batch-size 1 --tokenizer-type TikTokenizer\n",
+		// The if evaluator (review s18 B1-B3): defaults of arguments and
+		// the environment, an empty value, [ with an unquoted empty word,
+		// a pipeline, a function body, a { } group.
+		"T=${3:-\"MOCK\"}\nM=\"\"\nD=\nf() { if [ a = a ]; then A=(--swiglu); fi; }\n{ B=(--bf16); }\nif [[ \"$T\" == MOCK ]] || [ -n $D ] | false; then A=(--fp16); elif [ \"${U:-1}\" = \"${M:-1}\" ]; then A=(--bf16); fi\ntorchrun pretrain_gpt.py " + base + "${A[@]} ${B[@]}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -12,11 +12,13 @@ import (
 // NAME+=( ... ), ${NAME:-default}) expanded where the launch command uses
 // them. It runs nothing: a value the script computes ($(...), $((...))),
 // takes from its command line ($1) or the environment, or sets inside a
-// for/while block or an if whose condition it cannot decide stays
+// for/while block, a function's body (run only when called) or an if whose
+// condition it cannot decide stays
 // unresolved, and the import refuses it only where a flag that matters
 // holds it. An if whose test compares words the script sets (mgExpander.cond)
 // runs its taken branch only, as bash would run the script without
-// arguments.
+// arguments; where a positional or environment default decides it, mgScript
+// lists the if (mgDecided) and the import says so in a note.
 
 // mgWord is one shell word after expansion, at the line and column of the
 // word it came from.
@@ -150,6 +152,42 @@ type mgField struct {
 	line, col int
 	// held: mgWord.held.
 	held []mgWord
+	// assumed: the defaults of variables the script does not set that the
+	// value holds (mgAssume).
+	assumed []mgAssume
+}
+
+// mgAssume is a ${NAME:-default} of a positional parameter or an
+// environment variable the script does not set, read as its default: the
+// script as run without that argument, or without NAME in its environment.
+type mgAssume struct {
+	name, expr, value string
+	line              int
+	// via: the variable the script assigns the default to
+	// (TOKENIZER_ARG=${3:-"MOCK"}), "" when the default is used in place.
+	via string
+}
+
+// what names the assumption: "argument 3", "USE_MEGATRON_FSDP set".
+func (a mgAssume) what() string {
+	if a.name[0] >= '0' && a.name[0] <= '9' {
+		return "argument " + a.name
+	}
+	return a.name + " set"
+}
+
+// mgAddAssumed adds the assumptions of add to to, each variable once.
+func mgAddAssumed(to, add []mgAssume) []mgAssume {
+next:
+	for _, a := range add {
+		for _, b := range to {
+			if a.name == b.name {
+				continue next
+			}
+		}
+		to = append(to, a)
+	}
+	return to
 }
 
 // mgVar is a script variable: a scalar (one field) or an array, or unknown
@@ -164,6 +202,8 @@ type mgVar struct {
 // mgExpander expands raw words with the script's variables.
 type mgExpander struct {
 	vars map[string]mgVar
+	// line: the line of the word being expanded (mgAssume.line).
+	line int
 }
 
 // expand expands raw into fields: quotes removed, $NAME, ${NAME},
@@ -177,13 +217,14 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	curUnres := ""
 	curLine, curCol := 0, 0
 	var curHeld []mgWord
+	var curAssumed []mgAssume
 	have := false
 	emit := func() {
 		if have {
-			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol, curHeld})
+			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol, curHeld, curAssumed})
 		}
 		cur.Reset()
-		have, curUnres, curLine, curCol, curHeld = false, "", 0, 0, nil
+		have, curUnres, curLine, curCol, curHeld, curAssumed = false, "", 0, 0, nil, nil
 	}
 	unres := func(name string) {
 		if curUnres == "" {
@@ -202,6 +243,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 		if f.unresolved != "" {
 			unres(f.unresolved)
 		}
+		curAssumed = mgAddAssumed(curAssumed, f.assumed)
 	}
 	add := func(vals []mgField, quoted bool) {
 		if quoted || !split {
@@ -235,7 +277,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				if k > 0 {
 					emit()
 				}
-				put(mgField{p, v.unresolved, v.line, v.col, nil})
+				put(mgField{p, v.unresolved, v.line, v.col, nil, v.assumed})
 			}
 			if c := v.text[len(v.text)-1]; c == ' ' || c == '\t' || c == '\n' {
 				emit()
@@ -287,14 +329,25 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 			name = strings.TrimSuffix(strings.TrimSuffix(name, "[@]"), "[*]")
 			v, ok := e.vars[name]
 			switch {
-			case ok && v.why == "" && (len(v.words) > 0 || !hasDef):
+			case ok && v.why == "" && (!hasDef || !mgNull(v.words)):
 				add(v.words, quoted)
 			case hasDef && (!ok || v.why == ""):
 				if depth > 4 {
 					lit("${" + body + "}")
 					break
 				}
-				add(e.expand(def, false, depth+1), quoted)
+				d := e.expand(def, false, depth+1)
+				add(d, quoted)
+				if !ok {
+					// The default of what the script does not set: as
+					// run without the argument or the variable.
+					var val strings.Builder
+					for _, f := range d {
+						val.WriteString(f.text)
+					}
+					curAssumed = mgAddAssumed(curAssumed, []mgAssume{{name: name, expr: "${" + body + "}", value: val.String(), line: e.line}})
+					have = have || !split
+				}
 			default:
 				lit("${" + body + "}")
 				if ok && v.why != "" {
@@ -385,6 +438,18 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	return fields
 }
 
+// mgNull reports a value bash's ${NAME:-default} and ${NAME:=default}
+// treat as unset: no field, or fields that join to the empty string (the
+// colon forms test "unset or null", bash(1), "Parameter Expansion").
+func mgNull(words []mgField) bool {
+	for _, w := range words {
+		if w.text != "" || w.unresolved != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // mgFlagsOf lists the --flags among an array's fields (an element
 // "--fp8-format hybrid" holds one), at the line and column each was
 // written.
@@ -427,22 +492,29 @@ type mgCommand struct {
 	words []mgWord
 }
 
+// mgDecided is an if (or elif) at line whose branch a default of what the
+// script does not set decided (mgAssume).
+type mgDecided struct {
+	line    int
+	assumed []mgAssume
+}
+
 // mgScript runs the script's top-level assignments and returns its
 // commands with their words expanded in order; env holds the variables
 // the script's environment sets (nil: none). An if whose condition the
 // script decides (mgFrame) runs only its taken branch; any other block's
-// assignments make their variables unknown.
-func mgScript(src string, env map[string]mgVar) []mgCommand {
+// assignments make their variables unknown. decided lists the ifs whose
+// branch rests on a positional or environment default.
+func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgDecided) {
 	toks := mgLex(src)
 	e := &mgExpander{vars: map[string]mgVar{}}
 	for k, v := range env {
 		e.vars[k] = v
 	}
-	var cmds []mgCommand
 	var frames []mgFrame
 	// skip: a branch that does not run encloses the command; depth: the
 	// blocks of unknown outcome that enclose it.
-	skip := func() bool {
+	skipIn := func(frames []mgFrame) bool {
 		for _, f := range frames {
 			if f.state == mgNo {
 				return true
@@ -450,6 +522,10 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 		}
 		return false
 	}
+	skip := func() bool { return skipIn(frames) }
+	// fn: a function definition's NAME ( ) or function NAME was read, and
+	// its body's { is next.
+	fn := false
 	depth := func() int {
 		n := 0
 		for _, f := range frames {
@@ -469,22 +545,64 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 		i = j + 1
 		// Leading keywords.
 		for ci < j && toks[ci].paren == 0 {
+			if toks[ci].raw != "{" {
+				fn = false
+			}
+			if _, _, _, assign := mgAssign(toks[ci].raw); !assign && ci+2 < j && toks[ci+1].paren == '(' && toks[ci+2].paren == ')' {
+				// NAME ( ) { body }: bash runs the body only when the
+				// function is called, so it is read as a block of
+				// unknown outcome.
+				ci += 3
+				fn = true
+				continue
+			}
 			switch toks[ci].raw {
-			case "if":
-				f := mgFrame{state: mgNo, taken: true}
-				cond, then := e.cond(toks, ci+1)
-				if !skip() {
-					f = mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
+			case "function":
+				ci++
+				if ci < j && toks[ci].paren == 0 {
+					ci++ // NAME
+				}
+				if ci+1 < j && toks[ci].paren == '(' && toks[ci+1].paren == ')' {
+					ci += 2
+				}
+				fn = true
+				continue
+			case "{":
+				// A function's body (mgUnknown), or a group that runs.
+				f := mgFrame{loop: true, brace: true, state: mgYes}
+				if fn {
+					f.state = mgUnknown
 				}
 				frames = append(frames, f)
+				fn = false
+				ci++
+				continue
+			case "}":
+				if n := len(frames); n > 0 && frames[n-1].brace {
+					frames = frames[:n-1]
+				}
+				ci++
+				continue
+			case "if":
+				cond, then, as := e.cond(toks, ci+1)
+				// Inside a branch that does not run, skip() holds for
+				// everything the if encloses whatever its outcome, and a
+				// default that decides it decides nothing.
+				if len(as) > 0 && !skip() {
+					decided = append(decided, mgDecided{toks[ci].line, as})
+				}
+				frames = append(frames, mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown})
 				if then > 0 {
 					i = then
 				}
 				ci = j
 				continue
 			case "elif":
-				cond, then := e.cond(toks, ci+1)
+				cond, then, as := e.cond(toks, ci+1)
 				if n := len(frames); n > 0 && !frames[n-1].loop {
+					if !frames[n-1].taken && !skipIn(frames[:n-1]) && len(as) > 0 {
+						decided = append(decided, mgDecided{toks[ci].line, as})
+					}
 					frames[n-1].branch(cond)
 				}
 				if then > 0 {
@@ -508,7 +626,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 				}
 				ci++
 				continue
-			case "then", "do", "export", "local", "declare", "readonly", "{", "}":
+			case "then", "do", "export", "local", "declare", "readonly":
 				ci++
 				continue
 			}
@@ -526,6 +644,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 					m := ci + 2
 					for m < len(toks) && toks[m].paren != ')' {
 						if !toks[m].sep && toks[m].paren == 0 && !skipped {
+							e.line = toks[m].line
 							for _, f := range e.expand(toks[m].raw, true, 0) {
 								if f.line == 0 {
 									f.line, f.col = toks[m].line, toks[m].col
@@ -547,7 +666,18 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 				}
 				if ci+1 == j {
 					if !skipped {
-						e.set(name, e.expand(val, false, 0), app, depth())
+						e.line = toks[ci].line
+						vals := e.expand(val, false, 0)
+						for k, v := range vals {
+							as := append([]mgAssume(nil), v.assumed...)
+							for n := range as {
+								if as[n].via == "" {
+									as[n].via = name
+								}
+							}
+							vals[k].assumed = as
+						}
+						e.set(name, vals, app, depth())
 					}
 					continue
 				}
@@ -568,6 +698,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 			if t.paren != 0 {
 				continue
 			}
+			e.line = t.line
 			for _, w := range e.expand(t.raw, true, 0) {
 				if w.line == 0 {
 					w.line, w.col = t.line, t.col
@@ -579,7 +710,7 @@ func mgScript(src string, env map[string]mgVar) []mgCommand {
 			cmds = append(cmds, c)
 		}
 	}
-	return cmds
+	return cmds, decided
 }
 
 // Outcomes of a condition or a branch (mgFrame.state).
@@ -590,10 +721,12 @@ const (
 )
 
 // mgFrame is an open block: an if (its current branch runs: mgYes, does
-// not: mgNo, may: mgUnknown) or a loop or case (mgUnknown).
+// not: mgNo, may: mgUnknown), a loop or case (mgUnknown), a function's
+// body (mgUnknown) or a { } group (mgYes).
 type mgFrame struct {
-	loop  bool
-	state int8
+	// loop: not an if (a loop, a case, or a { } group: brace).
+	loop, brace bool
+	state       int8
 	// taken: an earlier branch of the if runs; unknown: an earlier
 	// branch may run.
 	taken, unknown bool
@@ -623,15 +756,23 @@ func (f *mgFrame) branch(cond int8) {
 // its default, as the script runs without arguments and with its
 // environment's defaults). then is the index of the "then" token (0 when
 // there is none); a test it cannot decide (a file test, a variable the
-// script does not set, a pattern, any other command) makes the condition
-// mgUnknown unless && or || decides it without that test.
-func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int) {
+// script does not set, a pattern, an unquoted word that [ would see as no
+// word or several, any other command) makes the condition mgUnknown unless
+// && or || decides it without that test; a pipeline (|) or a background
+// job (&) in it makes it mgUnknown.
+func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed []mgAssume) {
 	result = mgUnknown
+	if s < len(toks) {
+		e.line = toks[s].line
+	}
 	var test []string
 	var pending byte // the && or || before the current test
 	first := true
 	end := func() {
-		r := e.test(test)
+		r, as := e.test(test)
+		if r != mgUnknown {
+			assumed = mgAddAssumed(assumed, as)
+		}
 		switch {
 		case first:
 			result = r
@@ -656,6 +797,7 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int) {
 		}
 		first, test, pending = false, nil, 0
 	}
+	pipe := false // a single | or &: a pipeline or a background job
 	for k := s; k < len(toks); k++ {
 		t := toks[k]
 		switch {
@@ -664,31 +806,38 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int) {
 				end()
 			}
 			if t.op == '&' || t.op == '|' {
+				if u := k + 1; u < len(toks) && toks[u].sep && toks[u].op == t.op && toks[u].line == t.line && toks[u].col == t.col+1 {
+					k++ // && or ||
+				} else {
+					pipe = true
+				}
 				pending = t.op
 			}
 		case t.paren != 0:
 			test = append(test, string(t.paren))
 		case t.raw == "then" && len(test) == 0:
-			if first {
-				return mgUnknown, k
+			if first || pipe || result == mgUnknown {
+				return mgUnknown, k, nil
 			}
-			return result, k
+			return result, k, assumed
 		default:
 			test = append(test, t.raw)
 		}
 	}
-	return mgUnknown, 0
+	return mgUnknown, 0, nil
 }
 
-// test evaluates one test command of raw words.
-func (e *mgExpander) test(raw []string) int8 {
+// test evaluates one test command of raw words; assumed: the defaults its
+// words hold (mgAssume).
+func (e *mgExpander) test(raw []string) (r int8, assumed []mgAssume) {
 	n := len(raw)
 	switch {
 	case n >= 2 && raw[0] == "[" && raw[n-1] == "]", n >= 2 && raw[0] == "[[" && raw[n-1] == "]]":
-		raw = raw[1 : n-1]
 	default:
-		return mgUnknown
+		return mgUnknown, nil
 	}
+	single := raw[0] == "[" // [ splits words, [[ does not
+	raw = raw[1 : n-1]
 	neg := false
 	if len(raw) > 0 && raw[0] == "!" {
 		neg, raw = true, raw[1:]
@@ -697,16 +846,23 @@ func (e *mgExpander) test(raw []string) int8 {
 		if strings.ContainsAny(r, "*?[") {
 			return "", false // a pattern, or a glob
 		}
+		if single && len(e.expand(r, true, 0)) != 1 {
+			// [ is a command: an unquoted word that expands to no word
+			// or to several changes its arguments ([ -n $D ] with D
+			// empty is [ -n ], true).
+			return "", false
+		}
 		var b strings.Builder
 		for _, f := range e.expand(r, false, 0) {
 			if f.unresolved != "" {
 				return "", false
 			}
 			b.WriteString(f.text)
+			assumed = mgAddAssumed(assumed, f.assumed)
 		}
 		return b.String(), true
 	}
-	r := mgUnknown
+	r = mgUnknown
 	switch {
 	case len(raw) == 3 && (raw[1] == "=" || raw[1] == "==" || raw[1] == "!="):
 		a, okA := word(raw[0])
@@ -728,7 +884,7 @@ func (e *mgExpander) test(raw []string) int8 {
 	if neg && r != mgUnknown {
 		r = 1 - r
 	}
-	return r
+	return r, assumed
 }
 
 // set assigns a variable; inside a block the variable becomes unknown.
