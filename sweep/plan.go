@@ -89,7 +89,8 @@ type Candidate struct {
 	Stage int
 	// K is the number of replicas of the sharded state at stages 1–3:
 	// Megatron's num_distributed_optimizer_instances at stage 1 (its
-	// distributed optimizer), HSDP / hybrid shard at stages 2–3 (shard over N/K ranks, replicate K times); 1 at stage 0.
+	// distributed optimizer), HSDP / hybrid shard at stages 2–3 (shard
+	// over N/K ranks, replicate K times); 1 at stage 0.
 	K          int
 	MicroBatch int64
 	GradAccum  int64
