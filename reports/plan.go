@@ -422,22 +422,8 @@ func commandLines(label string, args []string) string {
 		words = append(words, w)
 	}
 	indent := strings.Repeat(" ", utf8.RuneCountInString(label))
-	var b strings.Builder
-	b.WriteString(label)
-	col := len(indent)
-	for i, w := range words {
-		n := utf8.RuneCountInString(w)
-		if i > 0 && col+1+n+2 > 118 {
-			b.WriteString(" \\\n" + indent)
-			col = len(indent)
-		} else if i > 0 {
-			b.WriteByte(' ')
-			col++
-		}
-		b.WriteString(w)
-		col += n
-	}
-	return b.String()
+	// 118 columns less the " \" that continues a line.
+	return label + wrapWords(words, 116, indent, len(indent), " \\\n")
 }
 
 // overDevice reports whether r's device peak (zero.Result.DevicePeak: the
@@ -770,12 +756,17 @@ func labelled(label, text string) string {
 // wrap breaks s into lines of at most width columns at spaces, indenting
 // continuation lines.
 func wrap(s string, width int, indent string) string {
+	return wrapWords(glueUnits(strings.Fields(s)), width, indent, 0, "\n")
+}
+
+// wrapWords joins words with spaces, starting at column col, breaking
+// before a word that would pass width with brk and indent.
+func wrapWords(words []string, width int, indent string, col int, brk string) string {
 	var b strings.Builder
-	col := 0
-	for i, word := range glueUnits(strings.Fields(s)) {
+	for i, word := range words {
 		n := utf8.RuneCountInString(word)
 		if i > 0 && col+1+n > width {
-			b.WriteString("\n" + indent)
+			b.WriteString(brk + indent)
 			col = len(indent)
 		} else if i > 0 {
 			b.WriteByte(' ')
