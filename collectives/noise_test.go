@@ -12,7 +12,7 @@ import (
 // placeNoise is, per published log of testdata/nccl-tests, the median over
 // its rows of |in-place − out-of-place| / out-of-place time: the run-to-run
 // noise of nccl-tests' times MinShare stands on. The median of an even
-// number of rows is the lower of the middle two (Summary's).
+// number of rows is the mean of the middle two.
 func placeNoise(t *testing.T) map[string]float64 {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "nccl-tests", "*.log"))

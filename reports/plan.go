@@ -659,8 +659,8 @@ func epSearched(p *sweep.Plan) string {
 	if p.SearchedEP == nil {
 		return ""
 	}
-	if len(p.SearchedEP) == 1 && p.SearchedEP[0] == 1 {
-		return " (expert parallelism 1: above 1 it runs K = 1 only, which the K searched leaves out)"
+	if p.EPLeftOut {
+		return fmt.Sprintf(" (expert parallelism %s: above 1 it runs K = 1 only, which the K searched leaves out)", strings.Join(mapSlice(p.SearchedEP, strconv.Itoa), ", "))
 	}
 	return fmt.Sprintf(" (expert parallelism %s, K = 1 above 1)", strings.Join(mapSlice(p.SearchedEP, strconv.Itoa), ", "))
 }

@@ -292,3 +292,18 @@ func TestFitStackKNodes(t *testing.T) {
 		t.Errorf("K=1: no fewest nodes, notes %+v", k1.Notes)
 	}
 }
+
+// TestFitZeroPPK: under ZeRO++ fit lists K = 1 alone (scenarios.KOne);
+// it listed every K at stage 3, each "zerosim does not run this layout:
+// … k=N must be 1" (review s18 C6).
+func TestFitZeroPPK(t *testing.T) {
+	f, err := FitSearch(exampleSource(t, "default", "parallelism.zero_stage=3", "communication.zero_hpz_partition_size=8"), FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Rows {
+		if r.K != 1 {
+			t.Errorf("stage %d lists K=%d under ZeRO++", r.Stage, r.K)
+		}
+	}
+}

@@ -294,6 +294,9 @@ type Plan struct {
 	// Candidate.EP), nil when the plan keeps the scenario's ep, EP.
 	SearchedEP []int
 	EP         int
+	// EPLeftOut is set when expert-parallel degrees above 1 run but no K
+	// searched runs with them (K = 1 there: scenarios.KOne).
+	EPLeftOut bool
 	// ScenarioSHA256 is the SHA-256 of the scenario's bytes and Sets the
 	// --set overrides over it (sweep's Meta: scenario_sha256, sets).
 	ScenarioSHA256 string
@@ -960,6 +963,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	if sp.eps != nil {
 		slices.Sort(eps)
 		p.SearchedEP = eps
+		p.EPLeftOut = slices.ContainsFunc(sp.eps, func(ep int) bool { return ep > 1 && !slices.Contains(eps, ep) })
 	}
 	p.EP = max(s.Parallelism.EP, 1)
 	slices.Sort(p.SearchedK)

@@ -997,8 +997,18 @@ func TestPlanEP(t *testing.T) {
 	// searched ep 1 alone (review s18 B7: it listed 1, 2, 4, 8).
 	k2 := opt
 	k2.K = []int{2}
-	if p, err := PlanSearch(context.Background(), src, k2); err != nil || !slices.Equal(p.SearchedEP, []int{1}) {
-		t.Errorf("--k 2: %v, searched ep %v, want [1]", err, p.SearchedEP)
+	if p, err := PlanSearch(context.Background(), src, k2); err != nil || !slices.Equal(p.SearchedEP, []int{1}) || !p.EPLeftOut {
+		t.Errorf("--k 2: %v, searched ep %v, left out %v; want [1], left out", err, p.SearchedEP, p.EPLeftOut)
+	}
+	if p.EPLeftOut {
+		t.Error("without --k: ep above 1 said left out")
+	}
+	// ep pinned above 1: K = 1 alone (review s18 C6: the file's ep, taken
+	// when ep is not searched, had no test).
+	pin := src
+	pin.Sets = []string{"parallelism.ep=8"}
+	if p8, err := PlanSearch(context.Background(), pin, opt); err != nil || !slices.Equal(p8.SearchedK, []int{1}) || p8.SearchedEP != nil {
+		t.Errorf("--set parallelism.ep=8: %v, searched K %v, ep %v; want K [1] and ep not searched", err, p8.SearchedK, p8.SearchedEP)
 	}
 	src.Sets = []string{"parallelism.ep=1"}
 	if sp, err = newPlanSpace(src, opt); err != nil || sp.eps != nil || !slices.Contains(sp.pinned, "parallelism.ep=1") {
