@@ -497,6 +497,18 @@ type mgCommand struct {
 type mgDecided struct {
 	line    int
 	assumed []mgAssume
+	// from, to: the if or elif token and the if's fi (to: {0, 0} when the
+	// script ends first); the branch that runs lies between them.
+	from, to [2]int
+}
+
+// holds reports whether the word at line, col lies between the if (or
+// elif) and its fi: in the branch the default decided, as the branches
+// that do not run give no words.
+func (d mgDecided) holds(line, col int) bool {
+	at := [2]int{line, col}
+	before := func(a, b [2]int) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
+	return !before(at, d.from) && (d.to == [2]int{} || before(at, d.to))
 }
 
 // mgScript runs the script's top-level assignments and returns its
@@ -588,10 +600,12 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				// Inside a branch that does not run, skip() holds for
 				// everything the if encloses whatever its outcome, and a
 				// default that decides it decides nothing.
+				f := mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
 				if len(as) > 0 && !skip() {
-					decided = append(decided, mgDecided{toks[ci].line, as})
+					f.decided = append(f.decided, len(decided))
+					decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 				}
-				frames = append(frames, mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown})
+				frames = append(frames, f)
 				if then > 0 {
 					i = then
 				}
@@ -601,7 +615,8 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				cond, then, as := e.cond(toks, ci+1)
 				if n := len(frames); n > 0 && !frames[n-1].loop {
 					if !frames[n-1].taken && !skipIn(frames[:n-1]) && len(as) > 0 {
-						decided = append(decided, mgDecided{toks[ci].line, as})
+						frames[n-1].decided = append(frames[n-1].decided, len(decided))
+						decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 					}
 					frames[n-1].branch(cond)
 				}
@@ -622,6 +637,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				continue
 			case "fi", "done", "esac":
 				if n := len(frames); n > 0 {
+					for _, d := range frames[n-1].decided {
+						decided[d].to = [2]int{toks[ci].line, toks[ci].col}
+					}
 					frames = frames[:n-1]
 				}
 				ci++
@@ -730,6 +748,8 @@ type mgFrame struct {
 	// taken: an earlier branch of the if runs; unknown: an earlier
 	// branch may run.
 	taken, unknown bool
+	// decided: the if's entries in mgScript's decided list.
+	decided []int
 }
 
 // branch moves the if to its next branch (elif with condition cond, else

@@ -421,7 +421,8 @@ func TestImportMegatronSkippedArrayNote(t *testing.T) {
 // (line 39) decides the if at line 112 that extends TRAINING_ARGS, and
 // NSYS_PROFILE=${NSYS_PROFILE:-0} (line 27) the profiling one at 216, so
 // --micro-batch-size (line 90) is read and the import stops at
-// --use-megatron-fsdp (line 116), not at a "missing" flag.
+// --use-megatron-fsdp (line 116), not at a "missing" flag, naming the
+// default that put it there.
 func TestImportMegatronFSDPScript(t *testing.T) {
 	const file = "testdata/megatron/train_llama3_8b_fsdp_h100_fp8.sh"
 	data, err := os.ReadFile(file)
@@ -431,5 +432,10 @@ func TestImportMegatronFSDPScript(t *testing.T) {
 	_, err = ImportMegatron(file, data, MegatronOptions{GPU: "H100-80GB"})
 	if want := file + ":116:9: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params shards the optimizer state, gradients and parameters, as ZeRO-3 does"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want %q…", err, want)
+	}
+	// Review s18 C1: the flag is there only as the script runs without
+	// USE_MEGATRON_FSDP set, and the error says so.
+	if want := `; this is in the branch the if at line 112 takes as the script runs without USE_MEGATRON_FSDP set (USE_MEGATRON_FSDP=${USE_MEGATRON_FSDP:-1} at line 39 gives "1"): for a run launched with other values, write them in the script in place of the defaults and import again`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %v, want …%q", err, want)
 	}
 }
