@@ -538,7 +538,7 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 	// fn: a function definition's NAME ( ) or function NAME was read, and
 	// its body's { is next.
 	fn := false
-	depth := func() int {
+	depthIn := func(frames []mgFrame) int {
 		n := 0
 		for _, f := range frames {
 			if f.state == mgUnknown {
@@ -547,6 +547,7 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		}
 		return n
 	}
+	depth := func() int { return depthIn(frames) }
 	for i := 0; i < len(toks); {
 		// One command: tokens up to a separator; ci is its first token.
 		j := i
@@ -599,9 +600,12 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				cond, then, as := e.cond(toks, ci+1)
 				// Inside a branch that does not run, skip() holds for
 				// everything the if encloses whatever its outcome, and a
-				// default that decides it decides nothing.
+				// default that decides it decides nothing; inside a block
+				// of unknown outcome (a function's body, a loop) the
+				// branch's assignments are unknown whatever the default,
+				// and $1 is the function's argument (review s18 C2).
 				f := mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
-				if len(as) > 0 && !skip() {
+				if len(as) > 0 && !skip() && depth() == 0 {
 					f.decided = append(f.decided, len(decided))
 					decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 				}
@@ -614,7 +618,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 			case "elif":
 				cond, then, as := e.cond(toks, ci+1)
 				if n := len(frames); n > 0 && !frames[n-1].loop {
-					if !frames[n-1].taken && !skipIn(frames[:n-1]) && len(as) > 0 {
+					// An earlier branch that may run (unknown) leaves
+					// this one unknown whatever its condition.
+					if !frames[n-1].taken && !frames[n-1].unknown && !skipIn(frames[:n-1]) && depthIn(frames[:n-1]) == 0 && len(as) > 0 {
 						frames[n-1].decided = append(frames[n-1].decided, len(decided))
 						decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 					}

@@ -386,6 +386,12 @@ func TestMegatronShellAssumed(t *testing.T) {
 		{"set by the script", "U=2\nU=${U:-1}\nif [ \"${U}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
 		{"undecided", "T=${3:-x}\nif [ \"$T\" = x ] && [ -f y ]; then A=(--u); fi\nrun ${A[@]}", ""},
 		{"in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  if [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nfi\nrun ${A[@]}", ""},
+		// Review s18 C2: inside a block of unknown outcome the default
+		// decides nothing.
+		{"in a function body", "f() {\n if [ \"${1:-x}\" = x ]; then A=(--f); fi\n}\nrun ${A[@]}", ""},
+		{"in a loop", "for i in 1 2; do if [ \"${U:-1}\" = 1 ]; then A=(--u); fi; done\nrun ${A[@]}", ""},
+		{"elif in a loop", "D=a\nfor i in 1 2; do\n if [ \"$D\" = b ]; then A=(--b)\n elif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\ndone\nrun ${A[@]}", ""},
+		{"elif after an unknown branch", "if [ -f x ]; then A=(--x)\nelif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
 	} {
 		_, dec := mgScript(c.src, nil)
 		var got []string
