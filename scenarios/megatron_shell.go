@@ -794,32 +794,41 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 	var test []string
 	var pending byte // the && or || before the current test
 	first := true
+	// end evaluates the test and keeps the defaults of the tests that
+	// decide the result so far (review s18 C3): after && the right test
+	// decides when the left is Yes or the right is No (the left alone,
+	// No, when the right does not run); after || likewise with Yes and
+	// No swapped; after ; the last test.
 	end := func() {
 		r, as := e.test(test)
-		if r != mgUnknown {
-			assumed = mgAddAssumed(assumed, as)
+		if r == mgUnknown {
+			as = nil
 		}
 		switch {
 		case first:
-			result = r
+			result, assumed = r, as
 		case pending == '&':
-			if result == mgNo || r == mgNo {
-				result = mgNo
-			} else if result == mgUnknown || r == mgUnknown {
-				result = mgUnknown
-			} else {
-				result = mgYes
+			switch {
+			case result == mgNo: // the right test does not run
+			case r == mgNo:
+				result, assumed = mgNo, as
+			case result == mgUnknown || r == mgUnknown:
+				result, assumed = mgUnknown, nil
+			default:
+				result, assumed = mgYes, mgAddAssumed(assumed, as)
 			}
 		case pending == '|':
-			if result == mgYes || r == mgYes {
-				result = mgYes
-			} else if result == mgUnknown || r == mgUnknown {
-				result = mgUnknown
-			} else {
-				result = mgNo
+			switch {
+			case result == mgYes: // the right test does not run
+			case r == mgYes:
+				result, assumed = mgYes, as
+			case result == mgUnknown || r == mgUnknown:
+				result, assumed = mgUnknown, nil
+			default:
+				result, assumed = mgNo, mgAddAssumed(assumed, as)
 			}
 		default:
-			result = r // a; b: the last command's status
+			result, assumed = r, as // a; b: the last command's status
 		}
 		first, test, pending = false, nil, 0
 	}

@@ -42,7 +42,7 @@ func TestImportMegatron(t *testing.T) {
 			note: "--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters",
 			// Review s18 B1: the branch at line 135 rests on $3 and $4
 			// being absent, which the import says.
-			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK") and without argument 4 (DATA_ARG=${4:-"MOCK"} at line 15 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
+			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
 		// --tokenizer-vocab-size replaces NullTokenizer's size: Meta's
 		// Llama 3 8B.
 		{name: "llama3-8b tokenizer", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},
@@ -392,6 +392,15 @@ func TestMegatronShellAssumed(t *testing.T) {
 		{"in a loop", "for i in 1 2; do if [ \"${U:-1}\" = 1 ]; then A=(--u); fi; done\nrun ${A[@]}", ""},
 		{"elif in a loop", "D=a\nfor i in 1 2; do\n if [ \"$D\" = b ]; then A=(--b)\n elif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\ndone\nrun ${A[@]}", ""},
 		{"elif after an unknown branch", "if [ -f x ]; then A=(--x)\nelif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
+		// Review s18 C3: only the defaults of the tests that decide the
+		// result are listed.
+		{"or decided by the first test", "D=a\nif [ \"$D\" = a ] || [ \"${U:-1}\" = 1 ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"and decided by the first test", "D=a\nif [ \"$D\" = b ] && [ \"${U:-1}\" = 1 ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"and decided by the second test", "D=a\nif [ \"${U:-1}\" = 1 ] && [ \"$D\" = b ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"or decided by the second test", "D=a\nif [ \"${U:-1}\" = 2 ] || [ \"$D\" = a ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"and, both", "D=a\nif [ \"$D\" = a ] && [ \"${U:-1}\" = 1 ]; then A=(--a); fi\nrun ${A[@]}", `2: U =${U:-1} "1" 2`},
+		{"or, both", "if [ \"${V:-1}\" = 2 ] || [ \"${U:-1}\" = 2 ]; then A=(--a); fi\nrun ${A[@]}", `1: V =${V:-1} "1" 1; 1: U =${U:-1} "1" 1`},
+		{"after ;", "D=a\nif [ \"${U:-1}\" = 1 ]; [ \"$D\" = a ]; then A=(--a); fi\nrun ${A[@]}", ""},
 	} {
 		_, dec := mgScript(c.src, nil)
 		var got []string
