@@ -18,7 +18,9 @@ import (
 // holds it. An if whose test compares words the script sets (mgExpander.cond)
 // runs its taken branch only, as bash would run the script without
 // arguments; where a positional or environment default decides it, mgScript
-// lists the if (mgDecided) and the import says so in a note.
+// lists the if (mgDecided) and the import says so in a note. A command or
+// { } group after && or || runs as its left side decides, and is a block
+// of unknown outcome when that is not decided.
 
 // mgWord is one shell word after expansion, at the line and column of the
 // word it came from.
@@ -534,7 +536,10 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		}
 		return false
 	}
-	skip := func() bool { return skipIn(frames) }
+	// and: whether the command runs as the && or || before it decides
+	// (mgAfterAndOr).
+	and := mgYes
+	skip := func() bool { return skipIn(frames) || and == mgNo }
 	// fn: a function definition's NAME ( ) or function NAME was read, and
 	// its body's { is next.
 	fn := false
@@ -547,7 +552,12 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		}
 		return n
 	}
-	depth := func() int { return depthIn(frames) }
+	depth := func() int {
+		if and == mgUnknown {
+			return depthIn(frames) + 1
+		}
+		return depthIn(frames)
+	}
 	for i := 0; i < len(toks); {
 		// One command: tokens up to a separator; ci is its first token.
 		j := i
@@ -555,6 +565,7 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 			j++
 		}
 		ci := i
+		and = e.mgAfterAndOr(toks, i)
 		i = j + 1
 		// Leading keywords.
 		for ci < j && toks[ci].paren == 0 {
@@ -581,13 +592,14 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				fn = true
 				continue
 			case "{":
-				// A function's body (mgUnknown), or a group that runs.
-				f := mgFrame{loop: true, brace: true, state: mgYes}
+				// A function's body (mgUnknown), or a group that runs
+				// as the && or || before it decides.
+				f := mgFrame{loop: true, brace: true, state: and}
 				if fn {
 					f.state = mgUnknown
 				}
 				frames = append(frames, f)
-				fn = false
+				fn, and = false, mgYes
 				ci++
 				continue
 			case "}":
@@ -609,7 +621,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 					f.decided = append(f.decided, len(decided))
 					decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 				}
+				frames = append(frames, mgAndOrFrame(and)...)
 				frames = append(frames, f)
+				and = mgYes
 				if then > 0 {
 					i = then
 				}
@@ -638,7 +652,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				ci++
 				continue
 			case "for", "while", "until", "case", "select":
+				frames = append(frames, mgAndOrFrame(and)...)
 				frames = append(frames, mgFrame{loop: true, state: mgUnknown})
+				and = mgYes
 				ci = j
 				continue
 			case "fi", "done", "esac":
@@ -647,6 +663,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 						decided[d].to = [2]int{toks[ci].line, toks[ci].col}
 					}
 					frames = frames[:n-1]
+					if n := len(frames); n > 0 && frames[n-1].andOr {
+						frames = frames[:n-1]
+					}
 				}
 				ci++
 				continue
@@ -756,6 +775,18 @@ type mgFrame struct {
 	taken, unknown bool
 	// decided: the if's entries in mgScript's decided list.
 	decided []int
+	// andOr: the frame holds the compound command after it (an if, a
+	// loop) to what the && or || before it decides (mgAndOrFrame).
+	andOr bool
+}
+
+// mgAndOrFrame is the frame for an if or a loop after && or || whose
+// left side does not decide that it runs (none when it runs).
+func mgAndOrFrame(and int8) []mgFrame {
+	if and == mgYes {
+		return nil
+	}
+	return []mgFrame{{loop: true, andOr: true, state: and}}
 }
 
 // branch moves the if to its next branch (elif with condition cond, else
@@ -777,7 +808,7 @@ func (f *mgFrame) branch(cond int8) {
 
 // cond evaluates the condition of an if or elif that starts at toks[s]:
 // test commands ([ A = B ], [[ A == B ]], != and -z / -n, each possibly
-// negated by !) joined by && and ||, on words the script sets at its top
+// negated by !; true, : and false) joined by && and ||, on words the script sets at its top
 // level (a ${N:-default} of an unset variable or positional parameter is
 // its default, as the script runs without arguments and with its
 // environment's defaults). then is the index of the "then" token (0 when
@@ -787,6 +818,18 @@ func (f *mgFrame) branch(cond int8) {
 // && or || decides it without that test; a pipeline (|) or a background
 // job (&) in it makes it mgUnknown.
 func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed []mgAssume) {
+	for k := s; k < len(toks); k++ {
+		if t := toks[k]; !t.sep && t.paren == 0 && t.raw == "then" && (k == s || toks[k-1].sep) {
+			result, assumed = e.list(toks, s, k)
+			return result, k, assumed
+		}
+	}
+	return mgUnknown, 0, nil
+}
+
+// list evaluates the and-or list toks[s:stop] as cond does (mgUnknown when
+// it holds no test, a pipeline or a background job).
+func (e *mgExpander) list(toks []mgTok, s, stop int) (result int8, assumed []mgAssume) {
 	result = mgUnknown
 	if s < len(toks) {
 		e.line = toks[s].line
@@ -833,7 +876,7 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 		first, test, pending = false, nil, 0
 	}
 	pipe := false // a single | or &: a pipeline or a background job
-	for k := s; k < len(toks); k++ {
+	for k := s; k < stop; k++ {
 		t := toks[k]
 		switch {
 		case t.sep:
@@ -841,7 +884,7 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 				end()
 			}
 			if t.op == '&' || t.op == '|' {
-				if u := k + 1; u < len(toks) && toks[u].sep && toks[u].op == t.op && toks[u].line == t.line && toks[u].col == t.col+1 {
+				if mgAndOr(toks, k) {
 					k++ // && or ||
 				} else {
 					pipe = true
@@ -850,16 +893,61 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 			}
 		case t.paren != 0:
 			test = append(test, string(t.paren))
-		case t.raw == "then" && len(test) == 0:
-			if first || pipe || result == mgUnknown {
-				return mgUnknown, k, nil
-			}
-			return result, k, assumed
 		default:
 			test = append(test, t.raw)
 		}
 	}
-	return mgUnknown, 0, nil
+	if len(test) > 0 {
+		end()
+	}
+	if first || pipe || result == mgUnknown {
+		return mgUnknown, nil
+	}
+	return result, assumed
+}
+
+// mgAndOr reports whether toks[k] and toks[k+1] are && or ||.
+func mgAndOr(toks []mgTok, k int) bool {
+	if k < 0 || k+1 >= len(toks) {
+		return false
+	}
+	t, u := toks[k], toks[k+1]
+	return t.sep && u.sep && (t.op == '&' || t.op == '|') && u.op == t.op && u.line == t.line && u.col == t.col+1
+}
+
+// mgAfterAndOr is whether the command at toks[i] runs when it follows
+// && or || (review s18 C4): mgYes when it does not follow one; else as
+// the and-or list left of the operator decides (&& runs on Yes, || on
+// No), mgUnknown when that list is not decided.
+func (e *mgExpander) mgAfterAndOr(toks []mgTok, i int) int8 {
+	if !mgAndOr(toks, i-2) {
+		return mgYes
+	}
+	op := toks[i-1].op
+	// The list starts after the last separator that is not && or ||,
+	// past a leading then, do, else or {.
+	s := i - 2
+	for s > 0 {
+		if !toks[s-1].sep {
+			s--
+			continue
+		}
+		if mgAndOr(toks, s-2) {
+			s -= 2
+			continue
+		}
+		break
+	}
+	for s < i-2 && toks[s].paren == 0 && !toks[s].sep && (toks[s].raw == "then" || toks[s].raw == "do" || toks[s].raw == "else" || toks[s].raw == "{") {
+		s++
+	}
+	switch left, _ := e.list(toks, s, i-2); {
+	case left == mgUnknown:
+		return mgUnknown
+	case (left == mgYes) == (op == '&'):
+		return mgYes
+	}
+	return mgNo
 }
 
 // test evaluates one test command of raw words; assumed: the defaults its
@@ -867,6 +955,10 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 func (e *mgExpander) test(raw []string) (r int8, assumed []mgAssume) {
 	n := len(raw)
 	switch {
+	case n == 1 && (raw[0] == "true" || raw[0] == ":"):
+		return mgYes, nil
+	case n == 1 && raw[0] == "false":
+		return mgNo, nil
 	case n >= 2 && raw[0] == "[" && raw[n-1] == "]", n >= 2 && raw[0] == "[[" && raw[n-1] == "]]":
 	default:
 		return mgUnknown, nil

@@ -358,6 +358,19 @@ func TestMegatronShellIf(t *testing.T) {
 		{"after a function", "f() {\n  A=(--f)\n}\nif [ a = a ]; then B=(--b); fi\nrun ${B[@]}", "run --b"},
 		{"command in a function", "D=a\nf() {\n  if [ \"$D\" = a ]; then B=1; fi\n  run --x\n}", "run --x"},
 		{"command in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  echo no\nfi\nrun x", "run x"},
+		// Review s18 C4: a command or { } group after && or || runs as
+		// its left side decides, and is a block of unknown outcome when
+		// that is not decided.
+		{"group after || not run", "A=(--a)\ntrue || { A=(--x); }\nrun ${A[@]}", "run --a"},
+		{"group after && unknown", "A=(--a)\n[ -f x ] && { A=(--x); }\nrun ${A[@]}", "run ${A[@]}"},
+		{"assignment after && unknown", "A=(--a)\n[ -f x ] && A=(--x)\nrun ${A[@]}", "run ${A[@]}"},
+		{"assignment after && not run", "A=(--a)\nfalse && A=(--x)\nrun ${A[@]}", "run --a"},
+		{"group after && runs", "D=a\nA=(--a)\n[ \"$D\" = a ] && { A+=(--y); }\nrun ${A[@]}", "run --a --y"},
+		{"after || runs", "D=a\nA=(--a)\n[ \"$D\" = b ] || A+=(--z)\nrun ${A[@]}", "run --a --z"},
+		{"and-or list", "D=a\nA=(--a)\n[ \"$D\" = a ] && [ -f x ] && A+=(--z)\nrun ${A[@]}", "run ${A[@]}"},
+		{"if after && unknown", "A=(--a)\n[ -f x ] && if true; then A=(--i); fi\nrun ${A[@]}", "run ${A[@]}"},
+		{"after && in a branch", "D=a\nA=(--a)\nif [ \"$D\" = a ]; then [ -f x ] && A=(--x); fi\nrun ${A[@]}", "run ${A[@]}"},
+		{"launch after cd &&", "cd /x && run --x", "run --x"},
 	} {
 		cmds, _ := mgScript(c.src, nil)
 		var got []string
