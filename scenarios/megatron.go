@@ -103,6 +103,9 @@ type mgArgs struct {
 	// skipped are the ${ARRAY[@]} words the script fills inside a block
 	// whose outcome the import cannot decide (their held flags).
 	skipped []mgWord
+	// decided: the script's ifs whose branch a positional or environment
+	// default decided (mgScript).
+	decided []mgDecided
 }
 
 func (a *mgArgs) pos(w mgWord) string {
@@ -150,8 +153,17 @@ func (a *mgArgs) inSkipped(flag string) string {
 }
 
 // errAt is a one-line error at flag's word.
+// A word in a branch that a default decided says so: the flag is there
+// only as the script runs without that argument or variable (review s18
+// C1).
 func (a *mgArgs) errAt(w mgWord, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", a.pos(w), oneLine(fmt.Sprintf(format, args...)))
+	msg := oneLine(fmt.Sprintf(format, args...))
+	for _, d := range a.decided {
+		if w.line > 0 && d.holds(w.line, w.col) {
+			msg += fmt.Sprintf("; this is in the branch the if at line %d takes as the script runs %s: for a run launched with other values, write them in the script in place of the defaults and import again", d.line, d.assumedText())
+		}
+	}
+	return fmt.Errorf("%s: %s", a.pos(w), msg)
 }
 
 // show is "--flag value" as given.
@@ -307,7 +319,7 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			return nil, fmt.Errorf("%s:%d:%d: %s: no command runs pretrain_gpt.py, and the file is not a list of --flag value arguments (give the launch script or the arguments)", name, words[0].line, words[0].col, ttName(words[0].text))
 		}
 	}
-	a := &mgArgs{file: name, flags: map[string]mgFlag{}, used: map[string]bool{}}
+	a := &mgArgs{file: name, flags: map[string]mgFlag{}, used: map[string]bool{}, decided: decided}
 	var cur string
 	for _, w := range words {
 		if w.unresolved != "" && w.unresolved == w.text && (strings.HasSuffix(w.text, "[@]}") || strings.HasSuffix(w.text, "[*]}")) {
@@ -349,15 +361,7 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		m.note("%s at %d:%d is not read: the script fills the array inside an if/for/while block whose outcome zerosim cannot decide, or from outside; the flags it holds%s are not imported (write them in the launch command to import them)", ttName(sk.text), sk.line, sk.col, holds)
 	}
 	for _, d := range decided {
-		var as []string
-		for _, a := range d.assumed {
-			expr := a.expr
-			if a.via != "" {
-				expr = a.via + "=" + expr
-			}
-			as = append(as, fmt.Sprintf("without %s (%s at line %d gives %q)", a.what(), ttName(expr), a.line, a.value))
-		}
-		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, strings.Join(as, " and "))
+		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, d.assumedText())
 	}
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
@@ -374,6 +378,20 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		}
 	}
 	return m, nil
+}
+
+// assumedText names the defaults that decided the if: "without argument 3
+// (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK") and …".
+func (d mgDecided) assumedText() string {
+	var as []string
+	for _, a := range d.assumed {
+		expr := a.expr
+		if a.via != "" {
+			expr = a.via + "=" + expr
+		}
+		as = append(as, fmt.Sprintf("without %s (%s at line %d gives %q)", a.what(), ttName(expr), a.line, a.value))
+	}
+	return strings.Join(as, " and ")
 }
 
 // mgDeepSpeedFlags are the flags deepspeed.add_config_arguments adds

@@ -18,7 +18,9 @@ import (
 // holds it. An if whose test compares words the script sets (mgExpander.cond)
 // runs its taken branch only, as bash would run the script without
 // arguments; where a positional or environment default decides it, mgScript
-// lists the if (mgDecided) and the import says so in a note.
+// lists the if (mgDecided) and the import says so in a note. A command or
+// { } group after && or || runs as its left side decides, and is a block
+// of unknown outcome when that is not decided.
 
 // mgWord is one shell word after expansion, at the line and column of the
 // word it came from.
@@ -497,6 +499,18 @@ type mgCommand struct {
 type mgDecided struct {
 	line    int
 	assumed []mgAssume
+	// from, to: the if or elif token and the if's fi (to: {0, 0} when the
+	// script ends first); the branch that runs lies between them.
+	from, to [2]int
+}
+
+// holds reports whether the word at line, col lies between the if (or
+// elif) and its fi: in the branch the default decided, as the branches
+// that do not run give no words.
+func (d mgDecided) holds(line, col int) bool {
+	at := [2]int{line, col}
+	before := func(a, b [2]int) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
+	return !before(at, d.from) && (d.to == [2]int{} || before(at, d.to))
 }
 
 // mgScript runs the script's top-level assignments and returns its
@@ -522,11 +536,14 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		}
 		return false
 	}
-	skip := func() bool { return skipIn(frames) }
+	// and: whether the command runs as the && or || before it decides
+	// (mgAfterAndOr).
+	and := mgYes
+	skip := func() bool { return skipIn(frames) || and == mgNo }
 	// fn: a function definition's NAME ( ) or function NAME was read, and
 	// its body's { is next.
 	fn := false
-	depth := func() int {
+	depthIn := func(frames []mgFrame) int {
 		n := 0
 		for _, f := range frames {
 			if f.state == mgUnknown {
@@ -535,6 +552,12 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		}
 		return n
 	}
+	depth := func() int {
+		if and == mgUnknown {
+			return depthIn(frames) + 1
+		}
+		return depthIn(frames)
+	}
 	for i := 0; i < len(toks); {
 		// One command: tokens up to a separator; ci is its first token.
 		j := i
@@ -542,6 +565,7 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 			j++
 		}
 		ci := i
+		and = e.mgAfterAndOr(toks, i)
 		i = j + 1
 		// Leading keywords.
 		for ci < j && toks[ci].paren == 0 {
@@ -568,13 +592,14 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				fn = true
 				continue
 			case "{":
-				// A function's body (mgUnknown), or a group that runs.
-				f := mgFrame{loop: true, brace: true, state: mgYes}
+				// A function's body (mgUnknown), or a group that runs
+				// as the && or || before it decides.
+				f := mgFrame{loop: true, brace: true, state: and}
 				if fn {
 					f.state = mgUnknown
 				}
 				frames = append(frames, f)
-				fn = false
+				fn, and = false, mgYes
 				ci++
 				continue
 			case "}":
@@ -587,11 +612,18 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				cond, then, as := e.cond(toks, ci+1)
 				// Inside a branch that does not run, skip() holds for
 				// everything the if encloses whatever its outcome, and a
-				// default that decides it decides nothing.
-				if len(as) > 0 && !skip() {
-					decided = append(decided, mgDecided{toks[ci].line, as})
+				// default that decides it decides nothing; inside a block
+				// of unknown outcome (a function's body, a loop) the
+				// branch's assignments are unknown whatever the default,
+				// and $1 is the function's argument (review s18 C2).
+				f := mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown}
+				if len(as) > 0 && !skip() && depth() == 0 {
+					f.decided = append(f.decided, len(decided))
+					decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 				}
-				frames = append(frames, mgFrame{state: cond, taken: cond == mgYes, unknown: cond == mgUnknown})
+				frames = append(frames, mgAndOrFrame(and)...)
+				frames = append(frames, f)
+				and = mgYes
 				if then > 0 {
 					i = then
 				}
@@ -600,8 +632,11 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 			case "elif":
 				cond, then, as := e.cond(toks, ci+1)
 				if n := len(frames); n > 0 && !frames[n-1].loop {
-					if !frames[n-1].taken && !skipIn(frames[:n-1]) && len(as) > 0 {
-						decided = append(decided, mgDecided{toks[ci].line, as})
+					// An earlier branch that may run (unknown) leaves
+					// this one unknown whatever its condition.
+					if !frames[n-1].taken && !frames[n-1].unknown && !skipIn(frames[:n-1]) && depthIn(frames[:n-1]) == 0 && len(as) > 0 {
+						frames[n-1].decided = append(frames[n-1].decided, len(decided))
+						decided = append(decided, mgDecided{line: toks[ci].line, assumed: as, from: [2]int{toks[ci].line, toks[ci].col}})
 					}
 					frames[n-1].branch(cond)
 				}
@@ -617,12 +652,20 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 				ci++
 				continue
 			case "for", "while", "until", "case", "select":
+				frames = append(frames, mgAndOrFrame(and)...)
 				frames = append(frames, mgFrame{loop: true, state: mgUnknown})
+				and = mgYes
 				ci = j
 				continue
 			case "fi", "done", "esac":
 				if n := len(frames); n > 0 {
+					for _, d := range frames[n-1].decided {
+						decided[d].to = [2]int{toks[ci].line, toks[ci].col}
+					}
 					frames = frames[:n-1]
+					if n := len(frames); n > 0 && frames[n-1].andOr {
+						frames = frames[:n-1]
+					}
 				}
 				ci++
 				continue
@@ -730,6 +773,20 @@ type mgFrame struct {
 	// taken: an earlier branch of the if runs; unknown: an earlier
 	// branch may run.
 	taken, unknown bool
+	// decided: the if's entries in mgScript's decided list.
+	decided []int
+	// andOr: the frame holds the compound command after it (an if, a
+	// loop) to what the && or || before it decides (mgAndOrFrame).
+	andOr bool
+}
+
+// mgAndOrFrame is the frame for an if or a loop after && or || whose
+// left side does not decide that it runs (none when it runs).
+func mgAndOrFrame(and int8) []mgFrame {
+	if and == mgYes {
+		return nil
+	}
+	return []mgFrame{{loop: true, andOr: true, state: and}}
 }
 
 // branch moves the if to its next branch (elif with condition cond, else
@@ -751,7 +808,7 @@ func (f *mgFrame) branch(cond int8) {
 
 // cond evaluates the condition of an if or elif that starts at toks[s]:
 // test commands ([ A = B ], [[ A == B ]], != and -z / -n, each possibly
-// negated by !) joined by && and ||, on words the script sets at its top
+// negated by !; true, : and false) joined by && and ||, on words the script sets at its top
 // level (a ${N:-default} of an unset variable or positional parameter is
 // its default, as the script runs without arguments and with its
 // environment's defaults). then is the index of the "then" token (0 when
@@ -761,6 +818,18 @@ func (f *mgFrame) branch(cond int8) {
 // && or || decides it without that test; a pipeline (|) or a background
 // job (&) in it makes it mgUnknown.
 func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed []mgAssume) {
+	for k := s; k < len(toks); k++ {
+		if t := toks[k]; !t.sep && t.paren == 0 && t.raw == "then" && (k == s || toks[k-1].sep) {
+			result, assumed = e.list(toks, s, k)
+			return result, k, assumed
+		}
+	}
+	return mgUnknown, 0, nil
+}
+
+// list evaluates the and-or list toks[s:stop] as cond does (mgUnknown when
+// it holds no test, a pipeline or a background job).
+func (e *mgExpander) list(toks []mgTok, s, stop int) (result int8, assumed []mgAssume) {
 	result = mgUnknown
 	if s < len(toks) {
 		e.line = toks[s].line
@@ -768,37 +837,46 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 	var test []string
 	var pending byte // the && or || before the current test
 	first := true
+	// end evaluates the test and keeps the defaults of the tests that
+	// decide the result so far (review s18 C3): after && the right test
+	// decides when the left is Yes or the right is No (the left alone,
+	// No, when the right does not run); after || likewise with Yes and
+	// No swapped; after ; the last test.
 	end := func() {
 		r, as := e.test(test)
-		if r != mgUnknown {
-			assumed = mgAddAssumed(assumed, as)
+		if r == mgUnknown {
+			as = nil
 		}
 		switch {
 		case first:
-			result = r
+			result, assumed = r, as
 		case pending == '&':
-			if result == mgNo || r == mgNo {
-				result = mgNo
-			} else if result == mgUnknown || r == mgUnknown {
-				result = mgUnknown
-			} else {
-				result = mgYes
+			switch {
+			case result == mgNo: // the right test does not run
+			case r == mgNo:
+				result, assumed = mgNo, as
+			case result == mgUnknown || r == mgUnknown:
+				result, assumed = mgUnknown, nil
+			default:
+				result, assumed = mgYes, mgAddAssumed(assumed, as)
 			}
 		case pending == '|':
-			if result == mgYes || r == mgYes {
-				result = mgYes
-			} else if result == mgUnknown || r == mgUnknown {
-				result = mgUnknown
-			} else {
-				result = mgNo
+			switch {
+			case result == mgYes: // the right test does not run
+			case r == mgYes:
+				result, assumed = mgYes, as
+			case result == mgUnknown || r == mgUnknown:
+				result, assumed = mgUnknown, nil
+			default:
+				result, assumed = mgNo, mgAddAssumed(assumed, as)
 			}
 		default:
-			result = r // a; b: the last command's status
+			result, assumed = r, as // a; b: the last command's status
 		}
 		first, test, pending = false, nil, 0
 	}
 	pipe := false // a single | or &: a pipeline or a background job
-	for k := s; k < len(toks); k++ {
+	for k := s; k < stop; k++ {
 		t := toks[k]
 		switch {
 		case t.sep:
@@ -806,7 +884,7 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 				end()
 			}
 			if t.op == '&' || t.op == '|' {
-				if u := k + 1; u < len(toks) && toks[u].sep && toks[u].op == t.op && toks[u].line == t.line && toks[u].col == t.col+1 {
+				if mgAndOr(toks, k) {
 					k++ // && or ||
 				} else {
 					pipe = true
@@ -815,16 +893,61 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 			}
 		case t.paren != 0:
 			test = append(test, string(t.paren))
-		case t.raw == "then" && len(test) == 0:
-			if first || pipe || result == mgUnknown {
-				return mgUnknown, k, nil
-			}
-			return result, k, assumed
 		default:
 			test = append(test, t.raw)
 		}
 	}
-	return mgUnknown, 0, nil
+	if len(test) > 0 {
+		end()
+	}
+	if first || pipe || result == mgUnknown {
+		return mgUnknown, nil
+	}
+	return result, assumed
+}
+
+// mgAndOr reports whether toks[k] and toks[k+1] are && or ||.
+func mgAndOr(toks []mgTok, k int) bool {
+	if k < 0 || k+1 >= len(toks) {
+		return false
+	}
+	t, u := toks[k], toks[k+1]
+	return t.sep && u.sep && (t.op == '&' || t.op == '|') && u.op == t.op && u.line == t.line && u.col == t.col+1
+}
+
+// mgAfterAndOr is whether the command at toks[i] runs when it follows
+// && or || (review s18 C4): mgYes when it does not follow one; else as
+// the and-or list left of the operator decides (&& runs on Yes, || on
+// No), mgUnknown when that list is not decided.
+func (e *mgExpander) mgAfterAndOr(toks []mgTok, i int) int8 {
+	if !mgAndOr(toks, i-2) {
+		return mgYes
+	}
+	op := toks[i-1].op
+	// The list starts after the last separator that is not && or ||,
+	// past a leading then, do, else or {.
+	s := i - 2
+	for s > 0 {
+		if !toks[s-1].sep {
+			s--
+			continue
+		}
+		if mgAndOr(toks, s-2) {
+			s -= 2
+			continue
+		}
+		break
+	}
+	for s < i-2 && toks[s].paren == 0 && !toks[s].sep && (toks[s].raw == "then" || toks[s].raw == "do" || toks[s].raw == "else" || toks[s].raw == "{") {
+		s++
+	}
+	switch left, _ := e.list(toks, s, i-2); {
+	case left == mgUnknown:
+		return mgUnknown
+	case (left == mgYes) == (op == '&'):
+		return mgYes
+	}
+	return mgNo
 }
 
 // test evaluates one test command of raw words; assumed: the defaults its
@@ -832,6 +955,10 @@ func (e *mgExpander) cond(toks []mgTok, s int) (result int8, then int, assumed [
 func (e *mgExpander) test(raw []string) (r int8, assumed []mgAssume) {
 	n := len(raw)
 	switch {
+	case n == 1 && (raw[0] == "true" || raw[0] == ":"):
+		return mgYes, nil
+	case n == 1 && raw[0] == "false":
+		return mgNo, nil
 	case n >= 2 && raw[0] == "[" && raw[n-1] == "]", n >= 2 && raw[0] == "[[" && raw[n-1] == "]]":
 	default:
 		return mgUnknown, nil

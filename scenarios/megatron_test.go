@@ -42,7 +42,7 @@ func TestImportMegatron(t *testing.T) {
 			note: "--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters",
 			// Review s18 B1: the branch at line 135 rests on $3 and $4
 			// being absent, which the import says.
-			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK") and without argument 4 (DATA_ARG=${4:-"MOCK"} at line 15 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
+			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
 		// --tokenizer-vocab-size replaces NullTokenizer's size: Meta's
 		// Llama 3 8B.
 		{name: "llama3-8b tokenizer", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},
@@ -358,6 +358,19 @@ func TestMegatronShellIf(t *testing.T) {
 		{"after a function", "f() {\n  A=(--f)\n}\nif [ a = a ]; then B=(--b); fi\nrun ${B[@]}", "run --b"},
 		{"command in a function", "D=a\nf() {\n  if [ \"$D\" = a ]; then B=1; fi\n  run --x\n}", "run --x"},
 		{"command in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  echo no\nfi\nrun x", "run x"},
+		// Review s18 C4: a command or { } group after && or || runs as
+		// its left side decides, and is a block of unknown outcome when
+		// that is not decided.
+		{"group after || not run", "A=(--a)\ntrue || { A=(--x); }\nrun ${A[@]}", "run --a"},
+		{"group after && unknown", "A=(--a)\n[ -f x ] && { A=(--x); }\nrun ${A[@]}", "run ${A[@]}"},
+		{"assignment after && unknown", "A=(--a)\n[ -f x ] && A=(--x)\nrun ${A[@]}", "run ${A[@]}"},
+		{"assignment after && not run", "A=(--a)\nfalse && A=(--x)\nrun ${A[@]}", "run --a"},
+		{"group after && runs", "D=a\nA=(--a)\n[ \"$D\" = a ] && { A+=(--y); }\nrun ${A[@]}", "run --a --y"},
+		{"after || runs", "D=a\nA=(--a)\n[ \"$D\" = b ] || A+=(--z)\nrun ${A[@]}", "run --a --z"},
+		{"and-or list", "D=a\nA=(--a)\n[ \"$D\" = a ] && [ -f x ] && A+=(--z)\nrun ${A[@]}", "run ${A[@]}"},
+		{"if after && unknown", "A=(--a)\n[ -f x ] && if true; then A=(--i); fi\nrun ${A[@]}", "run ${A[@]}"},
+		{"after && in a branch", "D=a\nA=(--a)\nif [ \"$D\" = a ]; then [ -f x ] && A=(--x); fi\nrun ${A[@]}", "run ${A[@]}"},
+		{"launch after cd &&", "cd /x && run --x", "run --x"},
 	} {
 		cmds, _ := mgScript(c.src, nil)
 		var got []string
@@ -386,6 +399,21 @@ func TestMegatronShellAssumed(t *testing.T) {
 		{"set by the script", "U=2\nU=${U:-1}\nif [ \"${U}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
 		{"undecided", "T=${3:-x}\nif [ \"$T\" = x ] && [ -f y ]; then A=(--u); fi\nrun ${A[@]}", ""},
 		{"in a branch not taken", "D=a\nif [ \"$D\" = b ]; then\n  if [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nfi\nrun ${A[@]}", ""},
+		// Review s18 C2: inside a block of unknown outcome the default
+		// decides nothing.
+		{"in a function body", "f() {\n if [ \"${1:-x}\" = x ]; then A=(--f); fi\n}\nrun ${A[@]}", ""},
+		{"in a loop", "for i in 1 2; do if [ \"${U:-1}\" = 1 ]; then A=(--u); fi; done\nrun ${A[@]}", ""},
+		{"elif in a loop", "D=a\nfor i in 1 2; do\n if [ \"$D\" = b ]; then A=(--b)\n elif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\ndone\nrun ${A[@]}", ""},
+		{"elif after an unknown branch", "if [ -f x ]; then A=(--x)\nelif [ \"${U:-1}\" = 1 ]; then A=(--u); fi\nrun ${A[@]}", ""},
+		// Review s18 C3: only the defaults of the tests that decide the
+		// result are listed.
+		{"or decided by the first test", "D=a\nif [ \"$D\" = a ] || [ \"${U:-1}\" = 1 ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"and decided by the first test", "D=a\nif [ \"$D\" = b ] && [ \"${U:-1}\" = 1 ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"and decided by the second test", "D=a\nif [ \"${U:-1}\" = 1 ] && [ \"$D\" = b ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"or decided by the second test", "D=a\nif [ \"${U:-1}\" = 2 ] || [ \"$D\" = a ]; then A=(--a); fi\nrun ${A[@]}", ""},
+		{"and, both", "D=a\nif [ \"$D\" = a ] && [ \"${U:-1}\" = 1 ]; then A=(--a); fi\nrun ${A[@]}", `2: U =${U:-1} "1" 2`},
+		{"or, both", "if [ \"${V:-1}\" = 2 ] || [ \"${U:-1}\" = 2 ]; then A=(--a); fi\nrun ${A[@]}", `1: V =${V:-1} "1" 1; 1: U =${U:-1} "1" 1`},
+		{"after ;", "D=a\nif [ \"${U:-1}\" = 1 ]; [ \"$D\" = a ]; then A=(--a); fi\nrun ${A[@]}", ""},
 	} {
 		_, dec := mgScript(c.src, nil)
 		var got []string
@@ -421,7 +449,8 @@ func TestImportMegatronSkippedArrayNote(t *testing.T) {
 // (line 39) decides the if at line 112 that extends TRAINING_ARGS, and
 // NSYS_PROFILE=${NSYS_PROFILE:-0} (line 27) the profiling one at 216, so
 // --micro-batch-size (line 90) is read and the import stops at
-// --use-megatron-fsdp (line 116), not at a "missing" flag.
+// --use-megatron-fsdp (line 116), not at a "missing" flag, naming the
+// default that put it there.
 func TestImportMegatronFSDPScript(t *testing.T) {
 	const file = "testdata/megatron/train_llama3_8b_fsdp_h100_fp8.sh"
 	data, err := os.ReadFile(file)
@@ -431,5 +460,10 @@ func TestImportMegatronFSDPScript(t *testing.T) {
 	_, err = ImportMegatron(file, data, MegatronOptions{GPU: "H100-80GB"})
 	if want := file + ":116:9: --use-megatron-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy optim_grads_params shards the optimizer state, gradients and parameters, as ZeRO-3 does"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want %q…", err, want)
+	}
+	// Review s18 C1: the flag is there only as the script runs without
+	// USE_MEGATRON_FSDP set, and the error says so.
+	if want := `; this is in the branch the if at line 112 takes as the script runs without USE_MEGATRON_FSDP set (USE_MEGATRON_FSDP=${USE_MEGATRON_FSDP:-1} at line 39 gives "1"): for a run launched with other values, write them in the script in place of the defaults and import again`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %v, want …%q", err, want)
 	}
 }

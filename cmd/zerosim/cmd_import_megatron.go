@@ -46,8 +46,9 @@ arguments: variables and arrays assigned at its top level, ${N:-default}
 as its default, and an if whose test compares such words ([ "$DTYPE" =
 fp8 ], [[ ... == ... ]], -z, -n) runs its taken branch only, with a note
 when a positional or environment default decided it; an array filled
-inside a block it cannot decide (or a function's body) is named in a note
-with the flags it would hold. Then:
+inside a block it cannot decide (a function's body, or a command after a &&
+or || it cannot decide) is named in a note with the flags it would hold.
+Then:
 zerosim import megatron train.sh --gpu H100-80GB > s.yaml && zerosim run s.yaml.`,
 		Example: `  zerosim import megatron train_llama3_8b_h100_fp8.sh --gpu H100-80GB
   zerosim import megatron train_gpt3_175b_distributed-tp1pp1.sh --nodes 16 --gpu H100-80GB --tokenizer-vocab-size 50257`,
