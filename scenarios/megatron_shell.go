@@ -172,7 +172,7 @@ type mgAssume struct {
 
 // what names the assumption: "argument 3", "USE_MEGATRON_FSDP set".
 func (a mgAssume) what() string {
-	if a.name[0] >= '0' && a.name[0] <= '9' {
+	if a.name != "" && a.name[0] >= '0' && a.name[0] <= '9' {
 		return "argument " + a.name
 	}
 	return a.name + " set"
@@ -331,6 +331,9 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 			name = strings.TrimSuffix(strings.TrimSuffix(name, "[@]"), "[*]")
 			v, ok := e.vars[name]
 			switch {
+			case name == "":
+				// ${:-x}: bash's "bad substitution", no value.
+				lit("${" + body + "}")
 			case ok && v.why == "" && (!hasDef || !mgNull(v.words)):
 				add(v.words, quoted)
 			case hasDef && (!ok || v.why == ""):
