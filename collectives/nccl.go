@@ -798,7 +798,7 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 		case NVLS:
 			why = " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
 		case NVLSTree:
-			why = " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, more than one node, and all-reduce)"
+			why = " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; use auto)"
 		case Tree:
 			why = " (NCCL's tree runs all-reduce only)"
 		}

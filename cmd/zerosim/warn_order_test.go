@@ -52,3 +52,15 @@ func TestPlanReproduceStdin(t *testing.T) {
 		t.Errorf("exit %d (%s):\n%s", code, errOut.String(), out.String())
 	}
 }
+
+// TestNVLSTreeRefusalSaysTheFix: an explicit nvlstree whose all-reduce
+// group has one GPU per node (K = 2 over 2 nodes: the inter-group
+// all-reduce) exits 2 with one line that says why and what to use; it
+// said "two or more GPUs per node" of a cluster of 8 a node, and no fix.
+func TestNVLSTreeRefusalSaysTheFix(t *testing.T) {
+	_, stderr, code := runCLI("run", "--set", "communication.algorithm=nvlstree", "--set", "parallelism.k=2", "--set", "parallelism.zero_stage=3")
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "all-reduce over 2 ranks: nvlstree cannot run allreduce over 2 ranks on 2 nodes") ||
+		!strings.Contains(stderr, "two or more of the group's GPUs on each node") || !strings.HasSuffix(stderr, "; use auto)\n") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
