@@ -853,25 +853,21 @@ func (e *mgExpander) list(toks []mgTok, s, stop int) (result int8, assumed []mgA
 		switch {
 		case first:
 			result, assumed = r, as
-		case pending == '&':
-			switch {
-			case result == mgNo: // the right test does not run
-			case r == mgNo:
-				result, assumed = mgNo, as
-			case result == mgUnknown || r == mgUnknown:
-				result, assumed = mgUnknown, nil
-			default:
-				result, assumed = mgYes, mgAddAssumed(assumed, as)
+		case pending == '&' || pending == '|':
+			// stop is the left side's result that skips the right test
+			// (No before &&, Yes before ||) and decides the list alone.
+			stop, pass := mgNo, mgYes
+			if pending == '|' {
+				stop, pass = mgYes, mgNo
 			}
-		case pending == '|':
 			switch {
-			case result == mgYes: // the right test does not run
-			case r == mgYes:
-				result, assumed = mgYes, as
+			case result == stop: // the right test does not run
+			case r == stop:
+				result, assumed = stop, as
 			case result == mgUnknown || r == mgUnknown:
 				result, assumed = mgUnknown, nil
 			default:
-				result, assumed = mgNo, mgAddAssumed(assumed, as)
+				result, assumed = pass, mgAddAssumed(assumed, as)
 			}
 		default:
 			result, assumed = r, as // a; b: the last command's status
