@@ -296,11 +296,7 @@ func shardsOf(c sweep.Candidate, n int) int {
 // tie the one listed above in step and peak and differ only in bucket,
 // prefetch or algorithm: distinct), it says so (QA7 F9).
 func (pr *PlanReport) rankLegend() string {
-	top := pr.Top
-	if top <= 0 {
-		top = 10
-	}
-	for i, j := range distinct(pr.Plan.Rows, top) {
+	for i, j := range pr.listed() {
 		if i != j {
 			return "rank of all that fit; a rank not listed ties the one above in step and peak (plan.csv has all)"
 		}
@@ -308,14 +304,20 @@ func (pr *PlanReport) rankLegend() string {
 	return "rank of all that fit (plan.csv has all)"
 }
 
-// shown are the rows the table lists.
-func (pr *PlanReport) shown() []sweep.PlanRow {
+// listed are the indices of the rows the table lists: the --top (10 by
+// default) fastest distinct ones.
+func (pr *PlanReport) listed() []int {
 	top := pr.Top
 	if top <= 0 {
 		top = 10
 	}
+	return distinct(pr.Plan.Rows, top)
+}
+
+// shown are the rows the table lists.
+func (pr *PlanReport) shown() []sweep.PlanRow {
 	var out []sweep.PlanRow
-	for _, i := range distinct(pr.Plan.Rows, top) {
+	for _, i := range pr.listed() {
 		out = append(out, pr.Plan.Rows[i])
 	}
 	return out
@@ -324,11 +326,7 @@ func (pr *PlanReport) shown() []sweep.PlanRow {
 // planTable lists the fastest distinct configurations.
 func (pr *PlanReport) planTable() *table {
 	p := pr.Plan
-	top := pr.Top
-	if top <= 0 {
-		top = 10
-	}
-	idx := distinct(p.Rows, top)
+	idx := pr.listed()
 	t := &table{Title: fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows)))),
 		// comm tells apart rows that differ only in bucket size or
 		// prefetch depth (QA7 F9); the short names keep to 120 columns.
