@@ -430,7 +430,7 @@ func TestComparePlotUnits(t *testing.T) {
 		series int
 		value  float64
 	}{
-		{&c.Plot, 0, 0, 26_953_662_464.0 / (1 << 30)}, // K=1 seed 000 logical: 2S
+		{&c.Plot, 0, 3, 26_953_662_464.0 / (1 << 30)}, // K=1 seed 000 logical (after auto, ring, hierarchical): 2S
 		{&general, 2, 0, float64(c.Variants[0].PeakMemory) / (1 << 30)},
 	} {
 		p := tc.plot.Panels[tc.panel]
@@ -564,5 +564,42 @@ func TestSlowLinkInS(t *testing.T) {
 		if r.SeedS != want || r.NetworkBusiestS != math.Round(float64(r.NetworkBusiest)/S*1000)/1000 {
 			t.Errorf("K=%d %s: seed %v·S, busiest %v·S (%d B); want %v·S and %d B / S", r.K, r.Algorithm, r.SeedS, r.NetworkBusiestS, r.NetworkBusiest, want, r.NetworkBusiest)
 		}
+	}
+}
+
+// TestSlowLinkPlotSeriesAligned: in the every-K plot a series has one value
+// per K, so a K an algorithm cannot run (hierarchical at K=2 on 3 nodes
+// of 8: groups of 12 over 8+4) does not shift the later bars onto the
+// wrong K, and an algorithm has the same position, so the same colour, in
+// both panels (QA9 #6: ring was green above and orange below).
+func TestSlowLinkPlotSeriesAligned(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	src := sweep.Source{File: "default.yaml", Data: data, Sets: []string{"cluster.nodes=3", "parallelism.dp=24"}}
+	runs, err := sweep.Compare(sweep.Vary(src, "parallelism.k", []string{"1", "2"}), sweep.CompareOptions{AllK: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Skipped) == 0 {
+		t.Fatal("no every-K run skipped: the case no longer tests a gap")
+	}
+	c := NewComparison("default", runs, false)
+	bytesP, timeP := c.Plot.Panels[0], c.Plot.Panels[1]
+	for _, pn := range c.Plot.Panels {
+		for _, s := range pn.Series {
+			if len(s.Values) != len(c.Plot.Categories) {
+				t.Errorf("%q %q: %d values for %d K", pn.Title, s.Name, len(s.Values), len(c.Plot.Categories))
+			}
+		}
+	}
+	for i, s := range timeP.Series {
+		if bytesP.Series[i].Name != s.Name+" wire" {
+			t.Errorf("series %d: %q above, %q below", i, bytesP.Series[i].Name, s.Name)
+		}
+	}
+	// K=2 hierarchical did not run: 0 there; K=3 hierarchical did.
+	k2, k3 := slices.Index(c.Plot.Categories, "K=2"), slices.Index(c.Plot.Categories, "K=3")
+	h := slices.IndexFunc(timeP.Series, func(s plotSeries) bool { return s.Name == "hierarchical" })
+	if k2 < 0 || k3 < 0 || h < 0 || timeP.Series[h].Values[k2] != 0 || timeP.Series[h].Values[k3] == 0 {
+		t.Errorf("categories %v, hierarchical step times %v", c.Plot.Categories, timeP.Series[h].Values)
 	}
 }

@@ -26,6 +26,7 @@ type outputs struct {
 	files   []string // its flags naming an output FILE (checked like -o)
 	dirHint string   // what to use instead of -o DIR
 	fmtHint string   // what it prints instead, when it has no --format
+	csvHint string   // where to get CSV, when it prints none
 	units   bool     // --units sets the memory unit of its tables
 	wide    bool     // --wide shows every column of its tables
 }
@@ -40,7 +41,7 @@ func (a *app) style() reports.MemoryStyle {
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":               {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true},
+	"run":               {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true, csvHint: "for CSV rows, zerosim sweep FILE --grid KEY=V1,V2 (a one-value grid is one run)"},
 	"memory":            {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
 	"sweep":             {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
 	"merge":             {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
@@ -85,7 +86,11 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		if o.fmtHint != "" {
 			return inputError{fmt.Errorf("--format %s: %s", a.format, o.fmtHint)}
 		}
-		return inputError{fmt.Errorf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))}
+		msg := fmt.Sprintf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))
+		if a.format == "csv" && o.csvHint != "" {
+			msg += ": " + o.csvHint
+		}
+		return inputError{errors.New(msg)}
 	}
 	dir := cmd.Annotations[writesFiles] != ""
 	if changed("output") && !dir {
