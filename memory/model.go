@@ -297,7 +297,8 @@ type Report struct {
 	PeakPhase  Phase
 	// PeakUnit is the unit being processed when the total peaks, -1 if none.
 	PeakUnit int
-	// PhasePeaks is the total at the peak of every phase, in Phases order.
+	// PhasePeaks is the total at the peak of every phase, in Phases order:
+	// the param all-gather after the step only for stages 1 and 2.
 	PhasePeaks []PhasePeak
 	// Reserved and Device are the profiler's view of Peak (convention
 	// zerosim only; see ProfilerPeaks): the caching allocator's reserved

@@ -726,6 +726,8 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 			switch {
 			case r.Rates != nil && r.Unit == "fraction": // MFU, as sweep and plan.csv write it
 				row = append(row, sweep.FormatMFU(r.Rates[i]))
+			case r.Rates != nil && r.Unit == "tokens/s":
+				row = append(row, sweep.FormatTokensPerSec(r.Rates[i]))
 			case r.Rates != nil:
 				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))
 			case r.Unit == "bool": // true/false, as sweep and plan.csv write it

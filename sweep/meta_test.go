@@ -63,3 +63,18 @@ func TestMetaCoversReadFiles(t *testing.T) {
 		t.Errorf("calibration's fixed cost -2.1 → -1.1 µs: meta unchanged")
 	}
 }
+
+// TestCSVRatesKeepTheirDecimals: sweep's CSV writes tokens/s per GPU with
+// 3 decimals, trailing zeros kept, as plan.csv and compare's CSV do, so
+// the same configuration's rate is the same text in each (QA9 #9: sweep
+// wrote 10747.83 where plan.csv wrote 10747.830).
+func TestCSVRatesKeepTheirDecimals(t *testing.T) {
+	var b strings.Builder
+	enc := NewEncoder(&b, CSV, []string{"parallelism.k"})
+	if err := enc.Write(Row{Index: 0, Values: []string{"1"}, TokensPerSecPerGPU: 10747.8300004, MFU: 0.4565}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ",10747.830,0.45650,") {
+		t.Errorf("row %q, want 10747.830 and 0.45650", b.String())
+	}
+}
