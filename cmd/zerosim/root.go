@@ -96,6 +96,11 @@ for bit against unsharded training.`,
 	pf.StringVar(&a.units, "units", "gib", "memory in tables: gib (2^30 B) or gb (1e9 B)")
 	pf.BoolVar(&a.wide, "wide", false, "tables with every column (exact bytes), wider than 120 columns")
 	root.PersistentPreRunE = a.checkInput
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		defer globalFlagsFor(cmd)()
+		help(cmd, args)
+	})
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
