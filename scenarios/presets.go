@@ -35,29 +35,105 @@ type ModelPreset struct {
 	dims Model
 }
 
-// gpuPresets lists the GPUs in documentation order. HBM sizes are binary
-// (A100-40GB = 40 GiB), as nvidia-smi reports them.
+// gpuPresets lists the GPUs in documentation order.
+//
+// Memory is what the driver reports as the device's total: nvidia-smi's
+// memory.total (the "MiB / NNNNNMiB" of its table, "FB Memory Usage:
+// Total" of nvidia-smi -q) on NVIDIA parts, rocm-smi's "VRAM Total Memory
+// (B)" on AMD ones, copied from a printout cited at each row. It is not
+// the marketed figure: ECC and the firmware take part of the memory, so an
+// "80GB" H100 shows 81,559 MiB (79.65 GiB) and a "48GB" GDDR6 L40S 46,068
+// MiB (44.99 GiB); only some parts (A100, V100) show an exact binary size.
+// Where no printout of a part is in the reference store the row keeps the
+// datasheet's GB as GiB and says so. memory.total still counts the few
+// hundred MiB the driver reserves for itself (nvidia-smi -q "Reserved":
+// 479 MiB on the L40S and 700 MiB on the H200 printouts cited below),
+// which no process can allocate, and CUDA's totalGlobalMem
+// (torch.cuda.get_device_properties().total_memory) leaves out; zerosim
+// does not subtract it, so a plan within that margin of the total fits
+// here and runs out of memory on the device.
 var gpuPresets = []GPUPreset{
+	// V100-16GB: 16,384 MiB, nvidia-smi "Tesla V100-SXM2-16GB … 1MiB /
+	// 16384MiB" (thamada/gls gls/V100_x8_smi.py @ 5b0ef6cbf13815ba81660ecae60f8b29ca38a86d).
 	{"V100-16GB", 16 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	// V100-32GB: 32,768 MiB, nvidia-smi of a Tesla V100-SXM2-32GB (stored
+	// code corpus, find_string "MiB / 32768MiB", id 26177832817; the index
+	// does not name its repository).
 	{"V100-32GB", 32 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	// A100-40GB: 40,960 MiB, nvidia-smi --query-gpu "NVIDIA
+	// A100-SXM4-40GB, 40960 MiB, 580.95.05" in a stored probe table of
+	// Modal's GPU types (find_string "NVIDIA B300 SXM6 AC, ", id 71609078484;
+	// repository not named by the index).
 	{"A100-40GB", 40 * units.GiB, 312e12, 0, 1555e9, "NVLink3", "HDR", "A100 SXM4 datasheet, dense bf16"},
+	// A100-80GB: 81,920 MiB, nvidia-smi "NVIDIA A100-SXM4-80GB … 1MiB /
+	// 81920MiB" (thamada/nvidia-smi gls/A100SXMx4_smi.py @ b09ef139265ffc7e3c78006346981de8e4d70499).
 	{"A100-80GB", 80 * units.GiB, 312e12, 0, 2039e9, "NVLink3", "HDR", "A100 SXM4 80GB datasheet, dense bf16"},
+	// A800-80GB: no nvidia-smi printout of an A800 is in the store; the A100
+	// 80GB's 81,920 MiB, which it is.
 	{"A800-80GB", 80 * units.GiB, 312e12, 0, 2039e9, "NVLink3-A800", "HDR", "A800 SXM4 80GB: the A100 80GB SXM4 with NVLink cut from 600 to 400 GB/s bidirectional (Reuters, Nov 2022, from a Chinese distributor's spec sheet; NVIDIA: a separate product of the A100 for Chinese customers, same computational performance, narrower interconnect); no NVIDIA A800 datasheet in the store, so 80GB, dense bf16 312 (FlagPerf config_A100x1x8.py theoryflops for its A800 rows) and 2,039 GB/s are the A100 80GB SXM4's"},
-	{"H100-80GB", 80 * units.GiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
-	{"H200", 141 * units.GiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
-	{"B200", 180 * units.GiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
-	{"GB200", 186 * units.GiB, 2500e12, 5000e12, 8000e9, "NVLink5", "NDR", "GB200 NVL72 datasheet: 13.4TB HBM3e and 576 TB/s for 72 GPUs; 360 PFLOPS bf16 and 720 PFLOPS fp8 sparse for 72 GPUs, halved for dense"},
-	{"B300", 288 * units.GiB, 2250e12, 4500e12, 8000e9, "NVLink5", "XDR", "NVIDIA DGX B300 datasheet as tabulated in stas00/ml-engineering compute/accelerator/README.md (no copy of NVIDIA's page in the store): 288GB HBM3e (2.3TB for 8 GPUs; NVIDIA's 'Inside NVIDIA Blackwell Ultra' blog: 288GB, 8 TB/s), dense bf16 2,250 and fp8 4,500 TFLOPS (HGX B300: 36 and 72 PFLOPS with sparsity for 8 GPUs, halved); ConnectX-8 800 Gb/s per GPU. 288 is the datasheet's size; Verda's B300 table lists 270GB, as B200's 192 shows 180"},
-	{"GB300", 279 * units.GiB, 2500e12, 5000e12, 8000e9, "NVLink5", "XDR", "NVIDIA GB300 NVL72 datasheet as Verda's GB300 NVL72 post and stas00/ml-engineering give it (no copy of NVIDIA's page in the store): up to 20TB HBM3e and 576 TB/s for 72 GPUs (279GB each in Verda's per-GPU table, 279 × 72 = 20.1TB; the blog's 288GB is the physical size, as GB200's 186 is of 192); 360 PFLOPS bf16 and 720 PFLOPS fp8 with sparsity for 72 GPUs, halved for dense; ConnectX-8 800 Gb/s per GPU"},
-	{"MI300X", 192 * units.GiB, 1307_400e9, 2614_900e9, 5300e9, "xGMI", "RoCE400", "AMD Instinct MI300X datasheet: 192GB HBM3, 5.3 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
+	// H100-80GB: 81,559 MiB, nvidia-smi "NVIDIA H100 80GB HBM3 … 1MiB /
+	// 81559MiB" (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md
+	// @ 1ec01b8cd823902e8000837e8bb4b07b10d983d9; also huggingface/diffusers
+	// tests/quantization/torchao/README.md @ 01b6b66267ac746e63c22fa28bde214a3e721aec).
+	{"H100-80GB", 81559 * units.MiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
+	// H200: 143,771 MiB, nvidia-smi "NVIDIA H200 … 1MiB / 143771MiB" and -q
+	// "Total : 143771 MiB, Reserved : 700 MiB" (thamada/gls gls/H200_smi.py
+	// @ c0bed08d0e20bb1abccfee5aeedb80bc63b493a6).
+	{"H200", 143771 * units.MiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
+	// B200: 183,359 MiB, nvidia-smi "NVIDIA B200 … 0MiB / 183359MiB"
+	// (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md @ e05d085c31d37fb3704719784709ed792108c445).
+	{"B200", 183359 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
+	// GB200: 189,471 MiB, nvidia-smi "NVIDIA GB200 … 2MiB / 189471MiB" in
+	// an NVIDIA-licensed test of nvidia-smi parsing and a Slinky
+	// slurm-operator guide (stored code corpus, find_string "MiB /
+	// 189471MiB", ids 54650828460 and 57445483512; the index does not name
+	// their repositories).
+	{"GB200", 189471 * units.MiB, 2500e12, 5000e12, 8000e9, "NVLink5", "NDR", "GB200 NVL72 datasheet: 13.4TB HBM3e and 576 TB/s for 72 GPUs; 360 PFLOPS bf16 and 720 PFLOPS fp8 sparse for 72 GPUs, halved for dense"},
+	// B300: 275,040 MiB, nvidia-smi --query-gpu "NVIDIA B300 SXM6 AC, 275040
+	// MiB, 580.95.05" (stored probe table, find_string "NVIDIA B300 SXM6 AC,
+	// ", id 71609078484) and "148 SMs, 275,040 MiB HBM" (id 59706846006);
+	// the index does not name their repositories. 268.59 GiB: NVIDIA's
+	// BioNeMo benchmark table lists 269 GiB (id 67522496601), not the
+	// datasheet's 288GB.
+	{"B300", 275040 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "XDR", "NVIDIA DGX B300 datasheet as tabulated in stas00/ml-engineering compute/accelerator/README.md (no copy of NVIDIA's page in the store): 288GB HBM3e (2.3TB for 8 GPUs; NVIDIA's 'Inside NVIDIA Blackwell Ultra' blog: 288GB, 8 TB/s), dense bf16 2,250 and fp8 4,500 TFLOPS (HGX B300: 36 and 72 PFLOPS with sparsity for 8 GPUs, halved); ConnectX-8 800 Gb/s per GPU. Memory: nvidia-smi's 275,040 MiB, not the datasheet's 288GB (Verda's B300 table lists 270GB, as B200's 192 shows 180)"},
+	// GB300: 284,208 MiB, nvidia-smi "NVIDIA GB300 … 0MiB / 284208MiB" on
+	// driver 580.82.07 (stored code corpus, find_string "NVIDIA GB300
+	// On", ids 66256874927, 52252791387 and 51884305790; the index does not
+	// name their repositories). 277.55 GiB: the BioNeMo table's 278 GiB.
+	{"GB300", 284208 * units.MiB, 2500e12, 5000e12, 8000e9, "NVLink5", "XDR", "NVIDIA GB300 NVL72 datasheet as Verda's GB300 NVL72 post and stas00/ml-engineering give it (no copy of NVIDIA's page in the store): up to 20TB HBM3e and 576 TB/s for 72 GPUs (279GB each in Verda's per-GPU table, 279 × 72 = 20.1TB; the blog's 288GB is the physical size, as GB200's 186 is of 192); 360 PFLOPS bf16 and 720 PFLOPS fp8 with sparsity for 72 GPUs, halved for dense; ConnectX-8 800 Gb/s per GPU"},
+	// MI300X: 205,822,885,888 B (196,288 MiB, 191.69 GiB), rocm-smi
+	// --showmeminfo vram "VRAM Total Memory (B): 205822885888" (stored code
+	// corpus, find_string "VRAM Total Memory (B): 205822885888", ids
+	// 68445414372 and 69240662799), the totalGlobalMem HIP reports in a
+	// stored MI300X VF benchmark report (id 680981439); the index does not
+	// name their repositories.
+	{"MI300X", 196288 * units.MiB, 1307_400e9, 2614_900e9, 5300e9, "xGMI", "RoCE400", "AMD Instinct MI300X datasheet: 192GB HBM3, 5.3 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
+	// MI325X, MI350X, MI355X: no rocm-smi printout of their VRAM total is
+	// in the store, so the datasheets' GB are kept as GiB; MI300X's
+	// printout is 320 MiB (0.16 %) below its 192 GiB: expect these to be
+	// high by as much.
 	{"MI325X", 256 * units.GiB, 1307_400e9, 2614_900e9, 6000e9, "xGMI", "RoCE400", "AMD Instinct MI325X datasheet: 256GB HBM3E, 6 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
 	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI: no AMD figure for the MI350 series' Infinity Fabric links is in the store"},
 	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI: no AMD figure for the MI350 series' Infinity Fabric links is in the store"},
-	{"L40S", 48 * units.GiB, 362_050e9, 733e12, 864e9, "PCIe4", "RoCE100", "L40S datasheet: 48GB GDDR6, 864 GB/s, bf16 362.05 and fp8 733 TFLOPS dense (733 and 1,466 with sparsity)"},
-	{"A10G", 24 * units.GiB, 70e12, 0, 600e9, "PCIe4", "Eth100", "AWS G5 A10G (AWS's variant of the A10, no NVIDIA datasheet): 24GB GDDR6, 600 GB/s, 70 TFLOPS bf16 tensor as AWS lists it (the A10 datasheet's 125 is a different part)"},
-	{"L4", 24 * units.GiB, 121e12, 242_500e9, 300e9, "PCIe4", "Eth100", "L4 datasheet: 24GB GDDR6, 300 GB/s, bf16 242 and fp8 485 TFLOPS with sparsity, halved for dense"},
-	{"RTX4090", 24 * units.GiB, 165_200e9, 330_300e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 and fp8 with fp32 accumulate"},
-	{"RTX5090", 32 * units.GiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
+	// L40S: 46,068 MiB, nvidia-smi "NVIDIA L40S … 1MiB / 46068MiB" and -q
+	// "Total : 46068 MiB, Reserved : 479 MiB", ECC on (thamada/nvidia-smi
+	// nvsim/L40S_smi.py @ c768aedc1e0bf705fc91b08e8d9403bf53760365).
+	{"L40S", 46068 * units.MiB, 362_050e9, 733e12, 864e9, "PCIe4", "RoCE100", "L40S datasheet: 48GB GDDR6, 864 GB/s, bf16 362.05 and fp8 733 TFLOPS dense (733 and 1,466 with sparsity)"},
+	// A10G: 23,028 MiB, nvidia-smi "NVIDIA A10G … 0MiB / 23028MiB"
+	// (pytorch/FBGEMM fbgemm_gpu/docs/src/fbgemm_gpu/development/InstallationInstructions.rst
+	// @ 0579557400506fa9935345515c71429511f9e267).
+	{"A10G", 23028 * units.MiB, 70e12, 0, 600e9, "PCIe4", "Eth100", "AWS G5 A10G (AWS's variant of the A10, no NVIDIA datasheet): 24GB GDDR6, 600 GB/s, 70 TFLOPS bf16 tensor as AWS lists it (the A10 datasheet's 125 is a different part)"},
+	// L4: 23,034 MiB, nvidia-smi "NVIDIA L4 … 1MiB / 23034MiB" and -q
+	// "Total : 23034 MiB, Reserved : 556 MiB" (thamada/nvidia-smi
+	// gls/L4_smi.py @ b09ef139265ffc7e3c78006346981de8e4d70499).
+	{"L4", 23034 * units.MiB, 121e12, 242_500e9, 300e9, "PCIe4", "Eth100", "L4 datasheet: 24GB GDDR6, 300 GB/s, bf16 242 and fp8 485 TFLOPS with sparsity, halved for dense"},
+	// RTX4090: 24,564 MiB, nvidia-smi "NVIDIA GeForce RTX 4090 … 2MiB /
+	// 24564MiB", ECC off (thamada/nvidia-smi package/RTX4090_smi.py @
+	// 6f38a71568acd6fffb59b0181339a8dbb8e84434).
+	{"RTX4090", 24564 * units.MiB, 165_200e9, 330_300e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 and fp8 with fp32 accumulate"},
+	// RTX5090: 32,607 MiB, nvidia-smi "NVIDIA GeForce RTX 5090 … 2MiB /
+	// 32607MiB" (thamada/gls gls/RTX5090_smi.py @ 5d64b880942758ed4de2b107422a3f31bb609fac).
+	{"RTX5090", 32607 * units.MiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
 }
 
 // linkPresets lists the link classes in documentation order.
