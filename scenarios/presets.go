@@ -137,6 +137,18 @@ var gpuPresets = []GPUPreset{
 }
 
 // linkPresets lists the link classes in documentation order.
+//
+// The PCIe presets' Bandwidth is the line rate, GT/s × 16 lanes / 8, the
+// figure NCCL's PCI_BW (12 GB/s for a PCIe 3.0 x16 link, topo.h; 24 and 48
+// for 4.0 and 5.0) is 3/4 of, which collectives' NCCL model takes it
+// against (pciFraction 12/16). The payload a link carries is 128/130 of it:
+// PCIe 3.0 and later encode 128 bits in 130 (PCI Express base
+// specification 3.0; One Stop Systems' ExpressBox 2200 manual, appendix B
+// 9.6, "PCIe 3.0 use more efficient encoding scheme called 128b/130b ...
+// a single PCIe 3.0 lane, at 8GT/s, can send 985MB/s", stored page
+// https://manualshive.com/en/manual/oss/expressbox-2200/1656655?page=75, a
+// vendor's manual on a third-party site). PayloadBandwidth gives that
+// rate, which the offload host link (cluster.host.pcie) takes.
 var linkPresets = []LinkPreset{
 	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction"},
 	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch"},
@@ -145,9 +157,9 @@ var linkPresets = []LinkPreset{
 	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction"},
 	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets)"},
 	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet)"},
-	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16, nominal 16 GB/s per direction"},
-	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16, nominal 32 GB/s per direction"},
-	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16, nominal 64 GB/s per direction"},
+	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s of payload after 128b/130b encoding"},
+	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s of payload after 128b/130b encoding"},
+	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s of payload after 128b/130b encoding"},
 	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s"},
 	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s"},
 	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s"},
@@ -160,6 +172,17 @@ var linkPresets = []LinkPreset{
 	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s)"},
 	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet"},
 	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet"},
+}
+
+// PayloadBandwidth is what a link of preset lp carries per direction:
+// the PCIe presets' line rate times 128/130 (the encoding, see
+// linkPresets), every other preset's bandwidth as it is (their figures are
+// already data rates).
+func PayloadBandwidth(lp LinkPreset) units.Bandwidth {
+	if strings.HasPrefix(lp.Name, "PCIe") {
+		return lp.Bandwidth * 128 / 130
+	}
+	return lp.Bandwidth
 }
 
 // GPUPresets returns the GPU presets in documentation order.

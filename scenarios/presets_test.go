@@ -176,6 +176,24 @@ parallelism: {dp: 8, zero_stage: 2}
 	}
 }
 
+// TestPayloadBandwidth: a PCIe link carries 128/130 of its line rate
+// (128b/130b encoding from PCIe 3.0 on: 985 MB/s a 3.0 lane at 8 GT/s),
+// other links their figure.
+func TestPayloadBandwidth(t *testing.T) {
+	for name, want := range map[string]units.Bandwidth{
+		"PCIe3":   15_753_846_153, // 8 GT/s × 16 × 128/130 / 8: 16 × 984.6 MB/s
+		"PCIe4":   31_507_692_307,
+		"PCIe5":   63_015_384_615,
+		"NDR":     50e9,
+		"NVLink4": 450e9,
+	} {
+		lp, _ := findLink(name)
+		if got := PayloadBandwidth(lp); got != want {
+			t.Errorf("%s: payload %d B/s, want %d", name, got, want)
+		}
+	}
+}
+
 // TestGPUAndLinkPresets checks the preset tables against the task's figures.
 func TestGPUAndLinkPresets(t *testing.T) {
 	for _, tc := range []struct {
