@@ -113,8 +113,8 @@ var gpuPresets = []GPUPreset{
 	// printout is 320 MiB (0.16 %) below its 192 GiB: expect these to be
 	// high by as much.
 	{"MI325X", 256 * units.GiB, 1307_400e9, 2614_900e9, 6000e9, "xGMI", "RoCE400", "AMD Instinct MI325X datasheet: 256GB HBM3E, 6 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
-	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI: no AMD figure for the MI350 series' Infinity Fabric links is in the store"},
-	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI: no AMD figure for the MI350 series' Infinity Fabric links is in the store"},
+	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; the store's one MI350-series figure is a truncated third-party page)"},
+	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; the store's one MI350-series figure is a truncated third-party page)"},
 	// L40S: 46,068 MiB, nvidia-smi "NVIDIA L40S … 1MiB / 46068MiB" and -q
 	// "Total : 46068 MiB, Reserved : 479 MiB", ECC on (thamada/nvidia-smi
 	// nvsim/L40S_smi.py @ c768aedc1e0bf705fc91b08e8d9403bf53760365).
@@ -156,7 +156,17 @@ var linkPresets = []LinkPreset{
 	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction"},
 	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction"},
 	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets)"},
-	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet)"},
+	// xGMI on MI350X/MI355X platforms: kept at MI300X's 448 GB/s. AMD's
+	// RCCL models the MI350 series' (gfx95x) xGMI links as MI300X's
+	// (gfx942): GFX95X_XGMI_WIDTH 48.0 = GFX94X_XGMI_WIDTH 48.0 GB/s
+	// (ROCm/rccl src/graph/topo.h at 08814b0a9e0245c64cdc7317a4981681295643f8,
+	// ncclTopoXGMISpeed). The store's only other figure is a third-party
+	// page, humeconsulting.co "AMD MI355X: Strong Node-Level Inference, but
+	// Not Yet Rack-Scale": "Infinity Fabric/XGMI provides ~153 GB/s of
+	// bidirectional bandw…", cut off in the stored text before it says per
+	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
+	// direction if per link). Set intra.bandwidth for a measured figure.
+	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's)"},
 	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s of payload after 128b/130b encoding"},
 	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s of payload after 128b/130b encoding"},
 	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s of payload after 128b/130b encoding"},
