@@ -56,9 +56,9 @@ var gpuPresets = []GPUPreset{
 	// V100-16GB: 16,384 MiB, nvidia-smi "Tesla V100-SXM2-16GB … 1MiB /
 	// 16384MiB" (thamada/gls gls/V100_x8_smi.py @ 5b0ef6cbf13815ba81660ecae60f8b29ca38a86d).
 	{"V100-16GB", 16 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
-	// V100-32GB: 32,768 MiB, nvidia-smi of a Tesla V100-SXM2-32GB (stored
-	// code corpus, find_string "MiB / 32768MiB", id 26177832817; the index
-	// does not name its repository).
+	// V100-32GB: 32,768 MiB, nvidia-smi "Tesla V100-SXM2-32GB … 0MiB /
+	// 32768MiB" in TU Delft DAIC's "Basics of Slurm jobs" page (stored code
+	// corpus, id 26177832817; the index does not name its repository).
 	{"V100-32GB", 32 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
 	// A100-40GB: 40,960 MiB, nvidia-smi --query-gpu "NVIDIA
 	// A100-SXM4-40GB, 40960 MiB, 580.95.05" in a stored probe table of
