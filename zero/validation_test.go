@@ -186,17 +186,17 @@ type validationCase struct {
 	tokens, peakGiB     float64
 	tokenErr, memoryErr float64 // relative, NaN when not published
 	activeErr           float64 // the active peak against allocGiB; NaN when not published
-	// The fit check: every published row ran, so it must fit. allocGiB is
-	// the allocated peak; needGiB what the device needs at least, the
-	// allocated peak plus the CUDA context and NCCL's buffers (the caching
-	// allocator releases its cached blocks and retries before it reports
-	// out-of-memory: pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at
-	// 001074d2, DeviceCachingAllocator::malloc, release_cached_blocks on a
-	// failed cudaMalloc, num_alloc_retries);
-	// deviceGiB the device peak with the allocator's usual reserve
-	// (memory.ProfilerPeaks), capGiB the GPU's memory. fits is zerosim's
-	// verdict (zero.Result.Fits, reports.FitVerdict): the allocated peak
-	// and needGiB within the capacity.
+	// The fit check: every published row ran, so it must fit. allocGiB is the
+	// allocated peak; needGiB what the device needs at least, the allocated
+	// peak plus the CUDA context and NCCL's buffers (the caching allocator
+	// releases its cached blocks and retries before it reports out-of-memory:
+	// pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at
+	// eb42ad6eca0ce61e7c581212b4bf32f991425571,
+	// DeviceCachingAllocator::malloc, release_cached_blocks on a failed
+	// cudaMalloc, num_alloc_retries); deviceGiB the device peak with the
+	// allocator's usual reserve (memory.ProfilerPeaks), capGiB the GPU's
+	// memory. fits is zerosim's verdict (zero.Result.Fits,
+	// reports.FitVerdict): the allocated peak and needGiB within the capacity.
 	allocGiB, needGiB, deviceGiB, capGiB float64
 	fits                                 bool
 	// For the known misses' reasons: tokens per GPU and step, the
