@@ -747,11 +747,14 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 // (batch 1, seq 8192, V = 128,256), the fp32 logits.
 //
 // No copy of them is counted twice: fp32 logits are the very tensor the
-// fp32 cross-entropy's log_softmax reads (.float() on an fp32 tensor
-// returns it), and log_softmax saves its output, not its input
-// (tools/autograd/derivatives.yaml: _log_softmax_backward_data(grad,
-// result, ...)), so HeadActivation's 4·t·V log_softmax output is another
-// tensor; 16-bit logits are not saved by the eager loss either (the cast
+// fp32 cross-entropy's log_softmax reads (.float() is .to(torch.float32),
+// which returns self when the dtype already matches: torch.Tensor.to's
+// documentation), and log_softmax saves its output, not its input (since
+// pytorch/pytorch#65242, "Avoid saving self for softmax and log_softmax",
+// September 2021: tools/autograd/derivatives.yaml's _log_softmax formula
+// became _log_softmax_backward_data(grad, result, dim, self.scalar_type()),
+// the generated node keeping self's dtype only; at d327a787 it still named
+// self), so HeadActivation's 4·t·V log_softmax output is another tensor; 16-bit logits are not saved by the eager loss either (the cast
 // saves nothing). Under a compiled or a fused loss the 16-bit logits are
 // what the loss saves for backward: HeadActivation then leaves them out
 // (d.KeepLogits > 0) and this function counts them, over the longer
