@@ -66,6 +66,9 @@ func TestRCCLCostByHand(t *testing.T) {
 		{"2n rs ring/Simple", ReduceScatter, two, Ring, Simple, 64 * mib, 421 + 67108864/35.84e3},
 		// all-gather 1 MiB ring/LL: 12 + 14·2 + 9.5 + 1 MiB / (336·0.08·ringCorr 0.4·16/15).
 		{"2n ag ring/LL", AllGather, two, Ring, LL, mib, 49.5 + 1048576/11.4688e3},
+		// Four nodes (bwRatio's "more than 2 nodes" row), all-reduce 64 MiB
+		// tree/Simple: 17 + 2·(7·2.3 + 2·25) + 64 MiB / (336·0.59·0.5).
+		{"4n ar tree/Simple", AllReduce, Shape{Ranks: 32, Nodes: 4}, Tree, Simple, 64 * mib, 149.2 + 67108864/99.12e3},
 	} {
 		got, ok := m.Cost(c.op, c.sh, c.a, c.p, c.bytes)
 		if !ok {
