@@ -528,6 +528,14 @@ func resolve(blocks [][]int, even bool) Algo {
 	return Ring
 }
 
+// LayoutError is an explicit algorithm refused on its group's layout
+// (hierarchical over nodes that hold different numbers of the group's
+// ranks): the scenario is fine with another algorithm, so a comparison of
+// algorithms leaves that one out instead of failing.
+type LayoutError struct{ Msg string }
+
+func (e *LayoutError) Error() string { return e.Msg }
+
 // Lower turns spec into phases on t. Ring: reduce-scatter is one phase of
 // n−1 steps in which every rank sends (n−1)·c bytes to the next (c =
 // ⌈S/n⌉); all-gather the same; all-reduce is both. Hierarchical over m nodes
@@ -651,7 +659,7 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		}
 	case p.Algo == Hierarchical:
 		if !even {
-			return nil, fmt.Errorf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v): set communication.algorithm to auto or ring for this layout", blockSizes(blocks))
+			return nil, &LayoutError{fmt.Sprintf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v): set communication.algorithm to auto or ring for this layout", blockSizes(blocks))}
 		}
 		// Intra ring j is node block j; inter ring j holds the j-th rank
 		// of every block. The inter rings run on c₁ = ⌈S/g⌉. The blocks

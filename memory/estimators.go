@@ -272,7 +272,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 	}
 	r.Components = comps
 	r.Peak = r.AtRest
-	for _, ph := range Phases {
+	for _, ph := range StagePhases(r.Stage) {
 		r.PhasePeaks = append(r.PhasePeaks, PhasePeak{Phase: ph, Bytes: r.AtRest})
 	}
 	r.Fits = r.GPUMemory > 0 && r.NotApplicable == "" && r.Peak <= r.GPUMemory

@@ -110,6 +110,17 @@ func TestKeptLogitsLifetime(t *testing.T) {
 	}
 }
 
+// TestKeptLogitsUnderCP: under context parallelism a rank holds the
+// logits of its own sequence shard, t = 8 · 2048/2 tokens at cp 2:
+// 4 · 8,192 · 32,000 = 1,048,576,000 B at rest (review s19 B4: a mutation
+// sizing them by the whole sequence survived).
+func TestKeptLogitsUnderCP(t *testing.T) {
+	r := keepLogitsReport(t, "training.keep_logits=fp32", "parallelism.cp=2", "parallelism.dp=4")
+	if got := r.Component(CompLogits).AtRest; got != 1_048_576_000 {
+		t.Errorf("cp 2: kept logits %d B at rest, want 1,048,576,000", got)
+	}
+}
+
 // TestKeptLogitsMovePeak: the kept fp32 logits add 2,097,152,000 B to
 // the allocated peak, in lm_head's backward for this run, and to the
 // largest total over the backward after lm_head's (the blocks'

@@ -98,6 +98,17 @@ const (
 // Phases lists the phases in step order.
 var Phases = []Phase{PhaseRest, PhaseForward, PhaseBackward, PhaseOptimizer, PhaseParamGather}
 
+// StagePhases are the phases of a step at ZeRO stage stage: only stages 1
+// and 2 all-gather the updated parameters after the optimizer step (into
+// the persistent bf16 buffer, so the phase peaks at rest); stage 0 has no
+// such phase and stage 3 gathers inside forward and backward.
+func StagePhases(stage int) []Phase {
+	if stage == 1 || stage == 2 {
+		return Phases
+	}
+	return Phases[:PhaseParamGather]
+}
+
 // String returns the phase name.
 func (p Phase) String() string {
 	switch p {

@@ -742,13 +742,7 @@ func (m *model) run() {
 	if !slices.Equal(cur, m.rest) {
 		panic(fmt.Sprintf("memory: step does not return to rest: %v vs %v", cur, m.rest))
 	}
-	// Only stages 1 and 2 all-gather the updated parameters after the
-	// optimizer step (into the persistent bf16 buffer: the phase peaks at
-	// rest); stage 0 has no such phase and stage 3 gathers inside forward
-	// and backward, so neither lists it.
-	if r.Stage != 1 && r.Stage != 2 {
-		r.PhasePeaks = r.PhasePeaks[:PhaseParamGather]
-	}
+	r.PhasePeaks = r.PhasePeaks[:len(StagePhases(r.Stage))]
 	for i, name := range componentOrder {
 		if optionalComps[name] && m.rest[i] == 0 && peak[i] == 0 {
 			continue

@@ -548,7 +548,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		bytesToo = "next to the exact wire bytes"
 	}
 	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure %s\n"+
-		"# seed: by the seed's rule (K=1 counts each collective's whole buffer, ~2·S; K>1 its inter all-reduce's ring cost); busiest: exact wire bytes\n"+
+		"# seed: by the seed's rule (each all-gather or reduce-scatter on the network counts its whole buffer S, the inter all-reduce of K>1 its ring cost); busiest: exact wire bytes\n"+
 		"# S = %s B, the bf16 gradient buffer of P = %s parameters; deltas against K=%d with the same algorithm\n",
 		bytesToo, commas(sl.S), commas(sl.Params), sl.Rows[0].K); err != nil {
 		return err
@@ -726,7 +726,7 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 			switch {
 			case r.Rates != nil && r.Unit == "fraction": // MFU, as sweep and plan.csv write it
 				row = append(row, sweep.FormatMFU(r.Rates[i]))
-			case r.Rates != nil && r.Unit == "tokens/s":
+			case r.Rates != nil && r.Unit == "tokens/s": // as sweep and plan.csv write it
 				row = append(row, sweep.FormatTokensPerSec(r.Rates[i]))
 			case r.Rates != nil:
 				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))

@@ -49,14 +49,14 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 	case 0:
 		return
 	case 1:
-		l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s has %s (%s, as its driver reports it: a GPU sold as %d GB of HBM has about %d GiB); use %s unless you mean decimal gigabytes",
+		l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s has %s (%s, as its driver reports it: a GPU sold as %d GB of memory has about %d GiB); use %s unless you mean decimal gigabytes",
 			raw, gb.IEC(), match[0], sizes[0].IEC(), sizeLiteral(sizes[0]), n, n, sizeLiteral(sizes[0])))
 		return
 	}
 	for i := range match {
 		match[i] += " (" + sizeLiteral(sizes[i]) + ")"
 	}
-	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s have about %d GiB, as their drivers report it (a GPU sold as %d GB of HBM has about %d GiB); use your GPU's figure unless you mean decimal gigabytes",
+	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s have about %d GiB, as their drivers report it (a GPU sold as %d GB of memory has about %d GiB); use your GPU's figure unless you mean decimal gigabytes",
 		raw, gb.IEC(), listOr(match), n, n, n))
 }
 

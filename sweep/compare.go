@@ -3,12 +3,14 @@ package sweep
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
@@ -51,7 +53,7 @@ func RunVariant(v Variant, extra ...string) (*Outcome, error) {
 	}
 	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", v.Label, replayRefusal(err))
+		return nil, fmt.Errorf("%s: %w", v.Label, refusal{err})
 	}
 	o := &Outcome{Variant: v, Scenario: s, Result: res}
 	o.Sets = sets
@@ -280,6 +282,10 @@ func Compare(vs []Variant, o CompareOptions) (*Runs, error) {
 	// may not run on its groups (hierarchical on groups that straddle
 	// nodes unevenly): that row is left out and named, not the comparison.
 	for i, err := range errs[:len(slow)] {
+		var layout *collectives.LayoutError
+		if err != nil && !errors.As(err, &layout) {
+			return nil, err
+		}
 		if err != nil {
 			runs.SlowSkipped = append(runs.SlowSkipped, skipped(slow[i], "K="+strconv.Itoa(slowK[i]), err))
 			continue

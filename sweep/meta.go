@@ -28,7 +28,9 @@ type Meta struct {
 // of the same file and sets), which covers the config.json and calibration
 // files it reads, not only its bytes; when src does not load by itself (a
 // grid supplies what it lacks), of the first point resolved; when neither
-// loads, the SHA-256 of src's bytes.
+// loads, the SHA-256 of src's bytes. A grid over the files themselves
+// (model.hf_config=a.json,b.json) has only the first point's in the
+// digest.
 func NewMeta(src Source, sp *Space) Meta {
 	m := Meta{Scenario: sourceDigest(src, sp), Sets: slices.Clone(src.Sets), Grids: []string{}}
 	if m.Sets == nil {
@@ -128,7 +130,7 @@ func (m Meta) differs(o Meta) string {
 	var d []string
 	// Other --sets resolve to another scenario too: the sets say why.
 	if m.Scenario != o.Scenario && slices.Equal(m.Sets, o.Sets) {
-		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s… (the scenario file or a file it reads changed)", o.Scenario, m.Scenario))
+		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s…: the scenario file, a file it reads or zerosim's presets and defaults differ", o.Scenario, m.Scenario))
 	}
 	if !slices.Equal(m.Sets, o.Sets) {
 		d = append(d, fmt.Sprintf("--set %q vs %q", o.Sets, m.Sets))

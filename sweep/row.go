@@ -141,6 +141,13 @@ func (e *Evaluator) Eval(i int) (row Row) {
 // zero's package prefix (the key and the fix follow).
 func replayRefusal(err error) string { return strings.TrimPrefix(err.Error(), "zero: ") }
 
+// refusal is a replay's error as replayRefusal words it, its cause kept
+// for errors.As (compare skips a collectives.LayoutError).
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return replayRefusal(r.err) }
+func (r refusal) Unwrap() error { return r.err }
+
 // oneLine replaces line breaks so a row stays one line of CSV or JSONL.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {

@@ -14,8 +14,8 @@ func TestFormatErrorNamesTheCommandsFormats(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--format", "xml"}, "zerosim: --format \"xml\": zerosim run prints table or json\n"},
-		{[]string{"sweep", "default", "--format", "xml"}, "zerosim: --format \"xml\": zerosim sweep prints csv or json\n"},
+		{[]string{"run", "--format", "xml"}, "zerosim: --format xml: zerosim run prints table or json\n"},
+		{[]string{"sweep", "default", "--format", "xml"}, "zerosim: --format xml: zerosim sweep prints csv or json\n"},
 		{[]string{"run", "--format", "csv"}, "zerosim: --format csv: zerosim run prints table or json: for CSV rows, zerosim sweep FILE --grid KEY=V1,V2 (a one-value grid is one run)\n"},
 	} {
 		out, errOut, code := runCLI(tc.args...)

@@ -32,6 +32,25 @@ type outputs struct {
 	wide    bool     // --wide shows every column of its tables
 }
 
+// formatError refuses --format f for the command key, naming its formats
+// (and, for csv, where CSV comes from when it prints none).
+func formatError(f, key string, o outputs) error {
+	msg := fmt.Sprintf("--format %s: zerosim %s prints %s", shownValue(f), key, orList(o.formats))
+	if f == "csv" && o.csvHint != "" {
+		msg += ": " + o.csvHint
+	}
+	return inputError{errors.New(msg)}
+}
+
+// shownValue is a flag value as an error message shows it: as given, or
+// "" when empty.
+func shownValue(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
+}
+
 // globalFlagsFor shows in cmd's help only the global flags cmd takes, and
 // --format with cmd's own formats (every command listed --units and
 // "table, json or csv", which most refuse: QA9 #5); the returned func puts
@@ -130,11 +149,7 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		if o.fmtHint != "" {
 			return inputError{fmt.Errorf("--format %s: %s", a.format, o.fmtHint)}
 		}
-		msg := fmt.Sprintf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))
-		if a.format == "csv" && o.csvHint != "" {
-			msg += ": " + o.csvHint
-		}
-		return inputError{errors.New(msg)}
+		return formatError(a.format, key, o)
 	}
 	dir := cmd.Annotations[writesFiles] != ""
 	if changed("output") && !dir {

@@ -192,9 +192,9 @@ func (a *app) checkInput(cmd *cobra.Command, args []string) error {
 		return checkEmptyValues(cmd)
 	}
 	if o, ok := commandOutputs[commandKey(cmd)]; ok && len(o.formats) > 0 {
-		return inputError{fmt.Errorf("--format %q: zerosim %s prints %s", a.format, commandKey(cmd), orList(o.formats))}
+		return formatError(a.format, commandKey(cmd), o)
 	}
-	return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
+	return inputError{fmt.Errorf("--format %s: use table, json or csv", shownValue(a.format))}
 }
 
 // checkEmptyArgs rejects an empty argument (zerosim run "$FILE" with FILE
