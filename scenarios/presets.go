@@ -57,11 +57,15 @@ var gpuPresets = []GPUPreset{
 	// 16384MiB" (thamada/gls gls/V100_x8_smi.py @ 5b0ef6cbf13815ba81660ecae60f8b29ca38a86d).
 	{"V100-16GB", 16 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
 	// V100-32GB: 32,768 MiB, nvidia-smi "Tesla V100-SXM2-32GB … 0MiB /
-	// 32768MiB" in TU Delft DAIC's "Basics of Slurm jobs" page.
+	// 32768MiB" in TU Delft DAIC's "Basics of Slurm jobs" page
+	// (DAIC-tud/docs content/en/docs/manual/job-submission/slurm-basics.md
+	// @ 387fa2c8df63bcbd6a89838cf8b5d971f3a81e8b, published at doc.daic.tudelft.nl).
 	{"V100-32GB", 32 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
 	// A100-40GB: 40,960 MiB, nvidia-smi --query-gpu "NVIDIA
-	// A100-SXM4-40GB, 40960 MiB, 580.95.05" in a published probe table of
-	// Modal's GPU types (the one B300's row below comes from).
+	// A100-SXM4-40GB, 40960 MiB, 580.95.05" in the "GPU type strings
+	// (probe)" table of Modal's GPU types (wdwd720/BrainIR
+	// research/phase4/GPU_BENCHMARK.md @ b02b93feb5055136f54afe79732e19c58bc07f4e;
+	// B300's row below comes from the same table).
 	{"A100-40GB", 40 * units.GiB, 312e12, 0, 1555e9, "NVLink3", "HDR", "A100 SXM4 datasheet, dense bf16"},
 	// A100-80GB: 81,920 MiB, nvidia-smi "NVIDIA A100-SXM4-80GB … 1MiB /
 	// 81920MiB" (thamada/nvidia-smi gls/A100SXMx4_smi.py @ b09ef139265ffc7e3c78006346981de8e4d70499).
@@ -81,23 +85,32 @@ var gpuPresets = []GPUPreset{
 	// B200: 183,359 MiB, nvidia-smi "NVIDIA B200 … 0MiB / 183359MiB"
 	// (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md @ e05d085c31d37fb3704719784709ed792108c445).
 	{"B200", 183359 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
-	// GB200: 189,471 MiB, nvidia-smi "NVIDIA GB200 … 2MiB / 189471MiB" in
-	// an NVIDIA-licensed test of nvidia-smi parsing and a Slinky
-	// slurm-operator guide.
+	// GB200: 189,471 MiB, nvidia-smi "NVIDIA GB200 … 0MiB / 189471MiB" on
+	// four GPUs in Slinky's slurm-operator installation guide, "With GPUs"
+	// (SlinkyProject/slurm-operator docs/installation.md @
+	// f2ed3fc5325271cef6311c1f92c6c75efe122bb1, added in 155a8c616106227a748a42ba2f8230fba5803863);
+	// also "2MiB / 189471MiB" in an NVIDIA-licensed test of nvidia-smi parsing
+	// (abegnoche/ai-cloud-validation isvtest/tests/test_nvidia.py @
+	// 96ab5a71e767c177a674f4f43d81e77e98d47bc5).
 	{"GB200", 189471 * units.MiB, 2500e12, 5000e12, 8000e9, "NVLink5", "NDR", "GB200 NVL72 datasheet: 13.4TB HBM3e and 576 TB/s for 72 GPUs; 360 PFLOPS bf16 and 720 PFLOPS fp8 sparse for 72 GPUs, halved for dense"},
 	// B300: 275,040 MiB, nvidia-smi --query-gpu "NVIDIA B300 SXM6 AC, 275040
-	// MiB, 580.95.05" (Modal's published GPU probe table) and "148 SMs,
-	// 275,040 MiB HBM" in another published GPU survey. 268.59 GiB: NVIDIA's
+	// MiB, 580.95.05" in the probe table of Modal's GPU types
+	// (wdwd720/BrainIR research/phase4/GPU_BENCHMARK.md @
+	// b02b93feb5055136f54afe79732e19c58bc07f4e). 268.59 GiB: NVIDIA's
 	// BioNeMo benchmark table lists 269 GiB, not the datasheet's 288GB.
 	{"B300", 275040 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "XDR", "NVIDIA DGX B300 datasheet as tabulated in stas00/ml-engineering compute/accelerator/README.md (NVIDIA's page itself not found): 288GB HBM3e (2.3TB for 8 GPUs; NVIDIA's 'Inside NVIDIA Blackwell Ultra' blog: 288GB, 8 TB/s), dense bf16 2,250 and fp8 4,500 TFLOPS (HGX B300: 36 and 72 PFLOPS with sparsity for 8 GPUs, halved); ConnectX-8 800 Gb/s per GPU. Memory: nvidia-smi's 275,040 MiB, not the datasheet's 288GB (Verda's B300 table lists 270GB, as B200's 192 shows 180)"},
-	// GB300: 284,208 MiB, nvidia-smi "NVIDIA GB300 … 0MiB / 284208MiB" on
-	// driver 580.82.07 (three published printouts agree). 277.55 GiB: the
+	// GB300: 284,208 MiB, nvidia-smi "NVIDIA GB300 … 1MiB / 284208MiB" on
+	// driver 580.105.08 in Oracle's OCI GB300 quick start
+	// (oracle-quickstart/oci-gpu-quickstarts nvidia/GB300/README-GB300.md
+	// @ 6a0abdc78b574b28eb10926387615c8414ed8c1d). 277.55 GiB: the
 	// BioNeMo table's 278 GiB.
 	{"GB300", 284208 * units.MiB, 2500e12, 5000e12, 8000e9, "NVLink5", "XDR", "NVIDIA GB300 NVL72 datasheet as Verda's GB300 NVL72 post and stas00/ml-engineering give it (NVIDIA's page itself not found): up to 20TB HBM3e and 576 TB/s for 72 GPUs (279GB each in Verda's per-GPU table, 279 × 72 = 20.1TB; the blog's 288GB is the physical size, as GB200's 186 is of 192); 360 PFLOPS bf16 and 720 PFLOPS fp8 with sparsity for 72 GPUs, halved for dense; ConnectX-8 800 Gb/s per GPU"},
 	// MI300X: 205,822,885,888 B (196,288 MiB, 191.69 GiB), rocm-smi
-	// --showmeminfo vram "VRAM Total Memory (B): 205822885888" (two
-	// published printouts), the totalGlobalMem HIP reports in a published
-	// MI300X VF benchmark report too.
+	// --showmeminfo vram "VRAM Total Memory (B): 205822885888"
+	// (xiting-it/vllmonline BLOG.md @ f7767a8c0309a94a0bc0e4de747d9fdfdfe4c476),
+	// and the totalGlobalMem HIP reports in MT4G's MI300X VF benchmark report
+	// (caps-tum/mt4g "sample_results/AMD Instinct MI300X VF/README.md" @
+	// 4cc55662a9541a40e91909c61d543c524ae04fcb).
 	{"MI300X", 196288 * units.MiB, 1307_400e9, 2614_900e9, 5300e9, "xGMI", "RoCE400", "AMD Instinct MI300X datasheet: 192GB HBM3, 5.3 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
 	// MI325X, MI350X, MI355X: no rocm-smi printout of their VRAM total was
 	// found, so the datasheets' GB are kept as GiB; MI300X's
