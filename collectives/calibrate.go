@@ -381,7 +381,10 @@ func (hw Hardware) Describe() string {
 	if hw.BuffSize != 0 {
 		d += fmt.Sprintf(", NCCL_BUFFSIZE=%d", int64(hw.BuffSize))
 	}
-	if hw.ArmHost {
+	switch hw.CPU {
+	case scenarios.HostAMD:
+		d += ", AMD host"
+	case scenarios.HostArm:
 		d += ", Arm host"
 	}
 	return d
@@ -397,7 +400,7 @@ func (c *Calibration) File() *scenarios.Calibration {
 	f := &scenarios.Calibration{Version: 1,
 		Hardware: scenarios.CalHardware{Arch: c.HW.Arch.String(), PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
-			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize)},
+			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU)},
 		Params: scenarios.CalParams{IntraEff: c.Params.IntraEff, InterEff: c.Params.InterEff, IntraHopUS: c.Params.IntraHop,
 			InterHopUS: c.Params.InterHop, FixedUS: c.Params.Fixed}}
 	for p := LL; p < numProtos; p++ {
@@ -432,7 +435,7 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	h := f.Hardware
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
 		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
-		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize)},
+		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: scenarios.HostCPU(h.HostCPU)},
 		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
 	arch := -1
 	for a := Volta; a <= Blackwell; a++ {
@@ -444,6 +447,9 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		return nil, fmt.Errorf("calibration: hardware.arch %q: use Volta, Ampere, Hopper or Blackwell", h.Arch)
 	}
 	c.HW.Arch = Arch(arch)
+	if c.HW.CPU == scenarios.HostIntel {
+		c.HW.CPU = "" // Hardware's Intel, as HardwareOf stores it
+	}
 	for _, name := range h.Protos {
 		p := LL
 		for p < numProtos && p.String() != name {

@@ -93,9 +93,13 @@ type Hardware struct {
 	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
 	// default (all three).
 	Protos uint8
-	// ArmHost: the GPUs' host CPU is Arm (Grace), not x86; NCCL's tuner
-	// corrects a few figures on x86 hosts only.
-	ArmHost bool
+	// CPU is the GPUs' host CPU (scenarios.HostCPU: amd, arm, or the
+	// empty value for intel, which HardwareOf stores as empty). Across nodes NCCL's tuner charges an AMD x86
+	// host twice Intel's network post overhead and caps LL bandwidth by
+	// its AMD row; it corrects the Blackwell NVLS tree on x86 hosts only
+	// (tuning.cc getNetOverhead, ncclTopoTuneModel index1,
+	// ncclTopoGetAlgoTime).
+	CPU scenarios.HostCPU
 	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
 	// connection; zero is NCCL's default, 4 MiB (init.cc DEFAULT_BUFFSIZE).
 	// A tree's Simple chunk is one of its NCCL_STEPS (8) steps.
@@ -159,8 +163,12 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		strings.HasPrefix(gpu, "B300"), strings.HasPrefix(gpu, "GB300"):
 		hw.Arch = Blackwell
 	}
-	// GB200 and GB300 are Grace Blackwell superchips: their host CPU is Arm.
-	hw.ArmHost = strings.HasPrefix(gpu, "GB200") || strings.HasPrefix(gpu, "GB300")
+	// The host CPU: cluster.host.cpu, or the GPU preset's system's
+	// (scenarios.DefaultHostCPU: Arm on the Grace Blackwell superchips).
+	// Intel is the zero value, as in a calibration file without host_cpu.
+	if cpu := c.CPU(); cpu != scenarios.HostIntel {
+		hw.CPU = cpu
+	}
 	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
 	if hw.PCI {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")
@@ -211,9 +219,11 @@ var (
 		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}},
 		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}},
 	}
-	// llMaxBws[arch for one node | Intel CPU for more][nodes 1, 2, >2]: the
-	// first index is the GPU generation on one node and the CPU vendor
-	// (Intel, 0) across nodes.
+	// llMaxBws[arch for one node | CPU for more][nodes 1, 2, >2]: the
+	// first index is the GPU generation on one node and, across nodes, the
+	// CPU vendor: row 1 on an AMD (or mixed) host, row 0 on any other
+	// (tuning.cc ncclTopoTuneModel lines 268–272, index1; the rows' own
+	// comments name them "Intel-N2/Intel-N4" and "AMD-N2/AMD-N4").
 	llMaxBws             = [4][3]float64{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}
 	perChMaxRingLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}}
 	perChMaxTreeLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
@@ -242,9 +252,25 @@ var (
 // nominal 16 GB/s per direction.
 const pciFraction = 12.0 / 16
 
-// netOverhead is NCCL's network post overhead on an Intel x86 host (µs,
-// tuning.cc getNetOverhead).
-const netOverhead = 1.0
+// netOverhead is NCCL's network post overhead on host cpu, µs:
+// getNetOverhead (tuning.cc lines 228–233 at the commit above) returns 1.0
+// on an Intel x86 host, 2.0 on an AMD x86 host and 1.0 on any other
+// (NCCL_NET_OVERHEAD unset).
+func netOverhead(cpu scenarios.HostCPU) float64 {
+	if cpu == scenarios.HostAMD {
+		return 2.0
+	}
+	return 1.0
+}
+
+// llMaxRow is the llMaxBws row NCCL takes across nodes: 1 on an AMD (or
+// mixed) host, 0 on any other (tuning.cc lines 268–272, index1).
+func llMaxRow(cpu scenarios.HostCPU) int {
+	if cpu == scenarios.HostAMD {
+		return 1
+	}
+	return 0
+}
 
 // Shape is a communicator as NCCL's tuner sees it: ranks, nodes, ranks per
 // node (nRanks/nNodes).
@@ -580,7 +606,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 // algBW is the algorithm bandwidth, GB/s: NCCL's bus bandwidth of the
 // algorithm and protocol (from the links) converted as tuning.cc does.
 func (c *comm) algBW() float64 {
-	llMax := llMaxBws[0][c.idx2]
+	llMax := llMaxBws[llMaxRow(c.m.HW.CPU)][c.idx2]
 	if c.nodes == 1 {
 		llMax = llMaxBws[c.arch][0]
 	}
@@ -643,7 +669,7 @@ func (c *comm) algBW() float64 {
 		// On Blackwell with an x86 host NCCL corrects an NVLS tree's
 		// all-reduce bandwidth by the tree's factor, up to 512 MiB
 		// (ncclTopoGetAlgoTime at the commit above).
-		if ls := log2i(int(c.nBytes >> 6)); c.op == AllReduce && c.arch >= int(Blackwell) && !c.m.HW.ArmHost && c.nBytes>>6 > 0 && ls < 24 {
+		if ls := log2i(int(c.nBytes >> 6)); c.op == AllReduce && c.arch >= int(Blackwell) && c.m.HW.CPU != scenarios.HostArm && c.nBytes>>6 > 0 && ls < 24 {
 			bw *= treeCorrectionFactor[c.p][ls]
 		}
 	}
@@ -684,9 +710,10 @@ func (c *comm) latency() float64 {
 	switch c.t {
 	case tRing:
 		// "Inter-node rings still have to launch nsteps * net overhead",
-		// three times it for Simple (ncclTopoTuneModel).
+		// three times it for Simple (ncclTopoTuneModel, tuning.cc lines
+		// 404–412): 3 µs a step on an Intel host, 6 µs on an AMD one.
 		if c.nodes > 1 {
-			o := netOverhead
+			o := netOverhead(m.HW.CPU)
 			if p == Simple {
 				o *= 3
 			}

@@ -123,7 +123,7 @@ func TestNCCLBandwidths(t *testing.T) {
 func TestBlackwellNVLSTreeCorrection(t *testing.T) {
 	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}
 	grace := b200
-	grace.ArmHost = true
+	grace.CPU = scenarios.HostArm
 	for _, c := range []struct {
 		size units.Bytes
 		want float64
@@ -376,31 +376,32 @@ func TestHostLaunchFloor(t *testing.T) {
 
 // TestHardwareOfPresets: each GPU preset maps to NCCL's generation by its
 // compute capability (A100/A800 8.0 Ampere, H100 9.0 Hopper, B200/B300
-// 10.x Blackwell), Grace-hosted superchips (GB200, GB300) get an Arm
-// host, and a GPU NCCL has no tables for (AMD's, under RCCL) keeps
-// Ampere's.
+// 10.x Blackwell) and its host CPU to its system's (DGX A100 AMD, DGX
+// H100/B200/B300 Intel, the Grace-hosted superchips GB200 and GB300 Arm:
+// scenarios.DefaultHostCPU), and a GPU NCCL has no tables for (AMD's,
+// under RCCL) keeps Ampere's.
 func TestHardwareOfPresets(t *testing.T) {
 	def, _ := scenarios.Example("default")
 	for _, c := range []struct {
 		gpu  string
 		arch Arch
-		arm  bool
+		cpu  scenarios.HostCPU
 	}{
-		{"A100-80GB", Ampere, false},
-		{"A800-80GB", Ampere, false},
-		{"H100-80GB", Hopper, false},
-		{"B200", Blackwell, false},
-		{"B300", Blackwell, false},
-		{"GB200", Blackwell, true},
-		{"GB300", Blackwell, true},
-		{"MI355X", Ampere, false},
+		{"A100-80GB", Ampere, scenarios.HostAMD},
+		{"A800-80GB", Ampere, scenarios.HostAMD},
+		{"H100-80GB", Hopper, ""},
+		{"B200", Blackwell, ""},
+		{"B300", Blackwell, ""},
+		{"GB200", Blackwell, scenarios.HostArm},
+		{"GB300", Blackwell, scenarios.HostArm},
+		{"MI355X", Ampere, scenarios.HostAMD},
 	} {
 		s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + c.gpu})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hw := HardwareOf(s); hw.Arch != c.arch || hw.ArmHost != c.arm {
-			t.Errorf("%s: arch %v, arm host %v; want %v, %v", c.gpu, hw.Arch, hw.ArmHost, c.arch, c.arm)
+		if hw := HardwareOf(s); hw.Arch != c.arch || hw.CPU != c.cpu {
+			t.Errorf("%s: arch %v, host %q; want %v, %q", c.gpu, hw.Arch, hw.CPU, c.arch, c.cpu)
 		}
 	}
 }
@@ -446,5 +447,54 @@ func TestWireFraction(t *testing.T) {
 		if got := m.wireFraction(tc.class, sh, tc.proto); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s: %.6f, want %.6f", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestHostCPU: across nodes NCCL's tuner reads the host CPU (tuning.cc at
+// 5067397c): an AMD x86 host posts to the network at 2 µs where an Intel
+// one takes 1 (getNetOverhead), three times that per intra-node step of a
+// Simple ring, and caps LL by llMaxBws row 1 (index1). By hand, a ring
+// Simple all-reduce of 64 MiB over 2 × 8 A100 (NVLink ring Simple 3.4 µs
+// per step, network 14 µs, 28 intra and 2 inter steps, the 1.4 plateau):
+// Intel (8.4 + 28·max(3.4, 3) + 2·14)·1.4 = 184.24 µs, AMD
+// (8.4 + 28·max(3.4, 6) + 2·14)·1.4 = 286.16 µs. Ring LL's algbw: Intel
+// min(39.0, 0.5·min(240, 192))·16/30 = 20.8 GB/s, AMD 22.5·16/30 = 12 GB/s.
+// One node reads no host: the same latency on both.
+func TestHostCPU(t *testing.T) {
+	intel := Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 25e9, NICsPerNode: 8}
+	amd := intel
+	amd.CPU = scenarios.HostAMD
+	for _, c := range []struct {
+		hw           Hardware
+		lat, llAlgBW float64 // µs, GB/s
+	}{{intel, 184.24, 20.8}, {amd, 286.16, 12}} {
+		m := NewModel(c.hw)
+		ring, ok := m.Cost(AllReduce, Shape{16, 2}, Ring, Simple, 64*units.MiB)
+		if got := float64(ring.Latency) / 1e6; !ok || math.Abs(got-c.lat) > 1e-3 {
+			t.Errorf("%q host: ring Simple latency %.3f µs, want %.3f", c.hw.CPU, got, c.lat)
+		}
+		ll, ok := m.Cost(AllReduce, Shape{16, 2}, Ring, LL, 64*units.KiB)
+		if !ok || math.Abs(ll.AlgBW/1e9-c.llAlgBW) > 1e-6 {
+			t.Errorf("%q host: ring LL algbw %.4g GB/s, want %.4g", c.hw.CPU, ll.AlgBW/1e9, c.llAlgBW)
+		}
+		one, _ := m.Cost(AllReduce, Shape{8, 1}, Ring, Simple, 64*units.MiB)
+		if want := 8.4 + 14*3.4; math.Abs(float64(one.Latency)/1e6-want) > 1e-3 {
+			t.Errorf("%q host, one node: latency %.3f µs, want %.3f", c.hw.CPU, float64(one.Latency)/1e6, want)
+		}
+	}
+	// A scenario's cluster.host.cpu reaches the model, and the calibration
+	// file keeps it.
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=H100-80GB", "cluster.host.cpu=amd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := HardwareOf(s)
+	if hw.CPU != scenarios.HostAMD {
+		t.Fatalf("cluster.host.cpu=amd: hardware host %q", hw.CPU)
+	}
+	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	if err != nil || back.HW != hw || !strings.Contains(hw.Describe(), "AMD host") {
+		t.Errorf("calibration round trip %+v (%v), want %+v; describe %q", back, err, hw, hw.Describe())
 	}
 }

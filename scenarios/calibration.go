@@ -167,6 +167,9 @@ type CalHardware struct {
 	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB (init.cc
 	// DEFAULT_BUFFSIZE, as collectives.Hardware.BuffSize cites it).
 	BuffSize int64 `yaml:"nccl_buffsize,omitempty"`
+	// HostCPU is the cluster's host CPU (cluster.host.cpu: intel, amd or
+	// arm), which NCCL's tuner reads across nodes; absent means intel.
+	HostCPU string `yaml:"host_cpu,omitempty"`
 }
 
 // CalParams are the fitted corrections: bandwidth efficiency per link
@@ -334,6 +337,11 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 	}
 	if h.BuffSize != 0 && (h.BuffSize < 1<<12 || h.BuffSize > 1<<30) {
 		return nil, bad("hardware.nccl_buffsize", fmt.Sprintf("%d is out of range (4096..1073741824 bytes, or absent for NCCL's 4 MiB)", h.BuffSize))
+	}
+	switch HostCPU(h.HostCPU) {
+	case "", HostIntel, HostAMD, HostArm:
+	default:
+		return nil, bad("hardware.host_cpu", fmt.Sprintf("%q: use intel, amd or arm, or leave it out for intel", h.HostCPU))
 	}
 	if h.NICsPerNode < 1 || h.NICsPerNode > 1<<10 {
 		return nil, bad("hardware.nics_per_node", fmt.Sprintf("%d is out of range (1..1024)", h.NICsPerNode))
