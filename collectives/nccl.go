@@ -466,6 +466,31 @@ func (m *Model) channels(sh Shape) float64 {
 	return 16
 }
 
+// maxChannels is NCCL's MAXCHANNELS (src/include/device.h at the commit
+// above): 64, of which the ring search may use half (init.cc
+// ringGraph->maxChannels = MAXCHANNELS / 2).
+const maxChannels = 64
+
+// BufferChannels is the number of channels NCCL sets up for a communicator
+// of shape sh on hw, each holding its buffers for every connection (what
+// memory.NCCLBuffers counts): the channels the ring search finds (the
+// model's channels: two per NIC across nodes, 16 inside an NVLink node, 2
+// over PCIe), which ncclTopoPostset duplicates, min(MAXCHANNELS,
+// 2·nChannels) (src/graph/connect.cc lines 459–460 at the commit above),
+// and on Hopper or later across nodes doubles again while fewer than 16
+// when a channel's speed exceeds 45 GB/s ("4 compute channels per search
+// channel", lines 480–483; the channel's speed is the search's NIC step).
+// Inside an H100 node that is 32 channels, the count NCCL logs there
+// (NVIDIA/nccl#1685).
+func BufferChannels(hw Hardware, sh Shape) int {
+	m := NewModel(hw)
+	n := min(maxChannels, 2*int(m.channels(sh)))
+	if hw.Arch >= Hopper && sh.Nodes > 1 && n < 16 && searchStep(float64(hw.NICBW)/1e9)/2 > 45 {
+		n *= 2
+	}
+	return n
+}
+
 func log2i(n int) int {
 	if n <= 0 {
 		return 0

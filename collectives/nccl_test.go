@@ -498,3 +498,34 @@ func TestHostCPU(t *testing.T) {
 		t.Errorf("calibration round trip %+v (%v), want %+v; describe %q", back, err, hw, hw.Describe())
 	}
 }
+
+// TestBufferChannels: the channels NCCL sets up per communicator, by hand
+// from connect.cc at 5067397c (the search's channels doubled, at most 64;
+// doubled again on Hopper+ across nodes below 16 when a channel runs above
+// 45 GB/s): one H100 node 16 → 32 (NVIDIA/nccl#1685 logs 32); 2 × 8 H100
+// with 8 NDR NICs a node 16 → 32; one rank per node on an NDR NIC 2 → 4; a
+// PCIe node 2 → 4; 8 GPUs sharing one 100 Gb/s NIC 2 → 4; one rank per
+// node on a Blackwell XDR NIC (a 48 GB/s channel) 2 → 4 → 8.
+func TestBufferChannels(t *testing.T) {
+	pci := Hardware{Arch: Ampere, PCI: true, IntraBW: 32e9, NICBW: 12.5e9, NICsPerNode: 1}
+	eth := Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 12.5e9, NICsPerNode: 1}
+	xdr := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 100e9, NICsPerNode: 8}
+	for _, c := range []struct {
+		name string
+		hw   Hardware
+		sh   Shape
+		want int
+	}{
+		{"H100 node", h100(50e9, 0), Shape{8, 1}, 32},
+		{"2 × 8 H100", h100(50e9, 0), Shape{16, 2}, 32},
+		{"H100 one rank a node", h100(50e9, 0), Shape{2, 2}, 4},
+		{"PCIe node", pci, Shape{8, 1}, 4},
+		{"A100, one shared NIC", eth, Shape{32, 4}, 4},
+		{"B300 one rank a node", xdr, Shape{4, 4}, 8},
+		{"B300 2 × 8", xdr, Shape{16, 2}, 32},
+	} {
+		if got := BufferChannels(c.hw, c.sh); got != c.want {
+			t.Errorf("%s: %d channels, want %d", c.name, got, c.want)
+		}
+	}
+}
