@@ -378,6 +378,9 @@ func (hw Hardware) Describe() string {
 		}
 		d += ", NCCL_PROTO=" + strings.Join(ps, ",")
 	}
+	if hw.Algos != 0 {
+		d += ", NCCL_ALGO=" + strings.Join(algoNames(hw.Algos), ",")
+	}
 	if hw.BuffSize != 0 {
 		d += fmt.Sprintf(", NCCL_BUFFSIZE=%d", int64(hw.BuffSize))
 	}
@@ -388,6 +391,22 @@ func (hw Hardware) Describe() string {
 		d += ", Arm host"
 	}
 	return d
+}
+
+// ncclAlgoNames are NCCL's names of ncclAlgos (NCCL_ALGO's spellings,
+// init.cc ncclAlgoStr).
+var ncclAlgoNames = [...]string{"Tree", "Ring", "NVLS", "NVLSTree", "PAT"}
+
+// algoNames lists the algorithms of mask (bit 1<<a for Algo a) by NCCL's
+// names, in NCCL's order.
+func algoNames(mask uint8) []string {
+	var names []string
+	for i, a := range ncclAlgos {
+		if mask&(1<<a) != 0 {
+			names = append(names, ncclAlgoNames[i])
+		}
+	}
+	return names
 }
 
 // gbps is b in GB/s with as many decimals as it has (up to 3).
@@ -408,6 +427,7 @@ func (c *Calibration) File() *scenarios.Calibration {
 			f.Hardware.Protos = append(f.Hardware.Protos, p.String())
 		}
 	}
+	f.Hardware.Algos = algoNames(c.HW.Algos)
 	for _, cv := range c.Curves {
 		f.Curves = append(f.Curves, scenarios.CalCurve{Op: cv.Op.String(), Ranks: cv.Shape.Ranks, Nodes: cv.Shape.Nodes, Source: cv.Source,
 			Sizes: cv.Sizes, TimesUS: cv.TimesUS, GPUsPerThread: cv.GPUsPerThread})
@@ -459,6 +479,13 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 			return nil, fmt.Errorf("calibration: hardware.protos: %q: use LL, LL128 or Simple", name)
 		}
 		c.HW.Protos |= 1 << p
+	}
+	for _, name := range h.Algos {
+		a := slices.Index(ncclAlgoNames[:], name)
+		if a < 0 {
+			return nil, fmt.Errorf("calibration: hardware.algos: %q: use %s", name, strings.Join(ncclAlgoNames[:], ", "))
+		}
+		c.HW.Algos |= 1 << ncclAlgos[a]
 	}
 	for i, cc := range f.Curves {
 		op, err := ParseOp(cc.Op)

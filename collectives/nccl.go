@@ -93,6 +93,9 @@ type Hardware struct {
 	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
 	// default (all three).
 	Protos uint8
+	// Algos, when not zero, is the set of algorithms NCCL may choose (bit
+	// 1<<a for Algo a), as NCCL_ALGO restricts it; zero is NCCL's default.
+	Algos uint8
 	// CPU is the GPUs' host CPU (scenarios.HostCPU: amd, arm, or the
 	// empty value for intel, which HardwareOf stores as empty). Across nodes NCCL's tuner charges an AMD x86
 	// host twice Intel's network post overhead and caps LL bandwidth by
@@ -112,7 +115,7 @@ type Hardware struct {
 // (nccl-plugin-gpudirecttcpx v1.0.2, NCCL 2.21.5) on, and
 // google/nccl-plugin-gpudirect-tcpxo tcpxo_scripts/nccl-env-profile-simple.sh
 // at commit 04815d1bb89971577c7330f9873b70644b3a5934): NCCL_PROTO=Simple,
-// NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0. Without LL and LL128 every
+// NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0 (Protos, Algos, NVLS). Without LL and LL128 every
 // collective pays the Simple protocol's base latency and its per-hop
 // network latency (14 µs, tuning.cc) plus the flush, so a small all-reduce
 // over two A3 Mega VMs costs ~124 µs (tree: 8.4 + 2·(7·4.0 + 14 + 2·8) µs),
@@ -128,8 +131,10 @@ type Hardware struct {
 // pipeline holds up to 16 MiB before its first chunk is done, which is what
 // makes an A3 Mega all-reduce of 1–16 MiB grow by ~50 µs per MiB and then
 // barely move from 16 to 32 MiB (treeSimpleFill). The rest of the profile
-// changes nothing modelled here: NCCL_ALGO=Ring,Tree leaves the two
-// algorithms NCCL has without NVLS or CollNet; NCCL_MIN_NCHANNELS=4 is
+// changes nothing else modelled here: NCCL_ALGO=Ring,Tree also excludes
+// PAT (an all-gather or reduce-scatter over one GPU per node), which
+// ncclPatEnable would refuse anyway, the plugin offloading the network to
+// the device (NCCL_NET_DEVICE_UNPACK, not HOST); NCCL_MIN_NCHANNELS=4 is
 // below the 16 channels of 8 NICs; NCCL_P2P_*_CHUNKSIZE are send/receive's;
 // NCCL_DYNAMIC_CHUNK_SIZE is read by no open NCCL or plugin source;
 // NCCL_FASTRAK_NUM_FLOWS=2 splits each connection over two TCP flows of
@@ -140,6 +145,7 @@ type Hardware struct {
 // shared log's times follow).
 func TCPXO(hw Hardware) Hardware {
 	hw.Protos = 1 << Simple
+	hw.Algos = 1<<Ring | 1<<Tree
 	hw.NVLS = false
 	hw.BuffSize = 8 << 20
 	return hw
@@ -207,17 +213,19 @@ const (
 	tRing
 	tNVLS
 	tNVLSTree
+	tPAT
+	numTuned
 )
 
 var (
-	baseLat = [4][numProtos]float64{
-		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0},
+	baseLat = [numTuned][numProtos]float64{
+		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {8.0, 8.0, 8.0},
 	}
 	// hwLat[hw][algo][proto]: NVLink, PCI, network.
-	hwLat = [3][4][numProtos]float64{
-		{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25}, tNVLSTree: {0, 0, 25}},
-		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}},
-		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}},
+	hwLat = [3][numTuned][numProtos]float64{
+		{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25}, tNVLSTree: {0, 0, 25}, tPAT: {0, 0, 4.0}},
+		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}, tPAT: {0, 0, 4.0}},
+		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}, tPAT: {0, 0, 14}},
 	}
 	// llMaxBws[arch for one node | CPU for more][nodes 1, 2, >2]: the
 	// first index is the GPU generation on one node and, across nodes, the
@@ -609,6 +617,16 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		c.t = tNVLS
 	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.ppn >= 2:
 		c.t = tNVLSTree
+	case a == PAT && op != AllReduce && p == Simple && c.n > 1 && c.nodes == c.n:
+		// PAT runs all-gather and reduce-scatter with Simple only, and
+		// ncclPatEnable (tuning.cc lines 215–223) turns it on only when
+		// every node has one rank ("PAT only supports 1 GPU per node"),
+		// on SM60 or later (every generation here) and with the network
+		// on the host (not device offload: TCPXO's NCCL_ALGO=Ring,Tree
+		// excludes it anyway). enqueue.cc (line 2010) also skips it for a
+		// reduce-scatter with an average (PreMulSum or SumPostDiv), which
+		// the model cannot tell from a sum: it assumes a sum.
+		c.t = tPAT
 	default:
 		return c, false
 	}
@@ -668,6 +686,13 @@ func (c *comm) algBW() float64 {
 			bus = math.Min(bus*f, c.nCh*perChMaxTreeLL128Bws[c.arch][c.idx2])
 		}
 		return bus * .5 * c.treeCorrection()
+	case tPAT:
+		// PAT's graph is the tree's (init.cc graphs[NCCL_ALGO_PAT] =
+		// treeGraph), whose speed with one GPU per node is its NICs': its
+		// channels' bandwidth, × 0.75 (tuning.cc line 337), and NCCL does
+		// not convert it from bus to algorithm bandwidth for an
+		// all-gather or reduce-scatter off the ring (lines 376–382).
+		return c.net * .75
 	}
 	// NVLS: the switch reduces, so every GPU moves S·(1+1/g) over its
 	// NVLink per direction for an all-reduce (S·(g−1)/g for reduce-scatter
@@ -758,6 +783,11 @@ func (c *comm) latency() float64 {
 		lat = intraLat + m.Params.Fixed
 	case tNVLSTree:
 		lat += intraLat + 2*float64(log2i(c.nodes))*interLat
+	case tPAT:
+		// "Log latency" plus "still a linear part" (tuning.cc lines
+		// 429–434): log2(nNodes)·interLat/3.5 + 2.8 µs per rank, interLat
+		// the tree's network Simple latency (ppn is 1) with the flush.
+		lat += float64(log2i(c.nodes))*interLat/3.5 + float64(c.n)*2.8
 	}
 	return lat
 }
@@ -771,6 +801,16 @@ const nvlsChunkSize = 128 << 10
 // tree each network hop up and down) holds one chunk per concurrent
 // operation (channels × heads), with NCCL's chunk shrunk for small
 // buffers (enqueue.cc calcCollChunking, NVLS and NVLS_TREE branches).
+//
+// Not modelled: on Blackwell (SM100) across nodes NCCL retunes the NVLS
+// tree per NIC speed and GPUs per node (src/transport/nvls.cc
+// ncclNvlsTreeSm100Tuning, lines 163–190 at the commit above): 24 or 32
+// channels instead of the 16 counted here, a chunk of 128 or 256 KiB and
+// an NVLS-tree maximum chunk of 64–256 KiB (the calcCollChunking cap,
+// nvlsTreeMaxChunkSize). The fill below always starts from the 128 KiB
+// NVLS_CHUNKSIZE with channels() channels, so a multi-node GB200/B200/B300
+// NVLS tree's fill, and its choice near the tree/ring crossover, can
+// differ from NCCL's.
 func nvlsFill(t int, nBytes units.Bytes, nCh, heads float64, nodes int) float64 {
 	ops := nCh * heads
 	b := float64(nBytes)
@@ -821,8 +861,9 @@ func treeLL128Fill(nBytes units.Bytes, nCh, ppn float64, nodes int) float64 {
 	return steps * chunk * nCh
 }
 
-// ncclAlgos are the algorithms Choose considers, in NCCL's order.
-var ncclAlgos = []Algo{Tree, Ring, NVLS, NVLSTree}
+// ncclAlgos are the algorithms Choose considers, in NCCL's order (CollNet
+// aside: it needs SHARP switches, not modelled).
+var ncclAlgos = []Algo{Tree, Ring, NVLS, NVLSTree, PAT}
 
 // Choose is the (algorithm, protocol) of least modelled time for op over sh
 // on nBytes, among a (Auto: every algorithm NCCL has here). LL128 is on
@@ -834,6 +875,9 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	}
 	best := Choice{Time: -1}
 	for _, al := range algos {
+		if m.HW.Algos != 0 && m.HW.Algos&(1<<al) == 0 {
+			continue
+		}
 		for p := LL; p < numProtos; p++ {
 			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue

@@ -529,3 +529,72 @@ func TestBufferChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestPAT: NCCL's PAT for all-gather and reduce-scatter over one GPU per
+// node (tuning.cc at 5067397c, by hand). 16 nodes × 1 H100 on NDR (one 50
+// GB/s NIC, 48 GB/s as the ring search sees it):
+//   - PAT: 8.0 + log2(16)·14/3.5 + 16·2.8 = 68.8 µs; busBw 48 × 0.75 = 36
+//     GB/s, not converted to algorithm bandwidth; 64 KiB: 68.8 + 1.820 =
+//     70.620 µs.
+//   - ring LL (what NCCL took before PAT): 6.6 + 15·5.0 (the tree's
+//     network LL latency at ppn 1) = 81.6 µs; min(20.4, 48/2)·16/15 =
+//     21.76 GB/s; 64 KiB: 84.612 µs.
+//
+// So Choose picks PAT at 64 KiB; at 1 GiB the ring's Simple (51.2 GB/s)
+// wins. PAT is not offered with 8 GPUs a node, for all-reduce, or under
+// TCPXO's NCCL_ALGO=Ring,Tree; on 2 nodes its 17.6 µs loses to ring LL's
+// 11.6 µs.
+func TestPAT(t *testing.T) {
+	m := NewModel(h100(50e9, 0))
+	sh := Shape{16, 16}
+	for _, op := range []Op{AllGather, ReduceScatter} {
+		pat, ok := m.Cost(op, sh, PAT, Simple, 64*units.KiB)
+		if !ok || math.Abs(float64(pat.Latency)/1e6-68.8) > 1e-6 || math.Abs(pat.AlgBW/1e9-36) > 1e-9 || math.Abs(float64(pat.Time)/1e6-70.620) > 1e-3 {
+			t.Errorf("%v PAT: ok %v, latency %v, algbw %.4g, time %v; want 68.8 µs, 36 GB/s, 70.620 µs", op, ok, pat.Latency, pat.AlgBW, pat.Time)
+		}
+		ring, _ := m.Cost(op, sh, Ring, LL, 64*units.KiB)
+		if math.Abs(float64(ring.Time)/1e6-84.612) > 1e-3 {
+			t.Errorf("%v ring LL: %v, want 84.612 µs", op, ring.Time)
+		}
+		if c, _ := m.Choose(op, sh, Auto, 64*units.KiB); c.Algo != PAT {
+			t.Errorf("%v 64 KiB over 16 × 1: %v/%v, want pat", op, c.Algo, c.Proto)
+		}
+		if c, _ := m.Choose(op, sh, Auto, 8*units.MiB); c.Algo != PAT {
+			t.Errorf("%v 8 MiB over 16 × 1: %v/%v, want pat (docs/collectives.md: up to 8 MiB)", op, c.Algo, c.Proto)
+		}
+		if c, _ := m.Choose(op, sh, Auto, 16*units.MiB); c.Algo == PAT {
+			t.Errorf("%v 16 MiB over 16 × 1: pat, want ring (docs/collectives.md: up to 8 MiB)", op)
+		}
+		if c, _ := m.Choose(op, sh, Auto, units.GiB); c.Algo != Ring || c.Proto != Simple {
+			t.Errorf("%v 1 GiB over 16 × 1: %v/%v, want ring/Simple", op, c.Algo, c.Proto)
+		}
+		if c, _ := m.Choose(op, Shape{2, 2}, Auto, 8); c.Algo != Ring {
+			t.Errorf("%v 8 B over 2 × 1: %v, want ring (PAT 17.6 µs, ring LL 11.6)", op, c.Algo)
+		}
+		for _, p := range []Proto{LL, LL128} {
+			if _, ok := m.Cost(op, sh, PAT, p, units.MiB); ok {
+				t.Errorf("%v PAT with %v: NCCL runs PAT with Simple only", op, p)
+			}
+		}
+	}
+	if _, ok := m.Cost(AllGather, Shape{128, 16}, PAT, Simple, units.MiB); ok {
+		t.Error("PAT with 8 GPUs a node")
+	}
+	if _, ok := m.Cost(AllReduce, sh, PAT, Simple, units.MiB); ok {
+		t.Error("PAT all-reduce")
+	}
+	if c, _ := NewModel(TCPXO(h100(25e9, 0))).Choose(AllGather, sh, Auto, 64*units.KiB); c.Algo == PAT {
+		t.Error("PAT under TCPXO's NCCL_ALGO=Ring,Tree")
+	}
+	// The calibration file keeps NCCL_ALGO.
+	hw := TCPXO(h100(25e9, 0))
+	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	if err != nil || back.HW != hw {
+		t.Errorf("calibration round trip %+v (%v), want %+v", back, err, hw)
+	}
+	f := (&Calibration{HW: hw}).File()
+	f.Hardware.Algos = []string{"Rign"}
+	if _, err := CalibrationOf(f); err == nil || !strings.Contains(err.Error(), `hardware.algos: "Rign"`) {
+		t.Errorf("unknown algorithm: %v", err)
+	}
+}

@@ -146,7 +146,7 @@ type CalCompute struct {
 // or curves).
 func (c *Calibration) HasNetwork() bool {
 	h := c.Hardware
-	return h.Arch != "" || h.IntraGBps != 0 || h.NICGBps != 0 || h.NICsPerNode != 0 || len(h.Protos) > 0 ||
+	return h.Arch != "" || h.IntraGBps != 0 || h.NICGBps != 0 || h.NICsPerNode != 0 || len(h.Protos) > 0 || len(h.Algos) > 0 ||
 		h.InterLatencyUS != 0 || h.IntraLatencyUS != 0 || h.PCI || h.NVLS || c.Params != (CalParams{}) || len(c.Curves) > 0
 }
 
@@ -167,6 +167,9 @@ type CalHardware struct {
 	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB (init.cc
 	// DEFAULT_BUFFSIZE, as collectives.Hardware.BuffSize cites it).
 	BuffSize int64 `yaml:"nccl_buffsize,omitempty"`
+	// Algos lists the NCCL algorithms the cluster may run (NCCL_ALGO),
+	// when restricted (GPUDirect-TCPXO: Ring, Tree); absent means all.
+	Algos []string `yaml:"algos,omitempty"`
 	// HostCPU is the cluster's host CPU (cluster.host.cpu: intel, amd or
 	// arm), which NCCL's tuner reads across nodes; absent means intel.
 	HostCPU string `yaml:"host_cpu,omitempty"`
