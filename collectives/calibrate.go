@@ -369,6 +369,9 @@ func (hw Hardware) Describe() string {
 	if hw.IntraLatency != 0 {
 		d += fmt.Sprintf(", intra-node latency +%v", hw.IntraLatency)
 	}
+	if hw.PluginLatency != 0 {
+		d += fmt.Sprintf(", plugin latency %v", hw.PluginLatency)
+	}
 	if hw.Protos != 0 {
 		var ps []string
 		for p := LL; p < numProtos; p++ {
@@ -419,7 +422,8 @@ func (c *Calibration) File() *scenarios.Calibration {
 	f := &scenarios.Calibration{Version: 1,
 		Hardware: scenarios.CalHardware{Arch: c.HW.Arch.String(), PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
-			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU)},
+			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU),
+			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6},
 		Params: scenarios.CalParams{IntraEff: c.Params.IntraEff, InterEff: c.Params.InterEff, IntraHopUS: c.Params.IntraHop,
 			InterHopUS: c.Params.InterHop, FixedUS: c.Params.Fixed}}
 	for p := LL; p < numProtos; p++ {
@@ -455,7 +459,8 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	h := f.Hardware
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
 		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
-		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: scenarios.HostCPU(h.HostCPU)},
+		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: scenarios.HostCPU(h.HostCPU),
+		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6))},
 		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
 	arch := -1
 	for a := Volta; a <= Blackwell; a++ {

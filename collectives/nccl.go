@@ -89,6 +89,18 @@ type Hardware struct {
 	// NDR preset) between nodes, NVLink or PCIe (their presets) inside.
 	InterLatency units.Duration
 	IntraLatency units.Duration
+	// PluginLatency, when not zero, is the latencyInter NCCL's tuner adds
+	// in place of InterLatency because the network plugin reports it
+	// (search.cc line 745 at the commit above: graph->latencyInter =
+	// net->net.latency, the plugin's props.latency), where that figure is
+	// a tuning value and not the link's. NCCL chooses its algorithm and
+	// protocol by it (Choose ranks by it); the time is the chosen
+	// combination's with the link's InterLatency. aws-ofi-nccl reports 75
+	// µs on p4d, p4de, p5 and p5e and 35 µs on p5en and p6 (src/platform-aws.cpp
+	// at 2daf7d303aa139a03140aa530957d10521e4478d, lines 80–160, and lines
+	// 771–783: "NCCL's internal tuner choices work better with this
+	// value"); HardwareOf sets 75 µs on the EFA-p4d and EFA-p5 presets.
+	PluginLatency units.Duration
 	// Protos, when not zero, is the set of protocols NCCL may choose (bit
 	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
 	// default (all three).
@@ -97,11 +109,11 @@ type Hardware struct {
 	// 1<<a for Algo a), as NCCL_ALGO restricts it; zero is NCCL's default.
 	Algos uint8
 	// CPU is the GPUs' host CPU (scenarios.HostCPU: amd, arm, or the
-	// empty value for intel, which HardwareOf stores as empty). Across nodes NCCL's tuner charges an AMD x86
-	// host twice Intel's network post overhead and caps LL bandwidth by
-	// its AMD row; it corrects the Blackwell NVLS tree on x86 hosts only
-	// (tuning.cc getNetOverhead, ncclTopoTuneModel index1,
-	// ncclTopoGetAlgoTime).
+	// empty value for intel, which HardwareOf stores as empty). Across
+	// nodes NCCL's tuner charges an AMD x86 host twice Intel's network
+	// post overhead and caps LL bandwidth by its AMD row; it corrects the
+	// Blackwell NVLS tree on x86 hosts only (tuning.cc getNetOverhead,
+	// ncclTopoTuneModel index1, ncclTopoGetAlgoTime).
 	CPU scenarios.HostCPU
 	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
 	// connection; zero is NCCL's default, 4 MiB (init.cc DEFAULT_BUFFSIZE).
@@ -190,6 +202,10 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	}
 	if c.Inter.Preset == "TCPXO" {
 		hw = TCPXO(hw)
+	}
+	// aws-ofi-nccl's latency for p4d.24xlarge and p5/p5e (PluginLatency).
+	if c.Inter.Preset == "EFA-p4d" || c.Inter.Preset == "EFA-p5" {
+		hw.PluginLatency = 75 * units.Microsecond
 	}
 	return hw
 }
@@ -542,6 +558,10 @@ func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choi
 		latD = sat((c.latency() + c.treeSimpleFill(raw)) * 1e6)
 		ch.Latency, ch.AlgBW, ch.Time = latD, raw*1e9, sat(float64(latD)+float64(bwD))
 	}
+	if pl := c.m.HW.PluginLatency; pl != 0 && c.nodes > 1 {
+		// NCCL ranks with the plugin's latencyInter (PluginLatency).
+		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-c.latency())*1e6)
+	}
 	return ch, true
 }
 
@@ -738,7 +758,11 @@ func (c *comm) treeCorrection() float64 {
 
 // latency is NCCL's latency of the collective, µs: base latency plus the
 // per-hop hardware latencies (tuning.cc), with the calibrated corrections.
-func (c *comm) latency() float64 {
+func (c *comm) latency() float64 { return c.latencyWith(c.m.HW.InterLatency) }
+
+// latencyWith is latency with extra as the network latency per hop beyond
+// NCCL's tables (NCCL's latencyInter).
+func (c *comm) latencyWith(extra units.Duration) float64 {
 	m, p := c.m, c.p
 	hw := 0
 	if m.HW.PCI {
@@ -751,7 +775,7 @@ func (c *comm) latency() float64 {
 		// latency" (ncclTopoTuneModel at the commit above).
 		interLat = hwLat[2][tTree][p] + m.Params.InterHop
 	}
-	li := float64(m.HW.InterLatency) / 1e6
+	li := float64(extra) / 1e6
 	interLat += li
 	if p == Simple {
 		interLat += li // the flush
