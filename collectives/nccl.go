@@ -71,6 +71,9 @@ func (a Arch) String() string {
 // the bandwidth and latency of its links (nominal: datasheet figures).
 type Hardware struct {
 	Arch Arch
+	// GFX is an AMD GPU's LLVM target (gfx942, gfx950), timed by RCCL's
+	// tuner instead (rccl.go); "" for NVIDIA GPUs.
+	GFX string
 	// PCI: the GPUs of a node talk over PCIe, not NVLink.
 	PCI bool
 	// NVLS: NVLink SHARP (Hopper or later with third-generation NVSwitch).
@@ -207,6 +210,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if c.Inter.Preset == "EFA-p4d" || c.Inter.Preset == "EFA-p5" {
 		hw.PluginLatency = 75 * units.Microsecond
 	}
+	hw.GFX = rcclArch(gpu)
 	return hw
 }
 
@@ -406,6 +410,9 @@ func NewModel(hw Hardware) *Model { return &Model{HW: hw, Params: Nominal} }
 // intraBW is NCCL's NVLink (or PCIe) bandwidth of one GPU, GB/s.
 func (m *Model) intraBW() float64 {
 	f := nvlinkFraction[m.HW.Arch]
+	if m.HW.GFX != "" {
+		f = xgmiFraction
+	}
 	if m.HW.PCI {
 		f = pciFraction
 	}
@@ -525,6 +532,14 @@ func log2i(n int) int {
 // Cost is NCCL's model of op over sh with algorithm a and protocol p on
 // nBytes; ok is false when NCCL would not run that combination.
 func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
+	if m.HW.GFX != "" {
+		return m.rcclCost(op, sh, a, p, nBytes)
+	}
+	return m.ncclCost(op, sh, a, p, nBytes)
+}
+
+// ncclCost is Cost by NCCL's model.
+func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
 	if sh.Ranks <= 1 {
 		return Choice{Algo: a, Proto: p}, true
 	}

@@ -659,7 +659,7 @@ func (lw *lowering) phases(spec Spec, blocks [][]int, even bool) (*Plan, error) 
 		}
 	case p.Algo == Hierarchical:
 		if !even {
-			return nil, fmt.Errorf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v)", blockSizes(blocks))
+			return nil, fmt.Errorf("collectives: hierarchical needs the same number of ranks on every node of the group (node sizes %v): set communication.algorithm to auto or ring for this layout", blockSizes(blocks))
 		}
 		// Intra ring j is node block j; inter ring j holds the j-th rank
 		// of every block. The inter rings run on c₁ = ⌈S/g⌉. The blocks

@@ -96,12 +96,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		// keeps the activations of its ceil(s/cp) tokens (ring attention
 		// holds one block of keys and values at a time).
 		base := baseDims(s)
-		head := len(layers) - 1
-		for u, l := range layers {
-			if l.Name == "lm_head" {
-				head = u
-			}
-		}
+		head := headUnit(s)
 		for u, l := range layers {
 			switch {
 			case l.ActivationBytes > 0:
@@ -127,10 +122,21 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			if err != nil {
 				return nil, nil, err
 			}
+			// The logits the model returns, when the training loop keeps
+			// them (training.keep_logits), are a component of their own
+			// (unitKeptLogits); under a compiled or fused loss they are
+			// the very tensor the loss saves, which HeadActivation then
+			// leaves out of the main pass.
+			kd := base
+			kd.KeepLogits = s.Training.KeptLogitsBytes()
+			main, _, err := HeadActivation(kd)
+			if err != nil {
+				return nil, nil, err
+			}
 			// Each DeepSeek-V3 MTP module sends its tokens through the
 			// shared head and a loss of its own, kept alike.
 			var c calc
-			stored[head] = c.Add(stored[head], c.Mul(hs, 1+m.MTPModules()))
+			stored[head] = c.Add(stored[head], main, c.Mul(hs, m.MTPModules()))
 			transient[head] = max(transient[head], ht)
 			if c.Err != nil {
 				return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
@@ -165,6 +171,51 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		}
 	}
 	return stored, transient, nil
+}
+
+// headUnit is the unit that carries the output head and the loss
+// (HeadActivation): lm_head, else the last unit; -1 for a scenario whose
+// activations are not derived tensor by tensor (not a transformer with
+// hidden, heads and seq_len, or memory.activations false) or whose head
+// unit gives activation_bytes of its own.
+func headUnit(s *scenarios.Scenario) int {
+	layers, m := s.Model.LayerList, s.Model
+	if !*s.Memory.Activations || m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 {
+		return -1
+	}
+	head := len(layers) - 1
+	for u, l := range layers {
+		if l.Name == "lm_head" {
+			head = u
+		}
+	}
+	if head < 0 || layers[head].ActivationBytes != 0 {
+		return -1
+	}
+	return head
+}
+
+// unitKeptLogits is, per unit, the bytes of the logits the model returns
+// that the training loop keeps referenced (training.keep_logits,
+// KeptLogits), on the head unit (headUnit); zeros when the key is unset.
+// The timeline (timeline.go) holds them from the head's forward in one
+// step to the head's forward in the next: at rest, as the previous
+// step's, and twice at the head's forward.
+func unitKeptLogits(s *scenarios.Scenario) ([]int64, error) {
+	out := make([]int64, len(s.Model.LayerList))
+	e := s.Training.KeptLogitsBytes()
+	head := headUnit(s)
+	if e == 0 || head < 0 {
+		return out, nil
+	}
+	d := baseDims(s)
+	d.KeepLogits = e
+	v, err := KeptLogits(d)
+	if err != nil {
+		return nil, err
+	}
+	out[head] = v
+	return out, nil
 }
 
 // addMTPInput adds a DeepSeek-V3 MTP module's hnorm, enorm and eh_proj

@@ -137,12 +137,18 @@ const (
 	CompMask        Comp = "attention masks"
 	CompRuntime     Comp = "runtime context"
 	CompNCCL        Comp = "nccl buffers"
+	// CompLogits is the logits the model returns when the training loop
+	// keeps them referenced (training.keep_logits, KeptLogits): the
+	// previous step's at rest, the new ones from the head's forward.
+	// Last in the order, so that the other rows keep their places (and
+	// their plot colours).
+	CompLogits Comp = "kept logits"
 )
 
 // componentOrder fixes the row order of every report.
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
-	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL,
+	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL, CompLogits,
 }
 
 // Components lists the memory model's components in report order.
@@ -271,6 +277,10 @@ type UnitInfo struct {
 	// those freed after its forward and MaskFreeBackward those freed at
 	// the end of its backward (unitMasks, sdpamask.go).
 	Mask, MaskFreeForward, MaskFreeBackward int64
+	// Logits is the bytes of the logits the model returns that the
+	// training loop keeps (training.keep_logits), on the head unit
+	// (unitKeptLogits); 0 elsewhere.
+	Logits int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.
@@ -297,7 +307,8 @@ type Report struct {
 	PeakPhase  Phase
 	// PeakUnit is the unit being processed when the total peaks, -1 if none.
 	PeakUnit int
-	// PhasePeaks is the total at the peak of every phase, in Phases order.
+	// PhasePeaks is the total at the peak of every phase, in Phases order:
+	// the param all-gather after the step only for stages 1 and 2.
 	PhasePeaks []PhasePeak
 	// Reserved and Device are the profiler's view of Peak (convention
 	// zerosim only; see ProfilerPeaks): the caching allocator's reserved

@@ -537,6 +537,11 @@ func checkReport(t *testing.T, name string, r *Report) {
 	if r.PhasePeaks[r.PeakPhase].Bytes != r.Peak {
 		t.Errorf("%s stage %d: phase peak %d != peak %d", name, r.Stage, r.PhasePeaks[r.PeakPhase].Bytes, r.Peak)
 	}
+	// Only stages 1 and 2 all-gather after the step (stage 0 listed a
+	// "param all-gather" peak: QA9 #8).
+	if gather, want := len(r.PhasePeaks) == len(Phases), r.Stage == 1 || r.Stage == 2; gather != want {
+		t.Errorf("%s stage %d: phase peaks %v: a param all-gather phase %v, want %v", name, r.Stage, r.PhasePeaks, gather, want)
+	}
 }
 
 // TestProperties: random models, N, K, stage, convention and padding; every

@@ -116,21 +116,36 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	return total, nil
 }
 
-// memory.allocator_overhead's default, scenarios.DefaultAllocatorOverhead,
-// is the fraction by which PyTorch's caching allocator's reserved peak
-// exceeds the allocated peak in a large-model training step: freed blocks
-// stay cached in their segments, and a later request of another size
-// cannot always reuse them (c10/cuda/CUDACachingAllocator.cpp: blocks over
-// 1 MiB are rounded to 2 MiB and split only within their segment). No
-// source publishes both peaks for a run we have, so the default is fitted:
-// when chosen (b73d299) it put zerosim's reserved peak on torchtitan's
-// Llama 3.1 8B 8-GPU row (82.4 GiB, Table 1 of docs/performance.md at
-// eaea6f6); TestValidation checks both rows (Tables 1 and 3) with it, and
-// docs/validation.md shows their errors now.
+// memory.allocator_overhead's default, scenarios.DefaultAllocatorOverhead, is
+// the fraction by which PyTorch's caching allocator's reserved peak exceeds
+// the allocated peak in a large-model training step: freed blocks stay cached
+// in their segments, and a later request of another size cannot always reuse
+// them. At pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at
+// eb42ad6eca0ce61e7c581212b4bf32f991425571 (the constants after Note
+// [Interaction with CUDA graph capture], and
+// DeviceCachingAllocator::get_allocation_size), a request of at most 1 MiB
+// (kSmallSize) takes a block of the small pool's 2 MiB segments
+// (kSmallBuffer); one above 1 MiB and below 10 MiB (kMinLargeAlloc) a block of
+// a 20 MiB segment (kLargeBuffer: "large" allocations may be packed in 20 MiB
+// blocks; the file uses it there and declares it in a header), and one of 10
+// MiB or more a segment of its size rounded up to 2 MiB (kRoundLarge); a
+// large-pool block is split only when more than 1 MiB would remain
+// (should_split: remaining > kSmallSize). No source publishes both peaks for a
+// run we have, so the default is fitted: when chosen (b73d299) it put
+// zerosim's reserved peak on torchtitan's Llama 3.1 8B 8-GPU row (82.4 GiB,
+// Table 1 of docs/performance.md at eaea6f6); TestValidation checks both rows
+// (Tables 1 and 3) with it, and docs/validation.md shows their errors now.
 
-// segment is the caching allocator's granularity: 2 MiB, kRoundLarge in
-// c10/cuda/CUDACachingAllocator.cpp ("round up large allocs to 2 MiB"; the
-// note above).
+// segment is the granularity zerosim rounds the reserved peak to: 2 MiB,
+// kRoundLarge ("round up large allocations to 2 MiB", the rounding of a
+// request of 10 MiB or more) in pytorch/pytorch
+// c10/cuda/CUDACachingAllocator.cpp at
+// eb42ad6eca0ce61e7c581212b4bf32f991425571. A simplification, stated: the
+// allocator rounds each request, not a total, and gives a 1–10 MiB request a
+// 20 MiB segment (kLargeBuffer) and one of at most 1 MiB a 2 MiB one (the note
+// above); zerosim counts bytes per component, not the allocator's requests, so
+// the waste those segments leave is part of what memory.allocator_overhead
+// absorbs, and the total alone is rounded.
 const segment = 2 << 20
 
 // Reserved is the caching allocator's reserved peak for an allocated peak:
@@ -148,43 +163,46 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 	return (v + segment - 1) / segment * segment, nil
 }
 
-// GatherPool is what DeepSpeed ZeRO-3's caching allocator holds, beyond
-// the allocated peak, for parameters the host has released but the GPU has
-// not yet used: memory.host_lead (default 1) of the gathered bytes of every
-// unit released after its forward (not KeptAcrossBoundary), under
+// GatherPool is what DeepSpeed ZeRO-3's caching allocator holds, beyond the
+// allocated peak, for parameters the host has released but the GPU has not yet
+// used: memory.host_lead (default 1) of the gathered bytes of every unit
+// released after its forward (not KeptAcrossBoundary), under
 // communication.boundary: deepspeed at stage 3; 0 otherwise.
 //
-// DeepSpeed 0.11.1 (deepspeedai/DeepSpeed e9503fe40ee127e74c8b0ea962aac4f0ae957624) gathers each module's
-// parameters on its coordinator's allgather stream
+// DeepSpeed 0.11.1 (deepspeedai/DeepSpeed
+// e9503fe40ee127e74c8b0ea962aac4f0ae957624) gathers each module's parameters
+// on its coordinator's allgather stream
 // (deepspeed/runtime/zero/partitioned_param_coordinator.py
 // __all_gather_params_: all_gather_coalesced, which allocates the gathered
 // buffer, runs under get_accelerator().stream(self.__allgather_stream)) and
 // releases them with record_stream on the compute stream
 // (partition_parameters.py free_param: param.data.record_stream(
 // current_stream()), then param.data = torch.empty(0)). PyTorch's caching
-// allocator reuses such a block only once the compute stream has run past
-// the point where it was freed (torch.Tensor.record_stream; c10/cuda/
-// CUDACachingAllocator.cpp inserts an event on each recorded stream at
-// free). Nothing in DeepSpeed's forward makes the host wait for the
-// compute stream: fetch_sub_module waits on its own fetch events, at most
-// __max_ongoing_fetch_events = 2 outstanding, recorded on the allgather
-// stream, which never waits for compute. So the host runs through the
-// forward as fast as Python and the all-gathers go, and every parameter it
-// gathers and releases there takes a new block while the GPU is still
-// behind; the allocator keeps those blocks reserved afterwards (nvidia-smi
-// and max_memory_reserved count them). In backward the host is held
-// within two gradient reductions of the GPU (stage3.py
-// __reduce_and_partition_ipg_grads: param_reduce_events, at most
-// max_param_reduce_events = 2, recorded on reduce_and_partition_stream,
-// which waits for the compute stream), so by the time backward gathers
-// the GPU has passed the forward and the pool is reused, not grown.
+// allocator reuses such a block only once the compute stream has run past the
+// point where it was freed (torch.Tensor.record_stream; pytorch/pytorch
+// c10/cuda/CUDACachingAllocator.cpp at
+// eb42ad6eca0ce61e7c581212b4bf32f991425571: DeviceCachingAllocator::free calls
+// insert_events, an event on each recorded stream, when the block's
+// stream_uses is not empty). Nothing in DeepSpeed's forward makes the host
+// wait for the compute stream: fetch_sub_module waits on its own fetch events,
+// at most __max_ongoing_fetch_events = 2 outstanding, recorded on the
+// allgather stream, which never waits for compute. So the host runs through
+// the forward as fast as Python and the all-gathers go, and every parameter it
+// gathers and releases there takes a new block while the GPU is still behind;
+// the allocator keeps those blocks reserved afterwards (nvidia-smi and
+// max_memory_reserved count them). In backward the host is held within two
+// gradient reductions of the GPU (stage3.py __reduce_and_partition_ipg_grads:
+// param_reduce_events, at most max_param_reduce_events = 2, recorded on
+// reduce_and_partition_stream, which waits for the compute stream), so by the
+// time backward gathers the GPU has passed the forward and the pool is reused,
+// not grown.
 //
 // How far the host gets ahead is the one thing the code does not fix:
-// memory.host_lead is the fraction of the forward's released parameters
-// still unused by the GPU when the host reaches backward, 1 when the host
-// finishes the forward before the GPU has left its first units (a large
-// model's kernels against DeepSpeed's Python per module). The default is
-// that bound, not a fit; a profile of the run measures it.
+// memory.host_lead is the fraction of the forward's released parameters still
+// unused by the GPU when the host reaches backward, 1 when the host finishes
+// the forward before the GPU has left its first units (a large model's kernels
+// against DeepSpeed's Python per module). The default is that bound, not a
+// fit; a profile of the run measures it.
 func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
 	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed {
 		return 0, nil
@@ -219,25 +237,25 @@ func allocatorBytes(s *scenarios.Scenario, peak int64) int64 {
 
 // ProfilerPeaks turns the model's peak (which counts memory.runtime_context
 // and memory.nccl_buffers as items when given) into what a profiler and
-// nvidia-smi would show: the caching allocator's reserved peak (the
-// allocated bytes outside those two items, times 1 + memory.
-// allocator_overhead, plus pool, the blocks it holds beyond them:
-// GatherPool) and the device peak (reserved plus the CUDA context
-// and NCCL's buffers: the items when given, else DefaultCUDAContext and one
-// ring communicator per process group the rank is in: the ZeRO group, plus
-// the inter-group one when K > 1, plus DeepSpeed ZeRO-3's clone of the world
-// group under communication.boundary: deepspeed).
+// nvidia-smi would show: the caching allocator's reserved peak (the allocated
+// bytes outside those two items, times 1 + memory.allocator_overhead, plus
+// pool, the blocks it holds beyond them: GatherPool) and the device peak
+// (reserved plus the CUDA context and NCCL's buffers: the items when given,
+// else DefaultCUDAContext and one ring communicator per process group the rank
+// is in: the ZeRO group, plus the inter-group one when K > 1, plus DeepSpeed
+// ZeRO-3's clone of the world group under communication.boundary: deepspeed).
 //
-// The pool is held only as far as the device has room for it: when
-// cudaMalloc fails, the caching allocator frees its cached blocks, waiting
-// for the events their recorded streams hold, and retries
-// (c10/cuda/CUDACachingAllocator.cpp malloc: alloc_block, then
-// release_available_cached_blocks and release_cached_blocks, whose
-// synchronize_and_free_events waits for them), so the blocks the host
-// released ahead of the GPU never take the device past its memory. The
-// pool is cut to the whole segments the GPU's memory leaves beside the
-// rest of the reserved peak, the CUDA context and NCCL's buffers (none
-// when those already exceed it).
+// The pool is held only as far as the device has room for it: when cudaMalloc
+// fails, the caching allocator frees its cached blocks, waiting for the events
+// their recorded streams hold, and retries (pytorch/pytorch
+// c10/cuda/CUDACachingAllocator.cpp at
+// eb42ad6eca0ce61e7c581212b4bf32f991425571, DeviceCachingAllocator::malloc:
+// alloc_block, then release_available_cached_blocks and release_cached_blocks,
+// whose synchronize_and_free_events waits for them), so the blocks the host
+// released ahead of the GPU never take the device past its memory. The pool is
+// cut to the whole segments the GPU's memory leaves beside the rest of the
+// reserved peak, the CUDA context and NCCL's buffers (none when those already
+// exceed it).
 func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device int64, err error) {
 	reserved, outside, err := profilerParts(s, peak, pool, allocatorOverhead(s))
 	if err != nil {
@@ -274,20 +292,21 @@ func heldPool(capacity, reserved, outside, pool int64) int64 {
 	return p
 }
 
-// DeviceNeed is the least the device holds at the allocated peak peak:
-// the allocator's part of it in whole segments with no reserve above it and
-// no gather pool, plus the CUDA context and NCCL's buffers, as
-// ProfilerPeaks counts them. It is what nvidia-smi would show at the peak
-// once the caching allocator has given back every cached block, which it
-// does short of memory before it reports out-of-memory: a failed cudaMalloc
-// makes DeviceCachingAllocator::malloc release the cached blocks and retry
-// (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at 001074d2,
-// release_cached_blocks, counted in num_alloc_retries). So a step whose
-// DeviceNeed fits the GPU runs, with retries when ProfilerPeaks' device
-// peak does not fit (published runs did: docs/validation.md's "retries"
-// rows), and one whose DeviceNeed exceeds it cannot: the context and NCCL's
-// buffers are outside the allocator. Every "fits" verdict is this figure
-// within the GPU's memory (Report.Fits, zero.Result.Fits).
+// DeviceNeed is the least the device holds at the allocated peak peak: the
+// allocator's part of it in whole segments with no reserve above it and no
+// gather pool, plus the CUDA context and NCCL's buffers, as ProfilerPeaks
+// counts them. It is what nvidia-smi would show at the peak once the caching
+// allocator has given back every cached block, which it does short of memory
+// before it reports out-of-memory: a failed cudaMalloc makes
+// DeviceCachingAllocator::malloc release the cached blocks and retry
+// (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at
+// eb42ad6eca0ce61e7c581212b4bf32f991425571, release_cached_blocks, counted in
+// num_alloc_retries). So a step whose DeviceNeed fits the GPU runs, with
+// retries when ProfilerPeaks' device peak does not fit (published runs did:
+// docs/validation.md's "retries" rows), and one whose DeviceNeed exceeds it
+// cannot: the context and NCCL's buffers are outside the allocator. Every
+// "fits" verdict is this figure within the GPU's memory (Report.Fits,
+// zero.Result.Fits).
 func DeviceNeed(s *scenarios.Scenario, peak int64) (int64, error) {
 	reserved, outside, err := profilerParts(s, peak, 0, 0)
 	if err != nil {

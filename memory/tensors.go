@@ -50,15 +50,19 @@ const (
 type BlockDims struct {
 	// Arch is "gpt" (LayerNorm, GeLU MLP, fused QKV, biases, learned
 	// positions) or "llama" (RMSNorm, SwiGLU, separate q/k/v, RoPE).
-	Arch                      string
-	Seq, Batch                int64
-	Hidden, Heads, KVHeads    int64
-	FFN, Vocab                int64
-	Dropout                   bool   // dropout > 0: masks are kept
-	Attention                 string // AttentionFlash (default), AttentionSDPA or AttentionEager
-	HeadDim                   int64  // 0 means Hidden/Heads
-	LossFP32                  bool   // the loss upcasts the logits to fp32 (torchtitan, HF)
-	KeepLogitsThroughBackward bool   // the bf16 logits stay referenced through backward (no "del pred")
+	Arch                   string
+	Seq, Batch             int64
+	Hidden, Heads, KVHeads int64
+	FFN, Vocab             int64
+	Dropout                bool   // dropout > 0: masks are kept
+	Attention              string // AttentionFlash (default), AttentionSDPA or AttentionEager
+	HeadDim                int64  // 0 means Hidden/Heads
+	LossFP32               bool   // the loss upcasts the logits to fp32 (torchtitan, HF)
+	// KeepLogits is the element size of the logits the model returns when
+	// the training loop keeps them referenced (training.keep_logits: 2
+	// for param_dtype, 4 for fp32), 0 when it frees them before backward.
+	// They are counted by KeptLogits, not HeadActivation.
+	KeepLogits int64
 	// Compiled: the block runs under torch.compile (training.compile:
 	// blocks), so AOTAutograd's min-cut partitioner, not eager autograd,
 	// decides what is kept (see compiledRules below).
@@ -683,7 +687,11 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 	stored = c.Add(stored, c.Mul(2, t, d.Hidden)) // output projection input
 	switch {
 	case d.LossCompiled:
-		stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+		if d.KeepLogits == 0 {
+			// Kept by the loop, the graph input it saves is the loop's
+			// pred (KeptLogits), not a tensor of its own.
+			stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+		}
 		transient = c.Mul(2, t, d.Vocab)
 		if c.Err != nil {
 			return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
@@ -697,7 +705,12 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 		// its backward writes the logits' gradient with
 		// at::empty_like(logits), 16-bit (inplace_backward is False by
 		// default, as llm-foundry's MPT calls it). No fp32 copy exists.
-		stored = c.Add(stored, c.Mul(2, t, d.Vocab), c.Mul(4, t))
+		stored = c.Add(stored, c.Mul(4, t))
+		if d.KeepLogits == 0 {
+			// Kept by the loop, the logits it saves are the loop's pred
+			// (KeptLogits).
+			stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+		}
 		transient = c.Mul(2, t, d.Vocab)
 		if c.Err != nil {
 			return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
@@ -709,14 +722,61 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 		lossElem = 4
 	}
 	stored = c.Add(stored, c.Mul(lossElem, t, d.Vocab))
-	if d.KeepLogitsThroughBackward {
-		stored = c.Add(stored, c.Mul(2, t, d.Vocab))
-	}
 	transient = c.Mul(2, lossElem, t, d.Vocab)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return stored, transient, nil
+}
+
+// KeptLogits returns the bytes of the logits the model returns when the
+// training loop keeps them referenced (d.KeepLogits, training.keep_logits):
+// e·t·V, e the element size they are returned in; 0 when they are freed
+// before backward.
+//
+// torchtitan at 83c879f returns them in fp32, output = self.output(h).float()
+// (torchtrain/models/llama/model.py line 501; line 516 at its parent
+// ab5d918), and train.py holds them in a local variable, pred =
+// model(input_ids) (line 277), through cross_entropy(pred.flatten(0, 1),
+// labels.flatten(0, 1)) and scaler.scale(loss).backward() (lines 284-287)
+// with no del, so 4·t·V are alive over the whole backward, the optimizer
+// step and the next step's forward, until pred = model(...) rebinds the
+// name after the new logits exist. e29b6b4 (2024-06-12, "del
+// logits=(bs, seq_len, vocab_size) to save 3.9G memory") added "del pred"
+// before loss.backward(): 3.9 GiB is 4·t·V of its Llama 3 8B default
+// (batch 1, seq 8192, V = 128,256), the fp32 logits.
+//
+// No copy of them is counted twice: fp32 logits are the very tensor the
+// fp32 cross-entropy's log_softmax reads (.float() is .to(torch.float32),
+// which returns self when the dtype already matches: torch.Tensor.to's
+// documentation), and log_softmax saves its output, not its input (since
+// pytorch/pytorch#65242, "Avoid saving self for softmax and log_softmax",
+// September 2021: tools/autograd/derivatives.yaml's _log_softmax formula
+// became _log_softmax_backward_data(grad, result, dim, self.scalar_type()),
+// the generated node keeping self's dtype only; at d327a787 it still named
+// self), so HeadActivation's 4·t·V log_softmax output is another tensor; 16-bit logits are not saved by the eager loss either (the cast
+// saves nothing). Under a compiled or a fused loss the 16-bit logits are
+// what the loss saves for backward: HeadActivation then leaves them out
+// (d.KeepLogits > 0) and this function counts them, over the longer
+// lifetime. The model's 16-bit output before .float(), alive only inside
+// the head's forward, is not counted (nor is any forward transient of the
+// head).
+func KeptLogits(d BlockDims) (int64, error) {
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	if d.KeepLogits == 0 || d.Vocab <= 0 {
+		return 0, nil
+	}
+	if d.KeepLogits != 2 && d.KeepLogits != 4 {
+		return 0, fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
+	}
+	var c calc
+	v := c.Mul(d.KeepLogits, d.Seq, d.Batch, d.Vocab)
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return v, nil
 }
 
 // EveryNth reports whether block i (0-based, forward order) is checkpointed

@@ -20,6 +20,8 @@ import (
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
 //	  compute               +Mask(u) +Activation(u)
+//	                        +Logits(u) −Logits(u) (training.keep_logits: the new
+//	                        logits, then the previous step's, at rest, freed)
 //	                        +RingForward(u) −RingForward(u) (cp > 1: ringattn.go)
 //	                        −MaskFreeForward(u) (sdpa masks: sdpamask.go)
 //	  stage 3: release      −Gather(u) (unless kept across the boundary,
@@ -126,6 +128,10 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	if err != nil {
 		return nil, err
 	}
+	logits, err := unitKeptLogits(s)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]UnitInfo, len(layers))
 	var c calc
 	for u, l := range layers {
@@ -134,6 +140,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			out[u].Activation, out[u].Recompute = act[u], rec[u]
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
+			out[u].Logits = logits[u]
 		}
 	}
 	for _, g := range groups {
@@ -317,7 +324,7 @@ func (m *model) atRest() {
 				m.set(CompGrads, c.Mul(R, eg), note)
 				m.set(CompPadding, c.Mul(S-R, eg), "")
 			default:
-				m.set(CompGrads, 0, "grad shard, freed after the step")
+				m.set(CompGrads, 0, "grad shard (1/"+itoa(r.Shards)+") + grads awaiting reduce-scatter; freed after the step")
 			}
 			if m.s.Offload.Any() {
 				m.offload(g) // host RAM per rank and node (offload.go)
@@ -353,6 +360,16 @@ func (m *model) atRest() {
 	m.set(CompPadding, 0, "to a multiple of the shard count ("+r.Padding+" rules)")
 	m.set(CompRuntime, int64(m.s.Memory.RuntimeContext), "memory.runtime_context")
 	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
+	// The logits the training loop keeps (training.keep_logits): at rest
+	// are the previous step's, which the loop's pred holds until the next
+	// forward's pred = model(...) rebinds it (KeptLogits cites
+	// torchtitan's train.py at 83c879f).
+	var logits int64
+	for _, u := range r.Units {
+		logits = c.Add(logits, u.Logits)
+	}
+	m.set(CompLogits, logits, "logits the model returned ("+string(m.s.Training.KeepLogits)+
+		"), held by the training loop until the next forward returns (training.keep_logits)")
 }
 
 // gradBufferNote is note with the buffer's dtype when training.reduce_dtype
@@ -520,6 +537,13 @@ func (m *model) buildEvents() {
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation)
+		// The head's forward returns the new logits while the loop still
+		// holds the previous step's (at rest), which the rebinding then
+		// frees (training.keep_logits, KeptLogits). The replay applies
+		// the free when the head's forward ends, so the walk frees them
+		// after the unit's activations, as the replay does.
+		m.ev(PhaseForward, u, OpCompute, CompLogits, units[u].Logits)
+		m.ev(PhaseForward, u, OpCompute, CompLogits, -units[u].Logits)
 		// Context parallelism: the ring's buffers during the block's
 		// attention (ringattn.go), freed when its compute ends.
 		m.ev(PhaseForward, u, OpCompute, CompRing, units[u].RingForward)
@@ -717,6 +741,13 @@ func (m *model) run() {
 	}
 	if !slices.Equal(cur, m.rest) {
 		panic(fmt.Sprintf("memory: step does not return to rest: %v vs %v", cur, m.rest))
+	}
+	// Only stages 1 and 2 all-gather the updated parameters after the
+	// optimizer step (into the persistent bf16 buffer: the phase peaks at
+	// rest); stage 0 has no such phase and stage 3 gathers inside forward
+	// and backward, so neither lists it.
+	if r.Stage != 1 && r.Stage != 2 {
+		r.PhasePeaks = r.PhasePeaks[:PhaseParamGather]
 	}
 	for i, name := range componentOrder {
 		if optionalComps[name] && m.rest[i] == 0 && peak[i] == 0 {

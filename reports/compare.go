@@ -142,7 +142,10 @@ type slowLinks struct {
 	S      int64         `json:"s_bytes"`
 	Params int64         `json:"params"`
 	Rows   []slowLinkRow `json:"rows"`
-	Note   string        `json:"note"`
+	// Skipped names the K and algorithm pairs that cannot run
+	// (sweep.Runs.SlowSkipped), with why.
+	Skipped []string `json:"skipped,omitempty"`
+	Note    string   `json:"note"`
 }
 
 // slowLinkRow is one K with one algorithm. Fractions of S and deltas
@@ -238,6 +241,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	c.Verdict = compareVerdict(c.Variants)
 	if len(runs.SlowLink) > 0 {
 		c.SlowLink = slowLinkSection(runs.SlowLink, seedNote)
+		c.SlowLink.Skipped = runs.SlowSkipped
 	}
 	if len(runs.BeyondK) > 0 {
 		c.NotKAlone = notKAlone(c.Variants, runs.BeyondK)
@@ -544,6 +548,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		bytesToo = "next to the exact wire bytes"
 	}
 	if _, err := fmt.Fprintf(w, "\n# slow link (network) per step: seed 000's logical figure %s\n"+
+		"# seed: by the seed's rule (K=1 counts each collective's whole buffer, ~2·S; K>1 its inter all-reduce's ring cost); busiest: exact wire bytes\n"+
 		"# S = %s B, the bf16 gradient buffer of P = %s parameters; deltas against K=%d with the same algorithm\n",
 		bytesToo, commas(sl.S), commas(sl.Params), sl.Rows[0].K); err != nil {
 		return err
@@ -568,6 +573,11 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	for _, sk := range sl.Skipped {
+		if _, err := fmt.Fprintf(w, "not run: %s\n", EscapeControl(sk)); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w, sl.Note)
 	return err
@@ -716,6 +726,8 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 			switch {
 			case r.Rates != nil && r.Unit == "fraction": // MFU, as sweep and plan.csv write it
 				row = append(row, sweep.FormatMFU(r.Rates[i]))
+			case r.Rates != nil && r.Unit == "tokens/s":
+				row = append(row, sweep.FormatTokensPerSec(r.Rates[i]))
 			case r.Rates != nil:
 				row = append(row, strconv.FormatFloat(r.Rates[i], 'f', 3, 64))
 			case r.Unit == "bool": // true/false, as sweep and plan.csv write it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"image/color"
+	"slices"
 	"strconv"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -59,32 +60,42 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	p := comparePlot{Title: title + ": slow-link bytes and step time for every K dividing N"}
 	bytesP := plotPanel{Title: "slow-link (network) bytes per step, busiest rank", YLabel: "bytes per step (GiB)"}
 	timeP := plotPanel{Title: "step time", YLabel: "step time (ms)"}
-	series := func(pp *plotPanel, name string) *plotSeries {
-		for i := range pp.Series {
-			if pp.Series[i].Name == name {
-				return &pp.Series[i]
-			}
+	// Each algorithm's series is made before the seed's, so a series has
+	// the same colour in both panels (plotColors by position); a K an
+	// algorithm could not run (sweep.Runs.Skipped) is a 0 in its series,
+	// which keeps every bar over its own K.
+	var algos []string
+	for _, o := range os {
+		if a := string(o.Scenario.Communication.Algorithm); !slices.Contains(algos, a) {
+			algos = append(algos, a)
 		}
-		pp.Series = append(pp.Series, plotSeries{Name: name})
-		return &pp.Series[len(pp.Series)-1]
 	}
+	for _, a := range algos {
+		bytesP.Series = append(bytesP.Series, plotSeries{Name: a + " wire"})
+		timeP.Series = append(timeP.Series, plotSeries{Name: a})
+	}
+	bytesP.Series = append(bytesP.Series, plotSeries{Name: "seed 000 logical"})
+	seed := len(algos)
 	for _, o := range os {
 		cat := "K=" + strconv.Itoa(o.Result.K)
-		algo := string(o.Scenario.Communication.Algorithm)
 		fits := o.Result.Fits(int64(o.Scenario.Cluster.GPUMemory))
 		if len(p.Categories) == 0 || p.Categories[len(p.Categories)-1] != cat {
 			p.Categories = append(p.Categories, cat)
-			s := series(&bytesP, "seed 000 logical")
-			s.Values = append(s.Values, float64(sweep.SeedSlowLink(o.Result))/gibUnit)
+			for i := range bytesP.Series {
+				bytesP.Series[i].Values = append(bytesP.Series[i].Values, 0)
+			}
+			for i := range timeP.Series {
+				timeP.Series[i].Values = append(timeP.Series[i].Values, 0)
+			}
+			bytesP.Series[seed].Values[len(p.Categories)-1] = float64(sweep.SeedSlowLink(o.Result)) / gibUnit
 			timeP.Fits = append(timeP.Fits, fits)
 		} else {
 			timeP.Fits[len(timeP.Fits)-1] = timeP.Fits[len(timeP.Fits)-1] && fits
 		}
+		a, k := slices.Index(algos, string(o.Scenario.Communication.Algorithm)), len(p.Categories)-1
 		busy, _ := sweep.BusiestWire(o.Result, topology.Inter)
-		s := series(&bytesP, algo+" wire")
-		s.Values = append(s.Values, float64(busy)/gibUnit)
-		s = series(&timeP, algo)
-		s.Values = append(s.Values, float64(o.Result.StepTime)/msUnit)
+		bytesP.Series[a].Values[k] = float64(busy) / gibUnit
+		timeP.Series[a].Values[k] = float64(o.Result.StepTime) / msUnit
 	}
 	p.Panels = []plotPanel{bytesP, timeP}
 	return p

@@ -873,7 +873,7 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 			bucket = i64(b)
 		}
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
-			bucket, pf, r.Algorithm, strconv.FormatFloat(r.TokensPerSecPerGPU, 'f', 3, 64), sweep.FormatMFU(r.MFU),
+			bucket, pf, r.Algorithm, sweep.FormatTokensPerSec(r.TokensPerSecPerGPU), sweep.FormatMFU(r.MFU),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
 			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
 		if ep {

@@ -74,7 +74,7 @@ func TestMemoryTimelineReads(t *testing.T) {
 	if got := fmt.Sprint(m.Components); got != want {
 		t.Errorf("components bottom to top %s, want %s", got, want)
 	}
-	if m.Capacity != 80<<30 || m.CapacityLabel != "GPU memory 80.00 GiB" {
+	if m.Capacity != 81559<<20 || m.CapacityLabel != "GPU memory 79.65 GiB" {
 		t.Errorf("capacity %d %q", m.Capacity, m.CapacityLabel)
 	}
 	var svg bytes.Buffer
@@ -86,7 +86,7 @@ func TestMemoryTimelineReads(t *testing.T) {
 			}
 		}
 	}
-	for _, label := range []string{">0<", ">20<", ">40<", ">60<", ">80<", ">100<", ">200<", ">300<", "GPU memory 80.00 GiB"} {
+	for _, label := range []string{">0<", ">20<", ">40<", ">60<", ">80<", ">100<", ">200<", ">300<", "GPU memory 79.65 GiB"} {
 		if !strings.Contains(svg.String(), label) {
 			t.Errorf("memory_timeline.svg lacks the label %q", label)
 		}

@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -53,14 +51,13 @@ func (v FitVerdict) String() string {
 
 // scenarioDigest names the resolved scenario in a report that does not
 // carry it in full (the terminal): " (resolved: sha256 1a2b3c4d5e6f)", the
-// SHA-256 of scenarios.Encode, which result.json and report.html hold.
+// first 12 digits of scenarios.Digest (sweep's and plan's scenario_sha256).
 func scenarioDigest(s *scenarios.Scenario) string {
-	data, err := scenarios.Encode(s)
+	d, err := scenarios.Digest(s)
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(data)
-	return " (resolved: sha256 " + hex.EncodeToString(sum[:6]) + ")"
+	return " (resolved: sha256 " + d[:12] + ")"
 }
 
 // resolvedYAML is the resolved scenario as a scenario file, for the HTML

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestDocs keeps docs/scenario-format.md honest: its model preset table
@@ -44,6 +46,16 @@ func TestDocs(t *testing.T) {
 	for _, n := range append(gpuNames(), linkNames()...) {
 		if !strings.Contains(doc, "| "+n+" |") {
 			t.Errorf("docs have no table row for preset %s", n)
+		}
+	}
+	// The GPU table's memory column is the preset's: whole GiB, else MiB.
+	for _, g := range gpuPresets {
+		cell := commas(int64(g.Memory/units.MiB)) + " MiB"
+		if g.Memory%units.GiB == 0 {
+			cell = strconv.FormatInt(int64(g.Memory/units.GiB), 10) + " GiB"
+		}
+		if !strings.Contains(doc, "| "+g.Name+" | "+cell+" |") {
+			t.Errorf("docs' GPU table does not give %s's memory as %s", g.Name, cell)
 		}
 	}
 	for _, n := range ExampleNames() {

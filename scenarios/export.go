@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"strings"
@@ -19,6 +21,30 @@ func Encode(s *Scenario) ([]byte, error) {
 		c.Version = 1
 	}
 	return yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
+}
+
+// Digest is the SHA-256 (hex) of what a resolved scenario replays: its
+// Encode bytes and, when it names a calibration file, the file's content
+// as loaded (Encode keeps only the path). run prints its first 12 digits
+// ("resolved: sha256 …"); sweep's meta line and plan.json carry it whole
+// as scenario_sha256, so an edited config.json or calibration file under
+// an unchanged scenario file is a different scenario to --resume and merge.
+func Digest(s *Scenario) (string, error) {
+	data, err := Encode(s)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(data)
+	if c := s.Communication.CalibrationData; c != nil {
+		cal, err := yaml.Marshal(c)
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte("\n---\n"))
+		h.Write(cal)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // LayerListYAML is layers as a model.layer_list, one flow mapping per layer

@@ -224,11 +224,17 @@ func TestHFConfigKey(t *testing.T) {
 }
 
 // TestMemoryUnitWarning: "40GB" on an A100-40GB is 37.25 GiB; Load warns
-// naming both figures, and stays quiet for GiB or a figure no preset has.
+// naming both figures and the preset's (nvidia-smi's 40,960 MiB; an H100's
+// 81,559 MiB, rocm-smi's 205,822,885,888 B on an MI300X), and stays quiet
+// for GiB, a figure no preset has, or a GDDR part's GB.
 func TestMemoryUnitWarning(t *testing.T) {
 	for _, c := range []struct{ gpu, want string }{
-		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40 GiB (vendors' GB of HBM are GiB); use 40GiB unless you mean decimal gigabytes"},
-		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB, A800-80GB or H100-80GB have 80 GiB"},
+		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40.00 GiB (40GiB, as its driver reports it: a GPU sold as 40 GB of HBM has about 40 GiB); use 40GiB unless you mean decimal gigabytes"},
+		{"gpu: H100-80GB, gpu_memory: 80GB", "w.yaml:2:55: gpu_memory 80GB is 74.51 GiB, but H100-80GB has 79.65 GiB (81559MiB, as its driver reports it: a GPU sold as 80 GB of HBM has about 80 GiB); use 81559MiB unless you mean decimal gigabytes"},
+		{"gpu: MI300X, gpu_memory: 192GB", "w.yaml:2:52: gpu_memory 192GB is 178.81 GiB, but MI300X has 191.69 GiB (196288MiB, "},
+		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB (80GiB), A800-80GB (80GiB) or H100-80GB (81559MiB) have about 80 GiB"},
+		// GDDR with ECC: nvidia-smi's 46,068 MiB is nearer 48GB than 48 GiB.
+		{"gpu: L40S, gpu_memory: 48GB", ""},
 		{"gpu: A100-40GB, gpu_memory: 40GiB", ""},
 		{"gpu: A100-40GB, gpu_memory: 41GB", ""},
 		{"gpu: A100-40GB", ""},

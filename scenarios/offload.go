@@ -86,7 +86,9 @@ const (
 	DefaultHostMemory = units.TiB
 	// DefaultHostPCIe: every A100 SXM4 reaches the host over PCIe 4.0 x16
 	// through a PCIe switch (DGX A100 datasheet); the PCIe4 link preset,
-	// 32 GB/s nominal per direction (PCI-SIG, PCIe 4.0: 16 GT/s × 16 lanes).
+	// 32 GB/s line rate per direction (PCI-SIG, PCIe 4.0: 16 GT/s × 16
+	// lanes), of which the host link carries the payload rate,
+	// 31,507,692,307 B/s after 128b/130b encoding (PayloadBandwidth).
 	DefaultHostPCIe = "PCIe4"
 	// DefaultHostSockets: 2 × AMD EPYC 7742 (DGX A100 datasheet).
 	DefaultHostSockets = 2
@@ -224,7 +226,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	lk.Preset = preset
 	lp, _ := findLink(preset)
 	if !l.has("cluster.host.pcie.bandwidth") {
-		lk.Bandwidth = lp.Bandwidth
+		lk.Bandwidth = PayloadBandwidth(lp)
 	}
 	if !l.has("cluster.host.pcie.latency") {
 		lk.Latency = lp.Latency

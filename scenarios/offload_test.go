@@ -39,7 +39,10 @@ offload:
 		t.Errorf("offload %+v", s.Offload)
 	}
 	h := s.Cluster.Host
-	if h.Memory != DefaultHostMemory || h.PCIe.Preset != "PCIe4" || h.PCIe.Bandwidth != 32e9 || h.PCIeSharing != PCIePerGPU ||
+	// The host link carries PCIe 4.0 x16's payload: 16 GT/s × 16 lanes ×
+	// 128/130 / 8 = 31,507,692,307 B/s (985 MB/s a PCIe 3.0 lane in the
+	// manual cited at linkPresets, twice that at 4.0's 16 GT/s).
+	if h.Memory != DefaultHostMemory || h.PCIe.Preset != "PCIe4" || h.PCIe.Bandwidth != 31_507_692_307 || h.PCIeSharing != PCIePerGPU ||
 		h.Sockets != 2 || h.MemoryBandwidth != 409_600_000_000 || h.NVMeBandwidth != DefaultNVMeBandwidth {
 		t.Errorf("host defaults %+v", h)
 	}

@@ -35,32 +35,111 @@ type ModelPreset struct {
 	dims Model
 }
 
-// gpuPresets lists the GPUs in documentation order. HBM sizes are binary
-// (A100-40GB = 40 GiB), as nvidia-smi reports them.
+// gpuPresets lists the GPUs in documentation order.
+//
+// Memory is what the driver reports as the device's total: nvidia-smi's
+// memory.total (the "MiB / NNNNNMiB" of its table, "FB Memory Usage:
+// Total" of nvidia-smi -q) on NVIDIA parts, rocm-smi's "VRAM Total Memory
+// (B)" on AMD ones, copied from a printout cited at each row. It is not
+// the marketed figure: ECC and the firmware take part of the memory, so an
+// "80GB" H100 shows 81,559 MiB (79.65 GiB) and a "48GB" GDDR6 L40S 46,068
+// MiB (44.99 GiB); only some parts (A100, V100) show an exact binary size.
+// Where no printout of a part was found the row keeps the datasheet's GB
+// as GiB and says so. memory.total still counts the few
+// hundred MiB the driver reserves for itself (nvidia-smi -q "Reserved":
+// 479 MiB on the L40S and 700 MiB on the H200 printouts cited below),
+// which no process can allocate, and CUDA's totalGlobalMem
+// (torch.cuda.get_device_properties().total_memory) leaves out; zerosim
+// does not subtract it, so a plan within that margin of the total fits
+// here and runs out of memory on the device.
 var gpuPresets = []GPUPreset{
+	// V100-16GB: 16,384 MiB, nvidia-smi "Tesla V100-SXM2-16GB … 1MiB /
+	// 16384MiB" (thamada/gls gls/V100_x8_smi.py @ 5b0ef6cbf13815ba81660ecae60f8b29ca38a86d).
 	{"V100-16GB", 16 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	// V100-32GB: 32,768 MiB, nvidia-smi "Tesla V100-SXM2-32GB … 0MiB /
+	// 32768MiB" in TU Delft DAIC's "Basics of Slurm jobs" page.
 	{"V100-32GB", 32 * units.GiB, 125e12, 0, 900e9, "NVLink2", "EDR", "V100 SXM2 datasheet; no bf16: the fp16 tensor-core peak"},
+	// A100-40GB: 40,960 MiB, nvidia-smi --query-gpu "NVIDIA
+	// A100-SXM4-40GB, 40960 MiB, 580.95.05" in a published probe table of
+	// Modal's GPU types (the one B300's row below comes from).
 	{"A100-40GB", 40 * units.GiB, 312e12, 0, 1555e9, "NVLink3", "HDR", "A100 SXM4 datasheet, dense bf16"},
+	// A100-80GB: 81,920 MiB, nvidia-smi "NVIDIA A100-SXM4-80GB … 1MiB /
+	// 81920MiB" (thamada/nvidia-smi gls/A100SXMx4_smi.py @ b09ef139265ffc7e3c78006346981de8e4d70499).
 	{"A100-80GB", 80 * units.GiB, 312e12, 0, 2039e9, "NVLink3", "HDR", "A100 SXM4 80GB datasheet, dense bf16"},
-	{"A800-80GB", 80 * units.GiB, 312e12, 0, 2039e9, "NVLink3-A800", "HDR", "A800 SXM4 80GB: the A100 80GB SXM4 with NVLink cut from 600 to 400 GB/s bidirectional (Reuters, Nov 2022, from a Chinese distributor's spec sheet; NVIDIA: a separate product of the A100 for Chinese customers, same computational performance, narrower interconnect); no NVIDIA A800 datasheet in the store, so 80GB, dense bf16 312 (FlagPerf config_A100x1x8.py theoryflops for its A800 rows) and 2,039 GB/s are the A100 80GB SXM4's"},
-	{"H100-80GB", 80 * units.GiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
-	{"H200", 141 * units.GiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
-	{"B200", 180 * units.GiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
-	{"GB200", 186 * units.GiB, 2500e12, 5000e12, 8000e9, "NVLink5", "NDR", "GB200 NVL72 datasheet: 13.4TB HBM3e and 576 TB/s for 72 GPUs; 360 PFLOPS bf16 and 720 PFLOPS fp8 sparse for 72 GPUs, halved for dense"},
-	{"B300", 288 * units.GiB, 2250e12, 4500e12, 8000e9, "NVLink5", "XDR", "NVIDIA DGX B300 datasheet as tabulated in stas00/ml-engineering compute/accelerator/README.md (no copy of NVIDIA's page in the store): 288GB HBM3e (2.3TB for 8 GPUs; NVIDIA's 'Inside NVIDIA Blackwell Ultra' blog: 288GB, 8 TB/s), dense bf16 2,250 and fp8 4,500 TFLOPS (HGX B300: 36 and 72 PFLOPS with sparsity for 8 GPUs, halved); ConnectX-8 800 Gb/s per GPU. 288 is the datasheet's size; Verda's B300 table lists 270GB, as B200's 192 shows 180"},
-	{"GB300", 279 * units.GiB, 2500e12, 5000e12, 8000e9, "NVLink5", "XDR", "NVIDIA GB300 NVL72 datasheet as Verda's GB300 NVL72 post and stas00/ml-engineering give it (no copy of NVIDIA's page in the store): up to 20TB HBM3e and 576 TB/s for 72 GPUs (279GB each in Verda's per-GPU table, 279 × 72 = 20.1TB; the blog's 288GB is the physical size, as GB200's 186 is of 192); 360 PFLOPS bf16 and 720 PFLOPS fp8 with sparsity for 72 GPUs, halved for dense; ConnectX-8 800 Gb/s per GPU"},
-	{"MI300X", 192 * units.GiB, 1307_400e9, 2614_900e9, 5300e9, "xGMI", "RoCE400", "AMD Instinct MI300X datasheet: 192GB HBM3, 5.3 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
+	// A800-80GB: no nvidia-smi printout of an A800 was found; the A100
+	// 80GB's 81,920 MiB, which it is.
+	{"A800-80GB", 80 * units.GiB, 312e12, 0, 2039e9, "NVLink3-A800", "HDR", "A800 SXM4 80GB: the A100 80GB SXM4 with NVLink cut from 600 to 400 GB/s bidirectional (Reuters, Nov 2022, from a Chinese distributor's spec sheet; NVIDIA: a separate product of the A100 for Chinese customers, same computational performance, narrower interconnect); no NVIDIA A800 datasheet found, so 80GB, dense bf16 312 (FlagPerf config_A100x1x8.py theoryflops for its A800 rows) and 2,039 GB/s are the A100 80GB SXM4's"},
+	// H100-80GB: 81,559 MiB, nvidia-smi "NVIDIA H100 80GB HBM3 … 1MiB /
+	// 81559MiB" (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md
+	// @ 1ec01b8cd823902e8000837e8bb4b07b10d983d9; also huggingface/diffusers
+	// tests/quantization/torchao/README.md @ 01b6b66267ac746e63c22fa28bde214a3e721aec).
+	{"H100-80GB", 81559 * units.MiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
+	// H200: 143,771 MiB, nvidia-smi "NVIDIA H200 … 1MiB / 143771MiB" and -q
+	// "Total : 143771 MiB, Reserved : 700 MiB" (thamada/gls gls/H200_smi.py
+	// @ c0bed08d0e20bb1abccfee5aeedb80bc63b493a6).
+	{"H200", 143771 * units.MiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
+	// B200: 183,359 MiB, nvidia-smi "NVIDIA B200 … 0MiB / 183359MiB"
+	// (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md @ e05d085c31d37fb3704719784709ed792108c445).
+	{"B200", 183359 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
+	// GB200: 189,471 MiB, nvidia-smi "NVIDIA GB200 … 2MiB / 189471MiB" in
+	// an NVIDIA-licensed test of nvidia-smi parsing and a Slinky
+	// slurm-operator guide.
+	{"GB200", 189471 * units.MiB, 2500e12, 5000e12, 8000e9, "NVLink5", "NDR", "GB200 NVL72 datasheet: 13.4TB HBM3e and 576 TB/s for 72 GPUs; 360 PFLOPS bf16 and 720 PFLOPS fp8 sparse for 72 GPUs, halved for dense"},
+	// B300: 275,040 MiB, nvidia-smi --query-gpu "NVIDIA B300 SXM6 AC, 275040
+	// MiB, 580.95.05" (Modal's published GPU probe table) and "148 SMs,
+	// 275,040 MiB HBM" in another published GPU survey. 268.59 GiB: NVIDIA's
+	// BioNeMo benchmark table lists 269 GiB, not the datasheet's 288GB.
+	{"B300", 275040 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "XDR", "NVIDIA DGX B300 datasheet as tabulated in stas00/ml-engineering compute/accelerator/README.md (NVIDIA's page itself not found): 288GB HBM3e (2.3TB for 8 GPUs; NVIDIA's 'Inside NVIDIA Blackwell Ultra' blog: 288GB, 8 TB/s), dense bf16 2,250 and fp8 4,500 TFLOPS (HGX B300: 36 and 72 PFLOPS with sparsity for 8 GPUs, halved); ConnectX-8 800 Gb/s per GPU. Memory: nvidia-smi's 275,040 MiB, not the datasheet's 288GB (Verda's B300 table lists 270GB, as B200's 192 shows 180)"},
+	// GB300: 284,208 MiB, nvidia-smi "NVIDIA GB300 … 0MiB / 284208MiB" on
+	// driver 580.82.07 (three published printouts agree). 277.55 GiB: the
+	// BioNeMo table's 278 GiB.
+	{"GB300", 284208 * units.MiB, 2500e12, 5000e12, 8000e9, "NVLink5", "XDR", "NVIDIA GB300 NVL72 datasheet as Verda's GB300 NVL72 post and stas00/ml-engineering give it (NVIDIA's page itself not found): up to 20TB HBM3e and 576 TB/s for 72 GPUs (279GB each in Verda's per-GPU table, 279 × 72 = 20.1TB; the blog's 288GB is the physical size, as GB200's 186 is of 192); 360 PFLOPS bf16 and 720 PFLOPS fp8 with sparsity for 72 GPUs, halved for dense; ConnectX-8 800 Gb/s per GPU"},
+	// MI300X: 205,822,885,888 B (196,288 MiB, 191.69 GiB), rocm-smi
+	// --showmeminfo vram "VRAM Total Memory (B): 205822885888" (two
+	// published printouts), the totalGlobalMem HIP reports in a published
+	// MI300X VF benchmark report too.
+	{"MI300X", 196288 * units.MiB, 1307_400e9, 2614_900e9, 5300e9, "xGMI", "RoCE400", "AMD Instinct MI300X datasheet: 192GB HBM3, 5.3 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
+	// MI325X, MI350X, MI355X: no rocm-smi printout of their VRAM total was
+	// found, so the datasheets' GB are kept as GiB; MI300X's
+	// printout is 320 MiB (0.16 %) below its 192 GiB: expect these to be
+	// high by as much.
 	{"MI325X", 256 * units.GiB, 1307_400e9, 2614_900e9, 6000e9, "xGMI", "RoCE400", "AMD Instinct MI325X datasheet: 256GB HBM3E, 6 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
-	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI: no AMD figure for the MI350 series' Infinity Fabric links is in the store"},
-	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI: no AMD figure for the MI350 series' Infinity Fabric links is in the store"},
-	{"L40S", 48 * units.GiB, 362_050e9, 733e12, 864e9, "PCIe4", "RoCE100", "L40S datasheet: 48GB GDDR6, 864 GB/s, bf16 362.05 and fp8 733 TFLOPS dense (733 and 1,466 with sparsity)"},
-	{"A10G", 24 * units.GiB, 70e12, 0, 600e9, "PCIe4", "Eth100", "AWS G5 A10G (AWS's variant of the A10, no NVIDIA datasheet): 24GB GDDR6, 600 GB/s, 70 TFLOPS bf16 tensor as AWS lists it (the A10 datasheet's 125 is a different part)"},
-	{"L4", 24 * units.GiB, 121e12, 242_500e9, 300e9, "PCIe4", "Eth100", "L4 datasheet: 24GB GDDR6, 300 GB/s, bf16 242 and fp8 485 TFLOPS with sparsity, halved for dense"},
-	{"RTX4090", 24 * units.GiB, 165_200e9, 330_300e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 and fp8 with fp32 accumulate"},
-	{"RTX5090", 32 * units.GiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
+	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; the one MI350-series figure found is a truncated third-party page)"},
+	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; the one MI350-series figure found is a truncated third-party page)"},
+	// L40S: 46,068 MiB, nvidia-smi "NVIDIA L40S … 1MiB / 46068MiB" and -q
+	// "Total : 46068 MiB, Reserved : 479 MiB", ECC on (thamada/nvidia-smi
+	// nvsim/L40S_smi.py @ c768aedc1e0bf705fc91b08e8d9403bf53760365).
+	{"L40S", 46068 * units.MiB, 362_050e9, 733e12, 864e9, "PCIe4", "RoCE100", "L40S datasheet: 48GB GDDR6, 864 GB/s, bf16 362.05 and fp8 733 TFLOPS dense (733 and 1,466 with sparsity)"},
+	// A10G: 23,028 MiB, nvidia-smi "NVIDIA A10G … 0MiB / 23028MiB"
+	// (pytorch/FBGEMM fbgemm_gpu/docs/src/fbgemm_gpu/development/InstallationInstructions.rst
+	// @ 0579557400506fa9935345515c71429511f9e267).
+	{"A10G", 23028 * units.MiB, 70e12, 0, 600e9, "PCIe4", "Eth100", "AWS G5 A10G (AWS's variant of the A10, no NVIDIA datasheet): 24GB GDDR6, 600 GB/s, 70 TFLOPS bf16 tensor as AWS lists it (the A10 datasheet's 125 is a different part)"},
+	// L4: 23,034 MiB, nvidia-smi "NVIDIA L4 … 1MiB / 23034MiB" and -q
+	// "Total : 23034 MiB, Reserved : 556 MiB" (thamada/nvidia-smi
+	// gls/L4_smi.py @ b09ef139265ffc7e3c78006346981de8e4d70499).
+	{"L4", 23034 * units.MiB, 121e12, 242_500e9, 300e9, "PCIe4", "Eth100", "L4 datasheet: 24GB GDDR6, 300 GB/s, bf16 242 and fp8 485 TFLOPS with sparsity, halved for dense"},
+	// RTX4090: 24,564 MiB, nvidia-smi "NVIDIA GeForce RTX 4090 … 2MiB /
+	// 24564MiB", ECC off (thamada/nvidia-smi package/RTX4090_smi.py @
+	// 6f38a71568acd6fffb59b0181339a8dbb8e84434).
+	{"RTX4090", 24564 * units.MiB, 165_200e9, 330_300e9, 1008e9, "PCIe4", "Eth100", "GeForce RTX 4090 (Ada whitepaper): dense bf16 and fp8 with fp32 accumulate"},
+	// RTX5090: 32,607 MiB, nvidia-smi "NVIDIA GeForce RTX 5090 … 2MiB /
+	// 32607MiB" (thamada/gls gls/RTX5090_smi.py @ 5d64b880942758ed4de2b107422a3f31bb609fac).
+	{"RTX5090", 32607 * units.MiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
 }
 
 // linkPresets lists the link classes in documentation order.
+//
+// The PCIe presets' Bandwidth is the line rate, GT/s × 16 lanes / 8, the
+// figure NCCL's PCI_BW (12 GB/s for a PCIe 3.0 x16 link, topo.h; 24 and 48
+// for 4.0 and 5.0) is 3/4 of, which collectives' NCCL model takes it
+// against (pciFraction 12/16). The payload a link carries is 128/130 of it:
+// PCIe 3.0 and later encode 128 bits in 130 (PCI Express base
+// specification 3.0; One Stop Systems' ExpressBox 2200 manual, appendix B
+// 9.6, "PCIe 3.0 use more efficient encoding scheme called 128b/130b ...
+// a single PCIe 3.0 lane, at 8GT/s, can send 985MB/s",
+// https://manualshive.com/en/manual/oss/expressbox-2200/1656655?page=75, a
+// vendor's manual on a third-party site). PayloadBandwidth gives that
+// rate, which the offload host link (cluster.host.pcie) takes.
 var linkPresets = []LinkPreset{
 	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction"},
 	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch"},
@@ -68,10 +147,20 @@ var linkPresets = []LinkPreset{
 	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction"},
 	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction"},
 	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets)"},
-	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet)"},
-	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16, nominal 16 GB/s per direction"},
-	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16, nominal 32 GB/s per direction"},
-	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16, nominal 64 GB/s per direction"},
+	// xGMI on MI350X/MI355X platforms: kept at MI300X's 448 GB/s. AMD's
+	// RCCL models the MI350 series' (gfx95x) xGMI links as MI300X's
+	// (gfx942): GFX95X_XGMI_WIDTH 48.0 = GFX94X_XGMI_WIDTH 48.0 GB/s
+	// (ROCm/rccl src/graph/topo.h at 08814b0a9e0245c64cdc7317a4981681295643f8,
+	// ncclTopoXGMISpeed). The only other figure found is a third-party
+	// page, humeconsulting.co "AMD MI355X: Strong Node-Level Inference, but
+	// Not Yet Rack-Scale": "Infinity Fabric/XGMI provides ~153 GB/s of
+	// bidirectional bandw…", cut off in the copy found before it says per
+	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
+	// direction if per link). Set intra.bandwidth for a measured figure.
+	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's)"},
+	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s of payload after 128b/130b encoding"},
+	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s of payload after 128b/130b encoding"},
+	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s of payload after 128b/130b encoding"},
 	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s"},
 	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s"},
 	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s"},
@@ -84,6 +173,17 @@ var linkPresets = []LinkPreset{
 	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s)"},
 	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet"},
 	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet"},
+}
+
+// PayloadBandwidth is what a link of preset lp carries per direction:
+// the PCIe presets' line rate times 128/130 (the encoding, see
+// linkPresets), every other preset's bandwidth as it is (their figures are
+// already data rates).
+func PayloadBandwidth(lp LinkPreset) units.Bandwidth {
+	if strings.HasPrefix(lp.Name, "PCIe") {
+		return lp.Bandwidth * 128 / 130
+	}
+	return lp.Bandwidth
 }
 
 // GPUPresets returns the GPU presets in documentation order.

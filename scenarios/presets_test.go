@@ -176,6 +176,24 @@ parallelism: {dp: 8, zero_stage: 2}
 	}
 }
 
+// TestPayloadBandwidth: a PCIe link carries 128/130 of its line rate
+// (128b/130b encoding from PCIe 3.0 on: 985 MB/s a 3.0 lane at 8 GT/s),
+// other links their figure.
+func TestPayloadBandwidth(t *testing.T) {
+	for name, want := range map[string]units.Bandwidth{
+		"PCIe3":   15_753_846_153, // 8 GT/s × 16 × 128/130 / 8: 16 × 984.6 MB/s
+		"PCIe4":   31_507_692_307,
+		"PCIe5":   63_015_384_615,
+		"NDR":     50e9,
+		"NVLink4": 450e9,
+	} {
+		lp, _ := findLink(name)
+		if got := PayloadBandwidth(lp); got != want {
+			t.Errorf("%s: payload %d B/s, want %d", name, got, want)
+		}
+	}
+}
+
 // TestGPUAndLinkPresets checks the preset tables against the task's figures.
 func TestGPUAndLinkPresets(t *testing.T) {
 	for _, tc := range []struct {
@@ -185,31 +203,34 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		hbm          units.Bandwidth
 		intra, inter string
 	}{
-		{"V100-16GB", 16 << 30, 125e12, 900e9, "NVLink2", "EDR"},
-		{"V100-32GB", 32 << 30, 125e12, 900e9, "NVLink2", "EDR"},
-		{"A100-40GB", 40 << 30, 312e12, 1555e9, "NVLink3", "HDR"},
-		{"A100-80GB", 80 << 30, 312e12, 2039e9, "NVLink3", "HDR"},
-		{"H100-80GB", 80 << 30, 989e12, 3350e9, "NVLink4", "NDR"},
-		{"RTX4090", 24 << 30, 165_200e9, 1008e9, "PCIe4", "Eth100"},
-		{"H200", 141 << 30, 989e12, 4800e9, "NVLink4", "NDR"},
-		{"B200", 180 << 30, 2250e12, 8000e9, "NVLink5", "NDR"},
-		{"GB200", 186 << 30, 2500e12, 8000e9, "NVLink5", "NDR"},
-		{"MI300X", 192 << 30, 1307_400e9, 5300e9, "xGMI", "RoCE400"},
-		{"MI325X", 256 << 30, 1307_400e9, 6000e9, "xGMI", "RoCE400"},
-		{"L40S", 48 << 30, 362_050e9, 864e9, "PCIe4", "RoCE100"},
-		{"A10G", 24 << 30, 70e12, 600e9, "PCIe4", "Eth100"},
-		{"L4", 24 << 30, 121e12, 300e9, "PCIe4", "Eth100"},
-		{"RTX5090", 32 << 30, 209_500e9, 1792e9, "PCIe5", "Eth100"},
+		// Memory: nvidia-smi's memory.total (rocm-smi's VRAM Total on AMD)
+		// as the printouts cited at each preset show it, in MiB.
+		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"},        // Tesla V100-SXM2-16GB, 16384MiB
+		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"},        // Tesla V100-SXM2-32GB, 32768MiB
+		{"A100-40GB", 40960 << 20, 312e12, 1555e9, "NVLink3", "HDR"},       // NVIDIA A100-SXM4-40GB, 40960 MiB
+		{"A100-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3", "HDR"},       // NVIDIA A100-SXM4-80GB, 81920MiB
+		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},       // NVIDIA H100 80GB HBM3, 81559MiB
+		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"},     // NVIDIA GeForce RTX 4090, 24564MiB
+		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},           // NVIDIA H200, 143771MiB
+		{"B200", 183359 << 20, 2250e12, 8000e9, "NVLink5", "NDR"},          // NVIDIA B200, 183359MiB
+		{"GB200", 189471 << 20, 2500e12, 8000e9, "NVLink5", "NDR"},         // NVIDIA GB200, 189471MiB
+		{"MI300X", 205_822_885_888, 1307_400e9, 5300e9, "xGMI", "RoCE400"}, // rocm-smi VRAM Total Memory (B)
+		{"MI325X", 256 << 30, 1307_400e9, 6000e9, "xGMI", "RoCE400"},       // no printout: the datasheet's 256GB as GiB
+		{"L40S", 46068 << 20, 362_050e9, 864e9, "PCIe4", "RoCE100"},        // NVIDIA L40S, 46068MiB
+		{"A10G", 23028 << 20, 70e12, 600e9, "PCIe4", "Eth100"},             // NVIDIA A10G, 23028MiB
+		{"L4", 23034 << 20, 121e12, 300e9, "PCIe4", "Eth100"},              // NVIDIA L4, 23034MiB
+		{"RTX5090", 32607 << 20, 209_500e9, 1792e9, "PCIe5", "Eth100"},     // NVIDIA GeForce RTX 5090, 32607MiB
 		// A800: A100 80GB SXM4 figures (Reuters: same chip, NVLink 400
 		// instead of 600 GB/s bidirectional; FlagPerf's A800 theoryflops 312e12).
-		{"A800-80GB", 80 << 30, 312e12, 2039e9, "NVLink3-A800", "HDR"},
+		{"A800-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3-A800", "HDR"},
 		// HGX B300: 36 PFLOPS bf16 with sparsity over 8 GPUs = 4.5 each,
-		// halved; 2.3 TB / 8 = 288 GB; Blackwell Ultra blog 8 TB/s.
-		{"B300", 288 << 30, 4_500e12 / 2, 8e12, "NVLink5", "XDR"},
+		// halved; Blackwell Ultra blog 8 TB/s; nvidia-smi "NVIDIA B300 SXM6
+		// AC, 275040 MiB".
+		{"B300", 275040 << 20, 4_500e12 / 2, 8e12, "NVLink5", "XDR"},
 		// GB300 NVL72: 360 PFLOPS bf16 with sparsity / 72 = 5 each, halved;
-		// 576 TB/s / 72; 279 GB (Verda's per-GPU table, about 20 TB / 72).
-		{"GB300", 279 << 30, 360e15 / 72 / 2, 576e12 / 72, "NVLink5", "XDR"},
-		// ROCm gpu-specs: 288 GiB, 256 CUs; CDNA 4 bf16 4,096 FLOPs per CU
+		// 576 TB/s / 72; nvidia-smi "NVIDIA GB300 … 284208MiB".
+		{"GB300", 284208 << 20, 360e15 / 72 / 2, 576e12 / 72, "NVLink5", "XDR"},
+		// ROCm gpu-specs: 288 GiB (no rocm-smi printout), 256 CUs; CDNA 4 bf16 4,096 FLOPs per CU
 		// per clock at 2.2 GHz (MI350X) and 2.4 GHz (MI355X), to 0.1 TFLOPS.
 		{"MI350X", 288 << 30, 2_306_900e9, 8e12, "xGMI", "RoCE400"},
 		{"MI355X", 288 << 30, 2_516_600e9, 8e12, "xGMI", "RoCE400"},

@@ -11,6 +11,12 @@ import (
 
 // Defaults filled in by Load (see docs/scenario-format.md).
 const (
+	// DefaultLayers is the block count a model given only by params
+	// (kind generic) is split into when model.layers is absent: 32, the
+	// layer count of the 7B-class models a bare "7B" stands for (seed
+	// 002's 7B; Llama 2 7B and GPT-3 6.7B, the llama2-7b and gpt3-6.7b
+	// presets: Llama 2 paper, GPT-3 paper table 2.1). It sets the unit
+	// size a ZeRO-3 schedule gathers (params/32), not the totals.
 	DefaultLayers = 32
 	// DefaultBucketSize is 40,000,000 bytes, Megatron-Core's bucket of
 	// 40,000,000 elements taken as bytes (20 M bf16 gradients): Megatron-Core
@@ -19,9 +25,35 @@ const (
 	// NVIDIA/Megatron-LM core_v0.12.0, d580efc6), 80 MB of bf16 gradients up
 	// to dp 40; docs/stacks.md says how to match it. Kept at 40 MB so the
 	// seeds' figures and every earlier result stay as they were.
-	DefaultBucketSize            = 40 * units.MB
-	DefaultSteps                 = 5
-	DefaultPrefetchDepth         = 1
+	DefaultBucketSize = 40 * units.MB
+	// DefaultSteps is how many training steps zerosim verify runs on its
+	// toy data (training.steps): a choice, not a published figure, enough
+	// for the sharded and unsharded runs to be compared over several
+	// optimizer updates and short enough for a test.
+	DefaultSteps = 5
+	// DefaultPrefetchDepth is how many ZeRO-3 units are gathered ahead of
+	// the one computing: 1, PyTorch FSDP's default. FSDP1 prefetches one
+	// unit (FullyShardedDataParallel.__init__: backward_prefetch_limit = 1,
+	// forward_prefetch_limit = 1, torch/distributed/fsdp/
+	// fully_sharded_data_parallel.py at pytorch/pytorch
+	// 6d71f74c873d9517c9f41454ae153189822b17af; _ExecOrderData's
+	// get_handles_to_backward_prefetch returns at most that many,
+	// _exec_order_utils.py at df633a3bc1454c7cd6e036b9bf5093cdc035b1c1),
+	// in backward under its default backward_prefetch BACKWARD_PRE (the
+	// same __init__'s signature) from the current unit's pre-backward hook
+	// (_runtime_utils.py _prefetch_handles, _get_handles_to_prefetch at
+	// 3ade90a6aaa939cd6238e314c321b9f920db1471). In forward, with
+	// forward_prefetch False, the next unit's all-gather is issued at its
+	// pre-forward while the GPU still runs the current unit, the host
+	// running one unit ahead: also depth 1.
+	DefaultPrefetchDepth = 1
+	// DefaultMaxInflightAllGathers caps the ZeRO-3 all-gathers whose
+	// gathered parameters are alive at once: 2, FSDP1's rate limiter under
+	// limit_all_gathers (torch/distributed/fsdp/_limiter_utils.py
+	// _FreeEventQueue: _max_num_inflight_all_gathers = 2, "empirically
+	// chosen", at pytorch/pytorch e6401a21c0a1c8bad6dc3a8a27d90fd3d555320a;
+	// _runtime_utils.py _unshard at 3ade90a6 waits on the oldest free
+	// event, dequeue_if_needed, before issuing another all-gather).
 	DefaultMaxInflightAllGathers = 2
 )
 

@@ -18,6 +18,41 @@ const (
 	CrossEntropyFused CrossEntropy = "fused"
 )
 
+// KeepLogits is training.keep_logits: whether the training loop keeps the
+// logits the model returns referenced through backward, and in which
+// dtype the model returns them.
+type KeepLogits string
+
+const (
+	// KeepLogitsNone (the default, unset) frees the logits before
+	// backward: torchtitan's train.py deletes pred before loss.backward()
+	// since e29b6b4 (2024-06-12, "del logits=(bs, seq_len, vocab_size) to
+	// save 3.9G memory"; at 9dec370 too), and Hugging Face's loss keeps
+	// only what autograd saves.
+	KeepLogitsNone KeepLogits = "none"
+	// KeepLogitsFP32: the model returns its logits upcast to fp32 and the
+	// loop holds them in a local variable until the next step's forward
+	// rebinds it: torchtitan at 83c879f (torchtrain/models/llama/model.py
+	// line 501: output = self.output(h).float(); train.py line 277: pred =
+	// model(input_ids), lines 284-287: cross_entropy(pred.flatten(0, 1),
+	// ...) and backward with no del), 4·t·V bytes (memory/tensors.go,
+	// KeptLogits). The other allowed value is param_dtype's name (bf16,
+	// fp16): the model returns its 16-bit logits, 2·t·V.
+	KeepLogitsFP32 KeepLogits = "fp32"
+)
+
+// KeptLogitsBytes is the element size of the logits the training loop
+// keeps (training.keep_logits): 0 for none, 4 for fp32, 2 for param_dtype.
+func (t *Training) KeptLogitsBytes() int64 {
+	switch t.KeepLogits {
+	case "", KeepLogitsNone:
+		return 0
+	case KeepLogitsFP32:
+		return 4
+	}
+	return 2
+}
+
 // OptimizerImpl is training.optimizer_impl: how the optimizer's update runs
 // on the GPU, which sets its HBM traffic per shard element
 // (zero.OptimizerBytesPerElem cites each count).
@@ -99,10 +134,12 @@ func (t *Training) FP32Reduce() bool {
 
 // resolveStack validates the keys that name what a training stack keeps
 // or runs (training.cross_entropy, training.shard_dtype,
-// training.reduce_dtype, training.optimizer_impl, training.grad_clip).
+// training.reduce_dtype, training.optimizer_impl, training.grad_clip,
+// training.keep_logits).
 // Unset they stay empty, meaning the defaults (fp32 cross-entropy; a
 // 16-bit shard beside an fp32 master copy; gradients reduced in
-// param_dtype; seed 000's optimizer traffic; no clipping), so that
+// param_dtype; seed 000's optimizer traffic; no clipping; the logits
+// freed before backward), so that
 // scenarios that do not give them resolve as before.
 func (l *loader) resolveStack(s *Scenario) *Error {
 	t := &s.Training
@@ -125,6 +162,27 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		if err := oneOf(l, "training.shard_dtype", t.ShardDType, t.ParamDType, ShardFP32); err != nil {
 			err.Alone = false // the names follow training.param_dtype
 			return err
+		}
+	}
+	if l.has("training.keep_logits") {
+		allowed := []KeepLogits{KeepLogitsNone}
+		if t.ParamDType != FP32 {
+			allowed = append(allowed, KeepLogits(t.ParamDType))
+		}
+		allowed = append(allowed, KeepLogitsFP32)
+		if err := oneOf(l, "training.keep_logits", t.KeepLogits, allowed...); err != nil {
+			err.Alone = false // the names follow training.param_dtype
+			return err
+		}
+		// zerosim's compiled and fused losses save the 16-bit logits the
+		// model returns (memory/tensors.go, HeadActivation): fp32 logits
+		// would change what they keep.
+		if t.KeepLogits == KeepLogitsFP32 && t.Compile.Loss() {
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.compile="+string(t.Compile)+
+				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or an eager loss)")
+		}
+		if t.KeepLogits == KeepLogitsFP32 && t.CrossEntropy == CrossEntropyFused {
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
 		}
 	}
 	if l.has("training.reduce_dtype") {

@@ -77,7 +77,7 @@ func TestTrainLogRunFacts(t *testing.T) {
 }
 
 // TestTrainLogCheckRun: a log whose stated run differs from the scenario
-// (the default example: 2 nodes × 8 H100-80GB of 80 GiB, dp 16, micro_batch
+// (the default example: 2 nodes × 8 H100-80GB of 81,559 MiB, dp 16, micro_batch
 // 1, grad_accum 1, seq_len 4096) is refused, naming both values and the
 // --set that makes the scenario the logged run; a matching one passes.
 func TestTrainLogCheckRun(t *testing.T) {
@@ -101,7 +101,7 @@ func TestTrainLogCheckRun(t *testing.T) {
 		{"seq", RunFacts{SeqLen: 8192, SeqLenLine: 3, SeqLenWhat: "sequence length"},
 			"log:3: the log's sequence length is 8192 tokens, the scenario's model.seq_len 4096: the log is of another run; --set model.seq_len=8192"},
 		{"device 95", RunFacts{DeviceGiB: 49.66 / 52.28 * 100, DeviceLine: 5, DeviceWhat: "memory 49.66GiB is 52.28% of it"},
-			"log:5: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 80.00 GiB (cluster.gpu_memory): the log is of another GPU; set the scenario's cluster.gpu to it, or --set cluster.gpu_memory=95GiB"},
+			"log:5: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 79.65 GiB (cluster.gpu_memory): the log is of another GPU; set the scenario's cluster.gpu to it, or --set cluster.gpu_memory=95GiB"},
 		{"device 40", RunFacts{DeviceGiB: 39.39, DeviceLine: 1, DeviceWhat: "capacity"}, "the logged GPU has 39.39 GiB"},
 		{"params", RunFacts{Params: 70553706496, ParamsLine: 9},
 			"log:9: the logged model has 70,553,706,496 parameters, the scenario's "},
@@ -116,7 +116,7 @@ func TestTrainLogCheckRun(t *testing.T) {
 		}
 	}
 	// The bounds themselves: a device within 0.90–1.02 of the scenario's
-	// 80 GiB and a count within 2 % of its parameters pass, just outside
+	// 81,559 MiB (79.65 GiB) and a count within 2 % of its parameters pass, just outside
 	// them not.
 	p := s.Model.TotalParams()
 	for _, c := range []struct {
@@ -128,10 +128,10 @@ func TestTrainLogCheckRun(t *testing.T) {
 		{"1.9 % fewer parameters", RunFacts{Params: p - p*19/1000, ParamsLine: 1}, true},
 		{"2.1 % more parameters", RunFacts{Params: p + p*21/1000, ParamsLine: 1}, false},
 		{"2.1 % fewer parameters", RunFacts{Params: p - p*21/1000, ParamsLine: 1}, false},
-		{"72.5 GiB (0.906)", RunFacts{DeviceGiB: 72.5, DeviceLine: 1, DeviceWhat: "capacity"}, true},
-		{"71.5 GiB (0.894)", RunFacts{DeviceGiB: 71.5, DeviceLine: 1, DeviceWhat: "capacity"}, false},
-		{"81.5 GiB (1.019)", RunFacts{DeviceGiB: 81.5, DeviceLine: 1, DeviceWhat: "capacity"}, true},
-		{"82 GiB (1.025)", RunFacts{DeviceGiB: 82, DeviceLine: 1, DeviceWhat: "capacity"}, false},
+		{"71.7 GiB (0.9002)", RunFacts{DeviceGiB: 71.7, DeviceLine: 1, DeviceWhat: "capacity"}, true},
+		{"71.6 GiB (0.8990)", RunFacts{DeviceGiB: 71.6, DeviceLine: 1, DeviceWhat: "capacity"}, false},
+		{"81.2 GiB (1.0195)", RunFacts{DeviceGiB: 81.2, DeviceLine: 1, DeviceWhat: "capacity"}, true},
+		{"81.3 GiB (1.0207)", RunFacts{DeviceGiB: 81.3, DeviceLine: 1, DeviceWhat: "capacity"}, false},
 	} {
 		if err := (&TrainLog{File: "log", Run: c.run}).CheckRun(s); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want passing %v", c.name, err, c.ok)

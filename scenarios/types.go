@@ -262,6 +262,12 @@ type Training struct {
 	// logits upcast to fp32) or fused (flash-attn's fused kernel,
 	// llm-foundry's MPT); scenarios/stack.go.
 	CrossEntropy CrossEntropy `yaml:"cross_entropy,omitempty"`
+	// KeepLogits is whether the training loop keeps the logits the model
+	// returns referenced through backward: none (unset: freed before
+	// backward, torchtitan since e29b6b4), param_dtype's name or fp32 (the
+	// dtype the model returns them in, torchtitan at 83c879f: fp32);
+	// scenarios/stack.go.
+	KeepLogits KeepLogits `yaml:"keep_logits,omitempty"`
 	// ShardDType is the dtype of the rank's parameter shard at stage 3:
 	// unset (param_dtype, beside an fp32 master copy: DeepSpeed) or fp32
 	// (the shard is the optimizer's parameter and no master copy exists:

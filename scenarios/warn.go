@@ -14,9 +14,14 @@ func (l *loader) warn(s *Scenario, path, msg string) {
 }
 
 // warnMemoryUnit warns when cluster.gpu_memory is written in GB with the
-// number of a GPU's GiB figure: "40GB" on an A100-40GB is 37.25 GiB, and
-// the fit verdict flips. Vendors' "40GB" HBM is 40 GiB (nvidia-smi shows
-// 40960 MiB).
+// number of a GPU's marketed size: "40GB" is 37.25 GiB, but an A100-40GB
+// has 40 GiB (nvidia-smi shows 40960 MiB) and an H100 "80GB" 79.65 GiB
+// (81559 MiB), so the fit verdict flips. A preset matches n GB when its
+// memory (gpuPresets: what nvidia-smi or rocm-smi reports) is at most n
+// GiB and within 1 % below it: the HBM parts with printouts show 0.16–0.52
+// % less than their marketed GB taken as GiB (H100 81,559 of 81,920 MiB),
+// the RTX 4090 0.05 %. GDDR parts with ECC show about 6 % less (the L40S's
+// "48GB" is 44.99 GiB, closer to 48GB's 44.70 GiB) and draw no warning.
 func (l *loader) warnMemoryUnit(s *Scenario) {
 	e, ok := l.idx["cluster.gpu_memory"]
 	if !ok || e.val == nil {
@@ -31,22 +36,40 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 	if err != nil || n <= 0 || n > 1<<20 {
 		return
 	}
-	gib := units.Bytes(n) * units.GiB
+	gib, gb := units.Bytes(n)*units.GiB, units.Bytes(n)*units.GB
 	var match []string
+	var sizes []units.Bytes
 	for _, g := range gpuPresets {
-		if g.Memory == gib && (s.Cluster.GPU == "" || g.Name == s.Cluster.GPU) {
+		if g.Memory <= gib && g.Memory >= gib-gib/100 && (s.Cluster.GPU == "" || g.Name == s.Cluster.GPU) {
 			match = append(match, g.Name)
+			sizes = append(sizes, g.Memory)
 		}
 	}
-	if len(match) == 0 {
+	switch len(match) {
+	case 0:
+		return
+	case 1:
+		l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s has %s (%s, as its driver reports it: a GPU sold as %d GB of HBM has about %d GiB); use %s unless you mean decimal gigabytes",
+			raw, gb.IEC(), match[0], sizes[0].IEC(), sizeLiteral(sizes[0]), n, n, sizeLiteral(sizes[0])))
 		return
 	}
-	verb := "has"
-	if len(match) > 1 {
-		verb = "have"
+	for i := range match {
+		match[i] += " (" + sizeLiteral(sizes[i]) + ")"
 	}
-	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s %s %d GiB (vendors' GB of HBM are GiB); use %dGiB unless you mean decimal gigabytes",
-		raw, units.Bytes(n*int64(units.GB)).IEC(), listOr(match), verb, n, n))
+	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s have about %d GiB, as their drivers report it (a GPU sold as %d GB of HBM has about %d GiB); use your GPU's figure unless you mean decimal gigabytes",
+		raw, gb.IEC(), listOr(match), n, n, n))
+}
+
+// sizeLiteral writes b as a size gpu_memory accepts: whole GiB, else whole
+// MiB, else bytes.
+func sizeLiteral(b units.Bytes) string {
+	switch {
+	case b%units.GiB == 0:
+		return fmt.Sprintf("%dGiB", b/units.GiB)
+	case b%units.MiB == 0:
+		return fmt.Sprintf("%dMiB", b/units.MiB)
+	}
+	return fmt.Sprintf("%dB", b)
 }
 
 // warnWindows names what zerosim leaves out of blocks that attend over a

@@ -73,6 +73,14 @@ type jsonRow struct {
 // every platform.
 func tokensPerSec(v float64) float64 { return math.Round(v*1000) / 1000 }
 
+// FormatTokensPerSec is a tokens/s per GPU as every CSV of zerosim writes
+// it (sweep's rows, plan.csv, compare's): 3 decimals, trailing zeros kept,
+// so a join on the text of two files matches (sweep wrote 10747.83 where
+// plan.csv wrote 10747.830).
+func FormatTokensPerSec(v float64) string {
+	return strconv.FormatFloat(tokensPerSec(v), 'f', 3, 64)
+}
+
 // MFUDecimals is the decimals of an MFU in every CSV zerosim writes
 // (sweep's rows, plan.csv, compare's), so one configuration's MFU reads the
 // same in each.
@@ -135,7 +143,7 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory), i64(r.DevicePeak),
-		strconv.FormatFloat(tokensPerSec(r.TokensPerSecPerGPU), 'f', -1, 64), FormatMFU(r.MFU),
+		FormatTokensPerSec(r.TokensPerSecPerGPU), FormatMFU(r.MFU),
 		strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
-// Meta identifies the sweep an output belongs to: the SHA-256 of the
-// scenario's bytes, the --set overrides applied to every point and the
-// grids. It is the first line of every output (CSV and JSON Lines), so
+// Meta identifies the sweep an output belongs to: the scenario it
+// replays (scenarios.Digest), the --set overrides applied to every point
+// and the grids. It is the first line of every output (CSV and JSON Lines), so
 // --resume and merge refuse rows of another scenario, other --sets or other
 // grids instead of mixing them into one file.
 type Meta struct {
@@ -21,10 +23,14 @@ type Meta struct {
 	Grids    []string `json:"grids"`
 }
 
-// NewMeta describes the sweep of sp over src.
+// NewMeta describes the sweep of sp over src. Its scenario is
+// scenarios.Digest of src resolved with its sets (run's "resolved: sha256"
+// of the same file and sets), which covers the config.json and calibration
+// files it reads, not only its bytes; when src does not load by itself (a
+// grid supplies what it lacks), of the first point resolved; when neither
+// loads, the SHA-256 of src's bytes.
 func NewMeta(src Source, sp *Space) Meta {
-	sum := sha256.Sum256(src.Data)
-	m := Meta{Scenario: hex.EncodeToString(sum[:]), Sets: slices.Clone(src.Sets), Grids: []string{}}
+	m := Meta{Scenario: sourceDigest(src, sp), Sets: slices.Clone(src.Sets), Grids: []string{}}
 	if m.Sets == nil {
 		m.Sets = []string{}
 	}
@@ -32,6 +38,24 @@ func NewMeta(src Source, sp *Space) Meta {
 		m.Grids = append(m.Grids, g.Key+"="+strings.Join(g.Values, ","))
 	}
 	return m
+}
+
+func sourceDigest(src Source, sp *Space) string {
+	s, err := src.Load()
+	if err != nil && len(sp.Grids) > 0 {
+		first := make([]string, len(sp.Grids))
+		for i, g := range sp.Grids {
+			first[i] = g.Key + "=" + g.Values[0]
+		}
+		s, err = src.Load(first...)
+	}
+	if err == nil {
+		if d, err := scenarios.Digest(s); err == nil {
+			return d
+		}
+	}
+	sum := sha256.Sum256(src.Data)
+	return hex.EncodeToString(sum[:])
 }
 
 // csvMetaPrefix starts the first line of a CSV output (a comment line, as
@@ -102,8 +126,9 @@ func (m Meta) Equal(o Meta) bool {
 // differs says how o differs from m, for messages.
 func (m Meta) differs(o Meta) string {
 	var d []string
-	if m.Scenario != o.Scenario {
-		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s…", o.Scenario, m.Scenario))
+	// Other --sets resolve to another scenario too: the sets say why.
+	if m.Scenario != o.Scenario && slices.Equal(m.Sets, o.Sets) {
+		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s… (the scenario file or a file it reads changed)", o.Scenario, m.Scenario))
 	}
 	if !slices.Equal(m.Sets, o.Sets) {
 		d = append(d, fmt.Sprintf("--set %q vs %q", o.Sets, m.Sets))

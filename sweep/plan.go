@@ -3,8 +3,6 @@ package sweep
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"reflect"
@@ -297,8 +295,9 @@ type Plan struct {
 	// EPLeftOut is set when expert-parallel degrees above 1 run but no K
 	// searched runs with them (K = 1 there: scenarios.KOne).
 	EPLeftOut bool
-	// ScenarioSHA256 is the SHA-256 of the scenario's bytes and Sets the
-	// --set overrides over it (sweep's Meta: scenario_sha256, sets).
+	// ScenarioSHA256 is scenarios.Digest of the scenario with Sets, the
+	// --set overrides over it (sweep's Meta: scenario_sha256, sets; run's
+	// "resolved: sha256" is its first 12 digits).
 	ScenarioSHA256 string
 	Sets           []string
 	// WinnerSets are the winner's overrides that change the scenario with
@@ -938,8 +937,10 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.ZeroPP = sp.zeroPP
 	p.Pinned = sp.pinned
 	p.RequireDeviceFit = opt.RequireDeviceFit
-	sum := sha256.Sum256(src.Data)
-	p.ScenarioSHA256, p.Sets = hex.EncodeToString(sum[:]), slices.Clone(src.Sets)
+	if p.ScenarioSHA256, err = scenarios.Digest(s); err != nil {
+		return nil, err
+	}
+	p.Sets = slices.Clone(src.Sets)
 	if p.Sets == nil {
 		p.Sets = []string{}
 	}

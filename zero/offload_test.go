@@ -30,7 +30,8 @@ training: {micro_batch: 1, recompute: full}
 //
 // Llama-2-7B on 8 A100s, stage 2: the shard is the buffer / 8 elements
 // (OptElems); down and up carry 2 B per element; CPU Adam 28 B per element
-// at 409.6 GB/s / 8 ranks = 51.2 GB/s; PCIe4 32 GB/s per GPU, 1 µs.
+// at 409.6 GB/s / 8 ranks = 51.2 GB/s; PCIe4's payload per GPU, 32 GB/s ×
+// 128/130 = 31,507,692,307 B/s (128b/130b encoding), 1 µs.
 func TestOffloadReplay(t *testing.T) {
 	base, err := Replay(offloadScenario(t, 2, "", ""), Options{})
 	if err != nil {
@@ -50,7 +51,7 @@ func TestOffloadReplay(t *testing.T) {
 		gradShard += b.GradBytes / 8
 	}
 	cpu := units.TransferTime(units.Bytes(28*e), 51_200_000_000)
-	up := units.TransferTime(units.Bytes(2*e), 32e9) + units.Microsecond
+	up := units.TransferTime(units.Bytes(2*e), 31_507_692_307) + units.Microsecond
 	if h == nil || h.PCIeDown != gradShard || h.PCIeUp != 2*e || h.CPUTime != cpu || h.PCIeUpTime != up || h.Bottleneck != "cpu" {
 		t.Fatalf("host %+v, want down %d, up %d in %v, cpu %v, cpu-bound", h, gradShard, 2*e, up, cpu)
 	}
@@ -62,14 +63,15 @@ func TestOffloadReplay(t *testing.T) {
 	if res.StepTime <= base.StepTime || res.StepTime < base.Compute-gpuOptimizer(t, base)+cpu+up {
 		t.Errorf("offload step %v vs %v without", res.StepTime, base.StepTime)
 	}
-	// PCIe shared per socket (4 GPUs on a PCIe3 link: 4 GB/s each) and
+	// PCIe shared per socket (4 GPUs on a PCIe3 link: a quarter each of its
+	// 15,753,846,153 B/s of payload) and
 	// fast DRAM: PCIe bounds the host.
 	res, err = Replay(offloadScenario(t, 2, "offload: {optimizer: cpu}\n", ", host: {pcie: {preset: PCIe3}, pcie_sharing: per_socket, memory_bandwidth: 4TB/s}"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := res.Host; h.Bottleneck != "pcie" || h.PCIeUpTime != units.TransferTime(units.Bytes(2*e), 4e9)+units.Microsecond {
-		t.Errorf("per-socket PCIe3: %+v, want pcie-bound with up at 4 GB/s", h)
+	if h := res.Host; h.Bottleneck != "pcie" || h.PCIeUpTime != units.TransferTime(units.Bytes(4*2*e), 15_753_846_153)+units.Microsecond {
+		t.Errorf("per-socket PCIe3: %+v, want pcie-bound with up at a quarter of 15.75 GB/s", h)
 	}
 	// Stage 3 with parameters on the host: every gather first copies the
 	// unit's shard up (forward and backward), nothing goes up after the

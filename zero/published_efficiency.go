@@ -6,7 +6,7 @@ package zero
 // docs/validation.md fits to the published runs, one per source.
 var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "flagperf-llama2-7b-deepspeed-a800", GPU: "A100-80GB", FP8: false, Efficiency: 0.6333},
-	{Source: "flagperf-llama2-7b-deepspeed-h800", GPU: "H100-80GB", FP8: false, Efficiency: 0.4213},
+	{Source: "flagperf-llama2-7b-deepspeed-h800", GPU: "H100-80GB", FP8: false, Efficiency: 0.4460},
 	{Source: "fms-fsdp-llama2-a100", GPU: "A100-80GB", FP8: false, Efficiency: 0.7061},
 	{Source: "fms-fsdp-llama2-h100", GPU: "H100-80GB", FP8: false, Efficiency: 0.4834},
 	{Source: "llm-foundry-mpt-a100-40gb-large", GPU: "A100-40GB", FP8: false, Efficiency: 0.7590},
@@ -17,6 +17,8 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "llm-foundry-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Efficiency: 0.7679},
 	{Source: "llm-foundry-mpt-h100-80gb", GPU: "H100-80GB", FP8: false, Efficiency: 0.6216},
 	{Source: "mosaicml-examples-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Efficiency: 0.7705},
+	{Source: "torchtitan-llama2-7b-h100-fsdp1", GPU: "H100-80GB", FP8: false, Efficiency: 0.4490},
+	{Source: "torchtitan-llama2-7b-h100-fsdp2", GPU: "H100-80GB", FP8: false, Efficiency: 0.4509},
 	{Source: "torchtitan-llama3.1-8b-h100-compile", GPU: "H100-80GB", FP8: false, Efficiency: 0.5250},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", FP8: true, Efficiency: 0.2571},
 	{Source: "torchtitan-llama3.1-8b-h100-float8", GPU: "H100-80GB", FP8: true, Efficiency: 0.4177},

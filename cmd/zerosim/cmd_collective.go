@@ -55,8 +55,8 @@ parallelism.k when it is > 1, else the number of nodes. With --concurrent,
 every intra (or inter) group runs at the same time, as in a training step;
 the time is the last one's finish and the bytes are summed over the groups.
 
---algo auto (the default) times each size by NCCL's own cost model and picks
-its algorithm and protocol (the algo column says which: "tree/LL128"); nvls
+--algo auto (the default) times each size by NCCL's cost model (RCCL's on AMD
+GPUs) and picks its algorithm and protocol (the algo column: "tree/LL128"); nvls
 and nvlstree are NCCL's too; ring, tree and hierarchical are zerosim's
 alpha–beta lowerings. --calibration FILE uses a calibration written by
 zerosim calibrate. --format nccl-tests prints nccl-tests' own table, to put

@@ -187,9 +187,6 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return inputError{err} // a variant's scenario cannot be replayed
 	}
-	for _, sk := range runs.Skipped {
-		fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
-	}
 	c := reports.NewComparison(title, runs, o.convention == "seed000" || seedScenario(runs))
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
@@ -200,6 +197,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if a.outDir != "" {
 		if err := writeComparePlots(a.outDir, c, errOut); err != nil {
 			return err
+		}
+		for _, sk := range runs.Skipped { // the every-K plot's runs
+			fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
 		}
 	}
 	for _, o := range runs.Variants {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/zerosim/zerosim/reports"
 )
 
@@ -26,8 +27,52 @@ type outputs struct {
 	files   []string // its flags naming an output FILE (checked like -o)
 	dirHint string   // what to use instead of -o DIR
 	fmtHint string   // what it prints instead, when it has no --format
+	csvHint string   // where to get CSV, when it prints none
 	units   bool     // --units sets the memory unit of its tables
 	wide    bool     // --wide shows every column of its tables
+}
+
+// globalFlagsFor shows in cmd's help only the global flags cmd takes, and
+// --format with cmd's own formats (every command listed --units and
+// "table, json or csv", which most refuse: QA9 #5); the returned func puts
+// the flags back as they were.
+func globalFlagsFor(cmd *cobra.Command) (restore func()) {
+	o, ok := commandOutputs[commandKey(cmd)]
+	if !ok {
+		return func() {}
+	}
+	pf := cmd.Root().PersistentFlags()
+	type saved struct {
+		f             *pflag.Flag
+		hidden        bool
+		usage, defVal string
+	}
+	var undo []saved
+	set := func(name string, hide bool, usage string) {
+		f := pf.Lookup(name)
+		undo = append(undo, saved{f, f.Hidden, f.Usage, f.DefValue})
+		f.Hidden = f.Hidden || hide
+		if usage != "" {
+			f.Usage = usage
+		}
+	}
+	formats := ""
+	if len(o.formats) > 0 {
+		formats = "output format: " + orList(o.formats)
+	}
+	set("format", len(o.formats) == 0, formats)
+	if len(o.formats) > 0 {
+		pf.Lookup("format").DefValue = o.formats[0] // the first is its default
+	}
+	set("units", !o.units, "")
+	set("wide", !o.wide, "")
+	set("set", !o.sets, "")
+	set("output", cmd.Annotations[writesFiles] == "", "")
+	return func() {
+		for _, u := range undo {
+			u.f.Hidden, u.f.Usage, u.f.DefValue = u.hidden, u.usage, u.defVal
+		}
+	}
 }
 
 // style is the table style --units and --wide ask for (checked by
@@ -40,7 +85,7 @@ func (a *app) style() reports.MemoryStyle {
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":               {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true},
+	"run":               {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true, csvHint: "for CSV rows, zerosim sweep FILE --grid KEY=V1,V2 (a one-value grid is one run)"},
 	"memory":            {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
 	"sweep":             {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
 	"merge":             {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
@@ -85,7 +130,11 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 		if o.fmtHint != "" {
 			return inputError{fmt.Errorf("--format %s: %s", a.format, o.fmtHint)}
 		}
-		return inputError{fmt.Errorf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))}
+		msg := fmt.Sprintf("--format %s: zerosim %s prints %s", a.format, key, orList(o.formats))
+		if a.format == "csv" && o.csvHint != "" {
+			msg += ": " + o.csvHint
+		}
+		return inputError{errors.New(msg)}
 	}
 	dir := cmd.Annotations[writesFiles] != ""
 	if changed("output") && !dir {

@@ -238,12 +238,12 @@ func TestVersion(t *testing.T) {
 func TestRequireFit(t *testing.T) {
 	code, out, errOut := runMain(t, "", "run", "--require-fit", "--set", "parallelism.zero_stage=0")
 	head, _, _ := strings.Cut(out, "\n\n") // the headline, before the first table
-	if code != exitFailure || !strings.Contains(head, "fits in GPU memory:  NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB by 45.51 GiB") ||
+	if code != exitFailure || !strings.Contains(head, "fits in GPU memory:  NO: peak 125.51 GiB on rank 0 exceeds the GPU's 79.65 GiB by 45.87 GiB") ||
 		!strings.Contains(errOut, "--require-fit: the step does not fit") {
 		t.Errorf("stage 0: exit %d, stderr %q, header:\n%s", code, errOut, head)
 	}
 	code, out, errOut = runMain(t, "", "run", "--require-fit")
-	if code != 0 || !strings.Contains(out, "fits in GPU memory:  yes: peak 54.15 GiB of 80.00 GiB (67.7 %)") {
+	if code != 0 || !strings.Contains(out, "fits in GPU memory:  yes: peak 54.15 GiB of 79.65 GiB (68.0 %)") {
 		t.Errorf("stage 1: exit %d, stderr %q", code, errOut)
 	}
 	var buf bytes.Buffer

@@ -96,6 +96,11 @@ for bit against unsharded training.`,
 	pf.StringVar(&a.units, "units", "gib", "memory in tables: gib (2^30 B) or gb (1e9 B)")
 	pf.BoolVar(&a.wide, "wide", false, "tables with every column (exact bytes), wider than 120 columns")
 	root.PersistentPreRunE = a.checkInput
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		defer globalFlagsFor(cmd)()
+		help(cmd, args)
+	})
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// pflag's "unknown flag: --stage" names neither the command nor
 		// where its flags are listed.
@@ -185,6 +190,9 @@ func (a *app) checkInput(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		return checkEmptyValues(cmd)
+	}
+	if o, ok := commandOutputs[commandKey(cmd)]; ok && len(o.formats) > 0 {
+		return inputError{fmt.Errorf("--format %q: zerosim %s prints %s", a.format, commandKey(cmd), orList(o.formats))}
 	}
 	return inputError{fmt.Errorf("--format %q: use table, json or csv", a.format)}
 }

@@ -260,7 +260,7 @@ func TestTerminalEscapesScenarioStrings(t *testing.T) {
 // the file once per point or variant and kept the warnings of none).
 func TestLoadWarningsEveryCommand(t *testing.T) {
 	sets := []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.gpu_memory=40GB"}
-	const want = "zerosim: warning: default.yaml: --set cluster.gpu_memory=40GB: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40 GiB"
+	const want = "zerosim: warning: default.yaml: --set cluster.gpu_memory=40GB: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40.00 GiB (40GiB"
 	for _, args := range [][]string{
 		{"run", "default"},
 		{"memory", "default"},

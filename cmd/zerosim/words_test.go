@@ -135,7 +135,7 @@ func TestCountsReadRight(t *testing.T) {
 	}
 	// One unit system: GiB by default, GB everywhere with --units gb.
 	_, out, _ = runMain(t, "", "run", "--units", "gb")
-	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │ ring      │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 58.14 GB of 85.90 GB") ||
+	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │ ring      │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 58.14 GB of 85.52 GB") ||
 		strings.Contains(out, "GiB") {
 		t.Errorf("run --units gb does not print GB throughout")
 	}

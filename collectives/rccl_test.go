@@ -1,0 +1,258 @@
+package collectives
+
+import (
+	"math"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// mi300x is an 8 × MI300X node's hardware as HardwareOf builds it from
+// the xGMI preset (448 GB/s per GPU per direction) with one 400 Gb/s NIC
+// per GPU and no network latency beyond NDR's, on the preset's AMD EPYC
+// host (scenarios.DefaultHostCPU): 2 µs per network post.
+func mi300x() Hardware {
+	return Hardware{Arch: Ampere, GFX: "gfx942", IntraBW: 448e9, NICBW: 50e9, NICsPerNode: 8, CPU: scenarios.HostAMD}
+}
+
+// TestRCCLCostByHand: RCCL's tuner cost of each combination on 8 × MI300X
+// (one node: rome_model_79; two nodes with 8 NICs each: rome_model_81;
+// both tuning_model_5) against values worked by hand from tuning.cc at
+// 0cbce2a7. busBw = totalBw = 7 xGMI links × 48 GB/s = 336 GB/s, times
+// bwRatio (ring: LL 0.08, Simple 1.00; tree: LL 0.06, Simple 0.11 for ≤ 2
+// nodes), × nRanks/nsteps for a ring and × 0.5 for a tree, times the
+// tree's (always) or ring's (across nodes) correction at log2(nBytes/64);
+// latency = 12 (LL) or 17 (Simple) µs + the hops. Across nodes the ring's
+// intra hop is max(hwLat, 3 × 2.0 µs AMD-host net overhead for Simple,
+// 2.0 for LL), and an all-reduce has 2·nNodes network steps.
+func TestRCCLCostByHand(t *testing.T) {
+	const mib = 1 << 20
+	m := NewModel(mi300x())
+	one, two := Shape{Ranks: 8, Nodes: 1}, Shape{Ranks: 16, Nodes: 2}
+	for _, c := range []struct {
+		name  string
+		op    Op
+		sh    Shape
+		a     Algo
+		p     Proto
+		bytes units.Bytes
+		us    float64 // RCCL's time, µs
+	}{
+		// One node, all-reduce 1 MiB (log 14): ring/Simple 17 + 14·2.1 +
+		// 1 MiB / (336·8/14 = 192 GB/s).
+		{"1n ar ring/Simple", AllReduce, one, Ring, Simple, mib, 46.4 + 1048576/192e3},
+		// ring/LL: 12 + 14·0.8 + 1 MiB / (336·0.08·8/14 = 15.36 GB/s).
+		{"1n ar ring/LL", AllReduce, one, Ring, LL, mib, 23.2 + 1048576/15.36e3},
+		// tree/LL: 12 + 2·7·0.9 + 1 MiB / (336·0.06·0.5·treeCorr 1.0).
+		{"1n ar tree/LL", AllReduce, one, Tree, LL, mib, 24.6 + 1048576/10.08e3},
+		// One node, reduce-scatter 64 MiB: 17 + 7·2.1 + 64 MiB / (336·8/7).
+		{"1n rs ring/Simple", ReduceScatter, one, Ring, Simple, 64 * mib, 31.7 + 67108864/384e3},
+		// One node, all-gather 1 MiB ring/LL: 12 + 7·0.8 + 1 MiB / (336·0.08·8/7).
+		{"1n ag ring/LL", AllGather, one, Ring, LL, mib, 17.6 + 1048576/30.72e3},
+		// Two nodes, all-reduce 1 MiB: tree/LL 12 + 2·(7·0.9 + 1·10.5) + 1 MiB / 10.08 GB/s.
+		{"2n ar tree/LL", AllReduce, two, Tree, LL, mib, 45.6 + 1048576/10.08e3},
+		// tree/Simple: 17 + 2·(7·2.3 + 25) + 1 MiB / (336·0.11·0.5·treeCorr 0.1).
+		{"2n ar tree/Simple", AllReduce, two, Tree, Simple, mib, 99.2 + 1048576/1.848e3},
+		// ring/Simple: 17 + 26·6 + 4·320 + 1 MiB / (336·ringCorr 0.1·16/30).
+		{"2n ar ring/Simple", AllReduce, two, Ring, Simple, mib, 1453 + 1048576/17.92e3},
+		// ring/LL: 12 + 26·2 + 4·9.5 + 1 MiB / (336·0.08·ringCorr 0.4·16/30).
+		{"2n ar ring/LL", AllReduce, two, Ring, LL, mib, 102 + 1048576/5.7344e3},
+		// 64 MiB (log 20): tree/Simple at treeCorr 1.0, ring/Simple still 0.1.
+		{"2n ar 64M tree/Simple", AllReduce, two, Tree, Simple, 64 * mib, 99.2 + 67108864/18.48e3},
+		{"2n ar 64M ring/Simple", AllReduce, two, Ring, Simple, 64 * mib, 1453 + 67108864/17.92e3},
+		// 1 GiB (log 24): ringCorr Simple 1.0.
+		{"2n ar 1G ring/Simple", AllReduce, two, Ring, Simple, 1 << 30, 1453 + 1073741824/179.2e3},
+		// Two nodes, reduce-scatter 64 MiB: 17 + 14·6 + 1·320 + 64 MiB / (336·0.1·16/15).
+		{"2n rs ring/Simple", ReduceScatter, two, Ring, Simple, 64 * mib, 421 + 67108864/35.84e3},
+		// all-gather 1 MiB ring/LL: 12 + 14·2 + 9.5 + 1 MiB / (336·0.08·ringCorr 0.4·16/15).
+		{"2n ag ring/LL", AllGather, two, Ring, LL, mib, 49.5 + 1048576/11.4688e3},
+		// Four nodes (bwRatio's "more than 2 nodes" row), all-reduce 64 MiB
+		// tree/Simple: 17 + 2·(7·2.3 + 2·25) + 64 MiB / (336·0.59·0.5).
+		{"4n ar tree/Simple", AllReduce, Shape{Ranks: 32, Nodes: 4}, Tree, Simple, 64 * mib, 149.2 + 67108864/99.12e3},
+	} {
+		got, ok := m.Cost(c.op, c.sh, c.a, c.p, c.bytes)
+		if !ok {
+			t.Errorf("%s: RCCL would not run it", c.name)
+			continue
+		}
+		if us := float64(got.cost) / 1e6; math.Abs(us-c.us) > 1e-3 {
+			t.Errorf("%s: RCCL's time %.4f µs, want %.4f", c.name, us, c.us)
+		}
+	}
+}
+
+// TestRCCLChoice: the (algorithm, protocol) RCCL's tuner picks on 8 ×
+// MI300X, from the costs above: ring/Simple on one node from 1 MiB (its
+// 46.4 µs latency against ring/LL's 23.2 µs plus LL's 15.36 GB/s), and
+// across two nodes tree/LL at 1 MiB, tree/Simple at 64 MiB (ring/Simple's
+// 320 µs network steps and 0.1 correction), ring/Simple at 1 GiB;
+// reduce-scatter and all-gather only ring. On one node at 64 MiB and
+// above RCCL's time is the time; across nodes the time is the NCCL path's
+// of the pick.
+func TestRCCLChoice(t *testing.T) {
+	m := NewModel(mi300x())
+	one, two := Shape{Ranks: 8, Nodes: 1}, Shape{Ranks: 16, Nodes: 2}
+	for _, c := range []struct {
+		op    Op
+		sh    Shape
+		bytes units.Bytes
+		a     Algo
+		p     Proto
+	}{
+		{AllReduce, one, 1 << 10, Ring, LL},
+		{AllReduce, one, 1 << 20, Ring, Simple},
+		{AllReduce, one, 1 << 30, Ring, Simple},
+		{AllReduce, two, 1 << 20, Tree, LL},
+		{AllReduce, two, 64 << 20, Tree, Simple},
+		{AllReduce, two, 1 << 30, Ring, Simple},
+		{ReduceScatter, two, 64 << 20, Ring, Simple},
+		{AllGather, one, 1 << 20, Ring, Simple},
+	} {
+		got, err := m.Choose(c.op, c.sh, Auto, c.bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Algo != c.a || got.Proto != c.p {
+			t.Errorf("%v %d ranks %d B: %v/%v, want %v/%v", c.op, c.sh.Ranks, c.bytes, got.Algo, got.Proto, c.a, c.p)
+		}
+		if c.sh.Nodes == 1 && got.Time != got.cost {
+			t.Errorf("%v one node %d B: time %v, RCCL's %v", c.op, c.bytes, got.Time, got.cost)
+		}
+		if c.sh.Nodes > 1 {
+			// The NCCL path times it with NCCL's default host (rcclCost).
+			nv := *m
+			nv.HW.CPU = ""
+			phys, _ := nv.ncclCost(c.op, c.sh, got.Algo, got.Proto, c.bytes)
+			if got.Time != phys.Time {
+				t.Errorf("%v two nodes %d B: time %v, the NCCL path's of %v/%v is %v", c.op, c.bytes, got.Time, got.Algo, got.Proto, phys.Time)
+			}
+		}
+	}
+}
+
+// TestRCCLNoLL128: RCCL enables LL128 only on gfx90a (tuning.cc:509–517),
+// and skips tree/Simple on one gfx94x node (tuning.cc:365): on 8 ×
+// MI300X no size of any collective on one or two nodes picks LL128, and
+// Cost refuses both. The NCCL path on the same links does pick LL128
+// (the test would see it).
+func TestRCCLNoLL128(t *testing.T) {
+	hw := mi300x()
+	hw.GFX = ""
+	nv := NewModel(hw)
+	nvLL128 := false
+	// 4 NICs a node: tuning_model_0, whose LL128 bwRatio is not 0.
+	four := mi300x()
+	four.NICsPerNode = 4
+	for _, amd := range []*Model{NewModel(mi300x()), NewModel(four)} {
+		for _, sh := range []Shape{{8, 1}, {16, 2}, {32, 4}} {
+			for _, op := range []Op{AllReduce, ReduceScatter, AllGather} {
+				for b := units.Bytes(64); b <= 4<<30; b *= 4 {
+					c, err := amd.Choose(op, sh, Auto, b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if c.Proto == LL128 {
+						t.Errorf("RCCL: %v over %v at %d B picks LL128", op, sh, b)
+					}
+					if _, ok := amd.Cost(op, sh, Ring, LL128, b); ok {
+						t.Errorf("RCCL: Cost runs ring/LL128 for %v over %v", op, sh)
+					}
+					if sh.Nodes == 1 {
+						if _, ok := amd.Cost(op, sh, Tree, Simple, b); ok {
+							t.Errorf("RCCL: Cost runs tree/Simple on one node")
+						}
+					}
+					if n, _ := nv.Choose(op, sh, Auto, b); n.Proto == LL128 {
+						nvLL128 = true
+					}
+				}
+			}
+		}
+	}
+	if !nvLL128 {
+		t.Error("the NCCL path never picks LL128 here either: the test cannot tell the paths apart")
+	}
+}
+
+// TestRCCLMeasured8MiB: a measured rccl-tests all-reduce on one node of 8
+// MI300X (crickett-hpe/hpc-ai-envs pull request 30, 2025-04-24,
+// rccl-tests develop:83d38d9, "all_reduce_perf -b 8M -e 2G -f 2 -g 8"):
+// 8,388,608 B out-of-place in 91.10 µs (busbw 161.14 GB/s). RCCL's model:
+// ring/Simple, 17 + 14·2.1 µs + 8 MiB / 192 GB/s = 90.09 µs; the host
+// launch floor of -g 8 (8 × 4.2 µs) is below it. Within 3 %.
+func TestRCCLMeasured8MiB(t *testing.T) {
+	m := NewModel(mi300x())
+	m.GPUsPerThread = 8
+	c, err := m.Time(AllReduce, Shape{Ranks: 8, Nodes: 1}, Auto, 8<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := float64(c.Time) / 1e6
+	if c.Algo != Ring || c.Proto != Simple || math.Abs(us-91.10)/91.10 > 0.03 {
+		t.Errorf("8 MiB all-reduce on 8 × MI300X: %v/%v %.2f µs, measured 91.10 µs", c.Algo, c.Proto, us)
+	}
+}
+
+// TestRCCLMonotone: the time of an all-reduce on 16 MI300X grows with its
+// size, which RCCL's own time across nodes does not (256 MiB by
+// tree/Simple at 18.5 GB/s would take longer than 512 MiB by ring/Simple).
+func TestRCCLMonotone(t *testing.T) {
+	m := NewModel(mi300x())
+	for _, sh := range []Shape{{8, 1}, {16, 2}, {32, 4}} {
+		prev := units.Duration(0)
+		for b := units.Bytes(64); b <= 4<<30; b *= 2 {
+			c, err := m.Choose(AllReduce, sh, Auto, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Time < prev {
+				t.Errorf("%v: %d B takes %v, less than half of it (%v)", sh, b, c.Time, prev)
+			}
+			prev = c.Time
+		}
+	}
+}
+
+// TestRCCLTuningModel: tuning_model_5 for 8 GPUs a node on one node
+// (rome_model_79) or across nodes with 8 or 16 NICs (rome_model_81, _84);
+// tuning_model_0 with 4 NICs (rome_model_87 names none) and for fewer
+// than 8 GPUs of a node (no 8-GPU model matches).
+func TestRCCLTuningModel(t *testing.T) {
+	for _, c := range []struct {
+		sh    Shape
+		nics  int
+		model string
+		tm    *rcclTuningModel
+	}{
+		{Shape{8, 1}, 8, "rome_model_79", &rcclTuning5},
+		{Shape{16, 2}, 8, "rome_model_81", &rcclTuning5},
+		{Shape{16, 2}, 16, "rome_model_84", &rcclTuning5},
+		{Shape{16, 2}, 4, "rome_model_87", &rcclTuning0},
+		{Shape{8, 2}, 8, "", &rcclTuning0},
+		{Shape{4, 1}, 8, "", &rcclTuning0},
+	} {
+		hw := mi300x()
+		hw.NICsPerNode = c.nics
+		model, tm := NewModel(hw).rcclMatched(c.sh)
+		if model != c.model || tm != c.tm {
+			t.Errorf("%v with %d NICs: %q %s, want %q %s", c.sh, c.nics, model, tm.name, c.model, c.tm.name)
+		}
+	}
+}
+
+// TestHardwareOfAMD: the AMD presets get RCCL's path with their LLVM
+// target (gfx942: MI300X, MI325X; gfx950: MI350X, MI355X); NVIDIA's keep
+// NCCL's (GFX empty).
+func TestHardwareOfAMD(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	for gpu, want := range map[string]string{"MI300X": "gfx942", "MI325X": "gfx942", "MI350X": "gfx950", "MI355X": "gfx950", "H100-80GB": "", "A100-80GB": ""} {
+		s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + gpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hw := HardwareOf(s); hw.GFX != want {
+			t.Errorf("%s: GFX %q, want %q", gpu, hw.GFX, want)
+		}
+	}
+}

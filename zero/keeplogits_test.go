@@ -1,0 +1,66 @@
+package zero
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestReplayKeptLogits: the replay binds the kept logits
+// (training.keep_logits, memory.KeptLogits) to lm_head's forward and
+// holds 4·t·V = 4·(8·2048)·32,000 = 2,097,152,000 B of them from rest
+// through the step. On torchtitan 83c879f's Llama 2 7B FSDP2 run under
+// full AC the replayed peak equals the walked one, 2,097,152,000 B above
+// the same run without the key (24,519,342,080 against 22,422,190,080 B,
+// `zerosim memory --stage 3`), and the timeline starts and ends with
+// them.
+func TestReplayKeptLogits(t *testing.T) {
+	const kept = 2_097_152_000
+	data, err := os.ReadFile("../testdata/validation/torchtitan-llama2-7b-h100-fsdp2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peaks := map[string]int64{}
+	for _, v := range []string{"none", "fp32"} {
+		s, err := scenarios.Load("fsdp2.yaml", data, []string{"training.recompute=full", "training.keep_logits=" + v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		peak, _ := res.Peak()
+		if m := res.MemoryModel.Peak; peak != m {
+			t.Errorf("keep_logits %s: replayed peak %d, walked %d", v, peak, m)
+		}
+		peaks[v] = peak
+		tl := res.Memory
+		i := slices.Index(tl.Components, string(memory.CompLogits))
+		if v == "none" {
+			if i >= 0 {
+				t.Errorf("keep_logits none: the timeline has a %q component", memory.CompLogits)
+			}
+			continue
+		}
+		if i < 0 {
+			t.Fatalf("keep_logits %s: no %q component in %v", v, memory.CompLogits, tl.Components)
+		}
+		cur, most := tl.AtRest[i], tl.AtRest[i]
+		for _, p := range tl.Points {
+			if p.Component == i {
+				cur += p.Delta
+				most = max(most, cur)
+			}
+		}
+		if tl.AtRest[i] != kept || cur != kept || most != 2*kept {
+			t.Errorf("keep_logits %s: kept logits %d at rest, %d at the end, %d at most; want %d, %d, %d", v, tl.AtRest[i], cur, most, kept, kept, 2*kept)
+		}
+	}
+	if peaks["none"] != 22_422_190_080 || peaks["fp32"] != 24_519_342_080 {
+		t.Errorf("replayed peaks %d (none) and %d (fp32), want 22,422,190,080 and 24,519,342,080", peaks["none"], peaks["fp32"])
+	}
+}
