@@ -26,7 +26,13 @@ type sharedLog struct {
 // h100 is an H100 SXM node: NVLink4 450 GB/s per direction (18 links × 25
 // GB/s, H100 datasheet), NVSwitch with NVLS, one NIC per GPU, on the link
 // presets' latencies: NDR adds nothing to NCCL's tables, Ethernet's 10 µs
-// adds 8 µs per network hop.
+// adds 8 µs per network hop. The host is Intel (the zero CPU) for all four
+// shared logs: Dell's XE9680 is an Intel Xeon system (Dell's MLPerf
+// Inference v3.1 system file XE9680_H100_SXM_80GBx8_TRT.json,
+// mlcommons/inference_results_v3.1: 2 × Xeon Platinum 8470; the 4-node
+// log names the same cluster); no A3 Mega host figure is in the store, so
+// it keeps DGX H100's Intel; the 1-node log crosses no network, where
+// NCCL reads no host.
 func h100(nic units.Bandwidth, interLat units.Duration) Hardware {
 	return Hardware{Arch: Hopper, NVLS: true, IntraBW: 450e9, NICBW: nic, NICsPerNode: 8, InterLatency: interLat}
 }
@@ -209,6 +215,12 @@ type publishedLog struct {
 	miss  string
 }
 
+// amdHost is hw on an AMD x86 host.
+func amdHost(hw Hardware) Hardware {
+	hw.CPU = scenarios.HostAMD
+	return hw
+}
+
 // a100SXM is an A100 SXM4 node: NVLink3 through NVSwitch, 12 links × 25
 // GB/s per direction (A100 datasheet; NCCL counts 20 GB/s per link,
 // topo.h SM80_NVLINK_BW), no NVLS.
@@ -223,12 +235,19 @@ var publishedLogs = []publishedLog{
 	// multi-port NICs into the same PCI device", NVIDIA/nccl
 	// src/transport/net_ib.cc at commit
 	// 48bb7fec7953112ff37499a272317f6663f8f600), so it sees 8 NICs of 25
-	// GB/s. RoCE: the RoCE200 link preset's 3 µs, 1 µs beyond NDR's.
-	{sharedLog: sharedLog{"a100_2node_allreduce_oci_bmgpu48_roce.log", 16, 2, a100SXM(25e9, 8, units.Microsecond)}},
+	// GB/s. RoCE: the RoCE200 link preset's 3 µs, 1 µs beyond NDR's. The
+	// host is AMD: BM.GPU4.8 is OCI's "AMD Rome platform" (OCI Python SDK
+	// reference, oci.core.models.AmdRomeBmGpuPlatformConfig: "a bare metal
+	// GPU instance that uses the BM.GPU4.8 shape (the AMD Rome
+	// platform)"), so NCCL charges 2 µs per network post and caps ring and
+	// tree LL by its AMD row (tuning.cc getNetOverhead, index1).
+	{sharedLog: sharedLog{"a100_2node_allreduce_oci_bmgpu48_roce.log", 16, 2, amdHost(a100SXM(25e9, 8, units.Microsecond))}},
 	// GCP A4: B200 on NVLink5 (18 links × 50 GB/s per direction, the
 	// NVLink5 preset), NVSwitch with NVLS, 8 × ConnectX-7 400 Gb/s RoCE per
 	// VM (one per GPU); RoCE400's 3 µs, 1 µs beyond NDR's. The post keeps
-	// the rows from 8 MiB on.
+	// the rows from 8 MiB on. The host is taken as Intel: no A4 host
+	// figure is in the store, and DGX B200's is 2 × Intel Xeon 8570
+	// (scenarios.DefaultHostCPU).
 	{sharedLog: sharedLog{"b200_2node_allreduce_gcp_a4_roce.log", 16, 2,
 		Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8, InterLatency: units.Microsecond}}},
 	// SuperBench's fixtures: one A100 node driven by one thread (-g 8),
@@ -244,6 +263,11 @@ var publishedLogs = []publishedLog{
 		known: &accuracy{0.358, 0.598}, miss: a100SuperBenchMiss},
 	// AWS p4d.24xlarge: 4 × 100 Gb/s EFA per instance (the EFA-p4d
 	// preset: 15 µs, 13 µs beyond NDR's), ring forced (NCCL_ALGO=RING).
+	// The host is Intel: p4d runs Xeon P-8275CL, Cascade Lake (aws/aperf
+	// docs/PMU.md, the EC2 instance table), not DGX A100's AMD EPYC. No
+	// PluginLatency: the plugin of March 2021 reported no latency to NCCL
+	// (aws-ofi-nccl first set one in bf7ca48d, 2023-01-12, 150 µs; 75 µs
+	// per platform from d87d61e0, 2023-05-31).
 	{sharedLog: sharedLog{"a100_2node_allreduce_aws_p4d_efa_ring.log", 16, 2, a100SXM(12.5e9, 4, 13*units.Microsecond)},
 		algo: Ring, known: &accuracy{0.508, 0.712}, miss: "NCCL 2.8.3 and the aws-ofi-nccl plugin of March 2021 over EFA: 167 µs for 8 bytes " +
 			"(NCCL's ring model with the EFA preset: 66 µs) and 32.7 GB/s busbw at 1 GiB where the ring carries 48 (0.96 × 4 × 12.5 GB/s); " +

@@ -369,6 +369,9 @@ func (hw Hardware) Describe() string {
 	if hw.IntraLatency != 0 {
 		d += fmt.Sprintf(", intra-node latency +%v", hw.IntraLatency)
 	}
+	if hw.PluginLatency != 0 {
+		d += fmt.Sprintf(", plugin latency %v", hw.PluginLatency)
+	}
 	if hw.Protos != 0 {
 		var ps []string
 		for p := LL; p < numProtos; p++ {
@@ -378,13 +381,35 @@ func (hw Hardware) Describe() string {
 		}
 		d += ", NCCL_PROTO=" + strings.Join(ps, ",")
 	}
+	if hw.Algos != 0 {
+		d += ", NCCL_ALGO=" + strings.Join(algoNames(hw.Algos), ",")
+	}
 	if hw.BuffSize != 0 {
 		d += fmt.Sprintf(", NCCL_BUFFSIZE=%d", int64(hw.BuffSize))
 	}
-	if hw.ArmHost {
+	switch hw.CPU {
+	case scenarios.HostAMD:
+		d += ", AMD host"
+	case scenarios.HostArm:
 		d += ", Arm host"
 	}
 	return d
+}
+
+// ncclAlgoNames are NCCL's names of ncclAlgos (NCCL_ALGO's spellings,
+// init.cc ncclAlgoStr).
+var ncclAlgoNames = [...]string{"Tree", "Ring", "NVLS", "NVLSTree", "PAT"}
+
+// algoNames lists the algorithms of mask (bit 1<<a for Algo a) by NCCL's
+// names, in NCCL's order.
+func algoNames(mask uint8) []string {
+	var names []string
+	for i, a := range ncclAlgos {
+		if mask&(1<<a) != 0 {
+			names = append(names, ncclAlgoNames[i])
+		}
+	}
+	return names
 }
 
 // gbps is b in GB/s with as many decimals as it has (up to 3).
@@ -397,7 +422,8 @@ func (c *Calibration) File() *scenarios.Calibration {
 	f := &scenarios.Calibration{Version: 1,
 		Hardware: scenarios.CalHardware{Arch: c.HW.Arch.String(), PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
-			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize)},
+			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU),
+			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6},
 		Params: scenarios.CalParams{IntraEff: c.Params.IntraEff, InterEff: c.Params.InterEff, IntraHopUS: c.Params.IntraHop,
 			InterHopUS: c.Params.InterHop, FixedUS: c.Params.Fixed}}
 	for p := LL; p < numProtos; p++ {
@@ -405,6 +431,7 @@ func (c *Calibration) File() *scenarios.Calibration {
 			f.Hardware.Protos = append(f.Hardware.Protos, p.String())
 		}
 	}
+	f.Hardware.Algos = algoNames(c.HW.Algos)
 	for _, cv := range c.Curves {
 		f.Curves = append(f.Curves, scenarios.CalCurve{Op: cv.Op.String(), Ranks: cv.Shape.Ranks, Nodes: cv.Shape.Nodes, Source: cv.Source,
 			Sizes: cv.Sizes, TimesUS: cv.TimesUS, GPUsPerThread: cv.GPUsPerThread})
@@ -432,7 +459,8 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	h := f.Hardware
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
 		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
-		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize)},
+		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: scenarios.HostCPU(h.HostCPU),
+		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6))},
 		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
 	arch := -1
 	for a := Volta; a <= Blackwell; a++ {
@@ -444,6 +472,9 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		return nil, fmt.Errorf("calibration: hardware.arch %q: use Volta, Ampere, Hopper or Blackwell", h.Arch)
 	}
 	c.HW.Arch = Arch(arch)
+	if c.HW.CPU == scenarios.HostIntel {
+		c.HW.CPU = "" // Hardware's Intel, as HardwareOf stores it
+	}
 	for _, name := range h.Protos {
 		p := LL
 		for p < numProtos && p.String() != name {
@@ -453,6 +484,13 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 			return nil, fmt.Errorf("calibration: hardware.protos: %q: use LL, LL128 or Simple", name)
 		}
 		c.HW.Protos |= 1 << p
+	}
+	for _, name := range h.Algos {
+		a := slices.Index(ncclAlgoNames[:], name)
+		if a < 0 {
+			return nil, fmt.Errorf("calibration: hardware.algos: %q: use %s", name, strings.Join(ncclAlgoNames[:], ", "))
+		}
+		c.HW.Algos |= 1 << ncclAlgos[a]
 	}
 	for i, cc := range f.Curves {
 		op, err := ParseOp(cc.Op)

@@ -92,13 +92,32 @@ type Hardware struct {
 	// NDR preset) between nodes, NVLink or PCIe (their presets) inside.
 	InterLatency units.Duration
 	IntraLatency units.Duration
+	// PluginLatency, when not zero, is the latencyInter NCCL's tuner adds
+	// in place of InterLatency because the network plugin reports it
+	// (search.cc line 745 at the commit above: graph->latencyInter =
+	// net->net.latency, the plugin's props.latency), where that figure is
+	// a tuning value and not the link's. NCCL chooses its algorithm and
+	// protocol by it (Choose ranks by it); the time is the chosen
+	// combination's with the link's InterLatency. aws-ofi-nccl reports 75
+	// µs on p4d, p4de, p5 and p5e and 35 µs on p5en and p6 (src/platform-aws.cpp
+	// at 2daf7d303aa139a03140aa530957d10521e4478d, lines 80–160, and lines
+	// 771–783: "NCCL's internal tuner choices work better with this
+	// value"); HardwareOf sets 75 µs on the EFA-p4d and EFA-p5 presets.
+	PluginLatency units.Duration
 	// Protos, when not zero, is the set of protocols NCCL may choose (bit
 	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
 	// default (all three).
 	Protos uint8
-	// ArmHost: the GPUs' host CPU is Arm (Grace), not x86; NCCL's tuner
-	// corrects a few figures on x86 hosts only.
-	ArmHost bool
+	// Algos, when not zero, is the set of algorithms NCCL may choose (bit
+	// 1<<a for Algo a), as NCCL_ALGO restricts it; zero is NCCL's default.
+	Algos uint8
+	// CPU is the GPUs' host CPU (scenarios.HostCPU: amd, arm, or the
+	// empty value for intel, which HardwareOf stores as empty). Across
+	// nodes NCCL's tuner charges an AMD x86 host twice Intel's network
+	// post overhead and caps LL bandwidth by its AMD row; it corrects the
+	// Blackwell NVLS tree on x86 hosts only (tuning.cc getNetOverhead,
+	// ncclTopoTuneModel index1, ncclTopoGetAlgoTime).
+	CPU scenarios.HostCPU
 	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
 	// connection; zero is NCCL's default, 4 MiB (init.cc DEFAULT_BUFFSIZE).
 	// A tree's Simple chunk is one of its NCCL_STEPS (8) steps.
@@ -111,7 +130,7 @@ type Hardware struct {
 // (nccl-plugin-gpudirecttcpx v1.0.2, NCCL 2.21.5) on, and
 // google/nccl-plugin-gpudirect-tcpxo tcpxo_scripts/nccl-env-profile-simple.sh
 // at commit 04815d1bb89971577c7330f9873b70644b3a5934): NCCL_PROTO=Simple,
-// NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0. Without LL and LL128 every
+// NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0 (Protos, Algos, NVLS). Without LL and LL128 every
 // collective pays the Simple protocol's base latency and its per-hop
 // network latency (14 µs, tuning.cc) plus the flush, so a small all-reduce
 // over two A3 Mega VMs costs ~124 µs (tree: 8.4 + 2·(7·4.0 + 14 + 2·8) µs),
@@ -127,8 +146,10 @@ type Hardware struct {
 // pipeline holds up to 16 MiB before its first chunk is done, which is what
 // makes an A3 Mega all-reduce of 1–16 MiB grow by ~50 µs per MiB and then
 // barely move from 16 to 32 MiB (treeSimpleFill). The rest of the profile
-// changes nothing modelled here: NCCL_ALGO=Ring,Tree leaves the two
-// algorithms NCCL has without NVLS or CollNet; NCCL_MIN_NCHANNELS=4 is
+// changes nothing else modelled here: NCCL_ALGO=Ring,Tree also excludes
+// PAT (an all-gather or reduce-scatter over one GPU per node), which
+// ncclPatEnable would refuse anyway, the plugin offloading the network to
+// the device (NCCL_NET_DEVICE_UNPACK, not HOST); NCCL_MIN_NCHANNELS=4 is
 // below the 16 channels of 8 NICs; NCCL_P2P_*_CHUNKSIZE are send/receive's;
 // NCCL_DYNAMIC_CHUNK_SIZE is read by no open NCCL or plugin source;
 // NCCL_FASTRAK_NUM_FLOWS=2 splits each connection over two TCP flows of
@@ -139,6 +160,7 @@ type Hardware struct {
 // shared log's times follow).
 func TCPXO(hw Hardware) Hardware {
 	hw.Protos = 1 << Simple
+	hw.Algos = 1<<Ring | 1<<Tree
 	hw.NVLS = false
 	hw.BuffSize = 8 << 20
 	return hw
@@ -162,8 +184,12 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		strings.HasPrefix(gpu, "B300"), strings.HasPrefix(gpu, "GB300"):
 		hw.Arch = Blackwell
 	}
-	// GB200 and GB300 are Grace Blackwell superchips: their host CPU is Arm.
-	hw.ArmHost = strings.HasPrefix(gpu, "GB200") || strings.HasPrefix(gpu, "GB300")
+	// The host CPU: cluster.host.cpu, or the GPU preset's system's
+	// (scenarios.DefaultHostCPU: Arm on the Grace Blackwell superchips).
+	// Intel is the zero value, as in a calibration file without host_cpu.
+	if cpu := c.CPU(); cpu != scenarios.HostIntel {
+		hw.CPU = cpu
+	}
 	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
 	if hw.PCI {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")
@@ -179,6 +205,10 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	}
 	if c.Inter.Preset == "TCPXO" {
 		hw = TCPXO(hw)
+	}
+	// aws-ofi-nccl's latency for p4d.24xlarge and p5/p5e (PluginLatency).
+	if c.Inter.Preset == "EFA-p4d" || c.Inter.Preset == "EFA-p5" {
+		hw.PluginLatency = 75 * units.Microsecond
 	}
 	hw.GFX = rcclArch(gpu)
 	return hw
@@ -203,21 +233,25 @@ const (
 	tRing
 	tNVLS
 	tNVLSTree
+	tPAT
+	numTuned
 )
 
 var (
-	baseLat = [4][numProtos]float64{
-		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0},
+	baseLat = [numTuned][numProtos]float64{
+		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {8.0, 8.0, 8.0},
 	}
 	// hwLat[hw][algo][proto]: NVLink, PCI, network.
-	hwLat = [3][4][numProtos]float64{
-		{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25}, tNVLSTree: {0, 0, 25}},
-		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}},
-		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}},
+	hwLat = [3][numTuned][numProtos]float64{
+		{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25}, tNVLSTree: {0, 0, 25}, tPAT: {0, 0, 4.0}},
+		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}, tPAT: {0, 0, 4.0}},
+		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}, tPAT: {0, 0, 14}},
 	}
-	// llMaxBws[arch for one node | Intel CPU for more][nodes 1, 2, >2]: the
-	// first index is the GPU generation on one node and the CPU vendor
-	// (Intel, 0) across nodes.
+	// llMaxBws[arch for one node | CPU for more][nodes 1, 2, >2]: the
+	// first index is the GPU generation on one node and, across nodes, the
+	// CPU vendor: row 1 on an AMD (or mixed) host, row 0 on any other
+	// (tuning.cc ncclTopoTuneModel lines 268–272, index1; the rows' own
+	// comments name them "Intel-N2/Intel-N4" and "AMD-N2/AMD-N4").
 	llMaxBws             = [4][3]float64{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}
 	perChMaxRingLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}}
 	perChMaxTreeLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
@@ -246,9 +280,25 @@ var (
 // nominal 16 GB/s per direction.
 const pciFraction = 12.0 / 16
 
-// netOverhead is NCCL's network post overhead on an Intel x86 host (µs,
-// tuning.cc getNetOverhead).
-const netOverhead = 1.0
+// netOverhead is NCCL's network post overhead on host cpu, µs:
+// getNetOverhead (tuning.cc lines 228–233 at the commit above) returns 1.0
+// on an Intel x86 host, 2.0 on an AMD x86 host and 1.0 on any other
+// (NCCL_NET_OVERHEAD unset).
+func netOverhead(cpu scenarios.HostCPU) float64 {
+	if cpu == scenarios.HostAMD {
+		return 2.0
+	}
+	return 1.0
+}
+
+// llMaxRow is the llMaxBws row NCCL takes across nodes: 1 on an AMD (or
+// mixed) host, 0 on any other (tuning.cc lines 268–272, index1).
+func llMaxRow(cpu scenarios.HostCPU) int {
+	if cpu == scenarios.HostAMD {
+		return 1
+	}
+	return 0
+}
 
 // Shape is a communicator as NCCL's tuner sees it: ranks, nodes, ranks per
 // node (nRanks/nNodes).
@@ -447,6 +497,31 @@ func (m *Model) channels(sh Shape) float64 {
 	return 16
 }
 
+// maxChannels is NCCL's MAXCHANNELS (src/include/device.h at the commit
+// above): 64, of which the ring search may use half (init.cc
+// ringGraph->maxChannels = MAXCHANNELS / 2).
+const maxChannels = 64
+
+// BufferChannels is the number of channels NCCL sets up for a communicator
+// of shape sh on hw, each holding its buffers for every connection (what
+// memory.NCCLBuffers counts): the channels the ring search finds (the
+// model's channels: two per NIC across nodes, 16 inside an NVLink node, 2
+// over PCIe), which ncclTopoPostset duplicates, min(MAXCHANNELS,
+// 2·nChannels) (src/graph/connect.cc lines 459–460 at the commit above),
+// and on Hopper or later across nodes doubles again while fewer than 16
+// when a channel's speed exceeds 45 GB/s ("4 compute channels per search
+// channel", lines 480–483; the channel's speed is the search's NIC step).
+// Inside an H100 node that is 32 channels, the count NCCL logs there
+// (NVIDIA/nccl#1685).
+func BufferChannels(hw Hardware, sh Shape) int {
+	m := NewModel(hw)
+	n := min(maxChannels, 2*int(m.channels(sh)))
+	if hw.Arch >= Hopper && sh.Nodes > 1 && n < 16 && searchStep(float64(hw.NICBW)/1e9)/2 > 45 {
+		n *= 2
+	}
+	return n
+}
+
 func log2i(n int) int {
 	if n <= 0 {
 		return 0
@@ -497,6 +572,10 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		bwD = sat(math.Ceil(float64(nBytes) / (raw * 1e9) * 1e12))
 		latD = sat((c.latency() + c.treeSimpleFill(raw)) * 1e6)
 		ch.Latency, ch.AlgBW, ch.Time = latD, raw*1e9, sat(float64(latD)+float64(bwD))
+	}
+	if pl := c.m.HW.PluginLatency; pl != 0 && c.nodes > 1 {
+		// NCCL ranks with the plugin's latencyInter (PluginLatency).
+		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-c.latency())*1e6)
 	}
 	return ch, true
 }
@@ -573,6 +652,16 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		c.t = tNVLS
 	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.ppn >= 2:
 		c.t = tNVLSTree
+	case a == PAT && op != AllReduce && p == Simple && c.n > 1 && c.nodes == c.n:
+		// PAT runs all-gather and reduce-scatter with Simple only, and
+		// ncclPatEnable (tuning.cc lines 215–223) turns it on only when
+		// every node has one rank ("PAT only supports 1 GPU per node"),
+		// on SM60 or later (every generation here) and with the network
+		// on the host (not device offload: TCPXO's NCCL_ALGO=Ring,Tree
+		// excludes it anyway). enqueue.cc (line 2010) also skips it for a
+		// reduce-scatter with an average (PreMulSum or SumPostDiv), which
+		// the model cannot tell from a sum: it assumes a sum.
+		c.t = tPAT
 	default:
 		return c, false
 	}
@@ -595,7 +684,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 // algBW is the algorithm bandwidth, GB/s: NCCL's bus bandwidth of the
 // algorithm and protocol (from the links) converted as tuning.cc does.
 func (c *comm) algBW() float64 {
-	llMax := llMaxBws[0][c.idx2]
+	llMax := llMaxBws[llMaxRow(c.m.HW.CPU)][c.idx2]
 	if c.nodes == 1 {
 		llMax = llMaxBws[c.arch][0]
 	}
@@ -632,6 +721,13 @@ func (c *comm) algBW() float64 {
 			bus = math.Min(bus*f, c.nCh*perChMaxTreeLL128Bws[c.arch][c.idx2])
 		}
 		return bus * .5 * c.treeCorrection()
+	case tPAT:
+		// PAT's graph is the tree's (init.cc graphs[NCCL_ALGO_PAT] =
+		// treeGraph), whose speed with one GPU per node is its NICs': its
+		// channels' bandwidth, × 0.75 (tuning.cc line 337), and NCCL does
+		// not convert it from bus to algorithm bandwidth for an
+		// all-gather or reduce-scatter off the ring (lines 376–382).
+		return c.net * .75
 	}
 	// NVLS: the switch reduces, so every GPU moves S·(1+1/g) over its
 	// NVLink per direction for an all-reduce (S·(g−1)/g for reduce-scatter
@@ -658,7 +754,7 @@ func (c *comm) algBW() float64 {
 		// On Blackwell with an x86 host NCCL corrects an NVLS tree's
 		// all-reduce bandwidth by the tree's factor, up to 512 MiB
 		// (ncclTopoGetAlgoTime at the commit above).
-		if ls := log2i(int(c.nBytes >> 6)); c.op == AllReduce && c.arch >= int(Blackwell) && !c.m.HW.ArmHost && c.nBytes>>6 > 0 && ls < 24 {
+		if ls := log2i(int(c.nBytes >> 6)); c.op == AllReduce && c.arch >= int(Blackwell) && c.m.HW.CPU != scenarios.HostArm && c.nBytes>>6 > 0 && ls < 24 {
 			bw *= treeCorrectionFactor[c.p][ls]
 		}
 	}
@@ -677,7 +773,11 @@ func (c *comm) treeCorrection() float64 {
 
 // latency is NCCL's latency of the collective, µs: base latency plus the
 // per-hop hardware latencies (tuning.cc), with the calibrated corrections.
-func (c *comm) latency() float64 {
+func (c *comm) latency() float64 { return c.latencyWith(c.m.HW.InterLatency) }
+
+// latencyWith is latency with extra as the network latency per hop beyond
+// NCCL's tables (NCCL's latencyInter).
+func (c *comm) latencyWith(extra units.Duration) float64 {
 	m, p := c.m, c.p
 	hw := 0
 	if m.HW.PCI {
@@ -690,7 +790,7 @@ func (c *comm) latency() float64 {
 		// latency" (ncclTopoTuneModel at the commit above).
 		interLat = hwLat[2][tTree][p] + m.Params.InterHop
 	}
-	li := float64(m.HW.InterLatency) / 1e6
+	li := float64(extra) / 1e6
 	interLat += li
 	if p == Simple {
 		interLat += li // the flush
@@ -699,9 +799,10 @@ func (c *comm) latency() float64 {
 	switch c.t {
 	case tRing:
 		// "Inter-node rings still have to launch nsteps * net overhead",
-		// three times it for Simple (ncclTopoTuneModel).
+		// three times it for Simple (ncclTopoTuneModel, tuning.cc lines
+		// 404–412): 3 µs a step on an Intel host, 6 µs on an AMD one.
 		if c.nodes > 1 {
-			o := netOverhead
+			o := netOverhead(m.HW.CPU)
 			if p == Simple {
 				o *= 3
 			}
@@ -721,6 +822,11 @@ func (c *comm) latency() float64 {
 		lat = intraLat + m.Params.Fixed
 	case tNVLSTree:
 		lat += intraLat + 2*float64(log2i(c.nodes))*interLat
+	case tPAT:
+		// "Log latency" plus "still a linear part" (tuning.cc lines
+		// 429–434): log2(nNodes)·interLat/3.5 + 2.8 µs per rank, interLat
+		// the tree's network Simple latency (ppn is 1) with the flush.
+		lat += float64(log2i(c.nodes))*interLat/3.5 + float64(c.n)*2.8
 	}
 	return lat
 }
@@ -734,6 +840,16 @@ const nvlsChunkSize = 128 << 10
 // tree each network hop up and down) holds one chunk per concurrent
 // operation (channels × heads), with NCCL's chunk shrunk for small
 // buffers (enqueue.cc calcCollChunking, NVLS and NVLS_TREE branches).
+//
+// Not modelled: on Blackwell (SM100) across nodes NCCL retunes the NVLS
+// tree per NIC speed and GPUs per node (src/transport/nvls.cc
+// ncclNvlsTreeSm100Tuning, lines 163–190 at the commit above): 24 or 32
+// channels instead of the 16 counted here, a chunk of 128 or 256 KiB and
+// an NVLS-tree maximum chunk of 64–256 KiB (the calcCollChunking cap,
+// nvlsTreeMaxChunkSize). The fill below always starts from the 128 KiB
+// NVLS_CHUNKSIZE with channels() channels, so a multi-node GB200/B200/B300
+// NVLS tree's fill, and its choice near the tree/ring crossover, can
+// differ from NCCL's.
 func nvlsFill(t int, nBytes units.Bytes, nCh, heads float64, nodes int) float64 {
 	ops := nCh * heads
 	b := float64(nBytes)
@@ -784,8 +900,9 @@ func treeLL128Fill(nBytes units.Bytes, nCh, ppn float64, nodes int) float64 {
 	return steps * chunk * nCh
 }
 
-// ncclAlgos are the algorithms Choose considers, in NCCL's order.
-var ncclAlgos = []Algo{Tree, Ring, NVLS, NVLSTree}
+// ncclAlgos are the algorithms Choose considers, in NCCL's order (CollNet
+// aside: it needs SHARP switches, not modelled).
+var ncclAlgos = []Algo{Tree, Ring, NVLS, NVLSTree, PAT}
 
 // Choose is the (algorithm, protocol) of least modelled time for op over sh
 // on nBytes, among a (Auto: every algorithm NCCL has here). LL128 is on
@@ -797,6 +914,9 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	}
 	best := Choice{Time: -1}
 	for _, al := range algos {
+		if m.HW.Algos != 0 && m.HW.Algos&(1<<al) == 0 {
+			continue
+		}
 		for p := LL; p < numProtos; p++ {
 			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue

@@ -123,7 +123,7 @@ func TestNCCLBandwidths(t *testing.T) {
 func TestBlackwellNVLSTreeCorrection(t *testing.T) {
 	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}
 	grace := b200
-	grace.ArmHost = true
+	grace.CPU = scenarios.HostArm
 	for _, c := range []struct {
 		size units.Bytes
 		want float64
@@ -376,31 +376,32 @@ func TestHostLaunchFloor(t *testing.T) {
 
 // TestHardwareOfPresets: each GPU preset maps to NCCL's generation by its
 // compute capability (A100/A800 8.0 Ampere, H100 9.0 Hopper, B200/B300
-// 10.x Blackwell), Grace-hosted superchips (GB200, GB300) get an Arm
-// host, and a GPU NCCL has no tables for (AMD's, under RCCL) keeps
-// Ampere's.
+// 10.x Blackwell) and its host CPU to its system's (DGX A100 AMD, DGX
+// H100/B200/B300 Intel, the Grace-hosted superchips GB200 and GB300 Arm:
+// scenarios.DefaultHostCPU), and a GPU NCCL has no tables for (AMD's,
+// under RCCL) keeps Ampere's.
 func TestHardwareOfPresets(t *testing.T) {
 	def, _ := scenarios.Example("default")
 	for _, c := range []struct {
 		gpu  string
 		arch Arch
-		arm  bool
+		cpu  scenarios.HostCPU
 	}{
-		{"A100-80GB", Ampere, false},
-		{"A800-80GB", Ampere, false},
-		{"H100-80GB", Hopper, false},
-		{"B200", Blackwell, false},
-		{"B300", Blackwell, false},
-		{"GB200", Blackwell, true},
-		{"GB300", Blackwell, true},
-		{"MI355X", Ampere, false},
+		{"A100-80GB", Ampere, scenarios.HostAMD},
+		{"A800-80GB", Ampere, scenarios.HostAMD},
+		{"H100-80GB", Hopper, ""},
+		{"B200", Blackwell, ""},
+		{"B300", Blackwell, ""},
+		{"GB200", Blackwell, scenarios.HostArm},
+		{"GB300", Blackwell, scenarios.HostArm},
+		{"MI355X", Ampere, scenarios.HostAMD},
 	} {
 		s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + c.gpu})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hw := HardwareOf(s); hw.Arch != c.arch || hw.ArmHost != c.arm {
-			t.Errorf("%s: arch %v, arm host %v; want %v, %v", c.gpu, hw.Arch, hw.ArmHost, c.arch, c.arm)
+		if hw := HardwareOf(s); hw.Arch != c.arch || hw.CPU != c.cpu {
+			t.Errorf("%s: arch %v, host %q; want %v, %q", c.gpu, hw.Arch, hw.CPU, c.arch, c.cpu)
 		}
 	}
 }
@@ -446,5 +447,200 @@ func TestWireFraction(t *testing.T) {
 		if got := m.wireFraction(tc.class, sh, tc.proto); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s: %.6f, want %.6f", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestHostCPU: across nodes NCCL's tuner reads the host CPU (tuning.cc at
+// 5067397c): an AMD x86 host posts to the network at 2 µs where an Intel
+// one takes 1 (getNetOverhead), three times that per intra-node step of a
+// Simple ring, and caps LL by llMaxBws row 1 (index1). By hand, a ring
+// Simple all-reduce of 64 MiB over 2 × 8 A100 (NVLink ring Simple 3.4 µs
+// per step, network 14 µs, 28 intra and 2 inter steps, the 1.4 plateau):
+// Intel (8.4 + 28·max(3.4, 3) + 2·14)·1.4 = 184.24 µs, AMD
+// (8.4 + 28·max(3.4, 6) + 2·14)·1.4 = 286.16 µs. Ring LL's algbw: Intel
+// min(39.0, 0.5·min(240, 192))·16/30 = 20.8 GB/s, AMD 22.5·16/30 = 12 GB/s.
+// One node reads no host: the same latency on both.
+func TestHostCPU(t *testing.T) {
+	intel := Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 25e9, NICsPerNode: 8}
+	amd := intel
+	amd.CPU = scenarios.HostAMD
+	for _, c := range []struct {
+		hw           Hardware
+		lat, llAlgBW float64 // µs, GB/s
+	}{{intel, 184.24, 20.8}, {amd, 286.16, 12}} {
+		m := NewModel(c.hw)
+		ring, ok := m.Cost(AllReduce, Shape{16, 2}, Ring, Simple, 64*units.MiB)
+		if got := float64(ring.Latency) / 1e6; !ok || math.Abs(got-c.lat) > 1e-3 {
+			t.Errorf("%q host: ring Simple latency %.3f µs, want %.3f", c.hw.CPU, got, c.lat)
+		}
+		ll, ok := m.Cost(AllReduce, Shape{16, 2}, Ring, LL, 64*units.KiB)
+		if !ok || math.Abs(ll.AlgBW/1e9-c.llAlgBW) > 1e-6 {
+			t.Errorf("%q host: ring LL algbw %.4g GB/s, want %.4g", c.hw.CPU, ll.AlgBW/1e9, c.llAlgBW)
+		}
+		one, _ := m.Cost(AllReduce, Shape{8, 1}, Ring, Simple, 64*units.MiB)
+		if want := 8.4 + 14*3.4; math.Abs(float64(one.Latency)/1e6-want) > 1e-3 {
+			t.Errorf("%q host, one node: latency %.3f µs, want %.3f", c.hw.CPU, float64(one.Latency)/1e6, want)
+		}
+	}
+	// A scenario's cluster.host.cpu reaches the model, and the calibration
+	// file keeps it.
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=H100-80GB", "cluster.host.cpu=amd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := HardwareOf(s)
+	if hw.CPU != scenarios.HostAMD {
+		t.Fatalf("cluster.host.cpu=amd: hardware host %q", hw.CPU)
+	}
+	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	if err != nil || back.HW != hw || !strings.Contains(hw.Describe(), "AMD host") {
+		t.Errorf("calibration round trip %+v (%v), want %+v; describe %q", back, err, hw, hw.Describe())
+	}
+}
+
+// TestBufferChannels: the channels NCCL sets up per communicator, by hand
+// from connect.cc at 5067397c (the search's channels doubled, at most 64;
+// doubled again on Hopper+ across nodes below 16 when a channel runs above
+// 45 GB/s): one H100 node 16 → 32 (NVIDIA/nccl#1685 logs 32); 2 × 8 H100
+// with 8 NDR NICs a node 16 → 32; one rank per node on an NDR NIC 2 → 4; a
+// PCIe node 2 → 4; 8 GPUs sharing one 100 Gb/s NIC 2 → 4; one rank per
+// node on a Blackwell XDR NIC (a 48 GB/s channel) 2 → 4 → 8.
+func TestBufferChannels(t *testing.T) {
+	pci := Hardware{Arch: Ampere, PCI: true, IntraBW: 32e9, NICBW: 12.5e9, NICsPerNode: 1}
+	eth := Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 12.5e9, NICsPerNode: 1}
+	xdr := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 100e9, NICsPerNode: 8}
+	for _, c := range []struct {
+		name string
+		hw   Hardware
+		sh   Shape
+		want int
+	}{
+		{"H100 node", h100(50e9, 0), Shape{8, 1}, 32},
+		{"2 × 8 H100", h100(50e9, 0), Shape{16, 2}, 32},
+		{"H100 one rank a node", h100(50e9, 0), Shape{2, 2}, 4},
+		{"PCIe node", pci, Shape{8, 1}, 4},
+		{"A100, one shared NIC", eth, Shape{32, 4}, 4},
+		{"B300 one rank a node", xdr, Shape{4, 4}, 8},
+		{"B300 2 × 8", xdr, Shape{16, 2}, 32},
+	} {
+		if got := BufferChannels(c.hw, c.sh); got != c.want {
+			t.Errorf("%s: %d channels, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPAT: NCCL's PAT for all-gather and reduce-scatter over one GPU per
+// node (tuning.cc at 5067397c, by hand). 16 nodes × 1 H100 on NDR (one 50
+// GB/s NIC, 48 GB/s as the ring search sees it):
+//   - PAT: 8.0 + log2(16)·14/3.5 + 16·2.8 = 68.8 µs; busBw 48 × 0.75 = 36
+//     GB/s, not converted to algorithm bandwidth; 64 KiB: 68.8 + 1.820 =
+//     70.620 µs.
+//   - ring LL (what NCCL took before PAT): 6.6 + 15·5.0 (the tree's
+//     network LL latency at ppn 1) = 81.6 µs; min(20.4, 48/2)·16/15 =
+//     21.76 GB/s; 64 KiB: 84.612 µs.
+//
+// So Choose picks PAT at 64 KiB; at 1 GiB the ring's Simple (51.2 GB/s)
+// wins. PAT is not offered with 8 GPUs a node, for all-reduce, or under
+// TCPXO's NCCL_ALGO=Ring,Tree; on 2 nodes its 17.6 µs loses to ring LL's
+// 11.6 µs.
+func TestPAT(t *testing.T) {
+	m := NewModel(h100(50e9, 0))
+	sh := Shape{16, 16}
+	for _, op := range []Op{AllGather, ReduceScatter} {
+		pat, ok := m.Cost(op, sh, PAT, Simple, 64*units.KiB)
+		if !ok || math.Abs(float64(pat.Latency)/1e6-68.8) > 1e-6 || math.Abs(pat.AlgBW/1e9-36) > 1e-9 || math.Abs(float64(pat.Time)/1e6-70.620) > 1e-3 {
+			t.Errorf("%v PAT: ok %v, latency %v, algbw %.4g, time %v; want 68.8 µs, 36 GB/s, 70.620 µs", op, ok, pat.Latency, pat.AlgBW, pat.Time)
+		}
+		ring, _ := m.Cost(op, sh, Ring, LL, 64*units.KiB)
+		if math.Abs(float64(ring.Time)/1e6-84.612) > 1e-3 {
+			t.Errorf("%v ring LL: %v, want 84.612 µs", op, ring.Time)
+		}
+		if c, _ := m.Choose(op, sh, Auto, 64*units.KiB); c.Algo != PAT {
+			t.Errorf("%v 64 KiB over 16 × 1: %v/%v, want pat", op, c.Algo, c.Proto)
+		}
+		if c, _ := m.Choose(op, sh, Auto, 8*units.MiB); c.Algo != PAT {
+			t.Errorf("%v 8 MiB over 16 × 1: %v/%v, want pat (docs/collectives.md: up to 8 MiB)", op, c.Algo, c.Proto)
+		}
+		if c, _ := m.Choose(op, sh, Auto, 16*units.MiB); c.Algo == PAT {
+			t.Errorf("%v 16 MiB over 16 × 1: pat, want ring (docs/collectives.md: up to 8 MiB)", op)
+		}
+		if c, _ := m.Choose(op, sh, Auto, units.GiB); c.Algo != Ring || c.Proto != Simple {
+			t.Errorf("%v 1 GiB over 16 × 1: %v/%v, want ring/Simple", op, c.Algo, c.Proto)
+		}
+		if c, _ := m.Choose(op, Shape{2, 2}, Auto, 8); c.Algo != Ring {
+			t.Errorf("%v 8 B over 2 × 1: %v, want ring (PAT 17.6 µs, ring LL 11.6)", op, c.Algo)
+		}
+		for _, p := range []Proto{LL, LL128} {
+			if _, ok := m.Cost(op, sh, PAT, p, units.MiB); ok {
+				t.Errorf("%v PAT with %v: NCCL runs PAT with Simple only", op, p)
+			}
+		}
+	}
+	if _, ok := m.Cost(AllGather, Shape{128, 16}, PAT, Simple, units.MiB); ok {
+		t.Error("PAT with 8 GPUs a node")
+	}
+	if _, ok := m.Cost(AllReduce, sh, PAT, Simple, units.MiB); ok {
+		t.Error("PAT all-reduce")
+	}
+	if c, _ := NewModel(TCPXO(h100(25e9, 0))).Choose(AllGather, sh, Auto, 64*units.KiB); c.Algo == PAT {
+		t.Error("PAT under TCPXO's NCCL_ALGO=Ring,Tree")
+	}
+	// The calibration file keeps NCCL_ALGO.
+	hw := TCPXO(h100(25e9, 0))
+	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	if err != nil || back.HW != hw {
+		t.Errorf("calibration round trip %+v (%v), want %+v", back, err, hw)
+	}
+	f := (&Calibration{HW: hw}).File()
+	f.Hardware.Algos = []string{"Rign"}
+	if _, err := CalibrationOf(f); err == nil || !strings.Contains(err.Error(), `hardware.algos: "Rign"`) {
+		t.Errorf("unknown algorithm: %v", err)
+	}
+}
+
+// TestPluginLatency: NCCL chooses by the latency the network plugin
+// reports (aws-ofi-nccl: 75 µs on p5), zerosim times the choice on the
+// link's latency (the EFA-p5 preset's 15 µs, 13 beyond NDR). A 256 MiB
+// all-gather over 2 × 8 H100, by hand (tuning.cc at 5067397c):
+//   - ring Simple: 8.4 + 14·max(3.4, 3) + (14 + 2·13) = 96.0 µs, algbw
+//     370.8·16/15 = 395.52 GB/s: 774.69 µs; ranked with 75 µs: 220.0 µs
+//     of latency, 898.7 µs.
+//   - ring LL128: 14 + 14·1.9 + (4 + 13) = 57.6 µs, algbw
+//     min(0.92·370.8, 16·36.7)·16/15 = 363.88 GB/s: 795.31 µs; ranked with
+//     75 µs: 119.6 µs of latency, 857.3 µs.
+//
+// So the physical model alone takes Simple (774.69 µs) and NCCL, ranking
+// with 75 µs, LL128, which then takes 795.31 µs on the link.
+func TestPluginLatency(t *testing.T) {
+	phys := h100(50e9, 13*units.Microsecond)
+	efa := phys
+	efa.PluginLatency = 75 * units.Microsecond
+	sh, size := Shape{16, 2}, units.Bytes(256*units.MiB)
+	a, _ := NewModel(phys).Choose(AllGather, sh, Auto, size)
+	b, _ := NewModel(efa).Choose(AllGather, sh, Auto, size)
+	if a.Algo != Ring || a.Proto != Simple || math.Abs(float64(a.Time)/1e6-774.69) > 0.01 {
+		t.Errorf("link latency alone: %v/%v %.2f µs, want ring/Simple 774.69", a.Algo, a.Proto, float64(a.Time)/1e6)
+	}
+	if b.Algo != Ring || b.Proto != LL128 || math.Abs(float64(b.Time)/1e6-795.31) > 0.01 {
+		t.Errorf("ranked by the plugin's 75 µs: %v/%v %.2f µs, want ring/LL128 795.31", b.Algo, b.Proto, float64(b.Time)/1e6)
+	}
+	if math.Abs(float64(b.cost)/1e6-857.31) > 0.01 {
+		t.Errorf("NCCL's cost of ring/LL128 with 75 µs: %.2f µs, want 857.31", float64(b.cost)/1e6)
+	}
+	// The EFA presets carry the plugin's figure, and a calibration file
+	// keeps it.
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.inter.preset=EFA-p5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := HardwareOf(s)
+	if hw.PluginLatency != 75*units.Microsecond || hw.InterLatency != 13*units.Microsecond {
+		t.Errorf("EFA-p5: plugin latency %v, link latency beyond NDR %v; want 75µs, 13µs", hw.PluginLatency, hw.InterLatency)
+	}
+	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	if err != nil || back.HW != hw {
+		t.Errorf("calibration round trip %+v (%v), want %+v", back, err, hw)
 	}
 }

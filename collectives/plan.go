@@ -79,6 +79,12 @@ const (
 	// for: NCCL's grouped sends to every peer (Lower), which no algorithm
 	// applies to. A plan's, never a Spec's.
 	PointToPoint
+	// PAT is NCCL's Parallel Aggregated Trees for all-gather and
+	// reduce-scatter over one GPU per node (Model.Choose picks it under
+	// Auto; tuning.cc ncclPatEnable). A choice's, never a Spec's: its
+	// traffic is lowered as the ring in group order that one rank per node
+	// runs (modelPattern).
+	PAT
 )
 
 // String is the algorithm's name.
@@ -98,6 +104,8 @@ func (a Algo) String() string {
 		return "nvlstree"
 	case PointToPoint:
 		return "point-to-point"
+	case PAT:
+		return "pat"
 	}
 	return fmt.Sprintf("algo(%d)", int(a))
 }

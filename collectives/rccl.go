@@ -115,12 +115,12 @@ func rcclArch(gpu string) string {
 // totalBw is 7 × 48 = 336 GB/s.
 const xgmiFraction = 48.0 / 64
 
-// rcclNetOverhead is getNetOverhead on an AMD x86 host, 2.0 µs
-// (tuning.cc:294–301, NCCL_NET_OVERHEAD unset): every MI300X and
-// MI350-series platform pairs the GPUs with AMD EPYC hosts (AMD's 8 ×
-// MI300X MLPerf Inference v4.1 system, 2 × EPYC 9374F:
+// RCCL's getNetOverhead (tuning.cc:294–301, NCCL_NET_OVERHEAD unset) is
+// NCCL's: 2.0 µs on an AMD x86 host, 1.0 on any other, so rcclCost takes
+// netOverhead of the cluster's host CPU (cluster.host.cpu). Its default on
+// the MI300X and MI350-series presets is AMD (scenarios.DefaultHostCPU:
+// AMD's 8 × MI300X MLPerf Inference v4.1 system, 2 × EPYC 9374F,
 // mlcommons/inference_results_v4.1 8xMI300X_2xEPYC-9374F.json).
-const rcclNetOverhead = 2.0
 
 // rcclTuningModel is one of RCCL's per-platform tuning tables
 // (struct tuningModel, tuning.cc:67–72), its tree and ring columns only:
@@ -292,7 +292,7 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 	lat := rcclBaseLat[p] + m.Params.Fixed
 	if t == 1 {
 		if nodes > 1 {
-			o := rcclNetOverhead
+			o := netOverhead(m.HW.CPU)
 			if p == Simple {
 				o *= 3
 			}
@@ -312,7 +312,13 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 	// Across nodes RCCL's time ranks but does not time (the header says why):
 	// the combination it picks is timed by the NCCL path's model of the
 	// same algorithm and protocol on these links.
-	phys, ok := m.ncclCost(op, sh, a, p, nBytes)
+	// NCCL's host-CPU rules (llMaxBws' CPU rows, getNetOverhead) were
+	// tuned on NVIDIA GPUs; this timing keeps NCCL's default host for
+	// them, as it did before cluster.host.cpu (RCCL's own overhead, above,
+	// follows the host).
+	pm := *m
+	pm.HW.CPU = ""
+	phys, ok := pm.ncclCost(op, sh, a, p, nBytes)
 	if !ok {
 		return Choice{}, false
 	}

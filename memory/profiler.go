@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -32,7 +33,9 @@ const DefaultCUDAContext int64 = 400_000_000
 const NCCLConnectionBuffer int64 = 10 * 1 << 20
 
 // DefaultNCCLChannels is the channel count NCCL opens between H100s over
-// NVLink (32, logged in NVIDIA/nccl#1685); DefaultRingConnections is the
+// NVLink (32, logged in NVIDIA/nccl#1685), what collectives.BufferChannels
+// gives inside an H100 node; the device peak counts each communicator's own
+// channels (communicatorBuffers). DefaultRingConnections is the
 // two connections a ring keeps (to the previous and next rank, "regardless
 // of the scale": sjeaugey in NVIDIA/nccl#864/#986).
 const (
@@ -42,8 +45,8 @@ const (
 
 // NCCLBuffers is the device memory of communicators NCCL communicators with
 // channels channels and conns connections each (outside the caching
-// allocator): communicators·channels·conns·NCCLConnectionBuffer. With the
-// defaults, one ring communicator holds 640 MiB.
+// allocator): communicators·channels·conns·NCCLConnectionBuffer. With
+// DefaultNCCLChannels, one ring communicator holds 640 MiB.
 func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 	if communicators < 0 || channels < 0 || conns < 0 {
 		return 0, fmt.Errorf("memory: NCCL buffers need counts ≥ 0 (got %d communicators, %d channels, %d connections)", communicators, channels, conns)
@@ -53,6 +56,64 @@ func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 		return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
 	}
 	return v, nil
+}
+
+// communicatorBuffers is the NCCL buffer memory of rank 0's communicators
+// in s, each with the channels NCCL sets up for its shape on s's cluster
+// (collectives.BufferChannels, the time model's channel count doubled as
+// NCCL's connect.cc does: 32 inside an H100 node, as NVIDIA/nccl#1685
+// logs; 4 for a node on PCIe or behind one NIC) and a ring's two
+// connections.
+func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
+	hw := collectives.HardwareOf(s)
+	dp, cp, gpn := max(s.Parallelism.DP, 1), max(s.Parallelism.CP, 1), max(s.Cluster.GPUsPerNode, 1)
+	dpFastest := len(s.Cluster.Placement) > 0 && s.Cluster.Placement[0] == scenarios.AxisDP
+	// node is the node of rank r = dp·CP + cp, as topology.Topology.GPU
+	// places it (ranks in order, or dp fastest under placement [dp, cp]).
+	node := func(r int) int {
+		if dpFastest {
+			return (r%cp*dp + r/cp) / gpn
+		}
+		return r / gpn
+	}
+	// shape is the group of size ranks that holds rank 0, every stride-th
+	// rank (the world, an intra group of N/K consecutive ranks, or an
+	// inter group of K ranks N/K apart: topology's IntraGroups and
+	// InterGroups).
+	shape := func(size, stride int) collectives.Shape {
+		nodes := map[int]bool{}
+		for i := range size {
+			nodes[node(i*stride)] = true
+		}
+		return collectives.Shape{Ranks: size, Nodes: len(nodes)}
+	}
+	n := dp * cp
+	groups := []collectives.Shape{shape(n, 1)}
+	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && n%k == 0 {
+		// The intra and inter groups; stage 0 all-reduces over every rank
+		// whatever K (run's K line: no effect).
+		groups = []collectives.Shape{shape(n/k, 1), shape(k, n/k)}
+	}
+	if GradientCommunicator(s) {
+		// DeepSpeed's ZeRO-3 runs its collectives on two process groups of
+		// the same ranks, so two communicators: parameters gather over the
+		// world group, gradients reduce-scatter over a clone of it
+		// (GradientCommunicator cites the sources).
+		groups = append(groups, groups[0])
+	}
+	var c calc
+	var total int64
+	for _, g := range groups {
+		b, err := NCCLBuffers(1, collectives.BufferChannels(hw, g), DefaultRingConnections)
+		if err != nil {
+			return 0, err
+		}
+		total = c.Add(total, b)
+	}
+	if c.Err != nil {
+		return 0, fmt.Errorf("memory: NCCL buffers overflow: %w", c.Err)
+	}
+	return total, nil
 }
 
 // memory.allocator_overhead's default, scenarios.DefaultAllocatorOverhead, is
@@ -282,20 +343,7 @@ func profilerParts(s *scenarios.Scenario, peak, pool int64, overhead float64) (r
 		ctx = DefaultCUDAContext
 	}
 	if nccl == 0 {
-		comms := 1
-		if s.Parallelism.K > 1 && s.Parallelism.Stage > 0 {
-			// The intra and inter groups; stage 0 all-reduces over every
-			// rank whatever K (run's K line: no effect).
-			comms++
-		}
-		if GradientCommunicator(s) {
-			// DeepSpeed's ZeRO-3 runs its collectives on two process
-			// groups of the same ranks, so two communicators: parameters
-			// gather over the world group, gradients reduce-scatter over
-			// a clone of it (GradientCommunicator cites the sources).
-			comms++
-		}
-		if nccl, err = NCCLBuffers(comms, DefaultNCCLChannels, DefaultRingConnections); err != nil {
+		if nccl, err = communicatorBuffers(s); err != nil {
 			return 0, 0, err
 		}
 	}

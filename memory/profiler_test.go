@@ -163,12 +163,17 @@ memory: {host_lead: `+c.lead+`}
 // TestNCCLCommunicatorsByK: K > 1 adds the inter group's communicator at
 // stages 1–3, one communicator's buffers more on the device; stage 0
 // all-reduces over every rank whatever K, so K adds nothing there (run
-// prints "K: 2 (no effect: stage 0 shards nothing)").
+// prints "K: 2 (no effect: stage 0 shards nothing)"). On the default
+// cluster (2 × 8 H100, a NIC per GPU) the intra group is one node, 32
+// channels as the world's 16 ranks over 16 NICs; the inter group has one
+// rank per node, so NCCL's search finds two channels on its GPU's one NIC,
+// doubled to 4 (collectives.BufferChannels): 4 × 2 connections × 10 MiB =
+// 80 MiB more, not another 640 MiB.
 func TestNCCLCommunicatorsByK(t *testing.T) {
 	data, _ := scenarios.Example("default")
-	one, err := NCCLBuffers(1, DefaultNCCLChannels, DefaultRingConnections)
-	if err != nil {
-		t.Fatal(err)
+	one, err := NCCLBuffers(1, 4, DefaultRingConnections)
+	if err != nil || one != 80<<20 {
+		t.Fatal(one, err)
 	}
 	for _, c := range []struct {
 		stage int

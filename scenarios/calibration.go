@@ -146,7 +146,7 @@ type CalCompute struct {
 // or curves).
 func (c *Calibration) HasNetwork() bool {
 	h := c.Hardware
-	return h.Arch != "" || h.IntraGBps != 0 || h.NICGBps != 0 || h.NICsPerNode != 0 || len(h.Protos) > 0 ||
+	return h.Arch != "" || h.IntraGBps != 0 || h.NICGBps != 0 || h.NICsPerNode != 0 || len(h.Protos) > 0 || len(h.Algos) > 0 ||
 		h.InterLatencyUS != 0 || h.IntraLatencyUS != 0 || h.PCI || h.NVLS || c.Params != (CalParams{}) || len(c.Curves) > 0
 }
 
@@ -167,6 +167,16 @@ type CalHardware struct {
 	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB (init.cc
 	// DEFAULT_BUFFSIZE, as collectives.Hardware.BuffSize cites it).
 	BuffSize int64 `yaml:"nccl_buffsize,omitempty"`
+	// PluginLatencyUS is the latency (µs) the network plugin reports to
+	// NCCL when it is not the link's (aws-ofi-nccl on EFA: 75), by which
+	// NCCL chooses; absent means none.
+	PluginLatencyUS float64 `yaml:"plugin_latency_us,omitempty"`
+	// Algos lists the NCCL algorithms the cluster may run (NCCL_ALGO),
+	// when restricted (GPUDirect-TCPXO: Ring, Tree); absent means all.
+	Algos []string `yaml:"algos,omitempty"`
+	// HostCPU is the cluster's host CPU (cluster.host.cpu: intel, amd or
+	// arm), which NCCL's tuner reads across nodes; absent means intel.
+	HostCPU string `yaml:"host_cpu,omitempty"`
 }
 
 // CalParams are the fitted corrections: bandwidth efficiency per link
@@ -334,6 +344,14 @@ func ParseCalibration(file string, data []byte) (*Calibration, error) {
 	}
 	if h.BuffSize != 0 && (h.BuffSize < 1<<12 || h.BuffSize > 1<<30) {
 		return nil, bad("hardware.nccl_buffsize", fmt.Sprintf("%d is out of range (4096..1073741824 bytes, or absent for NCCL's 4 MiB)", h.BuffSize))
+	}
+	if !(h.PluginLatencyUS >= 0 && h.PluginLatencyUS < 1e6) {
+		return nil, bad("hardware.plugin_latency_us", fmt.Sprintf("%g is out of range (µs, ≥ 0)", h.PluginLatencyUS))
+	}
+	switch HostCPU(h.HostCPU) {
+	case "", HostIntel, HostAMD, HostArm:
+	default:
+		return nil, bad("hardware.host_cpu", fmt.Sprintf("%q: use intel, amd or arm, or leave it out for intel", h.HostCPU))
 	}
 	if h.NICsPerNode < 1 || h.NICsPerNode > 1<<10 {
 		return nil, bad("hardware.nics_per_node", fmt.Sprintf("%d is out of range (1..1024)", h.NICsPerNode))

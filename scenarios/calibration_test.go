@@ -52,6 +52,7 @@ func TestCalibrationKey(t *testing.T) {
 		{"version 2", strings.Replace(goodCalibration, "version: 1", "version: 2", 1), "bad.yaml: version: 2 is not supported (want version: 1)"},
 		{"unknown key", goodCalibration + "extra: 1\n", `bad.yaml:6: unknown key "extra"`},
 		{"bad arch", strings.Replace(goodCalibration, "Hopper", "Pascal", 1), "hardware.arch: \"Pascal\": use Volta, Ampere, Hopper or Blackwell"},
+		{"host cpu", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, host_cpu: epyc}", 1), `hardware.host_cpu: "epyc": use intel, amd or arm`},
 		{"buffsize too small", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, nccl_buffsize: 100}", 1), "hardware.nccl_buffsize: 100 is out of range"},
 		{"efficiency 0", strings.Replace(goodCalibration, "intra_efficiency: 0.9", "intra_efficiency: 0", 1), "params.intra_efficiency: 0 is out of range"},
 		{"sizes decrease", strings.Replace(goodCalibration, "[1048576, 2097152]", "[2097152, 1048576]", 1), "curves[0].sizes[1]: sizes must be positive and increase"},

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zerosim/zerosim/units"
 )
@@ -65,6 +66,11 @@ type Host struct {
 	PCIeSharing PCIeSharing `yaml:"pcie_sharing,omitempty"`
 	// Sockets is the CPU sockets per node (default 2).
 	Sockets int `yaml:"sockets,omitempty"`
+	// CPU is the host CPU's vendor and architecture, which NCCL's tuner
+	// reads for multi-node collectives (intel, amd or arm; default: the
+	// GPU preset's DGX or cloud host, DefaultHostCPU). Cluster.CPU gives it
+	// when the host section is not filled in.
+	CPU HostCPU `yaml:"cpu,omitempty"`
 	// MemoryBandwidth is the node's DRAM bandwidth, the roofline of the CPU
 	// Adam step (CPUAdamBytesPerParam bytes per parameter).
 	MemoryBandwidth units.Bandwidth `yaml:"memory_bandwidth,omitempty"`
@@ -96,6 +102,68 @@ const (
 	// ceiling. Drives read and write below it; set the figure fio measures.
 	DefaultNVMeBandwidth units.Bandwidth = 31_507_692_307
 )
+
+// HostCPU is a host CPU's vendor and architecture as NCCL's tuner tells
+// them apart (comm->cpuVendor, comm->cpuArch; NVIDIA/nccl
+// src/graph/tuning.cc at 5067397c2676d5aed50042fc39e5c8ee96eb0027):
+// across nodes an AMD x86 host costs 2 µs per network post where an Intel
+// or any other host costs 1 (getNetOverhead, lines 228–233) and takes the
+// AMD row of the ring/tree LL bandwidth caps (llMaxBws index1, lines
+// 268–272), and only an x86 host gets the Blackwell NVLS-tree correction
+// (ncclTopoGetAlgoTime, lines 643–646). NCCL's "mixed" vendor (nodes of
+// both) is not offered: a cluster is modelled with one host.
+type HostCPU string
+
+const (
+	HostIntel HostCPU = "intel"
+	HostAMD   HostCPU = "amd"
+	HostArm   HostCPU = "arm"
+)
+
+// hostCPUs are the GPU presets' default hosts: the vendor of the CPU in
+// the system the preset's GPU ships in, by GPU preset name prefix.
+var hostCPUs = []struct {
+	prefix string
+	cpu    HostCPU
+	source string
+}{
+	{"V100", HostIntel, "DGX-1 2 × Xeon E5-2698 v4, DGX-2 2 × Xeon Platinum 8168 (vengineer.hatenablog.com 2023-01-21, listing the DGX datasheets)"},
+	{"A100", HostAMD, "DGX A100: 2 × AMD EPYC 7742 (DGX A100 datasheet, as hardwaretimes.com's DGX A100 launch article and DefaultHostSockets quote it)"},
+	{"A800", HostAMD, "the A100 with NVLink cut: no DGX A800 datasheet in the store, so DGX A100's 2 × AMD EPYC 7742"},
+	{"H100", HostIntel, "DGX H100: 2 × Intel Xeon Platinum 8480C (vengineer.hatenablog.com's DGX H100/B200 datasheet comparison, 2024-06-25)"},
+	{"H800", HostIntel, "the H100 with NVLink cut: DGX H100's 2 × Intel Xeon Platinum 8480C"},
+	{"H200", HostIntel, "DGX H200: 'Dual Intel Xeon Platinum 8480C Processors, 112 cores total' (the DGX H200 datasheet as quoted in the huggingface dataset adelineclarissa/MMLU-Bench; NVIDIA's MLPerf Inference v4.1 H200 system, H200-SXM-141GBx8_TRT_MaxQ.json in mlcommons/inference_results_v4.1, also 2 × 8480C)"},
+	{"B200", HostIntel, "DGX B200: 2 × Intel Xeon 8570 (NVIDIA DGX B200 User Guide, docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)"},
+	{"B300", HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page in the store)"},
+	{"GB200", HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
+	{"GB300", HostArm, "NVIDIA Grace on the superchip, as GB200"},
+	{"MI3", HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); the collectives are timed with NCCL's tuner, not RCCL's"},
+	{"L40S", HostIntel, "no L40S system datasheet in the store: intel, NCCL's case for any host not AMD x86"},
+	{"A10G", HostAMD, "AWS g5: 2nd Gen AMD EPYC 7R32 (aws/aperf docs/PMU.md, the EC2 instance table)"},
+	{"L4", HostAMD, "AWS g6: AMD EPYC 7R13 (aws/aperf docs/PMU.md, the EC2 instance table)"},
+}
+
+// DefaultHostCPU is the host CPU of the system gpu (a GPU preset name)
+// ships in (hostCPUs, each with its source); intel for a GPU with no
+// system datasheet in the store (the RTX cards, a custom GPU), which
+// NCCL's tuner treats as it treats any host that is not AMD x86.
+func DefaultHostCPU(gpu string) HostCPU {
+	for _, h := range hostCPUs {
+		if strings.HasPrefix(gpu, h.prefix) {
+			return h.cpu
+		}
+	}
+	return HostIntel
+}
+
+// CPU is the cluster's host CPU: cluster.host.cpu when given (or filled
+// in with the host section), else the GPU preset's default host.
+func (c *Cluster) CPU() HostCPU {
+	if c.Host.CPU != "" {
+		return c.Host.CPU
+	}
+	return DefaultHostCPU(c.GPU)
+}
 
 // CPUAdamBytesPerParam is the DRAM traffic of DeepSpeed's CPU Adam per
 // parameter: it reads the fp32 param, grad, exp_avg and exp_avg_sq (16 B) and
@@ -173,6 +241,9 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 		h.Sockets = DefaultHostSockets
 	}
 	if err := l.intRange("cluster.host.sockets", int64(h.Sockets), 1, MaxGPUsPerNode); err != nil {
+		return err
+	}
+	if err := enum(l, "cluster.host.cpu", &h.CPU, DefaultHostCPU(s.Cluster.GPU), HostIntel, HostAMD, HostArm); err != nil {
 		return err
 	}
 	if h.PCIeSharing == PCIePerSocket && s.Cluster.GPUsPerNode%h.Sockets != 0 {

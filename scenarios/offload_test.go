@@ -46,6 +46,10 @@ offload:
 		h.Sockets != 2 || h.MemoryBandwidth != 409_600_000_000 || h.NVMeBandwidth != DefaultNVMeBandwidth {
 		t.Errorf("host defaults %+v", h)
 	}
+	// The host CPU is the GPU preset's system's: DGX A100's AMD EPYC 7742.
+	if h.CPU != HostAMD || s.Cluster.CPU() != HostAMD {
+		t.Errorf("host cpu %q, cluster cpu %q; want amd (DGX A100)", h.CPU, s.Cluster.CPU())
+	}
 	// Resolving again keeps the values (one validation for files and Go values).
 	if err := Resolve(s); err != nil || s.Offload.Params != OffloadNVMe || s.Cluster.Host.Memory != DefaultHostMemory {
 		t.Errorf("re-resolve: %v %+v", err, s.Offload)
@@ -59,6 +63,20 @@ offload:
 	}
 	if s.Offload.Any() || s.Cluster.Host != (Host{}) || s.Offload.Optimizer.String() != "none" {
 		t.Errorf("no offload: %+v host %+v", s.Offload, s.Cluster.Host)
+	}
+	// Unfilled, the host CPU still follows the GPU preset; given, it wins.
+	for _, c := range []struct {
+		set  string
+		want HostCPU
+	}{{"cluster.gpu=A100-80GB", HostAMD}, {"cluster.gpu=H100-80GB", HostIntel}, {"cluster.gpu=B200", HostIntel},
+		{"cluster.gpu=GB200", HostArm}, {"cluster.gpu=L40S", HostIntel}, {"cluster.gpu=L4", HostAMD}, {"cluster.host.cpu=intel", HostIntel}} {
+		s, err := Load("s.yaml", []byte(zero3YAML), []string{c.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Cluster.CPU(); got != c.want {
+			t.Errorf("%s: host cpu %q, want %q", c.set, got, c.want)
+		}
 	}
 	// hpZ of 0 or 1 is off, as DeepSpeed's > 1 test.
 	s, err = Load("s.yaml", []byte(zero3YAML+"communication: {zero_hpz_partition_size: 1}\n"), nil)
@@ -103,6 +121,8 @@ func TestZeroPPAndOffloadErrors(t *testing.T) {
 			"s.yaml:6:10: pcie_sharing \"per_rack\" is unknown (use per_gpu or per_socket)"},
 		{"sockets do not divide", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie_sharing: per_socket, sockets: 3}", 1),
 			"s.yaml:6:36: sockets=3 does not divide gpus_per_node=4 (pcie_sharing: per_socket puts the same number of GPUs on each socket)"},
+		{"host cpu", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {cpu: epyc}", 1),
+			"s.yaml:6:10: cpu \"epyc\" is unknown (use intel, amd or arm)"},
 		{"host memory 0", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {memory: 0}", 1),
 			"s.yaml:6:10: memory=0 is out of range (use the node's RAM such as 1TiB)"},
 		{"nvme bandwidth 0", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {nvme_bandwidth: 0GB/s}", 1),

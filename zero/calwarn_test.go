@@ -28,7 +28,7 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 		{"default", "hierarchical", "alpha–beta, not calibrated", "communication.algorithm hierarchical runs zerosim's alpha–beta lowering"},
 		{"default", "tree", "alpha–beta, not calibrated; all-reduces on the tree", "communication.algorithm tree runs zerosim's alpha–beta lowering"},
 		{"llama2-13b-a100-eth", "auto", "NCCL's cost model calibrated by cal.yaml of other hardware, its measured curves not used",
-			"the network part of cal.yaml was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used"},
+			"the network part of cal.yaml was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs, AMD host: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used"},
 	} {
 		t.Run(tc.example+"/"+tc.algo, func(t *testing.T) {
 			s := example(t, tc.example, "communication.algorithm="+tc.algo)

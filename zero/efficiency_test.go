@@ -344,7 +344,7 @@ func TestPublishedRange(t *testing.T) {
 		onGPU  bool
 	}{
 		{"H100-80GB", false, 0.4460, 0.6216, 7, true},
-		{"A100-40GB", false, 0.7277, 0.793, 4, true},
+		{"A100-40GB", false, 0.7285, 0.793, 4, true},
 		{"H200", true, 0.5112, 0.5112, 1, true},
 		{"B200", false, 0.4460, 0.793, 16, false},
 		{"", true, 0.2571, 0.5112, 3, false},

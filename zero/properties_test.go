@@ -262,7 +262,17 @@ type propException struct {
 }
 
 var propExceptions = []propException{
-	// None now. seed002-7b's step moved against its compute (five keys)
+	// NCCL sizes a communicator's buffers by its channels, and on Hopper or
+	// later across nodes doubles the channels of a communicator below 16
+	// when a channel runs above 45 GB/s (NVIDIA/nccl src/graph/connect.cc
+	// lines 480–483 at 5067397c2676d5aed50042fc39e5c8ee96eb0027;
+	// collectives.BufferChannels): at 100 GB/s NICs the search's channel
+	// step is 48 GB/s, so the HSDP inter group (one rank per node) sets up
+	// 8 channels instead of 4, 4 × 2 connections × 10 MiB = 80 MiB more
+	// NCCL buffers on the device.
+	{subject: "fms-fsdp-llama2-h100", key: "cluster.inter.bandwidth", quantity: qDevice.name, lo: "50000000000B/s", hi: "100000000000B/s",
+		excess: func(a, b propPoint) int64 { return 80 << 20 }, reason: "NCCL doubles a Hopper communicator's channels across nodes when a channel runs above 45 GB/s (connect.cc), 80 MiB more buffers"},
+	// None else now. seed002-7b's step moved against its compute (five keys)
 	// and the Mixtral ZeRO-3 step against the intra-node latency while a
 	// backward's prefetched all-gather and the previous unit's
 	// reduce-scatter shared the links; they take turns on the shard

@@ -53,7 +53,7 @@ func TestFitStdin(t *testing.T) {
 	if code := Main([]string{"fit", "-", "--format", "json"}, strings.NewReader(string(data)), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(out.String(), `"scenario": "<stdin>"`) || !strings.Contains(out.String(), `"max_params": 1234278809`) {
+	if !strings.Contains(out.String(), `"scenario": "<stdin>"`) || !strings.Contains(out.String(), `"max_params": 1263638937`) {
 		t.Errorf("fit from stdin: %s", out.String())
 	}
 }
