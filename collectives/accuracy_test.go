@@ -30,7 +30,7 @@ type sharedLog struct {
 // shared logs: Dell's XE9680 is an Intel Xeon system (Dell's MLPerf
 // Inference v3.1 system file XE9680_H100_SXM_80GBx8_TRT.json,
 // mlcommons/inference_results_v3.1: 2 × Xeon Platinum 8470; the 4-node
-// log names the same cluster); no A3 Mega host figure is in the store, so
+// log names the same cluster); no A3 Mega host figure was found, so
 // it keeps DGX H100's Intel; the 1-node log crosses no network, where
 // NCCL reads no host.
 func h100(nic units.Bandwidth, interLat units.Duration) Hardware {
@@ -246,7 +246,7 @@ var publishedLogs = []publishedLog{
 	// NVLink5 preset), NVSwitch with NVLS, 8 × ConnectX-7 400 Gb/s RoCE per
 	// VM (one per GPU); RoCE400's 3 µs, 1 µs beyond NDR's. The post keeps
 	// the rows from 8 MiB on. The host is taken as Intel: no A4 host
-	// figure is in the store, and DGX B200's is 2 × Intel Xeon 8570
+	// figure was found, and DGX B200's is 2 × Intel Xeon 8570
 	// (scenarios.DefaultHostCPU).
 	{sharedLog: sharedLog{"b200_2node_allreduce_gcp_a4_roce.log", 16, 2,
 		Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8, InterLatency: units.Microsecond}}},

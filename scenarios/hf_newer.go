@@ -219,7 +219,7 @@ func (c *hfConfig) smolLM3Layers(hm *HFModel) error {
 // layer is tied when text_config.tie_word_embeddings is (MistralConfig
 // default false): PreTrainedModel.tie_weights reads
 // config.get_text_config(decoder=True).tie_word_embeddings, the text
-// config's (transformers 4.5x modeling_utils.py, find_string hit 3303666);
+// config's (transformers 4.5x modeling_utils.py);
 // a top-level tie_word_embeddings is not read. Another text_config
 // model_type (ministral3, say) is refused: its modeling file is not read
 // here. The vision tower and projector are noted, not counted, as Gemma

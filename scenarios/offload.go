@@ -129,23 +129,23 @@ var hostCPUs = []struct {
 }{
 	{"V100", HostIntel, "DGX-1 2 × Xeon E5-2698 v4, DGX-2 2 × Xeon Platinum 8168 (vengineer.hatenablog.com 2023-01-21, listing the DGX datasheets)"},
 	{"A100", HostAMD, "DGX A100: 2 × AMD EPYC 7742 (DGX A100 datasheet, as hardwaretimes.com's DGX A100 launch article and DefaultHostSockets quote it)"},
-	{"A800", HostAMD, "the A100 with NVLink cut: no DGX A800 datasheet in the store, so DGX A100's 2 × AMD EPYC 7742"},
+	{"A800", HostAMD, "the A100 with NVLink cut: no DGX A800 datasheet found, so DGX A100's 2 × AMD EPYC 7742"},
 	{"H100", HostIntel, "DGX H100: 2 × Intel Xeon Platinum 8480C (vengineer.hatenablog.com's DGX H100/B200 datasheet comparison, 2024-06-25)"},
 	{"H800", HostIntel, "the H100 with NVLink cut: DGX H100's 2 × Intel Xeon Platinum 8480C"},
 	{"H200", HostIntel, "DGX H200: 'Dual Intel Xeon Platinum 8480C Processors, 112 cores total' (the DGX H200 datasheet as quoted in the huggingface dataset adelineclarissa/MMLU-Bench; NVIDIA's MLPerf Inference v4.1 H200 system, H200-SXM-141GBx8_TRT_MaxQ.json in mlcommons/inference_results_v4.1, also 2 × 8480C)"},
 	{"B200", HostIntel, "DGX B200: 2 × Intel Xeon 8570 (NVIDIA DGX B200 User Guide, docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)"},
-	{"B300", HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page in the store)"},
+	{"B300", HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page found)"},
 	{"GB200", HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
 	{"GB300", HostArm, "NVIDIA Grace on the superchip, as GB200"},
 	{"MI3", HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); the collectives are timed with NCCL's tuner, not RCCL's"},
-	{"L40S", HostIntel, "no L40S system datasheet in the store: intel, NCCL's case for any host not AMD x86"},
+	{"L40S", HostIntel, "no L40S system datasheet found: intel, NCCL's case for any host not AMD x86"},
 	{"A10G", HostAMD, "AWS g5: 2nd Gen AMD EPYC 7R32 (aws/aperf docs/PMU.md, the EC2 instance table)"},
 	{"L4", HostAMD, "AWS g6: AMD EPYC 7R13 (aws/aperf docs/PMU.md, the EC2 instance table)"},
 }
 
 // DefaultHostCPU is the host CPU of the system gpu (a GPU preset name)
 // ships in (hostCPUs, each with its source); intel for a GPU with no
-// system datasheet in the store (the RTX cards, a custom GPU), which
+// system datasheet found (the RTX cards, a custom GPU), which
 // NCCL's tuner treats as it treats any host that is not AMD x86.
 func DefaultHostCPU(gpu string) HostCPU {
 	for _, h := range hostCPUs {

@@ -635,8 +635,8 @@ func (t *Torchtitan) read(d *ttDoc) error {
 // check_cudnn_hardware_support (aten/src/ATen/native/transformers/cuda/
 // sdp_utils.cpp) takes sm80–sm90 at
 // 21c3369eded41cbad40b61858013c3312afc6dbb and sm80–sm121, Blackwell
-// included, in later versions of the same function (the store holds that
-// text without its commit); a GPU outside the list keeps fa2, noted. A flavor that
+// included, in later versions of the same function (a copy found without
+// its commit); a GPU outside the list keeps fa2, noted. A flavor that
 // sets training.attention itself (FlexAttention with a window or chunk,
 // torchtitan_moe.go) keeps its own.
 func (t *Torchtitan) gqaAttention(d *ttDoc) {
