@@ -43,11 +43,7 @@ func keepLogitsReport(t *testing.T, set ...string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Analyze(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return mustAnalyze(t, s, Options{})
 }
 
 // unitIndex is the index of the unit called name.
