@@ -461,8 +461,10 @@ func leaf(path string) string {
 	return path
 }
 
-// clip shortens s for a message.
+// clip is s for a one-line message: control characters escaped, long
+// names shortened.
 func clip(s string) string {
+	s = ttName(s) // control characters escaped: a key may hold a newline
 	if len(s) > 40 {
 		return s[:37] + "..."
 	}
