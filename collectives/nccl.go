@@ -513,8 +513,18 @@ const maxChannels = 64
 // channel", lines 480–483; the channel's speed is the search's NIC step).
 // Inside an H100 node that is 32 channels, the count NCCL logs there
 // (NVIDIA/nccl#1685).
+//
+// On an AMD GPU (RCCL), one node of 8 fully connected GPUs matches
+// rome_model_79, whose ringBase lists 28 rings (ROCm/rccl
+// src/graph/rome_models.cc at 0cbce2a7), which connect.cc doubles to 56
+// (lines 629–660: maxChannels is MAXCHANNELS on gfx94x, nChannels·2 when
+// at most half of it); RCCL's channel counts across nodes are not
+// ported, and NCCL's stand in for them.
 func BufferChannels(hw Hardware, sh Shape) int {
 	m := NewModel(hw)
+	if name, _ := m.rcclMatched(sh); hw.GFX != "" && name == "rome_model_79" {
+		return rcclOneNodeChannels
+	}
 	n := min(maxChannels, 2*int(m.channels(sh)))
 	if hw.Arch >= Hopper && sh.Nodes > 1 && n < 16 && searchStep(float64(hw.NICBW)/1e9)/2 > 45 {
 		n *= 2

@@ -523,6 +523,10 @@ func TestBufferChannels(t *testing.T) {
 		{"A100, one shared NIC", eth, Shape{32, 4}, 4},
 		{"B300 one rank a node", xdr, Shape{4, 4}, 8},
 		{"B300 2 × 8", xdr, Shape{16, 2}, 32},
+		// RCCL on one node of 8 MI300X: rome_model_79's 28 rings, doubled
+		// (connect.cc:660 at 0cbce2a7); NCCL's count across nodes.
+		{"MI300X node", mi300x(), Shape{8, 1}, 56},
+		{"2 × 8 MI300X", mi300x(), Shape{16, 2}, 32},
 	} {
 		if got := BufferChannels(c.hw, c.sh); got != c.want {
 			t.Errorf("%s: %d channels, want %d", c.name, got, c.want)
@@ -642,5 +646,13 @@ func TestPluginLatency(t *testing.T) {
 	back, err := CalibrationOf((&Calibration{HW: hw}).File())
 	if err != nil || back.HW != hw {
 		t.Errorf("calibration round trip %+v (%v), want %+v", back, err, hw)
+	}
+	// p4d's plugin reports the same 75 µs (platform-aws.cpp at 2daf7d30).
+	p4d, err := scenarios.Load("default.yaml", def, []string{"cluster.inter.preset=EFA-p4d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := HardwareOf(p4d).PluginLatency; got != 75*units.Microsecond {
+		t.Errorf("EFA-p4d: plugin latency %v, want 75µs", got)
 	}
 }

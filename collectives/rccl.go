@@ -189,6 +189,10 @@ var rcclTuning5 = rcclTuningModel{
 // and ring (tuning.cc:57–58).
 var rcclBaseLat = [numProtos]float64{12.0, 12.0, 17.0}
 
+// rcclOneNodeChannels is the channels RCCL sets up on one node of 8
+// MI300X-class GPUs: rome_model_79's 28 rings doubled (BufferChannels).
+const rcclOneNodeChannels = 56
+
 // rcclMatched is the RCCL topology model a communicator of shape sh
 // matches on m's cluster ("" for none) and its tuning table: a
 // communicator with 8 GPUs on each node (the fully connected MI300X-class
@@ -277,8 +281,10 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		return Choice{}, false
 	}
 	// Latency, µs. The scenario's network latency beyond the NDR preset
-	// (HW.InterLatency) is added per network hop as the NCCL path does,
-	// twice for Simple, as RCCL adds a graph's latencyInter (tuning.cc:431–433).
+	// (HW.InterLatency) is added per network hop, twice for Simple, as the
+	// NCCL path adds it; RCCL itself would put a graph's latencyInter in
+	// place of the network hwLat (tuning.cc:431) and add it again only for
+	// Simple (line 433).
 	hw := 0
 	if m.HW.PCI {
 		hw = 1

@@ -137,7 +137,7 @@ var hostCPUs = []struct {
 	{"B300", HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page found)"},
 	{"GB200", HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
 	{"GB300", HostArm, "NVIDIA Grace on the superchip, as GB200"},
-	{"MI3", HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); the collectives are timed with NCCL's tuner, not RCCL's"},
+	{"MI3", HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); RCCL's getNetOverhead reads it (collectives/rccl.go)"},
 	{"L40S", HostIntel, "no L40S system datasheet found: intel, NCCL's case for any host not AMD x86"},
 	{"A10G", HostAMD, "AWS g5: 2nd Gen AMD EPYC 7R32 (aws/aperf docs/PMU.md, the EC2 instance table)"},
 	{"L4", HostAMD, "AWS g6: AMD EPYC 7R13 (aws/aperf docs/PMU.md, the EC2 instance table)"},
