@@ -50,11 +50,11 @@ import (
 //     query's dtype (convert_boolean_attn_mask: at::zeros_like(mask,
 //     dtype) then masked_fill_(mask.logical_not(), -inf) at pytorch/pytorch
 //     bc8cb28010a6b27e1817d38e1c1e0ac59b34477e; at::where(mask.logical_not(),
-//     -inf, scalar_tensor(0, dtype)) in the later stored version, the
-//     same (b, 1, s, s) 16-bit tensor): one per layer, since every layer
-//     calls SDPA.
-//   - A later stored version of cuda/sdp_utils.cpp (commit not named by
-//     the store; it asks for cuDNN newer than 9.15.1) puts cuDNN attention
+//     -inf, scalar_tensor(0, dtype)) in a later version (its commit not
+//     known), the same (b, 1, s, s) 16-bit tensor): one per layer, since
+//     every layer calls SDPA.
+//   - A later version of cuda/sdp_utils.cpp (a copy found without its
+//     commit; it asks for cuDNN newer than 9.15.1) puts cuDNN attention
 //     first on sm90 and sm100 unless TORCH_CUDNN_SDPA_DEPRIORITIZED is
 //     set, and cuDNN takes a mask: it gets the same (b, 1, s, s) 16-bit
 //     additive copy (convert_boolean_attn_mask_cudnn, -65504 for -inf), so
@@ -73,8 +73,8 @@ import (
 //     attn_bias for _scaled_dot_product_efficient_attention_backward
 //     (tools/autograd/derivatives.yaml: "query, key, value, attn_bias:
 //     _scaled_dot_product_efficient_attention_backward(grad, query, key,
-//     value, attn_bias, output, log_sumexp, ...)", read in a copy whose
-//     commit the store does not name; the backward op's schema takes
+//     value, attn_bias, output, log_sumexp, ...)", read in a copy found
+//     without its commit; the backward op's schema takes
 //     attn_bias, so autograd must keep it), so each layer keeps its
 //     bias, 2·b·s·⌈s/8⌉·8 bytes, until its backward: a row of BlockTensors
 //     (Core: selective recomputation rebuilds it with the core attention;
@@ -84,7 +84,7 @@ import (
 // Lifetimes (unitMasks): the boolean mask is referenced by the model's
 // forward (its causal_mask_mapping, a local of the decoder's forward that
 // every layer indexes by its attention_type, e.g. Olmo3Model.forward in a
-// stored modeling_olmo3.py whose commit the store does not name) and by no
+// copy of modeling_olmo3.py found without its commit) and by no
 // autograd node (where's inputs need no gradient), so with no
 // checkpointing it dies when the decoder's forward returns, after its last
 // block, whether or not that block uses it. A checkpointed block holds it as an input of its

@@ -174,8 +174,8 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 					// torch/distributed/_composable/fsdp/_fsdp_collectives.py
 					// at pytorch/pytorch 415cc2628922556efc715d17fa31ac6bab58df36,
 					// and torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
-					// at 8fc2039decebd92b15b38296df8bf9aa13275be0; the store
-					// holds no version at torch 1963fc8, torchtitan's
+					// at 8fc2039decebd92b15b38296df8bf9aa13275be0; no version
+					// at torch 1963fc8 was found, torchtitan's
 					// December 2024 runs, which lie between the two). The
 					// input is the padded unit (_get_dim0_padded_size).
 					// FSDP1 casts the unsharded flat gradient likewise

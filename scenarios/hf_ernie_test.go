@@ -15,7 +15,7 @@ import (
 //     github.com/daniel-p-green/alain-ai-learning-platform/blob/522537bc54b2efa439c7755a8c5dedd6f8b001da/out/research-baidu-ernie-4-5-21b-a3b-thinking/sources/huggingface/model.json),
 //     the checkpoint of the same architecture keys without the
 //     num_nextn_predict_layers the -PT config adds (a transformers audit's
-//     config sweep, find_string hit 56738624186). Its F32 part is exactly
+//     config sweep). Its F32 part is exactly
 //     the 27 MoE layers' fp32 gate weights (64·2560) and
 //     e_score_correction_bias (64): the bias is counted as the checkpoint
 //     stores it. The -PT checkpoint also stores the MTP module transformers
@@ -152,9 +152,9 @@ func TestHFErnie45Moe(t *testing.T) {
 // TestHFErnie45 holds ERNIE-4.5-0.3B (testdata/hf-extra/ernie-4.5-0.3b-pt.json,
 // Baidu's first config.json, class Ernie4_5_ForCausalLM) to 360,748,032,
 // the parameters an evaluation log prints for the loaded 18-layer,
-// 1024-wide ERNIE (find_string 360748032, hit 69642363455; the Hub shows
-// 0.36B), with the output layer tied; each Ernie4_5Config default and flag
-// is checked against the module tree counted by hand.
+// 1024-wide ERNIE (the Hub shows 0.36B), with the output layer tied; each
+// Ernie4_5Config default and flag is checked against the module tree counted
+// by hand.
 func TestHFErnie45(t *testing.T) {
 	const total, h, ffn, vocab, layers = 360_748_032, 1024, 3072, 103424, 18
 	q, kv := int64(16*128), int64(2*128)

@@ -32,8 +32,8 @@ func activeBody(hm *HFModel) int64 {
 // published counts:
 //
 //   - GLM-4.5's checkpoint holds 358,337,791,296 parameters (a model
-//     table's safetensors total for zai-org/GLM-4.5, find_string
-//     358337791296; a parameter calculator's "glm-4.7-mtp" preset gives the
+//     table's safetensors total for zai-org/GLM-4.5; a parameter
+//     calculator's "glm-4.7-mtp" preset gives the
 //     same, and 352,797,829,024 without the MTP layer). The MTP layer
 //     (model.layers.92) stores its own copies of embed_tokens and
 //     shared_head.head, which are the main model's, so the trained
@@ -42,9 +42,9 @@ func activeBody(hm *HFModel) int64 {
 //     MTP layer's two copies; its main model (glm-4.5-air.json has no
 //     num_nextn_predict_layers) is 106,852,245,504 as
 //     sum(p.numel() for p in model.named_parameters()) of the transformers
-//     model (a fine-tuning run's EXPECTED_LOGICAL_PARAMETERS, find_string
-//     106_852_245_504) plus the 45·128 e_score_correction_bias entries,
-//     which are buffers, not named parameters, but stored in the checkpoint.
+//     model (a fine-tuning run's EXPECTED_LOGICAL_PARAMETERS) plus the 45·128
+//     e_score_correction_bias entries, which are buffers, not named
+//     parameters, but stored in the checkpoint.
 //   - Active: the model card's 32B and 12B, rounded to the billion, count
 //     neither the input embedding nor the output head (with them the main
 //     models have 33.6B and 13.4B). The card's totals, 355B and 106B, are
@@ -134,10 +134,10 @@ func TestHFGlm4Moe(t *testing.T) {
 
 // TestHFOlmo3 holds OLMo 3 to its published totals: 7B
 // (testdata/hf-extra/olmo-3-1025-7b.json) 7,298,011,136 (a training run's
-// logged num_params and a converter's safetensors element-count check,
-// find_string 7298011136); 32B (hidden 5120, 64 layers, 40 heads, 8 KV
+// logged num_params and a converter's safetensors element-count check);
+// 32B (hidden 5120, 64 layers, 40 heads, 8 KV
 // heads, intermediate 27648) 32,233,522,176 (a bits-per-parameter study
-// beside the 7B's and SmolLM3's, find_string 32233522176). OLMo 3 is OLMo
+// beside the 7B's and SmolLM3's). OLMo 3 is OLMo
 // 2's module tree: the OLMo 2 7B config with OLMo 3's 100,278-token
 // vocabulary counts the same. Three of every four layers slide over 4096
 // tokens (layer_types; the default when absent); sliding_window null means
@@ -173,8 +173,8 @@ type jsonNull struct{}
 func (jsonNull) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
 
 // TestHFSmolLM3 holds SmolLM3-3B (testdata/hf-extra/smollm3-3b.json) to
-// 3,075,098,624, the total_parameters of its safetensors index (find_string
-// 3075098624: several model registries and an index audit), with the
+// 3,075,098,624, the total_parameters of its safetensors index (several
+// model registries and an index audit give it), with the
 // output layer tied. Its 9 NoPE layers (every fourth) change no parameter
 // and are noted; a sliding window applies only with use_sliding_window and
 // then to the NoPE layers unless layer_types says otherwise.
@@ -301,11 +301,10 @@ func TestHFNewerScenario(t *testing.T) {
 //   - The text decoder imported: 23,572,403,200, the parameter count of the
 //     same decoder published as Mistral-Small-24B-2501, Magistral Small
 //     2506/2507 and Devstral Small 1.1 (KerasHub preset metadata "params"
-//     and llama.cpp's general.parameter_count of the mistral3 text model,
-//     find_string 23572403200).
+//     and llama.cpp's general.parameter_count of the mistral3 text model).
 //   - The whole checkpoint: 24,011,361,280 (KerasHub's
 //     mistral_small_3.1_24b presets and model registries for Mistral Small
-//     3.2, find_string 24011361280), which is the decoder plus the Pixtral
+//     3.2), which is the decoder plus the Pixtral
 //     vision tower and projector the import leaves out, counted here by
 //     hand from modeling_pixtral.py @ 0233e509531ace915c8241b4c16c8032a583279c
 //     (patch_conv Conv2d(3, 1024, 14, bias=False), ln_pre, 24 layers of
@@ -372,13 +371,13 @@ func btoi(b bool) int {
 // its published counts:
 //
 //   - The checkpoint's safetensors total from the Hub API, 228,703,644,928
-//     (find_string 228_703_644_928, a parameter counter's ground-truth
-//     test), counts the F32 weight_scale_inv tensors of its fp8 Linears, one
-//     per 128×128 block (quantization_config weight_block_size; gate,
-//     e_score_correction_bias and lm_head are not converted): per layer 256
-//     experts × (w1, w3 [1536, 3072] and w2 [3072, 1536], 12·24 blocks each)
-//     and q/o [6144, 3072] (48·24), k/v [1024, 3072] (8·24). Without them the
-//     parameters are 228,689,764,864, the 62·256 router biases included.
+//     (a parameter counter's ground-truth test quotes it), counts the F32
+//     weight_scale_inv tensors of its fp8 Linears, one per 128×128 block
+//     (quantization_config weight_block_size; gate, e_score_correction_bias
+//     and lm_head are not converted): per layer 256 experts × (w1, w3 [1536,
+//     3072] and w2 [3072, 1536], 12·24 blocks each) and q/o [6144, 3072]
+//     (48·24), k/v [1024, 3072] (8·24). Without them the parameters are
+//     228,689,764,864, the 62·256 router biases included.
 //   - Active: the model card's "10 billion active parameters" without the
 //     input embedding and the output head (9.80B), as GLM's and
 //     DeepSeek's cards count it; exactly the total less 248 of the 256
@@ -428,9 +427,8 @@ func TestHFMiniMaxM2(t *testing.T) {
 
 // TestHFSeedOss holds Seed-OSS-36B (testdata/hf-extra/seed-oss-36b.json)
 // to 36,151,104,512, the total its safetensors index gives for the Base
-// and Instruct checkpoints (a config snapshot table, find_string
-// 36151104512), and checks each bias flag and SeedOssConfig default
-// against the module tree counted by hand.
+// and Instruct checkpoints (a config snapshot table), and checks each bias
+// flag and SeedOssConfig default against the module tree counted by hand.
 func TestHFSeedOss(t *testing.T) {
 	const total, layers, h, ffn, vocab = 36_151_104_512, 64, 5120, 27648, 155136
 	q, kv := int64(80*128), int64(8*128)
@@ -562,8 +560,8 @@ func TestHFLatestScenario(t *testing.T) {
 
 // TestHFDots1 holds dots.llm1 (testdata/hf-extra/dots-llm1-base.json) to
 // 142,774,381,696, the BF16 parameters of rednote-hilab/dots.llm1.base's
-// Hub safetensors metadata (a dots1 audit's checkpoint sweep, find_string
-// "142,774,"), which holds the 61·128 e_score_correction_bias entries, and
+// Hub safetensors metadata (as a dots1 audit's checkpoint sweep quotes
+// it), which holds the 61·128 e_score_correction_bias entries, and
 // to the card's "14B activated" (14.02B with the embedding and output
 // head, as rednote counts it: 142B total is the same convention).
 func TestHFDots1(t *testing.T) {

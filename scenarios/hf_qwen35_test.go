@@ -7,7 +7,7 @@ import (
 
 // qwen35Vision counts the vision tower of Qwen3_5(Moe)ForConditionalGeneration
 // that the import leaves out, by hand from the module tree (Qwen3.6-27B's
-// printed tree and tensor list, find_string 27,781,427,952, give the same
+// printed tree and tensor list, totalling 27,781,427,952, give the same
 // shapes): patch_embed Conv3d(3, 1152, kernel (2, 16, 16)) with bias,
 // pos_embed Embedding(2304, 1152), 27 blocks of two LayerNorms, qkv
 // Linear(1152, 3456), proj Linear(1152, 1152), linear_fc1 Linear(1152,
@@ -27,16 +27,13 @@ func qwen35Vision(out int64) int64 {
 // at 5,120):
 //
 //   - 35,951,822,704, the safetensors total of Qwen/Qwen3.6-35B-A3B
-//     @ 995ad96e (a model-facts record, find_string 35951822704; the
-//     index's total_size 71,903,645,408 bytes of bf16, find_string
-//     71903645408) and of Qwen/Qwen3.5-35B-A3B (same table), and
-//     35,107,181,936 for a fine-tune that dropped the mtp.* tensors
-//     (find_string 35,107,181,936): the MTP module is 844,640,768. A
-//     component table gives the language model without tower and MTP as
-//     34,660,610,688 (find_string 34,660,610,688).
+//     @ 995ad96e (a model-facts record; the index's total_size
+//     71,903,645,408 bytes of bf16) and of Qwen/Qwen3.5-35B-A3B (same table),
+//     and 35,107,181,936 for a fine-tune that dropped the mtp.* tensors: the
+//     MTP module is 844,640,768. A component table gives the language model
+//     without tower and MTP as 34,660,610,688.
 //   - 27,781,427,952, the total of Qwen/Qwen3.6-27B's 1,199 tensors in a
-//     model-info report that lists them (mtp.* included; find_string
-//     27,781,427,952).
+//     model-info report that lists them (mtp.* included).
 //   - The card's "3B activated" (A3B) is the decoder's 2.44B active
 //     parameters and one vocab × hidden matrix: 2.95B.
 //

@@ -14,19 +14,18 @@ import (
 //
 //   - 81,324,862,720, the safetensors total of
 //     Qwen/Qwen3-Next-80B-A3B-Instruct and -Thinking (a model table of Hub
-//     metadata, find_string 81324862720; a parameter counter's
-//     "Qwen_Qwen3-Next-80B-A3B-Instruct" fixture, find_string
-//     81_324_862_720). It counts the mtp.* tensors of the
-//     multi-token-prediction module, which the import counts only when the
-//     stack builds it (model.mtp_layers, hfVariant's "@mtp_layers"):
-//     transformers' Qwen3NextForCausalLM builds num_hidden_layers decoder
-//     layers and ignores mtp.* (modeling_qwen3_next.py @ 01cdc608).
+//     metadata; a parameter counter's
+//     "Qwen_Qwen3-Next-80B-A3B-Instruct" fixture). It counts the mtp.*
+//     tensors of the multi-token-prediction module, which the import counts
+//     only when the stack builds it (model.mtp_layers, hfVariant's
+//     "@mtp_layers"): transformers' Qwen3NextForCausalLM builds
+//     num_hidden_layers decoder layers and ignores mtp.*
+//     (modeling_qwen3_next.py @ 01cdc608).
 //   - 79,674,391,296 without the MTP module: the safetensors total of
 //     Qwen/Qwen3-Coder-Next, the same architecture keys (rope_theta
-//     5e6 aside) with no mtp.* tensors (a Hub API log, find_string
-//     79674391296), and 3,874,929,408 active, the published total less the
-//     inactive experts' tensors (a parameter counter's Qwen3-Coder-Next
-//     test, find_string 3_874_929_408).
+//     5e6 aside) with no mtp.* tensors (a Hub API log), and 3,874,929,408
+//     active, the published total less the inactive experts' tensors (a
+//     parameter counter's Qwen3-Coder-Next test).
 //   - The card's "3B activated" (A3B) counts neither the input embedding
 //     nor the output head: 3.25B.
 func TestHFQwen3Next(t *testing.T) {

@@ -66,14 +66,14 @@ func embedding(hm *HFModel) int64 { return int64(hm.LayerList[0].Params) }
 // deepseek-ai/DeepSeek-V3's config.json) to its published counts.
 //
 //   - Main model (num_hidden_layers 61, no MTP): 671,026,419,200, an exact
-//     count of the checkpoint's main-model tensors (find_string 671026419200:
-//     a checkpoint-header audit's "mainParameterElements", a fine-tuning
+//     count of the checkpoint's main-model tensors (a checkpoint-header
+//     audit's "mainParameterElements", a fine-tuning
 //     service's paramCount for DeepSeek-V3/R1; DeepSeek: "671B total").
 //     It holds the 58·256 e_score_correction_bias entries.
 //   - Active: README_WEIGHTS.md "36.6B activated (including 0.9B for the
 //     output Head)", i.e. without the input embedding, rounded to 0.1B.
 //   - With the MTP module: the Hub's safetensors metadata of
-//     deepseek-ai/DeepSeek-V3 (find_string 684531386000) is BF16
+//     deepseek-ai/DeepSeek-V3 (684,531,386,000 in all) is BF16
 //     3,918,786,560 + F8_E4M3 680,571,043,840 + F32 41,555,600. Every
 //     weight is BF16 or FP8; F32 is the FP8 weights' 128×128 block scales
 //     (41,540,496 from the shapes) and the 59·256 = 15,104 router biases.
@@ -124,7 +124,7 @@ func TestHFDeepseekV3(t *testing.T) {
 // gpt-oss-120b (the same file with the 120b's num_hidden_layers 36 and
 // num_local_experts 128, model card arXiv:2508.10925 Table 1) to the
 // exact counts llama.cpp's GGUF general.parameter_count gives for the
-// bf16 models (find_string 20914757184, 116829156672), which the model
+// bf16 models (20,914,757,184 and 116,829,156,672), which the model
 // card rounds to 20.91B and 116.83B; the card's active counts, 3.61B and
 // 5.13B, leave out the input embedding (0.58B).
 func TestHFGptOss(t *testing.T) {
@@ -156,7 +156,7 @@ func TestHFGptOss(t *testing.T) {
 // gemma3_27b_text 27,009,002,240) plus 64·hidden: the Hugging Face
 // checkpoints' text_config has vocab_size 262,208, Keras 262,144, and the
 // multimodal totals differ by exactly those rows (HF gemma-3-4b-it
-// 4,300,079,472, find_string 4300079472, against Keras gemma3_4b
+// 4,300,079,472 against Keras gemma3_4b
 // 4,299,915,632). testdata/hf-extra/gemma-3-4b-it.json is the
 // Gemma3ForConditionalGeneration config; the same text_config as a
 // Gemma3ForCausalLM, and with the 27B's dimensions (google/gemma-3-27b-it
@@ -334,11 +334,12 @@ func TestHFSupportedListed(t *testing.T) {
 
 // TestHFQwen2Moe holds Qwen1.5-MoE-A2.7B (testdata/hf-extra/
 // qwen1.5-moe-a2.7b.json) to Keras Hub's qwen1.5_moe_2.7b_en preset count,
-// 14,315,784,192 (find_string 14315784192; a served-model banner gives the
-// same), and to Qwen's "2.7B activated" (rounded to 0.1B). A transformers
-// instance of the same config cut to 3 layers, 4 experts and a 1,519-token
-// vocabulary, measured with torchinfo next to the config (find_string hit
-// 11134031260), has 264,235,008 parameters, 86,003,712 a layer.
+// 14,315,784,192 (a served-model banner gives the same), and to Qwen's "2.7B
+// activated" (rounded to 0.1B). A transformers instance of the same config
+// cut to 3 layers, 4 experts and a 1,519-token vocabulary, measured with
+// torchinfo next to the config (the same third-party copy
+// testdata/hf/README.md names for it), has 264,235,008 parameters, 86,003,712
+// a layer.
 func TestHFQwen2Moe(t *testing.T) {
 	hm := hfVariant(t, "qwen1.5-moe-a2.7b", nil)
 	checkHF(t, hm, 14_315_784_192, -1)
@@ -480,17 +481,16 @@ func llama4Vision(t *testing.T, name string, textHidden int64) int64 {
 // TestHFLlama4 holds Llama 4's text decoder to the Hub's counts of the
 // multimodal checkpoints minus their vision part (llama4Vision, 871,932,416
 // for both): Llama-4-Scout-17B-16E-Instruct 108,641,793,536 (the Hub's
-// safetensors parameter total as listed with its license, find_string
-// 108641793536) and Llama-4-Maverick-17B-128E-Instruct 401,583,781,376 (a
-// serving provider's parameter_count, find_string 401583781376; a
-// checkpoint reconciliation gives decoder 400,711,848,960 + vision and
-// projector 871,932,416, find_string 400711848960). Meta's model card
-// rounds them to 109B and 400B, and both to 17B active: the test holds the
-// active count (embedding and lm_head included) to 17B rounded to the
-// nearest billion. testdata/hf-extra/llama-4-scout-17b-16e.json is Scout's
-// config; Maverick is the same file with Maverick's
-// interleave_moe_layer_step 2, num_local_experts 128 and moe_layers taken
-// from the step (the Hub file lists the odd layers).
+// safetensors parameter total as listed with its license) and
+// Llama-4-Maverick-17B-128E-Instruct 401,583,781,376 (a serving provider's
+// parameter_count; a checkpoint reconciliation gives decoder
+// 400,711,848,960 + vision and projector 871,932,416). Meta's model card rounds them to 109B
+// and 400B, and both to 17B active: the test holds the active count
+// (embedding and lm_head included) to 17B rounded to the nearest billion.
+// testdata/hf-extra/llama-4-scout-17b-16e.json is Scout's config; Maverick is
+// the same file with Maverick's interleave_moe_layer_step 2,
+// num_local_experts 128 and moe_layers taken from the step (the Hub file
+// lists the odd layers).
 func TestHFLlama4(t *testing.T) {
 	raw, err := os.ReadFile("testdata/hf-extra/llama-4-scout-17b-16e.json")
 	if err != nil {
@@ -570,12 +570,12 @@ func TestHFLlama4(t *testing.T) {
 // safetensors index's total_size 54,864,793,600 bytes over 4 (the
 // checkpoint is float32, torch_dtype in the config), 13,716,198,400; 7B
 // (allenai/OLMo-2-1124-7B: hidden 4096, 32 layers and heads, intermediate
-// 11008) the Hub's safetensors total 7,298,617,344 (F32, find_string
-// 7298617344, with the revision 7df9a825); 32B (allenai/OLMo-2-0325-32B:
+// 11008) the Hub's safetensors total 7,298,617,344 (F32, with the
+// revision 7df9a825); 32B (allenai/OLMo-2-0325-32B:
 // hidden 5120, 64 layers, 40 heads, 8 KV heads, intermediate 27648)
-// 32,234,279,936 as a compute table lists it beside the 7B's (find_string
-// 32234279936). The 32B's grouped k_proj makes k_norm 1,024 wide, not
-// 5,120: a per-head or q-width k_norm misses it.
+// 32,234,279,936 as a compute table lists it beside the 7B's. The 32B's
+// grouped k_proj makes k_norm 1,024 wide, not 5,120: a per-head or q-width
+// k_norm misses it.
 func TestHFOlmo2(t *testing.T) {
 	for _, c := range []struct {
 		name  string

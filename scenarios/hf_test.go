@@ -48,10 +48,10 @@ func TestHFSharedConfigs(t *testing.T) {
 // and the remaining architectures; testdata/hf-extra holds their
 // architecture keys as published) to their published totals. Sources:
 //
-//	llama-3.1-70b  70,553,706,496: HF safetensors "total" (several hub-API fixtures, find_string 70553706496)
+//	llama-3.1-70b  70,553,706,496: HF safetensors "total" (several hub-API fixtures)
 //	llama-3.1-405b 405,853,388,800: HF safetensors metadata of meta-llama/Llama-3.1-405B
 //	llama-3.2-3b   3,212,749,824: HF safetensors metadata of meta-llama/Llama-3.2-3B
-//	mixtral-8x22b  140,630,071,296 total (39,160,774,656 active without norms): a model catalogue's architecture entry (find_string 140630071296)
+//	mixtral-8x22b  140,630,071,296 total (39,160,774,656 active without norms): a model catalogue's architecture entry
 //	qwen2.5-72b    72,706,203,648: HF safetensors metadata of Qwen/Qwen2.5-72B
 //	gemma-2-27b    27,227,128,320: Keras Hub gemma2_27b_en preset metadata
 //	gemma-2-2b     2,614,341,888: Keras Hub gemma2_2b_en preset metadata
@@ -59,12 +59,12 @@ func TestHFSharedConfigs(t *testing.T) {
 //	pythia-160m    162,322,944: Pythia paper table (non-embedding + embedding) / HF metadata
 //	falcon-7b      6,921,720,704: HF safetensors metadata of tiiuae/falcon-7b
 //	falcon-40b     41,303,293,952: HF safetensors metadata of tiiuae/falcon-40b
-//	qwen3-30b-a3b  30,532,122,624 total, 3,353,032,704 active: GGUF general.parameter_count and a param-count test (find_string 30532122624)
-//	deepseek-v2-lite 15,706,484,224: a served-model banner and a model table (find_string 15706484224)
-//	deepseek-v2    235,741,434,880: a model table (find_string 235741434880)
-//	opt-350m       331,196,416: OPT-350M element count (find_string 331196416)
+//	qwen3-30b-a3b  30,532,122,624 total, 3,353,032,704 active: GGUF general.parameter_count and a param-count test
+//	deepseek-v2-lite 15,706,484,224: a served-model banner and a model table
+//	deepseek-v2    235,741,434,880: a model table
+//	opt-350m       331,196,416: OPT-350M element count
 //	gpt2-medium    354,823,168: Keras Hub gpt2_medium_en preset metadata
-//	phi-3-medium   13,960,238,080: a fine-tuning benchmark table (find_string 13960238080)
+//	phi-3-medium   13,960,238,080: a fine-tuning benchmark table
 func TestHFOtherConfigs(t *testing.T) {
 	for _, c := range []struct {
 		name          string

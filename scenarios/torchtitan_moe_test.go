@@ -11,10 +11,10 @@ import (
 // published parameter counts of the models whose dimensions the flavors
 // carry, and expert_parallel_degree comes through as parallelism.ep:
 //
-//	Qwen3-0.6B  596,049,920: sum of model.parameters() of Qwen/Qwen3-0.6B (find_string 596049920)
+//	Qwen3-0.6B  596,049,920: sum of model.parameters() of Qwen/Qwen3-0.6B
 //	Qwen3-8B    8,190,735,360: testdata/hf/counts.json (Keras Hub preset metadata)
-//	Qwen3-32B   32,762,123,264: Keras Hub qwen3_32b_en metadata and hub-API BF16 safetensors counts (find_string 32762123264)
-//	Qwen3-30B-A3B 30,532,122,624 total, 3,353,032,704 active: as TestHFOtherConfigs (find_string 30532122624)
+//	Qwen3-32B   32,762,123,264: Keras Hub qwen3_32b_en metadata and hub-API BF16 safetensors counts
+//	Qwen3-30B-A3B 30,532,122,624 total, 3,353,032,704 active: as TestHFOtherConfigs
 //	DeepSeek-V2-Lite 15,706,484,224 (flavor 16B), DeepSeek-V2 235,741,434,880 (flavor 236B): as TestHFOtherConfigs
 //	DeepSeek-V3 671,026,419,200 main-model parameters (TestHFDeepseekV3), less the
 //	  58 MoE layers × 256 e_score_correction_bias numbers torchtitan keeps as a buffer: 671,026,404,352

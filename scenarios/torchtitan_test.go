@@ -226,7 +226,7 @@ func TestImportTorchtitanErrors(t *testing.T) {
 // (llama3_args at torchtitan/models/llama3/__init__.py:29-51, 238fa99)
 // import; debug_model.toml is run_train.sh's default config. The count is
 // torchtitan's own log line for that run, "Model llama3 debugmodel size:
-// 6,163,712 total parameters" (find_string), and by hand from
+// 6,163,712 total parameters", and by hand from
 // TransformerModelArgs' defaults (n_kv_heads = n_heads, multiple_of 256,
 // no ffn_dim_multiplier: hidden int(2·4·256/3) = 682 rounded up to 768):
 // embedding and output 2·2048·256, 6 blocks of 4·256² + 3·256·768 + 2·256,
