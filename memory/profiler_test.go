@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -191,6 +193,58 @@ func TestNCCLCommunicatorsByK(t *testing.T) {
 		}
 		if dev[1]-dev[0] != c.extra {
 			t.Errorf("stage %d: K=2 device peak %d B above K=1's, want %d", c.stage, dev[1]-dev[0], c.extra)
+		}
+	}
+}
+
+// TestCommunicatorShapesFollowTopology: the NCCL buffers of the intra and
+// inter groups count the channels of each group's node count as topology
+// places the ranks, under both placements: with dp fastest ([dp, cp]) the
+// 8 ranks of K=2's intra group (dp 8, cp 2 on 2 × 8 H100) straddle both
+// nodes, in rank order they fill one (review s19 A5: a dp-fastest branch
+// returning r/gpn passed every test).
+func TestCommunicatorShapesFollowTopology(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	for _, placement := range []string{"[cp, dp]", "[dp, cp]"} {
+		s, err := scenarios.Load("default.yaml", data, []string{"parallelism.dp=8", "parallelism.cp=2", "parallelism.k=2",
+			"parallelism.zero_stage=1", "cluster.placement=" + placement})
+		if err != nil {
+			t.Fatal(err)
+		}
+		topo, err := topology.Build(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hw := collectives.HardwareOf(s)
+		var want int64
+		for _, k := range []int{2, 1} { // K=2's intra groups, then its inter groups (world/2 of 2 ranks)
+			var g []int
+			if k == 2 {
+				gs, err := topo.IntraGroups(2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g = gs[0]
+			} else {
+				gs, err := topo.InterGroups(2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g = gs[0]
+			}
+			nodes := map[int]bool{}
+			for _, r := range g {
+				nodes[topo.Node(r)] = true
+			}
+			b, err := NCCLBuffers(1, collectives.BufferChannels(hw, collectives.Shape{Ranks: len(g), Nodes: len(nodes)}), DefaultRingConnections)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want += b
+		}
+		got, err := communicatorBuffers(s)
+		if err != nil || got != want {
+			t.Errorf("placement %s: NCCL buffers %d B (%v), want %d from topology's groups", placement, got, err, want)
 		}
 	}
 }
