@@ -152,7 +152,8 @@ var gpuPresets = []GPUPreset{
 // a single PCIe 3.0 lane, at 8GT/s, can send 985MB/s",
 // https://manualshive.com/en/manual/oss/expressbox-2200/1656655?page=75, a
 // vendor's manual on a third-party site). PayloadBandwidth gives that
-// rate, which the offload host link (cluster.host.pcie) takes.
+// rate (TLP and DLLP headers and flow control, which take more, are not
+// counted), which the offload host link (cluster.host.pcie) takes.
 var linkPresets = []LinkPreset{
 	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction"},
 	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch"},
@@ -171,9 +172,9 @@ var linkPresets = []LinkPreset{
 	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
 	// direction if per link). Set intra.bandwidth for a measured figure.
 	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's)"},
-	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s of payload after 128b/130b encoding"},
-	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s of payload after 128b/130b encoding"},
-	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s of payload after 128b/130b encoding"},
+	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted)"},
+	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted)"},
+	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted)"},
 	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s"},
 	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s"},
 	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s"},
