@@ -162,7 +162,40 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnIntraLink(s)
 	l.warnWindows(s)
 	l.warnStackLayout(s)
+	l.warnKeepLogits(s)
 	return nil
+}
+
+// warnKeepLogits says when training.keep_logits counts nothing: the kept
+// logits are a transformer's output head's, counted with its activations
+// (memory.activations), not for a model without them or a head whose
+// activation_bytes are given.
+func (l *loader) warnKeepLogits(s *Scenario) {
+	if s.Training.KeptLogitsBytes() == 0 {
+		return
+	}
+	why := ""
+	switch {
+	case s.Model.Kind != KindTransformer:
+		why = "the model is not a transformer with an output head"
+	case s.Memory.Activations != nil && !*s.Memory.Activations:
+		why = "memory.activations is false"
+	default:
+		// The head is the layer named lm_head, else the last (memory's
+		// headUnit).
+		ls, head := s.Model.LayerList, len(s.Model.LayerList)-1
+		for i, x := range ls {
+			if x.Name == "lm_head" {
+				head = i
+			}
+		}
+		if head >= 0 && ls[head].ActivationBytes != 0 {
+			why = "the output head's activation_bytes are given, so its activations are not derived"
+		}
+	}
+	if why != "" {
+		l.warn(s, "training.keep_logits", "keep_logits counts nothing here: "+why)
+	}
 }
 
 func (l *loader) resolveCluster(s *Scenario) *Error {
