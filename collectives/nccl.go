@@ -787,36 +787,52 @@ func (c *comm) latency() float64 { return c.latencyWith(c.m.HW.InterLatency) }
 
 // latencyWith is latency with extra as the network latency per hop beyond
 // NCCL's tables (NCCL's latencyInter).
+// hopLatencies are the latency (µs) of a step inside a node and of one
+// across the network, from the tuner's hardware latencies of the
+// algorithm and protocol: plus the calibration's per-hop corrections
+// (Params) and the scenario's link latencies beyond the tables (intra:
+// HW.IntraLatency; the network's extra twice for Simple, the flush). RCCL's
+// path takes them the same way (rccl.go).
+func (m *Model) hopLatencies(intraHW, netHW float64, p Proto, extra units.Duration) (intra, inter float64) {
+	intra = intraHW + m.Params.IntraHop + float64(m.HW.IntraLatency)/1e6
+	li := float64(extra) / 1e6
+	inter = netHW + m.Params.InterHop + li
+	if p == Simple {
+		inter += li // the flush
+	}
+	return intra, inter
+}
+
+// ringStepFloor is a ring step inside a node when the ring crosses nodes:
+// "Inter-node rings still have to launch nsteps * net overhead", three
+// times it for Simple (ncclTopoTuneModel, tuning.cc lines 404–412 at the
+// commit above): 3 µs a step on an Intel host, 6 µs on an AMD one.
+func (m *Model) ringStepFloor(intra float64, p Proto) float64 {
+	o := netOverhead(m.HW.CPU)
+	if p == Simple {
+		o *= 3
+	}
+	return math.Max(intra, o)
+}
+
 func (c *comm) latencyWith(extra units.Duration) float64 {
 	m, p := c.m, c.p
 	hw := 0
 	if m.HW.PCI {
 		hw = 1
 	}
-	intraLat := hwLat[hw][c.t][p] + m.Params.IntraHop + float64(m.HW.IntraLatency)/1e6
-	interLat := hwLat[2][c.t][p] + m.Params.InterHop
+	netHW := hwLat[2][c.t][p]
 	if c.ppn == 1 {
 		// "With ppn=1 latencies are fully exposed, use the Tree network
 		// latency" (ncclTopoTuneModel at the commit above).
-		interLat = hwLat[2][tTree][p] + m.Params.InterHop
+		netHW = hwLat[2][tTree][p]
 	}
-	li := float64(extra) / 1e6
-	interLat += li
-	if p == Simple {
-		interLat += li // the flush
-	}
+	intraLat, interLat := m.hopLatencies(hwLat[hw][c.t][p], netHW, p, extra)
 	lat := baseLat[c.t][p] + m.Params.Fixed
 	switch c.t {
 	case tRing:
-		// "Inter-node rings still have to launch nsteps * net overhead",
-		// three times it for Simple (ncclTopoTuneModel, tuning.cc lines
-		// 404–412): 3 µs a step on an Intel host, 6 µs on an AMD one.
 		if c.nodes > 1 {
-			o := netOverhead(m.HW.CPU)
-			if p == Simple {
-				o *= 3
-			}
-			intraLat = math.Max(intraLat, o)
+			intraLat = m.ringStepFloor(intraLat, p)
 		}
 		lat += float64(c.nsteps-c.nInter)*intraLat + float64(c.nInter)*interLat
 		if p == Simple && c.nodes > 1 && c.op == AllReduce && float64(c.nBytes)/(c.nCh*float64(c.n)) >= 64 {

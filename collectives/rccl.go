@@ -289,20 +289,11 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 	if m.HW.PCI {
 		hw = 1
 	}
-	intraLat := tm.hwLat[hw][t][p] + m.Params.IntraHop + float64(m.HW.IntraLatency)/1e6
-	li := float64(m.HW.InterLatency) / 1e6
-	interLat := tm.hwLat[2][t][p] + m.Params.InterHop + li
-	if p == Simple {
-		interLat += li
-	}
+	intraLat, interLat := m.hopLatencies(tm.hwLat[hw][t][p], tm.hwLat[2][t][p], p, m.HW.InterLatency)
 	lat := rcclBaseLat[p] + m.Params.Fixed
 	if t == 1 {
 		if nodes > 1 {
-			o := netOverhead(m.HW.CPU)
-			if p == Simple {
-				o *= 3
-			}
-			intraLat = math.Max(intraLat, o)
+			intraLat = m.ringStepFloor(intraLat, p)
 		}
 		lat += (nsteps-nInter)*intraLat + nInter*interLat
 	} else {
