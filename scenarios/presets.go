@@ -169,8 +169,13 @@ var gpuPresets = []GPUPreset{
 //     hop for LL (hwLat[NCCL_HW_NVLINK], NVIDIA/nccl src/graph/tuning.cc
 //     at 5067397c2676d5aed50042fc39e5c8ee96eb0027, the commit
 //     collectives/nccl.go models); 500 ns is kept
-//     just under it. xGMI takes the NVLink figure (RCCL's table not
-//     checked).
+//     just under it. xGMI takes the NVLink figure; RCCL's own per-hop
+//     latency for it (its NVLINK row, LL) is 0.8 µs in every tuning model
+//     (ROCm/rccl src/graph/tuning.cc at
+//     0cbce2a7571c907554199fad7e905f16ec0a565c, the commit
+//     collectives/rccl.go models). 800 ns is not taken: the RCCL model adds
+//     the latency beyond NVLink4's on top of that table, which already
+//     holds 0.8 µs.
 //   - PCIe, 1 µs: NCCL's per-hop PCIe latency for LL, 1.0 µs
 //     (hwLat[NCCL_HW_PCI], same file and commit).
 //   - InfiniBand, 2 µs: host-to-host ib_send_lat (one way, median) on
@@ -229,7 +234,7 @@ var linkPresets = []LinkPreset{
 	// bidirectional bandw…", cut off in the copy found before it says per
 	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
 	// direction if per link). Set intra.bandwidth for a measured figure.
-	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, not sourced for xGMI"},
+	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
 	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
 	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
 	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
