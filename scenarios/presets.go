@@ -154,13 +154,76 @@ var gpuPresets = []GPUPreset{
 // vendor's manual on a third-party site). PayloadBandwidth gives that
 // rate (TLP and DLLP headers and flow control, which take more, are not
 // counted), which the offload host link (cluster.host.pcie) takes.
+//
+// Latency is one small message's one-way fixed cost per hop: the α of the
+// alpha–beta lowerings (collectives/plan.go), and, beyond the NVLink4,
+// PCIe4 and NDR presets' (whose hardware NCCL's tuning tables describe),
+// the per-hop latency collectives' NCCL model adds (HardwareOf). Sources,
+// per class:
+//
+//   - NVLink, NVSwitch, xGMI, 500 ns: no measured GPU-to-GPU one-way
+//     small-message latency over NVLink was found (CUDA's
+//     p2pBandwidthLatencyTest prints 2–3 µs per write on A100/H100 nodes,
+//     the GPU's own launch and timing included, and the sample says it is
+//     not meant for measurements). NCCL's own figure is 0.6 µs per NVLink
+//     hop for LL (hwLat[NCCL_HW_NVLINK], NVIDIA/nccl src/graph/tuning.cc
+//     at 5067397c2676d5aed50042fc39e5c8ee96eb0027, the commit
+//     collectives/nccl.go models); 500 ns is kept
+//     just under it. xGMI takes the NVLink figure; RCCL's own per-hop
+//     latency for it (its NVLINK row, LL) is 0.8 µs in every tuning model
+//     (ROCm/rccl src/graph/tuning.cc at
+//     0cbce2a7571c907554199fad7e905f16ec0a565c, the commit
+//     collectives/rccl.go models). 800 ns is not taken: the RCCL model adds
+//     the latency beyond NVLink4's on top of that table, which already
+//     holds 0.8 µs.
+//   - PCIe, 1 µs: NCCL's per-hop PCIe latency for LL, 1.0 µs
+//     (hwLat[NCCL_HW_PCI], same file and commit).
+//   - InfiniBand, 2 µs: host-to-host ib_send_lat (one way, median) on
+//     ConnectX-4 100 Gb/s back to back is 0.82 µs for 32 B, 1.52–1.61 µs
+//     for 1 KiB and 2.25 µs for 4 KiB (D. Potter, master's thesis, RWTH
+//     Aachen 2018, tables/mtu_performance.tex and
+//     tables/benchmark_testsystem.tex,
+//     https://git.dennispotter.eu/Dennis/masters-thesis at
+//     1995c04f8af7a026550961b343ddaaf4cba4f893); 2 µs is within that
+//     range and leaves room for the switch hop a cluster adds. No
+//     ConnectX-6/7 HDR/NDR figure was found; the same 2 µs for EDR to
+//     XDR. Changing NDR's moves every other inter preset's latency in the
+//     NCCL model (it adds the latency beyond NDR's).
+//   - RoCE, 3 µs: between the measured ends found. ConnectX-5 raw
+//     Ethernet through one Mellanox SX6030 switch: 2,170 ns round trip,
+//     1.1 µs one way (IBM/tulips docs/topics/Test-and-Performance.md at
+//     8a8c360d4350fb851057245f50125ccab0c5acb5); ib_send_lat over RoCEv2
+//     between two GCP H200 VMs (ConnectX-7): 2 B, typical 14.2 µs, min
+//     12.1 µs (modal-labs/multinode-training-guide
+//     health-checks/README.md at 0aa238db2489537efe07df035875448543b9eddf,
+//     RoCE v2 on GCP per its README at
+//     7ab44754cd8a9b791e3ea18acdf196eddfbd2051). A cloud fabric can be far
+//     above 3 µs: calibrate.
+//   - EFA, 18 µs: fi_pingpong -p efa between two AWS 8 × H100 instances:
+//     17.05–20.80 µs per transfer (one way) for 256 B–4 KiB over two runs,
+//     median 18.4 µs; the 64 B rows (25–39 µs) are each 10-iteration
+//     run's first size (modal-labs/multinode-training-guide
+//     health-checks/README.md at 0aa238db2489537efe07df035875448543b9eddf
+//     and 3094ccfb0363d266df81d8781d4c8e11cca3aaf7; host memory, no GPU).
+//     Not aws-ofi-nccl's 75 µs, which is a tuning value NCCL ranks with
+//     (collectives.Hardware.PluginLatency).
+//   - TCPXO, 10 µs: no published one-way latency found. With it the NCCL
+//     model gives 124 µs for a small all-reduce on 2 × 8 H100 A3 Mega,
+//     where the A3 Mega log measures 122–124 µs (docs/calibration.md;
+//     a consistency check against a collective, not a link measurement).
+//   - Ethernet (kernel TCP), 10 µs: not sourced. The one host-to-host
+//     figure found is higher: sockperf TCP ping-pong, 1,000 B, between two
+//     Dell R640 on the Linux i40e driver (Intel 700 series, 10–40 GbE),
+//     busy polling on: median 26.7 µs, min 12.2 µs one way (I. Vecera,
+//     "[PATCH net v2] i40e: Enforce software interrupt during busy-poll
+//     exit", intel-wired-lan, 14 Mar 2024). 10 µs is below it: calibrate.
 var linkPresets = []LinkPreset{
-	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction"},
-	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch"},
-	{"NVLink3", 300e9, 500 * units.Nanosecond, "A100: 12 links × 25 GB/s per direction"},
-	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction"},
-	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction"},
-	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets)"},
+	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction; latency just under NCCL's 0.6 µs per NVLink hop (see above)"},
+	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch; latency as NVLink2"},
+	{"NVLink3", 300e9, 500 * units.Nanosecond, "A100: 12 links × 25 GB/s per direction; latency as NVLink2"},
+	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction; latency as NVLink2"},
+	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction; latency as NVLink2"},
+	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets); latency as NVLink2"},
 	// xGMI on MI350X/MI355X platforms: kept at MI300X's 448 GB/s. AMD's
 	// RCCL models the MI350 series' (gfx95x) xGMI links as MI300X's
 	// (gfx942): GFX95X_XGMI_WIDTH 48.0 = GFX94X_XGMI_WIDTH 48.0 GB/s
@@ -171,22 +234,22 @@ var linkPresets = []LinkPreset{
 	// bidirectional bandw…", cut off in the copy found before it says per
 	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
 	// direction if per link). Set intra.bandwidth for a measured figure.
-	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's)"},
-	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted)"},
-	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted)"},
-	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted)"},
-	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s"},
-	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s"},
-	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s"},
-	{"XDR", 800e9 / 8, 2 * units.Microsecond, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet)"},
-	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC)"},
-	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, "RoCEv2, 200 Gb/s Ethernet"},
-	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, "RoCEv2, 100 Gb/s Ethernet"},
-	{"EFA-p4d", 100e9 / 8, 15 * units.Microsecond, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4)"},
-	{"EFA-p5", 400e9 / 8, 15 * units.Microsecond, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU"},
-	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s)"},
-	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet"},
-	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet"},
+	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
+	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s; latency within ib_send_lat's 0.8–2.3 µs (32 B–4 KiB, ConnectX-4 100 Gb/s)"},
+	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s; latency as EDR"},
+	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s; latency as EDR"},
+	{"XDR", 800e9 / 8, 2 * units.Microsecond, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet); latency as EDR"},
+	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC); latency between 1.1 µs (switched ConnectX-5) and 14.2 µs (ib_send_lat on GCP ConnectX-7) measured"},
+	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, "RoCEv2, 200 Gb/s Ethernet; latency as RoCE400"},
+	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, "RoCEv2, 100 Gb/s Ethernet; latency as RoCE400"},
+	{"EFA-p4d", 100e9 / 8, 18 * units.Microsecond, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4); latency as EFA-p5 (no p4d figure found)"},
+	{"EFA-p5", 400e9 / 8, 18 * units.Microsecond, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU; latency fi_pingpong's median 18.4 µs one way, 256 B–4 KiB, between AWS 8 × H100 instances"},
+	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s); latency not sourced (consistent with the A3 Mega log's small all-reduce)"},
+	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet; latency not sourced (kernel TCP measured 12–27 µs, see above)"},
+	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet; latency not sourced, as Eth40"},
 }
 
 // PayloadBandwidth is what a link of preset lp carries per direction:

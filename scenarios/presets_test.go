@@ -276,8 +276,11 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"NVLink5", 900e9, 500 * units.Nanosecond}, {"xGMI", 448e9, 500 * units.Nanosecond},
 		{"PCIe5", 64e9, units.Microsecond}, {"XDR", 100e9, 2 * units.Microsecond},
 		{"RoCE400", 50e9, 3 * units.Microsecond}, {"RoCE200", 25e9, 3 * units.Microsecond},
-		{"RoCE100", 12_500_000_000, 3 * units.Microsecond}, {"EFA-p4d", 12_500_000_000, 15 * units.Microsecond},
-		{"EFA-p5", 50e9, 15 * units.Microsecond}, {"TCPXO", 25e9, 10 * units.Microsecond},
+		{"RoCE100", 12_500_000_000, 3 * units.Microsecond}, {"EFA-p4d", 12_500_000_000, 18 * units.Microsecond},
+		// EFA: fi_pingpong's median over 256 B–4 KiB, 18.4 µs one way
+		// (modal-labs/multinode-training-guide health-checks/README.md at
+		// 0aa238db and 3094ccfb), to the whole µs.
+		{"EFA-p5", 50e9, 18 * units.Microsecond}, {"TCPXO", 25e9, 10 * units.Microsecond},
 		{"NVLink3-A800", 400e9 / 2, 500 * units.Nanosecond},
 	} {
 		s, err := Load("l.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {preset: "+tc.link+"}")), nil)
