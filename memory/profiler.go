@@ -130,11 +130,15 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 // blocks; the file uses it there and declares it in a header), and one of 10
 // MiB or more a segment of its size rounded up to 2 MiB (kRoundLarge); a
 // large-pool block is split only when more than 1 MiB would remain
-// (should_split: remaining > kSmallSize). No source publishes both peaks for a
-// run we have, so the default is fitted: when chosen (b73d299) it put
-// zerosim's reserved peak on torchtitan's Llama 3.1 8B 8-GPU row (82.4 GiB,
-// Table 1 of docs/performance.md at eaea6f6); TestValidation checks both rows
-// (Tables 1 and 3) with it, and docs/validation.md shows their errors now.
+// (should_split: remaining > kSmallSize). The default is fitted: when chosen
+// (b73d299) it put zerosim's reserved peak on torchtitan's Llama 3.1 8B 8-GPU
+// row (82.4 GiB, Table 1 of docs/performance.md at eaea6f6), a run of
+// torchtitan's launcher with expandable_segments:True (a5e57e4a9,
+// pytorch/torchtitan#643); TestValidation checks both rows (Tables 1 and 3)
+// with it, and docs/validation.md shows their errors now. Runs on the
+// default segments publish larger reserves that depend on the run
+// (torchtitan 83c879f and #97, GMLake: docs/memory-model.md), with no rule
+// found for them.
 
 // segment is the granularity zerosim rounds the reserved peak to: 2 MiB,
 // kRoundLarge ("round up large allocations to 2 MiB", the rounding of a
