@@ -407,11 +407,16 @@ func (m *Model) hostBound(c Choice) Choice {
 // NewModel is the nominal model of hw.
 func NewModel(hw Hardware) *Model { return &Model{HW: hw, Params: Nominal} }
 
-// intraBW is NCCL's NVLink (or PCIe) bandwidth of one GPU, GB/s.
-func (m *Model) intraBW() float64 {
+// intraBW is NCCL's NVLink (or PCIe) bandwidth of one GPU, GB/s, in a
+// communicator with ppn ranks on its node. On an AMD GPU's fully connected
+// xGMI node a rank reaches its node's peers over one link each, so a
+// communicator uses ppn−1 of the GPU's xgmiLinks (RCCL's rings and trees
+// follow the direct links); NVLink's NVSwitch gives any group the GPU's
+// whole bandwidth.
+func (m *Model) intraBW(ppn int) float64 {
 	f := nvlinkFraction[m.HW.Arch]
 	if m.HW.GFX != "" {
-		f = xgmiFraction
+		f = xgmiFraction * float64(min(max(ppn-1, 1), xgmiLinks)) / xgmiLinks
 	}
 	if m.HW.PCI {
 		f = pciFraction
@@ -436,7 +441,7 @@ func (m *Model) wireFraction(c topology.Class, sh Shape, p Proto) float64 {
 	case c == topology.Inter && m.HW.NICBW > 0:
 		f = m.netBW(sh.ppn()) / (float64(m.nics(sh.ppn())) * float64(m.HW.NICBW) / 1e9)
 	case c == topology.Intra && m.HW.IntraBW > 0:
-		f = m.intraBW() / (float64(m.HW.IntraBW) / 1e9)
+		f = m.intraBW(sh.ppn()) / (float64(m.HW.IntraBW) / 1e9)
 	}
 	switch p {
 	case LL:
@@ -682,7 +687,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 	}
 	c.intra, c.net = math.Inf(1), math.Inf(1)
 	if c.ppn > 1 {
-		c.intra = m.intraBW()
+		c.intra = m.intraBW(c.ppn)
 	}
 	if c.nodes > 1 {
 		c.net = m.netBW(c.ppn)

@@ -115,6 +115,16 @@ func rcclArch(gpu string) string {
 // totalBw is 7 × 48 = 336 GB/s.
 const xgmiFraction = 48.0 / 64
 
+// xgmiLinks is an MI300X-class GPU's xGMI links, one to each of the 7
+// other GPUs of its fully connected node (the xGMI link preset: AMD
+// Instinct MI300X datasheet, 7 links × 64 GB/s per direction to the 7
+// peers; AMD's ROCm blog "Understanding RCCL Bandwidth and xGMI Performance
+// on AMD Instinct MI300X", 2025-03-02: "rated up to 64 GB/s for each
+// point-to-point link", about 48 GB/s usable). Two GPUs share one link, so
+// a communicator with fewer ranks on a node reaches fewer of them
+// (intraBW).
+const xgmiLinks = 7
+
 // RCCL's getNetOverhead (tuning.cc:294–301, NCCL_NET_OVERHEAD unset) is
 // NCCL's: 2.0 µs on an AMD x86 host, 1.0 on any other, so rcclCost takes
 // netOverhead of the cluster's host CPU (cluster.host.cpu). Its default on
@@ -223,7 +233,7 @@ func (m *Model) rcclMatched(sh Shape) (model string, t *rcclTuningModel) {
 // NCCL path does: the GPU's xGMI at RCCL's width, bounded across nodes by
 // the network of the node (netBW).
 func (m *Model) rcclBusBW(sh Shape, matched bool) float64 {
-	intra := m.intraBW()
+	intra := m.intraBW(sh.ppn())
 	if matched || max(sh.Nodes, 1) == 1 {
 		return intra
 	}

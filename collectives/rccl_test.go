@@ -285,3 +285,28 @@ func TestRCCLOwnTimeRunsBackwards(t *testing.T) {
 		}
 	}
 }
+
+// TestXGMILinksPerGroup: on a fully connected MI300X node two GPUs share
+// one xGMI link (48 GB/s at RCCL's width), so a communicator reaches ppn−1
+// of a GPU's 7 links: 48 GB/s for 2 ranks, 144 for 4, 336 for the whole
+// node (QA11: a 2-rank all-reduce showed 333 GB/s busbw). A 1 GiB ring
+// all-reduce over 2 ranks of one node moves busbw at most that.
+func TestXGMILinksPerGroup(t *testing.T) {
+	m := NewModel(mi300x())
+	for _, c := range []struct {
+		ppn  int
+		want float64
+	}{{2, 48}, {4, 144}, {8, 336}} {
+		if got := m.intraBW(c.ppn); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%d ranks on the node: %.2f GB/s of xGMI, want %.0f", c.ppn, got, c.want)
+		}
+	}
+	c, err := m.Time(AllReduce, Shape{Ranks: 2, Nodes: 1}, Auto, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// busbw = S·2(n−1)/n / t = S / t for n = 2.
+	if busbw := float64(1<<30) / (float64(c.Time) / 1e12) / 1e9; busbw > 48 || busbw < 40 {
+		t.Errorf("1 GiB all-reduce over 2 MI300X: busbw %.1f GB/s, want just under one link's 48", busbw)
+	}
+}

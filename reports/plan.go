@@ -44,14 +44,15 @@ func kName(c sweep.Candidate) string {
 }
 
 // commWords is the row's communication settings in words. auto names what
-// timed it (zero.Result.Timing): NCCL's cost model picks an algorithm and a
-// protocol per collective (collectives.Model.Choose); the alpha–beta
-// lowerings pick hierarchical or ring (collectives.Auto).
+// timed it (zero.Result.Timing): NCCL's cost model (RCCL's on an AMD GPU)
+// picks an algorithm and a protocol per collective
+// (collectives.Model.Choose); the alpha–beta lowerings pick hierarchical or
+// ring (collectives.Auto).
 func commWords(r sweep.PlanRow) string {
 	algo := r.Algorithm + " collectives"
 	if r.Algorithm == "auto" {
 		algo = "collective algorithm auto (alpha–beta: hierarchical when the group spans nodes evenly, else ring)"
-		if strings.HasPrefix(r.Timing, "NCCL's cost model") {
+		if strings.HasPrefix(r.Timing, "NCCL's cost model") || strings.HasPrefix(r.Timing, "RCCL's cost model") {
 			algo = "auto collectives (" + r.Timing + ")"
 		}
 	}

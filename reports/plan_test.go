@@ -142,6 +142,7 @@ func TestCommWordsAuto(t *testing.T) {
 	}{
 		{"auto", "NCCL's cost model", "auto collectives (NCCL's cost model)", "alpha"},
 		{"auto", "NCCL's cost model calibrated by cal.yaml", "auto collectives (NCCL's cost model calibrated by cal.yaml)", "alpha"},
+		{"auto", "RCCL's cost model, gfx942", "auto collectives (RCCL's cost model, gfx942)", "alpha"}, // QA11 #2
 		{"auto", "alpha–beta", "alpha–beta: hierarchical when the group spans nodes evenly, else ring", "NCCL"},
 		{"ring", "alpha–beta", "ring collectives", "auto"},
 	} {
