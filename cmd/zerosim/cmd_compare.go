@@ -164,18 +164,16 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 		return inputError{fmt.Errorf("--vary given %d times (%s): compare varies one key; fix the others with --set, or replay a grid with zerosim sweep --grid … --grid …",
 			len(o.varies), strings.Join(o.varies, ", "))}
 	}
-	if o.convention != "" && o.convention != "seed000" {
-		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
-	}
-	if err := checkJobs(o.jobs); err != nil {
-		return err
-	}
-	if err := stdinOnce(files); err != nil {
+	if err := checkCompareFlags(o, files); err != nil {
 		return err
 	}
 	variants, title, varyK, err := compareVariants(a, o, files)
 	if err != nil {
 		return err
+	}
+	shown := map[string]bool{} // the load warnings printed here, by text
+	for _, w := range a.pending {
+		shown[w] = true
 	}
 	a.flushWarnings()
 	set, done := func(int64, int64) {}, func() {}
@@ -202,12 +200,38 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 			fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
 		}
 	}
-	for _, o := range runs.Variants {
+	variantWarnings(errOut, runs.Variants, shown)
+	return nil
+}
+
+// variantWarnings prints each variant's load warnings not shown yet (the
+// file's and --set's were: --vary cluster.gpu=MI300X runs on the file's
+// NVLink4, which only the variant's load says), once each, then its
+// replay's.
+func variantWarnings(errOut io.Writer, outs []*sweep.Outcome, shown map[string]bool) {
+	for _, o := range outs {
+		for _, w := range o.Scenario.Warnings {
+			if !shown[w] {
+				shown[w] = true
+				fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", o.Label, w)
+			}
+		}
 		for _, w := range o.Result.Warnings {
 			fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", o.Label, w)
 		}
 	}
-	return nil
+}
+
+// checkCompareFlags checks --convention, --jobs and that standard input is
+// read once.
+func checkCompareFlags(o compareOpts, files []string) error {
+	if o.convention != "" && o.convention != "seed000" {
+		return inputError{fmt.Errorf("--convention %q: use seed000 (or leave it out)", o.convention)}
+	}
+	if err := checkJobs(o.jobs); err != nil {
+		return err
+	}
+	return stdinOnce(files)
 }
 
 // compareRuns replays the variants; --zeropp gets its own section and no

@@ -47,3 +47,18 @@ func TestCompareKUnevenGroups(t *testing.T) {
 		t.Errorf("skipped %q", c.SlowLink.Skipped)
 	}
 }
+
+// TestCompareVariantWarnings: a variant's own load warnings are printed,
+// labelled, once: --vary cluster.gpu=H100-80GB,MI300X puts the MI300X on
+// the file's NVLink4, which only that variant's load says (QA11 #3: the
+// comparison said nothing and called the MI300X faster).
+func TestCompareVariantWarnings(t *testing.T) {
+	_, errOut, code := runCLI("compare", "--vary", "cluster.gpu=H100-80GB,MI300X")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "zerosim: warning: cluster.gpu=MI300X: default.yaml:16:5: intra preset NVLink4"
+	if strings.Count(errOut, want) != 1 || strings.Contains(errOut, "cluster.gpu=H100-80GB: ") {
+		t.Errorf("stderr %q, want one %q and nothing for the H100 variant", errOut, want)
+	}
+}
