@@ -168,6 +168,13 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 		if c.NICs == scenarios.NICPerNode {
 			t += fmt.Sprintf(" per NIC, %s per node shared by its %d GPUs", countNoun(c.NICsPerNode, "NIC", "NICs"), c.GPUsPerNode)
 		}
+		// The host CPU enters the tuner's cost across nodes
+		// (cluster.host.cpu; collectives.netOverhead).
+		from := "cluster.host.cpu"
+		if c.Host.CPU == "" {
+			from = "the GPU's system"
+		}
+		t += fmt.Sprintf(", %s host CPU (%s)", c.CPU(), from)
 	}
 	return t
 }
