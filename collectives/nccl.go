@@ -407,6 +407,16 @@ func (m *Model) hostBound(c Choice) Choice {
 // NewModel is the nominal model of hw.
 func NewModel(hw Hardware) *Model { return &Model{HW: hw, Params: Nominal} }
 
+// Tuner names the cost model m is: "RCCL's cost model, gfx942" for an AMD
+// GPU (rccl.go: its choice everywhere, its time on one node), else
+// "NCCL's cost model".
+func (m *Model) Tuner() string {
+	if m.HW.GFX != "" {
+		return "RCCL's cost model, " + m.HW.GFX
+	}
+	return "NCCL's cost model"
+}
+
 // intraBW is NCCL's NVLink (or PCIe) bandwidth of one GPU, GB/s, in a
 // communicator with ppn ranks on its node. On an AMD GPU's fully connected
 // xGMI node a rank reaches its node's peers over one link each, so a

@@ -12,6 +12,9 @@ import (
 type CollectiveReport struct {
 	Op        string `json:"op"`
 	Algorithm string `json:"algorithm"` // as requested (auto, ring, …)
+	// Timing names what timed an auto collective (collectives.Model.Tuner:
+	// NCCL's or RCCL's cost model); "" for an explicit algorithm.
+	Timing string `json:"timing,omitempty"`
 	// Cluster describes the links in one line.
 	Cluster string `json:"cluster"`
 	Group   []int  `json:"group"`
@@ -112,6 +115,14 @@ func (row *CollectiveRow) cells(wide bool) []string {
 	return c
 }
 
+// algorithmText is the algorithm as asked, with what timed it under auto.
+func (r *CollectiveReport) algorithmText() string {
+	if r.Timing != "" {
+		return r.Algorithm + ": " + r.Timing
+	}
+	return r.Algorithm
+}
+
 // WriteCollectiveTable writes r as a terminal table after a one-line
 // description of the run.
 func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
@@ -119,7 +130,7 @@ func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
 	if r.Groups > 1 {
 		at = fmt.Sprintf(" (%d groups at once)", r.Groups)
 	}
-	if _, err := fmt.Fprintf(w, "# %s (%s) over %d ranks%s on %s\n", r.Op, r.Algorithm, len(r.Group), at, r.Cluster); err != nil {
+	if _, err := fmt.Fprintf(w, "# %s (%s) over %d ranks%s on %s\n", r.Op, r.algorithmText(), len(r.Group), at, r.Cluster); err != nil {
 		return err
 	}
 	t := newTable(w, len(r.header()), 2)

@@ -59,7 +59,7 @@ func WriteCollectiveNCCLTests(w io.Writer, r *CollectiveReport) error {
 		p("# nThread 1 nGpus %d minBytes %d maxBytes %d step: 2(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
 			r.GPUsPerThread, r.Rows[0].Size, r.Rows[len(r.Rows)-1].Size)
 	}
-	p("# zerosim %s (%s) over %d ranks on %s\n", r.Op, r.Algorithm, len(r.Group), r.Cluster)
+	p("# zerosim %s (%s) over %d ranks on %s\n", r.Op, r.algorithmText(), len(r.Group), r.Cluster)
 	if len(r.Nodes) == len(r.Group) && len(r.Local) == len(r.Group) {
 		// nccl-tests' devices block (src/util.cu), one line per rank of the
 		// group: the rank's node names its host.

@@ -489,19 +489,9 @@ func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) 
 		if cal, err := collectives.CalibrationOf(s.Communication.CalibrationData); err == nil && !cal.Measured(collectives.HardwareOf(s)) {
 			c += " of other hardware, its measured curves not used"
 		}
-		return lib(m) + " calibrated by " + c + treeOnly(algo)
+		return m.Tuner() + " calibrated by " + c + treeOnly(algo)
 	}
-	return lib(m) + treeOnly(algo)
-}
-
-// lib names the tuner whose cost model m is: RCCL's for an AMD GPU
-// (collectives/rccl.go: its choice everywhere, its time on one node),
-// else NCCL's.
-func lib(m *collectives.Model) string {
-	if m.HW.GFX != "" {
-		return "RCCL's cost model, " + m.HW.GFX
-	}
-	return "NCCL's cost model"
+	return m.Tuner() + treeOnly(algo)
 }
 
 // treeOnly says what an all-reduce-only algorithm leaves to NCCL (kindAlgo).

@@ -306,7 +306,11 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 	if t.Nodes() == 1 {
 		nodes = "node"
 	}
-	desc := fmt.Sprintf("%d %s × %d GPUs", t.Nodes(), nodes, t.GPUsPerNode())
+	gpus := "GPUs"
+	if s.Cluster.GPU != "" {
+		gpus = s.Cluster.GPU
+	}
+	desc := fmt.Sprintf("%d %s × %d %s", t.Nodes(), nodes, t.GPUsPerNode(), gpus)
 	seen := [topology.NumClasses]bool{}
 	for _, l := range t.Links() {
 		if seen[l.Class] || (l.Class == topology.Intra && t.GPUsPerNode() == 1) || (l.Class == topology.Inter && t.Nodes() == 1) {
@@ -412,6 +416,9 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	}
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: b.Algo.String(), Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
 		GPUsPerThread: o.gpusPerThread}
+	if b.Algo == collectives.Auto && b.Model != nil {
+		rep.Timing = b.Model.Tuner()
+	}
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}

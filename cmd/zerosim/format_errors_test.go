@@ -72,3 +72,25 @@ func TestHelpListsTheGlobalFlagsTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectiveNamesGPUAndTuner: collective's header (table and
+// nccl-tests) and JSON name the GPU and, under auto, the cost model that
+// timed it, so a prediction put beside an rccl-tests log says it is
+// RCCL's (QA11 #4: "… on 1 node × 8 GPUs", nothing about the tuner).
+func TestCollectiveNamesGPUAndTuner(t *testing.T) {
+	args := []string{"collective", "--set", "cluster.gpu=MI300X", "--set", "cluster.intra.preset=xGMI", "--nodes", "1", "--gpus-per-node", "8", "--size", "1MiB"}
+	for _, f := range []string{"table", "nccl-tests"} {
+		out, errOut, code := runCLI(append(args, "--format", f)...)
+		if code != 0 || !strings.Contains(out, "(auto: RCCL's cost model, gfx942) over 8 ranks on 1 node × 8 MI300X,") {
+			t.Errorf("%s: exit %d (%s), header not naming MI300X and RCCL:\n%s", f, code, errOut, out)
+		}
+	}
+	js, _, _ := runCLI(append(args, "--format", "json")...)
+	if !strings.Contains(js, `"timing": "RCCL's cost model, gfx942"`) {
+		t.Errorf("json without the timing:\n%s", js)
+	}
+	out, _, _ := runCLI("collective", "--size", "1MiB", "--algo", "ring")
+	if !strings.Contains(out, "(ring) over 16 ranks on 2 nodes × 8 H100-80GB,") {
+		t.Errorf("explicit ring: %s", out)
+	}
+}

@@ -194,7 +194,7 @@ func TestBadInputOneLine(t *testing.T) {
 func TestCollectiveReshapeKeepsOneNICPerGPU(t *testing.T) {
 	args := []string{"collective", "--nodes", "2", "--gpus-per-node", "4", "--size", "1MiB"}
 	code, out, errOut := runMain(t, "", args...)
-	if want := "over 8 ranks on 2 nodes × 4 GPUs"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "nics per_gpu") {
+	if want := "over 8 ranks on 2 nodes × 4 H100-80GB"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "nics per_gpu") {
 		t.Errorf("%q: exit %d, stderr %q, stdout %q; want %q with nics per_gpu", args, code, errOut, out, want)
 	}
 	args = []string{"collective", "--gpus-per-node", "4", "--nics", "per_node", "--nics-per-node", "8"}
