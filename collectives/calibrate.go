@@ -417,6 +417,11 @@ func gbps(b units.Bandwidth) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", float64(b)/1e9), "0"), ".")
 }
 
+// File is p as the calibration file's params (scenarios.CalParams).
+func (p Params) File() scenarios.CalParams {
+	return scenarios.CalParams{IntraEff: p.IntraEff, InterEff: p.InterEff, IntraHopUS: p.IntraHop, InterHopUS: p.InterHop, FixedUS: p.Fixed}
+}
+
 // File is the calibration as its file format (scenarios.Calibration).
 func (c *Calibration) File() *scenarios.Calibration {
 	f := &scenarios.Calibration{Version: 1,
@@ -424,8 +429,7 @@ func (c *Calibration) File() *scenarios.Calibration {
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
 			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU),
 			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6},
-		Params: scenarios.CalParams{IntraEff: c.Params.IntraEff, InterEff: c.Params.InterEff, IntraHopUS: c.Params.IntraHop,
-			InterHopUS: c.Params.InterHop, FixedUS: c.Params.Fixed}}
+		Params: c.Params.File()}
 	for p := LL; p < numProtos; p++ {
 		if c.HW.Protos&(1<<p) != 0 {
 			f.Hardware.Protos = append(f.Hardware.Protos, p.String())

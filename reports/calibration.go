@@ -18,11 +18,9 @@ import (
 )
 
 // CalibrationParams are the fitted corrections of NCCL's cost model.
-type CalibrationParams struct {
-	IntraEff, InterEff     float64
-	IntraHopUS, InterHopUS float64
-	FixedUS                float64
-}
+// They are the calibration file's params (scenarios.CalParams), printed
+// under its keys in JSON.
+type CalibrationParams scenarios.CalParams
 
 // CalibrationBand is one size band's |error| of the fitted model,
 // in-sample and leave-one-out (NaN when there is no other log).

@@ -33,22 +33,8 @@ type calibrationJSON struct {
 	Memory   *memoryFitJSON `json:"memory,omitempty"`
 }
 
-// calParamsJSON are the fitted parameters, as the file's params keys
-// (scenarios.CalParamNames; TestCalParamsJSONKeys).
-type calParamsJSON struct {
-	IntraEff   float64 `json:"intra_efficiency"`
-	InterEff   float64 `json:"inter_efficiency"`
-	IntraHopUS float64 `json:"intra_hop_latency_us"`
-	InterHopUS float64 `json:"inter_hop_latency_us"`
-	FixedUS    float64 `json:"fixed_cost_us"`
-}
-
-func calParams(p CalibrationParams) calParamsJSON {
-	return calParamsJSON{p.IntraEff, p.InterEff, p.IntraHopUS, p.InterHopUS, p.FixedUS}
-}
-
 type networkJSON struct {
-	Params calParamsJSON `json:"params"`
+	Params CalibrationParams `json:"params"`
 	// Held are the parameters no logged size measures, left nominal, by
 	// their keys in params.
 	Held []string     `json:"held"`
@@ -56,19 +42,19 @@ type networkJSON struct {
 }
 
 type calLogJSON struct {
-	Source        string         `json:"source"`
-	Op            string         `json:"op"`
-	Ranks         int            `json:"ranks"`
-	Nodes         int            `json:"nodes"`
-	GPUsPerThread int            `json:"gpus_per_thread"`
-	Sizes         []int64        `json:"sizes_bytes"`
-	MeasuredUS    []float64      `json:"measured_us"`
-	ModelledUS    []*float64     `json:"modelled_us"`
-	Own           *calParamsJSON `json:"own_params"`
-	OwnExact      bool           `json:"own_exact"`
-	InExact       bool           `json:"in_exact"`
-	Bands         []calBandJSON  `json:"bands"`
-	Warning       string         `json:"warning"`
+	Source        string             `json:"source"`
+	Op            string             `json:"op"`
+	Ranks         int                `json:"ranks"`
+	Nodes         int                `json:"nodes"`
+	GPUsPerThread int                `json:"gpus_per_thread"`
+	Sizes         []int64            `json:"sizes_bytes"`
+	MeasuredUS    []float64          `json:"measured_us"`
+	ModelledUS    []*float64         `json:"modelled_us"`
+	Own           *CalibrationParams `json:"own_params"`
+	OwnExact      bool               `json:"own_exact"`
+	InExact       bool               `json:"in_exact"`
+	Bands         []calBandJSON      `json:"bands"`
+	Warning       string             `json:"warning"`
 }
 
 type calBandJSON struct {
@@ -148,7 +134,7 @@ func finite(v float64) *float64 {
 func WriteCalibrationJSON(w io.Writer, s *CalibrationSummary) error {
 	j := calibrationJSON{Zerosim: ReadBuild(), File: s.File}
 	if r := s.Network; r != nil {
-		n := &networkJSON{Params: calParams(r.Params), Held: []string{}, Logs: []calLogJSON{}}
+		n := &networkJSON{Params: r.Params, Held: []string{}, Logs: []calLogJSON{}}
 		for _, h := range r.Held {
 			n.Held = append(n.Held, scenarios.CalParamNames[h].Key)
 		}
@@ -158,10 +144,7 @@ func WriteCalibrationJSON(w io.Writer, s *CalibrationSummary) error {
 			for _, m := range l.Modelled {
 				lj.ModelledUS = append(lj.ModelledUS, finite(m))
 			}
-			if l.Own != nil {
-				p := calParams(*l.Own)
-				lj.Own = &p
-			}
+			lj.Own = l.Own
 			for _, b := range l.Bands {
 				bj := calBandJSON{Band: b.Band, Rows: b.Rows, LOOMedian: finite(b.LOOMedian), LOOMax: finite(b.LOOMax)}
 				if !l.InExact {

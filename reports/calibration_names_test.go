@@ -12,10 +12,10 @@ import (
 // file's (scenarios.CalParamNames), and the text and the JSON name a held
 // parameter from that one table.
 func TestCalParamsJSONKeys(t *testing.T) {
-	ty := reflect.TypeOf(calParamsJSON{})
+	ty := reflect.TypeOf(CalibrationParams{})
 	for i, n := range scenarios.CalParamNames {
-		if tag := ty.Field(i).Tag.Get("json"); tag != n.Key {
-			t.Errorf("calParamsJSON.%s's json key is %q, want %q", ty.Field(i).Name, tag, n.Key)
+		if tag := ty.Field(i).Tag.Get("json"); tag != n.Key || ty.Field(i).Tag.Get("yaml") != n.Key {
+			t.Errorf("CalibrationParams.%s's json key is %q (yaml %q), want %q", ty.Field(i).Name, tag, ty.Field(i).Tag.Get("yaml"), n.Key)
 		}
 	}
 	r := &CalibrationReport{Held: []int{3, 4}}

@@ -182,12 +182,13 @@ type CalHardware struct {
 // CalParams are the fitted corrections: bandwidth efficiency per link
 // class (1 = nominal), latency per hop per class and fixed cost per
 // collective added to NCCL's tables (µs).
+// The JSON keys are the file's (calibrate --format json prints them).
 type CalParams struct {
-	IntraEff   float64 `yaml:"intra_efficiency"`
-	InterEff   float64 `yaml:"inter_efficiency"`
-	IntraHopUS float64 `yaml:"intra_hop_latency_us"`
-	InterHopUS float64 `yaml:"inter_hop_latency_us"`
-	FixedUS    float64 `yaml:"fixed_cost_us"`
+	IntraEff   float64 `yaml:"intra_efficiency" json:"intra_efficiency"`
+	InterEff   float64 `yaml:"inter_efficiency" json:"inter_efficiency"`
+	IntraHopUS float64 `yaml:"intra_hop_latency_us" json:"intra_hop_latency_us"`
+	InterHopUS float64 `yaml:"inter_hop_latency_us" json:"inter_hop_latency_us"`
+	FixedUS    float64 `yaml:"fixed_cost_us" json:"fixed_cost_us"`
 }
 
 // CalParamName is one fitted network parameter: its name as calibrate

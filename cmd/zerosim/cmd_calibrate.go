@@ -332,7 +332,7 @@ func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.Calibratio
 }
 
 func fitParams(p collectives.Params) reports.CalibrationParams {
-	return reports.CalibrationParams{IntraEff: p.IntraEff, InterEff: p.InterEff, IntraHopUS: p.IntraHop, InterHopUS: p.InterHop, FixedUS: p.Fixed}
+	return reports.CalibrationParams(p.File())
 }
 
 // calibrationLog is log i's errors: in-sample with the fit, leave-one-out
