@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -308,5 +309,22 @@ func TestXGMILinksPerGroup(t *testing.T) {
 	// busbw = S·2(n−1)/n / t = S / t for n = 2.
 	if busbw := float64(1<<30) / (float64(c.Time) / 1e12) / 1e9; busbw > 48 || busbw < 40 {
 		t.Errorf("1 GiB all-reduce over 2 MI300X: busbw %.1f GB/s, want just under one link's 48", busbw)
+	}
+}
+
+// TestRCCLCalibrationRoundTrip: a calibration made on an AMD cluster
+// keeps its GPU target, so read back it is measured on that cluster (its
+// curves apply) and describes it as gfx942 over xGMI (final read A1: the
+// file dropped Hardware.GFX, and Measured never held).
+func TestRCCLCalibrationRoundTrip(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := HardwareOf(s)
+	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	if err != nil || back.HW != hw || !back.Measured(hw) || !strings.HasPrefix(hw.Describe(), "gfx942, xGMI") {
+		t.Errorf("round trip %+v (%v), want %+v; describe %q", back.HW, err, hw, hw.Describe())
 	}
 }

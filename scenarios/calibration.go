@@ -146,7 +146,7 @@ type CalCompute struct {
 // or curves).
 func (c *Calibration) HasNetwork() bool {
 	h := c.Hardware
-	return h.Arch != "" || h.IntraGBps != 0 || h.NICGBps != 0 || h.NICsPerNode != 0 || len(h.Protos) > 0 || len(h.Algos) > 0 ||
+	return h.Arch != "" || h.GFX != "" || h.IntraGBps != 0 || h.NICGBps != 0 || h.NICsPerNode != 0 || len(h.Protos) > 0 || len(h.Algos) > 0 ||
 		h.InterLatencyUS != 0 || h.IntraLatencyUS != 0 || h.PCI || h.NVLS || c.Params != (CalParams{}) || len(c.Curves) > 0
 }
 
@@ -177,6 +177,9 @@ type CalHardware struct {
 	// HostCPU is the cluster's host CPU (cluster.host.cpu: intel, amd or
 	// arm), which NCCL's tuner reads across nodes; absent means intel.
 	HostCPU string `yaml:"host_cpu,omitempty"`
+	// GFX is an AMD GPU's LLVM target (gfx942, gfx950), timed by RCCL's
+	// tuner (collectives/rccl.go); absent for an NVIDIA GPU.
+	GFX string `yaml:"gfx,omitempty"`
 }
 
 // CalParams are the fitted corrections: bandwidth efficiency per link
