@@ -174,25 +174,11 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 }
 
 // headUnit is the unit that carries the output head and the loss
-// (HeadActivation): lm_head, else the last unit; -1 for a scenario whose
-// activations are not derived tensor by tensor (not a transformer with
-// hidden, heads and seq_len, or memory.activations false) or whose head
-// unit gives activation_bytes of its own.
+// (HeadActivation), -1 where activations are not derived there
+// (scenarios.Scenario.HeadUnit).
 func headUnit(s *scenarios.Scenario) int {
-	layers, m := s.Model.LayerList, s.Model
-	if !*s.Memory.Activations || m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 {
-		return -1
-	}
-	head := len(layers) - 1
-	for u, l := range layers {
-		if l.Name == "lm_head" {
-			head = u
-		}
-	}
-	if head < 0 || layers[head].ActivationBytes != 0 {
-		return -1
-	}
-	return head
+	u, _ := s.HeadUnit()
+	return u
 }
 
 // unitKeptLogits is, per unit, the bytes of the logits the model returns

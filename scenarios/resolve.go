@@ -167,35 +167,40 @@ func (l *loader) resolve(s *Scenario) *Error {
 }
 
 // warnKeepLogits says when training.keep_logits counts nothing: the kept
-// logits are a transformer's output head's, counted with its activations
-// (memory.activations), not for a model without them or a head whose
-// activation_bytes are given.
+// logits are the output head's, counted with its derived activations
+// (HeadUnit).
 func (l *loader) warnKeepLogits(s *Scenario) {
 	if s.Training.KeptLogitsBytes() == 0 {
 		return
 	}
-	why := ""
-	switch {
-	case s.Model.Kind != KindTransformer:
-		why = "the model is not a transformer with an output head"
-	case s.Memory.Activations != nil && !*s.Memory.Activations:
-		why = "memory.activations is false"
-	default:
-		// The head is the layer named lm_head, else the last (memory's
-		// headUnit).
-		ls, head := s.Model.LayerList, len(s.Model.LayerList)-1
-		for i, x := range ls {
-			if x.Name == "lm_head" {
-				head = i
-			}
-		}
-		if head >= 0 && ls[head].ActivationBytes != 0 {
-			why = "the output head's activation_bytes are given, so its activations are not derived"
-		}
-	}
-	if why != "" {
+	if _, why := s.HeadUnit(); why != "" {
 		l.warn(s, "training.keep_logits", "keep_logits counts nothing here: "+why)
 	}
+}
+
+// HeadUnit is the layer that carries the output head and the loss, whose
+// activations memory derives tensor by tensor: lm_head, else the last
+// layer; -1 and why for a scenario that derives none (not a transformer
+// with hidden, heads and seq_len, or memory.activations false) or whose
+// head gives activation_bytes of its own.
+func (s *Scenario) HeadUnit() (int, string) {
+	m := &s.Model
+	switch {
+	case m.Kind != KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0:
+		return -1, "the model is not a transformer with an output head"
+	case s.Memory.Activations != nil && !*s.Memory.Activations:
+		return -1, "memory.activations is false"
+	}
+	head := len(m.LayerList) - 1
+	for i, x := range m.LayerList {
+		if x.Name == "lm_head" {
+			head = i
+		}
+	}
+	if head < 0 || m.LayerList[head].ActivationBytes != 0 {
+		return -1, "the output head's activation_bytes are given, so its activations are not derived"
+	}
+	return head, ""
 }
 
 func (l *loader) resolveCluster(s *Scenario) *Error {

@@ -50,26 +50,14 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 		return
 	case 1:
 		l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s has %s (%s, as its driver reports it: a GPU sold as %d GB of memory has about %d GiB); use %s unless you mean decimal gigabytes",
-			raw, gb.IEC(), match[0], sizes[0].IEC(), sizeLiteral(sizes[0]), n, n, sizeLiteral(sizes[0])))
+			raw, gb.IEC(), match[0], sizes[0].IEC(), sizes[0].Exact(), n, n, sizes[0].Exact()))
 		return
 	}
 	for i := range match {
-		match[i] += " (" + sizeLiteral(sizes[i]) + ")"
+		match[i] += " (" + sizes[i].Exact() + ")"
 	}
 	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s have about %d GiB, as their drivers report it (a GPU sold as %d GB of memory has about %d GiB); use your GPU's figure unless you mean decimal gigabytes",
 		raw, gb.IEC(), listOr(match), n, n, n))
-}
-
-// sizeLiteral writes b as a size gpu_memory accepts: whole GiB, else whole
-// MiB, else bytes.
-func sizeLiteral(b units.Bytes) string {
-	switch {
-	case b%units.GiB == 0:
-		return fmt.Sprintf("%dGiB", b/units.GiB)
-	case b%units.MiB == 0:
-		return fmt.Sprintf("%dMiB", b/units.MiB)
-	}
-	return fmt.Sprintf("%dB", b)
 }
 
 // warnWindows names what zerosim leaves out of blocks that attend over a
