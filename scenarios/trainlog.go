@@ -729,18 +729,14 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 	case len(unread) > 0:
 		for _, f := range []string{TrainLogTorchtitan, TrainLogMegatron, TrainLogDeepSpeed} {
 			if u, ok := firstUnread[f]; ok {
-				lines := "lines"
-				if unread[f] == 1 {
-					lines = "line"
-				}
-				return nil, fmt.Errorf("%s:%d:%d: %s: %d %s %s, none readable (this is the first): give the log as the trainer printed it", name, u.line, u.col, u.why, unread[f], trainLogName[f], lines)
+				return nil, fmt.Errorf("%s: %s: %d %s line%s, none readable (this is the first): give the log as the trainer printed it", loc(name, u.line, u.col), u.why, unread[f], trainLogName[f], plural(int64(unread[f])))
 			}
 		}
 	default:
 		return nil, fmt.Errorf("%s: no training step found: want torchtitan's metrics lines (\"step: 10  loss: …  memory: …GiB(…%%)  tps: …\"), Megatron-LM's (\"iteration 10/ 500000 | … | elapsed time per iteration (ms): … |\"), the Hugging Face Trainer's progress bar (\" 5%%|▌    | 50/1000 [01:40<31:40,  2.00s/it]\", on stderr), Composer's console blocks (\"[batch=10/100]:\" … \"Train throughput/batches_per_sec: …\"), NeMo's (\"Training epoch 0, iteration 9/99 | … | train_step_timing in s: …\", or its progress bar's \"…, train_step_timing in s=…]\", with TimingCallback among the trainer's callbacks) or DeepSpeed's throughput lines (\"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…\", with steps_per_print set and DeepSpeed's logger at INFO, WARNING by default since v0.17.6: ds_config \"log_level\": \"info\"); give the trainer's stdout and stderr", name)
 	}
 	if u, ok := firstUnread[l.Format]; ok {
-		l.Unread, l.UnreadAt, l.UnreadWhy = unread[l.Format], fmt.Sprintf("%s:%d:%d", name, u.line, u.col), u.why
+		l.Unread, l.UnreadAt, l.UnreadWhy = unread[l.Format], loc(name, u.line, u.col), u.why
 	}
 	return l, nil
 }
