@@ -201,7 +201,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
-		TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000, MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r)}
+		TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()), MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r)}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}

@@ -69,16 +69,16 @@ type jsonRow struct {
 	Error        string            `json:"error,omitempty"`
 }
 
-// tokensPerSec rounds a rate to 3 decimals, so rows print the same on
-// every platform.
-func tokensPerSec(v float64) float64 { return math.Round(v*1000) / 1000 }
+// TokensPerSec rounds a rate to 3 decimals, as every output of zerosim
+// gives it, so rows print the same on every platform.
+func TokensPerSec(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // FormatTokensPerSec is a tokens/s per GPU as every CSV of zerosim writes
 // it (sweep's rows, plan.csv, compare's): 3 decimals, trailing zeros kept,
 // so a join on the text of two files matches (sweep wrote 10747.83 where
 // plan.csv wrote 10747.830).
 func FormatTokensPerSec(v float64) string {
-	return strconv.FormatFloat(tokensPerSec(v), 'f', 3, 64)
+	return strconv.FormatFloat(TokensPerSec(v), 'f', 3, 64)
 }
 
 // MFUDecimals is the decimals of an MFU in every CSV zerosim writes
@@ -125,7 +125,7 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	if e.f == JSONL {
 		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: r.StepTime, ExposedComm: r.ExposedComm,
 			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, DevicePeak: r.DevicePeak,
-			TokensPerSec: tokensPerSec(r.TokensPerSecPerGPU), MFU: mfu(r.MFU), Fits: r.Fits, DeviceFits: r.DeviceFits, Error: oneLine(r.Err)}
+			TokensPerSec: TokensPerSec(r.TokensPerSecPerGPU), MFU: mfu(r.MFU), Fits: r.Fits, DeviceFits: r.DeviceFits, Error: oneLine(r.Err)}
 		for i, k := range e.keys {
 			jr.Point[k] = r.Values[i]
 		}
