@@ -221,11 +221,20 @@ func addMTPInput(stored int64, d BlockDims) (int64, error) {
 }
 
 // baseDims are the dimensions of a transformer scenario's blocks as the
-// activation model sees them on one rank: its ceil(s/cp) tokens.
+// activation model sees them on one rank: its ceil(s/cp) tokens. The
+// final norm is of the blocks' kind: Norms is the first block's
+// (scenarios.BlockDims.Norms; HeadActivation).
 func baseDims(s *scenarios.Scenario) BlockDims {
 	m := s.Model
 	cp := int64(max(s.Parallelism.CP, 1))
-	return BlockDims{Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	norms := ""
+	for _, l := range m.LayerList {
+		if l.Block && l.Dims != nil {
+			norms = l.Dims.Norms
+			break
+		}
+	}
+	return BlockDims{Norms: norms, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -253,6 +262,7 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 		d.SharedFFN, d.SharedGate = x.SharedFFN, x.SharedGate
 		d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank = x.ValueHeadDim, x.RopeHeadDim, x.QLoRARank, x.KVLoRARank
 		d.OutputGate, d.LinearAttention = x.OutputGate, x.LinearAttention
+		d.QKNorm, d.Norms = x.QKNorm, x.Norms
 		d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim = x.LinearKeyHeads, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim
 	}
 	return d

@@ -101,6 +101,11 @@ type BlockDims struct {
 	// sliding-window or chunked mask (sdpaMask, sdpamask.go), and keeps
 	// the additive bias it makes of it for backward.
 	SDPAMask bool
+	// QKNorm and Norms are the block's query/key norms and its layout of
+	// hidden-size norms (scenarios.BlockDims.QKNorm, Norms: see normSaved
+	// and BlockTensors); Norms also gives the final norm's kind
+	// (HeadActivation).
+	QKNorm, Norms string
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -156,6 +161,17 @@ func (d *BlockDims) check() error {
 	case "", "gpt", "llama":
 	default:
 		return fmt.Errorf("model.arch %q: activations are derived for gpt and llama blocks", d.Arch)
+	}
+	switch d.QKNorm {
+	case "", scenarios.QKNormRMSHead, scenarios.QKNormRMSFull, scenarios.QKNormGemma, scenarios.QKNormL2:
+	default:
+		return fmt.Errorf("qk_norm %q: use %s, %s, %s or %s", d.QKNorm, scenarios.QKNormRMSHead, scenarios.QKNormRMSFull, scenarios.QKNormGemma, scenarios.QKNormL2)
+	}
+	if d.Norms != "" && d.Norms != scenarios.NormsGemma {
+		return fmt.Errorf("norms %q: use %s or none", d.Norms, scenarios.NormsGemma)
+	}
+	if (d.QKNorm != "" || d.Norms != "") && d.Arch != "llama" {
+		return fmt.Errorf("qk_norm and norms are derived for llama blocks (RMSNorm), not %q", d.Arch)
 	}
 	return nil
 }
@@ -231,17 +247,34 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	// torchtitan's norms.py) computes in fp32: x.float() is saved by the rsqrt multiply
 	// (4·t·h), with rstd (4·t), and the bf16 normalized tensor by the weight
 	// multiply (2·t·h); its output is the next matmul's input.
-	// normOf is an RMSNorm of width w (formula name wf) inside the block;
-	// input names its 16-bit input, which a compiled block keeps.
-	normOf := func(which string, w int64, wf, input string) {
+	// rmsNorm is a norm of kind style (normSaved) over t·w elements in
+	// rows rows (formula names wf and rowsF) inside the block; input names
+	// its 16-bit input, which a compiled block keeps.
+	rmsNorm := func(which, style string, w, rows int64, wf, rowsF, input string) {
 		if compiled {
 			add(input, "compiled block", "2·t·"+wf, c.Mul(2, t, w), false, false)
-			add(which+" rstd (fp32)", "compiled block", "4·t", c.Mul(4, t), false, false)
+			add(which+" rstd (fp32)", "compiled block", "4·"+rowsF, c.Mul(4, rows), false, false)
 			return
 		}
-		add(which+" input in fp32 (x.float())", "mul(x, rstd)", "4·t·"+wf, c.Mul(4, t, w), false, false)
-		add(which+" rstd (fp32)", "mul(x, rstd)", "4·t", c.Mul(4, t), false, false)
-		add(which+" normalized (bf16)", "mul(·, weight)", "2·t·"+wf, c.Mul(2, t, w), false, false)
+		add(which+" input in fp32 (x.float())", "pow, mul(x, rstd)", "4·t·"+wf, c.Mul(4, t, w), false, false)
+		add(which+" rstd (fp32)", "mul(x, rstd)", "4·"+rowsF, c.Mul(4, rows), false, false)
+		switch style {
+		case normFP32Affine:
+			add(which+" normalized (fp32)", "mul(·, 1 + weight)", "4·t·"+wf, c.Mul(4, t, w), false, false)
+		case normNoWeight:
+		default:
+			add(which+" normalized (bf16)", "mul(·, weight)", "2·t·"+wf, c.Mul(2, t, w), false, false)
+		}
+	}
+	// normOf is an RMSNorm of width w (formula name wf) inside the block,
+	// one statistic per token, its weight multiplying the 16-bit
+	// normalized tensor.
+	normOf := func(which string, w int64, wf, input string) {
+		rmsNorm(which, "", w, t, wf, "t", input)
+	}
+	hiddenNorm := "" // the kind of the block's hidden-size norms
+	if d.Norms == scenarios.NormsGemma {
+		hiddenNorm = normFP32Affine
 	}
 	norm := func(which string, first bool) {
 		switch {
@@ -254,7 +287,7 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 			}
 			add(which+" rstd (fp32)", "compiled block", "4·t", c.Mul(4, t), false, false)
 		case llama:
-			normOf(which, h, "h", "")
+			rmsNorm(which, hiddenNorm, h, t, "h", "t", "")
 		default:
 			name := which + " input"
 			if first {
@@ -284,6 +317,9 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	}
 	vw := c.Mul(d.KVHeads, d.vHeadDim()) // value width
 	ow := c.Mul(a, d.vHeadDim())         // attention output width
+	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
+		qkNorms(d, t, &c, rmsNorm)
+	}
 	switch {
 	case d.LinearAttention != "":
 		gatedDeltaNet(d, t, &c, add)
@@ -340,6 +376,12 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		add("output gate sigmoid(gate) (q_proj's second half)", "sigmoid, mul", "2·t·h", c.Mul(2, t, ow), false, false)
 		add("gated attention output (o_proj input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
 	}
+	if d.Norms == scenarios.NormsGemma {
+		// post_attention_layernorm normalizes o_proj's output, which its
+		// x.float() consumes (nothing of the 16-bit output is kept), before
+		// the residual add.
+		rmsNorm("post_attention_layernorm", hiddenNorm, h, t, "h", "t", "post_attention_layernorm input (o_proj output, bf16)")
+	}
 	// torchtitan's op policy keeps the outputs of odd-numbered matmuls:
 	// llama wq(1) wk(2) wv(3) wo(4) w1(5) w3(6) w2(7) keeps wq, wv, w1, w2;
 	// gpt qkv(1) proj(2) fc1(3) fc2(4) keeps the fused qkv and fc1. The
@@ -369,6 +411,9 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	if d.NoFFN && d.SharedFFN > 0 {
 		sharedExpert(d, t, &c, add, compiled)
 	}
+	if d.Norms == scenarios.NormsGemma {
+		rmsNorm("post_feedforward_layernorm", hiddenNorm, h, t, "h", "t", "post_feedforward_layernorm input (down_proj output, bf16)")
+	}
 	if d.Dropout {
 		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
@@ -376,6 +421,69 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return out, nil
+}
+
+// Kinds of RMSNorm by what autograd keeps of them (BlockTensors' rmsNorm).
+// Every kind upcasts its input, x.float(), which pow and the multiply by
+// the rstd keep (4 bytes per element), and keeps the fp32 rstd, one per
+// row (rsqrt saves its result). Then:
+//
+//   - "" (Llama's RMSNorm, transformers' LlamaRMSNorm and its copies:
+//     self.weight * hidden_states.to(input_dtype)): the weight multiply
+//     keeps the 16-bit normalized tensor, 2 bytes per element.
+//   - normFP32Affine (Gemma2RMSNorm and Gemma3RMSNorm, modeling_gemma2.py
+//     @ 006e86931247d7bacf94ad00ada1fb6baf11e94b and modeling_gemma3.py
+//     @ 0018aa647bb13801f061e2d1027c326f531b59fb: output =
+//     self._norm(x.float()); output * (1.0 + self.weight.float()); then
+//     type_as(x)): the (1 + weight) multiply runs in fp32 and keeps the
+//     fp32 normalized tensor, 4 bytes per element; type_as keeps nothing.
+//   - normNoWeight (Llama4TextL2Norm, modeling_llama4.py
+//     @ 63210d0e3b74c2119b7998ff65bc6a2729283626:
+//     self._norm(x.float()).type_as(x)): no weight, nothing more.
+//
+// So a norm over t·w elements in r rows keeps 4·t·w + 4·r plus 2·t·w,
+// 4·t·w or nothing.
+const (
+	normFP32Affine = "fp32_affine"
+	normNoWeight   = "no_weight"
+)
+
+// qkNorms adds what the query and key norms keep (d.QKNorm, the kinds of
+// scenarios.QKNormRMSHead and the others). Notation: a heads, kv_h the
+// key/value heads, qw = a·head_dim and kv = kv_h·head_dim the widths.
+//
+//   - QKNormRMSHead (Qwen3, Qwen3-MoE: Qwen3Attention runs
+//     self.q_norm(self.q_proj(x).view(…, head_dim)), a Llama RMSNorm over
+//     each head): q_norm keeps 4·t·qw + 4·t·a + 2·t·qw, k_norm 4·t·kv +
+//     4·t·kv_h + 2·t·kv. The q_proj and k_proj outputs are consumed by the
+//     upcast, and the norms' 16-bit outputs by RoPE, which multiplies by
+//     cos and sin (no gradient) and keeps nothing of them; the attention
+//     keeps the rotated q and k, counted as before.
+//   - QKNormRMSFull (OLMo 2 and 3: Olmo2Attention's q_norm and k_norm
+//     over the whole q_proj and k_proj outputs, one statistic per token):
+//     4·t·qw + 4·t + 2·t·qw and 4·t·kv + 4·t + 2·t·kv.
+//   - QKNormGemma (Gemma 3: Gemma3RMSNorm(head_dim) per head, fp32 up to
+//     the (1 + weight) multiply): 4·t·qw + 4·t·a + 4·t·qw and 4·t·kv +
+//     4·t·kv_h + 4·t·kv.
+//   - QKNormL2 (Llama 4's RoPE layers: Llama4TextL2Norm per head on the
+//     rotated q and k, no weight): 4·t·qw + 4·t·a and 4·t·kv + 4·t·kv_h;
+//     its output is what the attention keeps.
+//
+// Compiled (compiledRules), each keeps its 16-bit input and its rstd.
+func qkNorms(d BlockDims, t int64, c *calc, rms func(which, style string, w, rows int64, wf, rowsF, input string)) {
+	qw, kv := c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim)
+	qRows, kRows, qRowsF, kRowsF := c.Mul(t, d.Heads), c.Mul(t, d.KVHeads), "t·a", "t·kv_h"
+	style, qIn, kIn := "", "q_norm input (q_proj output, bf16)", "k_norm input (k_proj output, bf16)"
+	switch d.QKNorm {
+	case scenarios.QKNormRMSFull:
+		qRows, kRows, qRowsF, kRowsF = t, t, "t", "t"
+	case scenarios.QKNormGemma:
+		style = normFP32Affine
+	case scenarios.QKNormL2:
+		style, qIn, kIn = normNoWeight, "q_norm input (q after RoPE, bf16)", "k_norm input (k after RoPE, bf16)"
+	}
+	rms("q_norm", style, qw, qRows, "qw", qRowsF, qIn)
+	rms("k_norm", style, kv, kRows, "kv", kRowsF, kIn)
 }
 
 // vHeadDim is the value width per head: ValueHeadDim, else HeadDim.
@@ -679,9 +787,14 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 	}
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
-	if d.Arch == "llama" {
+	switch {
+	case d.Arch == "llama" && d.Norms == scenarios.NormsGemma:
+		// Gemma's final norm keeps its fp32 normalized tensor
+		// (normFP32Affine).
+		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
+	case d.Arch == "llama":
 		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
-	} else {
+	default:
 		stored = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
 	stored = c.Add(stored, c.Mul(2, t, d.Hidden)) // output projection input

@@ -93,6 +93,15 @@ func LayerListYAML(layers []Layer) string {
 			if x.LinearAttention != "" {
 				f = append(f, "linear_attention: "+x.LinearAttention)
 			}
+			if x.QKNorm != "" {
+				f = append(f, "qk_norm: "+x.QKNorm)
+			}
+			if x.Norms != "" {
+				f = append(f, "norms: "+x.Norms)
+			}
+			if x.AttnSoftcap {
+				f = append(f, "attn_softcap: true")
+			}
 			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
 		}
 		b.WriteString("}\n")

@@ -131,7 +131,51 @@ type BlockDims struct {
 	// wide and its second half, through a sigmoid, multiplies the
 	// attention output before o_proj (Qwen3NextAttention).
 	OutputGate bool `yaml:"output_gate,omitempty"`
+	// QKNorm names the norm the block applies to its queries and keys,
+	// whose tensors the activation model counts (memory.BlockTensors): ""
+	// none; QKNormRMSHead, QKNormRMSFull, QKNormGemma or QKNormL2.
+	QKNorm string `yaml:"qk_norm,omitempty"`
+	// Norms is the block's layout of hidden-size norms: "" two RMSNorms
+	// before attention and MLP whose weight multiplies the 16-bit
+	// normalized tensor (Llama's); NormsGemma four RMSNorms, before and
+	// after attention and MLP, computed in fp32 up to the (1 + weight)
+	// multiply (Gemma 2 and 3). The final norm follows the blocks'.
+	Norms string `yaml:"norms,omitempty"`
+	// AttnSoftcap marks Gemma 2's attn_logit_softcapping: eager attention
+	// passes the scores through cap·tanh(scores/cap), and tanh keeps its
+	// s² output.
+	AttnSoftcap bool `yaml:"attn_softcap,omitempty"`
 }
+
+// Query/key norms (BlockDims.QKNorm), as transformers builds them:
+//
+//   - QKNormRMSHead: an RMSNorm(head_dim) on every query and key head whose
+//     weight multiplies the 16-bit normalized tensor (Qwen3RMSNorm,
+//     models/qwen3/modeling_qwen3.py @ 000c33fdfde12e1ffafbfcdb3c926df5727a00b6,
+//     the Llama code; Qwen3 and Qwen3-MoE).
+//   - QKNormRMSFull: the same RMSNorm over the whole q_proj and k_proj
+//     outputs, heads·head_dim and kv_heads·head_dim wide, one statistic
+//     per token (Olmo2RMSNorm in Olmo2Attention,
+//     models/olmo2/modeling_olmo2.py @ 7264638d7b0ab5841670813ebed806189b8f7b71;
+//     OLMo 3 builds the same).
+//   - QKNormGemma: Gemma3RMSNorm(head_dim) per head, computed in fp32 up
+//     to the (1 + weight) multiply (models/gemma3/modeling_gemma3.py
+//     @ 0018aa647bb13801f061e2d1027c326f531b59fb).
+//   - QKNormL2: Llama4TextL2Norm per head after RoPE, without a weight,
+//     on the layers that use RoPE when use_qk_norm is set
+//     (models/llama4/modeling_llama4.py
+//     @ 63210d0e3b74c2119b7998ff65bc6a2729283626).
+const (
+	QKNormRMSHead = "rms_head"
+	QKNormRMSFull = "rms_full"
+	QKNormGemma   = "gemma"
+	QKNormL2      = "l2"
+)
+
+// NormsGemma is BlockDims.Norms for Gemma 2's and 3's four fp32 RMSNorms
+// (Gemma2RMSNorm, Gemma3RMSNorm: output = _norm(x.float()) * (1.0 +
+// weight.float()), then type_as(x)).
+const NormsGemma = "gemma"
 
 // LinearGatedDeltaNet is BlockDims.LinearAttention for the Gated DeltaNet
 // (Yang et al. 2024, arXiv:2412.06464) as Qwen3-Next builds it.
@@ -225,6 +269,9 @@ type HFModel struct {
 	// DropoutKeys the keys that set one ("resid_pdrop 0.1"): DropoutNote.
 	Dropout     float64
 	DropoutKeys []string
+	// LogitSoftcap: the head softcaps its logits (final_logit_softcapping,
+	// Model.LogitSoftcap).
+	LogitSoftcap bool
 	// Chunked marks the window as Llama 4's attention_chunk_size: a
 	// windowed block attends only within its own chunk of SlidingWindow
 	// tokens (a block-diagonal causal mask) instead of over the last
@@ -1009,6 +1056,26 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	}
 	if d.FFN, err = c.int(ffnMin, maxFFN, "intermediate_size"); err != nil {
 		return nil, err
+	}
+	switch arch {
+	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
+		d.QKNorm = QKNormRMSHead
+	case "Olmo2ForCausalLM", "Olmo3ForCausalLM":
+		d.QKNorm = QKNormRMSFull
+	case "Gemma2ForCausalLM":
+		// modeling_gemma2.py @ 006e86931247d7bacf94ad00ada1fb6baf11e94b:
+		// four Gemma2RMSNorms in fp32 up to (1 + weight); eager attention
+		// softcaps the scores when attn_logit_softcapping is not None and
+		// Gemma2ForCausalLM.forward the logits when
+		// final_logit_softcapping is not None (Gemma2Config defaults 50.0
+		// and 30.0).
+		d.Norms = NormsGemma
+		if d.AttnSoftcap, err = c.softcap(true, "attn_logit_softcapping"); err != nil {
+			return nil, err
+		}
+		if hm.LogitSoftcap, err = c.softcap(true, "final_logit_softcapping"); err != nil {
+			return nil, err
+		}
 	}
 	if arch == "Gemma2ForCausalLM" {
 		// modeling_gemma2.py @ 9a80143ca26066ee3266749a57c7b3850d8843be:

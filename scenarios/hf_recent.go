@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // This file imports the architectures of DeepSeek-V2/V3 (multi-head latent
@@ -35,6 +36,29 @@ func (hm *HFModel) windowPhrase() string {
 func (c *hfConfig) isNull(key string) bool {
 	v, ok := c.m[key]
 	return ok && v == nil
+}
+
+// softcap reads a tanh softcapping cap (Gemma 2's attn_logit_softcapping
+// and final_logit_softcapping, which the modeling code applies when it is
+// not None): on when key is a number > 0, off when it is null, def when it
+// is absent.
+func (c *hfConfig) softcap(def bool, key string) (bool, error) {
+	v, ok := c.m[key]
+	if !ok {
+		return def, nil
+	}
+	if v == nil {
+		return false, nil
+	}
+	n, isNum := v.(json.Number)
+	if !isNum {
+		return false, c.errorf("%s%s is %s, not a number (use the cap, such as 30.0, or null for none)", c.prefix, key, describeJSON(v))
+	}
+	f, err := n.Float64()
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
+		return false, c.errorf("%s%s=%s is not a positive number (use the cap, such as 30.0, or null for none)", c.prefix, key, clip(n.String()))
+	}
+	return true, nil
 }
 
 // window reads a sliding_window that every decoder layer applies (Mistral,
@@ -693,6 +717,19 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	hm.setWindows(w, false, kinds)
+	// Gemma3RMSNorm computes in fp32 up to its (1 + weight) multiply, in
+	// the four hidden-size norms and in q_norm and k_norm (QKNormGemma,
+	// NormsGemma). Gemma3ForCausalLM.forward softcaps the logits when
+	// final_logit_softcapping is not None (Gemma3TextConfig default None);
+	// Gemma3ForConditionalGeneration.forward never does, and
+	// Gemma3Attention passes no softcap to the attention function
+	// (modeling_gemma3.py @ 0018aa647bb13801f061e2d1027c326f531b59fb).
+	d.QKNorm, d.Norms = QKNormGemma, NormsGemma
+	if arch == "Gemma3ForCausalLM" {
+		if hm.LogitSoftcap, err = tc.softcap(false, "final_logit_softcapping"); err != nil {
+			return nil, err
+		}
+	}
 	h := d.Hidden
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
@@ -896,6 +933,13 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	hm.setWindows(chunk, true, chunked)
+	// Llama4TextAttention builds qk_norm, a Llama4TextL2Norm applied to the
+	// queries and keys after RoPE, when use_qk_norm (Llama4TextConfig
+	// default True; Scout true, Maverick false) and the layer uses RoPE.
+	qkNorm, err := tc.boolOr(true, "use_qk_norm")
+	if err != nil {
+		return nil, err
+	}
 
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
@@ -906,6 +950,9 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	var blocks []hfBlock
 	for i := range hm.Layers {
 		bd := *d
+		if qkNorm && rope[i] {
+			bd.QKNorm = QKNormL2
+		}
 		if contains(moeLayers, i) {
 			bd.SharedExperts, bd.SharedFFN = 1, d.ExpertFFN
 			bd.Router = RouterLlama4 // Llama4Router, Llama4TextMoe (memory.RouterTensors)

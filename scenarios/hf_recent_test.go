@@ -512,17 +512,21 @@ func TestHFLlama4(t *testing.T) {
 		t.Errorf("vision part %d, want 871,932,416", vision)
 	}
 	maverick := hfVariant(t, "llama-4-scout-17b-16e", map[string]any{"text_config.interleave_moe_layer_step": 2,
-		"text_config.num_local_experts": 128, "text_config.moe_layers": nil, "text_config.max_position_embeddings": 1048576})
+		"text_config.num_local_experts": 128, "text_config.moe_layers": nil, "text_config.max_position_embeddings": 1048576,
+		// Maverick's config.json sets use_qk_norm false (no
+		// Llama4TextL2Norm); Scout's true.
+		"text_config.use_qk_norm": false})
 	for _, c := range []struct {
 		name               string
 		hm                 *HFModel
 		published          int64
 		moeLayers, experts int64
 		firstFFN, firstMoE int
+		qkNorm             string
 	}{
-		{"scout", hfVariant(t, "llama-4-scout-17b-16e", nil), 108_641_793_536, 48, 16, 0, 1},
-		{"scout as Llama4ForCausalLM", causalLM, 108_641_793_536, 48, 16, 0, 1},
-		{"maverick", maverick, 401_583_781_376, 24, 128, 16384, 2},
+		{"scout", hfVariant(t, "llama-4-scout-17b-16e", nil), 108_641_793_536, 48, 16, 0, 1, QKNormL2},
+		{"scout as Llama4ForCausalLM", causalLM, 108_641_793_536, 48, 16, 0, 1, QKNormL2},
+		{"maverick", maverick, 401_583_781_376, 24, 128, 16384, 2, ""},
 	} {
 		checkHF(t, c.hm, c.published-vision, -1)
 		if c.hm.Active < 16_500_000_000 || c.hm.Active >= 17_500_000_000 {
@@ -543,11 +547,18 @@ func TestHFLlama4(t *testing.T) {
 			t.Errorf("%s: block.0 ffn %d, want %d", c.name, d.FFN, c.firstFFN)
 		}
 		// Router: Llama4Router (modeling_llama4.py @ 63210d0e, memory.RouterTensors).
-		// It is a RoPE layer: chunked attention (no_rope_layers).
+		// It is a RoPE layer: chunked attention (no_rope_layers), and
+		// Llama4TextL2Norm on q and k under use_qk_norm.
 		want := BlockDims{Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Experts: c.experts, TopK: 1, ExpertFFN: 8192, SharedExperts: 1, SharedFFN: 8192,
-			Router: RouterLlama4, AttentionChunk: 8192}
+			Router: RouterLlama4, AttentionChunk: 8192, QKNorm: c.qkNorm}
 		if d := c.hm.LayerList[c.firstMoE].Dims; d == nil || *d != want {
 			t.Errorf("%s: first MoE block dims %+v, want %+v", c.name, d, want)
+		}
+		// The NoPE layers (every fourth) build no qk_norm.
+		for _, l := range c.hm.LayerList {
+			if l.Dims != nil && l.Dims.Heads > 0 && (l.Dims.AttentionChunk == 0) != (l.Dims.QKNorm == "") && c.qkNorm != "" {
+				t.Errorf("%s: %s chunk %d with qk_norm %q: a NoPE layer has none, a RoPE layer l2", c.name, l.Name, l.Dims.AttentionChunk, l.Dims.QKNorm)
+			}
 		}
 	}
 	if len(causalLM.Notes) != 0 || len(maverick.Notes) != 1 || !strings.HasPrefix(maverick.Notes[0], "vision_config: the vision model") {

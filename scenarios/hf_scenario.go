@@ -38,8 +38,12 @@ func HFBlockArch(architecture string) string {
 // resolves to the model model.hf_config gives (run's header names the
 // class either way).
 func HFModelHead(hm *HFModel) string {
-	return fmt.Sprintf("model:\n  kind: transformer\n  arch: %s  # %s's block layout, as model.hf_config replays it\n  architecture: %s\n",
+	s := fmt.Sprintf("model:\n  kind: transformer\n  arch: %s  # %s's block layout, as model.hf_config replays it\n  architecture: %s\n",
 		HFBlockArch(hm.Architecture), hm.Architecture, hm.Architecture)
+	if hm.LogitSoftcap {
+		s += "  logit_softcap: true  # final_logit_softcapping: tanh over the logits keeps its output\n"
+	}
+	return s
 }
 
 // DefaultHFSeqLen is the training sequence length of an imported model when
@@ -116,7 +120,7 @@ func hfPresetLayers(name string, layers int64) (*HFModel, error) {
 // hfKeysExclusive are the model keys an imported model defines itself
 // (layers may override num_hidden_layers, as zerosim fit does to scale a
 // model).
-var hfKeysExclusive = []string{"preset", "kind", "arch", "params", "hidden", "ffn", "heads", "kv_heads", "vocab", "largest_layer", "layer_list"}
+var hfKeysExclusive = []string{"preset", "kind", "arch", "params", "hidden", "ffn", "heads", "kv_heads", "vocab", "largest_layer", "layer_list", "logit_softcap"}
 
 // resolveHFConfig imports model.hf_config, relative to the scenario file.
 func (l *loader) resolveHFConfig(s *Scenario) *Error {
@@ -199,6 +203,7 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	m.LayerList = append([]Layer(nil), hm.LayerList...)
 	m.Params = units.Count(hm.Total)
 	m.Architecture = hm.Architecture
+	m.LogitSoftcap = hm.LogitSoftcap
 	markBlocks(m)
 	key := "model.preset"
 	if l.has("model.hf_config") {

@@ -640,6 +640,16 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 	if err := l.checkLinearDims(p, d); err != nil {
 		return err
 	}
+	if d.QKNorm != "" {
+		if err := l.oneOf(p+".qk_norm", d.QKNorm, QKNormRMSHead, QKNormRMSFull, QKNormGemma, QKNormL2); err != nil {
+			return err
+		}
+	}
+	if d.Norms != "" {
+		if err := l.oneOf(p+".norms", d.Norms, NormsGemma); err != nil {
+			return err
+		}
+	}
 	if d.Router != "" {
 		if err := l.oneOf(p+".router", d.Router, RouterSoftmaxTopK, RouterDeepseekV3, RouterDeepseekV2, RouterDeepseekV2Group, RouterLlama4, RouterGptOss); err != nil {
 			return err

@@ -132,6 +132,12 @@ type Model struct {
 	// by Load for hf_config and presets built from a config.json;
 	// informational.
 	Architecture string `yaml:"architecture,omitempty"`
+	// LogitSoftcap marks an output head whose logits pass through
+	// cap·tanh(logits/cap) before the loss (Gemma 2's
+	// final_logit_softcapping; set by the import from config.json): tanh
+	// keeps its 16-bit output until the head's backward
+	// (memory.HeadActivation).
+	LogitSoftcap bool `yaml:"logit_softcap,omitempty"`
 }
 
 // Layer is one unit of the model in forward order: the unit of ZeRO-3

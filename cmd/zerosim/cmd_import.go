@@ -225,13 +225,18 @@ type hfDimsJSON struct {
 	LinearKeyHeadDim   int64  `json:"linear_key_head_dim,omitempty"`
 	LinearValueHeadDim int64  `json:"linear_value_head_dim,omitempty"`
 	LinearConvKernel   int64  `json:"linear_conv_kernel,omitempty"`
+	// Norms whose activations memory counts (scenarios.BlockDims.QKNorm,
+	// Norms, AttnSoftcap).
+	QKNorm      string `json:"qk_norm,omitempty"`
+	Norms       string `json:"norms,omitempty"`
+	AttnSoftcap bool   `json:"attn_softcap,omitempty"`
 }
 
 func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts,
 		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm, d.MTP,
 		d.Window, d.AttentionChunk, d.OutputGate, d.LinearAttention, d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim,
-		d.LinearValueHeadDim, d.LinearConvKernel}
+		d.LinearValueHeadDim, d.LinearConvKernel, d.QKNorm, d.Norms, d.AttnSoftcap}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {

@@ -1,0 +1,91 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHFNormFlags checks the flags the importer records for the
+// activation model (BlockDims.QKNorm, Norms, AttnSoftcap and
+// HFModel.LogitSoftcap) from the modeling code cited at each constant:
+// Qwen3 per-head RMSNorms, OLMo 2/3 whole-width ones, Gemma 3's fp32
+// q/k and hidden norms, Gemma 2's fp32 norms with both softcaps
+// (Gemma2Config defaults 50.0 and 30.0 when absent, none when null), and
+// Gemma3ForCausalLM's final_logit_softcapping (default None).
+func TestHFNormFlags(t *testing.T) {
+	fromFile := func(path string) *HFModel {
+		hm, err := ReadHFConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hm
+	}
+	// Gemma3ForCausalLM reads the top-level keys: the 4B file's
+	// text_config as a config of its own.
+	gemma3Text := func(set map[string]any) *HFModel {
+		data, err := os.ReadFile("testdata/hf-extra/gemma-3-4b-it.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		raw := m["text_config"].(map[string]any)
+		raw["architectures"] = []any{"Gemma3ForCausalLM"}
+		for k, v := range set {
+			raw[k] = v
+		}
+		out, err := json.Marshal(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hm, err := ImportHF("c.json", out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hm
+	}
+	for _, c := range []struct {
+		name            string
+		hm              *HFModel
+		qk, norms       string
+		attnCap, logits bool
+	}{
+		{"Qwen3-8B", fromFile("testdata/hf/qwen3-8b/config.json"), QKNormRMSHead, "", false, false},
+		{"Qwen3-30B-A3B", fromFile("testdata/hf-extra/qwen3-30b-a3b.json"), QKNormRMSHead, "", false, false},
+		{"OLMo 2 13B", fromFile("testdata/hf-extra/olmo-2-1124-13b.json"), QKNormRMSFull, "", false, false},
+		{"OLMo 3 7B", fromFile("testdata/hf-extra/olmo-3-1025-7b.json"), QKNormRMSFull, "", false, false},
+		{"Gemma 3 4B", hfVariant(t, "gemma-3-4b-it", nil), QKNormGemma, NormsGemma, false, false},
+		{"Gemma 3 as Gemma3ForCausalLM", gemma3Text(nil), QKNormGemma, NormsGemma, false, false},
+		{"Gemma 3 with final_logit_softcapping", gemma3Text(map[string]any{"final_logit_softcapping": 30.0}), QKNormGemma, NormsGemma, false, true},
+		{"Gemma 2 9B", fromFile("testdata/hf/gemma-2-9b/config.json"), "", NormsGemma, true, true},
+		{"Gemma 2 27B (softcaps absent: defaults)", hfVariant(t, "gemma-2-27b", nil), "", NormsGemma, true, true},
+		{"Gemma 2 27B, softcaps null", hfVariant(t, "gemma-2-27b", map[string]any{"attn_logit_softcapping": json.RawMessage("null"),
+			"final_logit_softcapping": json.RawMessage("null")}), "", NormsGemma, false, false},
+		{"Llama 3.1 8B", fromFile("testdata/hf/llama-3.1-8b/config.json"), "", "", false, false},
+	} {
+		for _, l := range c.hm.LayerList {
+			if !strings.HasPrefix(l.Name, "block.") {
+				continue
+			}
+			if d := l.Dims; d.QKNorm != c.qk || d.Norms != c.norms || d.AttnSoftcap != c.attnCap {
+				t.Errorf("%s: %s qk_norm %q norms %q attn_softcap %v, want %q %q %v", c.name, l.Name, d.QKNorm, d.Norms, d.AttnSoftcap, c.qk, c.norms, c.attnCap)
+				break
+			}
+		}
+		if c.hm.LogitSoftcap != c.logits {
+			t.Errorf("%s: logit_softcap %v, want %v", c.name, c.hm.LogitSoftcap, c.logits)
+		}
+	}
+	// A cap that is not a positive number is refused at its key.
+	for _, v := range []string{`"50"`, `0`, `-30.0`} {
+		_, err := ImportHF("c.json", []byte(`{"architectures": ["Gemma2ForCausalLM"], "hidden_size": 256, "num_hidden_layers": 2,
+			"num_attention_heads": 2, "intermediate_size": 512, "vocab_size": 1000, "final_logit_softcapping": `+v+`}`))
+		if err == nil || !strings.Contains(err.Error(), "final_logit_softcapping") || !strings.Contains(err.Error(), "or null for none") {
+			t.Errorf("final_logit_softcapping %s: %v, want an error naming the key and the fix", v, err)
+		}
+	}
+}
