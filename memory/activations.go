@@ -234,7 +234,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 			break
 		}
 	}
-	return BlockDims{Norms: norms, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -262,7 +262,7 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 		d.SharedFFN, d.SharedGate = x.SharedFFN, x.SharedGate
 		d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank = x.ValueHeadDim, x.RopeHeadDim, x.QLoRARank, x.KVLoRARank
 		d.OutputGate, d.LinearAttention = x.OutputGate, x.LinearAttention
-		d.QKNorm, d.Norms = x.QKNorm, x.Norms
+		d.QKNorm, d.Norms, d.AttnSoftcap = x.QKNorm, x.Norms, x.AttnSoftcap
 		d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim = x.LinearKeyHeads, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim
 	}
 	return d

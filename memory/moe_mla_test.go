@@ -53,8 +53,8 @@ func TestSharedExpertAndMLAActivations(t *testing.T) {
 			v += 2*tk*a*dqk + 2*tk*a*dqk + 4*a*tk + 2*tk*a*dv
 		case "sdpa": // v is a view of kv_b_proj's whole output; output; lse
 			v += 2*tk*a*(dqk-dr+dv) + 2*tk*a*dv + 4*a*tk
-		case "eager": // softmax (bf16), v copied contiguous, output
-			v += 2*a*tk*tk + 2*tk*a*dv + 2*tk*a*dv
+		case "eager": // softmax in fp32 and the bf16 copy matmul(p, v) keeps, v copied contiguous, output
+			v += 4*a*tk*tk + 2*a*tk*tk + 2*tk*a*dv + 2*tk*a*dv
 		}
 		return v + rms(h) // post_attention_layernorm
 	}

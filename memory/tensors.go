@@ -106,6 +106,13 @@ type BlockDims struct {
 	// and BlockTensors); Norms also gives the final norm's kind
 	// (HeadActivation).
 	QKNorm, Norms string
+	// SoftmaxFP32: eager attention computes its softmax in fp32 and
+	// keeps that result beside the 16-bit copy matmul(p, v) reads
+	// (transformers' eager_attention_forward; scenarios.HFEagerSoftmaxFP32);
+	// false keeps one 16-bit softmax output (Megatron's fused kernel,
+	// Korthikanti et al. 2022). AttnSoftcap: the scores pass through
+	// cap·tanh(scores/cap) first (scenarios.BlockDims.AttnSoftcap).
+	SoftmaxFP32, AttnSoftcap bool
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -333,11 +340,7 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		}
 		add("q", "matmul(q, kᵀ)", "2·t·h", c.Mul(2, t, qw), false, false)
 		add("k", "matmul(q, kᵀ)", kvFormula, c.Mul(2, t, kvKept), false, false)
-		add("softmax output", "softmax", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
-		if d.Dropout {
-			add("attention dropout mask", "dropout", "a·s²·b", c.Mul(a, s, s, b), true, false)
-			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
-		}
+		eagerScores(d, &c, add)
 		add("v", "matmul(p, v)", vFormula, c.Mul(2, t, vKept), false, false)
 		add("attention output (out-projection input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
 	default:
@@ -486,6 +489,49 @@ func qkNorms(d BlockDims, t int64, c *calc, rms func(which, style string, w, row
 	rms("k_norm", style, kv, kRows, "kv", kRowsF, kIn)
 }
 
+// eagerScores adds the s² tensors eager attention keeps between
+// matmul(q, kᵀ) and matmul(p, v) (all Core: selective recomputation
+// rebuilds them):
+//
+//   - d.AttnSoftcap (Gemma 2's attn_logit_softcapping: eager_attention_forward
+//     runs attn_weights / softcap, torch.tanh, * softcap; modeling_gemma2.py
+//     @ 006e86931247d7bacf94ad00ada1fb6baf11e94b): tanh saves its 16-bit
+//     output for tanh_backward, 2·a·s²·b; the division and multiplication
+//     by a number, the scaling and the mask addition keep nothing.
+//   - d.SoftmaxFP32 (transformers' softmax(attn_weights, dim=-1,
+//     dtype=torch.float32).to(query.dtype)): _softmax saves its result for
+//     _softmax_backward_data, the fp32 probabilities, 4·a·s²·b, and
+//     matmul(p, v) saves the 16-bit copy .to() makes, 2·a·s²·b. With
+//     dropout the copy feeds only native_dropout, whose backward reads its
+//     mask, so the copy is not kept; the mask (1 byte) and the dropout
+//     output (kept by matmul) are. Dropout at p = 0 returns its input
+//     (aten's _dropout: "if (p == 0 || !train …) return input").
+//   - otherwise one 16-bit softmax output, which softmax and matmul(p, v)
+//     keep (Korthikanti et al. 2022 §4.1, Megatron's fused
+//     ScaledUpperTriangMaskedSoftmax saves softmax_results in the input's
+//     dtype: megatron/core/fusions/fused_softmax.py
+//     @ 550f9c44589efb85af6c5a11da8fbc8c3491b636), 2·a·s²·b, and with
+//     dropout its mask and output, a·s²·b + 2·a·s²·b.
+func eagerScores(d BlockDims, c *calc, add addFunc) {
+	a, s, b := d.Heads, d.Seq, d.Batch
+	if d.AttnSoftcap {
+		add("tanh(scores / softcap) output (attn_logit_softcapping)", "tanh", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
+	}
+	switch {
+	case d.SoftmaxFP32:
+		add("softmax output (fp32)", "softmax", "4·a·s²·b", c.Mul(4, a, s, s, b), true, false)
+		if !d.Dropout {
+			add("softmax output cast to 16 bits (.to(query.dtype))", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
+		}
+	default:
+		add("softmax output", "softmax", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
+	}
+	if d.Dropout {
+		add("attention dropout mask", "dropout", "a·s²·b", c.Mul(a, s, s, b), true, false)
+		add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
+	}
+}
+
 // vHeadDim is the value width per head: ValueHeadDim, else HeadDim.
 func (d *BlockDims) vHeadDim() int64 {
 	if d.ValueHeadDim > 0 {
@@ -588,11 +634,7 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 		add("attention output (o_proj input)", by, "2·t·a·d_v", c.Mul(2, t, v), false, true)
 		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
 	default:
-		add("softmax output", "softmax", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
-		if d.Dropout {
-			add("attention dropout mask", "dropout", "a·s²·b", c.Mul(a, s, s, b), true, false)
-			add("attention dropout output", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
-		}
+		eagerScores(d, c, add)
 		add("v (contiguous copy)", "matmul(p, v)", "2·t·a·d_v", c.Mul(2, t, v), false, false)
 		add("attention output (o_proj input)", "mm", "2·t·a·d_v", c.Mul(2, t, v), false, false)
 	}

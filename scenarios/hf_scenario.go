@@ -32,6 +32,37 @@ func HFBlockArch(architecture string) string {
 	return ArchLlama
 }
 
+// HFEagerSoftmaxFP32 reports whether transformers' eager attention for
+// the class keeps its softmax in fp32 (the activation model's
+// memory.BlockDims.SoftmaxFP32). The Llama-style decoders share Llama's
+// eager_attention_forward, softmax(attn_weights, dim=-1,
+// dtype=torch.float32).to(query.dtype) ("upcast attention to fp32":
+// models/llama/modeling_llama.py @ 002272831fba, modeling_qwen3.py
+// @ 000c33fdfde12e1ffafbfcdb3c926df5727a00b6, modeling_gemma2.py
+// @ 006e86931247d7bacf94ad00ada1fb6baf11e94b, modeling_gemma3.py
+// @ 0018aa647bb13801f061e2d1027c326f531b59fb, modeling_olmo2.py
+// @ 7264638d7b0ab5841670813ebed806189b8f7b71, and their copies). The
+// others keep the softmax in the scores' 16-bit dtype: GPT-2's _attn
+// (softmax(attn_weights, dim=-1), then .type(value.dtype):
+// modeling_gpt2.py @ c44b2d9976e8eafbdcb89cb2710141b2bc9b138f, without
+// reorder_and_upcast_attn), GPT-NeoX's _attn (modeling_gpt_neox.py
+// @ 203bf6f1c524062b3c109da5ff67e61f483407e7), OPT's (upcast only from
+// fp16, PR #17437), Falcon's (softmax(…, dtype=hidden_states.dtype)) and
+// gpt-oss's, whose eager path takes the softmax over the logits and sinks
+// in their own dtype (softmax(combined_logits, dim=-1,
+// dtype=combined_logits.dtype)). A class the importer does not know
+// ("" for a model without hf_config) is not transformers' eager code.
+func HFEagerSoftmaxFP32(architecture string) bool {
+	if _, ok := hfArchitectures[architecture]; !ok {
+		return false
+	}
+	switch architecture {
+	case "GPT2LMHeadModel", "OPTForCausalLM", "GPTNeoXForCausalLM", "FalconForCausalLM", "GptOssForCausalLM":
+		return false
+	}
+	return true
+}
+
 // HFModelHead is the head of the model: section an importer prints for an
 // imported model with its layer list: kind, the block layout (HFBlockArch)
 // and the config's class as model.architecture, so that the scenario

@@ -1287,6 +1287,43 @@ func (m *Megatron) readRecompute(a *mgArgs) error {
 	return nil
 }
 
+// noteTorchSoftmax notes where Megatron's own DotProductAttention keeps
+// more of its softmax than the fused kernel's 16-bit output, which memory
+// counts (2·a·s²·b): FusedScaleMaskSoftmax (megatron/core/fusions/
+// fused_softmax.py @ 550f9c44589efb85af6c5a11da8fbc8c3491b636) runs
+// ScaledUpperTriangMaskedSoftmax, which saves softmax_results in the
+// input's dtype, only under masked_softmax_fusion and for 16 < sk ≤ 4096
+// (is_kernel_available); otherwise forward_torch_softmax runs
+// torch.nn.Softmax, whose result softmax and its product with the
+// all-masked-row factor keep, and that product, which the next bmm keeps
+// (4·a·s²·b), or with softmax_in_fp32 (--attention-softmax-in-fp32) the
+// fp32 result and the 16-bit copy .bfloat16() makes (6·a·s²·b).
+func (m *Megatron) noteTorchSoftmax(a *mgArgs) error {
+	noFusion, err := a.bool("no-masked-softmax-fusion")
+	if err != nil {
+		return err
+	}
+	fp32, err := a.bool("attention-softmax-in-fp32")
+	if err != nil {
+		return err
+	}
+	var why string
+	switch {
+	case noFusion:
+		why = "--no-masked-softmax-fusion"
+	case m.Model.SeqLen > 4096:
+		why = fmt.Sprintf("--seq-length %d is above the fused softmax kernel's 4096", m.Model.SeqLen)
+	default:
+		return nil
+	}
+	kept := "its result and the product with the all-masked-row factor, 4·a·s²·b per block"
+	if fp32 {
+		kept = "the fp32 result and its 16-bit copy (--attention-softmax-in-fp32), 6·a·s²·b per block"
+	}
+	m.note("%s: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps %s; zerosim counts the fused kernel's 16-bit softmax output, 2·a·s²·b, so eager attention's activations are understated", why, kept)
+	return nil
+}
+
 // readAttention maps --transformer-impl and --attention-backend to the
 // attention kernel, as stack: megatron does (docs/stacks.md).
 func (m *Megatron) readAttention(a *mgArgs) error {
@@ -1317,6 +1354,9 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 		}
 		m.set("training.attention", "eager", from+": Megatron's own DotProductAttention materialises the scores")
 		m.set("training.attention_kernel", "eager", from)
+		if err := m.noteTorchSoftmax(a); err != nil {
+			return err
+		}
 	case be == "auto":
 		m.set("training.attention_kernel", "te", from+": Transformer Engine chooses (cuDNN from Hopper on, flash-attn 2 before)")
 	case be == "fused":

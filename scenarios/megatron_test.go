@@ -69,7 +69,14 @@ func TestImportMegatron(t *testing.T) {
 			note: "--recompute-method block recomputes the first 8 blocks; zerosim recomputes every 4-th block, the same count"},
 		{name: "selective, local", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 127 --recompute-activations --transformer-impl local --hidden-dropout 0 --attention-dropout 0",
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
-			want: map[string]string{"vocab": "128", "recompute": "selective", "attention": "eager", "dropout": "0"}},
+			want: map[string]string{"vocab": "128", "recompute": "selective", "attention": "eager", "dropout": "0"},
+			// fused_softmax.py @ 550f9c44: the fused kernel takes sk ≤
+			// 4096; at 8192 torch.softmax runs (noteTorchSoftmax).
+			note: "--seq-length 8192 is above the fused softmax kernel's 4096: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps its result and the product with the all-masked-row factor, 4·a·s²·b per block; zerosim counts the fused kernel's 16-bit softmax output, 2·a·s²·b"},
+		{name: "local, unfused fp32 softmax", args: strings.Replace(llamaArgs, "8192", "4096", 2) + "--tokenizer-type NullTokenizer --vocab-size 127 --transformer-impl local --no-masked-softmax-fusion --attention-softmax-in-fp32",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention": "eager", "seq_len": "4096"},
+			note: "--no-masked-softmax-fusion: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps the fp32 result and its 16-bit copy (--attention-softmax-in-fp32), 6·a·s²·b per block"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, data := tc.file, []byte(tc.args)
@@ -465,5 +472,21 @@ func TestImportMegatronFSDPScript(t *testing.T) {
 	// USE_MEGATRON_FSDP set, and the error says so.
 	if want := `; this is in the branch the if at line 112 takes as the script runs without USE_MEGATRON_FSDP set (USE_MEGATRON_FSDP=${USE_MEGATRON_FSDP:-1} at line 39 gives "1"): for a run launched with other values, write them in the script in place of the defaults and import again`; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("error %v, want …%q", err, want)
+	}
+}
+
+// TestImportMegatronFusedSoftmax: within the fused kernel's range (seq
+// 4096, masked-softmax fusion on) Megatron's own attention keeps the
+// 16-bit softmax memory counts, and the import says nothing of it.
+func TestImportMegatronFusedSoftmax(t *testing.T) {
+	args := "--num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 8 --tokenizer-type NullTokenizer --vocab-size 1000 --bf16 --transformer-impl local"
+	m, err := ImportMegatron("args.txt", []byte(args), MegatronOptions{Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range m.Notes {
+		if strings.Contains(n, "torch.softmax") {
+			t.Errorf("note %q at seq 4096 with fusion", n)
+		}
 	}
 }

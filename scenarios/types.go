@@ -129,8 +129,9 @@ type Model struct {
 	// --mtp-num-layers, Megatron-Bridge) sets it.
 	MTPLayers int64 `yaml:"mtp_layers,omitempty"`
 	// Architecture is the imported config's class (LlamaForCausalLM), set
-	// by Load for hf_config and presets built from a config.json;
-	// informational.
+	// by Load for hf_config and presets built from a config.json. Besides
+	// naming the model it says whose eager attention runs
+	// (HFEagerSoftmaxFP32).
 	Architecture string `yaml:"architecture,omitempty"`
 	// LogitSoftcap marks an output head whose logits pass through
 	// cap·tanh(logits/cap) before the loss (Gemma 2's
