@@ -234,7 +234,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 			break
 		}
 	}
-	return BlockDims{Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),

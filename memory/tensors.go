@@ -113,6 +113,10 @@ type BlockDims struct {
 	// Korthikanti et al. 2022). AttnSoftcap: the scores pass through
 	// cap·tanh(scores/cap) first (scenarios.BlockDims.AttnSoftcap).
 	SoftmaxFP32, AttnSoftcap bool
+	// LogitSoftcap: the head passes the logits through
+	// cap·tanh(logits/cap) before the loss (scenarios.Model.LogitSoftcap;
+	// HeadActivation).
+	LogitSoftcap bool
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -840,6 +844,20 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 		stored = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
 	stored = c.Add(stored, c.Mul(2, t, d.Hidden)) // output projection input
+	if d.LogitSoftcap {
+		// Gemma2ForCausalLM.forward (modeling_gemma2.py
+		// @ 006e86931247d7bacf94ad00ada1fb6baf11e94b): logits =
+		// lm_head(h) in 16 bits, then logits / cap, torch.tanh, * cap,
+		// and only then the loss, whose ForCausalLMLoss upcasts with
+		// .float(). tanh saves its 16-bit output for tanh_backward until
+		// the head's backward reaches it, after the loss's: 2·t·V under
+		// every loss (the division and multiplication by a number keep
+		// nothing; the product is the loss's input or the logits the loop
+		// keeps, counted as before). tanh_backward's (1 − y²)
+		// temporaries come after the loss's gradients are freed and are
+		// not counted.
+		stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+	}
 	switch {
 	case d.LossCompiled:
 		if d.KeepLogits == 0 {
