@@ -89,3 +89,35 @@ func TestHFNormFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestNormDimsChecks: qk_norm and norms load only with known values and on
+// RMSNorm (llama) blocks, refused at their key with the fix.
+func TestNormDimsChecks(t *testing.T) {
+	for _, c := range []struct{ arch, dims, want string }{
+		{"llama", "qk_norm: rms_head, norms: gemma, attn_softcap: true", ""},
+		{"gpt", "qk_norm: rms_head", "s.yaml:14:70: qk_norm=rms_head needs RMSNorm (llama) blocks, and this model's are gpt (set model.arch: llama, or delete qk_norm)"},
+		{"gpt", "norms: gemma", "s.yaml:14:70: norms=gemma needs RMSNorm (llama) blocks"},
+		{"llama", "qk_norm: rmshead", "s.yaml:14:70: qk_norm \"rmshead\" is unknown (did you mean rms_head?)"},
+		{"llama", "norms: fp32", "s.yaml:14:70: norms \"fp32\" is unknown (use gemma)"},
+	} {
+		y := `version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model:
+  kind: transformer
+  arch: ` + c.arch + `
+  hidden: 256, layers: 1, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128, params: 1000000
+  layer_list:
+    - {name: block.0, params: 1000000, dims: {hidden: 256, heads: 4, ` + c.dims + `}}
+parallelism: {dp: 8, zero_stage: 3}
+`
+		y = strings.Replace(y, "  hidden: 256, layers: 1, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128, params: 1000000\n",
+			"  hidden: 256\n  layers: 1\n  heads: 4\n  ffn: 1024\n  vocab: 1000\n  seq_len: 128\n  params: 1000000\n", 1)
+		_, err := Load("s.yaml", []byte(y), nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s %s: %v", c.arch, c.dims, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s %s: %v, want %q", c.arch, c.dims, err, c.want)
+		}
+	}
+}

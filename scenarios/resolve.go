@@ -596,6 +596,9 @@ func (l *loader) checkLayerList(m *Model) *Error {
 			if err := l.checkLayerDims(p+".dims", ly.Dims); err != nil {
 				return err
 			}
+			if err := l.checkNormDims(p+".dims", ly.Dims, m); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -653,6 +656,22 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 	if d.Router != "" {
 		if err := l.oneOf(p+".router", d.Router, RouterSoftmaxTopK, RouterDeepseekV3, RouterDeepseekV2, RouterDeepseekV2Group, RouterLlama4, RouterGptOss); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkNormDims refuses qk_norm and norms on a transformer whose blocks
+// are GPT-style (LayerNorm): the activation model derives them for the
+// RMSNorm (llama) block only.
+func (l *loader) checkNormDims(p string, d *BlockDims, m *Model) *Error {
+	llama := m.Arch == ArchLlama || m.Arch == ArchHF && HFBlockArch(m.Architecture) == ArchLlama
+	if m.Kind != KindTransformer || llama {
+		return nil
+	}
+	for _, k := range []struct{ key, v string }{{"qk_norm", d.QKNorm}, {"norms", d.Norms}} {
+		if k.v != "" {
+			return l.errPath(p+"."+k.key, fmt.Sprintf("%s=%s needs RMSNorm (llama) blocks, and this model's are gpt (set model.arch: llama, or delete %s)", k.key, k.v, k.key))
 		}
 	}
 	return nil
