@@ -164,11 +164,13 @@ func writeHFYAML(w io.Writer, file string, hm *scenarios.HFModel, seq seqLenFlag
 
 // hfJSON is the JSON form of an imported model.
 type hfJSON struct {
-	Architecture string        `json:"architecture"`
-	ModelType    string        `json:"model_type"`
-	Params       int64         `json:"params"`
-	ActiveParams int64         `json:"active_params"`
-	Tied         bool          `json:"tied_embeddings"`
+	Architecture string `json:"architecture"`
+	ModelType    string `json:"model_type"`
+	Params       int64  `json:"params"`
+	ActiveParams int64  `json:"active_params"`
+	Tied         bool   `json:"tied_embeddings"`
+	// LogitSoftcap: final_logit_softcapping (scenarios.Model.LogitSoftcap).
+	LogitSoftcap bool          `json:"logit_softcap,omitempty"`
 	Layers       []hfLayerJSON `json:"layer_list"`
 	Dims         hfDimsJSON    `json:"dims"`
 	// Notes name what the import approximates or leaves out.
@@ -241,7 +243,7 @@ func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {
 	out := hfJSON{Architecture: hm.Architecture, ModelType: hm.ModelType, Params: hm.Total, ActiveParams: hm.Active,
-		Tied: hm.Tied, Dims: dimsJSON(hm.Dims), Notes: hfNotes(hm)}
+		Tied: hm.Tied, LogitSoftcap: hm.LogitSoftcap, Dims: dimsJSON(hm.Dims), Notes: hfNotes(hm)}
 	for _, l := range hm.LayerList {
 		lj := hfLayerJSON{Name: l.Name, Params: int64(l.Params), Group: l.Group, ActiveParams: int64(l.ActiveParams)}
 		if l.Dims != nil {

@@ -91,6 +91,10 @@ func TestImportHF(t *testing.T) {
 				t.Errorf("%s: %s dims printed as %+v, imported %+v", c.file, l.Name, got, l.Dims)
 			}
 		}
+		// So does the head's softcap (Gemma 2: final_logit_softcapping).
+		if s.Model.LogitSoftcap != hm.LogitSoftcap {
+			t.Errorf("%s: logit_softcap printed %v, imported %v", c.file, s.Model.LogitSoftcap, hm.LogitSoftcap)
+		}
 		if n := strings.Count(out, "\n# note: "); n != c.notes {
 			t.Errorf("%s: %d note lines, want %d:\n%s", c.file, n, c.notes, out)
 		}
@@ -108,6 +112,19 @@ func TestImportHF(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || j.Params != 8_190_735_360 || len(j.Layers) != 36+3 || j.Notes != nil {
 		t.Errorf("json: %v, code %d, %d params in %d layers, notes %q", err, code, j.Params, len(j.Layers), j.Notes)
+	}
+	// The JSON carries the norms and softcaps memory counts: Gemma 2 9B's
+	// four fp32 norms, attention softcap and final logit softcap.
+	out, _, code = runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf/gemma-2-9b/config.json")
+	var g struct {
+		LogitSoftcap bool `json:"logit_softcap"`
+		Dims         struct {
+			Norms       string `json:"norms"`
+			AttnSoftcap bool   `json:"attn_softcap"`
+		} `json:"dims"`
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil || code != 0 || !g.LogitSoftcap || g.Dims.Norms != "gemma" || !g.Dims.AttnSoftcap {
+		t.Errorf("gemma-2-9b json: %v, code %d, %+v", err, code, g)
 	}
 	out, _, code = runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf-extra/gpt-oss-20b.json")
 	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || len(j.Notes) != 2 || !strings.Contains(j.Notes[1], "sliding window of 128 tokens") {
