@@ -121,6 +121,9 @@ func hfGlm4Moe(c *hfConfig) (*HFModel, error) {
 	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, false), 2*h)
 	if qkNorm {
 		attn = p.add(attn, 2*d.HeadDim)
+		// Glm4MoeRMSNorm is the Llama code (weight times the 16-bit
+		// normalized tensor), over each head (memory's qkNorms).
+		d.QKNorm = QKNormRMSHead
 	}
 	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, false), p.linear(ffn, h, false)) }
 	one := mlp(d.ExpertFFN)
@@ -527,6 +530,9 @@ func hfDots1(c *hfConfig) (*HFModel, error) {
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
 	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim, 2*h)
+	// Dots1RMSNorm is the Llama code, applied per head as Qwen3's
+	// (memory's qkNorms).
+	d.QKNorm = QKNormRMSHead
 	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, false), p.linear(ffn, h, false)) }
 	one := mlp(d.ExpertFFN)
 	var blocks []hfBlock

@@ -71,14 +71,14 @@ func TestHFGlm4Moe(t *testing.T) {
 		{name: "glm-4.6", hm: hfVariant(t, "glm-4.6", map[string]any{"@mtp_layers": 1}), main: hfVariant(t, "glm-4.6", nil),
 			total: 358_337_791_296 - 2*vocab*5120, mainTotal: 352_797_829_024, cardActive: 32_000_000_000, layers: 93, units: 1 + 93 + 90 + 2,
 			firstMoE: "block.3", moeDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 160, TopK: 8, ExpertFFN: 1536,
-				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true},
-			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288}, notes: 1, mainNotes: 1},
+				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead},
+			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288, QKNorm: QKNormRMSHead}, notes: 1, mainNotes: 1},
 		{name: "glm-4.5", hm: hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072, "@mtp_layers": 1}),
 			main:  hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072, "num_nextn_predict_layers": nil}),
 			total: 358_337_791_296 - 2*vocab*5120, mainTotal: 352_797_829_024, cardActive: 32_000_000_000, layers: 93, units: 1 + 93 + 90 + 2,
 			firstMoE: "block.3", moeDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 160, TopK: 8, ExpertFFN: 1536,
-				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true},
-			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288}, notes: 1},
+				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead},
+			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288, QKNorm: QKNormRMSHead}, notes: 1},
 		{name: "glm-4.5-air", hm: hfVariant(t, "glm-4.5-air", map[string]any{"num_nextn_predict_layers": 1, "@mtp_layers": 1}), main: hfVariant(t, "glm-4.5-air", nil),
 			total: 110_468_824_832 - 2*vocab*4096, mainTotal: 106_852_245_504 + 45*128, cardActive: 12_000_000_000, layers: 47, units: 1 + 47 + 46 + 2,
 			firstMoE: "block.1", moeDims: BlockDims{Hidden: 4096, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 128, TopK: 8, ExpertFFN: 1408,
@@ -568,8 +568,9 @@ func TestHFDots1(t *testing.T) {
 	const total, h, vocab, experts, layers = 142_774_381_696, 4096, 152064, 128, 62
 	one := int64(3 * h * 1408)
 	moe := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, Experts: experts, TopK: 6, ExpertFFN: 1408, SharedExperts: 2, SharedFFN: 2816,
-		Router: RouterDeepseekV3, RouterNorm: true}
-	dense := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 10944}
+		Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead}
+	// Dots1Attention's q_norm and k_norm, per head (memory's qkNorms).
+	dense := BlockDims{Hidden: h, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 10944, QKNorm: QKNormRMSHead}
 	for _, c := range []struct {
 		name           string
 		set            map[string]any

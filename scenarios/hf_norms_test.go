@@ -10,7 +10,8 @@ import (
 // TestHFNormFlags checks the flags the importer records for the
 // activation model (BlockDims.QKNorm, Norms, AttnSoftcap and
 // HFModel.LogitSoftcap) from the modeling code cited at each constant:
-// Qwen3 per-head RMSNorms, OLMo 2/3 whole-width ones, Gemma 3's fp32
+// Qwen3, GLM-4.5/4.6 (use_qk_norm) and dots.llm1 per-head RMSNorms,
+// OLMo 2/3 whole-width ones, Gemma 3's fp32
 // q/k and hidden norms, Gemma 2's fp32 norms with both softcaps
 // (Gemma2Config defaults 50.0 and 30.0 when absent, none when null), and
 // Gemma3ForCausalLM's final_logit_softcapping (default None).
@@ -65,6 +66,12 @@ func TestHFNormFlags(t *testing.T) {
 		{"Gemma 2 27B (softcaps absent: defaults)", hfVariant(t, "gemma-2-27b", nil), "", NormsGemma, true, true},
 		{"Gemma 2 27B, softcaps null", hfVariant(t, "gemma-2-27b", map[string]any{"attn_logit_softcapping": json.RawMessage("null"),
 			"final_logit_softcapping": json.RawMessage("null")}), "", NormsGemma, false, false},
+		// Glm4MoeAttention builds q_norm and k_norm under use_qk_norm
+		// (GLM-4.6's file sets it; GLM-4.5-Air's leaves Glm4MoeConfig's
+		// false); Dots1Attention always.
+		{"GLM-4.6", hfVariant(t, "glm-4.6", nil), QKNormRMSHead, "", false, false},
+		{"GLM-4.5-Air", hfVariant(t, "glm-4.5-air", nil), "", "", false, false},
+		{"dots.llm1", hfVariant(t, "dots-llm1-base", nil), QKNormRMSHead, "", false, false},
 		{"Llama 3.1 8B", fromFile("testdata/hf/llama-3.1-8b/config.json"), "", "", false, false},
 	} {
 		for _, l := range c.hm.LayerList {
