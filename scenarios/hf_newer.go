@@ -354,6 +354,10 @@ func hfMiniMaxM2(c *hfConfig) (*HFModel, error) {
 	one := p.mul(3, h, d.ExpertFFN)
 	// The norms, the gate weight and e_score_correction_bias.
 	dense := p.add(attn, 2*h, p.mul(d.Experts, h), d.Experts)
+	// MiniMaxM2RMSNorm is the Llama code, and q_norm and k_norm span the
+	// whole q_proj and k_proj outputs, one statistic per token
+	// (modeling_minimax_m2.py @ 0205eec1; memory's qkNorms).
+	d.QKNorm = QKNormRMSFull
 	var blocks []hfBlock
 	for range hm.Layers {
 		blocks = append(blocks, hfBlock{dense: dense, experts: p.mul(d.Experts, one), activeExperts: p.mul(d.TopK, one), dims: *d})

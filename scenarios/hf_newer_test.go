@@ -396,7 +396,8 @@ func TestHFMiniMaxM2(t *testing.T) {
 	if a := activeBody(hm); a < 9_500_000_000 || a >= 10_500_000_000 {
 		t.Errorf("%d active without embedding and output head, want 10B", a)
 	}
-	want := BlockDims{Hidden: h, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: experts, TopK: topK, ExpertFFN: ffn}
+	// q_norm and k_norm over the whole projections (memory's qkNorms).
+	want := BlockDims{Hidden: h, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: experts, TopK: topK, ExpertFFN: ffn, QKNorm: QKNormRMSFull}
 	if d := blockDims(hm, "block.61"); d == nil || *d != want {
 		t.Errorf("block.61 dims %+v, want %+v", d, want)
 	}

@@ -72,6 +72,8 @@ func TestHFNormFlags(t *testing.T) {
 		{"GLM-4.6", hfVariant(t, "glm-4.6", nil), QKNormRMSHead, "", false, false},
 		{"GLM-4.5-Air", hfVariant(t, "glm-4.5-air", nil), "", "", false, false},
 		{"dots.llm1", hfVariant(t, "dots-llm1-base", nil), QKNormRMSHead, "", false, false},
+		// MiniMaxM2Attention: q_norm, k_norm over the whole widths.
+		{"MiniMax-M2", hfVariant(t, "minimax-m2", nil), QKNormRMSFull, "", false, false},
 		{"Llama 3.1 8B", fromFile("testdata/hf/llama-3.1-8b/config.json"), "", "", false, false},
 	} {
 		for _, l := range c.hm.LayerList {
