@@ -98,10 +98,13 @@ func TestQwen3NextUnitActivations(t *testing.T) {
 	}
 	base := BlockDims{Arch: BlockStyle(&sc.Model), Seq: 4096, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 2, Vocab: 151936, Attention: AttentionFlash,
 		LossFP32: true, NoFFN: true, SharedFFN: 512, SharedGate: true}
+	// Qwen3NextRMSNorm: both hidden norms fp32 up to (1 + weight), and
+	// the attention blocks' per-head q_norm and k_norm (qkNorms).
+	base.Norms = scenarios.NormsFP32
 	gdn := base
 	gdn.LinearAttention, gdn.LinearKeyHeads, gdn.LinearValueHeads, gdn.LinearKeyHeadDim, gdn.LinearValueHeadDim = scenarios.LinearGatedDeltaNet, 16, 32, 128, 128
 	gated := base
-	gated.HeadDim, gated.OutputGate = 256, true
+	gated.HeadDim, gated.OutputGate, gated.QKNorm = 256, true, scenarios.QKNormGemma
 	for _, c := range []struct {
 		unit string
 		d    BlockDims

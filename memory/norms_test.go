@@ -97,6 +97,36 @@ func TestNormActivations(t *testing.T) {
 	if with-without != 76_677_120 {
 		t.Errorf("compiled Qwen3-32B q/k norms keep %d B, want 76,677,120", with-without)
 	}
+	// Qwen3-Next-80B-A3B, t = 4096 (h 2048; attention a 16, kv_h 2,
+	// head_dim 256: qw 4096, kv 512): its two Qwen3NextRMSNorms keep the
+	// fp32 normalized tensor instead of the bf16 one, 2·2·t·h =
+	// 33,554,432 B more in every block; an attention block's q_norm and
+	// k_norm add 8·t·(qw + kv) + 4·t·(a + kv_h) = 150,994,944 + 294,912:
+	// 184,844,288 B in all.
+	qn := BlockDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 2, NoFFN: true, SharedFFN: 512, SharedGate: true}
+	gdn := qn
+	gdn.LinearAttention, gdn.LinearKeyHeads, gdn.LinearValueHeads, gdn.LinearKeyHeadDim, gdn.LinearValueHeadDim = scenarios.LinearGatedDeltaNet, 16, 32, 128, 128
+	att := qn
+	att.HeadDim, att.OutputGate = 256, true
+	for _, c := range []struct {
+		name string
+		d    BlockDims
+		qk   string
+		want int64
+	}{{"Qwen3-Next Gated DeltaNet block", gdn, "", 33_554_432}, {"Qwen3-Next attention block", att, scenarios.QKNormGemma, 184_844_288}} {
+		before, _, err := BlockActivation(c.d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.d.Norms, c.d.QKNorm = scenarios.NormsFP32, c.qk
+		after, _, err := BlockActivation(c.d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after-before != c.want {
+			t.Errorf("%s: the fp32 norms add %d B, want %d", c.name, after-before, c.want)
+		}
+	}
 	// Gemma's final norm keeps its fp32 normalized tensor: Gemma 2 27B at
 	// t = 4096, V = 256,000: 8·t·h + 4·t + 2·t·h [projection input] +
 	// 4·t·V [log_softmax] = 150,994,944 + 16,384 + 37,748,736 +

@@ -178,8 +178,8 @@ func (d *BlockDims) check() error {
 	default:
 		return fmt.Errorf("qk_norm %q: use %s, %s, %s or %s", d.QKNorm, scenarios.QKNormRMSHead, scenarios.QKNormRMSFull, scenarios.QKNormGemma, scenarios.QKNormL2)
 	}
-	if d.Norms != "" && d.Norms != scenarios.NormsGemma {
-		return fmt.Errorf("norms %q: use %s or none", d.Norms, scenarios.NormsGemma)
+	if d.Norms != "" && d.Norms != scenarios.NormsGemma && d.Norms != scenarios.NormsFP32 {
+		return fmt.Errorf("norms %q: use %s, %s or none", d.Norms, scenarios.NormsGemma, scenarios.NormsFP32)
 	}
 	if (d.QKNorm != "" || d.Norms != "") && d.Arch != "llama" {
 		return fmt.Errorf("qk_norm and norms are derived for llama blocks (RMSNorm), not %q", d.Arch)
@@ -284,7 +284,7 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		rmsNorm(which, "", w, t, wf, "t", input)
 	}
 	hiddenNorm := "" // the kind of the block's hidden-size norms
-	if d.Norms == scenarios.NormsGemma {
+	if d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32 {
 		hiddenNorm = normFP32Affine
 	}
 	norm := func(which string, first bool) {
@@ -834,9 +834,9 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
 	switch {
-	case d.Arch == "llama" && d.Norms == scenarios.NormsGemma:
-		// Gemma's final norm keeps its fp32 normalized tensor
-		// (normFP32Affine).
+	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32):
+		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
+		// tensor (normFP32Affine).
 		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
 	case d.Arch == "llama":
 		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))

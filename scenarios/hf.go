@@ -139,7 +139,8 @@ type BlockDims struct {
 	// before attention and MLP whose weight multiplies the 16-bit
 	// normalized tensor (Llama's); NormsGemma four RMSNorms, before and
 	// after attention and MLP, computed in fp32 up to the (1 + weight)
-	// multiply (Gemma 2 and 3). The final norm follows the blocks'.
+	// multiply (Gemma 2 and 3); NormsFP32 the two pre-norms computed so
+	// (Qwen3-Next, Qwen3.5). The final norm follows the blocks'.
 	Norms string `yaml:"norms,omitempty"`
 	// AttnSoftcap marks Gemma 2's attn_logit_softcapping: eager attention
 	// passes the scores through cap·tanh(scores/cap), and tanh keeps its
@@ -160,7 +161,9 @@ type BlockDims struct {
 //     OLMo 3 builds the same).
 //   - QKNormGemma: Gemma3RMSNorm(head_dim) per head, computed in fp32 up
 //     to the (1 + weight) multiply (models/gemma3/modeling_gemma3.py
-//     @ 0018aa647bb13801f061e2d1027c326f531b59fb).
+//     @ 0018aa647bb13801f061e2d1027c326f531b59fb); Qwen3NextAttention's
+//     Qwen3NextRMSNorm(head_dim) on the query half of q_proj and on k_proj
+//     is the same (modeling_qwen3_next.py @ 01cdc6081c75).
 //   - QKNormL2: Llama4TextL2Norm per head after RoPE, without a weight,
 //     on the layers that use RoPE when use_qk_norm is set
 //     (models/llama4/modeling_llama4.py
@@ -172,10 +175,17 @@ const (
 	QKNormL2      = "l2"
 )
 
-// NormsGemma is BlockDims.Norms for Gemma 2's and 3's four fp32 RMSNorms
+// BlockDims.Norms: NormsGemma is Gemma 2's and 3's four fp32 RMSNorms
 // (Gemma2RMSNorm, Gemma3RMSNorm: output = _norm(x.float()) * (1.0 +
-// weight.float()), then type_as(x)).
-const NormsGemma = "gemma"
+// weight.float()), then type_as(x)); NormsFP32 the two pre-norms of a
+// Llama-style block computed the same way (Qwen3NextRMSNorm,
+// models/qwen3_next/modeling_qwen3_next.py
+// @ 01cdc6081c7500f9e50c98b1b943c90ecb665db3; Qwen3.5 imports it,
+// modular_qwen3_5.py @ 8940358af7421e958995b05136ca14ce54bef39c).
+const (
+	NormsGemma = "gemma"
+	NormsFP32  = "fp32"
+)
 
 // LinearGatedDeltaNet is BlockDims.LinearAttention for the Gated DeltaNet
 // (Yang et al. 2024, arXiv:2412.06464) as Qwen3-Next builds it.

@@ -107,7 +107,8 @@ func TestNormDimsChecks(t *testing.T) {
 		{"gpt", "qk_norm: rms_head", "s.yaml:14:70: qk_norm=rms_head needs RMSNorm (llama) blocks, and this model's are gpt (set model.arch: llama, or delete qk_norm)"},
 		{"gpt", "norms: gemma", "s.yaml:14:70: norms=gemma needs RMSNorm (llama) blocks"},
 		{"llama", "qk_norm: rmshead", "s.yaml:14:70: qk_norm \"rmshead\" is unknown (did you mean rms_head?)"},
-		{"llama", "norms: fp32", "s.yaml:14:70: norms \"fp32\" is unknown (use gemma)"},
+		{"llama", "norms: fp16", "s.yaml:14:70: norms \"fp16\" is unknown"},
+		{"llama", "qk_norm: gemma, norms: fp32", ""},
 	} {
 		y := `version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}

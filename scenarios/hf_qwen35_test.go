@@ -155,16 +155,18 @@ func TestHFQwen35(t *testing.T) {
 		t.Errorf("main model: %d active with the output head, without the input embedding, want 3B", a)
 	}
 	gated := BlockDims{Hidden: h, Heads: 16, KVHeads: 2, HeadDim: 256, Experts: 256, TopK: 8, ExpertFFN: 512, SharedExperts: 1, SharedFFN: 512,
-		SharedGate: true, Router: RouterSoftmaxTopK, RouterNorm: true, OutputGate: true}
+		SharedGate: true, Router: RouterSoftmaxTopK, RouterNorm: true, OutputGate: true, QKNorm: QKNormGemma, Norms: NormsFP32}
+	// Qwen3NextRMSNorm (fp32 up to (1 + weight)) in every layer's two
+	// norms and the attention layers' q_norm and k_norm.
 	linear := BlockDims{Hidden: h, Experts: 256, TopK: 8, ExpertFFN: 512, SharedExperts: 1, SharedFFN: 512, SharedGate: true,
 		Router: RouterSoftmaxTopK, RouterNorm: true, LinearAttention: LinearGatedDeltaNet, LinearKeyHeads: 16, LinearValueHeads: 32,
-		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4}
+		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4, Norms: NormsFP32}
 	mtpDims := gated
 	mtpDims.MTP = true
 	dense := hfVariant(t, denseName, mtpOn(nil))
-	dgated := BlockDims{Hidden: dh, Heads: 24, KVHeads: 4, HeadDim: 256, FFN: 17408, OutputGate: true}
+	dgated := BlockDims{Hidden: dh, Heads: 24, KVHeads: 4, HeadDim: 256, FFN: 17408, OutputGate: true, QKNorm: QKNormGemma, Norms: NormsFP32}
 	dlinear := BlockDims{Hidden: dh, FFN: 17408, LinearAttention: LinearGatedDeltaNet, LinearKeyHeads: 16, LinearValueHeads: 48,
-		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4}
+		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4, Norms: NormsFP32}
 	dmtp := dgated
 	dmtp.MTP = true
 	for _, c := range []struct {

@@ -216,13 +216,20 @@ func hfQwenHybrid(top, tc *hfConfig, k qwenHybridKind) (*HFModel, error) {
 	mlp := func(f int64) int64 { return p.add(2*p.linear(h, f, false), p.linear(f, h, false)) }
 	one := mlp(expertFFN)
 	layer := func(i, extra int64) hfBlock {
-		bd := BlockDims{Hidden: h, Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, OutputGate: true}
+		// Qwen3NextRMSNorm computes in fp32 up to its (1 + weight)
+		// multiply: the input and post-attention norms of every layer and
+		// the full-attention layers' per-head q_norm and k_norm
+		// (modeling_qwen3_next.py @ 01cdc6081c75; Qwen3.5 imports it and
+		// Qwen3NextAttention, modular_qwen3_5.py @ 8940358af742):
+		// memory's normFP32Affine.
+		bd := BlockDims{Hidden: h, Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, OutputGate: true, QKNorm: QKNormGemma}
 		mixer := full
 		if i < hm.Layers && linear[i] {
 			bd = lin
 			bd.Hidden = h
 			mixer = gdn
 		}
+		bd.Norms = NormsFP32
 		dense := p.add(mixer, 2*h, extra)
 		if !sparse(i) {
 			bd.FFN = ffn

@@ -38,10 +38,12 @@ func TestHFQwen3Next(t *testing.T) {
 	moeDense := int64(512*h + 3*h*512 + h)
 	mtp := int64(2*h*h+3*h) + full + 2*h + moeDense + 512*one
 	gated := BlockDims{Hidden: h, Heads: 16, KVHeads: 2, HeadDim: 256, Experts: 512, TopK: 10, ExpertFFN: 512, SharedExperts: 1, SharedFFN: 512,
-		SharedGate: true, Router: RouterSoftmaxTopK, RouterNorm: true, OutputGate: true}
+		SharedGate: true, Router: RouterSoftmaxTopK, RouterNorm: true, OutputGate: true, QKNorm: QKNormGemma, Norms: NormsFP32}
+	// Qwen3NextRMSNorm (fp32 up to (1 + weight)) in every layer's two
+	// norms and the attention layers' q_norm and k_norm.
 	linear := BlockDims{Hidden: h, Experts: 512, TopK: 10, ExpertFFN: 512, SharedExperts: 1, SharedFFN: 512, SharedGate: true,
 		Router: RouterSoftmaxTopK, RouterNorm: true, LinearAttention: LinearGatedDeltaNet, LinearKeyHeads: 16, LinearValueHeads: 32,
-		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4}
+		LinearKeyHeadDim: 128, LinearValueHeadDim: 128, LinearConvKernel: 4, Norms: NormsFP32}
 	var every4 []any
 	for i := range layers {
 		if (i+1)%4 == 0 {

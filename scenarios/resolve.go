@@ -649,7 +649,7 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 		}
 	}
 	if d.Norms != "" {
-		if err := l.oneOf(p+".norms", d.Norms, NormsGemma); err != nil {
+		if err := l.oneOf(p+".norms", d.Norms, NormsGemma, NormsFP32); err != nil {
 			return err
 		}
 	}
