@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,10 +156,13 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	if r.PeakUnit >= 0 && r.PeakUnit < len(r.Units) {
 		peakAt += fmt.Sprintf(", unit %d %q", r.PeakUnit, r.Units[r.PeakUnit].Name)
 	}
-	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u)); err != nil {
-		return err
+	notes := memoryNotes(r, u)
+	if st.Replayed {
+		notes = replayedNotes(fmt.Sprintf("%s (%s B) in %s", u.format(r.Peak), commas(r.Peak), peakAt), notes)
+	} else {
+		notes = append([]string{fmt.Sprintf("peak %s (%s B) in %s; fits: %s", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u))}, notes...)
 	}
-	for _, l := range memoryNotes(r, u) {
+	for _, l := range notes {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
@@ -174,6 +178,9 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	return writeDeepSpeedOffload(w, r, st)
 }
 
+// profilerNote begins memoryNotes' line of the peak as a profiler sees it.
+const profilerNote = "as a profiler sees it"
+
 // memoryNotes are the lines under a memory table, in the text report and
 // on the HTML page alike: the peak as a profiler sees it (allocated,
 // reserved, device) and the peak of each phase.
@@ -184,7 +191,7 @@ func memoryNotes(r *memory.Report, u MemoryUnits) []string {
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
 		}
-		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)",
+		l = append(l, fmt.Sprintf(profilerNote+": allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)",
 			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device)))
 	}
 	var phases []string
@@ -199,9 +206,20 @@ func memoryNotes(r *memory.Report, u MemoryUnits) []string {
 	return l
 }
 
-// memoryTable is one report as a table for the HTML page: every column,
-// exact bytes thousands-separated beside u, the totals, and the peak and
-// fit as notes.
+// replayedNotes are the lines under the memory model's table where a
+// replay follows it (zerosim run): the walked peak, named as the model's
+// and without a verdict, then the notes without the walk's profiler line.
+// The walk is a bound the replay can pass or stay under
+// (docs/memory-model.md), so the replay's peak alone decides fits and
+// gives the profiler's figures; two verdicts could disagree.
+func replayedNotes(peak string, notes []string) []string {
+	notes = slices.DeleteFunc(slices.Clone(notes), func(l string) bool { return strings.HasPrefix(l, profilerNote) })
+	return append([]string{"memory model's peak " + peak + ", walked in order as zerosim memory reports it (the headline's fits is the replay's, below)"}, notes...)
+}
+
+// memoryTable is the run's memory model as a table for the HTML page: every column,
+// exact bytes thousands-separated beside u, the totals, and the walked peak
+// and phase peaks as notes (replayedNotes).
 func memoryTable(r *memory.Report, u MemoryUnits) *table {
 	t := &table{Title: strings.TrimPrefix(memoryTitle(r), "# "), left: []int{0, 5, 7},
 		Header: []string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"}}
@@ -217,8 +235,7 @@ func memoryTable(r *memory.Report, u MemoryUnits) *table {
 		t.Rows = append(t.Rows, []string{c.Name, commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
 	}
 	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
-	t.Notes = append(t.Notes, fmt.Sprintf("model peak %s in %s; fits: %s", u.format(r.Peak), r.PeakPhase, fitsText(r, u)))
-	t.Notes = append(t.Notes, memoryNotes(r, u)...)
+	t.Notes = append(t.Notes, replayedNotes(fmt.Sprintf("%s in %s", u.format(r.Peak), r.PeakPhase), memoryNotes(r, u))...)
 	t.Notes = append(t.Notes, r.Warnings...)
 	return t
 }

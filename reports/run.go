@@ -1128,7 +1128,9 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	}
 	fmt.Fprintln(ew)
 	if mm := run.Result.MemoryModel; mm != nil {
-		if err := WriteMemoryReport(ew, []*memory.Report{mm}, run.Style, true); err != nil {
+		st := run.Style
+		st.Replayed = true
+		if err := WriteMemoryReport(ew, []*memory.Report{mm}, st, true); err != nil {
 			return err
 		}
 	}

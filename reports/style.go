@@ -6,6 +6,10 @@ package reports
 type MemoryStyle struct {
 	Units MemoryUnits
 	Wide  bool
+	// Replayed says a replay follows the table (zerosim run): its peak
+	// decides whether the step fits, so the table's walked peak is
+	// labelled the memory model's and carries no verdict of its own.
+	Replayed bool
 }
 
 // bytes is one byte cell: exact with separators when wide, else human.

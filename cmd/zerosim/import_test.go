@@ -155,7 +155,7 @@ func TestRunImported(t *testing.T) {
 		if code != 0 || note != (strings.Count(stderr, "\n") == 1 && strings.Contains(stderr, "ep=8: the experts' all-to-alls and GEMMs assume balanced, dropless routing")) || !note && stderr != "" {
 			t.Fatalf("%s: code %d: %s", c.file, code, stderr)
 		}
-		if !strings.Contains(out, "model:               "+c.model+"\n") || !strings.Contains(out, "fits: yes") {
+		if !strings.Contains(out, "model:               "+c.model+"\n") || !strings.Contains(out, "\nfits in GPU memory:  yes: ") {
 			t.Errorf("%s: output lacks the model line %q or does not fit:\n%s", c.file, c.model, out)
 		}
 		if strings.Contains(c.file, "mixtral") != strings.Contains(out, "forward all-to-all") {
