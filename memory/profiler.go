@@ -6,6 +6,7 @@ import (
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -66,33 +67,25 @@ func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 // connections.
 func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	hw := collectives.HardwareOf(s)
-	dp, cp, gpn := max(s.Parallelism.DP, 1), max(s.Parallelism.CP, 1), max(s.Cluster.GPUsPerNode, 1)
-	dpFastest := len(s.Cluster.Placement) > 0 && s.Cluster.Placement[0] == scenarios.AxisDP
-	// node is the node of rank r = dp·CP + cp, as topology.Topology.GPU
-	// places it (ranks in order, or dp fastest under placement [dp, cp]).
-	node := func(r int) int {
-		if dpFastest {
-			return (r%cp*dp + r/cp) / gpn
-		}
-		return r / gpn
+	t, err := topology.Build(s)
+	if err != nil {
+		return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
 	}
-	// shape is the group of size ranks that holds rank 0, every stride-th
-	// rank (the world, an intra group of N/K consecutive ranks, or an
-	// inter group of K ranks N/K apart: topology's IntraGroups and
-	// InterGroups).
-	shape := func(size, stride int) collectives.Shape {
-		nodes := map[int]bool{}
-		for i := range size {
-			nodes[node(i*stride)] = true
-		}
-		return collectives.Shape{Ranks: size, Nodes: len(nodes)}
-	}
-	n := dp * cp
-	groups := []collectives.Shape{shape(n, 1)}
-	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && n%k == 0 {
+	// The groups that hold rank 0, shaped as topology places their ranks:
+	// the world, or K's intra and inter groups.
+	groups := []collectives.Shape{collectives.ShapeOf(t, t.All())}
+	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && t.Ranks()%k == 0 {
 		// The intra and inter groups; stage 0 all-reduces over every rank
 		// whatever K (run's K line: no effect).
-		groups = []collectives.Shape{shape(n/k, 1), shape(k, n/k)}
+		intra, err := t.IntraGroups(k)
+		if err != nil {
+			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
+		}
+		inter, err := t.InterGroups(k)
+		if err != nil {
+			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
+		}
+		groups = []collectives.Shape{collectives.ShapeOf(t, intra[0]), collectives.ShapeOf(t, inter[0])}
 	}
 	if GradientCommunicator(s) {
 		// DeepSpeed's ZeRO-3 runs its collectives on two process groups of
