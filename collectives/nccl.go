@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -558,7 +559,11 @@ func log2i(n int) int {
 // nBytes; ok is false when NCCL would not run that combination.
 func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
 	if m.HW.GFX != "" {
-		return m.rcclCost(op, sh, a, p, nBytes)
+		c, ok := m.rcclCost(op, sh, a, p, nBytes)
+		if ok && rcclTimedByNCCL(sh) {
+			return m.rcclPhys(op, sh, c, nBytes)
+		}
+		return c, ok
 	}
 	return m.ncclCost(op, sh, a, p, nBytes)
 }
@@ -954,6 +959,11 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 		algos = []Algo{a}
 	}
 	best := Choice{Time: -1}
+	// On AMD across nodes RCCL's cost ranks and the NCCL path times
+	// (Cost): rank every combination by rcclCost, then time only the
+	// cheapest that the NCCL path runs, in the order of the loop on ties.
+	rccl := m.HW.GFX != "" && rcclTimedByNCCL(sh)
+	ranked := make([]Choice, 0, 2*numProtos) // rcclCost runs tree and ring
 	for _, al := range algos {
 		if m.HW.Algos != 0 && m.HW.Algos&(1<<al) == 0 {
 			continue
@@ -962,11 +972,30 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
+			if rccl {
+				if c, ok := m.rcclCost(op, sh, al, p, nBytes); ok {
+					ranked = append(ranked, c)
+				}
+				continue
+			}
 			c, ok := m.Cost(op, sh, al, p, nBytes)
 			if ok && (best.Time < 0 || c.cost < best.cost) {
 				best = c
 			}
 		}
+	}
+	for len(ranked) > 0 {
+		i := 0
+		for j := range ranked {
+			if ranked[j].cost < ranked[i].cost {
+				i = j
+			}
+		}
+		if c, ok := m.rcclPhys(op, sh, ranked[i], nBytes); ok {
+			best = c
+			break
+		}
+		ranked = slices.Delete(ranked, i, i+1)
 	}
 	if best.Time < 0 {
 		why := ""
