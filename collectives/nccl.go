@@ -99,11 +99,9 @@ type Hardware struct {
 	// net->net.latency, the plugin's props.latency), where that figure is
 	// a tuning value and not the link's. NCCL chooses its algorithm and
 	// protocol by it (Choose ranks by it); the time is the chosen
-	// combination's with the link's InterLatency. aws-ofi-nccl reports 75
-	// µs on p4d, p4de, p5 and p5e and 35 µs on p5en and p6 (src/platform-aws.cpp
-	// at 2daf7d303aa139a03140aa530957d10521e4478d, lines 80–160, and lines
-	// 771–783: "NCCL's internal tuner choices work better with this
-	// value"); HardwareOf sets 75 µs on the EFA-p4d and EFA-p5 presets.
+	// combination's with the link's InterLatency. HardwareOf copies the
+	// inter link preset's PluginLatency (scenarios.LinkPreset, which
+	// cites aws-ofi-nccl's 75 µs on the EFA-p4d and EFA-p5 presets).
 	PluginLatency units.Duration
 	// Protos, when not zero, is the set of protocols NCCL may choose (bit
 	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
@@ -207,9 +205,9 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if c.Inter.Preset == "TCPXO" {
 		hw = TCPXO(hw)
 	}
-	// aws-ofi-nccl's latency for p4d.24xlarge and p5/p5e (PluginLatency).
-	if c.Inter.Preset == "EFA-p4d" || c.Inter.Preset == "EFA-p5" {
-		hw.PluginLatency = 75 * units.Microsecond
+	// The network plugin's latency, a column of the link presets.
+	if p, ok := linkPreset(c.Inter.Preset); ok {
+		hw.PluginLatency = p.PluginLatency
 	}
 	hw.GFX = rcclArch(gpu)
 	return hw
@@ -218,12 +216,20 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 // extraLatency is lat beyond the latency of the link preset named base,
 // never negative.
 func extraLatency(lat units.Duration, base string) units.Duration {
-	for _, p := range scenarios.LinkPresets() {
-		if p.Name == base {
-			return max(lat-p.Latency, 0)
-		}
+	if p, ok := linkPreset(base); ok {
+		return max(lat-p.Latency, 0)
 	}
 	return max(lat, 0)
+}
+
+// linkPreset is the link preset named name.
+func linkPreset(name string) (scenarios.LinkPreset, bool) {
+	for _, p := range scenarios.LinkPresets() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return scenarios.LinkPreset{}, false
 }
 
 // NCCL's tuner constants, tuning.cc ncclTunerConstantsDefaults at the

@@ -655,4 +655,12 @@ func TestPluginLatency(t *testing.T) {
 	if got := HardwareOf(p4d).PluginLatency; got != 75*units.Microsecond {
 		t.Errorf("EFA-p4d: plugin latency %v, want 75µs", got)
 	}
+	// InfiniBand's plugin reports none.
+	ndr, err := scenarios.Load("default.yaml", def, []string{"cluster.inter.preset=NDR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := HardwareOf(ndr).PluginLatency; got != 0 {
+		t.Errorf("NDR: plugin latency %v, want 0", got)
+	}
 }
