@@ -111,7 +111,7 @@ type Hardware struct {
 	// 1<<a for Algo a), as NCCL_ALGO restricts it; zero is NCCL's default.
 	Algos uint8
 	// CPU is the GPUs' host CPU (scenarios.HostCPU: amd, arm, or the
-	// empty value for intel, which HardwareOf stores as empty). Across
+	// empty value for intel, as hostCPU stores it). Across
 	// nodes NCCL's tuner charges an AMD x86 host twice Intel's network
 	// post overhead and caps LL bandwidth by its AMD row; it corrects the
 	// Blackwell NVLS tree on x86 hosts only (tuning.cc getNetOverhead,
@@ -185,10 +185,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	}
 	// The host CPU: cluster.host.cpu, or the GPU preset's system's
 	// (scenarios.DefaultHostCPU: Arm on the Grace Blackwell superchips).
-	// Intel is the zero value, as in a calibration file without host_cpu.
-	if cpu := c.CPU(); cpu != scenarios.HostIntel {
-		hw.CPU = cpu
-	}
+	hw.CPU = hostCPU(c.CPU())
 	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
 	if hw.PCI {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")
@@ -211,6 +208,17 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	}
 	hw.GFX = rcclArch(gpu)
 	return hw
+}
+
+// hostCPU is cpu as Hardware.CPU stores it: Intel is the zero value, as in
+// a calibration file without host_cpu, so that a calibration written on
+// an Intel host with or without host_cpu: intel is measured on it
+// (Measured compares Hardware with ==).
+func hostCPU(cpu scenarios.HostCPU) scenarios.HostCPU {
+	if cpu == scenarios.HostIntel {
+		return ""
+	}
+	return cpu
 }
 
 // extraLatency is lat beyond the latency of the link preset named base,
