@@ -33,21 +33,17 @@ const DefaultCUDAContext int64 = 400_000_000
 // per channel and peer (NCCL_DEBUG_SUBSYS=ALLOC, NVIDIA/nccl#1685, 8 H100).
 const NCCLConnectionBuffer int64 = 10 * 1 << 20
 
-// DefaultNCCLChannels is the channel count NCCL opens between H100s over
-// NVLink (32, logged in NVIDIA/nccl#1685), what collectives.BufferChannels
-// gives inside an H100 node; the device peak counts each communicator's own
-// channels (communicatorBuffers). DefaultRingConnections is the
-// two connections a ring keeps (to the previous and next rank, "regardless
-// of the scale": sjeaugey in NVIDIA/nccl#864/#986).
-const (
-	DefaultNCCLChannels    = 32
-	DefaultRingConnections = 2
-)
+// DefaultRingConnections is the two connections a ring keeps (to the
+// previous and next rank, "regardless of the scale": sjeaugey in
+// NVIDIA/nccl#864/#986). The channels are each communicator's own
+// (collectives.BufferChannels, in communicatorBuffers).
+const DefaultRingConnections = 2
 
 // NCCLBuffers is the device memory of communicators NCCL communicators with
 // channels channels and conns connections each (outside the caching
-// allocator): communicators·channels·conns·NCCLConnectionBuffer. With
-// DefaultNCCLChannels, one ring communicator holds 640 MiB.
+// allocator): communicators·channels·conns·NCCLConnectionBuffer. With the
+// 32 channels NCCL opens inside an H100 node, one ring communicator holds
+// 640 MiB.
 func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 	if communicators < 0 || channels < 0 || conns < 0 {
 		return 0, fmt.Errorf("memory: NCCL buffers need counts ≥ 0 (got %d communicators, %d channels, %d connections)", communicators, channels, conns)
