@@ -290,7 +290,7 @@ type UnitInfo struct {
 	Mask, MaskFreeForward, MaskFreeBackward int64
 	// Logits is the bytes of the logits the model returns that the
 	// training loop keeps (training.keep_logits), on the head unit
-	// (unitKeptLogits); 0 elsewhere.
+	// (keptLogits); 0 elsewhere.
 	Logits int64
 }
 

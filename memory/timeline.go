@@ -128,7 +128,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	if err != nil {
 		return nil, err
 	}
-	logits, err := unitKeptLogits(s)
+	head, logits, err := keptLogits(s)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,9 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			out[u].Activation, out[u].Recompute = act[u], rec[u]
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
-			out[u].Logits = logits[u]
+			if u == head {
+				out[u].Logits = logits
+			}
 		}
 	}
 	for _, g := range groups {
