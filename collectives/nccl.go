@@ -241,7 +241,7 @@ func linkPreset(name string) (scenarios.LinkPreset, bool) {
 }
 
 // NCCL's tuner constants, tuning.cc ncclTunerConstantsDefaults at the
-// commit above. Indices: algorithm (tree, ring, nvls, nvlsTree) × protocol
+// commit above. Indices: algorithm (tree, ring, nvls, nvlsTree, pat) × protocol
 // (LL, LL128, Simple); latencies in µs, bandwidths in GB/s.
 const (
 	tTree = iota
@@ -603,7 +603,8 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		fill = treeLL128Fill(nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
 	}
 	bwD := sat(math.Ceil(float64(nBytes) / (algBW * 1e9) * 1e12))
-	latD := sat((c.latency() + fill) * 1e6)
+	lat := c.latency()
+	latD := sat((lat + fill) * 1e6)
 	ch := Choice{Algo: a, Proto: p, Latency: latD, AlgBW: algBW * 1e9, Time: sat(float64(latD) + float64(bwD))}
 	ch.cost = ch.Time
 	if c.t == tTree && p == Simple {
@@ -614,12 +615,12 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		// in its time instead.
 		raw := algBW / c.treeCorrection()
 		bwD = sat(math.Ceil(float64(nBytes) / (raw * 1e9) * 1e12))
-		latD = sat((c.latency() + c.treeSimpleFill(raw)) * 1e6)
+		latD = sat((lat + c.treeSimpleFill(raw)) * 1e6)
 		ch.Latency, ch.AlgBW, ch.Time = latD, raw*1e9, sat(float64(latD)+float64(bwD))
 	}
 	if pl := c.m.HW.PluginLatency; pl != 0 && c.nodes > 1 {
 		// NCCL ranks with the plugin's latencyInter (PluginLatency).
-		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-c.latency())*1e6)
+		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-lat)*1e6)
 	}
 	return ch, true
 }
@@ -819,8 +820,6 @@ func (c *comm) treeCorrection() float64 {
 // per-hop hardware latencies (tuning.cc), with the calibrated corrections.
 func (c *comm) latency() float64 { return c.latencyWith(c.m.HW.InterLatency) }
 
-// latencyWith is latency with extra as the network latency per hop beyond
-// NCCL's tables (NCCL's latencyInter).
 // hopLatencies are the latency (µs) of a step inside a node and of one
 // across the network, from the tuner's hardware latencies of the
 // algorithm and protocol: plus the calibration's per-hop corrections
@@ -849,6 +848,8 @@ func (m *Model) ringStepFloor(intra float64, p Proto) float64 {
 	return math.Max(intra, o)
 }
 
+// latencyWith is latency with extra as the network latency per hop beyond
+// NCCL's tables (NCCL's latencyInter).
 func (c *comm) latencyWith(extra units.Duration) float64 {
 	m, p := c.m, c.p
 	hw := 0
