@@ -185,25 +185,32 @@ func headUnit(s *scenarios.Scenario) int {
 	return u
 }
 
-// keptLogits is the head unit (headUnit) and the bytes of the logits the
+// keptLogits is the head unit (headUnit), the bytes of the logits the
 // model returns that the training loop keeps referenced there
-// (training.keep_logits, KeptLogits); 0 bytes when the key is unset or no
-// unit derives the head. The timeline (timeline.go) holds them from the
-// head's forward in one step to the head's forward in the next: at rest,
-// as the previous step's, and twice at the head's forward.
-func keptLogits(s *scenarios.Scenario) (head int, bytes int64, err error) {
+// (training.keep_logits, KeptLogits) and, of the head's activations, the
+// bytes its loss saves after the model has returned them (headParts'
+// loss); 0 bytes when the key is unset or no unit derives the head. The
+// timeline (timeline.go) holds the logits from the head's forward in one
+// step to the head's forward in the next: at rest, as the previous
+// step's, and twice at the head's forward, until the loop's rebinding
+// frees the previous ones, before the loss runs.
+func keptLogits(s *scenarios.Scenario) (head int, bytes, afterLogits int64, err error) {
 	e := s.Training.KeptLogitsBytes()
 	head = headUnit(s)
 	if e == 0 || head < 0 {
-		return head, 0, nil
+		return head, 0, 0, nil
 	}
 	d := baseDims(s)
 	d.KeepLogits = e
 	v, err := KeptLogits(d)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return head, v, nil
+	_, loss, _, err := headParts(d)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return head, v, loss, nil
 }
 
 // addMTPInput adds a DeepSeek-V3 MTP module's hnorm, enorm and eh_proj
