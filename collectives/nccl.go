@@ -146,9 +146,17 @@ type Hardware struct {
 // makes an A3 Mega all-reduce of 1–16 MiB grow by ~50 µs per MiB and then
 // barely move from 16 to 32 MiB (treeSimpleFill). The rest of the profile
 // changes nothing else modelled here: NCCL_ALGO=Ring,Tree also excludes
-// PAT (an all-gather or reduce-scatter over one GPU per node), which
-// ncclPatEnable would refuse anyway, the plugin offloading the network to
-// the device (NCCL_NET_DEVICE_UNPACK, not HOST); NCCL_MIN_NCHANNELS=4 is
+// PAT (an all-gather or reduce-scatter over one GPU per node). The plugin
+// reports its network as NCCL_NET_DEVICE_HOST (nccl_shim.cc at the commit
+// above: props.netDeviceType in GetProperties, line 968, and its send and
+// receive device handles, lines 230 and 246; the same in every release the
+// repository holds, v1.0.12 to v1.0.17), so neither ncclPatEnable's
+// device-offload refusal nor ncclTopoPostset's doubling of the channels
+// under NCCL_NET_DEVICE_UNPACK (NVIDIA/nccl src/graph/tuning.cc line 221
+// and src/graph/connect.cc lines 485–490 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027, where comm->netDeviceType is
+// moreover never assigned, staying HOST) applies: BufferChannels doubles
+// nothing for it; NCCL_MIN_NCHANNELS=4 is
 // below the 16 channels of 8 NICs; NCCL_P2P_*_CHUNKSIZE are send/receive's;
 // NCCL_DYNAMIC_CHUNK_SIZE is read by no open NCCL or plugin source;
 // NCCL_FASTRAK_NUM_FLOWS=2 splits each connection over two TCP flows of
@@ -702,8 +710,9 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		// ncclPatEnable (tuning.cc lines 215–223) turns it on only when
 		// every node has one rank ("PAT only supports 1 GPU per node"),
 		// on SM60 or later (every generation here) and with the network
-		// on the host (not device offload: TCPXO's NCCL_ALGO=Ring,Tree
-		// excludes it anyway). enqueue.cc (line 2010) also skips it for a
+		// on the host (netDeviceType HOST, as every network modelled
+		// here reports, GPUDirect-TCPXO's included: TCPXO; its
+		// NCCL_ALGO=Ring,Tree excludes PAT). enqueue.cc (line 2010) also skips it for a
 		// reduce-scatter with an average (PreMulSum or SumPostDiv), which
 		// the model cannot tell from a sum: it assumes a sum.
 		c.t = tPAT
