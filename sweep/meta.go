@@ -24,15 +24,16 @@ type Meta struct {
 }
 
 // NewMeta describes the sweep of sp over src. Its scenario is
-// scenarios.Digest of src resolved with its sets (run's "resolved: sha256"
-// of the same file and sets), which covers the config.json and calibration
-// files it reads, not only its bytes; when src does not load by itself (a
-// grid supplies what it lacks), of the first point resolved; when neither
-// loads, the SHA-256 of src's bytes. A grid over the files themselves
-// (model.hf_config=a.json,b.json) has only the first point's in the
-// digest.
-func NewMeta(src Source, sp *Space) Meta {
-	m := Meta{Scenario: sourceDigest(src, sp), Sets: slices.Clone(src.Sets), Grids: []string{}}
+// scenarios.Digest of resolved, the scenario the sweep replays (Resolve:
+// src resolved with its sets, run's "resolved: sha256" of the same file and
+// sets, else its first point), which covers the config.json and
+// calibration files it reads, not only its bytes; when resolved is nil
+// (neither loads), the SHA-256 of src's bytes. The caller passes the
+// scenario it already loaded, so the files are not read again. A grid over
+// the files themselves (model.hf_config=a.json,b.json) has only the first
+// point's in the digest.
+func NewMeta(src Source, sp *Space, resolved *scenarios.Scenario) Meta {
+	m := Meta{Scenario: sourceDigest(src, resolved), Sets: slices.Clone(src.Sets), Grids: []string{}}
 	if m.Sets == nil {
 		m.Sets = []string{}
 	}
@@ -42,16 +43,22 @@ func NewMeta(src Source, sp *Space) Meta {
 	return m
 }
 
-func sourceDigest(src Source, sp *Space) string {
+// Resolve is the scenario NewMeta describes a sweep of sp over src by: src
+// loaded by itself, else (a grid supplies what it lacks) its first point;
+// nil when neither loads.
+func Resolve(src Source, sp *Space) *scenarios.Scenario {
 	s, err := src.Load()
 	if err != nil && len(sp.Grids) > 0 {
-		first := make([]string, len(sp.Grids))
-		for i, g := range sp.Grids {
-			first[i] = g.Key + "=" + g.Values[0]
-		}
-		s, err = src.Load(first...)
+		s, err = src.Load(sp.Point(0).Sets(sp)...)
 	}
-	if err == nil {
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+func sourceDigest(src Source, s *scenarios.Scenario) string {
+	if s != nil {
 		if d, err := scenarios.Digest(s); err == nil {
 			return d
 		}

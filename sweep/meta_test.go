@@ -40,7 +40,7 @@ func TestMetaCoversReadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := NewMeta(src, sp)
+	before := metaOf(src, sp)
 	s, err := src.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -50,16 +50,16 @@ func TestMetaCoversReadFiles(t *testing.T) {
 	}
 
 	write("config.json", []byte(strings.Replace(string(cfg), `"num_hidden_layers": 32`, `"num_hidden_layers": 16`, 1)))
-	edited := NewMeta(src, sp)
+	edited := metaOf(src, sp)
 	if edited.Equal(before) {
 		t.Errorf("config.json 32 → 16 layers: meta unchanged (%s)", before.Scenario)
 	}
 	write("config.json", cfg)
-	if again := NewMeta(src, sp); !again.Equal(before) {
+	if again := metaOf(src, sp); !again.Equal(before) {
 		t.Errorf("config.json restored: meta %s, was %s", again.Scenario, before.Scenario)
 	}
 	write("cal.yaml", []byte(strings.Replace(string(cal), "fixed_cost_us: -2.1", "fixed_cost_us: -1.1", 1)))
-	if recal := NewMeta(src, sp); recal.Equal(before) {
+	if recal := metaOf(src, sp); recal.Equal(before) {
 		t.Errorf("calibration's fixed cost -2.1 → -1.1 µs: meta unchanged")
 	}
 }
@@ -78,3 +78,7 @@ func TestCSVRatesKeepTheirDecimals(t *testing.T) {
 		t.Errorf("row %q, want 10747.830 and 0.45650", b.String())
 	}
 }
+
+// metaOf is the meta of the sweep of sp over src, its scenario resolved as
+// the CLI resolves it (Resolve).
+func metaOf(src Source, sp *Space) Meta { return NewMeta(src, sp, Resolve(src, sp)) }

@@ -68,7 +68,7 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		// int64 near 2^62 (exit 1, naming no flag).
 		return inputError{fmt.Errorf("--max-gpus %d: use 1 to %d (the largest cluster a scenario describes)", o.maxGPUs, scenarios.MaxGPUs)}
 	}
-	src, err := loadSource(a, file, true)
+	src, _, err := loadSource(a, file, true)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,21 +99,24 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 // for run and memory. searched leaves out the loader's warning that the
 // stack does not run the file's stage and K, for a command that searches
 // both (plan, fit). A file that does not load by itself (a --grid or --vary
-// value completes it) is left to those loads and their errors.
-func loadSource(a *app, arg string, searched bool) (sweep.Source, error) {
+// value completes it) is left to those loads and their errors: the
+// scenario returned is nil.
+func loadSource(a *app, arg string, searched bool) (sweep.Source, *scenarios.Scenario, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
-		return sweep.Source{}, err
+		return sweep.Source{}, nil, err
 	}
 	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
-	if s, err := src.Load(); err == nil {
-		for _, w := range s.Warnings {
-			if !searched || w != s.LayoutWarning {
-				a.pending = append(a.pending, w)
-			}
+	s, err := src.Load()
+	if err != nil {
+		return src, nil, nil
+	}
+	for _, w := range s.Warnings {
+		if !searched || w != s.LayoutWarning {
+			a.pending = append(a.pending, w)
 		}
 	}
-	return src, nil
+	return src, s, nil
 }
 
 func sweepFormat(format string) sweep.Format {
@@ -198,13 +202,14 @@ func checkGridValues(src sweep.Source, sp *sweep.Space) error {
 // checkSweepInput refuses, before the first row, a scenario or grid value
 // that would make every point (or every point with that value) an error
 // row: the file's YAML syntax, a grid value wrong by itself
-// (checkGridValues), an error every point gives (checkEveryPoint).
-func checkSweepInput(src sweep.Source, sp *sweep.Space) error {
+// (checkGridValues), an error every point gives (checkEveryPoint). It
+// returns the first point's scenario (nil when it does not load).
+func checkSweepInput(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, error) {
 	if err := scenarios.CheckSyntax(src.File, src.Data); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkGridValues(src, sp); err != nil {
-		return err
+		return nil, err
 	}
 	return checkEveryPoint(src, sp)
 }
@@ -213,16 +218,16 @@ func checkSweepInput(src sweep.Source, sp *sweep.Space) error {
 // unknown key or a value wrong by itself outside the grids' keys
 // (scenarios.EveryPointError), found by loading the first point. Each made
 // every row an error row, exit 0 (a job array of such shards "succeeded").
-func checkEveryPoint(src sweep.Source, sp *sweep.Space) error {
-	sets := make([]string, len(sp.Grids))
-	keys := make([]string, len(sp.Grids))
-	for i, g := range sp.Grids {
-		sets[i], keys[i] = g.Key+"="+g.Values[0], g.Key
+// It returns the first point's scenario, nil when it does not load.
+func checkEveryPoint(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, error) {
+	s, err := src.Load(sp.Point(0).Sets(sp)...)
+	if scenarios.EveryPointError(err, sp.Keys()) {
+		return nil, inputError{err}
 	}
-	if _, err := src.Load(sets...); scenarios.EveryPointError(err, keys) {
-		return inputError{err}
+	if err != nil {
+		return nil, nil // a point's error, its row's
 	}
-	return nil
+	return s, nil
 }
 
 // sweepProgress is a progress bar with ETA over n points on errOut when it
@@ -268,14 +273,15 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		fmt.Fprintln(out, sp.Len())
 		return nil
 	}
-	src, err := loadSource(a, file, false)
+	src, base, err := loadSource(a, file, false)
 	if err != nil {
 		return err
 	}
-	if err := checkSweepInput(src, sp); err != nil {
+	first, err := checkSweepInput(src, sp)
+	if err != nil {
 		return err
 	}
-	meta := sweep.NewMeta(src, sp)
+	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
 	f := sweepFormat(a.format)
 	w := out
 	var done func(int) bool

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/sweep"
 )
 
 func sweepCLI(t *testing.T, args ...string) (string, string, int) {
@@ -332,6 +334,68 @@ func TestSweepRowsCarryDevicePeakAndMFU(t *testing.T) {
 			col("device_peak_bytes") != strconv.FormatInt(r.DevicePeak, 10) || col("mfu") != strconv.FormatFloat(*r.MFU, 'f', 5, 64) ||
 			col("tokens_per_s_per_gpu") != strconv.FormatFloat(r.TokensPerSec, 'f', 3, 64) {
 			t.Errorf("plan.csv's winner %q differs from the sweep's k=4 row %s", recs[1], lines[i])
+		}
+	}
+}
+
+// TestSweepMetaFromItsOwnLoads: the meta line sweep writes from the
+// scenarios its input checks loaded (the file by itself, else its first
+// point) is sweep.NewMeta of sweep.Resolve's scenario, byte for byte: for
+// a file that reads a config.json and a calibration file, and for one only
+// its grid completes.
+func TestSweepMetaFromItsOwnLoads(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile("../../scenarios/testdata/hf/llama-2-7b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := os.ReadFile("../../docs/examples/calibration-h100-ndr.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"config.json": string(cfg), "cal.yaml": string(cal),
+		"hf.yaml": "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\n" +
+			"model: {hf_config: config.json, seq_len: 4096}\ncommunication: {calibration: cal.yaml}\n",
+		"grid.yaml": "version: 1\nname: x\ncluster: {nodes: two, gpus_per_node: 2, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 4, zero_stage: 3}\ntraining: {micro_batch: -1}\n"}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		file  string
+		grids []string
+	}{
+		{"hf.yaml", []string{"parallelism.k=1,2"}},
+		{"grid.yaml", []string{"cluster.nodes=2", "training.micro_batch=1"}},
+	} {
+		path := filepath.Join(dir, tc.file)
+		args := []string{"sweep", path, "--set", "training.steps=2", "-j", "1"}
+		var grids []sweep.Grid
+		for _, g := range tc.grids {
+			args = append(args, "--grid", g)
+			gr, err := sweep.ParseGrid(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			grids = append(grids, gr)
+		}
+		out, errOut, code := sweepCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d, %s", tc.file, code, errOut)
+		}
+		sp, err := sweep.NewSpace(grids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := sweep.Source{File: path, Data: []byte(files[tc.file]), Sets: []string{"training.steps=2"}}
+		s := sweep.Resolve(src, sp)
+		if s == nil {
+			t.Fatalf("%s: sweep.Resolve loaded nothing", tc.file)
+		}
+		want := sweep.NewMeta(src, sp, s).Line(sweep.CSV)
+		if got, _, _ := strings.Cut(out, "\n"); got+"\n" != want {
+			t.Errorf("%s: meta line\n%s\nwant\n%s", tc.file, got, want)
 		}
 	}
 }
