@@ -399,3 +399,41 @@ func TestSweepMetaFromItsOwnLoads(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepResumeNamesTheEditedFile (QA11 #8): --resume after an edit of
+// the config.json the scenario reads is refused, exit 2, the file
+// untouched, and the refusal names config.json (model.hf_config) instead
+// of three possible causes.
+func TestSweepResumeNamesTheEditedFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile("../../scenarios/testdata/hf/llama-2-7b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("config.json", string(cfg))
+	write("s.yaml", "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16}\nmodel: {hf_config: config.json, seq_len: 4096}\n")
+	out := filepath.Join(dir, "o.csv")
+	args := []string{"sweep", filepath.Join(dir, "s.yaml"), "--grid", "parallelism.zero_stage=1,2,3", "--out", out}
+	if _, e, code := sweepCLI(t, args...); code != 0 {
+		t.Fatalf("sweep: exit %d, %s", code, e)
+	}
+	full, _ := os.ReadFile(out)
+	cut := full[:bytes.LastIndexByte(full[:len(full)-1], '\n')+1] // the last row dropped
+	if err := os.WriteFile(out, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("config.json", strings.Replace(string(cfg), `"num_hidden_layers": 32`, `"num_hidden_layers": 16`, 1))
+	stdout, e, code := sweepCLI(t, append(args, "--resume")...)
+	want := ": config.json (model.hf_config) differs); resume with the same scenario, --set and --grid flags\n"
+	if code != 2 || stdout != "" || !strings.HasPrefix(e, "zerosim: --resume "+out+": the existing output comes from another sweep (scenario sha256 ") || !strings.HasSuffix(e, want) || strings.Count(e, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line ending %q", code, stdout, e, want)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, cut) {
+		t.Error("the refused resume changed the file")
+	}
+}
