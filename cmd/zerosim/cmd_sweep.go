@@ -243,11 +243,21 @@ func sweepProgress(errOut io.Writer, n int) *progressbar.ProgressBar {
 }
 
 // sweepEmitter writes the rows in order, counts them and the invalid ones,
-// and advances the progress bar (if any).
+// advances the progress bar (if any) and gathers the points' load warnings
+// not shown yet (shown: the file's and --set's, which loadSource held).
 type sweepEmitter struct {
 	enc           *sweep.Encoder
 	bar           *progressbar.ProgressBar
+	sp            *sweep.Space
 	rows, invalid int
+	shown         map[string]int // warning text → its index in warnings
+	warnings      []pointWarning
+}
+
+// pointWarning is one distinct load warning and the points that gave it.
+type pointWarning struct {
+	text   string
+	points []int
 }
 
 func (e *sweepEmitter) emit(r sweep.Row) error {
@@ -258,10 +268,75 @@ func (e *sweepEmitter) emit(r sweep.Row) error {
 	if r.Err != "" {
 		e.invalid++
 	}
+	for _, w := range r.Warnings {
+		i, ok := e.shown[w]
+		if !ok {
+			i = len(e.warnings)
+			e.shown[w] = i
+			e.warnings = append(e.warnings, pointWarning{text: w})
+		}
+		if i >= 0 {
+			e.warnings[i].points = append(e.warnings[i].points, r.Index)
+		}
+	}
 	if e.bar != nil {
 		_ = e.bar.Add(1)
 	}
 	return nil
+}
+
+// finish clears the progress bar and prints each point warning once, with
+// the points it came from (pointsLabel), in the order the rows first gave
+// them: on stderr, never in the rows, as run prints its scenario's.
+func (e *sweepEmitter) finish(errOut io.Writer) {
+	if e.bar != nil {
+		_ = e.bar.Finish()
+	}
+	for _, w := range e.warnings {
+		fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", pointsLabel(e.sp, w.points), w.text)
+	}
+}
+
+// pointsLabel names a warning's points by their index column: "point 3",
+// "points 0–3, 8", or "24 points" beyond six runs of consecutive indices,
+// followed by the grid values they all share among the grids of more
+// than one value ("(cluster.gpu=MI300X)"), the likely cause.
+func pointsLabel(sp *sweep.Space, points []int) string {
+	var runs []string
+	for i := 0; i < len(points); {
+		j := i
+		for j+1 < len(points) && points[j+1] == points[j]+1 {
+			j++
+		}
+		if j == i {
+			runs = append(runs, fmt.Sprint(points[i]))
+		} else {
+			runs = append(runs, fmt.Sprintf("%d–%d", points[i], points[j]))
+		}
+		i = j + 1
+	}
+	label := "points " + strings.Join(runs, ", ")
+	switch {
+	case len(points) == 1:
+		label = "point " + runs[0]
+	case len(runs) > 6:
+		label = fmt.Sprintf("%d points", len(points))
+	}
+	var common []string
+	for g, grid := range sp.Grids {
+		v := sp.Point(points[0]).Values[g]
+		same := len(grid.Values) > 1
+		for _, p := range points[1:] {
+			same = same && sp.Point(p).Values[g] == v
+		}
+		if same {
+			common = append(common, grid.Key+"="+v)
+		}
+	}
+	if len(common) > 0 {
+		label += " (" + strings.Join(common, ", ") + ")"
+	}
+	return label
 }
 
 func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut io.Writer) error {
@@ -298,6 +373,10 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			todo -= len(p.Done)
 		}
 	}
+	em := &sweepEmitter{sp: sp, shown: map[string]int{}}
+	for _, w := range a.pending {
+		em.shown[w] = -1 // printed now, not again with points
+	}
 	a.flushWarnings()
 	enc := sweep.NewEncoder(w, f, sp.Keys())
 	if header {
@@ -305,20 +384,17 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			return err
 		}
 	}
-	bar := sweepProgress(errOut, todo)
+	em.enc, em.bar = enc, sweepProgress(errOut, todo)
 	ev := &sweep.Evaluator{Src: src, Space: sp}
-	em := &sweepEmitter{enc: enc, bar: bar}
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	em.finish(errOut)
 	if err != nil {
 		if ctx.Err() != nil && o.out != "" {
 			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", em.rows, todo, o.out)}
 		}
 		return err
 	}
-	if bar != nil {
+	if em.bar != nil {
 		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
 	}
 	return nil

@@ -437,3 +437,38 @@ func TestSweepResumeNamesTheEditedFile(t *testing.T) {
 		t.Error("the refused resume changed the file")
 	}
 }
+
+// TestSweepPrintsPointWarnings: a load warning only some points give (a
+// grid GPU without the file's NVLink) is printed on stderr once, after the
+// rows, naming those points and the grid value they share; nothing of it
+// is in the rows; the file's own warnings are printed once, not again per
+// point; values named by a --grid are said to be the --grid's.
+func TestSweepPrintsPointWarnings(t *testing.T) {
+	const link = "default.yaml:16:5: intra preset NVLink4 (450.00 GB/s per direction) is not the MI300X's interconnect: it has xGMI (448.00 GB/s); use preset: xGMI (--set cluster.intra.preset=xGMI), or intra.bandwidth: for links of your own\n"
+	for _, format := range []string{"csv", "json"} {
+		out, errOut, code := sweepCLI(t, "sweep", "--grid", "cluster.gpu=H100-80GB,MI300X", "--grid", "parallelism.k=1,2", "--format", format)
+		if code != 0 || errOut != "zerosim: warning: points 2–3 (cluster.gpu=MI300X): "+link {
+			t.Errorf("%s: exit %d, stderr %q", format, code, errOut)
+		}
+		// The meta line, the CSV header and 4 rows.
+		if strings.Contains(out, "warning") || strings.Contains(out, "NVLink4") || strings.Count(out, "\n") != 5+btoi(format == "csv") {
+			t.Errorf("%s: the rows carry the warning or lack a point:\n%s", format, out)
+		}
+	}
+	_, errOut, code := sweepCLI(t, "sweep", "--set", "cluster.gpu=MI300X", "--grid", "parallelism.k=1,2,4")
+	if code != 0 || errOut != "zerosim: warning: "+link {
+		t.Errorf("the file's warning: exit %d, stderr %q, want it once, without points", code, errOut)
+	}
+	_, errOut, code = sweepCLI(t, "sweep", "--grid", "parallelism.k=1,2", "--grid", "cluster.gpu_memory=80GB,81559MiB", "-j", "2")
+	want := "zerosim: warning: points 0, 2 (cluster.gpu_memory=80GB): default.yaml: --grid cluster.gpu_memory=80GB: gpu_memory 80GB is 74.51 GiB"
+	if code != 0 || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("a --grid value's warning: exit %d, stderr %q, want one line starting %q", code, errOut, want)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
