@@ -210,7 +210,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if c.Inter.Preset == "EFA-p4d" || c.Inter.Preset == "EFA-p5" {
 		hw.PluginLatency = 75 * units.Microsecond
 	}
-	hw.GFX = rcclArch(gpu)
+	hw.GFX = RCCLArch(gpu)
 	return hw
 }
 

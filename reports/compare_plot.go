@@ -136,7 +136,11 @@ func markNotRun(series []plotSeries, ran [][]bool) {
 func generalPlot(title string, vs []compareVariant) comparePlot {
 	p := comparePlot{Title: title}
 	timeP := plotPanel{Title: "time per step", YLabel: "time per step (ms)", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
-	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}}}
+	intra := "NVLink wire"
+	if len(vs) > 0 && !slices.ContainsFunc(vs, func(v compareVariant) bool { return v.vendor != AMD }) {
+		intra = "xGMI wire" // every variant on an AMD GPU (Vendor.class)
+	}
+	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: intra}}}
 	memP := plotPanel{Title: "peak memory per GPU", YLabel: "peak per GPU (GiB)", Series: []plotSeries{{Name: "peak memory per GPU"}}}
 	for _, v := range vs {
 		p.Categories = append(p.Categories, v.Label)

@@ -6,6 +6,9 @@ package reports
 type MemoryStyle struct {
 	Units MemoryUnits
 	Wide  bool
+	// Vendor is the GPU's maker, whose words the memory notes use (the
+	// zero value, NVIDIA, unless the command sets it: VendorOf).
+	Vendor Vendor
 }
 
 // bytes is one byte cell: exact with separators when wide, else human.
