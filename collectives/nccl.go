@@ -214,7 +214,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if p, ok := linkPreset(c.Inter.Preset); ok {
 		hw.PluginLatency = p.PluginLatency
 	}
-	hw.GFX = rcclArch(gpu)
+	hw.GFX = RCCLArch(gpu)
 	return hw
 }
 

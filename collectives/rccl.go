@@ -93,12 +93,12 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
-// rcclArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
+// RCCLArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
 // gfx942 for the CDNA 3 MI300X and MI325X, gfx950 for the CDNA 4 MI350X
 // and MI355X (AMD GPU specifications, rocm.docs.amd.com
 // reference/gpu-specs.html, the Instinct table's "LLVM target name"
 // column).
-func rcclArch(gpu string) string {
+func RCCLArch(gpu string) string {
 	switch {
 	case strings.HasPrefix(gpu, "MI300"), strings.HasPrefix(gpu, "MI325"):
 		return "gfx942"

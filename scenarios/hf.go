@@ -428,7 +428,10 @@ func describeJSON(v any) string {
 
 // ReadHFConfig reads and imports the config.json at path, reading at most
 // MaxHFConfigBytes.
-func ReadHFConfig(path string) (*HFModel, error) { return readHFConfig(path, 0, -1) }
+func ReadHFConfig(path string) (*HFModel, error) {
+	m, _, err := readHFConfig(path, 0, -1)
+	return m, err
+}
 
 // ReadHFConfigMTP is ReadHFConfig with mtpLayers multi-token-prediction
 // modules built, as a stack that trains them does (model.mtp_layers); an
@@ -437,21 +440,24 @@ func ReadHFConfigMTP(path string, mtpLayers int64) (*HFModel, error) {
 	if mtpLayers < 0 || mtpLayers > maxLayers {
 		return nil, fmt.Errorf("%d multi-token-prediction modules is out of range (0 to %d)", mtpLayers, maxLayers)
 	}
-	return readHFConfig(path, 0, mtpLayers)
+	m, _, err := readHFConfig(path, 0, mtpLayers)
+	return m, err
 }
 
 // readHFConfig is ReadHFConfig with num_hidden_layers overridden when
-// layers > 0 and mtp multi-token-prediction modules built when mtp >= 0.
-func readHFConfig(path string, layers, mtp int64) (*HFModel, error) {
+// layers > 0 and mtp multi-token-prediction modules built when mtp >= 0;
+// it also returns the bytes it read.
+func readHFConfig(path string, layers, mtp int64) (*HFModel, []byte, error) {
 	data, err := readHFFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, err := parseHF(path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return importHF(path, data, m, layers, mtp)
+	hm, err := importHF(path, data, m, layers, mtp)
+	return hm, data, err
 }
 
 // hubID matches a Hugging Face Hub model id ("meta-llama/Llama-2-7b-hf"):

@@ -152,7 +152,7 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		}
 		mtp = m.MTPLayers
 	}
-	hm, err := readHFConfig(path, layers, mtp)
+	hm, data, err := readHFConfig(path, layers, mtp)
 	if u := (*MTPUnusedError)(nil); errors.As(err, &u) {
 		return l.errPath("model.mtp_layers", fmt.Sprintf("mtp_layers=%d: %s: %s: delete mtp_layers", m.MTPLayers, m.HFConfig, u.Error()))
 	}
@@ -171,6 +171,7 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		}
 		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
+	s.readFile("model.hf_config", m.HFConfig, data)
 	return l.applyHF(s, hm)
 }
 

@@ -94,5 +94,7 @@ func resolved(s *Scenario) (*Scenario, error) {
 			r.Memory.AllocatorOverheadFrom = s.Memory.AllocatorOverheadFrom
 		}
 	}
+	// The re-encoded text reads no file: the files are those s came from.
+	r.ReadFiles = s.ReadFiles
 	return r, nil
 }
