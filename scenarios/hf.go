@@ -553,7 +553,7 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	}
 	b, ok := hfArchitectures[arch]
 	if !ok {
-		return nil, c.errorf("architectures %q is not supported (use %s)", clip(arch), listOr(hfArchitectureNames()))
+		return nil, c.errorf("architectures %q is not supported: %s", clip(arch), unsupportedHF(arch))
 	}
 	// transformers builds the class of model_type, not of architectures:
 	// AutoConfig picks the config class by model_type and
@@ -607,7 +607,7 @@ func (c *hfConfig) architecture() (string, error) {
 			return a, nil
 		}
 	}
-	return "", c.errorf("model_type %q is not supported (use %s)", clip(mt), listOr(hfModelTypeNames()))
+	return "", c.errorf("model_type %q is not supported: %s", clip(mt), unsupportedHFType(mt))
 }
 
 // textConfig is the text decoder's config of a multimodal class arch

@@ -146,8 +146,8 @@ func TestHFErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{without("hidden_size"), "c.json: hidden_size is missing (add it to config.json)"},
 		{without("intermediate_size"), "c.json: intermediate_size is missing"},
-		{`{"architectures": ["BertModel"]}`, `c.json: architectures "BertModel" is not supported (use DeepseekV2ForCausalLM, `},
-		{`{"model_type": "bert"}`, `c.json: model_type "bert" is not supported`},
+		{`{"architectures": ["BertModel"]}`, `c.json: architectures "BertModel" is not supported: describe the model with model.layer_list (docs/scenario-format.md, which lists the supported classes)`},
+		{`{"model_type": "bert"}`, `c.json: model_type "bert" is not supported: describe the model with model.layer_list`},
 		// transformers builds by model_type: Qwen2's qkv biases would
 		// have been counted for a Llama (QA s15b finding 16).
 		{`{"architectures": ["Qwen2ForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}`,
