@@ -202,7 +202,10 @@ type HFModel struct {
 	Layers       int64
 	Vocab        int64
 	MaxPositions int64
-	Tied         bool
+	// RopeScaled: config.json (or its text_config) sets a rope_scaling
+	// (or rope_parameters) other than "default" (hfRopeScaled).
+	RopeScaled bool
+	Tied       bool
 	// LayerList is embedding, block.i (and experts.i for MoE blocks),
 	// final_norm and lm_head (absent when tied).
 	LayerList []Layer
@@ -581,6 +584,7 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	}
 	hm.Architecture = arch
 	hm.ModelType, _ = m["model_type"].(string)
+	hm.RopeScaled = hfRopeScaled(m)
 	return hm, hm.finish(c)
 }
 

@@ -28,6 +28,16 @@ type Scenario struct {
 	// not run parallelism's stage and K (StackLayout), "" when it runs
 	// them: a command that searches the stage and K (plan, fit) drops it.
 	LayoutWarning string `yaml:"-"`
+	// importNotes are the warnings Load's import of model.hf_config or an
+	// hf preset gave (applyHF), at index importAt of Warnings, and
+	// seqLenNote the one of them that says seq_len is zerosim's default,
+	// defaultSeqLen: a resolved scenario re-resolved keeps its layer list
+	// and is not imported again, so Resolve puts them back (without
+	// seqLenNote once seq_len is no longer defaultSeqLen).
+	importNotes   []string
+	importAt      int
+	seqLenNote    string
+	defaultSeqLen int64
 }
 
 // Cluster describes the machines: nodes × GPUs, the links inside a node and
