@@ -24,10 +24,6 @@ type Scenario struct {
 	// Warnings are Load's remarks on likely mistakes that are not errors
 	// ("file:line:col: message"), for the CLI to print on stderr.
 	Warnings []string `yaml:"-"`
-	// LayoutWarning is the one of Warnings that says the stack preset does
-	// not run parallelism's stage and K (StackLayout), "" when it runs
-	// them: a command that searches the stage and K (plan, fit) drops it.
-	LayoutWarning string `yaml:"-"`
 	// importNotes are the warnings Load's import of model.hf_config or an
 	// hf preset gave (applyHF), at index importAt of Warnings, and
 	// seqLenNote the one of them that says seq_len is zerosim's default,
@@ -38,6 +34,10 @@ type Scenario struct {
 	importAt      int
 	seqLenNote    string
 	defaultSeqLen int64
+	// LayoutWarning is the one of Warnings that says the stack preset does
+	// not run parallelism's stage and K (StackLayout), "" when it runs
+	// them: a command that searches the stage and K (plan, fit) drops it.
+	LayoutWarning string `yaml:"-"`
 }
 
 // Cluster describes the machines: nodes × GPUs, the links inside a node and
