@@ -481,7 +481,14 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.AttentionEfficiency > 0 {
 		from = "training.attention_efficiency, set or calibrated"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s)
+	// Under sdpa the memory is SDPA's (training.attention) and the time
+	// attention_kernel's rate: the line names both, so that "fa2" does not
+	// read as the attention the scenario asked for.
+	kernel := string(t.AttentionKernel)
+	if t.Attention == scenarios.AttentionSDPA {
+		kernel = "sdpa, timed as " + kernel + " (training.attention_kernel)"
+	}
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s)
 }
 
 // linearText is the attention line's note on linear-attention blocks

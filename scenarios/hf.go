@@ -202,7 +202,10 @@ type HFModel struct {
 	Layers       int64
 	Vocab        int64
 	MaxPositions int64
-	Tied         bool
+	// RopeScaled: config.json (or its text_config) sets a rope_scaling
+	// (or rope_parameters) other than "default" (hfRopeScaled).
+	RopeScaled bool
+	Tied       bool
 	// LayerList is embedding, block.i (and experts.i for MoE blocks),
 	// final_norm and lm_head (absent when tied).
 	LayerList []Layer
@@ -559,7 +562,7 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	}
 	b, ok := hfArchitectures[arch]
 	if !ok {
-		return nil, c.errorf("architectures %q is not supported (use %s)", clip(arch), listOr(hfArchitectureNames()))
+		return nil, c.errorf("architectures %q is not supported: %s", clip(arch), unsupportedHF(arch))
 	}
 	// transformers builds the class of model_type, not of architectures:
 	// AutoConfig picks the config class by model_type and
@@ -587,6 +590,7 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	}
 	hm.Architecture = arch
 	hm.ModelType, _ = m["model_type"].(string)
+	hm.RopeScaled = hfRopeScaled(m)
 	return hm, hm.finish(c)
 }
 
@@ -613,7 +617,7 @@ func (c *hfConfig) architecture() (string, error) {
 			return a, nil
 		}
 	}
-	return "", c.errorf("model_type %q is not supported (use %s)", clip(mt), listOr(hfModelTypeNames()))
+	return "", c.errorf("model_type %q is not supported: %s", clip(mt), unsupportedHFType(mt))
 }
 
 // textConfig is the text decoder's config of a multimodal class arch

@@ -188,6 +188,7 @@ func (l *loader) hfLayers(m *Model) (int64, *Error) {
 // first block for the activation model, and the expert group.
 func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	m := &s.Model
+	at := len(s.Warnings)
 	m.Kind, m.Arch = KindTransformer, ArchHF
 	m.Hidden, m.Layers, m.Heads, m.KVHeads, m.Vocab = hm.Dims.Hidden, hm.Layers, hm.Dims.Heads, hm.Dims.KVHeads, hm.Vocab
 	m.FFN = hm.FFN()
@@ -213,6 +214,12 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	}
 	if d := hm.DropoutNote(); d != "" && !l.has("training.dropout") {
 		l.warn(s, key, d)
+	}
+	if note := l.warnHFSeqLen(s, hm); note != "" {
+		s.seqLenNote, s.defaultSeqLen = note, m.SeqLen
+	}
+	if len(s.Warnings) > at {
+		s.importNotes, s.importAt = append([]string(nil), s.Warnings[at:]...), at
 	}
 	return l.resolveGroups(s)
 }

@@ -29,6 +29,16 @@ type Scenario struct {
 	// Warnings are Load's remarks on likely mistakes that are not errors
 	// ("file:line:col: message"), for the CLI to print on stderr.
 	Warnings []string `yaml:"-"`
+	// importNotes are the warnings Load's import of model.hf_config or an
+	// hf preset gave (applyHF), at index importAt of Warnings, and
+	// seqLenNote the one of them that says seq_len is zerosim's default,
+	// defaultSeqLen: a resolved scenario re-resolved keeps its layer list
+	// and is not imported again, so Resolve puts them back (without
+	// seqLenNote once seq_len is no longer defaultSeqLen).
+	importNotes   []string
+	importAt      int
+	seqLenNote    string
+	defaultSeqLen int64
 	// LayoutWarning is the one of Warnings that says the stack preset does
 	// not run parallelism's stage and K (StackLayout), "" when it runs
 	// them: a command that searches the stage and K (plan, fit) drops it.
