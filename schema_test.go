@@ -238,7 +238,7 @@ func TestSweepRowSchema(t *testing.T) {
 	ev := &sweep.Evaluator{Src: src, Space: sp}
 	var b bytes.Buffer
 	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
-	if err := enc.WriteHeader(sweep.NewMeta(src, sp)); err != nil {
+	if err := enc.WriteHeader(sweep.NewMeta(src, sp, sweep.Resolve(src, sp))); err != nil {
 		t.Fatal(err)
 	}
 	for i := range sp.Len() {

@@ -62,3 +62,17 @@ func BenchmarkConcurrentBuckets(b *testing.B) {
 	}
 	b.ReportMetric(float64(eng.Events())/float64(b.N), "events/op")
 }
+
+// BenchmarkChooseRCCL: NCCL's choice of algorithm and protocol for an
+// all-reduce of 64 MiB over 2 × 8 MI300X (RCCL's tuner ranks, the NCCL
+// path times the pick), the tuner's inner loop on AMD across nodes.
+func BenchmarkChooseRCCL(b *testing.B) {
+	m := NewModel(mi300x())
+	sh := Shape{Ranks: 16, Nodes: 2}
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := m.Choose(AllReduce, sh, Auto, 64*units.MiB); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

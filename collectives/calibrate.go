@@ -467,7 +467,7 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	h := f.Hardware
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
 		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
-		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: scenarios.HostCPU(h.HostCPU),
+		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: hostCPU(scenarios.HostCPU(h.HostCPU)),
 		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6)), GFX: h.GFX},
 		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
 	arch := -1
@@ -480,9 +480,6 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		return nil, fmt.Errorf("calibration: hardware.arch %q: use Volta, Ampere, Hopper or Blackwell", h.Arch)
 	}
 	c.HW.Arch = Arch(arch)
-	if c.HW.CPU == scenarios.HostIntel {
-		c.HW.CPU = "" // Hardware's Intel, as HardwareOf stores it
-	}
 	for _, name := range h.Protos {
 		p := LL
 		for p < numProtos && p.String() != name {

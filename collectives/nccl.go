@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -98,11 +99,9 @@ type Hardware struct {
 	// net->net.latency, the plugin's props.latency), where that figure is
 	// a tuning value and not the link's. NCCL chooses its algorithm and
 	// protocol by it (Choose ranks by it); the time is the chosen
-	// combination's with the link's InterLatency. aws-ofi-nccl reports 75
-	// µs on p4d, p4de, p5 and p5e and 35 µs on p5en and p6 (src/platform-aws.cpp
-	// at 2daf7d303aa139a03140aa530957d10521e4478d, lines 80–160, and lines
-	// 771–783: "NCCL's internal tuner choices work better with this
-	// value"); HardwareOf sets 75 µs on the EFA-p4d and EFA-p5 presets.
+	// combination's with the link's InterLatency. HardwareOf copies the
+	// inter link preset's PluginLatency (scenarios.LinkPreset, which
+	// cites aws-ofi-nccl's 75 µs on the EFA-p4d and EFA-p5 presets).
 	PluginLatency units.Duration
 	// Protos, when not zero, is the set of protocols NCCL may choose (bit
 	// 1<<p for Proto p), as NCCL_PROTO restricts it; zero is NCCL's
@@ -112,7 +111,7 @@ type Hardware struct {
 	// 1<<a for Algo a), as NCCL_ALGO restricts it; zero is NCCL's default.
 	Algos uint8
 	// CPU is the GPUs' host CPU (scenarios.HostCPU: amd, arm, or the
-	// empty value for intel, which HardwareOf stores as empty). Across
+	// empty value for intel, as hostCPU stores it). Across
 	// nodes NCCL's tuner charges an AMD x86 host twice Intel's network
 	// post overhead and caps LL bandwidth by its AMD row; it corrects the
 	// Blackwell NVLS tree on x86 hosts only (tuning.cc getNetOverhead,
@@ -147,9 +146,17 @@ type Hardware struct {
 // makes an A3 Mega all-reduce of 1–16 MiB grow by ~50 µs per MiB and then
 // barely move from 16 to 32 MiB (treeSimpleFill). The rest of the profile
 // changes nothing else modelled here: NCCL_ALGO=Ring,Tree also excludes
-// PAT (an all-gather or reduce-scatter over one GPU per node), which
-// ncclPatEnable would refuse anyway, the plugin offloading the network to
-// the device (NCCL_NET_DEVICE_UNPACK, not HOST); NCCL_MIN_NCHANNELS=4 is
+// PAT (an all-gather or reduce-scatter over one GPU per node). The plugin
+// reports its network as NCCL_NET_DEVICE_HOST (nccl_shim.cc at the commit
+// above: props.netDeviceType in GetProperties, line 968, and its send and
+// receive device handles, lines 230 and 246; the same in every release the
+// repository holds, v1.0.12 to v1.0.17), so neither ncclPatEnable's
+// device-offload refusal nor ncclTopoPostset's doubling of the channels
+// under NCCL_NET_DEVICE_UNPACK (NVIDIA/nccl src/graph/tuning.cc line 221
+// and src/graph/connect.cc lines 485–490 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027, where comm->netDeviceType is
+// moreover never assigned, staying HOST) applies: BufferChannels doubles
+// nothing for it; NCCL_MIN_NCHANNELS=4 is
 // below the 16 channels of 8 NICs; NCCL_P2P_*_CHUNKSIZE are send/receive's;
 // NCCL_DYNAMIC_CHUNK_SIZE is read by no open NCCL or plugin source;
 // NCCL_FASTRAK_NUM_FLOWS=2 splits each connection over two TCP flows of
@@ -186,10 +193,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	}
 	// The host CPU: cluster.host.cpu, or the GPU preset's system's
 	// (scenarios.DefaultHostCPU: Arm on the Grace Blackwell superchips).
-	// Intel is the zero value, as in a calibration file without host_cpu.
-	if cpu := c.CPU(); cpu != scenarios.HostIntel {
-		hw.CPU = cpu
-	}
+	hw.CPU = hostCPU(c.CPU())
 	hw.PCI = strings.HasPrefix(c.Intra.Preset, "PCIe")
 	if hw.PCI {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "PCIe4")
@@ -206,27 +210,46 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if c.Inter.Preset == "TCPXO" {
 		hw = TCPXO(hw)
 	}
-	// aws-ofi-nccl's latency for p4d.24xlarge and p5/p5e (PluginLatency).
-	if c.Inter.Preset == "EFA-p4d" || c.Inter.Preset == "EFA-p5" {
-		hw.PluginLatency = 75 * units.Microsecond
+	// The network plugin's latency, a column of the link presets.
+	if p, ok := linkPreset(c.Inter.Preset); ok {
+		hw.PluginLatency = p.PluginLatency
 	}
-	hw.GFX = rcclArch(gpu)
+	hw.GFX = RCCLArch(gpu)
 	return hw
+}
+
+// hostCPU is cpu as Hardware.CPU stores it: Intel is the zero value, as in
+// a calibration file without host_cpu, so that a calibration written on
+// an Intel host with or without host_cpu: intel is measured on it
+// (Measured compares Hardware with ==).
+func hostCPU(cpu scenarios.HostCPU) scenarios.HostCPU {
+	if cpu == scenarios.HostIntel {
+		return ""
+	}
+	return cpu
 }
 
 // extraLatency is lat beyond the latency of the link preset named base,
 // never negative.
 func extraLatency(lat units.Duration, base string) units.Duration {
-	for _, p := range scenarios.LinkPresets() {
-		if p.Name == base {
-			return max(lat-p.Latency, 0)
-		}
+	if p, ok := linkPreset(base); ok {
+		return max(lat-p.Latency, 0)
 	}
 	return max(lat, 0)
 }
 
+// linkPreset is the link preset named name.
+func linkPreset(name string) (scenarios.LinkPreset, bool) {
+	for _, p := range scenarios.LinkPresets() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return scenarios.LinkPreset{}, false
+}
+
 // NCCL's tuner constants, tuning.cc ncclTunerConstantsDefaults at the
-// commit above. Indices: algorithm (tree, ring, nvls, nvlsTree) × protocol
+// commit above. Indices: algorithm (tree, ring, nvls, nvlsTree, pat) × protocol
 // (LL, LL128, Simple); latencies in µs, bandwidths in GB/s.
 const (
 	tTree = iota
@@ -558,7 +581,11 @@ func log2i(n int) int {
 // nBytes; ok is false when NCCL would not run that combination.
 func (m *Model) Cost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
 	if m.HW.GFX != "" {
-		return m.rcclCost(op, sh, a, p, nBytes)
+		c, ok := m.rcclCost(op, sh, a, p, nBytes)
+		if ok && rcclTimedByNCCL(sh) {
+			return m.rcclPhys(op, sh, c, nBytes)
+		}
+		return c, ok
 	}
 	return m.ncclCost(op, sh, a, p, nBytes)
 }
@@ -584,7 +611,8 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		fill = treeLL128Fill(nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
 	}
 	bwD := sat(math.Ceil(float64(nBytes) / (algBW * 1e9) * 1e12))
-	latD := sat((c.latency() + fill) * 1e6)
+	lat := c.latency()
+	latD := sat((lat + fill) * 1e6)
 	ch := Choice{Algo: a, Proto: p, Latency: latD, AlgBW: algBW * 1e9, Time: sat(float64(latD) + float64(bwD))}
 	ch.cost = ch.Time
 	if c.t == tTree && p == Simple {
@@ -595,12 +623,12 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		// in its time instead.
 		raw := algBW / c.treeCorrection()
 		bwD = sat(math.Ceil(float64(nBytes) / (raw * 1e9) * 1e12))
-		latD = sat((c.latency() + c.treeSimpleFill(raw)) * 1e6)
+		latD = sat((lat + c.treeSimpleFill(raw)) * 1e6)
 		ch.Latency, ch.AlgBW, ch.Time = latD, raw*1e9, sat(float64(latD)+float64(bwD))
 	}
 	if pl := c.m.HW.PluginLatency; pl != 0 && c.nodes > 1 {
 		// NCCL ranks with the plugin's latencyInter (PluginLatency).
-		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-c.latency())*1e6)
+		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-lat)*1e6)
 	}
 	return ch, true
 }
@@ -682,8 +710,9 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		// ncclPatEnable (tuning.cc lines 215–223) turns it on only when
 		// every node has one rank ("PAT only supports 1 GPU per node"),
 		// on SM60 or later (every generation here) and with the network
-		// on the host (not device offload: TCPXO's NCCL_ALGO=Ring,Tree
-		// excludes it anyway). enqueue.cc (line 2010) also skips it for a
+		// on the host (netDeviceType HOST, as every network modelled
+		// here reports, GPUDirect-TCPXO's included: TCPXO; its
+		// NCCL_ALGO=Ring,Tree excludes PAT). enqueue.cc (line 2010) also skips it for a
 		// reduce-scatter with an average (PreMulSum or SumPostDiv), which
 		// the model cannot tell from a sum: it assumes a sum.
 		c.t = tPAT
@@ -800,8 +829,6 @@ func (c *comm) treeCorrection() float64 {
 // per-hop hardware latencies (tuning.cc), with the calibrated corrections.
 func (c *comm) latency() float64 { return c.latencyWith(c.m.HW.InterLatency) }
 
-// latencyWith is latency with extra as the network latency per hop beyond
-// NCCL's tables (NCCL's latencyInter).
 // hopLatencies are the latency (µs) of a step inside a node and of one
 // across the network, from the tuner's hardware latencies of the
 // algorithm and protocol: plus the calibration's per-hop corrections
@@ -830,6 +857,8 @@ func (m *Model) ringStepFloor(intra float64, p Proto) float64 {
 	return math.Max(intra, o)
 }
 
+// latencyWith is latency with extra as the network latency per hop beyond
+// NCCL's tables (NCCL's latencyInter).
 func (c *comm) latencyWith(extra units.Duration) float64 {
 	m, p := c.m, c.p
 	hw := 0
@@ -954,6 +983,11 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 		algos = []Algo{a}
 	}
 	best := Choice{Time: -1}
+	// On AMD across nodes RCCL's cost ranks and the NCCL path times
+	// (Cost): rank every combination by rcclCost, then time only the
+	// cheapest that the NCCL path runs, in the order of the loop on ties.
+	rccl := m.HW.GFX != "" && rcclTimedByNCCL(sh)
+	ranked := make([]Choice, 0, 2*numProtos) // rcclCost runs tree and ring
 	for _, al := range algos {
 		if m.HW.Algos != 0 && m.HW.Algos&(1<<al) == 0 {
 			continue
@@ -962,11 +996,30 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
+			if rccl {
+				if c, ok := m.rcclCost(op, sh, al, p, nBytes); ok {
+					ranked = append(ranked, c)
+				}
+				continue
+			}
 			c, ok := m.Cost(op, sh, al, p, nBytes)
 			if ok && (best.Time < 0 || c.cost < best.cost) {
 				best = c
 			}
 		}
+	}
+	for len(ranked) > 0 {
+		i := 0
+		for j := range ranked {
+			if ranked[j].cost < ranked[i].cost {
+				i = j
+			}
+		}
+		if c, ok := m.rcclPhys(op, sh, ranked[i], nBytes); ok {
+			best = c
+			break
+		}
+		ranked = slices.Delete(ranked, i, i+1)
 	}
 	if best.Time < 0 {
 		why := ""

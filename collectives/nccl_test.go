@@ -497,6 +497,26 @@ func TestHostCPU(t *testing.T) {
 	if err != nil || back.HW != hw || !strings.Contains(hw.Describe(), "AMD host") {
 		t.Errorf("calibration round trip %+v (%v), want %+v; describe %q", back, err, hw, hw.Describe())
 	}
+	// An Intel host is one host whether the file leaves host_cpu out (as
+	// files before cluster.host.cpu did, and File writes it) or says
+	// intel: a calibration on it is measured on the same cluster, and on
+	// the AMD one neither is.
+	intelS, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=H100-80GB", "cluster.host.cpu=intel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ihw := HardwareOf(intelS)
+	f := (&Calibration{HW: ihw}).File()
+	if f.Hardware.HostCPU != "" {
+		t.Errorf("Intel host written as host_cpu %q, want it left out", f.Hardware.HostCPU)
+	}
+	for _, cpu := range []string{"", "intel"} {
+		f.Hardware.HostCPU = cpu
+		c, err := CalibrationOf(f)
+		if err != nil || !c.Measured(ihw) || c.Measured(hw) {
+			t.Errorf("host_cpu %q: measured on Intel %v, on AMD %v (%v); want true, false", cpu, err == nil && c.Measured(ihw), err == nil && c.Measured(hw), err)
+		}
+	}
 }
 
 // TestBufferChannels: the channels NCCL sets up per communicator, by hand
@@ -654,5 +674,13 @@ func TestPluginLatency(t *testing.T) {
 	}
 	if got := HardwareOf(p4d).PluginLatency; got != 75*units.Microsecond {
 		t.Errorf("EFA-p4d: plugin latency %v, want 75µs", got)
+	}
+	// InfiniBand's plugin reports none.
+	ndr, err := scenarios.Load("default.yaml", def, []string{"cluster.inter.preset=NDR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := HardwareOf(ndr).PluginLatency; got != 0 {
+		t.Errorf("NDR: plugin latency %v, want 0", got)
 	}
 }

@@ -70,6 +70,11 @@ type logError struct {
 	msg       string
 }
 
+// failAt is the error at file:line:col (col 0: the line as a whole).
+func failAt(file string, line, col int, format string, a ...any) error {
+	return &logError{file, line, col, fmt.Sprintf(format, a...)}
+}
+
 func (e *logError) Error() string {
 	if e.col > 0 {
 		return fmt.Sprintf("%s:%d:%d: %s", e.file, e.line, e.col, e.msg)
@@ -165,7 +170,7 @@ type logParser struct {
 }
 
 func (lp *logParser) fail(line int, format string, a ...any) error {
-	return &logError{lp.name, line, 0, fmt.Sprintf(format, a...)}
+	return failAt(lp.name, line, 0, format, a...)
 }
 
 // comment reads a "#" line: the test's name, the devices block, a column
@@ -253,7 +258,7 @@ func (lp *logParser) row(line string) error {
 		if errors.Is(err, errWrongResults) || errors.Is(err, errEditedRow) {
 			hint = ""
 		}
-		return &logError{lp.name, lp.ln, col, err.Error() + hint}
+		return failAt(lp.name, lp.ln, col, "%v%s", err, hint)
 	}
 	r.Line = lp.ln
 	if r.Size == 0 {
@@ -264,7 +269,7 @@ func (lp *logParser) row(line string) error {
 	}
 	cur := &lp.logs[len(lp.logs)-1]
 	if n := len(cur.Rows); n > 0 && r.Size <= cur.Rows[n-1].Size {
-		return &logError{lp.name, lp.ln, lp.rowAt + 1, fmt.Sprintf("size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)}
+		return failAt(lp.name, lp.ln, lp.rowAt+1, "size %d does not increase after %d on line %d (one run per header; are two logs interleaved?)", r.Size, cur.Rows[n-1].Size, lp.lastRow)
 	}
 	lp.lastRow = lp.ln
 	cur.Rows = append(cur.Rows, r)

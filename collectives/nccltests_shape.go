@@ -43,7 +43,7 @@ func (l *Log) Shape(nodes, gpusPerNode int) error {
 }
 
 func (l *Log) fail(line int, format string, a ...any) error {
-	return &logError{l.File, line, 0, fmt.Sprintf(format, a...)}
+	return failAt(l.File, line, 0, format, a...)
 }
 
 // ranksLine is the line that tells l's rank count: the devices block,

@@ -93,12 +93,12 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
-// rcclArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
+// RCCLArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
 // gfx942 for the CDNA 3 MI300X and MI325X, gfx950 for the CDNA 4 MI350X
 // and MI355X (AMD GPU specifications, rocm.docs.amd.com
 // reference/gpu-specs.html, the Instinct table's "LLVM target name"
 // column).
-func rcclArch(gpu string) string {
+func RCCLArch(gpu string) string {
 	switch {
 	case strings.HasPrefix(gpu, "MI300"), strings.HasPrefix(gpu, "MI325"):
 		return "gfx942"
@@ -241,8 +241,9 @@ func (m *Model) rcclBusBW(sh Shape, matched bool) float64 {
 }
 
 // rcclCost is RCCL's model of op over sh with algorithm a and protocol p
-// on nBytes (Model.Cost for an AMD GPU); ok is false when RCCL would not
-// run that combination.
+// on nBytes, its tuner's rank and, on one node, Model.Cost for an AMD GPU
+// (across nodes Cost times it by rcclPhys); ok is false when RCCL would
+// not run that combination.
 func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (Choice, bool) {
 	if sh.Ranks <= 1 {
 		return Choice{Algo: a, Proto: p}, true
@@ -313,19 +314,25 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 	c := Choice{Algo: a, Proto: p, Latency: latD, AlgBW: bw * 1e9}
 	c.Time = sat(float64(latD) + math.Ceil(float64(nBytes)/(bw*1e9)*1e12))
 	c.cost = c.Time
-	if nodes == 1 {
-		return c, true
-	}
-	// Across nodes RCCL's time ranks but does not time (the header says why):
-	// the combination it picks is timed by the NCCL path's model of the
-	// same algorithm and protocol on these links.
-	// NCCL's host-CPU rules (llMaxBws' CPU rows, getNetOverhead) were
-	// tuned on NVIDIA GPUs; this timing keeps NCCL's default host for
-	// them, as it did before cluster.host.cpu (RCCL's own overhead, above,
-	// follows the host).
+	return c, true
+}
+
+// rcclTimedByNCCL says whether RCCL's choice over sh is timed by the NCCL
+// path (rcclPhys): across nodes, where RCCL's time ranks but does not time
+// (the header says why).
+func rcclTimedByNCCL(sh Shape) bool { return sh.Ranks > 1 && max(sh.Nodes, 1) > 1 }
+
+// rcclPhys times RCCL's choice c of op over sh by the NCCL path's model
+// of the same algorithm and protocol on these links, keeping RCCL's cost
+// (the rank Choose compares); ok is false when the NCCL path would not run
+// it. NCCL's host-CPU rules (llMaxBws' CPU rows, getNetOverhead) were
+// tuned on NVIDIA GPUs; this timing keeps NCCL's default host for them, as
+// it did before cluster.host.cpu (RCCL's own overhead, in rcclCost,
+// follows the host).
+func (m *Model) rcclPhys(op Op, sh Shape, c Choice, nBytes units.Bytes) (Choice, bool) {
 	pm := *m
 	pm.HW.CPU = ""
-	phys, ok := pm.ncclCost(op, sh, a, p, nBytes)
+	phys, ok := pm.ncclCost(op, sh, c.Algo, c.Proto, nBytes)
 	if !ok {
 		return Choice{}, false
 	}

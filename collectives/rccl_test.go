@@ -125,12 +125,52 @@ func TestRCCLChoice(t *testing.T) {
 			t.Errorf("%v one node %d B: time %v, RCCL's %v", c.op, c.bytes, got.Time, got.cost)
 		}
 		if c.sh.Nodes > 1 {
-			// The NCCL path times it with NCCL's default host (rcclCost).
+			// The NCCL path times it with NCCL's default host (rcclPhys).
 			nv := *m
 			nv.HW.CPU = ""
 			phys, _ := nv.ncclCost(c.op, c.sh, got.Algo, got.Proto, c.bytes)
 			if got.Time != phys.Time {
 				t.Errorf("%v two nodes %d B: time %v, the NCCL path's of %v/%v is %v", c.op, c.bytes, got.Time, got.Algo, got.Proto, phys.Time)
+			}
+		}
+	}
+}
+
+// TestRCCLChooseTimesOnlyTheWinner: on AMD across nodes Choose ranks by
+// RCCL's cost and times only its pick by the NCCL path; the choice is the
+// one Cost (RCCL's rank, the NCCL path's time for every combination) gives
+// when each combination is timed, the first of least RCCL cost in Choose's
+// order, for every op, size and shape here, also with the network slower
+// than NDR's and on PCIe (no LL128).
+func TestRCCLChooseTimesOnlyTheWinner(t *testing.T) {
+	slow, pci, four := mi300x(), mi300x(), mi300x()
+	slow.InterLatency = 3 * units.Microsecond
+	pci.PCI = true
+	four.NICsPerNode = 4
+	for _, hw := range []Hardware{mi300x(), slow, pci, four} {
+		m := NewModel(hw)
+		for _, sh := range []Shape{{8, 1}, {16, 2}, {32, 4}, {24, 3}, {64, 8}} {
+			for _, op := range []Op{AllReduce, ReduceScatter, AllGather} {
+				for b := units.Bytes(64); b <= 4<<30; b *= 2 {
+					got, err := m.Choose(op, sh, Auto, b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := Choice{Time: -1}
+					for _, a := range ncclAlgos {
+						for p := LL; p < numProtos; p++ {
+							if p == LL128 && hw.PCI {
+								continue
+							}
+							if c, ok := m.Cost(op, sh, a, p, b); ok && (want.Time < 0 || c.cost < want.cost) {
+								want = c
+							}
+						}
+					}
+					if got != want {
+						t.Errorf("%+v %v %+v %d B: Choose %+v, timing every combination %+v", hw, op, sh, b, got, want)
+					}
+				}
 			}
 		}
 	}

@@ -117,26 +117,30 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				return nil, nil, err
 			}
 		}
-		if head >= 0 && layers[head].ActivationBytes == 0 {
-			hs, ht, err := HeadActivation(base)
-			if err != nil {
-				return nil, nil, err
-			}
+		if head >= 0 { // headUnit is -1 when the head's activation_bytes are given
 			// The logits the model returns, when the training loop keeps
 			// them (training.keep_logits), are a component of their own
-			// (unitKeptLogits); under a compiled or fused loss they are
-			// the very tensor the loss saves, which HeadActivation then
-			// leaves out of the main pass.
+			// (keptLogits); under a compiled or fused loss they are the
+			// very tensor the loss saves, which HeadActivation then leaves
+			// out of the main pass.
 			kd := base
 			kd.KeepLogits = s.Training.KeptLogitsBytes()
-			main, _, err := HeadActivation(kd)
+			main, ht, err := HeadActivation(kd)
 			if err != nil {
 				return nil, nil, err
 			}
-			// Each DeepSeek-V3 MTP module sends its tokens through the
-			// shared head and a loss of its own, kept alike.
 			var c calc
-			stored[head] = c.Add(stored[head], main, c.Mul(hs, m.MTPModules()))
+			if n := m.MTPModules(); n > 0 {
+				// Each DeepSeek-V3 MTP module sends its tokens through
+				// the shared head and a loss of its own, whose logits
+				// the loop does not keep.
+				hs, _, err := HeadActivation(base)
+				if err != nil {
+					return nil, nil, err
+				}
+				main = c.Add(main, c.Mul(hs, n))
+			}
+			stored[head] = c.Add(stored[head], main)
 			transient[head] = max(transient[head], ht)
 			if c.Err != nil {
 				return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
@@ -181,27 +185,32 @@ func headUnit(s *scenarios.Scenario) int {
 	return u
 }
 
-// unitKeptLogits is, per unit, the bytes of the logits the model returns
-// that the training loop keeps referenced (training.keep_logits,
-// KeptLogits), on the head unit (headUnit); zeros when the key is unset.
-// The timeline (timeline.go) holds them from the head's forward in one
+// keptLogits is the head unit (headUnit), the bytes of the logits the
+// model returns that the training loop keeps referenced there
+// (training.keep_logits, KeptLogits) and, of the head's activations, the
+// bytes its loss saves after the model has returned them (headParts'
+// loss); 0 bytes when the key is unset or no unit derives the head. The
+// timeline (timeline.go) holds the logits from the head's forward in one
 // step to the head's forward in the next: at rest, as the previous
-// step's, and twice at the head's forward.
-func unitKeptLogits(s *scenarios.Scenario) ([]int64, error) {
-	out := make([]int64, len(s.Model.LayerList))
+// step's, and twice at the head's forward, until the loop's rebinding
+// frees the previous ones, before the loss runs.
+func keptLogits(s *scenarios.Scenario) (head int, bytes, afterLogits int64, err error) {
 	e := s.Training.KeptLogitsBytes()
-	head := headUnit(s)
+	head = headUnit(s)
 	if e == 0 || head < 0 {
-		return out, nil
+		return head, 0, 0, nil
 	}
 	d := baseDims(s)
 	d.KeepLogits = e
 	v, err := KeptLogits(d)
 	if err != nil {
-		return nil, err
+		return 0, 0, 0, err
 	}
-	out[head] = v
-	return out, nil
+	_, loss, _, err := headParts(d)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return head, v, loss, nil
 }
 
 // addMTPInput adds a DeepSeek-V3 MTP module's hnorm, enorm and eh_proj

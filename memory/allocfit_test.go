@@ -7,6 +7,14 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
+// oneGPU is a scenario of one rank on one GPU, the least the NCCL buffers'
+// communicator shapes need (topology.Build).
+func oneGPU() *scenarios.Scenario {
+	s := &scenarios.Scenario{}
+	s.Cluster.Nodes, s.Cluster.GPUsPerNode, s.Parallelism.DP = 1, 1, 1
+	return s
+}
+
 // TestFitAllocatorOverhead: the fitted overhead reproduces the measurement
 // to the 2 MiB segment. Figures by hand, in MiB: the device peak adds the
 // default CUDA context, 400,000,000 B, and one ring communicator's NCCL
@@ -14,11 +22,11 @@ import (
 // DeepSpeed ZeRO-3), 1,071,088,640 B in all (1,742,177,280 B with two).
 func TestFitAllocatorOverhead(t *testing.T) {
 	const mib, gib = int64(1 << 20), int64(1 << 30)
-	fsdp := &scenarios.Scenario{}
+	fsdp := oneGPU()
 	fsdp.Parallelism.Stage, fsdp.Parallelism.K = 3, 1
-	ds := &scenarios.Scenario{}
+	ds := oneGPU()
 	ds.Parallelism.Stage, ds.Parallelism.K, ds.Communication.Boundary = 3, 1, scenarios.BoundaryDeepSpeed
-	items := &scenarios.Scenario{}
+	items := oneGPU()
 	items.Parallelism.Stage, items.Parallelism.K = 3, 1
 	items.Memory.RuntimeContext, items.Memory.NCCLBuffers = 768<<20, 256<<20 // 1 GiB outside the allocator
 	for _, c := range []struct {
@@ -72,7 +80,7 @@ func TestFitAllocatorOverhead(t *testing.T) {
 // cannot be fitted.
 func TestFitAllocatorOverheadErrors(t *testing.T) {
 	const mib, gib = int64(1 << 20), int64(1 << 30)
-	s := &scenarios.Scenario{}
+	s := oneGPU()
 	s.Parallelism.Stage, s.Parallelism.K = 3, 1
 	for _, c := range []struct {
 		name            string

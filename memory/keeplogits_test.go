@@ -177,3 +177,56 @@ func TestKeptLogitsNoDoubleCount(t *testing.T) {
 		}
 	}
 }
+
+// forwardPeak is r's largest total during the forward.
+func forwardPeak(t *testing.T, r *Report) int64 {
+	t.Helper()
+	for _, p := range r.PhasePeaks {
+		if p.Phase == PhaseForward {
+			return p.Bytes
+		}
+	}
+	t.Fatal("no forward phase peak")
+	return 0
+}
+
+// TestKeptLogitsForwardPeak: kept logits raise the forward's peak by
+// their own size once, not twice. torchtitan 83c879f's lm_head forward
+// and loss, in train.py's order: output = self.output(h).float() makes
+// the new logits while pred still holds the previous step's; pred =
+// model(...) then frees those; only then does cross_entropy run and
+// save its tensors (log_softmax's output). So with F the total before
+// the head, A the head's norm and projection input, L the kept logits
+// and S what the loss saves, the largest total is
+// max(F + A + 2L, F + A + L + S), against F + A + S without the key
+// (the 16-bit output before .float(), a forward transient, is not
+// counted either way). On the Llama 2 7B FSDP2 run (t = 8·2048 =
+// 16,384, V = 32,000):
+//   - eager fp32 loss, keep_logits fp32: L = S = 4·t·V = 2,097,152,000 B,
+//     so + L = 2,097,152,000 (counting the old logits beside
+//     log_softmax's output gave + 2L = 4,194,304,000);
+//   - eager, bf16: L = 2·t·V = 1,048,576,000, S = 4·t·V: + L =
+//     1,048,576,000 (+ 2L before);
+//   - compiled loss, bf16: S = 0 with the key (the loss saves the loop's
+//     pred), 2·t·V without: + L = 1,048,576,000 (unchanged);
+//   - fused loss, bf16: S = 4·t = 65,536 with the key (the log-sum-exp),
+//     4·t + 2·t·V without: + L − 4·t = 1,048,510,464.
+func TestKeptLogitsForwardPeak(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		set      []string
+		keep     string
+		increase int64
+	}{
+		{"eager fp32", nil, "fp32", 2_097_152_000},
+		{"eager bf16", nil, "bf16", 1_048_576_000},
+		{"compiled loss", []string{"training.compile=loss"}, "bf16", 1_048_576_000},
+		{"fused loss", []string{"training.cross_entropy=fused"}, "bf16", 1_048_510_464},
+	} {
+		base := forwardPeak(t, keepLogitsReport(t, c.set...))
+		keep := forwardPeak(t, keepLogitsReport(t, append(c.set, "training.keep_logits="+c.keep)...))
+		if got := keep - base; got != c.increase {
+			t.Errorf("%s: forward peak %d → %d (%+d), want %+d", c.name, base, keep, got, c.increase)
+		}
+	}
+}

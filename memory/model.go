@@ -290,8 +290,11 @@ type UnitInfo struct {
 	Mask, MaskFreeForward, MaskFreeBackward int64
 	// Logits is the bytes of the logits the model returns that the
 	// training loop keeps (training.keep_logits), on the head unit
-	// (unitKeptLogits); 0 elsewhere.
-	Logits int64
+	// (keptLogits); 0 elsewhere. AfterLogits is, of Activation, what the
+	// head's loss saves after the model has returned them (headParts'
+	// loss), set with Logits: the timeline allocates it after the loop
+	// frees the previous step's logits.
+	Logits, AfterLogits int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.

@@ -368,13 +368,14 @@ func TestTransformerActivation(t *testing.T) {
 	if r.Units[0].Activation != 0 || r.Units[1].Activation != per || r.Units[2].Activation != per || r.Units[3].Activation != 0 {
 		t.Errorf("unit activations %+v, want 0, %d, %d, 0", r.Units, per, per)
 	}
-	// Context parallelism cp=2 halves the sequence per rank.
-	s.Parallelism.CP = 2
+	// Context parallelism cp=2 halves the sequence per rank (on one node of
+	// dp·cp = 4 GPUs).
+	s.Parallelism.CP, s.Cluster.GPUsPerNode = 2, 4
 	half, _, _ := BlockActivation(BlockDims{Seq: 16, Batch: 2, Hidden: 64, Heads: 4}, PolicyFull)
 	if got := mustAnalyze(t, s, Options{}).Units[1].Activation; got != half {
 		t.Errorf("cp=2: block activation %d, want %d", got, half)
 	}
-	s.Parallelism.CP = 0
+	s.Parallelism.CP, s.Cluster.GPUsPerNode = 0, 2
 	// Backward of block.1 rebuilds its activations on top of both stored ones.
 	if a := r.Component(CompActivations); a.Peak != 2*per+tr || a.PeakPhase != PhaseBackward {
 		t.Errorf("activation peak %d in %v, want %d in backward", a.Peak, a.PeakPhase, 2*per+tr)

@@ -64,4 +64,21 @@ func TestMTPActivations(t *testing.T) {
 	if ws["block.2"] != os["block.2"] {
 		t.Errorf("block.2 (not MTP) moved: %d → %d B", os["block.2"], ws["block.2"])
 	}
+	// Under flash-attn's fused loss each pass saves its 16-bit logits and
+	// an fp32 log-sum-exp, 2·t·V + 4·t, in place of 4·t·V. With
+	// keep_logits: bf16 the main pass's 16-bit logits are the loop's kept
+	// pred (KeptLogits), not the head's; the MTP pass's logits are not
+	// returned to the loop, so its head keeps them:
+	// (8·t·h + 4·t + 4·t) + (8·t·h + 4·t + 4·t + 2·t·V) = 469,827,584 +
+	// 1,059,061,760 = 1,528,889,344 B.
+	fused := *sc
+	fused.Training.CrossEntropy, fused.Training.KeepLogits = scenarios.CrossEntropyFused, "bf16"
+	st, _, err := unitActivations(&fused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := 8*tk*h + 8*tk
+	if got, want := st[len(st)-1], 2*pass+2*tk*v; got != want || want != 1_528_889_344 {
+		t.Errorf("fused loss, keep_logits bf16: lm_head keeps %d B, want %d (the MTP pass's 16-bit logits, not the main pass's)", got, want)
+	}
 }

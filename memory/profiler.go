@@ -6,6 +6,7 @@ import (
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -32,21 +33,17 @@ const DefaultCUDAContext int64 = 400_000_000
 // per channel and peer (NCCL_DEBUG_SUBSYS=ALLOC, NVIDIA/nccl#1685, 8 H100).
 const NCCLConnectionBuffer int64 = 10 * 1 << 20
 
-// DefaultNCCLChannels is the channel count NCCL opens between H100s over
-// NVLink (32, logged in NVIDIA/nccl#1685), what collectives.BufferChannels
-// gives inside an H100 node; the device peak counts each communicator's own
-// channels (communicatorBuffers). DefaultRingConnections is the
-// two connections a ring keeps (to the previous and next rank, "regardless
-// of the scale": sjeaugey in NVIDIA/nccl#864/#986).
-const (
-	DefaultNCCLChannels    = 32
-	DefaultRingConnections = 2
-)
+// DefaultRingConnections is the two connections a ring keeps (to the
+// previous and next rank, "regardless of the scale": sjeaugey in
+// NVIDIA/nccl#864/#986). The channels are each communicator's own
+// (collectives.BufferChannels, in communicatorBuffers).
+const DefaultRingConnections = 2
 
 // NCCLBuffers is the device memory of communicators NCCL communicators with
 // channels channels and conns connections each (outside the caching
-// allocator): communicators·channels·conns·NCCLConnectionBuffer. With
-// DefaultNCCLChannels, one ring communicator holds 640 MiB.
+// allocator): communicators·channels·conns·NCCLConnectionBuffer. With the
+// 32 channels NCCL opens inside an H100 node, one ring communicator holds
+// 640 MiB.
 func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 	if communicators < 0 || channels < 0 || conns < 0 {
 		return 0, fmt.Errorf("memory: NCCL buffers need counts ≥ 0 (got %d communicators, %d channels, %d connections)", communicators, channels, conns)
@@ -66,33 +63,25 @@ func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 // connections.
 func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	hw := collectives.HardwareOf(s)
-	dp, cp, gpn := max(s.Parallelism.DP, 1), max(s.Parallelism.CP, 1), max(s.Cluster.GPUsPerNode, 1)
-	dpFastest := len(s.Cluster.Placement) > 0 && s.Cluster.Placement[0] == scenarios.AxisDP
-	// node is the node of rank r = dp·CP + cp, as topology.Topology.GPU
-	// places it (ranks in order, or dp fastest under placement [dp, cp]).
-	node := func(r int) int {
-		if dpFastest {
-			return (r%cp*dp + r/cp) / gpn
-		}
-		return r / gpn
+	t, err := topology.Build(s)
+	if err != nil {
+		return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
 	}
-	// shape is the group of size ranks that holds rank 0, every stride-th
-	// rank (the world, an intra group of N/K consecutive ranks, or an
-	// inter group of K ranks N/K apart: topology's IntraGroups and
-	// InterGroups).
-	shape := func(size, stride int) collectives.Shape {
-		nodes := map[int]bool{}
-		for i := range size {
-			nodes[node(i*stride)] = true
-		}
-		return collectives.Shape{Ranks: size, Nodes: len(nodes)}
-	}
-	n := dp * cp
-	groups := []collectives.Shape{shape(n, 1)}
-	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && n%k == 0 {
+	// The groups that hold rank 0, shaped as topology places their ranks:
+	// the world, or K's intra and inter groups.
+	groups := []collectives.Shape{collectives.ShapeOf(t, t.All())}
+	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && t.Ranks()%k == 0 {
 		// The intra and inter groups; stage 0 all-reduces over every rank
 		// whatever K (run's K line: no effect).
-		groups = []collectives.Shape{shape(n/k, 1), shape(k, n/k)}
+		intra, err := t.IntraGroups(k)
+		if err != nil {
+			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
+		}
+		inter, err := t.InterGroups(k)
+		if err != nil {
+			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
+		}
+		groups = []collectives.Shape{collectives.ShapeOf(t, intra[0]), collectives.ShapeOf(t, inter[0])}
 	}
 	if GradientCommunicator(s) {
 		// DeepSpeed's ZeRO-3 runs its collectives on two process groups of

@@ -3,6 +3,7 @@ package memory
 import (
 	"testing"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -156,7 +157,9 @@ func TestDeepSpeedZeRO3Memory(t *testing.T) {
 		return mustAnalyze(t, s, Options{})
 	}
 	const shard = 32000 / n
-	ring, err := NCCLBuffers(1, DefaultNCCLChannels, DefaultRingConnections)
+	// One communicator over the node's n GPUs, with the channels NCCL
+	// opens for it on this hardware.
+	ring, err := NCCLBuffers(1, collectives.BufferChannels(collectives.HardwareOf(bigModel(32000, n, 1, n, 3)), collectives.Shape{Ranks: n, Nodes: 1}), DefaultRingConnections)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -825,11 +825,29 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 // #129043, "don't materialize the large sparse matrix in CE bwd", June 2024,
 // torch/_inductor/fx_passes/post_grad.py scatter_upon_const_tensor).
 func HeadActivation(d BlockDims) (stored, transient int64, err error) {
-	if err := d.check(); err != nil {
+	model, loss, transient, err := headParts(d)
+	if err != nil {
 		return 0, 0, err
 	}
+	var c calc
+	stored = c.Add(model, loss)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return stored, transient, nil
+}
+
+// headParts is HeadActivation's stored bytes split where the model returns
+// its logits: model, the final norm's tensors and the output projection's
+// input, made before; loss, what the loss saves, made after the training
+// loop has the logits (and has freed the previous step's, when it keeps
+// them: keptLogits). transient is HeadActivation's.
+func headParts(d BlockDims) (model, loss, transient int64, err error) {
+	if err := d.check(); err != nil {
+		return 0, 0, 0, err
+	}
 	if d.Vocab <= 0 {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
@@ -837,13 +855,13 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32):
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
 		// tensor (normFP32Affine).
-		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
+		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
 	case d.Arch == "llama":
-		stored = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
+		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
 	default:
-		stored = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
+		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
-	stored = c.Add(stored, c.Mul(2, t, d.Hidden)) // output projection input
+	model = c.Add(model, c.Mul(2, t, d.Hidden)) // output projection input
 	if d.LogitSoftcap {
 		// Gemma2ForCausalLM.forward (modeling_gemma2.py
 		// @ 006e86931247d7bacf94ad00ada1fb6baf11e94b): logits =
@@ -853,23 +871,20 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 		// the head's backward reaches it, after the loss's: 2·t·V under
 		// every loss (the division and multiplication by a number keep
 		// nothing; the product is the loss's input or the logits the loop
-		// keeps, counted as before). tanh_backward's (1 − y²)
-		// temporaries come after the loss's gradients are freed and are
-		// not counted.
-		stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+		// keeps, counted as before). It is made inside the model's
+		// forward, before the loop has the logits: model's part.
+		// tanh_backward's (1 − y²) temporaries come after the loss's
+		// gradients are freed and are not counted.
+		model = c.Add(model, c.Mul(2, t, d.Vocab))
 	}
 	switch {
 	case d.LossCompiled:
 		if d.KeepLogits == 0 {
 			// Kept by the loop, the graph input it saves is the loop's
 			// pred (KeptLogits), not a tensor of its own.
-			stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+			loss = c.Mul(2, t, d.Vocab)
 		}
 		transient = c.Mul(2, t, d.Vocab)
-		if c.Err != nil {
-			return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
-		}
-		return stored, transient, nil
 	case d.LossFused:
 		// flash-attn's SoftmaxCrossEntropyLossFn (flash_attn/losses/
 		// cross_entropy.py at v0.2.8, 33e0860c) saves the logits as they
@@ -878,28 +893,25 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 		// its backward writes the logits' gradient with
 		// at::empty_like(logits), 16-bit (inplace_backward is False by
 		// default, as llm-foundry's MPT calls it). No fp32 copy exists.
-		stored = c.Add(stored, c.Mul(4, t))
+		loss = c.Mul(4, t)
 		if d.KeepLogits == 0 {
 			// Kept by the loop, the logits it saves are the loop's pred
 			// (KeptLogits).
-			stored = c.Add(stored, c.Mul(2, t, d.Vocab))
+			loss = c.Add(loss, c.Mul(2, t, d.Vocab))
 		}
 		transient = c.Mul(2, t, d.Vocab)
-		if c.Err != nil {
-			return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	default:
+		lossElem := int64(2)
+		if d.LossFP32 {
+			lossElem = 4
 		}
-		return stored, transient, nil
+		loss = c.Mul(lossElem, t, d.Vocab)
+		transient = c.Mul(2, lossElem, t, d.Vocab)
 	}
-	lossElem := int64(2)
-	if d.LossFP32 {
-		lossElem = 4
-	}
-	stored = c.Add(stored, c.Mul(lossElem, t, d.Vocab))
-	transient = c.Mul(2, lossElem, t, d.Vocab)
 	if c.Err != nil {
-		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
+		return 0, 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
-	return stored, transient, nil
+	return model, loss, transient, nil
 }
 
 // KeptLogits returns the bytes of the logits the model returns when the

@@ -19,9 +19,11 @@ import (
 //	  stage 3, grad_accum > 1, u = 0: +ΣShardGrad (the earlier micro-steps' accumulated
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
-//	  compute               +Mask(u) +Activation(u)
-//	                        +Logits(u) −Logits(u) (training.keep_logits: the new
-//	                        logits, then the previous step's, at rest, freed)
+//	  compute               +Mask(u) +(Activation(u) − AfterLogits(u))
+//	                        +Logits(u) −Logits(u) +AfterLogits(u) (the head under
+//	                        training.keep_logits: the new logits, the previous
+//	                        step's, at rest, freed by the loop's rebinding
+//	                        (OpRebind), then the loss's tensors; 0 elsewhere)
 //	                        +RingForward(u) −RingForward(u) (cp > 1: ringattn.go)
 //	                        −MaskFreeForward(u) (sdpa masks: sdpamask.go)
 //	  stage 3: release      −Gather(u) (unless kept across the boundary,
@@ -44,7 +46,8 @@ import (
 //	param all-gather (stages 1–2): in place into the param buffer, no events.
 //
 // A replay applies an event with Delta > 0 when its Op starts and one with
-// Delta < 0 when its Op ends. The walk returns to the at-rest state at the
+// Delta < 0 when its Op ends (OpReduceCopyIn's and OpRebind's both when
+// it starts). The walk returns to the at-rest state at the
 // end of the step.
 
 // Op is the operation of the step an Event belongs to: a replay applies
@@ -62,6 +65,12 @@ const (
 	OpReduceCopyIn Op = "reduce-scatter copy-in"
 	OpRelease      Op = "release"
 	OpOptimizer    Op = "optimizer"
+	// OpRebind is the training loop's rebinding of the logits it keeps
+	// (pred = model(...), training.keep_logits) once the head's forward
+	// has returned the new ones: its free of the previous step's logits
+	// is applied when the head's forward compute starts, after the
+	// events before it and before the loss's allocations after it.
+	OpRebind Op = "logits rebind"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -128,7 +137,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	if err != nil {
 		return nil, err
 	}
-	logits, err := unitKeptLogits(s)
+	head, logits, afterLogits, err := keptLogits(s)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +149,9 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			out[u].Activation, out[u].Recompute = act[u], rec[u]
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
-			out[u].Logits = logits[u]
+			if u == head {
+				out[u].Logits, out[u].AfterLogits = logits, afterLogits
+			}
 		}
 	}
 	for _, g := range groups {
@@ -536,14 +547,16 @@ func (m *model) buildEvents() {
 		// transformers' boolean sdpa mask, made before the first block
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
-		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation)
+		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation-units[u].AfterLogits)
 		// The head's forward returns the new logits while the loop still
-		// holds the previous step's (at rest), which the rebinding then
-		// frees (training.keep_logits, KeptLogits). The replay applies
-		// the free when the head's forward ends, so the walk frees them
-		// after the unit's activations, as the replay does.
+		// holds the previous step's (at rest); pred = model(...) then
+		// rebinds the name and frees those (training.keep_logits,
+		// KeptLogits), and only then does the loss run and save its
+		// tensors (AfterLogits): the old logits and the loss's never
+		// coexist (OpRebind).
 		m.ev(PhaseForward, u, OpCompute, CompLogits, units[u].Logits)
-		m.ev(PhaseForward, u, OpCompute, CompLogits, -units[u].Logits)
+		m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
+		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].AfterLogits)
 		// Context parallelism: the ring's buffers during the block's
 		// attention (ringattn.go), freed when its compute ends.
 		m.ev(PhaseForward, u, OpCompute, CompRing, units[u].RingForward)

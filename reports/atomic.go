@@ -109,15 +109,25 @@ func BeginOutputDir(dir string) error {
 	return nil
 }
 
+// readManifest reads and decodes dir's manifest; the error says whether it
+// is missing or not JSON.
+func readManifest(dir string) (Manifest, error) {
+	var m Manifest
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return m, fmt.Errorf("reports: %s: no %s: the directory is incomplete or being written", dir, ManifestName)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("reports: %s: %w", ManifestName, err)
+	}
+	return m, nil
+}
+
 // ManifestFiles are the files dir's manifest lists, nil when dir has no
 // readable manifest.
 func ManifestFiles(dir string) []string {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	m, err := readManifest(dir)
 	if err != nil {
-		return nil
-	}
-	var m Manifest
-	if json.Unmarshal(data, &m) != nil {
 		return nil
 	}
 	var names []string
@@ -158,13 +168,9 @@ func finishOutputDir(dir string, names []string, meta *ManifestMeta) error {
 // CheckManifest reports whether dir is a complete output directory: its
 // manifest exists and every file it lists has the listed size and hash.
 func CheckManifest(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	m, err := readManifest(dir)
 	if err != nil {
-		return fmt.Errorf("reports: %s: no %s: the directory is incomplete or being written", dir, ManifestName)
-	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("reports: %s: %w", ManifestName, err)
+		return err
 	}
 	for _, f := range m.Files {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(f.Name)))

@@ -62,13 +62,15 @@ type compareVariant struct {
 	// BusiestAlonePS is the busiest rank's compute without collectives
 	// beside it (zero.RankStats.Alone): ComputePS unless that rank's GPU
 	// runs at another speed (cluster.gpu_overrides).
-	BusiestAlonePS int64          `json:"-"`
-	ExposedCommPS  int64          `json:"exposed_comm_ps"`
-	Phases         []comparePhase `json:"phases"`
-	PeakMemory     int64          `json:"peak_memory_bytes"`
-	AtRestMemory   int64          `json:"at_rest_memory_bytes"`
-	GPUMemory      int64          `json:"gpu_memory_bytes"`
-	Fits           bool           `json:"fits"`
+	BusiestAlonePS int64 `json:"-"`
+	// vendor is the GPU's maker, whose words the verdict uses.
+	vendor        Vendor
+	ExposedCommPS int64          `json:"exposed_comm_ps"`
+	Phases        []comparePhase `json:"phases"`
+	PeakMemory    int64          `json:"peak_memory_bytes"`
+	AtRestMemory  int64          `json:"at_rest_memory_bytes"`
+	GPUMemory     int64          `json:"gpu_memory_bytes"`
+	Fits          bool           `json:"fits"`
 	// TokensPerSecPerGPU has 3 decimals, as run's result.json
 	// (docs/result.schema.json) and sweep's rows give it.
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
@@ -201,7 +203,8 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
-		TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()), MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r)}
+		TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()), MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r),
+		vendor: VendorOf(s.Cluster.GPU)}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"image/color"
+	"math"
 	"slices"
 	"strconv"
 
@@ -40,7 +41,14 @@ type plotPanel struct {
 type plotSeries struct {
 	Name   string    `json:"name"`
 	Values []float64 `json:"values"`
+	// NotRun marks the categories the series has no run for (its value is
+	// 0 there): drawn as a "not run" label in place of a bar, so an empty
+	// slot is not read as no traffic. Absent when every category ran.
+	NotRun []bool `json:"not_run,omitempty"`
 }
+
+// notRunLabel stands in the slot of a bar that has no run.
+const notRunLabel = "not run"
 
 // Bytes are plotted in GiB, as every other plot and the tables beside
 // them give them (the slow-link panel was in decimal GB: K=1's seed bar
@@ -63,8 +71,9 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	// Each algorithm's series is made before the seed's, so a series has
 	// the same colour in both panels (plotColors by position); a K an
 	// algorithm could not run (sweep.Runs.Skipped) is a 0 in its series,
-	// which keeps every bar over its own K.
+	// which keeps every bar over its own K, marked NotRun (markNotRun).
 	var algos []string
+	var ran [][]bool // [category][algorithm]
 	for _, o := range os {
 		if a := string(o.Scenario.Communication.Algorithm); !slices.Contains(algos, a) {
 			algos = append(algos, a)
@@ -89,6 +98,7 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 			}
 			bytesP.Series[seed].Values[len(p.Categories)-1] = float64(sweep.SeedSlowLink(o.Result)) / gibUnit
 			timeP.Fits = append(timeP.Fits, fits)
+			ran = append(ran, make([]bool, len(algos)))
 		} else {
 			timeP.Fits[len(timeP.Fits)-1] = timeP.Fits[len(timeP.Fits)-1] && fits
 		}
@@ -96,9 +106,27 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 		busy, _ := sweep.BusiestWire(o.Result, topology.Inter)
 		bytesP.Series[a].Values[k] = float64(busy) / gibUnit
 		timeP.Series[a].Values[k] = float64(o.Result.StepTime) / msUnit
+		ran[k][a] = true
 	}
+	markNotRun(bytesP.Series[:seed], ran)
+	markNotRun(timeP.Series, ran)
 	p.Panels = []plotPanel{bytesP, timeP}
 	return p
+}
+
+// markNotRun sets each algorithm series' NotRun where ran[category][series]
+// is false, leaving it nil for a series that ran everywhere.
+func markNotRun(series []plotSeries, ran [][]bool) {
+	for a := range series {
+		for k := range ran {
+			if !ran[k][a] {
+				if series[a].NotRun == nil {
+					series[a].NotRun = make([]bool, len(ran))
+				}
+				series[a].NotRun[k] = true
+			}
+		}
+	}
 }
 
 // generalPlot compares the variants' times, wire bytes and memory, each on
@@ -108,7 +136,11 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 func generalPlot(title string, vs []compareVariant) comparePlot {
 	p := comparePlot{Title: title}
 	timeP := plotPanel{Title: "time per step", YLabel: "time per step (ms)", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
-	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: "NVLink wire"}}}
+	intra := "NVLink wire"
+	if len(vs) > 0 && !slices.ContainsFunc(vs, func(v compareVariant) bool { return v.vendor != AMD }) {
+		intra = "xGMI wire" // every variant on an AMD GPU (Vendor.class)
+	}
+	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: intra}}}
 	memP := plotPanel{Title: "peak memory per GPU", YLabel: "peak per GPU (GiB)", Series: []plotSeries{{Name: "peak memory per GPU"}}}
 	for _, v := range vs {
 		p.Categories = append(p.Categories, v.Label)
@@ -169,7 +201,7 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 		p.Y.Max = max(top*1.35, 1e-9)
 		p.Legend.Top = true
 		n := len(pn.Series)
-		w := vg.Points(90 / float64(max(n, 1)))
+		w := barWidth(len(cp.Categories), n)
 		for si, s := range pn.Series {
 			bc, err := plotter.NewBarChart(plotter.Values(s.Values), w)
 			if err != nil {
@@ -180,6 +212,11 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 			bc.Offset = w * vg.Length(float64(si)-float64(n-1)/2)
 			p.Add(bc)
 			p.Legend.Add(s.Name, bc)
+			if l, err := notRunMarks(s, bc.Offset); err != nil {
+				return nil, fmt.Errorf("reports: plot %q series %q: %w", pn.Title, s.Name, err)
+			} else if l != nil {
+				p.Add(l)
+			}
 		}
 		if pn.Capacity > 0 {
 			red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
@@ -197,6 +234,45 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// barWidth is the width of one bar of n series over cats categories: a
+// group of 90 points, narrower when the categories are more than the
+// plot's width holds (about 570 of its plotW points are the data area), so
+// a group keeps a fifth of its slot free and never covers the next
+// category's (every K of 24 GPUs, 8 categories of 4 bars, overlapped).
+func barWidth(cats, n int) vg.Length {
+	group := min(90, 0.8*570/float64(max(cats, 1)))
+	return vg.Points(group / float64(max(n, 1)))
+}
+
+// notRunMarks writes "not run" upright from the axis in the slot of each
+// bar of s that has no run (NotRun), offset as its bars are; nil when
+// every bar ran.
+func notRunMarks(s plotSeries, offset vg.Length) (*plotter.Labels, error) {
+	var xys plotter.XYs
+	var text []string
+	for i, nr := range s.NotRun {
+		if nr {
+			xys = append(xys, plotter.XY{X: float64(i), Y: 0})
+			text = append(text, notRunLabel)
+		}
+	}
+	if len(xys) == 0 {
+		return nil, nil
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: text})
+	if err != nil {
+		return nil, err
+	}
+	l.Offset = vg.Point{X: offset, Y: vg.Millimeter}
+	for i := range l.TextStyle {
+		l.TextStyle[i].Rotation = math.Pi / 2
+		l.TextStyle[i].XAlign = draw.XLeft
+		l.TextStyle[i].YAlign = draw.YCenter
+		l.TextStyle[i].Color = color.Gray{Y: 0x60}
+	}
+	return l, nil
 }
 
 // fitMarks labels each category of a memory panel "fits" or "does not

@@ -15,6 +15,8 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/zero"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // seedK4Comparison is `zerosim compare seed000-k4 --vary parallelism.k=1,4`.
@@ -605,5 +607,34 @@ func TestSlowLinkPlotSeriesAligned(t *testing.T) {
 	h := slices.IndexFunc(timeP.Series, func(s plotSeries) bool { return s.Name == "hierarchical" })
 	if k2 < 0 || k3 < 0 || h < 0 || timeP.Series[h].Values[k2] != 0 || timeP.Series[h].Values[k3] == 0 {
 		t.Errorf("categories %v, hierarchical step times %v", c.Plot.Categories, timeP.Series[h].Values)
+	}
+	// The 0 is marked not run in both panels (drawn as a label, not read
+	// as no traffic); the series that ran everywhere carry no marks.
+	for _, s := range []plotSeries{bytesP.Series[h], timeP.Series[h]} {
+		if len(s.NotRun) != len(c.Plot.Categories) || !s.NotRun[k2] || s.NotRun[k3] {
+			t.Errorf("%q not_run %v over %v, want K=2 only", s.Name, s.NotRun, c.Plot.Categories)
+		}
+	}
+	for _, pn := range c.Plot.Panels {
+		for i, s := range pn.Series {
+			if i != h && s.NotRun != nil {
+				t.Errorf("%q: not_run %v, but it ran at every K", s.Name, s.NotRun)
+			}
+		}
+	}
+	l, err := notRunMarks(timeP.Series[h], 7)
+	if err != nil || l == nil {
+		t.Fatalf("no not-run labels: %v", err)
+	}
+	if len(l.XYs) != len(runs.Skipped) || l.XYs[0] != (plotter.XY{X: float64(k2), Y: 0}) || l.Labels[0] != "not run" || l.Offset.X != 7 {
+		t.Errorf("labels at %v %q offset %v; want one per skipped run, the first at K=2 (%d), y 0, at the bar's offset", l.XYs, l.Labels, l.Offset, k2)
+	}
+	if l, _ := notRunMarks(timeP.Series[0], 0); l != nil {
+		t.Errorf("auto ran everywhere, labels %q", l.Labels)
+	}
+	// 8 K of 4 series: each group keeps clear of the next K's (the bars
+	// covered the neighbouring K and its not-run label).
+	if w := barWidth(len(c.Plot.Categories), 4); 4*w > 0.8*570/vg.Length(len(c.Plot.Categories))+1e-9 || barWidth(2, 3) != vg.Points(30) {
+		t.Errorf("bar width %v for %d K, %v for 2 (want 30)", w, len(c.Plot.Categories), barWidth(2, 3))
 	}
 }

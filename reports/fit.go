@@ -44,7 +44,7 @@ func intOr(v int64, empty string) string {
 // the largest model's parameters read as a human count ("18.1 B") and the dp
 // column is left out when it equals GPUs (cp 1); wide shows the dp column
 // and the exact parameter count, thousands-separated.
-func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
+func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 	if _, err := fmt.Fprintf(w, "# fit: %s: %s params, N=%d (dp %d × cp %d) on nodes=%d × gpus_per_node=%d, %s per GPU, convention %s\n"+
 		"# nodes: the fewest that fit, searched up to %d GPUs, as zerosim accepts a cluster: whole nodes of the same GPUs, dp·cp = nodes·gpus_per_node, K dividing it; %s\n",
 		EscapeControl(f.Scenario), commas(f.Params), f.N, f.DP, f.CP, f.Nodes, f.GPUsPerNode, units.Bytes(f.GPUMemory).IEC(),
@@ -62,7 +62,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 		}
 	}
 	if f.Replayed {
-		if _, err := fmt.Fprintln(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with the CUDA context and NCCL's buffers within the GPU); a peak marked * is the memory model's, not replayed: the model rejects that layout, or its ranks differ (shard groups straddling nodes, overrides), which run replays rank by rank"); err != nil {
+		if _, err := fmt.Fprintf(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with the %s and %s's buffers within the GPU); a peak marked * is the memory model's, not replayed: the model rejects that layout, or its ranks differ (shard groups straddling nodes, overrides), which run replays rank by rank\n", v.context(), v.lib()); err != nil {
 			return err
 		}
 	}
@@ -115,7 +115,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, leastNodesText(f))
+	_, err := fmt.Fprintln(w, leastNodesText(f, v))
 	return err
 }
 
@@ -180,7 +180,7 @@ func fitRowsText(rows []sweep.FitRow, idx []int) string {
 
 // leastNodesText says the fewest nodes on which the model fits with any
 // stage and K, and the layout.
-func leastNodesText(f *sweep.Fit) string {
+func leastNodesText(f *sweep.Fit, v Vendor) string {
 	var best *sweep.FitRow
 	for i := range f.Rows {
 		r := &f.Rows[i]
@@ -198,8 +198,8 @@ func leastNodesText(f *sweep.Fit) string {
 	}
 	// The allocated peak fits there, the device's does not: zerosim run
 	// warns of allocator retries or out-of-memory on that cluster.
-	text += fmt.Sprintf("; but there the device needs %s of %s (the caching allocator's reserve, the CUDA context and NCCL's buffers added, as zerosim run warns)",
-		units.Bytes(best.MinDevice).IEC(), units.Bytes(f.GPUMemory).IEC())
+	text += fmt.Sprintf("; but there the device needs %s of %s (the caching allocator's reserve, the %s and %s's buffers added, as zerosim run warns)",
+		units.Bytes(best.MinDevice).IEC(), units.Bytes(f.GPUMemory).IEC(), v.context(), v.lib())
 	if best.DeviceNodes == 0 {
 		return text + fmt.Sprintf(", and no cluster up to %d GPUs leaves room for them", f.MaxGPUs)
 	}

@@ -64,7 +64,7 @@ func TestFitSeed002(t *testing.T) {
 			t.Errorf("%s: largest no-ZeRO model %d, min dp %d/%d; want %d, none, %d", tc.conv, r0.MaxParams, r0.MinDP, r3.MinDP, tc.maxParams0, tc.dp3)
 		}
 		var table, js bytes.Buffer
-		if err := WriteFitTable(&table, f, false); err != nil {
+		if err := WriteFitTable(&table, f, false, NVIDIA); err != nil {
 			t.Fatal(err)
 		}
 		if err := WriteFitJSON(&js, f); err != nil {
@@ -89,19 +89,19 @@ func TestLeastNodesDevice(t *testing.T) {
 	f := &sweep.Fit{Nodes: 16, GPUsPerNode: 8, CP: 1, GPUMemory: 80 * gib, MaxGPUs: 128, Rows: []sweep.FitRow{
 		{Stage: 3, K: 1, MinNodes: 2, MinGPUs: 16, MinDP: 16, MinDevice: 92 * gib, DeviceNodes: 3, DevicePeak: 73 * gib}}}
 	want := "least nodes: 2 (16 GPUs, dp 16 × cp 1) with ZeRO stage 3, K=1; this cluster has 16; but there the device needs 92.00 GiB of 80.00 GiB (the caching allocator's reserve, the CUDA context and NCCL's buffers added, as zerosim run warns): 3 nodes (24 GPUs) leave room for them (device 73.00 GiB)"
-	if got := leastNodesText(f); got != want {
+	if got := leastNodesText(f, NVIDIA); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	f.Rows[0].DevicePeak = 0 // a layout the search did not replay
-	if got, want := leastNodesText(f), strings.Replace(want, "(device 73.00 GiB)", "(not replayed: the memory model's verdict)", 1); got != want {
+	if got, want := leastNodesText(f, NVIDIA), strings.Replace(want, "(device 73.00 GiB)", "(not replayed: the memory model's verdict)", 1); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	f.Rows[0].DeviceNodes = 0
-	if got, want := leastNodesText(f), want[:strings.Index(want, ": 3 nodes")]+", and no cluster up to 128 GPUs leaves room for them"; got != want {
+	if got, want := leastNodesText(f, NVIDIA), want[:strings.Index(want, ": 3 nodes")]+", and no cluster up to 128 GPUs leaves room for them"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	f.Rows[0].MinDevice = 80 * gib
-	if got, want := leastNodesText(f), want[:strings.Index(want, "; but")]; got != want {
+	if got, want := leastNodesText(f, NVIDIA), want[:strings.Index(want, "; but")]; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

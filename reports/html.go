@@ -183,7 +183,7 @@ func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}
 	if mm := run.Result.MemoryModel; mm != nil {
-		t := toHTMLTable(memoryTable(mm, run.Style.Units))
+		t := toHTMLTable(memoryTable(mm, run.Style.Units, run.vendor()))
 		d.Memory = &t
 	}
 	if plots == nil {

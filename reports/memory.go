@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,7 +64,7 @@ func memoryTitle(r *memory.Report) string {
 	return s
 }
 
-func fitsText(r *memory.Report, u MemoryUnits) string {
+func fitsText(r *memory.Report, u MemoryUnits, v Vendor) string {
 	if r.GPUMemory <= 0 {
 		return "unknown (no gpu_memory)"
 	}
@@ -71,7 +72,7 @@ func fitsText(r *memory.Report, u MemoryUnits) string {
 		return "yes, in " + u.format(r.GPUMemory)
 	}
 	if r.Peak <= r.GPUMemory && r.Need > r.GPUMemory {
-		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with the CUDA context and NCCL's buffers)", u.format(r.Need), u.format(r.GPUMemory))
+		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with the %s and %s's buffers)", u.format(r.Need), u.format(r.GPUMemory), v.context(), v.lib())
 	}
 	return "NO, exceeds " + u.format(r.GPUMemory)
 }
@@ -155,10 +156,13 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	if r.PeakUnit >= 0 && r.PeakUnit < len(r.Units) {
 		peakAt += fmt.Sprintf(", unit %d %q", r.PeakUnit, r.Units[r.PeakUnit].Name)
 	}
-	if _, err := fmt.Fprintf(w, "peak %s (%s B) in %s; fits: %s\n", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u)); err != nil {
-		return err
+	notes := memoryNotes(r, u, st.Vendor)
+	if st.Replayed {
+		notes = replayedNotes(fmt.Sprintf("%s (%s B) in %s", u.format(r.Peak), commas(r.Peak), peakAt), notes)
+	} else {
+		notes = append([]string{fmt.Sprintf("peak %s (%s B) in %s; fits: %s", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u, st.Vendor))}, notes...)
 	}
-	for _, l := range memoryNotes(r, u) {
+	for _, l := range notes {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
@@ -174,18 +178,21 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	return writeDeepSpeedOffload(w, r, st)
 }
 
+// profilerNote begins memoryNotes' line of the peak as a profiler sees it.
+const profilerNote = "as a profiler sees it"
+
 // memoryNotes are the lines under a memory table, in the text report and
 // on the HTML page alike: the peak as a profiler sees it (allocated,
 // reserved, device) and the peak of each phase.
-func memoryNotes(r *memory.Report, u MemoryUnits) []string {
+func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor) []string {
 	var l []string
 	if r.Reserved > 0 {
 		pool := ""
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
 		}
-		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ CUDA context, NCCL buffers)",
-			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device)))
+		l = append(l, fmt.Sprintf(profilerNote+": allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers)",
+			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib()))
 	}
 	var phases []string
 	for _, pp := range r.PhasePeaks {
@@ -199,10 +206,21 @@ func memoryNotes(r *memory.Report, u MemoryUnits) []string {
 	return l
 }
 
-// memoryTable is one report as a table for the HTML page: every column,
-// exact bytes thousands-separated beside u, the totals, and the peak and
-// fit as notes.
-func memoryTable(r *memory.Report, u MemoryUnits) *table {
+// replayedNotes are the lines under the memory model's table where a
+// replay follows it (zerosim run): the walked peak, named as the model's
+// and without a verdict, then the notes without the walk's profiler line.
+// The walk is a bound the replay can pass or stay under
+// (docs/memory-model.md), so the replay's peak alone decides fits and
+// gives the profiler's figures; two verdicts could disagree.
+func replayedNotes(peak string, notes []string) []string {
+	notes = slices.DeleteFunc(slices.Clone(notes), func(l string) bool { return strings.HasPrefix(l, profilerNote) })
+	return append([]string{"memory model's peak " + peak + ", walked in order as zerosim memory reports it (the headline's fits is the replay's, below)"}, notes...)
+}
+
+// memoryTable is the run's memory model as a table for the HTML page: every column,
+// exact bytes thousands-separated beside u, the totals, and the walked peak
+// and phase peaks as notes (replayedNotes), in vendor v's words.
+func memoryTable(r *memory.Report, u MemoryUnits, v Vendor) *table {
 	t := &table{Title: strings.TrimPrefix(memoryTitle(r), "# "), left: []int{0, 5, 7},
 		Header: []string{"component", "at rest (B)", "at rest", "peak (B)", "peak", "peak phase", "at total peak (B)", "note"}}
 	if r.NotApplicable != "" {
@@ -217,8 +235,7 @@ func memoryTable(r *memory.Report, u MemoryUnits) *table {
 		t.Rows = append(t.Rows, []string{c.Name, commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
 	}
 	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
-	t.Notes = append(t.Notes, fmt.Sprintf("model peak %s in %s; fits: %s", u.format(r.Peak), r.PeakPhase, fitsText(r, u)))
-	t.Notes = append(t.Notes, memoryNotes(r, u)...)
+	t.Notes = append(t.Notes, replayedNotes(fmt.Sprintf("%s in %s", u.format(r.Peak), r.PeakPhase), memoryNotes(r, u, v))...)
 	t.Notes = append(t.Notes, r.Warnings...)
 	return t
 }

@@ -478,11 +478,12 @@ func (pr *PlanReport) planLegend() []string {
 	}
 	if p.SearchedCP == nil {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
-		free := "the GPU's memory less what the device needs at the peak: the peak, the CUDA context and NCCL's buffers."
+		v := VendorOf(p.GPU)
+		free := "the GPU's memory less what the device needs at the peak: the peak, the " + v.context() + " and " + v.lib() + "'s buffers."
 		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(p, r) }) {
 			// The row's device peak (the caching allocator's reserve on
 			// top) exceeds the GPU: run's "expect allocator retries".
-			free = "GPU memory less the peak, the CUDA context and NCCL's buffers; †: less than the allocator's reserve: retries."
+			free = "GPU memory less the peak, the " + v.context() + " and " + v.lib() + "'s buffers; †: less than the allocator's reserve: retries."
 		}
 		l = append(l, labelled("free: ", free))
 	}
@@ -577,7 +578,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// The warning zerosim run gives the same configuration: it fits
 			// (the device's need without the reserve is within the GPU),
 			// the allocator's usual reserve does not.
-			gives += fmt.Sprintf(", but the device needs %s as nvidia-smi sees it: expect retries", gib(best.DevicePeak)) + deviceAlternative(p)
+			gives += fmt.Sprintf(", but the device needs %s as %s sees it: expect retries", gib(best.DevicePeak), VendorOf(p.GPU).smi()) + deviceAlternative(p)
 		}
 		repro := commandLines("reproduce: ", ReproduceArgs(p))
 		if p.Scenario == scenarios.Stdin {

@@ -481,7 +481,14 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.AttentionEfficiency > 0 {
 		from = "training.attention_efficiency, set or calibrated"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", t.AttentionKernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s)
+	// Under sdpa the memory is SDPA's (training.attention) and the time
+	// attention_kernel's rate: the line names both, so that "fa2" does not
+	// read as the attention the scenario asked for.
+	kernel := string(t.AttentionKernel)
+	if t.Attention == scenarios.AttentionSDPA {
+		kernel = "sdpa, timed as " + kernel + " (training.attention_kernel)"
+	}
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s)
 }
 
 // linearText is the attention line's note on linear-attention blocks
@@ -799,12 +806,13 @@ func (run *Run) phaseTable() *table {
 	t.Header = []string{"phase", "collectives", "algorithm", "logical/rank", "sent/rank"}
 	t.left = append(t.left, 2)
 	classes := topology.Classes()
+	vendor := run.vendor()
 	for _, c := range classes {
-		t.Header = append(t.Header, c.String()+" wire")
+		t.Header = append(t.Header, vendor.class(c)+" wire")
 	}
 	if wide {
 		for _, c := range classes {
-			t.Header = append(t.Header, c.String()+" busiest rank")
+			t.Header = append(t.Header, vendor.class(c)+" busiest rank")
 		}
 	}
 	var coll int
@@ -858,10 +866,10 @@ func (run *Run) phaseTable() *table {
 	if len(r.Phases) == 0 {
 		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
-		t.Notes = append(t.Notes, "algorithm: what rank 0's collectives ran (under auto, NCCL's choice at each size)")
+		t.Notes = append(t.Notes, "algorithm: what rank 0's collectives ran (under auto, "+vendor.lib()+"'s choice at each size)")
 		t.Notes = append(t.Notes, "logical: the buffers the rank's collectives reduce or gather; sent: the bytes it puts on the wire")
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
-			u.format(logical), u.format(sent), wireShares(wire, all, u)))
+			u.format(logical), u.format(sent), wireShares(wire, all, u, vendor)))
 	}
 	if slices.ContainsFunc(r.Phases, func(p zero.PhaseBytes) bool { return p.Phase == zero.PhaseCPRing }) {
 		t.Notes = append(t.Notes, "context-parallel ring: ring attention's k/v all-gathers and dk/dv sends (point to point); their time is in the blocks' compute")
@@ -886,10 +894,10 @@ func algoNames(list []zero.AlgoCount) string {
 	return strings.Join(names, ", ")
 }
 
-func wireShares(wire [topology.NumClasses]int64, all int64, u MemoryUnits) string {
+func wireShares(wire [topology.NumClasses]int64, all int64, u MemoryUnits, v Vendor) string {
 	var parts []string
 	for _, c := range topology.Classes() {
-		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", c, u.format(wire[c]), percent(wire[c], all)))
+		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", v.class(c), u.format(wire[c]), percent(wire[c], all)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -955,8 +963,9 @@ func (run *Run) peakText() string {
 		s += fmt.Sprintf("; %s %% of %s", percent(m.Peak, c), u.format(c))
 	}
 	if r := run.Result; r.ReservedPeak > 0 {
-		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator), device %s (nvidia-smi: + CUDA context, NCCL buffers)",
-			u.format(r.ReservedPeak), u.format(r.DevicePeak))
+		v := run.vendor()
+		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator), device %s (%s: + %s, %s buffers)",
+			u.format(r.ReservedPeak), u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
 		if m := run.Scenario.Memory; m.AllocatorOverheadFrom != "" && m.AllocatorOverhead != nil {
 			s += fmt.Sprintf("\nallocator overhead %s, from %s", strconv.FormatFloat(*m.AllocatorOverhead, 'f', -1, 64), m.AllocatorOverheadFrom)
 		}
@@ -1128,7 +1137,10 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	}
 	fmt.Fprintln(ew)
 	if mm := run.Result.MemoryModel; mm != nil {
-		if err := WriteMemoryReport(ew, []*memory.Report{mm}, run.Style, true); err != nil {
+		st := run.Style
+		st.Replayed = true
+		st.Vendor = run.vendor()
+		if err := WriteMemoryReport(ew, []*memory.Report{mm}, st, true); err != nil {
 			return err
 		}
 	}

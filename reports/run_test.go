@@ -485,13 +485,17 @@ func TestAttentionHeadline(t *testing.T) {
 		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency, set or calibrated)"},
+		// Under sdpa the line names the attention and the kernel whose
+		// rate times it (QA12 F6: "fa2 at 0.35" read as the attention).
+		{"sdpa", "default", []string{"training.attention=sdpa"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
 		{"no attention", "seed000-mlp", nil, ""},
 		// Mistral 7B's 32 blocks slide over 4,096 tokens (MistralConfig).
 		{"window, flash", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192"},
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over the window"},
 		{"window, sdpa", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192", "training.attention=sdpa"},
-			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
+			"sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
 		{"window, eager", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192", "training.attention=eager"},
 			"eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM; 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under eager"},
 		{"window, cp", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192", "parallelism.cp=2", "parallelism.dp=8"},
@@ -502,7 +506,7 @@ func TestAttentionHeadline(t *testing.T) {
 		// (_ignore_causal_mask_sdpa skips it only while kv_length < the
 		// window), so zero's blockMask counts every score: the row says so.
 		{"window = seq_len, sdpa", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096", "training.attention=sdpa"},
-			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
+			"sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, every score computed under sdpa"},
 	} {
 		run := exampleRun(t, c.example, c.sets...)
 		got := headlineValue(run, "attention")

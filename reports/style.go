@@ -6,6 +6,13 @@ package reports
 type MemoryStyle struct {
 	Units MemoryUnits
 	Wide  bool
+	// Replayed says a replay follows the table (zerosim run): its peak
+	// decides whether the step fits, so the table's walked peak is
+	// labelled the memory model's and carries no verdict of its own.
+	Replayed bool
+	// Vendor is the GPU's maker, whose words the memory notes use (the
+	// zero value, NVIDIA, unless the command sets it: VendorOf).
+	Vendor Vendor
 }
 
 // bytes is one byte cell: exact with separators when wide, else human.

@@ -17,11 +17,12 @@ type FitVerdict struct {
 	Need     int64 // bytes the device needs at Peak: + CUDA context, NCCL buffers
 	Capacity int64 // bytes of GPU memory
 	Units    MemoryUnits
+	Vendor   Vendor // the words for the context and buffers
 }
 
 // Fit returns the run's memory verdict (the replay's per-rank peaks).
 func (run *Run) Fit() FitVerdict {
-	v := FitVerdict{Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units, Need: run.Result.DeviceNeed}
+	v := FitVerdict{Capacity: int64(run.Scenario.Cluster.GPUMemory), Units: run.Style.Units, Need: run.Result.DeviceNeed, Vendor: run.vendor()}
 	v.Peak, v.Rank = run.Result.Peak()
 	v.Known = v.Capacity > 0
 	v.Fits = run.Result.Fits(v.Capacity)
@@ -39,12 +40,12 @@ func (v FitVerdict) String() string {
 	case !v.Known:
 		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))
 	case v.Fits:
-		return fmt.Sprintf("yes: peak %s of %s (%s %%); with the CUDA context and NCCL's buffers %s (%s %%)",
-			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), iec(v.Need), percent(v.Need, v.Capacity))
+		return fmt.Sprintf("yes: peak %s of %s (%s %%); with the %s and %s's buffers %s (%s %%)",
+			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.context(), v.Vendor.lib(), iec(v.Need), percent(v.Need, v.Capacity))
 	}
 	if v.Peak <= v.Capacity {
-		return fmt.Sprintf("NO: peak %s on rank %d, and with the CUDA context and NCCL's buffers the device needs %s, %s over the GPU's %s",
-			iec(v.Peak), v.Rank, iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
+		return fmt.Sprintf("NO: peak %s on rank %d, and with the %s and %s's buffers the device needs %s, %s over the GPU's %s",
+			iec(v.Peak), v.Rank, v.Vendor.context(), v.Vendor.lib(), iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
 	}
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
 }

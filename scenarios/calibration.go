@@ -416,8 +416,9 @@ const (
 const MaxCalibrationBytes = 16 << 20
 
 // loadCalibration reads communication.calibration, relative to the
-// scenario file's directory.
-func (l *loader) loadCalibration(c *Communication) *Error {
+// scenario file's directory, and records it (Scenario.ReadFiles).
+func (l *loader) loadCalibration(s *Scenario) *Error {
+	c := &s.Communication
 	if c.Calibration == "" {
 		return l.errPath("communication.calibration", "empty path (name a file written by zerosim calibrate, relative to the scenario)")
 	}
@@ -445,6 +446,7 @@ func (l *loader) loadCalibration(c *Communication) *Error {
 		return l.errPath("communication.calibration", err.Error())
 	}
 	c.CalibrationData = cal
+	s.readFile("communication.calibration", c.Calibration, b.Bytes())
 	return nil
 }
 

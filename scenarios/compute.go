@@ -154,6 +154,9 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if err := enum(l, "training.attention", &t.Attention, AttentionFlash, AttentionFlash, AttentionSDPA, AttentionEager); err != nil {
 		return err
 	}
+	if err := l.checkAttentionClass(s); err != nil {
+		return err
+	}
 	if err := l.resolveAttentionKernel(s); err != nil {
 		return err
 	}

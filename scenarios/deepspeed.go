@@ -40,9 +40,10 @@ type DeepSpeedOptions struct {
 	// Hidden is the model's hidden_size, from which the Hugging Face
 	// Trainer fills "auto" bucket sizes.
 	Hidden int64
-	// BlockParams is the parameter count of one ZeRO-3 unit (a
-	// transformer block), which sizes the prefetch depth.
-	BlockParams int64
+	// Units is the model's unit list in forward order (the ZeRO-3 units:
+	// embedding, block.i, experts.i, …, lm_head), whose parameters size
+	// the prefetch depth (dsPrefetchDepth).
+	Units []Layer
 	// MicroBatch, GradAccum and ParamDType fill in "auto" (what the
 	// Trainer's --per_device_train_batch_size, --gradient_accumulation_steps
 	// and --bf16/--fp16 would) or absent values.
@@ -108,8 +109,13 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	if !ok {
 		return nil, fmt.Errorf("%s: the file holds %s, not a JSON object (give the DeepSpeed config file)", file, describeJSON(v))
 	}
-	if o.DP < 0 || o.Hidden < 0 || o.BlockParams < 0 || o.MicroBatch < 0 || o.GradAccum < 0 {
+	if o.DP < 0 || o.Hidden < 0 || o.MicroBatch < 0 || o.GradAccum < 0 {
 		return nil, fmt.Errorf("%s: negative option", file)
+	}
+	for _, u := range o.Units {
+		if u.Params < 0 {
+			return nil, fmt.Errorf("%s: negative option", file)
+		}
 	}
 	d := &dsReader{file: file, keys: newJSONKeys(data), o: o, out: &DeepSpeedImport{}}
 	if err := d.read(m); err != nil {
@@ -945,8 +951,8 @@ func dsIsDefault(v, def any) bool {
 // (zero/partitioned_param_coordinator.py at dsCommit) prefetches nothing
 // when prefetch_bucket_size is 0, else parameters in trace order until
 // min(max_live_parameters − available, prefetch_bucket_size) elements
-// are in flight; zerosim's unit is a whole block, so the depth is that
-// many elements in blocks, rounded up, at least 1.
+// are in flight; zerosim's unit is a whole unit of the list, so the depth
+// is a count of units (dsPrefetchDepth), at least 1.
 func (d *dsReader) prefetch(z map[string]any) error {
 	read := func(def int64, hfFactor float64, names ...string) (int64, string, error) {
 		k, v, ok := zkey(z, names...)
@@ -981,9 +987,22 @@ func (d *dsReader) prefetch(z map[string]any) error {
 	switch {
 	case e == 0:
 		from += ": DeepSpeed prefetches nothing"
-	case d.o.BlockParams > 0:
-		depth = min((e+d.o.BlockParams-1)/d.o.BlockParams, 64)
-		from += fmt.Sprintf(": %d elements in flight over blocks of %d parameters", e, d.o.BlockParams)
+	case len(d.o.Units) > 1:
+		var at, n int
+		depth, at, n = dsPrefetchDepth(d.o.Units, e)
+		if at < 0 {
+			from += fmt.Sprintf(": DeepSpeed gathers the units that follow until %d elements are in flight, more than the %d units after any unit hold", e, depth)
+			break
+		}
+		var sum int64
+		for _, u := range d.o.Units[at+1 : at+n+1] {
+			sum += int64(u.Params)
+		}
+		span := d.o.Units[at+1].Name
+		if n > 1 {
+			span += " … " + d.o.Units[at+n].Name
+		}
+		from += fmt.Sprintf(": DeepSpeed gathers the units that follow until %d elements are in flight; after %s that is %d unit%s (%s, %d parameters), the fewest after any unit, so no unit holds more than DeepSpeed", e, d.o.Units[at].Name, n, plural(int64(n)), span, sum)
 	default:
 		depth = 1
 		from += ": at least the next block"
@@ -991,6 +1010,47 @@ func (d *dsReader) prefetch(z map[string]any) error {
 	}
 	d.set("communication.prefetch_depth", strconv.FormatInt(depth, 10), from)
 	return nil
+}
+
+// dsPrefetchDepth is the one prefetch depth, in units, that stands for
+// DeepSpeed's prefetch of e elements over units (forward order). After
+// unit u DeepSpeed gathers the parameters that follow in trace order while
+// fewer than e elements are in flight (fetch_sub_module at dsCommit:
+// "while self.__param_queue and numel_prefetching <
+// max_params_to_prefetch"), so it holds k(u) units: the fewest that follow
+// whose parameters reach e, or all that follow. zerosim's depth d gathers
+// the d units that follow everywhere; it holds more than DeepSpeed after u
+// when d > k(u) and units remain beyond those k(u). The depth is therefore
+// the least k(u) over the units with a unit beyond their window: in a
+// dense model ceil(e / block params), in a MoE list (block.i with the
+// attention, experts.i with the experts) the count after the
+// attention-only block, where the experts unit that follows alone may
+// reach e. Backward (the list reversed, which the deepspeed stack's
+// backward_prefetch_depth follows) has the same least count: units
+// u+1..u+k that reach e with u+k+1 beyond are, seen from u+k+1 in
+// backward, at most k units that reach e with u beyond, and conversely.
+// The depth is at least 1 (DeepSpeed prefetches at least one parameter
+// when e > 0) and at most maxPrefetch. at is the unit where the least
+// count is reached (-1 when no unit bounds it: e exceeds what follows any
+// unit, up to maxPrefetch units), n that count.
+func dsPrefetchDepth(units []Layer, e int64) (depth int64, at, n int) {
+	L := len(units)
+	at, n = -1, min(L-1, maxPrefetch)
+	for u := range L {
+		var sum int64
+		for j := u + 1; j < L && j-u <= maxPrefetch; j++ {
+			// sum < e, so e − sum does not overflow.
+			if p := int64(units[j].Params); p < e-sum {
+				sum += p
+				continue
+			}
+			if j+1 < L && (at < 0 || j-u < n) {
+				at, n = u, j-u
+			}
+			break
+		}
+	}
+	return int64(max(n, 1)), at, n
 }
 
 // zeroPP reads the ZeRO++ keys, which only the stage-3 engine reads

@@ -2,11 +2,14 @@ package scenarios
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // FuzzImportDeepSpeed feeds ds_config.json bytes, with the options a
@@ -35,7 +38,7 @@ func FuzzImportDeepSpeed(f *testing.F) {
 		f.Add([]byte(s), uint64(0), uint64(0))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, dp, block uint64) {
-		o := DeepSpeedOptions{DP: int64(dp % (1 << 23)), BlockParams: int64(block % (1 << 40))}
+		o := DeepSpeedOptions{DP: int64(dp % (1 << 23)), Units: dsFuzzUnits(int64(block % (1 << 40)))}
 		if len(data) > 0 && data[0]%2 == 1 {
 			o.Hidden = int64(binary.LittleEndian.Uint16(append([]byte{data[0], 0}, data...)[:2]))
 			o.MicroBatch, o.GradAccum, o.ParamDType = int64(dp%7), int64(block%5), BF16
@@ -79,3 +82,16 @@ func FuzzImportDeepSpeed(f *testing.F) {
 }
 
 var dsJSONError = regexp.MustCompile(`^ds\.json(:\d+:\d+)?: `)
+
+// dsFuzzUnits is a MoE-like unit list: an embedding, eight blocks of p
+// parameters each followed by experts of 7·p, and a head.
+func dsFuzzUnits(p int64) []Layer {
+	if p == 0 {
+		return nil
+	}
+	l := []Layer{{Name: "embedding", Params: units.Count(p)}}
+	for i := range 8 {
+		l = append(l, Layer{Name: fmt.Sprintf("block.%d", i), Params: units.Count(p)}, Layer{Name: fmt.Sprintf("experts.%d", i), Params: units.Count(7 * p)})
+	}
+	return append(l, Layer{Name: "lm_head", Params: units.Count(p)})
+}

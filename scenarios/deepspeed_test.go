@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // dsDir holds real ds_config.json files (docs/examples/deepspeed/README.md
@@ -47,7 +50,7 @@ func TestImportDeepSpeed(t *testing.T) {
 		// elements of bf16 gradients, overlap_comm true, prefetch 1e7
 		// elements (under one 202M-parameter block), gradient_clipping 1.0,
 		// AdamW (FusedAdam) with weight_decay 0.1, betas (0.9, 0.95).
-		{"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, BlockParams: 202_383_360}, map[string]string{
+		{"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, Units: dsBlocks(202_383_360)}, map[string]string{
 			"parallelism.zero_stage": "3", "communication.bucket_size": "20MB", "communication.overlap": "true",
 			"communication.prefetch_depth": "1", "training.micro_batch": "1", "training.grad_accum": "1",
 			"training.param_dtype": "bf16", "training.optimizer": "adamw", "training.optimizer_impl": "fused",
@@ -76,13 +79,13 @@ func TestImportDeepSpeed(t *testing.T) {
 		// CPU: 64 = 2 · 4 · 8, reduce_bucket_size 2e8 (400 MB), prefetch 2e8
 		// elements: one block of Llama 2 13B (317M parameters), or two of
 		// 7B's 202M.
-		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{DP: 8, BlockParams: 202_383_360}, map[string]string{
+		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{DP: 8, Units: dsBlocks(202_383_360)}, map[string]string{
 			"parallelism.zero_stage": "3", "communication.bucket_size": "400MB", "communication.overlap": "true",
 			"communication.prefetch_depth": "1", "training.micro_batch": "2", "training.grad_accum": "4",
 			"training.optimizer": "adamw", "training.optimizer_impl": "", "training.eps": "1e-08", "offload.optimizer": "cpu"},
 			[]string{"sub_group_size 1000000000 (DeepSpeed's default): zerosim does not model the optimizer's sub-groups (DeepSpeed steps the fp32 partition, and under offload_optimizer stages it"}},
 		// The same with blocks of 50M parameters: 2e8 elements are 4 blocks.
-		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{BlockParams: 50_000_000}, map[string]string{
+		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{Units: dsBlocks(50_000_000)}, map[string]string{
 			"communication.prefetch_depth": "4"}, []string{"sub_group_size"}},
 		// Without a model the prefetch depth is 1, with a note.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{}, map[string]string{
@@ -90,7 +93,7 @@ func TestImportDeepSpeed(t *testing.T) {
 		// LLaVA's Trainer config, "auto" everywhere: the flags and the
 		// model's hidden size 4096 fill it in as the Trainer would
 		// (reduce_bucket_size 4096² elements, prefetch 0.9·4096²).
-		{"flagperf-llava1.5-7b-finetune.json", DeepSpeedOptions{DP: 8, Hidden: 4096, BlockParams: 202_383_360, MicroBatch: 16, GradAccum: 1, ParamDType: BF16}, map[string]string{
+		{"flagperf-llava1.5-7b-finetune.json", DeepSpeedOptions{DP: 8, Hidden: 4096, Units: dsBlocks(202_383_360), MicroBatch: 16, GradAccum: 1, ParamDType: BF16}, map[string]string{
 			"parallelism.zero_stage": "3", "communication.bucket_size": "32MiB", "communication.prefetch_depth": "1",
 			"training.micro_batch": "16", "training.grad_accum": "1", "training.param_dtype": "bf16", "training.optimizer": ""},
 			[]string{"stage3_param_persistence_threshold \"auto\"", "sub_group_size 1e9 (DeepSpeed's default): zerosim does not model the optimizer's sub-groups", "no optimizer section", "gradient_clipping absent"}},
@@ -142,7 +145,7 @@ func TestImportDeepSpeedTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ReadDeepSpeedConfig(dsDir+"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, BlockParams: 202_383_360})
+	d, err := ReadDeepSpeedConfig(dsDir+"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, Units: dsBlocks(202_383_360)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,10 +269,10 @@ func TestImportDeepSpeedRules(t *testing.T) {
 		// Stage 3's overlap_comm default is true, prefetch_bucket_size
 		// 5e7 (over 10M-parameter blocks: 5 ahead); "bfloat16" is bf16's
 		// old name.
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bfloat16": {"enabled": true}}`, DeepSpeedOptions{BlockParams: 10_000_000}, map[string]string{
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bfloat16": {"enabled": true}}`, DeepSpeedOptions{Units: dsBlocks(10_000_000)}, map[string]string{
 			"communication.overlap": "true", "communication.prefetch_depth": "5", "training.param_dtype": "bf16"}},
 		// max_live_parameters bounds the prefetch; 0 prefetches nothing.
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 2e7}}`, DeepSpeedOptions{BlockParams: 10_000_000}, map[string]string{
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 2e7}}`, DeepSpeedOptions{Units: dsBlocks(10_000_000)}, map[string]string{
 			"communication.prefetch_depth": "2"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "prefetch_bucket_size": 0}}`, DeepSpeedOptions{}, map[string]string{
 			"communication.prefetch_depth": "0"}},
@@ -405,5 +408,108 @@ func TestImportDeepSpeedDuplicateKeys(t *testing.T) {
 	}
 	if _, err := ImportDeepSpeed("ok.json", []byte(`{"train_micro_batch_size_per_gpu": 4, "a": {"stage": 1}, "zero_optimization": {"stage": 3}}`), DeepSpeedOptions{}); err != nil && strings.Contains(err.Error(), "second time") {
 		t.Errorf("the same key in two objects: %v", err)
+	}
+}
+
+// dsBlocks is a unit list of 64 equal blocks of p parameters.
+func dsBlocks(p int64) []Layer {
+	l := make([]Layer, 64)
+	for i := range l {
+		l[i] = Layer{Name: fmt.Sprintf("block.%d", i), Params: units.Count(p)}
+	}
+	return l
+}
+
+// dsZ3 is a plain ZeRO-3 config: stage3_prefetch_bucket_size 5e8 below
+// DeepSpeed's default stage3_max_live_parameters 1e9, so 5e8 elements in
+// flight (QA12 F3's ds_z3.json).
+const dsZ3 = `{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
+ "zero_optimization": {"stage": 3, "overlap_comm": true, "reduce_bucket_size": 5e8, "stage3_prefetch_bucket_size": 5e8}}`
+
+// TestDeepSpeedPrefetchUnits: the prefetch depth counts the units that
+// follow in the model's unit list until DeepSpeed's elements in flight are
+// reached (fetch_sub_module), at the unit where that is fewest. In a MoE
+// list block.i holds only the attention, and experts.i alone reaches 5e8
+// (Qwen3-30B-A3B: 128 · 3 · 2048 · 768 = 603,979,776; Mixtral 8x7B:
+// 8 · 3 · 4096 · 14336 = 1,409,286,144), so one unit, where dividing by
+// block.0 (19,140,864 and 41,984,000 parameters) gave 27 and 12. Llama 3.1
+// 8B's blocks of 218,112,000 need three (2 · 218,112,000 < 5e8). With
+// 2e8 (DeepSpeedExamples' Llama 13B config) the experts still reach it in
+// one; 11 and 5 before.
+func TestDeepSpeedPrefetchUnits(t *testing.T) {
+	for _, c := range []struct {
+		config, ds string
+		want       string
+		from       string
+	}{
+		{"testdata/hf-extra/qwen3-30b-a3b.json", dsZ3, "1", "after block.0 that is 1 unit (experts.0, 603979776 parameters)"},
+		{"testdata/hf/mixtral-8x7b/config.json", dsZ3, "1", "after block.0 that is 1 unit (experts.0, 1409286144 parameters)"},
+		{"testdata/hf/llama-3.1-8b/config.json", dsZ3, "3", "after embedding that is 3 units (block.0 … block.2, 654336000 parameters)"},
+		{"testdata/hf-extra/qwen3-30b-a3b.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "until 200000000 elements are in flight; after block.0 that is 1 unit"},
+		{"testdata/hf/mixtral-8x7b/config.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "until 200000000 elements are in flight; after block.0 that is 1 unit"},
+	} {
+		hm, err := ReadHFConfig(c.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := DeepSpeedOptions{Hidden: hm.Dims.Hidden, Units: hm.LayerList}
+		var d *DeepSpeedImport
+		if strings.HasPrefix(c.ds, "{") {
+			d, err = ImportDeepSpeed("ds_z3.json", []byte(c.ds), o)
+		} else {
+			d, err = ReadDeepSpeedConfig(dsDir+c.ds, o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var from string
+		for _, s := range d.Settings {
+			if s.Key == "communication.prefetch_depth" {
+				from = s.From
+			}
+		}
+		if got := d.Setting("communication.prefetch_depth"); got != c.want || !strings.Contains(from, c.from) {
+			t.Errorf("%s, %s: prefetch_depth %s (%s), want %s (%s)", c.config, c.ds, got, from, c.want, c.from)
+		}
+	}
+}
+
+// TestDSPrefetchDepth: the rule on lists built by hand.
+func TestDSPrefetchDepth(t *testing.T) {
+	l := func(ps ...int64) []Layer {
+		var out []Layer
+		for i, p := range ps {
+			out = append(out, Layer{Name: fmt.Sprintf("u%d", i), Params: units.Count(p)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		units []Layer
+		e     int64
+		depth int64
+		at, n int
+	}{
+		// Reaching e exactly counts: 10 + 10 = 20 after u0, u3 beyond.
+		{l(5, 10, 10, 10, 5), 20, 2, 0, 2},
+		// One short of e, the third unit is needed; after u1 the window
+		// runs to the last unit and bounds nothing, as after u2.
+		{l(5, 10, 10, 10, 5), 21, 3, 0, 3},
+		// The windows that end at the last unit bound nothing: all of
+		// them (here 4).
+		{l(5, 10, 10, 10, 5), 1000, 4, -1, 4},
+		// MoE-like: after the attention unit (1) the experts (100) reach
+		// 50; after the experts, two units.
+		{l(20, 1, 100, 1, 100, 1, 100, 20), 50, 1, 1, 1},
+		// 62 of 64 unit blocks reach 62 with one beyond; 63 end the list.
+		{dsBlocks(1), 62, 62, 0, 62},
+		{dsBlocks(1), 63, 63, -1, 63},
+		// At most maxPrefetch units, of 100.
+		{append(dsBlocks(1), dsBlocks(1)[:36]...), 65, maxPrefetch, -1, maxPrefetch},
+		{append(dsBlocks(1), dsBlocks(1)[:36]...), 64, maxPrefetch, 0, maxPrefetch},
+	} {
+		depth, at, n := dsPrefetchDepth(c.units, c.e)
+		if depth != c.depth || at != c.at || n != c.n {
+			t.Errorf("%d units, e %d: depth %d at %d n %d, want %d at %d n %d", len(c.units), c.e, depth, at, n, c.depth, c.at, c.n)
+		}
 	}
 }

@@ -256,7 +256,10 @@ type HFModel struct {
 	Layers       int64
 	Vocab        int64
 	MaxPositions int64
-	Tied         bool
+	// RopeScaled: config.json (or its text_config) sets a rope_scaling
+	// (or rope_parameters) other than "default" (hfRopeScaled).
+	RopeScaled bool
+	Tied       bool
 	// LayerList is embedding, block.i (and experts.i for MoE blocks),
 	// final_norm and lm_head (absent when tied).
 	LayerList []Layer
@@ -485,7 +488,10 @@ func describeJSON(v any) string {
 
 // ReadHFConfig reads and imports the config.json at path, reading at most
 // MaxHFConfigBytes.
-func ReadHFConfig(path string) (*HFModel, error) { return readHFConfig(path, 0, -1) }
+func ReadHFConfig(path string) (*HFModel, error) {
+	m, _, err := readHFConfig(path, 0, -1)
+	return m, err
+}
 
 // ReadHFConfigMTP is ReadHFConfig with mtpLayers multi-token-prediction
 // modules built, as a stack that trains them does (model.mtp_layers); an
@@ -494,21 +500,24 @@ func ReadHFConfigMTP(path string, mtpLayers int64) (*HFModel, error) {
 	if mtpLayers < 0 || mtpLayers > maxLayers {
 		return nil, fmt.Errorf("%d multi-token-prediction modules is out of range (0 to %d)", mtpLayers, maxLayers)
 	}
-	return readHFConfig(path, 0, mtpLayers)
+	m, _, err := readHFConfig(path, 0, mtpLayers)
+	return m, err
 }
 
 // readHFConfig is ReadHFConfig with num_hidden_layers overridden when
-// layers > 0 and mtp multi-token-prediction modules built when mtp >= 0.
-func readHFConfig(path string, layers, mtp int64) (*HFModel, error) {
+// layers > 0 and mtp multi-token-prediction modules built when mtp >= 0;
+// it also returns the bytes it read.
+func readHFConfig(path string, layers, mtp int64) (*HFModel, []byte, error) {
 	data, err := readHFFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, err := parseHF(path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return importHF(path, data, m, layers, mtp)
+	hm, err := importHF(path, data, m, layers, mtp)
+	return hm, data, err
 }
 
 // hubID matches a Hugging Face Hub model id ("meta-llama/Llama-2-7b-hf"):
@@ -610,7 +619,7 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	}
 	b, ok := hfArchitectures[arch]
 	if !ok {
-		return nil, c.errorf("architectures %q is not supported (use %s)", clip(arch), listOr(hfArchitectureNames()))
+		return nil, c.errorf("architectures %q is not supported: %s", clip(arch), unsupportedHF(arch))
 	}
 	// transformers builds the class of model_type, not of architectures:
 	// AutoConfig picks the config class by model_type and
@@ -638,6 +647,7 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	}
 	hm.Architecture = arch
 	hm.ModelType, _ = m["model_type"].(string)
+	hm.RopeScaled = hfRopeScaled(m)
 	return hm, hm.finish(c)
 }
 
@@ -664,7 +674,7 @@ func (c *hfConfig) architecture() (string, error) {
 			return a, nil
 		}
 	}
-	return "", c.errorf("model_type %q is not supported (use %s)", clip(mt), listOr(hfModelTypeNames()))
+	return "", c.errorf("model_type %q is not supported: %s", clip(mt), unsupportedHFType(mt))
 }
 
 // textConfig is the text decoder's config of a multimodal class arch

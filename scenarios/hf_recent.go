@@ -208,6 +208,11 @@ func hfDeepseekV3(c *hfConfig) (*HFModel, error) {
 // BlockDims.KernelValueDim); the MoE blocks' shared_ffn is
 // moe_intermediate_size·n_shared_experts.
 func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
+	if v3 {
+		if err := c.deepseekV3Nulls(); err != nil {
+			return nil, err
+		}
+	}
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {
 		return nil, err
@@ -592,6 +597,9 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {
+		return nil, err
+	}
+	if err := c.nullFails("sliding_window", gptOssNullWindow, 128); err != nil {
 		return nil, err
 	}
 	w, err := c.intOr(128, 1, maxSeqLen, "sliding_window")

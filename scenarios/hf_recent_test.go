@@ -245,6 +245,7 @@ func TestHFRecentScenario(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.model, err)
 		}
+		s.Warnings = withoutSeqLenNote(t, c.model, s.Warnings)
 		if s.Model.Layers != c.layers || len(s.Warnings) != len(c.warn) {
 			t.Errorf("%q: %d layers, warnings %q", c.model, s.Model.Layers, s.Warnings)
 			continue

@@ -187,7 +187,7 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		}
 		mtp = m.MTPLayers
 	}
-	hm, err := readHFConfig(path, layers, mtp)
+	hm, data, err := readHFConfig(path, layers, mtp)
 	if u := (*MTPUnusedError)(nil); errors.As(err, &u) {
 		return l.errPath("model.mtp_layers", fmt.Sprintf("mtp_layers=%d: %s: %s: delete mtp_layers", m.MTPLayers, m.HFConfig, u.Error()))
 	}
@@ -206,6 +206,7 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		}
 		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
+	s.readFile("model.hf_config", m.HFConfig, data)
 	return l.applyHF(s, hm)
 }
 
@@ -222,6 +223,7 @@ func (l *loader) hfLayers(m *Model) (int64, *Error) {
 // first block for the activation model, and the expert group.
 func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	m := &s.Model
+	at := len(s.Warnings)
 	m.Kind, m.Arch = KindTransformer, ArchHF
 	m.Hidden, m.Layers, m.Heads, m.KVHeads, m.Vocab = hm.Dims.Hidden, hm.Layers, hm.Dims.Heads, hm.Dims.KVHeads, hm.Vocab
 	m.FFN = hm.FFN()
@@ -248,6 +250,12 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	}
 	if d := hm.DropoutNote(); d != "" && !l.has("training.dropout") {
 		l.warn(s, key, d)
+	}
+	if note := l.warnHFSeqLen(s, hm); note != "" {
+		s.seqLenNote, s.defaultSeqLen = note, m.SeqLen
+	}
+	if len(s.Warnings) > at {
+		s.importNotes, s.importAt = append([]string(nil), s.Warnings[at:]...), at
 	}
 	return l.resolveGroups(s)
 }

@@ -146,8 +146,8 @@ func TestHFErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{without("hidden_size"), "c.json: hidden_size is missing (add it to config.json)"},
 		{without("intermediate_size"), "c.json: intermediate_size is missing"},
-		{`{"architectures": ["BertModel"]}`, `c.json: architectures "BertModel" is not supported (use DeepseekV2ForCausalLM, `},
-		{`{"model_type": "bert"}`, `c.json: model_type "bert" is not supported`},
+		{`{"architectures": ["BertModel"]}`, `c.json: architectures "BertModel" is not supported: describe the model with model.layer_list (docs/scenario-format.md, which lists the supported classes)`},
+		{`{"model_type": "bert"}`, `c.json: model_type "bert" is not supported: describe the model with model.layer_list`},
 		// transformers builds by model_type: Qwen2's qkv biases would
 		// have been counted for a Llama (QA s15b finding 16).
 		{`{"architectures": ["Qwen2ForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}`,
@@ -265,7 +265,10 @@ func warningTexts(ws []string) []string {
 // compare do with Resolve) changes nothing and does not read the file again.
 func TestHFResolveTwice(t *testing.T) {
 	base := "version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 64, zero_stage: 3, ep: 8}\ntraining: {fp8: te}\nmodel:\n"
-	for _, model := range []string{"  hf_config: hf/mixtral-8x7b/config.json\n", "  preset: deepseek-v2-lite\n  seq_len: 2048\n"} {
+	// gpt-oss-20b's import notes its mxfp4 checkpoint and, without
+	// seq_len, zerosim's default: a re-resolved scenario, which is not
+	// imported again, used to lose both.
+	for _, model := range []string{"  hf_config: hf/mixtral-8x7b/config.json\n", "  preset: deepseek-v2-lite\n  seq_len: 2048\n", "  hf_config: hf-extra/gpt-oss-20b.json\n  layers: 4\n"} {
 		s, err := Load("testdata/x.yaml", []byte(base+model), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -284,6 +287,18 @@ func TestHFResolveTwice(t *testing.T) {
 		again.Warnings = s.Warnings
 		if !reflect.DeepEqual(s, &again) {
 			t.Errorf("%q: Resolve changed the resolved scenario:\n%+v\n%+v", model, s.Model, again.Model)
+		}
+		if strings.Contains(model, "gpt-oss") {
+			// A sweep point at another seq_len drops the default's note
+			// and keeps the others.
+			longer := *s
+			longer.Model.SeqLen = 8192
+			if err := Resolve(&longer); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(warningTexts(longer.Warnings), "\n"); len(s.Warnings) != 3 || len(longer.Warnings) != 2 || !strings.HasPrefix(got, "quantization_config (mxfp4)") || strings.Contains(got, "seq_len") {
+				t.Errorf("%q at seq_len 8192: warnings %q (loaded: %q)", model, longer.Warnings, s.Warnings)
+			}
 		}
 	}
 }

@@ -135,6 +135,10 @@ func (a *mgArgs) missing(flag string) error {
 	return fmt.Errorf("%s: --%s is missing (pretrain_gpt.py requires it: add it)%s", a.file, flag, a.inSkipped(flag))
 }
 
+// mgUndecidedBlock is where the script fills an array the import does not
+// read (mgArgs.skipped): the caveat every message about it gives.
+const mgUndecidedBlock = "inside an if/for/while block whose outcome zerosim cannot decide"
+
 // inSkipped says which array that the import does not read (skipped)
 // would hold flag, for a "missing" error: the flag is in the script, in
 // an array filled inside a block whose outcome the import cannot decide.
@@ -142,12 +146,12 @@ func (a *mgArgs) inSkipped(flag string) string {
 	for _, sk := range a.skipped {
 		for _, h := range sk.held {
 			if h.text == "--"+flag {
-				return fmt.Sprintf("; the script's --%s at %d:%d is in %s (%s), which the script fills inside an if/for/while block whose outcome zerosim cannot decide, so it is not read: write the flags in the launch command", flag, h.line, h.col, ttName(sk.text), a.pos(sk))
+				return fmt.Sprintf("; the script's --%s at %d:%d is in %s (%s), which the script fills %s, so it is not read: write the flags in the launch command", flag, h.line, h.col, ttName(sk.text), a.pos(sk), mgUndecidedBlock)
 			}
 		}
 	}
 	if len(a.skipped) > 0 {
-		return fmt.Sprintf("; %s at %s is not read (the script fills it inside an if/for/while block whose outcome zerosim cannot decide)", ttName(a.skipped[0].text), a.pos(a.skipped[0]))
+		return fmt.Sprintf("; %s at %s is not read (the script fills it %s)", ttName(a.skipped[0].text), a.pos(a.skipped[0]), mgUndecidedBlock)
 	}
 	return ""
 }
@@ -358,7 +362,7 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			}
 			holds = " (there: " + strings.Join(fl, ", ") + ")"
 		}
-		m.note("%s at %d:%d is not read: the script fills the array inside an if/for/while block whose outcome zerosim cannot decide, or from outside; the flags it holds%s are not imported (write them in the launch command to import them)", ttName(sk.text), sk.line, sk.col, holds)
+		m.note("%s at %d:%d is not read: the script fills the array %s, or from outside; the flags it holds%s are not imported (write them in the launch command to import them)", ttName(sk.text), sk.line, sk.col, mgUndecidedBlock, holds)
 	}
 	for _, d := range decided {
 		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, d.assumedText())

@@ -25,7 +25,19 @@ type LinkPreset struct {
 	Name      string
 	Bandwidth units.Bandwidth
 	Latency   units.Duration
-	Note      string
+	// PluginLatency, when not zero, is the per-hop network latency the
+	// network's NCCL plugin reports to NCCL's tuner in place of the link's
+	// (collectives.Hardware.PluginLatency, which HardwareOf copies from
+	// the inter preset): a tuning value NCCL ranks its algorithms and
+	// protocols by, not the link's latency. aws-ofi-nccl reports 75 µs on
+	// p4d, p4de, p5 and p5e, the EFA-p4d and EFA-p5 presets, and 35 µs on
+	// p5en and p6 (aws/aws-ofi-nccl src/platform-aws.cpp at
+	// 2daf7d303aa139a03140aa530957d10521e4478d, lines 80–160, and lines
+	// 771–783: "NCCL's internal tuner choices work better with this
+	// value"); zero on every other preset, whose NCCL network (InfiniBand
+	// or sockets) reports none.
+	PluginLatency units.Duration
+	Note          string
 }
 
 // ModelPreset is one named model; Build returns its resolved dimensions.
@@ -206,7 +218,7 @@ var gpuPresets = []GPUPreset{
 //     health-checks/README.md at 0aa238db2489537efe07df035875448543b9eddf
 //     and 3094ccfb0363d266df81d8781d4c8e11cca3aaf7; host memory, no GPU).
 //     Not aws-ofi-nccl's 75 µs, which is a tuning value NCCL ranks with
-//     (collectives.Hardware.PluginLatency).
+//     (the PluginLatency column, LinkPreset cites it).
 //   - TCPXO, 10 µs: no published one-way latency found. With it the NCCL
 //     model gives 124 µs for a small all-reduce on 2 × 8 H100 A3 Mega,
 //     where the A3 Mega log measures 122–124 µs (docs/calibration.md;
@@ -218,12 +230,12 @@ var gpuPresets = []GPUPreset{
 //     "[PATCH net v2] i40e: Enforce software interrupt during busy-poll
 //     exit", intel-wired-lan, 14 Mar 2024). 10 µs is below it: calibrate.
 var linkPresets = []LinkPreset{
-	{"NVLink2", 150e9, 500 * units.Nanosecond, "V100 SXM2: 6 links × 25 GB/s per direction; latency just under NCCL's 0.6 µs per NVLink hop (see above)"},
-	{"NVSwitch", 150e9, 500 * units.Nanosecond, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch; latency as NVLink2"},
-	{"NVLink3", 300e9, 500 * units.Nanosecond, "A100: 12 links × 25 GB/s per direction; latency as NVLink2"},
-	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction; latency as NVLink2"},
-	{"NVLink4", 450e9, 500 * units.Nanosecond, "H100 SXM: 18 links × 25 GB/s per direction; latency as NVLink2"},
-	{"NVLink5", 900e9, 500 * units.Nanosecond, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets); latency as NVLink2"},
+	{"NVLink2", 150e9, 500 * units.Nanosecond, 0, "V100 SXM2: 6 links × 25 GB/s per direction; latency just under NCCL's 0.6 µs per NVLink hop (see above)"},
+	{"NVSwitch", 150e9, 500 * units.Nanosecond, 0, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch; latency as NVLink2"},
+	{"NVLink3", 300e9, 500 * units.Nanosecond, 0, "A100: 12 links × 25 GB/s per direction; latency as NVLink2"},
+	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, 0, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction; latency as NVLink2"},
+	{"NVLink4", 450e9, 500 * units.Nanosecond, 0, "H100 SXM: 18 links × 25 GB/s per direction; latency as NVLink2"},
+	{"NVLink5", 900e9, 500 * units.Nanosecond, 0, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets); latency as NVLink2"},
 	// xGMI on MI350X/MI355X platforms: kept at MI300X's 448 GB/s. AMD's
 	// RCCL models the MI350 series' (gfx95x) xGMI links as MI300X's
 	// (gfx942): GFX95X_XGMI_WIDTH 48.0 = GFX94X_XGMI_WIDTH 48.0 GB/s
@@ -234,22 +246,22 @@ var linkPresets = []LinkPreset{
 	// bidirectional bandw…", cut off in the copy found before it says per
 	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
 	// direction if per link). Set intra.bandwidth for a measured figure.
-	{"xGMI", 448e9, 500 * units.Nanosecond, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
-	{"PCIe3", 16e9, 1 * units.Microsecond, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"PCIe4", 32e9, 1 * units.Microsecond, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"PCIe5", 64e9, 1 * units.Microsecond, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"EDR", 100e9 / 8, 2 * units.Microsecond, "InfiniBand EDR, 100 Gb/s; latency within ib_send_lat's 0.8–2.3 µs (32 B–4 KiB, ConnectX-4 100 Gb/s)"},
-	{"HDR", 200e9 / 8, 2 * units.Microsecond, "InfiniBand HDR, 200 Gb/s; latency as EDR"},
-	{"NDR", 400e9 / 8, 2 * units.Microsecond, "InfiniBand NDR, 400 Gb/s; latency as EDR"},
-	{"XDR", 800e9 / 8, 2 * units.Microsecond, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet); latency as EDR"},
-	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC); latency between 1.1 µs (switched ConnectX-5) and 14.2 µs (ib_send_lat on GCP ConnectX-7) measured"},
-	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, "RoCEv2, 200 Gb/s Ethernet; latency as RoCE400"},
-	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, "RoCEv2, 100 Gb/s Ethernet; latency as RoCE400"},
-	{"EFA-p4d", 100e9 / 8, 18 * units.Microsecond, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4); latency as EFA-p5 (no p4d figure found)"},
-	{"EFA-p5", 400e9 / 8, 18 * units.Microsecond, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU; latency fi_pingpong's median 18.4 µs one way, 256 B–4 KiB, between AWS 8 × H100 instances"},
-	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s); latency not sourced (consistent with the A3 Mega log's small all-reduce)"},
-	{"Eth40", 40e9 / 8, 10 * units.Microsecond, "40 Gb/s Ethernet; latency not sourced (kernel TCP measured 12–27 µs, see above)"},
-	{"Eth100", 100e9 / 8, 10 * units.Microsecond, "100 Gb/s Ethernet; latency not sourced, as Eth40"},
+	{"xGMI", 448e9, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
+	{"PCIe3", 16e9, 1 * units.Microsecond, 0, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe4", 32e9, 1 * units.Microsecond, 0, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe5", 64e9, 1 * units.Microsecond, 0, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"EDR", 100e9 / 8, 2 * units.Microsecond, 0, "InfiniBand EDR, 100 Gb/s; latency within ib_send_lat's 0.8–2.3 µs (32 B–4 KiB, ConnectX-4 100 Gb/s)"},
+	{"HDR", 200e9 / 8, 2 * units.Microsecond, 0, "InfiniBand HDR, 200 Gb/s; latency as EDR"},
+	{"NDR", 400e9 / 8, 2 * units.Microsecond, 0, "InfiniBand NDR, 400 Gb/s; latency as EDR"},
+	{"XDR", 800e9 / 8, 2 * units.Microsecond, 0, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet); latency as EDR"},
+	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, 0, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC); latency between 1.1 µs (switched ConnectX-5) and 14.2 µs (ib_send_lat on GCP ConnectX-7) measured"},
+	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, 0, "RoCEv2, 200 Gb/s Ethernet; latency as RoCE400"},
+	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, 0, "RoCEv2, 100 Gb/s Ethernet; latency as RoCE400"},
+	{"EFA-p4d", 100e9 / 8, 18 * units.Microsecond, 75 * units.Microsecond, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4); latency as EFA-p5 (no p4d figure found)"},
+	{"EFA-p5", 400e9 / 8, 18 * units.Microsecond, 75 * units.Microsecond, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU; latency fi_pingpong's median 18.4 µs one way, 256 B–4 KiB, between AWS 8 × H100 instances"},
+	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, 0, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s); latency not sourced (consistent with the A3 Mega log's small all-reduce)"},
+	{"Eth40", 40e9 / 8, 10 * units.Microsecond, 0, "40 Gb/s Ethernet; latency not sourced (kernel TCP measured 12–27 µs, see above)"},
+	{"Eth100", 100e9 / 8, 10 * units.Microsecond, 0, "100 Gb/s Ethernet; latency not sourced, as Eth40"},
 }
 
 // PayloadBandwidth is what a link of preset lp carries per direction:

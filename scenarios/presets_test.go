@@ -294,6 +294,17 @@ func TestGPUAndLinkPresets(t *testing.T) {
 	if len(GPUPresets()) != 20 || len(LinkPresets()) != 22 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
+	// The network plugin's latency: aws-ofi-nccl's 75 µs on p4d and p5
+	// (src/platform-aws.cpp at 2daf7d30, lines 80–160), none elsewhere.
+	for _, p := range LinkPresets() {
+		want := units.Duration(0)
+		if p.Name == "EFA-p4d" || p.Name == "EFA-p5" {
+			want = 75 * units.Microsecond
+		}
+		if p.PluginLatency != want {
+			t.Errorf("%s: plugin latency %v, want %v", p.Name, p.PluginLatency, want)
+		}
+	}
 }
 
 // TestDefaults checks every default Load fills in.

@@ -1072,7 +1072,7 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		return err
 	}
 	if l.has("communication.calibration") && c.CalibrationData == nil {
-		if err := l.loadCalibration(c); err != nil {
+		if err := l.loadCalibration(s); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,11 @@
 package scenarios
 
-import "github.com/zerosim/zerosim/units"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/zerosim/zerosim/units"
+)
 
 // Scenario is one scenario file, version 1. After Load it is resolved:
 // presets are expanded, defaults filled in and Model.Layers holds the explicit
@@ -24,10 +29,42 @@ type Scenario struct {
 	// Warnings are Load's remarks on likely mistakes that are not errors
 	// ("file:line:col: message"), for the CLI to print on stderr.
 	Warnings []string `yaml:"-"`
+	// importNotes are the warnings Load's import of model.hf_config or an
+	// hf preset gave (applyHF), at index importAt of Warnings, and
+	// seqLenNote the one of them that says seq_len is zerosim's default,
+	// defaultSeqLen: a resolved scenario re-resolved keeps its layer list
+	// and is not imported again, so Resolve puts them back (without
+	// seqLenNote once seq_len is no longer defaultSeqLen).
+	importNotes   []string
+	importAt      int
+	seqLenNote    string
+	defaultSeqLen int64
 	// LayoutWarning is the one of Warnings that says the stack preset does
 	// not run parallelism's stage and K (StackLayout), "" when it runs
 	// them: a command that searches the stage and K (plan, fit) drops it.
 	LayoutWarning string `yaml:"-"`
+	// ReadFiles are the files Load read besides the scenario (model.hf_config,
+	// communication.calibration), in the order it read them, each with the
+	// SHA-256 of the bytes read: what a sweep's meta records so --resume
+	// can name the file that changed.
+	ReadFiles []ReadFile `yaml:"-"`
+}
+
+// ReadFile is a file Load read for a key of the scenario.
+type ReadFile struct {
+	// Key is the scenario key that names the file (model.hf_config).
+	Key string `json:"key"`
+	// Path is the key's value as the scenario gives it (relative to the
+	// scenario file).
+	Path string `json:"path"`
+	// SHA256 is the hex SHA-256 of the bytes read.
+	SHA256 string `json:"sha256"`
+}
+
+// readFile records a file Load read for key (Scenario.ReadFiles).
+func (s *Scenario) readFile(key, path string, data []byte) {
+	sum := sha256.Sum256(data)
+	s.ReadFiles = append(s.ReadFiles, ReadFile{Key: key, Path: path, SHA256: hex.EncodeToString(sum[:])})
 }
 
 // Cluster describes the machines: nodes × GPUs, the links inside a node and

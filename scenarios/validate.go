@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -73,6 +74,16 @@ func resolved(s *Scenario) (*Scenario, error) {
 		}
 		return nil, &c
 	}
+	if len(s.importNotes) > 0 && len(r.importNotes) == 0 && s.importAt <= len(r.Warnings) {
+		// Not imported again (the layer list is filled): the import's
+		// warnings are put back where Load gave them.
+		notes := s.importNotes
+		if r.Model.SeqLen != s.defaultSeqLen {
+			notes = slices.DeleteFunc(slices.Clone(notes), func(w string) bool { return w == s.seqLenNote })
+		}
+		r.Warnings = slices.Insert(slices.Clone(r.Warnings), s.importAt, notes...)
+		r.importNotes, r.importAt, r.seqLenNote, r.defaultSeqLen = notes, s.importAt, s.seqLenNote, s.defaultSeqLen
+	}
 	if cal != nil {
 		b, err := MarshalCalibration(cal)
 		if err == nil {
@@ -94,5 +105,7 @@ func resolved(s *Scenario) (*Scenario, error) {
 			r.Memory.AllocatorOverheadFrom = s.Memory.AllocatorOverheadFrom
 		}
 	}
+	// The re-encoded text reads no file: the files are those s came from.
+	r.ReadFiles = s.ReadFiles
 	return r, nil
 }

@@ -32,7 +32,7 @@ func FuzzParseGrid(f *testing.F) {
 // without a panic; what merge writes is complete lines only.
 func FuzzPartialAndMerge(f *testing.F) {
 	sp, _ := NewSpace([]Grid{{"parallelism.k", []string{"1", "2", "4"}}})
-	m := NewMeta(Source{Data: []byte("version: 1\n")}, sp)
+	m := metaOf(Source{Data: []byte("version: 1\n")}, sp)
 	h := Prelude(CSV, m, sp.Keys())
 	f.Add([]byte(h + "0,1,5,0,0,0,0,0,0,0,true,true,\n1,2,6,0"))
 	f.Add([]byte(m.Line(JSONL) + `{"index":2,"point":{"parallelism.k":"4"},"step_time_ps":1,"exposed_comm_ps":0,"network_bytes":0,"nvlink_bytes":0,"peak_memory_bytes":0,"device_peak_bytes":0,"tokens_per_s_per_gpu":0,"mfu":0,"fits":true,"device_fits":true}` + "\n{\"ind"))

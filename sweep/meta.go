@@ -21,18 +21,29 @@ type Meta struct {
 	Scenario string   `json:"scenario_sha256"`
 	Sets     []string `json:"sets"`
 	Grids    []string `json:"grids"`
+	// Files are the files the scenario read (scenarios.Scenario.ReadFiles)
+	// with their SHA-256, so a refusal names the one that changed. They do
+	// not decide whether two outputs are one sweep (Equal: Scenario
+	// covers what they hold); a meta written before zerosim recorded them
+	// has none, and a scenario that reads no file writes none (the line
+	// is as before).
+	Files []scenarios.ReadFile `json:"files,omitempty"`
 }
 
 // NewMeta describes the sweep of sp over src. Its scenario is
-// scenarios.Digest of src resolved with its sets (run's "resolved: sha256"
-// of the same file and sets), which covers the config.json and calibration
-// files it reads, not only its bytes; when src does not load by itself (a
-// grid supplies what it lacks), of the first point resolved; when neither
-// loads, the SHA-256 of src's bytes. A grid over the files themselves
-// (model.hf_config=a.json,b.json) has only the first point's in the
-// digest.
-func NewMeta(src Source, sp *Space) Meta {
-	m := Meta{Scenario: sourceDigest(src, sp), Sets: slices.Clone(src.Sets), Grids: []string{}}
+// scenarios.Digest of resolved, the scenario the sweep replays (Resolve:
+// src resolved with its sets, run's "resolved: sha256" of the same file and
+// sets, else its first point), which covers the config.json and
+// calibration files it reads, not only its bytes; when resolved is nil
+// (neither loads), the SHA-256 of src's bytes. The caller passes the
+// scenario it already loaded, so the files are not read again. A grid over
+// the files themselves (model.hf_config=a.json,b.json) has only the first
+// point's in the digest.
+func NewMeta(src Source, sp *Space, resolved *scenarios.Scenario) Meta {
+	m := Meta{Scenario: sourceDigest(src, resolved), Sets: slices.Clone(src.Sets), Grids: []string{}}
+	if resolved != nil {
+		m.Files = slices.Clone(resolved.ReadFiles)
+	}
 	if m.Sets == nil {
 		m.Sets = []string{}
 	}
@@ -42,16 +53,22 @@ func NewMeta(src Source, sp *Space) Meta {
 	return m
 }
 
-func sourceDigest(src Source, sp *Space) string {
+// Resolve is the scenario NewMeta describes a sweep of sp over src by: src
+// loaded by itself, else (a grid supplies what it lacks) its first point;
+// nil when neither loads.
+func Resolve(src Source, sp *Space) *scenarios.Scenario {
 	s, err := src.Load()
 	if err != nil && len(sp.Grids) > 0 {
-		first := make([]string, len(sp.Grids))
-		for i, g := range sp.Grids {
-			first[i] = g.Key + "=" + g.Values[0]
-		}
-		s, err = src.Load(first...)
+		s, err = src.Load(sp.Point(0).Sets(sp)...)
 	}
-	if err == nil {
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+func sourceDigest(src Source, s *scenarios.Scenario) string {
+	if s != nil {
 		if d, err := scenarios.Digest(s); err == nil {
 			return d
 		}
@@ -125,12 +142,39 @@ func (m Meta) Equal(o Meta) bool {
 	return m.Scenario == o.Scenario && slices.Equal(m.Sets, o.Sets) && slices.Equal(m.Grids, o.Grids)
 }
 
+// whyScenario says what changed between o's scenario and m's: the files
+// both read whose bytes differ, by name; the scenario file or zerosim when
+// both read the same files unchanged; all three when a meta does not say
+// (written before zerosim recorded the files, or one reads other files).
+func (m Meta) whyScenario(o Meta) string {
+	var changed []string
+	same := len(m.Files) == len(o.Files) && len(m.Files) > 0
+	for i, f := range m.Files {
+		j := slices.IndexFunc(o.Files, func(g scenarios.ReadFile) bool { return g.Key == f.Key && g.Path == f.Path })
+		if j < 0 || j != i {
+			same = false
+		}
+		if j >= 0 && o.Files[j].SHA256 != f.SHA256 {
+			changed = append(changed, fmt.Sprintf("%s (%s)", oneLine(f.Path), f.Key))
+		}
+	}
+	switch {
+	case len(changed) == 1:
+		return changed[0] + " differs"
+	case len(changed) > 1:
+		return strings.Join(changed[:len(changed)-1], ", ") + " and " + changed[len(changed)-1] + " differ"
+	case same:
+		return "the scenario file or zerosim's presets and defaults differ (the files it reads do not)"
+	}
+	return "the scenario file, a file it reads or zerosim's presets and defaults differ"
+}
+
 // differs says how o differs from m, for messages.
 func (m Meta) differs(o Meta) string {
 	var d []string
 	// Other --sets resolve to another scenario too: the sets say why.
 	if m.Scenario != o.Scenario && slices.Equal(m.Sets, o.Sets) {
-		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s…: the scenario file, a file it reads or zerosim's presets and defaults differ", o.Scenario, m.Scenario))
+		d = append(d, fmt.Sprintf("scenario sha256 %.12s… vs %.12s…: %s", o.Scenario, m.Scenario, m.whyScenario(o)))
 	}
 	if !slices.Equal(m.Sets, o.Sets) {
 		d = append(d, fmt.Sprintf("--set %q vs %q", o.Sets, m.Sets))

@@ -1,8 +1,11 @@
 package sweep
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,7 +43,7 @@ func TestMetaCoversReadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := NewMeta(src, sp)
+	before := metaOf(src, sp)
 	s, err := src.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -50,17 +53,73 @@ func TestMetaCoversReadFiles(t *testing.T) {
 	}
 
 	write("config.json", []byte(strings.Replace(string(cfg), `"num_hidden_layers": 32`, `"num_hidden_layers": 16`, 1)))
-	edited := NewMeta(src, sp)
+	edited := metaOf(src, sp)
 	if edited.Equal(before) {
 		t.Errorf("config.json 32 → 16 layers: meta unchanged (%s)", before.Scenario)
 	}
+	// QA11 #8: the refusal names the file that changed.
+	if why := edited.differs(before); !strings.HasSuffix(why, ": config.json (model.hf_config) differs") {
+		t.Errorf("config.json edited: %q, want it named", why)
+	}
 	write("config.json", cfg)
-	if again := NewMeta(src, sp); !again.Equal(before) {
+	if again := metaOf(src, sp); !again.Equal(before) {
 		t.Errorf("config.json restored: meta %s, was %s", again.Scenario, before.Scenario)
 	}
 	write("cal.yaml", []byte(strings.Replace(string(cal), "fixed_cost_us: -2.1", "fixed_cost_us: -1.1", 1)))
-	if recal := NewMeta(src, sp); recal.Equal(before) {
+	recal := metaOf(src, sp)
+	if recal.Equal(before) {
 		t.Errorf("calibration's fixed cost -2.1 → -1.1 µs: meta unchanged")
+	}
+	if why := recal.differs(before); !strings.HasSuffix(why, ": cal.yaml (communication.calibration) differs") {
+		t.Errorf("cal.yaml edited: %q, want it named", why)
+	}
+	write("config.json", []byte(strings.Replace(string(cfg), `"num_hidden_layers": 32`, `"num_hidden_layers": 16`, 1)))
+	if why := metaOf(src, sp).differs(before); !strings.HasSuffix(why, ": config.json (model.hf_config) and cal.yaml (communication.calibration) differ") {
+		t.Errorf("both edited: %q, want both named", why)
+	}
+}
+
+// TestMetaNamesNoFileItCannot: a scenario edit with the files it reads
+// unchanged is said to be the scenario file's or zerosim's; a meta without
+// files (written before zerosim recorded them) keeps the three causes; a
+// meta round-trips its files through its line.
+func TestMetaNamesNoFileItCannot(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile("../scenarios/testdata/hf/llama-2-7b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\nmodel: {hf_config: config.json, seq_len: 4096}\n"
+	src := Source{File: filepath.Join(dir, "s.yaml"), Data: []byte(data)}
+	sp, err := NewSpace([]Grid{{Key: "parallelism.k", Values: []string{"1", "2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := metaOf(src, sp)
+	sum := sha256.Sum256(cfg)
+	if want := []scenarios.ReadFile{{Key: "model.hf_config", Path: "config.json", SHA256: hex.EncodeToString(sum[:])}}; !slices.Equal(before.Files, want) {
+		t.Fatalf("files %+v, want %+v", before.Files, want)
+	}
+	line := strings.TrimSuffix(before.Line(CSV), "\n")
+	back, _, ok := parseMeta([]byte(line))
+	if !ok || !slices.Equal(back.Files, before.Files) {
+		t.Fatalf("%s: read back %+v", line, back)
+	}
+	src.Data = []byte(strings.Replace(data, "seq_len: 4096", "seq_len: 2048", 1))
+	after := metaOf(src, sp)
+	if why := after.differs(before); !strings.HasSuffix(why, ": the scenario file or zerosim's presets and defaults differ (the files it reads do not)") {
+		t.Errorf("seq_len edited: %q", why)
+	}
+	old := before
+	old.Files = nil
+	if why := after.differs(old); !strings.HasSuffix(why, ": the scenario file, a file it reads or zerosim's presets and defaults differ") {
+		t.Errorf("meta without files: %q", why)
+	}
+	if !old.Equal(before) {
+		t.Error("a meta without files is another sweep: resuming an output written before zerosim recorded them is refused")
 	}
 }
 
@@ -78,3 +137,7 @@ func TestCSVRatesKeepTheirDecimals(t *testing.T) {
 		t.Errorf("row %q, want 10747.830 and 0.45650", b.String())
 	}
 }
+
+// metaOf is the meta of the sweep of sp over src, its scenario resolved as
+// the CLI resolves it (Resolve).
+func metaOf(src Source, sp *Space) Meta { return NewMeta(src, sp, Resolve(src, sp)) }

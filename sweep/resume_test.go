@@ -15,14 +15,14 @@ import (
 // append the points not done.
 func resumeSweep(t *testing.T, partial []byte, src Source, sp *Space, sh Shard, f Format) []byte {
 	t.Helper()
-	p, err := ScanPartial(bytes.NewReader(partial), f, NewMeta(src, sp), sp, sh)
+	p, err := ScanPartial(bytes.NewReader(partial), f, metaOf(src, sp), sp, sh)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := bytes.NewBuffer(append([]byte(nil), partial[:p.Keep]...))
 	enc := NewEncoder(out, f, sp.Keys())
 	if !p.HasHeader {
-		if err := enc.WriteHeader(NewMeta(src, sp)); err != nil {
+		if err := enc.WriteHeader(metaOf(src, sp)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,10 +57,10 @@ func TestResume(t *testing.T) {
 func TestResumeErrors(t *testing.T) {
 	sp := space(t, "parallelism.k=1,2")
 	src := Source{File: "s.yaml", Data: []byte("version: 1\n"), Sets: []string{"cluster.nodes=2"}}
-	m := NewMeta(src, sp)
+	m := metaOf(src, sp)
 	pre := Prelude(CSV, m, sp.Keys())
-	other := NewMeta(Source{File: "s.yaml", Data: []byte("version: 1 # other\n"), Sets: src.Sets}, sp)
-	otherSets := NewMeta(Source{File: "s.yaml", Data: src.Data}, sp)
+	other := metaOf(Source{File: "s.yaml", Data: []byte("version: 1 # other\n"), Sets: src.Sets}, sp)
+	otherSets := metaOf(Source{File: "s.yaml", Data: src.Data}, sp)
 	for _, tc := range []struct {
 		name, data string
 		f          Format
@@ -72,7 +72,7 @@ func TestResumeErrors(t *testing.T) {
 		{"a file without the meta line", Header(CSV, sp.Keys()) + "0,1,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a zerosim sweep output"},
 		{"another scenario", other.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (scenario sha256"},
 		{"other --sets", otherSets.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (--set []"},
-		{"other grids", NewMeta(src, space(t, "parallelism.k=1,2,4")).Line(CSV), CSV, All, "another sweep (--grid"},
+		{"other grids", metaOf(src, space(t, "parallelism.k=1,2,4")).Line(CSV), CSV, All, "another sweep (--grid"},
 		{"other format", m.Line(JSONL), CSV, All, "is jsonl"},
 		// Rows before device_peak_bytes, mfu and device_fits: the same
 		// sweep, fewer columns.
@@ -105,7 +105,7 @@ func TestResumeErrors(t *testing.T) {
 // named; inputs of another sweep or with rows that do not belong are refused.
 func TestMergeReport(t *testing.T) {
 	sp := space(t, "k=1,2,3,4,5,6")
-	m := NewMeta(Source{File: "s.yaml", Data: []byte("version: 1\n")}, sp)
+	m := metaOf(Source{File: "s.yaml", Data: []byte("version: 1\n")}, sp)
 	h := Prelude(CSV, m, sp.Keys())
 	a := h + "0,1,10,0,0,0,0,0,0,0,true,true,\n3,4,40,0,0,0,0,0,0,0,true,true,\n"
 	b := h + "1,2,20,0,0,0,0,0,0,0,true,true,\n3,4,40,0,0,0,0,0,0,0,true,true,\n4,5,50,0,0,0,0,0,tr"
@@ -127,7 +127,7 @@ func TestMergeReport(t *testing.T) {
 	if rep, err := Merge(&bytes.Buffer{}, []Input{{"a", strings.NewReader(a)}}, 0); err != nil || RangesOf(rep.Missing) != "1-2, 4-5" {
 		t.Errorf("merge of a alone: %+v, %v", rep, err)
 	}
-	other := NewMeta(Source{File: "s.yaml", Data: []byte("version: 1 # other\n")}, sp)
+	other := metaOf(Source{File: "s.yaml", Data: []byte("version: 1 # other\n")}, sp)
 	for _, tc := range []struct{ name, x, y, want string }{
 		{"another scenario", h, other.Line(CSV) + Header(CSV, sp.Keys()), "another sweep than x (scenario sha256"},
 		{"formats differ", h + "0,1,0,0,0,0,0,0,0,0,true,true,\n", m.Line(JSONL) + `{"index":1}` + "\n", "is jsonl"},
@@ -164,7 +164,7 @@ func TestMergeHugeSweep(t *testing.T) {
 	if n != 65535*32768 {
 		t.Fatalf("%d points", n)
 	}
-	m := NewMeta(Source{Data: []byte("version: 1\n")}, sp)
+	m := metaOf(Source{Data: []byte("version: 1\n")}, sp)
 	row := func(i int) string {
 		p := sp.Point(i)
 		return fmt.Sprintf("%d,%s,%s,0,0,0,0,0,0,0,0,true,true,\n", i, p.Values[0], p.Values[1])

@@ -63,6 +63,10 @@ type Row struct {
 	// Err is the one-line error of a point whose input is invalid (the other
 	// fields are then zero).
 	Err string
+	// Warnings are the point's load warnings (scenarios.Scenario.Warnings,
+	// its grid values named as --grid), for the CLI to print on stderr.
+	// Not a column.
+	Warnings []string
 }
 
 // Measure replays s and fills the measured fields of a row.
@@ -120,20 +124,26 @@ func (e *Evaluator) Eval(i int) (row Row) {
 		}
 	}()
 	sets := p.Sets(e.Space)
-	s, err := e.Src.Load(sets...)
-	if err == nil {
-		row, err = Measure(s)
-	}
-	if err != nil {
-		msg := replayRefusal(err)
+	// The loader names the override as a --set; here it is the user's
+	// --grid.
+	asGrid := func(msg string) string {
 		for _, set := range sets {
-			// The loader names the override as a --set; here it is the
-			// user's --grid.
 			msg = strings.Replace(msg, "--set "+set+":", "--grid "+set+":", 1)
 		}
-		row = Row{Err: oneLine(msg)}
+		return msg
 	}
-	row.Index, row.Values = i, p.Values
+	s, err := e.Src.Load(sets...)
+	var warnings []string
+	if err == nil {
+		row, err = Measure(s)
+		for _, w := range s.Warnings {
+			warnings = append(warnings, asGrid(w))
+		}
+	}
+	if err != nil {
+		row = Row{Err: oneLine(asGrid(replayRefusal(err)))}
+	}
+	row.Index, row.Values, row.Warnings = i, p.Values, warnings
 	return row
 }
 

@@ -80,7 +80,7 @@ func memoEval(src Source, sp *Space) func(int) Row {
 func sweepTo(t testing.TB, src Source, sp *Space, sh Shard, jobs int, f Format) []byte {
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf, f, sp.Keys())
-	if err := enc.WriteHeader(NewMeta(src, sp)); err != nil {
+	if err := enc.WriteHeader(metaOf(src, sp)); err != nil {
 		t.Fatal(err)
 	}
 	err := Run(context.Background(), RunConfig{Indices: sh.Indices(sp.Len(), nil), Jobs: jobs, Eval: memoEval(src, sp), Emit: enc.Write})

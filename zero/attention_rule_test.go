@@ -43,6 +43,9 @@ func TestBlockAttentionOneRule(t *testing.T) {
 	var param int
 	for _, m := range models {
 		for _, att := range []string{"flash", "sdpa", "eager"} {
+			if att == "sdpa" && m == "hf_config: gpt-oss-20b.json" {
+				continue // no SDPA path in transformers: the load refuses it
+			}
 			y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
 				"model: {%s, layers: 4, seq_len: %d}\nparallelism: {dp: 8, zero_stage: 3}\n"+
 				"training: {micro_batch: %d, attention: %s}\n", m, s, b, att)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestReplayKeptLogits: the replay binds the kept logits
@@ -58,6 +59,37 @@ func TestReplayKeptLogits(t *testing.T) {
 		}
 		if tl.AtRest[i] != kept || cur != kept || most != 2*kept {
 			t.Errorf("keep_logits %s: kept logits %d at rest, %d at the end, %d at most; want %d, %d, %d", v, tl.AtRest[i], cur, most, kept, kept, 2*kept)
+		}
+		// The loop's rebinding frees the previous logits as lm_head's
+		// forward starts, before the loss's tensors (memory.OpRebind):
+		// up to that instant the replay's largest total is the walk's
+		// forward peak, old logits and log_softmax's output never both
+		// counted (memory's TestKeptLogitsForwardPeak).
+		rebind := units.Duration(-1)
+		for _, p := range tl.Points {
+			if p.Component == i && p.Delta < 0 {
+				rebind = p.Time
+			}
+		}
+		var fwd int64
+		for _, p := range res.MemoryModel.PhasePeaks {
+			if p.Phase == memory.PhaseForward {
+				fwd = p.Bytes
+			}
+		}
+		total, best := int64(0), int64(0)
+		for _, r := range tl.AtRest {
+			total += r
+		}
+		for _, p := range tl.Points {
+			if p.Time > rebind {
+				break
+			}
+			total += p.Delta
+			best = max(best, total)
+		}
+		if rebind < 0 || best != fwd {
+			t.Errorf("keep_logits %s: replayed total up to the rebinding at %v is %d at most, the walk's forward peak %d", v, rebind, best, fwd)
 		}
 	}
 	if peaks["none"] != 22_422_190_080 || peaks["fp32"] != 24_519_342_080 {

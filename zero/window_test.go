@@ -1,7 +1,10 @@
 package zero
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -78,17 +81,37 @@ func TestAttentionFLOPsLocal(t *testing.T) {
 // block.1 globally, 64 heads of 64), at 32,768 tokens under flash.
 // Under sdpa the same windowed block costs more than the global one: SDPA
 // gets the mask and computes every score, the global block half of them.
+// gpt-oss has no SDPA path in transformers (the load refuses it), so the
+// MoE path's sdpa case is Qwen1.5-MoE-A2.7B's config with
+// use_sliding_window true, sliding_window 128 and max_window_layers 3
+// (Qwen2MoeForCausalLM windows the layers from max_window_layers on:
+// block.3, list index 7, against block.0, index 1; 16 heads of 128).
 func TestWindowedBlocks(t *testing.T) {
 	const s = 32768
+	raw, err := os.ReadFile("../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qm map[string]any
+	if err := json.Unmarshal(raw, &qm); err != nil {
+		t.Fatal(err)
+	}
+	qm["use_sliding_window"], qm["sliding_window"], qm["max_window_layers"] = true, 128, 3
+	qwin := filepath.Join(t.TempDir(), "qwen1.5-moe-window.json")
+	if raw, err = json.Marshal(qm); err != nil || os.WriteFile(qwin, raw, 0o644) != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		config             string
 		windowed, global   int
 		heads, dim, window int64
+		attention          []string
 	}{
-		{"gemma-3-4b-it.json", 1, 6, 8, 256, 1024},
-		{"gpt-oss-20b.json", 1, 3, 64, 64, 128},
+		{"gemma-3-4b-it.json", 1, 6, 8, 256, 1024, []string{"flash", "sdpa"}},
+		{"gpt-oss-20b.json", 1, 3, 64, 64, 128, []string{"flash"}},
+		{qwin, 7, 1, 16, 128, 128, []string{"flash", "sdpa"}},
 	} {
-		for _, att := range []string{"flash", "sdpa"} {
+		for _, att := range c.attention {
 			y := fmt.Sprintf("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
 				"model: {hf_config: %s, layers: 6, seq_len: %d}\nparallelism: {dp: 8, zero_stage: 3}\n"+
 				"training: {micro_batch: 1, attention: %s}\n", c.config, s, att)

@@ -96,7 +96,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 	case o.zeropp && (o.vary != "" || len(files) != 1):
 		return nil, "", false, inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
 	case o.zeropp:
-		src, err := loadSource(a, files[0], false)
+		src, _, err := loadSource(a, files[0], false)
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -115,7 +115,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		if len(g.Values) < 2 {
 			return nil, "", false, inputError{fmt.Errorf("--vary %s: give at least two values to compare", o.vary)}
 		}
-		src, err := loadSource(a, files[0], false)
+		src, _, err := loadSource(a, files[0], false)
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -129,7 +129,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 	var variants []sweep.Variant
 	var labels []string
 	for _, f := range files {
-		src, err := loadSource(a, f, false)
+		src, _, err := loadSource(a, f, false)
 		if err != nil {
 			return nil, "", false, err
 		}

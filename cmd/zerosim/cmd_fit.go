@@ -68,13 +68,13 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		// int64 near 2^62 (exit 1, naming no flag).
 		return inputError{fmt.Errorf("--max-gpus %d: use 1 to %d (the largest cluster a scenario describes)", o.maxGPUs, scenarios.MaxGPUs)}
 	}
-	src, err := loadSource(a, file, true)
+	src, s, err := loadSource(a, file, true)
 	if err != nil {
 		return err
 	}
 	// The least-nodes search tries whole nodes: below one node it tried
 	// nothing and every row read "none", beside rows that fit this cluster.
-	if s, err := src.Load(); err == nil && o.maxGPUs < s.Cluster.GPUsPerNode {
+	if s != nil && o.maxGPUs < s.Cluster.GPUsPerNode {
 		return inputError{fmt.Errorf("--max-gpus %d: less than one node of %d GPUs, and the search tries whole nodes (use %d or more)",
 			o.maxGPUs, s.Cluster.GPUsPerNode, s.Cluster.GPUsPerNode)}
 	}
@@ -95,5 +95,9 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	case "csv":
 		return reports.WriteFitCSV(out, f)
 	}
-	return reports.WriteFitTable(out, f, a.wide)
+	vendor := reports.NVIDIA
+	if s != nil {
+		vendor = reports.VendorOf(s.Cluster.GPU)
+	}
+	return reports.WriteFitTable(out, f, a.wide, vendor)
 }

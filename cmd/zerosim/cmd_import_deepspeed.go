@@ -122,12 +122,7 @@ func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 		if hm, err = scenarios.ReadHFConfig(o.hf); err != nil {
 			return inputError{fmt.Errorf("--hf: %w", err)}
 		}
-		opt.Hidden = hm.Dims.Hidden
-		for _, l := range hm.LayerList {
-			if l.Name == "block.0" {
-				opt.BlockParams = int64(l.Params)
-			}
-		}
+		opt.Hidden, opt.Units = hm.Dims.Hidden, hm.LayerList
 	}
 	ds, err := scenarios.ReadDeepSpeedConfig(file, opt)
 	if err != nil {

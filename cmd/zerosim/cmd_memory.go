@@ -100,7 +100,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	case "csv":
 		err = reports.WriteMemoryCSV(out, rs)
 	default:
-		err = reports.WriteMemoryReport(out, rs, a.style(), o.detail || o.estimator != "all")
+		err = reports.WriteMemoryReport(out, rs, a.styleOf(s), o.detail || o.estimator != "all")
 	}
 	if err != nil {
 		return err

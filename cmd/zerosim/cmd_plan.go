@@ -149,7 +149,7 @@ func planGC() (restore func()) {
 
 func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	defer planGC()()
-	src, err := loadSource(a, file, true)
+	src, _, err := loadSource(a, file, true)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,21 +99,24 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 // for run and memory. searched leaves out the loader's warning that the
 // stack does not run the file's stage and K, for a command that searches
 // both (plan, fit). A file that does not load by itself (a --grid or --vary
-// value completes it) is left to those loads and their errors.
-func loadSource(a *app, arg string, searched bool) (sweep.Source, error) {
+// value completes it) is left to those loads and their errors: the
+// scenario returned is nil.
+func loadSource(a *app, arg string, searched bool) (sweep.Source, *scenarios.Scenario, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
-		return sweep.Source{}, err
+		return sweep.Source{}, nil, err
 	}
 	src := sweep.Source{File: in.File, Data: in.Data, Sets: a.sets}
-	if s, err := src.Load(); err == nil {
-		for _, w := range s.Warnings {
-			if !searched || w != s.LayoutWarning {
-				a.pending = append(a.pending, w)
-			}
+	s, err := src.Load()
+	if err != nil {
+		return src, nil, nil
+	}
+	for _, w := range s.Warnings {
+		if !searched || w != s.LayoutWarning {
+			a.pending = append(a.pending, w)
 		}
 	}
-	return src, nil
+	return src, s, nil
 }
 
 func sweepFormat(format string) sweep.Format {
@@ -198,13 +202,14 @@ func checkGridValues(src sweep.Source, sp *sweep.Space) error {
 // checkSweepInput refuses, before the first row, a scenario or grid value
 // that would make every point (or every point with that value) an error
 // row: the file's YAML syntax, a grid value wrong by itself
-// (checkGridValues), an error every point gives (checkEveryPoint).
-func checkSweepInput(src sweep.Source, sp *sweep.Space) error {
+// (checkGridValues), an error every point gives (checkEveryPoint). It
+// returns the first point's scenario (nil when it does not load).
+func checkSweepInput(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, error) {
 	if err := scenarios.CheckSyntax(src.File, src.Data); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkGridValues(src, sp); err != nil {
-		return err
+		return nil, err
 	}
 	return checkEveryPoint(src, sp)
 }
@@ -213,16 +218,16 @@ func checkSweepInput(src sweep.Source, sp *sweep.Space) error {
 // unknown key or a value wrong by itself outside the grids' keys
 // (scenarios.EveryPointError), found by loading the first point. Each made
 // every row an error row, exit 0 (a job array of such shards "succeeded").
-func checkEveryPoint(src sweep.Source, sp *sweep.Space) error {
-	sets := make([]string, len(sp.Grids))
-	keys := make([]string, len(sp.Grids))
-	for i, g := range sp.Grids {
-		sets[i], keys[i] = g.Key+"="+g.Values[0], g.Key
+// It returns the first point's scenario, nil when it does not load.
+func checkEveryPoint(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, error) {
+	s, err := src.Load(sp.Point(0).Sets(sp)...)
+	if scenarios.EveryPointError(err, sp.Keys()) {
+		return nil, inputError{err}
 	}
-	if _, err := src.Load(sets...); scenarios.EveryPointError(err, keys) {
-		return inputError{err}
+	if err != nil {
+		return nil, nil // a point's error, its row's
 	}
-	return nil
+	return s, nil
 }
 
 // sweepProgress is a progress bar with ETA over n points on errOut when it
@@ -238,11 +243,21 @@ func sweepProgress(errOut io.Writer, n int) *progressbar.ProgressBar {
 }
 
 // sweepEmitter writes the rows in order, counts them and the invalid ones,
-// and advances the progress bar (if any).
+// advances the progress bar (if any) and gathers the points' load warnings
+// not shown yet (shown: the file's and --set's, which loadSource held).
 type sweepEmitter struct {
 	enc           *sweep.Encoder
 	bar           *progressbar.ProgressBar
+	sp            *sweep.Space
 	rows, invalid int
+	shown         map[string]int // warning text → its index in warnings
+	warnings      []pointWarning
+}
+
+// pointWarning is one distinct load warning and the points that gave it.
+type pointWarning struct {
+	text   string
+	points []int
 }
 
 func (e *sweepEmitter) emit(r sweep.Row) error {
@@ -253,10 +268,75 @@ func (e *sweepEmitter) emit(r sweep.Row) error {
 	if r.Err != "" {
 		e.invalid++
 	}
+	for _, w := range r.Warnings {
+		i, ok := e.shown[w]
+		if !ok {
+			i = len(e.warnings)
+			e.shown[w] = i
+			e.warnings = append(e.warnings, pointWarning{text: w})
+		}
+		if i >= 0 {
+			e.warnings[i].points = append(e.warnings[i].points, r.Index)
+		}
+	}
 	if e.bar != nil {
 		_ = e.bar.Add(1)
 	}
 	return nil
+}
+
+// finish clears the progress bar and prints each point warning once, with
+// the points it came from (pointsLabel), in the order the rows first gave
+// them: on stderr, never in the rows, as run prints its scenario's.
+func (e *sweepEmitter) finish(errOut io.Writer) {
+	if e.bar != nil {
+		_ = e.bar.Finish()
+	}
+	for _, w := range e.warnings {
+		fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", pointsLabel(e.sp, w.points), w.text)
+	}
+}
+
+// pointsLabel names a warning's points by their index column: "point 3",
+// "points 0–3, 8", or "24 points" beyond six runs of consecutive indices,
+// followed by the grid values they all share among the grids of more
+// than one value ("(cluster.gpu=MI300X)"), the likely cause.
+func pointsLabel(sp *sweep.Space, points []int) string {
+	var runs []string
+	for i := 0; i < len(points); {
+		j := i
+		for j+1 < len(points) && points[j+1] == points[j]+1 {
+			j++
+		}
+		if j == i {
+			runs = append(runs, fmt.Sprint(points[i]))
+		} else {
+			runs = append(runs, fmt.Sprintf("%d–%d", points[i], points[j]))
+		}
+		i = j + 1
+	}
+	label := "points " + strings.Join(runs, ", ")
+	switch {
+	case len(points) == 1:
+		label = "point " + runs[0]
+	case len(runs) > 6:
+		label = fmt.Sprintf("%d points", len(points))
+	}
+	var common []string
+	for g, grid := range sp.Grids {
+		v := sp.Point(points[0]).Values[g]
+		same := len(grid.Values) > 1
+		for _, p := range points[1:] {
+			same = same && sp.Point(p).Values[g] == v
+		}
+		if same {
+			common = append(common, grid.Key+"="+v)
+		}
+	}
+	if len(common) > 0 {
+		label += " (" + strings.Join(common, ", ") + ")"
+	}
+	return label
 }
 
 func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut io.Writer) error {
@@ -268,14 +348,15 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		fmt.Fprintln(out, sp.Len())
 		return nil
 	}
-	src, err := loadSource(a, file, false)
+	src, base, err := loadSource(a, file, false)
 	if err != nil {
 		return err
 	}
-	if err := checkSweepInput(src, sp); err != nil {
+	first, err := checkSweepInput(src, sp)
+	if err != nil {
 		return err
 	}
-	meta := sweep.NewMeta(src, sp)
+	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
 	f := sweepFormat(a.format)
 	w := out
 	var done func(int) bool
@@ -292,6 +373,10 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			todo -= len(p.Done)
 		}
 	}
+	em := &sweepEmitter{sp: sp, shown: map[string]int{}}
+	for _, w := range a.pending {
+		em.shown[w] = -1 // printed now, not again with points
+	}
 	a.flushWarnings()
 	enc := sweep.NewEncoder(w, f, sp.Keys())
 	if header {
@@ -299,20 +384,17 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			return err
 		}
 	}
-	bar := sweepProgress(errOut, todo)
+	em.enc, em.bar = enc, sweepProgress(errOut, todo)
 	ev := &sweep.Evaluator{Src: src, Space: sp}
-	em := &sweepEmitter{enc: enc, bar: bar}
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	em.finish(errOut)
 	if err != nil {
 		if ctx.Err() != nil && o.out != "" {
 			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", em.rows, todo, o.out)}
 		}
 		return err
 	}
-	if bar != nil {
+	if em.bar != nil {
 		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
 	}
 	return nil

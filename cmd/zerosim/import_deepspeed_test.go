@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -125,6 +127,58 @@ func TestImportDeepSpeedClusterDefaults(t *testing.T) {
 		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "deepspeed", cfg}, c.args...)...)
 		if code != 0 || !strings.Contains(out, "  nodes: "+c.nodes+"\n  gpus_per_node: "+c.gpn+"\n") || !strings.Contains(out, "grad_accum: "+c.accum) {
 			t.Errorf("%v: code %d %s\n%s", c.args, code, stderr, out)
+		}
+	}
+}
+
+// TestImportDeepSpeedMoEGathered: on a MoE config.json the imported
+// prefetch depth counts the units that follow (experts.i alone holds more
+// than the 5e8 elements DeepSpeed keeps in flight: depth 1), so ZeRO-3's
+// gathered parameters peak at the units kept across the forward/backward
+// boundary (memory.KeptAcrossBoundary under the deepspeed stack: those
+// whose later units, forward and backward, hold under 1e9 parameters):
+// experts.47 + final_norm + lm_head of Qwen3-30B-A3B, (603,979,776 + 2,048
+// + 311,164,928) · 2 B, and experts.31 + final_norm + lm_head of Mixtral
+// 8x7B, (1,409,286,144 + 4,096 + 131,072,000) · 2 B. Dividing by block.0's
+// parameters gave depths 27 and 12: 17,447,377,920 and 20,233,814,016 B.
+func TestImportDeepSpeedMoEGathered(t *testing.T) {
+	ds := filepath.Join(t.TempDir(), "ds_z3.json")
+	// A plain ZeRO-3 config (QA12 F3): stage3_prefetch_bucket_size 5e8,
+	// stage3_max_live_parameters at DeepSpeed's 1e9.
+	if err := os.WriteFile(ds, []byte(`{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
+ "zero_optimization": {"stage": 3, "overlap_comm": true, "reduce_bucket_size": 5e8, "stage3_prefetch_bucket_size": 5e8},
+ "optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		hf       string
+		gathered int64
+	}{
+		{"../../scenarios/testdata/hf-extra/qwen3-30b-a3b.json", (603_979_776 + 2_048 + 311_164_928) * 2},
+		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", (1_409_286_144 + 4_096 + 131_072_000) * 2},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, "import", "deepspeed", ds, "--hf", c.hf, "--gpu", "H100-80GB", "--nodes", "2", "--gpus-per-node", "8")
+		if code != 0 || stderr != "" || !strings.Contains(out, "\n  prefetch_depth: 1\n") {
+			t.Fatalf("%s: code %d, %s\n%s", c.hf, code, stderr, out)
+		}
+		mem, stderr, code := runValidateCLI(t, []byte(out), "memory", "-", "--stage", "3", "--format", "json")
+		var rs []struct {
+			Components []struct {
+				Name string
+				Peak int64
+			}
+		}
+		if err := json.Unmarshal([]byte(mem), &rs); err != nil || code != 0 || len(rs) != 1 {
+			t.Fatalf("%s: memory: code %d, %v, %s", c.hf, code, err, stderr)
+		}
+		var got int64 = -1
+		for _, r := range rs[0].Components {
+			if r.Name == "gathered params" {
+				got = r.Peak
+			}
+		}
+		if got != c.gathered {
+			t.Errorf("%s: gathered params peak %d B, want %d", c.hf, got, c.gathered)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // outputs is what a command does with the global flags: the --format values
@@ -99,6 +100,13 @@ func globalFlagsFor(cmd *cobra.Command) (restore func()) {
 func (a *app) style() reports.MemoryStyle {
 	u, _ := reports.ParseMemoryUnits(a.units)
 	return reports.MemoryStyle{Units: u, Wide: a.wide}
+}
+
+// styleOf is style with the words of s's GPU maker (reports.VendorOf).
+func (a *app) styleOf(s *scenarios.Scenario) reports.MemoryStyle {
+	st := a.style()
+	st.Vendor = reports.VendorOf(s.Cluster.GPU)
+	return st
 }
 
 // commandOutputs holds the outputs of every command, by its path below

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/sweep"
 )
 
 func sweepCLI(t *testing.T, args ...string) (string, string, int) {
@@ -334,4 +336,139 @@ func TestSweepRowsCarryDevicePeakAndMFU(t *testing.T) {
 			t.Errorf("plan.csv's winner %q differs from the sweep's k=4 row %s", recs[1], lines[i])
 		}
 	}
+}
+
+// TestSweepMetaFromItsOwnLoads: the meta line sweep writes from the
+// scenarios its input checks loaded (the file by itself, else its first
+// point) is sweep.NewMeta of sweep.Resolve's scenario, byte for byte: for
+// a file that reads a config.json and a calibration file, and for one only
+// its grid completes.
+func TestSweepMetaFromItsOwnLoads(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile("../../scenarios/testdata/hf/llama-2-7b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := os.ReadFile("../../docs/examples/calibration-h100-ndr.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"config.json": string(cfg), "cal.yaml": string(cal),
+		"hf.yaml": "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16, zero_stage: 3}\n" +
+			"model: {hf_config: config.json, seq_len: 4096}\ncommunication: {calibration: cal.yaml}\n",
+		"grid.yaml": "version: 1\nname: x\ncluster: {nodes: two, gpus_per_node: 2, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 4, zero_stage: 3}\ntraining: {micro_batch: -1}\n"}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		file  string
+		grids []string
+	}{
+		{"hf.yaml", []string{"parallelism.k=1,2"}},
+		{"grid.yaml", []string{"cluster.nodes=2", "training.micro_batch=1"}},
+	} {
+		path := filepath.Join(dir, tc.file)
+		args := []string{"sweep", path, "--set", "training.steps=2", "-j", "1"}
+		var grids []sweep.Grid
+		for _, g := range tc.grids {
+			args = append(args, "--grid", g)
+			gr, err := sweep.ParseGrid(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			grids = append(grids, gr)
+		}
+		out, errOut, code := sweepCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d, %s", tc.file, code, errOut)
+		}
+		sp, err := sweep.NewSpace(grids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := sweep.Source{File: path, Data: []byte(files[tc.file]), Sets: []string{"training.steps=2"}}
+		s := sweep.Resolve(src, sp)
+		if s == nil {
+			t.Fatalf("%s: sweep.Resolve loaded nothing", tc.file)
+		}
+		want := sweep.NewMeta(src, sp, s).Line(sweep.CSV)
+		if got, _, _ := strings.Cut(out, "\n"); got+"\n" != want {
+			t.Errorf("%s: meta line\n%s\nwant\n%s", tc.file, got, want)
+		}
+	}
+}
+
+// TestSweepResumeNamesTheEditedFile (QA11 #8): --resume after an edit of
+// the config.json the scenario reads is refused, exit 2, the file
+// untouched, and the refusal names config.json (model.hf_config) instead
+// of three possible causes.
+func TestSweepResumeNamesTheEditedFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile("../../scenarios/testdata/hf/llama-2-7b/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("config.json", string(cfg))
+	write("s.yaml", "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 16}\nmodel: {hf_config: config.json, seq_len: 4096}\n")
+	out := filepath.Join(dir, "o.csv")
+	args := []string{"sweep", filepath.Join(dir, "s.yaml"), "--grid", "parallelism.zero_stage=1,2,3", "--out", out}
+	if _, e, code := sweepCLI(t, args...); code != 0 {
+		t.Fatalf("sweep: exit %d, %s", code, e)
+	}
+	full, _ := os.ReadFile(out)
+	cut := full[:bytes.LastIndexByte(full[:len(full)-1], '\n')+1] // the last row dropped
+	if err := os.WriteFile(out, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("config.json", strings.Replace(string(cfg), `"num_hidden_layers": 32`, `"num_hidden_layers": 16`, 1))
+	stdout, e, code := sweepCLI(t, append(args, "--resume")...)
+	want := ": config.json (model.hf_config) differs); resume with the same scenario, --set and --grid flags\n"
+	if code != 2 || stdout != "" || !strings.HasPrefix(e, "zerosim: --resume "+out+": the existing output comes from another sweep (scenario sha256 ") || !strings.HasSuffix(e, want) || strings.Count(e, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line ending %q", code, stdout, e, want)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, cut) {
+		t.Error("the refused resume changed the file")
+	}
+}
+
+// TestSweepPrintsPointWarnings: a load warning only some points give (a
+// grid GPU without the file's NVLink) is printed on stderr once, after the
+// rows, naming those points and the grid value they share; nothing of it
+// is in the rows; the file's own warnings are printed once, not again per
+// point; values named by a --grid are said to be the --grid's.
+func TestSweepPrintsPointWarnings(t *testing.T) {
+	const link = "default.yaml:16:5: intra preset NVLink4 (450.00 GB/s per direction) is not the MI300X's interconnect: it has xGMI (448.00 GB/s); use preset: xGMI (--set cluster.intra.preset=xGMI), or intra.bandwidth: for links of your own\n"
+	for _, format := range []string{"csv", "json"} {
+		out, errOut, code := sweepCLI(t, "sweep", "--grid", "cluster.gpu=H100-80GB,MI300X", "--grid", "parallelism.k=1,2", "--format", format)
+		if code != 0 || errOut != "zerosim: warning: points 2–3 (cluster.gpu=MI300X): "+link {
+			t.Errorf("%s: exit %d, stderr %q", format, code, errOut)
+		}
+		// The meta line, the CSV header and 4 rows.
+		if strings.Contains(out, "warning") || strings.Contains(out, "NVLink4") || strings.Count(out, "\n") != 5+btoi(format == "csv") {
+			t.Errorf("%s: the rows carry the warning or lack a point:\n%s", format, out)
+		}
+	}
+	_, errOut, code := sweepCLI(t, "sweep", "--set", "cluster.gpu=MI300X", "--grid", "parallelism.k=1,2,4")
+	if code != 0 || errOut != "zerosim: warning: "+link {
+		t.Errorf("the file's warning: exit %d, stderr %q, want it once, without points", code, errOut)
+	}
+	_, errOut, code = sweepCLI(t, "sweep", "--grid", "parallelism.k=1,2", "--grid", "cluster.gpu_memory=80GB,81559MiB", "-j", "2")
+	want := "zerosim: warning: points 0, 2 (cluster.gpu_memory=80GB): default.yaml: --grid cluster.gpu_memory=80GB: gpu_memory 80GB is 74.51 GiB"
+	if code != 0 || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("a --grid value's warning: exit %d, stderr %q, want one line starting %q", code, errOut, want)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,68 @@
+package reports
+
+import (
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/topology"
+)
+
+// Vendor is the maker of the GPU a report describes. The words for its
+// runtime context, its collectives library, its device monitor and its
+// intra-node links follow it: an MI300X run read "CUDA context", "NCCL's
+// buffers", "nvidia-smi" and "nvlink wire" (QA11 #7).
+type Vendor int
+
+const (
+	// NVIDIA is the zero value: CUDA context, NCCL, nvidia-smi, NVLink.
+	NVIDIA Vendor = iota
+	// AMD: HIP context, RCCL, rocm-smi, xGMI (Infinity Fabric).
+	AMD
+)
+
+// VendorOf is the vendor of the GPU preset gpu: AMD for the GPUs whose
+// collectives RCCL's model chooses (collectives.RCCLArch: MI300X, MI325X,
+// MI350X, MI355X), NVIDIA for any other.
+func VendorOf(gpu string) Vendor {
+	if collectives.RCCLArch(gpu) != "" {
+		return AMD
+	}
+	return NVIDIA
+}
+
+// context is the GPU runtime's per-process context, which the device
+// holds beside the allocator's memory.
+func (v Vendor) context() string {
+	if v == AMD {
+		return "HIP context"
+	}
+	return "CUDA context"
+}
+
+// lib is the collectives library: RCCL is AMD's port of NCCL.
+func (v Vendor) lib() string {
+	if v == AMD {
+		return "RCCL"
+	}
+	return "NCCL"
+}
+
+// smi is the tool that shows a GPU's device memory: rocm-smi's "VRAM Total
+// Used Memory" on AMD, as scenarios/presets.go reads its total.
+func (v Vendor) smi() string {
+	if v == AMD {
+		return "rocm-smi"
+	}
+	return "nvidia-smi"
+}
+
+// class names a link class in a table or a note: the intra-node class is
+// xGMI on AMD's platforms (the xGMI link preset), NVLink's name otherwise
+// (topology.Class's, the JSON keys' on either vendor).
+func (v Vendor) class(c topology.Class) string {
+	if v == AMD && c == topology.Intra {
+		return "xgmi"
+	}
+	return c.String()
+}
+
+// vendor is the vendor of the run's GPU.
+func (run *Run) vendor() Vendor { return VendorOf(run.Scenario.Cluster.GPU) }

@@ -1,0 +1,34 @@
+package scenarios
+
+import "fmt"
+
+// noSDPA are the Hugging Face classes that have no SDPA path: transformers
+// refuses attn_implementation="sdpa" for them (PreTrainedModel.
+// get_correct_attn_implementation re-raises _sdpa_can_dispatch's
+// ValueError, "does not support an attention implementation through
+// torch.nn.functional.scaled_dot_product_attention yet", when sdpa is
+// asked for, and falls back to eager only when nothing is;
+// src/transformers/modeling_utils.py), with the fix each class takes.
+var noSDPA = map[string]string{
+	// GptOssPreTrainedModel: _supports_sdpa = False, _supports_flash_attn
+	// and _supports_flex_attn True
+	// (src/transformers/models/gpt_oss/modeling_gpt_oss.py at
+	// 6edf5b311854175ff83c59179b3360beca1ceffc): the attention passes the
+	// sinks (s_aux), which eager_attention_forward concatenates to the
+	// logits before the softmax. OpenAI's fine-tuning cookbook loads it
+	// with attn_implementation="eager".
+	"GptOssForCausalLM": `GptOssPreTrainedModel sets _supports_sdpa = False (models/gpt_oss/modeling_gpt_oss.py at 6edf5b31), so transformers refuses attn_implementation="sdpa": set training.attention: eager (attn_implementation="eager", transformers' choice when none is given) or flash (a kernel that takes the attention sinks, such as flex_attention)`,
+}
+
+// checkAttentionClass refuses training.attention: sdpa for a model class
+// that has no SDPA path.
+func (l *loader) checkAttentionClass(s *Scenario) *Error {
+	if s.Training.Attention != AttentionSDPA {
+		return nil
+	}
+	fix, ok := noSDPA[s.Model.Architecture]
+	if !ok {
+		return nil
+	}
+	return l.errPath("training.attention", fmt.Sprintf("training.attention=sdpa: %s has no SDPA path: %s", s.Model.Architecture, fix))
+}

@@ -1,0 +1,40 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestGptOssNoSDPA: transformers has no SDPA path for gpt-oss
+// (GptOssPreTrainedModel._supports_sdpa = False at 6edf5b31), so
+// training.attention: sdpa on a GptOssForCausalLM model is refused at the
+// key with the fix, from the file, a --set flag or a stack preset; flash
+// and eager load, and sdpa on another class (Qwen3-30B-A3B) loads.
+func TestGptOssNoSDPA(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: %s, layers: 4, seq_len: 4096}\nparallelism: {dp: 8, zero_stage: 3}\n"
+	doc := func(cfg, tail string) []byte {
+		return []byte(strings.Replace(base, "%s", cfg, 1) + tail)
+	}
+	const fix = `training.attention=sdpa: GptOssForCausalLM has no SDPA path: GptOssPreTrainedModel sets _supports_sdpa = False (models/gpt_oss/modeling_gpt_oss.py at 6edf5b31), so transformers refuses attn_implementation="sdpa": set training.attention: eager`
+	for _, c := range []struct {
+		name string
+		doc  []byte
+		sets []string
+		want string // "" loads
+	}{
+		{"file", doc("gpt-oss-20b.json", "training: {attention: sdpa}\n"), nil, "testdata/hf-extra/s.yaml:5:12: " + fix},
+		{"flag", doc("gpt-oss-20b.json", ""), []string{"training.attention=sdpa"}, "testdata/hf-extra/s.yaml: --set training.attention=sdpa: " + fix},
+		{"stack", doc("gpt-oss-20b.json", "stack: torchtitan\n"), nil, "testdata/hf-extra/s.yaml: stack torchtitan (training.attention=sdpa): " + fix},
+		{"flash", doc("gpt-oss-20b.json", "training: {attention: flash}\n"), nil, ""},
+		{"eager", doc("gpt-oss-20b.json", "training: {attention: eager}\n"), nil, ""},
+		{"other class", doc("qwen3-30b-a3b.json", "training: {attention: sdpa}\n"), nil, ""},
+	} {
+		_, err := Load("testdata/hf-extra/s.yaml", c.doc, c.sets)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%s: error %v, want one line starting %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestHFSeqLenWarnings: a model.hf_config scenario without seq_len says
+// that it trains at zerosim's default (4,096; Llama 2's 4,096 positions
+// cap nothing), and one whose seq_len passes max_position_embeddings
+// with no rope_scaling names both (Qwen3-8B: 40,960 positions,
+// rope_scaling null). Llama 3.1 scales RoPE (rope_scaling llama3): no
+// warning past its 131,072; nor at or under the limit.
+func TestHFSeqLenWarnings(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: %s%s}\nparallelism: {dp: 8, zero_stage: 3}\n"
+	doc := func(cfg, seq string) []byte {
+		return []byte(strings.Replace(strings.Replace(base, "%s", cfg, 1), "%s", seq, 1))
+	}
+	for _, c := range []struct {
+		name string
+		doc  []byte
+		want string // the one warning; "" none
+	}{
+		{"no seq_len", doc("llama-2-7b/config.json", ""),
+			"s.yaml:3:9: model.seq_len is not given: the model trains at 4,096 tokens, zerosim's default for an imported model, DefaultHFSeqLen 4096: config.json states the longest context, not the training length; set model.seq_len to the run's sequence length"},
+		{"past the positions", doc("qwen3-8b/config.json", ", seq_len: 131072"),
+			"s.yaml:3:42: seq_len=131,072 is above config.json's max_position_embeddings 40,960 and the config sets no rope_scaling: the model was trained on positions up to 40,960"},
+		{"at the positions", doc("qwen3-8b/config.json", ", seq_len: 40960"), ""},
+		{"rope_scaling", doc("llama-3.1-8b/config.json", ", seq_len: 262144"), ""},
+	} {
+		s, err := Load("testdata/hf/s.yaml", c.doc, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []string
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "seq_len") {
+				got = append(got, w)
+			}
+		}
+		if c.want == "" && len(got) != 0 || c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], "testdata/hf/"+c.want)) {
+			t.Errorf("%s: seq_len warnings %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// withoutSeqLenNote checks that a model.hf_config scenario without
+// seq_len got the note that it trains at zerosim's default (once), and
+// none otherwise, and returns the warnings without it: for the tests that
+// hold an import's other notes.
+func withoutSeqLenNote(t *testing.T, model string, ws []string) []string {
+	t.Helper()
+	var out []string
+	n := 0
+	for _, w := range ws {
+		if strings.Contains(w, ": model.seq_len is not given: the model trains at ") {
+			n++
+			continue
+		}
+		out = append(out, w)
+	}
+	want := 0
+	if strings.Contains(model, "hf_config:") && !strings.Contains(model, "seq_len:") {
+		want = 1
+	}
+	if n != want {
+		t.Errorf("%q: %d seq_len notes, want %d", model, n, want)
+	}
+	return out
+}
