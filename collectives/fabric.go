@@ -827,7 +827,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	pattern.Algo, rails = modelPattern(c.Algo, blocks, even)
 	var p *Plan
 	if rails && len(spec.Group) > 1 && spec.Bytes > 0 {
-		p = &Plan{Spec: spec, Algo: Ring, uneven: !even}
+		p = &Plan{Spec: spec, Algo: Ring}
 		err = lw.railRings(p, spec, blocks)
 	} else {
 		p, err = lw.phases(pattern, blocks, even)
@@ -836,7 +836,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, err
 	}
 	p.Spec = spec
-	p.Timed = true
+	p.Timed, p.uneven = true, !even
 	timePlan(m, p, sh, c)
 	return p, sh, nil
 }
@@ -1022,7 +1022,8 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	bw := c.Time - c.Latency
 	// Over nodes of unequal ranks the model prices the group at its mean
 	// ranks per node, while the channels cross on no more NICs than the
-	// smallest node has GPUs (railRings), so the model can be faster than
+	// smallest node has GPUs (railRings; a node of one rank crosses on its
+	// own NIC, in the ring in group order), so the model can be faster than
 	// those NICs move their bytes (8 + 4 H100 ranks, a 1 GiB all-gather:
 	// 246 MB through each of 4 NICs at 50 GB/s, 4.92 ms, against the
 	// model's 3.47 ms). No NIC is crossed faster than it moves its bytes:

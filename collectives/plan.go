@@ -229,8 +229,8 @@ type Plan struct {
 	Timed  bool
 	Proto  Proto
 	Choice Choice
-	// uneven: a timed plan's rail rings over nodes of unequal ranks
-	// (railRings), whose network bytes floor its time (timePlan).
+	// uneven: a timed plan over nodes of unequal ranks, whose network
+	// bytes floor its time (timePlan).
 	uneven bool
 }
 

@@ -34,6 +34,11 @@ import (
 //     ⌊B/24⌋ = 44,273,166 per NIC and the remainder B − 24·44,273,166 =
 //     16 on channel 0's: 44,273,182 B on ranks 0 and 72, 44,273,166 on
 //     ranks 1–23 and 73–95; 885,463.64 ns at 50 GB/s.
+//   - 8 + 1 H100 ranks (group 0..8): a node of one rank has one NIC of
+//     its own to cross on, and the ring in group order stands for it,
+//     S = 9·119,304,640: B = 8·119,304,640 = 954,437,120 through rank 7's
+//     NIC and rank 8's, 19,088,742.4 ns at 50 GB/s (the model said
+//     5.02 ms); NVLink 7·B (ranks 0–6 to their next).
 func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 	const nic = 50e9
 	tests := []struct {
@@ -43,7 +48,7 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 		op         Op
 		S          units.Bytes
 		busiest    units.Bytes // the busiest NIC's bytes sent (and received)
-		crossing   []int       // the ranks whose NICs cross
+		crossing   []int       // the ranks whose NICs send
 		net, nvl   units.Bytes // totals
 		minTime    units.Duration
 	}{
@@ -55,6 +60,8 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4 * 984_263_280, 24 * 984_263_280, 9_842_632_800},
 		{"72+24 GB200 all-gather", 72, 96, Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: nic, NICsPerNode: 72},
 			AllGather, 1_073_740_800, 44_273_182, append(seq(0, 24), seq(72, 96)...), 2 * 1_062_556_000, 96 * 1_062_556_000, 885_463_640},
+		{"8+1 H100 all-gather", 8, 9, h100(nic, 0), AllGather, 1_073_741_760, 954_437_120,
+			[]int{7, 8}, 2 * 954_437_120, 7 * 954_437_120, 19_088_742_400},
 	}
 	for _, tc := range tests {
 		topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: tc.gpn,
@@ -75,11 +82,16 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 		for _, r := range tc.crossing {
 			crosses[r] = true
 		}
+		var recv units.Bytes
 		for r := range topo.Ranks() {
-			s, v := tr.Sent[r][topology.Inter], tr.Recv[r][topology.Inter]
-			if crosses[r] != (s > 0) || crosses[r] != (v > 0) || s > tc.busiest || v > tc.busiest {
-				t.Errorf("%s: rank %d's NIC sends %d B and receives %d B (crossing: %v, at most %d)", tc.name, r, s, v, crosses[r], tc.busiest)
+			s := tr.Sent[r][topology.Inter]
+			recv = max(recv, tr.Recv[r][topology.Inter])
+			if crosses[r] != (s > 0) {
+				t.Errorf("%s: rank %d's NIC sends %d B (crossing: %v)", tc.name, r, s, crosses[r])
 			}
+		}
+		if recv != tc.busiest {
+			t.Errorf("%s: busiest NIC receives %d B, want %d", tc.name, recv, tc.busiest)
 		}
 		if tr.Total[topology.Inter] != tc.net || tr.Total[topology.Intra] != tc.nvl {
 			t.Errorf("%s: network %d B, NVLink %d B; want %d and %d", tc.name, tr.Total[topology.Inter], tr.Total[topology.Intra], tc.net, tc.nvl)
