@@ -788,14 +788,20 @@ func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
 }
 
 // modelPattern is the algorithm whose traffic stands for NCCL's chosen
-// algorithm chosen on a group split into blocks: Ring for a ring over
-// even blocks means railRings (one ring per channel), Hierarchical the
-// two-level pattern, and Ring otherwise the ring in group order.
+// algorithm chosen on a group split into blocks: rails means NCCL's ring
+// channels (railRings), Hierarchical the two-level pattern, and Ring
+// without rails the ring in group order. A group of at least two ranks on
+// each of several nodes crosses between them on its channels' NICs
+// whatever NCCL chose (railRings); over even blocks tree and NVLS keep the
+// two-level pattern, over uneven ones, where it cannot run, the channels'
+// rings stand for them too (their NVLink bytes are the ring's, more than
+// NVLS moves: timePlan squeezes that class into the model's time, never
+// the network).
 func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails bool) {
-	if !even || len(blocks) < 2 || len(blocks[0]) < 2 {
+	if len(blocks) < 2 || slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
 		return Ring, false
 	}
-	if chosen == Ring {
+	if chosen == Ring || !even {
 		return Ring, true
 	}
 	return Hierarchical, false
@@ -830,21 +836,22 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, err
 	}
 	p.Spec = spec
-	p.Timed = true
+	p.Timed, p.uneven = true, !even
 	timePlan(m, p, sh, c)
 	return p, sh, nil
 }
 
-// railRings adds NCCL's ring channels over a group of m > 1 nodes of g > 1
-// ranks each (blocks) to p: g channels, each one ring through all n = m·g
-// ranks carrying S/g of the buffer (a reduce-scatter or all-gather phase
-// of n−1 steps; all-reduce is both). NCCL builds each channel's ring in a
-// node as NET k → GPU a → … → GPU x → NET k, with the same NIC k in and out
-// first (crossNic 0), and connects node i's sending rank to node i+1's
-// receiving rank (NVIDIA/nccl src/graph/search.cc ncclTopoSearchParams'
-// comment and ncclTopoSearchCheckNet, src/graph/connect.cc connectRings,
-// commit 5067397c2676d5aed50042fc39e5c8ee96eb0027); GPU x reaches NIC k
-// by PXN, through the NVLink of the GPU beside NIC k (src/transport/net.cc
+// railRings adds NCCL's ring channels over a group of m > 1 nodes of at
+// least 2 ranks each (blocks) to p: g channels, g the smallest block's
+// ranks, each one ring through all n ranks carrying S/g of the buffer (a
+// reduce-scatter or all-gather phase of n−1 steps; all-reduce is both).
+// NCCL builds each channel's ring in a node as NET k → GPU a → … → GPU x →
+// NET k, with the same NIC k in and out first (crossNic 0), and connects
+// node i's sending rank to node i+1's receiving rank (NVIDIA/nccl
+// src/graph/search.cc ncclTopoSearchParams' comment and
+// ncclTopoSearchCheckNet, src/graph/connect.cc connectRings, commit
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027); GPU x reaches NIC k by PXN,
+// through the NVLink of the GPU beside NIC k (src/transport/net.cc
 // useNetPXN, same commit). Channel c here enters every node at its c-th
 // rank, walks the block from there (c, c+1, …, c−1), and leaves on the
 // c-th rank's NIC: the last rank's bytes go over NVLink to the c-th rank
@@ -852,15 +859,30 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 // node-to-node hops are on rail c at both ends. The channels split the
 // flat ring's hop bytes B = (n−1)·⌈S/n⌉ exactly, unpadded: ⌊B/g⌋ on every
 // hop and the remainder (under g bytes) on channel 0's (Phase.extra), per
-// channel m·g NVLink transfers (the ring's g−1 per node and the PXN one)
-// and m network transfers; the channels run as one flow group, timed by
-// the model. One channel per rank
+// channel one NVLink transfer per rank (the ring's hops in each node and
+// the PXN one) and m network transfers; the channels run as one flow
+// group, timed by the model. One channel per rank
 // of a node puts on every link the bytes of NCCL's two channels per NIC
 // (Model.channels) with one NIC per GPU, and spreads them evenly over
 // shared NICs.
+//
+// Over uneven nodes (72 + 24 ranks, 8 + 4) every node searches its rings
+// alone, channel c from the c-th NIC of its list, its own GPUs' NICs first
+// (search.cc ncclTopoSearchRecNet: nets[(nChannels + i) % netCount], the
+// list from ncclTopoSelectNets), each NIC's speed taken once per channel,
+// and the communicator keeps the fewest channels any node found
+// (src/init.cc: graphs[a]->nChannels = min over the ranks' graphInfo, same
+// commit): the node with the fewest ranks crosses on at most as many NICs
+// as it has GPUs, the busiest of them carrying B over that count. g = the
+// smallest block's ranks channels, each on its own rail in every node,
+// put exactly that on the small node's NICs, and on the larger node's as
+// many (its other NICs idle).
 func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
-	g, m := len(blocks[0]), len(blocks)
-	n := g * m
+	m, n := len(blocks), len(spec.Group)
+	g := len(blocks[0])
+	for _, blk := range blocks {
+		g = min(g, len(blk))
+	}
 	build := func(name string) error {
 		ph := Phase{Name: name, Steps: n - 1, ringK: n, div: g, rail: true}
 		ph.Bytes, ph.extra = ph.bytesFor(spec.Bytes), ph.extraFor(spec.Bytes)
@@ -872,14 +894,16 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 			if err := lw.begin(&ph, g*(n+m)); err != nil {
 				return err
 			}
-			// The links' loads: channel c's hops in a block are the pairs
-			// (c, c+1), …, (c−2, c−1) and its PXN hop (c−1, c), so every
-			// channel crosses each pair of neighbours in a block once, and
-			// rail c from each block's c-th rank to the next block's. Counted
-			// by pair (g transfers each) and rail: 2n paths, not g·(n+m).
+			// The links' loads: channel c's hops in a block of gb ranks are
+			// the pairs (c, c+1), …, (c−2, c−1) and its PXN hop (c−1, c),
+			// all modulo gb, so every channel crosses each pair of
+			// neighbours in a block once, and rail c from each block's c-th
+			// rank to the next block's. Counted by pair (g transfers each)
+			// and rail: n + g·m paths, not g·(n+m).
 			for _, blk := range blocks {
-				for j := range g {
-					if _, err := lw.addLoad(&ph, blk[j], blk[(j+1)%g], uint32(g)); err != nil {
+				gb := len(blk)
+				for j := range gb {
+					if _, err := lw.addLoad(&ph, blk[j], blk[(j+1)%gb], uint32(g)); err != nil {
 						return err
 					}
 				}
@@ -900,13 +924,14 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 			for c := range g {
 				for _, b := range bs {
 					blk := blocks[b]
-					for i := range g - 1 {
-						if err := lw.keepTransfer(&ph, blk[(c+i)%g], blk[(c+i+1)%g]); err != nil {
+					gb := len(blk)
+					for i := range gb - 1 {
+						if err := lw.keepTransfer(&ph, blk[(c+i)%gb], blk[(c+i+1)%gb]); err != nil {
 							return err
 						}
 					}
 					// PXN: the block's last rank to the c-th, then rail c.
-					if err := lw.keepTransfer(&ph, blk[(c+g-1)%g], blk[c]); err != nil {
+					if err := lw.keepTransfer(&ph, blk[(c+gb-1)%gb], blk[c]); err != nil {
 						return err
 					}
 					if err := lw.keepTransfer(&ph, blk[c], blocks[(b+1)%m][c]); err != nil {
@@ -995,6 +1020,28 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// up to bw exactly: alone, the collective ends at the model's time to
 	// the picosecond, whatever the links' bandwidths.
 	bw := c.Time - c.Latency
+	// Over nodes of unequal ranks the model prices the group at its mean
+	// ranks per node, while the channels cross on no more NICs than the
+	// smallest node has GPUs (railRings; a node of one rank crosses on its
+	// own NIC, in the ring in group order), so the model can be faster than
+	// those NICs move their bytes (8 + 4 H100 ranks, a 1 GiB all-gather:
+	// 246 MB through each of 4 NICs at 50 GB/s, 4.92 ms, against the
+	// model's 3.47 ms). No NIC is crossed faster than it moves its bytes:
+	// the collective then takes what the busiest NIC needs at the
+	// network's nominal speed, and p's choice says so (Time and AlgBW;
+	// Latency is the model's). Over even nodes every NIC carries the share
+	// the model prices (uncalibrated, at most the search's 48 of 50 GB/s:
+	// Model.netBW), and they keep the model's time: only the ring's chunk
+	// padding of a buffer of a few bytes per rank could pass it there, by
+	// picoseconds of zerosim's own rounding, and a calibration's measured
+	// efficiency stands.
+	if p.uneven {
+		if floor := netFloor(p); floor > bw {
+			p.Choice.Time += floor - bw
+			p.Choice.AlgBW = float64(p.Spec.Bytes) / (float64(floor) * 1e-12)
+			bw = floor
+		}
+	}
 	// Where the model is faster than the lowering's busiest class (NVLS
 	// moves fewer NVLink bytes than the ring pattern it is lowered on),
 	// only the classes that need more than the model's time are squeezed
@@ -1106,6 +1153,18 @@ func linkNeed(p *Plan) (need [topology.NumClasses + 1]float64) {
 		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominalPS()
 	}
 	return need
+}
+
+// netFloor is the picoseconds p's busiest NIC needs at the network's
+// nominal bandwidth for its phases' bytes: the phases over one set of
+// links (phaseClass) share them, so theirs add up.
+func netFloor(p *Plan) units.Duration {
+	var need [topology.NumClasses + 1]float64
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominal[topology.Inter].ps()
+	}
+	return units.Duration(math.Ceil(slices.Max(need[:])))
 }
 
 // phaseClass is the link class all of ph's transfers cross, or
