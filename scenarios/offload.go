@@ -152,7 +152,7 @@ var hostSystems = []struct {
 		Source: "Nebius's 8 × B200 system in MLPerf Inference v6.0 (closed/Nebius/systems/nebius_b200_n1.json, mlcommons/inference_results_v6.0): " +
 			"2 × Intel Xeon Platinum 8580, 32 × 64GB DDR5 (2 TiB), accelerator_host_interconnect \"PCIe Gen5 x16\"; 32 DIMMs on 2 × 8 channels run 2 a channel, " +
 			"at DDR5-4400 (Intel 5th Gen Xeon: DDR5-5600 at one DIMM a channel, 4400 at two): 16 × 8 B × 4.4 GT/s = 563.2 GB/s. " +
-			"NVIDIA's DGX B200 (2 × Xeon 8570, the same platform) user guide gives 2TB"}},
+			"DGX B200's host (2 × Xeon 8570, hostCPUs) is the same Xeon generation; its memory table was not read"}},
 	{"GB200", graceBlackwell},
 	{"GB300", graceBlackwell},
 	{"MI3", HostSystem{Name: "AMD 8 × MI300X platform", Memory: 1536 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
