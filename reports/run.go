@@ -464,6 +464,11 @@ func attentionText(s *scenarios.Scenario) string {
 		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + linearText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
+	if part := zero.AttentionRatePart(s.Cluster.GPU, t.AttentionKernel); !strings.HasPrefix(s.Cluster.GPU, part) {
+		// A part of the same family: the GB200 runs FlashAttention-2 at
+		// the B200's measured rate, the B200 cuDNN at the GB200's (QA13 F10).
+		from = fmt.Sprintf("the kernel's published rate on the %s, taken for %s of the same family; docs/compute-model.md", part, s.Cluster.GPU)
+	}
 	switch {
 	case s.Cluster.GPU == "":
 		from = "the kernel's published rate, docs/compute-model.md"

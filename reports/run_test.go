@@ -474,7 +474,15 @@ func TestAttentionHeadline(t *testing.T) {
 	}{
 		{"H100 default", "default", nil, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		{"B200 default", "default", []string{"cluster.gpu=B200"}, "fa2 at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
-		{"B200 cudnn", "default", []string{"cluster.gpu=B200", "training.attention_kernel=cudnn"}, "cudnn at 0.5573 of the dense peak (the kernel's published rate on B200, docs/compute-model.md)"},
+		// QA13 F10: each rate names the part it was measured on, FlashAttention-2's
+		// 0.1409 the B200's (3.5/(1/373.392 + 2.5/298.867) = 316.97 TFLOPS of
+		// 2,250), cuDNN's 0.5573 the GB200's (1,393 of 2,500), cuDNN's 0.5732
+		// on Hopper the H200's (567 of 989).
+		{"B200 cudnn", "default", []string{"cluster.gpu=B200", "training.attention_kernel=cudnn"}, "cudnn at 0.5573 of the dense peak (the kernel's published rate on the GB200, taken for B200 of the same family; docs/compute-model.md)"},
+		{"GB200 default", "default", []string{"cluster.gpu=GB200"}, "fa2 at 0.1409 of the dense peak (the kernel's published rate on the B200, taken for GB200 of the same family; docs/compute-model.md)"},
+		{"GB200 cudnn", "default", []string{"cluster.gpu=GB200", "training.attention_kernel=cudnn"}, "cudnn at 0.5573 of the dense peak (the kernel's published rate on GB200, docs/compute-model.md)"},
+		{"B300 te", "default", []string{"cluster.gpu=B300", "training.attention_kernel=te"}, "te at 0.6138 of the dense peak (the kernel's published rate on the GB300, taken for B300 of the same family; docs/compute-model.md)"},
+		{"GB300 triton", "default", []string{"cluster.gpu=GB300", "training.attention_kernel=triton"}, "triton at 0.2655 of the dense peak (the kernel's published rate on the B200, taken for GB300 of the same family; docs/compute-model.md)"},
 		// GPUs without a figure of their own take the A100's, and say so:
 		// "published rate on V100-16GB" named a rate nobody published.
 		// On Volta FlashAttention-2 and cuDNN's attention do not run at
@@ -488,7 +496,7 @@ func TestAttentionHeadline(t *testing.T) {
 		// Under sdpa the line names the attention and the kernel whose
 		// rate times it (QA12 F6: "fa2 at 0.35" read as the attention).
 		{"sdpa", "default", []string{"training.attention=sdpa"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
-		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
 		{"no attention", "seed000-mlp", nil, ""},
 		// Mistral 7B's 32 blocks slide over 4,096 tokens (MistralConfig).

@@ -57,14 +57,16 @@ const (
 
 // Host is one node's host side, used by offload.
 type Host struct {
-	// Memory is the node's host RAM.
+	// Memory is the node's host RAM (default: the GPU preset's system's,
+	// DefaultHostSystem).
 	Memory units.Bytes `yaml:"memory,omitempty"`
 	// PCIe is the GPU↔host link, per direction (a link preset such as PCIe4,
 	// or bandwidth and latency).
 	PCIe Link `yaml:"pcie,omitempty"`
 	// PCIeSharing is per_gpu (default) or per_socket.
 	PCIeSharing PCIeSharing `yaml:"pcie_sharing,omitempty"`
-	// Sockets is the CPU sockets per node (default 2).
+	// Sockets is the CPU sockets per node (default: the system's, 2 on
+	// the DGX and HGX hosts, one per superchip on GB200/GB300).
 	Sockets int `yaml:"sockets,omitempty"`
 	// CPU is the host CPU's vendor and architecture, which NCCL's tuner
 	// reads for multi-node collectives (intel, amd or arm; default: the
@@ -78,8 +80,9 @@ type Host struct {
 	NVMeBandwidth units.Bandwidth `yaml:"nvme_bandwidth,omitempty"`
 }
 
-// Host defaults, filled in when the scenario offloads anything. They
-// describe an NVIDIA DGX A100 node; set your own for other machines.
+// DGX A100's host, filled in when the scenario offloads anything on a GPU
+// whose system is DGX A100 or has no host table found (hostSystems gives
+// the others); set your own for other machines.
 const (
 	// DefaultHostMemory: DGX A100 datasheet (NVIDIA, 2020), "System Memory
 	// 1TB" (the 320 GB system; the 640 GB system has 2 TB).
@@ -102,6 +105,114 @@ const (
 	// ceiling. Drives read and write below it; set the figure fio measures.
 	DefaultNVMeBandwidth units.Bandwidth = 31_507_692_307
 )
+
+// HostSystem is the host side of the system a GPU preset ships in, the
+// defaults of cluster.host's memory, memory_bandwidth, pcie and sockets.
+// Figures are per node, or per GPU where the system is built of trays or
+// superchips that a node (an NVLink domain: docs/scenario-format.md,
+// cluster) holds any number of: then gpus_per_node scales them.
+type HostSystem struct {
+	// Name is the system, as the docs' host table names it.
+	Name string
+	// Memory and MemoryBandwidth are per node; MemoryPerGPU and
+	// BandwidthPerGPU, when > 0, are per GPU instead.
+	Memory, MemoryPerGPU             units.Bytes
+	MemoryBandwidth, BandwidthPerGPU units.Bandwidth
+	// Link is the GPU↔host link preset (its payload rate); when empty,
+	// LinkBandwidth per direction per socket and LinkLatency.
+	Link          string
+	LinkBandwidth units.Bandwidth
+	LinkLatency   units.Duration
+	// Sockets is the CPU sockets per node; GPUsPerSocket, when > 0, gives
+	// one socket per that many GPUs instead (a superchip's Grace).
+	Sockets, GPUsPerSocket int
+	// Source cites every figure.
+	Source string
+}
+
+// dgxA100 is DGX A100's host, the defaults above; the default of every
+// GPU whose system has no host table found.
+var dgxA100 = HostSystem{Name: "DGX A100", Memory: DefaultHostMemory, MemoryBandwidth: DefaultHostMemoryBandwidth, Link: DefaultHostPCIe, Sockets: DefaultHostSockets,
+	Source: "DGX A100 datasheet: 1TB (the 320 GB system), 2 × AMD EPYC 7742 at 8 channels of DDR4-3200 each, PCIe 4.0 x16 per GPU (DefaultHostMemory and the constants above)"}
+
+// hostSystems are the GPU presets' hosts by GPU preset name prefix, as
+// hostCPUs are (QA13 F5: memory, bandwidth and link kept DGX A100's
+// whatever the GPU). DDR bandwidth is channels × 8 B × the transfer rate
+// the DIMM population runs at.
+var hostSystems = []struct {
+	prefix string
+	sys    HostSystem
+}{
+	{"A100", dgxA100},
+	{"A800", dgxA100},
+	{"H100", dgxH100},
+	{"H800", dgxH100},
+	{"H200", dgxH100},
+	{"B200", HostSystem{Name: "HGX B200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,
+		Source: "Nebius's 8 × B200 system in MLPerf Inference v6.0 (closed/Nebius/systems/nebius_b200_n1.json, mlcommons/inference_results_v6.0): " +
+			"2 × Intel Xeon Platinum 8580, 32 × 64GB DDR5 (2 TiB), accelerator_host_interconnect \"PCIe Gen5 x16\"; 32 DIMMs on 2 × 8 channels run 2 a channel, " +
+			"at DDR5-4400 (Intel 5th Gen Xeon: DDR5-5600 at one DIMM a channel, 4400 at two): 16 × 8 B × 4.4 GT/s = 563.2 GB/s. " +
+			"DGX B200's host (2 × Xeon 8570, hostCPUs) is the same Xeon generation; its memory table was not read"}},
+	{"GB200", graceBlackwell},
+	{"GB300", graceBlackwell},
+	{"MI3", HostSystem{Name: "AMD 8 × MI300X platform", Memory: 1536 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
+		Source: "AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json (mlcommons/inference_results_v4.1): 1.5TiB of 24 × 64GB " +
+			"DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), 2 × EPYC 9374F (12 channels each, one DIMM a channel): 24 × 8 B × 4.8 GT/s = 921.6 GB/s; " +
+			"accelerator_host_interconnect \"PCIe Gen5 x16\". MI325X and MI35x take it, as their host CPU does"}},
+}
+
+// dgxH100 is DGX H100's and DGX H200's host.
+var dgxH100 = HostSystem{Name: "DGX H100/H200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,
+	Source: "NVIDIA's DGX H200 system in MLPerf Inference v4.1 (H200-SXM-141GBx8_TRT_MaxQ.json, mlcommons/inference_results_v4.1): 2 × Intel Xeon Platinum 8480C, " +
+		"\"2 TB\" of 32 × 64GB DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), accelerator_host_interconnect \"PCIe Gen5 x16\" (DGX H100: the same host); " +
+		"32 DIMMs on 2 × 8 channels run 2 a channel, at DDR5-4400 (Intel 4th Gen Xeon: DDR5-4800 at one DIMM a channel, 4400 at two, as Dell's " +
+		"PowerEdge XE9680 manual's memory table gives it): 16 × 8 B × 4.4 GT/s = 563.2 GB/s"}
+
+// graceBlackwell is a GB200/GB300 NVL72 rack's host side, per GPU: each
+// Grace CPU serves the 2 GPUs of its superchip.
+var graceBlackwell = HostSystem{Name: "GB200/GB300 NVL72 (Grace)", MemoryPerGPU: 240_000_000_000, BandwidthPerGPU: 256_000_000_000,
+	LinkBandwidth: 450_000_000_000, LinkLatency: units.Microsecond, GPUsPerSocket: 2,
+	Source: "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72): 36 Grace CPUs for 72 GPUs with up to 17TB of LPDDR5X " +
+		"at up to 18.4 TB/s, 480GB at 512 GB/s a Grace (36 × 512 = 18.4 TB/s), and NVLink-C2C at 900 GB/s bidirectional between a Grace and " +
+		"its superchip's 2 GPUs: 450 GB/s per direction a Grace, taken as shared by the 2 (pcie_sharing: per_socket, or 225 GB/s a GPU per_gpu). " +
+		"Per GPU: 240GB and 256 GB/s. The C2C latency is not published: PCIe's 1 µs. GB300 NVL72: the same Grace, its own table not found"}
+
+// DefaultHostSystem is the host side of the system gpu (a GPU preset name)
+// ships in (hostSystems), DGX A100's when none was found (V100, L40S, the
+// RTX cards, A10G and L4 in AWS's g5 and g6, B300: no host memory table of
+// the DGX B300 found, a custom GPU).
+func DefaultHostSystem(gpu string) HostSystem {
+	for _, h := range hostSystems {
+		if strings.HasPrefix(gpu, h.prefix) {
+			return h.sys
+		}
+	}
+	return dgxA100
+}
+
+// nodeMemory is the system's host RAM on a node of gpn GPUs.
+func (h HostSystem) nodeMemory(gpn int) units.Bytes {
+	if h.MemoryPerGPU > 0 {
+		return h.MemoryPerGPU * units.Bytes(gpn)
+	}
+	return h.Memory
+}
+
+// nodeBandwidth is the system's DRAM bandwidth on a node of gpn GPUs.
+func (h HostSystem) nodeBandwidth(gpn int) units.Bandwidth {
+	if h.BandwidthPerGPU > 0 {
+		return h.BandwidthPerGPU * units.Bandwidth(gpn)
+	}
+	return h.MemoryBandwidth
+}
+
+// nodeSockets is the system's CPU sockets on a node of gpn GPUs.
+func (h HostSystem) nodeSockets(gpn int) int {
+	if h.GPUsPerSocket > 0 {
+		return max((gpn+h.GPUsPerSocket-1)/h.GPUsPerSocket, 1)
+	}
+	return h.Sockets
+}
 
 // HostCPU is a host CPU's vendor and architecture as NCCL's tuner tells
 // them apart (comm->cpuVendor, comm->cpuArch; NVIDIA/nccl
@@ -209,36 +320,21 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	if !fill {
 		return nil
 	}
+	sys, gpn := DefaultHostSystem(s.Cluster.GPU), s.Cluster.GPUsPerNode
 	if !l.has("cluster.host.memory") {
-		h.Memory = DefaultHostMemory
+		h.Memory = sys.nodeMemory(gpn)
 	}
 	if h.Memory <= 0 {
 		return l.errPath("cluster.host.memory", "memory=0 is out of range (use the node's RAM such as 1TiB)")
 	}
-	lk := &h.PCIe
-	preset := DefaultHostPCIe
-	if l.has("cluster.host.pcie.preset") {
-		if _, ok := findLink(lk.Preset); !ok {
-			return l.errPath("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
-		}
-		preset = lk.Preset
-	}
-	lk.Preset = preset
-	lp, _ := findLink(preset)
-	if !l.has("cluster.host.pcie.bandwidth") {
-		lk.Bandwidth = PayloadBandwidth(lp)
-	}
-	if !l.has("cluster.host.pcie.latency") {
-		lk.Latency = lp.Latency
-	}
-	if lk.Bandwidth <= 0 {
-		return l.errPath("cluster.host.pcie.bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 32GB/s)")
-	}
 	if err := enum(l, "cluster.host.pcie_sharing", &h.PCIeSharing, PCIePerGPU, PCIePerGPU, PCIePerSocket); err != nil {
 		return err
 	}
+	if err := l.resolveHostLink(h, sys, gpn); err != nil {
+		return err
+	}
 	if !l.has("cluster.host.sockets") {
-		h.Sockets = DefaultHostSockets
+		h.Sockets = sys.nodeSockets(gpn)
 	}
 	if err := l.intRange("cluster.host.sockets", int64(h.Sockets), 1, MaxGPUsPerNode); err != nil {
 		return err
@@ -254,7 +350,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 		v   *units.Bandwidth
 		def units.Bandwidth
 		eg  string
-	}{{"memory_bandwidth", &h.MemoryBandwidth, DefaultHostMemoryBandwidth, "409.6GB/s"}, {"nvme_bandwidth", &h.NVMeBandwidth, DefaultNVMeBandwidth, "25GB/s"}} {
+	}{{"memory_bandwidth", &h.MemoryBandwidth, sys.nodeBandwidth(gpn), "409.6GB/s"}, {"nvme_bandwidth", &h.NVMeBandwidth, DefaultNVMeBandwidth, "25GB/s"}} {
 		p := "cluster.host." + f.key
 		if !l.has(p) {
 			*f.v = f.def
@@ -262,6 +358,37 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 		if *f.v <= 0 {
 			return l.errPath(p, fmt.Sprintf("%s=0 is out of range (use a bandwidth > 0 such as %s)", f.key, f.eg))
 		}
+	}
+	return nil
+}
+
+// resolveHostLink fills cluster.host.pcie: a preset's payload rate, or the
+// system's own link (sys.LinkBandwidth per socket, a GPU's share of it
+// under pcie_sharing: per_gpu).
+func (l *loader) resolveHostLink(h *Host, sys HostSystem, gpn int) *Error {
+	lk := &h.PCIe
+	preset := sys.Link
+	if l.has("cluster.host.pcie.preset") {
+		if _, ok := findLink(lk.Preset); !ok {
+			return l.errPath("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
+		}
+		preset = lk.Preset
+	}
+	lk.Preset = preset
+	bw, lat := sys.LinkBandwidth, sys.LinkLatency
+	if lp, ok := findLink(preset); ok {
+		bw, lat = PayloadBandwidth(lp), lp.Latency
+	} else if h.PCIeSharing == PCIePerGPU && sys.GPUsPerSocket > 1 {
+		bw /= units.Bandwidth(min(sys.GPUsPerSocket, max(gpn, 1)))
+	}
+	if !l.has("cluster.host.pcie.bandwidth") {
+		lk.Bandwidth = bw
+	}
+	if !l.has("cluster.host.pcie.latency") {
+		lk.Latency = lat
+	}
+	if lk.Bandwidth <= 0 {
+		return l.errPath("cluster.host.pcie.bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 32GB/s)")
 	}
 	return nil
 }

@@ -170,3 +170,43 @@ func (l *loader) warnIntraLink(s *Scenario) {
 		"use preset: %s (--set cluster.intra.preset=%s), or intra.bandwidth: for links of your own",
 		have.Name, have.Bandwidth, g.Name, own.Name, own.Bandwidth, own.Name, own.Name))
 }
+
+// NVL72GPUs is the GPUs of one GB200 or GB300 NVL72 rack: 18 compute
+// trays of 4 GPUs (2 Grace Blackwell superchips a tray) on one NVLink
+// switch domain (NVIDIA GB200 NVL72 datasheet: "72 NVIDIA Blackwell GPUs",
+// 18 compute nodes).
+const NVL72GPUs = 72
+
+// trayGPUs is the GPUs of a GB200/GB300 compute tray (2 superchips of 2
+// GPUs each), how Slurm and the trays' own OS see a "node".
+const trayGPUs = 4
+
+// warnNVLTray warns when a GB200 or GB300 cluster is described a compute
+// tray per node. Such trays share one NVLink domain, and NCCL's
+// multi-node NVLink (MNNVL, on by default: NCCL_MNNVL_ENABLE is 2, auto,
+// src/init.cc:862, checked whenever nNodes > 1 at init.cc:1072, NVIDIA/nccl
+// at 5067397c2676d5aed50042fc39e5c8ee96eb0027) groups the ranks whose
+// GPUs report the same fabric clusterUuid and cliqueId into one clique
+// (src/mnnvl.cc:47–54), fuses their topologies as one node's
+// (src/graph/topo.cc:1887–1891, nLocalRanks = comm->clique.size) and
+// counts nodes by the rings' first rank (init.cc:1293–1296), so the
+// number of NVLink domains is nNodes (initNvlDomainInfo, init.cc:878).
+// zerosim's node is NCCL's node: described per tray, the traffic between
+// trays of one rack would be modelled over the NICs instead of NVLink.
+func (l *loader) warnNVLTray(s *Scenario) {
+	c := &s.Cluster
+	if c.GPU != "GB200" && c.GPU != "GB300" || c.Nodes <= 1 || c.GPUsPerNode > trayGPUs {
+		return
+	}
+	total := c.Nodes * c.GPUsPerNode
+	here := fmt.Sprintf("here nodes: %d, gpus_per_node: %d", total/NVL72GPUs, NVL72GPUs)
+	switch {
+	case total <= NVL72GPUs:
+		here = fmt.Sprintf("here nodes: 1, gpus_per_node: %d for trays of one rack", total)
+	case total%NVL72GPUs != 0:
+		here = fmt.Sprintf("%d GPUs are not whole racks: one node per NVLink domain", total)
+	}
+	l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is a %s compute tray or less, but NCCL's MNNVL counts the NVL72 rack as one node: describe it as gpus_per_node: %d (%s; an NVL36 rack as 36), "+
+		"else the traffic between trays is modelled over the NICs instead of NVLink (docs/scenario-format.md, cluster)",
+		c.GPUsPerNode, c.GPU, NVL72GPUs, here))
+}

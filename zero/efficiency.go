@@ -253,6 +253,37 @@ func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm floa
 	return DefaultAttentionEfficiency
 }
 
+// AttentionRatePart is the GPU whose measurement AttentionEfficiency's
+// default for kernel on gpu is (its sources above), so that a report names
+// it: FlashAttention-2 on the A100 (FlashAttention-2 paper), the H100
+// (FlashAttention-3 paper, as FlashAttention-3 and Hopper's Triton rate
+// derived from it) and the B200 (cudnn-frontend's B200 file, which
+// BlackwellTritonAttentionEfficiency's FlashAttention-4 figure also is);
+// cuDNN on the A100, the H200, the GB200 and the GB300. A GPU of another
+// part of the same family (GB200 for FlashAttention-2, B200 for cuDNN, H100
+// for cuDNN) takes that part's rate; a GPU of no family (AttentionRateOwn)
+// the A100's. "" for eager, which runs at the GEMM efficiency.
+func AttentionRatePart(gpu string, kernel scenarios.AttentionKernel) string {
+	k := RunsAs(gpu, kernel)
+	switch {
+	case k == scenarios.KernelEager:
+		return ""
+	case k == scenarios.KernelFA3:
+		return "H100"
+	case k == scenarios.KernelCuDNN && hopper(gpu):
+		return "H200"
+	case k == scenarios.KernelCuDNN && (gpu == "B300" || gpu == "GB300"):
+		return "GB300"
+	case k == scenarios.KernelCuDNN && blackwell(gpu):
+		return "GB200"
+	case hopper(gpu):
+		return "H100"
+	case blackwell(gpu):
+		return "B200"
+	}
+	return "A100"
+}
+
 // RunsAs is the kernel family kernel runs on a GPU preset: te resolved to
 // Transformer Engine's choice there, the empty kernel fa2, any other as it
 // is. Transformer Engine's DotProductAttention prefers FusedAttention

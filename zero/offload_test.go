@@ -110,3 +110,38 @@ func gpuOptimizer(t *testing.T, r *Result) units.Duration {
 	t.Fatal("no optimizer task")
 	return 0
 }
+
+// TestOffloadGB200Rack (QA13 F5): CPU Adam on a GB200 NVL72 rack (one node
+// of 72, llama2-70b at ZeRO-3 with the optimizer on the host) runs on the
+// rack's 36 Grace CPUs, not DGX A100's two EPYCs. By hand: 28 B ×
+// 68,976,648,192 params = 1.931e12 B over 72 × 256 GB/s = 18.432 TB/s is
+// 104.78 ms a rank (DGX A100's 409.6 GB/s gave 4.715 s), and the ranks'
+// 1,103,626,381,824 B of host RAM fit the rack's 72 × 240 GB = 17.28 TB
+// (DGX A100's 1 TiB, 1,099,511,627,776 B, they exceeded).
+func TestOffloadGB200Rack(t *testing.T) {
+	s, err := scenarios.Load("gb200off.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 72, gpu: GB200}
+model: {preset: llama2-70b, seq_len: 4096}
+parallelism: {dp: 72, zero_stage: 3}
+offload: {optimizer: cpu}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Replay(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, e := res.Host, res.Schedule.OptElems
+	// The shard is the params over 72, padded (958,009,012 elements).
+	if e*72 < 68_976_648_192 || e*72 >= 68_976_648_192+72*16 {
+		t.Fatalf("optimizer shard %d elements, want 68,976,648,192 / 72 padded", e)
+	}
+	cpu := units.TransferTime(units.Bytes(28*e), 256_000_000_000)
+	if h == nil || h.CPUTime != cpu || cpu < 104*units.Millisecond || cpu > 105*units.Millisecond {
+		t.Fatalf("host %+v, want CPU Adam %v (about 104.78ms)", h, cpu)
+	}
+	if h.RAMPerNode != 1_103_626_381_824 || units.Bytes(h.RAMPerNode) <= units.TiB || s.Cluster.Host.Memory != 17_280_000_000_000 {
+		t.Errorf("host RAM %d B of %d; want 1,103,626,381,824 B of 17.28 TB", h.RAMPerNode, s.Cluster.Host.Memory)
+	}
+}

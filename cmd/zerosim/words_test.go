@@ -120,9 +120,10 @@ func TestCountsReadRight(t *testing.T) {
 		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands")
 	}
 	// Exact bytes in prose are separated as in the tables: the offload
-	// host line printed "(53907324928 B)".
+	// host line printed "(53907324928 B)". The default example is on H100s:
+	// DGX H100's 2 TiB of host RAM.
 	_, off, _ := runMain(t, "", "run", "--set", "offload.optimizer=cpu")
-	if !strings.Contains(off, "\nhost RAM: 6.28 GiB per rank, 50.21 GiB (53,907,324,928 B) per node, fits in 1.00 TiB") {
+	if !strings.Contains(off, "\nhost RAM: 6.28 GiB per rank, 50.21 GiB (53,907,324,928 B) per node, fits in 2.00 TiB") {
 		t.Errorf("run with offload: the host RAM line does not separate thousands")
 	}
 	_, out, _ := runMain(t, "", "run", "seed002-tiny")
