@@ -112,7 +112,7 @@ const MinShare = 0.01
 // idProbe is the step of each parameter Identified probes with, in
 // paramVec's x: 10 % of an efficiency (ln 1.1), 1 µs of a latency: the
 // size of the corrections the fits of the published logs make (intra
-// efficiency 0.916, inter 1.031, hops +0.24 and +0.23 µs, fixed −2.11 µs
+// efficiency 0.914, inter 1.003, hops +0.24 and +0.23 µs, fixed −2.12 µs
 // on the XE9680 logs; docs/calibration.md's accuracy table).
 var idProbe = [5]float64{math.Log(1.1), math.Log(1.1), 1, 1, 1}
 

@@ -606,7 +606,7 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 	fill := 0.0 // µs: bytes / (GB/s) · 1e-3
 	switch {
 	case c.t == tNVLS || c.t == tNVLSTree:
-		fill = nvlsFill(c.t, nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
+		fill = c.nvlsFill() / algBW * 1e-3
 	case c.t == tTree && p == LL128:
 		fill = treeLL128Fill(nBytes, c.nCh, float64(c.ppn), c.nodes) / algBW * 1e-3
 	}
@@ -700,8 +700,10 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		c.t = tRing
 	case a == Tree && op == AllReduce:
 		c.t = tTree
-	case a == NVLS && m.HW.NVLS && c.nodes == 1 && p == Simple && c.ppn >= 2:
+	case a == NVLS && m.HW.NVLS && c.nodes == 1 && p == Simple && c.ppn >= 2 && (op == AllReduce || c.ppn <= maxNVLSArity):
 		// Across nodes NVLS needs CollNet (SHARP switches): not modelled.
+		// Over more than 32 local ranks NCCL runs NVLS for all-reduce
+		// only (enqueue.cc line 2004 at the commit above: maxNVLSArity).
 		c.t = tNVLS
 	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.ppn >= 2:
 		c.t = tNVLSTree
@@ -902,44 +904,126 @@ func (c *comm) latencyWith(extra units.Duration) float64 {
 }
 
 // nvlsChunkSize is NCCL's default NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB,
-// src/transport/nvls.cc at the commit above).
+// src/transport/nvls.cc line 160 at the commit above).
 const nvlsChunkSize = 128 << 10
+
+// maxNVLSArity is NCCL_MAX_NVLS_ARITY (src/include/device.h line 213 at
+// the commit above): the NVLS graph has at most 32 heads (search.cc line
+// 1127: maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs)), and NVLS and
+// NVLS-tree run no all-gather or reduce-scatter over more than 32 local
+// ranks (enqueue.cc line 2004, ncclPrepareTasks' cost table).
+const maxNVLSArity = 32
+
+// NVLSTuning is what NCCL's ncclNvlsTuning (src/transport/nvls.cc lines
+// 154–245 at the commit above) sets for a communicator of shape sh on hw:
+// the NVLS channels (comm->nvlsChannels, also the channels an NVLS or
+// NVLS-tree collective runs on: enqueue.cc line 2089), the NVLS chunk
+// (comm->nvlsChunkSize, the step of its buffers) and the NVLS-tree's
+// largest chunk (comm->nvlsTreeMaxChunkSize); Heads is the NVLS graph's
+// heads (channel->nvls.nHeads).
+type NVLSTuning struct {
+	Channels, Heads     int
+	Chunk, TreeMaxChunk int64
+}
+
+// NVLSTune is NCCL's NVLS tuning of sh on hw (NVLSTuning):
+//   - channels: 16 before Blackwell (NVLS_NCHANNELS_SM90), 24 on one
+//     Blackwell NVLink domain (NVLS_NCHANNELS_SM100_NVL), 32 across
+//     Blackwell nodes (NVLS_NCHANNELS_SM100; nvls.cc lines 155–157, 210–214)
+//     unless ncclNvlsTreeSm100Tuning (lines 164–200) sets them by the NIC's
+//     speed (comm->minNetBw, the GPU's path to its NIC: the NIC's GB/s):
+//     two nodes at ≥ 48 GB/s 32; ≥ 96 GB/s 24 up to 8 ranks a node, else
+//     32; ≥ 48 GB/s 24;
+//   - chunk 128 KiB (NCCL_NVLS_CHUNKSIZE), 256 KiB on two Blackwell nodes
+//     of ≤ 4 ranks at ≥ 48 GB/s or at ≥ 96 GB/s with ≤ 8 ranks;
+//   - the tree's largest chunk: that tuning's 64–256 KiB (64 KiB when the
+//     GPU reaches its NIC through PCIe switches, PATH_PXB, as on an x86
+//     HGX board; a Grace host's GPU reaches it through C2C, PATH_P2C,
+//     src/graph/paths.cc line 206, taken here as the Arm host), else 64
+//     KiB from 4 nodes on and the chunk below (lines 224–229);
+//   - heads: one per GPU inside a node (search.cc line 1135: every GPU
+//     pulls), one per NIC across nodes (line 755: the NVLS search pairs
+//     NICs with their GPUs), at most maxNVLSArity.
+func NVLSTune(hw Hardware, sh Shape) NVLSTuning {
+	ppn, nodes := sh.ppn(), max(sh.Nodes, 1)
+	t := NVLSTuning{Channels: 16, Heads: min(ppn, maxNVLSArity), Chunk: nvlsChunkSize}
+	if nodes > 1 {
+		t.Heads = min(t.Heads, NewModel(hw).nics(ppn))
+	}
+	var treeMax int64
+	if hw.Arch >= Blackwell {
+		t.Channels = 24
+		if nodes > 1 {
+			t.Channels = 32
+			nic := float64(hw.NICBW) / 1e9
+			pxb := hw.CPU != scenarios.HostArm
+			switch {
+			case nodes == 2 && nic >= 48:
+				treeMax = 128 << 10
+				if ppn <= 4 {
+					t.Chunk, treeMax = 256<<10, 256<<10
+				} else if ppn >= 16 || ppn <= 8 && pxb && nic < 96 {
+					treeMax = 64 << 10
+				}
+			case nic >= 96:
+				if ppn <= 8 {
+					t.Channels, t.Chunk, treeMax = 24, 256<<10, 256<<10
+				} else if ppn < 32 {
+					treeMax = 128 << 10
+				} else {
+					treeMax = 64 << 10
+				}
+			case nic >= 48:
+				t.Channels, treeMax = 24, 128<<10
+				if pxb {
+					treeMax = 64 << 10
+				}
+			}
+		}
+	}
+	t.TreeMaxChunk = treeMax
+	if treeMax == 0 {
+		t.TreeMaxChunk = t.Chunk
+		if nodes >= 4 {
+			t.TreeMaxChunk = 64 << 10
+		}
+	}
+	return t
+}
 
 // nvlsFill is the bytes an NVLS pipeline holds before its first chunk
 // completes: every stage (the switch's reduce and multicast, and with a
 // tree each network hop up and down) holds one chunk per concurrent
-// operation (channels × heads), with NCCL's chunk shrunk for small
-// buffers (enqueue.cc calcCollChunking, NVLS and NVLS_TREE branches).
-//
-// Not modelled: on Blackwell (SM100) across nodes NCCL retunes the NVLS
-// tree per NIC speed and GPUs per node (src/transport/nvls.cc
-// ncclNvlsTreeSm100Tuning, lines 163–190 at the commit above): 24 or 32
-// channels instead of the 16 counted here, a chunk of 128 or 256 KiB and
-// an NVLS-tree maximum chunk of 64–256 KiB (the calcCollChunking cap,
-// nvlsTreeMaxChunkSize). The fill below always starts from the 128 KiB
-// NVLS_CHUNKSIZE with channels() channels, so a multi-node GB200/B200/B300
-// NVLS tree's fill, and its choice near the tree/ring crossover, can
-// differ from NCCL's.
-func nvlsFill(t int, nBytes units.Bytes, nCh, heads float64, nodes int) float64 {
-	ops := nCh * heads
-	b := float64(nBytes)
-	chunk := float64(nvlsChunkSize)
+// operation (NCCL's concurrentOps, NVLS channels × heads), with NCCL's
+// chunk (NVLSTune's, shrunk for small buffers: enqueue.cc
+// calcCollChunking, lines 2259–2290 at the commit above). A chunk holds
+// no more than the op's share of the buffer: one loop of an NVLS
+// collective covers channels × heads × chunk bytes (enqueue.cc lines
+// 2333–2362, loopSize and nLoops = DIVUP(nBytes, loopSize)), so below
+// that each op moves nBytes/(channels × heads), and the fill is at most
+// stages × nBytes.
+func (c *comm) nvlsFill() float64 {
+	tu := NVLSTune(c.m.HW, Shape{c.n, c.nodes})
+	ops := float64(tu.Channels * tu.Heads)
+	b := float64(c.nBytes)
+	chunk := float64(tu.Chunk)
 	stages := 2.0
-	if t == tNVLS {
-		for _, c := range []struct{ mul, to float64 }{{64, 65536}, {8, 32768}, {2, 16384}} {
-			if b < c.mul*ops*chunk && chunk > c.to {
-				chunk = c.to
+	if c.t == tNVLS {
+		for _, r := range []struct{ mul, to float64 }{{64, 65536}, {8, 32768}, {2, 16384}} {
+			if b < r.mul*ops*chunk && chunk > r.to {
+				chunk = r.to
 			}
 		}
 	} else {
-		for _, c := range []struct{ mul, to float64 }{{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}} {
-			if b < c.mul*ops*chunk && chunk > c.to {
-				chunk = c.to
+		chunk = math.Min(chunk, float64(tu.TreeMaxChunk))
+		for _, r := range []struct{ mul, to float64 }{{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}} {
+			if b < r.mul*ops*chunk && chunk > r.to {
+				chunk = r.to
 			}
 		}
-		stages += 2 * float64(log2i(nodes))
+		stages += 2 * float64(log2i(c.nodes))
 	}
-	return stages * chunk * ops
+	return stages * math.Min(chunk, b/ops) * ops
 }
 
 // sat is ps rounded, saturated at the int64 range (the engine saturates

@@ -1,0 +1,98 @@
+package collectives
+
+import (
+	"math"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+)
+
+// gb200 is a GB200 NVL72 domain as one node (NCCL's MNNVL counts the
+// NVLink domain as one node): NVLink5 900 GB/s per direction, one NDR
+// 400 Gb/s NIC per GPU, a Grace (Arm) host.
+func gb200(ppn int) Hardware {
+	return Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: ppn, CPU: scenarios.HostArm}
+}
+
+// TestNVLSTune holds NVLSTune to NCCL's ncclNvlsTuning and NVLS graph
+// (src/transport/nvls.cc lines 155–245, search.cc lines 755 and 1127 at
+// 5067397c), case by case.
+func TestNVLSTune(t *testing.T) {
+	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}
+	xdr := b200
+	xdr.NICBW = 100e9
+	for _, c := range []struct {
+		name string
+		hw   Hardware
+		sh   Shape
+		want NVLSTuning
+	}{
+		// SM90: 16 channels, 128 KiB; tree max = the chunk below 4 nodes, 64 KiB from 4.
+		{"H100 1×8", h100(50e9, 0), Shape{8, 1}, NVLSTuning{16, 8, 128 << 10, 128 << 10}},
+		{"H100 2×8", h100(50e9, 0), Shape{16, 2}, NVLSTuning{16, 8, 128 << 10, 128 << 10}},
+		{"H100 4×8", h100(50e9, 0), Shape{32, 4}, NVLSTuning{16, 8, 128 << 10, 64 << 10}},
+		// One NVL72 domain: NVLS_NCHANNELS_SM100_NVL 24; heads min(72, 32).
+		{"GB200 1×72", gb200(72), Shape{72, 1}, NVLSTuning{24, 32, 128 << 10, 128 << 10}},
+		// 8 domains at 50 GB/s (≥ 48): 24 channels, tree max 128 KiB over C2C (P2C).
+		{"GB200 8×72", gb200(72), Shape{576, 8}, NVLSTuning{24, 32, 128 << 10, 128 << 10}},
+		// 2 nodes ≥ 48 GB/s: 32 channels; 8 ranks on PXB below 96 GB/s: tree max 64 KiB.
+		{"B200 2×8", b200, Shape{16, 2}, NVLSTuning{32, 8, 128 << 10, 64 << 10}},
+		// ≥ 96 GB/s, ≤ 8 ranks: 24 channels, 256 KiB chunks.
+		{"B200 XDR 4×8", xdr, Shape{32, 4}, NVLSTuning{24, 8, 256 << 10, 256 << 10}},
+		// heads across nodes: one per NIC (4 NICs per node).
+		{"B200 4 NICs 4×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 4}, Shape{32, 4}, NVLSTuning{24, 4, 128 << 10, 64 << 10}},
+	} {
+		if got := NVLSTune(c.hw, c.sh); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestNVLSFillBounded holds the NVLS pipeline fill to NCCL's chunking
+// with its 32-head cap and its NVLS channels, bounded by the op's share
+// of the buffer (QA13 findings 2 and 6), by hand:
+//
+// One GB200 NVL72 domain, 1 MiB all-reduce, NVLS: 24 channels × 32 heads
+// = 768 ops; the chunk 128 KiB shrinks to 16 KiB (1 MiB < 2·768·32 KiB),
+// but each op has 1,048,576/768 = 1,365.3 B, so the fill is 2 stages ×
+// 1 MiB = 2,097,152 B. algbw = 900·40.1/50 · 0.74 · 72/73 = 526.815 GB/s:
+// fill 3.981 µs, bandwidth 1.990 µs, latency 25 µs (NVLS over NVLink,
+// tuning.cc): 30.971 µs (it was 98.65 µs with 16 × 72 ops).
+//
+// 8 such domains, 1 MiB, NVLS-tree: 24 channels × 32 heads = 768 ops,
+// chunk 128 KiB → 32 KiB, each op 1,365.3 B; stages 2 + 2·log2 8 = 8:
+// fill 8,388,608 B / 526.815 GB/s = 15.923 µs; bandwidth 1.990 µs;
+// latency 25 + 6 × 20.9 = 150.4 µs: 168.314 µs (it was 1298.86 µs).
+//
+// 8 domains, 256 MiB: 268,435,456 < 4·768·128 KiB → 64 KiB, not < 768 ·
+// 64 KiB; 64 KiB < 349,525 B a op: fill 8 × 64 KiB × 768 = 402,653,184 B
+// = 764.317 µs; bandwidth 509.544 µs; 150.4 µs: 1424.261 µs.
+func TestNVLSFillBounded(t *testing.T) {
+	for _, c := range []struct {
+		sh   Shape
+		algo Algo
+		size units.Bytes
+		us   float64
+	}{
+		{Shape{72, 1}, NVLS, units.MiB, 25 + 2097152/526.815e3 + 1048576/526.815e3},
+		{Shape{576, 8}, NVLSTree, units.MiB, 150.4 + 8388608/526.815e3 + 1048576/526.815e3},
+		{Shape{576, 8}, NVLSTree, 256 * units.MiB, 150.4 + 402653184/526.815e3 + 268435456/526.815e3},
+	} {
+		ch, ok := NewModel(gb200(72)).Cost(AllReduce, c.sh, c.algo, Simple, c.size)
+		if !ok {
+			t.Fatalf("%v %v: not run", c.sh, c.algo)
+		}
+		if got := float64(ch.Time) / 1e6; math.Abs(got-c.us) > 0.01 {
+			t.Errorf("%v %v %d B: %.3f µs, want %.3f", c.sh, c.algo, c.size, got, c.us)
+		}
+	}
+	// Over more than 32 local ranks NCCL runs NVLS for all-reduce only
+	// (enqueue.cc line 2004).
+	if _, ok := NewModel(gb200(72)).Cost(AllGather, Shape{72, 1}, NVLS, Simple, units.MiB); ok {
+		t.Error("NVLS all-gather over 72 local ranks: want not run")
+	}
+	if _, ok := NewModel(gb200(32)).Cost(AllGather, Shape{32, 1}, NVLS, Simple, units.MiB); !ok {
+		t.Error("NVLS all-gather over 32 local ranks: want run")
+	}
+}
