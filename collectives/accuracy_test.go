@@ -317,8 +317,8 @@ type gb200Rack struct {
 
 var gb200Racks = []gb200Rack{
 	{"gb200_nvl72_1rack_allreduce_coreweave.log", 1, accuracy{0.171, 0.211}},
-	{"gb200_nvl72_2rack_allreduce_coreweave.log", 2, accuracy{0.165, 0.184}},
-	{"gb200_nvl72_20rack_allreduce_coreweave.log", 20, accuracy{0.328, 0.619}},
+	{"gb200_nvl72_2rack_allreduce_coreweave.log", 2, accuracy{0.116, 0.171}},
+	{"gb200_nvl72_20rack_allreduce_coreweave.log", 20, accuracy{0.278, 0.337}},
 }
 
 // gb200CoreWeave is the hardware of those runs as the example jobs ran it:

@@ -1119,3 +1119,40 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	}
 	return best, nil
 }
+
+// NVLSBuffers is the device memory, bytes, NCCL allocates for NVLS on a
+// communicator of shape sh on hw once it runs NVLS or NVLS-tree, 0 where
+// neither can run: ncclNvlsBufferSetup's nvlsTotalSize = nvlsChannels · 2
+// · (nvlsChunkSize · NCCL_STEPS) · nHeads, one cuMemCreate of that size
+// (src/transport/nvls.cc lines 425–437 and 357 at the commit above; the
+// channels, chunk and heads are NVLSTune's). 24 × 2 × 1 MiB × 32 = 1.5 GiB
+// in a 72-GPU NVLink domain, 16 × 2 × 1 MiB × 8 = 256 MiB on 8 H100.
+func NVLSBuffers(hw Hardware, sh Shape) int64 {
+	if !hw.NVLS || hw.PCI || sh.ppn() < 2 || hw.GFX != "" {
+		return 0
+	}
+	t := NVLSTune(hw, sh)
+	return int64(t.Channels) * 2 * t.Chunk * ncclSteps * int64(t.Heads)
+}
+
+// RunsNVLS reports whether auto runs NVLS or NVLS-tree for any of ops over
+// sh at a power-of-two size from 1 MiB to 1 GiB (the sizes of a training
+// step's bucketed collectives). NCCL sets its NVLS buffers up at the first
+// collective that runs either (NCCL_RUNTIME_CONNECT, on by default:
+// src/init.cc lines 61 and 1552, enqueue.cc lines 494–499 marking NVLS for
+// an NVLS-tree, group.cc line 165 calling ncclNvlsBufferSetup at the
+// commit above), so a communicator that never does holds none.
+func RunsNVLS(hw Hardware, sh Shape, ops []Op) bool {
+	if NVLSBuffers(hw, sh) == 0 {
+		return false
+	}
+	m := NewModel(hw)
+	for _, op := range ops {
+		for s := units.Bytes(units.MiB); s <= units.GiB; s *= 2 {
+			if c, err := m.Choose(op, sh, Auto, s); err == nil && (c.Algo == NVLS || c.Algo == NVLSTree) {
+				return true
+			}
+		}
+	}
+	return false
+}

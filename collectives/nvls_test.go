@@ -96,3 +96,39 @@ func TestNVLSFillBounded(t *testing.T) {
 		t.Error("NVLS all-gather over 32 local ranks: want run")
 	}
 }
+
+// TestNVLSBuffers holds NVLSBuffers to ncclNvlsBufferSetup's nvlsTotalSize
+// (src/transport/nvls.cc lines 425–430 at 5067397c), nvlsChannels · 2 ·
+// (nvlsChunkSize · NCCL_STEPS) · nHeads, by hand (QA13 F8):
+//   - one 72-GPU GB200 domain: 24 · 2 · (128 KiB · 8) · 32 = 1.5 GiB;
+//   - 8 such domains: 24 channels (50 GB/s NICs), 32 heads: 1.5 GiB;
+//   - 8 H100: 16 · 2 · 1 MiB · 8 = 256 MiB;
+//   - 2 × 8 B200: 32 channels on two nodes: 32 · 2 · 1 MiB · 8 = 512 MiB;
+//   - A100 (no NVLS): 0.
+//
+// RunsNVLS: a 1-node H100 all-reduce runs NVLS from some size; an
+// all-gather over 2 × 8 H100 never does (NVLS across nodes needs CollNet).
+func TestNVLSBuffers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		hw   Hardware
+		sh   Shape
+		want int64
+	}{
+		{"GB200 1×72", gb200(72), Shape{72, 1}, 1536 << 20},
+		{"GB200 8×72", gb200(72), Shape{576, 8}, 1536 << 20},
+		{"H100 1×8", h100(50e9, 0), Shape{8, 1}, 256 << 20},
+		{"B200 2×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}, Shape{16, 2}, 512 << 20},
+		{"A100 1×8", a100SXM(25e9, 8, 0), Shape{8, 1}, 0},
+	} {
+		if got := NVLSBuffers(c.hw, c.sh); got != c.want {
+			t.Errorf("%s: %d B, want %d", c.name, got, c.want)
+		}
+	}
+	if !RunsNVLS(h100(50e9, 0), Shape{8, 1}, []Op{AllReduce}) {
+		t.Error("1 × 8 H100 all-reduce: want NVLS at some size")
+	}
+	if RunsNVLS(h100(50e9, 0), Shape{16, 2}, []Op{AllGather, ReduceScatter}) {
+		t.Error("2 × 8 H100 all-gather: NVLS cannot run across nodes without CollNet")
+	}
+}

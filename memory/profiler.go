@@ -60,7 +60,9 @@ func NCCLBuffers(communicators, channels, conns int) (int64, error) {
 // (collectives.BufferChannels, the time model's channel count doubled as
 // NCCL's connect.cc does: 32 inside an H100 node, as NVIDIA/nccl#1685
 // logs; 4 for a node on PCIe or behind one NIC) and a ring's two
-// connections.
+// connections, plus NCCL's NVLS buffers on a communicator whose
+// collectives auto runs with NVLS or NVLS-tree (1.5 GiB in a 72-GPU
+// NVLink domain, 256 MiB on 8 H100: collectives.NVLSBuffers).
 func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	hw := collectives.HardwareOf(s)
 	t, err := topology.Build(s)
@@ -70,6 +72,20 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	// The groups that hold rank 0, shaped as topology places their ranks:
 	// the world, or K's intra and inter groups.
 	groups := []collectives.Shape{collectives.ShapeOf(t, t.All())}
+	// The collectives each communicator runs (zero/schedule.go gradSync and
+	// the parameter all-gathers): an all-reduce over every rank at stage 0
+	// (seed 001's ZeRO-1: and the parameters' all-gather), else all-gathers
+	// and reduce-scatters over the shard group and all-reduces over K's
+	// inter group.
+	gather := []collectives.Op{collectives.AllGather, collectives.ReduceScatter}
+	reduce := []collectives.Op{collectives.AllReduce}
+	ops := [][]collectives.Op{gather}
+	switch {
+	case s.Parallelism.Stage == 0:
+		ops[0] = reduce
+	case s.Communication.Zero1AllReduce:
+		ops[0] = []collectives.Op{collectives.AllReduce, collectives.AllGather}
+	}
 	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && t.Ranks()%k == 0 {
 		// The intra and inter groups; stage 0 all-reduces over every rank
 		// whatever K (run's K line: no effect).
@@ -82,6 +98,7 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
 		}
 		groups = []collectives.Shape{collectives.ShapeOf(t, intra[0]), collectives.ShapeOf(t, inter[0])}
+		ops = [][]collectives.Op{ops[0], reduce}
 	}
 	if GradientCommunicator(s) {
 		// DeepSpeed's ZeRO-3 runs its collectives on two process groups of
@@ -89,15 +106,21 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 		// world group, gradients reduce-scatter over a clone of it
 		// (GradientCommunicator cites the sources).
 		groups = append(groups, groups[0])
+		ops = append(ops, []collectives.Op{collectives.ReduceScatter})
 	}
 	var c calc
 	var total int64
-	for _, g := range groups {
+	for i, g := range groups {
 		b, err := NCCLBuffers(1, collectives.BufferChannels(hw, g), DefaultRingConnections)
 		if err != nil {
 			return 0, err
 		}
 		total = c.Add(total, b)
+		// A communicator that runs NVLS or NVLS-tree also holds NCCL's
+		// NVLS buffers (collectives.NVLSBuffers, RunsNVLS).
+		if collectives.RunsNVLS(hw, g, ops[i]) {
+			total = c.Add(total, collectives.NVLSBuffers(hw, g))
+		}
 	}
 	if c.Err != nil {
 		return 0, fmt.Errorf("memory: NCCL buffers overflow: %w", c.Err)

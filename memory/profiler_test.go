@@ -175,7 +175,11 @@ memory: {host_lead: `+c.lead+`}
 // channels as the world's 16 ranks over 16 NICs; the inter group has one
 // rank per node, so NCCL's search finds two channels on its GPU's one NIC,
 // doubled to 4 (collectives.BufferChannels): 4 × 2 connections × 10 MiB =
-// 80 MiB more, not another 640 MiB.
+// 80 MiB more, not another 640 MiB. The intra group, one node of 8 H100,
+// runs its all-gathers and reduce-scatters with NVLS from some size on
+// (collectives.RunsNVLS), so it also holds NCCL's NVLS buffers, 16
+// channels × 2 × (128 KiB × 8 steps) × 8 heads = 256 MiB, which K=1's
+// world group over two nodes (rings) does not.
 func TestNCCLCommunicatorsByK(t *testing.T) {
 	data, _ := scenarios.Example("default")
 	one, err := NCCLBuffers(1, 4, DefaultRingConnections)
@@ -185,7 +189,7 @@ func TestNCCLCommunicatorsByK(t *testing.T) {
 	for _, c := range []struct {
 		stage int
 		extra int64
-	}{{0, 0}, {1, one}, {3, one}} {
+	}{{0, 0}, {1, one + 256<<20}, {3, one + 256<<20}} {
 		var dev [2]int64
 		for i, k := range []int{1, 2} {
 			s, err := scenarios.Load("default.yaml", data, []string{fmt.Sprintf("parallelism.zero_stage=%d", c.stage), fmt.Sprintf("parallelism.k=%d", k)})
@@ -241,11 +245,21 @@ func TestCommunicatorShapesFollowTopology(t *testing.T) {
 			for _, r := range g {
 				nodes[topo.Node(r)] = true
 			}
-			b, err := NCCLBuffers(1, collectives.BufferChannels(hw, collectives.Shape{Ranks: len(g), Nodes: len(nodes)}), DefaultRingConnections)
+			sh := collectives.Shape{Ranks: len(g), Nodes: len(nodes)}
+			b, err := NCCLBuffers(1, collectives.BufferChannels(hw, sh), DefaultRingConnections)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want += b
+			// The intra group gathers and reduce-scatters, the inter group
+			// all-reduces; one that runs NVLS holds its buffers too.
+			ops := []collectives.Op{collectives.AllGather, collectives.ReduceScatter}
+			if k == 1 {
+				ops = []collectives.Op{collectives.AllReduce}
+			}
+			if collectives.RunsNVLS(hw, sh, ops) {
+				want += collectives.NVLSBuffers(hw, sh)
+			}
 		}
 		got, err := communicatorBuffers(s)
 		if err != nil || got != want {

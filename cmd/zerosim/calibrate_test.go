@@ -331,7 +331,7 @@ func TestCalibrateShadowedLog(t *testing.T) {
 
 // TestCalibrateRanksFlagsWin: the ranks of a log without a devices block
 // that busbw/algbw does not tell (a 256-rank all-reduce of the default
-// cluster's NICs allows 255 to 258, collectives.ranksBounds) come from
+// cluster's NICs allows 256 to 257, collectives.ranksBounds) come from
 // --nodes × --gpus-per-node (before: refused, "the log ran 253 ranks, not
 // … 256", the largest row's ratio rounded); flags the rows rule out, or
 // that the devices block's rank lines contradict, are refused naming the
@@ -377,8 +377,8 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 		want string
 	}{
 		{[]string{big, "--nodes", "32", "--gpus-per-node", "8"}, 0, "ar256.log:6: allreduce, 256 ranks on 32 nodes"},
-		{[]string{big}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 255 to 258 ranks): pass --nodes and --gpus-per-node\n"},
-		{[]string{big, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar256.log:17: the row's busbw/algbw needs at least 255 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
+		{[]string{big}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 256 to 257 ranks): pass --nodes and --gpus-per-node\n"},
+		{[]string{big, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar256.log:20: the row's busbw/algbw needs at least 256 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
 		{[]string{ar16, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar16.log:4: the log's \"# Using devices\" block lists 16 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
 		{[]string{ar16}, 0, "ar16.log:23: allreduce, 16 ranks on 1 node,"},
 		{[]string{ar16, "--nodes", "2"}, 0, "ar16.log:23: allreduce, 16 ranks on 2 nodes"},
