@@ -132,3 +132,40 @@ func TestNVLSBuffers(t *testing.T) {
 		t.Error("2 × 8 H100 all-gather: NVLS cannot run across nodes without CollNet")
 	}
 }
+
+// TestTreeSimpleFill72 checks the Simple tree's fill at 72 ranks per node
+// (QA13 F7) against NCCL's tree, by hand. NCCL's tree inside a node is a
+// chain through every local rank (src/graph/connect.cc lines 43–62 at
+// 5067397c: tree.up = treeIntra[i−1], tree.down[0] = treeIntra[i+1]), so a chunk crosses 2 × 71 = 142 NVLink hops and 2·log2 8 = 6
+// network hops; a Simple tree's chunk is one NCCL_STEPS step, 4 MiB / 8 =
+// 512 KiB, never shrunk (enqueue.cc lines 2222–2225: chunkSteps 1, no tree
+// Simple branch), and 256 MiB over 32 channels is 8 MiB a channel, 16
+// chunks: the fill is real and no larger than the buffer makes. Each
+// NVLink hop moves a channel's chunk at 721.8/32 GB/s, each network hop
+// but the bottleneck at 332.03/32 GB/s (min(721.8, 3456)·0.92·0.5):
+// 524,288 × (142·32/721.8e9 + 5·32/332.03e9) s = 3553.3 µs. auto does not
+// run it: with NVLS-tree's fill bounded by NCCL's channels, heads and
+// each op's share of the buffer (nvlsFill), 256 MiB runs NVLS-tree, so
+// 128 MiB (tree/LL128, 1005 µs) to 256 MiB no longer jumps to 5022 µs.
+func TestTreeSimpleFill72(t *testing.T) {
+	m := NewModel(gb200(72))
+	c, ok := m.comm(AllReduce, Shape{576, 8}, Tree, Simple, 256*units.MiB)
+	if !ok {
+		t.Fatal("tree/Simple not run")
+	}
+	raw := c.algBW() / c.treeCorrection()
+	if got, want := c.treeSimpleFill(raw), 524288*(142*32/721.8e9+5*32/332.03e9)*1e6; math.Abs(got-want) > 0.1 {
+		t.Errorf("fill %.1f µs, want %.1f", got, want)
+	}
+	small, err := m.Choose(AllReduce, Shape{576, 8}, Auto, 128*units.MiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := m.Choose(AllReduce, Shape{576, 8}, Auto, 256*units.MiB)
+	if err != nil || big.Algo == Tree && big.Proto == Simple {
+		t.Errorf("256 MiB: auto %v/%v (%v), want anything but the tree's Simple pipeline", big.Algo, big.Proto, err)
+	}
+	if big.Time > 2*small.Time {
+		t.Errorf("auto: 128 MiB %v, 256 MiB %v: more than twice the time for twice the bytes", small.Time, big.Time)
+	}
+}
