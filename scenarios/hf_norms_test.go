@@ -109,7 +109,18 @@ func TestNormDimsChecks(t *testing.T) {
 		{"llama", "qk_norm: rmshead", "s.yaml:14:70: qk_norm \"rmshead\" is unknown (did you mean rms_head?)"},
 		{"llama", "norms: fp16", "s.yaml:14:70: norms \"fp16\" is unknown"},
 		{"llama", "qk_norm: gemma, norms: fp32", ""},
+		// memory counts no q/k norm on an MLA or a linear-attention block
+		// (review s20 A F2): refused at the key, not loaded and ignored.
+		{"llama", "kv_lora_rank: 512, qk_norm: rms_head", "s.yaml:14:89: qk_norm=rms_head is not counted on an MLA block (kv_lora_rank=512: q_a_layernorm and kv_a_layernorm are counted by q_lora_rank and kv_lora_rank); delete qk_norm"},
+		{"llama", "kv_lora_rank: 512, norms: fp32", ""},
+		{"llama", "hidden: 256, linear_attention: gated_delta_net, linear_key_heads: 2, linear_value_heads: 4, linear_key_head_dim: 64, linear_value_head_dim: 64, linear_conv_kernel: 4, qk_norm: gemma",
+			"s.yaml:14:214: qk_norm=gemma is not counted on a linear-attention block (linear_attention=gated_delta_net l2-normalises q and k inside its kernel, counted by linear_attention); delete qk_norm"},
+		{"llama", "hidden: 256, linear_attention: gated_delta_net, linear_key_heads: 2, linear_value_heads: 4, linear_key_head_dim: 64, linear_value_head_dim: 64, linear_conv_kernel: 4, norms: fp32", ""},
 	} {
+		dims := c.dims
+		if !strings.HasPrefix(dims, "hidden:") {
+			dims = "hidden: 256, heads: 4, " + dims
+		}
 		y := `version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
 model:
@@ -117,7 +128,7 @@ model:
   arch: ` + c.arch + `
   hidden: 256, layers: 1, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128, params: 1000000
   layer_list:
-    - {name: block.0, params: 1000000, dims: {hidden: 256, heads: 4, ` + c.dims + `}}
+    - {name: block.0, params: 1000000, dims: {` + dims + `}}
 parallelism: {dp: 8, zero_stage: 3}
 `
 		y = strings.Replace(y, "  hidden: 256, layers: 1, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128, params: 1000000\n",
