@@ -513,3 +513,30 @@ func TestDSPrefetchDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestImportDeepSpeedNegativeOptions: ImportDeepSpeed is exported, and a
+// caller's negative option (the CLI never passes one: its units come from
+// a loaded scenario, params ≥ 1) is an error, not a prefetch depth read
+// from a negative parameter count (review s20 A F9, M57).
+func TestImportDeepSpeedNegativeOptions(t *testing.T) {
+	units := []Layer{{Name: "embedding", Params: 1000}, {Name: "block.0", Params: 5000}, {Name: "lm_head", Params: 1000}}
+	neg := append([]Layer(nil), units...)
+	neg[1].Params = -1
+	for _, c := range []struct {
+		name string
+		o    DeepSpeedOptions
+		want string
+	}{
+		{"units", DeepSpeedOptions{DP: 8, Units: units}, ""},
+		{"negative unit params", DeepSpeedOptions{DP: 8, Units: neg}, "ds.json: negative option"},
+		{"negative dp", DeepSpeedOptions{DP: -8, Units: units}, "ds.json: negative option"},
+	} {
+		_, err := ImportDeepSpeed("ds.json", []byte(`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}`), c.o)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

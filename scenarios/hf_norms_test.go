@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -38,6 +39,9 @@ func TestHFNormFlags(t *testing.T) {
 		raw["architectures"] = []any{"Gemma3ForCausalLM"}
 		for k, v := range set {
 			raw[k] = v
+			if v == nil { // nil removes the key
+				delete(raw, k)
+			}
 		}
 		out, err := json.Marshal(raw)
 		if err != nil {
@@ -61,6 +65,9 @@ func TestHFNormFlags(t *testing.T) {
 		{"OLMo 3 7B", fromFile("testdata/hf-extra/olmo-3-1025-7b.json"), QKNormRMSFull, "", false, false},
 		{"Gemma 3 4B", hfVariant(t, "gemma-3-4b-it", nil), QKNormGemma, NormsGemma, false, false},
 		{"Gemma 3 as Gemma3ForCausalLM", gemma3Text(nil), QKNormGemma, NormsGemma, false, false},
+		// The key absent: Gemma3TextConfig's default None, no logit
+		// softcap (review s20 A F6; the 4B file states null).
+		{"Gemma 3 as Gemma3ForCausalLM, final_logit_softcapping absent", gemma3Text(map[string]any{"final_logit_softcapping": nil}), QKNormGemma, NormsGemma, false, false},
 		{"Gemma 3 with final_logit_softcapping", gemma3Text(map[string]any{"final_logit_softcapping": 30.0}), QKNormGemma, NormsGemma, false, true},
 		{"Gemma 2 9B", fromFile("testdata/hf/gemma-2-9b/config.json"), "", NormsGemma, true, true},
 		{"Gemma 2 27B (softcaps absent: defaults)", hfVariant(t, "gemma-2-27b", nil), "", NormsGemma, true, true},
@@ -139,6 +146,28 @@ parallelism: {dp: 8, zero_stage: 3}
 			t.Errorf("%s %s: %v", c.arch, c.dims, err)
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
 			t.Errorf("%s %s: %v, want %q", c.arch, c.dims, err, c.want)
+		}
+	}
+}
+
+// TestNormDimsHFArch: a resolved import (arch: hf) takes qk_norm when its
+// class builds RMSNorm (llama) blocks, Qwen3ForCausalLM, and is refused at
+// the key when it builds GPT blocks, GPT2LMHeadModel (review s20 A F9,
+// M59: checkNormDims' arch-hf arm).
+func TestNormDimsHFArch(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 8, zero_stage: 3}\nmodel:\n" +
+		"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: hf\n  architecture: %s\n  layer_list:\n    - {name: embedding, params: 1000}\n" +
+		"    - {name: block.0, params: 5000, dims: {hidden: 64, heads: 4, qk_norm: rms_head}}\n    - {name: lm_head, params: 1000}\n"
+	for _, c := range []struct{ arch, want string }{
+		{"Qwen3ForCausalLM", ""},
+		{"GPT2LMHeadModel", "x.yaml:12:66: qk_norm=rms_head needs RMSNorm (llama) blocks, and this model's are gpt (set model.arch: llama, or delete qk_norm)"},
+	} {
+		_, err := Load("x.yaml", []byte(fmt.Sprintf(base, c.arch)), nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.arch, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: %v, want %q", c.arch, err, c.want)
 		}
 	}
 }
