@@ -122,6 +122,15 @@ func TestQwen3NextUnitActivations(t *testing.T) {
 	if l := sc.Model.LayerList[1]; l.Name != "block.0" {
 		t.Fatalf("unit 1 is %s, want block.0", l.Name)
 	}
+	// The head's final norm is a Qwen3NextRMSNorm too (review s20 A F3),
+	// by hand with t = 4096, h = 2048, V = 151,936: x.float() 4·t·h
+	// 33,554,432 + rstd 4·t 16,384 + the fp32 normalized tensor before
+	// (1 + weight) 4·t·h 33,554,432 + lm_head input 2·t·h 16,777,216 +
+	// the fp32 loss input 4·t·V 2,489,319,424 = 2,573,221,888 B.
+	last := len(sc.Model.LayerList) - 1
+	if l := sc.Model.LayerList[last]; l.Name != "lm_head" || stored[last] != 2_573_221_888 {
+		t.Errorf("unit %d (%s) keeps %d B, want lm_head 2,573,221,888 B", last, l.Name, stored[last])
+	}
 	ts, err := BlockTensors(gdn)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -167,5 +168,23 @@ func TestNormActivationsImported(t *testing.T) {
 				t.Errorf("%s: block.0 keeps %d B, want %d", c.cfg, stored[u], c.want)
 			}
 		}
+	}
+}
+
+// TestNormsNeedLlamaBlocks: BlockActivation, exported, refuses qk_norm and
+// norms on a GPT-style (LayerNorm) block itself, as the scenario loader
+// does at the key (review s20 A F9, M18): it derives them for RMSNorm
+// blocks only and would otherwise count nothing for them.
+func TestNormsNeedLlamaBlocks(t *testing.T) {
+	gpt := BlockDims{Arch: "gpt", Seq: 128, Batch: 1, Hidden: 256, Heads: 4, FFN: 1024, Vocab: 1000}
+	qk, norms := gpt, gpt
+	qk.QKNorm, norms.Norms = scenarios.QKNormRMSHead, scenarios.NormsGemma
+	for _, d := range []BlockDims{qk, norms} {
+		if _, _, err := BlockActivation(d, PolicyNone); err == nil || !strings.Contains(err.Error(), `qk_norm and norms are derived for llama blocks (RMSNorm), not "gpt"`) {
+			t.Errorf("qk_norm %q norms %q on a gpt block: %v, want the llama-blocks error", d.QKNorm, d.Norms, err)
+		}
+	}
+	if _, _, err := BlockActivation(gpt, PolicyNone); err != nil {
+		t.Errorf("plain gpt block: %v", err)
 	}
 }

@@ -949,9 +949,9 @@ func dsIsDefault(v, def any) bool {
 // stage3_prefetch_bucket_size and stage3_max_live_parameters. DeepSpeed's
 // PartitionedParameterCoordinator.fetch_sub_module
 // (zero/partitioned_param_coordinator.py at dsCommit) prefetches nothing
-// when prefetch_bucket_size is 0, else parameters in trace order until
-// min(max_live_parameters − available, prefetch_bucket_size) elements
-// are in flight; zerosim's unit is a whole unit of the list, so the depth
+// when prefetch_bucket_size is 0, else, at every module it runs, up to
+// min(max_live_parameters − available, prefetch_bucket_size) elements more
+// in trace order; zerosim's unit is a whole unit of the list, so the depth
 // is a count of units (dsPrefetchDepth), at least 1.
 func (d *dsReader) prefetch(z map[string]any) error {
 	read := func(def int64, hfFactor float64, names ...string) (int64, string, error) {
@@ -988,21 +988,32 @@ func (d *dsReader) prefetch(z map[string]any) error {
 	case e == 0:
 		from += ": DeepSpeed prefetches nothing"
 	case len(d.o.Units) > 1:
-		var at, n int
-		depth, at, n = dsPrefetchDepth(d.o.Units, e)
-		if at < 0 {
-			from += fmt.Sprintf(": DeepSpeed gathers the units that follow until %d elements are in flight, more than the %d units after any unit hold", e, depth)
+		var w dsWindow
+		depth, w = dsPrefetchDepth(d.o.Units, pb, ml)
+		refill := fmt.Sprintf(": DeepSpeed refills its prefetch by up to %d elements at each module and holds at most %d", pb, ml)
+		if w.at < 0 {
+			from += fmt.Sprintf("%s; once that window settles it holds all that follows any unit, up to %d units", refill, depth)
+			break
+		}
+		list := d.o.Units
+		after := "after"
+		if w.backward {
+			list, after = slices.Clone(list), "in the backward, after"
+			slices.Reverse(list)
+		}
+		if w.n == 0 {
+			from += fmt.Sprintf("%s; once that window settles, %s %s it holds %d elements ahead, part of %s (%d parameters), so the next unit", refill, after, list[w.at].Name, w.ahead, list[w.at+1].Name, int64(list[w.at+1].Params))
 			break
 		}
 		var sum int64
-		for _, u := range d.o.Units[at+1 : at+n+1] {
+		for _, u := range list[w.at+1 : w.at+w.n+1] {
 			sum += int64(u.Params)
 		}
-		span := d.o.Units[at+1].Name
-		if n > 1 {
-			span += " … " + d.o.Units[at+n].Name
+		span := list[w.at+1].Name
+		if w.n > 1 {
+			span += " … " + list[w.at+w.n].Name
 		}
-		from += fmt.Sprintf(": DeepSpeed gathers the units that follow until %d elements are in flight; after %s that is %d unit%s (%s, %d parameters), the fewest after any unit, so no unit holds more than DeepSpeed", e, d.o.Units[at].Name, n, plural(int64(n)), span, sum)
+		from += fmt.Sprintf("%s; once that window settles, %s %s it holds %d elements ahead, %d whole unit%s (%s, %d parameters), the fewest after any unit, so no unit holds more than DeepSpeed", refill, after, list[w.at].Name, w.ahead, w.n, plural(int64(w.n)), span, sum)
 	default:
 		depth = 1
 		from += ": at least the next block"
@@ -1012,45 +1023,143 @@ func (d *dsReader) prefetch(z map[string]any) error {
 	return nil
 }
 
+// dsWindow is where dsPrefetchDepth's least count is reached: after unit
+// at (of the list reversed when backward; -1 when no unit bounds it), n
+// whole units, ahead the elements DeepSpeed has gathered beyond at.
+type dsWindow struct {
+	at, n    int
+	ahead    int64
+	backward bool
+}
+
 // dsPrefetchDepth is the one prefetch depth, in units, that stands for
-// DeepSpeed's prefetch of e elements over units (forward order). After
-// unit u DeepSpeed gathers the parameters that follow in trace order while
-// fewer than e elements are in flight (fetch_sub_module at dsCommit:
-// "while self.__param_queue and numel_prefetching <
-// max_params_to_prefetch"), so it holds k(u) units: the fewest that follow
-// whose parameters reach e, or all that follow. zerosim's depth d gathers
-// the d units that follow everywhere; it holds more than DeepSpeed after u
-// when d > k(u) and units remain beyond those k(u). The depth is therefore
-// the least k(u) over the units with a unit beyond their window: in a
-// dense model ceil(e / block params), in a MoE list (block.i with the
-// attention, experts.i with the experts) the count after the
-// attention-only block, where the experts unit that follows alone may
-// reach e. Backward (the list reversed, which the deepspeed stack's
-// backward_prefetch_depth follows) has the same least count: units
-// u+1..u+k that reach e with u+k+1 beyond are, seen from u+k+1 in
-// backward, at most k units that reach e with u beyond, and conversely.
-// The depth is at least 1 (DeepSpeed prefetches at least one parameter
-// when e > 0) and at most maxPrefetch. at is the unit where the least
-// count is reached (-1 when no unit bounds it: e exceeds what follows any
-// unit, up to maxPrefetch units), n that count.
-func dsPrefetchDepth(units []Layer, e int64) (depth int64, at, n int) {
-	L := len(units)
-	at, n = -1, min(L-1, maxPrefetch)
-	for u := range L {
-		var sum int64
-		for j := u + 1; j < L && j-u <= maxPrefetch; j++ {
-			// sum < e, so e − sum does not overflow.
-			if p := int64(units[j].Params); p < e-sum {
-				sum += p
-				continue
-			}
-			if j+1 < L && (at < 0 || j-u < n) {
-				at, n = u, j-u
+// DeepSpeed's prefetch with prefetch_bucket_size bucket and
+// max_live_parameters maxLive over units (forward order).
+//
+// fetch_sub_module at dsCommit (the function is cited at prefetch), run at
+// every module's forward (and backward), gathers the module's own
+// parameters, then pops the trace queue while "numel_prefetching <
+// max_params_to_prefetch", where max_params_to_prefetch =
+// min(max_n_available_params − n_available_params, prefetch_bucket_size).
+// numel_prefetching starts at 0 in every call, but the queue carries on
+// where the previous call stopped, and __n_available_params counts every
+// parameter gathered (or in flight) and not yet released
+// (__all_gather_params_ adds, __release_param subtracts). So each call
+// adds up to a bucket beyond what is already ahead, and only
+// max_live_parameters bounds the look-ahead across calls. Per unit u, with
+// A the elements gathered beyond the unit before it (so including u):
+//
+//	G = max(A, P(u)) + min(bucket, maxLive − max(A, P(u)))  (the refill, when positive)
+//	A(u) = min(G, what remains from u) − P(u)
+//
+// When the bucket covers what a unit consumes (P ≤ bucket), A grows
+// step by step until maxLive binds: A(u) = maxLive − P(u) where that
+// leaves room for a bucket, else the previous A plus a bucket. When it
+// does not, A stays near one bucket: A(u) = min(bucket, maxLive − P(u)),
+// part of the next unit. zerosim runs A from 0 (as each forward starts)
+// and from maxLive (the most it can be), which agree from the first unit
+// where they meet. When maxLive binds there, or the window there holds
+// all that follows and more than a bucket, the one from 0 grew to it and
+// the settled A is the one from maxLive (a MoE list's attention and
+// experts units grow together when their sum is under two buckets:
+// Qwen3-30B-A3B's 19,140,864 and 603,979,776 against 5e8); otherwise the
+// one from maxLive shrank to it and the settled A is the one from 0 (one
+// bucket after the first unit; Llama 2 7B's 202,383,360-parameter blocks
+// against 2e8, the one from maxLive losing 2,383,360 a block).
+//
+// The readings that make zerosim hold no more than DeepSpeed once the
+// window has settled: one refill per unit (DeepSpeed refills at each
+// module of it, several per transformer block, and releases a unit's
+// modules as they finish, so it holds at least A(u)); the units'
+// parameters all counted in n_available (DeepSpeed's persistent
+// parameters, below param_persistence_threshold, are never gathered and
+// not counted, which leaves it more room); and only whole units, those
+// whose parameters all lie within A(u). zerosim's depth d gathers the d
+// units that follow everywhere, so the depth is the least whole-unit
+// count over the units with a unit beyond their window, on the list and
+// on the list reversed (the backward, which the deepspeed stack's
+// backward_prefetch_depth follows), at least 1 (DeepSpeed gathers part of
+// the next unit when the bucket is under a unit) and at most maxPrefetch.
+//
+// Not modelled: at the start of each forward (reset_step empties the
+// queue) the growing look-ahead starts from one bucket, so the first
+// units hold less in DeepSpeed than the depth gives. Open: how many
+// refills a unit gets (its module count) is not in the unit list, so
+// where the bucket is below a unit's parameters but above what its
+// modules pop per call, DeepSpeed's window can grow to maxLive while
+// zerosim keeps one bucket (HF "auto" on Llama 3.1 8B: 0.9·4096² =
+// 15,099,494, each call pops q_proj's 16,777,216 or gate_proj's
+// 58,720,256 whole, so the block's seven weights take about 5 of its 13
+// module calls); a DeepSpeed debug log ("-prefetch:" lines) would settle
+// it.
+func dsPrefetchDepth(units []Layer, bucket, maxLive int64) (depth int64, w dsWindow) {
+	ps := make([]int64, len(units))
+	for i, u := range units {
+		ps[i] = int64(u.Params)
+	}
+	w = dsLeastWindow(ps, bucket, maxLive)
+	rev := slices.Clone(ps)
+	slices.Reverse(rev)
+	if b := dsLeastWindow(rev, bucket, maxLive); b.n < w.n || w.at < 0 && b.at >= 0 && b.n == w.n {
+		w, w.backward = b, true
+	}
+	return int64(max(w.n, 1)), w
+}
+
+// dsLeastWindow is dsPrefetchDepth on one order of the list.
+func dsLeastWindow(ps []int64, bucket, maxLive int64) dsWindow {
+	L := len(ps)
+	// The regime: the look-ahead from 0 (each forward's start) and the one
+	// from maxLive (the most it can be) run the same from the first unit
+	// where they meet. The one from 0 grew to it when there maxLive binds,
+	// or it holds all that follows and more than one bucket: the settled
+	// window is then the one from maxLive. Otherwise the one from maxLive
+	// shrank to the one from 0 (one bucket), the settled window.
+	cold, warm := dsAhead(ps, bucket, maxLive, 0), dsAhead(ps, bucket, maxLive, maxLive)
+	ahead := cold
+	var rest int64 // what follows u
+	for u := L - 1; u >= 0; u-- {
+		if cold[u] == warm[u] && (u == 0 || cold[u-1] != warm[u-1]) {
+			if cold[u]+ps[u] == maxLive || cold[u] == rest && cold[u] > bucket {
+				ahead = warm
 			}
 			break
 		}
+		rest += min(ps[u], math.MaxInt64-rest)
 	}
-	return int64(max(n, 1)), at, n
+	w := dsWindow{at: -1, n: min(L-1, maxPrefetch)}
+	for u := range L {
+		n, sum := 0, int64(0)
+		for j := u + 1; j < L && n < maxPrefetch && ps[j] <= ahead[u]-sum; j++ {
+			sum += ps[j]
+			n++
+		}
+		if n < maxPrefetch && u+n+1 < L && (w.at < 0 || n < w.n) {
+			w = dsWindow{at: u, n: n, ahead: ahead[u]}
+		}
+	}
+	return w
+}
+
+// dsAhead is A(u) of dsPrefetchDepth for every unit, starting from a0
+// ahead. Every sum stays within maxLive or what remains of the list.
+func dsAhead(ps []int64, bucket, maxLive, a0 int64) []int64 {
+	rest := make([]int64, len(ps)+1)
+	for u := len(ps) - 1; u >= 0; u-- {
+		rest[u] = rest[u+1] + min(ps[u], math.MaxInt64-rest[u+1])
+	}
+	out := make([]int64, len(ps))
+	a := a0
+	for u, p := range ps {
+		g := max(a, p)
+		if g < maxLive {
+			g += min(bucket, maxLive-g)
+		}
+		g = min(g, rest[u])
+		out[u] = g - p
+		a = out[u]
+	}
+	return out
 }
 
 // zeroPP reads the ZeRO++ keys, which only the stage-3 engine reads

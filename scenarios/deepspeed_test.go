@@ -84,9 +84,11 @@ func TestImportDeepSpeed(t *testing.T) {
 			"communication.prefetch_depth": "1", "training.micro_batch": "2", "training.grad_accum": "4",
 			"training.optimizer": "adamw", "training.optimizer_impl": "", "training.eps": "1e-08", "offload.optimizer": "cpu"},
 			[]string{"sub_group_size 1000000000 (DeepSpeed's default): zerosim does not model the optimizer's sub-groups (DeepSpeed steps the fp32 partition, and under offload_optimizer stages it"}},
-		// The same with blocks of 50M parameters: 2e8 elements are 4 blocks.
+		// The same with blocks of 50M parameters: the bucket 2e8 covers a
+		// block, so the look-ahead grows until max_live_parameters 1e9
+		// binds: 1e9 − 5e7 (the running block) = 9.5e8, 19 blocks.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{Units: dsBlocks(50_000_000)}, map[string]string{
-			"communication.prefetch_depth": "4"}, []string{"sub_group_size"}},
+			"communication.prefetch_depth": "19"}, []string{"sub_group_size"}},
 		// Without a model the prefetch depth is 1, with a note.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{}, map[string]string{
 			"communication.prefetch_depth": "1"}, []string{"sub_group_size", "prefetch_depth 1 stands for DeepSpeed's prefetch of 200000000 elements"}},
@@ -267,13 +269,15 @@ func TestImportDeepSpeedRules(t *testing.T) {
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": true, "fp16": {"enabled": true}}`, DeepSpeedOptions{}, map[string]string{
 			"parallelism.zero_stage": "1", "communication.overlap": "false", "training.param_dtype": "fp16", "communication.bucket_size": "1GB"}},
 		// Stage 3's overlap_comm default is true, prefetch_bucket_size
-		// 5e7 (over 10M-parameter blocks: 5 ahead); "bfloat16" is bf16's
-		// old name.
+		// 5e7 over 10M-parameter blocks grows the look-ahead to
+		// max_live_parameters 1e9 − 1e7 = 99 blocks, more than the 63 that
+		// follow the first: all of them; "bfloat16" is bf16's old name.
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bfloat16": {"enabled": true}}`, DeepSpeedOptions{Units: dsBlocks(10_000_000)}, map[string]string{
-			"communication.overlap": "true", "communication.prefetch_depth": "5", "training.param_dtype": "bf16"}},
-		// max_live_parameters bounds the prefetch; 0 prefetches nothing.
+			"communication.overlap": "true", "communication.prefetch_depth": "63", "training.param_dtype": "bf16"}},
+		// max_live_parameters bounds the prefetch: 2e7 less the running
+		// block's 1e7 is one block; 0 prefetches nothing.
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 2e7}}`, DeepSpeedOptions{Units: dsBlocks(10_000_000)}, map[string]string{
-			"communication.prefetch_depth": "2"}},
+			"communication.prefetch_depth": "1"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "prefetch_bucket_size": 0}}`, DeepSpeedOptions{}, map[string]string{
 			"communication.prefetch_depth": "0"}},
 		// train_batch_size alone: micro = 32/8, one step; with the steps:
@@ -426,27 +430,52 @@ func dsBlocks(p int64) []Layer {
 const dsZ3 = `{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
  "zero_optimization": {"stage": 3, "overlap_comm": true, "reduce_bucket_size": 5e8, "stage3_prefetch_bucket_size": 5e8}}`
 
-// TestDeepSpeedPrefetchUnits: the prefetch depth counts the units that
-// follow in the model's unit list until DeepSpeed's elements in flight are
-// reached (fetch_sub_module), at the unit where that is fewest. In a MoE
-// list block.i holds only the attention, and experts.i alone reaches 5e8
-// (Qwen3-30B-A3B: 128 · 3 · 2048 · 768 = 603,979,776; Mixtral 8x7B:
-// 8 · 3 · 4096 · 14336 = 1,409,286,144), so one unit, where dividing by
-// block.0 (19,140,864 and 41,984,000 parameters) gave 27 and 12. Llama 3.1
-// 8B's blocks of 218,112,000 need three (2 · 218,112,000 < 5e8). With
-// 2e8 (DeepSpeedExamples' Llama 13B config) the experts still reach it in
-// one; 11 and 5 before.
+// TestDeepSpeedPrefetchUnits: the prefetch depth is the settled
+// look-ahead of fetch_sub_module in whole units (dsPrefetchDepth), by hand:
+//   - Llama 3.1 8B (embedding and lm_head 128,256 · 4096 = 525,336,576,
+//     blocks 218,112,000) under the Hugging Face Trainer's "auto" bucket
+//     0.9 · 4096² = 15,099,494 (max_live absent: 1e9): the bucket is under
+//     a block, so the look-ahead stays one bucket, part of the next block:
+//     depth 1.
+//   - The same under dsZ3 (bucket 5e8, max_live 1e9): the bucket covers a
+//     block, so the look-ahead grows until max_live binds; after the
+//     embedding 1e9 − 525,336,576 = 474,663,424 hold 2 blocks
+//     (436,224,000), after a block 1e9 − 218,112,000 = 781,888,000 hold 3:
+//     depth 2.
+//   - GPT-2 small (embedding 50,257 · 768 + 1024 · 768 = 39,383,808, blocks
+//     12 · 768² + 13 · 768 = 7,087,872) under DeepSpeed's defaults (bucket
+//     5e7, max_live 1e9): the look-ahead grows to all that follows, the
+//     12 blocks and the head (124,439,808 parameters in all < 1e9): 13.
+//   - Qwen3-30B-A3B (QA12 F3's dsZ3): block.i 19,140,864 (attention),
+//     experts.i 128 · 3 · 2048 · 768 = 603,979,776, mean 311,560,320 ≤ 5e8,
+//     so it grows; after experts.i 1e9 − 603,979,776 = 396,020,224 hold
+//     block.i+1 but not experts.i+1: depth 1.
+//   - Mixtral 8x7B under dsZ3: block.i 41,984,000, experts.i 8 · 3 · 4096 ·
+//     14336 = 1,409,286,144, mean 725,635,072 > 5e8, one bucket: after
+//     block.0 5e8 + 5e8 (up to max_live) − 41,984,000 = 958,016,000, part
+//     of experts.0: depth 1.
+//   - With 2e8 (DeepSpeedExamples' Llama 13B config) both MoE lists stay
+//     one bucket: after block.0 4e8 − 19,140,864 = 380,859,136 and
+//     4e8 − 41,984,000 = 358,016,000, part of the experts: depth 1.
+//   - Llama 2 7B (blocks 4 · 4096² + 3 · 4096 · 11008 + 2 · 4096 =
+//     202,383,360) under DeepSpeedExamples' 2e8: a block takes more than a
+//     refill adds, so one bucket, part of the next block: depth 1.
 func TestDeepSpeedPrefetchUnits(t *testing.T) {
+	const hfAuto = `{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}`
+	const dsDefaults = `{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}`
 	for _, c := range []struct {
 		config, ds string
 		want       string
 		from       string
 	}{
-		{"testdata/hf-extra/qwen3-30b-a3b.json", dsZ3, "1", "after block.0 that is 1 unit (experts.0, 603979776 parameters)"},
-		{"testdata/hf/mixtral-8x7b/config.json", dsZ3, "1", "after block.0 that is 1 unit (experts.0, 1409286144 parameters)"},
-		{"testdata/hf/llama-3.1-8b/config.json", dsZ3, "3", "after embedding that is 3 units (block.0 … block.2, 654336000 parameters)"},
-		{"testdata/hf-extra/qwen3-30b-a3b.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "until 200000000 elements are in flight; after block.0 that is 1 unit"},
-		{"testdata/hf/mixtral-8x7b/config.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "until 200000000 elements are in flight; after block.0 that is 1 unit"},
+		{"testdata/hf/llama-3.1-8b/config.json", hfAuto, "1", "refills its prefetch by up to 15099494 elements at each module and holds at most 1000000000; once that window settles, after embedding it holds 15099494 elements ahead, part of block.0 (218112000 parameters), so the next unit"},
+		{"testdata/hf/llama-3.1-8b/config.json", dsZ3, "2", "after embedding it holds 474663424 elements ahead, 2 whole units (block.0 … block.1, 436224000 parameters), the fewest after any unit"},
+		{"testdata/hf/gpt2/config.json", dsDefaults, "13", "refills its prefetch by up to 50000000 elements at each module and holds at most 1000000000; once that window settles it holds all that follows any unit, up to 13 units"},
+		{"testdata/hf-extra/qwen3-30b-a3b.json", dsZ3, "1", "after experts.0 it holds 396020224 elements ahead, 1 whole unit (block.1, 19140864 parameters)"},
+		{"testdata/hf/mixtral-8x7b/config.json", dsZ3, "1", "after block.0 it holds 958016000 elements ahead, part of experts.0 (1409286144 parameters)"},
+		{"testdata/hf-extra/qwen3-30b-a3b.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "after block.0 it holds 380859136 elements ahead, part of experts.0 (603979776 parameters)"},
+		{"testdata/hf/mixtral-8x7b/config.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "after block.0 it holds 358016000 elements ahead, part of experts.0 (1409286144 parameters)"},
+		{"testdata/hf/llama-2-7b/config.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "after embedding it holds 200000000 elements ahead, part of block.0 (202383360 parameters)"},
 	} {
 		hm, err := ReadHFConfig(c.config)
 		if err != nil {
@@ -474,7 +503,9 @@ func TestDeepSpeedPrefetchUnits(t *testing.T) {
 	}
 }
 
-// TestDSPrefetchDepth: the rule on lists built by hand.
+// TestDSPrefetchDepth: the rule on lists built by hand (review s20 A F1:
+// fetch_sub_module refills up to a bucket per call, bounded across calls
+// only by max_live_parameters less what is available).
 func TestDSPrefetchDepth(t *testing.T) {
 	l := func(ps ...int64) []Layer {
 		var out []Layer
@@ -484,32 +515,74 @@ func TestDSPrefetchDepth(t *testing.T) {
 		return out
 	}
 	for _, c := range []struct {
-		units []Layer
-		e     int64
-		depth int64
-		at, n int
+		units           []Layer
+		bucket, maxLive int64
+		depth           int64
+		at, n           int
+		ahead           int64
 	}{
-		// Reaching e exactly counts: 10 + 10 = 20 after u0, u3 beyond.
-		{l(5, 10, 10, 10, 5), 20, 2, 0, 2},
-		// One short of e, the third unit is needed; after u1 the window
-		// runs to the last unit and bounds nothing, as after u2.
-		{l(5, 10, 10, 10, 5), 21, 3, 0, 3},
-		// The windows that end at the last unit bound nothing: all of
-		// them (here 4).
-		{l(5, 10, 10, 10, 5), 1000, 4, -1, 4},
-		// MoE-like: after the attention unit (1) the experts (100) reach
-		// 50; after the experts, two units.
-		{l(20, 1, 100, 1, 100, 1, 100, 20), 50, 1, 1, 1},
-		// 62 of 64 unit blocks reach 62 with one beyond; 63 end the list.
-		{dsBlocks(1), 62, 62, 0, 62},
-		{dsBlocks(1), 63, 63, -1, 63},
+		// The review's list: a bucket of 20 covers a unit of 10, so the
+		// look-ahead grows past one call's 20 (2 units) to all that
+		// follows (max_live 1000): 4, where the one-call reading gave 2.
+		{l(5, 10, 10, 10, 5), 20, 1000, 4, -1, 4, 0},
+		// max_live 25 binds: after u1, 25 − 10 = 15 ahead, one whole unit
+		// (after u0, 25 − 5 = 20: two).
+		{l(5, 10, 10, 10, 5), 20, 25, 1, 1, 1, 15},
+		// A bucket of 8 under the units: one bucket after u0 (5 + 8 − 5),
+		// part of u1: depth 1.
+		{l(5, 10, 10, 10, 5), 8, 1000, 1, 0, 0, 8},
+		// MoE-like, bucket 60 over a mean of 50.5 (1 and 100): grows to
+		// max_live 150; after the experts unit u2, 150 − 100 = 50 hold u3
+		// (1), not u4 (100).
+		{l(20, 1, 100, 1, 100, 1, 100, 20), 60, 150, 1, 2, 1, 50},
+		// 64 blocks of 1 and a bucket of 1: each unit takes what a refill
+		// adds, so the window stays one unit.
+		{dsBlocks(1), 1, 63, 1, 0, 1, 1},
+		// A bucket of 2 grows it by one a unit: max_live 63 leaves 62
+		// after the running block, with the last beyond; 64 leaves 63,
+		// all that follows.
+		{dsBlocks(1), 2, 63, 62, 0, 62, 62},
+		{dsBlocks(1), 2, 64, 63, -1, 63, 0},
+		// The backward (the list reversed) can bound it where the forward
+		// does not: forward every window of 10, 2, 5, 2 reaches the end
+		// (bucket 16, max_live 33); reversed (2, 5, 2, 10) one bucket after
+		// the first unit holds 5 and 2 (7), not the 10 (17 > 16), and the
+		// window from 0 meets the one from max_live at 12, under a bucket,
+		// so it stays: 2, at the reversed list's unit 0.
+		{l(10, 2, 5, 2), 16, 33, 2, 0, 2, 16},
 		// At most maxPrefetch units, of 100.
-		{append(dsBlocks(1), dsBlocks(1)[:36]...), 65, maxPrefetch, -1, maxPrefetch},
-		{append(dsBlocks(1), dsBlocks(1)[:36]...), 64, maxPrefetch, 0, maxPrefetch},
+		{append(dsBlocks(1), dsBlocks(1)[:36]...), 2, 1000, maxPrefetch, -1, maxPrefetch, 0},
 	} {
-		depth, at, n := dsPrefetchDepth(c.units, c.e)
-		if depth != c.depth || at != c.at || n != c.n {
-			t.Errorf("%d units, e %d: depth %d at %d n %d, want %d at %d n %d", len(c.units), c.e, depth, at, n, c.depth, c.at, c.n)
+		depth, w := dsPrefetchDepth(c.units, c.bucket, c.maxLive)
+		if depth != c.depth || w.at != c.at || w.n != c.n || w.ahead != c.ahead || w.backward != (len(c.units) == 4) {
+			t.Errorf("%d units, bucket %d, max_live %d: depth %d %+v, want %d at %d n %d ahead %d", len(c.units), c.bucket, c.maxLive, depth, w, c.depth, c.at, c.n, c.ahead)
+		}
+	}
+}
+
+// TestImportDeepSpeedNegativeOptions: ImportDeepSpeed is exported, and a
+// caller's negative option (the CLI never passes one: its units come from
+// a loaded scenario, params ≥ 1) is an error, not a prefetch depth read
+// from a negative parameter count (review s20 A F9, M57).
+func TestImportDeepSpeedNegativeOptions(t *testing.T) {
+	units := []Layer{{Name: "embedding", Params: 1000}, {Name: "block.0", Params: 5000}, {Name: "lm_head", Params: 1000}}
+	neg := append([]Layer(nil), units...)
+	neg[1].Params = -1
+	for _, c := range []struct {
+		name string
+		o    DeepSpeedOptions
+		want string
+	}{
+		{"units", DeepSpeedOptions{DP: 8, Units: units}, ""},
+		{"negative unit params", DeepSpeedOptions{DP: 8, Units: neg}, "ds.json: negative option"},
+		{"negative dp", DeepSpeedOptions{DP: -8, Units: units}, "ds.json: negative option"},
+	} {
+		_, err := ImportDeepSpeed("ds.json", []byte(`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}`), c.o)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }

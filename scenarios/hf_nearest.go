@@ -23,32 +23,28 @@ func hfBase(name string) string {
 	return strings.ToLower(name)
 }
 
-// nearestHFClass is the supported class whose name is nearest arch's, ""
-// when none is near or several are equally near. Near is, in this order:
-// the same model part ignoring case (LLaMAForCausalLM, the class LLaMA's
-// first configs name → LlamaForCausalLM); the longest supported model
-// part, four letters or more, that arch's begins with (DeepseekV32 →
-// DeepseekV3, Qwen2_5_VL → Qwen2); one edit away (Glm4vMoe → Glm4Moe).
-// Among classes sharing a model part, the one with arch's suffix, else
-// the ForCausalLM one. A suggestion by name, which the error says.
-func nearestHFClass(arch string) string {
-	base := hfBase(arch)
-	_, suffix, _ := strings.Cut(arch, "For")
-	pick := func(match func(b string) int) string {
+// nearMin is the fewest letters a model part needs to be near another
+// by prefix or by one edit: three-letter names are too short for either
+// (MPT is one edit from OPT, Optimus begins with OPT, and neither has
+// OPT's decoder).
+const nearMin = 4
+
+// nearestName is the candidate whose key (its model part) is nearest
+// target, "" when none is near or several are equally near. Near is, in
+// this order: the same key; the longest key, nearMin letters or more,
+// that target begins with; one edit away, both nearMin letters or more.
+// Within a rule, bonus (0 to 3; nil for none) breaks ties.
+func nearestName(cands []string, key func(string) string, bonus func(string) int, target string) string {
+	pick := func(match func(k string) int) string {
 		best, bestScore, tie := "", 0, false
-		for _, c := range hfArchitectureNames() {
-			s := match(hfBase(c))
+		for _, c := range cands {
+			s := match(key(c))
 			if s <= 0 {
 				continue
 			}
-			// Prefer the class with arch's suffix, then ForCausalLM.
 			s *= 4
-			_, cs, _ := strings.Cut(c, "For")
-			switch {
-			case cs == suffix:
-				s += 2
-			case cs == "CausalLM":
-				s++
+			if bonus != nil {
+				s += bonus(c)
 			}
 			switch {
 			case s > bestScore:
@@ -62,18 +58,40 @@ func nearestHFClass(arch string) string {
 		}
 		return best
 	}
-	if c := pick(func(b string) int { return boolInt(b == base) }); c != "" {
+	if c := pick(func(k string) int { return boolInt(k == target) }); c != "" {
 		return c
 	}
-	if c := pick(func(b string) int {
-		if len(b) >= 4 && strings.HasPrefix(base, b) {
-			return len(b)
+	if c := pick(func(k string) int {
+		if len(k) >= nearMin && strings.HasPrefix(target, k) {
+			return len(k)
 		}
 		return 0
 	}); c != "" {
 		return c
 	}
-	return pick(func(b string) int { return boolInt(editDistance1(b, base)) })
+	return pick(func(k string) int {
+		return boolInt(len(k) >= nearMin && len(target) >= nearMin && editDistance1(k, target))
+	})
+}
+
+// nearestHFClass is the supported class whose name is nearest arch's by
+// nearestName's rules on the model part, ignoring case: LLaMAForCausalLM
+// (the class LLaMA's first configs name) → LlamaForCausalLM, DeepseekV32
+// → DeepseekV3 and Qwen2_5_VL → Qwen2 by prefix, Glm4vMoe → Glm4Moe by
+// one edit, Mpt and Optimus → none. Among classes sharing a model part,
+// the one with arch's suffix, else the ForCausalLM one. A suggestion by
+// name, which the error says.
+func nearestHFClass(arch string) string {
+	_, suffix, _ := strings.Cut(arch, "For")
+	return nearestName(hfArchitectureNames(), hfBase, func(c string) int {
+		switch _, cs, _ := strings.Cut(c, "For"); {
+		case cs == suffix:
+			return 2
+		case cs == "CausalLM":
+			return 1
+		}
+		return 0
+	}, hfBase(arch))
 }
 
 func boolInt(b bool) int {
@@ -102,58 +120,34 @@ func editDistance1(a, b string) bool {
 	return a[i:] == b[i+1:]
 }
 
+// useLayerList is the fix for a model no supported class is near.
+const useLayerList = "describe the model with model.layer_list (docs/scenario-format.md, which lists the supported classes)"
+
 // unsupportedHF is the fix an unsupported class's error names: the
 // nearest supported class by name, if one is near, to try when the
 // model's decoder is that class's, and otherwise model.layer_list.
 func unsupportedHF(arch string) string {
-	const other = "describe the model with model.layer_list (docs/scenario-format.md, which lists the supported classes)"
 	c := nearestHFClass(arch)
 	if c == "" {
-		return other
+		return useLayerList
 	}
 	return fmt.Sprintf("the nearest supported class by name is %s: if the model's decoder is that class's, set architectures to [%q] and model_type to %q in a copy of config.json (what that class does not build, such as a vision tower, is then left out); otherwise %s",
-		c, c, hfModelTypes[c], other)
+		c, c, hfModelTypes[c], useLayerList)
 }
 
-// nearestHFModelType is the supported model_type nearest mt by the same
-// rules as nearestHFClass (deepseek_v32 → deepseek_v3, qwen2_5_vl →
-// qwen2), "" when none is near or several are equally near.
+// nearestHFModelType is the supported model_type nearest mt by
+// nearestName's rules (deepseek_v32 → deepseek_v3, qwen2_5_vl → qwen2,
+// mpt → none), "" when none is near or several are equally near.
 func nearestHFModelType(mt string) string {
-	mt = strings.ToLower(mt)
-	pick := func(match func(t string) int) string {
-		best, bestScore, tie := "", 0, false
-		for _, t := range hfModelTypeNames() {
-			switch s := match(t); {
-			case s <= 0:
-			case s > bestScore:
-				best, bestScore, tie = t, s, false
-			case s == bestScore:
-				tie = true
-			}
-		}
-		if tie {
-			return ""
-		}
-		return best
-	}
-	if t := pick(func(t string) int {
-		if len(t) >= 4 && strings.HasPrefix(mt, t) {
-			return len(t)
-		}
-		return 0
-	}); t != "" {
-		return t
-	}
-	return pick(func(t string) int { return boolInt(editDistance1(t, mt)) })
+	return nearestName(hfModelTypeNames(), func(t string) string { return t }, nil, strings.ToLower(mt))
 }
 
 // unsupportedHFType is unsupportedHF for a config.json that names only a
 // model_type.
 func unsupportedHFType(mt string) string {
-	const other = "describe the model with model.layer_list (docs/scenario-format.md, which lists the supported classes)"
 	t := nearestHFModelType(mt)
 	if t == "" {
-		return other
+		return useLayerList
 	}
-	return fmt.Sprintf("the nearest supported model_type by name is %q: if the model's decoder is that type's, set model_type to it in a copy of config.json (what it does not build, such as a vision tower, is then left out); otherwise %s", t, other)
+	return fmt.Sprintf("the nearest supported model_type by name is %q: if the model's decoder is that type's, set model_type to it in a copy of config.json (what it does not build, such as a vision tower, is then left out); otherwise %s", t, useLayerList)
 }

@@ -27,6 +27,16 @@ func TestUnsupportedHFNearest(t *testing.T) {
 		{`{"architectures": ["BertModel"]}`, `c.json:1:2: architectures "BertModel" is not supported: ` + layerList},
 		{`{"model_type": "deepseek_v32"}`, `c.json:1:2: model_type "deepseek_v32" is not supported: the nearest supported model_type by name is "deepseek_v3":`},
 		{`{"model_type": "gemma"}`, `c.json:1:2: model_type "gemma" is not supported: ` + layerList},
+		// Three-letter model parts are near nothing (review s20 A F4): MPT
+		// (ALiBi, no biases) is one edit from OPT and Optimus begins with
+		// OPT, and neither has OPT's decoder; the same rule for classes and
+		// model_types (one nearestName).
+		{`{"architectures": ["MptForCausalLM"]}`, `c.json:1:2: architectures "MptForCausalLM" is not supported: ` + layerList},
+		{`{"architectures": ["OptimusForCausalLM"]}`, `c.json:1:2: architectures "OptimusForCausalLM" is not supported: ` + layerList},
+		{`{"model_type": "mpt"}`, `c.json:1:2: model_type "mpt" is not supported: ` + layerList},
+		{`{"model_type": "optimus"}`, `c.json:1:2: model_type "optimus" is not supported: ` + layerList},
+		// Four letters are enough: Gpt2Model's model part is gpt2.
+		{`{"architectures": ["Gpt2Model"]}`, `c.json:1:2: architectures "Gpt2Model" is not supported: the nearest supported class by name is GPT2LMHeadModel:`},
 	} {
 		_, err := ImportHF("c.json", []byte(c.in))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\n\r") || len(err.Error()) > 500 {

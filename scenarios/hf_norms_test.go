@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -38,6 +39,9 @@ func TestHFNormFlags(t *testing.T) {
 		raw["architectures"] = []any{"Gemma3ForCausalLM"}
 		for k, v := range set {
 			raw[k] = v
+			if v == nil { // nil removes the key
+				delete(raw, k)
+			}
 		}
 		out, err := json.Marshal(raw)
 		if err != nil {
@@ -61,6 +65,9 @@ func TestHFNormFlags(t *testing.T) {
 		{"OLMo 3 7B", fromFile("testdata/hf-extra/olmo-3-1025-7b.json"), QKNormRMSFull, "", false, false},
 		{"Gemma 3 4B", hfVariant(t, "gemma-3-4b-it", nil), QKNormGemma, NormsGemma, false, false},
 		{"Gemma 3 as Gemma3ForCausalLM", gemma3Text(nil), QKNormGemma, NormsGemma, false, false},
+		// The key absent: Gemma3TextConfig's default None, no logit
+		// softcap (review s20 A F6; the 4B file states null).
+		{"Gemma 3 as Gemma3ForCausalLM, final_logit_softcapping absent", gemma3Text(map[string]any{"final_logit_softcapping": nil}), QKNormGemma, NormsGemma, false, false},
 		{"Gemma 3 with final_logit_softcapping", gemma3Text(map[string]any{"final_logit_softcapping": 30.0}), QKNormGemma, NormsGemma, false, true},
 		{"Gemma 2 9B", fromFile("testdata/hf/gemma-2-9b/config.json"), "", NormsGemma, true, true},
 		{"Gemma 2 27B (softcaps absent: defaults)", hfVariant(t, "gemma-2-27b", nil), "", NormsGemma, true, true},
@@ -109,7 +116,18 @@ func TestNormDimsChecks(t *testing.T) {
 		{"llama", "qk_norm: rmshead", "s.yaml:14:70: qk_norm \"rmshead\" is unknown (did you mean rms_head?)"},
 		{"llama", "norms: fp16", "s.yaml:14:70: norms \"fp16\" is unknown"},
 		{"llama", "qk_norm: gemma, norms: fp32", ""},
+		// memory counts no q/k norm on an MLA or a linear-attention block
+		// (review s20 A F2): refused at the key, not loaded and ignored.
+		{"llama", "kv_lora_rank: 512, qk_norm: rms_head", "s.yaml:14:89: qk_norm=rms_head is not counted on an MLA block (kv_lora_rank=512: q_a_layernorm and kv_a_layernorm are counted by q_lora_rank and kv_lora_rank); delete qk_norm"},
+		{"llama", "kv_lora_rank: 512, norms: fp32", ""},
+		{"llama", "hidden: 256, linear_attention: gated_delta_net, linear_key_heads: 2, linear_value_heads: 4, linear_key_head_dim: 64, linear_value_head_dim: 64, linear_conv_kernel: 4, qk_norm: gemma",
+			"s.yaml:14:214: qk_norm=gemma is not counted on a linear-attention block (linear_attention=gated_delta_net l2-normalises q and k inside its kernel, counted by linear_attention); delete qk_norm"},
+		{"llama", "hidden: 256, linear_attention: gated_delta_net, linear_key_heads: 2, linear_value_heads: 4, linear_key_head_dim: 64, linear_value_head_dim: 64, linear_conv_kernel: 4, norms: fp32", ""},
 	} {
+		dims := c.dims
+		if !strings.HasPrefix(dims, "hidden:") {
+			dims = "hidden: 256, heads: 4, " + dims
+		}
 		y := `version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
 model:
@@ -117,7 +135,7 @@ model:
   arch: ` + c.arch + `
   hidden: 256, layers: 1, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128, params: 1000000
   layer_list:
-    - {name: block.0, params: 1000000, dims: {hidden: 256, heads: 4, ` + c.dims + `}}
+    - {name: block.0, params: 1000000, dims: {` + dims + `}}
 parallelism: {dp: 8, zero_stage: 3}
 `
 		y = strings.Replace(y, "  hidden: 256, layers: 1, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128, params: 1000000\n",
@@ -128,6 +146,28 @@ parallelism: {dp: 8, zero_stage: 3}
 			t.Errorf("%s %s: %v", c.arch, c.dims, err)
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
 			t.Errorf("%s %s: %v, want %q", c.arch, c.dims, err, c.want)
+		}
+	}
+}
+
+// TestNormDimsHFArch: a resolved import (arch: hf) takes qk_norm when its
+// class builds RMSNorm (llama) blocks, Qwen3ForCausalLM, and is refused at
+// the key when it builds GPT blocks, GPT2LMHeadModel (review s20 A F9,
+// M59: checkNormDims' arch-hf arm).
+func TestNormDimsHFArch(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nparallelism: {dp: 8, zero_stage: 3}\nmodel:\n" +
+		"  kind: transformer\n  hidden: 64\n  heads: 4\n  arch: hf\n  architecture: %s\n  layer_list:\n    - {name: embedding, params: 1000}\n" +
+		"    - {name: block.0, params: 5000, dims: {hidden: 64, heads: 4, qk_norm: rms_head}}\n    - {name: lm_head, params: 1000}\n"
+	for _, c := range []struct{ arch, want string }{
+		{"Qwen3ForCausalLM", ""},
+		{"GPT2LMHeadModel", "x.yaml:12:66: qk_norm=rms_head needs RMSNorm (llama) blocks, and this model's are gpt (set model.arch: llama, or delete qk_norm)"},
+	} {
+		_, err := Load("x.yaml", []byte(fmt.Sprintf(base, c.arch)), nil)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.arch, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: %v, want %q", c.arch, err, c.want)
 		}
 	}
 }

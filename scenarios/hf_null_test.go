@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -42,6 +43,43 @@ func TestHFNullKeys(t *testing.T) {
 			t.Errorf("%s with %s: %v, want %d parameters", c.file, c.to, err, c.total)
 		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("%s with %s: error %v, want one line starting %q", c.file, c.to, err, c.want)
+		}
+	}
+}
+
+// TestDeepseekV3NullKeys: each of the six DeepseekV3Config keys that
+// DeepseekV3MoE and DeepseekV3Attention compute with is refused at its
+// line when null, naming the class default (DeepseekV3Config at
+// f5a9ec51: n_shared_experts 1, moe_intermediate_size 2048, kv_lora_rank
+// 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128). The
+// keys and lines are written out here, not read from deepseekV3NullFails,
+// so a key dropped from that table fails (review s20 A F9, M40).
+func TestDeepseekV3NullKeys(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf-extra/deepseek-v3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key       string
+		from      string
+		line, def int
+	}{
+		{"n_shared_experts", `"n_shared_experts": 1`, 27, 1},
+		{"moe_intermediate_size", `"moe_intermediate_size": 2048`, 23, 2048},
+		{"kv_lora_rank", `"kv_lora_rank": 512`, 20, 512},
+		{"qk_rope_head_dim", `"qk_rope_head_dim": 64`, 36, 64},
+		{"qk_nope_head_dim", `"qk_nope_head_dim": 128`, 35, 128},
+		{"v_head_dim", `"v_head_dim": 128`, 65, 128},
+	} {
+		if !strings.Contains(string(raw), c.from) {
+			t.Fatalf("deepseek-v3.json has no %s", c.from)
+		}
+		data := strings.Replace(string(raw), c.from, `"`+c.key+`": null`, 1)
+		_, err := ImportHF("deepseek-v3.json", []byte(data))
+		prefix := fmt.Sprintf("deepseek-v3.json:%d:3: %s is null: ", c.line, c.key)
+		suffix := fmt.Sprintf("(give a number, or remove the key for the class default %d)", c.def)
+		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), suffix) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s null: %v, want one line %q … %q", c.key, err, prefix, suffix)
 		}
 	}
 }

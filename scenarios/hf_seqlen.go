@@ -36,8 +36,9 @@ func hfRopeScaled(m map[string]any) bool {
 // tokens line shows without saying where it comes from; when it is given
 // above config.json's max_position_embeddings and the config scales no
 // RoPE, that the model was trained on shorter positions (the counts stand
-// as given: memory and time do not depend on it). It returns the first
-// warning, "" otherwise.
+// as given: memory and time do not depend on it). It returns the
+// default-seq_len warning (the caller keeps it as seqLenNote), "" otherwise:
+// the above-max_position_embeddings warning is only added to s.Warnings.
 func (l *loader) warnHFSeqLen(s *Scenario, hm *HFModel) string {
 	m := &s.Model
 	switch {

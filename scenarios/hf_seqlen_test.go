@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -67,4 +68,33 @@ func withoutSeqLenNote(t *testing.T, model string, ws []string) []string {
 		t.Errorf("%q: %d seq_len notes, want %d", model, n, want)
 	}
 	return out
+}
+
+// TestHFRopeScaled: which rope_scaling and rope_parameters values count as
+// scaling RoPE past the trained context (review s20 A F5). "default" is
+// plain RoPE (transformers' ROPE_INIT_FUNCTIONS "default"), any other
+// rope_type or the older "type" key is scaled, and a value that is not an
+// object is taken as scaled (the import cannot tell).
+func TestHFRopeScaled(t *testing.T) {
+	for _, c := range []struct {
+		cfg  string
+		want bool
+	}{
+		{`{}`, false},
+		{`{"rope_scaling": null}`, false},
+		{`{"rope_scaling": {"rope_type": "default"}}`, false},
+		{`{"rope_parameters": {"rope_type": "default", "rope_theta": 10000}}`, false},
+		{`{"rope_parameters": {"rope_type": "yarn", "factor": 4}}`, true},
+		{`{"rope_scaling": {"type": "linear", "factor": 2}}`, true},
+		{`{"rope_scaling": "yarn"}`, true},
+		{`{"text_config": {"rope_scaling": {"rope_type": "llama3", "factor": 8}}}`, true},
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(c.cfg), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := hfRopeScaled(m); got != c.want {
+			t.Errorf("%s: hfRopeScaled %v, want %v", c.cfg, got, c.want)
+		}
+	}
 }

@@ -664,8 +664,19 @@ func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
 
 // checkNormDims refuses qk_norm and norms on a transformer whose blocks
 // are GPT-style (LayerNorm): the activation model derives them for the
-// RMSNorm (llama) block only.
+// RMSNorm (llama) block only. It refuses qk_norm on an MLA block
+// (kv_lora_rank > 0) and on a linear-attention block as well: memory
+// counts no q/k norm there (memory/tensors.go, BlockTensors' qkNorms
+// guard), because MLA's norms are q_a_layernorm and kv_a_layernorm and
+// the gated delta rule l2-normalises q and k inside its kernel, both
+// counted by their own dims.
 func (l *loader) checkNormDims(p string, d *BlockDims, m *Model) *Error {
+	switch {
+	case d.QKNorm != "" && d.KVLoRARank > 0:
+		return l.errPath(p+".qk_norm", fmt.Sprintf("qk_norm=%s is not counted on an MLA block (kv_lora_rank=%d: q_a_layernorm and kv_a_layernorm are counted by q_lora_rank and kv_lora_rank); delete qk_norm", d.QKNorm, d.KVLoRARank))
+	case d.QKNorm != "" && d.LinearAttention != "":
+		return l.errPath(p+".qk_norm", fmt.Sprintf("qk_norm=%s is not counted on a linear-attention block (linear_attention=%s l2-normalises q and k inside its kernel, counted by linear_attention); delete qk_norm", d.QKNorm, d.LinearAttention))
+	}
 	llama := m.Arch == ArchLlama || m.Arch == ArchHF && HFBlockArch(m.Architecture) == ArchLlama
 	if m.Kind != KindTransformer || llama {
 		return nil

@@ -151,7 +151,7 @@ func (m Meta) whyScenario(o Meta) string {
 	same := len(m.Files) == len(o.Files) && len(m.Files) > 0
 	for i, f := range m.Files {
 		j := slices.IndexFunc(o.Files, func(g scenarios.ReadFile) bool { return g.Key == f.Key && g.Path == f.Path })
-		if j < 0 || j != i {
+		if j != i { // not read, or read in another order (j < 0 included)
 			same = false
 		}
 		if j >= 0 && o.Files[j].SHA256 != f.SHA256 {

@@ -141,3 +141,28 @@ func TestCSVRatesKeepTheirDecimals(t *testing.T) {
 // metaOf is the meta of the sweep of sp over src, its scenario resolved as
 // the CLI resolves it (Resolve).
 func metaOf(src Source, sp *Space) Meta { return NewMeta(src, sp, Resolve(src, sp)) }
+
+// TestWhyScenarioFileOrder: two metas that read the same two files with
+// the same bytes but in the other order do not say "the files it reads do
+// not" differ: reading them in another order is a change the files
+// themselves do not show (review s20 A F7, M44b). One changed digest
+// names that file whatever the order.
+func TestWhyScenarioFileOrder(t *testing.T) {
+	cfg := scenarios.ReadFile{Key: "model.hf_config", Path: "config.json", SHA256: "aa"}
+	ds := scenarios.ReadFile{Key: "deepspeed_config", Path: "ds.json", SHA256: "bb"}
+	ds2 := ds
+	ds2.SHA256 = "cc"
+	for _, c := range []struct {
+		name string
+		a, b []scenarios.ReadFile
+		want string
+	}{
+		{"same order", []scenarios.ReadFile{cfg, ds}, []scenarios.ReadFile{cfg, ds}, "the scenario file or zerosim's presets and defaults differ (the files it reads do not)"},
+		{"swapped", []scenarios.ReadFile{cfg, ds}, []scenarios.ReadFile{ds, cfg}, "the scenario file, a file it reads or zerosim's presets and defaults differ"},
+		{"swapped, one changed", []scenarios.ReadFile{cfg, ds}, []scenarios.ReadFile{ds2, cfg}, "ds.json (deepspeed_config) differs"},
+	} {
+		if got := (Meta{Files: c.a}).whyScenario(Meta{Files: c.b}); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
