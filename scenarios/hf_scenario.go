@@ -94,14 +94,15 @@ func (hm *HFModel) SeqLen() int64 {
 }
 
 // SeqLenSource says where SeqLen comes from, for the comment an import
-// writes beside model.seq_len: zerosim's DefaultHFSeqLen, and
-// max_position_embeddings when that differs (it caps the default, or is
-// the longest context rather than the training length).
+// writes beside model.seq_len and the warning a scenario that gives no
+// model.seq_len gets: zerosim's default (DefaultHFSeqLen, in tokens, not
+// by its Go name), and max_position_embeddings when that differs (it caps
+// the default, or is the longest context rather than the training length).
 func (hm *HFModel) SeqLenSource() string {
-	s := fmt.Sprintf("zerosim's default for an imported model, DefaultHFSeqLen %d: config.json states the longest context, not the training length", DefaultHFSeqLen)
+	s := fmt.Sprintf("zerosim's default %s tokens for an imported model: config.json states the longest context, not the training length", commas(DefaultHFSeqLen))
 	switch {
 	case hm.MaxPositions > 0 && hm.MaxPositions < DefaultHFSeqLen:
-		s = fmt.Sprintf("zerosim's default for an imported model, DefaultHFSeqLen %d, capped at config.json's max_position_embeddings %d", DefaultHFSeqLen, hm.MaxPositions)
+		s = fmt.Sprintf("zerosim's default %s tokens for an imported model, capped at config.json's max_position_embeddings %d", commas(DefaultHFSeqLen), hm.MaxPositions)
 	case hm.MaxPositions > DefaultHFSeqLen:
 		s += fmt.Sprintf(" (max_position_embeddings %d)", hm.MaxPositions)
 	}

@@ -44,7 +44,11 @@ func (l *loader) warnHFSeqLen(s *Scenario, hm *HFModel) string {
 	switch {
 	case !l.has("model.hf_config"):
 	case !l.has("model.seq_len"):
-		l.warn(s, "model.hf_config", fmt.Sprintf("model.seq_len is not given: the model trains at %s tokens, %s; set model.seq_len to the run's sequence length", commas(m.SeqLen), hm.SeqLenSource()))
+		at := "the model trains at " // at the default: its tokens are said once
+		if m.SeqLen != DefaultHFSeqLen {
+			at += commas(m.SeqLen) + " tokens, "
+		}
+		l.warn(s, "model.hf_config", fmt.Sprintf("model.seq_len is not given: %s%s; set model.seq_len to the run's sequence length", at, hm.SeqLenSource()))
 		return s.Warnings[len(s.Warnings)-1]
 	case hm.MaxPositions > 0 && m.SeqLen > hm.MaxPositions && !hm.RopeScaled:
 		l.warn(s, "model.seq_len", fmt.Sprintf("seq_len=%s is above config.json's max_position_embeddings %s and the config sets no rope_scaling: the model was trained on positions up to %s; a run past them sets rope_scaling (YaRN, for one) in config.json, or trains at seq_len %s or less",

@@ -23,7 +23,9 @@ func TestHFSeqLenWarnings(t *testing.T) {
 		want string // the one warning; "" none
 	}{
 		{"no seq_len", doc("llama-2-7b/config.json", ""),
-			"s.yaml:3:9: model.seq_len is not given: the model trains at 4,096 tokens, zerosim's default for an imported model, DefaultHFSeqLen 4096: config.json states the longest context, not the training length; set model.seq_len to the run's sequence length"},
+			"s.yaml:3:9: model.seq_len is not given: the model trains at zerosim's default 4,096 tokens for an imported model: config.json states the longest context, not the training length; set model.seq_len to the run's sequence length"},
+		{"capped", doc("opt-1.3b/config.json", ""),
+			"s.yaml:3:9: model.seq_len is not given: the model trains at 2,048 tokens, zerosim's default 4,096 tokens for an imported model, capped at config.json's max_position_embeddings 2048; set model.seq_len to the run's sequence length"},
 		{"past the positions", doc("qwen3-8b/config.json", ", seq_len: 131072"),
 			"s.yaml:3:42: seq_len=131,072 is above config.json's max_position_embeddings 40,960 and the config sets no rope_scaling: the model was trained on positions up to 40,960"},
 		{"at the positions", doc("qwen3-8b/config.json", ", seq_len: 40960"), ""},

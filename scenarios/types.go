@@ -426,6 +426,12 @@ type MemoryConfig struct {
 	HostLead *float64 `yaml:"host_lead,omitempty"`
 }
 
+// SeqLenNote is the one of Warnings that says model.seq_len is not given
+// and the imported model trains at zerosim's default, "" when there is
+// none: a command whose every point or variant sets model.seq_len (sweep
+// --grid, compare --vary) drops it from the file's own load.
+func (s *Scenario) SeqLenNote() string { return s.seqLenNote }
+
 // N is the size of the ZeRO group, dp·cp.
 func (s *Scenario) N() int { return s.Parallelism.DP * max(s.Parallelism.CP, 1) }
 

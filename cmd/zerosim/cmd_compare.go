@@ -115,7 +115,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		if len(g.Values) < 2 {
 			return nil, "", false, inputError{fmt.Errorf("--vary %s: give at least two values to compare", o.vary)}
 		}
-		src, _, err := loadSource(a, files[0], false)
+		src, _, err := loadSource(a, files[0], false, g.Key)
 		if err != nil {
 			return nil, "", false, err
 		}

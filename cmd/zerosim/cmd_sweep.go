@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -100,8 +101,11 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 // stack does not run the file's stage and K, for a command that searches
 // both (plan, fit). A file that does not load by itself (a --grid or --vary
 // value completes it) is left to those loads and their errors: the
-// scenario returned is nil.
-func loadSource(a *app, arg string, searched bool) (sweep.Source, *scenarios.Scenario, error) {
+// scenario returned is nil. keys are the keys every point or variant sets
+// (sweep's --grid, compare's --vary): the file's warning that
+// model.seq_len is not given is left out when they set it, as no point
+// trains at the default (QA14 finding 4).
+func loadSource(a *app, arg string, searched bool, keys ...string) (sweep.Source, *scenarios.Scenario, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
 		return sweep.Source{}, nil, err
@@ -111,8 +115,12 @@ func loadSource(a *app, arg string, searched bool) (sweep.Source, *scenarios.Sce
 	if err != nil {
 		return src, nil, nil
 	}
+	seqLenSet := slices.Contains(keys, "model.seq_len")
 	for _, w := range s.Warnings {
-		if !searched || w != s.LayoutWarning {
+		switch {
+		case searched && w == s.LayoutWarning:
+		case seqLenSet && w == s.SeqLenNote():
+		default:
 			a.pending = append(a.pending, w)
 		}
 	}
@@ -348,7 +356,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		fmt.Fprintln(out, sp.Len())
 		return nil
 	}
-	src, base, err := loadSource(a, file, false)
+	src, base, err := loadSource(a, file, false, sp.Keys()...)
 	if err != nil {
 		return err
 	}
