@@ -181,6 +181,11 @@ const NVL72GPUs = 72
 // GPUs each), how Slurm and the trays' own OS see a "node".
 const trayGPUs = 4
 
+// nvl36GPUs is the GPUs of a GB200 NVL36 rack's NVLink domain: 9 compute
+// trays of 4, half an NVL72 (the NVLink domain sizes docs/scenario-format.md,
+// cluster, names: 72 for an NVL72 rack, 36 for an NVL36).
+const nvl36GPUs = NVL72GPUs / 2
+
 // warnNVLTray warns when a GB200 or GB300 cluster is described a compute
 // tray per node. Such trays share one NVLink domain, and NCCL's
 // multi-node NVLink (MNNVL, on by default: NCCL_MNNVL_ENABLE is 2, auto,
@@ -193,9 +198,16 @@ const trayGPUs = 4
 // number of NVLink domains is nNodes (initNvlDomainInfo, init.cc:878).
 // zerosim's node is NCCL's node: described per tray, the traffic between
 // trays of one rack would be modelled over the NICs instead of NVLink.
+//
+// Any gpus_per_node that is not a whole NVLink domain (a multiple of
+// nvl36GPUs: 36 for NVL36, 72 for NVL72) splits one across zerosim's
+// nodes, not only a tray of 4 or less: HGX's 8 per node, 9 × 8 for one
+// NVL72 rack, is the likely mistake (QA14 finding 5). A node that is a
+// rack used in part (16 trays, 64 GPUs) is right as given, which the
+// warning says for descriptions above a tray.
 func (l *loader) warnNVLTray(s *Scenario) {
 	c := &s.Cluster
-	if c.GPU != "GB200" && c.GPU != "GB300" || c.Nodes <= 1 || c.GPUsPerNode > trayGPUs {
+	if c.GPU != "GB200" && c.GPU != "GB300" || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 {
 		return
 	}
 	total := c.Nodes * c.GPUsPerNode
@@ -206,7 +218,12 @@ func (l *loader) warnNVLTray(s *Scenario) {
 	case total%NVL72GPUs != 0:
 		here = fmt.Sprintf("%d GPUs are not whole racks: one node per NVLink domain", total)
 	}
-	l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is a %s compute tray or less, but NCCL's MNNVL counts the NVL72 rack as one node: describe it as gpus_per_node: %d (%s; an NVL36 rack as 36), "+
+	what, part := fmt.Sprintf("a %s compute tray or less", c.GPU), ""
+	if c.GPUsPerNode > trayGPUs {
+		what = fmt.Sprintf("not a whole %s NVLink domain (72 GPUs in an NVL72 rack, 36 in an NVL36)", c.GPU)
+		part = fmt.Sprintf("; a node that is one rack used in part is right as gpus_per_node: %d", c.GPUsPerNode)
+	}
+	l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is %s, but NCCL's MNNVL counts the NVL72 rack as one node: describe it as gpus_per_node: %d (%s; an NVL36 rack as 36%s), "+
 		"else the traffic between trays is modelled over the NICs instead of NVLink (docs/scenario-format.md, cluster)",
-		c.GPUsPerNode, c.GPU, NVL72GPUs, here))
+		c.GPUsPerNode, what, NVL72GPUs, here, part))
 }

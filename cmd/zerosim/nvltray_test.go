@@ -26,8 +26,9 @@ func TestNVLTrayWarningShows(t *testing.T) {
 			t.Errorf("%s as one node of 8: exit %d, stderr %q; want no MNNVL warning", args[0], code, stderr)
 		}
 	}
-	// A sweep over the description warns for its tray point only.
-	_, stderr, code := runCLI("sweep", file, "--set", "cluster.nodes=1", "--set", "parallelism.dp=auto", "--grid", "cluster.nodes=1,2", "--grid", "cluster.gpus_per_node=8,4")
+	// A sweep over the description warns for its tray point only (2 × 8
+	// would warn too: QA14 finding 5).
+	_, stderr, code := runCLI("sweep", file, "--set", "cluster.nodes=1", "--set", "parallelism.dp=auto", "--grid", "cluster.nodes=1,2", "--grid", "cluster.gpus_per_node=72,4")
 	if code != 0 || strings.Count(stderr, "MNNVL") != 1 || !strings.Contains(stderr, "point 3 (cluster.nodes=2, cluster.gpus_per_node=4): "+file+": --grid cluster.gpus_per_node=4: gpus_per_node=4 is a GB200 compute tray") {
 		t.Errorf("sweep over nodes and gpus_per_node: exit %d, stderr %q; want the warning for point 3 alone", code, stderr)
 	}
