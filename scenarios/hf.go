@@ -378,10 +378,19 @@ func (c *hfConfig) lookup(keys []string) (string, any, bool) {
 	return c.prefix + keys[0], nil, false
 }
 
-// int reads a whole number in [lo, hi]; missing is an error.
+// int reads a whole number in [lo, hi]; missing or null is an error. A
+// null key is there for the user to see, so it is refused as null (at its
+// key), not as missing (QA14 finding 7): these are the sizes the
+// transformers class builds the model from (nn.Linear, nn.Embedding, the
+// layer count), which fail on None, as nullFails says of the others.
 func (c *hfConfig) int(lo, hi int64, keys ...string) (int64, error) {
 	v, ok, err := c.intOpt(lo, hi, keys...)
 	if err == nil && !ok {
+		for _, k := range keys {
+			if c.isNull(k) {
+				return 0, c.errorf("%s%s is null: transformers sizes the model with it and fails on None (give its number in config.json)", c.prefix, k)
+			}
+		}
 		return 0, c.errorf("%s%s is missing (add it to config.json)", c.prefix, keys[0])
 	}
 	return v, err

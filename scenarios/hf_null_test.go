@@ -26,6 +26,12 @@ func TestHFNullKeys(t *testing.T) {
 			"gpt-oss-20b.json:70:3: sliding_window is null: GptOssModel builds the sliding-window mask on every forward", 0},
 		{"deepseek-v3.json", `"n_shared_experts": 1`, `"n_shared_experts": null`,
 			"deepseek-v3.json:27:3: n_shared_experts is null: DeepseekV3MoE sizes shared_experts as moe_intermediate_size * n_shared_experts", 0},
+		// A null size zerosim needs is null at its key, not missing
+		// (QA14 finding 7).
+		{"deepseek-v3.json", `"intermediate_size": 18432`, `"intermediate_size": null`,
+			"deepseek-v3.json:19:3: intermediate_size is null: transformers sizes the model with it and fails on None (give its number in config.json)", 0},
+		{"gpt-oss-20b.json", `"vocab_size": 201088`, `"vocab_size": null`,
+			"gpt-oss-20b.json:75:3: vocab_size is null: transformers sizes the model with it and fails on None (give its number in config.json)", 0},
 		{"deepseek-v2-lite.json", `"n_shared_experts": 2`, `"n_shared_experts": null`, "", 15_256_645_120},
 		{"deepseek-v2-lite.json", `"n_shared_experts": 2`, `"n_shared_experts": 2`, "", 15_706_484_224},
 	} {
