@@ -147,17 +147,7 @@ func (m Meta) Equal(o Meta) bool {
 // both read the same files unchanged; all three when a meta does not say
 // (written before zerosim recorded the files, or one reads other files).
 func (m Meta) whyScenario(o Meta) string {
-	var changed []string
-	same := len(m.Files) == len(o.Files) && len(m.Files) > 0
-	for i, f := range m.Files {
-		j := slices.IndexFunc(o.Files, func(g scenarios.ReadFile) bool { return g.Key == f.Key && g.Path == f.Path })
-		if j != i { // not read, or read in another order (j < 0 included)
-			same = false
-		}
-		if j >= 0 && o.Files[j].SHA256 != f.SHA256 {
-			changed = append(changed, fmt.Sprintf("%s (%s)", oneLine(f.Path), f.Key))
-		}
-	}
+	changed, same := m.changedFiles(o)
 	switch {
 	case len(changed) == 1:
 		return changed[0] + " differs"
@@ -167,6 +157,39 @@ func (m Meta) whyScenario(o Meta) string {
 		return "the scenario file or zerosim's presets and defaults differ (the files it reads do not)"
 	}
 	return "the scenario file, a file it reads or zerosim's presets and defaults differ"
+}
+
+// changedFiles are the files both m and o read whose bytes differ, as
+// "path (key)", and same whether both read the same files in the same
+// order.
+func (m Meta) changedFiles(o Meta) (changed []string, same bool) {
+	same = len(m.Files) == len(o.Files) && len(m.Files) > 0
+	for i, f := range m.Files {
+		j := slices.IndexFunc(o.Files, func(g scenarios.ReadFile) bool { return g.Key == f.Key && g.Path == f.Path })
+		if j != i { // not read, or read in another order (j < 0 included)
+			same = false
+		}
+		if j >= 0 && o.Files[j].SHA256 != f.SHA256 {
+			changed = append(changed, fmt.Sprintf("%s (%s)", oneLine(f.Path), f.Key))
+		}
+	}
+	return changed, same
+}
+
+// resumeFix is the fix for a resume of o's output by sweep m: the same
+// --set and --grid flags when they differ; when only the scenario does,
+// passing the same flags again cannot help (QA14 finding 10): restore the
+// file that changed (by name when the meta says which), or write to a new
+// --out file.
+func (m Meta) resumeFix(o Meta) string {
+	if !slices.Equal(m.Sets, o.Sets) || !slices.Equal(m.Grids, o.Grids) {
+		return "resume with the same scenario, --set and --grid flags"
+	}
+	what := "the scenario file (or the zerosim version) the output was written with"
+	if changed, _ := m.changedFiles(o); len(changed) > 0 {
+		what = strings.Join(changed, " and ") + " as the output read it"
+	}
+	return "restore " + what + ", or write to a new --out file"
 }
 
 // differs says how o differs from m, for messages.

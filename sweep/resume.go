@@ -118,7 +118,7 @@ func preludeMismatch(data []byte, f Format, m Meta) error {
 	case of != f:
 		return fmt.Errorf("sweep: the existing output is %s, not %s (resume with the same --format)", of, f)
 	case !om.Equal(m):
-		return fmt.Errorf("sweep: the existing output comes from another sweep (%s); resume with the same scenario, --set and --grid flags", m.differs(om))
+		return fmt.Errorf("sweep: the existing output comes from another sweep (%s); %s", m.differs(om), m.resumeFix(om))
 	}
 	// The meta line names the same grids in the same order: the columns
 	// after them differ, those of another version (rows gained

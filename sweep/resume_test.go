@@ -71,7 +71,11 @@ func TestResumeErrors(t *testing.T) {
 		{"a JSON without a newline", `{"config": 1}`, JSONL, All, "not a zerosim sweep output"},
 		{"a file without the meta line", Header(CSV, sp.Keys()) + "0,1,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a zerosim sweep output"},
 		{"another scenario", other.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (scenario sha256"},
+		// Only the scenario changed: the same flags again cannot resume
+		// it (QA14 finding 10).
+		{"another scenario's fix", other.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "differ); restore the scenario file (or the zerosim version) the output was written with, or write to a new --out file"},
 		{"other --sets", otherSets.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (--set []"},
+		{"other --sets' fix", otherSets.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "); resume with the same scenario, --set and --grid flags"},
 		{"other grids", metaOf(src, space(t, "parallelism.k=1,2,4")).Line(CSV), CSV, All, "another sweep (--grid"},
 		{"other format", m.Line(JSONL), CSV, All, "is jsonl"},
 		// Rows before device_peak_bytes, mfu and device_fits: the same

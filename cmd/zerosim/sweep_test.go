@@ -403,7 +403,7 @@ func TestSweepMetaFromItsOwnLoads(t *testing.T) {
 // TestSweepResumeNamesTheEditedFile (QA11 #8): --resume after an edit of
 // the config.json the scenario reads is refused, exit 2, the file
 // untouched, and the refusal names config.json (model.hf_config) instead
-// of three possible causes.
+// of three possible causes, and says to restore it or write a new --out.
 func TestSweepResumeNamesTheEditedFile(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := os.ReadFile("../../scenarios/testdata/hf/llama-2-7b/config.json")
@@ -429,7 +429,9 @@ func TestSweepResumeNamesTheEditedFile(t *testing.T) {
 	}
 	write("config.json", strings.Replace(string(cfg), `"num_hidden_layers": 32`, `"num_hidden_layers": 16`, 1))
 	stdout, e, code := sweepCLI(t, append(args, "--resume")...)
-	want := ": config.json (model.hf_config) differs); resume with the same scenario, --set and --grid flags\n"
+	// The fix restores the file, or starts a new output: passing the same
+	// flags again cannot help (QA14 finding 10).
+	want := ": config.json (model.hf_config) differs); restore config.json (model.hf_config) as the output read it, or write to a new --out file\n"
 	if code != 2 || stdout != "" || !strings.HasPrefix(e, "zerosim: --resume "+out+": the existing output comes from another sweep (scenario sha256 ") || !strings.HasSuffix(e, want) || strings.Count(e, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line ending %q", code, stdout, e, want)
 	}
