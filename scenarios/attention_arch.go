@@ -16,8 +16,17 @@ var noSDPA = map[string]string{
 	// 6edf5b311854175ff83c59179b3360beca1ceffc): the attention passes the
 	// sinks (s_aux), which eager_attention_forward concatenates to the
 	// logits before the softmax. OpenAI's fine-tuning cookbook loads it
-	// with attn_implementation="eager".
-	"GptOssForCausalLM": `GptOssPreTrainedModel sets _supports_sdpa = False (models/gpt_oss/modeling_gpt_oss.py at 6edf5b31), so transformers refuses attn_implementation="sdpa": set training.attention: eager (attn_implementation="eager", transformers' choice when none is given) or flash (a kernel that takes the attention sinks, such as flex_attention)`,
+	// with attn_implementation="eager". flash stands for a fused kernel
+	// that takes the sinks, such as FlexAttention (_supports_flex_attn), but
+	// zerosim times it as any flash run, at training.attention_kernel's
+	// published rate (fa2 unless set), and leaves the sinks' softmax column
+	// out (hfGptOss): the refusal says so, as the run's attention line
+	// names fa2 (QA14 finding 9). FlashAttention-2 itself takes no sinks,
+	// and no FlashAttention had a backward with a learnable sink on
+	// 2025-08-11 (Tri Dao, Dao-AILab/flash-attention issue #1797; vLLM's
+	// FA3 fork added them to the forward only, vllm-project/
+	// flash-attention PR #75).
+	"GptOssForCausalLM": `GptOssPreTrainedModel sets _supports_sdpa = False (models/gpt_oss/modeling_gpt_oss.py at 6edf5b31), so transformers refuses attn_implementation="sdpa": set training.attention: eager (attn_implementation="eager", transformers' choice when none is given) or flash for a fused kernel that takes the sinks, such as FlexAttention (attn_implementation="flex_attention"); flash is timed at training.attention_kernel's published rate (fa2 unless set, a stand-in: FlashAttention-2 takes no sinks, Dao-AILab/flash-attention#1797), and the sinks' softmax column is not modelled`,
 }
 
 // checkAttentionClass refuses training.attention: sdpa for a model class
