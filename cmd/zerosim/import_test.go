@@ -164,7 +164,7 @@ func TestRunImported(t *testing.T) {
 	// Each file's warnings, in order: Mixtral's and Qwen2.5's files give no
 	// seq_len, which is said (zerosim's default 4,096); Mixtral's ep 8 says
 	// what its experts assume (scenarios' epNote).
-	const seqNote = ":5:9: model.seq_len is not given: the model trains at 4,096 tokens, zerosim's default"
+	const seqNote = ":5:9: model.seq_len is not given: the model trains at zerosim's default 4,096 tokens"
 	const epNote = ":6:38: ep=8: the experts' all-to-alls and GEMMs assume balanced, dropless routing"
 	for _, c := range []struct {
 		file, model string
