@@ -64,5 +64,14 @@ func (v Vendor) class(c topology.Class) string {
 	return c.String()
 }
 
+// link is the intra-node link's name in prose: xGMI on AMD's platforms,
+// NVLink otherwise.
+func (v Vendor) link() string {
+	if v == AMD {
+		return "xGMI"
+	}
+	return "NVLink"
+}
+
 // vendor is the vendor of the run's GPU.
 func (run *Run) vendor() Vendor { return VendorOf(run.Scenario.Cluster.GPU) }

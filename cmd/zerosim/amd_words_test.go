@@ -46,3 +46,46 @@ func TestAMDReportsSayAMDWords(t *testing.T) {
 		}
 	}
 }
+
+// TestAMDCompareSaysXGMI (QA14 #1): compare on MI300X names the intra-node
+// rows and the slow-link section's column "xgmi", as run's phase table
+// does; a compare of an H100 with an MI300X names them "intra-node", since
+// either vendor's name would misname the other's bytes; the H100's compare
+// keeps "nvlink". The JSON rows keep the class key under "classes".
+func TestAMDCompareSaysXGMI(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		want, nots []string
+	}{
+		{[]string{"--set", "cluster.gpu=MI300X", "--set", "cluster.intra.preset=xGMI", "--vary", "parallelism.k=1,2"},
+			[]string{"│ step: xgmi total ", "│ backward reduce-scatter: xgmi busiest rank ", "│ network total │ xgmi total │"},
+			[]string{"nvlink", "NVLink", "intra-node"}},
+		{[]string{"--vary", "cluster.gpu=H100-80GB,MI300X"},
+			[]string{"│ step: intra-node total ", "│ post-optimizer all-gather: intra-node busiest rank "},
+			[]string{"nvlink", "xgmi"}},
+		{[]string{"--vary", "parallelism.k=1,2"},
+			[]string{"│ step: nvlink total ", "│ network total │ nvlink total │"},
+			[]string{"xgmi", "intra-node"}},
+	} {
+		code, out, errOut := runMain(t, "", append([]string{"compare"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("compare %v: exit %d: %s", tc.args, code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("compare %v: no %q", tc.args, w)
+			}
+		}
+		for _, n := range tc.nots {
+			if strings.Contains(out, n) {
+				t.Errorf("compare %v says %q", tc.args, n)
+			}
+		}
+	}
+	_, js, _ := runMain(t, "", "compare", "--set", "cluster.gpu=MI300X", "--vary", "parallelism.k=1,2", "--format", "json")
+	for _, w := range []string{`"class":"nvlink"`, `"nvlink_total_bytes":`, `"metric":"step: xgmi total"`} {
+		if !strings.Contains(strings.ReplaceAll(js, " ", ""), strings.ReplaceAll(w, " ", "")) {
+			t.Errorf("compare --format json on MI300X: no %s", w)
+		}
+	}
+}
