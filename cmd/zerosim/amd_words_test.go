@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,6 +87,38 @@ func TestAMDCompareSaysXGMI(t *testing.T) {
 	for _, w := range []string{`"class":"nvlink"`, `"nvlink_total_bytes":`, `"metric":"step: xgmi total"`} {
 		if !strings.Contains(strings.ReplaceAll(js, " ", ""), strings.ReplaceAll(w, " ", "")) {
 			t.Errorf("compare --format json on MI300X: no %s", w)
+		}
+	}
+}
+
+// TestAMDCollectiveSaysXGMI (QA14 #2): collective on MI300X with the xGMI
+// preset names the intra-node link "xgmi" in its title (text and
+// nccl-tests formats: the title is zerosim's own comment line, the table
+// is nccl-tests', which rccl-tests prints alike) and in its byte columns;
+// the CSV keys stay nvlink_bytes (keys, as run's JSON keeps). The H100
+// keeps "nvlink".
+func TestAMDCollectiveSaysXGMI(t *testing.T) {
+	amd := []string{"collective", "--set", "cluster.gpu=MI300X", "--set", "cluster.intra.preset=xGMI", "--op", "allreduce", "--size", "1GiB"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{amd, "on 2 nodes × 8 MI300X, xgmi 448.00 GB/s 500ns, network 50.00 GB/s 2µs"},
+		{amd, "│ xgmi wire │ network wire │"},
+		{append(append([]string{}, amd...), "--wide"), "│ xgmi B "},
+		{append(append([]string{}, amd...), "--format", "nccl-tests"), "# zerosim allreduce (auto: RCCL's cost model, gfx942) over 16 ranks on 2 nodes × 8 MI300X, xgmi 448.00 GB/s 500ns,"},
+		{append(append([]string{}, amd...), "--format", "csv"), ",nvlink_bytes,nvlink_bytes_max_per_rank,"},
+		{[]string{"collective", "--op", "allreduce", "--size", "1GiB"}, "│ nvlink wire │ network wire │"},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%v: no %q in\n%s", tc.args, tc.want, out)
+		}
+		if tc.args[2] == "cluster.gpu=MI300X" && !slices.Contains(tc.args, "csv") && strings.Contains(out, "nvlink") {
+			t.Errorf("%v says nvlink:\n%s", tc.args, out)
 		}
 	}
 }
