@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -119,6 +121,50 @@ func TestAMDCollectiveSaysXGMI(t *testing.T) {
 		}
 		if tc.args[2] == "cluster.gpu=MI300X" && !slices.Contains(tc.args, "csv") && strings.Contains(out, "nvlink") {
 			t.Errorf("%v says nvlink:\n%s", tc.args, out)
+		}
+	}
+}
+
+// TestAMDRunFilesSayXGMI (QA14 #3): run -o on MI300X writes a comm plot
+// whose legend says "xgmi" and a report.html whose comm caption says
+// "RCCL routes over xGMI", with no NVLink or NCCL but the memory
+// component "nccl buffers", which names its scenario key
+// memory.nccl_buffers and keeps its name as the text tables do. The H100's
+// files keep "nvlink" and "NCCL routes over NVLink".
+func TestAMDRunFilesSayXGMI(t *testing.T) {
+	for _, tc := range []struct {
+		sets              []string
+		svg, html, notSVG string
+	}{
+		{[]string{"--set", "cluster.gpu=MI300X", "--set", "cluster.intra.preset=xGMI"}, ">xgmi<", "a byte RCCL routes over xGMI to the GPU", "nvlink"},
+		{nil, ">nvlink<", "a byte NCCL routes over NVLink to the GPU", "xgmi"},
+	} {
+		dir := filepath.Join(t.TempDir(), "o")
+		if code, _, errOut := runMain(t, "", append([]string{"run", "-o", dir}, tc.sets...)...); code != 0 {
+			t.Fatalf("run %v: exit %d: %s", tc.sets, code, errOut)
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, "comm.svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(svg), tc.svg) || strings.Contains(string(svg), tc.notSVG) {
+			t.Errorf("run %v: comm.svg has no %q or has %q", tc.sets, tc.svg, tc.notSVG)
+		}
+		if !strings.Contains(string(html), tc.html) {
+			t.Errorf("run %v: report.html has no %q", tc.sets, tc.html)
+		}
+		if tc.sets == nil {
+			continue
+		}
+		rest := strings.NewReplacer("nccl buffers", "", "nccl_buffers", "").Replace(string(html))
+		for _, nv := range []string{"nvlink", "NVLink", "NCCL", "nccl", "CUDA", "nvidia-smi"} {
+			if strings.Contains(rest, nv) {
+				t.Errorf("run %v: report.html says %q", tc.sets, nv)
+			}
 		}
 	}
 }
