@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -33,5 +34,39 @@ func TestOffloadHostWords(t *testing.T) {
 				t.Errorf("%v: no %q", args, w)
 			}
 		}
+	}
+}
+
+// TestRunJSONCarriesDeviceWarning (QA14 #8): at seq_len 7168 on the
+// default 2 × 8 H100 the step's device need with the allocator's reserve
+// exceeds the GPU (device_fits false); run's table warns, and its JSON
+// mode carries the same text in warnings and on stderr, as memory's JSON
+// mode prints it on stderr.
+func TestRunJSONCarriesDeviceWarning(t *testing.T) {
+	const w = "the device needs 73.40 GiB of 79.65 GiB (the allocated peak with the CUDA context and NCCL's buffers), 84.27 GiB with the caching allocator's usual reserve: expect allocator retries"
+	_, table, _ := runMain(t, "", "run", "--set", "model.seq_len=7168")
+	if !strings.Contains(table, "warning: "+w) {
+		t.Fatalf("run's table: no warning %q", w)
+	}
+	code, out, errOut := runMain(t, "", "run", "--set", "model.seq_len=7168", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Warnings   []string `json:"warnings"`
+		DeviceFits bool     `json:"device_fits"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.DeviceFits || len(j.Warnings) != 1 || !strings.HasPrefix(j.Warnings[0], w) {
+		t.Errorf("device_fits %v, warnings %q; want false and %q", j.DeviceFits, j.Warnings, w)
+	}
+	if !strings.HasPrefix(errOut, "zerosim: warning: "+w) {
+		t.Errorf("stderr %q", errOut)
+	}
+	_, _, memErr := runMain(t, "", "memory", "--set", "model.seq_len=7168", "--format", "json")
+	if !strings.Contains(memErr, w) {
+		t.Errorf("memory's stderr %q", memErr)
 	}
 }
