@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/zerosim/zerosim/topology"
 )
 
 // CollectiveReport is the result of `zerosim collective`: one row per
@@ -28,8 +30,12 @@ type CollectiveReport struct {
 	// (--gpus-per-thread, nccl-tests -g); 0 or 1: one per process.
 	GPUsPerThread int `json:"gpus_per_thread,omitempty"`
 	// Classes names the link classes of the byte columns, in order.
-	Classes []string        `json:"classes"`
-	Rows    []CollectiveRow `json:"rows"`
+	Classes []string `json:"classes"`
+	// Vendor is the GPU's maker: the byte columns name the intra-node
+	// class in its words ("xgmi wire" on AMD, Vendor.class); Classes and
+	// the CSV and JSON keys keep topology's names.
+	Vendor Vendor          `json:"-"`
+	Rows   []CollectiveRow `json:"rows"`
 	// Wide makes the terminal table show the busiest rank's bytes and every
 	// byte count exact (--wide); by default the wire bytes are in human
 	// units and the table keeps to 120 columns.
@@ -89,6 +95,9 @@ func gbps(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 func (r *CollectiveReport) header() []string {
 	h := []string{"size (B)", "count", "algo", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}
 	for _, c := range r.Classes {
+		if c == topology.Intra.String() {
+			c = r.Vendor.class(topology.Intra)
+		}
 		if r.Wide {
 			h = append(h, c+" B", c+" B/rank")
 		} else {

@@ -148,6 +148,9 @@ type slowLinks struct {
 	// (sweep.Runs.SlowSkipped), with why.
 	Skipped []string `json:"skipped,omitempty"`
 	Note    string   `json:"note"`
+	// vendor is the GPU's maker (the runs differ in K alone, so one GPU):
+	// the intra-node column's and the note's name for the link.
+	vendor Vendor
 }
 
 // slowLinkRow is one K with one algorithm. Fractions of S and deltas
@@ -351,15 +354,19 @@ func compareRows(vs []compareVariant) []compareRow {
 		}
 		return t
 	}
+	// The rows name a class in the variants' words (classLabel); cl, the
+	// class's key, picks its bytes.
 	for _, ph := range phases {
 		for _, cl := range classes {
-			add(ph+": "+cl+" total", "bytes", func(v *compareVariant) int64 { return class(v, ph, cl, false) })
-			add(ph+": "+cl+" busiest rank", "bytes", func(v *compareVariant) int64 { return class(v, ph, cl, true) })
+			name := classLabel(vs, cl)
+			add(ph+": "+name+" total", "bytes", func(v *compareVariant) int64 { return class(v, ph, cl, false) })
+			add(ph+": "+name+" busiest rank", "bytes", func(v *compareVariant) int64 { return class(v, ph, cl, true) })
 		}
 	}
 	for _, cl := range classes {
-		add("step: "+cl+" total", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, false) })
-		add("step: "+cl+" busiest rank (Σ phases)", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, true) })
+		name := classLabel(vs, cl)
+		add("step: "+name+" total", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, false) })
+		add("step: "+name+" busiest rank (Σ phases)", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, true) })
 	}
 	add("peak memory per GPU", "bytes", func(v *compareVariant) int64 { return v.PeakMemory })
 	add("memory at rest per GPU", "bytes", func(v *compareVariant) int64 { return v.AtRestMemory })
@@ -370,6 +377,23 @@ func compareRows(vs []compareVariant) []compareRow {
 		return 0
 	})
 	return rows
+}
+
+// classLabel names the link class whose key (topology.Class's name) is
+// key in the rows of the variants vs: the intra-node class is "nvlink"
+// when every variant runs on NVIDIA GPUs, "xgmi" when every one runs on
+// AMD's (Vendor.class, as run's phase table says), and "intra-node" when
+// the variants mix them, since either vendor's name would misname the
+// other's bytes (QA14 #1). Any other class keeps its key.
+func classLabel(vs []compareVariant, key string) string {
+	if key != topology.Intra.String() || len(vs) == 0 {
+		return key
+	}
+	first := vs[0].vendor
+	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.vendor != first }) {
+		return "intra-node"
+	}
+	return first.class(topology.Intra)
 }
 
 // notKAlone is the line that stands for the slow-link section when the
@@ -391,7 +415,7 @@ func notKAlone(vs []compareVariant, beyond []string) string {
 }
 
 func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
-	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams()}
+	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams(), vendor: VendorOf(os[0].Scenario.Cluster.GPU)}
 	base := map[string]*slowLinkRow{}
 	for _, o := range os {
 		r := o.Result
@@ -469,8 +493,8 @@ func slowLinkNote(sec *slowLinks) string {
 		s += fmt.Sprintf(" and, with auto (what a run does), from %s to %s (%s %%)",
 			gb(auto1.NetworkBusiest), gb(autoK.NetworkBusiest), pct(deltaPct(autoK.NetworkBusiest, auto1.NetworkBusiest)))
 	}
-	s += fmt.Sprintf(", but hierarchical collectives already give K=1 %s (%.3f·S); in NVLink traffic per step K=%d moves %s",
-		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, ringK.K, than(ringK.NVLinkTotal-ring1.NVLinkTotal, "the ring at K=1"))
+	s += fmt.Sprintf(", but hierarchical collectives already give K=1 %s (%.3f·S); in %s traffic per step K=%d moves %s",
+		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, sec.vendor.link(), ringK.K, than(ringK.NVLinkTotal-ring1.NVLinkTotal, "the ring at K=1"))
 	if withAuto {
 		s += " and " + than(autoK.NVLinkTotal-auto1.NVLinkTotal, "auto at K=1")
 	}
@@ -563,7 +587,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		return slices.Delete(slices.Delete(r, 5, 6), 2, 3) // seed logical, network busiest rank (B)
 	}
 	head := []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
-		"network total", "nvlink total", "step time", "peak memory"}
+		"network total", sl.vendor.class(topology.Intra) + " total", "step time", "peak memory"}
 	head = narrow(head)
 	t := newTable(w, len(head), 0, 1)
 	t.Header(head)

@@ -136,9 +136,15 @@ func markNotRun(series []plotSeries, ran [][]bool) {
 func generalPlot(title string, vs []compareVariant) comparePlot {
 	p := comparePlot{Title: title}
 	timeP := plotPanel{Title: "time per step", YLabel: "time per step (ms)", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
+	// The link's name as the table rows give it (classLabel): NVLink's or
+	// xGMI's when every variant runs on one vendor's GPUs, "intra-node"
+	// when they mix.
 	intra := "NVLink wire"
-	if len(vs) > 0 && !slices.ContainsFunc(vs, func(v compareVariant) bool { return v.vendor != AMD }) {
-		intra = "xGMI wire" // every variant on an AMD GPU (Vendor.class)
+	switch classLabel(vs, topology.Intra.String()) {
+	case AMD.class(topology.Intra):
+		intra = "xGMI wire"
+	case "intra-node":
+		intra = "intra-node wire"
 	}
 	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: intra}}}
 	memP := plotPanel{Title: "peak memory per GPU", YLabel: "peak per GPU (GiB)", Series: []plotSeries{{Name: "peak memory per GPU"}}}

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"html/template"
 	"io"
 	"strings"
@@ -155,18 +156,30 @@ const htmlTableTemplate = `{{define "table"}}<table>
 {{- end}}{{end}}
 `
 
-// plotCaptions say how to read each plot.
+// plotCaptions say how to read each plot; plotCaption fills in the
+// vendor's words.
 var plotCaptions = map[string]string{
 	"memory_stages": "Memory per GPU at the moment it peaks, stacked by component, for ZeRO stages 0–3 at this N and K " +
 		"(the memory model, not the replay); the dashed line is the GPU's capacity.",
 	"comm": "Wire bytes of one step per communication phase, stacked by link class: over all ranks (top) and, for each " +
 		"link class, on its busiest rank (bottom). These are the bytes the links carry, not the bytes a rank sends: a byte " +
-		"NCCL routes over NVLink to the GPU whose NIC sends it (PXN) counts on both, and the classes' busiest ranks may " +
+		"%[1]s routes over %[2]s to the GPU whose NIC sends it (PXN) counts on both, and the classes' busiest ranks may " +
 		"differ, so the bottom stack is no rank's total; the text report's sent/rank is the bytes sent.",
 	"timeline": "The replayed step: one row per rank and stream, coloured by task kind. Under a compute row, red marks " +
 		"exposed communication (a collective runs while the compute stream is idle), grey waiting for peers.",
 	"memory_timeline": "The memory of one rank through the replayed step, stacked by component (the ones that stay constant at the " +
 		"bottom), with its peak marked and the GPU's capacity as a red dashed line.",
+}
+
+// plotCaption is the caption of the plot name for a run on v's GPUs: the
+// comm plot's names the collectives library and the intra-node link (RCCL
+// and xGMI on AMD, QA14 #3).
+func plotCaption(name string, v Vendor) string {
+	c := plotCaptions[name]
+	if name == "comm" {
+		c = fmt.Sprintf(c, v.lib(), v.link())
+	}
+	return c
 }
 
 // writeRunHTML writes report.html: one self-contained page (inline CSS and
@@ -197,7 +210,7 @@ func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 		}
 		// The SVG comes from our own renderer (vgsvg), not from input:
 		// text in it is XML-escaped by the renderer.
-		d.Figures = append(d.Figures, htmlFigure{Title: plotCaptions[im.Name], SVG: template.HTML(svg)})
+		d.Figures = append(d.Figures, htmlFigure{Title: plotCaption(im.Name, run.vendor()), SVG: template.HTML(svg)})
 	}
 	return runHTML.Execute(w, d)
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"io"
 	"math"
+	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
@@ -229,6 +230,23 @@ func classNames() []string {
 	return out
 }
 
+// Warnings are every warning run's table prints: the replay's
+// (Result.Warnings) and then the memory model's (the device and allocator
+// warnings its memory section prints, as zerosim memory does), each once.
+// result.json's warnings and the JSON mode's stderr carry them all, so a
+// device_fits of false comes with its reason (QA14 #8).
+func (run *Run) Warnings() []string {
+	out := slices.Clone(run.Result.Warnings)
+	if m := run.Result.MemoryModel; m != nil {
+		for _, w := range m.Warnings {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
 // JSON builds result.json's content.
 func (run *Run) toJSON() *runJSON {
 	s, r := run.Scenario, run.Result
@@ -238,7 +256,7 @@ func (run *Run) toJSON() *runJSON {
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,
-		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: r.Warnings, CollCount: r.CollectiveCount}
+		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: run.Warnings(), CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
 	j.Calibration = calibrationUse(r)
 	capacity := int64(s.Cluster.GPUMemory)

@@ -241,7 +241,10 @@ func (run *Run) commPlot() commChart {
 		topAll, topBusy = max(topAll, a), max(topBusy, b)
 	}
 	for _, c := range topology.Classes() {
-		sa, sb := intSeries{Name: c.String()}, intSeries{Name: c.String()}
+		// The legend names the class in the vendor's words (xgmi on AMD),
+		// as the text report's phase table does.
+		name := run.vendor().class(c)
+		sa, sb := intSeries{Name: name}, intSeries{Name: name}
 		for _, ph := range r.Phases {
 			sa.Values = append(sa.Values, ph.Wire[c])
 			sb.Values = append(sb.Values, ph.MaxRankWire[c])

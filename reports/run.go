@@ -169,9 +169,12 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 			t += fmt.Sprintf(" per NIC, %s per node shared by its %d GPUs", countNoun(c.NICsPerNode, "NIC", "NICs"), c.GPUsPerNode)
 		}
 		// The host CPU enters the tuner's cost across nodes
-		// (cluster.host.cpu; collectives.netOverhead).
+		// (cluster.host.cpu; collectives.netOverhead). Offload fills
+		// cluster.host.cpu with the GPU's system's CPU, so a filled key
+		// is the user's only when it differs from that (QA14 #6); a
+		// given key equal to the default is the GPU's system's CPU too.
 		from := "cluster.host.cpu"
-		if c.Host.CPU == "" {
+		if c.Host.CPU == "" || c.Host.CPU == scenarios.DefaultHostCPU(c.GPU) {
 			from = "the GPU's system"
 		}
 		t += fmt.Sprintf(", %s host CPU (%s)", c.CPU(), from)
@@ -1150,7 +1153,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		}
 	}
 	fmt.Fprintln(ew, run.peakText())
-	writeHostSide(ew, run.Result.Host)
+	writeHostSide(ew, run.Result.Host, &run.Scenario.Cluster)
 	fmt.Fprintln(ew)
 	if err := run.pathTable().render(ew); err != nil {
 		return err

@@ -5,23 +5,42 @@ import (
 	"io"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
 
 // writeHostSide writes the host side of an offloaded step next to the GPU
-// side: PCIe bytes and busy time each way, the CPU optimizer's time, which
-// of them bounds the host, and the node's host RAM.
-func writeHostSide(w io.Writer, h *zero.HostStats) {
+// side: the host link's bytes and busy time each way, the CPU optimizer's
+// time, which of them bounds the host, and the node's host RAM. The link
+// is named by hostLinkName (PCIe, or NVLink-C2C on a Grace superchip).
+func writeHostSide(w io.Writer, h *zero.HostStats, c *scenarios.Cluster) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(w, "host side (per rank): PCIe down %s in %v, PCIe up %s in %v, CPU Adam %v; the host is %s-bound",
-		units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, h.Bottleneck)
+	link, bound := hostLinkName(c), h.Bottleneck
+	if bound == "pcie" && link != "PCIe" {
+		bound = link
+	}
+	fmt.Fprintf(w, "host side (per rank): %s down %s in %v, %s up %s in %v, CPU Adam %v; the host is %s-bound",
+		link, units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, link, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, bound)
 	if h.RAMPerNode > 0 {
 		fmt.Fprintf(w, "; host RAM %s per node", units.Bytes(h.RAMPerNode).IEC())
 	}
 	fmt.Fprintln(w)
+}
+
+// hostLinkName is the GPU↔host link's name: NVLink-C2C when the host side
+// is the GPU system's own link without a preset (the GB200/GB300 NVL72's
+// Grace, scenarios.DefaultHostSystem: its Link is empty, and
+// cluster.host.pcie keeps no preset unless one is given), PCIe otherwise
+// (a PCIe preset, the system's or the user's). QA14 #6: GB200's host link
+// read "PCIe down … in" at C2C's 225 GB/s.
+func hostLinkName(c *scenarios.Cluster) string {
+	if c.Host.PCIe.Preset == "" && scenarios.DefaultHostSystem(c.GPU).Link == "" {
+		return "NVLink-C2C"
+	}
+	return "PCIe"
 }
 
 // writeHostMemory writes the host RAM line of an offloading scenario's

@@ -64,5 +64,18 @@ func (v Vendor) class(c topology.Class) string {
 	return c.String()
 }
 
+// ClassName is class for the commands that describe a cluster themselves
+// (zerosim collective's title line).
+func (v Vendor) ClassName(c topology.Class) string { return v.class(c) }
+
+// link is the intra-node link's name in prose: xGMI on AMD's platforms,
+// NVLink otherwise.
+func (v Vendor) link() string {
+	if v == AMD {
+		return "xGMI"
+	}
+	return "NVLink"
+}
+
 // vendor is the vendor of the run's GPU.
 func (run *Run) vendor() Vendor { return VendorOf(run.Scenario.Cluster.GPU) }

@@ -317,7 +317,7 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 			continue
 		}
 		seen[l.Class] = true
-		desc += fmt.Sprintf(", %s %v %v", l.Class, l.Bandwidth, l.Latency)
+		desc += fmt.Sprintf(", %s %v %v", reports.VendorOf(s.Cluster.GPU).ClassName(l.Class), l.Bandwidth, l.Latency)
 	}
 	if t.Nodes() > 1 {
 		nics := s.Cluster.NICs
@@ -415,7 +415,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		return err
 	}
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: b.Algo.String(), Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
-		GPUsPerThread: o.gpusPerThread}
+		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
 	if b.Algo == collectives.Auto && b.Model != nil {
 		rep.Timing = b.Model.Tuner()
 	}

@@ -160,7 +160,7 @@ func printRun(format string, out, errOut io.Writer, run *reports.Run) error {
 	if err := reports.WriteRunJSON(out, run); err != nil {
 		return err
 	}
-	for _, w := range run.Result.Warnings {
+	for _, w := range run.Warnings() {
 		fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
 	}
 	return nil
