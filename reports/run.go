@@ -496,7 +496,19 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.Attention == scenarios.AttentionSDPA {
 		kernel = "sdpa, timed as " + kernel + " (training.attention_kernel)"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s)
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s) + sinksText(s)
+}
+
+// sinksText is the attention line's note on gpt-oss, whose attention adds
+// a learned sink column to every softmax (models/gpt_oss/modeling_gpt_oss.py
+// at 6edf5b31): a fused kernel's rate stands in for one that takes the
+// sinks (FlashAttention-2 takes none, Dao-AILab/flash-attention#1797), and
+// the column itself is not modelled (scenarios' sdpa refusal says the same).
+func sinksText(s *scenarios.Scenario) string {
+	if s.Model.Architecture != "GptOssForCausalLM" {
+		return ""
+	}
+	return "; gpt-oss's attention sinks not modelled: the rate stands in for a kernel that takes them (FlashAttention-2 takes none)"
 }
 
 // linearText is the attention line's note on linear-attention blocks
