@@ -238,7 +238,7 @@ func MarshalCalibration(c *Calibration) ([]byte, error) {
 // !!str `1024 ...` into scenarios.Calibration", "line 1: cannot unmarshal
 // !!seq into scenarios.Calibration" (no value quoted: FuzzParseCalibration,
 // a file "[0]").
-var yamlTypeError = regexp.MustCompile(`(?s)^line (\d+): (?:field (.*) not found in type \S+|cannot unmarshal (\S+)(?: .*)? into \S+)$`)
+var yamlTypeError = regexp.MustCompile(`(?s)^line (\d+): (?:field (.*) not found in type \S+|cannot unmarshal (\S+)(?:\s.*)? into \S+)$`)
 
 // calibrationDecodeError is yaml.v3's decoding error as one line naming
 // the file and line: "c.yaml:2: unknown key "foo"" rather than
@@ -260,6 +260,10 @@ func calibrationDecodeError(file string, err error) string {
 		return file + ": " + oneLine(te.Errors[0]) + more
 	case m[2] != "":
 		return fmt.Sprintf("%s:%s: unknown key %q%s", file, m[1], m[2], more)
+	case !strings.HasPrefix(m[3], "!!"):
+		// A local tag ("!x", or "!" with a control character after it):
+		// no YAML type to name.
+		return fmt.Sprintf("%s:%s: a value of the wrong type%s", file, m[1], more)
 	default:
 		return fmt.Sprintf("%s:%s: a %s value of the wrong type%s", file, m[1], strings.TrimPrefix(m[3], "!!"), more)
 	}

@@ -331,6 +331,10 @@ func TestCalibrationDecodeErrors(t *testing.T) {
 		{"# x\n\n  1024  256 float\n", `c.yaml:3: a str value of the wrong type (a calibration file is written by zerosim calibrate)`},
 		{"version: 1\ncompute: {compute_efficiency: abc}\n", `c.yaml:2: a str value of the wrong type (a calibration file is written by zerosim calibrate)`},
 		{"version: [\n", `c.yaml: line 1: did not find expected node content (a calibration file is written by zerosim calibrate)`},
+		// A local tag whose %0C decodes to a control character (FuzzParseCalibration):
+		// "cannot unmarshal !\f `` into scenarios.Calibration" named the Go type.
+		{"!%0C", `c.yaml:1: a value of the wrong type (a calibration file is written by zerosim calibrate)`},
+		{"version: !x 1\n", `c.yaml:1: a value of the wrong type (a calibration file is written by zerosim calibrate)`},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.data))
 		if err == nil || err.Error() != tc.want {

@@ -1218,17 +1218,19 @@ func (im *lfImport) readOptimizer() error {
 		im.set("training.grad_clip", "none", "no algorithms.gradient_clipping")
 		return nil
 	}
-	ct, ctv, _, err := d.str("algorithms.gradient_clipping.clipping_type", "norm")
+	// clipping_type absent is Composer's default, norm: src names the
+	// section then, the key when given.
+	ct, ctv, ctGiven, err := d.str("algorithms.gradient_clipping.clipping_type", "norm")
 	if err != nil {
 		return err
 	}
 	switch ct {
 	case "norm":
-		im.set("training.grad_clip", "norm", src(ctv, true, cv.key+" (clipping_type norm)")+": FSDP clip_grad_norm_")
+		im.set("training.grad_clip", "norm", src(ctv, ctGiven, cv.key+" (clipping_type norm)")+": FSDP clip_grad_norm_")
 	case "value":
-		im.set("training.grad_clip", "norm", src(ctv, true, "")+": FSDP clip_grad_norm_(norm_type=inf)")
+		im.set("training.grad_clip", "norm", src(ctv, ctGiven, "")+": FSDP clip_grad_norm_(norm_type=inf)")
 	case "adaptive":
-		im.set("training.grad_clip", "norm", src(ctv, true, ""))
+		im.set("training.grad_clip", "norm", src(ctv, ctGiven, ""))
 		im.note("gradient_clipping adaptive scales each gradient by its weight's norm: modelled as norm clipping's reads and writes")
 	default:
 		return d.errAt(ctv.at, "algorithms.gradient_clipping.clipping_type = %s is not one Composer knows (use norm, value or adaptive)", strconv.Quote(ct))
