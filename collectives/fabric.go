@@ -1037,7 +1037,7 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// efficiency stands.
 	if p.uneven {
 		if floor := netFloor(p); floor > bw {
-			p.Choice.Time += floor - bw
+			p.Choice.Time = sat(float64(p.Choice.Time) + float64(floor-bw))
 			p.Choice.AlgBW = float64(p.Spec.Bytes) / (float64(floor) * 1e-12)
 			bw = floor
 		}
@@ -1164,7 +1164,7 @@ func netFloor(p *Plan) units.Duration {
 		ph := &p.Phases[i]
 		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominal[topology.Inter].ps()
 	}
-	return units.Duration(math.Ceil(slices.Max(need[:])))
+	return sat(math.Ceil(slices.Max(need[:])))
 }
 
 // phaseClass is the link class all of ph's transfers cross, or

@@ -105,6 +105,12 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 		if c := h.Plan.Choice; took != c.Time {
 			t.Errorf("%s: alone %d ps, the plan says %d ps", tc.name, took, c.Time)
 		}
+		// Where the floor binds (every case but 72+24, whose NICs need
+		// 885 µs of the model's 1,797), the bandwidth term is exactly the
+		// busiest NIC's bytes at 50 GB/s (review s20 B: M7, M9, M11).
+		if c := h.Plan.Choice; tc.gpn == 8 && c.Time-c.Latency != tc.minTime {
+			t.Errorf("%s: bandwidth term %d ps, want the busiest NIC's %d ps", tc.name, c.Time-c.Latency, tc.minTime)
+		}
 	}
 }
 

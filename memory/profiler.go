@@ -117,8 +117,11 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 		}
 		total = c.Add(total, b)
 		// A communicator that runs NVLS or NVLS-tree also holds NCCL's
-		// NVLS buffers (collectives.NVLSBuffers, RunsNVLS).
-		if collectives.RunsNVLS(hw, g, ops[i]) {
+		// NVLS buffers (collectives.NVLSBuffers, RunsNVLS): under auto when
+		// NCCL's choice runs either at some size, always when the scenario
+		// forces one (every collective then runs it), never when it forces
+		// another algorithm.
+		if runsNVLS(s.Communication.Algorithm, hw, g, ops[i]) {
 			total = c.Add(total, collectives.NVLSBuffers(hw, g))
 		}
 	}
@@ -126,6 +129,21 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 		return 0, fmt.Errorf("memory: NCCL buffers overflow: %w", c.Err)
 	}
 	return total, nil
+}
+
+// runsNVLS says whether a communicator over g running ops under
+// communication.algorithm a sets up NCCL's NVLS buffers: auto asks
+// collectives.RunsNVLS; nvls and nvlstree run every collective with NVLS
+// (NVLSBuffers is 0 where the hardware or shape has none); ring,
+// hierarchical and tree never do.
+func runsNVLS(a scenarios.Algorithm, hw collectives.Hardware, g collectives.Shape, ops []collectives.Op) bool {
+	switch a {
+	case scenarios.AlgoAuto, "":
+		return collectives.RunsNVLS(hw, g, ops)
+	case scenarios.AlgoNVLS, scenarios.AlgoNVLSTree:
+		return true
+	}
+	return false
 }
 
 // memory.allocator_overhead's default, scenarios.DefaultAllocatorOverhead, is

@@ -266,3 +266,42 @@ func TestCommunicatorShapesFollowTopology(t *testing.T) {
 		}
 	}
 }
+
+// TestNVLSBuffersFollowAlgorithm: on one node of 8 H100 (the default
+// example with nodes 1, dp 8) every communicator holds its ring buffers,
+// 32 channels × 2 connections × 10 MiB = 640 MiB, and NCCL's NVLS buffers,
+// 16 channels × 2 × (128 KiB × 8 steps) × 8 heads = 256 MiB, when its
+// collectives run NVLS (review s20 B finding 1): stage 0's all-reduce does
+// under auto (896 MiB), stage 3's all-gathers and reduce-scatters do not
+// (640 MiB); forced nvls every collective runs it (896 MiB); forced ring,
+// none does (640 MiB). The device peak less the reserved peak is these
+// buffers plus the runtime context, so the differences are asserted.
+func TestNVLSBuffersFollowAlgorithm(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	buffers := func(sets ...string) int64 {
+		t.Helper()
+		s, err := scenarios.Load("default.yaml", data, append([]string{"cluster.nodes=1", "parallelism.dp=8"}, sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := communicatorBuffers(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const ring, nvls = 640 << 20, 256 << 20
+	for _, c := range []struct {
+		sets []string
+		want int64
+	}{
+		{[]string{"parallelism.zero_stage=0"}, ring + nvls},
+		{[]string{"parallelism.zero_stage=3"}, ring},
+		{[]string{"parallelism.zero_stage=3", "communication.algorithm=nvls"}, ring + nvls},
+		{[]string{"parallelism.zero_stage=0", "communication.algorithm=ring"}, ring},
+	} {
+		if got := buffers(c.sets...); got != c.want {
+			t.Errorf("%v: %d B of NCCL buffers, want %d", c.sets, got, c.want)
+		}
+	}
+}
