@@ -42,6 +42,13 @@ func TestNVLSTune(t *testing.T) {
 		{"B200 XDR 4×8", xdr, Shape{32, 4}, NVLSTuning{24, 8, 256 << 10, 256 << 10}},
 		// heads across nodes: one per NIC (4 NICs per node).
 		{"B200 4 NICs 4×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 4}, Shape{32, 4}, NVLSTuning{24, 4, 128 << 10, 64 << 10}},
+		// The branches review s20 B found untested (M13, M24, M25): an Arm
+		// host's two nodes of 8 and of 16 ranks, an x86 host at 100 GB/s
+		// with 16 ranks a node, and two NVL72 domains.
+		{"Grace 2×8", gb200(8), Shape{16, 2}, NVLSTuning{32, 8, 128 << 10, 128 << 10}},
+		{"Grace 2×16", gb200(16), Shape{32, 2}, NVLSTuning{32, 16, 128 << 10, 64 << 10}},
+		{"B200 XDR 4×16", xdr, Shape{64, 4}, NVLSTuning{32, 8, 128 << 10, 128 << 10}},
+		{"GB200 2×72", gb200(72), Shape{144, 2}, NVLSTuning{32, 32, 128 << 10, 64 << 10}},
 	} {
 		if got := NVLSTune(c.hw, c.sh); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)

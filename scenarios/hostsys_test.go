@@ -39,6 +39,12 @@ func TestHostDefaultsFollowTheSystem(t *testing.T) {
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=72", "cluster.host.pcie_sharing=per_socket"}, 17_280_000_000_000, 18_432_000_000_000, 450_000_000_000, 36},
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=72", "cluster.host.pcie.preset=PCIe5"}, 17_280_000_000_000, 18_432_000_000_000, 63_015_384_615, 36},
 		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, 1536 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
+		// MI325X and MI355X take the MI300X platform's host (review s20 B
+		// M33: the MI3 prefix), and an odd GB200 tray of 3 GPUs has
+		// ⌈3/2⌉ = 2 Graces: 720 GB, 768 GB/s (M31, sockets rounded up).
+		{[]string{"cluster.gpu=MI325X", "cluster.intra.preset=xGMI"}, 1536 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
+		{[]string{"cluster.gpu=MI355X", "cluster.intra.preset=xGMI"}, 1536 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
+		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=3", "cluster.nodes=1"}, 720_000_000_000, 768_000_000_000, 225_000_000_000, 2},
 		{[]string{"cluster.gpu=B300"}, units.TiB, 409_600_000_000, 31_507_692_307, 2},
 		{[]string{"cluster.gpu=L40S"}, units.TiB, 409_600_000_000, 31_507_692_307, 2},
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=72", "cluster.host.memory=2TiB", "cluster.host.memory_bandwidth=1TB/s", "cluster.host.sockets=4"}, 2 * units.TiB, 1e12, 225_000_000_000, 4},
