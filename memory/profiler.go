@@ -118,7 +118,7 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 		total = c.Add(total, b)
 		// A communicator that runs NVLS or NVLS-tree also holds NCCL's
 		// NVLS buffers (collectives.NVLSBuffers, RunsNVLS): under auto when
-		// NCCL's choice runs either at some size, always when the scenario
+		// auto's choice runs either at some size, always when the scenario
 		// forces one (every collective then runs it), never when it forces
 		// another algorithm.
 		if runsNVLS(s.Communication.Algorithm, hw, g, ops[i]) {
