@@ -176,3 +176,41 @@ func TestTreeSimpleFill72(t *testing.T) {
 		t.Errorf("auto: 128 MiB %v, 256 MiB %v: more than twice the time for twice the bytes", small.Time, big.Time)
 	}
 }
+
+// TestRankingKeepsFills holds what docs/collectives.md says of auto's
+// ranking, which keeps NVLS-tree's fill (NCCL's cost has none). Over 8 ×
+// 72 GB200 at 1 MiB NVLS-tree is ranked at NCCL's latency 25 +
+// 2·log2(8)·20.9 = 150.4 µs (tuning.cc at 5067397c), its fill bounded at
+// 8 stages × 1,048,576 B and the buffer, each at 526.815 GB/s: 150.4 +
+// 9 × 1.990 = 168.314 µs, below tree/LL128's latency alone (14.0 +
+// 2·(71·1.25 + 3·8.5) = 242.5 µs), so auto runs it. On 2 × 8 H100 at
+// 8 MiB the fill keeps NVLS-tree's cost at its time, and auto runs
+// ring/LL128.
+func TestRankingKeepsFills(t *testing.T) {
+	m := NewModel(gb200(72))
+	nt, ok := m.Cost(AllReduce, Shape{576, 8}, NVLSTree, Simple, units.MiB)
+	if !ok {
+		t.Fatal("NVLS-tree does not run")
+	}
+	if got, want := float64(nt.cost)/1e6, 150.4+9*1048576/526.815e3; math.Abs(got-want) > 0.01 {
+		t.Errorf("NVLS-tree's cost %.3f µs, want %.3f", got, want)
+	}
+	ll, ok := m.Cost(AllReduce, Shape{576, 8}, Tree, LL128, units.MiB)
+	if !ok {
+		t.Fatal("tree/LL128 does not run")
+	}
+	if lat := float64(ll.Latency) / 1e6; lat < 242.5 {
+		t.Errorf("tree/LL128 latency %.1f µs, want ≥ 242.5", lat)
+	}
+	if c, err := m.Choose(AllReduce, Shape{576, 8}, Auto, units.MiB); err != nil || c.Algo != NVLSTree {
+		t.Errorf("8 × 72 GB200, 1 MiB: auto %v/%v (%v), want nvlstree", c.Algo, c.Proto, err)
+	}
+	h := NewModel(h100(50e9, 0))
+	n, ok := h.Cost(AllReduce, Shape{16, 2}, NVLSTree, Simple, 8*units.MiB)
+	if !ok || n.cost != n.Time {
+		t.Errorf("2 × 8 H100, 8 MiB: NVLS-tree ranked at %v, timed at %v: want its fill in both", n.cost, n.Time)
+	}
+	if c, err := h.Choose(AllReduce, Shape{16, 2}, Auto, 8*units.MiB); err != nil || c.Algo != Ring || c.Proto != LL128 {
+		t.Errorf("2 × 8 H100, 8 MiB: auto %v/%v (%v), want ring/LL128", c.Algo, c.Proto, err)
+	}
+}
