@@ -2,10 +2,10 @@ package reports
 
 import (
 	"io"
-	"math"
 	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/topology"
 	"gopkg.in/yaml.v3"
 )
@@ -254,7 +254,7 @@ func (run *Run) toJSON() *runJSON {
 	j := &runJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
-		TokensPerStep: r.Tokens, TokensPerSecPerGPU: math.Round(r.TokensPerSecPerGPU()*1000) / 1000,
+		TokensPerStep: r.Tokens, TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()),
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: run.Warnings(), CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
