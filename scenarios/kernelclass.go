@@ -99,28 +99,57 @@ var kernelPatterns = []kernelPattern{
 
 // AttentionFamily is the training.attention_kernel whose kernels an
 // attention kernel's name (ClassifyKernel's KernelAttention) belongs to, ""
-// when its name does not say: FlashAttention-2's flash_fwd/flash_bwd (fa2;
-// SDPA's flash backend runs the same kernels), FlashAttention-3's flash::
-// (fa3), cuDNN's generated kernels (cudnn_generated_*…sdpa…: SDPA's cuDNN
-// backend and Transformer Engine's FusedAttention, cudnn), Tri Dao's Triton
-// kernels (_fwd_kernel/_bwd_kernel, triton). The fmha kernels are either
-// xFormers' (SDPA's memory-efficient backend) or fused kernels of other
-// libraries, and Triton kernels named after attention any of several.
+// when its name does not say: FlashAttention-3's kernels (fa3, fa3Kernel),
+// FlashAttention-2's flash_fwd/flash_bwd (fa2; SDPA's flash backend runs
+// the same kernels; since flash-attn v2.7.4 they are in the namespace
+// flash too, so the names decide before the namespace does), any other
+// kernel of the namespace flash (FlashAttention-3's helpers, fa3), cuDNN's
+// generated kernels (cudnn_generated_*…sdpa…: SDPA's cuDNN backend and
+// Transformer Engine's FusedAttention, cudnn), Tri Dao's Triton kernels
+// (_fwd_kernel/_bwd_kernel, triton). The fmha kernels are either xFormers'
+// (SDPA's memory-efficient backend) or fused kernels of other libraries,
+// and Triton kernels named after attention any of several.
 func AttentionFamily(name string) AttentionKernel {
 	n := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(name), "void "))
 	switch {
 	case ClassifyKernel(name) != KernelAttention:
 		return ""
-	case namespaceFlash(n):
+	case fa3Kernel(n):
 		return KernelFA3
 	case strings.Contains(n, "flash_fwd"), strings.Contains(n, "flash_bwd"):
 		return KernelFA2
+	case namespaceFlash(n):
+		return KernelFA3
 	case strings.Contains(n, "cudnn"), strings.Contains(n, "sdpa"):
 		return KernelCuDNN
 	case strings.HasPrefix(n, "_fwd_kernel"), strings.HasPrefix(n, "_bwd_kernel"), strings.HasPrefix(n, "_bwd_preprocess"):
 		return KernelTriton
 	}
 	return ""
+}
+
+// fa3Kernel reports whether the lower-cased kernel name n is one of
+// FlashAttention-3's main kernels in the namespace flash (Dao-AILab/
+// flash-attention hopper/): the first release's compute_attn_ws and
+// compute_dqkv (flash_fwd_launch_template.h line 59 at 7f67966c,
+// flash_bwd_launch_template.h line 141 at bafe2530) and the later
+// cutlass::device_kernel<flash::…FlashAttnFwdSm90…>, FlashAttnBwdSm90,
+// FlashAttnFwdCombine, FlashAttnBwdPreprocess and
+// FlashAttnBwdPostprocessConvertdQ (flash_fwd_launch_template.h and
+// flash_bwd_launch_template.h at 0251105a). FlashAttention-2's kernels
+// from v2.7.4 on (bc482cbf, "Add a macro for namespace") are
+// flash::flash_fwd_kernel and the like: in the same namespace, named
+// flash_fwd/flash_bwd.
+func fa3Kernel(n string) bool {
+	if !namespaceFlash(n) {
+		return false
+	}
+	for _, k := range []string{"compute_attn_ws", "compute_dqkv", "flashattnfwd", "flashattnbwd"} {
+		if strings.Contains(n, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // namespaceFlash reports whether n names something in the namespace flash
@@ -150,5 +179,32 @@ func ClassifyKernel(name string) KernelClass {
 			return p.class
 		}
 	}
+	if inductorGEMM(n) {
+		return KernelGEMM
+	}
 	return KernelOther
+}
+
+// inductorGEMM reports whether the lower-cased kernel name n is one of
+// torch.compile's Triton GEMM templates (mode="max-autotune"): Inductor
+// names a template kernel triton_tem_fused_ followed by the ATen ops it
+// fuses, so a GEMM template reads triton_tem_fused_mm_0,
+// triton_tem_fused_addmm_gelu_1 or triton_tem_fused_bmm_2 (pytorch
+// test/inductor/test_profiler.py at 3f0959bb,
+// test_inductor_profiling_kernel_names_template, profiles a kernel named
+// triton_tem_fused_mm_0). Flex attention's templates
+// (triton_tem_fused_flex_attention*) are attention's, which kernelPatterns
+// matches first.
+func inductorGEMM(n string) bool {
+	rest, ok := strings.CutPrefix(n, "triton_tem_fused_")
+	if !ok {
+		return false
+	}
+	for _, op := range strings.Split(rest, "_") {
+		switch op {
+		case "mm", "addmm", "bmm", "baddbmm":
+			return true
+		}
+	}
+	return false
 }

@@ -497,6 +497,17 @@ func (p *traceParser) sum() (*TraceKernels, error) {
 			optimizer: unionOf(ss, func(s span) bool { return s.optimize }),
 		}
 	}
+	// Without ProfilerStep#N ranges the whole trace is one step, which a
+	// trace of several optimizer steps is not (a profiler used as a plain
+	// context manager around the loop, with no prof.step(), records them
+	// so): each optimizer.step() opens one Optimizer.step# range.
+	if len(p.steps) == 0 {
+		for _, tp := range byThread {
+			if len(tp.optimizer) > 1 {
+				return nil, fmt.Errorf("%s: %d optimizer steps (Optimizer.step# ranges) and no ProfilerStep#N ranges to tell them apart: call prof.step() once per iteration, or %s", p.file, len(tp.optimizer), traceHint)
+			}
+		}
+	}
 	n := max(len(p.steps), 1)
 	totals := make([]stepTotals, n)
 	for i := range totals {

@@ -87,6 +87,12 @@ func TestParseProfilerTraceErrors(t *testing.T) {
 		{`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}`, "the JSON ends early"},
 		{`{"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 100, "dur": 10}, {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}]}`,
 			"t.json: ProfilerStep#1 has no compute kernels launched inside it"},
+		// Three optimizer steps and no ProfilerStep#N: not one step.
+		{`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}, ` +
+			`{"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#AdamW.step", "pid": 1, "tid": 1, "ts": 10, "dur": 5}, ` +
+			`{"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#AdamW.step", "pid": 1, "tid": 1, "ts": 30, "dur": 5}, ` +
+			`{"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#AdamW.step", "pid": 1, "tid": 1, "ts": 50, "dur": 5}]}`,
+			"t.json: 3 optimizer steps (Optimizer.step# ranges) and no ProfilerStep#N ranges to tell them apart: call prof.step() once per iteration, or export one step"},
 	} {
 		_, err := ParseProfilerTrace("t.json", []byte(c.data))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -157,6 +163,13 @@ func TestClassifyKernel(t *testing.T) {
 		{"_bwd_preprocess_do_o_dot", KernelAttention},
 		{"_attn_fwd", KernelAttention},
 		{"triton_tem_fused_flex_attention_0", KernelAttention},
+		// torch.compile's Triton GEMM templates (max-autotune).
+		{"triton_tem_fused_mm_0", KernelGEMM},
+		{"triton_tem_fused_addmm_gelu_view_18", KernelGEMM},
+		{"triton_tem_fused_bmm_2", KernelGEMM},
+		{"triton_tem_fused__scaled_mm_3", KernelGEMM},
+		{"triton_poi_fused_mm_mul_4", KernelOther},
+		{"triton_tem_fused_convolution_5", KernelOther},
 		// Other: elementwise, norms, the optimizer, a Triton norm whose
 		// name ends in _fwd_kernel.
 		{"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)", KernelOther},
@@ -184,6 +197,12 @@ func TestAttentionFamily(t *testing.T) {
 		{"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(Flash_fwd_params)", KernelFA2},
 		{"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<pytorch_flash::Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, false, false, false, false, false>(pytorch_flash::Flash_bwd_params)", KernelFA2},
 		{"void flash::compute_attn_ws<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> > > >(flash::Params)", KernelFA3},
+		// FlashAttention-3's release kernels, and FlashAttention-2's from
+		// v2.7.4 on, in the namespace flash (bc482cbf).
+		{"void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<176>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, false> > > >(flash::Params)", KernelFA3},
+		{"void cutlass::device_kernel<flash::FlashAttnBwdPostprocessConvertdQ<cute::tuple<cute::C<64>, cute::C<128> >, cutlass::bfloat16_t, float, cutlass::arch::Sm90> >(flash::Params)", KernelFA3},
+		{"void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)", KernelFA2},
+		{"void flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, false, false, false, false, false>(flash::Flash_bwd_params)", KernelFA2},
 		{"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0", KernelCuDNN},
 		{"_fwd_kernel_0d1d2d3d4d5d6d7d8d9d10d11d12d13d14d15d16d17d18d19d20c21d22d23c24d25d26d", KernelTriton},
 		{"_bwd_preprocess_do_o_dot", KernelTriton},

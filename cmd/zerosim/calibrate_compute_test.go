@@ -664,3 +664,26 @@ func TestCalibrateTraceOfAnotherRun(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateTraceLowEfficiencyWarns (QA15 F6): a trace whose GEMMs fit
+// an efficiency below half the least of the published runs on the GPU
+// warns as a --step-time fit does (a trace of a larger model, or of more
+// than one step); one at 0.6 does not.
+func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
+	for _, tc := range []struct {
+		g    float64
+		warn bool
+	}{{0.1, true}, {0.6, false}} {
+		dir := t.TempDir()
+		trace := filepath.Join(dir, "step.json")
+		classTrace(t, trace, tc.g, 0.25)
+		_, errOut, code := runCLI("calibrate", "--trace", trace, "default", "--file", filepath.Join(dir, "cal.yaml"))
+		if code != 0 {
+			t.Fatalf("%g: exit %d: %s", tc.g, code, errOut)
+		}
+		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.45–0.62 that 7 published bf16 runs on H100-80GB fitted"
+		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
+			t.Errorf("%g: stderr %q, want warning %t (%q)", tc.g, errOut, tc.warn, want)
+		}
+	}
+}

@@ -204,10 +204,8 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	if trace != nil && trace.Devices > 1 {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: kernels of %d GPUs (pids): only the first's (pid %s) are summed, one rank's step\n", o.trace, trace.Devices, trace.Device)
 	}
-	if trace == nil {
-		if w := lowEfficiency(s, eff); w != "" {
-			fmt.Fprintf(a.err, "zerosim: warning: --step-time %v: %s\n", measured, w)
-		}
+	if w := lowEfficiency(s, eff); w != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", measuredFlag(o, trace != nil, measured), w)
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes, Carried: carry.notes}
@@ -468,6 +466,15 @@ func minutesAsSeconds(v string) (string, bool) {
 		return strconv.FormatFloat(f*u.sec, 'f', -1, 64) + "s", true
 	}
 	return "", false
+}
+
+// measuredFlag is the flag that gave the measurement a fit is made to:
+// --trace FILE or --step-time D.
+func measuredFlag(o *calibrateOpts, trace bool, measured units.Duration) string {
+	if trace {
+		return "--trace " + o.trace
+	}
+	return fmt.Sprintf("--step-time %v", measured)
 }
 
 // lowEfficiency says when a compute efficiency fitted to a whole step is
