@@ -577,7 +577,7 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 			}
 			blocks, _ := f.lw.nodeBlocks(spec.Group)
 			var err error
-			if c, err = f.model.Time(spec.Op, Shape{Ranks: len(spec.Group), Nodes: len(blocks)}, spec.Algo, spec.Bytes); err != nil {
+			if c, err = f.model.Time(spec.Op, blockShape(len(spec.Group), blocks), spec.Algo, spec.Bytes); err != nil {
 				return nil, err
 			}
 			key.chosen = c.Algo
@@ -816,7 +816,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, fmt.Errorf("collectives: nvlstree supports allreduce only, not %v", spec.Op)
 	}
 	blocks, even := lw.nodeBlocks(spec.Group)
-	sh := Shape{Ranks: len(spec.Group), Nodes: len(blocks)}
+	sh := blockShape(len(spec.Group), blocks)
 	// The pattern follows the algorithm the model picks for this size.
 	c, err := m.Time(spec.Op, sh, spec.Algo, spec.Bytes)
 	if err != nil {
@@ -982,10 +982,29 @@ func (lw *lowering) railBlocks(blocks [][]int) []int {
 	return bs
 }
 
-// ShapeOf is the communicator shape of a group: ranks and nodes spanned.
+// ShapeOf is the communicator shape of a group: ranks, nodes spanned and
+// the ranks on the node holding fewest of them (Shape.MinPerNode).
 func ShapeOf(t *topology.Topology, group []int) Shape {
 	blocks, _ := nodeBlocks(t, group)
-	return Shape{Ranks: len(group), Nodes: len(blocks)}
+	return blockShape(len(group), blocks)
+}
+
+// blockShape is the shape of a group of n ranks split by node into blocks
+// (nodeBlocks): MinPerNode is set where the smallest block differs from
+// n/len(blocks), so an even group's shape is {n, len(blocks)}.
+func blockShape(n int, blocks [][]int) Shape {
+	sh := Shape{Ranks: n, Nodes: len(blocks)}
+	if len(blocks) == 0 {
+		return sh
+	}
+	least := len(blocks[0])
+	for _, b := range blocks[1:] {
+		least = min(least, len(b))
+	}
+	if least != sh.ppn() {
+		sh.MinPerNode = least
+	}
+	return sh
 }
 
 // timePlan sets p's choice to c, m's for p's spec, and its phases'
