@@ -985,23 +985,55 @@ func (lw *lowering) railBlocks(blocks [][]int) []int {
 // ShapeOf is the communicator shape of a group: ranks, nodes spanned and
 // the ranks on the node holding fewest of them (Shape.MinPerNode).
 func ShapeOf(t *topology.Topology, group []int) Shape {
-	blocks, _ := nodeBlocks(t, group)
-	return blockShape(len(group), blocks)
+	return shapeOf(t, len(group), func(i int) int { return group[i] })
+}
+
+// ShapeOfRange is ShapeOf of the group of n ranks first, first+stride, …,
+// first+(n−1)·stride, without the group: t.All() is (0, 1, t.Ranks()),
+// IntraGroups(k)[i] (i·N/k, 1, N/k) and InterGroups(k)[i] (i, N/k, k).
+func ShapeOfRange(t *topology.Topology, first, stride, n int) Shape {
+	return shapeOf(t, n, func(i int) int { return first + i*stride })
+}
+
+// shapeOf is the shape of the n ranks rank(0), …, rank(n−1): their ranks
+// counted by node, no more memory than a count per node.
+func shapeOf(t *topology.Topology, n int, rank func(int) int) Shape {
+	count := make([]int32, t.Nodes())
+	nodes := 0
+	for i := range n {
+		nd := t.Node(rank(i))
+		if count[nd] == 0 {
+			nodes++
+		}
+		count[nd]++
+	}
+	least := 0
+	for _, c := range count {
+		if c > 0 && (least == 0 || int(c) < least) {
+			least = int(c)
+		}
+	}
+	return nodeShape(n, nodes, least)
 }
 
 // blockShape is the shape of a group of n ranks split by node into blocks
-// (nodeBlocks): MinPerNode is set where the smallest block differs from
-// n/len(blocks), so an even group's shape is {n, len(blocks)}.
+// (nodeBlocks).
 func blockShape(n int, blocks [][]int) Shape {
-	sh := Shape{Ranks: n, Nodes: len(blocks)}
-	if len(blocks) == 0 {
-		return sh
+	least := 0
+	for i, b := range blocks {
+		if i == 0 || len(b) < least {
+			least = len(b)
+		}
 	}
-	least := len(blocks[0])
-	for _, b := range blocks[1:] {
-		least = min(least, len(b))
-	}
-	if least != sh.ppn() {
+	return nodeShape(n, len(blocks), least)
+}
+
+// nodeShape is the shape of n ranks over nodes nodes, least on the
+// smallest: MinPerNode is set where least differs from n/nodes, so an even
+// group's shape is {n, nodes}.
+func nodeShape(n, nodes, least int) Shape {
+	sh := Shape{Ranks: n, Nodes: nodes}
+	if nodes > 0 && least != sh.ppn() {
 		sh.MinPerNode = least
 	}
 	return sh

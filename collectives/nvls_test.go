@@ -289,3 +289,55 @@ func TestNVLSMinLocalRanks(t *testing.T) {
 		t.Error("8+1 NVLS-tree: want not run (a node of one rank turns NVLS off)")
 	}
 }
+
+// TestShapeOfRange holds ShapeOfRange (the memory model's shapes of rank
+// 0's groups, built without the groups) and ShapeOf to the fabric's shape
+// of the same group (blockShape of nodeBlocks) on every group topology
+// forms, over placements that split groups unevenly; and by hand: 12 ranks
+// on 2 × 8 GPUs are 8 + 4 ({12, 2, 4}), and K = 4's inter group 0, ranks
+// 0, 3, 6, 9, is 3 + 1 ({4, 2, 1}; ranks 0, 4, 8 would be 2 + 1, whose
+// smallest node is 3/2 = 1: {3, 2}).
+func TestShapeOfRange(t *testing.T) {
+	link := topology.LinkParams{Bandwidth: 100e9, Latency: 500}
+	for _, p := range []topology.Params{
+		{Nodes: 3, GPUsPerNode: 8},
+		{Nodes: 2, GPUsPerNode: 8, DP: 12},
+		{Nodes: 2, GPUsPerNode: 6, DP: 3, CP: 4},
+		{Nodes: 4, GPUsPerNode: 4, DP: 2, CP: 8, DPFastest: true},
+		{Nodes: 3, GPUsPerNode: 6, DP: 4, CP: 4, DPFastest: true},
+	} {
+		p.Intra, p.Inter = link, link
+		topo := mustTopo(t, p)
+		n := topo.Ranks()
+		check := func(what string, got Shape, g []int) {
+			blocks, _ := nodeBlocks(topo, g)
+			if want := blockShape(len(g), blocks); got != want || ShapeOf(topo, g) != want {
+				t.Errorf("%+v %s %v: ShapeOfRange %+v, ShapeOf %+v, want %+v", p, what, g, got, ShapeOf(topo, g), want)
+			}
+		}
+		check("all", ShapeOfRange(topo, 0, 1, n), topo.All())
+		for k := 1; k <= n; k++ {
+			if n%k != 0 {
+				continue
+			}
+			intra, _ := topo.IntraGroups(k)
+			for i, g := range intra {
+				check("intra", ShapeOfRange(topo, i*n/k, 1, n/k), g)
+			}
+			inter, _ := topo.InterGroups(k)
+			for i, g := range inter {
+				check("inter", ShapeOfRange(topo, i, n/k, k), g)
+			}
+		}
+	}
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8, DP: 12, Intra: link, Inter: link})
+	if got, want := ShapeOfRange(topo, 0, 1, 12), (Shape{Ranks: 12, Nodes: 2, MinPerNode: 4}); got != want {
+		t.Errorf("8 + 4: %+v, want %+v", got, want)
+	}
+	if got, want := ShapeOfRange(topo, 0, 3, 4), (Shape{Ranks: 4, Nodes: 2, MinPerNode: 1}); got != want {
+		t.Errorf("ranks 0, 3, 6, 9: %+v, want %+v", got, want)
+	}
+	if got, want := ShapeOfRange(topo, 0, 4, 3), (Shape{Ranks: 3, Nodes: 2}); got != want {
+		t.Errorf("ranks 0, 4, 8: %+v, want %+v", got, want)
+	}
+}
