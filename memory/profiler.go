@@ -356,6 +356,20 @@ func allocatorOverhead(s *scenarios.Scenario) float64 {
 	return scenarios.DefaultAllocatorOverhead
 }
 
+// outsideWords names what the device holds outside the caching allocator
+// in the words of gpu's vendor, as the reports name them (reports.Vendor):
+// on an AMD GPU (collectives.RCCLArch: the GPUs RCCL's model runs) the
+// HIP runtime's context and RCCL's buffers, on any other CUDA's context
+// and NCCL's. RCCL is AMD's port of NCCL and allocates its buffers the
+// same way, so the figure is the same (the component keeps its key,
+// memory.nccl_buffers).
+func outsideWords(gpu string) string {
+	if collectives.RCCLArch(gpu) != "" {
+		return "the HIP context and RCCL's buffers"
+	}
+	return "the CUDA context and NCCL's buffers"
+}
+
 // profilerParts is ProfilerPeaks' reserved peak at allocator overhead
 // overhead without the gather pool and what the device peak adds outside
 // the allocator (the CUDA context and NCCL's buffers).
