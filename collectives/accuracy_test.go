@@ -104,7 +104,7 @@ func logErrorsHost(t *testing.T, sl sharedLog, m *Model, algo Algo, host bool) a
 		if units.Bytes(s) < units.MiB || units.Bytes(s) > units.GiB {
 			continue
 		}
-		ch, err := m.Time(lg.Op, Shape{sl.ranks, sl.nodes}, algo, units.Bytes(s))
+		ch, err := m.Time(lg.Op, Shape{Ranks: sl.ranks, Nodes: sl.nodes}, algo, units.Bytes(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestTCPXOAllGather(t *testing.T) {
 	m := NewModel(sharedLogs[3].hw)
 	var errs []float64
 	for _, r := range rows {
-		c, err := m.Time(AllGather, Shape{16, 2}, Auto, r.size)
+		c, err := m.Time(AllGather, Shape{Ranks: 16, Nodes: 2}, Auto, r.size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +340,7 @@ func rackErrors(t *testing.T, r gb200Rack) (errs []float64, algos []string) {
 	c := CurveOf(&lg)
 	m := NewModel(gb200CoreWeave())
 	for j, s := range c.Sizes {
-		ch, err := m.Time(lg.Op, Shape{72 * r.racks, r.racks}, Auto, units.Bytes(s))
+		ch, err := m.Time(lg.Op, Shape{Ranks: 72 * r.racks, Nodes: r.racks}, Auto, units.Bytes(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,7 +426,7 @@ func TestTCPXODocFigures(t *testing.T) {
 	c := CurveOf(&lg)
 	m := NewModel(sl.hw)
 	model := func(b units.Bytes) float64 {
-		ch, err := m.Time(lg.Op, Shape{sl.ranks, sl.nodes}, Auto, b)
+		ch, err := m.Time(lg.Op, Shape{Ranks: sl.ranks, Nodes: sl.nodes}, Auto, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +480,7 @@ func TestSuperBenchDocFigures(t *testing.T) {
 		c := CurveOf(&lg)
 		m := NewModel(pl.hw)
 		m.GPUsPerThread = g
-		ch, err := m.Time(lg.Op, Shape{pl.ranks, pl.nodes}, Auto, b)
+		ch, err := m.Time(lg.Op, Shape{Ranks: pl.ranks, Nodes: pl.nodes}, Auto, b)
 		if err != nil {
 			t.Fatal(err)
 		}

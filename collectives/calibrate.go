@@ -31,7 +31,7 @@ type Curve struct {
 // CurveOf is the measured curve of a log: per size, the faster of its
 // out-of-place and in-place times (one-off noise hits one of the two).
 func CurveOf(l *Log) Curve {
-	c := Curve{Op: l.Op, Shape: Shape{l.Ranks, l.Nodes}, Source: fmt.Sprintf("%s:%d", l.File, l.Line), GPUsPerThread: l.GPUsPerThread}
+	c := Curve{Op: l.Op, Shape: Shape{Ranks: l.Ranks, Nodes: l.Nodes}, Source: fmt.Sprintf("%s:%d", l.File, l.Line), GPUsPerThread: l.GPUsPerThread}
 	for _, r := range l.Rows {
 		t := r.Time
 		if r.InTime > 0 {
@@ -502,7 +502,7 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calibration: curves[%d]: %w", i, err)
 		}
-		c.Curves = append(c.Curves, Curve{Op: op, Shape: Shape{cc.Ranks, cc.Nodes}, Sizes: cc.Sizes, TimesUS: cc.TimesUS, Source: cc.Source, GPUsPerThread: cc.GPUsPerThread})
+		c.Curves = append(c.Curves, Curve{Op: op, Shape: Shape{Ranks: cc.Ranks, Nodes: cc.Nodes}, Sizes: cc.Sizes, TimesUS: cc.TimesUS, Source: cc.Source, GPUsPerThread: cc.GPUsPerThread})
 	}
 	return c, nil
 }

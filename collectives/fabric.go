@@ -577,7 +577,7 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 			}
 			blocks, _ := f.lw.nodeBlocks(spec.Group)
 			var err error
-			if c, err = f.model.Time(spec.Op, Shape{Ranks: len(spec.Group), Nodes: len(blocks)}, spec.Algo, spec.Bytes); err != nil {
+			if c, err = f.model.Time(spec.Op, blockShape(len(spec.Group), blocks), spec.Algo, spec.Bytes); err != nil {
 				return nil, err
 			}
 			key.chosen = c.Algo
@@ -816,7 +816,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, fmt.Errorf("collectives: nvlstree supports allreduce only, not %v", spec.Op)
 	}
 	blocks, even := lw.nodeBlocks(spec.Group)
-	sh := Shape{Ranks: len(spec.Group), Nodes: len(blocks)}
+	sh := blockShape(len(spec.Group), blocks)
 	// The pattern follows the algorithm the model picks for this size.
 	c, err := m.Time(spec.Op, sh, spec.Algo, spec.Bytes)
 	if err != nil {
@@ -982,10 +982,61 @@ func (lw *lowering) railBlocks(blocks [][]int) []int {
 	return bs
 }
 
-// ShapeOf is the communicator shape of a group: ranks and nodes spanned.
+// ShapeOf is the communicator shape of a group: ranks, nodes spanned and
+// the ranks on the node holding fewest of them (Shape.MinPerNode).
 func ShapeOf(t *topology.Topology, group []int) Shape {
-	blocks, _ := nodeBlocks(t, group)
-	return Shape{Ranks: len(group), Nodes: len(blocks)}
+	return shapeOf(t, len(group), func(i int) int { return group[i] })
+}
+
+// ShapeOfRange is ShapeOf of the group of n ranks first, first+stride, …,
+// first+(n−1)·stride, without the group: t.All() is (0, 1, t.Ranks()),
+// IntraGroups(k)[i] (i·N/k, 1, N/k) and InterGroups(k)[i] (i, N/k, k).
+func ShapeOfRange(t *topology.Topology, first, stride, n int) Shape {
+	return shapeOf(t, n, func(i int) int { return first + i*stride })
+}
+
+// shapeOf is the shape of the n ranks rank(0), …, rank(n−1): their ranks
+// counted by node, no more memory than a count per node.
+func shapeOf(t *topology.Topology, n int, rank func(int) int) Shape {
+	count := make([]int32, t.Nodes())
+	nodes := 0
+	for i := range n {
+		nd := t.Node(rank(i))
+		if count[nd] == 0 {
+			nodes++
+		}
+		count[nd]++
+	}
+	least := 0
+	for _, c := range count {
+		if c > 0 && (least == 0 || int(c) < least) {
+			least = int(c)
+		}
+	}
+	return nodeShape(n, nodes, least)
+}
+
+// blockShape is the shape of a group of n ranks split by node into blocks
+// (nodeBlocks).
+func blockShape(n int, blocks [][]int) Shape {
+	least := 0
+	for i, b := range blocks {
+		if i == 0 || len(b) < least {
+			least = len(b)
+		}
+	}
+	return nodeShape(n, len(blocks), least)
+}
+
+// nodeShape is the shape of n ranks over nodes nodes, least on the
+// smallest: MinPerNode is set where least differs from n/nodes, so an even
+// group's shape is {n, nodes}.
+func nodeShape(n, nodes, least int) Shape {
+	sh := Shape{Ranks: n, Nodes: nodes}
+	if nodes > 0 && least != sh.ppn() {
+		sh.MinPerNode = least
+	}
+	return sh
 }
 
 // timePlan sets p's choice to c, m's for p's spec, and its phases'

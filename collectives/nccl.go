@@ -324,12 +324,29 @@ func llMaxRow(cpu scenarios.HostCPU) int {
 }
 
 // Shape is a communicator as NCCL's tuner sees it: ranks, nodes, ranks per
-// node (nRanks/nNodes).
+// node (nRanks/nNodes), and the ranks on its smallest node.
 type Shape struct {
 	Ranks, Nodes int
+	// MinPerNode is the ranks on the node holding fewest of the group's,
+	// NCCL's comm->minLocalRanks (src/init.cc lines 1392–1397 at
+	// 5067397c2676d5aed50042fc39e5c8ee96eb0027), where it differs from
+	// Ranks/Nodes (a group over nodes of unequal ranks: ShapeOf); 0 where
+	// it does not, so an even group's shape is its {Ranks, Nodes}, as a
+	// calibration curve's is.
+	MinPerNode int
 }
 
+// ppn is NCCL's nRanks/nNodes, the mean ranks per node (rounded down, as
+// tuning.cc's integer uses of it are).
 func (s Shape) ppn() int { return s.Ranks / max(s.Nodes, 1) }
+
+// minPPN is the ranks on the group's smallest node (MinPerNode).
+func (s Shape) minPPN() int {
+	if s.MinPerNode > 0 {
+		return s.MinPerNode
+	}
+	return s.ppn()
+}
 
 // Choice is one (algorithm, protocol) with its modelled cost.
 type Choice struct {
@@ -685,6 +702,7 @@ type comm struct {
 	p               Proto
 	nBytes          units.Bytes
 	n, nodes, ppn   int
+	minPPN          int     // the smallest node's ranks (Shape.MinPerNode)
 	nsteps, nInter  int     // NCCL's steps and inter-node steps
 	intra, net, nCh float64 // GB/s per GPU, per node (ring search), channels
 	idx2, arch      int     // nodes index (1, 2, >2) and generation of the tables
@@ -692,7 +710,7 @@ type comm struct {
 
 // comm sets up c, or ok false when NCCL would not run the combination.
 func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c comm, ok bool) {
-	c = comm{m: m, op: op, p: p, nBytes: nBytes, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
+	c = comm{m: m, op: op, p: p, nBytes: nBytes, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), minPPN: sh.minPPN(), arch: int(m.HW.Arch)}
 	switch {
 	case op != AllReduce && op != AllGather && op != ReduceScatter:
 		return c, false // all-to-all: point-to-point, not tuned
@@ -705,7 +723,12 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		// Over more than 32 local ranks NCCL runs NVLS for all-reduce
 		// only (enqueue.cc line 2004 at the commit above: maxNVLSArity).
 		c.t = tNVLS
-	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.ppn >= 2:
+	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.minPPN >= 2:
+		// Every node needs two of the group's GPUs: a rank whose node has
+		// one turns NVLS off (nvls.cc line 262, gpuCount < 2), so its NVLS
+		// graph has no channels, the communicator keeps the fewest any rank
+		// found (init.cc line 1439) and with none turns NVLS off for all
+		// (line 1453), at the commit above.
 		c.t = tNVLSTree
 	case a == PAT && op != AllReduce && p == Simple && c.n > 1 && c.nodes == c.n:
 		// PAT runs all-gather and reduce-scatter with Simple only, and
@@ -944,8 +967,15 @@ type NVLSTuning struct {
 //   - heads: one per GPU inside a node (search.cc line 1135: every GPU
 //     pulls), one per NIC across nodes (line 755: the NVLS search pairs
 //     NICs with their GPUs), at most maxNVLSArity.
+//
+// The ranks a node that all of these read are the smallest node's: the
+// SM100 tuning takes ppn = comm->minLocalRanks (nvls.cc line 167), and
+// each node finds its own heads, of which the communicator keeps the
+// fewest (src/graph/connect.cc lines 430–433, minHeadNum, passed to
+// connectNvls at line 514). On an even group that is Ranks/Nodes; over 8 +
+// 4 B200 ranks it is 4 (256 KiB chunks, 4 heads), not the mean 6.
 func NVLSTune(hw Hardware, sh Shape) NVLSTuning {
-	ppn, nodes := sh.ppn(), max(sh.Nodes, 1)
+	ppn, nodes := sh.minPPN(), max(sh.Nodes, 1)
 	t := NVLSTuning{Channels: 16, Heads: min(ppn, maxNVLSArity), Chunk: nvlsChunkSize}
 	if nodes > 1 {
 		t.Heads = min(t.Heads, NewModel(hw).nics(ppn))
@@ -1003,7 +1033,7 @@ func NVLSTune(hw Hardware, sh Shape) NVLSTuning {
 // that each op moves nBytes/(channels × heads), and the fill is at most
 // stages × nBytes.
 func (c *comm) nvlsFill() float64 {
-	tu := NVLSTune(c.m.HW, Shape{c.n, c.nodes})
+	tu := NVLSTune(c.m.HW, Shape{Ranks: c.n, Nodes: c.nodes, MinPerNode: c.minPPN})
 	ops := float64(tu.Channels * tu.Heads)
 	b := float64(c.nBytes)
 	chunk := float64(tu.Chunk)
@@ -1128,7 +1158,7 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 // channels, chunk and heads are NVLSTune's). 24 × 2 × 1 MiB × 32 = 1.5 GiB
 // in a 72-GPU NVLink domain, 16 × 2 × 1 MiB × 8 = 256 MiB on 8 H100.
 func NVLSBuffers(hw Hardware, sh Shape) int64 {
-	if !hw.NVLS || hw.PCI || sh.ppn() < 2 || hw.GFX != "" {
+	if !hw.NVLS || hw.PCI || sh.minPPN() < 2 || hw.GFX != "" {
 		return 0
 	}
 	t := NVLSTune(hw, sh)

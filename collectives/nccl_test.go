@@ -15,7 +15,7 @@ import (
 // tables, worked by hand for 2 × 8 H100 (nRanks 16, nNodes 2, ppn 8).
 func TestNCCLLatencies(t *testing.T) {
 	m := NewModel(h100(50e9, 0))
-	sh := Shape{16, 2}
+	sh := Shape{Ranks: 16, Nodes: 2}
 	for _, c := range []struct {
 		a    Algo
 		p    Proto
@@ -55,7 +55,7 @@ func TestNCCLLatencies(t *testing.T) {
 // correction, no fill) and picks it over the ring, as it does on A3 Mega.
 func TestTreeSimpleFill(t *testing.T) {
 	m := NewModel(TCPXO(h100(25e9, 8*units.Microsecond)))
-	sh := Shape{16, 2}
+	sh := Shape{Ranks: 16, Nodes: 2}
 	lat := 8.4 + 2*(7*4.0+14+2*8)
 	perMiB := 16 * float64(units.MiB) * (14/370.8e3 + 1/170.568e3) // µs
 	for _, c := range []struct {
@@ -96,21 +96,21 @@ func TestTreeSimpleFill(t *testing.T) {
 // one node moves S·(1+1/g) per GPU at 85 % NVLS efficiency.
 func TestNCCLBandwidths(t *testing.T) {
 	m := NewModel(h100(50e9, 0))
-	ring, _ := m.Cost(AllReduce, Shape{32, 4}, Ring, Simple, units.GiB)
+	ring, _ := m.Cost(AllReduce, Shape{Ranks: 32, Nodes: 4}, Ring, Simple, units.GiB)
 	if want := 370.8e9 * 32 / 62; math.Abs(ring.AlgBW-want) > 1e3 {
 		t.Errorf("ring algbw %.4g, want %.4g", ring.AlgBW, want)
 	}
 	slowNIC := NewModel(h100(12.5e9, 0)) // 8 × 2 × 6 GB/s
-	ring, _ = slowNIC.Cost(AllGather, Shape{32, 4}, Ring, Simple, units.GiB)
+	ring, _ = slowNIC.Cost(AllGather, Shape{Ranks: 32, Nodes: 4}, Ring, Simple, units.GiB)
 	if want := 96e9 * 32 / 31; math.Abs(ring.AlgBW-want) > 1e3 {
 		t.Errorf("ring on 100 Gb/s NICs: algbw %.4g, want %.4g", ring.AlgBW, want)
 	}
 	// One rank per node (an inter group): its GPU's own NIC, 2 × 24 GB/s.
-	rail, _ := m.Cost(AllReduce, Shape{4, 4}, Ring, Simple, units.GiB)
+	rail, _ := m.Cost(AllReduce, Shape{Ranks: 4, Nodes: 4}, Ring, Simple, units.GiB)
 	if want := 48e9 * 4 / 6; math.Abs(rail.AlgBW-want) > 1e3 {
 		t.Errorf("one rank per node: algbw %.4g, want %.4g", rail.AlgBW, want)
 	}
-	nvls, ok := m.Cost(AllReduce, Shape{8, 1}, NVLS, Simple, units.GiB)
+	nvls, ok := m.Cost(AllReduce, Shape{Ranks: 8, Nodes: 1}, NVLS, Simple, units.GiB)
 	if want := 370.8e9 * 0.85 * 8 / 9; !ok || math.Abs(nvls.AlgBW-want) > 1e3 {
 		t.Errorf("nvls algbw %.4g, want %.4g", nvls.AlgBW, want)
 	}
@@ -128,14 +128,14 @@ func TestBlackwellNVLSTreeCorrection(t *testing.T) {
 		size units.Bytes
 		want float64
 	}{{64 * units.MiB, 0.8}, {units.GiB, 1}} {
-		x86, ok1 := NewModel(b200).Cost(AllReduce, Shape{16, 2}, NVLSTree, Simple, c.size)
-		arm, ok2 := NewModel(grace).Cost(AllReduce, Shape{16, 2}, NVLSTree, Simple, c.size)
+		x86, ok1 := NewModel(b200).Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLSTree, Simple, c.size)
+		arm, ok2 := NewModel(grace).Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLSTree, Simple, c.size)
 		if !ok1 || !ok2 || math.Abs(x86.AlgBW/arm.AlgBW-c.want) > 1e-9 {
 			t.Errorf("%v: x86/arm algbw %.4g/%.4g, want ratio %.2f", c.size, x86.AlgBW, arm.AlgBW, c.want)
 		}
 	}
-	h, _ := NewModel(h100(50e9, 0)).Cost(AllReduce, Shape{16, 2}, NVLSTree, Simple, 64*units.MiB)
-	g, _ := NewModel(h100(50e9, 0)).Cost(AllReduce, Shape{16, 2}, NVLSTree, Simple, units.GiB)
+	h, _ := NewModel(h100(50e9, 0)).Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLSTree, Simple, 64*units.MiB)
+	g, _ := NewModel(h100(50e9, 0)).Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLSTree, Simple, units.GiB)
 	if h.AlgBW != g.AlgBW {
 		t.Errorf("hopper nvls tree algbw %.4g at 64 MiB, %.4g at 1 GiB: want no correction", h.AlgBW, g.AlgBW)
 	}
@@ -145,26 +145,26 @@ func TestBlackwellNVLSTreeCorrection(t *testing.T) {
 // where the hardware has it; over PCIe no LL128.
 func TestNCCLChoice(t *testing.T) {
 	m := NewModel(h100(50e9, 0))
-	small, _ := m.Choose(AllReduce, Shape{16, 2}, Auto, 1024)
-	large, _ := m.Choose(AllReduce, Shape{16, 2}, Auto, 4*units.GiB)
+	small, _ := m.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, Auto, 1024)
+	large, _ := m.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, Auto, 4*units.GiB)
 	if small.Proto != LL || large.Proto != Simple {
 		t.Errorf("1 KiB %v/%v, 4 GiB %v/%v: want LL then Simple", small.Algo, small.Proto, large.Algo, large.Proto)
 	}
-	one, _ := m.Choose(AllReduce, Shape{8, 1}, Auto, units.GiB)
+	one, _ := m.Choose(AllReduce, Shape{Ranks: 8, Nodes: 1}, Auto, units.GiB)
 	if one.Algo != NVLS {
 		t.Errorf("1 GiB on one H100 node: %v, want nvls", one.Algo)
 	}
 	a100 := NewModel(Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 25e9, NICsPerNode: 8})
-	if c, _ := a100.Choose(AllReduce, Shape{8, 1}, Auto, units.GiB); c.Algo == NVLS {
+	if c, _ := a100.Choose(AllReduce, Shape{Ranks: 8, Nodes: 1}, Auto, units.GiB); c.Algo == NVLS {
 		t.Error("NVLS on Ampere")
 	}
 	pci := NewModel(Hardware{Arch: Ampere, PCI: true, IntraBW: 32e9, NICBW: 12.5e9, NICsPerNode: 1})
 	for _, s := range []units.Bytes{1 << 10, 1 << 20, 1 << 30} {
-		if c, _ := pci.Choose(AllReduce, Shape{8, 1}, Auto, s); c.Proto == LL128 {
+		if c, _ := pci.Choose(AllReduce, Shape{Ranks: 8, Nodes: 1}, Auto, s); c.Proto == LL128 {
 			t.Errorf("%d B over PCIe: LL128", s)
 		}
 	}
-	if _, err := m.Choose(AllReduce, Shape{16, 2}, NVLS, units.GiB); err == nil || !strings.Contains(err.Error(), "use nvlstree or auto") {
+	if _, err := m.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLS, units.GiB); err == nil || !strings.Contains(err.Error(), "use nvlstree or auto") {
 		t.Errorf("nvls across nodes: %v", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestTCPXOProfile(t *testing.T) {
 		}
 		m := NewModel(hw)
 		for _, size := range []units.Bytes{8, units.MiB, units.GiB} {
-			ch, err := m.Choose(AllReduce, Shape{16, 2}, Auto, size)
+			ch, err := m.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, Auto, size)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func TestTCPXOProfile(t *testing.T) {
 		}
 		// The calibration file keeps the protocol set, so its curves
 		// still apply to the cluster it was made on.
-		cal := &Calibration{HW: hw, Params: Nominal, Curves: []Curve{{Op: AllReduce, Shape: Shape{16, 2}, Sizes: []int64{1 << 20, 2 << 20}, TimesUS: []float64{200, 250}}}}
+		cal := &Calibration{HW: hw, Params: Nominal, Curves: []Curve{{Op: AllReduce, Shape: Shape{Ranks: 16, Nodes: 2}, Sizes: []int64{1 << 20, 2 << 20}, TimesUS: []float64{200, 250}}}}
 		back, err := CalibrationOf(cal.File())
 		if err != nil {
 			t.Fatal(err)
@@ -346,7 +346,7 @@ func TestHostLaunchFloor(t *testing.T) {
 	for g, us := range map[int]float64{4: 16.88, 5: 20.8, 6: 25.2, 7: 29.5, 8: 33.7} {
 		m := NewModel(hw)
 		m.GPUsPerThread = g
-		c, err := m.Time(AllReduce, Shape{g, 1}, Ring, 8)
+		c, err := m.Time(AllReduce, Shape{Ranks: g, Nodes: 1}, Ring, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,14 +357,14 @@ func TestHostLaunchFloor(t *testing.T) {
 			t.Errorf("-g %d: %+v: want the host floor %v, (nearly) all latency", g, c, HostLaunchFloor(g))
 		}
 		m.GPUsPerThread = 1
-		one, _ := m.Time(AllReduce, Shape{g, 1}, Ring, 8)
+		one, _ := m.Time(AllReduce, Shape{Ranks: g, Nodes: 1}, Ring, 8)
 		if g == 8 && (float64(one.Time)/1e6-us)/us > -0.40 {
 			t.Errorf("-g 8 without the floor: %v; NCCL's model alone should be ≥ 40 %% under %.1f µs", one.Time, us)
 		}
 		// Large sizes are the GPUs' time: the floor does not touch them.
-		big, _ := m.Time(AllReduce, Shape{g, 1}, Ring, units.GiB)
+		big, _ := m.Time(AllReduce, Shape{Ranks: g, Nodes: 1}, Ring, units.GiB)
 		m.GPUsPerThread = g
-		bigG, _ := m.Time(AllReduce, Shape{g, 1}, Ring, units.GiB)
+		bigG, _ := m.Time(AllReduce, Shape{Ranks: g, Nodes: 1}, Ring, units.GiB)
 		if big != bigG {
 			t.Errorf("-g %d at 1 GiB: %+v, want %+v", g, bigG, big)
 		}
@@ -469,15 +469,15 @@ func TestHostCPU(t *testing.T) {
 		lat, llAlgBW float64 // µs, GB/s
 	}{{intel, 184.24, 20.8}, {amd, 286.16, 12}} {
 		m := NewModel(c.hw)
-		ring, ok := m.Cost(AllReduce, Shape{16, 2}, Ring, Simple, 64*units.MiB)
+		ring, ok := m.Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, Ring, Simple, 64*units.MiB)
 		if got := float64(ring.Latency) / 1e6; !ok || math.Abs(got-c.lat) > 1e-3 {
 			t.Errorf("%q host: ring Simple latency %.3f µs, want %.3f", c.hw.CPU, got, c.lat)
 		}
-		ll, ok := m.Cost(AllReduce, Shape{16, 2}, Ring, LL, 64*units.KiB)
+		ll, ok := m.Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, Ring, LL, 64*units.KiB)
 		if !ok || math.Abs(ll.AlgBW/1e9-c.llAlgBW) > 1e-6 {
 			t.Errorf("%q host: ring LL algbw %.4g GB/s, want %.4g", c.hw.CPU, ll.AlgBW/1e9, c.llAlgBW)
 		}
-		one, _ := m.Cost(AllReduce, Shape{8, 1}, Ring, Simple, 64*units.MiB)
+		one, _ := m.Cost(AllReduce, Shape{Ranks: 8, Nodes: 1}, Ring, Simple, 64*units.MiB)
 		if want := 8.4 + 14*3.4; math.Abs(float64(one.Latency)/1e6-want) > 1e-3 {
 			t.Errorf("%q host, one node: latency %.3f µs, want %.3f", c.hw.CPU, float64(one.Latency)/1e6, want)
 		}
@@ -536,17 +536,17 @@ func TestBufferChannels(t *testing.T) {
 		sh   Shape
 		want int
 	}{
-		{"H100 node", h100(50e9, 0), Shape{8, 1}, 32},
-		{"2 × 8 H100", h100(50e9, 0), Shape{16, 2}, 32},
-		{"H100 one rank a node", h100(50e9, 0), Shape{2, 2}, 4},
-		{"PCIe node", pci, Shape{8, 1}, 4},
-		{"A100, one shared NIC", eth, Shape{32, 4}, 4},
-		{"B300 one rank a node", xdr, Shape{4, 4}, 8},
-		{"B300 2 × 8", xdr, Shape{16, 2}, 32},
+		{"H100 node", h100(50e9, 0), Shape{Ranks: 8, Nodes: 1}, 32},
+		{"2 × 8 H100", h100(50e9, 0), Shape{Ranks: 16, Nodes: 2}, 32},
+		{"H100 one rank a node", h100(50e9, 0), Shape{Ranks: 2, Nodes: 2}, 4},
+		{"PCIe node", pci, Shape{Ranks: 8, Nodes: 1}, 4},
+		{"A100, one shared NIC", eth, Shape{Ranks: 32, Nodes: 4}, 4},
+		{"B300 one rank a node", xdr, Shape{Ranks: 4, Nodes: 4}, 8},
+		{"B300 2 × 8", xdr, Shape{Ranks: 16, Nodes: 2}, 32},
 		// RCCL on one node of 8 MI300X: rome_model_79's 28 rings, doubled
 		// (connect.cc:660 at 0cbce2a7); NCCL's count across nodes.
-		{"MI300X node", mi300x(), Shape{8, 1}, 56},
-		{"2 × 8 MI300X", mi300x(), Shape{16, 2}, 32},
+		{"MI300X node", mi300x(), Shape{Ranks: 8, Nodes: 1}, 56},
+		{"2 × 8 MI300X", mi300x(), Shape{Ranks: 16, Nodes: 2}, 32},
 	} {
 		if got := BufferChannels(c.hw, c.sh); got != c.want {
 			t.Errorf("%s: %d channels, want %d", c.name, got, c.want)
@@ -570,7 +570,7 @@ func TestBufferChannels(t *testing.T) {
 // 11.6 µs.
 func TestPAT(t *testing.T) {
 	m := NewModel(h100(50e9, 0))
-	sh := Shape{16, 16}
+	sh := Shape{Ranks: 16, Nodes: 16}
 	for _, op := range []Op{AllGather, ReduceScatter} {
 		pat, ok := m.Cost(op, sh, PAT, Simple, 64*units.KiB)
 		if !ok || math.Abs(float64(pat.Latency)/1e6-68.8) > 1e-6 || math.Abs(pat.AlgBW/1e9-36) > 1e-9 || math.Abs(float64(pat.Time)/1e6-70.620) > 1e-3 {
@@ -592,7 +592,7 @@ func TestPAT(t *testing.T) {
 		if c, _ := m.Choose(op, sh, Auto, units.GiB); c.Algo != Ring || c.Proto != Simple {
 			t.Errorf("%v 1 GiB over 16 × 1: %v/%v, want ring/Simple", op, c.Algo, c.Proto)
 		}
-		if c, _ := m.Choose(op, Shape{2, 2}, Auto, 8); c.Algo != Ring {
+		if c, _ := m.Choose(op, Shape{Ranks: 2, Nodes: 2}, Auto, 8); c.Algo != Ring {
 			t.Errorf("%v 8 B over 2 × 1: %v, want ring (PAT 17.6 µs, ring LL 11.6)", op, c.Algo)
 		}
 		for _, p := range []Proto{LL, LL128} {
@@ -601,7 +601,7 @@ func TestPAT(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := m.Cost(AllGather, Shape{128, 16}, PAT, Simple, units.MiB); ok {
+	if _, ok := m.Cost(AllGather, Shape{Ranks: 128, Nodes: 16}, PAT, Simple, units.MiB); ok {
 		t.Error("PAT with 8 GPUs a node")
 	}
 	if _, ok := m.Cost(AllReduce, sh, PAT, Simple, units.MiB); ok {
@@ -640,7 +640,7 @@ func TestPluginLatency(t *testing.T) {
 	phys := h100(50e9, 16*units.Microsecond)
 	efa := phys
 	efa.PluginLatency = 75 * units.Microsecond
-	sh, size := Shape{16, 2}, units.Bytes(256*units.MiB)
+	sh, size := Shape{Ranks: 16, Nodes: 2}, units.Bytes(256*units.MiB)
 	a, _ := NewModel(phys).Choose(AllGather, sh, Auto, size)
 	b, _ := NewModel(efa).Choose(AllGather, sh, Auto, size)
 	if a.Algo != Ring || a.Proto != Simple || math.Abs(float64(a.Time)/1e6-780.69) > 0.01 {

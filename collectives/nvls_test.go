@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -29,26 +30,26 @@ func TestNVLSTune(t *testing.T) {
 		want NVLSTuning
 	}{
 		// SM90: 16 channels, 128 KiB; tree max = the chunk below 4 nodes, 64 KiB from 4.
-		{"H100 1×8", h100(50e9, 0), Shape{8, 1}, NVLSTuning{16, 8, 128 << 10, 128 << 10}},
-		{"H100 2×8", h100(50e9, 0), Shape{16, 2}, NVLSTuning{16, 8, 128 << 10, 128 << 10}},
-		{"H100 4×8", h100(50e9, 0), Shape{32, 4}, NVLSTuning{16, 8, 128 << 10, 64 << 10}},
+		{"H100 1×8", h100(50e9, 0), Shape{Ranks: 8, Nodes: 1}, NVLSTuning{16, 8, 128 << 10, 128 << 10}},
+		{"H100 2×8", h100(50e9, 0), Shape{Ranks: 16, Nodes: 2}, NVLSTuning{16, 8, 128 << 10, 128 << 10}},
+		{"H100 4×8", h100(50e9, 0), Shape{Ranks: 32, Nodes: 4}, NVLSTuning{16, 8, 128 << 10, 64 << 10}},
 		// One NVL72 domain: NVLS_NCHANNELS_SM100_NVL 24; heads min(72, 32).
-		{"GB200 1×72", gb200(72), Shape{72, 1}, NVLSTuning{24, 32, 128 << 10, 128 << 10}},
+		{"GB200 1×72", gb200(72), Shape{Ranks: 72, Nodes: 1}, NVLSTuning{24, 32, 128 << 10, 128 << 10}},
 		// 8 domains at 50 GB/s (≥ 48): 24 channels, tree max 128 KiB over C2C (P2C).
-		{"GB200 8×72", gb200(72), Shape{576, 8}, NVLSTuning{24, 32, 128 << 10, 128 << 10}},
+		{"GB200 8×72", gb200(72), Shape{Ranks: 576, Nodes: 8}, NVLSTuning{24, 32, 128 << 10, 128 << 10}},
 		// 2 nodes ≥ 48 GB/s: 32 channels; 8 ranks on PXB below 96 GB/s: tree max 64 KiB.
-		{"B200 2×8", b200, Shape{16, 2}, NVLSTuning{32, 8, 128 << 10, 64 << 10}},
+		{"B200 2×8", b200, Shape{Ranks: 16, Nodes: 2}, NVLSTuning{32, 8, 128 << 10, 64 << 10}},
 		// ≥ 96 GB/s, ≤ 8 ranks: 24 channels, 256 KiB chunks.
-		{"B200 XDR 4×8", xdr, Shape{32, 4}, NVLSTuning{24, 8, 256 << 10, 256 << 10}},
+		{"B200 XDR 4×8", xdr, Shape{Ranks: 32, Nodes: 4}, NVLSTuning{24, 8, 256 << 10, 256 << 10}},
 		// heads across nodes: one per NIC (4 NICs per node).
-		{"B200 4 NICs 4×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 4}, Shape{32, 4}, NVLSTuning{24, 4, 128 << 10, 64 << 10}},
+		{"B200 4 NICs 4×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 4}, Shape{Ranks: 32, Nodes: 4}, NVLSTuning{24, 4, 128 << 10, 64 << 10}},
 		// The branches review s20 B found untested (M13, M24, M25): an Arm
 		// host's two nodes of 8 and of 16 ranks, an x86 host at 100 GB/s
 		// with 16 ranks a node, and two NVL72 domains.
-		{"Grace 2×8", gb200(8), Shape{16, 2}, NVLSTuning{32, 8, 128 << 10, 128 << 10}},
-		{"Grace 2×16", gb200(16), Shape{32, 2}, NVLSTuning{32, 16, 128 << 10, 64 << 10}},
-		{"B200 XDR 4×16", xdr, Shape{64, 4}, NVLSTuning{32, 8, 128 << 10, 128 << 10}},
-		{"GB200 2×72", gb200(72), Shape{144, 2}, NVLSTuning{32, 32, 128 << 10, 64 << 10}},
+		{"Grace 2×8", gb200(8), Shape{Ranks: 16, Nodes: 2}, NVLSTuning{32, 8, 128 << 10, 128 << 10}},
+		{"Grace 2×16", gb200(16), Shape{Ranks: 32, Nodes: 2}, NVLSTuning{32, 16, 128 << 10, 64 << 10}},
+		{"B200 XDR 4×16", xdr, Shape{Ranks: 64, Nodes: 4}, NVLSTuning{32, 8, 128 << 10, 128 << 10}},
+		{"GB200 2×72", gb200(72), Shape{Ranks: 144, Nodes: 2}, NVLSTuning{32, 32, 128 << 10, 64 << 10}},
 	} {
 		if got := NVLSTune(c.hw, c.sh); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
@@ -82,9 +83,9 @@ func TestNVLSFillBounded(t *testing.T) {
 		size units.Bytes
 		us   float64
 	}{
-		{Shape{72, 1}, NVLS, units.MiB, 25 + 2097152/526.815e3 + 1048576/526.815e3},
-		{Shape{576, 8}, NVLSTree, units.MiB, 150.4 + 8388608/526.815e3 + 1048576/526.815e3},
-		{Shape{576, 8}, NVLSTree, 256 * units.MiB, 150.4 + 402653184/526.815e3 + 268435456/526.815e3},
+		{Shape{Ranks: 72, Nodes: 1}, NVLS, units.MiB, 25 + 2097152/526.815e3 + 1048576/526.815e3},
+		{Shape{Ranks: 576, Nodes: 8}, NVLSTree, units.MiB, 150.4 + 8388608/526.815e3 + 1048576/526.815e3},
+		{Shape{Ranks: 576, Nodes: 8}, NVLSTree, 256 * units.MiB, 150.4 + 402653184/526.815e3 + 268435456/526.815e3},
 	} {
 		ch, ok := NewModel(gb200(72)).Cost(AllReduce, c.sh, c.algo, Simple, c.size)
 		if !ok {
@@ -96,10 +97,10 @@ func TestNVLSFillBounded(t *testing.T) {
 	}
 	// Over more than 32 local ranks NCCL runs NVLS for all-reduce only
 	// (enqueue.cc line 2004).
-	if _, ok := NewModel(gb200(72)).Cost(AllGather, Shape{72, 1}, NVLS, Simple, units.MiB); ok {
+	if _, ok := NewModel(gb200(72)).Cost(AllGather, Shape{Ranks: 72, Nodes: 1}, NVLS, Simple, units.MiB); ok {
 		t.Error("NVLS all-gather over 72 local ranks: want not run")
 	}
-	if _, ok := NewModel(gb200(32)).Cost(AllGather, Shape{32, 1}, NVLS, Simple, units.MiB); !ok {
+	if _, ok := NewModel(gb200(32)).Cost(AllGather, Shape{Ranks: 32, Nodes: 1}, NVLS, Simple, units.MiB); !ok {
 		t.Error("NVLS all-gather over 32 local ranks: want run")
 	}
 }
@@ -122,20 +123,20 @@ func TestNVLSBuffers(t *testing.T) {
 		sh   Shape
 		want int64
 	}{
-		{"GB200 1×72", gb200(72), Shape{72, 1}, 1536 << 20},
-		{"GB200 8×72", gb200(72), Shape{576, 8}, 1536 << 20},
-		{"H100 1×8", h100(50e9, 0), Shape{8, 1}, 256 << 20},
-		{"B200 2×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}, Shape{16, 2}, 512 << 20},
-		{"A100 1×8", a100SXM(25e9, 8, 0), Shape{8, 1}, 0},
+		{"GB200 1×72", gb200(72), Shape{Ranks: 72, Nodes: 1}, 1536 << 20},
+		{"GB200 8×72", gb200(72), Shape{Ranks: 576, Nodes: 8}, 1536 << 20},
+		{"H100 1×8", h100(50e9, 0), Shape{Ranks: 8, Nodes: 1}, 256 << 20},
+		{"B200 2×8", Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}, Shape{Ranks: 16, Nodes: 2}, 512 << 20},
+		{"A100 1×8", a100SXM(25e9, 8, 0), Shape{Ranks: 8, Nodes: 1}, 0},
 	} {
 		if got := NVLSBuffers(c.hw, c.sh); got != c.want {
 			t.Errorf("%s: %d B, want %d", c.name, got, c.want)
 		}
 	}
-	if !RunsNVLS(h100(50e9, 0), Shape{8, 1}, []Op{AllReduce}) {
+	if !RunsNVLS(h100(50e9, 0), Shape{Ranks: 8, Nodes: 1}, []Op{AllReduce}) {
 		t.Error("1 × 8 H100 all-reduce: want NVLS at some size")
 	}
-	if RunsNVLS(h100(50e9, 0), Shape{16, 2}, []Op{AllGather, ReduceScatter}) {
+	if RunsNVLS(h100(50e9, 0), Shape{Ranks: 16, Nodes: 2}, []Op{AllGather, ReduceScatter}) {
 		t.Error("2 × 8 H100 all-gather: NVLS cannot run across nodes without CollNet")
 	}
 }
@@ -156,7 +157,7 @@ func TestNVLSBuffers(t *testing.T) {
 // 128 MiB (tree/LL128, 1005 µs) to 256 MiB no longer jumps to 5022 µs.
 func TestTreeSimpleFill72(t *testing.T) {
 	m := NewModel(gb200(72))
-	c, ok := m.comm(AllReduce, Shape{576, 8}, Tree, Simple, 256*units.MiB)
+	c, ok := m.comm(AllReduce, Shape{Ranks: 576, Nodes: 8}, Tree, Simple, 256*units.MiB)
 	if !ok {
 		t.Fatal("tree/Simple not run")
 	}
@@ -164,11 +165,11 @@ func TestTreeSimpleFill72(t *testing.T) {
 	if got, want := c.treeSimpleFill(raw), 524288*(142*32/721.8e9+5*32/332.03e9)*1e6; math.Abs(got-want) > 0.1 {
 		t.Errorf("fill %.1f µs, want %.1f", got, want)
 	}
-	small, err := m.Choose(AllReduce, Shape{576, 8}, Auto, 128*units.MiB)
+	small, err := m.Choose(AllReduce, Shape{Ranks: 576, Nodes: 8}, Auto, 128*units.MiB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := m.Choose(AllReduce, Shape{576, 8}, Auto, 256*units.MiB)
+	big, err := m.Choose(AllReduce, Shape{Ranks: 576, Nodes: 8}, Auto, 256*units.MiB)
 	if err != nil || big.Algo == Tree && big.Proto == Simple {
 		t.Errorf("256 MiB: auto %v/%v (%v), want anything but the tree's Simple pipeline", big.Algo, big.Proto, err)
 	}
@@ -188,29 +189,155 @@ func TestTreeSimpleFill72(t *testing.T) {
 // ring/LL128.
 func TestRankingKeepsFills(t *testing.T) {
 	m := NewModel(gb200(72))
-	nt, ok := m.Cost(AllReduce, Shape{576, 8}, NVLSTree, Simple, units.MiB)
+	nt, ok := m.Cost(AllReduce, Shape{Ranks: 576, Nodes: 8}, NVLSTree, Simple, units.MiB)
 	if !ok {
 		t.Fatal("NVLS-tree does not run")
 	}
 	if got, want := float64(nt.cost)/1e6, 150.4+9*1048576/526.815e3; math.Abs(got-want) > 0.01 {
 		t.Errorf("NVLS-tree's cost %.3f µs, want %.3f", got, want)
 	}
-	ll, ok := m.Cost(AllReduce, Shape{576, 8}, Tree, LL128, units.MiB)
+	ll, ok := m.Cost(AllReduce, Shape{Ranks: 576, Nodes: 8}, Tree, LL128, units.MiB)
 	if !ok {
 		t.Fatal("tree/LL128 does not run")
 	}
 	if lat := float64(ll.Latency) / 1e6; lat < 242.5 {
 		t.Errorf("tree/LL128 latency %.1f µs, want ≥ 242.5", lat)
 	}
-	if c, err := m.Choose(AllReduce, Shape{576, 8}, Auto, units.MiB); err != nil || c.Algo != NVLSTree {
+	if c, err := m.Choose(AllReduce, Shape{Ranks: 576, Nodes: 8}, Auto, units.MiB); err != nil || c.Algo != NVLSTree {
 		t.Errorf("8 × 72 GB200, 1 MiB: auto %v/%v (%v), want nvlstree", c.Algo, c.Proto, err)
 	}
 	h := NewModel(h100(50e9, 0))
-	n, ok := h.Cost(AllReduce, Shape{16, 2}, NVLSTree, Simple, 8*units.MiB)
+	n, ok := h.Cost(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLSTree, Simple, 8*units.MiB)
 	if !ok || n.cost != n.Time {
 		t.Errorf("2 × 8 H100, 8 MiB: NVLS-tree ranked at %v, timed at %v: want its fill in both", n.cost, n.Time)
 	}
-	if c, err := h.Choose(AllReduce, Shape{16, 2}, Auto, 8*units.MiB); err != nil || c.Algo != Ring || c.Proto != LL128 {
+	if c, err := h.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, Auto, 8*units.MiB); err != nil || c.Algo != Ring || c.Proto != LL128 {
 		t.Errorf("2 × 8 H100, 8 MiB: auto %v/%v (%v), want ring/LL128", c.Algo, c.Proto, err)
+	}
+}
+
+// TestNVLSMinLocalRanks holds the NVLS tuning of a group over nodes of
+// unequal ranks to the smallest node's, as NCCL reads it (NVIDIA/nccl
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), by hand from the source:
+//
+// 8 + 4 B200 ranks (2 × 8 GPUs, group 0..11), x86 host, eight 50 GB/s
+// NICs a node: comm->minLocalRanks = min(8, 4) = 4 (init.cc lines
+// 1392–1397). ncclNvlsTuning: compCap 100, nNodes 2 > 1 → 32 channels
+// (nvls.cc line 211); ncclNvlsTreeSm100Tuning: nNodes 2, minNetBw 50 ≥ 48
+// → 32 channels, tree max 128 KiB, then ppn = minLocalRanks 4 ≤ 4 → chunk
+// 256 KiB and tree max 256 KiB (lines 167, 173–178). Heads: node 0 finds
+// 8 (eight GPUs with eight NICs), node 1 at most its 4 GPUs (search.cc
+// line 1127), the communicator keeps the fewest, 4 (connect.cc lines
+// 430–433). Buffers: 32 · 2 · (256 KiB · 8) · 4 = 512 MiB (nvls.cc lines
+// 425–430). The mean ranks a node, 6, gave {32, 6, 128 KiB, 64 KiB} and
+// 384 MiB.
+//
+// NVLS-tree all-reduce of 1 GiB over that group: ops = 32 · 4 = 128,
+// chunk min(256 KiB, 256 KiB), 1 GiB is not below 32 · 128 · 256 KiB =
+// 1 GiB, so it stays; stages 2 + 2·log2 2 = 4; fill 4 · 256 KiB · 128 =
+// 134,217,728 B, against the mean's 4 · 64 KiB · 192 = 50,331,648 B: the
+// latency is 83,886,080 B / algbw longer, the bandwidth the same.
+//
+// 8 + 1 H100 ranks (group 0..8): the rank alone on its node has
+// gpuCount 1 < 2 and no NVLS (nvls.cc line 262), so its NVLS graph has no
+// channels, the communicator keeps 0 (init.cc line 1439) and turns NVLS
+// off (line 1453): no NVLS buffers, no NVLS-tree (the mean, 4, gave
+// 128 MiB and an NVLS-tree).
+func TestNVLSMinLocalRanks(t *testing.T) {
+	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8,
+		Intra: topology.LinkParams{Bandwidth: 900e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	for _, c := range []struct {
+		group []int
+		want  Shape
+	}{
+		{seq(0, 16), Shape{Ranks: 16, Nodes: 2}},                // even: no MinPerNode
+		{seq(0, 12), Shape{Ranks: 12, Nodes: 2, MinPerNode: 4}}, // 8 + 4
+		{seq(0, 9), Shape{Ranks: 9, Nodes: 2, MinPerNode: 1}},   // 8 + 1
+		{seq(3, 12), Shape{Ranks: 9, Nodes: 2}},                 // 5 + 4: the smallest is 9/2
+	} {
+		if got := ShapeOf(topo, c.group); got != c.want {
+			t.Errorf("ShapeOf %v: %+v, want %+v", c.group, got, c.want)
+		}
+	}
+	uneven, mean := Shape{Ranks: 12, Nodes: 2, MinPerNode: 4}, Shape{Ranks: 12, Nodes: 2}
+	if got, want := NVLSTune(b200, uneven), (NVLSTuning{32, 4, 256 << 10, 256 << 10}); got != want {
+		t.Errorf("8+4 B200: %+v, want %+v", got, want)
+	}
+	if got := NVLSBuffers(b200, uneven); got != 512<<20 {
+		t.Errorf("8+4 B200 buffers: %d B, want %d", got, 512<<20)
+	}
+	m := NewModel(b200)
+	a, ok1 := m.Cost(AllReduce, uneven, NVLSTree, Simple, units.GiB)
+	b, ok2 := m.Cost(AllReduce, mean, NVLSTree, Simple, units.GiB)
+	if !ok1 || !ok2 {
+		t.Fatalf("8+4 B200 NVLS-tree: run %v %v, want both", ok1, ok2)
+	}
+	if a.AlgBW != b.AlgBW {
+		t.Errorf("8+4 B200 NVLS-tree algbw %g, mean's %g: want the same", a.AlgBW, b.AlgBW)
+	}
+	want := 83_886_080 / a.AlgBW * 1e12
+	if got := float64(a.Latency - b.Latency); math.Abs(got-want) > 1 {
+		t.Errorf("8+4 B200 NVLS-tree fill: %.0f ps over the mean's, want %.0f", got, want)
+	}
+	h := h100(50e9, 0)
+	one := Shape{Ranks: 9, Nodes: 2, MinPerNode: 1}
+	if got := NVLSBuffers(h, one); got != 0 {
+		t.Errorf("8+1 H100 buffers: %d B, want 0", got)
+	}
+	if _, ok := m.Cost(AllReduce, one, NVLSTree, Simple, units.GiB); ok {
+		t.Error("8+1 NVLS-tree: want not run (a node of one rank turns NVLS off)")
+	}
+}
+
+// TestShapeOfRange holds ShapeOfRange (the memory model's shapes of rank
+// 0's groups, built without the groups) and ShapeOf to the fabric's shape
+// of the same group (blockShape of nodeBlocks) on every group topology
+// forms, over placements that split groups unevenly; and by hand: 12 ranks
+// on 2 × 8 GPUs are 8 + 4 ({12, 2, 4}), and K = 4's inter group 0, ranks
+// 0, 3, 6, 9, is 3 + 1 ({4, 2, 1}; ranks 0, 4, 8 would be 2 + 1, whose
+// smallest node is 3/2 = 1: {3, 2}).
+func TestShapeOfRange(t *testing.T) {
+	link := topology.LinkParams{Bandwidth: 100e9, Latency: 500}
+	for _, p := range []topology.Params{
+		{Nodes: 3, GPUsPerNode: 8},
+		{Nodes: 2, GPUsPerNode: 8, DP: 12},
+		{Nodes: 2, GPUsPerNode: 6, DP: 3, CP: 4},
+		{Nodes: 4, GPUsPerNode: 4, DP: 2, CP: 8, DPFastest: true},
+		{Nodes: 3, GPUsPerNode: 6, DP: 4, CP: 4, DPFastest: true},
+	} {
+		p.Intra, p.Inter = link, link
+		topo := mustTopo(t, p)
+		n := topo.Ranks()
+		check := func(what string, got Shape, g []int) {
+			blocks, _ := nodeBlocks(topo, g)
+			if want := blockShape(len(g), blocks); got != want || ShapeOf(topo, g) != want {
+				t.Errorf("%+v %s %v: ShapeOfRange %+v, ShapeOf %+v, want %+v", p, what, g, got, ShapeOf(topo, g), want)
+			}
+		}
+		check("all", ShapeOfRange(topo, 0, 1, n), topo.All())
+		for k := 1; k <= n; k++ {
+			if n%k != 0 {
+				continue
+			}
+			intra, _ := topo.IntraGroups(k)
+			for i, g := range intra {
+				check("intra", ShapeOfRange(topo, i*n/k, 1, n/k), g)
+			}
+			inter, _ := topo.InterGroups(k)
+			for i, g := range inter {
+				check("inter", ShapeOfRange(topo, i, n/k, k), g)
+			}
+		}
+	}
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8, DP: 12, Intra: link, Inter: link})
+	if got, want := ShapeOfRange(topo, 0, 1, 12), (Shape{Ranks: 12, Nodes: 2, MinPerNode: 4}); got != want {
+		t.Errorf("8 + 4: %+v, want %+v", got, want)
+	}
+	if got, want := ShapeOfRange(topo, 0, 3, 4), (Shape{Ranks: 4, Nodes: 2, MinPerNode: 1}); got != want {
+		t.Errorf("ranks 0, 3, 6, 9: %+v, want %+v", got, want)
+	}
+	if got, want := ShapeOfRange(topo, 0, 4, 3), (Shape{Ranks: 3, Nodes: 2}); got != want {
+		t.Errorf("ranks 0, 4, 8: %+v, want %+v", got, want)
 	}
 }

@@ -149,7 +149,7 @@ func TestRCCLChooseTimesOnlyTheWinner(t *testing.T) {
 	four.NICsPerNode = 4
 	for _, hw := range []Hardware{mi300x(), slow, pci, four} {
 		m := NewModel(hw)
-		for _, sh := range []Shape{{8, 1}, {16, 2}, {32, 4}, {24, 3}, {64, 8}} {
+		for _, sh := range []Shape{{Ranks: 8, Nodes: 1}, {Ranks: 16, Nodes: 2}, {Ranks: 32, Nodes: 4}, {Ranks: 24, Nodes: 3}, {Ranks: 64, Nodes: 8}} {
 			for _, op := range []Op{AllReduce, ReduceScatter, AllGather} {
 				for b := units.Bytes(64); b <= 4<<30; b *= 2 {
 					got, err := m.Choose(op, sh, Auto, b)
@@ -190,7 +190,7 @@ func TestRCCLNoLL128(t *testing.T) {
 	four := mi300x()
 	four.NICsPerNode = 4
 	for _, amd := range []*Model{NewModel(mi300x()), NewModel(four)} {
-		for _, sh := range []Shape{{8, 1}, {16, 2}, {32, 4}} {
+		for _, sh := range []Shape{{Ranks: 8, Nodes: 1}, {Ranks: 16, Nodes: 2}, {Ranks: 32, Nodes: 4}} {
 			for _, op := range []Op{AllReduce, ReduceScatter, AllGather} {
 				for b := units.Bytes(64); b <= 4<<30; b *= 4 {
 					c, err := amd.Choose(op, sh, Auto, b)
@@ -249,7 +249,7 @@ func TestRCCLMeasured8MiB(t *testing.T) {
 // tree/Simple at 18.5 GB/s would take longer than 512 MiB by ring/Simple).
 func TestRCCLMonotone(t *testing.T) {
 	m := NewModel(mi300x())
-	for _, sh := range []Shape{{8, 1}, {16, 2}, {32, 4}} {
+	for _, sh := range []Shape{{Ranks: 8, Nodes: 1}, {Ranks: 16, Nodes: 2}, {Ranks: 32, Nodes: 4}} {
 		prev := units.Duration(0)
 		for b := units.Bytes(64); b <= 4<<30; b *= 2 {
 			c, err := m.Choose(AllReduce, sh, Auto, b)
@@ -275,12 +275,12 @@ func TestRCCLTuningModel(t *testing.T) {
 		model string
 		tm    *rcclTuningModel
 	}{
-		{Shape{8, 1}, 8, "rome_model_79", &rcclTuning5},
-		{Shape{16, 2}, 8, "rome_model_81", &rcclTuning5},
-		{Shape{16, 2}, 16, "rome_model_84", &rcclTuning5},
-		{Shape{16, 2}, 4, "rome_model_87", &rcclTuning0},
-		{Shape{8, 2}, 8, "", &rcclTuning0},
-		{Shape{4, 1}, 8, "", &rcclTuning0},
+		{Shape{Ranks: 8, Nodes: 1}, 8, "rome_model_79", &rcclTuning5},
+		{Shape{Ranks: 16, Nodes: 2}, 8, "rome_model_81", &rcclTuning5},
+		{Shape{Ranks: 16, Nodes: 2}, 16, "rome_model_84", &rcclTuning5},
+		{Shape{Ranks: 16, Nodes: 2}, 4, "rome_model_87", &rcclTuning0},
+		{Shape{Ranks: 8, Nodes: 2}, 8, "", &rcclTuning0},
+		{Shape{Ranks: 4, Nodes: 1}, 8, "", &rcclTuning0},
 	} {
 		hw := mi300x()
 		hw.NICsPerNode = c.nics

@@ -522,8 +522,8 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		// the reports say so where they give it (reports.FitVerdict).
 		r.Fits = r.Fits && r.Need <= r.GPUMemory
 		if r.Fits && r.Device > r.GPUMemory {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the device needs %s of %s (the allocated peak with the CUDA context and NCCL's buffers), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
-				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), units.Bytes(r.Device).IEC()))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
+				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), outsideWords(s.Cluster.GPU), units.Bytes(r.Device).IEC()))
 		}
 	}
 	return r, nil

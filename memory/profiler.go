@@ -70,8 +70,10 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 		return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
 	}
 	// The groups that hold rank 0, shaped as topology places their ranks:
-	// the world, or K's intra and inter groups.
-	groups := []collectives.Shape{collectives.ShapeOf(t, t.All())}
+	// the world (t.All()), or K's intra and inter groups (IntraGroups(k)[0],
+	// InterGroups(k)[0]), shaped without building them (ShapeOfRange).
+	n := t.Ranks()
+	groups := []collectives.Shape{collectives.ShapeOfRange(t, 0, 1, n)}
 	// The collectives each communicator runs (zero/schedule.go gradSync and
 	// the parameter all-gathers): an all-reduce over every rank at stage 0
 	// (seed 001's ZeRO-1: and the parameters' all-gather), else all-gathers
@@ -86,18 +88,10 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	case s.Communication.Zero1AllReduce:
 		ops[0] = []collectives.Op{collectives.AllReduce, collectives.AllGather}
 	}
-	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && t.Ranks()%k == 0 {
+	if k := s.Parallelism.K; k > 1 && s.Parallelism.Stage > 0 && n%k == 0 {
 		// The intra and inter groups; stage 0 all-reduces over every rank
 		// whatever K (run's K line: no effect).
-		intra, err := t.IntraGroups(k)
-		if err != nil {
-			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
-		}
-		inter, err := t.InterGroups(k)
-		if err != nil {
-			return 0, fmt.Errorf("memory: NCCL buffers: %w", err)
-		}
-		groups = []collectives.Shape{collectives.ShapeOf(t, intra[0]), collectives.ShapeOf(t, inter[0])}
+		groups = []collectives.Shape{collectives.ShapeOfRange(t, 0, 1, n/k), collectives.ShapeOfRange(t, 0, n/k, k)}
 		ops = [][]collectives.Op{ops[0], reduce}
 	}
 	if GradientCommunicator(s) {
@@ -360,6 +354,20 @@ func allocatorOverhead(s *scenarios.Scenario) float64 {
 		return *o
 	}
 	return scenarios.DefaultAllocatorOverhead
+}
+
+// outsideWords names what the device holds outside the caching allocator
+// in the words of gpu's vendor, as the reports name them (reports.Vendor):
+// on an AMD GPU (collectives.RCCLArch: the GPUs RCCL's model runs) the
+// HIP runtime's context and RCCL's buffers, on any other CUDA's context
+// and NCCL's. RCCL is AMD's port of NCCL and allocates its buffers the
+// same way, so the figure is the same (the component keeps its key,
+// memory.nccl_buffers).
+func outsideWords(gpu string) string {
+	if collectives.RCCLArch(gpu) != "" {
+		return "the HIP context and RCCL's buffers"
+	}
+	return "the CUDA context and NCCL's buffers"
 }
 
 // profilerParts is ProfilerPeaks' reserved peak at allocator overhead

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,6 +303,43 @@ func TestNVLSBuffersFollowAlgorithm(t *testing.T) {
 	} {
 		if got := buffers(c.sets...); got != c.want {
 			t.Errorf("%v: %d B of NCCL buffers, want %d", c.sets, got, c.want)
+		}
+	}
+}
+
+// TestDeviceWarningVendorWords (review s20 "Noticed and left"): the
+// warning that the device needs more than the GPU with the allocator's
+// reserve names what lies outside the allocator in the GPU vendor's words,
+// as the reports do (reports.Vendor): the CUDA context and NCCL's buffers
+// on the default 2 × 8 H100 at seq_len 7168, the HIP context and RCCL's
+// buffers on MI300X at seq_len 24576 (the allocated peak fits its 191.69
+// GiB, the device with the reserve does not).
+func TestDeviceWarningVendorWords(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	for _, c := range []struct {
+		sets []string
+		want string
+		not  []string
+	}{
+		{[]string{"model.seq_len=7168"}, "(the allocated peak with the CUDA context and NCCL's buffers)", []string{"HIP", "RCCL"}},
+		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI", "model.seq_len=24576"}, "(the allocated peak with the HIP context and RCCL's buffers)", []string{"CUDA", "NCCL"}},
+	} {
+		s, err := scenarios.Load("default.yaml", data, c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, "the device needs ") {
+				got = append(got, w)
+			}
+		}
+		if len(got) != 1 || !strings.Contains(got[0], c.want) || slices.ContainsFunc(c.not, func(w string) bool { return strings.Contains(got[0], w) }) {
+			t.Errorf("%v: device warnings %q, want one with %q and no %q", c.sets, got, c.want, c.not)
 		}
 	}
 }

@@ -204,26 +204,37 @@ const nvl36GPUs = NVL72GPUs / 2
 // nodes, not only a tray of 4 or less: HGX's 8 per node, 9 × 8 for one
 // NVL72 rack, is the likely mistake (QA14 finding 5). A node that is a
 // rack used in part (16 trays, 64 GPUs) is right as given, which the
-// warning says for descriptions above a tray.
+// warning says for descriptions above a tray. Two nodes of 36 are silent:
+// they are two NVL36 racks, or one GB200 NVL36×2 split at its racks (one
+// domain of 72), which the loader cannot tell apart; the docs say so
+// (docs/scenario-format.md, cluster).
 func (l *loader) warnNVLTray(s *Scenario) {
 	c := &s.Cluster
 	if c.GPU != "GB200" && c.GPU != "GB300" || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 {
 		return
 	}
 	total := c.Nodes * c.GPUsPerNode
-	here := fmt.Sprintf("here nodes: %d, gpus_per_node: %d", total/NVL72GPUs, NVL72GPUs)
+	// One instruction, the description of these GPUs: a node of them all
+	// when they fit one rack, else a node per rack, else (not whole racks)
+	// a node per NVLink domain; notes after it in parentheses.
+	var do string
+	var notes []string
 	switch {
 	case total <= NVL72GPUs:
-		here = fmt.Sprintf("here nodes: 1, gpus_per_node: %d for trays of one rack", total)
-	case total%NVL72GPUs != 0:
-		here = fmt.Sprintf("%d GPUs are not whole racks: one node per NVLink domain", total)
+		do = fmt.Sprintf("describe the trays of one rack as one node: nodes: 1, gpus_per_node: %d", total)
+	case total%NVL72GPUs == 0:
+		do = fmt.Sprintf("describe each NVL72 rack as one node: nodes: %d, gpus_per_node: %d", total/NVL72GPUs, NVL72GPUs)
+		notes = append(notes, fmt.Sprintf("an NVL36 rack is a node of %d", nvl36GPUs))
+	default:
+		do = fmt.Sprintf("describe each NVLink domain as one node: gpus_per_node: %d for an NVL72 rack, %d for an NVL36", NVL72GPUs, nvl36GPUs)
+		notes = append(notes, fmt.Sprintf("%d GPUs are not whole racks", total))
 	}
-	what, part := fmt.Sprintf("a %s compute tray or less", c.GPU), ""
+	what := fmt.Sprintf("a %s compute tray or less", c.GPU)
 	if c.GPUsPerNode > trayGPUs {
 		what = fmt.Sprintf("not a whole %s NVLink domain (72 GPUs in an NVL72 rack, 36 in an NVL36)", c.GPU)
-		part = fmt.Sprintf("; a node that is one rack used in part is right as gpus_per_node: %d", c.GPUsPerNode)
+		notes = append(notes, fmt.Sprintf("a node that is one rack used in part is right as gpus_per_node: %d", c.GPUsPerNode))
 	}
-	l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is %s, but NCCL's MNNVL counts the NVL72 rack as one node: describe it as gpus_per_node: %d (%s; an NVL36 rack as 36%s), "+
-		"else the traffic between trays is modelled over the NICs instead of NVLink (docs/scenario-format.md, cluster)",
-		c.GPUsPerNode, what, NVL72GPUs, here, part))
+	notes = append(notes, "docs/scenario-format.md, cluster")
+	l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is %s, but NCCL's MNNVL counts the NVL72 rack as one node, and the traffic between its trays would be modelled over the NICs instead of NVLink: %s (%s)",
+		c.GPUsPerNode, what, do, strings.Join(notes, "; ")))
 }

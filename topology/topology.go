@@ -130,7 +130,7 @@ type Topology struct {
 	ov        []LinkParams
 	linksOnce sync.Once
 	links     []Link
-	speed     []float64 // per rank
+	speed     []float64 // per rank; nil: every rank 1
 }
 
 // New builds a topology from plain parameters.
@@ -187,9 +187,13 @@ func New(p Params) (*Topology, error) {
 			return nil, fmt.Errorf("topology: link override %d: %w", i, err)
 		}
 	}
-	t.speed = make([]float64, t.dp*t.cp)
-	for i := range t.speed {
-		t.speed[i] = 1
+	// Per-rank speeds only when some rank has one (nil: every rank 1, no
+	// slice of N float64 for the usual nominal cluster).
+	if len(p.Speeds) > 0 {
+		t.speed = make([]float64, t.dp*t.cp)
+		for i := range t.speed {
+			t.speed[i] = 1
+		}
 	}
 	for i, s := range p.Speeds {
 		if s.Rank < 0 || s.Rank >= len(t.speed) {
@@ -461,7 +465,15 @@ func (t *Topology) Node(r int) int { return t.GPU(r) / t.gpn }
 func (t *Topology) Local(r int) int { return t.GPU(r) % t.gpn }
 
 // Speed is rank r's GPU speed factor (1 = nominal).
-func (t *Topology) Speed(r int) float64 { return t.speed[r] }
+func (t *Topology) Speed(r int) float64 {
+	if t.speed == nil {
+		if r < 0 || r >= t.Ranks() {
+			panic(fmt.Sprintf("topology: rank %d is not in 0..%d", r, t.Ranks()-1))
+		}
+		return 1
+	}
+	return t.speed[r]
+}
 
 func (t *Topology) checkRank(r int) error {
 	if r < 0 || r >= t.Ranks() {

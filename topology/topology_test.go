@@ -168,6 +168,12 @@ func TestBuild(t *testing.T) {
 	if topo.Ranks() != 8 || topo.Speed(3) != 0.8 || topo.Speed(2) != 1 {
 		t.Errorf("ranks %d speeds %v %v", topo.Ranks(), topo.Speed(3), topo.Speed(2))
 	}
+	// Without GPU overrides every rank runs at 1 (no per-rank slice).
+	s.Cluster.GPUOverrides = nil
+	if nominal, err := Build(s); err != nil || nominal.Speed(0) != 1 || nominal.Speed(7) != 1 {
+		t.Errorf("no gpu overrides: speeds %v %v (%v), want 1", nominal.Speed(0), nominal.Speed(7), err)
+	}
+	s.Cluster.GPUOverrides = []scenarios.GPUOverride{{Rank: 3, Speed: 0.8}}
 	if l := topo.Links()[mustPath(t, topo, 5, 4).Links[0]]; l.Bandwidth != 100e9 || l.Name != "node2/gpu1/nvlink-out" {
 		t.Errorf("override: %+v", l)
 	}
