@@ -891,9 +891,12 @@ func (c *comm) latencyWith(extra units.Duration) float64 {
 		hw = 1
 	}
 	netHW := hwLat[2][c.t][p]
-	if c.ppn == 1 {
+	if c.n == c.nodes {
 		// "With ppn=1 latencies are fully exposed, use the Tree network
-		// latency" (ncclTopoTuneModel at the commit above).
+		// latency" (ncclTopoTuneModel at the commit above, tuning.cc lines
+		// 386–387), where ppn is the float nRanks/nNodes (line 281): one
+		// rank on every node, not 3 ranks on 2 nodes as the integer mean
+		// would have it.
 		netHW = hwLat[2][tTree][p]
 	}
 	intraLat, interLat := m.hopLatencies(hwLat[hw][c.t][p], netHW, p, extra)

@@ -45,6 +45,31 @@ func TestNCCLLatencies(t *testing.T) {
 	}
 }
 
+// TestNCCLLatencyOneRankPerNode: NCCL takes the tree's network latency for
+// every algorithm when ppn, the float nRanks/nNodes, is 1 (tuning.cc lines
+// 281 and 386–387 at 5067397c): over 2 ranks on 2 nodes a ring LL
+// all-reduce's two network steps cost 5.0 µs each, 6.6 + 2·5.0 = 16.6; over
+// 3 ranks on 2 nodes (2 + 1, ppn 1.5) the ring's own 2.7, 6.6 + 2·max(0.6,
+// netOverhead 1) + 2·2.7 = 14.0, though the integer mean is 1.
+func TestNCCLLatencyOneRankPerNode(t *testing.T) {
+	m := NewModel(h100(50e9, 0))
+	for _, c := range []struct {
+		sh Shape
+		us float64
+	}{
+		{Shape{Ranks: 2, Nodes: 2}, 6.6 + 2*5.0},
+		{Shape{Ranks: 3, Nodes: 2, MinPerNode: 1}, 6.6 + 2*1.0 + 2*2.7},
+	} {
+		ch, ok := m.Cost(AllReduce, c.sh, Ring, LL, 64)
+		if !ok {
+			t.Fatalf("%+v: not available", c.sh)
+		}
+		if got := float64(ch.Latency) / 1e6; math.Abs(got-c.us) > 1e-6 {
+			t.Errorf("%+v: latency %.4f µs, want %.4f", c.sh, got, c.us)
+		}
+	}
+}
+
 // TestTreeSimpleFill: a Simple tree's time on 2 × 8 H100 under TCPXO's
 // NCCL_BUFFSIZE of 8 MiB is NCCL's latency, its pipeline's fill and its
 // full bandwidth, worked by hand: each of 16 channels' chunks (1 MiB, or
