@@ -204,12 +204,15 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 				comp("grads + optimizer (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
 			}
 		case 3:
-			largest := int64(s.Model.LargestLayer)
-			if largest == 0 {
-				for _, l := range s.Model.LayerList {
-					largest = max(largest, int64(l.Params))
-				}
+			// L is model_to_params' largest single module (QA15 F2), not a
+			// layer-list unit: DeepSpeedLargestModule.
+			lm := DeepSpeedLargestModule(&s.Model)
+			if lm.Params <= 0 {
+				r.NotApplicable = lm.Unknown
+				break
 			}
+			largest := lm.Params
+			lnote := fmt.Sprintf("L = %d: %s", largest, lm.Module)
 			r.DeepSpeedOffload, err = DeepSpeedZero3Offload(P, largest, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			if err != nil {
 				break
@@ -217,14 +220,14 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 			offParams := s.Offload.Params != scenarios.OffloadNone
 			switch {
 			case offOpt && offParams:
-				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=True%s, L = %d",
-					via("offload.params", s.Offload.Params), largest), c.Mul(4, largest))
+				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=True%s; %s",
+					via("offload.params", s.Offload.Params), lnote), c.Mul(4, largest))
 			case offOpt:
 				var q int64
 				q, err = pyIntTrueDiv(2, P, int64(gpus))
 				if err == nil {
-					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=False%s, L = %d",
-						via("offload.optimizer", s.Offload.Optimizer), largest), c.Mul(4, largest))
+					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=False%s; %s",
+						via("offload.optimizer", s.Offload.Optimizer), lnote), c.Mul(4, largest))
 					comp("16-bit params (int(2P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
 				}
 			default:
@@ -235,7 +238,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 					if offParams {
 						note += fmt.Sprintf("; offload.params %s: DeepSpeed's estimator reads cpu_offload_params only with cpu_offload, so this is its no-offload row", s.Offload.Params)
 					}
-					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.Mul(4, largest))
+					comp("largest layer (4L)", "estimate_zero3_model_states_mem_needs; "+lnote, c.Mul(4, largest))
 					comp("model states (int(18P/G))", note, q)
 				}
 			}
