@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,5 +100,38 @@ func TestDeepSpeedZero3LargestModuleUnknown(t *testing.T) {
 	r, err = Estimate(s, EstimatorDeepSpeed, Options{})
 	if err != nil || r.AtRest != 0 || !strings.Contains(r.NotApplicable, "set model.largest_layer") {
 		t.Errorf("seed002-7b without largest_layer: %+v, %v", r, err)
+	}
+}
+
+// TestMegatronEstimateDataParallelSize: Megatron's report_theoretical_memory
+// divides the 12 optimizer bytes by args.data_parallel_size
+// (theoretical_memory_usage.py:293-300 at
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553), world_size / (tp·pp·cp)
+// (arguments.py:442-448), and never reads
+// num_distributed_optimizer_instances (QA15 F3). Llama 2 7B, P =
+// 6,738,415,616: 6P = 40,430,493,696; 12P/16 = 5,053,811,712, 12P/8 =
+// 10,107,623,424.
+func TestMegatronEstimateDataParallelSize(t *testing.T) {
+	for _, tc := range []struct {
+		dp, cp, k  int
+		want, real int64
+	}{
+		{16, 1, 1, 40_430_493_696 + 5_053_811_712, 0},
+		{16, 1, 2, 40_430_493_696 + 5_053_811_712, 10_107_623_424}, // K 2: N/K = 8
+		{8, 2, 1, 40_430_493_696 + 10_107_623_424, 5_053_811_712},  // cp 2: DP 8, N = 16
+	} {
+		s := loadExample(t, "default")
+		s.Parallelism.DP, s.Parallelism.CP, s.Parallelism.K, s.Parallelism.Stage = tc.dp, tc.cp, tc.k, 1
+		r, err := Estimate(s, EstimatorMegatron, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := r.Components[1].Note
+		if r.AtRest != tc.want {
+			t.Errorf("dp %d cp %d k %d: %d, want %d", tc.dp, tc.cp, tc.k, r.AtRest, tc.want)
+		}
+		if tc.real == 0 && strings.Contains(note, "real shard") || tc.real != 0 && !strings.Contains(note, fmt.Sprintf("= %d B, which zerosim's own", tc.real)) {
+			t.Errorf("dp %d cp %d k %d: note %q, want the real shard %d", tc.dp, tc.cp, tc.k, note, tc.real)
+		}
 	}
 }
