@@ -24,6 +24,16 @@ func TestBadInputOneLine(t *testing.T) {
 	if err := os.WriteFile(noLine, []byte("\x00\x01binary"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The shipped PyTorch 1.13 Adam file relabelled as torch 2.4 (QA15 F1):
+	// refused, not failed on 1-ulp lerp_ differences.
+	ref, err := os.ReadFile(filepath.Join("..", "..", "numerics", "testdata", "reference", "adam-basic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	torch24 := filepath.Join(dir, "adam-torch24.json")
+	if err := os.WriteFile(torch24, []byte(strings.Replace(string(ref), "torch 1.13.0a0", "torch 2.4.0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	jsonOut := filepath.Join(dir, "sweep.jsonl")
 	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--format", "json", "--out", jsonOut); code != 0 {
 		t.Fatal(errOut)
@@ -128,6 +138,7 @@ func TestBadInputOneLine(t *testing.T) {
 		// "--reference FILE: numerics: reference: invalid character …".
 		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
 		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ":1:1: not valid JSON: invalid character"}},
+		{[]string{"verify", "--reference", torch24}, "", []string{"--reference " + torch24 + `: reference adam: generator "torch 2.4.0 Adam(foreach=False)": PyTorch 2.4's Adam updates exp_avg with lerp_`, "write the file with torch 1.13 or 2.0"}},
 		// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
 		// (FuzzCLI: exit 2 with stdout).
 		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"
