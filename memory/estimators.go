@@ -137,8 +137,8 @@ func Megatron(totalParams int64, dp int, distributedOptimizer bool) (int64, erro
 // only (no padding, buffers, temporaries or activations), so AtRest = Peak.
 // A stage the estimator has no formula for comes back with NotApplicable
 // set: DeepSpeed has none for stage 0; Megatron's rule covers stage 0 (plain
-// DDP, 18 B/param) and stage 1 (distributed optimizer over the N/K intra
-// group, 6 + 12/(N/K)) only. The DeepSpeed figure follows s.Offload as
+// DDP, 18 B/param) and stage 1 (distributed optimizer, 6 + 12/DP with
+// Megatron's DP: zerosim's dp, without cp or K) only. The DeepSpeed figure follows s.Offload as
 // DeepSpeed's function follows its cpu_offload and cpu_offload_params
 // flags; r.DeepSpeedOffload holds every row its _all_cold helper prints.
 func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error) {
@@ -204,12 +204,15 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 				comp("grads + optimizer (int(18P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
 			}
 		case 3:
-			largest := int64(s.Model.LargestLayer)
-			if largest == 0 {
-				for _, l := range s.Model.LayerList {
-					largest = max(largest, int64(l.Params))
-				}
+			// L is model_to_params' largest single module (QA15 F2), not a
+			// layer-list unit: DeepSpeedLargestModule.
+			lm := DeepSpeedLargestModule(&s.Model)
+			if lm.Params <= 0 {
+				r.NotApplicable = lm.Unknown
+				break
 			}
+			largest := lm.Params
+			lnote := fmt.Sprintf("L = %d: %s", largest, lm.Module)
 			r.DeepSpeedOffload, err = DeepSpeedZero3Offload(P, largest, s.Cluster.GPUsPerNode, s.Cluster.Nodes, DeepSpeedBufferFactor)
 			if err != nil {
 				break
@@ -217,14 +220,14 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 			offParams := s.Offload.Params != scenarios.OffloadNone
 			switch {
 			case offOpt && offParams:
-				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=True%s, L = %d",
-					via("offload.params", s.Offload.Params), largest), c.Mul(4, largest))
+				comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=True%s; %s",
+					via("offload.params", s.Offload.Params), lnote), c.Mul(4, largest))
 			case offOpt:
 				var q int64
 				q, err = pyIntTrueDiv(2, P, int64(gpus))
 				if err == nil {
-					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=False%s, L = %d",
-						via("offload.optimizer", s.Offload.Optimizer), largest), c.Mul(4, largest))
+					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, cpu_offload=True, cpu_offload_params=False%s; %s",
+						via("offload.optimizer", s.Offload.Optimizer), lnote), c.Mul(4, largest))
 					comp("16-bit params (int(2P/G))", fmt.Sprintf("G = %d GPUs", gpus), q)
 				}
 			default:
@@ -235,7 +238,7 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 					if offParams {
 						note += fmt.Sprintf("; offload.params %s: DeepSpeed's estimator reads cpu_offload_params only with cpu_offload, so this is its no-offload row", s.Offload.Params)
 					}
-					comp("largest layer (4L)", fmt.Sprintf("estimate_zero3_model_states_mem_needs, L = %d", largest), c.Mul(4, largest))
+					comp("largest layer (4L)", "estimate_zero3_model_states_mem_needs; "+lnote, c.Mul(4, largest))
 					comp("model states (int(18P/G))", note, q)
 				}
 			}
@@ -249,11 +252,34 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 			comp("fp32 grads (4P)", "", c.Mul(4, P))
 			comp("optimizer (12P)", "fp32 master + Adam m, v", c.Mul(12, P))
 		case 1:
+			// Megatron's report_theoretical_memory divides by
+			// args.data_parallel_size (megatron/training/
+			// theoretical_memory_usage.py:293-300 at
+			// d98e8a64ddf34856e74b24714e3bedb2f5a39553), which is
+			// world_size / (tp·pp·cp) (arguments.py:442-448 there): zerosim's
+			// dp, without cp, and it never reads
+			// num_distributed_optimizer_instances (QA15 F3). The shard the
+			// optimizer really has is over the N/K ranks of an instance
+			// (dp·cp/K); the note gives it, zerosim's own model counts it.
+			dp := s.Parallelism.DP
 			var q int64
-			q, err = Megatron(P, r.Shards, true)
+			q, err = Megatron(P, dp, true)
 			if err == nil {
+				note := fmt.Sprintf("distributed optimizer, DP = %d (report_theoretical_memory's data_parallel_size)", dp)
+				if r.Shards != dp {
+					var real int64
+					real, err = Megatron(P, r.Shards, true)
+					why := fmt.Sprintf("cp %d", max(s.Parallelism.CP, 1))
+					if k > 1 {
+						why = fmt.Sprintf("%d instances", k)
+						if s.Parallelism.CP > 1 {
+							why = fmt.Sprintf("cp %d and %d instances", s.Parallelism.CP, k)
+						}
+					}
+					note += fmt.Sprintf("; with %s the real shard is 12P/(N/K) = 12P/%d = %d B, which zerosim's own estimate counts", why, r.Shards, real-c.Mul(6, P))
+				}
 				comp("bf16 params + fp32 grads (6P)", "", c.Mul(6, P))
-				comp("optimizer (12P/DP)", fmt.Sprintf("distributed optimizer, DP = %d", r.Shards), q-c.Mul(6, P))
+				comp("optimizer (12P/DP)", note, q-c.Mul(6, P))
 			}
 		default:
 			r.NotApplicable = "Megatron's rule covers stages 0 and 1 only"

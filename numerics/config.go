@@ -96,6 +96,9 @@ const (
 	MaxSteps = 1000
 )
 
+// AdamHyper is the Adam setting c runs: Hyper, or DefaultHyper when zero.
+func (c *Config) AdamHyper() Hyper { return c.hyper() }
+
 func (c *Config) hyper() Hyper {
 	if c.Hyper == (Hyper{}) {
 		return DefaultHyper

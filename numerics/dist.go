@@ -87,7 +87,10 @@ func newSim(cfg Config) (*sim, error) {
 	if c := cfg.Corrupt; c != nil {
 		own := s.own[c.Rank%s.S]
 		if c.Index >= int64(len(own)) {
-			return nil, fmt.Errorf("numerics: corrupt index %d: rank %d's master shard has %d elements", c.Index, c.Rank, len(own))
+			if len(own) == 0 {
+				return nil, fmt.Errorf("numerics: corrupt index %d: rank %d's master shard is empty (corrupt another rank)", c.Index, c.Rank)
+			}
+			return nil, fmt.Errorf("numerics: corrupt index %d: rank %d's master shard has %d elements (use an index in 0–%d)", c.Index, c.Rank, len(own), len(own)-1)
 		}
 		if s.where[own[c.Index]] < 0 {
 			return nil, fmt.Errorf("numerics: corrupt index %d of rank %d is padding (never read by Adam or written back)", c.Index, c.Rank)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
+	"strconv"
 )
 
 // RefFormat is the format tag of PyTorch reference trajectories.
@@ -136,6 +138,11 @@ func CheckReference(r io.Reader) (*RefResult, error) {
 		return nil, fmt.Errorf("numerics: reference: format %q: %w", f.Format, ErrRefFormat)
 	}
 	res := &RefResult{Kind: f.Kind, Generator: f.Generator}
+	if f.Kind == "adam" || f.Kind == "toy-mlp" {
+		if err := checkTorchAdam(f.Generator); err != nil {
+			return nil, fmt.Errorf("numerics: reference %s: %w", f.Kind, err)
+		}
+	}
 	var err error
 	switch f.Kind {
 	case "adam":
@@ -155,6 +162,36 @@ func CheckReference(r io.Reader) (*RefResult, error) {
 		res.Pass = res.Pass && c.Pass
 	}
 	return res, nil
+}
+
+var torchVersion = regexp.MustCompile(`(?i)\btorch[ =v]*([0-9]+)\.([0-9]+)`)
+
+// checkTorchAdam refuses a file made by a PyTorch whose Adam zerosim does
+// not reproduce bit for bit. zerosim's AdamStep is the first-moment update
+// exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1) of torch/optim/adam.py
+// up to 2.0 (pytorch/pytorch at 005941ebcd15…, 1.13, where the shipped
+// files come from). pytorch/pytorch PR #104796 ("[optim] use lerp whenever
+// possible", merged 2023-07-11, so 2.1 on) made it exp_avg.lerp_(grad, 1 -
+// beta1) (adam.py at dc80ccded5385cca3e777472d64cfe3d874fad89), and ATen's
+// float32 lerp rounds one way in its vectorized CPU kernel (an explicit
+// fmadd of weight·(end − self) + self) and possibly another in its scalar
+// tail (self + weight·(end − self), fused or not as the compiler chose),
+// by 1 ulp of exp_avg where they differ: without a real PyTorch ≥ 2.1 file
+// to pin which one a given build uses, zerosim refuses such a file rather
+// than pass or fail it on a guess. A generator that names no torch version
+// is checked as 1.13–2.0.
+func checkTorchAdam(generator string) error {
+	m := torchVersion.FindStringSubmatch(generator)
+	if m == nil {
+		return nil
+	}
+	major, err1 := strconv.Atoi(m[1])
+	minor, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil || major < 2 || major == 2 && minor < 1 {
+		return nil
+	}
+	return fmt.Errorf("generator %q: PyTorch %d.%d's Adam updates exp_avg with lerp_ (PyTorch ≥ 2.1, PR #104796), whose float32 rounding zerosim does not reproduce bit for bit: write the file with torch 1.13 or 2.0, whose exp_avg.mul_(beta1).add_(grad, alpha=1-beta1) it does",
+		generator, major, minor)
 }
 
 func f32s(b []uint32) []float32 {

@@ -79,3 +79,46 @@ func (endlessA) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestReferenceTorchVersion: adam and toy-mlp files from PyTorch ≥ 2.1,
+// whose Adam updates exp_avg with lerp_ (pytorch/pytorch PR #104796;
+// adam.py at dc80ccded5385cca3e777472d64cfe3d874fad89), are refused with
+// the version and the fix; 1.13 and 2.0 (the mul_/add_ form zerosim
+// reproduces) and a generator without a version are checked. The data is
+// the shipped PyTorch 1.13 file with only its generator changed: no
+// PyTorch ≥ 2.1 output is shipped or needed (QA15's pure-Python float32
+// emulation of the lerp form, /tmp/qa15/adam-torch2.json, is not a
+// PyTorch output and does not appear here).
+func TestReferenceTorchVersion(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "reference", "adam-basic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const orig = `"torch 1.13.0a0 Adam(foreach=False)"`
+	if !strings.Contains(string(data), orig) {
+		t.Fatalf("adam-basic.json: generator %s not found", orig)
+	}
+	for _, tc := range []struct {
+		gen     string
+		refused string // "" when the file is checked (and passes)
+	}{
+		{"torch 2.0.1 Adam(foreach=False)", ""},
+		{"torch 1.13.1", ""},
+		{"my script", ""},
+		{"torch 2.1.0a0 Adam(foreach=False)", "PyTorch 2.1's Adam updates exp_avg with lerp_"},
+		{"torch 2.4.0 Adam(foreach=False)", "PyTorch 2.4's Adam updates exp_avg with lerp_"},
+		{"Torch 3.0", "PyTorch 3.0's Adam"},
+	} {
+		d := strings.Replace(string(data), orig, `"`+tc.gen+`"`, 1)
+		res, err := CheckReference(strings.NewReader(d))
+		if tc.refused == "" {
+			if err != nil || !res.Pass {
+				t.Errorf("%q: %v, want checked and passing", tc.gen, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "write the file with torch 1.13 or 2.0") {
+			t.Errorf("%q: %v, want refused with %q and the fix", tc.gen, err, tc.refused)
+		}
+	}
+}

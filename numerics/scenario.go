@@ -17,6 +17,12 @@ func FromScenario(s *scenarios.Scenario) (Config, error) {
 	if n < 1 || n > MaxRanks {
 		return Config{}, fmt.Errorf("verify simulates every rank: N = dp·cp = %d must be in [1, %d] (use a cluster of at most %d GPUs: --set cluster.nodes=… --set parallelism.dp=auto)", n, MaxRanks, MaxRanks)
 	}
+	if st := s.Training.Steps; st < 1 || st > MaxSteps {
+		// Said "verify tiny-transformer N16 stage 0 K 1 bucket one exact:
+		// steps 100000: must be in [1, 1000]", naming a configuration
+		// instead of the key (QA15).
+		return Config{}, fmt.Errorf("training.steps %d: verify runs 1 to %d steps (use --set training.steps=%d)", st, MaxSteps, min(max(st, 1), MaxSteps))
+	}
 	pad := memory.PaddingOf(s.Communication.Padding)
 	c := Config{Model: TinyTransformer, N: n, K: 1, Steps: s.Training.Steps,
 		Seed: uint64(s.Training.Seed), Padding: pad}

@@ -20,6 +20,9 @@ type VerifyReport struct {
 	Drift []DriftRow `json:"drift,omitempty"`
 	// QuantDrift is ZeRO++'s drift from unquantized training (verify_quant.go).
 	QuantDrift []QuantDriftRow `json:"quant_drift,omitempty"`
+	// Adam is the optimizer setting every configuration ran (nil: not
+	// given), so a --set of a hyper-parameter can be seen to take effect.
+	Adam *VerifyAdam `json:"adam,omitempty"`
 	// NotModelled are the scenario's settings verify does not follow
 	// (numerics.NotFollowed): a pass says nothing about them.
 	NotModelled []NotModelled `json:"not_modelled,omitempty"`
@@ -27,6 +30,37 @@ type VerifyReport struct {
 	// default the columns every row shares (model, padding, steps) go into
 	// the title and the table keeps to 120 columns.
 	Wide bool `json:"-"`
+}
+
+// VerifyAdam is Adam's hyper-parameters as verify ran them: Decoupled is
+// AdamW's weight decay (p ← p·(1 − lr·wd)), otherwise a non-zero
+// WeightDecay is Adam's L2 term (g ← g + wd·p).
+type VerifyAdam struct {
+	LR          float64 `json:"lr"`
+	Beta1       float64 `json:"beta1"`
+	Beta2       float64 `json:"beta2"`
+	Eps         float64 `json:"eps"`
+	WeightDecay float64 `json:"weight_decay"`
+	Decoupled   bool    `json:"decoupled_weight_decay"`
+}
+
+// NewVerifyAdam is h for the report.
+func NewVerifyAdam(h numerics.Hyper) *VerifyAdam {
+	return &VerifyAdam{LR: h.LR, Beta1: h.Beta1, Beta2: h.Beta2, Eps: h.Eps, WeightDecay: h.WeightDecay, Decoupled: h.Decoupled}
+}
+
+// line is the header line: "adam: lr 0.001, betas (0.9, 0.999), eps 1e-08,
+// weight decay 0".
+func (a *VerifyAdam) line() string {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	name, wd := "adam", g(a.WeightDecay)
+	switch {
+	case a.Decoupled:
+		name, wd = "adamw", wd+" (decoupled)"
+	case a.WeightDecay != 0:
+		wd += " (L2, added to the gradient)"
+	}
+	return fmt.Sprintf("%s: lr %s, betas (%s, %s), eps %s, weight decay %s", name, g(a.LR), g(a.Beta1), g(a.Beta2), g(a.Eps), wd)
 }
 
 // NotModelled is a scenario setting verify runs past, and what it runs.
@@ -75,7 +109,10 @@ type VerifyRow struct {
 	Bucket  string `json:"bucket"` // "one", "per-unit" or elements
 	Padding string `json:"padding"`
 	Mode    string `json:"mode"`
-	Steps   int    `json:"steps"`
+	// SameData marks seed 000's own check: every rank trains on the same
+	// batch with loss/N against one process on it (numerics.Config).
+	SameData bool `json:"same_data,omitempty"`
+	Steps    int  `json:"steps"`
 	// Layout: real elements, padded buffer, buckets, elements per shard.
 	Numel      int64 `json:"numel"`
 	Size       int64 `json:"size"`
@@ -159,6 +196,11 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	if _, err := fmt.Fprintf(w, "# verify %s: N = %s, %s, sharded vs unsharded bit for bit\n", EscapeControl(r.Scenario), countNoun(r.N, "rank", "ranks"), what); err != nil {
 		return err
 	}
+	if r.Adam != nil {
+		if _, err := fmt.Fprintf(w, "# %s\n", r.Adam.line()); err != nil {
+			return err
+		}
+	}
 	if len(r.NotModelled) > 0 {
 		if _, err := fmt.Fprintln(w, "# not modelled here (the pass says nothing about them):"); err != nil {
 			return err
@@ -181,7 +223,14 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 		{"K", false, false, func(v VerifyRow) string { return strconv.Itoa(v.K) }},
 		{"bucket", true, false, func(v VerifyRow) string { return v.Bucket }},
 		{"padding", true, samePadding, func(v VerifyRow) string { return v.Padding }},
-		{"mode", true, false, func(v VerifyRow) string { return v.Mode }},
+		{"mode", true, false, func(v VerifyRow) string {
+			if v.SameData {
+				// Seed 000's own check (exact reduction): one line, not
+				// a model name that wraps into two (QA15).
+				return "same-data"
+			}
+			return v.Mode
+		}},
 		{"steps", false, sameSteps, func(v VerifyRow) string { return strconv.Itoa(v.Steps) }},
 		{"elems", false, false, func(v VerifyRow) string { return strconv.FormatInt(v.Numel, 10) }},
 		{"padded", false, false, func(v VerifyRow) string { return strconv.FormatInt(v.Size, 10) }},
@@ -204,6 +253,9 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 		}
 		if !r.Wide && c.head == "first mismatch" {
 			wrap[i] = 40
+			if slices.ContainsFunc(r.Rows, func(v VerifyRow) bool { return v.SameData }) {
+				wrap[i] = 36 // "same-data" is 4 wider than "exact"
+			}
 		}
 	}
 	t := newTable(w, len(head), left...)
@@ -319,9 +371,7 @@ func NewVerifyRow(c numerics.Config, r *numerics.Result) VerifyRow {
 	if c.Model == numerics.ResidualMLP {
 		model = fmt.Sprintf("mlp h%d l%d", c.Hidden, c.Layers)
 	}
-	if c.SameData {
-		model += " same-data"
-	}
+
 	bucket := "one"
 	switch {
 	case c.Stage == 3:
@@ -330,7 +380,7 @@ func NewVerifyRow(c numerics.Config, r *numerics.Result) VerifyRow {
 		bucket = strconv.FormatInt(c.BucketElems, 10)
 	}
 	row := VerifyRow{Config: c.Name(), Model: model, Stage: c.Stage, K: c.K, Bucket: bucket, Padding: c.Padding.String(),
-		Mode: c.Mode.String(), Steps: c.Steps, Numel: r.Numel, Size: r.Size, Buckets: r.Buckets, ShardElems: r.ShardElems,
+		Mode: c.Mode.String(), SameData: c.SameData, Steps: c.Steps, Numel: r.Numel, Size: r.Size, Buckets: r.Buckets, ShardElems: r.ShardElems,
 		Pass: r.Pass, MaxAbsDiff: r.MaxAbsDiff, MaxULP: r.MaxULP, Mismatches: r.Mismatches,
 		Collectives: []verifyBytes{}}
 	if r.First != nil {

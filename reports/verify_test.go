@@ -3,18 +3,19 @@ package reports
 import (
 	"bytes"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/numerics"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// sampleVerify has one passing row and one corrupted row (the values of
-// `zerosim verify --corrupt-shard 3:5` on the default scenario) and two
-// drift rows.
+// sampleVerify has one passing row, one corrupted row (the values of
+// `zerosim verify --corrupt-shard 3:5` on the default scenario), the
+// same-data row of `zerosim verify`, Adam's defaults and two drift rows.
 func sampleVerify() *VerifyReport {
 	return &VerifyReport{
-		Scenario: "default", N: 16, Pass: false,
+		Scenario: "default", N: 16, Pass: false, Adam: NewVerifyAdam(numerics.DefaultHyper),
 		Rows: []VerifyRow{
 			{Config: "tiny-transformer N16 stage 0 K 1 bucket one exact", Model: "tiny-transformer", Stage: 0, K: 1, Bucket: "one",
 				Padding: "toy", Mode: "exact", Steps: 5, Numel: 260, Size: 272, Buckets: 1, ShardElems: 272, Pass: true,
@@ -23,6 +24,10 @@ func sampleVerify() *VerifyReport {
 				Padding: "toy", Mode: "exact", Steps: 5, Numel: 260, Size: 272, Buckets: 1, ShardElems: 17, Pass: false,
 				MaxAbsDiff: 0.0001220703125, MaxULP: 1, Mismatches: 16,
 				First: "step 2 rank 3 fp32 master w_o[0]: got -0.0190536175, want -0.0191756878",
+				Collectives: []verifyBytes{{Phase: "backward", Op: "reduce-scatter", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"},
+					{Phase: "post-optim", Op: "all-gather", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"}}},
+			{Config: "tiny-transformer N16 stage 1 K 1 bucket one exact same-data", Model: "tiny-transformer", Stage: 1, K: 1, Bucket: "one",
+				Padding: "toy", Mode: "exact", SameData: true, Steps: 5, Numel: 260, Size: 272, Buckets: 1, ShardElems: 17, Pass: true,
 				Collectives: []verifyBytes{{Phase: "backward", Op: "reduce-scatter", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"},
 					{Phase: "post-optim", Op: "all-gather", Group: "intra", Ranks: 16, Calls: 1, Bytes: 544, PerRank: "510"}}},
 		},
@@ -63,6 +68,45 @@ func TestVerifyGolden(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		golden(t, tc.name, b.Bytes())
+	}
+}
+
+// TestVerifyAdamLine: the header names the optimizer and every
+// hyper-parameter verify ran, and how the weight decay applies (QA15).
+func TestVerifyAdamLine(t *testing.T) {
+	for _, tc := range []struct {
+		h    numerics.Hyper
+		want string
+	}{
+		{numerics.DefaultHyper, "adam: lr 0.001, betas (0.9, 0.999), eps 1e-08, weight decay 0"},
+		{numerics.Hyper{LR: 3e-4, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, Decoupled: true},
+			"adamw: lr 0.0003, betas (0.9, 0.95), eps 1e-08, weight decay 0.1 (decoupled)"},
+		{numerics.Hyper{LR: 1e-3, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.01},
+			"adam: lr 0.001, betas (0.8, 0.99), eps 1e-06, weight decay 0.01 (L2, added to the gradient)"},
+	} {
+		if got := NewVerifyAdam(tc.h).line(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.h, got, tc.want)
+		}
+	}
+}
+
+// TestVerifySameDataOneLine: the same-data row is one table line with its
+// result, marked in the mode column; it was "tiny-transformer" on one
+// line and "same-data" alone on the next, reading like a duplicate of the
+// stage-1 K-1 row (QA15).
+func TestVerifySameDataOneLine(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteVerifyTable(&b, sampleVerify()); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "same-data") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "│ same-data │") || !strings.Contains(lines[0], "PASS") {
+		t.Errorf("same-data lines %q, want one row line with its result", lines)
 	}
 }
 

@@ -146,8 +146,10 @@ type Model struct {
 	KVHeads int64 `yaml:"kv_heads,omitempty"`
 	Vocab   int64 `yaml:"vocab,omitempty"`
 	SeqLen  int64 `yaml:"seq_len,omitempty"`
-	// LargestLayer is the largest layer's parameter count, used by
-	// DeepSpeed's estimator when the layer list is synthetic.
+	// LargestLayer is the largest single module's own parameter count
+	// (DeepSpeed's model_to_params, memory.DeepSpeedLargestModule): with
+	// params, the first unit "embedding"; always DeepSpeed's ZeRO-3 L when
+	// set.
 	LargestLayer units.Count `yaml:"largest_layer,omitempty"`
 	// LayerList is an explicit list of units (FSDP units / layers) in forward
 	// order. When empty, Load derives it from the fields above.

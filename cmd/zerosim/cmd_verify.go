@@ -105,7 +105,8 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return inputError{errors.New(plain(err))}
 	}
-	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide, NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
+	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
+		NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
 	failed, first, err := verifyAll(rep, cfgs)
 	if err != nil && corrupt != nil {
 		// The one configuration is the corrupted one: an index past the

@@ -24,6 +24,16 @@ func TestBadInputOneLine(t *testing.T) {
 	if err := os.WriteFile(noLine, []byte("\x00\x01binary"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The shipped PyTorch 1.13 Adam file relabelled as torch 2.4 (QA15 F1):
+	// refused, not failed on 1-ulp lerp_ differences.
+	ref, err := os.ReadFile(filepath.Join("..", "..", "numerics", "testdata", "reference", "adam-basic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	torch24 := filepath.Join(dir, "adam-torch24.json")
+	if err := os.WriteFile(torch24, []byte(strings.Replace(string(ref), "torch 1.13.0a0", "torch 2.4.0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	jsonOut := filepath.Join(dir, "sweep.jsonl")
 	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--format", "json", "--out", jsonOut); code != 0 {
 		t.Fatal(errOut)
@@ -126,8 +136,13 @@ func TestBadInputOneLine(t *testing.T) {
 		// "numerics: " inside the line (FuzzCLI's package-prefix check):
 		// "verify …: numerics: corrupt index 99999: …",
 		// "--reference FILE: numerics: reference: invalid character …".
-		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements"}},
+		{[]string{"verify", "--corrupt-shard", "0:99999"}, "", []string{"--corrupt-shard 0:99999: verify tiny-transformer N16 stage 1 K 1 bucket one exact: corrupt index 99999: rank 0's master shard has 17 elements (use an index in 0–16)"}},
+		// Said "verify tiny-transformer N16 stage 0 K 1 bucket one exact:
+		// steps 100000: must be in [1, 1000]", naming a configuration, not
+		// the key, with no fix (QA15).
+		{[]string{"verify", "--set", "training.steps=100000"}, "", []string{"training.steps 100000: verify runs 1 to 1000 steps (use --set training.steps=1000)"}},
 		{[]string{"verify", "--reference", noLine}, "", []string{"--reference " + noLine + ":1:1: not valid JSON: invalid character"}},
+		{[]string{"verify", "--reference", torch24}, "", []string{"--reference " + torch24 + `: reference adam: generator "torch 2.4.0 Adam(foreach=False)": PyTorch 2.4's Adam updates exp_avg with lerp_`, "write the file with torch 1.13 or 2.0"}},
 		// Printed "seed002-tiny.yaml: ok (…)" on stdout before the error
 		// (FuzzCLI: exit 2 with stdout).
 		// Exit 1, "stage 1, K=1: seed002-tiny: sizes overflow int64"

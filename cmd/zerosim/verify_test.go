@@ -133,24 +133,31 @@ func TestVerifyReferenceMismatch(t *testing.T) {
 
 // TestVerifyNotModelled: verify says in its header and JSON which of the
 // scenario's settings it does not follow (QA3 s16 finding 10), with the
-// corruption path too; a plain verify says nothing.
+// corruption path too; a plain verify says nothing. The header's first
+// line after the title is the Adam setting verify ran, and the JSON's
+// adam the same (QA15: a --set of weight decay could not be seen to take
+// effect).
 func TestVerifyNotModelled(t *testing.T) {
+	const adam = "# adam: lr 0.001, betas (0.9, 0.999), eps 1e-08, weight decay 0"
 	for _, tc := range []struct {
 		args  []string
 		lines []string // header lines after the first
 		keys  []string
 		code  int
+		wd    float64 // the JSON's adam.weight_decay
 	}{
-		{nil, nil, nil, 0},
-		{[]string{"--set", "training.grad_accum=4", "--set", "training.reduce_dtype=fp32"}, []string{
+		{nil, []string{adam}, nil, 0, 0},
+		{[]string{"--set", "training.lr=3e-4", "--set", "training.optimizer=adamw", "--set", "training.weight_decay=0.1"},
+			[]string{"# adamw: lr 0.0003, betas (0.9, 0.999), eps 1e-08, weight decay 0.1 (decoupled)"}, nil, 0, 0.1},
+		{[]string{"--set", "training.grad_accum=4", "--set", "training.reduce_dtype=fp32"}, []string{adam,
 			"# not modelled here (the pass says nothing about them):",
 			"#   training.grad_accum 4: verify runs one micro-step per step",
 			"#   training.reduce_dtype fp32: verify runs an exact sum rounded once to bf16",
-		}, []string{"training.grad_accum", "training.reduce_dtype"}, 0},
-		{[]string{"--set", "training.micro_batch=4", "--corrupt-shard", "3:5"}, []string{
+		}, []string{"training.grad_accum", "training.reduce_dtype"}, 0, 0},
+		{[]string{"--set", "training.micro_batch=4", "--corrupt-shard", "3:5"}, []string{adam,
 			"# not modelled here (the pass says nothing about them):",
 			"#   training.micro_batch 4: verify runs the toy model's 2 sequences of 4 tokens per rank",
-		}, []string{"training.micro_batch"}, 1},
+		}, []string{"training.micro_batch"}, 1, 0},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := runVerifyCLI(t, nil, tc.args...)
@@ -179,6 +186,9 @@ func TestVerifyNotModelled(t *testing.T) {
 			}
 			if strings.Join(keys, ",") != strings.Join(tc.keys, ",") {
 				t.Errorf("JSON not_modelled %v, want %v", keys, tc.keys)
+			}
+			if rep.Adam == nil || rep.Adam.WeightDecay != tc.wd || rep.Adam.Decoupled != (tc.wd != 0) || rep.Adam.Eps != 1e-8 {
+				t.Errorf("JSON adam %+v, want weight decay %g", rep.Adam, tc.wd)
 			}
 		})
 	}
