@@ -104,7 +104,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			case l.ActivationBytes < 0:
 				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
-				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]))
+				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron")
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
@@ -168,7 +168,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]))
+			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron")
 			if err != nil {
 				return nil, nil, err
 			}
@@ -331,8 +331,13 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 // the policy of the block that holds the experts (UnitPolicies):
 // full recompute keeps none of them (the block input is counted on the
 // block) and rebuilds them in backward; every other policy keeps them.
-func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute) (stored, transient int64, err error) {
-	stored, transient, err = ExpertActivation(s, b, d.TopK, d.Hidden, d.ExpertFFN, recompute)
+// Under stack: megatron the experts keep MegatronExpertActivation's.
+func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute, megatron bool) (stored, transient int64, err error) {
+	expert := ExpertActivation
+	if megatron {
+		expert = MegatronExpertActivation
+	}
+	stored, transient, err = expert(s, b, d.TopK, d.Hidden, d.ExpertFFN, recompute)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -369,7 +374,34 @@ func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recom
 // (s = 4096, b = 1, k = 2, h = 4096, f = 14336): 838,860,800 B per layer.
 func ExpertActivation(s, b, k, h, f int64, recompute scenarios.Recompute) (stored, transient int64, err error) {
 	var c calc
-	v := c.Mul(s, b, k, c.Add(c.Mul(4, h), c.Mul(6, f)))
+	return expertRows(s, b, k, c.Add(c.Mul(4, h), c.Mul(6, f)), c.Err, recompute)
+}
+
+// MegatronExpertActivation is ExpertActivation for Megatron-LM's routed
+// experts (TEGroupedMLP under bias_activation_fusion, as
+// NVIDIA/Megatron-LM 44151194143711368b17797bc7000fd0285d8d51 runs them):
+// each (token, expert) row keeps the grouped fc1's bf16 input (2h, for its
+// weight gradient), the weighted SwiGLU's bf16 input (the gate and up
+// outputs, 4f) and fp32 routing weight (4), which WeightedSwiGLUFunction
+// saves (megatron/core/fusions/fused_bias_swiglu.py), and the fc2's bf16
+// input (their product, 2f): s·b·k·(2h + 6f + 4) bytes. The routing weights
+// are applied inside the SwiGLU (experts.py :655), so the unpermute that
+// sums the rows back (moe_utils.py `unpermute` :435, called without probs
+// by token_dispatcher.py :864 and by HybridEP's combine) keeps no expert
+// output, where ExpertActivation's modeling files multiply it by the weight
+// (2h). Qwen3-30B-A3B at s = 4096, b = 1 (k = 8, h = 2048, f = 768):
+// 285,343,744 B per layer, against ExpertActivation's 419,430,400. The same
+// rule for full recompute.
+func MegatronExpertActivation(s, b, k, h, f int64, recompute scenarios.Recompute) (stored, transient int64, err error) {
+	var c calc
+	return expertRows(s, b, k, c.Add(c.Mul(2, h), c.Mul(6, f), 4), c.Err, recompute)
+}
+
+// expertRows is s·b·k rows of perRow bytes (perErr: perRow's own
+// overflow), kept, or rebuilt transiently under full recompute.
+func expertRows(s, b, k, perRow int64, perErr error, recompute scenarios.Recompute) (stored, transient int64, err error) {
+	c := calc{Err: perErr}
+	v := c.Mul(s, b, k, perRow)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("expert activation size overflows: %w", c.Err)
 	}

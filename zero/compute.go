@@ -143,7 +143,8 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // recipes, explicit fwd_flops — counts 2·(active) params·tokens at
 // peak·compute_efficiency (fp8 GEMMs at peak_fp8·compute_efficiency;
 // routed-expert units with dims through the GEMM roofline instead,
-// expertSeconds),
+// expertSeconds, and under stack: megatron their permute, weighted SwiGLU
+// and unpermute on HBM, expertElementwiseSeconds),
 // plus a block's core attention by the per-operation model's rule
 // (blockAttentionFLOPs: AttentionFLOPs, halved when the kernel skips the
 // masked half; backward AttentionBackwardFLOPs) at the attention
@@ -285,23 +286,29 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		var by [2]ClassSeconds
 		// Routed experts: their grouped GEMMs through the dense blocks'
 		// roofline at the rows each local expert receives (expertSeconds).
+		// Their elementwise traffic (expertElementwiseSeconds) is
+		// memory-bound, the Other class; a full recompute reruns both.
 		xs, expert, err := expertSeconds(s, l, tokens, f8 > 0, c.FwdFLOPs)
 		if err != nil {
 			return nil, nil, err
 		}
+		xe, err := expertElementwiseSeconds(s, l, tokens)
+		if err != nil {
+			return nil, nil, err
+		}
 		for k, x := range []struct {
-			d             *units.Duration
-			gemm, f8, att int64
-			secs          float64
-		}{{&c.Fwd, gemm - f8, f8, att, xs[0]}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, reAtt*att), xs[1] + float64(re)*xs[0]}} {
+			d              *units.Duration
+			gemm, f8, att  int64
+			secs, elemSecs float64
+		}{{&c.Fwd, gemm - f8, f8, att, xs[0], xe[0]}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, reAtt*att), xs[1] + float64(re)*xs[0], xe[1] + float64(re)*xe[0]}} {
 			if *x.d != 0 || x.gemm+x.f8+x.att == 0 {
 				continue
 			}
 			if expert {
-				if *x.d, err = seconds(x.secs); err != nil {
+				if *x.d, err = seconds(x.secs + x.elemSecs); err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)", l.Name, err)
 				}
-				by[k] = ClassSeconds{GEMM: x.secs}
+				by[k] = ClassSeconds{GEMM: x.secs, Other: x.elemSecs}
 				continue
 			}
 			var d, dg, d8, da int64
@@ -385,6 +392,29 @@ func expertSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens int64, fp8 b
 	}
 	scale := float64(fwdFLOPs) / (6 * float64(tokens) * float64(d.TopK) * float64(d.Hidden) * float64(d.ExpertFFN))
 	return [2]float64{f * scale, b * scale}, true, nil
+}
+
+// expertElementwiseSeconds is the forward and backward seconds (before
+// recompute) of the memory-bound kernels around the grouped GEMMs of l
+// when it is a unit of routed experts with known dimensions, no explicit
+// fwd_flops, under stack: megatron (ExpertElementwiseBytes at the GPU's
+// HBM bandwidth × DefaultHBMEfficiency, as the dense blocks' memory-bound
+// work); zero otherwise. Other stacks run other kernels there (eager
+// gathers, index_add_, unfused SwiGLU) that are not counted yet.
+func expertElementwiseSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens int64) (secs [2]float64, err error) {
+	d := l.Dims
+	if s.Stack != "megatron" || l.FwdFLOPs > 0 || d == nil || !d.ExpertsOnly() || d.TopK <= 0 || d.Hidden <= 0 || d.ExpertFFN <= 0 {
+		return secs, nil
+	}
+	f, b, err := ExpertElementwiseBytes(tokens, d.TopK, d.Hidden, d.ExpertFFN)
+	if err != nil {
+		return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
+	if bw <= 0 {
+		return secs, fmt.Errorf("zero: layer %q: the routed experts' elementwise traffic needs cluster.hbm_bandwidth > 0", l.Name)
+	}
+	return [2]float64{float64(f) / bw, float64(b) / bw}, nil
 }
 
 // efficiency is training.compute_efficiency; with training.mfu set it is

@@ -13,7 +13,8 @@ import (
 // replay: the routed experts' compute at full speed (Result.Compute) of
 // DeepSeek-V3 and Qwen3-30B-A3B at two ep each, and the step of the
 // Megatron-Bridge Qwen3-30B-A3B row's scenario under full and no
-// checkpointing.
+// checkpointing, and under no checkpointing with the recipe's HybridEP
+// dispatcher.
 func TestMoEDocFigures(t *testing.T) {
 	replay := func(doc string) *Result {
 		t.Helper()
@@ -49,6 +50,10 @@ func TestMoEDocFigures(t *testing.T) {
 		step[rc] = docDuration(r.StepTime)
 	}
 	quotes = append(quotes, fmt.Sprintf("takes %s a step under `full` against %s under `none`", step["full"], step["none"]))
+	// The row as the recipe ran it: the flex dispatcher over HybridEP.
+	r := replay("version: 1\nstack: megatron\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: qwen3-30b-a3b.json, seq_len: 4096}\n" +
+		"parallelism: {dp: 16, zero_stage: 1, ep: 16}\ntraining: {micro_batch: 1, grad_accum: 64, recompute: none, fp8: te, reduce_dtype: param_dtype}\ncommunication: {moe_dispatcher: hybridep}\n")
+	quotes = append(quotes, fmt.Sprintf("`moe_dispatcher: hybridep`, recompute none) zerosim gives %s a step", docDuration(r.StepTime)))
 	golden.CheckQuotes(t, "../docs/compute-model.md", "TestMoEDocFigures (zerosim run of its scenarios)", quotes...)
 }
 

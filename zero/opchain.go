@@ -149,3 +149,50 @@ func ropeBytes(r scenarios.RoPEImpl) (fwd, bwd int64, err error) {
 	}
 	return 0, 0, fmt.Errorf("zero: unknown rope_impl %q", r)
 }
+
+// ExpertElementwiseBytes is the HBM traffic of the memory-bound kernels
+// around a unit of routed SwiGLU experts' grouped GEMMs, forward and
+// backward, for t tokens of a rank each routed to k experts (r = t·k rows
+// under balanced routing), hidden h and expert intermediate size f, as
+// Megatron-LM runs them at NVIDIA/Megatron-LM
+// 44151194143711368b17797bc7000fd0285d8d51 (the commit
+// NVIDIA-NeMo/Megatron-Bridge pins at 21d102f5e):
+//
+//   - the permute that orders the rows by expert (moe_utils.py `permute`
+//     :302 with moe_permute_fusion, TE's fused_permute, from
+//     token_dispatcher.py :645; under the flex dispatcher HybridEP's
+//     dispatch_with_permute, fused_a2a.py :474) reads each row's token and
+//     writes the row: 2h + 2h per row; its backward sums each token's rows
+//     back: reads 2h per row, writes 2h per token;
+//   - the weighted SwiGLU (experts.py :655 `weighted_bias_swiglu_impl`
+//     under bias_activation_fusion, one jit-fused kernel,
+//     megatron/core/fusions/fused_bias_swiglu.py `weighted_swiglu`) reads
+//     the bf16 gate and up outputs (4f) and the fp32 routing weight (4) and
+//     writes the bf16 product (2f); its backward (`weighted_swiglu_back`)
+//     reads the gradient (2f), the gate and up outputs (4f) and the weight
+//     (4) and writes their gradients (4f) and the weight's (4);
+//   - the unpermute that sums each token's rows (moe_utils.py `unpermute`
+//     :435 without probs, token_dispatcher.py :864; HybridEP's
+//     combine_with_unpermute) reads 2h per row and writes 2h per token; its
+//     backward gathers the token's gradient into each row: 2h + 2h per row.
+//
+// Forward r·(6h + 6f + 4) + 2h·t, backward r·(6h + 10f + 8) + 2h·t.
+// Qwen3-30B-A3B at t = 4,096 (k = 8, h = 2,048, f = 768): 570,556,416 B
+// forward, 671,350,784 B backward. The rows a deduplicating dispatcher
+// receives are fewer than r (one copy per destination GPU): its permute
+// reads at most this. fp8 recipes' casts and amax reductions are not
+// counted here (as nowhere in zerosim).
+func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
+	if t < 0 || k < 0 || h < 0 || f < 0 {
+		return 0, 0, fmt.Errorf("zero: expert elementwise bytes of t=%d, k=%d, h=%d, f=%d: sizes must be ≥ 0", t, k, h, f)
+	}
+	var c flopCalc
+	r := c.Mul(t, k)
+	tok := c.Mul(2, h, t)
+	fwd = c.Add(c.Mul(r, c.Add(c.Mul(6, h), c.Mul(6, f), 4)), tok)
+	bwd = c.Add(c.Mul(r, c.Add(c.Mul(6, h), c.Mul(10, f), 8)), tok)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: expert elementwise bytes overflow: %w", c.Err)
+	}
+	return fwd, bwd, nil
+}
