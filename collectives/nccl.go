@@ -974,7 +974,7 @@ type NVLSTuning struct {
 // The ranks a node that all of these read are the smallest node's: the
 // SM100 tuning takes ppn = comm->minLocalRanks (nvls.cc line 167), and
 // each node finds its own heads, of which the communicator keeps the
-// fewest (src/graph/connect.cc lines 430–433, minHeadNum, passed to
+// fewest (src/graph/connect.cc lines 431–434, minHeadNum, passed to
 // connectNvls at line 514). On an even group that is Ranks/Nodes; over 8 +
 // 4 B200 ranks it is 4 (256 KiB chunks, 4 heads), not the mean 6.
 func NVLSTune(hw Hardware, sh Shape) NVLSTuning {

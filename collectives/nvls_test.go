@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
@@ -339,5 +340,35 @@ func TestShapeOfRange(t *testing.T) {
 	}
 	if got, want := ShapeOfRange(topo, 0, 4, 3), (Shape{Ranks: 3, Nodes: 2}); got != want {
 		t.Errorf("ranks 0, 4, 8: %+v, want %+v", got, want)
+	}
+}
+
+// TestFabricUnevenShape (review s21 A T1): the fabric prices an uneven
+// group at NCCL's shape, its smallest node's ranks included: 8 + 4 B200
+// ranks' NVLS-tree all-reduce, planned through the lowering (1 GiB) and
+// through Prepare's choice (256 MiB), has the latency of the model's
+// {12, 2, MinPerNode 4}, not of the even {12, 2}.
+func TestFabricUnevenShape(t *testing.T) {
+	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}
+	topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: 8, DP: 12,
+		Intra: topology.LinkParams{Bandwidth: 900e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	m := NewModel(b200)
+	f := NewFabricOptions(sim.New(), topo, FabricOptions{Model: m})
+	for _, size := range []units.Bytes{units.GiB, 256 * units.MiB} {
+		pr, err := f.Prepare(Spec{Op: AllReduce, Algo: NVLSTree, Group: topo.All(), Bytes: size}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uneven, err := m.Time(AllReduce, Shape{Ranks: 12, Nodes: 2, MinPerNode: 4}, NVLSTree, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		even, err := m.Time(AllReduce, Shape{Ranks: 12, Nodes: 2}, NVLSTree, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pr.Plan().Choice.Latency; got != uneven.Latency || got == even.Latency {
+			t.Errorf("%d B: latency %d ps, want the uneven shape's %d (the even shape's is %d)", size, got, uneven.Latency, even.Latency)
+		}
 	}
 }

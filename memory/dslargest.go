@@ -82,36 +82,40 @@ func largestOf(cs []moduleCount, tree string) LargestModule {
 
 // tensorModules groups the listed tensors by module: a parameter named
 // "layers.0.fc1.weight" belongs to module "layers.0.fc1", as
-// named_parameters names it. ok is false unless every unit lists tensors.
+// named_parameters names it, and a tensor named without a dot to its unit.
+// ok is false unless every unit lists tensors.
 func tensorModules(ls []scenarios.Layer) (LargestModule, bool) {
 	if len(ls) == 0 {
 		return LargestModule{}, false
 	}
-	sums := map[string]int64{}
-	var order []string
+	// A module is one unit's: units may name their tensors locally
+	// ("weight", "bias"), and no module spans two units.
+	type key struct{ unit, mod string }
+	sums := map[key]int64{}
+	var order []key
 	for _, l := range ls {
 		if len(l.Tensors) == 0 {
 			return LargestModule{}, false
 		}
 		for _, t := range l.Tensors {
-			mod := "(root)"
+			k := key{l.Name, l.Name}
 			if i := strings.LastIndexByte(t.Name, '.'); i >= 0 {
-				mod = t.Name[:i]
+				k.mod = t.Name[:i]
 			}
 			n := int64(1)
 			for _, d := range t.Shape {
 				n *= d
 			}
-			if _, seen := sums[mod]; !seen {
-				order = append(order, mod)
+			if _, seen := sums[k]; !seen {
+				order = append(order, k)
 			}
-			sums[mod] += n
+			sums[k] += n
 		}
 	}
 	var best moduleCount
-	for _, mod := range order {
-		if sums[mod] > best.n {
-			best = moduleCount{mod, sums[mod]}
+	for _, k := range order {
+		if sums[k] > best.n {
+			best = moduleCount{k.mod, sums[k]}
 		}
 	}
 	return LargestModule{Params: best.n, Module: best.name + ", the largest module of the listed tensors"}, true

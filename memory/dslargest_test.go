@@ -135,3 +135,69 @@ func TestMegatronEstimateDataParallelSize(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedZero3LargestModuleMore (review s21 A F3, T2, T3), by hand:
+//   - Phi-3-medium fuses gate and up in one Linear, gate_up_proj
+//     5120·2·17920 = 183,500,800, above its embedding 32064·5120 =
+//     164,167,680 (modeling_phi3.py's Phi3MLP);
+//   - Llama 4 Scout keeps a layer's 16 experts in one module,
+//     Llama4TextExperts: 16·(5120·2·8192 + 8192·5120) = 2,013,265,920, above
+//     its embedding 202048·5120 = 1,034,485,760;
+//   - a GPT of vocab 2048 (h 4096, ffn 16384): mlp.c_fc with its bias,
+//     4096·16384 + 16384 = 67,125,248 (wte 8,388,608; c_attn 50,343,936);
+//   - two units whose tensors are named locally ("weight" [1000, 1000],
+//     "bias" [1000]) are two modules of 1,001,000, not one of 2,002,000.
+func TestDeepSpeedZero3LargestModuleMore(t *testing.T) {
+	phi := loadHF(t, "hf-extra/phi-3-medium.json", 40, "")
+	scout := loadHF(t, "hf-extra/llama-4-scout-17b-16e.json", 48, "")
+	gpt := scenarios.Model{Kind: scenarios.KindTransformer, Arch: scenarios.ArchGPT, Hidden: 4096, FFN: 16384, Heads: 32, KVHeads: 32, Vocab: 2048, SeqLen: 2048}
+	unit := func(name string) scenarios.Layer {
+		return scenarios.Layer{Name: name, Params: 1_001_000, Tensors: []scenarios.Tensor{{Name: "weight", Shape: []int64{1000, 1000}}, {Name: "bias", Shape: []int64{1000}}}}
+	}
+	local := scenarios.Model{LayerList: []scenarios.Layer{unit("a"), unit("b")}}
+	for _, tc := range []struct {
+		name string
+		m    *scenarios.Model
+		L    int64
+	}{
+		{"phi-3-medium", &phi.Model, 183_500_800},
+		{"llama-4-scout", &scout.Model, 2_013_265_920},
+		{"gpt vocab 2048", &gpt, 67_125_248},
+		{"local tensor names", &local, 1_001_000},
+	} {
+		if lm := DeepSpeedLargestModule(tc.m); lm.Params != tc.L {
+			t.Errorf("%s: L %d (%s), want %d", tc.name, lm.Params, lm.Module, tc.L)
+		}
+	}
+}
+
+// TestMegatronEstimateExperts (review s21 A F10): with expert parallelism
+// Megatron's report_theoretical_memory holds 1/ep of the routed experts on
+// a rank and divides their optimizer bytes by expert_data_parallel_size =
+// world / (etp·ep·pp) (theoretical_memory_usage.py lines 205-212, 251-255,
+// 300-302 at d98e8a64). Qwen3-30B-A3B on 1 × 8 at ep 8: P = 30,532,122,624
+// (the published count), routed experts 48·128·3·2048·768 =
+// 28,991,029,248, 3,623,878,656 a rank; the rest 1,541,093,376. Stage 1,
+// dp 8, EDP 1: 6·1,541,093,376 + 12·1,541,093,376/8 = 11,558,200,320 and
+// 18·3,623,878,656 = 65,229,815,808, 76,788,016,128 in all; stage 0:
+// 18·(1,541,093,376 + 3,623,878,656) = 92,969,496,576.
+func TestMegatronEstimateExperts(t *testing.T) {
+	s := loadHF(t, "hf-extra/qwen3-30b-a3b.json", 48, "")
+	s.Parallelism.EP = 8
+	if p := s.Model.TotalParams(); p != 30_532_122_624 {
+		t.Fatalf("qwen3-30b-a3b: P %d, want 30,532,122,624", p)
+	}
+	for _, tc := range []struct {
+		stage int
+		want  int64
+	}{{1, 76_788_016_128}, {0, 92_969_496_576}} {
+		s.Parallelism.Stage = tc.stage
+		r, err := Estimate(s, EstimatorMegatron, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AtRest != tc.want {
+			t.Errorf("stage %d: %d B, want %d", tc.stage, r.AtRest, tc.want)
+		}
+	}
+}

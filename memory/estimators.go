@@ -132,6 +132,22 @@ func Megatron(totalParams int64, dp int, distributedOptimizer bool) (int64, erro
 	return v, c.Err
 }
 
+// megatronExperts is the expert-parallel degree of s and the parameters of
+// its routed experts (the units that hold only experts) when it is above
+// 1; 0 experts otherwise.
+func megatronExperts(s *scenarios.Scenario) (ep int, expert int64) {
+	ep = max(s.Parallelism.EP, 1)
+	if ep == 1 {
+		return 1, 0
+	}
+	for _, l := range s.Model.LayerList {
+		if l.Dims != nil && l.Dims.ExpertsOnly() {
+			expert += int64(l.Params)
+		}
+	}
+	return ep, expert
+}
+
 // Estimate returns the estimate of s at its stage by est. EstimatorZerosim
 // is Analyze; the DeepSpeed and Megatron closed forms count model states
 // only (no padding, buffers, temporaries or activations), so AtRest = Peak.
@@ -246,11 +262,24 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 			r.NotApplicable = "DeepSpeed has no estimator for stage 0"
 		}
 	case EstimatorMegatron:
+		// With expert parallelism a rank holds 1/ep of the routed experts
+		// and Megatron shards their optimizer over
+		// expert_data_parallel_size = world_size / (etp·ep·pp)
+		// (theoretical_memory_usage.py lines 205-212, 251-255 and 300-302
+		// at d98e8a64ddf34856e74b24714e3bedb2f5a39553); the rest of P is
+		// counted whole on every rank, as below.
+		ep, expert := megatronExperts(s)
+		P -= expert
 		switch r.Stage {
 		case 0:
-			comp("bf16 params (2P)", "", c.Mul(2, P))
-			comp("fp32 grads (4P)", "", c.Mul(4, P))
-			comp("optimizer (12P)", "fp32 master + Adam m, v", c.Mul(12, P))
+			pr := c.Add(P, expert/int64(ep))
+			note := ""
+			if expert > 0 {
+				note = fmt.Sprintf("P on a rank: %d outside the routed experts + %d/ep %d of theirs", P, expert, ep)
+			}
+			comp("bf16 params (2P)", note, c.Mul(2, pr))
+			comp("fp32 grads (4P)", "", c.Mul(4, pr))
+			comp("optimizer (12P)", "fp32 master + Adam m, v", c.Mul(12, pr))
 		case 1:
 			// Megatron's report_theoretical_memory divides by
 			// args.data_parallel_size (megatron/training/
@@ -280,6 +309,12 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 				}
 				comp("bf16 params + fp32 grads (6P)", "", c.Mul(6, P))
 				comp("optimizer (12P/DP)", note, q-c.Mul(6, P))
+			}
+			if expert > 0 && err == nil {
+				e, edp := expert/int64(ep), max(n/ep, 1)
+				q, err = Megatron(e, edp, true)
+				comp("experts: bf16 params + fp32 grads (6E/ep)", fmt.Sprintf("E = %d routed expert parameters, ep %d", expert, ep), c.Mul(6, e))
+				comp("experts: optimizer (12(E/ep)/EDP)", fmt.Sprintf("EDP = %d (expert_data_parallel_size, world size / ep)", edp), q-c.Mul(6, e))
 			}
 		default:
 			r.NotApplicable = "Megatron's rule covers stages 0 and 1 only"

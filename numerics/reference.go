@@ -164,7 +164,10 @@ func CheckReference(r io.Reader) (*RefResult, error) {
 	return res, nil
 }
 
-var torchVersion = regexp.MustCompile(`(?i)\btorch[ =v]*([0-9]+)\.([0-9]+)`)
+// torchVersion finds the torch version in a generator string as people
+// write it: "torch 2.4.0", "PyTorch 2.4.0", "pytorch==2.3.1", "torch-2.1.0",
+// "torch: 2.2", "torch/2.3.0+cu121", "Torch v2.1" (not torchvision's).
+var torchVersion = regexp.MustCompile(`(?i)torch[^0-9a-z]{0,3}v?([0-9]+)\.([0-9]+)`)
 
 // checkTorchAdam refuses a file made by a PyTorch whose Adam zerosim does
 // not reproduce bit for bit. zerosim's AdamStep is the first-moment update

@@ -108,6 +108,12 @@ func TestReferenceTorchVersion(t *testing.T) {
 		{"torch 2.1.0a0 Adam(foreach=False)", "PyTorch 2.1's Adam updates exp_avg with lerp_"},
 		{"torch 2.4.0 Adam(foreach=False)", "PyTorch 2.4's Adam updates exp_avg with lerp_"},
 		{"Torch 3.0", "PyTorch 3.0's Adam"},
+		{"PyTorch 2.4.0", "PyTorch 2.4's Adam"},
+		{"pytorch==2.3.1", "PyTorch 2.3's Adam"},
+		{"torch-2.1.0", "PyTorch 2.1's Adam"},
+		{"made by torch/2.3.0+cu121", "PyTorch 2.3's Adam"},
+		{"torch: 2.2", "PyTorch 2.2's Adam"},
+		{"torchvision 0.16", ""},
 	} {
 		d := strings.Replace(string(data), orig, `"`+tc.gen+`"`, 1)
 		res, err := CheckReference(strings.NewReader(d))
@@ -119,6 +125,38 @@ func TestReferenceTorchVersion(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "write the file with torch 1.13 or 2.0") {
 			t.Errorf("%q: %v, want refused with %q and the fix", tc.gen, err, tc.refused)
+		}
+	}
+}
+
+// TestReferenceTorchVersionByKind (review s21 A T7): the torch ≥ 2.1 gate
+// covers the kinds that run Adam: a toy-mlp file relabelled torch 2.2 is
+// refused, a bf16-round file relabelled torch 2.4 (rounding did not change)
+// is still checked and passes.
+func TestReferenceTorchVersionByKind(t *testing.T) {
+	for _, tc := range []struct {
+		file, orig, gen string
+		refused         bool
+	}{
+		{"toy-h16-l3.json", "torch 1.13.0a0 bf16 ToyModel", "torch 2.2.0 bf16 ToyModel", true},
+		{"bf16-round.json", "torch 1.13.0a0 Tensor.to", "torch 2.4.0 Tensor.to", false},
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "reference", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), tc.orig) {
+			t.Fatalf("%s: generator %q not found", tc.file, tc.orig)
+		}
+		res, err := CheckReference(strings.NewReader(strings.Replace(string(data), tc.orig, tc.gen, 1)))
+		if tc.refused {
+			if err == nil || !strings.Contains(err.Error(), "reference toy-mlp") || !strings.Contains(err.Error(), "PyTorch 2.2's Adam") {
+				t.Errorf("%s: %v, want refused", tc.file, err)
+			}
+			continue
+		}
+		if err != nil || !res.Pass {
+			t.Errorf("%s: %v, want checked and passing", tc.file, err)
 		}
 	}
 }

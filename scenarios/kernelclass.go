@@ -131,8 +131,11 @@ func AttentionFamily(name string) AttentionKernel {
 // fa3Kernel reports whether the lower-cased kernel name n is one of
 // FlashAttention-3's main kernels in the namespace flash (Dao-AILab/
 // flash-attention hopper/): the first release's compute_attn_ws and
-// compute_dqkv (flash_fwd_launch_template.h line 59 at 7f67966c,
-// flash_bwd_launch_template.h line 141 at bafe2530) and the later
+// compute_dqkv and convert_dQ (flash_fwd_launch_template.h line 59,
+// flash_bwd_launch_template.h line 141, flash_bwd_preprocess_kernel.h line
+// 186, all at 7f67966c; that release's global flash_bwd_dot_do_o_kernel
+// and flash_bwd_convert_dkv_kernel cannot be told from FlashAttention-2's
+// by name and count as fa2, a small share of the time) and the later
 // cutlass::device_kernel<flash::…FlashAttnFwdSm90…>, FlashAttnBwdSm90,
 // FlashAttnFwdCombine, FlashAttnBwdPreprocess and
 // FlashAttnBwdPostprocessConvertdQ (flash_fwd_launch_template.h and
@@ -144,7 +147,7 @@ func fa3Kernel(n string) bool {
 	if !namespaceFlash(n) {
 		return false
 	}
-	for _, k := range []string{"compute_attn_ws", "compute_dqkv", "flashattnfwd", "flashattnbwd"} {
+	for _, k := range []string{"compute_attn_ws", "compute_dqkv", "convert_dq", "flashattnfwd", "flashattnbwd"} {
 		if strings.Contains(n, k) {
 			return true
 		}

@@ -498,14 +498,16 @@ func (p *traceParser) sum() (*TraceKernels, error) {
 		}
 	}
 	// Without ProfilerStep#N ranges the whole trace is one step, which a
-	// trace of several optimizer steps is not (a profiler used as a plain
+	// trace of several iterations is not (a profiler used as a plain
 	// context manager around the loop, with no prof.step(), records them
-	// so): each optimizer.step() opens one Optimizer.step# range.
+	// so). One step may call optimizer.step() several times (DeepSpeed's
+	// ZeRO-1/2 once per parameter group, ZeRO-3 once per sub-group:
+	// stage_1_and_2.py lines 2257-2274 and stage3.py lines 1185-1195 at
+	// edaa7221), so iterations are counted as optimizer phases a backward
+	// pass separates: a new iteration needs a backward.
 	if len(p.steps) == 0 {
-		for _, tp := range byThread {
-			if len(tp.optimizer) > 1 {
-				return nil, fmt.Errorf("%s: %d optimizer steps (Optimizer.step# ranges) and no ProfilerStep#N ranges to tell them apart: call prof.step() once per iteration, or %s", p.file, len(tp.optimizer), traceHint)
-			}
+		if n := p.iterations(); n > 1 {
+			return nil, fmt.Errorf("%s: %d iterations (optimizer steps with a backward pass between them) and no ProfilerStep#N ranges to tell them apart: call prof.step() once per iteration, or %s", p.file, n, traceHint)
 		}
 	}
 	n := max(len(p.steps), 1)
@@ -641,6 +643,26 @@ func (r ranges) contains(t int64) bool {
 
 // threadPasses holds one thread's backward and optimizer ranges.
 type threadPasses struct{ backward, optimizer ranges }
+
+// iterations is the number of optimizer phases in the trace: runs of
+// Optimizer.step# ranges (on any thread) with no backward range (on any
+// thread) between them; 0 when the trace has no optimizer range.
+func (p *traceParser) iterations() int {
+	ss := slices.Clone(p.passes)
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].lo < ss[j].lo })
+	opt := unionOf(ss, func(s span) bool { return s.optimize })
+	bwd := unionOf(ss, func(s span) bool { return !s.optimize })
+	n := min(len(opt), 1)
+	for i := 1; i < len(opt); i++ {
+		// A backward range that starts between the two.
+		lo, hi := opt[i-1][1], opt[i][0]
+		j := sort.Search(len(bwd), func(j int) bool { return bwd[j][0] >= lo })
+		if j < len(bwd) && bwd[j][0] < hi {
+			n++
+		}
+	}
+	return n
+}
 
 // passOf is the pass a launch at t on a thread belongs to: the optimizer
 // inside Optimizer.step, backward inside a backward op, else forward.
