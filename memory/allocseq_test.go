@@ -73,6 +73,7 @@ func TestSimulatesReserve(t *testing.T) {
 		{[]string{"communication.boundary=deepspeed"}, false},
 		{[]string{"communication.boundary=reshard"}, false},
 		{[]string{"parallelism.zero_stage=2"}, false},
+		{[]string{"offload.optimizer=cpu"}, false},
 	} {
 		s := loadFSDP(t, c.sets...)
 		if got := SimulatesReserve(s); got != c.want {

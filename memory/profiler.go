@@ -378,11 +378,13 @@ func DeviceNeed(s *scenarios.Scenario, peak int64) (int64, error) {
 // the allocated peak: PyTorch FSDP (communication.boundary fsdp1, fsdp2 or
 // fsdp2_head) at zero_stage 3, whose allocations the simulation replays,
 // with memory.allocator_overhead unset by the scenario and by a
-// calibration. The caller checks the convention (zerosim's own).
+// calibration, and nothing offloaded (the replay keeps every shard on the
+// GPU and has no host copies). The caller checks the convention (zerosim's
+// own).
 func SimulatesReserve(s *scenarios.Scenario) bool {
 	b := s.Communication.Boundary
 	return s.Memory.AllocatorOverhead == nil && s.Parallelism.Stage == 3 &&
-		(b == scenarios.BoundaryFSDP1 || b.FSDP2())
+		(b == scenarios.BoundaryFSDP1 || b.FSDP2()) && !s.Offload.Any()
 }
 
 // SegmentModeOf is the caching allocator's segment mode of s
