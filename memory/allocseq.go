@@ -60,6 +60,8 @@ const (
 // AllocSim is the result of replaying a scenario's steps through the
 // caching allocator.
 type AllocSim struct {
+	// Expandable: simulated with expandable_segments:True.
+	Expandable                  bool
 	Steps                       int
 	PeakAllocated, PeakReserved int64
 	Segments, Retries           int
@@ -232,7 +234,7 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	}
 	st.initParams(params)
 	acts, recs := st.activationTensors()
-	var out AllocSim
+	out := AllocSim{Expandable: mode == SegmentsExpandable}
 	for step := 1; st.err == nil; step++ {
 		st.step(step, params, acts, recs)
 		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
@@ -652,4 +654,13 @@ func AllocatorLimit(s *scenarios.Scenario) (int64, error) {
 		return 0, err
 	}
 	return max(capacity-outside, 0), nil
+}
+
+// Describe names the simulation for a report: "simulated, default
+// segments" or "simulated, expandable segments".
+func (a *AllocSim) Describe() string {
+	if a.Expandable {
+		return "simulated, expandable segments"
+	}
+	return "simulated, default segments"
 }
