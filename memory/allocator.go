@@ -12,9 +12,11 @@ import (
 // frees instead of being taken as a fraction of the allocated peak.
 //
 // The rules are those of pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp
-// (read at 001074d25084fdb87a799823e395a50f5ec044d3; the constants and the
-// functions named below are the same in the 2.x series the validation runs
-// used, see docs/memory-model.md):
+// read at 001074d25084fdb87a799823e395a50f5ec044d3 (2025). The
+// default-segment rules predate the validated runs of 2024: the 2 MiB
+// multiples, 20 MiB blocks for 1–10 MiB requests and 2 MiB small blocks come
+// from pytorch/pytorch#17120 (2019), max_split_size from #44742 (2020); the
+// expandable-segment details were not read at a 2024 version:
 //
 //   - Sizes (the constants after Note [Interaction with CUDA graph capture]):
 //     every request is rounded up to kMinBlockSize = 512 B (round_size, with
