@@ -329,6 +329,10 @@ type Report struct {
 	// peak, and that plus the CUDA context and NCCL's buffers.
 	Reserved int64
 	Device   int64
+	// AllocSim is the caching-allocator simulation Reserved comes from
+	// when the scenario's reserved peak is simulated (SimulatesReserve),
+	// nil otherwise.
+	AllocSim *AllocSim
 	// GatherPool is what DeepSpeed ZeRO-3's host releases in forward while
 	// the GPU is behind (GatherPool); GatherPoolHeld the part of it
 	// Reserved holds, cut to the room the GPU's memory leaves
@@ -509,7 +513,15 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPool, err = GatherPool(s, r.Units); err != nil {
 			return nil, err
 		}
-		if r.Reserved, r.Device, err = ProfilerPeaks(s, r.Peak, r.GatherPool); err != nil {
+		var simulated int64
+		if SimulatesReserve(s) {
+			sim, err := SimulateReserved(s, r, SegmentModeOf(s), 0, 0)
+			if err != nil {
+				return nil, err
+			}
+			r.AllocSim, simulated = &sim, sim.PeakReserved
+		}
+		if r.Reserved, r.Device, err = ProfilerPeaksSimulated(s, r.Peak, r.GatherPool, simulated); err != nil {
 			return nil, err
 		}
 		if r.GatherPoolHeld, err = HeldGatherPool(s, r.Peak, r.GatherPool); err != nil {

@@ -158,11 +158,12 @@ func runsNVLS(a scenarios.Algorithm, hw collectives.Hardware, g collectives.Shap
 // (b73d299) it put zerosim's reserved peak on torchtitan's Llama 3.1 8B 8-GPU
 // row (82.4 GiB, Table 1 of docs/performance.md at eaea6f6), a run of
 // torchtitan's launcher with expandable_segments:True (a5e57e4a9,
-// pytorch/torchtitan#643); TestValidation checks both rows (Tables 1 and 3)
-// with it, and docs/validation.md shows their errors now. Runs on the
-// default segments publish larger reserves that depend on the run
-// (torchtitan 83c879f and #97, GMLake: docs/memory-model.md), with no rule
-// found for them.
+// pytorch/torchtitan#643). Runs on the default segments publish larger
+// reserves that depend on the run (torchtitan 83c879f and #97, GMLake:
+// docs/memory-model.md), with no rule found for them. It now applies where
+// the reserved peak is not simulated (SimulatesReserve: PyTorch FSDP at
+// stage 3 with memory.allocator_overhead unset simulates it, those rows
+// included; allocseq.go), and wherever the scenario sets it.
 
 // segment is the granularity zerosim rounds the reserved peak to: 2 MiB,
 // kRoundLarge ("round up large allocations to 2 MiB", the rounding of a
@@ -285,10 +286,28 @@ func allocatorBytes(s *scenarios.Scenario, peak int64) int64 {
 // reserved peak, the CUDA context and NCCL's buffers (none when those already
 // exceed it).
 func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device int64, err error) {
-	reserved, outside, err := profilerParts(s, peak, pool, allocatorOverhead(s))
+	return ProfilerPeaksSimulated(s, peak, pool, 0)
+}
+
+// ProfilerPeaksSimulated is ProfilerPeaks with the caching allocator's
+// reserved peak simulated (SimulateReserved's PeakReserved: Report.AllocSim)
+// when simulated > 0: the reserved peak is then simulated, or the
+// allocator's part of peak in whole segments where that is more (a replay
+// that holds more than the timeline's order), instead of a fraction above
+// it.
+func ProfilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated int64) (reserved, device int64, err error) {
+	if simulated < 0 {
+		return 0, 0, fmt.Errorf("memory: simulated reserved peak %d B is negative", simulated)
+	}
+	overhead := allocatorOverhead(s)
+	if simulated > 0 {
+		overhead = 0
+	}
+	reserved, outside, err := profilerParts(s, peak, pool, overhead)
 	if err != nil {
 		return 0, 0, err
 	}
+	reserved = max(reserved, simulated)
 	var c calc
 	reserved = c.Add(reserved, heldPool(int64(s.Cluster.GPUMemory), reserved, outside, pool))
 	device = c.Add(reserved, outside)
@@ -347,6 +366,34 @@ func DeviceNeed(s *scenarios.Scenario, peak int64) (int64, error) {
 	}
 	return need, nil
 }
+
+// SimulatesReserve reports whether the reserved peak of s is simulated
+// (SimulateReserved) rather than taken as memory.allocator_overhead above
+// the allocated peak: PyTorch FSDP (communication.boundary fsdp1, fsdp2 or
+// fsdp2_head) at zero_stage 3, whose allocations the simulation replays,
+// with memory.allocator_overhead unset by the scenario and by a
+// calibration, and nothing offloaded (the replay keeps every shard on the
+// GPU and has no host copies). The caller checks the convention (zerosim's
+// own).
+func SimulatesReserve(s *scenarios.Scenario) bool {
+	b := s.Communication.Boundary
+	return s.Memory.AllocatorOverhead == nil && s.Parallelism.Stage == 3 &&
+		(b == scenarios.BoundaryFSDP1 || b.FSDP2()) && !s.Offload.Any()
+}
+
+// SegmentModeOf is the caching allocator's segment mode of s
+// (memory.expandable_segments).
+func SegmentModeOf(s *scenarios.Scenario) SegmentMode {
+	if e := s.Memory.ExpandableSegments; e != nil && *e {
+		return SegmentsExpandable
+	}
+	return SegmentsDefault
+}
+
+// AllocatorOverheadOf is s's memory.allocator_overhead, else
+// scenarios.DefaultAllocatorOverhead (which a simulated reserved peak does
+// not use: SimulatesReserve).
+func AllocatorOverheadOf(s *scenarios.Scenario) float64 { return allocatorOverhead(s) }
 
 // allocatorOverhead is s's memory.allocator_overhead, else the default.
 func allocatorOverhead(s *scenarios.Scenario) float64 {

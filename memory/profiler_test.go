@@ -93,7 +93,11 @@ communication: {boundary: deepspeed}
 		}
 		// The pool is reserved, in the allocator's 2 MiB segments, and so
 		// on the device; not allocated.
-		noPool, _, err := ProfilerPeaks(s, r.Peak, 0)
+		var simulated int64 // FSDP at stage 3 simulates the reserve
+		if r.AllocSim != nil {
+			simulated = r.AllocSim.PeakReserved
+		}
+		noPool, _, err := ProfilerPeaksSimulated(s, r.Peak, 0, simulated)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,6 +111,9 @@ type calMemoryPointJSON struct {
 	Overhead      float64 `json:"allocator_overhead"`
 	ReservedBytes int64   `json:"reserved_peak_bytes"`
 	DeviceBytes   int64   `json:"device_peak_bytes"`
+	// Simulated: the reserved peak came from the caching-allocator
+	// simulation, not the overhead (MemoryPoint.Simulated).
+	Simulated bool `json:"reserved_simulated,omitempty"`
 }
 
 type memoryFitJSON struct {
@@ -177,7 +180,7 @@ func WriteCalibrationJSON(w io.Writer, s *CalibrationSummary) error {
 	}
 	if m := s.Memory; m != nil {
 		pt := func(p MemoryPoint) calMemoryPointJSON {
-			return calMemoryPointJSON{Overhead: p.Overhead, ReservedBytes: p.Reserved, DeviceBytes: p.Device}
+			return calMemoryPointJSON{Overhead: p.Overhead, ReservedBytes: p.Reserved, DeviceBytes: p.Device, Simulated: p.Simulated}
 		}
 		j.Memory = &memoryFitJSON{Scenario: m.Scenario, Method: m.Method, MeasuredBytes: m.Measured, AllocatedBytes: m.Allocated, Before: pt(m.Before), After: pt(m.After)}
 	}

@@ -34,10 +34,13 @@ type MemoryCalibration struct {
 	NoHeader bool
 }
 
-// MemoryPoint is the scenario's profiler peaks at one allocator overhead.
+// MemoryPoint is the scenario's profiler peaks at one allocator overhead,
+// or (Simulated) with the reserved peak from the caching-allocator
+// simulation (memory.SimulatesReserve), Overhead then unused.
 type MemoryPoint struct {
 	Overhead         float64
 	Reserved, Device int64
+	Simulated        bool
 }
 
 // WriteMemoryCalibration prints a memory calibration.
@@ -62,8 +65,12 @@ func WriteMemoryCalibration(w io.Writer, r *MemoryCalibration) error {
 		pool = fmt.Sprintf(" + DeepSpeed's gather pool %s", size(r.Pool))
 	}
 	row("allocated peak", "%s (%s B): the busiest rank's in the replay, as zerosim run reports it", size(r.Allocated), commas(r.Allocated))
+	was := strconv.FormatFloat(r.Before.Overhead, 'f', -1, 64)
+	if r.Before.Simulated {
+		was = "none: the reserved peak was simulated"
+	}
 	row("allocator overhead", "%s fitted (was %s): reserved = allocated × (1 + overhead) in 2 MiB segments%s",
-		strconv.FormatFloat(r.After.Overhead, 'f', -1, 64), strconv.FormatFloat(r.Before.Overhead, 'f', -1, 64), pool)
+		strconv.FormatFloat(r.After.Overhead, 'f', -1, 64), was, pool)
 	row("reserved peak", "%s before, %s after", size(r.Before.Reserved), size(r.After.Reserved))
 	row("device peak", "%s before, %s after (reserved + CUDA context and NCCL buffers, %s)", size(r.Before.Device), size(r.After.Device), size(r.Outside))
 	row("reproduced", "%s %s B against %s B measured: %s", what, commas(reproduced), commas(r.Measured), rounded)

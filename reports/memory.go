@@ -188,6 +188,9 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor) []string {
 	var l []string
 	if r.Reserved > 0 {
 		pool := ""
+		if r.AllocSim != nil {
+			pool = "; " + r.AllocSim.Describe()
+		}
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
 		}

@@ -129,3 +129,33 @@ func TestParseMemoryUnits(t *testing.T) {
 		t.Errorf("format: %s, %s", MemoryGiB.format(18_793_349_120), MemoryGB.format(14e9))
 	}
 }
+
+// TestMemoryNotesSimulatedReserve: the profiler line says when the reserved
+// peak is the caching-allocator simulation's and in which segment mode, and
+// says nothing more when it is memory.allocator_overhead's fraction.
+func TestMemoryNotesSimulatedReserve(t *testing.T) {
+	yes := true
+	for _, c := range []struct {
+		boundary   scenarios.Boundary
+		expandable *bool
+		want       string
+	}{
+		{scenarios.BoundaryFSDP2, nil, "(caching allocator; simulated, default segments)"},
+		{scenarios.BoundaryFSDP1, &yes, "(caching allocator; simulated, expandable segments)"},
+		{scenarios.BoundaryReshard, nil, "(caching allocator), device"},
+	} {
+		s := sevenB()
+		s.Parallelism.Stage = 3
+		s.Communication.Boundary = c.boundary
+		s.Memory.ExpandableSegments = c.expandable
+		s = resolved(s)
+		r, err := memory.Analyze(s, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(memoryNotes(r, MemoryGiB, Vendor(0)), "\n")
+		if !strings.Contains(notes, c.want) {
+			t.Errorf("%s: notes %q lack %q", c.boundary, notes, c.want)
+		}
+	}
+}

@@ -984,8 +984,12 @@ func (run *Run) peakText() string {
 	}
 	if r := run.Result; r.ReservedPeak > 0 {
 		v := run.vendor()
-		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator), device %s (%s: + %s, %s buffers)",
-			u.format(r.ReservedPeak), u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
+		how := ""
+		if r.MemoryModel != nil && r.MemoryModel.AllocSim != nil {
+			how = "; " + r.MemoryModel.AllocSim.Describe()
+		}
+		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers)",
+			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
 		if m := run.Scenario.Memory; m.AllocatorOverheadFrom != "" && m.AllocatorOverhead != nil {
 			s += fmt.Sprintf("\nallocator overhead %s, from %s", strconv.FormatFloat(*m.AllocatorOverhead, 'f', -1, 64), m.AllocatorOverheadFrom)
 		}

@@ -273,7 +273,9 @@ func TestCalibrationMemory(t *testing.T) {
 	}{
 		{"memory only", "memory.yaml", "", 0.1838, DefaultComputeEfficiency, "", "calibration memory.yaml (fitted to a reserved peak of 82.40 GiB of s)"},
 		{"every part", "all.yaml", "", 0.1838, 0.6123, "", "calibration all.yaml (fitted to a reserved peak of 82.40 GiB of s)"},
-		{"no memory part", "compute.yaml", "", DefaultAllocatorOverhead, 0.6123, "", ""},
+		// No memory part: the overhead stays unset (nil, written 0 here),
+		// so that FSDP at stage 3 simulates its reserved peak.
+		{"no memory part", "compute.yaml", "", 0, 0.6123, "", ""},
 		{"explicit key wins", "memory.yaml", "memory:\n  allocator_overhead: 0.2\n", 0.2, DefaultComputeEfficiency,
 			"memory.allocator_overhead 0.2 overrides the calibration's 0.1838 (remove the key to use the calibrated overhead)", ""},
 		{"same value, no warning", "memory.yaml", "memory:\n  allocator_overhead: 0.1838\n", 0.1838, DefaultComputeEfficiency, "", ""},
@@ -294,15 +296,24 @@ func TestCalibrationMemory(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if s.Memory.AllocatorOverhead == nil || *s.Memory.AllocatorOverhead != tc.overhead || s.Training.ComputeEfficiency != tc.eff || s.Memory.AllocatorOverheadFrom != tc.from {
+		overhead := func() float64 {
+			if s.Memory.AllocatorOverhead == nil {
+				return 0
+			}
+			if *s.Memory.AllocatorOverhead == 0 {
+				return -1 // set to 0: not the unset case
+			}
+			return *s.Memory.AllocatorOverhead
+		}
+		if overhead() != tc.overhead || s.Training.ComputeEfficiency != tc.eff || s.Memory.AllocatorOverheadFrom != tc.from {
 			t.Errorf("%s: allocator overhead %v from %q, efficiency %g; want %g from %q, %g", tc.name, s.Memory.AllocatorOverhead, s.Memory.AllocatorOverheadFrom, s.Training.ComputeEfficiency, tc.overhead, tc.from, tc.eff)
 		}
 		if got := strings.Join(s.Warnings, "\n"); (tc.warn == "") != (got == "") || !strings.Contains(got, tc.warn) {
 			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.warn)
 		}
 		// Resolving the loaded value keeps the overhead and where it came from.
-		if err := Resolve(s); err != nil || *s.Memory.AllocatorOverhead != tc.overhead || s.Memory.AllocatorOverheadFrom != tc.from {
-			t.Errorf("%s: after Resolve: %v, %g from %q", tc.name, err, *s.Memory.AllocatorOverhead, s.Memory.AllocatorOverheadFrom)
+		if err := Resolve(s); err != nil || overhead() != tc.overhead || s.Memory.AllocatorOverheadFrom != tc.from {
+			t.Errorf("%s: after Resolve: %v, %g from %q", tc.name, err, overhead(), s.Memory.AllocatorOverheadFrom)
 		}
 	}
 	for _, tc := range []struct{ name, cal, want string }{

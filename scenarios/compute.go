@@ -202,10 +202,13 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if cal != nil && cal.Memory != nil {
 		l.applyCalibratedMemory(s, cal.Memory)
 	}
-	if m.AllocatorOverhead == nil {
-		m.AllocatorOverhead = new(float64)
-		*m.AllocatorOverhead = DefaultAllocatorOverhead
-	} else if v := *m.AllocatorOverhead; math.IsNaN(v) || v < 0 || v > MaxAllocatorOverhead {
+	// Unset (and no calibration sets it), memory.allocator_overhead stays
+	// nil: the reserved peak is then simulated where zerosim replays the
+	// stack's allocations (PyTorch FSDP at stage 3, memory/allocseq.go),
+	// DefaultAllocatorOverhead applies elsewhere, and a resolved scenario
+	// resolves the same after an edit of its stack.
+	if m.AllocatorOverhead != nil && (math.IsNaN(*m.AllocatorOverhead) || *m.AllocatorOverhead < 0 || *m.AllocatorOverhead > MaxAllocatorOverhead) {
+		v := *m.AllocatorOverhead
 		return l.errAlone("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
 	}
 	// Unset, memory.host_lead stays nil (DefaultHostLead where it applies),

@@ -314,7 +314,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	yes, one := true, 1
-	interference, collective, overhead := DefaultComputeInterference, DefaultCollectiveInterference, DefaultAllocatorOverhead
+	interference, collective := DefaultComputeInterference, DefaultCollectiveInterference
 	want := Scenario{
 		Version: 1,
 		Cluster: Cluster{Nodes: 2, GPUsPerNode: 4, GPU: "A100-80GB", GPUMemory: 80 << 30, PeakBF16: 312e12, HBMBandwidth: 2039e9,
@@ -328,7 +328,7 @@ func TestDefaults(t *testing.T) {
 		Communication: Communication{BucketSize: 40_000_000, Algorithm: "auto", Overlap: &yes, PrefetchDepth: &one,
 			MaxInflightAllGathers: 2, Padding: "toy", Boundary: "reshard", ComputeInterference: &interference,
 			CollectiveInterference: &collective},
-		Memory: MemoryConfig{Activations: &yes, AllocatorOverhead: &overhead},
+		Memory: MemoryConfig{Activations: &yes}, // allocator_overhead stays unset (memory.SimulatesReserve)
 	}
 	if !reflect.DeepEqual(*s, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", *s, want)

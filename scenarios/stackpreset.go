@@ -37,6 +37,10 @@ var stackPresets = map[string][]stackKey{
 		{"training.attention", "sdpa"},
 		{"training.attention_kernel", "fa2"},
 		{"training.recompute_early_stop", "true"},
+		// torchtitan's launcher sets PYTORCH_CUDA_ALLOC_CONF=
+		// "expandable_segments:True" since a5e57e4a9 (pytorch/torchtitan#643,
+		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae).
+		{"memory.expandable_segments", "true"},
 	},
 	// PyTorch FSDP1 under Composer, llm-foundry's trainer, on torch 2.1 or
 	// later (testdata/validation/llm-foundry-mpt-a100-80gb.yaml).

@@ -414,8 +414,15 @@ type MemoryConfig struct {
 	// has transformer dimensions).
 	Activations *bool `yaml:"activations,omitempty"`
 	// AllocatorOverhead is the caching allocator's reserved peak over the
-	// allocated peak (default 0.15; see memory/profiler.go).
+	// allocated peak. Unset (nil), the reserved peak is simulated under
+	// PyTorch FSDP at stage 3 (memory/allocseq.go) and
+	// DefaultAllocatorOverhead applies elsewhere (memory/profiler.go);
+	// set, it applies everywhere.
 	AllocatorOverhead *float64 `yaml:"allocator_overhead,omitempty"`
+	// ExpandableSegments is PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+	// for the caching allocator the reserved peak is simulated with
+	// (default false, PyTorch's default; memory/allocator.go).
+	ExpandableSegments *bool `yaml:"expandable_segments,omitempty"`
 	// AllocatorOverheadFrom names where AllocatorOverhead came from when a
 	// calibration file set it (communication.calibration's memory part,
 	// with memory.allocator_overhead unset); empty otherwise.

@@ -116,6 +116,10 @@ func FuzzReplayYAML(f *testing.F) {
 	for _, set := range []string{"", "communication.moe_dispatcher=deepep", "communication.moe_dispatcher=hybridep", "parallelism.zero_stage=3"} {
 		f.Add(moe, set)
 	}
+	// FSDP at stage 3: the reserved peak is simulated (memory.SimulatesReserve).
+	for _, set := range []string{"communication.boundary=fsdp1", "communication.boundary=fsdp2", "memory.expandable_segments=true"} {
+		f.Add(bytes.Replace(moe, []byte("zero_stage: 1, ep: 4}"), []byte("zero_stage: 3, ep: 4}\ncommunication: {boundary: fsdp2}"), 1), set)
+	}
 	// Two ep groups of 4 nodes of 2 (8 ranks each).
 	f.Add(bytes.Replace(bytes.Replace(moe, []byte("nodes: 2,"), []byte("nodes: 8,"), 1), []byte("dp: 4, zero_stage: 1, ep: 4"), []byte("dp: 16, zero_stage: 1, ep: 8"), 1),
 		"communication.moe_dispatcher=deepep")

@@ -272,6 +272,9 @@ var propExceptions = []propException{
 	// NCCL buffers on the device.
 	{subject: "fms-fsdp-llama2-h100", key: "cluster.inter.bandwidth", quantity: qDevice.name, lo: "50000000000B/s", hi: "100000000000B/s",
 		excess: func(a, b propPoint) int64 { return 80 << 20 }, reason: "NCCL doubles a Hopper communicator's channels across nodes when a channel runs above 45 GB/s (connect.cc), 80 MiB more buffers"},
+	// The simulated caching allocator (memory.SimulatesReserve; added in
+	// init below): its reserved peak is not monotone in the sizes of the
+	// requests.
 	// None else now. seed002-7b's step moved against its compute (five keys)
 	// and the Mixtral ZeRO-3 step against the intra-node latency while a
 	// backward's prefetched all-gather and the previous unit's
@@ -290,7 +293,31 @@ var propExceptions = []propException{
 // that SDPA's saved output holds, one 2·t·h tensor per block.
 const opPolicyEager = "torchtitan's op policy saves SDPA's output but recomputes eager attention's bmm and softmax"
 
+// allocatorReuse is why a simulated reserved peak (memory.SimulatesReserve)
+// may fall where the allocated peak rises: PyTorch's caching allocator
+// serves each request from the smallest cached block of its stream that
+// fits and splits it (get_free_block, should_split in
+// CUDACachingAllocator.cpp; memory/allocator.go), so larger tensors can
+// land in blocks that smaller ones left partly unused, and the reserved
+// peak is not a monotone function of the sizes. It can fall by at most
+// what the lower point held cached above its allocated peak, since the
+// allocated peak rises.
+const allocatorReuse = "the caching allocator's best fit reuses cached blocks differently at the new sizes (memory/allocator.go): the simulated reserve is not monotone in them"
+
 func init() {
+	heldCached := func(a, b propPoint) int64 { return a.reserved() - a.alloc() }
+	for _, e := range []struct{ subject, key, lo, hi string }{
+		{"llm-foundry-mpt-a100-40gb-seq", "training.micro_batch", "12", "13"},
+		{"llm-foundry-mpt-a100-40gb", "training.micro_batch", "12", "13"},
+		{"torchtitan-llama2-7b-h100-fsdp1", "training.micro_batch", "8", "9"},
+		{"torchtitan-llama2-7b-h100-fsdp1", "model.kv_heads", "4", "8"},
+		{"torchtitan-llama2-7b-h100-fsdp2", "model.kv_heads", "4", "8"},
+	} {
+		for _, q := range []string{qReserved.name, qDevice.name} {
+			propExceptions = append(propExceptions, propException{subject: e.subject, key: e.key, quantity: q,
+				lo: e.lo, hi: e.hi, excess: heldCached, reason: allocatorReuse})
+		}
+	}
 	for _, subject := range []string{"torchtitan-llama3.1-8b-h100", "torchtitan-llama3.1-8b-h100-compile", "torchtitan-llama3.1-8b-h100-float8", "torchtitan-llama3.1-8b-h200-trainy"} {
 		for _, q := range []string{qActs.name, qAlloc.name} {
 			propExceptions = append(propExceptions, propException{subject: subject, key: "training.attention", quantity: q,
@@ -757,15 +784,52 @@ func TestGradAccumLaws(t *testing.T) {
 				if q.name != qAlloc.name {
 					// The reserved and device peaks scale the allocated
 					// one by the allocator's overhead and round it up to
-					// the caching allocator's 2 MiB segment.
-					extra = int64(math.Ceil(float64(shardGrads)*(1+*one.s.Memory.AllocatorOverhead))) + 2<<20
+					// the caching allocator's 2 MiB segment; a simulated
+					// reserve (memory.SimulatesReserve) is held to the
+					// same bound at the default overhead.
+					extra = int64(math.Ceil(float64(shardGrads)*(1+memory.AllocatorOverheadOf(one.s)))) + 2<<20
 				}
+			}
+			if b < a && q.name != qAlloc.name && one.r.MemoryModel.AllocSim != nil && gaReserveDrops[sub.name] != "" {
+				// A real effect of the simulated caching allocator,
+				// named below; the drop is at most what GA 1 held
+				// cached above its allocated peak.
+				if by, held := a-b, one.reserved()-one.alloc(); by > held {
+					t.Errorf("%s: %s GA 1 → 2: %s → %s, by more than GA 1's cached %s", sub.name, q.name, q.unit(a), q.unit(b), q.unit(held))
+				}
+				t.Logf("%s: %s GA 1 → 2: %s → %s: real effect: %s", sub.name, q.name, q.unit(a), q.unit(b), gaReserveDrops[sub.name])
+				gaDropsSeen[sub.name+" "+q.name] = true
+				a = b
 			}
 			if b < a || b-a > extra || c != b {
 				t.Errorf("%s: %s GA 1, 2, 4: %s, %s, %s; want GA 2 within %s above GA 1 and GA 4 = GA 2", sub.name, q.name, q.unit(a), q.unit(b), q.unit(c), q.unit(extra))
 			}
 		}
 	}
+	for name := range gaReserveDrops {
+		for _, q := range []quantity{qReserved, qDevice} {
+			if !gaDropsSeen[name+" "+q.name] {
+				t.Errorf("%s: the %s no longer drops from GA 1 to GA 2: delete its gaReserveDrops entry", name, q.name)
+			}
+		}
+	}
+}
+
+// gaDropsSeen records the gaReserveDrops that happened.
+var gaDropsSeen = map[string]bool{}
+
+// gaReserveDrops names the subjects whose simulated reserved (and so
+// device) peak is lower at GA 2 than at GA 1 (memory.SimulatesReserve).
+// The caching allocator's best fit reuses cached blocks in the order the
+// requests come (memory/allocator.go), and GA 2's order differs from
+// GA 1's: the first step's optimizer state is allocated after two
+// micro-steps, not one, and each unit's sharded gradient is made by the
+// first micro-step's reduce-scatter and kept (FSDP's _saved_grad_shard;
+// memory/allocseq.go), so its blocks are carved out of other segments.
+// The allocated peak still obeys the law.
+var gaReserveDrops = map[string]string{
+	"torchtitan-llama2-7b-h100-fsdp1":    "the caching allocator's reuse follows the order of the requests, which GA changes (PyTorch's default segments)",
+	"torchtitan-llama3.1-8b-h200-trainy": "the caching allocator's reuse follows the order of the requests, which GA changes (PyTorch's default segments)",
 }
 
 // perMicroStep says whether phase ph's collectives run in every micro-step

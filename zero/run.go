@@ -650,7 +650,13 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		}
 	}
 	// The memory model's DeepSpeed gather pool is the same on every rank.
-	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaks(s, slices.Max(res.PeakMemory), mrep.GatherPool); err != nil {
+	// A simulated reserved peak (memory.SimulatesReserve) comes from the
+	// memory model's timeline order.
+	var simulated int64
+	if mrep.AllocSim != nil {
+		simulated = mrep.AllocSim.PeakReserved
+	}
+	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaksSimulated(s, slices.Max(res.PeakMemory), mrep.GatherPool, simulated); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	peak, _ := res.Peak()

@@ -514,14 +514,16 @@ func TestValidation(t *testing.T) {
 	b.WriteString("the first row when every row accumulates)\n")
 	b.WriteString("and every other row is predicted with it. Rows with gradient accumulation run with training.grad_accum as published.\n")
 	b.WriteString("Throughput is tokens per second per GPU; memory is the peak a profiler reports\n")
-	b.WriteString("(torchtitan: max reserved) against zerosim's reserved peak (allocated × (1 + memory.allocator_overhead)),\n")
+	b.WriteString("(torchtitan: max reserved) against zerosim's reserved peak: under PyTorch FSDP at stage 3 the step's allocations replayed through\n")
+	b.WriteString("a simulation of PyTorch's caching allocator (memory/allocator.go; memory.expandable_segments as the run's launcher set it),\n")
+	b.WriteString("elsewhere allocated × (1 + memory.allocator_overhead),\n")
 	b.WriteString("or, where the source gives what nvidia-smi shows (FlagPerf), against zerosim's device peak (reserved + CUDA context + NCCL buffers);\n")
 	b.WriteString("a source that also gives the allocator's peak active bytes (torchtitan 83c879f) has them compared with zerosim's allocated peak in a table of their own.\n")
 	b.WriteString("A throughput published as a range is compared at its midpoint (the range in parentheses).\n")
 	b.WriteString("Every row ran, so each must be predicted to fit: the last column is zerosim's verdict (the allocated peak within the GPU's memory,\n")
 	b.WriteString("and with the CUDA context and NCCL's buffers added too: what the device needs when PyTorch's caching allocator, short of memory,\n")
 	b.WriteString("releases its cached blocks and retries), then in parentheses the device peak with the allocator's usual reserve\n")
-	b.WriteString("(memory.allocator_overhead; \"retries\" where that exceeds the GPU: the allocator must release cached blocks to run).\n")
+	b.WriteString("(simulated, or memory.allocator_overhead; \"retries\" where that exceeds the GPU: the allocator must release cached blocks to run).\n")
 	b.WriteString("Nothing here is typed by hand.\n")
 	// body holds the per-source sections, written after the summary that
 	// their figures make.

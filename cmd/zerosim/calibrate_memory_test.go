@@ -25,7 +25,12 @@ func namingCalibration(t *testing.T, dir, extra string) string {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(data), "\ncommunication:\n", "\ncommunication:\n  calibration: cal.yaml\n", 1)
-	text = strings.Replace(text, "\ntraining:\n", "\n"+extra+"training:\n", 1)
+	if rest, ok := strings.CutPrefix(extra, "memory:\n"); ok && strings.Contains(text, "\nmemory:\n") {
+		// The template has a memory section: the keys go into it.
+		text = strings.Replace(text, "\nmemory:\n", "\nmemory:\n"+rest, 1)
+	} else {
+		text = strings.Replace(text, "\ntraining:\n", "\n"+extra+"training:\n", 1)
+	}
 	path := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -88,7 +93,8 @@ func TestCalibrateMemoryTorchtitan(t *testing.T) {
 		for _, line := range []string{
 			"# zerosim calibrate " + c.flag + ": torchtitan-llama3.1-8b-h100\n",
 			c.line,
-			"allocator overhead:  " + overheadText(m.AllocatorOverhead) + " fitted (was 0.15): reserved = allocated × (1 + overhead) in 2 MiB segments\n",
+			// The template's FSDP2 reserve was simulated (memory.SimulatesReserve).
+			"allocator overhead:  " + overheadText(m.AllocatorOverhead) + " fitted (was none: the reserved peak was simulated): reserved = allocated × (1 + overhead) in 2 MiB segments\n",
 			"reproduced:          " + c.method + " peak " + c.text,
 			"wrote:               " + file + " (memory part); scenarios use it as communication.calibration\n",
 		} {
@@ -128,9 +134,9 @@ func TestCalibrateMemoryKeyWins(t *testing.T) {
 	fitted := readCal(t, file).Memory.AllocatorOverhead
 	path := namingCalibration(t, dir, "memory:\n  allocator_overhead: 0.2\n")
 	s, r := replayFile(t, path)
-	_, def := replayFile(t, torchtitanTemplate) // overhead 0.15
+	_, def := replayFile(t, torchtitanTemplate) // simulated reserve (76.92 GiB)
 	if *s.Memory.AllocatorOverhead != 0.2 || r.ReservedPeak <= def.ReservedPeak {
-		t.Errorf("overhead %g, reserved %d (at 0.15: %d)", *s.Memory.AllocatorOverhead, r.ReservedPeak, def.ReservedPeak)
+		t.Errorf("overhead %g, reserved %d (simulated: %d)", *s.Memory.AllocatorOverhead, r.ReservedPeak, def.ReservedPeak)
 	}
 	want := "memory.allocator_overhead 0.2 overrides the calibration's " + overheadText(fitted) + " (remove the key to use the calibrated overhead)"
 	out, errOut, code := runCLI("run", path)

@@ -82,10 +82,10 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Memory = cm }); err != nil {
 		return err
 	}
-	before := *s.Memory.AllocatorOverhead // Load fills in the default
+	before := memory.AllocatorOverheadOf(s)
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured,
 		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
-		Before:      reports.MemoryPoint{Overhead: before, Reserved: r.ReservedPeak, Device: r.DevicePeak},
+		Before:      reports.MemoryPoint{Overhead: before, Reserved: r.ReservedPeak, Device: r.DevicePeak, Simulated: r.MemoryModel.AllocSim != nil},
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: old != nil && old.Compute != nil}
 	if a.format == "json" {

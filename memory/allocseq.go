@@ -1,0 +1,666 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// This file turns the step's timeline (timeline.go) into the allocation
+// and free requests PyTorch FSDP makes, tensor by tensor and stream by
+// stream, and replays them through the caching allocator (allocator.go)
+// for a few steps from the process's start, so that the reserved peak is
+// read off the simulation.
+//
+// Streams (stream ids of the simulation):
+//
+//	0 compute (the default stream): activations, recomputed tensors,
+//	  autograd's gradients, the kept logits, the optimizer's state and
+//	  temporaries; FSDP2's unsharded parameters (foreach_all_gather_copy_out
+//	  allocates them on the current stream, alloc_all_gather_outputs) and
+//	  both FSDPs' sharded parameters.
+//	1 all-gather: FSDP1's unsharded flat parameter (FlatParamHandle.unshard
+//	  under the unshard stream: _alloc_padded_unsharded_flat_param), freed
+//	  after its compute (record_stream on the current stream, then
+//	  _free_storage: _free_unsharded_flat_param); FSDP2's all_gather_output
+//	  (foreach_all_gather under all_gather_copy_in_stream), freed once
+//	  copied out.
+//	2 reduce-scatter: FSDP1's fp32 copy of the unsharded gradient and the
+//	  new sharded gradient (_post_backward_hook under _post_backward_stream:
+//	  flat_param.grad.to(reduce_dtype), _get_reduce_scatter_tensors'
+//	  empty_like); FSDP2's reduce_scatter_input and reduce_scatter_output
+//	  (foreach_reduce_scatter under reduce_scatter_stream). The sharded
+//	  gradients live until the optimizer zeroes them.
+//	3 FSDP1's pre-unshard stream: the bf16 _mp_shard cast before each
+//	  all-gather (_use_low_precision_shard), freed after it.
+//
+// Sources: pytorch/pytorch torch/distributed/fsdp/_runtime_utils.py at
+// 00ae0bc91ac2c1718d1baa193d9d299e2b82776c (_init_streams, _unshard,
+// _post_backward_hook) and flat_param.py at 002159d1 (FSDP1's
+// FlatParamHandle),
+// torch/distributed/_composable/fsdp/_fsdp_collectives.py at
+// 01d66d21f38a04729a87a5840f405ca1b7acf856 (FSDP2 of early 2024), and
+// torchtitan's train.py (83c879f, ab5d918) for the process: the memory
+// monitor is built before the model is initialised, so the reserved peak
+// covers the initialisation too.
+//
+// A free the allocator defers for record_stream is issued where the
+// timeline frees the tensor: the simulation assumes the recorded stream has
+// passed it by then.
+
+// The streams of the simulation (see above).
+const (
+	StreamCompute = 0
+	StreamGather  = 1
+	StreamReduce  = 2
+	StreamPre     = 3
+)
+
+// AllocSim is the result of replaying a scenario's steps through the
+// caching allocator.
+type AllocSim struct {
+	// Expandable: simulated with expandable_segments:True.
+	Expandable                  bool
+	Steps                       int
+	PeakAllocated, PeakReserved int64
+	Segments, Retries           int
+	Requests                    int
+	// StepPeakReserved is the reserved peak after each step.
+	StepPeakReserved []int64
+}
+
+// unitParam is one parameter of a unit: numel and dim-0 size.
+type unitParam struct{ numel, dim0 int64 }
+
+// simUnitParams lists the parameters of unit u in module order; a unit whose
+// layout is not known is one parameter.
+func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
+	m := s.Model
+	l := m.LayerList[u]
+	h, f, v := m.Hidden, m.FFN, m.Vocab
+	kv := h
+	if m.Heads > 0 && m.KVHeads > 0 {
+		kv = m.KVHeads * h / m.Heads
+	}
+	var ps []unitParam
+	switch {
+	case l.Block && BlockStyle(&m) == "llama" && (l.Dims == nil || (l.Dims.FFN == 0 && l.Dims.HeadDim == 0)):
+		ps = []unitParam{{h * h, h}, {kv * h, kv}, {kv * h, kv}, {h * h, h}, {f * h, f}, {h * f, h}, {f * h, f}, {h, h}, {h, h}}
+	case l.Name == "embedding" || l.Name == "lm_head":
+		ps = []unitParam{{v * h, v}}
+	case l.Name == "final_norm":
+		ps = []unitParam{{h, h}}
+	}
+	var sum int64
+	for _, p := range ps {
+		sum += p.numel
+	}
+	if sum != int64(l.Params) || len(ps) == 0 {
+		return []unitParam{{int64(l.Params), int64(l.Params)}}
+	}
+	return ps
+}
+
+// handle stacks of the simulation, per kind and unit.
+type simState struct {
+	a      *Allocator
+	s      *scenarios.Scenario
+	r      *Report
+	fsdp2  bool
+	shards int64
+	live   map[string][]int
+	size   map[string][]int64
+	err    error
+	reqs   int
+}
+
+func key(kind string, u int) string { return fmt.Sprintf("%s/%d", kind, u) }
+
+func (st *simState) alloc(kind string, u, stream int, n int64) {
+	if st.err != nil || n <= 0 {
+		return
+	}
+	h, err := st.a.Malloc(stream, n)
+	if err != nil {
+		st.err = err
+		return
+	}
+	st.reqs++
+	k := key(kind, u)
+	st.live[k] = append(st.live[k], h)
+	st.size[k] = append(st.size[k], n)
+}
+
+// free frees every live tensor of kind and unit, last allocated first.
+func (st *simState) free(kind string, u int) {
+	k := key(kind, u)
+	hs := st.live[k]
+	for i := len(hs) - 1; i >= 0 && st.err == nil; i-- {
+		st.err = st.a.Free(hs[i])
+	}
+	delete(st.live, k)
+	delete(st.size, k)
+}
+
+// freeOldest frees the oldest live tensor of kind and unit.
+func (st *simState) freeOldest(kind string, u int) {
+	k := key(kind, u)
+	hs := st.live[k]
+	if len(hs) == 0 || st.err != nil {
+		return
+	}
+	st.err = st.a.Free(hs[0])
+	st.live[k], st.size[k] = hs[1:], st.size[k][1:]
+}
+
+// freeBytes frees the oldest live tensors of kind (unit -1) until n bytes
+// are freed, a tensor of exactly n first.
+func (st *simState) freeBytes(kind string, n int64) {
+	k := key(kind, -1)
+	hs := st.live[k]
+	sizes := st.size[k]
+	if i := slices.Index(sizes, n); i >= 0 && st.err == nil {
+		st.err = st.a.Free(hs[i])
+		st.live[k], st.size[k] = slices.Delete(hs, i, i+1), slices.Delete(sizes, i, i+1)
+		return
+	}
+	for n > 0 && len(hs) > 0 && st.err == nil {
+		st.err = st.a.Free(hs[0])
+		n -= sizes[0]
+		hs, sizes = hs[1:], sizes[1:]
+	}
+	st.live[k], st.size[k] = hs, sizes
+}
+
+// padded is FSDP2's dim-0 padded numel of p over n shards
+// (_get_dim0_padded_size).
+func padded(p unitParam, n int64) int64 {
+	if p.dim0 <= 0 {
+		return p.numel
+	}
+	rows := (p.dim0 + n - 1) / n * n
+	return rows * (p.numel / p.dim0)
+}
+
+// rank0Slices is what rank 0 holds of each parameter of a flat parameter
+// sharded over n ranks (FSDP1 with use_orig_params: the optimizer sees
+// each original parameter's slice in the rank's shard).
+func rank0Slices(ps []unitParam, n int64) []int64 {
+	var total int64
+	for _, p := range ps {
+		total += p.numel
+	}
+	left := (total + n - 1) / n
+	var out []int64
+	for _, p := range ps {
+		if left <= 0 {
+			break
+		}
+		take := min(p.numel, left)
+		out = append(out, take)
+		left -= take
+	}
+	return out
+}
+
+// maxSimSteps bounds the steps SimulateReserved replays until one
+// reserves nothing more.
+const maxSimSteps = 8
+
+// SimulateReserved replays the training steps of s (whose memory report is
+// r) through a caching allocator in mode that may reserve limit bytes (0:
+// no limit), after the parameters' initialisation, and returns the peaks:
+// steps steps, or with steps 0 until a step after the second (the first
+// allocates the optimizer's state) reserves nothing more, at most
+// maxSimSteps. Only FSDP (communication.boundary fsdp1, fsdp2 or
+// fsdp2_head) at stage 3 is modelled.
+func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, steps int) (AllocSim, error) {
+	if r.Stage != 3 || (s.Communication.Boundary != scenarios.BoundaryFSDP1 && !s.Communication.Boundary.FSDP2()) {
+		return AllocSim{}, fmt.Errorf("memory: the allocator simulation models FSDP1 and FSDP2 at stage 3 (got stage %d, boundary %q)", r.Stage, s.Communication.Boundary)
+	}
+	if steps < 0 {
+		return AllocSim{}, fmt.Errorf("memory: the allocator simulation needs steps ≥ 0 (got %d)", steps)
+	}
+	a, err := NewAllocator(mode, limit)
+	if err != nil {
+		return AllocSim{}, err
+	}
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), shards: int64(max(r.Shards, 1)), live: map[string][]int{}, size: map[string][]int64{}}
+	L := len(r.Units)
+	params := make([][]unitParam, L)
+	for u := range L {
+		params[u] = simUnitParams(s, u)
+	}
+	st.initParams(params)
+	acts, recs := st.activationTensors()
+	out := AllocSim{Expandable: mode == SegmentsExpandable}
+	for step := 1; st.err == nil; step++ {
+		st.step(step, params, acts, recs)
+		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
+		out.Steps = step
+		if steps > 0 && step == steps {
+			break
+		}
+		if steps == 0 && (step == maxSimSteps || step > 2 && a.PeakReserved == out.StepPeakReserved[step-2]) {
+			break
+		}
+	}
+	if st.err != nil {
+		return AllocSim{}, st.err
+	}
+	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
+	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
+	return out, nil
+}
+
+// initParams allocates the sharded parameters as the FSDP version
+// initialises them from meta-device modules.
+func (st *simState) initParams(params [][]unitParam) {
+	n := st.shards
+	for u, ps := range params {
+		if st.fsdp2 {
+			// torchtitan 83c879f train.py: model.to_empty(device="cuda")
+			// then init_weights() in place: one fp32 shard per parameter,
+			// padded on dim 0 (FSDPParam._init_sharded_param).
+			for _, p := range ps {
+				st.alloc("shard", u, StreamCompute, padded(p, n)/n*4)
+			}
+			continue
+		}
+		// FSDP1 with param_init_fn (torchtitan ab5d918,
+		// meta_to_real_init_fn: randn_like on cuda per parameter), then
+		// FlatParamHandle flattens them into one fp32 flat parameter
+		// (torch.cat), the originals go, and shard() keeps a clone of the
+		// rank's chunk (_get_shard) while the full flat parameter's
+		// storage is released (flat_param.set_).
+		var total int64
+		for _, p := range ps {
+			st.alloc("init", u, StreamCompute, p.numel*4)
+			total += p.numel
+		}
+		flat := (total + n - 1) / n * n
+		st.alloc("initflat", u, StreamCompute, flat*4)
+		st.free("init", u)
+		st.alloc("shard", u, StreamCompute, flat/n*4)
+		st.free("initflat", u)
+	}
+	// What else lives at rest in the allocator (an fp32 master copy, fp8
+	// state, persistent gradients), one tensor each; the parameters are
+	// above, the optimizer's moments come at its first step and the kept
+	// logits from the previous step's forward (memory.runtime_context and
+	// memory.nccl_buffers are outside the allocator).
+	for _, c := range st.r.Components {
+		switch Comp(c.Name) {
+		case CompParams, CompAdamM, CompAdamV, CompPadding, CompLogits, CompRuntime, CompNCCL:
+		default:
+			st.alloc("rest:"+c.Name, -1, StreamCompute, c.AtRest)
+		}
+	}
+	if !st.fsdp2 {
+		// FSDP1's lazy init at the first forward (_lazy_init →
+		// _share_state_and_init_handle_attrs →
+		// FlatParamHandle.init_flat_param_attributes, flat_param.py at
+		// 002159d1): under parameter mixed precision each handle
+		// allocates its 16-bit _mp_shard, its 16-bit _full_param_padded
+		// and its full-precision _full_prec_full_param_padded on the
+		// current stream, each freed (_free_storage) right after.
+		mixed := st.s.Training.FP32Shard()
+		for u, ps := range params {
+			var total int64
+			for _, p := range ps {
+				total += p.numel
+			}
+			flat := (total + n - 1) / n * n
+			if mixed {
+				st.alloc("lazy", u, StreamCompute, flat/n*2)
+				st.free("lazy", u)
+				st.alloc("lazy", u, StreamCompute, flat*2)
+				st.free("lazy", u)
+				st.alloc("lazy", u, StreamCompute, flat*4)
+			} else {
+				st.alloc("lazy", u, StreamCompute, flat*int64(paramElemBytes(st.s)))
+			}
+			st.free("lazy", u)
+		}
+	}
+}
+
+// activationTensors splits each unit's kept activation and its
+// recomputation into the tensors BlockTensors lists under the unit's
+// policy; a unit whose tensors do not add up to the timeline's bytes keeps
+// one tensor of its bytes.
+func (st *simState) activationTensors() (acts, recs [][]int64) {
+	s, r := st.s, st.r
+	L := len(r.Units)
+	acts, recs = make([][]int64, L), make([][]int64, L)
+	pol := UnitPolicies(s)
+	base := baseDims(s)
+	head := headUnit(s)
+	for u, ui := range r.Units {
+		stored := ui.Activation - ui.AfterLogits
+		acts[u], recs[u] = []int64{stored}, []int64{ui.Recompute}
+		l := s.Model.LayerList[u]
+		switch {
+		case l.Block && l.ActivationBytes == 0 && (l.Dims == nil || !l.Dims.MTP):
+			d := blockDims(base, l)
+			_, d.SDPAMask = sdpaMask(s, l)
+			if d.check() != nil {
+				continue
+			}
+			ts, err := BlockTensors(d)
+			if err != nil || len(ts) == 0 {
+				continue
+			}
+			var keep, rebuild []int64
+			input := 2 * d.Seq * d.Batch * d.Hidden
+			switch pol[u] {
+			case "", PolicyNone:
+				for _, x := range ts {
+					keep = append(keep, x.Bytes)
+				}
+			case PolicySelective:
+				for _, x := range ts {
+					if x.Core {
+						rebuild = append(rebuild, x.Bytes)
+					} else {
+						keep = append(keep, x.Bytes)
+					}
+				}
+			case PolicyOp:
+				keep = append(keep, input)
+				if d.Arch == "llama" && !d.Compiled {
+					rebuild = append(rebuild, ts[0].Bytes)
+				}
+				for _, x := range ts[1:] {
+					if x.OpSaved {
+						keep = append(keep, x.Bytes)
+					} else {
+						rebuild = append(rebuild, x.Bytes)
+					}
+				}
+				if extra, _ := opSavedExtra(d); extra > 0 {
+					keep = append(keep, extra)
+				}
+			case PolicyFull:
+				keep = []int64{input}
+				for _, x := range ts {
+					rebuild = append(rebuild, x.Bytes)
+				}
+			}
+			if pol[u] == PolicyOp {
+				// The tensors whose producers the op policy saves
+				// (opSavedExtra: wq's and wv's outputs, and w2's in
+				// eager) are not rebuilt: BlockActivation's transient
+				// leaves them out.
+				var c calc
+				t := c.Mul(d.Seq, d.Batch)
+				for _, x := range []int64{c.Mul(2, t, d.Heads, d.HeadDim), c.Mul(2, t, d.KVHeads, d.HeadDim), c.Mul(2, t, d.Hidden)} {
+					if sum(rebuild)-x < ui.Recompute {
+						break
+					}
+					if i := slices.Index(rebuild, x); i >= 0 {
+						rebuild = slices.Delete(rebuild, i, i+1)
+					}
+				}
+			}
+			if pol[u] == PolicyFull && sum(rebuild)-ts[0].Bytes == ui.Recompute {
+				// A compiled block's input is a graph input, not rebuilt.
+				rebuild = rebuild[1:]
+			}
+			if sum(keep) == stored {
+				acts[u] = keep
+			}
+			switch {
+			case sum(rebuild) == ui.Recompute:
+				recs[u] = rebuild
+			case pol[u] == PolicyOp && len(rebuild) > 0:
+				// Under GQA the saved wv output (kv wide) has no
+				// tensor of its size in the list, whose v is
+				// repeat_kv's expansion: the rebuilt tensors are the
+				// list's, a little more than the transient counted.
+				recs[u] = rebuild
+			}
+		case u == head:
+			// The head: the final norm's and the output projection's
+			// tensors (headParts' model part), the loss's (AfterLogits,
+			// allocated apart by the timeline) and the loss backward's
+			// two gradients (headParts' transient: nll_loss's and
+			// log_softmax's).
+			if ui.Recompute > 0 && ui.Recompute%2 == 0 {
+				recs[u] = []int64{ui.Recompute / 2, ui.Recompute / 2}
+			}
+		}
+	}
+	return acts, recs
+}
+
+func sum(xs []int64) int64 {
+	var v int64
+	for _, x := range xs {
+		v += x
+	}
+	return v
+}
+
+// step replays one step of the timeline, tensor by tensor.
+func (st *simState) step(step int, params [][]unitParam, acts, recs [][]int64) {
+	// Under gradient accumulation at stage 3 the timeline is the last
+	// micro-step's, the earlier micro-steps' sharded gradients allocated
+	// at its start (timeline.go). The replay runs the step's micro-steps
+	// instead: the first leaves each unit's reduce-scatter output as its
+	// sharded gradient (FSDP1's _saved_grad_shard, FSDP2's
+	// sharded_param.grad), the later ones add theirs into it and free it,
+	// the optimizer runs after the last. Middle micro-steps repeat the
+	// same requests: once one reserves nothing more, the rest are skipped.
+	accum := false
+	for _, e := range st.r.Timeline() {
+		if e.Component == CompGrads && e.Phase == PhaseForward && e.Op == OpCompute && e.Delta > 0 {
+			accum = true
+			break
+		}
+	}
+	ga := int64(1)
+	if accum {
+		ga = max(st.s.Training.GradAccum, 2)
+	}
+	for m := int64(1); m <= ga && st.err == nil; m++ {
+		before := st.a.PeakReserved
+		st.microStep(step, m == 1 && accum, m == ga, params, acts, recs)
+		if m >= 2 && m < ga-1 && st.a.PeakReserved == before {
+			m = ga - 1 // to the last
+		}
+	}
+}
+
+// microStep replays one micro-step of the timeline, tensor by tensor:
+// first marks the first of several under gradient accumulation, last the
+// one the optimizer step follows.
+func (st *simState) microStep(step int, first, last bool, params [][]unitParam, acts, recs [][]int64) {
+	r := st.r
+	n := st.shards
+	pendingCopyOut := map[int]bool{}
+	copyOut := func(u int) {
+		if !pendingCopyOut[u] {
+			return
+		}
+		delete(pendingCopyOut, u)
+		// foreach_all_gather_copy_out: the unsharded parameters on the
+		// compute stream, then the all-gather output goes.
+		for _, p := range params[u] {
+			st.alloc("unsharded", u, StreamCompute, padded(p, n)*2)
+		}
+		st.free("agout", u)
+	}
+	for _, e := range r.Timeline() {
+		u := e.Unit
+		if e.Phase == PhaseOptimizer && !last {
+			continue
+		}
+		if st.fsdp2 && e.Op != OpAllGather && u >= 0 {
+			copyOut(u)
+		}
+		switch e.Component {
+		case CompGathered:
+			switch {
+			case e.Delta > 0 && st.fsdp2:
+				st.alloc("agout", u, StreamGather, e.Delta)
+				pendingCopyOut[u] = true
+			case e.Delta > 0:
+				st.alloc("mpshard", u, StreamPre, e.Delta/n)
+				st.alloc("gathered", u, StreamGather, e.Delta)
+				st.free("mpshard", u)
+			case st.fsdp2:
+				st.free("unsharded", u)
+			default:
+				st.free("gathered", u)
+			}
+		case CompActivations:
+			switch {
+			case e.Delta > 0 && e.Phase == PhaseForward && e.Delta == r.Units[u].AfterLogits && r.Units[u].AfterLogits > 0 && len(st.live[key("act", u)]) > 0:
+				st.alloc("act", u, StreamCompute, e.Delta)
+			case e.Delta > 0 && e.Phase == PhaseForward:
+				for _, b := range acts[u] {
+					st.alloc("act", u, StreamCompute, b)
+				}
+			case e.Delta > 0:
+				for _, b := range recs[u] {
+					st.alloc("rec", u, StreamCompute, b)
+				}
+			default:
+				st.free("rec", u)
+				st.free("act", u)
+			}
+		case CompLogits:
+			if e.Delta > 0 {
+				st.alloc("logits", -1, StreamCompute, e.Delta)
+			} else if len(st.live[key("logits", -1)]) > 1 {
+				st.freeOldest("logits", -1)
+			}
+		case CompGrads:
+			switch {
+			case e.Op == OpCompute && e.Delta > 0 && e.Phase == PhaseBackward:
+				if st.fsdp2 {
+					// autograd's per-parameter gradients, last first.
+					for i := len(params[u]) - 1; i >= 0; i-- {
+						st.alloc("grad", u, StreamCompute, params[u][i].numel*2)
+					}
+				} else {
+					st.alloc("grad", u, StreamCompute, e.Delta)
+				}
+			case e.Op == OpReduceScatter && e.Delta > 0:
+				st.alloc("shardgrad", u, StreamReduce, e.Delta)
+			case e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && len(st.live[key("grad", u)]) > 0:
+				st.free("grad", u)
+			case e.Delta < 0 && e.Op == OpReduceScatter && first:
+				// Gradient accumulation, first micro-step: the new
+				// shard is the unit's sharded gradient from now on.
+				k := key("shardgrad", u)
+				st.live[key("accum", -1)] = append(st.live[key("accum", -1)], st.live[k]...)
+				st.size[key("accum", -1)] = append(st.size[key("accum", -1)], st.size[k]...)
+				delete(st.live, k)
+				delete(st.size, k)
+			case e.Delta < 0 && e.Op == OpReduceScatter:
+				// Gradient accumulation, a later micro-step: the new
+				// shard is added into the accumulated one and goes.
+				st.free("shardgrad", u)
+			case e.Op == OpOptimizer:
+				for v := range r.Units {
+					st.free("shardgrad", v)
+				}
+				st.free("accum", -1)
+			case e.Delta > 0:
+				// The accumulated shards: the first micro-step left
+				// them (step above).
+			}
+		case CompGradBuckets:
+			if e.Delta > 0 {
+				st.alloc("rsin", u, StreamReduce, e.Delta)
+			} else {
+				st.free("rsin", u)
+			}
+		case CompStepTemp:
+			if e.Delta > 0 {
+				if step == 1 {
+					st.adamStates(params)
+				}
+				st.alloc("steptemp", -1, StreamCompute, e.Delta)
+			} else {
+				st.free("steptemp", -1)
+			}
+		default:
+			// Any other component (ring attention's buffers, sdpa
+			// masks, fp8 copies, ZeRO++'s buffers): one tensor per
+			// event on the compute stream; a free releases the
+			// component's oldest tensors until it covers the bytes.
+			comp := string(e.Component)
+			if e.Delta > 0 {
+				st.alloc(comp, -1, StreamCompute, e.Delta)
+			} else {
+				st.freeBytes(comp, -e.Delta)
+			}
+		}
+	}
+	if last && step == 1 {
+		st.adamStates(params)
+	}
+}
+
+// adamStates allocates AdamW's exp_avg and exp_avg_sq of each parameter
+// the optimizer holds at its first step (pytorch/pytorch torch/optim/adamw.py
+// at 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0, _init_group →
+// init_state_per_param: zeros_like per parameter, exp_avg then exp_avg_sq,
+// in the parameters' order; the step counter stays on the CPU).
+func (st *simState) adamStates(params [][]unitParam) {
+	if len(st.live[key("adam", -1)]) > 0 {
+		return // allocated at the first step already
+	}
+	n := st.shards
+	for _, ps := range params {
+		var sizes []int64
+		if st.fsdp2 {
+			for _, p := range ps {
+				sizes = append(sizes, (p.numel+n-1)/n)
+			}
+		} else {
+			sizes = rank0Slices(ps, n)
+		}
+		for _, x := range sizes {
+			st.alloc("adam", -1, StreamCompute, x*4)
+			st.alloc("adam", -1, StreamCompute, x*4)
+		}
+	}
+}
+
+// paramElemBytes is the element size of the scenario's parameters.
+func paramElemBytes(s *scenarios.Scenario) int {
+	if s.Training.ParamDType == scenarios.FP32 {
+		return 4
+	}
+	return 2
+}
+
+// AllocatorLimit is what the caching allocator of a rank of s can reserve
+// before cudaMalloc fails: the GPU's memory less the CUDA context and
+// NCCL's buffers as ProfilerPeaks counts them; 0 when the GPU's memory is
+// not given.
+func AllocatorLimit(s *scenarios.Scenario) (int64, error) {
+	capacity := int64(s.Cluster.GPUMemory)
+	if capacity <= 0 {
+		return 0, nil
+	}
+	_, outside, err := profilerParts(s, 0, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	return max(capacity-outside, 0), nil
+}
+
+// Describe names the simulation for a report: "simulated, default
+// segments" or "simulated, expandable segments".
+func (a *AllocSim) Describe() string {
+	if a.Expandable {
+		return "simulated, expandable segments"
+	}
+	return "simulated, default segments"
+}

@@ -1,0 +1,138 @@
+package memory
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+func loadFSDP(t *testing.T, sets ...string) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Load("fsdp.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama2-7b, seq_len: 2048}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: 2, recompute: full, attention: sdpa, shard_dtype: fp32, reduce_dtype: fp32}
+communication: {boundary: fsdp2}
+`), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The simulation replays the memory model's timeline tensor by tensor: its
+// allocated peak is the model's (the allocator's share of it) up to FSDP2's
+// all-gather output, which exists beside the unsharded parameters while
+// they are copied out (foreach_all_gather_copy_out), and the 512 B
+// rounding; its reserved peak is at least that.
+func TestSimulateReservedFollowsTheTimeline(t *testing.T) {
+	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"training.recompute=op"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"}} {
+		s := loadFSDP(t, sets...)
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AllocSim == nil {
+			t.Fatalf("%v: not simulated", sets)
+		}
+		sim := *r.AllocSim
+		var gather int64
+		for _, u := range r.Units {
+			gather = max(gather, u.Gather)
+		}
+		alloc := allocatorBytes(s, r.Peak)
+		if sim.PeakAllocated < alloc || sim.PeakAllocated > alloc+gather+int64(sim.Requests)*allocMinBlock {
+			t.Errorf("%v: simulated allocated peak %d, model's %d (+ at most one gather %d and the rounding)", sets, sim.PeakAllocated, alloc, gather)
+		}
+		if sim.PeakReserved < sim.PeakAllocated || r.Reserved < sim.PeakReserved {
+			t.Errorf("%v: reserved %d, simulated %d, allocated %d", sets, r.Reserved, sim.PeakReserved, sim.PeakAllocated)
+		}
+		// Steady state: the last step reserved nothing new.
+		if n := len(sim.StepPeakReserved); n < 3 || sim.StepPeakReserved[n-1] != sim.StepPeakReserved[n-2] {
+			t.Errorf("%v: steps %v did not settle", sets, sim.StepPeakReserved)
+		}
+		again, err := SimulateReserved(s, r, SegmentModeOf(s), 0, 0)
+		if err != nil || again.PeakReserved != sim.PeakReserved || again.Segments != sim.Segments {
+			t.Errorf("%v: a second simulation gave %+v (%v), want %+v", sets, again, err, sim)
+		}
+	}
+}
+
+// An explicit memory.allocator_overhead, or a stack the simulation does not
+// replay, keeps the fraction.
+func TestSimulatesReserve(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"communication.boundary=fsdp1"}, true},
+		{[]string{"memory.allocator_overhead=0.15"}, false},
+		{[]string{"communication.boundary=deepspeed"}, false},
+		{[]string{"communication.boundary=reshard"}, false},
+		{[]string{"parallelism.zero_stage=2"}, false},
+		{[]string{"offload.optimizer=cpu"}, false},
+	} {
+		s := loadFSDP(t, c.sets...)
+		if got := SimulatesReserve(s); got != c.want {
+			t.Errorf("%v: SimulatesReserve %v, want %v", c.sets, got, c.want)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.AllocSim != nil) != c.want {
+			t.Errorf("%v: AllocSim %v, want simulated %v", c.sets, r.AllocSim, c.want)
+		}
+		if !c.want {
+			want, _, err := ProfilerPeaks(s, r.Peak, r.GatherPool)
+			if err != nil || r.Reserved != want {
+				t.Errorf("%v: reserved %d, the fraction gives %d (%v)", c.sets, r.Reserved, want, err)
+			}
+		}
+	}
+}
+
+func TestSimulateReservedErrors(t *testing.T) {
+	s := loadFSDP(t, "communication.boundary=deepspeed")
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SimulateReserved(s, r, SegmentsDefault, 0, 0); err == nil || !strings.Contains(err.Error(), "FSDP1 and FSDP2 at stage 3") {
+		t.Errorf("deepspeed: %v, want the stacks it models named", err)
+	}
+	s = loadFSDP(t)
+	r, _ = Analyze(s, Options{})
+	if _, err := SimulateReserved(s, r, SegmentsDefault, 0, -1); err == nil {
+		t.Error("negative steps accepted")
+	}
+	if _, err := SimulateReserved(s, r, SegmentMode(9), 0, 1); err == nil {
+		t.Error("unknown mode accepted")
+	}
+	// Too small a device: the allocator releases its cache, retries and
+	// then fails.
+	if _, err := SimulateReserved(s, r, SegmentsDefault, 1<<30, 1); err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Errorf("1 GiB device: %v, want out of memory", err)
+	}
+	if _, _, err := ProfilerPeaksSimulated(s, r.Peak, 0, -1); err == nil {
+		t.Error("negative simulated reserve accepted")
+	}
+}
+
+// The rank's slices of a flat parameter: rank 0 holds the first 1/n.
+func TestRank0Slices(t *testing.T) {
+	got := rank0Slices([]unitParam{{100, 10}, {60, 6}, {40, 4}}, 2)
+	if len(got) != 1 || got[0] != 100 {
+		t.Errorf("rank0Slices = %v, want [100]", got)
+	}
+	got = rank0Slices([]unitParam{{30, 3}, {60, 6}, {40, 4}}, 2)
+	if len(got) != 2 || got[0] != 30 || got[1] != 35 {
+		t.Errorf("rank0Slices = %v, want [30 35]", got)
+	}
+	if p := padded(unitParam{numel: 30, dim0: 3}, 2); p != 40 {
+		t.Errorf("padded 3 rows of 10 over 2 = %d, want 40", p)
+	}
+}
