@@ -50,9 +50,14 @@ type FP8CastRule struct {
 //     row- and column-wise runs one cast_transpose (common/cast/dispatch/
 //     quantize.cuh :67-72) reading bf16 and writing both fp8 copies,
 //     recording the amax for the next step's scale in the same kernel:
-//     2 + 1 + 1 = 4 B per element; the weight the same, once a step
-//     (Megatron's TE modules pass is_first_microbatch, and the cached
-//     copies serve the other micro-batches). Under a fused norm
+//     2 + 1 + 1 = 4 B per element; the weight the same, once a step under
+//     Megatron (its TE modules pass is_first_microbatch,
+//     megatron/core/extensions/transformer_engine.py :947-954 at
+//     Megatron-LM 44151194143711368b17797bc7000fd0285d8d51, set at each
+//     step's first micro-batch, pipeline_parallel/schedules.py :418-419,
+//     and the cached copies serve the other micro-batches), every
+//     micro-batch elsewhere (a te.Linear called without it recasts its
+//     weight on every forward). Under a fused norm
 //     (LayerNormLinear, rmsnorm_fwd in pytorch/csrc/extensions/
 //     normalization.cpp :343, Impl::FULLY_FUSED for Float8Quantizer) the
 //     norm kernel writes the fp8 row-wise output itself and nvte_rmsnorm_fwd
@@ -62,7 +67,7 @@ type FP8CastRule struct {
 //     quantize_impl (quantizer.cpp :980-1029) runs
 //     nvte_compute_amax_with_config (reads the tensor, 2 B), the scale, then
 //     the same nvte_quantize_v2 (4 B): 6 B per element, weights too (once
-//     a step). Under a fused norm (Impl::FUSED_NORM_AMAX_FP8,
+//     a step under Megatron, as above). Under a fused norm (Impl::FUSED_NORM_AMAX_FP8,
 //     normalization.cpp :351-356) the norm writes its bf16 output and amax,
 //     and quantize_with_amax casts it: 2 + 1 + 1 = 4 B added.
 //   - where the GEMMs take other layouts (nvte_is_non_tn_fp8_gemm_supported,
@@ -95,9 +100,9 @@ func FP8CastRuleOf(recipe scenarios.FP8Recipe, nonTN, megatron, compiled bool) (
 	case scenarios.FP8None, "":
 		return FP8CastRule{}, nil
 	case scenarios.FP8TE:
-		return FP8CastRule{Input: 3 + col, NormInput: 2 * col, Grad: 3 + col, Weight: 3 + col, WeightPerStep: true, PerLinear: !megatron}, nil
+		return FP8CastRule{Input: 3 + col, NormInput: 2 * col, Grad: 3 + col, Weight: 3 + col, WeightPerStep: megatron, PerLinear: !megatron}, nil
 	case scenarios.FP8TECurrent:
-		return FP8CastRule{Input: 5 + col, NormInput: 3 + col, Grad: 5 + col, Weight: 5 + col, WeightPerStep: true, PerLinear: !megatron}, nil
+		return FP8CastRule{Input: 5 + col, NormInput: 3 + col, Grad: 5 + col, Weight: 5 + col, WeightPerStep: megatron, PerLinear: !megatron}, nil
 	case scenarios.FP8TorchAO:
 		amax := int64(2)
 		if compiled {
