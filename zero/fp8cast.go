@@ -80,17 +80,23 @@ type FP8CastRule struct {
 //     integration) swap each nn.Linear for te.Linear: each quantizes its
 //     own input.
 //
-// torchao float8, tensorwise dynamic scaling (pytorch/ao
-// d370196369e1b1b6424cabaff6627d242dff2268, torchao/float8/roofline_utils.py
-// get_tensor_memory_traffic_ovhd_s, torchao's own model of these kernels):
-// an input or output gradient is an amax pass (2 B; fused into the
-// preceding kernel under torch.compile, enable_fusion_modeling) and a cast
-// writing row- and column-major fp8 (2 + 1 + 1); a weight an amax pass
-// (never fused) and a cast in forward and another in backward (2 + 1
-// each): 8 B per weight element every micro-batch. Compiled blocks cast
-// each distinct input once (AOTAutograd's common-subexpression
-// elimination, torch/_functorch/config.py cse = True at pytorch/pytorch
-// d5913d4b15d73b0e89d873a9e786cf46da3f5644); eager ones once per linear.
+// torchao float8, tensorwise dynamic scaling, from torchao's own model of
+// the kernels torch.compile makes of it (pytorch/ao
+// 36027d82d1ad9949597ea16002ff4940374b1b94,
+// torchao/testing/training/roofline_utils.py :146-174,
+// get_tensor_memory_traffic_ovhd_s): an input or output gradient is an
+// amax pass (2 B; fused into the preceding kernel when compiled,
+// enable_fusion_modeling) and a cast writing row- and column-major fp8
+// (2 + 1 + 1); a weight an amax pass (never fused) and a cast in forward
+// and another in backward (2 + 1 each): 8 B per weight element every
+// micro-batch (torchao/float8/float8_linear.py :38-194 casts the weight in
+// forward and again in backward, from the bf16 copy it saves). Compiled
+// blocks cast each distinct input once (AOTAutograd's
+// common-subexpression elimination, cse = True in torch/_functorch/
+// config.py at pytorch/pytorch d4e83dcec2805dc6648114e5d6b47bf83cd64631);
+// eager ones once per linear, at the model's unfused rate (6 B): a lower
+// bound, eager PyTorch running abs, max, the fp32 scaling, clamp and the
+// cast as kernels of their own.
 func FP8CastRuleOf(recipe scenarios.FP8Recipe, nonTN, megatron, compiled bool) (FP8CastRule, error) {
 	col := int64(1) // the column-wise copy
 	if nonTN {
