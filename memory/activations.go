@@ -250,6 +250,14 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused}
 }
 
+// UnitBlockDims is block l's dimensions as the activation model sizes its
+// tensors (blockDims over the scenario's base): zero's per-operation model
+// charges the memory-bound traffic of the blocks it leaves to the FLOP
+// count (MoE, MLA, linear-attention) from the tensors they keep.
+func UnitBlockDims(s *scenarios.Scenario, l scenarios.Layer) BlockDims {
+	return blockDims(baseDims(s), l)
+}
+
 // blockDims are block l's dimensions: its own when the scenario knows them
 // (an imported model: head_dim, kv_heads, a dense FFN or none beside routed
 // experts, a shared expert's width, multi-head latent attention's value

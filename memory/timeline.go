@@ -406,7 +406,8 @@ func fp32GradBuffer(r *Report, g *group) bool {
 }
 
 // fp8Copies fills m.fp8Unit and puts the amax history at rest under
-// Transformer Engine's delayed scaling: TE keeps, per linear weight, an fp8
+// Transformer Engine's recipes (te, te_current: current scaling keeps the
+// copies and no history): TE keeps, per linear weight, an fp8
 // copy for forward and an fp8 transpose for the backward data-gradient GEMM
 // (Hopper's fp8 GEMMs take K-major operands only), cached across the
 // micro-batches of a step, and an amax history of AmaxHistoryLen fp32
@@ -416,7 +417,7 @@ func fp32GradBuffer(r *Report, g *group) bool {
 func (m *model) fp8Copies() {
 	r, c, s := m.r, m.c, m.s
 	m.fp8Unit = make([]int64, len(r.Units))
-	if s.Training.FP8 != scenarios.FP8TE || r.Convention.modelStatesOnly() {
+	if !s.Training.FP8.TE() || r.Convention.modelStatesOnly() {
 		return
 	}
 	ep := s.Parallelism.EP
@@ -433,7 +434,12 @@ func (m *model) fp8Copies() {
 		copies = c.Add(copies, m.fp8Unit[u])
 		gemms = c.Add(gemms, scenarios.FP8GEMMs(l, ep))
 	}
-	m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
+	if s.Training.FP8 == scenarios.FP8TE {
+		m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
+	} else {
+		// Current scaling keeps no history: the scale is the tensor's own.
+		m.set(CompFP8, 0, "TE fp8 weight copies + transposes")
+	}
 	if r.Stage != 3 {
 		m.set(CompFP8, copies, "")
 	}

@@ -13,12 +13,27 @@ const (
 	// of every linear weight the rank holds unsharded, cached for the step,
 	// and an amax history per fp8 tensor; GEMMs at the fp8 peak.
 	FP8TE FP8Recipe = "te"
+	// FP8TECurrent is Transformer Engine's current (per-tensor) scaling,
+	// Float8CurrentScaling (Megatron-LM's --fp8-recipe tensorwise,
+	// Megatron-Bridge's fp8_cs: scripts/performance/utils/precision.py at
+	// NVIDIA-NeMo/Megatron-Bridge 21d102f5e): the weights' fp8 copies and
+	// transposes as te's, no amax history (the scale comes from the
+	// tensor's own amax: Float8CurrentScalingQuantizer, transformer_engine/
+	// pytorch/csrc/quantizer.cpp at NVIDIA/TransformerEngine
+	// d0067d0da6cb01811b8072a7d304f0e00344ce2b), and an amax pass over
+	// every tensor before its cast (zero.FP8CastRuleOf).
+	FP8TECurrent FP8Recipe = "te_current"
 	// FP8TorchAO is torchao float8 training with FSDP2 and
 	// enable_fsdp_float8_all_gather: dynamic scaling (no history), and at
 	// ZeRO-3 the linear weights are cast to fp8 before the all-gather, so
 	// the gather moves and holds 1 byte per parameter instead of 2.
 	FP8TorchAO FP8Recipe = "torchao"
 )
+
+// TE reports whether the recipe is one of Transformer Engine's (te,
+// te_current): fp8 copies and transposes of the weights cached for the
+// step.
+func (r FP8Recipe) TE() bool { return r == FP8TE || r == FP8TECurrent }
 
 // FP8Gather reports whether the ZeRO-3 all-gathers move the block weights
 // in fp8, one byte per parameter: torchao with enable_fsdp_float8_all_gather
@@ -67,7 +82,7 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 	}
 	if !l.has("training.fp8") {
 		t.FP8 = FP8None
-	} else if err := oneOf(l, "training.fp8", t.FP8, FP8None, FP8TE, FP8TorchAO); err != nil {
+	} else if err := oneOf(l, "training.fp8", t.FP8, FP8None, FP8TE, FP8TECurrent, FP8TorchAO); err != nil {
 		return err
 	}
 	if l.has("training.fp8_all_gather") && t.FP8 != FP8TorchAO {

@@ -1153,7 +1153,25 @@ func (m *Megatron) readPrecision(a *mgArgs) error {
 		if !bf16 {
 			m.note("--fp8-format without --bf16: zerosim's fp8 recipe keeps bf16 outside the GEMMs")
 		}
-		m.set("training.fp8", "te", a.from("fp8-format", true, "")+": Transformer Engine's delayed-scaling GEMMs")
+		// --fp8-recipe (megatron/training/arguments.py at d580efc6:
+		// delayed, the default, tensorwise or mxfp8; blockwise in later
+		// versions): tensorwise is TE's Float8CurrentScaling.
+		recipe, rk, err := a.str("fp8-recipe", "delayed")
+		if err != nil {
+			return err
+		}
+		if err := a.oneOf("fp8-recipe", recipe, "delayed", "tensorwise", "mxfp8", "blockwise"); err != nil {
+			return err
+		}
+		switch recipe {
+		case "tensorwise":
+			m.set("training.fp8", string(FP8TECurrent), a.from("fp8-format", true, "")+", --fp8-recipe tensorwise: Transformer Engine's current-scaling GEMMs")
+		default:
+			m.set("training.fp8", string(FP8TE), a.from("fp8-format", true, "")+": Transformer Engine's delayed-scaling GEMMs")
+			if rk && recipe != "delayed" {
+				m.note("--fp8-recipe %s (block-scaled fp8) is modelled as delayed scaling's per-tensor casts", recipe)
+			}
+		}
 		if pg, _ := a.bool("fp8-param-gather"); pg {
 			m.note("--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters is modelled as a 16-bit gather")
 		}
@@ -1493,7 +1511,7 @@ var mgUnmodelled = map[string]string{
 	"fp8-amax-history-len":                     "",
 	"fp8-amax-compute-algo":                    "",
 	"fp8-param-gather":                         "",
-	"fp8-recipe":                               "zerosim's fp8 is delayed scaling",
+	"fp8-recipe":                               "", // read with --fp8-format; without it no fp8 runs
 	"first-last-layers-bf16":                   "every block's GEMMs are modelled in fp8",
 	"defer-embedding-wgrad-compute":            "needs pipeline parallelism",
 	"qk-layernorm":                             "",

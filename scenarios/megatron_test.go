@@ -67,6 +67,11 @@ func TestImportMegatron(t *testing.T) {
 			o: MegatronOptions{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"recompute": "full", "recompute_every": "4", "cp": "2", "fp8": "te", "bucket_size": "80MB"},
 			note: "--recompute-method block recomputes the first 8 blocks; zerosim recomputes every 4-th block, the same count"},
+		// --fp8-recipe tensorwise is TE's Float8CurrentScaling
+		// (arguments.py at d580efc6: choices tensorwise, delayed, mxfp8).
+		{name: "fp8 current scaling", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --fp8-format hybrid --fp8-recipe tensorwise",
+			o: MegatronOptions{Nodes: 1, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"fp8": "te_current"}},
 		{name: "selective, local", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 127 --recompute-activations --transformer-impl local --hidden-dropout 0 --attention-dropout 0",
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"vocab": "128", "recompute": "selective", "attention": "eager", "dropout": "0"},

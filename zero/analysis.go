@@ -430,22 +430,38 @@ func (w *waitChain) firstWait(r int, x int32) int32 {
 
 // rootOf is the rank whose own time made rank l, the last arriver at its
 // instance of collective t, late by lead (its arrival less the earliest
-// member's): l's chain back to the first collective c at which l waited
-// for a member m; when that wait covers the lead (had l not waited there
-// it would not have been late), the lateness is m's at c, followed the
-// same way; otherwise, or without such a wait, it is l's own.
+// member's): l's chain back to the collectives at which l waited, nearest
+// first; once the waits for one member m cover the lead (had l not waited
+// for m it would not have been late), the lateness is m's at the earliest
+// of them, c, followed the same way; a wait for another member first, or
+// no such waits, leaves it l's own. (A rank a slow one holds up at a
+// MoE layer's dispatch and at its combine waits twice for it before the
+// next collective of its data-parallel group.)
 func (w *waitChain) rootOf(l int, t int32, lead units.Duration) int {
 	e := w.e
 	for {
-		c := w.firstWait(l, e.released(l, t, w.pos))
-		if c < 0 {
-			return l
+		x := e.released(l, t, w.pos)
+		m := -1
+		var waited units.Duration
+		for {
+			c := w.firstWait(l, x)
+			if c < 0 {
+				return l
+			}
+			i := e.at(l, c)
+			if lc := w.lastOf(l, c); m >= 0 && lc != m {
+				return l
+			} else {
+				m = lc
+			}
+			waited += e.start[i] - e.arrive[i]
+			if waited >= lead {
+				t = c
+				break
+			}
+			x = e.released(l, c, w.pos)
 		}
-		i := e.at(l, c)
-		if e.start[i]-e.arrive[i] < lead {
-			return l
-		}
-		l, t = w.lastOf(l, c), c
+		l = m
 	}
 }
 

@@ -151,6 +151,11 @@ type unitPlan struct {
 	// false); a block of the per-operation model carries them in
 	// UnitCompute already (Costs marks them, LayerCost.RingFwd).
 	ringFwd, ringBwd float64
+	// elemFwd and elemBwd are the seconds of the memory-bound work of a
+	// block left to the FLOP count (blockOtherBytes: its norms, residual
+	// adds, RoPE, router, the fp8 casts of its GEMMs), before recompute;
+	// Costs adds them as it adds the ring's.
+	elemFwd, elemBwd float64
 }
 
 // blockRing is context parallelism's ring for transformer block l (the
@@ -193,9 +198,11 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 // planCompute runs PlanCompute for a transformer scenario, block by block
 // with each block's own dimensions when the scenario knows them
 // (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
-// MoE and MLA blocks stay with the FLOP count; under an fp8 recipe the blocks'
-// weight matmuls run at cluster.peak_fp8 (attention, embedding and lm_head
-// in bf16). Under context parallelism every softmax-attention block, those
+// MoE and MLA blocks stay with the FLOP count, their memory-bound work
+// charged by the same rules (blockOtherBytes); under an fp8 recipe the
+// blocks' weight matmuls run at cluster.peak_fp8 (attention, embedding and
+// lm_head in bf16) and its casts are memory-bound work (fp8CastBytes).
+// Under context parallelism every softmax-attention block, those
 // left to the FLOP count too, also carries the ring's merge, fp32 gradient
 // traffic and exchange (blockRing, RingAttentionCost), timed by net (nil:
 // on s's topology, built if a ring is timed).
@@ -226,6 +233,12 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 				if out[u].ringFwd, out[u].ringBwd, out[u].ring, err = blockRing(s, base, l, ring, gpu, eff, policy); err != nil {
 					return nil, err
 				}
+				f, b, err := blockOtherBytes(s, base, l)
+				if err != nil {
+					return nil, err
+				}
+				bw := gpu.HBM * eff.HBM
+				out[u].elemFwd, out[u].elemBwd = float64(f)/bw, float64(b)/bw
 				continue
 			}
 			g := gpu
@@ -233,9 +246,20 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 				g.GEMMPeak = float64(s.Cluster.PeakFP8)
 			}
 			d := layerFLOPDims(s, base, l)
-			elem, elemBwd, err := blockElementwise(s, d)
+			elem, elemBwd, err := blockElementwise(s, d, l.Dims != nil && l.Dims.QKNorm != "")
 			if err != nil {
 				return nil, err
+			}
+			// The fp8 recipe's casts around the block's GEMMs
+			// (fp8CastBytes), memory-bound as the rest.
+			cf, cb, err := fp8CastBytes(s, l, d, d.FFN)
+			if err != nil {
+				return nil, err
+			}
+			var ec flopCalc
+			elem, elemBwd = ec.Add(elem, cf), ec.Add(elemBwd, cb)
+			if ec.Err != nil {
+				return nil, fmt.Errorf("zero: layer %q: memory-bound bytes overflow: %w", l.Name, ec.Err)
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem, ElementwiseBwd: elemBwd,
 				EarlyStop: s.Training.RecomputeEarlyStop})
@@ -287,41 +311,234 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 	return out, nil
 }
 
+// blockOtherBytes is the memory-bound HBM traffic of block l of s, a
+// block the per-operation model leaves to the FLOP count (a MoE block's
+// attention half, a multi-head latent attention, linear-attention or
+// gated-attention block), forward and backward before recompute, under
+// the dense blocks' rule for the same stack (blockElementwise, blockTraffic):
+//   - under stack: megatron a Llama-style block runs Megatron's fused
+//     kernels (megatronChain) for the same parts as below;
+//   - an eager Llama-style block runs the dense chain (llamaChain): its two
+//     RMSNorms, two residual adds and the gradient additions, the SwiGLU of
+//     its dense MLP or shared expert (none: a MoE block without one), q/k
+//     norms, and RoPE over q and k: heads·head_dim + kv_heads·head_dim for
+//     softmax attention, heads·rope_head_dim + rope_head_dim for MLA's
+//     decoupled RoPE (DeepseekV3Attention's q_pe and the one shared k_pe),
+//     none for linear attention (Gated DeltaNet has no RoPE); the KV copies
+//     and ibm-fms's output copy of softmax attention only;
+//   - otherwise (compiled blocks, GPT blocks) each tensor the activation
+//     model keeps for the block (memory.BlockTensors of
+//     memory.UnitBlockDims, which knows MLA's, linear attention's and the
+//     shared expert's) is written once and read once in forward, backward
+//     twice that;
+//   - plus, in a MoE block, its router (routerBytes) and the fp8 casts of
+//     the attention half's and shared expert's GEMMs (fp8CastBytes; MLA's and
+//     linear attention's projections are not listed there and get none).
+//
+// Left out: MLA's q_a/kv_a norms, Gated DeltaNet's short convolutions and
+// gates, the gated attention's sigmoid gate, the shared expert's gate.
+func blockOtherBytes(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) (fwd, bwd int64, err error) {
+	x := l.Dims
+	if x == nil || l.FwdFLOPs > 0 || s.Model.Hidden <= 0 || s.Model.SeqLen <= 0 {
+		return 0, 0, nil
+	}
+	d := layerFLOPDims(s, base, l)
+	if err := d.fill(); err != nil {
+		return 0, 0, err
+	}
+	softmax := x.KVLoRARank == 0 && x.LinearAttention == ""
+	// The MLP besides routed experts: the block's dense one, or its
+	// shared expert(s).
+	ffn := x.FFN
+	if x.Experts > 0 {
+		ffn = x.SharedFFN
+	}
+	var c flopCalc
+	p := llamaParts{FFN: ffn, Attention: softmax}
+	switch {
+	case x.LinearAttention != "":
+	case x.KVLoRARank > 0:
+		p.RoPE = c.Mul(c.Add(d.Heads, 1), x.RopeHeadDim)
+	default:
+		p.RoPE = c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim))
+	}
+	if x.QKNorm != "" && softmax {
+		p.QKNorm = c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim))
+	}
+	saved := func() ([]memory.SavedTensor, error) {
+		md := memory.UnitBlockDims(s, l)
+		md.Compiled = false // as blockSaved sizes the dense blocks
+		return memory.BlockTensors(md)
+	}
+	fwd, bwd, err = blockTraffic(s, d, p, x.Experts > 0, saved)
+	if err != nil {
+		return 0, 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	if x.Experts > 0 && x.TopK > 0 {
+		rf, rb, err := routerBytes(s, d.Seq*d.Batch, d.Hidden, x)
+		if err != nil {
+			return 0, 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+		}
+		fwd, bwd = c.Add(fwd, rf), c.Add(bwd, rb)
+	}
+	if softmax && !x.OutputGate {
+		cf, cb, err := fp8CastBytes(s, l, d, ffn)
+		if err != nil {
+			return 0, 0, err
+		}
+		fwd, bwd = c.Add(fwd, cf), c.Add(bwd, cb)
+	}
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: layer %q: memory-bound bytes overflow: %w", l.Name, c.Err)
+	}
+	return fwd, bwd, nil
+}
+
+// routerBytes is the HBM traffic of a MoE block's router past its gate
+// GEMM for t tokens, forward and backward. Under stack: megatron with
+// Megatron-LM 44151194143711368b17797bc7000fd0285d8d51's fused router
+// (router.py :611 topk_routing_with_score_function, fused under
+// moe_router_fusion, which Megatron-Bridge 21d102f5e's performance configs
+// set, scripts/performance/configs/qwen/qwen3_llm_pretrain.py :36) one TE
+// kernel (fused_topk_with_score_function_fwd, pytorch/csrc/extensions/
+// router.cpp at TransformerEngine d0067d0da6cb01811b8072a7d304f0e00344ce2b)
+// reads the t×E logits (bf16: router.py :102, the input's dtype without
+// moe_router_dtype) and writes the probabilities (bf16), a byte map and
+// the fp32 intermediate it keeps: (2 + 2 + 1 + 4)·E per token; its
+// backward reads the map, the intermediate and the probabilities'
+// gradient and writes the logits': the same 9·E. The aux-loss scores
+// kernel (router.py :643) is not counted. Other stacks run the modelling
+// code's eager ops: each tensor it keeps (memory.RouterTensors) written
+// once and read once in forward, backward twice that.
+func routerBytes(s *scenarios.Scenario, t, h int64, x *scenarios.BlockDims) (fwd, bwd int64, err error) {
+	var c flopCalc
+	if s.Stack == "megatron" {
+		fwd = c.Mul(9, t, x.Experts)
+		if c.Err != nil {
+			return 0, 0, fmt.Errorf("zero: router bytes overflow: %w", c.Err)
+		}
+		return fwd, fwd, nil
+	}
+	ts, err := memory.RouterTensors(t, h, x.Experts, x.TopK, x.Router, x.RouterNorm)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range ts {
+		fwd = c.Add(fwd, c.Mul(2, r.Bytes))
+	}
+	bwd = c.Mul(2, fwd)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: router bytes overflow: %w", c.Err)
+	}
+	return fwd, bwd, nil
+}
+
+// fp8CastBytes is the HBM traffic of the fp8 recipe's casts (FP8CastRuleOf)
+// for one micro-batch of block l of s with dimensions d and MLP width ffn
+// (0: none, the attention half of a MoE block), forward and backward; the
+// weights' casts of a recipe that caches them for the step
+// (Transformer Engine's) are charged to each micro-batch's backward at
+// 1/grad_accum, where a recompute does not rerun them. Zero without an fp8
+// recipe or for a unit it leaves in bf16.
+func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int64) (fwd, bwd int64, err error) {
+	if s.Training.FP8 == scenarios.FP8None || !scenarios.FP8Linear(l) {
+		return 0, 0, nil
+	}
+	megatron := s.Stack == "megatron"
+	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), megatron, s.Training.Compile.Blocks())
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := d.fill(); err != nil {
+		return 0, 0, err
+	}
+	// A dense block's MLP norm is fused into fc1 under Megatron's TE
+	// spec (TELayerNormColumnParallelLinear); a MoE block's is a separate
+	// TENorm before the router, so its shared expert casts its own input.
+	f, b, step, err := FP8CastBytes(rule, blockFP8Linears(d, ffn, megatron, megatron && !moeBlock(l)))
+	if err != nil {
+		return 0, 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	ga := max(s.Training.GradAccum, 1)
+	var c flopCalc
+	b = c.Add(b, (step+ga-1)/ga)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: layer %q: fp8 cast bytes overflow: %w", l.Name, c.Err)
+	}
+	return f, b, nil
+}
+
+// moeBlock reports whether l is a block with routed experts beside it.
+func moeBlock(l scenarios.Layer) bool { return l.Dims != nil && l.Dims.Experts > 0 }
+
 // blockElementwise is one block's memory-bound HBM traffic, forward and
-// backward. An eager Llama block runs the op chains llamaElementwise
-// derives from its code (training.rope_impl picks the RoPE form), plus,
-// under eager attention, the s² scores' traffic below. Otherwise (GPT
+// backward, qkNorm when it normalises q and k (Qwen3's q_norm and k_norm).
+// Under stack: megatron a Llama-style block runs Megatron's fused kernels
+// (megatronChain). Otherwise an eager Llama block runs the op chains
+// llamaElementwise derives from its code (training.rope_impl picks the RoPE
+// form), plus, under eager attention, the s² scores' traffic below; GPT
 // blocks, whose LayerNorm and GELU are one kernel each, and compiled
-// blocks, which fuse the chains) each tensor autograd keeps (blockSaved)
-// is written once and read once in forward, and backward moves twice that.
-func blockElementwise(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
+// blocks, which fuse the chains, write each tensor autograd keeps
+// (blockSaved) once and read it once in forward, and backward moves twice
+// that.
+func blockElementwise(s *scenarios.Scenario, d FLOPDims, qkNorm bool) (fwd, bwd int64, err error) {
+	if err := d.fill(); err != nil {
+		return 0, 0, err
+	}
+	var c flopCalc
+	qk := c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim)) // q and k widths
+	p := llamaParts{FFN: d.FFN, RoPE: qk, Attention: true}
+	if qkNorm {
+		p.QKNorm = qk
+	}
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+	}
+	return blockTraffic(s, d, p, false, func() ([]memory.SavedTensor, error) { return blockSaved(s, d) })
+}
+
+// blockTraffic is the memory-bound traffic of a block of s with dimensions
+// d (filled) running the parts p (moe: routed experts beside it), saved
+// the tensors the activation model keeps for it (the saved-tensor rule's,
+// and eager attention's Core ones): blockElementwise's rules.
+func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, saved func() ([]memory.SavedTensor, error)) (fwd, bwd int64, err error) {
+	if s.Stack == "megatron" && d.Arch == "llama" {
+		return megatronChain(d, p, moe, s.Training.Dropout > 0)
+	}
+	var c flopCalc
 	if d.Arch != "llama" || s.Training.Compile.Blocks() {
-		ts, err := blockSaved(s, d)
+		ts, err := saved()
 		if err != nil {
 			return 0, 0, err
 		}
 		for _, t := range ts {
-			fwd += 2 * t.Bytes
+			fwd = c.Add(fwd, c.Mul(2, t.Bytes))
 		}
-		return fwd, 2 * fwd, nil
+		bwd = c.Mul(2, fwd)
+		if c.Err != nil {
+			return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+		}
+		return fwd, bwd, nil
 	}
-	fwd, bwd, err = llamaElementwise(d, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
+	fwd, bwd, err = llamaChain(d, p, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
 	if err != nil {
 		return 0, 0, err
 	}
-	if s.Training.Attention == scenarios.AttentionEager {
+	if s.Training.Attention == scenarios.AttentionEager && p.Attention {
 		// The s² scores, softmax and dropout tensors eager attention
 		// writes and reads (the kept tensors memory marks Core).
-		ts, err := blockSaved(s, d)
+		ts, err := saved()
 		if err != nil {
 			return 0, 0, err
 		}
 		for _, t := range ts {
 			if t.Core {
-				fwd += 2 * t.Bytes
-				bwd += 4 * t.Bytes
+				fwd, bwd = c.Add(fwd, c.Mul(2, t.Bytes)), c.Add(bwd, c.Mul(4, t.Bytes))
 			}
 		}
+	}
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
 	}
 	return fwd, bwd, nil
 }

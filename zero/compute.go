@@ -144,16 +144,20 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // peak·compute_efficiency (fp8 GEMMs at peak_fp8·compute_efficiency;
 // routed-expert units with dims through the GEMM roofline instead,
 // expertSeconds, and under stack: megatron their permute, weighted SwiGLU
-// and unpermute on HBM, expertElementwiseSeconds),
+// and unpermute on HBM and under an fp8 recipe its casts,
+// expertElementwiseSeconds),
 // plus a block's core attention by the per-operation model's rule
 // (blockAttentionFLOPs: AttentionFLOPs, halved when the kernel skips the
 // masked half; backward AttentionBackwardFLOPs) at the attention
 // efficiency, or a linear-attention block's chunked delta rule
 // (GatedDeltaNetCoreFLOPs) at the GEMM efficiency; backward 2× the
-// matmuls (+1 forward under full recompute). Under context parallelism
-// a softmax-attention block among them (MoE, MLA, gated attention) adds
-// its ring's seconds as the per-operation model's blocks do (blockRing);
-// a block with explicit fwd_flops does not.
+// matmuls (+1 forward under full recompute). A block among them with
+// dims (MoE, MLA, linear or gated attention) adds its memory-bound work
+// (norms, residual adds, RoPE, the router, fp8 casts) by the dense blocks'
+// rules for the stack (blockOtherBytes; rerun under full recompute), and
+// under context parallelism a softmax-attention one its ring's seconds as
+// the per-operation model's blocks do (blockRing); a block with explicit
+// fwd_flops does neither.
 // Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	out, _, err := costsAndPlan(s, nil)
@@ -337,9 +341,30 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			by[k] = ClassSeconds{GEMM: units.Duration(dg + d8).Seconds(), Attention: units.Duration(da).Seconds()}
 		}
 		if plan != nil && l.FwdFLOPs == 0 {
+			u := &plan[i]
+			// The memory-bound work of a block left to the FLOP count
+			// (blockOtherBytes), on derived times only; a full recompute
+			// reruns the forward's.
+			for k, x := range []struct {
+				d    *units.Duration
+				set  units.Duration
+				secs float64
+			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(re)*u.elemFwd}} {
+				if x.set != 0 || x.secs == 0 {
+					continue
+				}
+				e, err := seconds(x.secs)
+				if err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: memory-bound work: %w", l.Name, err)
+				}
+				var tc units.Calc
+				if *x.d = units.Duration(tc.Add(int64(*x.d), int64(e))); tc.Err != nil {
+					return nil, nil, fmt.Errorf("zero: layer %q: compute time with its memory-bound work longer than %v", l.Name, units.Duration(math.MaxInt64))
+				}
+				by[k].Other += x.secs
+			}
 			// Context parallelism's ring of a block left to the FLOP
 			// count (blockRing), on derived times only.
-			u := &plan[i]
 			for k, x := range []struct {
 				d, ring *units.Duration
 				set     units.Duration
@@ -396,19 +421,48 @@ func expertSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens int64, fp8 b
 
 // expertElementwiseSeconds is the forward and backward seconds (before
 // recompute) of the memory-bound kernels around the grouped GEMMs of l
-// when it is a unit of routed experts with known dimensions, no explicit
-// fwd_flops, under stack: megatron (ExpertElementwiseBytes at the GPU's
-// HBM bandwidth × DefaultHBMEfficiency, as the dense blocks' memory-bound
-// work); zero otherwise. Other stacks run other kernels there (eager
+// when it is a unit of routed experts with known dimensions and no
+// explicit fwd_flops: under stack: megatron their permute, weighted SwiGLU
+// and unpermute (ExpertElementwiseBytes), and under an fp8 recipe the
+// casts of the experts' GEMM operands (expertFP8Linears, FP8CastRuleOf;
+// the weights' once a step under Transformer Engine, charged to each
+// micro-batch's backward at 1/grad_accum), at the GPU's HBM bandwidth ×
+// DefaultHBMEfficiency, as the dense blocks' memory-bound work; zero
+// otherwise. Other stacks run other kernels around the GEMMs (eager
 // gathers, index_add_, unfused SwiGLU) that are not counted yet.
 func expertElementwiseSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens int64) (secs [2]float64, err error) {
 	d := l.Dims
-	if s.Stack != "megatron" || l.FwdFLOPs > 0 || d == nil || !d.ExpertsOnly() || d.TopK <= 0 || d.Hidden <= 0 || d.ExpertFFN <= 0 {
+	if l.FwdFLOPs > 0 || d == nil || !d.ExpertsOnly() || d.TopK <= 0 || d.Hidden <= 0 || d.ExpertFFN <= 0 {
 		return secs, nil
 	}
-	f, b, err := ExpertElementwiseBytes(tokens, d.TopK, d.Hidden, d.ExpertFFN)
-	if err != nil {
-		return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	var f, b int64
+	if s.Stack == "megatron" {
+		if f, b, err = ExpertElementwiseBytes(tokens, d.TopK, d.Hidden, d.ExpertFFN); err != nil {
+			return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+		}
+	}
+	if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) && d.Experts > 0 {
+		rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
+		if err != nil {
+			return secs, err
+		}
+		ls, err := expertFP8Linears(tokens, d.TopK, d.Experts, int64(max(s.Parallelism.EP, 1)), d.Hidden, d.ExpertFFN)
+		if err != nil {
+			return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+		}
+		cf, cb, step, err := FP8CastBytes(rule, ls)
+		if err != nil {
+			return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+		}
+		ga := max(s.Training.GradAccum, 1)
+		var c flopCalc
+		f, b = c.Add(f, cf), c.Add(b, cb, (step+ga-1)/ga)
+		if c.Err != nil {
+			return secs, fmt.Errorf("zero: layer %q: expert memory-bound bytes overflow: %w", l.Name, c.Err)
+		}
+	}
+	if f == 0 && b == 0 {
+		return secs, nil
 	}
 	bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
 	if bw <= 0 {
@@ -481,9 +535,9 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 }
 
 // effectiveFP8 is peak_fp8 × compute_efficiency when training.fp8 is on,
-// else 0. The same efficiency applies to fp8 and bf16 GEMMs: an fp8 step is
-// as well fed as a bf16 one, which overstates fp8 speedups where the casts
-// and amax reductions (not modelled) cost time.
+// else 0. The same efficiency applies to fp8 and bf16 GEMMs; the recipe's
+// casts and amax passes around them are memory-bound work of their own
+// (FP8CastRuleOf, fp8CastBytes), not a lower GEMM efficiency.
 func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 	if s.Training.FP8 == scenarios.FP8None {
 		return 0, nil

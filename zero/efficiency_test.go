@@ -345,9 +345,9 @@ func TestPublishedRange(t *testing.T) {
 	}{
 		{"H100-80GB", false, 0.4460, 0.6216, 7, true},
 		{"A100-40GB", false, 0.7285, 0.793, 4, true},
-		{"H200", true, 0.5112, 0.5112, 1, true},
+		{"H200", true, 0.5464, 0.5464, 1, true},
 		{"B200", false, 0.4460, 0.793, 16, false},
-		{"", true, 0.2571, 0.5112, 3, false},
+		{"", true, 0.2731, 0.5464, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)
 		if lo != tc.lo || hi != tc.hi || n != tc.n || onGPU != tc.onGPU {

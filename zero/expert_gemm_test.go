@@ -168,7 +168,14 @@ func expertUnitCosts(t *testing.T, doc string) ([]LayerCost, int) {
 // = 671,350,784 B. On an H100 (3.35 TB/s at 0.88) that is 193.54 µs and
 // 227.73 µs, added to the grouped GEMMs' roofline time of the unit at
 // ep 16 (and twice the forward's under full recompute); without the stack
-// the unit keeps its GEMM time alone.
+// the unit keeps its GEMM time and, as with it, the casts of its fp8
+// recipe (te, delayed scaling on an H100: FP8CastRuleOf): the fc1 and fc2
+// inputs cast row- and column-wise, 4·32,768·(2,048 + 768) =
+// 369,098,752 B forward; their output gradients 4·32,768·(1,536 + 2,048) =
+// 469,762,048 B backward, plus the 8 local experts' weights,
+// 4·8·(1,536·2,048 + 2,048·768) = 150,994,944 B: once a step under
+// Megatron (charged to the backward at 1/grad_accum, here 1), every
+// forward without it.
 func TestExpertElementwiseBytes(t *testing.T) {
 	fwd, bwd, err := ExpertElementwiseBytes(4096, 8, 2048, 768)
 	if err != nil {
@@ -188,13 +195,14 @@ func TestExpertElementwiseBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ef, eb := 570556416/(3350e9*0.88), 671350784/(3350e9*0.88)
+	cf, cb, cw := 369098752/(3350e9*0.88), 469762048/(3350e9*0.88), 150994944/(3350e9*0.88)
 	for _, c := range []struct {
 		stack, recompute string
 		fwd, bwd         float64
 	}{
-		{"megatron", "none", fw + ef, bw + eb},
-		{"megatron", "full", fw + ef, bw + eb + fw + ef},
-		{"", "none", fw, bw},
+		{"megatron", "none", fw + ef + cf, bw + eb + cb + cw},
+		{"megatron", "full", fw + ef + cf, bw + eb + cb + cw + fw + ef + cf},
+		{"", "none", fw + cf + cw, bw + cb},
 	} {
 		stack := ""
 		if c.stack != "" {

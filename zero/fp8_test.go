@@ -41,10 +41,16 @@ func TestFP8(t *testing.T) {
 	// memory-bound work as in bf16: the forward equals the per-operation
 	// model at that GEMM peak, and is faster than bf16 by less than half.
 	d, _ := flopDims(s8)
-	elem, _, err := blockElementwise(s8, d)
+	elem, _, err := blockElementwise(s8, d, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// and the recipe's casts (fp8CastBytes, held by TestFP8CastBytes).
+	cast, _, err := fp8CastBytes(s8, s8.Model.LayerList[1], d, d.FFN)
+	if err != nil || cast <= 0 {
+		t.Fatalf("fp8 casts %d B, %v", cast, err)
+	}
+	elem += cast
 	fwd, _, err := blockSeconds(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132, GEMMPeak: 1979e12},
 		Efficiency{GEMM: 0.8, Attention: HopperAttentionEfficiency, HBM: DefaultHBMEfficiency}, elem, 0)
 	if err != nil {
@@ -66,6 +72,16 @@ func TestFP8(t *testing.T) {
 	}
 	if got, want := component(m, memory.CompFP8).AtRest, int64(blocks*(2*block+4*3*1024*4)); got != want {
 		t.Errorf("TE fp8 copies at rest %d, want %d", got, want)
+	}
+	// Current scaling (te_current) keeps the copies and no amax history
+	// (Float8CurrentScalingQuantizer computes each tensor's scale from its
+	// own amax).
+	mc, err := memory.Analyze(llama8b(t, 1, "te_current"), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := component(mc, memory.CompFP8).AtRest, int64(blocks*2*block); got != want {
+		t.Errorf("TE current-scaling fp8 copies at rest %d, want %d", got, want)
 	}
 	// TE at ZeRO-3: only the amax history at rest; copies live with the
 	// gathered units (at most two blocks: current + prefetched).

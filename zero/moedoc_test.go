@@ -46,13 +46,13 @@ func TestMoEDocFigures(t *testing.T) {
 	step := map[string]string{}
 	for _, rc := range []string{"full", "none"} {
 		r := replay("version: 1\nstack: megatron\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: qwen3-30b-a3b.json, seq_len: 4096}\n" +
-			"parallelism: {dp: 16, zero_stage: 1, ep: 16}\ntraining: {micro_batch: 1, grad_accum: 64, recompute: " + rc + ", fp8: te, reduce_dtype: param_dtype}\n")
+			"parallelism: {dp: 16, zero_stage: 1, ep: 16}\ntraining: {micro_batch: 1, grad_accum: 64, recompute: " + rc + ", fp8: te_current, reduce_dtype: param_dtype}\n")
 		step[rc] = docDuration(r.StepTime)
 	}
 	quotes = append(quotes, fmt.Sprintf("takes %s a step under `full` against %s under `none`", step["full"], step["none"]))
 	// The row as the recipe ran it: the flex dispatcher over HybridEP.
 	r := replay("version: 1\nstack: megatron\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: qwen3-30b-a3b.json, seq_len: 4096}\n" +
-		"parallelism: {dp: 16, zero_stage: 1, ep: 16}\ntraining: {micro_batch: 1, grad_accum: 64, recompute: none, fp8: te, reduce_dtype: param_dtype}\ncommunication: {moe_dispatcher: hybridep}\n")
+		"parallelism: {dp: 16, zero_stage: 1, ep: 16}\ntraining: {micro_batch: 1, grad_accum: 64, recompute: none, fp8: te_current, reduce_dtype: param_dtype}\ncommunication: {moe_dispatcher: hybridep}\n")
 	quotes = append(quotes, fmt.Sprintf("`moe_dispatcher: hybridep`, recompute none) zerosim gives %s a step", docDuration(r.StepTime)))
 	golden.CheckQuotes(t, "../docs/compute-model.md", "TestMoEDocFigures (zerosim run of its scenarios)", quotes...)
 }

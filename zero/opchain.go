@@ -38,9 +38,32 @@ func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout b
 		return 0, 0, err
 	}
 	var c flopCalc
-	t := c.Mul(d.Seq, d.Batch)
-	h, f := d.Hidden, d.FFN
 	qk := c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim)) // q and k widths
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+	}
+	return llamaChain(d, llamaParts{FFN: d.FFN, RoPE: qk, Attention: true}, rope, kvExpanded, dropout)
+}
+
+// llamaParts is what an eager Llama-style block runs besides its two
+// RMSNorms and two residual adds (and the gradient additions of the
+// tensors several ops read): FFN the SwiGLU width (0: none, a MoE block's
+// attention half with no shared expert), RoPE the q and k width rotated per
+// token (0: none), QKNorm the q and k width RMS-normalised per token
+// (Qwen3's q_norm and k_norm; 0: none), Attention a softmax attention of
+// d's heads (ibm-fms's output copy under the rotation RoPE, the KV copies
+// of kvExpanded).
+type llamaParts struct {
+	FFN, RoPE, QKNorm int64
+	Attention         bool
+}
+
+// llamaChain is llamaElementwise for the parts p of a block with
+// dimensions d (filled).
+func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, dropout bool) (fwd, bwd int64, err error) {
+	var c flopCalc
+	t := c.Mul(d.Seq, d.Batch)
+	h, f, qk := d.Hidden, p.FFN, p.RoPE
 	rf, rb, err := ropeBytes(rope)
 	if err != nil {
 		return 0, 0, err
@@ -51,10 +74,16 @@ func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout b
 	// block input and the attention residual sum (each read by a norm and
 	// a residual add: residualAdd each, counted above as the adds'
 	// backward), the attention norm's output (read by wq, wk and wv: two
-	// additions) and the FFN norm's output (w1 and w3: one); each addition
-	// reads two bf16 gradients and writes one, 6 B per element.
+	// additions) and the FFN norm's output (w1 and w3: one; a MoE block's
+	// router and dispatch: one); each addition reads two bf16 gradients
+	// and writes one, 6 B per element.
 	perB := c.Add(c.Mul(2, rmsNormBwd, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(swigluBwd, f))
-	if rope == scenarios.RoPERotation {
+	if p.QKNorm > 0 {
+		// q_norm and k_norm (Qwen3Attention: RMSNorm over each head's
+		// head_dim before RoPE), the same eager RMSNorm chain.
+		perF, perB = c.Add(perF, c.Mul(rmsNormFwd, p.QKNorm)), c.Add(perB, c.Mul(rmsNormBwd, p.QKNorm))
+	}
+	if p.Attention && rope == scenarios.RoPERotation {
 		// The rotation form leaves q contiguous in (b, h, s, d), and the
 		// flash kernel allocates its output like q (mha_fwd: out =
 		// empty_like(q_padded), csrc/flash_attn/flash_api.cpp at
@@ -65,7 +94,7 @@ func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout b
 		// (b, s, h, d) and that contiguous() is free.)
 		perF = c.Add(perF, c.Mul(4, d.Heads, d.HeadDim))
 	}
-	if kvExpanded && d.KVHeads != d.Heads {
+	if p.Attention && kvExpanded && d.KVHeads != d.Heads {
 		// k and v each read (2 B per KV element) and written out per query
 		// head (2 B per query element); backward sums the copies back.
 		x := c.Mul(2, c.Add(c.Mul(2, d.Heads, d.HeadDim), c.Mul(2, d.KVHeads, d.HeadDim)))
@@ -87,6 +116,72 @@ func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout b
 	}
 	return fwd, bwd, nil
 }
+
+// megatronChain is the memory-bound HBM traffic of a Llama-style block as
+// Megatron-LM 44151194143711368b17797bc7000fd0285d8d51 runs it with
+// Transformer Engine (get_gpt_layer_with_transformer_engine_spec,
+// megatron/core/models/gpt/gpt_layer_specs.py :138-159), for the parts p of
+// a block with dimensions d (filled), moe when routed experts read the MLP
+// norm's output beside the router:
+//   - the attention norm is fused into linear_qkv (TE's LayerNormLinear)
+//     and, in a dense block, the MLP norm into linear_fc1; a MoE block's
+//     pre_mlp_layernorm is a TENorm. Either is one TE rmsnorm kernel
+//     (rmsnorm_fwd, transformer_engine/pytorch/csrc/extensions/
+//     normalization.cpp at TransformerEngine
+//     d0067d0da6cb01811b8072a7d304f0e00344ce2b): reads x and writes y, 2 + 2 B
+//     per element (teNormFwd; the fp32 rstd is per row); its backward reads
+//     dy and x and writes dx, 6 B (teNormBwd). q_layernorm and k_layernorm
+//     (qk_layernorm, Qwen3) are TENorms over q and k: the same bytes.
+//   - RoPE is fused (apply_rope_fusion: Megatron-LM's --no-rope-fusion
+//     defaults it on, megatron/training/arguments.py :2549; Megatron-Bridge
+//     21d102f5e's performance overrides set it, scripts/performance/utils/
+//     overrides.py :66-67): TE's fused_apply_rotary_pos_emb reads and
+//     writes q and k once each way, as RoPEFused.
+//   - the attention kernel takes the KV heads as they are (TE's
+//     DotProductAttention handles GQA): no KV copies.
+//   - self_attn_bda and mlp_bda (get_bias_dropout_add) with no bias and no
+//     dropout are the residual add, 6 B per element, and its gradient
+//     passes to both branches, added to the norm's: 6 B (residualAdd).
+//     With dropout, native_dropout's 2 + 2 B and 1 B mask each way, as
+//     llamaChain's.
+//   - the SwiGLU is bias_swiglu_impl under bias_activation_fusion
+//     (megatron/core/fusions/fused_bias_swiglu.py), one fused kernel reading
+//     the gate and up halves and writing the product: 4 + 2 B per element of
+//     f (fusedSwiGLUFwd); its backward reads the gradient and both halves
+//     and writes their gradients, 2 + 4 + 4 (fusedSwiGLUBwd).
+//   - linear_qkv and linear_fc1 each read their norm's output once, so
+//     no gradient additions there; in a MoE block the router and the token
+//     dispatcher both read the MLP norm's output: one addition, 6 B.
+//
+// Left out: the split of the fused qkv output into q, k and v, whose
+// backward concatenates their gradients.
+func megatronChain(d FLOPDims, p llamaParts, moe, dropout bool) (fwd, bwd int64, err error) {
+	var c flopCalc
+	t := c.Mul(d.Seq, d.Batch)
+	h, f := d.Hidden, p.FFN
+	perF := c.Add(c.Mul(2, teNormFwd, h), c.Mul(4, p.RoPE), c.Mul(teNormFwd, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUFwd, f))
+	perB := c.Add(c.Mul(2, teNormBwd, h), c.Mul(4, p.RoPE), c.Mul(teNormBwd, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUBwd, f))
+	if moe {
+		perB = c.Add(perB, c.Mul(6, h))
+	}
+	if dropout {
+		x := c.Mul(5, 2, h)
+		perF, perB = c.Add(perF, x), c.Add(perB, x)
+	}
+	fwd, bwd = c.Mul(t, perF), c.Mul(t, perB)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+	}
+	return fwd, bwd, nil
+}
+
+// Bytes per element of Megatron's fused kernels (megatronChain).
+const (
+	teNormFwd      = 4
+	teNormBwd      = 6
+	fusedSwiGLUFwd = 6
+	fusedSwiGLUBwd = 10
+)
 
 // Bytes per element of the eager chains (x is bf16, fp32 where upcast).
 const (
@@ -180,8 +275,8 @@ func ropeBytes(r scenarios.RoPEImpl) (fwd, bwd int64, err error) {
 // Qwen3-30B-A3B at t = 4,096 (k = 8, h = 2,048, f = 768): 570,556,416 B
 // forward, 671,350,784 B backward. The rows a deduplicating dispatcher
 // receives are fewer than r (one copy per destination GPU): its permute
-// reads at most this. fp8 recipes' casts and amax reductions are not
-// counted here (as nowhere in zerosim).
+// reads at most this. An fp8 recipe's casts around the grouped GEMMs are
+// counted apart (expertFP8Linears, expertElementwiseSeconds).
 func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
 	if t < 0 || k < 0 || h < 0 || f < 0 {
 		return 0, 0, fmt.Errorf("zero: expert elementwise bytes of t=%d, k=%d, h=%d, f=%d: sizes must be ≥ 0", t, k, h, f)

@@ -152,7 +152,7 @@ func TestBlockElementwise(t *testing.T) {
 		{"gpt3-1.3b", "{}", true},
 	} {
 		s, d, ts := load(base + "model: {preset: " + c.model + "}\ntraining: " + c.training + "\n")
-		f, b, err := blockElementwise(s, d)
+		f, b, err := blockElementwise(s, d, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,154 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestFP8CastBytes holds the fp8 recipes' cast traffic to hand counts from
+// the kernels FP8CastRuleOf cites, per micro-batch, on two blocks:
+//
+// Qwen3-30B-A3B's attention half (t = 4,096 tokens, h = 2,048, q = 32·128
+// = 4,096, kv = 4·128 = 512) under Megatron's TE modules: the qkv
+// LayerNormLinear's input is quantized by the norm, the proj input
+// (t×q) by its own kernel; backward quantizes the qkv output gradient
+// (t×(q + 2kv)) and the proj's (t×h); the weights h·(q + 2kv) + q·h =
+// 18,874,368 once a step.
+//   - te on an H100: the norm's transpose 2·t·h = 16,777,216, cast_transpose
+//     4·t·q = 67,108,864: forward 83,886,080; backward 4·t·5,120 + 4·t·2,048
+//     = 117,440,512; the weights 4·18,874,368 = 75,497,472 a step.
+//   - te_current: the fused norm's cast 4·t·h, amax + cast 6·t·q: forward
+//     134,217,728; backward 6·t·7,168 = 176,160,768; weights 113,246,208.
+//   - te on a B200 (no transposes): nothing added by the norm, 3·t·q =
+//     50,331,648; backward 3·t·7,168 = 88,080,384; weights 56,623,104.
+//
+// Llama-3.1-8B's block (t = 2·8,192, h = q = 4,096, kv = 1,024, f =
+// 14,336; weights W = 218,103,808) with separate linears:
+//   - torchao compiled: one cast per distinct input (the attention norm's
+//     and FFN norm's outputs, the attention output, the SwiGLU product),
+//     amax fused: 4·t·(h + q + h + f) = 1,744,830,464, plus the weights'
+//     amax and two casts every micro-batch, 8·W = 1,744,830,464: forward
+//     3,489,660,928; backward every linear's output gradient,
+//     4·t·(q + 2kv + h + 2f + h) = 2,818,572,288.
+//   - torchao eager: each linear casts its input with its own amax pass,
+//     6·t·(3h + q + 2h + f) + 8·W = 5,570,035,712; backward 6·t·43,008 =
+//     4,227,858,432.
+//   - te without Megatron (te.Linear per nn.Linear, called without
+//     is_first_microbatch, so the weights are cast every forward):
+//     4·t·(3h + q + 2h + f) + 4·W = 2,550,136,832 + 872,415,232 =
+//     3,422,552,064; backward 4·t·43,008 = 2,818,572,288.
+func TestFP8CastBytes(t *testing.T) {
+	qwen := FLOPDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128}
+	llama := FLOPDims{Arch: "llama", Seq: 8192, Batch: 2, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336}
+	for _, c := range []struct {
+		name                      string
+		recipe                    scenarios.FP8Recipe
+		nonTN, megatron, compiled bool
+		d                         FLOPDims
+		ffn                       int64
+		fwd, bwd, step            int64
+	}{
+		{"qwen3 attention, megatron te, H100", scenarios.FP8TE, false, true, false, qwen, 0, 83886080, 117440512, 75497472},
+		{"qwen3 attention, megatron te_current, H100", scenarios.FP8TECurrent, false, true, false, qwen, 0, 134217728, 176160768, 113246208},
+		{"qwen3 attention, megatron te, B200", scenarios.FP8TE, true, true, false, qwen, 0, 50331648, 88080384, 56623104},
+		{"llama block, torchao compiled", scenarios.FP8TorchAO, false, false, true, llama, 14336, 3489660928, 2818572288, 0},
+		{"llama block, torchao eager", scenarios.FP8TorchAO, false, false, false, llama, 14336, 5570035712, 4227858432, 0},
+		{"llama block, te.Linear", scenarios.FP8TE, false, false, false, llama, 14336, 3422552064, 2818572288, 0},
+		{"no recipe", scenarios.FP8None, false, true, false, llama, 14336, 0, 0, 0},
+	} {
+		r, err := FP8CastRuleOf(c.recipe, c.nonTN, c.megatron, c.compiled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, b, step, err := FP8CastBytes(r, blockFP8Linears(c.d, c.ffn, c.megatron, c.megatron))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != c.fwd || b != c.bwd || step != c.step {
+			t.Errorf("%s: forward %d, backward %d, a step %d B; want %d, %d, %d", c.name, f, b, step, c.fwd, c.bwd, c.step)
+		}
+	}
+	if _, err := FP8CastRuleOf("mx", false, false, false); err == nil {
+		t.Error("an unknown recipe was accepted")
+	}
+	if _, _, _, err := FP8CastBytes(FP8CastRule{Input: 4}, []FP8Linear{{Rows: 1 << 42, K: 1 << 20, N: 1}}); err == nil {
+		t.Error("an overflowing size was accepted")
+	}
+	if NonTNFP8("H100-80GB") || NonTNFP8("RTX5090") || !NonTNFP8("B200") || !NonTNFP8("GB300") {
+		t.Error("NonTNFP8: only compute capability 10.x (B200, GB200, B300, GB300) takes non-TN fp8 GEMMs")
+	}
+}
+
+// TestBlockOtherBytes holds the memory-bound traffic of a block left to
+// the FLOP count to hand counts on Qwen3-30B-A3B's MoE block (t = 4,096,
+// h = 2,048, q + kv = 4,608 rotated and normalised per token, E = 128
+// experts, top-8), per the dense blocks' rule for the stack:
+//
+// stack: megatron, fp8 te on an H100 (megatronChain): per token two TE
+// norms 2·4·h, fused RoPE 4·4,608, q/k TENorms 4·4,608, two residual adds
+// 2·6·h, no SwiGLU (no shared expert) = 77,824 B, ×t = 318,767,104; the
+// fused router 9·E·t = 4,718,592; the casts 83,886,080
+// (TestFP8CastBytes): forward 407,371,776. Backward 2·6·h + 4·4,608 +
+// 6·4,608 + 2·6·h + 6·h (the router's and the dispatcher's gradients of
+// the MLP norm's output added) = 107,520 B, ×t = 440,401,920; router
+// 4,718,592; casts 117,440,512 + 75,497,472/64 = 118,620,160: 563,740,672.
+//
+// No stack, no fp8, flash attention (llamaChain, the eager chain of a
+// dense Llama block): per token 2·36·h + 20·4,608 (complex RoPE) +
+// 36·4,608 (q/k norms) + 2·6·h = 430,080 B, ×t = 1,761,607,680; the
+// router's kept tensors (memory.RouterTensors, softmax top-k with the
+// norm: 4tE + 8tk + 4tk + 4t + 16tk + 2tk = 3,096,576) written and read,
+// 6,193,152: 1,767,800,832. Backward 2·92·h + 20·4,608 + 92·4,608 +
+// 2·6·h + 3·6·h = 954,368 B, ×t = 3,909,091,328, router twice its
+// forward: 3,921,477,632.
+func TestBlockOtherBytes(t *testing.T) {
+	for _, c := range []struct {
+		head     string
+		training string
+		fwd, bwd int64
+	}{
+		{"stack: megatron\n", "fp8: te", 407371776, 563740672},
+		{"", "attention: flash", 1767800832, 3921477632},
+	} {
+		doc := "version: 1\n" + c.head + "cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/qwen3-30b-a3b.json, seq_len: 4096, layers: 2}\n" +
+			"parallelism: {dp: 16, zero_stage: 1, ep: 16}\ntraining: {micro_batch: 1, grad_accum: 64, recompute: none, " + c.training + "}\n"
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, _ := flopDims(s)
+		l := s.Model.LayerList[unitNamed(t, s, "block.0")]
+		f, b, err := blockOtherBytes(s, base, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != c.fwd || b != c.bwd {
+			t.Errorf("%q %s: forward %d, backward %d B; want %d, %d", c.head, c.training, f, b, c.fwd, c.bwd)
+		}
+	}
+}
+
+// TestMegatronChain holds a dense Llama-3.1-8B block under stack:
+// megatron (t = 8,192 at micro-batch 1) to megatronChain's count: per token
+// two TE norms 8·h, fused RoPE 4·(q + kv) = 4·5,120, two residual adds
+// 12·h, the fused SwiGLU 6·f = 188,416 B, ×t = 1,543,503,872 forward;
+// backward 12·h + 4·5,120 + 12·h + 10·f = 262,144 B, ×t = 2,147,483,648
+// (the eager chain of the same block without the stack moves 3.1× and
+// 4.7× that).
+func TestMegatronChain(t *testing.T) {
+	doc := "version: 1\nstack: megatron\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b, seq_len: 8192}\n" +
+		"parallelism: {dp: 8, zero_stage: 1}\ntraining: {micro_batch: 1}\n"
+	s, err := scenarios.Load("llama.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := flopDims(s)
+	f, b, err := blockElementwise(s, d, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != 1543503872 || b != 2147483648 {
+		t.Errorf("Megatron's Llama block: forward %d, backward %d B; want 1,543,503,872 and 2,147,483,648", f, b)
+	}
+}
