@@ -104,15 +104,19 @@ func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 
 // handle stacks of the simulation, per kind and unit.
 type simState struct {
-	a      *Allocator
-	s      *scenarios.Scenario
-	r      *Report
-	fsdp2  bool
-	shards int64
-	live   map[string][]int
-	size   map[string][]int64
-	err    error
-	reqs   int
+	a     *Allocator
+	s     *scenarios.Scenario
+	r     *Report
+	fsdp2 bool
+	// rsStream is the stream FSDP2 allocates its reduce-scatter input and
+	// output on (memory.fsdp2_rs_own_stream); FSDP1's are on its
+	// post-backward stream.
+	rsStream int
+	shards   int64
+	live     map[string][]int
+	size     map[string][]int64
+	err      error
+	reqs     int
 }
 
 func key(kind string, u int) string { return fmt.Sprintf("%s/%d", kind, u) }
@@ -227,6 +231,16 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 		return AllocSim{}, err
 	}
 	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), shards: int64(max(r.Shards, 1)), live: map[string][]int{}, size: map[string][]int64{}}
+	st.rsStream = StreamReduce
+	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
+		// PyTorch ≥ 2.5's FSDP2 allocates the reduce-scatter input
+		// (pytorch/pytorch#129721: foreach_reduce's torch.empty before it
+		// enters the reduce-scatter stream) and output (#132445) on the
+		// default stream, held until the next group's post-backward and
+		// the end of backward: the lifetimes the timeline already gives
+		// them (memory/inflight.go's reduce_scatter_state).
+		st.rsStream = StreamCompute
+	}
 	L := len(r.Units)
 	params := make([][]unitParam, L)
 	for u := range L {
@@ -480,15 +494,35 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 	r := st.r
 	n := st.shards
 	pendingCopyOut := map[int]bool{}
-	copyOut := func(u int) {
+	// held is the forward unit whose all-gather output FSDP2 keeps after
+	// its copy-out (AllGatherState, comm_ctx.all_gather_state): "we must
+	// keep the current all-gather result alive until that copy-in
+	// finishes ... the next parameter group is responsible for freeing
+	// the current's all-gather result" (pytorch/pytorch#117973, January
+	// 2024); FSDPParamGroup.wait_for_unshard frees it before the next
+	// group's copy-out, the root's post-forward the last one's. −1: none.
+	held := -1
+	release := func() {
+		if held >= 0 {
+			st.free("agout", held)
+			held = -1
+		}
+	}
+	copyOut := func(u int, fwd bool) {
 		if !pendingCopyOut[u] {
 			return
 		}
 		delete(pendingCopyOut, u)
+		release()
 		// foreach_all_gather_copy_out: the unsharded parameters on the
-		// compute stream, then the all-gather output goes.
+		// compute stream; the all-gather output goes, or in forward
+		// stays held.
 		for _, p := range params[u] {
 			st.alloc("unsharded", u, StreamCompute, padded(p, n)*2)
+		}
+		if fwd {
+			held = u
+			return
 		}
 		st.free("agout", u)
 	}
@@ -497,8 +531,11 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 		if e.Phase == PhaseOptimizer && !last {
 			continue
 		}
+		if e.Phase != PhaseForward {
+			release()
+		}
 		if st.fsdp2 && e.Op != OpAllGather && u >= 0 {
-			copyOut(u)
+			copyOut(u, e.Phase == PhaseForward)
 		}
 		switch e.Component {
 		case CompGathered:
@@ -549,7 +586,7 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 					st.alloc("grad", u, StreamCompute, e.Delta)
 				}
 			case e.Op == OpReduceScatter && e.Delta > 0:
-				st.alloc("shardgrad", u, StreamReduce, e.Delta)
+				st.alloc("shardgrad", u, st.rsStream, e.Delta)
 			case e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && len(st.live[key("grad", u)]) > 0:
 				st.free("grad", u)
 			case e.Delta < 0 && e.Op == OpReduceScatter && first:
@@ -575,7 +612,7 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 			}
 		case CompGradBuckets:
 			if e.Delta > 0 {
-				st.alloc("rsin", u, StreamReduce, e.Delta)
+				st.alloc("rsin", u, st.rsStream, e.Delta)
 			} else {
 				st.free("rsin", u)
 			}

@@ -311,7 +311,15 @@ func init() {
 		{"llm-foundry-mpt-a100-40gb", "training.micro_batch", "12", "13"},
 		{"torchtitan-llama2-7b-h100-fsdp1", "training.micro_batch", "8", "9"},
 		{"torchtitan-llama2-7b-h100-fsdp1", "model.kv_heads", "4", "8"},
-		{"torchtitan-llama2-7b-h100-fsdp2", "model.kv_heads", "4", "8"},
+		{"torchtitan-llama3.1-8b-h100-cp", "model.kv_heads", "1", "2"},
+		{"torchtitan-llama3.1-8b-h100-cp", "model.kv_heads", "2", "4"},
+		// FSDP2 (PyTorch ≥ 2.5) allocates its reduce-scatter buffers on
+		// the compute stream, where the fp32 ones reuse the blocks the
+		// step's other tensors leave cached.
+		{"torchtitan-llama3.1-8b-h100", "training.reduce_dtype", "param_dtype", "fp32"},
+		{"torchtitan-llama3.1-8b-h100-compile", "training.reduce_dtype", "param_dtype", "fp32"},
+		{"torchtitan-llama3.1-8b-h100-float8", "training.reduce_dtype", "param_dtype", "fp32"},
+		{"torchtitan-llama3.1-8b-h100-cp", "training.reduce_dtype", "param_dtype", "fp32"},
 	} {
 		for _, q := range []string{qReserved.name, qDevice.name} {
 			propExceptions = append(propExceptions, propException{subject: e.subject, key: e.key, quantity: q,
@@ -801,8 +809,27 @@ func TestGradAccumLaws(t *testing.T) {
 				gaDropsSeen[sub.name+" "+q.name] = true
 				a = b
 			}
+			if b-a > extra && q.name != qAlloc.name && one.r.MemoryModel.AllocSim != nil && gaReserveRises[sub.name] != "" {
+				// A real effect of the simulated caching allocator,
+				// named below: the kept sharded gradients fragment the
+				// pool they share with the step's other tensors, by at
+				// most what GA 1 held cached above its allocated peak.
+				if over, held := b-a-extra, one.reserved()-one.alloc(); over > held {
+					t.Errorf("%s: %s GA 1 → 2: %s → %s, %s over the bound, more than GA 1's cached %s", sub.name, q.name, q.unit(a), q.unit(b), q.unit(over), q.unit(held))
+				}
+				t.Logf("%s: %s GA 1 → 2: %s → %s: real effect: %s", sub.name, q.name, q.unit(a), q.unit(b), gaReserveRises[sub.name])
+				gaRisesSeen[sub.name+" "+q.name] = true
+				extra = b - a
+			}
 			if b < a || b-a > extra || c != b {
 				t.Errorf("%s: %s GA 1, 2, 4: %s, %s, %s; want GA 2 within %s above GA 1 and GA 4 = GA 2", sub.name, q.name, q.unit(a), q.unit(b), q.unit(c), q.unit(extra))
+			}
+		}
+	}
+	for name := range gaReserveRises {
+		for _, q := range []quantity{qReserved, qDevice} {
+			if !gaRisesSeen[name+" "+q.name] {
+				t.Errorf("%s: the %s no longer rises past the bound from GA 1 to GA 2: delete its gaReserveRises entry", name, q.name)
 			}
 		}
 	}
@@ -813,6 +840,20 @@ func TestGradAccumLaws(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gaRisesSeen records the gaReserveRises that happened.
+var gaRisesSeen = map[string]bool{}
+
+// gaReserveRises names the subjects whose simulated reserved (and so
+// device) peak rises from GA 1 to GA 2 by more than the kept sharded
+// gradients at the default overhead: FSDP2 on PyTorch ≥ 2.5 allocates its
+// reduce-scatter output, the sharded gradient GA keeps, on the compute
+// stream (memory/allocseq.go), among the step's activations, and the
+// blocks it holds through the later micro-steps split the cached segments
+// those would reuse.
+var gaReserveRises = map[string]string{
+	"torchtitan-llama3.1-8b-h100-compile": "the kept sharded gradients share the compute stream's pool with the activations (FSDP2, PyTorch ≥ 2.5), which they fragment",
 }
 
 // gaDropsSeen records the gaReserveDrops that happened.
