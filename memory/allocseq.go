@@ -656,8 +656,10 @@ func (st *simState) adamStates(params [][]unitParam) {
 	for _, ps := range params {
 		var sizes []int64
 		if st.fsdp2 {
+			// Rank 0's shard of each parameter: FSDP2 chunks dim 0
+			// (torch.chunk), ⌈dim0/n⌉ rows (review s21 B F9).
 			for _, p := range ps {
-				sizes = append(sizes, (p.numel+n-1)/n)
+				sizes = append(sizes, (padded(p, n)+n-1)/n)
 			}
 		} else {
 			sizes = rank0Slices(ps, n)
