@@ -102,17 +102,63 @@ func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 	return ps
 }
 
+// simUnit is what the replay allocates for one unit, as the memory model
+// sizes it (buildGroups, unitInfos, atRest): the parameters the rank holds
+// (a routed-expert unit: its 1/ep of the experts, sharded over the
+// shards/ep ranks holding them), and the element sizes of the shard (fp32
+// under training.shard_dtype fp32, the group's param_dtype beside a master
+// copy otherwise), of the unsharded parameters (1 B under torchao's fp8
+// all-gather) and of autograd's gradients.
+type simUnit struct {
+	ps                  []unitParam
+	n                   int64
+	shard, gather, grad int64
+	fp32Shard           bool
+}
+
+// simUnits lists the units of r with their sizes; a unit with no
+// parameters has none.
+func simUnits(s *scenarios.Scenario, r *Report) []simUnit {
+	us := make([]simUnit, len(r.Units))
+	shards := int64(max(r.Shards, 1))
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if g.Layout == nil {
+			continue
+		}
+		ep := int64(max(g.EP, 1))
+		fp32 := s.Training.FP32Shard() && g.MasterBytes > 0 && g.Precision != "fp8" && s.Offload.Params == scenarios.OffloadNone
+		for _, p := range g.Layout.Params {
+			u := p.Unit
+			if u < 0 || u >= len(us) || us[u].ps != nil {
+				continue
+			}
+			x := simUnit{n: max(shards/ep, 1), shard: g.ParamBytes, gather: g.ParamBytes, grad: g.GradBytes, fp32Shard: fp32}
+			if fp32 {
+				x.shard = 4
+			}
+			if s.Training.FP8Gather() && scenarios.FP8Linear(s.Model.LayerList[u]) {
+				x.gather = 1 // as unitInfos: torchao's fp8 all-gather
+			}
+			for _, q := range simUnitParams(s, u) {
+				x.ps = append(x.ps, unitParam{numel: q.numel / ep, dim0: max(q.dim0/ep, 1)})
+			}
+			us[u] = x
+		}
+	}
+	return us
+}
+
 // handle stacks of the simulation, per kind and unit.
 type simState struct {
-	a      *Allocator
-	s      *scenarios.Scenario
-	r      *Report
-	fsdp2  bool
-	shards int64
-	live   map[string][]int
-	size   map[string][]int64
-	err    error
-	reqs   int
+	a     *Allocator
+	s     *scenarios.Scenario
+	r     *Report
+	fsdp2 bool
+	live  map[string][]int
+	size  map[string][]int64
+	err   error
+	reqs  int
 }
 
 func key(kind string, u int) string { return fmt.Sprintf("%s/%d", kind, u) }
@@ -226,12 +272,8 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	if err != nil {
 		return AllocSim{}, err
 	}
-	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), shards: int64(max(r.Shards, 1)), live: map[string][]int{}, size: map[string][]int64{}}
-	L := len(r.Units)
-	params := make([][]unitParam, L)
-	for u := range L {
-		params[u] = simUnitParams(s, u)
-	}
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[string][]int{}, size: map[string][]int64{}}
+	params := simUnits(s, r)
 	st.initParams(params)
 	acts, recs := st.activationTensors()
 	out := AllocSim{Expandable: mode == SegmentsExpandable}
@@ -256,33 +298,36 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 
 // initParams allocates the sharded parameters as the FSDP version
 // initialises them from meta-device modules.
-func (st *simState) initParams(params [][]unitParam) {
-	n := st.shards
-	for u, ps := range params {
+func (st *simState) initParams(params []simUnit) {
+	for u, pu := range params {
+		ps, n := pu.ps, pu.n
 		if st.fsdp2 {
 			// torchtitan 83c879f train.py: model.to_empty(device="cuda")
-			// then init_weights() in place: one fp32 shard per parameter,
-			// padded on dim 0 (FSDPParam._init_sharded_param).
+			// then init_weights() in place: one shard per parameter,
+			// padded on dim 0 (FSDPParam._init_sharded_param), in the
+			// shard's dtype (fp32 under training.shard_dtype fp32; with a
+			// 16-bit shard the fp32 master is a tensor of its own below).
 			for _, p := range ps {
-				st.alloc("shard", u, StreamCompute, padded(p, n)/n*4)
+				st.alloc("shard", u, StreamCompute, padded(p, n)/n*pu.shard)
 			}
 			continue
 		}
 		// FSDP1 with param_init_fn (torchtitan ab5d918,
 		// meta_to_real_init_fn: randn_like on cuda per parameter), then
-		// FlatParamHandle flattens them into one fp32 flat parameter
+		// FlatParamHandle flattens them into one flat parameter
 		// (torch.cat), the originals go, and shard() keeps a clone of the
 		// rank's chunk (_get_shard) while the full flat parameter's
-		// storage is released (flat_param.set_).
+		// storage is released (flat_param.set_). The rank materialises
+		// only its local experts, in the shard's dtype (as FSDP2 above).
 		var total int64
 		for _, p := range ps {
-			st.alloc("init", u, StreamCompute, p.numel*4)
+			st.alloc("init", u, StreamCompute, p.numel*pu.shard)
 			total += p.numel
 		}
 		flat := (total + n - 1) / n * n
-		st.alloc("initflat", u, StreamCompute, flat*4)
+		st.alloc("initflat", u, StreamCompute, flat*pu.shard)
 		st.free("init", u)
-		st.alloc("shard", u, StreamCompute, flat/n*4)
+		st.alloc("shard", u, StreamCompute, flat/n*pu.shard)
 		st.free("initflat", u)
 	}
 	// What else lives at rest in the allocator (an fp32 master copy, fp8
@@ -305,21 +350,21 @@ func (st *simState) initParams(params [][]unitParam) {
 		// allocates its 16-bit _mp_shard, its 16-bit _full_param_padded
 		// and its full-precision _full_prec_full_param_padded on the
 		// current stream, each freed (_free_storage) right after.
-		mixed := st.s.Training.FP32Shard()
-		for u, ps := range params {
+		for u, pu := range params {
 			var total int64
-			for _, p := range ps {
+			for _, p := range pu.ps {
 				total += p.numel
 			}
+			n := pu.n
 			flat := (total + n - 1) / n * n
-			if mixed {
-				st.alloc("lazy", u, StreamCompute, flat/n*2)
+			if pu.fp32Shard {
+				st.alloc("lazy", u, StreamCompute, flat/n*pu.gather)
 				st.free("lazy", u)
-				st.alloc("lazy", u, StreamCompute, flat*2)
+				st.alloc("lazy", u, StreamCompute, flat*pu.gather)
 				st.free("lazy", u)
 				st.alloc("lazy", u, StreamCompute, flat*4)
 			} else {
-				st.alloc("lazy", u, StreamCompute, flat*int64(paramElemBytes(st.s)))
+				st.alloc("lazy", u, StreamCompute, flat*pu.shard)
 			}
 			st.free("lazy", u)
 		}
@@ -444,7 +489,7 @@ func sum(xs []int64) int64 {
 }
 
 // step replays one step of the timeline, tensor by tensor.
-func (st *simState) step(step int, params [][]unitParam, acts, recs [][]int64) {
+func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 	// Under gradient accumulation at stage 3 the timeline is the last
 	// micro-step's, the earlier micro-steps' sharded gradients allocated
 	// at its start (timeline.go). The replay runs the step's micro-steps
@@ -476,9 +521,8 @@ func (st *simState) step(step int, params [][]unitParam, acts, recs [][]int64) {
 // microStep replays one micro-step of the timeline, tensor by tensor:
 // first marks the first of several under gradient accumulation, last the
 // one the optimizer step follows.
-func (st *simState) microStep(step int, first, last bool, params [][]unitParam, acts, recs [][]int64) {
+func (st *simState) microStep(step int, first, last bool, params []simUnit, acts, recs [][]int64) {
 	r := st.r
-	n := st.shards
 	pendingCopyOut := map[int]bool{}
 	copyOut := func(u int) {
 		if !pendingCopyOut[u] {
@@ -487,8 +531,8 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 		delete(pendingCopyOut, u)
 		// foreach_all_gather_copy_out: the unsharded parameters on the
 		// compute stream, then the all-gather output goes.
-		for _, p := range params[u] {
-			st.alloc("unsharded", u, StreamCompute, padded(p, n)*2)
+		for _, p := range params[u].ps {
+			st.alloc("unsharded", u, StreamCompute, padded(p, params[u].n)*params[u].gather)
 		}
 		st.free("agout", u)
 	}
@@ -507,7 +551,7 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 				st.alloc("agout", u, StreamGather, e.Delta)
 				pendingCopyOut[u] = true
 			case e.Delta > 0:
-				st.alloc("mpshard", u, StreamPre, e.Delta/n)
+				st.alloc("mpshard", u, StreamPre, e.Delta/params[u].n)
 				st.alloc("gathered", u, StreamGather, e.Delta)
 				st.free("mpshard", u)
 			case st.fsdp2:
@@ -542,8 +586,9 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 			case e.Op == OpCompute && e.Delta > 0 && e.Phase == PhaseBackward:
 				if st.fsdp2 {
 					// autograd's per-parameter gradients, last first.
-					for i := len(params[u]) - 1; i >= 0; i-- {
-						st.alloc("grad", u, StreamCompute, params[u][i].numel*2)
+					ps := params[u].ps
+					for i := len(ps) - 1; i >= 0; i-- {
+						st.alloc("grad", u, StreamCompute, ps[i].numel*params[u].grad)
 					}
 				} else {
 					st.alloc("grad", u, StreamCompute, e.Delta)
@@ -611,33 +656,25 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 // at 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0, _init_group →
 // init_state_per_param: zeros_like per parameter, exp_avg then exp_avg_sq,
 // in the parameters' order; the step counter stays on the CPU).
-func (st *simState) adamStates(params [][]unitParam) {
+func (st *simState) adamStates(params []simUnit) {
 	if len(st.live[key("adam", -1)]) > 0 {
 		return // allocated at the first step already
 	}
-	n := st.shards
-	for _, ps := range params {
+	for _, pu := range params {
 		var sizes []int64
+		n := pu.n
 		if st.fsdp2 {
-			for _, p := range ps {
+			for _, p := range pu.ps {
 				sizes = append(sizes, (p.numel+n-1)/n)
 			}
 		} else {
-			sizes = rank0Slices(ps, n)
+			sizes = rank0Slices(pu.ps, n)
 		}
 		for _, x := range sizes {
 			st.alloc("adam", -1, StreamCompute, x*4)
 			st.alloc("adam", -1, StreamCompute, x*4)
 		}
 	}
-}
-
-// paramElemBytes is the element size of the scenario's parameters.
-func paramElemBytes(s *scenarios.Scenario) int {
-	if s.Training.ParamDType == scenarios.FP32 {
-		return 4
-	}
-	return 2
 }
 
 // AllocatorLimit is what the caching allocator of a rank of s can reserve

@@ -22,14 +22,42 @@ communication: {boundary: fsdp2}
 	return s
 }
 
+// loadMoE is Mixtral's shape (two blocks) over 64 GPUs under FSDP2.
+func loadMoE(t *testing.T, sets ...string) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Load("moe.yaml", []byte(`version: 1
+cluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: mixtral-8x7b, layers: 2, seq_len: 4096}
+parallelism: {dp: 64, zero_stage: 3}
+training: {micro_batch: 1, recompute: full, shard_dtype: fp32, reduce_dtype: fp32}
+communication: {boundary: fsdp2}
+`), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // The simulation replays the memory model's timeline tensor by tensor: its
 // allocated peak is the model's (the allocator's share of it) up to FSDP2's
 // all-gather output, which exists beside the unsharded parameters while
 // they are copied out (foreach_all_gather_copy_out), and the 512 B
 // rounding; its reserved peak is at least that.
+//
+// It holds for a 16-bit shard beside the fp32 master (training.shard_dtype
+// bf16), for a MoE at parallelism.ep 8 (the rank's local experts only) and
+// for torchao's fp8 all-gather (1 B unsharded weights).
 func TestSimulateReservedFollowsTheTimeline(t *testing.T) {
-	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"training.recompute=op"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"}} {
-		s := loadFSDP(t, sets...)
+	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"training.recompute=op"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"},
+		{"training.shard_dtype=bf16"}, {"training.shard_dtype=bf16", "communication.boundary=fsdp1"},
+		{"moe", "parallelism.ep=8"}, {"moe", "parallelism.ep=8", "communication.boundary=fsdp1"}, {"moe", "parallelism.ep=8", "training.shard_dtype=bf16"},
+		{"training.fp8=torchao"}} {
+		var s *scenarios.Scenario
+		if len(sets) > 0 && sets[0] == "moe" {
+			s = loadMoE(t, sets[1:]...)
+		} else {
+			s = loadFSDP(t, sets...)
+		}
 		r, err := Analyze(s, Options{})
 		if err != nil {
 			t.Fatal(err)
