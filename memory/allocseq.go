@@ -3,8 +3,10 @@ package memory
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // This file turns the step's timeline (timeline.go) into the allocation
@@ -68,6 +70,17 @@ type AllocSim struct {
 	Requests                    int
 	// StepPeakReserved is the reserved peak after each step.
 	StepPeakReserved []int64
+	// Limit is what the simulated allocator could reserve before
+	// cudaMalloc fails (AllocatorLimit; 0: no limit).
+	Limit int64
+	// OOM is the request the simulated allocator could not serve within
+	// Limit even after releasing its cache (nil: every request was
+	// served); the figures above are those up to it.
+	OOM *OOMError
+	// ExpandableReserved is, when the simulation with default segments ran
+	// out (OOM), the reserved peak the same steps reach within Limit with
+	// expandable segments; 0 when they run out too or were not tried.
+	ExpandableReserved int64
 }
 
 // unitParam is one parameter of a unit: numel and dim-0 size.
@@ -256,7 +269,9 @@ const maxSimSteps = 8
 
 // SimulateReserved replays the training steps of s (whose memory report is
 // r) through a caching allocator in mode that may reserve limit bytes (0:
-// no limit), after the parameters' initialisation, and returns the peaks:
+// no limit), after the parameters' initialisation, and returns the peaks
+// (with an *OOMError, and the figures up to it, when a request finds no
+// room within limit even after the allocator released its cache):
 // steps steps, or with steps 0 until a step after the second (the first
 // allocates the optimizer's state) reserves nothing more, at most
 // maxSimSteps. Only FSDP (communication.boundary fsdp1, fsdp2 or
@@ -288,11 +303,18 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 			break
 		}
 	}
+	out.Limit = limit
+	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
+	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
+	if oom, ok := st.err.(*OOMError); ok {
+		// Out of memory within the limit: the figures up to the failed
+		// request come with the error.
+		out.OOM = oom
+		return out, oom
+	}
 	if st.err != nil {
 		return AllocSim{}, st.err
 	}
-	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
-	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
 	return out, nil
 }
 
@@ -700,4 +722,95 @@ func (a *AllocSim) Describe() string {
 		return "simulated, expandable segments"
 	}
 	return "simulated, default segments"
+}
+
+// simulateWithin simulates the caching allocator of s (memory report r)
+// within what it can reserve on the GPU (AllocatorLimit), as PyTorch's
+// allocator runs: short of memory it releases its cached segments and
+// retries (malloc → release_cached_blocks; pytorch/pytorch
+// c10/cuda/CUDACachingAllocator.cpp at 001074d2, see allocator.go), and
+// raises OutOfMemoryError when the retry fails too. A step whose device
+// need exceeds the GPU anyway (or a GPU of unknown memory) is simulated
+// without a limit, for the reserve it would need. When default segments run
+// out, expandable segments are tried within the same limit.
+func simulateWithin(s *scenarios.Scenario, r *Report) (*AllocSim, error) {
+	var limit int64
+	if r.GPUMemory > 0 && r.Peak <= r.GPUMemory && r.Need <= r.GPUMemory {
+		l, err := AllocatorLimit(s)
+		if err != nil {
+			return nil, err
+		}
+		limit = l
+	}
+	mode := SegmentModeOf(s)
+	sim, err := SimulateReserved(s, r, mode, limit, 0)
+	if sim.OOM == nil && err != nil {
+		return nil, err
+	}
+	if sim.OOM != nil && mode == SegmentsDefault {
+		if x, err := SimulateReserved(s, r, SegmentsExpandable, limit, 0); err == nil {
+			sim.ExpandableReserved = x.PeakReserved
+		}
+	}
+	return &sim, nil
+}
+
+// ProfilerPeaksOf is ProfilerPeaksSimulated with the reserve of sim (nil:
+// not simulated), capped at the limit the simulation ran under (the
+// allocator cannot reserve more; at least the allocated peak).
+func ProfilerPeaksOf(s *scenarios.Scenario, peak, pool int64, sim *AllocSim) (reserved, device int64, err error) {
+	var simulated int64
+	if sim != nil {
+		simulated = sim.PeakReserved
+	}
+	if reserved, device, err = ProfilerPeaksSimulated(s, peak, pool, simulated); err != nil {
+		return 0, 0, err
+	}
+	if sim != nil && sim.Limit > 0 {
+		if c := max(sim.Limit, peak); reserved > c {
+			device -= reserved - c
+			reserved = c
+		}
+	}
+	return reserved, device, nil
+}
+
+// OOMReason says why a step whose peak fits does not run under the
+// simulated allocator (a.OOM set): "the simulated caching allocator runs
+// out of memory (fragmentation): a request of 7.83 GiB finds no room with
+// 70.52 GiB reserved of the 77.02 GiB it can hold, even after releasing its
+// cache (PyTorch raises OutOfMemoryError); with memory.expandable_segments:
+// true it fits (reserved 74.10 GiB)".
+func (a *AllocSim) OOMReason() string {
+	if a.OOM == nil {
+		return ""
+	}
+	why := fmt.Sprintf("the simulated caching allocator (%s) runs out of memory (fragmentation): a request of %s finds no room with %s reserved of the %s it can hold, even after releasing its cache (PyTorch raises OutOfMemoryError)",
+		strings.TrimPrefix(a.Describe(), "simulated, "), units.Bytes(a.OOM.Size).IEC(), units.Bytes(a.OOM.Reserved).IEC(), units.Bytes(a.OOM.Limit).IEC())
+	switch {
+	case a.ExpandableReserved > 0:
+		why += fmt.Sprintf("; with memory.expandable_segments: true it fits (reserved %s)", units.Bytes(a.ExpandableReserved).IEC())
+	case !a.Expandable:
+		why += "; expandable segments run out too"
+	}
+	return why
+}
+
+// RetriesReason says that the simulated allocator, within its limit,
+// released its cache a.Retries times: "the simulated caching allocator
+// released its cache 4 times in 3 steps from the process's start to stay
+// within the 78.65 GiB it can hold of the GPU's 79.65 GiB (the rest: the
+// CUDA context and NCCL's buffers); …", outside naming what the GPU's
+// memory holds beside the allocator.
+func (a *AllocSim) RetriesReason(outside string, capacity int64) string {
+	times := "once"
+	if a.Retries != 1 {
+		times = fmt.Sprintf("%d times", a.Retries)
+	}
+	steps := "1 step"
+	if a.Steps != 1 {
+		steps = fmt.Sprintf("%d steps", a.Steps)
+	}
+	return fmt.Sprintf("the simulated caching allocator released its cache %s in %s from the process's start to stay within the %s it can hold of the GPU's %s (the rest: %s); each release synchronizes the device and frees every wholly free cached segment (release_cached_blocks), so expect slower steps",
+		times, steps, units.Bytes(a.Limit).IEC(), units.Bytes(capacity).IEC(), outside)
 }
