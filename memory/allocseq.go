@@ -732,8 +732,14 @@ func (a *AllocSim) Describe() string {
 // raises OutOfMemoryError when the retry fails too. A step whose device
 // need exceeds the GPU anyway (or a GPU of unknown memory) is simulated
 // without a limit, for the reserve it would need. When default segments run
-// out, expandable segments are tried within the same limit.
+// out, expandable segments are tried within the same limit. A peak over the
+// allocator's largest request is not simulated (nil).
 func simulateWithin(s *scenarios.Scenario, r *Report) (*AllocSim, error) {
+	if r.Peak > allocMaxRequest {
+		// Beyond what the simulated allocator takes (a request of over
+		// 1 PiB): the step fits no GPU, and the reserve is the fraction.
+		return nil, nil
+	}
 	var limit int64
 	if r.GPUMemory > 0 && r.Peak <= r.GPUMemory && r.Need <= r.GPUMemory {
 		l, err := AllocatorLimit(s)

@@ -230,3 +230,16 @@ func TestSimulateReservedWithinTheGPU(t *testing.T) {
 		t.Errorf("17 GiB expandable: fits %v, %+v (%v), want it to fit at %d", x.Fits, x.AllocSim, err, sim.ExpandableReserved)
 	}
 }
+
+// A step whose peak is over the allocator's largest request (1 PiB) fits no
+// GPU: it is not simulated, and the verdict is "does not fit", not an
+// error (qa16 L9).
+func TestSimulateReservedSkipsAbsurdPeaks(t *testing.T) {
+	r, err := Analyze(loadFSDP(t, "training.micro_batch=1048576", "model.seq_len=8192"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Peak <= allocMaxRequest || r.AllocSim != nil || r.Fits || r.Reserved < r.Peak {
+		t.Errorf("peak %d: AllocSim %+v, fits %v, reserved %d", r.Peak, r.AllocSim, r.Fits, r.Reserved)
+	}
+}
