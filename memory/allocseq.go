@@ -130,10 +130,13 @@ type simUnit struct {
 }
 
 // simUnits lists the units of r with their sizes; a unit with no
-// parameters has none.
+// parameters has none (and the group's shard count).
 func simUnits(s *scenarios.Scenario, r *Report) []simUnit {
 	us := make([]simUnit, len(r.Units))
 	shards := int64(max(r.Shards, 1))
+	for u := range us {
+		us[u].n = shards // a unit without parameters divides by it too
+	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
 		if g.Layout == nil {
