@@ -68,8 +68,11 @@ type AllocSim struct {
 	PeakAllocated, PeakReserved int64
 	Segments, Retries           int
 	Requests                    int
-	// StepPeakReserved is the reserved peak after each step.
+	// StepPeakReserved is the reserved peak after each step, StepRetries
+	// the retries up to the end of each step (the initialisation's in the
+	// first).
 	StepPeakReserved []int64
+	StepRetries      []int
 	// Limit is what the simulated allocator could reserve before
 	// cudaMalloc fails (AllocatorLimit; 0: no limit).
 	Limit int64
@@ -298,6 +301,7 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	for step := 1; st.err == nil; step++ {
 		st.step(step, params, acts, recs)
 		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
+		out.StepRetries = append(out.StepRetries, a.Retries)
 		out.Steps = step
 		if steps > 0 && step == steps {
 			break
@@ -807,19 +811,43 @@ func (a *AllocSim) OOMReason() string {
 
 // RetriesReason says that the simulated allocator, within its limit,
 // released its cache a.Retries times: "the simulated caching allocator
-// released its cache 4 times in 3 steps from the process's start to stay
-// within the 78.65 GiB it can hold of the GPU's 79.65 GiB (the rest: the
-// CUDA context and NCCL's buffers); …", outside naming what the GPU's
-// memory holds beside the allocator.
+// released its cache 4 times in 4 steps from the process's start, once in
+// the last, to stay within the 78.65 GiB it can hold of the GPU's 79.65 GiB
+// (the rest: the CUDA context and NCCL's buffers); each release …", outside
+// naming what the GPU's memory holds beside the allocator. A last step
+// without retries is said to run within the limit.
 func (a *AllocSim) RetriesReason(outside string, capacity int64) string {
-	times := "once"
-	if a.Retries != 1 {
-		times = fmt.Sprintf("%d times", a.Retries)
-	}
 	steps := "1 step"
 	if a.Steps != 1 {
 		steps = fmt.Sprintf("%d steps", a.Steps)
 	}
-	return fmt.Sprintf("the simulated caching allocator released its cache %s in %s from the process's start to stay within the %s it can hold of the GPU's %s (the rest: %s); each release synchronizes the device and frees every wholly free cached segment (release_cached_blocks), so expect slower steps",
-		times, steps, units.Bytes(a.Limit).IEC(), units.Bytes(capacity).IEC(), outside)
+	last := a.LastStepRetries()
+	in := "none in the last"
+	if last > 0 {
+		in = timesWord(last) + " in the last"
+	}
+	why := fmt.Sprintf("the simulated caching allocator released its cache %s in %s from the process's start, %s, to stay within the %s it can hold of the GPU's %s (the rest: %s)",
+		timesWord(a.Retries), steps, in, units.Bytes(a.Limit).IEC(), units.Bytes(capacity).IEC(), outside)
+	if last == 0 {
+		return why + "; from there on the steps run within it"
+	}
+	return why + "; each release synchronizes the device and frees every wholly free cached segment (release_cached_blocks), so expect slower steps"
+}
+
+// LastStepRetries is how many times the simulated allocator released its
+// cache in the last step it replayed: the steady state's (the first steps'
+// retries, while the reserve grows, need not recur).
+func (a *AllocSim) LastStepRetries() int {
+	if n := len(a.StepRetries); n >= 2 {
+		return a.StepRetries[n-1] - a.StepRetries[n-2]
+	}
+	return a.Retries
+}
+
+// timesWord is "once" or "N times".
+func timesWord(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

@@ -590,7 +590,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		} else if best.AllocRetries > 0 {
 			// The reserve is simulated within the GPU (zerosim run's
 			// warning): the device holds it with retries.
-			gives += fmt.Sprintf(", but the simulated caching allocator releases its cache %s to stay within it", timesWord(best.AllocRetries)) + deviceAlternative(p)
+			gives += fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it", timesWord(best.AllocRetries)) + deviceAlternative(p)
 		}
 		repro := commandLines("reproduce: ", ReproduceArgs(p))
 		if p.Scenario == scenarios.Stdin {

@@ -209,8 +209,9 @@ type PlanRow struct {
 	// context and NCCL's buffers on top), the figure zerosim run warns
 	// about when it exceeds the GPU while the allocated peak fits.
 	DevicePeak int64
-	// AllocRetries is how many times the simulated caching allocator
-	// released its cache to stay within the GPU (zero.Result.AllocRetries;
+	// AllocRetries is how many times a step the simulated caching
+	// allocator released its cache to stay within the GPU
+	// (zero.Result.AllocRetries, the last simulated step's;
 	// DevicePeak is capped there): such a row does not fit the device
 	// without retries either.
 	AllocRetries int

@@ -94,8 +94,8 @@ type verdict struct {
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added), 0 when not Replayed.
 	Device int64
-	// Retries is how many times the simulated caching allocator released
-	// its cache within the GPU (zero.Result.AllocRetries).
+	// Retries is how many times a step the simulated caching allocator
+	// released its cache within the GPU (zero.Result.AllocRetries).
 	Retries int
 }
 

@@ -147,12 +147,14 @@ func (r *Result) DeviceFits(capacity int64) bool {
 	return capacity > 0 && r.DevicePeak <= capacity && r.AllocRetries() == 0 && r.AllocatorOOM() == nil
 }
 
-// AllocRetries is how many times the simulated caching allocator released
-// its cache to stay within the GPU (memory.AllocSim.Retries; 0 when the
-// reserve is not simulated).
+// AllocRetries is how many times a step the simulated caching allocator
+// released its cache to stay within the GPU: in the last step it replayed,
+// the steady state (memory.AllocSim.LastStepRetries; the first steps'
+// retries, while the reserve grows, need not recur); 0 when the reserve is
+// not simulated.
 func (r *Result) AllocRetries() int {
 	if m := r.MemoryModel; m != nil && m.AllocSim != nil {
-		return m.AllocSim.Retries
+		return m.AllocSim.LastStepRetries()
 	}
 	return 0
 }
