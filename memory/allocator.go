@@ -86,6 +86,21 @@ const (
 // after the allocator released its cached segments.
 var ErrAllocatorOOM = errors.New("memory: caching allocator out of memory")
 
+// OOMError is Malloc's out-of-memory: the request (Size bytes on Stream)
+// that found no room with Reserved bytes reserved of Limit after the
+// allocator released its cached segments. It wraps ErrAllocatorOOM.
+type OOMError struct {
+	Size                       int64
+	Stream                     int
+	Reserved, Allocated, Limit int64
+}
+
+func (e *OOMError) Error() string {
+	return fmt.Sprintf("%v: %d B on stream %d with %d B reserved of %d", ErrAllocatorOOM, e.Size, e.Stream, e.Reserved, e.Limit)
+}
+
+func (e *OOMError) Unwrap() error { return ErrAllocatorOOM }
+
 type ablock struct {
 	seg         *aseg
 	addr, size  int64
@@ -245,7 +260,7 @@ func (a *Allocator) Malloc(stream int, n int64) (int, error) {
 			a.Retries++
 			a.releaseCached()
 			if b = a.newBlock(stream, small, size); b == nil {
-				return 0, fmt.Errorf("%w: %d B on stream %d with %d B reserved of %d", ErrAllocatorOOM, n, stream, a.Reserved, a.limit)
+				return 0, &OOMError{Size: n, Stream: stream, Reserved: a.Reserved, Allocated: a.Allocated, Limit: a.limit}
 			}
 		}
 	}

@@ -3,8 +3,10 @@ package memory
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // This file turns the step's timeline (timeline.go) into the allocation
@@ -66,8 +68,22 @@ type AllocSim struct {
 	PeakAllocated, PeakReserved int64
 	Segments, Retries           int
 	Requests                    int
-	// StepPeakReserved is the reserved peak after each step.
+	// StepPeakReserved is the reserved peak after each step, StepRetries
+	// the retries up to the end of each step (the initialisation's in the
+	// first).
 	StepPeakReserved []int64
+	StepRetries      []int
+	// Limit is what the simulated allocator could reserve before
+	// cudaMalloc fails (AllocatorLimit; 0: no limit).
+	Limit int64
+	// OOM is the request the simulated allocator could not serve within
+	// Limit even after releasing its cache (nil: every request was
+	// served); the figures above are those up to it.
+	OOM *OOMError
+	// ExpandableReserved is, when the simulation with default segments ran
+	// out (OOM), the reserved peak the same steps reach within Limit with
+	// expandable segments; 0 when they run out too or were not tried.
+	ExpandableReserved int64
 }
 
 // unitParam is one parameter of a unit: numel and dim-0 size.
@@ -102,6 +118,56 @@ func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 	return ps
 }
 
+// simUnit is what the replay allocates for one unit, as the memory model
+// sizes it (buildGroups, unitInfos, atRest): the parameters the rank holds
+// (a routed-expert unit: its 1/ep of the experts, sharded over the
+// shards/ep ranks holding them), and the element sizes of the shard (fp32
+// under training.shard_dtype fp32, the group's param_dtype beside a master
+// copy otherwise), of the unsharded parameters (1 B under torchao's fp8
+// all-gather) and of autograd's gradients.
+type simUnit struct {
+	ps                  []unitParam
+	n                   int64
+	shard, gather, grad int64
+	fp32Shard           bool
+}
+
+// simUnits lists the units of r with their sizes; a unit with no
+// parameters has none (and the group's shard count).
+func simUnits(s *scenarios.Scenario, r *Report) []simUnit {
+	us := make([]simUnit, len(r.Units))
+	shards := int64(max(r.Shards, 1))
+	for u := range us {
+		us[u].n = shards // a unit without parameters divides by it too
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if g.Layout == nil {
+			continue
+		}
+		ep := int64(max(g.EP, 1))
+		fp32 := s.Training.FP32Shard() && g.MasterBytes > 0 && g.Precision != "fp8" && s.Offload.Params == scenarios.OffloadNone
+		for _, p := range g.Layout.Params {
+			u := p.Unit
+			if u < 0 || u >= len(us) || us[u].ps != nil {
+				continue
+			}
+			x := simUnit{n: max(shards/ep, 1), shard: g.ParamBytes, gather: g.ParamBytes, grad: g.GradBytes, fp32Shard: fp32}
+			if fp32 {
+				x.shard = 4
+			}
+			if s.Training.FP8Gather() && scenarios.FP8Linear(s.Model.LayerList[u]) {
+				x.gather = 1 // as unitInfos: torchao's fp8 all-gather
+			}
+			for _, q := range simUnitParams(s, u) {
+				x.ps = append(x.ps, unitParam{numel: q.numel / ep, dim0: max(q.dim0/ep, 1)})
+			}
+			us[u] = x
+		}
+	}
+	return us
+}
+
 // handle stacks of the simulation, per kind and unit.
 type simState struct {
 	a     *Allocator
@@ -112,7 +178,6 @@ type simState struct {
 	// output on (memory.fsdp2_rs_own_stream); FSDP1's are on its
 	// post-backward stream.
 	rsStream int
-	shards   int64
 	live     map[string][]int
 	size     map[string][]int64
 	err      error
@@ -214,7 +279,9 @@ const maxSimSteps = 8
 
 // SimulateReserved replays the training steps of s (whose memory report is
 // r) through a caching allocator in mode that may reserve limit bytes (0:
-// no limit), after the parameters' initialisation, and returns the peaks:
+// no limit), after the parameters' initialisation, and returns the peaks
+// (with an *OOMError, and the figures up to it, when a request finds no
+// room within limit even after the allocator released its cache):
 // steps steps, or with steps 0 until a step after the second (the first
 // allocates the optimizer's state) reserves nothing more, at most
 // maxSimSteps. Only FSDP (communication.boundary fsdp1, fsdp2 or
@@ -230,7 +297,8 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	if err != nil {
 		return AllocSim{}, err
 	}
-	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), shards: int64(max(r.Shards, 1)), live: map[string][]int{}, size: map[string][]int64{}}
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[string][]int{}, size: map[string][]int64{}}
+	params := simUnits(s, r)
 	st.rsStream = StreamReduce
 	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
 		// PyTorch ≥ 2.5's FSDP2 allocates the reduce-scatter input
@@ -241,17 +309,13 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 		// them (memory/inflight.go's reduce_scatter_state).
 		st.rsStream = StreamCompute
 	}
-	L := len(r.Units)
-	params := make([][]unitParam, L)
-	for u := range L {
-		params[u] = simUnitParams(s, u)
-	}
 	st.initParams(params)
 	acts, recs := st.activationTensors()
 	out := AllocSim{Expandable: mode == SegmentsExpandable}
 	for step := 1; st.err == nil; step++ {
 		st.step(step, params, acts, recs)
 		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
+		out.StepRetries = append(out.StepRetries, a.Retries)
 		out.Steps = step
 		if steps > 0 && step == steps {
 			break
@@ -260,43 +324,53 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 			break
 		}
 	}
+	out.Limit = limit
+	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
+	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
+	if oom, ok := st.err.(*OOMError); ok {
+		// Out of memory within the limit: the figures up to the failed
+		// request come with the error.
+		out.OOM = oom
+		return out, oom
+	}
 	if st.err != nil {
 		return AllocSim{}, st.err
 	}
-	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
-	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
 	return out, nil
 }
 
 // initParams allocates the sharded parameters as the FSDP version
 // initialises them from meta-device modules.
-func (st *simState) initParams(params [][]unitParam) {
-	n := st.shards
-	for u, ps := range params {
+func (st *simState) initParams(params []simUnit) {
+	for u, pu := range params {
+		ps, n := pu.ps, pu.n
 		if st.fsdp2 {
 			// torchtitan 83c879f train.py: model.to_empty(device="cuda")
-			// then init_weights() in place: one fp32 shard per parameter,
-			// padded on dim 0 (FSDPParam._init_sharded_param).
+			// then init_weights() in place: one shard per parameter,
+			// padded on dim 0 (FSDPParam._init_sharded_param), in the
+			// shard's dtype (fp32 under training.shard_dtype fp32; with a
+			// 16-bit shard the fp32 master is a tensor of its own below).
 			for _, p := range ps {
-				st.alloc("shard", u, StreamCompute, padded(p, n)/n*4)
+				st.alloc("shard", u, StreamCompute, padded(p, n)/n*pu.shard)
 			}
 			continue
 		}
 		// FSDP1 with param_init_fn (torchtitan ab5d918,
 		// meta_to_real_init_fn: randn_like on cuda per parameter), then
-		// FlatParamHandle flattens them into one fp32 flat parameter
+		// FlatParamHandle flattens them into one flat parameter
 		// (torch.cat), the originals go, and shard() keeps a clone of the
 		// rank's chunk (_get_shard) while the full flat parameter's
-		// storage is released (flat_param.set_).
+		// storage is released (flat_param.set_). The rank materialises
+		// only its local experts, in the shard's dtype (as FSDP2 above).
 		var total int64
 		for _, p := range ps {
-			st.alloc("init", u, StreamCompute, p.numel*4)
+			st.alloc("init", u, StreamCompute, p.numel*pu.shard)
 			total += p.numel
 		}
 		flat := (total + n - 1) / n * n
-		st.alloc("initflat", u, StreamCompute, flat*4)
+		st.alloc("initflat", u, StreamCompute, flat*pu.shard)
 		st.free("init", u)
-		st.alloc("shard", u, StreamCompute, flat/n*4)
+		st.alloc("shard", u, StreamCompute, flat/n*pu.shard)
 		st.free("initflat", u)
 	}
 	// What else lives at rest in the allocator (an fp32 master copy, fp8
@@ -319,21 +393,21 @@ func (st *simState) initParams(params [][]unitParam) {
 		// allocates its 16-bit _mp_shard, its 16-bit _full_param_padded
 		// and its full-precision _full_prec_full_param_padded on the
 		// current stream, each freed (_free_storage) right after.
-		mixed := st.s.Training.FP32Shard()
-		for u, ps := range params {
+		for u, pu := range params {
 			var total int64
-			for _, p := range ps {
+			for _, p := range pu.ps {
 				total += p.numel
 			}
+			n := pu.n
 			flat := (total + n - 1) / n * n
-			if mixed {
-				st.alloc("lazy", u, StreamCompute, flat/n*2)
+			if pu.fp32Shard {
+				st.alloc("lazy", u, StreamCompute, flat/n*pu.gather)
 				st.free("lazy", u)
-				st.alloc("lazy", u, StreamCompute, flat*2)
+				st.alloc("lazy", u, StreamCompute, flat*pu.gather)
 				st.free("lazy", u)
 				st.alloc("lazy", u, StreamCompute, flat*4)
 			} else {
-				st.alloc("lazy", u, StreamCompute, flat*int64(paramElemBytes(st.s)))
+				st.alloc("lazy", u, StreamCompute, flat*pu.shard)
 			}
 			st.free("lazy", u)
 		}
@@ -458,7 +532,7 @@ func sum(xs []int64) int64 {
 }
 
 // step replays one step of the timeline, tensor by tensor.
-func (st *simState) step(step int, params [][]unitParam, acts, recs [][]int64) {
+func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 	// Under gradient accumulation at stage 3 the timeline is the last
 	// micro-step's, the earlier micro-steps' sharded gradients allocated
 	// at its start (timeline.go). The replay runs the step's micro-steps
@@ -490,9 +564,8 @@ func (st *simState) step(step int, params [][]unitParam, acts, recs [][]int64) {
 // microStep replays one micro-step of the timeline, tensor by tensor:
 // first marks the first of several under gradient accumulation, last the
 // one the optimizer step follows.
-func (st *simState) microStep(step int, first, last bool, params [][]unitParam, acts, recs [][]int64) {
+func (st *simState) microStep(step int, first, last bool, params []simUnit, acts, recs [][]int64) {
 	r := st.r
-	n := st.shards
 	pendingCopyOut := map[int]bool{}
 	// held is the forward unit whose all-gather output FSDP2 keeps after
 	// its copy-out (AllGatherState, comm_ctx.all_gather_state): "we must
@@ -517,8 +590,8 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 		// foreach_all_gather_copy_out: the unsharded parameters on the
 		// compute stream; the all-gather output goes, or in forward
 		// stays held.
-		for _, p := range params[u] {
-			st.alloc("unsharded", u, StreamCompute, padded(p, n)*2)
+		for _, p := range params[u].ps {
+			st.alloc("unsharded", u, StreamCompute, padded(p, params[u].n)*params[u].gather)
 		}
 		if fwd {
 			held = u
@@ -544,7 +617,7 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 				st.alloc("agout", u, StreamGather, e.Delta)
 				pendingCopyOut[u] = true
 			case e.Delta > 0:
-				st.alloc("mpshard", u, StreamPre, e.Delta/n)
+				st.alloc("mpshard", u, StreamPre, e.Delta/params[u].n)
 				st.alloc("gathered", u, StreamGather, e.Delta)
 				st.free("mpshard", u)
 			case st.fsdp2:
@@ -579,8 +652,9 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 			case e.Op == OpCompute && e.Delta > 0 && e.Phase == PhaseBackward:
 				if st.fsdp2 {
 					// autograd's per-parameter gradients, last first.
-					for i := len(params[u]) - 1; i >= 0; i-- {
-						st.alloc("grad", u, StreamCompute, params[u][i].numel*2)
+					ps := params[u].ps
+					for i := len(ps) - 1; i >= 0; i-- {
+						st.alloc("grad", u, StreamCompute, ps[i].numel*params[u].grad)
 					}
 				} else {
 					st.alloc("grad", u, StreamCompute, e.Delta)
@@ -648,35 +722,27 @@ func (st *simState) microStep(step int, first, last bool, params [][]unitParam, 
 // at 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0, _init_group →
 // init_state_per_param: zeros_like per parameter, exp_avg then exp_avg_sq,
 // in the parameters' order; the step counter stays on the CPU).
-func (st *simState) adamStates(params [][]unitParam) {
+func (st *simState) adamStates(params []simUnit) {
 	if len(st.live[key("adam", -1)]) > 0 {
 		return // allocated at the first step already
 	}
-	n := st.shards
-	for _, ps := range params {
+	for _, pu := range params {
 		var sizes []int64
+		n := pu.n
 		if st.fsdp2 {
 			// Rank 0's shard of each parameter: FSDP2 chunks dim 0
 			// (torch.chunk), ⌈dim0/n⌉ rows (review s21 B F9).
-			for _, p := range ps {
+			for _, p := range pu.ps {
 				sizes = append(sizes, (padded(p, n)+n-1)/n)
 			}
 		} else {
-			sizes = rank0Slices(ps, n)
+			sizes = rank0Slices(pu.ps, n)
 		}
 		for _, x := range sizes {
 			st.alloc("adam", -1, StreamCompute, x*4)
 			st.alloc("adam", -1, StreamCompute, x*4)
 		}
 	}
-}
-
-// paramElemBytes is the element size of the scenario's parameters.
-func paramElemBytes(s *scenarios.Scenario) int {
-	if s.Training.ParamDType == scenarios.FP32 {
-		return 4
-	}
-	return 2
 }
 
 // AllocatorLimit is what the caching allocator of a rank of s can reserve
@@ -702,4 +768,125 @@ func (a *AllocSim) Describe() string {
 		return "simulated, expandable segments"
 	}
 	return "simulated, default segments"
+}
+
+// simulateWithin simulates the caching allocator of s (memory report r)
+// within what it can reserve on the GPU (AllocatorLimit), as PyTorch's
+// allocator runs: short of memory it releases its cached segments and
+// retries (malloc → release_cached_blocks; pytorch/pytorch
+// c10/cuda/CUDACachingAllocator.cpp at 001074d2, see allocator.go), and
+// raises OutOfMemoryError when the retry fails too. A step whose device
+// need exceeds the GPU anyway (or a GPU of unknown memory) is simulated
+// without a limit, for the reserve it would need. When default segments run
+// out, expandable segments are tried within the same limit. A peak over the
+// allocator's largest request is not simulated (nil).
+func simulateWithin(s *scenarios.Scenario, r *Report) (*AllocSim, error) {
+	if r.Peak > allocMaxRequest {
+		// Beyond what the simulated allocator takes (a request of over
+		// 1 PiB): the step fits no GPU, and the reserve is the fraction.
+		return nil, nil
+	}
+	var limit int64
+	if r.GPUMemory > 0 && r.Peak <= r.GPUMemory && r.Need <= r.GPUMemory {
+		l, err := AllocatorLimit(s)
+		if err != nil {
+			return nil, err
+		}
+		limit = l
+	}
+	mode := SegmentModeOf(s)
+	sim, err := SimulateReserved(s, r, mode, limit, 0)
+	if sim.OOM == nil && err != nil {
+		return nil, err
+	}
+	if sim.OOM != nil && mode == SegmentsDefault {
+		if x, err := SimulateReserved(s, r, SegmentsExpandable, limit, 0); err == nil {
+			sim.ExpandableReserved = x.PeakReserved
+		}
+	}
+	return &sim, nil
+}
+
+// ProfilerPeaksOf is ProfilerPeaksSimulated with the reserve of sim (nil:
+// not simulated), capped at the limit the simulation ran under (the
+// allocator cannot reserve more; at least the allocated peak).
+func ProfilerPeaksOf(s *scenarios.Scenario, peak, pool int64, sim *AllocSim) (reserved, device int64, err error) {
+	var simulated int64
+	if sim != nil {
+		simulated = sim.PeakReserved
+	}
+	if reserved, device, err = ProfilerPeaksSimulated(s, peak, pool, simulated); err != nil {
+		return 0, 0, err
+	}
+	if sim != nil && sim.Limit > 0 {
+		if c := max(sim.Limit, peak); reserved > c {
+			device -= reserved - c
+			reserved = c
+		}
+	}
+	return reserved, device, nil
+}
+
+// OOMReason says why a step whose peak fits does not run under the
+// simulated allocator (a.OOM set): "the simulated caching allocator runs
+// out of memory (fragmentation): a request of 7.83 GiB finds no room with
+// 70.52 GiB reserved of the 77.02 GiB it can hold, even after releasing its
+// cache (PyTorch raises OutOfMemoryError); with memory.expandable_segments:
+// true it fits (reserved 74.10 GiB)".
+func (a *AllocSim) OOMReason() string {
+	if a.OOM == nil {
+		return ""
+	}
+	why := fmt.Sprintf("the simulated caching allocator (%s) runs out of memory (fragmentation): a request of %s finds no room with %s reserved of the %s it can hold, even after releasing its cache (PyTorch raises OutOfMemoryError)",
+		strings.TrimPrefix(a.Describe(), "simulated, "), units.Bytes(a.OOM.Size).IEC(), units.Bytes(a.OOM.Reserved).IEC(), units.Bytes(a.OOM.Limit).IEC())
+	switch {
+	case a.ExpandableReserved > 0:
+		why += fmt.Sprintf("; with memory.expandable_segments: true it fits (reserved %s)", units.Bytes(a.ExpandableReserved).IEC())
+	case !a.Expandable:
+		why += "; expandable segments run out too"
+	}
+	return why
+}
+
+// RetriesReason says that the simulated allocator, within its limit,
+// released its cache a.Retries times: "the simulated caching allocator
+// released its cache 4 times in 4 steps from the process's start, once in
+// the last, to stay within the 78.65 GiB it can hold of the GPU's 79.65 GiB
+// (the rest: the CUDA context and NCCL's buffers); each release …", outside
+// naming what the GPU's memory holds beside the allocator. A last step
+// without retries is said to run within the limit.
+func (a *AllocSim) RetriesReason(outside string, capacity int64) string {
+	steps := "1 step"
+	if a.Steps != 1 {
+		steps = fmt.Sprintf("%d steps", a.Steps)
+	}
+	last := a.LastStepRetries()
+	in := "none in the last"
+	if last > 0 {
+		in = timesWord(last) + " in the last"
+	}
+	why := fmt.Sprintf("the simulated caching allocator released its cache %s in %s from the process's start, %s, to stay within the %s it can hold of the GPU's %s (the rest: %s)",
+		timesWord(a.Retries), steps, in, units.Bytes(a.Limit).IEC(), units.Bytes(capacity).IEC(), outside)
+	if last == 0 {
+		return why + "; from there on the steps run within it"
+	}
+	return why + "; each release synchronizes the device and frees every wholly free cached segment (release_cached_blocks), so expect slower steps"
+}
+
+// LastStepRetries is how many times the simulated allocator released its
+// cache in the last step it replayed: the steady state's (the first steps'
+// retries, while the reserve grows, need not recur).
+func (a *AllocSim) LastStepRetries() int {
+	if n := len(a.StepRetries); n >= 2 {
+		return a.StepRetries[n-1] - a.StepRetries[n-2]
+	}
+	return a.Retries
+}
+
+// timesWord is "once" or "N times".
+func timesWord(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,14 +23,42 @@ communication: {boundary: fsdp2}
 	return s
 }
 
+// loadMoE is Mixtral's shape (two blocks) over 64 GPUs under FSDP2.
+func loadMoE(t *testing.T, sets ...string) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Load("moe.yaml", []byte(`version: 1
+cluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: mixtral-8x7b, layers: 2, seq_len: 4096}
+parallelism: {dp: 64, zero_stage: 3}
+training: {micro_batch: 1, recompute: full, shard_dtype: fp32, reduce_dtype: fp32}
+communication: {boundary: fsdp2}
+`), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // The simulation replays the memory model's timeline tensor by tensor: its
 // allocated peak is the model's (the allocator's share of it) up to FSDP2's
 // all-gather output, which exists beside the unsharded parameters while
 // they are copied out (foreach_all_gather_copy_out), and the 512 B
 // rounding; its reserved peak is at least that.
+//
+// It holds for a 16-bit shard beside the fp32 master (training.shard_dtype
+// bf16), for a MoE at parallelism.ep 8 (the rank's local experts only) and
+// for torchao's fp8 all-gather (1 B unsharded weights).
 func TestSimulateReservedFollowsTheTimeline(t *testing.T) {
-	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"training.recompute=op"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"}} {
-		s := loadFSDP(t, sets...)
+	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"training.recompute=op"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"},
+		{"training.shard_dtype=bf16"}, {"training.shard_dtype=bf16", "communication.boundary=fsdp1"},
+		{"moe", "parallelism.ep=8"}, {"moe", "parallelism.ep=8", "communication.boundary=fsdp1"}, {"moe", "parallelism.ep=8", "training.shard_dtype=bf16"},
+		{"training.fp8=torchao"}} {
+		var s *scenarios.Scenario
+		if len(sets) > 0 && sets[0] == "moe" {
+			s = loadMoE(t, sets[1:]...)
+		} else {
+			s = loadFSDP(t, sets...)
+		}
 		r, err := Analyze(s, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -134,5 +163,83 @@ func TestRank0Slices(t *testing.T) {
 	}
 	if p := padded(unitParam{numel: 30, dim0: 3}, 2); p != 40 {
 		t.Errorf("padded 3 rows of 10 over 2 = %d, want 40", p)
+	}
+}
+
+// The simulated allocator may reserve what the GPU leaves beside the CUDA
+// context and NCCL's buffers (AllocatorLimit): this step reserves 16.89 GiB
+// unconstrained at a 15.20 GiB peak. On a 17.5 GiB GPU it releases its cache
+// and retries, and the reserve stays within the limit; on a 16.75 GiB GPU a
+// request finds no room even after the release (fragmentation), so the step
+// does not fit although its peak and need do, and the verdict says that
+// expandable segments fit.
+func TestSimulateReservedWithinTheGPU(t *testing.T) {
+	free, err := Analyze(loadFSDP(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free.AllocSim == nil || free.AllocSim.Retries != 0 || free.AllocSim.OOM != nil {
+		t.Fatalf("80 GB: %+v, want no retries", free.AllocSim)
+	}
+	s := loadFSDP(t, "cluster.gpu_memory=17.5GiB")
+	limit, err := AllocatorLimit(s)
+	if outside := free.Device - free.Reserved; err != nil || limit != 35<<29-outside {
+		t.Fatalf("limit %d (%v), want 17.5 GiB less the context and NCCL's %d", limit, err, outside)
+	}
+	unlimited, err := SimulateReserved(s, free, SegmentModeOf(s), 0, 0)
+	if err != nil || unlimited.PeakReserved <= limit {
+		t.Fatalf("unconstrained reserve %d (%v): the case needs more than %d", unlimited.PeakReserved, err, limit)
+	}
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := r.AllocSim
+	if !r.Fits || sim == nil || sim.OOM != nil || sim.Retries == 0 || sim.Limit != limit || sim.PeakReserved > limit {
+		t.Fatalf("17.5 GiB: fits %v, %+v: want it to fit with retries within %d", r.Fits, sim, limit)
+	}
+	if r.Reserved > limit || r.Device > r.GPUMemory {
+		t.Errorf("17.5 GiB: reserved %d, device %d beyond the limit %d / GPU %d", r.Reserved, r.Device, limit, r.GPUMemory)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "released its cache") }) {
+		t.Errorf("17.5 GiB: warnings %q name no retries", r.Warnings)
+	}
+	s = loadFSDP(t, "cluster.gpu_memory=16.75GiB")
+	r, err = Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim = r.AllocSim
+	if r.Peak > r.GPUMemory || r.Need > r.GPUMemory {
+		t.Fatalf("16.75 GiB: peak %d need %d: the case needs both within the GPU", r.Peak, r.Need)
+	}
+	if r.Fits || sim == nil || sim.OOM == nil || sim.OOM.Size <= 0 || sim.ExpandableReserved <= 0 || sim.ExpandableReserved > sim.Limit {
+		t.Fatalf("16.75 GiB: fits %v, %+v: want out of memory, expandable segments within the limit", r.Fits, sim)
+	}
+	if r.Reserved > sim.Limit {
+		t.Errorf("16.75 GiB: reserved %d beyond the limit %d", r.Reserved, sim.Limit)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool {
+		return strings.Contains(w, "runs out of memory (fragmentation)") && strings.Contains(w, "memory.expandable_segments: true it fits")
+	}) {
+		t.Errorf("16.75 GiB: warnings %q", r.Warnings)
+	}
+	// With expandable segments the same GPU holds the step.
+	x, err := Analyze(loadFSDP(t, "cluster.gpu_memory=16.75GiB", "memory.expandable_segments=true"), Options{})
+	if err != nil || !x.Fits || x.AllocSim.OOM != nil || x.AllocSim.PeakReserved != sim.ExpandableReserved {
+		t.Errorf("16.75 GiB expandable: fits %v, %+v (%v), want it to fit at %d", x.Fits, x.AllocSim, err, sim.ExpandableReserved)
+	}
+}
+
+// A step whose peak is over the allocator's largest request (1 PiB) fits no
+// GPU: it is not simulated, and the verdict is "does not fit", not an
+// error (qa16 L9).
+func TestSimulateReservedSkipsAbsurdPeaks(t *testing.T) {
+	r, err := Analyze(loadFSDP(t, "training.micro_batch=1048576", "model.seq_len=8192"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Peak <= allocMaxRequest || r.AllocSim != nil || r.Fits || r.Reserved < r.Peak {
+		t.Errorf("peak %d: AllocSim %+v, fits %v, reserved %d", r.Peak, r.AllocSim, r.Fits, r.Reserved)
 	}
 }

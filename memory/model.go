@@ -513,27 +513,33 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPool, err = GatherPool(s, r.Units); err != nil {
 			return nil, err
 		}
-		var simulated int64
+		if r.Need, err = DeviceNeed(s, r.Peak); err != nil {
+			return nil, err
+		}
 		if SimulatesReserve(s) {
-			sim, err := SimulateReserved(s, r, SegmentModeOf(s), 0, 0)
-			if err != nil {
+			if r.AllocSim, err = simulateWithin(s, r); err != nil {
 				return nil, err
 			}
-			r.AllocSim, simulated = &sim, sim.PeakReserved
 		}
-		if r.Reserved, r.Device, err = ProfilerPeaksSimulated(s, r.Peak, r.GatherPool, simulated); err != nil {
+		if r.Reserved, r.Device, err = ProfilerPeaksOf(s, r.Peak, r.GatherPool, r.AllocSim); err != nil {
 			return nil, err
 		}
 		if r.GatherPoolHeld, err = HeldGatherPool(s, r.Peak, r.GatherPool); err != nil {
 			return nil, err
 		}
-		if r.Need, err = DeviceNeed(s, r.Peak); err != nil {
-			return nil, err
-		}
 		// The verdict turns on what the allocator cannot give back too;
 		// the reports say so where they give it (reports.FitVerdict).
 		r.Fits = r.Fits && r.Need <= r.GPUMemory
-		if r.Fits && r.Device > r.GPUMemory {
+		switch sim := r.AllocSim; {
+		case sim != nil && sim.OOM != nil:
+			// The peak fits, but the simulated allocator cannot place a
+			// request even after releasing its cache (fragmentation):
+			// PyTorch raises OutOfMemoryError there.
+			r.Fits = false
+			r.Warnings = append(r.Warnings, sim.OOMReason())
+		case r.Fits && sim != nil && sim.Retries > 0:
+			r.Warnings = append(r.Warnings, sim.RetriesReason(outsideWords(s.Cluster.GPU), r.GPUMemory))
+		case r.Fits && r.Device > r.GPUMemory:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
 				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), outsideWords(s.Cluster.GPU), units.Bytes(r.Device).IEC()))
 		}

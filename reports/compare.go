@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -88,6 +89,10 @@ type compareVariant struct {
 	// DeviceNeed is what the device needs at the peak without the
 	// allocator's reserve (zero.Result.DeviceNeed), which Fits judges by.
 	DeviceNeed int64 `json:"-"`
+	// Alloc is the simulated caching allocator's run (memory.AllocSim;
+	// nil when the reserve is a fraction): its retries and out-of-memory
+	// go into the verdict.
+	Alloc *memory.AllocSim `json:"-"`
 }
 
 // comparePhase is the traffic of one phase of a variant.
@@ -228,6 +233,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v.DevicePeak, v.DeviceNeed = r.DevicePeak, r.DeviceNeed
 	if m := r.MemoryModel; m != nil {
 		v.AtRestMemory = m.AtRest
+		v.Alloc = m.AllocSim
 	}
 	return v
 }

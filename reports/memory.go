@@ -71,6 +71,9 @@ func fitsText(r *memory.Report, u MemoryUnits, v Vendor) string {
 	if r.Fits {
 		return "yes, in " + u.format(r.GPUMemory)
 	}
+	if a := r.AllocSim; a != nil && a.OOM != nil && r.Peak <= r.GPUMemory && r.Need <= r.GPUMemory {
+		return fmt.Sprintf("NO, in %s the simulated caching allocator runs out of memory (fragmentation: a request of %s, see the warning)", u.format(r.GPUMemory), u.format(a.OOM.Size))
+	}
 	if r.Peak <= r.GPUMemory && r.Need > r.GPUMemory {
 		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with the %s and %s's buffers)", u.format(r.Need), u.format(r.GPUMemory), v.context(), v.lib())
 	}

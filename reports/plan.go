@@ -429,7 +429,15 @@ func commandLines(label string, args []string) string {
 // caching allocator's reserve, the CUDA context and NCCL's buffers on top
 // of the allocated peak) exceeds the GPU's memory: the row fits as run
 // judges it, and run warns that the allocator will retry.
-func overDevice(p *sweep.Plan, r sweep.PlanRow) bool { return r.DevicePeak > p.GPUMemory }
+// timesWord is "once" or "N times".
+func timesWord(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+func overDevice(p *sweep.Plan, r sweep.PlanRow) bool { return !r.DeviceFits(p.GPUMemory) }
 
 // isBound reports whether r is timed by one of zerosim's alpha–beta
 // lowerings (ring, hierarchical, tree asked for with --algorithms: not
@@ -579,6 +587,10 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// (the device's need without the reserve is within the GPU),
 			// the allocator's usual reserve does not.
 			gives += fmt.Sprintf(", but the device needs %s as %s sees it: expect retries", gib(best.DevicePeak), VendorOf(p.GPU).smi()) + deviceAlternative(p)
+		} else if best.AllocRetries > 0 {
+			// The reserve is simulated within the GPU (zerosim run's
+			// warning): the device holds it with retries.
+			gives += fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it", timesWord(best.AllocRetries)) + deviceAlternative(p)
 		}
 		repro := commandLines("reproduce: ", ReproduceArgs(p))
 		if p.Scenario == scenarios.Stdin {
@@ -619,7 +631,7 @@ func deviceAlternative(p *sweep.Plan) string {
 	best := p.Best()
 	for i := range p.Rows {
 		r := &p.Rows[i]
-		if r.DevicePeak > 0 && r.DevicePeak <= p.GPUMemory {
+		if r.DeviceFits(p.GPUMemory) {
 			return fmt.Sprintf("; #%d has room, %.1f %% slower", i+1, 100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
 		}
 	}

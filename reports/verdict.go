@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -18,6 +19,9 @@ type FitVerdict struct {
 	Capacity int64 // bytes of GPU memory
 	Units    MemoryUnits
 	Vendor   Vendor // the words for the context and buffers
+	// Alloc is the simulated caching allocator's run when it ran out of
+	// memory within the GPU (zero.Result.AllocatorOOM): then Fits is false.
+	Alloc *memory.AllocSim
 }
 
 // Fit returns the run's memory verdict (the replay's per-rank peaks).
@@ -26,6 +30,7 @@ func (run *Run) Fit() FitVerdict {
 	v.Peak, v.Rank = run.Result.Peak()
 	v.Known = v.Capacity > 0
 	v.Fits = run.Result.Fits(v.Capacity)
+	v.Alloc = run.Result.AllocatorOOM()
 	return v
 }
 
@@ -42,6 +47,9 @@ func (v FitVerdict) String() string {
 	case v.Fits:
 		return fmt.Sprintf("yes: peak %s of %s (%s %%); with the %s and %s's buffers %s (%s %%)",
 			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.context(), v.Vendor.lib(), iec(v.Need), percent(v.Need, v.Capacity))
+	case v.Alloc != nil && v.Peak <= v.Capacity && v.Need <= v.Capacity:
+		return fmt.Sprintf("NO: peak %s of %s, with the %s and %s's buffers %s, but %s",
+			iec(v.Peak), iec(v.Capacity), v.Vendor.context(), v.Vendor.lib(), iec(v.Need), v.Alloc.OOMReason())
 	}
 	if v.Peak <= v.Capacity {
 		return fmt.Sprintf("NO: peak %s on rank %d, and with the %s and %s's buffers the device needs %s, %s over the GPU's %s",

@@ -211,6 +211,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		v := *m.AllocatorOverhead
 		return l.errAlone("memory.allocator_overhead", fmt.Sprintf("allocator_overhead=%s is out of range (use a fraction in [0, 10] such as 0.15)", fmtFloat(v)))
 	}
+	l.warnExpandable(s)
 	// Unset, memory.host_lead stays nil (DefaultHostLead where it applies),
 	// so that the many scenarios it does not concern resolve as before.
 	if v := m.HostLead; v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1) {

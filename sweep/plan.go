@@ -209,6 +209,12 @@ type PlanRow struct {
 	// context and NCCL's buffers on top), the figure zerosim run warns
 	// about when it exceeds the GPU while the allocated peak fits.
 	DevicePeak int64
+	// AllocRetries is how many times a step the simulated caching
+	// allocator released its cache to stay within the GPU
+	// (zero.Result.AllocRetries, the last simulated step's;
+	// DevicePeak is capped there): such a row does not fit the device
+	// without retries either.
+	AllocRetries int
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs utilization as zerosim run reports it
 	// (zero.Utilization: 6N + 12·L·H·Q·s per token, recompute excluded; 3×
@@ -222,6 +228,12 @@ type PlanRow struct {
 	// Timing names what timed the collectives (zero.Result.Timing): NCCL's
 	// cost model, or the alpha–beta lowerings.
 	Timing string
+}
+
+// DeviceFits reports whether the row's device peak fits gpu bytes without
+// allocator retries (zero.Result.DeviceFits).
+func (r *PlanRow) DeviceFits(gpu int64) bool {
+	return r.DevicePeak > 0 && r.DevicePeak <= gpu && r.AllocRetries == 0
 }
 
 // Plan is the result of a plan search.
@@ -1012,7 +1024,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		switch {
 		case errs[i] != nil:
 			p.invalid(fits[i], errs[i])
-		case r.Fits && (!opt.RequireDeviceFit || r.DevicePeak <= p.GPUMemory):
+		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFits(p.GPUMemory)):
 			p.Rows = append(p.Rows, r)
 		case opt.RequireDeviceFit: // judged by what the device needs
 			replayed[fits[i]] = r.DevicePeak
@@ -1280,6 +1292,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	m := measured(res, p.GPUMemory)
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
+	r.AllocRetries = res.AllocRetries()
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	b := res.Busiest()
 	r.Slowed = max(int64(b.Compute-b.Alone), 0)

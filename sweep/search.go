@@ -94,11 +94,17 @@ type verdict struct {
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added), 0 when not Replayed.
 	Device int64
+	// Retries is how many times a step the simulated caching allocator
+	// released its cache within the GPU (zero.Result.AllocRetries).
+	Retries int
 }
 
 // deviceFits reports whether the layout fits with the device's overheads
-// too: no replay (the model decides) is taken to fit.
-func (v verdict) deviceFits(gpuMemory int64) bool { return v.Fits && v.Device <= gpuMemory }
+// too, without allocator retries (zero.Result.DeviceFits): no replay (the
+// model decides) is taken to fit.
+func (v verdict) deviceFits(gpuMemory int64) bool {
+	return v.Fits && v.Device <= gpuMemory && v.Retries == 0
+}
 
 // decide screens s with the memory model and replays what it fits.
 func (jd judge) decide(s *scenarios.Scenario) (verdict, error) {
@@ -119,7 +125,7 @@ func (jd judge) decideWith(s *scenarios.Scenario, r *memory.Report) (verdict, er
 		return verdict{}, fmt.Errorf("replay: %w", err)
 	}
 	peak, _ := res.Peak()
-	return verdict{Peak: peak, Fits: res.Fits(int64(s.Cluster.GPUMemory)), Replayed: true, Device: res.DevicePeak}, nil
+	return verdict{Peak: peak, Fits: res.Fits(int64(s.Cluster.GPUMemory)), Replayed: true, Device: res.DevicePeak, Retries: res.AllocRetries()}, nil
 }
 
 // nodeStep is the least number of nodes that whole-node layouts of s at K

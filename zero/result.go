@@ -119,15 +119,45 @@ func (r *Result) Peak() (bytes int64, rank int) {
 // counted: short of memory it gives cached blocks back and retries
 // (memory.DeviceNeed cites the source), so a step whose device peak with
 // the reserve exceeds the GPU runs with retries, as published runs did.
+// Where the reserve is simulated (memory.SimulatesReserve) and the
+// simulated allocator runs out of memory even after releasing its cache
+// (AllocatorOOM), the step does not fit either.
 func (r *Result) Fits(capacity int64) bool {
 	p, _ := r.Peak()
-	return capacity > 0 && p <= capacity && r.DeviceNeed <= capacity
+	return capacity > 0 && p <= capacity && r.DeviceNeed <= capacity && r.AllocatorOOM() == nil
+}
+
+// AllocatorOOM is the simulated caching allocator's run, when it ran out
+// of memory within the GPU (memory.AllocSim.OOM), else nil.
+func (r *Result) AllocatorOOM() *memory.AllocSim {
+	if m := r.MemoryModel; m != nil && m.AllocSim != nil && m.AllocSim.OOM != nil {
+		return m.AllocSim
+	}
+	return nil
 }
 
 // DeviceFits reports whether the device peak (DevicePeak: the allocator's
 // reserve, the CUDA context and NCCL's buffers added) is within capacity
-// bytes as well; false when capacity is unknown (≤ 0).
-func (r *Result) DeviceFits(capacity int64) bool { return capacity > 0 && r.DevicePeak <= capacity }
+// bytes as well, with no allocator retries: where the reserve is simulated
+// within the GPU (memory.AllocSim.Limit), DevicePeak is capped there and
+// the retries the simulated allocator made (AllocRetries) say what the
+// cap hides; false when capacity is unknown (≤ 0) or the simulated
+// allocator ran out (AllocatorOOM).
+func (r *Result) DeviceFits(capacity int64) bool {
+	return capacity > 0 && r.DevicePeak <= capacity && r.AllocRetries() == 0 && r.AllocatorOOM() == nil
+}
+
+// AllocRetries is how many times a step the simulated caching allocator
+// released its cache to stay within the GPU: in the last step it replayed,
+// the steady state (memory.AllocSim.LastStepRetries; the first steps'
+// retries, while the reserve grows, need not recur); 0 when the reserve is
+// not simulated.
+func (r *Result) AllocRetries() int {
+	if m := r.MemoryModel; m != nil && m.AllocSim != nil {
+		return m.AllocSim.LastStepRetries()
+	}
+	return 0
+}
 
 // CollectiveRecord is one collective instance: a task of a group.
 type CollectiveRecord struct {

@@ -652,11 +652,9 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// The memory model's DeepSpeed gather pool is the same on every rank.
 	// A simulated reserved peak (memory.SimulatesReserve) comes from the
 	// memory model's timeline order.
-	var simulated int64
-	if mrep.AllocSim != nil {
-		simulated = mrep.AllocSim.PeakReserved
-	}
-	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaksSimulated(s, slices.Max(res.PeakMemory), mrep.GatherPool, simulated); err != nil {
+	// It is capped at what the simulated allocator could hold
+	// (memory.ProfilerPeaksOf).
+	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaksOf(s, slices.Max(res.PeakMemory), mrep.GatherPool, mrep.AllocSim); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	peak, _ := res.Peak()
