@@ -3,36 +3,12 @@ package memory
 import "testing"
 
 // TestAllocatorEdgeRules (review s21 B): cases the table in
-// allocator_test.go misses,
-// each computed by hand from CUDACachingAllocator.cpp's rules.
+// allocator_test.go misses, each computed by hand from
+// CUDACachingAllocator.cpp's rules.
 func TestAllocatorEdgeRules(t *testing.T) {
 	const MiB = 1 << 20
-	type op struct {
-		stream int
-		bytes  int64
-	}
-	run := func(mode SegmentMode, limit int64, ops []op) *Allocator {
-		a, err := NewAllocator(mode, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var hs []int
-		for _, o := range ops {
-			if o.bytes < 0 {
-				if err := a.Free(hs[-o.bytes-1]); err != nil {
-					t.Fatal(err)
-				}
-				hs = append(hs, 0)
-				continue
-			}
-			h, err := a.Malloc(o.stream, o.bytes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs = append(hs, h)
-		}
-		return a
-	}
+	type op = allocOp
+	run := func(mode SegmentMode, limit int64, ops []op) *Allocator { return replayOps(t, mode, limit, ops) }
 	// T1 should_split under expandable segments: 19.5 MiB maps one 20 MiB
 	// page and 0.5 MiB (≥ 512 B) is split off; default segments would hand
 	// out the whole 20 MiB block (remaining ≤ kSmallSize).

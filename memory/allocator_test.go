@@ -5,14 +5,42 @@ import (
 	"testing"
 )
 
+// allocOp is one request of a hand-written allocator case.
+type allocOp struct {
+	stream int
+	bytes  int64 // > 0: malloc; < 0: free the -bytes'th malloc (1-based)
+}
+
+// replayOps runs ops through a new allocator in mode under limit.
+func replayOps(t *testing.T, mode SegmentMode, limit int64, ops []allocOp) *Allocator {
+	t.Helper()
+	a, err := NewAllocator(mode, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []int
+	for _, o := range ops {
+		if o.bytes < 0 {
+			if err := a.Free(hs[-o.bytes-1]); err != nil {
+				t.Fatal(err)
+			}
+			hs = append(hs, 0)
+			continue
+		}
+		h, err := a.Malloc(o.stream, o.bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	return a
+}
+
 // The cases follow CUDACachingAllocator.cpp's rules by hand (allocator.go
 // cites them): MiB below is 1<<20 bytes.
 func TestAllocatorRules(t *testing.T) {
 	const MiB = 1 << 20
-	type op struct {
-		stream int
-		bytes  int64 // > 0: malloc; < 0: free the -bytes'th malloc (1-based)
-	}
+	type op = allocOp
 	cases := []struct {
 		name            string
 		mode            SegmentMode
@@ -54,25 +82,7 @@ func TestAllocatorRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := NewAllocator(c.mode, c.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var hs []int
-			for _, o := range c.ops {
-				if o.bytes < 0 {
-					if err := a.Free(hs[-o.bytes-1]); err != nil {
-						t.Fatal(err)
-					}
-					hs = append(hs, 0)
-					continue
-				}
-				h, err := a.Malloc(o.stream, o.bytes)
-				if err != nil {
-					t.Fatal(err)
-				}
-				hs = append(hs, h)
-			}
+			a := replayOps(t, c.mode, c.limit, c.ops)
 			if a.Allocated != c.alloc || a.Reserved != c.reserved || a.PeakReserved != c.peakReserved || a.Segments != c.segments || a.Retries != c.retries {
 				t.Errorf("allocated %d reserved %d peak %d segments %d retries %d, want %d %d %d %d %d",
 					a.Allocated, a.Reserved, a.PeakReserved, a.Segments, a.Retries, c.alloc, c.reserved, c.peakReserved, c.segments, c.retries)
