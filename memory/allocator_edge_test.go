@@ -124,3 +124,26 @@ func TestAdamStatesRank0(t *testing.T) {
 		t.Errorf("adam state sizes %v, want [1368064 1368064]", got)
 	}
 }
+
+// TestOptimizerTemporaries: with fp32 shards the optimizer's temporaries
+// follow how the update runs. Llama 2 7B over 8 ranks (P =
+// 6,738,415,616, every unit divisible by 8, so a rank's shard is P/8 =
+// 842,301,952 elements; the largest unit, a block, 202,383,360/8 =
+// 25,297,920): torch.optim's foreach Adam takes one fp32 temporary of the
+// whole shard (torch._foreach_sqrt(device_exp_avg_sqs)), 3,369,207,808 B;
+// the fused kernel none; Composer's DecoupledAdamW two fp32 copies of the
+// largest unit's shard, 202,383,360 B.
+func TestOptimizerTemporaries(t *testing.T) {
+	for _, tc := range []struct {
+		impl string
+		want int64
+	}{{"foreach", 3_369_207_808}, {"fused", 0}, {"composer", 202_383_360}} {
+		r, err := Analyze(loadFSDP(t, "training.optimizer_impl="+tc.impl), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Component(CompStepTemp).Peak; got != tc.want {
+			t.Errorf("%s: optimizer temporaries %d B, want %d", tc.impl, got, tc.want)
+		}
+	}
+}

@@ -697,6 +697,21 @@ func (m *model) buildEvents() {
 				largest = max(largest, b.Size/int64(max(r.Shards/g.info.EP, 1)))
 			}
 			elems = c.Mul(2, largest)
+			switch m.s.Training.OptimizerImpl {
+			case scenarios.OptimizerForeach:
+				// torch.optim's foreach Adam steps every parameter of a
+				// device and dtype at once: exp_avg_sq_sqrt =
+				// torch._foreach_sqrt(device_exp_avg_sqs), one fp32
+				// temporary the size of the whole shard, divided and
+				// added to in place (torch/optim/adam.py
+				// _multi_tensor_adam at pytorch/pytorch
+				// dc80ccded5385cca3e777472d64cfe3d874fad89).
+				elems = g.info.ShardElems
+			case scenarios.OptimizerFused:
+				// torch._fused_adam_ updates in place, one kernel: no
+				// temporary (the same file's _fused_adam).
+				elems = 0
+			}
 		}
 		temp = c.Add(temp, c.Mul(elems, 4))
 		if g.info.Precision == "fp8" {
