@@ -86,9 +86,9 @@ func (endlessA) Read(p []byte) (int, error) {
 // the version and the fix; 1.13 and 2.0 (the mul_/add_ form zerosim
 // reproduces) and a generator without a version are checked. The data is
 // the shipped PyTorch 1.13 file with only its generator changed: no
-// PyTorch ≥ 2.1 output is shipped or needed (QA15's pure-Python float32
-// emulation of the lerp form, /tmp/qa15/adam-torch2.json, is not a
-// PyTorch output and does not appear here).
+// PyTorch ≥ 2.1 output is shipped or needed (a pure-Python float32
+// emulation of the lerp form that QA15 wrote is not a PyTorch output and
+// does not appear here).
 func TestReferenceTorchVersion(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "reference", "adam-basic.json"))
 	if err != nil {
