@@ -2,6 +2,7 @@ package zero
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -423,12 +424,20 @@ func routerBytes(s *scenarios.Scenario, t, h int64, x *scenarios.BlockDims) (fwd
 	if err != nil {
 		return 0, 0, err
 	}
-	for _, r := range ts {
-		fwd = c.Add(fwd, c.Mul(2, r.Bytes))
+	return keptTraffic(ts, "router")
+}
+
+// keptTraffic is the memory-bound traffic of eager ops by the tensors they
+// keep, ts: each written once and read once in forward, backward twice
+// that (blockElementwise's rule for blocks without an op chain).
+func keptTraffic(ts []memory.SavedTensor, what string) (fwd, bwd int64, err error) {
+	var c flopCalc
+	for _, t := range ts {
+		fwd = c.Add(fwd, c.Mul(2, t.Bytes))
 	}
 	bwd = c.Mul(2, fwd)
 	if c.Err != nil {
-		return 0, 0, fmt.Errorf("zero: router bytes overflow: %w", c.Err)
+		return 0, 0, fmt.Errorf("zero: %s bytes overflow: %w", what, c.Err)
 	}
 	return fwd, bwd, nil
 }
@@ -505,20 +514,12 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 	if s.Stack == "megatron" && d.Arch == "llama" {
 		return megatronChain(d, p, moe, s.Training.Dropout > 0)
 	}
-	var c flopCalc
 	if d.Arch != "llama" || s.Training.Compile.Blocks() {
 		ts, err := saved()
 		if err != nil {
 			return 0, 0, err
 		}
-		for _, t := range ts {
-			fwd = c.Add(fwd, c.Mul(2, t.Bytes))
-		}
-		bwd = c.Mul(2, fwd)
-		if c.Err != nil {
-			return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
-		}
-		return fwd, bwd, nil
+		return keptTraffic(ts, "elementwise")
 	}
 	fwd, bwd, err = llamaChain(d, p, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
 	if err != nil {
@@ -531,14 +532,16 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 		if err != nil {
 			return 0, 0, err
 		}
-		for _, t := range ts {
-			if t.Core {
-				fwd, bwd = c.Add(fwd, c.Mul(2, t.Bytes)), c.Add(bwd, c.Mul(4, t.Bytes))
-			}
+		core := slices.DeleteFunc(slices.Clone(ts), func(t memory.SavedTensor) bool { return !t.Core })
+		f, b, err := keptTraffic(core, "elementwise")
+		if err != nil {
+			return 0, 0, err
 		}
-	}
-	if c.Err != nil {
-		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+		var c flopCalc
+		fwd, bwd = c.Add(fwd, f), c.Add(bwd, b)
+		if c.Err != nil {
+			return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+		}
 	}
 	return fwd, bwd, nil
 }
