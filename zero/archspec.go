@@ -484,7 +484,7 @@ func moeBlock(l scenarios.Layer) bool { return l.Dims != nil && l.Dims.Experts >
 // backward, qkNorm when it normalises q and k (Qwen3's q_norm and k_norm).
 // Under stack: megatron a Llama-style block runs Megatron's fused kernels
 // (megatronChain). Otherwise an eager Llama block runs the op chains
-// llamaElementwise derives from its code (training.rope_impl picks the RoPE
+// llamaChain derives from its code (training.rope_impl picks the RoPE
 // form), plus, under eager attention, the s² scores' traffic below; GPT
 // blocks, whose LayerNorm and GELU are one kernel each, and compiled
 // blocks, which fuse the chains, write each tensor autograd keeps
@@ -494,14 +494,12 @@ func blockElementwise(s *scenarios.Scenario, d FLOPDims, qkNorm bool) (fwd, bwd 
 	if err := d.fill(); err != nil {
 		return 0, 0, err
 	}
-	var c flopCalc
-	qk := c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim)) // q and k widths
-	p := llamaParts{FFN: d.FFN, RoPE: qk, Attention: true}
-	if qkNorm {
-		p.QKNorm = qk
+	p, err := denseParts(d)
+	if err != nil {
+		return 0, 0, err
 	}
-	if c.Err != nil {
-		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+	if qkNorm {
+		p.QKNorm = p.RoPE // the q and k widths
 	}
 	return blockTraffic(s, d, p, false, func() ([]memory.SavedTensor, error) { return blockSaved(s, d) })
 }

@@ -122,14 +122,8 @@ func FP8CastRuleOf(recipe scenarios.FP8Recipe, nonTN, megatron, compiled bool) (
 // NonTNFP8 reports whether gpu's fp8 GEMMs take layouts other than TN
 // (TransformerEngine's nvte_is_non_tn_fp8_gemm_supported: compute
 // capability 10.x — B200, GB200, B300, GB300 — and ≥ 13; not the RTX 5090's
-// 12.0 nor Hopper's 9.0).
-func NonTNFP8(gpu string) bool {
-	switch gpu {
-	case "B200", "GB200", "B300", "GB300":
-		return true
-	}
-	return false
-}
+// 12.0 nor Hopper's 9.0): the Blackwell data-centre GPUs (blackwell).
+func NonTNFP8(gpu string) bool { return blackwell(gpu) }
 
 // FP8Linear is one fp8 linear layer of a unit: Rows rows of input width K
 // and output width N (weight N×K; Weights such matrices, 0 meaning one:

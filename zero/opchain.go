@@ -27,22 +27,16 @@ import (
 // and left out. GEMMs and the attention kernel are not here: their bytes
 // are GEMMSeconds' and the attention efficiency's.
 
-// llamaElementwise is one eager Llama block's memory-bound HBM traffic in
-// bytes, forward and backward (without recompute: PlanCompute reruns the
-// forward's share). kvExpanded is true when the KV heads are copied out to
-// every query head before attention (training.attention sdpa or eager
-// with fewer KV heads: repeat_kv in torchtitan, expand+flatten in ibm-fms);
-// dropout adds ibm-fms's three dropouts.
-func llamaElementwise(d FLOPDims, rope scenarios.RoPEImpl, kvExpanded, dropout bool) (fwd, bwd int64, err error) {
-	if err := d.fill(); err != nil {
-		return 0, 0, err
-	}
+// denseParts is what a dense Llama block runs besides its norms and
+// residual adds (llamaParts): its SwiGLU, RoPE on the q and k widths and
+// softmax attention, of d filled (FLOPDims.fill).
+func denseParts(d FLOPDims) (llamaParts, error) {
 	var c flopCalc
 	qk := c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim)) // q and k widths
 	if c.Err != nil {
-		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
+		return llamaParts{}, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
 	}
-	return llamaChain(d, llamaParts{FFN: d.FFN, RoPE: qk, Attention: true}, rope, kvExpanded, dropout)
+	return llamaParts{FFN: d.FFN, RoPE: qk, Attention: true}, nil
 }
 
 // llamaParts is what an eager Llama-style block runs besides its two
@@ -58,7 +52,9 @@ type llamaParts struct {
 	Attention         bool
 }
 
-// llamaChain is llamaElementwise for the parts p of a block with
+// llamaChain is one eager Llama-style block's memory-bound HBM traffic
+// in bytes, forward and backward (without recompute: PlanCompute reruns
+// the forward's share), for the parts p of a block with
 // dimensions d (filled).
 func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, dropout bool) (fwd, bwd int64, err error) {
 	var c flopCalc

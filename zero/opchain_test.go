@@ -36,7 +36,7 @@ func rw(w, rb, wb int64, nreads int) kernel {
 // TestLlamaElementwise lists an eager Llama block's kernels one by one
 // (the chains zero/opchain.go cites: RMSNorm in fp32, RoPE, residual adds,
 // SwiGLU, the GQA copies, and autograd's backward of each) and checks
-// llamaElementwise's totals against them, for Llama 2 7B (MHA, ibm-fms's
+// llamaChain's totals (a dense block's parts) against them, for Llama 2 7B (MHA, ibm-fms's
 // rotation RoPE, and with ibm-fms's dropouts) and Llama 3.1 8B (GQA under
 // SDPA, complex RoPE).
 func TestLlamaElementwise(t *testing.T) {
@@ -108,7 +108,15 @@ func TestLlamaElementwise(t *testing.T) {
 			}
 		}
 		tok := c.d.Seq * c.d.Batch
-		gf, gb, err := llamaElementwise(c.d, c.rope, c.kvExpanded, c.dropout)
+		d := c.d
+		if err := d.fill(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := denseParts(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gf, gb, err := llamaChain(d, p, c.rope, c.kvExpanded, c.dropout)
 		if err != nil {
 			t.Fatal(err)
 		}
