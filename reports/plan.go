@@ -341,12 +341,12 @@ func (pr *PlanReport) planTable() *table {
 	// free carries † where the device peak (the caching allocator's
 	// reserve on top) exceeds the GPU: run warns "expect allocator
 	// retries" for it; the others get a space so the figures align.
-	dagger := slices.ContainsFunc(idx, func(i int) bool { return overDevice(p, p.Rows[i]) })
+	dagger := slices.ContainsFunc(idx, func(i int) bool { return overDevice(p.Rows[i]) })
 	for _, i := range idx {
 		r := p.Rows[i]
 		free := gib(r.Headroom)
 		switch {
-		case overDevice(p, r):
+		case overDevice(r):
 			free += "†"
 		case dagger:
 			free += " "
@@ -425,10 +425,6 @@ func commandLines(label string, args []string) string {
 	return label + wrapWords(words, 116, indent, len(indent), " \\\n")
 }
 
-// overDevice reports whether r's device peak (zero.Result.DevicePeak: the
-// caching allocator's reserve, the CUDA context and NCCL's buffers on top
-// of the allocated peak) exceeds the GPU's memory: the row fits as run
-// judges it, and run warns that the allocator will retry.
 // timesWord is "once" or "N times".
 func timesWord(n int) string {
 	if n == 1 {
@@ -437,7 +433,12 @@ func timesWord(n int) string {
 	return fmt.Sprintf("%d times", n)
 }
 
-func overDevice(p *sweep.Plan, r sweep.PlanRow) bool { return !r.DeviceFits(p.GPUMemory) }
+// overDevice reports whether r's device peak (zero.Result.DevicePeak: the
+// caching allocator's reserve, the CUDA context and NCCL's buffers on top
+// of the allocated peak) does not fit the GPU's memory (sweep.PlanRow's
+// DeviceFit): the row fits as run judges it, and run warns that the
+// allocator will retry.
+func overDevice(r sweep.PlanRow) bool { return !r.DeviceFit }
 
 // isBound reports whether r is timed by one of zerosim's alpha–beta
 // lowerings (ring, hierarchical, tree asked for with --algorithms: not
@@ -488,7 +489,7 @@ func (pr *PlanReport) planLegend() []string {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
 		v := VendorOf(p.GPU)
 		free := "the GPU's memory less what the device needs at the peak: the peak, the " + v.context() + " and " + v.lib() + "'s buffers."
-		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(p, r) }) {
+		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(r) }) {
 			// The row's device peak (the caching allocator's reserve on
 			// top) exceeds the GPU: run's "expect allocator retries".
 			free = "GPU memory less the peak, the " + v.context() + " and " + v.lib() + "'s buffers; †: less than the allocator's reserve: retries."
@@ -631,7 +632,7 @@ func deviceAlternative(p *sweep.Plan) string {
 	best := p.Best()
 	for i := range p.Rows {
 		r := &p.Rows[i]
-		if r.DeviceFits(p.GPUMemory) {
+		if r.DeviceFit {
 			return fmt.Sprintf("; #%d has room, %.1f %% slower", i+1, 100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
 		}
 	}

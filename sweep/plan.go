@@ -215,6 +215,8 @@ type PlanRow struct {
 	// DevicePeak is capped there): such a row does not fit the device
 	// without retries either.
 	AllocRetries int
+	// DeviceFit is the replay's zero.Result.DeviceFits on the plan's GPU.
+	DeviceFit bool
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs utilization as zerosim run reports it
 	// (zero.Utilization: 6N + 12·L·H·Q·s per token, recompute excluded; 3×
@@ -228,12 +230,6 @@ type PlanRow struct {
 	// Timing names what timed the collectives (zero.Result.Timing): NCCL's
 	// cost model, or the alpha–beta lowerings.
 	Timing string
-}
-
-// DeviceFits reports whether the row's device peak fits gpu bytes without
-// allocator retries (zero.Result.DeviceFits).
-func (r *PlanRow) DeviceFits(gpu int64) bool {
-	return r.DevicePeak > 0 && r.DevicePeak <= gpu && r.AllocRetries == 0
 }
 
 // Plan is the result of a plan search.
@@ -1024,7 +1020,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		switch {
 		case errs[i] != nil:
 			p.invalid(fits[i], errs[i])
-		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFits(p.GPUMemory)):
+		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
 		case opt.RequireDeviceFit: // judged by what the device needs
 			replayed[fits[i]] = r.DevicePeak
@@ -1292,7 +1288,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	m := measured(res, p.GPUMemory)
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
-	r.AllocRetries = res.AllocRetries()
+	r.AllocRetries, r.DeviceFit = res.AllocRetries(), res.DeviceFits(p.GPUMemory)
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	b := res.Busiest()
 	r.Slowed = max(int64(b.Compute-b.Alone), 0)

@@ -94,17 +94,15 @@ type verdict struct {
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added), 0 when not Replayed.
 	Device int64
-	// Retries is how many times a step the simulated caching allocator
-	// released its cache within the GPU (zero.Result.AllocRetries).
-	Retries int
+	// DeviceFit is the replay's zero.Result.DeviceFits on the scenario's
+	// GPU: the device peak within it, with no allocator retries and no
+	// simulated out-of-memory.
+	DeviceFit bool
 }
 
 // deviceFits reports whether the layout fits with the device's overheads
-// too, without allocator retries (zero.Result.DeviceFits): no replay (the
-// model decides) is taken to fit.
-func (v verdict) deviceFits(gpuMemory int64) bool {
-	return v.Fits && v.Device <= gpuMemory && v.Retries == 0
-}
+// too (DeviceFit): no replay (the model decides) is taken to fit.
+func (v verdict) deviceFits() bool { return v.Fits && v.DeviceFit }
 
 // decide screens s with the memory model and replays what it fits.
 func (jd judge) decide(s *scenarios.Scenario) (verdict, error) {
@@ -125,7 +123,8 @@ func (jd judge) decideWith(s *scenarios.Scenario, r *memory.Report) (verdict, er
 		return verdict{}, fmt.Errorf("replay: %w", err)
 	}
 	peak, _ := res.Peak()
-	return verdict{Peak: peak, Fits: res.Fits(int64(s.Cluster.GPUMemory)), Replayed: true, Device: res.DevicePeak, Retries: res.AllocRetries()}, nil
+	gpu := int64(s.Cluster.GPUMemory)
+	return verdict{Peak: peak, Fits: res.Fits(gpu), Replayed: true, Device: res.DevicePeak, DeviceFit: res.DeviceFits(gpu)}, nil
 }
 
 // nodeStep is the least number of nodes that whole-node layouts of s at K
@@ -273,15 +272,14 @@ func leastNodes(jmax int, load func(j int) (*scenarios.Scenario, error), jd judg
 	// The allocated peak fits at j; where the device's does not (zerosim
 	// run then warns of allocator retries), the least j from there on
 	// where it does, the device peak taken not to grow with j.
-	mem := int64(p.get(j).s.Cluster.GPUMemory)
-	if !v.Replayed || v.deviceFits(mem) {
+	if !v.Replayed || v.deviceFits() {
 		out.DeviceJ, out.DevicePeak = j, v.Device
 		return out, nil
 	}
 	if j == jmax {
 		return out, nil
 	}
-	dj, ok := leastFrom(j+1, jmax, j+1, func(j int) bool { return p.decide(j).deviceFits(mem) })
+	dj, ok := leastFrom(j+1, jmax, j+1, func(j int) bool { return p.decide(j).deviceFits() })
 	if p.failed != nil {
 		return nodeSearch{}, p.failed
 	}
