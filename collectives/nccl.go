@@ -211,7 +211,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		hw = TCPXO(hw)
 	}
 	// The network plugin's latency, a column of the link presets.
-	if p, ok := linkPreset(c.Inter.Preset); ok {
+	if p, ok := scenarios.FindLink(c.Inter.Preset); ok {
 		hw.PluginLatency = p.PluginLatency
 	}
 	hw.GFX = RCCLArch(gpu)
@@ -232,20 +232,10 @@ func hostCPU(cpu scenarios.HostCPU) scenarios.HostCPU {
 // extraLatency is lat beyond the latency of the link preset named base,
 // never negative.
 func extraLatency(lat units.Duration, base string) units.Duration {
-	if p, ok := linkPreset(base); ok {
+	if p, ok := scenarios.FindLink(base); ok {
 		return max(lat-p.Latency, 0)
 	}
 	return max(lat, 0)
-}
-
-// linkPreset is the link preset named name.
-func linkPreset(name string) (scenarios.LinkPreset, bool) {
-	for _, p := range scenarios.LinkPresets() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return scenarios.LinkPreset{}, false
 }
 
 // NCCL's tuner constants, tuning.cc ncclTunerConstantsDefaults at the

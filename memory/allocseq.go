@@ -274,7 +274,8 @@ func rank0Slices(ps []unitParam, n int64) []int64 {
 }
 
 // maxSimSteps bounds the steps SimulateReserved replays until one
-// reserves nothing more.
+// reserves nothing more: zerosim's own bound, no PyTorch figure (a step
+// that still reserves more after 8 is reported as it stands then).
 const maxSimSteps = 8
 
 // SimulateReserved replays the training steps of s (whose memory report is
@@ -542,7 +543,7 @@ func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 	// the optimizer runs after the last. Middle micro-steps repeat the
 	// same requests: once one reserves nothing more, the rest are skipped.
 	accum := false
-	for _, e := range st.r.Timeline() {
+	for _, e := range st.r.events { // read only: Timeline would copy it every step
 		if e.Component == CompGrads && e.Phase == PhaseForward && e.Op == OpCompute && e.Delta > 0 {
 			accum = true
 			break
@@ -599,7 +600,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 		}
 		st.free("agout", u)
 	}
-	for _, e := range r.Timeline() {
+	for _, e := range r.events { // read only: Timeline would copy it every micro-step
 		u := e.Unit
 		if e.Phase == PhaseOptimizer && !last {
 			continue

@@ -175,7 +175,7 @@ func runsNVLS(a scenarios.Algorithm, hw collectives.Hardware, g collectives.Shap
 // above); zerosim counts bytes per component, not the allocator's requests, so
 // the waste those segments leave is part of what memory.allocator_overhead
 // absorbs, and the total alone is rounded.
-const segment = 2 << 20
+const segment = allocRoundLarge
 
 // Reserved is the caching allocator's reserved peak for an allocated peak:
 // allocated·(1 + overhead), rounded up to the allocator's 2 MiB segment

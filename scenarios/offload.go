@@ -369,14 +369,14 @@ func (l *loader) resolveHostLink(h *Host, sys HostSystem, gpn int) *Error {
 	lk := &h.PCIe
 	preset := sys.Link
 	if l.has("cluster.host.pcie.preset") {
-		if _, ok := findLink(lk.Preset); !ok {
+		if _, ok := FindLink(lk.Preset); !ok {
 			return l.errPath("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
 		}
 		preset = lk.Preset
 	}
 	lk.Preset = preset
 	bw, lat := sys.LinkBandwidth, sys.LinkLatency
-	if lp, ok := findLink(preset); ok {
+	if lp, ok := FindLink(preset); ok {
 		bw, lat = PayloadBandwidth(lp), lp.Latency
 	} else if h.PCIeSharing == PCIePerGPU && sys.GPUsPerSocket > 1 {
 		bw /= units.Bandwidth(min(sys.GPUsPerSocket, max(gpn, 1)))

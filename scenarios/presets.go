@@ -359,7 +359,8 @@ func findGPU(name string) (GPUPreset, bool) {
 	return GPUPreset{}, false
 }
 
-func findLink(name string) (LinkPreset, bool) {
+// FindLink is the link preset named name.
+func FindLink(name string) (LinkPreset, bool) {
 	for _, g := range linkPresets {
 		if g.Name == name {
 			return g, true

@@ -187,7 +187,7 @@ func TestPayloadBandwidth(t *testing.T) {
 		"NDR":     50e9,
 		"NVLink4": 450e9,
 	} {
-		lp, _ := findLink(name)
+		lp, _ := FindLink(name)
 		if got := PayloadBandwidth(lp); got != want {
 			t.Errorf("%s: payload %d B/s, want %d", name, got, want)
 		}

@@ -265,13 +265,13 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		lk := side.link
 		preset := side.def
 		if l.has(p + ".preset") {
-			if _, ok := findLink(lk.Preset); !ok {
+			if _, ok := FindLink(lk.Preset); !ok {
 				return l.errPath(p+".preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
 			}
 			preset = lk.Preset
 		}
 		lk.Preset = preset
-		if lp, ok := findLink(preset); ok {
+		if lp, ok := FindLink(preset); ok {
 			if !l.has(p + ".bandwidth") {
 				lk.Bandwidth = lp.Bandwidth
 			}

@@ -164,8 +164,8 @@ func (l *loader) warnIntraLink(s *Scenario) {
 	if !ok || g.Intra == c.Intra.Preset || c.Intra.Preset == "NVSwitch" && g.Intra == "NVLink2" {
 		return
 	}
-	have, _ := findLink(c.Intra.Preset)
-	own, _ := findLink(g.Intra)
+	have, _ := FindLink(c.Intra.Preset)
+	own, _ := FindLink(g.Intra)
 	l.warn(s, "cluster.intra.preset", fmt.Sprintf("intra preset %s (%v per direction) is not the %s's interconnect: it has %s (%v); "+
 		"use preset: %s (--set cluster.intra.preset=%s), or intra.bandwidth: for links of your own",
 		have.Name, have.Bandwidth, g.Name, own.Name, own.Bandwidth, own.Name, own.Name))

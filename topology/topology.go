@@ -467,8 +467,8 @@ func (t *Topology) Local(r int) int { return t.GPU(r) % t.gpn }
 // Speed is rank r's GPU speed factor (1 = nominal).
 func (t *Topology) Speed(r int) float64 {
 	if t.speed == nil {
-		if r < 0 || r >= t.Ranks() {
-			panic(fmt.Sprintf("topology: rank %d is not in 0..%d", r, t.Ranks()-1))
+		if err := t.checkRank(r); err != nil {
+			panic("topology: " + err.Error()) // as indexing t.speed would
 		}
 		return 1
 	}
