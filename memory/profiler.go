@@ -369,17 +369,9 @@ func DeviceNeed(s *scenarios.Scenario, peak int64) (int64, error) {
 
 // SimulatesReserve reports whether the reserved peak of s is simulated
 // (SimulateReserved) rather than taken as memory.allocator_overhead above
-// the allocated peak: PyTorch FSDP (communication.boundary fsdp1, fsdp2 or
-// fsdp2_head) at zero_stage 3, whose allocations the simulation replays,
-// with memory.allocator_overhead unset by the scenario and by a
-// calibration, and nothing offloaded (the replay keeps every shard on the
-// GPU and has no host copies). The caller checks the convention (zerosim's
-// own).
-func SimulatesReserve(s *scenarios.Scenario) bool {
-	b := s.Communication.Boundary
-	return s.Memory.AllocatorOverhead == nil && s.Parallelism.Stage == 3 &&
-		(b == scenarios.BoundaryFSDP1 || b.FSDP2()) && !s.Offload.Any()
-}
+// the allocated peak (scenarios.Scenario.UnsimulatedReserve says where and
+// why not). The caller checks the convention (zerosim's own).
+func SimulatesReserve(s *scenarios.Scenario) bool { return s.UnsimulatedReserve() == "" }
 
 // SegmentModeOf is the caching allocator's segment mode of s
 // (memory.expandable_segments).

@@ -91,6 +91,32 @@ const (
 // fsdp2_head), which share its reduce-scatter pacing.
 func (b Boundary) FSDP2() bool { return b == BoundaryFSDP2 || b == BoundaryFSDP2Head }
 
+// overheadGivesReserve is UnsimulatedReserve's reason when
+// memory.allocator_overhead is set.
+const overheadGivesReserve = "memory.allocator_overhead gives the reserve"
+
+// UnsimulatedReserve says why the reserved peak of s is not simulated
+// through the caching allocator (memory.SimulateReserved) but taken as
+// memory.allocator_overhead above the allocated peak, or "" when it is
+// simulated: PyTorch FSDP (communication.boundary fsdp1, fsdp2 or
+// fsdp2_head) at zero_stage 3, whose allocations the simulation replays,
+// with nothing offloaded (the replay keeps every shard on the GPU and has
+// no host copies) and memory.allocator_overhead unset by the scenario and
+// by a calibration.
+func (s *Scenario) UnsimulatedReserve() string {
+	switch b := s.Communication.Boundary; {
+	case b != BoundaryFSDP1 && !b.FSDP2():
+		return fmt.Sprintf("communication.boundary is %s", b)
+	case s.Parallelism.Stage != 3:
+		return fmt.Sprintf("parallelism.zero_stage is %d", s.Parallelism.Stage)
+	case s.Offload.Any():
+		return "something is offloaded"
+	case s.Memory.AllocatorOverhead != nil:
+		return overheadGivesReserve
+	}
+	return ""
+}
+
 // Compute-model defaults.
 const (
 	// DefaultComputeEfficiency is the fraction of the dense peak cuBLAS bf16

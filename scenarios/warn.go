@@ -241,32 +241,19 @@ func (l *loader) warnNVLTray(s *Scenario) {
 
 // warnExpandable warns when memory.expandable_segments, written in the file
 // or by --set (not filled in by a stack preset), has no effect: only the
-// simulated caching allocator reads it, and the reserve is simulated
-// (memory.SimulatesReserve) only under PyTorch FSDP at zero_stage 3 with
-// nothing offloaded and no memory.allocator_overhead (written; one taken from
-// a calibration fitted to the run is not warned of). Elsewhere the reserve
-// is that fraction of the allocated peak whatever the segments. A warning,
-// not an error: a sweep over stages or boundaries keeps the key in every
-// point.
+// simulated caching allocator reads it, and the reserve is simulated only
+// where Scenario.UnsimulatedReserve finds nothing against it, except that
+// an allocator_overhead taken from a calibration fitted to the run is not
+// warned of. Elsewhere the reserve is that fraction of the allocated peak
+// whatever the segments. A warning, not an error: a sweep over stages or
+// boundaries keeps the key in every point.
 func (l *loader) warnExpandable(s *Scenario) {
 	const path = "memory.expandable_segments"
 	if !l.written(path) || s.Memory.ExpandableSegments == nil {
 		return
 	}
-	b := s.Communication.Boundary
-	var why string
-	switch {
-	case b != BoundaryFSDP1 && !b.FSDP2():
-		why = fmt.Sprintf("communication.boundary is %s", b)
-	case s.Parallelism.Stage != 3:
-		why = fmt.Sprintf("parallelism.zero_stage is %d", s.Parallelism.Stage)
-	case s.Offload.Any():
-		why = "something is offloaded"
-	case s.Memory.AllocatorOverhead != nil && l.written("memory.allocator_overhead"):
-		// A calibrated overhead is not warned of: the calibration was
-		// fitted to the run the key describes.
-		why = "memory.allocator_overhead gives the reserve"
-	default:
+	why := s.UnsimulatedReserve()
+	if why == "" || why == overheadGivesReserve && !l.written("memory.allocator_overhead") {
 		return
 	}
 	l.warn(s, path, fmt.Sprintf("expandable_segments has no effect here: %s, and the caching allocator is simulated only under PyTorch FSDP (communication.boundary fsdp1, fsdp2 or fsdp2_head) at zero_stage 3 with nothing offloaded and memory.allocator_overhead unset; elsewhere the reserve is memory.allocator_overhead of the allocated peak (delete the key)", why))
