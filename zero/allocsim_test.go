@@ -50,11 +50,21 @@ func TestSimulatedReserveFollowsTheModel(t *testing.T) {
 			for _, u := range r.Units {
 				gather = max(gather, u.Gather)
 			}
-			if hi := alloc + gather + int64(sim.Requests)*512; sim.PeakAllocated < alloc || sim.PeakAllocated > hi {
+			// PyTorch's kMinBlockSize (512 B, every request's rounding)
+			// and kRoundLarge (2 MiB, a large segment's multiple):
+			// c10/cuda/CUDACachingAllocator.cpp.
+			const minBlock, segment = 512, 2 << 20
+			if hi := alloc + gather + int64(sim.Requests)*minBlock; sim.PeakAllocated < alloc || sim.PeakAllocated > hi {
 				t.Errorf("%s row %d: simulated allocated peak %d B, the model's %d B (at most %d)", name, i, sim.PeakAllocated, alloc, hi)
 			}
-			if sim.PeakReserved < sim.PeakAllocated || r.Reserved != max(sim.PeakReserved, (alloc+2<<20-1)/(2<<20)*(2<<20)) {
-				t.Errorf("%s row %d: reserved %d B, simulated %d B over %d B allocated", name, i, r.Reserved, sim.PeakReserved, sim.PeakAllocated)
+			// zerosim reports the simulated reserve, or the model's
+			// allocated peak in whole segments where that is higher
+			// (within one segment of it).
+			switch {
+			case sim.PeakReserved < sim.PeakAllocated:
+				t.Errorf("%s row %d: simulated reserve %d B below its allocated peak %d B", name, i, sim.PeakReserved, sim.PeakAllocated)
+			case r.Reserved != sim.PeakReserved && (r.Reserved < max(sim.PeakReserved, alloc) || r.Reserved >= alloc+segment):
+				t.Errorf("%s row %d: reserved %d B, neither the simulated %d B nor the %d B allocated in whole segments", name, i, r.Reserved, sim.PeakReserved, alloc)
 			}
 		}
 	}

@@ -454,17 +454,25 @@ func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int6
 		return 0, 0, nil
 	}
 	megatron := s.Stack == "megatron"
-	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), megatron, s.Training.Compile.Blocks())
-	if err != nil {
-		return 0, 0, err
-	}
 	if err := d.fill(); err != nil {
 		return 0, 0, err
 	}
 	// A dense block's MLP norm is fused into fc1 under Megatron's TE
 	// spec (TELayerNormColumnParallelLinear); a MoE block's is a separate
 	// TENorm before the router, so its shared expert casts its own input.
-	f, b, step, err := FP8CastBytes(rule, blockFP8Linears(d, ffn, megatron, megatron && !moeBlock(l)))
+	return fp8CastTraffic(s, l, blockFP8Linears(d, ffn, megatron, megatron && !moeBlock(l)))
+}
+
+// fp8CastTraffic is the HBM traffic of the fp8 casts of the linears ls of
+// layer l under s's recipe (FP8CastRuleOf, FP8CastBytes), forward and
+// backward, the weights' once-a-step casts charged to each micro-batch's
+// backward at 1/grad_accum.
+func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (fwd, bwd int64, err error) {
+	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
+	if err != nil {
+		return 0, 0, err
+	}
+	f, b, step, err := FP8CastBytes(rule, ls)
 	if err != nil {
 		return 0, 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 	}

@@ -442,21 +442,16 @@ func expertElementwiseSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens i
 		}
 	}
 	if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) && d.Experts > 0 {
-		rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
-		if err != nil {
-			return secs, err
-		}
 		ls, err := expertFP8Linears(tokens, d.TopK, d.Experts, int64(max(s.Parallelism.EP, 1)), d.Hidden, d.ExpertFFN)
 		if err != nil {
 			return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 		}
-		cf, cb, step, err := FP8CastBytes(rule, ls)
+		cf, cb, err := fp8CastTraffic(s, l, ls)
 		if err != nil {
-			return secs, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+			return secs, err
 		}
-		ga := max(s.Training.GradAccum, 1)
 		var c flopCalc
-		f, b = c.Add(f, cf), c.Add(b, cb, (step+ga-1)/ga)
+		f, b = c.Add(f, cf), c.Add(b, cb)
 		if c.Err != nil {
 			return secs, fmt.Errorf("zero: layer %q: expert memory-bound bytes overflow: %w", l.Name, c.Err)
 		}

@@ -27,7 +27,7 @@ import (
 func TestExpertGEMMRoofline(t *testing.T) {
 	g := GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}
 	e := Efficiency{GEMM: 0.8, HBM: 0.88}
-	dsv3Bytes := 256 * 3 * 31_719_424.0 / (3350e9 * 0.88)
+	dsv3Bytes := 256 * 3 * 31_719_424.0 / (g.HBM * e.HBM)
 	mixtral := 6 * 8192 * 4096 * 14336.0 / (989e12 * 0.8 * 32 / 33)
 	for _, c := range []struct {
 		name                    string
@@ -194,8 +194,9 @@ func TestExpertElementwiseBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ef, eb := 570556416/(3350e9*0.88), 671350784/(3350e9*0.88)
-	cf, cb, cw := 369098752/(3350e9*0.88), 469762048/(3350e9*0.88), 150994944/(3350e9*0.88)
+	hbm := g.HBM * e.HBM // 3.35 TB/s at 0.88
+	ef, eb := 570556416/hbm, 671350784/hbm
+	cf, cb, cw := 369098752/hbm, 469762048/hbm, 150994944/hbm
 	for _, c := range []struct {
 		stack, recompute string
 		fwd, bwd         float64
