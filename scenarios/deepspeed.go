@@ -1115,17 +1115,16 @@ func dsLeastWindow(ps []int64, bucket, maxLive int64) dsWindow {
 	// or it holds all that follows and more than one bucket: the settled
 	// window is then the one from maxLive. Otherwise the one from maxLive
 	// shrank to the one from 0 (one bucket), the settled window.
-	cold, warm := dsAhead(ps, bucket, maxLive, 0), dsAhead(ps, bucket, maxLive, maxLive)
+	rest := dsRest(ps)
+	cold, warm := dsAhead(ps, rest, bucket, maxLive, 0), dsAhead(ps, rest, bucket, maxLive, maxLive)
 	ahead := cold
-	var rest int64 // what follows u
 	for u := L - 1; u >= 0; u-- {
 		if cold[u] == warm[u] && (u == 0 || cold[u-1] != warm[u-1]) {
-			if cold[u]+ps[u] == maxLive || cold[u] == rest && cold[u] > bucket {
+			if cold[u]+ps[u] == maxLive || cold[u] == rest[u+1] && cold[u] > bucket {
 				ahead = warm
 			}
 			break
 		}
-		rest += min(ps[u], math.MaxInt64-rest)
 	}
 	w := dsWindow{at: -1, n: min(L-1, maxPrefetch)}
 	for u := range L {
@@ -1141,13 +1140,20 @@ func dsLeastWindow(ps []int64, bucket, maxLive int64) dsWindow {
 	return w
 }
 
-// dsAhead is A(u) of dsPrefetchDepth for every unit, starting from a0
-// ahead. Every sum stays within maxLive or what remains of the list.
-func dsAhead(ps []int64, bucket, maxLive, a0 int64) []int64 {
+// dsRest is what remains of ps from each unit on: rest[u] = ps[u] + … +
+// ps[len-1] (rest[len] = 0), capped at math.MaxInt64.
+func dsRest(ps []int64) []int64 {
 	rest := make([]int64, len(ps)+1)
 	for u := len(ps) - 1; u >= 0; u-- {
 		rest[u] = rest[u+1] + min(ps[u], math.MaxInt64-rest[u+1])
 	}
+	return rest
+}
+
+// dsAhead is A(u) of dsPrefetchDepth for every unit, starting from a0
+// ahead; rest is dsRest(ps). Every sum stays within maxLive or what
+// remains of the list.
+func dsAhead(ps, rest []int64, bucket, maxLive, a0 int64) []int64 {
 	out := make([]int64, len(ps))
 	a := a0
 	for u, p := range ps {

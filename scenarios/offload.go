@@ -171,7 +171,7 @@ var dgxH100 = HostSystem{Name: "DGX H100/H200", Memory: 2 * units.TiB, MemoryBan
 // graceBlackwell is a GB200/GB300 NVL72 rack's host side, per GPU: each
 // Grace CPU serves the 2 GPUs of its superchip.
 var graceBlackwell = HostSystem{Name: "GB200/GB300 NVL72 (Grace)", MemoryPerGPU: 240_000_000_000, BandwidthPerGPU: 256_000_000_000,
-	LinkBandwidth: 450_000_000_000, LinkLatency: units.Microsecond, GPUsPerSocket: 2,
+	LinkBandwidth: 450_000_000_000, LinkLatency: pcieHopLatency, GPUsPerSocket: 2,
 	Source: "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72): 36 Grace CPUs for 72 GPUs with up to 17TB of LPDDR5X " +
 		"at up to 18.4 TB/s, 480GB at 512 GB/s a Grace (36 × 512 = 18.4 TB/s), and NVLink-C2C at 900 GB/s bidirectional between a Grace and " +
 		"its superchip's 2 GPUs: 450 GB/s per direction a Grace, taken as shared by the 2 (pcie_sharing: per_socket, or 225 GB/s a GPU per_gpu). " +

@@ -152,6 +152,11 @@ var gpuPresets = []GPUPreset{
 	{"RTX5090", 32607 * units.MiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
 }
 
+// pcieHopLatency is the PCIe presets' latency, NCCL's 1.0 µs per PCIe hop
+// (linkPresets' latency section), also a host link's whose latency is not
+// published (graceBlackwell's NVLink-C2C).
+const pcieHopLatency = units.Microsecond
+
 // linkPresets lists the link classes in documentation order.
 //
 // The PCIe presets' Bandwidth is the line rate, GT/s × 16 lanes / 8, the
@@ -247,9 +252,9 @@ var linkPresets = []LinkPreset{
 	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
 	// direction if per link). Set intra.bandwidth for a measured figure.
 	{"xGMI", 448e9, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
-	{"PCIe3", 16e9, 1 * units.Microsecond, 0, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"PCIe4", 32e9, 1 * units.Microsecond, 0, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"PCIe5", 64e9, 1 * units.Microsecond, 0, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe3", 16e9, pcieHopLatency, 0, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe4", 32e9, pcieHopLatency, 0, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe5", 64e9, pcieHopLatency, 0, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
 	{"EDR", 100e9 / 8, 2 * units.Microsecond, 0, "InfiniBand EDR, 100 Gb/s; latency within ib_send_lat's 0.8–2.3 µs (32 B–4 KiB, ConnectX-4 100 Gb/s)"},
 	{"HDR", 200e9 / 8, 2 * units.Microsecond, 0, "InfiniBand HDR, 200 Gb/s; latency as EDR"},
 	{"NDR", 400e9 / 8, 2 * units.Microsecond, 0, "InfiniBand NDR, 400 Gb/s; latency as EDR"},

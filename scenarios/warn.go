@@ -186,8 +186,9 @@ const trayGPUs = 4
 // cluster, names: 72 for an NVL72 rack, 36 for an NVL36).
 const nvl36GPUs = NVL72GPUs / 2
 
-// warnNVLTray warns when a GB200 or GB300 cluster is described a compute
-// tray per node. Such trays share one NVLink domain, and NCCL's
+// warnNVLTray warns when a GB200 or GB300 cluster (a GPU preset whose
+// system is a Grace–Blackwell NVL rack: graceBlackwell) is described a
+// compute tray per node. Such trays share one NVLink domain, and NCCL's
 // multi-node NVLink (MNNVL, on by default: NCCL_MNNVL_ENABLE is 2, auto,
 // src/init.cc:862, checked whenever nNodes > 1 at init.cc:1072, NVIDIA/nccl
 // at 5067397c2676d5aed50042fc39e5c8ee96eb0027) groups the ranks whose
@@ -210,7 +211,7 @@ const nvl36GPUs = NVL72GPUs / 2
 // (docs/scenario-format.md, cluster).
 func (l *loader) warnNVLTray(s *Scenario) {
 	c := &s.Cluster
-	if c.GPU != "GB200" && c.GPU != "GB300" || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 {
+	if DefaultHostSystem(c.GPU) != graceBlackwell || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 {
 		return
 	}
 	total := c.Nodes * c.GPUsPerNode
