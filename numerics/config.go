@@ -97,9 +97,7 @@ const (
 )
 
 // AdamHyper is the Adam setting c runs: Hyper, or DefaultHyper when zero.
-func (c *Config) AdamHyper() Hyper { return c.hyper() }
-
-func (c *Config) hyper() Hyper {
+func (c *Config) AdamHyper() Hyper {
 	if c.Hyper == (Hyper{}) {
 		return DefaultHyper
 	}
@@ -125,7 +123,7 @@ func (c *Config) Validate() error {
 	case c.SameData && bits.OnesCount(uint(c.N)) != 1:
 		return fmt.Errorf("numerics: same-data check needs N a power of two (g/N exact in bf16), got %d", c.N)
 	}
-	if err := c.hyper().Validate(); err != nil {
+	if err := c.AdamHyper().Validate(); err != nil {
 		return err
 	}
 	if c.Quantized() {

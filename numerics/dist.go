@@ -41,7 +41,7 @@ func newSim(cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, hyper: cfg.hyper(), model: m, S: cfg.N / cfg.K}
+	s := &sim{cfg: cfg, hyper: cfg.AdamHyper(), model: m, S: cfg.N / cfg.K}
 	s.lay, err = memory.NewLayout(memory.StageSpec(m.params, cfg.Stage, s.S, cfg.BucketElems, cfg.Padding))
 	if err != nil {
 		return nil, fmt.Errorf("numerics: %w", err)

@@ -92,7 +92,7 @@ func newReference(cfg Config) (*reference, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reference{cfg: cfg, model: m, hyper: cfg.hyper(), params: m.init(cfg.Seed)}
+	r := &reference{cfg: cfg, model: m, hyper: cfg.AdamHyper(), params: m.init(cfg.Seed)}
 	for _, p := range r.params {
 		r.off = append(r.off, int64(len(r.master)))
 		r.master = append(r.master, p...)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/zerosim/zerosim/topology"
 )
 
 // CollectiveReport is the result of `zerosim collective`: one row per
@@ -95,9 +93,7 @@ func gbps(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 func (r *CollectiveReport) header() []string {
 	h := []string{"size (B)", "count", "algo", "time (us)", "algbw (GB/s)", "busbw (GB/s)"}
 	for _, c := range r.Classes {
-		if c == topology.Intra.String() {
-			c = r.Vendor.class(topology.Intra)
-		}
+		c = r.Vendor.classKey(c)
 		if r.Wide {
 			h = append(h, c+" B", c+" B/rank")
 		} else {

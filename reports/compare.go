@@ -399,7 +399,7 @@ func classLabel(vs []compareVariant, key string) string {
 	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.vendor != first }) {
 		return "intra-node"
 	}
-	return first.class(topology.Intra)
+	return first.ClassName(topology.Intra)
 }
 
 // notKAlone is the line that stands for the slow-link section when the
@@ -593,7 +593,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		return slices.Delete(slices.Delete(r, 5, 6), 2, 3) // seed logical, network busiest rank (B)
 	}
 	head := []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
-		"network total", sl.vendor.class(topology.Intra) + " total", "step time", "peak memory"}
+		"network total", sl.vendor.ClassName(topology.Intra) + " total", "step time", "peak memory"}
 	head = narrow(head)
 	t := newTable(w, len(head), 0, 1)
 	t.Header(head)

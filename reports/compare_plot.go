@@ -141,7 +141,7 @@ func generalPlot(title string, vs []compareVariant) comparePlot {
 	// when they mix.
 	intra := "NVLink wire"
 	switch classLabel(vs, topology.Intra.String()) {
-	case AMD.class(topology.Intra):
+	case AMD.ClassName(topology.Intra):
 		intra = "xGMI wire"
 	case "intra-node":
 		intra = "intra-node wire"
@@ -244,11 +244,11 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 
 // barWidth is the width of one bar of n series over cats categories: a
 // group of 90 points, narrower when the categories are more than the
-// plot's width holds (about 570 of its plotW points are the data area), so
+// plot's width holds (plotDataW of its plotW points), so
 // a group keeps a fifth of its slot free and never covers the next
 // category's (every K of 24 GPUs, 8 categories of 4 bars, overlapped).
 func barWidth(cats, n int) vg.Length {
-	group := min(90, 0.8*570/float64(max(cats, 1)))
+	group := min(90, 0.8*plotDataW/float64(max(cats, 1)))
 	return vg.Points(group / float64(max(n, 1)))
 }
 
@@ -334,6 +334,10 @@ func (cp *comparePlot) draw(c vg.CanvasSizer) error {
 
 // Plot size in points.
 const plotW, plotH = 640, 720
+
+// plotDataW is about how much of plotW the data area takes, the rest the
+// y axis's label, ticks and padding.
+const plotDataW = plotW - 70
 
 // RenderComparePlots renders compare.png and compare.svg.
 func RenderComparePlots(c *Comparison) ([]OutputFile, error) { return c.Plot.files() }

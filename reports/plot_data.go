@@ -243,7 +243,7 @@ func (run *Run) commPlot() commChart {
 	for _, c := range topology.Classes() {
 		// The legend names the class in the vendor's words (xgmi on AMD),
 		// as the text report's phase table does.
-		name := run.vendor().class(c)
+		name := run.vendor().ClassName(c)
 		sa, sb := intSeries{Name: name}, intSeries{Name: name}
 		for _, ph := range r.Phases {
 			sa.Values = append(sa.Values, ph.Wire[c])

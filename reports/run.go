@@ -828,11 +828,11 @@ func (run *Run) phaseTable() *table {
 	classes := topology.Classes()
 	vendor := run.vendor()
 	for _, c := range classes {
-		t.Header = append(t.Header, vendor.class(c)+" wire")
+		t.Header = append(t.Header, vendor.ClassName(c)+" wire")
 	}
 	if wide {
 		for _, c := range classes {
-			t.Header = append(t.Header, vendor.class(c)+" busiest rank")
+			t.Header = append(t.Header, vendor.ClassName(c)+" busiest rank")
 		}
 	}
 	var coll int
@@ -917,7 +917,7 @@ func algoNames(list []zero.AlgoCount) string {
 func wireShares(wire [topology.NumClasses]int64, all int64, u MemoryUnits, v Vendor) string {
 	var parts []string
 	for _, c := range topology.Classes() {
-		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", v.class(c), u.format(wire[c]), percent(wire[c], all)))
+		parts = append(parts, fmt.Sprintf("%s %s (%s %%)", v.ClassName(c), u.format(wire[c]), percent(wire[c], all)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -54,19 +54,24 @@ func (v Vendor) smi() string {
 	return "nvidia-smi"
 }
 
-// class names a link class in a table or a note: the intra-node class is
-// xGMI on AMD's platforms (the xGMI link preset), NVLink's name otherwise
-// (topology.Class's, the JSON keys' on either vendor).
-func (v Vendor) class(c topology.Class) string {
+// ClassName names a link class in a table or a note: the intra-node class
+// is xGMI on AMD's platforms (the xGMI link preset), NVLink's name
+// otherwise (topology.Class's, the JSON keys' on either vendor).
+func (v Vendor) ClassName(c topology.Class) string {
 	if v == AMD && c == topology.Intra {
 		return "xgmi"
 	}
 	return c.String()
 }
 
-// ClassName is class for the commands that describe a cluster themselves
-// (zerosim collective's title line).
-func (v Vendor) ClassName(c topology.Class) string { return v.class(c) }
+// classKey is ClassName of the class whose key (topology.Class's name,
+// as JSON rows carry it) is key; other keys are kept.
+func (v Vendor) classKey(key string) string {
+	if key == topology.Intra.String() {
+		return v.ClassName(topology.Intra)
+	}
+	return key
+}
 
 // link is the intra-node link's name in prose: xGMI on AMD's platforms,
 // NVLink otherwise.
