@@ -721,7 +721,8 @@ func (t *table) notes(w io.Writer) error {
 func (t *table) isLeft(c int) bool { return slices.Contains(t.left, c) }
 
 // timeTable splits the step of each rank (N ≤ 16) or summarizes the ranks
-// (min / median / max) with the straggler.
+// (min / median / max) with the straggler; ranks that are all alike take
+// one row.
 func (run *Run) timeTable() *table {
 	r := run.Result
 	t := &table{Title: fmt.Sprintf("step time %v: compute, exposed communication, waiting for peers, idle", r.StepTime),
@@ -729,11 +730,16 @@ func (run *Run) timeTable() *table {
 	row := func(label string, s zero.RankStats) []string {
 		return []string{label, dur(s.End), dur(s.Compute), dur(s.ExposedComm), dur(s.ExposedAllGather), dur(s.Wait), dur(s.Idle)}
 	}
-	if len(r.Ranks) <= runTableRows {
+	switch {
+	case len(r.Ranks) > 1 && ranksAlike(r.Ranks):
+		// One row says it: the symmetric fast path's ranks, or any
+		// replay where no rank differs.
+		t.Rows = append(t.Rows, row(fmt.Sprintf("all %d", len(r.Ranks)), r.Ranks[0]))
+	case len(r.Ranks) <= runTableRows:
 		for _, s := range r.Ranks {
 			t.Rows = append(t.Rows, row(strconv.Itoa(s.Rank), s))
 		}
-	} else {
+	default:
 		col := func(f func(zero.RankStats) units.Duration) []units.Duration {
 			v := make([]units.Duration, len(r.Ranks))
 			for i, s := range r.Ranks {
@@ -778,6 +784,17 @@ func (run *Run) timeTable() *table {
 		}
 	}
 	return t
+}
+
+// ranksAlike reports whether every rank's step splits as the first's.
+func ranksAlike(rs []zero.RankStats) bool {
+	for _, s := range rs[1:] {
+		s.Rank = rs[0].Rank
+		if s != rs[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // linkNames names degraded links: "inter link at node 1 gpu 2", "links at

@@ -162,16 +162,20 @@ func TestAlgoNames(t *testing.T) {
 }
 
 // TestRunTimeTableSummary checks that above 16 ranks the time table shows
-// min / median / max rows instead of one row per rank.
+// min / median / max rows instead of one row per rank, and that ranks all
+// alike (the symmetric fast path's) take one row.
 func TestRunTimeTableSummary(t *testing.T) {
+	slow := "cluster.gpu_overrides=[{rank: 3, speed: 0.8}]"
 	for _, tc := range []struct {
 		name  string
 		sets  []string
 		rows  int
 		first string
 	}{
-		{"N=16 per rank", nil, 16, "0"},
-		{"N=32 summary", []string{"cluster.nodes=4", "parallelism.dp=32"}, 3, "min of 32"},
+		{"N=16 alike", nil, 1, "all 16"},
+		{"N=32 alike", []string{"cluster.nodes=4", "parallelism.dp=32"}, 1, "all 32"},
+		{"N=16 per rank", []string{slow}, 16, "0"},
+		{"N=32 summary", []string{"cluster.nodes=4", "parallelism.dp=32", slow}, 3, "min of 32"},
 	} {
 		run := exampleRun(t, "default", tc.sets...)
 		tab := run.timeTable()
