@@ -794,9 +794,9 @@ func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
 // each of several nodes crosses between them on its channels' NICs
 // whatever NCCL chose (railRings); over even blocks tree and NVLS keep the
 // two-level pattern, over uneven ones, where it cannot run, the channels'
-// rings stand for them too (their NVLink bytes are the ring's, more than
-// NVLS moves: timePlan squeezes that class into the model's time, never
-// the network).
+// rings stand for them too (their NVLink and network bytes are the
+// ring's, more than NVLS or the tree moves: timePlan squeezes those
+// classes into the model's time, the smallest node's as NCCL prices it).
 func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails bool) {
 	if len(blocks) < 2 || slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
 		return Ring, false
@@ -836,7 +836,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, err
 	}
 	p.Spec = spec
-	p.Timed, p.uneven = true, !even
+	p.Timed = true
 	timePlan(m, p, sh, c)
 	return p, sh, nil
 }
@@ -1071,28 +1071,27 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// up to bw exactly: alone, the collective ends at the model's time to
 	// the picosecond, whatever the links' bandwidths.
 	bw := c.Time - c.Latency
-	// Over nodes of unequal ranks the model prices the group at its mean
-	// ranks per node, while the channels cross on no more NICs than the
-	// smallest node has GPUs (railRings; a node of one rank crosses on its
-	// own NIC, in the ring in group order), so the model can be faster than
-	// those NICs move their bytes (8 + 4 H100 ranks, a 1 GiB all-gather:
-	// 246 MB through each of 4 NICs at 50 GB/s, 4.92 ms, against the
-	// model's 3.47 ms). No NIC is crossed faster than it moves its bytes:
-	// the collective then takes what the busiest NIC needs at the
-	// network's nominal speed, and p's choice says so (Time and AlgBW;
-	// Latency is the model's). Over even nodes every NIC carries the share
-	// the model prices (uncalibrated, at most the search's 48 of 50 GB/s:
-	// Model.netBW), and they keep the model's time: only the ring's chunk
-	// padding of a buffer of a few bytes per rank could pass it there, by
+	// The model prices every group, even or not, by its smallest node's
+	// channels and NICs (Shape.minPPN, as NCCL's init.cc keeps the least
+	// any rank's graph has), which are the NICs the lowering's channels
+	// cross on (railRings: one channel per rank of the smallest node; a
+	// node of one rank crosses on its own NIC in the ring in group order),
+	// each at the search's 48 of 50 GB/s (Model.netBW). So where the
+	// lowering is the chosen algorithm's traffic (a ring), its busiest NIC
+	// needs no more than the model's time at the network's nominal speed
+	// (8 + 4 H100 ranks, a 1 GiB all-gather: 246 MB through each of 4 NICs,
+	// 4.92 ms at 50 GB/s, in the model's 5.13 ms bandwidth term), and no
+	// floor of the plan's NIC bytes is needed: only the ring's chunk
+	// padding of a buffer of a few bytes per rank could pass it, by
 	// picoseconds of zerosim's own rounding, and a calibration's measured
-	// efficiency stands.
-	if p.uneven {
-		if floor := netFloor(p); floor > bw {
-			p.Choice.Time = sat(float64(p.Choice.Time) + float64(floor-bw))
-			p.Choice.AlgBW = float64(p.Spec.Bytes) / (float64(floor) * 1e-12)
-			bw = floor
-		}
-	}
+	// efficiency stands. Where the lowering stands in for another
+	// algorithm (a tree or NVLS-tree over uneven nodes is lowered on the
+	// channels' rings: modelPattern), its network bytes are the ring's,
+	// about twice what the tree moves, and are squeezed into the model's
+	// time like NVLS's NVLink bytes below: a floor of them would price the
+	// ring NCCL did not choose (8 + 4 H100, a 1 GiB NVLS-tree all-reduce:
+	// its ring channels' NIC bytes need 9.84 ms at 50 GB/s, NCCL's model
+	// 5.83 ms, the 4 + 4 group's).
 	// Where the model is faster than the lowering's busiest class (NVLS
 	// moves fewer NVLink bytes than the ring pattern it is lowered on),
 	// only the classes that need more than the model's time are squeezed
@@ -1204,18 +1203,6 @@ func linkNeed(p *Plan) (need [topology.NumClasses + 1]float64) {
 		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominalPS()
 	}
 	return need
-}
-
-// netFloor is the picoseconds p's busiest NIC needs at the network's
-// nominal bandwidth for its phases' bytes: the phases over one set of
-// links (phaseClass) share them, so theirs add up.
-func netFloor(p *Plan) units.Duration {
-	var need [topology.NumClasses + 1]float64
-	for i := range p.Phases {
-		ph := &p.Phases[i]
-		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominal[topology.Inter].ps()
-	}
-	return sat(math.Ceil(slices.Max(need[:])))
 }
 
 // phaseClass is the link class all of ph's transfers cross, or

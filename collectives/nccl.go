@@ -327,10 +327,21 @@ type Shape struct {
 }
 
 // ppn is NCCL's nRanks/nNodes, the mean ranks per node (rounded down, as
-// tuning.cc's integer uses of it are).
+// tuning.cc's integer uses of it are): the tuner's latencies and pipeline
+// depths read it; its bandwidths and channels are the smallest node's
+// (minPPN).
 func (s Shape) ppn() int { return s.Ranks / max(s.Nodes, 1) }
 
-// minPPN is the ranks on the group's smallest node (MinPerNode).
+// minPPN is the ranks on the group's smallest node (MinPerNode), the node
+// whose graph sets the communicator's channels and bandwidths: every rank
+// searches its rings and trees on its own node's GPUs and NICs (the
+// topology holds the communicator's GPUs of that node only: src/graph/
+// topo.cc ncclTopoGetSystem detects each rank's own GPU and fuses the XML
+// of the node's ranks, lines 1799–1800 and 1886–1924), and init.cc then
+// keeps, for every algorithm, the fewest channels and the least bwIntra
+// and bwInter any rank found (src/init.cc lines 1439–1442 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), which ncclTopoTuneModel
+// multiplies (src/graph/tuning.cc line 324: busBw = nChannels · bw).
 func (s Shape) minPPN() int {
 	if s.MinPerNode > 0 {
 		return s.MinPerNode
@@ -479,9 +490,9 @@ func (m *Model) wireFraction(c topology.Class, sh Shape, p Proto) float64 {
 	f := 1.0
 	switch {
 	case c == topology.Inter && m.HW.NICBW > 0:
-		f = m.netBW(sh.ppn()) / (float64(m.nics(sh.ppn())) * float64(m.HW.NICBW) / 1e9)
+		f = m.netBW(sh.minPPN()) / (float64(m.HW.nics(sh.minPPN())) * float64(m.HW.NICBW) / 1e9)
 	case c == topology.Intra && m.HW.IntraBW > 0:
-		f = m.intraBW(sh.ppn()) / (float64(m.HW.IntraBW) / 1e9)
+		f = m.intraBW(sh.minPPN()) / (float64(m.HW.IntraBW) / 1e9)
 	}
 	switch p {
 	case LL:
@@ -497,15 +508,32 @@ func (m *Model) wireFraction(c topology.Class, sh Shape, p Proto) float64 {
 
 // nics is how many NICs of a node a communicator with ppn ranks there
 // uses: its GPUs' own NICs (rail-optimized, one per GPU), or the node's
-// shared ones, at most one per rank.
-func (m *Model) nics(ppn int) int { return max(min(m.HW.NICsPerNode, ppn), 1) }
+// shared ones, at most one per rank. A node whose NICs outnumber the
+// communicator's GPUs on it (4 of an H100 node's 8 GPUs, 8 NICs) crosses
+// on no more NICs than it has GPUs: NCCL's ring search starts each channel
+// at a NIC and walks the node's GPUs (src/graph/search.cc
+// ncclTopoSearchRecNet, lines 724–816 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), taking the path's bandwidth
+// from every link it crosses (ncclTopoFollowPath), so a channel to a NIC
+// of a GPU outside the communicator still enters and leaves through one
+// of the communicator's GPUs' PCIe links, which the channels to their own
+// NICs fill already (Gen5 x16, 16 × 240 / 80 = 48 GB/s per direction:
+// topo.cc lines 545–557 and 657; the search's 48 GB/s step); no PXN path
+// reaches it either, since its local GPU is not in the node's topology
+// (paths.cc lines 817–842: ncclTopoGetLocalGpu, topo.cc lines 2110–2135,
+// finds none, localGpuIndex −1). Four GPUs find 4 channels
+// of 48 GB/s, which ncclTopoDupChannels makes 8 of 24 (search.cc lines
+// 1036–1048: nChannels 4 is not > 4), what 4 NICs at two channels each
+// give here.
+func (hw Hardware) nics(ppn int) int { return max(min(hw.NICsPerNode, ppn), 1) }
 
-// netBW is the network bandwidth of one node, GB/s: two channels per NIC
-// the communicator uses (search.cc ncclTopoCompute), together at
-// searchFraction of the NIC's nominal speed.
+// netBW is the network bandwidth of one node with ppn of the
+// communicator's ranks, GB/s: two channels per NIC the communicator uses
+// (search.cc ncclTopoCompute), together at searchFraction of the NIC's
+// nominal speed. A communicator's is its smallest node's (Shape.minPPN).
 func (m *Model) netBW(ppn int) float64 {
 	nic := float64(m.HW.NICBW) / 1e9
-	return nic * searchFraction * float64(m.nics(ppn)) * m.Params.InterEff
+	return nic * searchFraction * float64(m.HW.nics(ppn)) * m.Params.InterEff
 }
 
 // searchFraction is what NCCL's ring search settles on for a NIC: the
@@ -532,10 +560,13 @@ func searchStep(nic float64) float64 {
 
 // channels is the number of channels NCCL's search builds: two per NIC
 // across nodes, 16 inside an NVLink node, 2 over PCIe (MAXCHANNELS/2).
+// Across nodes it is the smallest node's (Shape.minPPN): init.cc keeps
+// the fewest channels any rank found (lines 1439–1442 at the commit
+// above).
 func (m *Model) channels(sh Shape) float64 {
 	switch {
 	case sh.Nodes > 1:
-		return float64(min(2*m.nics(sh.ppn()), 32))
+		return float64(min(2*m.HW.nics(sh.minPPN()), 32))
 	case m.HW.PCI:
 		return 2
 	}
@@ -691,8 +722,8 @@ type comm struct {
 	t               int // tuner algorithm index
 	p               Proto
 	nBytes          units.Bytes
+	sh              Shape
 	n, nodes, ppn   int
-	minPPN          int     // the smallest node's ranks (Shape.MinPerNode)
 	nsteps, nInter  int     // NCCL's steps and inter-node steps
 	intra, net, nCh float64 // GB/s per GPU, per node (ring search), channels
 	idx2, arch      int     // nodes index (1, 2, >2) and generation of the tables
@@ -700,7 +731,7 @@ type comm struct {
 
 // comm sets up c, or ok false when NCCL would not run the combination.
 func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c comm, ok bool) {
-	c = comm{m: m, op: op, p: p, nBytes: nBytes, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), minPPN: sh.minPPN(), arch: int(m.HW.Arch)}
+	c = comm{m: m, op: op, p: p, nBytes: nBytes, sh: sh, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
 	switch {
 	case op != AllReduce && op != AllGather && op != ReduceScatter:
 		return c, false // all-to-all: point-to-point, not tuned
@@ -713,7 +744,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		// Over more than 32 local ranks NCCL runs NVLS for all-reduce
 		// only (enqueue.cc line 2004 at the commit above: maxNVLSArity).
 		c.t = tNVLS
-	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && c.minPPN >= 2:
+	case a == NVLSTree && m.HW.NVLS && c.nodes > 1 && op == AllReduce && p == Simple && sh.minPPN() >= 2:
 		// Every node needs two of the group's GPUs: a rank whose node has
 		// one turns NVLS off (nvls.cc line 262, gpuCount < 2), so its NVLS
 		// graph has no channels, the communicator keeps the fewest any rank
@@ -739,12 +770,17 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 	if op == AllReduce {
 		c.nsteps, c.nInter = 2*(c.n-1), 2*(c.nodes-1)
 	}
+	// The bandwidths and channels are the smallest node's (Shape.minPPN:
+	// init.cc keeps the least any rank's graph has), not those of the mean
+	// ranks per node: over 8 + 4 H100 ranks the 4-GPU node's ring graph is
+	// what 4 + 4 ranks find, and so is the communicator's.
+	least := sh.minPPN()
 	c.intra, c.net = math.Inf(1), math.Inf(1)
 	if c.ppn > 1 {
-		c.intra = m.intraBW(c.ppn)
+		c.intra = m.intraBW(least)
 	}
 	if c.nodes > 1 {
-		c.net = m.netBW(c.ppn)
+		c.net = m.netBW(least)
 	}
 	c.nCh = m.channels(sh)
 	return c, true
@@ -804,8 +840,11 @@ func (c *comm) algBW() float64 {
 	// zerosim's own: ncclTopoTuneModel (at the commit above) instead takes
 	// bwIntra·nvlsEfficiency·(nChannels−1)/nChannels of its NVLS graph, ×2
 	// for all-reduce ("AllReduce pipelines two operations") and ×(ppn−1)/ppn
-	// otherwise.
-	g := float64(c.ppn)
+	// otherwise. Across nodes g is the smallest node's ranks (Shape.minPPN):
+	// its GPUs each move the most, S·(1+1/g), and the collective waits for
+	// them, as NCCL's bandwidths are the least any rank's graph has
+	// (init.cc lines 1439–1442).
+	g := float64(c.sh.minPPN())
 	eff := c.intra * nvlsEfficiency[c.arch]
 	bw := eff * g / (g - 1)
 	if c.op == AllReduce {
@@ -971,7 +1010,7 @@ func NVLSTune(hw Hardware, sh Shape) NVLSTuning {
 	ppn, nodes := sh.minPPN(), max(sh.Nodes, 1)
 	t := NVLSTuning{Channels: 16, Heads: min(ppn, maxNVLSArity), Chunk: nvlsChunkSize}
 	if nodes > 1 {
-		t.Heads = min(t.Heads, NewModel(hw).nics(ppn))
+		t.Heads = min(t.Heads, hw.nics(ppn))
 	}
 	var treeMax int64
 	if hw.Arch >= Blackwell {
@@ -1026,7 +1065,7 @@ func NVLSTune(hw Hardware, sh Shape) NVLSTuning {
 // that each op moves nBytes/(channels × heads), and the fill is at most
 // stages × nBytes.
 func (c *comm) nvlsFill() float64 {
-	tu := NVLSTune(c.m.HW, Shape{Ranks: c.n, Nodes: c.nodes, MinPerNode: c.minPPN})
+	tu := NVLSTune(c.m.HW, c.sh)
 	ops := float64(tu.Channels * tu.Heads)
 	b := float64(c.nBytes)
 	chunk := float64(tu.Chunk)

@@ -236,8 +236,15 @@ func TestRankingKeepsFills(t *testing.T) {
 // NVLS-tree all-reduce of 1 GiB over that group: ops = 32 · 4 = 128,
 // chunk min(256 KiB, 256 KiB), 1 GiB is not below 32 · 128 · 256 KiB =
 // 1 GiB, so it stays; stages 2 + 2·log2 2 = 4; fill 4 · 256 KiB · 128 =
-// 134,217,728 B, against the mean's 4 · 64 KiB · 192 = 50,331,648 B: the
-// latency is 83,886,080 B / algbw longer, the bandwidth the same.
+// 134,217,728 B. Its bandwidth is the 4-GPU node's too (init.cc lines
+// 1439–1442 keep the least bwIntra, bwInter and channels of any rank):
+// min(NVLink 721.8 · 0.74 · 4/5, network 4 · 48, 8 channels · 96) =
+// 192 GB/s, so the NVLS-tree over 8 + 4 is the one over 4 + 4, to the
+// picosecond. Against the mean ranks a node, 6 (the even 6 + 6): 288
+// GB/s, and 32 · 6 ops of 64 KiB chunks (nvls.cc: two nodes at 50 GB/s,
+// ppn 6 on an x86 host: tree max 64 KiB), fill 4 · 64 KiB · 192 =
+// 50,331,648 B: the latency is 134,217,728 B / 192 GB/s − 50,331,648 B /
+// 288 GB/s = 699,050,666.7 − 174,762,666.7 = 524,288,000 ps longer.
 //
 // 8 + 1 H100 ranks (group 0..8): the rank alone on its node has
 // gpuCount 1 < 2 and no NVLS (nvls.cc line 262), so its NVLS graph has no
@@ -271,15 +278,18 @@ func TestNVLSMinLocalRanks(t *testing.T) {
 	m := NewModel(b200)
 	a, ok1 := m.Cost(AllReduce, uneven, NVLSTree, Simple, units.GiB)
 	b, ok2 := m.Cost(AllReduce, mean, NVLSTree, Simple, units.GiB)
-	if !ok1 || !ok2 {
-		t.Fatalf("8+4 B200 NVLS-tree: run %v %v, want both", ok1, ok2)
+	e, ok3 := m.Cost(AllReduce, Shape{Ranks: 8, Nodes: 2}, NVLSTree, Simple, units.GiB)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("8+4 B200 NVLS-tree: run %v %v %v, want all", ok1, ok2, ok3)
 	}
-	if a.AlgBW != b.AlgBW {
-		t.Errorf("8+4 B200 NVLS-tree algbw %g, mean's %g: want the same", a.AlgBW, b.AlgBW)
+	if a != e {
+		t.Errorf("8+4 B200 NVLS-tree %+v, want 4+4's %+v", a, e)
 	}
-	want := 83_886_080 / a.AlgBW * 1e12
-	if got := float64(a.Latency - b.Latency); math.Abs(got-want) > 1 {
-		t.Errorf("8+4 B200 NVLS-tree fill: %.0f ps over the mean's, want %.0f", got, want)
+	if math.Abs(a.AlgBW-192e9) > 1e-3 || math.Abs(b.AlgBW-288e9) > 1e-3 {
+		t.Errorf("8+4 B200 NVLS-tree algbw %g, mean's %g: want 192e9 and 288e9", a.AlgBW, b.AlgBW)
+	}
+	if got := a.Latency - b.Latency; got != 524_288_000 {
+		t.Errorf("8+4 B200 NVLS-tree fill: %d ps over the mean's, want 524288000", got)
 	}
 	h := h100(50e9, 0)
 	one := Shape{Ranks: 9, Nodes: 2, MinPerNode: 1}

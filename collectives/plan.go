@@ -229,9 +229,6 @@ type Plan struct {
 	Timed  bool
 	Proto  Proto
 	Choice Choice
-	// uneven: a timed plan over nodes of unequal ranks, whose network
-	// bytes floor its time (timePlan).
-	uneven bool
 }
 
 // lowering is the scratch of lowerings, reused across them: a Fabric

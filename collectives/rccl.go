@@ -231,13 +231,16 @@ func (m *Model) rcclMatched(sh Shape) (model string, t *rcclTuningModel) {
 // (rome_models.cc:1229). Without a matched model RCCL's own topology
 // search sets it; that search is not ported, so the model takes what the
 // NCCL path does: the GPU's xGMI at RCCL's width, bounded across nodes by
-// the network of the node (netBW).
+// the network of the node (netBW), both of the group's smallest node
+// (Shape.minPPN): RCCL's init.cc keeps NCCL's least channels and
+// bandwidths over the ranks' graphs (src/init.cc lines 1591–1594 at the
+// commit above).
 func (m *Model) rcclBusBW(sh Shape, matched bool) float64 {
-	intra := m.intraBW(sh.ppn())
+	intra := m.intraBW(sh.minPPN())
 	if matched || max(sh.Nodes, 1) == 1 {
 		return intra
 	}
-	return math.Min(intra, m.netBW(sh.ppn()))
+	return math.Min(intra, m.netBW(sh.minPPN()))
 }
 
 // rcclCost is RCCL's model of op over sh with algorithm a and protocol p

@@ -1,8 +1,10 @@
 package collectives
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
@@ -12,13 +14,19 @@ import (
 // (QA13 finding 3) crosses between them on its channels' NICs, as NCCL's
 // rings do: every node searches its rings alone, channel c from the c-th
 // NIC of its list, its own GPUs' first, and the communicator keeps the
-// fewest channels any node found (NVIDIA/nccl src/graph/search.cc
-// ncclTopoSearchRecNet and ncclTopoSelectNets, src/init.cc
-// graphs[a]->nChannels = min over ranks, commit
-// 5067397c2676d5aed50042fc39e5c8ee96eb0027), so the smallest node's g
-// GPUs' NICs carry the crossings, B/g each, B = (n−1)·⌈S/n⌉ the ring's
-// hop bytes. The group-order ring put all of B on one NIC. Alone the
-// collective takes at least what that NIC needs: bytes / 50 GB/s.
+// fewest channels and the least bandwidth any node found (NVIDIA/nccl
+// src/graph/search.cc ncclTopoSearchRecNet and ncclTopoSelectNets,
+// src/init.cc lines 1439–1442, graphs[a]->nChannels, bwIntra and bwInter
+// = min over ranks, commit 5067397c2676d5aed50042fc39e5c8ee96eb0027), so
+// the smallest node's g GPUs' NICs carry the crossings, B/g each, B =
+// (n−1)·⌈S/n⌉ the ring's hop bytes, and the model prices them: g NICs at
+// the search's 48 GB/s (two channels of 24, Model.netBW), 4 × 48 =
+// 192 GB/s for g = 4, as the even 4 + 4 group. The group-order ring put
+// all of B on one NIC. Alone the collective takes at least what the
+// busiest NIC needs at 50 GB/s, and the model's bandwidth term is its
+// own, without a floor of the plan's NIC bytes (the floor gave 4.92 ms and
+// 19.09 ms below, the NICs at 50 GB/s, where NCCL's model gives 5.13 and
+// 19.88).
 //
 // Hand counts:
 //   - 8 + 4 H100 ranks (2 × 8 GPUs, group 0..11), S = 1,073,741,760 B
@@ -26,42 +34,62 @@ import (
 //     246,065,820 B per NIC (4 divides B), on ranks 0–3 and 8–11 and no
 //     other; network total 2·B (each node sends B), NVLink 12·B (every
 //     rank one hop of B/4 per channel). At 50 GB/s a NIC needs
-//     246,065,820 / 50e9 s = 4,921,316.4 ns per phase; the model alone
-//     said 3.47 ms (283 GB/s through a 50 GB/s NIC). An all-reduce is
-//     both phases on the same NICs: 9,842,632.8 ns.
+//     4,921,316.4 ns per phase. The model: ring Simple, bus bandwidth
+//     min(NVLink 370.8, 4 · 48) = 192 GB/s, algorithm bandwidth 192 ·
+//     12/11, so the bandwidth term is B / 192 GB/s = 5,126,371,250 ps
+//     (the mean ranks a node, 6, gave 6 · 48 = 288 GB/s and 3.47 ms in
+//     all: faster than its NICs). An all-reduce by ring (NCCL_ALGO=Ring:
+//     Hardware.Algos) is both phases on the same NICs: 9,842,632.8 ns at
+//     50 GB/s, 2·B / 192 GB/s = 10,252,742,500 ps in the model. By
+//     default NCCL's choice is the NVLS-tree: S / 192 GB/s (4 NICs, two
+//     nodes each sending S) = 5,592,405,000 ps, lowered on the same ring
+//     channels (their bytes, not the tree's: no NIC floor holds there).
 //   - 72 + 24 GB200 ranks (2 × 72 GPUs, group 0..95), S = 1,073,740,800 B
 //     (= 96·11,184,800): B = 95·11,184,800 = 1,062,556,000; g = 24,
 //     ⌊B/24⌋ = 44,273,166 per NIC and the remainder B − 24·44,273,166 =
 //     16 on channel 0's: 44,273,182 B on ranks 0 and 72, 44,273,166 on
-//     ranks 1–23 and 73–95; 885,463.64 ns at 50 GB/s.
+//     ranks 1–23 and 73–95; 885,463.64 ns at 50 GB/s. The model: ring
+//     LL128, bus min(NVLink 900 · 40.1/50 = 721.8, 24 · 48) · 0.92 =
+//     664.056 GB/s (under the 32 channels' 40 GB/s each), algorithm
+//     bandwidth · 96/95: S · 95 / (96 · 664.056 GB/s) = 1,600,099,991.6,
+//     rounded up 1,600,099,992 ps.
 //   - 8 + 1 H100 ranks (group 0..8): a node of one rank has one NIC of
 //     its own to cross on, and the ring in group order stands for it,
 //     S = 9·119,304,640: B = 8·119,304,640 = 954,437,120 through rank 7's
-//     NIC and rank 8's, 19,088,742.4 ns at 50 GB/s (the model said
-//     5.02 ms); NVLink 7·B (ranks 0–6 to their next).
+//     NIC and rank 8's, 19,088,742.4 ns at 50 GB/s; NVLink 7·B (ranks
+//     0–6 to their next). The model: one NIC at 48 GB/s, B / 48 GB/s =
+//     19,884,106,666.7, rounded up 19,884,106,667 ps (the mean, 4 NICs,
+//     said 5.02 ms in all).
 func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 	const nic = 50e9
+	ringOnly := h100(nic, 0)
+	ringOnly.Algos = 1 << Ring
 	tests := []struct {
 		name       string
 		gpn, ranks int
 		hw         Hardware
 		op         Op
 		S          units.Bytes
-		busiest    units.Bytes // the busiest NIC's bytes sent (and received)
-		crossing   []int       // the ranks whose NICs send
-		net, nvl   units.Bytes // totals
-		minTime    units.Duration
+		algo       Algo           // what NCCL's model chooses
+		busiest    units.Bytes    // the busiest NIC's bytes sent (and received)
+		crossing   []int          // the ranks whose NICs send
+		net, nvl   units.Bytes    // totals
+		nicTime    units.Duration // the busiest NIC at 50 GB/s (a ring's: 0 for a stand-in)
+		bwTerm     units.Duration // the model's bandwidth term
 	}{
-		{"8+4 H100 all-gather", 8, 12, h100(nic, 0), AllGather, 1_073_741_760, 246_065_820,
-			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 2 * 984_263_280, 12 * 984_263_280, 4_921_316_400},
-		{"8+4 H100 reduce-scatter", 8, 12, h100(nic, 0), ReduceScatter, 1_073_741_760, 246_065_820,
-			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 2 * 984_263_280, 12 * 984_263_280, 4_921_316_400},
-		{"8+4 H100 all-reduce", 8, 12, h100(nic, 0), AllReduce, 1_073_741_760, 2 * 246_065_820,
-			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4 * 984_263_280, 24 * 984_263_280, 9_842_632_800},
+		{"8+4 H100 all-gather", 8, 12, h100(nic, 0), AllGather, 1_073_741_760, Ring, 246_065_820,
+			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 2 * 984_263_280, 12 * 984_263_280, 4_921_316_400, 5_126_371_250},
+		{"8+4 H100 reduce-scatter", 8, 12, h100(nic, 0), ReduceScatter, 1_073_741_760, Ring, 246_065_820,
+			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 2 * 984_263_280, 12 * 984_263_280, 4_921_316_400, 5_126_371_250},
+		{"8+4 H100 all-reduce, ring", 8, 12, ringOnly, AllReduce, 1_073_741_760, Ring, 2 * 246_065_820,
+			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4 * 984_263_280, 24 * 984_263_280, 9_842_632_800, 10_252_742_500},
+		{"8+4 H100 all-reduce", 8, 12, h100(nic, 0), AllReduce, 1_073_741_760, NVLSTree, 2 * 246_065_820,
+			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4 * 984_263_280, 24 * 984_263_280, 0, 5_592_405_000},
 		{"72+24 GB200 all-gather", 72, 96, Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: nic, NICsPerNode: 72},
-			AllGather, 1_073_740_800, 44_273_182, append(seq(0, 24), seq(72, 96)...), 2 * 1_062_556_000, 96 * 1_062_556_000, 885_463_640},
-		{"8+1 H100 all-gather", 8, 9, h100(nic, 0), AllGather, 1_073_741_760, 954_437_120,
-			[]int{7, 8}, 2 * 954_437_120, 7 * 954_437_120, 19_088_742_400},
+			AllGather, 1_073_740_800, Ring, 44_273_182, append(seq(0, 24), seq(72, 96)...), 2 * 1_062_556_000, 96 * 1_062_556_000,
+			885_463_640, 1_600_099_992},
+		{"8+1 H100 all-gather", 8, 9, h100(nic, 0), AllGather, 1_073_741_760, Ring, 954_437_120,
+			[]int{7, 8}, 2 * 954_437_120, 7 * 954_437_120, 19_088_742_400, 19_884_106_667},
 	}
 	for _, tc := range tests {
 		topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: tc.gpn,
@@ -96,20 +124,25 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 		if tr.Total[topology.Inter] != tc.net || tr.Total[topology.Intra] != tc.nvl {
 			t.Errorf("%s: network %d B, NVLink %d B; want %d and %d", tc.name, tr.Total[topology.Inter], tr.Total[topology.Intra], tc.net, tc.nvl)
 		}
-		// No faster than the busiest NIC moves its bytes, and alone at the
-		// plan's time, which says so.
+		// Alone at the plan's time, NCCL's model's for the group (the
+		// smallest node's NICs), whose bandwidth term is the hand count's;
+		// a ring's is no faster than its busiest NIC moves its bytes.
+		c := h.Plan.Choice
 		took := units.Duration(h.End() - h.Start())
-		if took < tc.minTime {
-			t.Errorf("%s: alone %d ps, less than the busiest NIC needs (%d ps)", tc.name, took, tc.minTime)
+		if c.Algo != tc.algo {
+			t.Errorf("%s: %v, want %v", tc.name, c.Algo, tc.algo)
 		}
-		if c := h.Plan.Choice; took != c.Time {
+		if took != c.Time {
 			t.Errorf("%s: alone %d ps, the plan says %d ps", tc.name, took, c.Time)
 		}
-		// Where the floor binds (every case but 72+24, whose NICs need
-		// 885 µs of the model's 1,797), the bandwidth term is exactly the
-		// busiest NIC's bytes at 50 GB/s (review s20 B: M7, M9, M11).
-		if c := h.Plan.Choice; tc.gpn == 8 && c.Time-c.Latency != tc.minTime {
-			t.Errorf("%s: bandwidth term %d ps, want the busiest NIC's %d ps", tc.name, c.Time-c.Latency, tc.minTime)
+		if mt, err := NewModel(tc.hw).Time(tc.op, ShapeOf(topo, spec.Group), Auto, tc.S); err != nil || mt != c {
+			t.Errorf("%s: the plan's choice %+v, the model's %+v (%v)", tc.name, c, mt, err)
+		}
+		if c.Time-c.Latency != tc.bwTerm {
+			t.Errorf("%s: bandwidth term %d ps, want %d ps", tc.name, c.Time-c.Latency, tc.bwTerm)
+		}
+		if took < tc.nicTime {
+			t.Errorf("%s: alone %d ps, less than the busiest NIC needs (%d ps)", tc.name, took, tc.nicTime)
 		}
 	}
 }
@@ -121,4 +154,117 @@ func seq(a, b int) []int {
 		s = append(s, r)
 	}
 	return s
+}
+
+// TestUnevenNeverFaster: for every collective NCCL's tuner times
+// (all-reduce, all-gather, reduce-scatter; all-to-all is point-to-point,
+// which it does not model), every algorithm and protocol and every size
+// from 1 B to 4 GiB, a group over nodes of unequal ranks (one node of a,
+// the others of b < a; 2 and 4 nodes) is never faster than the even group
+// of b ranks on as many nodes, on the same hardware (H100 with rail or
+// shared NICs and with a plugin's latency, A3 Mega under TCPXO, A100,
+// V100 over PCIe, B200, GB200, MI300X).
+//
+// NCCL's basis (NVIDIA/nccl at 5067397c2676d5aed50042fc39e5c8ee96eb0027):
+// every rank searches its graphs on its own node's GPUs and NICs (the
+// node's topology holds the communicator's GPUs there only: src/graph/
+// topo.cc ncclTopoGetSystem, lines 1799–1800 and 1886–1924), so the node
+// of b ranks finds the graph every node of the even group finds, and
+// src/init.cc lines 1439–1442 keep, per algorithm, the fewest channels and
+// the least bwIntra and bwInter over all ranks: the uneven group's
+// channels and bandwidths are at most the even group's. src/graph/
+// tuning.cc then takes busBw = nChannels · bw (line 324) and, for a ring
+// or NVLS, the algorithm bandwidth busBw · nRanks/nsteps (lines 376–382),
+// which falls as nRanks grows; a tree's is busBw/2. So the uneven group's
+// algorithm bandwidth is never above the even group's, whatever the size
+// (asserted everywhere). Its latencies grow with nRanks (a ring's nsteps)
+// and nRanks/nNodes (a tree's chain, line 416), so its time is not below
+// either, but for two rules of NCCL's own that make more ranks cost less
+// latency, which the time and cost checks leave out: the even group of
+// one rank a node (b = 1) pays the tree's network latency on every network
+// step ("with ppn=1 latencies are fully exposed", tuning.cc lines
+// 386–388), and the ring Simple all-reduce's latency is ×1.4 once
+// nBytes/(nChannels·nRanks) ≥ 64 (ncclTopoGetAlgoTime, lines 647–649), a
+// threshold more ranks cross at a larger size. NCCL's choice (auto) is held by the cost it ranks by (Choice.cost), not
+// the time: with a plugin's latency NCCL ranks with a latency the link
+// does not have (PluginLatency), and may choose for the even group a
+// combination slower than the one it chooses for the uneven. The mean
+// ranks per node broke all of this: 8 + 4 H100 ranks were priced at 6
+// NICs a node, 3.47 ms for a 1 GiB all-gather where 4 + 4 takes 4.94.
+func TestUnevenNeverFaster(t *testing.T) {
+	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 8}
+	gb200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 50e9, NICsPerNode: 4, CPU: scenarios.HostArm}
+	shared := h100(50e9, 0)
+	shared.NICsPerNode = 4
+	efa := h100(100e9, 0)
+	efa.PluginLatency = 75 * units.Microsecond
+	hws := []struct {
+		name string
+		hw   Hardware
+		gpn  int
+	}{
+		{"H100", h100(50e9, 0), 8},
+		{"H100, 4 shared NICs", shared, 8},
+		{"H100, plugin latency", efa, 8},
+		{"A3 Mega TCPXO", TCPXO(h100(25e9, 8*units.Microsecond)), 8},
+		{"A100", Hardware{Arch: Ampere, IntraBW: 300e9, NICBW: 25e9, NICsPerNode: 8}, 8},
+		{"V100 PCIe", Hardware{Arch: Volta, PCI: true, IntraBW: 16e9, NICBW: 12.5e9, NICsPerNode: 1, CPU: scenarios.HostAMD}, 4},
+		{"B200", b200, 8},
+		{"GB200", gb200, 4},
+		{"MI300X", mi300x(), 8},
+	}
+	var sizes []units.Bytes
+	for s := units.Bytes(1); s <= 4*units.GiB; s *= 2 {
+		sizes = append(sizes, s, s+s/3)
+	}
+	checked := 0
+	for _, h := range hws {
+		m := NewModel(h.hw)
+		for nodes := 2; nodes <= 4; nodes += 2 {
+			for b := 1; b < h.gpn; b++ {
+				even := Shape{Ranks: nodes * b, Nodes: nodes}
+				for a := b + 1; a <= h.gpn; a++ {
+					uneven := nodeShape(a+(nodes-1)*b, nodes, b)
+					for _, op := range []Op{AllReduce, AllGather, ReduceScatter} {
+						for _, s := range sizes {
+							name := fmt.Sprintf("%s, %d+%d×%d vs %d×%d, %v %d B", h.name, a, nodes-1, b, nodes, b, op, s)
+							ue, err1 := m.Time(op, uneven, Auto, s)
+							ev, err2 := m.Time(op, even, Auto, s)
+							if err1 != nil || err2 != nil {
+								t.Fatalf("%s: %v %v", name, err1, err2)
+							}
+							if b > 1 && ue.cost < ev.cost {
+								t.Errorf("%s: auto %v/%v costs %d ps, less than the even group's %v/%v, %d ps", name, ue.Algo, ue.Proto, ue.cost, ev.Algo, ev.Proto, ev.cost)
+							}
+							for _, al := range ncclAlgos {
+								for p := LL; p < numProtos; p++ {
+									cu, ok1 := m.Cost(op, uneven, al, p, s)
+									ce, ok2 := m.Cost(op, even, al, p, s)
+									if ok1 && !ok2 {
+										t.Errorf("%s: %v/%v runs on the uneven group only", name, al, p)
+									}
+									if !ok1 || !ok2 {
+										continue
+									}
+									checked++
+									if cu.AlgBW > ce.AlgBW || cu.Time-cu.Latency < ce.Time-ce.Latency {
+										t.Errorf("%s: %v/%v algbw %g (%d ps), the even group's %g (%d ps)", name, al, p, cu.AlgBW, cu.Time-cu.Latency, ce.AlgBW, ce.Time-ce.Latency)
+									}
+									plateau := func(sh Shape) bool {
+										return al == Ring && p == Simple && op == AllReduce && float64(s)/(m.channels(sh)*float64(sh.Ranks)) >= 64
+									}
+									if b > 1 && plateau(uneven) == plateau(even) && cu.Time < ce.Time {
+										t.Errorf("%s: %v/%v %d ps, faster than the even group's %d ps", name, al, p, cu.Time, ce.Time)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("nothing checked")
+	}
 }
