@@ -243,3 +243,53 @@ func TestSimulateReservedSkipsAbsurdPeaks(t *testing.T) {
 		t.Errorf("peak %d: AllocSim %+v, fits %v, reserved %d", r.Peak, r.AllocSim, r.Fits, r.Reserved)
 	}
 }
+
+// Options.Reserve: ReserveWhereFits keeps ReserveAll's verdict (the
+// 16.75 GiB case fits by its peak and need but the simulated allocator
+// runs out, so it does not fit) and its figures where the step fits;
+// where it does not (15 GiB: the need alone is over), it leaves the
+// profiler's view out. ReserveNone leaves it out everywhere, and its
+// verdict lacks the simulated out-of-memory.
+func TestReserveLevels(t *testing.T) {
+	for _, c := range []struct {
+		gpu             string
+		fits, allocFits bool // ReserveAll's verdict; the peak and need alone
+	}{{"17.5GiB", true, true}, {"16.75GiB", false, true}, {"15GiB", false, false}} {
+		s := loadFSDP(t, "cluster.gpu_memory="+c.gpu)
+		all, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.Fits != c.fits || all.ReserveSkipped || all.Reserved == 0 || all.Device == 0 || all.AllocSim == nil {
+			t.Fatalf("%s all: fits %v, skipped %v, reserved %d, device %d, sim %v; want fits %v with every figure", c.gpu, all.Fits, all.ReserveSkipped, all.Reserved, all.Device, all.AllocSim != nil, c.fits)
+		}
+		where, err := Analyze(s, Options{Reserve: ReserveWhereFits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if where.Fits != all.Fits || where.Peak != all.Peak || where.Need != all.Need {
+			t.Errorf("%s where-fits: fits %v peak %d need %d, want all's %v %d %d", c.gpu, where.Fits, where.Peak, where.Need, all.Fits, all.Peak, all.Need)
+		}
+		if c.allocFits != !where.ReserveSkipped {
+			t.Errorf("%s where-fits: skipped %v, want %v", c.gpu, where.ReserveSkipped, !c.allocFits)
+		}
+		if !where.ReserveSkipped && (where.Reserved != all.Reserved || where.Device != all.Device || where.AllocSim.PeakReserved != all.AllocSim.PeakReserved) {
+			t.Errorf("%s where-fits: reserved %d device %d, want all's %d %d", c.gpu, where.Reserved, where.Device, all.Reserved, all.Device)
+		}
+		none, err := Analyze(s, Options{Reserve: ReserveNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !none.ReserveSkipped || none.Reserved != 0 || none.Device != 0 || none.AllocSim != nil || none.Fits != c.allocFits || none.Peak != all.Peak || none.Need != all.Need {
+			t.Errorf("%s none: skipped %v, reserved %d, device %d, sim %v, fits %v (want %v), peak %d need %d", c.gpu, none.ReserveSkipped, none.Reserved, none.Device, none.AllocSim != nil, none.Fits, c.allocFits, none.Peak, none.Need)
+		}
+		// A report's own figures at its peak are the package functions'.
+		r, d, err := all.ProfilerPeaksAt(s, all.Peak)
+		need, err2 := all.DeviceNeedAt(s, all.Peak)
+		wr, wd, err3 := ProfilerPeaksOf(s, all.Peak, all.GatherPool, all.AllocSim)
+		wn, err4 := DeviceNeed(s, all.Peak)
+		if err != nil || err2 != nil || err3 != nil || err4 != nil || r != wr || d != wd || need != wn || r != all.Reserved || d != all.Device || need != all.Need {
+			t.Errorf("%s: at the peak %d %d %d, want %d %d %d (%v %v %v %v)", c.gpu, r, d, need, wr, wd, wn, err, err2, err3, err4)
+		}
+	}
+}
