@@ -293,3 +293,36 @@ func TestReserveLevels(t *testing.T) {
 		}
 	}
 }
+
+// ReservedModeOf names the reserve's source for the machine-readable
+// outputs (qa16 M2): the simulation's segments, or the fraction and where
+// it came from.
+func TestReservedModeOf(t *testing.T) {
+	s := loadFSDP(t)
+	r, err := Analyze(s, Options{})
+	if err != nil || r.ReservedMode != "simulated-default" || ReservedModeOf(s, r.AllocSim) != r.ReservedMode {
+		t.Errorf("fsdp2 stage 3: %q (%v)", r.ReservedMode, err)
+	}
+	x, err := Analyze(loadFSDP(t, "memory.expandable_segments=true"), Options{})
+	if err != nil || x.ReservedMode != "simulated-expandable" {
+		t.Errorf("expandable: %q (%v)", x.ReservedMode, err)
+	}
+	r2, err := Analyze(loadFSDP(t, "parallelism.zero_stage=2"), Options{})
+	if err != nil || r2.ReservedMode != "overhead 0.15 (default)" || r2.OverheadFrom != "" {
+		t.Errorf("stage 2: %q, from %q (%v)", r2.ReservedMode, r2.OverheadFrom, err)
+	}
+	set := loadFSDP(t, "memory.allocator_overhead=0.2")
+	rs, err := Analyze(set, Options{})
+	if err != nil || rs.ReservedMode != "overhead 0.2 (memory.allocator_overhead)" || rs.Overhead != 0.2 || rs.OverheadFrom != "memory.allocator_overhead" || rs.AllocSim != nil {
+		t.Errorf("allocator_overhead 0.2: %q, %g from %q (%v)", rs.ReservedMode, rs.Overhead, rs.OverheadFrom, err)
+	}
+	// A calibration's overhead (scenarios sets both fields from the file).
+	set.Communication.Calibration = "cal.yaml"
+	set.Memory.AllocatorOverheadFrom = "calibration cal.yaml (fitted to a reserved peak of 80.00 GiB)"
+	if got := ReservedModeOf(set, nil); got != "overhead 0.2 (calibration cal.yaml)" {
+		t.Errorf("calibration: %q", got)
+	}
+	if rc, err := Analyze(set, Options{}); err != nil || rc.OverheadFrom != set.Memory.AllocatorOverheadFrom {
+		t.Errorf("calibration: from %q (%v)", rc.OverheadFrom, err)
+	}
+}

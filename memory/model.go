@@ -357,6 +357,20 @@ type Report struct {
 	// when the scenario's reserved peak is simulated (SimulatesReserve),
 	// nil otherwise.
 	AllocSim *AllocSim
+	// ReservedMode says how Reserved was obtained (ReservedModeOf):
+	// "simulated-default", "simulated-expandable", or the fraction above
+	// the allocated peak and where it came from, "overhead 0.15
+	// (default)", "overhead 0.2 (memory.allocator_overhead)" or "overhead
+	// 0.1493 (calibration FILE)"; empty where Reserved is not worked out.
+	ReservedMode string
+	// OverheadFrom names where the allocator overhead Reserved takes above
+	// the allocated peak came from when the scenario or a calibration set
+	// it (not simulated): "memory.allocator_overhead", or the calibration
+	// (scenarios' Memory.AllocatorOverheadFrom: "calibration FILE (fitted
+	// to …)"); Overhead is that fraction. Empty and 0 for the default or a
+	// simulated reserve.
+	OverheadFrom string
+	Overhead     float64
 	// ReserveSkipped says that Reserved, Device, GatherPoolHeld and
 	// AllocSim were not worked out (Options.Reserve).
 	ReserveSkipped bool
@@ -597,6 +611,13 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		}
 		if r.GatherPoolHeld, err = heldGatherPool(s, r.Peak, r.GatherPool, r.outside); err != nil {
 			return nil, err
+		}
+		r.ReservedMode = ReservedModeOf(s, r.AllocSim)
+		if o := s.Memory.AllocatorOverhead; o != nil && r.AllocSim == nil {
+			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"
+			if f := s.Memory.AllocatorOverheadFrom; f != "" {
+				r.OverheadFrom = f
+			}
 		}
 		switch sim := r.AllocSim; {
 		case sim != nil && sim.OOM != nil:

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
@@ -417,6 +418,42 @@ func SegmentModeOf(s *scenarios.Scenario) SegmentMode {
 		return SegmentsExpandable
 	}
 	return SegmentsDefault
+}
+
+// ReservedModeOf says how the reserved peak of s is obtained, for the
+// machine-readable outputs (Report.ReservedMode): "simulated-default" or
+// "simulated-expandable" when sim (the report's AllocSim) is not nil, else
+// "overhead F (SOURCE)", the fraction memory.allocator_overhead above the
+// allocated peak and where it came from: "default"
+// (scenarios.DefaultAllocatorOverhead), "memory.allocator_overhead" (the
+// scenario's), or "calibration FILE" (communication.calibration's memory
+// part).
+func ReservedModeOf(s *scenarios.Scenario, sim *AllocSim) string {
+	if sim != nil {
+		if sim.Expandable {
+			return "simulated-expandable"
+		}
+		return "simulated-default"
+	}
+	return fmt.Sprintf("overhead %s (%s)", strconv.FormatFloat(allocatorOverhead(s), 'f', -1, 64), OverheadSource(s))
+}
+
+// OverheadSource names where s's allocator overhead
+// (AllocatorOverheadOf) comes from: "default", "memory.allocator_overhead"
+// or "calibration FILE".
+func OverheadSource(s *scenarios.Scenario) string {
+	m := s.Memory
+	switch {
+	case m.AllocatorOverhead == nil:
+		return "default"
+	case m.AllocatorOverheadFrom != "":
+		file := s.Communication.Calibration
+		if file == "" {
+			file = "a calibration"
+		}
+		return "calibration " + file
+	}
+	return "memory.allocator_overhead"
 }
 
 // AllocatorOverheadOf is s's memory.allocator_overhead, else

@@ -991,8 +991,8 @@ func (run *Run) peakText() string {
 		}
 		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers)",
 			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
-		if m := run.Scenario.Memory; m.AllocatorOverheadFrom != "" && m.AllocatorOverhead != nil {
-			s += fmt.Sprintf("\nallocator overhead %s, from %s", strconv.FormatFloat(*m.AllocatorOverhead, 'f', -1, 64), m.AllocatorOverheadFrom)
+		if o := overheadLine(r.MemoryModel); o != "" {
+			s += "\n" + o
 		}
 	}
 	return s

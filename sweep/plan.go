@@ -215,6 +215,12 @@ type PlanRow struct {
 	// DevicePeak is capped there): such a row does not fit the device
 	// without retries either.
 	AllocRetries int
+	// ReservedMode says how the reserve in DevicePeak was obtained
+	// (zero.Result.ReservedMode); SimulatedRetries is AllocRetries where
+	// the reserve is simulated, nil where it is a fraction (plan.csv's and
+	// plan.json's allocator_retries).
+	ReservedMode     string
+	SimulatedRetries *int
 	// DeviceFit is the replay's zero.Result.DeviceFits on the plan's GPU.
 	DeviceFit bool
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
@@ -1307,6 +1313,7 @@ func (p *Plan) replay(src Source, c Candidate, model *memory.Report) (PlanRow, e
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.AllocRetries, r.DeviceFit = res.AllocRetries(), res.DeviceFits(p.GPUMemory)
+	r.ReservedMode, r.SimulatedRetries = m.ReservedMode, m.AllocRetries
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	b := res.Busiest()
 	r.Slowed = max(int64(b.Compute-b.Alone), 0)
