@@ -178,13 +178,20 @@ type simState struct {
 	// output on (memory.fsdp2_rs_own_stream); FSDP1's are on its
 	// post-backward stream.
 	rsStream int
-	live     map[string][]int
-	size     map[string][]int64
+	live     map[simKey][]int
+	size     map[simKey][]int64
 	err      error
 	reqs     int
 }
 
-func key(kind string, u int) string { return fmt.Sprintf("%s/%d", kind, u) }
+// simKey names the live tensors of one kind and unit (-1: none) in
+// simState's maps.
+type simKey struct {
+	kind string
+	u    int
+}
+
+func key(kind string, u int) simKey { return simKey{kind, u} }
 
 func (st *simState) alloc(kind string, u, stream int, n int64) {
 	if st.err != nil || n <= 0 {
@@ -298,7 +305,7 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	if err != nil {
 		return AllocSim{}, err
 	}
-	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[string][]int{}, size: map[string][]int64{}}
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{}}
 	params := simUnits(s, r)
 	st.rsStream = StreamReduce
 	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
