@@ -8,7 +8,7 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-func loadFSDP(t *testing.T, sets ...string) *scenarios.Scenario {
+func loadFSDP(t testing.TB, sets ...string) *scenarios.Scenario {
 	t.Helper()
 	s, err := scenarios.Load("fsdp.yaml", []byte(`version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}

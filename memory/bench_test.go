@@ -69,8 +69,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // (loadFSDP) through the caching allocator until its reserve settles, as
 // Analyze does for every FSDP stage-3 scenario (allocseq.go).
 func BenchmarkSimulateReserved(b *testing.B) {
-	t := &testing.T{}
-	s := loadFSDP(t)
+	s := loadFSDP(b)
 	r, err := Analyze(s, Options{Reserve: ReserveNone})
 	if err != nil {
 		b.Fatal(err)
