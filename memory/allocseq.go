@@ -178,13 +178,20 @@ type simState struct {
 	// output on (memory.fsdp2_rs_own_stream); FSDP1's are on its
 	// post-backward stream.
 	rsStream int
-	live     map[string][]int
-	size     map[string][]int64
+	live     map[simKey][]int
+	size     map[simKey][]int64
 	err      error
 	reqs     int
 }
 
-func key(kind string, u int) string { return fmt.Sprintf("%s/%d", kind, u) }
+// simKey names the live tensors of one kind and unit (-1: none) in
+// simState's maps.
+type simKey struct {
+	kind string
+	u    int
+}
+
+func key(kind string, u int) simKey { return simKey{kind, u} }
 
 func (st *simState) alloc(kind string, u, stream int, n int64) {
 	if st.err != nil || n <= 0 {
@@ -298,7 +305,7 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	if err != nil {
 		return AllocSim{}, err
 	}
-	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[string][]int{}, size: map[string][]int64{}}
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{}}
 	params := simUnits(s, r)
 	st.rsStream = StreamReduce
 	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
@@ -751,15 +758,24 @@ func (st *simState) adamStates(params []simUnit) {
 // NCCL's buffers as ProfilerPeaks counts them; 0 when the GPU's memory is
 // not given.
 func AllocatorLimit(s *scenarios.Scenario) (int64, error) {
-	capacity := int64(s.Cluster.GPUMemory)
-	if capacity <= 0 {
+	if s.Cluster.GPUMemory <= 0 {
 		return 0, nil
 	}
-	_, outside, err := profilerParts(s, 0, 0, 0)
+	outside, err := outsideAllocator(s)
 	if err != nil {
 		return 0, err
 	}
-	return max(capacity-outside, 0), nil
+	return allocatorLimit(s, outside), nil
+}
+
+// allocatorLimit is AllocatorLimit with the device's memory outside the
+// allocator given (outsideAllocator).
+func allocatorLimit(s *scenarios.Scenario, outside int64) int64 {
+	capacity := int64(s.Cluster.GPUMemory)
+	if capacity <= 0 {
+		return 0
+	}
+	return max(capacity-outside, 0)
 }
 
 // Describe names the simulation for a report: "simulated, default
@@ -789,11 +805,7 @@ func simulateWithin(s *scenarios.Scenario, r *Report) (*AllocSim, error) {
 	}
 	var limit int64
 	if r.GPUMemory > 0 && r.Peak <= r.GPUMemory && r.Need <= r.GPUMemory {
-		l, err := AllocatorLimit(s)
-		if err != nil {
-			return nil, err
-		}
-		limit = l
+		limit = allocatorLimit(s, r.outside)
 	}
 	mode := SegmentModeOf(s)
 	sim, err := SimulateReserved(s, r, mode, limit, 0)
@@ -812,11 +824,21 @@ func simulateWithin(s *scenarios.Scenario, r *Report) (*AllocSim, error) {
 // not simulated), capped at the limit the simulation ran under (the
 // allocator cannot reserve more; at least the allocated peak).
 func ProfilerPeaksOf(s *scenarios.Scenario, peak, pool int64, sim *AllocSim) (reserved, device int64, err error) {
+	outside, err := outsideAllocator(s)
+	if err != nil {
+		return 0, 0, err
+	}
+	return profilerPeaksOf(s, peak, pool, sim, outside)
+}
+
+// profilerPeaksOf is ProfilerPeaksOf with the device's memory outside the
+// allocator given (outsideAllocator).
+func profilerPeaksOf(s *scenarios.Scenario, peak, pool int64, sim *AllocSim, outside int64) (reserved, device int64, err error) {
 	var simulated int64
 	if sim != nil {
 		simulated = sim.PeakReserved
 	}
-	if reserved, device, err = ProfilerPeaksSimulated(s, peak, pool, simulated); err != nil {
+	if reserved, device, err = profilerPeaksSimulated(s, peak, pool, simulated, outside); err != nil {
 		return 0, 0, err
 	}
 	if sim != nil && sim.Limit > 0 {

@@ -8,7 +8,7 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-func loadFSDP(t *testing.T, sets ...string) *scenarios.Scenario {
+func loadFSDP(t testing.TB, sets ...string) *scenarios.Scenario {
 	t.Helper()
 	s, err := scenarios.Load("fsdp.yaml", []byte(`version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
@@ -241,5 +241,88 @@ func TestSimulateReservedSkipsAbsurdPeaks(t *testing.T) {
 	}
 	if r.Peak <= allocMaxRequest || r.AllocSim != nil || r.Fits || r.Reserved < r.Peak {
 		t.Errorf("peak %d: AllocSim %+v, fits %v, reserved %d", r.Peak, r.AllocSim, r.Fits, r.Reserved)
+	}
+}
+
+// Options.Reserve: ReserveWhereFits keeps ReserveAll's verdict (the
+// 16.75 GiB case fits by its peak and need but the simulated allocator
+// runs out, so it does not fit) and its figures where the step fits;
+// where it does not (15 GiB: the need alone is over), it leaves the
+// profiler's view out. ReserveNone leaves it out everywhere, and its
+// verdict lacks the simulated out-of-memory.
+func TestReserveLevels(t *testing.T) {
+	for _, c := range []struct {
+		gpu             string
+		fits, allocFits bool // ReserveAll's verdict; the peak and need alone
+	}{{"17.5GiB", true, true}, {"16.75GiB", false, true}, {"15GiB", false, false}} {
+		s := loadFSDP(t, "cluster.gpu_memory="+c.gpu)
+		all, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.Fits != c.fits || all.ReserveSkipped || all.Reserved == 0 || all.Device == 0 || all.AllocSim == nil {
+			t.Fatalf("%s all: fits %v, skipped %v, reserved %d, device %d, sim %v; want fits %v with every figure", c.gpu, all.Fits, all.ReserveSkipped, all.Reserved, all.Device, all.AllocSim != nil, c.fits)
+		}
+		where, err := Analyze(s, Options{Reserve: ReserveWhereFits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if where.Fits != all.Fits || where.Peak != all.Peak || where.Need != all.Need {
+			t.Errorf("%s where-fits: fits %v peak %d need %d, want all's %v %d %d", c.gpu, where.Fits, where.Peak, where.Need, all.Fits, all.Peak, all.Need)
+		}
+		if c.allocFits != !where.ReserveSkipped {
+			t.Errorf("%s where-fits: skipped %v, want %v", c.gpu, where.ReserveSkipped, !c.allocFits)
+		}
+		if !where.ReserveSkipped && (where.Reserved != all.Reserved || where.Device != all.Device || where.AllocSim.PeakReserved != all.AllocSim.PeakReserved) {
+			t.Errorf("%s where-fits: reserved %d device %d, want all's %d %d", c.gpu, where.Reserved, where.Device, all.Reserved, all.Device)
+		}
+		none, err := Analyze(s, Options{Reserve: ReserveNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !none.ReserveSkipped || none.Reserved != 0 || none.Device != 0 || none.AllocSim != nil || none.Fits != c.allocFits || none.Peak != all.Peak || none.Need != all.Need {
+			t.Errorf("%s none: skipped %v, reserved %d, device %d, sim %v, fits %v (want %v), peak %d need %d", c.gpu, none.ReserveSkipped, none.Reserved, none.Device, none.AllocSim != nil, none.Fits, c.allocFits, none.Peak, none.Need)
+		}
+		// A report's own figures at its peak are the package functions'.
+		r, d, err := all.ProfilerPeaksAt(s, all.Peak)
+		need, err2 := all.DeviceNeedAt(s, all.Peak)
+		wr, wd, err3 := ProfilerPeaksOf(s, all.Peak, all.GatherPool, all.AllocSim)
+		wn, err4 := DeviceNeed(s, all.Peak)
+		if err != nil || err2 != nil || err3 != nil || err4 != nil || r != wr || d != wd || need != wn || r != all.Reserved || d != all.Device || need != all.Need {
+			t.Errorf("%s: at the peak %d %d %d, want %d %d %d (%v %v %v %v)", c.gpu, r, d, need, wr, wd, wn, err, err2, err3, err4)
+		}
+	}
+}
+
+// ReservedModeOf names the reserve's source for the machine-readable
+// outputs (qa16 M2): the simulation's segments, or the fraction and where
+// it came from.
+func TestReservedModeOf(t *testing.T) {
+	s := loadFSDP(t)
+	r, err := Analyze(s, Options{})
+	if err != nil || r.ReservedMode != "simulated-default" || ReservedModeOf(s, r.AllocSim) != r.ReservedMode {
+		t.Errorf("fsdp2 stage 3: %q (%v)", r.ReservedMode, err)
+	}
+	x, err := Analyze(loadFSDP(t, "memory.expandable_segments=true"), Options{})
+	if err != nil || x.ReservedMode != "simulated-expandable" {
+		t.Errorf("expandable: %q (%v)", x.ReservedMode, err)
+	}
+	r2, err := Analyze(loadFSDP(t, "parallelism.zero_stage=2"), Options{})
+	if err != nil || r2.ReservedMode != "overhead 0.15 (default)" || r2.OverheadFrom != "" {
+		t.Errorf("stage 2: %q, from %q (%v)", r2.ReservedMode, r2.OverheadFrom, err)
+	}
+	set := loadFSDP(t, "memory.allocator_overhead=0.2")
+	rs, err := Analyze(set, Options{})
+	if err != nil || rs.ReservedMode != "overhead 0.2 (memory.allocator_overhead)" || rs.Overhead != 0.2 || rs.OverheadFrom != "memory.allocator_overhead" || rs.AllocSim != nil {
+		t.Errorf("allocator_overhead 0.2: %q, %g from %q (%v)", rs.ReservedMode, rs.Overhead, rs.OverheadFrom, err)
+	}
+	// A calibration's overhead (scenarios sets both fields from the file).
+	set.Communication.Calibration = "cal.yaml"
+	set.Memory.AllocatorOverheadFrom = "calibration cal.yaml (fitted to a reserved peak of 80.00 GiB)"
+	if got := ReservedModeOf(set, nil); got != "overhead 0.2 (calibration cal.yaml)" {
+		t.Errorf("calibration: %q", got)
+	}
+	if rc, err := Analyze(set, Options{}); err != nil || rc.OverheadFrom != set.Memory.AllocatorOverheadFrom {
+		t.Errorf("calibration: from %q (%v)", rc.OverheadFrom, err)
 	}
 }

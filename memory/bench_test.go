@@ -64,3 +64,20 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSimulateReserved replays Llama 2 7B under FSDP2 on 8 H100
+// (loadFSDP) through the caching allocator until its reserve settles, as
+// Analyze does for every FSDP stage-3 scenario (allocseq.go).
+func BenchmarkSimulateReserved(b *testing.B) {
+	s := loadFSDP(b)
+	r, err := Analyze(s, Options{Reserve: ReserveNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := SimulateReserved(s, r, SegmentModeOf(s), 0, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -203,7 +203,31 @@ type Options struct {
 	// Rank is the rank whose padding/real split is reported (totals are the
 	// same on every rank of the intra group); default 0.
 	Rank int
+	// Reserve is how much of the profiler's view Analyze works out under
+	// convention zerosim (Report.Reserved, Device, GatherPoolHeld and
+	// AllocSim): all of it by default, less for a caller that reads less.
+	// The caching allocator's simulation, where the scenario has one
+	// (SimulatesReserve), is most of Analyze's time.
+	Reserve ReserveLevel
 }
+
+// ReserveLevel is how much of the profiler's view Analyze works out
+// (Options.Reserve).
+type ReserveLevel int
+
+const (
+	// ReserveAll works out every figure.
+	ReserveAll ReserveLevel = iota
+	// ReserveWhereFits works them out where the allocated peak and the
+	// device's need fit the GPU, the only place the simulated allocator
+	// can change Fits (its out-of-memory), and leaves them out elsewhere:
+	// Fits is ReserveAll's, for a caller that reads Peak and Fits.
+	ReserveWhereFits
+	// ReserveNone leaves them out (Need is kept): the allocated figures
+	// alone. Fits then leaves out the simulated allocator's
+	// out-of-memory, and Warnings what the reserve would add.
+	ReserveNone
+)
 
 // GroupInfo describes one parameter group and its buffer layout.
 type GroupInfo struct {
@@ -333,6 +357,27 @@ type Report struct {
 	// when the scenario's reserved peak is simulated (SimulatesReserve),
 	// nil otherwise.
 	AllocSim *AllocSim
+	// ReservedMode says how Reserved was obtained (ReservedModeOf):
+	// "simulated-default", "simulated-expandable", or the fraction above
+	// the allocated peak and where it came from, "overhead 0.15
+	// (default)", "overhead 0.2 (memory.allocator_overhead)" or "overhead
+	// 0.1493 (calibration FILE)"; empty where Reserved is not worked out.
+	ReservedMode string
+	// OverheadFrom names where the allocator overhead Reserved takes above
+	// the allocated peak came from when the scenario or a calibration set
+	// it (not simulated): "memory.allocator_overhead", or the calibration
+	// (scenarios' Memory.AllocatorOverheadFrom: "calibration FILE (fitted
+	// to …)"); Overhead is that fraction. Empty and 0 for the default or a
+	// simulated reserve.
+	OverheadFrom string
+	Overhead     float64
+	// ReserveSkipped says that Reserved, Device, GatherPoolHeld and
+	// AllocSim were not worked out (Options.Reserve).
+	ReserveSkipped bool
+	// outside is what the device holds outside the caching allocator (the
+	// CUDA context and NCCL's buffers: outsideAllocator), worked out once
+	// under convention zerosim; 0 otherwise.
+	outside int64
 	// GatherPool is what DeepSpeed ZeRO-3's host releases in forward while
 	// the GPU is behind (GatherPool); GatherPoolHeld the part of it
 	// Reserved holds, cut to the room the GPU's memory leaves
@@ -370,6 +415,36 @@ func (r *Report) Component(name Comp) Component {
 		}
 	}
 	return Component{Name: string(name)}
+}
+
+// ProfilerPeaksAt is ProfilerPeaksOf at the allocated peak peak of a
+// replay of s, the scenario r reports on: r's gather pool, allocator
+// simulation and memory outside the allocator, not worked out again.
+func (r *Report) ProfilerPeaksAt(s *scenarios.Scenario, peak int64) (reserved, device int64, err error) {
+	outside, err := r.outsideOf(s)
+	if err != nil {
+		return 0, 0, err
+	}
+	return profilerPeaksOf(s, peak, r.GatherPool, r.AllocSim, outside)
+}
+
+// DeviceNeedAt is DeviceNeed at the allocated peak peak of a replay of s,
+// the scenario r reports on, with r's memory outside the allocator.
+func (r *Report) DeviceNeedAt(s *scenarios.Scenario, peak int64) (int64, error) {
+	outside, err := r.outsideOf(s)
+	if err != nil {
+		return 0, err
+	}
+	return deviceNeed(s, peak, outside)
+}
+
+// outsideOf is r's memory outside the allocator, worked out from s when r
+// has none (a convention other than zerosim's).
+func (r *Report) outsideOf(s *scenarios.Scenario) (int64, error) {
+	if r.outside > 0 {
+		return r.outside, nil
+	}
+	return outsideAllocator(s)
 }
 
 // Optimizer is the optimizer-state bytes at rest: master params + Adam m +
@@ -513,23 +588,37 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPool, err = GatherPool(s, r.Units); err != nil {
 			return nil, err
 		}
-		if r.Need, err = DeviceNeed(s, r.Peak); err != nil {
+		if r.outside, err = outsideAllocator(s); err != nil {
 			return nil, err
+		}
+		if r.Need, err = deviceNeed(s, r.Peak, r.outside); err != nil {
+			return nil, err
+		}
+		// The verdict turns on what the allocator cannot give back too;
+		// the reports say so where they give it (reports.FitVerdict).
+		r.Fits = r.Fits && r.Need <= r.GPUMemory
+		if opt.Reserve == ReserveNone || opt.Reserve == ReserveWhereFits && !r.Fits {
+			r.ReserveSkipped = true
+			return r, nil
 		}
 		if SimulatesReserve(s) {
 			if r.AllocSim, err = simulateWithin(s, r); err != nil {
 				return nil, err
 			}
 		}
-		if r.Reserved, r.Device, err = ProfilerPeaksOf(s, r.Peak, r.GatherPool, r.AllocSim); err != nil {
+		if r.Reserved, r.Device, err = profilerPeaksOf(s, r.Peak, r.GatherPool, r.AllocSim, r.outside); err != nil {
 			return nil, err
 		}
-		if r.GatherPoolHeld, err = HeldGatherPool(s, r.Peak, r.GatherPool); err != nil {
+		if r.GatherPoolHeld, err = heldGatherPool(s, r.Peak, r.GatherPool, r.outside); err != nil {
 			return nil, err
 		}
-		// The verdict turns on what the allocator cannot give back too;
-		// the reports say so where they give it (reports.FitVerdict).
-		r.Fits = r.Fits && r.Need <= r.GPUMemory
+		r.ReservedMode = ReservedModeOf(s, r.AllocSim)
+		if o := s.Memory.AllocatorOverhead; o != nil && r.AllocSim == nil {
+			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"
+			if f := s.Memory.AllocatorOverheadFrom; f != "" {
+				r.OverheadFrom = f
+			}
+		}
 		switch sim := r.AllocSim; {
 		case sim != nil && sim.OOM != nil:
 			// The peak fits, but the simulated allocator cannot place a

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
@@ -296,6 +297,16 @@ func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device in
 // that holds more than the timeline's order), instead of a fraction above
 // it.
 func ProfilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated int64) (reserved, device int64, err error) {
+	outside, err := outsideAllocator(s)
+	if err != nil {
+		return 0, 0, err
+	}
+	return profilerPeaksSimulated(s, peak, pool, simulated, outside)
+}
+
+// profilerPeaksSimulated is ProfilerPeaksSimulated with the device's
+// memory outside the allocator given (outsideAllocator).
+func profilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated, outside int64) (reserved, device int64, err error) {
 	if simulated < 0 {
 		return 0, 0, fmt.Errorf("memory: simulated reserved peak %d B is negative", simulated)
 	}
@@ -303,8 +314,7 @@ func ProfilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated int64) 
 	if simulated > 0 {
 		overhead = 0
 	}
-	reserved, outside, err := profilerParts(s, peak, pool, overhead)
-	if err != nil {
+	if reserved, err = profilerParts(s, peak, pool, overhead, outside); err != nil {
 		return 0, 0, err
 	}
 	reserved = max(reserved, simulated)
@@ -321,7 +331,17 @@ func ProfilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated int64) 
 // that ProfilerPeaks' reserved peak holds: the pool in whole segments, cut
 // to the room the GPU's memory leaves.
 func HeldGatherPool(s *scenarios.Scenario, peak, pool int64) (int64, error) {
-	reserved, outside, err := profilerParts(s, peak, pool, allocatorOverhead(s))
+	outside, err := outsideAllocator(s)
+	if err != nil {
+		return 0, err
+	}
+	return heldGatherPool(s, peak, pool, outside)
+}
+
+// heldGatherPool is HeldGatherPool with the device's memory outside the
+// allocator given (outsideAllocator).
+func heldGatherPool(s *scenarios.Scenario, peak, pool, outside int64) (int64, error) {
+	reserved, err := profilerParts(s, peak, pool, allocatorOverhead(s), outside)
 	if err != nil {
 		return 0, err
 	}
@@ -355,7 +375,17 @@ func heldPool(capacity, reserved, outside, pool int64) int64 {
 // "fits" verdict is this figure within the GPU's memory (Report.Fits,
 // zero.Result.Fits).
 func DeviceNeed(s *scenarios.Scenario, peak int64) (int64, error) {
-	reserved, outside, err := profilerParts(s, peak, 0, 0)
+	outside, err := outsideAllocator(s)
+	if err != nil {
+		return 0, err
+	}
+	return deviceNeed(s, peak, outside)
+}
+
+// deviceNeed is DeviceNeed with the device's memory outside the allocator
+// given (outsideAllocator).
+func deviceNeed(s *scenarios.Scenario, peak, outside int64) (int64, error) {
+	reserved, err := profilerParts(s, peak, 0, 0, outside)
 	if err != nil {
 		return 0, err
 	}
@@ -380,6 +410,42 @@ func SegmentModeOf(s *scenarios.Scenario) SegmentMode {
 		return SegmentsExpandable
 	}
 	return SegmentsDefault
+}
+
+// ReservedModeOf says how the reserved peak of s is obtained, for the
+// machine-readable outputs (Report.ReservedMode): "simulated-default" or
+// "simulated-expandable" when sim (the report's AllocSim) is not nil, else
+// "overhead F (SOURCE)", the fraction memory.allocator_overhead above the
+// allocated peak and where it came from: "default"
+// (scenarios.DefaultAllocatorOverhead), "memory.allocator_overhead" (the
+// scenario's), or "calibration FILE" (communication.calibration's memory
+// part).
+func ReservedModeOf(s *scenarios.Scenario, sim *AllocSim) string {
+	if sim != nil {
+		if sim.Expandable {
+			return "simulated-expandable"
+		}
+		return "simulated-default"
+	}
+	return fmt.Sprintf("overhead %s (%s)", strconv.FormatFloat(allocatorOverhead(s), 'f', -1, 64), OverheadSource(s))
+}
+
+// OverheadSource names where s's allocator overhead
+// (AllocatorOverheadOf) comes from: "default", "memory.allocator_overhead"
+// or "calibration FILE".
+func OverheadSource(s *scenarios.Scenario) string {
+	m := s.Memory
+	switch {
+	case m.AllocatorOverhead == nil:
+		return "default"
+	case m.AllocatorOverheadFrom != "":
+		file := s.Communication.Calibration
+		if file == "" {
+			file = "a calibration"
+		}
+		return "calibration " + file
+	}
+	return "memory.allocator_overhead"
 }
 
 // AllocatorOverheadOf is s's memory.allocator_overhead, else
@@ -409,31 +475,47 @@ func outsideWords(gpu string) string {
 	return "the CUDA context and NCCL's buffers"
 }
 
-// profilerParts is ProfilerPeaks' reserved peak at allocator overhead
-// overhead without the gather pool and what the device peak adds outside
-// the allocator (the CUDA context and NCCL's buffers).
-func profilerParts(s *scenarios.Scenario, peak, pool int64, overhead float64) (reserved, outside int64, err error) {
+// outsideAllocator is what the device holds outside the caching allocator
+// of a rank of s: the CUDA context and NCCL's buffers, the items
+// memory.runtime_context and memory.nccl_buffers when given, else
+// DefaultCUDAContext and the buffers of the rank's communicators
+// (communicatorBuffers). Analyze computes it once per report
+// (Report.outside).
+func outsideAllocator(s *scenarios.Scenario) (int64, error) {
 	ctx, nccl := int64(s.Memory.RuntimeContext), int64(s.Memory.NCCLBuffers)
-	if pool < 0 {
-		return 0, 0, fmt.Errorf("memory: reserved pool %d B is negative", pool)
-	}
-	if reserved, err = Reserved(allocatorBytes(s, peak), overhead); err != nil {
-		return 0, 0, err
-	}
 	if ctx == 0 {
 		ctx = DefaultCUDAContext
 	}
 	if nccl == 0 {
+		var err error
 		if nccl, err = communicatorBuffers(s); err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 	}
 	var c calc
-	outside = c.Add(ctx, nccl)
+	outside := c.Add(ctx, nccl)
+	if c.Err != nil {
+		return 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
+	}
+	return outside, nil
+}
+
+// profilerParts is ProfilerPeaks' reserved peak at allocator overhead
+// overhead without the gather pool, given what the device peak adds
+// outside the allocator (outsideAllocator: the CUDA context and NCCL's
+// buffers).
+func profilerParts(s *scenarios.Scenario, peak, pool int64, overhead float64, outside int64) (reserved int64, err error) {
+	if pool < 0 {
+		return 0, fmt.Errorf("memory: reserved pool %d B is negative", pool)
+	}
+	if reserved, err = Reserved(allocatorBytes(s, peak), overhead); err != nil {
+		return 0, err
+	}
+	var c calc
 	// The pool must fit in int64 segments with the rest.
 	c.Add(reserved, outside, c.Mul(c.Add(pool, segment-1)/segment, segment))
 	if c.Err != nil {
-		return 0, 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
+		return 0, fmt.Errorf("memory: device peak overflows: %w", c.Err)
 	}
-	return reserved, outside, nil
+	return reserved, nil
 }

@@ -79,6 +79,13 @@ type compareVariant struct {
 	// clusters of different GPUs, whose tokens/s alone does not say how
 	// much of each GPU's peak the step uses.
 	MFU float64 `json:"mfu"`
+	// ReservedPeak is the busiest rank's peak as the caching allocator
+	// reserves it (a profiler's max_memory_reserved: zero.Result.
+	// ReservedPeak), run's reserved_peak_bytes; ReservedMode and
+	// AllocatorRetries run's reserved_mode and allocator_retries.
+	ReservedPeak     int64  `json:"reserved_peak_bytes"`
+	ReservedMode     string `json:"reserved_mode,omitempty"`
+	AllocatorRetries *int   `json:"allocator_retries,omitempty"`
 	// DevicePeak is the busiest rank's peak as nvidia-smi sees it
 	// (zero.Result.DevicePeak: the caching allocator's reserve, the CUDA
 	// context and NCCL's buffers added), run's device_peak_bytes.
@@ -231,6 +238,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v.GPUMemory = int64(s.Cluster.GPUMemory)
 	v.Fits = r.Fits(v.GPUMemory)
 	v.DevicePeak, v.DeviceNeed = r.DevicePeak, r.DeviceNeed
+	v.ReservedPeak, v.ReservedMode, v.AllocatorRetries = r.ReservedPeak, r.ReservedMode(), r.SimulatedRetries()
 	if m := r.MemoryModel; m != nil {
 		v.AtRestMemory = m.AtRest
 		v.Alloc = m.AllocSim
@@ -375,6 +383,11 @@ func compareRows(vs []compareVariant) []compareRow {
 		add("step: "+name+" busiest rank (Σ phases)", "bytes", func(v *compareVariant) int64 { return class(v, "", cl, true) })
 	}
 	add("peak memory per GPU", "bytes", func(v *compareVariant) int64 { return v.PeakMemory })
+	// The same peak as a profiler and the device monitor see it: the
+	// caching allocator's reserve (memory.expandable_segments changes it
+	// alone), then the runtime's context and the collectives' buffers.
+	add("reserved peak (profiler)", "bytes", func(v *compareVariant) int64 { return v.ReservedPeak })
+	add("device peak ("+smiLabel(vs)+")", "bytes", func(v *compareVariant) int64 { return v.DevicePeak })
 	add("memory at rest per GPU", "bytes", func(v *compareVariant) int64 { return v.AtRestMemory })
 	add("fits in GPU memory", "bool", func(v *compareVariant) int64 {
 		if v.Fits {
@@ -400,6 +413,19 @@ func classLabel(vs []compareVariant, key string) string {
 		return "intra-node"
 	}
 	return first.ClassName(topology.Intra)
+}
+
+// smiLabel names the device monitor of the variants vs (Vendor.smi):
+// nvidia-smi or rocm-smi, both when they mix vendors.
+func smiLabel(vs []compareVariant) string {
+	if len(vs) == 0 {
+		return NVIDIA.smi()
+	}
+	first := vs[0].vendor
+	if slices.ContainsFunc(vs, func(v compareVariant) bool { return v.vendor != first }) {
+		return NVIDIA.smi() + " / " + AMD.smi()
+	}
+	return first.smi()
 }
 
 // notKAlone is the line that stands for the slow-link section when the

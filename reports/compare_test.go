@@ -305,6 +305,28 @@ func TestCompareDeviceOverflow(t *testing.T) {
 	if !strings.Contains(c.Verdict, want) || strings.Contains(c.Verdict, "allocator_overhead=0.15 fits (") {
 		t.Errorf("verdict %q\nwant it to say %q", c.Verdict, want)
 	}
+	// The allocated peaks are the same, the reserves are not (qa16 M2):
+	// the table has the reserved and device rows, and the verdict says
+	// what only they show, with the two modes.
+	v0, v1 := c.Variants[0], c.Variants[1]
+	if v0.PeakMemory != v1.PeakMemory || v0.ReservedPeak >= v1.ReservedPeak {
+		t.Fatalf("peaks %d, %d, reserved %d, %d: the case lost its point", v0.PeakMemory, v1.PeakMemory, v0.ReservedPeak, v1.ReservedPeak)
+	}
+	rows := map[string][]int64{}
+	for _, r := range c.Rows {
+		rows[r.Metric] = r.Values
+	}
+	if got := rows["reserved peak (profiler)"]; !slices.Equal(got, []int64{v0.ReservedPeak, v1.ReservedPeak}) {
+		t.Errorf("reserved row %v, want %d, %d", got, v0.ReservedPeak, v1.ReservedPeak)
+	}
+	if got := rows["device peak (nvidia-smi)"]; !slices.Equal(got, []int64{v0.DevicePeak, v1.DevicePeak}) {
+		t.Errorf("device row %v, want %d, %d", got, v0.DevicePeak, v1.DevicePeak)
+	}
+	want = fmt.Sprintf(" As a profiler sees it, memory.allocator_overhead=0.15's caching allocator reserves %s less (%s vs %s: overhead 0.15 (memory.allocator_overhead) vs overhead 0.6 (memory.allocator_overhead)), and the device holds %s less as nvidia-smi shows it (%s vs %s).",
+		siBytes(v1.ReservedPeak-v0.ReservedPeak), siBytes(v0.ReservedPeak), siBytes(v1.ReservedPeak), siBytes(v1.DevicePeak-v0.DevicePeak), siBytes(v0.DevicePeak), siBytes(v1.DevicePeak))
+	if !strings.Contains(c.Verdict, want) {
+		t.Errorf("verdict %q\nwant it to say %q", c.Verdict, want)
+	}
 }
 
 // TestKNoteTiming: the K note says when the rows it compares are timed by

@@ -58,6 +58,26 @@ func tokensPerSec(v *compareVariant) float64 {
 	return float64(v.Tokens) / units.Duration(v.StepTimePS).Seconds()
 }
 
+// reserveDiffers is the verdict's sentence on the reserved and device
+// peaks of f and r where the allocated peaks do not tell them: the same
+// allocated peak with another reserve (memory.expandable_segments, the
+// allocator overhead), or a device peak that does not move the way the
+// allocated peak does; "" otherwise.
+func reserveDiffers(f, r *compareVariant) string {
+	dp, dr, dd := f.PeakMemory-r.PeakMemory, f.ReservedPeak-r.ReservedPeak, f.DevicePeak-r.DevicePeak
+	sign := func(x int64) int64 { return min(max(x, -1), 1) }
+	if dr == 0 && dd == 0 || dp != 0 && sign(dd) == sign(dp) {
+		return ""
+	}
+	modes := ""
+	if f.ReservedMode != r.ReservedMode {
+		modes = fmt.Sprintf(": %s vs %s", f.ReservedMode, r.ReservedMode)
+	}
+	return fmt.Sprintf(" As a profiler sees it, %s's caching allocator reserves %s (%s vs %s%s), and the device holds %s as %s shows it (%s vs %s).",
+		EscapeControl(f.Label), moreLess(dr, siBytes), siBytes(f.ReservedPeak), siBytes(r.ReservedPeak), modes,
+		moreLess(dd, siBytes), f.vendor.smi(), siBytes(f.DevicePeak), siBytes(r.DevicePeak))
+}
+
 // compareVerdict says, from the numbers, which variant trains fastest (the
 // shortest step, or, when the variants' steps train different tokens —
 // another batch, accumulation or sequence length — the most tokens per
@@ -107,6 +127,7 @@ func compareVerdict(vs []compareVariant) string {
 	fmt.Fprintf(&b, "; the busiest rank sends %s over the network (%s vs %s) and it needs %s peak memory per GPU (%s vs %s).",
 		moreLess(networkBusiest(f)-networkBusiest(r), siBytes), siBytes(networkBusiest(f)), siBytes(networkBusiest(r)),
 		moreLess(f.PeakMemory-r.PeakMemory, siBytes), siBytes(f.PeakMemory), siBytes(r.PeakMemory))
+	b.WriteString(reserveDiffers(f, r))
 	for i := range vs {
 		if v := &vs[i]; !v.Fits && v.GPUMemory > 0 && v.Alloc != nil && v.Alloc.OOM != nil && v.PeakMemory <= v.GPUMemory && v.DeviceNeed <= v.GPUMemory {
 			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, but %s.", label(v), siBytes(v.PeakMemory), v.Alloc.OOMReason())

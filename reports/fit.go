@@ -179,12 +179,17 @@ func fitRowsText(rows []sweep.FitRow, idx []int) string {
 }
 
 // leastNodesText says the fewest nodes on which the model fits with any
-// stage and K, and the layout.
+// stage and K, and the layout: of the layouts that fit on that many
+// nodes, the first whose device peak fits there too (the caching
+// allocator's reserve, the runtime's context and the collectives' buffers
+// added), else the first (qa16 L7: stage 2 was named with "2 nodes leave
+// room" while stage 3 fitted with room on the one node).
 func leastNodesText(f *sweep.Fit, v Vendor) string {
 	var best *sweep.FitRow
+	room := func(r *sweep.FitRow) bool { return r.MinDevice <= f.GPUMemory }
 	for i := range f.Rows {
 		r := &f.Rows[i]
-		if r.MinNodes > 0 && (best == nil || r.MinNodes < best.MinNodes) {
+		if r.MinNodes > 0 && (best == nil || r.MinNodes < best.MinNodes || r.MinNodes == best.MinNodes && !room(best) && room(r)) {
 			best = r
 		}
 	}

@@ -104,6 +104,23 @@ func TestLeastNodesDevice(t *testing.T) {
 	if got, want := leastNodesText(f, NVIDIA), want[:strings.Index(want, "; but")]; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	// qa16 L7 (fit of torchtitan-llama3.1-8b-h100.yaml): stage 2 and
+	// stage 3 both fit on the one node, stage 2 without room for the
+	// device's overheads (98.88 of 95.00 GiB), stage 3 with it (77.92
+	// GiB): the line names stage 3, the layout that fits with room, and
+	// says nothing of the other's overflow.
+	f = &sweep.Fit{Nodes: 1, GPUsPerNode: 8, CP: 1, GPUMemory: 95 * gib, MaxGPUs: 65536, Rows: []sweep.FitRow{
+		{Stage: 2, K: 1, MinNodes: 1, MinGPUs: 8, MinDP: 8, MinDevice: 106_167_763_968, DeviceNodes: 2, DevicePeak: 96_925_000_000},
+		{Stage: 3, K: 1, MinNodes: 1, MinGPUs: 8, MinDP: 8, MinDevice: 83_663_225_856}}}
+	if got, want := leastNodesText(f, NVIDIA), "least nodes: 1 (8 GPUs, dp 8 × cp 1) with ZeRO stage 3, K=1; this cluster has 1"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// With no layout that has room there, the first is named, with its
+	// overflow.
+	f.Rows[1].MinDevice = 100 * gib
+	if got := leastNodesText(f, NVIDIA); !strings.HasPrefix(got, "least nodes: 1 (8 GPUs, dp 8 × cp 1) with ZeRO stage 2, K=1; this cluster has 1; but there the device needs 98.88 GiB") {
+		t.Errorf("got %s", got)
+	}
 }
 
 // QA s15 finding 16: fit gpt3-175b-16k printed 35 near-identical "no

@@ -60,6 +60,13 @@ type runJSON struct {
 	ReservedPeakBytes int64   `json:"reserved_peak_bytes"`
 	DevicePeakBytes   int64   `json:"device_peak_bytes"`
 	DeviceNeedBytes   int64   `json:"device_need_bytes"`
+	// ReservedMode says how the reserved peak was obtained
+	// (memory.Report.ReservedMode); AllocatorRetries how many times a step
+	// the simulated caching allocator released its cache to stay within
+	// the GPU (zero.Result.AllocRetries, the last simulated step's), absent
+	// where the reserve is not simulated.
+	ReservedMode     string `json:"reserved_mode,omitempty"`
+	AllocatorRetries *int   `json:"allocator_retries,omitempty"`
 	// Fits is the run's verdict, what --require-fit decides and run's
 	// "fits in GPU memory" says (Run.Fit, zero.Result.Fits): the busiest
 	// rank's replayed peak, and with the CUDA context and NCCL's buffers
@@ -256,6 +263,7 @@ func (run *Run) toJSON() *runJSON {
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()),
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,
+		ReservedMode: r.ReservedMode(), AllocatorRetries: r.SimulatedRetries(),
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: run.Warnings(), CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
 	j.Calibration = calibrationUse(r)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -181,6 +182,17 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	return writeDeepSpeedOffload(w, r, st)
 }
 
+// overheadLine names the allocator overhead a report's reserved peak takes
+// and where it came from, when the scenario or a calibration set it:
+// "allocator overhead 0.2, from memory.allocator_overhead"; "" for the
+// default or a simulated reserve.
+func overheadLine(r *memory.Report) string {
+	if r == nil || r.OverheadFrom == "" {
+		return ""
+	}
+	return fmt.Sprintf("allocator overhead %s, from %s", strconv.FormatFloat(r.Overhead, 'f', -1, 64), r.OverheadFrom)
+}
+
 // profilerNote begins memoryNotes' line of the peak as a profiler sees it.
 const profilerNote = "as a profiler sees it"
 
@@ -199,6 +211,9 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor) []string {
 		}
 		l = append(l, fmt.Sprintf(profilerNote+": allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers)",
 			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib()))
+		if o := overheadLine(r); o != "" {
+			l = append(l, o)
+		}
 	}
 	var phases []string
 	for _, pp := range r.PhasePeaks {
@@ -324,19 +339,30 @@ func WriteMemoryJSON(w io.Writer, rs []*memory.Report) error {
 }
 
 // WriteMemoryCSV writes one row per report and component with exact bytes.
+// The total's row also gives the peak as a profiler and the device monitor
+// see it (reserved_bytes, device_bytes), how the reserve was obtained
+// (reserved_mode) and the simulated allocator's retries a step
+// (allocator_retries); those are empty on the components' rows and where
+// the report has no reserve (a seed's convention, another estimator).
 func WriteMemoryCSV(w io.Writer, rs []*memory.Report) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"scenario", "stage", "estimator", "convention", "component", "at_rest_bytes", "peak_bytes", "peak_phase", "at_total_peak_bytes"}); err != nil {
+	if err := cw.Write([]string{"scenario", "stage", "estimator", "convention", "component", "at_rest_bytes", "peak_bytes", "peak_phase", "at_total_peak_bytes",
+		"reserved_bytes", "device_bytes", "reserved_mode", "allocator_retries"}); err != nil {
 		return err
 	}
+	none := []string{"", "", "", ""}
 	for _, r := range rs {
 		base := []string{r.Scenario, strconv.Itoa(r.Stage), r.Estimator, r.ConventionName}
 		for _, c := range r.Components {
-			if err := cw.Write(append(append([]string{}, base...), c.Name, exact(c.AtRest), exact(c.Peak), c.PeakPhase.String(), exact(c.AtTotalPeak))); err != nil {
+			if err := cw.Write(slices.Concat(base, []string{c.Name, exact(c.AtRest), exact(c.Peak), c.PeakPhase.String(), exact(c.AtTotalPeak)}, none)); err != nil {
 				return err
 			}
 		}
-		if err := cw.Write(append(append([]string{}, base...), "total", exact(r.AtRest), exact(r.Peak), r.PeakPhase.String(), exact(r.Peak))); err != nil {
+		profiler := none
+		if r.Reserved > 0 {
+			profiler = []string{exact(r.Reserved), exact(r.Device), r.ReservedMode, sweep.FormatRetries(simulatedRetries(r.AllocSim))}
+		}
+		if err := cw.Write(slices.Concat(base, []string{"total", exact(r.AtRest), exact(r.Peak), r.PeakPhase.String(), exact(r.Peak)}, profiler)); err != nil {
 			return err
 		}
 	}

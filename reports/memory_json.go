@@ -6,33 +6,39 @@ import "github.com/zerosim/zerosim/memory"
 // result.json's memory_model: exact integer bytes, phases as names. The
 // format is this struct, not memory.Report's layout.
 type memoryJSON struct {
-	Scenario      string          `json:"scenario"`
-	Estimator     string          `json:"estimator"`
-	Convention    string          `json:"convention"`
-	Stage         int             `json:"stage"`
-	N             int             `json:"n"`
-	K             int             `json:"k"`
-	Shards        int             `json:"shards"`
-	Rank          int             `json:"rank"`
-	Padding       string          `json:"padding"`
-	Params        int64           `json:"params"`
-	GPUMemory     int64           `json:"gpu_memory"`
-	Components    []componentJSON `json:"components"`
-	AtRest        int64           `json:"at_rest"`
-	Peak          int64           `json:"peak"`
-	PeakPhase     string          `json:"peak_phase"`
-	PeakUnit      int             `json:"peak_unit"`
-	PhasePeaks    []phasePeakJSON `json:"phase_peaks"`
-	Reserved      int64           `json:"reserved,omitempty"`
-	Device        int64           `json:"device,omitempty"`
-	GatherPool    int64           `json:"gather_pool,omitempty"`
-	Fits          bool            `json:"fits"`
-	NotApplicable string          `json:"not_applicable,omitempty"`
-	Groups        []groupJSON     `json:"groups,omitempty"`
-	Units         []unitJSON      `json:"units,omitempty"`
-	Offload       []offloadJSON   `json:"deepspeed_offload,omitempty"`
-	Host          *memoryHostJSON `json:"host,omitempty"`
-	Warnings      []string        `json:"warnings,omitempty"`
+	Scenario   string          `json:"scenario"`
+	Estimator  string          `json:"estimator"`
+	Convention string          `json:"convention"`
+	Stage      int             `json:"stage"`
+	N          int             `json:"n"`
+	K          int             `json:"k"`
+	Shards     int             `json:"shards"`
+	Rank       int             `json:"rank"`
+	Padding    string          `json:"padding"`
+	Params     int64           `json:"params"`
+	GPUMemory  int64           `json:"gpu_memory"`
+	Components []componentJSON `json:"components"`
+	AtRest     int64           `json:"at_rest"`
+	Peak       int64           `json:"peak"`
+	PeakPhase  string          `json:"peak_phase"`
+	PeakUnit   int             `json:"peak_unit"`
+	PhasePeaks []phasePeakJSON `json:"phase_peaks"`
+	Reserved   int64           `json:"reserved,omitempty"`
+	// ReservedMode says how Reserved was obtained
+	// (memory.Report.ReservedMode); AllocatorRetries how many times a step
+	// the simulated caching allocator released its cache
+	// (memory.AllocSim.LastStepRetries), absent where it is not simulated.
+	ReservedMode     string          `json:"reserved_mode,omitempty"`
+	AllocatorRetries *int            `json:"allocator_retries,omitempty"`
+	Device           int64           `json:"device,omitempty"`
+	GatherPool       int64           `json:"gather_pool,omitempty"`
+	Fits             bool            `json:"fits"`
+	NotApplicable    string          `json:"not_applicable,omitempty"`
+	Groups           []groupJSON     `json:"groups,omitempty"`
+	Units            []unitJSON      `json:"units,omitempty"`
+	Offload          []offloadJSON   `json:"deepspeed_offload,omitempty"`
+	Host             *memoryHostJSON `json:"host,omitempty"`
+	Warnings         []string        `json:"warnings,omitempty"`
 }
 
 // offloadJSON is one row of DeepSpeed's offload estimate.
@@ -121,7 +127,7 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 		PhasePeaks: mapSlice(r.PhasePeaks, func(p memory.PhasePeak) phasePeakJSON {
 			return phasePeakJSON{Phase: p.Phase.String(), Bytes: p.Bytes}
 		}),
-		Reserved: r.Reserved, Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: r.Fits, NotApplicable: r.NotApplicable,
+		Reserved: r.Reserved, ReservedMode: r.ReservedMode, AllocatorRetries: simulatedRetries(r.AllocSim), Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: r.Fits, NotApplicable: r.NotApplicable,
 		Groups: mapSlice(r.Groups, func(g memory.GroupInfo) groupJSON {
 			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes, ReduceBytes: g.ReduceBytes,
 				Numel: g.Numel, Size: g.Size, ShardElems: g.ShardElems, RankNumel: g.RankNumel, Buckets: g.Buckets}
@@ -134,6 +140,16 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 				HostPerNode: o.HostPerNode, GPU: o.GPU, StartupPeak: o.StartupPeak, HostNote: o.HostNote}
 		}),
 		Host: newMemoryHostJSON(r.Host), Warnings: r.Warnings}
+}
+
+// simulatedRetries is the simulated allocator's retries in its last step,
+// nil when it did not run.
+func simulatedRetries(a *memory.AllocSim) *int {
+	if a == nil {
+		return nil
+	}
+	n := a.LastStepRetries()
+	return &n
 }
 
 func newMemoryHostJSON(h *memory.HostMemory) *memoryHostJSON {

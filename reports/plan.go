@@ -861,7 +861,7 @@ func WritePlanJSON(w io.Writer, pr *PlanReport) error {
 // PlanCSVHeader is the header of plan.csv.
 var PlanCSVHeader = []string{"rank", "zero_stage", "k", "micro_batch", "grad_accum", "recompute", "bucket_size_bytes", "prefetch_depth", "algorithm",
 	"tokens_per_s_per_gpu", "mfu", "step_time_ps", "compute_ps", "exposed_comm_ps", "network_bytes", "network_busiest_bytes", "nvlink_bytes",
-	"peak_memory_bytes", "headroom_bytes", "device_peak_bytes", "pareto"}
+	"peak_memory_bytes", "headroom_bytes", "device_peak_bytes", "reserved_mode", "allocator_retries", "pareto"}
 
 // WritePlanCSV writes every configuration that fits, fastest first.
 func WritePlanCSV(w io.Writer, pr *PlanReport) error {
@@ -890,7 +890,7 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
 			bucket, pf, r.Algorithm, sweep.FormatTokensPerSec(r.TokensPerSecPerGPU), sweep.FormatMFU(r.MFU),
 			i64(r.StepTime), i64(r.Compute), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NetworkBusiest), i64(r.NVLinkBytes),
-			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), strconv.FormatBool(r.Pareto)}
+			i64(r.PeakMemory), i64(r.Headroom), i64(r.DevicePeak), r.ReservedMode, sweep.FormatRetries(r.SimulatedRetries), strconv.FormatBool(r.Pareto)}
 		if ep {
 			rec = slices.Insert(rec, 1, strconv.Itoa(r.EP))
 		}

@@ -91,17 +91,21 @@ type candidateJSON struct {
 
 type planRowJSON struct {
 	candidateJSON
-	StepTime           int64   `json:"step_time_ps"`
-	Compute            int64   `json:"compute_ps"`
-	ExposedComm        int64   `json:"exposed_comm_ps"`
-	Slowed             int64   `json:"slowed_compute_ps"`
-	Wait               int64   `json:"wait_ps"`
-	NetworkBytes       int64   `json:"network_bytes"`
-	NVLinkBytes        int64   `json:"nvlink_bytes"`
-	NetworkBusiest     int64   `json:"network_busiest_bytes"`
-	PeakMemory         int64   `json:"peak_memory_bytes"`
-	Headroom           int64   `json:"headroom_bytes"`
-	DevicePeak         int64   `json:"device_peak_bytes"`
+	StepTime       int64 `json:"step_time_ps"`
+	Compute        int64 `json:"compute_ps"`
+	ExposedComm    int64 `json:"exposed_comm_ps"`
+	Slowed         int64 `json:"slowed_compute_ps"`
+	Wait           int64 `json:"wait_ps"`
+	NetworkBytes   int64 `json:"network_bytes"`
+	NVLinkBytes    int64 `json:"nvlink_bytes"`
+	NetworkBusiest int64 `json:"network_busiest_bytes"`
+	PeakMemory     int64 `json:"peak_memory_bytes"`
+	Headroom       int64 `json:"headroom_bytes"`
+	DevicePeak     int64 `json:"device_peak_bytes"`
+	// ReservedMode and AllocatorRetries are run's reserved_mode and
+	// allocator_retries (sweep.PlanRow).
+	ReservedMode       string  `json:"reserved_mode,omitempty"`
+	AllocatorRetries   *int    `json:"allocator_retries,omitempty"`
 	TokensPerSecPerGPU float64 `json:"tokens_per_s_per_gpu"`
 	MFU                float64 `json:"mfu"`
 	Pareto             bool    `json:"pareto"`
@@ -172,7 +176,8 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
 			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
 				ExposedComm: r.ExposedComm, Slowed: r.Slowed, Wait: r.Wait, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
-				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
+				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak,
+				ReservedMode: r.ReservedMode, AllocatorRetries: r.SimulatedRetries, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
 		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SearchedEP: p.SearchedEP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,

@@ -21,7 +21,8 @@ import (
 
 // Run is one replayed step with the scenario it came from: what `zerosim
 // run` reports. Stages, when set, holds the memory of stages 0–3 for the
-// memory plot (memory.Stages); NewRun fills it.
+// memory plot (memory.Stages), the allocated figures alone (the plot reads
+// no reserve: memory.ReserveNone); NewRun fills it.
 type Run struct {
 	Scenario *scenarios.Scenario
 	Result   *zero.Result
@@ -48,7 +49,7 @@ func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
 	if s == nil || r == nil || r.Schedule == nil {
 		return nil, fmt.Errorf("reports: run needs a scenario and a replay result with its schedule")
 	}
-	st, err := memory.Stages(s, memory.Options{})
+	st, err := memory.Stages(s, memory.Options{Reserve: memory.ReserveNone})
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
@@ -1007,8 +1008,8 @@ func (run *Run) peakText() string {
 		}
 		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers)",
 			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
-		if m := run.Scenario.Memory; m.AllocatorOverheadFrom != "" && m.AllocatorOverhead != nil {
-			s += fmt.Sprintf("\nallocator overhead %s, from %s", strconv.FormatFloat(*m.AllocatorOverhead, 'f', -1, 64), m.AllocatorOverheadFrom)
+		if o := overheadLine(r.MemoryModel); o != "" {
+			s += "\n" + o
 		}
 	}
 	return s

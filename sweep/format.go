@@ -31,9 +31,10 @@ func (f Format) String() string {
 
 // measureColumns are the CSV columns after the point's key values: the
 // whole numbers (up to peak_memory_bytes and device_peak_bytes), the two
-// rates, the two verdicts and the error.
+// rates, the two verdicts, how the reserve was obtained and the simulated
+// allocator's retries (empty where it is not simulated), and the error.
 var measureColumns = []string{"step_time_ps", "exposed_comm_ps", "network_bytes", "nvlink_bytes", "peak_memory_bytes", "device_peak_bytes",
-	"tokens_per_s_per_gpu", "mfu", "fits", "device_fits", "error"}
+	"tokens_per_s_per_gpu", "mfu", "fits", "device_fits", "reserved_mode", "allocator_retries", "error"}
 
 // intColumns is how many of measureColumns are whole numbers.
 const intColumns = 6
@@ -66,6 +67,8 @@ type jsonRow struct {
 	MFU          float64           `json:"mfu"`
 	Fits         bool              `json:"fits"`
 	DeviceFits   bool              `json:"device_fits"`
+	ReservedMode string            `json:"reserved_mode,omitempty"`
+	AllocRetries *int              `json:"allocator_retries,omitempty"`
 	Error        string            `json:"error,omitempty"`
 }
 
@@ -125,7 +128,8 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	if e.f == JSONL {
 		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: r.StepTime, ExposedComm: r.ExposedComm,
 			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, DevicePeak: r.DevicePeak,
-			TokensPerSec: TokensPerSec(r.TokensPerSecPerGPU), MFU: mfu(r.MFU), Fits: r.Fits, DeviceFits: r.DeviceFits, Error: oneLine(r.Err)}
+			TokensPerSec: TokensPerSec(r.TokensPerSecPerGPU), MFU: mfu(r.MFU), Fits: r.Fits, DeviceFits: r.DeviceFits,
+			ReservedMode: r.ReservedMode, AllocRetries: r.AllocRetries, Error: oneLine(r.Err)}
 		for i, k := range e.keys {
 			jr.Point[k] = r.Values[i]
 		}
@@ -144,13 +148,23 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory), i64(r.DevicePeak),
 		FormatTokensPerSec(r.TokensPerSecPerGPU), FormatMFU(r.MFU),
-		strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), oneLine(r.Err))
+		strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), r.ReservedMode, FormatRetries(r.AllocRetries), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {
 		return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
 	}
 	w.Flush()
 	return e.buf.Bytes(), w.Error()
+}
+
+// FormatRetries is an allocator_retries column as every CSV of zerosim
+// writes it (sweep's rows, plan.csv, memory's): the count, or empty where
+// the reserve is not simulated.
+func FormatRetries(n *int) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.Itoa(*n)
 }
 
 // Write writes one row as one line.
@@ -171,6 +185,7 @@ func (e *Encoder) Write(r Row) error {
 func parseRow(f Format, line []byte, sp *Space) (int, error) {
 	var idx string
 	var values, measures, rates []string
+	var retries string
 	if f == JSONL {
 		var v struct {
 			Index        *json.Number      `json:"index"`
@@ -185,6 +200,8 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 			MFU          *json.Number      `json:"mfu"`
 			Fits         *bool             `json:"fits"`
 			DeviceFits   *bool             `json:"device_fits"`
+			ReservedMode string            `json:"reserved_mode"`
+			AllocRetries *json.Number      `json:"allocator_retries"`
 			Error        string            `json:"error"`
 		}
 		if err := json.Unmarshal(line, &v); err != nil {
@@ -195,13 +212,16 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		}
 		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak, v.TokensPerSec, v.MFU} {
 			if n == nil || v.Fits == nil || v.DeviceFits == nil {
-				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:len(measureColumns)-1], ", "))
+				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:intColumns+4], ", "))
 			}
 		}
 		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak} {
 			measures = append(measures, n.String())
 		}
 		rates = []string{v.TokensPerSec.String(), v.MFU.String()}
+		if v.AllocRetries != nil {
+			retries = v.AllocRetries.String()
+		}
 		idx = v.Index.String()
 		if len(v.Point) != len(sp.Grids) {
 			return 0, fmt.Errorf("the point has %d values for %d grids", len(v.Point), len(sp.Grids))
@@ -229,6 +249,7 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 				return 0, fmt.Errorf("%s %q is not true or false", measureColumns[c], m[c])
 			}
 		}
+		retries = m[intColumns+5]
 	}
 	i, err := strconv.Atoi(strings.TrimSpace(idx))
 	if err != nil || i < 0 {
@@ -241,6 +262,9 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		if _, err := strconv.ParseInt(m, 10, 64); err != nil {
 			return 0, fmt.Errorf("point %d: %q is not a whole number", i, m)
 		}
+	}
+	if n, err := strconv.Atoi(retries); retries != "" && (err != nil || n < 0) {
+		return 0, fmt.Errorf("point %d: allocator_retries %q is not a count", i, retries)
 	}
 	for k, rate := range rates {
 		if r, err := strconv.ParseFloat(rate, 64); err != nil || r < 0 || math.IsInf(r, 0) {

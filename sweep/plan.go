@@ -215,6 +215,12 @@ type PlanRow struct {
 	// DevicePeak is capped there): such a row does not fit the device
 	// without retries either.
 	AllocRetries int
+	// ReservedMode says how the reserve in DevicePeak was obtained
+	// (zero.Result.ReservedMode); SimulatedRetries is AllocRetries where
+	// the reserve is simulated, nil where it is a fraction (plan.csv's and
+	// plan.json's allocator_retries).
+	ReservedMode     string
+	SimulatedRetries *int
 	// DeviceFit is the replay's zero.Result.DeviceFits on the plan's GPU.
 	DeviceFit bool
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
@@ -993,7 +999,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, sp.noCandidates()
 	}
 	p.Searched = len(cands)
-	fits, modelPeak, err := sp.prune(ctx, src, cands, opt, p)
+	fits, modelPeak, screened, err := sp.prune(ctx, src, cands, opt, p)
 	if err != nil {
 		return nil, err
 	}
@@ -1004,7 +1010,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	var done atomic.Int64
 	var progress sync.Mutex
 	err = parallel(ctx, len(fits), opt.Jobs, func(i int) error {
-		rows[i], errs[i] = p.replay(src, fits[i])
+		rows[i], errs[i] = p.replay(src, fits[i], screened(fits[i]))
 		if opt.Progress != nil {
 			progress.Lock()
 			opt.Progress(int(done.Add(1)), len(fits))
@@ -1088,7 +1094,7 @@ func activationShare(src Source, c Candidate) float64 {
 	if err != nil {
 		return 0
 	}
-	rep, err := memory.Analyze(s, memory.Options{})
+	rep, err := memory.Analyze(s, memory.Options{Reserve: memory.ReserveNone})
 	if err != nil || rep.Peak <= 0 {
 		return 0
 	}
@@ -1107,10 +1113,11 @@ func lossToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) ([]s
 	if err != nil {
 		return nil, 0
 	}
-	if rep, err := memory.Analyze(f, memory.Options{}); err != nil || !rep.Fits {
+	rep, err := memory.Analyze(f, memory.Options{Reserve: memory.ReserveWhereFits})
+	if err != nil || !rep.Fits {
 		return nil, 0
 	}
-	if peak, ok := replayFits(f, device); ok {
+	if peak, ok := replayFits(f, rep, device); ok {
 		return o, peak
 	}
 	return nil, 0
@@ -1139,22 +1146,23 @@ func offloadToFit(src Source, c Candidate, device bool) ([]string, int64) {
 		if err != nil {
 			continue
 		}
-		rep, err := memory.Analyze(s, memory.Options{})
+		rep, err := memory.Analyze(s, memory.Options{Reserve: memory.ReserveWhereFits})
 		if err != nil || !rep.Fits || rep.Host != nil && !rep.Host.Fits {
 			continue
 		}
-		if peak, ok := replayFits(s, device); ok {
+		if peak, ok := replayFits(s, rep, device); ok {
 			return o, peak
 		}
 	}
 	return nil, 0
 }
 
-// replayFits replays s and reports whether its peak fits the GPU, the
-// verdict of zerosim run (zero.Result.Fits), with the peak; with device,
-// whether its device peak fits too (zero.Result.DeviceFits), with that.
-func replayFits(s *scenarios.Scenario, device bool) (int64, bool) {
-	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+// replayFits replays s (its memory-model report model taken, when not
+// nil) and reports whether its peak fits the GPU, the verdict of zerosim
+// run (zero.Result.Fits), with the peak; with device, whether its device
+// peak fits too (zero.Result.DeviceFits), with that.
+func replayFits(s *scenarios.Scenario, model *memory.Report, device bool) (int64, bool) {
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true, Memory: model})
 	if err != nil {
 		return 0, false
 	}
@@ -1192,8 +1200,14 @@ func parallel(ctx context.Context, n, j int, f func(i int) error) error {
 
 // prune runs the memory model once per memory-relevant configuration and
 // returns the candidates that fit, in search order, and each valid
-// candidate's peak by the model; it records the smallest peak in p.
-func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, opt PlanOptions, p *Plan) ([]Candidate, func(Candidate) (int64, bool), error) {
+// candidate's peak by the model; it records the smallest peak in p. The
+// model works out the reserve only where the candidate fits (the
+// simulated allocator's out-of-memory is then part of its verdict:
+// memory.ReserveWhereFits), and screened gives the report of a candidate
+// whose scenario it analyzed as it stands (the first algorithm searched),
+// for its replay to take instead of analyzing it again; nil for the
+// others.
+func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, opt PlanOptions, p *Plan) (out []Candidate, modelPeak func(Candidate) (int64, bool), screened func(Candidate) *memory.Report, err error) {
 	var keys []Candidate
 	index := map[Candidate]int{}
 	for _, c := range cands {
@@ -1206,32 +1220,41 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	peaks := make([]int64, len(keys))
 	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
-	err := parallel(ctx, len(keys), opt.Jobs, func(i int) error {
+	reps := make([]*memory.Report, len(keys))
+	err = parallel(ctx, len(keys), opt.Jobs, func(i int) error {
 		c := keys[i]
 		c.Algorithm = sp.algorithms[0]
 		s, err := src.Load(c.Sets()...)
 		var rep *memory.Report
 		if err == nil {
-			rep, err = memory.Analyze(s, memory.Options{})
+			rep, err = memory.Analyze(s, memory.Options{Reserve: memory.ReserveWhereFits})
 		}
 		if err != nil {
 			errs[i] = err
 			return nil // an invalid candidate, as a sweep's error row
 		}
 		peaks[i], fit[i] = rep.Peak, rep.Fits
+		if rep.Fits {
+			reps[i] = rep
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	modelPeak := func(c Candidate) (int64, bool) {
+	modelPeak = func(c Candidate) (int64, bool) {
 		ki, ok := index[c.memoryKey()]
 		if !ok || errs[ki] != nil {
 			return 0, false
 		}
 		return peaks[ki], true
 	}
-	var out []Candidate
+	screened = func(c Candidate) *memory.Report {
+		if ki, ok := index[c.memoryKey()]; ok && c.Algorithm == sp.algorithms[0] {
+			return reps[ki]
+		}
+		return nil
+	}
 	p.SmallestPeak = -1
 	for _, c := range cands {
 		ki := index[c.memoryKey()]
@@ -1247,7 +1270,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			out = append(out, c)
 		}
 	}
-	return out, modelPeak, nil
+	return out, modelPeak, screened, nil
 }
 
 // invalid counts a candidate that cannot run and keeps the first error,
@@ -1275,13 +1298,14 @@ type invalidCount struct {
 	first string
 }
 
-// replay measures one candidate.
-func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
+// replay measures one candidate, given its memory-model report when the
+// screen has it (nil: the replay analyzes it).
+func (p *Plan) replay(src Source, c Candidate, model *memory.Report) (PlanRow, error) {
 	s, err := src.Load(c.Sets()...)
 	if err != nil {
 		return PlanRow{}, err
 	}
-	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true, Memory: model})
 	if err != nil {
 		return PlanRow{}, err
 	}
@@ -1289,6 +1313,7 @@ func (p *Plan) replay(src Source, c Candidate) (PlanRow, error) {
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.AllocRetries, r.DeviceFit = res.AllocRetries(), res.DeviceFits(p.GPUMemory)
+	r.ReservedMode, r.SimulatedRetries = m.ReservedMode, m.AllocRetries
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	b := res.Busiest()
 	r.Slowed = max(int64(b.Compute-b.Alone), 0)

@@ -69,7 +69,7 @@ func TestResumeErrors(t *testing.T) {
 	}{
 		{"not a sweep output", `{"config": 1}`, CSV, All, "not a zerosim sweep output"},
 		{"a JSON without a newline", `{"config": 1}`, JSONL, All, "not a zerosim sweep output"},
-		{"a file without the meta line", Header(CSV, sp.Keys()) + "0,1,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a zerosim sweep output"},
+		{"a file without the meta line", Header(CSV, sp.Keys()) + "0,1,0,0,0,0,0,0,0,0,false,false,,,\n", CSV, All, "not a zerosim sweep output"},
 		{"another scenario", other.Line(CSV) + Header(CSV, sp.Keys()), CSV, All, "another sweep (scenario sha256"},
 		// Only the scenario changed: the same flags again cannot resume
 		// it (QA14 finding 10).
@@ -82,18 +82,20 @@ func TestResumeErrors(t *testing.T) {
 		// sweep, fewer columns.
 		{"an older version's output", m.Line(CSV) + "index,parallelism.k,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,tokens_per_s_per_gpu,fits,error\n0,1,0,0,0,0,0,0,true,\n",
 			CSV, All, "its measure columns differ (an output of another zerosim version"},
-		{"point of another shard", pre + "1,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, Shard{0, 2}, "not in this sweep's shard"},
-		{"point out of range", pre + "7,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a point of this sweep of 2 points"},
-		{"index 2^63-1", pre + "9223372036854775807,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "not a point of this sweep"},
-		{"garbage row", pre + "x,2\n", CSV, All, "2 columns, want 13"},
-		{"columns missing", pre + "0,1,0,0,0,false,\n", CSV, All, "7 columns, want 13"},
-		{"values of another point", pre + "0,2,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "holds values"},
+		{"point of another shard", pre + "1,2,0,0,0,0,0,0,0,0,false,false,,,\n", CSV, Shard{0, 2}, "not in this sweep's shard"},
+		{"point out of range", pre + "7,2,0,0,0,0,0,0,0,0,false,false,,,\n", CSV, All, "not a point of this sweep of 2 points"},
+		{"index 2^63-1", pre + "9223372036854775807,2,0,0,0,0,0,0,0,0,false,false,,,\n", CSV, All, "not a point of this sweep"},
+		{"garbage row", pre + "x,2\n", CSV, All, "2 columns, want 15"},
+		{"columns missing", pre + "0,1,0,0,0,false,\n", CSV, All, "7 columns, want 15"},
+		{"values of another point", pre + "0,2,0,0,0,0,0,0,0,0,false,false,,,\n", CSV, All, "holds values"},
 		// The columns rows gained are read like the others: the MFU as
 		// a rate, device_fits as a verdict.
-		{"mfu not a rate", pre + "0,1,0,0,0,0,0,0,0,x,true,true,\n", CSV, All, `mfu "x" is not a rate`},
-		{"device_fits not a verdict", pre + "0,1,0,0,0,0,0,0,0,0,true,maybe,\n", CSV, All, `device_fits "maybe" is not true or false`},
+		{"mfu not a rate", pre + "0,1,0,0,0,0,0,0,0,x,true,true,,,\n", CSV, All, `mfu "x" is not a rate`},
+		{"device_fits not a verdict", pre + "0,1,0,0,0,0,0,0,0,0,true,maybe,,,\n", CSV, All, `device_fits "maybe" is not true or false`},
+		{"allocator_retries not a count", pre + "0,1,0,0,0,0,0,0,0,0,true,true,simulated-default,x,\n", CSV, All, `allocator_retries "x" is not a count`},
+		{"json allocator_retries not a count", m.Line(JSONL) + `{"index":0,"point":{"parallelism.k":"1"},"step_time_ps":1,"exposed_comm_ps":0,"network_bytes":0,"nvlink_bytes":0,"peak_memory_bytes":0,"device_peak_bytes":0,"tokens_per_s_per_gpu":0,"mfu":0,"fits":true,"device_fits":true,"allocator_retries":-1}` + "\n", JSONL, All, `allocator_retries "-1" is not a count`},
 		{"a row of 2 MiB", pre + strings.Repeat("1", 2<<20) + "\n", CSV, All, "longer than 1048576 bytes"},
-		{"twice", pre + "0,1,0,0,0,0,0,0,0,0,false,false,\n0,1,0,0,0,0,0,0,0,0,false,false,\n", CSV, All, "twice"},
+		{"twice", pre + "0,1,0,0,0,0,0,0,0,0,false,false,,,\n0,1,0,0,0,0,0,0,0,0,false,false,,,\n", CSV, All, "twice"},
 		{"json without index", m.Line(JSONL) + `{"point":{}}` + "\n", JSONL, All, "index"},
 		{"json without fits", m.Line(JSONL) + `{"index":0,"point":{"parallelism.k":"1"},"step_time_ps":1,"exposed_comm_ps":0,"network_bytes":0,"nvlink_bytes":0,"peak_memory_bytes":0}` + "\n", JSONL, All, "missing"},
 	} {
@@ -111,15 +113,15 @@ func TestMergeReport(t *testing.T) {
 	sp := space(t, "k=1,2,3,4,5,6")
 	m := metaOf(Source{File: "s.yaml", Data: []byte("version: 1\n")}, sp)
 	h := Prelude(CSV, m, sp.Keys())
-	a := h + "0,1,10,0,0,0,0,0,0,0,true,true,\n3,4,40,0,0,0,0,0,0,0,true,true,\n"
-	b := h + "1,2,20,0,0,0,0,0,0,0,true,true,\n3,4,40,0,0,0,0,0,0,0,true,true,\n4,5,50,0,0,0,0,0,tr"
-	c := h + "0,1,11,0,0,0,0,0,0,0,true,true,\n"
+	a := h + "0,1,10,0,0,0,0,0,0,0,true,true,,,\n3,4,40,0,0,0,0,0,0,0,true,true,,,\n"
+	b := h + "1,2,20,0,0,0,0,0,0,0,true,true,,,\n3,4,40,0,0,0,0,0,0,0,true,true,,,\n4,5,50,0,0,0,0,0,tr"
+	c := h + "0,1,11,0,0,0,0,0,0,0,true,true,,,\n"
 	var out bytes.Buffer
 	rep, err := Merge(&out, []Input{{"a", strings.NewReader(a)}, {"b", strings.NewReader(b)}, {"c", strings.NewReader(c)}}, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := h + "0,1,10,0,0,0,0,0,0,0,true,true,\n1,2,20,0,0,0,0,0,0,0,true,true,\n3,4,40,0,0,0,0,0,0,0,true,true,\n"
+	want := h + "0,1,10,0,0,0,0,0,0,0,true,true,,,\n1,2,20,0,0,0,0,0,0,0,true,true,,,\n3,4,40,0,0,0,0,0,0,0,true,true,,,\n"
 	if out.String() != want {
 		t.Errorf("merged:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -134,11 +136,11 @@ func TestMergeReport(t *testing.T) {
 	other := metaOf(Source{File: "s.yaml", Data: []byte("version: 1 # other\n")}, sp)
 	for _, tc := range []struct{ name, x, y, want string }{
 		{"another scenario", h, other.Line(CSV) + Header(CSV, sp.Keys()), "another sweep than x (scenario sha256"},
-		{"formats differ", h + "0,1,0,0,0,0,0,0,0,0,true,true,\n", m.Line(JSONL) + `{"index":1}` + "\n", "is jsonl"},
+		{"formats differ", h + "0,1,0,0,0,0,0,0,0,0,true,true,,,\n", m.Line(JSONL) + `{"index":1}` + "\n", "is jsonl"},
 		{"not a sweep", "a,b\n", "", "not a zerosim sweep output"},
-		{"index 2^63-1", h + "9223372036854775807,1,0,0,0,0,0,0,0,0,true,true,\n", "", "not a point of this sweep of 6 points"},
-		{"3e9", h + "3000000000,1,0,0,0,0,0,0,0,0,true,true,\n", "", "not a point of this sweep of 6 points"},
-		{"3 columns missing", h + "0,1,0,0,0,0\n", "", "6 columns, want 13"},
+		{"index 2^63-1", h + "9223372036854775807,1,0,0,0,0,0,0,0,0,true,true,,,\n", "", "not a point of this sweep of 6 points"},
+		{"3e9", h + "3000000000,1,0,0,0,0,0,0,0,0,true,true,,,\n", "", "not a point of this sweep of 6 points"},
+		{"3 columns missing", h + "0,1,0,0,0,0\n", "", "6 columns, want 15"},
 		{"header differs", m.Line(CSV) + "index,j,step_time_ps\n", "", "column header"},
 	} {
 		_, err := Merge(&bytes.Buffer{}, []Input{{"x", strings.NewReader(tc.x)}, {"y", strings.NewReader(tc.y)}}, 0)
@@ -171,7 +173,7 @@ func TestMergeHugeSweep(t *testing.T) {
 	m := metaOf(Source{Data: []byte("version: 1\n")}, sp)
 	row := func(i int) string {
 		p := sp.Point(i)
-		return fmt.Sprintf("%d,%s,%s,0,0,0,0,0,0,0,0,true,true,\n", i, p.Values[0], p.Values[1])
+		return fmt.Sprintf("%d,%s,%s,0,0,0,0,0,0,0,0,true,true,,,\n", i, p.Values[0], p.Values[1])
 	}
 	in := Prelude(CSV, m, sp.Keys()) + row(n-1) + row(1000)
 	rep, err := Merge(&bytes.Buffer{}, []Input{{"a", strings.NewReader(in)}}, 0)

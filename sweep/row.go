@@ -51,6 +51,13 @@ type Row struct {
 	// ("expect allocator retries") and plan flags.
 	DevicePeak int64
 	DeviceFits bool
+	// ReservedMode says how the reserve in DevicePeak was obtained
+	// (zero.Result.ReservedMode: "simulated-default", "overhead 0.15
+	// (default)", …); AllocRetries how many times a step the simulated
+	// caching allocator released its cache (zero.Result.AllocRetries),
+	// nil where the reserve is not simulated.
+	ReservedMode string
+	AllocRetries *int
 	// TokensPerSecPerGPU is the tokens of one step over its time and the
 	// GPUs; MFU the model FLOPs utilization as run and plan report it
 	// (zero.Utilization.MFU).
@@ -91,6 +98,7 @@ func measured(res *zero.Result, capacity int64) Row {
 	r.Fits = res.Fits(capacity)
 	r.DevicePeak = res.DevicePeak
 	r.DeviceFits = res.DeviceFits(capacity)
+	r.ReservedMode, r.AllocRetries = res.ReservedMode(), res.SimulatedRetries()
 	r.TokensPerSecPerGPU = res.TokensPerSecPerGPU()
 	// MFU as zerosim run reports it (zero.Utilization: 6N + 12·L·H·Q·s per
 	// token, PaLM's convention; models without one, 3× the forward FLOPs).

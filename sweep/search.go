@@ -77,9 +77,12 @@ type judge struct{ conv memory.Convention }
 // replays reports whether replays decide (zerosim's convention).
 func (jd judge) replays() bool { return jd.conv == memory.ConventionZerosim }
 
-// model is the memory model's report of s under the judge's convention.
+// model is the memory model's report of s under the judge's convention,
+// with the reserve worked out only where it fits (its verdict is then
+// whole: memory.ReserveWhereFits), which is where decideWith replays it
+// and the replay takes the report.
 func (jd judge) model(s *scenarios.Scenario) (*memory.Report, error) {
-	return memory.Analyze(s, memory.Options{Convention: jd.conv})
+	return memory.Analyze(s, memory.Options{Convention: jd.conv, Reserve: memory.ReserveWhereFits})
 }
 
 // verdict is a judge's decision on one layout.
@@ -118,7 +121,7 @@ func (jd judge) decideWith(s *scenarios.Scenario, r *memory.Report) (verdict, er
 	if !jd.replays() || !r.Fits || !zero.Symmetric(s) {
 		return verdict{Peak: r.Peak, Fits: r.Fits}, nil
 	}
-	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true, Memory: r})
 	if err != nil {
 		return verdict{}, fmt.Errorf("replay: %w", err)
 	}

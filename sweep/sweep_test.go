@@ -158,7 +158,7 @@ func checkAcceptanceRows(t *testing.T, out []byte, sp *Space) {
 		t.Errorf("meta line %q, want %q", lines[0], want)
 	}
 	lines = lines[1:]
-	if lines[0] != "index,parallelism.zero_stage,parallelism.k,communication.algorithm,communication.bucket_size,communication.prefetch_depth,communication.max_inflight_allgathers,communication.overlap,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,device_peak_bytes,tokens_per_s_per_gpu,mfu,fits,device_fits,error" {
+	if lines[0] != "index,parallelism.zero_stage,parallelism.k,communication.algorithm,communication.bucket_size,communication.prefetch_depth,communication.max_inflight_allgathers,communication.overlap,step_time_ps,exposed_comm_ps,network_bytes,nvlink_bytes,peak_memory_bytes,device_peak_bytes,tokens_per_s_per_gpu,mfu,fits,device_fits,reserved_mode,allocator_retries,error" {
 		t.Errorf("header %q", lines[0])
 	}
 	rows := lines[1:]
@@ -184,8 +184,13 @@ func checkAcceptanceRows(t *testing.T, out []byte, sp *Space) {
 	// per rank, 3,120 B over the wire; the ring 0→1→2→3→0 on 2 nodes × 2
 	// GPUs crosses the network on 2 of its 4 hops: 1,560 B each way.
 	f := strings.Split(rows[0], ",")
-	if f[10] != "1560" || f[11] != "1560" || f[18] != "" {
+	if f[10] != "1560" || f[11] != "1560" || f[20] != "" {
 		t.Errorf("point 0: network %s nvlink %s bytes, want 1560 and 1560 (%s)", f[10], f[11], rows[0])
+	}
+	// Stage 0 takes the reserve as memory.allocator_overhead's default
+	// above the allocated peak: nothing simulated, no retries.
+	if f[18] != "overhead 0.15 (default)" || f[19] != "" {
+		t.Errorf("point 0: reserved_mode %q allocator_retries %q, want the default overhead and none", f[18], f[19])
 	}
 	// Its step trains micro_batch 1 × dp 4 sequences of seq_len 3: 12
 	// tokens, over the step time and 4 GPUs.

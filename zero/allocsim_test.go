@@ -72,3 +72,45 @@ func TestSimulatedReserveFollowsTheModel(t *testing.T) {
 		t.Errorf("%d simulated rows, want the FSDP sources' (over 100)", n)
 	}
 }
+
+// Options.Memory: a replay given the memory model's report of its scenario
+// takes it (the same figures as a replay that analyzes the scenario
+// itself, and the report itself as Result.MemoryModel); a report without
+// the profiler's view (memory.ReserveNone) is not taken.
+func TestReplayTakesTheMemoryReport(t *testing.T) {
+	s, err := scenarios.Load("fsdp.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB, gpu_memory: 17.5GiB}
+model: {preset: llama2-7b, seq_len: 2048}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: 2, recompute: full, attention: sdpa, shard_dtype: fp32, reduce_dtype: fp32}
+communication: {boundary: fsdp2}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Replay(s, Options{NoCollectives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.MemoryModel.AllocSim == nil || own.AllocRetries() == 0 {
+		t.Fatalf("the case needs a simulated reserve with retries: %+v", own.MemoryModel.AllocSim)
+	}
+	for _, level := range []memory.ReserveLevel{memory.ReserveAll, memory.ReserveWhereFits, memory.ReserveNone} {
+		rep, err := memory.Analyze(s, memory.Options{Reserve: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Replay(s, Options{NoCollectives: true, Memory: rep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if taken := got.MemoryModel == rep; taken != (level != memory.ReserveNone) {
+			t.Errorf("level %d: report taken %v", level, taken)
+		}
+		if got.StepTime != own.StepTime || got.ReservedPeak != own.ReservedPeak || got.DevicePeak != own.DevicePeak || got.DeviceNeed != own.DeviceNeed ||
+			got.AllocRetries() != own.AllocRetries() || got.MemoryModel.Reserved != own.MemoryModel.Reserved {
+			t.Errorf("level %d: step %v reserved %d device %d need %d retries %d, want %v %d %d %d %d", level, got.StepTime, got.ReservedPeak, got.DevicePeak, got.DeviceNeed, got.AllocRetries(),
+				own.StepTime, own.ReservedPeak, own.DevicePeak, own.DeviceNeed, own.AllocRetries())
+		}
+	}
+}

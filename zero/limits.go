@@ -172,7 +172,7 @@ func suggestBucket(s *scenarios.Scenario, least int64, full bool) int64 {
 	b := max(least, 1)
 	for ; b < 1<<50; b *= 2 {
 		c.Communication.BucketSize = units.Bytes(b)
-		m, err := memory.Analyze(&c, memory.Options{})
+		m, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
 		if err != nil {
 			continue
 		}
@@ -183,10 +183,11 @@ func suggestBucket(s *scenarios.Scenario, least int64, full bool) int64 {
 	return b
 }
 
-// analyze runs the memory model for a replay; a bucket size over
+// analyze runs the memory model for a replay, working out its profiler
+// view as far as reserve asks (memory.Options.Reserve); a bucket size over
 // memory.MaxBuckets is refused with a size that also meets the task limits.
-func analyze(s *scenarios.Scenario, full bool) (*memory.Report, error) {
-	mrep, err := memory.Analyze(s, memory.Options{})
+func analyze(s *scenarios.Scenario, full bool, reserve memory.ReserveLevel) (*memory.Report, error) {
+	mrep, err := memory.Analyze(s, memory.Options{Reserve: reserve})
 	var tb *memory.TooManyBucketsError
 	if errors.As(err, &tb) {
 		return nil, fmt.Errorf("zero: communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",
@@ -210,7 +211,8 @@ func simulatedRanks(s *scenarios.Scenario, full bool) int {
 // MaxTaskInstances, memory.MaxBuckets) without replaying it: zerosim
 // validate runs it, so a scenario that validates also runs.
 func Check(s *scenarios.Scenario) error {
-	mrep, err := analyze(s, false)
+	// All of the model, so that what fails a replay's analysis fails here.
+	mrep, err := analyze(s, false, memory.ReserveAll)
 	if err != nil {
 		return err
 	}

@@ -159,6 +159,27 @@ func (r *Result) AllocRetries() int {
 	return 0
 }
 
+// ReservedMode is how ReservedPeak was obtained
+// (memory.Report.ReservedMode: "simulated-default", "overhead 0.15
+// (default)", …); empty without a memory model.
+func (r *Result) ReservedMode() string {
+	if m := r.MemoryModel; m != nil {
+		return m.ReservedMode
+	}
+	return ""
+}
+
+// SimulatedRetries is AllocRetries where the reserve is simulated, nil
+// where it is a fraction: what the machine-readable outputs give as
+// allocator_retries.
+func (r *Result) SimulatedRetries() *int {
+	if m := r.MemoryModel; m != nil && m.AllocSim != nil {
+		n := r.AllocRetries()
+		return &n
+	}
+	return nil
+}
+
 // CollectiveRecord is one collective instance: a task of a group.
 type CollectiveRecord struct {
 	Task       int32

@@ -43,6 +43,14 @@ type Options struct {
 	// at ZeRO-1 runs 8,192 inter-group all-reduces per bucket; recording
 	// every one took 60 s and 16 GB.
 	MaxCollectives int
+	// Memory, if not nil, is the memory model's report of the scenario
+	// (memory.Analyze with memory.Options{}, or with Reserve
+	// memory.ReserveWhereFits where it fits: ReserveSkipped false), which
+	// a caller that screened the scenario with it already has: the replay
+	// takes it instead of analyzing the scenario again (the caching
+	// allocator's simulation is most of that). A report without the
+	// profiler's view is not taken.
+	Memory *memory.Report
 	// Progress, if not nil, is called with the task instances finished so
 	// far and their total (tasks × simulated ranks) every ProgressEvery
 	// of them and once at the end, from the replaying goroutine: what a
@@ -511,12 +519,16 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 			return nil, err
 		}
 		s = &c
+		opt.Memory = nil // of the scenario before the fit
 	}
 	// The memory report carries the buffer layouts it used: the schedule
 	// takes the same ones instead of building them again.
-	mrep, err := analyze(s, opt.Full)
-	if err != nil {
-		return nil, err
+	mrep := opt.Memory
+	if mrep == nil || mrep.ReserveSkipped || mrep.Convention != memory.ConventionZerosim {
+		var err error
+		if mrep, err = analyze(s, opt.Full, memory.ReserveAll); err != nil {
+			return nil, err
+		}
 	}
 	reps := simulatedRanks(s, opt.Full)
 	tc := countTasks(s, mrep.Groups)
@@ -654,11 +666,11 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// memory model's timeline order.
 	// It is capped at what the simulated allocator could hold
 	// (memory.ProfilerPeaksOf).
-	if res.ReservedPeak, res.DevicePeak, err = memory.ProfilerPeaksOf(s, slices.Max(res.PeakMemory), mrep.GatherPool, mrep.AllocSim); err != nil {
+	if res.ReservedPeak, res.DevicePeak, err = mrep.ProfilerPeaksAt(s, slices.Max(res.PeakMemory)); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	peak, _ := res.Peak()
-	if res.DeviceNeed, err = memory.DeviceNeed(s, peak); err != nil {
+	if res.DeviceNeed, err = mrep.DeviceNeedAt(s, peak); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	if res.Utilization, err = utilization(s, res.StepTime, sc.Costs); err != nil {

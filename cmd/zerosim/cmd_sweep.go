@@ -420,6 +420,15 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 		return nil, nil, inputError{fmt.Errorf("--out %s: %w", o.out, err)}
 	}
 	if !o.resume {
+		if fi, err := os.Stat(o.out); err == nil && !fi.Mode().IsRegular() {
+			// A device or a FIFO (/dev/null, a pipe): written as it is,
+			// nothing there to overwrite or resume.
+			fh, err := os.OpenFile(o.out, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, nil, inputError{fmt.Errorf("--out: %w", err)}
+			}
+			return fh, nil, nil
+		}
 		// 0o666: the umask decides, as for any file a command creates.
 		fh, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, os.ErrExist) {

@@ -263,7 +263,7 @@ func checkOutputFile(path string) error {
 		// /dev/stdout, /dev/fd/1 or the file standard output is
 		// redirected to: the report goes there too, and one write
 		// would cut the other.
-		if out, e := os.Stdout.Stat(); e == nil && os.SameFile(fi, out) {
+		if out, e := os.Stdout.Stat(); e == nil && os.SameFile(fi, out) && !isDevNull(fi) {
 			return errors.New("is standard output, where the report goes (give a file name)")
 		}
 		if !fi.Mode().IsRegular() {
@@ -357,4 +357,12 @@ func writeFailure(we *reports.WriteError) string {
 		fix = "a file is in the way of a directory on that path; write elsewhere"
 	}
 	return fmt.Sprintf("cannot write %s: %v (%s)", we.Path, cause, fix)
+}
+
+// isDevNull reports whether fi is the null device (os.DevNull), which
+// takes any number of writers: an output there beside standard output
+// cuts nothing.
+func isDevNull(fi os.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
 }
