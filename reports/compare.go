@@ -692,7 +692,11 @@ func writeCompareRows(w io.Writer, c *Comparison) error {
 		for k := range cols {
 			need += width(first[i] + k)
 		}
-		if len(groups) == 0 || (!c.Wide && used+need > compareColumns) {
+		// A table holding the baseline alone would only be repeated in
+		// the next, which shows the baseline again: the first variant
+		// beside it stays there however wide.
+		alone := len(groups) == 1 && len(groups[0]) == 1
+		if len(groups) == 0 || (!c.Wide && !alone && used+need > compareColumns) {
 			groups = append(groups, nil)
 			used = 1 + width(0)
 			if i > 0 { // a later table repeats the baseline's values

@@ -660,3 +660,42 @@ func TestSlowLinkPlotSeriesAligned(t *testing.T) {
 		t.Errorf("bar width %v for %d K, %v for 2 (want 30)", w, len(c.Plot.Categories), barWidth(2, 3))
 	}
 }
+
+// TestCompareSplitKeepsAVariantBesideTheBaseline (QA16 L5): a first
+// variant too wide to sit beside the baseline within compareColumns stays
+// beside it (a table of the baseline alone was repeated whole in the
+// next); more variants than fit go to further tables, each repeating the
+// baseline's column and holding at least one variant.
+func TestCompareSplitKeepsAVariantBesideTheBaseline(t *testing.T) {
+	long := strings.Repeat("x", 45)
+	for _, n := range []int{2, 5} {
+		c := &Comparison{}
+		for i := range n {
+			c.Variants = append(c.Variants, compareVariant{Label: fmt.Sprintf("%s=%d", long, i)})
+		}
+		row := compareRow{Metric: strings.Repeat("m", 40), Unit: "B"}
+		for i := range n {
+			row.Values = append(row.Values, int64(1000*(i+1)))
+			var d *float64
+			if i > 0 {
+				v := 100 * float64(i)
+				d = &v
+			}
+			row.DeltaPct = append(row.DeltaPct, d)
+		}
+		c.Rows = []compareRow{row}
+		var b strings.Builder
+		if err := writeCompareRows(&b, c); err != nil {
+			t.Fatal(err)
+		}
+		tables := strings.Split(b.String(), "┌")[1:]
+		if want := n - 1; len(tables) != want {
+			t.Errorf("%d variants: %d tables, want %d:\n%s", n, len(tables), want, b.String())
+		}
+		for k, tab := range tables {
+			if !strings.Contains(tab, long+"=0") || !strings.Contains(tab, fmt.Sprintf("%s=%d", long, k+1)) {
+				t.Errorf("%d variants: table %d lacks the baseline or variant %d:\n%s", n, k, k+1, tab)
+			}
+		}
+	}
+}
