@@ -3,6 +3,7 @@ package collectives
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/zerosim/zerosim/sim"
@@ -577,7 +578,7 @@ func (f *Fabric) Prepare(spec Spec, keep []bool) (*Prepared, error) {
 			}
 			blocks, _ := f.lw.nodeBlocks(spec.Group)
 			var err error
-			if c, err = f.model.Time(spec.Op, blockShape(len(spec.Group), blocks), spec.Algo, spec.Bytes); err != nil {
+			if c, err = f.model.Time(spec.Op, blockShape(f.lw.t, len(spec.Group), blocks), spec.Algo, spec.Bytes); err != nil {
 				return nil, err
 			}
 			key.chosen = c.Algo
@@ -816,7 +817,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 		return nil, Shape{}, fmt.Errorf("collectives: nvlstree supports allreduce only, not %v", spec.Op)
 	}
 	blocks, even := lw.nodeBlocks(spec.Group)
-	sh := blockShape(len(spec.Group), blocks)
+	sh := blockShape(lw.t, len(spec.Group), blocks)
 	// The pattern follows the algorithm the model picks for this size.
 	c, err := m.Time(spec.Op, sh, spec.Algo, spec.Bytes)
 	if err != nil {
@@ -983,7 +984,9 @@ func (lw *lowering) railBlocks(blocks [][]int) []int {
 }
 
 // ShapeOf is the communicator shape of a group: ranks, nodes spanned and
-// the ranks on the node holding fewest of them (Shape.MinPerNode).
+// the ranks on the node holding fewest of them (Shape.MinPerNode), and
+// under shared NICs the fewest NICs they cross on one node
+// (Shape.MinNICs).
 func ShapeOf(t *topology.Topology, group []int) Shape {
 	return shapeOf(t, len(group), func(i int) int { return group[i] })
 }
@@ -996,45 +999,89 @@ func ShapeOfRange(t *topology.Topology, first, stride, n int) Shape {
 }
 
 // shapeOf is the shape of the n ranks rank(0), …, rank(n−1): their ranks
-// counted by node, no more memory than a count per node.
+// counted by node, no more memory than a count per node (and, under
+// shared NICs, a bit per NIC of each node).
 func shapeOf(t *topology.Topology, n int, rank func(int) int) Shape {
 	count := make([]int32, t.Nodes())
+	shared := t.SharedNICs()
+	words := (shared + 63) / 64
+	seen := make([]uint64, t.Nodes()*words) // node nd's NICs at [nd·words, (nd+1)·words)
 	nodes := 0
 	for i := range n {
-		nd := t.Node(rank(i))
+		r := rank(i)
+		nd := t.Node(r)
 		if count[nd] == 0 {
 			nodes++
 		}
 		count[nd]++
-	}
-	least := 0
-	for _, c := range count {
-		if c > 0 && (least == 0 || int(c) < least) {
-			least = int(c)
+		if shared > 0 {
+			k := t.NIC(r)
+			seen[nd*words+k/64] |= 1 << (k % 64)
 		}
 	}
-	return nodeShape(n, nodes, least)
+	least, leastNICs := 0, 0
+	for nd, c := range count {
+		if c == 0 {
+			continue
+		}
+		least = minPositive(least, int(c))
+		if shared > 0 {
+			nics := 0
+			for _, w := range seen[nd*words : (nd+1)*words] {
+				nics += bits.OnesCount64(w)
+			}
+			leastNICs = minPositive(leastNICs, nics)
+		}
+	}
+	return nodeShape(n, nodes, least, shared, leastNICs)
 }
 
 // blockShape is the shape of a group of n ranks split by node into blocks
-// (nodeBlocks).
-func blockShape(n int, blocks [][]int) Shape {
-	least := 0
-	for i, b := range blocks {
-		if i == 0 || len(b) < least {
-			least = len(b)
+// (nodeBlocks) on t.
+func blockShape(t *topology.Topology, n int, blocks [][]int) Shape {
+	least, leastNICs := 0, 0
+	shared := t.SharedNICs()
+	var seen []bool
+	if shared > 0 {
+		seen = make([]bool, shared)
+	}
+	for _, b := range blocks {
+		least = minPositive(least, len(b))
+		if shared > 0 {
+			clear(seen)
+			nics := 0
+			for _, r := range b {
+				if k := t.NIC(r); !seen[k] {
+					seen[k] = true
+					nics++
+				}
+			}
+			leastNICs = minPositive(leastNICs, nics)
 		}
 	}
-	return nodeShape(n, len(blocks), least)
+	return nodeShape(n, len(blocks), least, shared, leastNICs)
+}
+
+// minPositive is the lesser of a and b, b when a is 0 (none yet).
+func minPositive(a, b int) int {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // nodeShape is the shape of n ranks over nodes nodes, least on the
 // smallest: MinPerNode is set where least differs from n/nodes, so an even
-// group's shape is {n, nodes}.
-func nodeShape(n, nodes, least int) Shape {
+// group's shape is {n, nodes}. Under shared NICs (shared per node, 0 when
+// each GPU has its own) nics is the fewest NICs the group crosses on a
+// node, MinNICs where it differs from Hardware.nics's min(shared, least).
+func nodeShape(n, nodes, least, shared, nics int) Shape {
 	sh := Shape{Ranks: n, Nodes: nodes}
 	if nodes > 0 && least != sh.ppn() {
 		sh.MinPerNode = least
+	}
+	if shared > 0 && nics > 0 && nics != min(shared, least) {
+		sh.MinNICs = nics
 	}
 	return sh
 }

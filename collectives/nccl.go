@@ -324,6 +324,12 @@ type Shape struct {
 	// it does not, so an even group's shape is its {Ranks, Nodes}, as a
 	// calibration curve's is.
 	MinPerNode int
+	// MinNICs is the fewest NICs the group's ranks on any one node cross
+	// where the node's GPUs share NICs and that differs from the rule
+	// Hardware.nics gives (min(NICs, MinPerNode)): a group on part of a
+	// node reaches only the NICs local to its own GPUs (Hardware.shapeNICs);
+	// 0 where it does not differ.
+	MinNICs int
 }
 
 // ppn is NCCL's nRanks/nNodes, the mean ranks per node (rounded down, as
@@ -490,7 +496,7 @@ func (m *Model) wireFraction(c topology.Class, sh Shape, p Proto) float64 {
 	f := 1.0
 	switch {
 	case c == topology.Inter && m.HW.NICBW > 0:
-		f = m.netBW(sh.minPPN()) / (float64(m.HW.nics(sh.minPPN())) * float64(m.HW.NICBW) / 1e9)
+		f = m.netBW(sh) / (float64(m.HW.shapeNICs(sh)) * float64(m.HW.NICBW) / 1e9)
 	case c == topology.Intra && m.HW.IntraBW > 0:
 		f = m.intraBW(sh.minPPN()) / (float64(m.HW.IntraBW) / 1e9)
 	}
@@ -527,13 +533,33 @@ func (m *Model) wireFraction(c topology.Class, sh Shape, p Proto) float64 {
 // give here.
 func (hw Hardware) nics(ppn int) int { return max(min(hw.NICsPerNode, ppn), 1) }
 
-// netBW is the network bandwidth of one node with ppn of the
-// communicator's ranks, GB/s: two channels per NIC the communicator uses
-// (search.cc ncclTopoCompute), together at searchFraction of the NIC's
-// nominal speed. A communicator's is its smallest node's (Shape.minPPN).
-func (m *Model) netBW(ppn int) float64 {
+// shapeNICs is the NICs a communicator of shape sh crosses on its
+// smallest node: Shape.MinNICs where the shape has it, else nics of the
+// smallest node's ranks. Where a node's GPUs share NICs, the ranks of a
+// group on part of a node reach only the NICs local to their own GPUs:
+// NCCL's search adds a NIC to the candidates only when its path from the
+// GPU is of type typeInter or less (src/graph/search.cc
+// ncclTopoSelectNets, lines 564–580 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), and relaxes typeInter past
+// PATH_PXN only while it has found no channel (lines 1229–1233); a NIC
+// whose own GPUs are outside the communicator is reached through the CPU
+// (PATH_PHB or PATH_SYS, beyond PXN, which needs a peer GPU of the
+// communicator beside the NIC: paths.cc lines 817–842).
+func (hw Hardware) shapeNICs(sh Shape) int {
+	if sh.MinNICs > 0 {
+		return sh.MinNICs
+	}
+	return hw.nics(sh.minPPN())
+}
+
+// netBW is the network bandwidth of one node of a communicator of shape
+// sh, GB/s: two channels per NIC the communicator uses (search.cc
+// ncclTopoCompute), together at searchFraction of the NIC's nominal
+// speed. A communicator's is its smallest node's (Shape.minPPN,
+// shapeNICs).
+func (m *Model) netBW(sh Shape) float64 {
 	nic := float64(m.HW.NICBW) / 1e9
-	return nic * searchFraction * float64(m.HW.nics(ppn)) * m.Params.InterEff
+	return nic * searchFraction * float64(m.HW.shapeNICs(sh)) * m.Params.InterEff
 }
 
 // searchFraction is what NCCL's ring search settles on for a NIC: the
@@ -566,7 +592,7 @@ func searchStep(nic float64) float64 {
 func (m *Model) channels(sh Shape) float64 {
 	switch {
 	case sh.Nodes > 1:
-		return float64(min(2*m.HW.nics(sh.minPPN()), 32))
+		return float64(min(2*m.HW.shapeNICs(sh), 32))
 	case m.HW.PCI:
 		return 2
 	}
@@ -780,7 +806,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		c.intra = m.intraBW(least)
 	}
 	if c.nodes > 1 {
-		c.net = m.netBW(least)
+		c.net = m.netBW(sh)
 	}
 	c.nCh = m.channels(sh)
 	return c, true
@@ -1010,7 +1036,7 @@ func NVLSTune(hw Hardware, sh Shape) NVLSTuning {
 	ppn, nodes := sh.minPPN(), max(sh.Nodes, 1)
 	t := NVLSTuning{Channels: 16, Heads: min(ppn, maxNVLSArity), Chunk: nvlsChunkSize}
 	if nodes > 1 {
-		t.Heads = min(t.Heads, hw.nics(ppn))
+		t.Heads = min(t.Heads, hw.shapeNICs(sh))
 	}
 	var treeMax int64
 	if hw.Arch >= Blackwell {

@@ -322,7 +322,7 @@ func TestShapeOfRange(t *testing.T) {
 		n := topo.Ranks()
 		check := func(what string, got Shape, g []int) {
 			blocks, _ := nodeBlocks(topo, g)
-			if want := blockShape(len(g), blocks); got != want || ShapeOf(topo, g) != want {
+			if want := blockShape(topo, len(g), blocks); got != want || ShapeOf(topo, g) != want {
 				t.Errorf("%+v %s %v: ShapeOfRange %+v, ShapeOf %+v, want %+v", p, what, g, got, ShapeOf(topo, g), want)
 			}
 		}

@@ -240,7 +240,7 @@ func (m *Model) rcclBusBW(sh Shape, matched bool) float64 {
 	if matched || max(sh.Nodes, 1) == 1 {
 		return intra
 	}
-	return math.Min(intra, m.netBW(sh.minPPN()))
+	return math.Min(intra, m.netBW(sh))
 }
 
 // rcclCost is RCCL's model of op over sh with algorithm a and protocol p

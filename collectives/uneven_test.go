@@ -224,7 +224,7 @@ func TestUnevenNeverFaster(t *testing.T) {
 			for b := 1; b < h.gpn; b++ {
 				even := Shape{Ranks: nodes * b, Nodes: nodes}
 				for a := b + 1; a <= h.gpn; a++ {
-					uneven := nodeShape(a+(nodes-1)*b, nodes, b)
+					uneven := nodeShape(a+(nodes-1)*b, nodes, b, 0, 0)
 					for _, op := range []Op{AllReduce, AllGather, ReduceScatter} {
 						for _, s := range sizes {
 							name := fmt.Sprintf("%s, %d+%d×%d vs %d×%d, %v %d B", h.name, a, nodes-1, b, nodes, b, op, s)
@@ -266,5 +266,66 @@ func TestUnevenNeverFaster(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("nothing checked")
+	}
+}
+
+// TestSharedNICsAsRailNICs (QA17 H1): two groups of 12 over 3 nodes of 8
+// H100 (8 + 4 and 4 + 8, K = 2 intra groups), all-gathering 1 GiB at
+// once, take the same time whether each node has 8 NICs of 12.5 GB/s, one
+// per GPU, or 4 shared NICs of 25 GB/s (GPU j's NIC j·4/8): the same
+// 100 GB/s a node either way. Under shared NICs the 4 GPUs a group has on
+// the middle node reach only their own 2 NICs (Hardware.shapeNICs: NCCL's
+// search takes a NIC beyond PATH_PXN only while it has no channel), not 4
+// (min(NICs, ranks)), which priced that group at twice the bandwidth the
+// node gives it, its NICs then carrying more than their speed; and no
+// shared NIC sends more than 25 GB/s over the collective's time.
+func TestSharedNICsAsRailNICs(t *testing.T) {
+	const S = 1 << 30
+	var took [2]units.Duration
+	for i, tc := range []struct {
+		name       string
+		nics       int
+		nic        units.Bandwidth
+		minNICs    int
+		perNICRate float64
+	}{
+		{"rail", 0, 12.5e9, 0, 12.5e9},
+		{"shared", 4, 25e9, 2, 25e9},
+	} {
+		topo := mustTopo(t, topology.Params{Nodes: 3, GPUsPerNode: 8, NICsPerNode: tc.nics,
+			Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: tc.nic, Latency: 2000}})
+		hw := h100(tc.nic, 0)
+		if tc.nics > 0 {
+			hw.NICsPerNode = tc.nics
+		}
+		if got := ShapeOfRange(topo, 0, 1, 12); got != (Shape{Ranks: 12, Nodes: 2, MinPerNode: 4, MinNICs: tc.minNICs}) {
+			t.Errorf("%s: shape of 0..11 %+v", tc.name, got)
+		}
+		eng := sim.New()
+		f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
+		var hs []*Handle
+		for g := range 2 {
+			h, err := f.Start(Spec{Op: AllGather, Algo: Auto, Group: seq(12*g, 12*g+12), Bytes: S}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs = append(hs, h)
+		}
+		eng.Run()
+		for _, h := range hs {
+			took[i] = max(took[i], units.Duration(h.End()-h.Start()))
+		}
+		sent := map[[2]int]units.Bytes{} // (node, NIC) → bytes
+		for r := range topo.Ranks() {
+			sent[[2]int{topo.Node(r), topo.NIC(r)}] += f.Traffic().Sent[r][topology.Inter]
+		}
+		for k, b := range sent {
+			if rate := float64(b) / took[i].Seconds(); rate > tc.perNICRate*1.0001 {
+				t.Errorf("%s: node %d NIC %d sends %d B in %v: %.1f GB/s on a %.1f GB/s NIC", tc.name, k[0], k[1], b, took[i], rate/1e9, tc.perNICRate/1e9)
+			}
+		}
+	}
+	if took[0] != took[1] {
+		t.Errorf("rail NICs %v, shared %v: the same 100 GB/s a node", took[0], took[1])
 	}
 }

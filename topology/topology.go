@@ -464,6 +464,25 @@ func (t *Topology) Node(r int) int { return t.GPU(r) / t.gpn }
 // Local is rank r's GPU index within its node.
 func (t *Topology) Local(r int) int { return t.GPU(r) % t.gpn }
 
+// SharedNICs is the NICs per node when the node's GPUs share them
+// (per_node, fewer NICs than GPUs), 0 when each GPU has its own.
+func (t *Topology) SharedNICs() int {
+	if t.nics == 0 || t.nics == t.gpn {
+		return 0
+	}
+	return t.nics
+}
+
+// NIC is the node-local index of the NIC rank r's inter-node traffic
+// crosses: its GPU's own, or under shared NICs NIC j·NICs/GPUsPerNode of
+// GPU j (linkID).
+func (t *Topology) NIC(r int) int {
+	if t.nics == 0 {
+		return t.Local(r)
+	}
+	return t.Local(r) * t.nics / t.gpn
+}
+
 // Speed is rank r's GPU speed factor (1 = nominal).
 func (t *Topology) Speed(r int) float64 {
 	if t.speed == nil {
