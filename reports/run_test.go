@@ -1077,7 +1077,8 @@ func TestFP8Utilization(t *testing.T) {
 // QA4 s16 F4: without a straggler the time table's note said "no rank kept
 // another waiting at a collective" while the ranks waited seconds: for a
 // degraded link it now says the waiting is for the collectives over that
-// link, for a GPU faster than the rest that no rank's compute is slower;
+// link, for a GPU faster than the rest that no rank's compute alone is slower,
+// for groups over unequal nodes that theirs finish at different times;
 // an even run keeps the old line. The waiting total is the table's
 // column summed.
 func TestNoStragglerNote(t *testing.T) {
@@ -1088,9 +1089,13 @@ func TestNoStragglerNote(t *testing.T) {
 	}{
 		{"even", nil, "no straggler: no rank kept another waiting at a collective"},
 		{"rank 3 twice as fast", []string{"cluster.gpu_overrides=[{rank: 3, speed: 2}]"},
-			"no straggler: no rank's compute is slower than the others' (the ranks wait %v in total at collectives)"},
+			"no straggler: no rank's compute alone is slower than the others' (the ranks wait %v in total at collectives)"},
 		{"node 1 gpu 7's nic at 5 GB/s", []string{"cluster.link_overrides=[{node: 1, gpu: 7, class: inter, bandwidth: 5GB/s}]", "parallelism.k=2"},
-			"no straggler: no rank's compute is slower than the others'; the %v of waiting in total is for collectives over the degraded inter link at node 1 gpu 7 (see the warnings)"},
+			"no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives over the degraded inter link at node 1 gpu 7 (see the warnings)"},
+		// QA17 M2: 3 shard groups of 8 over 4 nodes of 6 GPUs (6 + 2,
+		// 4 + 4, 2 + 6) finish at different times.
+		{"k 3 over nodes of 6", []string{"cluster.nodes=4", "cluster.gpus_per_node=6", "parallelism.dp=24", "parallelism.zero_stage=3", "parallelism.k=3"},
+			"no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that span nodes unequally (parallelism.k; see the warnings), which finish at different times"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := exampleRun(t, "default", tc.sets...)

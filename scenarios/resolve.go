@@ -161,6 +161,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnMemoryUnit(s)
 	l.warnIntraLink(s)
 	l.warnNVLTray(s)
+	l.warnStraddle(s)
 	l.warnWindows(s)
 	l.warnStackLayout(s)
 	l.warnKeepLogits(s)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -269,4 +270,81 @@ func (l *loader) written(path string) bool {
 	}
 	from, set := l.setOf[e.val]
 	return !set || !strings.HasPrefix(from, stackOrigin)
+}
+
+// warnStraddle warns when parallelism.k's shard groups (N/K consecutive
+// ranks) or cp's rings (cp consecutive ranks, under placement [cp, dp])
+// do not tile the nodes: some group then spans nodes holding unequal
+// numbers of its ranks (6 + 2 over nodes of 6 GPUs), and NCCL prices a
+// communicator by its smallest node, keeping the fewest channels and the
+// least bandwidth any rank's graph found (src/init.cc lines 1439–1442 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027; collectives' Shape.MinPerNode),
+// so the step is slower than with groups that tile the nodes (QA17 M1: 4
+// nodes of 6 GPUs at ZeRO-3 take 452.78 ms at K 3 against 390.71 ms at
+// K 2). Not an error: the layout runs, and may be what the cluster has.
+func (l *loader) warnStraddle(s *Scenario) {
+	gpn, n := s.Cluster.GPUsPerNode, s.N()
+	straddle := s.StraddlingGroups()
+	if k := s.Parallelism.K; slices.Contains(straddle, "parallelism.k") {
+		var fits []string
+		for d := 1; d <= n; d++ {
+			if n%d == 0 && s.tilesNodes(n/d) {
+				fits = append(fits, strconv.Itoa(d))
+			}
+		}
+		l.warn(s, "parallelism.k", fmt.Sprintf("k=%d makes shard groups of %d ranks on nodes of %d GPUs, so a group spans nodes unequally (%s), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = %s)",
+			k, n/k, gpn, worstSplit(n/k, k, gpn), strings.Join(fits, ", ")))
+	}
+	if cp := s.Parallelism.CP; slices.Contains(straddle, "parallelism.cp") {
+		l.warn(s, "parallelism.cp", fmt.Sprintf("cp=%d makes context-parallel rings of %d ranks on nodes of %d GPUs, so a ring spans nodes unequally (%s): its exchanges cross the network and its collectives are priced by its smallest node, as NCCL does; expect a slower step than with a cp that divides %d or is a multiple of it",
+			cp, cp, gpn, worstSplit(cp, n/cp, gpn), gpn))
+	}
+}
+
+// StraddlingGroups are the keys whose groups span nodes unequally
+// (warnStraddle): "parallelism.k" when the shard groups of N/K
+// consecutive ranks do not tile the nodes, "parallelism.cp" when the cp
+// rings of cp consecutive ranks (placement [cp, dp]) do not.
+func (s *Scenario) StraddlingGroups() []string {
+	var keys []string
+	cpFirst := len(s.Cluster.Placement) == 0 || s.Cluster.Placement[0] != AxisDP
+	if k := s.Parallelism.K; k > 1 && (s.Parallelism.CP <= 1 || cpFirst) && !s.tilesNodes(s.N()/k) {
+		keys = append(keys, "parallelism.k")
+	}
+	if cp := s.Parallelism.CP; cp > 1 && cpFirst && !s.tilesNodes(cp) {
+		keys = append(keys, "parallelism.cp")
+	}
+	return keys
+}
+
+// tilesNodes reports whether groups of size consecutive ranks tile the
+// nodes: a whole number of nodes each, or a whole number of them a node.
+func (s *Scenario) tilesNodes(size int) bool {
+	gpn := s.Cluster.GPUsPerNode
+	return size > 0 && gpn > 0 && (size%gpn == 0 || gpn%size == 0)
+}
+
+// worstSplit is how the most unequal of groups groups of size consecutive
+// ranks (group i from rank i·size, on GPU r of node r/gpn) spreads over
+// nodes: "6 + 2", its ranks on each node it spans, the group whose
+// smallest node holds fewest.
+func worstSplit(size, groups, gpn int) string {
+	var worst []string
+	least := 0
+	for i := range groups {
+		first, last := i*size, (i+1)*size-1
+		var parts []string
+		small := 0
+		for nd := first / gpn; nd <= last/gpn; nd++ {
+			c := min(last, (nd+1)*gpn-1) - max(first, nd*gpn) + 1
+			parts = append(parts, strconv.Itoa(c))
+			if small == 0 || c < small {
+				small = c
+			}
+		}
+		if least == 0 || small < least {
+			least, worst = small, parts
+		}
+	}
+	return strings.Join(worst, " + ")
 }
