@@ -243,3 +243,65 @@ func TestSimulateReservedSkipsAbsurdPeaks(t *testing.T) {
 		t.Errorf("peak %d: AllocSim %+v, fits %v, reserved %d", r.Peak, r.AllocSim, r.Fits, r.Reserved)
 	}
 }
+
+// reservedOn is what allocator a holds mapped on stream: its live and its
+// cached blocks.
+func reservedOn(a *Allocator, stream int) int64 {
+	var n int64
+	for _, b := range a.live {
+		if b.seg.stream == stream {
+			n += b.size
+		}
+	}
+	for p := range a.free {
+		for _, b := range a.free[p] {
+			if b.seg.stream == stream {
+				n += b.size
+			}
+		}
+	}
+	return n
+}
+
+// FSDP2 allocates each unit's reduce-scatter output, its sharded gradient,
+// on the reduce-scatter stream in every version (foreach_reduce's "with
+// torch.cuda.stream(reduce_scatter_stream)"; memory/allocseq.go), and
+// since PyTorch 2.5 the reduce-scatter input on the compute stream. Under
+// expandable segments the reduce-scatter stream's segment then holds the
+// step's sharded gradients, packed: their bytes, each rounded to 512 B,
+// in 20 MiB pages (any of at most 1 MiB in the small pool's 2 MiB pages),
+// kept mapped once the optimizer has zeroed them. Before 2.5
+// (memory.fsdp2_rs_own_stream) the reduce-scatter inputs come on top.
+func TestFSDP2ShardGradsOnTheReduceScatterStream(t *testing.T) {
+	s := loadFSDP(t, "memory.expandable_segments=true")
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var large, small int64
+	for _, u := range r.Units {
+		switch n := allocRoundSize(u.ShardGrad); {
+		case u.ShardGrad == 0:
+		case n <= allocSmallSize:
+			small += n
+		default:
+			large += n
+		}
+	}
+	want := (large+allocLargeBuf-1)/allocLargeBuf*allocLargeBuf + (small+allocSmallBuf-1)/allocSmallBuf*allocSmallBuf
+	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedOn(a, StreamReduce); got != want || large == 0 {
+		t.Errorf("reduce-scatter stream reserves %d B, want the sharded gradients' %d B (%d B large, %d B small)", got, want, large, small)
+	}
+	own := loadFSDP(t, "memory.expandable_segments=true", "memory.fsdp2_rs_own_stream=true")
+	_, b, err := simulate(own, r, SegmentsExpandable, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedOn(b, StreamReduce); got <= want {
+		t.Errorf("before PyTorch 2.5 the reduce-scatter stream reserves %d B, want more than the sharded gradients' %d B (the inputs too)", got, want)
+	}
+}
