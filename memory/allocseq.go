@@ -18,10 +18,10 @@ import (
 // Streams (stream ids of the simulation):
 //
 //	0 compute (the default stream): activations, recomputed tensors,
-//	  autograd's gradients, the kept logits, the optimizer's state and
-//	  temporaries; FSDP2's unsharded parameters (foreach_all_gather_copy_out
-//	  allocates them on the current stream, alloc_all_gather_outputs) and
-//	  both FSDPs' sharded parameters.
+//	  autograd's gradients, the kept logits, the loss's temporaries, the
+//	  optimizer's state and temporaries; FSDP2's unsharded parameters
+//	  (foreach_all_gather_copy_out allocates them on the current stream,
+//	  alloc_all_gather_outputs) and both FSDPs' sharded parameters.
 //	1 all-gather: FSDP1's unsharded flat parameter (FlatParamHandle.unshard
 //	  under the unshard stream: _alloc_padded_unsharded_flat_param), freed
 //	  after its compute (record_stream on the current stream, then
