@@ -605,9 +605,20 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			held = -1
 		}
 	}
-	copyOut := func(u int, fwd bool) {
+	var copyOut func(u int, fwd bool)
+	copyOut = func(u int, fwd bool) {
 		if !pendingCopyOut[u] {
 			return
+		}
+		if fwd {
+			// The forward runs the units in order, each copying out at
+			// its pre-forward (FSDPParamGroup.pre_forward →
+			// wait_for_unshard), so any earlier unit still pending (one
+			// whose forward allocates nothing the timeline records, as
+			// the embedding) copies out first.
+			for v := 0; v < u; v++ {
+				copyOut(v, true)
+			}
 		}
 		delete(pendingCopyOut, u)
 		release()

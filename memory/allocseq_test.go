@@ -305,3 +305,49 @@ func TestFSDP2ShardGradsOnTheReduceScatterStream(t *testing.T) {
 		t.Errorf("before PyTorch 2.5 the reduce-scatter stream reserves %d B, want more than the sharded gradients' %d B (the inputs too)", got, want)
 	}
 }
+
+// FSDP2 copies each unit's all-gather output out at the unit's pre-forward
+// (FSDPParamGroup.pre_forward → wait_for_unshard), in the forward's unit
+// order, and frees the previous unit's output at the next copy-out
+// (AllGatherState). The embedding's forward records no allocation in the
+// timeline; its parameters are copied out all the same before the first
+// block's, onto the compute stream, and its all-gather output is gone once
+// the first block's is copied out (the replay once held it on the
+// all-gather stream until the embedding's backward). Replayed up to the
+// first block's forward compute.
+func TestFSDP2EmbeddingCopiedOutInForward(t *testing.T) {
+	s := loadFSDP(t)
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := unitIndex(t, r, "embedding")
+	cut := *r
+	cut.events = nil
+	for _, e := range r.events {
+		cut.events = append(cut.events, e)
+		if e.Phase == PhaseForward && e.Op == OpCompute && e.Unit > emb && e.Delta > 0 {
+			break
+		}
+	}
+	_, a, err := simulate(s, &cut, SegmentsDefault, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := allocRoundSize(r.Units[emb].Gather)
+	var compute, gather int
+	for _, b := range a.live {
+		if b.size != size {
+			continue
+		}
+		switch b.seg.stream {
+		case StreamCompute:
+			compute++
+		case StreamGather:
+			gather++
+		}
+	}
+	if compute != 1 || gather != 0 {
+		t.Errorf("after the first block's copy-out: %d blocks of the embedding's %d B on the compute stream, %d on the all-gather stream; want 1 and 0", compute, size, gather)
+	}
+}

@@ -862,8 +862,7 @@ var gaDropsSeen = map[string]bool{}
 // memory/allocseq.go), so its blocks are carved out of other segments.
 // The allocated peak still obeys the law.
 var gaReserveDrops = map[string]string{
-	"torchtitan-llama2-7b-h100-fsdp2":    "the caching allocator's reuse follows the order of the requests, which GA changes (the foreach optimizer's whole-shard temporary comes after two micro-steps' frees, not one)",
-	"torchtitan-llama3.1-8b-h200-trainy": "the caching allocator's reuse follows the order of the requests, which GA changes (PyTorch's default segments)",
+	"torchtitan-llama2-7b-h100-fsdp2": "the caching allocator's reuse follows the order of the requests, which GA changes (the foreach optimizer's whole-shard temporary comes after two micro-steps' frees, not one)",
 }
 
 // perMicroStep says whether phase ph's collectives run in every micro-step
