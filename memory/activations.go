@@ -185,32 +185,34 @@ func headUnit(s *scenarios.Scenario) int {
 	return u
 }
 
-// keptLogits is the head unit (headUnit), the bytes of the logits the
-// model returns that the training loop keeps referenced there
-// (training.keep_logits, KeptLogits) and, of the head's activations, the
-// bytes its loss saves after the model has returned them (headParts'
-// loss); 0 bytes when the key is unset or no unit derives the head. The
-// timeline (timeline.go) holds the logits from the head's forward in one
-// step to the head's forward in the next: at rest, as the previous
-// step's, and twice at the head's forward, until the loop's rebinding
-// frees the previous ones, before the loss runs.
-func keptLogits(s *scenarios.Scenario) (head int, bytes, afterLogits int64, err error) {
-	e := s.Training.KeptLogitsBytes()
+// headLogits is the head unit (headUnit) with what the timeline
+// (timeline.go) allocates there around the loss: kept, the bytes of the
+// logits the model returns that the training loop keeps referenced
+// (training.keep_logits, KeptLogits; 0 when the key is unset); of the
+// head's activations, the bytes its loss saves after the model has
+// returned them (afterLogits, headParts' loss); and the loss's forward
+// temporaries (HeadLossTemps: the 16-bit logits nothing keeps, the fp32
+// upcast). All 0 when no unit derives the head. The timeline holds kept
+// logits from the head's forward in one step to the head's forward in the
+// next: at rest, as the previous step's, and twice at the head's forward,
+// until the loop's rebinding frees the previous ones, before the loss runs.
+func headLogits(s *scenarios.Scenario) (head int, kept, afterLogits, lossLogits, upcast int64, err error) {
 	head = headUnit(s)
-	if e == 0 || head < 0 {
-		return head, 0, 0, nil
+	if head < 0 {
+		return head, 0, 0, 0, 0, nil
 	}
 	d := baseDims(s)
-	d.KeepLogits = e
-	v, err := KeptLogits(d)
-	if err != nil {
-		return 0, 0, 0, err
+	d.KeepLogits = s.Training.KeptLogitsBytes()
+	if kept, err = KeptLogits(d); err != nil {
+		return 0, 0, 0, 0, 0, err
 	}
-	_, loss, _, err := headParts(d)
-	if err != nil {
-		return 0, 0, 0, err
+	if _, afterLogits, _, err = headParts(d); err != nil {
+		return 0, 0, 0, 0, 0, err
 	}
-	return head, v, loss, nil
+	if lossLogits, upcast, err = HeadLossTemps(d); err != nil {
+		return 0, 0, 0, 0, 0, err
+	}
+	return head, kept, afterLogits, lossLogits, upcast, nil
 }
 
 // addMTPInput adds a DeepSeek-V3 MTP module's hnorm, enorm and eh_proj

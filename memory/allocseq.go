@@ -18,10 +18,10 @@ import (
 // Streams (stream ids of the simulation):
 //
 //	0 compute (the default stream): activations, recomputed tensors,
-//	  autograd's gradients, the kept logits, the optimizer's state and
-//	  temporaries; FSDP2's unsharded parameters (foreach_all_gather_copy_out
-//	  allocates them on the current stream, alloc_all_gather_outputs) and
-//	  both FSDPs' sharded parameters.
+//	  autograd's gradients, the kept logits, the loss's temporaries, the
+//	  optimizer's state and temporaries; FSDP2's unsharded parameters
+//	  (foreach_all_gather_copy_out allocates them on the current stream,
+//	  alloc_all_gather_outputs) and both FSDPs' sharded parameters.
 //	1 all-gather: FSDP1's unsharded flat parameter (FlatParamHandle.unshard
 //	  under the unshard stream: _alloc_padded_unsharded_flat_param), freed
 //	  after its compute (record_stream on the current stream, then
@@ -31,9 +31,11 @@ import (
 //	2 reduce-scatter: FSDP1's fp32 copy of the unsharded gradient and the
 //	  new sharded gradient (_post_backward_hook under _post_backward_stream:
 //	  flat_param.grad.to(reduce_dtype), _get_reduce_scatter_tensors'
-//	  empty_like); FSDP2's reduce_scatter_input and reduce_scatter_output
-//	  (foreach_reduce_scatter under reduce_scatter_stream). The sharded
-//	  gradients live until the optimizer zeroes them.
+//	  empty_like); FSDP2's reduce_scatter_output (foreach_reduce under
+//	  reduce_scatter_stream) and, before PyTorch 2.5
+//	  (memory.fsdp2_rs_own_stream), its reduce_scatter_input (on the
+//	  compute stream since). The sharded gradients live until the
+//	  optimizer zeroes them.
 //	3 FSDP1's pre-unshard stream: the bf16 _mp_shard cast before each
 //	  all-gather (_use_low_precision_shard), freed after it.
 //
@@ -174,14 +176,14 @@ type simState struct {
 	s     *scenarios.Scenario
 	r     *Report
 	fsdp2 bool
-	// rsStream is the stream FSDP2 allocates its reduce-scatter input and
-	// output on (memory.fsdp2_rs_own_stream); FSDP1's are on its
-	// post-backward stream.
-	rsStream int
-	live     map[simKey][]int
-	size     map[simKey][]int64
-	err      error
-	reqs     int
+	// rsInStream is the stream FSDP2 allocates its reduce-scatter input
+	// on (memory.fsdp2_rs_own_stream); FSDP1's is on its post-backward
+	// stream, as are both FSDPs' reduce-scatter outputs.
+	rsInStream int
+	live       map[simKey][]int
+	size       map[simKey][]int64
+	err        error
+	reqs       int
 }
 
 // simKey names the live tensors of one kind and unit (-1: none) in
@@ -295,27 +297,48 @@ const maxSimSteps = 8
 // maxSimSteps. Only FSDP (communication.boundary fsdp1, fsdp2 or
 // fsdp2_head) at stage 3 is modelled.
 func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, steps int) (AllocSim, error) {
+	out, _, err := simulate(s, r, mode, limit, steps)
+	return out, err
+}
+
+// simulate is SimulateReserved, with the allocator as the replay left it.
+func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, steps int) (AllocSim, *Allocator, error) {
 	if r.Stage != 3 || (s.Communication.Boundary != scenarios.BoundaryFSDP1 && !s.Communication.Boundary.FSDP2()) {
-		return AllocSim{}, fmt.Errorf("memory: the allocator simulation models FSDP1 and FSDP2 at stage 3 (got stage %d, boundary %q)", r.Stage, s.Communication.Boundary)
+		return AllocSim{}, nil, fmt.Errorf("memory: the allocator simulation models FSDP1 and FSDP2 at stage 3 (got stage %d, boundary %q)", r.Stage, s.Communication.Boundary)
 	}
 	if steps < 0 {
-		return AllocSim{}, fmt.Errorf("memory: the allocator simulation needs steps ≥ 0 (got %d)", steps)
+		return AllocSim{}, nil, fmt.Errorf("memory: the allocator simulation needs steps ≥ 0 (got %d)", steps)
 	}
 	a, err := NewAllocator(mode, limit)
 	if err != nil {
-		return AllocSim{}, err
+		return AllocSim{}, nil, err
 	}
 	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{}}
 	params := simUnits(s, r)
-	st.rsStream = StreamReduce
+	st.rsInStream = StreamReduce
 	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
-		// PyTorch ≥ 2.5's FSDP2 allocates the reduce-scatter input
-		// (pytorch/pytorch#129721: foreach_reduce's torch.empty before it
-		// enters the reduce-scatter stream) and output (#132445) on the
-		// default stream, held until the next group's post-backward and
-		// the end of backward: the lifetimes the timeline already gives
-		// them (memory/inflight.go's reduce_scatter_state).
-		st.rsStream = StreamCompute
+		// PyTorch ≥ 2.5's FSDP2 allocates the reduce-scatter input on the
+		// default stream (pytorch/pytorch#129721: foreach_reduce's
+		// torch.empty before it enters the reduce-scatter stream), held
+		// until the next group's post-backward (memory/inflight.go's
+		// reduce_scatter_state). The output stays on the reduce-scatter
+		// stream: #129721 says so ("The reduce-scatter outputs are still
+		// allocated in the separate reduce_scatter stream since they are
+		// small and have a non-spiky allocation/free pattern (we
+		// iteratively allocate them through backward and free them
+		// altogether after optimizer)"), torch 2.5.1's foreach_reduce
+		// allocates reduce_output inside "with
+		// torch.cuda.stream(reduce_scatter_stream)" (the diff against the
+		// installed 2.5.1 file in saforem2/mmm docs/torch-on-aurora.md at
+		// 847e87a491ac8a3c29ebc7820967b74f1ffd4764 shows those lines as
+		// context), and so does today's
+		// (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
+		// 010ae4a89516fa3be548ab16dff711414ec12d0b: "The RS output is
+		// allocated in the RS stream and used in the default stream (for
+		// optimizer)"). #132445, which would have moved it, never landed.
+		// Once zeroed, the sharded gradients' bytes stay reserved in that
+		// stream's pool, which the default stream cannot use.
+		st.rsInStream = StreamCompute
 	}
 	st.initParams(params)
 	acts, recs := st.activationTensors()
@@ -339,12 +362,12 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 		// Out of memory within the limit: the figures up to the failed
 		// request come with the error.
 		out.OOM = oom
-		return out, oom
+		return out, a, oom
 	}
 	if st.err != nil {
-		return AllocSim{}, st.err
+		return AllocSim{}, nil, st.err
 	}
-	return out, nil
+	return out, a, nil
 }
 
 // initParams allocates the sharded parameters as the FSDP version
@@ -589,9 +612,20 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			held = -1
 		}
 	}
-	copyOut := func(u int, fwd bool) {
+	var copyOut func(u int, fwd bool)
+	copyOut = func(u int, fwd bool) {
 		if !pendingCopyOut[u] {
 			return
+		}
+		if fwd {
+			// The forward runs the units in order, each copying out at
+			// its pre-forward (FSDPParamGroup.pre_forward →
+			// wait_for_unshard), so any earlier unit still pending (one
+			// whose forward allocates nothing the timeline records, as
+			// the embedding) copies out first.
+			for v := 0; v < u; v++ {
+				copyOut(v, true)
+			}
 		}
 		delete(pendingCopyOut, u)
 		release()
@@ -668,7 +702,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 					st.alloc("grad", u, StreamCompute, e.Delta)
 				}
 			case e.Op == OpReduceScatter && e.Delta > 0:
-				st.alloc("shardgrad", u, st.rsStream, e.Delta)
+				st.alloc("shardgrad", u, StreamReduce, e.Delta)
 			case e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && len(st.live[key("grad", u)]) > 0:
 				st.free("grad", u)
 			case e.Delta < 0 && e.Op == OpReduceScatter && first:
@@ -694,7 +728,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			}
 		case CompGradBuckets:
 			if e.Delta > 0 {
-				st.alloc("rsin", u, st.rsStream, e.Delta)
+				st.alloc("rsin", u, st.rsInStream, e.Delta)
 			} else {
 				st.free("rsin", u)
 			}

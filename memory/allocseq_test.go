@@ -326,3 +326,111 @@ func TestReservedModeOf(t *testing.T) {
 		t.Errorf("calibration: from %q (%v)", rc.OverheadFrom, err)
 	}
 }
+
+// reservedOn is what allocator a holds mapped on stream: its live and its
+// cached blocks.
+func reservedOn(a *Allocator, stream int) int64 {
+	var n int64
+	for _, b := range a.live {
+		if b.seg.stream == stream {
+			n += b.size
+		}
+	}
+	for p := range a.free {
+		for _, b := range a.free[p] {
+			if b.seg.stream == stream {
+				n += b.size
+			}
+		}
+	}
+	return n
+}
+
+// FSDP2 allocates each unit's reduce-scatter output, its sharded gradient,
+// on the reduce-scatter stream in every version (foreach_reduce's "with
+// torch.cuda.stream(reduce_scatter_stream)"; memory/allocseq.go), and
+// since PyTorch 2.5 the reduce-scatter input on the compute stream. Under
+// expandable segments the reduce-scatter stream's segment then holds the
+// step's sharded gradients, packed: their bytes, each rounded to 512 B,
+// in 20 MiB pages (any of at most 1 MiB in the small pool's 2 MiB pages),
+// kept mapped once the optimizer has zeroed them. Before 2.5
+// (memory.fsdp2_rs_own_stream) the reduce-scatter inputs come on top.
+func TestFSDP2ShardGradsOnTheReduceScatterStream(t *testing.T) {
+	s := loadFSDP(t, "memory.expandable_segments=true")
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var large, small int64
+	for _, u := range r.Units {
+		switch n := allocRoundSize(u.ShardGrad); {
+		case u.ShardGrad == 0:
+		case n <= allocSmallSize:
+			small += n
+		default:
+			large += n
+		}
+	}
+	want := (large+allocLargeBuf-1)/allocLargeBuf*allocLargeBuf + (small+allocSmallBuf-1)/allocSmallBuf*allocSmallBuf
+	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedOn(a, StreamReduce); got != want || large == 0 {
+		t.Errorf("reduce-scatter stream reserves %d B, want the sharded gradients' %d B (%d B large, %d B small)", got, want, large, small)
+	}
+	own := loadFSDP(t, "memory.expandable_segments=true", "memory.fsdp2_rs_own_stream=true")
+	_, b, err := simulate(own, r, SegmentsExpandable, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedOn(b, StreamReduce); got <= want {
+		t.Errorf("before PyTorch 2.5 the reduce-scatter stream reserves %d B, want more than the sharded gradients' %d B (the inputs too)", got, want)
+	}
+}
+
+// FSDP2 copies each unit's all-gather output out at the unit's pre-forward
+// (FSDPParamGroup.pre_forward → wait_for_unshard), in the forward's unit
+// order, and frees the previous unit's output at the next copy-out
+// (AllGatherState). The embedding's forward records no allocation in the
+// timeline; its parameters are copied out all the same before the first
+// block's, onto the compute stream, and its all-gather output is gone once
+// the first block's is copied out (the replay once held it on the
+// all-gather stream until the embedding's backward). Replayed up to the
+// first block's forward compute.
+func TestFSDP2EmbeddingCopiedOutInForward(t *testing.T) {
+	s := loadFSDP(t)
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := unitIndex(t, r, "embedding")
+	cut := *r
+	cut.events = nil
+	for _, e := range r.events {
+		cut.events = append(cut.events, e)
+		if e.Phase == PhaseForward && e.Op == OpCompute && e.Unit > emb && e.Delta > 0 {
+			break
+		}
+	}
+	_, a, err := simulate(s, &cut, SegmentsDefault, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := allocRoundSize(r.Units[emb].Gather)
+	var compute, gather int
+	for _, b := range a.live {
+		if b.size != size {
+			continue
+		}
+		switch b.seg.stream {
+		case StreamCompute:
+			compute++
+		case StreamGather:
+			gather++
+		}
+	}
+	if compute != 1 || gather != 0 {
+		t.Errorf("after the first block's copy-out: %d blocks of the embedding's %d B on the compute stream, %d on the all-gather stream; want 1 and 0", compute, size, gather)
+	}
+}

@@ -191,26 +191,30 @@ func forwardPeak(t *testing.T, r *Report) int64 {
 }
 
 // TestKeptLogitsForwardPeak: kept logits raise the forward's peak by
-// their own size once, not twice. torchtitan 83c879f's lm_head forward
-// and loss, in train.py's order: output = self.output(h).float() makes
-// the new logits while pred still holds the previous step's; pred =
-// model(...) then frees those; only then does cross_entropy run and
-// save its tensors (log_softmax's output). So with F the total before
-// the head, A the head's norm and projection input, L the kept logits
-// and S what the loss saves, the largest total is
-// max(F + A + 2L, F + A + L + S), against F + A + S without the key
-// (the 16-bit output before .float(), a forward transient, is not
-// counted either way). On the Llama 2 7B FSDP2 run (t = 8·2048 =
-// 16,384, V = 32,000):
-//   - eager fp32 loss, keep_logits fp32: L = S = 4·t·V = 2,097,152,000 B,
-//     so + L = 2,097,152,000 (counting the old logits beside
-//     log_softmax's output gave + 2L = 4,194,304,000);
-//   - eager, bf16: L = 2·t·V = 1,048,576,000, S = 4·t·V: + L =
-//     1,048,576,000 (+ 2L before);
-//   - compiled loss, bf16: S = 0 with the key (the loss saves the loop's
-//     pred), 2·t·V without: + L = 1,048,576,000 (unchanged);
-//   - fused loss, bf16: S = 4·t = 65,536 with the key (the log-sum-exp),
-//     4·t + 2·t·V without: + L − 4·t = 1,048,510,464.
+// their own size once, not twice, and under an eager loss not at all,
+// since the loss's forward temporaries (HeadLossTemps) dominate there.
+// torchtitan 83c879f's lm_head forward and loss, in train.py's order:
+// output = self.output(h).float() makes the new logits from the 16-bit
+// projection output while pred still holds the previous step's; pred =
+// model(...) then frees those; only then does cross_entropy run and save
+// its tensors (log_softmax's output). Without the key (torchtitan
+// 9dec370) the 16-bit logits live through the loss, whose fp32 upcast is
+// log_softmax's input. So with F the total before the head, A the head's
+// norm and projection input, L the kept logits, S what the loss saves, P
+// = 2·t·V the 16-bit logits and U = 4·t·V the upcast, the largest total
+// is F + A + P + U + S without the key, F + A + 2L + P with fp32 kept
+// logits (no upcast: they are the loss's input), and max(F + A + 2L,
+// F + A + L + U + S) with 16-bit ones. On the Llama 2 7B FSDP2 run (t =
+// 8·2048 = 16,384, V = 32,000, t·V = 524,288,000):
+//   - eager fp32 loss, keep_logits fp32: L = S = U = 4·t·V: 10·t·V either
+//     way, + 0 (it was + L = 2,097,152,000 when the temporaries were left
+//     out, and + 2L before the rebinding was modelled);
+//   - eager, bf16: L = P = 2·t·V: 10·t·V either way, + 0 (+ L =
+//     1,048,576,000 without the temporaries);
+//   - compiled loss, bf16: no temporaries; S = 0 with the key (the loss
+//     saves the loop's pred), 2·t·V without: + L = 1,048,576,000;
+//   - fused loss, bf16: no temporaries; S = 4·t = 65,536 with the key
+//     (the log-sum-exp), 4·t + 2·t·V without: + L − 4·t = 1,048,510,464.
 func TestKeptLogitsForwardPeak(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -218,8 +222,8 @@ func TestKeptLogitsForwardPeak(t *testing.T) {
 		keep     string
 		increase int64
 	}{
-		{"eager fp32", nil, "fp32", 2_097_152_000},
-		{"eager bf16", nil, "bf16", 1_048_576_000},
+		{"eager fp32", nil, "fp32", 0},
+		{"eager bf16", nil, "bf16", 0},
 		{"compiled loss", []string{"training.compile=loss"}, "bf16", 1_048_576_000},
 		{"fused loss", []string{"training.cross_entropy=fused"}, "bf16", 1_048_510_464},
 	} {
@@ -228,5 +232,54 @@ func TestKeptLogitsForwardPeak(t *testing.T) {
 		if got := keep - base; got != c.increase {
 			t.Errorf("%s: forward peak %d → %d (%+d), want %+d", c.name, base, keep, got, c.increase)
 		}
+	}
+}
+
+// TestHeadLossTemps: the head's forward temporaries around the loss
+// (HeadLossTemps), by hand on the same run (t = 16,384, V = 32,000, t·V =
+// 524,288,000): without the key, the 16-bit logits P = 2·t·V =
+// 1,048,576,000 (torchtitan 9dec370's pred, deleted after the loss) and
+// the fp32 upcast U = 4·t·V = 2,097,152,000; with 16-bit kept logits the
+// upcast only; with fp32 kept logits (the model's .float()) the 16-bit
+// projection output only; a compiled or fused loss neither. The component
+// peaks at the head's forward with P + U, none at rest, and the eager
+// loss's forward peak exceeds the compiled one's by P + U + (4 − 2)·t·V
+// (what the eager loss saves, log_softmax's fp32 output, against the
+// compiled loss's 16-bit pred) = 4,194,304,000 B.
+func TestHeadLossTemps(t *testing.T) {
+	base := BlockDims{Arch: "llama", Seq: 2048, Batch: 8, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Vocab: 32000, LossFP32: true}
+	for _, c := range []struct {
+		name           string
+		d              func(BlockDims) BlockDims
+		logits, upcast int64
+	}{
+		{"eager", func(d BlockDims) BlockDims { return d }, 1_048_576_000, 2_097_152_000},
+		{"kept 16-bit", func(d BlockDims) BlockDims { d.KeepLogits = 2; return d }, 0, 2_097_152_000},
+		{"kept fp32", func(d BlockDims) BlockDims { d.KeepLogits = 4; return d }, 1_048_576_000, 0},
+		{"16-bit loss", func(d BlockDims) BlockDims { d.LossFP32 = false; return d }, 1_048_576_000, 0},
+		{"compiled", func(d BlockDims) BlockDims { d.LossCompiled = true; return d }, 0, 0},
+		{"fused", func(d BlockDims) BlockDims { d.LossFused = true; return d }, 0, 0},
+		{"no vocabulary", func(d BlockDims) BlockDims { d.Vocab = 0; return d }, 0, 0},
+	} {
+		logits, upcast, err := HeadLossTemps(c.d(base))
+		if err != nil || logits != c.logits || upcast != c.upcast {
+			t.Errorf("%s: %d, %d (%v), want %d, %d", c.name, logits, upcast, err, c.logits, c.upcast)
+		}
+	}
+	bad := base
+	bad.KeepLogits = 3
+	if _, _, err := HeadLossTemps(bad); err == nil {
+		t.Error("kept logits of 3 bytes: no error")
+	}
+	eager := keepLogitsReport(t)
+	comp := eager.Component(CompLossTemp)
+	if comp.Peak != 3_145_728_000 || comp.AtRest != 0 || comp.PeakPhase != PhaseForward {
+		t.Errorf("loss temporaries %+v, want a forward peak of 3145728000 B, none at rest", comp)
+	}
+	if got := forwardPeak(t, eager) - forwardPeak(t, keepLogitsReport(t, "training.compile=loss")); got != 4_194_304_000 {
+		t.Errorf("eager loss's forward peak is %d B above the compiled one's, want 4194304000", got)
+	}
+	if got := keepLogitsReport(t, "training.compile=loss").Component(CompLossTemp); got.Peak != 0 {
+		t.Errorf("compiled loss: loss temporaries %+v, want none", got)
 	}
 }

@@ -154,12 +154,17 @@ const (
 	// Last in the order, so that the other rows keep their places (and
 	// their plot colours).
 	CompLogits Comp = "kept logits"
+	// CompLossTemp is the head's forward temporaries around its loss
+	// (UnitInfo.LossLogits, LossUpcast; HeadLossTemps): after the kept
+	// logits in the order, for the same reason.
+	CompLossTemp Comp = "loss temporaries"
 )
 
 // componentOrder fixes the row order of every report.
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
 	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL, CompLogits,
+	CompLossTemp,
 }
 
 // Components lists the memory model's components in report order.
@@ -315,10 +320,17 @@ type UnitInfo struct {
 	// Logits is the bytes of the logits the model returns that the
 	// training loop keeps (training.keep_logits), on the head unit
 	// (keptLogits); 0 elsewhere. AfterLogits is, of Activation, what the
-	// head's loss saves after the model has returned them (headParts'
-	// loss), set with Logits: the timeline allocates it after the loop
-	// frees the previous step's logits.
+	// head's loss saves after the model has returned the logits
+	// (headParts' loss), on the head unit: the timeline allocates it after
+	// the loop frees the previous step's kept logits and after the loss's
+	// fp32 upcast.
 	Logits, AfterLogits int64
+	// LossLogits and LossUpcast are the head's forward temporaries around
+	// its loss (HeadLossTemps): the 16-bit logits nothing keeps past the
+	// loss (past the model's own .float() under keep_logits fp32) and the
+	// loss's fp32 copy of 16-bit logits, alive while log_softmax runs; on
+	// the head unit, 0 elsewhere.
+	LossLogits, LossUpcast int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.

@@ -944,8 +944,8 @@ func headParts(d BlockDims) (model, loss, transient int64, err error) {
 // what the loss saves for backward: HeadActivation then leaves them out
 // (d.KeepLogits > 0) and this function counts them, over the longer
 // lifetime. The model's 16-bit output before .float(), alive only inside
-// the head's forward, is not counted (nor is any forward transient of the
-// head).
+// the head's forward, is HeadLossTemps' (with the loss's fp32 upcast of
+// logits that are not kept in fp32).
 func KeptLogits(d BlockDims) (int64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
@@ -962,6 +962,57 @@ func KeptLogits(d BlockDims) (int64, error) {
 		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return v, nil
+}
+
+// HeadLossTemps returns the head's forward temporaries around its loss,
+// which neither HeadActivation (what is saved for backward) nor KeptLogits
+// (what the training loop keeps) counts: logits, the 16-bit logits the
+// output projection writes when nothing keeps them past the loss, and
+// upcast, the fp32 loss's copy of 16-bit logits, log_softmax's input while
+// it writes its output (log_softmax saves its output, not its input:
+// KeptLogits), freed when the loss returns. Both are 0 under a compiled or
+// a fused loss (HeadActivation: neither materializes an fp32 copy, and the
+// logits are what that loss saves) and without a vocabulary.
+//
+//   - The loop keeps nothing (d.KeepLogits 0), as torchtitan at 9dec370
+//     (train.py lines 303-307: pred = model(input_ids); loss =
+//     loss_fn(pred, labels); del pred, before loss.backward(); line 131's
+//     loss_fn is cross_entropy(pred.flatten(0, 1).float(), labels...);
+//     torchtitan/models/llama/model.py line 445: output = self.output(h),
+//     16-bit under FSDP's param_dtype): the logits, 2·t·V, live from the
+//     projection until the loss returns (the loss function's argument),
+//     and the upcast, 4·t·V, while log_softmax runs.
+//   - The loop keeps the 16-bit logits (d.KeepLogits 2): they are
+//     KeptLogits; the upcast as above.
+//   - The model returns fp32 logits, which the loop keeps (d.KeepLogits 4;
+//     torchtitan at 83c879f, torchtrain/models/llama/model.py line 501:
+//     output = self.output(h).float()): the projection's 16-bit output,
+//     2·t·V, lives until .float() has copied it into the kept logits,
+//     which are the loss's input itself (.to of the same dtype returns
+//     self): no upcast.
+func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
+	if err := d.check(); err != nil {
+		return 0, 0, err
+	}
+	if d.Vocab <= 0 || d.LossCompiled || d.LossFused {
+		return 0, 0, nil
+	}
+	var c calc
+	tv := c.Mul(d.Seq, d.Batch, d.Vocab)
+	switch d.KeepLogits {
+	case 0, 4:
+		logits = c.Mul(2, tv)
+	case 2:
+	default:
+		return 0, 0, fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
+	}
+	if d.LossFP32 && d.KeepLogits != 4 {
+		upcast = c.Mul(4, tv)
+	}
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return logits, upcast, nil
 }
 
 // EveryNth reports whether block i (0-based, forward order) is checkpointed

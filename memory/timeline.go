@@ -20,10 +20,13 @@ import (
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
 //	  compute               +Mask(u) +(Activation(u) − AfterLogits(u))
-//	                        +Logits(u) −Logits(u) +AfterLogits(u) (the head under
-//	                        training.keep_logits: the new logits, the previous
-//	                        step's, at rest, freed by the loop's rebinding
-//	                        (OpRebind), then the loss's tensors; 0 elsewhere)
+//	                        +LossLogits(u) +Logits(u) [−LossLogits(u) when Logits(u) > 0]
+//	                        −Logits(u) +LossUpcast(u) +AfterLogits(u) −LossUpcast(u)
+//	                        [−LossLogits(u) when Logits(u) = 0] (the head: the
+//	                        16-bit logits; under training.keep_logits the new
+//	                        kept logits, the previous step's, at rest, freed by
+//	                        the loop's rebinding (OpRebind); the loss's fp32
+//	                        upcast and saved tensors; 0 elsewhere)
 //	                        +RingForward(u) −RingForward(u) (cp > 1: ringattn.go)
 //	                        −MaskFreeForward(u) (sdpa masks: sdpamask.go)
 //	  stage 3: release      −Gather(u) (unless kept across the boundary,
@@ -137,7 +140,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	if err != nil {
 		return nil, err
 	}
-	head, logits, afterLogits, err := keptLogits(s)
+	head, logits, afterLogits, lossLogits, upcast, err := headLogits(s)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +154,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
 			if u == head {
 				out[u].Logits, out[u].AfterLogits = logits, afterLogits
+				out[u].LossLogits, out[u].LossUpcast = lossLogits, upcast
 			}
 		}
 	}
@@ -480,6 +484,8 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 			if c := m.s.Training.Compile; c != "" && c != scenarios.CompileNone {
 				m.notes[i] += "; torch.compile: " + string(c)
 			}
+		case CompLossTemp:
+			m.notes[i] = "the 16-bit logits while the loss runs and the loss's fp32 upcast of them (head forward only)"
 		case CompRing:
 			m.notes[i] = "context parallelism: ring attention's gathered K/V and fp32 accumulators, during a block's attention"
 		case CompMask:
@@ -559,10 +565,23 @@ func (m *model) buildEvents() {
 		// rebinds the name and frees those (training.keep_logits,
 		// KeptLogits), and only then does the loss run and save its
 		// tensors (AfterLogits): the old logits and the loss's never
-		// coexist (OpRebind).
+		// coexist (OpRebind). Around them the loss's temporaries
+		// (HeadLossTemps): the projection's 16-bit logits first, freed
+		// once the model's own .float() has copied them when the loop
+		// keeps fp32 logits, else when the loss returns; the loss's fp32
+		// upcast while log_softmax writes its output.
+		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLogits, units[u].Logits)
+		if units[u].Logits > 0 {
+			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
+		}
 		m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
+		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossUpcast)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].AfterLogits)
+		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossUpcast)
+		if units[u].Logits == 0 {
+			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
+		}
 		// Context parallelism: the ring's buffers during the block's
 		// attention (ringattn.go), freed when its compute ends.
 		m.ev(PhaseForward, u, OpCompute, CompRing, units[u].RingForward)

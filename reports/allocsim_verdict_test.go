@@ -13,7 +13,7 @@ import (
 // caching allocator runs within the GPU (memory.AllocatorLimit). The default
 // example under FSDP1: on a 35 GiB GPU it fits, the
 // allocator releasing its cache in the first steps only (device_fits true);
-// on 34.5 GiB it releases it every step (device_fits false, the device peak
+// on 34 GiB it releases it every step (device_fits false, the device peak
 // within the GPU); on 33.5 GiB a request finds no room even after the
 // release, so it does not fit, and every report says so: run's verdict and
 // JSON, sweep's row and compare's verdict.
@@ -25,7 +25,7 @@ func TestSimulatedAllocatorVerdicts(t *testing.T) {
 		says             string
 	}{
 		{"35GiB", true, true, "none in the last, to stay within"},
-		{"34.5GiB", true, false, "2 times in the last, to stay within"},
+		{"34GiB", true, false, "2 times in the last, to stay within"},
 		{"33.5GiB", false, false, "runs out of memory (fragmentation)"},
 	} {
 		sets := []string{"parallelism.zero_stage=3", "communication.boundary=fsdp1", "cluster.gpu_memory=" + tc.gpu}

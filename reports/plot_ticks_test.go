@@ -70,7 +70,7 @@ func fmtSlice(s []string) string {
 func TestMemoryTimelineReads(t *testing.T) {
 	run := exampleRun(t, "default", "memory.runtime_context=3GiB", "memory.nccl_buffers=1GiB")
 	m := run.memoryTimelinePlot()
-	want := "[params grads fp32 master params adam m adam v runtime context nccl buffers optimizer temporaries activations]"
+	want := "[params grads fp32 master params adam m adam v runtime context nccl buffers optimizer temporaries activations loss temporaries]"
 	if got := fmt.Sprint(m.Components); got != want {
 		t.Errorf("components bottom to top %s, want %s", got, want)
 	}

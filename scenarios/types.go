@@ -424,11 +424,11 @@ type MemoryConfig struct {
 	// (default false, PyTorch's default; memory/allocator.go).
 	ExpandableSegments *bool `yaml:"expandable_segments,omitempty"`
 	// FSDP2RSOwnStream is FSDP2 as PyTorch ran it before 2.5: its
-	// reduce-scatter input and output allocated on the reduce-scatter
-	// stream, until pytorch/pytorch#129721 (2024-06-27) and #132445
-	// (2024-08-01) allocated both on the default stream "to avoid
-	// fragmenting that memory across stream memory pools" (default false,
-	// today's FSDP2; memory/allocseq.go).
+	// reduce-scatter input allocated on the reduce-scatter stream, until
+	// pytorch/pytorch#129721 (2024-06-27) allocated it on the default
+	// stream "to avoid fragmenting that memory across stream memory
+	// pools" (default false, today's FSDP2; the output stays on the
+	// reduce-scatter stream in every version: memory/allocseq.go).
 	FSDP2RSOwnStream *bool `yaml:"fsdp2_rs_own_stream,omitempty"`
 	// AllocatorOverheadFrom names where AllocatorOverhead came from when a
 	// calibration file set it (communication.calibration's memory part,
