@@ -377,6 +377,15 @@ func (p *Plan) KSetting(c Candidate) string {
 	return p.stack.KSetting(c.Stage, c.K)
 }
 
+// StackStages are the ZeRO stages the scenario's stack preset runs
+// (scenarios.StackLayout.Stages), nil without a stack.
+func (p *Plan) StackStages() []int {
+	if p.stack == nil {
+		return nil
+	}
+	return p.stack.Stages()
+}
+
 // Best returns the winning row, nil when nothing fits.
 func (p *Plan) Best() *PlanRow {
 	if len(p.Rows) == 0 {
