@@ -181,7 +181,7 @@ func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
 		return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
 	}
 	if !whole {
-		return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
+		return 0, d.errorf("%s=%s is not a whole number (%s)", path, clip(n.String()), wholeFix(n, lo, hi))
 	}
 	if i < lo || i > hi {
 		return 0, d.errorf("%s=%d is out of range (use %d to %d)", path, i, lo, hi)

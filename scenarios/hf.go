@@ -434,7 +434,7 @@ func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 		return 0, true, c.errorf("%s=%s is out of range (use %d to %d)", k, clip(n.String()), lo, hi)
 	}
 	if !whole {
-		return 0, true, c.errorf("%s=%s is not a whole number (use a number such as %d)", k, clip(n.String()), max(lo, 1))
+		return 0, true, c.errorf("%s=%s is not a whole number (%s)", k, clip(n.String()), wholeFix(n, lo, hi))
 	}
 	if i < lo || i > hi {
 		return 0, true, c.errorf("%s=%d is out of range (use %d to %d)", k, i, lo, hi)

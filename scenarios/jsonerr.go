@@ -86,6 +86,28 @@ func numberFix(v any, eg string) string {
 	return "use a number such as " + eg
 }
 
+// wholeFix is the fix for n, a number with a fraction where a whole
+// number in [lo, hi] is wanted: the nearest whole number in range, both
+// at a half ("use 28672 or 28673, the nearest whole numbers" for
+// 28672.5). Before, "use a number such as 1".
+func wholeFix(n json.Number, lo, hi int64) string {
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprintf("use a whole number, %d to %d", lo, hi)
+	}
+	clamp := func(x float64) int64 { return int64(max(float64(lo), min(float64(hi), x))) }
+	down, up := clamp(math.Floor(f)), clamp(math.Ceil(f))
+	switch {
+	case down == up:
+		return fmt.Sprintf("use %d to %d; %d is the nearest", lo, hi, down)
+	case f-math.Floor(f) == 0.5:
+		return fmt.Sprintf("use %d or %d, the nearest whole numbers", down, up)
+	case f-math.Floor(f) < 0.5:
+		return fmt.Sprintf("use %d, the nearest whole number", down)
+	}
+	return fmt.Sprintf("use %d, the nearest whole number", up)
+}
+
 // jsonWhole reads n as a whole number: an integer, or a float without a
 // fraction (4096.0, 1e7: DeepSpeed's pydantic int fields and config.json
 // writers give both) of magnitude at most limit. tooLarge is a whole float

@@ -57,7 +57,12 @@ func TestJSONNumberMessages(t *testing.T) {
 		{llama + `"hidden_size": 64, "num_hidden_layers": 1e20}`, "c.json:1:62: num_hidden_layers=1e20 is out of range (use 1 to 1024)"},
 		// Unchanged: not a number, not whole.
 		{llama + `"hidden_size": "big"}`, `c.json:1:43: hidden_size is "big", not a whole number (use a number such as 1)`},
-		{llama + `"hidden_size": 4.5}`, "c.json:1:43: hidden_size=4.5 is not a whole number (use a number such as 1)"},
+		// Not whole: the nearest whole number in range (it said "use a
+		// number such as 1", QA17 L6).
+		{llama + `"hidden_size": 4.5}`, "c.json:1:43: hidden_size=4.5 is not a whole number (use 4 or 5, the nearest whole numbers)"},
+		{llama + `"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "intermediate_size": 28672.25}`, "c.json:1:116: intermediate_size=28672.25 is not a whole number (use 28672, the nearest whole number)"},
+		{llama + `"hidden_size": 4095.75}`, "c.json:1:43: hidden_size=4095.75 is not a whole number (use 4096, the nearest whole number)"},
+		{llama + `"hidden_size": 0.25}`, "c.json:1:43: hidden_size=0.25 is not a whole number (use 1 to 1048576; 1 is the nearest)"},
 	} {
 		_, err := ImportHF("c.json", []byte(c.in))
 		if err == nil || err.Error() != c.want {
@@ -72,7 +77,8 @@ func TestJSONNumberMessages(t *testing.T) {
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "three"}}`, `ds.json:1:61: zero_optimization.stage is "three", not a whole number (use 0, 1, 2 or 3)`},
 		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, `ds.json:1:39: gradient_clipping is "1.0", not a number (write it without quotes: 1.0)`},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 1e30}}`, "ds.json:1:73: zero_optimization.reduce_bucket_size=1e30 is out of range (use 1 to 1152921504606846976)"},
-		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2.5}}`, "ds.json:1:61: zero_optimization.stage=2.5 is not a whole number (use 0 to 3)"},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2.5}}`, "ds.json:1:61: zero_optimization.stage=2.5 is not a whole number (use 2 or 3, the nearest whole numbers)"},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3.9}}`, "ds.json:1:61: zero_optimization.stage=3.9 is not a whole number (use 0 to 3; 3 is the nearest)"},
 	} {
 		_, err := ImportDeepSpeed("ds.json", []byte(c.in), DeepSpeedOptions{})
 		if err == nil || err.Error() != c.want {
