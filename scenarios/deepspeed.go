@@ -82,6 +82,15 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	if len(data) > MaxHFConfigBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a ds_config.json (check the path)", file, MaxHFConfigBytes)
 	}
+	// DeepSpeedConfig reads the file with hjson.load(open(config, "r"))
+	// (deepspeed/runtime/config.py line 699 at dsCommit), whose decoder
+	// skips a leading byte-order mark (HjsonDecoder.raw_decode, "strip
+	// UTF-8 bom", hjson/decoder.py in hjson-py 9351a27): so does the
+	// import, with a note, as Accelerate and the HF Trainer read it with
+	// json.load, which refuses it (before: "invalid character 'ï'", QA17
+	// L7).
+	bom := bytes.HasPrefix(data, []byte(utf8BOM))
+	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -118,6 +127,9 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 		}
 	}
 	d := &dsReader{file: file, keys: newJSONKeys(data), o: o, out: &DeepSpeedImport{}}
+	if bom {
+		d.note("the file starts with a UTF-8 byte-order mark: DeepSpeed's hjson.load skips it, but Accelerate and the HF Trainer read the file with json.load, which refuses it (\"Unexpected UTF-8 BOM\"): save it without the mark to launch it through them")
+	}
 	if err := d.read(m); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,10 @@ import (
 	"unicode/utf8"
 )
 
+// utf8BOM is the UTF-8 byte-order mark some Windows editors put at the
+// start of a file.
+const utf8BOM = "\xef\xbb\xbf"
+
 // jsonError is the one line for an importer's config that is not valid
 // JSON: "FILE:LINE:COL: not valid JSON: what (give …)", at the byte where
 // the parser stopped, so an editor jumps to it. A trailing comma, the most
@@ -24,6 +28,10 @@ import (
 func jsonError(file string, data []byte, err error, give string) error {
 	var se *json.SyntaxError
 	switch {
+	case bytes.HasPrefix(data, []byte(utf8BOM)):
+		// It said "invalid character 'ï' looking for beginning of value"
+		// (QA17 L7).
+		return fmt.Errorf("%s:1:1: not valid JSON: the file starts with a UTF-8 byte-order mark (EF BB BF), which Python's json.loads refuses too (\"Unexpected UTF-8 BOM\"): save it as UTF-8 without the mark", file)
 	case errors.As(err, &se):
 		// Offset counts the bytes read, the offending one included.
 		off := min(max(int(se.Offset)-1, 0), len(data))

@@ -1,6 +1,10 @@
 package scenarios
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestJSONSyntaxErrorsPositioned: a config.json or ds_config.json that is
 // not valid JSON is one line at the line and column of the slip (columns
@@ -84,5 +88,43 @@ func TestJSONNumberMessages(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("ImportDeepSpeed(%s) = %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+// TestJSONByteOrderMark: a UTF-8 byte-order mark at the start of a JSON
+// input is read as each tool reads it. DeepSpeed's hjson.load skips it:
+// the import is the same as without it, with a note that Accelerate's and
+// the Trainer's json.load refuse it. transformers' json.loads refuses a
+// config.json with one: the error names the mark and the fix. Before,
+// both said "invalid character 'ï' looking for beginning of value" (QA17
+// L7).
+func TestJSONByteOrderMark(t *testing.T) {
+	const bom = "\xef\xbb\xbf"
+	ds := `{"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}`
+	plain, err := ImportDeepSpeed("ds.json", []byte(ds), DeepSpeedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked, err := ImportDeepSpeed("ds.json", []byte(bom+ds), DeepSpeedOptions{})
+	if err != nil {
+		t.Fatalf("with a byte-order mark: %v", err)
+	}
+	if !slices.Equal(marked.Settings, plain.Settings) || len(marked.Notes) != len(plain.Notes)+1 || !strings.HasPrefix(marked.Notes[0], "the file starts with a UTF-8 byte-order mark: DeepSpeed's hjson.load skips it") {
+		t.Errorf("with a byte-order mark: settings %v, notes %q; without: %v, %q", marked.Settings, marked.Notes, plain.Settings, plain.Notes)
+	}
+	for _, c := range []struct{ in, want string }{
+		{bom + `{"model_type": "llama"}`, `c.json:1:1: not valid JSON: the file starts with a UTF-8 byte-order mark (EF BB BF), which Python's json.loads refuses too ("Unexpected UTF-8 BOM"): save it as UTF-8 without the mark`},
+		// A mark elsewhere is not at the start: as before.
+		{`{"model_type": "llama"}` + bom, "c.json:1:24: not valid JSON: a second value after the first"},
+	} {
+		_, err := ImportHF("c.json", []byte(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("ImportHF(%q) = %v, want %q", c.in, err, c.want)
+		}
+	}
+	// A key error's position is the same with the mark as without it.
+	_, err = ImportDeepSpeed("ds.json", []byte(bom+`{"train_micro_batch_size_per_gpu": "2"}`), DeepSpeedOptions{})
+	if want := `ds.json:1:2: train_micro_batch_size_per_gpu is "2"`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
 	}
 }
