@@ -1013,6 +1013,18 @@ func (d *dsReader) prefetch(z map[string]any) error {
 			list, after = slices.Clone(list), "in the backward, after"
 			slices.Reverse(list)
 		}
+		if w.n == 0 && w.ahead <= 0 {
+			// max_params_to_prefetch = min(max_live − available, bucket)
+			// is not positive there: nothing is prefetched, and the next
+			// unit is gathered when it runs. It said "holds 0 elements
+			// ahead, part of block.0, so the next unit" (QA17 L8).
+			why := fmt.Sprintf("what it holds fills stage3_max_live_parameters %d", ml)
+			if p := int64(list[w.at].Params); p >= ml {
+				why = fmt.Sprintf("%s's own %d parameters fill stage3_max_live_parameters %d", list[w.at].Name, p, ml)
+			}
+			from += fmt.Sprintf("%s; once that window settles, %s %s it prefetches nothing (%s), so %s is gathered when it runs: 1, the least depth zerosim models, prefetches it, more than DeepSpeed there", refill, after, list[w.at].Name, why, list[w.at+1].Name)
+			break
+		}
 		if w.n == 0 {
 			from += fmt.Sprintf("%s; once that window settles, %s %s it holds %d elements ahead, part of %s (%d parameters), so the next unit", refill, after, list[w.at].Name, w.ahead, list[w.at+1].Name, int64(list[w.at+1].Params))
 			break
