@@ -604,7 +604,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		if isBound(*best) {
 			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))
 		}
-		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
+		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
 		if c := cpBrief(planCP(p, best)); c != "" && !p.NoSeqLen {
