@@ -604,7 +604,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		if isBound(*best) {
 			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))
 		}
-		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.MFU, p.FP8, p.GPU); e != "" {
+		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
 		if c := cpBrief(planCP(p, best)); c != "" && !p.NoSeqLen {
@@ -791,6 +791,14 @@ func wrapWords(words []string, width int, indent string, col int, brk string) st
 	return b.String()
 }
 
+// listAnd is "a", "a and b", "a, b and c".
+func listAnd(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
 // cpHintShare is the activations' share of the least-memory peak from which
 // NoFitText suggests searching context parallelism: then cp ≥ 2 can take
 // an eighth or more of the peak off.
@@ -822,8 +830,29 @@ func NoFitText(p *sweep.Plan) string {
 		}
 		ways = append(ways, w)
 	}
-	if !slices.Contains(p.SearchedStages, 3) {
-		ways = append(ways, "ZeRO stage 3 (search it: --stages 0,1,2,3)")
+	// Only the stages the stack runs are advised (plan refuses the others:
+	// "--stages 2: stack megatron does not run ZeRO stage 2"); stage 3
+	// under a stack that does not run it is another stack's (QA17 M4).
+	stages := p.StackStages()
+	if stages == nil {
+		stages = []int{0, 1, 2, 3}
+	}
+	names := make([]string, len(stages))
+	for i, st := range stages {
+		names[i] = strconv.Itoa(st)
+	}
+	search := strings.Join(names, ",")
+	switch {
+	case slices.Contains(p.SearchedStages, 3):
+	case slices.Contains(stages, 3):
+		ways = append(ways, "ZeRO stage 3 (search it: --stages "+search+")")
+	default:
+		if top := stages[len(stages)-1]; !slices.Contains(p.SearchedStages, top) {
+			ways = append(ways, fmt.Sprintf("ZeRO stage %d (search it: --stages %s)", top, search))
+		}
+		others := scenarios.StacksRunning(3)
+		ways = append(ways, fmt.Sprintf("ZeRO stage 3, which stack %s does not run (it runs stages %s) and %s do (--set stack=%s)",
+			p.Stack, strings.Join(names, " and "), listAnd(others), others[0]))
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")

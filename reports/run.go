@@ -355,32 +355,33 @@ func groupText(s *scenarios.Scenario, n int) string {
 // needs no line: "".
 func efficiencyText(s *scenarios.Scenario) string {
 	t := &s.Training
-	return efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
+	return efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
 }
 
 // efficiencyLine is efficiencyText (run's headline, plan's summary) of
-// eff from a calibration (from) or not, fitted to training.mfu or not, of
-// the fp8 or the bf16 peak, on gpu.
-func efficiencyLine(eff float64, from string, mfu, fp8 bool, gpu string) string {
+// eff from a calibration (from), zerosim's default (byDefault) or the
+// scenario's training.compute_efficiency, fitted to training.mfu or not,
+// of the fp8 or the bf16 peak, on gpu.
+func efficiencyLine(eff float64, from string, byDefault, mfu, fp8 bool, gpu string) string {
 	switch {
 	case from != "":
 		return fmtEff(eff) + " of the dense peak for large GEMMs, from " + from
 	case mfu || eff <= 0:
 		return ""
 	}
-	return publishedEfficiencyText(eff, fp8, gpu)
+	return publishedEfficiencyText(eff, byDefault, fp8, gpu)
 }
 
 // efficiencyBrief is efficiencyLine in one line of plan's summary: the
 // efficiency, who set it, and the range the published runs fitted.
-func efficiencyBrief(eff float64, from string, mfu, fp8 bool, gpu string) string {
+func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu string) string {
 	switch {
 	case from != "":
 		return "GEMMs at " + fmtEff(eff) + " of the dense peak, from " + from
 	case mfu || eff <= 0:
 		return ""
 	}
-	c := comparePublished(eff, fp8, gpu)
+	c := comparePublished(eff, byDefault, fp8, gpu)
 	head := fmt.Sprintf("GEMMs at %s of peak (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
@@ -395,9 +396,9 @@ func efficiencyBrief(eff float64, from string, mfu, fp8 bool, gpu string) string
 
 // publishedEfficiencyText is efficiencyLine for eff on gpu beside the
 // published runs.
-func publishedEfficiencyText(eff float64, fp8 bool, gpu string) string {
+func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string) string {
 	const calibrate = "calibrate: zerosim calibrate --train-log or --step-time"
-	c := comparePublished(eff, fp8, gpu)
+	c := comparePublished(eff, byDefault, fp8, gpu)
 	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
@@ -422,9 +423,12 @@ type published struct {
 // every wording its case.
 var publishedFits = zero.PublishedRange
 
-func comparePublished(eff float64, fp8 bool, gpu string) published {
+// comparePublished sets eff beside the published runs; byDefault says
+// that zerosim's default set it, not training.compute_efficiency (it went
+// by the value: an explicit 0.8 was "zerosim's default", QA17 L9).
+func comparePublished(eff float64, byDefault, fp8 bool, gpu string) published {
 	c := published{who: "training.compute_efficiency", kind: "bf16"}
-	if eff == scenarios.DefaultComputeEfficiency {
+	if byDefault {
 		c.who = "zerosim's default"
 	}
 	if fp8 {

@@ -599,29 +599,32 @@ func TestPublishedEfficiencyText(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		eff         float64
-		fp8         bool
+		def, fp8    bool
 		gpu         string
 		lo, hi      float64
 		n           int
 		onGPU       bool
 		want, brief string
 	}{
-		{"default above, on the GPU", 0.8, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+		{"default above, on the GPU", 0.8, true, false, "H100-80GB", 0.4213, 0.6201, 5, true,
 			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
-		{"within", 0.7, false, "A100-80GB", 0.63, 0.78, 3, true,
+		{"within", 0.7, false, false, "A100-80GB", 0.63, 0.78, 3, true,
 			"0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.7 of peak (training.compute_efficiency); 3 published bf16 runs on A100-80GB fitted 0.63–0.78"},
-		{"below", 0.3, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+		{"below", 0.3, false, false, "H100-80GB", 0.4213, 0.6201, 5, true,
 			"0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.3 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect faster)"},
-		{"one run", 0.8, true, "H200", 0.5108, 0.5108, 1, true,
+		{"0.8 given", 0.8, false, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+			"0.8 of the dense peak for large GEMMs (training.compute_efficiency): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
+		{"one run", 0.8, true, true, "H200", 0.5108, 0.5108, 1, true,
 			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
-		{"other GPUs", 0.8, false, "B200", 0.42, 0.79, 14, false,
+		{"other GPUs", 0.8, true, false, "B200", 0.42, 0.79, 14, false,
 			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
-		{"none", 0.8, true, "B200", 0, 0, 0, false,
+		{"none", 0.8, true, true, "B200", 0, 0, 0, false,
 			"0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); no published fp8 run to compare (docs/validation.md)"},
 	} {
@@ -631,13 +634,13 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			}
 			return tc.lo, tc.hi, tc.n, tc.onGPU
 		}
-		if got := efficiencyLine(tc.eff, "", false, tc.fp8, tc.gpu); got != tc.want {
+		if got := efficiencyLine(tc.eff, "", tc.def, false, tc.fp8, tc.gpu); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
-		if got := efficiencyBrief(tc.eff, "", false, tc.fp8, tc.gpu); got != tc.brief {
+		if got := efficiencyBrief(tc.eff, "", tc.def, false, tc.fp8, tc.gpu); got != tc.brief {
 			t.Errorf("%s, plan:\n got %q\nwant %q", tc.name, got, tc.brief)
 		}
-		if got := efficiencyBrief(tc.eff, "", true, tc.fp8, tc.gpu) + efficiencyLine(tc.eff, "", true, tc.fp8, tc.gpu); got != "" {
+		if got := efficiencyBrief(tc.eff, "", tc.def, true, tc.fp8, tc.gpu) + efficiencyLine(tc.eff, "", tc.def, true, tc.fp8, tc.gpu); got != "" {
 			t.Errorf("%s under training.mfu: %q, want nothing", tc.name, got)
 		}
 	}
@@ -646,7 +649,7 @@ func TestPublishedEfficiencyText(t *testing.T) {
 // TestEfficiencyLineDoc: docs/compute-model.md quotes the line of the
 // default efficiency on an H100 (up to its calibrate hint).
 func TestEfficiencyLineDoc(t *testing.T) {
-	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, false, "H100-80GB")
+	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, false, "H100-80GB")
 	quote, _, ok := strings.Cut(line, "; calibrate:")
 	if !ok {
 		t.Fatalf("line %q has no calibrate hint", line)
@@ -662,8 +665,11 @@ func TestEfficiencyLine(t *testing.T) {
 		sets []string
 		want string
 	}{
-		{nil, "compute efficiency:  " + publishedEfficiencyText(scenarios.DefaultComputeEfficiency, false, "H100-80GB") + "\n"},
-		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, "H100-80GB") + "\n"},
+		{nil, "compute efficiency:  " + publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, false, "H100-80GB") + "\n"},
+		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, false, "H100-80GB") + "\n"},
+		// 0.8 given is the scenario's, not the default (it said "zerosim's
+		// default", QA17 L9).
+		{[]string{"training.compute_efficiency=0.8"}, "compute efficiency:  " + publishedEfficiencyText(0.8, false, false, "H100-80GB") + "\n"},
 		{[]string{"training.mfu=0.4"}, ""},
 	} {
 		data, _ := scenarios.Example("default")

@@ -238,21 +238,37 @@ func accFSDPKeys() []string {
 		"fsdp_auto_wrap_policy", "fsdp_offload_params", "fsdp_ignored_modules", "fsdp_activation_checkpointing"}, sortedKeys(accFSDPIgnored)...)
 }
 
-// misspelled is the error for a required top-level key that is missing
-// while an unknown key within two edits of it is there (num_proceses):
-// at that key, which accelerate launch refuses; nil when there is none.
-// Before, "no num_processes" pointed at line 1.
-func (r *accReader) misspelled(top map[string]accField, want string) error {
+// unknownTop is the error for the first top-level key, in the file's
+// order, that Accelerate's ClusterConfig does not have: accelerate launch
+// refuses it ("The config file at … had unknown keys", from_yaml_file and
+// from_json_file in commands/config/config_args.py lines 134-139 and
+// 154-159 at accCommit, after process_config lines 103-129 has turned the
+// old fp16 and dynamo_backend keys into mixed_precision and
+// dynamo_config). Before, the key was only noted and left out, so a typo
+// (mixed_precison: bf16) imported fp32 and doubled the step's time.
+func (r *accReader) unknownTop(top map[string]accField) error {
 	known := accTopKeys()
-	for _, k := range sortedKeys(top) {
-		if slices.Contains(known, k) {
-			continue
-		}
-		if nearKey(k, []string{want}) == want {
-			return r.errAt(top[k].key, "%s is not an Accelerate config key (did you mean %s? accelerate launch refuses unknown keys)", strconv.Quote(clip(k)), want)
+	var bad []accField
+	for k, f := range top {
+		if !slices.Contains(known, k) {
+			bad = append(bad, f)
 		}
 	}
-	return nil
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.SortFunc(bad, func(a, b accField) int {
+		if a.key.Line != b.key.Line {
+			return a.key.Line - b.key.Line
+		}
+		return a.key.Column - b.key.Column
+	})
+	k := bad[0].key.Value
+	fix := "remove it or fix its spelling;"
+	if near := nearKey(k, known); near != "" {
+		fix = "did you mean " + near + "?"
+	}
+	return r.errAt(bad[0].key, "%s is not an Accelerate config key (%s accelerate launch refuses unknown keys: commands/config/config_args.py:154-159 at %s)", strconv.Quote(clip(k)), fix, accCommit)
 }
 
 // fsdp_config keys that change neither time nor memory of a training step:
@@ -293,11 +309,11 @@ func ImportAccelerate(file string, data []byte, o AccelerateOptions) (*Accelerat
 
 // read imports the top-level mapping.
 func (r *accReader) read(top map[string]accField) error {
+	if err := r.unknownTop(top); err != nil {
+		return err
+	}
 	dt, ok := top["distributed_type"]
 	if !ok {
-		if err := r.misspelled(top, "distributed_type"); err != nil {
-			return err
-		}
 		return r.errAt(r.root, "no distributed_type (Accelerate requires it: config_args.py process_config at %s; use distributed_type: FSDP)", accCommit)
 	}
 	kind, err := r.scalar(dt, "FSDP")
@@ -355,9 +371,6 @@ func (r *accReader) read(top map[string]accField) error {
 		}
 		pfrom = fmt.Sprintf("--gpus-per-node %d (accelerate launch --num_processes %d = %d machines × %d)", r.o.GPUsPerNode, procs, machines, r.o.GPUsPerNode)
 	case !ok:
-		if err := r.misspelled(top, "num_processes"); err != nil {
-			return err
-		}
 		return r.errAt(r.root, "no num_processes: the config leaves the count to accelerate launch --num_processes (ClusterConfig's -1, as a SLURM config does: commands/config/config_args.py:180 at %s); pass --gpus-per-node (and --nodes), or add num_processes, the total number of GPUs over all machines", accCommit)
 	default:
 		if procs, err = r.integer(np, -1, 1<<26); err != nil {
@@ -845,7 +858,8 @@ func (r *accReader) training(dtype DType, dfrom string, stage int64, fsdp1, ac b
 	return nil
 }
 
-// rest notes the top-level keys that are neither read nor ignored.
+// rest notes the top-level keys Accelerate has that change the step
+// but are not read.
 func (r *accReader) rest(top map[string]accField, kind string) error {
 	for _, k := range sortedKeys(top) {
 		f := top[k]
@@ -864,8 +878,7 @@ func (r *accReader) rest(top map[string]accField, kind string) error {
 				}
 			}
 		case k == "fp8_config":
-		default:
-			r.note("%s is not an Accelerate config key zerosim reads (accelerate launch refuses unknown keys): left out%s", strconv.Quote(clip(k)), didYouMean(k, accTopKeys()))
+			// Any other key is not Accelerate's: unknownTop refused it.
 		}
 	}
 	return nil

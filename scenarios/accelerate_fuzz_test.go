@@ -28,6 +28,7 @@ func FuzzImportAccelerate(f *testing.F) {
 		"distributed_type: MULTI_GPU\nnum_processes: 9223372036854775807\nnum_machines: 0\n",
 		"distributed_type: FSDP\nnum_processes: 8\nmixed_precision: fp8\ndynamo_config:\n  dynamo_backend: INDUCTOR\nx\n: 1\n",
 		"distributed_type: DEEPSPEED\ndeepspeed_config: {deepspeed_config_file: [1]}\n",
+		"distributed_type: FSDP\nnum_processes: 8\nmixed_precison: bf16\nfp16: true\ndynamo_backend: INDUCTOR\n",
 	} {
 		f.Add([]byte(s), uint16(3), uint8(7))
 	}

@@ -173,7 +173,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		t.ComputeEfficiency = cal.Compute.Efficiency
 		t.ComputeEfficiencyFrom = calibrationSource(s.Communication.Calibration, cal.Compute)
 	case !l.has("training.compute_efficiency"):
-		t.ComputeEfficiency = DefaultComputeEfficiency
+		t.ComputeEfficiency, t.ComputeEfficiencyDefault = DefaultComputeEfficiency, true
 	case math.IsNaN(t.ComputeEfficiency) || !(t.ComputeEfficiency > 0 && t.ComputeEfficiency <= 1):
 		return l.errAlone("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
 	}

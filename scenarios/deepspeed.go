@@ -82,6 +82,15 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	if len(data) > MaxHFConfigBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a ds_config.json (check the path)", file, MaxHFConfigBytes)
 	}
+	// DeepSpeedConfig reads the file with hjson.load(open(config, "r"))
+	// (deepspeed/runtime/config.py line 699 at dsCommit), whose decoder
+	// skips a leading byte-order mark (HjsonDecoder.raw_decode, "strip
+	// UTF-8 bom", hjson/decoder.py in hjson-py 9351a27): so does the
+	// import, with a note, as Accelerate and the HF Trainer read it with
+	// json.load, which refuses it (before: "invalid character 'ï'", QA17
+	// L7).
+	bom := bytes.HasPrefix(data, []byte(utf8BOM))
+	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -118,6 +127,9 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 		}
 	}
 	d := &dsReader{file: file, keys: newJSONKeys(data), o: o, out: &DeepSpeedImport{}}
+	if bom {
+		d.note("the file starts with a UTF-8 byte-order mark: DeepSpeed's hjson.load skips it, but Accelerate and the HF Trainer read the file with json.load, which refuses it (\"Unexpected UTF-8 BOM\"): save it without the mark to launch it through them")
+	}
 	if err := d.read(m); err != nil {
 		return nil, err
 	}
@@ -181,7 +193,7 @@ func (d *dsReader) whole(path string, v any, lo, hi int64) (int64, error) {
 		return 0, d.errorf("%s=%s is out of range (use %d to %d)", path, clip(n.String()), lo, hi)
 	}
 	if !whole {
-		return 0, d.errorf("%s=%s is not a whole number (use %d to %d)", path, clip(n.String()), lo, hi)
+		return 0, d.errorf("%s=%s is not a whole number (%s)", path, clip(n.String()), wholeFix(n, lo, hi))
 	}
 	if i < lo || i > hi {
 		return 0, d.errorf("%s=%d is out of range (use %d to %d)", path, i, lo, hi)
@@ -1000,6 +1012,18 @@ func (d *dsReader) prefetch(z map[string]any) error {
 		if w.backward {
 			list, after = slices.Clone(list), "in the backward, after"
 			slices.Reverse(list)
+		}
+		if w.n == 0 && w.ahead <= 0 {
+			// max_params_to_prefetch = min(max_live − available, bucket)
+			// is not positive there: nothing is prefetched, and the next
+			// unit is gathered when it runs. It said "holds 0 elements
+			// ahead, part of block.0, so the next unit" (QA17 L8).
+			why := fmt.Sprintf("what it holds fills stage3_max_live_parameters %d", ml)
+			if p := int64(list[w.at].Params); p >= ml {
+				why = fmt.Sprintf("%s's own %d parameters fill stage3_max_live_parameters %d", list[w.at].Name, p, ml)
+			}
+			from += fmt.Sprintf("%s; once that window settles, %s %s it prefetches nothing (%s), so %s is gathered when it runs: 1, the least depth zerosim models, prefetches it, more than DeepSpeed there", refill, after, list[w.at].Name, why, list[w.at+1].Name)
+			break
 		}
 		if w.n == 0 {
 			from += fmt.Sprintf("%s; once that window settles, %s %s it holds %d elements ahead, part of %s (%d parameters), so the next unit", refill, after, list[w.at].Name, w.ahead, list[w.at+1].Name, int64(list[w.at+1].Params))

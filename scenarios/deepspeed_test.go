@@ -476,6 +476,11 @@ func TestDeepSpeedPrefetchUnits(t *testing.T) {
 		{"testdata/hf-extra/qwen3-30b-a3b.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "after block.0 it holds 380859136 elements ahead, part of experts.0 (603979776 parameters)"},
 		{"testdata/hf/mixtral-8x7b/config.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "after block.0 it holds 358016000 elements ahead, part of experts.0 (1409286144 parameters)"},
 		{"testdata/hf/llama-2-7b/config.json", "deepspeedexamples-llama-13b-zero3-offload.json", "1", "after embedding it holds 200000000 elements ahead, part of block.0 (202383360 parameters)"},
+		// Llama 3.1 70B's embedding, 128256 · 8192 = 1,050,673,152,
+		// exceeds max_live 1e9: after it max_live − available < 0, nothing
+		// is prefetched (it said "holds 0 elements ahead, part of
+		// block.0", QA17 L8).
+		{"testdata/hf-extra/llama-3.1-70b.json", dsZ3, "1", "after embedding it prefetches nothing (embedding's own 1050673152 parameters fill stage3_max_live_parameters 1000000000), so block.0 is gathered when it runs: 1, the least depth zerosim models, prefetches it, more than DeepSpeed there"},
 	} {
 		hm, err := ReadHFConfig(c.config)
 		if err != nil {

@@ -14,7 +14,9 @@ import (
 // exact units (bytes, B/s, ps). For a resolved scenario this is the
 // resolved scenario, presets expanded and --set applied: loading the bytes
 // gives s again, so a report that carries them can be reproduced from the
-// report alone.
+// report alone. Only where a default came from is not in the bytes: they
+// give training.compute_efficiency, so the scenario they load has it
+// given, not Training.ComputeEfficiencyDefault.
 func Encode(s *Scenario) ([]byte, error) {
 	c := *s
 	if c.Version == 0 {

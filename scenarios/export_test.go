@@ -22,8 +22,44 @@ func TestEncodeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: encoded scenario does not load: %v", name, err)
 		}
+		// The bytes give compute_efficiency: the default's value, given.
+		if back.Training.ComputeEfficiencyDefault || back.Training.ComputeEfficiency != s.Training.ComputeEfficiency {
+			t.Errorf("%s: compute_efficiency %v (default %t), want %v given", name, back.Training.ComputeEfficiency, back.Training.ComputeEfficiencyDefault, s.Training.ComputeEfficiency)
+		}
+		back.Training.ComputeEfficiencyDefault = s.Training.ComputeEfficiencyDefault
 		if !reflect.DeepEqual(s, back) {
 			t.Errorf("%s: the encoded scenario loads to a different scenario", name)
+		}
+	}
+}
+
+// TestComputeEfficiencyDefault: Load marks an efficiency it filled in with
+// DefaultComputeEfficiency, not one the file or --set gave, even at the
+// same 0.8 (run's header called a given 0.8 "zerosim's default", QA17
+// L9), and resolving the scenario again keeps the mark.
+func TestComputeEfficiencyDefault(t *testing.T) {
+	data, _ := Example("default")
+	for _, c := range []struct {
+		sets []string
+		def  bool
+	}{
+		{nil, true},
+		{[]string{"training.compute_efficiency=0.8"}, false},
+		{[]string{"training.compute_efficiency=0.5"}, false},
+		{[]string{"training.mfu=0.4"}, false},
+	} {
+		s, err := Load("default.yaml", data, c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Training.ComputeEfficiencyDefault != c.def {
+			t.Errorf("%v: default %t, want %t", c.sets, s.Training.ComputeEfficiencyDefault, c.def)
+		}
+		if err := Resolve(s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Training.ComputeEfficiencyDefault != c.def {
+			t.Errorf("%v, resolved again: default %t, want %t", c.sets, s.Training.ComputeEfficiencyDefault, c.def)
 		}
 	}
 }

@@ -434,7 +434,7 @@ func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 		return 0, true, c.errorf("%s=%s is out of range (use %d to %d)", k, clip(n.String()), lo, hi)
 	}
 	if !whole {
-		return 0, true, c.errorf("%s=%s is not a whole number (use a number such as %d)", k, clip(n.String()), max(lo, 1))
+		return 0, true, c.errorf("%s=%s is not a whole number (%s)", k, clip(n.String()), wholeFix(n, lo, hi))
 	}
 	if i < lo || i > hi {
 		return 0, true, c.errorf("%s=%d is out of range (use %d to %d)", k, i, lo, hi)
@@ -562,6 +562,12 @@ func parseHF(file string, data []byte) (map[string]any, error) {
 	if len(data) > MaxHFConfigBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a config.json", file, MaxHFConfigBytes)
 	}
+	// A leading UTF-8 byte-order mark is refused (jsonError), as
+	// transformers refuses it: PreTrainedConfig._dict_from_json_file reads
+	// the text as utf-8 and json.loads it, which raises "Unexpected UTF-8
+	// BOM", and from_pretrained turns that into "is not a valid JSON file"
+	// (src/transformers/configuration_utils.py at
+	// 008e574391258935f3ecc3035c882e73bbcac419).
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

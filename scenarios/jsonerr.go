@@ -13,6 +13,10 @@ import (
 	"unicode/utf8"
 )
 
+// utf8BOM is the UTF-8 byte-order mark some Windows editors put at the
+// start of a file.
+const utf8BOM = "\xef\xbb\xbf"
+
 // jsonError is the one line for an importer's config that is not valid
 // JSON: "FILE:LINE:COL: not valid JSON: what (give …)", at the byte where
 // the parser stopped, so an editor jumps to it. A trailing comma, the most
@@ -24,6 +28,10 @@ import (
 func jsonError(file string, data []byte, err error, give string) error {
 	var se *json.SyntaxError
 	switch {
+	case bytes.HasPrefix(data, []byte(utf8BOM)):
+		// It said "invalid character 'ï' looking for beginning of value"
+		// (QA17 L7).
+		return fmt.Errorf("%s:1:1: not valid JSON: the file starts with a UTF-8 byte-order mark (EF BB BF), which Python's json.loads refuses too (\"Unexpected UTF-8 BOM\"): save it as UTF-8 without the mark", file)
 	case errors.As(err, &se):
 		// Offset counts the bytes read, the offending one included.
 		off := min(max(int(se.Offset)-1, 0), len(data))
@@ -84,6 +92,28 @@ func numberFix(v any, eg string) string {
 		}
 	}
 	return "use a number such as " + eg
+}
+
+// wholeFix is the fix for n, a number with a fraction where a whole
+// number in [lo, hi] is wanted: the nearest whole number in range, both
+// at a half ("use 28672 or 28673, the nearest whole numbers" for
+// 28672.5). Before, "use a number such as 1".
+func wholeFix(n json.Number, lo, hi int64) string {
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprintf("use a whole number, %d to %d", lo, hi)
+	}
+	clamp := func(x float64) int64 { return int64(max(float64(lo), min(float64(hi), x))) }
+	down, up := clamp(math.Floor(f)), clamp(math.Ceil(f))
+	switch {
+	case down == up:
+		return fmt.Sprintf("use %d to %d; %d is the nearest", lo, hi, down)
+	case f-math.Floor(f) == 0.5:
+		return fmt.Sprintf("use %d or %d, the nearest whole numbers", down, up)
+	case f-math.Floor(f) < 0.5:
+		return fmt.Sprintf("use %d, the nearest whole number", down)
+	}
+	return fmt.Sprintf("use %d, the nearest whole number", up)
 }
 
 // jsonWhole reads n as a whole number: an integer, or a float without a

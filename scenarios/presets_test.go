@@ -323,7 +323,7 @@ func TestDefaults(t *testing.T) {
 		Model:       s.Model,
 		Parallelism: Parallelism{DP: 8, CP: 1, Stage: 1, K: 1, EP: 1},
 		Training: Training{MicroBatch: 1, GradAccum: 1, ParamDType: "bf16", MasterDType: "fp32", Optimizer: "adam", LR: 1e-3, Beta1: 0.9,
-			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", ComputeEfficiency: 0.8,
+			Beta2: 0.999, Eps: 1e-8, WeightDecay: 0, Recompute: "none", ComputeEfficiency: 0.8, ComputeEfficiencyDefault: true,
 			Attention: "flash", AttentionKernel: "fa2", RecomputeEvery: 1, Steps: 5, Seed: 1, FP8: "none"},
 		Communication: Communication{BucketSize: 40_000_000, Algorithm: "auto", Overlap: &yes, PrefetchDepth: &one,
 			MaxInflightAllGathers: 2, Padding: "toy", Boundary: "reshard", ComputeInterference: &interference,

@@ -122,6 +122,18 @@ func (s *Scenario) StackLayout() (StackLayout, bool) {
 	return l, ok
 }
 
+// StacksRunning are the stack presets that run ZeRO stage stage, in
+// order (stage 3: deepspeed, fms-fsdp, llm-foundry, torchtitan).
+func StacksRunning(stage int) []string {
+	var out []string
+	for _, name := range sortedKeys(stackLayouts) {
+		if slices.Contains(stackLayouts[name].Stages(), stage) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Stages are the ZeRO stages the stack runs, ascending.
 func (l StackLayout) Stages() []int {
 	var out []int

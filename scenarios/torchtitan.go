@@ -580,22 +580,33 @@ func from(k, def string) string {
 
 // read maps the job config onto the scenario.
 func (t *Torchtitan) read(d *ttDoc) error {
-	// Keys zerosim cannot use: noted (or silently skipped where they
-	// change nothing of a step).
+	// A key no torchtitan has is an error, as torchtitan's own since
+	// eadca48 (ValueError "Invalid field names", _dict_to_dataclass in
+	// torchtitan/config/manager.py lines 160-171 at TorchtitanCommit):
+	// before, it was noted and ignored, so a typo (local_batch_sise)
+	// imported the default. A job.custom_config_module extends JobConfig
+	// with its own dataclasses (_maybe_add_custom_config, lines 86-124):
+	// a key outside the stock ones is then noted. Keys zerosim cannot use
+	// are noted, or silently skipped where they change nothing of a step.
+	custom, _, _ := d.str("", "job.custom_config_module", "experimental.custom_args_module")
 	var leaves []string
 	ttLeaves("", d.root, &leaves)
 	for _, k := range leaves {
 		top, _, _ := strings.Cut(k, ".")
-		if ttKnown[k] || strings.HasPrefix(k, "training.dataloader.") || strings.HasPrefix(k, "validation.") {
+		if ttKnown[k] {
 			continue
 		}
-		ignored := false
-		for _, s := range ttIgnored {
-			ignored = ignored || top == s
+		if !ttAllKeys[k] && !ttTables[k] {
+			if custom == "" {
+				return d.unknownKey(k)
+			}
+			t.note("%s is not a key of torchtitan's JobConfig; job.custom_config_module %s may add it: ignored", k, custom)
+			continue
 		}
-		if !ignored {
-			t.note("%s is not a torchtitan %s job config key; ignored%s", k, TorchtitanCommit[:7], didYouMean(k, sortedKeys(ttKnown)))
+		if slices.Contains(ttIgnored, top) || strings.HasPrefix(k, "training.dataloader.") {
+			continue
 		}
+		t.note("%s is a job config key of an older torchtitan, not of %s, that zerosim does not read: ignored", k, TorchtitanCommit[:7])
 	}
 	if err := t.readModel(d); err != nil {
 		return err
@@ -614,6 +625,37 @@ func (t *Torchtitan) read(d *ttDoc) error {
 		return err
 	}
 	return t.readCompileFP8(d)
+}
+
+// unknownKey is the error for a leaf k that no torchtitan job config has:
+// at the first part of it that is neither a key nor a table ([trainng],
+// training.local_batch_sise), with the key or table within two edits of
+// it when there is one.
+func (d *ttDoc) unknownKey(k string) error {
+	parts := strings.Split(k, ".")
+	bad, what := k, "key"
+	for i := 1; i < len(parts); i++ {
+		if p := strings.Join(parts[:i], "."); !ttAllKeys[p] && !ttTables[p] {
+			bad, what = p, "table"
+			break
+		}
+	}
+	at := k
+	if _, ok := d.pos[bad]; ok {
+		at = bad
+	}
+	fix := "remove it or fix its spelling;"
+	if near := nearKey(bad, ttKnownNames()); near != "" {
+		fix = "did you mean " + near + "?"
+	}
+	return d.errf(at, "%s is not a torchtitan job config %s (%s torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48)", bad, what, fix, TorchtitanCommit[:7])
+}
+
+// ttKnownNames are the keys and tables of ttAllKeys, in order.
+func ttKnownNames() []string {
+	names := append(sortedKeys(ttAllKeys), sortedKeys(ttTables)...)
+	slices.Sort(names)
+	return names
 }
 
 // gqaAttention is attention as torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1 runs it, for a file with

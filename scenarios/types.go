@@ -282,6 +282,11 @@ type Training struct {
 	// with training.compute_efficiency and training.mfu unset); empty
 	// otherwise.
 	ComputeEfficiencyFrom string `yaml:"-"`
+	// ComputeEfficiencyDefault is set when Load filled ComputeEfficiency
+	// in with DefaultComputeEfficiency (no training.compute_efficiency,
+	// training.mfu or calibration gave it), so that a report tells
+	// zerosim's default from a file's 0.8.
+	ComputeEfficiencyDefault bool `yaml:"-"`
 	// AttentionEfficiency is the fraction of cluster.peak_bf16 the
 	// attention kernel reaches; 0 (unset) takes the published rate of
 	// AttentionKernel on the GPU (zero.AttentionEfficiency).

@@ -105,6 +105,11 @@ func resolved(s *Scenario) (*Scenario, error) {
 			r.Memory.AllocatorOverheadFrom = s.Memory.AllocatorOverheadFrom
 		}
 	}
+	// The default efficiency is an explicit key in the re-encoded text:
+	// keep calling it the default while it is unchanged.
+	if r.Training.ComputeEfficiency == s.Training.ComputeEfficiency {
+		r.Training.ComputeEfficiencyDefault = s.Training.ComputeEfficiencyDefault
+	}
 	// The re-encoded text reads no file: the files are those s came from.
 	r.ReadFiles = s.ReadFiles
 	return r, nil

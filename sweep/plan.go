@@ -251,16 +251,18 @@ type Plan struct {
 	PeakFLOPS   int64
 	// Efficiency is the base scenario's training.compute_efficiency and
 	// EfficiencyFrom where it came from (a calibration file; "" when the
-	// scenario or zerosim's default set it); MFU is set when every replay
-	// fits the efficiency to training.mfu instead, and FP8 when an fp8
-	// recipe runs the GEMMs.
-	Efficiency     float64
-	EfficiencyFrom string
-	MFU, FP8       bool
-	N              int
-	DP             int
-	CP             int
-	SeqLen         int64
+	// scenario or zerosim's default set it) and EfficiencyDefault whether
+	// zerosim's default did; MFU is set when every replay fits the
+	// efficiency to training.mfu instead, and FP8 when an fp8 recipe runs
+	// the GEMMs.
+	Efficiency        float64
+	EfficiencyFrom    string
+	EfficiencyDefault bool
+	MFU, FP8          bool
+	N                 int
+	DP                int
+	CP                int
+	SeqLen            int64
 	// GlobalBatch in sequences and TokensPerStep per optimizer step.
 	GlobalBatch   int64
 	TokensPerStep int64
@@ -375,6 +377,15 @@ func (p *Plan) KSetting(c Candidate) string {
 		return ""
 	}
 	return p.stack.KSetting(c.Stage, c.K)
+}
+
+// StackStages are the ZeRO stages the scenario's stack preset runs
+// (scenarios.StackLayout.Stages), nil without a stack.
+func (p *Plan) StackStages() []int {
+	if p.stack == nil {
+		return nil
+	}
+	return p.stack.Stages()
 }
 
 // Best returns the winning row, nil when nothing fits.
@@ -944,7 +955,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), PeakFLOPS: int64(s.Cluster.PeakBF16),
 		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
 	p.TokensPerStep = sp.global * p.SeqLen
-	p.Efficiency, p.EfficiencyFrom = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom
+	p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom, s.Training.ComputeEfficiencyDefault
 	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms

@@ -90,7 +90,9 @@ checkpointing, compile and float8 settings, each with the torchtitan key it
 came from. Keys and defaults are those of torchtitan 238fa99, the last
 commit that reads TOML job configs; the older keys of 9dec370
 (training.batch_size, [float8], ...) are read too. Tensor, pipeline and
-expert tensor parallel degrees above 1 are refused; lines starting "# note:" name
+expert tensor parallel degrees above 1 are refused, as is a key no
+torchtitan job config has (torchtitan refuses it; with
+job.custom_config_module set it is noted); lines starting "# note:" name
 what the import approximates. The job config does not say the cluster:
 give --nodes and --gpu (--gpus-per-node is 8 unless set), or set the
 SET_NODES, SET_GPU and SET_DP placeholders in the printed file. Then:

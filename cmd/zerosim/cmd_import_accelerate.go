@@ -47,7 +47,8 @@ and fsdp_forward_prefetch) and training (param_dtype from mixed_precision
 with fp32 shards, flat_param_views for FSDP1, recompute from
 fsdp_activation_checkpointing, and the Trainer's default optimizer).
 distributed_type MULTI_GPU imports as DDP (zero_stage 0). Keys and
-defaults follow Accelerate at 16cb6eb8 and its launcher; lines starting
+defaults follow Accelerate at 16cb6eb8 and its launcher, which refuses a
+top-level key Accelerate does not have, as the import does; lines starting
 "# note:" name what zerosim does not model.
 
 --hf config.json adds the model section (as import hf prints it), --gpu

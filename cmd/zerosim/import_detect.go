@@ -27,7 +27,9 @@ func importKind(path string) (command, because string) {
 		return "", ""
 	}
 	var obj map[string]any
-	if json.Unmarshal(data, &obj) == nil {
+	// A leading byte-order mark is DeepSpeed's to skip (ImportDeepSpeed)
+	// or config.json's to refuse (ImportHF): either way the keys decide.
+	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &obj) == nil {
 		for _, k := range []string{"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size", "gradient_accumulation_steps"} {
 			if _, ok := obj[k]; ok {
 				return "deepspeed", fmt.Sprintf("it has DeepSpeed's %q", k)

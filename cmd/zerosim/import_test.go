@@ -246,12 +246,30 @@ func TestImportKind(t *testing.T) {
 		{"../../docs/examples/mixtral-8x7b.yaml", `unknown command "../../docs/examples/mixtral-8x7b.yaml" (use accelerate, deepspeed, hf, llm-foundry, megatron, torchtitan`},
 		{"../../README.md", `unknown command "../../README.md"`},
 		{"nosuch", `unknown command "nosuch"`},
+		// A ds_config.json saved with a UTF-8 byte-order mark (DeepSpeed
+		// skips it): it said "unknown command" (QA17 L7).
+		{bomFile(t, "../../docs/examples/deepspeed/flagperf-llama2-7b.json"), `it has DeepSpeed's "zero_optimization", so run: zerosim import deepspeed `},
 	} {
 		out, stderr, code := runValidateCLI(t, nil, "import", c.file)
 		if code != 2 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("import %s: code %d, stdout %q, stderr %q; want one line with %q", c.file, code, out, stderr, c.want)
 		}
 	}
+}
+
+// bomFile is a copy of file with a UTF-8 byte-order mark in front, in a
+// temporary directory.
+func bomFile(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), filepath.Base(file))
+	if err := os.WriteFile(p, append([]byte("\xef\xbb\xbf"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestImportHFRoundTripAll: for every Hugging Face config in the

@@ -772,3 +772,41 @@ func TestPlanRequireDeviceFit(t *testing.T) {
 		t.Errorf("winner K=%d at %.3f tokens/s; the first with room was #%d at %.3f", w.K, w.TPS, first+1, all.Rows[first].TPS)
 	}
 }
+
+// TestPlanNoFitStagesTheStackRuns: plan's no-fit advice names only ZeRO
+// stages the scenario's stack runs, and the --stages it gives runs (exit 1,
+// nothing fits, not exit 2). Before, under stack megatron it advised
+// "--stages 0,1,2,3", which plan refuses ("--stages 2: stack megatron does
+// not run ZeRO stage 2", QA17 M4).
+func TestPlanNoFitStagesTheStackRuns(t *testing.T) {
+	base := []string{"plan", "../../docs/examples/llama-3.1-70b.yaml", "--set", "cluster.nodes=8", "--set", "parallelism.dp=64", "--global-batch", "512"}
+	for _, c := range []struct {
+		args         []string
+		want, stages string
+	}{
+		{[]string{"--set", "stack=megatron"}, "ZeRO stage 3, which stack megatron does not run (it runs stages 0 and 1) and deepspeed, fms-fsdp, llm-foundry and torchtitan do (--set stack=deepspeed)", ""},
+		{[]string{"--set", "stack=megatron", "--stages", "0"}, "ZeRO stage 1 (search it: --stages 0,1); or ZeRO stage 3, which stack megatron does not run", "0,1"},
+		{[]string{"--set", "stack=torchtitan", "--stages", "0"}, "ZeRO stage 3 (search it: --stages 0,2,3)", "0,2,3"},
+		{[]string{"--set", "stack=deepspeed", "--stages", "0,1"}, "ZeRO stage 3 (search it: --stages 0,1,2,3)", "0,1,2,3"},
+		{[]string{"--stages", "0,1"}, "ZeRO stage 3 (search it: --stages 0,1,2,3)", "0,1,2,3"},
+	} {
+		args := append(append(slices.Clone(base), c.args...), "--micro-batches", "1", "--recompute", "full")
+		out, errOut, code := sweepCLI(t, args...)
+		flat := strings.Join(strings.Fields(out), " ")
+		if code != 1 || !strings.Contains(flat, "to fit: "+c.want) {
+			t.Errorf("%v: exit %d (%s), want to fit: %q in:\n%s", c.args, code, errOut, c.want, out)
+			continue
+		}
+		if c.stages == "" {
+			if strings.Contains(flat, "--stages") {
+				t.Errorf("%v: advises --stages:\n%s", c.args, out)
+			}
+			continue
+		}
+		// The advice runs.
+		again := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--stages" || a == "0" || a == "0,1" })
+		if _, errOut, code := sweepCLI(t, append(again, "--stages", c.stages)...); code == 2 {
+			t.Errorf("%v: the advised --stages %s exits 2: %s", c.args, c.stages, errOut)
+		}
+	}
+}
