@@ -1165,7 +1165,9 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			continue
 		}
 		for p := LL; p < numProtos; p++ {
-			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
+			// LL128 is off over PCIe by default; a protocol NCCL_PROTO
+			// names (or does not disable) is on (ParseNCCLProtos).
+			if p == LL128 && m.HW.PCI && m.HW.Protos == 0 || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
 			if rccl {
@@ -1194,18 +1196,33 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 		ranked = slices.Delete(ranked, i, i+1)
 	}
 	if best.Time < 0 {
-		why := ""
-		switch a {
-		case NVLS:
-			why = " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
-		case NVLSTree:
-			why = " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; use auto)"
-		case Tree:
-			why = " (NCCL's tree runs all-reduce only)"
+		why := pinWhy(a)
+		if a == Auto && (m.HW.Algos != 0 || m.HW.Protos != 0) {
+			// NCCL's own refusal (enqueue.cc topoGetAlgoInfo, lines
+			// 2052–2065 at the commit above): no combination is left.
+			if names := algoNames(m.HW.Algos); len(names) == 1 {
+				why = pinWhy(ncclAlgos[slices.Index(ncclAlgoNames[:], names[0])])
+			}
+			return Choice{}, fmt.Errorf("collectives: no algorithm/protocol available for %v over %d ranks on %d nodes on this hardware:%s%s", op, sh.Ranks, sh.Nodes, m.HW.pinText(), why)
 		}
 		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware%s", a, op, sh.Ranks, sh.Nodes, why)
 	}
 	return best, nil
+}
+
+// pinWhy says why algorithm a may not run, for Choose's error.
+func pinWhy(a Algo) string {
+	switch a {
+	case NVLS:
+		return " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
+	case NVLSTree:
+		return " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; use auto)"
+	case Tree:
+		return " (NCCL's tree runs all-reduce only)"
+	case PAT:
+		return " (PAT runs all-gather and reduce-scatter over one GPU per node, Simple only)"
+	}
+	return ""
 }
 
 // NVLSBuffers is the device memory, bytes, NCCL allocates for NVLS on a
