@@ -1210,6 +1210,30 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	return best, nil
 }
 
+// FasterThanChoice is, where auto's choice for op over sh on nBytes is
+// not the fastest combination the model times, that choice and the
+// fastest (ok true). NCCL ranks a Simple tree by its cost, its bandwidth
+// with the empirical correction and no pipeline fill (ncclTopoGetAlgoTime
+// in src/graph/tuning.cc at the commit above), and Choose ranks as NCCL
+// does, while the tree's time holds the fill (treeSimpleFill): in that
+// window NCCL's choice, and so auto's time, is above another
+// algorithm's (QA17 L4: 8 × 8 H100, 512 MiB, tree/Simple 3,858.6 µs,
+// NVLS-tree 3,296.1 µs). Only times differing by more than 1 % count.
+func (m *Model) FasterThanChoice(op Op, sh Shape, nBytes units.Bytes) (chosen, fastest Choice, ok bool) {
+	m = &Model{HW: m.HW, Params: m.Params, GPUsPerThread: m.GPUsPerThread} // the model's times, not a calibration's curves
+	chosen, err := m.Time(op, sh, Auto, nBytes)
+	if err != nil || sh.Ranks < 2 || nBytes <= 0 {
+		return chosen, chosen, false
+	}
+	fastest = chosen
+	for _, a := range ncclAlgos {
+		if c, err := m.Time(op, sh, a, nBytes); err == nil && c.Time < fastest.Time {
+			fastest = c
+		}
+	}
+	return chosen, fastest, float64(fastest.Time) < 0.99*float64(chosen.Time)
+}
+
 // pinWhy says why algorithm a may not run, for Choose's error.
 func pinWhy(a Algo) string {
 	switch a {

@@ -469,6 +469,73 @@ func collectiveTiming(b *collectives.Bench) string {
 	return t
 }
 
+// collectiveRow is r as the report's row.
+func collectiveRow(r collectives.BenchRow) reports.CollectiveRow {
+	row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
+		AlgBW: r.AlgBW, BusBW: r.BusBW}
+	for _, c := range topology.Classes() {
+		row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
+	}
+	return row
+}
+
+// slowChoice is a row where auto ran NCCL's choice while the model times
+// another algorithm faster (Model.FasterThanChoice).
+type slowChoice struct {
+	size            units.Bytes
+	chosen, fastest collectives.Choice
+	why             string
+}
+
+// slowChoiceOf is r's slowChoice, ok false when auto ran the fastest.
+func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.BenchRow) (slowChoice, bool) {
+	if b.Algo != collectives.Auto || b.Model == nil || b.Op == collectives.AllToAll {
+		return slowChoice{}, false
+	}
+	chosen, fastest, ok := b.Model.FasterThanChoice(b.Op, collectives.ShapeOf(t, b.Groups[0]), r.Size)
+	why := "its cost ranks it first"
+	switch {
+	case b.Model.HW.GFX != "":
+		// RCCL ranks by rcclCost and times by NCCL's path (rccl.go).
+	case chosen.Algo == collectives.Tree && chosen.Proto == collectives.Simple:
+		why = "it ranks the Simple tree by its cost, without the pipeline fill its time holds"
+	case b.Model.HW.PluginLatency != 0 && t.Nodes() > 1:
+		why = "it ranks by the network plugin's latency, not the link's"
+	}
+	return slowChoice{r.Size, chosen, fastest, why}, ok
+}
+
+// slowChoiceNotes says, once per run of consecutive sizes, where auto ran
+// NCCL's choice and the model times another algorithm faster: auto's
+// time is then NCCL's, above that algorithm's (QA17 L4).
+func slowChoiceNotes(b *collectives.Bench, rows []slowChoice) []string {
+	tuner := "NCCL's"
+	if b.Model != nil && b.Model.HW.GFX != "" {
+		tuner = "RCCL's"
+	}
+	var notes []string
+	for i := 0; i < len(rows); {
+		j, worst := i, i
+		gap := func(k int) float64 { return float64(rows[k].chosen.Time)/float64(rows[k].fastest.Time) - 1 }
+		for j+1 < len(rows) && rows[j+1].size == 2*rows[j].size && rows[j+1].chosen.Algo == rows[i].chosen.Algo && rows[j+1].chosen.Proto == rows[i].chosen.Proto &&
+			rows[j+1].fastest.Algo == rows[i].fastest.Algo && rows[j+1].why == rows[i].why {
+			j++
+			if gap(j) > gap(worst) {
+				worst = j
+			}
+		}
+		at := strconv.FormatInt(int64(rows[i].size), 10)
+		if j > i {
+			at += "–" + strconv.FormatInt(int64(rows[j].size), 10)
+		}
+		w := rows[worst]
+		notes = append(notes, fmt.Sprintf("%s B: %s tuner picks %v/%v, up to %.1f %% above %v/%v's time (%d B: %s µs against %s): %s, so auto runs %s choice (docs/collectives.md, NCCL's cost model)",
+			at, tuner, w.chosen.Algo, w.chosen.Proto, 100*gap(worst), w.fastest.Algo, w.fastest.Proto, int64(w.size), reports.Micros(int64(w.chosen.Time)), reports.Micros(int64(w.fastest.Time)), w.why, tuner))
+		i = j + 1
+	}
+	return notes
+}
+
 // collectiveBench builds the benchmark from the flags and the scenario.
 func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.Scenario, *topology.Topology, string, error) {
 	op, err := collectives.ParseOp(o.op)
@@ -543,6 +610,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		set, done = delayedBar(a.err, "collective")
 	}
 	defer done()
+	var slow []slowChoice
 	for i, size := range sizes {
 		set(int64(i), int64(len(sizes)))
 		r, err := b.Run(topo, size)
@@ -558,13 +626,12 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		if err != nil {
 			return inputError{err}
 		}
-		row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
-			AlgBW: r.AlgBW, BusBW: r.BusBW}
-		for _, c := range topology.Classes() {
-			row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
+		rep.Rows = append(rep.Rows, collectiveRow(r))
+		if sc, ok := slowChoiceOf(b, topo, r); ok {
+			slow = append(slow, sc)
 		}
-		rep.Rows = append(rep.Rows, row)
 	}
+	rep.Notes = slowChoiceNotes(b, slow)
 	switch a.format {
 	case "json":
 		return reports.WriteCollectiveJSON(w, rep)
