@@ -215,6 +215,19 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		hw.PluginLatency = p.PluginLatency
 	}
 	hw.GFX = RCCLArch(gpu)
+	// communication.nccl_algo and nccl_proto replace what the preset
+	// sets, as the environment variables replace a profile's (pin.go);
+	// Resolve checked them.
+	if v := s.Communication.NCCLAlgo; v != "" {
+		if m, err := ParseNCCLAlgos(v); err == nil {
+			hw.Algos = m
+		}
+	}
+	if v := s.Communication.NCCLProto; v != "" {
+		if m, err := ParseNCCLProtos(v); err == nil {
+			hw.Protos = m
+		}
+	}
 	return hw
 }
 

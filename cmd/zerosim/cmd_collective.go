@@ -58,7 +58,8 @@ GPUs) and picks its algorithm and protocol (the algo column: "tree/LL128").
 --algo ring is NCCL_ALGO=Ring (NCCL's ring, its channels over every NIC, the
 protocol still NCCL's choice), --algo ring/simple or --algo ring --proto simple
 adds NCCL_PROTO=Simple; both take NCCL's lists (ring,tree; ^nvls disables NVLS)
-and replace what a link preset sets (TCPXO: Ring,Tree and Simple). zerosim's
+and replace what the scenario (communication.nccl_algo, nccl_proto) or a link
+preset sets (TCPXO: Ring,Tree and Simple). zerosim's
 alpha–beta lowerings, what a scenario's communication.algorithm ring, tree and
 hierarchical run, are --algo alphabeta-ring, alphabeta-tree and hierarchical
 (one NIC per ring, no protocol: not NCCL's times).

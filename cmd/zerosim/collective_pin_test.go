@@ -224,3 +224,44 @@ func TestCollectiveSlowChoiceNote(t *testing.T) {
 		t.Errorf("2 × 8 H100: a note:\n%s", out)
 	}
 }
+
+// TestScenarioNCCLPins: communication.nccl_algo and nccl_proto pin NCCL's
+// tuner for a run as --algo and --proto do for one collective: under
+// NCCL_PROTO=LL the default example's step is 786.681 ms (LL's half
+// bandwidth on every bucket) instead of 418.15 ms; NCCL_ALGO=Tree cannot
+// reduce-scatter and is refused as NCCL refuses it; collective takes the
+// scenario's pin (ring/Simple at 1 GiB, as --algo ring) and --algo
+// replaces it; a bad list or an alpha–beta algorithm is a load error.
+func TestScenarioNCCLPins(t *testing.T) {
+	if got := replayDefault(t).StepTime; got.String() != "418.15ms" {
+		t.Fatalf("default: %v (%d ps)", got, int64(got))
+	}
+	if got := replayDefault(t, "communication.nccl_proto=LL").StepTime; got.String() != "786.681ms" {
+		t.Errorf("nccl_proto LL: step %v, want 786.681ms", got)
+	}
+	_, errOut, code := runCLI("run", "--set", "communication.nccl_algo=Tree")
+	if code != 2 || !strings.Contains(errOut, "no algorithm/protocol available for reducescatter") || !strings.Contains(errOut, "NCCL_ALGO was set to Tree.") {
+		t.Errorf("nccl_algo Tree: exit %d, %s", code, errOut)
+	}
+	out, _, _ := runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--size", "1GiB")
+	if !strings.Contains(out, "NCCL_ALGO=Ring)") || !strings.Contains(out, "│ ring/Simple │   5613.76 │") {
+		t.Errorf("collective under nccl_algo ring:\n%s", out)
+	}
+	out, _, _ = runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--algo", "nvlstree", "--size", "1GiB")
+	if !strings.Contains(out, "NCCL_ALGO=NVLSTree)") || !strings.Contains(out, "│ nvlstree/Simple │   4138.94 │") {
+		t.Errorf("--algo over nccl_algo:\n%s", out)
+	}
+	for _, c := range []struct{ set, want string }{
+		{"communication.nccl_algo=Rign", `nccl_algo: NCCL_ALGO "Rign": "Rign" is not one of NCCL's`},
+		{"communication.nccl_proto=^LL,LL128,Simple", "disables every one"},
+	} {
+		_, errOut, code := runCLI("run", "--set", c.set)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, %s", c.set, code, errOut)
+		}
+	}
+	_, errOut, code = runCLI("run", "--set", "communication.algorithm=ring", "--set", "communication.nccl_proto=Simple")
+	if code != 2 || !strings.Contains(errOut, "nccl_proto sets NCCL's tuner, which algorithm ring (zerosim's alpha–beta lowering) does not use") {
+		t.Errorf("ring + nccl_proto: exit %d, %s", code, errOut)
+	}
+}
