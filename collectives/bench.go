@@ -27,7 +27,8 @@ type BenchRow struct {
 	// each rank passes to the NCCL call (BenchCount).
 	Count int64
 	// Algo is the algorithm that ran, with its protocol when the model
-	// timed it ("nvlstree/Simple").
+	// timed it ("nvlstree/Simple"); "-" when nothing ran (one rank, or 0
+	// bytes).
 	Algo string
 	// Time is from the start to the last group's end; Alone is one group's
 	// time with nothing else on the links (the closed form, or the model's
@@ -122,6 +123,12 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	row.Algo = p.Algo.String()
 	if p.Timed {
 		row.Algo += "/" + p.Proto.String()
+	}
+	if n < 2 || size == 0 {
+		// Nothing crosses a link: no algorithm runs (NCCL copies a
+		// 1-rank collective locally, enqueue.cc updateCollCostTable
+		// line 1993; nccl-tests' 0-byte row launches nothing).
+		row.Algo = "-"
 	}
 	row.Time = units.Duration(end - hs[0].Start())
 	if row.Time > 0 {

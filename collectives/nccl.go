@@ -215,6 +215,19 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		hw.PluginLatency = p.PluginLatency
 	}
 	hw.GFX = RCCLArch(gpu)
+	// communication.nccl_algo and nccl_proto replace what the preset
+	// sets, as the environment variables replace a profile's (pin.go);
+	// Resolve checked them.
+	if v := s.Communication.NCCLAlgo; v != "" {
+		if m, err := ParseNCCLAlgos(v); err == nil {
+			hw.Algos = m
+		}
+	}
+	if v := s.Communication.NCCLProto; v != "" {
+		if m, err := ParseNCCLProtos(v); err == nil {
+			hw.Protos = m
+		}
+	}
 	return hw
 }
 
@@ -1165,7 +1178,9 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			continue
 		}
 		for p := LL; p < numProtos; p++ {
-			if p == LL128 && m.HW.PCI || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
+			// LL128 is off over PCIe by default; a protocol NCCL_PROTO
+			// names (or does not disable) is on (ParseNCCLProtos).
+			if p == LL128 && m.HW.PCI && m.HW.Protos == 0 || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
 			if rccl {
@@ -1194,18 +1209,57 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 		ranked = slices.Delete(ranked, i, i+1)
 	}
 	if best.Time < 0 {
-		why := ""
-		switch a {
-		case NVLS:
-			why = " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
-		case NVLSTree:
-			why = " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; use auto)"
-		case Tree:
-			why = " (NCCL's tree runs all-reduce only)"
+		why := pinWhy(a)
+		if a == Auto && (m.HW.Algos != 0 || m.HW.Protos != 0) {
+			// NCCL's own refusal (enqueue.cc topoGetAlgoInfo, lines
+			// 2052–2065 at the commit above): no combination is left.
+			if names := algoNames(m.HW.Algos); len(names) == 1 {
+				why = pinWhy(ncclAlgos[slices.Index(ncclAlgoNames[:], names[0])])
+			}
+			return Choice{}, fmt.Errorf("collectives: no algorithm/protocol available for %v over %d ranks on %d nodes on this hardware:%s%s", op, sh.Ranks, sh.Nodes, m.HW.pinText(), why)
 		}
 		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware%s", a, op, sh.Ranks, sh.Nodes, why)
 	}
 	return best, nil
+}
+
+// FasterThanChoice is, where auto's choice for op over sh on nBytes is
+// not the fastest combination the model times, that choice and the
+// fastest (ok true). NCCL ranks a Simple tree by its cost, its bandwidth
+// with the empirical correction and no pipeline fill (ncclTopoGetAlgoTime
+// in src/graph/tuning.cc at the commit above), and Choose ranks as NCCL
+// does, while the tree's time holds the fill (treeSimpleFill): in that
+// window NCCL's choice, and so auto's time, is above another
+// algorithm's (QA17 L4: 8 × 8 H100, 512 MiB, tree/Simple 3,858.6 µs,
+// NVLS-tree 3,296.1 µs). Only times differing by more than 1 % count.
+func (m *Model) FasterThanChoice(op Op, sh Shape, nBytes units.Bytes) (chosen, fastest Choice, ok bool) {
+	m = &Model{HW: m.HW, Params: m.Params, GPUsPerThread: m.GPUsPerThread} // the model's times, not a calibration's curves
+	chosen, err := m.Time(op, sh, Auto, nBytes)
+	if err != nil || sh.Ranks < 2 || nBytes <= 0 {
+		return chosen, chosen, false
+	}
+	fastest = chosen
+	for _, a := range ncclAlgos {
+		if c, err := m.Time(op, sh, a, nBytes); err == nil && c.Time < fastest.Time {
+			fastest = c
+		}
+	}
+	return chosen, fastest, float64(fastest.Time) < 0.99*float64(chosen.Time)
+}
+
+// pinWhy says why algorithm a may not run, for Choose's error.
+func pinWhy(a Algo) string {
+	switch a {
+	case NVLS:
+		return " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
+	case NVLSTree:
+		return " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; use auto)"
+	case Tree:
+		return " (NCCL's tree runs all-reduce only)"
+	case PAT:
+		return " (PAT runs all-gather and reduce-scatter over one GPU per node, Simple only)"
+	}
+	return ""
 }
 
 // NVLSBuffers is the device memory, bytes, NCCL allocates for NVLS on a

@@ -34,6 +34,9 @@ type CollectiveReport struct {
 	// the CSV and JSON keys keep topology's names.
 	Vendor Vendor          `json:"-"`
 	Rows   []CollectiveRow `json:"rows"`
+	// Notes are said under the table (a size where NCCL's choice is not
+	// the fastest the model times).
+	Notes []string `json:"notes,omitempty"`
 	// Wide makes the terminal table show the busiest rank's bytes and every
 	// byte count exact (--wide); by default the wire bytes are in human
 	// units and the table keeps to 120 columns.
@@ -145,7 +148,15 @@ func WriteCollectiveTable(w io.Writer, r *CollectiveReport) error {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteCollectiveJSON writes r as indented JSON.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // ncclTestsName is the nccl-tests binary of an op (CollectiveReport.Op).
@@ -37,6 +38,30 @@ func ncclFloat(v float64, width int) string {
 		s = s[:width]
 	}
 	return s
+}
+
+// ncclFuncNames are NCCL's names of the ops (src/collectives.cc
+// ncclFuncToString at NVIDIA/nccl 5067397c2676d5aed50042fc39e5c8ee96eb0027).
+var ncclFuncNames = map[string]string{"allreduce": "AllReduce", "allgather": "AllGather", "reducescatter": "ReduceScatter"}
+
+// ncclAlgoNames are NCCL's ncclAlgoToString and ncclProtoToString
+// spellings (src/collectives.cc at the same commit) of the algo column's.
+var ncclAlgoNames = map[string]string{"tree": "TREE", "ring": "RING", "nvls": "NVLS", "nvlstree": "NVLS_TREE", "pat": "PAT",
+	"LL": "LL", "LL128": "LL128", "Simple": "SIMPLE"}
+
+// tuningLine is the line NCCL prints for the row's collective under
+// NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING (src/enqueue.cc line 822 at
+// the commit above: "%s: %ld Bytes -> Algo %s proto %s", the bytes being
+// the count the call passed times the element size), as a comment; ""
+// when NCCL's tuner did not choose (an alpha–beta lowering, an
+// all-to-all's sends, nothing run).
+func tuningLine(op string, row *CollectiveRow) string {
+	algo, proto, ok := strings.Cut(row.Algorithm, "/")
+	fn := ncclFuncNames[op]
+	if !ok || fn == "" || ncclAlgoNames[algo] == "" || ncclAlgoNames[proto] == "" {
+		return ""
+	}
+	return fmt.Sprintf("# NCCL INFO %s: %d Bytes -> Algo %s proto %s", fn, row.Count*2, ncclAlgoNames[algo], ncclAlgoNames[proto])
 }
 
 // WriteCollectiveNCCLTests prints the report exactly as nccl-tests prints
@@ -76,6 +101,9 @@ func WriteCollectiveNCCLTests(w io.Writer, r *CollectiveReport) error {
 		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "")
 	var sum float64
 	for _, row := range r.Rows {
+		if l := tuningLine(r.Op, &row); l != "" {
+			p("%s\n", l)
+		}
 		p("%12d  %12d  %8s  %6s  %6s", row.Size, row.Count, "bfloat16", redop, strconv.Itoa(-1))
 		us := float64(row.TimePS) / 1e6
 		for range 2 {

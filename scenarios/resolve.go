@@ -1084,6 +1084,21 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	if err := enum(l, "communication.algorithm", &c.Algorithm, AlgoAuto, AlgoRing, AlgoHierarchical, AlgoTree, AlgoNVLS, AlgoNVLSTree, AlgoAuto); err != nil {
 		return err
 	}
+	for _, k := range []struct {
+		key, env, v string
+		names       []string
+	}{{"nccl_algo", "NCCL_ALGO", c.NCCLAlgo, NCCLAlgoNames}, {"nccl_proto", "NCCL_PROTO", c.NCCLProto, NCCLProtoNames}} {
+		path := "communication." + k.key
+		if !l.has(path) {
+			continue
+		}
+		if _, err := ParseNCCLList(k.v, k.names, k.env); err != nil {
+			return l.errPath(path, k.key+": "+err.Error())
+		}
+		if !c.Algorithm.NCCLModel() {
+			return l.errPath(path, fmt.Sprintf("%s sets NCCL's tuner, which algorithm %s (zerosim's alpha–beta lowering) does not use: set algorithm: auto, or drop %s", k.key, c.Algorithm, k.key))
+		}
+	}
 	if l.has("communication.calibration") && c.CalibrationData == nil {
 		if err := l.loadCalibration(s); err != nil {
 			return err

@@ -364,6 +364,12 @@ type Communication struct {
 	// Algorithm is auto (default: NCCL's choice per size), nvls,
 	// nvlstree, or zerosim's alpha-beta ring, hierarchical or tree.
 	Algorithm Algorithm `yaml:"algorithm,omitempty"`
+	// NCCLAlgo and NCCLProto are NCCL_ALGO and NCCL_PROTO (NCCL's lists:
+	// "Ring", "Ring,Tree", "^NVLS"; ParseNCCLList) as the training job
+	// sets them, restricting NCCL's tuner under algorithm auto, nvls or
+	// nvlstree; empty: the link preset's (TCPXO), else NCCL's default.
+	NCCLAlgo  string `yaml:"nccl_algo,omitempty"`
+	NCCLProto string `yaml:"nccl_proto,omitempty"`
 	// Calibration names a calibration file (zerosim calibrate), relative
 	// to the scenario file; CalibrationData is its content after Load.
 	Calibration     string       `yaml:"calibration,omitempty"`

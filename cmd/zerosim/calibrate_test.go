@@ -378,7 +378,7 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 	}{
 		{[]string{big, "--nodes", "32", "--gpus-per-node", "8"}, 0, "ar256.log:6: allreduce, 256 ranks on 32 nodes"},
 		{[]string{big}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 256 to 257 ranks): pass --nodes and --gpus-per-node\n"},
-		{[]string{big, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar256.log:20: the row's busbw/algbw needs at least 256 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
+		{[]string{big, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar256.log:33: the row's busbw/algbw needs at least 256 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
 		{[]string{ar16, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar16.log:4: the log's \"# Using devices\" block lists 16 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
 		{[]string{ar16}, 0, "ar16.log:23: allreduce, 16 ranks on 1 node,"},
 		{[]string{ar16, "--nodes", "2"}, 0, "ar16.log:23: allreduce, 16 ranks on 2 nodes"},
@@ -387,8 +387,8 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 		// the column header, line 23, before), else the row whose
 		// busbw/algbw bounds them.
 		{[]string{ar16, "--nodes", "3"}, 2, "ar16.log:4: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
-		{[]string{rows16, "--nodes", "3"}, 2, "rows16.log:18: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
-		{[]string{rows16, "--gpus-per-node", "3"}, 2, "rows16.log:18: the log ran 16 ranks, which --gpus-per-node 3 does not divide (fix --gpus-per-node, or give --nodes)\n"},
+		{[]string{rows16, "--nodes", "3"}, 2, "rows16.log:29: the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)\n"},
+		{[]string{rows16, "--gpus-per-node", "3"}, 2, "rows16.log:29: the log ran 16 ranks, which --gpus-per-node 3 does not divide (fix --gpus-per-node, or give --nodes)\n"},
 	} {
 		var out, eo strings.Builder
 		code := Main(append([]string{"calibrate", "--file", filepath.Join(dir, "cal.yaml")}, c.args...), strings.NewReader(""), &out, &eo)

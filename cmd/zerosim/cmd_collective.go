@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
@@ -12,7 +13,6 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
-	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newCollectiveCmd) }
@@ -25,6 +25,7 @@ type collectiveOpts struct {
 	nics                    string
 	nicsPerNode             int
 	op, size, group, algo   string
+	proto                   string
 	k                       int
 	concurrent              bool
 	calibration             string
@@ -32,12 +33,8 @@ type collectiveOpts struct {
 	changed                 func(string) bool
 }
 
-func newCollectiveCmd(a *app) *cobra.Command {
-	o := &collectiveOpts{}
-	cmd := &cobra.Command{
-		Use:   "collective",
-		Short: "Simulate one collective (like nccl-tests) on a cluster",
-		Long: `collective runs one reduce-scatter, all-gather or all-reduce on a simulated
+// collectiveLong is collective's --help.
+const collectiveLong = `collective runs one reduce-scatter, all-gather or all-reduce on a simulated
 cluster and prints, per buffer size, the time, algbw and busbw in nccl-tests'
 conventions (size = all-gather output / reduce-scatter input; busbw = algbw ×
 (n−1)/n for reduce-scatter and all-gather, × 2(n−1)/n for all-reduce) and the
@@ -56,13 +53,38 @@ every intra (or inter) group runs at the same time, as in a training step;
 the time is the last one's finish and the bytes are summed over the groups.
 
 --algo auto (the default) times each size by NCCL's cost model (RCCL's on AMD
-GPUs) and picks its algorithm and protocol (the algo column: "tree/LL128"); nvls
-and nvlstree are NCCL's too; ring, tree and hierarchical are zerosim's
-alpha–beta lowerings. --calibration FILE uses a calibration written by
-zerosim calibrate. --format nccl-tests prints nccl-tests' own table, to put
-next to a real log (zerosim calibrate reads it back).`,
+GPUs) and picks its algorithm and protocol (the algo column: "tree/LL128").
+--algo and --proto reproduce a log taken with NCCL_ALGO and NCCL_PROTO set:
+--algo ring is NCCL_ALGO=Ring (NCCL's ring, its channels over every NIC, the
+protocol still NCCL's choice), --algo ring/simple or --algo ring --proto simple
+adds NCCL_PROTO=Simple; both take NCCL's lists (ring,tree; ^nvls disables NVLS)
+and replace what the scenario (communication.nccl_algo, nccl_proto) or a link
+preset sets (TCPXO: Ring,Tree and Simple). zerosim's
+alpha–beta lowerings, what a scenario's communication.algorithm ring, tree and
+hierarchical run, are --algo alphabeta-ring, alphabeta-tree and hierarchical
+(one NIC per ring, no protocol: not NCCL's times).
+
+The network is the scenario's: a log of a cloud network whose NCCL plugin
+has its own latencies and settings needs its link preset, e.g.
+--set cluster.inter.preset=TCPXO (GCP A3 Mega, GPUDirect-TCPXO), EFA-p4d or
+EFA-p5 (AWS), RoCE100/200/400, Eth40/Eth100 (default NDR InfiniBand);
+without it an A3 Mega 8-byte all-reduce is timed 25 µs instead of 123.
+
+--calibration FILE uses a calibration written by zerosim calibrate. --format
+nccl-tests prints nccl-tests' own table, to put next to a real log (zerosim
+calibrate reads it back), with NCCL's "Bytes -> Algo … proto …" line
+(NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING) before each row.`
+
+func newCollectiveCmd(a *app) *cobra.Command {
+	o := &collectiveOpts{}
+	cmd := &cobra.Command{
+		Use:   "collective",
+		Short: "Simulate one collective (like nccl-tests) on a cluster",
+		Long:  collectiveLong,
 		Example: `  zerosim collective --op allreduce --size 1MiB:1GiB
   zerosim collective --nodes 4 --gpus-per-node 8 --intra-bw 300GB/s --inter-bw 25GB/s --latency 500ns --size 64MiB --algo hierarchical
+  zerosim collective --size 8B:1GiB --algo ring/simple --format nccl-tests
+  zerosim collective --set cluster.inter.preset=TCPXO --size 8B:8GiB --format nccl-tests
   zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json
   zerosim collective --size 1MiB:4GiB --calibration calibration.yaml --format nccl-tests`,
 		Args: cobra.NoArgs,
@@ -85,7 +107,8 @@ next to a real log (zerosim calibrate reads it back).`,
 	f.StringVar(&o.op, "op", "allreduce", "allreduce, reducescatter, allgather or alltoall")
 	f.StringVar(&o.size, "size", "64MiB", "buffer size, or a range LO:HI (one row per power of two)")
 	f.StringVar(&o.group, "group", "all", "all, intra, inter or ranks such as 0,2,4,6")
-	f.StringVar(&o.algo, "algo", "auto", "auto (NCCL's choice), nvls, nvlstree, or the alpha-beta ring, hierarchical or tree")
+	f.StringVar(&o.algo, "algo", "auto", "auto (NCCL's choice); NCCL_ALGO: ring, tree, nvls, nvlstree, pat, a list (ring,tree) or ^ and those to disable, optionally /PROTO (ring/simple); or zerosim's alpha-beta alphabeta-ring, alphabeta-tree, hierarchical")
+	f.StringVar(&o.proto, "proto", "", "NCCL_PROTO: ll, ll128, simple, a list (ll,ll128) or ^ and those to disable (default: NCCL's choice, or the link preset's)")
 	f.IntVar(&o.k, "k", 0, "K for --group intra/inter")
 	f.StringVar(&o.calibration, "calibration", "", "calibration `FILE` (zerosim calibrate) instead of the scenario's")
 	f.IntVar(&o.gpusPerThread, "gpus-per-thread", 1, "GPUs one host thread drives (nccl-tests -g): above 1, every collective takes at least that many serial kernel launches on the host")
@@ -96,6 +119,16 @@ next to a real log (zerosim calibrate reads it back).`,
 // collectiveScenario loads the base scenario, applies the cluster flags and
 // validates the result.
 func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) {
+	for _, set := range a.sets {
+		// The collective is --op over --size bytes of bfloat16 (its
+		// count column): a model or training key changes nothing here,
+		// and taking it without a word (QA17 L2: param_dtype=fp32 left
+		// the type bfloat16) misled.
+		key, _, _ := strings.Cut(set, "=")
+		if k := strings.TrimSpace(key); strings.HasPrefix(k, "model.") || strings.HasPrefix(k, "training.") || k == "model" || k == "training" {
+			return nil, inputError{fmt.Errorf("--set %s: collective times one --op of --size bytes in bfloat16 elements (nccl-tests -d bfloat16; the time does not depend on the type); model and training keys change nothing here (drop it; for fp32, read the count column as half its value)", set)}
+		}
+	}
 	s, err := a.loadScenario(o.scenario)
 	if err != nil && (o.changed("nodes") || o.changed("gpus-per-node")) {
 		// An override (the file's or a --set's) may name nodes or ranks of
@@ -329,67 +362,214 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 	return desc
 }
 
-// collectiveModel is the scenario's collectives model, or --calibration's.
-func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario) (*collectives.Model, error) {
+// collectiveModel is the scenario's collectives model, or --calibration's,
+// with NCCL_ALGO and NCCL_PROTO as --algo and --proto set them.
+func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin collectiveAlgo) (*collectives.Model, error) {
+	hw := pin.apply(collectives.HardwareOf(s))
+	var cal *collectives.Calibration
+	src := o.calibration
 	if o.calibration == "" {
-		m, err := zero.Model(s)
-		if err != nil {
+		cd := s.Communication.CalibrationData
+		if cd == nil || !cd.HasNetwork() {
+			if s.Cluster.GPU != "" {
+				return collectives.NewModel(hw), nil
+			}
+			if pin.pinned() {
+				// zero.Model: NCCL's tables need the GPU generation.
+				return nil, inputError{fmt.Errorf("--algo %s: NCCL_ALGO and NCCL_PROTO set NCCL's tuner, which needs the cluster's GPU (its tables are per generation): add --set cluster.gpu=H100-80GB (or the GPU measured), or a --calibration; zerosim's alpha–beta lowerings (a scenario's communication.algorithm ring, tree, hierarchical) are --algo alphabeta-ring, alphabeta-tree, hierarchical", pin.name)}
+			}
+			return nil, nil
+		}
+		var err error
+		if cal, err = collectives.CalibrationOf(cd); err != nil {
 			return nil, inputError{err}
 		}
-		return m, nil
+		src = s.Communication.Calibration
+		if src == "" {
+			src = "communication.calibration"
+		}
+	} else {
+		if err := noStdin("--calibration", o.calibration); err != nil {
+			return nil, err
+		}
+		data, err := readFileBounded(o.calibration, scenarios.MaxCalibrationBytes)
+		if errors.Is(err, errTooLarge) {
+			return nil, inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}
+		}
+		if err != nil {
+			return nil, readError("--calibration "+o.calibration, err)
+		}
+		cf, err := scenarios.ParseCalibration(o.calibration, data)
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--calibration %w", err)}
+		}
+		if cal, err = collectives.CalibrationOf(cf); err != nil {
+			return nil, inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
+		}
+		for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
+			fmt.Fprintf(a.err, "zerosim: warning: %s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)\n", o.calibration, b)
+		}
 	}
-	if err := noStdin("--calibration", o.calibration); err != nil {
-		return nil, err
+	if err := pinsMatch(src, cal.HW, hw); err != nil {
+		return nil, inputError{err}
 	}
-	data, err := readFileBounded(o.calibration, scenarios.MaxCalibrationBytes)
-	if errors.Is(err, errTooLarge) {
-		return nil, inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}
+	return cal.Model(hw), nil
+}
+
+// pinsMatch refuses a calibration whose hardware.algos or hardware.protos
+// (the NCCL_ALGO and NCCL_PROTO of the measured run) are not those of
+// this run: the file records what was measured, it does not set NCCL's
+// environment, and ignoring it timed NCCL's default choice in silence.
+func pinsMatch(src string, cal, hw collectives.Hardware) error {
+	if cal.Algos == hw.Algos && cal.Protos == hw.Protos {
+		return nil
 	}
-	if err != nil {
-		return nil, readError("--calibration "+o.calibration, err)
+	env := func(h collectives.Hardware) string {
+		a, p := "NCCL's default", "NCCL's default"
+		if h.Algos != 0 {
+			a = strings.Join(collectives.AlgoNames(h.Algos), ",")
+		}
+		if h.Protos != 0 {
+			p = strings.Join(collectives.ProtoNames(h.Protos), ",")
+		}
+		return "NCCL_ALGO " + a + ", NCCL_PROTO " + p
 	}
-	cf, err := scenarios.ParseCalibration(o.calibration, data)
-	if err != nil {
-		return nil, inputError{fmt.Errorf("--calibration %w", err)}
+	want := ""
+	if cal.Algos != 0 {
+		want = " --algo " + strings.ToLower(strings.Join(collectives.AlgoNames(cal.Algos), ","))
 	}
-	cal, err := collectives.CalibrationOf(cf)
-	if err != nil {
-		return nil, inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
+	if cal.Protos != 0 {
+		want += " --proto " + strings.ToLower(strings.Join(collectives.ProtoNames(cal.Protos), ","))
 	}
-	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)\n", o.calibration, b)
+	fix := "pin them as measured with" + want
+	if want == "" {
+		fix = "drop --algo and --proto"
 	}
-	return cal.Model(collectives.HardwareOf(s)), nil
+	return fmt.Errorf("%s: measured with %s (hardware.algos, hardware.protos), this run has %s; a calibration does not set NCCL's environment: %s, or calibrate on logs taken with this run's", src, env(cal), env(hw), fix)
+}
+
+// collectiveTiming names what times b: zerosim's alpha–beta lowering, or
+// NCCL's (RCCL's) cost model with the NCCL_ALGO and NCCL_PROTO it runs
+// under (--algo's and --proto's, or the link preset's: TCPXO); "" for
+// auto without a model (the alpha–beta lowerings of a cluster without a
+// GPU preset).
+func collectiveTiming(b *collectives.Bench) string {
+	if b.Algo != collectives.Auto {
+		return "zerosim's alpha–beta lowering"
+	}
+	if b.Model == nil {
+		return ""
+	}
+	t := b.Model.Tuner()
+	if hw := b.Model.HW; hw.Algos != 0 {
+		t += ", NCCL_ALGO=" + strings.Join(collectives.AlgoNames(hw.Algos), ",")
+	}
+	if hw := b.Model.HW; hw.Protos != 0 {
+		t += ", NCCL_PROTO=" + strings.Join(collectives.ProtoNames(hw.Protos), ",")
+	}
+	return t
+}
+
+// collectiveRow is r as the report's row.
+func collectiveRow(r collectives.BenchRow) reports.CollectiveRow {
+	row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
+		AlgBW: r.AlgBW, BusBW: r.BusBW}
+	for _, c := range topology.Classes() {
+		row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
+	}
+	return row
+}
+
+// slowChoice is a row where auto ran NCCL's choice while the model times
+// another algorithm faster (Model.FasterThanChoice).
+type slowChoice struct {
+	size            units.Bytes
+	chosen, fastest collectives.Choice
+	why             string
+}
+
+// slowChoiceOf is r's slowChoice, ok false when auto ran the fastest.
+func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.BenchRow) (slowChoice, bool) {
+	if b.Algo != collectives.Auto || b.Model == nil || b.Op == collectives.AllToAll {
+		return slowChoice{}, false
+	}
+	chosen, fastest, ok := b.Model.FasterThanChoice(b.Op, collectives.ShapeOf(t, b.Groups[0]), r.Size)
+	why := "its cost ranks it first"
+	switch {
+	case b.Model.HW.GFX != "":
+		// RCCL ranks by rcclCost and times by NCCL's path (rccl.go).
+	case chosen.Algo == collectives.Tree && chosen.Proto == collectives.Simple:
+		why = "it ranks the Simple tree by its cost, without the pipeline fill its time holds"
+	case b.Model.HW.PluginLatency != 0 && t.Nodes() > 1:
+		why = "it ranks by the network plugin's latency, not the link's"
+	}
+	return slowChoice{r.Size, chosen, fastest, why}, ok
+}
+
+// slowChoiceNotes says, once per run of consecutive sizes, where auto ran
+// NCCL's choice and the model times another algorithm faster: auto's
+// time is then NCCL's, above that algorithm's (QA17 L4).
+func slowChoiceNotes(b *collectives.Bench, rows []slowChoice) []string {
+	tuner := "NCCL's"
+	if b.Model != nil && b.Model.HW.GFX != "" {
+		tuner = "RCCL's"
+	}
+	var notes []string
+	for i := 0; i < len(rows); {
+		j, worst := i, i
+		gap := func(k int) float64 { return float64(rows[k].chosen.Time)/float64(rows[k].fastest.Time) - 1 }
+		for j+1 < len(rows) && rows[j+1].size == 2*rows[j].size && rows[j+1].chosen.Algo == rows[i].chosen.Algo && rows[j+1].chosen.Proto == rows[i].chosen.Proto &&
+			rows[j+1].fastest.Algo == rows[i].fastest.Algo && rows[j+1].why == rows[i].why {
+			j++
+			if gap(j) > gap(worst) {
+				worst = j
+			}
+		}
+		at := strconv.FormatInt(int64(rows[i].size), 10)
+		if j > i {
+			at += "–" + strconv.FormatInt(int64(rows[j].size), 10)
+		}
+		w := rows[worst]
+		notes = append(notes, fmt.Sprintf("%s B: %s tuner picks %v/%v, up to %.1f %% above %v/%v's time (%d B: %s µs against %s): %s, so auto runs %s choice (docs/collectives.md, NCCL's cost model)",
+			at, tuner, w.chosen.Algo, w.chosen.Proto, 100*gap(worst), w.fastest.Algo, w.fastest.Proto, int64(w.size), reports.Micros(int64(w.chosen.Time)), reports.Micros(int64(w.fastest.Time)), w.why, tuner))
+		i = j + 1
+	}
+	return notes
 }
 
 // collectiveBench builds the benchmark from the flags and the scenario.
-func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.Scenario, *topology.Topology, error) {
+func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.Scenario, *topology.Topology, string, error) {
 	op, err := collectives.ParseOp(o.op)
 	if err != nil {
-		return nil, nil, nil, inputError{fmt.Errorf("--op: %w", err)}
+		return nil, nil, nil, "", inputError{fmt.Errorf("--op: %w", err)}
 	}
-	algo, err := collectives.ParseAlgo(o.algo)
+	pin, err := parseCollectiveAlgo(o)
 	if err != nil {
-		return nil, nil, nil, inputError{fmt.Errorf("--algo: %w", err)}
+		return nil, nil, nil, "", inputError{err}
+	}
+	if op == collectives.AllToAll && pin.pinned() {
+		// enqueue.cc: an all-to-all is grouped sends, whose protocol
+		// the p2p path sets, not the tuner's table.
+		return nil, nil, nil, "", inputError{fmt.Errorf("--algo %s: NCCL's all-to-all is grouped point-to-point sends, which NCCL_ALGO and NCCL_PROTO do not choose (drop --algo and --proto)", pin.name)}
 	}
 	s, err := collectiveScenario(a, o)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	topo, err := topology.Build(s)
 	if err != nil {
-		return nil, nil, nil, inputError{err}
+		return nil, nil, nil, "", inputError{err}
 	}
 	groups, err := collectiveGroups(o, s, topo)
 	if err != nil {
-		return nil, nil, nil, inputError{err}
+		return nil, nil, nil, "", inputError{err}
 	}
-	model, err := collectiveModel(a, o, s)
+	model, err := collectiveModel(a, o, s, pin)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	if o.gpusPerThread < 1 || o.gpusPerThread > topo.GPUsPerNode() {
-		return nil, nil, nil, inputError{fmt.Errorf("--gpus-per-thread %d: use 1 to %d, the GPUs of one node (1: one GPU per process, as training runs)", o.gpusPerThread, topo.GPUsPerNode())}
+		return nil, nil, nil, "", inputError{fmt.Errorf("--gpus-per-thread %d: use 1 to %d, the GPUs of one node (1: one GPU per process, as training runs)", o.gpusPerThread, topo.GPUsPerNode())}
 	}
 	if model != nil {
 		model.GPUsPerThread = o.gpusPerThread
@@ -397,12 +577,12 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	if op == collectives.AllToAll {
 		for _, g := range groups {
 			if len(g) > collectives.MaxAllToAllRanks {
-				return nil, nil, nil, inputError{fmt.Errorf("--op alltoall over %d ranks: zerosim lowers an all-to-all pair by pair, at most %d ranks (%d ordered pairs); use fewer --nodes or --gpus-per-node, or --group intra or inter",
+				return nil, nil, nil, "", inputError{fmt.Errorf("--op alltoall over %d ranks: zerosim lowers an all-to-all pair by pair, at most %d ranks (%d ordered pairs); use fewer --nodes or --gpus-per-node, or --group intra or inter",
 					len(g), collectives.MaxAllToAllRanks, int64(collectives.MaxAllToAllRanks)*(collectives.MaxAllToAllRanks-1))}
 			}
 		}
 	}
-	return &collectives.Bench{Op: op, Algo: algo, Groups: groups, Model: model}, s, topo, nil
+	return &collectives.Bench{Op: op, Algo: pin.ab, Groups: groups, Model: model}, s, topo, pin.name, nil
 }
 
 func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
@@ -410,15 +590,13 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	if err != nil {
 		return inputError{fmt.Errorf("--size: %w", err)}
 	}
-	b, s, topo, err := collectiveBench(a, o)
+	b, s, topo, name, err := collectiveBench(a, o)
 	if err != nil {
 		return err
 	}
-	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: b.Algo.String(), Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
+	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
 		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
-	if b.Algo == collectives.Auto && b.Model != nil {
-		rep.Timing = b.Model.Tuner()
-	}
+	rep.Timing = collectiveTiming(b)
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}
@@ -433,6 +611,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		set, done = delayedBar(a.err, "collective")
 	}
 	defer done()
+	var slow []slowChoice
 	for i, size := range sizes {
 		set(int64(i), int64(len(sizes)))
 		r, err := b.Run(topo, size)
@@ -448,13 +627,12 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 		if err != nil {
 			return inputError{err}
 		}
-		row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
-			AlgBW: r.AlgBW, BusBW: r.BusBW}
-		for _, c := range topology.Classes() {
-			row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
+		rep.Rows = append(rep.Rows, collectiveRow(r))
+		if sc, ok := slowChoiceOf(b, topo, r); ok {
+			slow = append(slow, sc)
 		}
-		rep.Rows = append(rep.Rows, row)
 	}
+	rep.Notes = slowChoiceNotes(b, slow)
 	switch a.format {
 	case "json":
 		return reports.WriteCollectiveJSON(w, rep)

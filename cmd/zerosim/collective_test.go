@@ -30,7 +30,7 @@ func TestCollectiveReference(t *testing.T) {
 		ps   int64
 		algo string
 	}{
-		{"ring", []string{"--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "ring"}, 398468374, "ring"},
+		{"ring", []string{"--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "alphabeta-ring"}, 398468374, "ring"},
 		{"hier", []string{"--nodes", "4", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--inter-bw", "25GB/s", "--latency", "500ns", "--algo", "hierarchical"}, 904784854, "hierarchical"},
 	} {
 		out, errOut, code := runCollectiveCLI(t, append(c.args, "--size", "64MiB", "--format", "json")...)
@@ -50,7 +50,7 @@ func TestCollectiveReference(t *testing.T) {
 			t.Errorf("%s: busbw %v, algbw %v", c.name, r.BusBW, r.AlgBW)
 		}
 	}
-	out, _, code := runCollectiveCLI(t, "--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "ring", "--size", "64MiB")
+	out, _, code := runCollectiveCLI(t, "--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "alphabeta-ring", "--size", "64MiB")
 	if code != 0 || !strings.Contains(out, "398.47") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}

@@ -89,8 +89,8 @@ func TestCollectiveNamesGPUAndTuner(t *testing.T) {
 	if !strings.Contains(js, `"timing": "RCCL's cost model, gfx942"`) {
 		t.Errorf("json without the timing:\n%s", js)
 	}
-	out, _, _ := runCLI("collective", "--size", "1MiB", "--algo", "ring")
-	if !strings.Contains(out, "(ring) over 16 ranks on 2 nodes × 8 H100-80GB,") {
+	out, _, _ := runCLI("collective", "--size", "1MiB", "--algo", "alphabeta-ring")
+	if !strings.Contains(out, "(alphabeta-ring: zerosim's alpha–beta lowering) over 16 ranks on 2 nodes × 8 H100-80GB,") {
 		t.Errorf("explicit ring: %s", out)
 	}
 }

@@ -173,7 +173,8 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--out", filepath.Join(dir, "count.csv")}, "", []string{"--count", "drop --out"}},
 		{[]string{"sweep", "--grid", "parallelism.k=1,2", "--count", "--shard", "1/2"}, "", []string{"--count", "drop --shard"}},
 		// "collectives: tree supports allreduce only, not alltoall", no flag.
-		{[]string{"collective", "--algo", "tree", "--op", "alltoall"}, "", []string{"--algo tree: tree supports allreduce only, not alltoall"}},
+		{[]string{"collective", "--algo", "alphabeta-tree", "--op", "alltoall"}, "", []string{"--algo alphabeta-tree: tree supports allreduce only, not alltoall"}},
+		{[]string{"collective", "--algo", "tree", "--op", "alltoall"}, "", []string{"--algo tree: NCCL's all-to-all is grouped point-to-point sends"}},
 		// "--convention: memory: convention …": the package's name.
 		{[]string{"fit", "--convention", "x"}, "", []string{`--convention: convention "x": use zerosim, seed000 or seed002`}},
 		{[]string{"memory", "--estimator", "x"}, "", []string{`--estimator: estimator "x": use`}},

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/reports"
+)
+
+// p4dArgs is the cluster of the published p4d log taken with
+// NCCL_ALGO=RING (collectives/testdata/nccl-tests/
+// a100_2node_allreduce_aws_p4d_efa_ring.log: 2 × 8 A100 SXM4 40GB, 4 ×
+// 100 Gb/s EFA per node).
+var p4dArgs = []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra.preset=NVLink3", "--set", "cluster.inter.preset=EFA-p4d",
+	"--nodes", "2", "--gpus-per-node", "8", "--nics", "per_node", "--nics-per-node", "4"}
+
+// TestCollectiveAlgoRingIsNCCLs (QA17 M6): --algo ring is NCCL_ALGO=Ring,
+// NCCL's ring with its channels over every NIC and its protocol chosen by
+// NCCL's tuner, so the published log taken with NCCL_ALGO=RING is
+// reproduced as well as the model reproduces it (TestPublishedAccuracy's
+// known miss of that log: median 50.6 %, max 70.3 %, 1 MiB–1 GiB). The
+// alpha–beta ring that --algo ring ran before is 2.6× the log at 1 GiB
+// (161.6 ms against 61.6 ms), auto picks the tree (−71 % at 1 MiB).
+func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
+	out, errOut, code := runCollectiveCLI(t, append(p4dArgs, "--algo", "ring", "--size", "1MiB:1GiB", "--format", "nccl-tests")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, err := collectives.ParseLogs("zerosim", strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "a100_2node_allreduce_aws_p4d_efa_ring.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	logs, err := collectives.ParseLogs("p4d", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := map[int64]float64{}
+	for _, r := range logs[0].Rows {
+		measured[int64(r.Size)] = min(r.Time, r.InTime)
+	}
+	var errs []float64
+	for _, r := range got[0].Rows {
+		us, ok := measured[int64(r.Size)]
+		if !ok {
+			t.Fatalf("size %d not in the log", r.Size)
+		}
+		errs = append(errs, (r.Time-us)/us)
+	}
+	if len(errs) != 11 {
+		t.Fatalf("%d rows, want 11 (1 MiB–1 GiB)", len(errs))
+	}
+	md, mx := collectives.Summary(errs)
+	t.Logf("--algo ring against the NCCL_ALGO=RING log: median %.1f %%, max %.1f %%", 100*md, 100*mx)
+	if md > 0.511 || mx > 0.708 {
+		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 51.1 %% and ≤ 70.8 %% (the model's known miss of this log)", 100*md, 100*mx)
+	}
+	if !strings.Contains(out, "(ring: NCCL's cost model, NCCL_ALGO=Ring)") {
+		t.Errorf("header does not say NCCL_ALGO=Ring:\n%s", out)
+	}
+	// Every row runs NCCL's ring: the JSON's algo column.
+	js, _, _ := runCollectiveCLI(t, append(p4dArgs, "--algo", "ring", "--size", "8B:1GiB", "--format", "json")...)
+	var rep reports.CollectiveReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if !strings.HasPrefix(r.Algorithm, "ring/") {
+			t.Errorf("%d B: %s, want NCCL's ring", r.Size, r.Algorithm)
+		}
+	}
+}
+
+// TestCollectiveProtoPins: NCCL_PROTO as --proto or --algo A/P restricts
+// the protocols NCCL's tuner ranks (tuning.cc ncclTopoTuneModel's
+// protoEnable at 5067397c), and NCCL's refusals are errors naming what
+// was set.
+func TestCollectiveProtoPins(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // every row's algo column has this prefix
+	}{
+		{[]string{"--proto", "simple"}, ""},
+		{[]string{"--algo", "ring/simple"}, "ring/Simple"},
+		{[]string{"--algo", "Ring", "--proto", "LL"}, "ring/LL"},
+		{[]string{"--algo", "tree/ll128"}, "tree/LL128"},
+		{[]string{"--algo", "^nvls,nvlstree", "--proto", "^ll,ll128"}, ""},
+	} {
+		js, errOut, code := runCollectiveCLI(t, append(c.args, "--size", "8B:1GiB", "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		var rep reports.CollectiveReport
+		if err := json.Unmarshal([]byte(js), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Rows {
+			if !strings.HasSuffix(r.Algorithm, "/Simple") && (c.want == "" || strings.HasSuffix(c.want, "Simple")) ||
+				c.want != "" && r.Algorithm != c.want || strings.HasPrefix(r.Algorithm, "nvls") && c.args[1] == "^nvls,nvlstree" {
+				t.Errorf("%v: %d B ran %s, want %q", c.args, r.Size, r.Algorithm, c.want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--algo", "tree", "--op", "allgather"}, "--algo tree: no algorithm/protocol available for allgather over 16 ranks on 2 nodes on this hardware: NCCL_ALGO was set to Tree. (NCCL's tree runs all-reduce only)"},
+		{[]string{"--algo", "ring/ll", "--proto", "simple"}, "both set NCCL_PROTO"},
+		{[]string{"--algo", "alphabeta-ring", "--proto", "simple"}, "zerosim's alpha–beta lowering, which has no NCCL protocol"},
+		{[]string{"--algo", "ring", "--op", "alltoall"}, "NCCL_ALGO and NCCL_PROTO do not choose"},
+		{[]string{"--algo", "collnetdirect"}, "needs SHARP switches"},
+		{[]string{"--algo", "allreduce:ring"}, "per-function list"},
+		{[]string{"--proto", "^ll,ll128,simple"}, "disables every one"},
+		{[]string{"--scenario", "testdata/nogpu.yaml", "--algo", "ring"}, "--algo alphabeta-ring"},
+	} {
+		out, errOut, code := runCollectiveCLI(t, append(c.args, "--size", "1MiB")...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestCollectiveCalibrationPins: a calibration's hardware.algos and
+// protos (the NCCL_ALGO and NCCL_PROTO of the run measured) are refused
+// when this run's differ, and taken, with the measured curves, when
+// --algo and --proto pin the same (QA17 M6: they were ignored in silence).
+func TestCollectiveCalibrationPins(t *testing.T) {
+	dir := t.TempDir()
+	cal := filepath.Join(dir, "c.yaml")
+	data := "version: 1\nhardware: {arch: Hopper, nvls: true, intra_gbytes_per_s: 450, nic_gbytes_per_s: 50, nics_per_node: 8, inter_latency_us: 0, intra_latency_us: 0, algos: [Ring], protos: [Simple]}\n" +
+		"params: {intra_efficiency: 1, inter_efficiency: 1, intra_hop_latency_us: 0, inter_hop_latency_us: 0, fixed_cost_us: 0}\n" +
+		"curves:\n  - {op: allreduce, ranks: 16, nodes: 2, sizes: [1048576, 2097152], times_us: [500, 600]}\n"
+	if err := os.WriteFile(cal, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCollectiveCLI(t, "--calibration", cal, "--size", "1MiB")
+	if code != 2 || !strings.Contains(errOut, "measured with NCCL_ALGO Ring, NCCL_PROTO Simple (hardware.algos, hardware.protos), this run has NCCL_ALGO NCCL's default, NCCL_PROTO NCCL's default") ||
+		!strings.Contains(errOut, "--algo ring --proto simple") {
+		t.Errorf("unpinned: exit %d, %s", code, errOut)
+	}
+	js, errOut, code := runCollectiveCLI(t, "--calibration", cal, "--algo", "ring", "--proto", "simple", "--size", "1MiB", "--format", "json")
+	if code != 0 {
+		t.Fatalf("pinned: exit %d: %s", code, errOut)
+	}
+	var rep reports.CollectiveReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; r.TimePS != 500e6 || r.Algorithm != "ring/Simple" {
+		t.Errorf("pinned: %s in %d ps, want ring/Simple in the measured 500 µs", r.Algorithm, r.TimePS)
+	}
+}
+
+// TestCollectiveNothingRuns (QA17 L5): a 1-rank group and a 0-byte
+// buffer run no algorithm: the algo column is "-", not tree/LL.
+func TestCollectiveNothingRuns(t *testing.T) {
+	for _, args := range [][]string{{"--group", "0", "--size", "8B"}, {"--size", "0B"}, {"--group", "0", "--algo", "alphabeta-ring", "--size", "1MiB"}} {
+		js, errOut, code := runCollectiveCLI(t, append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var rep reports.CollectiveReport
+		if err := json.Unmarshal([]byte(js), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if r := rep.Rows[0]; r.Algorithm != "-" || r.TimePS != 0 {
+			t.Errorf("%v: %s in %d ps, want - in 0", args, r.Algorithm, r.TimePS)
+		}
+	}
+}
+
+// TestCollectiveNCCLTestsNamesChoice (QA17 L2): --format nccl-tests puts
+// NCCL's TUNING line (enqueue.cc "%s: %ld Bytes -> Algo %s proto %s")
+// before each row, which calibrate skips as a comment; a training or
+// model --set, which changes nothing here, is refused.
+func TestCollectiveNCCLTestsNamesChoice(t *testing.T) {
+	out, errOut, code := runCollectiveCLI(t, "--size", "1MiB:1GiB", "--format", "nccl-tests")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto LL128\n     1048576 ",
+		"# NCCL INFO AllReduce: 1073741824 Bytes -> Algo NVLS_TREE proto SIMPLE\n  1073741824 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if logs, err := collectives.ParseLogs("zerosim", strings.NewReader(out)); err != nil || len(logs) != 1 || len(logs[0].Rows) != 11 {
+		t.Errorf("read back: %v", err)
+	}
+	ag, _, _ := runCollectiveCLI(t, "--op", "allgather", "--size", "1GiB", "--format", "nccl-tests")
+	if !strings.Contains(ag, "# NCCL INFO AllGather: 67108864 Bytes -> Algo ") {
+		t.Errorf("all-gather: NCCL's bytes are the count passed (a rank's 64 MiB):\n%s", ag)
+	}
+	_, errOut, code = runCollectiveCLI(t, "--set", "training.param_dtype=fp32", "--size", "1MiB")
+	if code != 2 || !strings.HasPrefix(errOut, "zerosim: --set training.param_dtype=fp32: collective times one --op of --size bytes in bfloat16 elements") {
+		t.Errorf("param_dtype: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCollectiveSlowChoiceNote (QA17 L4): over 8 × 8 H100 auto runs
+// NCCL's tree/Simple at 512 MiB, 3,858.57 µs, where --algo nvlstree takes
+// 3,296.13 µs; the table's note says so and why. On 2 × 8 auto runs the
+// fastest at every size: no note.
+func TestCollectiveSlowChoiceNote(t *testing.T) {
+	out, errOut, code := runCollectiveCLI(t, "--nodes", "8", "--size", "128MiB:1GiB")
+	want := "note: 536870912 B: NCCL's tuner picks tree/Simple, up to 17.1 % above nvlstree/Simple's time (536870912 B: 3858.57 µs against 3296.13): it ranks the Simple tree by its cost, without the pipeline fill its time holds"
+	if code != 0 || !strings.Contains(out, want) || strings.Count(out, "note:") != 1 || !strings.Contains(out, "│  536870912 │ 268435456 │ tree/Simple     │   3858.57 │") {
+		t.Errorf("exit %d (%s), want one note %q:\n%s", code, errOut, want, out)
+	}
+	nv, _, _ := runCollectiveCLI(t, "--nodes", "8", "--size", "512MiB", "--algo", "nvlstree")
+	if !strings.Contains(nv, "│   3296.13 │") {
+		t.Errorf("--algo nvlstree:\n%s", nv)
+	}
+	if out, _, _ := runCollectiveCLI(t, "--size", "8B:4GiB"); strings.Contains(out, "note:") {
+		t.Errorf("2 × 8 H100: a note:\n%s", out)
+	}
+}
+
+// TestScenarioNCCLPins: communication.nccl_algo and nccl_proto pin NCCL's
+// tuner for a run as --algo and --proto do for one collective: under
+// NCCL_PROTO=LL the default example's step is 786.681 ms (LL's half
+// bandwidth on every bucket) instead of 418.15 ms; NCCL_ALGO=Tree cannot
+// reduce-scatter and is refused as NCCL refuses it; collective takes the
+// scenario's pin (ring/Simple at 1 GiB, as --algo ring) and --algo
+// replaces it; a bad list or an alpha–beta algorithm is a load error.
+func TestScenarioNCCLPins(t *testing.T) {
+	if got := replayDefault(t).StepTime; got.String() != "418.15ms" {
+		t.Fatalf("default: %v (%d ps)", got, int64(got))
+	}
+	if got := replayDefault(t, "communication.nccl_proto=LL").StepTime; got.String() != "786.681ms" {
+		t.Errorf("nccl_proto LL: step %v, want 786.681ms", got)
+	}
+	_, errOut, code := runCLI("run", "--set", "communication.nccl_algo=Tree")
+	if code != 2 || !strings.Contains(errOut, "no algorithm/protocol available for reducescatter") || !strings.Contains(errOut, "NCCL_ALGO was set to Tree.") {
+		t.Errorf("nccl_algo Tree: exit %d, %s", code, errOut)
+	}
+	out, _, _ := runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--size", "1GiB")
+	if !strings.Contains(out, "NCCL_ALGO=Ring)") || !strings.Contains(out, "│ ring/Simple │   5613.76 │") {
+		t.Errorf("collective under nccl_algo ring:\n%s", out)
+	}
+	out, _, _ = runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--algo", "nvlstree", "--size", "1GiB")
+	if !strings.Contains(out, "NCCL_ALGO=NVLSTree)") || !strings.Contains(out, "│ nvlstree/Simple │   4138.94 │") {
+		t.Errorf("--algo over nccl_algo:\n%s", out)
+	}
+	for _, c := range []struct{ set, want string }{
+		{"communication.nccl_algo=Rign", `nccl_algo: NCCL_ALGO "Rign": "Rign" is not one of NCCL's`},
+		{"communication.nccl_proto=^LL,LL128,Simple", "disables every one"},
+	} {
+		_, errOut, code := runCLI("run", "--set", c.set)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, %s", c.set, code, errOut)
+		}
+	}
+	_, errOut, code = runCLI("run", "--set", "communication.algorithm=ring", "--set", "communication.nccl_proto=Simple")
+	if code != 2 || !strings.Contains(errOut, "nccl_proto sets NCCL's tuner, which algorithm ring (zerosim's alpha–beta lowering) does not use") {
+		t.Errorf("ring + nccl_proto: exit %d, %s", code, errOut)
+	}
+}

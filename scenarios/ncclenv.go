@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NCCL_ALGO and NCCL_PROTO as communication.nccl_algo and nccl_proto
+// give them (and zerosim collective's --algo and --proto): NVIDIA/nccl
+// src/graph/tuning.cc parseList (lines 36–136 at commit
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027) reads a comma-separated list
+// of names, case-insensitive (strcasecmp), or "^" and the names to
+// disable; ncclTopoTuneModel (lines 440–538) turns off every algorithm
+// (protocol) the list leaves out.
+
+// NCCLAlgoNames are NCCL's algorithms zerosim models, in NCCL's order
+// (init.cc ncclAlgoStr; CollNetDirect and CollNetChain need SHARP
+// switches, not modelled).
+var NCCLAlgoNames = []string{"Tree", "Ring", "NVLS", "NVLSTree", "PAT"}
+
+// NCCLProtoNames are NCCL's protocols (init.cc ncclProtoStr).
+var NCCLProtoNames = []string{"LL", "LL128", "Simple"}
+
+// ParseNCCLList is parseList's one list for every function: per name of
+// names, whether it is enabled. env names the variable in errors.
+func ParseNCCLList(s string, names []string, env string) ([]bool, error) {
+	list := strings.TrimSpace(s)
+	if strings.ContainsAny(list, ";:") {
+		return nil, fmt.Errorf("%s %q: a per-function list (allreduce:…) is not taken; give one list, for the operation you run", env, s)
+	}
+	on := true
+	if strings.HasPrefix(list, "^") {
+		on, list = false, list[1:]
+	}
+	set := make([]bool, len(names))
+	for i := range set {
+		set[i] = !on
+	}
+	for _, e := range strings.Split(list, ",") {
+		e = strings.TrimSpace(e)
+		i := -1
+		for j, n := range names {
+			if strings.EqualFold(e, n) {
+				i = j
+			}
+		}
+		if i < 0 {
+			if strings.EqualFold(e, "CollNetDirect") || strings.EqualFold(e, "CollNetChain") {
+				return nil, fmt.Errorf("%s %q: %s needs SHARP switches, which zerosim does not model (use %s)", env, s, e, strings.Join(names, ", "))
+			}
+			return nil, fmt.Errorf("%s %q: %q is not one of NCCL's (use %s, or a list of them; ^ first disables those listed)", env, s, e, strings.Join(names, ", "))
+		}
+		set[i] = on
+	}
+	for _, v := range set {
+		if v {
+			return set, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %q: disables every one (use %s)", env, s, strings.Join(names, ", "))
+}
