@@ -309,9 +309,10 @@ func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []
 // reservedSeries places series (memory.AllocSim.Series, by event index)
 // on the times of the sorted events: after each event the value the
 // simulation had after it, a point where it changes; of one instant the
-// allocated bytes after its last event and the most it reserved (a
-// reserve's jump is not lost to a release at the same instant). The start's point is at 0, or under accumulation at the
-// first event's time.
+// allocated bytes after its last event and the most it reserved, held to
+// the next point (a reserve's jump is not lost to a release at the same
+// instant). The start's point is at 0, or under accumulation at the first
+// event's time.
 func reservedSeries(series []memory.ReservedPoint, sorted []timedEvent, events int, accum bool) []ReservedPoint {
 	if len(series) == 0 || series[0].Event != -1 {
 		return nil
