@@ -338,6 +338,9 @@ func reservedSeries(series []memory.ReservedPoint, sorted []timedEvent, events i
 		case q.Allocated == p.Allocated && q.Reserved == p.Reserved:
 		case q.Time == x.t:
 			q.Allocated, q.Reserved = p.Allocated, max(q.Reserved, p.Reserved)
+			if n := len(out); n >= 2 && out[n-2].Allocated == q.Allocated && out[n-2].Reserved == q.Reserved {
+				out = out[:n-1] // back to the value before the instant
+			}
 		default:
 			out = append(out, ReservedPoint{Time: x.t, Allocated: p.Allocated, Reserved: p.Reserved})
 		}

@@ -78,6 +78,12 @@ func TestReservedSeriesPlacement(t *testing.T) {
 	if got := reservedSeries(series, sorted, 4, true); !slices.Equal(got, want[1:]) {
 		t.Errorf("accumulation: got %+v, want %+v", got, want[1:])
 	}
+	// An instant that ends where the previous point stands adds none.
+	series = []memory.ReservedPoint{{Event: -1, Allocated: 1, Reserved: 10}, {Event: 0, Allocated: 2, Reserved: 10}, {Event: 1, Allocated: 3, Reserved: 10}, {Event: 2, Allocated: 2, Reserved: 10}}
+	want = []ReservedPoint{{Time: 0, Allocated: 1, Reserved: 10}, {Time: 5, Allocated: 2, Reserved: 10}}
+	if got := reservedSeries(series, []timedEvent{{t: 5, seq: 0}, {t: 7, seq: 1}, {t: 7, seq: 2}}, 3, false); !slices.Equal(got, want) {
+		t.Errorf("back at an instant: got %+v, want %+v", got, want)
+	}
 	if got := reservedSeries(nil, sorted, 4, false); got != nil {
 		t.Errorf("no simulation: %+v", got)
 	}
