@@ -111,6 +111,9 @@ type memoryTimelineChart struct {
 	ReservedTimes []int64 `json:"reserved_times_ps,omitempty"`
 	Reserved      []int64 `json:"reserved,omitempty"`
 	Outside       int64   `json:"outside_allocator,omitempty"`
+	// DeviceLabel names the device line in the vendor's words
+	// (deviceLineName: "device (reserved + context + NCCL)", RCCL on AMD).
+	DeviceLabel string `json:"device_label,omitempty"`
 }
 
 // onScale says whether a line reaching b bytes is drawn on the memory
@@ -119,11 +122,13 @@ type memoryTimelineChart struct {
 // the allocator's 2 MiB segments), so the legend gives its most instead.
 func (m *memoryTimelineChart) onScale(b int64) bool { return b/4 <= m.Peak }
 
-// The legend names of the memory timeline's lines.
-const (
-	reservedLineName = "reserved (simulated caching allocator)"
-	deviceLineName   = "device (reserved + context + NCCL)"
-)
+// reservedLineName is the legend name of the memory timeline's reserved
+// line.
+const reservedLineName = "reserved (simulated caching allocator)"
+
+// deviceLineName is the legend name of its device line, with the
+// collectives library lib (NCCL, RCCL).
+func deviceLineName(lib string) string { return "device (reserved + context + " + lib + ")" }
 
 // runPlots are the data of every run plot.
 type runPlots struct {
@@ -485,7 +490,7 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		p.Reserved = append(p.Reserved, pt.Reserved)
 	}
 	if p.Reserved != nil {
-		p.Outside = m.Outside
+		p.Outside, p.DeviceLabel = m.Outside, deviceLineName(run.vendor().lib())
 		top := m.Peak
 		for _, b := range []int64{slices.Max(p.Reserved), slices.Max(p.Reserved) + p.Outside} {
 			if p.onScale(b) {

@@ -454,7 +454,7 @@ func memoryTimelineFigure(m *memoryTimelineChart) figure {
 		most := slices.Max(m.Reserved)
 		line(res, most, reservedLineName, "reserved", reservedStyle)
 		if m.Outside > 0 {
-			line(dev, most+m.Outside, deviceLineName, "device", deviceStyle)
+			line(dev, most+m.Outside, m.DeviceLabel, "device", deviceStyle)
 		}
 		p.Y.Max = max(p.Y.Max, top*1.08)
 	}

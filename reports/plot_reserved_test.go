@@ -67,11 +67,16 @@ func TestMemoryTimelineReservedLine(t *testing.T) {
 			t.Errorf("%v: the line falls %v, %d retries in the step", sets, fell, sim.LastStepRetries())
 		}
 		svg := plotFile(t, run, "memory_timeline.svg")
-		for _, want := range []string{reservedLineName, deviceLineName} {
+		for _, want := range []string{reservedLineName, deviceLineName("NCCL")} {
 			if !strings.Contains(string(svg), want) {
 				t.Errorf("%v: the plot's legend lacks %q", sets, want)
 			}
 		}
+	}
+	// On AMD's GPUs the device line names RCCL (QA14 #3).
+	amd := string(plotFile(t, exampleRun(t, "default", append(slices.Clone(fsdp2Sets), "cluster.gpu=MI300X", "cluster.intra.preset=xGMI")...), "memory_timeline.svg"))
+	if !strings.Contains(amd, deviceLineName("RCCL")) || strings.Contains(amd, "NCCL") {
+		t.Errorf("MI300X: the device line is not named %q", deviceLineName("RCCL"))
 	}
 	// A reserve that is a fraction of the peak is no time series: none.
 	run := exampleRun(t, "default")
