@@ -181,6 +181,9 @@ func TestResultJSONSchema(t *testing.T) {
 		{"seed002-tiny", false, nil},
 		{"default", false, nil},
 		{"default", true, []string{"parallelism.zero_stage=0"}},
+		// FSDP2 at stage 3: the simulated allocator's series (memory's
+		// reserved, outside_allocator_bytes).
+		{"default", false, []string{"parallelism.zero_stage=3", "communication.boundary=fsdp2"}},
 		{"seed000-k4", false, []string{"cluster.gpu_overrides=[{rank: 3, speed: 0.8}]"}},
 		{"docs/examples/mixtral-8x7b.yaml", false, nil}, // a mixture of experts: active_params
 		// The deepep dispatcher across 2 nodes of 4: phases' dispatcher,

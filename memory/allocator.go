@@ -139,6 +139,10 @@ type Allocator struct {
 	Allocated, Reserved         int64
 	PeakAllocated, PeakReserved int64
 	Segments, Retries           int
+	// high is the reserve's high-water mark since the replay last reset
+	// it (allocseq.go's series: a release within one event, on a retry,
+	// must not hide the reserve the event reached).
+	high int64
 }
 
 // NewAllocator returns an empty allocator in mode. limit is what it may
@@ -244,6 +248,7 @@ func (a *Allocator) dropUnmapped(b *ablock) {
 func (a *Allocator) note() {
 	a.PeakAllocated = max(a.PeakAllocated, a.Allocated)
 	a.PeakReserved = max(a.PeakReserved, a.Reserved)
+	a.high = max(a.high, a.Reserved)
 }
 
 // Malloc allocates n bytes on stream and returns a handle for Free.

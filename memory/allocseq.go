@@ -86,6 +86,36 @@ type AllocSim struct {
 	// out (OOM), the reserved peak the same steps reach within Limit with
 	// expandable segments; 0 when they run out too or were not tried.
 	ExpandableReserved int64
+	// Series is the allocator through the last step replayed (the steady
+	// state the reserved peak is read at), its last micro-step (the one
+	// Report.Timeline describes): a point at the step's start (Event -1)
+	// and then after each event of the timeline where the allocated or
+	// reserved bytes change. Nil when the simulation ran out of memory
+	// (OOM): that step does not run.
+	Series []ReservedPoint
+}
+
+// ReservedPoint is the simulated caching allocator after one event of the
+// step's timeline (Report.Timeline), as torch.cuda.memory_allocated and
+// memory_reserved would read there: Event is the event's index (-1: the
+// step's start), Allocated the bytes allocated after it (in the
+// allocator's rounded block sizes), Reserved the most the allocator held
+// reserved during it (a release of its cache on a retry within the event
+// does not hide the reserve the event reached), never below Allocated.
+// The simulation walks the events in the timeline's order.
+type ReservedPoint struct {
+	Event               int
+	Allocated, Reserved int64
+}
+
+// SeriesPeakReserved is the largest Reserved of a.Series: the reserved
+// peak of the step the series covers (0 without a series).
+func (a *AllocSim) SeriesPeakReserved() int64 {
+	var p int64
+	for _, x := range a.Series {
+		p = max(p, x.Reserved)
+	}
+	return p
 }
 
 // unitParam is one parameter of a unit: numel and dim-0 size.
@@ -184,6 +214,30 @@ type simState struct {
 	size       map[simKey][]int64
 	err        error
 	reqs       int
+	// series is AllocSim.Series of the micro-step being replayed last
+	// (microStep's last), reused from step to step.
+	series []ReservedPoint
+}
+
+// mark records the allocator after event i of the timeline (-1: before
+// the first) in st.series, where it changed, and restarts the reserve's
+// high-water mark there.
+func (st *simState) mark(i int) {
+	a := st.a
+	p := ReservedPoint{Event: i, Allocated: a.Allocated, Reserved: max(a.high, a.Reserved)}
+	a.high = a.Reserved
+	if n := len(st.series); n > 0 {
+		q := &st.series[n-1]
+		if q.Event == i {
+			p.Reserved = max(p.Reserved, q.Reserved)
+			*q = p
+			return
+		}
+		if q.Allocated == p.Allocated && q.Reserved == p.Reserved {
+			return
+		}
+	}
+	st.series = append(st.series, p)
 }
 
 // simKey names the live tensors of one kind and unit (-1: none) in
@@ -313,7 +367,8 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 	if err != nil {
 		return AllocSim{}, nil, err
 	}
-	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{}}
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{},
+		series: make([]ReservedPoint, 0, len(r.events)+1)}
 	params := simUnits(s, r)
 	st.rsInStream = StreamReduce
 	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
@@ -358,6 +413,9 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 	out.Limit = limit
 	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
 	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
+	if st.err == nil {
+		out.Series = st.series
+	}
 	if oom, ok := st.err.(*OOMError); ok {
 		// Out of memory within the limit: the figures up to the failed
 		// request come with the error.
@@ -641,10 +699,18 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 		}
 		st.free("agout", u)
 	}
-	for _, e := range r.events { // read only: Timeline would copy it every micro-step
+	if last {
+		st.series = st.series[:0]
+		st.a.high = st.a.Reserved
+		st.mark(-1)
+	}
+	for i, e := range r.events { // read only: Timeline would copy it every micro-step
 		u := e.Unit
 		if e.Phase == PhaseOptimizer && !last {
 			continue
+		}
+		if last && i > 0 {
+			st.mark(i - 1)
 		}
 		if e.Phase != PhaseForward {
 			release()
@@ -756,6 +822,9 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 	}
 	if last && step == 1 {
 		st.adamStates(params)
+	}
+	if last && len(r.events) > 0 {
+		st.mark(len(r.events) - 1)
 	}
 }
 

@@ -434,3 +434,115 @@ func TestFSDP2EmbeddingCopiedOutInForward(t *testing.T) {
 		t.Errorf("after the first block's copy-out: %d blocks of the embedding's %d B on the compute stream, %d on the all-gather stream; want 1 and 0", compute, size, gather)
 	}
 }
+
+// The allocator's series over the reported step (AllocSim.Series): from the
+// step's start, after events of the timeline in order, never reserving
+// less than it allocates; without a limit the reserve only grows, so the
+// steady step's series holds the reserved peak; the step ends where it
+// began (the timeline returns to the at-rest state; under accumulation
+// with more: the earlier micro-steps' sharded gradients), and the allocated
+// bytes peak where the memory model's walk does, within one gather and the
+// allocator's rounding (as TestSimulateReservedFollowsTheTimeline).
+func TestSimulateReservedSeries(t *testing.T) {
+	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"}} {
+		s := loadFSDP(t, sets...)
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim := r.AllocSim
+		if sim == nil || len(sim.Series) < 2 {
+			t.Fatalf("%v: series %+v", sets, sim)
+		}
+		ser := sim.Series
+		if ser[0].Event != -1 {
+			t.Errorf("%v: first point after event %d, want the step's start (-1)", sets, ser[0].Event)
+		}
+		var alloc int64
+		for i, p := range ser {
+			if i > 0 && (p.Event <= ser[i-1].Event || p.Event >= len(r.events)) {
+				t.Errorf("%v: point %d after event %d (previous %d, %d events)", sets, i, p.Event, ser[i-1].Event, len(r.events))
+			}
+			if p.Reserved < p.Allocated {
+				t.Errorf("%v: point %d: reserved %d below allocated %d", sets, i, p.Reserved, p.Allocated)
+			}
+			if i > 0 && p.Reserved < ser[i-1].Reserved {
+				t.Errorf("%v: point %d: the reserve fell from %d to %d without a limit", sets, i, ser[i-1].Reserved, p.Reserved)
+			}
+			alloc = max(alloc, p.Allocated)
+		}
+		if got := sim.SeriesPeakReserved(); got != sim.PeakReserved {
+			t.Errorf("%v: series' reserved peak %d, simulated peak %d", sets, got, sim.PeakReserved)
+		}
+		// Under accumulation the last micro-step starts with the earlier
+		// ones' sharded gradients, which its optimizer frees.
+		if first, last := ser[0].Allocated, ser[len(ser)-1].Allocated; first != last && s.Training.GradAccum <= 1 || first <= last && s.Training.GradAccum > 1 {
+			t.Errorf("%v: the step starts with %d allocated and ends with %d", sets, first, last)
+		}
+		var gather int64
+		for _, u := range r.Units {
+			gather = max(gather, u.Gather)
+		}
+		if model := allocatorBytes(s, r.Peak); alloc < model || alloc > model+gather+int64(sim.Requests)*allocMinBlock {
+			t.Errorf("%v: series' allocated peak %d, model's %d (+ at most one gather %d and the rounding)", sets, alloc, model, gather)
+		}
+	}
+}
+
+// Within a GPU that makes the allocator release its cache every step, the
+// series shows the reserve falling at the release and stays within the
+// limit; out of memory, there is no series (the step does not run).
+func TestSimulateReservedSeriesRetries(t *testing.T) {
+	r, err := Analyze(loadFSDP(t, "cluster.gpu_memory=17.5GiB"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := r.AllocSim
+	if sim == nil || sim.LastStepRetries() == 0 {
+		t.Fatalf("17.5 GiB: %+v: the case needs retries in the last step", sim)
+	}
+	fell := false
+	for i, p := range sim.Series {
+		if p.Reserved > sim.Limit || p.Reserved < p.Allocated {
+			t.Errorf("point %d: reserved %d, allocated %d, limit %d", i, p.Reserved, p.Allocated, sim.Limit)
+		}
+		fell = fell || i > 0 && p.Reserved < sim.Series[i-1].Reserved
+	}
+	if !fell {
+		t.Errorf("the last step released its cache %d times, but its series never falls", sim.LastStepRetries())
+	}
+	if peak := sim.SeriesPeakReserved(); peak > sim.PeakReserved || peak < sim.Limit*9/10 {
+		t.Errorf("series' reserved peak %d, simulated peak %d, limit %d", peak, sim.PeakReserved, sim.Limit)
+	}
+	oom, err := Analyze(loadFSDP(t, "cluster.gpu_memory=16.75GiB"), Options{})
+	if err != nil || oom.AllocSim == nil || oom.AllocSim.OOM == nil || oom.AllocSim.Series != nil {
+		t.Errorf("16.75 GiB: %v, series of %d points, want out of memory without one", err, len(oom.AllocSim.Series))
+	}
+}
+
+// A point holds the most the allocator reserved during its event: two
+// 4 GiB tensors then, freed, a 5 GiB one within a 10 GiB limit make the
+// allocator release both cached segments (a retry), so the event ends
+// with 5 GiB reserved after holding 8 GiB; the next point reads 5 GiB.
+func TestMarkKeepsTheReserveWithinAnEvent(t *testing.T) {
+	a, err := NewAllocator(SegmentsDefault, 10<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &simState{a: a}
+	st.mark(-1)
+	h1, _ := a.Malloc(0, 4<<30)
+	h2, _ := a.Malloc(0, 4<<30)
+	if a.Free(h1) != nil || a.Free(h2) != nil {
+		t.Fatal("free")
+	}
+	if _, err := a.Malloc(0, 5<<30); err != nil || a.Retries != 1 {
+		t.Fatalf("5 GiB: %v, %d retries, want one", err, a.Retries)
+	}
+	st.mark(0)
+	st.mark(1)
+	want := []ReservedPoint{{-1, 0, 0}, {0, 5 << 30, 8 << 30}, {1, 5 << 30, 5 << 30}}
+	if !slices.Equal(st.series, want) {
+		t.Errorf("series %v, want %v", st.series, want)
+	}
+}

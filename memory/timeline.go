@@ -91,6 +91,11 @@ type Event struct {
 // (Component.AtRest) to follow the rank's memory through the step.
 func (r *Report) Timeline() []Event { return slices.Clone(r.events) }
 
+// OutsideAllocator is what the device holds outside the caching allocator
+// (the CUDA context and NCCL's buffers), under convention zerosim; 0
+// otherwise: the device peak less the reserved one.
+func (r *Report) OutsideAllocator() int64 { return r.outside }
+
 // UnitGather is the bytes allocated when unit u's parameters are gathered
 // at stage 3 (all groups, padding included); 0 at stages 0–2 or out of range.
 func (r *Report) UnitGather(u int) int64 {

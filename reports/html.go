@@ -168,16 +168,22 @@ var plotCaptions = map[string]string{
 	"timeline": "The replayed step: one row per rank and stream, coloured by task kind. Under a compute row, red marks " +
 		"exposed communication (a collective runs while the compute stream is idle), grey waiting for peers.",
 	"memory_timeline": "The memory of one rank through the replayed step, stacked by component (the ones that stay constant at the " +
-		"bottom), with its peak marked and the GPU's capacity as a red dashed line.",
+		"bottom), with its peak marked and the GPU's capacity as a red dashed line. Where the reserve is simulated (PyTorch FSDP " +
+		"at stage 3), the black line is the simulated caching allocator's reserve over the step (torch.cuda.memory_reserved) " +
+		"and the dotted one the device's memory (with the %[1]s and %[2]s's buffers).",
 }
 
 // plotCaption is the caption of the plot name for a run on v's GPUs: the
 // comm plot's names the collectives library and the intra-node link (RCCL
-// and xGMI on AMD, QA14 #3).
+// and xGMI on AMD, QA14 #3), the memory timeline's the GPU runtime's
+// context and the collectives library.
 func plotCaption(name string, v Vendor) string {
 	c := plotCaptions[name]
-	if name == "comm" {
+	switch name {
+	case "comm":
 		c = fmt.Sprintf(c, v.lib(), v.link())
+	case "memory_timeline":
+		c = fmt.Sprintf(c, v.context(), v.lib())
 	}
 	return c
 }

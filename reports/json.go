@@ -182,6 +182,22 @@ type runMemoryJSON struct {
 	PeakTaskName string            `json:"peak_task_name"`
 	PointCount   int               `json:"point_count"`
 	Points       []memoryPointJSON `json:"points,omitempty"`
+	// Reserved is the simulated caching allocator through the step
+	// (zero.MemoryTimeline.Reserved), on the time axis of Points: a point
+	// where its allocated or reserved bytes change; absent where the
+	// reserve is a fraction of the peak (not a time series), or with the
+	// points above jsonMaxPoints. OutsideAllocator is what the device
+	// holds beside it (the CUDA context and NCCL's buffers): the device's
+	// memory is reserved_bytes plus it.
+	Reserved         []reservedPointJSON `json:"reserved,omitempty"`
+	OutsideAllocator int64               `json:"outside_allocator_bytes,omitempty"`
+}
+
+// reservedPointJSON is the simulated allocator from a time on.
+type reservedPointJSON struct {
+	TimePS    int64 `json:"time_ps"`
+	Allocated int64 `json:"allocated_bytes"`
+	Reserved  int64 `json:"reserved_bytes"`
 }
 
 // memoryPointJSON is one allocation or free.
@@ -319,6 +335,12 @@ func (run *Run) toJSON() *runJSON {
 				name = m.Components[p.Component]
 			}
 			j.Memory.Points = append(j.Memory.Points, memoryPointJSON{TimePS: int64(p.Time), Component: name, Delta: p.Delta})
+		}
+		for _, p := range m.Reserved {
+			j.Memory.Reserved = append(j.Memory.Reserved, reservedPointJSON{TimePS: int64(p.Time), Allocated: p.Allocated, Reserved: p.Reserved})
+		}
+		if m.Reserved != nil {
+			j.Memory.OutsideAllocator = m.Outside
 		}
 	}
 	if r.CollectiveCount <= MaxListedCollectives {

@@ -101,7 +101,34 @@ type memoryTimelineChart struct {
 	Capacity   int64     `json:"capacity,omitempty"`
 	// CapacityLabel names the capacity line ("GPU memory 80.00 GiB").
 	CapacityLabel string `json:"capacity_label,omitempty"`
+	// Reserved[i] is the simulated caching allocator's reserve from
+	// ReservedTimes[i] to the next time (the last to End): PyTorch FSDP at
+	// stage 3, where the reserve is simulated (zero.MemoryTimeline.Reserved,
+	// a point where it changes); none where it is a fraction of the peak,
+	// which is no time series. Outside is what the device holds beside the
+	// allocator (the CUDA context and NCCL's buffers): the device line is
+	// Reserved plus it.
+	ReservedTimes []int64 `json:"reserved_times_ps,omitempty"`
+	Reserved      []int64 `json:"reserved,omitempty"`
+	Outside       int64   `json:"outside_allocator,omitempty"`
+	// DeviceLabel names the device line in the vendor's words
+	// (deviceLineName: "device (reserved + context + NCCL)", RCCL on AMD).
+	DeviceLabel string `json:"device_label,omitempty"`
 }
+
+// onScale says whether a line reaching b bytes is drawn on the memory
+// timeline's scale: up to 4 times the peak, as the GPU's capacity; one
+// above would flatten the timeline (a tiny model's steps allocate KiB of
+// the allocator's 2 MiB segments), so the legend gives its most instead.
+func (m *memoryTimelineChart) onScale(b int64) bool { return b/4 <= m.Peak }
+
+// reservedLineName is the legend name of the memory timeline's reserved
+// line.
+const reservedLineName = "reserved (simulated caching allocator)"
+
+// deviceLineName is the legend name of its device line, with the
+// collectives library lib (NCCL, RCCL).
+func deviceLineName(lib string) string { return "device (reserved + context + " + lib + ")" }
 
 // runPlots are the data of every run plot.
 type runPlots struct {
@@ -448,6 +475,30 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		}
 	}
 	p.Times = times
+	// The simulated reserve where it changes, from the drawing's start
+	// (its first value holds from the step's, or the last micro-step's,
+	// start).
+	for i, pt := range m.Reserved {
+		t := int64(pt.Time)
+		if i == 0 {
+			t = min(t, p.Start)
+		}
+		if n := len(p.Reserved); n > 0 && p.Reserved[n-1] == pt.Reserved {
+			continue
+		}
+		p.ReservedTimes = append(p.ReservedTimes, t)
+		p.Reserved = append(p.Reserved, pt.Reserved)
+	}
+	if p.Reserved != nil {
+		p.Outside, p.DeviceLabel = m.Outside, deviceLineName(run.vendor().lib())
+		top := m.Peak
+		for _, b := range []int64{slices.Max(p.Reserved), slices.Max(p.Reserved) + p.Outside} {
+			if p.onScale(b) {
+				top = max(top, b)
+			}
+		}
+		p.Unit, p.Scale = byteUnit(top, run.Style.Units)
+	}
 	if p.Capacity > 0 {
 		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
 	}

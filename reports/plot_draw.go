@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"github.com/zerosim/zerosim/topology"
 	"image/color"
 	"slices"
@@ -127,6 +128,48 @@ func (w lineSwatch) Thumbnail(c *draw.Canvas) {
 	y := (c.Min.Y + c.Max.Y) / 2
 	c.StrokeLine2(draw.LineStyle{Color: w.c, Width: vg.Points(2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}, c.Min.X, y, c.Max.X, y)
 }
+
+// styleSwatch is a legend thumbnail of a line in its style.
+type styleSwatch struct{ sty draw.LineStyle }
+
+func (w styleSwatch) Thumbnail(c *draw.Canvas) {
+	y := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(w.sty, c.Min.X, y, c.Max.X, y)
+}
+
+// stepLine is a step function drawn as a line: ys[i] from xs[i] to
+// xs[i+1], the last to end.
+type stepLine struct {
+	xs, ys []float64
+	end    float64
+	sty    draw.LineStyle
+}
+
+func (l *stepLine) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	var pts []vg.Point
+	for i := range l.xs {
+		end := l.end
+		if i+1 < len(l.xs) {
+			end = l.xs[i+1]
+		}
+		pts = append(pts, vg.Point{X: trX(l.xs[i]), Y: trY(l.ys[i])}, vg.Point{X: trX(end), Y: trY(l.ys[i])})
+	}
+	c.StrokeLines(l.sty, c.ClipLinesXY(pts)...)
+}
+
+func (l *stepLine) DataRange() (xmin, xmax, ymin, ymax float64) {
+	if len(l.xs) == 0 {
+		return 0, 0, 0, 0
+	}
+	return l.xs[0], l.end, slices.Min(l.ys), slices.Max(l.ys)
+}
+
+// The memory timeline's reserved and device lines.
+var (
+	reservedStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.5)}
+	deviceStyle   = draw.LineStyle{Color: color.RGBA{0x4b, 0x00, 0x82, 0xff}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+)
 
 type legendItem struct {
 	name  string
@@ -386,12 +429,41 @@ func memoryTimelineFigure(m *memoryTimelineChart) figure {
 	p.Add(&hline{y: peakY, c: color.Gray{0x60}})
 	p.X.Min, p.X.Max = float64(m.Start)/ts, float64(m.End)/ts
 	p.Y.Min, p.Y.Max = 0, max(peakY*1.18, 1e-9)
+	// The simulated reserve over the allocated stack, and the device's
+	// memory over it (the CUDA context and NCCL's buffers added).
+	top := peakY
+	if len(m.Reserved) > 0 {
+		xs := make([]float64, len(m.ReservedTimes))
+		res := make([]float64, len(m.Reserved))
+		dev := make([]float64, len(m.Reserved))
+		for i := range m.Reserved {
+			xs[i] = float64(max(m.ReservedTimes[i], m.Start)) / ts
+			res[i] = float64(m.Reserved[i]) / bs
+			dev[i] = float64(m.Reserved[i]+m.Outside) / bs
+		}
+		end := float64(m.End) / ts
+		line := func(ys []float64, most int64, name, short string, sty draw.LineStyle) {
+			if !m.onScale(most) {
+				legend = append(legend, legendItem{fmt.Sprintf("%s up to %s (off scale)", short, unitBytes(most, m.Unit)), styleSwatch{sty}})
+				return
+			}
+			p.Add(&stepLine{xs: xs, ys: ys, end: end, sty: sty})
+			legend = append(legend, legendItem{name, styleSwatch{sty}})
+			top = max(top, slices.Max(ys))
+		}
+		most := slices.Max(m.Reserved)
+		line(res, most, reservedLineName, "reserved", reservedStyle)
+		if m.Outside > 0 {
+			line(dev, most+m.Outside, m.DeviceLabel, "device", deviceStyle)
+		}
+		p.Y.Max = max(p.Y.Max, top*1.08)
+	}
 	if m.Capacity > 0 {
 		red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
 		capY := float64(m.Capacity) / bs
 		// A capacity far above the peak would flatten the timeline: leave
 		// it off the scale and say so in the legend.
-		if capY > 4*peakY {
+		if capY > 4*top {
 			legend = append(legend, legendItem{m.CapacityLabel + " (off scale)", lineSwatch{red}})
 		} else {
 			p.Add(&hline{y: capY, c: red})

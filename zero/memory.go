@@ -28,6 +28,26 @@ type MemoryTimeline struct {
 	Peak     int64
 	PeakTime units.Duration
 	PeakTask int32
+	// Reserved is the simulated caching allocator through the step
+	// (memory.AllocSim.Series, the reported steady-state step) at the
+	// rank's replayed times: a point where its allocated or reserved bytes
+	// change, the first at 0 (with gradient accumulation at the last
+	// micro-step's first change, the micro-step the timeline holds). The
+	// simulation walks the events in the memory model's order; each value
+	// is placed at its event's time. Nil where the reserve is not
+	// simulated (a fraction of the peak is no time series).
+	Reserved []ReservedPoint
+	// Outside is what the device holds outside the allocator (the CUDA
+	// context and NCCL's buffers): the device line is Reserved plus it.
+	Outside int64
+}
+
+// ReservedPoint is the simulated caching allocator from Time on:
+// Allocated and Reserved as torch.cuda.memory_allocated and
+// memory_reserved would read (memory.ReservedPoint).
+type ReservedPoint struct {
+	Time                units.Duration
+	Allocated, Reserved int64
 }
 
 // memEvent is a memory.Event bound to a task of the schedule: applied at
@@ -265,22 +285,67 @@ func (e *executor) sortedMemory(r int, evs []memEvent) []timedEvent {
 	return ts
 }
 
-// memoryTimeline replays the bound events on rank r's task times.
-func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []int64) MemoryTimeline {
+// memoryTimeline replays the bound events on rank r's task times, with
+// the simulated allocator's series (nil: not simulated) placed on them.
+func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []int64, series []memory.ReservedPoint) MemoryTimeline {
 	tl := MemoryTimeline{Rank: r, Components: names, AtRest: rest, PeakTask: -1}
 	var total int64
 	for _, v := range rest {
 		total += v
 	}
 	tl.Peak = total
-	for _, x := range e.sortedMemory(r, evs) {
+	sorted := e.sortedMemory(r, evs)
+	for _, x := range sorted {
 		tl.Points = append(tl.Points, MemoryPoint{Time: x.t, Component: x.ev.component, Delta: x.ev.delta})
 		total += x.ev.delta
 		if total > tl.Peak {
 			tl.Peak, tl.PeakTime, tl.PeakTask = total, x.t, x.ev.task
 		}
 	}
+	tl.Reserved = reservedSeries(series, sorted, len(evs), e.sc.Micro > 1)
 	return tl
+}
+
+// reservedSeries places series (memory.AllocSim.Series, by event index)
+// on the times of the sorted events: after each event the value the
+// simulation had after it, a point where it changes; of one instant the
+// allocated bytes after its last event and the most it reserved, held to
+// the next point (a reserve's jump is not lost to a release at the same
+// instant). The start's point is at 0, or under accumulation at the first
+// event's time.
+func reservedSeries(series []memory.ReservedPoint, sorted []timedEvent, events int, accum bool) []ReservedPoint {
+	if len(series) == 0 || series[0].Event != -1 {
+		return nil
+	}
+	// at[i] is the point holding after event i: the last at or before it.
+	at := make([]int32, events)
+	j := 0
+	for i := range at {
+		for j+1 < len(series) && series[j+1].Event <= i {
+			j++
+		}
+		at[i] = int32(j)
+	}
+	var start units.Duration
+	if accum && len(sorted) > 0 {
+		start = sorted[0].t
+	}
+	out := []ReservedPoint{{Time: start, Allocated: series[0].Allocated, Reserved: series[0].Reserved}}
+	for _, x := range sorted {
+		p := series[at[x.seq]]
+		q := &out[len(out)-1]
+		switch {
+		case q.Allocated == p.Allocated && q.Reserved == p.Reserved:
+		case q.Time == x.t:
+			q.Allocated, q.Reserved = p.Allocated, max(q.Reserved, p.Reserved)
+			if n := len(out); n >= 2 && out[n-2].Allocated == q.Allocated && out[n-2].Reserved == q.Reserved {
+				out = out[:n-1] // back to the value before the instant
+			}
+		default:
+			out = append(out, ReservedPoint{Time: x.t, Allocated: p.Allocated, Reserved: p.Reserved})
+		}
+	}
+	return out
 }
 
 // peakMemory is rank r's peak total, without keeping the timeline.

@@ -647,7 +647,14 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if res.Host != nil && mrep.Host != nil {
 		res.Host.RAMPerNode = mrep.Host.PerNode
 	}
-	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest)
+	var series []memory.ReservedPoint
+	if mrep.AllocSim != nil {
+		series = mrep.AllocSim.Series
+	}
+	res.Memory = ex.memoryTimeline(opt.MemoryRank, mev, mnames, mrest, series)
+	if series != nil {
+		res.Memory.Outside = mrep.OutsideAllocator()
+	}
 	res.PeakMemory = make([]int64, sc.N)
 	for r := range res.PeakMemory {
 		switch {
