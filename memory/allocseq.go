@@ -355,18 +355,10 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 	return out, err
 }
 
-// simulate is SimulateReserved, with the allocator as the replay left it.
-func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, steps int) (AllocSim, *Allocator, error) {
-	if r.Stage != 3 || (s.Communication.Boundary != scenarios.BoundaryFSDP1 && !s.Communication.Boundary.FSDP2()) {
-		return AllocSim{}, nil, fmt.Errorf("memory: the allocator simulation models FSDP1 and FSDP2 at stage 3 (got stage %d, boundary %q)", r.Stage, s.Communication.Boundary)
-	}
-	if steps < 0 {
-		return AllocSim{}, nil, fmt.Errorf("memory: the allocator simulation needs steps ≥ 0 (got %d)", steps)
-	}
-	a, err := NewAllocator(mode, limit)
-	if err != nil {
-		return AllocSim{}, nil, err
-	}
+// newSimState is the replay of r's tensors (scenario s) on allocator a
+// from the process's start: each tensor's stream chosen as the FSDP that
+// s runs allocates it, and the units' parameters initialised (initParams).
+func newSimState(s *scenarios.Scenario, r *Report, a *Allocator) (*simState, []simUnit) {
 	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{},
 		series: make([]ReservedPoint, 0, len(r.events)+1)}
 	params := simUnits(s, r)
@@ -396,6 +388,22 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 		st.rsInStream = StreamCompute
 	}
 	st.initParams(params)
+	return st, params
+}
+
+// simulate is SimulateReserved, with the allocator as the replay left it.
+func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, steps int) (AllocSim, *Allocator, error) {
+	if r.Stage != 3 || (s.Communication.Boundary != scenarios.BoundaryFSDP1 && !s.Communication.Boundary.FSDP2()) {
+		return AllocSim{}, nil, fmt.Errorf("memory: the allocator simulation models FSDP1 and FSDP2 at stage 3 (got stage %d, boundary %q)", r.Stage, s.Communication.Boundary)
+	}
+	if steps < 0 {
+		return AllocSim{}, nil, fmt.Errorf("memory: the allocator simulation needs steps ≥ 0 (got %d)", steps)
+	}
+	a, err := NewAllocator(mode, limit)
+	if err != nil {
+		return AllocSim{}, nil, err
+	}
+	st, params := newSimState(s, r, a)
 	acts, recs := st.activationTensors()
 	out := AllocSim{Expandable: mode == SegmentsExpandable}
 	for step := 1; st.err == nil; step++ {

@@ -259,6 +259,8 @@ func TestHeadLossTemps(t *testing.T) {
 		{"16-bit loss", func(d BlockDims) BlockDims { d.LossFP32 = false; return d }, 1_048_576_000, 0},
 		{"compiled", func(d BlockDims) BlockDims { d.LossCompiled = true; return d }, 0, 0},
 		{"fused", func(d BlockDims) BlockDims { d.LossFused = true; return d }, 0, 0},
+		// Megatron's VocabParallelCrossEntropy saves its fp32 copy.
+		{"megatron", func(d BlockDims) BlockDims { d.LossSavesUpcast = true; return d }, 1_048_576_000, 0},
 		{"no vocabulary", func(d BlockDims) BlockDims { d.Vocab = 0; return d }, 0, 0},
 	} {
 		logits, upcast, err := HeadLossTemps(c.d(base))
@@ -270,6 +272,9 @@ func TestHeadLossTemps(t *testing.T) {
 	bad.KeepLogits = 3
 	if _, _, err := HeadLossTemps(bad); err == nil {
 		t.Error("kept logits of 3 bytes: no error")
+	}
+	if got := keepLogitsReport(t, "stack=megatron", "parallelism.zero_stage=1").Component(CompLossTemp).Peak; got != 1_048_576_000 {
+		t.Errorf("stack megatron: loss temporaries peak %d B, want the 16-bit logits' 1,048,576,000 (the upcast is the saved output)", got)
 	}
 	eager := keepLogitsReport(t)
 	comp := eager.Component(CompLossTemp)

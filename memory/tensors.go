@@ -74,6 +74,11 @@ type BlockDims struct {
 	// LossFused: the loss is flash-attn's fused cross-entropy
 	// (training.cross_entropy: fused): see HeadActivation.
 	LossFused bool
+	// LossSavesUpcast: the loss's fp32 copy of the logits is the tensor
+	// it saves for backward, worked on in place (Megatron's
+	// VocabParallelCrossEntropy under stack: megatron): no upcast beside
+	// the saved output (HeadLossTemps).
+	LossSavesUpcast bool
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
 	NoFFN bool
@@ -1006,7 +1011,14 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 	default:
 		return 0, 0, fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
 	}
-	if d.LossFP32 && d.KeepLogits != 4 {
+	// Megatron's VocabParallelCrossEntropy (megatron/core/tensor_parallel/
+	// cross_entropy.py at d98e8a64ddf34856e74b24714e3bedb2f5a39553)
+	// upcasts with vocab_parallel_logits.float() (line 25), subtracts the
+	// max in place (line 42), takes torch.exp(..., out=) into the same
+	// tensor (lines 61-62), divides it in place and saves it as exp_logits
+	// (line 181 of forward): its fp32 copy is the 4·t·V HeadActivation
+	// counts as the loss's saved output, not a temporary beside it.
+	if d.LossFP32 && d.KeepLogits != 4 && !d.LossSavesUpcast {
 		upcast = c.Mul(4, tv)
 	}
 	if c.Err != nil {

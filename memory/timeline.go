@@ -491,6 +491,9 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 			}
 		case CompLossTemp:
 			m.notes[i] = "the 16-bit logits while the loss runs and the loss's fp32 upcast of them (head forward only)"
+			if m.s.Training.KeepLogits == scenarios.KeepLogitsFP32 {
+				m.notes[i] = "the projection's 16-bit output until .float() copies it into the kept fp32 logits (head forward only)"
+			}
 		case CompRing:
 			m.notes[i] = "context parallelism: ring attention's gathered K/V and fp32 accumulators, during a block's attention"
 		case CompMask:
