@@ -62,7 +62,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 		}
 	}
 	if f.Replayed {
-		if _, err := fmt.Fprintf(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with the %s and %s's buffers within the GPU); a peak marked * is the memory model's, not replayed: the model rejects that layout, or its ranks differ (shard groups straddling nodes, overrides), which run replays rank by rank\n", v.context(), v.lib()); err != nil {
+		if _, err := fmt.Fprintf(w, "# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with %s within the GPU); a peak marked * is the memory model's, not replayed: the model rejects that layout, or its ranks differ (shard groups straddling nodes, overrides), which run replays rank by rank\n", v.extras()); err != nil {
 			return err
 		}
 	}
@@ -203,8 +203,8 @@ func leastNodesText(f *sweep.Fit, v Vendor) string {
 	}
 	// The allocated peak fits there, the device's does not: zerosim run
 	// warns of allocator retries or out-of-memory on that cluster.
-	text += fmt.Sprintf("; but there the device needs %s of %s (the caching allocator's reserve, the %s and %s's buffers added, as zerosim run warns)",
-		units.Bytes(best.MinDevice).IEC(), units.Bytes(f.GPUMemory).IEC(), v.context(), v.lib())
+	text += fmt.Sprintf("; but there the device needs %s of %s (the caching allocator's reserve, %s added, as zerosim run warns)",
+		units.Bytes(best.MinDevice).IEC(), units.Bytes(f.GPUMemory).IEC(), v.extras())
 	if best.DeviceNodes == 0 {
 		return text + fmt.Sprintf(", and no cluster up to %d GPUs leaves room for them", f.MaxGPUs)
 	}

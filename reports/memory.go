@@ -76,7 +76,7 @@ func fitsText(r *memory.Report, u MemoryUnits, v Vendor) string {
 		return fmt.Sprintf("NO, in %s the simulated caching allocator runs out of memory (fragmentation: a request of %s, see the warning)", u.format(r.GPUMemory), u.format(a.OOM.Size))
 	}
 	if r.Peak <= r.GPUMemory && r.Need > r.GPUMemory {
-		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with the %s and %s's buffers)", u.format(r.Need), u.format(r.GPUMemory), v.context(), v.lib())
+		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with %s)", u.format(r.Need), u.format(r.GPUMemory), v.extras())
 	}
 	return "NO, exceeds " + u.format(r.GPUMemory)
 }

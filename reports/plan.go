@@ -488,11 +488,11 @@ func (pr *PlanReport) planLegend() []string {
 	if p.SearchedCP == nil {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
 		v := VendorOf(p.GPU)
-		free := "the GPU's memory less what the device needs at the peak: the peak, the " + v.context() + " and " + v.lib() + "'s buffers."
+		free := "the GPU's memory less what the device needs at the peak: the peak, " + v.extras() + "."
 		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(r) }) {
 			// The row's device peak (the caching allocator's reserve on
 			// top) exceeds the GPU: run's "expect allocator retries".
-			free = "GPU memory less the peak, the " + v.context() + " and " + v.lib() + "'s buffers; †: less than the allocator's reserve: retries."
+			free = "GPU memory less the peak, " + v.extras() + "; †: less than the allocator's reserve: retries."
 		}
 		l = append(l, labelled("free: ", free))
 	}

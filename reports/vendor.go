@@ -45,6 +45,11 @@ func (v Vendor) lib() string {
 	return "NCCL"
 }
 
+// extras is what the device holds outside the caching allocator, in
+// prose: "the CUDA context and NCCL's buffers" (the HIP context and RCCL's
+// on AMD).
+func (v Vendor) extras() string { return "the " + v.context() + " and " + v.lib() + "'s buffers" }
+
 // smi is the tool that shows a GPU's device memory: rocm-smi's "VRAM Total
 // Used Memory" on AMD, as scenarios/presets.go reads its total.
 func (v Vendor) smi() string {

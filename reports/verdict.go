@@ -45,15 +45,15 @@ func (v FitVerdict) String() string {
 	case !v.Known:
 		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))
 	case v.Fits:
-		return fmt.Sprintf("yes: peak %s of %s (%s %%); with the %s and %s's buffers %s (%s %%)",
-			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.context(), v.Vendor.lib(), iec(v.Need), percent(v.Need, v.Capacity))
+		return fmt.Sprintf("yes: peak %s of %s (%s %%); with %s %s (%s %%)",
+			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.extras(), iec(v.Need), percent(v.Need, v.Capacity))
 	case v.Alloc != nil && v.Peak <= v.Capacity && v.Need <= v.Capacity:
-		return fmt.Sprintf("NO: peak %s of %s, with the %s and %s's buffers %s, but %s",
-			iec(v.Peak), iec(v.Capacity), v.Vendor.context(), v.Vendor.lib(), iec(v.Need), v.Alloc.OOMReason())
+		return fmt.Sprintf("NO: peak %s of %s, with %s %s, but %s",
+			iec(v.Peak), iec(v.Capacity), v.Vendor.extras(), iec(v.Need), v.Alloc.OOMReason())
 	}
 	if v.Peak <= v.Capacity {
-		return fmt.Sprintf("NO: peak %s on rank %d, and with the %s and %s's buffers the device needs %s, %s over the GPU's %s",
-			iec(v.Peak), v.Rank, v.Vendor.context(), v.Vendor.lib(), iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
+		return fmt.Sprintf("NO: peak %s on rank %d, and with %s the device needs %s, %s over the GPU's %s",
+			iec(v.Peak), v.Rank, v.Vendor.extras(), iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
 	}
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
 }
