@@ -129,19 +129,24 @@ func compareVerdict(vs []compareVariant) string {
 		moreLess(f.PeakMemory-r.PeakMemory, siBytes), siBytes(f.PeakMemory), siBytes(r.PeakMemory))
 	b.WriteString(reserveDiffers(f, r))
 	for i := range vs {
-		if v := &vs[i]; !v.Fits && v.GPUMemory > 0 && v.Alloc != nil && v.Alloc.OOM != nil && v.PeakMemory <= v.GPUMemory && v.DeviceNeed <= v.GPUMemory {
+		v := &vs[i]
+		if v.GPUMemory <= 0 {
+			continue
+		}
+		switch {
+		case !v.Fits && fragmentationOOM(v.Alloc, v.PeakMemory, v.DeviceNeed, v.GPUMemory):
 			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, but %s.", label(v), siBytes(v.PeakMemory), v.Alloc.OOMReason())
-		} else if !v.Fits && v.GPUMemory > 0 && v.PeakMemory <= v.GPUMemory {
+		case !v.Fits && v.PeakMemory <= v.GPUMemory:
 			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, and with %s the device needs %s, %s more than the GPU's %s.", label(v), siBytes(v.PeakMemory),
 				v.vendor.extras(), siBytes(v.DeviceNeed), siBytes(v.DeviceNeed-v.GPUMemory), siBytes(v.GPUMemory))
-		} else if !v.Fits && v.GPUMemory > 0 {
+		case !v.Fits:
 			fmt.Fprintf(&b, " %s does not fit: it peaks at %s per GPU, %s more than the GPU's %s.", label(v), siBytes(v.PeakMemory),
 				siBytes(v.PeakMemory-v.GPUMemory), siBytes(v.GPUMemory))
-		} else if v.Fits && v.GPUMemory > 0 && v.Alloc != nil && v.Alloc.Retries > 0 && v.Alloc.Limit > 0 {
+		case v.Alloc != nil && v.Alloc.Retries > 0 && v.Alloc.Limit > 0:
 			// The reserve is simulated within the GPU: run warns of the
 			// retries the simulated allocator made.
 			fmt.Fprintf(&b, " %s fits, but %s, as zerosim run warns.", label(v), v.Alloc.RetriesReason(v.vendor.extras(), v.GPUMemory))
-		} else if v.Fits && v.GPUMemory > 0 && v.DevicePeak > v.GPUMemory {
+		case v.DevicePeak > v.GPUMemory:
 			// zerosim run warns of this; "fits: yes" alone hid it.
 			fmt.Fprintf(&b, " %s fits (with %s the device needs %s), but with the caching allocator's usual reserve %s of %s: expect allocator retries, as zerosim run warns.",
 				label(v), v.vendor.extras(), siBytes(v.DeviceNeed), siBytes(v.DevicePeak), siBytes(v.GPUMemory))

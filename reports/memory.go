@@ -72,8 +72,8 @@ func fitsText(r *memory.Report, u MemoryUnits, v Vendor) string {
 	if r.Fits {
 		return "yes, in " + u.format(r.GPUMemory)
 	}
-	if a := r.AllocSim; a != nil && a.OOM != nil && r.Peak <= r.GPUMemory && r.Need <= r.GPUMemory {
-		return fmt.Sprintf("NO, in %s the simulated caching allocator runs out of memory (fragmentation: a request of %s, see the warning)", u.format(r.GPUMemory), u.format(a.OOM.Size))
+	if fragmentationOOM(r.AllocSim, r.Peak, r.Need, r.GPUMemory) {
+		return fmt.Sprintf("NO, in %s the simulated caching allocator runs out of memory (fragmentation: a request of %s, see the warning)", u.format(r.GPUMemory), u.format(r.AllocSim.OOM.Size))
 	}
 	if r.Peak <= r.GPUMemory && r.Need > r.GPUMemory {
 		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with %s)", u.format(r.Need), u.format(r.GPUMemory), v.extras())
@@ -160,7 +160,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	if r.PeakUnit >= 0 && r.PeakUnit < len(r.Units) {
 		peakAt += fmt.Sprintf(", unit %d %q", r.PeakUnit, r.Units[r.PeakUnit].Name)
 	}
-	notes := memoryNotes(r, u, st.Vendor)
+	notes := memoryNotes(r, u, st.Vendor, !st.Replayed)
 	if st.Replayed {
 		notes = replayedNotes(fmt.Sprintf("%s (%s B) in %s", u.format(r.Peak), commas(r.Peak), peakAt), notes)
 	} else {
@@ -193,15 +193,14 @@ func overheadLine(r *memory.Report) string {
 	return fmt.Sprintf("allocator overhead %s, from %s", strconv.FormatFloat(r.Overhead, 'f', -1, 64), r.OverheadFrom)
 }
 
-// profilerNote begins memoryNotes' line of the peak as a profiler sees it.
-const profilerNote = "as a profiler sees it"
-
 // memoryNotes are the lines under a memory table, in the text report and
-// on the HTML page alike: the peak as a profiler sees it (allocated,
-// reserved, device) and the peak of each phase.
-func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor) []string {
+// on the HTML page alike: with profiler, the peak as a profiler sees it
+// (allocated, reserved, device) and the allocator overhead's source, which
+// a replay that follows the table gives instead (run's header); and the
+// peak of each phase.
+func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor, profiler bool) []string {
 	var l []string
-	if r.Reserved > 0 {
+	if profiler && r.Reserved > 0 {
 		pool := ""
 		if r.AllocSim != nil {
 			pool = "; " + r.AllocSim.Describe()
@@ -209,7 +208,7 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor) []string {
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
 		}
-		l = append(l, fmt.Sprintf(profilerNote+": allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers)",
+		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers)",
 			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib()))
 		if o := overheadLine(r); o != "" {
 			l = append(l, o)
@@ -229,12 +228,12 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor) []string {
 
 // replayedNotes are the lines under the memory model's table where a
 // replay follows it (zerosim run): the walked peak, named as the model's
-// and without a verdict, then the notes without the walk's profiler line.
+// and without a verdict, then notes, memoryNotes without the profiler's
+// lines, which the replay gives.
 // The walk is a bound the replay can pass or stay under
 // (docs/memory-model.md), so the replay's peak alone decides fits and
 // gives the profiler's figures; two verdicts could disagree.
 func replayedNotes(peak string, notes []string) []string {
-	notes = slices.DeleteFunc(slices.Clone(notes), func(l string) bool { return strings.HasPrefix(l, profilerNote) })
 	return append([]string{"memory model's peak " + peak + ", walked in order as zerosim memory reports it (the headline's fits is the replay's, below)"}, notes...)
 }
 
@@ -256,7 +255,7 @@ func memoryTable(r *memory.Report, u MemoryUnits, v Vendor) *table {
 		t.Rows = append(t.Rows, []string{c.Name, commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
 	}
 	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
-	t.Notes = append(t.Notes, replayedNotes(fmt.Sprintf("%s in %s", u.format(r.Peak), r.PeakPhase), memoryNotes(r, u, v))...)
+	t.Notes = append(t.Notes, replayedNotes(fmt.Sprintf("%s in %s", u.format(r.Peak), r.PeakPhase), memoryNotes(r, u, v, false))...)
 	t.Notes = append(t.Notes, r.Warnings...)
 	return t
 }

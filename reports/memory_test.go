@@ -153,7 +153,7 @@ func TestMemoryNotesSimulatedReserve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		notes := strings.Join(memoryNotes(r, MemoryGiB, Vendor(0)), "\n")
+		notes := strings.Join(memoryNotes(r, MemoryGiB, Vendor(0), true), "\n")
 		if !strings.Contains(notes, c.want) {
 			t.Errorf("%s: notes %q lack %q", c.boundary, notes, c.want)
 		}

@@ -1126,3 +1126,17 @@ func TestNoStragglerNote(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOverheadLineOnce: a set memory.allocator_overhead is named once in
+// run's report, beside the replay's profiler line, not again under the
+// memory model's table (whose profiler lines the replay replaces).
+func TestRunOverheadLineOnce(t *testing.T) {
+	run := exampleRun(t, "default", "memory.allocator_overhead=0.2")
+	var b bytes.Buffer
+	if err := WriteRunTable(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "allocator overhead 0.2, from memory.allocator_overhead"); n != 1 {
+		t.Errorf("the overhead line %d times, want once:\n%s", n, b.String())
+	}
+}

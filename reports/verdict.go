@@ -34,6 +34,13 @@ func (run *Run) Fit() FitVerdict {
 	return v
 }
 
+// fragmentationOOM reports whether a step whose allocated peak and device
+// need both fit capacity does not fit all the same because the simulated
+// caching allocator a runs out of memory (fragmentation: memory.AllocSim.OOM).
+func fragmentationOOM(a *memory.AllocSim, peak, need, capacity int64) bool {
+	return a != nil && a.OOM != nil && peak <= capacity && need <= capacity
+}
+
 // String is the verdict in words: "yes: peak 49.31 GiB of 80.00 GiB
 // (61.6 %); with the CUDA context and NCCL's buffers 50.30 GiB (62.9 %)", "NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB
 // by 45.51 GiB", or, when the peak fits and the device's need does not,
@@ -47,7 +54,7 @@ func (v FitVerdict) String() string {
 	case v.Fits:
 		return fmt.Sprintf("yes: peak %s of %s (%s %%); with %s %s (%s %%)",
 			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.extras(), iec(v.Need), percent(v.Need, v.Capacity))
-	case v.Alloc != nil && v.Peak <= v.Capacity && v.Need <= v.Capacity:
+	case fragmentationOOM(v.Alloc, v.Peak, v.Need, v.Capacity):
 		return fmt.Sprintf("NO: peak %s of %s, with %s %s, but %s",
 			iec(v.Peak), iec(v.Capacity), v.Vendor.extras(), iec(v.Need), v.Alloc.OOMReason())
 	}
