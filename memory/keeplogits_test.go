@@ -288,3 +288,24 @@ func TestHeadLossTemps(t *testing.T) {
 		t.Errorf("compiled loss: loss temporaries %+v, want none", got)
 	}
 }
+
+// TestLossTempNote (QA18 M3): the loss temporaries' note names what the
+// scenario has: both under the eager fp32 loss, the 16-bit logits alone
+// under stack: megatron (its upcast is the saved output), the upcast alone
+// when the loop keeps 16-bit logits, the projection's output when it keeps
+// fp32 ones.
+func TestLossTempNote(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, "the 16-bit logits while the loss runs and the loss's fp32 upcast of the 16-bit logits (head forward only)"},
+		{[]string{"stack=megatron", "parallelism.zero_stage=1"}, "the 16-bit logits while the loss runs (head forward only)"},
+		{[]string{"training.keep_logits=bf16"}, "the loss's fp32 upcast of the 16-bit logits (head forward only)"},
+		{[]string{"training.keep_logits=fp32"}, "the projection's 16-bit output until .float() copies it into the kept fp32 logits (head forward only)"},
+	} {
+		if got := keepLogitsReport(t, c.sets...).Component(CompLossTemp).Note; got != c.want {
+			t.Errorf("%v: note %q, want %q", c.sets, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -465,6 +466,27 @@ func fp32Shard(s *scenarios.Scenario, g *group) bool {
 	return s.Training.FP32Shard() && g.info.MasterBytes > 0 && g.info.Precision != "fp8" && s.Offload.Params == scenarios.OffloadNone
 }
 
+// lossTempNote says what the head's loss temporaries are (HeadLossTemps):
+// the 16-bit logits (logits bytes; with kept logits, the projection's
+// output before .float() copies it into them) and the loss's fp32 upcast
+// (upcast bytes), whichever the scenario has; "" for neither.
+func lossTempNote(logits, upcast int64, kept bool) string {
+	var parts []string
+	switch {
+	case logits > 0 && kept:
+		parts = append(parts, "the projection's 16-bit output until .float() copies it into the kept fp32 logits")
+	case logits > 0:
+		parts = append(parts, "the 16-bit logits while the loss runs")
+	}
+	if upcast > 0 {
+		parts = append(parts, "the loss's fp32 upcast of the 16-bit logits")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " and ") + " (head forward only)"
+}
+
 func itoa(n int) string     { return fmt.Sprintf("%d", n) }
 func itoa64(n int64) string { return fmt.Sprintf("%d", n) }
 
@@ -488,11 +510,6 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "kept for backward (+ recompute in backward)"
 			if c := m.s.Training.Compile; c != "" && c != scenarios.CompileNone {
 				m.notes[i] += "; torch.compile: " + string(c)
-			}
-		case CompLossTemp:
-			m.notes[i] = "the 16-bit logits while the loss runs and the loss's fp32 upcast of them (head forward only)"
-			if m.s.Training.KeepLogits == scenarios.KeepLogitsFP32 {
-				m.notes[i] = "the projection's 16-bit output until .float() copies it into the kept fp32 logits (head forward only)"
 			}
 		case CompRing:
 			m.notes[i] = "context parallelism: ring attention's gathered K/V and fp32 accumulators, during a block's attention"
@@ -578,6 +595,9 @@ func (m *model) buildEvents() {
 		// once the model's own .float() has copied them when the loop
 		// keeps fp32 logits, else when the loss returns; the loss's fp32
 		// upcast while log_softmax writes its output.
+		if n := lossTempNote(units[u].LossLogits, units[u].LossUpcast, units[u].Logits > 0); n != "" {
+			m.notes[componentIndex(CompLossTemp)] = n
+		}
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLogits, units[u].Logits)
 		if units[u].Logits > 0 {
