@@ -788,7 +788,7 @@ func (run *Run) timeTable() *table {
 			// Groups over unequal nodes take unequal times (QA17 M2):
 			// the ranks of one wait at the next collective they share
 			// with another.
-			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that span nodes unequally (%s; see the warnings), which finish at different times", wait, strings.Join(run.Scenario.StraddlingGroups(), ", ")))
+			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that spread over nodes unevenly (%s; see the warnings), which finish at different times", wait, strings.Join(run.Scenario.StraddlingGroups(), ", ")))
 		default:
 			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others' (the ranks wait %v in total at collectives)", wait))
 		}

@@ -1101,7 +1101,7 @@ func TestNoStragglerNote(t *testing.T) {
 		// QA17 M2: 3 shard groups of 8 over 4 nodes of 6 GPUs (6 + 2,
 		// 4 + 4, 2 + 6) finish at different times.
 		{"k 3 over nodes of 6", []string{"cluster.nodes=4", "cluster.gpus_per_node=6", "parallelism.dp=24", "parallelism.zero_stage=3", "parallelism.k=3"},
-			"no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that span nodes unequally (parallelism.k; see the warnings), which finish at different times"},
+			"no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that spread over nodes unevenly (parallelism.k; see the warnings), which finish at different times"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := exampleRun(t, "default", tc.sets...)

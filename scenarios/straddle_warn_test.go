@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// TestStraddleWarns (QA17 M1): shard groups (N/K ranks) or cp rings that
-// do not tile the nodes warn at their key, with the most unequal split by
-// hand and the K values that tile; layouts that tile say nothing.
+// TestStraddleWarns (QA17 M1, QA18 M4): shard groups (N/K ranks) or cp
+// rings that spread over nodes unevenly, on the GPUs the placement gives
+// them, warn at their key, with the most uneven split by hand and the K
+// values that tile; layouts that tile say nothing.
 func TestStraddleWarns(t *testing.T) {
 	file := []byte(`version: 1
 cluster: {nodes: 4, gpus_per_node: 6, gpu: H100-80GB}
@@ -23,14 +24,19 @@ parallelism: {dp: 24, zero_stage: 3}
 		{[]string{"parallelism.k=4"}, ""}, // 6, a node
 		{[]string{"parallelism.k=12"}, ""},
 		// 24 ranks in 3 groups of 8 over nodes of 6: 6 + 2, 4 + 4, 2 + 6.
-		{[]string{"parallelism.k=3"}, "--set parallelism.k=3: k=3 makes shard groups of 8 ranks on nodes of 6 GPUs, so a group spans nodes unequally (6 + 2)"},
+		{[]string{"parallelism.k=3"}, "--set parallelism.k=3: k=3 makes shard groups of 8 ranks on nodes of 6 GPUs, so the groups spread over nodes unevenly (one as 6 + 2)"},
 		// 6 groups of 4: 4, 2 + 2, 4, … the worst 2 + 2.
-		{[]string{"parallelism.k=6"}, "unequally (2 + 2), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = 1, 2, 4, 8, 12, 24)"},
+		{[]string{"parallelism.k=6"}, "unevenly (one as 2 + 2), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = 1, 2, 4, 8, 12, 24)"},
 		// cp 4 over nodes of 6: rings 0–3 | 4, 5 + 6, 7 | …: 2 + 2.
-		{[]string{"parallelism.dp=6", "parallelism.cp=4"}, "--set parallelism.cp=4: cp=4 makes context-parallel rings of 4 ranks on nodes of 6 GPUs, so a ring spans nodes unequally (2 + 2)"},
+		{[]string{"parallelism.dp=6", "parallelism.cp=4"}, "--set parallelism.cp=4: cp=4 makes context-parallel rings of 4 ranks on nodes of 6 GPUs, so the rings spread over nodes unevenly (one as 2 + 2) under cluster.placement [cp, dp]"},
 		{[]string{"parallelism.dp=8", "parallelism.cp=3"}, ""},
-		// dp fastest: the rings are strided, not checked.
+		// dp fastest: ring d is GPUs d, 6+d, 12+d, 18+d, one a node,
+		// every ring alike.
 		{[]string{"parallelism.dp=6", "parallelism.cp=4", "cluster.placement=[dp, cp]"}, ""},
+		// QA18 M4: 3 nodes of 8, dp 6, cp 4, dp fastest: ring 0 is GPUs 0,
+		// 6, 12, 18 on nodes 0, 0, 1, 2.
+		{[]string{"cluster.nodes=3", "cluster.gpus_per_node=8", "parallelism.dp=6", "parallelism.cp=4", "cluster.placement=[dp, cp]"},
+			"cp=4 makes context-parallel rings of 4 ranks on nodes of 8 GPUs, so the rings spread over nodes unevenly (one as 2 + 1 + 1) under cluster.placement [dp, cp]"},
 	} {
 		s, err := Load("s.yaml", file, c.sets)
 		if err != nil {
@@ -38,7 +44,7 @@ parallelism: {dp: 24, zero_stage: 3}
 		}
 		var got string
 		for _, w := range s.Warnings {
-			if strings.Contains(w, "unequally") {
+			if strings.Contains(w, "unevenly") {
 				got = w
 			}
 		}

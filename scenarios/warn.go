@@ -273,78 +273,128 @@ func (l *loader) written(path string) bool {
 }
 
 // warnStraddle warns when parallelism.k's shard groups (N/K consecutive
-// ranks) or cp's rings (cp consecutive ranks, under placement [cp, dp])
-// do not tile the nodes: some group then spans nodes holding unequal
-// numbers of its ranks (6 + 2 over nodes of 6 GPUs), and NCCL prices a
-// communicator by its smallest node, keeping the fewest channels and the
-// least bandwidth any rank's graph found (src/init.cc lines 1439–1442 at
+// ranks) or cp's rings (cp consecutive ranks) spread over nodes unevenly,
+// on the GPUs cluster.placement puts them on: a group with unequal
+// numbers of its ranks on its nodes (6 + 2 over nodes of 6 GPUs), or
+// groups split differently from one another (one on a node, another as
+// 2 + 2 over two). NCCL prices a communicator by its smallest node, keeping
+// the fewest channels and the least bandwidth any rank's graph found
+// (src/init.cc lines 1439–1442 at
 // 5067397c2676d5aed50042fc39e5c8ee96eb0027; collectives' Shape.MinPerNode),
-// so the step is slower than with groups that tile the nodes (QA17 M1: 4
-// nodes of 6 GPUs at ZeRO-3 take 452.78 ms at K 3 against 390.71 ms at
-// K 2). Not an error: the layout runs, and may be what the cluster has.
+// and a group that crosses the network waits for its slower links, so the
+// step is slower than with groups that tile the nodes (QA17 M1: 4 nodes
+// of 6 GPUs at ZeRO-3 take 452.78 ms at K 3 against 390.71 ms at K 2;
+// QA18 M4: dp 6, cp 4 on 3 nodes of 8 under placement [dp, cp], each ring
+// 2 + 1 + 1, 943.731 ms against 478.997 under [cp, dp]). Not an error:
+// the layout runs, and may be what the cluster has.
 func (l *loader) warnStraddle(s *Scenario) {
 	gpn, n := s.Cluster.GPUsPerNode, s.N()
-	straddle := s.StraddlingGroups()
-	if k := s.Parallelism.K; slices.Contains(straddle, "parallelism.k") {
-		var fits []string
-		for d := 1; d <= n; d++ {
-			if n%d == 0 && s.tilesNodes(n/d) {
-				fits = append(fits, strconv.Itoa(d))
+	if k := s.Parallelism.K; k > 1 {
+		if split, uneven := s.groupSplit(n/k, k); uneven {
+			var fits []string
+			for d := 1; d <= n; d++ {
+				if _, u := s.groupSplit(n/d, d); n%d == 0 && !u {
+					fits = append(fits, strconv.Itoa(d))
+				}
 			}
+			l.warn(s, "parallelism.k", fmt.Sprintf("k=%d makes shard groups of %d ranks on nodes of %d GPUs, so the groups spread over nodes unevenly (one as %s), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = %s)",
+				k, n/k, gpn, split, strings.Join(fits, ", ")))
 		}
-		l.warn(s, "parallelism.k", fmt.Sprintf("k=%d makes shard groups of %d ranks on nodes of %d GPUs, so a group spans nodes unequally (%s), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = %s)",
-			k, n/k, gpn, worstSplit(n/k, k, gpn), strings.Join(fits, ", ")))
 	}
-	if cp := s.Parallelism.CP; slices.Contains(straddle, "parallelism.cp") {
-		l.warn(s, "parallelism.cp", fmt.Sprintf("cp=%d makes context-parallel rings of %d ranks on nodes of %d GPUs, so a ring spans nodes unequally (%s): its exchanges cross the network and its collectives are priced by its smallest node, as NCCL does; expect a slower step than with a cp that divides %d or is a multiple of it",
-			cp, cp, gpn, worstSplit(cp, n/cp, gpn), gpn))
+	if cp := s.Parallelism.CP; cp > 1 {
+		if split, uneven := s.groupSplit(cp, n/cp); uneven {
+			l.warn(s, "parallelism.cp", fmt.Sprintf("cp=%d makes context-parallel rings of %d ranks on nodes of %d GPUs, so the rings spread over nodes unevenly (one as %s) under cluster.placement %s: their exchanges cross the network and their collectives are priced by their smallest node, as NCCL does; expect a slower step than with rings that tile the nodes (a cp that divides %d or is a multiple of it, placement [cp, dp])",
+				cp, cp, gpn, split, placementText(s.Cluster.Placement), gpn))
+		}
 	}
 }
 
-// StraddlingGroups are the keys whose groups span nodes unequally
-// (warnStraddle): "parallelism.k" when the shard groups of N/K
-// consecutive ranks do not tile the nodes, "parallelism.cp" when the cp
-// rings of cp consecutive ranks (placement [cp, dp]) do not.
+// StraddlingGroups are the keys whose groups spread over nodes unevenly
+// (warnStraddle, groupSplit): "parallelism.k" for the shard groups,
+// "parallelism.cp" for the cp rings.
 func (s *Scenario) StraddlingGroups() []string {
 	var keys []string
-	cpFirst := len(s.Cluster.Placement) == 0 || s.Cluster.Placement[0] != AxisDP
-	if k := s.Parallelism.K; k > 1 && (s.Parallelism.CP <= 1 || cpFirst) && !s.tilesNodes(s.N()/k) {
-		keys = append(keys, "parallelism.k")
+	n := s.N()
+	if k := s.Parallelism.K; k > 1 {
+		if _, u := s.groupSplit(n/k, k); u {
+			keys = append(keys, "parallelism.k")
+		}
 	}
-	if cp := s.Parallelism.CP; cp > 1 && cpFirst && !s.tilesNodes(cp) {
-		keys = append(keys, "parallelism.cp")
+	if cp := s.Parallelism.CP; cp > 1 {
+		if _, u := s.groupSplit(cp, n/cp); u {
+			keys = append(keys, "parallelism.cp")
+		}
 	}
 	return keys
 }
 
-// tilesNodes reports whether groups of size consecutive ranks tile the
-// nodes: a whole number of nodes each, or a whole number of them a node.
-func (s *Scenario) tilesNodes(size int) bool {
-	gpn := s.Cluster.GPUsPerNode
-	return size > 0 && gpn > 0 && (size%gpn == 0 || gpn%size == 0)
+// gpuOf is the GPU (node·gpus_per_node + local) holding rank r under
+// cluster.placement, as topology places it: [cp, dp] (the default) puts
+// rank r on GPU r; [dp, cp] varies dp fastest across GPUs.
+func (s *Scenario) gpuOf(r int) int {
+	if len(s.Cluster.Placement) > 0 && s.Cluster.Placement[0] == AxisDP {
+		cp := max(s.Parallelism.CP, 1)
+		return (r%cp)*s.Parallelism.DP + r/cp
+	}
+	return r
 }
 
-// worstSplit is how the most unequal of groups groups of size consecutive
-// ranks (group i from rank i·size, on GPU r of node r/gpn) spreads over
-// nodes: "6 + 2", its ranks on each node it spans, the group whose
-// smallest node holds fewest.
-func worstSplit(size, groups, gpn int) string {
-	var worst []string
-	least := 0
+// groupSplit reports whether groups groups of size consecutive ranks
+// (group i from rank i·size) spread over nodes unevenly, on the GPUs
+// gpuOf puts them on: a group holds unequal numbers of ranks on its
+// nodes, or two groups split differently; split is the most uneven
+// group's ranks per node, "2 + 1 + 1" (the group whose smallest node
+// holds fewest, then the one over more nodes).
+func (s *Scenario) groupSplit(size, groups int) (split string, uneven bool) {
+	gpn := s.Cluster.GPUsPerNode
+	if size <= 0 || groups <= 0 || gpn <= 0 {
+		return "", false
+	}
+	var first []int
+	var worst []int
 	for i := range groups {
-		first, last := i*size, (i+1)*size-1
-		var parts []string
-		small := 0
-		for nd := first / gpn; nd <= last/gpn; nd++ {
-			c := min(last, (nd+1)*gpn-1) - max(first, nd*gpn) + 1
-			parts = append(parts, strconv.Itoa(c))
-			if small == 0 || c < small {
-				small = c
+		counts := map[int]int{}
+		var order []int
+		for r := i * size; r < (i+1)*size; r++ {
+			nd := s.gpuOf(r) / gpn
+			if counts[nd] == 0 {
+				order = append(order, nd)
 			}
+			counts[nd]++
 		}
-		if least == 0 || small < least {
-			least, worst = small, parts
+		c := make([]int, len(order))
+		for j, nd := range order {
+			c[j] = counts[nd]
+		}
+		sorted := slices.Clone(c)
+		slices.Sort(sorted)
+		if sorted[0] != sorted[len(sorted)-1] {
+			uneven = true
+		}
+		if first == nil {
+			first = sorted
+		} else if !slices.Equal(first, sorted) {
+			uneven = true
+		}
+		if worst == nil || slices.Min(c) < slices.Min(worst) || slices.Min(c) == slices.Min(worst) && len(c) > len(worst) {
+			worst = c
 		}
 	}
-	return strings.Join(worst, " + ")
+	parts := make([]string, len(worst))
+	for j, c := range worst {
+		parts[j] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, " + "), uneven
+}
+
+// placementText is a placement as the scenario writes it: "[cp, dp]".
+func placementText(p []Axis) string {
+	if len(p) == 0 {
+		return "[cp, dp]"
+	}
+	parts := make([]string, len(p))
+	for i, a := range p {
+		parts[i] = string(a)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

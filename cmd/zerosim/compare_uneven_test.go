@@ -17,7 +17,7 @@ func TestCompareKUnevenGroups(t *testing.T) {
 	out, errOut, code := runCLI(args...)
 	// The one line on stderr is K=2's warning that its groups span nodes
 	// unequally (QA17 M1).
-	if code != 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "zerosim: warning: parallelism.k=2: default.yaml: --set parallelism.k=2: k=2 makes shard groups of 12 ranks on nodes of 8 GPUs, so a group spans nodes unequally (8 + 4)") {
+	if code != 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "zerosim: warning: parallelism.k=2: default.yaml: --set parallelism.k=2: k=2 makes shard groups of 12 ranks on nodes of 8 GPUs, so the groups spread over nodes unevenly (one as 8 + 4)") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	if !strings.Contains(out, "\nnot run: K=2 hierarchical: ") || !strings.Contains(out, "node sizes [8 4]") {
