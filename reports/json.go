@@ -37,6 +37,10 @@ type runJSON struct {
 	N            int    `json:"n"`
 	K            int    `json:"k"`
 	Algorithm    string `json:"algorithm"`
+	// NCCLAlgo and NCCLProto are communication.nccl_algo and nccl_proto,
+	// NCCL_ALGO and NCCL_PROTO as they pin NCCL's tuner; absent unset.
+	NCCLAlgo  string `json:"nccl_algo,omitempty"`
+	NCCLProto string `json:"nccl_proto,omitempty"`
 	// Calibration is the calibration file the scenario used and the parts
 	// of it applied (CalibrationUse); absent without one.
 	Calibration *CalibrationUse `json:"calibration,omitempty"`
@@ -275,7 +279,7 @@ func (run *Run) toJSON() *runJSON {
 	s, r := run.Scenario, run.Result
 	sc := r.Schedule
 	j := &runJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
-		Algorithm: algorithmText(s), Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
+		Algorithm: algorithmText(s), NCCLAlgo: s.Communication.NCCLAlgo, NCCLProto: s.Communication.NCCLProto, Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()),
 		MFU: r.Utilization.MFU, HFU: r.Utilization.HFU, Executed: r.Utilization.Executed, ReservedPeakBytes: r.ReservedPeak, DevicePeakBytes: r.DevicePeak, DeviceNeedBytes: r.DeviceNeed,

@@ -187,6 +187,24 @@ func algorithmText(s *scenarios.Scenario) string {
 	return string(s.Communication.Algorithm)
 }
 
+// pinsText names what communication.nccl_algo and nccl_proto pin NCCL's
+// tuner to, as a job's NCCL_ALGO and NCCL_PROTO would (QA18 M2: a pinned
+// protocol doubled the default step and nothing said so); "" when
+// neither is set.
+func pinsText(s *scenarios.Scenario) string {
+	var pins []string
+	if v := s.Communication.NCCLAlgo; v != "" {
+		pins = append(pins, "NCCL_ALGO="+v+" (communication.nccl_algo)")
+	}
+	if v := s.Communication.NCCLProto; v != "" {
+		pins = append(pins, "NCCL_PROTO="+v+" (communication.nccl_proto)")
+	}
+	if len(pins) == 0 {
+		return ""
+	}
+	return ", pinned: " + strings.Join(pins, ", ")
+}
+
 func timingText(t string) string {
 	if t == "" {
 		return ""
@@ -228,7 +246,7 @@ func (run *Run) headline() [][2]string {
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
 		{"N (dp·cp)", groupText(s, r.N)},
 		{"K", kText(r.Stage, r.K, r.N)},
-		{"algorithm", algorithmText(s) + timingText(r.Timing)},
+		{"algorithm", algorithmText(s) + timingText(r.Timing) + pinsText(s)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
 		{"step time", stepText(r, s)},

@@ -1140,3 +1140,25 @@ func TestRunOverheadLineOnce(t *testing.T) {
 		t.Errorf("the overhead line %d times, want once:\n%s", n, b.String())
 	}
 }
+
+// TestRunNamesNCCLPins (QA18 M2): a protocol or algorithm pinned by
+// communication.nccl_proto / nccl_algo is named in run's header and
+// result.json, as NCCL_PROTO and NCCL_ALGO (a pinned LL nearly doubles
+// the default step, and nothing said why).
+func TestRunNamesNCCLPins(t *testing.T) {
+	run := exampleRun(t, "default", "communication.nccl_proto=LL", "communication.nccl_algo=Ring")
+	var b bytes.Buffer
+	if err := WriteRunTable(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if want := "algorithm:           auto (NCCL's cost model), pinned: NCCL_ALGO=Ring (communication.nccl_algo), NCCL_PROTO=LL (communication.nccl_proto)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("no %q in:\n%s", want, b.String())
+	}
+	j := run.toJSON()
+	if j.NCCLAlgo != "Ring" || j.NCCLProto != "LL" {
+		t.Errorf("result.json nccl_algo %q, nccl_proto %q", j.NCCLAlgo, j.NCCLProto)
+	}
+	if j := exampleRun(t, "default").toJSON(); j.NCCLAlgo != "" || j.NCCLProto != "" {
+		t.Errorf("unpinned: nccl_algo %q, nccl_proto %q", j.NCCLAlgo, j.NCCLProto)
+	}
+}
