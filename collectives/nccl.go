@@ -1251,9 +1251,9 @@ func (m *Model) FasterThanChoice(op Op, sh Shape, nBytes units.Bytes) (chosen, f
 func pinWhy(a Algo) string {
 	switch a {
 	case NVLS:
-		return " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; use nvlstree or auto)"
+		return " (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; NVLS-tree or NCCL's own choice runs across nodes)"
 	case NVLSTree:
-		return " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; use auto)"
+		return " (NVLS-tree needs Hopper or later GPUs on an NVSwitch, two or more of the group's GPUs on each node, more than one node, and all-reduce; NCCL's own choice runs the rest)"
 	case Tree:
 		return " (NCCL's tree runs all-reduce only)"
 	case PAT:

@@ -189,7 +189,7 @@ func TestNCCLChoice(t *testing.T) {
 			t.Errorf("%d B over PCIe: LL128", s)
 		}
 	}
-	if _, err := m.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLS, units.GiB); err == nil || !strings.Contains(err.Error(), "use nvlstree or auto") {
+	if _, err := m.Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, NVLS, units.GiB); err == nil || !strings.Contains(err.Error(), "NVLS-tree or NCCL's own choice runs across nodes") {
 		t.Errorf("nvls across nodes: %v", err)
 	}
 }

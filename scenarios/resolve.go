@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -1092,8 +1093,19 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		if !l.has(path) {
 			continue
 		}
-		if _, err := ParseNCCLList(k.v, k.names, k.env); err != nil {
+		set, err := ParseNCCLList(k.v, k.names, k.env)
+		if err != nil {
 			return l.errPath(path, k.key+": "+err.Error())
+		}
+		// NCCL's tree and NVLS-tree run all-reduce only (tuning.cc at
+		// 5067397c: ncclTopoTuneModel leaves them off for the other
+		// functions), so a list of those alone leaves a ZeRO stage's
+		// reduce-scatters and all-gathers no algorithm, which NCCL
+		// refuses ("no algorithm/protocol available", enqueue.cc
+		// topoGetAlgoInfo) (QA18 M5: the run failed with no position).
+		if k.key == "nccl_algo" && s.Parallelism.Stage >= 1 && !set[slices.Index(NCCLAlgoNames, "Ring")] &&
+			!set[slices.Index(NCCLAlgoNames, "NVLS")] && !set[slices.Index(NCCLAlgoNames, "PAT")] {
+			return l.errPath(path, fmt.Sprintf("nccl_algo %q leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage %d reduce-scatters and all-gathers, which NCCL then refuses (no algorithm/protocol available): add Ring (nccl_algo: Ring,%s) or drop nccl_algo", k.v, s.Parallelism.Stage, k.v))
 		}
 		if !c.Algorithm.NCCLModel() {
 			return l.errPath(path, fmt.Sprintf("%s sets NCCL's tuner, which algorithm %s (zerosim's alpha–beta lowering) does not use: set algorithm: auto, or drop %s", k.key, c.Algorithm, k.key))

@@ -293,7 +293,10 @@ func (l *loader) warnStraddle(s *Scenario) {
 		if split, uneven := s.groupSplit(n/k, k); uneven {
 			var fits []string
 			for d := 1; d <= n; d++ {
-				if _, u := s.groupSplit(n/d, d); n%d == 0 && !u {
+				if n%d != 0 {
+					continue
+				}
+				if _, u := s.groupSplit(n/d, d); !u {
 					fits = append(fits, strconv.Itoa(d))
 				}
 			}
@@ -352,9 +355,11 @@ func (s *Scenario) groupSplit(size, groups int) (split string, uneven bool) {
 	}
 	var first []int
 	var worst []int
+	counts := map[int]int{}
+	var order []int
 	for i := range groups {
-		counts := map[int]int{}
-		var order []int
+		clear(counts)
+		order = order[:0]
 		for r := i * size; r < (i+1)*size; r++ {
 			nd := s.gpuOf(r) / gpn
 			if counts[nd] == 0 {

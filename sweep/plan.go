@@ -1064,6 +1064,12 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	if p.Invalid == p.Searched {
 		return nil, fmt.Errorf("no configuration can be replayed; the first: %s", p.FirstInvalid)
 	}
+	if len(fits) > 0 && len(p.Rows) == 0 && len(replayed) == 0 {
+		// Every candidate the memory model let through failed as input:
+		// saying nothing fits in memory would blame the wrong cause
+		// (QA18 M1: a smallest peak under the GPU, "-72631.7 MiB over").
+		return nil, fmt.Errorf("no configuration that fits in memory can be replayed; the first: %s", p.FirstInvalid)
+	}
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return cmp.Compare(a.StepTime, b.StepTime) })
 	markPareto(p.Rows)
 	if best := p.Best(); best != nil {

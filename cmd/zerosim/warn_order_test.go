@@ -60,7 +60,7 @@ func TestPlanReproduceStdin(t *testing.T) {
 func TestNVLSTreeRefusalSaysTheFix(t *testing.T) {
 	_, stderr, code := runCLI("run", "--set", "communication.algorithm=nvlstree", "--set", "parallelism.k=2", "--set", "parallelism.zero_stage=3")
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "all-reduce over 2 ranks: nvlstree cannot run allreduce over 2 ranks on 2 nodes") ||
-		!strings.Contains(stderr, "two or more of the group's GPUs on each node") || !strings.HasSuffix(stderr, "; use auto)\n") {
+		!strings.Contains(stderr, "two or more of the group's GPUs on each node") || !strings.HasSuffix(stderr, "; NCCL's own choice runs the rest)\n") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
