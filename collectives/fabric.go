@@ -843,29 +843,30 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 }
 
 // railRings adds NCCL's ring channels over a group of m > 1 nodes of at
-// least 2 ranks each (blocks) to p: g channels, g the smallest block's
-// ranks, each one ring through all n ranks carrying S/g of the buffer (a
-// reduce-scatter or all-gather phase of n−1 steps; all-reduce is both).
-// NCCL builds each channel's ring in a node as NET k → GPU a → … → GPU x →
-// NET k, with the same NIC k in and out first (crossNic 0), and connects
-// node i's sending rank to node i+1's receiving rank (NVIDIA/nccl
-// src/graph/search.cc ncclTopoSearchParams' comment and
-// ncclTopoSearchCheckNet, src/graph/connect.cc connectRings, commit
+// least 2 ranks each (blocks) to p: C channels (railCrossings), each one
+// ring through all n ranks carrying S/C of the buffer (a reduce-scatter or
+// all-gather phase of n−1 steps; all-reduce is both). NCCL builds each
+// channel's ring in a node as NET k → GPU a → … → GPU x → NET k, with the
+// same NIC k in and out first (crossNic 0), and connects node i's sending
+// rank to node i+1's receiving rank (NVIDIA/nccl src/graph/search.cc
+// ncclTopoSearchParams' comment and ncclTopoSearchCheckNet,
+// src/graph/connect.cc connectRings, commit
 // 5067397c2676d5aed50042fc39e5c8ee96eb0027); GPU x reaches NIC k by PXN,
 // through the NVLink of the GPU beside NIC k (src/transport/net.cc
-// useNetPXN, same commit). Channel c here enters every node at its c-th
-// rank, walks the block from there (c, c+1, …, c−1), and leaves on the
-// c-th rank's NIC: the last rank's bytes go over NVLink to the c-th rank
-// (PXN) and from its NIC to the next node's c-th rank, so channel c's
-// node-to-node hops are on rail c at both ends. The channels split the
-// flat ring's hop bytes B = (n−1)·⌈S/n⌉ exactly, unpadded: ⌊B/g⌋ on every
-// hop and the remainder (under g bytes) on channel 0's (Phase.extra), per
+// useNetPXN, same commit). Channel c here enters block b at its crossing
+// rank s = cross[b][c] (railCrossings: the c-th rank with one NIC per GPU),
+// walks the block from there (s, s+1, …, s−1), and leaves on rank s's NIC:
+// the last rank's bytes go over NVLink to rank s (PXN) and from its NIC to
+// the next block's crossing rank of channel c. The channels split the
+// flat ring's hop bytes B = (n−1)·⌈S/n⌉ exactly, unpadded: ⌊B/C⌋ on every
+// hop and the remainder (under C bytes) on channel 0's (Phase.extra), per
 // channel one NVLink transfer per rank (the ring's hops in each node and
 // the PXN one) and m network transfers; the channels run as one flow
-// group, timed by the model. One channel per rank
-// of a node puts on every link the bytes of NCCL's two channels per NIC
-// (Model.channels) with one NIC per GPU, and spreads them evenly over
-// shared NICs.
+// group, timed by the model. Every channel crosses each pair of
+// neighbours in a block once whatever its crossing rank, so the NVLink
+// loads do not depend on it; the NICs' loads do. One channel per rank of
+// a node puts on every link the bytes of NCCL's two channels per NIC
+// (Model.channels) with one NIC per GPU.
 //
 // Over uneven nodes (72 + 24 ranks, 8 + 4) every node searches its rings
 // alone, channel c from the c-th NIC of its list, its own GPUs' NICs first
@@ -884,58 +885,67 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 	for _, blk := range blocks {
 		g = min(g, len(blk))
 	}
+	C, cross := railCrossings(lw.t, blocks, g)
+	at := func(b, c int) int { // channel c's crossing rank in block b
+		if cross == nil {
+			return c
+		}
+		return int(cross[b][c])
+	}
 	build := func(name string) error {
-		ph := Phase{Name: name, Steps: n - 1, ringK: n, div: g, rail: true}
+		ph := Phase{Name: name, Steps: n - 1, ringK: n, div: C, rail: true}
 		ph.Bytes, ph.extra = ph.bytesFor(spec.Bytes), ph.extraFor(spec.Bytes)
 		key := ringKey{railRing, n, groupHash(spec.Group)}
 		if r := lw.rings[key]; r != nil && sameKeep(r.keep, lw.keep) && sameGroup(r.group, spec.Group) {
 			ph.Transfers, ph.paths, ph.count, ph.perByte = r.transfers, r.paths, r.count, r.perByte
 			ph.first, ph.count0 = r.first, r.count0
 		} else {
-			if err := lw.begin(&ph, g*(n+m)); err != nil {
+			if err := lw.begin(&ph, C*(n+m)); err != nil {
 				return err
 			}
-			// The links' loads: channel c's hops in a block of gb ranks are
-			// the pairs (c, c+1), …, (c−2, c−1) and its PXN hop (c−1, c),
-			// all modulo gb, so every channel crosses each pair of
-			// neighbours in a block once, and rail c from each block's c-th
-			// rank to the next block's. Counted by pair (g transfers each)
-			// and rail: n + g·m paths, not g·(n+m).
+			// The links' loads: channel c's hops in a block of gb ranks
+			// from its crossing rank s are the pairs (s, s+1), …,
+			// (s−2, s−1) and its PXN hop (s−1, s), all modulo gb, so every
+			// channel crosses each pair of neighbours in a block once, and
+			// its rail from each block's crossing rank to the next
+			// block's. Counted by pair (C transfers each) and channel:
+			// n + C·m paths, not C·(n+m).
 			for _, blk := range blocks {
 				gb := len(blk)
 				for j := range gb {
-					if _, err := lw.addLoad(&ph, blk[j], blk[(j+1)%gb], uint32(g)); err != nil {
+					if _, err := lw.addLoad(&ph, blk[j], blk[(j+1)%gb], uint32(C)); err != nil {
 						return err
 					}
 				}
 			}
-			for c := range g {
+			for c := range C {
 				for b, blk := range blocks {
-					if _, err := lw.addLoad(&ph, blk[c], blocks[(b+1)%m][c], 1); err != nil {
+					if _, err := lw.addLoad(&ph, blk[at(b, c)], blocks[(b+1)%m][at((b+1)%m, c)], 1); err != nil {
 						return err
 					}
 				}
 			}
 			for k := range ph.count0 {
-				ph.count0[k] = ph.count[k] / int64(g) // every channel alike
+				ph.count0[k] = ph.count[k] / int64(C) // every channel alike
 			}
 			// The transfers, in channel order: the kept ones only, so under a
 			// restriction only the blocks that hold a kept rank or send to one.
 			bs := lw.railBlocks(blocks)
-			for c := range g {
+			for c := range C {
 				for _, b := range bs {
 					blk := blocks[b]
-					gb := len(blk)
+					gb, s := len(blk), at(b, c)
 					for i := range gb - 1 {
-						if err := lw.keepTransfer(&ph, blk[(c+i)%gb], blk[(c+i+1)%gb]); err != nil {
+						if err := lw.keepTransfer(&ph, blk[(s+i)%gb], blk[(s+i+1)%gb]); err != nil {
 							return err
 						}
 					}
-					// PXN: the block's last rank to the c-th, then rail c.
-					if err := lw.keepTransfer(&ph, blk[(c+gb-1)%gb], blk[c]); err != nil {
+					// PXN: the block's last rank to the crossing one, then
+					// its NIC to the next block's crossing rank.
+					if err := lw.keepTransfer(&ph, blk[(s+gb-1)%gb], blk[s]); err != nil {
 						return err
 					}
-					if err := lw.keepTransfer(&ph, blk[c], blocks[(b+1)%m][c]); err != nil {
+					if err := lw.keepTransfer(&ph, blk[s], blocks[(b+1)%m][at((b+1)%m, c)]); err != nil {
 						return err
 					}
 				}
@@ -966,6 +976,65 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 		return build("ring-ag")
 	}
 	return nil
+}
+
+// railCrossings is the channels railRings lowers a group split into
+// blocks on (g the smallest block's ranks) and where each crosses between
+// nodes: cross[b][c] is the index in blocks[b] of channel c's crossing
+// rank, nil when every GPU has its own NIC (channel c crosses at each
+// block's c-th rank, on rail c). Under shared NICs NCCL's search on a node
+// lists the NICs local to the communicator's GPUs there, each once, in
+// GPU order (src/graph/search.cc ncclTopoSelectNets and
+// ncclTopoPrefNetsChannelFirst), starts channel c at
+// nets[c mod netCount], entered through a GPU local to that NIC first
+// (ncclTopoSearchRecNet: net->net.localGpu, then ncclTopoGetLocal's GPUs;
+// commit 5067397c2676d5aed50042fc39e5c8ee96eb0027), so a communicator's
+// channels go round-robin over the distinct NICs its ranks on the node
+// reach, each NIC's channels entered through its own ranks in turn. The
+// channel count is g rounded up to a multiple of the fewest NICs any block
+// reaches (L, Shape.MinNICs): with C = q·L channels a block of L NICs
+// puts B/L on each, and a block of L' > L NICs at most ⌈q·L/L'⌉ ≤ q
+// channels, B/L, on its busiest, so no NIC carries more than the model
+// prices (L NICs: Hardware.shapeNICs), where g channels over L ∤ g NICs
+// put ⌈g/L⌉/g of B on one (3 ranks on NICs 0, 0, 1: 2/3 of B on NIC 0
+// where the model prices B/2). NCCL's own channel count on such a node
+// is a multiple of its NICs (two channels per NIC, then duplicated:
+// search.cc ncclTopoCompute), balanced alike. The bytes a link carries do
+// not depend on the channel count but through the NICs' shares (every
+// channel crosses each NVLink pair once with B/C).
+func railCrossings(t *topology.Topology, blocks [][]int, g int) (int, [][]int32) {
+	shared := t.SharedNICs()
+	if shared == 0 {
+		return g, nil
+	}
+	// nics[b] is block b's NICs in order of first use, each the indices
+	// of its ranks in the block.
+	nics := make([][][]int32, len(blocks))
+	pos := make([]int32, shared) // NIC → 1 + its place in nics[b]
+	least := 0
+	for b, blk := range blocks {
+		clear(pos)
+		for j, r := range blk {
+			k := t.NIC(r)
+			if pos[k] == 0 {
+				nics[b] = append(nics[b], nil)
+				pos[k] = int32(len(nics[b]))
+			}
+			nics[b][pos[k]-1] = append(nics[b][pos[k]-1], int32(j))
+		}
+		least = minPositive(least, len(nics[b]))
+	}
+	C := (g + least - 1) / least * least
+	cross := make([][]int32, len(blocks))
+	for b := range blocks {
+		l := len(nics[b])
+		cross[b] = make([]int32, C)
+		for c := range C {
+			rs := nics[b][c%l]
+			cross[b][c] = rs[(c/l)%len(rs)]
+		}
+	}
+	return C, cross
 }
 
 // railBlocks is the indices of the blocks whose rail-ring transfers the
@@ -1122,8 +1191,11 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// channels and NICs (Shape.minPPN, as NCCL's init.cc keeps the least
 	// any rank's graph has), which are the NICs the lowering's channels
 	// cross on (railRings: one channel per rank of the smallest node; a
-	// node of one rank crosses on its own NIC in the ring in group order),
-	// each at the search's 48 of 50 GB/s (Model.netBW). So where the
+	// node of one rank crosses on its own NIC in the ring in group order;
+	// under shared NICs the channels go round-robin over the NICs a node's
+	// ranks reach, a multiple of the fewest any node reaches, Shape.MinNICs,
+	// so no NIC carries more than B/MinNICs: railCrossings), each at the
+	// search's 48 of 50 GB/s (Model.netBW). So where the
 	// lowering is the chosen algorithm's traffic (a ring), its busiest NIC
 	// needs no more than the model's time at the network's nominal speed
 	// (8 + 4 H100 ranks, a 1 GiB all-gather: 246 MB through each of 4 NICs,
