@@ -403,9 +403,14 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 	if err != nil {
 		return AllocSim{}, nil, err
 	}
+	return simulateOn(s, r, a, steps)
+}
+
+// simulateOn is simulate's replay on the new allocator a.
+func simulateOn(s *scenarios.Scenario, r *Report, a *Allocator, steps int) (AllocSim, *Allocator, error) {
 	st, params := newSimState(s, r, a)
 	acts, recs := st.activationTensors()
-	out := AllocSim{Expandable: mode == SegmentsExpandable}
+	out := AllocSim{Expandable: a.mode == SegmentsExpandable}
 	for step := 1; st.err == nil; step++ {
 		st.step(step, params, acts, recs)
 		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
@@ -418,7 +423,7 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 			break
 		}
 	}
-	out.Limit = limit
+	out.Limit = a.limit
 	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
 	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
 	if st.err == nil {
