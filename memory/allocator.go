@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -127,26 +126,22 @@ type bkey struct {
 	id         int
 }
 
-// cmpSize is BlockComparatorSize: by stream, size, then address.
-func cmpSize(x, y bkey) int {
-	if c := cmp.Compare(x.stream, y.stream); c != 0 {
-		return c
+// before reports whether x comes before y in BlockComparatorSize's
+// order: by stream, size, then address. The unmapped sets' keys carry size
+// 0 (unmappedKey), which orders them by stream and address.
+func (x bkey) before(y bkey) bool {
+	if x.stream != y.stream {
+		return x.stream < y.stream
 	}
-	if c := cmp.Compare(x.size, y.size); c != 0 {
-		return c
+	if x.size != y.size {
+		return x.size < y.size
 	}
-	return cmp.Compare(x.addr, y.addr)
-}
-
-// cmpAddr orders the unmapped ranges by stream, then address.
-func cmpAddr(x, y bkey) int {
-	if c := cmp.Compare(x.stream, y.stream); c != 0 {
-		return c
-	}
-	return cmp.Compare(x.addr, y.addr)
+	return x.addr < y.addr
 }
 
 func (b *ablock) key() bkey { return bkey{stream: b.seg.stream, size: b.size, addr: b.addr, id: b.id} }
+
+func (b *ablock) unmappedKey() bkey { return bkey{stream: b.seg.stream, addr: b.addr, id: b.id} }
 
 type aseg struct {
 	stream int
@@ -162,9 +157,8 @@ type Allocator struct {
 	limit int64 // bytes the allocator may reserve; 0: unlimited
 	space int64 // an expandable segment's virtual size
 	// free[p] holds the cached mapped blocks of pool p (0 large, 1
-	// small), ordered by stream, size, address (cmpSize); unmapped[p] the
-	// unmapped ranges of expandable segments, by stream and address
-	// (cmpAddr). Their keys name blocks by id: blocks[id]; spare holds the
+	// small), ordered by stream, size, address (bkey.before); unmapped[p]
+	// the unmapped ranges of expandable segments, by stream and address. Their keys name blocks by id: blocks[id]; spare holds the
 	// ids of blocks merged away or released, whose structs newBlk reuses.
 	free     [2][]bkey
 	unmapped [2][]bkey
@@ -274,16 +268,30 @@ func poolOf(small bool) int {
 	return 0
 }
 
-// insertKey inserts k into the set s ordered by cmp.
-func insertKey(s []bkey, k bkey, cmp func(x, y bkey) int) []bkey {
-	i, _ := slices.BinarySearchFunc(s, k, cmp)
-	return slices.Insert(s, i, k)
+// search is the index of the first key of s not before k (a binary
+// search, as std::set's lower_bound).
+func search(s []bkey, k bkey) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m].before(k) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
-// removeKey removes k from the set s ordered by cmp.
-func removeKey(s []bkey, k bkey, cmp func(x, y bkey) int) []bkey {
-	i, ok := slices.BinarySearchFunc(s, k, cmp)
-	if !ok || s[i].id != k.id {
+// insertKey inserts k into the set s.
+func insertKey(s []bkey, k bkey) []bkey {
+	return slices.Insert(s, search(s, k), k)
+}
+
+// removeKey removes k from the set s.
+func removeKey(s []bkey, k bkey) []bkey {
+	i := search(s, k)
+	if i == len(s) || s[i].id != k.id {
 		panic("memory: allocator block not in its set")
 	}
 	return slices.Delete(s, i, i+1)
@@ -291,22 +299,22 @@ func removeKey(s []bkey, k bkey, cmp func(x, y bkey) int) []bkey {
 
 func (a *Allocator) addFree(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.free[p] = insertKey(a.free[p], b.key(), cmpSize)
+	a.free[p] = insertKey(a.free[p], b.key())
 }
 
 func (a *Allocator) dropFree(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.free[p] = removeKey(a.free[p], b.key(), cmpSize)
+	a.free[p] = removeKey(a.free[p], b.key())
 }
 
 func (a *Allocator) addUnmapped(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.unmapped[p] = insertKey(a.unmapped[p], b.key(), cmpAddr)
+	a.unmapped[p] = insertKey(a.unmapped[p], b.unmappedKey())
 }
 
 func (a *Allocator) dropUnmapped(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.unmapped[p] = removeKey(a.unmapped[p], b.key(), cmpAddr)
+	a.unmapped[p] = removeKey(a.unmapped[p], b.unmappedKey())
 }
 
 func (a *Allocator) note() {
@@ -424,7 +432,7 @@ func (a *Allocator) freeBlock(stream int, small bool, size int64) *ablock {
 	s := a.free[p]
 	// The first block of the stream of at least size: addresses are
 	// never negative.
-	i, _ := slices.BinarySearchFunc(s, bkey{stream: stream, size: size, addr: -1}, cmpSize)
+	i := search(s, bkey{stream: stream, size: size, addr: -1})
 	if i == len(s) || s[i].stream != stream {
 		return nil
 	}

@@ -28,12 +28,16 @@ func sameState(a *Allocator, ref *refAllocator) string {
 		return fmt.Sprintf("counters %+v, oracle %+v", c, rc)
 	}
 	same := func(set string, ks []bkey, bs []*refBlock, mapped bool) string {
+		key := (*ablock).key
+		if !mapped {
+			key = (*ablock).unmappedKey
+		}
 		if len(ks) != len(bs) {
 			return fmt.Sprintf("%s set of %d blocks, oracle %d", set, len(ks), len(bs))
 		}
 		for i, k := range ks {
 			b, rb := a.blocks[k.id], bs[i]
-			if b.key() != k || b.mapped != mapped || b.allocated {
+			if key(b) != k || b.mapped != mapped || b.allocated {
 				return fmt.Sprintf("%s set key %+v names block %+v", set, k, *b)
 			}
 			if b.seg.stream != rb.seg.stream || b.size != rb.size || b.addr != rb.addr {
