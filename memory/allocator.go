@@ -231,7 +231,8 @@ func (a *Allocator) newBlk(b ablock) *ablock {
 	if b.id >= 1<<handleIDBits {
 		panic("memory: allocator of more than 2^31 blocks")
 	}
-	p := &b
+	p := new(ablock)
+	*p = b
 	a.blocks = append(a.blocks, p)
 	return p
 }
