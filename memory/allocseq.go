@@ -555,6 +555,11 @@ func (st *simState) activationTensors() (acts, recs [][]int64) {
 	pol := UnitPolicies(s)
 	base := baseDims(s)
 	head := headUnit(s)
+	type saved struct {
+		ts  []SavedTensor
+		err error
+	}
+	seen := map[BlockDims]saved{} // blocks mostly share their dimensions
 	for u, ui := range r.Units {
 		stored := ui.Activation - ui.AfterLogits
 		acts[u], recs[u] = []int64{stored}, []int64{ui.Recompute}
@@ -566,7 +571,12 @@ func (st *simState) activationTensors() (acts, recs [][]int64) {
 			if d.check() != nil {
 				continue
 			}
-			ts, err := BlockTensors(d)
+			x, ok := seen[d]
+			if !ok {
+				x.ts, x.err = BlockTensors(d)
+				seen[d] = x
+			}
+			ts, err := x.ts, x.err
 			if err != nil || len(ts) == 0 {
 				continue
 			}
