@@ -213,8 +213,13 @@ type simState struct {
 	// live holds the live tensors of each kind and unit; an entry stays
 	// when they are freed, its slices emptied for the next ones.
 	live map[simKey]*simTensors
-	err  error
-	reqs int
+	// last is the entry of live looked up last, under lastKey: runs of
+	// tensors of one kind and unit (a block's activations, a unit's
+	// gradients) skip the map.
+	lastKey simKey
+	last    *simTensors
+	err     error
+	reqs    int
 	// series is AllocSim.Series of the micro-step being replayed last
 	// (microStep's last), reused from step to step.
 	series []ReservedPoint
@@ -257,19 +262,32 @@ type simTensors struct {
 	sizes []int64
 }
 
+// lookup is the entry of k in st.live, nil when there is none.
+func (st *simState) lookup(k simKey) *simTensors {
+	if st.last != nil && st.lastKey == k {
+		return st.last
+	}
+	t := st.live[k]
+	if t != nil {
+		st.lastKey, st.last = k, t
+	}
+	return t
+}
+
 // tensors are the live tensors of k (an empty entry, made on first use).
 func (st *simState) tensors(k simKey) *simTensors {
-	t := st.live[k]
+	t := st.lookup(k)
 	if t == nil {
 		t = &simTensors{}
 		st.live[k] = t
+		st.lastKey, st.last = k, t
 	}
 	return t
 }
 
 // count is the number of live tensors of kind and unit.
 func (st *simState) count(kind string, u int) int {
-	if t := st.live[key(kind, u)]; t != nil {
+	if t := st.lookup(key(kind, u)); t != nil {
 		return len(t.hs)
 	}
 	return 0
@@ -292,7 +310,7 @@ func (st *simState) alloc(kind string, u, stream int, n int64) {
 
 // free frees every live tensor of kind and unit, last allocated first.
 func (st *simState) free(kind string, u int) {
-	t := st.live[key(kind, u)]
+	t := st.lookup(key(kind, u))
 	if t == nil {
 		return
 	}
@@ -304,7 +322,7 @@ func (st *simState) free(kind string, u int) {
 
 // freeOldest frees the oldest live tensor of kind and unit.
 func (st *simState) freeOldest(kind string, u int) {
-	t := st.live[key(kind, u)]
+	t := st.lookup(key(kind, u))
 	if t == nil || len(t.hs) == 0 || st.err != nil {
 		return
 	}
@@ -315,7 +333,7 @@ func (st *simState) freeOldest(kind string, u int) {
 // freeBytes frees the oldest live tensors of kind (unit -1) until n bytes
 // are freed, a tensor of exactly n first.
 func (st *simState) freeBytes(kind string, n int64) {
-	t := st.live[key(kind, -1)]
+	t := st.lookup(key(kind, -1))
 	if t == nil {
 		return
 	}
