@@ -158,8 +158,9 @@ type Allocator struct {
 	space int64 // an expandable segment's virtual size
 	// free[p] holds the cached mapped blocks of pool p (0 large, 1
 	// small), ordered by stream, size, address (bkey.before); unmapped[p]
-	// the unmapped ranges of expandable segments, by stream and address. Their keys name blocks by id: blocks[id]; spare holds the
-	// ids of blocks merged away or released, whose structs newBlk reuses.
+	// the unmapped ranges of expandable segments, by stream and address.
+	// Their keys name blocks by id (blocks[id]); spare holds the ids of
+	// blocks merged away or released, whose structs newBlk reuses.
 	free     [2][]bkey
 	unmapped [2][]bkey
 	blocks   []*ablock
@@ -228,7 +229,7 @@ func (a *Allocator) newBlk(b ablock) *ablock {
 		return p
 	}
 	b.id = len(a.blocks)
-	if b.id >= 1<<handleIDBits {
+	if int64(b.id) >= 1<<handleIDBits {
 		panic("memory: allocator of more than 2^31 blocks")
 	}
 	p := new(ablock)
