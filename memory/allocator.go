@@ -3,7 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // This file simulates PyTorch's CUDA caching allocator, request by request,
@@ -102,13 +102,46 @@ func (e *OOMError) Error() string {
 func (e *OOMError) Unwrap() error { return ErrAllocatorOOM }
 
 type ablock struct {
-	seg         *aseg
-	addr, size  int64
-	allocated   bool
-	mapped      bool
-	prev, next  *ablock
-	freeIndexed bool
+	seg        *aseg
+	addr, size int64
+	allocated  bool
+	mapped     bool
+	prev, next *ablock
+	// id is the block's index in Allocator.blocks, by which the sets
+	// and the handles name it; handle is the handle it is allocated
+	// under, 0 while it is not.
+	id, handle int
 }
+
+// bkey is a block's entry in a set of free or unmapped blocks: the
+// fields BlockComparatorSize orders by (stream, size, address; the
+// unmapped sets by stream and address) and the block's id. It holds no
+// pointer, so that inserting into and removing from a sorted slice moves
+// plain bytes: moving pointers makes the garbage collector's write
+// barrier visit every element moved while it marks, which was about half
+// of the replay's time (perf22).
+type bkey struct {
+	stream     int
+	size, addr int64
+	id         int
+}
+
+// before reports whether x comes before y in BlockComparatorSize's
+// order: by stream, size, then address. The unmapped sets' keys carry size
+// 0 (unmappedKey), which orders them by stream and address.
+func (x bkey) before(y bkey) bool {
+	if x.stream != y.stream {
+		return x.stream < y.stream
+	}
+	if x.size != y.size {
+		return x.size < y.size
+	}
+	return x.addr < y.addr
+}
+
+func (b *ablock) key() bkey { return bkey{stream: b.seg.stream, size: b.size, addr: b.addr, id: b.id} }
+
+func (b *ablock) unmappedKey() bkey { return bkey{stream: b.seg.stream, addr: b.addr, id: b.id} }
 
 type aseg struct {
 	stream int
@@ -124,13 +157,21 @@ type Allocator struct {
 	limit int64 // bytes the allocator may reserve; 0: unlimited
 	space int64 // an expandable segment's virtual size
 	// free[p] holds the cached mapped blocks of pool p (0 large, 1
-	// small), ordered by stream, size, address; unmapped[p] the unmapped
-	// ranges of expandable segments, by stream and address.
-	free     [2][]*ablock
-	unmapped [2][]*ablock
+	// small), ordered by stream, size, address (bkey.before); unmapped[p]
+	// the unmapped ranges of expandable segments, by stream and address.
+	// Their keys name blocks by id (blocks[id]); spare holds the ids of
+	// blocks merged away or released, whose structs newBlk reuses.
+	free     [2][]bkey
+	unmapped [2][]bkey
+	blocks   []*ablock
+	spare    []int
 	next     int64
-	live     map[int]*ablock
-	nextID   int
+	// requests numbers the Malloc calls that got a block: a handle is
+	// that number above handleIDBits and the block's id below.
+	requests int
+	// calls, when not nil, records every Malloc and Free (the oracle
+	// test replays them).
+	calls *[]allocCall
 
 	// Allocated and Reserved are the current allocated and reserved bytes
 	// (allocated_bytes.all.current, reserved_bytes.all.current); the Peak
@@ -161,7 +202,46 @@ func NewAllocator(mode SegmentMode, limit int64) (*Allocator, error) {
 		// total memory on the GPU", in whole pages.
 		space = (limit + limit/8 + allocLargeBuf - 1) / allocLargeBuf * allocLargeBuf
 	}
-	return &Allocator{mode: mode, limit: limit, space: space, live: map[int]*ablock{}}, nil
+	return &Allocator{mode: mode, limit: limit, space: space}, nil
+}
+
+// allocCall is one call of an Allocator: Malloc(stream, n) when free is 0,
+// else Free(free).
+type allocCall struct {
+	stream int
+	n      int64
+	free   int
+}
+
+// handleIDBits is the width of a handle's block id: a handle is unique
+// (the request's number above the id), so that a second Free of it fails,
+// and names its block without a map.
+const handleIDBits = 31
+
+// newBlk returns a new block b, under the id and in the struct of a
+// spare block if there is one.
+func (a *Allocator) newBlk(b ablock) *ablock {
+	if n := len(a.spare); n > 0 {
+		b.id = a.spare[n-1]
+		a.spare = a.spare[:n-1]
+		p := a.blocks[b.id]
+		*p = b
+		return p
+	}
+	b.id = len(a.blocks)
+	if int64(b.id) >= 1<<handleIDBits {
+		panic("memory: allocator of more than 2^31 blocks")
+	}
+	p := new(ablock)
+	*p = b
+	a.blocks = append(a.blocks, p)
+	return p
+}
+
+// retire makes b, merged away or released, spare.
+func (a *Allocator) retire(b *ablock) {
+	*b = ablock{id: b.id}
+	a.spare = append(a.spare, b.id)
 }
 
 // allocRoundSize is round_size: at least 512 B, a multiple of 512 B.
@@ -190,59 +270,53 @@ func poolOf(small bool) int {
 	return 0
 }
 
-func lessSize(a, b *ablock) bool {
-	if a.seg.stream != b.seg.stream {
-		return a.seg.stream < b.seg.stream
+// search is the index of the first key of s not before k (a binary
+// search, as std::set's lower_bound).
+func search(s []bkey, k bkey) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m].before(k) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	if a.size != b.size {
-		return a.size < b.size
-	}
-	return a.addr < b.addr
+	return lo
 }
 
-func lessAddr(a, b *ablock) bool {
-	if a.seg.stream != b.seg.stream {
-		return a.seg.stream < b.seg.stream
-	}
-	return a.addr < b.addr
+// insertKey inserts k into the set s.
+func insertKey(s []bkey, k bkey) []bkey {
+	return slices.Insert(s, search(s, k), k)
 }
 
-func insertSorted(s []*ablock, b *ablock, less func(a, b *ablock) bool) []*ablock {
-	i := sort.Search(len(s), func(i int) bool { return less(b, s[i]) })
-	s = append(s, nil)
-	copy(s[i+1:], s[i:])
-	s[i] = b
-	return s
-}
-
-func removeSorted(s []*ablock, b *ablock, less func(a, b *ablock) bool) []*ablock {
-	i := sort.Search(len(s), func(i int) bool { return !less(s[i], b) })
-	if i < len(s) && s[i] == b {
-		return append(s[:i], s[i+1:]...)
+// removeKey removes k from the set s.
+func removeKey(s []bkey, k bkey) []bkey {
+	i := search(s, k)
+	if i == len(s) || s[i].id != k.id {
+		panic("memory: allocator block not in its set")
 	}
-	panic("memory: allocator block not in its set")
+	return slices.Delete(s, i, i+1)
 }
 
 func (a *Allocator) addFree(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.free[p] = insertSorted(a.free[p], b, lessSize)
-	b.freeIndexed = true
+	a.free[p] = insertKey(a.free[p], b.key())
 }
 
 func (a *Allocator) dropFree(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.free[p] = removeSorted(a.free[p], b, lessSize)
-	b.freeIndexed = false
+	a.free[p] = removeKey(a.free[p], b.key())
 }
 
 func (a *Allocator) addUnmapped(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.unmapped[p] = insertSorted(a.unmapped[p], b, lessAddr)
+	a.unmapped[p] = insertKey(a.unmapped[p], b.unmappedKey())
 }
 
 func (a *Allocator) dropUnmapped(b *ablock) {
 	p := poolOf(b.seg.small)
-	a.unmapped[p] = removeSorted(a.unmapped[p], b, lessAddr)
+	a.unmapped[p] = removeKey(a.unmapped[p], b.unmappedKey())
 }
 
 func (a *Allocator) note() {
@@ -253,6 +327,9 @@ func (a *Allocator) note() {
 
 // Malloc allocates n bytes on stream and returns a handle for Free.
 func (a *Allocator) Malloc(stream int, n int64) (int, error) {
+	if a.calls != nil {
+		*a.calls = append(*a.calls, allocCall{stream: stream, n: n})
+	}
 	if n < 0 || n > allocMaxRequest {
 		return 0, fmt.Errorf("memory: allocator request of %d B: use 0 to %d", n, allocMaxRequest)
 	}
@@ -270,7 +347,7 @@ func (a *Allocator) Malloc(stream int, n int64) (int, error) {
 		}
 	}
 	if a.shouldSplit(b, size) {
-		rest := &ablock{seg: b.seg, addr: b.addr + size, size: b.size - size, mapped: true, prev: b, next: b.next}
+		rest := a.newBlk(ablock{seg: b.seg, addr: b.addr + size, size: b.size - size, mapped: true, prev: b, next: b.next})
 		if b.next != nil {
 			b.next.prev = rest
 		}
@@ -280,19 +357,23 @@ func (a *Allocator) Malloc(stream int, n int64) (int, error) {
 	}
 	b.allocated = true
 	a.Allocated += b.size
-	a.nextID++
-	a.live[a.nextID] = b
+	a.requests++
+	b.handle = a.requests<<handleIDBits | b.id
 	a.note()
-	return a.nextID, nil
+	return b.handle, nil
 }
 
 // Free returns the block of handle h to the cache.
 func (a *Allocator) Free(h int) error {
-	b, ok := a.live[h]
-	if !ok {
+	if a.calls != nil {
+		*a.calls = append(*a.calls, allocCall{free: h})
+	}
+	id := h & (1<<handleIDBits - 1)
+	if h <= 0 || id >= len(a.blocks) || a.blocks[id].handle != h {
 		return fmt.Errorf("memory: allocator free of unknown handle %d", h)
 	}
-	delete(a.live, h)
+	b := a.blocks[id]
+	b.handle = 0
 	b.allocated = false
 	a.Allocated -= b.size
 	a.mergeFree(b)
@@ -313,6 +394,7 @@ func (a *Allocator) mergeFree(b *ablock) {
 		if b.prev != nil {
 			b.prev.next = b
 		}
+		a.retire(p)
 	}
 	if n := b.next; n != nil && !n.allocated && n.mapped == b.mapped {
 		if n.mapped {
@@ -324,6 +406,7 @@ func (a *Allocator) mergeFree(b *ablock) {
 		if b.next != nil {
 			b.next.prev = b
 		}
+		a.retire(n)
 	}
 }
 
@@ -349,22 +432,22 @@ func expandableSize(b *ablock) int64 {
 func (a *Allocator) freeBlock(stream int, small bool, size int64) *ablock {
 	p := poolOf(small)
 	s := a.free[p]
-	i := sort.Search(len(s), func(i int) bool {
-		x := s[i]
-		if x.seg.stream != stream {
-			return x.seg.stream > stream
-		}
-		return x.size >= size
-	})
-	if i == len(s) || s[i].seg.stream != stream {
+	// The first block of the stream of at least size: addresses are
+	// never negative.
+	i := search(s, bkey{stream: stream, size: size, addr: -1})
+	if i == len(s) || s[i].stream != stream {
 		return nil
 	}
-	if s[i].seg.page > 0 {
-		for i+1 < len(s) && s[i+1].seg.stream == stream && expandableSize(s[i+1]) < expandableSize(s[i]) {
-			i++
+	b := a.blocks[s[i].id]
+	if b.seg.page > 0 {
+		for i+1 < len(s) && s[i+1].stream == stream {
+			c := a.blocks[s[i+1].id]
+			if expandableSize(c) >= expandableSize(b) {
+				break
+			}
+			i, b = i+1, c
 		}
 	}
-	b := s[i]
 	a.dropFree(b)
 	return b
 }
@@ -384,7 +467,7 @@ func (a *Allocator) newBlock(stream int, small bool, size int64) *ablock {
 	a.Reserved += n
 	a.Segments++
 	a.note()
-	return &ablock{seg: seg, addr: seg.base, size: n, mapped: true}
+	return a.newBlk(ablock{seg: seg, addr: seg.base, size: n, mapped: true})
 }
 
 // expandableBlock is try_allocate_expandable_block with
@@ -402,11 +485,11 @@ func (a *Allocator) expandableBlock(stream int, small bool, size int64) *ablock 
 		return n >= size
 	}
 	var c *ablock
-	for _, u := range a.unmapped[p] {
-		if u.seg.stream != stream {
+	for _, k := range a.unmapped[p] {
+		if k.stream != stream {
 			continue
 		}
-		x := u
+		x := a.blocks[k.id]
 		if free(x.prev) {
 			x = x.prev
 		}
@@ -422,7 +505,7 @@ func (a *Allocator) expandableBlock(stream int, small bool, size int64) *ablock 
 		}
 		seg := &aseg{stream: stream, small: small, base: a.next, page: page}
 		a.next += a.space
-		c = &ablock{seg: seg, addr: seg.base, size: a.space}
+		c = a.newBlk(ablock{seg: seg, addr: seg.base, size: a.space})
 		a.addUnmapped(c)
 		a.Segments++
 	}
@@ -452,7 +535,7 @@ func (a *Allocator) mapBlock(b *ablock, size int64) *ablock {
 	a.dropUnmapped(b)
 	b.mapped = true
 	if mapped < b.size {
-		rest := &ablock{seg: b.seg, addr: b.addr + mapped, size: b.size - mapped, prev: b, next: b.next}
+		rest := a.newBlk(ablock{seg: b.seg, addr: b.addr + mapped, size: b.size - mapped, prev: b, next: b.next})
 		if b.next != nil {
 			b.next.prev = rest
 		}
@@ -472,12 +555,17 @@ func (a *Allocator) mapBlock(b *ablock, size int64) *ablock {
 // and drop a segment left wholly unmapped.
 func (a *Allocator) releaseCached() {
 	for p := range a.free {
-		for _, b := range append([]*ablock(nil), a.free[p]...) {
+		bs := make([]*ablock, len(a.free[p]))
+		for i, k := range a.free[p] {
+			bs[i] = a.blocks[k.id]
+		}
+		for _, b := range bs {
 			if b.seg.page == 0 {
 				if b.prev == nil && b.next == nil {
 					a.dropFree(b)
 					a.Reserved -= b.size
 					a.Segments--
+					a.retire(b)
 				}
 				continue
 			}
@@ -496,7 +584,7 @@ func (a *Allocator) unmapBlock(b *ablock) {
 	}
 	a.dropFree(b)
 	if lo > b.addr {
-		before := &ablock{seg: b.seg, addr: b.addr, size: lo - b.addr, mapped: true, prev: b.prev, next: b}
+		before := a.newBlk(ablock{seg: b.seg, addr: b.addr, size: lo - b.addr, mapped: true, prev: b.prev, next: b})
 		if b.prev != nil {
 			b.prev.next = before
 		}
@@ -504,7 +592,7 @@ func (a *Allocator) unmapBlock(b *ablock) {
 		a.addFree(before)
 	}
 	if end := b.addr + b.size; end > hi {
-		after := &ablock{seg: b.seg, addr: hi, size: end - hi, mapped: true, prev: b, next: b.next}
+		after := a.newBlk(ablock{seg: b.seg, addr: hi, size: end - hi, mapped: true, prev: b, next: b.next})
 		if b.next != nil {
 			b.next.prev = after
 		}
@@ -516,6 +604,7 @@ func (a *Allocator) unmapBlock(b *ablock) {
 	a.mergeFree(b)
 	if b.prev == nil && b.next == nil {
 		a.Segments-- // release_expandable_segment
+		a.retire(b)
 		return
 	}
 	a.addUnmapped(b)

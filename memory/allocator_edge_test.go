@@ -118,9 +118,9 @@ func TestAdamStatesRank0(t *testing.T) {
 		t.Errorf("rank0Slices = %v, want [7]", got)
 	}
 	a, _ := NewAllocator(SegmentsDefault, 0)
-	st := &simState{a: a, fsdp2: true, live: map[simKey][]int{}, size: map[simKey][]int64{}}
+	st := &simState{a: a, fsdp2: true, live: map[simKey]*simTensors{}}
 	st.adamStates([]simUnit{{ps: []unitParam{{1000 * 1024, 1000}}, n: 3}})
-	if got := st.size[key("adam", -1)]; len(got) != 2 || got[0] != 1368064 || got[1] != 1368064 {
+	if got := st.tensors(key("adam", -1)).sizes; len(got) != 2 || got[0] != 1368064 || got[1] != 1368064 {
 		t.Errorf("adam state sizes %v, want [1368064 1368064]", got)
 	}
 }

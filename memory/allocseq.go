@@ -210,10 +210,16 @@ type simState struct {
 	// on (memory.fsdp2_rs_own_stream); FSDP1's is on its post-backward
 	// stream, as are both FSDPs' reduce-scatter outputs.
 	rsInStream int
-	live       map[simKey][]int
-	size       map[simKey][]int64
-	err        error
-	reqs       int
+	// live holds the live tensors of each kind and unit; an entry stays
+	// when they are freed, its slices emptied for the next ones.
+	live map[simKey]*simTensors
+	// last is the entry of live looked up last, under lastKey: runs of
+	// tensors of one kind and unit (a block's activations, a unit's
+	// gradients) skip the map.
+	lastKey simKey
+	last    *simTensors
+	err     error
+	reqs    int
 	// series is AllocSim.Series of the micro-step being replayed last
 	// (microStep's last), reused from step to step.
 	series []ReservedPoint
@@ -249,6 +255,44 @@ type simKey struct {
 
 func key(kind string, u int) simKey { return simKey{kind, u} }
 
+// simTensors are the live tensors of one kind and unit, oldest first:
+// their allocator handles and the bytes requested.
+type simTensors struct {
+	hs    []int
+	sizes []int64
+}
+
+// lookup is the entry of k in st.live, nil when there is none.
+func (st *simState) lookup(k simKey) *simTensors {
+	if st.last != nil && st.lastKey == k {
+		return st.last
+	}
+	t := st.live[k]
+	if t != nil {
+		st.lastKey, st.last = k, t
+	}
+	return t
+}
+
+// tensors are the live tensors of k (an empty entry, made on first use).
+func (st *simState) tensors(k simKey) *simTensors {
+	t := st.lookup(k)
+	if t == nil {
+		t = &simTensors{}
+		st.live[k] = t
+		st.lastKey, st.last = k, t
+	}
+	return t
+}
+
+// count is the number of live tensors of kind and unit.
+func (st *simState) count(kind string, u int) int {
+	if t := st.lookup(key(kind, u)); t != nil {
+		return len(t.hs)
+	}
+	return 0
+}
+
 func (st *simState) alloc(kind string, u, stream int, n int64) {
 	if st.err != nil || n <= 0 {
 		return
@@ -259,42 +303,44 @@ func (st *simState) alloc(kind string, u, stream int, n int64) {
 		return
 	}
 	st.reqs++
-	k := key(kind, u)
-	st.live[k] = append(st.live[k], h)
-	st.size[k] = append(st.size[k], n)
+	t := st.tensors(key(kind, u))
+	t.hs = append(t.hs, h)
+	t.sizes = append(t.sizes, n)
 }
 
 // free frees every live tensor of kind and unit, last allocated first.
 func (st *simState) free(kind string, u int) {
-	k := key(kind, u)
-	hs := st.live[k]
-	for i := len(hs) - 1; i >= 0 && st.err == nil; i-- {
-		st.err = st.a.Free(hs[i])
+	t := st.lookup(key(kind, u))
+	if t == nil {
+		return
 	}
-	delete(st.live, k)
-	delete(st.size, k)
+	for i := len(t.hs) - 1; i >= 0 && st.err == nil; i-- {
+		st.err = st.a.Free(t.hs[i])
+	}
+	t.hs, t.sizes = t.hs[:0], t.sizes[:0]
 }
 
 // freeOldest frees the oldest live tensor of kind and unit.
 func (st *simState) freeOldest(kind string, u int) {
-	k := key(kind, u)
-	hs := st.live[k]
-	if len(hs) == 0 || st.err != nil {
+	t := st.lookup(key(kind, u))
+	if t == nil || len(t.hs) == 0 || st.err != nil {
 		return
 	}
-	st.err = st.a.Free(hs[0])
-	st.live[k], st.size[k] = hs[1:], st.size[k][1:]
+	st.err = st.a.Free(t.hs[0])
+	t.hs, t.sizes = t.hs[1:], t.sizes[1:]
 }
 
 // freeBytes frees the oldest live tensors of kind (unit -1) until n bytes
 // are freed, a tensor of exactly n first.
 func (st *simState) freeBytes(kind string, n int64) {
-	k := key(kind, -1)
-	hs := st.live[k]
-	sizes := st.size[k]
+	t := st.lookup(key(kind, -1))
+	if t == nil {
+		return
+	}
+	hs, sizes := t.hs, t.sizes
 	if i := slices.Index(sizes, n); i >= 0 && st.err == nil {
 		st.err = st.a.Free(hs[i])
-		st.live[k], st.size[k] = slices.Delete(hs, i, i+1), slices.Delete(sizes, i, i+1)
+		t.hs, t.sizes = slices.Delete(hs, i, i+1), slices.Delete(sizes, i, i+1)
 		return
 	}
 	for n > 0 && len(hs) > 0 && st.err == nil {
@@ -302,7 +348,7 @@ func (st *simState) freeBytes(kind string, n int64) {
 		n -= sizes[0]
 		hs, sizes = hs[1:], sizes[1:]
 	}
-	st.live[k], st.size[k] = hs, sizes
+	t.hs, t.sizes = hs, sizes
 }
 
 // padded is FSDP2's dim-0 padded numel of p over n shards
@@ -359,7 +405,9 @@ func SimulateReserved(s *scenarios.Scenario, r *Report, mode SegmentMode, limit 
 // from the process's start: each tensor's stream chosen as the FSDP that
 // s runs allocates it, and the units' parameters initialised (initParams).
 func newSimState(s *scenarios.Scenario, r *Report, a *Allocator) (*simState, []simUnit) {
-	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: map[simKey][]int{}, size: map[simKey][]int64{},
+	// About eight kinds of tensor per unit have an entry in live (279
+	// for Llama 2 7B's 35 units under FSDP2).
+	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: make(map[simKey]*simTensors, 8*len(r.Units)),
 		series: make([]ReservedPoint, 0, len(r.events)+1)}
 	params := simUnits(s, r)
 	st.rsInStream = StreamReduce
@@ -403,9 +451,14 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 	if err != nil {
 		return AllocSim{}, nil, err
 	}
+	return simulateOn(s, r, a, steps)
+}
+
+// simulateOn is simulate's replay on the new allocator a.
+func simulateOn(s *scenarios.Scenario, r *Report, a *Allocator, steps int) (AllocSim, *Allocator, error) {
 	st, params := newSimState(s, r, a)
 	acts, recs := st.activationTensors()
-	out := AllocSim{Expandable: mode == SegmentsExpandable}
+	out := AllocSim{Expandable: a.mode == SegmentsExpandable}
 	for step := 1; st.err == nil; step++ {
 		st.step(step, params, acts, recs)
 		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
@@ -418,7 +471,7 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 			break
 		}
 	}
-	out.Limit = limit
+	out.Limit = a.limit
 	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
 	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
 	if st.err == nil {
@@ -522,6 +575,11 @@ func (st *simState) activationTensors() (acts, recs [][]int64) {
 	pol := UnitPolicies(s)
 	base := baseDims(s)
 	head := headUnit(s)
+	type saved struct {
+		ts  []SavedTensor
+		err error
+	}
+	seen := map[BlockDims]saved{} // blocks mostly share their dimensions
 	for u, ui := range r.Units {
 		stored := ui.Activation - ui.AfterLogits
 		acts[u], recs[u] = []int64{stored}, []int64{ui.Recompute}
@@ -533,7 +591,12 @@ func (st *simState) activationTensors() (acts, recs [][]int64) {
 			if d.check() != nil {
 				continue
 			}
-			ts, err := BlockTensors(d)
+			x, ok := seen[d]
+			if !ok {
+				x.ts, x.err = BlockTensors(d)
+				seen[d] = x
+			}
+			ts, err := x.ts, x.err
 			if err != nil || len(ts) == 0 {
 				continue
 			}
@@ -743,7 +806,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			}
 		case CompActivations:
 			switch {
-			case e.Delta > 0 && e.Phase == PhaseForward && e.Delta == r.Units[u].AfterLogits && r.Units[u].AfterLogits > 0 && len(st.live[key("act", u)]) > 0:
+			case e.Delta > 0 && e.Phase == PhaseForward && e.Delta == r.Units[u].AfterLogits && r.Units[u].AfterLogits > 0 && st.count("act", u) > 0:
 				st.alloc("act", u, StreamCompute, e.Delta)
 			case e.Delta > 0 && e.Phase == PhaseForward:
 				for _, b := range acts[u] {
@@ -760,7 +823,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 		case CompLogits:
 			if e.Delta > 0 {
 				st.alloc("logits", -1, StreamCompute, e.Delta)
-			} else if len(st.live[key("logits", -1)]) > 1 {
+			} else if st.count("logits", -1) > 1 {
 				st.freeOldest("logits", -1)
 			}
 		case CompGrads:
@@ -777,16 +840,14 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 				}
 			case e.Op == OpReduceScatter && e.Delta > 0:
 				st.alloc("shardgrad", u, StreamReduce, e.Delta)
-			case e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && len(st.live[key("grad", u)]) > 0:
+			case e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && st.count("grad", u) > 0:
 				st.free("grad", u)
 			case e.Delta < 0 && e.Op == OpReduceScatter && first:
 				// Gradient accumulation, first micro-step: the new
 				// shard is the unit's sharded gradient from now on.
-				k := key("shardgrad", u)
-				st.live[key("accum", -1)] = append(st.live[key("accum", -1)], st.live[k]...)
-				st.size[key("accum", -1)] = append(st.size[key("accum", -1)], st.size[k]...)
-				delete(st.live, k)
-				delete(st.size, k)
+				t, acc := st.tensors(key("shardgrad", u)), st.tensors(key("accum", -1))
+				acc.hs, acc.sizes = append(acc.hs, t.hs...), append(acc.sizes, t.sizes...)
+				t.hs, t.sizes = t.hs[:0], t.sizes[:0]
 			case e.Delta < 0 && e.Op == OpReduceScatter:
 				// Gradient accumulation, a later micro-step: the new
 				// shard is added into the accumulated one and goes.
@@ -842,7 +903,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 // init_state_per_param: zeros_like per parameter, exp_avg then exp_avg_sq,
 // in the parameters' order; the step counter stays on the CPU).
 func (st *simState) adamStates(params []simUnit) {
-	if len(st.live[key("adam", -1)]) > 0 {
+	if st.count("adam", -1) > 0 {
 		return // allocated at the first step already
 	}
 	for _, pu := range params {

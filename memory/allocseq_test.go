@@ -331,13 +331,13 @@ func TestReservedModeOf(t *testing.T) {
 // cached blocks.
 func reservedOn(a *Allocator, stream int) int64 {
 	var n int64
-	for _, b := range a.live {
+	for _, b := range a.liveBlocks() {
 		if b.seg.stream == stream {
 			n += b.size
 		}
 	}
 	for p := range a.free {
-		for _, b := range a.free[p] {
+		for _, b := range a.freeBlocks(p) {
 			if b.seg.stream == stream {
 				n += b.size
 			}
@@ -419,7 +419,7 @@ func TestFSDP2EmbeddingCopiedOutInForward(t *testing.T) {
 	}
 	size := allocRoundSize(r.Units[emb].Gather)
 	var compute, gather int
-	for _, b := range a.live {
+	for _, b := range a.liveBlocks() {
 		if b.size != size {
 			continue
 		}

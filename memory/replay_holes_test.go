@@ -51,7 +51,7 @@ func replayFirstMicroStep(t *testing.T, sets []string, mode SegmentMode, stop fu
 func freeOn(a *Allocator, stream int, least int64) []int64 {
 	var fr []int64
 	for p := range a.free {
-		for _, b := range a.free[p] {
+		for _, b := range a.freeBlocks(p) {
 			if b.seg.stream == stream && b.size >= least {
 				fr = append(fr, b.size)
 			}
@@ -170,7 +170,7 @@ func TestBackwardPrefetchNotCopiedOut(t *testing.T) {
 	})
 	size := allocRoundSize(r.Units[u-1].Gather)
 	gather := 0
-	for _, b := range a.live {
+	for _, b := range a.liveBlocks() {
 		if b.size == size && b.seg.stream == StreamGather {
 			gather++
 		}
