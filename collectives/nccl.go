@@ -551,10 +551,12 @@ func (hw Hardware) nics(ppn int) int { return max(min(hw.NICsPerNode, ppn), 1) }
 // smallest node's ranks. Where a node's GPUs share NICs, the ranks of a
 // group on part of a node reach only the NICs local to their own GPUs:
 // NCCL's search adds a NIC to the candidates only when its path from the
-// GPU is of type typeInter or less (src/graph/search.cc
-// ncclTopoSelectNets, lines 564–580 at
-// 5067397c2676d5aed50042fc39e5c8ee96eb0027), and relaxes typeInter past
-// PATH_PXN only while it has found no channel (lines 1229–1233); a NIC
+// GPU is of type typeInter or less (src/graph/search.cc at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027: ncclTopoSelectNets lists each
+// GPU's preferred NICs first, lines 547–553, then the others by path type
+// up to typeInter, lines 564–580; ncclTopoFollowPath refuses a path of a
+// type above it, lines 146–149), and relaxes typeInter past PATH_PXN only
+// while it has found no channel (lines 1229–1233); a NIC
 // whose own GPUs are outside the communicator is reached through the CPU
 // (PATH_PHB or PATH_SYS, beyond PXN, which needs a peer GPU of the
 // communicator beside the NIC: paths.cc lines 817–842).

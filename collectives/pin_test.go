@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -17,6 +18,8 @@ func TestNCCLLists(t *testing.T) {
 		want uint8
 	}{
 		{"Ring", 1 << Ring}, {"ring,TREE", 1<<Ring | 1<<Tree}, {"^nvls,nvlstree", 1<<Tree | 1<<Ring | 1<<PAT}, {"nvlstree", 1 << NVLSTree},
+		// NCCL's CollNet names are taken, and CollNet stays off (QA18 L2).
+		{"^CollNetDirect", 1<<Tree | 1<<Ring | 1<<NVLS | 1<<NVLSTree | 1<<PAT}, {"Ring,CollNetChain", 1 << Ring},
 	} {
 		if got, err := ParseNCCLAlgos(c.s); err != nil || got != c.want {
 			t.Errorf("NCCL_ALGO=%s: %b, %v; want %b", c.s, got, err, c.want)
@@ -36,6 +39,9 @@ func TestNCCLLists(t *testing.T) {
 		if _, err := ParseNCCLProtos(s); err == nil {
 			t.Errorf("NCCL_PROTO=%q: no error", s)
 		}
+	}
+	if _, err := ParseNCCLAlgos("CollNetDirect"); err == nil || !strings.Contains(err.Error(), "leaves only CollNet, which needs SHARP switches") {
+		t.Errorf("NCCL_ALGO=CollNetDirect: %v", err)
 	}
 }
 

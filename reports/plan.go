@@ -852,7 +852,7 @@ func NoFitText(p *sweep.Plan) string {
 		}
 		others := scenarios.StacksRunning(3)
 		ways = append(ways, fmt.Sprintf("ZeRO stage 3, which stack %s does not run (it runs stages %s) and %s do (--set stack=%s)",
-			p.Stack, strings.Join(names, " and "), listAnd(others), others[0]))
+			p.Stack, listAnd(names), listAnd(others), others[0]))
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")

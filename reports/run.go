@@ -844,7 +844,7 @@ func joinLinks(d []scenarios.DegradedLink, tail, item func(scenarios.DegradedLin
 	for i, x := range d {
 		names[i] = item(x)
 	}
-	return "links at " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return "links at " + listAnd(names)
 }
 
 // oneOrMany is one when n is 1, else many: a verb's or pronoun's number.

@@ -309,6 +309,12 @@ func ImportAccelerate(file string, data []byte, o AccelerateOptions) (*Accelerat
 
 // read imports the top-level mapping.
 func (r *accReader) read(top map[string]accField) error {
+	// A SageMaker config has keys of its own (SageMakerConfig's
+	// ec2_instance_type, …): say what it is before calling them unknown
+	// (review rev23 LOW-4).
+	if ce, ok := top["compute_environment"]; ok && ce.val.Value == "AMAZON_SAGEMAKER" {
+		return r.errAt(ce.val, "compute_environment AMAZON_SAGEMAKER: a SageMaker config names an instance type, not the processes; write a LOCAL_MACHINE config with num_machines and num_processes")
+	}
 	if err := r.unknownTop(top); err != nil {
 		return err
 	}
@@ -319,9 +325,6 @@ func (r *accReader) read(top map[string]accField) error {
 	kind, err := r.scalar(dt, "FSDP")
 	if err != nil {
 		return err
-	}
-	if ce, ok := top["compute_environment"]; ok && ce.val.Value == "AMAZON_SAGEMAKER" {
-		return r.errAt(ce.val, "compute_environment AMAZON_SAGEMAKER: a SageMaker config names an instance type, not the processes; write a LOCAL_MACHINE config with num_machines and num_processes")
 	}
 	if uc, ok := top["use_cpu"]; ok {
 		if on, err := r.boolean(uc); err != nil {

@@ -202,3 +202,14 @@ func TestAccelerateLaunchCluster(t *testing.T) {
 		t.Errorf("%v: %+v", err, ai)
 	}
 }
+
+// TestAccelerateSageMaker (review rev23 LOW-4): a SageMaker config is
+// refused for what it is (an instance type, not processes) at its
+// compute_environment, not for SageMakerConfig's own keys as unknown.
+func TestAccelerateSageMaker(t *testing.T) {
+	data := []byte("compute_environment: AMAZON_SAGEMAKER\ndistributed_type: FSDP\nec2_instance_type: ml.p4d.24xlarge\nnum_machines: 1\n")
+	_, err := ImportAccelerate("sm.yaml", data, AccelerateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "sm.yaml:1:22: compute_environment AMAZON_SAGEMAKER: a SageMaker config names an instance type") {
+		t.Errorf("%v", err)
+	}
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/collectives"
+)
+
+// TestPoorFitBounds (review rev23): poorFit's bounds by construction: measured = modelled/(1+e), so the
+// relative error at each size is exactly e.
+func TestPoorFitBounds(t *testing.T) {
+	hw := collectives.Hardware{Arch: collectives.Hopper, NVLS: true, IntraBW: 450e9, NICBW: 50e9, NICsPerNode: 8}
+	fit := &collectives.Fit{Params: collectives.Nominal}
+	sizes := []int64{1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28}
+	curve := func(es []float64) []collectives.Curve {
+		c := collectives.Curve{Op: collectives.AllReduce, Shape: collectives.Shape{Ranks: 16, Nodes: 2}, Sizes: sizes, Source: "x.log"}
+		pred := predict(&collectives.Model{HW: hw, Params: fit.Params}, c)
+		for j := range sizes {
+			c.TimesUS = append(c.TimesUS, pred[j]/(1+es[j]))
+		}
+		return []collectives.Curve{c}
+	}
+	for _, tc := range []struct {
+		es   []float64
+		want string
+	}{
+		{[]float64{0, 0, 0.35, 0, 0}, "misses by up to 35.0 %"},    // one size above 30 %
+		{[]float64{0, 0, 0.29, 0, 0}, ""},                          // below it
+		{[]float64{0.12, 0.12, 0.12, 0.12, 0.12}, "median 12.0 %"}, // median above 10 %
+		{[]float64{0.08, 0.08, 0.08, 0.08, 0.08}, ""},              // below it
+	} {
+		got := poorFit(hw, fit, curve(tc.es))
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%v: %q, want %q", tc.es, got, tc.want)
+		}
+	}
+}
