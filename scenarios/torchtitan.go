@@ -174,11 +174,17 @@ func ImportTorchtitan(file string, data []byte, c TorchtitanCluster) (*Torchtita
 	if len(data) > MaxTorchtitanBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a torchtitan job config (check the path)", name, MaxTorchtitanBytes)
 	}
-	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))) == 0 {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte(utf8BOM)))) == 0 {
 		// Every key then took its default, and the default flavor's
 		// refusal ("debugmodel" is not a llama3 flavor) blamed a key the
 		// file does not have.
 		return nil, fmt.Errorf("%s: empty file (give a torchtitan job config .toml, such as torchtitan/models/llama3/train_configs/llama3_8b.toml)", name)
+	}
+	if bytes.HasPrefix(data, []byte(utf8BOM)) {
+		// torchtitan reads its config with tomllib.load, which decodes
+		// UTF-8 without skipping a mark and refuses U+FEFF as the first
+		// statement ("Invalid statement") (QA18 L5: it was taken).
+		return nil, fmt.Errorf("%s:1:1: the file starts with a UTF-8 byte-order mark (EF BB BF), which torchtitan's tomllib refuses (Invalid statement): save it as UTF-8 without the mark", name)
 	}
 	root := map[string]any{}
 	if _, err := toml.Decode(string(data), &root); err != nil {

@@ -202,6 +202,8 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		{"PP", "llama3_8b.toml", []string{"pipeline_parallel_degree = 1", "pipeline_parallel_degree = 4"}, ttH100x16, "llama3_8b.toml:42:1: parallelism.pipeline_parallel_degree = 4: pipeline parallelism is not modelled"},
 		{"TP 9dec370", "llama3_8b-9dec370.toml", []string{"tensor_parallel_degree = 1", "tensor_parallel_degree = 2"}, ttH100x16, "llama3_8b-9dec370.toml:36:1: training.tensor_parallel_degree = 2: tensor parallelism"},
 		{"malformed", "llama3_8b.toml", []string{"seq_len = 8192", "seq_len = 8192 8192"}, ttH100x16, "llama3_8b.toml:33:16: not valid TOML: "},
+		// QA18 L5: tomllib refuses a byte-order mark.
+		{"BOM", "llama3_8b.toml", []string{"# ", "\xef\xbb\xbf# "}, ttH100x16, "llama3_8b.toml:1:1: the file starts with a UTF-8 byte-order mark (EF BB BF), which torchtitan's tomllib refuses"},
 		{"unclosed table", "llama3_8b.toml", []string{"[training]", "[training"}, ttH100x16, "llama3_8b.toml:31:10: not valid TOML: expected '.' or ']' to end table name"},
 		{"seq_len type", "llama3_8b.toml", []string{"seq_len = 8192", `seq_len = "8192"`}, ttH100x16, `llama3_8b.toml:33:1: training.seq_len = "8192" is not an integer`},
 		{"flavor", "llama3_8b.toml", []string{`flavor = "8B"`, `flavor = "7B"`}, ttH100x16, `llama3_8b.toml:19:1: model.flavor = "7B" is not a llama3 flavor`},

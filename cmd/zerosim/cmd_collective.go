@@ -550,7 +550,7 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	if op == collectives.AllToAll && pin.pinned() {
 		// enqueue.cc: an all-to-all is grouped sends, whose protocol
 		// the p2p path sets, not the tuner's table.
-		return nil, nil, nil, "", inputError{fmt.Errorf("--algo %s: NCCL's all-to-all is grouped point-to-point sends, which NCCL_ALGO and NCCL_PROTO do not choose (drop --algo and --proto)", pin.name)}
+		return nil, nil, nil, "", inputError{fmt.Errorf("%s: NCCL's all-to-all is grouped point-to-point sends, which NCCL_ALGO and NCCL_PROTO do not choose (drop --algo and --proto)", pinFlags(o))}
 	}
 	s, err := collectiveScenario(a, o)
 	if err != nil {

@@ -48,6 +48,10 @@ func parseCollectiveAlgo(o *collectiveOpts) (collectiveAlgo, error) {
 	}
 	algo, p, hasProto := strings.Cut(v, "/")
 	if hasProto {
+		if strings.TrimSpace(p) == "" {
+			// QA18 L3: "ring/" ran as ring, the protocol silently dropped.
+			return collectiveAlgo{}, fmt.Errorf("--algo %s: no protocol after / (give one of NCCL_PROTO's, e.g. %s/simple, or drop the /)", o.algo, algo)
+		}
 		if o.changed("proto") {
 			return collectiveAlgo{}, fmt.Errorf("--algo %s and --proto %s both set NCCL_PROTO (give it once)", o.algo, o.proto)
 		}
@@ -79,6 +83,20 @@ func parseCollectiveAlgo(o *collectiveOpts) (collectiveAlgo, error) {
 		c.name += "/" + strings.ToLower(strings.Join(collectives.ProtoNames(c.protos), ","))
 	}
 	return c, nil
+}
+
+// pinFlags names the flags that pinned NCCL's tuner, as the user gave
+// them: "--algo ring", "--proto ll", or both (QA18 L4: an all-to-all's
+// refusal named "--algo auto/ll" for --proto ll).
+func pinFlags(o *collectiveOpts) string {
+	var f []string
+	if o.changed("algo") {
+		f = append(f, "--algo "+o.algo)
+	}
+	if o.changed("proto") {
+		f = append(f, "--proto "+o.proto)
+	}
+	return strings.Join(f, " and ")
 }
 
 // apply sets NCCL_ALGO and NCCL_PROTO on hw, in place of what the

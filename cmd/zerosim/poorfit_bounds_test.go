@@ -36,3 +36,26 @@ func TestPoorFitBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestPoorFitFewSizes (QA18 L6): with fewer sizes than the four fitted
+// corrections, odd corrections are not judged (the fit is not
+// determined): a log it meets draws no warning however odd the fit; with
+// enough sizes a met fit that needs an implausible correction says so
+// without claiming a miss.
+func TestPoorFitFewSizes(t *testing.T) {
+	hw := collectives.Hardware{Arch: collectives.Hopper, NVLS: true, IntraBW: 450e9, NICBW: 50e9, NICsPerNode: 8}
+	odd := &collectives.Fit{Params: collectives.Nominal}
+	odd.Params.IntraEff = 0.4
+	curve := func(sizes []int64) []collectives.Curve {
+		c := collectives.Curve{Op: collectives.AllReduce, Shape: collectives.Shape{Ranks: 16, Nodes: 2}, Sizes: sizes, Source: "x.log"}
+		c.TimesUS = predict(&collectives.Model{HW: hw, Params: odd.Params}, c)
+		return []collectives.Curve{c}
+	}
+	if got := poorFit(hw, odd, curve([]int64{1 << 20})); got != "" {
+		t.Errorf("one size: %q", got)
+	}
+	got := poorFit(hw, odd, curve([]int64{1 << 20, 1 << 22, 1 << 24, 1 << 26}))
+	if !strings.HasPrefix(got, "x.log: the fit meets the logs (within 0.0 %) only by implausible corrections (intra efficiency 0.400)") {
+		t.Errorf("four sizes: %q", got)
+	}
+}
