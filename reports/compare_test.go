@@ -699,3 +699,23 @@ func TestCompareSplitKeepsAVariantBesideTheBaseline(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSaysUnlikeReserves (QA18 L8): variants whose reserved peaks
+// come from different estimates (a simulated caching allocator, a
+// fraction of the allocated peak) get a line saying so under the table;
+// variants alike get none.
+func TestCompareSaysUnlikeReserves(t *testing.T) {
+	c := &Comparison{Variants: []compareVariant{{Label: "a", ReservedMode: "overhead 0.15 (default)"}, {Label: "b", ReservedMode: "simulated-expandable"}}}
+	var b strings.Builder
+	if err := writeReserveModes(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if want := "reserved peak: the variants' reserves are estimated differently (a: overhead 0.15 (default); b: simulated-expandable), so that row compares unlike estimates\n"; b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
+	}
+	c.Variants[1].ReservedMode = c.Variants[0].ReservedMode
+	b.Reset()
+	if err := writeReserveModes(&b, c); err != nil || b.String() != "" {
+		t.Errorf("alike: %q (%v)", b.String(), err)
+	}
+}
