@@ -546,3 +546,16 @@ func TestMarkKeepsTheReserveWithinAnEvent(t *testing.T) {
 		t.Errorf("series %v, want %v", st.series, want)
 	}
 }
+
+// TestReservedModeGatherPool (QA18 L7): DeepSpeed ZeRO-3's reserve holds
+// its gather pool beside the fraction of the peak, and its mode says so.
+func TestReservedModeGatherPool(t *testing.T) {
+	s := loadFSDP(t, "communication.boundary=deepspeed")
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GatherPoolHeld <= 0 || r.ReservedMode != "overhead 0.15 (default) + DeepSpeed's gather pool" {
+		t.Errorf("deepspeed stage 3: pool held %d B, mode %q", r.GatherPoolHeld, r.ReservedMode)
+	}
+}

@@ -625,6 +625,11 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			return nil, err
 		}
 		r.ReservedMode = ReservedModeOf(s, r.AllocSim)
+		if r.GatherPoolHeld > 0 {
+			// DeepSpeed ZeRO-3's reserve also holds its gather pool
+			// (GatherPool), not a fraction of the peak (QA18 L7).
+			r.ReservedMode += " + DeepSpeed's gather pool"
+		}
 		if o := s.Memory.AllocatorOverhead; o != nil && r.AllocSim == nil {
 			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"
 			if f := s.Memory.AllocatorOverheadFrom; f != "" {
