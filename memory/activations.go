@@ -120,7 +120,7 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		if head >= 0 { // headUnit is -1 when the head's activation_bytes are given
 			// The logits the model returns, when the training loop keeps
 			// them (training.keep_logits), are a component of their own
-			// (keptLogits); under a compiled or fused loss they are the
+			// (headLogits); under a compiled or fused loss they are the
 			// very tensor the loss saves, which HeadActivation then leaves
 			// out of the main pass.
 			kd := base

@@ -319,7 +319,7 @@ type UnitInfo struct {
 	Mask, MaskFreeForward, MaskFreeBackward int64
 	// Logits is the bytes of the logits the model returns that the
 	// training loop keeps (training.keep_logits), on the head unit
-	// (keptLogits); 0 elsewhere. AfterLogits is, of Activation, what the
+	// (headLogits); 0 elsewhere. AfterLogits is, of Activation, what the
 	// head's loss saves after the model has returned the logits
 	// (headParts' loss), on the head unit: the timeline allocates it after
 	// the loop frees the previous step's kept logits and after the loss's
@@ -393,7 +393,7 @@ type Report struct {
 	// GatherPool is what DeepSpeed ZeRO-3's host releases in forward while
 	// the GPU is behind (GatherPool); GatherPoolHeld the part of it
 	// Reserved holds, cut to the room the GPU's memory leaves
-	// (HeldGatherPool).
+	// (heldGatherPool).
 	GatherPool, GatherPoolHeld int64
 	// Need is what the device needs at Peak (DeviceNeed: the allocated
 	// peak with the CUDA context and NCCL's buffers, no reserve), under
@@ -630,7 +630,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			// (GatherPool), not a fraction of the peak (QA18 L7).
 			r.ReservedMode += " + DeepSpeed's gather pool"
 		}
-		if o := s.Memory.AllocatorOverhead; o != nil && r.AllocSim == nil {
+		if o := s.Memory.AllocatorOverhead; o != nil { // set: never simulated (SimulatesReserve)
 			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"
 			if f := s.Memory.AllocatorOverheadFrom; f != "" {
 				r.OverheadFrom = f

@@ -327,19 +327,10 @@ func profilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated, outsid
 	return reserved, device, nil
 }
 
-// HeldGatherPool is the part of DeepSpeed's gather pool pool (GatherPool)
+// heldGatherPool is the part of DeepSpeed's gather pool pool (GatherPool)
 // that ProfilerPeaks' reserved peak holds: the pool in whole segments, cut
-// to the room the GPU's memory leaves.
-func HeldGatherPool(s *scenarios.Scenario, peak, pool int64) (int64, error) {
-	outside, err := outsideAllocator(s)
-	if err != nil {
-		return 0, err
-	}
-	return heldGatherPool(s, peak, pool, outside)
-}
-
-// heldGatherPool is HeldGatherPool with the device's memory outside the
-// allocator given (outsideAllocator).
+// to the room the GPU's memory leaves, outside the device's memory outside
+// the allocator (outsideAllocator).
 func heldGatherPool(s *scenarios.Scenario, peak, pool, outside int64) (int64, error) {
 	reserved, err := profilerParts(s, peak, pool, allocatorOverhead(s), outside)
 	if err != nil {
@@ -427,25 +418,7 @@ func ReservedModeOf(s *scenarios.Scenario, sim *AllocSim) string {
 		}
 		return "simulated-default"
 	}
-	return fmt.Sprintf("overhead %s (%s)", strconv.FormatFloat(allocatorOverhead(s), 'f', -1, 64), OverheadSource(s))
-}
-
-// OverheadSource names where s's allocator overhead
-// (AllocatorOverheadOf) comes from: "default", "memory.allocator_overhead"
-// or "calibration FILE".
-func OverheadSource(s *scenarios.Scenario) string {
-	m := s.Memory
-	switch {
-	case m.AllocatorOverhead == nil:
-		return "default"
-	case m.AllocatorOverheadFrom != "":
-		file := s.Communication.Calibration
-		if file == "" {
-			file = "a calibration"
-		}
-		return "calibration " + file
-	}
-	return "memory.allocator_overhead"
+	return fmt.Sprintf("overhead %s (%s)", strconv.FormatFloat(allocatorOverhead(s), 'f', -1, 64), s.OverheadSource())
 }
 
 // AllocatorOverheadOf is s's memory.allocator_overhead, else

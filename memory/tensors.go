@@ -153,6 +153,9 @@ func (d *BlockDims) check() error {
 	if d.FFN <= 0 && !d.NoFFN {
 		d.FFN = 4 * d.Hidden
 	}
+	if d.KeepLogits != 0 && d.KeepLogits != 2 && d.KeepLogits != 4 {
+		return fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
+	}
 	if d.SharedFFN < 0 || d.ValueHeadDim < 0 || d.RopeHeadDim < 0 || d.QLoRARank < 0 || d.KVLoRARank < 0 {
 		return fmt.Errorf("activations need shared_ffn, value_head_dim, rope_head_dim, q_lora_rank, kv_lora_rank ≥ 0 (got %d, %d, %d, %d, %d)",
 			d.SharedFFN, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank)
@@ -846,7 +849,7 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 // its logits: model, the final norm's tensors and the output projection's
 // input, made before; loss, what the loss saves, made after the training
 // loop has the logits (and has freed the previous step's, when it keeps
-// them: keptLogits). transient is HeadActivation's.
+// them: headLogits). transient is HeadActivation's.
 func headParts(d BlockDims) (model, loss, transient int64, err error) {
 	if err := d.check(); err != nil {
 		return 0, 0, 0, err
@@ -958,9 +961,6 @@ func KeptLogits(d BlockDims) (int64, error) {
 	if d.KeepLogits == 0 || d.Vocab <= 0 {
 		return 0, nil
 	}
-	if d.KeepLogits != 2 && d.KeepLogits != 4 {
-		return 0, fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
-	}
 	var c calc
 	v := c.Mul(d.KeepLogits, d.Seq, d.Batch, d.Vocab)
 	if c.Err != nil {
@@ -1004,12 +1004,8 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 	}
 	var c calc
 	tv := c.Mul(d.Seq, d.Batch, d.Vocab)
-	switch d.KeepLogits {
-	case 0, 4:
+	if d.KeepLogits != 2 { // 0 or 4 (check)
 		logits = c.Mul(2, tv)
-	case 2:
-	default:
-		return 0, 0, fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
 	}
 	// Megatron's VocabParallelCrossEntropy (megatron/core/tensor_parallel/
 	// cross_entropy.py at d98e8a64ddf34856e74b24714e3bedb2f5a39553)

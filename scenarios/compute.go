@@ -327,10 +327,7 @@ func (l *loader) applyCalibratedMemory(s *Scenario, c *CalMemory) {
 	}
 	v := c.AllocatorOverhead
 	m.AllocatorOverhead = &v
-	file := s.Communication.Calibration
-	if file == "" {
-		file = "a calibration"
-	}
+	file := s.calibrationName()
 	what := "reserved peak"
 	if c.Method == CalMethodDevice {
 		what = "device peak"
@@ -369,4 +366,28 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", s.Cluster.GPU))
 	}
 	return nil
+}
+
+// calibrationName names the calibration file s read: communication.
+// calibration, or "a calibration" when the scenario came without its name.
+func (s *Scenario) calibrationName() string {
+	if f := s.Communication.Calibration; f != "" {
+		return f
+	}
+	return "a calibration"
+}
+
+// OverheadSource names where s's memory.allocator_overhead comes from:
+// "default" (unset: scenarios.DefaultAllocatorOverhead, or a simulated
+// reserve), "memory.allocator_overhead" (the scenario's key) or
+// "calibration FILE" (a calibration's fit).
+func (s *Scenario) OverheadSource() string {
+	m := s.Memory
+	switch {
+	case m.AllocatorOverhead == nil:
+		return "default"
+	case m.AllocatorOverheadFrom != "":
+		return "calibration " + s.calibrationName()
+	}
+	return "memory.allocator_overhead"
 }
