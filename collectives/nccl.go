@@ -1218,7 +1218,7 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			if names := algoNames(m.HW.Algos); len(names) == 1 {
 				why = pinWhy(ncclAlgos[slices.Index(ncclAlgoNames[:], names[0])])
 			}
-			return Choice{}, fmt.Errorf("collectives: no algorithm/protocol available for %v over %d ranks on %d nodes on this hardware:%s%s", op, sh.Ranks, sh.Nodes, m.HW.pinText(), why)
+			return Choice{}, fmt.Errorf("collectives: %w for %v over %d ranks on %d nodes on this hardware:%s%s", ErrNoAlgorithm, op, sh.Ranks, sh.Nodes, m.HW.pinText(), why)
 		}
 		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware%s", a, op, sh.Ranks, sh.Nodes, why)
 	}

@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -22,6 +23,11 @@ import (
 
 // ncclProtoNames are NCCL's names of the protocols (init.cc ncclProtoStr).
 var ncclProtoNames = [numProtos]string{"LL", "LL128", "Simple"}
+
+// ErrNoAlgorithm is NCCL's refusal when NCCL_ALGO and NCCL_PROTO leave a
+// collective no algorithm and protocol (enqueue.cc topoGetAlgoInfo: "no
+// algorithm/protocol available").
+var ErrNoAlgorithm = errors.New("no algorithm/protocol available")
 
 // ParseNCCLAlgos reads an NCCL_ALGO list ("Ring", "ring,tree", "^NVLS")
 // as a mask of Hardware.Algos. CollNetDirect and CollNetChain are NCCL's

@@ -793,6 +793,7 @@ func (run *Run) timeTable() *table {
 	// A straggler is named once, among the run's warnings. Without one,
 	// the note says where the waiting comes from.
 	if r.Straggler == nil {
+		straddle := run.Scenario.StraddlingGroups()
 		var wait units.Duration
 		for _, st := range r.Ranks {
 			wait += st.Wait
@@ -802,11 +803,11 @@ func (run *Run) timeTable() *table {
 			t.Notes = append(t.Notes, "no straggler: no rank kept another waiting at a collective")
 		case len(r.Degraded) > 0:
 			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives over the degraded %s (see the warnings)", wait, linkNames(r.Degraded)))
-		case len(run.Scenario.StraddlingGroups()) > 0:
+		case len(straddle) > 0:
 			// Groups over unequal nodes take unequal times (QA17 M2):
 			// the ranks of one wait at the next collective they share
 			// with another.
-			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that spread over nodes unevenly (%s; see the warnings), which finish at different times", wait, strings.Join(run.Scenario.StraddlingGroups(), ", ")))
+			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others'; the %v of waiting in total is for collectives of groups that spread over nodes unevenly (%s; see the warnings), which finish at different times", wait, strings.Join(straddle, ", ")))
 		default:
 			t.Notes = append(t.Notes, fmt.Sprintf("no straggler: no rank's compute alone is slower than the others' (the ranks wait %v in total at collectives)", wait))
 		}

@@ -39,6 +39,11 @@ func ParseNCCLList(s string, names []string, env string) ([]bool, error) {
 	}
 	for _, e := range strings.Split(list, ",") {
 		e = strings.TrimSpace(e)
+		if e == "" {
+			// parseList splits with strtok_r, which skips empty
+			// tokens: NCCL takes "Ring," as Ring (review R2 F12).
+			continue
+		}
 		i := -1
 		for j, n := range names {
 			if strings.EqualFold(e, n) {

@@ -57,7 +57,10 @@ parallelism: {dp: 24, zero_stage: 3}
 // TestNCCLAlgoAllReduceOnly (QA18 M5): an nccl_algo of all-reduce
 // algorithms only (NCCL's Tree, NVLSTree) leaves a ZeRO stage ≥ 1 no
 // algorithm for its reduce-scatters, which NCCL refuses: refused at the
-// key, with the fix; stage 0 all-reduces and takes it.
+// key, with the fix; stage 0 all-reduces and takes it. Lists with Ring,
+// NVLS or PAT load: whether NVLS or PAT can run the step's groups is the
+// collectives model's to say, and the replay names the keys when they
+// cannot (zero.Replay).
 func TestNCCLAlgoAllReduceOnly(t *testing.T) {
 	file := []byte(`version: 1
 cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}

@@ -289,26 +289,21 @@ func (l *loader) written(path string) bool {
 // the layout runs, and may be what the cluster has.
 func (l *loader) warnStraddle(s *Scenario) {
 	gpn, n := s.Cluster.GPUsPerNode, s.N()
-	if k := s.Parallelism.K; k > 1 {
-		if split, uneven := s.groupSplit(n/k, k); uneven {
-			var fits []string
-			for d := 1; d <= n; d++ {
-				if n%d != 0 {
-					continue
-				}
-				if _, u := s.groupSplit(n/d, d); !u {
-					fits = append(fits, strconv.Itoa(d))
-				}
+	if k := s.Parallelism.K; k > 1 && s.groupsUneven(n/k, k) {
+		split, _ := s.groupSplit(n/k, k)
+		var fits []string
+		for d := 1; d <= n; d++ {
+			if n%d == 0 && !s.groupsUneven(n/d, d) {
+				fits = append(fits, strconv.Itoa(d))
 			}
-			l.warn(s, "parallelism.k", fmt.Sprintf("k=%d makes shard groups of %d ranks on nodes of %d GPUs, so the groups spread over nodes unevenly (one as %s), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = %s)",
-				k, n/k, gpn, split, strings.Join(fits, ", ")))
 		}
+		l.warn(s, "parallelism.k", fmt.Sprintf("k=%d makes shard groups of %d ranks on nodes of %d GPUs, so the groups spread over nodes unevenly (one as %s), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = %s)",
+			k, n/k, gpn, split, strings.Join(fits, ", ")))
 	}
-	if cp := s.Parallelism.CP; cp > 1 {
-		if split, uneven := s.groupSplit(cp, n/cp); uneven {
-			l.warn(s, "parallelism.cp", fmt.Sprintf("cp=%d makes context-parallel rings of %d ranks on nodes of %d GPUs, so the rings spread over nodes unevenly (one as %s) under cluster.placement %s: their exchanges cross the network and their collectives are priced by their smallest node, as NCCL does; expect a slower step than with rings that tile the nodes (a cp that divides %d or is a multiple of it, placement [cp, dp])",
-				cp, cp, gpn, split, placementText(s.Cluster.Placement), gpn))
-		}
+	if cp := s.Parallelism.CP; cp > 1 && s.groupsUneven(cp, n/cp) {
+		split, _ := s.groupSplit(cp, n/cp)
+		l.warn(s, "parallelism.cp", fmt.Sprintf("cp=%d makes context-parallel rings of %d ranks on nodes of %d GPUs, so the rings spread over nodes unevenly (one as %s) under cluster.placement %s: their exchanges cross the network and their collectives are priced by their smallest node, as NCCL does; expect a slower step than with rings that tile the nodes (a cp that divides %d or is a multiple of it, placement [cp, dp])",
+			cp, cp, gpn, split, placementText(s.Cluster.Placement), gpn))
 	}
 }
 
@@ -318,24 +313,36 @@ func (l *loader) warnStraddle(s *Scenario) {
 func (s *Scenario) StraddlingGroups() []string {
 	var keys []string
 	n := s.N()
-	if k := s.Parallelism.K; k > 1 {
-		if _, u := s.groupSplit(n/k, k); u {
-			keys = append(keys, "parallelism.k")
-		}
+	if k := s.Parallelism.K; k > 1 && s.groupsUneven(n/k, k) {
+		keys = append(keys, "parallelism.k")
 	}
-	if cp := s.Parallelism.CP; cp > 1 {
-		if _, u := s.groupSplit(cp, n/cp); u {
-			keys = append(keys, "parallelism.cp")
-		}
+	if cp := s.Parallelism.CP; cp > 1 && s.groupsUneven(cp, n/cp) {
+		keys = append(keys, "parallelism.cp")
 	}
 	return keys
+}
+
+// dpFirst reports whether cluster.placement varies dp fastest across GPUs.
+func (s *Scenario) dpFirst() bool {
+	return len(s.Cluster.Placement) > 0 && s.Cluster.Placement[0] == AxisDP
+}
+
+// groupsUneven is groupSplit's uneven, in O(1) where ranks sit on GPUs in
+// order (placement [cp, dp]): consecutive groups then spread evenly
+// exactly when they tile the nodes (zero.Symmetric's test).
+func (s *Scenario) groupsUneven(size, groups int) bool {
+	if !s.dpFirst() {
+		return size > 0 && groups > 0 && !s.tilesNodes(size)
+	}
+	_, u := s.groupSplit(size, groups)
+	return u
 }
 
 // gpuOf is the GPU (node·gpus_per_node + local) holding rank r under
 // cluster.placement, as topology places it: [cp, dp] (the default) puts
 // rank r on GPU r; [dp, cp] varies dp fastest across GPUs.
 func (s *Scenario) gpuOf(r int) int {
-	if len(s.Cluster.Placement) > 0 && s.Cluster.Placement[0] == AxisDP {
+	if s.dpFirst() {
 		cp := max(s.Parallelism.CP, 1)
 		return (r%cp)*s.Parallelism.DP + r/cp
 	}
@@ -353,36 +360,35 @@ func (s *Scenario) groupSplit(size, groups int) (split string, uneven bool) {
 	if size <= 0 || groups <= 0 || gpn <= 0 {
 		return "", false
 	}
-	var first []int
-	var worst []int
-	counts := map[int]int{}
-	var order []int
+	var first, worst []int
+	counts := make([]int, max(s.Cluster.Nodes, 1)) // ranks per node of the group at hand
+	var order, c, sorted []int
 	for i := range groups {
-		clear(counts)
 		order = order[:0]
 		for r := i * size; r < (i+1)*size; r++ {
-			nd := s.gpuOf(r) / gpn
+			nd := min(s.gpuOf(r)/gpn, len(counts)-1)
 			if counts[nd] == 0 {
 				order = append(order, nd)
 			}
 			counts[nd]++
 		}
-		c := make([]int, len(order))
-		for j, nd := range order {
-			c[j] = counts[nd]
+		c = c[:0]
+		for _, nd := range order {
+			c = append(c, counts[nd])
+			counts[nd] = 0
 		}
-		sorted := slices.Clone(c)
+		sorted = append(sorted[:0], c...)
 		slices.Sort(sorted)
 		if sorted[0] != sorted[len(sorted)-1] {
 			uneven = true
 		}
 		if first == nil {
-			first = sorted
+			first = slices.Clone(sorted)
 		} else if !slices.Equal(first, sorted) {
 			uneven = true
 		}
 		if worst == nil || slices.Min(c) < slices.Min(worst) || slices.Min(c) == slices.Min(worst) && len(c) > len(worst) {
-			worst = c
+			worst = slices.Clone(c)
 		}
 	}
 	parts := make([]string, len(worst))
@@ -402,4 +408,11 @@ func placementText(p []Axis) string {
 		parts[i] = string(a)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// tilesNodes reports whether groups of size consecutive GPUs tile the
+// nodes: a whole number of nodes each, or a whole number of them a node.
+func (s *Scenario) tilesNodes(size int) bool {
+	gpn := s.Cluster.GPUsPerNode
+	return gpn > 0 && (size%gpn == 0 || gpn%size == 0)
 }

@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -512,6 +513,17 @@ func treeOnly(algo collectives.Algo) string {
 
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
+	r, err := replay(s, opt)
+	if c := s.Communication; err != nil && errors.Is(err, collectives.ErrNoAlgorithm) && (c.NCCLAlgo != "" || c.NCCLProto != "") {
+		// Name the keys that pinned NCCL's tuner (QA18 M5: the run's
+		// error named no key).
+		return nil, fmt.Errorf("communication.nccl_algo %q and nccl_proto %q leave a collective of the step no algorithm (add Ring to nccl_algo, or drop the keys): %w", c.NCCLAlgo, c.NCCLProto, err)
+	}
+	return r, err
+}
+
+// replay is Replay.
+func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if s.Training.MFU > 0 {
 		// training.mfu is a target: fit the efficiency on a copy.
 		c := *s

@@ -245,6 +245,12 @@ func TestScenarioNCCLPins(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, `--set communication.nccl_algo=Tree: nccl_algo "Tree" leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage 1 reduce-scatters and all-gathers, which NCCL then refuses`) {
 		t.Errorf("nccl_algo Tree: exit %d, %s", code, errOut)
 	}
+	// What the loader cannot judge (NVLS on two nodes) the replay
+	// refuses, naming the keys (QA18 M5).
+	_, errOut, code = runCLI("run", "--set", "communication.nccl_algo=NVLS")
+	if code != 2 || !strings.Contains(errOut, `zerosim: default.yaml: communication.nccl_algo "NVLS" and nccl_proto "" leave a collective of the step no algorithm (add Ring to nccl_algo, or drop the keys): reduce-scatter over 16 ranks: no algorithm/protocol available`) {
+		t.Errorf("nccl_algo NVLS: exit %d, %s", code, errOut)
+	}
 	out, _, _ := runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--size", "1GiB")
 	if !strings.Contains(out, "NCCL_ALGO=Ring)") || !strings.Contains(out, "│ ring/Simple │   5613.76 │") {
 		t.Errorf("collective under nccl_algo ring:\n%s", out)
