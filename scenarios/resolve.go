@@ -1103,6 +1103,12 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		// reduce-scatters and all-gathers no algorithm, which NCCL
 		// refuses ("no algorithm/protocol available", enqueue.cc
 		// topoGetAlgoInfo) (QA18 M5: the run failed with no position).
+		if pinned := map[Algorithm]string{AlgoNVLS: "NVLS", AlgoNVLSTree: "NVLSTree"}[c.Algorithm]; k.key == "nccl_algo" && pinned != "" && !set[slices.Index(NCCLAlgoNames, pinned)] {
+			// algorithm nvls or nvlstree runs that algorithm; NCCL_ALGO
+			// switching it off leaves it nothing (final read R3 L6: the
+			// replay blamed the hardware).
+			return l.errPath(path, fmt.Sprintf("nccl_algo %q switches off %s, which communication.algorithm %s runs: add %s to nccl_algo, or set algorithm: auto", k.v, pinned, c.Algorithm, pinned))
+		}
 		if k.key == "nccl_algo" && s.Parallelism.Stage >= 1 && !set[slices.Index(NCCLAlgoNames, "Ring")] &&
 			!set[slices.Index(NCCLAlgoNames, "NVLS")] && !set[slices.Index(NCCLAlgoNames, "PAT")] {
 			return l.errPath(path, fmt.Sprintf("nccl_algo %q leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage %d reduce-scatters and all-gathers, which NCCL then refuses (no algorithm/protocol available): add Ring (nccl_algo: Ring,%s) or drop nccl_algo", k.v, s.Parallelism.Stage, k.v))

@@ -79,3 +79,24 @@ communication:
 		}
 	}
 }
+
+// TestNCCLAlgoOffWhatAlgorithmRuns (final read R3 L6): algorithm nvls or
+// nvlstree with an nccl_algo that switches that algorithm off is refused
+// at nccl_algo, not mid-replay as a hardware limit.
+func TestNCCLAlgoOffWhatAlgorithmRuns(t *testing.T) {
+	file := []byte(`version: 1
+cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama2-7b, seq_len: 2048}
+parallelism: {dp: 16, zero_stage: 1}
+communication:
+  algorithm: nvlstree
+  nccl_algo: Ring
+`)
+	_, err := Load("s.yaml", file, nil)
+	if err == nil || !strings.Contains(err.Error(), `s.yaml:7:3: nccl_algo "Ring" switches off NVLSTree, which communication.algorithm nvlstree runs: add NVLSTree to nccl_algo, or set algorithm: auto`) {
+		t.Errorf("nvlstree, nccl_algo Ring: %v", err)
+	}
+	if _, err := Load("s.yaml", file, []string{"communication.nccl_algo=Ring,NVLSTree"}); err != nil {
+		t.Errorf("nvlstree, nccl_algo Ring,NVLSTree: %v", err)
+	}
+}
