@@ -1078,6 +1078,16 @@ func (a *AllocSim) LastStepRetries() int {
 	return a.Retries
 }
 
+// SimulatedRetries is LastStepRetries, nil where nothing was simulated (a
+// nil a): what the machine-readable outputs give as allocator_retries.
+func (a *AllocSim) SimulatedRetries() *int {
+	if a == nil {
+		return nil
+	}
+	n := a.LastStepRetries()
+	return &n
+}
+
 // timesWord is "once" or "N times".
 func timesWord(n int) string {
 	if n == 1 {

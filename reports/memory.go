@@ -359,7 +359,7 @@ func WriteMemoryCSV(w io.Writer, rs []*memory.Report) error {
 		}
 		profiler := none
 		if r.Reserved > 0 {
-			profiler = []string{exact(r.Reserved), exact(r.Device), r.ReservedMode, sweep.FormatRetries(simulatedRetries(r.AllocSim))}
+			profiler = []string{exact(r.Reserved), exact(r.Device), r.ReservedMode, sweep.FormatRetries(r.AllocSim.SimulatedRetries())}
 		}
 		if err := cw.Write(slices.Concat(base, []string{"total", exact(r.AtRest), exact(r.Peak), r.PeakPhase.String(), exact(r.Peak)}, profiler)); err != nil {
 			return err

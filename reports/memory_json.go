@@ -127,7 +127,7 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 		PhasePeaks: mapSlice(r.PhasePeaks, func(p memory.PhasePeak) phasePeakJSON {
 			return phasePeakJSON{Phase: p.Phase.String(), Bytes: p.Bytes}
 		}),
-		Reserved: r.Reserved, ReservedMode: r.ReservedMode, AllocatorRetries: simulatedRetries(r.AllocSim), Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: r.Fits, NotApplicable: r.NotApplicable,
+		Reserved: r.Reserved, ReservedMode: r.ReservedMode, AllocatorRetries: r.AllocSim.SimulatedRetries(), Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: r.Fits, NotApplicable: r.NotApplicable,
 		Groups: mapSlice(r.Groups, func(g memory.GroupInfo) groupJSON {
 			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes, ReduceBytes: g.ReduceBytes,
 				Numel: g.Numel, Size: g.Size, ShardElems: g.ShardElems, RankNumel: g.RankNumel, Buckets: g.Buckets}
@@ -140,16 +140,6 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 				HostPerNode: o.HostPerNode, GPU: o.GPU, StartupPeak: o.StartupPeak, HostNote: o.HostNote}
 		}),
 		Host: newMemoryHostJSON(r.Host), Warnings: r.Warnings}
-}
-
-// simulatedRetries is the simulated allocator's retries in its last step,
-// nil when it did not run.
-func simulatedRetries(a *memory.AllocSim) *int {
-	if a == nil {
-		return nil
-	}
-	n := a.LastStepRetries()
-	return &n
 }
 
 func newMemoryHostJSON(h *memory.HostMemory) *memoryHostJSON {

@@ -588,10 +588,10 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// (the device's need without the reserve is within the GPU),
 			// the allocator's usual reserve does not.
 			gives += fmt.Sprintf(", but the device needs %s as %s sees it: expect retries", gib(best.DevicePeak), VendorOf(p.GPU).smi()) + deviceAlternative(p)
-		} else if best.AllocRetries > 0 {
+		} else if n := best.SimulatedRetries; n != nil && *n > 0 {
 			// The reserve is simulated within the GPU (zerosim run's
 			// warning): the device holds it with retries.
-			gives += fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it", timesWord(best.AllocRetries)) + deviceAlternative(p)
+			gives += fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it", timesWord(*n)) + deviceAlternative(p)
 		}
 		repro := commandLines("reproduce: ", ReproduceArgs(p))
 		if p.Scenario == scenarios.Stdin {

@@ -209,16 +209,13 @@ type PlanRow struct {
 	// context and NCCL's buffers on top), the figure zerosim run warns
 	// about when it exceeds the GPU while the allocated peak fits.
 	DevicePeak int64
-	// AllocRetries is how many times a step the simulated caching
-	// allocator released its cache to stay within the GPU
-	// (zero.Result.AllocRetries, the last simulated step's;
-	// DevicePeak is capped there): such a row does not fit the device
-	// without retries either.
-	AllocRetries int
 	// ReservedMode says how the reserve in DevicePeak was obtained
-	// (zero.Result.ReservedMode); SimulatedRetries is AllocRetries where
-	// the reserve is simulated, nil where it is a fraction (plan.csv's and
-	// plan.json's allocator_retries).
+	// (zero.Result.ReservedMode); SimulatedRetries is how many times a
+	// step the simulated caching allocator released its cache to stay
+	// within the GPU (zero.Result.SimulatedRetries, the last simulated
+	// step's; DevicePeak is capped there, so such a row does not fit the
+	// device without retries either), nil where the reserve is a fraction
+	// (plan.csv's and plan.json's allocator_retries).
 	ReservedMode     string
 	SimulatedRetries *int
 	// DeviceFit is the replay's zero.Result.DeviceFits on the plan's GPU.
@@ -1329,7 +1326,7 @@ func (p *Plan) replay(src Source, c Candidate, model *memory.Report) (PlanRow, e
 	m := measured(res, p.GPUMemory)
 	r := PlanRow{Candidate: c, StepTime: m.StepTime, Compute: int64(res.Compute), ExposedComm: m.ExposedComm, Timing: res.Timing,
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
-	r.AllocRetries, r.DeviceFit = res.AllocRetries(), res.DeviceFits(p.GPUMemory)
+	r.DeviceFit = res.DeviceFits(p.GPUMemory)
 	r.ReservedMode, r.SimulatedRetries = m.ReservedMode, m.AllocRetries
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	b := res.Busiest()

@@ -173,9 +173,8 @@ func (r *Result) ReservedMode() string {
 // where it is a fraction: what the machine-readable outputs give as
 // allocator_retries.
 func (r *Result) SimulatedRetries() *int {
-	if m := r.MemoryModel; m != nil && m.AllocSim != nil {
-		n := r.AllocRetries()
-		return &n
+	if m := r.MemoryModel; m != nil {
+		return m.AllocSim.SimulatedRetries()
 	}
 	return nil
 }
