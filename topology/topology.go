@@ -262,7 +262,7 @@ func (t *Topology) linkID(c Class, d Dir, i int) LinkID {
 		return LinkID(base + 2*i + int(d))
 	}
 	n, g := i/t.gpn, i%t.gpn
-	return LinkID(base + 2*(n*t.nics+g*t.nics/t.gpn) + int(d))
+	return LinkID(base + 2*(n*t.nics+t.nicOfLocal(g)) + int(d))
 }
 
 func (t *Topology) class(id LinkID) Class {
@@ -480,8 +480,11 @@ func (t *Topology) NIC(r int) int {
 	if t.nics == 0 {
 		return t.Local(r)
 	}
-	return t.Local(r) * t.nics / t.gpn
+	return t.nicOfLocal(t.Local(r))
 }
+
+// nicOfLocal is the shared NIC of a node's GPU g: NIC g·NICs/GPUsPerNode.
+func (t *Topology) nicOfLocal(g int) int { return g * t.nics / t.gpn }
 
 // Speed is rank r's GPU speed factor (1 = nominal).
 func (t *Topology) Speed(r int) float64 {
