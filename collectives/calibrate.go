@@ -401,8 +401,9 @@ func (hw Hardware) Describe() string {
 }
 
 // ncclAlgoNames are NCCL's names of ncclAlgos (NCCL_ALGO's spellings,
-// init.cc ncclAlgoStr).
-var ncclAlgoNames = [...]string{"Tree", "Ring", "NVLS", "NVLSTree", "PAT"}
+// init.cc ncclAlgoStr), in ncclAlgos' order: scenarios', which parses
+// NCCL_ALGO lists.
+var ncclAlgoNames = scenarios.NCCLAlgoNames
 
 // algoNames lists the algorithms of mask (bit 1<<a for Algo a) by NCCL's
 // names, in NCCL's order.

@@ -17,12 +17,12 @@ import (
 // and fails ("No algorithm/protocol available for function … NCCL_ALGO
 // was set to …", ncclInvalidUsage) when none is, all at commit
 // 5067397c2676d5aed50042fc39e5c8ee96eb0027 (scenarios.ParseNCCLList,
-// in NCCL's order: scenarios.NCCLAlgoNames is ncclAlgoNames,
-// TestNCCLLists); a protocol named in NCCL_PROTO is enabled even where NCCL leaves LL128
+// whose names ncclAlgoNames and ncclProtoNames are); a protocol named in NCCL_PROTO is enabled even where NCCL leaves LL128
 // off by default (pEnable 1, not 2: tuning.cc lines 443–447 and 518–536).
 
-// ncclProtoNames are NCCL's names of the protocols (init.cc ncclProtoStr).
-var ncclProtoNames = [numProtos]string{"LL", "LL128", "Simple"}
+// ncclProtoNames are NCCL's names of the protocols (init.cc ncclProtoStr),
+// in Proto's order: scenarios', which parses NCCL_PROTO lists.
+var ncclProtoNames = scenarios.NCCLProtoNames
 
 // ErrNoAlgorithm is NCCL's refusal when NCCL_ALGO and NCCL_PROTO leave a
 // collective no algorithm and protocol (enqueue.cc topoGetAlgoInfo: "no

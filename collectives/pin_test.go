@@ -1,11 +1,9 @@
 package collectives
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -62,13 +60,5 @@ func TestNCCLProtoEnablesLL128(t *testing.T) {
 	c, err := NewModel(hw).Choose(AllReduce, sh, Auto, units.MiB)
 	if err != nil || c.Proto != LL128 {
 		t.Errorf("NCCL_PROTO=LL128 over PCIe: %v/%v, %v; want LL128", c.Algo, c.Proto, err)
-	}
-}
-
-// TestNCCLAlgoNamesOrder: scenarios.NCCLAlgoNames, by which ParseNCCLAlgos
-// indexes ncclAlgos, is NCCL's order of ncclAlgoNames.
-func TestNCCLAlgoNamesOrder(t *testing.T) {
-	if !slices.Equal(scenarios.NCCLAlgoNames, ncclAlgoNames[:]) || !slices.Equal(scenarios.NCCLProtoNames, ncclProtoNames[:]) {
-		t.Errorf("scenarios %v %v, collectives %v %v", scenarios.NCCLAlgoNames, scenarios.NCCLProtoNames, ncclAlgoNames, ncclProtoNames)
 	}
 }
