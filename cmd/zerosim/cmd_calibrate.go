@@ -314,6 +314,9 @@ func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives
 	for _, c := range curves {
 		pred := predict(m, c)
 		for j, us := range c.TimesUS {
+			if us <= 0 || math.IsNaN(pred[j]) {
+				continue // no measurement, or no time the model gives
+			}
 			e := (pred[j] - us) / us
 			errs = append(errs, e)
 			if math.Abs(e) > math.Abs(worst) {
