@@ -791,8 +791,8 @@ func wrapWords(words []string, width int, indent string, col int, brk string) st
 	return b.String()
 }
 
-// listAnd is "a", "a and b", "a, b and c".
-func listAnd(xs []string) string {
+// ListAnd joins words as prose does: "a", "a and b", "a, b and c".
+func ListAnd(xs []string) string {
 	if len(xs) < 2 {
 		return strings.Join(xs, "")
 	}
@@ -852,7 +852,7 @@ func NoFitText(p *sweep.Plan) string {
 		}
 		others := scenarios.StacksRunning(3)
 		ways = append(ways, fmt.Sprintf("ZeRO stage 3, which stack %s does not run (it runs stages %s) and %s do (--set stack=%s)",
-			p.Stack, listAnd(names), listAnd(others), others[0]))
+			p.Stack, ListAnd(names), ListAnd(others), others[0]))
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")

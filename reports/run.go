@@ -845,7 +845,7 @@ func joinLinks(d []scenarios.DegradedLink, tail, item func(scenarios.DegradedLin
 	for i, x := range d {
 		names[i] = item(x)
 	}
-	return "links at " + listAnd(names)
+	return "links at " + ListAnd(names)
 }
 
 // oneOrMany is one when n is 1, else many: a verb's or pronoun's number.

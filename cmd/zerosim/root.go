@@ -423,10 +423,7 @@ func fileWriters(root *cobra.Command) string {
 			names = append(names, c.Name())
 		}
 	}
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return reports.ListAnd(names)
 }
 
 // checkJobs checks a --jobs value (sweep, plan, compare).
