@@ -328,20 +328,7 @@ func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives
 	if src == "" && len(curves) > 0 {
 		src = curves[0].Source
 	}
-	p := fit.Params
-	var odd []string
-	if p.IntraEff < poorFitEff {
-		odd = append(odd, fmt.Sprintf("intra efficiency %.3f", p.IntraEff))
-	}
-	if p.InterEff < poorFitEff {
-		odd = append(odd, fmt.Sprintf("inter efficiency %.3f", p.InterEff))
-	}
-	if p.IntraHop > poorFitHopUS {
-		odd = append(odd, fmt.Sprintf("intra hop %+.2f µs", p.IntraHop))
-	}
-	if p.InterHop > poorFitHopUS {
-		odd = append(odd, fmt.Sprintf("inter hop %+.2f µs", p.InterHop))
-	}
+	odd := oddCorrections(fit.Params)
 	misses := math.Abs(worst) > poorFitMax || median > poorFitMedian
 	if len(errs) < 4 && !misses {
 		// Fewer sizes than the four corrections fitted: they are not
@@ -366,6 +353,25 @@ func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives
 		"the logs are likely of a cluster this scenario does not describe (%s); a network plugin tunes NCCL by its own latencies and protocols: "+
 		"give the link preset of the network measured, e.g. --set cluster.inter.preset=TCPXO (GCP A3 Mega), EFA-p4d or EFA-p5 (AWS), RoCE400 (RoCE), and calibrate again",
 		src, 100*math.Abs(worst), at, model, measured, 100*median, needs, hw.Describe())
+}
+
+// oddCorrections names the fitted corrections past poorFit's bounds: an
+// efficiency below poorFitEff, more than poorFitHopUS per hop.
+func oddCorrections(p collectives.Params) []string {
+	var odd []string
+	if p.IntraEff < poorFitEff {
+		odd = append(odd, fmt.Sprintf("intra efficiency %.3f", p.IntraEff))
+	}
+	if p.InterEff < poorFitEff {
+		odd = append(odd, fmt.Sprintf("inter efficiency %.3f", p.InterEff))
+	}
+	if p.IntraHop > poorFitHopUS {
+		odd = append(odd, fmt.Sprintf("intra hop %+.2f µs", p.IntraHop))
+	}
+	if p.InterHop > poorFitHopUS {
+		odd = append(odd, fmt.Sprintf("inter hop %+.2f µs", p.InterHop))
+	}
+	return odd
 }
 
 // calibrationLogs is the report of every log: its errors and warnings.
