@@ -264,10 +264,7 @@ func (r *accReader) unknownTop(top map[string]accField) error {
 		return a.key.Column - b.key.Column
 	})
 	k := bad[0].key.Value
-	fix := "remove it or fix its spelling;"
-	if near := nearKey(k, known); near != "" {
-		fix = "did you mean " + near + "?"
-	}
+	fix := unknownKeyFix(k, known)
 	return r.errAt(bad[0].key, "%s is not an Accelerate config key (%s accelerate launch refuses unknown keys: commands/config/config_args.py:154-159 at %s)", strconv.Quote(clip(k)), fix, accCommit)
 }
 

@@ -157,6 +157,16 @@ func nearKey(k string, known []string) string {
 }
 
 // didYouMean is " (did you mean NAME?)" for nearKey's answer, "" for none.
+// unknownKeyFix is the fix for an unknown key k of a tool's config that
+// refuses unknown keys: "did you mean NEAR?" for the nearest of known, else
+// "remove it or fix its spelling;".
+func unknownKeyFix(k string, known []string) string {
+	if near := nearKey(k, known); near != "" {
+		return "did you mean " + near + "?"
+	}
+	return "remove it or fix its spelling;"
+}
+
 func didYouMean(k string, known []string) string {
 	if near := nearKey(k, known); near != "" {
 		return " (did you mean " + near + "?)"

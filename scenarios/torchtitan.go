@@ -650,10 +650,7 @@ func (d *ttDoc) unknownKey(k string) error {
 	if _, ok := d.pos[bad]; ok {
 		at = bad
 	}
-	fix := "remove it or fix its spelling;"
-	if near := nearKey(bad, ttKnownNames()); near != "" {
-		fix = "did you mean " + near + "?"
-	}
+	fix := unknownKeyFix(bad, ttKnownNames())
 	return d.errf(at, "%s is not a torchtitan job config %s (%s torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48)", bad, what, fix, TorchtitanCommit[:7])
 }
 
