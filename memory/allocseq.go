@@ -726,7 +726,9 @@ func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 // one the optimizer step follows.
 func (st *simState) microStep(step int, first, last bool, params []simUnit, acts, recs [][]int64) {
 	r := st.r
-	pendingCopyOut := map[int]bool{}
+	// pendingCopyOut[u]: unit u's all-gather output awaits its copy-out;
+	// none below lowest does.
+	pendingCopyOut, lowest := make([]bool, len(params)), 0
 	// held is the forward unit whose all-gather output FSDP2 keeps after
 	// its copy-out (AllGatherState, comm_ctx.all_gather_state): "we must
 	// keep the current all-gather result alive until that copy-in
@@ -752,11 +754,14 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			// wait_for_unshard), so any earlier unit still pending (one
 			// whose forward allocates nothing the timeline records, as
 			// the embedding) copies out first.
-			for v := 0; v < u; v++ {
+			for v := lowest; v < u; v++ {
 				copyOut(v, true)
 			}
 		}
-		delete(pendingCopyOut, u)
+		pendingCopyOut[u] = false
+		for lowest < len(pendingCopyOut) && !pendingCopyOut[lowest] {
+			lowest++
+		}
 		release()
 		// foreach_all_gather_copy_out: the unsharded parameters on the
 		// compute stream; the all-gather output goes, or in forward
@@ -794,7 +799,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			switch {
 			case e.Delta > 0 && st.fsdp2:
 				st.alloc("agout", u, StreamGather, e.Delta)
-				pendingCopyOut[u] = true
+				pendingCopyOut[u], lowest = true, min(lowest, u)
 			case e.Delta > 0:
 				st.alloc("mpshard", u, StreamPre, e.Delta/params[u].n)
 				st.alloc("gathered", u, StreamGather, e.Delta)
