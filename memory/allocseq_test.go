@@ -346,6 +346,23 @@ func reservedOn(a *Allocator, stream int) int64 {
 	return n
 }
 
+// packedShardGrads is what an expandable segment holding r's sharded
+// gradients, packed, reserves: their bytes, each rounded to 512 B, in
+// 20 MiB pages, those of at most 1 MiB in the small pool's 2 MiB pages;
+// and the large and small pools' bytes.
+func packedShardGrads(r *Report) (packed, large, small int64) {
+	for _, u := range r.Units {
+		switch n := allocRoundSize(u.ShardGrad); {
+		case u.ShardGrad == 0:
+		case n <= allocSmallSize:
+			small += n
+		default:
+			large += n
+		}
+	}
+	return (large+allocLargeBuf-1)/allocLargeBuf*allocLargeBuf + (small+allocSmallBuf-1)/allocSmallBuf*allocSmallBuf, large, small
+}
+
 // FSDP2 allocates each unit's reduce-scatter output, its sharded gradient,
 // on the reduce-scatter stream in every version (foreach_reduce's "with
 // torch.cuda.stream(reduce_scatter_stream)"; memory/allocseq.go), and
@@ -361,17 +378,7 @@ func TestFSDP2ShardGradsOnTheReduceScatterStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var large, small int64
-	for _, u := range r.Units {
-		switch n := allocRoundSize(u.ShardGrad); {
-		case u.ShardGrad == 0:
-		case n <= allocSmallSize:
-			small += n
-		default:
-			large += n
-		}
-	}
-	want := (large+allocLargeBuf-1)/allocLargeBuf*allocLargeBuf + (small+allocSmallBuf-1)/allocSmallBuf*allocSmallBuf
+	want, large, small := packedShardGrads(r)
 	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
 	if err != nil {
 		t.Fatal(err)

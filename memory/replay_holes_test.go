@@ -200,17 +200,7 @@ func TestFSDP1InputOnReduceStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var large, small int64
-	for _, u := range r.Units {
-		switch n := allocRoundSize(u.ShardGrad); {
-		case u.ShardGrad == 0:
-		case n <= allocSmallSize:
-			small += n
-		default:
-			large += n
-		}
-	}
-	packed := (large+allocLargeBuf-1)/allocLargeBuf*allocLargeBuf + (small+allocSmallBuf-1)/allocSmallBuf*allocSmallBuf
+	packed, _, _ := packedShardGrads(r)
 	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
 	if err != nil {
 		t.Fatal(err)
