@@ -3,9 +3,7 @@ package collectives
 import (
 	"testing"
 
-	"github.com/zerosim/zerosim/sim"
 	"github.com/zerosim/zerosim/topology"
-	"github.com/zerosim/zerosim/units"
 )
 
 // TestSharedNICReaders (review rev23): every reader of a shape's NIC count
@@ -62,22 +60,7 @@ func TestSharedNICsUnalignedGroups(t *testing.T) {
 			Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 25e9, Latency: 2000}})
 		hw := h100(25e9, 0)
 		hw.NICsPerNode = tc.nics
-		eng := sim.New()
-		f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
-		h, err := f.Start(Spec{Op: AllGather, Algo: Auto, Group: tc.group, Bytes: S}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng.Run()
-		took := units.Duration(h.End() - h.Start())
-		sent := map[[2]int]units.Bytes{}
-		for _, r := range tc.group {
-			sent[[2]int{topo.Node(r), topo.NIC(r)}] += f.Traffic().Sent[r][topology.Inter]
-		}
-		for k, b := range sent {
-			if rate := float64(b) / took.Seconds(); rate > 25e9*1.0001 {
-				t.Errorf("%s: node %d NIC %d sends %d B in %v: %.1f GB/s on a 25 GB/s NIC", tc.name, k[0], k[1], b, took, rate/1e9)
-			}
-		}
+		took, sent := allGatherAtOnce(t, topo, hw, S, tc.group)
+		checkNICRates(t, tc.name, sent, took, 25e9)
 	}
 }

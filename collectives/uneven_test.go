@@ -339,30 +339,8 @@ func TestSharedNICsAsRailNICs(t *testing.T) {
 		}
 		// Alone (group 0..11) and both groups at once.
 		for _, groups := range []int{1, 2} {
-			eng := sim.New()
-			f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
-			var hs []*Handle
-			for g := range groups {
-				h, err := f.Start(Spec{Op: AllGather, Algo: Auto, Group: seq(12*g, 12*g+12), Bytes: S}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				hs = append(hs, h)
-			}
-			eng.Run()
-			var end units.Duration
-			for _, h := range hs {
-				end = max(end, units.Duration(h.End()-h.Start()))
-			}
-			sent := map[nicKey]units.Bytes{}
-			for r := range topo.Ranks() {
-				sent[nicKey{topo.Node(r), topo.NIC(r)}] += f.Traffic().Sent[r][topology.Inter]
-			}
-			for k, b := range sent {
-				if rate := float64(b) / end.Seconds(); rate > float64(nic)*1.0001 {
-					t.Errorf("%s, %d group(s): node %d NIC %d sends %d B in %v: %.2f GB/s on a %.2f GB/s NIC", name, groups, k[0], k[1], b, end, rate/1e9, float64(nic)/1e9)
-				}
-			}
+			end, sent := allGatherAtOnce(t, topo, hw, S, seq(0, 12), seq(12, 24)[:12*(groups-1)])
+			checkNICRates(t, fmt.Sprintf("%s, %d group(s)", name, groups), sent, end, float64(nic))
 			if groups == 1 && tc.nics == 3 {
 				alone3 = end
 			}
@@ -430,32 +408,8 @@ func TestSharedNICsChannelsPerNIC(t *testing.T) {
 		{2, 0}: q, {2, 1}: q, {2, 2}: q, {2, 3}: q,
 	}
 	for _, groups := range []int{1, 2} {
-		eng := sim.New()
-		f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
-		var hs []*Handle
-		for g := range groups {
-			h, err := f.Start(Spec{Op: AllGather, Algo: Auto, Group: seq(9*g, 9*g+9), Bytes: S}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs = append(hs, h)
-		}
-		eng.Run()
-		var end units.Duration
-		for _, h := range hs {
-			end = max(end, units.Duration(h.End()-h.Start()))
-		}
-		sent := map[[2]int]units.Bytes{}
-		for r := range topo.Ranks() {
-			if b := f.Traffic().Sent[r][topology.Inter]; b > 0 {
-				sent[[2]int{topo.Node(r), topo.NIC(r)}] += b
-			}
-		}
-		for k, b := range sent {
-			if rate := float64(b) / end.Seconds(); rate > nic*1.0001 {
-				t.Errorf("%d group(s): node %d NIC %d sends %d B in %v: %.2f GB/s on a 25 GB/s NIC", groups, k[0], k[1], b, end, rate/1e9)
-			}
-		}
+		end, sent := allGatherAtOnce(t, topo, hw, S, seq(0, 9), seq(9, 18)[:9*(groups-1)])
+		checkNICRates(t, fmt.Sprintf("%d group(s)", groups), sent, end, nic)
 		if groups == 2 && !maps.Equal(sent, want) {
 			t.Errorf("bytes sent by (node, NIC) %v, want %v", sent, want)
 		}
@@ -468,4 +422,48 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// allGatherAtOnce starts an all-gather of S bytes over each non-empty
+// group at once on topo, NCCL's model of hw timing them, and returns the
+// longest's time and the bytes each (node, NIC) sent (NICs that sent
+// nothing left out).
+func allGatherAtOnce(t *testing.T, topo *topology.Topology, hw Hardware, S units.Bytes, groups ...[]int) (units.Duration, map[[2]int]units.Bytes) {
+	t.Helper()
+	eng := sim.New()
+	f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
+	var hs []*Handle
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		h, err := f.Start(Spec{Op: AllGather, Algo: Auto, Group: g, Bytes: S}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	eng.Run()
+	var end units.Duration
+	for _, h := range hs {
+		end = max(end, units.Duration(h.End()-h.Start()))
+	}
+	sent := map[[2]int]units.Bytes{}
+	for r := range topo.Ranks() {
+		if b := f.Traffic().Sent[r][topology.Inter]; b > 0 {
+			sent[[2]int{topo.Node(r), topo.NIC(r)}] += b
+		}
+	}
+	return end, sent
+}
+
+// checkNICRates fails when a NIC of sent sends above nic bytes/s over
+// end.
+func checkNICRates(t *testing.T, label string, sent map[[2]int]units.Bytes, end units.Duration, nic float64) {
+	t.Helper()
+	for k, b := range sent {
+		if rate := float64(b) / end.Seconds(); rate > nic*1.0001 {
+			t.Errorf("%s: node %d NIC %d sends %d B in %v: %.2f GB/s on a %.2f GB/s NIC", label, k[0], k[1], b, end, rate/1e9, nic/1e9)
+		}
+	}
 }
