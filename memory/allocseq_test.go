@@ -5,18 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/scenariotest"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
 func loadFSDP(t testing.TB, sets ...string) *scenarios.Scenario {
 	t.Helper()
-	s, err := scenarios.Load("fsdp.yaml", []byte(`version: 1
-cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
-model: {preset: llama2-7b, seq_len: 2048}
-parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 2, recompute: full, attention: sdpa, shard_dtype: fp32, reduce_dtype: fp32}
-communication: {boundary: fsdp2}
-`), sets)
+	s, err := scenarios.Load("fsdp.yaml", []byte(scenariotest.FSDP2Llama7B), sets)
 	if err != nil {
 		t.Fatal(err)
 	}

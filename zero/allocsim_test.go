@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/scenariotest"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -78,13 +79,7 @@ func TestSimulatedReserveFollowsTheModel(t *testing.T) {
 // itself, and the report itself as Result.MemoryModel); a report without
 // the profiler's view (memory.ReserveNone) is not taken.
 func TestReplayTakesTheMemoryReport(t *testing.T) {
-	s, err := scenarios.Load("fsdp.yaml", []byte(`version: 1
-cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB, gpu_memory: 17.5GiB}
-model: {preset: llama2-7b, seq_len: 2048}
-parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 2, recompute: full, attention: sdpa, shard_dtype: fp32, reduce_dtype: fp32}
-communication: {boundary: fsdp2}
-`), nil)
+	s, err := scenarios.Load("fsdp.yaml", []byte(scenariotest.FSDP2Llama7B), []string{"cluster.gpu_memory=17.5GiB"})
 	if err != nil {
 		t.Fatal(err)
 	}
