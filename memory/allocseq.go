@@ -76,7 +76,7 @@ type AllocSim struct {
 	StepPeakReserved []int64
 	StepRetries      []int
 	// Limit is what the simulated allocator could reserve before
-	// cudaMalloc fails (AllocatorLimit; 0: no limit).
+	// cudaMalloc fails (allocatorLimit; 0: no limit).
 	Limit int64
 	// OOM is the request the simulated allocator could not serve within
 	// Limit even after releasing its cache (nil: every request was
@@ -930,23 +930,10 @@ func (st *simState) adamStates(params []simUnit) {
 	}
 }
 
-// AllocatorLimit is what the caching allocator of a rank of s can reserve
-// before cudaMalloc fails: the GPU's memory less the CUDA context and
-// NCCL's buffers as ProfilerPeaks counts them; 0 when the GPU's memory is
-// not given.
-func AllocatorLimit(s *scenarios.Scenario) (int64, error) {
-	if s.Cluster.GPUMemory <= 0 {
-		return 0, nil
-	}
-	outside, err := outsideAllocator(s)
-	if err != nil {
-		return 0, err
-	}
-	return allocatorLimit(s, outside), nil
-}
-
-// allocatorLimit is AllocatorLimit with the device's memory outside the
-// allocator given (outsideAllocator).
+// allocatorLimit is what the caching allocator of a rank of s can reserve
+// before cudaMalloc fails: the GPU's memory less outside, the CUDA context
+// and NCCL's buffers as ProfilerPeaks counts them (outsideAllocator); 0 when
+// the GPU's memory is not given.
 func allocatorLimit(s *scenarios.Scenario, outside int64) int64 {
 	capacity := int64(s.Cluster.GPUMemory)
 	if capacity <= 0 {
@@ -965,7 +952,7 @@ func (a *AllocSim) Describe() string {
 }
 
 // simulateWithin simulates the caching allocator of s (memory report r)
-// within what it can reserve on the GPU (AllocatorLimit), as PyTorch's
+// within what it can reserve on the GPU (allocatorLimit), as PyTorch's
 // allocator runs: short of memory it releases its cached segments and
 // retries (malloc → release_cached_blocks; pytorch/pytorch
 // c10/cuda/CUDACachingAllocator.cpp at 001074d2, see allocator.go), and
@@ -997,19 +984,10 @@ func simulateWithin(s *scenarios.Scenario, r *Report) (*AllocSim, error) {
 	return &sim, nil
 }
 
-// ProfilerPeaksOf is ProfilerPeaksSimulated with the reserve of sim (nil:
+// profilerPeaksOf is profilerPeaksSimulated with the reserve of sim (nil:
 // not simulated), capped at the limit the simulation ran under (the
-// allocator cannot reserve more; at least the allocated peak).
-func ProfilerPeaksOf(s *scenarios.Scenario, peak, pool int64, sim *AllocSim) (reserved, device int64, err error) {
-	outside, err := outsideAllocator(s)
-	if err != nil {
-		return 0, 0, err
-	}
-	return profilerPeaksOf(s, peak, pool, sim, outside)
-}
-
-// profilerPeaksOf is ProfilerPeaksOf with the device's memory outside the
-// allocator given (outsideAllocator).
+// allocator cannot reserve more; at least the allocated peak); outside is
+// the device's memory outside the allocator (outsideAllocator).
 func profilerPeaksOf(s *scenarios.Scenario, peak, pool int64, sim *AllocSim, outside int64) (reserved, device int64, err error) {
 	var simulated int64
 	if sim != nil {

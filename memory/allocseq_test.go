@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ func TestSimulateReservedErrors(t *testing.T) {
 	if _, err := SimulateReserved(s, r, SegmentsDefault, 1<<30, 1); err == nil || !strings.Contains(err.Error(), "out of memory") {
 		t.Errorf("1 GiB device: %v, want out of memory", err)
 	}
-	if _, _, err := ProfilerPeaksSimulated(s, r.Peak, 0, -1); err == nil {
+	if _, _, err := profilerPeaksSimulated(s, r.Peak, 0, -1, 0); err == nil {
 		t.Error("negative simulated reserve accepted")
 	}
 }
@@ -162,7 +163,7 @@ func TestRank0Slices(t *testing.T) {
 }
 
 // The simulated allocator may reserve what the GPU leaves beside the CUDA
-// context and NCCL's buffers (AllocatorLimit): this step reserves 16.89 GiB
+// context and NCCL's buffers (allocatorLimit): this step reserves 16.89 GiB
 // unconstrained at a 15.20 GiB peak. On a 17.5 GiB GPU it releases its cache
 // and retries, and the reserve stays within the limit; on a 16.75 GiB GPU a
 // request finds no room even after the release (fragmentation), so the step
@@ -177,7 +178,8 @@ func TestSimulateReservedWithinTheGPU(t *testing.T) {
 		t.Fatalf("80 GB: %+v, want no retries", free.AllocSim)
 	}
 	s := loadFSDP(t, "cluster.gpu_memory=17.5GiB")
-	limit, err := AllocatorLimit(s)
+	o, err := outsideAllocator(s)
+	limit := allocatorLimit(s, o)
 	if outside := free.Device - free.Reserved; err != nil || limit != 35<<29-outside {
 		t.Fatalf("limit %d (%v), want 17.5 GiB less the context and NCCL's %d", limit, err, outside)
 	}
@@ -281,7 +283,9 @@ func TestReserveLevels(t *testing.T) {
 		// A report's own figures at its peak are the package functions'.
 		r, d, err := all.ProfilerPeaksAt(s, all.Peak)
 		need, err2 := all.DeviceNeedAt(s, all.Peak)
-		wr, wd, err3 := ProfilerPeaksOf(s, all.Peak, all.GatherPool, all.AllocSim)
+		outside, err3 := outsideAllocator(s)
+		wr, wd, err5 := profilerPeaksOf(s, all.Peak, all.GatherPool, all.AllocSim, outside)
+		err3 = errors.Join(err3, err5)
 		wn, err4 := DeviceNeed(s, all.Peak)
 		if err != nil || err2 != nil || err3 != nil || err4 != nil || r != wr || d != wd || need != wn || r != all.Reserved || d != all.Device || need != all.Need {
 			t.Errorf("%s: at the peak %d %d %d, want %d %d %d (%v %v %v %v)", c.gpu, r, d, need, wr, wd, wn, err, err2, err3, err4)

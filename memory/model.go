@@ -429,9 +429,11 @@ func (r *Report) Component(name Comp) Component {
 	return Component{Name: string(name)}
 }
 
-// ProfilerPeaksAt is ProfilerPeaksOf at the allocated peak peak of a
-// replay of s, the scenario r reports on: r's gather pool, allocator
-// simulation and memory outside the allocator, not worked out again.
+// ProfilerPeaksAt is ProfilerPeaks at the allocated peak peak of a replay
+// of s, the scenario r reports on, with r's gather pool and memory outside
+// the allocator, not worked out again, and r's allocator simulation: the
+// reserved peak is then simulated, capped at the limit the simulation ran
+// under (the allocator cannot reserve more; at least the allocated peak).
 func (r *Report) ProfilerPeaksAt(s *scenarios.Scenario, peak int64) (reserved, device int64, err error) {
 	outside, err := r.outsideOf(s)
 	if err != nil {

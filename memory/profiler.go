@@ -287,25 +287,20 @@ func allocatorBytes(s *scenarios.Scenario, peak int64) int64 {
 // reserved peak, the CUDA context and NCCL's buffers (none when those already
 // exceed it).
 func ProfilerPeaks(s *scenarios.Scenario, peak, pool int64) (reserved, device int64, err error) {
-	return ProfilerPeaksSimulated(s, peak, pool, 0)
-}
-
-// ProfilerPeaksSimulated is ProfilerPeaks with the caching allocator's
-// reserved peak simulated (SimulateReserved's PeakReserved: Report.AllocSim)
-// when simulated > 0: the reserved peak is then simulated, or the
-// allocator's part of peak in whole segments where that is more (a replay
-// that holds more than the timeline's order), instead of a fraction above
-// it.
-func ProfilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated int64) (reserved, device int64, err error) {
 	outside, err := outsideAllocator(s)
 	if err != nil {
 		return 0, 0, err
 	}
-	return profilerPeaksSimulated(s, peak, pool, simulated, outside)
+	return profilerPeaksSimulated(s, peak, pool, 0, outside)
 }
 
-// profilerPeaksSimulated is ProfilerPeaksSimulated with the device's
-// memory outside the allocator given (outsideAllocator).
+// profilerPeaksSimulated is ProfilerPeaks with the caching allocator's
+// reserved peak simulated (SimulateReserved's PeakReserved: Report.AllocSim)
+// when simulated > 0: the reserved peak is then simulated, or the
+// allocator's part of peak in whole segments where that is more (a replay
+// that holds more than the timeline's order), instead of a fraction above
+// it; outside is the device's memory outside the allocator
+// (outsideAllocator).
 func profilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated, outside int64) (reserved, device int64, err error) {
 	if simulated < 0 {
 		return 0, 0, fmt.Errorf("memory: simulated reserved peak %d B is negative", simulated)

@@ -97,7 +97,7 @@ communication: {boundary: deepspeed}
 		if r.AllocSim != nil {
 			simulated = r.AllocSim.PeakReserved
 		}
-		noPool, _, err := ProfilerPeaksSimulated(s, r.Peak, 0, simulated)
+		noPool, _, err := profilerPeaksSimulated(s, r.Peak, 0, simulated, r.outside)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,8 @@ import (
 )
 
 // Where the reserve is simulated (PyTorch FSDP at stage 3), the simulated
-// caching allocator runs within the GPU (memory.AllocatorLimit). The default
+// caching allocator runs within the GPU less the CUDA context and NCCL's
+// buffers. The default
 // example under FSDP1: on a 35 GiB GPU it fits, the
 // allocator releasing its cache in the first steps only (device_fits true);
 // on 34 GiB it releases it every step (device_fits false, the device peak

@@ -684,7 +684,7 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// A simulated reserved peak (memory.SimulatesReserve) comes from the
 	// memory model's timeline order.
 	// It is capped at what the simulated allocator could hold
-	// (memory.ProfilerPeaksOf).
+	// (memory.Report.ProfilerPeaksAt).
 	if res.ReservedPeak, res.DevicePeak, err = mrep.ProfilerPeaksAt(s, slices.Max(res.PeakMemory)); err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
