@@ -81,8 +81,8 @@ type Host struct {
 }
 
 // DGX A100's host, filled in when the scenario offloads anything on a GPU
-// whose system is DGX A100 or has no host table found (hostSystems gives
-// the others); set your own for other machines.
+// whose system is DGX A100 or has no host table found (hosts gives the
+// others); set your own for other machines.
 const (
 	// DefaultHostMemory: DGX A100 datasheet (NVIDIA, 2020), "System Memory
 	// 1TB" (the 320 GB system; the 640 GB system has 2 TB).
@@ -135,31 +135,49 @@ type HostSystem struct {
 var dgxA100 = HostSystem{Name: "DGX A100", Memory: DefaultHostMemory, MemoryBandwidth: DefaultHostMemoryBandwidth, Link: DefaultHostPCIe, Sockets: DefaultHostSockets,
 	Source: "DGX A100 datasheet: 1TB (the 320 GB system), 2 × AMD EPYC 7742 at 8 channels of DDR4-3200 each, PCIe 4.0 x16 per GPU (DefaultHostMemory and the constants above)"}
 
-// hostSystems are the GPU presets' hosts by GPU preset name prefix, as
-// hostCPUs are (QA13 F5: memory, bandwidth and link kept DGX A100's
-// whatever the GPU). DDR bandwidth is channels × 8 B × the transfer rate
-// the DIMM population runs at.
-var hostSystems = []struct {
-	prefix string
-	sys    HostSystem
-}{
-	{"A100", dgxA100},
-	{"A800", dgxA100},
-	{"H100", dgxH100},
-	{"H800", dgxH100},
-	{"H200", dgxH100},
-	{"B200", HostSystem{Name: "HGX B200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,
-		Source: "Nebius's 8 × B200 system in MLPerf Inference v6.0 (closed/Nebius/systems/nebius_b200_n1.json, mlcommons/inference_results_v6.0): " +
-			"2 × Intel Xeon Platinum 8580, 32 × 64GB DDR5 (2 TiB), accelerator_host_interconnect \"PCIe Gen5 x16\"; 32 DIMMs on 2 × 8 channels run 2 a channel, " +
-			"at DDR5-4400 (Intel 5th Gen Xeon: DDR5-5600 at one DIMM a channel, 4400 at two): 16 × 8 B × 4.4 GT/s = 563.2 GB/s. " +
-			"DGX B200's host (2 × Xeon 8570, hostCPUs) is the same Xeon generation; its memory table was not read"}},
-	{"GB200", graceBlackwell},
-	{"GB300", graceBlackwell},
-	{"MI3", HostSystem{Name: "AMD 8 × MI300X platform", Memory: 1536 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
-		Source: "AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json (mlcommons/inference_results_v4.1): 1.5TiB of 24 × 64GB " +
-			"DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), 2 × EPYC 9374F (12 channels each, one DIMM a channel): 24 × 8 B × 4.8 GT/s = 921.6 GB/s; " +
-			"accelerator_host_interconnect \"PCIe Gen5 x16\". MI325X and MI35x take it, as their host CPU does"}},
+// hosts are the systems the GPU presets ship in, by GPU preset name
+// prefix: the host side (sys; nil: no host table found, DGX A100's is
+// taken, QA13 F5) and the CPU vendor NCCL's tuner reads (cpu, with its
+// source; HostCPU). DDR bandwidth is channels × 8 B × the transfer rate the
+// DIMM population runs at.
+var hosts = []hostRow{
+	{"V100", nil, HostIntel, "DGX-1 2 × Xeon E5-2698 v4, DGX-2 2 × Xeon Platinum 8168 (vengineer.hatenablog.com 2023-01-21, listing the DGX datasheets)"},
+	{"A100", &dgxA100, HostAMD, "DGX A100: 2 × AMD EPYC 7742 (DGX A100 datasheet, as hardwaretimes.com's DGX A100 launch article and DefaultHostSockets quote it)"},
+	{"A800", &dgxA100, HostAMD, "the A100 with NVLink cut: no DGX A800 datasheet found, so DGX A100's 2 × AMD EPYC 7742"},
+	{"H100", &dgxH100, HostIntel, "DGX H100: 2 × Intel Xeon Platinum 8480C (vengineer.hatenablog.com's DGX H100/B200 datasheet comparison, 2024-06-25)"},
+	{"H800", &dgxH100, HostIntel, "the H100 with NVLink cut: DGX H100's 2 × Intel Xeon Platinum 8480C"},
+	{"H200", &dgxH100, HostIntel, "DGX H200: 'Dual Intel Xeon Platinum 8480C Processors, 112 cores total' (the DGX H200 datasheet as quoted in the huggingface dataset adelineclarissa/MMLU-Bench; NVIDIA's MLPerf Inference v4.1 H200 system, H200-SXM-141GBx8_TRT_MaxQ.json in mlcommons/inference_results_v4.1, also 2 × 8480C)"},
+	{"B200", &hgxB200, HostIntel, "DGX B200: 2 × Intel Xeon 8570 (NVIDIA DGX B200 User Guide, docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)"},
+	{"B300", nil, HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page found)"},
+	{"GB200", &graceBlackwell, HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
+	{"GB300", &graceBlackwell, HostArm, "NVIDIA Grace on the superchip, as GB200"},
+	{"MI3", &mi300xPlatform, HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); RCCL's getNetOverhead reads it (collectives/rccl.go)"},
+	{"L40S", nil, HostIntel, "no L40S system datasheet found: intel, NCCL's case for any host not AMD x86"},
+	{"A10G", nil, HostAMD, "AWS g5: 2nd Gen AMD EPYC 7R32 (aws/aperf docs/PMU.md, the EC2 instance table)"},
+	{"L4", nil, HostAMD, "AWS g6: AMD EPYC 7R13 (aws/aperf docs/PMU.md, the EC2 instance table)"},
 }
+
+// hostRow is one row of hosts.
+type hostRow struct {
+	prefix    string
+	sys       *HostSystem
+	cpu       HostCPU
+	cpuSource string
+}
+
+// hgxB200 is an 8 × B200 system's host.
+var hgxB200 = HostSystem{Name: "HGX B200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,
+	Source: "Nebius's 8 × B200 system in MLPerf Inference v6.0 (closed/Nebius/systems/nebius_b200_n1.json, mlcommons/inference_results_v6.0): " +
+		"2 × Intel Xeon Platinum 8580, 32 × 64GB DDR5 (2 TiB), accelerator_host_interconnect \"PCIe Gen5 x16\"; 32 DIMMs on 2 × 8 channels run 2 a channel, " +
+		"at DDR5-4400 (Intel 5th Gen Xeon: DDR5-5600 at one DIMM a channel, 4400 at two): 16 × 8 B × 4.4 GT/s = 563.2 GB/s. " +
+		"DGX B200's host (2 × Xeon 8570, hosts) is the same Xeon generation; its memory table was not read"}
+
+// mi300xPlatform is AMD's 8 × MI300X platform's host (MI325X and MI35x
+// take it).
+var mi300xPlatform = HostSystem{Name: "AMD 8 × MI300X platform", Memory: 1536 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
+	Source: "AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json (mlcommons/inference_results_v4.1): 1.5TiB of 24 × 64GB " +
+		"DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), 2 × EPYC 9374F (12 channels each, one DIMM a channel): 24 × 8 B × 4.8 GT/s = 921.6 GB/s; " +
+		"accelerator_host_interconnect \"PCIe Gen5 x16\". MI325X and MI35x take it, as their host CPU does"}
 
 // dgxH100 is DGX H100's and DGX H200's host.
 var dgxH100 = HostSystem{Name: "DGX H100/H200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,
@@ -178,16 +196,24 @@ var graceBlackwell = HostSystem{Name: "GB200/GB300 NVL72 (Grace)", MemoryPerGPU:
 		"Per GPU: 240GB and 256 GB/s. The C2C latency is not published: PCIe's 1 µs. GB300 NVL72: the same Grace, its own table not found"}
 
 // DefaultHostSystem is the host side of the system gpu (a GPU preset name)
-// ships in (hostSystems), DGX A100's when none was found (V100, L40S, the
-// RTX cards, A10G and L4 in AWS's g5 and g6, B300: no host memory table of
-// the DGX B300 found, a custom GPU).
+// ships in (hosts), DGX A100's when none was found (V100, L40S, the RTX
+// cards, A10G and L4 in AWS's g5 and g6, B300: no host memory table of the
+// DGX B300 found, a custom GPU).
 func DefaultHostSystem(gpu string) HostSystem {
-	for _, h := range hostSystems {
-		if strings.HasPrefix(gpu, h.prefix) {
-			return h.sys
-		}
+	if h := hostOf(gpu); h != nil && h.sys != nil {
+		return *h.sys
 	}
 	return dgxA100
+}
+
+// hostOf is the row of hosts for gpu (a GPU preset name), nil when none.
+func hostOf(gpu string) *hostRow {
+	for i := range hosts {
+		if strings.HasPrefix(gpu, hosts[i].prefix) {
+			return &hosts[i]
+		}
+	}
+	return nil
 }
 
 // nodeMemory is the system's host RAM on a node of gpn GPUs.
@@ -231,38 +257,13 @@ const (
 	HostArm   HostCPU = "arm"
 )
 
-// hostCPUs are the GPU presets' default hosts: the vendor of the CPU in
-// the system the preset's GPU ships in, by GPU preset name prefix.
-var hostCPUs = []struct {
-	prefix string
-	cpu    HostCPU
-	source string
-}{
-	{"V100", HostIntel, "DGX-1 2 × Xeon E5-2698 v4, DGX-2 2 × Xeon Platinum 8168 (vengineer.hatenablog.com 2023-01-21, listing the DGX datasheets)"},
-	{"A100", HostAMD, "DGX A100: 2 × AMD EPYC 7742 (DGX A100 datasheet, as hardwaretimes.com's DGX A100 launch article and DefaultHostSockets quote it)"},
-	{"A800", HostAMD, "the A100 with NVLink cut: no DGX A800 datasheet found, so DGX A100's 2 × AMD EPYC 7742"},
-	{"H100", HostIntel, "DGX H100: 2 × Intel Xeon Platinum 8480C (vengineer.hatenablog.com's DGX H100/B200 datasheet comparison, 2024-06-25)"},
-	{"H800", HostIntel, "the H100 with NVLink cut: DGX H100's 2 × Intel Xeon Platinum 8480C"},
-	{"H200", HostIntel, "DGX H200: 'Dual Intel Xeon Platinum 8480C Processors, 112 cores total' (the DGX H200 datasheet as quoted in the huggingface dataset adelineclarissa/MMLU-Bench; NVIDIA's MLPerf Inference v4.1 H200 system, H200-SXM-141GBx8_TRT_MaxQ.json in mlcommons/inference_results_v4.1, also 2 × 8480C)"},
-	{"B200", HostIntel, "DGX B200: 2 × Intel Xeon 8570 (NVIDIA DGX B200 User Guide, docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)"},
-	{"B300", HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page found)"},
-	{"GB200", HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
-	{"GB300", HostArm, "NVIDIA Grace on the superchip, as GB200"},
-	{"MI3", HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); RCCL's getNetOverhead reads it (collectives/rccl.go)"},
-	{"L40S", HostIntel, "no L40S system datasheet found: intel, NCCL's case for any host not AMD x86"},
-	{"A10G", HostAMD, "AWS g5: 2nd Gen AMD EPYC 7R32 (aws/aperf docs/PMU.md, the EC2 instance table)"},
-	{"L4", HostAMD, "AWS g6: AMD EPYC 7R13 (aws/aperf docs/PMU.md, the EC2 instance table)"},
-}
-
 // DefaultHostCPU is the host CPU of the system gpu (a GPU preset name)
-// ships in (hostCPUs, each with its source); intel for a GPU with no
-// system datasheet found (the RTX cards, a custom GPU), which
-// NCCL's tuner treats as it treats any host that is not AMD x86.
+// ships in (hosts, each with its source); intel for a GPU with no system
+// datasheet found (the RTX cards, a custom GPU), which NCCL's tuner treats
+// as it treats any host that is not AMD x86.
 func DefaultHostCPU(gpu string) HostCPU {
-	for _, h := range hostCPUs {
-		if strings.HasPrefix(gpu, h.prefix) {
-			return h.cpu
-		}
+	if h := hostOf(gpu); h != nil {
+		return h.cpu
 	}
 	return HostIntel
 }
