@@ -1,7 +1,6 @@
 package zero
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -514,10 +513,13 @@ func treeOnly(algo collectives.Algo) string {
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	r, err := replay(s, opt)
-	if c := s.Communication; err != nil && errors.Is(err, collectives.ErrNoAlgorithm) && (c.NCCLAlgo != "" || c.NCCLProto != "") {
-		// Name the keys that pinned NCCL's tuner (QA18 M5: the run's
-		// error named no key).
-		return nil, fmt.Errorf("communication.nccl_algo %q and nccl_proto %q leave a collective of the step no algorithm (add Ring to nccl_algo, or drop the keys): %w", c.NCCLAlgo, c.NCCLProto, err)
+	if err != nil {
+		// A pin that leaves a collective no algorithm, which the
+		// commands refuse at load: the key and the fix as they word it
+		// (QA18 M5: the run's error named no key).
+		if perr := CheckPins(s); perr != nil {
+			return nil, perr
+		}
 	}
 	return r, err
 }
