@@ -245,10 +245,11 @@ func TestScenarioNCCLPins(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, `--set communication.nccl_algo=Tree: nccl_algo "Tree" leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage 1 reduce-scatters and all-gathers, which NCCL then refuses`) {
 		t.Errorf("nccl_algo Tree: exit %d, %s", code, errOut)
 	}
-	// What the loader cannot judge (NVLS on two nodes) the replay
-	// refuses, naming the keys (QA18 M5).
+	// What the loader cannot judge (NVLS on two nodes) collectives'
+	// model refuses before the replay, at the key (QA18 M5, final read
+	// R2 F1: zero.CheckPins).
 	_, errOut, code = runCLI("run", "--set", "communication.nccl_algo=NVLS")
-	if code != 2 || !strings.Contains(errOut, `zerosim: default.yaml: communication.nccl_algo "NVLS" and nccl_proto "" leave a collective of the step no algorithm (add Ring to nccl_algo, or drop the keys): reduce-scatter over 16 ranks: no algorithm/protocol available`) {
+	if code != 2 || !strings.Contains(errOut, `zerosim: default.yaml: --set communication.nccl_algo=NVLS: communication.nccl_algo: the step's reduce-scatters: no algorithm/protocol available for reducescatter over 16 ranks on 2 nodes on this hardware: NCCL_ALGO was set to NVLS.`) {
 		t.Errorf("nccl_algo NVLS: exit %d, %s", code, errOut)
 	}
 	out, _, _ := runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--size", "1GiB")
