@@ -491,17 +491,15 @@ func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.Benc
 	if b.Algo != collectives.Auto || b.Model == nil || b.Op == collectives.AllToAll {
 		return slowChoice{}, false
 	}
-	chosen, fastest, ok := b.Model.FasterThanChoice(b.Op, collectives.ShapeOf(t, b.Groups[0]), r.Size)
-	why := "its cost ranks it first"
-	switch {
-	case b.Model.HW.GFX != "":
-		// RCCL ranks by rcclCost and times by NCCL's path (rccl.go).
-	case chosen.Algo == collectives.Tree && chosen.Proto == collectives.Simple:
-		why = "it ranks the Simple tree by its cost, without the pipeline fill its time holds"
-	case b.Model.HW.PluginLatency != 0 && t.Nodes() > 1:
-		why = "it ranks by the network plugin's latency, not the link's"
-	}
-	return slowChoice{r.Size, chosen, fastest, why}, ok
+	chosen, fastest, why, ok := b.Model.FasterThanChoice(b.Op, collectives.ShapeOf(t, b.Groups[0]), r.Size)
+	return slowChoice{r.Size, chosen, fastest, slownessWords[why]}, ok
+}
+
+// slownessWords say why the tuner's choice is slower (collectives.Slowness).
+var slownessWords = map[collectives.Slowness]string{
+	collectives.SlowCost:          "its cost ranks it first",
+	collectives.SlowTreeFill:      "it ranks the Simple tree by its cost, without the pipeline fill its time holds",
+	collectives.SlowPluginLatency: "it ranks by the network plugin's latency, not the link's",
 }
 
 // slowChoiceNotes says, once per run of consecutive sizes, where auto ran
@@ -509,8 +507,8 @@ func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.Benc
 // time is then NCCL's, above that algorithm's (QA17 L4).
 func slowChoiceNotes(b *collectives.Bench, rows []slowChoice) []string {
 	tuner := "NCCL's"
-	if b.Model != nil && b.Model.HW.GFX != "" {
-		tuner = "RCCL's"
+	if b.Model != nil {
+		tuner = b.Model.Library() + "'s"
 	}
 	var notes []string
 	for i := 0; i < len(rows); {
