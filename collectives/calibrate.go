@@ -352,6 +352,33 @@ func (c *Calibration) Model(hw Hardware) *Model {
 // on, the case in which Model keeps the measured curves.
 func (c *Calibration) Measured(hw Hardware) bool { return hw == c.HW }
 
+// PinsDiffer says, when hw's NCCL_ALGO and NCCL_PROTO (Algos, Protos) are
+// not those of the run the calibration measured (its hardware.algos and
+// hardware.protos), both: "measured with NCCL_ALGO Ring, NCCL_PROTO
+// Simple (hardware.algos, hardware.protos), this run has NCCL_ALGO NCCL's
+// default, NCCL_PROTO NCCL's default"; "" when they are the same. A
+// calibration records them, it does not set NCCL's environment: Model
+// then applies its fitted parameters, which correct the links' figures
+// whatever algorithm runs over them, and drops its curves, end-to-end
+// times of the algorithms those settings let NCCL choose (Measured is
+// false), as for a calibration of other hardware.
+func (c *Calibration) PinsDiffer(hw Hardware) string {
+	if c.HW.Algos == hw.Algos && c.HW.Protos == hw.Protos {
+		return ""
+	}
+	env := func(h Hardware) string {
+		a, p := "NCCL's default", "NCCL's default"
+		if h.Algos != 0 {
+			a = strings.Join(algoNames(h.Algos), ",")
+		}
+		if h.Protos != 0 {
+			p = strings.Join(ProtoNames(h.Protos), ",")
+		}
+		return "NCCL_ALGO " + a + ", NCCL_PROTO " + p
+	}
+	return "measured with " + env(c.HW) + " (hardware.algos, hardware.protos), this run has " + env(hw)
+}
+
 // Describe names hw as a calibration warning compares two clusters: the
 // GPU generation, the intra-node link and the NICs per node.
 func (hw Hardware) Describe() string {

@@ -1225,20 +1225,47 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	return best, nil
 }
 
+// Slowness says why the tuner's choice is slower than another
+// combination the model times (FasterThanChoice).
+type Slowness uint8
+
+const (
+	// SlowCost: the tuner's cost ranks its choice first, as the tuner
+	// does (on AMD across nodes RCCL ranks by rcclCost and NCCL's path
+	// times the choice: rccl.go).
+	SlowCost Slowness = iota
+	// SlowTreeFill: NCCL ranks a Simple tree by its cost, which leaves out
+	// the pipeline fill its time holds (treeSimpleFill).
+	SlowTreeFill
+	// SlowPluginLatency: across nodes NCCL ranks by the network plugin's
+	// latency (Hardware.PluginLatency), not the link's.
+	SlowPluginLatency
+)
+
+// Library is the collectives library whose tuner m models: "RCCL" on an
+// AMD GPU (Hardware.GFX), "NCCL" otherwise.
+func (m *Model) Library() string {
+	if m.HW.GFX != "" {
+		return "RCCL"
+	}
+	return "NCCL"
+}
+
 // FasterThanChoice is, where auto's choice for op over sh on nBytes is
-// not the fastest combination the model times, that choice and the
-// fastest (ok true). NCCL ranks a Simple tree by its cost, its bandwidth
-// with the empirical correction and no pipeline fill (ncclTopoGetAlgoTime
-// in src/graph/tuning.cc at the commit above), and Choose ranks as NCCL
-// does, while the tree's time holds the fill (treeSimpleFill): in that
-// window NCCL's choice, and so auto's time, is above another
-// algorithm's (QA17 L4: 8 × 8 H100, 512 MiB, tree/Simple 3,858.6 µs,
-// NVLS-tree 3,296.1 µs). Only times differing by more than 1 % count.
-func (m *Model) FasterThanChoice(op Op, sh Shape, nBytes units.Bytes) (chosen, fastest Choice, ok bool) {
+// not the fastest combination the model times, that choice, the fastest
+// and why the tuner chose it (ok true). NCCL ranks a Simple tree by its
+// cost, its bandwidth with the empirical correction and no pipeline fill
+// (ncclTopoGetAlgoTime in src/graph/tuning.cc at the commit above), and
+// Choose ranks as NCCL does, while the tree's time holds the fill
+// (treeSimpleFill): in that window NCCL's choice, and so auto's time, is
+// above another algorithm's (QA17 L4: 8 × 8 H100, 512 MiB, tree/Simple
+// 3,858.6 µs, NVLS-tree 3,296.1 µs). Only times differing by more than
+// 1 % count.
+func (m *Model) FasterThanChoice(op Op, sh Shape, nBytes units.Bytes) (chosen, fastest Choice, why Slowness, ok bool) {
 	m = &Model{HW: m.HW, Params: m.Params, GPUsPerThread: m.GPUsPerThread} // the model's times, not a calibration's curves
 	chosen, err := m.Time(op, sh, Auto, nBytes)
 	if err != nil || sh.Ranks < 2 || nBytes <= 0 {
-		return chosen, chosen, false
+		return chosen, chosen, SlowCost, false
 	}
 	fastest = chosen
 	for _, a := range ncclAlgos {
@@ -1246,7 +1273,14 @@ func (m *Model) FasterThanChoice(op Op, sh Shape, nBytes units.Bytes) (chosen, f
 			fastest = c
 		}
 	}
-	return chosen, fastest, float64(fastest.Time) < 0.99*float64(chosen.Time)
+	switch {
+	case m.HW.GFX != "":
+	case chosen.Algo == Tree && chosen.Proto == Simple:
+		why = SlowTreeFill
+	case m.HW.PluginLatency != 0 && sh.Nodes > 1:
+		why = SlowPluginLatency
+	}
+	return chosen, fastest, why, float64(fastest.Time) < 0.99*float64(chosen.Time)
 }
 
 // pinWhy says why algorithm a may not run, for Choose's error.

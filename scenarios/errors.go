@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Error is an input error at a position in a scenario file. Its message is one
@@ -72,3 +74,38 @@ func (e *Error) Error() string {
 	}
 	return e.Msg
 }
+
+// Place puts err, the error a check made on a loaded scenario returned
+// about one of its keys (an *Error with Path set and no File, as
+// zero.CheckPins returns), where Load(file, data, sets) would put its own
+// error about that key (errPath): at the key's line and column, or at the
+// --set flag or stack preset that gave its value, or at the nearest parent
+// key present. Load keeps no positions, so Place reads the file again: a
+// parse, paid only when a check fails. Any other error is returned as it
+// is.
+func Place(file string, data []byte, sets []string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.File != "" || e.Path == "" {
+		return err
+	}
+	l := &loader{file: file, setOf: map[*yaml.Node]string{}, idx: map[string]entry{}}
+	root, perr := l.fileTree(data)
+	for _, set := range sets {
+		if perr == nil {
+			perr = l.applySet(root, set)
+		}
+	}
+	if perr == nil {
+		perr = l.applyStack(root)
+	}
+	placed := l.fileErr(e.Msg)
+	if perr == nil {
+		l.index(root, "")
+		placed = l.errPath(e.Path, e.Msg)
+	}
+	placed.Msg, placed.Path, placed.Alone = oneLine(placed.Msg), e.Path, e.Alone
+	return placed
+}
+
+// Place is Place of the input's file and bytes.
+func (in Input) Place(sets []string, err error) error { return Place(in.File, in.Data, sets, err) }

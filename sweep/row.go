@@ -19,10 +19,19 @@ type Source struct {
 	Sets []string
 }
 
-// Load loads the source with its sets, then extra.
+// Load loads the source with its sets, then extra, and refuses, at its
+// key, an NCCL pin that leaves a collective of the step no algorithm
+// (zero.CheckPins), as the commands' own loads do.
 func (src Source) Load(extra ...string) (*scenarios.Scenario, error) {
 	sets := append(append([]string(nil), src.Sets...), extra...)
-	return scenarios.Load(src.File, src.Data, sets)
+	s, err := scenarios.Load(src.File, src.Data, sets)
+	if err != nil {
+		return nil, err
+	}
+	if err := zero.CheckPins(s); err != nil {
+		return nil, scenarios.Place(src.File, src.Data, sets, err)
+	}
+	return s, nil
 }
 
 // Row is the outcome of one point.

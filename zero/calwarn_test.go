@@ -15,23 +15,32 @@ import (
 // ring on a calibration of inter efficiency 0.3 and said nothing), and a
 // calibration of H100/NDR applied to an A100 cluster of one 12.5 GB/s NIC
 // per node drops its measured curves (run gave 10.104 s and said nothing):
-// both are said in the header and in a warning.
+// both are said in the header and in a warning. So is one measured under
+// NCCL's default NCCL_ALGO on this hardware, run under nccl_algo Ring
+// (final read R2 F3): one warning naming both settings, not the hardware.
 func TestCalibrationNotUsedIsSaid(t *testing.T) {
 	for _, tc := range []struct {
 		example, algo string
 		timing        string // Result.Timing
 		warn          string // "" = no warning
+		set           string
 	}{
-		{"default", "auto", "NCCL's cost model calibrated by cal.yaml", ""},
-		{"default", "nvls", "NCCL's cost model calibrated by cal.yaml", ""},
-		{"default", "ring", "alpha–beta, not calibrated", "communication.algorithm ring runs zerosim's alpha–beta lowering: the network part of cal.yaml (fitted to NCCL's cost model) is not used"},
-		{"default", "hierarchical", "alpha–beta, not calibrated", "communication.algorithm hierarchical runs zerosim's alpha–beta lowering"},
-		{"default", "tree", "alpha–beta, not calibrated; all-reduces on the tree", "communication.algorithm tree runs zerosim's alpha–beta lowering"},
+		{"default", "auto", "NCCL's cost model calibrated by cal.yaml", "", ""},
+		{"default", "nvls", "NCCL's cost model calibrated by cal.yaml", "", ""},
+		{"default", "ring", "alpha–beta, not calibrated", "communication.algorithm ring runs zerosim's alpha–beta lowering: the network part of cal.yaml (fitted to NCCL's cost model) is not used", ""},
+		{"default", "hierarchical", "alpha–beta, not calibrated", "communication.algorithm hierarchical runs zerosim's alpha–beta lowering", ""},
+		{"default", "tree", "alpha–beta, not calibrated; all-reduces on the tree", "communication.algorithm tree runs zerosim's alpha–beta lowering", ""},
 		{"llama2-13b-a100-eth", "auto", "NCCL's cost model calibrated by cal.yaml of other hardware, its measured curves not used",
-			"the network part of cal.yaml was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs, AMD host: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used"},
+			"the network part of cal.yaml was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs, AMD host: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used", ""},
+		{"default", "auto", "NCCL's cost model calibrated by cal.yaml measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used",
+			"the network part of cal.yaml was measured with NCCL_ALGO NCCL's default, NCCL_PROTO NCCL's default (hardware.algos, hardware.protos), this run has NCCL_ALGO Ring, NCCL_PROTO NCCL's default: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used", "communication.nccl_algo=Ring"},
 	} {
-		t.Run(tc.example+"/"+tc.algo, func(t *testing.T) {
-			s := example(t, tc.example, "communication.algorithm="+tc.algo)
+		t.Run(tc.example+"/"+tc.algo+tc.set, func(t *testing.T) {
+			sets := []string{"communication.algorithm=" + tc.algo}
+			if tc.set != "" {
+				sets = append(sets, tc.set)
+			}
+			s := example(t, tc.example, sets...)
 			s.Communication.Calibration = "cal.yaml"
 			s.Communication.CalibrationData = h100Calibration(t)
 			m, err := Model(s)
@@ -51,6 +60,9 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 			}
 			if tc.warn == "" && algo == collectives.Auto && len(m.Curves) == 0 {
 				t.Error("the calibration's curves were dropped on its own hardware")
+			}
+			if tc.set != "" && len(m.Curves) != 0 {
+				t.Error("the calibration's curves were kept under other NCCL_ALGO settings")
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package zero
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -384,14 +383,23 @@ func (n *fabricNet) sentRanks() int {
 // idealised clusters, given by link bandwidths and latencies only) and has
 // no calibration keeps the alpha–beta model (nil).
 func Model(s *scenarios.Scenario) (*collectives.Model, error) {
-	hw := collectives.HardwareOf(s)
-	if cal := s.Communication.CalibrationData; cal == nil || !cal.HasNetwork() {
+	return ModelOn(s, collectives.HardwareOf(s), s.Communication.CalibrationData)
+}
+
+// ModelOn is Model with the hardware hw (s's, as collectives.HardwareOf
+// gives it, with what a command changes: collective's --algo and --proto
+// set its NCCL_ALGO and NCCL_PROTO) and the calibration file cd (s's, or
+// one a command names; nil: none). A calibration whose hardware, pins
+// included, is not hw applies its fitted parameters without its measured
+// curves (collectives.Calibration.Model, PinsDiffer): the commands warn.
+func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calibration) (*collectives.Model, error) {
+	if cd == nil || !cd.HasNetwork() {
 		if s.Cluster.GPU == "" {
 			return nil, nil
 		}
 		return collectives.NewModel(hw), nil
 	}
-	cal, err := collectives.CalibrationOf(s.Communication.CalibrationData)
+	cal, err := collectives.CalibrationOf(cd)
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
@@ -405,7 +413,8 @@ func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 // bandwidth after the channel search and its latency tables, not to the
 // links' nominal figures); and a calibration fitted on other hardware
 // applies its corrections to this cluster's figures without its measured
-// curves.
+// curves, as does one measured under other NCCL_ALGO or NCCL_PROTO
+// settings (collectives.Calibration.PinsDiffer).
 func calibrationWarnings(s *scenarios.Scenario) []string {
 	cd := s.Communication.CalibrationData
 	if cd == nil || !cd.HasNetwork() {
@@ -430,7 +439,12 @@ func calibrationWarnings(s *scenarios.Scenario) []string {
 		// 2-node 1 MiB all-reduce at 4.09 µs, busbw 481 GB/s).
 		w = append(w, fmt.Sprintf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", name, b))
 	}
-	if hw := collectives.HardwareOf(s); !cal.Measured(hw) {
+	hw := collectives.HardwareOf(s)
+	if d := cal.PinsDiffer(hw); d != "" {
+		w = append(w, fmt.Sprintf("the network part of %s was %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (set communication.nccl_algo and nccl_proto as measured, or calibrate on logs taken with this run's)", name, d))
+		hw.Algos, hw.Protos = cal.HW.Algos, cal.HW.Protos // said: the rest of the hardware is next
+	}
+	if !cal.Measured(hw) {
 		w = append(w, fmt.Sprintf("the network part of %s was fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", name, cal.HW.Describe(), hw.Describe()))
 	}
 	return w
@@ -495,8 +509,13 @@ func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) 
 		if c == "" {
 			c = "a calibration"
 		}
-		if cal, err := collectives.CalibrationOf(s.Communication.CalibrationData); err == nil && !cal.Measured(collectives.HardwareOf(s)) {
-			c += " of other hardware, its measured curves not used"
+		if cal, err := collectives.CalibrationOf(s.Communication.CalibrationData); err == nil {
+			switch hw := collectives.HardwareOf(s); {
+			case cal.PinsDiffer(hw) != "":
+				c += " measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
+			case !cal.Measured(hw):
+				c += " of other hardware, its measured curves not used"
+			}
 		}
 		return m.Tuner() + " calibrated by " + c + treeOnly(algo)
 	}
@@ -514,10 +533,13 @@ func treeOnly(algo collectives.Algo) string {
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	r, err := replay(s, opt)
-	if c := s.Communication; err != nil && errors.Is(err, collectives.ErrNoAlgorithm) && (c.NCCLAlgo != "" || c.NCCLProto != "") {
-		// Name the keys that pinned NCCL's tuner (QA18 M5: the run's
-		// error named no key).
-		return nil, fmt.Errorf("communication.nccl_algo %q and nccl_proto %q leave a collective of the step no algorithm (add Ring to nccl_algo, or drop the keys): %w", c.NCCLAlgo, c.NCCLProto, err)
+	if err != nil {
+		// A pin that leaves a collective no algorithm, which the
+		// commands refuse at load: the key and the fix as they word it
+		// (QA18 M5: the run's error named no key).
+		if perr := CheckPins(s); perr != nil {
+			return nil, perr
+		}
 	}
 	return r, err
 }

@@ -305,22 +305,23 @@ const (
 // implausible corrections to meet them: the logs are then of a cluster
 // the scenario does not describe, most often a network whose plugin NCCL
 // tunes by other latencies and protocols (a link preset). "" when the fit
-// is good.
+// is good. The errors are the fit's own (Fit.Errors: one per row FitModel
+// fitted, every row with a measured time, calibrate fitting every size).
 func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve) string {
-	m := &collectives.Model{HW: hw, Params: fit.Params}
 	var errs []float64
 	worst, at, src := 0.0, int64(0), ""
 	var model, measured float64
-	for _, c := range curves {
-		pred := predict(m, c)
+	for i, c := range curves {
+		k := 0
 		for j, us := range c.TimesUS {
-			if us <= 0 || math.IsNaN(pred[j]) {
-				continue // no measurement, or no time the model gives
+			if us <= 0 || i >= len(fit.Errors) || k >= len(fit.Errors[i]) {
+				continue // no measurement: a row FitModel skipped
 			}
-			e := (pred[j] - us) / us
+			e := fit.Errors[i][k]
+			k++
 			errs = append(errs, e)
 			if math.Abs(e) > math.Abs(worst) {
-				worst, at, src, model, measured = e, c.Sizes[j], c.Source, pred[j], us
+				worst, at, src, model, measured = e, c.Sizes[j], c.Source, us*(1+e), us
 			}
 		}
 	}

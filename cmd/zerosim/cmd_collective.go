@@ -13,6 +13,7 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newCollectiveCmd) }
@@ -363,89 +364,86 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 }
 
 // collectiveModel is the scenario's collectives model, or --calibration's,
-// with NCCL_ALGO and NCCL_PROTO as --algo and --proto set them.
+// with NCCL_ALGO and NCCL_PROTO as --algo and --proto set them: zero's
+// (ModelOn), which applies a calibration measured under other settings
+// without its curves, as run does; both warn (collectiveCalibration).
 func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin collectiveAlgo) (*collectives.Model, error) {
 	hw := pin.apply(collectives.HardwareOf(s))
-	var cal *collectives.Calibration
-	src := o.calibration
+	cd, src, err := collectiveCalibration(a, o, s)
+	if err != nil {
+		return nil, err
+	}
+	if cd == nil && s.Cluster.GPU == "" && pin.pinned() {
+		// zero.ModelOn: NCCL's tables need the GPU generation.
+		return nil, inputError{fmt.Errorf("--algo %s: NCCL_ALGO and NCCL_PROTO set NCCL's tuner, which needs the cluster's GPU (its tables are per generation): add --set cluster.gpu=H100-80GB (or the GPU measured), or a --calibration; zerosim's alpha–beta lowerings (a scenario's communication.algorithm ring, tree, hierarchical) are --algo alphabeta-ring, alphabeta-tree, hierarchical", pin.name)}
+	}
+	m, err := zero.ModelOn(s, hw, cd)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("%s: %s", src, plain(err))}
+	}
+	if cd != nil {
+		if cal, err := collectives.CalibrationOf(cd); err == nil {
+			if d := cal.PinsDiffer(hw); d != "" {
+				fmt.Fprintf(a.err, "zerosim: warning: %s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)\n", src, d, pinsAsMeasured(cal.HW))
+			}
+		}
+	}
+	return m, nil
+}
+
+// pinsAsMeasured is the --algo and --proto that pin NCCL as the run a
+// calibration of hardware hw measured ran.
+func pinsAsMeasured(hw collectives.Hardware) string {
+	want := ""
+	if hw.Algos != 0 {
+		want = " --algo " + strings.ToLower(strings.Join(collectives.AlgoNames(hw.Algos), ","))
+	}
+	if hw.Protos != 0 {
+		want += " --proto " + strings.ToLower(strings.Join(collectives.ProtoNames(hw.Protos), ","))
+	}
+	if want == "" {
+		return "drop --algo and --proto to use them"
+	}
+	return "pin them as measured with" + want + " to use them"
+}
+
+// collectiveCalibration is the calibration file collective times with,
+// --calibration's or the scenario's (nil when neither has a network
+// part), and the name its messages give it.
+func collectiveCalibration(a *app, o *collectiveOpts, s *scenarios.Scenario) (*scenarios.Calibration, string, error) {
 	if o.calibration == "" {
 		cd := s.Communication.CalibrationData
 		if cd == nil || !cd.HasNetwork() {
-			if s.Cluster.GPU != "" {
-				return collectives.NewModel(hw), nil
-			}
-			if pin.pinned() {
-				// zero.Model: NCCL's tables need the GPU generation.
-				return nil, inputError{fmt.Errorf("--algo %s: NCCL_ALGO and NCCL_PROTO set NCCL's tuner, which needs the cluster's GPU (its tables are per generation): add --set cluster.gpu=H100-80GB (or the GPU measured), or a --calibration; zerosim's alpha–beta lowerings (a scenario's communication.algorithm ring, tree, hierarchical) are --algo alphabeta-ring, alphabeta-tree, hierarchical", pin.name)}
-			}
-			return nil, nil
+			return nil, "", nil
 		}
-		var err error
-		if cal, err = collectives.CalibrationOf(cd); err != nil {
-			return nil, inputError{err}
-		}
-		src = s.Communication.Calibration
+		src := s.Communication.Calibration
 		if src == "" {
 			src = "communication.calibration"
 		}
-	} else {
-		if err := noStdin("--calibration", o.calibration); err != nil {
-			return nil, err
-		}
-		data, err := readFileBounded(o.calibration, scenarios.MaxCalibrationBytes)
-		if errors.Is(err, errTooLarge) {
-			return nil, inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}
-		}
-		if err != nil {
-			return nil, readError("--calibration "+o.calibration, err)
-		}
-		cf, err := scenarios.ParseCalibration(o.calibration, data)
-		if err != nil {
-			return nil, inputError{fmt.Errorf("--calibration %w", err)}
-		}
-		if cal, err = collectives.CalibrationOf(cf); err != nil {
-			return nil, inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
-		}
-		for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
-			fmt.Fprintf(a.err, "zerosim: warning: %s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)\n", o.calibration, b)
-		}
+		return cd, src, nil
 	}
-	if err := pinsMatch(src, cal.HW, hw); err != nil {
-		return nil, inputError{err}
+	if err := noStdin("--calibration", o.calibration); err != nil {
+		return nil, "", err
 	}
-	return cal.Model(hw), nil
-}
-
-// pinsMatch refuses a calibration whose hardware.algos or hardware.protos
-// (the NCCL_ALGO and NCCL_PROTO of the measured run) are not those of
-// this run: the file records what was measured, it does not set NCCL's
-// environment, and ignoring it timed NCCL's default choice in silence.
-func pinsMatch(src string, cal, hw collectives.Hardware) error {
-	if cal.Algos == hw.Algos && cal.Protos == hw.Protos {
-		return nil
+	data, err := readFileBounded(o.calibration, scenarios.MaxCalibrationBytes)
+	if errors.Is(err, errTooLarge) {
+		return nil, "", inputError{fmt.Errorf("--calibration %s: larger than %d MiB, not a calibration file", o.calibration, scenarios.MaxCalibrationBytes>>20)}
 	}
-	env := func(h collectives.Hardware) string {
-		a, p := "NCCL's default", "NCCL's default"
-		if h.Algos != 0 {
-			a = strings.Join(collectives.AlgoNames(h.Algos), ",")
-		}
-		if h.Protos != 0 {
-			p = strings.Join(collectives.ProtoNames(h.Protos), ",")
-		}
-		return "NCCL_ALGO " + a + ", NCCL_PROTO " + p
+	if err != nil {
+		return nil, "", readError("--calibration "+o.calibration, err)
 	}
-	want := ""
-	if cal.Algos != 0 {
-		want = " --algo " + strings.ToLower(strings.Join(collectives.AlgoNames(cal.Algos), ","))
+	cf, err := scenarios.ParseCalibration(o.calibration, data)
+	if err != nil {
+		return nil, "", inputError{fmt.Errorf("--calibration %w", err)}
 	}
-	if cal.Protos != 0 {
-		want += " --proto " + strings.ToLower(strings.Join(collectives.ProtoNames(cal.Protos), ","))
+	cal, err := collectives.CalibrationOf(cf)
+	if err != nil {
+		return nil, "", inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
 	}
-	fix := "pin them as measured with" + want
-	if want == "" {
-		fix = "drop --algo and --proto"
+	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)\n", o.calibration, b)
 	}
-	return fmt.Errorf("%s: measured with %s (hardware.algos, hardware.protos), this run has %s; a calibration does not set NCCL's environment: %s, or calibrate on logs taken with this run's", src, env(cal), env(hw), fix)
+	return cf, "--calibration " + o.calibration, nil
 }
 
 // collectiveTiming names what times b: zerosim's alpha–beta lowering, or
@@ -493,17 +491,15 @@ func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.Benc
 	if b.Algo != collectives.Auto || b.Model == nil || b.Op == collectives.AllToAll {
 		return slowChoice{}, false
 	}
-	chosen, fastest, ok := b.Model.FasterThanChoice(b.Op, collectives.ShapeOf(t, b.Groups[0]), r.Size)
-	why := "its cost ranks it first"
-	switch {
-	case b.Model.HW.GFX != "":
-		// RCCL ranks by rcclCost and times by NCCL's path (rccl.go).
-	case chosen.Algo == collectives.Tree && chosen.Proto == collectives.Simple:
-		why = "it ranks the Simple tree by its cost, without the pipeline fill its time holds"
-	case b.Model.HW.PluginLatency != 0 && t.Nodes() > 1:
-		why = "it ranks by the network plugin's latency, not the link's"
-	}
-	return slowChoice{r.Size, chosen, fastest, why}, ok
+	chosen, fastest, why, ok := b.Model.FasterThanChoice(b.Op, collectives.ShapeOf(t, b.Groups[0]), r.Size)
+	return slowChoice{r.Size, chosen, fastest, slownessWords[why]}, ok
+}
+
+// slownessWords say why the tuner's choice is slower (collectives.Slowness).
+var slownessWords = map[collectives.Slowness]string{
+	collectives.SlowCost:          "its cost ranks it first",
+	collectives.SlowTreeFill:      "it ranks the Simple tree by its cost, without the pipeline fill its time holds",
+	collectives.SlowPluginLatency: "it ranks by the network plugin's latency, not the link's",
 }
 
 // slowChoiceNotes says, once per run of consecutive sizes, where auto ran
@@ -511,8 +507,8 @@ func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.Benc
 // time is then NCCL's, above that algorithm's (QA17 L4).
 func slowChoiceNotes(b *collectives.Bench, rows []slowChoice) []string {
 	tuner := "NCCL's"
-	if b.Model != nil && b.Model.HW.GFX != "" {
-		tuner = "RCCL's"
+	if b.Model != nil {
+		tuner = b.Model.Library() + "'s"
 	}
 	var notes []string
 	for i := 0; i < len(rows); {

@@ -106,6 +106,9 @@ func validateOne(f string, sets []string, in io.Reader) (validFile, []string, st
 	if err == nil {
 		s, err = src.Load(sets)
 	}
+	if err == nil {
+		err = src.Place(sets, zero.CheckPins(s))
+	}
 	if err != nil {
 		return validFile{}, nil, "", err
 	}

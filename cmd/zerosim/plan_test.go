@@ -815,9 +815,11 @@ func TestPlanNoFitStagesTheStackRuns(t *testing.T) {
 // memory model lets through fails as input (NCCL_ALGO=NVLS on A100s,
 // which have no NVLS), plan says so with the first error and exits 2,
 // instead of "no configuration fits" with a smallest peak under the GPU.
+// The pin is now refused at load, at the --set, before any search (final
+// read R2 F1: zero.CheckPins).
 func TestPlanAllInvalidIsInputError(t *testing.T) {
 	code, out, errOut := runMain(t, "", "plan", "--set", "communication.nccl_algo=NVLS", "--set", "cluster.gpu=A100-80GB", "--set", "cluster.intra.preset=NVLink3")
-	if code != 2 || out != "" || !strings.Contains(errOut, "zerosim: plan: no configuration that fits in memory can be replayed; the first: ") || !strings.Contains(errOut, "NCCL_ALGO was set to NVLS") {
+	if code != 2 || out != "" || !strings.HasPrefix(errOut, "zerosim: default.yaml: --set communication.nccl_algo=NVLS: communication.nccl_algo: the step's reduce-scatters: ") || !strings.Contains(errOut, "NCCL_ALGO was set to NVLS") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -8,12 +8,15 @@ import (
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // loadScenario reads and loads the scenario a command was given (see
 // scenarios.ReadInput: "" is the default example, "-" standard input, then a
 // file or an embedded example) with the --set overrides, and prints the
-// scenario's warnings. Errors are input errors (exit code 2).
+// scenario's warnings. An NCCL pin that leaves a collective of the step no
+// algorithm is refused at its key before them (zero.CheckPins). Errors are
+// input errors (exit code 2).
 func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
@@ -21,6 +24,9 @@ func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
 	}
 	a.file, a.input = in.File, in
 	s, err := in.Load(a.sets)
+	if err == nil {
+		err = in.Place(a.sets, zero.CheckPins(s))
+	}
 	if err != nil {
 		return nil, inputError{err}
 	}

@@ -57,10 +57,11 @@ func TestPlanReproduceStdin(t *testing.T) {
 // group has one GPU per node (K = 2 over 2 nodes: the inter-group
 // all-reduce) exits 2 with one line that says why and what to use; it
 // said "two or more GPUs per node" of a cluster of 8 a node, and no fix.
+// It is refused at the key, before the replay (zero.CheckPins).
 func TestNVLSTreeRefusalSaysTheFix(t *testing.T) {
 	_, stderr, code := runCLI("run", "--set", "communication.algorithm=nvlstree", "--set", "parallelism.k=2", "--set", "parallelism.zero_stage=3")
-	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "all-reduce over 2 ranks: nvlstree cannot run allreduce over 2 ranks on 2 nodes") ||
-		!strings.Contains(stderr, "two or more of the group's GPUs on each node") || !strings.HasSuffix(stderr, "; NCCL's own choice runs the rest)\n") {
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--set communication.algorithm=nvlstree: communication.algorithm: the step's all-reduces: nvlstree cannot run allreduce over 2 ranks on 2 nodes") ||
+		!strings.Contains(stderr, "two or more of the group's GPUs on each node") || !strings.HasSuffix(stderr, "; NCCL's own choice runs the rest): set algorithm: auto (NCCL's own choice)\n") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
