@@ -789,17 +789,30 @@ func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
 }
 
 // modelPattern is the algorithm whose traffic stands for NCCL's chosen
-// algorithm chosen on a group split into blocks: rails means NCCL's ring
-// channels (railRings), Hierarchical the two-level pattern, and Ring
-// without rails the ring in group order. A group of at least two ranks on
-// each of several nodes crosses between them on its channels' NICs
-// whatever NCCL chose (railRings); over even blocks tree and NVLS keep the
-// two-level pattern, over uneven ones, where it cannot run, the channels'
-// rings stand for them too (their NVLink and network bytes are the
-// ring's, more than NVLS or the tree moves: timePlan squeezes those
-// classes into the model's time, the smallest node's as NCCL prices it).
+// algorithm chosen on a group split into blocks: rails means NCCL's
+// channels, their rings (railRings) or, with pattern Tree, their trees
+// (railTrees); Hierarchical the two-level pattern, and Ring without rails
+// the ring in group order. A group of at least two ranks on each of
+// several nodes crosses between them on its channels' NICs whatever NCCL
+// chose; over even blocks tree and NVLS keep the two-level pattern. Over
+// uneven blocks, where it cannot run, a tree or NVLS-tree runs NCCL's
+// trees over the channels (railTrees), one-rank nodes included: the rings
+// there carry 2(n−1)/n of the buffer through each node's NICs, the tree
+// the buffer once, which NCCL's model prices over two nodes (tuning.cc
+// line 306, bwIntra, which the tree search raises to twice bwInter:
+// search.cc lines 1279–1281, at 5067397c2676d5aed50042fc39e5c8ee96eb0027),
+// so a ring standing in for it ran the NICs above their speed (2 + 1 H100
+// ranks, a 1 GiB tree all-reduce: 4/3 of S through rank 7's NIC in the
+// tree's 26.0 ms, 55.1 GB/s on a 50 GB/s NIC). A group of one rank a node
+// (or on one node) runs the ring in group order.
 func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails bool) {
-	if len(blocks) < 2 || slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
+	if len(blocks) < 2 {
+		return Ring, false
+	}
+	if !even && (chosen == Tree || chosen == NVLSTree) {
+		return Tree, true
+	}
+	if slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
 		return Ring, false
 	}
 	if chosen == Ring || !even {
@@ -827,10 +840,14 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	var rails bool
 	pattern.Algo, rails = modelPattern(c.Algo, blocks, even)
 	var p *Plan
-	if rails && len(spec.Group) > 1 && spec.Bytes > 0 {
+	switch {
+	case rails && len(spec.Group) > 1 && spec.Bytes > 0 && pattern.Algo == Tree:
+		p = &Plan{Spec: spec, Algo: Tree}
+		err = lw.railTrees(p, spec, blocks)
+	case rails && len(spec.Group) > 1 && spec.Bytes > 0:
 		p = &Plan{Spec: spec, Algo: Ring}
 		err = lw.railRings(p, spec, blocks)
-	} else {
+	default:
 		p, err = lw.phases(pattern, blocks, even)
 	}
 	if err != nil {
@@ -976,6 +993,107 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 		return build("ring-ag")
 	}
 	return nil
+}
+
+// railTrees adds NCCL's tree all-reduce over a group of m > 1 nodes
+// (blocks, of any sizes) to p, on the channels and crossing ranks of
+// railRings (railCrossings): in every node channel c is a chain from its
+// crossing rank s through the node's ranks (s, s+1, …, s−1), whose head s
+// talks to the other nodes over its NIC. Between nodes each channel runs
+// NCCL's double binary tree over the nodes (ncclGetDtree: a binary tree,
+// btreeParent, and its mirror for an even count of nodes or its shift
+// by one for an odd one; src/graph/trees.cc lines 32–113), channel c's
+// first tree on channel c and its second on channel c + nChannels
+// (connect.cc connectTrees, lines 138–176), each on half of the
+// channel's share of the buffer: ⌈S/(2C)⌉ goes up every edge of both
+// trees (the reduce, tail of a chain to its head, a node's head to its
+// parent node's) and down again (the broadcast). NCCL's chain is the
+// tree graph's GPUs in order, treeIntra[0] the one that connects to the
+// parent node (connect.cc ncclTopoPreset lines 53–62, NVIDIA/nccl at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027); under the tree pattern the
+// head also takes the children (child0Index 0), which is what two nodes
+// do under any pattern (each node is the other's child 1, attached at
+// treeIntra[0]). Over more nodes the balanced tree attaches a first
+// child at treeIntra[1] (line 55): zerosim keeps it at the head, the
+// same bytes through the node's NICs on one NIC of the channel rather
+// than two. So over two nodes each node's NICs send and receive S, S/B of
+// what a ring's channels put on them (B = 2(n−1)·⌈S/n⌉), spread over the
+// channels' NICs as railRings spreads its crossings.
+func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int) error {
+	m, n := len(blocks), len(spec.Group)
+	g := len(blocks[0])
+	for _, blk := range blocks {
+		g = min(g, len(blk))
+	}
+	C, cross := railCrossings(lw.t, blocks, g)
+	at := func(b, c int) int { // channel c's crossing rank in block b
+		if cross == nil {
+			return c
+		}
+		return int(cross[b][c])
+	}
+	// NCCL's depth estimate (connect.cc line 144), a step up and one down
+	// per level; a timed plan's latency is the model's (timePlan).
+	ph := Phase{Name: "tree", Steps: 2 * (n/m - 1 + log2i(m)), div: C}
+	ph.Bytes = ph.bytesFor(spec.Bytes)
+	if err := lw.begin(&ph, 4*C*(n-1)); err != nil {
+		return err
+	}
+	// parent[t][b] is block b's parent in tree t, −1 at its root.
+	var parent [2][]int
+	for t := range parent {
+		parent[t] = make([]int, m)
+		for b := range m {
+			q := b // b's place in tree t
+			if t == 1 {
+				if m%2 == 0 {
+					q = m - 1 - b
+				} else {
+					q = (b - 1 + m) % m
+				}
+			}
+			if q == 0 {
+				parent[t][b] = -1
+				continue
+			}
+			up := btreeParent(q, m)
+			switch {
+			case t == 0:
+				parent[t][b] = up
+			case m%2 == 0:
+				parent[t][b] = m - 1 - up
+			default:
+				parent[t][b] = (up + 1) % m
+			}
+		}
+	}
+	for c := range C {
+		for t := range parent {
+			for b, blk := range blocks {
+				gb, s := len(blk), at(b, c)
+				for i := range gb - 1 {
+					lo, hi := blk[(s+i)%gb], blk[(s+i+1)%gb]
+					if err := lw.add(&ph, hi, lo); err != nil {
+						return err
+					}
+					if err := lw.add(&ph, lo, hi); err != nil {
+						return err
+					}
+				}
+				if up := parent[t][b]; up >= 0 {
+					head, top := blk[s], blocks[up][at(up, c)]
+					if err := lw.add(&ph, head, top); err != nil {
+						return err
+					}
+					if err := lw.add(&ph, top, head); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	lw.finish()
+	return lw.end(p, ph)
 }
 
 // railCrossings is the channels railRings lowers a group split into
@@ -1203,14 +1321,17 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// floor of the plan's NIC bytes is needed: only the ring's chunk
 	// padding of a buffer of a few bytes per rank could pass it, by
 	// picoseconds of zerosim's own rounding, and a calibration's measured
-	// efficiency stands. Where the lowering stands in for another
-	// algorithm (a tree or NVLS-tree over uneven nodes is lowered on the
-	// channels' rings: modelPattern), its network bytes are the ring's,
-	// about twice what the tree moves, and are squeezed into the model's
-	// time like NVLS's NVLink bytes below: a floor of them would price the
-	// ring NCCL did not choose (8 + 4 H100, a 1 GiB NVLS-tree all-reduce:
-	// its ring channels' NIC bytes need 9.84 ms at 50 GB/s, NCCL's model
-	// 5.83 ms, the 4 + 4 group's).
+	// efficiency stands. A tree or NVLS-tree over uneven nodes runs NCCL's
+	// trees on the same channels (railTrees: S through each node's NICs
+	// over two nodes, in the model's time at its bwIntra, twice the NICs'
+	// bwInter; 8 + 4 H100, a 1 GiB NVLS-tree all-reduce: 268 MB through
+	// each of 4 NICs, 5.37 ms at 50 GB/s, in the model's 5.59 ms). Where
+	// the lowering stands in for another algorithm (NVLS's NVLink bytes
+	// below; the two-level pattern of a tree over even nodes), its bytes
+	// are squeezed into the model's time: a floor of them would price the
+	// pattern NCCL did not choose (the ring channels that stood for the
+	// 8 + 4 NVLS-tree needed 9.84 ms at 50 GB/s, NCCL's model 5.83 ms, the
+	// 4 + 4 group's).
 	// Where the model is faster than the lowering's busiest class (NVLS
 	// moves fewer NVLink bytes than the ring pattern it is lowered on),
 	// only the classes that need more than the model's time are squeezed
