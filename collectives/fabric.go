@@ -843,10 +843,10 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	switch {
 	case rails && len(spec.Group) > 1 && spec.Bytes > 0 && pattern.Algo == Tree:
 		p = &Plan{Spec: spec, Algo: Tree}
-		err = lw.railTrees(p, spec, blocks)
+		err = lw.railTrees(p, spec, blocks, sh)
 	case rails && len(spec.Group) > 1 && spec.Bytes > 0:
 		p = &Plan{Spec: spec, Algo: Ring}
-		err = lw.railRings(p, spec, blocks)
+		err = lw.railRings(p, spec, blocks, sh)
 	default:
 		p, err = lw.phases(pattern, blocks, even)
 	}
@@ -860,7 +860,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 }
 
 // railRings adds NCCL's ring channels over a group of m > 1 nodes of at
-// least 2 ranks each (blocks) to p: C channels (railCrossings), each one
+// least 2 ranks each (blocks) to p: C channels (railChannels), each one
 // ring through all n ranks carrying S/C of the buffer (a reduce-scatter or
 // all-gather phase of n−1 steps; all-reduce is both). NCCL builds each
 // channel's ring in a node as NET k → GPU a → … → GPU x → NET k, with the
@@ -896,19 +896,10 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 // smallest block's ranks channels, each on its own rail in every node,
 // put exactly that on the small node's NICs, and on the larger node's as
 // many (its other NICs idle).
-func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
+func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int, sh Shape) error {
 	m, n := len(blocks), len(spec.Group)
-	g := len(blocks[0])
-	for _, blk := range blocks {
-		g = min(g, len(blk))
-	}
-	C, cross := railCrossings(lw.t, blocks, g)
-	at := func(b, c int) int { // channel c's crossing rank in block b
-		if cross == nil {
-			return c
-		}
-		return int(cross[b][c])
-	}
+	C := railChannels(lw.t, sh)
+	var at func(b, c int) int // channel c's crossing rank in block b, on a cache miss
 	build := func(name string) error {
 		ph := Phase{Name: name, Steps: n - 1, ringK: n, div: C, rail: true}
 		ph.Bytes, ph.extra = ph.bytesFor(spec.Bytes), ph.extraFor(spec.Bytes)
@@ -917,6 +908,9 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 			ph.Transfers, ph.paths, ph.count, ph.perByte = r.transfers, r.paths, r.count, r.perByte
 			ph.first, ph.count0 = r.first, r.count0
 		} else {
+			if at == nil {
+				at = crossingRank(railCrossings(lw.t, blocks, C))
+			}
 			if err := lw.begin(&ph, C*(n+m)); err != nil {
 				return err
 			}
@@ -997,7 +991,7 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 
 // railTrees adds NCCL's tree all-reduce over a group of m > 1 nodes
 // (blocks, of any sizes) to p, on the channels and crossing ranks of
-// railRings (railCrossings): in every node channel c is a chain from its
+// railRings (railChannels, railCrossings): in every node channel c is a chain from its
 // crossing rank s through the node's ranks (s, s+1, …, s−1), whose head s
 // talks to the other nodes over its NIC. Between nodes each channel runs
 // NCCL's double binary tree over the nodes (ncclGetDtree: a binary tree,
@@ -1019,19 +1013,10 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 // than two. So over two nodes each node's NICs send and receive S, S/B of
 // what a ring's channels put on them (B = 2(n−1)·⌈S/n⌉), spread over the
 // channels' NICs as railRings spreads its crossings.
-func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int) error {
+func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int, sh Shape) error {
 	m, n := len(blocks), len(spec.Group)
-	g := len(blocks[0])
-	for _, blk := range blocks {
-		g = min(g, len(blk))
-	}
-	C, cross := railCrossings(lw.t, blocks, g)
-	at := func(b, c int) int { // channel c's crossing rank in block b
-		if cross == nil {
-			return c
-		}
-		return int(cross[b][c])
-	}
+	C := railChannels(lw.t, sh)
+	at := crossingRank(railCrossings(lw.t, blocks, C))
 	// NCCL's depth estimate (connect.cc line 144), a step up and one down
 	// per level; a timed plan's latency is the model's (timePlan).
 	ph := Phase{Name: "tree", Steps: 2 * (n/m - 1 + log2i(m)), div: C}
@@ -1096,63 +1081,89 @@ func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int) error {
 	return lw.end(p, ph)
 }
 
-// railCrossings is the channels railRings lowers a group split into
-// blocks on (g the smallest block's ranks) and where each crosses between
-// nodes: cross[b][c] is the index in blocks[b] of channel c's crossing
-// rank, nil when every GPU has its own NIC (channel c crosses at each
-// block's c-th rank, on rail c). Under shared NICs NCCL's search on a node
-// lists the NICs local to the communicator's GPUs there, each once, in
-// GPU order (src/graph/search.cc ncclTopoSelectNets and
-// ncclTopoPrefNetsChannelFirst), starts channel c at
-// nets[c mod netCount], entered through a GPU local to that NIC first
+// railChannels is the channels railRings and railTrees lower a group of
+// shape sh on (its smallest node's ranks g = sh.minPPN()), and
+// railCrossings where each crosses between nodes. Under shared NICs NCCL's
+// search on a node lists the NICs local to the communicator's GPUs there,
+// each once, in GPU order (src/graph/search.cc ncclTopoSelectNets and
+// ncclTopoPrefNetsChannelFirst), starts channel c at nets[c mod
+// netCount], entered through a GPU local to that NIC first
 // (ncclTopoSearchRecNet: net->net.localGpu, then ncclTopoGetLocal's GPUs;
 // commit 5067397c2676d5aed50042fc39e5c8ee96eb0027), so a communicator's
 // channels go round-robin over the distinct NICs its ranks on the node
 // reach, each NIC's channels entered through its own ranks in turn. The
 // channel count is g rounded up to a multiple of the fewest NICs any block
-// reaches (L, Shape.MinNICs): with C = q·L channels a block of L NICs
+// reaches: L, the shape's own count (Shape.MinNICs, or min(NICs, g) where
+// that is unset: nodeShape), the one the model prices (Hardware.shapeNICs),
+// so the two cannot disagree. With C = q·L channels a block of L NICs
 // puts B/L on each, and a block of L' > L NICs at most ⌈q·L/L'⌉ ≤ q
 // channels, B/L, on its busiest, so no NIC carries more than the model
-// prices (L NICs: Hardware.shapeNICs), where g channels over L ∤ g NICs
-// put ⌈g/L⌉/g of B on one (3 ranks on NICs 0, 0, 1: 2/3 of B on NIC 0
-// where the model prices B/2). NCCL's own channel count on such a node
-// is a multiple of its NICs (two channels per NIC, then duplicated:
-// search.cc ncclTopoCompute), balanced alike. The bytes a link carries do
-// not depend on the channel count but through the NICs' shares (every
-// channel crosses each NVLink pair once with B/C).
-func railCrossings(t *topology.Topology, blocks [][]int, g int) (int, [][]int32) {
+// prices, where g channels over L ∤ g NICs put ⌈g/L⌉/g of B on one (3
+// ranks on NICs 0, 0, 1: 2/3 of B on NIC 0 where the model prices B/2).
+// NCCL's own channel count on such a node is a multiple of its NICs (two
+// channels per NIC, then duplicated: search.cc ncclTopoCompute), balanced
+// alike. The bytes a link carries do not depend on the channel count but
+// through the NICs' shares (every channel crosses each NVLink pair once
+// with B/C). With one NIC per GPU it is g.
+func railChannels(t *topology.Topology, sh Shape) int {
+	g := sh.minPPN()
 	shared := t.SharedNICs()
 	if shared == 0 {
-		return g, nil
+		return g
+	}
+	L := sh.MinNICs
+	if L == 0 {
+		L = min(shared, g)
+	}
+	return (g + L - 1) / L * L
+}
+
+// railCrossings is where each of C channels (railChannels) crosses between
+// nodes: cross[b][c] is the index in blocks[b] of channel c's crossing
+// rank, nil when every GPU has its own NIC (channel c crosses at each
+// block's c-th rank, on rail c); under shared NICs channel c of block b
+// crosses on the (c mod l)-th of the l NICs its ranks reach, in order of
+// first use, through that NIC's ranks in turn.
+func railCrossings(t *topology.Topology, blocks [][]int, C int) [][]int32 {
+	shared := t.SharedNICs()
+	if shared == 0 {
+		return nil
 	}
 	// nics[b] is block b's NICs in order of first use, each the indices
 	// of its ranks in the block.
-	nics := make([][][]int32, len(blocks))
-	pos := make([]int32, shared) // NIC → 1 + its place in nics[b]
-	least := 0
+	nics := make([][]int32, 0, shared)
+	pos := make([]int32, shared) // NIC → 1 + its place in nics
+	cross := make([][]int32, len(blocks))
 	for b, blk := range blocks {
 		clear(pos)
+		nics = nics[:0]
 		for j, r := range blk {
 			k := t.NIC(r)
 			if pos[k] == 0 {
-				nics[b] = append(nics[b], nil)
-				pos[k] = int32(len(nics[b]))
+				nics = append(nics, nil)
+				pos[k] = int32(len(nics))
 			}
-			nics[b][pos[k]-1] = append(nics[b][pos[k]-1], int32(j))
+			nics[pos[k]-1] = append(nics[pos[k]-1], int32(j))
 		}
-		least = minPositive(least, len(nics[b]))
-	}
-	C := (g + least - 1) / least * least
-	cross := make([][]int32, len(blocks))
-	for b := range blocks {
-		l := len(nics[b])
+		l := len(nics)
 		cross[b] = make([]int32, C)
 		for c := range C {
-			rs := nics[b][c%l]
+			rs := nics[c%l]
 			cross[b][c] = rs[(c/l)%len(rs)]
 		}
 	}
-	return C, cross
+	return cross
+}
+
+// crossingRank is channel c's crossing rank in block b: cross[b][c]
+// (railCrossings), or c with one NIC per GPU (cross nil).
+func crossingRank(cross [][]int32) func(b, c int) int {
+	return func(b, c int) int {
+		if cross == nil {
+			return c
+		}
+		return int(cross[b][c])
+	}
 }
 
 // railBlocks is the indices of the blocks whose rail-ring transfers the
@@ -1312,7 +1323,7 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// node of one rank crosses on its own NIC in the ring in group order;
 	// under shared NICs the channels go round-robin over the NICs a node's
 	// ranks reach, a multiple of the fewest any node reaches, Shape.MinNICs,
-	// so no NIC carries more than B/MinNICs: railCrossings), each at the
+	// so no NIC carries more than B/MinNICs: railChannels), each at the
 	// search's 48 of 50 GB/s (Model.netBW). So where the
 	// lowering is the chosen algorithm's traffic (a ring), its busiest NIC
 	// needs no more than the model's time at the network's nominal speed

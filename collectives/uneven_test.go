@@ -398,7 +398,7 @@ func TestSharedNICsAsRailNICs(t *testing.T) {
 // TestSharedNICsChannelsPerNIC: where the small node's ranks reach a
 // number of NICs that does not divide its ranks, one channel per rank
 // would load one NIC more than the model prices; the lowering rounds its
-// channels up to a multiple of the NICs (railCrossings), as NCCL's
+// channels up to a multiple of the NICs (railChannels), as NCCL's
 // channel count is one of its NICs. 3 nodes of 6 H100 with 4 shared NICs
 // of 25 GB/s (GPU j's NIC ⌊4j/6⌋: 0, 0, 1, 2, 2, 3), two groups of 9
 // (K = 2): group A is node 0 and node 1's GPUs 0–2 (NICs 0, 0, 1), B node
