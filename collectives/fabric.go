@@ -794,22 +794,28 @@ func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
 // (railTrees); Hierarchical the two-level pattern, and Ring without rails
 // the ring in group order. A group of at least two ranks on each of
 // several nodes crosses between them on its channels' NICs whatever NCCL
-// chose; over even blocks tree and NVLS keep the two-level pattern. Over
-// uneven blocks, where it cannot run, a tree or NVLS-tree runs NCCL's
-// trees over the channels (railTrees), one-rank nodes included: the rings
-// there carry 2(n−1)/n of the buffer through each node's NICs, the tree
-// the buffer once, which NCCL's model prices over two nodes (tuning.cc
-// line 306, bwIntra, which the tree search raises to twice bwInter:
-// search.cc lines 1279–1281, at 5067397c2676d5aed50042fc39e5c8ee96eb0027),
-// so a ring standing in for it ran the NICs above their speed (2 + 1 H100
-// ranks, a 1 GiB tree all-reduce: 4/3 of S through rank 7's NIC in the
-// tree's 26.0 ms, 55.1 GB/s on a 50 GB/s NIC). A group of one rank a node
-// (or on one node) runs the ring in group order.
-func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails bool) {
+// chose; over even blocks tree and NVLS keep the two-level pattern, whose
+// inter-node rings leave each node through every rank's own NIC: NCCL's
+// channels balance over a node's NICs, so that stands for them only where
+// every block's ranks split evenly over the NICs they reach (nicsEven:
+// always with one NIC per GPU; 4 GPUs on 3 shared NICs, 2 + 1 + 1, put
+// half the bytes on the first NIC, which the model prices a third).
+// Over uneven blocks, where it cannot run, or unevenly split NICs, a tree
+// or NVLS-tree runs NCCL's trees over the channels (railTrees), one-rank
+// nodes included: the rings there carry 2(n−1)/n of the buffer through
+// each node's NICs, the tree the buffer once, which NCCL's model prices
+// over two nodes (tuning.cc line 306, bwIntra, which the tree search
+// raises to twice bwInter: search.cc lines 1279–1281, at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), so a ring standing in for it
+// ran the NICs above their speed (2 + 1 H100 ranks, a 1 GiB tree
+// all-reduce: 4/3 of S through rank 7's NIC in the tree's 26.0 ms,
+// 55.1 GB/s on a 50 GB/s NIC). A group of one rank a node (or on one
+// node) runs the ring in group order.
+func modelPattern(chosen Algo, blocks [][]int, even, nicsEven bool) (pattern Algo, rails bool) {
 	if len(blocks) < 2 {
 		return Ring, false
 	}
-	if !even && (chosen == Tree || chosen == NVLSTree) {
+	if (!even || !nicsEven) && (chosen == Tree || chosen == NVLSTree) {
 		return Tree, true
 	}
 	if slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
@@ -819,6 +825,30 @@ func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails b
 		return Ring, true
 	}
 	return Hierarchical, false
+}
+
+// nicsEven reports whether every block's ranks split evenly over the
+// shared NICs they reach (as many ranks on each), true with one NIC per
+// GPU.
+func nicsEven(t *topology.Topology, blocks [][]int) bool {
+	shared := t.SharedNICs()
+	if shared == 0 {
+		return true
+	}
+	on := make([]int32, shared) // ranks of the block on each NIC
+	for _, blk := range blocks {
+		clear(on)
+		for _, r := range blk {
+			on[t.NIC(r)]++
+		}
+		first := on[t.NIC(blk[0])]
+		for _, k := range on {
+			if k != 0 && k != first {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // lowerModel is LowerModel on lw's scratch, and the group's shape.
@@ -838,7 +868,11 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	}
 	pattern := spec
 	var rails bool
-	pattern.Algo, rails = modelPattern(c.Algo, blocks, even)
+	balanced := true
+	if even && (c.Algo == Tree || c.Algo == NVLSTree) {
+		balanced = nicsEven(lw.t, blocks)
+	}
+	pattern.Algo, rails = modelPattern(c.Algo, blocks, even, balanced)
 	var p *Plan
 	switch {
 	case rails && len(spec.Group) > 1 && spec.Bytes > 0 && pattern.Algo == Tree:

@@ -437,16 +437,28 @@ func TestSharedNICsChannelsPerNIC(t *testing.T) {
 	}
 }
 
-// TestUnevenAllReduceWithinNICs: an all-reduce over a group of unequal
-// ranks on its nodes, one-rank nodes included, sends no NIC above its
-// speed over the collective's time, alone or with the other groups of its
-// K, on rail NICs and 1 to g shared NICs a node, for NCCL's ring (64 MiB)
-// and its tree or NVLS-tree (1 GiB), which run NCCL's trees over the
-// channels (railTrees). Clusters: 3 × 8 H100 at 84 GB/s a node (as
+// TestAllReduceWithinNICs: an all-reduce over a group of unequal ranks on
+// its nodes, one-rank nodes included, or of equal ranks whose GPUs split
+// unevenly over their node's shared NICs, sends no NIC above its speed
+// over the collective's time, alone or with the other groups of its K, on
+// rail NICs and 1 to g shared NICs a node, for NCCL's ring (64 MiB) and
+// its tree or NVLS-tree (1 GiB), which run NCCL's trees over the channels
+// (railTrees). Clusters: 3 × 8 H100 at 84 GB/s a node (as
 // TestSharedNICsAsRailNICs) with K = 2 (8 + 4, 4 + 8) and K = 8 ({6, 7,
-// 8}: 2 + 1; {15, 16, 17}: 1 + 2), and 3 × 4 at 42 GB/s a node with K = 4
-// ({3, 4, 5}: 1 + 2; {6, 7, 8}: 2 + 1); with NVLS and without (A100-like
-// H100: the tree instead of NVLS-tree over 8 + 4).
+// 8}: 2 + 1; {15, 16, 17}: 1 + 2), 3 × 4 at 42 GB/s a node with K = 4
+// ({3, 4, 5}: 1 + 2; {6, 7, 8}: 2 + 1), and all the GPUs of 2 × 8 and
+// 2 × 4 (K = 1: 3, 5, 6 and 7 NICs split 8 GPUs unevenly, 3 NICs 4); with
+// NVLS and without (A100-like H100: the tree instead of NVLS-tree).
+//
+// Hand count, 2 × 4 on 3 NICs of 14 GB/s (GPUs 0–3 on NICs 0, 0, 1, 2),
+// 1 GiB: NCCL's NVLS-tree (the tree without NVLS) over C = 6 channels (4
+// ranks rounded up to a multiple of the 3 NICs), two per NIC (channels
+// 0–5 cross on NICs 0, 1, 2, 0, 1, 2 through GPUs 0, 2, 3, 1, 2, 3), each
+// head sending ⌈S/12⌉ = 89,478,486 B up one tree and down the other: 4 ×
+// 89,478,486 = 357,913,944 B on every NIC of both nodes, S/3 as the
+// model prices it. The two-level pattern that stood for it sent S/2
+// through NIC 0 (GPUs 0 and 1's inter-node rings), 1.39 times its speed
+// over the model's time.
 //
 // Hand count, {6, 7, 8} alone, 1 GiB (S = 2³⁰): NCCL's model picks the
 // tree (NVLS-tree needs two GPUs on each node: nvls.cc line 262), whose
@@ -459,16 +471,16 @@ func TestSharedNICsChannelsPerNIC(t *testing.T) {
 // sends. The ring in group order that stood for the tree sent
 // 2·2·⌈S/3⌉ = 1,431,655,768 B through ranks 7 and 8, 1.18 times a
 // 10.5 GB/s rail NIC's speed over the tree's time.
-func TestUnevenAllReduceWithinNICs(t *testing.T) {
+func TestAllReduceWithinNICs(t *testing.T) {
 	noNVLS := func(hw Hardware) Hardware { hw.NVLS = false; return hw }
 	for _, cl := range []struct {
-		gpn  int
-		node float64 // a node's network, B/s
-		ks   []int
-	}{{8, 84e9, []int{2, 8}}, {4, 42e9, []int{4}}} {
+		nodes, gpn int
+		node       float64 // a node's network, B/s
+		ks         []int
+	}{{3, 8, 84e9, []int{2, 8}}, {3, 4, 42e9, []int{4}}, {2, 8, 84e9, []int{1}}, {2, 4, 42e9, []int{1}}} {
 		for nics := 0; nics <= cl.gpn; nics++ {
 			nic := units.Bandwidth(cl.node / float64(max(nics, cl.gpn*btoi(nics == 0))))
-			topo := mustTopo(t, topology.Params{Nodes: 3, GPUsPerNode: cl.gpn, NICsPerNode: nics,
+			topo := mustTopo(t, topology.Params{Nodes: cl.nodes, GPUsPerNode: cl.gpn, NICsPerNode: nics,
 				Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: nic, Latency: 2000}})
 			base := h100(nic, 0)
 			if nics > 0 {
@@ -481,7 +493,7 @@ func TestUnevenAllReduceWithinNICs(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, S := range []units.Bytes{64 * units.MiB, units.GiB} {
-						name := fmt.Sprintf("%d × %d, %d NICs of %v, NVLS %v, K %d, %d B", 3, cl.gpn, nics, nic, hw.NVLS, k, S)
+						name := fmt.Sprintf("%d × %d, %d NICs of %v, NVLS %v, K %d, %d B", cl.nodes, cl.gpn, nics, nic, hw.NVLS, k, S)
 						end, sent, _ := collectiveAtOnce(t, topo, hw, AllReduce, S, gs...)
 						checkNICRates(t, name+", every group at once", sent, end, float64(nic))
 						for _, g := range gs {
@@ -508,6 +520,13 @@ func TestUnevenAllReduceWithinNICs(t *testing.T) {
 								want := map[[2]int]units.Bytes{{topo.Node(g[0]), topo.NIC(g[0])}: S, {topo.Node(last), topo.NIC(head)}: S}
 								if algos[0] == Tree && !maps.Equal(sent, want) {
 									t.Errorf("%s: bytes sent by (node, NIC) %v, want %v", name, sent, want)
+								}
+							}
+							if cl.gpn == 4 && cl.nodes == 2 && nics == 3 && S == units.GiB {
+								const q = 4 * 89_478_486
+								want := map[[2]int]units.Bytes{{0, 0}: q, {0, 1}: q, {0, 2}: q, {1, 0}: q, {1, 1}: q, {1, 2}: q}
+								if algos[0] != NVLSTree && algos[0] != Tree || !maps.Equal(sent, want) {
+									t.Errorf("%s: %v, bytes sent by (node, NIC) %v, want a tree's %v", name, algos[0], sent, want)
 								}
 							}
 						}
