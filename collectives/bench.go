@@ -38,6 +38,9 @@ type BenchRow struct {
 	AlgBW, BusBW float64
 	// Traffic is the wire bytes of every group.
 	Traffic Traffic
+	// Channels is NCCL's channel{Lo..Hi} of the first group's collective
+	// (Model.ChannelRange), nil where the model does not know it.
+	Channels []int
 }
 
 // bf16 is the element size nccl-tests' count is taken in here.
@@ -129,6 +132,11 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 		// 1-rank collective locally, enqueue.cc updateCollCostTable
 		// line 1993; nccl-tests' 0-byte row launches nothing).
 		row.Algo = "-"
+	}
+	if p.Timed && b.Model != nil && n >= 2 && size > 0 {
+		if lo, hi, ok := b.Model.ChannelRange(b.Op, ShapeOf(t, b.Groups[0]), p.Choice, row.Count, bf16); ok {
+			row.Channels = []int{lo, hi}
+		}
 	}
 	row.Time = units.Duration(end - hs[0].Start())
 	if row.Time > 0 {

@@ -789,23 +789,66 @@ func LowerModel(t *topology.Topology, m *Model, spec Spec) (*Plan, error) {
 }
 
 // modelPattern is the algorithm whose traffic stands for NCCL's chosen
-// algorithm chosen on a group split into blocks: rails means NCCL's ring
-// channels (railRings), Hierarchical the two-level pattern, and Ring
-// without rails the ring in group order. A group of at least two ranks on
-// each of several nodes crosses between them on its channels' NICs
-// whatever NCCL chose (railRings); over even blocks tree and NVLS keep the
-// two-level pattern, over uneven ones, where it cannot run, the channels'
-// rings stand for them too (their NVLink and network bytes are the
-// ring's, more than NVLS or the tree moves: timePlan squeezes those
-// classes into the model's time, the smallest node's as NCCL prices it).
-func modelPattern(chosen Algo, blocks [][]int, even bool) (pattern Algo, rails bool) {
-	if len(blocks) < 2 || slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
+// algorithm chosen on a group split into blocks: rails means NCCL's
+// channels, their rings (railRings) or, with pattern Tree, their trees
+// (railTrees); Hierarchical the two-level pattern, and Ring without rails
+// the ring in group order. A group of at least two ranks on each of
+// several nodes crosses between them on its channels' NICs whatever NCCL
+// chose; over even blocks tree and NVLS keep the two-level pattern, whose
+// inter-node rings leave each node through every rank's own NIC: NCCL's
+// channels balance over a node's NICs, so that stands for them only where
+// every block's ranks split evenly over the NICs they reach (nicsEven:
+// always with one NIC per GPU; 4 GPUs on 3 shared NICs, 2 + 1 + 1, put
+// half the bytes on the first NIC, which the model prices a third).
+// Over uneven blocks, where it cannot run, or unevenly split NICs, a tree
+// or NVLS-tree runs NCCL's trees over the channels (railTrees), one-rank
+// nodes included: the rings there carry 2(n−1)/n of the buffer through
+// each node's NICs, the tree the buffer once, which NCCL's model prices
+// over two nodes (tuning.cc line 306, bwIntra, which the tree search
+// raises to twice bwInter: search.cc lines 1279–1281, at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), so a ring standing in for it
+// ran the NICs above their speed (2 + 1 H100 ranks, a 1 GiB tree
+// all-reduce: 4/3 of S through rank 7's NIC in the tree's 26.0 ms,
+// 55.1 GB/s on a 50 GB/s NIC). A group of one rank a node (or on one
+// node) runs the ring in group order.
+func modelPattern(chosen Algo, blocks [][]int, even, nicsEven bool) (pattern Algo, rails bool) {
+	if len(blocks) < 2 {
+		return Ring, false
+	}
+	if (!even || !nicsEven) && (chosen == Tree || chosen == NVLSTree) {
+		return Tree, true
+	}
+	if slices.ContainsFunc(blocks, func(b []int) bool { return len(b) < 2 }) {
 		return Ring, false
 	}
 	if chosen == Ring || !even {
 		return Ring, true
 	}
 	return Hierarchical, false
+}
+
+// nicsEven reports whether every block's ranks split evenly over the
+// shared NICs they reach (as many ranks on each), true with one NIC per
+// GPU.
+func nicsEven(t *topology.Topology, blocks [][]int) bool {
+	shared := t.SharedNICs()
+	if shared == 0 {
+		return true
+	}
+	on := make([]int32, shared) // ranks of the block on each NIC
+	for _, blk := range blocks {
+		clear(on)
+		for _, r := range blk {
+			on[t.NIC(r)]++
+		}
+		first := on[t.NIC(blk[0])]
+		for _, k := range on {
+			if k != 0 && k != first {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // lowerModel is LowerModel on lw's scratch, and the group's shape.
@@ -825,12 +868,20 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 	}
 	pattern := spec
 	var rails bool
-	pattern.Algo, rails = modelPattern(c.Algo, blocks, even)
+	balanced := true
+	if even && (c.Algo == Tree || c.Algo == NVLSTree) {
+		balanced = nicsEven(lw.t, blocks)
+	}
+	pattern.Algo, rails = modelPattern(c.Algo, blocks, even, balanced)
 	var p *Plan
-	if rails && len(spec.Group) > 1 && spec.Bytes > 0 {
+	switch {
+	case rails && len(spec.Group) > 1 && spec.Bytes > 0 && pattern.Algo == Tree:
+		p = &Plan{Spec: spec, Algo: Tree}
+		err = lw.railTrees(p, spec, blocks, sh)
+	case rails && len(spec.Group) > 1 && spec.Bytes > 0:
 		p = &Plan{Spec: spec, Algo: Ring}
-		err = lw.railRings(p, spec, blocks)
-	} else {
+		err = lw.railRings(p, spec, blocks, sh)
+	default:
 		p, err = lw.phases(pattern, blocks, even)
 	}
 	if err != nil {
@@ -843,7 +894,7 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 }
 
 // railRings adds NCCL's ring channels over a group of m > 1 nodes of at
-// least 2 ranks each (blocks) to p: C channels (railCrossings), each one
+// least 2 ranks each (blocks) to p: C channels (railChannels), each one
 // ring through all n ranks carrying S/C of the buffer (a reduce-scatter or
 // all-gather phase of n−1 steps; all-reduce is both). NCCL builds each
 // channel's ring in a node as NET k → GPU a → … → GPU x → NET k, with the
@@ -879,19 +930,10 @@ func (lw *lowering) lowerModel(m *Model, spec Spec) (*Plan, Shape, error) {
 // smallest block's ranks channels, each on its own rail in every node,
 // put exactly that on the small node's NICs, and on the larger node's as
 // many (its other NICs idle).
-func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
+func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int, sh Shape) error {
 	m, n := len(blocks), len(spec.Group)
-	g := len(blocks[0])
-	for _, blk := range blocks {
-		g = min(g, len(blk))
-	}
-	C, cross := railCrossings(lw.t, blocks, g)
-	at := func(b, c int) int { // channel c's crossing rank in block b
-		if cross == nil {
-			return c
-		}
-		return int(cross[b][c])
-	}
+	C := railChannels(lw.t, sh)
+	var at func(b, c int) int // channel c's crossing rank in block b, on a cache miss
 	build := func(name string) error {
 		ph := Phase{Name: name, Steps: n - 1, ringK: n, div: C, rail: true}
 		ph.Bytes, ph.extra = ph.bytesFor(spec.Bytes), ph.extraFor(spec.Bytes)
@@ -900,6 +942,9 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 			ph.Transfers, ph.paths, ph.count, ph.perByte = r.transfers, r.paths, r.count, r.perByte
 			ph.first, ph.count0 = r.first, r.count0
 		} else {
+			if at == nil {
+				at = crossingRank(railCrossings(lw.t, blocks, C))
+			}
 			if err := lw.begin(&ph, C*(n+m)); err != nil {
 				return err
 			}
@@ -978,63 +1023,181 @@ func (lw *lowering) railRings(p *Plan, spec Spec, blocks [][]int) error {
 	return nil
 }
 
-// railCrossings is the channels railRings lowers a group split into
-// blocks on (g the smallest block's ranks) and where each crosses between
-// nodes: cross[b][c] is the index in blocks[b] of channel c's crossing
-// rank, nil when every GPU has its own NIC (channel c crosses at each
-// block's c-th rank, on rail c). Under shared NICs NCCL's search on a node
-// lists the NICs local to the communicator's GPUs there, each once, in
-// GPU order (src/graph/search.cc ncclTopoSelectNets and
-// ncclTopoPrefNetsChannelFirst), starts channel c at
-// nets[c mod netCount], entered through a GPU local to that NIC first
+// railTrees adds NCCL's tree all-reduce over a group of m > 1 nodes
+// (blocks, of any sizes) to p, on the channels and crossing ranks of
+// railRings (railChannels, railCrossings): in every node channel c is a chain from its
+// crossing rank s through the node's ranks (s, s+1, …, s−1), whose head s
+// talks to the other nodes over its NIC. Between nodes each channel runs
+// NCCL's double binary tree over the nodes (ncclGetDtree: a binary tree,
+// btreeParent, and its mirror for an even count of nodes or its shift
+// by one for an odd one; src/graph/trees.cc lines 32–113), channel c's
+// first tree on channel c and its second on channel c + nChannels
+// (connect.cc connectTrees, lines 138–176), each on half of the
+// channel's share of the buffer: ⌈S/(2C)⌉ goes up every edge of both
+// trees (the reduce, tail of a chain to its head, a node's head to its
+// parent node's) and down again (the broadcast). NCCL's chain is the
+// tree graph's GPUs in order, treeIntra[0] the one that connects to the
+// parent node (connect.cc ncclTopoPreset lines 53–62, NVIDIA/nccl at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027); under the tree pattern the
+// head also takes the children (child0Index 0), which is what two nodes
+// do under any pattern (each node is the other's child 1, attached at
+// treeIntra[0]). Over more nodes the balanced tree attaches a first
+// child at treeIntra[1] (line 55): zerosim keeps it at the head, the
+// same bytes through the node's NICs on one NIC of the channel rather
+// than two. So over two nodes each node's NICs send and receive S, S/B of
+// what a ring's channels put on them (B = 2(n−1)·⌈S/n⌉), spread over the
+// channels' NICs as railRings spreads its crossings.
+func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int, sh Shape) error {
+	m, n := len(blocks), len(spec.Group)
+	C := railChannels(lw.t, sh)
+	at := crossingRank(railCrossings(lw.t, blocks, C))
+	// NCCL's depth estimate (connect.cc line 144), a step up and one down
+	// per level; a timed plan's latency is the model's (timePlan).
+	ph := Phase{Name: "tree", Steps: 2 * (n/m - 1 + log2i(m)), div: C}
+	ph.Bytes = ph.bytesFor(spec.Bytes)
+	if err := lw.begin(&ph, 4*C*(n-1)); err != nil {
+		return err
+	}
+	// parent[t][b] is block b's parent in tree t, −1 at its root.
+	var parent [2][]int
+	for t := range parent {
+		parent[t] = make([]int, m)
+		for b := range m {
+			q := b // b's place in tree t
+			if t == 1 {
+				if m%2 == 0 {
+					q = m - 1 - b
+				} else {
+					q = (b - 1 + m) % m
+				}
+			}
+			if q == 0 {
+				parent[t][b] = -1
+				continue
+			}
+			up := btreeParent(q, m)
+			switch {
+			case t == 0:
+				parent[t][b] = up
+			case m%2 == 0:
+				parent[t][b] = m - 1 - up
+			default:
+				parent[t][b] = (up + 1) % m
+			}
+		}
+	}
+	for c := range C {
+		for t := range parent {
+			for b, blk := range blocks {
+				gb, s := len(blk), at(b, c)
+				for i := range gb - 1 {
+					lo, hi := blk[(s+i)%gb], blk[(s+i+1)%gb]
+					if err := lw.add(&ph, hi, lo); err != nil {
+						return err
+					}
+					if err := lw.add(&ph, lo, hi); err != nil {
+						return err
+					}
+				}
+				if up := parent[t][b]; up >= 0 {
+					head, top := blk[s], blocks[up][at(up, c)]
+					if err := lw.add(&ph, head, top); err != nil {
+						return err
+					}
+					if err := lw.add(&ph, top, head); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	lw.finish()
+	return lw.end(p, ph)
+}
+
+// railChannels is the channels railRings and railTrees lower a group of
+// shape sh on (its smallest node's ranks g = sh.minPPN()), and
+// railCrossings where each crosses between nodes. Under shared NICs NCCL's
+// search on a node lists the NICs local to the communicator's GPUs there,
+// each once, in GPU order (src/graph/search.cc ncclTopoSelectNets and
+// ncclTopoPrefNetsChannelFirst), starts channel c at nets[c mod
+// netCount], entered through a GPU local to that NIC first
 // (ncclTopoSearchRecNet: net->net.localGpu, then ncclTopoGetLocal's GPUs;
 // commit 5067397c2676d5aed50042fc39e5c8ee96eb0027), so a communicator's
 // channels go round-robin over the distinct NICs its ranks on the node
 // reach, each NIC's channels entered through its own ranks in turn. The
 // channel count is g rounded up to a multiple of the fewest NICs any block
-// reaches (L, Shape.MinNICs): with C = q·L channels a block of L NICs
+// reaches: L, the shape's own count (Shape.MinNICs, or min(NICs, g) where
+// that is unset: nodeShape), the one the model prices (Hardware.shapeNICs),
+// so the two cannot disagree. With C = q·L channels a block of L NICs
 // puts B/L on each, and a block of L' > L NICs at most ⌈q·L/L'⌉ ≤ q
 // channels, B/L, on its busiest, so no NIC carries more than the model
-// prices (L NICs: Hardware.shapeNICs), where g channels over L ∤ g NICs
-// put ⌈g/L⌉/g of B on one (3 ranks on NICs 0, 0, 1: 2/3 of B on NIC 0
-// where the model prices B/2). NCCL's own channel count on such a node
-// is a multiple of its NICs (two channels per NIC, then duplicated:
-// search.cc ncclTopoCompute), balanced alike. The bytes a link carries do
-// not depend on the channel count but through the NICs' shares (every
-// channel crosses each NVLink pair once with B/C).
-func railCrossings(t *topology.Topology, blocks [][]int, g int) (int, [][]int32) {
+// prices, where g channels over L ∤ g NICs put ⌈g/L⌉/g of B on one (3
+// ranks on NICs 0, 0, 1: 2/3 of B on NIC 0 where the model prices B/2).
+// NCCL's own channel count on such a node is a multiple of its NICs (two
+// channels per NIC, then duplicated: search.cc ncclTopoCompute), balanced
+// alike. The bytes a link carries do not depend on the channel count but
+// through the NICs' shares (every channel crosses each NVLink pair once
+// with B/C). With one NIC per GPU it is g.
+func railChannels(t *topology.Topology, sh Shape) int {
+	g := sh.minPPN()
 	shared := t.SharedNICs()
 	if shared == 0 {
-		return g, nil
+		return g
+	}
+	L := sh.MinNICs
+	if L == 0 {
+		L = min(shared, g)
+	}
+	return (g + L - 1) / L * L
+}
+
+// railCrossings is where each of C channels (railChannels) crosses between
+// nodes: cross[b][c] is the index in blocks[b] of channel c's crossing
+// rank, nil when every GPU has its own NIC (channel c crosses at each
+// block's c-th rank, on rail c); under shared NICs channel c of block b
+// crosses on the (c mod l)-th of the l NICs its ranks reach, in order of
+// first use, through that NIC's ranks in turn.
+func railCrossings(t *topology.Topology, blocks [][]int, C int) [][]int32 {
+	shared := t.SharedNICs()
+	if shared == 0 {
+		return nil
 	}
 	// nics[b] is block b's NICs in order of first use, each the indices
 	// of its ranks in the block.
-	nics := make([][][]int32, len(blocks))
-	pos := make([]int32, shared) // NIC → 1 + its place in nics[b]
-	least := 0
+	nics := make([][]int32, 0, shared)
+	pos := make([]int32, shared) // NIC → 1 + its place in nics
+	cross := make([][]int32, len(blocks))
 	for b, blk := range blocks {
 		clear(pos)
+		nics = nics[:0]
 		for j, r := range blk {
 			k := t.NIC(r)
 			if pos[k] == 0 {
-				nics[b] = append(nics[b], nil)
-				pos[k] = int32(len(nics[b]))
+				nics = append(nics, nil)
+				pos[k] = int32(len(nics))
 			}
-			nics[b][pos[k]-1] = append(nics[b][pos[k]-1], int32(j))
+			nics[pos[k]-1] = append(nics[pos[k]-1], int32(j))
 		}
-		least = minPositive(least, len(nics[b]))
-	}
-	C := (g + least - 1) / least * least
-	cross := make([][]int32, len(blocks))
-	for b := range blocks {
-		l := len(nics[b])
+		l := len(nics)
 		cross[b] = make([]int32, C)
 		for c := range C {
-			rs := nics[b][c%l]
+			rs := nics[c%l]
 			cross[b][c] = rs[(c/l)%len(rs)]
 		}
 	}
-	return C, cross
+	return cross
+}
+
+// crossingRank is channel c's crossing rank in block b: cross[b][c]
+// (railCrossings), or c with one NIC per GPU (cross nil).
+func crossingRank(cross [][]int32) func(b, c int) int {
+	return func(b, c int) int {
+		if cross == nil {
+			return c
+		}
+		return int(cross[b][c])
+	}
 }
 
 // railBlocks is the indices of the blocks whose rail-ring transfers the
@@ -1194,7 +1357,7 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// node of one rank crosses on its own NIC in the ring in group order;
 	// under shared NICs the channels go round-robin over the NICs a node's
 	// ranks reach, a multiple of the fewest any node reaches, Shape.MinNICs,
-	// so no NIC carries more than B/MinNICs: railCrossings), each at the
+	// so no NIC carries more than B/MinNICs: railChannels), each at the
 	// search's 48 of 50 GB/s (Model.netBW). So where the
 	// lowering is the chosen algorithm's traffic (a ring), its busiest NIC
 	// needs no more than the model's time at the network's nominal speed
@@ -1203,14 +1366,17 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 	// floor of the plan's NIC bytes is needed: only the ring's chunk
 	// padding of a buffer of a few bytes per rank could pass it, by
 	// picoseconds of zerosim's own rounding, and a calibration's measured
-	// efficiency stands. Where the lowering stands in for another
-	// algorithm (a tree or NVLS-tree over uneven nodes is lowered on the
-	// channels' rings: modelPattern), its network bytes are the ring's,
-	// about twice what the tree moves, and are squeezed into the model's
-	// time like NVLS's NVLink bytes below: a floor of them would price the
-	// ring NCCL did not choose (8 + 4 H100, a 1 GiB NVLS-tree all-reduce:
-	// its ring channels' NIC bytes need 9.84 ms at 50 GB/s, NCCL's model
-	// 5.83 ms, the 4 + 4 group's).
+	// efficiency stands. A tree or NVLS-tree over uneven nodes runs NCCL's
+	// trees on the same channels (railTrees: S through each node's NICs
+	// over two nodes, in the model's time at its bwIntra, twice the NICs'
+	// bwInter; 8 + 4 H100, a 1 GiB NVLS-tree all-reduce: 268 MB through
+	// each of 4 NICs, 5.37 ms at 50 GB/s, in the model's 5.59 ms). Where
+	// the lowering stands in for another algorithm (NVLS's NVLink bytes
+	// below; the two-level pattern of a tree over even nodes), its bytes
+	// are squeezed into the model's time: a floor of them would price the
+	// pattern NCCL did not choose (the ring channels that stood for the
+	// 8 + 4 NVLS-tree needed 9.84 ms at 50 GB/s, NCCL's model 5.83 ms, the
+	// 4 + 4 group's).
 	// Where the model is faster than the lowering's busiest class (NVLS
 	// moves fewer NVLink bytes than the ring pattern it is lowered on),
 	// only the classes that need more than the model's time are squeezed

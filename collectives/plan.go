@@ -167,7 +167,8 @@ type Phase struct {
 	count [topology.NumClasses]int64
 	// How Bytes follows from the spec's size S (see bytesFor): a ring of
 	// ringK ranks on S, or on ⌈S/div⌉ when div > 0; the tree on ⌈S/2⌉;
-	// an all-to-all of a2a ranks on ⌈S/a2a⌉.
+	// an all-to-all of a2a ranks on ⌈S/a2a⌉; NCCL's trees over div
+	// channels (railTrees) on ⌈S/(2·div)⌉.
 	ringK, div, a2a int
 	// rail: a phase of NCCL's ring channels (railRings), which splits the
 	// ring's hop bytes exactly over its div channels: every transfer
@@ -185,7 +186,9 @@ func (ph *Phase) bytesFor(S units.Bytes) units.Bytes {
 		return chunk(S, ph.a2a)
 	}
 	if ph.ringK == 0 {
-		return ceilDiv(S, 2)
+		// A tree's half of the buffer, over div channels if set
+		// (railTrees).
+		return ceilDiv(S, 2*max(ph.div, 1))
 	}
 	if ph.rail {
 		// The flat ring's hop bytes over div channels: ⌊B/div⌋ each, and

@@ -44,8 +44,14 @@ import (
 //     Hardware.Algos) is both phases on the same NICs: 9,842,632.8 ns at
 //     50 GB/s, 2·B / 192 GB/s = 10,252,742,500 ps in the model. By
 //     default NCCL's choice is the NVLS-tree: S / 192 GB/s (4 NICs, two
-//     nodes each sending S) = 5,592,405,000 ps, lowered on the same ring
-//     channels (their bytes, not the tree's: no NIC floor holds there).
+//     nodes each sending S) = 5,592,405,000 ps, lowered as NCCL's trees
+//     over the same 4 channels (railTrees): ⌈S/8⌉ = 134,217,720 B up and
+//     down each node edge per channel and tree, so ranks 0–3 and 8–11
+//     each send and receive 2·⌈S/8⌉ = 268,435,440 B (5.37 ms at 50 GB/s,
+//     within the model's time; the ring channels put 492,131,640 B there,
+//     1.76 times the NIC's speed over it); network 16·⌈S/8⌉, NVLink
+//     160·⌈S/8⌉ (per channel and tree the chains' 7 + 3 links up and
+//     down).
 //   - 72 + 24 GB200 ranks (2 × 72 GPUs, group 0..95), S = 1,073,740,800 B
 //     (= 96·11,184,800): B = 95·11,184,800 = 1,062,556,000; g = 24,
 //     ⌊B/24⌋ = 44,273,166 per NIC and the remainder B − 24·44,273,166 =
@@ -62,6 +68,19 @@ import (
 //     0–6 to their next). The model: one NIC at 48 GB/s, B / 48 GB/s =
 //     19,884,106,666.7, rounded up 19,884,106,667 ps (the mean, 4 NICs,
 //     said 5.02 ms in all).
+//   - 8 + 1 H100 ranks, a 1 GiB all-reduce: NCCL's choice is the tree
+//     (NVLS-tree needs two GPUs on every node), whose model over two
+//     nodes takes bwIntra (tuning.cc line 306), which the tree search
+//     raises to twice bwInter (search.cc lines 1279–1281): busBw
+//     min(2·48·0.92, 2 channels · 41.4 perChMaxTreeBw) = 82.8 GB/s,
+//     algbw 41.4, so the bandwidth term is S / 41.4 GB/s =
+//     25,935,791,304.3, rounded up 25,935,791,305 ps. NCCL's tree puts
+//     S on each node's one crossing NIC (ranks 0 and 8: railTrees with
+//     C = 1 channel, ⌈S/2⌉ up and down the node edge of each tree),
+//     21,474,835.2 ns at 50 GB/s; NVLink 28·⌈S/2⌉ = 14·S (rank 0–7's
+//     chain, 7 links up and down, two trees). The ring in group order
+//     that stood for it put B = 16·⌈S/9⌉ = 1,908,874,240 B through rank
+//     7's NIC, 73.6 GB/s over the model's time.
 func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 	const nic = 50e9
 	ringOnly := h100(nic, 0)
@@ -76,7 +95,7 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 		busiest    units.Bytes    // the busiest NIC's bytes sent (and received)
 		crossing   []int          // the ranks whose NICs send
 		net, nvl   units.Bytes    // totals
-		nicTime    units.Duration // the busiest NIC at 50 GB/s (a ring's: 0 for a stand-in)
+		nicTime    units.Duration // the busiest NIC at 50 GB/s
 		bwTerm     units.Duration // the model's bandwidth term
 	}{
 		{"8+4 H100 all-gather", 8, 12, h100(nic, 0), AllGather, 1_073_741_760, Ring, 246_065_820,
@@ -85,13 +104,15 @@ func TestUnevenGroupSpreadsCrossings(t *testing.T) {
 			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 2 * 984_263_280, 12 * 984_263_280, 4_921_316_400, 5_126_371_250},
 		{"8+4 H100 all-reduce, ring", 8, 12, ringOnly, AllReduce, 1_073_741_760, Ring, 2 * 246_065_820,
 			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4 * 984_263_280, 24 * 984_263_280, 9_842_632_800, 10_252_742_500},
-		{"8+4 H100 all-reduce", 8, 12, h100(nic, 0), AllReduce, 1_073_741_760, NVLSTree, 2 * 246_065_820,
-			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4 * 984_263_280, 24 * 984_263_280, 0, 5_592_405_000},
+		{"8+4 H100 all-reduce", 8, 12, h100(nic, 0), AllReduce, 1_073_741_760, NVLSTree, 268_435_440,
+			[]int{0, 1, 2, 3, 8, 9, 10, 11}, 16 * 134_217_720, 160 * 134_217_720, 5_368_708_800, 5_592_405_000},
 		{"72+24 GB200 all-gather", 72, 96, Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: nic, NICsPerNode: 72},
 			AllGather, 1_073_740_800, Ring, 44_273_182, append(seq(0, 24), seq(72, 96)...), 2 * 1_062_556_000, 96 * 1_062_556_000,
 			885_463_640, 1_600_099_992},
 		{"8+1 H100 all-gather", 8, 9, h100(nic, 0), AllGather, 1_073_741_760, Ring, 954_437_120,
 			[]int{7, 8}, 2 * 954_437_120, 7 * 954_437_120, 19_088_742_400, 19_884_106_667},
+		{"8+1 H100 all-reduce", 8, 9, h100(nic, 0), AllReduce, 1_073_741_760, Tree, 1_073_741_760,
+			[]int{0, 8}, 2 * 1_073_741_760, 14 * 1_073_741_760, 21_474_835_200, 25_935_791_305},
 	}
 	for _, tc := range tests {
 		topo := mustTopo(t, topology.Params{Nodes: 2, GPUsPerNode: tc.gpn,
@@ -377,7 +398,7 @@ func TestSharedNICsAsRailNICs(t *testing.T) {
 // TestSharedNICsChannelsPerNIC: where the small node's ranks reach a
 // number of NICs that does not divide its ranks, one channel per rank
 // would load one NIC more than the model prices; the lowering rounds its
-// channels up to a multiple of the NICs (railCrossings), as NCCL's
+// channels up to a multiple of the NICs (railChannels), as NCCL's
 // channel count is one of its NICs. 3 nodes of 6 H100 with 4 shared NICs
 // of 25 GB/s (GPU j's NIC ⌊4j/6⌋: 0, 0, 1, 2, 2, 3), two groups of 9
 // (K = 2): group A is node 0 and node 1's GPUs 0–2 (NICs 0, 0, 1), B node
@@ -416,6 +437,158 @@ func TestSharedNICsChannelsPerNIC(t *testing.T) {
 	}
 }
 
+// TestAllReduceWithinNICs: an all-reduce over a group of unequal ranks on
+// its nodes, one-rank nodes included, or of equal ranks whose GPUs split
+// unevenly over their node's shared NICs, sends no NIC above its speed
+// over the collective's time, alone or with the other groups of its K, on
+// rail NICs and 1 to g shared NICs a node, for NCCL's ring (64 MiB) and
+// its tree or NVLS-tree (1 GiB), which run NCCL's trees over the channels
+// (railTrees). Clusters: 3 × 8 H100 at 84 GB/s a node (as
+// TestSharedNICsAsRailNICs) with K = 2 (8 + 4, 4 + 8) and K = 8 ({6, 7,
+// 8}: 2 + 1; {15, 16, 17}: 1 + 2), 3 × 4 at 42 GB/s a node with K = 4
+// ({3, 4, 5}: 1 + 2; {6, 7, 8}: 2 + 1), and all the GPUs of 2 × 8 and
+// 2 × 4 (K = 1: 3, 5, 6 and 7 NICs split 8 GPUs unevenly, 3 NICs 4); with
+// NVLS and without (A100-like H100: the tree instead of NVLS-tree).
+//
+// Hand count, 2 × 4 on 3 NICs of 14 GB/s (GPUs 0–3 on NICs 0, 0, 1, 2),
+// 1 GiB: NCCL's NVLS-tree (the tree without NVLS) over C = 6 channels (4
+// ranks rounded up to a multiple of the 3 NICs), two per NIC (channels
+// 0–5 cross on NICs 0, 1, 2, 0, 1, 2 through GPUs 0, 2, 3, 1, 2, 3), each
+// head sending ⌈S/12⌉ = 89,478,486 B up one tree and down the other: 4 ×
+// 89,478,486 = 357,913,944 B on every NIC of both nodes, S/3 as the
+// model prices it. The two-level pattern that stood for it sent S/2
+// through NIC 0 (GPUs 0 and 1's inter-node rings), 1.39 times its speed
+// over the model's time.
+//
+// Hand count, {6, 7, 8} alone, 1 GiB (S = 2³⁰): NCCL's model picks the
+// tree (NVLS-tree needs two GPUs on each node: nvls.cc line 262), whose
+// time over two nodes is its bwIntra (tuning.cc line 306), up to twice
+// the one NIC's bwInter (search.cc lines 1279–1281, at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027). Its trees carry ⌈S/2⌉ each
+// up and down the one node edge: the NIC of the head of node 0's chain
+// (rank 6, its GPU's NIC ⌊6N/8⌋ under N shared NICs) and rank 8's (node
+// 1's NIC 0) each send 2·⌈S/2⌉ = S = 1,073,741,824 B, and no other NIC
+// sends. The ring in group order that stood for the tree sent
+// 2·2·⌈S/3⌉ = 1,431,655,768 B through ranks 7 and 8, 1.18 times a
+// 10.5 GB/s rail NIC's speed over the tree's time.
+func TestAllReduceWithinNICs(t *testing.T) {
+	noNVLS := func(hw Hardware) Hardware { hw.NVLS = false; return hw }
+	for _, cl := range []struct {
+		nodes, gpn int
+		node       float64 // a node's network, B/s
+		ks         []int
+	}{{3, 8, 84e9, []int{2, 8}}, {3, 4, 42e9, []int{4}}, {2, 8, 84e9, []int{1}}, {2, 4, 42e9, []int{1}}} {
+		for nics := 0; nics <= cl.gpn; nics++ {
+			nic := units.Bandwidth(cl.node / float64(max(nics, cl.gpn*btoi(nics == 0))))
+			topo := mustTopo(t, topology.Params{Nodes: cl.nodes, GPUsPerNode: cl.gpn, NICsPerNode: nics,
+				Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: nic, Latency: 2000}})
+			base := h100(nic, 0)
+			if nics > 0 {
+				base.NICsPerNode = nics
+			}
+			for _, hw := range []Hardware{base, noNVLS(base)} {
+				for _, k := range cl.ks {
+					gs, err := topo.IntraGroups(k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, S := range []units.Bytes{64 * units.MiB, units.GiB} {
+						name := fmt.Sprintf("%d × %d, %d NICs of %v, NVLS %v, K %d, %d B", cl.nodes, cl.gpn, nics, nic, hw.NVLS, k, S)
+						end, sent, _ := collectiveAtOnce(t, topo, hw, AllReduce, S, gs...)
+						checkNICRates(t, name+", every group at once", sent, end, float64(nic))
+						for _, g := range gs {
+							if topo.Node(g[0]) == topo.Node(g[len(g)-1]) {
+								continue // one node
+							}
+							name := fmt.Sprintf("%s, group %v", name, g)
+							end, sent, algos := collectiveAtOnce(t, topo, hw, AllReduce, S, g)
+							checkNICRates(t, name+" alone", sent, end, float64(nic))
+							if len(g) == 3 && S == units.GiB {
+								// 2 + 1 or 1 + 2: the tree, the hand count
+								// above (each node's chain head is its first
+								// rank), where its algbw min(0.92·net,
+								// 41.4) beats the ring's 0.75·net, net =
+								// 0.96 × the one NIC: below 57.5 GB/s.
+								if tree := algos[0] == Tree; tree != (nic < 57.5e9) {
+									t.Errorf("%s: NCCL's model chose %v", name, algos[0])
+								}
+								last := g[len(g)-1]
+								head := g[1]
+								if topo.Node(head) == topo.Node(g[0]) {
+									head = last
+								}
+								want := map[[2]int]units.Bytes{{topo.Node(g[0]), topo.NIC(g[0])}: S, {topo.Node(last), topo.NIC(head)}: S}
+								if algos[0] == Tree && !maps.Equal(sent, want) {
+									t.Errorf("%s: bytes sent by (node, NIC) %v, want %v", name, sent, want)
+								}
+							}
+							if cl.gpn == 4 && cl.nodes == 2 && nics == 3 && S == units.GiB {
+								const q = 4 * 89_478_486
+								want := map[[2]int]units.Bytes{{0, 0}: q, {0, 1}: q, {0, 2}: q, {1, 0}: q, {1, 1}: q, {1, 2}: q}
+								if algos[0] != NVLSTree && algos[0] != Tree || !maps.Equal(sent, want) {
+									t.Errorf("%s: %v, bytes sent by (node, NIC) %v, want a tree's %v", name, algos[0], sent, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRailTreesOverThreeNodes: NCCL's trees over three nodes of unequal
+// ranks (3 × 8 H100, group 6..17: 2 + 8 + 2, NCCL_ALGO=Tree), by hand
+// from ncclGetDtree (NVIDIA/nccl src/graph/trees.cc at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027): tree 0 is the binary tree
+// over nodes 0, 1, 2 (node 2 the child of 0, node 1 of 2), tree 1 its
+// shift by one, three being odd (node 1 the root, node 0 its child, node
+// 2 node 0's). C = 2 channels (the smallest node's 2 ranks), the heads of
+// channel c ranks 6+c, 8+c and 16+c, each edge of each tree carrying
+// X = ⌈S/4⌉ = 2²⁸ B up and down per channel: node 0's heads send down to
+// node 2 in tree 0 and, in tree 1, up to node 1 and down to node 2, 3X;
+// node 1's up to node 2 and down to node 0, 2X; node 2's up and down in
+// tree 0 and up in tree 1, 3X. The network carries 2 trees · 2 edges · 2
+// directions · 2 channels · X = 4·S, NVLink per channel and tree the
+// chains' 1 + 7 + 1 links up and down: 72·X = 18·S.
+func TestRailTreesOverThreeNodes(t *testing.T) {
+	const S = 1 << 30
+	const X = S / 4
+	topo := mustTopo(t, topology.Params{Nodes: 3, GPUsPerNode: 8,
+		Intra: topology.LinkParams{Bandwidth: 450e9, Latency: 500}, Inter: topology.LinkParams{Bandwidth: 50e9, Latency: 2000}})
+	hw := h100(50e9, 0)
+	hw.Algos = 1 << Tree
+	eng := sim.New()
+	f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
+	h, err := f.Start(Spec{Op: AllReduce, Algo: Auto, Group: seq(6, 18), Bytes: S}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Run()
+	if h.Plan.Choice.Algo != Tree {
+		t.Fatalf("NCCL_ALGO=Tree ran %v", h.Plan.Choice.Algo)
+	}
+	tr := f.Traffic()
+	want := map[int]units.Bytes{6: 3 * X, 7: 3 * X, 8: 2 * X, 9: 2 * X, 16: 3 * X, 17: 3 * X}
+	for r := range topo.Ranks() {
+		if got := tr.Sent[r][topology.Inter]; got != want[r] {
+			t.Errorf("rank %d's NIC sends %d B, want %d", r, got, want[r])
+		}
+	}
+	if tr.Total[topology.Inter] != 4*S || tr.Total[topology.Intra] != 18*S {
+		t.Errorf("network %d B, NVLink %d B; want %d and %d", tr.Total[topology.Inter], tr.Total[topology.Intra], 4*S, 18*S)
+	}
+	took := units.Duration(h.End() - h.Start())
+	if took != h.Plan.Choice.Time {
+		t.Errorf("alone %v, the model's %v", took, h.Plan.Choice.Time)
+	}
+	sent := map[[2]int]units.Bytes{}
+	for r, b := range want {
+		sent[[2]int{topo.Node(r), topo.NIC(r)}] = b
+	}
+	checkNICRates(t, "2 + 8 + 2", sent, took, 50e9)
+}
+
 // btoi is 1 for true, 0 for false.
 func btoi(b bool) int {
 	if b {
@@ -430,18 +603,28 @@ func btoi(b bool) int {
 // nothing left out).
 func allGatherAtOnce(t *testing.T, topo *topology.Topology, hw Hardware, S units.Bytes, groups ...[]int) (units.Duration, map[[2]int]units.Bytes) {
 	t.Helper()
+	end, sent, _ := collectiveAtOnce(t, topo, hw, AllGather, S, groups...)
+	return end, sent
+}
+
+// collectiveAtOnce is allGatherAtOnce for op, and the algorithm NCCL's
+// model chose for each non-empty group.
+func collectiveAtOnce(t *testing.T, topo *topology.Topology, hw Hardware, op Op, S units.Bytes, groups ...[]int) (units.Duration, map[[2]int]units.Bytes, []Algo) {
+	t.Helper()
 	eng := sim.New()
 	f := NewFabricOptions(eng, topo, FabricOptions{Model: NewModel(hw)})
 	var hs []*Handle
+	var algos []Algo
 	for _, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
-		h, err := f.Start(Spec{Op: AllGather, Algo: Auto, Group: g, Bytes: S}, nil)
+		h, err := f.Start(Spec{Op: op, Algo: Auto, Group: g, Bytes: S}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		hs = append(hs, h)
+		algos = append(algos, h.Plan.Choice.Algo)
 	}
 	eng.Run()
 	var end units.Duration
@@ -454,7 +637,7 @@ func allGatherAtOnce(t *testing.T, topo *topology.Topology, hw Hardware, S units
 			sent[[2]int{topo.Node(r), topo.NIC(r)}] += b
 		}
 	}
-	return end, sent
+	return end, sent, algos
 }
 
 // checkNICRates fails when a NIC of sent sends above nic bytes/s over

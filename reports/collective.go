@@ -61,6 +61,10 @@ type CollectiveRow struct {
 	BusBW float64 `json:"busbw_gbps"`
 	// Bytes per link class, in Classes order.
 	Bytes []ClassBytes `json:"bytes"`
+	// Channels is NCCL's channel{Lo..Hi} of the collective, for the
+	// nccl-tests format's TUNING lines; nil where the model does not know
+	// it.
+	Channels []int `json:"-"`
 }
 
 // ClassBytes is the wire bytes of one link class.

@@ -51,17 +51,23 @@ var ncclAlgoNames = map[string]string{"tree": "TREE", "ring": "RING", "nvls": "N
 
 // tuningLine is the line NCCL prints for the row's collective under
 // NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING (src/enqueue.cc line 822 at
-// the commit above: "%s: %ld Bytes -> Algo %s proto %s", the bytes being
-// the count the call passed times the element size), as a comment; ""
-// when NCCL's tuner did not choose (an alpha–beta lowering, an
-// all-to-all's sends, nothing run).
+// the commit above: "%s: %ld Bytes -> Algo %s proto %s
+// channel{Lo..Hi}={%d..%d}", the bytes being the count the call passed
+// times the element size, the channels those the collective ran on), as
+// a comment; without the channels where the model does not know them
+// (RCCL's tuner), and "" when NCCL's tuner did not choose (an alpha–beta
+// lowering, an all-to-all's sends, nothing run).
 func tuningLine(op string, row *CollectiveRow) string {
 	algo, proto, ok := strings.Cut(row.Algorithm, "/")
 	fn := ncclFuncNames[op]
 	if !ok || fn == "" || ncclAlgoNames[algo] == "" || ncclAlgoNames[proto] == "" {
 		return ""
 	}
-	return fmt.Sprintf("# NCCL INFO %s: %d Bytes -> Algo %s proto %s", fn, row.Count*2, ncclAlgoNames[algo], ncclAlgoNames[proto])
+	line := fmt.Sprintf("# NCCL INFO %s: %d Bytes -> Algo %s proto %s", fn, row.Count*2, ncclAlgoNames[algo], ncclAlgoNames[proto])
+	if len(row.Channels) == 2 {
+		line += fmt.Sprintf(" channel{Lo..Hi}={%d..%d}", row.Channels[0], row.Channels[1])
+	}
+	return line
 }
 
 // WriteCollectiveNCCLTests prints the report exactly as nccl-tests prints

@@ -471,7 +471,7 @@ func collectiveTiming(b *collectives.Bench) string {
 // collectiveRow is r as the report's row.
 func collectiveRow(r collectives.BenchRow) reports.CollectiveRow {
 	row := reports.CollectiveRow{Size: int64(r.Size), Count: r.Count, Algorithm: r.Algo, TimePS: int64(r.Time), ClosedFormPS: int64(r.Alone),
-		AlgBW: r.AlgBW, BusBW: r.BusBW}
+		AlgBW: r.AlgBW, BusBW: r.BusBW, Channels: r.Channels}
 	for _, c := range topology.Classes() {
 		row.Bytes = append(row.Bytes, reports.ClassBytes{Class: c.String(), Total: int64(r.Traffic.Total[c]), MaxPerRank: int64(r.Traffic.MaxSent(c))})
 	}
