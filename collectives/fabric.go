@@ -1058,34 +1058,7 @@ func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int, sh Shape) erro
 	if err := lw.begin(&ph, 4*C*(n-1)); err != nil {
 		return err
 	}
-	// parent[t][b] is block b's parent in tree t, −1 at its root.
-	var parent [2][]int
-	for t := range parent {
-		parent[t] = make([]int, m)
-		for b := range m {
-			q := b // b's place in tree t
-			if t == 1 {
-				if m%2 == 0 {
-					q = m - 1 - b
-				} else {
-					q = (b - 1 + m) % m
-				}
-			}
-			if q == 0 {
-				parent[t][b] = -1
-				continue
-			}
-			up := btreeParent(q, m)
-			switch {
-			case t == 0:
-				parent[t][b] = up
-			case m%2 == 0:
-				parent[t][b] = m - 1 - up
-			default:
-				parent[t][b] = (up + 1) % m
-			}
-		}
-	}
+	parent := dtreeParents(m)
 	for c := range C {
 		for t := range parent {
 			for b, blk := range blocks {

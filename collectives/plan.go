@@ -884,17 +884,12 @@ func (lw *lowering) tree(pl *Plan, group []int, S units.Bytes) error {
 	if err := lw.begin(&ph, 4*(n-1)); err != nil {
 		return err
 	}
-	for tree := range 2 {
-		pos := func(p int) int { return p }
-		if tree == 1 {
-			if n%2 == 0 {
-				pos = func(p int) int { return n - 1 - p }
-			} else {
-				pos = func(p int) int { return (p + 1) % n }
+	for _, parent := range dtreeParents(n) {
+		for p, up := range parent {
+			if up < 0 {
+				continue
 			}
-		}
-		for p := 1; p < n; p++ {
-			c, par := group[pos(p)], group[pos(btreeParent(p, n))]
+			c, par := group[p], group[up]
 			if err := lw.add(&ph, c, par); err != nil {
 				return err
 			}
@@ -905,6 +900,31 @@ func (lw *lowering) tree(pl *Plan, group []int, S units.Bytes) error {
 	}
 	lw.finish()
 	return lw.end(pl, ph)
+}
+
+// dtreeParents is NCCL's double binary tree over n positions
+// (ncclGetDtree, src/graph/trees.cc lines 32–113 at
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027): parent[t][p] is position p's
+// parent in tree t, −1 at the root. Tree 0 is the binary tree of
+// btreeParent; tree 1 its mirror (position p ↦ n−1−p) when n is even, or
+// tree 0 shifted by one position (p ↦ p+1 mod n) when n is odd.
+func dtreeParents(n int) [2][]int {
+	var parent [2][]int
+	for t := range parent {
+		parent[t] = make([]int, n)
+		pos := func(q int) int { return q }
+		switch {
+		case t == 1 && n%2 == 0:
+			pos = func(q int) int { return n - 1 - q }
+		case t == 1:
+			pos = func(q int) int { return (q + 1) % n }
+		}
+		parent[t][pos(0)] = -1
+		for q := 1; q < n; q++ {
+			parent[t][pos(q)] = pos(btreeParent(q, n))
+		}
+	}
+	return parent
 }
 
 // linkLoad is the number of a phase's transfers crossing each link.
