@@ -396,3 +396,26 @@ func TestOutputWriteFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceNotOneOfOutputDirFiles (QA19 L10): run -o DIR --trace
+// DIR/result.json wrote the trace, said "wrote DIR/result.json", and -o
+// replaced it with result.json. Now an input error before anything is
+// written or printed; --trace DIR/trace.json, the bytes -o writes there
+// too, still runs.
+func TestTraceNotOneOfOutputDirFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"result.json", "report.html", "manifest.json", "timeline.svg"} {
+		tr := filepath.Join(dir, name)
+		code, out, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", tr)
+		want := "zerosim: --trace " + tr + ": -o " + dir + " writes " + name + " there too, over the trace (give the trace another name, or drop --trace: -o writes trace.json)\n"
+		if code != exitInput || out != "" || errOut != want {
+			t.Errorf("--trace %s: exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", name, code, len(out), errOut, want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			t.Errorf("--trace %s: %d files written", name, len(ents))
+		}
+	}
+	if code, _, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", filepath.Join(dir, "trace.json")); code != exitOK {
+		t.Errorf("--trace DIR/trace.json: exit %d, %s", code, errOut)
+	}
+}
