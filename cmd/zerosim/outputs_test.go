@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -417,5 +419,25 @@ func TestTraceNotOneOfOutputDirFiles(t *testing.T) {
 	}
 	if code, _, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", filepath.Join(dir, "trace.json")); code != exitOK {
 		t.Errorf("--trace DIR/trace.json: exit %d, %s", code, errOut)
+	}
+}
+
+// fullStdout is standard output on a full disk (/dev/full).
+type fullStdout struct{}
+
+func (fullStdout) Write([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+}
+
+// TestStdoutWriteErrorExits1 (QA19 L7): "zerosim version > /dev/full"
+// and --help exited 0 with nothing written (fmt.Fprintln's error
+// unchecked); now exit 1 with the error, as every other command.
+func TestStdoutWriteErrorExits1(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--help"}, {"run", "--help"}, {"version", "--format", "json"}, {"scenarios"}} {
+		var e bytes.Buffer
+		code := Main(args, strings.NewReader(""), fullStdout{}, &e)
+		if want := "zerosim: write /dev/stdout: no space left on device\n"; code != exitFailure || e.String() != want {
+			t.Errorf("%v > /dev/full: exit %d, stderr %q; want exit 1 and %q", args, code, e.String(), want)
+		}
 	}
 }
