@@ -189,6 +189,11 @@ func TestResultJSONSchema(t *testing.T) {
 		// The deepep dispatcher across 2 nodes of 4: phases' dispatcher,
 		// groups ep-rail and ep-node.
 		{"docs/examples/mixtral-8x7b.yaml", false, []string{"cluster.nodes=16", "cluster.gpus_per_node=4", "communication.moe_dispatcher=deepep"}},
+		// DeepSpeed at stage 3: memory_model.gather_pool (QA19 M3).
+		{"default", false, []string{"stack=deepspeed", "parallelism.zero_stage=3"}},
+		// Optimizer offload: the top-level host and memory_model.host
+		// (QA19 M3).
+		{"default", false, []string{"offload.optimizer=cpu", "parallelism.zero_stage=3"}},
 	}
 	// A calibration file with a memory part: result.json's calibration.
 	cal := filepath.Join(t.TempDir(), "cal.yaml")

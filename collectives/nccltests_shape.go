@@ -37,9 +37,24 @@ func (l *Log) Shape(nodes, gpusPerNode int) error {
 		return l.fail(l.ranksLine(), "the log ran %d ranks, which %d nodes cannot share evenly (fix --nodes or --gpus-per-node)", l.Ranks, l.Nodes)
 	}
 	if l.Ranks < 1 || l.Nodes < 1 {
-		return l.fail(l.Line, "%s: pass --nodes and --gpus-per-node", l.unknownShape())
+		return l.fail(l.Line, "%s: %s", l.unknownShape(), shapeAdvice(nodes, gpusPerNode))
 	}
 	return nil
+}
+
+// shapeAdvice says which flags tell a log's shape, given those passed.
+// One --nodes is wrong for logs of several node counts (the 2- and 4-node
+// logs docs/calibration.md calibrates together, which --gpus-per-node 8
+// alone shapes), so --nodes is advised for a single log only (QA19 L11:
+// "pass --nodes and --gpus-per-node" could not be followed for two logs).
+func shapeAdvice(nodes, gpusPerNode int) string {
+	switch {
+	case gpusPerNode > 0:
+		return "pass --nodes too (and calibrate this log on its own if the others ran on other node counts)"
+	case nodes > 0:
+		return "pass --gpus-per-node too"
+	}
+	return "pass --gpus-per-node (and --nodes for a single log)"
 }
 
 func (l *Log) fail(line int, format string, a ...any) error {

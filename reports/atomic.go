@@ -205,9 +205,24 @@ func WriteOutputDirMeta(dir string, files []OutputFile, meta *ManifestMeta) ([]s
 			return nil, fmt.Errorf("reports: output file name %q is not a base name", f.Name)
 		}
 	}
+	created := firstMissing(dir)
 	if err := BeginOutputDir(dir); err != nil {
 		return nil, err
 	}
+	paths, err := writeOutputFiles(dir, files, meta)
+	if err != nil && created != "" {
+		// A directory this call created holds only its files: a failure
+		// (a full disk) removes it, leaving nothing behind (QA19 M4). In
+		// a directory that was there, the missing manifest marks the mix.
+		os.RemoveAll(created)
+		paths = nil
+	}
+	return paths, err
+}
+
+// writeOutputFiles writes files into dir, each atomically, then the
+// manifest, and returns the paths written.
+func writeOutputFiles(dir string, files []OutputFile, meta *ManifestMeta) ([]string, error) {
 	var paths, names []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)
@@ -221,4 +236,21 @@ func WriteOutputDirMeta(dir string, files []OutputFile, meta *ManifestMeta) ([]s
 		return paths, err
 	}
 	return paths, nil
+}
+
+// firstMissing is the outermost directory on dir's path that does not
+// exist yet (what MkdirAll(dir) creates first), "" when dir exists.
+func firstMissing(dir string) string {
+	missing := ""
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			return missing
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "" // not sure: remove nothing
+		}
+		missing = p
+		if filepath.Dir(p) == p {
+			return ""
+		}
+	}
 }

@@ -3,6 +3,7 @@
 package reports
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,5 +89,22 @@ func TestWriteFileAtomicSpecialFiles(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 5 {
 		t.Errorf("%d entries left in the directory, want 5 (no temporary file): %v", len(entries), entries)
+	}
+}
+
+// TestWriteInPlaceFullDevice (QA19 M4): a device that refuses a write past
+// bufio's 64 KiB (/dev/full) gives a WriteError naming it, as one that
+// refuses at Flush does; before, the bare "write /dev/full: no space left
+// on device" came back.
+func TestWriteInPlaceFullDevice(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, n := range []int{100, 200 << 10} {
+		err := WriteFileAtomic("/dev/full", func(w io.Writer) error { _, err := w.Write(make([]byte, n)); return err })
+		var we *WriteError
+		if !errors.As(err, &we) || we.Path != "/dev/full" || !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%d bytes: %v, want a WriteError on /dev/full (ENOSPC)", n, err)
+		}
 	}
 }

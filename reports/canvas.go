@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -17,10 +18,24 @@ type picture struct {
 	draw func(vg.CanvasSizer) error
 }
 
+// escapedText is a canvas that draws every string with its control
+// characters escaped as the terminal tables show them (EscapeControl:
+// ESC as \x1b). A scenario name or --vary value holding one reached the
+// SVGs raw, and an ESC byte is not allowed in XML: the browser showed an
+// error instead of the plot (QA19 L5). Escaping, not refusing the name
+// at load: the name already runs and prints escaped on stdout, and every
+// output should show it the same way. gonum's text handler splits lines
+// before FillString, so a title's "\n" is not escaped.
+type escapedText struct{ vg.CanvasSizer }
+
+func (c escapedText) FillString(f font.Face, pt vg.Point, text string) {
+	c.CanvasSizer.FillString(f, pt, EscapeControl(text))
+}
+
 // writePNG renders the picture as PNG.
 func (p picture) writePNG(w io.Writer) error {
 	c := vgimg.NewWith(vgimg.UseWH(p.w, p.h), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
-	if err := p.draw(c); err != nil {
+	if err := p.draw(escapedText{c}); err != nil {
 		return err
 	}
 	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
@@ -30,7 +45,7 @@ func (p picture) writePNG(w io.Writer) error {
 // writeSVG renders the picture as SVG.
 func (p picture) writeSVG(w io.Writer) error {
 	c := vgsvg.New(p.w, p.h)
-	if err := p.draw(c); err != nil {
+	if err := p.draw(escapedText{c}); err != nil {
 		return err
 	}
 	_, err := c.WriteTo(w)

@@ -14,9 +14,11 @@ import (
 // why.
 type ZeroPPSection struct {
 	// M is 2P, the bf16 bytes of the model: the unit of ZeRO++'s volumes.
-	M       int64           `json:"m_bytes"`
-	Rows    []zeroPPRow     `json:"rows"`
-	Verdict string          `json:"verdict"`
+	M       int64       `json:"m_bytes"`
+	Rows    []zeroPPRow `json:"rows"`
+	Verdict string      `json:"verdict"`
+	// Winner is the fastest variant that fits the GPU's memory, "" when
+	// none fits.
 	Winner  string          `json:"winner"`
 	Reasons []zeroPPReasons `json:"reasons"`
 }
@@ -51,6 +53,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		return nil
 	}
 	sec := &ZeroPPSection{M: sweep.BufferBytes(os[0].Scenario)}
+	capacity := int64(os[0].Scenario.Cluster.GPUMemory)
 	for _, o := range os {
 		r := o.Result
 		row := zeroPPRow{Label: o.Label, K: r.K, NetworkPerNode: sweep.NetworkPerNode(o), StepTimePS: int64(r.StepTime)}
@@ -58,7 +61,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 			row.ExposedCommPS = max(row.ExposedCommPS, int64(rk.ExposedComm))
 		}
 		row.PeakMemory, _ = r.Peak()
-		row.Fits = r.Fits(int64(o.Scenario.Cluster.GPUMemory))
+		row.Fits = r.Fits(capacity)
 		if sec.M > 0 {
 			row.NetworkM = round(float64(row.NetworkPerNode)/float64(sec.M), 3)
 		}
@@ -68,6 +71,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 	speed := func(a, b zeroPPRow) float64 { return round((float64(a.StepTimePS)/float64(b.StepTimePS)-1)*100, 1) }
 	d := func(ps int64) string { return units.Duration(ps).String() }
 	share := func(r zeroPPRow) float64 { return round(float64(r.ExposedCommPS)/float64(r.StepTimePS)*100, 1) }
+	gib := func(b int64) string { return units.Bytes(b).IEC() }
 
 	// Against ZeRO-3.
 	var why string
@@ -84,10 +88,6 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 			share(z3), z3.NetworkM-zpp.NetworkM)
 	}
 	sec.Reasons = append(sec.Reasons, zeroPPReasons{Against: z3.Label, SpeedupPct: sp, Why: why})
-	best := zpp
-	if z3.StepTimePS < best.StepTimePS {
-		best = z3
-	}
 	// Against raising K.
 	if len(sec.Rows) == 3 {
 		k := sec.Rows[1]
@@ -96,19 +96,28 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		switch {
 		case !k.Fits && zpp.Fits:
 			w = fmt.Sprintf("raising K to %d shards the model over one node only: its peak %s does not fit, ZeRO++'s %s does", k.K, units.Bytes(k.PeakMemory).IEC(), units.Bytes(zpp.PeakMemory).IEC())
+		case k.Fits && !zpp.Fits:
+			w = fmt.Sprintf("raising K to %d fits (%s per GPU) where ZeRO++ does not (%s of the GPU's %s)", k.K, gib(k.PeakMemory), gib(zpp.PeakMemory), gib(capacity))
 		case spk >= 0:
 			w = fmt.Sprintf("raising K to %d also keeps the gathers inside the node (%.3f M per node: the gradient all-reduce across nodes) but holds %s per GPU instead of %s; ZeRO++ moves %.3f M and is faster",
 				k.K, k.NetworkM, units.Bytes(k.PeakMemory).IEC(), units.Bytes(zpp.PeakMemory).IEC(), zpp.NetworkM)
+			if !k.Fits && !zpp.Fits {
+				w = strings.TrimSuffix(w, "and is faster") + fmt.Sprintf("and would be faster, but neither fits the GPU's %s", gib(capacity))
+			}
 		default:
 			w = fmt.Sprintf("raising K to %d is faster here (%s vs %s): its %.3f M per node all-reduce costs less than ZeRO++'s kernels, at %s instead of %s per GPU",
 				k.K, d(k.StepTimePS), d(zpp.StepTimePS), k.NetworkM, units.Bytes(k.PeakMemory).IEC(), units.Bytes(zpp.PeakMemory).IEC())
 		}
 		sec.Reasons = append(sec.Reasons, zeroPPReasons{Against: k.Label, SpeedupPct: spk, Why: w})
-		if k.Fits && k.StepTimePS < best.StepTimePS {
-			best = k
+	}
+	// The winner is the fastest variant that fits (QA19 M1: a faster
+	// ZeRO++ that does not fit is no winner).
+	var best *zeroPPRow
+	for i := range sec.Rows {
+		if r := &sec.Rows[i]; r.Fits && (best == nil || r.StepTimePS < best.StepTimePS) {
+			best = r
 		}
 	}
-	sec.Winner = best.Label
 	var parts []string
 	for _, r := range sec.Reasons {
 		rel := fmt.Sprintf("%.1f %% faster than", r.SpeedupPct)
@@ -117,8 +126,32 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		}
 		parts = append(parts, fmt.Sprintf("ZeRO++ is %s %s: %s.", rel, r.Against, r.Why))
 	}
-	sec.Verdict = fmt.Sprintf("%s wins. %s", best.Label, strings.Join(parts, " "))
+	sec.Verdict = zeroPPLead(sec.Rows, best, capacity) + " " + strings.Join(parts, " ")
+	if best != nil {
+		sec.Winner = best.Label
+	}
 	return sec
+}
+
+// zeroPPLead is the verdict's first sentence: the fastest variant that
+// fits wins, and a faster ZeRO++ that does not fit is named with its peak.
+func zeroPPLead(rows []zeroPPRow, best *zeroPPRow, capacity int64) string {
+	gib := func(b int64) string { return units.Bytes(b).IEC() }
+	zpp := rows[len(rows)-1]
+	switch {
+	case best == nil:
+		var peaks []string
+		for _, r := range rows {
+			peaks = append(peaks, r.Label+" "+gib(r.PeakMemory))
+		}
+		return fmt.Sprintf("No variant wins: none fits the GPU's %s (peaks: %s).", gib(capacity), strings.Join(peaks, ", "))
+	case best.Label == zpp.Label:
+		return "ZeRO++ wins."
+	case zpp.StepTimePS < best.StepTimePS:
+		return fmt.Sprintf("%s wins: ZeRO++ would be %.1f %% faster but peaks at %s of the GPU's %s.",
+			best.Label, round((float64(best.StepTimePS)/float64(zpp.StepTimePS)-1)*100, 1), gib(zpp.PeakMemory), gib(capacity))
+	}
+	return best.Label + " wins."
 }
 
 // WriteZeroPPSection writes the ZeRO++ section of compare --zeropp.

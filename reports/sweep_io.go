@@ -170,9 +170,10 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		}
 		untrackTemp(f.Name())
 	}()
-	bw := bufio.NewWriterSize(f, 1<<16)
+	fw := &fileWriter{w: f}
+	bw := bufio.NewWriterSize(fw, 1<<16)
 	if err = write(bw); err != nil {
-		return err
+		return fw.wrap(path, err)
 	}
 	if err = bw.Flush(); err != nil {
 		return &WriteError{Path: path, Err: err}
@@ -187,6 +188,33 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return &WriteError{Path: path, Err: err}
 	}
 	return nil
+}
+
+// fileWriter is the file under WriteFileAtomic's buffer; it keeps the
+// first error the file gave. Past the buffer's 64 KiB the file's error
+// ("no space left on device", naming the temporary file) comes back
+// through write, not from Flush: QA19 M4 found it printed as is with exit
+// 1, where a small file got WriteError's line with its fix and exit 2.
+type fileWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (fw *fileWriter) Write(p []byte) (int, error) {
+	n, err := fw.w.Write(p)
+	if err != nil && fw.err == nil {
+		fw.err = err
+	}
+	return n, err
+}
+
+// wrap is err, write's error, as a WriteError on path when the file gave
+// it, and as it is when write failed on its own.
+func (fw *fileWriter) wrap(path string, err error) error {
+	if fw.err != nil {
+		return &WriteError{Path: path, Err: fw.err}
+	}
+	return err
 }
 
 // atomicTarget is the file WriteFileAtomic replaces for path: path itself
@@ -225,9 +253,10 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 		return &WriteError{Path: path, Err: err}
 	}
 	defer f.Close()
-	bw := bufio.NewWriterSize(f, 1<<16)
+	fw := &fileWriter{w: f}
+	bw := bufio.NewWriterSize(fw, 1<<16)
 	if err := write(bw); err != nil {
-		return err
+		return fw.wrap(path, err)
 	}
 	if err := bw.Flush(); err != nil {
 		return &WriteError{Path: path, Err: err}

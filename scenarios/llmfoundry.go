@@ -1431,7 +1431,14 @@ func (f *LLMFoundry) Scenario() []byte {
 		}
 	} else {
 		if o.HF != "" {
-			w("  hf_config: %s  # --hf, the config.json of %s (a relative path is read from the scenario file's directory)\n", strconv.Quote(o.HF), strconv.Quote(f.Pretrained))
+			// Absolute (QA19 L13): --hf is relative to the working
+			// directory, a scenario's hf_config to the scenario's, and the
+			// importer cannot know where its standard output is saved.
+			hf := o.HF
+			if abs, err := filepath.Abs(hf); err == nil {
+				hf = abs
+			}
+			w("  hf_config: %s  # --hf, the config.json of %s\n", strconv.Quote(hf), strconv.Quote(f.Pretrained))
 		} else {
 			w("  hf_config: SET_HF_CONFIG  # the config.json of %s (or --hf)\n", strconv.Quote(f.Pretrained))
 		}

@@ -21,8 +21,18 @@ func TestUnitCaseSuggested(t *testing.T) {
 		{func(s string) error { _, err := ParseDuration(s); return err }, "2.84S", `"2.84S" is not a duration (did you mean 2.84s? units are case-sensitive)`},
 		// Two spellings of one unit (KB, kB): the first is named.
 		{func(s string) error { _, err := ParseBytes(s); return err }, "25kb", `"25kb" is not a size (did you mean 25KB? units are case-sensitive)`},
-		// Ambiguous: GB/s or Gb/s.
-		{func(s string) error { _, err := ParseBandwidth(s); return err }, "300GB/S", `"300GB/S" is not a bandwidth (use a bandwidth such as 450GB/s, 25GiB/s or 400Gbps)`},
+		// Bytes or bits: both spellings, with their meanings (QA19 M2:
+		// "900GBps" used to suggest 900Gbps, an eighth of the 900 GB/s
+		// an H100's NVLink has).
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "300GB/S", `"300GB/S" is not a bandwidth (did you mean 300GB/s (bytes) or 300Gb/s (bits)? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "900GBps", `"900GBps" is not a bandwidth (did you mean 900GB/s (bytes) or 900Gbps (bits)? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "400MBps", `"400MBps" is not a bandwidth (did you mean 400MB/s (bytes) or 400Mbps (bits)? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "25kBps", `"25kBps" is not a bandwidth (did you mean 25KB/s (bytes) or 25Kbps (bits)? units are case-sensitive)`},
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "400GBPS", `"400GBPS" is not a bandwidth (did you mean 400GB/s (bytes) or 400Gbps (bits)? units are case-sensitive)`},
+		// A small b is bits: one unit.
+		{func(s string) error { _, err := ParseBandwidth(s); return err }, "400GbPS", `"400GbPS" is not a bandwidth (did you mean 400Gbps? units are case-sensitive)`},
+		// Greek mu (U+03BC) as well as the micro sign (QA19 L9).
+		{func(s string) error { _, err := ParseDuration(s); return err }, "2μs", ""},
 		// Valid forms are unchanged.
 		{func(s string) error { _, err := ParseBytes(s); return err }, "1 MiB", ""},
 		{func(s string) error { _, err := ParseBytes(s); return err }, "1e3MB", ""},

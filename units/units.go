@@ -70,7 +70,9 @@ var (
 		{"kbps", 1e3, 8}, {"mbps", 1e6, 8}, {"gbps", 1e9, 8}, {"tbps", 1e12, 8},
 	}
 	durationSuffixes = []suffix{
-		{"ps", 1, 1}, {"ns", 1e3, 1}, {"us", 1e6, 1}, {"µs", 1e6, 1}, {"ms", 1e9, 1}, {"s", 1e12, 1},
+		// µ is the micro sign U+00B5, μ the Greek mu U+03BC that Greek
+		// keyboards and some editors type for it (QA19 L9).
+		{"ps", 1, 1}, {"ns", 1e3, 1}, {"us", 1e6, 1}, {"µs", 1e6, 1}, {"μs", 1e6, 1}, {"ms", 1e9, 1}, {"s", 1e12, 1},
 	}
 	countSuffixes = []suffix{
 		{"K", 1e3, 1}, {"M", 1e6, 1}, {"B", 1e9, 1}, {"T", 1e12, 1},
@@ -81,10 +83,15 @@ var (
 )
 
 // caseFix is s with its unit written as the one suffix of sufs it matches
-// but for case ("1mib" → "1MiB"), "" when none or several match ("400GB/S"
-// is GB/s or Gb/s: bytes or bits) or what precedes it is not a number.
+// but for case ("1mib" → "1MiB"), "" when none or several match ("25MB"
+// spelt "25Mb" and "25mb": two units) or what precedes it is not a number.
+// A unit that reads as bytes or as bits ("400GB/S": GB/s or Gb/s;
+// "900GBps", the usual spelling of gigabytes per second, whose "bps" is
+// bits) is returned as both spellings with their meanings: "900GB/s
+// (bytes) or 900Gbps (bits)" (QA19 M2: naming only Gbps made the link 8×
+// slower for whoever followed the hint).
 func caseFix(s string, sufs []suffix) string {
-	fixed := ""
+	fixed, bytesFix, bitsFix := "", "", ""
 	var mul, den int64
 	for _, x := range sufs {
 		if len(s) <= len(x.name) || !strings.EqualFold(s[len(s)-len(x.name):], x.name) {
@@ -94,14 +101,45 @@ func caseFix(s string, sufs []suffix) string {
 		if _, err := strconv.ParseFloat(num, 64); err != nil {
 			continue
 		}
+		if x.den == 8 && bitsFix == "" {
+			bitsFix = num + x.name
+		} else if x.den == 1 && bytesFix == "" {
+			bytesFix = num + x.name
+		}
 		if fixed != "" && (x.num != mul || x.den != den) {
-			return "" // two meanings ("25mb": MB or Mb)
+			fixed = "-" // two meanings
 		}
 		if fixed == "" {
 			fixed, mul, den = num+x.name, x.num, x.den // spellings of one unit (KB, kB): the first
 		}
 	}
+	// "900GBps", "400MBps", "25Bps", "10GBPS": B for bytes, ps for per
+	// second.
+	if t := strings.TrimSuffix(strings.TrimSuffix(s, "Bps"), "BPS"); t != s && bitsFix != "" && bytesFix == "" {
+		num := strings.TrimRight(t, "kKmMgGtT")
+		if p := strings.ToUpper(t[len(num):]); len(p) <= 1 {
+			if c := strings.TrimSpace(num) + p + "B/s"; hasSuffix(sufs, p+"B/s") {
+				bytesFix = c
+			}
+		}
+	}
+	if bytesFix != "" && bitsFix != "" {
+		return bytesFix + " (bytes) or " + bitsFix + " (bits)"
+	}
+	if fixed == "-" {
+		return ""
+	}
 	return fixed
+}
+
+// hasSuffix says whether sufs has a suffix called name.
+func hasSuffix(sufs []suffix, name string) bool {
+	for _, x := range sufs {
+		if x.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // parse reads "<number><suffix>" exactly. The number is a non-negative

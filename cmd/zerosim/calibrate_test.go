@@ -377,7 +377,12 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 		want string
 	}{
 		{[]string{big, "--nodes", "32", "--gpus-per-node", "8"}, 0, "ar256.log:6: allreduce, 256 ranks on 32 nodes"},
-		{[]string{big}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 256 to 257 ranks): pass --nodes and --gpus-per-node\n"},
+		// One --nodes cannot shape logs of several node counts: it is
+		// advised for a single log (QA19 L11).
+		{[]string{big}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 256 to 257 ranks): pass --gpus-per-node (and --nodes for a single log)\n"},
+		{[]string{big, "--gpus-per-node", "8"}, 0, "ar256.log:6: allreduce, 256 ranks on 32 nodes"},
+		{[]string{big, "--nodes", "32"}, 2, "ar256.log:6: the log does not tell its nodes and GPUs per node (no \"# Using devices\" block; its busbw/algbw allows 256 to 257 ranks): pass --gpus-per-node too\n"},
+		{[]string{big, "--gpus-per-node", "3"}, 2, "allows 256 to 257 ranks): pass --nodes too (and calibrate this log on its own if the others ran on other node counts)\n"},
 		{[]string{big, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar256.log:33: the row's busbw/algbw needs at least 256 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
 		{[]string{ar16, "--nodes", "4", "--gpus-per-node", "8"}, 2, "ar16.log:4: the log's \"# Using devices\" block lists 16 ranks, not --nodes 4 × --gpus-per-node 8 = 32 (fix --nodes or --gpus-per-node)\n"},
 		{[]string{ar16}, 0, "ar16.log:23: allreduce, 16 ranks on 1 node,"},

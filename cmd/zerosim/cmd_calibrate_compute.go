@@ -147,6 +147,11 @@ func parseStepTime(v string) (units.Duration, error) {
 		return 0, inputError{fmt.Errorf("--step-time %s: a duration needs a unit: use %ss or %sms (the measured time of one optimizer step)", v, v, v)}
 	}
 	if s, ok := minutesAsSeconds(v); ok && err != nil {
+		if _, e := units.ParseDuration(s); e != nil {
+			// 100000h is 360000000s, which does not fit either (QA19 L4:
+			// the advice was refused when followed).
+			return 0, inputError{fmt.Errorf("--step-time %q: durations are in ps, ns, us, ms or s, and %s is more than the largest, %ds: use the measured time of one optimizer step, e.g. --step-time 2.84s", v, s, int64(math.MaxInt64)/int64(units.Second))}
+		}
 		return 0, inputError{fmt.Errorf("--step-time %q: durations are in ps, ns, us, ms or s: write --step-time %s", v, s)}
 	}
 	if err != nil {

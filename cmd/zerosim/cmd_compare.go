@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -189,17 +190,21 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
 	}
-	if err := printComparison(a.format, a.wide, out, c); err != nil {
-		return err
-	}
+	// The plots first: a file system that refuses one fails the command
+	// with nothing on stdout (QA19 M4); the "wrote" line follows the table.
+	var wrote bytes.Buffer
 	if a.outDir != "" {
-		if err := writeComparePlots(a.outDir, c, errOut); err != nil {
+		if err := writeComparePlots(a.outDir, c, &wrote); err != nil {
 			return err
 		}
 		for _, sk := range runs.Skipped { // the every-K plot's runs
-			fmt.Fprintf(errOut, "zerosim: compare: plot: left out %s\n", sk)
+			fmt.Fprintf(&wrote, "zerosim: compare: plot: left out %s\n", sk)
 		}
 	}
+	if err := printComparison(a.format, a.wide, out, c); err != nil {
+		return err
+	}
+	_, _ = wrote.WriteTo(errOut)
 	variantWarnings(errOut, runs.Variants, shown)
 	return nil
 }

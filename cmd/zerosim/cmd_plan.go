@@ -323,8 +323,17 @@ func writePlan(a *app, pr *reports.PlanReport) error {
 	return nil
 }
 
-// writePlanOutputs prints the plan in the chosen format and writes -o DIR.
+// writePlanOutputs writes -o DIR, then prints the plan in the chosen
+// format: a file system that refuses a file fails the command with nothing
+// on stdout (QA19 M4); the "wrote" line follows the plan.
 func writePlanOutputs(a *app, pr *reports.PlanReport) error {
+	var wrote string
+	if a.outDir != "" {
+		var err error
+		if wrote, err = writePlanDir(a.outDir, pr); err != nil {
+			return err
+		}
+	}
 	var err error
 	switch a.format {
 	case "json":
@@ -334,31 +343,36 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 	default:
 		err = reports.WritePlanTable(a.out, pr)
 	}
-	if err != nil || a.outDir == "" {
-		return err
+	if err == nil && wrote != "" {
+		fmt.Fprintf(a.err, "zerosim: %s\n", wrote)
 	}
+	return err
+}
+
+// writePlanDir writes the plan's files into dir and returns the line that
+// says so.
+func writePlanDir(dir string, pr *reports.PlanReport) (string, error) {
 	files, err := reports.PlanFiles(pr)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// Another plan's files that this one does not write (network.png
 	// without --network) go once this plan's are written: the directory
 	// holds one plan.
-	listed := reports.ManifestFiles(a.outDir)
-	paths, err := reports.WriteOutputDirMeta(a.outDir, files, reports.PlanManifest(pr))
+	listed := reports.ManifestFiles(dir)
+	paths, err := reports.WriteOutputDirMeta(dir, files, reports.PlanManifest(pr))
 	if err != nil {
-		return err
+		return "", err
 	}
-	removed, err := reports.RemoveStale(a.outDir, listed, reports.PlanFileNames, files)
+	removed, err := reports.RemoveStale(dir, listed, reports.PlanFileNames, files)
 	if err != nil {
-		return err
+		return "", err
 	}
-	msg := wroteFiles(len(paths), a.outDir)
+	msg := wroteFiles(len(paths), dir)
 	if len(removed) > 0 {
 		msg += fmt.Sprintf(" (removed an earlier plan's %s)", strings.Join(removed, ", "))
 	}
-	fmt.Fprintf(a.err, "zerosim: %s\n", msg)
-	return nil
+	return msg, nil
 }
 
 // newBar returns a progress bar on errOut when it is a terminal, else nil.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
-	"github.com/zerosim/zerosim/sweep"
 	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/zerosim/zerosim/sweep"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/reports"
@@ -103,30 +107,80 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 			run.WithoutLinks = &w
 		}
 	}
-	var trace *reports.OutputFile
-	if o.trace != "" {
-		t, err := reports.RenderRunTrace(run)
-		if err != nil {
-			return err
-		}
-		trace = &t
+	trace, files, err := renderRunOutputs(run, want, o.trace, a.outDir)
+	if err != nil {
+		return err
 	}
-	var files []reports.OutputFile
-	if a.outDir != "" {
-		if files, err = reports.RenderRunFiles(run, want, trace); err != nil {
-			return err
-		}
+	// The files first: a file system that refuses one fails the command
+	// with nothing on stdout (QA19 M4); the "wrote" lines follow the
+	// report, as before.
+	var wrote bytes.Buffer
+	if err := writeRunFiles(a.outDir, o.trace, trace, files, &wrote); err != nil {
+		return err
 	}
 	if err := printRun(a.format, out, errOut, run); err != nil {
 		return err
 	}
-	if err := writeRunFiles(a.outDir, o.trace, trace, files, errOut); err != nil {
-		return err
-	}
+	_, _ = wrote.WriteTo(errOut)
 	if v := run.Fit(); o.requireFit && !v.Fits {
 		return failure{"--require-fit: the step does not fit in GPU memory (" + v.String() + ")"}
 	}
 	return nil
+}
+
+// renderRunOutputs renders the --trace file and -o's files, before
+// anything is written or printed, and refuses a --trace path that is one
+// of -o's files (QA19 L10: -o tdir --trace tdir/result.json wrote the
+// trace, said so, and replaced it with result.json). --trace DIR/trace.json
+// is let through: -o writes the same bytes there.
+func renderRunOutputs(run *reports.Run, want map[string]bool, tracePath, dir string) (*reports.OutputFile, []reports.OutputFile, error) {
+	var trace *reports.OutputFile
+	if tracePath != "" {
+		t, err := reports.RenderRunTrace(run)
+		if err != nil {
+			return nil, nil, err
+		}
+		trace = &t
+	}
+	if dir == "" {
+		return trace, nil, nil
+	}
+	files, err := reports.RenderRunFiles(run, want, trace)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tracePath == "" {
+		return trace, files, nil
+	}
+	for _, name := range append(fileNames(files), reports.ManifestName) {
+		if name != trace.Name && samePath(tracePath, filepath.Join(dir, name)) {
+			return nil, nil, inputError{fmt.Errorf("--trace %s: -o %s writes %s there too, over the trace (give the trace another name, or drop --trace: -o writes %s)",
+				tracePath, dir, name, trace.Name)}
+		}
+	}
+	return trace, files, nil
+}
+
+// fileNames are the names of files.
+func fileNames(files []reports.OutputFile) []string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// samePath reports whether a and b name one file: the same absolute path,
+// or, when both exist, the same file (a symbolic link, a hard link).
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == ab {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // checkRunFlags checks run's flags before anything runs and returns the

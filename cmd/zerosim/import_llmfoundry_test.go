@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,34 @@ func TestImportLLMFoundryCLI(t *testing.T) {
 	out, _, code = runValidateCLI(t, nil, "import", "llm-foundry", auto, "--micro-batch", "4", "--nodes", "16", "--gpu", "H100-80GB")
 	if code != 0 || !strings.Contains(out, "  micro_batch: 4  # --micro-batch, for device_train_microbatch_size auto\n  grad_accum: 2  #") {
 		t.Errorf("--micro-batch 4: code %d\n%s", code, out)
+	}
+}
+
+// TestImportLLMFoundryHFPathLoadsAnywhere (QA19 L13): import llm-foundry
+// --hf with a path relative to the working directory wrote it as given, so
+// the scenario saved elsewhere failed ("a relative path is read from the
+// scenario's directory"). The path is written absolute: the scenario saved
+// in another directory loads, with the config's 8,030,261,248 parameters.
+func TestImportLLMFoundryHFPathLoadsAnywhere(t *testing.T) {
+	hf := filepath.Join("..", "..", "scenarios", "testdata", "hf", "llama-3.1-8b", "config.json")
+	code, out, errOut := runMain(t, "", "import", "llm-foundry", filepath.Join("..", "..", "scenarios", "testdata", "llmfoundry", "hf-llama-3.1-8B.yaml"),
+		"--hf", hf, "--nodes", "1", "--gpu", "H100-80GB")
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	abs, _ := filepath.Abs(hf)
+	if !strings.Contains(out, "hf_config: "+strconv.Quote(abs)) {
+		t.Errorf("the scenario does not name %s:\n%s", abs, out)
+	}
+	saved := filepath.Join(t.TempDir(), "sub", "o.yaml")
+	if err := os.MkdirAll(filepath.Dir(saved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(saved, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runMain(t, "", "memory", saved, "--format", "json")
+	if code != 0 || !strings.Contains(out, `"params": 8030261248`) {
+		t.Errorf("memory %s: exit %d, %s; want the 8,030,261,248 parameters of the config", saved, code, errOut)
 	}
 }

@@ -353,6 +353,8 @@ func writeFailure(we *reports.WriteError) string {
 		fix = "choose a directory you can write to"
 	case errors.Is(cause, syscall.ENOSPC), errors.Is(cause, syscall.EDQUOT):
 		fix = "free some space there, or write elsewhere"
+	case errors.Is(cause, syscall.EFBIG):
+		fix = "raise the file size limit, ulimit -f, or write elsewhere"
 	case errors.Is(cause, syscall.ENOTDIR):
 		fix = "a file is in the way of a directory on that path; write elsewhere"
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -393,6 +395,49 @@ func TestOutputWriteFailure(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, reports.ManifestName)); err == nil {
 			t.Errorf("%q: a manifest was written though %s was not", args, c.blocked)
+		}
+	}
+}
+
+// TestTraceNotOneOfOutputDirFiles (QA19 L10): run -o DIR --trace
+// DIR/result.json wrote the trace, said "wrote DIR/result.json", and -o
+// replaced it with result.json. Now an input error before anything is
+// written or printed; --trace DIR/trace.json, the bytes -o writes there
+// too, still runs.
+func TestTraceNotOneOfOutputDirFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"result.json", "report.html", "manifest.json", "timeline.svg"} {
+		tr := filepath.Join(dir, name)
+		code, out, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", tr)
+		want := "zerosim: --trace " + tr + ": -o " + dir + " writes " + name + " there too, over the trace (give the trace another name, or drop --trace: -o writes trace.json)\n"
+		if code != exitInput || out != "" || errOut != want {
+			t.Errorf("--trace %s: exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", name, code, len(out), errOut, want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			t.Errorf("--trace %s: %d files written", name, len(ents))
+		}
+	}
+	if code, _, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", filepath.Join(dir, "trace.json")); code != exitOK {
+		t.Errorf("--trace DIR/trace.json: exit %d, %s", code, errOut)
+	}
+}
+
+// fullStdout is standard output on a full disk (/dev/full).
+type fullStdout struct{}
+
+func (fullStdout) Write([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+}
+
+// TestStdoutWriteErrorExits1 (QA19 L7): "zerosim version > /dev/full"
+// and --help exited 0 with nothing written (fmt.Fprintln's error
+// unchecked); now exit 1 with the error, as every other command.
+func TestStdoutWriteErrorExits1(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--help"}, {"run", "--help"}, {"version", "--format", "json"}, {"scenarios"}} {
+		var e bytes.Buffer
+		code := Main(args, strings.NewReader(""), fullStdout{}, &e)
+		if want := "zerosim: write /dev/stdout: no space left on device\n"; code != exitFailure || e.String() != want {
+			t.Errorf("%v > /dev/full: exit %d, stderr %q; want exit 1 and %q", args, code, e.String(), want)
 		}
 	}
 }

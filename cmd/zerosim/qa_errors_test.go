@@ -69,6 +69,10 @@ func TestCalibrateMeasurementWhy(t *testing.T) {
 		{[]string{"--step-time", "2m"}, `--step-time "2m": durations are in ps, ns, us, ms or s: write --step-time 120s`},
 		{[]string{"--step-time", "1.5min"}, `write --step-time 90s`},
 		{[]string{"--step-time", "1h"}, `write --step-time 3600s`},
+		{[]string{"--step-time", "2562h"}, `write --step-time 9223200s`},
+		// 360000000s would be refused as too large (QA19 L4): no advice
+		// that fails when followed.
+		{[]string{"--step-time", "100000h"}, `--step-time "100000h": durations are in ps, ns, us, ms or s, and 360000000s is more than the largest, 9223372s: use the measured time of one optimizer step, e.g. --step-time 2.84s`},
 		{[]string{"--device", "-83GiB"}, `--device "-83GiB" is negative: use the device memory nvidia-smi showed`},
 		{[]string{"--reserved", "9999999999999999999GiB"}, `--reserved "9999999999999999999GiB" is too large (it does not fit in 64 bits)`},
 		// Unchanged: not a figure at all.
