@@ -126,15 +126,13 @@ type unitParam struct{ numel, dim0 int64 }
 func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 	m := s.Model
 	l := m.LayerList[u]
-	h, f, v := m.Hidden, m.FFN, m.Vocab
-	kv := h
-	if m.Heads > 0 && m.KVHeads > 0 {
-		kv = m.KVHeads * h / m.Heads
-	}
+	h, v := m.Hidden, m.Vocab
 	var ps []unitParam
 	switch {
 	case l.Block && BlockStyle(&m) == "llama" && (l.Dims == nil || (l.Dims.FFN == 0 && l.Dims.HeadDim == 0)):
-		ps = []unitParam{{h * h, h}, {kv * h, kv}, {kv * h, kv}, {h * h, h}, {f * h, f}, {h * f, h}, {f * h, f}, {h, h}, {h, h}}
+		for _, p := range llamaBlockParams(&m) {
+			ps = append(ps, unitParam{p.numel, p.dim0})
+		}
 	case l.Name == "embedding" || l.Name == "lm_head":
 		ps = []unitParam{{v * h, v}}
 	case l.Name == "final_norm":
