@@ -724,9 +724,9 @@ func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 // one the optimizer step follows.
 func (st *simState) microStep(step int, first, last bool, params []simUnit, acts, recs [][]int64) {
 	r := st.r
-	// pendingCopyOut[u]: unit u's all-gather output awaits its copy-out;
-	// none below lowest does.
-	pendingCopyOut, lowest := make([]bool, len(params)), 0
+	// pendingCopyOut[u]: unit u's all-gather output awaits its copy-out
+	// (OpCopyOut).
+	pendingCopyOut := make([]bool, len(params))
 	// held is the forward unit whose all-gather output FSDP2 keeps after
 	// its copy-out (AllGatherState, comm_ctx.all_gather_state): "we must
 	// keep the current all-gather result alive until that copy-in
@@ -741,25 +741,11 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			held = -1
 		}
 	}
-	var copyOut func(u int, fwd bool)
-	copyOut = func(u int, fwd bool) {
+	copyOut := func(u int, fwd bool) {
 		if !pendingCopyOut[u] {
 			return
 		}
-		if fwd {
-			// The forward runs the units in order, each copying out at
-			// its pre-forward (FSDPParamGroup.pre_forward →
-			// wait_for_unshard), so any earlier unit still pending (one
-			// whose forward allocates nothing the timeline records, as
-			// the embedding) copies out first.
-			for v := lowest; v < u; v++ {
-				copyOut(v, true)
-			}
-		}
 		pendingCopyOut[u] = false
-		for lowest < len(pendingCopyOut) && !pendingCopyOut[lowest] {
-			lowest++
-		}
 		release()
 		// foreach_all_gather_copy_out: the unsharded parameters on the
 		// compute stream; the all-gather output goes, or in forward
@@ -789,15 +775,16 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 		if e.Phase != PhaseForward {
 			release()
 		}
-		if st.fsdp2 && e.Op != OpAllGather && u >= 0 {
+		if e.Op == OpCopyOut {
 			copyOut(u, e.Phase == PhaseForward)
+			continue
 		}
 		switch e.Component {
 		case CompGathered:
 			switch {
 			case e.Delta > 0 && st.fsdp2:
 				st.alloc("agout", u, StreamGather, e.Delta)
-				pendingCopyOut[u], lowest = true, min(lowest, u)
+				pendingCopyOut[u] = true
 			case e.Delta > 0:
 				st.alloc("mpshard", u, StreamPre, e.Delta/params[u].n)
 				st.alloc("gathered", u, StreamGather, e.Delta)
@@ -809,7 +796,9 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			}
 		case CompActivations:
 			switch {
-			case e.Delta > 0 && e.Phase == PhaseForward && e.Delta == r.Units[u].AfterLogits && r.Units[u].AfterLogits > 0 && st.count("act", u) > 0:
+			case e.Op == OpLossSaved:
+				// The head's loss saves its tensors once the loop
+				// has the logits.
 				st.alloc("act", u, StreamCompute, e.Delta)
 			case e.Delta > 0 && e.Phase == PhaseForward:
 				for _, b := range acts[u] {
