@@ -38,8 +38,7 @@ func replayFirstMicroStep(t *testing.T, sets []string, mode SegmentMode, stop fu
 		t.Fatal(err)
 	}
 	st, params := newSimState(s, &cut, a)
-	acts, recs := st.activationTensors()
-	st.microStep(1, false, false, params, acts, recs)
+	st.microStep(1, false, false, params)
 	if st.err != nil {
 		t.Fatal(st.err)
 	}

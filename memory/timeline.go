@@ -151,7 +151,7 @@ func (r *Report) BucketBytes(g int) []int64 {
 // unitInfos computes the per-unit allocation sizes.
 func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, error) {
 	layers := s.Model.LayerList
-	act, rec, err := unitActivations(s)
+	act, rec, tensors, err := unitActivationTensors(s)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +173,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 		out[u] = UnitInfo{Name: l.Name, Params: int64(l.Params)}
 		if !r.Convention.modelStatesOnly() {
 			out[u].Activation, out[u].Recompute = act[u], rec[u]
+			out[u].ActivationTensors, out[u].RecomputeTensors = tensors[u].keep, tensors[u].rebuild
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
 			if u == head {
