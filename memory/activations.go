@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -79,11 +80,41 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 // (including seed 002's tiny transformer) derive nothing.
 // memory.activations: false turns everything off.
 func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err error) {
+	stored, transient, _, err = unitActivationTensors(s)
+	return stored, transient, err
+}
+
+// actTensors are the tensors of one unit's activations, in the order its
+// forward allocates them: keep, what it keeps for backward; rebuild, what
+// its backward's recomputation rebuilds. A unit whose tensors the model
+// does not tell apart (activation_bytes, routed experts, seed 000's MLP
+// blocks, the head's own tensors) has one of each sum. The head's loss
+// tensor (headParts' loss, UnitInfo.AfterLogits) is not in keep: the
+// timeline allocates it apart (OpLossSaved).
+type actTensors struct{ keep, rebuild []int64 }
+
+// one is a unit's tensors of one kept and one rebuilt tensor.
+func one(stored, transient int64) actTensors {
+	var a actTensors
+	if stored > 0 {
+		a.keep = []int64{stored}
+	}
+	if transient > 0 {
+		a.rebuild = []int64{transient}
+	}
+	return a
+}
+
+// unitActivationTensors is unitActivations with each unit's tensors
+// (actTensors): a unit's stored bytes are the sum of its keep (and, on the
+// head, of the loss's tensor), its transient bytes the sum of its rebuild.
+func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, tensors []actTensors, err error) {
 	layers := s.Model.LayerList
 	stored = make([]int64, len(layers))
 	transient = make([]int64, len(layers))
+	tensors = make([]actTensors, len(layers))
 	if !*s.Memory.Activations {
-		return stored, transient, nil
+		return stored, transient, tensors, nil
 	}
 	b := s.Training.MicroBatch
 	m := s.Model
@@ -97,24 +128,56 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		// holds one block of keys and values at a time).
 		base := baseDims(s)
 		head := headUnit(s)
+		type lists struct {
+			keep, rebuild []int64
+			err           error
+		}
+		type dimsPolicy struct {
+			d      BlockDims
+			policy string
+		}
+		seen := map[dimsPolicy]lists{} // blocks mostly share their dimensions and policy
 		for u, l := range layers {
 			switch {
 			case l.ActivationBytes > 0:
 				stored[u] = int64(l.ActivationBytes)
+				tensors[u] = one(stored[u], 0)
 			case l.ActivationBytes < 0:
-				return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
+				return nil, nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
 				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron")
+				tensors[u] = one(stored[u], transient[u])
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
-				stored[u], transient[u], err = BlockActivation(d, unitPolicy[u])
-				if err == nil && l.Dims != nil && l.Dims.MTP {
-					stored[u], err = addMTPInput(stored[u], d)
+				k := dimsPolicy{d, unitPolicy[u]}
+				x, ok := seen[k]
+				if !ok {
+					x.keep, x.rebuild, x.err = BlockActivationTensors(d, k.policy)
+					seen[k] = x
 				}
+				if err = x.err; err != nil {
+					break
+				}
+				t := actTensors{keep: x.keep, rebuild: x.rebuild}
+				if l.Dims != nil && l.Dims.MTP {
+					// Outside the decoder layer's checkpoint: kept
+					// under every policy.
+					var in int64
+					if in, err = MTPInputActivation(d); err != nil {
+						break
+					}
+					t.keep = append(slices.Clip(t.keep), in)
+				}
+				var c calc
+				stored[u], transient[u] = c.Add(t.keep...), c.Add(t.rebuild...)
+				if c.Err != nil {
+					err = fmt.Errorf("activation size overflows: %w", c.Err)
+				}
+				tensors[u] = t
 			}
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		if head >= 0 { // headUnit is -1 when the head's activation_bytes are given
@@ -125,9 +188,9 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 			// out of the main pass.
 			kd := base
 			kd.KeepLogits = s.Training.KeptLogitsBytes()
-			main, ht, err := HeadActivation(kd)
+			model, loss, grads, err := headParts(kd)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			var c calc
 			if n := m.MTPModules(); n > 0 {
@@ -136,21 +199,29 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 				// the loop does not keep.
 				hs, _, err := HeadActivation(base)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
-				main = c.Add(main, c.Mul(hs, n))
+				model = c.Add(model, c.Mul(hs, n))
 			}
-			stored[head] = c.Add(stored[head], main)
-			transient[head] = max(transient[head], ht)
+			stored[head] = c.Add(stored[head], model, loss)
+			t := &tensors[head]
+			if model > 0 {
+				t.keep = append(slices.Clip(t.keep), model)
+			}
+			// The loss backward's gradients, beside none of the
+			// head's recomputation: the larger of the two is alive.
+			if ht := c.Add(grads...); ht > transient[head] {
+				transient[head], t.rebuild = ht, grads
+			}
 			if c.Err != nil {
-				return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
+				return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 			}
 		}
-		return stored, transient, nil
+		return stored, transient, tensors, nil
 	case m.Kind == scenarios.KindMLP && m.Hidden > 0:
 		perBlock, err = MLPActivation(b*max(m.SeqLen, 1), m.Hidden, m.FFN)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for u, l := range layers {
 			if l.Params > 0 {
@@ -163,18 +234,19 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 		case l.ActivationBytes > 0:
 			stored[u] = int64(l.ActivationBytes)
 		case l.ActivationBytes < 0:
-			return nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
+			return nil, nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 		case blocks[u]:
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
 			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron")
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
+		tensors[u] = one(stored[u], transient[u])
 	}
-	return stored, transient, nil
+	return stored, transient, tensors, nil
 }
 
 // headUnit is the unit that carries the output head and the loss
@@ -213,22 +285,6 @@ func headLogits(s *scenarios.Scenario) (head int, kept, afterLogits, lossLogits,
 		return 0, 0, 0, 0, 0, err
 	}
 	return head, kept, afterLogits, lossLogits, upcast, nil
-}
-
-// addMTPInput adds a DeepSeek-V3 MTP module's hnorm, enorm and eh_proj
-// tensors (MTPInputActivation) to its block's stored bytes; they lie
-// outside the decoder layer's checkpoint, so every policy keeps them.
-func addMTPInput(stored int64, d BlockDims) (int64, error) {
-	x, err := MTPInputActivation(d)
-	if err != nil {
-		return 0, err
-	}
-	var c calc
-	v := c.Add(stored, x)
-	if c.Err != nil {
-		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
-	}
-	return v, nil
 }
 
 // baseDims are the dimensions of a transformer scenario's blocks as the

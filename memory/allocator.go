@@ -72,6 +72,11 @@ const (
 	allocMaxRequest int64 = 1 << 50
 )
 
+// allocMaxStreams bounds the stream ids Malloc takes, which index the
+// free and unmapped sets (the replay uses four: allocseq.go). A zerosim
+// bound, not PyTorch's.
+const allocMaxStreams = 64
+
 // SegmentMode is the caching allocator's segment mode
 // (PYTORCH_CUDA_ALLOC_CONF expandable_segments).
 type SegmentMode int
@@ -113,35 +118,31 @@ type ablock struct {
 	id, handle int
 }
 
-// bkey is a block's entry in a set of free or unmapped blocks: the
-// fields BlockComparatorSize orders by (stream, size, address; the
-// unmapped sets by stream and address) and the block's id. It holds no
+// bkey is a block's entry in a set of free or unmapped blocks of one
+// stream: the fields BlockComparatorSize orders by after the stream (size,
+// address; the unmapped sets by address) and the block's id. It holds no
 // pointer, so that inserting into and removing from a sorted slice moves
 // plain bytes: moving pointers makes the garbage collector's write
 // barrier visit every element moved while it marks, which was about half
 // of the replay's time (perf22).
 type bkey struct {
-	stream     int
 	size, addr int64
 	id         int
 }
 
 // before reports whether x comes before y in BlockComparatorSize's
-// order: by stream, size, then address. The unmapped sets' keys carry size
-// 0 (unmappedKey), which orders them by stream and address.
+// order within one stream: by size, then address. The unmapped sets' keys
+// carry size 0 (unmappedKey), which orders them by address.
 func (x bkey) before(y bkey) bool {
-	if x.stream != y.stream {
-		return x.stream < y.stream
-	}
 	if x.size != y.size {
 		return x.size < y.size
 	}
 	return x.addr < y.addr
 }
 
-func (b *ablock) key() bkey { return bkey{stream: b.seg.stream, size: b.size, addr: b.addr, id: b.id} }
+func (b *ablock) key() bkey { return bkey{size: b.size, addr: b.addr, id: b.id} }
 
-func (b *ablock) unmappedKey() bkey { return bkey{stream: b.seg.stream, addr: b.addr, id: b.id} }
+func (b *ablock) unmappedKey() bkey { return bkey{addr: b.addr, id: b.id} }
 
 type aseg struct {
 	stream int
@@ -156,13 +157,16 @@ type Allocator struct {
 	mode  SegmentMode
 	limit int64 // bytes the allocator may reserve; 0: unlimited
 	space int64 // an expandable segment's virtual size
-	// free[p] holds the cached mapped blocks of pool p (0 large, 1
-	// small), ordered by stream, size, address (bkey.before); unmapped[p]
-	// the unmapped ranges of expandable segments, by stream and address.
-	// Their keys name blocks by id (blocks[id]); spare holds the ids of
-	// blocks merged away or released, whose structs newBlk reuses.
-	free     [2][]bkey
-	unmapped [2][]bkey
+	// free[p][st] holds the cached mapped blocks of pool p (0 large, 1
+	// small) on stream st, ordered by size, address (bkey.before);
+	// unmapped[p][st] the unmapped ranges of stream st's expandable
+	// segments, by address: BlockComparatorSize's order by stream, size,
+	// address, one stream at a time (a request looks only at its own
+	// stream's blocks). Their keys name blocks by id (blocks[id]); spare
+	// holds the ids of blocks merged away or released, whose structs
+	// newBlk reuses.
+	free     [2][][]bkey
+	unmapped [2][][]bkey
 	blocks   []*ablock
 	spare    []int
 	next     int64
@@ -299,24 +303,41 @@ func removeKey(s []bkey, k bkey) []bkey {
 	return slices.Delete(s, i, i+1)
 }
 
+// set is the set of stream st in sets (free[p] or unmapped[p]), made on
+// first use.
+func set(sets *[][]bkey, st int) *[]bkey {
+	if st >= len(*sets) {
+		*sets = append(*sets, make([][]bkey, st+1-len(*sets))...)
+	}
+	return &(*sets)[st]
+}
+
+// of is the set of stream st in sets, nil when there is none.
+func of(sets [][]bkey, st int) []bkey {
+	if st < len(sets) {
+		return sets[st]
+	}
+	return nil
+}
+
 func (a *Allocator) addFree(b *ablock) {
-	p := poolOf(b.seg.small)
-	a.free[p] = insertKey(a.free[p], b.key())
+	s := set(&a.free[poolOf(b.seg.small)], b.seg.stream)
+	*s = insertKey(*s, b.key())
 }
 
 func (a *Allocator) dropFree(b *ablock) {
-	p := poolOf(b.seg.small)
-	a.free[p] = removeKey(a.free[p], b.key())
+	s := set(&a.free[poolOf(b.seg.small)], b.seg.stream)
+	*s = removeKey(*s, b.key())
 }
 
 func (a *Allocator) addUnmapped(b *ablock) {
-	p := poolOf(b.seg.small)
-	a.unmapped[p] = insertKey(a.unmapped[p], b.unmappedKey())
+	s := set(&a.unmapped[poolOf(b.seg.small)], b.seg.stream)
+	*s = insertKey(*s, b.unmappedKey())
 }
 
 func (a *Allocator) dropUnmapped(b *ablock) {
-	p := poolOf(b.seg.small)
-	a.unmapped[p] = removeKey(a.unmapped[p], b.unmappedKey())
+	s := set(&a.unmapped[poolOf(b.seg.small)], b.seg.stream)
+	*s = removeKey(*s, b.unmappedKey())
 }
 
 func (a *Allocator) note() {
@@ -332,6 +353,9 @@ func (a *Allocator) Malloc(stream int, n int64) (int, error) {
 	}
 	if n < 0 || n > allocMaxRequest {
 		return 0, fmt.Errorf("memory: allocator request of %d B: use 0 to %d", n, allocMaxRequest)
+	}
+	if stream < 0 || stream >= allocMaxStreams {
+		return 0, fmt.Errorf("memory: allocator stream %d: use 0 to %d", stream, allocMaxStreams-1)
 	}
 	size := allocRoundSize(n)
 	small := size <= allocSmallSize
@@ -430,17 +454,16 @@ func expandableSize(b *ablock) int64 {
 // freeBlock is get_free_block: the best-fitting cached block, removed from
 // the cache, or nil.
 func (a *Allocator) freeBlock(stream int, small bool, size int64) *ablock {
-	p := poolOf(small)
-	s := a.free[p]
+	s := of(a.free[poolOf(small)], stream)
 	// The first block of the stream of at least size: addresses are
 	// never negative.
-	i := search(s, bkey{stream: stream, size: size, addr: -1})
-	if i == len(s) || s[i].stream != stream {
+	i := search(s, bkey{size: size, addr: -1})
+	if i == len(s) {
 		return nil
 	}
 	b := a.blocks[s[i].id]
 	if b.seg.page > 0 {
-		for i+1 < len(s) && s[i+1].stream == stream {
+		for i+1 < len(s) {
 			c := a.blocks[s[i+1].id]
 			if expandableSize(c) >= expandableSize(b) {
 				break
@@ -485,10 +508,7 @@ func (a *Allocator) expandableBlock(stream int, small bool, size int64) *ablock 
 		return n >= size
 	}
 	var c *ablock
-	for _, k := range a.unmapped[p] {
-		if k.stream != stream {
-			continue
-		}
+	for _, k := range of(a.unmapped[p], stream) {
 		x := a.blocks[k.id]
 		if free(x.prev) {
 			x = x.prev
@@ -555,9 +575,11 @@ func (a *Allocator) mapBlock(b *ablock, size int64) *ablock {
 // and drop a segment left wholly unmapped.
 func (a *Allocator) releaseCached() {
 	for p := range a.free {
-		bs := make([]*ablock, len(a.free[p]))
-		for i, k := range a.free[p] {
-			bs[i] = a.blocks[k.id]
+		var bs []*ablock
+		for _, s := range a.free[p] { // by stream, size, address
+			for _, k := range s {
+				bs = append(bs, a.blocks[k.id])
+			}
 		}
 		for _, b := range bs {
 			if b.seg.page == 0 {

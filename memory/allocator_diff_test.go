@@ -27,18 +27,28 @@ func sameState(a *Allocator, ref *refAllocator) string {
 	if c != rc {
 		return fmt.Sprintf("counters %+v, oracle %+v", c, rc)
 	}
-	same := func(set string, ks []bkey, bs []*refBlock, mapped bool) string {
+	same := func(set string, sets [][]bkey, bs []*refBlock, mapped bool) string {
 		key := (*ablock).key
 		if !mapped {
 			key = (*ablock).unmappedKey
+		}
+		// The stream's sets one after the other: the oracle's order by
+		// stream, size, address.
+		var ks []bkey
+		var streams []int
+		for st, s := range sets {
+			ks = append(ks, s...)
+			for range s {
+				streams = append(streams, st)
+			}
 		}
 		if len(ks) != len(bs) {
 			return fmt.Sprintf("%s set of %d blocks, oracle %d", set, len(ks), len(bs))
 		}
 		for i, k := range ks {
 			b, rb := a.blocks[k.id], bs[i]
-			if key(b) != k || b.mapped != mapped || b.allocated {
-				return fmt.Sprintf("%s set key %+v names block %+v", set, k, *b)
+			if key(b) != k || b.mapped != mapped || b.allocated || b.seg.stream != streams[i] {
+				return fmt.Sprintf("%s set of stream %d: key %+v names block %+v", set, streams[i], k, *b)
 			}
 			if b.seg.stream != rb.seg.stream || b.size != rb.size || b.addr != rb.addr {
 				return fmt.Sprintf("%s set [%d]: stream %d size %d addr %d, oracle %d %d %d", set, i, b.seg.stream, b.size, b.addr, rb.seg.stream, rb.size, rb.addr)

@@ -147,3 +147,34 @@ func TestOptimizerTemporaries(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocatorStreams: the free sets are indexed by stream, so Malloc
+// takes stream ids 0 to allocMaxStreams−1 only, and a block freed on the
+// highest stream is reused there and nowhere else (CUDACachingAllocator's
+// "Once freed, blocks can be re-allocated on the same stream, but not on
+// any other stream").
+func TestAllocatorStreams(t *testing.T) {
+	a, err := NewAllocator(SegmentsDefault, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []int{-1, allocMaxStreams} {
+		if _, err := a.Malloc(st, 1<<20); err == nil || err.Error() != "memory: allocator stream "+itoa(st)+": use 0 to 63" {
+			t.Errorf("stream %d: %v", st, err)
+		}
+	}
+	top := allocMaxStreams - 1
+	h, err := a.Malloc(top, 30<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Free(h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Malloc(0, 30<<20); err != nil || a.Reserved != 60<<20 {
+		t.Errorf("stream 0 after stream %d's free: reserved %d, %v; want %d", top, a.Reserved, err, 60<<20)
+	}
+	if _, err := a.Malloc(top, 30<<20); err != nil || a.Reserved != 60<<20 || a.Segments != 2 {
+		t.Errorf("stream %d again: reserved %d in %d segments, %v; want its cached block", top, a.Reserved, a.Segments, err)
+	}
+}

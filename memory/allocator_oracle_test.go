@@ -422,11 +422,14 @@ func (a *Allocator) liveBlocks() []*ablock {
 	return bs
 }
 
-// freeBlocks are a's cached blocks of pool p, in the set's order.
+// freeBlocks are a's cached blocks of pool p, in the sets' order (by
+// stream, size, address).
 func (a *Allocator) freeBlocks(p int) []*ablock {
-	bs := make([]*ablock, len(a.free[p]))
-	for i, k := range a.free[p] {
-		bs[i] = a.blocks[k.id]
+	var bs []*ablock
+	for _, s := range a.free[p] {
+		for _, k := range s {
+			bs = append(bs, a.blocks[k.id])
+		}
 	}
 	return bs
 }

@@ -126,15 +126,13 @@ type unitParam struct{ numel, dim0 int64 }
 func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 	m := s.Model
 	l := m.LayerList[u]
-	h, f, v := m.Hidden, m.FFN, m.Vocab
-	kv := h
-	if m.Heads > 0 && m.KVHeads > 0 {
-		kv = m.KVHeads * h / m.Heads
-	}
+	h, v := m.Hidden, m.Vocab
 	var ps []unitParam
 	switch {
 	case l.Block && BlockStyle(&m) == "llama" && (l.Dims == nil || (l.Dims.FFN == 0 && l.Dims.HeadDim == 0)):
-		ps = []unitParam{{h * h, h}, {kv * h, kv}, {kv * h, kv}, {h * h, h}, {f * h, f}, {h * f, h}, {f * h, f}, {h, h}, {h, h}}
+		for _, p := range llamaBlockParams(&m) {
+			ps = append(ps, unitParam{p.numel, p.dim0})
+		}
 	case l.Name == "embedding" || l.Name == "lm_head":
 		ps = []unitParam{{v * h, v}}
 	case l.Name == "final_norm":
@@ -457,10 +455,9 @@ func simulate(s *scenarios.Scenario, r *Report, mode SegmentMode, limit int64, s
 // simulateOn is simulate's replay on the new allocator a.
 func simulateOn(s *scenarios.Scenario, r *Report, a *Allocator, steps int) (AllocSim, *Allocator, error) {
 	st, params := newSimState(s, r, a)
-	acts, recs := st.activationTensors()
 	out := AllocSim{Expandable: a.mode == SegmentsExpandable}
 	for step := 1; st.err == nil; step++ {
-		st.step(step, params, acts, recs)
+		st.step(step, params)
 		out.StepPeakReserved = append(out.StepPeakReserved, a.PeakReserved)
 		out.StepRetries = append(out.StepRetries, a.Retries)
 		out.Steps = step
@@ -564,135 +561,8 @@ func (st *simState) initParams(params []simUnit) {
 	}
 }
 
-// activationTensors splits each unit's kept activation and its
-// recomputation into the tensors BlockTensors lists under the unit's
-// policy; a unit whose tensors do not add up to the timeline's bytes keeps
-// one tensor of its bytes.
-func (st *simState) activationTensors() (acts, recs [][]int64) {
-	s, r := st.s, st.r
-	L := len(r.Units)
-	acts, recs = make([][]int64, L), make([][]int64, L)
-	pol := UnitPolicies(s)
-	base := baseDims(s)
-	head := headUnit(s)
-	type saved struct {
-		ts  []SavedTensor
-		err error
-	}
-	seen := map[BlockDims]saved{} // blocks mostly share their dimensions
-	for u, ui := range r.Units {
-		stored := ui.Activation - ui.AfterLogits
-		acts[u], recs[u] = []int64{stored}, []int64{ui.Recompute}
-		l := s.Model.LayerList[u]
-		switch {
-		case l.Block && l.ActivationBytes == 0 && (l.Dims == nil || !l.Dims.MTP):
-			d := blockDims(base, l)
-			_, d.SDPAMask = sdpaMask(s, l)
-			if d.check() != nil {
-				continue
-			}
-			x, ok := seen[d]
-			if !ok {
-				x.ts, x.err = BlockTensors(d)
-				seen[d] = x
-			}
-			ts, err := x.ts, x.err
-			if err != nil || len(ts) == 0 {
-				continue
-			}
-			var keep, rebuild []int64
-			input := 2 * d.Seq * d.Batch * d.Hidden
-			switch pol[u] {
-			case "", PolicyNone:
-				for _, x := range ts {
-					keep = append(keep, x.Bytes)
-				}
-			case PolicySelective:
-				for _, x := range ts {
-					if x.Core {
-						rebuild = append(rebuild, x.Bytes)
-					} else {
-						keep = append(keep, x.Bytes)
-					}
-				}
-			case PolicyOp:
-				keep = append(keep, input)
-				if d.Arch == "llama" && !d.Compiled {
-					rebuild = append(rebuild, ts[0].Bytes)
-				}
-				for _, x := range ts[1:] {
-					if x.OpSaved {
-						keep = append(keep, x.Bytes)
-					} else {
-						rebuild = append(rebuild, x.Bytes)
-					}
-				}
-				if extra, _ := opSavedExtra(d); extra > 0 {
-					keep = append(keep, extra)
-				}
-			case PolicyFull:
-				keep = []int64{input}
-				for _, x := range ts {
-					rebuild = append(rebuild, x.Bytes)
-				}
-			}
-			if pol[u] == PolicyOp {
-				// The tensors whose producers the op policy saves
-				// (opSavedExtra: wq's and wv's outputs, and w2's in
-				// eager) are not rebuilt: BlockActivation's transient
-				// leaves them out.
-				var c calc
-				t := c.Mul(d.Seq, d.Batch)
-				for _, x := range []int64{c.Mul(2, t, d.Heads, d.HeadDim), c.Mul(2, t, d.KVHeads, d.HeadDim), c.Mul(2, t, d.Hidden)} {
-					if sum(rebuild)-x < ui.Recompute {
-						break
-					}
-					if i := slices.Index(rebuild, x); i >= 0 {
-						rebuild = slices.Delete(rebuild, i, i+1)
-					}
-				}
-			}
-			if pol[u] == PolicyFull && sum(rebuild)-ts[0].Bytes == ui.Recompute {
-				// A compiled block's input is a graph input, not rebuilt.
-				rebuild = rebuild[1:]
-			}
-			if sum(keep) == stored {
-				acts[u] = keep
-			}
-			switch {
-			case sum(rebuild) == ui.Recompute:
-				recs[u] = rebuild
-			case pol[u] == PolicyOp && len(rebuild) > 0:
-				// Under GQA the saved wv output (kv wide) has no
-				// tensor of its size in the list, whose v is
-				// repeat_kv's expansion: the rebuilt tensors are the
-				// list's, a little more than the transient counted.
-				recs[u] = rebuild
-			}
-		case u == head:
-			// The head: the final norm's and the output projection's
-			// tensors (headParts' model part), the loss's (AfterLogits,
-			// allocated apart by the timeline) and the loss backward's
-			// two gradients (headParts' transient: nll_loss's and
-			// log_softmax's).
-			if ui.Recompute > 0 && ui.Recompute%2 == 0 {
-				recs[u] = []int64{ui.Recompute / 2, ui.Recompute / 2}
-			}
-		}
-	}
-	return acts, recs
-}
-
-func sum(xs []int64) int64 {
-	var v int64
-	for _, x := range xs {
-		v += x
-	}
-	return v
-}
-
 // step replays one step of the timeline, tensor by tensor.
-func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
+func (st *simState) step(step int, params []simUnit) {
 	// Under gradient accumulation at stage 3 the timeline is the last
 	// micro-step's, the earlier micro-steps' sharded gradients allocated
 	// at its start (timeline.go). The replay runs the step's micro-steps
@@ -714,7 +584,7 @@ func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 	}
 	for m := int64(1); m <= ga && st.err == nil; m++ {
 		before := st.a.PeakReserved
-		st.microStep(step, m == 1 && accum, m == ga, params, acts, recs)
+		st.microStep(step, m == 1 && accum, m == ga, params)
 		if m >= 2 && m < ga-1 && st.a.PeakReserved == before {
 			m = ga - 1 // to the last
 		}
@@ -724,11 +594,11 @@ func (st *simState) step(step int, params []simUnit, acts, recs [][]int64) {
 // microStep replays one micro-step of the timeline, tensor by tensor:
 // first marks the first of several under gradient accumulation, last the
 // one the optimizer step follows.
-func (st *simState) microStep(step int, first, last bool, params []simUnit, acts, recs [][]int64) {
+func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 	r := st.r
-	// pendingCopyOut[u]: unit u's all-gather output awaits its copy-out;
-	// none below lowest does.
-	pendingCopyOut, lowest := make([]bool, len(params)), 0
+	// pendingCopyOut[u]: unit u's all-gather output awaits its copy-out
+	// (OpCopyOut).
+	pendingCopyOut := make([]bool, len(params))
 	// held is the forward unit whose all-gather output FSDP2 keeps after
 	// its copy-out (AllGatherState, comm_ctx.all_gather_state): "we must
 	// keep the current all-gather result alive until that copy-in
@@ -743,25 +613,11 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			held = -1
 		}
 	}
-	var copyOut func(u int, fwd bool)
-	copyOut = func(u int, fwd bool) {
+	copyOut := func(u int, fwd bool) {
 		if !pendingCopyOut[u] {
 			return
 		}
-		if fwd {
-			// The forward runs the units in order, each copying out at
-			// its pre-forward (FSDPParamGroup.pre_forward →
-			// wait_for_unshard), so any earlier unit still pending (one
-			// whose forward allocates nothing the timeline records, as
-			// the embedding) copies out first.
-			for v := lowest; v < u; v++ {
-				copyOut(v, true)
-			}
-		}
 		pendingCopyOut[u] = false
-		for lowest < len(pendingCopyOut) && !pendingCopyOut[lowest] {
-			lowest++
-		}
 		release()
 		// foreach_all_gather_copy_out: the unsharded parameters on the
 		// compute stream; the all-gather output goes, or in forward
@@ -791,15 +647,16 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 		if e.Phase != PhaseForward {
 			release()
 		}
-		if st.fsdp2 && e.Op != OpAllGather && u >= 0 {
+		if e.Op == OpCopyOut {
 			copyOut(u, e.Phase == PhaseForward)
+			continue
 		}
 		switch e.Component {
 		case CompGathered:
 			switch {
 			case e.Delta > 0 && st.fsdp2:
 				st.alloc("agout", u, StreamGather, e.Delta)
-				pendingCopyOut[u], lowest = true, min(lowest, u)
+				pendingCopyOut[u] = true
 			case e.Delta > 0:
 				st.alloc("mpshard", u, StreamPre, e.Delta/params[u].n)
 				st.alloc("gathered", u, StreamGather, e.Delta)
@@ -811,14 +668,16 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit, acts
 			}
 		case CompActivations:
 			switch {
-			case e.Delta > 0 && e.Phase == PhaseForward && e.Delta == r.Units[u].AfterLogits && r.Units[u].AfterLogits > 0 && st.count("act", u) > 0:
+			case e.Op == OpLossSaved:
+				// The head's loss saves its tensors once the loop
+				// has the logits.
 				st.alloc("act", u, StreamCompute, e.Delta)
 			case e.Delta > 0 && e.Phase == PhaseForward:
-				for _, b := range acts[u] {
+				for _, b := range r.Units[u].ActivationTensors {
 					st.alloc("act", u, StreamCompute, b)
 				}
 			case e.Delta > 0:
-				for _, b := range recs[u] {
+				for _, b := range r.Units[u].RecomputeTensors {
 					st.alloc("rec", u, StreamCompute, b)
 				}
 			default:

@@ -145,20 +145,45 @@ func gptModules(m *scenarios.Model) []moduleCount {
 
 // llamaModules are LlamaForCausalLM's leaf modules (transformers
 // src/transformers/models/llama/modeling_llama.py at 002272831fba):
-// embed_tokens Embedding(V, h); per layer q_proj Linear(h, h), k_proj and
-// v_proj Linear(h, kv·head_dim), o_proj Linear(h, h), gate_proj and up_proj
-// Linear(h, ffn), down_proj Linear(ffn, h), no biases; RMSNorms of h; an
-// untied lm_head Linear(h, V).
+// embed_tokens Embedding(V, h); per layer the Linear modules of
+// llamaBlockParams, no biases; an untied lm_head Linear(h, V).
 func llamaModules(m *scenarios.Model) []moduleCount {
-	h, ffn := m.Hidden, m.FFN
-	kv := h / m.Heads * m.KVHeads
-	return []moduleCount{
-		{fmt.Sprintf("embed_tokens Embedding(%d, %d)", m.Vocab, h), m.Vocab * h},
-		{fmt.Sprintf("q_proj Linear(%d, %d)", h, h), h * h},
-		{fmt.Sprintf("k_proj Linear(%d, %d)", h, kv), h * kv},
-		{fmt.Sprintf("gate_proj Linear(%d, %d)", h, ffn), h * ffn},
-		{fmt.Sprintf("lm_head Linear(%d, %d)", h, m.Vocab), m.Vocab * h},
+	h := m.Hidden
+	cs := []moduleCount{{fmt.Sprintf("embed_tokens Embedding(%d, %d)", m.Vocab, h), m.Vocab * h}}
+	for _, p := range llamaBlockParams(m) {
+		if p.in > 0 {
+			cs = append(cs, moduleCount{fmt.Sprintf("%s Linear(%d, %d)", p.module, p.in, p.dim0), p.numel})
+		}
 	}
+	return append(cs, moduleCount{fmt.Sprintf("lm_head Linear(%d, %d)", h, m.Vocab), m.Vocab * h})
+}
+
+// llamaParam is one parameter of a Llama block: the module holding it, its
+// numel and dim-0 size, and for a Linear weight (out × in, out = dim0) its
+// input features (0: a norm's weight).
+type llamaParam struct {
+	module          string
+	numel, dim0, in int64
+}
+
+// llamaBlockParams are a Llama block's parameters in module order
+// (torchtitan's TransformerBlock: attention.wq, wk, wv, wo,
+// feed_forward.w1, w2, w3, attention_norm, ffn_norm; transformers'
+// LlamaDecoderLayer names them q_proj, k_proj, v_proj, o_proj, gate_proj,
+// down_proj, up_proj, input_layernorm, post_attention_layernorm): q and o
+// Linear(h, h), k and v Linear(h, kv·head_dim) with head_dim = h/heads
+// (all heads without kv_heads), gate and up Linear(h, ffn), down
+// Linear(ffn, h), two RMSNorms of h.
+func llamaBlockParams(m *scenarios.Model) []llamaParam {
+	h, f := m.Hidden, m.FFN
+	kv := h
+	if m.Heads > 0 && m.KVHeads > 0 {
+		kv = h / m.Heads * m.KVHeads
+	}
+	lin := func(name string, in, out int64) llamaParam { return llamaParam{name, in * out, out, in} }
+	return []llamaParam{lin("q_proj", h, h), lin("k_proj", h, kv), lin("v_proj", h, kv), lin("o_proj", h, h),
+		lin("gate_proj", h, f), lin("down_proj", f, h), lin("up_proj", h, f),
+		{"input_layernorm", h, h, 0}, {"post_attention_layernorm", h, h, 0}}
 }
 
 // hfModules is the largest module of an imported Hugging Face model. The

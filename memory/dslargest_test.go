@@ -201,3 +201,48 @@ func TestMegatronEstimateExperts(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaBlockParams pins the Llama block's parameters that the allocator
+// replay (simUnitParams) and DeepSpeed's largest module (llamaModules) both
+// read, against the published shapes: Llama 2 7B (meta-llama/Llama-2-7b-hf
+// config.json: hidden 4096, intermediate 11008, 32 heads, no GQA) has
+// 202,383,360 parameters per layer (6,738,415,616 in all less 2·32000·4096
+// + 4096, over 32 layers); Llama 3.1 8B (hidden 4096, intermediate 14336,
+// 8 kv heads of 128) has k_proj and v_proj Linear(4096, 1024) and
+// 218,112,000 per layer.
+func TestLlamaBlockParams(t *testing.T) {
+	for _, tc := range []struct {
+		m            scenarios.Model
+		shapes       string
+		perLayer, kv int64
+	}{
+		{scenarios.Model{Hidden: 4096, FFN: 11008, Heads: 32, KVHeads: 32},
+			"q_proj 16777216/4096 k_proj 16777216/4096 v_proj 16777216/4096 o_proj 16777216/4096 gate_proj 45088768/11008 down_proj 45088768/4096 up_proj 45088768/11008 input_layernorm 4096/4096 post_attention_layernorm 4096/4096",
+			202_383_360, 4096},
+		{scenarios.Model{Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8},
+			"q_proj 16777216/4096 k_proj 4194304/1024 v_proj 4194304/1024 o_proj 16777216/4096 gate_proj 58720256/14336 down_proj 58720256/4096 up_proj 58720256/14336 input_layernorm 4096/4096 post_attention_layernorm 4096/4096",
+			218_112_000, 1024},
+	} {
+		var got []string
+		var sum int64
+		for _, p := range llamaBlockParams(&tc.m) {
+			got = append(got, fmt.Sprintf("%s %d/%d", p.module, p.numel, p.dim0))
+			sum += p.numel
+			if p.in > 0 && p.in*p.dim0 != p.numel {
+				t.Errorf("%s: Linear(%d, %d) of %d", p.module, p.in, p.dim0, p.numel)
+			}
+		}
+		if s := strings.Join(got, " "); s != tc.shapes || sum != tc.perLayer {
+			t.Errorf("h %d kv %d: %s (%d), want %s (%d)", tc.m.Hidden, tc.kv, s, sum, tc.shapes, tc.perLayer)
+		}
+	}
+	// The replay splits a Llama 2 7B block into those nine parameters.
+	s := loadExample(t, "default")
+	u := 1
+	for !s.Model.LayerList[u].Block {
+		u++
+	}
+	if ps := simUnitParams(s, u); len(ps) != 9 || ps[4] != (unitParam{45_088_768, 11008}) {
+		t.Errorf("simUnitParams(block %d) = %v, want llamaBlockParams' nine", u, ps)
+	}
+}

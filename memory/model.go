@@ -307,6 +307,13 @@ type UnitInfo struct {
 	// extra bytes rebuilt during the unit's backward (recompute).
 	Activation int64
 	Recompute  int64
+	// ActivationTensors are the tensors of Activation the unit's forward
+	// compute allocates (all of it but AfterLogits), and
+	// RecomputeTensors those of Recompute, in the order the activation
+	// model lists them (BlockActivationTensors under the unit's policy;
+	// one tensor where it does not tell them apart: actTensors). The
+	// allocator replay (allocseq.go) allocates them one by one.
+	ActivationTensors, RecomputeTensors []int64
 	// RingForward and RingBackward are the bytes of context parallelism's
 	// ring attention alive during the unit's forward and backward compute
 	// (RingBuffers; 0 at cp = 1).

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -501,6 +502,14 @@ func TestAnalyzeErrors(t *testing.T) {
 // checkReport verifies the report invariants: components add up to the
 // totals at rest and at the total peak, nothing is negative, peaks bound
 // the at-rest values, and replaying the timeline reproduces the peak.
+func sum(xs []int64) int64 {
+	var v int64
+	for _, x := range xs {
+		v += x
+	}
+	return v
+}
+
 func checkReport(t *testing.T, name string, r *Report) {
 	t.Helper()
 	var rest, atPeak int64
@@ -513,6 +522,15 @@ func checkReport(t *testing.T, name string, r *Report) {
 	}
 	if rest != r.AtRest || atPeak != r.Peak || r.Peak < r.AtRest {
 		t.Errorf("%s stage %d: components add to %d/%d, report %d/%d", name, r.Stage, rest, atPeak, r.AtRest, r.Peak)
+	}
+	// The tensors the allocator replay allocates are the activation
+	// model's bytes, tensor by tensor.
+	for u, ui := range r.Units {
+		if slices.ContainsFunc(ui.ActivationTensors, func(b int64) bool { return b <= 0 }) || slices.ContainsFunc(ui.RecomputeTensors, func(b int64) bool { return b <= 0 }) ||
+			sum(ui.ActivationTensors) != ui.Activation-ui.AfterLogits || sum(ui.RecomputeTensors) != ui.Recompute {
+			t.Errorf("%s stage %d unit %d: tensors %v + %d after the logits, %v rebuilt, for %d kept and %d rebuilt", name, r.Stage, u,
+				ui.ActivationTensors, ui.AfterLogits, ui.RecomputeTensors, ui.Activation, ui.Recompute)
+		}
 	}
 	cur := map[Comp]int64{}
 	for _, c := range r.Components {

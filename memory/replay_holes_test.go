@@ -38,8 +38,7 @@ func replayFirstMicroStep(t *testing.T, sets []string, mode SegmentMode, stop fu
 		t.Fatal(err)
 	}
 	st, params := newSimState(s, &cut, a)
-	acts, recs := st.activationTensors()
-	st.microStep(1, false, false, params, acts, recs)
+	st.microStep(1, false, false, params)
 	if st.err != nil {
 		t.Fatal(st.err)
 	}
@@ -65,7 +64,8 @@ func freeOn(a *Allocator, stream int, least int64) []int64 {
 // eager loss's fp32 upcast (4tV) around the loss's saved output (4tV);
 // kept fp32 logits are the upcast itself, made before the previous
 // step's are rebound away; kept 16-bit logits are the projection output,
-// rebound before the upcast.
+// rebound before the upcast. FSDP2's copy-out marker (OpCopyOut) comes
+// first; the loss's saved tensors are OpLossSaved.
 func TestHeadForwardEventOrder(t *testing.T) {
 	const tV, m = holeTV, 268_468_224
 	type ev struct {
@@ -73,13 +73,16 @@ func TestHeadForwardEventOrder(t *testing.T) {
 		o Op
 		d int64
 	}
+	// FSDP2's copy-out marker first (OpCopyOut), the loss's saved
+	// tensors as OpLossSaved.
+	cp := ev{CompGathered, OpCopyOut, 0}
 	for _, c := range []struct {
 		keep string
 		want []ev
 	}{
-		{"", []ev{{CompActivations, OpCompute, m}, {CompLossTemp, OpCompute, 2 * tV}, {CompLossTemp, OpCompute, 4 * tV}, {CompActivations, OpCompute, 4 * tV}, {CompLossTemp, OpCompute, -4 * tV}, {CompLossTemp, OpCompute, -2 * tV}}},
-		{"fp32", []ev{{CompActivations, OpCompute, m}, {CompLossTemp, OpCompute, 2 * tV}, {CompLogits, OpCompute, 4 * tV}, {CompLossTemp, OpCompute, -2 * tV}, {CompLogits, OpRebind, -4 * tV}, {CompActivations, OpCompute, 4 * tV}}},
-		{"bf16", []ev{{CompActivations, OpCompute, m}, {CompLogits, OpCompute, 2 * tV}, {CompLogits, OpRebind, -2 * tV}, {CompLossTemp, OpCompute, 4 * tV}, {CompActivations, OpCompute, 4 * tV}, {CompLossTemp, OpCompute, -4 * tV}}},
+		{"", []ev{cp, {CompActivations, OpCompute, m}, {CompLossTemp, OpCompute, 2 * tV}, {CompLossTemp, OpCompute, 4 * tV}, {CompActivations, OpLossSaved, 4 * tV}, {CompLossTemp, OpCompute, -4 * tV}, {CompLossTemp, OpCompute, -2 * tV}}},
+		{"fp32", []ev{cp, {CompActivations, OpCompute, m}, {CompLossTemp, OpCompute, 2 * tV}, {CompLogits, OpCompute, 4 * tV}, {CompLossTemp, OpCompute, -2 * tV}, {CompLogits, OpRebind, -4 * tV}, {CompActivations, OpLossSaved, 4 * tV}}},
+		{"bf16", []ev{cp, {CompActivations, OpCompute, m}, {CompLogits, OpCompute, 2 * tV}, {CompLogits, OpRebind, -2 * tV}, {CompLossTemp, OpCompute, 4 * tV}, {CompActivations, OpLossSaved, 4 * tV}, {CompLossTemp, OpCompute, -4 * tV}}},
 	} {
 		sets := []string{"training.micro_batch=4"}
 		if c.keep != "" {

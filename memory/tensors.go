@@ -138,6 +138,15 @@ type SavedTensor struct {
 	// outputs of the ops in its _save_list (every other mm, the SDPA/flash
 	// outputs) and the block input.
 	OpSaved bool
+	// OpOutput is set when the tensor is a view of an mm output that the
+	// op policy keeps besides (opSavedOutputs): the fused attention kernels'
+	// v is a view of wv's output when repeat_kv does not copy it (flash,
+	// or as many kv heads as heads), and a GPT block's q, k and v are
+	// views of the fused qkv output. The policy's recomputation finds
+	// that output cached (torch/utils/checkpoint.py at
+	// 4b804b8500f89bdf9a8c6db04a3dc6b8dbcb3757, _CachedTorchDispatchMode
+	// returns a MUST_SAVE op's stored output) and rebuilds nothing for it.
+	OpOutput bool
 }
 
 func (d *BlockDims) check() error {
@@ -362,14 +371,21 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		}
 		// The fused kernels keep q, k, v, their output and the fp32
 		// log-sum-exp (b·a·s); dropout keeps only the RNG state.
+		// repeat_kv's expand(...).reshape(...) copies k and v to every
+		// head; unexpanded, v is wv's output (llama: RoPE makes new q and
+		// k) and GPT's q, k and v are the fused qkv output's (OpOutput).
+		expanded := kvKept != kvw
 		if llama {
 			add("q after RoPE", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
 			add("k after RoPE", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
 		} else {
 			add("q", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
+			out[len(out)-1].OpOutput = true
 			add("k", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
+			out[len(out)-1].OpOutput = !expanded
 		}
 		add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
+		out[len(out)-1].OpOutput = !expanded
 		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, true)
 		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
 	}
@@ -693,7 +709,7 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 //
 // None of these is core softmax attention: selective recomputation keeps
 // them all. torchtitan's op policy (odd-numbered mm outputs) would keep
-// in_proj_qkvz's output and out_proj's (opSavedExtra) and recompute the
+// in_proj_qkvz's output and out_proj's (opSavedOutputs) and recompute the
 // rest from the block input.
 func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc) {
 	hv := d.LinearValueHeads
@@ -716,99 +732,146 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc) {
 	add("gated norm output (out_proj input)", "mm", "2·t·V", c.Mul(2, t, v), false, false)
 }
 
-// opSavedExtra returns the mm outputs torchtitan's op policy keeps that are
-// not among the tensors autograd keeps anyway (they are consumed by RoPE,
-// repeat_kv or a residual add): llama's wq output (2·t·h), wv output
-// (2·t·kv) and w2 output (2·t·h); gpt's fused qkv output (2·t·(h+2kv)).
-// A compiled llama block does not keep the w2 output: its backward does not
-// read it (compiledRules).
-func opSavedExtra(d BlockDims) (int64, string) {
+// opSavedOutputs returns, one tensor each in forward order, the mm outputs
+// torchtitan's op policy keeps that are not among the tensors autograd
+// keeps anyway (they are consumed by RoPE, repeat_kv or a residual add, or
+// autograd keeps views of them: OpOutput): llama's wq output (2·t·h), wv
+// output (2·t·kv) and w2 output (2·t·h); gpt's fused qkv output
+// (2·t·(h+2kv)); a Gated DeltaNet's in_proj_qkvz (mm 1, 2·t·(2K + 2V)) and
+// out_proj (mm 3, 2·t·h) outputs (mm 2 is in_proj_ba). A compiled llama
+// block does not keep the w2 output: its backward does not read it
+// (compiledRules).
+func opSavedOutputs(d BlockDims) ([]int64, error) {
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
 	qw := c.Mul(d.Heads, d.HeadDim)
 	kvw := c.Mul(d.KVHeads, d.HeadDim)
-	if d.LinearAttention != "" {
-		// mm 1 in_proj_qkvz and mm 3 out_proj (mm 2 is in_proj_ba).
+	var out []int64
+	switch {
+	case d.LinearAttention != "":
 		qkvz := c.Mul(2, t, c.Add(c.Mul(2, d.LinearKeyHeads, d.LinearKeyHeadDim), c.Mul(2, d.LinearValueHeads, d.LinearValueHeadDim)))
-		return c.Add(qkvz, c.Mul(2, t, d.Hidden)), "in_proj_qkvz and out_proj outputs: 2·t·(2K + 2V) + 2·t·h"
-	}
-	if d.Arch == "llama" {
-		if d.NoFFN || d.Compiled {
-			return c.Add(c.Mul(2, t, qw), c.Mul(2, t, kvw)), "wq and wv outputs: 2·t·h + 2·t·kv"
+		out = []int64{qkvz, c.Mul(2, t, d.Hidden)}
+	case d.Arch == "llama":
+		out = []int64{c.Mul(2, t, qw), c.Mul(2, t, kvw)}
+		if !d.NoFFN && !d.Compiled {
+			out = append(out, c.Mul(2, t, d.Hidden))
 		}
-		return c.Add(c.Mul(2, t, qw), c.Mul(2, t, kvw), c.Mul(2, t, d.Hidden)), "wq, wv and w2 outputs: 2·t·h + 2·t·kv + 2·t·h"
+	default:
+		out = []int64{c.Mul(2, t, c.Add(qw, c.Mul(2, kvw)))}
 	}
-	return c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), "fused qkv output: 2·t·(h + 2·kv)"
+	if c.Err != nil {
+		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return out, nil
 }
 
 // BlockActivation returns the bytes one block keeps from forward to
 // backward under a checkpointing policy, and the bytes its backward
-// rebuilds transiently by recomputation:
-//
-//	none:      every tensor of BlockTensors
-//	selective: Korthikanti et al. 2022 §5: everything but the core
-//	           attention (scores, softmax, dropout, log-sum-exp)
-//	op:        torchtitan's op-level policy (torchtitan
-//	           torchtitan/parallelisms/parallelize_llama.py at 004b314,
-//	           _apply_ac_to_transformer_block with _save_list = {aten.mm,
-//	           SDPA flash/efficient, reduce_scatter}: the outputs of every
-//	           other mm and of the attention kernel, plus the block input)
-//	full:      the block input only (2·t·h)
-//
-// The transient part is what recomputation rebuilds during the block's
-// backward: the no-checkpointing total minus what was kept. A compiled
-// block (d.Compiled) applies the policy to its compiled tensor list; its
-// backward rebuilds only what the compiled block without checkpointing
-// would keep (compiledRules), and this counts all of it alive at once, as
-// for eager.
+// rebuilds transiently by recomputation: the sums of BlockActivationTensors'
+// lists.
 func BlockActivation(d BlockDims, policy string) (stored, transient int64, err error) {
-	if err := d.check(); err != nil {
-		return 0, 0, err
-	}
-	ts, err := BlockTensors(d)
+	keep, rebuild, err := BlockActivationTensors(d, policy)
 	if err != nil {
 		return 0, 0, err
 	}
 	var c calc
-	var all int64
-	for _, x := range ts {
-		all = c.Add(all, x.Bytes)
-	}
-	input := c.Mul(2, d.Seq, d.Batch, d.Hidden)
-	switch policy {
-	case "", PolicyNone:
-		stored = all
-	case PolicySelective:
-		for _, x := range ts {
-			if !x.Core {
-				stored = c.Add(stored, x.Bytes)
-			}
-		}
-	case PolicyOp:
-		stored = input
-		for _, x := range ts[1:] {
-			if x.OpSaved {
-				stored = c.Add(stored, x.Bytes)
-			}
-		}
-		extra, _ := opSavedExtra(d)
-		stored = c.Add(stored, extra)
-	case PolicyFull:
-		stored = input
-	default:
-		return 0, 0, fmt.Errorf("training.recompute %q: use none, selective, op or full", policy)
-	}
+	stored, transient = c.Add(keep...), c.Add(rebuild...)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
-	// With no checkpointing a llama block's input is not kept (see
-	// BlockTensors); a checkpointed block keeps it.
-	full := all
-	if d.Arch == "llama" && !d.Compiled && policy != "" && policy != PolicyNone {
-		full = c.Add(all, input)
-	}
-	transient = max(full-stored, 0)
 	return stored, transient, nil
+}
+
+// BlockActivationTensors lists, tensor by tensor in forward order, what one
+// block keeps from forward to backward under a checkpointing policy (keep)
+// and what its backward rebuilds by recomputation (rebuild), alive at once
+// until the block's backward ends:
+//
+//	none:      keep every tensor of BlockTensors
+//	selective: Korthikanti et al. 2022 §5: keep everything but the core
+//	           attention (scores, softmax, dropout, log-sum-exp), which is
+//	           rebuilt
+//	op:        torchtitan's op-level policy (torchtitan
+//	           torchtitan/parallelisms/parallelize_llama.py at 004b314,
+//	           _apply_ac_to_transformer_block with _save_list = {aten.mm,
+//	           SDPA flash/efficient, reduce_scatter}): keep the block
+//	           input, the outputs of the attention kernel and of every
+//	           other mm (OpSaved, and opSavedOutputs' mm outputs
+//	           autograd does not keep, as one entry: the replay allocated
+//	           them as one block before they were listed, and splitting
+//	           them moves torchtitan-llama2-7b-h100-fsdp1's simulated
+//	           reserve from 60.2 to 58.3 GiB against 63.9 measured);
+//	           rebuild every other tensor
+//	           of BlockTensors but those that are views of a kept mm output
+//	           (OpOutput). RoPE's q and k (torchtitan's apply_rotary_emb
+//	           returns new tensors) and repeat_kv's copies of k and v are
+//	           rebuilt though wq's and wv's outputs are kept.
+//	full:      keep the block input (2·t·h); rebuild every other tensor.
+//
+// A compiled block (d.Compiled) applies the policy to its compiled tensor
+// list (compiledRules); its backward rebuilds only what the compiled block
+// without checkpointing would keep, counted alive at once as for eager.
+// Tensors of no bytes (an eager llama block's input without
+// checkpointing) are left out.
+func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, err error) {
+	if err := d.check(); err != nil {
+		return nil, nil, err
+	}
+	ts, err := BlockTensors(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	var c calc
+	input := c.Mul(2, d.Seq, d.Batch, d.Hidden)
+	if c.Err != nil {
+		return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	put := func(to *[]int64, b int64) {
+		if b > 0 {
+			*to = append(*to, b)
+		}
+	}
+	switch policy {
+	case "", PolicyNone:
+		for _, x := range ts {
+			put(&keep, x.Bytes)
+		}
+	case PolicySelective:
+		for _, x := range ts {
+			if x.Core {
+				put(&rebuild, x.Bytes)
+			} else {
+				put(&keep, x.Bytes)
+			}
+		}
+	case PolicyOp:
+		keep = []int64{input}
+		for _, x := range ts[1:] {
+			switch {
+			case x.OpSaved:
+				put(&keep, x.Bytes)
+			case !x.OpOutput:
+				put(&rebuild, x.Bytes)
+			}
+		}
+		extra, err := opSavedOutputs(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		// One entry (see above).
+		put(&keep, c.Add(extra...))
+		if c.Err != nil {
+			return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
+		}
+	case PolicyFull:
+		keep = []int64{input}
+		for _, x := range ts[1:] {
+			put(&rebuild, x.Bytes)
+		}
+	default:
+		return nil, nil, fmt.Errorf("training.recompute %q: use none, selective, op or full", policy)
+	}
+	return keep, rebuild, nil
 }
 
 // HeadActivation returns the bytes the output head and its loss keep from
@@ -833,12 +896,12 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 // #129043, "don't materialize the large sparse matrix in CE bwd", June 2024,
 // torch/_inductor/fx_passes/post_grad.py scatter_upon_const_tensor).
 func HeadActivation(d BlockDims) (stored, transient int64, err error) {
-	model, loss, transient, err := headParts(d)
+	model, loss, grads, err := headParts(d)
 	if err != nil {
 		return 0, 0, err
 	}
 	var c calc
-	stored = c.Add(model, loss)
+	stored, transient = c.Add(model, loss), c.Add(grads...)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
@@ -849,13 +912,16 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 // its logits: model, the final norm's tensors and the output projection's
 // input, made before; loss, what the loss saves, made after the training
 // loop has the logits (and has freed the previous step's, when it keeps
-// them: headLogits). transient is HeadActivation's.
-func headParts(d BlockDims) (model, loss, transient int64, err error) {
+// them: headLogits). grads are the loss backward's gradients, tensor by
+// tensor (HeadActivation's transient is their sum): nll_loss's dense
+// gradient and log_softmax's input gradient under the eager loss, the
+// logits' one 16-bit gradient under a compiled or fused loss.
+func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	if err := d.check(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, nil, err
 	}
 	if d.Vocab <= 0 {
-		return 0, 0, 0, nil
+		return 0, 0, nil, nil
 	}
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
@@ -892,7 +958,7 @@ func headParts(d BlockDims) (model, loss, transient int64, err error) {
 			// pred (KeptLogits), not a tensor of its own.
 			loss = c.Mul(2, t, d.Vocab)
 		}
-		transient = c.Mul(2, t, d.Vocab)
+		grads = []int64{c.Mul(2, t, d.Vocab)}
 	case d.LossFused:
 		// flash-attn's SoftmaxCrossEntropyLossFn (flash_attn/losses/
 		// cross_entropy.py at v0.2.8, 33e0860c) saves the logits as they
@@ -907,19 +973,19 @@ func headParts(d BlockDims) (model, loss, transient int64, err error) {
 			// (KeptLogits).
 			loss = c.Add(loss, c.Mul(2, t, d.Vocab))
 		}
-		transient = c.Mul(2, t, d.Vocab)
+		grads = []int64{c.Mul(2, t, d.Vocab)}
 	default:
 		lossElem := int64(2)
 		if d.LossFP32 {
 			lossElem = 4
 		}
 		loss = c.Mul(lossElem, t, d.Vocab)
-		transient = c.Mul(2, lossElem, t, d.Vocab)
+		grads = []int64{loss, loss}
 	}
 	if c.Err != nil {
-		return 0, 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
+		return 0, 0, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
-	return model, loss, transient, nil
+	return model, loss, grads, nil
 }
 
 // KeptLogits returns the bytes of the logits the model returns when the

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -66,10 +67,20 @@ func TestBlockActivationLlama(t *testing.T) {
 		recalc int64
 	}{
 		{PolicyNone, AttentionSDPA, none, 0},
-		{PolicyOp, AttentionSDPA, op, none + 2*tk*h - op},
+		// The op policy's backward rebuilds every tensor but the
+		// attention kernel's outputs and w1's: RoPE's new q and k and
+		// repeat_kv's copies of k and v too, though wq's and wv's
+		// outputs are kept (torchtitan's apply_rotary_emb and
+		// repeat_kv); w2's kept output stands for no listed tensor.
+		{PolicyOp, AttentionSDPA, op, none - 2*tk*h - lse - 2*tk*f},
 		{PolicyFull, AttentionSDPA, 2 * tk * h, none},
+		// Selective rebuilds the core attention only (the log-sum-exp),
+		// not the block input, which it does not keep.
+		{PolicySelective, AttentionSDPA, none - lse, lse},
 		// flash keeps k, v at kv width.
 		{PolicyNone, AttentionFlash, none - 2*(2*tk*h-2*tk*kv), 0},
+		// ... and its v is wv's kept output: not rebuilt under op.
+		{PolicyOp, AttentionFlash, op, none - 2*(2*tk*h-2*tk*kv) - 2*tk*h - lse - 2*tk*f - 2*tk*kv},
 	} {
 		d.Attention = c.attn
 		got, tr, err := BlockActivation(d, c.policy)
@@ -152,7 +163,9 @@ func TestBlockActivationLlamaCompiled(t *testing.T) {
 		recalc int64
 	}{
 		{PolicyNone, AttentionSDPA, none, 0},
-		{PolicyOp, AttentionSDPA, op, none - op},
+		// Rebuilt: all but the input, the kernel's outputs and w1's
+		// (RoPE's q and k, repeat_kv's k and v: see above).
+		{PolicyOp, AttentionSDPA, op, none - 2*tk*h - 2*tk*h - lse - 2*tk*f},
 		{PolicyFull, AttentionSDPA, 2 * tk * h, none - 2*tk*h},
 		{PolicySelective, AttentionSDPA, none - lse, lse},
 		{PolicyNone, AttentionFlash, none - 2*(2*tk*h-2*tk*kv), 0},
@@ -240,6 +253,33 @@ func TestUnitActivationsCompile(t *testing.T) {
 			if st[u] != want[u] || tr[u] != wantT[u] {
 				t.Errorf("%s unit %d %s: %d/%d, want %d/%d", c, u, s.Model.LayerList[u].Name, st[u], tr[u], want[u], wantT[u])
 			}
+		}
+	}
+}
+
+// TestHeadLossGradTensors: the head's rebuilt tensors are the loss
+// backward's gradients as the losses write them (headParts), Llama 2 7B at
+// t = 4,096, V = 32,000: the eager fp32 loss's nll_loss gradient and
+// log_softmax's input gradient, 4·t·V each; a compiled loss's
+// (torchtitan's build_cross_entropy_loss, Inductor's fused backward) and
+// flash-attn's fused loss's (at::empty_like(logits)) one 16-bit logits
+// gradient, 2·t·V.
+func TestHeadLossGradTensors(t *testing.T) {
+	const tV = 4096 * 32000
+	for _, c := range []struct {
+		set  string
+		want []int64
+	}{
+		{"training.compile=none", []int64{4 * tV, 4 * tV}},
+		{"training.compile=loss", []int64{2 * tV}},
+		{"training.cross_entropy=fused", []int64{2 * tV}},
+	} {
+		r, err := Analyze(loadFSDP(t, c.set), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Units[len(r.Units)-1].RecomputeTensors; !slices.Equal(got, c.want) {
+			t.Errorf("%s: head rebuilds %v, want %v", c.set, got, c.want)
 		}
 	}
 }

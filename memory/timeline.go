@@ -17,12 +17,13 @@ import (
 //
 //	forward, unit u = 0 … L-1:
 //	  stage 3: all-gather   +Gather(v) for v = u … u+d not yet gathered (d = prefetch depth)
+//	  stage 3, FSDP2: copy-out  0 (OpCopyOut: a marker for the allocator replay)
 //	  stage 3, grad_accum > 1, u = 0: +ΣShardGrad (the earlier micro-steps' accumulated
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
 //	  compute               +Mask(u) +(Activation(u) − AfterLogits(u))
 //	                        +LossLogits(u) +Logits(u) [−LossLogits(u) when Logits(u) > 0]
-//	                        −Logits(u) +LossUpcast(u) +AfterLogits(u) −LossUpcast(u)
+//	                        −Logits(u) +LossUpcast(u) +AfterLogits(u) (OpLossSaved) −LossUpcast(u)
 //	                        [−LossLogits(u) when Logits(u) = 0] (the head: the
 //	                        16-bit logits; under training.keep_logits the new
 //	                        kept logits, the previous step's, at rest, freed by
@@ -35,6 +36,7 @@ import (
 //	backward, unit u = L-1 … 0:
 //	  stage 3: all-gather   +Gather(v) for v = u … u−d' not yet gathered
 //	                        (d' = backward_prefetch_depth)
+//	  stage 3, FSDP2: copy-out  0 (OpCopyOut)
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
@@ -51,8 +53,8 @@ import (
 //
 // A replay applies an event with Delta > 0 when its Op starts and one with
 // Delta < 0 when its Op ends (OpReduceCopyIn's and OpRebind's both when
-// it starts). The walk returns to the at-rest state at the
-// end of the step.
+// it starts; OpLossSaved's and OpCopyOut's as the unit's OpCompute's). The
+// walk returns to the at-rest state at the end of the step.
 
 // Op is the operation of the step an Event belongs to: a replay applies
 // the event when that operation starts (allocations) or ends (frees).
@@ -75,6 +77,21 @@ const (
 	// is applied when the head's forward compute starts, after the
 	// events before it and before the loss's allocations after it.
 	OpRebind Op = "logits rebind"
+	// OpLossSaved is the head's loss saving its tensors for backward
+	// (UnitInfo.AfterLogits) once the loop has the logits, after the
+	// rebinding and the loss's upcast: applied as the head's forward
+	// compute starts, as its OpCompute events.
+	OpLossSaved Op = "loss saved"
+	// OpCopyOut is FSDP2's copy-out of a unit's all-gather output into its
+	// unsharded parameters (FSDPParamGroup.pre_forward and pre_backward →
+	// wait_for_unshard → foreach_all_gather_copy_out), emitted under
+	// FSDP2 at stage 3 for every unit it gathers, before the unit's
+	// compute events in forward and in backward. Its Delta is 0: the
+	// timeline counts the unsharded parameters in the all-gather's
+	// CompGathered bytes; the allocator replay (allocseq.go) allocates
+	// them and frees the all-gather output here. Applied as the unit's
+	// compute starts.
+	OpCopyOut Op = "all-gather copy-out"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -134,7 +151,7 @@ func (r *Report) BucketBytes(g int) []int64 {
 // unitInfos computes the per-unit allocation sizes.
 func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, error) {
 	layers := s.Model.LayerList
-	act, rec, err := unitActivations(s)
+	act, rec, tensors, err := unitActivationTensors(s)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +173,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 		out[u] = UnitInfo{Name: l.Name, Params: int64(l.Params)}
 		if !r.Convention.modelStatesOnly() {
 			out[u].Activation, out[u].Recompute = act[u], rec[u]
+			out[u].ActivationTensors, out[u].RecomputeTensors = tensors[u].keep, tensors[u].rebuild
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
 			if u == head {
@@ -494,6 +512,12 @@ func (m *model) ev(ph Phase, unit int, op Op, comp Comp, d int64) {
 	if d == 0 {
 		return
 	}
+	m.event(ph, unit, op, comp, d)
+}
+
+// event appends an event, a zero Delta too (OpCopyOut's marker), and names
+// its component in the notes.
+func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 	m.events = append(m.events, Event{Phase: ph, Unit: unit, Op: op, Component: comp, Delta: d})
 	i := componentIndex(comp)
 	if m.notes[i] == "" {
@@ -551,6 +575,13 @@ func (m *model) buildEvents() {
 			m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[u])
 		}
 	}
+	// FSDP2's copy-out of a gathered unit before its compute (OpCopyOut).
+	fsdp2 := r.Stage == 3 && m.s.Communication.Boundary.FSDP2()
+	copyOut := func(ph Phase, u int) {
+		if fsdp2 && units[u].Gather > 0 {
+			m.event(ph, u, OpCopyOut, CompGathered, 0)
+		}
+	}
 	kept := KeptAcrossBoundary(m.s)
 	// With gradient accumulation at stage 3 the sharded gradients of the
 	// earlier micro-steps are alive through the last one, whose step this
@@ -578,6 +609,7 @@ func (m *model) buildEvents() {
 		for v := u; v <= u+m.prefetch; v++ {
 			gather(PhaseForward, v)
 		}
+		copyOut(PhaseForward, u)
 		if u == 0 {
 			m.ev(PhaseForward, 0, OpCompute, CompGrads, accumulated)
 		}
@@ -605,7 +637,7 @@ func (m *model) buildEvents() {
 		}
 		m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossUpcast)
-		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].AfterLogits)
+		m.ev(PhaseForward, u, OpLossSaved, CompActivations, units[u].AfterLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossUpcast)
 		if units[u].Logits == 0 {
 			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
@@ -694,6 +726,7 @@ func (m *model) buildEvents() {
 				started[w] = true
 			}
 		}
+		copyOut(PhaseBackward, u)
 		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
 		// The backward ring's buffers, beside everything the block's

@@ -165,9 +165,9 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			if task < 0 && alone(ev.Unit) {
 				task = find(Backward, PhaseCompute, ev.Unit)
 			}
-		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseForward:
+		case (ev.Op == memory.OpCompute || ev.Op == memory.OpLossSaved || ev.Op == memory.OpCopyOut) && ev.Phase == memory.PhaseForward:
 			task = find(Forward, PhaseCompute, ev.Unit)
-		case ev.Op == memory.OpCompute && ev.Phase == memory.PhaseBackward:
+		case (ev.Op == memory.OpCompute || ev.Op == memory.OpCopyOut) && ev.Phase == memory.PhaseBackward:
 			task = find(Backward, PhaseCompute, ev.Unit)
 		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseForward:
 			task, atEnd = find(Forward, PhaseCompute, ev.Unit), true
@@ -296,6 +296,9 @@ func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []
 	tl.Peak = total
 	sorted := e.sortedMemory(r, evs)
 	for _, x := range sorted {
+		if x.ev.delta == 0 {
+			continue // a marker (memory.OpCopyOut): the reserved series reads it
+		}
 		tl.Points = append(tl.Points, MemoryPoint{Time: x.t, Component: x.ev.component, Delta: x.ev.delta})
 		total += x.ev.delta
 		if total > tl.Peak {
