@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newMemoryCmd) }
@@ -92,6 +94,10 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	}
 	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank})
 	if err != nil {
+		if err := zero.AdviseBucket(s, err); errors.As(err, new(*zero.LimitError)) {
+			// The bucket size run and fit advise, named as run names it.
+			return a.replayError(err)
+		}
 		return inputError{err}
 	}
 	switch a.format {
