@@ -418,6 +418,19 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 		if l.has("model.largest_layer") && m.LargestLayer <= 0 {
 			return l.errPath("model.largest_layer", "largest_layer=0 is out of range (use a count > 0, or delete the key)")
 		}
+		if ll := max(int64(m.LargestLayer), 0); int64(m.Params)-ll < m.Layers && int64(m.Params)-m.Layers < 1 {
+			// No largest_layer makes room: model.params=1 was told to use
+			// largest_layer ≤ -31 (qa19 L3).
+			need, most := m.Layers+ll, int64(m.Params)-ll
+			with := ""
+			if ll > 0 {
+				with = fmt.Sprintf(" beside largest_layer=%d", ll)
+			}
+			if most < 1 {
+				return l.errPath("model.params", fmt.Sprintf("params=%d leaves no parameter for the %d layers%s (each layer needs one: use params ≥ %d)", int64(m.Params), m.Layers, with, need))
+			}
+			return l.errPath("model.params", fmt.Sprintf("params=%d is too few for %d layers%s (each layer needs a parameter: use params ≥ %d, or model.layers ≤ %d)", int64(m.Params), m.Layers, with, need, most))
+		}
 		if int64(m.Params)-int64(m.LargestLayer) < m.Layers {
 			return l.errPath("model.largest_layer", fmt.Sprintf("largest_layer=%d leaves %d parameters for %d layers (use largest_layer ≤ %d)",
 				m.LargestLayer, int64(m.Params)-int64(m.LargestLayer), m.Layers, int64(m.Params)-m.Layers))
