@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/zero"
 )
 
@@ -94,11 +95,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	}
 	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank})
 	if err != nil {
-		if err := zero.AdviseBucket(s, err); errors.As(err, new(*zero.LimitError)) {
-			// The bucket size run and fit advise, named as run names it.
-			return a.replayError(err)
-		}
-		return inputError{err}
+		return memoryError(a, s, err)
 	}
 	switch a.format {
 	case "json":
@@ -120,6 +117,15 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// memoryError is the memory model's refusal of s as input: a bucket size
+// over the limits with the size run and fit advise, named as run names it.
+func memoryError(a *app, s *scenarios.Scenario, err error) error {
+	if err := zero.AdviseBucket(s, err); errors.As(err, new(*zero.LimitError)) {
+		return a.replayError(err)
+	}
+	return inputError{err}
 }
 
 // parseEstimators parses --estimator: one estimator, or all of them.
