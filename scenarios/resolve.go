@@ -162,6 +162,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnMemoryUnit(s)
 	l.warnIntraLink(s)
 	l.warnNVLTray(s)
+	l.warnImpossibleHardware(s)
 	l.warnStraddle(s)
 	l.warnWindows(s)
 	l.warnStackLayout(s)
