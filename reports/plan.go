@@ -863,6 +863,9 @@ func NoFitText(p *sweep.Plan) string {
 	}
 	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
 	offload := " (plan does not search CPU offload; none makes this configuration fit.)"
+	if n := p.StackOffloadNote(); n != "" {
+		offload = " (plan does not advise CPU offload: " + n + "; --set stack=deepspeed runs it.)"
+	}
 	if len(p.OffloadSets) > 0 {
 		ways = append(ways, fmt.Sprintf("offload to the CPU, --set %s: peak %s, replayed (plan does not search offload)",
 			strings.Join(p.OffloadSets, " --set "), gib(p.OffloadPeak)))

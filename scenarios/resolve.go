@@ -166,6 +166,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnStraddle(s)
 	l.warnWindows(s)
 	l.warnStackLayout(s)
+	l.warnStackOffload(s)
 	l.warnKeepLogits(s)
 	return nil
 }
