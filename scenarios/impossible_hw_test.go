@@ -23,7 +23,7 @@ parallelism: {dp: 16, zero_stage: 3}
 	}{
 		{nil, ""},
 		{[]string{"cluster.gpus_per_node=256", "parallelism.dp=512"}, ""},
-		{[]string{"cluster.gpus_per_node=1024", "parallelism.dp=2048"}, "gpus_per_node=1024 is more H100-80GB GPUs than one NVLink domain holds (256: the NVLink Switch System connects up to 256 H100s, NVIDIA H100 datasheet)"},
+		{[]string{"cluster.gpus_per_node=1024", "parallelism.dp=2048"}, "gpus_per_node=1024 is more H100-80GB GPUs than one NVLink domain holds (256: NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page)"},
 		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=72", "parallelism.dp=144"}, ""},
 		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=144", "parallelism.dp=288"}, "gpus_per_node=144 is more GB200 GPUs than one NVLink domain holds (72: GB200 NVL72 rack"},
 		{[]string{"cluster.inter.bandwidth=800Gbps"}, ""},

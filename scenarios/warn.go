@@ -419,7 +419,11 @@ func (s *Scenario) tilesNodes(size int) bool {
 }
 
 // nvlinkDomains is the most GPUs one NVLink (or Infinity Fabric) domain of
-// a GPU preset holds, as published; zerosim's node is one such domain (its
+// a GPU preset holds, as published (NVIDIA's NVLink page,
+// nvidia.com/en-us/data-center/nvlink: "DGX GH200 systems with NVLink
+// Switch System support clusters of up to 256 connected H200s", "NVL72 can
+// support 9X the GPU count than a single eight-GPU system"; the others from
+// the systems' datasheets named beside them); zerosim's node is one such domain (its
 // intra-node links are the GPU's own), so a node of more GPUs than that
 // cannot exist (qa19 L8: 1,024 H100s or 144 GB200s a node were silent).
 var nvlinkDomains = map[string]struct {
@@ -430,11 +434,11 @@ var nvlinkDomains = map[string]struct {
 	"V100-32GB": {16, "DGX-2: 16 V100s on 12 NVSwitches, NVIDIA DGX-2 datasheet"},
 	"A100-40GB": {16, "HGX A100 16-GPU, NVIDIA A100 datasheet"},
 	"A100-80GB": {16, "HGX A100 16-GPU, NVIDIA A100 datasheet"},
-	"H100-80GB": {256, "the NVLink Switch System connects up to 256 H100s, NVIDIA H100 datasheet"},
-	"H200":      {256, "NVLink4's Switch System, up to 256 GPUs, NVIDIA H100 datasheet"},
+	"H100-80GB": {256, "NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page"},
+	"H200":      {256, "NVLink4's Switch System, up to 256 connected H200s (DGX GH200), NVIDIA's NVLink page"},
 	"B200":      {8, "HGX B200, 8 GPUs on NVLink5 switches, NVIDIA DGX B200 datasheet"},
 	"B300":      {8, "HGX B300, 8 GPUs on NVLink5 switches, NVIDIA DGX B300 datasheet"},
-	"GB200":     {NVL72GPUs, "GB200 NVL72 rack, NVIDIA GB200 NVL72 datasheet"},
+	"GB200":     {NVL72GPUs, "GB200 NVL72 rack, NVIDIA GB200 NVL72 datasheet; NVIDIA's NVLink page: 9× an eight-GPU system"},
 	"GB300":     {NVL72GPUs, "GB300 NVL72 rack, NVIDIA GB300 NVL72 datasheet"},
 	"MI300X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI300X platform"},
 	"MI325X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI325X platform"},
