@@ -267,12 +267,15 @@ type GroupInfo struct {
 }
 
 // TooManyBucketsError is a bucket size that cuts a parameter group into more
-// than MaxBuckets buckets; Least is the smallest bucket size that does not.
+// than MaxBuckets buckets; Least is the smallest bucket size that does not
+// (zero.AdviseBucket raises it to the least that a replay also runs), and
+// Stage the ZeRO stage analyzed.
 type TooManyBucketsError struct {
 	BucketSize int64
 	Group      string
 	Numel      int64
 	Least      int64
+	Stage      int
 }
 
 func (e *TooManyBucketsError) Error() string {
@@ -750,7 +753,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		spec := StageSpec(params, r.Stage, gshards, bucketElems, padding)
 		if !spec.PerUnit && bucketElems > 0 && (g.numel-1)/bucketElems+1 > MaxBuckets {
 			return nil, &TooManyBucketsError{BucketSize: int64(s.Communication.BucketSize), Group: name, Numel: g.numel,
-				Least: ((g.numel-1)/MaxBuckets + 1) * g.bucketGradBytes}
+				Least: ((g.numel-1)/MaxBuckets + 1) * g.bucketGradBytes, Stage: s.Parallelism.Stage}
 		}
 		l, err := NewLayout(spec)
 		if err != nil {

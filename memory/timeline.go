@@ -524,8 +524,6 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 		switch comp {
 		case CompGathered:
 			m.notes[i] = "ZeRO-3 unit all-gather (current + " + itoa(m.prefetch) + " prefetched)"
-		case CompStepTemp:
-			m.notes[i] = "fp32 copy of the grads the rank updates (grad.float())"
 		case CompGradBuckets:
 			m.notes[i] = "fp32 reduce-scatter input of the unit being reduced, param_dtype grads copied in (reduce_dtype: fp32)"
 		case CompFP8:
@@ -753,6 +751,7 @@ func (m *model) buildEvents() {
 		reduce(w)
 	}
 	var temp, fp8 int64
+	var notes []string // what the temporaries are, as the model counts them
 	for _, g := range m.groups {
 		if g.info.MasterBytes == 0 || (m.s.Offload.Optimizer != scenarios.OffloadNone && r.Stage > 0) {
 			continue // fp32 params: the grad is already fp32; offload: the step runs on the host
@@ -764,6 +763,7 @@ func (m *model) buildEvents() {
 		if r.Stage == 0 {
 			elems = g.layout.Numel
 		}
+		note := "fp32 copy of the grads the rank updates (grad.float())"
 		if r.Stage == 3 && fp32Shard(m.s, g) {
 			// The gradient shards are fp32 already: no grad.float() copy.
 			// What remains is the optimizer's own intermediates, tensor by
@@ -777,6 +777,7 @@ func (m *model) buildEvents() {
 				largest = max(largest, b.Size/int64(max(r.Shards/g.info.EP, 1)))
 			}
 			elems = c.Mul(2, largest)
+			note = "the optimizer's fp32 exp_avg_sq.sqrt() and its quotient, of the largest unit's shard (fp32 shard: no grad.float())"
 			switch m.s.Training.OptimizerImpl {
 			case scenarios.OptimizerForeach:
 				// torch.optim's foreach Adam steps every parameter of a
@@ -787,6 +788,7 @@ func (m *model) buildEvents() {
 				// _multi_tensor_adam at pytorch/pytorch
 				// dc80ccded5385cca3e777472d64cfe3d874fad89).
 				elems = g.info.ShardElems
+				note = "torch._foreach_sqrt of exp_avg_sq over the whole shard, fp32 (foreach Adam; fp32 shard: no grad.float())"
 			case scenarios.OptimizerFused:
 				// torch._fused_adam_ updates in place, one kernel: no
 				// temporary (the same file's _fused_adam).
@@ -794,9 +796,17 @@ func (m *model) buildEvents() {
 			}
 		}
 		temp = c.Add(temp, c.Mul(elems, 4))
+		if elems > 0 && !slices.Contains(notes, note) {
+			notes = append(notes, note)
+		}
 		if g.info.Precision == "fp8" {
 			fp8 = c.Add(fp8, elems)
 		}
+	}
+	if temp > 0 {
+		// The note follows the model: under an fp32 shard there is no
+		// grad.float() (qa19 L6).
+		m.notes[componentIndex(CompStepTemp)] = strings.Join(notes, "; ")
 	}
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompStepTemp, temp)
 	m.ev(PhaseOptimizer, -1, OpOptimizer, CompFP8, fp8)

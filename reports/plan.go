@@ -845,17 +845,17 @@ func NoFitText(p *sweep.Plan) string {
 	switch {
 	case slices.Contains(p.SearchedStages, 3):
 	case slices.Contains(stages, 3):
-		ways = append(ways, "ZeRO stage 3 (search it: --stages "+search+")")
+		ways = append(ways, "ZeRO stage 3 ("+searchIt(p, "parallelism.zero_stage", "--stages "+search)+")")
 	default:
 		if top := stages[len(stages)-1]; !slices.Contains(p.SearchedStages, top) {
-			ways = append(ways, fmt.Sprintf("ZeRO stage %d (search it: --stages %s)", top, search))
+			ways = append(ways, fmt.Sprintf("ZeRO stage %d (%s)", top, searchIt(p, "parallelism.zero_stage", "--stages "+search)))
 		}
 		others := scenarios.StacksRunning(3)
 		ways = append(ways, fmt.Sprintf("ZeRO stage 3, which stack %s does not run (it runs stages %s) and %s do (--set stack=%s)",
 			p.Stack, ListAnd(names), ListAnd(others), others[0]))
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
-		ways = append(ways, "full activation checkpointing (search it: --recompute none,selective,full)")
+		ways = append(ways, "full activation checkpointing ("+searchIt(p, "training.recompute", "--recompute none,selective,full")+")")
 	}
 	if p.SearchedCP == nil && p.ActivationShare >= cpHintShare {
 		ways = append(ways, fmt.Sprintf("context parallelism (the activations are %.0f %% of that peak by the memory model, and a rank keeps those of seq_len/cp tokens per sequence; search it: --cp 1,2,4,8)",
@@ -863,6 +863,9 @@ func NoFitText(p *sweep.Plan) string {
 	}
 	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
 	offload := " (plan does not search CPU offload; none makes this configuration fit.)"
+	if n := p.StackOffloadNote(); n != "" {
+		offload = " (plan does not advise CPU offload: " + n + "; --set stack=deepspeed runs it.)"
+	}
 	if len(p.OffloadSets) > 0 {
 		ways = append(ways, fmt.Sprintf("offload to the CPU, --set %s: peak %s, replayed (plan does not search offload)",
 			strings.Join(p.OffloadSets, " --set "), gib(p.OffloadPeak)))
@@ -873,6 +876,19 @@ func NoFitText(p *sweep.Plan) string {
 			strings.Join(p.LossSets, " --set "), gib(p.LossPeak)))
 	}
 	return s + labelled("to fit: ", strings.Join(ways, "; or ")+"."+offload)
+}
+
+// searchIt is the advice to search key with flags, which plan refuses
+// beside a --set pinning key ("--set parallelism.zero_stage=0 pins
+// parallelism.zero_stage, and --stages searches it"): then the pin is
+// dropped first (qa19 L2).
+func searchIt(p *sweep.Plan, key, flags string) string {
+	for _, kv := range p.Pinned {
+		if strings.HasPrefix(kv, key+"=") {
+			return "search it: drop --set " + kv + ", add " + flags
+		}
+	}
+	return "search it: " + flags
 }
 
 // WritePlanJSON writes the plan as JSON (exact integers; times in ps).

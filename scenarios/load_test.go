@@ -188,6 +188,11 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:8:15: params=10 does not match the tensors, which hold 9 (fix params or the shapes)"},
 		{"largest_layer too large", rep("preset: gpt3-125m", "params: 100\n  largest_layer: 90"),
 			"s.yaml:8:3: largest_layer=90 leaves 10 parameters for 32 layers (use largest_layer ≤ 68)"},
+		// qa19 L3: no largest_layer makes room; the fix is at params.
+		{"params fewer than layers", rep("preset: gpt3-125m", "params: 1"),
+			"s.yaml:7:3: params=1 is too few for 32 layers (each layer needs a parameter: use params ≥ 32, or model.layers ≤ 1)"},
+		{"params within largest_layer", rep("preset: gpt3-125m", "params: 10\n  largest_layer: 20"),
+			"s.yaml:7:3: params=10 leaves no parameter for the 32 layers beside largest_layer=20 (each layer needs one: use params ≥ 52)"},
 		{"heads not dividing hidden", rep("preset: gpt3-125m", "preset: gpt3-125m\n  heads: 7"),
 			"s.yaml:8:3: heads=7 does not divide hidden=768 (use a divisor of 768)"},
 		{"unknown top-level key", baseYAML + "trainig:\n  steps: 2\n",

@@ -162,9 +162,11 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnMemoryUnit(s)
 	l.warnIntraLink(s)
 	l.warnNVLTray(s)
+	l.warnImpossibleHardware(s)
 	l.warnStraddle(s)
 	l.warnWindows(s)
 	l.warnStackLayout(s)
+	l.warnStackOffload(s)
 	l.warnKeepLogits(s)
 	return nil
 }
@@ -417,6 +419,19 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 		}
 		if l.has("model.largest_layer") && m.LargestLayer <= 0 {
 			return l.errPath("model.largest_layer", "largest_layer=0 is out of range (use a count > 0, or delete the key)")
+		}
+		if ll := max(int64(m.LargestLayer), 0); int64(m.Params)-ll < m.Layers && int64(m.Params)-m.Layers < 1 {
+			// No largest_layer makes room: model.params=1 was told to use
+			// largest_layer ≤ -31 (qa19 L3).
+			need, most := m.Layers+ll, int64(m.Params)-ll
+			with := ""
+			if ll > 0 {
+				with = fmt.Sprintf(" beside largest_layer=%d", ll)
+			}
+			if most < 1 {
+				return l.errPath("model.params", fmt.Sprintf("params=%d leaves no parameter for the %d layers%s (each layer needs one: use params ≥ %d)", int64(m.Params), m.Layers, with, need))
+			}
+			return l.errPath("model.params", fmt.Sprintf("params=%d is too few for %d layers%s (each layer needs a parameter: use params ≥ %d, or model.layers ≤ %d)", int64(m.Params), m.Layers, with, need, most))
 		}
 		if int64(m.Params)-int64(m.LargestLayer) < m.Layers {
 			return l.errPath("model.largest_layer", fmt.Sprintf("largest_layer=%d leaves %d parameters for %d layers (use largest_layer ≤ %d)",
@@ -1198,6 +1213,25 @@ func (l *loader) resolveCPAttention(s *Scenario) *Error {
 	}
 	if n > 0 {
 		return l.errPath(at, fmt.Sprintf("cp=%d: %d linear-attention (%s) blocks carry their state along the whole sequence, which no ring passes between cp ranks (torchtitan's qwen3_5 raises NotImplementedError for CP at b5bcd76): use cp: 1 and shard over dp", cp, n, linearKinds(s)))
+	}
+	if seq := s.Model.SeqLen; seq%(2*int64(cp)) != 0 {
+		// The load-balanced layout zerosim models (rank r holds chunks r
+		// and 2·cp−1−r of 2·cp: zero/ringattn.go) needs 2·cp equal chunks,
+		// and PyTorch refuses anything else: torchtitan's cp_shard
+		// (torchtitan/distributed/context_parallel.py at
+		// 238fa9953e4aec2a62582121564273d7cbb1e9f1, load balancer
+		// "headtail" by default: config/job_config.py) builds a
+		// _HeadTailLoadBalancer, whose _generate_indices raises
+		// AssertionError unless seq_length % (world_size * 2) == 0
+		// (torch/distributed/tensor/experimental/_context_parallel/
+		// _load_balancer.py at pytorch/pytorch
+		// 19cc90d82830f04982b84bfe9b332404a22bb520); the earlier
+		// _RoundRobinLoadBalancer.shard of _attention.py asserts the same.
+		// A scenario took 8191 at cp 2 silently, modelled as ceil(s/cp)
+		// tokens a rank, where import torchtitan refused it (qa19 L1).
+		m := 2 * int64(cp)
+		return l.errPath("model.seq_len", fmt.Sprintf("seq_len=%d does not split into 2·cp = %d equal chunks: context parallelism gives each cp rank chunks r and 2·cp−1−r (PyTorch's _HeadTailLoadBalancer, torchtitan's default, raises otherwise; use a multiple of %d such as %d)",
+			seq, m, m, (seq+m-1)/m*m))
 	}
 	if s.Training.Attention == AttentionEager {
 		// A warning, not an error: Megatron imports with

@@ -53,6 +53,10 @@ type StackLayout struct {
 	stages []stackStage
 	// from names the code the entry follows, for the warning.
 	from string
+	// noOffload, when set, says that the stack does not run DeepSpeed's
+	// CPU offload (offload_optimizer, offload_param: zerosim's offload
+	// keys) and what it offers instead; "" for a stack that runs it.
+	noOffload string
 }
 
 // stackLayouts are the stacks' layouts, by preset name.
@@ -69,7 +73,12 @@ var stackLayouts = map[string]StackLayout{
 		{0, kOne, "DDP", ""},
 		{2, kAny, "FSDP2 with fsdp_reshard_after_forward \"never\", data_parallel_replicate_degree", "data_parallel_replicate_degree"},
 		{3, kAny, "FSDP2, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
-	}},
+	},
+		// training.enable_cpu_offload (config/job_config.py:270) gives
+		// fully_shard a CPUOffloadPolicy (models/llama3/infra/
+		// parallelize.py:315–317): parameters, gradients and optimizer
+		// states together, torch's optimizer stepping on the CPU.
+		noOffload: "it offers only FSDP2's CPUOffloadPolicy (training.enable_cpu_offload: parameters, gradients and optimizer states together, torchtitan 238fa99 torchtitan/models/llama3/infra/parallelize.py:315–317), which zerosim does not model"},
 	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
 	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
 	// SHARDING_MAP in composer/distributed/mosaic_parallelism.py and
@@ -82,7 +91,10 @@ var stackLayouts = map[string]StackLayout{
 		{0, kOne, "NO_SHARD", ""},
 		{2, kAny, "SHARD_GRAD_OP, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
 		{3, kAny, "FULL_SHARD, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
-	}},
+	},
+		// The importer's reading: fsdp_config.cpu_offload raises in
+		// Composer's get_cpu_offload (llmfoundry.go).
+		noOffload: "Composer v0.32.1 has no CPU offload (its get_cpu_offload raises for fsdp_config.cpu_offload)"},
 	// fms-fsdp (foundation-model-stack/fms-fsdp
 	// fms_fsdp/utils/train_utils.py get_policies at
 	// 078c29e74593981ee1453fe0feca1e7ba5fa8aaf): sharding_strategy "fsdp"
@@ -92,7 +104,8 @@ var stackLayouts = map[string]StackLayout{
 	"fms-fsdp": {Name: "fms-fsdp", from: "fms-fsdp 078c29e", stages: []stackStage{
 		{0, kOne, "ddp", ""},
 		{3, kNodes, "fsdp, or hsdp", "sharding_strategy"},
-	}},
+	},
+		noOffload: "fms-fsdp 078c29e has no CPU offload setting"},
 	// deepspeedai/DeepSpeed at edaa7221267243c7be7fb49c5d5f5c4fb97b4641
 	// (DeepSpeedZeroConfig.stage 0–3 in deepspeed/runtime/zero/config.py,
 	// as deepspeed.go imports it): every stage partitions over the whole
@@ -112,7 +125,11 @@ var stackLayouts = map[string]StackLayout{
 	"megatron": {Name: "megatron", from: "Megatron-LM d580efc6", stages: []stackStage{
 		{0, kOne, "no --use-distributed-optimizer", ""},
 		{1, kAny, "--use-distributed-optimizer, --num-distributed-optimizer-instances", "--num-distributed-optimizer-instances"},
-	}},
+	},
+		// megatron/training/arguments.py:1715 --optimizer-cpu-offload,
+		// which :945 requires with --use-precision-aware-optimizer
+		// (the hybrid device optimizer); the importer refuses it.
+		noOffload: "it offers --optimizer-cpu-offload (Megatron-LM d580efc6 megatron/training/arguments.py:1715, the hybrid device optimizer with --use-precision-aware-optimizer and --optimizer-offload-fraction), which zerosim does not model"},
 }
 
 // StackLayout is the layout of the scenario's stack preset; false when the
@@ -220,6 +237,32 @@ func (l StackLayout) Runs(nodes int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// OffloadNote is "" when the stack runs DeepSpeed's CPU offload (zerosim's
+// offload keys), else why it does not: "stack torchtitan does not run
+// DeepSpeed's CPU offload (offload_optimizer, offload_param): it offers …"
+// (qa19 L15: plan advised offload.optimizer=cpu under torchtitan, and run
+// modelled it without a word).
+func (l StackLayout) OffloadNote() string {
+	if l.noOffload == "" {
+		return ""
+	}
+	return fmt.Sprintf("stack %s does not run DeepSpeed's CPU offload (offload_optimizer, offload_param): %s", l.Name, l.noOffload)
+}
+
+// warnStackOffload warns, as warnStackLayout does of a stage, when the
+// scenario offloads under a stack that does not run DeepSpeed's offload.
+func (l *loader) warnStackOffload(s *Scenario) {
+	sl, ok := s.StackLayout()
+	if !ok || !s.Offload.Any() || sl.OffloadNote() == "" {
+		return
+	}
+	path := "offload.optimizer"
+	if s.Offload.Optimizer == OffloadNone {
+		path = "offload.params"
+	}
+	l.warn(s, path, sl.OffloadNote()+"; modelled as asked, but no setting of the stack reproduces it")
 }
 
 // warnStackLayout warns when the scenario's stage and K are not a layout

@@ -29,7 +29,7 @@ parallelism: {dp: 24, zero_stage: 3}
 		{[]string{"parallelism.k=6"}, "unevenly (one as 2 + 2), and NCCL prices a group by its smallest node: expect a slower step than with groups that tile the nodes (k = 1, 2, 4, 8, 12, 24)"},
 		// cp 4 over nodes of 6: rings 0–3 | 4, 5 + 6, 7 | …: 2 + 2.
 		{[]string{"parallelism.dp=6", "parallelism.cp=4"}, "--set parallelism.cp=4: cp=4 makes context-parallel rings of 4 ranks on nodes of 6 GPUs, so the rings spread over nodes unevenly (one as 2 + 2) under cluster.placement [cp, dp]"},
-		{[]string{"parallelism.dp=8", "parallelism.cp=3"}, ""},
+		{[]string{"parallelism.dp=8", "parallelism.cp=3", "model.seq_len=2046"}, ""}, // 2·cp = 6 chunks of 341
 		// dp fastest: ring d is GPUs d, 6+d, 12+d, 18+d, one a node,
 		// every ring alike.
 		{[]string{"parallelism.dp=6", "parallelism.cp=4", "cluster.placement=[dp, cp]"}, ""},

@@ -944,8 +944,10 @@ func (t *Torchtitan) readTraining(d *ttDoc) error {
 	}
 	t.Model.SeqLen = seq
 	t.src("seq_len", d.show(sk, "training.seq_len 2048 (default)"))
-	if t.CP > 1 && seq%int64(t.CP) != 0 {
-		return d.errf(from(sk, "training"), "training.seq_len %d does not divide by context_parallel_degree %d (torchtitan splits each sequence over the cp ranks; use a multiple of %d)", seq, t.CP, t.CP)
+	if m := 2 * int64(t.CP); t.CP > 1 && seq%m != 0 {
+		// cp_shard's _HeadTailLoadBalancer cuts each sequence into 2·cp
+		// chunks (resolveCPAttention cites it), not cp.
+		return d.errf(from(sk, "training"), "training.seq_len %d does not divide by 2 × context_parallel_degree = %d (torchtitan's context parallelism cuts each sequence into 2·cp chunks, PyTorch's _HeadTailLoadBalancer; use a multiple of %d)", seq, m, m)
 	}
 	gb, gk, err := d.int(-1, math.MinInt64, math.MaxInt64, "training.global_batch_size")
 	if err != nil {

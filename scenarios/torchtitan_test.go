@@ -209,6 +209,8 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		{"flavor", "llama3_8b.toml", []string{`flavor = "8B"`, `flavor = "7B"`}, ttH100x16, `llama3_8b.toml:19:1: model.flavor = "7B" is not a llama3 flavor`},
 		{"model", "llama3_8b.toml", []string{`name = "llama3"`, `name = "flux"`}, ttH100x16, `llama3_8b.toml:18:1: model.name = "flux": torchtitan's llama3, qwen3, deepseek_v3, gpt_oss and llama4 models are imported`},
 		{"world", "llama3_8b.toml", []string{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 64"}, ttH100x16, "llama3_8b.toml:40:1: data_parallel_replicate_degree 1 × data_parallel_shard_degree 64 × context_parallel_degree 1 = 64 GPUs, but --nodes 16 × --gpus-per-node 8 is 128"},
+		// qa19 L1: cp_shard's head-tail load balancer cuts 2·cp chunks.
+		{"seq_len over 2·cp", "llama3_8b.toml", []string{"seq_len = 8192", "seq_len = 8190", "context_parallel_degree = 1", "context_parallel_degree = 2"}, ttH100x16, "llama3_8b.toml:33:1: training.seq_len 8190 does not divide by 2 × context_parallel_degree = 4"},
 		{"global batch", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nglobal_batch_size = 100"}, ttH100x16, "llama3_8b.toml:33:1: training.global_batch_size 100 is not a multiple of local_batch_size 1 × data-parallel degree 128"},
 		{"memory_budget", "llama3_8b.toml", []string{`mode = "selective"`, `mode = "memory_budget"`}, ttH100x16, `llama3_8b.toml:58:1: activation_checkpoint.mode = "memory_budget"`},
 		{"cpu offload", "llama3_8b.toml", []string{"[training]", "[training]\nenable_cpu_offload = true"}, ttH100x16, "llama3_8b.toml:32:1: training.enable_cpu_offload = true: FSDP2's CPUOffloadPolicy is not modelled"},

@@ -212,7 +212,8 @@ const nvl36GPUs = NVL72GPUs / 2
 // (docs/scenario-format.md, cluster).
 func (l *loader) warnNVLTray(s *Scenario) {
 	c := &s.Cluster
-	if DefaultHostSystem(c.GPU) != graceBlackwell || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 {
+	if DefaultHostSystem(c.GPU) != graceBlackwell || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 || c.GPUsPerNode > NVL72GPUs {
+		// Above a rack, warnImpossibleHardware says so.
 		return
 	}
 	total := c.Nodes * c.GPUsPerNode
@@ -415,4 +416,54 @@ func placementText(p []Axis) string {
 func (s *Scenario) tilesNodes(size int) bool {
 	gpn := s.Cluster.GPUsPerNode
 	return gpn > 0 && (size%gpn == 0 || gpn%size == 0)
+}
+
+// nvlinkDomains is the most GPUs one NVLink (or Infinity Fabric) domain of
+// a GPU preset holds, as published (NVIDIA's NVLink page,
+// nvidia.com/en-us/data-center/nvlink: "DGX GH200 systems with NVLink
+// Switch System support clusters of up to 256 connected H200s", "NVL72 can
+// support 9X the GPU count than a single eight-GPU system"; the others from
+// the systems' datasheets named beside them); zerosim's node is one such domain (its
+// intra-node links are the GPU's own), so a node of more GPUs than that
+// cannot exist (qa19 L8: 1,024 H100s or 144 GB200s a node were silent).
+var nvlinkDomains = map[string]struct {
+	gpus int
+	src  string
+}{
+	"V100-16GB": {16, "DGX-2: 16 V100s on 12 NVSwitches, NVIDIA DGX-2 datasheet"},
+	"V100-32GB": {16, "DGX-2: 16 V100s on 12 NVSwitches, NVIDIA DGX-2 datasheet"},
+	"A100-40GB": {16, "HGX A100 16-GPU, NVIDIA A100 datasheet"},
+	"A100-80GB": {16, "HGX A100 16-GPU, NVIDIA A100 datasheet"},
+	"H100-80GB": {256, "NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page"},
+	"H200":      {256, "NVLink4's Switch System, up to 256 connected H200s (DGX GH200), NVIDIA's NVLink page"},
+	"B200":      {8, "HGX B200, 8 GPUs on NVLink5 switches, NVIDIA DGX B200 datasheet"},
+	"B300":      {8, "HGX B300, 8 GPUs on NVLink5 switches, NVIDIA DGX B300 datasheet"},
+	"GB200":     {NVL72GPUs, "GB200 NVL72 rack, NVIDIA GB200 NVL72 datasheet; NVIDIA's NVLink page: 9× an eight-GPU system"},
+	"GB300":     {NVL72GPUs, "GB300 NVL72 rack, NVIDIA GB300 NVL72 datasheet"},
+	"MI300X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI300X platform"},
+	"MI325X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI325X platform"},
+	"MI350X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI350 series platform"},
+	"MI355X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI350 series platform"},
+}
+
+// warnImpossibleHardware warns of typed-in hardware that no one sells
+// (qa19 L8): a node of more GPUs than one NVLink domain of its GPU holds
+// (nvlinkDomains; a PCIe intra preset is left alone), and a NIC faster than
+// the fastest published, InfiniBand XDR / ConnectX-8 at 800 Gb/s (the XDR
+// link preset): 3200Gbps is usually a node's eight NICs written as one.
+// Warnings, not errors: zerosim models what it is given.
+func (l *loader) warnImpossibleHardware(s *Scenario) {
+	c := &s.Cluster
+	if d, ok := nvlinkDomains[c.GPU]; ok && c.GPUsPerNode > d.gpus && (c.Intra.Preset == "" || gpuBoundLinks[c.Intra.Preset]) {
+		l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is more %s GPUs than one NVLink domain holds (%d: %s), and zerosim's node is one NVLink domain: its collectives would run over NVLink between GPUs that reach one another only through NICs; describe each domain as a node (gpus_per_node ≤ %d)",
+			c.GPUsPerNode, c.GPU, d.gpus, d.src, d.gpus))
+	}
+	xdr, _ := FindLink("XDR")
+	if c.Inter.Bandwidth > xdr.Bandwidth {
+		at := "cluster.inter.bandwidth"
+		if !l.has(at) {
+			at = "cluster.inter"
+		}
+		l.warn(s, at, fmt.Sprintf("inter bandwidth %v per NIC is more than the fastest NIC published, %v (InfiniBand XDR, 800 Gb/s: ConnectX-8 SuperNIC datasheet): give one NIC's bandwidth, with nics: per_gpu or nics_per_node for a node's several", c.Inter.Bandwidth, xdr.Bandwidth))
+	}
 }

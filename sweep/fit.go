@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 	"gopkg.in/yaml.v3"
 )
 
@@ -305,7 +307,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			return row, err
 		}
 	case ScaleParams:
-		if err := largestByParams(src, s, base, jd, &row); err != nil {
+		if limit, err = largestByParams(src, s, base, jd, &row); err != nil {
 			return row, err
 		}
 	}
@@ -427,13 +429,33 @@ func largestByLayers(src Source, base []string, jd judge, row *FitRow) (string, 
 	if l == scenarios.MaxLayers {
 		return fmt.Sprintf("fits even at the scenario limit of %d layers", scenarios.MaxLayers), nil
 	}
+	if err := m.limitAbove(l); err != nil {
+		return overLimitNote(fmt.Sprintf("%d layers", l+1), err), nil
+	}
 	return "", nil
+}
+
+// overLimitNote says that the largest model is where the next size is over
+// a replay's limits (zero.LimitError), not where memory runs out: the
+// search stops there instead of failing (fit of Llama 3.1 405B with a 4 MB
+// bucket_size exited 1 at 1,024 layers, qa19 M5).
+func overLimitNote(next string, err error) string {
+	return fmt.Sprintf("largest within zerosim's replay limits: at %s, %s", next, plainLimit(err))
+}
+
+// plainLimit is a limit error's text without the package prefixes.
+func plainLimit(err error) string {
+	var le *zero.LimitError
+	if errors.As(err, &le) {
+		err = le
+	}
+	return strings.TrimPrefix(err.Error(), "zero: ")
 }
 
 // maxModelParams bounds the params search (2^50 ≈ 1.1e15 parameters).
 const maxModelParams = int64(1) << 50
 
-func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge, row *FitRow) error {
+func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge, row *FitRow) (string, error) {
 	p0, ll := s.Model.TotalParams(), int64(s.Model.LargestLayer)
 	layers := int64(len(s.Model.LayerList))
 	if ll > 0 {
@@ -469,10 +491,13 @@ func largestByParams(src Source, s *scenarios.Scenario, base []string, jd judge,
 	}
 	x, ok := m.largest(minP, maxModelParams, guess)
 	if m.failed != nil || !ok {
-		return m.failed
+		return "", m.failed
 	}
 	row.MaxParams, row.MaxPeak, row.MaxPeakReplayed = x, m.peaks[x], m.replayed[x]
-	return nil
+	if err := m.limitAbove(x); err != nil {
+		return overLimitNote(fmt.Sprintf("%d parameters", x+1), err), nil
+	}
+	return "", nil
 }
 
 // searchKs is the K a search tries at stage with expert-parallel degree

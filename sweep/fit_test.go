@@ -315,3 +315,34 @@ func TestFitZeroPPK(t *testing.T) {
 		}
 	}
 }
+
+// A scaled model over a replay's limits ends the largest-model search with
+// a note instead of failing fit (qa19 M5: fit of Llama 3.1 405B with a 4 MB
+// bucket_size exited 1 at 1,024 layers, where the bucket size cut 1.64 T
+// parameters into more than memory.MaxBuckets buckets). gpt3-125m has
+// 7,087,872 parameters a layer: with 40 KB buckets (20,000 elements at
+// stage 2) the dense group passes 262,144 buckets at 735 layers, (735 ·
+// 7,087,872 + the embedding) / 20,000 > 2^18.
+func TestFitStopsAtReplayLimits(t *testing.T) {
+	src := Source{File: "gpt3.yaml", Data: []byte(`version: 1
+cluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: gpt3-125m}
+parallelism: {dp: 64, zero_stage: 3}
+memory: {activations: false}
+communication: {bucket_size: 40KB}
+`)}
+	f, err := FitSearch(src, FitOptions{Convention: memory.ConventionSeed000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Rows {
+		if r.Stage != 2 || r.K != 1 {
+			continue
+		}
+		if r.MaxLayers != 734 || !strings.Contains(r.Note(), "largest within zerosim's replay limits: at 735 layers, communication.bucket_size 40000 B cuts group") {
+			t.Errorf("stage 2 K=1: largest %d layers, note %q; want 734 and the bucket limit at 735", r.MaxLayers, r.Note())
+		}
+		return
+	}
+	t.Fatal("no stage 2, K=1 row")
+}

@@ -385,6 +385,16 @@ func (p *Plan) StackStages() []int {
 	return p.stack.Stages()
 }
 
+// StackOffloadNote is why the plan's stack does not run DeepSpeed's CPU
+// offload (scenarios.StackLayout.OffloadNote), "" when it does or no stack
+// is named: plan then does not advise offload.
+func (p *Plan) StackOffloadNote() string {
+	if p.stack == nil {
+		return ""
+	}
+	return p.stack.OffloadNote()
+}
+
 // Best returns the winning row, nil when nothing fits.
 func (p *Plan) Best() *PlanRow {
 	if len(p.Rows) == 0 {
@@ -1077,7 +1087,10 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
 		p.NodesToFit = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
-		p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
+		if p.StackOffloadNote() == "" {
+			// Only what the stack runs is advised (qa19 L15).
+			p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
+		}
 		p.LossSets, p.LossPeak = lossToFit(src, s, p.Smallest, opt.RequireDeviceFit)
 		if opt.CP == nil && s.Model.SeqLen > 0 {
 			p.ActivationShare = activationShare(src, p.Smallest)

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -82,7 +83,8 @@ func (jd judge) replays() bool { return jd.conv == memory.ConventionZerosim }
 // whole: memory.ReserveWhereFits), which is where decideWith replays it
 // and the replay takes the report.
 func (jd judge) model(s *scenarios.Scenario) (*memory.Report, error) {
-	return memory.Analyze(s, memory.Options{Convention: jd.conv, Reserve: memory.ReserveWhereFits})
+	r, err := memory.Analyze(s, memory.Options{Convention: jd.conv, Reserve: memory.ReserveWhereFits})
+	return r, zero.AdviseBucket(s, err)
 }
 
 // verdict is a judge's decision on one layout.
@@ -172,9 +174,13 @@ type nodeSearch struct {
 // same sizes, and leastNodes' search for room on the device asks the
 // judge again at sizes its first search replayed.
 type probes[T int | int64] struct {
-	jd       judge
-	load     func(x T) (*scenarios.Scenario, error)
-	failed   error // the first error, which ends the search
+	jd     judge
+	load   func(x T) (*scenarios.Scenario, error)
+	failed error // the first error, which ends the search
+	// limited holds each x found over a replay's limits, with the error
+	// (zero.LimitError: a scaled model cut into more buckets or tasks than
+	// zerosim replays): such an x does not fit, and ends no search.
+	limited  map[T]error
 	at       map[T]probe
 	verdicts map[T]verdict
 	judged   int // the judge's decisions taken (each a replay when it replays)
@@ -190,12 +196,18 @@ func (p *probes[T]) get(x T) *probe {
 	if q, ok := p.at[x]; ok {
 		return &q
 	}
+	if _, ok := p.limited[x]; ok {
+		return nil
+	}
 	s, err := p.load(x)
 	if err != nil {
 		p.failed = firstErr(p.failed, err)
 		return nil
 	}
 	r, err := p.jd.model(s)
+	if p.overLimit(x, err) {
+		return nil
+	}
 	if err != nil {
 		p.failed = firstErr(p.failed, err)
 		return nil
@@ -206,6 +218,24 @@ func (p *probes[T]) get(x T) *probe {
 	p.at[x] = probe{s, r}
 	return &probe{s, r}
 }
+
+// overLimit reports whether err is x's model over a replay's limits,
+// kept in limited.
+func (p *probes[T]) overLimit(x T, err error) bool {
+	var le *zero.LimitError
+	if !errors.As(err, &le) {
+		return false
+	}
+	if p.limited == nil {
+		p.limited = map[T]error{}
+	}
+	p.limited[x] = err
+	return true
+}
+
+// limitAbove is the limit's error at x+1 when x is the most that fits
+// because x+1 is over a replay's limits, else nil.
+func (p *probes[T]) limitAbove(x T) error { return p.limited[x+1] }
 
 // model is the memory model's verdict at x (false on an error).
 func (p *probes[T]) model(x T) bool {
@@ -218,12 +248,18 @@ func (p *probes[T]) decide(x T) verdict {
 	if v, ok := p.verdicts[x]; ok {
 		return v
 	}
+	if _, ok := p.limited[x]; ok {
+		return verdict{}
+	}
 	q := p.get(x)
 	if q == nil {
 		return verdict{}
 	}
 	v, err := p.jd.decideWith(q.s, q.r)
 	p.judged++
+	if p.overLimit(x, err) {
+		return verdict{}
+	}
 	if p.failed = firstErr(p.failed, err); err == nil {
 		if p.verdicts == nil {
 			p.verdicts = map[T]verdict{}

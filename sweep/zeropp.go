@@ -2,7 +2,11 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
 
 	"github.com/zerosim/zerosim/topology"
 )
@@ -30,10 +34,45 @@ func ZeroPPVariants(src Source) ([]Variant, error) {
 		vs = append(vs, Variant{Label: fmt.Sprintf("ZeRO-3 K=%d", k), Src: src,
 			Sets: append(append([]string(nil), base...), "parallelism.k="+strconv.Itoa(k))})
 	}
-	vs = append(vs, Variant{Label: "ZeRO++", Src: src, Sets: append(append([]string(nil), base...),
+	zpp := Variant{Label: "ZeRO++", Src: src, Sets: append(append([]string(nil), base...),
 		"communication.zero_quantized_weights=true", "communication.zero_hpz_partition_size="+strconv.Itoa(s.Cluster.GPUsPerNode),
-		"communication.zero_quantized_gradients=true")})
-	return vs, nil
+		"communication.zero_quantized_gradients=true")}
+	if _, err := src.Load(zpp.Sets...); err != nil {
+		return nil, zeroPPRefused(src, s, zpp.Sets, err)
+	}
+	return append(vs, zpp), nil
+}
+
+// zeroPPRefused says why src's ZeRO++ variant does not load, naming
+// --zeropp rather than the keys it sets (qa19 L12: under stack torchtitan
+// the error blamed communication.zero_quantized_gradients, which the user
+// never set, and said "drop one"), and the --set that make it load:
+// stack=deepspeed (ZeRO++ is DeepSpeed's stage 3: the three
+// zero_optimization keys of deepspeed/runtime/zero/config.py at
+// deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641), or
+// training.reduce_dtype=param_dtype (qgZ reduces quantized gradients, never
+// in fp32), whichever loads.
+func zeroPPRefused(src Source, s *scenarios.Scenario, sets []string, err error) error {
+	var fixes []string
+	for _, f := range []string{"stack=deepspeed", "training.reduce_dtype=param_dtype"} {
+		try := src
+		try.Sets = append(slices.Clone(src.Sets), f)
+		if _, e := try.Load(sets...); e == nil {
+			fixes = append(fixes, "--set "+f)
+		}
+	}
+	why := err.Error()
+	if s.Training.ReduceDType == scenarios.ReduceFP32 {
+		by := "this scenario reduces them"
+		if s.Stack != "" {
+			by = "stack " + s.Stack + " reduces them"
+		}
+		why = "qgZ reduces quantized gradients and " + by + " in fp32 (training.reduce_dtype=fp32)"
+	}
+	if len(fixes) == 0 {
+		return fmt.Errorf("--zeropp: %s cannot run ZeRO++ (qwZ, hpZ, qgZ: DeepSpeed's ZeRO stage 3): %w", src.File, err)
+	}
+	return fmt.Errorf("--zeropp: %s cannot run ZeRO++ (qwZ, hpZ, qgZ: DeepSpeed's ZeRO stage 3): %s; add %s", src.File, why, strings.Join(fixes, ", or "))
 }
 
 // NetworkPerNode is the network wire bytes of one step per node (every

@@ -153,7 +153,7 @@ func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error
 			hints = append(hints, fmt.Sprintf("use at most %d ranks: this scenario is not symmetric (tree all-reduce, a link or GPU override, or placement [dp, cp]), so every rank is simulated", n))
 		}
 	}
-	return fmt.Errorf("zero: the step has %s a replay handles in 10 s and 2 GB (%s)", what, strings.Join(hints, ", or "))
+	return &LimitError{fmt.Errorf("zero: the step has %s a replay handles in 10 s and 2 GB (%s)", what, strings.Join(hints, ", or "))}
 }
 
 // taskLimit is the most tasks per rank a replay of reps ranks may have.
@@ -165,22 +165,90 @@ func withinLimits(s *scenarios.Scenario, tasks int64, full bool) bool {
 }
 
 // suggestBucket returns the smallest of least, 2·least, 4·least, … whose
-// step passes memory.MaxBuckets and the task limits, so the bucket size an
-// error suggests always replays.
+// step passes memory.MaxBuckets and the task limits, at s's stage and K
+// and at every other stage 0–3, at K = 1 and at N's least K > 1 (one more
+// collective per bucket), so that the size an error suggests replays in
+// every row that memory, fit and plan try, not only at s's stage: memory's
+// stage 0 of the default scenario needs 51412 B and run's stage 2, two
+// collectives per bucket, 102824 B (qa19 M5). A layout that s's model
+// does not run at all (ZeRO++ below stage 3, an ep that K does not divide)
+// is left out.
 func suggestBucket(s *scenarios.Scenario, least int64, full bool) int64 {
-	c := *s
+	kmin := 1
+	for k := 2; k <= s.N(); k++ {
+		if s.N()%k == 0 {
+			kmin = k
+			break
+		}
+	}
 	b := max(least, 1)
 	for ; b < 1<<50; b *= 2 {
-		c.Communication.BucketSize = units.Bytes(b)
-		m, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
-		if err != nil {
-			continue
-		}
-		if withinLimits(&c, countTasks(&c, m.Groups).bound(), full) {
+		if bucketReplays(s, b, full, s.Parallelism.Stage, s.Parallelism.K, true) && allLayouts(s, b, full, kmin) {
 			break
 		}
 	}
 	return b
+}
+
+// allLayouts reports whether bucket size b replays at every stage, K = 1
+// and K = kmin, that s's model analyzes at all.
+func allLayouts(s *scenarios.Scenario, b int64, full bool, kmin int) bool {
+	for st := 0; st <= 3; st++ {
+		for _, k := range []int{1, kmin} {
+			if !bucketReplays(s, b, full, st, k, false) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bucketReplays reports whether s at stage st and K k with bucket size b
+// passes memory.MaxBuckets and the task limits; a layout the memory model
+// refuses for another reason passes unless own (s's own layout).
+func bucketReplays(s *scenarios.Scenario, b int64, full bool, st, k int, own bool) bool {
+	c := *s
+	c.Communication.BucketSize = units.Bytes(b)
+	c.Parallelism.Stage, c.Parallelism.K = st, k
+	m, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
+	var tb *memory.TooManyBucketsError
+	switch {
+	case errors.As(err, &tb):
+		return false
+	case err != nil:
+		return !own
+	}
+	return withinLimits(&c, countTasks(&c, m.Groups).bound(), full)
+}
+
+// LimitError is a step over a replay's limits (memory.MaxBuckets,
+// MaxTasks, MaxTaskInstances); its text names the fix. A search over model
+// sizes takes it for the end of what zerosim replays, not for bad input.
+type LimitError struct{ err error }
+
+func (e *LimitError) Error() string { return e.err.Error() }
+func (e *LimitError) Unwrap() error { return e.err }
+
+// AdviseBucket is err with a memory.TooManyBucketsError (memory.Analyze's
+// of s) replaced by a LimitError whose bucket size also meets the task
+// limits of s's replay at that stage, the size run suggests, so that every
+// command advises one size and run accepts it (memory's bare Least, 51412 B
+// for the default scenario at stage 0, makes 524346 tasks per rank, which
+// run refuses); any other err is returned as it is.
+func AdviseBucket(s *scenarios.Scenario, err error) error {
+	return adviseBucket(s, err, false)
+}
+
+func adviseBucket(s *scenarios.Scenario, err error, full bool) error {
+	var tb *memory.TooManyBucketsError
+	if !errors.As(err, &tb) {
+		return err
+	}
+	c := *s
+	c.Parallelism.Stage = tb.Stage
+	t := *tb
+	t.Least = suggestBucket(&c, tb.Least, full)
+	return &LimitError{fmt.Errorf("zero: %w", &t)}
 }
 
 // analyze runs the memory model for a replay, working out its profiler
@@ -190,8 +258,7 @@ func analyze(s *scenarios.Scenario, full bool, reserve memory.ReserveLevel) (*me
 	mrep, err := memory.Analyze(s, memory.Options{Reserve: reserve})
 	var tb *memory.TooManyBucketsError
 	if errors.As(err, &tb) {
-		return nil, fmt.Errorf("zero: communication.bucket_size %d B cuts group %q (%d parameters) into more than %d buckets (use a bucket_size of at least %d B)",
-			tb.BucketSize, tb.Group, tb.Numel, memory.MaxBuckets, suggestBucket(s, tb.Least, full))
+		return nil, adviseBucket(s, err, full)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)

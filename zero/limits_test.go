@@ -103,3 +103,36 @@ func TestReplayProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseBucketIsOneRule: memory's bare least for the default scenario
+// at stage 0 (51412 B) is refused by run at the scenario's stage (two
+// collectives a bucket: 524346 tasks per rank), so the advice is the size
+// every stage and K run and fit try replay, the one run gives (qa19 M5).
+func TestAdviseBucketIsOneRule(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Communication.BucketSize = 1
+	c := *s
+	c.Parallelism.Stage = 0
+	_, merr := memory.Analyze(&c, memory.Options{})
+	re := regexp.MustCompile(`bucket_size of at least (\d+) B`)
+	mem, run := re.FindStringSubmatch(AdviseBucket(&c, merr).Error()), re.FindStringSubmatch(Check(s).Error())
+	if mem == nil || run == nil || mem[1] != run[1] || mem[1] != "102824" {
+		t.Fatalf("memory at stage 0 advises %v, run %v; want 102824 B from both", mem, run)
+	}
+	for st := 0; st <= 3; st++ {
+		for _, k := range []int{1, 2} {
+			c := *s
+			c.Parallelism.Stage, c.Parallelism.K, c.Communication.BucketSize = st, k, 102824
+			if err := scenarios.Resolve(&c); err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(&c); err != nil {
+				t.Errorf("stage %d, K=%d at the advised 102824 B: %v", st, k, err)
+			}
+		}
+	}
+}

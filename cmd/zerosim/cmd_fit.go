@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newFitCmd) }
@@ -86,6 +88,11 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		opt.Progress = func(d, n int) { set(int64(d), int64(n)) }
 	}
 	f, err := sweep.FitSearch(src, opt)
+	if le := (*zero.LimitError)(nil); errors.As(err, &le) {
+		// The scenario's own model over a replay's limits at a stage or K
+		// fit tries: the input's bucket size, as run refuses it (exit 2).
+		return inputError{fmt.Errorf("%s: %s", src.File, plain(err))}
+	}
 	if err != nil {
 		return err
 	}

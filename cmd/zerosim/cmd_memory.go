@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newMemoryCmd) }
@@ -92,7 +95,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	}
 	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank})
 	if err != nil {
-		return inputError{err}
+		return memoryError(a, s, err)
 	}
 	switch a.format {
 	case "json":
@@ -114,6 +117,15 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// memoryError is the memory model's refusal of s as input: a bucket size
+// over the limits with the size run and fit advise, named as run names it.
+func memoryError(a *app, s *scenarios.Scenario, err error) error {
+	if err := zero.AdviseBucket(s, err); errors.As(err, new(*zero.LimitError)) {
+		return a.replayError(err)
+	}
+	return inputError{err}
 }
 
 // parseEstimators parses --estimator: one estimator, or all of them.

@@ -57,3 +57,21 @@ func TestFitStdin(t *testing.T) {
 		t.Errorf("fit from stdin: %s", out.String())
 	}
 }
+
+// A bucket size the scenario's own model cannot replay at a stage fit
+// tries is bad input (exit 2, the file named, nothing on stdout), with the
+// size run and memory advise too (qa19 M5: exit 1 and memory's 51412 B,
+// which run refuses).
+func TestFitBucketLimitIsInput(t *testing.T) {
+	want := `zerosim: default.yaml: stage 0, K=1: communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 262144 buckets (use a bucket_size of at least 102824 B)` + "\n"
+	for _, cmd := range []string{"fit", "memory", "run"} {
+		out, errOut, code := runCLI(cmd, "--set", "communication.bucket_size=1B")
+		w := want
+		if cmd != "fit" {
+			w = strings.Replace(w, "stage 0, K=1: ", "", 1)
+		}
+		if code != 2 || out != "" || errOut != w {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, %q", cmd, code, out, errOut, w)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestImpossibleHardwareWarns (qa19 L8): a node of more GPUs than one
+// NVLink domain of its GPU holds (H100: 256, the NVLink Switch System;
+// GB200: 72, an NVL72 rack) and a NIC above InfiniBand XDR's 800 Gb/s
+// (100 GB/s) warn at their key with the published figure; a node of one
+// domain and an XDR NIC say nothing. GB200 at 144 a node warned of nothing
+// while 64 and 4 did.
+func TestImpossibleHardwareWarns(t *testing.T) {
+	file := []byte(`version: 1
+cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 16, zero_stage: 3}
+`)
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"cluster.gpus_per_node=256", "parallelism.dp=512"}, ""},
+		{[]string{"cluster.gpus_per_node=1024", "parallelism.dp=2048"}, "gpus_per_node=1024 is more H100-80GB GPUs than one NVLink domain holds (256: NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page)"},
+		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=72", "parallelism.dp=144"}, ""},
+		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=144", "parallelism.dp=288"}, "gpus_per_node=144 is more GB200 GPUs than one NVLink domain holds (72: GB200 NVL72 rack"},
+		{[]string{"cluster.inter.bandwidth=800Gbps"}, ""},
+		{[]string{"cluster.inter.bandwidth=3200Gbps"}, "s.yaml: --set cluster.inter.bandwidth=3200Gbps: inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC published, 100.00 GB/s (InfiniBand XDR, 800 Gb/s"},
+	} {
+		s, err := Load("s.yaml", file, c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		var got string
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "NVLink domain holds") || strings.Contains(w, "fastest NIC") {
+				got = w
+			}
+		}
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%v: warning %q, want %q", c.sets, got, c.want)
+		}
+	}
+}
