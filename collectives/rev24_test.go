@@ -144,3 +144,29 @@ func TestChannelRangePAT(t *testing.T) {
 		}
 	}
 }
+
+// TestPinsDifferOnProtocolAlone (review rev24, mutation of PinsDiffer
+// comparing NCCL_ALGO only): a calibration measured under NCCL_PROTO=Simple
+// (hardware.protos) whose run leaves NCCL_PROTO unset differs in its pins
+// (its curves are times of Simple-only choices), and one measured as the
+// run is does not. Library names RCCL on an AMD GPU (mutation: always
+// "NCCL").
+func TestPinsDifferOnProtocolAlone(t *testing.T) {
+	hw := h100(50e9, 0)
+	measured := hw
+	measured.Protos = 1 << Simple
+	cal := &Calibration{HW: measured}
+	want := "measured with NCCL_ALGO NCCL's default, NCCL_PROTO Simple (hardware.algos, hardware.protos), this run has NCCL_ALGO NCCL's default, NCCL_PROTO NCCL's default"
+	if got := cal.PinsDiffer(hw); got != want {
+		t.Errorf("PinsDiffer = %q, want %q", got, want)
+	}
+	if got := cal.PinsDiffer(measured); got != "" {
+		t.Errorf("same pins: PinsDiffer = %q, want \"\"", got)
+	}
+	if got, want := NewModel(mi300x()).Library(), "RCCL"; got != want {
+		t.Errorf("MI300X's library %q, want %q", got, want)
+	}
+	if got, want := NewModel(hw).Library(), "NCCL"; got != want {
+		t.Errorf("H100's library %q, want %q", got, want)
+	}
+}
