@@ -50,3 +50,32 @@ func TestSweepEveryPointFailsAlgorithm(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestTraceLinkToOutputFile (review rev24, mutation of samePath: the
+// same-file check dropped, the absolute paths compared only): --trace
+// t.json, a symbolic link to DIR/result.json that an earlier run left,
+// names the file -o DIR writes result.json to; the trace would be
+// written through the link and then replaced. Refused before anything is
+// written, exit 2.
+func TestTraceLinkToOutputFile(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "out")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(base, "t.json")
+	if err := os.Symlink(filepath.Join(dir, "result.json"), tr); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", tr)
+	want := "zerosim: --trace " + tr + ": -o " + dir + " writes result.json there too, over the trace (give the trace another name, or drop --trace: -o writes trace.json)\n"
+	if code != exitInput || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", code, len(out), errOut, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "result.json")); string(b) != "{}\n" {
+		t.Errorf("result.json was written: %d bytes", len(b))
+	}
+}
