@@ -1,0 +1,81 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSweepResumeWriteErrorKeepsFile (review rev24, mutation of
+// sweepOutput: a --resume file counted as the sweep's own): a resumed
+// sweep whose first new row the file system refuses exits 2 naming the
+// file, and leaves the file with the rows an earlier run wrote. Removing
+// it, as a new file without a row is removed, would lose them.
+func TestSweepResumeWriteErrorKeepsFile(t *testing.T) {
+	s := filepath.Join(t.TempDir(), "s.csv")
+	args := []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--grid", "communication.bucket_size=1MB,2MB,3MB", "--out", s}
+	if code, _, errOut := runMain(t, "", args...); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	full, err := os.ReadFile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	cut := strings.Join(lines[:4], "") // the meta line, the header and two rows
+	if err := os.WriteFile(s, []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := fullChild(t, len(cut), append(args, "--resume")...)
+	if code != exitInput || out != "" || !strings.HasPrefix(errOut, "zerosim: cannot write "+s+": file too large") {
+		t.Errorf("resume on a full file: exit %d, stdout %q, stderr %q; want exit 2 naming %s", code, out, errOut, s)
+	}
+	if got, err := os.ReadFile(s); err != nil || string(got) != cut {
+		t.Errorf("resume on a full file: the rows written before are gone (%v): %q", err, got)
+	}
+}
+
+// TestSweepEveryPointFailsAlgorithm (review rev24, mutation of pinError:
+// communication.algorithm left out): a sweep whose grid sets
+// communication.algorithm to nvls on 2 × 8 H100 (NVLS does not run across
+// nodes, so no point's reduce-scatters have an algorithm) is refused
+// before the first row, exit 2, one line naming the key; not a file of
+// error rows with exit 0.
+func TestSweepEveryPointFailsAlgorithm(t *testing.T) {
+	code, out, errOut := runMain(t, "", "sweep", "--grid", "communication.algorithm=nvls", "--grid", "communication.bucket_size=25MB,40MB")
+	if code != exitInput || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "communication.algorithm: the step's reduce-scatters: nvls cannot run reducescatter over 16 ranks on 2 nodes") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestTraceLinkToOutputFile (review rev24, mutation of samePath: the
+// same-file check dropped, the absolute paths compared only): --trace
+// t.json, a symbolic link to DIR/result.json that an earlier run left,
+// names the file -o DIR writes result.json to; the trace would be
+// written through the link and then replaced. Refused before anything is
+// written, exit 2.
+func TestTraceLinkToOutputFile(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "out")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(base, "t.json")
+	if err := os.Symlink(filepath.Join(dir, "result.json"), tr); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, "", "run", "seed002-tiny", "-o", dir, "--trace", tr)
+	want := "zerosim: --trace " + tr + ": -o " + dir + " writes result.json there too, over the trace (give the trace another name, or drop --trace: -o writes trace.json)\n"
+	if code != exitInput || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", code, len(out), errOut, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "result.json")); string(b) != "{}\n" {
+		t.Errorf("result.json was written: %d bytes", len(b))
+	}
+}
