@@ -2,8 +2,11 @@ package zero
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"testing"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -59,5 +62,73 @@ communication:
 		if _, err := Replay(s, Options{}); (err == nil) != (c.want == "") {
 			t.Errorf("%s %v: the replay says %v", c.algo, c.sets, err)
 		}
+	}
+}
+
+// TestRingSimpleLeftNeedsNoCheck holds CheckPins's shortcut to its full
+// check: wherever the pins leave the ring and Simple on, the full check
+// finds an algorithm for every collective of the step too, on the
+// embedded examples (NVIDIA GPUs over NVLink, PCIe and Ethernet, 2 to
+// 16,384 ranks, stages 0–3, K 1–4), with cp 2, with the MI300X under RCCL,
+// and with the mixture of experts of the docs; and where they leave one
+// off, the shortcut is not taken.
+func TestRingSimpleLeftNeedsNoCheck(t *testing.T) {
+	type src struct {
+		name string
+		data []byte
+		sets []string
+	}
+	var srcs []src
+	for _, n := range scenarios.ExampleNames() {
+		b, _ := scenarios.Example(n)
+		srcs = append(srcs, src{n, b, nil})
+		if n == "default" {
+			srcs = append(srcs, src{n + " cp 2", b, []string{"parallelism.cp=2", "parallelism.dp=8"}},
+				src{n + " MI300X", b, []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}},
+				src{n + " stage 3 K 2", b, []string{"parallelism.zero_stage=3", "parallelism.k=2"}})
+		}
+	}
+	const mixtral = "../docs/examples/mixtral-8x7b" // its hf_config is read beside it
+	b, err := os.ReadFile(mixtral + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs = append(srcs, src{mixtral, b, nil})
+	pins := []struct {
+		algo, proto string
+		left        bool
+	}{
+		{"Ring", "", true}, {"Ring,Tree", "", true}, {"^Tree,NVLS", "", true}, {"", "Simple", true},
+		{"Ring", "LL,Simple", true}, {"^PAT", "^LL", true},
+		{"Tree,NVLS", "", false}, {"^Ring", "", false}, {"", "LL,LL128", false}, {"Ring", "^Simple", false},
+	}
+	checked := 0
+	for _, sc := range srcs {
+		for _, p := range pins {
+			sets := slices.Clone(sc.sets)
+			if p.algo != "" {
+				sets = append(sets, "communication.nccl_algo="+p.algo)
+			}
+			if p.proto != "" {
+				sets = append(sets, "communication.nccl_proto="+p.proto)
+			}
+			s, err := scenarios.Load(sc.name+".yaml", sc.data, sets)
+			if err != nil {
+				t.Fatalf("%s %v: %v", sc.name, sets, err)
+			}
+			if got := ringSimpleLeft(&s.Communication); got != p.left {
+				t.Errorf("%s %q %q: ringSimpleLeft %v, want %v", sc.name, p.algo, p.proto, got, p.left)
+			}
+			if !p.left || !s.Communication.Algorithm.NCCLModel() || algoOf[s.Communication.Algorithm] != collectives.Auto {
+				continue
+			}
+			checked++
+			if err := checkPins(s, collectives.Auto); err != nil {
+				t.Errorf("%s %q %q: the shortcut passes what the full check refuses: %v", sc.name, p.algo, p.proto, err)
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("the full check ran on %d scenarios, want the 6 pin sets on most of the %d", checked, len(srcs))
 	}
 }
