@@ -143,13 +143,13 @@ func (c Candidate) Sets() []string {
 // resolved scenario differs from the file's (or does not load), so a value
 // spelled another way than the file's ("40000000B" for 40MB) is not a change.
 func (c Candidate) Changed(src Source) ([]string, error) {
-	base, err := src.Load()
+	base, err := src.LoadUnpinned()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, set := range c.Sets() {
-		if s, err := src.Load(set); err != nil || !sameResolved(s, base) {
+		if s, err := src.LoadUnpinned(set); err != nil || !sameResolved(s, base) {
 			out = append(out, set)
 		}
 	}
@@ -274,6 +274,9 @@ type Plan struct {
 	// (the first the memory model rejected, else the first replay).
 	Invalid      int
 	FirstInvalid string
+	// pinInvalid counts the invalid candidates refused for their NCCL
+	// pins (PinError).
+	pinInvalid int
 	// Rows are the candidates that fit, fastest first (ties: search order).
 	Rows []PlanRow
 	// Smallest is the candidate with the least peak memory and its peak
@@ -459,7 +462,10 @@ const PlanEPKey = "parallelism.ep"
 
 // planSpace is the resolved search space of a plan.
 type planSpace struct {
-	base       *scenarios.Scenario
+	base *scenarios.Scenario
+	// basePins is the base scenario's own pin error (Source.checkPins),
+	// refused only when every candidate is refused for its pins too.
+	basePins   error
 	global     int64 // sequences per step
 	layouts    []cpLayout
 	cps        []int // the degrees searched, each once; nil: the scenario's
@@ -690,11 +696,11 @@ type cpLayout struct {
 }
 
 func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
-	s, err := src.Load()
+	s, err := src.LoadUnpinned()
 	if err != nil {
 		return nil, err
 	}
-	sp := &planSpace{base: s, global: opt.GlobalBatch, stages: opt.Stages, recompute: opt.Recompute, buckets: opt.BucketSizes,
+	sp := &planSpace{base: s, basePins: src.checkPins(s), global: opt.GlobalBatch, stages: opt.Stages, recompute: opt.Recompute, buckets: opt.BucketSizes,
 		prefetch: opt.Prefetch, algorithms: opt.Algorithms}
 	if sp.global == 0 {
 		sp.global = scenarioBatch(s)
@@ -1068,6 +1074,11 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			}
 		}
 	}
+	if p.Invalid > 0 && p.pinInvalid == p.Invalid && len(p.Rows) == 0 && len(replayed) == 0 && sp.basePins != nil {
+		// Every candidate loaded was refused for the pins the base
+		// scenario is refused for: that error, at its key.
+		return nil, sp.basePins
+	}
 	if p.Invalid == p.Searched {
 		return nil, fmt.Errorf("no configuration can be replayed; the first: %s", p.FirstInvalid)
 	}
@@ -1304,6 +1315,9 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 // per searched cp too.
 func (p *Plan) invalid(c Candidate, err error) {
 	p.Invalid++
+	if PinError(err) {
+		p.pinInvalid++
+	}
 	if p.FirstInvalid == "" {
 		p.FirstInvalid = fmt.Sprintf("%s: %v", strings.Join(c.Sets(), " "), err)
 	}

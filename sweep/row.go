@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"github.com/zerosim/zerosim/topology"
+	"slices"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -23,15 +25,43 @@ type Source struct {
 // key, an NCCL pin that leaves a collective of the step no algorithm
 // (zero.CheckPins), as the commands' own loads do.
 func (src Source) Load(extra ...string) (*scenarios.Scenario, error) {
-	sets := append(append([]string(nil), src.Sets...), extra...)
-	s, err := scenarios.Load(src.File, src.Data, sets)
+	s, err := src.LoadUnpinned(extra...)
 	if err != nil {
 		return nil, err
 	}
-	if err := zero.CheckPins(s); err != nil {
-		return nil, scenarios.Place(src.File, src.Data, sets, err)
+	if err := src.checkPins(s, extra...); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// LoadUnpinned is Load without the pin check: a plan's base scenario,
+// whose own stage may leave a pinned collective no algorithm where the
+// stages the plan searches run (rev24: plan --set
+// communication.nccl_algo=NVLS,Tree --stages 0 over a stage-1 file was
+// refused, though stage 0 only all-reduces, which Tree runs).
+func (src Source) LoadUnpinned(extra ...string) (*scenarios.Scenario, error) {
+	sets := append(append([]string(nil), src.Sets...), extra...)
+	return scenarios.Load(src.File, src.Data, sets)
+}
+
+// checkPins is zero.CheckPins on s, the source loaded with extra, its
+// error at the key it names.
+func (src Source) checkPins(s *scenarios.Scenario, extra ...string) error {
+	if err := zero.CheckPins(s); err != nil {
+		return scenarios.Place(src.File, src.Data, append(append([]string(nil), src.Sets...), extra...), err)
+	}
+	return nil
+}
+
+// PinError reports whether err is the loader's or zero.CheckPins's
+// refusal of communication.algorithm, nccl_algo or nccl_proto: NCCL has no
+// algorithm for a collective of the step. Which points it refuses depends
+// on the other keys (the cluster, the stage), so a sweep or a plan refuses
+// it only where it refuses every point.
+func PinError(err error) bool {
+	var e *scenarios.Error
+	return errors.As(err, &e) && slices.Contains([]string{"communication.algorithm", "communication.nccl_algo", "communication.nccl_proto"}, e.Path)
 }
 
 // Row is the outcome of one point.
@@ -141,14 +171,7 @@ func (e *Evaluator) Eval(i int) (row Row) {
 		}
 	}()
 	sets := p.Sets(e.Space)
-	// The loader names the override as a --set; here it is the user's
-	// --grid.
-	asGrid := func(msg string) string {
-		for _, set := range sets {
-			msg = strings.Replace(msg, "--set "+set+":", "--grid "+set+":", 1)
-		}
-		return msg
-	}
+	asGrid := func(msg string) string { return AsGrid(msg, sets) }
 	s, err := e.Src.Load(sets...)
 	var warnings []string
 	if err == nil {
@@ -162,6 +185,16 @@ func (e *Evaluator) Eval(i int) (row Row) {
 	}
 	row.Index, row.Values, row.Warnings = i, p.Values, warnings
 	return row
+}
+
+// AsGrid is msg, the loader's message about a point loaded with sets (a
+// grid point's overrides), with each override it names as a --set named as
+// the user's --grid.
+func AsGrid(msg string, sets []string) string {
+	for _, set := range sets {
+		msg = strings.Replace(msg, "--set "+set+":", "--grid "+set+":", 1)
+	}
+	return msg
 }
 
 // replayRefusal is a point's error as the CLI prints a replay's: without

@@ -195,7 +195,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.loadScenario(o.scenario)
+	s, err := a.loadScenarioNoStep(o.scenario)
 	if err != nil {
 		return err
 	}

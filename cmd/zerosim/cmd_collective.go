@@ -130,7 +130,7 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 			return nil, inputError{fmt.Errorf("--set %s: collective times one --op of --size bytes in bfloat16 elements (nccl-tests -d bfloat16; the time does not depend on the type); model and training keys change nothing here (drop it; for fp32, read the count column as half its value)", set)}
 		}
 	}
-	s, err := a.loadScenario(o.scenario)
+	s, err := a.loadScenarioNoStep(o.scenario)
 	if err != nil && (o.changed("nodes") || o.changed("gpus-per-node")) {
 		// An override (the file's or a --set's) may name nodes or ranks of
 		// the cluster --nodes and --gpus-per-node make, which the loader
@@ -144,7 +144,7 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		}
 		sets := a.sets
 		a.sets = append(shape, sets...)
-		s, err = a.loadScenario(o.scenario)
+		s, err = a.loadScenarioNoStep(o.scenario)
 		a.sets = sets
 	}
 	if err != nil {

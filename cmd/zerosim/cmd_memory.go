@@ -82,7 +82,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.rank < 0 {
 		return inputError{fmt.Errorf("--rank %d: must be ≥ 0", o.rank)}
 	}
-	s, err := a.loadScenario(file)
+	s, err := a.loadScenarioNoStep(file)
 	if err != nil {
 		return err
 	}

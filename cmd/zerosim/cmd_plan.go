@@ -285,7 +285,7 @@ func planBatch(src sweep.Source, o planOpts, opt *sweep.PlanOptions) error {
 	if o.globalBatch == "" && o.cp == nil {
 		return nil
 	}
-	s, err := src.Load()
+	s, err := src.LoadUnpinned()
 	if err != nil {
 		return err
 	}
@@ -406,7 +406,7 @@ func planCalibrationWarning(src sweep.Source, algorithms []string) string {
 	if len(ab) == 0 {
 		return ""
 	}
-	s, err := src.Load()
+	s, err := src.LoadUnpinned()
 	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
 		return ""
 	}

@@ -171,16 +171,36 @@ func fileNames(files []reports.OutputFile) []string {
 }
 
 // samePath reports whether a and b name one file: the same absolute path,
-// or, when both exist, the same file (a symbolic link, a hard link).
+// the same path once the directories they are in are resolved (a link to
+// a directory: rev24, -o link --trace real/result.json, before either file
+// exists), or, when both exist, the same file (a symbolic link, a hard
+// link).
 func samePath(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	ab, err2 := filepath.Abs(b)
 	if err1 == nil && err2 == nil && aa == ab {
 		return true
 	}
+	if ra, rb := resolvedDir(a), resolvedDir(b); ra != "" && ra == rb {
+		return true
+	}
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// resolvedDir is path with the directory it is in resolved (its symbolic
+// links followed), "" when that directory cannot be resolved.
+func resolvedDir(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, filepath.Base(abs))
 }
 
 // checkRunFlags checks run's flags before anything runs and returns the

@@ -227,7 +227,7 @@ func checkSweepInput(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, er
 // unknown key or a value wrong by itself outside the grids' keys
 // (scenarios.EveryPointError), found by loading the first point, or whose
 // NCCL pins leave every point's step a collective without an algorithm
-// (pinError), found by loading the others until one loads. Each made
+// (sweep.PinError), found by loading the others until one loads. Each made
 // every row an error row, exit 0 (a job array of such shards "succeeded").
 // It returns the first point's scenario, nil when it does not load.
 func checkEveryPoint(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, error) {
@@ -235,28 +235,19 @@ func checkEveryPoint(src sweep.Source, sp *sweep.Space) (*scenarios.Scenario, er
 	if scenarios.EveryPointError(err, sp.Keys()) {
 		return nil, inputError{err}
 	}
-	if err != nil && pinError(err) {
+	if err != nil && sweep.PinError(err) {
 		for i := 1; i < sp.Len(); i++ {
 			if _, perr := src.Load(sp.Point(i).Sets(sp)...); perr == nil {
 				return nil, nil // the points that fail are error rows
 			}
 		}
-		return nil, inputError{err}
+		// The override is the user's --grid (rev24: it read --set).
+		return nil, inputError{errors.New(sweep.AsGrid(err.Error(), sp.Point(0).Sets(sp)))}
 	}
 	if err != nil {
 		return nil, nil // a point's error, its row's
 	}
 	return s, nil
-}
-
-// pinError reports whether err is the loader's or zero.CheckPins's refusal
-// of communication.algorithm, nccl_algo or nccl_proto: NCCL has no
-// algorithm for a collective of the step. Which points it refuses depends
-// on the other keys (the cluster, the stage), so a sweep refuses it only
-// where it refuses every point (checkEveryPoint).
-func pinError(err error) bool {
-	var e *scenarios.Error
-	return errors.As(err, &e) && slices.Contains([]string{"communication.algorithm", "communication.nccl_algo", "communication.nccl_proto"}, e.Path)
 }
 
 // sweepProgress is a progress bar over n points on errOut when it is a

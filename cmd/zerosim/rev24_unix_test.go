@@ -38,7 +38,7 @@ func TestSweepResumeWriteErrorKeepsFile(t *testing.T) {
 	}
 }
 
-// TestSweepEveryPointFailsAlgorithm (review rev24, mutation of pinError:
+// TestSweepEveryPointFailsAlgorithm (review rev24, mutation of sweep.PinError:
 // communication.algorithm left out): a sweep whose grid sets
 // communication.algorithm to nvls on 2 × 8 H100 (NVLS does not run across
 // nodes, so no point's reduce-scatters have an algorithm) is refused
@@ -77,5 +77,27 @@ func TestTraceLinkToOutputFile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "result.json")); string(b) != "{}\n" {
 		t.Errorf("result.json was written: %d bytes", len(b))
+	}
+}
+
+// TestTraceThroughDirLink (rev24 L): -o link --trace real/result.json,
+// link a symbolic link to the directory real and neither file there yet,
+// names one file twice; refused before anything is written, exit 2.
+func TestTraceThroughDirLink(t *testing.T) {
+	base := t.TempDir()
+	real, link := filepath.Join(base, "real"), filepath.Join(base, "link")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(real, "result.json")
+	code, out, errOut := runMain(t, "", "run", "seed002-tiny", "-o", link, "--trace", tr)
+	if code != exitInput || out != "" || !strings.HasPrefix(errOut, "zerosim: --trace "+tr+": -o "+link+" writes result.json there too") {
+		t.Errorf("exit %d, stdout %d bytes, stderr %q", code, len(out), errOut)
+	}
+	if entries, _ := os.ReadDir(real); len(entries) != 0 {
+		t.Errorf("%d files were written", len(entries))
 	}
 }

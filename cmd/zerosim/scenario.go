@@ -18,13 +18,27 @@ import (
 // algorithm is refused at its key before them (zero.CheckPins). Errors are
 // input errors (exit code 2).
 func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
+	return a.load(arg, true)
+}
+
+// loadScenarioNoStep is loadScenario for a command that never replays the
+// step (collective, whose --algo and --proto replace the pins; memory;
+// calibrate's nccl-tests fit), which the step's pins do not concern
+// (rev24: collective --set communication.nccl_algo=PAT --algo ring was
+// refused).
+func (a *app) loadScenarioNoStep(arg string) (*scenarios.Scenario, error) {
+	return a.load(arg, false)
+}
+
+// load is loadScenario, with the pin check when pins is set.
+func (a *app) load(arg string, pins bool) (*scenarios.Scenario, error) {
 	in, err := scenarios.ReadInput(arg, a.in)
 	if err != nil {
 		return nil, inputError{err}
 	}
 	a.file, a.input = in.File, in
 	s, err := in.Load(a.sets)
-	if err == nil {
+	if err == nil && pins {
 		err = in.Place(a.sets, zero.CheckPins(s))
 	}
 	if err != nil {
