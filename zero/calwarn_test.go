@@ -79,3 +79,23 @@ func h100Calibration(t *testing.T) *scenarios.Calibration {
 	f.Curves = b.Curves
 	return f
 }
+
+// TestCalibrationOtherPinsAndHardware (rev24): a calibration of other
+// hardware measured under other NCCL pins gets both warnings, and the
+// second describes this cluster as it is: an A100 cluster with nothing
+// pinned, calibrated on H100 logs taken under NCCL_ALGO=Ring and
+// NCCL_PROTO=Simple, is not described with the calibration's pins.
+func TestCalibrationOtherPinsAndHardware(t *testing.T) {
+	s := example(t, "llama2-13b-a100-eth")
+	s.Communication.Calibration = "cal.yaml"
+	cd := h100Calibration(t)
+	pinned := example(t, "default", "communication.nccl_algo=Ring", "communication.nccl_proto=Simple")
+	c := &collectives.Calibration{HW: collectives.HardwareOf(pinned), Params: collectives.Params{IntraEff: 0.916, InterEff: 1.031}}
+	cd.Hardware = c.File().Hardware
+	s.Communication.CalibrationData = cd
+	w := calibrationWarnings(s)
+	const this = "this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs, AMD host:"
+	if len(w) != 2 || !strings.Contains(w[0], "measured with NCCL_ALGO Ring, NCCL_PROTO Simple") || !strings.Contains(w[1], this) {
+		t.Errorf("warnings %q, want the pins', then the hardware's with %q", w, this)
+	}
+}
