@@ -49,6 +49,30 @@ type CalMemory struct {
 	GPU      string `yaml:"gpu,omitempty"`
 	// CalModel is the model the fit ran on, as resolved.
 	CalModel `yaml:",inline"`
+	// CalSetup is the stack, fp8 recipe and segment mode it ran with.
+	CalSetup `yaml:",inline"`
+}
+
+// CalSetup is what a compute or memory fit depended on besides the GPU and
+// the model (qa20 M2: a fit carried over silently to another stack, fp8
+// recipe or allocator segment mode): the scenario's stack ("none" when it
+// names none), training.fp8 and memory.expandable_segments, as resolved.
+// A scenario that differs is warned, naming the key. Files written before
+// it have none of them, and are not warned.
+type CalSetup struct {
+	Stack              string `yaml:"stack,omitempty"`
+	FP8                string `yaml:"fp8,omitempty"`
+	ExpandableSegments *bool  `yaml:"expandable_segments,omitempty"`
+}
+
+// CalSetupOf is the calibration's record of a resolved scenario's setup.
+func CalSetupOf(s *Scenario) CalSetup {
+	stack := s.Stack
+	if stack == "" {
+		stack = "none"
+	}
+	exp := s.Memory.ExpandableSegments != nil && *s.Memory.ExpandableSegments
+	return CalSetup{Stack: stack, FP8: string(s.Training.FP8), ExpandableSegments: &exp}
 }
 
 // CalModel is the resolved model a compute or memory part was fitted on
@@ -123,6 +147,8 @@ type CalCompute struct {
 	PeakTFLOPS float64 `yaml:"peak_tflops,omitempty"`
 	// CalModel is the model the fit ran on, as resolved.
 	CalModel `yaml:",inline"`
+	// CalSetup is the stack, fp8 recipe and segment mode it ran with.
+	CalSetup `yaml:",inline"`
 	// Source is the profiler trace (method trace) or the training log
 	// (calibrate --train-log, method step-time).
 	Source string `yaml:"source,omitempty"`
@@ -130,7 +156,8 @@ type CalCompute struct {
 	// (method trace, when the trace has attention kernels and the
 	// scenario runs attention at its own efficiency), 0 when not fitted;
 	// AttentionKernel is the scenario's training.attention_kernel it was
-	// fitted with. A scenario that names the file takes it unless it sets
+	// fitted with (also for a step-time fit, whose step holds attention
+	// at that kernel's rate). A scenario that names the file takes it unless it sets
 	// training.attention_efficiency itself.
 	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty"`
 	AttentionKernel     string  `yaml:"attention_kernel,omitempty"`

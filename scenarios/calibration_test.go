@@ -330,7 +330,7 @@ func TestCalibrationMemory(t *testing.T) {
 		{"overhead -0.1", strings.Replace(memoryCalibration, "0.1838", "-0.1", 1), "memory.allocator_overhead: -0.1 is out of range"},
 		{"method", strings.Replace(memoryCalibration, "reserved", "allocated", 1), `memory.method: "allocated": use reserved or device`},
 		{"measured 0", strings.Replace(memoryCalibration, "88476326298", "0", 1), "memory.measured_bytes: 0 is out of range"},
-		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), `c.yaml:2:114: unknown key "memory.pool" (memory takes allocator_overhead, method, measured_bytes, scenario, gpu, model, params)`},
+		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), `c.yaml:2:114: unknown key "memory.pool" (memory takes allocator_overhead, method, measured_bytes, scenario, gpu, model, params, stack, fp8, expandable_segments)`},
 		{"params -1", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, params: -1", 1), "memory.params: -1 is out of range"},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))

@@ -259,7 +259,12 @@ func calCompute(o *calibrateOpts, s *scenarios.Scenario, method string, measured
 	trace *scenarios.TraceKernels, classes *reports.ClassCalibration) *scenarios.CalCompute {
 	ms := func(d units.Duration) float64 { return float64(d) / float64(units.Millisecond) }
 	cc := &scenarios.CalCompute{Efficiency: eff, Method: method, MeasuredMS: ms(measured),
-		Scenario: s.Name, GPU: s.Cluster.GPU, PeakTFLOPS: math.Round(float64(s.Cluster.PeakBF16)/1e9) / 1e3, CalModel: scenarios.CalModelOf(&s.Model)}
+		Scenario: s.Name, GPU: s.Cluster.GPU, PeakTFLOPS: math.Round(float64(s.Cluster.PeakBF16)/1e9) / 1e3, CalModel: scenarios.CalModelOf(&s.Model),
+		CalSetup: scenarios.CalSetupOf(s)}
+	if method == scenarios.CalMethodStepTime {
+		// The step holds attention at this kernel's rate (qa20 M2).
+		cc.AttentionKernel = string(s.Training.AttentionKernel)
+	}
 	if trace != nil {
 		cc.Source = o.trace
 		cc.GEMMMS, cc.AttentionMS, cc.OtherMS = ms(trace.GEMM), ms(trace.Attention), ms(trace.Other)

@@ -78,7 +78,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if device {
 		method = scenarios.CalMethodDevice
 	}
-	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: method, MeasuredBytes: measured, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model)}
+	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: method, MeasuredBytes: measured, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model), CalSetup: scenarios.CalSetupOf(s)}
 	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Memory = cm }); err != nil {
 		return err
 	}
