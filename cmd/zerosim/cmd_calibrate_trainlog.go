@@ -272,7 +272,7 @@ func writeTrainLogParts(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sc
 	if carry.warning != "" {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
 	}
-	if lw := lowEfficiency(s, cc.Efficiency); lw != "" {
+	for _, lw := range fitWarnings(s, cc) {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", cc.Source, lw)
 	}
 	return carry, nil
