@@ -65,7 +65,9 @@ func TestCalibrateStepTimeRoundTrip(t *testing.T) {
 		}
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		out, errOut, code := runCLI("calibrate", "--step-time", step.String(), "default", "--file", file)
-		if code != 0 || errOut != "" {
+		// Above the published runs' 0.62 on H100 a fit warns (qa20 M1).
+		high := "zerosim: warning: --step-time " + step.String() + fmt.Sprintf(": the fitted compute efficiency %.4f is above the 0.45–0.62", want)
+		if code != 0 || (want > 0.62) != strings.HasPrefix(errOut, high) || strings.Count(errOut, "\n") != map[bool]int{true: 1}[want > 0.62] {
 			t.Fatalf("%g: exit %d: %s", want, code, errOut)
 		}
 		c := readCal(t, file)
@@ -185,7 +187,9 @@ func TestCalibrateTraceRoundTrip(t *testing.T) {
 		trace, file := filepath.Join(dir, "step.json"), filepath.Join(dir, "cal.yaml")
 		m := classTrace(t, trace, c.g, c.a)
 		out, errOut, code := runCLI("calibrate", "--trace", trace, "default", "--file", file)
-		if code != 0 || errOut != "" {
+		// fa2 above 1.5 × its 0.35 on H100 warns (qa20 M1).
+		high := "zerosim: warning: --trace " + trace + fmt.Sprintf(": the fitted attention efficiency %.4f is above 0.52", c.a)
+		if code != 0 || (c.a > 0.525) != strings.HasPrefix(errOut, high) || strings.Count(errOut, "\n") != map[bool]int{true: 1}[c.a > 0.525] {
 			t.Fatalf("%v: exit %d: %s", c, code, errOut)
 		}
 		cal := readCal(t, file)
