@@ -143,7 +143,7 @@ func gunzipBounded(path string, data []byte, limit int64) ([]byte, error) {
 // parseStepTime reads --step-time.
 func parseStepTime(v string) (units.Duration, error) {
 	d, err := units.ParseDuration(v)
-	if _, isNumber := strconv.ParseFloat(strings.TrimSpace(v), 64); isNumber == nil && err != nil {
+	if _, isNumber := units.Decimal(strings.TrimSpace(v)); isNumber && err != nil {
 		return 0, inputError{fmt.Errorf("--step-time %s: a duration needs a unit: use %ss or %sms (the measured time of one optimizer step)", v, v, v)}
 	}
 	if s, ok := minutesAsSeconds(v); ok && err != nil {
