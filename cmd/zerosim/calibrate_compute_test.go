@@ -128,10 +128,16 @@ func synthTrace(t *testing.T, path string, ks []traceKernel, extra ...string) {
 		`{"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#AdamW.step", "pid": 1, "tid": 1, "ts": 300, "dur": 100}`,
 	}
 	ev = append(ev, extra...)
+	// The kernels run one after another on stream 7, each when the one
+	// before it ends, as a stream runs them (the parser refuses kernels
+	// of one stream that overlap grossly, qa20 L4).
+	end := units.Duration(0)
 	for i, k := range ks {
+		start := max(units.Duration(2000+k.at)*units.Microsecond, end)
+		end = start + k.dur
 		ev = append(ev,
 			fmt.Sprintf(`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": %d, "ts": %d, "dur": 5, "args": {"correlation": %d}}`, k.tid, k.at, i+1),
-			fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": %q, "pid": 0, "tid": 7, "ts": %d, "dur": %s, "args": {"correlation": %d, "stream": 7}}`, k.name, 2000+k.at, us(k.dur), i+1))
+			fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": %q, "pid": 0, "tid": 7, "ts": %s, "dur": %s, "args": {"correlation": %d, "stream": 7}}`, k.name, us(start), us(k.dur), i+1))
 	}
 	if err := os.WriteFile(path, []byte("{\"traceEvents\": [\n  "+strings.Join(ev, ",\n  ")+"\n]}\n"), 0o644); err != nil {
 		t.Fatal(err)
