@@ -133,9 +133,6 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 			}
 			fmt.Fprintf(&b, "  %-11s %5d %10s %10s %10s %10s\n", bd.Band, bd.Rows, in, inMax, calPct(bd.LOOMedian), calPct(bd.LOOMax))
 		}
-		if l.Warning != "" {
-			fmt.Fprintf(&b, "  warning: %s\n", l.Warning)
-		}
 	}
 	fmt.Fprintf(&b, "\nwrote %s\n", r.File)
 	if c := r.KeptCompute; c != nil {

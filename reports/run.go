@@ -373,7 +373,25 @@ func groupText(s *scenarios.Scenario, n int) string {
 // needs no line: "".
 func efficiencyText(s *scenarios.Scenario) string {
 	t := &s.Training
-	return efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
+	line := efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
+	return line + calibratedHigh(s)
+}
+
+// calibratedHigh is the note on a calibrated compute efficiency above what
+// the GPU plausibly reaches (zero.EfficiencyCeiling), as a typed one is
+// noted (qa20 M1: "0.9943 … from calibration hi.yaml" had no comment). ""
+// otherwise.
+func calibratedHigh(s *scenarios.Scenario) string {
+	t := &s.Training
+	cal := s.Communication.CalibrationData
+	if t.ComputeEfficiencyFrom == "" || t.MFU > 0 || cal == nil || cal.Compute == nil {
+		return ""
+	}
+	ceiling, what, ok := zero.EfficiencyCeiling(s.Cluster.GPU, t.FP8 != scenarios.FP8None, cal.Compute.Method == scenarios.CalMethodTrace)
+	if !ok || t.ComputeEfficiency <= ceiling {
+		return ""
+	}
+	return "; above " + what + ", so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"
 }
 
 // efficiencyLine is efficiencyText (run's headline, plan's summary) of
@@ -509,8 +527,12 @@ func attentionText(s *scenarios.Scenario) string {
 		// a V100).
 		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
 	}
-	if t.AttentionEfficiency > 0 {
-		from = "training.attention_efficiency, set or calibrated"
+	switch {
+	case t.AttentionEfficiencyFrom != "":
+		// qa20 L3: "set or calibrated" hid which, and which file.
+		from = "from calibration " + t.AttentionEfficiencyFrom + attentionHigh(s)
+	case t.AttentionEfficiency > 0:
+		from = "training.attention_efficiency"
 	}
 	// Under sdpa the memory is SDPA's (training.attention) and the time
 	// attention_kernel's rate: the line names both, so that "fa2" does not
@@ -520,6 +542,18 @@ func attentionText(s *scenarios.Scenario) string {
 		kernel = "sdpa, timed as " + kernel + " (training.attention_kernel)"
 	}
 	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s) + sinksText(s)
+}
+
+// attentionHigh is the note on a calibrated attention efficiency above
+// what the kernel plausibly reaches on the GPU (zero.AttentionCeiling,
+// qa20 M1), "" otherwise.
+func attentionHigh(s *scenarios.Scenario) string {
+	t := &s.Training
+	ceiling, rate, ok := zero.AttentionCeiling(s.Cluster.GPU, t.AttentionKernel)
+	if !ok || t.AttentionEfficiency <= ceiling {
+		return ""
+	}
+	return fmt.Sprintf("; above %.2f, %g× the kernel's published %.3g on %s: check the calibration's trace", ceiling, zero.AttentionCeilingFactor, rate, s.Cluster.GPU)
 }
 
 // sinksText is the attention line's note on gpt-oss, whose attention adds

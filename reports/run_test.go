@@ -496,7 +496,7 @@ func TestAttentionHeadline(t *testing.T) {
 		{"V100 triton", "seed001-azure", []string{"training.attention_kernel=triton"}, "triton at 0.325 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
 		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
-		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency, set or calibrated)"},
+		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency)"},
 		// Under sdpa the line names the attention and the kernel whose
 		// rate times it (QA12 F6: "fa2 at 0.35" read as the attention).
 		{"sdpa", "default", []string{"training.attention=sdpa"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},

@@ -49,6 +49,30 @@ type CalMemory struct {
 	GPU      string `yaml:"gpu,omitempty"`
 	// CalModel is the model the fit ran on, as resolved.
 	CalModel `yaml:",inline"`
+	// CalSetup is the stack, fp8 recipe and segment mode it ran with.
+	CalSetup `yaml:",inline"`
+}
+
+// CalSetup is what a compute or memory fit depended on besides the GPU and
+// the model (qa20 M2: a fit carried over silently to another stack, fp8
+// recipe or allocator segment mode): the scenario's stack ("none" when it
+// names none), training.fp8 and memory.expandable_segments, as resolved.
+// A scenario that differs is warned, naming the key. Files written before
+// it have none of them, and are not warned.
+type CalSetup struct {
+	Stack              string `yaml:"stack,omitempty"`
+	FP8                string `yaml:"fp8,omitempty"`
+	ExpandableSegments *bool  `yaml:"expandable_segments,omitempty"`
+}
+
+// CalSetupOf is the calibration's record of a resolved scenario's setup.
+func CalSetupOf(s *Scenario) CalSetup {
+	stack := s.Stack
+	if stack == "" {
+		stack = "none"
+	}
+	exp := s.Memory.ExpandableSegments != nil && *s.Memory.ExpandableSegments
+	return CalSetup{Stack: stack, FP8: string(s.Training.FP8), ExpandableSegments: &exp}
 }
 
 // CalModel is the resolved model a compute or memory part was fitted on
@@ -123,6 +147,8 @@ type CalCompute struct {
 	PeakTFLOPS float64 `yaml:"peak_tflops,omitempty"`
 	// CalModel is the model the fit ran on, as resolved.
 	CalModel `yaml:",inline"`
+	// CalSetup is the stack, fp8 recipe and segment mode it ran with.
+	CalSetup `yaml:",inline"`
 	// Source is the profiler trace (method trace) or the training log
 	// (calibrate --train-log, method step-time).
 	Source string `yaml:"source,omitempty"`
@@ -130,7 +156,8 @@ type CalCompute struct {
 	// (method trace, when the trace has attention kernels and the
 	// scenario runs attention at its own efficiency), 0 when not fitted;
 	// AttentionKernel is the scenario's training.attention_kernel it was
-	// fitted with. A scenario that names the file takes it unless it sets
+	// fitted with (also for a step-time fit, whose step holds attention
+	// at that kernel's rate). A scenario that names the file takes it unless it sets
 	// training.attention_efficiency itself.
 	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty"`
 	AttentionKernel     string  `yaml:"attention_kernel,omitempty"`
@@ -241,11 +268,12 @@ func MarshalCalibration(c *Calibration) ([]byte, error) {
 var yamlTypeError = regexp.MustCompile(`(?s)^line (\d+): (?:field (.*) not found in type \S+|cannot unmarshal (\S+)(?:\s.*)? into \S+)$`)
 
 // calibrationDecodeError is yaml.v3's decoding error as one line naming
-// the file and line: "c.yaml:2: unknown key "foo"" rather than
-// "unmarshal errors:\n  line 2: field foo not found in type
+// the file, line and column: "c.yaml:2:3: unknown key "foo" (…)" rather
+// than "unmarshal errors:\n  line 2: field foo not found in type
 // scenarios.Calibration" (two lines and a Go type), and the first of
-// several.
-func calibrationDecodeError(file string, err error) string {
+// several. idx (nil: none) places it and names the key and the type it
+// takes.
+func calibrationDecodeError(file string, idx calIndex, err error) string {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) || len(te.Errors) == 0 {
 		return file + ": " + oneLine(strings.TrimPrefix(err.Error(), "yaml: "))
@@ -255,6 +283,11 @@ func calibrationDecodeError(file string, err error) string {
 		more = fmt.Sprintf(" (and %d more)", n)
 	}
 	m := yamlTypeError.FindStringSubmatch(te.Errors[0])
+	if m != nil && idx != nil {
+		if msg := calTypeError(file, idx, m, more); msg != "" {
+			return oneLine(msg)
+		}
+	}
 	switch {
 	case m == nil:
 		return file + ": " + oneLine(te.Errors[0]) + more
@@ -269,16 +302,46 @@ func calibrationDecodeError(file string, err error) string {
 	}
 }
 
+// calFix ends every error about a calibration file's content.
+const calFix = " (a calibration file is written by zerosim calibrate)"
+
 // ParseCalibration reads and validates a calibration file; errors start
-// with file and name the field.
+// with file, line and column (of the value, or of the nearest key
+// present) and name the key.
 func ParseCalibration(file string, data []byte) (*Calibration, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		if _, ok := err.(*yaml.TypeError); !ok {
+			return nil, yamlSyntax(file, data, err, "fix the YAML syntax; a calibration file is written by zerosim calibrate")
+		}
+	}
+	var idx calIndex
+	if len(doc.Content) == 1 {
+		idx = indexCalibration(doc.Content[0])
+	}
+	return parseCalibration(file, data, idx)
+}
+
+// parseCalibration is ParseCalibration with the file's nodes indexed (idx;
+// nil for bytes that are not a file, whose positions mean nothing).
+func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, error) {
 	var c Calibration
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s (a calibration file is written by zerosim calibrate)", calibrationDecodeError(file, err))
+		return nil, fmt.Errorf("%s%s", calibrationDecodeError(file, idx, err), calFix)
 	}
-	bad := func(field, msg string) error { return fmt.Errorf("%s: %s: %s", file, field, msg) }
+	bad := func(field, msg string) error {
+		if line, col := idx.at(field); line > 0 {
+			return &Error{File: file, Line: line, Col: col, Path: field, Msg: oneLine(field + ": " + msg)}
+		}
+		return fmt.Errorf("%s: %s: %s", file, field, oneLine(msg))
+	}
+	if c.Version == 0 && idx != nil {
+		if _, ok := idx["version"]; !ok {
+			return nil, &Error{File: file, Line: 1, Col: 1, Path: "version", Msg: "version is missing (add version: 1 as the first line)"}
+		}
+	}
 	if c.Version != 1 {
 		return nil, bad("version", fmt.Sprintf("%d is not supported (want version: 1)", c.Version))
 	}
@@ -447,6 +510,17 @@ func (l *loader) loadCalibration(s *Scenario) *Error {
 	}
 	cal, err := ParseCalibration(path, b.Bytes())
 	if err != nil {
+		// An error at a line of the calibration file is placed there,
+		// where the value to fix is, and names the scenario's key too.
+		named := l.errPath("communication.calibration", "x")
+		in := fmt.Sprintf(" (in the calibration that %s names; zerosim calibrate writes it)", strings.TrimSuffix(named.Error(), ": x"))
+		var e *Error
+		if errors.As(err, &e) && e.Line > 0 {
+			return &Error{File: e.File, Line: e.Line, Col: e.Col, Path: "communication.calibration", Msg: e.Msg + in}
+		}
+		if line, col, msg, ok := positioned(path, err.Error()); ok {
+			return &Error{File: path, Line: line, Col: col, Path: "communication.calibration", Msg: strings.TrimSuffix(msg, calFix) + in}
+		}
 		return l.errPath("communication.calibration", err.Error())
 	}
 	c.CalibrationData = cal
@@ -487,4 +561,18 @@ func (l *loader) fromScenarioDir(given string) string {
 func isFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// positioned splits "FILE:LINE:COL: msg", an error that ParseCalibration
+// placed in file, into its parts; ok is false for any other.
+func positioned(file, err string) (line, col int, msg string, ok bool) {
+	rest, ok := strings.CutPrefix(err, file+":")
+	if !ok {
+		return 0, 0, "", false
+	}
+	if n, _ := fmt.Sscanf(rest, "%d:%d:", &line, &col); n != 2 || line < 1 {
+		return 0, 0, "", false
+	}
+	_, msg, ok = strings.Cut(rest, ": ")
+	return line, col, msg, ok
 }

@@ -49,8 +49,8 @@ func TestCalibrationKey(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, cal, want string }{
 		{"missing file", "", "s.yaml:12:3: cannot read " + filepath.Join(dir, "nope.yaml") + " (the path is relative to the scenario file)"},
-		{"version 2", strings.Replace(goodCalibration, "version: 1", "version: 2", 1), "bad.yaml: version: 2 is not supported (want version: 1)"},
-		{"unknown key", goodCalibration + "extra: 1\n", `bad.yaml:6: unknown key "extra"`},
+		{"version 2", strings.Replace(goodCalibration, "version: 1", "version: 2", 1), "bad.yaml:1:10: version: 2 is not supported (want version: 1)"},
+		{"unknown key", goodCalibration + "extra: 1\n", `bad.yaml:6:1: unknown key "extra" (the top level takes version, hardware, params, curves, compute, memory)`},
 		{"bad arch", strings.Replace(goodCalibration, "Hopper", "Pascal", 1), "hardware.arch: \"Pascal\": use Volta, Ampere, Hopper or Blackwell"},
 		{"host cpu", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, host_cpu: epyc}", 1), `hardware.host_cpu: "epyc": use intel, amd or arm`},
 		{"buffsize too small", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, nccl_buffsize: 100}", 1), "hardware.nccl_buffsize: 100 is out of range"},
@@ -72,8 +72,17 @@ func TestCalibrationKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line containing %q", tc.name, err, tc.want)
 		}
-		if err != nil && !strings.HasPrefix(err.Error(), scen+":12:3: ") {
-			t.Errorf("%s: error %v does not name the scenario's communication.calibration line", tc.name, err)
+		// qa20 M6: an error about the calibration's content is placed in
+		// it, at line:column, and names the scenario's key too.
+		want := scen + ":12:3: "
+		if tc.name != "missing file" && tc.name != "not yaml" {
+			want = filepath.Join(dir, "bad.yaml") + ":"
+			if err != nil && !strings.Contains(err.Error(), " (in the calibration that "+scen+":12:3 names; ") {
+				t.Errorf("%s: error %v does not name the scenario's communication.calibration line", tc.name, err)
+			}
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: error %v does not start with %q", tc.name, err, want)
 		}
 	}
 }
@@ -321,7 +330,7 @@ func TestCalibrationMemory(t *testing.T) {
 		{"overhead -0.1", strings.Replace(memoryCalibration, "0.1838", "-0.1", 1), "memory.allocator_overhead: -0.1 is out of range"},
 		{"method", strings.Replace(memoryCalibration, "reserved", "allocated", 1), `memory.method: "allocated": use reserved or device`},
 		{"measured 0", strings.Replace(memoryCalibration, "88476326298", "0", 1), "memory.measured_bytes: 0 is out of range"},
-		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), `unknown key "pool"`},
+		{"unknown key", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, pool: 1", 1), `c.yaml:2:114: unknown key "memory.pool" (memory takes allocator_overhead, method, measured_bytes, scenario, gpu, model, params, stack, fp8, expandable_segments)`},
 		{"params -1", strings.Replace(memoryCalibration, "gpu: H100-80GB", "gpu: H100-80GB, params: -1", 1), "memory.params: -1 is out of range"},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.cal))
@@ -337,15 +346,20 @@ func TestCalibrationMemory(t *testing.T) {
 // two lines (found by FuzzCLI with zerosim collective --calibration).
 func TestCalibrationDecodeErrors(t *testing.T) {
 	for _, tc := range []struct{ data, want string }{
-		{"version: 1\nfoo: 1\n", `c.yaml:2: unknown key "foo" (a calibration file is written by zerosim calibrate)`},
-		{"version: 1\nfoo: 1\nbar: 2\n", `c.yaml:2: unknown key "foo" (and 1 more) (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\nfoo: 1\n", `c.yaml:2:1: unknown key "foo" (the top level takes version, hardware, params, curves, compute, memory) (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\nfoo: 1\nbar: 2\n", `c.yaml:2:1: unknown key "foo" (the top level takes version, hardware, params, curves, compute, memory) (and 1 more) (a calibration file is written by zerosim calibrate)`},
 		{"# x\n\n  1024  256 float\n", `c.yaml:3: a str value of the wrong type (a calibration file is written by zerosim calibrate)`},
-		{"version: 1\ncompute: {compute_efficiency: abc}\n", `c.yaml:2: a str value of the wrong type (a calibration file is written by zerosim calibrate)`},
-		{"version: [\n", `c.yaml: line 1: did not find expected node content (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\ncompute: {compute_efficiency: abc}\n", `c.yaml:2:31: compute.compute_efficiency: "abc" is not a number (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\ncompute:\n  compute_efficiency: 33.7%\n", `c.yaml:3:23: compute.compute_efficiency: "33.7%" is not a number (write the fraction, 0.337, not a percentage) (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\ncurves:\n  - {op: allreduce, ranks: 2, nodes: 1, sizes: [1, x], times_us: [1, 2]}\n", `c.yaml:3:52: curves[0].sizes[1]: "x" is not an integer (a calibration file is written by zerosim calibrate)`},
+		{"version: 1\ncompute:\n  compute_efficiency: 2\n  method: trace\n  measured_ms: 1\n", `c.yaml:3:23: compute.compute_efficiency: 2 is out of range (a fraction of the peak in (0, 1])`},
+		{"compute:\n  compute_efficiency: 0.3\n", `c.yaml:1:1: version is missing (add version: 1 as the first line)`},
+		{"version: 1\ncompute:\n\tcompute_efficiency: 0.3\n", `c.yaml:3:1: not valid YAML: a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)`},
+		{"version: [\n", `c.yaml:1:1: not valid YAML: did not find expected node content (fix the YAML syntax; a calibration file is written by zerosim calibrate)`},
 		// A local tag whose %0C decodes to a control character (FuzzParseCalibration):
 		// "cannot unmarshal !\f `` into scenarios.Calibration" named the Go type.
 		{"!%0C", `c.yaml:1: a value of the wrong type (a calibration file is written by zerosim calibrate)`},
-		{"version: !x 1\n", `c.yaml:1: a value of the wrong type (a calibration file is written by zerosim calibrate)`},
+		{"version: !x 1\n", `c.yaml:1:10: version: 1 tagged !x: want an integer without a tag (a calibration file is written by zerosim calibrate)`},
 	} {
 		_, err := ParseCalibration("c.yaml", []byte(tc.data))
 		if err == nil || err.Error() != tc.want {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/zerosim/zerosim/units"
 )
@@ -290,6 +291,64 @@ func (l *loader) warnCalibratedCompute(s *Scenario, c *CalCompute) {
 		// reaches less of the peak.
 		l.warn(s, at, d)
 	}
+}
+
+// warnCalibratedSetup warns when the calibration's compute or memory part,
+// taken by s, was fitted with another stack, fp8 recipe, attention kernel
+// (a step-time fit) or segment mode (qa20 M2: each carried over without a
+// word). The compute efficiency follows the stack's kernels and the fp8
+// recipe (a bf16 fit applied to fp8 overstates its speed-up: H100's
+// published bf16 and fp8 ranges, gpuEfficiencyRanges, differ); the
+// allocator overhead follows the stack's allocation order and the segment
+// mode (expandable segments map pages into one segment instead of
+// caching whole blocks; memory/allocator.go).
+func (l *loader) warnCalibratedSetup(s *Scenario) {
+	cal := s.Communication.CalibrationData
+	if cal == nil {
+		return
+	}
+	now := CalSetupOf(s)
+	if c := cal.Compute; c != nil && s.Training.ComputeEfficiencyFrom != "" {
+		var d setupDiffs
+		d.add("stack", c.Stack, now.Stack, "its kernels and overlap differ")
+		d.add("training.fp8", c.FP8, now.FP8, "GEMMs in another precision reach another fraction of the peak")
+		if c.Method == CalMethodStepTime {
+			d.add("training.attention_kernel", c.AttentionKernel, string(s.Training.AttentionKernel), "the fitted step held that kernel's attention time")
+		}
+		d.warn(l, s, "the compute efficiency")
+	}
+	if m := cal.Memory; m != nil && s.Memory.AllocatorOverheadFrom != "" {
+		var d setupDiffs
+		d.add("stack", m.Stack, now.Stack, "its allocations differ")
+		if e := m.ExpandableSegments; e != nil {
+			d.add("memory.expandable_segments", fmt.Sprint(*e), fmt.Sprint(*now.ExpandableSegments), "the segment mode sets what the allocator caches")
+		}
+		d.warn(l, s, "the allocator overhead")
+	}
+}
+
+// setupDiffs are the keys a calibration part was fitted with that the
+// scenario runs otherwise (warnCalibratedSetup).
+type setupDiffs struct{ was, now, why []string }
+
+// add records key when the file says what it was (was != "") and it
+// differs.
+func (d *setupDiffs) add(key, was, now, why string) {
+	if was != "" && was != now {
+		d.was = append(d.was, key+" "+was)
+		d.now = append(d.now, now)
+		d.why = append(d.why, why)
+	}
+}
+
+// warn is one warning for a part: "the compute efficiency was fitted with
+// stack none, training.fp8 none; this scenario runs megatron, torchao: …".
+func (d *setupDiffs) warn(l *loader, s *Scenario, part string) {
+	if len(d.was) == 0 {
+		return
+	}
+	l.warn(s, "communication.calibration", fmt.Sprintf("%s was fitted with %s; this scenario runs %s: %s, so it may not carry over (calibrate with this scenario's settings)",
+		part, strings.Join(d.was, ", "), strings.Join(d.now, ", "), strings.Join(d.why, "; ")))
 }
 
 // applyCalibratedAttention takes the calibration's attention efficiency

@@ -70,6 +70,9 @@ func lineCol(data []byte, off int) (line, col int) {
 	return 1 + bytes.Count(data[:off], []byte("\n")), 1 + utf8.RuneCount(data[start:off])
 }
 
+// LineCol is lineCol for the CLI's JSON inputs (verify --reference).
+func LineCol(data []byte, off int) (line, col int) { return lineCol(data, off) }
+
 // JSONError is jsonError for the CLI's JSON inputs (verify --reference).
 func JSONError(file string, data []byte, err error, give string) error {
 	return jsonError(file, data, err, give)

@@ -168,6 +168,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnStackLayout(s)
 	l.warnStackOffload(s)
 	l.warnKeepLogits(s)
+	l.warnCalibratedSetup(s)
 	return nil
 }
 

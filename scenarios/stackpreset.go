@@ -88,6 +88,17 @@ var stackPresets = map[string][]stackKey{
 		{"communication.padding", "megatron"},
 		{"communication.overlap", "false"},
 		{"training.reduce_dtype", "fp32"},
+		// --optimizer adam is Transformer Engine's (or Apex's) FusedAdam
+		// with its default adam_w_mode=True, decoupled weight decay, at
+		// --weight-decay 0.01, and --clip-grad 1.0 clips the global norm
+		// every step (megatron/core/optimizer/__init__.py and
+		// megatron/training/arguments.py at d580efc6): what `zerosim import
+		// megatron` writes (readOptimizer). qa20 L6: the preset left
+		// zerosim's adam with weight decay 0, so verify checked another
+		// optimizer than Megatron's.
+		{"training.optimizer", "adamw"},
+		{"training.weight_decay", "0.01"},
+		{"training.grad_clip", "norm"},
 		// --transformer-impl transformer_engine and --attention-backend
 		// auto by default (megatron/training/arguments.py at d580efc6):
 		// Transformer Engine's choice (zero.RunsAs).

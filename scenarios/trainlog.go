@@ -246,6 +246,31 @@ type TrainLog struct {
 	Unread    int
 	UnreadAt  string
 	UnreadWhy string
+	// streams maps a line to the rank prefix it carries (torchrun's
+	// "[rank3]:", nemo_run's "[default0]:"), for lines that carry one;
+	// last is the last step read of each stream ("" for lines without a
+	// prefix). addStep tells another rank's line of a step from a restart.
+	streams map[int]string
+	last    map[string]TrainLogStep
+}
+
+// rankPrefix is the prefix of a rank's lines that torchrun's --tee (and
+// its log redirection) puts before them, "[rank3]:", or nemo_run's
+// "[default0]:", near the start of a line.
+var rankPrefix = regexp.MustCompile(`\[(?:rank|default)\d{1,7}\]:`)
+
+// readStream records the rank prefix of line at, if it has one.
+func (l *TrainLog) readStream(line string, at int) {
+	head := line[:min(len(line), 96)]
+	if !strings.Contains(head, "]:") {
+		return
+	}
+	if m := rankPrefix.FindString(head); m != "" {
+		if l.streams == nil {
+			l.streams = map[int]string{}
+		}
+		l.streams[at] = m
+	}
 }
 
 // unreadLine is the first recognised line of a format that could not be
@@ -481,6 +506,7 @@ func ParseTrainLog(name string, data []byte) (*TrainLog, error) {
 		line = strings.TrimRight(line, "\r")
 		at := n + 1
 		l.Run.read(line, at)
+		l.readStream(line, at)
 		if blk != nil {
 			if m := compKV.FindStringSubmatch(line); m != nil {
 				if err := blk.set(m[1], strings.TrimSpace(m[2])); err != nil {
@@ -907,20 +933,44 @@ func (f *RunFacts) devicePct(gib float64, pct string, at int) {
 }
 
 // addStep appends st to l's steps: another rank's line of a step already
-// read (or a repeat) counts once with the largest memory; a step number
-// that goes back is a second run in the file.
+// read (or the same line repeated) counts once with the largest memory. A
+// step number below the last that the same rank's lines read (its prefix,
+// or none) is a second run in the file, refused: a restart, or a resume
+// from a checkpoint, which logs the step numbers of the first run again
+// (qa20 M5: such a repeat was merged into the first run's steps as
+// another rank's line, and the second run's times dropped). So is a step
+// number never read before below the last step read.
 func (l *TrainLog) addStep(st TrainLogStep, seen map[int64]int) error {
+	stream := l.streams[st.Line]
+	if l.last == nil {
+		l.last = map[string]TrainLogStep{}
+	}
+	if prev, ok := l.last[stream]; ok && st.Step < prev.Step {
+		return l.restart(st, prev, stream)
+	}
+	l.last[stream] = st
 	if i, ok := seen[st.Step]; ok {
 		l.Steps[i].Reserved = max(l.Steps[i].Reserved, st.Reserved)
 		l.Steps[i].Memory = l.Steps[i].Memory || st.Memory
 		return nil
 	}
 	if k := len(l.Steps); k > 0 && st.Step < l.Steps[k-1].Step {
-		return fmt.Errorf("%s:%d: step %d after step %d (line %d): the log holds more than one run (a restart?); give the lines of one run", l.File, st.Line, st.Step, l.Steps[k-1].Step, l.Steps[k-1].Line)
+		return l.restart(st, l.Steps[k-1], "")
 	}
 	seen[st.Step] = len(l.Steps)
 	l.Steps = append(l.Steps, st)
 	return nil
+}
+
+// restart is the error for step st read after prev, a later step, on the
+// lines of stream ("" for lines without a rank prefix).
+func (l *TrainLog) restart(st, prev TrainLogStep, stream string) error {
+	of := ""
+	if stream != "" {
+		of = " on the " + strings.TrimSuffix(stream, ":") + " lines"
+	}
+	return fmt.Errorf("%s:%d: step %d after step %d (line %d)%s: the log holds more than one run (a restart, or a resume from a checkpoint, logs its step numbers again); give the lines of one run, e.g. from line %d on for the last",
+		l.File, st.Line, st.Step, prev.Step, prev.Line, of, st.Line)
 }
 
 // trainingBar is the total of the Trainer's training bar among the bars

@@ -420,6 +420,15 @@ func TestParseTrainLogLines(t *testing.T) {
 		{"validate", titan + "\n[titan] - root - INFO - \x1b[33mvalidate step: 210  \x1b[32mloss:  6.1  \x1b[33mmemory: 50.00GiB(52.6%)  \x1b[34mtps: 9,000\x1b[39m\n", 1, ""},
 		{"wps", "step: 10  loss:  9.1  memory: 20.12GiB(25.00%)  wps: 1,234  mfu: 30.00%\n", 1, ""},
 		{"restart", strings.ReplaceAll(titan, "210", "220") + "\n" + titan + "\n", 0, "l.log:2: step 210 after step 220 (line 1)"},
+		// qa20 M5: a resume from a checkpoint logs step numbers already
+		// read; they were merged as another rank's lines.
+		{"resume", strings.ReplaceAll(titan, "210", "200") + "\n" + titan + "\n" + strings.ReplaceAll(titan, "210", "200") + "\n" + titan + "\n", 0,
+			"l.log:3: step 200 after step 210 (line 2) on the [rank0] lines: the log holds more than one run (a restart, or a resume from a checkpoint, logs its step numbers again); give the lines of one run, e.g. from line 3 on for the last"},
+		{"resume without prefix", strings.ReplaceAll(titan[8:], "210", "200") + "\n" + titan[8:] + "\n" + strings.ReplaceAll(titan[8:], "210", "200") + "\n", 0, "l.log:3: step 200 after step 210 (line 2): the log holds"},
+		// One rank's lines after another's (torchrun's per-rank blocks),
+		// and the same line repeated, are one run.
+		{"rank blocks", strings.ReplaceAll(titan, "210", "200") + "\n" + titan + "\n" + strings.ReplaceAll(strings.ReplaceAll(titan, "210", "200"), "rank0", "rank1") + "\n" + strings.ReplaceAll(titan, "rank0", "rank1") + "\n", 2, ""},
+		{"same line twice", titan[8:] + "\n" + titan[8:] + "\n", 1, ""},
 		{"mixed", titan + "\n iteration       10/ 100 | elapsed time per iteration (ms): 356.2 |\n", 0, "l.log:2: a Megatron-LM iteration line"},
 		{"deepspeed ranks", "[rank0]:" + dsTimer + "\n" + dsTimer + "\n", 1, ""},
 		{"deepspeed restart", strings.Replace(dsTimer, "=20,", "=30,", 2) + "\n" + dsTimer + "\n", 0, "l.log:2: step 20 after step 30 (line 1)"},

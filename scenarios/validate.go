@@ -87,7 +87,7 @@ func resolved(s *Scenario) (*Scenario, error) {
 	if cal != nil {
 		b, err := MarshalCalibration(cal)
 		if err == nil {
-			_, err = ParseCalibration("communication.calibration", b)
+			_, err = parseCalibration("communication.calibration", b, nil)
 		}
 		if err != nil {
 			return nil, &Error{File: name, Msg: err.Error()}

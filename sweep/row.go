@@ -110,7 +110,9 @@ type Row struct {
 	// fields are then zero).
 	Err string
 	// Warnings are the point's load warnings (scenarios.Scenario.Warnings,
-	// its grid values named as --grid), for the CLI to print on stderr.
+	// its grid values named as --grid) and its replay's on the network
+	// calibration (zero.CalibrationWarnings), for the CLI to print on
+	// stderr, each distinct one once.
 	// Not a column.
 	Warnings []string
 }
@@ -121,7 +123,13 @@ func Measure(s *scenarios.Scenario) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	return measured(res, int64(s.Cluster.GPUMemory)), nil
+	r := measured(res, int64(s.Cluster.GPUMemory))
+	// The replay's warnings on the network calibration (measured curves
+	// not used on this point's hardware or algorithm, a value no hardware
+	// reaches): a sweep mixing calibrated and uncalibrated rows says so
+	// (qa20 M4).
+	r.Warnings = zero.CalibrationWarnings(s)
+	return r, nil
 }
 
 // measured is what a sweep row and a plan row (Plan.replay) take from one
@@ -176,7 +184,7 @@ func (e *Evaluator) Eval(i int) (row Row) {
 	var warnings []string
 	if err == nil {
 		row, err = Measure(s)
-		for _, w := range s.Warnings {
+		for _, w := range append(slices.Clip(s.Warnings), row.Warnings...) {
 			warnings = append(warnings, asGrid(w))
 		}
 	}

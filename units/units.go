@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -98,7 +99,7 @@ func caseFix(s string, sufs []suffix) string {
 			continue
 		}
 		num := strings.TrimSpace(s[:len(s)-len(x.name)])
-		if _, err := strconv.ParseFloat(num, 64); err != nil {
+		if _, ok := Decimal(num); !ok {
 			continue
 		}
 		if x.den == 8 && bitsFix == "" {
@@ -126,10 +127,26 @@ func caseFix(s string, sufs []suffix) string {
 	if bytesFix != "" && bitsFix != "" {
 		return bytesFix + " (bytes) or " + bitsFix + " (bits)"
 	}
-	if fixed == "-" {
+	if fixed == "-" || fixed == s {
 		return ""
 	}
 	return fixed
+}
+
+// decimalRE is a plain decimal number: digits with an optional fraction
+// and exponent, optionally signed.
+var decimalRE = regexp.MustCompile(`^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$`)
+
+// Decimal reads s as a plain decimal number, ok false for anything else:
+// strconv.ParseFloat also takes "nan", "inf", "1_000" and hex floats,
+// which a hint built on it then offered as "nanGiB", a value the parser
+// refuses (qa20 L2). A number too large for a float64 is not ok either.
+func Decimal(s string) (float64, bool) {
+	if !decimalRE.MatchString(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil && !math.IsInf(f, 0)
 }
 
 // hasSuffix says whether sufs has a suffix called name.
@@ -171,8 +188,7 @@ func parseRounding(s, what, allowed string, sufs []suffix, plain, nearest bool) 
 		// and rates ("7b") are left as they were.
 		numOK := false
 		if best != nil {
-			_, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, best.name)), 64)
-			numOK = err == nil
+			_, numOK = Decimal(strings.TrimSpace(strings.TrimSuffix(s, best.name)))
 		}
 		if fixed := caseFix(s, sufs); !numOK && fixed != "" {
 			return 0, fmt.Errorf("%q is not a %s (did you mean %s? units are case-sensitive)", orig, what, fixed)

@@ -560,3 +560,47 @@ func (b blockTimes) classes(recompute int64) (fwd, bwd ClassSeconds) {
 	}
 	return fwd, bwd
 }
+
+// EfficiencyCeiling is the most a compute efficiency can plausibly be on
+// gpu (qa20 M1: a fit of 0.9943 was written without a word, while the
+// same value typed in was flagged): for one fitted to a whole step
+// (kernels false), the top of the range the published runs on that GPU
+// fitted (PublishedRange, as run's header quotes it for a typed value);
+// for one fitted to a trace's GEMM kernels alone (kernels true), which
+// hold no communication or other work, DefaultGEMMEfficiency, what cuBLAS
+// reaches with nothing beside it. what says which, for a message; ok is
+// false when no published run is on gpu (a step fit is then not judged).
+func EfficiencyCeiling(gpu string, fp8, kernels bool) (ceiling float64, what string, ok bool) {
+	if kernels {
+		return DefaultGEMMEfficiency, fmt.Sprintf("the %.2f of the dense peak cuBLAS's GEMMs reach with nothing beside them (docs/compute-model.md)", DefaultGEMMEfficiency), true
+	}
+	lo, hi, n, onGPU := PublishedRange(gpu, fp8)
+	if n == 0 || !onGPU {
+		return 0, "", false
+	}
+	kind := "bf16"
+	if fp8 {
+		kind = "fp8"
+	}
+	return hi, fmt.Sprintf("the %.2f–%.2f that %d published %s runs on %s fitted (docs/validation.md)", lo, hi, n, kind, gpu), true
+}
+
+// AttentionCeilingFactor bounds a fitted attention efficiency at this
+// multiple of the kernel's published rate on the GPU (AttentionEfficiency):
+// FlashAttention-3 is "1.5-2.0× faster than FlashAttention-2" on H100
+// (Shah et al. 2024, arXiv 2407.08608, abstract), so FlashAttention-2
+// fitted at 1.5× its rate runs at the next generation's, which it cannot.
+const AttentionCeilingFactor = 1.5
+
+// AttentionCeiling is the most a fitted attention efficiency of kernel can
+// plausibly be on gpu: AttentionCeilingFactor × its published rate, and no
+// more than DefaultGEMMEfficiency (attention is two GEMMs and a softmax);
+// rate is that published rate. ok is false for eager attention, which runs
+// at the GEMM efficiency.
+func AttentionCeiling(gpu string, kernel scenarios.AttentionKernel) (ceiling, rate float64, ok bool) {
+	if RunsAs(gpu, kernel) == scenarios.KernelEager {
+		return 0, 0, false
+	}
+	rate = AttentionEfficiency(gpu, kernel, DefaultGEMMEfficiency)
+	return min(AttentionCeilingFactor*rate, DefaultGEMMEfficiency), rate, true
+}

@@ -416,6 +416,14 @@ func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calib
 // curves, as does one measured under other NCCL_ALGO or NCCL_PROTO
 // settings (collectives.Calibration.PinsDiffer).
 func calibrationWarnings(s *scenarios.Scenario) []string {
+	return CalibrationWarnings(s)
+}
+
+// CalibrationWarnings is what a replay of s warns of its network
+// calibration (calibrationWarnings), for sweep and plan, which replay
+// many points and print each distinct warning once (qa20 M4: they
+// dropped them).
+func CalibrationWarnings(s *scenarios.Scenario) []string {
 	cd := s.Communication.CalibrationData
 	if cd == nil || !cd.HasNetwork() {
 		return nil

@@ -65,7 +65,9 @@ func TestCalibrateStepTimeRoundTrip(t *testing.T) {
 		}
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		out, errOut, code := runCLI("calibrate", "--step-time", step.String(), "default", "--file", file)
-		if code != 0 || errOut != "" {
+		// Above the published runs' 0.62 on H100 a fit warns (qa20 M1).
+		high := "zerosim: warning: --step-time " + step.String() + fmt.Sprintf(": the fitted compute efficiency %.4f is above the 0.45–0.62", want)
+		if code != 0 || (want > 0.62) != strings.HasPrefix(errOut, high) || strings.Count(errOut, "\n") != map[bool]int{true: 1}[want > 0.62] {
 			t.Fatalf("%g: exit %d: %s", want, code, errOut)
 		}
 		c := readCal(t, file)
@@ -126,10 +128,16 @@ func synthTrace(t *testing.T, path string, ks []traceKernel, extra ...string) {
 		`{"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#AdamW.step", "pid": 1, "tid": 1, "ts": 300, "dur": 100}`,
 	}
 	ev = append(ev, extra...)
+	// The kernels run one after another on stream 7, each when the one
+	// before it ends, as a stream runs them (the parser refuses kernels
+	// of one stream that overlap grossly, qa20 L4).
+	end := units.Duration(0)
 	for i, k := range ks {
+		start := max(units.Duration(2000+k.at)*units.Microsecond, end)
+		end = start + k.dur
 		ev = append(ev,
 			fmt.Sprintf(`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": %d, "ts": %d, "dur": 5, "args": {"correlation": %d}}`, k.tid, k.at, i+1),
-			fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": %q, "pid": 0, "tid": 7, "ts": %d, "dur": %s, "args": {"correlation": %d, "stream": 7}}`, k.name, 2000+k.at, us(k.dur), i+1))
+			fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": %q, "pid": 0, "tid": 7, "ts": %s, "dur": %s, "args": {"correlation": %d, "stream": 7}}`, k.name, us(start), us(k.dur), i+1))
 	}
 	if err := os.WriteFile(path, []byte("{\"traceEvents\": [\n  "+strings.Join(ev, ",\n  ")+"\n]}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -185,7 +193,9 @@ func TestCalibrateTraceRoundTrip(t *testing.T) {
 		trace, file := filepath.Join(dir, "step.json"), filepath.Join(dir, "cal.yaml")
 		m := classTrace(t, trace, c.g, c.a)
 		out, errOut, code := runCLI("calibrate", "--trace", trace, "default", "--file", file)
-		if code != 0 || errOut != "" {
+		// fa2 above 1.5 × its 0.35 on H100 warns (qa20 M1).
+		high := "zerosim: warning: --trace " + trace + fmt.Sprintf(": the fitted attention efficiency %.4f is above 0.52", c.a)
+		if code != 0 || (c.a > 0.525) != strings.HasPrefix(errOut, high) || strings.Count(errOut, "\n") != map[bool]int{true: 1}[c.a > 0.525] {
 			t.Fatalf("%v: exit %d: %s", c, code, errOut)
 		}
 		cal := readCal(t, file)
@@ -434,8 +444,10 @@ func TestCalibrateDeviceMismatch(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", tc.sets, code, errOut)
 		}
-		if got := strings.Contains(out, "  warning: "+warning); got != tc.want {
-			t.Errorf("%v: the mismatch warning present %t, want %t:\n%s", tc.sets, got, tc.want, out)
+		// On stderr, naming the log's line (qa20 L9: it was only in the
+		// stdout summary).
+		if got := strings.Contains(errOut, "zerosim: warning: "+log+":") && strings.Contains(errOut, ": "+warning); got != tc.want || strings.Contains(out, "warning") {
+			t.Errorf("%v: the mismatch warning on stderr %t, want %t; stdout:\n%s\nstderr:\n%s", tc.sets, got, tc.want, out, errOut)
 		}
 	}
 }

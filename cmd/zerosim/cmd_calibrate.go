@@ -240,13 +240,26 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if err := reports.WriteFileAtomic(o.file, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return err
 	}
-	for _, wn := range warnings {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
-	}
+	warnCalibration(a, warnings, rep.Logs)
 	if a.format == "json" {
 		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Network: rep})
 	}
 	return reports.WriteCalibration(w, rep)
+}
+
+// warnCalibration prints a network fit's warnings on stderr, and each
+// log's (another GPU in its "# Using devices", a log far off nominal)
+// naming the log (qa20 L9: these were only in the stdout summary, or
+// under --format json its per-log warning field, which stays).
+func warnCalibration(a *app, warnings []string, logs []reports.CalibrationLog) {
+	for _, wn := range warnings {
+		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
+	}
+	for _, l := range logs {
+		if l.Warning != "" {
+			fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", l.Source, l.Warning)
+		}
+	}
 }
 
 // physicalFit refuses a fit whose efficiencies no link of hw can reach
@@ -513,6 +526,12 @@ func readFileBounded(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// A regular file's size is known: one over the limit is refused before
+	// a byte is read (qa20 L8: a 300 MiB --train-log was read, 605 MB
+	// resident, before "larger than 256 MiB").
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, errTooLarge
+	}
 	return readBounded(f, limit)
 }
 

@@ -143,7 +143,7 @@ func gunzipBounded(path string, data []byte, limit int64) ([]byte, error) {
 // parseStepTime reads --step-time.
 func parseStepTime(v string) (units.Duration, error) {
 	d, err := units.ParseDuration(v)
-	if _, isNumber := strconv.ParseFloat(strings.TrimSpace(v), 64); isNumber == nil && err != nil {
+	if _, isNumber := units.Decimal(strings.TrimSpace(v)); isNumber && err != nil {
 		return 0, inputError{fmt.Errorf("--step-time %s: a duration needs a unit: use %ss or %sms (the measured time of one optimizer step)", v, v, v)}
 	}
 	if s, ok := minutesAsSeconds(v); ok && err != nil {
@@ -209,7 +209,7 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	if trace != nil && trace.Devices > 1 {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: kernels of %d GPUs (pids): only the first's (pid %s) are summed, one rank's step\n", o.trace, trace.Devices, trace.Device)
 	}
-	if w := lowEfficiency(s, eff); w != "" {
+	for _, w := range fitWarnings(s, cc) {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", measuredFlag(o, trace != nil, measured), w)
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
@@ -259,7 +259,12 @@ func calCompute(o *calibrateOpts, s *scenarios.Scenario, method string, measured
 	trace *scenarios.TraceKernels, classes *reports.ClassCalibration) *scenarios.CalCompute {
 	ms := func(d units.Duration) float64 { return float64(d) / float64(units.Millisecond) }
 	cc := &scenarios.CalCompute{Efficiency: eff, Method: method, MeasuredMS: ms(measured),
-		Scenario: s.Name, GPU: s.Cluster.GPU, PeakTFLOPS: math.Round(float64(s.Cluster.PeakBF16)/1e9) / 1e3, CalModel: scenarios.CalModelOf(&s.Model)}
+		Scenario: s.Name, GPU: s.Cluster.GPU, PeakTFLOPS: math.Round(float64(s.Cluster.PeakBF16)/1e9) / 1e3, CalModel: scenarios.CalModelOf(&s.Model),
+		CalSetup: scenarios.CalSetupOf(s)}
+	if method == scenarios.CalMethodStepTime {
+		// The step holds attention at this kernel's rate (qa20 M2).
+		cc.AttentionKernel = string(s.Training.AttentionKernel)
+	}
 	if trace != nil {
 		cc.Source = o.trace
 		cc.GEMMMS, cc.AttentionMS, cc.OtherMS = ms(trace.GEMM), ms(trace.Attention), ms(trace.Other)
@@ -499,6 +504,49 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 	}
 	return fmt.Sprintf("the fitted compute efficiency %.4f is below half the %.2f–%.2f that %d published %s runs on %s fitted (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
 		eff, lo, hi, n, kind, s.Cluster.GPU, s.Name)
+}
+
+// fitWarnings are the warnings on a compute part's fitted efficiencies:
+// too low (lowEfficiency) or too high for the GPU (highEfficiency, and
+// for a trace's attention highAttention).
+func fitWarnings(s *scenarios.Scenario, cc *scenarios.CalCompute) []string {
+	var ws []string
+	for _, w := range []string{lowEfficiency(s, cc.Efficiency), highEfficiency(s, cc.Efficiency, cc.Method == scenarios.CalMethodTrace),
+		highAttention(s, cc.AttentionEfficiency)} {
+		if w != "" {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// highEfficiency says when a fitted compute efficiency is above what the
+// GPU plausibly reaches (zero.EfficiencyCeiling: the published runs' range
+// for a step, cuBLAS's reach for a trace's GEMMs), the mirror of
+// lowEfficiency (qa20 M1). "" otherwise.
+func highEfficiency(s *scenarios.Scenario, eff float64, kernels bool) string {
+	fp8 := s.Training.FP8 != scenarios.FP8None
+	ceiling, what, ok := zero.EfficiencyCeiling(s.Cluster.GPU, fp8, kernels)
+	if !ok || eff <= ceiling {
+		return ""
+	}
+	if kernels {
+		return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the trace's GEMM kernels likely ran at another precision or size than the scenario's (training.fp8, model, micro_batch, seq_len), or cluster.peak_bf16 is below the GPU's; check them against the traced run", eff, what)
+	}
+	return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the measured step is likely of a smaller run than %s (model, micro_batch × grad_accum × dp, seq_len) or of one micro-step rather than an optimizer step, or cluster.peak_bf16 is below the GPU's; check them against the measured run",
+		eff, what, s.Name)
+}
+
+// highAttention says when a fitted attention efficiency (0: not fitted) is
+// above zero.AttentionCeiling for the scenario's kernel on its GPU. ""
+// otherwise.
+func highAttention(s *scenarios.Scenario, att float64) string {
+	ceiling, rate, ok := zero.AttentionCeiling(s.Cluster.GPU, s.Training.AttentionKernel)
+	if att <= 0 || !ok || att <= ceiling {
+		return ""
+	}
+	return fmt.Sprintf("the fitted attention efficiency %.4f is above %.2f, %g× the %.3g that %s reaches on %s (docs/compute-model.md): the trace's attention likely ran another kernel or shorter sequences than the scenario's (training.attention_kernel, model.seq_len), or the trace's durations are not the run's; check them against the traced run",
+		att, ceiling, zero.AttentionCeilingFactor, rate, s.Training.AttentionKernel, s.Cluster.GPU)
 }
 
 // carried is what a compute fit's new file takes over from the scenario's

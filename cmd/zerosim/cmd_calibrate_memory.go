@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,7 +23,7 @@ func parseMeasuredPeak(flag, v string) (int64, error) {
 	if flag == "device" {
 		what = "the device memory nvidia-smi showed during one step"
 	}
-	if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && strings.TrimSpace(v) != "0" {
+	if f, ok := units.Decimal(strings.TrimSpace(v)); ok && strings.TrimSpace(v) != "0" {
 		use := fmt.Sprintf("%sGiB or %sGB", v, v)
 		if f >= 1<<20 && f < 1<<62 && f == math.Trunc(f) {
 			// A number of bytes, as torch.cuda.max_memory_reserved() returns it.
@@ -78,7 +77,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if device {
 		method = scenarios.CalMethodDevice
 	}
-	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: method, MeasuredBytes: measured, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model)}
+	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: method, MeasuredBytes: measured, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model), CalSetup: scenarios.CalSetupOf(s)}
 	if err := writeCalibrationPart(o.file, old, func(c *scenarios.Calibration) { c.Memory = cm }); err != nil {
 		return err
 	}

@@ -245,7 +245,7 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 	if err != nil {
 		return nil, nil, memoryUnfitted{fmt.Sprint(unfittable(err, s, "reserved"))}
 	}
-	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model)}
+	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model), CalSetup: scenarios.CalSetupOf(s)}
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodReserved, Measured: ss.Reserved,
 		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
 		Before:      reports.MemoryPoint{Overhead: memory.AllocatorOverheadOf(s), Reserved: r.ReservedPeak, Device: r.DevicePeak, Simulated: r.MemoryModel.AllocSim != nil},
@@ -272,7 +272,7 @@ func writeTrainLogParts(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sc
 	if carry.warning != "" {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
 	}
-	if lw := lowEfficiency(s, cc.Efficiency); lw != "" {
+	for _, lw := range fitWarnings(s, cc) {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", cc.Source, lw)
 	}
 	return carry, nil

@@ -32,6 +32,10 @@ type collectiveOpts struct {
 	calibration             string
 	gpusPerThread           int
 	changed                 func(string) bool
+	// calibrated is what collectiveModel found of the calibration that
+	// times the collectives, for the header: " calibrated by FILE", with
+	// " of other hardware, …" when its curves are not used; "" without.
+	calibrated string
 }
 
 // collectiveLong is collective's --help.
@@ -382,13 +386,32 @@ func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin colle
 		return nil, inputError{fmt.Errorf("%s: %s", src, plain(err))}
 	}
 	if cd != nil {
-		if cal, err := collectives.CalibrationOf(cd); err == nil {
-			if d := cal.PinsDiffer(hw); d != "" {
-				fmt.Fprintf(a.err, "zerosim: warning: %s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)\n", src, d, pinsAsMeasured(cal.HW))
-			}
+		if cal, err := collectives.CalibrationOf(cd); err == nil && pin.ab == collectives.Auto {
+			o.calibrated = calibrationUse(a, src, cal, hw)
+		} else if err == nil {
+			fmt.Fprintf(a.err, "zerosim: warning: %s: --algo %s runs zerosim's alpha–beta lowering, which the calibration (fitted to NCCL's cost model) does not correct: it is not used (drop --algo, or pin NCCL's with --algo ring or tree, to time as calibrated)\n", src, pin.name)
 		}
 	}
 	return m, nil
+}
+
+// calibrationUse warns when the network calibration cal (named src) is not
+// used as measured on hardware hw, as run does (zero's
+// calibrationWarnings): measured under other NCCL_ALGO or NCCL_PROTO
+// settings, or on other hardware (qa20 M3: collective checked only the
+// former, and its header never said a calibration was in use). It returns
+// the header's " calibrated by …".
+func calibrationUse(a *app, src string, cal *collectives.Calibration, hw collectives.Hardware) string {
+	by := " calibrated by " + strings.TrimPrefix(src, "--calibration ")
+	if d := cal.PinsDiffer(hw); d != "" {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)\n", src, d, pinsAsMeasured(cal.HW))
+		return by + " measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
+	}
+	if !cal.Measured(hw) {
+		fmt.Fprintf(a.err, "zerosim: warning: %s: fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)\n", src, cal.HW.Describe(), hw.Describe())
+		return by + " of other hardware, its measured curves not used"
+	}
+	return by
 }
 
 // pinsAsMeasured is the --algo and --proto that pin NCCL as the run a
@@ -451,7 +474,7 @@ func collectiveCalibration(a *app, o *collectiveOpts, s *scenarios.Scenario) (*s
 // under (--algo's and --proto's, or the link preset's: TCPXO); "" for
 // auto without a model (the alpha–beta lowerings of a cluster without a
 // GPU preset).
-func collectiveTiming(b *collectives.Bench) string {
+func collectiveTiming(b *collectives.Bench, calibrated string) string {
 	if b.Algo != collectives.Auto {
 		return "zerosim's alpha–beta lowering"
 	}
@@ -465,7 +488,7 @@ func collectiveTiming(b *collectives.Bench) string {
 	if hw := b.Model.HW; hw.Protos != 0 {
 		t += ", NCCL_PROTO=" + strings.Join(collectives.ProtoNames(hw.Protos), ",")
 	}
-	return t
+	return t + calibrated
 }
 
 // collectiveRow is r as the report's row.
@@ -592,7 +615,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	}
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
 		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
-	rep.Timing = collectiveTiming(b)
+	rep.Timing = collectiveTiming(b, o.calibrated)
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
 	}

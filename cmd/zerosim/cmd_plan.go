@@ -18,6 +18,7 @@ import (
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
 )
 
 func init() { commands = append(commands, newPlanCmd) }
@@ -162,9 +163,7 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 			return inputError{fmt.Errorf("-o: %w", err)}
 		}
 	}
-	if w := planCalibrationWarning(src, o.algorithms); w != "" {
-		a.pending = append(a.pending, w)
-	}
+	a.pending = append(a.pending, planCalibrationWarnings(src, o.algorithms)...)
 	opt.Accepted = a.flushWarnings
 	bar := newBar(a.err, "plan")
 	if bar != nil {
@@ -392,11 +391,24 @@ func itoas(v []int) []string {
 	return out
 }
 
-// planCalibrationWarning says when --algorithms has plan rank zerosim's
+// planCalibrationWarnings says when --algorithms has plan rank zerosim's
 // alpha–beta lowerings (ring, hierarchical, tree: not
 // scenarios.Algorithm.NCCLModel), which a network calibration does not
-// correct, against the calibrated auto.
-func planCalibrationWarning(src sweep.Source, algorithms []string) string {
+// correct, against the calibrated auto; and when the calibration holds a
+// value no hardware reaches (collectives.Unphysical), which run, compare
+// and collective warn of and plan dropped (qa20 M4). The calibration's
+// other hardware is in plan's header.
+func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
+	s, err := src.LoadUnpinned()
+	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
+		return nil
+	}
+	var ws []string
+	for _, w := range zero.CalibrationWarnings(s) {
+		if strings.Contains(w, unphysicalNote) {
+			ws = append(ws, w)
+		}
+	}
 	var ab []string
 	for _, al := range algorithms {
 		if !scenarios.Algorithm(al).NCCLModel() {
@@ -404,12 +416,12 @@ func planCalibrationWarning(src sweep.Source, algorithms []string) string {
 		}
 	}
 	if len(ab) == 0 {
-		return ""
+		return ws
 	}
-	s, err := src.LoadUnpinned()
-	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
-		return ""
-	}
-	return fmt.Sprintf("--algorithms %s: alpha–beta lowerings that the network part of %s does not correct; their rows are ranked uncalibrated against the calibrated auto",
-		strings.Join(ab, ","), s.Communication.Calibration)
+	return append(ws, fmt.Sprintf("--algorithms %s: alpha–beta lowerings that the network part of %s does not correct; their rows are ranked uncalibrated against the calibrated auto",
+		strings.Join(ab, ","), s.Communication.Calibration))
 }
+
+// unphysicalNote is what zero's calibration warning on a value no hardware
+// reaches says.
+const unphysicalNote = ": no hardware is that fast;"

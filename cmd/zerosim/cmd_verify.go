@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -242,11 +243,8 @@ func runReference(a *app, path string, asJSON bool) error {
 		return inputError{fmt.Errorf("--reference %w", scenarios.JSONError(name, data, err, give))}
 	}
 	res, err := numerics.CheckReference(bytes.NewReader(data))
-	if errors.Is(err, numerics.ErrRefFormat) {
-		return inputError{fmt.Errorf("--reference %s: %s (%s)", path, plain(err), give)}
-	}
 	if err != nil {
-		return inputError{fmt.Errorf("--reference %s: %s", path, plain(err))}
+		return inputError{refError(path, name, data, err, give)}
 	}
 	rep := reports.NewReferenceReport(path, res)
 	failed := 0
@@ -267,4 +265,73 @@ func runReference(a *app, path string, asJSON bool) error {
 		return failure{fmt.Sprintf("verify --reference %s: %d of %d checks fail", path, failed, len(rep.Checks))}
 	}
 	return nil
+}
+
+// refError is the one line for a reference file CheckReference refused:
+// its format named with where such files come from; a value of the wrong
+// type at its line and column with its key and the type wanted (qa20 L5:
+// "json: cannot unmarshal string into Go struct field refHyper.hyper.lr of
+// type float64", Go's names and no position).
+func refError(path, name string, data []byte, err error, give string) error {
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, numerics.ErrRefFormat):
+		return fmt.Errorf("--reference %s: %s (%s)", path, plain(err), give)
+	case errors.As(err, &te) && te.Field != "":
+		line, col := scenarios.LineCol(data, valueStart(data, int(te.Offset)))
+		return fmt.Errorf("--reference %s:%d:%d: %s: %s, want %s (%s)", name, line, col, te.Field, jsonValueKind(te.Value), goTypeWant(te.Type), give)
+	}
+	return fmt.Errorf("--reference %s: %s", path, plain(err))
+}
+
+// valueStart is where the JSON value that ends at byte end of data starts:
+// its opening quote, or the first byte of its literal.
+func valueStart(data []byte, end int) int {
+	end = min(max(end, 0), len(data))
+	i := end - 1
+	if i >= 0 && data[i] == '"' {
+		for i--; i >= 0; i-- {
+			if data[i] == '"' && (i == 0 || data[i-1] != '\\') {
+				return i
+			}
+		}
+		return 0
+	}
+	for i >= 0 && !strings.ContainsRune(",:[{ \t\r\n", rune(data[i])) {
+		i--
+	}
+	return i + 1
+}
+
+// jsonValueKind words encoding/json's UnmarshalTypeError.Value ("string",
+// "number -5", "array") for a message.
+func jsonValueKind(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return "the number " + strings.TrimPrefix(v, "number ")
+	case v == "array", v == "object":
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// goTypeWant says what a JSON value of Go type t must be.
+func goTypeWant(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<(8*t.Size())-1)
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
 }

@@ -153,7 +153,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{[]string{"plan", "seed002-tiny", "--global-batch", "1T"}, "", []string{"--global-batch: global batch 1000000000000 sequences is 500000000000 per data-parallel rank (dp=2): more than 4096 micro-steps (training.grad_accum)"}},
 		// yaml.v3's "unmarshal errors:\n  line 2: field foo not found in
 		// type scenarios.Calibration": two lines and a Go type.
-		{[]string{"collective", "--calibration", notCal}, "", []string{"--calibration " + notCal + ":2: unknown key \"foo\" (a calibration file is written by zerosim calibrate)"}},
+		{[]string{"collective", "--calibration", notCal}, "", []string{"--calibration " + notCal + ":2:1: unknown key \"foo\" (the top level takes version, hardware, params, curves, compute, memory) (a calibration file is written by zerosim calibrate)"}},
 		// The output targets were stat'ed for existence only: a name the
 		// file system refuses passed, the run printed its report and
 		// failed writing (exit 2 with stdout, FuzzCLI: compare … -o NUL;
