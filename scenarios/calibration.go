@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,6 +64,19 @@ type CalSetup struct {
 	Stack              string `yaml:"stack,omitempty"`
 	FP8                string `yaml:"fp8,omitempty"`
 	ExpandableSegments *bool  `yaml:"expandable_segments,omitempty"`
+}
+
+// checkCalSetup refuses a setup a hand edit left naming no stack or fp8
+// recipe (final read R3: stack: 5 loaded, and was compared as a name);
+// bad places the error at part+key.
+func checkCalSetup(bad func(field, msg string) error, part string, c CalSetup) error {
+	if c.Stack != "" && c.Stack != "none" && !slices.Contains(StackNames(), c.Stack) {
+		return bad(part+"stack", fmt.Sprintf("%q is not a stack (%s, none, or absent)", c.Stack, strings.Join(StackNames(), ", ")))
+	}
+	if f := FP8Recipe(c.FP8); f != "" && !slices.Contains([]FP8Recipe{FP8None, FP8TE, FP8TECurrent, FP8TorchAO}, f) {
+		return bad(part+"fp8", fmt.Sprintf("%q is not an fp8 recipe (training.fp8's: %s, %s, %s, %s, or absent)", f, FP8None, FP8TE, FP8TECurrent, FP8TorchAO))
+	}
+	return nil
 }
 
 // CalSetupOf is the calibration's record of a resolved scenario's setup.
@@ -364,6 +378,12 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if a := cc.AttentionEfficiency; math.IsNaN(a) || a < 0 || a > 1 {
 			return nil, bad("compute.attention_efficiency", fmt.Sprintf("%g is out of range (a fraction of the peak in (0, 1], or absent)", a))
 		}
+		if k := AttentionKernel(cc.AttentionKernel); k != "" && !slices.Contains([]AttentionKernel{KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager}, k) {
+			return nil, bad("compute.attention_kernel", fmt.Sprintf("%q is not an attention kernel (training.attention_kernel's: %s, %s, %s, %s, %s, %s, or absent)", k, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager))
+		}
+		if err := checkCalSetup(bad, "compute.", cc.CalSetup); err != nil {
+			return nil, err
+		}
 		for _, f := range []struct {
 			name string
 			v    float64
@@ -385,6 +405,9 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		}
 		if m.Params < 0 {
 			return nil, bad("memory.params", fmt.Sprintf("%d is out of range (the fitted model's parameters, ≥ 0)", m.Params))
+		}
+		if err := checkCalSetup(bad, "memory.", m.CalSetup); err != nil {
+			return nil, err
 		}
 	}
 	if !c.HasNetwork() {
