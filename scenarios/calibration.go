@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
