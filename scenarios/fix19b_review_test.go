@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestImpossibleHardwareDomains: the NVLink domain sizes of the presets the
+// qa19 L8 test does not reach (HGX B200: 8 GPUs on one baseboard's NVLink5
+// switches; an AMD MI300X platform: 8 GPUs on Infinity Fabric), a PCIe
+// intra preset left alone, and one warning, not two, for a GB200 node
+// above a rack that is no multiple of an NVL36 (warnNVLTray leaves nodes
+// above a rack to warnImpossibleHardware).
+func TestImpossibleHardwareDomains(t *testing.T) {
+	file := []byte(`version: 1
+cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 16, zero_stage: 3}
+`)
+	for _, c := range []struct {
+		sets []string
+		want string // "" for no NVLink-domain warning
+	}{
+		{[]string{"cluster.gpu=B200", "cluster.intra.preset=NVLink5"}, ""},
+		{[]string{"cluster.gpu=B200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more B200 GPUs than one NVLink domain holds (8: "},
+		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, ""},
+		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more MI300X GPUs than one NVLink domain holds (8: "},
+		{[]string{"cluster.intra.preset=PCIe5", "cluster.gpus_per_node=512", "parallelism.dp=1024"}, ""},
+		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=100", "parallelism.dp=200"}, "gpus_per_node=100 is more GB200 GPUs than one NVLink domain holds (72: "},
+	} {
+		s, err := Load("s.yaml", file, c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		var got []string
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "NVLink domain") {
+				got = append(got, w)
+			}
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%v: warnings %q, want none", c.sets, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%v: warnings %q, want one with %q", c.sets, got, c.want)
+		}
+	}
+}
+
+// TestHardwareAndOffloadWarnAtTheirKey: a warning of the file names the
+// line and column of the key that causes it: the NIC bandwidth written in
+// cluster.inter, and offload.optimizer or offload.params under a stack that
+// does not run DeepSpeed's offload. Columns are counted in the text below.
+func TestHardwareAndOffloadWarnAtTheirKey(t *testing.T) {
+	at := func(text, line, key string) string {
+		for i, l := range strings.Split(text, "\n") {
+			if l == line {
+				return fmt.Sprintf("s.yaml:%d:%d: ", i+1, strings.Index(l, key)+1)
+			}
+		}
+		t.Fatalf("no line %q", line)
+		return ""
+	}
+	base := "version: 1\nmodel: {preset: llama2-7b}\nparallelism: {dp: 16, zero_stage: 3}\n"
+	nic := "cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB, inter: {preset: NDR, bandwidth: 3200Gbps}}"
+	opt, par := "offload: {optimizer: cpu}", "offload: {params: cpu}"
+	h100 := "cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\n"
+	for _, c := range []struct {
+		text, want string
+	}{
+		{base + nic + "\n", at(base+nic, nic, "bandwidth") + "inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC published"},
+		{base + h100 + "stack: torchtitan\n" + opt + "\n", at(base+h100+"stack: torchtitan\n"+opt, opt, "optimizer") + "stack torchtitan does not run DeepSpeed's CPU offload"},
+		{base + h100 + "stack: torchtitan\n" + par + "\n", at(base+h100+"stack: torchtitan\n"+par, par, "params") + "stack torchtitan does not run DeepSpeed's CPU offload"},
+	} {
+		s, err := Load("s.yaml", []byte(c.text), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.text, err)
+		}
+		found := false
+		for _, w := range s.Warnings {
+			found = found || strings.HasPrefix(w, c.want)
+		}
+		if !found {
+			t.Errorf("%q: warnings %q, want one starting %q", c.text, s.Warnings, c.want)
+		}
+	}
+}
+
+// TestParamsFewerThanLayersBoundaries (qa19 L3): the two edges of the
+// params rule. params = layers with a largest_layer: the old largest_layer
+// message would advise largest_layer ≤ params − layers = 0, which is out
+// of range, so the fix is at params (≥ 32 + 5) or layers (≤ 32 − 5).
+// params = largest_layer: no parameter is left, so fewer layers cannot
+// help (layers ≤ 0 is no fix).
+func TestParamsFewerThanLayersBoundaries(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"params: 32\n  largest_layer: 5", "s.yaml:7:3: params=32 is too few for 32 layers beside largest_layer=5 (each layer needs a parameter: use params ≥ 37, or model.layers ≤ 27)"},
+		{"params: 20\n  largest_layer: 20", "s.yaml:7:3: params=20 leaves no parameter for the 32 layers beside largest_layer=20 (each layer needs one: use params ≥ 52)"},
+	} {
+		_, err := Load("s.yaml", []byte(rep("preset: gpt3-125m", c.set)), nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q:\n got %v\nwant %q", c.set, err, c.want)
+		}
+	}
+}
