@@ -143,9 +143,10 @@ type SavedTensor struct {
 	// v is a view of wv's output when repeat_kv does not copy it (flash,
 	// or as many kv heads as heads), and a GPT block's q, k and v are
 	// views of the fused qkv output. The policy's recomputation finds
-	// that output cached (torch/utils/checkpoint.py at
-	// 4b804b8500f89bdf9a8c6db04a3dc6b8dbcb3757, _CachedTorchDispatchMode
-	// returns a MUST_SAVE op's stored output) and rebuilds nothing for it.
+	// that output cached (torch/utils/checkpoint.py as of PyTorch's v2.4.0
+	// tag, where create_selective_checkpoint_contexts became public:
+	// _CachedTorchDispatchMode returns a MUST_SAVE op's stored output)
+	// and rebuilds nothing for it.
 	OpOutput bool
 }
 
@@ -246,7 +247,7 @@ func (d *BlockDims) check() error {
 // read (_extract_fwd_bwd_modules: "filter out saved values that don't
 // actually end up being used by the backwards pass"): under torchtitan's
 // op policy the w2 output, which eager selective checkpointing caches
-// (torch/utils/checkpoint.py at 4b804b8500f89bdf9a8c6db04a3dc6b8dbcb3757,
+// (torch/utils/checkpoint.py as of PyTorch's v2.4.0 tag,
 // _CachingTorchDispatchMode stores every MUST_SAVE output; compiling, it
 // only tags the node's "recompute" meta for the partitioner), feeds only
 // the residual add and is not kept.
