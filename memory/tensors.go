@@ -798,11 +798,9 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 //	           SDPA flash/efficient, reduce_scatter}): keep the block
 //	           input, the outputs of the attention kernel and of every
 //	           other mm (OpSaved, and opSavedOutputs' mm outputs
-//	           autograd does not keep, as one entry: the replay allocated
-//	           them as one block before they were listed, and splitting
-//	           them moves torchtitan-llama2-7b-h100-fsdp1's simulated
-//	           reserve from 60.2 to 58.3 GiB against 63.9 measured);
-//	           rebuild every other tensor
+//	           autograd does not keep, each its own tensor, listed
+//	           after the block's others: their place in the forward's
+//	           order is not kept); rebuild every other tensor
 //	           of BlockTensors but those that are views of a kept mm output
 //	           (OpOutput). RoPE's q and k (torchtitan's apply_rotary_emb
 //	           returns new tensors) and repeat_kv's copies of k and v are
@@ -859,10 +857,10 @@ func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, 
 		if err != nil {
 			return nil, nil, err
 		}
-		// One entry (see above).
-		put(&keep, c.Add(extra...))
-		if c.Err != nil {
-			return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
+		// Each its own tensor, as autograd's saved-tensor cache holds
+		// each op's output.
+		for _, e := range extra {
+			put(&keep, e)
 		}
 	case PolicyFull:
 		keep = []int64{input}
