@@ -1220,7 +1220,7 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			}
 			return Choice{}, fmt.Errorf("collectives: %w for %v over %d ranks on %d nodes on this hardware:%s%s", ErrNoAlgorithm, op, sh.Ranks, sh.Nodes, m.HW.pinText(), why)
 		}
-		return Choice{}, fmt.Errorf("collectives: %v cannot run %v over %d ranks on %d nodes on this hardware%s", a, op, sh.Ranks, sh.Nodes, why)
+		return Choice{}, fmt.Errorf("collectives: %v %w %v over %d ranks on %d nodes on this hardware%s", a, ErrCannotRun, op, sh.Ranks, sh.Nodes, why)
 	}
 	return best, nil
 }

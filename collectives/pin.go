@@ -29,6 +29,10 @@ var ncclProtoNames = scenarios.NCCLProtoNames
 // algorithm/protocol available").
 var ErrNoAlgorithm = errors.New("no algorithm/protocol available")
 
+// ErrCannotRun is Choose's refusal of an algorithm asked for by name (nvls,
+// nvlstree) where it cannot run the operation.
+var ErrCannotRun = errors.New("cannot run")
+
 // ParseNCCLAlgos reads an NCCL_ALGO list ("Ring", "ring,tree", "^NVLS")
 // as a mask of Hardware.Algos. CollNetDirect and CollNetChain are NCCL's
 // but need SHARP switches, which zerosim does not model; a per-function

@@ -1,9 +1,11 @@
 package zero
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/collectives"
@@ -130,5 +132,22 @@ func TestRingSimpleLeftNeedsNoCheck(t *testing.T) {
 	}
 	if checked < 40 {
 		t.Errorf("the full check ran on %d scenarios, want the 6 pin sets on most of the %d", checked, len(srcs))
+	}
+}
+
+// TestReplayNamesThePinKey (final read R1 F4): a replay refused for a pin
+// (here one the loader's own checks let through, and the caller did not
+// check) comes back as CheckPins words it, at the key; a replay error of
+// another kind is left as it is.
+func TestReplayNamesThePinKey(t *testing.T) {
+	s := example(t, "default", "communication.nccl_algo=PAT")
+	_, err := Replay(s, Options{})
+	var e *scenarios.Error
+	if !errors.As(err, &e) || e.Path != "communication.nccl_algo" || !strings.Contains(e.Msg, "add Ring (nccl_algo: Ring,PAT)") {
+		t.Errorf("PAT on 2 × 8: %v, want CheckPins's refusal at communication.nccl_algo", err)
+	}
+	s = example(t, "default", "communication.nccl_algo=Tree,NVLS", "parallelism.zero_stage=0", "communication.bucket_size=8B")
+	if _, err := Replay(s, Options{}); err == nil || errors.As(err, &e) {
+		t.Errorf("a bucket too small under pins: %v, want the replay's own error", err)
 	}
 }

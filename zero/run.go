@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -544,10 +545,11 @@ func treeOnly(algo collectives.Algo) string {
 // Replay builds the schedule of s and replays one step on every rank.
 func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	r, err := replay(s, opt)
-	if err != nil {
+	if errors.Is(err, collectives.ErrNoAlgorithm) || errors.Is(err, collectives.ErrCannotRun) {
 		// A pin that leaves a collective no algorithm, which the
 		// commands refuse at load: the key and the fix as they word it
-		// (QA18 M5: the run's error named no key).
+		// (QA18 M5: the run's error named no key). Only then: the check
+		// builds the schedule again (final read R1 F4).
 		if perr := CheckPins(s); perr != nil {
 			return nil, perr
 		}
