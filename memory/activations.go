@@ -88,7 +88,9 @@ func unitActivations(s *scenarios.Scenario) (stored, transient []int64, err erro
 // forward allocates them: keep, what it keeps for backward; rebuild, what
 // its backward's recomputation rebuilds. A unit whose tensors the model
 // does not tell apart (activation_bytes, routed experts, seed 000's MLP
-// blocks, the head's own tensors) has one of each sum. The head's loss
+// blocks) has one of each sum; the head keeps its model part as one tensor
+// and rebuilds the loss backward's gradients (headParts: two under the
+// eager loss, one under a compiled or fused one). The head's loss
 // tensor (headParts' loss, UnitInfo.AfterLogits) is not in keep: the
 // timeline allocates it apart (OpLossSaved).
 type actTensors struct{ keep, rebuild []int64 }
@@ -159,7 +161,9 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 				if err = x.err; err != nil {
 					break
 				}
-				t := actTensors{keep: x.keep, rebuild: x.rebuild}
+				// Each unit its own lists: blocks of one shape share
+				// x's (final read R1 F9: editing one unit's edited all).
+				t := actTensors{keep: slices.Clone(x.keep), rebuild: slices.Clone(x.rebuild)}
 				if l.Dims != nil && l.Dims.MTP {
 					// Outside the decoder layer's checkpoint: kept
 					// under every policy.

@@ -499,9 +499,7 @@ func TestAnalyzeErrors(t *testing.T) {
 	}
 }
 
-// checkReport verifies the report invariants: components add up to the
-// totals at rest and at the total peak, nothing is negative, peaks bound
-// the at-rest values, and replaying the timeline reproduces the peak.
+// sum is the sum of xs.
 func sum(xs []int64) int64 {
 	var v int64
 	for _, x := range xs {
@@ -510,6 +508,9 @@ func sum(xs []int64) int64 {
 	return v
 }
 
+// checkReport verifies the report invariants: components add up to the
+// totals at rest and at the total peak, nothing is negative, peaks bound
+// the at-rest values, and replaying the timeline reproduces the peak.
 func checkReport(t *testing.T, name string, r *Report) {
 	t.Helper()
 	var rest, atPeak int64

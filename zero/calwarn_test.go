@@ -51,7 +51,7 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 			if got := timing(s, m, algo); !strings.HasPrefix(got, tc.timing) {
 				t.Errorf("timing %q, want it to start %q", got, tc.timing)
 			}
-			w := calibrationWarnings(s)
+			w := CalibrationWarnings(s)
 			switch {
 			case tc.warn == "" && len(w) != 0:
 				t.Errorf("warnings %q, want none", w)
@@ -93,7 +93,7 @@ func TestCalibrationOtherPinsAndHardware(t *testing.T) {
 	c := &collectives.Calibration{HW: collectives.HardwareOf(pinned), Params: collectives.Params{IntraEff: 0.916, InterEff: 1.031}}
 	cd.Hardware = c.File().Hardware
 	s.Communication.CalibrationData = cd
-	w := calibrationWarnings(s)
+	w := CalibrationWarnings(s)
 	const this = "this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs, AMD host:"
 	if len(w) != 2 || !strings.Contains(w[0], "measured with NCCL_ALGO Ring, NCCL_PROTO Simple") || !strings.Contains(w[1], this) {
 		t.Errorf("warnings %q, want the pins', then the hardware's with %q", w, this)

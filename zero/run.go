@@ -407,7 +407,7 @@ func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calib
 	return cal.Model(hw), nil
 }
 
-// calibrationWarnings says when s's network calibration is not used as
+// CalibrationWarnings says when s's network calibration is not used as
 // measured: an explicit ring, tree or hierarchical algorithm runs
 // zerosim's alpha–beta lowerings, which the calibration does not correct
 // (its efficiencies and latencies are relative to NCCL's cost model: its
@@ -415,15 +415,9 @@ func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calib
 // links' nominal figures); and a calibration fitted on other hardware
 // applies its corrections to this cluster's figures without its measured
 // curves, as does one measured under other NCCL_ALGO or NCCL_PROTO
-// settings (collectives.Calibration.PinsDiffer).
-func calibrationWarnings(s *scenarios.Scenario) []string {
-	return CalibrationWarnings(s)
-}
-
-// CalibrationWarnings is what a replay of s warns of its network
-// calibration (calibrationWarnings), for sweep and plan, which replay
-// many points and print each distinct warning once (qa20 M4: they
-// dropped them).
+// settings (collectives.Calibration.PinsDiffer). A replay's result
+// carries them; sweep and plan, which replay many points, print each
+// distinct one once (qa20 M4: they dropped them).
 func CalibrationWarnings(s *scenarios.Scenario) []string {
 	cd := s.Communication.CalibrationData
 	if cd == nil || !cd.HasNetwork() {
@@ -681,7 +675,7 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	res.Timing = timing(s, model, algo)
 	res.Calibration = calibrationUse(s, model)
-	res.Warnings = append(res.Warnings, calibrationWarnings(s)...)
+	res.Warnings = append(res.Warnings, CalibrationWarnings(s)...)
 	res.Degraded = s.Cluster.DegradedLinks()
 	for _, d := range res.Degraded {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("degraded %s link at %s: %s; every collective crossing it runs at its pace", d.Class, d.Where(), d.Change()))

@@ -396,8 +396,8 @@ func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin colle
 }
 
 // calibrationUse warns when the network calibration cal (named src) is not
-// used as measured on hardware hw, as run does (zero's
-// calibrationWarnings): measured under other NCCL_ALGO or NCCL_PROTO
+// used as measured on hardware hw, as run does
+// (zero.CalibrationWarnings): measured under other NCCL_ALGO or NCCL_PROTO
 // settings, or on other hardware (qa20 M3: collective checked only the
 // former, and its header never said a calibration was in use). It returns
 // the header's " calibrated by …".
