@@ -246,12 +246,25 @@ type TrainLog struct {
 	Unread    int
 	UnreadAt  string
 	UnreadWhy string
-	// streams maps a line to the rank prefix it carries (torchrun's
-	// "[rank3]:", nemo_run's "[default0]:"), for lines that carry one;
-	// last is the last step read of each stream ("" for lines without a
-	// prefix). addStep tells another rank's line of a step from a restart.
-	streams map[int]string
-	last    map[string]TrainLogStep
+	// streamOf[line] is 1 + the index in prefixes of the rank prefix the
+	// line carries (torchrun's "[rank3]:", nemo_run's "[default0]:"), 0
+	// for none, and prefixes each prefix once: four bytes a line, not a
+	// map entry holding the line (final read R2: a 183 MB log took 850 MB
+	// with a map of substrings); last is the last step read of each stream
+	// ("" for lines without a prefix). addStep tells another rank's line
+	// of a step from a restart.
+	streamOf []uint32
+	prefixes []string
+	prefixAt map[string]uint32
+	last     map[string]TrainLogStep
+}
+
+// streamAt is the rank prefix of line at, "" for none.
+func (l *TrainLog) streamAt(at int) string {
+	if at < len(l.streamOf) && l.streamOf[at] > 0 {
+		return l.prefixes[l.streamOf[at]-1]
+	}
+	return ""
 }
 
 // rankPrefix is the prefix of a rank's lines that torchrun's --tee (and
@@ -266,10 +279,19 @@ func (l *TrainLog) readStream(line string, at int) {
 		return
 	}
 	if m := rankPrefix.FindString(head); m != "" {
-		if l.streams == nil {
-			l.streams = map[int]string{}
+		id, ok := l.prefixAt[m]
+		if !ok {
+			if l.prefixAt == nil {
+				l.prefixAt = map[string]uint32{}
+			}
+			l.prefixes = append(l.prefixes, strings.Clone(m))
+			id = uint32(len(l.prefixes))
+			l.prefixAt[l.prefixes[id-1]] = id
 		}
-		l.streams[at] = m
+		if at >= len(l.streamOf) {
+			l.streamOf = append(l.streamOf, make([]uint32, at+1-len(l.streamOf))...)
+		}
+		l.streamOf[at] = id
 	}
 }
 
@@ -941,7 +963,7 @@ func (f *RunFacts) devicePct(gib float64, pct string, at int) {
 // another rank's line, and the second run's times dropped). So is a step
 // number never read before below the last step read.
 func (l *TrainLog) addStep(st TrainLogStep, seen map[int64]int) error {
-	stream := l.streams[st.Line]
+	stream := l.streamAt(st.Line)
 	if l.last == nil {
 		l.last = map[string]TrainLogStep{}
 	}
