@@ -492,6 +492,11 @@ func (s *sweepFile) failed(err error, rows int) error {
 		os.Remove(s.path)
 		return we
 	}
+	if rows == 0 {
+		// A device (/dev/full) or a file of earlier rows (--resume):
+		// none of this sweep's was written (final read R2).
+		return we
+	}
 	return inputError{fmt.Errorf("%s; the rows written are kept: continue with --resume --out %s", writeFailure(we), s.path)}
 }
 

@@ -101,3 +101,12 @@ func TestTraceThroughDirLink(t *testing.T) {
 		t.Errorf("%d files were written", len(entries))
 	}
 }
+
+// TestSweepFullDeviceNoResumeAdvice (final read R2): a sweep into
+// /dev/full writes no row, so it is not told to continue with --resume.
+func TestSweepFullDeviceNoResumeAdvice(t *testing.T) {
+	code, out, errOut := runMain(t, "", "sweep", "--grid", "parallelism.k=1,2", "--out", "/dev/full")
+	if code != exitInput || out != "" || errOut != "zerosim: cannot write /dev/full: no space left on device (free some space there, or write elsewhere)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -29,8 +29,10 @@ func TestSweepBarRateWaits(t *testing.T) {
 	if err := em.emit(sweep.Row{Index: 1, Values: []string{"2"}}); err != nil {
 		t.Fatal(err)
 	}
-	// Two points in a little over a second.
-	if m := regexp.MustCompile(`\(2/8, ([0-9]+) points/s\)`).FindStringSubmatch(b.String()); m == nil || m[1] != "2" {
-		t.Errorf("after %v: %q, want (2/8, 2 points/s)", rateAfter, b.String())
+	// Two points in a little over a second, or more on a loaded machine
+	// (final read R2: a stall made it 1): a rate of 2 or less, not one of
+	// thousands.
+	if m := regexp.MustCompile(`\(2/8, ([0-9]+) points/s\)`).FindStringSubmatch(b.String()); m == nil || m[1] != "2" && m[1] != "1" && m[1] != "0" {
+		t.Errorf("after %v: %q, want (2/8, 2 points/s) or less", rateAfter, b.String())
 	}
 }
