@@ -352,6 +352,33 @@ func (c *Calibration) Model(hw Hardware) *Model {
 // on, the case in which Model keeps the measured curves.
 func (c *Calibration) Measured(hw Hardware) bool { return hw == c.HW }
 
+// OtherHardware reports whether hw, its NCCL pins aside (PinsDiffer says
+// those), is not the hardware the calibration was fitted on: the second
+// reason, with the pins, that Model drops the measured curves. run's
+// warnings and collective's header give both (final read R1 F3: collective
+// said only the pins when both differed).
+func (c *Calibration) OtherHardware(hw Hardware) bool {
+	hw.Algos, hw.Protos = c.HW.Algos, c.HW.Protos
+	return !c.Measured(hw)
+}
+
+// CurvesUnused says, for a header, why Model on hw drops the measured
+// curves: " of other hardware", " measured under other NCCL_ALGO or
+// NCCL_PROTO settings" or both, then ", its measured curves not used"; ""
+// when it keeps them (run's header and collective's say it alike).
+func (c *Calibration) CurvesUnused(hw Hardware) string {
+	other, pins := c.OtherHardware(hw), c.PinsDiffer(hw) != ""
+	switch {
+	case other && pins:
+		return " of other hardware, measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
+	case other:
+		return " of other hardware, its measured curves not used"
+	case pins:
+		return " measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
+	}
+	return ""
+}
+
 // PinsDiffer says, when hw's NCCL_ALGO and NCCL_PROTO (Algos, Protos) are
 // not those of the run the calibration measured (its hardware.algos and
 // hardware.protos), both: "measured with NCCL_ALGO Ring, NCCL_PROTO

@@ -98,4 +98,13 @@ func TestCalibrationOtherPinsAndHardware(t *testing.T) {
 	if len(w) != 2 || !strings.Contains(w[0], "measured with NCCL_ALGO Ring, NCCL_PROTO Simple") || !strings.Contains(w[1], this) {
 		t.Errorf("warnings %q, want the pins', then the hardware's with %q", w, this)
 	}
+	// The header says both too (final read R1 F3: it said the pins only).
+	m, err := Model(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const both = "calibrated by cal.yaml of other hardware, measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
+	if got := timing(s, m, collectives.Auto); !strings.Contains(got, both) {
+		t.Errorf("timing %q, want %q", got, both)
+	}
 }

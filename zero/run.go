@@ -443,14 +443,12 @@ func CalibrationWarnings(s *scenarios.Scenario) []string {
 		w = append(w, fmt.Sprintf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", name, b))
 	}
 	hw := collectives.HardwareOf(s)
-	rest := hw // the hardware apart from the pins, said first
 	if d := cal.PinsDiffer(hw); d != "" {
 		w = append(w, fmt.Sprintf("the network part of %s was %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (set communication.nccl_algo and nccl_proto as measured, or calibrate on logs taken with this run's)", name, d))
-		rest.Algos, rest.Protos = cal.HW.Algos, cal.HW.Protos
 	}
 	// This cluster as it is (rev24: it was described with the
 	// calibration's pins, "NCCL_ALGO=Ring", where nothing was pinned).
-	if !cal.Measured(rest) {
+	if cal.OtherHardware(hw) {
 		w = append(w, fmt.Sprintf("the network part of %s was fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", name, cal.HW.Describe(), hw.Describe()))
 	}
 	return w
@@ -516,12 +514,7 @@ func timing(s *scenarios.Scenario, m *collectives.Model, algo collectives.Algo) 
 			c = "a calibration"
 		}
 		if cal, err := collectives.CalibrationOf(s.Communication.CalibrationData); err == nil {
-			switch hw := collectives.HardwareOf(s); {
-			case cal.PinsDiffer(hw) != "":
-				c += " measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
-			case !cal.Measured(hw):
-				c += " of other hardware, its measured curves not used"
-			}
+			c += cal.CurvesUnused(collectives.HardwareOf(s))
 		}
 		return m.Tuner() + " calibrated by " + c + treeOnly(algo)
 	}

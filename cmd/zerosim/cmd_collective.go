@@ -403,15 +403,14 @@ func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin colle
 // the header's " calibrated by …".
 func calibrationUse(a *app, src string, cal *collectives.Calibration, hw collectives.Hardware) string {
 	by := " calibrated by " + strings.TrimPrefix(src, "--calibration ")
-	if d := cal.PinsDiffer(hw); d != "" {
+	d, other := cal.PinsDiffer(hw), cal.OtherHardware(hw)
+	if d != "" {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)\n", src, d, pinsAsMeasured(cal.HW))
-		return by + " measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used"
 	}
-	if !cal.Measured(hw) {
+	if other {
 		fmt.Fprintf(a.err, "zerosim: warning: %s: fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)\n", src, cal.HW.Describe(), hw.Describe())
-		return by + " of other hardware, its measured curves not used"
 	}
-	return by
+	return by + cal.CurvesUnused(hw)
 }
 
 // pinsAsMeasured is the --algo and --proto that pin NCCL as the run a
