@@ -279,10 +279,16 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 		ns, err := leastNodes(jmax, func(j int) (*scenarios.Scenario, error) {
 			return src.Load(append(slices.Clone(base), nodeSets(s, j*step)...)...)
 		}, jd)
-		if err != nil {
+		switch {
+		case PinError(err):
+			// The pins run this layout on the given cluster but not on
+			// every one the search takes (final read R2: NVLS,Tree at
+			// K=2 over 4,096 nodes aborted fit, naming nodes the user
+			// never gave).
+			notes = append(notes, FitNote{Text: "fewest nodes not searched: the NCCL pins leave a collective no algorithm on a larger cluster: " + err.Error()})
+		case err != nil:
 			return row, err
-		}
-		if ns.J == 0 {
+		case ns.J == 0:
 			by := ""
 			switch {
 			case ns.TopReplayed:
@@ -291,7 +297,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 				by = " by the memory model"
 			}
 			notes = append(notes, FitNote{Text: fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d%s)", jmax*step, jmax*step*gpn, peakMark, jmax*step*gpn, by), Peak: ns.TopPeak})
-		} else {
+		default:
 			row.MinNodes = ns.J * step
 			row.MinGPUs = row.MinNodes * gpn
 			row.MinDP = row.MinGPUs / s.Parallelism.CP

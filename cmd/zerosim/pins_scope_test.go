@@ -11,7 +11,8 @@ import (
 // nodes, but stage 0 only all-reduces, which Tree runs, and HSDP keeps its
 // shards on one node, where NVLS runs them; collective times what --algo
 // asks, whatever the file pins; memory replays no collective; a grid whose
-// every point is refused names the --grid value, not a --set.
+// every point is refused names the --grid value, not a --set; fit notes a
+// node search the pins cut short instead of failing.
 func TestPinsScope(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -22,6 +23,8 @@ func TestPinsScope(t *testing.T) {
 		{[]string{"plan", "--global-batch", "64", "--set", "communication.nccl_algo=NVLS,Tree", "--set", "model.layers=8", "--k", "1,2", "--stages", "3"}, 0, "ZeRO stage 3 with hybrid shard (HSDP: 2 replicas of 8-GPU shards)"},
 		{[]string{"collective", "--set", "communication.nccl_algo=PAT", "--algo", "ring", "--size", "1MiB"}, 0, "ring/"},
 		{[]string{"memory", "--set", "communication.nccl_algo=PAT"}, 0, "peak"},
+		// fit's node search over clusters the pins do not run (final read R2).
+		{[]string{"fit", "--set", "communication.nccl_algo=NVLS,Tree", "--set", "parallelism.zero_stage=0"}, 0, "stage 3, K=2: fewest nodes not searched: the NCCL pins leave a collective no algorithm on a larger cluster"},
 		{[]string{"sweep", "--grid", "communication.nccl_algo=PAT,NVLS"}, 2, "--grid communication.nccl_algo=PAT: communication.nccl_algo: the step's reduce-scatters"},
 		{[]string{"run", "--set", "communication.nccl_algo=PAT"}, 2, "--set communication.nccl_algo=PAT: communication.nccl_algo: the step's reduce-scatters"},
 	} {
