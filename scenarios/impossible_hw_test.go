@@ -27,6 +27,8 @@ parallelism: {dp: 16, zero_stage: 3}
 		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=72", "parallelism.dp=144"}, ""},
 		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=144", "parallelism.dp=288"}, "gpus_per_node=144 is more GB200 GPUs than one NVLink domain holds (72: GB200 NVL72 rack"},
 		{[]string{"cluster.inter.bandwidth=800Gbps"}, ""},
+		// Just over XDR (final read R2: a bound of twice XDR passed).
+		{[]string{"cluster.inter.bandwidth=808Gbps"}, "s.yaml: --set cluster.inter.bandwidth=808Gbps: inter bandwidth 101.00 GB/s per NIC is more than the fastest NIC published"},
 		{[]string{"cluster.inter.bandwidth=3200Gbps"}, "s.yaml: --set cluster.inter.bandwidth=3200Gbps: inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC published, 100.00 GB/s (InfiniBand XDR, 800 Gb/s"},
 	} {
 		s, err := Load("s.yaml", file, c.sets)

@@ -987,12 +987,16 @@ func (l *TrainLog) addStep(st TrainLogStep, seen map[int64]int) error {
 // restart is the error for step st read after prev, a later step, on the
 // lines of stream ("" for lines without a rank prefix).
 func (l *TrainLog) restart(st, prev TrainLogStep, stream string) error {
-	of := ""
+	of, ranks := "", ""
 	if stream != "" {
 		of = " on the " + strings.TrimSuffix(stream, ":") + " lines"
+	} else {
+		// Unprefixed ranks' logs put one after another (cat rank*.log)
+		// read the same (final read R2).
+		ranks = "; or it holds several ranks' logs one after another without torchrun's [rankN]: prefixes: give one rank's"
 	}
-	return fmt.Errorf("%s:%d: step %d after step %d (line %d)%s: the log holds more than one run (a restart, or a resume from a checkpoint, logs its step numbers again); give the lines of one run, e.g. from line %d on for the last",
-		l.File, st.Line, st.Step, prev.Step, prev.Line, of, st.Line)
+	return fmt.Errorf("%s:%d: step %d after step %d (line %d)%s: the log holds more than one run (a restart, or a resume from a checkpoint, logs its step numbers again); give the lines of one run, e.g. from line %d on for the last%s",
+		l.File, st.Line, st.Step, prev.Step, prev.Line, of, st.Line, ranks)
 }
 
 // trainingBar is the total of the Trainer's training bar among the bars

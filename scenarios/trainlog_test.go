@@ -425,6 +425,9 @@ func TestParseTrainLogLines(t *testing.T) {
 		{"resume", strings.ReplaceAll(titan, "210", "200") + "\n" + titan + "\n" + strings.ReplaceAll(titan, "210", "200") + "\n" + titan + "\n", 0,
 			"l.log:3: step 200 after step 210 (line 2) on the [rank0] lines: the log holds more than one run (a restart, or a resume from a checkpoint, logs its step numbers again); give the lines of one run, e.g. from line 3 on for the last"},
 		{"resume without prefix", strings.ReplaceAll(titan[8:], "210", "200") + "\n" + titan[8:] + "\n" + strings.ReplaceAll(titan[8:], "210", "200") + "\n", 0, "l.log:3: step 200 after step 210 (line 2): the log holds"},
+		// Without prefixes, ranks' logs put one after another read the
+		// same, and the error says so (final read R2).
+		{"ranks without prefix", strings.ReplaceAll(titan[8:], "210", "200") + "\n" + titan[8:] + "\n" + strings.ReplaceAll(titan[8:], "210", "200") + "\n", 0, "last; or it holds several ranks' logs one after another without torchrun's [rankN]: prefixes: give one rank's"},
 		// One rank's lines after another's (torchrun's per-rank blocks),
 		// and the same line repeated, are one run.
 		{"rank blocks", strings.ReplaceAll(titan, "210", "200") + "\n" + titan + "\n" + strings.ReplaceAll(strings.ReplaceAll(titan, "210", "200"), "rank0", "rank1") + "\n" + strings.ReplaceAll(titan, "rank0", "rank1") + "\n", 2, ""},

@@ -73,7 +73,8 @@ func TestCalibrateStepTimeRoundTrip(t *testing.T) {
 		c := readCal(t, file)
 		ref := replayDefault(t) // the default scenario before the fit
 		if c.HasNetwork() || c.Compute == nil || math.Abs(c.Compute.Efficiency-want) > 1e-4 || c.Compute.Method != "step-time" ||
-			math.Abs(c.Compute.MeasuredMS-float64(step)/1e9) > 1e-9 || c.Compute.Scenario != "default" || c.Compute.GPU != "H100-80GB" || c.Compute.PeakTFLOPS != 989 {
+			math.Abs(c.Compute.MeasuredMS-float64(step)/1e9) > 1e-9 || c.Compute.Scenario != "default" || c.Compute.GPU != "H100-80GB" || c.Compute.PeakTFLOPS != 989 ||
+			c.Compute.AttentionKernel != "fa2" || c.Compute.Stack != "none" || c.Compute.FP8 != "none" { // what the step ran with (qa20 M2)
 			t.Errorf("%g: calibration %+v", want, c.Compute)
 		}
 		for _, line := range []string{
