@@ -603,6 +603,23 @@ func collectiveBench(a *app, o *collectiveOpts) (*collectives.Bench, *scenarios.
 	return &collectives.Bench{Op: op, Algo: pin.ab, Groups: groups, Model: model}, s, topo, pin.name, nil
 }
 
+// collectiveRunError is err, a collective's refusal, as an input error;
+// one refused for the scenario's own communication.nccl_algo or nccl_proto
+// (no --algo or --proto given) names the key and the fixes (final read R2:
+// the raw "no algorithm/protocol available" named neither).
+func collectiveRunError(a *app, o *collectiveOpts, s *scenarios.Scenario, err error) error {
+	c := &s.Communication
+	if !errors.Is(err, collectives.ErrNoAlgorithm) || o.changed("proto") || c.NCCLAlgo == "" && c.NCCLProto == "" {
+		return inputError{err}
+	}
+	key := "communication.nccl_algo"
+	if c.NCCLAlgo == "" {
+		key = "communication.nccl_proto"
+	}
+	msg := fmt.Sprintf("%s: %s (time another with --algo or --proto, or change %s)", key, plain(err), strings.TrimPrefix(key, "communication."))
+	return inputError{a.input.Place(a.sets, &scenarios.Error{Path: key, Msg: msg})}
+}
+
 func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	sizes, err := collectives.BenchSizes(o.size)
 	if err != nil {
@@ -643,7 +660,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 			return inputError{fmt.Errorf("--algo %s: %s", o.algo, plain(err))}
 		}
 		if err != nil {
-			return inputError{err}
+			return collectiveRunError(a, o, s, err)
 		}
 		rep.Rows = append(rep.Rows, collectiveRow(r))
 		if sc, ok := slowChoiceOf(b, topo, r); ok {
