@@ -68,7 +68,8 @@ func TestFitBucketLimitIsInput(t *testing.T) {
 		out, errOut, code := runCLI(cmd, "--set", "communication.bucket_size=1B")
 		w := want
 		if cmd != "fit" {
-			w = strings.Replace(w, "stage 0, K=1: ", "", 1)
+			// At the --set that gave it (final read R2).
+			w = strings.Replace(w, "stage 0, K=1: ", "--set communication.bucket_size=1B: ", 1)
 		}
 		if code != 2 || out != "" || errOut != w {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, %q", cmd, code, out, errOut, w)

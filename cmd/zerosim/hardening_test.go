@@ -52,7 +52,7 @@ func TestBadInputOneLine(t *testing.T) {
 	}{
 		// A value the replay refuses named the package ("zero: …"), not
 		// the file.
-		{[]string{"run", "--set", "communication.bucket_size=1B"}, "", []string{"zerosim: default.yaml: communication.bucket_size 1 B cuts", "use a bucket_size of at least"}},
+		{[]string{"run", "--set", "communication.bucket_size=1B"}, "", []string{"zerosim: default.yaml: --set communication.bucket_size=1B: communication.bucket_size 1 B cuts", "use a bucket_size of at least"}},
 		{[]string{"run", "seed000-mlp", "--set", "training.mfu=0.4"}, "", []string{"zerosim: seed000-mlp.yaml: training.mfu 0.4 cannot be reached", "use a lower training.mfu"}},
 		{[]string{"compare", "default", "--vary", "communication.bucket_size=1B,25MB"}, "", []string{"zerosim: communication.bucket_size=1B: communication.bucket_size 1 B cuts"}},
 		{[]string{"calibrate", "--step-time", "1s", "default", "--set", "communication.bucket_size=1B"}, "", []string{"zerosim: communication.bucket_size 1 B cuts"}},
