@@ -170,10 +170,10 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		}
 		untrackTemp(f.Name())
 	}()
-	fw := &fileWriter{w: f}
+	fw := &ErrWriter{W: f}
 	bw := bufio.NewWriterSize(fw, 1<<16)
 	if err = write(bw); err != nil {
-		return fw.wrap(path, err)
+		return wrapFileErr(fw, path, err)
 	}
 	if err = bw.Flush(); err != nil {
 		return &WriteError{Path: path, Err: err}
@@ -190,29 +190,29 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
-// fileWriter is the file under WriteFileAtomic's buffer; it keeps the
-// first error the file gave. Past the buffer's 64 KiB the file's error
-// ("no space left on device", naming the temporary file) comes back
-// through write, not from Flush: QA19 M4 found it printed as is with exit
-// 1, where a small file got WriteError's line with its fix and exit 2.
-type fileWriter struct {
-	w   io.Writer
-	err error
+// ErrWriter writes to W and keeps the first error W gave, for a caller
+// whose writes go through something that may not return it: a buffer
+// (WriteFileAtomic's: past its 64 KiB the file's error, "no space left on
+// device" naming the temporary file, comes back through write, not from
+// Flush, QA19 M4), or fmt.Fprintln, whose error nobody checks (QA19 L7).
+type ErrWriter struct {
+	W   io.Writer
+	Err error
 }
 
-func (fw *fileWriter) Write(p []byte) (int, error) {
-	n, err := fw.w.Write(p)
-	if err != nil && fw.err == nil {
-		fw.err = err
+func (e *ErrWriter) Write(p []byte) (int, error) {
+	n, err := e.W.Write(p)
+	if err != nil && e.Err == nil {
+		e.Err = err
 	}
 	return n, err
 }
 
-// wrap is err, write's error, as a WriteError on path when the file gave
-// it, and as it is when write failed on its own.
-func (fw *fileWriter) wrap(path string, err error) error {
-	if fw.err != nil {
-		return &WriteError{Path: path, Err: fw.err}
+// wrapFileErr is err, write's error, as a WriteError on path when the file
+// under fw gave it, and as it is when write failed on its own.
+func wrapFileErr(fw *ErrWriter, path string, err error) error {
+	if fw.Err != nil {
+		return &WriteError{Path: path, Err: fw.Err}
 	}
 	return err
 }
@@ -253,10 +253,10 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 		return &WriteError{Path: path, Err: err}
 	}
 	defer f.Close()
-	fw := &fileWriter{w: f}
+	fw := &ErrWriter{W: f}
 	bw := bufio.NewWriterSize(fw, 1<<16)
 	if err := write(bw); err != nil {
-		return fw.wrap(path, err)
+		return wrapFileErr(fw, path, err)
 	}
 	if err := bw.Flush(); err != nil {
 		return &WriteError{Path: path, Err: err}

@@ -442,12 +442,12 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 // as sweep's "writing the header: write s.csv: no space left on device"
 // with exit 1 (QA19 M4).
 type sweepFile struct {
-	f    *os.File
-	path string
+	reports.ErrWriter // over f: the first error it gave
+	f                 *os.File
+	path              string
 	// created: the file is this sweep's own (not --resume's, not a
 	// device), removed when a failure leaves it without a row.
 	created bool
-	err     error
 }
 
 // sweepOutput is where the rows go: standard output, or the --out file
@@ -461,7 +461,7 @@ func sweepOutput(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh 
 		return nil, nil, nil, err
 	}
 	fi, err := fh.Stat()
-	sf := &sweepFile{f: fh, path: o.out, created: !o.resume && err == nil && fi.Mode().IsRegular()}
+	sf := &sweepFile{ErrWriter: reports.ErrWriter{W: fh}, f: fh, path: o.out, created: !o.resume && err == nil && fi.Mode().IsRegular()}
 	return sf, sf, p, nil
 }
 
@@ -471,22 +471,14 @@ func (s *sweepFile) close() {
 	}
 }
 
-func (s *sweepFile) Write(p []byte) (int, error) {
-	n, err := s.f.Write(p)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	return n, err
-}
-
 // failed is err, the sweep's error after rows rows were written, as the
 // file's write error when the file gave one: a file of this sweep without
 // a row is removed; rows written are kept, for --resume.
 func (s *sweepFile) failed(err error, rows int) error {
-	if s == nil || s.err == nil {
+	if s == nil || s.Err == nil {
 		return err
 	}
-	we := &reports.WriteError{Path: s.path, Err: s.err}
+	we := &reports.WriteError{Path: s.path, Err: s.Err}
 	if rows == 0 && s.created {
 		s.f.Close()
 		os.Remove(s.path)

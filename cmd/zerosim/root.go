@@ -329,13 +329,18 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 // execute is Main, also returning the error it reported (nil on exit 0),
 // so a test can tell a failed check (failure) from any other exit 1.
 func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
-	o := &stdout{w: out}
+	// Standard output keeping the first error a write to it gave:
+	// "zerosim version > /dev/full" and --help printed with
+	// fmt.Fprintln, whose error nobody checked, and exited 0 with nothing
+	// written; every other command exits 1 with "write /dev/stdout: no
+	// space left on device" (QA19 L7), and now so do they.
+	o := &reports.ErrWriter{W: out}
 	a := &app{in: in, out: o, err: errOut, args: args}
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
-		err = o.err
+		err = o.Err
 	}
 	if err == nil {
 		return exitOK, nil
@@ -369,24 +374,6 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 		return exitInput, err
 	}
 	return exitFailure, err
-}
-
-// stdout is standard output, keeping the first error a write to it gave:
-// "zerosim version > /dev/full" and --help printed with fmt.Fprintln,
-// whose error nobody checked, and exited 0 with nothing written; every
-// other command exits 1 with "write /dev/stdout: no space left on device"
-// (QA19 L7), and now so do they.
-type stdout struct {
-	w   io.Writer
-	err error
-}
-
-func (s *stdout) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	return n, err
 }
 
 // plainOf is plain(err) keeping a leading "memory: " or "sweep: " that
