@@ -346,6 +346,22 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		return nil, fmt.Errorf("%s%s", calibrationDecodeError(file, idx, err), calFix)
 	}
 	bad := func(field, msg string) error {
+		if _, ok := idx[field]; !ok && idx != nil {
+			// Absent, not zero (final read R2: a missing
+			// compute_efficiency read "0 is out of range"): said at
+			// its parent, with what it takes.
+			what := ""
+			if i := strings.Index(msg, " ("); i >= 0 && strings.Contains(msg[:i], "out of range") {
+				what = msg[i:]
+			} else if i := strings.Index(msg, ": use "); i >= 0 {
+				what = msg[i:]
+			}
+			msg = "is missing" + what
+			if line, col := idx.at(field); line > 0 {
+				return &Error{File: file, Line: line, Col: col, Path: field, Msg: oneLine(field + " " + msg)}
+			}
+			return fmt.Errorf("%s: %s %s", file, field, oneLine(msg))
+		}
 		if line, col := idx.at(field); line > 0 {
 			return &Error{File: file, Line: line, Col: col, Path: field, Msg: oneLine(field + ": " + msg)}
 		}

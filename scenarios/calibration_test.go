@@ -354,6 +354,9 @@ func TestCalibrationDecodeErrors(t *testing.T) {
 		{"version: 1\ncurves:\n  - {op: allreduce, ranks: 2, nodes: 1, sizes: [1, x], times_us: [1, 2]}\n", `c.yaml:3:52: curves[0].sizes[1]: "x" is not an integer (a calibration file is written by zerosim calibrate)`},
 		{"version: 1\ncompute:\n  compute_efficiency: 2\n  method: trace\n  measured_ms: 1\n", `c.yaml:3:23: compute.compute_efficiency: 2 is out of range (a fraction of the peak in (0, 1])`},
 		{"compute:\n  compute_efficiency: 0.3\n", `c.yaml:1:1: version is missing (add version: 1 as the first line)`},
+		// A key left out is missing, not 0 or "" (final read R2).
+		{"version: 1\ncompute:\n  method: trace\n  measured_ms: 1\n", `c.yaml:2:1: compute.compute_efficiency is missing (a fraction of the peak in (0, 1])`},
+		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  measured_ms: 1\n", `c.yaml:2:1: compute.method is missing: use step-time or trace`},
 		// What the fit ran with names a stack, recipe and kernel (final read R3).
 		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  method: trace\n  measured_ms: 1\n  stack: 5\n", `c.yaml:6:10: compute.stack: "5" is not a stack (torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron, none, or absent)`},
 		{"version: 1\nmemory:\n  allocator_overhead: 0.1\n  method: reserved\n  measured_bytes: 1\n  fp8: bogus\n", `c.yaml:6:8: memory.fp8: "bogus" is not an fp8 recipe (training.fp8's: none, te, te_current, torchao, or absent)`},
