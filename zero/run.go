@@ -419,6 +419,32 @@ func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calib
 // carries them; sweep and plan, which replay many points, print each
 // distinct one once (qa20 M4: they dropped them).
 func CalibrationWarnings(s *scenarios.Scenario) []string {
+	return calibrationWarnings(s, false)
+}
+
+// UnphysicalCalibrationWarnings are CalibrationWarnings' warnings of a
+// value no hardware reaches (collectives.Unphysical) alone, which plan
+// prints once (its header says the rest); plan picked them by their text
+// before (final read R2 #9).
+func UnphysicalCalibrationWarnings(s *scenarios.Scenario) []string {
+	return calibrationWarnings(s, true)
+}
+
+// unphysicalWarnings are the warnings of cal's values no hardware reaches:
+// a hand-edited file, or a fit whose logs did not constrain a value (QA6
+// F6: inter_efficiency 50, fixed_cost_us -500 timed a 2-node 1 MiB
+// all-reduce at 4.09 µs, busbw 481 GB/s).
+func unphysicalWarnings(cal *collectives.Calibration, name string) []string {
+	var w []string
+	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
+		w = append(w, fmt.Sprintf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", name, b))
+	}
+	return w
+}
+
+// calibrationWarnings is CalibrationWarnings, or with unphysicalOnly its
+// unphysical values' alone.
+func calibrationWarnings(s *scenarios.Scenario, unphysicalOnly bool) []string {
 	cd := s.Communication.CalibrationData
 	if cd == nil || !cd.HasNetwork() {
 		return nil
@@ -428,7 +454,7 @@ func CalibrationWarnings(s *scenarios.Scenario) []string {
 		name = "the calibration"
 	}
 	var w []string
-	if !s.Communication.Algorithm.NCCLModel() {
+	if !s.Communication.Algorithm.NCCLModel() && !unphysicalOnly {
 		w = append(w, fmt.Sprintf("communication.algorithm %s runs zerosim's alpha–beta lowering: the network part of %s (fitted to NCCL's cost model) is not used; set communication.algorithm=auto to time the collectives as calibrated", s.Communication.Algorithm, name))
 		return w
 	}
@@ -436,11 +462,9 @@ func CalibrationWarnings(s *scenarios.Scenario) []string {
 	if err != nil {
 		return nil
 	}
-	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
-		// A hand-edited file, or a fit whose logs did not constrain a
-		// value (QA6 F6: inter_efficiency 50, fixed_cost_us -500 timed a
-		// 2-node 1 MiB all-reduce at 4.09 µs, busbw 481 GB/s).
-		w = append(w, fmt.Sprintf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", name, b))
+	w = append(w, unphysicalWarnings(cal, name)...)
+	if unphysicalOnly {
+		return w
 	}
 	hw := collectives.HardwareOf(s)
 	if d := cal.PinsDiffer(hw); d != "" {

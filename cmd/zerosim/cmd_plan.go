@@ -403,12 +403,7 @@ func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
 	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
 		return nil
 	}
-	var ws []string
-	for _, w := range zero.CalibrationWarnings(s) {
-		if strings.Contains(w, unphysicalNote) {
-			ws = append(ws, w)
-		}
-	}
+	ws := zero.UnphysicalCalibrationWarnings(s)
 	var ab []string
 	for _, al := range algorithms {
 		if !scenarios.Algorithm(al).NCCLModel() {
@@ -421,7 +416,3 @@ func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
 	return append(ws, fmt.Sprintf("--algorithms %s: alpha–beta lowerings that the network part of %s does not correct; their rows are ranked uncalibrated against the calibrated auto",
 		strings.Join(ab, ","), s.Communication.Calibration))
 }
-
-// unphysicalNote is what zero's calibration warning on a value no hardware
-// reaches says.
-const unphysicalNote = ": no hardware is that fast;"
