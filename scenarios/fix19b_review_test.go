@@ -6,48 +6,6 @@ import (
 	"testing"
 )
 
-// TestImpossibleHardwareDomains: the NVLink domain sizes of the presets the
-// qa19 L8 test does not reach (HGX B200: 8 GPUs on one baseboard's NVLink5
-// switches; an AMD MI300X platform: 8 GPUs on Infinity Fabric), a PCIe
-// intra preset left alone, and one warning, not two, for a GB200 node
-// above a rack that is no multiple of an NVL36 (warnNVLTray leaves nodes
-// above a rack to warnImpossibleHardware).
-func TestImpossibleHardwareDomains(t *testing.T) {
-	file := []byte(`version: 1
-cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}
-model: {preset: llama2-7b}
-parallelism: {dp: 16, zero_stage: 3}
-`)
-	for _, c := range []struct {
-		sets []string
-		want string // "" for no NVLink-domain warning
-	}{
-		{[]string{"cluster.gpu=B200", "cluster.intra.preset=NVLink5"}, ""},
-		{[]string{"cluster.gpu=B200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more B200 GPUs than one NVLink domain holds (8: "},
-		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, ""},
-		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more MI300X GPUs than one NVLink domain holds (8: "},
-		{[]string{"cluster.intra.preset=PCIe5", "cluster.gpus_per_node=512", "parallelism.dp=1024"}, ""},
-		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=100", "parallelism.dp=200"}, "gpus_per_node=100 is more GB200 GPUs than one NVLink domain holds (72: "},
-	} {
-		s, err := Load("s.yaml", file, c.sets)
-		if err != nil {
-			t.Fatalf("%v: %v", c.sets, err)
-		}
-		var got []string
-		for _, w := range s.Warnings {
-			if strings.Contains(w, "NVLink domain") {
-				got = append(got, w)
-			}
-		}
-		switch {
-		case c.want == "" && len(got) > 0:
-			t.Errorf("%v: warnings %q, want none", c.sets, got)
-		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
-			t.Errorf("%v: warnings %q, want one with %q", c.sets, got, c.want)
-		}
-	}
-}
-
 // TestHardwareAndOffloadWarnAtTheirKey: a warning of the file names the
 // line and column of the key that causes it: the NIC bandwidth written in
 // cluster.inter, and offload.optimizer or offload.params under a stack that
