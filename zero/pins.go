@@ -117,8 +117,9 @@ func pinFix(s *scenarios.Scenario, colls []pinnedColl) (key, fix string) {
 		mask       *uint8
 		all        []string
 		parse      func(string) (uint8, error)
-	}{{"nccl_algo", s.Communication.NCCLAlgo, &hw.Algos, scenarios.NCCLAlgoNames, collectives.ParseNCCLAlgos},
-		{"nccl_proto", s.Communication.NCCLProto, &hw.Protos, scenarios.NCCLProtoNames, collectives.ParseNCCLProtos}} {
+		namesOf    func(uint8) []string
+	}{{"nccl_algo", s.Communication.NCCLAlgo, &hw.Algos, scenarios.NCCLAlgoNames, collectives.ParseNCCLAlgos, collectives.AlgoNames},
+		{"nccl_proto", s.Communication.NCCLProto, &hw.Protos, scenarios.NCCLProtoNames, collectives.ParseNCCLProtos, collectives.ProtoNames}} {
 		if *p.mask == 0 {
 			continue
 		}
@@ -138,7 +139,7 @@ func pinFix(s *scenarios.Scenario, colls []pinnedColl) (key, fix string) {
 			if pinned|bit == all {
 				return key, fmt.Sprintf("drop %s (%q switches off %s, which runs them)", p.key, p.names, name)
 			}
-			return key, fmt.Sprintf("add %s (%s: %s), or drop %s", name, p.key, strings.Join(nameList(p.all, p.parse, pinned|bit), ","), p.key)
+			return key, fmt.Sprintf("add %s (%s: %s), or drop %s", name, p.key, strings.Join(p.namesOf(pinned|bit), ","), p.key)
 		}
 		return key, "drop " + p.key
 	}
@@ -146,17 +147,6 @@ func pinFix(s *scenarios.Scenario, colls []pinnedColl) (key, fix string) {
 		return "communication.nccl_algo", "drop nccl_algo and nccl_proto"
 	}
 	return "communication.algorithm", "set algorithm: auto (NCCL's own choice)"
-}
-
-// nameList is the names of all that mask holds, in their order.
-func nameList(all []string, parse func(string) (uint8, error), mask uint8) []string {
-	var out []string
-	for _, n := range all {
-		if bit, _ := parse(n); bit&mask != 0 {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // stepCollectives lists the collectives s's step issues that NCCL's tuner
