@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -61,7 +62,7 @@ func (a *app) replayError(err error) error {
 		// change.
 		msg += " (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"
 	}
-	if strings.HasPrefix(msg, "communication.bucket_size ") && a.input.Data != nil {
+	if errors.As(err, new(*memory.TooManyBucketsError)) && a.input.Data != nil {
 		// At the key's line, or the --set that gave it (final read R2:
 		// "default.yaml: communication.bucket_size 1 B …" for a --set).
 		return inputError{a.input.Place(a.sets, &scenarios.Error{Path: "communication.bucket_size", Msg: msg})}
