@@ -228,11 +228,23 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 	})
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("stage %d, K=%d: %w", f.Rows[i].Stage, f.Rows[i].K, err)
+			return nil, &FitRowError{Stage: f.Rows[i].Stage, K: f.Rows[i].K, Err: err}
 		}
 	}
 	return f, nil
 }
+
+// FitRowError is an error of the search of one fit row: the layout (ZeRO
+// stage and K) fit tried when it met Err, so that cmd can place Err (a
+// bucket size over the replay's limits goes at its key or --set, as run
+// places it) without the layout's words.
+type FitRowError struct {
+	Stage, K int
+	Err      error
+}
+
+func (e *FitRowError) Error() string { return fmt.Sprintf("stage %d, K=%d: %v", e.Stage, e.K, e.Err) }
+func (e *FitRowError) Unwrap() error { return e.Err }
 
 // layoutSets are the overrides of a row's layout: its stage and K.
 func layoutSets(stage, k int) []string {

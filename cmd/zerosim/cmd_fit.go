@@ -88,13 +88,8 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		opt.Progress = func(d, n int) { set(int64(d), int64(n)) }
 	}
 	f, err := sweep.FitSearch(src, opt)
-	if le := (*zero.LimitError)(nil); errors.As(err, &le) {
-		// The scenario's own model over a replay's limits at a stage or K
-		// fit tries: the input's bucket size, as run refuses it (exit 2).
-		return inputError{fmt.Errorf("%s: %s", src.File, plain(err))}
-	}
 	if err != nil {
-		return err
+		return fitError(src, err)
 	}
 	switch a.format {
 	case "json":
@@ -107,4 +102,23 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		vendor = reports.VendorOf(s.Cluster.GPU)
 	}
 	return reports.WriteFitTable(out, f, a.wide, vendor)
+}
+
+// fitError is a fit search's error as the user meets it. The scenario's
+// own model over a replay's limits at a stage or K fit tries is bad input
+// (exit 2), as run refuses it: a bucket size over memory.MaxBuckets at the
+// key's line or the --set that gave it, as run and memory place it (final
+// read s23: fit alone said "default.yaml: stage 0, K=1:" for a --set); a
+// step over the task limits at the file, with the layout it was found at,
+// on which the limit depends.
+func fitError(src sweep.Source, err error) error {
+	if !errors.As(err, new(*zero.LimitError)) {
+		return err
+	}
+	var re *sweep.FitRowError
+	if errors.As(err, new(*memory.TooManyBucketsError)) && errors.As(err, &re) && src.Data != nil {
+		e := &scenarios.Error{Path: "communication.bucket_size", Msg: plain(re.Err)}
+		return inputError{scenarios.Place(src.File, src.Data, src.Sets, e)}
+	}
+	return inputError{fmt.Errorf("%s: %s", src.File, plain(err))}
 }

@@ -59,20 +59,30 @@ func TestFitStdin(t *testing.T) {
 }
 
 // A bucket size the scenario's own model cannot replay at a stage fit
-// tries is bad input (exit 2, the file named, nothing on stdout), with the
-// size run and memory advise too (qa19 M5: exit 1 and memory's 51412 B,
-// which run refuses).
+// tries is bad input (exit 2, nothing on stdout), with the size run and
+// memory advise too (qa19 M5: exit 1 and memory's 51412 B, which run
+// refuses), placed where run and memory place it: at the --set that gave
+// it, or at the file's key (final read s23: fit said "default.yaml: stage
+// 0, K=1:" for both).
 func TestFitBucketLimitIsInput(t *testing.T) {
-	want := `zerosim: default.yaml: stage 0, K=1: communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 262144 buckets (use a bucket_size of at least 102824 B)` + "\n"
-	for _, cmd := range []string{"fit", "memory", "run"} {
-		out, errOut, code := runCLI(cmd, "--set", "communication.bucket_size=1B")
-		w := want
-		if cmd != "fit" {
-			// At the --set that gave it (final read R2).
-			w = strings.Replace(w, "stage 0, K=1: ", "--set communication.bucket_size=1B: ", 1)
-		}
-		if code != 2 || out != "" || errOut != w {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, %q", cmd, code, out, errOut, w)
+	data, _ := os.ReadFile(exampleFile(t, "default"))
+	file := filepath.Join(t.TempDir(), "b.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), "bucket_size: 40MB", "bucket_size: 1B", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const msg = `communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 262144 buckets (use a bucket_size of at least 102824 B)` + "\n"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "communication.bucket_size=1B"}, "zerosim: default.yaml: --set communication.bucket_size=1B: " + msg},
+		{[]string{file}, "zerosim: " + file + ":55:3: " + msg},
+	} {
+		for _, cmd := range []string{"fit", "memory", "run"} {
+			out, errOut, code := runCLI(append([]string{cmd}, tc.args...)...)
+			if code != 2 || out != "" || errOut != tc.want {
+				t.Errorf("%s %v: exit %d, stdout %q, stderr %q; want 2, nothing, %q", cmd, tc.args, code, out, errOut, tc.want)
+			}
 		}
 	}
 }
