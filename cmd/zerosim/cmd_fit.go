@@ -112,13 +112,18 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 // step over the task limits at the file, with the layout it was found at,
 // on which the limit depends.
 func fitError(src sweep.Source, err error) error {
-	if !errors.As(err, new(*zero.LimitError)) {
+	var le *zero.LimitError
+	if !errors.As(err, &le) {
 		return err
 	}
 	var re *sweep.FitRowError
-	if errors.As(err, new(*memory.TooManyBucketsError)) && errors.As(err, &re) && src.Data != nil {
-		e := &scenarios.Error{Path: "communication.bucket_size", Msg: plain(re.Err)}
+	if !errors.As(err, &re) {
+		return inputError{fmt.Errorf("%s: %s", src.File, plain(le))}
+	}
+	if errors.As(err, new(*memory.TooManyBucketsError)) && src.Data != nil {
+		e := &scenarios.Error{Path: "communication.bucket_size", Msg: plain(le)}
 		return inputError{scenarios.Place(src.File, src.Data, src.Sets, e)}
 	}
-	return inputError{fmt.Errorf("%s: %s", src.File, plain(err))}
+	// The limit's own words, without the search's ("replay: ").
+	return inputError{fmt.Errorf("%s: stage %d, K=%d: %s", src.File, re.Stage, re.K, plain(le))}
 }

@@ -86,3 +86,31 @@ func TestFitBucketLimitIsInput(t *testing.T) {
 		}
 	}
 }
+
+// A step over the replay's task limits (not its bucket limit) at a layout
+// fit tries is bad input too, at the file with that layout, on which the
+// limit depends: 1,000 one-bucket ZeRO-3 units (memory's PerUnit layout)
+// × 128 micro-steps × (2 passes + 3 collectives) + 8 = 640,008 tasks > 2^19,
+// where stage 0 of the same model runs (rev25 LOW-4: no test met a task
+// limit in fit).
+func TestFitTaskLimitIsInput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t.yaml")
+	yaml := "version: 1\nname: t\ncluster:\n  nodes: 1\n  gpus_per_node: 1\n  gpu: A100-80GB\n  intra:\n    preset: NVLink3\n" +
+		"model:\n  kind: mlp\n  hidden: 256\n  layers: 1000\nparallelism:\n  dp: 1\n  zero_stage: 0\ntraining:\n  grad_accum: 128\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd  []string
+		code int
+		want string
+	}{
+		{[]string{"fit", file}, 2, "zerosim: " + file + ": stage 3, K=1: the step has 640008 tasks per rank, more than the 524288 a replay handles in 10 s and 2 GB (use at most 737 layers, or use fewer accumulation steps (training.grad_accum) with a larger micro_batch)\n"},
+		{[]string{"run", file, "--set", "parallelism.zero_stage=3"}, 2, "zerosim: " + file + ": the step has 640008 tasks per rank, more than the 524288 a replay handles in 10 s and 2 GB (use at most 737 layers, or use fewer accumulation steps (training.grad_accum) with a larger micro_batch)\n"},
+	} {
+		out, errOut, code := runCLI(tc.cmd...)
+		if code != tc.code || out != "" || errOut != tc.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, nothing, %q", tc.cmd, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
