@@ -166,13 +166,13 @@ func withinLimits(s *scenarios.Scenario, tasks int64, full bool) bool {
 
 // suggestBucket returns the smallest of least, 2·least, 4·least, … whose
 // step passes memory.MaxBuckets and the task limits, at s's stage and K
-// and at every other stage 0–3, at K = 1 and at N's least K > 1 (one more
+// and at every other stage 0–2, at K = 1 and at N's least K > 1 (one more
 // collective per bucket), so that the size an error suggests replays in
 // every row that memory, fit and plan try, not only at s's stage: memory's
 // stage 0 of the default scenario needs 51412 B and run's stage 2, two
 // collectives per bucket, 102824 B (qa19 M5). A layout that s's model
 // does not run at all (ZeRO++ below stage 3, an ep that K does not divide)
-// is left out.
+// is left out, and so is stage 3, which no bucket size changes (allLayouts).
 func suggestBucket(s *scenarios.Scenario, least int64, full bool) int64 {
 	kmin := 1
 	for k := 2; k <= s.N(); k++ {
@@ -190,10 +190,14 @@ func suggestBucket(s *scenarios.Scenario, least int64, full bool) int64 {
 	return b
 }
 
-// allLayouts reports whether bucket size b replays at every stage, K = 1
-// and K = kmin, that s's model analyzes at all.
+// allLayouts reports whether bucket size b replays at every stage 0–2, K =
+// 1 and K = kmin, that s's model analyzes at all. Stage 3 is left out: it
+// lays out one bucket per unit (memory.StageSpec's PerUnit), so no bucket
+// size changes its buckets or tasks, and a stage 3 over the task limits
+// (1,000 units × 128 micro-steps) made the advice double to 2^50 and
+// advise 2204520813690880 B for a stage-2 scenario that 1,026,560 B runs.
 func allLayouts(s *scenarios.Scenario, b int64, full bool, kmin int) bool {
-	for st := 0; st <= 3; st++ {
+	for st := 0; st <= 2; st++ {
 		for _, k := range []int{1, kmin} {
 			if !bucketReplays(s, b, full, st, k, false) {
 				return false
