@@ -27,7 +27,7 @@ func TestHardwareAndOffloadWarnAtTheirKey(t *testing.T) {
 	for _, c := range []struct {
 		text, want string
 	}{
-		{base + nic + "\n", at(base+nic, nic, "bandwidth") + "inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC published"},
+		{base + nic + "\n", at(base+nic, nic, "bandwidth") + "inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC with a published line rate"},
 		{base + h100 + "stack: torchtitan\n" + opt + "\n", at(base+h100+"stack: torchtitan\n"+opt, opt, "optimizer") + "stack torchtitan does not run DeepSpeed's CPU offload"},
 		{base + h100 + "stack: torchtitan\n" + par + "\n", at(base+h100+"stack: torchtitan\n"+par, par, "params") + "stack torchtitan does not run DeepSpeed's CPU offload"},
 	} {

@@ -39,8 +39,8 @@ parallelism: {dp: 16, zero_stage: 3}
 		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=100", "parallelism.dp=200"}, "gpus_per_node=100 is more GB200 GPUs than one NVLink domain holds (72: "},
 		{[]string{"cluster.inter.bandwidth=800Gbps"}, ""},
 		// Just over XDR (final read R2: a bound of twice XDR passed).
-		{[]string{"cluster.inter.bandwidth=808Gbps"}, "s.yaml: --set cluster.inter.bandwidth=808Gbps: inter bandwidth 101.00 GB/s per NIC is more than the fastest NIC published"},
-		{[]string{"cluster.inter.bandwidth=3200Gbps"}, "s.yaml: --set cluster.inter.bandwidth=3200Gbps: inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC published, 100.00 GB/s (InfiniBand XDR, 800 Gb/s"},
+		{[]string{"cluster.inter.bandwidth=808Gbps"}, "s.yaml: --set cluster.inter.bandwidth=808Gbps: inter bandwidth 101.00 GB/s per NIC is more than the fastest NIC with a published line rate"},
+		{[]string{"cluster.inter.bandwidth=3200Gbps"}, "s.yaml: --set cluster.inter.bandwidth=3200Gbps: inter bandwidth 400.00 GB/s per NIC is more than the fastest NIC with a published line rate, 100.00 GB/s (ConnectX-8 SuperNIC, InfiniBand XDR, 800 Gb/s"},
 	} {
 		s, err := Load("s.yaml", file, c.sets)
 		if err != nil {

@@ -449,9 +449,16 @@ var nvlinkDomains = map[string]struct {
 // warnImpossibleHardware warns of typed-in hardware that no one sells
 // (qa19 L8): a node of more GPUs than one NVLink domain of its GPU holds
 // (nvlinkDomains; a PCIe intra preset is left alone), and a NIC faster than
-// the fastest published, InfiniBand XDR / ConnectX-8 at 800 Gb/s (the XDR
-// link preset): 3200Gbps is usually a node's eight NICs written as one.
-// Warnings, not errors: zerosim models what it is given.
+// the fastest whose line rate NVIDIA publishes, ConnectX-8 at 800 Gb/s
+// (InfiniBand XDR, the XDR link preset; NVIDIA ConnectX-8 SuperNIC User
+// Manual, Introduction, docs.nvidia.com/networking/display/connectx8supernic:
+// "up to 800 gigabits per second"): 3200Gbps is usually a node's eight NICs
+// written as one. ConnectX-9 (announced at GTC DC, October 2025, as "1.6T
+// per GPU") is not the threshold: searched on 2026-11-30, NVIDIA's
+// documents name it (MFT 4.35 firmware 82.48.1000, FlexBoot 3.9.101) but
+// give no line rate, and third-party pages disagree (hardwareluxx: 1.6
+// Tb/s per NIC; wheelersnetwork and wavesplitter: 800 Gb/s per chip, two
+// per GPU). Warnings, not errors: zerosim models what it is given.
 func (l *loader) warnImpossibleHardware(s *Scenario) {
 	c := &s.Cluster
 	if d, ok := nvlinkDomains[c.GPU]; ok && c.GPUsPerNode > d.gpus && (c.Intra.Preset == "" || gpuBoundLinks[c.Intra.Preset]) {
@@ -464,6 +471,6 @@ func (l *loader) warnImpossibleHardware(s *Scenario) {
 		if !l.has(at) {
 			at = "cluster.inter"
 		}
-		l.warn(s, at, fmt.Sprintf("inter bandwidth %v per NIC is more than the fastest NIC published, %v (InfiniBand XDR, 800 Gb/s: ConnectX-8 SuperNIC datasheet): give one NIC's bandwidth, with nics: per_gpu or nics_per_node for a node's several", c.Inter.Bandwidth, xdr.Bandwidth))
+		l.warn(s, at, fmt.Sprintf("inter bandwidth %v per NIC is more than the fastest NIC with a published line rate, %v (ConnectX-8 SuperNIC, InfiniBand XDR, 800 Gb/s: its user manual): give one NIC's bandwidth, with nics: per_gpu or nics_per_node for a node's several", c.Inter.Bandwidth, xdr.Bandwidth))
 	}
 }
