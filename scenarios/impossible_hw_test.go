@@ -11,8 +11,9 @@ import (
 // (100 GB/s) warn at their key with the published figure; a node of one
 // domain and an XDR NIC say nothing. GB200 at 144 a node warned of nothing
 // while 64 and 4 did. Also the presets the first cases do not reach (HGX
-// B200: 8 GPUs on one baseboard's NVLink5 switches; an AMD MI300X
-// platform: 8 GPUs on Infinity Fabric), a PCIe intra preset left alone,
+// B200: 8 GPUs on one baseboard's NVLink5 switches; HGX A800 8-GPU; an
+// AMD MI300X platform: 8 GPUs on Infinity Fabric), a PCIe intra preset
+// left alone,
 // and one warning, not two, for a GB200 node above a rack that is no
 // multiple of an NVL36 (warnNVLTray leaves nodes above a rack to
 // warnImpossibleHardware).
@@ -33,6 +34,8 @@ parallelism: {dp: 16, zero_stage: 3}
 		{[]string{"cluster.gpu=GB200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=144", "parallelism.dp=288"}, "gpus_per_node=144 is more GB200 GPUs than one NVLink domain holds (72: GB200 NVL72 rack"},
 		{[]string{"cluster.gpu=B200", "cluster.intra.preset=NVLink5"}, ""},
 		{[]string{"cluster.gpu=B200", "cluster.intra.preset=NVLink5", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more B200 GPUs than one NVLink domain holds (8: "},
+		{[]string{"cluster.gpu=A800-80GB", "cluster.intra.preset=NVLink3-A800"}, ""},
+		{[]string{"cluster.gpu=A800-80GB", "cluster.intra.preset=NVLink3-A800", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more A800-80GB GPUs than one NVLink domain holds (8: HGX A800 8-GPU"},
 		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, ""},
 		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI", "cluster.gpus_per_node=16", "parallelism.dp=32"}, "gpus_per_node=16 is more MI300X GPUs than one NVLink domain holds (8: "},
 		{[]string{"cluster.intra.preset=PCIe5", "cluster.gpus_per_node=512", "parallelism.dp=1024"}, ""},

@@ -434,6 +434,14 @@ var nvlinkDomains = map[string]struct {
 	"V100-32GB": {16, "DGX-2: 16 V100s on 12 NVSwitches, NVIDIA DGX-2 datasheet"},
 	"A100-40GB": {16, "HGX A100 16-GPU, NVIDIA A100 datasheet"},
 	"A100-80GB": {16, "HGX A100 16-GPU, NVIDIA A100 datasheet"},
+	// A800: NVIDIA lists the HGX A800 among its NVSwitch systems as an
+	// 8-GPU board ("NVIDIA HGX A800 8-GPU — A800 and NVSwitch", NVIDIA Data
+	// Center GPU Driver Release Notes 580, RN-08625 v2.1, Hardware and
+	// Software Support, read as quoted: the PDF itself is not in the index;
+	// Fabric Manager User Guide DU-09883-001 v1.3, October 2023: "Added
+	// support language for NVIDIA HGX A800"). No 16-GPU A800 system (two
+	// baseboards, as HGX A100 16-GPU) was found, so 8, not A100's 16.
+	"A800-80GB": {8, "HGX A800 8-GPU on NVSwitches, NVIDIA Data Center GPU Driver Release Notes 580"},
 	"H100-80GB": {256, "NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page"},
 	"H200":      {256, "NVLink4's Switch System, up to 256 connected H200s (DGX GH200), NVIDIA's NVLink page"},
 	"B200":      {8, "HGX B200, 8 GPUs on NVLink5 switches, NVIDIA DGX B200 datasheet"},
