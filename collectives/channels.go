@@ -27,8 +27,12 @@ const (
 // commit above): op over a communicator of shape sh by algorithm and
 // protocol c, count elements of elem bytes as the call passes them (an
 // all-gather's or reduce-scatter's per-rank count); ok is false where
-// the model does not know NCCL's count (RCCL's tuner on an AMD GPU, one
-// rank, no elements, or an algorithm NCCL's tuner does not choose).
+// the model does not know NCCL's count (RCCL's tuner on an AMD GPU, whose
+// own channel count at ROCm/rccl 7383f10d9031167141137837c9f1b4dc7ea82e64
+// comes from rcclUpdateThreadThreshold, the GPU's maxThreads and, for an
+// all-reduce, the pivotA2ANumBiRings and treeDefined overrides in
+// src/enqueue.cc topoGetAlgoInfo, none modelled here; one rank, no
+// elements, or an algorithm NCCL's tuner does not choose).
 //
 // topoGetAlgoInfo (enqueue.cc lines 2070–2114) starts from the
 // communicator's channels (BufferChannels: comm->nChannels), or for NVLS

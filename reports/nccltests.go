@@ -57,6 +57,23 @@ var ncclAlgoNames = map[string]string{"tree": "TREE", "ring": "RING", "nvls": "N
 // a comment; without the channels where the model does not know them
 // (RCCL's tuner), and "" when NCCL's tuner did not choose (an alpha–beta
 // lowering, an all-to-all's sends, nothing run).
+//
+// Under RCCL the line is NCCL's without its channel{Lo..Hi}, which no RCCL
+// prints: ROCm/rccl at 7383f10d9031167141137837c9f1b4dc7ea82e64 prints
+// NCCL's line, channels included (src/enqueue.cc scheduleCollTasksToPlan,
+// INFO(NCCL_TUNING, "%s: %ld Bytes -> Algo %s proto %s
+// channel{Lo..Hi}={%d..%d}")), but its channel count is its own
+// topoGetAlgoInfo's (rcclUpdateThreadThreshold, comm->maxThreads of the
+// GPU, and on AllReduce the pivotA2ANumBiRings == 3 and treeDefined
+// overrides of nMaxChannels and of the algorithm), which collectives does
+// not model (Model.ChannelRange); and at 0cbce2a7571c907554199fad7e905f16ec0a565c,
+// whose cost model collectives implements, rank 0 prints another line,
+// "%ld Bytes -> Algo %d proto %d time %f" (src/enqueue.cc line 1625:
+// the bytes ×nRanks for an all-gather or reduce-scatter, include/info.h
+// line 85; algo and proto as numbers; the model's float time in µs),
+// whose time zerosim's integer-picosecond cost would not reproduce to
+// its last digits. Leaving the channels out keeps the newer line's words
+// and claims nothing the model does not know.
 func tuningLine(op string, row *CollectiveRow) string {
 	algo, proto, ok := strings.Cut(row.Algorithm, "/")
 	fn := ncclFuncNames[op]
