@@ -43,6 +43,51 @@ func CurveOf(l *Log) Curve {
 	return c
 }
 
+// NICShape is the logged group's shape on nodes of gpusPerNode GPUs
+// that share shared NICs each (0: each GPU has its own; GPU g's NIC is
+// g·shared/gpusPerNode, as topology.NIC lays them out): {Ranks, Nodes},
+// with Shape.MinNICs the fewest NICs its ranks cross on one node where
+// that differs from min(shared, ranks per node), as ShapeOf gives a
+// replayed group's (rev23 LOW-6: a log of 4 of 8 GPUs on 4 shared NICs,
+// which cross 2, was fitted as crossing 4, its inter efficiency halved to
+// match). The ranks' GPUs are the devices block's "device N". ok is false
+// where the NICs matter, shared NICs and part of each node, and the log
+// does not tell them: no devices block, a device not below gpusPerNode,
+// or one device twice on a host (each process's CUDA_VISIBLE_DEVICES
+// renumbered its GPU 0); the shape is then {Ranks, Nodes}, the rule's.
+func (l *Log) NICShape(gpusPerNode, shared int) (Shape, bool) {
+	sh := Shape{Ranks: l.Ranks, Nodes: l.Nodes}
+	if shared <= 0 || shared >= gpusPerNode || l.Nodes < 1 || l.Ranks >= gpusPerNode*l.Nodes {
+		return sh, true
+	}
+	if len(l.RankHost) != l.Ranks || len(l.RankDevice) != l.Ranks {
+		return sh, false
+	}
+	nics := make([]map[int]bool, l.Nodes)
+	used := make([]map[int]bool, l.Nodes)
+	for r, h := range l.RankHost {
+		d := l.RankDevice[r]
+		if h < 0 || h >= l.Nodes || d < 0 || d >= gpusPerNode {
+			return sh, false
+		}
+		if used[h] == nil {
+			used[h], nics[h] = map[int]bool{}, map[int]bool{}
+		}
+		if used[h][d] {
+			return sh, false
+		}
+		used[h][d], nics[h][d*shared/gpusPerNode] = true, true
+	}
+	least := 0
+	for _, n := range nics {
+		least = minPositive(least, len(n))
+	}
+	if least != min(shared, l.Ranks/l.Nodes) {
+		sh.MinNICs = least
+	}
+	return sh, true
+}
+
 // at interpolates the curve log–log at size b; ok is false outside its
 // range or for another op, shape or number of GPUs per host thread (a run
 // with another host launch floor).
@@ -496,7 +541,7 @@ func (c *Calibration) File() *scenarios.Calibration {
 	}
 	f.Hardware.Algos = algoNames(c.HW.Algos)
 	for _, cv := range c.Curves {
-		f.Curves = append(f.Curves, scenarios.CalCurve{Op: cv.Op.String(), Ranks: cv.Shape.Ranks, Nodes: cv.Shape.Nodes, Source: cv.Source,
+		f.Curves = append(f.Curves, scenarios.CalCurve{Op: cv.Op.String(), Ranks: cv.Shape.Ranks, Nodes: cv.Shape.Nodes, MinNICs: cv.Shape.MinNICs, Source: cv.Source,
 			Sizes: cv.Sizes, TimesUS: cv.TimesUS, GPUsPerThread: cv.GPUsPerThread})
 	}
 	return f
@@ -557,7 +602,7 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calibration: curves[%d]: %w", i, err)
 		}
-		c.Curves = append(c.Curves, Curve{Op: op, Shape: Shape{Ranks: cc.Ranks, Nodes: cc.Nodes}, Sizes: cc.Sizes, TimesUS: cc.TimesUS, Source: cc.Source, GPUsPerThread: cc.GPUsPerThread})
+		c.Curves = append(c.Curves, Curve{Op: op, Shape: Shape{Ranks: cc.Ranks, Nodes: cc.Nodes, MinNICs: cc.MinNICs}, Sizes: cc.Sizes, TimesUS: cc.TimesUS, Source: cc.Source, GPUsPerThread: cc.GPUsPerThread})
 	}
 	return c, nil
 }

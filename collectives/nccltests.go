@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -43,7 +44,12 @@ type Log struct {
 	// Device is the name the "# Using devices" block gives rank 0's GPU
 	// ("A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), "" when it has none.
 	Device string
-	Rows   []Row
+	// RankHost and RankDevice are each rank's host (numbered in the order
+	// the devices block first names them) and its "device N", the CUDA
+	// ordinal of its GPU, from the "# Using devices" block; nil when the
+	// run has none or a line of it names no device.
+	RankHost, RankDevice []int
+	Rows                 []Row
 }
 
 // Row is one size of a run: nccl-tests' out-of-place columns (the in-place
@@ -153,17 +159,22 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 
 // logParser is the state of one ParseLogs.
 type logParser struct {
-	name    string
-	ln      int
-	raw     []byte // the line being read
-	rowAt   int    // byte offset in raw of the row's first field
-	logs    []Log
-	ranks   int
-	hosts   map[string]bool // looked up and counted, never iterated
-	op      Op
-	inDevs  bool
-	devLine int // line of the last "# Using devices"
-	lastRow int
+	name  string
+	ln    int
+	raw   []byte // the line being read
+	rowAt int    // byte offset in raw of the row's first field
+	logs  []Log
+	ranks int
+	hosts map[string]bool // looked up and counted, never iterated
+	// hostOf and devOf: each rank's host number and device of the last
+	// devices block; devOK false once a line of it names no device.
+	hostNum       map[string]int
+	hostOf, devOf []int
+	devOK         bool
+	op            Op
+	inDevs        bool
+	devLine       int // line of the last "# Using devices"
+	lastRow       int
 	// threads and gpus: the last "# nThread T nGpus G" line.
 	threads, gpus int
 	device        string // rank 0's GPU in the last devices block
@@ -203,6 +214,7 @@ func (lp *logParser) comment(line string) {
 	case strings.HasPrefix(body, "Using devices"):
 		lp.inDevs, lp.ranks, lp.devLine = true, 0, lp.ln
 		clear(lp.hosts)
+		lp.hostNum, lp.hostOf, lp.devOf, lp.devOK = map[string]int{}, nil, nil, true
 	case lp.inDevs && strings.HasPrefix(body, "Rank"):
 		// "Rank  0 Group  0 Pid  1234 on  host1 device  0 [0x..] NAME"
 		// (NVIDIA/nccl-tests src/common.cu at d2d40cc8: "#  Rank %2d
@@ -210,11 +222,23 @@ func (lp *logParser) comment(line string) {
 		// last cudaDeviceProp's name; older versions print "[0x%02x]"
 		// and no Group).
 		f := strings.Fields(body)
+		host, dev := -1, -1
 		for i := range f {
 			if f[i] == "on" && i+1 < len(f) {
 				lp.hosts[f[i+1]] = true
+				if _, ok := lp.hostNum[f[i+1]]; !ok {
+					lp.hostNum[f[i+1]] = len(lp.hostNum)
+				}
+				host = lp.hostNum[f[i+1]]
+			}
+			if f[i] == "device" && i+1 < len(f) {
+				if d, err := strconv.Atoi(f[i+1]); err == nil && d >= 0 && d < 1<<16 {
+					dev = d
+				}
 			}
 		}
+		lp.devOK = lp.devOK && host >= 0 && dev >= 0
+		lp.hostOf, lp.devOf = append(lp.hostOf, host), append(lp.devOf, dev)
 		if lp.ranks == 0 {
 			lp.device = ""
 			if _, name, ok := strings.Cut(body, "] "); ok {
@@ -227,6 +251,9 @@ func (lp *logParser) comment(line string) {
 		l := Log{File: lp.name, Line: lp.ln, Op: lp.op, Threads: lp.threads, GPUsPerThread: lp.gpus}
 		if lp.ranks > 0 {
 			l.Ranks, l.Nodes, l.Device, l.DevicesLine = lp.ranks, len(lp.hosts), lp.device, lp.devLine
+			if lp.devOK {
+				l.RankHost, l.RankDevice = slices.Clone(lp.hostOf), slices.Clone(lp.devOf)
+			}
 		}
 		lp.logs = append(lp.logs, l)
 		lp.lastRow = 0

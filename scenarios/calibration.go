@@ -249,9 +249,15 @@ var CalParamNames = [5]CalParamName{{"intra efficiency", "intra_efficiency"}, {"
 // CalCurve is one measured curve: op, communicator shape, sizes (bytes,
 // increasing) and times (µs).
 type CalCurve struct {
-	Op      string    `yaml:"op"`
-	Ranks   int       `yaml:"ranks"`
-	Nodes   int       `yaml:"nodes"`
+	Op    string `yaml:"op"`
+	Ranks int    `yaml:"ranks"`
+	Nodes int    `yaml:"nodes"`
+	// MinNICs is the fewest shared NICs the logged ranks crossed on one
+	// node, where that differs from min(the node's NICs, ranks per node):
+	// a log of part of each node whose GPUs share NICs (collectives
+	// Log.NICShape); omitted: the rule's. The curve times only groups
+	// that cross as many.
+	MinNICs int       `yaml:"min_nics,omitempty"`
 	Source  string    `yaml:"source,omitempty"`
 	Sizes   []int64   `yaml:"sizes,flow"`
 	TimesUS []float64 `yaml:"times_us,flow"`
@@ -492,6 +498,9 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		}
 		if cv.Ranks < 1 || cv.Nodes < 1 || cv.Ranks%cv.Nodes != 0 || cv.Ranks > 1<<24 {
 			return nil, bad(at, fmt.Sprintf("ranks %d over nodes %d: want ranks a multiple of nodes ≥ 1", cv.Ranks, cv.Nodes))
+		}
+		if cv.MinNICs < 0 || cv.MinNICs > cv.Ranks/cv.Nodes {
+			return nil, bad(at+".min_nics", fmt.Sprintf("%d: want 1 to ranks per node (%d), or omit it (the NICs the node's ranks reach)", cv.MinNICs, cv.Ranks/cv.Nodes))
 		}
 		if cv.GPUsPerThread < 0 || cv.GPUsPerThread > cv.Ranks {
 			return nil, bad(at+".gpus_per_thread", fmt.Sprintf("%d: want 1 to ranks (%d), or omit it (one GPU per thread)", cv.GPUsPerThread, cv.Ranks))

@@ -59,6 +59,8 @@ func TestCalibrationKey(t *testing.T) {
 		{"times mismatch", strings.Replace(goodCalibration, "[71.5, 76.2]", "[71.5]", 1), "curves[0]: 2 sizes and 1 times_us"},
 		{"gpus per thread negative", strings.Replace(goodCalibration, "times_us: [71.5, 76.2]}", "times_us: [71.5, 76.2], gpus_per_thread: -1}", 1), "curves[0].gpus_per_thread: -1: want 1 to ranks (16)"},
 		{"gpus per thread above ranks", strings.Replace(goodCalibration, "times_us: [71.5, 76.2]}", "times_us: [71.5, 76.2], gpus_per_thread: 17}", 1), "curves[0].gpus_per_thread: 17"},
+		{"min nics negative", strings.Replace(goodCalibration, "times_us: [71.5, 76.2]}", "times_us: [71.5, 76.2], min_nics: -1}", 1), "curves[0].min_nics: -1: want 1 to ranks per node (8)"},
+		{"min nics above ranks per node", strings.Replace(goodCalibration, "times_us: [71.5, 76.2]}", "times_us: [71.5, 76.2], min_nics: 9}", 1), "curves[0].min_nics: 9: want 1 to ranks per node (8), or omit it"},
 		{"ranks not a multiple", strings.Replace(goodCalibration, "nodes: 2", "nodes: 3", 1), "curves[0]: ranks 16 over nodes 3"},
 		{"not yaml", "\x00\x01binary", "calibration"},
 	} {

@@ -204,10 +204,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	hw := collectives.HardwareOf(s)
-	curves := make([]collectives.Curve, len(logs))
-	for i := range logs {
-		curves[i] = collectives.CurveOf(&logs[i])
-	}
+	curves, nicWarnings := logCurves(logs, s, hw)
 	fit, err := collectives.FitModel(hw, curves, 0, math.MaxInt64)
 	if err != nil {
 		return inputError{err}
@@ -216,6 +213,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnings = append(nicWarnings, warnings...)
 	if wn := poorFit(hw, fit, curves); wn != "" {
 		warnings = append(warnings, wn)
 	}
@@ -245,6 +243,32 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Network: rep})
 	}
 	return reports.WriteCalibration(w, rep)
+}
+
+// logCurves is each log's measured curve, its shape that of the ranks on
+// the scenario's nodes: under shared NICs a log of part of each node
+// crosses the NICs of the GPUs its devices block names
+// (collectives.Log.NICShape), and is fitted and replayed at that count;
+// a warning for each such log that does not name them.
+func logCurves(logs []collectives.Log, s *scenarios.Scenario, hw collectives.Hardware) ([]collectives.Curve, []string) {
+	gpn, shared := s.Cluster.GPUsPerNode, 0
+	if hw.NICsPerNode < gpn {
+		shared = hw.NICsPerNode
+	}
+	curves := make([]collectives.Curve, len(logs))
+	var w []string
+	for i := range logs {
+		l := &logs[i]
+		curves[i] = collectives.CurveOf(l)
+		sh, ok := l.NICShape(gpn, shared)
+		curves[i].Shape = sh
+		if !ok {
+			ppn := l.Ranks / max(l.Nodes, 1)
+			w = append(w, fmt.Sprintf("%s:%d: a run of %d ranks a node on nodes of %d GPUs sharing %d NICs, and its \"# Using devices\" block does not say which GPUs (none, or a device number repeated on a host or not below %d): fitted as crossing %d NICs a node, as NCCL does only when its GPUs are spread over them (calibrate with the run's devices block, or a run on whole nodes)",
+				l.File, l.Line, ppn, gpn, shared, gpn, min(shared, ppn)))
+		}
+	}
+	return curves, w
 }
 
 // warnCalibration prints a network fit's warnings on stderr, and each
