@@ -34,11 +34,14 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 			"the network part of cal.yaml was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Ampere, NVLink 300 GB/s, 1 × 12.5 GB/s NICs per node, network latency +8µs, AMD host: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used", ""},
 		{"default", "auto", "NCCL's cost model calibrated by cal.yaml measured under other NCCL_ALGO or NCCL_PROTO settings, its measured curves not used",
 			"the network part of cal.yaml was measured with NCCL_ALGO NCCL's default, NCCL_PROTO NCCL's default (hardware.algos, hardware.protos), this run has NCCL_ALGO Ring, NCCL_PROTO NCCL's default: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used", "communication.nccl_algo=Ring"},
+		// The NICs a node: the same H100 nodes with 4 shared NICs, not 8.
+		{"default", "auto", "NCCL's cost model calibrated by cal.yaml of other hardware, its measured curves not used",
+			"was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Hopper, NVLink 450 GB/s, 4 × 50 GB/s NICs per node, NVLS: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used", "cluster.nics=per_node;cluster.nics_per_node=4"},
 	} {
 		t.Run(tc.example+"/"+tc.algo+tc.set, func(t *testing.T) {
 			sets := []string{"communication.algorithm=" + tc.algo}
 			if tc.set != "" {
-				sets = append(sets, tc.set)
+				sets = append(sets, strings.Split(tc.set, ";")...)
 			}
 			s := example(t, tc.example, sets...)
 			s.Communication.Calibration = "cal.yaml"
@@ -62,7 +65,7 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 				t.Error("the calibration's curves were dropped on its own hardware")
 			}
 			if tc.set != "" && len(m.Curves) != 0 {
-				t.Error("the calibration's curves were kept under other NCCL_ALGO settings")
+				t.Error("the calibration's curves were kept under other NCCL_ALGO settings or NICs")
 			}
 		})
 	}
