@@ -2,6 +2,7 @@ package reports
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/topology"
@@ -49,11 +50,36 @@ func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
 	if s == nil || r == nil || r.Schedule == nil {
 		return nil, fmt.Errorf("reports: run needs a scenario and a replay result with its schedule")
 	}
-	st, err := memory.Stages(s, memory.Options{Reserve: memory.ReserveNone})
+	st, err := runStages(s)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
 	return &Run{Scenario: s, Result: r, Stages: st}, nil
+}
+
+// runStages is memory.Stages of s for the memory plot, without another
+// stage whose groups s's bucket size cuts into more than memory.MaxBuckets
+// buckets: stage 3 lays out a bucket per unit whatever the size, so a
+// ZeRO-3 step that validates and replays may have a bucket size stages
+// 0–2 cannot lay out (default example at stage 3 with 30KB buckets: run
+// refused the replayed step, "default: communication.bucket_size 30000 B
+// cuts group \"dense\" …", and validate said ok). The plot leaves that
+// stage's bar out.
+func runStages(s *scenarios.Scenario) ([]*memory.Report, error) {
+	var out []*memory.Report
+	for st := 0; st <= 3; st++ {
+		c := *s
+		c.Parallelism.Stage = st
+		r, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
+		if st != s.Parallelism.Stage && errors.As(err, new(*memory.TooManyBucketsError)) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // runTableRows is the cap on per-rank rows: above it the time table shows

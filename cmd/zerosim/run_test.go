@@ -358,3 +358,23 @@ func TestRunLinkFinding(t *testing.T) {
 		})
 	}
 }
+
+// A ZeRO-3 step whose bucket size stages 0–2 cannot lay out (30 KB cuts
+// the default model's 6,738,415,616-parameter group into 449,228 buckets
+// of 15,000 bf16 elements, more than 262,144) validates and replays, as
+// stage 3 lays out a bucket per unit: run reports it, its memory plot
+// without those stages' bars (it exited 2 after the replay, "default:
+// communication.bucket_size 30000 B …", naming neither file nor --set).
+func TestRunStage3BucketOtherStagesRefuse(t *testing.T) {
+	dir := t.TempDir()
+	sets := []string{"--set", "parallelism.zero_stage=3", "--set", "communication.bucket_size=30KB"}
+	for _, args := range [][]string{{"validate", exampleFile(t, "default")}, {"run", "-o", dir}} {
+		if out, errOut, code := runCLI(append(args, sets...)...); code != 0 || out == "" {
+			t.Fatalf("%v: exit %d, %s", args, code, errOut)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "memory_stages.svg"))
+	if err != nil || !strings.Contains(string(svg), "stage 3 (this run)") || strings.Contains(string(svg), "stage 0") || strings.Contains(string(svg), "stage 2") {
+		t.Errorf("memory_stages.svg: %v; want stage 3's bar alone", err)
+	}
+}
