@@ -53,8 +53,10 @@ func CurveOf(l *Log) Curve {
 // match). The ranks' GPUs are the devices block's "device N". ok is false
 // where the NICs matter, shared NICs and part of each node, and the log
 // does not tell them: no devices block, a device not below gpusPerNode,
-// or one device twice on a host (each process's CUDA_VISIBLE_DEVICES
-// renumbered its GPU 0); the shape is then {Ranks, Nodes}, the rule's.
+// one device twice on a host (each process's CUDA_VISIBLE_DEVICES
+// renumbered its GPU 0), or hosts that are not the log's nodes of
+// Ranks/Nodes ranks each (--nodes over a shared hostname); the shape is
+// then {Ranks, Nodes}, the rule's.
 func (l *Log) NICShape(gpusPerNode, shared int) (Shape, bool) {
 	sh := Shape{Ranks: l.Ranks, Nodes: l.Nodes}
 	if shared <= 0 || shared >= gpusPerNode || l.Nodes < 1 || l.Ranks >= gpusPerNode*l.Nodes {
@@ -79,7 +81,12 @@ func (l *Log) NICShape(gpusPerNode, shared int) (Shape, bool) {
 		used[h][d], nics[h][d*shared/gpusPerNode] = true, true
 	}
 	least := 0
-	for _, n := range nics {
+	for h, n := range nics {
+		if len(used[h]) != l.Ranks/l.Nodes {
+			// Hosts the block names are not the nodes calibrate's
+			// --nodes made of them (containers sharing a hostname).
+			return sh, false
+		}
 		least = minPositive(least, len(n))
 	}
 	if least != min(shared, l.Ranks/l.Nodes) {

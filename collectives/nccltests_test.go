@@ -132,6 +132,9 @@ func FuzzParseLogs(f *testing.F) {
 					}
 				} else if s.Ranks < 1 || s.Nodes < 1 || s.Ranks%s.Nodes != 0 {
 					t.Fatalf("Shape%v: %d ranks on %d nodes", fl, s.Ranks, s.Nodes)
+				} else if sh, _ := s.NICShape(8, 4); sh.Ranks != s.Ranks || sh.Nodes != s.Nodes || sh.MinNICs < 0 || sh.MinNICs > s.Ranks/s.Nodes {
+					// The NICs its devices block names: within the ranks a node.
+					t.Fatalf("Shape%v: NICShape %+v", fl, sh)
 				}
 			}
 		}

@@ -17,10 +17,11 @@ import (
 // 2, where the rule (min(4 NICs, 4 ranks)) says 4: MinNICs 2; devices 0,
 // 2, 4, 6 (or 1, 3, 5, 7) cross all 4, the rule's: none; devices 0–1
 // cross 1 of the rule's 2; a host of 0–3 and one of 0, 2, 4, 6: the
-// fewest, 2; whole nodes and a GPU
-// of its own NIC each (nics per_gpu, shared 0) are the rule's. Unknown
-// (ok false, the rule's shape): no devices block, a device 8 on 8-GPU
-// nodes, device 0 twice on a host (CUDA_VISIBLE_DEVICES per process).
+// fewest, 2; whole nodes and a GPU of its own NIC each (nics per_gpu,
+// shared 0) are the rule's. Unknown (ok false, the rule's shape): no
+// devices block, a device 8 on 8-GPU nodes, device 0 twice on a host
+// (CUDA_VISIBLE_DEVICES per process), one hostname that calibrate's
+// --nodes 2 splits (containers sharing it).
 func TestLogNICShape(t *testing.T) {
 	devices := func(hosts ...[]int) string {
 		b := "# Using devices\n"
@@ -53,13 +54,14 @@ func TestLogNICShape(t *testing.T) {
 		{"no devices block", "", 8, 4, 8, 2, 0, false},
 		{"device beyond the node", devices([]int{0, 1, 2, 8}, []int{0, 1, 2, 3}), 8, 4, 8, 2, 0, false},
 		{"renumbered per process", devices([]int{0, 0, 0, 0}, []int{0, 0, 0, 0}), 8, 4, 8, 2, 0, false},
+		{"one hostname, --nodes 2", devices([]int{0, 1, 2, 3, 4, 5, 6, 7}), 8, 4, 8, 2, 0, false},
 	} {
 		logs, err := ParseLogs("x.log", strings.NewReader("# Collective test starting: all_reduce_perf\n"+c.devs+header+row))
 		if err != nil {
 			t.Fatal(err)
 		}
 		l := logs[0]
-		if c.devs == "" {
+		if l.Ranks != c.ranks || l.Nodes != c.nodes {
 			l.Ranks, l.Nodes = c.ranks, c.nodes // as calibrate's --nodes and --gpus-per-node give them
 		}
 		sh, ok := l.NICShape(c.gpn, c.shared)
