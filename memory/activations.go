@@ -152,6 +152,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
+				d.RouterExperts = routerGateExperts(layers, u)
 				k := dimsPolicy{d, unitPolicy[u]}
 				x, ok := seen[k]
 				if !ok {
@@ -310,6 +311,24 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron"}
+}
+
+// routerGateExperts is the routed experts of the MoE layer block u holds
+// when its router gate is an aten.mm of the block's forward
+// (BlockDims.RouterExperts): the experts are the unit after it
+// (UnitPolicies), and the gate is a Linear without a bias, except
+// gpt-oss's (gate_bias=True in torchtitan/models/gpt_oss/__init__.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1; transformers'
+// GptOssTopKRouter adds its bias too), which runs addmm; 0 otherwise.
+func routerGateExperts(layers []scenarios.Layer, u int) int64 {
+	if u+1 >= len(layers) || layers[u+1].Block {
+		return 0
+	}
+	x := layers[u+1].Dims
+	if x == nil || !x.ExpertsOnly() || x.Router == scenarios.RouterGptOss {
+		return 0
+	}
+	return x.Experts
 }
 
 // UnitBlockDims is block l's dimensions as the activation model sizes its
