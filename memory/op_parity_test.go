@@ -2,6 +2,7 @@ package memory
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -51,6 +52,11 @@ func TestOpPolicyMMParity(t *testing.T) {
 		SharedFFN: 512, SharedGate: true, RouterExperts: 512, LinearAttention: scenarios.LinearGatedDeltaNet,
 		LinearKeyHeads: 16, LinearValueHeads: 32, LinearKeyHeadDim: 128, LinearValueHeadDim: 128}
 
+	// gpt-oss-20b (hidden 2880, 64 heads of 64, 8 kv heads, 32 routed
+	// experts; a gpt-style block here): every linear has a bias.
+	oss := BlockDims{Seq: tk, Batch: 1, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, NoFFN: true, RouterExperts: 32,
+		BiasedLinears: true, Attention: AttentionFlash}
+
 	const (
 		// DeepSeek-V3
 		v3In   = 2 * tk * 7168       // block input, wo's output
@@ -80,6 +86,9 @@ func TestOpPolicyMMParity(t *testing.T) {
 		dIn    = 2 * tk * 2048       // GDN block input, out_proj's and the shared down_proj's outputs
 		dQKVZ  = 2 * tk * (2*2048 + 2*4096)
 		dSW1   = 2 * tk * 512
+		oIn    = 2 * tk * 2880 // gpt-oss block input
+		oAttn  = 2 * tk * 64 * 64
+		oLSE   = 4 * 64 * tk
 		v3Sum  = v3In + v3Qa + v3KVa + v3Attn + v3LSE + v3In + v3W3
 		v3Prev = 2*tk*128*192 + 2*tk*128*192 + 2*tk*7168 // Llama's wq, wv, w2 numbering on this block
 	)
@@ -121,6 +130,10 @@ func TestOpPolicyMMParity(t *testing.T) {
 		// in_proj_qkvz 1*, in_proj_ba 2, out_proj 3*, gate 4, shared w1
 		// 5*, w3 6, w2 7* (the gate's product keeps it), shared gate 8.
 		{"Qwen3-Next GDN MoE", gdn, []int64{dIn, dQKVZ, dIn, dSW1, dIn}, dSW1 + dIn, 0},
+		// q, k, v, o and the router gate run addmm, the experts
+		// _grouped_mm: no mm, nothing kept but the input and the
+		// attention kernel's outputs; q, k and v are rebuilt.
+		{"gpt-oss", oss, []int64{oIn, oAttn, oLSE}, oIn + oAttn + oLSE, 0},
 	} {
 		keep, rebuild, err := BlockActivationTensors(c.d, PolicyOp)
 		if err != nil {
@@ -139,6 +152,86 @@ func TestOpPolicyMMParity(t *testing.T) {
 		}
 		if want := none - c.onList - c.views; rb != want {
 			t.Errorf("%s: rebuilt %d B, want %d", c.name, rb, want)
+		}
+	}
+}
+
+// TestOpPolicyRoutedExperts: under the op policy a unit of routed experts
+// keeps nothing at ep 1 (torchtitan's MoE past the router gate runs no op
+// of the save list: torch._grouped_mm is not aten.mm) and rebuilds what
+// full recompute rebuilds; at ep > 1 it keeps the two all_to_all_single
+// outputs, 2·h bytes per (token, expert) row each. Qwen3-30B-A3B's MoE
+// (h 2048, 128 experts, top-8, expert ffn 768, softmax top-k router with
+// norm_topk_prob) at s = 4096, b = 1: the experts' rows keep
+// 4096·8·(4·2048 + 6·768) = 419,430,400 B; the router's tensors
+// (RouterTensors) 4·t·E + 8·t·k + 4·t·k + 4·t + 16·t·k + 2·t·k =
+// 4096·756 = 3,096,576 B.
+func TestOpPolicyRoutedExperts(t *testing.T) {
+	d := &scenarios.BlockDims{Hidden: 2048, Experts: 128, TopK: 8, ExpertFFN: 768, Router: scenarios.RouterSoftmaxTopK, RouterNorm: true}
+	const rows, router = 419_430_400, 3_096_576
+	const a2a = 4096 * 8 * 4 * 2048 // 268,435,456
+	for _, c := range []struct {
+		policy            scenarios.Recompute
+		ep                int
+		stored, transient int64
+	}{
+		{scenarios.RecomputeNone, 1, rows + router, 0},
+		{scenarios.RecomputeFull, 1, 0, rows + router},
+		{scenarios.RecomputeOp, 1, 0, rows + router},
+		{scenarios.RecomputeOp, 16, a2a, rows + router - a2a},
+		{scenarios.RecomputeSelective, 16, rows + router, 0},
+	} {
+		st, tr, err := moeActivation(4096, 1, d, c.policy, false, c.ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st != c.stored || tr != c.transient {
+			t.Errorf("%s, ep %d: stored %d, rebuilt %d; want %d, %d", c.policy, c.ep, st, tr, c.stored, c.transient)
+		}
+	}
+}
+
+// TestOpPolicyRouterGateWired: a scenario's MoE block counts its router
+// gate among its mms (routerGateExperts: the routed experts are the next
+// unit). Qwen3-30B-A3B (no shared expert, 128 experts, GQA 32/4 heads of
+// 128, hidden 2048) at s = 4096, b = 1, sdpa: wq 1*, wk 2, wv 3*, wo 4,
+// gate 5*, so block.0 keeps, in forward order, its input 2·t·h, wq's
+// output 2·t·4096, wv's 2·t·512, the attention output 2·t·4096 and
+// log-sum-exp 4·32·t, and last the gate's 2·t·128 = 1,048,576 B. A
+// gpt-oss-20b block, whose linears all have biases, keeps no mm output.
+func TestOpPolicyRouterGateWired(t *testing.T) {
+	const tk = 4096
+	for _, c := range []struct {
+		config string
+		keep   []int64
+	}{
+		{"hf-extra/qwen3-30b-a3b.json", []int64{2 * tk * 2048, 2 * tk * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 32 * tk, 2 * tk * 128}},
+		{"hf-extra/gpt-oss-20b.json", []int64{2 * tk * 2880, 2 * tk * 4096, 4 * 64 * tk}},
+	} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: " + c.config + ", layers: 2, seq_len: 4096}\n" +
+			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op, attention: sdpa}\n"
+		if strings.Contains(c.config, "gpt-oss") {
+			doc = strings.Replace(doc, "attention: sdpa", "attention: flash", 1)
+		}
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, ui := range r.Units {
+			if ui.Name == "block.0" {
+				found = true
+				if !slices.Equal(ui.ActivationTensors, c.keep) {
+					t.Errorf("%s: block.0 keeps %v, want %v", c.config, ui.ActivationTensors, c.keep)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no block.0", c.config)
 		}
 	}
 }

@@ -92,6 +92,13 @@ type BlockDims struct {
 	// gate is an mm of the block's forward (0: none, or a gate with a
 	// bias, an addmm): only the op policy's mm count reads it (opParity).
 	RouterExperts int64
+	// BiasedLinears: every linear of the block carries a bias (gpt-oss:
+	// attention_bias, and its router's gate_bias=True in
+	// torchtitan/models/gpt_oss/__init__.py at
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1), so each runs aten.addmm,
+	// and its routed experts torch._grouped_mm: the op policy counts and
+	// keeps no mm output of it (opParity).
+	BiasedLinears bool
 	// Multi-head latent attention (scenarios.BlockDims): ValueHeadDim is
 	// the value width per head (0: HeadDim), RopeHeadDim the rotary part
 	// of HeadDim, QLoRARank and KVLoRARank the low-rank widths; KVLoRARank
@@ -545,6 +552,9 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 	}
 	if c.Err != nil {
 		return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	if d.BiasedLinears {
+		mt.mms = nil
 	}
 	extra := opParity(out, mt.mms, d.Compiled)
 	return out, extra, nil

@@ -261,8 +261,13 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
 		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute
 		// of the unit (memory.UnitPolicies: a block recompute_every leaves out, and its routed
-		// experts, rerun nothing).
-		full := policy[i] == memory.PolicyFull
+		// experts, rerun nothing). Under torchtitan's op policy a unit of
+		// routed experts reruns its forward too: none of its ops is in
+		// the policy's save list (torch._grouped_mm is not aten.mm), so
+		// its backward rebuilds what it keeps (memory's moeActivation);
+		// the all-to-alls, which the list holds, are not resent
+		// (recomputeA2A).
+		full := policy[i] == memory.PolicyFull || policy[i] == memory.PolicyOp && l.Dims != nil && l.Dims.ExpertsOnly()
 		attBwd, err := AttentionBackwardFLOPs(att, keepsProbs(s))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
