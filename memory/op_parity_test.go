@@ -52,6 +52,12 @@ func TestOpPolicyMMParity(t *testing.T) {
 		SharedFFN: 512, SharedGate: true, RouterExperts: 512, LinearAttention: scenarios.LinearGatedDeltaNet,
 		LinearKeyHeads: 16, LinearValueHeads: 32, LinearKeyHeadDim: 128, LinearValueHeadDim: 128}
 
+	// Qwen3-Next-80B-A3B's gated-attention block (hidden 2048, 16 heads
+	// of 256, 2 kv heads, q_proj twice as wide for the output gate,
+	// Gemma-style q/k norms; 512 routed experts, a gated shared expert
+	// of 512).
+	gated := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: 256, OutputGate: true,
+		QKNorm: scenarios.QKNormGemma, Attention: AttentionFlash, NoFFN: true, SharedFFN: 512, SharedGate: true, RouterExperts: 512}
 	// gpt-oss-20b (hidden 2880, 64 heads of 64, 8 kv heads, 32 routed
 	// experts; a gpt-style block here): every linear has a bias.
 	oss := BlockDims{Seq: tk, Batch: 1, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, NoFFN: true, RouterExperts: 32,
@@ -129,6 +135,11 @@ func TestOpPolicyMMParity(t *testing.T) {
 		{"GPT", gpt, []int64{gIn, gQKV, gIn, gLSE, gFC1}, gIn + gIn + gLSE + gFC1, 3 * gIn},
 		// in_proj_qkvz 1*, in_proj_ba 2, out_proj 3*, gate 4, shared w1
 		// 5*, w3 6, w2 7* (the gate's product keeps it), shared gate 8.
+		// wq 1* (query and gate, 2·t·2·a·d), wk 2, wv 3* (flash's v is
+		// a view of it), wo 4, gate 5*, shared w1 6, w3 7*, w2 8, shared
+		// gate 9*.
+		{"Qwen3-Next gated attention MoE", gated, []int64{dIn, 2 * tk * 2 * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 16 * tk, 2 * tk * 512, dSW1, 2 * tk},
+			2*tk*4096 + 4*16*tk + dSW1, 2 * tk * 512},
 		{"Qwen3-Next GDN MoE", gdn, []int64{dIn, dQKVZ, dIn, dSW1, dIn}, dSW1 + dIn, 0},
 		// q, k, v, o and the router gate run addmm, the experts
 		// _grouped_mm: no mm, nothing kept but the input and the
