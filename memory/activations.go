@@ -313,6 +313,15 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron"}
 }
 
+// UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the
+// dimensions the activation model gives it (its router gate included:
+// routerGateExperts).
+func UnitOpRecomputedMMFLOPs(s *scenarios.Scenario, u int) (int64, error) {
+	d := blockDims(baseDims(s), s.Model.LayerList[u])
+	d.RouterExperts = routerGateExperts(s.Model.LayerList, u)
+	return OpRecomputedMMFLOPs(d)
+}
+
 // routerGateExperts is the routed experts of the MoE layer block u holds
 // (BlockDims.RouterExperts): the experts are the unit after it
 // (UnitPolicies); 0 when there is none. Its router gate is a Linear

@@ -272,15 +272,15 @@ func (d *BlockDims) check() error {
 // compiledRules). The first entry is the block input. OpSaved and OpOutput
 // say what torchtitan's op policy does with each (opParity).
 func BlockTensors(d BlockDims) ([]SavedTensor, error) {
-	ts, _, err := blockTensors(d)
+	ts, _, _, err := blockTensors(d)
 	return ts, err
 }
 
 // blockTensors is BlockTensors with the op policy's kept mm outputs that
 // are no tensor of the list (opParity), each at its place in the forward.
-func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
+func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if err := d.check(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
@@ -383,11 +383,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 			if d.OutputGate {
 				qb = c.Mul(4, t, qw)
 			}
-			iq = mt.mm("wq", qb, false)
-			ik = mt.mm("wk", c.Mul(2, t, kvw), false)
-			iv = mt.mm("wv", c.Mul(2, t, vw), false)
+			iq = mt.mm("wq", qb, h, false)
+			ik = mt.mm("wk", c.Mul(2, t, kvw), h, false)
+			iv = mt.mm("wv", c.Mul(2, t, vw), h, false)
 		} else {
-			iq = mt.mm("qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), false)
+			iq = mt.mm("qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), h, false)
 		}
 	}
 	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
@@ -461,7 +461,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 		// padded to a multiple of 8 (sdpamask.go).
 		_, bias, err := SDPAMaskBytes(b, s)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		add("attention bias (the sdpa mask made additive, bf16)", "_scaled_dot_product_efficient_attention", "2·b·s·⌈s/8⌉·8", bias, true, false)
 	}
@@ -476,7 +476,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 	// The out-projection (wo, o_proj, a gpt block's proj, a Gated
 	// DeltaNet's out_proj, MLA's wo): only the residual add reads its
 	// output, unless Gemma's post_attention_layernorm normalizes it first.
-	io := mt.mm("wo", c.Mul(2, t, h), d.Norms != scenarios.NormsGemma)
+	woIn := ow // the out-projection's input width
+	if d.LinearAttention != "" {
+		woIn = c.Mul(d.LinearValueHeads, d.LinearValueHeadDim)
+	}
+	io := mt.mm("wo", c.Mul(2, t, h), woIn, d.Norms != scenarios.NormsGemma)
 	if d.Norms == scenarios.NormsGemma {
 		// post_attention_layernorm normalizes o_proj's output, which its
 		// x.float() consumes (nothing of the 16-bit output is kept), before
@@ -500,7 +504,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 		// The routed experts that follow run torch._grouped_mm
 		// (_run_experts_grouped_mm, use_grouped_mm True by default), no
 		// aten.mm: they count no mm (opParity). Then the shared experts.
-		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), false)
+		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), h, false)
 	}
 	// The FFN: FeedForward.forward is self.w2(F.silu(self.w1(x)) *
 	// self.w3(x)) (torchtitan/models/llama3/model/model.py line 343 and
@@ -511,24 +515,24 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 	case d.NoFFN:
 	case compiled:
 		// silu(w1) is recomputed from w1's output (compiledRules).
-		i1 := mt.mm("w1", c.Mul(2, t, f), false)
+		i1 := mt.mm("w1", c.Mul(2, t, f), h, false)
 		add("w1 output (silu input)", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
-		i3 := mt.mm("w3", c.Mul(2, t, f), false)
+		i3 := mt.mm("w3", c.Mul(2, t, f), h, false)
 		add("w3 output", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	case llama:
-		i1 := mt.mm("w1", c.Mul(2, t, f), false)
+		i1 := mt.mm("w1", c.Mul(2, t, f), h, false)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
 		add("silu output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
-		i3 := mt.mm("w3", c.Mul(2, t, f), false)
+		i3 := mt.mm("w3", c.Mul(2, t, f), h, false)
 		add("w3 output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	default:
-		i1 := mt.mm("fc1", c.Mul(2, t, f), false)
+		i1 := mt.mm("fc1", c.Mul(2, t, f), h, false)
 		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
 		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
@@ -536,7 +540,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 	if !d.NoFFN {
 		// w2 (fc2): only the residual add reads its output, unless
 		// Gemma's post_feedforward_layernorm normalizes it first.
-		i2 := mt.mm("w2", c.Mul(2, t, h), d.Norms != scenarios.NormsGemma)
+		i2 := mt.mm("w2", c.Mul(2, t, h), f, d.Norms != scenarios.NormsGemma)
 		if compiled && d.Norms == scenarios.NormsGemma {
 			mt.mms[i2].whole = len(out)
 		}
@@ -551,13 +555,14 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, error) {
 		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
 	if c.Err != nil {
-		return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
+		return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
+	counted := mt.mms
 	if d.BiasedLinears {
-		mt.mms = nil
+		counted = nil
 	}
-	extra := opParity(out, mt.mms, d.Compiled)
-	return out, extra, nil
+	extra := opParity(out, counted, d.Compiled)
+	return out, extra, mt.mms, nil
 }
 
 // Kinds of RMSNorm by what autograd keeps of them (BlockTensors' rmsNorm).
@@ -706,19 +711,19 @@ type addFunc func(name, by, formula string, bytes int64, core, op bool)
 // output only the sigmoid reads (2·t).
 func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool, mt *mmTrack) {
 	fs := d.SharedFFN
-	i1 := mt.mm("shared w1", c.Mul(2, t, fs), false)
+	i1 := mt.mm("shared w1", c.Mul(2, t, fs), d.Hidden, false)
 	add("shared expert gate_proj output (silu input)", "silu", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	mt.wholeLast(i1)
 	if !compiled {
 		add("shared expert silu output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	}
-	i3 := mt.mm("shared w3", c.Mul(2, t, fs), false)
+	i3 := mt.mm("shared w3", c.Mul(2, t, fs), d.Hidden, false)
 	add("shared expert up_proj output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	mt.wholeLast(i3)
 	add("shared expert silu(gate)·up (down_proj input)", "mm", "2·t·f_s", c.Mul(2, t, fs), false, false)
-	i2 := mt.mm("shared w2", c.Mul(2, t, d.Hidden), !d.SharedGate)
+	i2 := mt.mm("shared w2", c.Mul(2, t, d.Hidden), fs, !d.SharedGate)
 	if d.SharedGate {
-		mt.mm("shared_expert_gate", c.Mul(2, t), false)
+		mt.mm("shared_expert_gate", c.Mul(2, t), d.Hidden, false)
 		add("shared_expert_gate sigmoid output", "sigmoid, mul", "2·t", c.Mul(2, t), false, false)
 		add("shared expert output (down_proj output)", "mul", "2·t·h", c.Mul(2, t, d.Hidden), false, false)
 		mt.wholeLast(i2)
@@ -771,24 +776,24 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 	qk := c.Mul(a, d.HeadDim)
 	v := c.Mul(a, d.vHeadDim())
 	if d.QLoRARank > 0 {
-		ia := mt.mm("wq_a", c.Mul(2, t, d.QLoRARank), false)
+		ia := mt.mm("wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false)
 		if compiled {
 			mt.mms[ia].whole = len(*mt.out)
 		}
 		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
 		add("q_a_layernorm output (q_b_proj input)", "mm", "2·t·r_q", c.Mul(2, t, d.QLoRARank), false, false)
-		mt.mm("wq_b", c.Mul(2, t, qk), false)
+		mt.mm("wq_b", c.Mul(2, t, qk), d.QLoRARank, false)
 	} else {
-		mt.mm("wq", c.Mul(2, t, qk), false)
+		mt.mm("wq", c.Mul(2, t, qk), d.Hidden, false)
 	}
-	ikv := mt.mm("wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), false)
+	ikv := mt.mm("wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false)
 	if compiled {
 		mt.mms[ikv].views = append(mt.mms[ikv].views, len(*mt.out))
 	}
 	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")
 	add("kv_a_layernorm output (kv_b_proj input)", "mm", "2·t·r_kv", c.Mul(2, t, d.KVLoRARank), false, false)
 	kvb := c.Mul(a, c.Add(d.HeadDim-d.RopeHeadDim, d.vHeadDim()))
-	ib := mt.mm("wkv_b", c.Mul(2, t, kvb), false)
+	ib := mt.mm("wkv_b", c.Mul(2, t, kvb), d.KVLoRARank, false)
 	by := "attention kernel"
 	if d.Attention == AttentionEager {
 		by = "matmul(q, kᵀ)"
@@ -860,8 +865,8 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 	hv := d.LinearValueHeads
 	k := c.Mul(d.LinearKeyHeads, d.LinearKeyHeadDim)
 	v := c.Mul(hv, d.LinearValueHeadDim)
-	mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), false)
-	mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), false)
+	mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false)
+	mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false)
 	add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
 	add("beta = sigmoid(b)", "sigmoid, chunk_gated_delta_rule", "2·t·H_v", c.Mul(2, t, hv), false, false)
 	add("softplus input a + dt_bias (fp32)", "softplus", "4·t·H_v", c.Mul(4, t, hv), false, false)
@@ -883,7 +888,8 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 // policy counts (opParity).
 type blockMM struct {
 	name  string
-	bytes int64 // its 16-bit output
+	bytes int64 // its 16-bit output, 2·t·n for an n-wide output
+	k     int64 // its input width: it takes bytes·k FLOPs (2·t·n·k)
 	at    int   // the index in the block's tensor list it runs before
 	// whole is the index of the tensor of the list that is its output
 	// (autograd keeps it anyway), -1 for none; views are the indices of
@@ -905,8 +911,8 @@ type mmTrack struct {
 
 // mm records an mm that runs now (before the next tensor is listed) and
 // returns its index.
-func (m *mmTrack) mm(name string, bytes int64, residual bool) int {
-	m.mms = append(m.mms, blockMM{name: name, bytes: bytes, at: len(*m.out), whole: -1, residual: residual})
+func (m *mmTrack) mm(name string, bytes, k int64, residual bool) int {
+	m.mms = append(m.mms, blockMM{name: name, bytes: bytes, k: k, at: len(*m.out), whole: -1, residual: residual})
 	return len(m.mms) - 1
 }
 
@@ -924,7 +930,7 @@ type opExtra struct {
 // opParity applies torchtitan's op policy to a block's mms, one rule for
 // every block kind: _custom_policy (torchtitan/distributed/
 // activation_checkpoint.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1,
-// lines 104-125) counts every torch.ops.aten.mm.default of the
+// lines 99-124) counts every torch.ops.aten.mm.default of the
 // checkpointed block's forward from 1 (meta[mm_count_key] += 1) and
 // saves the output of every op in the save list "except every second
 // mm" (meta[mm_count_key] % 2 == 0): the odd-numbered mms' outputs are
@@ -976,6 +982,30 @@ func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 	return extra
 }
 
+// OpRecomputedMMFLOPs is the matmul work one block's backward reruns
+// under torchtitan's op policy: the even-numbered mms of opParity's count
+// (the odd-numbered ones' outputs are cached), each bytes·k FLOPs, or
+// every linear of a block whose linears carry biases (BiasedLinears: they
+// run addmm, which the policy never saves). The attention kernel's
+// outputs are saved: it reruns none of the attention.
+func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
+	_, _, mms, err := blockTensors(d)
+	if err != nil {
+		return 0, err
+	}
+	var c calc
+	var v int64
+	for i, m := range mms {
+		if i%2 == 1 || d.BiasedLinears {
+			v = c.Add(v, c.Mul(m.bytes, m.k))
+		}
+	}
+	if c.Err != nil {
+		return 0, fmt.Errorf("recompute FLOPs overflow: %w", c.Err)
+	}
+	return v, nil
+}
+
 // BlockActivation returns the bytes one block keeps from forward to
 // backward under a checkpointing policy, and the bytes its backward
 // rebuilds transiently by recomputation: the sums of BlockActivationTensors'
@@ -1025,7 +1055,7 @@ func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, 
 	if err := d.check(); err != nil {
 		return nil, nil, err
 	}
-	ts, extra, err := blockTensors(d)
+	ts, extra, _, err := blockTensors(d)
 	if err != nil {
 		return nil, nil, err
 	}
