@@ -147,11 +147,12 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 			case l.ActivationBytes < 0:
 				return nil, nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
-				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron")
+				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP)
 				tensors[u] = one(stored[u], transient[u])
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
+				d.RouterExperts = routerGateExperts(layers, u)
 				k := dimsPolicy{d, unitPolicy[u]}
 				x, ok := seen[k]
 				if !ok {
@@ -243,7 +244,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron")
+			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -305,11 +306,35 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 			break
 		}
 	}
-	return BlockDims{Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{BiasedLinears: m.Architecture == "GptOssForCausalLM", Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron"}
+}
+
+// UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the
+// dimensions the activation model gives it (its router gate included:
+// routerGateExperts).
+func UnitOpRecomputedMMFLOPs(s *scenarios.Scenario, u int) (int64, error) {
+	d := blockDims(baseDims(s), s.Model.LayerList[u])
+	d.RouterExperts = routerGateExperts(s.Model.LayerList, u)
+	return OpRecomputedMMFLOPs(d)
+}
+
+// routerGateExperts is the routed experts of the MoE layer block u holds
+// (BlockDims.RouterExperts): the experts are the unit after it
+// (UnitPolicies); 0 when there is none. Its router gate is a Linear
+// without a bias, an aten.mm, but gpt-oss's (BlockDims.BiasedLinears).
+func routerGateExperts(layers []scenarios.Layer, u int) int64 {
+	if u+1 >= len(layers) || layers[u+1].Block {
+		return 0
+	}
+	x := layers[u+1].Dims
+	if x == nil || !x.ExpertsOnly() {
+		return 0
+	}
+	return x.Experts
 }
 
 // UnitBlockDims is block l's dimensions as the activation model sizes its
@@ -400,14 +425,34 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 // (RouterTensors, for the routers it models), both under the same rule,
 // the policy of the block that holds the experts (UnitPolicies):
 // full recompute keeps none of them (the block input is counted on the
-// block) and rebuilds them in backward; every other policy keeps them.
+// block) and rebuilds them in backward; selective and none keep them.
 // Under stack: megatron the experts keep MegatronExpertActivation's.
-func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute, megatron bool) (stored, transient int64, err error) {
+//
+// op (torchtitan's policy, opParity) keeps only the outputs of the ops in
+// its save list, and the MoE layer past the router gate (an mm the block
+// counts: BlockDims.RouterExperts) runs none of them: torchtitan's
+// MoE.forward (torchtitan/models/moe/moe.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1) scores, sorts and gathers the
+// tokens with pointwise and indexing ops and runs the experts with
+// torch._grouped_mm (_run_experts_grouped_mm), not aten.mm: all of it is
+// rebuilt, as under full. With ep > 1 the dispatch and the combine are
+// all_to_all_single_autograd (torchtitan/distributed/expert_parallel.py
+// at that commit, _token_dispatch and _token_combine), whose
+// _c10d_functional.all_to_all_single the deepseek_v3, llama4 and gpt_oss
+// save lists hold (their infra/parallelize.py; qwen3's does not, and is
+// not told apart here): the tokens each rank receives for its experts and
+// the expert outputs it receives back, 2·h bytes per (token, expert) row
+// each, are kept, the rest rebuilt.
+func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute, megatron bool, ep int) (stored, transient int64, err error) {
 	expert := ExpertActivation
 	if megatron {
 		expert = MegatronExpertActivation
 	}
-	stored, transient, err = expert(s, b, d.TopK, d.Hidden, d.ExpertFFN, recompute)
+	rows := recompute
+	if rows == scenarios.RecomputeOp {
+		rows = scenarios.RecomputeFull
+	}
+	stored, transient, err = expert(s, b, d.TopK, d.Hidden, d.ExpertFFN, rows)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -420,10 +465,16 @@ func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recom
 	for _, x := range ts {
 		r = c.Add(r, x.Bytes)
 	}
-	if recompute == scenarios.RecomputeFull {
+	if rows == scenarios.RecomputeFull {
 		transient = c.Add(transient, r)
 	} else {
 		stored = c.Add(stored, r)
+	}
+	if recompute == scenarios.RecomputeOp && ep > 1 {
+		// Both are among the rows rebuilt above (ExpertActivation's
+		// dispatched input and expert output).
+		stored = min(c.Mul(s, b, d.TopK, 4, d.Hidden), transient)
+		transient -= stored
 	}
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("router activation size overflows: %w", c.Err)

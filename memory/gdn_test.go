@@ -54,7 +54,12 @@ func TestGatedDeltaNetTensors(t *testing.T) {
 		{PolicyNone, all},
 		{PolicySelective, all},
 		{PolicyFull, 2 * tok * h},
-		{PolicyOp, 2*tok*h + 2*tok*(2*K+2*V) + 2*tok*h},
+		// mms in forward order (opParity): in_proj_qkvz 1*, in_proj_ba
+		// 2, out_proj 3*, the shared expert's w1 4, w3 5* (kept by
+		// autograd anyway: the product's factor), w2 6 and
+		// shared_expert_gate 7* (its 2·t output only the sigmoid reads).
+		// The block holds no routed experts here (RouterExperts 0).
+		{PolicyOp, 2*tok*h + 2*tok*(2*K+2*V) + 2*tok*h + 2*tok*512 + 2*tok},
 	} {
 		got, _, err := BlockActivation(gdn, c.policy)
 		if err != nil || got != c.stored {

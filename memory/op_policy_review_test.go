@@ -14,8 +14,9 @@ import (
 // qkv) and mm 3 (fc1) and the attention kernel's outputs; PyTorch's
 // _CachedTorchDispatchMode hands the cached outputs back in the
 // recomputation and reruns every other op. Kept: the block input 2·t·h,
-// the attention output 2·t·h, the log-sum-exp 4·a·s = 131,072, fc1's
-// output 2·t·f, and the qkv output 2·t·(h + 2·kv). Rebuilt: the two
+// the qkv output 2·t·(h + 2·kv), the attention output 2·t·h, the
+// log-sum-exp 4·a·s = 131,072 and fc1's output 2·t·f, in forward order
+// (the allocator replay allocates them so). Rebuilt: the two
 // LayerNorms' mean and rstd (8·t each), their outputs (2·t·h each), the
 // residual sum that the FFN norm saves (2·t·h) and gelu's output (2·t·f).
 // q, k and v are views of the cached qkv output (split, view,
@@ -29,13 +30,13 @@ func TestGPTBlockOpTensors(t *testing.T) {
 		keep, rebuild []int64
 	}{
 		{"MHA flash", BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionFlash},
-			[]int64{th, th, 4 * 16 * 2048, tf, 2 * 2048 * 3 * 1024},
+			[]int64{th, 2 * 2048 * 3 * 1024, th, 4 * 16 * 2048, tf},
 			[]int64{t8, th, th, t8, th, tf}},
 		{"MHA sdpa", BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionSDPA},
-			[]int64{th, th, 4 * 16 * 2048, tf, 2 * 2048 * 3 * 1024},
+			[]int64{th, 2 * 2048 * 3 * 1024, th, 4 * 16 * 2048, tf},
 			[]int64{t8, th, th, t8, th, tf}},
 		{"GQA sdpa", BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, KVHeads: 4, FFN: 4096, Attention: AttentionSDPA},
-			[]int64{th, th, 4 * 16 * 2048, tf, 2 * 2048 * (1024 + 2*256)},
+			[]int64{th, 2 * 2048 * (1024 + 2*256), th, 4 * 16 * 2048, tf},
 			[]int64{t8, th, th, th, th, t8, th, tf}},
 	} {
 		keep, rebuild, err := BlockActivationTensors(c.d, PolicyOp)

@@ -87,6 +87,18 @@ type BlockDims struct {
 	// Qwen2-MoE sigmoid gate (scenarios.BlockDims).
 	SharedFFN  int64
 	SharedGate bool
+	// RouterExperts is the number of routed experts of the MoE layer the
+	// block holds (its routed experts are the next unit), when its router
+	// gate is an mm of the block's forward (0: none, or a gate with a
+	// bias, an addmm): only the op policy's mm count reads it (opParity).
+	RouterExperts int64
+	// BiasedLinears: every linear of the block carries a bias (gpt-oss:
+	// attention_bias, and its router's gate_bias=True in
+	// torchtitan/models/gpt_oss/__init__.py at
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1), so each runs aten.addmm,
+	// and its routed experts torch._grouped_mm: the op policy counts and
+	// keeps no mm output of it (opParity).
+	BiasedLinears bool
 	// Multi-head latent attention (scenarios.BlockDims): ValueHeadDim is
 	// the value width per head (0: HeadDim), RopeHeadDim the rotary part
 	// of HeadDim, QLoRARank and KVLoRARank the low-rank widths; KVLoRARank
@@ -135,11 +147,11 @@ type SavedTensor struct {
 	// recomputation rebuilds.
 	Core bool
 	// OpSaved is set when torchtitan's op-level policy keeps it: the
-	// outputs of the ops in its _save_list (every other mm, the SDPA/flash
-	// outputs) and the block input.
+	// outputs of the ops in its _save_list (the odd-numbered mms, opParity;
+	// the SDPA/flash outputs) and the block input.
 	OpSaved bool
 	// OpOutput is set when the tensor is a view of an mm output that the
-	// op policy keeps besides (opSavedOutputs): the fused attention kernels'
+	// op policy keeps besides (opParity): the fused attention kernels'
 	// v is a view of wv's output when repeat_kv does not copy it (flash,
 	// or as many kv heads as heads), and a GPT block's q, k and v are
 	// views of the fused qkv output. The policy's recomputation finds
@@ -165,6 +177,9 @@ func (d *BlockDims) check() error {
 	}
 	if d.KeepLogits != 0 && d.KeepLogits != 2 && d.KeepLogits != 4 {
 		return fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
+	}
+	if d.RouterExperts < 0 {
+		return fmt.Errorf("activations need router experts ≥ 0 (got %d)", d.RouterExperts)
 	}
 	if d.SharedFFN < 0 || d.ValueHeadDim < 0 || d.RopeHeadDim < 0 || d.QLoRARank < 0 || d.KVLoRARank < 0 {
 		return fmt.Errorf("activations need shared_ffn, value_head_dim, rope_head_dim, q_lora_rank, kv_lora_rank ≥ 0 (got %d, %d, %d, %d, %d)",
@@ -254,10 +269,18 @@ func (d *BlockDims) check() error {
 
 // BlockTensors lists what autograd keeps for one transformer block with no
 // checkpointing, in forward order, eager or compiled (d.Compiled,
-// compiledRules). The first entry is the block input.
+// compiledRules). The first entry is the block input. OpSaved and OpOutput
+// say what torchtitan's op policy does with each (opParity).
 func BlockTensors(d BlockDims) ([]SavedTensor, error) {
+	ts, _, _, err := blockTensors(d)
+	return ts, err
+}
+
+// blockTensors is BlockTensors with the op policy's kept mm outputs that
+// are no tensor of the list (opParity), each at its place in the forward.
+func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if err := d.check(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
@@ -268,6 +291,7 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	add := func(name, by, formula string, bytes int64, core, op bool) {
 		out = append(out, SavedTensor{Name: name, SavedBy: by, Formula: formula, Bytes: bytes, Core: core, OpSaved: op})
 	}
+	mt := &mmTrack{out: &out} // the block's aten.mm calls (opParity)
 	llama := d.Arch == "llama"
 	compiled := llama && d.Compiled // a GPT block keeps the same tensors compiled
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
@@ -346,14 +370,47 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 	}
 	vw := c.Mul(d.KVHeads, d.vHeadDim()) // value width
 	ow := c.Mul(a, d.vHeadDim())         // attention output width
+	// The projections of softmax attention, in forward order: llama's
+	// wq, wk, wv (torchtitan torchtitan/models/llama3/model/model.py at
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1 line 251: xq, xk, xv =
+	// self.wq(x), self.wk(x), self.wv(x); transformers' q_proj, k_proj,
+	// v_proj likewise; under Qwen3-Next's output gate q_proj is twice as
+	// wide), a gpt block's one fused qkv.
+	iq, ik, iv := -1, -1, -1
+	if d.LinearAttention == "" && d.KVLoRARank == 0 {
+		if llama {
+			qb := c.Mul(2, t, qw)
+			if d.OutputGate {
+				qb = c.Mul(4, t, qw)
+			}
+			iq = mt.mm("wq", qb, h, false)
+			ik = mt.mm("wk", c.Mul(2, t, kvw), h, false)
+			iv = mt.mm("wv", c.Mul(2, t, vw), h, false)
+		} else {
+			iq = mt.mm("qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), h, false)
+		}
+	}
 	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
+		n := len(out)
 		qkNorms(d, t, &c, rmsNorm)
+		if compiled && d.QKNorm != scenarios.QKNormL2 {
+			// Compiled, q_norm and k_norm keep their 16-bit inputs
+			// first (out[n], out[n+2]): the k_proj output, and the
+			// q_proj output, or under the output gate its query half,
+			// a view of it (torch.chunk).
+			if d.OutputGate {
+				mt.mms[iq].views = append(mt.mms[iq].views, n)
+			} else {
+				mt.mms[iq].whole = n
+			}
+			mt.mms[ik].whole = n + 2
+		}
 	}
 	switch {
 	case d.LinearAttention != "":
-		gatedDeltaNet(d, t, &c, add)
+		gatedDeltaNet(d, t, &c, add, mt)
 	case d.KVLoRARank > 0:
-		mlaAttention(d, t, &c, add, normOf)
+		mlaAttention(d, t, &c, add, normOf, mt, compiled)
 	case d.Attention == AttentionEager:
 		kvKept, vKept, kvFormula, vFormula := kvw, vw, "2·t·kv", "2·t·kv"
 		if d.KVHeads != d.Heads {
@@ -379,14 +436,22 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		if llama {
 			add("q after RoPE", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
 			add("k after RoPE", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
+			add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
+			if !expanded {
+				mt.viewLast(iv)
+			}
 		} else {
 			add("q", "attention kernel", "2·t·h", c.Mul(2, t, qw), false, false)
-			out[len(out)-1].OpOutput = true
+			mt.viewLast(iq)
 			add("k", "attention kernel", kvFormula, c.Mul(2, t, kvKept), false, false)
-			out[len(out)-1].OpOutput = !expanded
+			if !expanded {
+				mt.viewLast(iq)
+			}
+			add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
+			if !expanded {
+				mt.viewLast(iq)
+			}
 		}
-		add("v", "attention kernel", kvFormula, c.Mul(2, t, vKept), false, false)
-		out[len(out)-1].OpOutput = !expanded
 		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, true)
 		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
 	}
@@ -396,7 +461,7 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		// padded to a multiple of 8 (sdpamask.go).
 		_, bias, err := SDPAMaskBytes(b, s)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		add("attention bias (the sdpa mask made additive, bf16)", "_scaled_dot_product_efficient_attention", "2·b·s·⌈s/8⌉·8", bias, true, false)
 	}
@@ -408,40 +473,80 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		add("output gate sigmoid(gate) (q_proj's second half)", "sigmoid, mul", "2·t·h", c.Mul(2, t, ow), false, false)
 		add("gated attention output (o_proj input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
 	}
+	// The out-projection (wo, o_proj, a gpt block's proj, a Gated
+	// DeltaNet's out_proj, MLA's wo): only the residual add reads its
+	// output, unless Gemma's post_attention_layernorm normalizes it first.
+	woIn := ow // the out-projection's input width
+	if d.LinearAttention != "" {
+		woIn = c.Mul(d.LinearValueHeads, d.LinearValueHeadDim)
+	}
+	io := mt.mm("wo", c.Mul(2, t, h), woIn, d.Norms != scenarios.NormsGemma)
 	if d.Norms == scenarios.NormsGemma {
 		// post_attention_layernorm normalizes o_proj's output, which its
 		// x.float() consumes (nothing of the 16-bit output is kept), before
-		// the residual add.
+		// the residual add; compiled, its first tensor is that output.
+		if compiled {
+			mt.mms[io].whole = len(out)
+		}
 		rmsNorm("post_attention_layernorm", hiddenNorm, h, t, "h", "t", "post_attention_layernorm input (o_proj output, bf16)")
 	}
-	// torchtitan's op policy keeps the outputs of odd-numbered matmuls:
-	// llama wq(1) wk(2) wv(3) wo(4) w1(5) w3(6) w2(7) keeps wq, wv, w1, w2;
-	// gpt qkv(1) proj(2) fc1(3) fc2(4) keeps the fused qkv and fc1. The
-	// kept mm outputs that autograd does not already keep are listed with
-	// Bytes 0 here and counted by ApplyPolicy.
 	if d.Dropout {
 		add("attention residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
 	norm("ffn norm", false)
 	add("ffn norm output (ffn input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
+	if d.RouterExperts > 0 {
+		// torchtitan's MoE.forward (torchtitan/models/moe/moe.py at
+		// 238fa9953e4aec2a62582121564273d7cbb1e9f1) runs the router first:
+		// scores = self.gate(x) (line 312), a Linear(dim, num_experts,
+		// bias=False) on the 2-D tokens, one aten.mm whose 16-bit output
+		// only the fp32 copy scores.to(torch.float32) reads (2·t·E).
+		// The routed experts that follow run torch._grouped_mm
+		// (_run_experts_grouped_mm, use_grouped_mm True by default), no
+		// aten.mm: they count no mm (opParity). Then the shared experts.
+		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), h, false)
+	}
+	// The FFN: FeedForward.forward is self.w2(F.silu(self.w1(x)) *
+	// self.w3(x)) (torchtitan/models/llama3/model/model.py line 343 and
+	// torchtitan/models/moe/moe.py line 68 at 238fa99): w1, then w3, then
+	// w2; autograd keeps w1's output (silu's input) and w3's (the
+	// product's factor). A gpt block's fc1, fc2.
 	switch {
 	case d.NoFFN:
 	case compiled:
 		// silu(w1) is recomputed from w1's output (compiledRules).
-		add("w1 output (silu input)", "compiled block", "2·t·f", c.Mul(2, t, f), false, true)
+		i1 := mt.mm("w1", c.Mul(2, t, f), h, false)
+		add("w1 output (silu input)", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i1)
+		i3 := mt.mm("w3", c.Mul(2, t, f), h, false)
 		add("w3 output", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	case llama:
-		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, true)
+		i1 := mt.mm("w1", c.Mul(2, t, f), h, false)
+		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i1)
 		add("silu output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
+		i3 := mt.mm("w3", c.Mul(2, t, f), h, false)
 		add("w3 output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	default:
-		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, true)
+		i1 := mt.mm("fc1", c.Mul(2, t, f), h, false)
+		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i1)
 		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	}
+	if !d.NoFFN {
+		// w2 (fc2): only the residual add reads its output, unless
+		// Gemma's post_feedforward_layernorm normalizes it first.
+		i2 := mt.mm("w2", c.Mul(2, t, h), f, d.Norms != scenarios.NormsGemma)
+		if compiled && d.Norms == scenarios.NormsGemma {
+			mt.mms[i2].whole = len(out)
+		}
+	}
 	if d.NoFFN && d.SharedFFN > 0 {
-		sharedExpert(d, t, &c, add, compiled)
+		sharedExpert(d, t, &c, add, compiled, mt)
 	}
 	if d.Norms == scenarios.NormsGemma {
 		rmsNorm("post_feedforward_layernorm", hiddenNorm, h, t, "h", "t", "post_feedforward_layernorm input (down_proj output, bf16)")
@@ -450,9 +555,14 @@ func BlockTensors(d BlockDims) ([]SavedTensor, error) {
 		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
 	if c.Err != nil {
-		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
+		return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
-	return out, nil
+	counted := mt.mms
+	if d.BiasedLinears {
+		counted = nil
+	}
+	extra := opParity(out, counted, d.Compiled)
+	return out, extra, mt.mms, nil
 }
 
 // Kinds of RMSNorm by what autograd keeps of them (BlockTensors' rmsNorm).
@@ -591,17 +701,32 @@ type addFunc func(name, by, formula string, bytes int64, core, op bool)
 // silu's output and up_proj's output (the product's factors) and their
 // product (down_proj's input), 2·t·f_s each; compiled, silu's output is
 // recomputed (compiledRules).
-func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool) {
+//
+// Its mms (opParity), in forward order: gate_proj (w1), up_proj (w3),
+// down_proj (w2) as FeedForward runs them (torchtitan's shared_experts,
+// torchtitan/models/moe/moe.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1
+// line 529, after the routed experts), whose output only the sum with
+// the routed experts' reads, or under the gate the product; then
+// Qwen2-MoE's shared_expert_gate, a Linear(hidden, 1, bias=False) whose
+// output only the sigmoid reads (2·t).
+func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool, mt *mmTrack) {
 	fs := d.SharedFFN
+	i1 := mt.mm("shared w1", c.Mul(2, t, fs), d.Hidden, false)
 	add("shared expert gate_proj output (silu input)", "silu", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	mt.wholeLast(i1)
 	if !compiled {
 		add("shared expert silu output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	}
+	i3 := mt.mm("shared w3", c.Mul(2, t, fs), d.Hidden, false)
 	add("shared expert up_proj output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	mt.wholeLast(i3)
 	add("shared expert silu(gate)·up (down_proj input)", "mm", "2·t·f_s", c.Mul(2, t, fs), false, false)
+	i2 := mt.mm("shared w2", c.Mul(2, t, d.Hidden), fs, !d.SharedGate)
 	if d.SharedGate {
+		mt.mm("shared_expert_gate", c.Mul(2, t), d.Hidden, false)
 		add("shared_expert_gate sigmoid output", "sigmoid, mul", "2·t", c.Mul(2, t), false, false)
 		add("shared expert output (down_proj output)", "mul", "2·t·h", c.Mul(2, t, d.Hidden), false, false)
+		mt.wholeLast(i2)
 	}
 }
 
@@ -635,16 +760,40 @@ func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool) {
 //     strided view into a contiguous batch (2·t·a·d_v) and keeps it, with
 //     q, k and the s² scores as for every eager block.
 //   - The fused kernels keep the fp32 log-sum-exp, 4·a·s·b.
-func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string)) {
+//
+// Its mms (opParity), in forward order as torchtitan's Attention.forward
+// runs them (torchtitan/models/deepseek_v3/model/model.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1 lines 272-323; transformers'
+// q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj the same):
+// wq_a (2·t·r_q) and wq_b (2·t·a·d_qk) with q_lora_rank, else wq
+// (2·t·a·d_qk); wkv_a (2·t·(r_kv + d_r)); wkv_b (2·t·a·(d_qk − d_r +
+// d_v)); then the caller's wo. Autograd keeps none of their outputs but
+// kv_b_proj's under SDPA (v is a view of it, which keeps all of it), and,
+// compiled, q_a_proj's (the norm's 16-bit input) and a view of
+// kv_a_proj_with_mqa's (its first r_kv columns).
+func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string), mt *mmTrack, compiled bool) {
 	a, s, b := d.Heads, d.Seq, d.Batch
 	qk := c.Mul(a, d.HeadDim)
 	v := c.Mul(a, d.vHeadDim())
 	if d.QLoRARank > 0 {
+		ia := mt.mm("wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false)
+		if compiled {
+			mt.mms[ia].whole = len(*mt.out)
+		}
 		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
 		add("q_a_layernorm output (q_b_proj input)", "mm", "2·t·r_q", c.Mul(2, t, d.QLoRARank), false, false)
+		mt.mm("wq_b", c.Mul(2, t, qk), d.QLoRARank, false)
+	} else {
+		mt.mm("wq", c.Mul(2, t, qk), d.Hidden, false)
+	}
+	ikv := mt.mm("wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false)
+	if compiled {
+		mt.mms[ikv].views = append(mt.mms[ikv].views, len(*mt.out))
 	}
 	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")
 	add("kv_a_layernorm output (kv_b_proj input)", "mm", "2·t·r_kv", c.Mul(2, t, d.KVLoRARank), false, false)
+	kvb := c.Mul(a, c.Add(d.HeadDim-d.RopeHeadDim, d.vHeadDim()))
+	ib := mt.mm("wkv_b", c.Mul(2, t, kvb), d.KVLoRARank, false)
 	by := "attention kernel"
 	if d.Attention == AttentionEager {
 		by = "matmul(q, kᵀ)"
@@ -658,8 +807,8 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
 		add("o_proj input (output sliced to d_v, copied by reshape)", "mm", "2·t·a·d_v", c.Mul(2, t, v), false, false)
 	case AttentionSDPA:
-		kvb := c.Mul(a, c.Add(d.HeadDim-d.RopeHeadDim, d.vHeadDim()))
 		add("v, a view of kv_b_proj's output (keeps all of it)", by, "2·t·a·(d_qk − d_r + d_v)", c.Mul(2, t, kvb), false, false)
+		mt.wholeLast(ib)
 		add("attention output (o_proj input)", by, "2·t·a·d_v", c.Mul(2, t, v), false, true)
 		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
 	default:
@@ -709,13 +858,15 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 //     out_proj's input, 2·t·V, which the mm keeps.
 //
 // None of these is core softmax attention: selective recomputation keeps
-// them all. torchtitan's op policy (odd-numbered mm outputs) would keep
-// in_proj_qkvz's output and out_proj's (opSavedOutputs) and recompute the
-// rest from the block input.
-func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc) {
+// them all. Its mms (opParity), in forward order: in_proj_qkvz
+// (2·t·(2K + 2V)) and in_proj_ba (2·t·2H_v), whose outputs autograd keeps
+// only copies of (the cat, the contiguous z), then the caller's out_proj.
+func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 	hv := d.LinearValueHeads
 	k := c.Mul(d.LinearKeyHeads, d.LinearKeyHeadDim)
 	v := c.Mul(hv, d.LinearValueHeadDim)
+	mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false)
+	mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false)
 	add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
 	add("beta = sigmoid(b)", "sigmoid, chunk_gated_delta_rule", "2·t·H_v", c.Mul(2, t, hv), false, false)
 	add("softplus input a + dt_bias (fp32)", "softplus", "4·t·H_v", c.Mul(4, t, hv), false, false)
@@ -733,37 +884,126 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc) {
 	add("gated norm output (out_proj input)", "mm", "2·t·V", c.Mul(2, t, v), false, false)
 }
 
-// opSavedOutputs returns, one tensor each in forward order, the mm outputs
-// torchtitan's op policy keeps that are not among the tensors autograd
-// keeps anyway (they are consumed by RoPE, repeat_kv or a residual add, or
-// autograd keeps views of them: OpOutput): llama's wq output (2·t·h), wv
-// output (2·t·kv) and w2 output (2·t·h); gpt's fused qkv output
-// (2·t·(h+2kv)); a Gated DeltaNet's in_proj_qkvz (mm 1, 2·t·(2K + 2V)) and
-// out_proj (mm 3, 2·t·h) outputs (mm 2 is in_proj_ba). A compiled llama
-// block does not keep the w2 output: its backward does not read it
-// (compiledRules).
-func opSavedOutputs(d BlockDims) ([]int64, error) {
-	var c calc
-	t := c.Mul(d.Seq, d.Batch)
-	qw := c.Mul(d.Heads, d.HeadDim)
-	kvw := c.Mul(d.KVHeads, d.HeadDim)
-	var out []int64
-	switch {
-	case d.LinearAttention != "":
-		qkvz := c.Mul(2, t, c.Add(c.Mul(2, d.LinearKeyHeads, d.LinearKeyHeadDim), c.Mul(2, d.LinearValueHeads, d.LinearValueHeadDim)))
-		out = []int64{qkvz, c.Mul(2, t, d.Hidden)}
-	case d.Arch == "llama":
-		out = []int64{c.Mul(2, t, qw), c.Mul(2, t, kvw)}
-		if !d.NoFFN && !d.Compiled {
-			out = append(out, c.Mul(2, t, d.Hidden))
+// blockMM is one aten.mm of a block's forward, which torchtitan's op
+// policy counts (opParity).
+type blockMM struct {
+	name  string
+	bytes int64 // its 16-bit output, 2·t·n for an n-wide output
+	k     int64 // its input width: it takes bytes·k FLOPs (2·t·n·k)
+	at    int   // the index in the block's tensor list it runs before
+	// whole is the index of the tensor of the list that is its output
+	// (autograd keeps it anyway), -1 for none; views are the indices of
+	// tensors of the list that are views of it.
+	whole int
+	views []int
+	// residual: only the residual add (or another sum, which keeps
+	// nothing) reads the output, so a compiled block's backward never
+	// does.
+	residual bool
+}
+
+// mmTrack records a block's mms while blockTensors lists its tensors
+// into *out.
+type mmTrack struct {
+	out *[]SavedTensor
+	mms []blockMM
+}
+
+// mm records an mm that runs now (before the next tensor is listed) and
+// returns its index.
+func (m *mmTrack) mm(name string, bytes, k int64, residual bool) int {
+	m.mms = append(m.mms, blockMM{name: name, bytes: bytes, k: k, at: len(*m.out), whole: -1, residual: residual})
+	return len(m.mms) - 1
+}
+
+// wholeLast: the tensor listed last is mm i's output; viewLast: a view of it.
+func (m *mmTrack) wholeLast(i int) { m.mms[i].whole = len(*m.out) - 1 }
+func (m *mmTrack) viewLast(i int)  { m.mms[i].views = append(m.mms[i].views, len(*m.out)-1) }
+
+// opExtra is an mm output the op policy keeps that is no tensor of the
+// block's list: bytes, kept before the list's tensor at.
+type opExtra struct {
+	at    int
+	bytes int64
+}
+
+// opParity applies torchtitan's op policy to a block's mms, one rule for
+// every block kind: _custom_policy (torchtitan/distributed/
+// activation_checkpoint.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1,
+// lines 99-124) counts every torch.ops.aten.mm.default of the
+// checkpointed block's forward from 1 (meta[mm_count_key] += 1) and
+// saves the output of every op in the save list "except every second
+// mm" (meta[mm_count_key] % 2 == 0): the odd-numbered mms' outputs are
+// MUST_SAVE, the even-numbered ones recomputed. The save list is the
+// same in every model's parallelize.py at that commit (llama3, qwen3,
+// llama4, deepseek_v3, gpt_oss: aten.mm, the SDPA and flex attention
+// ops, reduce_scatter, all_to_all_single but in qwen3 and llama3,
+// aten.max); torch._grouped_mm and aten.bmm are not in it, nor aten.addmm:
+// a Linear with a bias runs at::addmm, not mm (pytorch/pytorch
+// aten/src/ATen/native/Linear.cpp at
+// 81735ee6f5da25b75bccd580b6958c36c92166af, linear and
+// _flatten_nd_linear), without one at::matmul, which folds a 2-D or 3-D
+// input into one mm. So, per block kind (mms in forward order, kept ones
+// starred):
+//
+//	llama         wq* wk wv* wo w1* w3 w2*
+//	gpt           qkv* proj fc1* fc2
+//	MLA, q_lora   wq_a* wq_b wkv_a* wkv_b wo* w1 w3* w2   (dense FFN)
+//	              wq_a* wq_b wkv_a* wkv_b wo* gate sw1* sw3 sw2*  (MoE)
+//	MLA           wq* wkv_a wkv_b* wo w1* w3 w2*   (dense FFN)
+//	              wq* wkv_a wkv_b* wo gate* sw1 sw3* sw2  (MoE)
+//	Gated DeltaNet in_proj_qkvz* in_proj_ba out_proj* ...
+//
+// (gate the router's, sw the shared experts'; the routed experts' grouped
+// mm counts none). A kept output that autograd keeps anyway (whole) is
+// marked OpSaved; one it keeps views of marks them OpOutput (the
+// recomputation finds the output cached and rebuilds no view) and is kept
+// as its own tensor, as is one it keeps nothing of: opParity returns
+// those in forward order. Compiled (compiledRules) the partitioner drops a
+// kept output only the residual add reads (residual).
+func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
+	var extra []opExtra
+	for i, m := range mms {
+		if i%2 == 1 { // the even-numbered: recomputed
+			continue
 		}
-	default:
-		out = []int64{c.Mul(2, t, c.Add(qw, c.Mul(2, kvw)))}
+		if m.whole >= 0 {
+			out[m.whole].OpSaved = true
+			continue
+		}
+		for _, v := range m.views {
+			out[v].OpOutput = true
+		}
+		if compiled && m.residual {
+			continue
+		}
+		extra = append(extra, opExtra{at: m.at, bytes: m.bytes})
+	}
+	return extra
+}
+
+// OpRecomputedMMFLOPs is the matmul work one block's backward reruns
+// under torchtitan's op policy: the even-numbered mms of opParity's count
+// (the odd-numbered ones' outputs are cached), each bytes·k FLOPs, or
+// every linear of a block whose linears carry biases (BiasedLinears: they
+// run addmm, which the policy never saves). The attention kernel's
+// outputs are saved: it reruns none of the attention.
+func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
+	_, _, mms, err := blockTensors(d)
+	if err != nil {
+		return 0, err
+	}
+	var c calc
+	var v int64
+	for i, m := range mms {
+		if i%2 == 1 || d.BiasedLinears {
+			v = c.Add(v, c.Mul(m.bytes, m.k))
+		}
 	}
 	if c.Err != nil {
-		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
+		return 0, fmt.Errorf("recompute FLOPs overflow: %w", c.Err)
 	}
-	return out, nil
+	return v, nil
 }
 
 // BlockActivation returns the bytes one block keeps from forward to
@@ -796,11 +1036,10 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 //	           torchtitan/parallelisms/parallelize_llama.py at 004b314,
 //	           _apply_ac_to_transformer_block with _save_list = {aten.mm,
 //	           SDPA flash/efficient, reduce_scatter}): keep the block
-//	           input, the outputs of the attention kernel and of every
-//	           other mm (OpSaved, and opSavedOutputs' mm outputs
-//	           autograd does not keep, each its own tensor, listed
-//	           after the block's others: their place in the forward's
-//	           order is not kept); rebuild every other tensor
+//	           input, the outputs of the attention kernel and of the
+//	           odd-numbered mms (opParity: OpSaved, and the kept mm
+//	           outputs autograd does not keep, each its own tensor at
+//	           its place in the forward); rebuild every other tensor
 //	           of BlockTensors but those that are views of a kept mm output
 //	           (OpOutput). RoPE's q and k (torchtitan's apply_rotary_emb
 //	           returns new tensors) and repeat_kv's copies of k and v are
@@ -816,7 +1055,7 @@ func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, 
 	if err := d.check(); err != nil {
 		return nil, nil, err
 	}
-	ts, err := BlockTensors(d)
+	ts, extra, _, err := blockTensors(d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -844,23 +1083,26 @@ func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, 
 			}
 		}
 	case PolicyOp:
+		// The kept mm outputs that are no tensor of ts, each its own
+		// tensor (the policy's cache holds each op's output), at its
+		// place in the forward: the allocator replay allocates keep in
+		// order.
 		keep = []int64{input}
-		for _, x := range ts[1:] {
+		for i, x := range ts {
+			for len(extra) > 0 && extra[0].at <= i {
+				put(&keep, extra[0].bytes)
+				extra = extra[1:]
+			}
 			switch {
+			case i == 0:
 			case x.OpSaved:
 				put(&keep, x.Bytes)
 			case !x.OpOutput:
 				put(&rebuild, x.Bytes)
 			}
 		}
-		extra, err := opSavedOutputs(d)
-		if err != nil {
-			return nil, nil, err
-		}
-		// Each its own tensor, as autograd's saved-tensor cache holds
-		// each op's output.
 		for _, e := range extra {
-			put(&keep, e)
+			put(&keep, e.bytes)
 		}
 	case PolicyFull:
 		keep = []int64{input}

@@ -151,7 +151,9 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // masked half; backward AttentionBackwardFLOPs) at the attention
 // efficiency, or a linear-attention block's chunked delta rule
 // (GatedDeltaNetCoreFLOPs) at the GEMM efficiency; backward 2× the
-// matmuls (+1 forward under full recompute). A block among them with
+// matmuls (+1 forward under full recompute; under op a block's
+// even-numbered mms, memory.OpRecomputedMMFLOPs, and a unit of routed
+// experts its forward). A block among them with
 // dims (MoE, MLA, linear or gated attention) adds its memory-bound work
 // (norms, residual adds, RoPE, the router, fp8 casts) by the dense blocks'
 // rules for the stack (blockOtherBytes; rerun under full recompute), and
@@ -261,8 +263,13 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
 		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute
 		// of the unit (memory.UnitPolicies: a block recompute_every leaves out, and its routed
-		// experts, rerun nothing).
-		full := policy[i] == memory.PolicyFull
+		// experts, rerun nothing). Under torchtitan's op policy a unit of
+		// routed experts reruns its forward too: none of its ops is in
+		// the policy's save list (torch._grouped_mm is not aten.mm), so
+		// its backward rebuilds what it keeps (memory's moeActivation);
+		// the all-to-alls, which the list holds, are not resent
+		// (recomputeA2A).
+		full := policy[i] == memory.PolicyFull || policy[i] == memory.PolicyOp && l.Dims != nil && l.Dims.ExpertsOnly()
 		attBwd, err := AttentionBackwardFLOPs(att, keepsProbs(s))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
@@ -274,6 +281,22 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		if full {
 			re = 1
 			c.BwdFLOPs = fc.Add(c.BwdFLOPs, c.FwdFLOPs)
+		}
+		// torchtitan's op policy reruns a block's even-numbered mms
+		// (memory.OpRecomputedMMFLOPs, the rule the memory model keeps
+		// the odd-numbered ones' outputs by) and none of its attention;
+		// the per-operation model's blocks get the same from
+		// RecomputeFLOPs.
+		var opRe int64
+		if policy[i] == memory.PolicyOp && l.Block && l.Dims != nil && l.FwdFLOPs == 0 && m.Hidden > 0 && m.SeqLen > 0 {
+			if opRe, err = memory.UnitOpRecomputedMMFLOPs(s, i); err != nil {
+				return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+			}
+			c.BwdFLOPs = fc.Add(c.BwdFLOPs, opRe)
+		}
+		opRe16, opRe8 := opRe, int64(0)
+		if f8 > 0 {
+			opRe16, opRe8 = 0, opRe
 		}
 		// Korthikanti's selective policy reruns the block's core attention
 		// in its backward, as RecomputeFLOPs charges the blocks of the
@@ -304,7 +327,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			d              *units.Duration
 			gemm, f8, att  int64
 			secs, elemSecs float64
-		}{{&c.Fwd, gemm - f8, f8, att, xs[0], xe[0]}, {&c.Bwd, fc.Mul(2+re, gemm-f8), fc.Mul(2+re, f8), fc.Add(attBwd, reAtt*att), xs[1] + float64(re)*xs[0], xe[1] + float64(re)*xe[0]}} {
+		}{{&c.Fwd, gemm - f8, f8, att, xs[0], xe[0]}, {&c.Bwd, fc.Add(fc.Mul(2+re, gemm-f8), opRe16), fc.Add(fc.Mul(2+re, f8), opRe8), fc.Add(attBwd, reAtt*att), xs[1] + float64(re)*xs[0], xe[1] + float64(re)*xe[0]}} {
 			if *x.d != 0 || x.gemm+x.f8+x.att == 0 {
 				continue
 			}

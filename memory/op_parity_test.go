@@ -1,0 +1,248 @@
+package memory
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestOpPolicyMMParity holds the op policy's kept list (keep, in the
+// order the allocator replay allocates it) to hand counts written from
+// each model's forward order, one block kind per row. torchtitan's
+// _custom_policy (torchtitan/distributed/activation_checkpoint.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1) saves the outputs of the
+// odd-numbered aten.mm calls of a checkpointed block, counted from 1 in
+// forward order, and of the attention kernel; the kept mm outputs are
+// listed where they run. t = 4,096 tokens (s = 4,096, b = 1) in every row.
+//
+// The rebuilt list is every other tensor of BlockTensors: its sum is the
+// block's bytes without checkpointing less the kept tensors that are
+// among them (the rows' onList) and less the views of kept outputs.
+func TestOpPolicyMMParity(t *testing.T) {
+	const tk = 4096
+	// DeepSeek-V3 (config.json: hidden 7168, 128 heads, qk_nope 128 +
+	// qk_rope 64, v_head_dim 128, q_lora_rank 1536, kv_lora_rank 512,
+	// intermediate_size 18432, moe_intermediate_size 2048, one shared
+	// expert, 256 routed experts).
+	v3 := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, ValueHeadDim: 128,
+		RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512, FFN: 18432, Attention: AttentionSDPA}
+	v3moe := v3
+	v3moe.FFN, v3moe.NoFFN, v3moe.SharedFFN, v3moe.RouterExperts = 0, true, 2048, 256
+	v3c := v3
+	v3c.Compiled = true
+	// DeepSeek-V2-Lite (hidden 2048, 16 heads, no q_lora, kv_lora_rank
+	// 512, the same head dims, intermediate_size 10944, 64 routed experts
+	// of 1408 and two shared: 2816).
+	lite := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 192, ValueHeadDim: 128,
+		RopeHeadDim: 64, KVLoRARank: 512, FFN: 10944, Attention: AttentionSDPA}
+	liteFlash := lite
+	liteFlash.Attention = AttentionFlash
+	liteMoE := lite
+	liteMoE.FFN, liteMoE.NoFFN, liteMoE.SharedFFN, liteMoE.RouterExperts = 0, true, 2816, 64
+	// Llama 3 8B (hidden 4096, 32 heads, 8 kv heads, ffn 14336).
+	llama := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Attention: AttentionSDPA}
+	// GPT (hidden 1024, 16 heads, ffn 4096).
+	gpt := BlockDims{Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionFlash}
+	// Qwen3-Next-80B-A3B's Gated DeltaNet block (hidden 2048, 16 key
+	// heads and 32 value heads of 128; 512 routed experts, a gated shared
+	// expert of 512).
+	gdn := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 2, Attention: AttentionFlash, NoFFN: true,
+		SharedFFN: 512, SharedGate: true, RouterExperts: 512, LinearAttention: scenarios.LinearGatedDeltaNet,
+		LinearKeyHeads: 16, LinearValueHeads: 32, LinearKeyHeadDim: 128, LinearValueHeadDim: 128}
+
+	// Qwen3-Next-80B-A3B's gated-attention block (hidden 2048, 16 heads
+	// of 256, 2 kv heads, q_proj twice as wide for the output gate,
+	// Gemma-style q/k norms; 512 routed experts, a gated shared expert
+	// of 512).
+	gated := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: 256, OutputGate: true,
+		QKNorm: scenarios.QKNormGemma, Attention: AttentionFlash, NoFFN: true, SharedFFN: 512, SharedGate: true, RouterExperts: 512}
+	// gpt-oss-20b (hidden 2880, 64 heads of 64, 8 kv heads, 32 routed
+	// experts; a gpt-style block here): every linear has a bias.
+	oss := BlockDims{Seq: tk, Batch: 1, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, NoFFN: true, RouterExperts: 32,
+		BiasedLinears: true, Attention: AttentionFlash}
+
+	const (
+		// DeepSeek-V3
+		v3In   = 2 * tk * 7168       // block input, wo's output
+		v3Qa   = 2 * tk * 1536       // wq_a's output
+		v3KVa  = 2 * tk * (512 + 64) // wkv_a's output
+		v3Attn = 2 * tk * 128 * 128  // SDPA's output (o_proj's input)
+		v3LSE  = 4 * 128 * tk        // its log-sum-exp
+		v3W3   = 2 * tk * 18432      // w3's output
+		v3SW1  = 2 * tk * 2048       // the shared expert's w1 output
+		lIn    = 2 * tk * 2048       // V2-Lite block input, wo's and w2's outputs
+		lQ     = 2 * tk * 16 * 192   // wq's output
+		lKVb   = 2 * tk * 16 * 256   // wkv_b's output (k_nope and v)
+		lAttn  = 2 * tk * 16 * 128   // SDPA's output
+		lPad   = 2 * tk * 16 * 192   // flash's output padded to d_qk
+		lLSE   = 4 * 16 * tk         // log-sum-exp
+		lW1    = 2 * tk * 10944      // w1's output
+		lGate  = 2 * tk * 64         // the router gate's output
+		lSW3   = 2 * tk * 2816       // the shared experts' w3 output
+		llIn   = 2 * tk * 4096       // Llama
+		llKV   = 2 * tk * 1024       // wv's output
+		llLSE  = 4 * 32 * tk         // log-sum-exp
+		llW1   = 2 * tk * 14336      // w1's output
+		gIn    = 2 * tk * 1024       // GPT
+		gQKV   = 2 * tk * 3 * 1024   // the fused qkv output
+		gLSE   = 4 * 16 * tk         // log-sum-exp
+		gFC1   = 2 * tk * 4096       // fc1's output
+		dIn    = 2 * tk * 2048       // GDN block input, out_proj's and the shared down_proj's outputs
+		dQKVZ  = 2 * tk * (2*2048 + 2*4096)
+		dSW1   = 2 * tk * 512
+		oIn    = 2 * tk * 2880 // gpt-oss block input
+		oAttn  = 2 * tk * 64 * 64
+		oLSE   = 4 * 64 * tk
+		v3Sum  = v3In + v3Qa + v3KVa + v3Attn + v3LSE + v3In + v3W3
+		v3Prev = 2*tk*128*192 + 2*tk*128*192 + 2*tk*7168 // Llama's wq, wv, w2 numbering on this block
+	)
+	if v3Qa+v3KVa+v3In != 76_021_760 || v3Prev != 461_373_440 {
+		t.Fatalf("hand count: mm outputs kept beside the list %d, Llama numbering %d", v3Qa+v3KVa+v3In, v3Prev)
+	}
+	for _, c := range []struct {
+		name string
+		d    BlockDims
+		// keep: the kept list in forward order; onList: those of them
+		// that are tensors of BlockTensors (the rest are mm outputs
+		// autograd does not keep); views: bytes of BlockTensors' views
+		// of kept outputs (neither kept nor rebuilt).
+		keep          []int64
+		onList, views int64
+	}{
+		// wq_a 1*, wq_b 2, wkv_a 3*, wkv_b 4, wo 5*, w1 6, w3 7*, w2 8.
+		{"DeepSeek-V3 dense", v3, []int64{v3In, v3Qa, v3KVa, v3Attn, v3LSE, v3In, v3W3}, v3Attn + v3LSE + v3W3, 0},
+		// ... wo 5*, gate 6, shared w1 7*, w3 8, w2 9* (only the sum
+		// with the routed experts' output reads it).
+		{"DeepSeek-V3 MoE", v3moe, []int64{v3In, v3Qa, v3KVa, v3Attn, v3LSE, v3In, v3SW1, v3In}, v3Attn + v3LSE + v3SW1, 0},
+		// Compiled (the block input is kept without checkpointing too):
+		// wq_a's output is the q_a norm's kept 16-bit input,
+		// kv_a's first r_kv columns a view of wkv_a's; wo's output, read
+		// by the residual add only, is dropped by the partitioner.
+		{"DeepSeek-V3 dense compiled", v3c, []int64{v3In, v3Qa, v3KVa, v3Attn, v3LSE, v3W3}, v3In + v3Qa + v3Attn + v3LSE + v3W3, 2 * tk * 512},
+		// wq 1*, wkv_a 2, wkv_b 3* (SDPA's v is a view that keeps all
+		// of it), wo 4, w1 5*, w3 6, w2 7*.
+		{"DeepSeek-V2-Lite dense sdpa", lite, []int64{lIn, lQ, lKVb, lAttn, lLSE, lW1, lIn}, lKVb + lAttn + lLSE + lW1, 0},
+		// flash pads v: wkv_b's output is no kept tensor.
+		{"DeepSeek-V2-Lite dense flash", liteFlash, []int64{lIn, lQ, lKVb, lPad, lLSE, lW1, lIn}, lPad + lLSE + lW1, 0},
+		// wq 1*, wkv_a 2, wkv_b 3*, wo 4, gate 5*, shared w1 6, w3 7*, w2 8.
+		{"DeepSeek-V2-Lite MoE", liteMoE, []int64{lIn, lQ, lKVb, lAttn, lLSE, lGate, lSW3}, lKVb + lAttn + lLSE + lSW3, 0},
+		// wq 1*, wk 2, wv 3*, wo 4, w1 5*, w3 6, w2 7*.
+		{"Llama 3 8B", llama, []int64{llIn, llIn, llKV, llIn, llLSE, llW1, llIn}, llIn + llLSE + llW1, 0},
+		// qkv 1* (q, k, v views of it), proj 2, fc1 3*, fc2 4.
+		// LayerNorm keeps the block input without checkpointing too.
+		{"GPT", gpt, []int64{gIn, gQKV, gIn, gLSE, gFC1}, gIn + gIn + gLSE + gFC1, 3 * gIn},
+		// in_proj_qkvz 1*, in_proj_ba 2, out_proj 3*, gate 4, shared w1
+		// 5*, w3 6, w2 7* (the gate's product keeps it), shared gate 8.
+		// wq 1* (query and gate, 2·t·2·a·d), wk 2, wv 3* (flash's v is
+		// a view of it), wo 4, gate 5*, shared w1 6, w3 7*, w2 8, shared
+		// gate 9*.
+		{"Qwen3-Next gated attention MoE", gated, []int64{dIn, 2 * tk * 2 * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 16 * tk, 2 * tk * 512, dSW1, 2 * tk},
+			2*tk*4096 + 4*16*tk + dSW1, 2 * tk * 512},
+		{"Qwen3-Next GDN MoE", gdn, []int64{dIn, dQKVZ, dIn, dSW1, dIn}, dSW1 + dIn, 0},
+		// q, k, v, o and the router gate run addmm, the experts
+		// _grouped_mm: no mm, nothing kept but the input and the
+		// attention kernel's outputs; q, k and v are rebuilt.
+		{"gpt-oss", oss, []int64{oIn, oAttn, oLSE}, oIn + oAttn + oLSE, 0},
+	} {
+		keep, rebuild, err := BlockActivationTensors(c.d, PolicyOp)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(keep, c.keep) {
+			t.Errorf("%s: keep %v, want %v", c.name, keep, c.keep)
+		}
+		none, _, err := BlockActivation(c.d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rb int64
+		for _, x := range rebuild {
+			rb += x
+		}
+		if want := none - c.onList - c.views; rb != want {
+			t.Errorf("%s: rebuilt %d B, want %d", c.name, rb, want)
+		}
+	}
+}
+
+// TestOpPolicyRoutedExperts: under the op policy a unit of routed experts
+// keeps nothing at ep 1 (torchtitan's MoE past the router gate runs no op
+// of the save list: torch._grouped_mm is not aten.mm) and rebuilds what
+// full recompute rebuilds; at ep > 1 it keeps the two all_to_all_single
+// outputs, 2·h bytes per (token, expert) row each. Qwen3-30B-A3B's MoE
+// (h 2048, 128 experts, top-8, expert ffn 768, softmax top-k router with
+// norm_topk_prob) at s = 4096, b = 1: the experts' rows keep
+// 4096·8·(4·2048 + 6·768) = 419,430,400 B; the router's tensors
+// (RouterTensors) 4·t·E + 8·t·k + 4·t·k + 4·t + 16·t·k + 2·t·k =
+// 4096·756 = 3,096,576 B.
+func TestOpPolicyRoutedExperts(t *testing.T) {
+	d := &scenarios.BlockDims{Hidden: 2048, Experts: 128, TopK: 8, ExpertFFN: 768, Router: scenarios.RouterSoftmaxTopK, RouterNorm: true}
+	const rows, router = 419_430_400, 3_096_576
+	const a2a = 4096 * 8 * 4 * 2048 // 268,435,456
+	for _, c := range []struct {
+		policy            scenarios.Recompute
+		ep                int
+		stored, transient int64
+	}{
+		{scenarios.RecomputeNone, 1, rows + router, 0},
+		{scenarios.RecomputeFull, 1, 0, rows + router},
+		{scenarios.RecomputeOp, 1, 0, rows + router},
+		{scenarios.RecomputeOp, 16, a2a, rows + router - a2a},
+		{scenarios.RecomputeSelective, 16, rows + router, 0},
+	} {
+		st, tr, err := moeActivation(4096, 1, d, c.policy, false, c.ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st != c.stored || tr != c.transient {
+			t.Errorf("%s, ep %d: stored %d, rebuilt %d; want %d, %d", c.policy, c.ep, st, tr, c.stored, c.transient)
+		}
+	}
+}
+
+// TestOpPolicyRouterGateWired: a scenario's MoE block counts its router
+// gate among its mms (routerGateExperts: the routed experts are the next
+// unit). Qwen3-30B-A3B (no shared expert, 128 experts, GQA 32/4 heads of
+// 128, hidden 2048) at s = 4096, b = 1, sdpa: wq 1*, wk 2, wv 3*, wo 4,
+// gate 5*, so block.0 keeps, in forward order, its input 2·t·h, wq's
+// output 2·t·4096, wv's 2·t·512, the attention output 2·t·4096 and
+// log-sum-exp 4·32·t, and last the gate's 2·t·128 = 1,048,576 B. A
+// gpt-oss-20b block, whose linears all have biases, keeps no mm output.
+func TestOpPolicyRouterGateWired(t *testing.T) {
+	const tk = 4096
+	for _, c := range []struct {
+		config string
+		keep   []int64
+	}{
+		{"hf-extra/qwen3-30b-a3b.json", []int64{2 * tk * 2048, 2 * tk * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 32 * tk, 2 * tk * 128}},
+		{"hf-extra/gpt-oss-20b.json", []int64{2 * tk * 2880, 2 * tk * 4096, 4 * 64 * tk}},
+	} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: " + c.config + ", layers: 2, seq_len: 4096}\n" +
+			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op, attention: sdpa}\n"
+		if strings.Contains(c.config, "gpt-oss") {
+			doc = strings.Replace(doc, "attention: sdpa", "attention: flash", 1)
+		}
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, ui := range r.Units {
+			if ui.Name == "block.0" {
+				found = true
+				if !slices.Equal(ui.ActivationTensors, c.keep) {
+					t.Errorf("%s: block.0 keeps %v, want %v", c.config, ui.ActivationTensors, c.keep)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no block.0", c.config)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestOpRecomputeFLOPsOneRule: the matmul work torchtitan's op policy
+// reruns is the even-numbered mms of the count the memory model keeps the
+// odd-numbered ones' outputs by (memory.OpRecomputedMMFLOPs), for the
+// per-operation model's blocks (RecomputeFLOPs) and for the blocks left
+// to the FLOP count. Hand counts at t = 4,096 tokens, each mm 2·t·n·k:
+//
+//   - Llama 3 8B (h 4096, 8 kv heads of 128, f 14336): wk, wo, w3,
+//     2·t·(h·kv + qw·h + h·f) = 652,835,028,992.
+//   - GPT (h 1024, f 4096): proj and fc2, 2·t·(h·h + f·h) = 42,949,672,960.
+//   - DeepSeek-V3 dense (128 heads, d_qk 192, d_v 128, r_q 1536, r_kv 512,
+//     f 18432, h 7168): wq_b 2·t·(128·192)·1536, wkv_b 2·t·(128·256)·512,
+//     w1 and w2 2·t·18432·7168 each: 2,611,340,115,968.
+//   - DeepSeek-V2-Lite (h 2048, 16 heads, no q_lora, r_kv 512, d_r 64,
+//     f 10944; MoE blocks: 64 experts, shared 2·1408): block.0 (dense)
+//     wkv_a 2·t·576·2048, wo 2·t·2048·2048, w3 2·t·10944·2048 =
+//     227,633,266,688; block.1 (MoE: wq* wkv_a wkv_b* wo gate* sw1 sw3*
+//     sw2) wkv_a, wo, the shared w1 2·t·2816·2048 and w2 2·t·2048·2816 =
+//     138,512,695,296. Their backward under op exceeds that under none by
+//     exactly these.
+func TestOpRecomputeFLOPsOneRule(t *testing.T) {
+	const tk = 4096
+	for _, c := range []struct {
+		name string
+		fd   FLOPDims
+		md   memory.BlockDims
+		want int64
+	}{
+		{"llama", FLOPDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336},
+			memory.BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336}, 652_835_028_992},
+		{"gpt", FLOPDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096},
+			memory.BlockDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096}, 42_949_672_960},
+	} {
+		got, err := RecomputeFLOPs(c.fd, recomputeOp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := memory.OpRecomputedMMFLOPs(c.md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want || mem != c.want {
+			t.Errorf("%s: RecomputeFLOPs %d, memory's mm count %d; want both %d", c.name, got, mem, c.want)
+		}
+	}
+	v3 := memory.BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, ValueHeadDim: 128,
+		RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512, FFN: 18432, Attention: memory.AttentionSDPA}
+	if got, err := memory.OpRecomputedMMFLOPs(v3); err != nil || got != 2_611_340_115_968 {
+		t.Errorf("DeepSeek-V3 dense: %d (%v), want 2,611,340,115,968", got, err)
+	}
+	bwd := map[string]map[string]int64{}
+	for _, rc := range []string{"none", "op"} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/deepseek-v2-lite.json, layers: 2, seq_len: 4096}\n" +
+			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: " + rc + ", attention: sdpa}\n"
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bwd[rc] = map[string]int64{}
+		for _, u := range []string{"block.0", "block.1"} {
+			bwd[rc][u] = costs[unitNamed(t, s, u)].BwdFLOPs
+		}
+	}
+	for u, want := range map[string]int64{"block.0": 227_633_266_688, "block.1": 138_512_695_296} {
+		if d := bwd["op"][u] - bwd["none"][u]; d != want {
+			t.Errorf("DeepSeek-V2-Lite %s: op reruns %d FLOPs, want %d", u, d, want)
+		}
+	}
+}
