@@ -32,9 +32,10 @@ import (
 //     q_lora_rank; kv_a_proj_with_mqa (kv_lora_rank + rope_head_dim, h),
 //     kv_a_layernorm, kv_b_proj (heads·(head_dim − rope_head_dim +
 //     value_head_dim), kv_lora_rank) and o_proj.
-//   - Gated DeltaNet (LinearAttention): in_proj_qkvz, in_proj_ba, the
-//     depthwise conv1d weight (channels, 1, kernel), dt_bias, A_log, the
-//     gated norm and out_proj (Qwen3NextGatedDeltaNet).
+//   - Gated DeltaNet (LinearAttention): in_proj_qkvz, in_proj_ba (Qwen3.5:
+//     in_proj_qkv, in_proj_z, in_proj_b, in_proj_a), the depthwise conv1d
+//     weight (channels, 1, kernel), dt_bias, A_log, the gated norm and
+//     out_proj (Qwen3NextGatedDeltaNet).
 //   - norms: two hidden-size weights (four under NormsGemma), weight and
 //     bias for the gpt layouts' LayerNorms.
 //   - dense MLP (FFN): gate_proj, up_proj, down_proj (Phi-3's gate_up_proj
@@ -205,9 +206,15 @@ func (m *Model) blockShapes(style string, d *BlockDims, params int64) [][]int64 
 	}
 	switch {
 	case d.LinearAttention == LinearGatedDeltaNet:
-		kw, vw := d.LinearKeyHeads*d.LinearKeyHeadDim, d.LinearValueHeads*d.LinearValueHeadDim
-		out = append(out, []int64{2*kw + 2*vw, h}, []int64{2 * d.LinearValueHeads, h}, []int64{2*kw + vw, 1, d.LinearConvKernel},
-			[]int64{d.LinearValueHeads}, []int64{d.LinearValueHeads}, []int64{d.LinearValueHeadDim}, []int64{h, vw})
+		kw, vw, hv := d.LinearKeyHeads*d.LinearKeyHeadDim, d.LinearValueHeads*d.LinearValueHeadDim, d.LinearValueHeads
+		if strings.HasPrefix(m.Architecture, "Qwen3_5") {
+			// Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a
+			// (hfQwenHybrid): Qwen3-Next's two fused projections split.
+			out = append(out, []int64{2*kw + vw, h}, []int64{vw, h}, []int64{hv, h}, []int64{hv, h})
+		} else {
+			out = append(out, []int64{2*kw + 2*vw, h}, []int64{2 * hv, h})
+		}
+		out = append(out, []int64{2*kw + vw, 1, d.LinearConvKernel}, []int64{hv}, []int64{hv}, []int64{d.LinearValueHeadDim}, []int64{h, vw})
 	case d.KVLoRARank > 0:
 		qw := d.Heads * d.HeadDim
 		if d.QLoRARank > 0 {
