@@ -46,12 +46,20 @@ import (
 //     MiniMax-M2; ERNIE 4.5's moe_statics (1, experts)); the shared
 //     experts' MLP of SharedFFN and Qwen's shared_expert_gate (1, h).
 //   - routed experts (experts.i): one gate/up/down nn.Linear set per
-//     expert (nn.ModuleList: Mixtral, Qwen-MoE, DeepSeek, GLM, dots, ERNIE,
-//     Qwen3-Next), or the 3-D parameters of the classes that fuse them:
-//     gpt-oss gate_up_proj (E, h, 2·ffn) + bias (E, 2·ffn), down_proj
-//     (E, ffn, h) + bias (E, h); Llama 4 gate_up_proj (E, h, 2·ffn),
-//     down_proj (E, ffn, h); MiniMax-M2 gate_up_proj (E, 2·ffn, h),
-//     down_proj (E, h, ffn).
+//     expert (nn.ModuleList: Mixtral at af3efdd7, Qwen3-MoE at 16b6c53c,
+//     DeepSeek-V3 at f5a9ec51, dots.llm1 at 00b676f8, ERNIE 4.5 at
+//     01187e21, and Qwen2-MoE and DeepSeek-V2), or the 3-D parameters of
+//     the classes that fuse them: gpt-oss gate_up_proj (E, h, 2·ffn) +
+//     bias (E, 2·ffn), down_proj (E, ffn, h) + bias (E, h); Llama 4
+//     gate_up_proj (E, h, 2·ffn), down_proj (E, ffn, h); MiniMax-M2,
+//     GLM-4.5's Glm4MoeNaiveMoe (modeling_glm4_moe.py @ 000c33fd),
+//     Qwen3NextExperts (modeling_qwen3_next.py @ 01cdc608) and
+//     Qwen3_5MoeExperts (modeling_qwen3_5_moe.py @ 5fd974ea) gate_up_proj
+//     (E, 2·ffn, h), down_proj (E, h, ffn). DeepSpeed's qgZ takes each as
+//     the parameter's gradient: all_to_all_quant_reduce
+//     (deepspeed/runtime/comm/coalesced_collectives.py @ 17b3b557) groups
+//     a tensor of two or more dimensions by max(shape[0], shape[1],
+//     world), so a 3-D expert tensor's last dimension does not count.
 //   - a multi-token-prediction block (MTP): enorm, hnorm, eh_proj (h, 2h)
 //     and shared_head.norm (decoderBlocks).
 func (m *Model) UnitShapes(l Layer) [][]int64 {
@@ -161,7 +169,7 @@ func (m *Model) expertShapes(d *BlockDims) [][]int64 {
 		return [][]int64{{e, h, 2 * f}, {e, 2 * f}, {e, f, h}, {e, h}}
 	case "Llama4ForCausalLM", "Llama4ForConditionalGeneration":
 		return [][]int64{{e, h, 2 * f}, {e, f, h}}
-	case "MiniMaxM2ForCausalLM":
+	case "MiniMaxM2ForCausalLM", "Glm4MoeForCausalLM", "Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM":
 		return [][]int64{{e, 2 * f, h}, {e, h, f}}
 	}
 	var out [][]int64
