@@ -137,9 +137,14 @@ func (m *Model) impliedShapes(l Layer) [][]int64 {
 		}
 		return [][]int64{{h}}
 	case l.Name == "lm_head":
-		if m.Architecture == "Ernie4_5_MoeForCausalLM" || strings.HasPrefix(m.Architecture, "Ernie4_5") {
-			if int64(l.Params) == v*h+v {
-				return [][]int64{{v, h}, {v}} // use_bias: lm_head's bias (hfErnie45Moe)
+		if strings.HasPrefix(m.Architecture, "Ernie4_5") {
+			// use_bias: lm_head's bias, alone when the weight is tied to
+			// the embedding (hfErnie45Moe).
+			switch int64(l.Params) {
+			case v*h + v:
+				return [][]int64{{v, h}, {v}}
+			case v:
+				return [][]int64{{v}}
 			}
 		}
 		return [][]int64{{v, h}}
@@ -280,7 +285,10 @@ func (m *Model) blockShapes(style string, d *BlockDims, params int64) [][]int64 
 	if d.SharedFFN > 0 {
 		out = append(out, mlpShapes(h, d.SharedFFN, d.MLPBias)...)
 	}
-	if d.SharedGate {
+	if d.SharedGate || (d.Experts > 0 && (m.Architecture == "Qwen3NextForCausalLM" || strings.HasPrefix(m.Architecture, "Qwen3_5Moe"))) {
+		// Qwen's shared_expert_gate; Qwen3-Next's and Qwen3.5's MoE block
+		// builds it even when shared_expert_intermediate_size is 0
+		// (Qwen3NextSparseMoeBlock, hfQwenHybrid).
 		out = append(out, []int64{1, h})
 	}
 	if d.MTP {
@@ -305,14 +313,6 @@ func (m *Model) gptBlockShapes(d *BlockDims, params int64) [][]int64 {
 		out = linearShape(out, q, h, d.OBias)
 		out = linearShape(out, h, d.FFN, d.MLPBias)
 		out = linearShape(out, d.FFN, h, d.MLPBias)
-		if m.Architecture == "FalconForCausalLM" {
-			// parallel_attn with num_ln_in_parallel_attn 1 builds one
-			// input_layernorm, otherwise two (hfFalcon); the dims do not
-			// say which, the count does.
-			if n, ok := ShapesNumel(out); ok && params-n == 2*h {
-				lns = 1
-			}
-		}
 	default:
 		out = linearShape(out, h, q, d.QKVBias)
 		out = linearShape(out, h, kv, d.QKVBias)
@@ -320,6 +320,16 @@ func (m *Model) gptBlockShapes(d *BlockDims, params int64) [][]int64 {
 		out = linearShape(out, q, h, d.OBias)
 		out = linearShape(out, h, d.FFN, d.MLPBias)
 		out = linearShape(out, d.FFN, h, d.MLPBias)
+	}
+	switch m.Architecture {
+	case "FalconForCausalLM", "OPTForCausalLM":
+		// Falcon's parallel_attn with num_ln_in_parallel_attn 1 builds one
+		// input_layernorm, otherwise two (hfFalcon); OPT's
+		// layer_norm_elementwise_affine false none (hfOPT). The dims do not
+		// say which; the count does.
+		if n, ok := ShapesNumel(out); ok && (params-n == 0 || params-n == 2*h) {
+			lns = (params - n) / (2 * h)
+		}
 	}
 	for range lns {
 		out = append(out, []int64{h}, []int64{h})
