@@ -104,6 +104,14 @@ func LayerListYAML(layers []Layer) string {
 			if x.AttnSoftcap {
 				f = append(f, "attn_softcap: true")
 			}
+			for _, b := range []struct {
+				k  string
+				on bool
+			}{{"qkv_bias", x.QKVBias}, {"o_bias", x.OBias}, {"mlp_bias", x.MLPBias}} {
+				if b.on {
+					f = append(f, b.k+": true")
+				}
+			}
 			fmt.Fprintf(&b, ", dims: {%s}", strings.Join(f, ", "))
 		}
 		b.WriteString("}\n")

@@ -146,6 +146,15 @@ type BlockDims struct {
 	// passes the scores through cap·tanh(scores/cap), and tanh keeps its
 	// s² output.
 	AttnSoftcap bool `yaml:"attn_softcap,omitempty"`
+	// QKVBias, OBias and MLPBias mark the biases of the block's q, k and v
+	// projections (MLA's q_a_proj and kv_a_proj_with_mqa), of its output
+	// projection, and of its MLPs (dense, shared and routed experts), as
+	// the importer read them from config.json (attention_bias, qkv_bias,
+	// mlp_bias, use_bias, …): UnitShapes lists the block's tensors from
+	// the dims, and these are the parameters the sizes do not give.
+	QKVBias bool `yaml:"qkv_bias,omitempty"`
+	OBias   bool `yaml:"o_bias,omitempty"`
+	MLPBias bool `yaml:"mlp_bias,omitempty"`
 }
 
 // Query/key norms (BlockDims.QKNorm), as transformers builds them:
@@ -839,7 +848,7 @@ func (hm *HFModel) assemble(p *pc, embed int64, blocks []hfBlock, final, head in
 		hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("block.%d", i), Params: units.Count(b.dense), Dims: &d})
 		total, active = p.add(total, b.dense), p.add(active, b.dense)
 		if b.experts > 0 {
-			ed := BlockDims{Hidden: d.Hidden, Experts: d.Experts, TopK: d.TopK, ExpertFFN: d.ExpertFFN, Router: d.Router, RouterNorm: d.RouterNorm}
+			ed := BlockDims{Hidden: d.Hidden, Experts: d.Experts, TopK: d.TopK, ExpertFFN: d.ExpertFFN, Router: d.Router, RouterNorm: d.RouterNorm, MLPBias: d.MLPBias}
 			hm.LayerList = append(hm.LayerList, Layer{Name: fmt.Sprintf("experts.%d", i), Params: units.Count(b.experts),
 				ActiveParams: units.Count(b.activeExperts), Group: GroupExpert, Dims: &ed})
 			total, active = p.add(total, b.experts), p.add(active, b.activeExperts)
@@ -1213,17 +1222,21 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 	switch arch {
 	case "Qwen2ForCausalLM":
 		attn = p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, false))
+		d.QKVBias = true
 	case "Qwen2MoeForCausalLM":
 		qkvBias, err := c.boolOr(true, "qkv_bias")
 		if err != nil {
 			return nil, err
 		}
 		attn = p.add(p.linear(h, q, qkvBias), 2*p.linear(h, kv, qkvBias), p.linear(q, h, false))
+		d.QKVBias = qkvBias
 	case "Phi3ForCausalLM":
 		attn = p.add(p.linear(h, p.add(q, 2*kv), false), p.linear(q, h, false))
 	default:
 		attn = p.add(p.linear(h, q, attnBias), 2*p.linear(h, kv, attnBias), p.linear(q, h, attnBias))
+		d.QKVBias, d.OBias = attnBias, attnBias
 	}
+	d.MLPBias = mlpBias
 	norms := 2 * h
 	switch arch {
 	case "Qwen3ForCausalLM", "Qwen3MoeForCausalLM":
@@ -1361,6 +1374,7 @@ func hfGPTNeoX(c *hfConfig) (*HFModel, error) {
 	}
 	var p pc
 	block := p.add(2*h, p.linear(h, 3*h, bias), p.linear(h, h, bias), 2*h, p.linear(h, d.FFN, true), p.linear(d.FFN, h, true))
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, true
 	blocks := uniform(hm.Layers, block, *d)
 	embed := p.mul(hm.Vocab, h)
 	head := hm.untied(embed)
@@ -1398,6 +1412,7 @@ func hfGPT2(c *hfConfig) (*HFModel, error) {
 	}
 	var p pc
 	block := p.add(2*h, p.linear(h, 3*h, true), p.linear(h, h, true), 2*h, p.linear(h, d.FFN, true), p.linear(d.FFN, h, true))
+	d.QKVBias, d.OBias, d.MLPBias = true, true, true
 	blocks := uniform(hm.Layers, block, *d)
 	embed := p.add(p.mul(hm.Vocab, h), p.mul(hm.MaxPositions, h))
 	head := hm.untied(p.mul(hm.Vocab, h))
@@ -1461,6 +1476,7 @@ func hfOPT(c *hfConfig) (*HFModel, error) {
 		ln = 2 * h
 	}
 	block := p.add(4*p.linear(h, h, bias), ln, p.linear(h, d.FFN, bias), p.linear(d.FFN, h, bias), ln)
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, bias
 	blocks := uniform(hm.Layers, block, *d)
 	embed := p.add(p.mul(hm.Vocab, proj), p.mul(hm.MaxPositions+2, h))
 	final := int64(0)
@@ -1558,6 +1574,7 @@ func hfFalcon(c *hfConfig) (*HFModel, error) {
 		lns = 1
 	}
 	block := p.add(p.linear(h, qkv, bias), p.linear(h, h, bias), p.linear(h, d.FFN, bias), p.linear(d.FFN, h, bias), p.mul(lns, 2*h))
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, bias
 	blocks := uniform(hm.Layers, block, *d)
 	embed := p.mul(hm.Vocab, h)
 	head := hm.untied(embed)

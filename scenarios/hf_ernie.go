@@ -115,6 +115,7 @@ func hfErnie45Moe(c *hfConfig) (*HFModel, error) {
 	}
 
 	var p pc
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, bias
 	attn := ernieAttentionParams(&p, d, bias)
 	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, bias), p.linear(ffn, h, bias)) }
 	one := mlp(d.ExpertFFN)
@@ -203,6 +204,7 @@ func hfErnie45(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	var p pc
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, bias
 	block := p.add(ernieAttentionParams(&p, d, bias), 2*p.linear(h, d.FFN, bias), p.linear(d.FFN, h, bias))
 	embed := p.mul(hm.Vocab, h)
 	hm.assemble(&p, embed, uniform(hm.Layers, block, *d), h, hm.untied(embed))

@@ -83,11 +83,16 @@ func TestHFErnie45Moe(t *testing.T) {
 		if want := hm.Total - c.moe*(experts-topK)*o; hm.Active != want {
 			t.Errorf("%s: active %d, want %d", c.name, hm.Active, want)
 		}
-		if d := blockDims(hm, "block.0"); d == nil || *d != denseDims && c.name != "head_dim 256" {
-			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, denseDims)
+		wantDense, wantLast := denseDims, c.last
+		if c.name == "use_bias" { // the biases the dims carry for UnitShapes
+			wantDense.QKVBias, wantDense.OBias, wantDense.MLPBias = true, true, true
+			wantLast.QKVBias, wantLast.OBias, wantLast.MLPBias = true, true, true
 		}
-		if d := blockDims(hm, "block.27"); d == nil || *d != c.last {
-			t.Errorf("%s: block.27 dims %+v, want %+v", c.name, d, c.last)
+		if d := blockDims(hm, "block.0"); d == nil || *d != wantDense && c.name != "head_dim 256" {
+			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, wantDense)
+		}
+		if d := blockDims(hm, "block.27"); d == nil || *d != wantLast {
+			t.Errorf("%s: block.27 dims %+v, want %+v", c.name, d, wantLast)
 		}
 		var units int64
 		for _, l := range hm.LayerList {
@@ -179,6 +184,7 @@ func TestHFErnie45(t *testing.T) {
 		hm := hfVariant(t, "ernie-4.5-0.3b-pt", c.set)
 		checkHF(t, hm, c.total, 0)
 		want := BlockDims{Hidden: h, Heads: 16, KVHeads: c.kv, HeadDim: c.hd, FFN: ffn}
+		want.QKVBias, want.OBias, want.MLPBias = c.name == "use_bias", c.name == "use_bias", c.name == "use_bias"
 		if d := blockDims(hm, "block.17"); d == nil || *d != want {
 			t.Errorf("%s: block.17 dims %+v, want %+v", c.name, d, want)
 		}

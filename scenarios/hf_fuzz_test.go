@@ -74,6 +74,7 @@ func FuzzImport(f *testing.F) {
 		if sum != hm.Total || hm.Active <= 0 || hm.Active > hm.Total {
 			t.Fatalf("layers add up to %d, total %d, active %d", sum, hm.Total, hm.Active)
 		}
+		checkUnitShapes(t, hm)
 		for _, n := range append(hm.Notes, hm.WindowSummary()) {
 			if strings.ContainsAny(n, "\n\r") {
 				t.Fatalf("note %q is not one line", n)

@@ -118,6 +118,7 @@ func hfGlm4Moe(c *hfConfig) (*HFModel, error) {
 
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	d.QKVBias = bias
 	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, false), 2*h)
 	if qkNorm {
 		attn = p.add(attn, 2*d.HeadDim)
@@ -423,6 +424,7 @@ func hfSeedOss(c *hfConfig) (*HFModel, error) {
 	}
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	d.QKVBias, d.OBias, d.MLPBias = qkvBias, outBias, mlpBias
 	block := p.add(p.linear(h, q, qkvBias), 2*p.linear(h, kv, qkvBias), p.linear(q, h, outBias), 2*h,
 		2*p.linear(h, d.FFN, mlpBias), p.linear(d.FFN, h, mlpBias))
 	embed := p.mul(hm.Vocab, h)
@@ -533,6 +535,7 @@ func hfDots1(c *hfConfig) (*HFModel, error) {
 
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	d.QKVBias, d.OBias = bias, bias
 	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim, 2*h)
 	// Dots1RMSNorm is the Llama code, applied per head as Qwen3's
 	// (memory's qkNorms).

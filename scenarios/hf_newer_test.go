@@ -71,19 +71,19 @@ func TestHFGlm4Moe(t *testing.T) {
 		{name: "glm-4.6", hm: hfVariant(t, "glm-4.6", map[string]any{"@mtp_layers": 1}), main: hfVariant(t, "glm-4.6", nil),
 			total: 358_337_791_296 - 2*vocab*5120, mainTotal: 352_797_829_024, cardActive: 32_000_000_000, layers: 93, units: 1 + 93 + 90 + 2,
 			firstMoE: "block.3", moeDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 160, TopK: 8, ExpertFFN: 1536,
-				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead},
-			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288, QKNorm: QKNormRMSHead}, notes: 1, mainNotes: 1},
+				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead, QKVBias: true},
+			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288, QKNorm: QKNormRMSHead, QKVBias: true}, notes: 1, mainNotes: 1},
 		{name: "glm-4.5", hm: hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072, "@mtp_layers": 1}),
 			main:  hfVariant(t, "glm-4.6", map[string]any{"max_position_embeddings": 131072, "num_nextn_predict_layers": nil}),
 			total: 358_337_791_296 - 2*vocab*5120, mainTotal: 352_797_829_024, cardActive: 32_000_000_000, layers: 93, units: 1 + 93 + 90 + 2,
 			firstMoE: "block.3", moeDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 160, TopK: 8, ExpertFFN: 1536,
-				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead},
-			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288, QKNorm: QKNormRMSHead}, notes: 1},
+				SharedExperts: 1, SharedFFN: 1536, Router: RouterDeepseekV3, RouterNorm: true, QKNorm: QKNormRMSHead, QKVBias: true},
+			denseDims: BlockDims{Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 12288, QKNorm: QKNormRMSHead, QKVBias: true}, notes: 1},
 		{name: "glm-4.5-air", hm: hfVariant(t, "glm-4.5-air", map[string]any{"num_nextn_predict_layers": 1, "@mtp_layers": 1}), main: hfVariant(t, "glm-4.5-air", nil),
 			total: 110_468_824_832 - 2*vocab*4096, mainTotal: 106_852_245_504 + 45*128, cardActive: 12_000_000_000, layers: 47, units: 1 + 47 + 46 + 2,
 			firstMoE: "block.1", moeDims: BlockDims{Hidden: 4096, Heads: 96, KVHeads: 8, HeadDim: 128, Experts: 128, TopK: 8, ExpertFFN: 1408,
-				SharedExperts: 1, SharedFFN: 1408, Router: RouterDeepseekV3, RouterNorm: true},
-			denseDims: BlockDims{Hidden: 4096, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 10944}, notes: 1},
+				SharedExperts: 1, SharedFFN: 1408, Router: RouterDeepseekV3, RouterNorm: true, QKVBias: true},
+			denseDims: BlockDims{Hidden: 4096, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 10944, QKVBias: true}, notes: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			checkHF(t, c.hm, c.total, -1)
@@ -455,7 +455,8 @@ func TestHFSeedOss(t *testing.T) {
 	} {
 		hm := hfVariant(t, "seed-oss-36b", c.set)
 		checkHF(t, hm, c.total, 0)
-		want := BlockDims{Hidden: h, Heads: 80, KVHeads: c.kv, HeadDim: c.hd, FFN: ffn}
+		want := BlockDims{Hidden: h, Heads: 80, KVHeads: c.kv, HeadDim: c.hd, FFN: ffn, QKVBias: c.name != "attention_bias false",
+			OBias: c.name == "attention_out_bias true", MLPBias: c.name == "mlp_bias true"}
 		if d := blockDims(hm, "block.0"); d == nil || *d != want {
 			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, want)
 		}
@@ -599,10 +600,13 @@ func TestHFDots1(t *testing.T) {
 		if a := hm.Active; a < 13_500_000_000 || a >= 14_500_000_000 {
 			t.Errorf("%s: %d active, want 14B", c.name, a)
 		}
-		if d := blockDims(hm, "block.0"); d == nil || *d != dense {
-			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, dense)
+		wantDense, want := dense, moe
+		if c.name == "attention_bias" {
+			wantDense.QKVBias, wantDense.OBias, want.QKVBias, want.OBias = true, true, true, true
 		}
-		want := moe
+		if d := blockDims(hm, "block.0"); d == nil || *d != wantDense {
+			t.Errorf("%s: block.0 dims %+v, want %+v", c.name, d, wantDense)
+		}
 		if c.layers > 0 {
 			want.Window = c.window
 		}

@@ -222,7 +222,7 @@ func hfQwenHybrid(top, tc *hfConfig, k qwenHybridKind) (*HFModel, error) {
 		// (modeling_qwen3_next.py @ 01cdc6081c75; Qwen3.5 imports it and
 		// Qwen3NextAttention, modular_qwen3_5.py @ 8940358af742):
 		// memory's normFP32Affine.
-		bd := BlockDims{Hidden: h, Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, OutputGate: true, QKNorm: QKNormGemma}
+		bd := BlockDims{Hidden: h, Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, OutputGate: true, QKNorm: QKNormGemma, QKVBias: bias, OBias: bias}
 		mixer := full
 		if i < hm.Layers && linear[i] {
 			bd = lin

@@ -338,6 +338,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	}
 
 	var p pc
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, mlpBias
 	heads := d.Heads
 	var q int64
 	if qLoraSet {
@@ -614,6 +615,7 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
 	attn := p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, true), d.Heads)
+	d.QKVBias, d.OBias, d.MLPBias = true, true, true
 	one := p.add(p.linear(h, 2*d.ExpertFFN, true), p.linear(d.ExpertFFN, h, true))
 	var blocks []hfBlock
 	for range hm.Layers {
@@ -741,6 +743,7 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 	h := d.Hidden
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	d.QKVBias, d.OBias = bias, bias
 	block := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*d.HeadDim, 4*h,
 		2*p.linear(h, d.FFN, false), p.linear(d.FFN, h, false))
 	embed := p.mul(hm.Vocab, h)
@@ -951,6 +954,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
+	d.QKVBias, d.OBias = bias, bias
 	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), 2*h)
 	mlp := func(ffn int64) int64 { return p.add(2*p.linear(h, ffn, false), p.linear(ffn, h, false)) }
 	one := mlp(d.ExpertFFN)

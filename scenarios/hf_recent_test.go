@@ -422,7 +422,7 @@ func TestHFSharedExpertAndMLADims(t *testing.T) {
 		{"deepseek-v2", 1, BlockDims{Hidden: 5120, Heads: 128, KVHeads: 128, HeadDim: 192, Experts: 160, TopK: 6, ExpertFFN: 1536,
 			SharedExperts: 2, SharedFFN: 3072, ValueHeadDim: 128, RopeHeadDim: 64, QLoRARank: 1536, KVLoRARank: 512, Router: RouterDeepseekV2Group}},
 		{"qwen1.5-moe-a2.7b", 0, BlockDims{Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, Experts: 60, TopK: 4, ExpertFFN: 1408,
-			SharedExperts: 1, SharedFFN: 5632, SharedGate: true, Router: RouterSoftmaxTopK}},
+			SharedExperts: 1, SharedFFN: 5632, SharedGate: true, Router: RouterSoftmaxTopK, QKVBias: true}},
 		{"mixtral-8x22b", 0, BlockDims{Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, Experts: 8, TopK: 2, ExpertFFN: 16384,
 			Router: RouterSoftmaxTopK, RouterNorm: true}},
 	} {

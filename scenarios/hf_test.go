@@ -125,6 +125,28 @@ func checkHF(t *testing.T, hm *HFModel, total, active int64) {
 	if sum != hm.Total {
 		t.Errorf("layers add up to %d, total %d", sum, hm.Total)
 	}
+	checkUnitShapes(t, hm)
+}
+
+// checkUnitShapes: every unit of an import lists its tensors
+// (Model.UnitShapes, which returns them only when they hold exactly the
+// unit's params), so ZeRO++ qgZ splits its gradients as the module tree
+// does. The one layout the dims cannot give is OPT's with
+// word_embed_proj_dim ≠ hidden_size (project_in and project_out).
+func checkUnitShapes(t *testing.T, hm *HFModel) {
+	t.Helper()
+	m := Model{Kind: KindTransformer, Arch: ArchHF, Architecture: hm.Architecture, Hidden: hm.Dims.Hidden, Vocab: hm.Vocab,
+		Heads: hm.Dims.Heads, KVHeads: hm.Dims.KVHeads, LayerList: hm.LayerList}
+	for _, l := range hm.LayerList {
+		if m.UnitShapes(l) != nil {
+			continue
+		}
+		if hm.Architecture == "OPTForCausalLM" && (l.Name == "embedding" || l.Name == "final_norm") {
+			continue
+		}
+		t.Errorf("%s %s (%d params, dims %+v): no tensor shapes hold its params", hm.Architecture, l.Name, l.Params, l.Dims)
+		return
+	}
 }
 
 // TestHFErrors: a missing field, an unknown architecture, a bad value or a

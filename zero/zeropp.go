@@ -3,7 +3,6 @@ package zero
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -151,39 +150,13 @@ func qgzPlan(m *scenarios.Model, l scenarios.Layer, world, local int) (qgzUnit, 
 	return u, nil
 }
 
-// unitShapes lists a unit's parameter tensor shapes: the scenario's own
-// tensors, or the ones its transformer dimensions imply (scenarios/models.go
-// buildLayers' blocks: q, k, v, o, the FFN matrices and the norm vectors,
-// GPT's biases), or, for a unit without either, one [numel/4096, 4096]
-// matrix (a 1-D tensor when 4096 does not divide numel).
+// unitShapes lists a unit's parameter tensor shapes: the ones the scenario
+// resolved (scenarios.Model.UnitShapes: the layer's tensors, or those its
+// dims imply, holding exactly its params), or, for a unit without any, one
+// [numel/4096, 4096] matrix (a 1-D tensor when 4096 does not divide numel).
 func unitShapes(m *scenarios.Model, l scenarios.Layer) [][]int64 {
-	if len(l.Tensors) > 0 {
-		out := make([][]int64, len(l.Tensors))
-		for i, t := range l.Tensors {
-			out[i] = t.Shape
-		}
-		return out
-	}
-	h, ffn := m.Hidden, m.FFN
-	if m.Kind == scenarios.KindTransformer && h > 0 && m.Heads > 0 {
-		kv := h / m.Heads * m.KVHeads
-		llama := m.Arch == scenarios.ArchLlama
-		switch {
-		case l.Name == "embedding" && llama:
-			return [][]int64{{m.Vocab, h}}
-		case l.Name == "embedding":
-			return [][]int64{{m.Vocab, h}, {m.SeqLen, h}}
-		case l.Name == "lm_head":
-			return [][]int64{{m.Vocab, h}}
-		case l.Name == "final_norm" && llama:
-			return [][]int64{{h}}
-		case l.Name == "final_norm":
-			return [][]int64{{h}, {h}}
-		case strings.HasPrefix(l.Name, "block.") && llama:
-			return [][]int64{{h}, {h, h}, {kv, h}, {kv, h}, {h, h}, {h}, {ffn, h}, {ffn, h}, {h, ffn}}
-		case strings.HasPrefix(l.Name, "block."):
-			return [][]int64{{h}, {h}, {h, h}, {h}, {kv, h}, {kv}, {kv, h}, {kv}, {h, h}, {h}, {h}, {h}, {ffn, h}, {ffn}, {h, ffn}, {h}}
-		}
+	if sh := m.UnitShapes(l); sh != nil {
+		return sh
 	}
 	n := int64(l.Params)
 	switch {

@@ -234,13 +234,17 @@ type hfDimsJSON struct {
 	QKNorm      string `json:"qk_norm,omitempty"`
 	Norms       string `json:"norms,omitempty"`
 	AttnSoftcap bool   `json:"attn_softcap,omitempty"`
+	// Biases (scenarios.BlockDims.QKVBias, OBias, MLPBias).
+	QKVBias bool `json:"qkv_bias,omitempty"`
+	OBias   bool `json:"o_bias,omitempty"`
+	MLPBias bool `json:"mlp_bias,omitempty"`
 }
 
 func dimsJSON(d scenarios.BlockDims) hfDimsJSON {
 	return hfDimsJSON{d.Hidden, d.Heads, d.KVHeads, d.HeadDim, d.FFN, d.Experts, d.TopK, d.ExpertFFN, d.SharedExperts,
 		d.SharedFFN, d.SharedGate, d.ValueHeadDim, d.RopeHeadDim, d.QLoRARank, d.KVLoRARank, d.Router, d.RouterNorm, d.MTP,
 		d.Window, d.AttentionChunk, d.OutputGate, d.LinearAttention, d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim,
-		d.LinearValueHeadDim, d.LinearConvKernel, d.QKNorm, d.Norms, d.AttnSoftcap}
+		d.LinearValueHeadDim, d.LinearConvKernel, d.QKNorm, d.Norms, d.AttnSoftcap, d.QKVBias, d.OBias, d.MLPBias}
 }
 
 func writeHFJSON(w io.Writer, hm *scenarios.HFModel) error {
