@@ -233,7 +233,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	if a.outDir != "" {
-		if err := writeCalibrationPlots(a.err, a.outDir, rep); err != nil {
+		if err := writeCalibrationPlots(a.err, a.outDir, rep, a.inputs); err != nil {
 			return err
 		}
 	}
@@ -416,7 +416,7 @@ func calibrationLogs(hw collectives.Hardware, fit *collectives.Fit, curves []col
 
 // writeCalibrationPlots draws one plot per log (PNG and SVG) into dir,
 // with its manifest (reports.WriteOutputDir).
-func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.CalibrationReport) error {
+func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.CalibrationReport, inputs []input) error {
 	if err := reports.CheckOutputDir(dir); err != nil {
 		return inputError{fmt.Errorf("-o: %w", err)}
 	}
@@ -432,7 +432,7 @@ func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.Calibratio
 		}
 		files = append(files, fs...)
 	}
-	return writeOutputDir(errOut, dir, files)
+	return writeOutputDir(errOut, dir, files, inputs)
 }
 
 func fitParams(p collectives.Params) reports.CalibrationParams {

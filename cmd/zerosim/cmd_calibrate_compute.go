@@ -78,15 +78,15 @@ func readCalibrationFile(path string) (*scenarios.Calibration, error) {
 		return nil, nil
 	}
 	if errors.Is(err, errTooLarge) {
-		return nil, inputError{fmt.Errorf("--file %s exists and is larger than %d MiB, not a calibration file: choose another --file", path, scenarios.MaxCalibrationBytes>>20)}
+		// Refused before, by checkTarget; the same line if it grew since.
+		return nil, notKind("file", path, calKind, isCalibration(path))
 	}
 	if err != nil {
 		return nil, readError("--file "+path, err)
 	}
 	c, err := scenarios.ParseCalibration(path, data)
 	if err != nil {
-		msg := strings.Join(strings.Fields(err.Error()), " ") // yaml's errors span lines
-		return nil, inputError{fmt.Errorf("--file exists and is not a calibration file zerosim can merge into (not overwritten: choose another --file or remove it): %s", msg)}
+		return nil, notKind("file", path, calKind, isCalibration(path))
 	}
 	return c, nil
 }

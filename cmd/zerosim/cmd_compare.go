@@ -194,7 +194,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	// with nothing on stdout (QA19 M4); the "wrote" line follows the table.
 	var wrote bytes.Buffer
 	if a.outDir != "" {
-		if err := writeComparePlots(a.outDir, c, &wrote); err != nil {
+		if err := writeComparePlots(a.outDir, c, &wrote, a.inputs); err != nil {
 			return err
 		}
 		for _, sk := range runs.Skipped { // the every-K plot's runs
@@ -269,7 +269,7 @@ func printComparison(format string, wide bool, out io.Writer, c *reports.Compari
 }
 
 // writeComparePlots writes compare.png and compare.svg into dir.
-func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) error {
+func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer, inputs []input) error {
 	if err := reports.CheckOutputDir(dir); err != nil {
 		return inputError{fmt.Errorf("-o: %w", err)}
 	}
@@ -277,7 +277,7 @@ func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return writeOutputDir(errOut, dir, files)
+	return writeOutputDir(errOut, dir, files, inputs)
 }
 
 // checkVaryValues loads FILE with each value of --vary before anything

@@ -329,7 +329,7 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 	var wrote string
 	if a.outDir != "" {
 		var err error
-		if wrote, err = writePlanDir(a.outDir, pr); err != nil {
+		if wrote, err = writePlanDir(a.outDir, pr, a.inputs); err != nil {
 			return err
 		}
 	}
@@ -350,9 +350,12 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 
 // writePlanDir writes the plan's files into dir and returns the line that
 // says so.
-func writePlanDir(dir string, pr *reports.PlanReport) (string, error) {
+func writePlanDir(dir string, pr *reports.PlanReport, inputs []input) (string, error) {
 	files, err := reports.PlanFiles(pr)
 	if err != nil {
+		return "", err
+	}
+	if err := checkDirTargets(dir, files, inputs); err != nil {
 		return "", err
 	}
 	// Another plan's files that this one does not write (network.png

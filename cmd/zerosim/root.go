@@ -42,6 +42,9 @@ type app struct {
 	// the command's input checks pass (flushWarnings): nothing is printed
 	// before an input error.
 	pending []string
+	// inputs are the files the command line names for reading
+	// (inputFiles), which no output may replace.
+	inputs []input
 }
 
 // flushWarnings prints the warnings loadSource held, once.
@@ -183,7 +186,7 @@ func (a *app) checkInput(cmd *cobra.Command, args []string) error {
 	switch a.format {
 	case "table", "json", "csv", "nccl-tests":
 		// nccl-tests is collective's; checkOutputs rejects it elsewhere.
-		if err := a.checkOutputs(cmd); err != nil {
+		if err := a.checkOutputs(cmd, args); err != nil {
 			return err
 		}
 		if err := checkEmptyArgs(cmd, args); err != nil {
