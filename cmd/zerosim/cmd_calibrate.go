@@ -253,11 +253,11 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 // under --format json its per-log warning field, which stays).
 func warnCalibration(a *app, warnings []string, logs []reports.CalibrationLog) {
 	for _, wn := range warnings {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
+		a.warnf("%s", wn)
 	}
 	for _, l := range logs {
 		if l.Warning != "" {
-			fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", l.Source, l.Warning)
+			a.warnf("%s: %s", l.Source, l.Warning)
 		}
 	}
 }

@@ -389,7 +389,7 @@ func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin colle
 		if cal, err := collectives.CalibrationOf(cd); err == nil && pin.ab == collectives.Auto {
 			o.calibrated = calibrationUse(a, src, cal, hw)
 		} else if err == nil {
-			fmt.Fprintf(a.err, "zerosim: warning: %s: --algo %s runs zerosim's alpha–beta lowering, which the calibration (fitted to NCCL's cost model) does not correct: it is not used (drop --algo, or pin NCCL's with --algo ring or tree, to time as calibrated)\n", src, pin.name)
+			a.warnf("%s: --algo %s runs zerosim's alpha–beta lowering, which the calibration (fitted to NCCL's cost model) does not correct: it is not used (drop --algo, or pin NCCL's with --algo ring or tree, to time as calibrated)", src, pin.name)
 		}
 	}
 	return m, nil
@@ -405,10 +405,10 @@ func calibrationUse(a *app, src string, cal *collectives.Calibration, hw collect
 	by := " calibrated by " + strings.TrimPrefix(src, "--calibration ")
 	d, other := cal.PinsDiffer(hw), cal.OtherHardware(hw)
 	if d != "" {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)\n", src, d, pinsAsMeasured(cal.HW))
+		a.warnf("%s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)", src, d, pinsAsMeasured(cal.HW))
 	}
 	if other {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)\n", src, cal.HW.Describe(), hw.Describe())
+		a.warnf("%s: fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", src, cal.HW.Describe(), hw.Describe())
 	}
 	return by + cal.CurvesUnused(hw)
 }
@@ -463,7 +463,7 @@ func collectiveCalibration(a *app, o *collectiveOpts, s *scenarios.Scenario) (*s
 		return nil, "", inputError{fmt.Errorf("--calibration %s: %w", o.calibration, err)}
 	}
 	for _, b := range collectives.Unphysical(cal.HW, cal.Params) {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)\n", o.calibration, b)
+		a.warnf("%s: %s: no hardware is that fast; collectives it times are too fast (recalibrate, or fix the value)", o.calibration, b)
 	}
 	return cf, "--calibration " + o.calibration, nil
 }

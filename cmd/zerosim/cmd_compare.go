@@ -172,11 +172,12 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	shown := map[string]bool{} // the load warnings printed here, by text
+	// The load warnings, printed before the report (app.pending: a
+	// variant's replay can still refuse it), not again with a variant.
+	shown := map[string]bool{}
 	for _, w := range a.pending {
 		shown[w] = true
 	}
-	a.flushWarnings()
 	set, done := func(int64, int64) {}, func() {}
 	if isTerminal(errOut) {
 		set, done = delayedBar(errOut, "compare")
