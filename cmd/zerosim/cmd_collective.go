@@ -43,7 +43,9 @@ const collectiveLong = `collective runs one reduce-scatter, all-gather or all-re
 cluster and prints, per buffer size, the time, algbw and busbw in nccl-tests'
 conventions (size = all-gather output / reduce-scatter input; busbw = algbw ×
 (n−1)/n for reduce-scatter and all-gather, × 2(n−1)/n for all-reduce) and the
-wire bytes per link class (total, and the busiest rank's).
+wire bytes per link class (total, and the busiest rank's). Buffers are bf16; a
+size that is not whole elements (each rank's chunk a multiple of 16 B but for
+all-reduce) runs rounded down, as nccl-tests runs it, with a warning.
 
 The cluster comes from --scenario FILE, else from the default example; the
 cluster flags override it. Changing --nodes or --gpus-per-node makes every
@@ -620,15 +622,8 @@ func collectiveRunError(a *app, o *collectiveOpts, s *scenarios.Scenario, err er
 	return inputError{a.input.Place(a.sets, &scenarios.Error{Path: key, Msg: msg})}
 }
 
-func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
-	sizes, err := collectives.BenchSizes(o.size)
-	if err != nil {
-		return inputError{fmt.Errorf("--size: %w", err)}
-	}
-	b, s, topo, name, err := collectiveBench(a, o)
-	if err != nil {
-		return err
-	}
+// collectiveReport is collective's report before its rows.
+func collectiveReport(a *app, o *collectiveOpts, b *collectives.Bench, s *scenarios.Scenario, topo *topology.Topology, name string) *reports.CollectiveReport {
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
 		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
 	rep.Timing = collectiveTiming(b, o.calibrated)
@@ -640,6 +635,51 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 			break // Run reports the bad rank
 		}
 		rep.Nodes, rep.Local = append(rep.Nodes, topo.Node(r)), append(rep.Local, topo.Local(r))
+	}
+	return rep
+}
+
+// roundedSizes is the warning for sizes of --size that b's op cannot run
+// exactly (QA22 L6: --size 3B ran a 2-byte all-reduce without a word),
+// "" when none. Such a size runs as nccl-tests runs it, rounded down to
+// whole elements (collectives.BenchCount), and its row shows the size
+// run: that is what a user comparing with an nccl-tests log expects
+// (nccl-tests -b 3 prints a row of size 2), and a range over a group of,
+// say, 24 ranks keeps its rows; refusing would break both.
+func roundedSizes(arg string, b *collectives.Bench, sizes []units.Bytes) string {
+	n := len(b.Groups[0])
+	unit := collectives.BenchUnit(b.Op, n)
+	var off []string
+	for _, sz := range sizes {
+		if int64(sz)%unit != 0 {
+			off = append(off, fmt.Sprintf("%d B runs as %d B", int64(sz), int64(collectives.BenchSize(b.Op, sz, n))))
+		}
+	}
+	if len(off) == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%s over %d ranks runs multiples of %d B (each rank's chunk whole bf16 elements, rounded down to 16 B)", b.Op, n, unit)
+	if b.Op == collectives.AllReduce {
+		what = fmt.Sprintf("%s runs whole bf16 elements, multiples of %d B", b.Op, unit)
+	}
+	if len(off) > 3 {
+		off = append(off[:3], fmt.Sprintf("and %d more", len(off)-3))
+	}
+	return fmt.Sprintf("--size %s: %s, rounded down as nccl-tests does; %s (the rows show the size run)", arg, what, strings.Join(off, ", "))
+}
+
+func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
+	sizes, err := collectives.BenchSizes(o.size)
+	if err != nil {
+		return inputError{fmt.Errorf("--size: %w", err)}
+	}
+	b, s, topo, name, err := collectiveBench(a, o)
+	if err != nil {
+		return err
+	}
+	rep := collectiveReport(a, o, b, s, topo, name)
+	if w := roundedSizes(o.size, b, sizes); w != "" {
+		a.warnf("%s", w)
 	}
 	set, done := func(int64, int64) {}, func() {}
 	if isTerminal(a.err) && len(sizes) > 1 {
