@@ -163,8 +163,10 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 			return inputError{fmt.Errorf("-o: %w", err)}
 		}
 	}
-	a.pending = append(a.pending, planCalibrationWarnings(src, o.algorithms)...)
-	opt.Accepted = a.flushWarnings
+	opt.Accepted = func(algorithms []string) {
+		a.pending = append(a.pending, planCalibrationWarnings(src, algorithms, o.algorithms == nil)...)
+		a.flushWarnings()
+	}
 	bar := newBar(a.err, "plan")
 	if bar != nil {
 		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
@@ -409,14 +411,16 @@ func itoas(v []int) []string {
 	return out
 }
 
-// planCalibrationWarnings says when --algorithms has plan rank zerosim's
-// alpha–beta lowerings (ring, hierarchical, tree: not
-// scenarios.Algorithm.NCCLModel), which a network calibration does not
-// correct, against the calibrated auto; and when the calibration holds a
-// value no hardware reaches (collectives.Unphysical), which run, compare
-// and collective warn of and plan dropped (qa20 M4). The calibration's
-// other hardware is in plan's header.
-func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
+// planCalibrationWarnings says when the algorithms plan searches
+// (algorithms: --algorithms, or with pinned the one a --set
+// communication.algorithm pins) hold zerosim's alpha–beta lowerings
+// (ring, hierarchical, tree: not scenarios.Algorithm.NCCLModel), which a
+// network calibration does not correct: one rule for both (QA22 L8: the
+// --set said nothing); and when the calibration holds a value no hardware
+// reaches (collectives.Unphysical), which run, compare and collective warn
+// of and plan dropped (qa20 M4). The calibration's other hardware is in
+// plan's header.
+func planCalibrationWarnings(src sweep.Source, algorithms []string, pinned bool) []string {
 	s, err := src.LoadUnpinned()
 	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
 		return nil
@@ -428,8 +432,12 @@ func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
 			ab = append(ab, al)
 		}
 	}
-	if len(ab) == 0 {
+	switch {
+	case len(ab) == 0:
 		return ws
+	case pinned:
+		return append(ws, fmt.Sprintf("--set communication.algorithm=%s: an alpha–beta lowering that the network part of %s does not correct; every row is timed uncalibrated (set communication.algorithm=auto to time the collectives as calibrated)",
+			ab[0], s.Communication.Calibration))
 	}
 	return append(ws, fmt.Sprintf("--algorithms %s: alpha–beta lowerings that the network part of %s does not correct; their rows are ranked uncalibrated against the calibrated auto",
 		strings.Join(ab, ","), s.Communication.Calibration))
