@@ -77,6 +77,27 @@ func BenchCount(op Op, size units.Bytes, n int) int64 {
 	return (count / int64(n)) &^ (16/bf16 - 1)
 }
 
+// BenchSize is the buffer nccl-tests runs for size bytes of op over n
+// ranks (Run's size column): BenchCount's elements, times n but for an
+// all-reduce.
+func BenchSize(op Op, size units.Bytes, n int) units.Bytes {
+	s := units.Bytes(BenchCount(op, size, n) * bf16)
+	if op != AllReduce {
+		s *= units.Bytes(n)
+	}
+	return s
+}
+
+// BenchUnit is the least buffer op runs exactly over n ranks, in bytes:
+// every size BenchCount keeps whole is a multiple of it (a bf16 element
+// for an all-reduce; 16 bytes per rank's chunk for the others).
+func BenchUnit(op Op, n int) int64 {
+	if op == AllReduce || n < 1 {
+		return bf16
+	}
+	return 16 * int64(n)
+}
+
 // Run runs the benchmark at one size: as nccl-tests does, at the buffer its
 // count makes (setupArgs: the size column is max(sendBytes, expectedBytes),
 // n·paramcount elements for all-gather, reduce-scatter and all-to-all), so
@@ -90,10 +111,7 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	fab := NewFabricOptions(eng, t, FabricOptions{Model: b.Model})
 	n := len(b.Groups[0])
 	row := BenchRow{Count: BenchCount(b.Op, size, n)}
-	size = units.Bytes(row.Count * bf16)
-	if b.Op != AllReduce {
-		size *= units.Bytes(n)
-	}
+	size = BenchSize(b.Op, size, n)
 	row.Size = size
 	var hs []*Handle
 	var specs []Spec

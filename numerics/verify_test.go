@@ -378,3 +378,19 @@ func TestVerifyLayoutIsMemorys(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyStepsCallsBack: VerifySteps reports each step trained and
+// checked, once, to a progress callback (cmd's verify bar: QA22 M6), and
+// gives Verify's result.
+func TestVerifyStepsCallsBack(t *testing.T) {
+	c := mlpBase(4)
+	c.Steps = 3
+	n := 0
+	r, err := VerifySteps(c, func() { n++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 || len(r.Steps) != 3 || !r.Pass {
+		t.Errorf("%d calls, %d steps, pass %v; want 3 calls for 3 steps that pass", n, len(r.Steps), r.Pass)
+	}
+}

@@ -1249,7 +1249,8 @@ func linkChanges(d []scenarios.DegradedLink) string {
 // WriteRunTable writes the terminal report of a run: the headline, the
 // step time per rank, the communication per phase, the memory of the
 // scenario's stage (WriteMemoryTable) with the replay's peak, the top of the
-// critical path, the key findings and the warnings.
+// critical path and the key findings (the replay's warnings are cmd's to
+// print, on stderr).
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "# zerosim run: %s\n", EscapeControl(run.Scenario.Name))
@@ -1285,9 +1286,9 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	for _, f := range run.findings() {
 		fmt.Fprintln(ew, "- "+EscapeControl(f))
 	}
-	for _, msg := range run.Result.Warnings {
-		fmt.Fprintln(ew, "warning: "+EscapeControl(msg))
-	}
+	// The replay's warnings go on stderr (cmd prints Run.Warnings there),
+	// as every command's do; the memory section keeps its own inline, as
+	// zerosim memory's table does.
 	return ew.err
 }
 

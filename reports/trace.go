@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -97,8 +98,8 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 		sep()
 		fmt.Fprintf(bw, format, args...)
 	}
-	bw.WriteString("{\"displayTimeUnit\":\"ns\",\n\"otherData\":{")
-	fmt.Fprintf(bw, "\"scenario\":%s,\"stage\":%d,\"n\":%d,\"k\":%d,\"step_time_ps\":%d,\"ranks_shown\":%d",
+	bw.WriteString(traceHead)
+	fmt.Fprintf(bw, "%s,\"stage\":%d,\"n\":%d,\"k\":%d,\"step_time_ps\":%d,\"ranks_shown\":%d",
 		jsonString(r.Name), r.Stage, r.N, r.K, int64(r.StepTime), ranks)
 	bw.WriteString("},\n\"traceEvents\":[\n")
 	// Streams any task uses, in stream order.
@@ -256,3 +257,10 @@ func writeMemoryCounters(emit func(string, ...any), m zero.MemoryTimeline) {
 		}
 	}
 }
+
+// traceHead starts every trace zerosim writes (up to the scenario's name).
+const traceHead = "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"scenario\":"
+
+// IsRunTrace reports whether head, the start of a file, is the start of a
+// trace zerosim wrote: an output flag replaces only a file of its own kind.
+func IsRunTrace(head []byte) bool { return bytes.HasPrefix(head, []byte(traceHead)) }

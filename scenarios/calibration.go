@@ -329,11 +329,18 @@ const calFix = " (a calibration file is written by zerosim calibrate)"
 // with file, line and column (of the value, or of the nearest key
 // present) and name the key.
 func ParseCalibration(file string, data []byte) (*Calibration, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		// yaml's "EOF" (QA22 L5); a scenario says the same.
+		return nil, fmt.Errorf("%s: empty file%s", file, calFix)
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		if _, ok := err.(*yaml.TypeError); !ok {
 			return nil, yamlSyntax(file, data, err, "fix the YAML syntax; a calibration file is written by zerosim calibrate")
 		}
+	}
+	if doc.Kind == 0 {
+		return nil, fmt.Errorf("%s: no calibration in the file, only comments%s", file, calFix)
 	}
 	var idx calIndex
 	if len(doc.Content) == 1 {
@@ -549,6 +556,10 @@ func (l *loader) loadCalibration(s *Scenario) *Error {
 		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s (the path is relative to the scenario file)", path))
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		// "cannot read /tmp: read /tmp: is a directory" (QA22 L5).
+		return l.errPath("communication.calibration", fmt.Sprintf("%s is a directory (name the file zerosim calibrate wrote, e.g. %s)", path, filepath.Join(path, "calibration.yaml")))
+	}
 	var b bytes.Buffer
 	if _, err := b.ReadFrom(io.LimitReader(f, MaxCalibrationBytes+1)); err != nil {
 		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s: %v", path, err))

@@ -285,6 +285,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		v := mgVar{words: []mgField{{text: sbatchN, line: sbLine, col: sbCol}}}
 		env = map[string]mgVar{"SLURM_JOB_NUM_NODES": v, "SLURM_NNODES": v}
 	}
+	if err := mgUnclosed(name, string(data)); err != nil {
+		return nil, err
+	}
 	cmds, decided := mgScript(string(data), env)
 	var words []mgWord
 	var la mgLauncher
@@ -1644,4 +1647,20 @@ func (m *Megatron) Scenario() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// mgUnclosed is the error for a quote the script never closes: it ran to
+// the end of the script, taking the words after it, and the error was
+// "--hidden-size takes one value, not 2" (QA22 L7). When a quote before it
+// spans lines, that one is likely the stray: it is named first.
+func mgUnclosed(name, src string) error {
+	_, o := mgLex(src)
+	if o.q == 0 {
+		return nil
+	}
+	bash := fmt.Sprintf("bash: unexpected EOF while looking for matching `%c'", o.q)
+	if o.span[0] > 0 {
+		return fmt.Errorf("%s:%d:%d: this quote runs to line %d, and the %c at %d:%d is never closed (%s): close the quote where it belongs", name, o.span[0], o.span[1], o.span[2], o.q, o.line, o.col, bash)
+	}
+	return fmt.Errorf("%s:%d:%d: the %c quote opened here is never closed (%s): close it", name, o.line, o.col, o.q, bash)
 }

@@ -48,11 +48,34 @@ type mgTok struct {
 	op byte
 }
 
+// mgOpen is where a quote that is never closed opens (q 0: none), and
+// the first quote before it that spans lines (span: its line, column and
+// the line it closes on; 0 when none): a quote left open in the middle
+// of a script closes at the next one, and the last is left open.
+type mgOpen struct {
+	line, col int
+	q         byte
+	span      [3]int
+}
+
+// note records a quote q opened at line, col and closed on line end, or
+// never (unclosed).
+func (o *mgOpen) note(line, col, end int, q byte, unclosed bool) {
+	switch {
+	case o.q != 0:
+	case unclosed:
+		o.line, o.col, o.q = line, col, q
+	case end > line && o.span[0] == 0:
+		o.span = [3]int{line, col, end}
+	}
+}
+
 // mgLex splits src into raw words and separators (newline, ;, &&, ||, |,
 // &). A backslash-newline joins lines; # at a word's start runs to the end
-// of the line. Unbalanced quotes end at the end of the input.
-func mgLex(src string) []mgTok {
-	var toks []mgTok
+// of the line. Unbalanced quotes end at the end of the input; open is the
+// first such quote, which bash refuses ("unexpected EOF while looking for
+// matching").
+func mgLex(src string) (toks []mgTok, open mgOpen) {
 	line, col := 1, 1
 	i := 0
 	adv := func() {
@@ -102,11 +125,14 @@ func mgLex(src string) []mgTok {
 					}
 					continue
 				case '\'':
+					qline, qcol := line, col
 					adv()
 					for i < len(src) && src[i] != '\'' {
 						adv()
 					}
+					open.note(qline, qcol, line, c, i == len(src))
 				case '"':
+					qline, qcol := line, col
 					adv()
 					for i < len(src) && src[i] != '"' {
 						if src[i] == '\\' && i+1 < len(src) {
@@ -114,6 +140,7 @@ func mgLex(src string) []mgTok {
 						}
 						adv()
 					}
+					open.note(qline, qcol, line, c, i == len(src))
 				case '$':
 					if i+1 < len(src) && (src[i+1] == '(' || src[i+1] == '{') {
 						open, close := src[i+1], byte(')')
@@ -143,7 +170,7 @@ func mgLex(src string) []mgTok {
 			toks = append(toks, t)
 		}
 	}
-	return toks
+	return toks, open
 }
 
 // mgField is one word of a variable's value or of an expansion, with the
@@ -523,7 +550,7 @@ func (d mgDecided) holds(line, col int) bool {
 // assignments make their variables unknown. decided lists the ifs whose
 // branch rests on a positional or environment default.
 func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgDecided) {
-	toks := mgLex(src)
+	toks, _ := mgLex(src)
 	e := &mgExpander{vars: map[string]mgVar{}}
 	for k, v := range env {
 		e.vars[k] = v

@@ -53,18 +53,21 @@ func Header(f Format, keys []string) string {
 	return b.String()
 }
 
-// jsonRow is the JSON Lines form of a row.
+// jsonRow is the JSON Lines form of a row. An invalid point's figures
+// are null (its CSV cells empty): written as 0 they sorted as the fastest
+// rows in a spreadsheet (QA22 L11); a null or empty cell sorts last in
+// pandas, R and spreadsheets.
 type jsonRow struct {
 	Index        int               `json:"index"`
 	Point        map[string]string `json:"point"`
-	StepTime     int64             `json:"step_time_ps"`
-	ExposedComm  int64             `json:"exposed_comm_ps"`
-	NetworkBytes int64             `json:"network_bytes"`
-	NVLinkBytes  int64             `json:"nvlink_bytes"`
-	PeakMemory   int64             `json:"peak_memory_bytes"`
-	DevicePeak   int64             `json:"device_peak_bytes"`
-	TokensPerSec float64           `json:"tokens_per_s_per_gpu"`
-	MFU          float64           `json:"mfu"`
+	StepTime     *int64            `json:"step_time_ps"`
+	ExposedComm  *int64            `json:"exposed_comm_ps"`
+	NetworkBytes *int64            `json:"network_bytes"`
+	NVLinkBytes  *int64            `json:"nvlink_bytes"`
+	PeakMemory   *int64            `json:"peak_memory_bytes"`
+	DevicePeak   *int64            `json:"device_peak_bytes"`
+	TokensPerSec *float64          `json:"tokens_per_s_per_gpu"`
+	MFU          *float64          `json:"mfu"`
 	Fits         bool              `json:"fits"`
 	DeviceFits   bool              `json:"device_fits"`
 	ReservedMode string            `json:"reserved_mode,omitempty"`
@@ -125,10 +128,23 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 		return nil, fmt.Errorf("sweep: row %d has %d values for %d keys", r.Index, len(r.Values), len(e.keys))
 	}
 	e.buf.Reset()
+	valid := r.Err == ""
+	i64 := func(v int64) *int64 {
+		if !valid {
+			return nil
+		}
+		return &v
+	}
+	f64 := func(v float64) *float64 {
+		if !valid {
+			return nil
+		}
+		return &v
+	}
 	if e.f == JSONL {
-		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: r.StepTime, ExposedComm: r.ExposedComm,
-			NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, PeakMemory: r.PeakMemory, DevicePeak: r.DevicePeak,
-			TokensPerSec: TokensPerSec(r.TokensPerSecPerGPU), MFU: mfu(r.MFU), Fits: r.Fits, DeviceFits: r.DeviceFits,
+		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: i64(r.StepTime), ExposedComm: i64(r.ExposedComm),
+			NetworkBytes: i64(r.NetworkBytes), NVLinkBytes: i64(r.NVLinkBytes), PeakMemory: i64(r.PeakMemory), DevicePeak: i64(r.DevicePeak),
+			TokensPerSec: f64(TokensPerSec(r.TokensPerSecPerGPU)), MFU: f64(mfu(r.MFU)), Fits: r.Fits, DeviceFits: r.DeviceFits,
 			ReservedMode: r.ReservedMode, AllocRetries: r.AllocRetries, Error: oneLine(r.Err)}
 		for i, k := range e.keys {
 			jr.Point[k] = r.Values[i]
@@ -145,10 +161,14 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 	for _, v := range r.Values {
 		cols = append(cols, oneLine(v))
 	}
-	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	cols = append(cols, i64(r.StepTime), i64(r.ExposedComm), i64(r.NetworkBytes), i64(r.NVLinkBytes), i64(r.PeakMemory), i64(r.DevicePeak),
-		FormatTokensPerSec(r.TokensPerSecPerGPU), FormatMFU(r.MFU),
-		strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), r.ReservedMode, FormatRetries(r.AllocRetries), oneLine(r.Err))
+	figures := []string{"", "", "", "", "", "", "", ""} // an invalid point's
+	if valid {
+		is := func(v int64) string { return strconv.FormatInt(v, 10) }
+		figures = []string{is(r.StepTime), is(r.ExposedComm), is(r.NetworkBytes), is(r.NVLinkBytes), is(r.PeakMemory), is(r.DevicePeak),
+			FormatTokensPerSec(r.TokensPerSecPerGPU), FormatMFU(r.MFU)}
+	}
+	cols = append(cols, figures...)
+	cols = append(cols, strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), r.ReservedMode, FormatRetries(r.AllocRetries), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {
 		return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
@@ -186,6 +206,9 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 	var idx string
 	var values, measures, rates []string
 	var retries string
+	// invalid: an error row, whose figures are empty (null); rows written
+	// before (0s) read too.
+	invalid := false
 	if f == JSONL {
 		var v struct {
 			Index        *json.Number      `json:"index"`
@@ -210,15 +233,22 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		if v.Index == nil {
 			return 0, fmt.Errorf("no \"index\" field")
 		}
+		invalid = v.Error != ""
 		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak, v.TokensPerSec, v.MFU} {
-			if n == nil || v.Fits == nil || v.DeviceFits == nil {
+			if n == nil && !invalid || v.Fits == nil || v.DeviceFits == nil {
 				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:intColumns+4], ", "))
 			}
 		}
-		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak} {
-			measures = append(measures, n.String())
+		str := func(n *json.Number) string {
+			if n == nil {
+				return ""
+			}
+			return n.String()
 		}
-		rates = []string{v.TokensPerSec.String(), v.MFU.String()}
+		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak} {
+			measures = append(measures, str(n))
+		}
+		rates = []string{str(v.TokensPerSec), str(v.MFU)}
 		if v.AllocRetries != nil {
 			retries = v.AllocRetries.String()
 		}
@@ -250,6 +280,7 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 			}
 		}
 		retries = m[intColumns+5]
+		invalid = m[intColumns+6] != ""
 	}
 	i, err := strconv.Atoi(strings.TrimSpace(idx))
 	if err != nil || i < 0 {
@@ -259,6 +290,9 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		return 0, fmt.Errorf("index %d is not a point of this sweep of %d points", i, sp.Len())
 	}
 	for _, m := range measures {
+		if m == "" && invalid {
+			continue
+		}
 		if _, err := strconv.ParseInt(m, 10, 64); err != nil {
 			return 0, fmt.Errorf("point %d: %q is not a whole number", i, m)
 		}
@@ -267,6 +301,9 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		return 0, fmt.Errorf("point %d: allocator_retries %q is not a count", i, retries)
 	}
 	for k, rate := range rates {
+		if rate == "" && invalid {
+			continue
+		}
 		if r, err := strconv.ParseFloat(rate, 64); err != nil || r < 0 || math.IsInf(r, 0) {
 			return 0, fmt.Errorf("point %d: %s %q is not a rate", i, []string{"tokens/s", "mfu"}[k], rate)
 		}

@@ -105,6 +105,15 @@ func (m Meta) Line(f Format) string {
 // CSV, the column header.
 func Prelude(f Format, m Meta, keys []string) string { return m.Line(f) + Header(f, keys) }
 
+// IsOutput reports whether head, the start of a file, is the start of a
+// sweep's output (its meta line), in either format: --out and merge --out
+// replace only a file of their own kind.
+func IsOutput(head []byte) bool {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	_, _, ok := parseMeta(line)
+	return ok
+}
+
 // parseMeta reads the meta line of an output (without its newline).
 func parseMeta(line []byte) (Meta, Format, bool) {
 	var m Meta

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/zero"
@@ -25,7 +26,45 @@ type NetworkOptions struct {
 	// stage's configuration nearest to fitting (plan's Closest: none of
 	// that stage fits); other stages run the scenario as configured.
 	Configs, Closest map[int]Candidate
+	// Progress, if set, is called after each replay with the number done
+	// and the number to do, which shrinks when a stage's bisection ends
+	// early (from several goroutines, never at once).
+	Progress func(done, total int)
 }
+
+// netProgress counts NetworkSearch's replays for its Progress.
+type netProgress struct {
+	mu          sync.Mutex
+	done, total int
+	f           func(done, total int)
+}
+
+// add moves the counts by done and total and reports them.
+func (p *netProgress) add(done, total int) {
+	if p.f == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.total = p.done+done, p.total+total
+	p.f(p.done, p.total)
+}
+
+// bisectReplays is the most replays leastBandwidth runs: one at the
+// lowest bandwidth, then one a step, each step taking the square root of
+// the bracket's ratio until it is within 0.1 %.
+func bisectReplays() int {
+	n := 1
+	for r := float64(maxNICBandwidth) / float64(minNICBandwidth); r > 1.001; r = math.Sqrt(r) {
+		n++
+	}
+	return n
+}
+
+// stageReplays is the most replays stageBandwidth runs: the nominal step,
+// the step at 25 TB/s and the same without overridden links, and a
+// bisection.
+func stageReplays() int { return 3 + bisectReplays() }
 
 // Bandwidth search bounds, bytes per second per NIC: 1 MB/s to 25 TB/s
 // (topology's upper limit on a link).
@@ -160,6 +199,8 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 	np := &NetworkPlan{Scenario: src.File, Tolerance: opt.Tolerance, NominalPerGPU: float64(base.Cluster.Inter.Bandwidth) / share,
 		Degraded: base.Cluster.DegradedLinks()}
 	np.Stages = make([]StageBandwidth, len(opt.Stages))
+	p := &netProgress{f: opt.Progress}
+	p.add(0, len(opt.Stages)*(stageReplays()+opt.Points))
 	err = parallel(ctx, len(opt.Stages), opt.Jobs, func(i int) error {
 		st := opt.Stages[i]
 		var c *Candidate
@@ -169,7 +210,7 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 		} else if cfg, ok := opt.Closest[st]; ok {
 			c, noFit = &cfg, true
 		}
-		sb, err := stageBandwidth(src, st, c, opt.Tolerance, share, int64(base.Cluster.Inter.Bandwidth))
+		sb, err := stageBandwidth(src, st, c, opt.Tolerance, share, int64(base.Cluster.Inter.Bandwidth), p)
 		if err != nil {
 			return fmt.Errorf("stage %d: %w", st, err)
 		}
@@ -185,12 +226,16 @@ func NetworkSearch(ctx context.Context, src Source, opt NetworkOptions) (*Networ
 	if err != nil {
 		return nil, err
 	}
-	return np, curves(ctx, src, np, share, opt)
+	return np, curves(ctx, src, np, share, opt, p)
 }
 
-// stageBandwidth bisects one stage.
-func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nominal int64) (StageBandwidth, error) {
+// stageBandwidth bisects one stage, counting its replays in p.
+func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nominal int64, p *netProgress) (StageBandwidth, error) {
+	used := 0
+	tick := func() { used++; p.add(1, 0) }
+	defer func() { p.add(0, used-stageReplays()) }() // the ones it did not need
 	nom, err := stepAt(src, stage, c, nominal)
+	tick()
 	if err != nil {
 		return StageBandwidth{}, err
 	}
@@ -200,6 +245,7 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 		return sb, err
 	}
 	top, err := zero.Replay(topS, zero.Options{NoCollectives: true})
+	tick()
 	if err != nil {
 		return sb, err
 	}
@@ -211,7 +257,9 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 		if free, err = src.Load(append(loadSets(stage, c, maxNICBandwidth), noLinkOverrides)...); err != nil {
 			return sb, err
 		}
-		if ft, err = zero.Replay(free, zero.Options{NoCollectives: true}); err != nil {
+		ft, err = zero.Replay(free, zero.Options{NoCollectives: true})
+		tick()
+		if err != nil {
 			return sb, err
 		}
 		bound = ft
@@ -243,21 +291,22 @@ func stageBandwidth(src Source, stage int, c *Candidate, tol, share float64, nom
 			sb.Above = a
 		}
 		a := sb.Above
-		a.PlateauNIC, a.PlateauStep = leastBandwidth(src, stage, c, int64(math.Floor(float64(a.Step)*(1+tol))), a.Step)
+		a.PlateauNIC, a.PlateauStep = leastBandwidth(src, stage, c, int64(math.Floor(float64(a.Step)*(1+tol))), a.Step, tick)
 		a.PlateauPerGPU = float64(a.PlateauNIC) / share
 		return sb, nil
 	}
-	sb.NICBandwidth, sb.Step = leastBandwidth(src, stage, c, sb.Target, int64(top.StepTime))
+	sb.NICBandwidth, sb.Step = leastBandwidth(src, stage, c, sb.Target, int64(top.StepTime), tick)
 	sb.PerGPU = float64(sb.NICBandwidth) / share
 	return sb, nil
 }
 
 // leastBandwidth bisects for the least NIC bandwidth whose step is within
 // target (the step at 25 TB/s, topStep, is), until the bracket is within
-// 0.1 %, and returns it with its step.
-func leastBandwidth(src Source, stage int, c *Candidate, target, topStep int64) (int64, int64) {
+// 0.1 %, and returns it with its step; tick counts each replay.
+func leastBandwidth(src Source, stage int, c *Candidate, target, topStep int64, tick func()) (int64, int64) {
 	ok := func(bw int64) (int64, bool) {
 		r, err := stepAt(src, stage, c, bw) // an error (a step beyond the time range) is too slow
+		tick()
 		if err != nil {
 			return 0, false
 		}
@@ -326,7 +375,7 @@ func remainder(top *zero.Result, computeBound int64, s *scenarios.Scenario) *Rem
 // curves samples each stage's step at log-spaced bandwidths per GPU from a
 // tenth of the least answer to four times the largest of the answers and
 // the nominal bandwidth.
-func curves(ctx context.Context, src Source, np *NetworkPlan, share float64, opt NetworkOptions) error {
+func curves(ctx context.Context, src Source, np *NetworkPlan, share float64, opt NetworkOptions, p *netProgress) error {
 	lo, hi := np.NominalPerGPU, np.NominalPerGPU
 	for _, sb := range np.Stages {
 		if sb.PerGPU > 0 {
@@ -347,6 +396,7 @@ func curves(ctx context.Context, src Source, np *NetworkPlan, share float64, opt
 		per := lo * math.Pow(hi/lo, float64(j.p)/float64(max(opt.Points-1, 1)))
 		nic := int64(math.Round(per * share))
 		r, err := stepAt(src, np.Stages[j.s].Stage, np.Stages[j.s].Config, nic)
+		p.add(1, 0)
 		pt := BandwidthPoint{PerGPU: float64(nic) / share}
 		if err == nil {
 			pt.Step = int64(r.StepTime)

@@ -250,3 +250,36 @@ func TestNetworkBoundWithCP(t *testing.T) {
 		t.Errorf("degraded ring link: remainder %+v over compute %d (rank %d); want the link's share and the rest to add up to the step above compute", sb.Above, sb.ComputeBound, sb.ComputeRank)
 	}
 }
+
+// TestNetworkSearchProgress: NetworkSearch reports each replay to
+// Progress (plan --network showed a bar frozen at 0 % for 5-13 s: QA22
+// M6), against a total that starts at the most it can run and ends equal
+// to the replays done. The most: a bisection over 1 MB/s-25 TB/s to
+// 0.1 % takes ceil(log2(ln(2.5e7)/ln(1.001))) = ceil(log2(17043)) = 15
+// steps after its first replay, 16 replays; a stage adds 3 (nominal, at
+// 25 TB/s, the same without overridden links) and 2 curve points.
+func TestNetworkSearchProgress(t *testing.T) {
+	if got := bisectReplays(); got != 16 {
+		t.Fatalf("bisectReplays %d, want 16", got)
+	}
+	var calls, last, first, lastTotal int
+	np, err := NetworkSearch(context.Background(), exampleSource(t, "default"), NetworkOptions{Points: 2, Jobs: 2, Progress: func(done, total int) {
+		if calls == 0 {
+			first = total
+		}
+		if done < last || done > total {
+			t.Errorf("progress %d of %d after %d", done, total, last)
+		}
+		calls++
+		last, lastTotal = done, total
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != 4*(3+16+2) || last != lastTotal || last < 4*(2+1+2) || last >= first {
+		t.Errorf("progress began at a total of %d (want %d), ended at %d of %d after %d calls (want equal, at least %d: no stage has overridden links)", first, 4*(3+16+2), last, lastTotal, calls, 4*(2+1+2))
+	}
+	if len(np.Stages) != 4 {
+		t.Errorf("%d stages", len(np.Stages))
+	}
+}

@@ -70,8 +70,10 @@ type PlanOptions struct {
 	Progress func(done, total int)
 	// Accepted, if set, is called once the options and the search space
 	// are found valid, before the first replay (the CLI prints the
-	// scenario's warnings then: nothing before an input error).
-	Accepted func()
+	// scenario's warnings then: nothing before an input error), with the
+	// collective algorithms the search runs (--algorithms, a --set
+	// communication.algorithm, or auto).
+	Accepted func(algorithms []string)
 }
 
 // Candidate is one configuration of a plan: the values Plan varies.
@@ -954,7 +956,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	if opt.Accepted != nil {
-		opt.Accepted()
+		opt.Accepted(sp.algorithms)
 	}
 	s := sp.base
 	model := s.Model.Preset

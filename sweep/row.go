@@ -107,7 +107,8 @@ type Row struct {
 	// legend says so. Not a column.
 	MFUFromForward bool
 	// Err is the one-line error of a point whose input is invalid (the other
-	// fields are then zero).
+	// fields are then zero, and the outputs leave its figures empty or
+	// null).
 	Err string
 	// Warnings are the point's load warnings (scenarios.Scenario.Warnings,
 	// its grid values named as --grid) and its replay's on the network

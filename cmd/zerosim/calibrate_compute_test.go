@@ -376,7 +376,7 @@ func TestCalibrateComputeBadInput(t *testing.T) {
 		{[]string{"--trace", notJSON, "default"}, notJSON + ":2:14: not valid JSON"},
 		{[]string{"--trace", noGEMM, "default"}, "--trace " + noGEMM + ": none of the step's 2 compute kernels is a GEMM by its name (cuBLAS, cuBLASLt, CUTLASS): cannot fit the GEMM efficiency"},
 		{[]string{"--trace", fastAttention, "default"}, "--trace " + fastAttention + ": cannot be reached at efficiency ≤ 1: even at 1 the attention kernel time of default takes "},
-		{[]string{"--step-time", "2.84s", "default", "--file", other}, "--file exists and is not a calibration file zerosim can merge into (not overwritten: choose another --file or remove it)"},
+		{[]string{"--step-time", "2.84s", "default", "--file", other}, "--file " + other + " exists and is not a calibration file (not overwritten: choose another --file or delete it): " + other + ":1:1: unknown key"},
 		{[]string{}, "calibrate needs nccl-tests logs (zerosim calibrate LOG...) or a measurement of a scenario"},
 	} {
 		file := filepath.Join(dir, "cal.yaml")

@@ -231,7 +231,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	if a.outDir != "" {
-		if err := writeCalibrationPlots(a.err, a.outDir, rep); err != nil {
+		if err := writeCalibrationPlots(a.err, a.outDir, rep, a.inputs); err != nil {
 			return err
 		}
 	}
@@ -277,11 +277,11 @@ func logCurves(logs []collectives.Log, s *scenarios.Scenario, hw collectives.Har
 // under --format json its per-log warning field, which stays).
 func warnCalibration(a *app, warnings []string, logs []reports.CalibrationLog) {
 	for _, wn := range warnings {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", wn)
+		a.warnf("%s", wn)
 	}
 	for _, l := range logs {
 		if l.Warning != "" {
-			fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", l.Source, l.Warning)
+			a.warnf("%s: %s", l.Source, l.Warning)
 		}
 	}
 }
@@ -440,7 +440,7 @@ func calibrationLogs(hw collectives.Hardware, fit *collectives.Fit, curves []col
 
 // writeCalibrationPlots draws one plot per log (PNG and SVG) into dir,
 // with its manifest (reports.WriteOutputDir).
-func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.CalibrationReport) error {
+func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.CalibrationReport, inputs []input) error {
 	if err := reports.CheckOutputDir(dir); err != nil {
 		return inputError{fmt.Errorf("-o: %w", err)}
 	}
@@ -456,7 +456,7 @@ func writeCalibrationPlots(errOut io.Writer, dir string, rep *reports.Calibratio
 		}
 		files = append(files, fs...)
 	}
-	return writeOutputDir(errOut, dir, files)
+	return writeOutputDir(errOut, dir, files, inputs)
 }
 
 func fitParams(p collectives.Params) reports.CalibrationParams {

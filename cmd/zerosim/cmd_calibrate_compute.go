@@ -78,15 +78,15 @@ func readCalibrationFile(path string) (*scenarios.Calibration, error) {
 		return nil, nil
 	}
 	if errors.Is(err, errTooLarge) {
-		return nil, inputError{fmt.Errorf("--file %s exists and is larger than %d MiB, not a calibration file: choose another --file", path, scenarios.MaxCalibrationBytes>>20)}
+		// Refused before, by checkTarget; the same line if it grew since.
+		return nil, notKind("file", path, calKind, isCalibration(path))
 	}
 	if err != nil {
 		return nil, readError("--file "+path, err)
 	}
 	c, err := scenarios.ParseCalibration(path, data)
 	if err != nil {
-		msg := strings.Join(strings.Fields(err.Error()), " ") // yaml's errors span lines
-		return nil, inputError{fmt.Errorf("--file exists and is not a calibration file zerosim can merge into (not overwritten: choose another --file or remove it): %s", msg)}
+		return nil, notKind("file", path, calKind, isCalibration(path))
 	}
 	return c, nil
 }
@@ -204,13 +204,13 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 		return err
 	}
 	if carry.warning != "" {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
+		a.warnf("%s", carry.warning)
 	}
 	if trace != nil && trace.Devices > 1 {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: kernels of %d GPUs (pids): only the first's (pid %s) are summed, one rank's step\n", o.trace, trace.Devices, trace.Device)
+		a.warnf("%s: kernels of %d GPUs (pids): only the first's (pid %s) are summed, one rank's step", o.trace, trace.Devices, trace.Device)
 	}
 	for _, w := range fitWarnings(s, cc) {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", measuredFlag(o, trace != nil, measured), w)
+		a.warnf("%s: %s", measuredFlag(o, trace != nil, measured), w)
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes, Carried: carry.notes}

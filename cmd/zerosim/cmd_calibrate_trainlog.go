@@ -92,7 +92,7 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 	}
 	if log.Unread > 0 {
 		// L2: a broken or cut step line vanished without a word.
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s: %s of the log's format not read (this is the first); the steady state is of the %d read\n",
+		a.warnf("%s: %s: %s of the log's format not read (this is the first); the steady state is of the %d read",
 			log.UnreadAt, log.UnreadWhy, unreadCount(log.Unread), len(log.Steps))
 	}
 	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
@@ -214,7 +214,7 @@ func fitTrainLogMemoryOrSay(a *app, o *calibrateOpts, s *scenarios.Scenario, old
 	if !errors.As(err, &un) {
 		return cm, rep, err
 	}
-	fmt.Fprintf(a.err, "zerosim: warning: the memory part is not fitted (the compute part is written): %s:%d: max reserved %s: %s\n",
+	a.warnf("the memory part is not fitted (the compute part is written): %s:%d: max reserved %s: %s",
 		log.File, ss.ReservedLine, units.Bytes(ss.Reserved), un.reason)
 	sum.NotFitted = un.reason // the summary's row names the line and the peak already
 	return nil, nil, nil
@@ -270,10 +270,10 @@ func writeTrainLogParts(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sc
 		return carry, err
 	}
 	if carry.warning != "" {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", carry.warning)
+		a.warnf("%s", carry.warning)
 	}
 	for _, lw := range fitWarnings(s, cc) {
-		fmt.Fprintf(a.err, "zerosim: warning: %s: %s\n", cc.Source, lw)
+		a.warnf("%s: %s", cc.Source, lw)
 	}
 	return carry, nil
 }

@@ -172,11 +172,12 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	shown := map[string]bool{} // the load warnings printed here, by text
+	// The load warnings, printed before the report (app.pending: a
+	// variant's replay can still refuse it), not again with a variant.
+	shown := map[string]bool{}
 	for _, w := range a.pending {
 		shown[w] = true
 	}
-	a.flushWarnings()
 	set, done := func(int64, int64) {}, func() {}
 	if isTerminal(errOut) {
 		set, done = delayedBar(errOut, "compare")
@@ -194,7 +195,7 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	// with nothing on stdout (QA19 M4); the "wrote" line follows the table.
 	var wrote bytes.Buffer
 	if a.outDir != "" {
-		if err := writeComparePlots(a.outDir, c, &wrote); err != nil {
+		if err := writeComparePlots(a.outDir, c, &wrote, a.inputs); err != nil {
 			return err
 		}
 		for _, sk := range runs.Skipped { // the every-K plot's runs
@@ -269,7 +270,7 @@ func printComparison(format string, wide bool, out io.Writer, c *reports.Compari
 }
 
 // writeComparePlots writes compare.png and compare.svg into dir.
-func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) error {
+func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer, inputs []input) error {
 	if err := reports.CheckOutputDir(dir); err != nil {
 		return inputError{fmt.Errorf("-o: %w", err)}
 	}
@@ -277,7 +278,7 @@ func writeComparePlots(dir string, c *reports.Comparison, errOut io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return writeOutputDir(errOut, dir, files)
+	return writeOutputDir(errOut, dir, files, inputs)
 }
 
 // checkVaryValues loads FILE with each value of --vary before anything

@@ -163,8 +163,10 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 			return inputError{fmt.Errorf("-o: %w", err)}
 		}
 	}
-	a.pending = append(a.pending, planCalibrationWarnings(src, o.algorithms)...)
-	opt.Accepted = a.flushWarnings
+	opt.Accepted = func(algorithms []string) {
+		a.pending = append(a.pending, planCalibrationWarnings(src, algorithms, o.algorithms == nil)...)
+		a.flushWarnings()
+	}
 	bar := newBar(a.err, "plan")
 	if bar != nil {
 		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
@@ -184,14 +186,29 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 	}
 	pr.Plan = p
 	if o.network {
-		np, err := sweep.NetworkSearch(ctx, src, sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: p.SearchedStages, Jobs: o.jobs,
-			Configs: p.BestPerStage(), Closest: p.Closest})
-		if err != nil {
-			return inputError{fmt.Errorf("plan --network: %w", err)}
+		if pr.Network, err = networkSearch(ctx, a, src, o, p); err != nil {
+			return err
 		}
-		pr.Network = np
 	}
 	return writePlan(a, pr)
+}
+
+// networkSearch runs plan --network's search for p's stages, with a bar on
+// a terminal as plan's search has (it ran 5-13 s with none: QA22 M6).
+func networkSearch(ctx context.Context, a *app, src sweep.Source, o planOpts, p *sweep.Plan) (*sweep.NetworkPlan, error) {
+	opt := sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: p.SearchedStages, Jobs: o.jobs, Configs: p.BestPerStage(), Closest: p.Closest}
+	bar := newBar(a.err, "network")
+	if bar != nil {
+		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+	}
+	np, err := sweep.NetworkSearch(ctx, src, opt)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return nil, inputError{fmt.Errorf("plan --network: %w", err)}
+	}
+	return np, nil
 }
 
 // planOptions checks the flags and turns them into the search's options.
@@ -329,7 +346,7 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 	var wrote string
 	if a.outDir != "" {
 		var err error
-		if wrote, err = writePlanDir(a.outDir, pr); err != nil {
+		if wrote, err = writePlanDir(a.outDir, pr, a.inputs); err != nil {
 			return err
 		}
 	}
@@ -350,9 +367,12 @@ func writePlanOutputs(a *app, pr *reports.PlanReport) error {
 
 // writePlanDir writes the plan's files into dir and returns the line that
 // says so.
-func writePlanDir(dir string, pr *reports.PlanReport) (string, error) {
+func writePlanDir(dir string, pr *reports.PlanReport, inputs []input) (string, error) {
 	files, err := reports.PlanFiles(pr)
 	if err != nil {
+		return "", err
+	}
+	if err := checkDirTargets(dir, files, inputs); err != nil {
 		return "", err
 	}
 	// Another plan's files that this one does not write (network.png
@@ -391,14 +411,16 @@ func itoas(v []int) []string {
 	return out
 }
 
-// planCalibrationWarnings says when --algorithms has plan rank zerosim's
-// alpha–beta lowerings (ring, hierarchical, tree: not
-// scenarios.Algorithm.NCCLModel), which a network calibration does not
-// correct, against the calibrated auto; and when the calibration holds a
-// value no hardware reaches (collectives.Unphysical), which run, compare
-// and collective warn of and plan dropped (qa20 M4). The calibration's
-// other hardware is in plan's header.
-func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
+// planCalibrationWarnings says when the algorithms plan searches
+// (algorithms: --algorithms, or with pinned the one a --set
+// communication.algorithm pins) hold zerosim's alpha–beta lowerings
+// (ring, hierarchical, tree: not scenarios.Algorithm.NCCLModel), which a
+// network calibration does not correct: one rule for both (QA22 L8: the
+// --set said nothing); and when the calibration holds a value no hardware
+// reaches (collectives.Unphysical), which run, compare and collective warn
+// of and plan dropped (qa20 M4). The calibration's other hardware is in
+// plan's header.
+func planCalibrationWarnings(src sweep.Source, algorithms []string, pinned bool) []string {
 	s, err := src.LoadUnpinned()
 	if err != nil || s.Communication.CalibrationData == nil || !s.Communication.CalibrationData.HasNetwork() {
 		return nil
@@ -410,8 +432,12 @@ func planCalibrationWarnings(src sweep.Source, algorithms []string) []string {
 			ab = append(ab, al)
 		}
 	}
-	if len(ab) == 0 {
+	switch {
+	case len(ab) == 0:
 		return ws
+	case pinned:
+		return append(ws, fmt.Sprintf("--set communication.algorithm=%s: an alpha–beta lowering that the network part of %s does not correct; every row is timed uncalibrated (set communication.algorithm=auto to time the collectives as calibrated)",
+			ab[0], s.Communication.Calibration))
 	}
 	return append(ws, fmt.Sprintf("--algorithms %s: alpha–beta lowerings that the network part of %s does not correct; their rows are ranked uncalibrated against the calibrated auto",
 		strings.Join(ab, ","), s.Communication.Calibration))

@@ -40,8 +40,8 @@ exposed communication, waiting for peers and idle per rank (min / median /
 max beyond 16 ranks), the communication of each phase (the algorithm it
 ran, seed accounting, exact bytes sent, wire bytes per link class), the
 memory of the scenario's
-stage with the replay's peak, the top of the critical path, key findings and
-warnings.
+stage with the replay's peak, the top of the critical path and key findings;
+warnings go to standard error.
 
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
 one process per rank for the first 64 ranks (the trace's cap) and the
@@ -54,7 +54,7 @@ beside the straggler and the rank that waits or is exposed the most,
 labelled. --format json prints result.json instead of the tables. --require-fit exits 1 after the report
 when the step does not fit in GPU memory (for scripts).`,
 		Example: `  zerosim run
-  zerosim run seed002-tiny --trace step.json
+  zerosim run seed002-tiny --trace trace.json
   zerosim run scenario.yaml --set parallelism.zero_stage=3 -o out/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -115,7 +115,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	// with nothing on stdout (QA19 M4); the "wrote" lines follow the
 	// report, as before.
 	var wrote bytes.Buffer
-	if err := writeRunFiles(a.outDir, o.trace, trace, files, &wrote); err != nil {
+	if err := writeRunFiles(a.outDir, o.trace, trace, files, a.inputs, &wrote); err != nil {
 		return err
 	}
 	if err := printRun(a.format, out, errOut, run); err != nil {
@@ -225,23 +225,32 @@ func checkRunFlags(a *app, o runOpts) (map[string]bool, error) {
 	return want, nil
 }
 
-// printRun prints the tables (warnings inline) or result.json (warnings on
-// stderr, so stdout stays JSON).
+// printRun prints the tables or result.json, then the replay's warnings
+// on stderr, as every command prints its warnings: in table mode they
+// were the report's last lines on stdout, out of sight of zerosim run
+// x.yaml > report.txt (QA22 M5). The table's memory section keeps the
+// memory model's inline, as zerosim memory's does; result.json lists
+// them all.
 func printRun(format string, out, errOut io.Writer, run *reports.Run) error {
+	warnings := run.Result.Warnings
 	if format == "table" {
-		return reports.WriteRunTable(out, run)
+		if err := reports.WriteRunTable(out, run); err != nil {
+			return err
+		}
+	} else {
+		if err := reports.WriteRunJSON(out, run); err != nil {
+			return err
+		}
+		warnings = run.Warnings()
 	}
-	if err := reports.WriteRunJSON(out, run); err != nil {
-		return err
-	}
-	for _, w := range run.Warnings() {
+	for _, w := range warnings {
 		fmt.Fprintf(errOut, "zerosim: warning: %s\n", w)
 	}
 	return nil
 }
 
 // writeRunFiles writes the --trace file and the -o files, each atomically.
-func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []reports.OutputFile, errOut io.Writer) error {
+func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []reports.OutputFile, inputs []input, errOut io.Writer) error {
 	if tracePath != "" {
 		if err := reports.WriteFileAtomic(tracePath, func(w io.Writer) error { _, err := w.Write(trace.Data); return err }); err != nil {
 			return err
@@ -249,15 +258,19 @@ func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []rep
 		fmt.Fprintf(errOut, "zerosim: wrote %s\n", tracePath)
 	}
 	if dir != "" {
-		return writeOutputDir(errOut, dir, files)
+		return writeOutputDir(errOut, dir, files, inputs)
 	}
 	return nil
 }
 
 // writeOutputDir writes -o's files (reports.WriteOutputDir: each
 // atomically, the manifest last) and says so in one line, as every
-// command with -o does.
-func writeOutputDir(errOut io.Writer, dir string, files []reports.OutputFile) error {
+// command with -o does. A file of inputs among them is refused first
+// (checkDirTargets).
+func writeOutputDir(errOut io.Writer, dir string, files []reports.OutputFile, inputs []input) error {
+	if err := checkDirTargets(dir, files, inputs); err != nil {
+		return err
+	}
 	paths, err := reports.WriteOutputDir(dir, files)
 	if err != nil {
 		return err

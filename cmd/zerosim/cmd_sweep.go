@@ -30,6 +30,9 @@ type sweepOpts struct {
 	resume bool
 	shard  string
 	count  bool
+	// inputs are the files the command line reads (app.inputs), which
+	// --out may not replace (checkTarget).
+	inputs []input
 }
 
 func newSweepCmd(a *app) *cobra.Command {
@@ -78,6 +81,7 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 			defer stop()
 			stopsGracefully.Store(true)
 			defer stopsGracefully.Store(false)
+			o.inputs = a.inputs
 			return runSweep(ctx, a, o, fileArg(args), a.out, a.err)
 		},
 	}
@@ -502,6 +506,9 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 	if err := checkOutputFile(o.out); err != nil {
 		// "--out: open DIR/s.csv: permission denied" before.
 		return nil, nil, inputError{fmt.Errorf("--out %s: %w", o.out, err)}
+	}
+	if err := checkTarget("sweep", "out", o.out, sweepKind, o.inputs); err != nil {
+		return nil, nil, err
 	}
 	if !o.resume {
 		if fi, err := os.Stat(o.out); err == nil && !fi.Mode().IsRegular() {

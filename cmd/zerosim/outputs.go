@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,14 +24,14 @@ import (
 // rejects (exit 2) every global flag it would otherwise ignore, and every
 // output target is checked before anything is simulated or printed.
 type outputs struct {
-	formats []string // --format values it honours; the first is its default
-	sets    bool     // --set overrides its scenario
-	files   []string // its flags naming an output FILE (checked like -o)
-	dirHint string   // what to use instead of -o DIR
-	fmtHint string   // what it prints instead, when it has no --format
-	csvHint string   // where to get CSV, when it prints none
-	units   bool     // --units sets the memory unit of its tables
-	wide    bool     // --wide shows every column of its tables
+	formats []string              // --format values it honours; the first is its default
+	sets    bool                  // --set overrides its scenario
+	files   map[string]outputKind // its flags naming an output FILE, with what they write (checkTarget)
+	dirHint string                // what to use instead of -o DIR
+	fmtHint string                // what it prints instead, when it has no --format
+	csvHint string                // where to get CSV, when it prints none
+	units   bool                  // --units sets the memory unit of its tables
+	wide    bool                  // --wide shows every column of its tables
 }
 
 // formatError refuses --format f for the command key, naming its formats
@@ -112,17 +113,17 @@ func (a *app) styleOf(s *scenarios.Scenario) reports.MemoryStyle {
 // commandOutputs holds the outputs of every command, by its path below
 // "zerosim". TestEveryCommandDeclaresItsOutputs keeps it complete.
 var commandOutputs = map[string]outputs{
-	"run":               {formats: []string{"table", "json"}, sets: true, files: []string{"trace"}, units: true, wide: true, csvHint: "for CSV rows, zerosim sweep FILE --grid KEY=V1,V2 (a one-value grid is one run)"},
+	"run":               {formats: []string{"table", "json"}, sets: true, files: map[string]outputKind{"trace": traceKind}, units: true, wide: true, csvHint: "for CSV rows, zerosim sweep FILE --grid KEY=V1,V2 (a one-value grid is one run)"},
 	"memory":            {formats: []string{"table", "json", "csv"}, sets: true, units: true, wide: true},
-	"sweep":             {formats: []string{"csv", "json"}, sets: true, dirHint: "use --out FILE"},
-	"merge":             {files: []string{"out"}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
+	"sweep":             {formats: []string{"csv", "json"}, sets: true, files: map[string]outputKind{"out": {sweepKind.name, sweepKind.check, true}}, dirHint: "use --out FILE"},
+	"merge":             {files: map[string]outputKind{"out": sweepKind}, dirHint: "use --out FILE", fmtHint: "merge writes the format of its inputs"},
 	"fit":               {formats: []string{"table", "json", "csv"}, sets: true, wide: true},
 	"compare":           {formats: []string{"table", "json", "csv"}, sets: true, wide: true},
 	"plan":              {formats: []string{"table", "json", "csv"}, sets: true},
 	"verify":            {formats: []string{"table", "json"}, sets: true, wide: true},
 	"validate":          {formats: []string{"table", "json"}, sets: true},
 	"collective":        {formats: []string{"table", "json", "csv", "nccl-tests"}, sets: true, wide: true},
-	"calibrate":         {formats: []string{"table", "json"}, sets: true, files: []string{"file"}},
+	"calibrate":         {formats: []string{"table", "json"}, sets: true, files: map[string]outputKind{"file": calKind}},
 	"scenarios":         {formats: []string{"table", "json", "csv"}},
 	"scenarios show":    {fmtHint: "scenarios show prints the example's YAML verbatim"},
 	"version":           {formats: []string{"table", "json"}},
@@ -142,8 +143,9 @@ func exempt(key string) bool {
 }
 
 // checkOutputs rejects the global flags cmd does not honour and checks every
-// output target it was given, before the command runs.
-func (a *app) checkOutputs(cmd *cobra.Command) error {
+// output target it was given (or will write by default), before the
+// command runs.
+func (a *app) checkOutputs(cmd *cobra.Command, args []string) error {
 	key := commandKey(cmd)
 	if exempt(key) || !cmd.Runnable() {
 		return nil
@@ -184,13 +186,17 @@ func (a *app) checkOutputs(cmd *cobra.Command) error {
 			return inputError{fmt.Errorf("-o %s: %w", a.outDir, err)}
 		}
 	}
-	for _, name := range o.files {
+	a.inputs = inputFiles(cmd, args, o)
+	for _, name := range slices.Sorted(maps.Keys(o.files)) {
 		f := cmd.Flags().Lookup(name)
-		if f == nil || !f.Changed {
+		if f == nil || (!f.Changed && f.Value.String() == "") || o.files[name].own {
 			continue
 		}
 		if err := checkOutputFile(f.Value.String()); err != nil {
 			return inputError{fmt.Errorf("--%s %s: %w", name, f.Value.String(), err)}
+		}
+		if err := checkTarget(commandName(cmd), name, f.Value.String(), o.files[name], a.inputs); err != nil {
+			return err
 		}
 	}
 	return nil

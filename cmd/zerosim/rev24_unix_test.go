@@ -63,7 +63,9 @@ func TestTraceLinkToOutputFile(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), []byte("{}\n"), 0o644); err != nil {
+	// A trace (an earlier run --trace out/result.json): a result.json
+	// there is refused sooner, as not a trace (checkTarget).
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), []byte(traceStart), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tr := filepath.Join(base, "t.json")
@@ -75,7 +77,7 @@ func TestTraceLinkToOutputFile(t *testing.T) {
 	if code != exitInput || out != "" || errOut != want {
 		t.Errorf("exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", code, len(out), errOut, want)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "result.json")); string(b) != "{}\n" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "result.json")); string(b) != traceStart {
 		t.Errorf("result.json was written: %d bytes", len(b))
 	}
 }
@@ -110,3 +112,6 @@ func TestSweepFullDeviceNoResumeAdvice(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// traceStart is how a trace zerosim wrote begins (reports.IsRunTrace).
+const traceStart = "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"scenario\":\"default\"}}\n"

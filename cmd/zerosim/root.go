@@ -38,18 +38,45 @@ type app struct {
 	// input is the scenario loadScenario read last (its bytes, for
 	// replays of it with other overrides).
 	input scenarios.Input
-	// pending holds the warnings of the scenarios loadSource read, until
-	// the command's input checks pass (flushWarnings): nothing is printed
-	// before an input error.
+	// pending holds the warnings of the scenarios the command loaded
+	// (load, loadSource) and those it adds, until its checks pass:
+	// nothing is printed before an input error (QA22 M2: run, compare
+	// and calibrate printed the file's warnings, then an error the
+	// replay found). They are printed (flushWarnings) where a command
+	// says its checks passed (plan's Accepted, sweep and fit before
+	// their work), before its first byte on standard output
+	// (warnFirst), or when it ends without an input error (execute);
+	// an input error drops them.
 	pending []string
+	// inputs are the files the command line names for reading
+	// (inputFiles), which no output may replace.
+	inputs []input
 }
 
-// flushWarnings prints the warnings loadSource held, once.
+// warnf holds a warning (pending) until the command's checks pass.
+func (a *app) warnf(format string, args ...any) {
+	a.pending = append(a.pending, fmt.Sprintf(format, args...))
+}
+
+// flushWarnings prints the warnings held, once.
 func (a *app) flushWarnings() {
 	for _, w := range a.pending {
 		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
 	}
 	a.pending = nil
+}
+
+// warnFirst is standard output, printing the held warnings (on stderr)
+// before its first write: a command writes its report once its checks
+// have passed.
+type warnFirst struct {
+	a *app
+	w io.Writer
+}
+
+func (w warnFirst) Write(p []byte) (int, error) {
+	w.a.flushWarnings()
+	return w.w.Write(p)
 }
 
 // writesFiles is the annotation of a command that writes files into -o DIR;
@@ -183,7 +210,7 @@ func (a *app) checkInput(cmd *cobra.Command, args []string) error {
 	switch a.format {
 	case "table", "json", "csv", "nccl-tests":
 		// nccl-tests is collective's; checkOutputs rejects it elsewhere.
-		if err := a.checkOutputs(cmd); err != nil {
+		if err := a.checkOutputs(cmd, args); err != nil {
 			return err
 		}
 		if err := checkEmptyArgs(cmd, args); err != nil {
@@ -335,12 +362,16 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 	// written; every other command exits 1 with "write /dev/stdout: no
 	// space left on device" (QA19 L7), and now so do they.
 	o := &reports.ErrWriter{W: out}
-	a := &app{in: in, out: o, err: errOut, args: args}
+	a := &app{in: in, err: errOut, args: args}
+	a.out = warnFirst{a, o}
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		err = o.Err
+	}
+	if err == nil || errors.As(err, new(failure)) {
+		a.flushWarnings() // the checks passed
 	}
 	if err == nil {
 		return exitOK, nil

@@ -14,8 +14,8 @@ import (
 
 // loadScenario reads and loads the scenario a command was given (see
 // scenarios.ReadInput: "" is the default example, "-" standard input, then a
-// file or an embedded example) with the --set overrides, and prints the
-// scenario's warnings. An NCCL pin that leaves a collective of the step no
+// file or an embedded example) with the --set overrides, and holds the
+// scenario's warnings (app.pending) until the command's checks pass. An NCCL pin that leaves a collective of the step no
 // algorithm is refused at its key before them (zero.CheckPins). Errors are
 // input errors (exit code 2).
 func (a *app) loadScenario(arg string) (*scenarios.Scenario, error) {
@@ -45,9 +45,7 @@ func (a *app) load(arg string, pins bool) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, inputError{err}
 	}
-	for _, w := range s.Warnings {
-		fmt.Fprintf(a.err, "zerosim: warning: %s\n", w)
-	}
+	a.pending = append(a.pending, s.Warnings...)
 	return s, nil
 }
 

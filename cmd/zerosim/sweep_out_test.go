@@ -23,7 +23,7 @@ func TestSweepOutDevice(t *testing.T) {
 	if err := os.WriteFile(file, []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--out", file}, grid...)...); code != 2 || !strings.Contains(e, "exists (continue it with --resume, or delete it)") {
+	if _, e, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--out", file}, grid...)...); code != 2 || !strings.Contains(e, "exists and is not a zerosim sweep output (not overwritten: choose another --out or delete it)") {
 		t.Errorf("--out onto a file: exit %d: %s", code, e)
 	}
 }

@@ -27,6 +27,11 @@ func TestNoWarningBeforeInputError(t *testing.T) {
 		{"fit --max-gpus", []string{"fit", file, "--max-gpus", "4"}, "--max-gpus 4: less than one node"},
 		{"sweep --out", []string{"sweep", file, "--grid", "training.micro_batch=1,2", "--out", out}, out},
 		{"compare --vary", []string{"compare", file, "--vary", "training.micro_batch=0,1"}, "micro_batch=0 is out of range"},
+		// Found after the load, by the replay or the fit (QA22 M2): the
+		// file's two warnings came first (run, compare, calibrate).
+		{"run: replay refuses", []string{"run", file, "--set", "training.micro_batch=1000000"}, "FLOPs per micro-step overflow"},
+		{"compare: a variant's replay refuses", []string{"compare", file, "--vary", "training.micro_batch=1,1000000"}, "training.micro_batch=1000000: FLOPs per micro-step overflow"},
+		{"calibrate: the fit refuses", []string{"calibrate", "--step-time", "10000s", file, "--file", filepath.Join(t.TempDir(), "c.yaml")}, "--step-time 10000s: cannot be reached"},
 	} {
 		_, stderr, code := runCLI(tc.args...)
 		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "warning") {
@@ -35,6 +40,11 @@ func TestNoWarningBeforeInputError(t *testing.T) {
 	}
 	if _, stderr, code := runCLI("plan", file, "--stages", "3", "--recompute", "full", "--k", "1", "--micro-batches", "1", "--prefetch", "1"); code != 0 || !strings.Contains(stderr, "warning: "+file) {
 		t.Errorf("plan that runs: exit %d, stderr %q; want the scenario's warnings", code, stderr)
+	}
+	for _, args := range [][]string{{"run", file}, {"compare", file, "--vary", "training.micro_batch=1,2"}} {
+		if out, stderr, code := runCLI(args...); code != 0 || out == "" || !strings.HasPrefix(stderr, "zerosim: warning: "+file) {
+			t.Errorf("%v that runs: exit %d, stderr %q; want the scenario's warnings", args, code, stderr)
+		}
 	}
 }
 
