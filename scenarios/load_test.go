@@ -40,7 +40,7 @@ func TestLoadErrors(t *testing.T) {
 		{"two documents", baseYAML + "---\nversion: 1\n",
 			"s.yaml:11:1: a second YAML document starts here (a scenario file holds exactly one document)"},
 		{"syntax error", "version: 1\ncluster: [\n",
-			"s.yaml:2:1: invalid YAML: did not find expected node content (fix the YAML syntax on this line)"},
+			"s.yaml:2:10: invalid YAML: did not find expected node content (fix the YAML syntax on this line)"},
 		// yaml.v3 names no line for an error on the first (an error
 		// message piped into zerosim run -): it said "s.yaml: invalid
 		// YAML: …", no position.
