@@ -62,6 +62,11 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:3:10: nodes: 2.5 is not an integer (use a whole number)"},
 		{"nodes zero", rep("nodes: 2", "nodes: 0"),
 			"s.yaml:3:3: nodes=0 is out of range (use 1 to 65536)"},
+		// Said "nodes: 2 does not fit in 64 bits" (qa22 L4).
+		{"nodes tagged float", rep("nodes: 2", "nodes: !!float 2"),
+			"s.yaml:3:10: nodes: 2 is tagged !!float, not an integer (delete the tag: nodes: 2)"},
+		{"nodes tagged str", rep("nodes: 2", "nodes: !!str 2"),
+			"s.yaml:3:10: nodes: 2 is tagged !!str, not an integer (delete the tag: nodes: 2)"},
 		{"nodes overflow", rep("nodes: 2", "nodes: 99999999999999999999"),
 			"s.yaml:3:10: nodes: 99999999999999999999 does not fit in 64 bits (use a whole number below 2^63)"},
 		{"unknown gpu", rep("gpu: A100-80GB", "gpu: A200"),

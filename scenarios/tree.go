@@ -311,7 +311,9 @@ func (x *expander) copy(n *yaml.Node) (*yaml.Node, error) {
 			return nil, x.l.errAt(x.top, fmt.Sprintf("aliases expand to more than %d nodes (expand fewer aliases; a scenario never needs that many)", MaxAliasNodes))
 		}
 	}
-	c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column}
+	// Of the style only whether the tag was written ("!!float 2"), which
+	// the decoder names.
+	c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column, Style: n.Style & yaml.TaggedStyle}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		c.Content = make([]*yaml.Node, 0, len(n.Content))
