@@ -559,10 +559,16 @@ func (l *loader) checkDims(m *Model) *Error {
 	if m.Kind == KindMLP {
 		return nil
 	}
-	if err := need("heads", &m.Heads, m.Hidden); err != nil {
+	if err := need("heads", &m.Heads, maxHidden); err != nil {
 		return err
 	}
 	if m.Hidden%m.Heads != 0 {
+		if l.has("model.hidden") && !l.has("model.heads") {
+			// hidden given, heads the preset's: "--set model.hidden=1"
+			// said "heads=32 is out of range (use 1 to 1)" at the
+			// model line (qa22 L13).
+			return l.errPath("model.hidden", fmt.Sprintf("hidden=%d is not a multiple of heads=%d (use a multiple of %d, or set model.heads to a divisor of %d)", m.Hidden, m.Heads, m.Heads, m.Hidden))
+		}
 		return l.errPath("model.heads", fmt.Sprintf("heads=%d does not divide hidden=%d (use a divisor of %d)", m.Heads, m.Hidden, m.Hidden))
 	}
 	if m.KVHeads == 0 && !l.has("model.kv_heads") {
