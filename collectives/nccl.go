@@ -1129,11 +1129,16 @@ func (c *comm) nvlsFill() float64 {
 	return stages * math.Min(chunk, b/ops) * ops
 }
 
-// sat is ps rounded, saturated at the int64 range (the engine saturates
-// there too, and the replay reports a step that reaches it).
+// SaturatedTime is where sat saturates NCCL's cost-model times: a time at
+// or past it is "at least", not a time (a collective reports
+// ErrTimeOverflow at it; the replay reports a step that reaches it).
+const SaturatedTime = units.Duration(math.MaxInt64 / 2)
+
+// sat is ps rounded, saturated at SaturatedTime, half the int64 range (the
+// engine saturates at the range too).
 func sat(ps float64) units.Duration {
-	if !(ps < math.MaxInt64/2) {
-		return math.MaxInt64 / 2
+	if !(ps < float64(SaturatedTime)) {
+		return SaturatedTime
 	}
 	return units.Duration(math.Round(max(ps, 0)))
 }

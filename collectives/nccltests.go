@@ -50,6 +50,13 @@ type Log struct {
 	// run has none or a line of it names no device.
 	RankHost, RankDevice []int
 	Rows                 []Row
+	// Unfinished marks a run with rows and no "Avg bus bandwidth" line
+	// after them: nccl-tests' run() prints it once every size has printed
+	// its row (src/common.cu at NVIDIA/nccl-tests
+	// d2d40cc8249378efa4d7e2c949528c15eeb7d8e7, "# Out of bounds values"
+	// then "# Avg bus bandwidth"), so the log was cut or the run stopped
+	// before its last sizes.
+	Unfinished bool
 }
 
 // Row is one size of a run: nccl-tests' out-of-place columns (the in-place
@@ -178,6 +185,10 @@ type logParser struct {
 	// threads and gpus: the last "# nThread T nGpus G" line.
 	threads, gpus int
 	device        string // rank 0's GPU in the last devices block
+	// open: the last run's table has not reached its "Avg bus
+	// bandwidth" line; perElt its rows' size over count × type size.
+	open   bool
+	perElt int64
 }
 
 func (lp *logParser) fail(line int, format string, a ...any) error {
@@ -256,10 +267,84 @@ func (lp *logParser) comment(line string) {
 			}
 		}
 		lp.logs = append(lp.logs, l)
-		lp.lastRow = 0
+		lp.lastRow, lp.open, lp.perElt = 0, true, 0
 	default:
 		lp.inDevs = lp.inDevs && !strings.HasPrefix(body, "Avg bus")
+		lp.endRun(body)
 	}
+}
+
+// endRun closes the run's table at its "Avg bus bandwidth" line (body,
+// without the "#" a web page's copy may have dropped).
+func (lp *logParser) endRun(body string) {
+	if strings.HasPrefix(body, "Avg bus bandwidth") {
+		lp.open = false
+	}
+}
+
+// damagedSize is the error of a line of an open table shaped as a row
+// (seven or more fields ending in time, algbw, busbw and #wrong) whose
+// size does not parse: it was dropped as noise ("6710886x4", a size past
+// int64, "16e384"), and the fit lost the row without a word (qa22 M4).
+func (lp *logParser) damagedSize(f []string) error {
+	if !lp.open || len(f) < 7 {
+		return nil
+	}
+	for _, x := range f[len(f)-4 : len(f)-1] {
+		if _, err := strconv.ParseFloat(x, 64); err != nil {
+			return nil
+		}
+	}
+	if w := f[len(f)-1]; w != "N/A" {
+		if _, err := strconv.ParseFloat(w, 64); err != nil {
+			return nil
+		}
+	}
+	return failAt(lp.name, lp.ln, lp.rowAt+1, "size %q is not a byte count (a damaged row: fix or remove it)", f[0])
+}
+
+// typeSizes are the bytes of each type nccl-tests names in its type
+// column: test_typenames in src/common.cu (int8 … bfloat16 at d2d40cc8;
+// "char" and "int" before NCCL 2; f8e4m3 and f8e5m2 in releases that test
+// NCCL's fp8).
+var typeSizes = map[string]int64{"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4, "double": 8,
+	"bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1, "char": 1, "int": 4}
+
+// typeNames lists typeSizes' names for messages, in test_typenames' order.
+const typeNames = "int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2, char, int"
+
+// checkCount refuses a row whose size is not its count of its type: the
+// count (nccl-tests' paramcount, one rank's elements) times the type's
+// bytes is the size for all-reduce, and times the ranks for all-gather,
+// reduce-scatter and all-to-all (setupArgs: the size column is
+// max(sendBytes, expectedBytes)); every row of a run has the same factor.
+// It was taken unchecked ("32768 38192 float ...").
+func (lp *logParser) checkCount(r Row, f []string) error {
+	ts, ok := typeSizes[r.Type]
+	col := func(i int) int { return lp.rowAt + fieldColumn(string(lp.raw[lp.rowAt:]), i) }
+	if !ok {
+		return failAt(lp.name, lp.ln, col(2), "type %q is not one nccl-tests prints (%s)", r.Type, typeNames)
+	}
+	if r.Size == 0 {
+		return nil
+	}
+	want := lp.perElt
+	switch {
+	case lp.op == AllReduce:
+		want = 1
+	case lp.op >= 0 && lp.ranks > 0:
+		want = int64(lp.ranks)
+	}
+	bytes := r.Count * ts
+	if r.Count > 0 && bytes/ts == r.Count && int64(r.Size)%bytes == 0 && (want == 0 || int64(r.Size)/bytes == want) {
+		lp.perElt = int64(r.Size) / bytes
+		return nil
+	}
+	what := fmt.Sprintf("%d B", bytes)
+	if want > 1 {
+		what = fmt.Sprintf("%d B × %d ranks = %d B", bytes, want, bytes*want)
+	}
+	return failAt(lp.name, lp.ln, col(1), "count %d of %s (%d B) is %s, not the size %d B (the row was edited or is not nccl-tests' output: fix or remove it)", r.Count, r.Type, ts, what, int64(r.Size))
 }
 
 // row reads a line that is not a comment: a row of the current run when it
@@ -270,7 +355,8 @@ func (lp *logParser) row(line string) error {
 		return nil
 	}
 	if _, err := strconv.ParseInt(f[0], 10, 64); err != nil {
-		return nil // noise from MPI, the scheduler or NCCL
+		lp.endRun(line)
+		return lp.damagedSize(f) // else noise from MPI, the scheduler or NCCL
 	}
 	r, err := parseRow(f)
 	if err != nil {
@@ -288,6 +374,9 @@ func (lp *logParser) row(line string) error {
 		return failAt(lp.name, lp.ln, col, "%v%s", err, hint)
 	}
 	r.Line = lp.ln
+	if err := lp.checkCount(r, f); err != nil {
+		return err
+	}
 	if r.Size == 0 {
 		// nccl-tests prints a row of 0 bytes for every size below one
 		// element per rank (all_gather_perf and reduce_scatter_perf from
@@ -306,6 +395,9 @@ func (lp *logParser) row(line string) error {
 // finish keeps the runs with rows and fills what their header left out.
 func (lp *logParser) finish() ([]Log, error) {
 	var out []Log
+	if n := len(lp.logs); n > 0 && lp.open {
+		lp.logs[n-1].Unfinished = true
+	}
 	for _, l := range lp.logs {
 		if len(l.Rows) > 0 {
 			out = append(out, l)

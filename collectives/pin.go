@@ -29,6 +29,11 @@ var ncclProtoNames = scenarios.NCCLProtoNames
 // algorithm/protocol available").
 var ErrNoAlgorithm = errors.New("no algorithm/protocol available")
 
+// ErrTimeOverflow is a collective whose time passes the int64 picoseconds:
+// an alpha–beta phase that does not fit, or NCCL's cost model's time at
+// SaturatedTime or more.
+var ErrTimeOverflow = errors.New("time does not fit in int64 picoseconds")
+
 // ErrCannotRun is Choose's refusal of an algorithm asked for by name (nvls,
 // nvlstree) where it cannot run the operation.
 var ErrCannotRun = errors.New("cannot run")

@@ -960,16 +960,23 @@ func PhaseTime(t *topology.Topology, ph *Phase) (units.Duration, error) {
 		bw := t.Params(topology.LinkID(id)).Bandwidth
 		tt, err := units.CheckedTransferTime(units.Bytes(b), bw)
 		if err != nil {
-			return 0, fmt.Errorf("collectives: %s: %d B at %d B/s take longer than %v, the range of int64 picoseconds (check the bandwidths)", ph.Name, b, int64(bw), units.Duration(math.MaxInt64))
+			return 0, timeErr{fmt.Errorf("collectives: %s: %d B at %d B/s take longer than %v, the range of int64 picoseconds (check the bandwidths)", ph.Name, b, int64(bw), units.Duration(math.MaxInt64))}
 		}
 		worst = max(worst, tt)
 	}
 	d, err := units.Add(int64(ph.Latency), int64(worst))
 	if err != nil {
-		return 0, fmt.Errorf("collectives: %s: latency plus transfer take longer than %v, the range of int64 picoseconds (check the latencies)", ph.Name, units.Duration(math.MaxInt64))
+		return 0, timeErr{fmt.Errorf("collectives: %s: latency plus transfer take longer than %v, the range of int64 picoseconds (check the latencies)", ph.Name, units.Duration(math.MaxInt64))}
 	}
 	return units.Duration(d), nil
 }
+
+// timeErr is an error of a time that does not fit in int64 picoseconds:
+// errors.Is reads it as ErrTimeOverflow, and as what it wraps.
+type timeErr struct{ error }
+
+func (e timeErr) Unwrap() error      { return e.error }
+func (timeErr) Is(target error) bool { return target == ErrTimeOverflow }
 
 // ClosedForm is the alpha–beta time of spec on t with nothing else on the
 // links: the sum over its phases of Steps·α + the bottleneck transfer time
@@ -990,7 +997,7 @@ func ClosedForm(t *topology.Topology, spec Spec) (units.Duration, error) {
 			return 0, err
 		}
 		if total, err = units.Add(total, int64(d)); err != nil {
-			return 0, fmt.Errorf("collectives: time: %w", err)
+			return 0, timeErr{fmt.Errorf("collectives: time: %w", err)}
 		}
 	}
 	return units.Duration(total), nil

@@ -323,13 +323,13 @@ func Estimate(s *scenarios.Scenario, est Estimator, opt Options) (*Report, error
 		return nil, fmt.Errorf("memory: unknown estimator %d", int(est))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("memory: %s: %s estimate: %w", scenarioName(s), est, err)
+		return nil, fmt.Errorf("memory: %s estimate: %w", est, err)
 	}
 	for _, x := range comps {
 		r.AtRest = c.Add(r.AtRest, x.AtRest)
 	}
 	if c.Err != nil {
-		return nil, fmt.Errorf("memory: %s: %s estimate overflows: %w", scenarioName(s), est, c.Err)
+		return nil, fmt.Errorf("memory: %s estimate overflows: %w", est, c.Err)
 	}
 	r.Components = comps
 	r.Peak = r.AtRest

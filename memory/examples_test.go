@@ -94,7 +94,7 @@ func TestBucketSizeTooSmall(t *testing.T) {
 	s := loadExample(t, "default")
 	s.Communication.BucketSize = 1
 	_, err := Analyze(s, Options{})
-	want := `memory: default: communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 262144 buckets (use a bucket_size of at least 51412 B)`
+	want := `memory: communication.bucket_size 1 B cuts group "dense" (6738415616 parameters) into more than 262144 buckets (use a bucket_size of at least 51412 B)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}

@@ -510,11 +510,13 @@ func Stages(s *scenarios.Scenario, opt Options) ([]*Report, error) {
 // Analyze computes the per-rank memory of s at its ZeRO stage: every
 // component at rest and at peak, with the phase of the peak. It returns an
 // error for any input it cannot model (bad stage, K not dividing N, unknown
-// group or precision, an empty model, sizes that overflow int64).
+// group or precision, an empty model, sizes that overflow int64). Errors
+// do not name the scenario's name: the commands name its file ("default:
+// NCCL buffers: …" named the name, not the file: qa22 M3).
 func Analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	r, err := analyze(s, opt)
 	if err != nil {
-		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	return r, nil
 }
@@ -811,10 +813,10 @@ func unitParams(l scenarios.Layer, u int) ([]Param, error) {
 func BufferLayouts(s *scenarios.Scenario) ([]GroupInfo, error) {
 	r, err := analyzeSetup(s, Options{})
 	if err != nil {
-		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	if _, err := buildGroups(s, r, r.Shards, PaddingOf(s.Communication.Padding)); err != nil {
-		return nil, fmt.Errorf("memory: %s: %w", scenarioName(s), err)
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	return r.Groups, nil
 }

@@ -124,7 +124,7 @@ func TestImportAccelerateErrors(t *testing.T) {
 		{fsdp + "parallelism_config:\n  parallelism_config_dp_replicate_size: 2\n", AccelerateOptions{}, "c.yaml:4:3: parallelism_config needs FSDP2"},
 		{fsdp + "fsdp_config:\n  fsdp_version: 2\nparallelism_config:\n  parallelism_config_dp_replicate_size: 3\n", AccelerateOptions{}, "c.yaml:6:3: parallelism_config: dp_replicate_size 3 × cp_size 1 does not divide num_processes 8"},
 		{fsdp + "use_cpu: true\n", AccelerateOptions{}, "c.yaml:3:10: use_cpu true trains on CPUs"},
-		{"distributed_type: [FSDP\n", AccelerateOptions{}, "c.yaml:1:1: not valid YAML"},
+		{"distributed_type: [FSDP\n", AccelerateOptions{}, "c.yaml:1:19: not valid YAML"},
 		{"", AccelerateOptions{}, "c.yaml: the file is empty"},
 		{"- FSDP\n", AccelerateOptions{}, "c.yaml:1:1: the file is a list, not a mapping"},
 	} {

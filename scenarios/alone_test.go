@@ -17,7 +17,7 @@ func TestAloneError(t *testing.T) {
 		{"training.micro_batch=0", "micro_batch=0 is out of range (use 1 to 1048576)"},
 		{"cluster.nodes=0", "nodes=0 is out of range (use 1 to 65536)"},
 		{"communication.algorithm=foo", `algorithm "foo" is unknown (use ring, hierarchical, tree, nvls, nvlstree or auto)`},
-		{"training.mfu=2", "mfu=2 is out of range (use a fraction in (0, 1] such as 0.4)"},
+		{"training.mfu=2", "mfu=2 is out of range (use a fraction in [0.0001, 1] such as 0.4)"},
 		{"training.lr=0", "lr=0 is out of range (use a learning rate > 0 such as 1e-3)"},
 		{"communication.bucket_size=0MB", "bucket_size=0 is out of range (use a size > 0 such as 40MB)"},
 		{"cluster.gpu_overrides=[{rank: 0, speed: 0}]", "speed=0 is out of range (use a factor from 0.000001 to 1000, e.g. 0.8 for 20% slower)"},

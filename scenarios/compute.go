@@ -125,6 +125,13 @@ const (
 	// developer forum, "Compute-Communication Overlap Causes Severe GEMM
 	// Performance Degradation because of Tail Effect", 2025).
 	DefaultComputeEfficiency = 0.8
+	// MinEfficiency is the lowest training.mfu, compute_efficiency and
+	// attention_efficiency taken, and the lowest a calibration searches
+	// (zero.MinEfficiency): below one ten-thousandth of the peak no GPU
+	// trains a model zerosim simulates. 1e-30 loaded, and the step's
+	// compute then overflowed int64 picoseconds with no key named (qa22
+	// L13).
+	MinEfficiency = 1e-4
 	// DefaultComputeInterference is the compute slowdown while a collective
 	// runs on the same GPU: 18.9 % on average (Lee et al. 2025, arXiv
 	// 2507.03114).
@@ -153,8 +160,8 @@ const (
 func (l *loader) resolveCompute(s *Scenario) *Error {
 	t := &s.Training
 	if l.has("training.mfu") {
-		if math.IsNaN(t.MFU) || !(t.MFU > 0 && t.MFU <= 1) {
-			return l.errAlone("training.mfu", fmt.Sprintf("mfu=%s is out of range (use a fraction in (0, 1] such as 0.4)", fmtFloat(t.MFU)))
+		if math.IsNaN(t.MFU) || !(t.MFU >= MinEfficiency && t.MFU <= 1) {
+			return l.errAlone("training.mfu", fmt.Sprintf("mfu=%s is out of range (use a fraction in [0.0001, 1] such as 0.4)", fmtFloat(t.MFU)))
 		}
 		if l.has("training.compute_efficiency") {
 			return l.errPath("training.mfu", "give training.mfu (the model FLOPs utilization to reach) or training.compute_efficiency (the fraction of peak matmuls reach), not both")
@@ -175,8 +182,8 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		t.ComputeEfficiencyFrom = calibrationSource(s.Communication.Calibration, cal.Compute)
 	case !l.has("training.compute_efficiency"):
 		t.ComputeEfficiency, t.ComputeEfficiencyDefault = DefaultComputeEfficiency, true
-	case math.IsNaN(t.ComputeEfficiency) || !(t.ComputeEfficiency > 0 && t.ComputeEfficiency <= 1):
-		return l.errAlone("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
+	case math.IsNaN(t.ComputeEfficiency) || !(t.ComputeEfficiency >= MinEfficiency && t.ComputeEfficiency <= 1):
+		return l.errAlone("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in [0.0001, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
 	}
 	if err := enum(l, "training.attention", &t.Attention, AttentionFlash, AttentionFlash, AttentionSDPA, AttentionEager); err != nil {
 		return err
@@ -187,8 +194,8 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if err := l.resolveAttentionKernel(s); err != nil {
 		return err
 	}
-	if l.has("training.attention_efficiency") && (math.IsNaN(t.AttentionEfficiency) || !(t.AttentionEfficiency > 0 && t.AttentionEfficiency <= 1)) {
-		return l.errAlone("training.attention_efficiency", fmt.Sprintf("attention_efficiency=%s is out of range (use a fraction in (0, 1] such as 0.6)", fmtFloat(t.AttentionEfficiency)))
+	if l.has("training.attention_efficiency") && (math.IsNaN(t.AttentionEfficiency) || !(t.AttentionEfficiency >= MinEfficiency && t.AttentionEfficiency <= 1)) {
+		return l.errAlone("training.attention_efficiency", fmt.Sprintf("attention_efficiency=%s is out of range (use a fraction in [0.0001, 1] such as 0.6)", fmtFloat(t.AttentionEfficiency)))
 	}
 	if cal != nil && cal.Compute != nil && cal.Compute.AttentionEfficiency > 0 {
 		l.applyCalibratedAttention(s, cal.Compute)

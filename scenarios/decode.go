@@ -95,6 +95,11 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 		v.Set(s)
 	case reflect.Int, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle != 0 && isWholeFloat(n.Value) {
+				// "!!float 2" said "2 does not fit in 64 bits".
+				*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s is tagged %s, not an integer (delete the tag: %s: %s)", leaf(path), n.Value, n.Tag, leaf(path), n.Value)))
+				return
+			}
 			if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && isWholeFloat(n.Value) {
 				*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))))
 				return

@@ -40,7 +40,7 @@ func TestLoadErrors(t *testing.T) {
 		{"two documents", baseYAML + "---\nversion: 1\n",
 			"s.yaml:11:1: a second YAML document starts here (a scenario file holds exactly one document)"},
 		{"syntax error", "version: 1\ncluster: [\n",
-			"s.yaml:2:1: invalid YAML: did not find expected node content (fix the YAML syntax on this line)"},
+			"s.yaml:2:10: invalid YAML: did not find expected node content (fix the YAML syntax on this line)"},
 		// yaml.v3 names no line for an error on the first (an error
 		// message piped into zerosim run -): it said "s.yaml: invalid
 		// YAML: …", no position.
@@ -62,6 +62,11 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:3:10: nodes: 2.5 is not an integer (use a whole number)"},
 		{"nodes zero", rep("nodes: 2", "nodes: 0"),
 			"s.yaml:3:3: nodes=0 is out of range (use 1 to 65536)"},
+		// Said "nodes: 2 does not fit in 64 bits" (qa22 L4).
+		{"nodes tagged float", rep("nodes: 2", "nodes: !!float 2"),
+			"s.yaml:3:10: nodes: 2 is tagged !!float, not an integer (delete the tag: nodes: 2)"},
+		{"nodes tagged str", rep("nodes: 2", "nodes: !!str 2"),
+			"s.yaml:3:10: nodes: 2 is tagged !!str, not an integer (delete the tag: nodes: 2)"},
 		{"nodes overflow", rep("nodes: 2", "nodes: 99999999999999999999"),
 			"s.yaml:3:10: nodes: 99999999999999999999 does not fit in 64 bits (use a whole number below 2^63)"},
 		{"unknown gpu", rep("gpu: A100-80GB", "gpu: A200"),
@@ -105,11 +110,11 @@ func TestLoadErrors(t *testing.T) {
 		{"k not dividing", rep("zero_stage: 1", "zero_stage: 1\n  k: 3"),
 			"s.yaml:11:3: k=3 does not divide dp·cp=8 (use a divisor of 8: 1, 2, 4, 8)"},
 		{"mfu above 1", baseYAML + "training:\n  mfu: 1.5\n",
-			"s.yaml:12:3: mfu=1.5 is out of range (use a fraction in (0, 1] such as 0.4)"},
+			"s.yaml:12:3: mfu=1.5 is out of range (use a fraction in [0.0001, 1] such as 0.4)"},
 		{"mfu and compute_efficiency", baseYAML + "training:\n  mfu: 0.4\n  compute_efficiency: 0.7\n",
 			"s.yaml:12:3: give training.mfu (the model FLOPs utilization to reach) or training.compute_efficiency (the fraction of peak matmuls reach), not both"},
 		{"compute_efficiency 0", baseYAML + "training:\n  compute_efficiency: 0\n",
-			"s.yaml:12:3: compute_efficiency=0 is out of range (use a fraction in (0, 1] such as 0.8)"},
+			"s.yaml:12:3: compute_efficiency=0 is out of range (use a fraction in [0.0001, 1] such as 0.8)"},
 		{"unknown attention", baseYAML + "training:\n  attention: ring\n",
 			"s.yaml:12:3: attention \"ring\" is unknown (use flash, sdpa or eager)"},
 		{"unknown attention kernel", baseYAML + "training:\n  attention_kernel: fa1\n",
@@ -121,7 +126,7 @@ func TestLoadErrors(t *testing.T) {
 		{"fa3 on A100", baseYAML + "training:\n  attention_kernel: fa3\n",
 			"s.yaml:12:3: attention_kernel=fa3 runs on Hopper GPUs only, not on A100-80GB (use cudnn or fa2)"},
 		{"attention_efficiency above 1", baseYAML + "training:\n  attention_efficiency: 1.2\n",
-			"s.yaml:12:3: attention_efficiency=1.2 is out of range (use a fraction in (0, 1] such as 0.6)"},
+			"s.yaml:12:3: attention_efficiency=1.2 is out of range (use a fraction in [0.0001, 1] such as 0.6)"},
 		{"unknown compile", baseYAML + "training:\n  compile: model\n",
 			"s.yaml:12:3: compile \"model\" is unknown (use none, blocks, loss or blocks+loss)"},
 		{"unknown rope_impl", baseYAML + "training:\n  rope_impl: real\n",

@@ -391,5 +391,5 @@ func (l *loader) resolveHostLink(h *Host, sys HostSystem, gpn int) *Error {
 	if lk.Bandwidth <= 0 {
 		return l.errPath("cluster.host.pcie.bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 32GB/s)")
 	}
-	return nil
+	return l.maxBandwidth("cluster.host.pcie.bandwidth", lk.Bandwidth)
 }

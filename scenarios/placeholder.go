@@ -23,7 +23,7 @@ func (l *loader) placeholders(root *yaml.Node) error {
 	key := map[*yaml.Node]string{}
 	var walk func(n *yaml.Node, k string)
 	walk = func(n *yaml.Node, k string) {
-		if n.Kind == yaml.ScalarNode && n.Style == 0 && placeholderRE.MatchString(n.Value) {
+		if n.Kind == yaml.ScalarNode && n.Style&^yaml.TaggedStyle == 0 && placeholderRE.MatchString(n.Value) {
 			found = append(found, n)
 			key[n] = k
 		}

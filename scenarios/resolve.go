@@ -93,6 +93,22 @@ func (l *loader) missing(path, use string) *Error {
 	return l.errPath(path, fmt.Sprintf("%s is missing (%s)", path, use))
 }
 
+// MaxBandwidth is the largest link bandwidth a scenario may give (25 TB/s
+// per direction): the simulator's exact rate arithmetic (sim) holds up to
+// it. topology.MaxBandwidth is this.
+const MaxBandwidth units.Bandwidth = 25e12
+
+// maxBandwidth refuses a link bandwidth bw at path past MaxBandwidth: it
+// loaded, and the memory model's NCCL buffers then refused it as
+// "default: NCCL buffers: intra bandwidth … B/s must be in (0, 25000.00
+// GB/s]", naming the scenario's name, not the key (qa22 M3).
+func (l *loader) maxBandwidth(path string, bw units.Bandwidth) *Error {
+	if bw > MaxBandwidth {
+		return l.errAlone(path, fmt.Sprintf("bandwidth=%v is out of range (use at most %v, where the simulator's exact rate arithmetic holds)", bw, MaxBandwidth))
+	}
+	return nil
+}
+
 // intRange checks v at path against the key's own bounds lo and hi (an
 // Alone error); intRangeOf against bounds other keys give.
 func (l *loader) intRange(path string, v, lo, hi int64) *Error {
@@ -289,6 +305,9 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		}
 		if lk.Bandwidth <= 0 {
 			return l.errPath(p+".bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 25GB/s)")
+		}
+		if err := l.maxBandwidth(p+".bandwidth", lk.Bandwidth); err != nil {
+			return err
 		}
 	}
 
@@ -540,10 +559,16 @@ func (l *loader) checkDims(m *Model) *Error {
 	if m.Kind == KindMLP {
 		return nil
 	}
-	if err := need("heads", &m.Heads, m.Hidden); err != nil {
+	if err := need("heads", &m.Heads, maxHidden); err != nil {
 		return err
 	}
 	if m.Hidden%m.Heads != 0 {
+		if l.has("model.hidden") && !l.has("model.heads") {
+			// hidden given, heads the preset's: "--set model.hidden=1"
+			// said "heads=32 is out of range (use 1 to 1)" at the
+			// model line (qa22 L13).
+			return l.errPath("model.hidden", fmt.Sprintf("hidden=%d is not a multiple of heads=%d (use a multiple of %d, or set model.heads to a divisor of %d)", m.Hidden, m.Heads, m.Heads, m.Hidden))
+		}
 		return l.errPath("model.heads", fmt.Sprintf("heads=%d does not divide hidden=%d (use a divisor of %d)", m.Heads, m.Hidden, m.Hidden))
 	}
 	if m.KVHeads == 0 && !l.has("model.kv_heads") {
@@ -986,6 +1011,9 @@ func (l *loader) resolveOverrides(s *Scenario) *Error {
 		}
 		if o.Bandwidth <= 0 {
 			return l.errPath(p+".bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 12.5GB/s)")
+		}
+		if err := l.maxBandwidth(p+".bandwidth", o.Bandwidth); err != nil {
+			return err
 		}
 		if !l.has(p + ".latency") {
 			o.Latency = base.Latency

@@ -152,13 +152,13 @@ func (l *loader) syntaxErr(data []byte, err error) error {
 	if line, col, what, ok := notUTF8(data); ok {
 		return &Error{File: l.file, Line: line, Col: col, Msg: "invalid YAML: " + what}
 	}
-	if line, tab, what, ok := yamlErrLine(data, msg); ok {
+	if line, col, tab, what, ok := yamlErrLine(data, msg); ok {
 		if tab > 0 {
 			// yaml.v3 says "found character that cannot start any
 			// token", which does not name the tab an editor hides.
 			return &Error{File: l.file, Line: line, Col: tab, Msg: "invalid YAML: " + tabInIndent}
 		}
-		return &Error{File: l.file, Line: line, Col: 1, Msg: "invalid YAML: " + what + " (fix the YAML syntax on this line)"}
+		return &Error{File: l.file, Line: line, Col: col, Msg: "invalid YAML: " + what + " (fix the YAML syntax on this line)"}
 	}
 	return l.fileErr("invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (fix the YAML syntax)")
 }
@@ -192,11 +192,12 @@ func invalidUTF8(data []byte) int {
 const tabInIndent = "a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)"
 
 // yamlErrLine reads yaml.v3's "yaml: line N: what" (msg) against data:
-// line N, or the line of a tab in the indentation that caused the error
-// (tabAt) with tab its column, 0 when there is none. ok is false when msg
-// names no line of 1 or more; what is then the text after "line N: ", ""
-// when msg has no line at all.
-func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) {
+// the line of a tab in the indentation that caused the error (tabAt) with
+// tab its column; else where the problem lies (yamlProblem), at column
+// col; else line N, column 1. tab is 0 when there is no tab. ok is false
+// when msg names no line of 1 or more; what is then the text after
+// "line N: ", "" when msg has no line at all.
+func yamlErrLine(data []byte, msg string) (line, col, tab int, what string, ok bool) {
 	m := syntaxRE.FindStringSubmatch(msg)
 	if m == nil {
 		// yaml.v3 names no line for an error on the first: its
@@ -207,18 +208,21 @@ func yamlErrLine(data []byte, msg string) (line, tab int, what string, ok bool) 
 		what, ok := strings.CutPrefix(msg, "yaml: ")
 		if !ok || strings.Contains(what, "\n") || strings.HasPrefix(what, "unmarshal") || len(data) == 0 ||
 			invalidUTF8(data) >= 0 || strings.HasSuffix(what, "control characters are not allowed") {
-			return 0, 0, "", false
+			return 0, 0, 0, "", false
 		}
 		m = []string{msg, "1", what}
 	}
 	n, err := strconv.Atoi(m[1])
 	if err != nil || n < 1 {
-		return 0, 0, m[2], false
+		return 0, 0, 0, m[2], false
 	}
 	if tl, col := tabAt(data, n, m[2]); col > 0 {
-		return tl, col, m[2], true
+		return tl, 1, col, m[2], true
 	}
-	return n, 0, m[2], true
+	if pl, pc := yamlProblem(data, msg); pl > 0 {
+		return pl, pc, 0, m[2], true
+	}
+	return n, 1, 0, m[2], true
 }
 
 // yamlSyntax is the one line for an importer's YAML file (Accelerate's
@@ -232,12 +236,12 @@ func yamlSyntax(file string, data []byte, err error, fix string) error {
 	if line, col, what, ok := notUTF8(data); ok {
 		return fmt.Errorf("%s:%d:%d: not valid YAML: %s", file, line, col, what)
 	}
-	line, tab, what, ok := yamlErrLine(data, msg)
+	line, col, tab, what, ok := yamlErrLine(data, msg)
 	switch {
 	case tab > 0:
 		return fmt.Errorf("%s:%d:%d: not valid YAML: %s", file, line, tab, tabInIndent)
 	case ok:
-		return fmt.Errorf("%s:%d:1: not valid YAML: %s (%s)", file, line, oneLine(what), fix)
+		return fmt.Errorf("%s:%d:%d: not valid YAML: %s (%s)", file, line, col, oneLine(what), fix)
 	case what == "":
 		what = strings.TrimPrefix(msg, "yaml: ")
 	}
@@ -307,7 +311,9 @@ func (x *expander) copy(n *yaml.Node) (*yaml.Node, error) {
 			return nil, x.l.errAt(x.top, fmt.Sprintf("aliases expand to more than %d nodes (expand fewer aliases; a scenario never needs that many)", MaxAliasNodes))
 		}
 	}
-	c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column}
+	// Of the style only whether the tag was written ("!!float 2"), which
+	// the decoder names.
+	c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column, Style: n.Style & yaml.TaggedStyle}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		c.Content = make([]*yaml.Node, 0, len(n.Content))

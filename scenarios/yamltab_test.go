@@ -34,11 +34,11 @@ func TestYAMLTabNamed(t *testing.T) {
 			_, err := ImportLLMFoundry("mpt.yaml", []byte("model:\n  name: mpt_causal_lm\n\td_model: 4096\n"), LLMFoundryOptions{})
 			return err
 		}, "mpt.yaml:3:1: not valid YAML: " + tab},
-		// Not a tab: the line, column 1, yaml.v3's reason.
+		// Not a tab: the bracket left open, yaml.v3's reason.
 		{"llm-foundry, bracket", func() error {
 			_, err := ImportLLMFoundry("mpt.yaml", []byte("model: [\n  name: x\n"), LLMFoundryOptions{})
 			return err
-		}, "mpt.yaml:2:1: not valid YAML: did not find expected ',' or ']' (fix the file)"},
+		}, "mpt.yaml:1:8: not valid YAML: did not find expected ',' or ']' (fix the file)"},
 		// A byte that is not UTF-8: yaml.v3's reader names no line, on
 		// any line (it read "mpt.yaml:1:1" or no position at all).
 		{"llm-foundry, not UTF-8", func() error {

@@ -12,8 +12,9 @@ import (
 )
 
 // MaxBandwidth is the largest link bandwidth accepted (25 TB/s per
-// direction); the sim engine's exact rate arithmetic holds up to it.
-const MaxBandwidth units.Bandwidth = 25e12
+// direction); the sim engine's exact rate arithmetic holds up to it. The
+// loader refuses a scenario's link past it at its key.
+const MaxBandwidth = scenarios.MaxBandwidth
 
 // Class is a link class.
 type Class int

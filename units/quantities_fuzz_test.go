@@ -18,8 +18,9 @@ type quantityParser struct {
 	parse func(string) (int64, error)
 	// units maps a unit to its value in the base unit, as a fraction.
 	units map[string][2]int64
-	// bare says which bare numbers are accepted: all (a count) or only
-	// "0" (a size, a duration), or none (a bandwidth).
+	// bare says which bare numbers are accepted: all (a count), 0 and
+	// those of MinBareFLOPS or more ("1e9", a rate), only "0" (a size, a
+	// duration), or none (a bandwidth).
 	bare string
 }
 
@@ -35,7 +36,7 @@ var quantityParsers = []quantityParser{
 	{"ParseCount", func(s string) (int64, error) { v, err := ParseCount(s); return int64(v), err },
 		map[string][2]int64{"": {1, 1}, "K": {1e3, 1}, "M": {1e6, 1}, "B": {1e9, 1}, "T": {1e12, 1}}, "all"},
 	{"ParseFLOPS", func(s string) (int64, error) { v, err := ParseFLOPS(s); return int64(v), err },
-		map[string][2]int64{"": {1, 1}, "FLOPS": {1, 1}, "GFLOPS": {1e9, 1}, "TFLOPS": {1e12, 1}, "PFLOPS": {1e15, 1}}, "all"},
+		map[string][2]int64{"": {1, 1}, "FLOPS": {1, 1}, "GFLOPS": {1e9, 1}, "TFLOPS": {1e12, 1}, "PFLOPS": {1e15, 1}}, "1e9"},
 }
 
 // quantityText is the grammar the oracle reads: a non-negative decimal
@@ -56,7 +57,7 @@ func (p quantityParser) oracle(s string) (v int64, exact, ok bool) {
 	if !known {
 		return 0, false, false
 	}
-	if m[3] == "" && p.bare != "all" {
+	if m[3] == "" && p.bare != "all" && p.bare != "1e9" {
 		return 0, false, false // the bare-number rules are checked apart
 	}
 	r, good := new(big.Rat).SetString(m[1])
@@ -76,6 +77,9 @@ func (p quantityParser) oracle(s string) (v int64, exact, ok bool) {
 		}
 	}
 	r.Mul(r, big.NewRat(unit[0], unit[1]))
+	if m[3] == "" && p.bare == "1e9" && r.Sign() > 0 && r.Cmp(big.NewRat(MinBareFLOPS, 1)) < 0 {
+		return 0, false, true // a bare rate below 1e9 asks for its unit
+	}
 	if !r.IsInt() || !r.Num().IsInt64() {
 		return 0, false, true
 	}

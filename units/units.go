@@ -308,6 +308,10 @@ func ParseDuration(s string) (Duration, error) {
 	if strings.TrimSpace(s) == "0" {
 		return 0, nil
 	}
+	if n, ok := bareNumber(s); ok {
+		// Said `"1" is not a duration`, not which unit was missing (qa22 L3).
+		return 0, fmt.Errorf("%s what? use %sns, %sus, %sms or %ss (a duration needs a unit)", n, n, n, n, n)
+	}
 	v, err := parse(s, "duration", `a duration such as 500ns, 2us, 1.5ms or 0`, durationSuffixes, false)
 	return Duration(v), err
 }
@@ -318,9 +322,20 @@ func ParseCount(s string) (Count, error) {
 	return Count(v), err
 }
 
+// MinBareFLOPS is the smallest rate a bare number (no unit) may give: 1
+// GFLOP/s. A bare number is FLOP/s ("312e12"), and one below it is a
+// figure in TFLOPS without its unit ("peak_bf16: 989" read as 989 FLOP/s
+// made a step of 2.6e9 s: qa22 L3), as a bare size or bandwidth is asked
+// for its unit.
+const MinBareFLOPS = 1e9
+
 // ParseFLOPS parses a rate such as "312TFLOPS", "989.4TFLOPS" or "312e12".
+// A bare number below MinBareFLOPS is an error that asks for the unit.
 func ParseFLOPS(s string) (FLOPS, error) {
 	v, err := parse(s, "rate", `a rate such as 312TFLOPS or 312e12`, flopsSuffixes, true)
+	if n, ok := bareNumber(s); ok && err == nil && v > 0 && v < MinBareFLOPS {
+		return 0, fmt.Errorf("%s what? use %sTFLOPS (a bare number is FLOP/s, and one below 1e9 is no GPU's peak)", n, n)
+	}
 	return FLOPS(v), err
 }
 

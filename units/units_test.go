@@ -171,7 +171,8 @@ func TestParseDuration(t *testing.T) {
 	const use = "(use a duration such as 500ns, 2us, 1.5ms or 0)"
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty duration " + use},
-		{"1", `"1" is not a duration ` + use},
+		// Said `"1" is not a duration` (qa22 L3).
+		{"1", "1 what? use 1ns, 1us, 1ms or 1s (a duration needs a unit)"},
 		{"1h", `"1h" is not a duration ` + use},
 		{"-1ns", `"-1ns" is negative (a duration must be ≥ 0)`},
 		{"0.5ps", `"0.5ps" is not a whole number of picoseconds (zerosim counts whole picoseconds; round it)`},
@@ -231,6 +232,9 @@ func TestParseFLOPS(t *testing.T) {
 		{"125TFLOPS", 125e12},
 		{"1PFLOPS", 1e15},
 		{"5GFLOPS", 5e9},
+		{"1e9", 1e9},
+		{"0", 0},
+		{"10FLOPS", 10}, // a unit given is taken
 	} {
 		got, err := ParseFLOPS(tc.in)
 		if err != nil || got != tc.want {
@@ -240,6 +244,9 @@ func TestParseFLOPS(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"1.5FLOPS", `"1.5FLOPS" is not a whole number of FLOP/s (zerosim counts whole FLOP/s; round it)`},
 		{"312TF", `"312TF" is not a rate (use a rate such as 312TFLOPS or 312e12)`},
+		// Read as 989 FLOP/s (qa22 L3).
+		{"989", "989 what? use 989TFLOPS (a bare number is FLOP/s, and one below 1e9 is no GPU's peak)"},
+		{"999999999", "999999999 what? use 999999999TFLOPS (a bare number is FLOP/s, and one below 1e9 is no GPU's peak)"},
 	} {
 		got, err := ParseFLOPS(tc.in)
 		if err == nil || err.Error() != tc.want {

@@ -3,6 +3,7 @@ package zero
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -64,7 +65,7 @@ func ComputeByKind(r *Result) (fwd, bwd, opt units.Duration) {
 // MinEfficiency is the lowest efficiency a calibration searches: below
 // it (one ten-thousandth of the peak) no GPU trains a model zerosim
 // simulates, and a measurement that needs less is of another workload.
-const MinEfficiency = 1e-4
+const MinEfficiency = scenarios.MinEfficiency
 
 // UnreachableError is a calibration no efficiency in [MinEfficiency, 1]
 // reproduces. Without Floor the measurement is shorter than the scenario
@@ -278,10 +279,21 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 		if model == 0 {
 			return 0, fmt.Errorf("zero: training.mfu: the model executes no FLOPs (use training.compute_efficiency)")
 		}
-		return seconds(float64(model) / (float64(s.Cluster.PeakBF16) * mfu))
+		return mfuSeconds(float64(model)/(float64(s.Cluster.PeakBF16)*mfu), mfu)
 	}
 	secs := float64(tokensPerGPU(s)*ga) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
-	return seconds(secs)
+	return mfuSeconds(secs, mfu)
+}
+
+// mfuSeconds is mfuStep's secs as a duration, or an error at training.mfu:
+// it said "1.9086992494786652e+29 s of compute is longer than
+// 9223372.037s", no key and no fix (qa22 L13).
+func mfuSeconds(secs, mfu float64) (units.Duration, error) {
+	d, err := seconds(secs)
+	if err != nil {
+		return 0, &scenarios.Error{Path: "training.mfu", Msg: fmt.Sprintf("the step's compute at mfu %g takes %g s, longer than %v, the longest zerosim times (raise training.mfu, or lower training.micro_batch or model.seq_len)", mfu, secs, units.Duration(math.MaxInt64/2))}
+	}
+	return d, nil
 }
 
 // fitMFU sets s's compute efficiency so that the step reaches

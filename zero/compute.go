@@ -207,7 +207,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 					continue
 				}
 				if *x.d, err = seconds(x.secs); err != nil {
-					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)", l.Name, err)
+					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth, training.compute_efficiency and training.attention_efficiency, or lower training.micro_batch or model.seq_len)", l.Name, err)
 				}
 				if *x.ring, err = seconds(x.ringSecs); err != nil {
 					return nil, nil, fmt.Errorf("zero: layer %q: context-parallel ring: %w", l.Name, err)
@@ -333,7 +333,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			}
 			if expert {
 				if *x.d, err = seconds(x.secs + x.elemSecs); err != nil {
-					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)", l.Name, err)
+					return nil, nil, fmt.Errorf("zero: layer %q: %w (check cluster.peak_bf16, cluster.hbm_bandwidth, training.compute_efficiency and training.attention_efficiency, or lower training.micro_batch or model.seq_len)", l.Name, err)
 				}
 				by[k] = ClassSeconds{GEMM: x.secs, Other: x.elemSecs}
 				continue

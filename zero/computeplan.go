@@ -165,7 +165,9 @@ func earlyStopFLOPs(d FLOPDims, full int64) (int64, error) {
 func seconds(s float64) (units.Duration, error) {
 	ps := math.Ceil(s * float64(units.Second))
 	if math.IsNaN(ps) || ps < 0 || ps > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%g s of compute is longer than %v", s, units.Duration(math.MaxInt64))
+		// It said "longer than 9223372.037s" of 5.08e6 s: the bound is
+		// half the range.
+		return 0, fmt.Errorf("%g s of compute is longer than %v, the longest zerosim times (half the range of int64 picoseconds)", s, units.Duration(math.MaxInt64/2))
 	}
 	return units.Duration(ps), nil
 }

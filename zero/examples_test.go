@@ -125,8 +125,9 @@ func TestTimesBeyondRangeAreErrors(t *testing.T) {
 	for _, tc := range []struct{ set, want string }{
 		{"cluster.inter.bandwidth=1B/s", "the step runs past 9223372.037s, the range of int64 picoseconds (check the link bandwidths and latencies)"},
 		{"cluster.intra.latency=1000000s", "the step runs past 9223372.037s"},
-		{"cluster.hbm_bandwidth=1B/s", "of compute is longer than 9223372.037s (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)"},
-		{"cluster.peak_bf16=2", "of compute is longer than 9223372.037s (check cluster.peak_bf16, cluster.hbm_bandwidth and training.compute_efficiency)"},
+		{"cluster.hbm_bandwidth=1B/s", "of compute is longer than 4611686.018s, the longest zerosim times (half the range of int64 picoseconds) (check cluster.peak_bf16, cluster.hbm_bandwidth, training.compute_efficiency and training.attention_efficiency, or lower training.micro_batch or model.seq_len)"},
+		// A bare 2 asks for its unit (units.MinBareFLOPS); 2FLOPS is taken.
+		{"cluster.peak_bf16=2FLOPS", "of compute is longer than 4611686.018s, the longest zerosim times (half the range of int64 picoseconds) (check cluster.peak_bf16, cluster.hbm_bandwidth, training.compute_efficiency and training.attention_efficiency, or lower training.micro_batch or model.seq_len)"},
 	} {
 		_, err := Replay(example(t, "default", tc.set), Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -295,5 +295,17 @@ func Check(s *scenarios.Scenario) error {
 	if err != nil {
 		return err
 	}
-	return checkSize(s, c, int64(len(sc.Tasks)), false)
+	if err := checkSize(s, c, int64(len(sc.Tasks)), false); err != nil {
+		return err
+	}
+	// What the replay computes without replaying (qa22 M3: validate
+	// passed a micro-batch whose FLOPs overflow, and a training.mfu whose
+	// step does).
+	if s.Training.MFU > 0 {
+		if _, err := mfuStep(s, s.Training.MFU); err != nil {
+			return err
+		}
+	}
+	_, err = countFLOPs(s, sc.Costs)
+	return err
 }

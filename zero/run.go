@@ -753,31 +753,12 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 // recompute. Other models count the FLOPs the cost model executes (costs,
 // the schedule's Costs(s)): HFU all of them, MFU 3× the forward's.
 func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) (Utilization, error) {
-	var c flopCalc
-	executed, err := sumFLOPs(costs)
+	n, err := countFLOPs(s, costs)
 	if err != nil {
 		return Utilization{}, err
 	}
-	per, _, err := modelFLOPsPerToken(s)
-	if err != nil {
-		return Utilization{}, err
-	}
-	// A step runs grad_accum micro-steps, each with these tokens and FLOPs.
-	ga := max(s.Training.GradAccum, 1)
-	tok := c.Mul(tokensPerGPU(s), ga)
-	hardware := c.Mul(executed, ga)
-	if per > 0 {
-		re, err := recomputedModelFLOPs(s)
-		if err != nil {
-			return Utilization{}, err
-		}
-		hardware = c.Mul(c.Add(c.Mul(per, tokensPerGPU(s)), re), ga)
-	}
-	perStep := c.Mul(tok, int64(s.N()))
-	if c.Err != nil {
-		return Utilization{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
-	}
-	u := Utilize(step, tok, perStep, per, hardware, float64(s.Cluster.PeakBF16))
+	executed, per, ga := n.executed, n.per, n.ga
+	u := Utilize(step, n.tok, n.perStep, per, n.hardware, float64(s.Cluster.PeakBF16))
 	if secs, peak := step.Seconds(), float64(s.Cluster.PeakBF16); secs > 0 && peak > 0 {
 		u.Executed = float64(executed) * float64(ga) / secs / peak
 	}
@@ -789,6 +770,45 @@ func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) 
 		u.MFU, u.FromForward = float64(model)/step.Seconds()/float64(s.Cluster.PeakBF16), true
 	}
 	return u, nil
+}
+
+// flopCounts are a step's FLOP and token counts per GPU (utilization):
+// the FLOPs a micro-step executes, the model FLOPs per token (0 without a
+// per-token count), the tokens and hardware FLOPs of a step of ga
+// micro-steps, and the tokens of the whole step.
+type flopCounts struct {
+	executed, per, ga, tok, hardware, perStep int64
+}
+
+// countFLOPs is s's flopCounts under costs, the schedule's Costs(s); an
+// overflow of int64 is an error. It needs no replay: Check runs it, so
+// that validate refuses what run would.
+func countFLOPs(s *scenarios.Scenario, costs []LayerCost) (flopCounts, error) {
+	var c flopCalc
+	executed, err := sumFLOPs(costs)
+	if err != nil {
+		return flopCounts{}, err
+	}
+	per, _, err := modelFLOPsPerToken(s)
+	if err != nil {
+		return flopCounts{}, err
+	}
+	// A step runs grad_accum micro-steps, each with these tokens and FLOPs.
+	ga := max(s.Training.GradAccum, 1)
+	tok := c.Mul(tokensPerGPU(s), ga)
+	hardware := c.Mul(executed, ga)
+	if per > 0 {
+		re, err := recomputedModelFLOPs(s)
+		if err != nil {
+			return flopCounts{}, err
+		}
+		hardware = c.Mul(c.Add(c.Mul(per, tokensPerGPU(s)), re), ga)
+	}
+	perStep := c.Mul(tok, int64(s.N()))
+	if c.Err != nil {
+		return flopCounts{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
+	}
+	return flopCounts{executed: executed, per: per, ga: ga, tok: tok, hardware: hardware, perStep: perStep}, nil
 }
 
 // forwardModelFLOPs is the model FLOPs of a step of ga micro-steps for a

@@ -404,7 +404,7 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 		}
 	}
 	return fmt.Sprintf(
-		"the 13B rows on one node run %.0f-%.0f %% slower than predicted at every sequence length (%s) "+
+		"the 13B rows on one node run slower than predicted at every sequence length, errors of %+.1f %% to %+.1f %% (%s) "+
 			"while the 7B rows on the same node (GA %d) match within %.1f %% and the 13B rows on %d-%d GPUs (GA 1) within %.1f %%. "+
 			"What ran: not the sweep of llm-foundry 061f2c7 (its sweep.sh runs mosaicml/pytorch:2.0.1_cu118 and has no a100_40gb line; "+
 			"its rerun 4b482bd6 replaced only the 80 GB table): the table was measured for mosaicml/examples "+

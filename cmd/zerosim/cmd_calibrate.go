@@ -260,6 +260,11 @@ func logCurves(logs []collectives.Log, s *scenarios.Scenario, hw collectives.Har
 	for i := range logs {
 		l := &logs[i]
 		curves[i] = collectives.CurveOf(l)
+		if l.Unfinished {
+			last := l.Rows[len(l.Rows)-1]
+			w = append(w, fmt.Sprintf("%s:%d: the run has no \"# Avg bus bandwidth\" line after its last row (line %d, %d B), which nccl-tests prints once a run completes: the log was cut or the run stopped; its %d rows are fitted (calibrate with the whole log)",
+				l.File, l.Line, last.Line, int64(last.Size), len(l.Rows)))
+		}
 		sh, ok := l.NICShape(gpn, shared)
 		curves[i].Shape = sh
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -622,6 +623,30 @@ func collectiveRunError(a *app, o *collectiveOpts, s *scenarios.Scenario, err er
 	return inputError{a.input.Place(a.sets, &scenarios.Error{Path: key, Msg: msg})}
 }
 
+// benchRowError is the input error of a collective's run at size (its
+// row r, err), nil when there is none.
+func benchRowError(a *app, o *collectiveOpts, s *scenarios.Scenario, size units.Bytes, r collectives.BenchRow, err error) error {
+	if errors.Is(err, collectives.ErrTimeOverflow) || err == nil && max(r.Time, r.Alone) >= collectives.SaturatedTime {
+		// Printed NCCL's cost-model time clamped at 4611686018427387903
+		// ps with exit 0, or, for the alpha–beta path, blamed the bytes
+		// (qa21 M4).
+		return inputError{fmt.Errorf("--size %sB: this collective takes longer than %v, the range of int64 picoseconds, at these bandwidths and latencies (check --intra-bw, --inter-bw and --latency)", strconv.FormatInt(int64(size), 10), units.Duration(math.MaxInt64))}
+	}
+	if errors.Is(err, units.ErrOverflow) {
+		// Said "collectives: traffic: value does not fit in 64 bits".
+		return inputError{fmt.Errorf("--size %s: the bytes this collective puts on the links do not fit in 64 bits (use a smaller size)", strconv.FormatInt(int64(size), 10)+"B")}
+	}
+	if err != nil && o.changed("algo") {
+		// "collectives: tree supports allreduce only, not alltoall":
+		// the algorithm asked for cannot run this operation here.
+		return inputError{fmt.Errorf("--algo %s: %s", o.algo, plain(err))}
+	}
+	if err != nil {
+		return collectiveRunError(a, o, s, err)
+	}
+	return nil
+}
+
 // collectiveReport is collective's report before its rows.
 func collectiveReport(a *app, o *collectiveOpts, b *collectives.Bench, s *scenarios.Scenario, topo *topology.Topology, name string) *reports.CollectiveReport {
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
@@ -690,17 +715,8 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 	for i, size := range sizes {
 		set(int64(i), int64(len(sizes)))
 		r, err := b.Run(topo, size)
-		if errors.Is(err, units.ErrOverflow) {
-			// Said "collectives: traffic: value does not fit in 64 bits".
-			return inputError{fmt.Errorf("--size %s: the bytes this collective puts on the links do not fit in 64 bits (use a smaller size)", strconv.FormatInt(int64(size), 10)+"B")}
-		}
-		if err != nil && o.changed("algo") {
-			// "collectives: tree supports allreduce only, not alltoall":
-			// the algorithm asked for cannot run this operation here.
-			return inputError{fmt.Errorf("--algo %s: %s", o.algo, plain(err))}
-		}
-		if err != nil {
-			return collectiveRunError(a, o, s, err)
+		if err := benchRowError(a, o, s, size, r, err); err != nil {
+			return err
 		}
 		rep.Rows = append(rep.Rows, collectiveRow(r))
 		if sc, ok := slowChoiceOf(b, topo, r); ok {

@@ -114,7 +114,7 @@ func validateOne(f string, sets []string, in io.Reader) (validFile, []string, st
 	}
 	// What run would refuse (bucket and task limits) fails here too.
 	if err := zero.Check(s); err != nil {
-		return validFile{}, nil, "", fmt.Errorf("%s: %w", src.File, err)
+		return validFile{}, nil, "", checkError(src, sets, s, err)
 	}
 	var warnings []string
 	for _, w := range s.Warnings {

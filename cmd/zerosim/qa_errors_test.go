@@ -206,8 +206,8 @@ func TestFLOPsOverflowNamesKeys(t *testing.T) {
 		args    []string
 		mention string
 	}{
-		{[]string{"run", "--set", "training.micro_batch=1048576"}, "zerosim: default.yaml: FLOPs per micro-step overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"},
-		{[]string{"run", "--set", "training.micro_batch=524288", "--set", "model.seq_len=1048576"}, "zerosim: default.yaml: block matmul FLOPs overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"},
+		{[]string{"run", "--set", "training.micro_batch=1048576"}, "zerosim: default.yaml: --set training.micro_batch=1048576: micro_batch 1048576 × seq_len 4096: FLOPs per micro-step overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"},
+		{[]string{"run", "--set", "training.micro_batch=524288", "--set", "model.seq_len=1048576"}, "zerosim: default.yaml: --set training.micro_batch=524288: micro_batch 524288 × seq_len 1048576: block matmul FLOPs overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"},
 	} {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
@@ -327,7 +327,7 @@ func TestSweepValueRangeChecked(t *testing.T) {
 		{"parallelism.zero_stage=1,7", "zerosim: --grid parallelism.zero_stage=1,7: zero_stage=7 is out of range (use 0, 1, 2 or 3)"},
 		{"training.micro_batch=0,2", "zerosim: --grid training.micro_batch=0,2: micro_batch=0 is out of range (use 1 to 1048576)"},
 		{"communication.algorithm=ring,foo", `zerosim: --grid communication.algorithm=ring,foo: algorithm "foo" is unknown (use ring, hierarchical, tree, nvls, nvlstree or auto)`},
-		{"training.compute_efficiency=0.5,1.5", "zerosim: --grid training.compute_efficiency=0.5,1.5: compute_efficiency=1.5 is out of range (use a fraction in (0, 1] such as 0.8)"},
+		{"training.compute_efficiency=0.5,1.5", "zerosim: --grid training.compute_efficiency=0.5,1.5: compute_efficiency=1.5 is out of range (use a fraction in [0.0001, 1] such as 0.8)"},
 		{"cluster.gpu_overrides=[{rank: 0, speed: 0}]", "zerosim: --grid cluster.gpu_overrides=[{rank: 0, speed: 0}]: speed=0 is out of range (use a factor from 0.000001 to 1000, e.g. 0.8 for 20% slower)"},
 	} {
 		outFile := filepath.Join(dir, "s.csv")

@@ -38,6 +38,9 @@ type app struct {
 	// input is the scenario loadScenario read last (its bytes, for
 	// replays of it with other overrides).
 	input scenarios.Input
+	// loaded is the scenario loadScenario read last, as loaded: the
+	// sizes an overflow of the replay names (checkError).
+	loaded *scenarios.Scenario
 	// pending holds the warnings of the scenarios the command loaded
 	// (load, loadSource) and those it adds, until its checks pass:
 	// nothing is printed before an input error (QA22 M2: run, compare

@@ -45,27 +45,51 @@ func (a *app) load(arg string, pins bool) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, inputError{err}
 	}
+	a.loaded = s
 	a.pending = append(a.pending, s.Warnings...)
 	return s, nil
 }
 
 // replayError is a replay's refusal of the scenario as the loader's errors
-// read: the file first, then the key and the fix, without the package's
-// prefix ("default.yaml: communication.bucket_size 1 B cuts group …").
+// read (checkError).
 func (a *app) replayError(err error) error {
+	return inputError{checkError(a.input, a.sets, a.loaded, err)}
+}
+
+// checkError is err, a refusal of s (read from in with the --set sets) by
+// zero.Check or a replay, as the loader's errors read: at the key's line
+// and column, or its --set, with the fix, when err names a key or is an
+// overflow of int64 (put at training.micro_batch, or model.seq_len when
+// the micro-batch is 1); else the file first, then the message without
+// the package's prefix ("default.yaml: communication.bucket_size 1 B cuts
+// group …"). validate and run refuse alike (qa22 M3: the overflow said
+// "mb.yaml: FLOPs per micro-step overflow …" with no position).
+func checkError(in scenarios.Input, sets []string, s *scenarios.Scenario, err error) error {
 	msg := plain(err)
-	if errors.Is(err, units.ErrOverflow) && !strings.Contains(msg, "(") {
+	var se *scenarios.Error
+	switch {
+	case in.Data == nil:
+	case errors.As(err, &se) && se.File == "" && se.Path != "":
+		return in.Place(sets, se)
+	case errors.Is(err, units.ErrOverflow) && !strings.Contains(msg, "(") && s != nil:
 		// "block matmul FLOPs overflow: value does not fit in 64 bits"
 		// (training.micro_batch 1048576, in its range) named nothing to
 		// change.
-		msg += " (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"
-	}
-	if errors.As(err, new(*memory.TooManyBucketsError)) && a.input.Data != nil {
+		key := "training.micro_batch"
+		if s.Training.MicroBatch <= 1 {
+			key = "model.seq_len"
+		}
+		msg = fmt.Sprintf("micro_batch %d × seq_len %d: %s (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)", s.Training.MicroBatch, s.Model.SeqLen, msg)
+		return in.Place(sets, &scenarios.Error{Path: key, Msg: msg})
+	case errors.As(err, new(*memory.TooManyBucketsError)):
 		// At the key's line, or the --set that gave it (final read R2:
 		// "default.yaml: communication.bucket_size 1 B …" for a --set).
-		return inputError{a.input.Place(a.sets, &scenarios.Error{Path: "communication.bucket_size", Msg: msg})}
+		return in.Place(sets, &scenarios.Error{Path: "communication.bucket_size", Msg: msg})
 	}
-	return inputError{fmt.Errorf("%s: %s", a.file, msg)}
+	if errors.Is(err, units.ErrOverflow) && !strings.Contains(msg, "(") {
+		msg += " (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"
+	}
+	return fmt.Errorf("%s: %s", in.File, msg)
 }
 
 // plain is an error's message without the prefixes of the packages that

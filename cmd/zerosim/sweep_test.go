@@ -145,7 +145,7 @@ func TestSweepInputErrors(t *testing.T) {
 		{"empty out", []string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--out", ""}, "--out: empty value"},
 		{"misspelled grid key", []string{"sweep", "seed002-tiny", "--grid", "parallelism.kk=1,2"}, `unknown key "kk" in parallelism (did you mean "k"?)`},
 		{"misspelled set key", []string{"sweep", "seed002-tiny", "--set", "paralelism.k=2", "--grid", "parallelism.k=1,2"}, `did you mean "parallelism"?`},
-		{"syntax error", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "<stdin>:1:1: invalid YAML"},
+		{"syntax error", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "<stdin>:2:10: invalid YAML"},
 		{"endless stdin", []string{"sweep", "-", "--grid", "parallelism.k=1,2"}, "larger than 4194304 bytes"},
 		// Each made every point an error row, exit 0 (QA7 F7): a file's
 		// unknown key, a value of the wrong kind and one out of its own
