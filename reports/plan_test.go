@@ -265,3 +265,21 @@ func TestPlanRankLegend(t *testing.T) {
 		}
 	}
 }
+
+// The rejected-configurations note agrees in number with its count (qa21
+// M2: "1 configurations are rejected").
+func TestPlanSummaryRejectedCountAgrees(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1, "1 configuration is rejected as input"}, {2, "2 configurations are rejected as input"}} {
+		var b strings.Builder
+		p := &sweep.Plan{Nodes: 1, GPUsPerNode: 8, Invalid: c.n, FirstInvalid: "parallelism.ep=16: x"}
+		if err := writePlanSummary(&b, &PlanReport{Plan: p}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%d rejected: want %q in\n%s", c.n, c.want, b.String())
+		}
+	}
+}

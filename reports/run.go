@@ -262,6 +262,9 @@ func kText(stage, k, n int) string {
 func (run *Run) headline() [][2]string {
 	s, r := run.Scenario, run.Result
 	sym := "no (every rank simulated)"
+	if r.Asymmetry != "" {
+		sym = "no (every rank simulated: " + r.Asymmetry + ")"
+	}
 	if r.Symmetric {
 		sym = "yes (one representative rank stands for all)"
 	}

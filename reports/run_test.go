@@ -1162,3 +1162,14 @@ func TestRunNamesNCCLPins(t *testing.T) {
 		t.Errorf("unpinned: nccl_algo %q, nccl_proto %q", j.NCCLAlgo, j.NCCLProto)
 	}
 }
+
+// The headline says why the fast path simulated every rank, the check that
+// failed (qa21 M2: run printed "no (every rank simulated)" and nothing
+// else when ep=16 expert groups straddled 72-GPU nodes).
+func TestHeadlineNamesAsymmetry(t *testing.T) {
+	run := yamlRun(t, "tree.yaml", []byte(tinyYAML), "communication.algorithm=tree")
+	want := "no (every rank simulated: communication.algorithm: tree (a double binary tree is not the same seen from every node))"
+	if got := headlineValue(run, "symmetric fast path"); got != want {
+		t.Errorf("symmetric fast path %q, want %q", got, want)
+	}
+}
