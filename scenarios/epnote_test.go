@@ -29,7 +29,7 @@ func TestExpertParallelNote(t *testing.T) {
 			for _, w := range s.Warnings {
 				if strings.Contains(w, "balanced, dropless routing") {
 					n++
-					for _, want := range []string{"parallelism.ep", "top-k copies", "Megatron-LM d98e8a64", "DeepEP/HybridEP", "not overlapped with compute"} {
+					for _, want := range []string{"parallelism.ep", "top-k copies", "Megatron-LM d98e8a64", "DeepEP/HybridEP", "(communication.moe_dispatcher: deepep models it)", "not overlapped with compute"} {
 						if want == "parallelism.ep" {
 							want = "n.yaml:4:" // the position of parallelism.ep's value
 						}
