@@ -65,3 +65,33 @@ func TestExpertParallelRefusals(t *testing.T) {
 		}
 	}
 }
+
+// ep with k > 1 is refused where the k came from: a --set of k names the
+// flag, not the file's ep line (qa21 LOW 4); a --set of ep, or both in the
+// file, name ep.
+func TestExpertParallelWithKPointsAtTheCause(t *testing.T) {
+	doc := "version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b}\nparallelism:\n  dp: 64\n  zero_stage: 3\n  ep: 8\n"
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"parallelism.k=2"}, "e.yaml: --set parallelism.k=2: ep=8 with k=2 is not modelled (use k: 1 with expert parallelism)"},
+		{[]string{"parallelism.k=2", "parallelism.ep=4"}, "e.yaml: --set parallelism.ep=4: ep=4 with k=2 is not modelled (use k: 1 with expert parallelism)"},
+		{nil, ""},
+	} {
+		_, err := Load("e.yaml", []byte(doc), c.sets)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("sets %v: %v", c.sets, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.want {
+			t.Errorf("sets %v: %v\nwant %s", c.sets, err, c.want)
+		}
+	}
+	_, err := Load("e.yaml", []byte(doc+"  k: 2\n"), nil)
+	if want := "e.yaml:7:3: ep=8 with k=2 is not modelled (use k: 1 with expert parallelism)"; err == nil || err.Error() != want {
+		t.Errorf("both in the file: %v\nwant %s", err, want)
+	}
+}

@@ -26,7 +26,13 @@ func (l *loader) resolveEP(s *Scenario) *Error {
 		return nil
 	}
 	if p.K > 1 {
-		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
+		// At the --set that brought k in, when ep came from the file
+		// (qa21 LOW 4: --set parallelism.k=2 was blamed on the ep line).
+		key := "parallelism.ep"
+		if l.bySet("parallelism.k") && !l.bySet(key) {
+			key = "parallelism.k"
+		}
+		return l.errPath(key, fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
 	}
 	g, moe := epGCD(s, intra)
 	if !moe {
