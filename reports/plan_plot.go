@@ -309,6 +309,9 @@ func PlanManifest(pr *PlanReport) *ManifestMeta {
 	if pr.Plan.SearchedCP != nil {
 		m.Searched["cp"] = pr.Plan.SearchedCP
 	}
+	if pr.Plan.SearchedEP != nil {
+		m.Searched["ep"] = pr.Plan.SearchedEP // qa21 LOW 7
+	}
 	if o.Pinned != nil {
 		m.Searched["pinned"] = o.Pinned
 	}

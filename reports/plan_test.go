@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -280,6 +281,36 @@ func TestPlanSummaryRejectedCountAgrees(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("%d rejected: want %q in\n%s", c.n, c.want, b.String())
+		}
+	}
+}
+
+// plan -o's manifest lists every list plan.json says was searched, under
+// the same name without "searched_" (qa21 LOW 7: searched_ep was in
+// plan.json only).
+func TestPlanManifestListsEverySearched(t *testing.T) {
+	p := &sweep.Plan{Nodes: 1, GPUsPerNode: 8, SearchedStages: []int{1, 3}, SearchedRecompute: []string{"full"},
+		SearchedCP: []int{1, 2}, SearchedEP: []int{1, 2, 4, 8}}
+	data, err := json.Marshal(newPlanJSON(p, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		t.Fatal(err)
+	}
+	m := PlanManifest(&PlanReport{Plan: p})
+	for k, v := range top {
+		name, ok := strings.CutPrefix(k, "searched_")
+		if !ok {
+			continue
+		}
+		got, err := json.Marshal(m.Searched[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(v) {
+			t.Errorf("manifest searched.%s = %s, plan.json %s = %s", name, got, k, v)
 		}
 	}
 }
