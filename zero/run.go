@@ -98,7 +98,7 @@ func Asymmetry(s *scenarios.Scenario) string {
 			return "cluster.gpu_overrides sets a GPU's speed"
 		}
 	}
-	if k := max(s.Parallelism.K, 1); !tiles(s.N() / k) {
+	if k := s.Parallelism.K; !tiles(s.N() / k) {
 		return straddle("parallelism.k", k, "shard", s.N()/k)
 	}
 	if ep := s.Parallelism.EP; ep > 1 && !tiles(ep) {
