@@ -396,7 +396,7 @@ func (m *model) atRest() {
 			}
 		}
 	}
-	m.set(CompPadding, 0, "to a multiple of the shard count ("+r.Padding+" rules)")
+	m.set(CompPadding, 0, "to a multiple of the shard count (communication.padding: "+r.Padding+")")
 	m.set(CompRuntime, int64(m.s.Memory.RuntimeContext), "memory.runtime_context")
 	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
 	// The logits the training loop keeps (training.keep_logits): at rest

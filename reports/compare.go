@@ -31,6 +31,10 @@ type Comparison struct {
 	// (sweep.Runs.BeyondK), that there is no slow-link section or K
 	// verdict and why.
 	NotKAlone string `json:"not_k_alone,omitempty"`
+	// KNoEffect says, when the variants differ in K alone at ZeRO stage
+	// 0 (sweep.Runs.KNoEffect), that K changes nothing there, in place of
+	// a slow-link section.
+	KNoEffect string `json:"k_no_effect,omitempty"`
 	// ZeroPP is compare --zeropp's section (compare_zeropp.go).
 	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
 	// Verdict says which variant is fastest, by how much and why, and which
@@ -266,6 +270,13 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	}
 	if len(runs.BeyondK) > 0 {
 		c.NotKAlone = notKAlone(c.Variants, runs.BeyondK)
+	}
+	if ks := runs.KNoEffect; len(ks) > 1 {
+		names := make([]string, len(ks))
+		for i, k := range ks {
+			names[i] = "K=" + strconv.Itoa(k)
+		}
+		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1])
 	}
 	if len(runs.AllK) > 0 {
 		c.Plot = slowLinkPlot(c.Title, runs.AllK)
@@ -593,8 +604,11 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 			return err
 		}
 	}
-	if c.NotKAlone != "" {
-		if _, err := fmt.Fprintln(w, c.NotKAlone); err != nil {
+	for _, note := range []string{c.NotKAlone, c.KNoEffect} {
+		if note == "" {
+			continue
+		}
+		if _, err := fmt.Fprintln(w, note); err != nil {
 			return err
 		}
 	}

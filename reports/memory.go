@@ -156,15 +156,18 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	peakAt := r.PeakPhase.String()
+	peakAt := "in " + r.PeakPhase.String()
+	if r.PeakPhase == memory.PhaseRest {
+		peakAt = r.PeakPhase.String() // "at rest", not "in at rest"
+	}
 	if r.PeakUnit >= 0 && r.PeakUnit < len(r.Units) {
 		peakAt += fmt.Sprintf(", unit %d %q", r.PeakUnit, r.Units[r.PeakUnit].Name)
 	}
 	notes := memoryNotes(r, u, st.Vendor, !st.Replayed)
 	if st.Replayed {
-		notes = replayedNotes(fmt.Sprintf("%s (%s B) in %s", u.format(r.Peak), commas(r.Peak), peakAt), notes)
+		notes = replayedNotes(fmt.Sprintf("%s (%s B) %s", u.format(r.Peak), commas(r.Peak), peakAt), notes)
 	} else {
-		notes = append([]string{fmt.Sprintf("peak %s (%s B) in %s; fits: %s", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u, st.Vendor))}, notes...)
+		notes = append([]string{fmt.Sprintf("peak %s (%s B) %s; fits: %s", u.format(r.Peak), commas(r.Peak), peakAt, fitsText(r, u, st.Vendor))}, notes...)
 	}
 	for _, l := range notes {
 		if _, err := fmt.Fprintln(w, l); err != nil {

@@ -159,3 +159,30 @@ func TestMemoryNotesSimulatedReserve(t *testing.T) {
 		}
 	}
 }
+
+// The peak line reads "at rest" for an estimator's static peak, not "in at
+// rest" (qa21 LOW 9), and "in backward" for a phase.
+func TestMemoryPeakLineWording(t *testing.T) {
+	s := sevenB()
+	s.Parallelism.Stage = 3
+	var rs []*memory.Report
+	for _, est := range []memory.Estimator{memory.EstimatorDeepSpeed, memory.EstimatorZerosim} {
+		r, err := memory.Estimate(s, est, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	var b strings.Builder
+	if err := WriteMemoryReport(&b, rs, MemoryStyle{Units: MemoryGB}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"peak 16.27 GB (16,274,288,000 B) at rest; fits", "peak 39.99 GB (39,987,856,000 B) in backward, unit 1"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "in at rest") {
+		t.Errorf("\"in at rest\" in\n%s", b.String())
+	}
+}

@@ -575,7 +575,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		fmt.Fprintf(&b, "%s\n", labelled("stack: ", fmt.Sprintf("%s: searched only what it runs, %s", EscapeControl(p.Stack), p.StackRuns)))
 	}
 	if p.Invalid > 0 {
-		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s configurations are rejected as input (not modelled or invalid), e.g. %s", commas(int64(p.Invalid)), EscapeControl(p.FirstInvalid))))
+		fmt.Fprintf(&b, "%s\n", labelled("note:  ", fmt.Sprintf("%s rejected as input (not modelled or invalid), e.g. %s", countNoun(p.Invalid, "configuration is", "configurations are"), EscapeControl(p.FirstInvalid))))
 	}
 	if best := p.Best(); best != nil {
 		// No blank line above: the answer, the command that replays it and

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,7 +213,9 @@ func padAxes(pl *plot.Plot, frac float64) {
 }
 
 // networkImage plots each stage's step time against inter-node bandwidth
-// per GPU (log scale), with the compute-bound time marked.
+// per GPU (log scale): a stage whose configuration does not fit the GPU
+// (StageBandwidth.NoFit) dashed and named so in the legend, as the table
+// says, and this cluster's bandwidth as a vertical line (qa21 LOW 2).
 func networkImage(np *sweep.NetworkPlan) plotImage {
 	title := "step time against inter-node bandwidth per GPU"
 	return plotImage{Name: "network", Title: title, picture: drawn(runPlotW, runPlotH, func(c vg.CanvasSizer) {
@@ -232,12 +236,38 @@ func networkImage(np *sweep.NetworkPlan) plotImage {
 			}
 			ln.LineStyle.Color = plotColors[i%len(plotColors)]
 			ln.LineStyle.Width = vg.Points(1.5)
+			name := "ZeRO " + strconv.Itoa(sb.Stage)
+			if sb.NoFit {
+				ln.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+				name += " (does not fit)"
+			}
 			pl.Add(ln)
-			legend = append(legend, legendItem{"ZeRO " + strconv.Itoa(sb.Stage), ln})
+			legend = append(legend, legendItem{name, ln})
+		}
+		if x := np.NominalPerGPU / 1e9; x > 0 {
+			v := &vline{x: x, sty: draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}}
+			pl.Add(v)
+			legend = append(legend, legendItem{"this cluster: " + strconv.FormatFloat(x, 'g', 4, 64) + " GB/s per GPU", styleSwatch{v.sty}})
 		}
 		// Title above, legend to the right, as the Pareto plot.
 		drawFigures(c, title, []figure{{p: pl, legend: legend}}, legendW)
 	})}
+}
+
+// vline is a vertical line across the plot at x.
+type vline struct {
+	x   float64
+	sty draw.LineStyle
+}
+
+func (v *vline) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x := trX(v.x)
+	c.StrokeLine2(v.sty, x, c.Min.Y, x, c.Max.Y)
+}
+
+func (v *vline) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return v.x, v.x, math.Inf(1), math.Inf(-1) // no y extent: the curves set it
 }
 
 // PlanImages are the plan's plots: the Pareto plot when anything fits, and
@@ -308,6 +338,9 @@ func PlanManifest(pr *PlanReport) *ManifestMeta {
 			"algorithms": o.SearchedAlgorithms}}
 	if pr.Plan.SearchedCP != nil {
 		m.Searched["cp"] = pr.Plan.SearchedCP
+	}
+	if pr.Plan.SearchedEP != nil {
+		m.Searched["ep"] = pr.Plan.SearchedEP // qa21 LOW 7
 	}
 	if o.Pinned != nil {
 		m.Searched["pinned"] = o.Pinned

@@ -3,6 +3,7 @@ package reports
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/sweep"
@@ -60,5 +61,34 @@ func TestPlanPlotLayout(t *testing.T) {
 		if legends < 2 {
 			t.Errorf("%s: %d legend labels found", img.Name, legends)
 		}
+	}
+}
+
+// network.png draws a stage whose configuration does not fit dashed and
+// says so in its legend, as the table does, and marks this cluster's
+// bandwidth with a vertical line (qa21 LOW 2: ZeRO 0, which does not fit,
+// was an ordinary curve and looked fastest; nothing marked 100 GB/s).
+func TestNetworkPlotMarksNoFitAndCluster(t *testing.T) {
+	curve := []sweep.BandwidthPoint{{PerGPU: 5e9, Step: 49e10}, {PerGPU: 50e9, Step: 39e10}, {PerGPU: 200e9, Step: 38e10}}
+	svgOf := func(noFit bool, nominal float64) string {
+		np := &sweep.NetworkPlan{NominalPerGPU: nominal, Stages: []sweep.StageBandwidth{
+			{Stage: 0, NoFit: noFit, Config: &sweep.Candidate{Stage: 0, K: 1}, Curve: curve},
+			{Stage: 3, Curve: curve}}}
+		img := networkImage(np)
+		files, err := img.files(img.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(files[1].Data)
+	}
+	fit, noFit := svgOf(false, 0), svgOf(true, 100e9)
+	if !strings.Contains(noFit, ">ZeRO 0 (does not fit)<") || strings.Contains(fit, "does not fit") {
+		t.Errorf("legend: want \"ZeRO 0 (does not fit)\" only for the stage that does not fit")
+	}
+	if d, f := strings.Count(noFit, "stroke-dasharray"), strings.Count(fit, "stroke-dasharray"); d < f+3 {
+		t.Errorf("%d dashed strokes with a stage that does not fit and the cluster line, %d without: want its curve, its legend thumb and the cluster line dashed", d, f)
+	}
+	if !strings.Contains(noFit, ">this cluster: 100 GB/s per GPU<") || strings.Contains(fit, "this cluster") {
+		t.Errorf("want the cluster's bandwidth marked when the plan has it")
 	}
 }

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -262,6 +263,54 @@ func TestPlanRankLegend(t *testing.T) {
 		got := strings.Join((&PlanReport{Plan: &sweep.Plan{Rows: c.rows, SearchedAlgorithms: []string{"auto", "ring", "hierarchical"}}}).planLegend(), "\n")
 		if strings.Contains(got, skip) != c.want {
 			t.Errorf("%d rows: legend\n%s\nwant %q: %v", len(c.rows), got, skip, c.want)
+		}
+	}
+}
+
+// The rejected-configurations note agrees in number with its count (qa21
+// M2: "1 configurations are rejected").
+func TestPlanSummaryRejectedCountAgrees(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1, "1 configuration is rejected as input"}, {2, "2 configurations are rejected as input"}} {
+		var b strings.Builder
+		p := &sweep.Plan{Nodes: 1, GPUsPerNode: 8, Invalid: c.n, FirstInvalid: "parallelism.ep=16: x"}
+		if err := writePlanSummary(&b, &PlanReport{Plan: p}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%d rejected: want %q in\n%s", c.n, c.want, b.String())
+		}
+	}
+}
+
+// plan -o's manifest lists every list plan.json says was searched, under
+// the same name without "searched_" (qa21 LOW 7: searched_ep was in
+// plan.json only).
+func TestPlanManifestListsEverySearched(t *testing.T) {
+	p := &sweep.Plan{Nodes: 1, GPUsPerNode: 8, SearchedStages: []int{1, 3}, SearchedRecompute: []string{"full"},
+		SearchedCP: []int{1, 2}, SearchedEP: []int{1, 2, 4, 8}}
+	data, err := json.Marshal(newPlanJSON(p, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		t.Fatal(err)
+	}
+	m := PlanManifest(&PlanReport{Plan: p})
+	for k, v := range top {
+		name, ok := strings.CutPrefix(k, "searched_")
+		if !ok {
+			continue
+		}
+		got, err := json.Marshal(m.Searched[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(v) {
+			t.Errorf("manifest searched.%s = %s, plan.json %s = %s", name, got, k, v)
 		}
 	}
 }

@@ -146,6 +146,10 @@ const ganttMaxRanks = 8
 func byteUnit(maxV int64, u MemoryUnits) (string, int64) {
 	if u == MemoryGB {
 		switch {
+		case maxV >= 1e15:
+			return "PB", 1e15
+		case maxV >= 1e12:
+			return "TB", 1e12
 		case maxV >= 1e9:
 			return "GB", 1e9
 		case maxV >= 1e6:
@@ -155,7 +159,12 @@ func byteUnit(maxV int64, u MemoryUnits) (string, int64) {
 		}
 		return "B", 1
 	}
+	// Up to PiB as units.Bytes.IEC, which labels the bars (qa21 LOW 8).
 	switch {
+	case maxV >= int64(units.TiB)*1024:
+		return "PiB", int64(units.TiB) * 1024
+	case maxV >= int64(units.TiB):
+		return "TiB", int64(units.TiB)
 	case maxV >= int64(units.GiB):
 		return "GiB", int64(units.GiB)
 	case maxV >= int64(units.MiB):
@@ -170,7 +179,7 @@ func byteUnit(maxV int64, u MemoryUnits) (string, int64) {
 // for GB, MB and kB, binary otherwise.
 func unitBytes(b int64, unit string) string {
 	switch unit {
-	case "GB", "MB", "kB":
+	case "PB", "TB", "GB", "MB", "kB":
 		return MemoryGB.format(b)
 	}
 	return MemoryGiB.format(b)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/units"
 	"gonum.org/v1/plot"
 )
 
@@ -89,6 +90,32 @@ func TestMemoryTimelineReads(t *testing.T) {
 	for _, label := range []string{">0<", ">20<", ">40<", ">60<", ">80<", ">100<", ">200<", ">300<", "GPU memory 79.65 GiB"} {
 		if !strings.Contains(svg.String(), label) {
 			t.Errorf("memory_timeline.svg lacks the label %q", label)
+		}
+	}
+}
+
+// A chart's byte axis takes the unit of its largest value up to PiB (PB),
+// the units its bar labels use (qa21 LOW 8: comm.png of Qwen3-235B on 576
+// GB200s had a GiB axis with ticks to 100,000 beside TiB labels).
+func TestByteUnitByMagnitude(t *testing.T) {
+	for _, c := range []struct {
+		v     int64
+		u     MemoryUnits
+		unit  string
+		scale int64
+	}{
+		{int64(units.GiB) * 1023, MemoryGiB, "GiB", int64(units.GiB)},
+		{int64(units.TiB) * 90, MemoryGiB, "TiB", int64(units.TiB)},
+		{int64(units.TiB) * 1024, MemoryGiB, "PiB", int64(units.TiB) * 1024},
+		{999e9, MemoryGB, "GB", 1e9},
+		{90e12, MemoryGB, "TB", 1e12},
+		{2e15, MemoryGB, "PB", 1e15},
+	} {
+		if unit, scale := byteUnit(c.v, c.u); unit != c.unit || scale != c.scale {
+			t.Errorf("byteUnit(%d) = %s %d, want %s %d", c.v, unit, scale, c.unit, c.scale)
+		}
+		if !strings.HasSuffix(unitBytes(c.v, c.unit), " "+strings.Replace(c.unit, "kB", "KB", 1)) {
+			t.Errorf("%d: label %q is not in %s", c.v, unitBytes(c.v, c.unit), c.unit)
 		}
 	}
 }

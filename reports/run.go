@@ -262,6 +262,9 @@ func kText(stage, k, n int) string {
 func (run *Run) headline() [][2]string {
 	s, r := run.Scenario, run.Result
 	sym := "no (every rank simulated)"
+	if r.Asymmetry != "" {
+		sym = "no (every rank simulated: " + r.Asymmetry + ")"
+	}
 	if r.Symmetric {
 		sym = "yes (one representative rank stands for all)"
 	}
@@ -567,7 +570,24 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.Attention == scenarios.AttentionSDPA {
 		kernel = "sdpa, timed as " + kernel + " (training.attention_kernel)"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s) + sinksText(s)
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s) + sinksText(s) + torchtitanKernel(s)
+}
+
+// torchtitanKernel is the attention line's note under stack torchtitan
+// with its preset's fa2 (stackpreset.go: 9dec370, whose SDPA ran
+// FlashAttention-2): current torchtitan runs cuDNN's attention first, on
+// Blackwell since pytorch/torchtitan 3b85aa31 (2025-05-14, #1196) and on
+// every GPU since 6a3a9da9 (2025-10-09, #1776); at b5bcd76c (2026-08-21)
+// torchtitan/models/common/attention.py's ScaledDotProductAttention runs
+// under sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH],
+// set_priority=True). The preset stays 9dec370's, which the validated
+// runs used (qa21 LOW 12); "" otherwise.
+func torchtitanKernel(s *scenarios.Scenario) string {
+	t := &s.Training
+	if s.Stack != "torchtitan" || t.Attention != scenarios.AttentionSDPA || t.AttentionKernel != "fa2" || t.AttentionEfficiency > 0 {
+		return ""
+	}
+	return "; fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"
 }
 
 // attentionHigh is the note on a calibrated attention efficiency above

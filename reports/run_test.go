@@ -503,6 +503,10 @@ func TestAttentionHeadline(t *testing.T) {
 		// Under sdpa the line names the attention and the kernel whose
 		// rate times it (QA12 F6: "fa2 at 0.35" read as the attention).
 		{"sdpa", "default", []string{"training.attention=sdpa"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		// Under stack torchtitan the preset's fa2 is 9dec370's; the line
+		// says that current torchtitan runs cuDNN first (qa21 LOW 12).
+		{"torchtitan fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); " + torchtitanFA2},
+		{"torchtitan cudnn", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
 		{"no attention", "seed000-mlp", nil, ""},
@@ -1165,3 +1169,18 @@ func TestRunNamesNCCLPins(t *testing.T) {
 		t.Errorf("unpinned: nccl_algo %q, nccl_proto %q", j.NCCLAlgo, j.NCCLProto)
 	}
 }
+
+// The headline says why the fast path simulated every rank, the check that
+// failed (qa21 M2: run printed "no (every rank simulated)" and nothing
+// else when ep=16 expert groups straddled 72-GPU nodes).
+func TestHeadlineNamesAsymmetry(t *testing.T) {
+	run := yamlRun(t, "tree.yaml", []byte(tinyYAML), "communication.algorithm=tree")
+	want := "no (every rank simulated: communication.algorithm: tree (a double binary tree is not the same seen from every node))"
+	if got := headlineValue(run, "symmetric fast path"); got != want {
+		t.Errorf("symmetric fast path %q, want %q", got, want)
+	}
+}
+
+// torchtitanFA2 is the attention line's note under stack torchtitan with
+// its preset's fa2.
+const torchtitanFA2 = "fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"

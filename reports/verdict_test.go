@@ -22,7 +22,7 @@ func TestFitVerdictBanner(t *testing.T) {
 		// Llama 2 7B on 16 H100-80GB: ZeRO-0 keeps every state whole
 		// (125.51 GiB at the optimizer step, over the H100's 81,559 MiB),
 		// ZeRO-1 shards the optimizer.
-		{"0", false, 134768312320, "Does not fit in GPU memory: NO: peak 125.51 GiB on rank 0 exceeds the GPU&#39;s 79.65 GiB by 45.87 GiB"},
+		{"0", false, 134768312320, "Does not fit in GPU memory: peak 125.51 GiB on rank 0 exceeds the GPU&#39;s 79.65 GiB by 45.87 GiB"},
 		{"1", true, 58143247360, ""},
 	}
 	for _, c := range cases {

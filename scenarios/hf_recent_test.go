@@ -742,3 +742,42 @@ func TestMTPLayersKey(t *testing.T) {
 		t.Errorf("mtp_layers 2: %v, %d layers, %d parameters", err, s.Model.Layers, s.Model.Params)
 	}
 }
+
+// TestHFProseListed: the prose list of README's "zerosim import hf"
+// section names every supported family (qa21 LOW 10: it left out
+// Qwen3-Next, Qwen3.5/3.6 and ERNIE 4.5, which the reference table lists).
+// Every class maps to the name the prose uses; a new class needs one.
+func TestHFProseListed(t *testing.T) {
+	prose := map[string]string{
+		"LlamaForCausalLM": "Llama 2/3.x", "MistralForCausalLM": "Mistral", "MixtralForCausalLM": "Mixtral",
+		"Qwen2ForCausalLM": "Qwen2/2.5", "Qwen3ForCausalLM": "Qwen3 (dense and MoE)", "Qwen3MoeForCausalLM": "Qwen3 (dense and MoE)",
+		"Qwen2MoeForCausalLM": "Qwen1.5/2-MoE", "Gemma2ForCausalLM": "Gemma 2", "Phi3ForCausalLM": "Phi-3",
+		"GPTNeoXForCausalLM": "GPT-NeoX", "GPT2LMHeadModel": "GPT-2", "OPTForCausalLM": "OPT", "FalconForCausalLM": "Falcon",
+		"DeepseekV2ForCausalLM": "DeepSeek-V2", "DeepseekV3ForCausalLM": "DeepSeek-V3/R1", "GptOssForCausalLM": "gpt-oss",
+		"Gemma3ForCausalLM": "Gemma 3", "Gemma3ForConditionalGeneration": "Gemma 3",
+		"Llama4ForCausalLM": "Llama 4", "Llama4ForConditionalGeneration": "Llama 4",
+		"Olmo2ForCausalLM": "OLMo 2", "Olmo3ForCausalLM": "OLMo 3", "SmolLM3ForCausalLM": "SmolLM3",
+		"Glm4MoeForCausalLM": "GLM-4.5/4.6/4.5-Air", "Mistral3ForConditionalGeneration": "Mistral Small 3.1/3.2",
+		"MiniMaxM2ForCausalLM": "MiniMax-M2", "SeedOssForCausalLM": "Seed-OSS", "Dots1ForCausalLM": "dots.llm1",
+		"Qwen3NextForCausalLM": "Qwen3-Next", "Qwen3_5ForConditionalGeneration": "Qwen3.5/3.6",
+		"Qwen3_5MoeForConditionalGeneration": "Qwen3.5/3.6", "Qwen3_5ForCausalLM": "Qwen3.5/3.6", "Qwen3_5MoeForCausalLM": "Qwen3.5/3.6",
+		"Ernie4_5_MoeForCausalLM": "ERNIE 4.5", "Ernie4_5ForCausalLM": "ERNIE 4.5", "Ernie4_5_ForCausalLM": "ERNIE 4.5",
+	}
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(b), "it stands for: the exact layer list")
+	sec, _, _ = strings.Cut(sec, "are read the way transformers reads them")
+	sec = strings.Join(strings.Fields(sec), " ")
+	for _, c := range hfArchitectureNames() {
+		name, ok := prose[c]
+		if !ok {
+			t.Errorf("%s: no prose name in this test", c)
+			continue
+		}
+		if !strings.Contains(sec, name) {
+			t.Errorf("%s: README's import hf list does not name %q", c, name)
+		}
+	}
+}

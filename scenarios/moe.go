@@ -26,7 +26,13 @@ func (l *loader) resolveEP(s *Scenario) *Error {
 		return nil
 	}
 	if p.K > 1 {
-		return l.errPath("parallelism.ep", fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
+		// At the --set that brought k in, when ep came from the file
+		// (qa21 LOW 4: --set parallelism.k=2 was blamed on the ep line).
+		key := "parallelism.ep"
+		if l.bySet("parallelism.k") && !l.bySet(key) {
+			key = "parallelism.k"
+		}
+		return l.errPath(key, fmt.Sprintf("ep=%d with k=%d is not modelled (use k: 1 with expert parallelism)", p.EP, p.K))
 	}
 	g, moe := epGCD(s, intra)
 	if !moe {
@@ -128,7 +134,7 @@ func gcd(a, b int64) int64 {
 // node; load imbalance, capacity factors and dropped tokens; all-to-alls
 // overlapped with compute (Megatron's moe_a2a_overlap, DeepSeek's
 // DualPipe): they run on the compute stream.
-const epNote = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; no load imbalance, capacity factor or dropped tokens) and Megatron's alltoall token dispatcher, which sends every token's top-k copies (token_dispatcher.py at Megatron-LM d98e8a64), not DeepEP/HybridEP's flex dispatcher, which sends a token once per destination rank or node; the all-to-alls are not overlapped with compute"
+const epNote = "ep=%d: the experts' all-to-alls and GEMMs assume balanced, dropless routing (every expert gets tokens·top_k/E rows; no load imbalance, capacity factor or dropped tokens) and Megatron's alltoall token dispatcher, which sends every token's top-k copies (token_dispatcher.py at Megatron-LM d98e8a64), not DeepEP/HybridEP's flex dispatcher, which sends a token once per destination rank or node (communication.moe_dispatcher: deepep models it); the all-to-alls are not overlapped with compute"
 
 // epNoteDedup is epNote under a deduplicating dispatcher (zero's
 // dedupBytes).

@@ -53,6 +53,9 @@ type StackLayout struct {
 	stages []stackStage
 	// from names the code the entry follows, for the warning.
 	from string
+	// ep is whether the stack runs expert parallelism (parallelism.ep),
+	// and for which models.
+	ep epSupport
 	// noOffload, when set, says that the stack does not run DeepSpeed's
 	// CPU offload (offload_optimizer, offload_param: zerosim's offload
 	// keys) and what it offers instead; "" for a stack that runs it.
@@ -78,6 +81,9 @@ var stackLayouts = map[string]StackLayout{
 		// fully_shard a CPUOffloadPolicy (models/llama3/infra/
 		// parallelize.py:315–317): parameters, gradients and optimizer
 		// states together, torch's optimizer stepping on the CPU.
+		// parallelism.expert_parallel_degree (torchtitan/config/
+		// job_config.py:454 at 238fa99) for its MoE models.
+		ep:        epSupport{all: true},
 		noOffload: "it offers only FSDP2's CPUOffloadPolicy (training.enable_cpu_offload: parameters, gradients and optimizer states together, torchtitan 238fa99 torchtitan/models/llama3/infra/parallelize.py:315–317), which zerosim does not model"},
 	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
 	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
@@ -94,7 +100,13 @@ var stackLayouts = map[string]StackLayout{
 	},
 		// The importer's reading: fsdp_config.cpu_offload raises in
 		// Composer's get_cpu_offload (llmfoundry.go).
-		noOffload: "Composer v0.32.1 has no CPU offload (its get_cpu_offload raises for fsdp_config.cpu_offload)"},
+		noOffload: "Composer v0.32.1 has no CPU offload (its get_cpu_offload raises for fsdp_config.cpu_offload)",
+		// llm-foundry 8c8dd48 splits experts only in MPT's MegaBlocks
+		// FFNs (llmfoundry/models/layers/ffn.py:373-382, moe_world_size
+		// from the expert-parallel group), which the importer refuses
+		// (ffn_type mb_moe, mb_dmoe); its Hugging Face models
+		// (llmfoundry/models/hf) have none.
+		ep: epSupport{none: "llm-foundry 8c8dd48 splits experts only in MPT's MegaBlocks FFNs (ffn_type mb_moe or mb_dmoe with moe_world_size, llmfoundry/models/layers/ffn.py:373), which zerosim does not import; its Hugging Face models run every expert on every rank"}},
 	// fms-fsdp (foundation-model-stack/fms-fsdp
 	// fms_fsdp/utils/train_utils.py get_policies at
 	// 078c29e74593981ee1453fe0feca1e7ba5fa8aaf): sharding_strategy "fsdp"
@@ -105,7 +117,9 @@ var stackLayouts = map[string]StackLayout{
 		{0, kOne, "ddp", ""},
 		{3, kNodes, "fsdp, or hsdp", "sharding_strategy"},
 	},
-		noOffload: "fms-fsdp 078c29e has no CPU offload setting"},
+		noOffload: "fms-fsdp 078c29e has no CPU offload setting",
+		// No MoE model or expert anywhere in the repository at 078c29e.
+		ep: epSupport{none: "fms-fsdp 078c29e has no MoE model and no expert parallelism", noMoE: true}},
 	// deepspeedai/DeepSpeed at edaa7221267243c7be7fb49c5d5f5c4fb97b4641
 	// (DeepSpeedZeroConfig.stage 0–3 in deepspeed/runtime/zero/config.py,
 	// as deepspeed.go imports it): every stage partitions over the whole
@@ -113,7 +127,19 @@ var stackLayouts = map[string]StackLayout{
 	// modelled (deepspeed.go).
 	"deepspeed": {Name: "deepspeed", from: "DeepSpeed edaa722", stages: []stackStage{
 		{0, kOne, "stage 0", ""}, {1, kOne, "stage 1", ""}, {2, kOne, "stage 2", ""}, {3, kOne, "stage 3", ""},
-	}},
+	},
+		// AutoEP (ds_config "expert_parallel": {enabled, autoep_size,
+		// preset_model}; deepspeed/runtime/config.py:69,128 and
+		// deepspeed/module_inject/auto_ep_presets/ at edaa722) splits
+		// the experts of the Hugging Face classes its presets name:
+		// model_type mixtral, qwen3_moe and qwen2_moe, qwen3_5_moe_text
+		// (the text backbone; the VLM class is noted unsupported),
+		// deepseek_v2, deepseek_v3. A model written with DeepSpeed's
+		// own deepspeed.moe.layer.MoE (ep_size) runs it too: a model
+		// without a Hugging Face class.
+		ep: epSupport{archs: []string{"MixtralForCausalLM", "Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM", "Qwen3_5MoeForCausalLM",
+			"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", ""},
+			none: "DeepSpeed edaa722's AutoEP has presets for Mixtral, Qwen2/Qwen3-MoE, Qwen3.5-MoE's text backbone and DeepSeek-V2/V3 only (deepspeed/module_inject/auto_ep_presets/), and its MoE layer (deepspeed.moe.layer.MoE) needs a model written with it"}},
 	// NVIDIA/Megatron-LM core_v0.12.0,
 	// d580efc68a9f0dbf1945f834f6f6200cd01d3343, as the importer reads it
 	// (megatron.go readParallelism): megatron/training/arguments.py's
@@ -129,7 +155,41 @@ var stackLayouts = map[string]StackLayout{
 		// megatron/training/arguments.py:1715 --optimizer-cpu-offload,
 		// which :945 requires with --use-precision-aware-optimizer
 		// (the hybrid device optimizer); the importer refuses it.
+		// --expert-model-parallel-size (megatron/training/arguments.py;
+		// megatron.go reads it).
+		ep:        epSupport{all: true},
 		noOffload: "it offers --optimizer-cpu-offload (Megatron-LM d580efc6 megatron/training/arguments.py:1715, the hybrid device optimizer with --use-precision-aware-optimizer and --optimizer-offload-fraction), which zerosim does not model"},
+}
+
+// epSupport is which models a stack runs expert parallelism for: every
+// one (all), those of the Hugging Face classes archs ("" a model without
+// one), or none; none says why not where it does not, noMoE that the
+// stack has no MoE model at all (so the note names no class).
+type epSupport struct {
+	all   bool
+	archs []string
+	none  string
+	noMoE bool
+}
+
+// RunsEP reports whether the stack runs expert parallelism for a model of
+// Hugging Face class arch ("" for a model without one).
+func (l StackLayout) RunsEP(arch string) bool {
+	return l.ep.all || slices.Contains(l.ep.archs, arch)
+}
+
+// EPNote is "" when the stack runs expert parallelism for a model of class
+// arch, else why it does not: "stack fms-fsdp does not run expert
+// parallelism: fms-fsdp 078c29e has no MoE model …" (qa21 LOW 13).
+func (l StackLayout) EPNote(arch string) string {
+	if l.RunsEP(arch) {
+		return ""
+	}
+	for_ := ""
+	if arch != "" && !l.ep.noMoE {
+		for_ = " for " + arch
+	}
+	return fmt.Sprintf("stack %s does not run expert parallelism%s: %s", l.Name, for_, l.ep.none)
 }
 
 // StackLayout is the layout of the scenario's stack preset; false when the
@@ -274,6 +334,9 @@ func (l *loader) warnStackLayout(s *Scenario) {
 		return
 	}
 	p := s.Parallelism
+	if note := sl.EPNote(s.Model.Architecture); p.EP > 1 && note != "" {
+		l.warn(s, "parallelism.ep", note+" (docs/stacks.md); modelled as asked, but no setting of the stack reproduces it")
+	}
 	msg := sl.check(p.Stage, max(p.K, 1), s.Cluster.Nodes)
 	if msg == "" {
 		return

@@ -221,6 +221,11 @@ type Runs struct {
 	// ("K=2 hierarchical: …": hierarchical collectives need the same
 	// number of a group's ranks on every node), left out of SlowLink.
 	SlowSkipped []string
+	// KNoEffect lists the K of variants that differ in K alone at ZeRO
+	// stage 0, which shards nothing, so K changes nothing (run's K line:
+	// "no effect: stage 0 shards nothing"): there are no slow-link runs
+	// then, whose rows would all read "no change" (qa21 LOW 14).
+	KNoEffect []int
 	// AllK holds, when asked, runs for every K dividing the first
 	// variant's N with both algorithms; Skipped says which K could not run.
 	AllK    []*Outcome
@@ -259,7 +264,12 @@ func Compare(vs []Variant, o CompareOptions) (*Runs, error) {
 			return nil, err
 		}
 	}
-	if len(ks) > 1 && len(runs.BeyondK) == 0 {
+	if len(ks) > 1 && len(runs.BeyondK) == 0 && outs[0].Result.Stage == 0 {
+		for k := range ks {
+			runs.KNoEffect = append(runs.KNoEffect, k)
+		}
+		slices.Sort(runs.KNoEffect)
+	} else if len(ks) > 1 && len(runs.BeyondK) == 0 {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(outs[a].Result.K, outs[b].Result.K) })
 		for _, i := range order {
 			for _, al := range Algorithms {

@@ -770,6 +770,11 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if !sp.zeroPP {
 		sp.eps = s.EPDegrees()
 	}
+	// ep 1 alone under a stack that runs no expert parallelism for the
+	// model (scenarios' StackLayout.RunsEP; qa21 LOW 13).
+	if sp.eps != nil && sp.stack != nil && !sp.stack.RunsEP(s.Model.Architecture) {
+		sp.eps = []int{1}
+	}
 	if err := sp.pin(src, opt); err != nil {
 		return nil, err
 	}
@@ -1018,6 +1023,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	slices.Sort(p.SearchedMicroBatches)
 	if sp.stack != nil {
 		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack
+		if note := sp.stack.EPNote(s.Model.Architecture); note != "" && s.EPDegrees() != nil {
+			p.StackRuns += "; ep 1 only (" + note + ")"
+		}
 	}
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
 	cands := sp.candidates()

@@ -1019,3 +1019,30 @@ func TestPlanEP(t *testing.T) {
 		t.Errorf("--set parallelism.ep=1: %v, eps %v, pinned %q", err, sp.eps, sp.pinned)
 	}
 }
+
+// plan searches expert parallelism only under a stack that runs it for the
+// model (qa21 LOW 13: under fms-fsdp it searched ep 1…64 and ranked ep 2
+// and 4 configurations): Mixtral 8x7B (its Hugging Face class) under
+// torchtitan, Megatron-LM and DeepSpeed (AutoEP's mixtral preset) searches
+// ep 1, 2, 4, 8; under fms-fsdp and llm-foundry ep 1 alone, and the
+// stack's line says why.
+func TestPlanEPFollowsTheStack(t *testing.T) {
+	data, err := os.ReadFile("../docs/examples/mixtral-8x7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stack string
+		eps   []int
+	}{{"torchtitan", []int{1, 2, 4, 8}}, {"megatron", []int{1, 2, 4, 8}}, {"deepspeed", []int{1, 2, 4, 8}},
+		{"fms-fsdp", []int{1}}, {"llm-foundry", []int{1}}} {
+		src := Source{File: "../docs/examples/mixtral-8x7b.yaml", Data: data, Sets: []string{"stack=" + c.stack}}
+		sp, err := newPlanSpace(src, PlanOptions{Recompute: []string{"full"}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.stack, err)
+		}
+		if !slices.Equal(sp.eps, c.eps) {
+			t.Errorf("stack %s: eps %v, want %v", c.stack, sp.eps, c.eps)
+		}
+	}
+}

@@ -37,10 +37,30 @@ func ZeroPPVariants(src Source) ([]Variant, error) {
 	zpp := Variant{Label: "ZeRO++", Src: src, Sets: append(append([]string(nil), base...),
 		"communication.zero_quantized_weights=true", "communication.zero_hpz_partition_size="+strconv.Itoa(s.Cluster.GPUsPerNode),
 		"communication.zero_quantized_gradients=true")}
+	if err := zeroPPDense(src, s); err != nil {
+		return nil, err
+	}
 	if _, err := src.Load(zpp.Sets...); err != nil {
 		return nil, zeroPPRefused(src, s, zpp.Sets, err)
 	}
 	return append(vs, zpp), nil
+}
+
+// zeroPPDense refuses a scenario with expert or context parallelism, which
+// the ZeRO++ variant cannot run (scenarios' resolveZeroPP: ZeRO++ is
+// modelled for dense data parallelism over dp only), at the user's key or
+// --set, saying what compare did: loading the variant would blame the hpZ
+// --set compare added itself (qa21 M3).
+func zeroPPDense(src Source, s *scenarios.Scenario) error {
+	key, v := "parallelism.ep", s.Parallelism.EP
+	if v <= 1 {
+		key, v = "parallelism.cp", s.Parallelism.CP
+	}
+	if v <= 1 {
+		return nil
+	}
+	err := &scenarios.Error{Path: key, Msg: fmt.Sprintf("compare's ZeRO++ variant turns on qwZ, hpZ and qgZ (DeepSpeed's ZeRO++), which zerosim models for dense data parallelism only; this scenario sets %s=%d (add --set %s=1)", key, v, key)}
+	return fmt.Errorf("--zeropp: %w", scenarios.Place(src.File, src.Data, src.Sets, err))
 }
 
 // zeroPPRefused says why src's ZeRO++ variant does not load, naming

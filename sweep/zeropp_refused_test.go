@@ -33,3 +33,28 @@ func TestZeroPPRefusedNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// compare --zeropp on an expert- or context-parallel scenario names what
+// compare does (its ZeRO++ variant turns on qwZ, hpZ and qgZ) and the key
+// of the user's file or --set that rules it out, at its position, not the
+// hpZ --set compare made itself (qa21 M3: "--set
+// communication.zero_hpz_partition_size=8: ... ep=8 must be 1").
+func TestZeroPPRefusedNamesTheUsersKey(t *testing.T) {
+	yaml := "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b, layers: 2, seq_len: 1024}\n" +
+		"parallelism:\n  dp: 16\n  zero_stage: 3\n  ep: 8\n"
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, "--zeropp: m.yaml:7:3: compare's ZeRO++ variant turns on qwZ, hpZ and qgZ (DeepSpeed's ZeRO++), which zerosim models for dense data parallelism only; this scenario sets parallelism.ep=8 (add --set parallelism.ep=1)"},
+		{[]string{"parallelism.ep=2"}, "--zeropp: m.yaml: --set parallelism.ep=2: compare's ZeRO++ variant turns on qwZ, hpZ and qgZ (DeepSpeed's ZeRO++), which zerosim models for dense data parallelism only; this scenario sets parallelism.ep=2 (add --set parallelism.ep=1)"},
+	} {
+		_, err := ZeroPPVariants(Source{File: "m.yaml", Data: []byte(yaml), Sets: c.sets})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("sets %v: %v\nwant %s", c.sets, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "zero_hpz_partition_size") {
+			t.Errorf("sets %v: blames compare's own hpZ --set: %v", c.sets, err)
+		}
+	}
+}

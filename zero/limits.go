@@ -150,7 +150,7 @@ func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error
 		case Symmetric(s):
 			hints = append(hints, fmt.Sprintf("use at most %d GPUs per node", n))
 		default:
-			hints = append(hints, fmt.Sprintf("use at most %d ranks: this scenario is not symmetric (tree all-reduce, a link or GPU override, or placement [dp, cp]), so every rank is simulated", n))
+			hints = append(hints, fmt.Sprintf("use at most %d ranks: every rank is simulated because %s", n, Asymmetry(s)))
 		}
 	}
 	return &LimitError{fmt.Errorf("zero: the step has %s a replay handles in 10 s and 2 GB (%s)", what, strings.Join(hints, ", or "))}

@@ -50,6 +50,10 @@ type Result struct {
 	// Symmetric is set when the fast path simulated one representative per
 	// rank class instead of every rank.
 	Symmetric bool
+	// Asymmetry is why the fast path could not stand node 0's ranks for
+	// all (the Asymmetry of the scenario); "" when Symmetric or under
+	// Options.Full.
+	Asymmetry string
 	// Events is the number of engine events run.
 	Events int64
 	// Schedule is the task template every rank ran.

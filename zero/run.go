@@ -64,45 +64,53 @@ type Options struct {
 const ProgressEvery = 1 << 16
 
 // Symmetric reports whether every rank of s behaves like the rank of the
-// same local index on node 0, so node 0's ranks can stand for all: no
-// per-link or per-GPU overrides, every GPU holds a rank in order (placement
-// [cp, dp], or cp = 1), the intra groups tile the nodes evenly, and the
-// collectives are not the explicit alpha–beta tree (a double binary tree is
-// not the same seen from every node; NCCL's model, with auto, times its
-// trees on the rail-aligned traffic of rings, which is).
-func Symmetric(s *scenarios.Scenario) bool {
+// same local index on node 0, so node 0's ranks can stand for all
+// (Asymmetry returns "").
+func Symmetric(s *scenarios.Scenario) bool { return Asymmetry(s) == "" }
+
+// Asymmetry returns why the ranks of s do not all behave like the rank of
+// the same local index on node 0, naming the check that failed with its
+// figures, or "" when they do: no per-link or per-GPU overrides, every GPU
+// holds a rank in order (placement [cp, dp], or cp = 1), the intra, expert
+// and hpZ groups tile the nodes evenly, and the collectives are not the
+// explicit alpha–beta tree (a double binary tree is not the same seen from
+// every node; NCCL's model, with auto, times its trees on the rail-aligned
+// traffic of rings, which is).
+func Asymmetry(s *scenarios.Scenario) string {
 	c := &s.Cluster
-	if len(c.LinkOverrides) > 0 || s.N() != s.GPUs() {
-		return false
+	gpn := c.GPUsPerNode
+	straddle := func(key string, v int, what string, size int) string {
+		return fmt.Sprintf("%s=%d: %s groups of %d ranks straddle the nodes of %d GPUs", key, v, what, size, gpn)
 	}
-	if s.Communication.Algorithm == scenarios.AlgoTree {
-		return false
-	}
-	if s.Parallelism.CP > 1 && c.Placement[0] == scenarios.AxisDP {
-		return false // dp fastest: rank r is not on GPU r
+	tiles := func(size int) bool { return size%gpn == 0 || gpn%size == 0 }
+	switch {
+	case len(c.LinkOverrides) > 0:
+		return "cluster.link_overrides sets some links apart"
+	case s.N() != s.GPUs():
+		return fmt.Sprintf("the %d ranks do not fill the %d GPUs", s.N(), s.GPUs())
+	case s.Communication.Algorithm == scenarios.AlgoTree:
+		return "communication.algorithm: tree (a double binary tree is not the same seen from every node)"
+	case s.Parallelism.CP > 1 && c.Placement[0] == scenarios.AxisDP:
+		return "cluster.placement [dp, cp] puts rank r off GPU r"
 	}
 	for _, g := range c.GPUOverrides {
 		if g.Speed != 1 {
-			return false
+			return "cluster.gpu_overrides sets a GPU's speed"
 		}
 	}
-	size, gpn := s.N()/s.Parallelism.K, c.GPUsPerNode
-	if size%gpn != 0 && gpn%size != 0 {
-		return false
+	if k := s.Parallelism.K; !tiles(s.N() / k) {
+		return straddle("parallelism.k", k, "shard", s.N()/k)
 	}
-	// Expert-parallel groups must tile the nodes as the intra groups do.
-	if ep := s.Parallelism.EP; ep > 1 && gpn%ep != 0 && ep%gpn != 0 {
-		return false
+	if ep := s.Parallelism.EP; ep > 1 && !tiles(ep) {
+		return straddle("parallelism.ep", ep, "expert", ep)
 	}
-	// ZeRO++'s hpZ groups must tile the nodes as the intra groups do.
-	if h := s.Communication.ZeroHPZPartitionSize; h > 1 && h%gpn != 0 && gpn%h != 0 {
-		return false
+	if h := s.Communication.ZeroHPZPartitionSize; h > 1 && !tiles(h) {
+		return straddle("communication.zero_hpz_partition_size", h, "hpZ", h)
 	}
-	// Shared NICs must be shared by the same number of GPUs each.
 	if c.NICs == scenarios.NICPerNode && gpn%c.NICsPerNode != 0 {
-		return false
+		return fmt.Sprintf("%d GPUs per node do not share %d NICs evenly", gpn, c.NICsPerNode)
 	}
-	return true
+	return ""
 }
 
 // algoOf maps the scenario's communication.algorithm to the collectives'
@@ -689,6 +697,9 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("zero: the step runs past %v, the range of int64 picoseconds (check the link bandwidths and latencies)", units.Duration(sim.MaxTime))
 	}
 	res.Symmetric = sym
+	if !opt.Full {
+		res.Asymmetry = Asymmetry(s)
+	}
 	res.Tokens = max(s.Training.MicroBatch, 1) * max(s.Training.GradAccum, 1) * int64(s.Parallelism.DP) * max(s.Model.SeqLen, 1)
 	res.Timing = timing(s, model, algo)
 	res.Calibration = calibrationUse(s, model)

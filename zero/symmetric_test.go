@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -239,5 +240,51 @@ func TestNoCollectives(t *testing.T) {
 					p1, r1, with.StepTime, p2, r2, without.StepTime)
 			}
 		}
+	}
+}
+
+// Asymmetry names the check that sends a scenario to the full replay, with
+// its figures, for each cause (qa21 M2: ep=16 on 72-GPU nodes was blamed on
+// "tree all-reduce, a link or GPU override, or placement [dp, cp]").
+func TestAsymmetryNamesTheFailedCheck(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(s *scenarios.Scenario)
+		want string
+	}{
+		{"symmetric", func(*scenarios.Scenario) {}, ""},
+		{"ep16-on-72", func(s *scenarios.Scenario) { s.Parallelism.EP = 16 }, "parallelism.ep=16: expert groups of 16 ranks straddle the nodes of 72 GPUs"},
+		{"ep8-on-72", func(s *scenarios.Scenario) { s.Parallelism.EP = 8 }, ""},
+		{"ep144-on-72", func(s *scenarios.Scenario) { s.Parallelism.EP = 144 }, ""},
+		{"k", func(s *scenarios.Scenario) { s.Parallelism.K = 9 }, "parallelism.k=9: shard groups of 64 ranks straddle the nodes of 72 GPUs"},
+		{"hpz", func(s *scenarios.Scenario) { s.Communication.ZeroHPZPartitionSize = 16 }, "communication.zero_hpz_partition_size=16: hpZ groups of 16 ranks straddle the nodes of 72 GPUs"},
+		{"tree", func(s *scenarios.Scenario) { s.Communication.Algorithm = scenarios.AlgoTree }, "communication.algorithm: tree (a double binary tree is not the same seen from every node)"},
+		{"override", func(s *scenarios.Scenario) {
+			s.Cluster.GPUOverrides = []scenarios.GPUOverride{{Rank: 3, Speed: 0.9}}
+		}, "cluster.gpu_overrides sets a GPU's speed"},
+		{"nics", func(s *scenarios.Scenario) { s.Cluster.NICs, s.Cluster.NICsPerNode = scenarios.NICPerNode, 5 }, "72 GPUs per node do not share 5 NICs evenly"},
+	}
+	for _, c := range cases {
+		s := cluster(8, 72, 3, 1, 2)
+		c.edit(s)
+		if got := Asymmetry(s); got != c.want {
+			t.Errorf("%s: Asymmetry = %q, want %q", c.name, got, c.want)
+		}
+		if Symmetric(s) != (c.want == "") {
+			t.Errorf("%s: Symmetric = %v with reason %q", c.name, Symmetric(s), c.want)
+		}
+	}
+}
+
+// A replay over the limits because every rank is simulated says why every
+// rank is simulated, the check that failed (qa21 M2).
+func TestLimitHintNamesAsymmetry(t *testing.T) {
+	s := cluster(8, 72, 3, 1, 2)
+	s.Parallelism.EP = 16
+	tasks := int64(MaxTaskInstances)/int64(s.N()) + 1
+	err := checkSize(s, taskCount{units: 4, perUnit: 2, micro: 1}, tasks, false)
+	want := "every rank is simulated because parallelism.ep=16: expert groups of 16 ranks straddle the nodes of 72 GPUs"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("checkSize: %v, want %q", err, want)
 	}
 }

@@ -427,28 +427,39 @@ func TestCalibrateTraceKernelFamily(t *testing.T) {
 }
 
 // TestCalibrateDeviceMismatch: a log whose devices block names another GPU
-// than the scenario's cluster gets a warning naming both and the fix; the
-// same log against its own GPU gets none.
+// than the scenario's cluster is refused, one line at the block naming
+// both and the fixes, with no file written (qa22 L9: it warned and wrote
+// the file, exit 0); --other-gpu fits it anyway with the warning on stderr
+// naming the log's line (qa20 L9); the same log against its own GPU gets
+// neither.
 func TestCalibrateDeviceMismatch(t *testing.T) {
 	log := filepath.Join("..", "..", "collectives", "testdata", "nccl-tests", "a100_2node_allreduce_aws_p4d_efa_ring.log")
-	const warning = "the log ran on A100-SXM4-40GB (A100-40GB), the scenario's cluster is H100-80GB: fit it with a scenario of that cluster (--scenario FILE, or --set cluster.gpu=A100-40GB and its links)"
+	const mismatch = "the log ran on A100-SXM4-40GB (A100-40GB), the scenario's cluster is H100-80GB: fit it with a scenario of that cluster (--scenario FILE, or --set cluster.gpu=A100-40GB and its links)"
+	own := []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra.preset=NVLink3", "--set", "cluster.inter.preset=EFA-p4d",
+		"--set", "cluster.nics=per_node", "--set", "cluster.nics_per_node=4"}
 	for _, tc := range []struct {
-		sets []string
-		want bool
+		args          []string
+		refused, warn bool
 	}{
-		{nil, true}, // the default example: H100-80GB
-		{[]string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra.preset=NVLink3", "--set", "cluster.inter.preset=EFA-p4d",
-			"--set", "cluster.nics=per_node", "--set", "cluster.nics_per_node=4"}, false},
+		{nil, true, false}, // the default example: H100-80GB
+		{[]string{"--other-gpu"}, false, true},
+		{own, false, false},
 	} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
-		out, errOut, code := runCLI(append([]string{"calibrate", log, "--gpus-per-node", "8", "--file", file}, tc.sets...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.sets, code, errOut)
+		out, errOut, code := runCLI(append([]string{"calibrate", log, "--gpus-per-node", "8", "--file", file}, tc.args...)...)
+		_, statErr := os.Stat(file)
+		if tc.refused {
+			want := "zerosim: " + log + ":7: " + mismatch + ", or add --other-gpu to fit these links to that GPU's times\n"
+			if code != exitInput || out != "" || errOut != want || statErr == nil {
+				t.Errorf("%v: exit %d, file written %t, stdout %q, stderr %q; want exit 2, no file and\n%s", tc.args, code, statErr == nil, out, errOut, want)
+			}
+			continue
 		}
-		// On stderr, naming the log's line (qa20 L9: it was only in the
-		// stdout summary).
-		if got := strings.Contains(errOut, "zerosim: warning: "+log+":") && strings.Contains(errOut, ": "+warning); got != tc.want || strings.Contains(out, "warning") {
-			t.Errorf("%v: the mismatch warning on stderr %t, want %t; stdout:\n%s\nstderr:\n%s", tc.sets, got, tc.want, out, errOut)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if got := strings.Contains(errOut, "zerosim: warning: "+log+":") && strings.Contains(errOut, ": "+mismatch); got != tc.warn || strings.Contains(out, "warning") {
+			t.Errorf("%v: the mismatch warning on stderr %t, want %t; stdout:\n%s\nstderr:\n%s", tc.args, got, tc.warn, out, errOut)
 		}
 	}
 }
@@ -697,6 +708,24 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.45–0.62 that 7 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%g: stderr %q, want warning %t (%q)", tc.g, errOut, tc.warn, want)
+		}
+	}
+}
+
+// calibrate --step-time on a scenario that does not fit in GPU memory
+// warns: no measured step came from it, so the fitted efficiency absorbs
+// what differs (qa21 LOW 6). The default at ZeRO-0 peaks at 125.51 GiB of
+// the H100's 79.65 GiB; at ZeRO-1 it fits and nothing is said.
+func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
+	for _, c := range []struct {
+		stage string
+		warn  bool
+	}{{"0", true}, {"1", false}} {
+		file := filepath.Join(t.TempDir(), "cal.yaml")
+		_, errOut, code := runCLI("calibrate", "--step-time", "900ms", "default", "--set", "parallelism.zero_stage="+c.stage, "--file", file)
+		want := "zerosim: warning: --step-time 900ms: the scenario does not fit in GPU memory (peak 125.51 GiB per GPU, more than the H100-80GB's 79.65 GiB): the measured step cannot be of this configuration"
+		if code != 0 || strings.Contains(errOut, want) != c.warn {
+			t.Errorf("stage %s: exit %d, stderr %q; want warning %t: %q", c.stage, code, errOut, c.warn, want)
 		}
 	}
 }

@@ -31,6 +31,9 @@ type calibrateOpts struct {
 	// trainLog selects both fits from a training run's log
 	// (cmd_calibrate_trainlog.go).
 	trainLog string
+	// otherGPU fits nccl-tests logs whose devices block names another GPU
+	// than the scenario's cluster (refused without it: qa22 L9).
+	otherGPU bool
 }
 
 // calibrateLong is calibrate's help.
@@ -102,7 +105,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO | calibrate --train-log FILE SCENARIO",
 		Short: "Fit NCCL's cost model to nccl-tests logs, the compute efficiency to a measured step, or the allocator overhead to a measured peak, and write a calibration file",
 		Long:  calibrateLong,
-		Example: `  zerosim calibrate ar_2node.log ar_4node.log --file calibration.yaml
+		Example: `  zerosim calibrate ar_2node.log ar_4node.log --scenario my-cluster.yaml --file calibration.yaml
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
   zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
@@ -139,6 +142,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.StringVar(&o.scenario, "scenario", "", "scenario `FILE` whose cluster gives the nominal hardware of the logs (default: the default example)")
 	f.StringVar(&o.file, "file", "calibration.yaml", "calibration `FILE` to write (an existing one keeps its other part)")
 	f.IntVar(&o.nodes, "nodes", 0, "nodes of the logged runs (needed when a log has no \"# Using devices\" block; wins over its hosts)")
+	f.BoolVar(&o.otherGPU, "other-gpu", false, "fit nccl-tests logs that ran on another GPU than the scenario's cluster (refused without it)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone; wins over the log's hosts)")
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step (JSON, or gzipped .json.gz): fit the GEMM and attention efficiencies to its kernels of each class")
@@ -201,6 +205,9 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	}
 	logs, err := readLogs(o, files)
 	if err != nil {
+		return err
+	}
+	if err := sameGPU(o, logs, s.Cluster.GPU); err != nil {
 		return err
 	}
 	hw := collectives.HardwareOf(s)
@@ -531,6 +538,23 @@ func deviceMismatch(l *collectives.Log, gpu string) string {
 	}
 	return fmt.Sprintf("the log ran on %s (%s), the scenario's cluster is %s: fit it with a scenario of that cluster (--scenario FILE, or --set cluster.gpu=%s and its links)",
 		reports.EscapeControl(l.Device), ran, gpu, ran)
+}
+
+// sameGPU refuses, unless --other-gpu, a log that ran on another GPU than
+// the scenario's cluster (deviceMismatch), at its devices block: its times
+// would calibrate this cluster's links with another's, as physicalFit
+// refuses a fit no link of the cluster can reach (qa22 L9: the file was
+// written after four warnings, exit 0).
+func sameGPU(o *calibrateOpts, logs []collectives.Log, gpu string) error {
+	if o.otherGPU {
+		return nil
+	}
+	for i := range logs {
+		if w := deviceMismatch(&logs[i], gpu); w != "" {
+			return inputError{fmt.Errorf("%s:%d: %s, or add --other-gpu to fit these links to that GPU's times", logs[i].File, logs[i].DevicesLine, w)}
+		}
+	}
+	return nil
 }
 
 // predict is m's time per size of c (µs), NaN where it cannot run.

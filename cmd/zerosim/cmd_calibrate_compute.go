@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -277,7 +278,7 @@ func calCompute(o *calibrateOpts, s *scenarios.Scenario, method string, measured
 
 // computeFlags rejects the flags of the nccl-tests form.
 func computeFlags(a *app, o *calibrateOpts, cmd *cobra.Command) error {
-	for _, name := range []string{"scenario", "nodes", "gpus-per-node"} {
+	for _, name := range []string{"scenario", "nodes", "gpus-per-node", "other-gpu"} {
 		if cmd.Flags().Changed(name) {
 			return inputError{fmt.Errorf("--%s describes nccl-tests logs; with --%s the scenario is the argument: zerosim calibrate --%s %s scenario.yaml", name, computeFlag(o), computeFlag(o), computeValue(o))}
 		}
@@ -511,13 +512,30 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 // for a trace's attention highAttention).
 func fitWarnings(s *scenarios.Scenario, cc *scenarios.CalCompute) []string {
 	var ws []string
-	for _, w := range []string{lowEfficiency(s, cc.Efficiency), highEfficiency(s, cc.Efficiency, cc.Method == scenarios.CalMethodTrace),
+	for _, w := range []string{notFitting(s), lowEfficiency(s, cc.Efficiency), highEfficiency(s, cc.Efficiency, cc.Method == scenarios.CalMethodTrace),
 		highAttention(s, cc.AttentionEfficiency)} {
 		if w != "" {
 			ws = append(ws, w)
 		}
 	}
 	return ws
+}
+
+// notFitting says when s does not fit in GPU memory by the memory model
+// (memory's and run's verdict): no measured step or trace came from it, so
+// a fit to one puts whatever differs from the measured run (stage,
+// recompute, micro_batch) into the efficiency (qa21 LOW 6). "" otherwise.
+func notFitting(s *scenarios.Scenario) string {
+	r, err := memory.Analyze(s, memory.Options{})
+	if err != nil || r.Fits || r.GPUMemory <= 0 {
+		return ""
+	}
+	what := fmt.Sprintf("peak %s per GPU", units.Bytes(r.Peak).IEC())
+	if r.Peak <= r.GPUMemory {
+		what = fmt.Sprintf("the device needs %s per GPU with the CUDA context and NCCL's buffers", units.Bytes(r.Need).IEC())
+	}
+	return fmt.Sprintf("the scenario does not fit in GPU memory (%s, more than the %s's %s): the measured step cannot be of this configuration, and the fitted efficiency absorbs whatever differs; check parallelism.zero_stage, training.recompute, micro_batch and dp against the measured run",
+		what, s.Cluster.GPU, units.Bytes(r.GPUMemory).IEC())
 }
 
 // highEfficiency says when a fitted compute efficiency is above what the

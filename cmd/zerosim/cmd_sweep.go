@@ -435,7 +435,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		}
 		return err
 	}
-	if em.bar != nil {
+	if em.bar != nil || em.invalid > 0 { // invalid points even on a pipe (qa21 LOW 5)
 		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
 	}
 	return nil

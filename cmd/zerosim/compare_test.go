@@ -395,3 +395,21 @@ func TestCompareNamesCalibration(t *testing.T) {
 		}
 	}
 }
+
+// compare varying K alone at ZeRO stage 0 says once that K has no effect
+// there, as run's K line does, instead of a slow-link analysis of "no
+// change" rows (qa21 LOW 14).
+func TestCompareKAtStageZero(t *testing.T) {
+	code, out, errOut := runMain(t, "", "compare", "seed002-tiny", "--set", "parallelism.zero_stage=0", "--set", "cluster.nodes=2", "--set", "parallelism.dp=4", "--vary", "parallelism.k=1,2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "K has no effect here: ZeRO stage 0 shards nothing, so K=1 and K=2 replay the same step (no slow-link analysis)."
+	if strings.Count(out, want) != 1 || strings.Contains(out, "slow link") || strings.Contains(out, "does not help") {
+		t.Errorf("want %q once and no slow-link section in\n%s", want, out)
+	}
+	code, out, _ = runMain(t, "", "compare", "seed002-tiny", "--set", "parallelism.zero_stage=1", "--set", "cluster.nodes=2", "--set", "parallelism.dp=4", "--vary", "parallelism.k=1,2")
+	if code != 0 || strings.Contains(out, "no effect") || !strings.Contains(out, "slow link") {
+		t.Errorf("stage 1: exit %d, want the slow-link section:\n%s", code, out)
+	}
+}

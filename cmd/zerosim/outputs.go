@@ -178,6 +178,9 @@ func (a *app) checkOutputs(cmd *cobra.Command, args []string) error {
 	if changed("wide") && !o.wide {
 		return inputError{fmt.Errorf("--wide: zerosim %s has no narrower default to widen (run, memory, fit, compare, verify and collective do)", key)}
 	}
+	if err := a.tableOnly(key, changed); err != nil {
+		return err
+	}
 	if _, err := reports.ParseMemoryUnits(a.units); err != nil {
 		return inputError{fmt.Errorf("--units: %w", err)}
 	}
@@ -200,6 +203,26 @@ func (a *app) checkOutputs(cmd *cobra.Command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// tableOnly refuses --wide and --units with an output that gives exact
+// bytes (JSON, CSV, nccl-tests), one rule for every command (qa21 LOW 1:
+// memory, compare and collective ignored them there). Run's -o files are
+// the exception for --units: its plots and report.html switch to GB.
+func (a *app) tableOnly(key string, changed func(string) bool) error {
+	if a.format == "table" {
+		return nil
+	}
+	flag := ""
+	switch {
+	case changed("wide"):
+		flag = "--wide"
+	case changed("units") && !(key == "run" && changed("output")):
+		flag = "--units " + a.units
+	default:
+		return nil
+	}
+	return inputError{fmt.Errorf("%s: --format %s gives exact bytes in every field; %s changes only the table (drop %s, or use --format table)", flag, a.format, strings.Fields(flag)[0], strings.Fields(flag)[0])}
 }
 
 // orList joins words as "a, b or c".

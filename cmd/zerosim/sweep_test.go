@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -37,7 +38,8 @@ var smallGrids = sweepGrids[:10]
 
 // TestSweepShardMerge is the acceptance test through the CLI: the sweep to
 // stdout (all cores) equals -j 1 and three --shard runs into --out files
-// merged with zerosim merge; stderr stays empty on a pipe (no progress bar).
+// merged with zerosim merge; stderr on a pipe has no progress bar, only the
+// count of invalid points.
 // The sweep is the 1,728-point one, or with -short the 48 points of
 // smallGrids (sweep's TestSweepAcceptance runs the 1,728 points either way).
 func TestSweepShardMerge(t *testing.T) {
@@ -47,8 +49,9 @@ func TestSweepShardMerge(t *testing.T) {
 	}
 	dir := t.TempDir()
 	whole, errOut, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny"}, grids...)...)
-	if code != 0 || errOut != "" {
-		t.Fatalf("sweep: exit %d, stderr %q", code, errOut)
+	// On a pipe stderr holds only the count of invalid points (qa21 LOW 5).
+	if want := fmt.Sprintf("zerosim: sweep: %d points (shard 0/1), %d invalid\n", points, points/4); code != 0 || errOut != want {
+		t.Fatalf("sweep: exit %d, stderr %q, want %q", code, errOut, want)
 	}
 	if n := strings.Count(whole, "\n"); n != points+2 {
 		t.Fatalf("%d lines, want meta line, header and %d rows", n, points)
@@ -473,4 +476,19 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Invalid points are counted on stderr whether or not it is a terminal
+// (qa21 LOW 5: `sweep ... > out.csv` exited 0 with nothing on stderr and a
+// row of zeros); a sweep without one prints nothing there on a pipe.
+func TestSweepInvalidCountOnPipe(t *testing.T) {
+	for _, c := range []struct{ ks, want string }{
+		{"parallelism.k=1,3", "zerosim: sweep: 2 points (shard 0/1), 1 invalid\n"},
+		{"parallelism.k=1,2", ""},
+	} {
+		out, errOut, code := sweepCLI(t, "sweep", "seed002-tiny", "--set", "parallelism.dp=4", "--set", "cluster.nodes=2", "--grid", c.ks)
+		if code != 0 || errOut != c.want || strings.Count(out, "\n") != 4 {
+			t.Errorf("--grid %s: exit %d, stderr %q, want %q; stdout\n%s", c.ks, code, errOut, c.want, out)
+		}
+	}
 }
