@@ -7,8 +7,10 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
-// RankStats splits one rank's step into compute, exposed communication
-// (a collective of the rank runs and its compute stream is idle), waiting for
+// RankStats splits one rank's step into compute (the compute stream's
+// kernels, Task.IsCompute), exposed communication (a collective of the
+// rank, or a ZeRO++ quantize kernel on a communication stream, runs and
+// its compute stream is idle), waiting for
 // peers (the rank reached a collective that its group has not all reached)
 // and other idle time. The four add up to the step time.
 type RankStats struct {
@@ -106,15 +108,15 @@ func (e *executor) intervals(r int) (comp, comm, wait, ag []interval, alone unit
 		if task.Kind == AllGather {
 			ag = append(ag, interval{e.start[i], e.end[i]})
 		}
-		if task.Kind.IsHost() {
-			continue // host-side (offload) time is not the GPU's
-		}
-		if task.Kind.IsComm() {
-			comm = append(comm, interval{e.start[i], e.end[i]})
-			wait = append(wait, interval{e.arrive[i], e.start[i]})
-		} else {
+		// Host-side (offload) time is neither (not the GPU's).
+		if task.IsCompute() {
 			comp = append(comp, interval{e.start[i], e.end[i]})
 			alone += e.taskDur(r, &e.sc.Tasks[t])
+		} else if task.isCommWork() {
+			comm = append(comm, interval{e.start[i], e.end[i]})
+		}
+		if task.Kind.IsComm() {
+			wait = append(wait, interval{e.arrive[i], e.start[i]})
 		}
 	}
 	return union(comp), union(comm), union(wait), union(ag), alone
@@ -554,17 +556,23 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 type Interval struct{ Lo, Hi units.Duration }
 
 // Exposure splits one rank's timeline (its spans from Result.Spans) into the
-// intervals of exposed communication — a collective of the rank runs while
-// its compute stream is idle — and of waiting for peers at a collective,
-// both sorted and disjoint: the same split RankStats measures.
+// intervals of exposed communication — a collective of the rank, or a
+// ZeRO++ quantize kernel on a communication stream (Task.IsCompute), runs
+// while its compute stream is idle — and of waiting for peers at a
+// collective (reached, not started, nothing of the rank running), both
+// sorted and disjoint: the same split RankStats measures. Offload's host
+// tasks are neither.
 func Exposure(sc *Schedule, spans []Span) (exposed, waiting []Interval) {
 	var comp, comm, wait []interval
 	for _, sp := range spans {
-		if sc.Tasks[sp.Task].Kind.IsComm() {
-			comm = append(comm, interval{sp.Start, sp.End})
-			wait = append(wait, interval{sp.Arrive, sp.Start})
-		} else {
+		t := &sc.Tasks[sp.Task]
+		if t.IsCompute() {
 			comp = append(comp, interval{sp.Start, sp.End})
+		} else if t.isCommWork() {
+			comm = append(comm, interval{sp.Start, sp.End})
+		}
+		if t.Kind.IsComm() {
+			wait = append(wait, interval{sp.Arrive, sp.Start})
 		}
 	}
 	comp, comm = union(comp), union(comm)
