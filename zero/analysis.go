@@ -585,3 +585,89 @@ func Exposure(sc *Schedule, spans []Span) (exposed, waiting []Interval) {
 	}
 	return conv(minus(comm, comp)), conv(waitOnly(wait, comp, comm))
 }
+
+// PeerWait splits a rank's waiting for peers (Exposure's waiting, the
+// table's RankStats.Wait) among its collectives: an instant of it goes to
+// the collective, among those the rank has reached and not started
+// (Arrive ≤ t < Start), that starts first (the first in spans among
+// equals), the one whose late peers hold the rank there. It returns each
+// span's share (zero for a task that is not a collective); the shares add
+// up to the length of Exposure's waiting. A collective's Start − Arrive
+// is more: it also holds the time the rank ran other work meanwhile, and
+// the time it queued behind the collectives launched before it on its
+// communicator while they ran.
+func PeerWait(sc *Schedule, spans []Span) []units.Duration {
+	share := make([]units.Duration, len(spans))
+	_, waiting := Exposure(sc, spans)
+	if len(waiting) == 0 {
+		return share
+	}
+	// The collectives' [Arrive, Start) by arrival; a sweep over the
+	// boundaries keeps those open, the first to start in front.
+	var open []int // spans reached and not started: a heap by (Start, index)
+	less := func(a, b int) bool {
+		if spans[a].Start != spans[b].Start {
+			return spans[a].Start < spans[b].Start
+		}
+		return a < b
+	}
+	push := func(i int) {
+		open = append(open, i)
+		for c := len(open) - 1; c > 0; {
+			p := (c - 1) / 2
+			if !less(open[c], open[p]) {
+				break
+			}
+			open[c], open[p] = open[p], open[c]
+			c = p
+		}
+	}
+	pop := func() {
+		n := len(open) - 1
+		open[0] = open[n]
+		open = open[:n]
+		for p := 0; ; {
+			c := 2*p + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && less(open[c+1], open[c]) {
+				c++
+			}
+			if !less(open[c], open[p]) {
+				break
+			}
+			open[p], open[c] = open[c], open[p]
+			p = c
+		}
+	}
+	var byArrive []int
+	for i, sp := range spans {
+		if sc.Tasks[sp.Task].Kind.IsComm() && sp.Arrive < sp.Start {
+			byArrive = append(byArrive, i)
+		}
+	}
+	slices.SortStableFunc(byArrive, func(a, b int) int { return cmp.Compare(spans[a].Arrive, spans[b].Arrive) })
+	next := 0
+	for _, iv := range waiting {
+		for lo := iv.Lo; lo < iv.Hi; {
+			for next < len(byArrive) && spans[byArrive[next]].Arrive <= lo {
+				push(byArrive[next])
+				next++
+			}
+			for len(open) > 0 && spans[open[0]].Start <= lo {
+				pop()
+			}
+			if len(open) == 0 { // never: a waiting instant is inside some [Arrive, Start)
+				break
+			}
+			hi := min(iv.Hi, spans[open[0]].Start)
+			if next < len(byArrive) { // a later arrival may start first
+				hi = min(hi, spans[byArrive[next]].Arrive)
+			}
+			share[open[0]] += hi - lo
+			lo = hi
+		}
+	}
+	return share
+}
