@@ -174,11 +174,11 @@ type slowLinkRow struct {
 	Algorithm string `json:"algorithm"`
 	// Seed is sweep.SeedSlowLink: the seed's per-rank slow-link volume.
 	Seed         int64    `json:"seed_bytes"`
-	SeedS        float64  `json:"seed_s"`
+	SeedS        float64  `json:"seed_x_S"`
 	SeedDeltaPct *float64 `json:"seed_delta_pct"`
 	// NetworkBusiest is the busiest rank's network wire bytes per step.
 	NetworkBusiest  int64    `json:"network_busiest_bytes"`
-	NetworkBusiestS float64  `json:"network_busiest_s"`
+	NetworkBusiestS float64  `json:"network_busiest_x_S"`
 	NetworkDeltaPct *float64 `json:"network_delta_pct"`
 	NetworkTotal    int64    `json:"network_total_bytes"`
 	NVLinkTotal     int64    `json:"nvlink_total_bytes"`
@@ -775,7 +775,7 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 }
 
 // compareSlowLinkColumns are the slow-link table's columns in compare's CSV.
-var compareSlowLinkColumns = []string{"k", "algorithm", "seed_bytes", "seed_s", "seed_delta_pct", "network_busiest_bytes", "network_busiest_s",
+var compareSlowLinkColumns = []string{"k", "algorithm", "seed_bytes", "seed_x_S", "seed_delta_pct", "network_busiest_bytes", "network_busiest_x_S",
 	"network_delta_pct", "network_total_bytes", "nvlink_total_bytes", "step_time_ps", "peak_memory_bytes"}
 
 // WriteCompareCSV writes the comparison as one rectangular CSV table, so
