@@ -424,7 +424,7 @@ func TestPlanBoundRows(t *testing.T) {
 	}
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{
-		"bound: ring collectives are timed by zerosim's alpha–beta lowering at the links' full speed, a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does; the fastest auto row is #2, 1,695 tokens/s per GPU (0.4 % slower)",
+		"bound: alphabeta-ring collectives are timed by zerosim's alpha–beta lowering at the links' full speed, a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does; the fastest auto row is #2, 1,695 tokens/s per GPU (0.4 % slower)",
 		"│ 1*‡ │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ 1,701 │",
 		"│ 2 │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ 1,695 │",
 		"‡: the row's algorithm (ring) is timed by zerosim's alpha–beta lowering",
