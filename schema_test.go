@@ -321,3 +321,38 @@ func TestSweepRowSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryModelUnits: result.json's memory_model keeps the memory
+// table's names without a _bytes suffix (the same object as zerosim
+// memory --format json), so every integer in it says its unit in its
+// schema description: "bytes", "count", "elements" or "index" (QA23 s24
+// L2: units[].activation and the others said nothing).
+func TestMemoryModelUnits(t *testing.T) {
+	sch := loadSchema(t, "docs/result.schema.json")
+	mm := sch.Properties["memory_model"]
+	if mm == nil {
+		t.Fatal("no memory_model in docs/result.schema.json")
+	}
+	var walk func(s *schema, path string)
+	n := 0
+	walk = func(s *schema, path string) {
+		for k, p := range s.Properties {
+			walk(p, path+"."+k)
+		}
+		if s.Items != nil {
+			walk(s.Items, path+"[]")
+		}
+		if typ, _ := s.Type.(string); typ != "integer" {
+			return
+		}
+		n++
+		unit, _, _ := strings.Cut(s.Description, ":")
+		if !slices.Contains([]string{"bytes", "count", "elements", "index"}, unit) {
+			t.Errorf("%s: description %q does not start with its unit (bytes, count, elements or index)", path, s.Description)
+		}
+	}
+	walk(mm, "memory_model")
+	if n < 30 {
+		t.Errorf("%d integers under memory_model; the walk missed some", n)
+	}
+}
