@@ -58,7 +58,7 @@ func TestTablesFit120Columns(t *testing.T) {
 		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", "│        none │    - │  - │          - │          4,107,431,936 │     19 │"}},
 		{[]string{"compare", "default", "--vary", "parallelism.k=1,2,4", "--wide"}, []string{
 			"│ parallelism.k=2 │ Δ vs parallelism.k=1 │ parallelism.k=4 │ Δ vs parallelism.k=1 │",
-			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
+			"│ 1 │ hierarchical   │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {
