@@ -20,9 +20,9 @@ import (
 
 // schema is the subset of JSON Schema (2020-12) that docs/*.schema.json
 // use: type (one or a list), enum (of strings), properties, required,
-// additionalProperties (false or a schema) and items. It is enough to hold every key and type of
+// additionalProperties (false or a schema), items and oneOf. It is enough to hold every key and type of
 // the files zerosim writes; a general validator would be a new dependency
-// for six keywords.
+// for seven keywords.
 type schema struct {
 	Type        any                `json:"type"`
 	Enum        []string           `json:"enum"`
@@ -30,6 +30,7 @@ type schema struct {
 	Required    []string           `json:"required"`
 	Additional  json.RawMessage    `json:"additionalProperties"`
 	Items       *schema            `json:"items"`
+	OneOf       []*schema          `json:"oneOf"`
 	Description string             `json:"description"`
 }
 
@@ -72,6 +73,24 @@ func typeOf(v any) string {
 // the path of the value.
 func (s *schema) check(v any, path string) []string {
 	var errs []string
+	if len(s.OneOf) > 0 {
+		var match []string
+		for i, b := range s.OneOf {
+			e := b.check(v, path)
+			if len(e) == 0 {
+				match = append(match, fmt.Sprint(i))
+			}
+			errs = append(errs, e...)
+		}
+		switch len(match) {
+		case 1:
+			errs = nil
+		case 0:
+			return append([]string{fmt.Sprintf("%s: matches none of oneOf's %d schemas:", path, len(s.OneOf))}, errs...)
+		default:
+			return []string{fmt.Sprintf("%s: matches oneOf's schemas %s, want exactly one", path, strings.Join(match, ", "))}
+		}
+	}
 	var types []string
 	switch t := s.Type.(type) {
 	case string:
@@ -225,8 +244,10 @@ func TestResultJSONSchema(t *testing.T) {
 	}
 }
 
-// Every JSON Lines row of a sweep, valid point or not, follows
-// docs/sweep-row.schema.json.
+// Every line of a sweep's JSON Lines output, the meta line (with and
+// without the files the scenario read) and every row, valid point or not,
+// follows docs/sweep-row.schema.json (QA23 s24 L3: the meta line did
+// not), and the validator rejects a meta line that strays from it.
 func TestSweepRowSchema(t *testing.T) {
 	sch := loadSchema(t, "docs/sweep-row.schema.json")
 	data, _ := scenarios.Example("seed000-k4")
@@ -246,7 +267,8 @@ func TestSweepRowSchema(t *testing.T) {
 	ev := &sweep.Evaluator{Src: src, Space: sp}
 	var b bytes.Buffer
 	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
-	if err := enc.WriteHeader(sweep.NewMeta(src, sp, sweep.Resolve(src, sp))); err != nil {
+	meta := sweep.NewMeta(src, sp, sweep.Resolve(src, sp))
+	if err := enc.WriteHeader(meta); err != nil {
 		t.Fatal(err)
 	}
 	for i := range sp.Len() {
@@ -254,12 +276,16 @@ func TestSweepRowSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, invalid := 0, 0
+	rows, invalid, metas := 0, 0, 0
 	sc := bufio.NewScanner(&b)
 	for sc.Scan() {
 		doc := decode(t, sc.Bytes())
 		if m, ok := doc.(map[string]any); ok && len(m) == 1 && m["zerosim_sweep"] != nil {
-			continue // the meta line (sweep.Meta)
+			metas++ // the meta line (sweep.Meta)
+			if errs := sch.check(doc, "meta"); len(errs) > 0 {
+				t.Errorf("the meta line does not follow docs/sweep-row.schema.json:\n%s", strings.Join(errs, "\n"))
+			}
+			continue
 		}
 		rows++
 		if m, ok := doc.(map[string]any); ok && m["error"] != nil {
@@ -269,7 +295,64 @@ func TestSweepRowSchema(t *testing.T) {
 			t.Errorf("sweep row does not follow docs/sweep-row.schema.json:\n%s", strings.Join(errs, "\n"))
 		}
 	}
-	if rows != 6 || invalid != 2 {
-		t.Errorf("%d rows, %d invalid; want 6 rows of which 2 invalid (K=3 does not divide N=8)", rows, invalid)
+	if rows != 6 || invalid != 2 || metas != 1 {
+		t.Errorf("%d rows, %d invalid, %d meta lines; want 6 rows of which 2 invalid (K=3 does not divide N=8) and one meta line", rows, invalid, metas)
+	}
+	// A scenario that reads a file lists it; a stray key, a row's key or
+	// a file without its hash is refused.
+	meta.Files = []scenarios.ReadFile{{Key: "model.hf_config", Path: "config.json", SHA256: "00ff"}}
+	line := func(m sweep.Meta) any {
+		j, err := json.Marshal(map[string]any{"zerosim_sweep": m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, j)
+	}
+	if errs := sch.check(line(meta), "meta with files"); len(errs) > 0 {
+		t.Errorf("a meta line with files does not follow the schema:\n%s", strings.Join(errs, "\n"))
+	}
+	bad := line(meta).(map[string]any)
+	bad["index"] = 0
+	noHash := line(meta).(map[string]any)
+	delete(noHash["zerosim_sweep"].(map[string]any)["files"].([]any)[0].(map[string]any), "sha256")
+	for _, doc := range []any{bad, noHash} {
+		if errs := sch.check(doc, "mutated meta"); len(errs) == 0 {
+			t.Errorf("the schema let a mutated meta line through: %v", doc)
+		}
+	}
+}
+
+// TestMemoryModelUnits: result.json's memory_model keeps the memory
+// table's names without a _bytes suffix (the same object as zerosim
+// memory --format json), so every integer in it says its unit in its
+// schema description: "bytes", "count", "elements" or "index" (QA23 s24
+// L2: units[].activation and the others said nothing).
+func TestMemoryModelUnits(t *testing.T) {
+	sch := loadSchema(t, "docs/result.schema.json")
+	mm := sch.Properties["memory_model"]
+	if mm == nil {
+		t.Fatal("no memory_model in docs/result.schema.json")
+	}
+	var walk func(s *schema, path string)
+	n := 0
+	walk = func(s *schema, path string) {
+		for k, p := range s.Properties {
+			walk(p, path+"."+k)
+		}
+		if s.Items != nil {
+			walk(s.Items, path+"[]")
+		}
+		if typ, _ := s.Type.(string); typ != "integer" {
+			return
+		}
+		n++
+		unit, _, _ := strings.Cut(s.Description, ":")
+		if !slices.Contains([]string{"bytes", "count", "elements", "index"}, unit) {
+			t.Errorf("%s: description %q does not start with its unit (bytes, count, elements or index)", path, s.Description)
+		}
+	}
+	walk(mm, "memory_model")
+	if n < 30 {
+		t.Errorf("%d integers under memory_model; the walk missed some", n)
 	}
 }

@@ -178,11 +178,11 @@ type slowLinkRow struct {
 	Algorithm string `json:"algorithm"`
 	// Seed is sweep.SeedSlowLink: the seed's per-rank slow-link volume.
 	Seed         int64    `json:"seed_bytes"`
-	SeedS        float64  `json:"seed_s"`
+	SeedS        float64  `json:"seed_x_S"`
 	SeedDeltaPct *float64 `json:"seed_delta_pct"`
 	// NetworkBusiest is the busiest rank's network wire bytes per step.
 	NetworkBusiest  int64    `json:"network_busiest_bytes"`
-	NetworkBusiestS float64  `json:"network_busiest_s"`
+	NetworkBusiestS float64  `json:"network_busiest_x_S"`
 	NetworkDeltaPct *float64 `json:"network_delta_pct"`
 	NetworkTotal    int64    `json:"network_total_bytes"`
 	NVLinkTotal     int64    `json:"nvlink_total_bytes"`
@@ -458,6 +458,20 @@ func notKAlone(vs []compareVariant, beyond []string) string {
 		strings.Join(ks, ", "), strings.Join(named, ", "), more)
 }
 
+// algoLabel is how compare's and plan's tables, plots and prose name a
+// communication.algorithm value: the explicit ring is zerosim's alpha–beta
+// flat ring (docs/scenario-format.md), named "alphabeta-ring" as zerosim
+// collective --algo names it, so that it is not read as NCCL's Ring
+// (collective --algo ring, NCCL_ALGO=Ring, its channels over every NIC).
+// The scenario key still takes "ring", and the JSON and CSV keep the
+// key's value.
+func algoLabel(a string) string {
+	if a == "ring" { // scenarios.AlgoRing
+		return "alphabeta-ring"
+	}
+	return a
+}
+
 func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
 	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams(), vendor: VendorOf(os[0].Scenario.Cluster.GPU)}
 	base := map[string]*slowLinkRow{}
@@ -514,7 +528,7 @@ func slowLinkNote(sec *slowLinks) string {
 	// NCCL's own all-gather and reduce-scatter are flat rings too (one per
 	// channel, under auto): only zerosim's two-level lowering is
 	// hierarchical, so the rule does not call it NCCL's.
-	const rule = "K>1 cuts slow-link bytes only when flat rings carry every rank's data across the slow link (NCCL's ring, one per channel, under auto; the explicit ring) and zerosim's two-level hierarchical collectives are not used"
+	const rule = "K>1 cuts slow-link bytes only when flat rings carry every rank's data across the slow link (NCCL's ring, one per channel, under auto; zerosim's alphabeta-ring) and zerosim's two-level hierarchical collectives are not used"
 	if ring1 == nil || ringK == nil || hier1 == nil {
 		return rule + "; it always costs optimizer memory."
 	}
@@ -526,7 +540,7 @@ func slowLinkNote(sec *slowLinks) string {
 		}
 		return moreLess(d, siBytes) + " than " + row
 	}
-	s := fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (ring, K=1) to %s (%s %%)",
+	s := fmt.Sprintf("%s: here K=%d takes the busiest rank's network bytes from %s (alphabeta-ring, K=1) to %s (%s %%)",
 		rule, ringK.K, gb(ring1.NetworkBusiest), gb(ringK.NetworkBusiest), pct(deltaPct(ringK.NetworkBusiest, ring1.NetworkBusiest)))
 	// auto is what a run does: its K=1 row, not the explicit ring's, is the
 	// planner's baseline, and its NVLink traffic falls with K where the
@@ -538,7 +552,7 @@ func slowLinkNote(sec *slowLinks) string {
 			gb(auto1.NetworkBusiest), gb(autoK.NetworkBusiest), pct(deltaPct(autoK.NetworkBusiest, auto1.NetworkBusiest)))
 	}
 	s += fmt.Sprintf(", but hierarchical collectives already give K=1 %s (%.3f·S); in %s traffic per step K=%d moves %s",
-		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, sec.vendor.link(), ringK.K, than(ringK.NVLinkTotal-ring1.NVLinkTotal, "the ring at K=1"))
+		gb(hier1.NetworkBusiest), hier1.NetworkBusiestS, sec.vendor.link(), ringK.K, than(ringK.NVLinkTotal-ring1.NVLinkTotal, "alphabeta-ring at K=1"))
 	if withAuto {
 		s += " and " + than(autoK.NVLinkTotal-auto1.NVLinkTotal, "auto at K=1")
 	}
@@ -591,7 +605,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		if v.Calibration != nil {
 			cal = ", " + v.Calibration.String()
 		}
-		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives%s\n", EscapeControl(v.Label), EscapeControl(v.File), v.Stage, v.N, v.K, v.Algorithm, cal); err != nil {
+		if _, err := fmt.Fprintf(w, "#   %s: %s, ZeRO stage %d, N=%d K=%d, %s collectives%s\n", EscapeControl(v.Label), EscapeControl(v.File), v.Stage, v.N, v.K, algoLabel(v.Algorithm), cal); err != nil {
 			return err
 		}
 	}
@@ -634,12 +648,12 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		return slices.Delete(slices.Delete(r, 5, 6), 2, 3) // seed logical, network busiest rank (B)
 	}
 	head := []string{"K", "algorithm", "seed logical", "seed", "Δ seed", "network busiest rank (B)", "busiest", "Δ busiest",
-		"network total", sl.vendor.ClassName(topology.Intra) + " total", "step time", "peak memory"}
+		"network total", sl.vendor.ClassName(topology.Intra) + " total", "step time", "peak mem"}
 	head = narrow(head)
 	t := newTable(w, len(head), 0, 1)
 	t.Header(head)
 	for _, r := range sl.Rows {
-		if err := t.Append(narrow([]string{strconv.Itoa(r.K), r.Algorithm, units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
+		if err := t.Append(narrow([]string{strconv.Itoa(r.K), algoLabel(r.Algorithm), units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
 			commas(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
 			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).IEC()})); err != nil {
 			return err
@@ -789,7 +803,7 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 }
 
 // compareSlowLinkColumns are the slow-link table's columns in compare's CSV.
-var compareSlowLinkColumns = []string{"k", "algorithm", "seed_bytes", "seed_s", "seed_delta_pct", "network_busiest_bytes", "network_busiest_s",
+var compareSlowLinkColumns = []string{"k", "algorithm", "seed_bytes", "seed_x_S", "seed_delta_pct", "network_busiest_bytes", "network_busiest_x_S",
 	"network_delta_pct", "network_total_bytes", "nvlink_total_bytes", "step_time_ps", "peak_memory_bytes"}
 
 // WriteCompareCSV writes the comparison as one rectangular CSV table, so

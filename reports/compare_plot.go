@@ -80,8 +80,8 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 		}
 	}
 	for _, a := range algos {
-		bytesP.Series = append(bytesP.Series, plotSeries{Name: a + " wire"})
-		timeP.Series = append(timeP.Series, plotSeries{Name: a})
+		bytesP.Series = append(bytesP.Series, plotSeries{Name: algoLabel(a) + " wire"})
+		timeP.Series = append(timeP.Series, plotSeries{Name: algoLabel(a)})
 	}
 	bytesP.Series = append(bytesP.Series, plotSeries{Name: "seed 000 logical"})
 	seed := len(algos)

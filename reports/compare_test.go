@@ -78,7 +78,7 @@ func TestCompareSeed000K4(t *testing.T) {
 	for _, want := range []string{
 		"hierarchical collectives already give K=1 1.88 GiB (0.750·S)",
 		"with auto (what a run does), from 2.19 GiB to 1.88 GiB (-14.3 %)",
-		"K=4 moves 2.50 GiB more than the ring at K=1 and 15.00 GiB less than auto at K=1",
+		"K=4 moves 2.50 GiB more than alphabeta-ring at K=1 and 15.00 GiB less than auto at K=1",
 	} {
 		if !strings.Contains(sl.Note, want) {
 			t.Errorf("note lacks %q: %s", want, sl.Note)
@@ -717,5 +717,44 @@ func TestCompareSaysUnlikeReserves(t *testing.T) {
 	b.Reset()
 	if err := writeReserveModes(&b, c); err != nil || b.String() != "" {
 		t.Errorf("alike: %q (%v)", b.String(), err)
+	}
+}
+
+// TestRingLabel: compare's and plan's tables, plot and prose label the
+// explicit ring "alphabeta-ring", as zerosim collective --algo spells
+// zerosim's alpha–beta flat ring, so that it is not read as NCCL's Ring
+// (collective --algo ring; QA23 s24 L10); the JSON keeps the scenario
+// key's value, ring.
+func TestRingLabel(t *testing.T) {
+	c := seedK4Comparison(t)
+	var table, js bytes.Buffer
+	if err := WriteCompareTable(&table, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	out := table.String()
+	for _, want := range []string{"│ 1 │ alphabeta-ring │", "│ 4 │ alphabeta-ring │", "(alphabeta-ring, K=1)", "more than alphabeta-ring at K=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare's table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "│ ring ") || strings.Contains(out, "(ring,") || strings.Contains(out, "the ring at") {
+		t.Errorf("compare's table still says a bare ring:\n%s", out)
+	}
+	var names []string
+	for _, s := range c.Plot.Panels[0].Series {
+		names = append(names, s.Name)
+	}
+	if !slices.Contains(names, "alphabeta-ring wire") {
+		t.Errorf("plot series %q, want alphabeta-ring wire", names)
+	}
+	if !strings.Contains(js.String(), `"algorithm": "ring"`) {
+		t.Errorf("compare's JSON lost the scenario value ring")
+	}
+	r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 1, BucketSize: "25MB", Algorithm: "ring"}, Timing: "alpha–beta"}
+	if got := commWords(r); !strings.Contains(got, "alphabeta-ring collectives") {
+		t.Errorf("plan's words %q, want alphabeta-ring collectives", got)
 	}
 }

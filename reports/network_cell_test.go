@@ -57,7 +57,7 @@ func TestNetworkRowReproducesItsStep(t *testing.T) {
 }
 
 // cellSets reads a configuration cell ("K 1, 1×4, full, 25MB buckets,
-// prefetch 1, ring (does not fit)") back into --set overrides; n counts
+// prefetch 1, alphabeta-ring (does not fit)") back into --set overrides; n counts
 // the settings beyond K, micro×GA and checkpointing.
 func cellSets(t *testing.T, stage int, cell string) (sets []string, n int) {
 	t.Helper()
@@ -78,6 +78,8 @@ func cellSets(t *testing.T, stage int, cell string) (sets []string, n int) {
 			sets = append(sets, "communication.bucket_size="+strings.TrimSuffix(p, " buckets"))
 		case strings.HasPrefix(p, "prefetch "):
 			sets = append(sets, "communication.prefetch_depth="+strings.TrimPrefix(p, "prefetch "))
+		case p == algoLabel("ring"): // the explicit ring's label
+			sets = append(sets, "communication.algorithm=ring")
 		default:
 			sets = append(sets, "communication.algorithm="+p)
 		}

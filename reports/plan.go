@@ -49,7 +49,7 @@ func kName(c sweep.Candidate) string {
 // (collectives.Model.Choose); the alpha–beta lowerings pick hierarchical or
 // ring (collectives.Auto).
 func commWords(r sweep.PlanRow) string {
-	algo := r.Algorithm + " collectives"
+	algo := algoLabel(r.Algorithm) + " collectives"
 	if r.Algorithm == "auto" {
 		algo = "collective algorithm auto (alpha–beta: hierarchical when the group spans nodes evenly, else ring)"
 		if strings.HasPrefix(r.Timing, "NCCL's cost model") || strings.HasPrefix(r.Timing, "RCCL's cost model") {
@@ -602,7 +602,7 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		fmt.Fprintf(&b, "%s\n", repro)
 		fmt.Fprintf(&b, "%s\n", labelled("gives: ", gives))
 		if isBound(*best) {
-			fmt.Fprintf(&b, "%s\n", labelled("bound: ", best.Algorithm+" collectives are "+boundText+boundAlternative(p)))
+			fmt.Fprintf(&b, "%s\n", labelled("bound: ", algoLabel(best.Algorithm)+" collectives are "+boundText+boundAlternative(p)))
 		}
 		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" {
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))

@@ -135,6 +135,9 @@ func shortConfig(sb sweep.StageBandwidth) string {
 	for _, set := range sb.Changed {
 		key, val, _ := strings.Cut(set, "=")
 		if f, ok := otherSetting[key]; ok {
+			if key == "communication.algorithm" {
+				val = algoLabel(val)
+			}
 			other += ", " + fmt.Sprintf(f, val)
 		}
 	}
@@ -142,7 +145,8 @@ func shortConfig(sb sweep.StageBandwidth) string {
 }
 
 // otherSetting spells the plan keys a configuration cell shows only when
-// they differ from the file ("200MB buckets", "prefetch 1", "ring").
+// they differ from the file ("200MB buckets", "prefetch 1",
+// "alphabeta-ring": algoLabel).
 var otherSetting = map[string]string{
 	"communication.bucket_size":    "%s buckets",
 	"communication.prefetch_depth": "prefetch %s",

@@ -163,8 +163,8 @@ func TestCommWordsPrefetch(t *testing.T) {
 		prefetch int
 		want     string
 	}{
-		{1, "prefetch depth 1 (the next layer gathered ahead), ring collectives"},
-		{2, "prefetch depth 2 (the next 2 layers gathered ahead), ring collectives"},
+		{1, "prefetch depth 1 (the next layer gathered ahead), alphabeta-ring collectives"},
+		{2, "prefetch depth 2 (the next 2 layers gathered ahead), alphabeta-ring collectives"},
 	} {
 		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, Prefetch: tc.prefetch, Algorithm: "ring"}, Timing: "alpha–beta"}
 		if got := commWords(r); got != tc.want {
@@ -177,9 +177,9 @@ func TestCommWordsPrefetch(t *testing.T) {
 // "40000000B gradient buckets" (zerosim plan default --stages 1).
 func TestCommWordsBucket(t *testing.T) {
 	for _, tc := range []struct{ size, want string }{
-		{"40000000B", "40 MB gradient buckets, ring collectives"},
-		{"25MB", "25 MB gradient buckets, ring collectives"},
-		{"12345678B", "12.35 MB gradient buckets, ring collectives"},
+		{"40000000B", "40 MB gradient buckets, alphabeta-ring collectives"},
+		{"25MB", "25 MB gradient buckets, alphabeta-ring collectives"},
+		{"12345678B", "12.35 MB gradient buckets, alphabeta-ring collectives"},
 	} {
 		r := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 1, BucketSize: tc.size, Algorithm: "ring"}, Timing: "alpha–beta"}
 		if got := commWords(r); got != tc.want {

@@ -50,6 +50,12 @@ func jsonString(s string) string {
 // beside another (traceLanes), a complete event ("ph":"X") per task
 // with ts and dur in µs printed exactly from the integer picoseconds, and
 // counter events ("ph":"C") with the memory rank's bytes per component.
+// A collective's args hold queued_us, Start − Arrive: from the rank
+// reaching it to its start, waiting for its group and for the
+// collectives before it on its communicator, while the rank's other
+// streams may run; and waiting_for_peers_us, its share of the report's
+// waiting for peers (zero.PeerWait): summed over a rank's slices, the
+// report's waiting (RankStats.Wait).
 // Only the first maxRanks ranks are written (≤ 0: TraceMaxRanks), and the
 // ranks Result.Notable names whose timelines the replay kept
 // (Result.NotableSpans), labelled as the timeline plot labels them
@@ -140,7 +146,7 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 		tx.head = `{"name":` + jsonString(taskName(sc, int32(i))) + `,"cat":` + jsonString(t.Kind.String()) + `,"ph":"X","pid":`
 		tx.args = `,"args":{"task":` + strconv.Itoa(i) + `,"phase":` + jsonString(t.Phase.String())
 		if t.Kind.IsComm() {
-			tx.args += `,"bytes":` + strconv.FormatInt(t.Bytes, 10) + `,"group":` + jsonString(t.Group.String()) + `,"waited_us":`
+			tx.args += `,"bytes":` + strconv.FormatInt(t.Bytes, 10) + `,"group":` + jsonString(t.Group.String()) + `,"queued_us":`
 		}
 		if t.Unit >= 0 {
 			tx.tail += `,"unit":` + strconv.Itoa(t.Unit)
@@ -152,6 +158,7 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 	}
 	var line []byte
 	for k, tr := range traced {
+		peers := zero.PeerWait(sc, tr.spans)
 		for i, sp := range tr.spans {
 			tx := &texts[sp.Task]
 			line = append(line[:0], tx.head...)
@@ -165,6 +172,8 @@ func writeTrace(w io.Writer, r *zero.Result, maxRanks int) error {
 			line = append(line, tx.args...)
 			if sc.Tasks[sp.Task].Kind.IsComm() {
 				line = appendTraceTime(line, sp.Start-sp.Arrive)
+				line = append(line, `,"waiting_for_peers_us":`...)
+				line = appendTraceTime(line, peers[i])
 			}
 			line = append(line, tx.tail...)
 			sep()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -233,5 +235,61 @@ func TestTraceHoldsStraggler(t *testing.T) {
 	if doc.OtherData.Shown != 5 || slices11 != len(run.Result.Schedule.Tasks) || label != "rank 11 (the straggler)" {
 		t.Errorf("ranks_shown %d, rank 11: %d slices of %d tasks, named %q; want 5 ranks and the straggler's every task, named \"rank 11 (the straggler)\"",
 			doc.OtherData.Shown, slices11, len(run.Result.Schedule.Tasks), label)
+	}
+}
+
+// TestTracePeerWaitSumsToReport: summed over a rank's slices, the trace's
+// waiting_for_peers_us is the report's waiting for peers (wait_ps) to the
+// picosecond, on a straggler with a degraded NIC at ZeRO-3 (QA23 s24 M3:
+// the old waited_us, Start − Arrive, summed to 268× it); queued_us,
+// Start − Arrive, holds at least it.
+func TestTracePeerWaitSumsToReport(t *testing.T) {
+	r := exampleRun(t, "default", "parallelism.zero_stage=3", "cluster.gpu_overrides=[{rank: 5, speed: 0.8}]",
+		"cluster.link_overrides=[{node: 1, class: inter, gpu: 3, bandwidth: 5GB/s}]").Result
+	var doc struct {
+		TraceEvents []struct {
+			Ph   string `json:"ph"`
+			Pid  int    `json:"pid"`
+			Args struct {
+				Queued *json.Number `json:"queued_us"`
+				Peers  *json.Number `json:"waiting_for_peers_us"`
+			} `json:"args"`
+		} `json:"traceEvents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(traceBytes(t, r)))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	ps := func(n *json.Number) int64 { // "12.345678" µs → ps, exactly
+		whole, frac, _ := strings.Cut(n.String(), ".")
+		w, err1 := strconv.ParseInt(whole, 10, 64)
+		f, err2 := strconv.ParseInt(frac, 10, 64)
+		if err1 != nil || err2 != nil || len(frac) != 6 {
+			t.Fatalf("%q is not µs with 6 decimals", n)
+		}
+		return w*1_000_000 + f
+	}
+	peers, queued := map[int]int64{}, map[int]int64{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Args.Queued != nil {
+			if e.Args.Peers == nil {
+				t.Fatalf("rank %d: a collective without waiting_for_peers_us", e.Pid)
+			}
+			peers[e.Pid] += ps(e.Args.Peers)
+			queued[e.Pid] += ps(e.Args.Queued)
+		}
+	}
+	var waited int
+	for _, st := range r.Ranks {
+		if st.Wait > 0 {
+			waited++
+		}
+		if peers[st.Rank] != int64(st.Wait) || queued[st.Rank] < peers[st.Rank] {
+			t.Errorf("rank %d: Σ waiting_for_peers_us %d ps, Σ queued_us %d ps; want the report's wait_ps %d, queued at least that", st.Rank, peers[st.Rank], queued[st.Rank], int64(st.Wait))
+		}
+	}
+	if waited == 0 || queued[0] <= 10*peers[0] {
+		t.Errorf("%d ranks wait, rank 0 queued %d ps for %d ps of waiting: the case does not tell the two apart", waited, queued[0], peers[0])
 	}
 }

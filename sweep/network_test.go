@@ -104,7 +104,7 @@ func TestNetworkRemainder(t *testing.T) {
 		step, slowed, exposed int64
 		interference          float64
 	}{
-		{"stage 3", plans, 3, false, 368_256_301_309, 16_697_877_022, 4_385_106_798, 0.189},
+		{"stage 3", plans, 3, false, 368_984_755_736, 16_731_893_141, 4_171_111_216, 0.189},
 		{"stage 3, no interference", append(plans, "communication.compute_interference=0"), 3, true, 0, 0, 0, 0},
 		{"stage 1", nil, 1, false, any, any, any, 0.189},
 	} {

@@ -7,8 +7,10 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
-// RankStats splits one rank's step into compute, exposed communication
-// (a collective of the rank runs and its compute stream is idle), waiting for
+// RankStats splits one rank's step into compute (the compute stream's
+// kernels, Task.IsCompute), exposed communication (a collective of the
+// rank, or a ZeRO++ quantize kernel on a communication stream, runs and
+// its compute stream is idle), waiting for
 // peers (the rank reached a collective that its group has not all reached)
 // and other idle time. The four add up to the step time.
 type RankStats struct {
@@ -106,15 +108,15 @@ func (e *executor) intervals(r int) (comp, comm, wait, ag []interval, alone unit
 		if task.Kind == AllGather {
 			ag = append(ag, interval{e.start[i], e.end[i]})
 		}
-		if task.Kind.IsHost() {
-			continue // host-side (offload) time is not the GPU's
-		}
-		if task.Kind.IsComm() {
-			comm = append(comm, interval{e.start[i], e.end[i]})
-			wait = append(wait, interval{e.arrive[i], e.start[i]})
-		} else {
+		// Host-side (offload) time is neither (not the GPU's).
+		if task.IsCompute() {
 			comp = append(comp, interval{e.start[i], e.end[i]})
 			alone += e.taskDur(r, &e.sc.Tasks[t])
+		} else if task.isCommWork() {
+			comm = append(comm, interval{e.start[i], e.end[i]})
+		}
+		if task.Kind.IsComm() {
+			wait = append(wait, interval{e.arrive[i], e.start[i]})
 		}
 	}
 	return union(comp), union(comm), union(wait), union(ag), alone
@@ -566,17 +568,23 @@ func (e *executor) straggler(stats []RankStats) *Straggler {
 type Interval struct{ Lo, Hi units.Duration }
 
 // Exposure splits one rank's timeline (its spans from Result.Spans) into the
-// intervals of exposed communication — a collective of the rank runs while
-// its compute stream is idle — and of waiting for peers at a collective,
-// both sorted and disjoint: the same split RankStats measures.
+// intervals of exposed communication — a collective of the rank, or a
+// ZeRO++ quantize kernel on a communication stream (Task.IsCompute), runs
+// while its compute stream is idle — and of waiting for peers at a
+// collective (reached, not started, nothing of the rank running), both
+// sorted and disjoint: the same split RankStats measures. Offload's host
+// tasks are neither.
 func Exposure(sc *Schedule, spans []Span) (exposed, waiting []Interval) {
 	var comp, comm, wait []interval
 	for _, sp := range spans {
-		if sc.Tasks[sp.Task].Kind.IsComm() {
-			comm = append(comm, interval{sp.Start, sp.End})
-			wait = append(wait, interval{sp.Arrive, sp.Start})
-		} else {
+		t := &sc.Tasks[sp.Task]
+		if t.IsCompute() {
 			comp = append(comp, interval{sp.Start, sp.End})
+		} else if t.isCommWork() {
+			comm = append(comm, interval{sp.Start, sp.End})
+		}
+		if t.Kind.IsComm() {
+			wait = append(wait, interval{sp.Arrive, sp.Start})
 		}
 	}
 	comp, comm = union(comp), union(comm)
@@ -588,4 +596,90 @@ func Exposure(sc *Schedule, spans []Span) (exposed, waiting []Interval) {
 		return out
 	}
 	return conv(minus(comm, comp)), conv(waitOnly(wait, comp, comm))
+}
+
+// PeerWait splits a rank's waiting for peers (Exposure's waiting, the
+// table's RankStats.Wait) among its collectives: an instant of it goes to
+// the collective, among those the rank has reached and not started
+// (Arrive ≤ t < Start), that starts first (the first in spans among
+// equals), the one whose late peers hold the rank there. It returns each
+// span's share (zero for a task that is not a collective); the shares add
+// up to the length of Exposure's waiting. A collective's Start − Arrive
+// is more: it also holds the time the rank ran other work meanwhile, and
+// the time it queued behind the collectives launched before it on its
+// communicator while they ran.
+func PeerWait(sc *Schedule, spans []Span) []units.Duration {
+	share := make([]units.Duration, len(spans))
+	_, waiting := Exposure(sc, spans)
+	if len(waiting) == 0 {
+		return share
+	}
+	// The collectives' [Arrive, Start) by arrival; a sweep over the
+	// boundaries keeps those open, the first to start in front.
+	var open []int // spans reached and not started: a heap by (Start, index)
+	less := func(a, b int) bool {
+		if spans[a].Start != spans[b].Start {
+			return spans[a].Start < spans[b].Start
+		}
+		return a < b
+	}
+	push := func(i int) {
+		open = append(open, i)
+		for c := len(open) - 1; c > 0; {
+			p := (c - 1) / 2
+			if !less(open[c], open[p]) {
+				break
+			}
+			open[c], open[p] = open[p], open[c]
+			c = p
+		}
+	}
+	pop := func() {
+		n := len(open) - 1
+		open[0] = open[n]
+		open = open[:n]
+		for p := 0; ; {
+			c := 2*p + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && less(open[c+1], open[c]) {
+				c++
+			}
+			if !less(open[c], open[p]) {
+				break
+			}
+			open[p], open[c] = open[c], open[p]
+			p = c
+		}
+	}
+	var byArrive []int
+	for i, sp := range spans {
+		if sc.Tasks[sp.Task].Kind.IsComm() && sp.Arrive < sp.Start {
+			byArrive = append(byArrive, i)
+		}
+	}
+	slices.SortStableFunc(byArrive, func(a, b int) int { return cmp.Compare(spans[a].Arrive, spans[b].Arrive) })
+	next := 0
+	for _, iv := range waiting {
+		for lo := iv.Lo; lo < iv.Hi; {
+			for next < len(byArrive) && spans[byArrive[next]].Arrive <= lo {
+				push(byArrive[next])
+				next++
+			}
+			for len(open) > 0 && spans[open[0]].Start <= lo {
+				pop()
+			}
+			if len(open) == 0 { // never: a waiting instant is inside some [Arrive, Start)
+				break
+			}
+			hi := min(iv.Hi, spans[open[0]].Start)
+			if next < len(byArrive) { // a later arrival may start first
+				hi = min(hi, spans[byArrive[next]].Arrive)
+			}
+			share[open[0]] += hi - lo
+			lo = hi
+		}
+	}
+	return share
 }

@@ -291,10 +291,25 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 				return nil, err
 			}
 			out[u] = unitPlan{UnitCompute: p[0], ok: true}
-		case l.Name == "embedding":
-			out[u] = unitPlan{ok: true} // a lookup
-		case l.Name == "final_norm":
-			out[u] = unitPlan{ok: true} // memory-bound, negligible
+		case l.Name == "embedding" || l.Name == "final_norm":
+			// Memory-bound: the lookup and its scatter-add backward
+			// (embeddingBytes; a model without a vocabulary is a
+			// free lookup), the norm by the blocks' rule
+			// (finalNormBytes).
+			var f, b int64
+			switch {
+			case l.Name == "final_norm":
+				f, b, err = finalNormBytes(s, base)
+			case base.Vocab > 0:
+				f, b, err = embeddingBytes(base.Seq, base.Batch, base.Hidden, base.Vocab)
+			}
+			if err != nil {
+				return nil, err
+			}
+			bw := gpu.HBM * eff.HBM
+			p := UnitCompute{Fwd: float64(f) / bw, Bwd: float64(b) / bw}
+			p.FwdBy.Other, p.BwdBy.Other = p.Fwd, p.Bwd
+			out[u] = unitPlan{UnitCompute: p, ok: true}
 		}
 		// Any other unit (routed experts, custom units) keeps the FLOP
 		// count (ok false).

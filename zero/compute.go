@@ -137,7 +137,9 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // head and embedding of a dense transformer with dimensions go through the
 // per-operation model (PlanCompute: GEMMs at training.compute_efficiency
 // with wave quantization, causal attention at FlashAttention's rate,
-// memory-bound work on HBM; the LM head once, the embedding lookup free;
+// memory-bound work on HBM; the LM head once, the embedding's lookup and
+// scatter-add backward and the final norm by their bytes, embeddingBytes
+// and finalNormBytes;
 // recompute per training.recompute). Everything else — seed 000's MLP, bare
 // parameter counts, MoE blocks, multi-head latent attention blocks, fp8
 // recipes, explicit fwd_flops — counts 2·(active) params·tokens at

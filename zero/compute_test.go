@@ -18,7 +18,7 @@ import (
 // GEMMs at 0.5 of peak times the wave quantization (8 × 96 tiles of
 // 256×128 on 132 SMs: 768/792) plus the attention at 0.6, and memory-bound
 // work adds under 5 %. Full recompute adds one forward to the backward.
-// The embedding is a lookup: no FLOPs.
+// The embedding is a lookup: no FLOPs, 4·s·h bytes at the HBM roofline.
 func TestCostsGPT3Block(t *testing.T) {
 	s := gpt3(1)
 	costs, err := Costs(s)
@@ -33,8 +33,10 @@ func TestCostsGPT3Block(t *testing.T) {
 	if f := b.Fwd.Seconds(); f < lo || f > 1.05*lo {
 		t.Errorf("block forward %v, want %.6fs to 5 %% above", b.Fwd, lo)
 	}
-	if e := costs[0]; e.FwdFLOPs != 0 || e.Fwd != 0 {
-		t.Errorf("embedding forward %d FLOPs, %v", e.FwdFLOPs, e.Fwd)
+	// Its lookup reads and writes a bf16 row a token (embeddingBytes).
+	look := 4 * 2048 * 12288 / (float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency)
+	if e := costs[0]; e.FwdFLOPs != 0 || math.Abs(e.Fwd.Seconds()-look) > 1e-12 {
+		t.Errorf("embedding forward %d FLOPs, %v; want none, %.9fs", e.FwdFLOPs, e.Fwd, look)
 	}
 	// The tied output projection runs on the last unit, once.
 	if h := costs[len(costs)-1]; h.FwdFLOPs != 2*2048*12288*50257 {

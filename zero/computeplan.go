@@ -51,7 +51,7 @@ type UnitCompute struct {
 
 // PlanCompute returns every unit's compute under spec. Units that are
 // neither blocks nor the head (embedding lookup, final norm) cost nothing
-// here; a block's backward is its input and weight gradients plus the
+// here (planCompute charges those two by their bytes); a block's backward is its input and weight gradients plus the
 // forward work its checkpointing policy reruns.
 func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 	out := make([]UnitCompute, len(spec.Blocks))

@@ -287,3 +287,57 @@ func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
 	}
 	return fwd, bwd, nil
 }
+
+// finalNormBytes is the memory-bound HBM traffic of the final norm of s
+// (the norm after the last block, before the LM head) over t tokens of
+// width h, forward and backward: the same norm as the blocks' (one of
+// their two), by the same rules (blockTraffic):
+//   - an eager Llama-style model (stacks other than megatron) runs it as
+//     the eager RMSNorm chain in fp32 (rmsNormFwd, rmsNormBwd: 36 and 92 B
+//     per element); training.compile: blocks compiles the blocks only
+//     (torchtitan's apply_compile wraps each TransformerBlock), so the
+//     final norm stays eager;
+//   - Megatron's final_layernorm is a TENorm (teNormFwd, teNormBwd: 4
+//     and 6 B), and a GPT model's LayerNorm is one kernel that reads x
+//     and writes y, whose backward reads dy and x and writes dx
+//     (native_layer_norm and its backward; the per-row mean and rstd are
+//     under 1 %): the same 4 and 6 B.
+func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
+	f, b := int64(teNormFwd), int64(teNormBwd)
+	if d.Arch == "llama" && s.Stack != "megatron" {
+		f, b = rmsNormFwd, rmsNormBwd
+	}
+	var c flopCalc
+	th := c.Mul(d.Seq, d.Batch, d.Hidden)
+	fwd, bwd = c.Mul(f, th), c.Mul(b, th)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: final norm bytes overflow: %w", c.Err)
+	}
+	return fwd, bwd, nil
+}
+
+// embeddingBytes is the memory-bound HBM traffic of the input embedding
+// over t = seq·batch tokens of width h with a vocabulary of v rows, bf16, forward and
+// backward. Forward, the lookup (index_select) reads a row and writes it:
+// 4 B per element. Backward, PyTorch's embedding_dense_backward on CUDA
+// runs embedding_backward_cuda_kernel
+// (aten/src/ATen/native/cuda/EmbeddingBackwardKernel.cu at pytorch/pytorch
+// d2999467419397b58400a37e097e56afe291e383): at::zeros of the v×h
+// gradient (2 B an element written), compute_grad_weight reading the
+// output gradient's rows (2 B) into fp32 partial sums of up to 10 rows
+// (NROWS_PER_THREAD) per distinct token (4 B written), and sum_and_scatter
+// reading them (4 B) and writing each distinct token's row (2 B). zerosim
+// counts every token of the micro-batch as distinct (at most v of them):
+// an upper bound on the partial sums, which a real batch's repeats cut.
+// The index sort is per token, not per element, and left out.
+func embeddingBytes(seq, batch, h, v int64) (fwd, bwd int64, err error) {
+	var c flopCalc
+	t := c.Mul(seq, batch)
+	rows := min(t, v)
+	fwd = c.Mul(4, t, h)
+	bwd = c.Add(c.Mul(2, v, h), c.Mul(2, t, h), c.Mul(4+4+2, rows, h))
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: embedding bytes overflow: %w", c.Err)
+	}
+	return fwd, bwd, nil
+}

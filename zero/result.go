@@ -25,7 +25,8 @@ type Result struct {
 	Calibration *CalibrationUse
 	StepTime    units.Duration
 	// Compute is the nominal compute time of one rank (forward, backward,
-	// optimizer), the lower bound of the step.
+	// optimizer: the compute stream's tasks, Task.IsCompute), the lower
+	// bound of the step.
 	Compute units.Duration
 	Ranks   []RankStats
 	// Collectives lists every collective instance in start order (none

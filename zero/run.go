@@ -892,8 +892,8 @@ func recomputedModelFLOPs(s *scenarios.Scenario) (int64, error) {
 func (e *executor) result(s *scenarios.Scenario, net *fabricNet, events int64, opt Options) (*Result, error) {
 	sc := e.sc
 	res := &Result{Name: s.Name, Stage: sc.Stage, N: sc.N, K: sc.K, Overlap: sc.Overlap, Schedule: sc, Events: events}
-	for _, t := range sc.Tasks {
-		if !t.Kind.IsComm() && !t.Kind.IsHost() {
+	for i := range sc.Tasks {
+		if t := &sc.Tasks[i]; t.IsCompute() {
 			res.Compute += t.Dur
 		}
 	}

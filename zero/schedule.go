@@ -42,6 +42,26 @@ func (k Kind) String() string { return kindNames[k] }
 // IsComm reports whether k is a collective.
 func (k Kind) IsComm() bool { return k >= ReduceScatter && k <= AllToAll }
 
+// IsCompute reports whether t's time is the compute stream's work in the
+// split of a rank's step (RankStats, Exposure, Result.Compute): a GPU task
+// that is not a collective, on the Compute stream. ZeRO++'s quantize
+// kernels on the communication streams are not (isCommWork): DeepSpeed
+// launches qwZ's quantize inside the all-gather stream's context
+// (partitioned_param_coordinator.py:610-613) and qgZ's quantize, reduce
+// and dequantize inside reduce_and_partition_stream (stage3.py, both at
+// deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641, see
+// zeropp.go), so a profiler shows them on those streams while the
+// compute stream is idle or runs its own kernels: they take SMs, but the
+// training's forward and backward do not run in them.
+func (t *Task) IsCompute() bool { return !t.Kind.IsComm() && !t.Kind.IsHost() && t.Stream == Compute }
+
+// isCommWork reports whether t's time is communication in that split: a
+// collective, or a GPU kernel on a communication stream (ZeRO++'s
+// quantize kernels, part of the quantized collective they feed).
+func (t *Task) isCommWork() bool {
+	return t.Kind.IsComm() || (!t.Kind.IsHost() && t.Stream != Compute)
+}
+
 // Stream is a per-rank queue: tasks on one stream start in issue order.
 type Stream uint8
 

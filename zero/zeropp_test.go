@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -276,6 +277,56 @@ func TestUnitShapes(t *testing.T) {
 	}{{8192, [][]int64{{2, 4096}}}, {4_611_686_018_427_387_847, [][]int64{{4_611_686_018_427_387_847}}}} {
 		if got := unitShapes(g, scenarios.Layer{Name: "x", Params: units.Count(tc.n)}); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("generic %d: %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestZeroPPQuantizeIsNotCompute: ZeRO++'s quantize kernels on the
+// gather and gradient streams are communication work in the split of a
+// rank's step, not compute (Task.IsCompute: DeepSpeed runs them on those
+// streams, QA23 s24 L6). Recomputed from the spans by stream, compute is
+// the compute stream's slices only and exposed communication the
+// collectives' and the side streams' kernels less them, equal to
+// RankStats and Exposure, on the fast path and in the full simulation.
+func TestZeroPPQuantizeIsNotCompute(t *testing.T) {
+	s := loadDefault(t, "parallelism.zero_stage=3", "communication.zero_quantized_weights=true", "communication.zero_quantized_gradients=true")
+	for _, full := range []bool{false, true} {
+		r, err := Replay(s, Options{KeepSpans: true, Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var comp, comm, side []interval
+		var nominal units.Duration
+		for _, sp := range r.Spans[0] {
+			tk := r.Schedule.Tasks[sp.Task]
+			switch {
+			case tk.Kind.IsComm():
+				comm = append(comm, interval{sp.Start, sp.End})
+			case tk.Stream == Compute:
+				comp = append(comp, interval{sp.Start, sp.End})
+			case tk.Kind == Quantize:
+				side = append(side, interval{sp.Start, sp.End})
+			}
+		}
+		for _, tk := range r.Schedule.Tasks {
+			if !tk.Kind.IsComm() && tk.Stream == Compute {
+				nominal += tk.Dur
+			}
+		}
+		comp, comm, side = union(comp), union(comm), union(side)
+		if length(minus(side, union(slices.Concat(comp, comm)))) == 0 {
+			t.Fatal("no quantize kernel runs alone on a communication stream: the case tests nothing")
+		}
+		exposed := minus(union(slices.Concat(comm, side)), comp)
+		st := r.Ranks[0]
+		ex, _ := Exposure(r.Schedule, r.Spans[0])
+		var exLen units.Duration
+		for _, iv := range ex {
+			exLen += iv.Hi - iv.Lo
+		}
+		if st.Compute != length(comp) || st.ExposedComm != length(exposed) || exLen != length(exposed) || r.Compute != nominal {
+			t.Errorf("full %v: compute %v, exposed %v (Exposure %v), nominal %v; want the compute stream's %v, exposed %v, nominal %v",
+				full, st.Compute, st.ExposedComm, exLen, r.Compute, length(comp), length(exposed), nominal)
 		}
 	}
 }

@@ -46,7 +46,16 @@ warnings go to standard error.
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
 one process per rank for the first 64 ranks (the trace's cap) and the
 straggler or the rank that waits most beyond them (otherData ranks_shown
-says how many), one thread per stream, memory counters.
+says how many), one thread per stream, memory counters. A slice's args
+name its task, phase, unit and bucket; a collective's also its bytes,
+group, queued_us (from the rank reaching it to its start: waiting for the
+group and for the collectives before it on its communicator, while the
+rank's other streams may run) and waiting_for_peers_us (its share of the
+report's waiting: summed over a rank's slices, the waiting column).
+In that split compute is the compute stream's kernels; exposed
+communication is a collective, or a ZeRO++ quantize kernel on a
+communication stream, running while the compute stream is idle; waiting
+is a reached collective not yet started while nothing of the rank runs.
 -o DIR writes report.html, result.json, trace.json and the plots (PNG and
 SVG) into DIR, then manifest.json (names, sizes, SHA-256); other files in
 DIR are left alone. The timeline plot draws the first 8 ranks, or fewer

@@ -249,17 +249,17 @@ func TestCollectiveSlowChoiceNote(t *testing.T) {
 
 // TestScenarioNCCLPins: communication.nccl_algo and nccl_proto pin NCCL's
 // tuner for a run as --algo and --proto do for one collective: under
-// NCCL_PROTO=LL the default example's step is 786.681 ms (LL's half
-// bandwidth on every bucket) instead of 418.15 ms; NCCL_ALGO=Tree cannot
+// NCCL_PROTO=LL the default example's step is 787.433 ms (LL's half
+// bandwidth on every bucket) instead of 418.902 ms; NCCL_ALGO=Tree cannot
 // reduce-scatter and is refused as NCCL refuses it, at the key (QA18 M5); collective takes the
 // scenario's pin (ring/Simple at 1 GiB, as --algo ring) and --algo
 // replaces it; a bad list or an alpha–beta algorithm is a load error.
 func TestScenarioNCCLPins(t *testing.T) {
-	if got := replayDefault(t).StepTime; got.String() != "418.15ms" {
+	if got := replayDefault(t).StepTime; got.String() != "418.902ms" {
 		t.Fatalf("default: %v (%d ps)", got, int64(got))
 	}
-	if got := replayDefault(t, "communication.nccl_proto=LL").StepTime; got.String() != "786.681ms" {
-		t.Errorf("nccl_proto LL: step %v, want 786.681ms", got)
+	if got := replayDefault(t, "communication.nccl_proto=LL").StepTime; got.String() != "787.433ms" {
+		t.Errorf("nccl_proto LL: step %v, want 787.433ms", got)
 	}
 	_, errOut, code := runCLI("run", "--set", "communication.nccl_algo=Tree")
 	if code != 2 || !strings.Contains(errOut, `--set communication.nccl_algo=Tree: nccl_algo "Tree" leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage 1 reduce-scatters and all-gathers, which NCCL then refuses`) {

@@ -358,7 +358,7 @@ func TestCompareNamesCalibration(t *testing.T) {
 	out, eo, code := runCLI(args...)
 	for _, want := range []string{
 		"#   communication.algorithm=auto: default.yaml, ZeRO stage 1, N=16 K=1, auto collectives, calibration " + cal + " (network, compute)\n",
-		"#   communication.algorithm=ring: default.yaml, ZeRO stage 1, N=16 K=1, ring collectives, calibration " + cal + " (compute)\n",
+		"#   communication.algorithm=ring: default.yaml, ZeRO stage 1, N=16 K=1, alphabeta-ring collectives, calibration " + cal + " (compute)\n",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("exit %d (%s): compare's header lacks %q:\n%s", code, eo, want, out)

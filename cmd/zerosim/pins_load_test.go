@@ -38,7 +38,7 @@ func TestPinsRefusedAtLoad(t *testing.T) {
 	}
 	code, out, errOut := runMain(t, "", "sweep", file, "--grid", "communication.nccl_algo=PAT,Ring")
 	if rows := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(rows) != 4 || !strings.Contains(rows[2], `"`+file+`: --grid communication.nccl_algo=PAT: communication.nccl_algo: the step's reduce-scatters`) ||
-		!strings.HasPrefix(rows[3], "1,Ring,418150485922,") {
+		!strings.HasPrefix(rows[3], "1,Ring,418901704550,") {
 		t.Errorf("sweep over nccl_algo: exit %d, stderr %s\n%s", code, errOut, out)
 	}
 }

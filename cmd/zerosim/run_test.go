@@ -32,15 +32,15 @@ func TestRunDefault(t *testing.T) {
 		"# zerosim run: default",
 		"llama2-7b, 6,738,415,616 params",
 		"symmetric fast path: yes",
-		"# step time 418.15ms",
-		"tokens/s per GPU:    9,796 (65,536 tokens per step",
-		"utilization:         MFU 45.6 %", // 9,796 × 46,086,512,640 FLOPs a token / 989 TFLOPS
+		"# step time 418.902ms",
+		"tokens/s per GPU:    9,778 (65,536 tokens per step",
+		"utilization:         MFU 45.6 %", // 9,778 × 46,086,512,640 FLOPs a token / 989 TFLOPS
 		"logical/rank",
 		"backward reduce-scatter",
 		"# default: ZeRO stage 1, N=16 K=1",
 		"replay peak on rank 0: 54.15 GiB (58,143,247,360 B)",
 		"busiest rank as a profiler sees it: reserved 62.27 GiB",
-		"# the 8 longest of the 423 tasks on the critical path",
+		"# the 8 longest of the 424 tasks on the critical path",
 		"# findings",
 	} {
 		if !strings.Contains(out, want) {
@@ -321,7 +321,7 @@ func TestRunLinkFinding(t *testing.T) {
 		want string // %v: the step, then the step without the overrides
 	}{
 		{"node 1 gpu 7's nic at 1 GB/s", []string{"cluster.link_overrides=[{node: 1, gpu: 7, class: inter, bandwidth: 1GB/s}]"},
-			"- The degraded inter link at node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s) adds %[3]v to the step (88.6 %% of it): %[1]v against %[2]v without cluster.link_overrides (8.75×), through the collectives crossing it.\n"},
+			"- The degraded inter link at node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s) adds %[3]v to the step (88.6 %% of it): %[1]v against %[2]v without cluster.link_overrides (8.74×), through the collectives crossing it.\n"},
 		{"one node's inter link", []string{"cluster.nodes=1", "parallelism.dp=8", "cluster.link_overrides=[{node: 0, class: inter, bandwidth: 1GB/s}]"},
 			"- The degraded inter link at node 0 (1.00 GB/s instead of 50.00 GB/s) costs nothing here: the step is %[2]v without cluster.link_overrides too.\n"},
 		{"no override", nil, ""},
@@ -349,8 +349,8 @@ func TestRunLinkFinding(t *testing.T) {
 				}
 				return
 			}
-			if len(tc.sets) == 1 && without.String() != "418.15ms" {
-				t.Fatalf("the default example's step %v, the README's 418.15ms", without)
+			if len(tc.sets) == 1 && without.String() != "418.902ms" {
+				t.Fatalf("the default example's step %v, the README's 418.902ms", without)
 			}
 			if want := fmt.Sprintf(tc.want, step, without, step-without); !strings.Contains(out, want) {
 				t.Errorf("findings lack %q:\n%s", want, out)

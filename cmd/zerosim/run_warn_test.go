@@ -11,7 +11,7 @@ import (
 // report's line 107 and stderr was empty, so zerosim run x.yaml >
 // report.txt hid it).
 func TestRunWarningsOnStderr(t *testing.T) {
-	const want = "zerosim: warning: straggler: rank 3 (compute 444.497ms vs the other ranks' median 355.598ms) kept the others waiting 1.156s in total\n"
+	const want = "zerosim: warning: straggler: rank 3 (compute 445.633ms vs the other ranks' median 356.506ms) kept the others waiting 1.157s in total\n"
 	for _, format := range []string{"table", "json"} {
 		out, stderr, code := runCLI("run", "--set", "cluster.gpu_overrides=[{rank: 3, speed: 0.8}]", "--format", format)
 		inTable := format == "table" && strings.Contains(out, "straggler: rank 3") // result.json lists it in warnings[]

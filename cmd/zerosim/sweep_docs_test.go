@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,9 +105,9 @@ func TestSlowLinkProse(t *testing.T) {
 				K         int
 				Algorithm string
 				SeedDelta *float64 `json:"seed_delta_pct"`
-				BusiestS  float64  `json:"network_busiest_s"`
+				BusiestS  float64  `json:"network_busiest_x_S"`
 				NetDelta  *float64 `json:"network_delta_pct"`
-				SeedS     float64  `json:"seed_s"`
+				SeedS     float64  `json:"seed_x_S"`
 				Total     int64    `json:"network_total_bytes"`
 			}
 			S int64 `json:"s_bytes"`
@@ -198,4 +199,41 @@ func commas(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestCompareCSVSlowLinkColumns: compare's slow-link columns that count
+// in multiples of S end in _x_S, never _s (zerosim's suffix for seconds;
+// QA23 s24 L1: seed_s read as seconds), and docs/sweeps.md names every
+// slow-link column.
+func TestCompareCSVSlowLinkColumns(t *testing.T) {
+	args := []string{"compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", "csv"}
+	out, errOut, code := sweepCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("zerosim %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	header, _, _ := strings.Cut(out, "\n")
+	cols := strings.Split(header, ",")
+	_, slow, ok := strings.Cut(header, ",k,")
+	if !ok {
+		t.Fatalf("no slow-link columns in %q", header)
+	}
+	doc, err := os.ReadFile("../../docs/sweeps.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cols {
+		if strings.HasSuffix(c, "_s") {
+			t.Errorf("column %q ends in _s (seconds) but is not in seconds", c)
+		}
+	}
+	for _, want := range []string{"seed_x_S", "network_busiest_x_S"} {
+		if !slices.Contains(cols, want) {
+			t.Errorf("no column %q in %q", want, header)
+		}
+	}
+	for _, c := range append([]string{"k"}, strings.Split(slow, ",")...) {
+		if !strings.Contains(string(doc), "`"+c+"`") {
+			t.Errorf("docs/sweeps.md does not name the slow-link column %q", c)
+		}
+	}
 }

@@ -276,7 +276,7 @@ func TestSweepErrorRowReadsAsTheCLI(t *testing.T) {
 // its point, and the K=4 row equals plan.csv's first row.
 func TestSweepRowsCarryDevicePeakAndMFU(t *testing.T) {
 	sets := []string{"--set", "parallelism.zero_stage=3", "--set", "training.micro_batch=4", "--set", "training.grad_accum=1",
-		"--set", "training.recompute=full", "--set", "communication.prefetch_depth=2", "--set", "communication.algorithm=auto"}
+		"--set", "training.recompute=full", "--set", "communication.prefetch_depth=1", "--set", "communication.algorithm=auto"}
 	code, out, errOut := runMain(t, "", append([]string{"sweep", "llama2-13b-a100-eth", "--grid", "parallelism.k=1,4", "--format", "json"}, sets...)...)
 	if code != 0 {
 		t.Fatalf("sweep: exit %d: %s", code, errOut)
@@ -333,7 +333,7 @@ func TestSweepRowsCarryDevicePeakAndMFU(t *testing.T) {
 			t.Fatalf("plan.csv: %v", err)
 		}
 		col := func(name string) string { return recs[1][slices.Index(recs[0], name)] }
-		if col("k") != "4" || col("recompute") != "full" || col("micro_batch") != "4" || col("prefetch_depth") != "2" ||
+		if col("k") != "4" || col("recompute") != "full" || col("micro_batch") != "4" || col("prefetch_depth") != "1" ||
 			col("device_peak_bytes") != strconv.FormatInt(r.DevicePeak, 10) || col("mfu") != strconv.FormatFloat(*r.MFU, 'f', 5, 64) ||
 			col("tokens_per_s_per_gpu") != strconv.FormatFloat(r.TokensPerSec, 'f', 3, 64) {
 			t.Errorf("plan.csv's winner %q differs from the sweep's k=4 row %s", recs[1], lines[i])

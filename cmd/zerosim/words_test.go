@@ -58,7 +58,7 @@ func TestTablesFit120Columns(t *testing.T) {
 		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", "│        none │    - │  - │          - │          4,107,431,936 │     19 │"}},
 		{[]string{"compare", "default", "--vary", "parallelism.k=1,2,4", "--wide"}, []string{
 			"│ parallelism.k=2 │ Δ vs parallelism.k=1 │ parallelism.k=4 │ Δ vs parallelism.k=1 │",
-			"│ 1 │ hierarchical │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
+			"│ 1 │ hierarchical   │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {
@@ -105,8 +105,8 @@ func TestMemorySummaryFirst(t *testing.T) {
 		t.Errorf("memory --estimator all --detail: %d tables", strings.Count(detail, "\n# default: ZeRO stage"))
 	}
 	_, run, _ := runMain(t, "", "run")
-	if !strings.Contains(run, "\n# the 8 longest of the 423 tasks on the critical path\n") ||
-		!strings.Contains(run, "\ncritical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: forward 112.057ms (26.8 %)") {
+	if !strings.Contains(run, "\n# the 8 longest of the 424 tasks on the critical path\n") ||
+		!strings.Contains(run, "\ncritical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: forward 112.284ms (26.8 %)") {
 		t.Errorf("run does not name its critical-path table for what it shows")
 	}
 }
@@ -116,7 +116,7 @@ func TestMemorySummaryFirst(t *testing.T) {
 // four micro-steps read "the 8 longest of the 1598 tasks").
 func TestCountsReadRight(t *testing.T) {
 	_, big, _ := runMain(t, "", "run", "llama2-13b-a100-eth")
-	if !strings.Contains(big, "\n# the 8 longest of the 1,598 tasks on the critical path\n") {
+	if !strings.Contains(big, "\n# the 8 longest of the 1,599 tasks on the critical path\n") {
 		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands")
 	}
 	// Exact bytes in prose are separated as in the tables: the offload
