@@ -96,6 +96,23 @@ func verifyRuns(u numerics.Unfollowed) string {
 		return "bf16 parameters beside an fp32 master shard"
 	case "training.param_dtype":
 		return "bf16 parameters"
+	case "training.master_dtype":
+		return "an fp32 master"
+	case "training.fp8":
+		return "bf16 GEMMs"
+	case "training.dropout":
+		return "no dropout"
+	case "training.optimizer_impl":
+		return "torch.optim.Adam(foreach=False)'s operation order"
+	case "training.grad_clip":
+		return "no clipping"
+	case "offload.optimizer":
+		return "Adam on the GPU in torch.optim.Adam(foreach=False)'s order"
+	case "parallelism.ep":
+		return "a toy model without experts"
+	}
+	if numerics.KeyClassOf(u.Key) == numerics.Unknown {
+		return "nothing for it (no decision on this key yet)"
 	}
 	return "its own default"
 }

@@ -44,7 +44,9 @@ the result depends neither on the order of the ranks nor on K
 steps, optimizer and hyper-parameters (when it sets lr), padding and ZeRO++ quantization;
 the header and the JSON's not_modelled name what it does not follow
 (grad_accum > 1, micro_batch > 1, reduce_dtype or shard_dtype fp32, fp16
-parameters): a pass says nothing about them.
+parameters, fp8, dropout, an optimizer_impl other than seed, grad_clip,
+offload.optimizer, ep > 1, and any key not yet decided on): a pass says
+nothing about them.
 
 --corrupt-shard RANK:INDEX flips bit 16 of element INDEX of RANK's fp32 master
 shard after step --corrupt-step, in the scenario's own stage and K: verify

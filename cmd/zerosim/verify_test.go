@@ -154,6 +154,13 @@ func TestVerifyNotModelled(t *testing.T) {
 			"#   training.grad_accum 4: verify runs one micro-step per step",
 			"#   training.reduce_dtype fp32: verify runs an exact sum rounded once to bf16",
 		}, []string{"training.grad_accum", "training.reduce_dtype"}, 0, 0},
+		// QA23 H1: torchtitan's grad_clip norm and foreach kernel, fp8
+		// and offload printed a clean PASS with no caveat.
+		{[]string{"--set", "training.fp8=te", "--set", "offload.optimizer=cpu"}, []string{adam,
+			"# not modelled here (the pass says nothing about them):",
+			"#   training.fp8 te: verify runs bf16 GEMMs",
+			"#   offload.optimizer cpu: verify runs Adam on the GPU in torch.optim.Adam(foreach=False)'s order",
+		}, []string{"training.fp8", "offload.optimizer"}, 0, 0},
 		{[]string{"--set", "training.micro_batch=4", "--corrupt-shard", "3:5"}, []string{adam,
 			"# not modelled here (the pass says nothing about them):",
 			"#   training.micro_batch 4: verify runs the toy model's 2 sequences of 4 tokens per rank",
