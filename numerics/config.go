@@ -12,8 +12,8 @@ import (
 type ReduceMode int
 
 const (
-	// Exact sums every element exactly (float64 partial sums of bf16
-	// gradients, checked to be exact) and rounds once to bf16: the result
+	// Exact sums every element exactly (fixed-point partial sums of the
+	// bf16 gradients, wideSum) and rounds once to bf16: the result
 	// depends neither on the order of the ranks nor on K, so sharded and
 	// unsharded training compare bit for bit.
 	Exact ReduceMode = iota

@@ -71,7 +71,7 @@ type Result struct {
 }
 
 // reference is unsharded training: one process, dense tensors, the sum of
-// the N ranks' gradients (exact, one rounding to bf16) and Adam on the
+// the N ranks' gradients (exact in a wideSum, one rounding to bf16) and Adam on the
 // whole fp32 master.
 type reference struct {
 	cfg          Config
@@ -110,7 +110,7 @@ func newReference(cfg Config) (*reference, error) {
 
 func (r *reference) runStep() error {
 	r.step++
-	g := make([]float64, len(r.master))
+	g := make([]wideSum, len(r.master))
 	r.loss = 0
 	ranks := r.cfg.N
 	if r.cfg.SameData {
@@ -129,17 +129,13 @@ func (r *reference) runStep() error {
 		}
 		for k, gk := range env.g {
 			for i, v := range gk {
-				s, ok := exactAdd(g[r.off[k]+int64(i)], float64(v))
-				if !ok {
-					return fmt.Errorf("numerics: reference step %d %s[%d]: the exact float64 gradient sum lost precision", r.step, r.model.params[k].Name, i)
-				}
-				g[r.off[k]+int64(i)] = s
+				g[r.off[k]+int64(i)].addFloat32(v)
 			}
 		}
 	}
 	g32 := make([]float32, len(g))
-	for i, v := range g {
-		g32[i] = BF16FromFloat64(v).Float32()
+	for i := range g {
+		g32[i] = BF16FromFloat64(g[i].float64()).Float32()
 	}
 	if r.cfg.qgzActive() {
 		r.qgzGrads(perRank, g32)
