@@ -278,6 +278,9 @@ func (s *sim) backwardAll() {
 func (s *sim) finishStep() error {
 	cfg := &s.cfg
 	s.reduceGrads()
+	if cfg.ClipNorm > 0 {
+		s.clipGrads()
+	}
 	// Optimizer on each rank's shard (stage 0: the whole buffer), real
 	// elements only: padding never reaches Adam.
 	coef := newAdamCoef(s.hyper, s.step)

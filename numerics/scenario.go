@@ -14,7 +14,8 @@ import (
 // N = dp·cp ranks, the toy model of the scenario's model kind ("mlp": seed
 // 000's residual MLP at hidden 16, 3 layers; any other kind: seed 002's
 // 260-parameter tiny transformer), its seed and steps, its Adam
-// hyper-parameters (when it sets a learning rate) and its padding.
+// hyper-parameters (when it sets a learning rate), its padding and its
+// gradient clipping (training.grad_clip norm at training.max_grad_norm).
 func FromScenario(s *scenarios.Scenario) (Config, error) {
 	n := s.N()
 	if n < 1 || n > MaxRanks {
@@ -38,6 +39,12 @@ func FromScenario(s *scenarios.Scenario) (Config, error) {
 		c.Steps = max(c.Steps, MatrixSteps)
 	}
 	t := s.Training
+	if t.GradClip == scenarios.GradClipNorm {
+		c.ClipNorm = t.MaxGradNorm
+		if c.ClipNorm == 0 {
+			c.ClipNorm = scenarios.DefaultMaxGradNorm
+		}
+	}
 	if t.LR > 0 {
 		c.Hyper = Hyper{LR: t.LR, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps, WeightDecay: t.WeightDecay, Decoupled: t.Optimizer == scenarios.OptimizerAdamW}
 		if err := c.Hyper.Validate(); err != nil {
@@ -64,7 +71,7 @@ type Unfollowed struct {
 // training, communication and offload sections (scenarioKeys) and decides
 // each by verifyKeys: a followed key (N = dp·cp, the stage and K the
 // matrix covers, the seed, steps, the optimizer and its hyper-parameters,
-// padding, ZeRO++'s quantization) or one that changes no value (timing,
+// gradient clipping, padding, ZeRO++'s quantization) or one that changes no value (timing,
 // memory, placement, the real model's kernels that the toy replaces) is
 // never listed; a key with a toy value is listed when s sets it away from
 // it (gradient accumulation: verify runs one micro-step per step, where
@@ -161,7 +168,8 @@ var verifyKeys = map[string]keyRule{
 	"training.optimizer_impl": toy(func(s *scenarios.Scenario) bool {
 		return isOneOf(s.Training.OptimizerImpl, "", scenarios.OptimizerSeed)
 	}),
-	"training.grad_clip": toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.GradClip, "", scenarios.GradClipNone) }),
+	"training.grad_clip":     followed(),
+	"training.max_grad_norm": followed(),
 	// Only under training.fp8 (listed there).
 	"training.fp8_all_gather":       noChange(),
 	"training.recompute":            noChange(),

@@ -40,6 +40,30 @@ func TestScenarioConfigs(t *testing.T) {
 	if err != nil || len(one) != 1 || one[0].Stage != 2 || one[0].K != 2 || one[0].Steps != 7 || one[0].Corrupt != c {
 		t.Errorf("corrupted run %+v, %v", one, err)
 	}
+	// training.grad_clip norm: max_grad_norm, default 1.0; none: 0.
+	for _, tc := range []struct {
+		sets []string
+		clip float64
+	}{
+		{nil, 0},
+		{[]string{"training.grad_clip=norm"}, 1},
+		{[]string{"training.grad_clip=norm", "training.max_grad_norm=0.25"}, 0.25},
+		{[]string{"stack=torchtitan"}, 1},
+	} {
+		c, err := FromScenario(loadExample(t, "default", tc.sets...))
+		if err != nil || c.ClipNorm != tc.clip {
+			t.Errorf("%v: clip norm %v, %v; want %v", tc.sets, c.ClipNorm, err, tc.clip)
+		}
+	}
+	in, err := scenarios.ReadInput("default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"0", "-1", "nan", "1e39"} {
+		if _, err := in.Load([]string{"training.max_grad_norm=" + v}); err == nil || !strings.Contains(err.Error(), "max_grad_norm") {
+			t.Errorf("max_grad_norm=%s: %v, want an error naming the key", v, err)
+		}
+	}
 	big := loadExample(t, "seed002-tiny", "parallelism.dp=4096", "cluster.nodes=2048")
 	if _, err := FromScenario(big); err == nil || !strings.Contains(err.Error(), "N = dp·cp = 4096") {
 		t.Errorf("N = 4096: %v", err)
@@ -94,12 +118,12 @@ func TestNotFollowed(t *testing.T) {
 		{"default", []string{"training.optimizer_impl=composer"}, []string{"training.optimizer_impl"}, 0, 0},
 		{"default", []string{"training.optimizer_impl=seed"}, nil, 0, 0},
 		{"default", []string{"offload.optimizer=cpu"}, []string{"offload.optimizer"}, 0, 0},
-		{"default", []string{"offload.params=cpu", "parallelism.zero_stage=3"}, nil, 0, 0}, // the same bf16 values, copied
-		{"default", []string{"training.grad_clip=norm"}, []string{"training.grad_clip"}, 0, 0},
+		{"default", []string{"offload.params=cpu", "parallelism.zero_stage=3"}, nil, 0, 0},        // the same bf16 values, copied
+		{"default", []string{"training.grad_clip=norm", "training.max_grad_norm=0.5"}, nil, 0, 0}, // followed: clip.go
 		{"default", []string{"training.grad_clip=none"}, nil, 0, 0},
 		{"default", []string{"training.master_dtype=fp32"}, nil, 0, 0},
-		{"default", []string{"stack=torchtitan"}, []string{"training.shard_dtype", "training.reduce_dtype", "training.optimizer_impl", "training.grad_clip"}, 0, 0},
-		{"default", []string{"stack=megatron"}, []string{"training.reduce_dtype", "training.grad_clip"}, 0, 0},
+		{"default", []string{"stack=torchtitan"}, []string{"training.shard_dtype", "training.reduce_dtype", "training.optimizer_impl"}, 0, 0},
+		{"default", []string{"stack=megatron"}, []string{"training.reduce_dtype"}, 0, 0},
 		// Change no value: timing, placement, exact sums in any order.
 		{"default", []string{"communication.bucket_size=1MiB", "communication.algorithm=ring", "training.recompute=full",
 			"communication.overlap=false", "training.compute_efficiency=0.5", "communication.zero1_allreduce=true"}, nil, 0, 0},

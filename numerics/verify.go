@@ -82,6 +82,7 @@ type reference struct {
 	off          []int64     // parameter k's offset in master
 	step         int
 	loss         float64
+	gradNorm     float32 // the last step's global gradient norm, under clipping
 	// lay is the stage-3 layout, set under qwZ/qgZ: the partitions qwZ
 	// quantizes.
 	lay *memory.Layout
@@ -139,6 +140,17 @@ func (r *reference) runStep() error {
 	}
 	if r.cfg.qgzActive() {
 		r.qgzGrads(perRank, g32)
+	}
+	if r.cfg.ClipNorm > 0 {
+		var sq wideSq
+		for _, v := range g32 {
+			sq.addSquare(ToBF16(v))
+		}
+		r.gradNorm = sq.norm()
+		coef := clipCoef(r.cfg.ClipNorm, r.gradNorm)
+		for i, v := range g32 {
+			g32[i] = clipBF16(ToBF16(v), coef).Float32()
+		}
 	}
 	AdamStep(r.hyper, r.step, r.master, g32, r.m, r.v)
 	for k, p := range r.params {

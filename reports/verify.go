@@ -23,6 +23,9 @@ type VerifyReport struct {
 	// Adam is the optimizer setting every configuration ran (nil: not
 	// given), so a --set of a hyper-parameter can be seen to take effect.
 	Adam *VerifyAdam `json:"adam,omitempty"`
+	// ClipMaxNorm is training.grad_clip norm's max_norm every
+	// configuration clipped the reduced gradients to (0: no clipping).
+	ClipMaxNorm float64 `json:"clip_max_norm,omitempty"`
 	// NotModelled are the scenario's settings verify does not follow
 	// (numerics.NotFollowed): a pass says nothing about them.
 	NotModelled []NotModelled `json:"not_modelled,omitempty"`
@@ -104,8 +107,6 @@ func verifyRuns(u numerics.Unfollowed) string {
 		return "no dropout"
 	case "training.optimizer_impl":
 		return "torch.optim.Adam(foreach=False)'s operation order"
-	case "training.grad_clip":
-		return "no clipping"
 	case "offload.optimizer":
 		return "Adam on the GPU in torch.optim.Adam(foreach=False)'s order"
 	case "parallelism.ep":
@@ -215,6 +216,11 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	}
 	if r.Adam != nil {
 		if _, err := fmt.Fprintf(w, "# %s\n", r.Adam.line()); err != nil {
+			return err
+		}
+	}
+	if r.ClipMaxNorm > 0 {
+		if _, err := fmt.Fprintf(w, "# clipping: global gradient 2-norm at most %s (clip_grad_norm_; each rank's sum of squares over its shard, all-reduced)\n", strconv.FormatFloat(r.ClipMaxNorm, 'g', -1, 64)); err != nil {
 			return err
 		}
 	}

@@ -41,10 +41,12 @@ fp32 master shard and bf16 parameters with unsharded training after every
 step, bit for bit. Gradients are summed exactly and rounded once to bf16, so
 the result depends neither on the order of the ranks nor on K
 (docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
-steps, optimizer and hyper-parameters (when it sets lr), padding and ZeRO++ quantization;
+steps, optimizer and hyper-parameters (when it sets lr), gradient clipping
+(grad_clip norm at max_grad_norm: each rank's sum of squares over its shard,
+all-reduced, summed exactly), padding and ZeRO++ quantization;
 the header and the JSON's not_modelled name what it does not follow
 (grad_accum > 1, micro_batch > 1, reduce_dtype or shard_dtype fp32, fp16
-parameters, fp8, dropout, an optimizer_impl other than seed, grad_clip,
+parameters, fp8, dropout, an optimizer_impl other than seed,
 offload.optimizer, ep > 1, and any key not yet decided on): a pass says
 nothing about them.
 
@@ -109,7 +111,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return inputError{errors.New(plain(err))}
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
-		NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
+		ClipMaxNorm: base.ClipNorm, NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
 	failed, first, err := verifyAll(rep, cfgs, a.err)
 	if err != nil && corrupt != nil {
 		// The one configuration is the corrupted one: an index past the
