@@ -11,9 +11,10 @@ import (
 // unsharded reference.
 type Mismatch struct {
 	Step, Rank int
-	// Buffer is "fp32 master", "bf16 param", "master padding", "param
-	// padding" or "flushed param" (stage 3 storage outside the rank's shard
-	// that is not NaN at rest).
+	// Buffer is "fp32 master", "adam exp_avg", "adam exp_avg_sq", "bf16
+	// param", "master padding", "adam exp_avg padding", "adam exp_avg_sq
+	// padding", "param padding" or "flushed param" (stage 3 storage outside
+	// the rank's shard that is not NaN at rest).
 	Buffer string
 	// Param is the parameter name and Element the index inside it ("" and
 	// −1 for padding); Flat is the offset in the padded flat buffer.
@@ -163,9 +164,9 @@ func (r *reference) runStep() error {
 
 // Verify trains cfg's toy model for cfg.Steps steps on N simulated ranks
 // with the requested ZeRO stage, K, buckets and padding, and after every
-// step compares every rank's fp32 master shard and bf16 parameters (its
-// shard at stage 3, whose other storage must be NaN at rest) with
-// unsharded training, bit for bit. Padding must stay zero. An invalid cfg
+// step compares every rank's fp32 master shard, Adam's exp_avg and
+// exp_avg_sq shards and bf16 parameters (its shard at stage 3, whose other
+// storage must be NaN at rest) with unsharded training, bit for bit. Padding must stay zero. An invalid cfg
 // is an error; a mismatch is a Result with Pass false.
 func Verify(cfg Config) (*Result, error) { return VerifySteps(cfg, nil) }
 
@@ -260,6 +261,20 @@ func (s *sim) compare(ref *reference, res *Result) StepStat {
 			}
 			if math.Float32bits(got) != math.Float32bits(want) {
 				note(&firstMaster, mk(rk, buf, e, float64(got), float64(want)))
+			}
+			// Adam's moments: a write-back error at the last step would
+			// show nowhere else (QA23 M2).
+			for _, mv := range [2]struct {
+				buf       string
+				got, want []float32
+			}{{"adam exp_avg", rk.m, ref.m}, {"adam exp_avg_sq", rk.v, ref.v}} {
+				got, want, buf := mv.got[i], float32(0), mv.buf+" padding"
+				if k := s.where[e]; k >= 0 {
+					want, buf = mv.want[ref.off[k]+s.elem[e]], mv.buf
+				}
+				if math.Float32bits(got) != math.Float32bits(want) {
+					note(&firstMaster, mk(rk, buf, e, float64(got), float64(want)))
+				}
 			}
 		}
 		// bf16 parameters: the whole buffer, or the own shard at stage 3.

@@ -412,3 +412,34 @@ func TestWideSpreadGradients(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentsCompared: Adam's exp_avg and exp_avg_sq shards are compared
+// with the reference's after every step (QA23 M2: only the master and the
+// parameters were, so a moment written back wrong at the last step went
+// unseen).
+func TestMomentsCompared(t *testing.T) {
+	for _, buf := range []string{"adam exp_avg", "adam exp_avg_sq"} {
+		cfg := Config{Model: TinyTransformer, N: 4, K: 1, Stage: 2, Steps: 1}
+		s, err := newSim(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := newReference(cfg)
+		if err := s.runStep(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.runStep(); err != nil {
+			t.Fatal(err)
+		}
+		mv := s.ranks[2].m
+		if buf == "adam exp_avg_sq" {
+			mv = s.ranks[2].v
+		}
+		mv[3] = math.Float32frombits(math.Float32bits(mv[3]) ^ 1)
+		res := &Result{}
+		st := s.compare(ref, res)
+		if st.Mismatches != 1 || res.First == nil || res.First.Buffer != buf || res.First.Rank != 2 {
+			t.Errorf("%s flipped on rank 2: %d mismatches, first %v", buf, st.Mismatches, res.First)
+		}
+	}
+}

@@ -31,16 +31,19 @@ func newVerifyCmd(a *app) *cobra.Command {
 	o := verifyOpts{}
 	cmd := &cobra.Command{
 		Use:   "verify [FILE]",
-		Short: "Run the real sharded numerics on a toy model and check every stage × K bit for bit",
+		Short: "Run the real sharded numerics on a toy model and check every stage × K bit for bit under exact reductions",
 		Long: `verify trains a toy model (the scenario's model kind "mlp": seed 000's
 residual MLP at hidden 16 and 13, 3 layers; any other kind: seed 002's
 260-parameter tiny transformer) on N = dp·cp simulated ranks for every ZeRO
 stage 0–3, every K dividing N and two bucket sizes (one bucket; 97 elements,
 which splits parameters across buckets and ranks), and compares every rank's
-fp32 master shard and bf16 parameters with unsharded training after every
-step, bit for bit. Gradients are summed exactly and rounded once to bf16, so
-the result depends neither on the order of the ranks nor on K
-(docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
+fp32 master, Adam exp_avg and exp_avg_sq shards and bf16 parameters with
+unsharded training after every step, bit for bit. Gradients are summed
+exactly and rounded once to bf16, so the result depends neither on the order
+of the ranks nor on K: a pass says ZeRO's sharding, padding, bucketing,
+gathers and optimizer-state ownership reproduce unsharded training when every
+reduction is exact; with per-hop rounding, as NCCL's rings do, different K
+drift apart (--drift, docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
 steps, optimizer and hyper-parameters (when it sets lr), gradient clipping
 (grad_clip norm at max_grad_norm: each rank's sum of squares over its shard,
 all-reduced, summed exactly), padding and ZeRO++ quantization;
