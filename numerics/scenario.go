@@ -309,7 +309,27 @@ func ScenarioConfigs(s *scenarios.Scenario, corrupt *Corruption) (base Config, c
 	one := base
 	one.Stage, one.K, one.Steps = s.Parallelism.Stage, s.Parallelism.K, max(base.Steps, corrupt.Step)
 	one.Corrupt = corrupt
+	one.BucketElems = toyBucket(base, int64(s.Communication.BucketSize))
 	return base, []Config{one}, nil
+}
+
+// toyBucket is communication.bucket_size in bf16 elements when it cuts the
+// toy model's buffer (QA23 L9: --corrupt-shard ran one bucket whatever the
+// scenario's), else 0: one bucket, which a bucket at least the buffer's
+// size is.
+func toyBucket(c Config, bytes int64) int64 {
+	m, err := newModel(c.Model, c.Hidden, c.Layers)
+	if err != nil || bytes < 2 {
+		return 0
+	}
+	var numel int64
+	for _, p := range m.params {
+		numel += p.Numel
+	}
+	if e := bytes / 2; e < numel {
+		return e
+	}
+	return 0
 }
 
 // ModeDrift is the drift between K = KA and K = KB under one native

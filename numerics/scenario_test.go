@@ -64,6 +64,17 @@ func TestScenarioConfigs(t *testing.T) {
 			t.Errorf("max_grad_norm=%s: %v, want an error naming the key", v, err)
 		}
 	}
+	// --corrupt-shard follows communication.bucket_size in bf16 elements
+	// when it cuts the toy buffer (QA23 L9), one bucket otherwise.
+	for _, tc := range []struct {
+		bucket string
+		elems  int64
+	}{{"194B", 97}, {"40MB", 0}, {"520B", 0}, {"518B", 259}} {
+		_, one, err := ScenarioConfigs(loadExample(t, "default", "communication.bucket_size="+tc.bucket), c)
+		if err != nil || one[0].BucketElems != tc.elems {
+			t.Errorf("bucket_size %s: %d elements, %v; want %d", tc.bucket, one[0].BucketElems, err, tc.elems)
+		}
+	}
 	big := loadExample(t, "seed002-tiny", "parallelism.dp=4096", "cluster.nodes=2048")
 	if _, err := FromScenario(big); err == nil || !strings.Contains(err.Error(), "N = dp·cp = 4096") {
 		t.Errorf("N = 4096: %v", err)

@@ -54,8 +54,10 @@ offload.optimizer, ep > 1, and any key not yet decided on): a pass says
 nothing about them.
 
 --corrupt-shard RANK:INDEX flips bit 16 of element INDEX of RANK's fp32 master
-shard after step --corrupt-step, in the scenario's own stage and K: verify
-must then fail and name the rank, step, parameter and element.
+shard after step --corrupt-step, in the scenario's own stage, K and bucket
+size (communication.bucket_size in bf16 elements when it cuts the toy's
+buffer, one bucket otherwise): verify must then fail and name the rank,
+step, parameter and element.
 
 --drift also trains with NCCL-like ring reductions (fp32, and bf16 per hop)
 and prints how far K = 1 and K = 4 (or the largest K ≤ 4 dividing N) drift
