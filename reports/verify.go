@@ -18,6 +18,8 @@ type VerifyReport struct {
 	Rows     []VerifyRow `json:"rows"`
 	// Drift is the native-reduction drift between two K (optional).
 	Drift []DriftRow `json:"drift,omitempty"`
+	// DriftNone says why --drift has no rows: no K from 2 to 4 divides N.
+	DriftNone string `json:"drift_none,omitempty"`
 	// QuantDrift is ZeRO++'s drift from unquantized training (verify_quant.go).
 	QuantDrift []QuantDriftRow `json:"quant_drift,omitempty"`
 	// Adam is the optimizer setting every configuration ran (nil: not
@@ -299,6 +301,11 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if r.DriftNone != "" {
+		if _, err := fmt.Fprintf(w, "# native reduction drift: %s\n", r.DriftNone); err != nil {
+			return err
+		}
 	}
 	if len(r.Drift) > 0 {
 		if _, err := fmt.Fprintln(w, "# native reduction drift (ring order, rounding per hop) between two K, bf16 params after each step"); err != nil {

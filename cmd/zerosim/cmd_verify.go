@@ -127,7 +127,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return err
 	}
 	if o.drift {
-		if rep.Drift, err = driftRows(base); err != nil {
+		if rep.Drift, rep.DriftNone, err = driftRows(base); err != nil {
 			return err
 		}
 	}
@@ -185,19 +185,23 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config, errOut io.Writ
 }
 
 // driftRows is --drift's table: the drift between K = 1 and K > 1 at
-// stage 1 in both native modes.
-func driftRows(base numerics.Config) ([]reports.DriftRow, error) {
+// stage 1 in both native modes; or, when no K from 2 to 4 divides N, no
+// rows and why (QA23 L8: N = 1 printed ten rows of K 1 vs K 1 zeros).
+func driftRows(base numerics.Config) ([]reports.DriftRow, string, error) {
 	if base.Quantized() {
 		// DriftModes trains at stage 1 with two K; ZeRO++ is stage 3 with
 		// K 1: "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++,
 		// stage 3 with K 1 (got stage 1, K 1)".
-		return nil, inputError{errors.New("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+		return nil, "", inputError{errors.New("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+	}
+	if base.N%2 != 0 && base.N%3 != 0 {
+		return nil, fmt.Sprintf("no K from 2 to 4 divides N = %d, so there is no second K to drift from", base.N), nil
 	}
 	d, err := numerics.DriftModes(base)
 	if err != nil {
-		return nil, inputError{errors.New(plain(err))}
+		return nil, "", inputError{errors.New(plain(err))}
 	}
-	return reports.NewDriftRows(d), nil
+	return reports.NewDriftRows(d), "", nil
 }
 
 // corruptionOf is the corruption --corrupt-shard and --corrupt-step ask

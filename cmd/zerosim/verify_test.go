@@ -203,3 +203,26 @@ func TestVerifyNotModelled(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyDriftNone: --drift where no K from 2 to 4 divides N says so in
+// one line instead of a table of K 1 vs K 1 zeros (QA23 L8); the JSON
+// says it in drift_none.
+func TestVerifyDriftNone(t *testing.T) {
+	args := []string{"--drift", "--set", "parallelism.dp=1", "--set", "cluster.nodes=1", "--set", "cluster.gpus_per_node=1"}
+	out, errOut, code := runVerifyCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const line = "# native reduction drift: no K from 2 to 4 divides N = 1, so there is no second K to drift from\n"
+	if !strings.Contains(out, line) || strings.Contains(out, "between two K") {
+		t.Errorf("output\n%s\nwant the line %q and no drift table", out, line)
+	}
+	js, _, _ := runVerifyCLI(t, nil, append(args, "--json")...)
+	var rep reports.VerifyReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Drift) != 0 || !strings.HasPrefix(rep.DriftNone, "no K from 2 to 4 divides N = 1") {
+		t.Errorf("JSON drift %d rows, drift_none %q", len(rep.Drift), rep.DriftNone)
+	}
+}
