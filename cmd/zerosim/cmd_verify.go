@@ -27,12 +27,8 @@ type verifyOpts struct {
 	drift       bool
 }
 
-func newVerifyCmd(a *app) *cobra.Command {
-	o := verifyOpts{}
-	cmd := &cobra.Command{
-		Use:   "verify [FILE]",
-		Short: "Run the real sharded numerics on a toy model and check every stage × K bit for bit under exact reductions",
-		Long: `verify trains a toy model (the scenario's model kind "mlp": seed 000's
+// verifyLong is verify --help's text.
+const verifyLong = `verify trains a toy model (the scenario's model kind "mlp": seed 000's
 residual MLP at hidden 16 and 13, 3 layers; any other kind: seed 002's
 260-parameter tiny transformer) on N = dp·cp simulated ranks for every ZeRO
 stage 0–3, every K dividing N and two bucket sizes (one bucket; 97 elements,
@@ -66,7 +62,14 @@ apart.
 --reference FILE checks a zerosim-reference/v1 file produced by PyTorch
 (kinds adam, bf16-round, toy-mlp) instead.
 
-Exit code 0 when everything matches, 1 on a mismatch, 2 on bad input.`,
+Exit code 0 when everything matches, 1 on a mismatch, 2 on bad input.`
+
+func newVerifyCmd(a *app) *cobra.Command {
+	o := verifyOpts{}
+	cmd := &cobra.Command{
+		Use:   "verify [FILE]",
+		Short: "Run the real sharded numerics on a toy model and check every stage × K bit for bit under exact reductions",
+		Long:  verifyLong,
 		Example: `  zerosim verify
   zerosim verify --set cluster.nodes=1 --set parallelism.dp=8 scenario.yaml
   zerosim verify --corrupt-shard 3:5 --corrupt-step 2
