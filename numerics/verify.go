@@ -265,10 +265,10 @@ func (s *sim) compare(ref *reference, res *Result) StepStat {
 			// Adam's moments: a write-back error at the last step would
 			// show nowhere else (QA23 M2).
 			for _, mv := range [2]struct {
-				buf       string
+				buf, pad  string
 				got, want []float32
-			}{{"adam exp_avg", rk.m, ref.m}, {"adam exp_avg_sq", rk.v, ref.v}} {
-				got, want, buf := mv.got[i], float32(0), mv.buf+" padding"
+			}{{"adam exp_avg", "adam exp_avg padding", rk.m, ref.m}, {"adam exp_avg_sq", "adam exp_avg_sq padding", rk.v, ref.v}} {
+				got, want, buf := mv.got[i], float32(0), mv.pad
 				if k := s.where[e]; k >= 0 {
 					want, buf = mv.want[ref.off[k]+s.elem[e]], mv.buf
 				}

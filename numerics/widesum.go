@@ -20,24 +20,83 @@ const wideWords = 5
 // only values within about 2^45 of each other: QA23 M1). NaN and ±Inf are
 // kept aside and win as IEEE addition says: a NaN, or +Inf with −Inf,
 // gives NaN; one infinity gives it.
+//
+// Most sums fit a float64 exactly, so a wideSum starts as one: f holds the
+// sum while every addition is exact (TwoSum), and the first inexact or
+// non-finite addition spills f into the words (wide), which then take
+// every value. Either way the value is the exact sum, so the result does
+// not depend on when it spilled (TestWideSumFastPath).
 type wideSum struct {
+	f float64
+	x *wideExt // nil until the sum spills
+}
+
+// wideExt is a spilled wideSum's words and non-finite values.
+type wideExt struct {
 	w               [wideWords]uint64
 	nan, pinf, ninf bool
 }
 
+// twoSum returns a+b and whether it is exact and finite.
+func twoSum(a, b float64) (float64, bool) {
+	s := a + b
+	bb := s - a
+	return s, (a-(s-bb))+(b-bb) == 0 && s-s == 0
+}
+
+// spill moves the float64 part into the words.
+func (a *wideSum) spill() {
+	if a.x != nil {
+		return
+	}
+	a.x = new(wideExt)
+	f := a.f
+	a.f = 0
+	if f == 0 {
+		return
+	}
+	// f is an exact sum of float32s: an integer multiple of 2^-149 below
+	// 2^(128+42), so m·2^(e−53) with a 53-bit m and a shift ≥ 0 after
+	// dropping m's trailing zeros.
+	fr, e := math.Frexp(math.Abs(f))
+	m := uint64(math.Ldexp(fr, 53))
+	shift := e - 53 + 149
+	for shift < 0 {
+		m >>= 1
+		shift++
+	}
+	word, bit := shift/64, uint(shift%64)
+	lo, hi := m<<bit, uint64(0)
+	if bit > 0 {
+		hi = m >> (64 - bit)
+	}
+	if f > 0 {
+		a.addAt(word, lo, hi)
+	} else {
+		a.subAt(word, lo, hi)
+	}
+}
+
 // addFloat32 adds x exactly.
 func (a *wideSum) addFloat32(x float32) {
+	if a.x == nil {
+		if s, ok := twoSum(a.f, float64(x)); ok {
+			a.f = s
+			return
+		}
+		a.spill()
+	}
 	b := math.Float32bits(x)
 	exp, man := int(b>>23&0xff), uint64(b&0x7fffff)
 	switch {
 	case exp == 0xff && man != 0:
-		a.nan = true
+		a.x.nan = true
 		return
 	case exp == 0xff && b>>31 != 0:
-		a.ninf = true
+		a.x.ninf = true
 		return
 	case exp == 0xff:
-		a.pinf = true
+		a.x.pinf = true
 		return
 	case exp == 0 && man == 0:
 		return
@@ -62,9 +121,9 @@ func (a *wideSum) addFloat32(x float32) {
 // addAt adds hi·2^64+lo at word i.
 func (a *wideSum) addAt(i int, lo, hi uint64) {
 	var c uint64
-	a.w[i], c = bits.Add64(a.w[i], lo, 0)
+	a.x.w[i], c = bits.Add64(a.x.w[i], lo, 0)
 	for i++; i < wideWords; i++ {
-		a.w[i], c = bits.Add64(a.w[i], hi, c)
+		a.x.w[i], c = bits.Add64(a.x.w[i], hi, c)
 		hi = 0
 		if c == 0 && hi == 0 {
 			return
@@ -75,9 +134,9 @@ func (a *wideSum) addAt(i int, lo, hi uint64) {
 // subAt subtracts hi·2^64+lo at word i.
 func (a *wideSum) subAt(i int, lo, hi uint64) {
 	var c uint64
-	a.w[i], c = bits.Sub64(a.w[i], lo, 0)
+	a.x.w[i], c = bits.Sub64(a.x.w[i], lo, 0)
 	for i++; i < wideWords; i++ {
-		a.w[i], c = bits.Sub64(a.w[i], hi, c)
+		a.x.w[i], c = bits.Sub64(a.x.w[i], hi, c)
 		hi = 0
 		if c == 0 {
 			return
@@ -87,11 +146,23 @@ func (a *wideSum) subAt(i int, lo, hi uint64) {
 
 // add adds the sum o.
 func (a *wideSum) add(o *wideSum) {
+	if a.x == nil && o.x == nil {
+		if s, ok := twoSum(a.f, o.f); ok {
+			a.f = s
+			return
+		}
+	}
+	if o.x == nil {
+		oc := *o
+		oc.spill()
+		o = &oc
+	}
+	a.spill()
 	var c uint64
 	for i := range wideWords {
-		a.w[i], c = bits.Add64(a.w[i], o.w[i], c)
+		a.x.w[i], c = bits.Add64(a.x.w[i], o.x.w[i], c)
 	}
-	a.nan, a.pinf, a.ninf = a.nan || o.nan, a.pinf || o.pinf, a.ninf || o.ninf
+	a.x.nan, a.x.pinf, a.x.ninf = a.x.nan || o.x.nan, a.x.pinf || o.x.pinf, a.x.ninf || o.x.ninf
 }
 
 // float64 returns the sum rounded to float64 by round-to-odd (truncation
@@ -102,15 +173,18 @@ func (a *wideSum) add(o *wideSum) {
 // it returns that sum. Zero is +0, as IEEE addition of cancelling values
 // gives.
 func (a *wideSum) float64() float64 {
+	if a.x == nil {
+		return a.f
+	}
 	switch {
-	case a.nan || (a.pinf && a.ninf):
+	case a.x.nan || (a.x.pinf && a.x.ninf):
 		return math.NaN()
-	case a.pinf:
+	case a.x.pinf:
 		return math.Inf(1)
-	case a.ninf:
+	case a.x.ninf:
 		return math.Inf(-1)
 	}
-	w := a.w
+	w := a.x.w
 	neg := w[wideWords-1]>>63 != 0
 	if neg { // two's complement negation
 		var c uint64 = 1

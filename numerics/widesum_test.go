@@ -114,3 +114,45 @@ func exactAdd(a, b float64) (float64, bool) {
 	bb := s - a
 	return s, (a-(s-bb))+(b-bb) == 0
 }
+
+// TestWideSumFastPath: the float64 fast path and the words agree bit for
+// bit whenever the spill happens (at the start, never, or in between), for
+// additions of values and of partial sums, finite or not.
+func TestWideSumFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	specials := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)), math.Float32frombits(1), math.MaxFloat32}
+	spilled, fast := 0, 0
+	for i := range 20000 {
+		n := 1 + rng.IntN(12)
+		spread := 1 + rng.IntN(250)
+		var lazy, eager wideSum
+		var parts [3]wideSum
+		eager.spill()
+		for j := range n {
+			x := math.Float32frombits(rng.Uint32()&0x807fffff | uint32(127-spread/2+rng.IntN(spread+1))<<23)
+			if rng.IntN(200) == 0 {
+				x = specials[rng.IntN(len(specials))]
+			}
+			lazy.addFloat32(x)
+			eager.addFloat32(x)
+			parts[j%3].addFloat32(x)
+		}
+		var joined wideSum
+		for k := range parts {
+			joined.add(&parts[k])
+		}
+		a, b, c := lazy.float64(), eager.float64(), joined.float64()
+		if math.IsNaN(a) != math.IsNaN(b) || math.IsNaN(a) != math.IsNaN(c) ||
+			!math.IsNaN(a) && (math.Float64bits(a) != math.Float64bits(b) || math.Float64bits(a) != math.Float64bits(c)) {
+			t.Fatalf("case %d: lazy %v, words %v, partials %v", i, a, b, c)
+		}
+		if lazy.x != nil {
+			spilled++
+		} else {
+			fast++
+		}
+	}
+	if spilled < 1000 || fast < 1000 {
+		t.Errorf("%d spilled, %d stayed float64: the test misses one path", spilled, fast)
+	}
+}
