@@ -3,6 +3,7 @@ package numerics
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/zerosim/zerosim/memory"
@@ -12,8 +13,8 @@ import (
 type ReduceMode int
 
 const (
-	// Exact sums every element exactly (float64 partial sums of bf16
-	// gradients, checked to be exact) and rounds once to bf16: the result
+	// Exact sums every element exactly (fixed-point partial sums of the
+	// bf16 gradients, wideSum) and rounds once to bf16: the result
 	// depends neither on the order of the ranks nor on K, so sharded and
 	// unsharded training compare bit for bit.
 	Exact ReduceMode = iota
@@ -71,6 +72,10 @@ type Config struct {
 	Mode        ReduceMode
 	// Hyper is Adam's setting; the zero value means DefaultHyper.
 	Hyper Hyper
+	// ClipNorm, when > 0, clips the reduced gradients by their global
+	// 2-norm to at most ClipNorm before Adam (clip_grad_norm_'s max_norm;
+	// clip.go).
+	ClipNorm float64
 	// SameData is seed 000's own test: every rank trains on the same batch
 	// with loss/N, and the reference is one process on that batch with the
 	// plain loss. Bit-exact only when N is a power of two (then g/N is
@@ -88,6 +93,9 @@ type Config struct {
 
 	// perm, if set, gives rank r the data of data-rank perm[r] (tests).
 	perm []int
+	// localNorm (tests) clips by each rank's local-shard norm, without
+	// the all-reduce: the bug verify must catch.
+	localNorm bool
 }
 
 // Limits keep a run small enough to be a check, not a benchmark.
@@ -120,6 +128,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("numerics: steps %d: must be in [1, %d]", c.Steps, MaxSteps)
 	case c.Mode < Exact || c.Mode > NativeBF16:
 		return fmt.Errorf("numerics: unknown reduce mode %d", int(c.Mode))
+	case !(c.ClipNorm >= 0) || math.IsInf(c.ClipNorm, 0):
+		return fmt.Errorf("numerics: clip norm %v: must be finite and ≥ 0 (0: no clipping)", c.ClipNorm)
 	case c.SameData && bits.OnesCount(uint(c.N)) != 1:
 		return fmt.Errorf("numerics: same-data check needs N a power of two (g/N exact in bf16), got %d", c.N)
 	}
@@ -181,6 +191,9 @@ func (c Config) Name() string {
 	}
 	if c.SameData {
 		s += " same-data"
+	}
+	if c.ClipNorm > 0 {
+		s += fmt.Sprintf(" clip %g", c.ClipNorm)
 	}
 	if c.QuantWeights {
 		s += " qwZ"

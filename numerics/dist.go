@@ -277,8 +277,9 @@ func (s *sim) backwardAll() {
 // parameters of the current step.
 func (s *sim) finishStep() error {
 	cfg := &s.cfg
-	if err := s.reduceGrads(); err != nil {
-		return err
+	s.reduceGrads()
+	if cfg.ClipNorm > 0 {
+		s.clipGrads()
 	}
 	// Optimizer on each rank's shard (stage 0: the whole buffer), real
 	// elements only: padding never reaches Adam.

@@ -1,10 +1,5 @@
 package numerics
 
-import (
-	"fmt"
-	"math"
-)
-
 // CollectiveBytes is the traffic of one kind of collective during one
 // training step, counted the way the seeds count it: a reduce-scatter or
 // all-gather of a buffer of S bytes moves S logical bytes, an all-reduce
@@ -59,25 +54,13 @@ func (l *ledger) add(phase, op, group string, ranks int, bytes int64) {
 	*l = append(*l, CollectiveBytes{Phase: phase, Op: op, Group: group, Ranks: ranks, Calls: 1, Bytes: bytes})
 }
 
-// exactAdd returns a+b and whether the float64 sum is exact (TwoSum). A NaN
-// or infinite sum counts as exact: it propagates to the result and shows
-// up as a mismatch (e.g. a parameter read from flushed storage).
-func exactAdd(a, b float64) (float64, bool) {
-	s := a + b
-	if math.IsNaN(s) || math.IsInf(s, 0) {
-		return s, true
-	}
-	bb := s - a
-	return s, (a-(s-bb))+(b-bb) == 0
-}
-
 // reduceGrads sums the ranks' gradients bucket by bucket in backward
 // completion order: reduce-scatter within each intra group, all-reduce of
 // each shard across the K groups, one rounding to bf16 at the shard's
 // owners; stage 0 then all-gathers the reduced shards within the intra
 // group (with K = 1 the whole is one ring all-reduce). Stages 2 and 3 then
 // flush everything but the rank's own gradient shard (NaN).
-func (s *sim) reduceGrads() error {
+func (s *sim) reduceGrads() {
 	cfg := &s.cfg
 	first := s.step == 1
 	for _, b := range s.lay.ReduceOrder() {
@@ -86,9 +69,7 @@ func (s *sim) reduceGrads() error {
 		if cfg.qgzActive() {
 			qgz = s.qgzBucket(b) // reads the ranks' gradients before the reduction overwrites the owners'
 		}
-		if err := s.reduceBucket(b); err != nil {
-			return err
-		}
+		s.reduceBucket(b)
 		if qgz != nil {
 			qgz()
 		}
@@ -128,11 +109,10 @@ func (s *sim) reduceGrads() error {
 			}
 		}
 	}
-	return nil
 }
 
 // reduceBucket reduces bucket b into the owners' grad shards.
-func (s *sim) reduceBucket(b int) error {
+func (s *sim) reduceBucket(b int) {
 	cfg := &s.cfg
 	S, K := s.S, cfg.K
 	for p := range S {
@@ -141,31 +121,24 @@ func (s *sim) reduceBucket(b int) error {
 		if cfg.Mode == Exact {
 			// Intra reduce-scatter: group g's owner of shard p gets the
 			// exact sum over its group; then the inter all-reduce sums the
-			// K partials. Exact float64 sums: order does not matter.
-			part := make([][]float64, K)
+			// K partials. Exact fixed-point sums (wideSum): order and
+			// grouping do not matter.
+			part := make([][]wideSum, K)
 			for g := range K {
-				part[g] = make([]float64, n)
+				part[g] = make([]wideSum, n)
 				for i := range S {
 					q := s.ranks[g*S+(p+1+i)%S]
 					for j := range n {
-						v, ok := exactAdd(part[g][j], q.grad[lo+int64(j)].Float64())
-						if !ok {
-							return s.inexact(b, lo+int64(j))
-						}
-						part[g][j] = v
+						part[g][j].addFloat32(q.grad[lo+int64(j)].Float32())
 					}
 				}
 			}
 			for j := range n {
-				tot := 0.0
+				var tot wideSum
 				for g := range K {
-					v, ok := exactAdd(tot, part[g][j])
-					if !ok {
-						return s.inexact(b, lo+int64(j))
-					}
-					tot = v
+					tot.add(&part[g][j])
 				}
-				r := BF16FromFloat64(tot)
+				r := BF16FromFloat64(tot.float64())
 				for g := range K {
 					s.ranks[g*S+p].grad[lo+int64(j)] = r
 				}
@@ -204,14 +177,4 @@ func (s *sim) reduceBucket(b int) error {
 			}
 		}
 	}
-	return nil
-}
-
-func (s *sim) inexact(b int, e int64) error {
-	name := "padding"
-	if k := s.where[e]; k >= 0 {
-		name = fmt.Sprintf("%s[%d]", s.lay.Params[k].Name, s.elem[e])
-	}
-	return fmt.Errorf("numerics: step %d bucket %d %s: the exact float64 gradient sum lost precision (the ranks' gradients differ by more than 2^45 in magnitude); use native mode",
-		s.step, b, name)
 }

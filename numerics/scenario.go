@@ -2,6 +2,9 @@ package numerics
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -11,7 +14,8 @@ import (
 // N = dp·cp ranks, the toy model of the scenario's model kind ("mlp": seed
 // 000's residual MLP at hidden 16, 3 layers; any other kind: seed 002's
 // 260-parameter tiny transformer), its seed and steps, its Adam
-// hyper-parameters (when it sets a learning rate) and its padding.
+// hyper-parameters (when it sets a learning rate), its padding and its
+// gradient clipping (training.grad_clip norm at training.max_grad_norm).
 func FromScenario(s *scenarios.Scenario) (Config, error) {
 	n := s.N()
 	if n < 1 || n > MaxRanks {
@@ -35,6 +39,12 @@ func FromScenario(s *scenarios.Scenario) (Config, error) {
 		c.Steps = max(c.Steps, MatrixSteps)
 	}
 	t := s.Training
+	if t.GradClip == scenarios.GradClipNorm {
+		c.ClipNorm = t.MaxGradNorm
+		if c.ClipNorm == 0 {
+			c.ClipNorm = scenarios.DefaultMaxGradNorm
+		}
+	}
 	if t.LR > 0 {
 		c.Hyper = Hyper{LR: t.LR, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps, WeightDecay: t.WeightDecay, Decoupled: t.Optimizer == scenarios.OptimizerAdamW}
 		if err := c.Hyper.Validate(); err != nil {
@@ -57,38 +67,226 @@ type Unfollowed struct {
 }
 
 // NotFollowed lists the settings of s that change a real run's numerics
-// but not verify's (it follows N = dp·cp, the seed, steps, the optimizer
-// and its hyper-parameters, padding and ZeRO++'s quantization):
-// gradient accumulation (verify runs one micro-step per step, where
-// ZeRO-2/3 add each micro-step's reduced shard into a kept partition and
-// unsharded training reduces once), the micro-batch (the toy's own
-// batch), fp32 reduction and an fp32 parameter shard (verify sums exactly
-// and rounds once to bf16; bf16 parameters beside an fp32 master shard)
-// and fp16 parameters. Each is listed only when s sets it away from what
-// verify runs; micro_batch 1, the default, stands for the toy's batch.
+// but not verify's. It walks every key of the scenario's parallelism,
+// training, communication and offload sections (scenarioKeys) and decides
+// each by verifyKeys: a followed key (N = dp·cp, the stage and K the
+// matrix covers, the seed, steps, the optimizer and its hyper-parameters,
+// gradient clipping, padding, ZeRO++'s quantization) or one that changes no value (timing,
+// memory, placement, the real model's kernels that the toy replaces) is
+// never listed; a key with a toy value is listed when s sets it away from
+// it (gradient accumulation: verify runs one micro-step per step, where
+// ZeRO-2/3 add each micro-step's reduced shard into a kept partition; the
+// toy's own batch; fp32 reduction or parameter shard; fp16 parameters;
+// fp8 GEMMs; dropout; an optimizer kernel other than foreach=False Adam;
+// the optimizer on the CPU; expert parallelism). A key verifyKeys does not
+// name is listed whenever it is set: a new key is not followed until
+// someone decides otherwise. micro_batch 1, the default, stands for the
+// toy's batch.
 func NotFollowed(s *scenarios.Scenario) []Unfollowed {
-	t := s.Training
 	var out []Unfollowed
-	if t.GradAccum > 1 {
-		out = append(out, Unfollowed{Key: "training.grad_accum", Value: fmt.Sprint(t.GradAccum)})
-	}
-	if t.MicroBatch > 1 {
-		u := Unfollowed{Key: "training.micro_batch", Value: fmt.Sprint(t.MicroBatch), Rows: ttBatch, SeqTokens: ttT + 1}
-		if s.Model.Kind == scenarios.KindMLP {
-			u.Rows, u.SeqTokens = mlpBatch, 0
+	for _, k := range scenarioKeys(s) {
+		rule, known := verifyKeys[k.key]
+		switch {
+		case known && rule.runs == nil:
+			continue // followed, or changes no value
+		case known && rule.runs(s):
+			continue
+		case !known && k.val.IsZero():
+			continue
+		}
+		u := Unfollowed{Key: k.key, Value: keyValue(k.val)}
+		if k.key == "training.micro_batch" {
+			u.Rows, u.SeqTokens = ttBatch, ttT+1
+			if s.Model.Kind == scenarios.KindMLP {
+				u.Rows, u.SeqTokens = mlpBatch, 0
+			}
 		}
 		out = append(out, u)
 	}
-	if t.ReduceDType == scenarios.ReduceFP32 {
-		out = append(out, Unfollowed{Key: "training.reduce_dtype", Value: string(t.ReduceDType)})
-	}
-	if t.ShardDType == scenarios.ShardFP32 {
-		out = append(out, Unfollowed{Key: "training.shard_dtype", Value: string(t.ShardDType)})
-	}
-	if t.ParamDType != "" && t.ParamDType != scenarios.BF16 {
-		out = append(out, Unfollowed{Key: "training.param_dtype", Value: string(t.ParamDType)})
+	return out
+}
+
+// KeyClass is verify's decision on one scenario key.
+type KeyClass int
+
+const (
+	// Unknown: no decision; NotFollowed lists the key whenever it is set.
+	Unknown KeyClass = iota
+	// Followed: verify runs the scenario's value (or every value of it:
+	// the matrix's stages and K).
+	Followed
+	// NoValueChange: the key changes when, where or how fast values are
+	// computed, not which (timing, memory, placement), or picks a kernel
+	// of the real model that the toy model replaces.
+	NoValueChange
+	// ToyValue: verify runs one value of it; NotFollowed lists the key
+	// when the scenario sets another.
+	ToyValue
+)
+
+// keyRule is verify's decision on one key: runs, for a ToyValue key,
+// reports whether s's value is the one verify runs.
+type keyRule struct {
+	class KeyClass
+	runs  func(s *scenarios.Scenario) bool
+}
+
+func followed() keyRule { return keyRule{class: Followed} }
+func noChange() keyRule { return keyRule{class: NoValueChange} }
+func toy(runs func(s *scenarios.Scenario) bool) keyRule {
+	return keyRule{class: ToyValue, runs: runs}
+}
+
+// verifyKeys is the whitelist NotFollowed decides by (docs/numerics.md's
+// table; TestNotFollowed checks every scenario key is in it).
+var verifyKeys = map[string]keyRule{
+	"parallelism.dp":         followed(),
+	"parallelism.cp":         followed(),
+	"parallelism.zero_stage": followed(),
+	"parallelism.k":          followed(),
+	"parallelism.ep":         toy(func(s *scenarios.Scenario) bool { return s.Parallelism.EP <= 1 }),
+
+	"training.micro_batch":  toy(func(s *scenarios.Scenario) bool { return s.Training.MicroBatch <= 1 }),
+	"training.grad_accum":   toy(func(s *scenarios.Scenario) bool { return s.Training.GradAccum <= 1 }),
+	"training.param_dtype":  toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.ParamDType, "", scenarios.BF16) }),
+	"training.master_dtype": toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.MasterDType, "", scenarios.FP32) }),
+	"training.shard_dtype":  toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
+	"training.reduce_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ReduceDType != scenarios.ReduceFP32 }),
+	"training.optimizer":    followed(),
+	"training.lr":           followed(),
+	"training.beta1":        followed(),
+	"training.beta2":        followed(),
+	"training.eps":          followed(),
+	"training.weight_decay": followed(),
+	"training.steps":        followed(),
+	"training.seed":         followed(),
+	"training.fp8":          toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.FP8, "", scenarios.FP8None) }),
+	"training.dropout":      toy(func(s *scenarios.Scenario) bool { return s.Training.Dropout == 0 }),
+	// torch.optim.Adam(foreach=False)'s order (AdamStep); fused=True and
+	// foreach=True run other kernels, Composer's DecoupledAdamW another
+	// formula.
+	"training.optimizer_impl": toy(func(s *scenarios.Scenario) bool {
+		return isOneOf(s.Training.OptimizerImpl, "", scenarios.OptimizerSeed)
+	}),
+	"training.grad_clip":     followed(),
+	"training.max_grad_norm": followed(),
+	// Only under training.fp8 (listed there).
+	"training.fp8_all_gather":       noChange(),
+	"training.recompute":            noChange(),
+	"training.recompute_early_stop": noChange(),
+	"training.recompute_every":      noChange(),
+	"training.mfu":                  noChange(),
+	"training.compute_efficiency":   noChange(),
+	"training.attention_efficiency": noChange(),
+	"training.attention_kernel":     noChange(),
+	"training.attention":            noChange(),
+	"training.compile":              noChange(),
+	"training.rope_impl":            noChange(),
+	"training.cross_entropy":        noChange(),
+	"training.keep_logits":          noChange(),
+	"training.flat_param_views":     noChange(),
+
+	// Exact sums depend on no order or grouping: the bucket size, the
+	// algorithm and NCCL's choices change no value (--drift shows what
+	// per-hop rounding does).
+	"communication.bucket_size":              noChange(),
+	"communication.algorithm":                noChange(),
+	"communication.nccl_algo":                noChange(),
+	"communication.nccl_proto":               noChange(),
+	"communication.calibration":              noChange(),
+	"communication.overlap":                  noChange(),
+	"communication.prefetch_depth":           noChange(),
+	"communication.backward_prefetch_depth":  noChange(),
+	"communication.max_inflight_allgathers":  noChange(),
+	"communication.zero1_allreduce":          noChange(),
+	"communication.overlap_param_gather":     noChange(),
+	"communication.boundary":                 noChange(),
+	"communication.compute_interference":     noChange(),
+	"communication.collective_interference":  noChange(),
+	"communication.padding":                  followed(),
+	"communication.zero_quantized_weights":   followed(),
+	"communication.zero_hpz_partition_size":  noChange(), // a second copy of the same bf16 shards
+	"communication.zero_quantized_gradients": followed(),
+	"communication.moe_dispatcher":           noChange(),
+
+	// DeepSpeed's CPUAdam is its own kernel; offloaded parameters are the
+	// same bf16 values copied.
+	"offload.optimizer": toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Offload.Optimizer, "", scenarios.OffloadNone) }),
+	"offload.params":    noChange(),
+}
+
+func isOneOf[T ~string](v T, allowed ...T) bool { return slices.Contains(allowed, v) }
+
+// KeyClassOf is verify's decision on scenario key k (Unknown when none).
+func KeyClassOf(k string) KeyClass { return verifyKeys[k].class }
+
+// scenarioKey is one key of a scenario section and its value.
+type scenarioKey struct {
+	key string
+	val reflect.Value
+}
+
+// keySections are the scenario sections NotFollowed walks; the model is
+// the toy of model.kind's, and the cluster, memory and stack change no
+// value (a stack preset's keys are walked with the sections).
+var keySections = []string{"parallelism", "training", "communication", "offload"}
+
+// scenarioKeys lists every key of s's keySections, in field order.
+func scenarioKeys(s *scenarios.Scenario) []scenarioKey {
+	var out []scenarioKey
+	sv := reflect.ValueOf(s).Elem()
+	for i := range sv.NumField() {
+		name := yamlName(sv.Type().Field(i))
+		if !slices.Contains(keySections, name) {
+			continue
+		}
+		out = appendKeys(out, name, sv.Field(i))
 	}
 	return out
+}
+
+func appendKeys(out []scenarioKey, prefix string, v reflect.Value) []scenarioKey {
+	for i := range v.NumField() {
+		name := yamlName(v.Type().Field(i))
+		if name == "" || name == "-" {
+			continue
+		}
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			out = appendKeys(out, prefix+"."+name, f)
+			continue
+		}
+		out = append(out, scenarioKey{prefix + "." + name, f})
+	}
+	return out
+}
+
+func yamlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
+}
+
+// ScenarioKeys lists the keys NotFollowed decides (tests, docs).
+func ScenarioKeys() []string {
+	var out []string
+	for _, k := range scenarioKeys(&scenarios.Scenario{}) {
+		out = append(out, k.key)
+	}
+	return out
+}
+
+// keyValue words a key's value: pointers followed, nil as unset.
+func keyValue(v reflect.Value) string {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "unset"
+		}
+		v = v.Elem()
+	}
+	return fmt.Sprint(v.Interface())
 }
 
 // ScenarioConfigs are the configurations verify checks for a scenario: the
@@ -111,7 +309,27 @@ func ScenarioConfigs(s *scenarios.Scenario, corrupt *Corruption) (base Config, c
 	one := base
 	one.Stage, one.K, one.Steps = s.Parallelism.Stage, s.Parallelism.K, max(base.Steps, corrupt.Step)
 	one.Corrupt = corrupt
+	one.BucketElems = toyBucket(base, int64(s.Communication.BucketSize))
 	return base, []Config{one}, nil
+}
+
+// toyBucket is communication.bucket_size in bf16 elements when it cuts the
+// toy model's buffer (QA23 L9: --corrupt-shard ran one bucket whatever the
+// scenario's), else 0: one bucket, which a bucket at least the buffer's
+// size is.
+func toyBucket(c Config, bytes int64) int64 {
+	m, err := newModel(c.Model, c.Hidden, c.Layers)
+	if err != nil || bytes < 2 {
+		return 0
+	}
+	var numel int64
+	for _, p := range m.params {
+		numel += p.Numel
+	}
+	if e := bytes / 2; e < numel {
+		return e
+	}
+	return 0
 }
 
 // ModeDrift is the drift between K = KA and K = KB under one native

@@ -11,9 +11,10 @@ import (
 // unsharded reference.
 type Mismatch struct {
 	Step, Rank int
-	// Buffer is "fp32 master", "bf16 param", "master padding", "param
-	// padding" or "flushed param" (stage 3 storage outside the rank's shard
-	// that is not NaN at rest).
+	// Buffer is "fp32 master", "adam exp_avg", "adam exp_avg_sq", "bf16
+	// param", "master padding", "adam exp_avg padding", "adam exp_avg_sq
+	// padding", "param padding" or "flushed param" (stage 3 storage outside
+	// the rank's shard that is not NaN at rest).
 	Buffer string
 	// Param is the parameter name and Element the index inside it ("" and
 	// −1 for padding); Flat is the offset in the padded flat buffer.
@@ -71,7 +72,7 @@ type Result struct {
 }
 
 // reference is unsharded training: one process, dense tensors, the sum of
-// the N ranks' gradients (exact, one rounding to bf16) and Adam on the
+// the N ranks' gradients (exact in a wideSum, one rounding to bf16) and Adam on the
 // whole fp32 master.
 type reference struct {
 	cfg          Config
@@ -82,6 +83,7 @@ type reference struct {
 	off          []int64     // parameter k's offset in master
 	step         int
 	loss         float64
+	gradNorm     float32 // the last step's global gradient norm, under clipping
 	// lay is the stage-3 layout, set under qwZ/qgZ: the partitions qwZ
 	// quantizes.
 	lay *memory.Layout
@@ -110,7 +112,7 @@ func newReference(cfg Config) (*reference, error) {
 
 func (r *reference) runStep() error {
 	r.step++
-	g := make([]float64, len(r.master))
+	g := make([]wideSum, len(r.master))
 	r.loss = 0
 	ranks := r.cfg.N
 	if r.cfg.SameData {
@@ -129,20 +131,27 @@ func (r *reference) runStep() error {
 		}
 		for k, gk := range env.g {
 			for i, v := range gk {
-				s, ok := exactAdd(g[r.off[k]+int64(i)], float64(v))
-				if !ok {
-					return fmt.Errorf("numerics: reference step %d %s[%d]: the exact float64 gradient sum lost precision", r.step, r.model.params[k].Name, i)
-				}
-				g[r.off[k]+int64(i)] = s
+				g[r.off[k]+int64(i)].addFloat32(v)
 			}
 		}
 	}
 	g32 := make([]float32, len(g))
-	for i, v := range g {
-		g32[i] = BF16FromFloat64(v).Float32()
+	for i := range g {
+		g32[i] = BF16FromFloat64(g[i].float64()).Float32()
 	}
 	if r.cfg.qgzActive() {
 		r.qgzGrads(perRank, g32)
+	}
+	if r.cfg.ClipNorm > 0 {
+		var sq wideSq
+		for _, v := range g32 {
+			sq.addSquare(ToBF16(v))
+		}
+		r.gradNorm = sq.norm()
+		coef := clipCoef(r.cfg.ClipNorm, r.gradNorm)
+		for i, v := range g32 {
+			g32[i] = clipBF16(ToBF16(v), coef).Float32()
+		}
 	}
 	AdamStep(r.hyper, r.step, r.master, g32, r.m, r.v)
 	for k, p := range r.params {
@@ -155,9 +164,9 @@ func (r *reference) runStep() error {
 
 // Verify trains cfg's toy model for cfg.Steps steps on N simulated ranks
 // with the requested ZeRO stage, K, buckets and padding, and after every
-// step compares every rank's fp32 master shard and bf16 parameters (its
-// shard at stage 3, whose other storage must be NaN at rest) with
-// unsharded training, bit for bit. Padding must stay zero. An invalid cfg
+// step compares every rank's fp32 master shard, Adam's exp_avg and
+// exp_avg_sq shards and bf16 parameters (its shard at stage 3, whose other
+// storage must be NaN at rest) with unsharded training, bit for bit. Padding must stay zero. An invalid cfg
 // is an error; a mismatch is a Result with Pass false.
 func Verify(cfg Config) (*Result, error) { return VerifySteps(cfg, nil) }
 
@@ -252,6 +261,20 @@ func (s *sim) compare(ref *reference, res *Result) StepStat {
 			}
 			if math.Float32bits(got) != math.Float32bits(want) {
 				note(&firstMaster, mk(rk, buf, e, float64(got), float64(want)))
+			}
+			// Adam's moments: a write-back error at the last step would
+			// show nowhere else (QA23 M2).
+			for _, mv := range [2]struct {
+				buf, pad  string
+				got, want []float32
+			}{{"adam exp_avg", "adam exp_avg padding", rk.m, ref.m}, {"adam exp_avg_sq", "adam exp_avg_sq padding", rk.v, ref.v}} {
+				got, want, buf := mv.got[i], float32(0), mv.pad
+				if k := s.where[e]; k >= 0 {
+					want, buf = mv.want[ref.off[k]+s.elem[e]], mv.buf
+				}
+				if math.Float32bits(got) != math.Float32bits(want) {
+					note(&firstMaster, mk(rk, buf, e, float64(got), float64(want)))
+				}
 			}
 		}
 		// bf16 parameters: the whole buffer, or the own shard at stage 3.

@@ -394,3 +394,52 @@ func TestVerifyStepsCallsBack(t *testing.T) {
 		t.Errorf("%d calls, %d steps, pass %v; want 3 calls for 3 steps that pass", n, len(r.Steps), r.Pass)
 	}
 }
+
+// TestWideSpreadGradients: the seed000-mlp runs whose gradients of one
+// element differ by more than 2^45 between ranks (the toy MLP's loss has
+// no lower bound) verify bit for bit; with float64 partial sums they
+// stopped with "the exact float64 gradient sum lost precision" (QA23 M1:
+// default settings at step 64, lr 0.1 at step 3).
+func TestWideSpreadGradients(t *testing.T) {
+	for _, c := range []Config{
+		{Model: ResidualMLP, Hidden: 16, Layers: 3, N: 4, K: 1, Stage: 0, Steps: 70},
+		{Model: ResidualMLP, Hidden: 16, Layers: 3, N: 4, K: 2, Stage: 2, Steps: 12, BucketElems: SplitBucketElems, Hyper: Hyper{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}},
+		{Model: ResidualMLP, Hidden: 16, Layers: 3, N: 4, K: 1, Stage: 3, Steps: 12, Hyper: Hyper{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}},
+	} {
+		r, err := Verify(c)
+		if err != nil || !r.Pass {
+			t.Errorf("%s: error %v, result %v", c.Name(), err, r != nil && r.Pass)
+		}
+	}
+}
+
+// TestMomentsCompared: Adam's exp_avg and exp_avg_sq shards are compared
+// with the reference's after every step (QA23 M2: only the master and the
+// parameters were, so a moment written back wrong at the last step went
+// unseen).
+func TestMomentsCompared(t *testing.T) {
+	for _, buf := range []string{"adam exp_avg", "adam exp_avg_sq"} {
+		cfg := Config{Model: TinyTransformer, N: 4, K: 1, Stage: 2, Steps: 1}
+		s, err := newSim(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := newReference(cfg)
+		if err := s.runStep(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.runStep(); err != nil {
+			t.Fatal(err)
+		}
+		mv := s.ranks[2].m
+		if buf == "adam exp_avg_sq" {
+			mv = s.ranks[2].v
+		}
+		mv[3] = math.Float32frombits(math.Float32bits(mv[3]) ^ 1)
+		res := &Result{}
+		st := s.compare(ref, res)
+		if st.Mismatches != 1 || res.First == nil || res.First.Buffer != buf || res.First.Rank != 2 {
+			t.Errorf("%s flipped on rank 2: %d mismatches, first %v", buf, st.Mismatches, res.First)
+		}
+	}
+}

@@ -18,11 +18,16 @@ type VerifyReport struct {
 	Rows     []VerifyRow `json:"rows"`
 	// Drift is the native-reduction drift between two K (optional).
 	Drift []DriftRow `json:"drift,omitempty"`
+	// DriftNone says why --drift has no rows: no K from 2 to 4 divides N.
+	DriftNone string `json:"drift_none,omitempty"`
 	// QuantDrift is ZeRO++'s drift from unquantized training (verify_quant.go).
 	QuantDrift []QuantDriftRow `json:"quant_drift,omitempty"`
 	// Adam is the optimizer setting every configuration ran (nil: not
 	// given), so a --set of a hyper-parameter can be seen to take effect.
 	Adam *VerifyAdam `json:"adam,omitempty"`
+	// ClipMaxNorm is training.grad_clip norm's max_norm every
+	// configuration clipped the reduced gradients to (0: no clipping).
+	ClipMaxNorm float64 `json:"clip_max_norm,omitempty"`
 	// NotModelled are the scenario's settings verify does not follow
 	// (numerics.NotFollowed): a pass says nothing about them.
 	NotModelled []NotModelled `json:"not_modelled,omitempty"`
@@ -96,6 +101,21 @@ func verifyRuns(u numerics.Unfollowed) string {
 		return "bf16 parameters beside an fp32 master shard"
 	case "training.param_dtype":
 		return "bf16 parameters"
+	case "training.master_dtype":
+		return "an fp32 master"
+	case "training.fp8":
+		return "bf16 GEMMs"
+	case "training.dropout":
+		return "no dropout"
+	case "training.optimizer_impl":
+		return "torch.optim.Adam(foreach=False)'s operation order"
+	case "offload.optimizer":
+		return "Adam on the GPU in torch.optim.Adam(foreach=False)'s order"
+	case "parallelism.ep":
+		return "a toy model without experts"
+	}
+	if numerics.KeyClassOf(u.Key) == numerics.Unknown {
+		return "nothing for it (no decision on this key yet)"
 	}
 	return "its own default"
 }
@@ -201,6 +221,11 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 			return err
 		}
 	}
+	if r.ClipMaxNorm > 0 {
+		if _, err := fmt.Fprintf(w, "# clipping: global gradient 2-norm at most %s (clip_grad_norm_; each rank's sum of squares over its shard, all-reduced)\n", strconv.FormatFloat(r.ClipMaxNorm, 'g', -1, 64)); err != nil {
+			return err
+		}
+	}
 	if len(r.NotModelled) > 0 {
 		if _, err := fmt.Fprintln(w, "# not modelled here (the pass says nothing about them):"); err != nil {
 			return err
@@ -276,6 +301,11 @@ func WriteVerifyTable(w io.Writer, r *VerifyReport) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if r.DriftNone != "" {
+		if _, err := fmt.Fprintf(w, "# native reduction drift: %s\n", r.DriftNone); err != nil {
+			return err
+		}
 	}
 	if len(r.Drift) > 0 {
 		if _, err := fmt.Fprintln(w, "# native reduction drift (ring order, rounding per hop) between two K, bf16 params after each step"); err != nil {

@@ -142,18 +142,23 @@ func TestNotModelledWords(t *testing.T) {
 	for _, s := range []*scenarios.Scenario{
 		load("default", "training.grad_accum=4", "training.micro_batch=8", "training.reduce_dtype=fp32", "training.shard_dtype=fp32", "training.param_dtype=fp16"),
 		load("seed000-k4", "training.micro_batch=4"),
+		load("default", "training.fp8=te", "training.dropout=0.1", "training.optimizer_impl=fused", "offload.optimizer=cpu"),
 	} {
 		for _, m := range NewNotModelled(numerics.NotFollowed(s)) {
 			got[s.Name+" "+m.Key+" "+m.Value] = m.Runs
 		}
 	}
 	want := map[string]string{
-		"default training.grad_accum 4":      "one micro-step per step",
-		"default training.micro_batch 8":     "the toy model's 2 sequences of 4 tokens per rank",
-		"default training.reduce_dtype fp32": "an exact sum rounded once to bf16",
-		"default training.shard_dtype fp32":  "bf16 parameters beside an fp32 master shard",
-		"default training.param_dtype fp16":  "bf16 parameters",
-		"seed000-k4 training.micro_batch 4":  "the toy model's 2 input rows per rank",
+		"default training.grad_accum 4":         "one micro-step per step",
+		"default training.micro_batch 8":        "the toy model's 2 sequences of 4 tokens per rank",
+		"default training.reduce_dtype fp32":    "an exact sum rounded once to bf16",
+		"default training.shard_dtype fp32":     "bf16 parameters beside an fp32 master shard",
+		"default training.param_dtype fp16":     "bf16 parameters",
+		"seed000-k4 training.micro_batch 4":     "the toy model's 2 input rows per rank",
+		"default training.fp8 te":               "bf16 GEMMs",
+		"default training.dropout 0.1":          "no dropout",
+		"default training.optimizer_impl fused": "torch.optim.Adam(foreach=False)'s operation order",
+		"default offload.optimizer cpu":         "Adam on the GPU in torch.optim.Adam(foreach=False)'s order",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("not modelled\n%v\nwant\n%v", got, want)

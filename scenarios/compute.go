@@ -203,6 +203,9 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if l.has("training.dropout") && (math.IsNaN(t.Dropout) || t.Dropout < 0 || t.Dropout >= 1) {
 		return l.errAlone("training.dropout", fmt.Sprintf("dropout=%s is out of range (use a probability in [0, 1) such as 0.1)", fmtFloat(t.Dropout)))
 	}
+	if l.has("training.max_grad_norm") && !(t.MaxGradNorm > 0 && t.MaxGradNorm <= math.MaxFloat32) {
+		return l.errAlone("training.max_grad_norm", fmt.Sprintf("max_grad_norm=%s is out of range (use a positive norm such as 1.0)", fmtFloat(t.MaxGradNorm)))
+	}
 	if !l.has("training.recompute_every") {
 		t.RecomputeEvery = 1
 	}

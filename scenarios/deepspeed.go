@@ -1469,6 +1469,9 @@ func (d *dsReader) clipping(m map[string]any) error {
 		c = GradClipNorm
 	}
 	d.set("training.grad_clip", string(c), "gradient_clipping "+describeJSON(v))
+	if f > 0 && f != DefaultMaxGradNorm {
+		d.set("training.max_grad_norm", fmtFloat(f), "gradient_clipping "+describeJSON(v))
+	}
 	return nil
 }
 

@@ -591,3 +591,22 @@ func TestImportDeepSpeedNegativeOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedClipNorm: gradient_clipping's value is training.max_grad_norm
+// when it is not 1.0, the key's default (zerosim verify clips by it).
+func TestDeepSpeedClipNorm(t *testing.T) {
+	for _, tc := range []struct{ clip, clipKey, norm string }{
+		{"0.5", "norm", "0.5"},
+		{"1.0", "norm", ""},
+		{"0", "none", ""},
+		{"2", "norm", "2"},
+	} {
+		d, err := ImportDeepSpeed("ds.json", []byte(`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": `+tc.clip+`}`), DeepSpeedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, n := d.Setting("training.grad_clip"), d.Setting("training.max_grad_norm"); g != tc.clipKey || n != tc.norm {
+			t.Errorf("gradient_clipping %s: grad_clip %q, max_grad_norm %q; want %q, %q", tc.clip, g, n, tc.clipKey, tc.norm)
+		}
+	}
+}

@@ -1228,6 +1228,9 @@ func (m *Megatron) readOptimizer(a *mgArgs) error {
 	}
 	if clip > 0 {
 		m.set("training.grad_clip", "norm", a.from("clip-grad", given, "1.0")+": clip_grad_norm over the global L2 norm every step")
+		if clip != DefaultMaxGradNorm {
+			m.set("training.max_grad_norm", fmtFloat(clip), a.from("clip-grad", given, "1.0")+": the max norm")
+		}
 	} else {
 		m.set("training.grad_clip", "none", a.from("clip-grad", given, "1.0")+": no clipping")
 	}

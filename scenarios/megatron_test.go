@@ -53,6 +53,11 @@ func TestImportMegatron(t *testing.T) {
 		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
 			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
 			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+		// --clip-grad other than 1.0 is training.max_grad_norm, which
+		// zerosim verify clips by (QA23 H1).
+		{name: "clip-grad 0.3", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --clip-grad 0.3",
+			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 1, ga: 16, arch: ArchLlama,
+			want: map[string]string{"grad_clip": "norm", "max_grad_norm": "0.3"}},
 		// --qk-layernorm (QA8 F10): q_layernorm and k_layernorm of
 		// kv_channels 128 each, RMSNorm weights, in every block
 		// (attention.py:711-729 at d580efc6): Llama 3 8B + 32 × 256.

@@ -92,6 +92,13 @@ const (
 	GradClipNorm GradClip = "norm"
 )
 
+// DefaultMaxGradNorm is training.max_grad_norm when unset: 1.0, the
+// default of every stack zerosim models (the Hugging Face Trainer's
+// max_grad_norm, DeepSpeed's gradient_clipping since v0.19.3
+// (deepspeed.go's clipping), Megatron-LM's --clip-grad, torchtitan's
+// training.max_norm).
+const DefaultMaxGradNorm = 1.0
+
 // ShardFP32 is training.shard_dtype: fp32, the rank's parameter shard kept
 // in fp32 as the optimizer's own parameter (PyTorch FSDP under a
 // mixed-precision policy), see memory/timeline.go.

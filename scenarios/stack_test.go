@@ -65,3 +65,36 @@ func TestStackKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestStackAdamL2Warning: a stack preset's weight_decay meeting an
+// optimizer: adam the file or a --set gives warns that Adam adds it to
+// the gradient (QA23 L5: default.yaml with stack megatron ran "weight
+// decay 0.01 (L2, added to the gradient)", neither Megatron's AdamW nor
+// torch.optim.Adam's default); a decay the user gives, or the stack's
+// own adamw, does not.
+func TestStackAdamL2Warning(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		warn bool
+	}{
+		{[]string{"stack=megatron", "training.optimizer=adam"}, true},
+		{[]string{"stack=torchtitan", "training.optimizer=adam"}, true},
+		{[]string{"stack=megatron"}, false}, // the stack's adamw
+		{[]string{"stack=megatron", "training.optimizer=adam", "training.weight_decay=0.05"}, false},
+		{[]string{"training.optimizer=adam", "training.weight_decay=0.05"}, false},
+	} {
+		s, err := Load("s.yaml", []byte(baseYAML), tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "Adam adds the decay to the gradient (L2)") {
+				got = true
+			}
+		}
+		if got != tc.warn {
+			t.Errorf("%v: warned %v, want %v (%q)", tc.sets, got, tc.warn, s.Warnings)
+		}
+	}
+}

@@ -97,11 +97,14 @@ type Torchtitan struct {
 	Optimizer                          Optimizer
 	OptimizerImpl                      OptimizerImpl
 	LR, Beta1, Beta2, Eps, WeightDecay float64
-	Recompute                          Recompute
-	RecomputeEvery                     int64
-	EarlyStop                          bool
-	Compile                            Compile
-	FP8                                FP8Recipe
+	// MaxNorm is training.max_norm, clip_grad_norm_'s max_norm (default
+	// 1.0): training.max_grad_norm when it is another positive value.
+	MaxNorm        float64
+	Recompute      Recompute
+	RecomputeEvery int64
+	EarlyStop      bool
+	Compile        Compile
+	FP8            FP8Recipe
 	// FP8BF16Gather: float8 linears whose weights FSDP2 gathers in bf16
 	// (enable_fsdp_float8_all_gather false, or a recipe without fp8
 	// all-gather): training.fp8_all_gather false.
@@ -1007,9 +1010,11 @@ func (t *Torchtitan) readTraining(d *ttDoc) error {
 		return d.errf(rdk, "training.mixed_precision_reduce = %s is not a dtype zerosim reduces in (use \"float32\" or \"bfloat16\")", strconv.Quote(rd))
 	}
 	t.src("reduce_dtype", d.show(rdk, "training.mixed_precision_reduce float32 (default)"))
-	if _, _, err := d.float(1, "training.max_norm"); err != nil {
+	mn, _, err := d.float(1, "training.max_norm")
+	if err != nil {
 		return err
 	}
+	t.MaxNorm = mn
 	return nil
 }
 
@@ -1384,6 +1389,9 @@ func (t *Torchtitan) Scenario() []byte {
 	// whatever max_norm is: the norm's read and the scaling's read and
 	// write are there either way.
 	w("  grad_clip: norm  # train.py calls clip_grad_norm_(max_norm) every step\n")
+	if t.MaxNorm > 0 && t.MaxNorm != DefaultMaxGradNorm {
+		w("  max_grad_norm: %s  # training.max_norm\n", ttFloat(t.MaxNorm))
+	}
 	w("  recompute: %s  # %s\n", t.Recompute, t.Sources["recompute"])
 	if t.RecomputeEvery > 1 {
 		w("  recompute_every: %d\n", t.RecomputeEvery)

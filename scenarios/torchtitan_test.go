@@ -261,3 +261,28 @@ func TestImportTorchtitanLlama3Debug(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTorchtitanMaxNorm: training.max_norm other than 1.0 is
+// training.max_grad_norm, which zerosim verify clips by; 1.0 writes
+// nothing (the key's default).
+func TestImportTorchtitanMaxNorm(t *testing.T) {
+	for _, tc := range []struct {
+		edits []string
+		want  float64
+	}{
+		{nil, 0},
+		{[]string{"max_norm = 1.0", "max_norm = 0.25"}, 0.25},
+	} {
+		tt, err := ImportTorchtitan("llama3_8b.toml", ttFile(t, "llama3_8b.toml", tc.edits...), ttH100x16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load("s.yaml", tt.Scenario(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Training.GradClip != GradClipNorm || s.Training.MaxGradNorm != tc.want {
+			t.Errorf("%v: grad_clip %s max_grad_norm %v, want norm %v", tc.edits, s.Training.GradClip, s.Training.MaxGradNorm, tc.want)
+		}
+	}
+}

@@ -337,6 +337,10 @@ type Training struct {
 	// GradClip is gradient clipping per optimizer step: none (unset) or
 	// norm (one more read, and a read and write, of the gradient shard).
 	GradClip GradClip `yaml:"grad_clip,omitempty"`
+	// MaxGradNorm is grad_clip norm's max_norm (clip_grad_norm_'s
+	// argument); 0 (unset) is DefaultMaxGradNorm. Only zerosim verify's
+	// numerics read it: the step's cost does not depend on it.
+	MaxGradNorm float64 `yaml:"max_grad_norm,omitempty"`
 	// FlatParamViews is PyTorch FSDP1's flat parameter: a unit's
 	// parameters are views of it (torch.split), so in every micro-step's
 	// backward autograd copies the unit's unsharded gradients into one flat

@@ -262,6 +262,20 @@ func (l *loader) warnExpandable(s *Scenario) {
 	l.warn(s, path, fmt.Sprintf("expandable_segments has no effect here: %s, and the caching allocator is simulated only under PyTorch FSDP (communication.boundary fsdp1, fsdp2 or fsdp2_head) at zero_stage 3 with nothing offloaded and memory.allocator_overhead unset; elsewhere the reserve is memory.allocator_overhead of the allocated peak (delete the key)", why))
 }
 
+// warnStackAdamL2 warns when a stack preset's training.weight_decay meets
+// an optimizer: adam the file or a --set gives (QA23 L5): every stack's
+// optimizer is AdamW, whose decay is decoupled, while Adam adds the decay
+// to the gradient (L2), so the run would neither be the stack's nor
+// torch.optim.Adam's default (weight decay 0).
+func (l *loader) warnStackAdamL2(s *Scenario) {
+	t := s.Training
+	if s.Stack == "" || t.Optimizer != OptimizerAdam || t.WeightDecay == 0 ||
+		!l.written("training.optimizer") || l.written("training.weight_decay") {
+		return
+	}
+	l.warn(s, "training.optimizer", fmt.Sprintf("optimizer adam with stack %s's weight_decay %s: Adam adds the decay to the gradient (L2), while the stack's AdamW decouples it; set optimizer: adamw to run the stack's optimizer, or weight_decay: 0 for plain Adam", s.Stack, fmtFloat(t.WeightDecay)))
+}
+
 // written reports whether the key at path is in the file or a --set, not
 // filled in by a stack preset.
 func (l *loader) written(path string) bool {

@@ -27,28 +27,33 @@ type verifyOpts struct {
 	drift       bool
 }
 
-func newVerifyCmd(a *app) *cobra.Command {
-	o := verifyOpts{}
-	cmd := &cobra.Command{
-		Use:   "verify [FILE]",
-		Short: "Run the real sharded numerics on a toy model and check every stage × K bit for bit",
-		Long: `verify trains a toy model (the scenario's model kind "mlp": seed 000's
+// verifyLong is verify --help's text.
+const verifyLong = `verify trains a toy model (the scenario's model kind "mlp": seed 000's
 residual MLP at hidden 16 and 13, 3 layers; any other kind: seed 002's
 260-parameter tiny transformer) on N = dp·cp simulated ranks for every ZeRO
 stage 0–3, every K dividing N and two bucket sizes (one bucket; 97 elements,
 which splits parameters across buckets and ranks), and compares every rank's
-fp32 master shard and bf16 parameters with unsharded training after every
-step, bit for bit. Gradients are summed exactly and rounded once to bf16, so
-the result depends neither on the order of the ranks nor on K
-(docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
-steps, optimizer and hyper-parameters (when it sets lr), padding and ZeRO++ quantization;
+fp32 master, Adam exp_avg and exp_avg_sq shards and bf16 parameters with
+unsharded training after every step, bit for bit. Gradients are summed
+exactly and rounded once to bf16, so the result depends neither on the order
+of the ranks nor on K: a pass says ZeRO's sharding, padding, bucketing,
+gathers and optimizer-state ownership reproduce unsharded training when every
+reduction is exact; with per-hop rounding, as NCCL's rings do, different K
+drift apart (--drift, docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
+steps, optimizer and hyper-parameters (when it sets lr), gradient clipping
+(grad_clip norm at max_grad_norm: each rank's sum of squares over its shard,
+all-reduced, summed exactly), padding and ZeRO++ quantization;
 the header and the JSON's not_modelled name what it does not follow
 (grad_accum > 1, micro_batch > 1, reduce_dtype or shard_dtype fp32, fp16
-parameters): a pass says nothing about them.
+parameters, fp8, dropout, an optimizer_impl other than seed,
+offload.optimizer, ep > 1, and any key not yet decided on): a pass says
+nothing about them.
 
 --corrupt-shard RANK:INDEX flips bit 16 of element INDEX of RANK's fp32 master
-shard after step --corrupt-step, in the scenario's own stage and K: verify
-must then fail and name the rank, step, parameter and element.
+shard after step --corrupt-step, in the scenario's own stage, K and bucket
+size (communication.bucket_size in bf16 elements when it cuts the toy's
+buffer, one bucket otherwise): verify must then fail and name the rank,
+step, parameter and element.
 
 --drift also trains with NCCL-like ring reductions (fp32, and bf16 per hop)
 and prints how far K = 1 and K = 4 (or the largest K ≤ 4 dividing N) drift
@@ -57,7 +62,14 @@ apart.
 --reference FILE checks a zerosim-reference/v1 file produced by PyTorch
 (kinds adam, bf16-round, toy-mlp) instead.
 
-Exit code 0 when everything matches, 1 on a mismatch, 2 on bad input.`,
+Exit code 0 when everything matches, 1 on a mismatch, 2 on bad input.`
+
+func newVerifyCmd(a *app) *cobra.Command {
+	o := verifyOpts{}
+	cmd := &cobra.Command{
+		Use:   "verify [FILE]",
+		Short: "Run the real sharded numerics on a toy model and check every stage × K bit for bit under exact reductions",
+		Long:  verifyLong,
 		Example: `  zerosim verify
   zerosim verify --set cluster.nodes=1 --set parallelism.dp=8 scenario.yaml
   zerosim verify --corrupt-shard 3:5 --corrupt-step 2
@@ -107,7 +119,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return inputError{errors.New(plain(err))}
 	}
 	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
-		NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
+		ClipMaxNorm: base.ClipNorm, NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
 	failed, first, err := verifyAll(rep, cfgs, a.err)
 	if err != nil && corrupt != nil {
 		// The one configuration is the corrupted one: an index past the
@@ -118,7 +130,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 		return err
 	}
 	if o.drift {
-		if rep.Drift, err = driftRows(base); err != nil {
+		if rep.Drift, rep.DriftNone, err = driftRows(base); err != nil {
 			return err
 		}
 	}
@@ -176,19 +188,23 @@ func verifyAll(rep *reports.VerifyReport, cfgs []numerics.Config, errOut io.Writ
 }
 
 // driftRows is --drift's table: the drift between K = 1 and K > 1 at
-// stage 1 in both native modes.
-func driftRows(base numerics.Config) ([]reports.DriftRow, error) {
+// stage 1 in both native modes; or, when no K from 2 to 4 divides N, no
+// rows and why (QA23 L8: N = 1 printed ten rows of K 1 vs K 1 zeros).
+func driftRows(base numerics.Config) ([]reports.DriftRow, string, error) {
 	if base.Quantized() {
 		// DriftModes trains at stage 1 with two K; ZeRO++ is stage 3 with
 		// K 1: "drift: numerics: drift K 1: numerics: qwZ/qgZ are ZeRO++,
 		// stage 3 with K 1 (got stage 1, K 1)".
-		return nil, inputError{errors.New("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+		return nil, "", inputError{errors.New("--drift compares K = 1 with K > 1 at stage 1, which ZeRO++ (communication.zero_quantized_weights, zero_quantized_gradients) does not allow: drop --drift (verify reports the quantized drift itself)")}
+	}
+	if base.N%2 != 0 && base.N%3 != 0 {
+		return nil, fmt.Sprintf("no K from 2 to 4 divides N = %d, so there is no second K to drift from", base.N), nil
 	}
 	d, err := numerics.DriftModes(base)
 	if err != nil {
-		return nil, inputError{errors.New(plain(err))}
+		return nil, "", inputError{errors.New(plain(err))}
 	}
-	return reports.NewDriftRows(d), nil
+	return reports.NewDriftRows(d), "", nil
 }
 
 // corruptionOf is the corruption --corrupt-shard and --corrupt-step ask

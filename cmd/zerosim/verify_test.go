@@ -154,6 +154,16 @@ func TestVerifyNotModelled(t *testing.T) {
 			"#   training.grad_accum 4: verify runs one micro-step per step",
 			"#   training.reduce_dtype fp32: verify runs an exact sum rounded once to bf16",
 		}, []string{"training.grad_accum", "training.reduce_dtype"}, 0, 0},
+		// QA23 H1: torchtitan's grad_clip norm and foreach kernel, fp8
+		// and offload printed a clean PASS with no caveat.
+		{[]string{"--set", "training.fp8=te", "--set", "offload.optimizer=cpu"}, []string{adam,
+			"# not modelled here (the pass says nothing about them):",
+			"#   training.fp8 te: verify runs bf16 GEMMs",
+			"#   offload.optimizer cpu: verify runs Adam on the GPU in torch.optim.Adam(foreach=False)'s order",
+		}, []string{"training.fp8", "offload.optimizer"}, 0, 0},
+		{[]string{"--set", "training.grad_clip=norm", "--set", "training.max_grad_norm=0.5"}, []string{adam,
+			"# clipping: global gradient 2-norm at most 0.5 (clip_grad_norm_; each rank's sum of squares over its shard, all-reduced)",
+		}, nil, 0, 0},
 		{[]string{"--set", "training.micro_batch=4", "--corrupt-shard", "3:5"}, []string{adam,
 			"# not modelled here (the pass says nothing about them):",
 			"#   training.micro_batch 4: verify runs the toy model's 2 sequences of 4 tokens per rank",
@@ -191,5 +201,28 @@ func TestVerifyNotModelled(t *testing.T) {
 				t.Errorf("JSON adam %+v, want weight decay %g", rep.Adam, tc.wd)
 			}
 		})
+	}
+}
+
+// TestVerifyDriftNone: --drift where no K from 2 to 4 divides N says so in
+// one line instead of a table of K 1 vs K 1 zeros (QA23 L8); the JSON
+// says it in drift_none.
+func TestVerifyDriftNone(t *testing.T) {
+	args := []string{"--drift", "--set", "parallelism.dp=1", "--set", "cluster.nodes=1", "--set", "cluster.gpus_per_node=1"}
+	out, errOut, code := runVerifyCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const line = "# native reduction drift: no K from 2 to 4 divides N = 1, so there is no second K to drift from\n"
+	if !strings.Contains(out, line) || strings.Contains(out, "between two K") {
+		t.Errorf("output\n%s\nwant the line %q and no drift table", out, line)
+	}
+	js, _, _ := runVerifyCLI(t, nil, append(args, "--json")...)
+	var rep reports.VerifyReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Drift) != 0 || !strings.HasPrefix(rep.DriftNone, "no K from 2 to 4 divides N = 1") {
+		t.Errorf("JSON drift %d rows, drift_none %q", len(rep.Drift), rep.DriftNone)
 	}
 }
