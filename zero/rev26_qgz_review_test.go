@@ -109,31 +109,38 @@ func TestUnitShapesFusedLayouts(t *testing.T) {
 // timed, not only counted: DeepSeek-V2-Lite's dense block.0 reruns wkv_a,
 // wo and w3, 227,633,266,688 FLOPs at t = 4,096 (TestOpRecomputeFLOPsOneRule),
 // so its backward under op is longer than under none by those FLOPs at the
-// GEMM rate (effectiveFLOPS), to the picosecond of the rounding.
+// GEMM rate (effectiveFLOPS), to the picosecond of the rounding; under
+// training.fp8 (torchao: the block's linears in fp8, FP8Linear) at the fp8
+// rate (effectiveFP8).
 func TestOpRecomputeTimesBackward(t *testing.T) {
 	const rerun = 227_633_266_688
-	bwd := map[string]int64{}
-	var eff float64
-	for _, rc := range []string{"none", "op"} {
-		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/deepseek-v2-lite.json, layers: 2, seq_len: 4096}\n" +
-			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: " + rc + ", attention: sdpa}\n"
-		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
-		if err != nil {
-			t.Fatal(err)
+	for _, fp8 := range []string{"", ", fp8: torchao"} {
+		bwd := map[string]int64{}
+		var eff float64
+		for _, rc := range []string{"none", "op"} {
+			doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/deepseek-v2-lite.json, layers: 2, seq_len: 4096}\n" +
+				"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: " + rc + ", attention: sdpa" + fp8 + "}\n"
+			s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs, err := Costs(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bwd[rc] = int64(costs[unitNamed(t, s, "block.0")].Bwd)
+			e, err := effectiveFLOPS(s)
+			if fp8 != "" {
+				e, err = effectiveFP8(s)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			eff = float64(e)
 		}
-		costs, err := Costs(s)
-		if err != nil {
-			t.Fatal(err)
+		want := float64(rerun) * 1e12 / eff // ps
+		if d := float64(bwd["op"] - bwd["none"]); d < want-1 || d > want+1 {
+			t.Errorf("block.0%s: backward under op − under none = %.0f ps, want %.0f ps (%d FLOPs at %.0f FLOP/s)", fp8, d, want, int64(rerun), eff)
 		}
-		bwd[rc] = int64(costs[unitNamed(t, s, "block.0")].Bwd)
-		e, err := effectiveFLOPS(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eff = float64(e)
-	}
-	want := float64(rerun) * 1e12 / eff // ps
-	if d := float64(bwd["op"] - bwd["none"]); d < want-1 || d > want+1 {
-		t.Errorf("block.0: backward under op − under none = %.0f ps, want %.0f ps (%d FLOPs at %.0f FLOP/s)", d, want, int64(rerun), eff)
 	}
 }
