@@ -306,7 +306,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 			break
 		}
 	}
-	return BlockDims{BiasedLinears: m.Architecture == "GptOssForCausalLM", Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{BiasedLinears: m.Architecture == "GptOssForCausalLM", LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -368,6 +368,7 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 		d.OutputGate, d.LinearAttention = x.OutputGate, x.LinearAttention
 		d.QKNorm, d.Norms, d.AttnSoftcap = x.QKNorm, x.Norms, x.AttnSoftcap
 		d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim = x.LinearKeyHeads, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim
+		d.LinearSplitProj = x.LinearAttention != "" && d.LinearSplitProj
 	}
 	return d
 }

@@ -220,7 +220,7 @@ func (m *Model) blockShapes(style string, d *BlockDims, params int64) [][]int64 
 	switch {
 	case d.LinearAttention == LinearGatedDeltaNet:
 		kw, vw, hv := d.LinearKeyHeads*d.LinearKeyHeadDim, d.LinearValueHeads*d.LinearValueHeadDim, d.LinearValueHeads
-		if strings.HasPrefix(m.Architecture, "Qwen3_5") {
+		if GDNSplitProjections(m.Architecture) {
 			// Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a
 			// (hfQwenHybrid): Qwen3-Next's two fused projections split.
 			out = append(out, []int64{2*kw + vw, h}, []int64{vw, h}, []int64{hv, h}, []int64{hv, h})
