@@ -189,7 +189,10 @@ func TestOpPolicyMMParity(t *testing.T) {
 // norm_topk_prob) at s = 4096, b = 1: the experts' rows keep
 // 4096·8·(4·2048 + 6·768) = 419,430,400 B; the router's tensors
 // (RouterTensors) 4·t·E + 8·t·k + 4·t·k + 4·t + 16·t·k + 2·t·k =
-// 4096·756 = 3,096,576 B.
+// 4096·756 = 3,096,576 B. torchtitan's qwen3 save list
+// (torchtitan/models/qwen3/infra/parallelize.py lines 39-53 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1) has no all_to_all_single:
+// under it (saveA2A false) ep 16 keeps nothing either.
 func TestOpPolicyRoutedExperts(t *testing.T) {
 	d := &scenarios.BlockDims{Hidden: 2048, Experts: 128, TopK: 8, ExpertFFN: 768, Router: scenarios.RouterSoftmaxTopK, RouterNorm: true}
 	const rows, router = 419_430_400, 3_096_576
@@ -197,15 +200,17 @@ func TestOpPolicyRoutedExperts(t *testing.T) {
 	for _, c := range []struct {
 		policy            scenarios.Recompute
 		ep                int
+		saveA2A           bool
 		stored, transient int64
 	}{
-		{scenarios.RecomputeNone, 1, rows + router, 0},
-		{scenarios.RecomputeFull, 1, 0, rows + router},
-		{scenarios.RecomputeOp, 1, 0, rows + router},
-		{scenarios.RecomputeOp, 16, a2a, rows + router - a2a},
-		{scenarios.RecomputeSelective, 16, rows + router, 0},
+		{scenarios.RecomputeNone, 1, true, rows + router, 0},
+		{scenarios.RecomputeFull, 1, true, 0, rows + router},
+		{scenarios.RecomputeOp, 1, true, 0, rows + router},
+		{scenarios.RecomputeOp, 16, true, a2a, rows + router - a2a},
+		{scenarios.RecomputeOp, 16, false, 0, rows + router},
+		{scenarios.RecomputeSelective, 16, true, rows + router, 0},
 	} {
-		st, tr, err := moeActivation(4096, 1, d, c.policy, false, c.ep)
+		st, tr, err := moeActivation(4096, 1, d, c.policy, false, c.ep, c.saveA2A)
 		if err != nil {
 			t.Fatal(err)
 		}
