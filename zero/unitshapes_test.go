@@ -293,3 +293,34 @@ func TestQGZLlama31_70BBlock(t *testing.T) {
 		t.Errorf("block.79's inter-node all-to-all buffers %v, want [53536768] (26,768,384 B to the other node)", rail)
 	}
 }
+
+// TestQGZFallbackPaddedPerTensor: DeepSpeed's all_to_all_quant_reduce
+// (deepspeed/runtime/comm/coalesced_collectives.py at
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641) reduce-scatters each 1-D
+// tensor, and each tensor whose numel is not a multiple of 2·world, alone:
+// reduce_scatter_coalesced([tensor]) pads it to ceil(numel/world)·world.
+// Llama 3.1 70B's block on 3 nodes of 8 (world 24): no tensor is a
+// multiple of 48 (all are powers of two times 1 or 7), so all fall back:
+// the norms 8192 → 342·24 = 8208 (two), wq and wo 8192² → 2,796,203·24 =
+// 67,108,872 (two), wk and wv 1024·8192 → 349,526·24 = 8,388,624 (two),
+// w1, w3, w2 28672·8192 → 9,786,710·24 = 234,881,040 (three):
+// 855,654,528 elements, 1,711,309,056 B; padding their sum
+// 855,654,400 once would give 855,654,408, 1,711,308,816 B.
+func TestQGZFallbackPaddedPerTensor(t *testing.T) {
+	y := "version: 1\ncluster: {nodes: 3, gpus_per_node: 8, gpu: B200}\nmodel: {preset: llama3.1-70b, seq_len: 4096}\nparallelism: {dp: 24, zero_stage: 3}\ncommunication: {zero_quantized_gradients: true}\n"
+	s, err := scenarios.Load("x.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.Model.LayerList[len(s.Model.LayerList)-3]
+	if l.Name != "block.79" {
+		t.Fatalf("unit is %s", l.Name)
+	}
+	g, err := qgzPlan(&s.Model, l, 24, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Elems != 0 || g.Fallback != 1_711_309_056 {
+		t.Errorf("block.79 qgZ %d elements, fallback %d B; want 0, 1,711,309,056", g.Elems, g.Fallback)
+	}
+}
