@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestUnitShapesSumToParams(t *testing.T) {
 				bad++
 				continue
 			}
-			for _, sh := range unitShapes(m, l) {
+			for _, sh := range m.UnitShapes(l) {
 				p := int64(1)
 				for _, d := range sh {
 					p *= d
@@ -102,7 +103,7 @@ func TestUnitShapesSumToParams(t *testing.T) {
 			}
 			if n != int64(l.Params) {
 				if bad < 3 {
-					t.Errorf("%s: %s: shapes %v hold %d elements, the unit %d", name, l.Name, unitShapes(m, l), n, l.Params)
+					t.Errorf("%s: %s: shapes %v hold %d elements, the unit %d", name, l.Name, m.UnitShapes(l), n, l.Params)
 				}
 				bad++
 			}
@@ -322,5 +323,64 @@ func TestQGZFallbackPaddedPerTensor(t *testing.T) {
 	}
 	if g.Elems != 0 || g.Fallback != 1_711_309_056 {
 		t.Errorf("block.79 qgZ %d elements, fallback %d B; want 0, 1,711,309,056", g.Elems, g.Fallback)
+	}
+}
+
+// TestQGZSkipsNoGradTensors: qgZ reduces gradients, and two tensors of a
+// MoE block's router get none: ERNIE 4.5's moe_statics.e_score_correction_bias
+// (1, E), nn.Parameter(…, requires_grad=False) (Ernie4_5_MoeStatics), and
+// the DeepSeek-V3 router's e_score_correction_bias (E), a buffer
+// (DeepseekV3TopkRouter, transformers modeling_deepseek_v3.py @
+// f5a9ec512fa9fe69e51ea0c6388c68d50de567b3). ERNIE-4.5-21B-A3B's block.3
+// on 2 nodes of 8 (world 16, 2·world 32): its 2-D tensors q, o 2560², k, v
+// 512·2560, the gate 64·2560, the shared expert's 3·3072·2560 all divide
+// by 32: 39,485,440 elements through the all-to-alls (the (1, 64) would
+// have added 64), the two norms 2·2560 reduce-scattered, 10,240 B. The
+// parameter shapes still hold them; gpt-oss keeps its router's trainable
+// bias (32).
+func TestQGZSkipsNoGradTensors(t *testing.T) {
+	ms := shapesModels(t)
+	for _, c := range []struct {
+		file, unit string
+		dropped    []int64
+	}{
+		{"../scenarios/testdata/hf-extra/ernie-4.5-21b-a3b-pt.json", "block.3", []int64{1, 64}},
+		{"../scenarios/testdata/hf-extra/deepseek-v3.json", "block.3", []int64{256}},
+		{"../scenarios/testdata/hf-extra/gpt-oss-20b.json", "block.0", nil},
+	} {
+		m := ms[c.file]
+		if m == nil {
+			t.Fatalf("no model %s", c.file)
+		}
+		var l *scenarios.Layer
+		for i := range m.LayerList {
+			if m.LayerList[i].Name == c.unit {
+				l = &m.LayerList[i]
+			}
+		}
+		if l == nil {
+			t.Fatalf("%s: no %s", c.file, c.unit)
+		}
+		all, grad := m.UnitShapes(*l), unitShapes(m, *l)
+		want := len(all)
+		if c.dropped != nil {
+			want--
+		}
+		if len(grad) != want {
+			t.Errorf("%s %s: %d gradient tensors of %d, want %d", c.file, c.unit, len(grad), len(all), want)
+		}
+		if c.dropped != nil && slices.ContainsFunc(grad, func(x []int64) bool { return slices.Equal(x, c.dropped) }) {
+			t.Errorf("%s %s: gradient tensors %v hold %v", c.file, c.unit, grad, c.dropped)
+		}
+		if !strings.Contains(c.file, "ernie") {
+			continue
+		}
+		g, err := qgzPlan(m, *l, 16, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Elems != 39_485_440 || g.Fallback != 10_240 {
+			t.Errorf("ERNIE block.3: qgZ %d elements, fallback %d B; want 39,485,440 and 10,240", g.Elems, g.Fallback)
+		}
 	}
 }

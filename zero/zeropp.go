@@ -156,12 +156,13 @@ func qgzPlan(m *scenarios.Model, l scenarios.Layer, world, local int) (qgzUnit, 
 	return u, nil
 }
 
-// unitShapes lists a unit's parameter tensor shapes: the ones the scenario
+// unitShapes lists a unit's gradient tensor shapes: the ones the scenario
 // resolved (scenarios.Model.UnitShapes: the layer's tensors, or those its
-// dims imply, holding exactly its params), or, for a unit without any, one
+// dims imply, holding exactly its params, less those that get no gradient:
+// UnitGradShapes), or, for a unit without any, one
 // [numel/4096, 4096] matrix (a 1-D tensor when 4096 does not divide numel).
 func unitShapes(m *scenarios.Model, l scenarios.Layer) [][]int64 {
-	if sh := m.UnitShapes(l); sh != nil {
+	if sh := m.UnitGradShapes(l); sh != nil {
 		return sh
 	}
 	n := int64(l.Params)
