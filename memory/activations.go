@@ -147,7 +147,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 			case l.ActivationBytes < 0:
 				return nil, nil, nil, fmt.Errorf("model.layer_list[%d] %q: activation_bytes %d < 0", u, l.Name, l.ActivationBytes)
 			case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0:
-				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP)
+				stored[u], transient[u], err = moeActivation(base.Seq, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP, OpSavesAllToAll(s))
 				tensors[u] = one(stored[u], transient[u])
 			case l.Block:
 				d := blockDims(base, l)
@@ -244,7 +244,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
 			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP)
+			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP, OpSavesAllToAll(s))
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -306,7 +306,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 			break
 		}
 	}
-	return BlockDims{BiasedLinears: m.Architecture == "GptOssForCausalLM", Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{BiasedLinears: m.Architecture == "GptOssForCausalLM", LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -320,6 +320,21 @@ func UnitOpRecomputedMMFLOPs(s *scenarios.Scenario, u int) (int64, error) {
 	d := blockDims(baseDims(s), s.Model.LayerList[u])
 	d.RouterExperts = routerGateExperts(s.Model.LayerList, u)
 	return OpRecomputedMMFLOPs(d)
+}
+
+// OpSavesAllToAll reports whether torchtitan's op policy saves the
+// expert-parallel all-to-alls' outputs for s's model: its save list holds
+// torch.ops._c10d_functional.all_to_all_single.default in
+// torchtitan/models/deepseek_v3, llama4 and gpt_oss infra/parallelize.py
+// but not in qwen3's (torchtitan/models/qwen3/infra/parallelize.py lines
+// 39-53 at 238fa9953e4aec2a62582121564273d7cbb1e9f1), whose MoE model
+// the torchtitan importer and the HF importer both give the architecture
+// Qwen3MoeForCausalLM. Under qwen3's list the all-to-alls are recomputed:
+// rerun in backward (zero's recomputeA2A) and not kept (moeActivation).
+// Every other model, which torchtitan at that commit does not build, is
+// counted with the deepseek_v3 list.
+func OpSavesAllToAll(s *scenarios.Scenario) bool {
+	return s.Model.Architecture != "Qwen3MoeForCausalLM"
 }
 
 // routerGateExperts is the routed experts of the MoE layer block u holds
@@ -368,6 +383,7 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 		d.OutputGate, d.LinearAttention = x.OutputGate, x.LinearAttention
 		d.QKNorm, d.Norms, d.AttnSoftcap = x.QKNorm, x.Norms, x.AttnSoftcap
 		d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim = x.LinearKeyHeads, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim
+		d.LinearSplitProj = x.LinearAttention != "" && d.LinearSplitProj
 	}
 	return d
 }
@@ -439,11 +455,11 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 // all_to_all_single_autograd (torchtitan/distributed/expert_parallel.py
 // at that commit, _token_dispatch and _token_combine), whose
 // _c10d_functional.all_to_all_single the deepseek_v3, llama4 and gpt_oss
-// save lists hold (their infra/parallelize.py; qwen3's does not, and is
-// not told apart here): the tokens each rank receives for its experts and
-// the expert outputs it receives back, 2·h bytes per (token, expert) row
-// each, are kept, the rest rebuilt.
-func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute, megatron bool, ep int) (stored, transient int64, err error) {
+// save lists hold (their infra/parallelize.py; qwen3's does not:
+// saveA2A, OpSavesAllToAll): the tokens each rank receives for its
+// experts and the expert outputs it receives back, 2·h bytes per (token,
+// expert) row each, are kept, the rest rebuilt.
+func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute, megatron bool, ep int, saveA2A bool) (stored, transient int64, err error) {
 	expert := ExpertActivation
 	if megatron {
 		expert = MegatronExpertActivation
@@ -470,7 +486,7 @@ func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recom
 	} else {
 		stored = c.Add(stored, r)
 	}
-	if recompute == scenarios.RecomputeOp && ep > 1 {
+	if recompute == scenarios.RecomputeOp && ep > 1 && saveA2A {
 		// Both are among the rows rebuilt above (ExpertActivation's
 		// dispatched input and expert output).
 		stored = min(c.Mul(s, b, d.TopK, 4, d.Hidden), transient)

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -15,7 +14,13 @@ import (
 // 238fa9953e4aec2a62582121564273d7cbb1e9f1) saves the outputs of the
 // odd-numbered aten.mm calls of a checkpointed block, counted from 1 in
 // forward order, and of the attention kernel; the kept mm outputs are
-// listed where they run. t = 4,096 tokens (s = 4,096, b = 1) in every row.
+// listed where they run. The router gate of a MoE block, and any mm with
+// its rhs shape (h, E), is recomputed and not counted: torchtitan's
+// default per_op_sac_force_recompute_mm_shapes_by_fqns ["moe.router.gate"]
+// (torchtitan/config/job_config.py lines 661-663 at that commit) and
+// _custom_policy's early PREFER_RECOMPUTE before meta[mm_count_key] += 1
+// (activation_checkpoint.py lines 110-113); it is "(gate)" below.
+// t = 4,096 tokens (s = 4,096, b = 1) in every row.
 //
 // The rebuilt list is every other tensor of BlockTensors: its sum is the
 // block's bytes without checkpointing less the kept tensors that are
@@ -71,7 +76,7 @@ func TestOpPolicyMMParity(t *testing.T) {
 		v3Attn = 2 * tk * 128 * 128  // SDPA's output (o_proj's input)
 		v3LSE  = 4 * 128 * tk        // its log-sum-exp
 		v3W3   = 2 * tk * 18432      // w3's output
-		v3SW1  = 2 * tk * 2048       // the shared expert's w1 output
+		v3SW3  = 2 * tk * 2048       // the shared expert's w3 output
 		lIn    = 2 * tk * 2048       // V2-Lite block input, wo's and w2's outputs
 		lQ     = 2 * tk * 16 * 192   // wq's output
 		lKVb   = 2 * tk * 16 * 256   // wkv_b's output (k_nope and v)
@@ -79,8 +84,7 @@ func TestOpPolicyMMParity(t *testing.T) {
 		lPad   = 2 * tk * 16 * 192   // flash's output padded to d_qk
 		lLSE   = 4 * 16 * tk         // log-sum-exp
 		lW1    = 2 * tk * 10944      // w1's output
-		lGate  = 2 * tk * 64         // the router gate's output
-		lSW3   = 2 * tk * 2816       // the shared experts' w3 output
+		lSW1   = 2 * tk * 2816       // the shared experts' w1 output
 		llIn   = 2 * tk * 4096       // Llama
 		llKV   = 2 * tk * 1024       // wv's output
 		llLSE  = 4 * 32 * tk         // log-sum-exp
@@ -91,7 +95,6 @@ func TestOpPolicyMMParity(t *testing.T) {
 		gFC1   = 2 * tk * 4096       // fc1's output
 		dIn    = 2 * tk * 2048       // GDN block input, out_proj's and the shared down_proj's outputs
 		dQKVZ  = 2 * tk * (2*2048 + 2*4096)
-		dSW1   = 2 * tk * 512
 		oIn    = 2 * tk * 2880 // gpt-oss block input
 		oAttn  = 2 * tk * 64 * 64
 		oLSE   = 4 * 64 * tk
@@ -100,6 +103,11 @@ func TestOpPolicyMMParity(t *testing.T) {
 	)
 	if v3Qa+v3KVa+v3In != 76_021_760 || v3Prev != 461_373_440 {
 		t.Fatalf("hand count: mm outputs kept beside the list %d, Llama numbering %d", v3Qa+v3KVa+v3In, v3Prev)
+	}
+	// The DeepSeek-V3 MoE block keeps 287,834,112 B (the gate counted,
+	// it kept the shared w1 and w2 outputs instead of w3's: 346,554,368).
+	if v := v3In + v3Qa + v3KVa + v3Attn + v3LSE + v3In + v3SW3; v != 287_834_112 {
+		t.Fatalf("hand count: DeepSeek-V3 MoE block %d", v)
 	}
 	for _, c := range []struct {
 		name string
@@ -113,9 +121,9 @@ func TestOpPolicyMMParity(t *testing.T) {
 	}{
 		// wq_a 1*, wq_b 2, wkv_a 3*, wkv_b 4, wo 5*, w1 6, w3 7*, w2 8.
 		{"DeepSeek-V3 dense", v3, []int64{v3In, v3Qa, v3KVa, v3Attn, v3LSE, v3In, v3W3}, v3Attn + v3LSE + v3W3, 0},
-		// ... wo 5*, gate 6, shared w1 7*, w3 8, w2 9* (only the sum
+		// ... wo 5*, (gate), shared w1 6, w3 7*, w2 8 (only the sum
 		// with the routed experts' output reads it).
-		{"DeepSeek-V3 MoE", v3moe, []int64{v3In, v3Qa, v3KVa, v3Attn, v3LSE, v3In, v3SW1, v3In}, v3Attn + v3LSE + v3SW1, 0},
+		{"DeepSeek-V3 MoE", v3moe, []int64{v3In, v3Qa, v3KVa, v3Attn, v3LSE, v3In, v3SW3}, v3Attn + v3LSE + v3SW3, 0},
 		// Compiled (the block input is kept without checkpointing too):
 		// wq_a's output is the q_a norm's kept 16-bit input,
 		// kv_a's first r_kv columns a view of wkv_a's; wo's output, read
@@ -126,21 +134,26 @@ func TestOpPolicyMMParity(t *testing.T) {
 		{"DeepSeek-V2-Lite dense sdpa", lite, []int64{lIn, lQ, lKVb, lAttn, lLSE, lW1, lIn}, lKVb + lAttn + lLSE + lW1, 0},
 		// flash pads v: wkv_b's output is no kept tensor.
 		{"DeepSeek-V2-Lite dense flash", liteFlash, []int64{lIn, lQ, lKVb, lPad, lLSE, lW1, lIn}, lPad + lLSE + lW1, 0},
-		// wq 1*, wkv_a 2, wkv_b 3*, wo 4, gate 5*, shared w1 6, w3 7*, w2 8.
-		{"DeepSeek-V2-Lite MoE", liteMoE, []int64{lIn, lQ, lKVb, lAttn, lLSE, lGate, lSW3}, lKVb + lAttn + lLSE + lSW3, 0},
+		// wq 1*, wkv_a 2, wkv_b 3*, wo 4, (gate), shared w1 5*, w3 6,
+		// w2 7* (only the sum reads it: kept beside the list).
+		{"DeepSeek-V2-Lite MoE", liteMoE, []int64{lIn, lQ, lKVb, lAttn, lLSE, lSW1, lIn}, lKVb + lAttn + lLSE + lSW1, 0},
 		// wq 1*, wk 2, wv 3*, wo 4, w1 5*, w3 6, w2 7*.
 		{"Llama 3 8B", llama, []int64{llIn, llIn, llKV, llIn, llLSE, llW1, llIn}, llIn + llLSE + llW1, 0},
 		// qkv 1* (q, k, v views of it), proj 2, fc1 3*, fc2 4.
 		// LayerNorm keeps the block input without checkpointing too.
 		{"GPT", gpt, []int64{gIn, gQKV, gIn, gLSE, gFC1}, gIn + gIn + gLSE + gFC1, 3 * gIn},
-		// in_proj_qkvz 1*, in_proj_ba 2, out_proj 3*, gate 4, shared w1
-		// 5*, w3 6, w2 7* (the gate's product keeps it), shared gate 8.
-		// wq 1* (query and gate, 2·t·2·a·d), wk 2, wv 3* (flash's v is
-		// a view of it), wo 4, gate 5*, shared w1 6, w3 7*, w2 8, shared
-		// gate 9*.
-		{"Qwen3-Next gated attention MoE", gated, []int64{dIn, 2 * tk * 2 * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 16 * tk, 2 * tk * 512, dSW1, 2 * tk},
-			2*tk*4096 + 4*16*tk + dSW1, 2 * tk * 512},
-		{"Qwen3-Next GDN MoE", gdn, []int64{dIn, dQKVZ, dIn, dSW1, dIn}, dSW1 + dIn, 0},
+		// Qwen3-Next's 512 experts at h 2048 give the gate the rhs
+		// shape (2048, 512) of its k_proj and v_proj (2 kv heads of 256)
+		// and of its shared expert's gate_proj and up_proj (512 wide):
+		// all of them are forced. wq 1* (query and gate, 2·t·2·a·d),
+		// (wk), (wv) (flash's v, a view of it, is rebuilt), wo 2,
+		// (gate), (shared w1), (w3), w2 3* (the gate's product keeps
+		// it), shared gate 4.
+		{"Qwen3-Next gated attention MoE", gated, []int64{dIn, 2 * tk * 2 * 4096, 2 * tk * 4096, 4 * 16 * tk, dIn},
+			2*tk*4096 + 4*16*tk + dIn, 0},
+		// in_proj_qkvz 1*, in_proj_ba 2, out_proj 3*, (gate), (shared
+		// w1), (w3), w2 4, shared gate 5* (2·t, only the sigmoid reads it).
+		{"Qwen3-Next GDN MoE", gdn, []int64{dIn, dQKVZ, dIn, 2 * tk}, 0, 0},
 		// q, k, v, o and the router gate run addmm, the experts
 		// _grouped_mm: no mm, nothing kept but the input and the
 		// attention kernel's outputs; q, k and v are rebuilt.
@@ -176,7 +189,10 @@ func TestOpPolicyMMParity(t *testing.T) {
 // norm_topk_prob) at s = 4096, b = 1: the experts' rows keep
 // 4096·8·(4·2048 + 6·768) = 419,430,400 B; the router's tensors
 // (RouterTensors) 4·t·E + 8·t·k + 4·t·k + 4·t + 16·t·k + 2·t·k =
-// 4096·756 = 3,096,576 B.
+// 4096·756 = 3,096,576 B. torchtitan's qwen3 save list
+// (torchtitan/models/qwen3/infra/parallelize.py lines 39-53 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1) has no all_to_all_single:
+// under it (saveA2A false) ep 16 keeps nothing either.
 func TestOpPolicyRoutedExperts(t *testing.T) {
 	d := &scenarios.BlockDims{Hidden: 2048, Experts: 128, TopK: 8, ExpertFFN: 768, Router: scenarios.RouterSoftmaxTopK, RouterNorm: true}
 	const rows, router = 419_430_400, 3_096_576
@@ -184,15 +200,17 @@ func TestOpPolicyRoutedExperts(t *testing.T) {
 	for _, c := range []struct {
 		policy            scenarios.Recompute
 		ep                int
+		saveA2A           bool
 		stored, transient int64
 	}{
-		{scenarios.RecomputeNone, 1, rows + router, 0},
-		{scenarios.RecomputeFull, 1, 0, rows + router},
-		{scenarios.RecomputeOp, 1, 0, rows + router},
-		{scenarios.RecomputeOp, 16, a2a, rows + router - a2a},
-		{scenarios.RecomputeSelective, 16, rows + router, 0},
+		{scenarios.RecomputeNone, 1, true, rows + router, 0},
+		{scenarios.RecomputeFull, 1, true, 0, rows + router},
+		{scenarios.RecomputeOp, 1, true, 0, rows + router},
+		{scenarios.RecomputeOp, 16, true, a2a, rows + router - a2a},
+		{scenarios.RecomputeOp, 16, false, 0, rows + router},
+		{scenarios.RecomputeSelective, 16, true, rows + router, 0},
 	} {
-		st, tr, err := moeActivation(4096, 1, d, c.policy, false, c.ep)
+		st, tr, err := moeActivation(4096, 1, d, c.policy, false, c.ep, c.saveA2A)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,28 +220,41 @@ func TestOpPolicyRoutedExperts(t *testing.T) {
 	}
 }
 
-// TestOpPolicyRouterGateWired: a scenario's MoE block counts its router
-// gate among its mms (routerGateExperts: the routed experts are the next
-// unit). Qwen3-30B-A3B (no shared expert, 128 experts, GQA 32/4 heads of
-// 128, hidden 2048) at s = 4096, b = 1, sdpa: wq 1*, wk 2, wv 3*, wo 4,
-// gate 5*, so block.0 keeps, in forward order, its input 2·t·h, wq's
-// output 2·t·4096, wv's 2·t·512, the attention output 2·t·4096 and
-// log-sum-exp 4·32·t, and last the gate's 2·t·128 = 1,048,576 B. A
-// gpt-oss-20b block, whose linears all have biases, keeps no mm output.
+// TestOpPolicyRouterGateWired: a scenario's MoE block runs its router
+// gate (routerGateExperts: the routed experts are the next unit), which
+// torchtitan's op policy recomputes without counting it
+// (per_op_sac_force_recompute_mm_shapes_by_fqns's default
+// ["moe.router.gate"], torchtitan/config/job_config.py lines 661-663 and
+// torchtitan/distributed/activation_checkpoint.py lines 110-113 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1): it keeps nothing of it and
+// reruns it. s = 4096, b = 1:
+//
+//   - Qwen3-30B-A3B (no shared expert, 128 experts, GQA 32/4 heads of
+//     128, hidden 2048), sdpa: wq 1*, wk 2, wv 3*, wo 4, (gate), so
+//     block.0 keeps, in forward order, its input 2·t·h, wq's output
+//     2·t·4096, wv's 2·t·512, the attention output 2·t·4096 and
+//     log-sum-exp 4·32·t (counted, the gate would have been 5* and kept
+//     2·t·128 = 1,048,576 B more); it reruns wk, wo and the gate,
+//     2·t·2048·(512 + 4096 + 128) = 79,456,894,976 FLOPs.
+//   - Mixtral-8x7B (h 4096, 32/8 heads of 128, 8 experts) at ep 8, flash:
+//     block.0 keeps 2·t·4096 + 2·t·4096 + 2·t·1024 (flash's v is a view of
+//     wv's output) + 2·t·4096 + 4·32·t = 109,576,192 B (not 109,641,728
+//     with the gate's 2·t·8), and reruns 2·t·4096·(1024 + 4096 + 8) =
+//     172,067,127,296 FLOPs.
+//   - gpt-oss-20b, whose linears all have biases, keeps no mm output.
 func TestOpPolicyRouterGateWired(t *testing.T) {
 	const tk = 4096
 	for _, c := range []struct {
-		config string
-		keep   []int64
+		config, par, attention string
+		keep                   []int64
+		flops                  int64
 	}{
-		{"hf-extra/qwen3-30b-a3b.json", []int64{2 * tk * 2048, 2 * tk * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 32 * tk, 2 * tk * 128}},
-		{"hf-extra/gpt-oss-20b.json", []int64{2 * tk * 2880, 2 * tk * 4096, 4 * 64 * tk}},
+		{"hf-extra/qwen3-30b-a3b.json", "dp: 8", "sdpa", []int64{2 * tk * 2048, 2 * tk * 4096, 2 * tk * 512, 2 * tk * 4096, 4 * 32 * tk}, 79_456_894_976},
+		{"hf/mixtral-8x7b/config.json", "dp: 8, ep: 8", "flash", []int64{2 * tk * 4096, 2 * tk * 4096, 2 * tk * 1024, 2 * tk * 4096, 4 * 32 * tk}, 172_067_127_296},
+		{"hf-extra/gpt-oss-20b.json", "dp: 8", "flash", []int64{2 * tk * 2880, 2 * tk * 4096, 4 * 64 * tk}, -1},
 	} {
 		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: " + c.config + ", layers: 2, seq_len: 4096}\n" +
-			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op, attention: sdpa}\n"
-		if strings.Contains(c.config, "gpt-oss") {
-			doc = strings.Replace(doc, "attention: sdpa", "attention: flash", 1)
-		}
+			"parallelism: {" + c.par + ", zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op, attention: " + c.attention + "}\n"
 		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -233,12 +264,19 @@ func TestOpPolicyRouterGateWired(t *testing.T) {
 			t.Fatal(err)
 		}
 		found := false
-		for _, ui := range r.Units {
-			if ui.Name == "block.0" {
-				found = true
-				if !slices.Equal(ui.ActivationTensors, c.keep) {
-					t.Errorf("%s: block.0 keeps %v, want %v", c.config, ui.ActivationTensors, c.keep)
-				}
+		for u, ui := range r.Units {
+			if ui.Name != "block.0" {
+				continue
+			}
+			found = true
+			if !slices.Equal(ui.ActivationTensors, c.keep) {
+				t.Errorf("%s: block.0 keeps %v, want %v", c.config, ui.ActivationTensors, c.keep)
+			}
+			if c.flops < 0 {
+				continue
+			}
+			if f, err := UnitOpRecomputedMMFLOPs(s, u); err != nil || f != c.flops {
+				t.Errorf("%s: block.0 reruns %d FLOPs (%v), want %d", c.config, f, err, c.flops)
 			}
 		}
 		if !found {

@@ -88,9 +88,10 @@ type BlockDims struct {
 	SharedFFN  int64
 	SharedGate bool
 	// RouterExperts is the number of routed experts of the MoE layer the
-	// block holds (its routed experts are the next unit), when its router
-	// gate is an mm of the block's forward (0: none, or a gate with a
-	// bias, an addmm): only the op policy's mm count reads it (opParity).
+	// block holds (its routed experts are the next unit; 0: none): its
+	// router gate is an mm of the block's forward (an addmm under
+	// BiasedLinears) that the op policy always recomputes and does not
+	// count (opParity): only the op policy reads it.
 	RouterExperts int64
 	// BiasedLinears: every linear of the block carries a bias (gpt-oss:
 	// attention_bias, and its router's gate_bias=True in
@@ -114,6 +115,11 @@ type BlockDims struct {
 	LinearAttention                      string
 	LinearKeyHeads, LinearValueHeads     int64
 	LinearKeyHeadDim, LinearValueHeadDim int64
+	// LinearSplitProj: the Gated DeltaNet runs Qwen3.5's four input
+	// projections in_proj_qkv, in_proj_z, in_proj_b, in_proj_a instead of
+	// Qwen3-Next's in_proj_qkvz and in_proj_ba
+	// (scenarios.GDNSplitProjections; gatedDeltaNet).
+	LinearSplitProj bool
 	// SDPAMask: the block's SDPA call gets transformers' materialised
 	// sliding-window or chunked mask (sdpaMask, sdpamask.go), and keeps
 	// the additive bias it makes of it for backward.
@@ -501,9 +507,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// scores = self.gate(x) (line 312), a Linear(dim, num_experts,
 		// bias=False) on the 2-D tokens, one aten.mm whose 16-bit output
 		// only the fp32 copy scores.to(torch.float32) reads (2·t·E).
-		// The routed experts that follow run torch._grouped_mm
-		// (_run_experts_grouped_mm, use_grouped_mm True by default), no
-		// aten.mm: they count no mm (opParity). Then the shared experts.
+		// The op policy force-recomputes it (forceRouterGate) and does
+		// not count it. The routed experts that follow run
+		// torch._grouped_mm (_run_experts_grouped_mm, use_grouped_mm True
+		// by default), no aten.mm: they count no mm (opParity). Then the
+		// shared experts.
 		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), h, false)
 	}
 	// The FFN: FeedForward.forward is self.w2(F.silu(self.w1(x)) *
@@ -554,6 +562,9 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.Dropout {
 		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
+	if d.RouterExperts > 0 {
+		forceRouterGate(mt.mms, c.Mul(2, t, d.RouterExperts), h)
+	}
 	if c.Err != nil {
 		return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
@@ -563,6 +574,32 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	}
 	extra := opParity(out, counted, d.Compiled)
 	return out, extra, mt.mms, nil
+}
+
+// forceRouterGate marks the mms of a MoE block torchtitan's op policy
+// recomputes without counting them: its default
+// activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns is
+// ["moe.router.gate"] (torchtitan/config/job_config.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1, lines 661-663), the router's
+// gate Linear(dim, num_experts) of every MoE block (moe.py line 224,
+// TokenChoiceTopKRouter.gate; MoE.router, line 432), and _apply_op_sac
+// (torchtitan/distributed/activation_checkpoint.py at that commit, lines
+// 76-93) collects the (in, out) shapes of the Linears whose FQN contains
+// it; _custom_policy (lines 110-113) returns PREFER_RECOMPUTE for an
+// aten.mm whose rhs has one of those shapes before it increments the mm
+// count. So the gate, and any other mm of the block with the same rhs
+// shape (h, E) (for Qwen3-Next's h 2048 and 512 experts, its 2 kv heads
+// of 256 and its shared expert of 512 too), is never kept and does not
+// move the parity of the mms after it. An mm's rhs is (k, n) for an
+// output of bytes = 2·t·n: gate is 2·t·E, the gate's output bytes.
+// A scenario cannot set that list: the torchtitan importer accepts the
+// key and reads its default.
+func forceRouterGate(mms []blockMM, gate, h int64) {
+	for i := range mms {
+		if mms[i].k == h && mms[i].bytes == gate {
+			mms[i].forced = true
+		}
+	}
 }
 
 // Kinds of RMSNorm by what autograd keeps of them (BlockTensors' rmsNorm).
@@ -861,13 +898,34 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 // them all. Its mms (opParity), in forward order: in_proj_qkvz
 // (2·t·(2K + 2V)) and in_proj_ba (2·t·2H_v), whose outputs autograd keeps
 // only copies of (the cat, the contiguous z), then the caller's out_proj.
+//
+// Qwen3.5's Qwen3_5GatedDeltaNet (d.LinearSplitProj;
+// scenarios.GDNSplitProjections) runs four projections instead, in this
+// order: in_proj_qkv (2·t·(2K + V)), whose output, transposed, is
+// causal_conv1d_fn's x itself (a channel-last view the kernel takes
+// without a copy, where Qwen3-Next's is the cat of
+// fix_query_key_value_ordering), in_proj_z (2·t·V), whose reshaped output
+// is the gated norm's z (a view, contiguous already), in_proj_b and
+// in_proj_a (2·t·H_v each), whose outputs only the sigmoid and the fp32
+// upcast read. The tensors kept are the same sizes as Qwen3-Next's.
 func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 	hv := d.LinearValueHeads
 	k := c.Mul(d.LinearKeyHeads, d.LinearKeyHeadDim)
 	v := c.Mul(hv, d.LinearValueHeadDim)
-	mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false)
-	mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false)
-	add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
+	z := "gated norm gate z (contiguous copy)"
+	if d.LinearSplitProj {
+		iqkv := mt.mm("in_proj_qkv", c.Mul(2, t, c.Add(c.Mul(2, k), v)), d.Hidden, false)
+		add("conv1d input mixed_qkv (in_proj_qkv output)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
+		mt.wholeLast(iqkv)
+		mt.mm("in_proj_z", c.Mul(2, t, v), d.Hidden, false)
+		mt.mm("in_proj_b", c.Mul(2, t, hv), d.Hidden, false)
+		mt.mm("in_proj_a", c.Mul(2, t, hv), d.Hidden, false)
+		z = "gated norm gate z (in_proj_z output)"
+	} else {
+		mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false)
+		mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false)
+		add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
+	}
 	add("beta = sigmoid(b)", "sigmoid, chunk_gated_delta_rule", "2·t·H_v", c.Mul(2, t, hv), false, false)
 	add("softplus input a + dt_bias (fp32)", "softplus", "4·t·H_v", c.Mul(4, t, hv), false, false)
 	add("softplus output (fp32)", "mul(−exp(A_log), ·)", "4·t·H_v", c.Mul(4, t, hv), false, false)
@@ -879,7 +937,7 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 	add("g, chunk-local cumulative sum (fp32)", "chunk_gated_delta_rule", "4·t·H_v", c.Mul(4, t, hv), false, false)
 	add("A = (I + βKKᵀ)⁻¹ per 64-token chunk", "chunk_gated_delta_rule", "2·t·H_v·64", c.Mul(2, t, hv, 64), false, false)
 	add("gated norm input (delta rule output)", "rms_norm_gated", "2·t·V", c.Mul(2, t, v), false, false)
-	add("gated norm gate z (contiguous copy)", "rms_norm_gated", "2·t·V", c.Mul(2, t, v), false, false)
+	add(z, "rms_norm_gated", "2·t·V", c.Mul(2, t, v), false, false)
 	add("gated norm rstd (fp32)", "rms_norm_gated", "4·t·H_v", c.Mul(4, t, hv), false, false)
 	add("gated norm output (out_proj input)", "mm", "2·t·V", c.Mul(2, t, v), false, false)
 }
@@ -900,6 +958,9 @@ type blockMM struct {
 	// nothing) reads the output, so a compiled block's backward never
 	// does.
 	residual bool
+	// forced: the op policy recomputes it without counting it
+	// (forceRouterGate).
+	forced bool
 }
 
 // mmTrack records a block's mms while blockTensors lists its tensors
@@ -949,13 +1010,15 @@ type opExtra struct {
 //	llama         wq* wk wv* wo w1* w3 w2*
 //	gpt           qkv* proj fc1* fc2
 //	MLA, q_lora   wq_a* wq_b wkv_a* wkv_b wo* w1 w3* w2   (dense FFN)
-//	              wq_a* wq_b wkv_a* wkv_b wo* gate sw1* sw3 sw2*  (MoE)
+//	              wq_a* wq_b wkv_a* wkv_b wo* (gate) sw1 sw3* sw2  (MoE)
 //	MLA           wq* wkv_a wkv_b* wo w1* w3 w2*   (dense FFN)
-//	              wq* wkv_a wkv_b* wo gate* sw1 sw3* sw2  (MoE)
+//	              wq* wkv_a wkv_b* wo (gate) sw1* sw3 sw2*  (MoE)
 //	Gated DeltaNet in_proj_qkvz* in_proj_ba out_proj* ...
+//	  (Qwen3.5)    in_proj_qkv* in_proj_z in_proj_b* in_proj_a out_proj* ...
 //
 // (gate the router's, sw the shared experts'; the routed experts' grouped
-// mm counts none). A kept output that autograd keeps anyway (whole) is
+// mm counts none). The router gate, in parentheses, and any mm of its
+// shape is forced (forceRouterGate): recomputed, not counted. A kept output that autograd keeps anyway (whole) is
 // marked OpSaved; one it keeps views of marks them OpOutput (the
 // recomputation finds the output cached and rebuilds no view) and is kept
 // as its own tensor, as is one it keeps nothing of: opParity returns
@@ -963,8 +1026,13 @@ type opExtra struct {
 // kept output only the residual add reads (residual).
 func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 	var extra []opExtra
-	for i, m := range mms {
-		if i%2 == 1 { // the even-numbered: recomputed
+	n := 0 // the policy's mm count
+	for _, m := range mms {
+		if m.forced {
+			continue
+		}
+		n++
+		if n%2 == 0 { // the even-numbered: recomputed
 			continue
 		}
 		if m.whole >= 0 {
@@ -984,10 +1052,11 @@ func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 
 // OpRecomputedMMFLOPs is the matmul work one block's backward reruns
 // under torchtitan's op policy: the even-numbered mms of opParity's count
-// (the odd-numbered ones' outputs are cached), each bytes·k FLOPs, or
-// every linear of a block whose linears carry biases (BiasedLinears: they
-// run addmm, which the policy never saves). The attention kernel's
-// outputs are saved: it reruns none of the attention.
+// (the odd-numbered ones' outputs are cached) and the forced ones (the
+// router gate: forceRouterGate), each bytes·k FLOPs, or every linear of a
+// block whose linears carry biases (BiasedLinears: they run addmm, which
+// the policy never saves). The attention kernel's outputs are saved: it
+// reruns none of the attention.
 func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 	_, _, mms, err := blockTensors(d)
 	if err != nil {
@@ -995,8 +1064,12 @@ func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 	}
 	var c calc
 	var v int64
-	for i, m := range mms {
-		if i%2 == 1 || d.BiasedLinears {
+	n := 0 // the policy's mm count
+	for _, m := range mms {
+		if !m.forced {
+			n++
+		}
+		if m.forced || n%2 == 0 || d.BiasedLinears {
 			v = c.Add(v, c.Mul(m.bytes, m.k))
 		}
 	}

@@ -1,5 +1,7 @@
 package scenarios
 
+import "strings"
+
 // hfQwen35 imports Qwen3.5 and Qwen3.6 (Qwen3_5ForConditionalGeneration:
 // the dense Qwen3.5-0.8B to -27B and Qwen3.6-27B;
 // Qwen3_5MoeForConditionalGeneration: Qwen3.5-35B-A3B, -122B-A10B,
@@ -85,3 +87,15 @@ func hfQwen35(c *hfConfig) (*HFModel, error) {
 	}
 	return hm, nil
 }
+
+// GDNSplitProjections reports whether the Gated DeltaNet of a model of
+// config.json architecture arch runs Qwen3.5's four input projections,
+// in_proj_qkv, in_proj_z, in_proj_b and in_proj_a, in that order
+// (Qwen3_5GatedDeltaNet.forward, models/qwen3_5/modular_qwen3_5.py @
+// 8940358af7421e958995b05136ca14ce54bef39c: mixed_qkv =
+// self.in_proj_qkv(hidden_states).transpose(1, 2), then z, b and a), rather
+// than Qwen3-Next's two fused ones, in_proj_qkvz and in_proj_ba: every
+// Qwen3.5 and Qwen3.6 class hfQwen35 imports. UnitShapes lists the
+// projections' tensors by it, and the activation model (memory.BlockDims.
+// LinearSplitProj) counts their mms and keeps their outputs by it.
+func GDNSplitProjections(arch string) bool { return strings.HasPrefix(arch, "Qwen3_5") }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -73,6 +74,43 @@ func (m *Model) UnitShapes(l Layer) [][]int64 {
 	sh := m.impliedShapes(l)
 	if n, ok := ShapesNumel(sh); !ok || n != int64(l.Params) {
 		return nil
+	}
+	return sh
+}
+
+// UnitGradShapes is UnitShapes less the tensors of an implied MoE block
+// that get no gradient, which a data-parallel reduction never sees: the
+// DeepSeek-V3 router's e_score_correction_bias (E), a buffer
+// (DeepseekV3TopkRouter, register_buffer("e_score_correction_bias", …) in
+// transformers models/deepseek_v3/modeling_deepseek_v3.py @
+// f5a9ec512fa9fe69e51ea0c6388c68d50de567b3; GLM-4.5's and dots.llm1's
+// routers, RouterDeepseekV3 here, are copies of it), and ERNIE 4.5's
+// moe_statics.e_score_correction_bias (1, E), an nn.Parameter with
+// requires_grad=False (Ernie4_5_MoeStatics, modeling_ernie4_5_moe.py).
+// Both stay in UnitShapes and in the parameter count (the checkpoints
+// hold them). gpt-oss's router bias is a trainable Linear bias, and
+// MiniMax-M2's e_score_correction_bias an nn.Parameter that requires a
+// gradient: both stay. A unit with explicit tensors keeps them all.
+func (m *Model) UnitGradShapes(l Layer) [][]int64 {
+	sh := m.UnitShapes(l)
+	d := l.Dims
+	if len(l.Tensors) > 0 || sh == nil || d == nil || d.Experts == 0 || d.ExpertsOnly() {
+		return sh
+	}
+	var ng []int64
+	switch {
+	case strings.HasPrefix(m.Architecture, "Ernie4_5"):
+		ng = []int64{1, d.Experts}
+	case d.Router == RouterDeepseekV3 && m.Architecture != "GptOssForCausalLM" && m.Architecture != "MiniMaxM2ForCausalLM":
+		ng = []int64{d.Experts}
+	default:
+		return sh
+	}
+	// blockShapes lists it right after the router's gate weight (E, h).
+	for i := 0; i+1 < len(sh); i++ {
+		if slices.Equal(sh[i], []int64{d.Experts, d.Hidden}) && slices.Equal(sh[i+1], ng) {
+			return append(append([][]int64{}, sh[:i+1]...), sh[i+2:]...)
+		}
 	}
 	return sh
 }
@@ -220,7 +258,7 @@ func (m *Model) blockShapes(style string, d *BlockDims, params int64) [][]int64 
 	switch {
 	case d.LinearAttention == LinearGatedDeltaNet:
 		kw, vw, hv := d.LinearKeyHeads*d.LinearKeyHeadDim, d.LinearValueHeads*d.LinearValueHeadDim, d.LinearValueHeads
-		if strings.HasPrefix(m.Architecture, "Qwen3_5") {
+		if GDNSplitProjections(m.Architecture) {
 			// Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a
 			// (hfQwenHybrid): Qwen3-Next's two fused projections split.
 			out = append(out, []int64{2*kw + vw, h}, []int64{vw, h}, []int64{hv, h}, []int64{hv, h})

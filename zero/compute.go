@@ -269,8 +269,8 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		// routed experts reruns its forward too: none of its ops is in
 		// the policy's save list (torch._grouped_mm is not aten.mm), so
 		// its backward rebuilds what it keeps (memory's moeActivation);
-		// the all-to-alls, which the list holds, are not resent
-		// (recomputeA2A).
+		// the all-to-alls, which the list holds, are not resent, but
+		// under qwen3's list, which does not (recomputeA2A).
 		full := policy[i] == memory.PolicyFull || policy[i] == memory.PolicyOp && l.Dims != nil && l.Dims.ExpertsOnly()
 		attBwd, err := AttentionBackwardFLOPs(att, keepsProbs(s))
 		if err != nil {

@@ -87,14 +87,15 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	if per := int64(len(epPhases(s))); per > 0 {
 		// Each dispatch and combine is per all-to-alls (epPhases, as
 		// a2aAfter adds them): forward and backward, and the rerun
-		// forward's under full recompute.
+		// forward's under full recompute, and under op where its save
+		// list does not hold them (rerunsA2A).
 		policy := memory.UnitPolicies(s)
 		for u, l := range s.Model.LayerList {
 			if !expertA2A(l) {
 				continue
 			}
 			c.a2a += 4 * per
-			if policy[u] == memory.PolicyFull {
+			if rerunsA2A(s, policy[u]) {
 				c.a2a += 2 * per
 			}
 		}

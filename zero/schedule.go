@@ -532,7 +532,11 @@ func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
 // pytorch/torchtitan b5bcd76c66d0acb1a08b176d9639425bc55e0b2a). Not under
 // torchtitan's op-level policy (training.recompute op), whose save list
 // keeps all_to_all_single's outputs "to avoid re-communication" (the same
-// file, :60-63), nor under selective, which reruns attention only. The
+// file, :60-63), but for qwen3's list, which has no all_to_all_single
+// (memory.OpSavesAllToAll: torchtitan/models/qwen3/infra/parallelize.py
+// lines 39-53 at 238fa9953e4aec2a62582121564273d7cbb1e9f1; its
+// PREFER_RECOMPUTE reruns them), nor under selective, which reruns
+// attention only. The
 // tensors the rerun brings back are the experts' transient activations
 // (memory.ExpertActivation: the dispatched input and the expert output are
 // its 2·h per (token, expert) pair), rebuilt for the unit's backward.
@@ -545,7 +549,7 @@ func (b *builder) recomputeA2A(u int, ready int32, gathered []int32) int32 {
 	if b.policy == nil {
 		b.policy = memory.UnitPolicies(b.s)
 	}
-	if b.policy[u] != memory.PolicyFull {
+	if !rerunsA2A(b.s, b.policy[u]) {
 		return ready
 	}
 	dispatch := b.a2a(u, PhaseBackwardA2A, ready)
@@ -553,6 +557,12 @@ func (b *builder) recomputeA2A(u int, ready int32, gathered []int32) int32 {
 		return ready
 	}
 	return b.a2aAfter(u, PhaseBackwardA2A, append([]int32{dispatch}, gathered...))
+}
+
+// rerunsA2A: a unit of routed experts under policy resends its dispatch
+// and combine in backward (recomputeA2A).
+func rerunsA2A(s *scenarios.Scenario, policy string) bool {
+	return policy == memory.PolicyFull || policy == memory.PolicyOp && !memory.OpSavesAllToAll(s)
 }
 
 // stage012 is DDP (stage 0) and the distributed optimizer (stages 1, 2):

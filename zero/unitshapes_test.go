@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestUnitShapesSumToParams(t *testing.T) {
 				bad++
 				continue
 			}
-			for _, sh := range unitShapes(m, l) {
+			for _, sh := range m.UnitShapes(l) {
 				p := int64(1)
 				for _, d := range sh {
 					p *= d
@@ -102,7 +103,7 @@ func TestUnitShapesSumToParams(t *testing.T) {
 			}
 			if n != int64(l.Params) {
 				if bad < 3 {
-					t.Errorf("%s: %s: shapes %v hold %d elements, the unit %d", name, l.Name, unitShapes(m, l), n, l.Params)
+					t.Errorf("%s: %s: shapes %v hold %d elements, the unit %d", name, l.Name, m.UnitShapes(l), n, l.Params)
 				}
 				bad++
 			}
@@ -291,5 +292,95 @@ func TestQGZLlama31_70BBlock(t *testing.T) {
 	}
 	if len(rail) != 1 || rail[0] != 53_536_768 {
 		t.Errorf("block.79's inter-node all-to-all buffers %v, want [53536768] (26,768,384 B to the other node)", rail)
+	}
+}
+
+// TestQGZFallbackPaddedPerTensor: DeepSpeed's all_to_all_quant_reduce
+// (deepspeed/runtime/comm/coalesced_collectives.py at
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641) reduce-scatters each 1-D
+// tensor, and each tensor whose numel is not a multiple of 2·world, alone:
+// reduce_scatter_coalesced([tensor]) pads it to ceil(numel/world)·world.
+// Llama 3.1 70B's block on 3 nodes of 8 (world 24): no tensor is a
+// multiple of 48 (all are powers of two times 1 or 7), so all fall back:
+// the norms 8192 → 342·24 = 8208 (two), wq and wo 8192² → 2,796,203·24 =
+// 67,108,872 (two), wk and wv 1024·8192 → 349,526·24 = 8,388,624 (two),
+// w1, w3, w2 28672·8192 → 9,786,710·24 = 234,881,040 (three):
+// 855,654,528 elements, 1,711,309,056 B; padding their sum
+// 855,654,400 once would give 855,654,408, 1,711,308,816 B.
+func TestQGZFallbackPaddedPerTensor(t *testing.T) {
+	y := "version: 1\ncluster: {nodes: 3, gpus_per_node: 8, gpu: B200}\nmodel: {preset: llama3.1-70b, seq_len: 4096}\nparallelism: {dp: 24, zero_stage: 3}\ncommunication: {zero_quantized_gradients: true}\n"
+	s, err := scenarios.Load("x.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.Model.LayerList[len(s.Model.LayerList)-3]
+	if l.Name != "block.79" {
+		t.Fatalf("unit is %s", l.Name)
+	}
+	g, err := qgzPlan(&s.Model, l, 24, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Elems != 0 || g.Fallback != 1_711_309_056 {
+		t.Errorf("block.79 qgZ %d elements, fallback %d B; want 0, 1,711,309,056", g.Elems, g.Fallback)
+	}
+}
+
+// TestQGZSkipsNoGradTensors: qgZ reduces gradients, and two tensors of a
+// MoE block's router get none: ERNIE 4.5's moe_statics.e_score_correction_bias
+// (1, E), nn.Parameter(…, requires_grad=False) (Ernie4_5_MoeStatics), and
+// the DeepSeek-V3 router's e_score_correction_bias (E), a buffer
+// (DeepseekV3TopkRouter, transformers modeling_deepseek_v3.py @
+// f5a9ec512fa9fe69e51ea0c6388c68d50de567b3). ERNIE-4.5-21B-A3B's block.3
+// on 2 nodes of 8 (world 16, 2·world 32): its 2-D tensors q, o 2560², k, v
+// 512·2560, the gate 64·2560, the shared expert's 3·3072·2560 all divide
+// by 32: 39,485,440 elements through the all-to-alls (the (1, 64) would
+// have added 64), the two norms 2·2560 reduce-scattered, 10,240 B. The
+// parameter shapes still hold them; gpt-oss keeps its router's trainable
+// bias (32).
+func TestQGZSkipsNoGradTensors(t *testing.T) {
+	ms := shapesModels(t)
+	for _, c := range []struct {
+		file, unit string
+		dropped    []int64
+	}{
+		{"../scenarios/testdata/hf-extra/ernie-4.5-21b-a3b-pt.json", "block.3", []int64{1, 64}},
+		{"../scenarios/testdata/hf-extra/deepseek-v3.json", "block.3", []int64{256}},
+		{"../scenarios/testdata/hf-extra/gpt-oss-20b.json", "block.0", nil},
+	} {
+		m := ms[c.file]
+		if m == nil {
+			t.Fatalf("no model %s", c.file)
+		}
+		var l *scenarios.Layer
+		for i := range m.LayerList {
+			if m.LayerList[i].Name == c.unit {
+				l = &m.LayerList[i]
+			}
+		}
+		if l == nil {
+			t.Fatalf("%s: no %s", c.file, c.unit)
+		}
+		all, grad := m.UnitShapes(*l), unitShapes(m, *l)
+		want := len(all)
+		if c.dropped != nil {
+			want--
+		}
+		if len(grad) != want {
+			t.Errorf("%s %s: %d gradient tensors of %d, want %d", c.file, c.unit, len(grad), len(all), want)
+		}
+		if c.dropped != nil && slices.ContainsFunc(grad, func(x []int64) bool { return slices.Equal(x, c.dropped) }) {
+			t.Errorf("%s %s: gradient tensors %v hold %v", c.file, c.unit, grad, c.dropped)
+		}
+		if !strings.Contains(c.file, "ernie") {
+			continue
+		}
+		g, err := qgzPlan(m, *l, 16, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Elems != 39_485_440 || g.Fallback != 10_240 {
+			t.Errorf("ERNIE block.3: qgZ %d elements, fallback %d B; want 39,485,440 and 10,240", g.Elems, g.Fallback)
+		}
 	}
 }

@@ -124,7 +124,10 @@ func qgzPlan(m *scenarios.Model, l scenarios.Layer, world, local int) (qgzUnit, 
 			n *= d
 		}
 		if len(shape) == 1 || n%(2*W) != 0 {
-			fallback += n
+			// reduce_scatter_coalesced([tensor]) pads the tensor to a
+			// multiple of the world size on its own (chunk_sz =
+			// ceil(numel / world_sz) per rank).
+			fallback += (n + W - 1) / W * W
 			continue
 		}
 		groups := max(shape[0], shape[1], W) // intra_quant_group
@@ -139,23 +142,27 @@ func qgzPlan(m *scenarios.Model, l scenarios.Layer, world, local int) (qgzUnit, 
 		u.KernelBytes += 2*n + (n/2 + 4*groups) + (n/2 + 4*groups) + (n/(2*L) + 4*inter) +
 			(n/(2*L) + 4*inter) + 2*n/L + 2*n/L + 2*n/W
 	}
-	// reduce_scatter_coalesced pads the flattened tensors to a multiple of
-	// the world size.
-	if fallback > 0 {
-		u.Fallback = 2 * ((fallback + W - 1) / W * W)
-	}
+	// all_to_all_quant_reduce (deepspeed/runtime/comm/
+	// coalesced_collectives.py at deepspeedai/DeepSpeed
+	// edaa7221267243c7be7fb49c5d5f5c4fb97b4641, its loop over the tensors)
+	// calls reduce_scatter_coalesced([tensor]) once per 1-D or
+	// non-divisible tensor, each padded alone (above). The calls, like the
+	// per-tensor all-to-alls, are modelled as one collective per unit: the
+	// launches are not counted one per tensor.
+	u.Fallback = 2 * fallback
 	if u.KernelBytes < 0 || u.Intra < 0 || u.Fallback < 0 {
 		return u, fmt.Errorf("sizes overflow")
 	}
 	return u, nil
 }
 
-// unitShapes lists a unit's parameter tensor shapes: the ones the scenario
+// unitShapes lists a unit's gradient tensor shapes: the ones the scenario
 // resolved (scenarios.Model.UnitShapes: the layer's tensors, or those its
-// dims imply, holding exactly its params), or, for a unit without any, one
+// dims imply, holding exactly its params, less those that get no gradient:
+// UnitGradShapes), or, for a unit without any, one
 // [numel/4096, 4096] matrix (a 1-D tensor when 4096 does not divide numel).
 func unitShapes(m *scenarios.Model, l scenarios.Layer) [][]int64 {
-	if sh := m.UnitShapes(l); sh != nil {
+	if sh := m.UnitGradShapes(l); sh != nil {
 		return sh
 	}
 	n := int64(l.Params)
