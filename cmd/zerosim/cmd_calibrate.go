@@ -38,7 +38,7 @@ type calibrateOpts struct {
 
 // calibrateLong is calibrate's help.
 const calibrateLong = `calibrate writes a calibration file (--file) that scenarios use as
-communication.calibration. It has three forms.
+communication.calibration. It has four forms.
 
 With nccl-tests logs (the stdout of all_reduce_perf, all_gather_perf,
 reduce_scatter_perf; several runs per file) it fits NCCL's cost model

@@ -45,8 +45,8 @@ warnings go to standard error.
 
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
 one process per rank for the first 64 ranks (the trace's cap) and the
-straggler or the rank that waits most beyond them (otherData ranks_shown
-says how many), one thread per stream, memory counters. A slice's args
+straggler or the rank that waits or is exposed the most beyond them
+(otherData ranks_shown says how many), one thread per stream, memory counters. A slice's args
 name its task, phase, unit and bucket; a collective's also its bytes,
 group, queued_us (from the rank reaching it to its start: waiting for the
 group and for the collectives before it on its communicator, while the

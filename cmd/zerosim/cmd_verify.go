@@ -40,7 +40,7 @@ of the ranks nor on K: a pass says ZeRO's sharding, padding, bucketing,
 gathers and optimizer-state ownership reproduce unsharded training when every
 reduction is exact; with per-hop rounding, as NCCL's rings do, different K
 drift apart (--drift, docs/numerics.md). It follows the scenario's N = dp·cp (at most 256), seed,
-steps, optimizer and hyper-parameters (when it sets lr), gradient clipping
+steps, optimizer and hyper-parameters, gradient clipping
 (grad_clip norm at max_grad_norm: each rank's sum of squares over its shard,
 all-reduced, summed exactly), padding and ZeRO++ quantization;
 the header and the JSON's not_modelled name what it does not follow
