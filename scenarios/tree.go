@@ -219,7 +219,7 @@ func yamlErrLine(data []byte, msg string) (line, col, tab int, what string, ok b
 	if tl, col := tabAt(data, n, m[2]); col > 0 {
 		return tl, 1, col, m[2], true
 	}
-	if pl, pc := yamlProblem(data, msg); pl > 0 {
+	if pl, pc := yamlProblem(data, msg, n); pl > 0 {
 		return pl, pc, 0, m[2], true
 	}
 	return n, 1, 0, m[2], true
