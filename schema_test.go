@@ -246,7 +246,7 @@ func TestResultJSONSchema(t *testing.T) {
 
 // Every line of a sweep's JSON Lines output, the meta line (with and
 // without the files the scenario read) and every row, valid point or not,
-// follows docs/sweep-row.schema.json (QA23 s24 L3: the meta line did
+// follows docs/sweep-row.schema.json (QA23 L3: the meta line did
 // not), and the validator rejects a meta line that strays from it.
 func TestSweepRowSchema(t *testing.T) {
 	sch := loadSchema(t, "docs/sweep-row.schema.json")
@@ -325,7 +325,7 @@ func TestSweepRowSchema(t *testing.T) {
 // TestMemoryModelUnits: result.json's memory_model keeps the memory
 // table's names without a _bytes suffix (the same object as zerosim
 // memory --format json), so every integer in it says its unit in its
-// schema description: "bytes", "count", "elements" or "index" (QA23 s24
+// schema description: "bytes", "count", "elements" or "index" (QA23
 // L2: units[].activation and the others said nothing).
 func TestMemoryModelUnits(t *testing.T) {
 	sch := loadSchema(t, "docs/result.schema.json")

@@ -723,7 +723,7 @@ func TestCompareSaysUnlikeReserves(t *testing.T) {
 // TestRingLabel: compare's and plan's tables, plot and prose label the
 // explicit ring "alphabeta-ring", as zerosim collective --algo spells
 // zerosim's alpha–beta flat ring, so that it is not read as NCCL's Ring
-// (collective --algo ring; QA23 s24 L10); the JSON keeps the scenario
+// (collective --algo ring; QA23 L10); the JSON keeps the scenario
 // key's value, ring.
 func TestRingLabel(t *testing.T) {
 	c := seedK4Comparison(t)

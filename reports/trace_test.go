@@ -240,7 +240,7 @@ func TestTraceHoldsStraggler(t *testing.T) {
 
 // TestTracePeerWaitSumsToReport: summed over a rank's slices, the trace's
 // waiting_for_peers_us is the report's waiting for peers (wait_ps) to the
-// picosecond, on a straggler with a degraded NIC at ZeRO-3 (QA23 s24 M3:
+// picosecond, on a straggler with a degraded NIC at ZeRO-3 (QA23 M3:
 // the old waited_us, Start − Arrive, summed to 268× it); queued_us,
 // Start − Arrive, holds at least it.
 func TestTracePeerWaitSumsToReport(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // and 92·h bytes a token; Megatron's TENorm 4·h and 6·h) and the embedding
 // its lookup (4·h a token) and its scatter-add backward into the V×h
 // gradient (2·V·h + 12·h a token, PyTorch's embedding_backward_cuda_kernel),
-// at the HBM roofline; both were free (QA23 s24 L7). Llama 2 7B: h 4,096,
+// at the HBM roofline; both were free (QA23 L7). Llama 2 7B: h 4,096,
 // V 32,000, 4,096 tokens a micro-batch.
 func TestFinalNormAndEmbeddingCharged(t *testing.T) {
 	const h, v, tok = 4096, 32000, 4096

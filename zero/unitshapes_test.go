@@ -177,7 +177,7 @@ func TestUnitShapesImportReplay(t *testing.T) {
 // model.hf_config), the llama2-7b preset and the section zerosim import hf
 // prints for that config are one model (6,738,415,616 parameters, the same
 // units), so ZeRO++ sends the same bytes: the same qgZ plan for every unit
-// and the same network bytes per phase (QA s24 H1: 7.94 vs 8.44 GiB per node
+// and the same network bytes per phase (QA21 H1: 7.94 vs 8.44 GiB per node
 // in compare --zeropp, the hf_config run short of gate_proj's gradients).
 func TestQGZLlama2HFMatchesPreset(t *testing.T) {
 	const zpp = "zero_quantized_weights: true, zero_hpz_partition_size: 8, zero_quantized_gradients: true"
@@ -237,7 +237,7 @@ func TestQGZLlama2HFMatchesPreset(t *testing.T) {
 	}
 }
 
-// TestQGZLlama31_70BBlock: Llama-3.1-70B's block (QA s24 H1) holds q_proj
+// TestQGZLlama31_70BBlock: Llama-3.1-70B's block (QA21 H1) holds q_proj
 // (8192, 8192), k_proj and v_proj (1024, 8192), o_proj (8192, 8192),
 // gate_proj and up_proj (28672, 8192), down_proj (8192, 28672): 855,638,016
 // elements through qgZ's all-to-alls, and its two RMSNorm weights (16,384)

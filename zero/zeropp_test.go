@@ -284,7 +284,7 @@ func TestUnitShapes(t *testing.T) {
 // TestZeroPPQuantizeIsNotCompute: ZeRO++'s quantize kernels on the
 // gather and gradient streams are communication work in the split of a
 // rank's step, not compute (Task.IsCompute: DeepSpeed runs them on those
-// streams, QA23 s24 L6). Recomputed from the spans by stream, compute is
+// streams, QA23 L6). Recomputed from the spans by stream, compute is
 // the compute stream's slices only and exposed communication the
 // collectives' and the side streams' kernels less them, equal to
 // RankStats and Exposure, on the fast path and in the full simulation.

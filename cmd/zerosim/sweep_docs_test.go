@@ -203,7 +203,7 @@ func commas(n int64) string {
 
 // TestCompareCSVSlowLinkColumns: compare's slow-link columns that count
 // in multiples of S end in _x_S, never _s (zerosim's suffix for seconds;
-// QA23 s24 L1: seed_s read as seconds), and docs/sweeps.md names every
+// QA23 L1: seed_s read as seconds), and docs/sweeps.md names every
 // slow-link column.
 func TestCompareCSVSlowLinkColumns(t *testing.T) {
 	args := []string{"compare", "seed000-k4", "--vary", "parallelism.k=1,4", "--format", "csv"}
