@@ -330,6 +330,26 @@ func TestParseLogsDamagedRows(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %s", c.name, err, c.want)
 		}
 	}
+	// An all-gather's size is its count × type size × the ranks (final
+	// read B: no test failed with that factor dropped): the 8-GPU
+	// superbench log's 32-byte row is count 1 of float; count 2 is 64 B.
+	ag, err := os.ReadFile(filepath.Join("testdata", "nccl-tests", "a100_1node_all_gather_superbench.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const row = "          32             1   float"
+	if !strings.Contains(string(ag), "\n"+row) {
+		t.Fatal("no 32-byte row of count 1")
+	}
+	// The fixture has no "Collective test starting" line (superbench kept
+	// the tables only), so the op would be learned from the first row:
+	// name it, as nccl-tests' own output does.
+	text := "# Collective test starting: all_gather_perf\n" + strings.Replace(string(ag), row, strings.Replace(row, " 1 ", " 2 ", 1), 1)
+	_, err = ParseLogs("ag.log", strings.NewReader(text))
+	const want = "ag.log:27:26: count 2 of float (4 B) is 8 B × 8 ranks = 64 B, not the size 32 B"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("all-gather count 2 of a 32-byte row:\n got %v\nwant %s…", err, want)
+	}
 }
 
 // TestParseLogsRealAndTruncated: every published log of testdata parses
