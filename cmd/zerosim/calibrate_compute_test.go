@@ -449,7 +449,7 @@ func TestCalibrateDeviceMismatch(t *testing.T) {
 		out, errOut, code := runCLI(append([]string{"calibrate", log, "--gpus-per-node", "8", "--file", file}, tc.args...)...)
 		_, statErr := os.Stat(file)
 		if tc.refused {
-			want := "zerosim: " + log + ":7: " + mismatch + ", or add --other-gpu to fit these links to that GPU's times\n"
+			want := "zerosim: " + log + ":7:1: " + mismatch + ", or add --other-gpu to fit these links to that GPU's times\n"
 			if code != exitInput || out != "" || errOut != want || statErr == nil {
 				t.Errorf("%v: exit %d, file written %t, stdout %q, stderr %q; want exit 2, no file and\n%s", tc.args, code, statErr == nil, out, errOut, want)
 			}

@@ -551,7 +551,7 @@ func sameGPU(o *calibrateOpts, logs []collectives.Log, gpu string) error {
 	}
 	for i := range logs {
 		if w := deviceMismatch(&logs[i], gpu); w != "" {
-			return inputError{fmt.Errorf("%s:%d: %s, or add --other-gpu to fit these links to that GPU's times", logs[i].File, logs[i].DevicesLine, w)}
+			return inputError{fmt.Errorf("%s:%d:1: %s, or add --other-gpu to fit these links to that GPU's times", logs[i].File, logs[i].DevicesLine, w)}
 		}
 	}
 	return nil

@@ -49,7 +49,9 @@ type app struct {
 	// says its checks passed (plan's Accepted, sweep and fit before
 	// their work), before its first byte on standard output
 	// (warnFirst), or when it ends without an input error (execute);
-	// an input error drops them.
+	// an input error drops them. The warnings of a finished replay's
+	// result (run's, compare's, memory's, sweep's) are printed by the
+	// command after its checks, once its output is written.
 	pending []string
 	// inputs are the files the command line names for reading
 	// (inputFiles), which no output may replace.
