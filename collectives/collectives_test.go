@@ -365,7 +365,7 @@ func TestParse(t *testing.T) {
 	if _, err := ParseOp("broadcast"); err == nil {
 		t.Error("ParseOp(broadcast): no error")
 	}
-	for s, want := range map[string]Algo{"": Auto, "ring": Ring, "hierarchical": Hierarchical, "tree": Tree} {
+	for s, want := range map[string]Algo{"": Auto, "ring": Ring, "alphabeta-ring": Ring, "hierarchical": Hierarchical, "tree": Tree} {
 		if got, err := ParseAlgo(s); err != nil || got != want {
 			t.Errorf("ParseAlgo(%q) = %v, %v", s, got, err)
 		}

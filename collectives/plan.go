@@ -110,13 +110,14 @@ func (a Algo) String() string {
 	return fmt.Sprintf("algo(%d)", int(a))
 }
 
-// ParseAlgo reads "auto", "ring", "hierarchical", "tree", "nvls" or
-// "nvlstree"; "" is auto.
+// ParseAlgo reads "auto", "ring" (or "alphabeta-ring", the label compare
+// and plan print for it), "hierarchical", "tree", "nvls" or "nvlstree"; ""
+// is auto.
 func ParseAlgo(s string) (Algo, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "auto":
 		return Auto, nil
-	case "ring":
+	case "ring", "alphabeta-ring":
 		return Ring, nil
 	case "hierarchical", "hier":
 		return Hierarchical, nil

@@ -465,6 +465,14 @@ func notKAlone(vs []compareVariant, beyond []string) string {
 // (collective --algo ring, NCCL_ALGO=Ring, its channels over every NIC).
 // The scenario key still takes "ring", and the JSON and CSV keep the
 // key's value.
+// labelAlgos is algoLabel of each of as, in place.
+func labelAlgos(as []string) []string {
+	for i, a := range as {
+		as[i] = algoLabel(a)
+	}
+	return as
+}
+
 func algoLabel(a string) string {
 	if a == "ring" { // scenarios.AlgoRing
 		return "alphabeta-ring"

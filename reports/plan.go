@@ -483,7 +483,7 @@ func (pr *PlanReport) planLegend() []string {
 	}
 	if slices.ContainsFunc(p.Rows, isBound) {
 		l = slices.Insert(l, 1, labelled("‡: ", strings.Replace(boundText, "timed", "the row's algorithm ("+
-			strings.Join(slices.DeleteFunc(slices.Clone(p.SearchedAlgorithms), func(a string) bool { return a == "auto" }), ", ")+") is timed", 1)+"."))
+			strings.Join(labelAlgos(slices.DeleteFunc(slices.Clone(p.SearchedAlgorithms), func(a string) bool { return a == "auto" })), ", ")+") is timed", 1)+"."))
 	}
 	if p.SearchedCP == nil {
 		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).

@@ -1127,6 +1127,12 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	if c.BucketSize <= 0 {
 		return l.errAlone("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
 	}
+	if strings.EqualFold(strings.TrimSpace(string(c.Algorithm)), "alphabeta-ring") {
+		// Tables and plots label the explicit ring alphabeta-ring (NCCL's
+		// Ring, collective --algo ring, is another algorithm); the label
+		// reads back as the key's value.
+		c.Algorithm = AlgoRing
+	}
 	if err := enum(l, "communication.algorithm", &c.Algorithm, AlgoAuto, AlgoRing, AlgoHierarchical, AlgoTree, AlgoNVLS, AlgoNVLSTree, AlgoAuto); err != nil {
 		return err
 	}

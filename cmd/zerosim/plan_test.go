@@ -427,7 +427,7 @@ func TestPlanBoundRows(t *testing.T) {
 		"bound: alphabeta-ring collectives are timed by zerosim's alpha–beta lowering at the links' full speed, a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does; the fastest auto row is #2, 1,694 tokens/s per GPU (0.4 % slower)",
 		"│ 1*‡ │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ 1,700 │",
 		"│ 2 │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ 1,694 │",
-		"‡: the row's algorithm (ring) is timed by zerosim's alpha–beta lowering",
+		"‡: the row's algorithm (alphabeta-ring) is timed by zerosim's alpha–beta lowering",
 	} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("want %q in:\n%s", want, out)
