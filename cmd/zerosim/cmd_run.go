@@ -260,14 +260,19 @@ func printRun(format string, out, errOut io.Writer, run *reports.Run) error {
 
 // writeRunFiles writes the --trace file and the -o files, each atomically.
 func writeRunFiles(dir, tracePath string, trace *reports.OutputFile, files []reports.OutputFile, inputs []input, errOut io.Writer) error {
+	// -o's files first: a directory that cannot be written then leaves
+	// no --trace file behind (final read B: the trace was written, then
+	// -o failed, exit 1).
+	if dir != "" {
+		if err := writeOutputDir(errOut, dir, files, inputs); err != nil {
+			return err
+		}
+	}
 	if tracePath != "" {
 		if err := reports.WriteFileAtomic(tracePath, func(w io.Writer) error { _, err := w.Write(trace.Data); return err }); err != nil {
 			return err
 		}
 		fmt.Fprintf(errOut, "zerosim: wrote %s\n", tracePath)
-	}
-	if dir != "" {
-		return writeOutputDir(errOut, dir, files, inputs)
 	}
 	return nil
 }
