@@ -306,7 +306,8 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 			break
 		}
 	}
-	return BlockDims{BiasedLinears: m.Architecture == "GptOssForCausalLM", LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	gpt := BlockStyle(&m) == "gpt" // the preset's biases on every matrix (buildLayers)
+	return BlockDims{QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -314,12 +315,9 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the
-// dimensions the activation model gives it (its router gate included:
-// routerGateExperts).
+// dimensions the activation model gives it (UnitBlockDims).
 func UnitOpRecomputedMMFLOPs(s *scenarios.Scenario, u int) (int64, error) {
-	d := blockDims(baseDims(s), s.Model.LayerList[u])
-	d.RouterExperts = routerGateExperts(s.Model.LayerList, u)
-	return OpRecomputedMMFLOPs(d)
+	return OpRecomputedMMFLOPs(UnitBlockDims(s, u))
 }
 
 // OpSavesAllToAll reports whether torchtitan's op policy saves the
@@ -340,7 +338,8 @@ func OpSavesAllToAll(s *scenarios.Scenario) bool {
 // routerGateExperts is the routed experts of the MoE layer block u holds
 // (BlockDims.RouterExperts): the experts are the unit after it
 // (UnitPolicies); 0 when there is none. Its router gate is a Linear
-// without a bias, an aten.mm, but gpt-oss's (BlockDims.BiasedLinears).
+// without a bias, an aten.mm, but gpt-oss's (an addmm); the op policy
+// recomputes it uncounted either way (forceRouterGate).
 func routerGateExperts(layers []scenarios.Layer, u int) int64 {
 	if u+1 >= len(layers) || layers[u+1].Block {
 		return 0
@@ -352,12 +351,16 @@ func routerGateExperts(layers []scenarios.Layer, u int) int64 {
 	return x.Experts
 }
 
-// UnitBlockDims is block l's dimensions as the activation model sizes its
-// tensors (blockDims over the scenario's base): zero's per-operation model
-// charges the memory-bound traffic of the blocks it leaves to the FLOP
-// count (MoE, MLA, linear-attention) from the tensors they keep.
-func UnitBlockDims(s *scenarios.Scenario, l scenarios.Layer) BlockDims {
-	return blockDims(baseDims(s), l)
+// UnitBlockDims is block u's dimensions as the activation model sizes its
+// tensors (blockDims over the scenario's base) with its router gate
+// (RouterExperts: routerGateExperts), the one constructor of a unit's
+// dims: zero's per-operation model charges the memory-bound traffic of
+// the blocks it leaves to the FLOP count (MoE, MLA, linear-attention)
+// from the tensors they keep, and UnitOpRecomputedMMFLOPs counts its mms.
+func UnitBlockDims(s *scenarios.Scenario, u int) BlockDims {
+	d := blockDims(baseDims(s), s.Model.LayerList[u])
+	d.RouterExperts = routerGateExperts(s.Model.LayerList, u)
+	return d
 }
 
 // blockDims are block l's dimensions: its own when the scenario knows them
@@ -384,6 +387,7 @@ func blockDims(base BlockDims, l scenarios.Layer) BlockDims {
 		d.QKNorm, d.Norms, d.AttnSoftcap = x.QKNorm, x.Norms, x.AttnSoftcap
 		d.LinearKeyHeads, d.LinearValueHeads, d.LinearKeyHeadDim, d.LinearValueHeadDim = x.LinearKeyHeads, x.LinearValueHeads, x.LinearKeyHeadDim, x.LinearValueHeadDim
 		d.LinearSplitProj = x.LinearAttention != "" && d.LinearSplitProj
+		d.QKVBias, d.OBias, d.MLPBias = x.QKVBias, x.OBias, x.MLPBias
 	}
 	return d
 }

@@ -62,7 +62,7 @@ func TestOpPolicyGDNSplitProjections(t *testing.T) {
 		t.Errorf("Qwen3.6-27B block.0 reruns %d FLOPs (%v), want 1,720,000,184,320", f, err)
 	}
 	// The same block with Qwen3-Next's fused projections.
-	d := UnitBlockDims(s, s.Model.LayerList[u])
+	d := UnitBlockDims(s, u)
 	if !d.LinearSplitProj || d.LinearAttention == "" {
 		t.Fatalf("block.0 dims %+v: want a split-projection Gated DeltaNet", d)
 	}

@@ -48,8 +48,14 @@ func TestOpPolicyMMParity(t *testing.T) {
 	liteMoE.FFN, liteMoE.NoFFN, liteMoE.SharedFFN, liteMoE.RouterExperts = 0, true, 2816, 64
 	// Llama 3 8B (hidden 4096, 32 heads, 8 kv heads, ffn 14336).
 	llama := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Attention: AttentionSDPA}
-	// GPT (hidden 1024, 16 heads, ffn 4096).
-	gpt := BlockDims{Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionFlash}
+	// GPT (hidden 1024, 16 heads, ffn 4096): the gpt preset's block has
+	// a bias on every matrix (scenarios' buildLayers); gptNoBias is the
+	// same block without (Falcon's bias: false).
+	gpt := BlockDims{Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionFlash, QKVBias: true, OBias: true, MLPBias: true}
+	gptNoBias := gpt
+	gptNoBias.QKVBias, gptNoBias.OBias, gptNoBias.MLPBias = false, false, false
+	// Qwen2-style: Llama 3 8B's block with biases on q, k and v only.
+	qwen2 := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Attention: AttentionSDPA, QKVBias: true}
 	// Qwen3-Next-80B-A3B's Gated DeltaNet block (hidden 2048, 16 key
 	// heads and 32 value heads of 128; 512 routed experts, a gated shared
 	// expert of 512).
@@ -66,7 +72,7 @@ func TestOpPolicyMMParity(t *testing.T) {
 	// gpt-oss-20b (hidden 2880, 64 heads of 64, 8 kv heads, 32 routed
 	// experts; a gpt-style block here): every linear has a bias.
 	oss := BlockDims{Seq: tk, Batch: 1, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, NoFFN: true, RouterExperts: 32,
-		BiasedLinears: true, Attention: AttentionFlash}
+		QKVBias: true, OBias: true, MLPBias: true, Attention: AttentionFlash}
 
 	const (
 		// DeepSeek-V3
@@ -139,9 +145,18 @@ func TestOpPolicyMMParity(t *testing.T) {
 		{"DeepSeek-V2-Lite MoE", liteMoE, []int64{lIn, lQ, lKVb, lAttn, lLSE, lSW1, lIn}, lKVb + lAttn + lLSE + lSW1, 0},
 		// wq 1*, wk 2, wv 3*, wo 4, w1 5*, w3 6, w2 7*.
 		{"Llama 3 8B", llama, []int64{llIn, llIn, llKV, llIn, llLSE, llW1, llIn}, llIn + llLSE + llW1, 0},
-		// qkv 1* (q, k, v views of it), proj 2, fc1 3*, fc2 4.
-		// LayerNorm keeps the block input without checkpointing too.
-		{"GPT", gpt, []int64{gIn, gQKV, gIn, gLSE, gFC1}, gIn + gIn + gLSE + gFC1, 3 * gIn},
+		// [qkv proj fc1 fc2]: each has a bias and runs aten.addmm
+		// (pytorch aten/src/ATen/native/Linear.cpp at 81735ee), which
+		// the policy neither counts nor keeps: the block input (which
+		// LayerNorm keeps without checkpointing too), the attention
+		// output and log-sum-exp; q, k, v and fc1's output are rebuilt.
+		{"GPT", gpt, []int64{gIn, gIn, gLSE}, gIn + gIn + gLSE, 0},
+		// Without biases: qkv 1* (q, k, v views of it), proj 2, fc1 3*,
+		// fc2 4.
+		{"GPT without biases", gptNoBias, []int64{gIn, gQKV, gIn, gLSE, gFC1}, gIn + gIn + gLSE + gFC1, 3 * gIn},
+		// Qwen2: [wq wk wv] addmm, wo 1* (only the residual reads it:
+		// kept beside the list), w1 2, w3 3*, w2 4.
+		{"Qwen2 (q, k, v biases)", qwen2, []int64{llIn, llIn, llLSE, llIn, llW1}, llIn + llLSE + llW1, 0},
 		// Qwen3-Next's 512 experts at h 2048 give the gate the rhs
 		// shape (2048, 512) of its k_proj and v_proj (2 kv heads of 256)
 		// and of its shared expert's gate_proj and up_proj (512 wide):
@@ -281,6 +296,51 @@ func TestOpPolicyRouterGateWired(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("%s: no block.0", c.config)
+		}
+	}
+}
+
+// TestOpBiasesFromScenario: the blocks' biases reach the op policy from
+// the scenario (UnitBlockDims), per matrix. The gpt preset's block has a
+// bias on every matrix (scenarios' buildLayers: "attention (q, k, v, o
+// with biases) … MLP (ffn with biases)"): at h 1024, f 4096, t 4096 its
+// four addmm linears all rerun, 2·t·(4·h² + 2·h·f) = 103,079,215,104.
+// Qwen2.5-72B (config.json: hidden 8192, 64 heads, 8 kv heads, ffn
+// 29568; Qwen2Attention's q_proj, k_proj, v_proj with bias=True, o_proj
+// and the MLP without) reruns wq, wk, wv, w1 and w2 ([wq wk wv] wo* w1
+// w3* w2): 2·t·(h·h + 2·h·1024 + 2·h·f) = 4,655,744,548,864. Falcon-7B
+// (bias: false) has none.
+func TestOpBiasesFromScenario(t *testing.T) {
+	for _, c := range []struct {
+		name, model string
+		qkv, o, mlp bool
+		flops       int64
+	}{
+		{"gpt preset", "{kind: transformer, hidden: 1024, heads: 16, layers: 2, seq_len: 4096, vocab: 50257}", true, true, true, 103_079_215_104},
+		{"qwen2.5-72b", "{hf_config: hf-extra/qwen2.5-72b.json, layers: 2, seq_len: 4096}", true, false, false, 4_655_744_548_864},
+		{"falcon-7b", "{hf_config: hf-extra/falcon-7b.json, layers: 2, seq_len: 4096}", false, false, false, -1},
+	} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: " + c.model +
+			"\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op}\n"
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		u := -1
+		for i, l := range s.Model.LayerList {
+			if l.Name == "block.0" {
+				u = i
+			}
+		}
+		d := UnitBlockDims(s, u)
+		if d.QKVBias != c.qkv || d.OBias != c.o || d.MLPBias != c.mlp {
+			t.Errorf("%s: biases q/k/v %v, o %v, mlp %v; want %v, %v, %v", c.name, d.QKVBias, d.OBias, d.MLPBias, c.qkv, c.o, c.mlp)
+		}
+		if c.flops < 0 {
+			continue
+		}
+		if f, err := UnitOpRecomputedMMFLOPs(s, u); err != nil || f != c.flops {
+			t.Errorf("%s: op reruns %d FLOPs (%v), want %d", c.name, f, err, c.flops)
 		}
 	}
 }

@@ -9,35 +9,46 @@ import (
 
 // TestGPTBlockOpTensors holds a GPT block's lists under torchtitan's op
 // policy to a hand count (t = 2,048 tokens, h = 1,024, 16 heads, f =
-// 4,096). The policy (torchtitan parallelize_llama.py at 004b314,
-// _save_list and every other mm) caches the outputs of mm 1 (the fused
-// qkv) and mm 3 (fc1) and the attention kernel's outputs; PyTorch's
-// _CachedTorchDispatchMode hands the cached outputs back in the
-// recomputation and reruns every other op. Kept: the block input 2·t·h,
-// the qkv output 2·t·(h + 2·kv), the attention output 2·t·h, the
-// log-sum-exp 4·a·s = 131,072 and fc1's output 2·t·f, in forward order
-// (the allocator replay allocates them so). Rebuilt: the two
-// LayerNorms' mean and rstd (8·t each), their outputs (2·t·h each), the
-// residual sum that the FFN norm saves (2·t·h) and gelu's output (2·t·f).
-// q, k and v are views of the cached qkv output (split, view,
-// transpose) and are not rebuilt, unless sdpa's GQA expansion copies k
-// and v (then 2·t·h each).
+// 4,096). The policy (torchtitan/distributed/activation_checkpoint.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1, _save_list and every other
+// aten.mm) caches the outputs of the odd-numbered mms and the attention
+// kernel's outputs; PyTorch's _CachedTorchDispatchMode hands the cached
+// outputs back in the recomputation and reruns every other op.
+//
+// The gpt preset's block has a bias on every matrix (scenarios'
+// buildLayers), so qkv, proj, fc1 and fc2 run aten.addmm (pytorch
+// aten/src/ATen/native/Linear.cpp at
+// 81735ee6f5da25b75bccd580b6958c36c92166af: linear calls addmm for a 2-D
+// input with a bias and _flatten_nd_linear, also addmm, for a contiguous
+// 3-D one), which is not in the save list: no mm output is kept. Kept:
+// the block input 2·t·h, the attention output 2·t·h and the log-sum-exp
+// 4·a·s = 131,072. Rebuilt: the two LayerNorms' mean and rstd (8·t each),
+// their outputs (2·t·h each), q, k and v (2·t·h each: sdpa's GQA copies
+// are as wide), the residual sum the FFN norm saves (2·t·h), fc1's output
+// and gelu's (2·t·f each).
+//
+// Without biases (Falcon-style) mm 1 (qkv) and mm 3 (fc1) are kept as
+// before: q, k and v are views of the cached qkv output and are not
+// rebuilt, unless sdpa's GQA expansion copies k and v (2·t·h each).
 func TestGPTBlockOpTensors(t *testing.T) {
 	const th, tf, t8 = 2 * 2048 * 1024, 2 * 2048 * 4096, 8 * 2048
+	biased := func(d BlockDims) BlockDims { d.QKVBias, d.OBias, d.MLPBias = true, true, true; return d }
+	mha := BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionFlash}
+	sdpa := mha
+	sdpa.Attention = AttentionSDPA
+	gqa := sdpa
+	gqa.KVHeads = 4
 	for _, c := range []struct {
 		name          string
 		d             BlockDims
 		keep, rebuild []int64
 	}{
-		{"MHA flash", BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionFlash},
-			[]int64{th, 2 * 2048 * 3 * 1024, th, 4 * 16 * 2048, tf},
-			[]int64{t8, th, th, t8, th, tf}},
-		{"MHA sdpa", BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Attention: AttentionSDPA},
-			[]int64{th, 2 * 2048 * 3 * 1024, th, 4 * 16 * 2048, tf},
-			[]int64{t8, th, th, t8, th, tf}},
-		{"GQA sdpa", BlockDims{Seq: 2048, Batch: 1, Hidden: 1024, Heads: 16, KVHeads: 4, FFN: 4096, Attention: AttentionSDPA},
-			[]int64{th, 2 * 2048 * (1024 + 2*256), th, 4 * 16 * 2048, tf},
-			[]int64{t8, th, th, th, th, t8, th, tf}},
+		{"MHA flash", biased(mha), []int64{th, th, 4 * 16 * 2048}, []int64{t8, th, th, th, th, th, t8, th, tf, tf}},
+		{"MHA sdpa", biased(sdpa), []int64{th, th, 4 * 16 * 2048}, []int64{t8, th, th, th, th, th, t8, th, tf, tf}},
+		{"GQA sdpa", biased(gqa), []int64{th, th, 4 * 16 * 2048}, []int64{t8, th, th, th, th, th, t8, th, tf, tf}},
+		{"MHA flash, no biases", mha, []int64{th, 2 * 2048 * 3 * 1024, th, 4 * 16 * 2048, tf}, []int64{t8, th, th, t8, th, tf}},
+		{"MHA sdpa, no biases", sdpa, []int64{th, 2 * 2048 * 3 * 1024, th, 4 * 16 * 2048, tf}, []int64{t8, th, th, t8, th, tf}},
+		{"GQA sdpa, no biases", gqa, []int64{th, 2 * 2048 * (1024 + 2*256), th, 4 * 16 * 2048, tf}, []int64{t8, th, th, th, th, t8, th, tf}},
 	} {
 		keep, rebuild, err := BlockActivationTensors(c.d, PolicyOp)
 		if err != nil {

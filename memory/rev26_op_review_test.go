@@ -79,7 +79,7 @@ func TestOpPolicyCompiledNormInputs(t *testing.T) {
 func TestOpRecomputedMMFLOPsBiasedAndGDN(t *testing.T) {
 	const tk = 4096
 	oss := BlockDims{Seq: tk, Batch: 1, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, NoFFN: true, RouterExperts: 32,
-		BiasedLinears: true, Attention: AttentionFlash}
+		QKVBias: true, OBias: true, MLPBias: true, Attention: AttentionFlash}
 	gdn := BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 2, Attention: AttentionFlash, NoFFN: true,
 		LinearAttention: scenarios.LinearGatedDeltaNet, LinearKeyHeads: 16, LinearValueHeads: 32, LinearKeyHeadDim: 128, LinearValueHeadDim: 128}
 	for _, c := range []struct {

@@ -89,17 +89,19 @@ type BlockDims struct {
 	SharedGate bool
 	// RouterExperts is the number of routed experts of the MoE layer the
 	// block holds (its routed experts are the next unit; 0: none): its
-	// router gate is an mm of the block's forward (an addmm under
-	// BiasedLinears) that the op policy always recomputes and does not
-	// count (opParity): only the op policy reads it.
+	// router gate is an mm of the block's forward (an addmm when it has a
+	// bias, gpt-oss's) that the op policy always recomputes and does not
+	// count either way (forceRouterGate): only the op policy reads it.
 	RouterExperts int64
-	// BiasedLinears: every linear of the block carries a bias (gpt-oss:
-	// attention_bias, and its router's gate_bias=True in
-	// torchtitan/models/gpt_oss/__init__.py at
-	// 238fa9953e4aec2a62582121564273d7cbb1e9f1), so each runs aten.addmm,
-	// and its routed experts torch._grouped_mm: the op policy counts and
-	// keeps no mm output of it (opParity).
-	BiasedLinears bool
+	// QKVBias, OBias and MLPBias mark the biases of the block's q, k and
+	// v projections (a gpt block's fused qkv; MLA's wq_a and wkv_a), of
+	// its out-projection, and of its MLPs, dense and shared
+	// (scenarios.BlockDims; the gpt preset's blocks have all three,
+	// scenarios' buildLayers): a Linear with a bias runs aten.addmm, not
+	// aten.mm, which the op policy neither counts nor keeps (opParity).
+	// gpt-oss sets all three (attention_bias; its routed experts run
+	// torch._grouped_mm).
+	QKVBias, OBias, MLPBias bool
 	// Multi-head latent attention (scenarios.BlockDims): ValueHeadDim is
 	// the value width per head (0: HeadDim), RopeHeadDim the rotary part
 	// of HeadDim, QLoRARank and KVLoRARank the low-rank widths; KVLoRARank
@@ -389,11 +391,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			if d.OutputGate {
 				qb = c.Mul(4, t, qw)
 			}
-			iq = mt.mm("wq", qb, h, false)
-			ik = mt.mm("wk", c.Mul(2, t, kvw), h, false)
-			iv = mt.mm("wv", c.Mul(2, t, vw), h, false)
+			iq = mt.mm("wq", qb, h, false, d.QKVBias)
+			ik = mt.mm("wk", c.Mul(2, t, kvw), h, false, d.QKVBias)
+			iv = mt.mm("wv", c.Mul(2, t, vw), h, false, d.QKVBias)
 		} else {
-			iq = mt.mm("qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), h, false)
+			iq = mt.mm("qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), h, false, d.QKVBias)
 		}
 	}
 	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
@@ -486,7 +488,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.LinearAttention != "" {
 		woIn = c.Mul(d.LinearValueHeads, d.LinearValueHeadDim)
 	}
-	io := mt.mm("wo", c.Mul(2, t, h), woIn, d.Norms != scenarios.NormsGemma)
+	io := mt.mm("wo", c.Mul(2, t, h), woIn, d.Norms != scenarios.NormsGemma, d.OBias)
 	if d.Norms == scenarios.NormsGemma {
 		// post_attention_layernorm normalizes o_proj's output, which its
 		// x.float() consumes (nothing of the 16-bit output is kept), before
@@ -512,7 +514,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// torch._grouped_mm (_run_experts_grouped_mm, use_grouped_mm True
 		// by default), no aten.mm: they count no mm (opParity). Then the
 		// shared experts.
-		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), h, false)
+		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), h, false, false)
 	}
 	// The FFN: FeedForward.forward is self.w2(F.silu(self.w1(x)) *
 	// self.w3(x)) (torchtitan/models/llama3/model/model.py line 343 and
@@ -523,24 +525,24 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	case d.NoFFN:
 	case compiled:
 		// silu(w1) is recomputed from w1's output (compiledRules).
-		i1 := mt.mm("w1", c.Mul(2, t, f), h, false)
+		i1 := mt.mm("w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
-		i3 := mt.mm("w3", c.Mul(2, t, f), h, false)
+		i3 := mt.mm("w3", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w3 output", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	case llama:
-		i1 := mt.mm("w1", c.Mul(2, t, f), h, false)
+		i1 := mt.mm("w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
 		add("silu output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
-		i3 := mt.mm("w3", c.Mul(2, t, f), h, false)
+		i3 := mt.mm("w3", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w3 output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	default:
-		i1 := mt.mm("fc1", c.Mul(2, t, f), h, false)
+		i1 := mt.mm("fc1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
 		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
@@ -548,7 +550,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if !d.NoFFN {
 		// w2 (fc2): only the residual add reads its output, unless
 		// Gemma's post_feedforward_layernorm normalizes it first.
-		i2 := mt.mm("w2", c.Mul(2, t, h), f, d.Norms != scenarios.NormsGemma)
+		i2 := mt.mm("w2", c.Mul(2, t, h), f, d.Norms != scenarios.NormsGemma, d.MLPBias)
 		if compiled && d.Norms == scenarios.NormsGemma {
 			mt.mms[i2].whole = len(out)
 		}
@@ -568,11 +570,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if c.Err != nil {
 		return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
-	counted := mt.mms
-	if d.BiasedLinears {
-		counted = nil
-	}
-	extra := opParity(out, counted, d.Compiled)
+	extra := opParity(out, mt.mms, compiled)
 	return out, extra, mt.mms, nil
 }
 
@@ -748,19 +746,19 @@ type addFunc func(name, by, formula string, bytes int64, core, op bool)
 // output only the sigmoid reads (2·t).
 func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool, mt *mmTrack) {
 	fs := d.SharedFFN
-	i1 := mt.mm("shared w1", c.Mul(2, t, fs), d.Hidden, false)
+	i1 := mt.mm("shared w1", c.Mul(2, t, fs), d.Hidden, false, d.MLPBias)
 	add("shared expert gate_proj output (silu input)", "silu", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	mt.wholeLast(i1)
 	if !compiled {
 		add("shared expert silu output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	}
-	i3 := mt.mm("shared w3", c.Mul(2, t, fs), d.Hidden, false)
+	i3 := mt.mm("shared w3", c.Mul(2, t, fs), d.Hidden, false, d.MLPBias)
 	add("shared expert up_proj output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	mt.wholeLast(i3)
 	add("shared expert silu(gate)·up (down_proj input)", "mm", "2·t·f_s", c.Mul(2, t, fs), false, false)
-	i2 := mt.mm("shared w2", c.Mul(2, t, d.Hidden), fs, !d.SharedGate)
+	i2 := mt.mm("shared w2", c.Mul(2, t, d.Hidden), fs, !d.SharedGate, d.MLPBias)
 	if d.SharedGate {
-		mt.mm("shared_expert_gate", c.Mul(2, t), d.Hidden, false)
+		mt.mm("shared_expert_gate", c.Mul(2, t), d.Hidden, false, false)
 		add("shared_expert_gate sigmoid output", "sigmoid, mul", "2·t", c.Mul(2, t), false, false)
 		add("shared expert output (down_proj output)", "mul", "2·t·h", c.Mul(2, t, d.Hidden), false, false)
 		mt.wholeLast(i2)
@@ -813,24 +811,24 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 	qk := c.Mul(a, d.HeadDim)
 	v := c.Mul(a, d.vHeadDim())
 	if d.QLoRARank > 0 {
-		ia := mt.mm("wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false)
+		ia := mt.mm("wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false, d.QKVBias)
 		if compiled {
 			mt.mms[ia].whole = len(*mt.out)
 		}
 		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
 		add("q_a_layernorm output (q_b_proj input)", "mm", "2·t·r_q", c.Mul(2, t, d.QLoRARank), false, false)
-		mt.mm("wq_b", c.Mul(2, t, qk), d.QLoRARank, false)
+		mt.mm("wq_b", c.Mul(2, t, qk), d.QLoRARank, false, false)
 	} else {
-		mt.mm("wq", c.Mul(2, t, qk), d.Hidden, false)
+		mt.mm("wq", c.Mul(2, t, qk), d.Hidden, false, false)
 	}
-	ikv := mt.mm("wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false)
+	ikv := mt.mm("wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false, d.QKVBias)
 	if compiled {
 		mt.mms[ikv].views = append(mt.mms[ikv].views, len(*mt.out))
 	}
 	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")
 	add("kv_a_layernorm output (kv_b_proj input)", "mm", "2·t·r_kv", c.Mul(2, t, d.KVLoRARank), false, false)
 	kvb := c.Mul(a, c.Add(d.HeadDim-d.RopeHeadDim, d.vHeadDim()))
-	ib := mt.mm("wkv_b", c.Mul(2, t, kvb), d.KVLoRARank, false)
+	ib := mt.mm("wkv_b", c.Mul(2, t, kvb), d.KVLoRARank, false, false)
 	by := "attention kernel"
 	if d.Attention == AttentionEager {
 		by = "matmul(q, kᵀ)"
@@ -914,16 +912,16 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 	v := c.Mul(hv, d.LinearValueHeadDim)
 	z := "gated norm gate z (contiguous copy)"
 	if d.LinearSplitProj {
-		iqkv := mt.mm("in_proj_qkv", c.Mul(2, t, c.Add(c.Mul(2, k), v)), d.Hidden, false)
+		iqkv := mt.mm("in_proj_qkv", c.Mul(2, t, c.Add(c.Mul(2, k), v)), d.Hidden, false, false)
 		add("conv1d input mixed_qkv (in_proj_qkv output)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
 		mt.wholeLast(iqkv)
-		mt.mm("in_proj_z", c.Mul(2, t, v), d.Hidden, false)
-		mt.mm("in_proj_b", c.Mul(2, t, hv), d.Hidden, false)
-		mt.mm("in_proj_a", c.Mul(2, t, hv), d.Hidden, false)
+		mt.mm("in_proj_z", c.Mul(2, t, v), d.Hidden, false, false)
+		mt.mm("in_proj_b", c.Mul(2, t, hv), d.Hidden, false, false)
+		mt.mm("in_proj_a", c.Mul(2, t, hv), d.Hidden, false, false)
 		z = "gated norm gate z (in_proj_z output)"
 	} else {
-		mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false)
-		mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false)
+		mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false, false)
+		mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false, false)
 		add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
 	}
 	add("beta = sigmoid(b)", "sigmoid, chunk_gated_delta_rule", "2·t·H_v", c.Mul(2, t, hv), false, false)
@@ -961,7 +959,14 @@ type blockMM struct {
 	// forced: the op policy recomputes it without counting it
 	// (forceRouterGate).
 	forced bool
+	// biased: a Linear with a bias, which runs aten.addmm (opParity):
+	// neither counted nor kept, so recomputed.
+	biased bool
 }
+
+// counted reports whether the op policy's mm count includes m: an
+// aten.mm that is not force-recomputed.
+func (m blockMM) counted() bool { return !m.forced && !m.biased }
 
 // mmTrack records a block's mms while blockTensors lists its tensors
 // into *out.
@@ -972,8 +977,8 @@ type mmTrack struct {
 
 // mm records an mm that runs now (before the next tensor is listed) and
 // returns its index.
-func (m *mmTrack) mm(name string, bytes, k int64, residual bool) int {
-	m.mms = append(m.mms, blockMM{name: name, bytes: bytes, k: k, at: len(*m.out), whole: -1, residual: residual})
+func (m *mmTrack) mm(name string, bytes, k int64, residual, biased bool) int {
+	m.mms = append(m.mms, blockMM{name: name, bytes: bytes, k: k, at: len(*m.out), whole: -1, residual: residual, biased: biased})
 	return len(m.mms) - 1
 }
 
@@ -1004,11 +1009,13 @@ type opExtra struct {
 // aten/src/ATen/native/Linear.cpp at
 // 81735ee6f5da25b75bccd580b6958c36c92166af, linear and
 // _flatten_nd_linear), without one at::matmul, which folds a 2-D or 3-D
-// input into one mm. So, per block kind (mms in forward order, kept ones
-// starred):
+// input into one mm: biased mms (blockMM.biased; BlockDims.QKVBias,
+// OBias, MLPBias) are neither counted nor kept. So, per block kind (mms in
+// forward order, kept ones starred, biased ones in brackets):
 //
 //	llama         wq* wk wv* wo w1* w3 w2*
-//	gpt           qkv* proj fc1* fc2
+//	  (Qwen2)     [wq wk wv] wo* w1 w3* w2
+//	gpt           [qkv proj fc1 fc2]: none kept, all four recomputed
 //	MLA, q_lora   wq_a* wq_b wkv_a* wkv_b wo* w1 w3* w2   (dense FFN)
 //	              wq_a* wq_b wkv_a* wkv_b wo* (gate) sw1 sw3* sw2  (MoE)
 //	MLA           wq* wkv_a wkv_b* wo w1* w3 w2*   (dense FFN)
@@ -1018,8 +1025,8 @@ type opExtra struct {
 //
 // (gate the router's, sw the shared experts'; the routed experts' grouped
 // mm counts none). The router gate, in parentheses, and any mm of its
-// shape is forced (forceRouterGate): recomputed, not counted. A kept output that autograd keeps anyway (whole) is
-// marked OpSaved; one it keeps views of marks them OpOutput (the
+// shape is forced (forceRouterGate): recomputed, not counted. A kept
+// output that autograd keeps anyway (whole) is marked OpSaved; one it keeps views of marks them OpOutput (the
 // recomputation finds the output cached and rebuilds no view) and is kept
 // as its own tensor, as is one it keeps nothing of: opParity returns
 // those in forward order. Compiled (compiledRules) the partitioner drops a
@@ -1028,7 +1035,7 @@ func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 	var extra []opExtra
 	n := 0 // the policy's mm count
 	for _, m := range mms {
-		if m.forced {
+		if !m.counted() {
 			continue
 		}
 		n++
@@ -1053,9 +1060,8 @@ func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 // OpRecomputedMMFLOPs is the matmul work one block's backward reruns
 // under torchtitan's op policy: the even-numbered mms of opParity's count
 // (the odd-numbered ones' outputs are cached) and the forced ones (the
-// router gate: forceRouterGate), each bytes·k FLOPs, or every linear of a
-// block whose linears carry biases (BiasedLinears: they run addmm, which
-// the policy never saves). The attention kernel's outputs are saved: it
+// router gate: forceRouterGate) and biased ones (QKVBias, OBias, MLPBias:
+// they run addmm, which the policy never saves), each bytes·k FLOPs. The attention kernel's outputs are saved: it
 // reruns none of the attention.
 func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 	_, _, mms, err := blockTensors(d)
@@ -1066,13 +1072,47 @@ func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 	var v int64
 	n := 0 // the policy's mm count
 	for _, m := range mms {
-		if !m.forced {
+		if m.counted() {
 			n++
 		}
-		if m.forced || n%2 == 0 || d.BiasedLinears {
+		if !m.counted() || n%2 == 0 {
 			v = c.Add(v, c.Mul(m.bytes, m.k))
 		}
 	}
+	if c.Err != nil {
+		return 0, fmt.Errorf("recompute FLOPs overflow: %w", c.Err)
+	}
+	return v, nil
+}
+
+// OpEarlyStopMMFLOPs is the part of OpRecomputedMMFLOPs that PyTorch's
+// early stop of non-reentrant checkpointing does not rerun: the block's
+// last mm when the op policy recomputes it (even-numbered or biased) and
+// only the residual add reads its output (a gpt block's fc2; llama's w2 is
+// odd-numbered, kept), bytes·k FLOPs; 0 otherwise. The recomputation
+// raises _StopRecomputationError from its pack hook once it has packed as
+// many tensors as the forward saved (torch/utils/checkpoint.py, early stop
+// the default since pytorch/pytorch#96866, PyTorch 2.1; the selective
+// policy's context_fn runs inside the same frame), and that mm's inputs
+// are the last tensors packed, before its kernel runs (zero's
+// earlyStopFLOPs, the same rule under full).
+func OpEarlyStopMMFLOPs(d BlockDims) (int64, error) {
+	_, _, mms, err := blockTensors(d)
+	if err != nil || len(mms) == 0 {
+		return 0, err
+	}
+	n := 0
+	for _, m := range mms {
+		if m.counted() {
+			n++
+		}
+	}
+	last := mms[len(mms)-1]
+	if !last.residual || last.counted() && n%2 == 1 {
+		return 0, nil
+	}
+	var c calc
+	v := c.Mul(last.bytes, last.k)
 	if c.Err != nil {
 		return 0, fmt.Errorf("recompute FLOPs overflow: %w", c.Err)
 	}

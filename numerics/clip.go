@@ -30,8 +30,8 @@ import (
 // (wideSq) adds any 2^54 of them exactly and in any order, so the norm of
 // S shards summed over the group equals the unsharded norm bit for bit.
 // (math/big would do the same, with an allocation per addition.) The
-// exact sum is then rounded to float64, square-rooted and rounded to
-// float32, the dtype PyTorch's norm has; clip_coef follows in float32
+// exact sum is then rounded to float64 (round-to-odd: its top 53 bits,
+// the last one set when inexact), square-rooted and rounded to float32, the dtype PyTorch's norm has; clip_coef follows in float32
 // with PyTorch's operations: total_norm + f32(1e-6), max_norm / that as
 // reciprocal times max_norm (Tensor.__rtruediv__), clamp to 1; a bf16
 // gradient times it is rounded back to bf16.
@@ -85,20 +85,16 @@ func (a *wideSq) add(o *wideSq) {
 	a.nonFin = a.nonFin || o.nonFin
 }
 
-// norm returns the 2-norm: the exact sum rounded to float64 (round to
-// nearest), square-rooted, rounded to float32. NaN when any gradient was
-// not finite.
+// norm returns the 2-norm: the exact sum rounded to float64 by
+// round-to-odd (wordsToOdd, as wideSum.float64: exact up to 53 bits, else
+// within one float64 ulp, the same for the same words whatever the
+// order), square-rooted, rounded to float32. NaN when any gradient was not
+// finite.
 func (a *wideSq) norm() float32 {
 	if a.nonFin {
 		return float32(math.NaN())
 	}
-	v := 0.0
-	for i := wideSqWords - 1; i >= 0; i-- {
-		// Horner from the top word: every step is exact until the value
-		// exceeds 53 bits, then rounds; the same words give the same value.
-		v = v*0x1p64 + float64(a.w[i])
-	}
-	return float32(math.Sqrt(math.Ldexp(v, -266)))
+	return float32(math.Sqrt(wordsToOdd(a.w[:], -266)))
 }
 
 // clipCoef is clip_grad_norm_'s clamped coefficient for a total norm.

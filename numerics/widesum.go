@@ -192,8 +192,21 @@ func (a *wideSum) float64() float64 {
 			w[i], c = bits.Add64(^w[i], 0, c)
 		}
 	}
+	v := wordsToOdd(w[:], -149)
+	if neg {
+		v = -v
+	}
+	return v
+}
+
+// wordsToOdd returns the non-negative fixed-point number w (little-endian
+// 64-bit words, in units of 2^unit) rounded to float64 by round-to-odd:
+// its top 53 bits, the lowest set when any bit below them is (sticky).
+// Exact when the number fits in 53 bits. wideSum.float64 and wideSq.norm
+// share it; Every caller's unit (−149, −266) keeps the result exact in float64's range.
+func wordsToOdd(w []uint64, unit int) float64 {
 	top := -1 // index of the highest set bit
-	for i := wideWords - 1; i >= 0; i-- {
+	for i := len(w) - 1; i >= 0; i-- {
 		if w[i] != 0 {
 			top = 64*i + 63 - bits.LeadingZeros64(w[i])
 			break
@@ -202,39 +215,31 @@ func (a *wideSum) float64() float64 {
 	if top < 0 {
 		return 0
 	}
-	var man uint64
-	exp := -149
 	if top < 53 {
-		man = w[0]
-	} else {
-		low := top - 52 // the bits below low are dropped
-		man = bitsAt(&w, low)
-		sticky := false
-		for i := range wideWords {
-			switch {
-			case 64*(i+1) <= low:
-				sticky = sticky || w[i] != 0
-			case 64*i < low:
-				sticky = sticky || w[i]<<(64-uint(low-64*i)) != 0
-			}
-		}
-		if sticky {
-			man |= 1
-		}
-		exp += low
+		return math.Ldexp(float64(w[0]), unit) // man < 2^53: exact
 	}
-	v := math.Ldexp(float64(man), exp) // man < 2^53, exp ≥ −149: exact
-	if neg {
-		v = -v
+	low := top - 52 // the bits below low are dropped
+	man := bitsAt(w, low)
+	sticky := false
+	for i := range w {
+		switch {
+		case 64*(i+1) <= low:
+			sticky = sticky || w[i] != 0
+		case 64*i < low:
+			sticky = sticky || w[i]<<(64-uint(low-64*i)) != 0
+		}
 	}
-	return v
+	if sticky {
+		man |= 1
+	}
+	return math.Ldexp(float64(man), unit+low) // man < 2^53: exact
 }
 
 // bitsAt returns the 53 bits of w from bit low up.
-func bitsAt(w *[wideWords]uint64, low int) uint64 {
+func bitsAt(w []uint64, low int) uint64 {
 	i, sh := low/64, uint(low%64)
 	v := w[i] >> sh
-	if sh > 0 && i+1 < wideWords {
+	if sh > 0 && i+1 < len(w) {
 		v |= w[i+1] << (64 - sh)
 	}
 	return v & (1<<53 - 1)

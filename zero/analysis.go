@@ -569,7 +569,7 @@ type Interval struct{ Lo, Hi units.Duration }
 
 // Exposure splits one rank's timeline (its spans from Result.Spans) into the
 // intervals of exposed communication — a collective of the rank, or a
-// ZeRO++ quantize kernel on a communication stream (Task.IsCompute), runs
+// ZeRO++ quantize kernel on a communication stream (isCommWork), runs
 // while its compute stream is idle — and of waiting for peers at a
 // collective (reached, not started, nothing of the rank running), both
 // sorted and disjoint: the same split RankStats measures. Offload's host

@@ -17,7 +17,8 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 		return FLOPDims{}, false
 	}
 	cp := int64(s.Parallelism.CP)
-	return FLOPDims{Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
+	gpt := memory.BlockStyle(m) == "gpt" // the preset's biases on every matrix (memory's baseDims)
+	return FLOPDims{QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
 }
@@ -111,6 +112,7 @@ func layerFLOPDims(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) FLOP
 	if x.FFN > 0 {
 		d.FFN = x.FFN
 	}
+	d.QKVBias, d.OBias, d.MLPBias = x.QKVBias, x.OBias, x.MLPBias
 	return d
 }
 
@@ -234,7 +236,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 				if out[u].ringFwd, out[u].ringBwd, out[u].ring, err = blockRing(s, base, l, ring, gpu, eff, policy); err != nil {
 					return nil, err
 				}
-				f, b, err := blockOtherBytes(s, base, l)
+				f, b, err := blockOtherBytes(s, base, u)
 				if err != nil {
 					return nil, err
 				}
@@ -353,7 +355,8 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 //
 // Left out: MLA's q_a/kv_a norms, Gated DeltaNet's short convolutions and
 // gates, the gated attention's sigmoid gate, the shared expert's gate.
-func blockOtherBytes(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) (fwd, bwd int64, err error) {
+func blockOtherBytes(s *scenarios.Scenario, base FLOPDims, u int) (fwd, bwd int64, err error) {
+	l := s.Model.LayerList[u]
 	x := l.Dims
 	if x == nil || l.FwdFLOPs > 0 || s.Model.Hidden <= 0 || s.Model.SeqLen <= 0 {
 		return 0, 0, nil
@@ -382,7 +385,7 @@ func blockOtherBytes(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) (f
 		p.QKNorm = c.Add(c.Mul(d.Heads, d.HeadDim), c.Mul(d.KVHeads, d.HeadDim))
 	}
 	saved := func() ([]memory.SavedTensor, error) {
-		md := memory.UnitBlockDims(s, l)
+		md := memory.UnitBlockDims(s, u)
 		md.Compiled = false // as blockSaved sizes the dense blocks
 		return memory.BlockTensors(md)
 	}

@@ -158,7 +158,9 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // experts its forward). A block among them with
 // dims (MoE, MLA, linear or gated attention) adds its memory-bound work
 // (norms, residual adds, RoPE, the router, fp8 casts) by the dense blocks'
-// rules for the stack (blockOtherBytes; rerun under full recompute), and
+// rules for the stack (blockOtherBytes; rerun under full recompute, and
+// under op in the share of the forward FLOPs the policy reruns, as the
+// per-operation model's blocks: blockTimes.seconds), and
 // under context parallelism a softmax-attention one its ring's seconds as
 // the per-operation model's blocks do (blockRing); a block with explicit
 // fwd_flops does neither.
@@ -369,12 +371,21 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			u := &plan[i]
 			// The memory-bound work of a block left to the FLOP count
 			// (blockOtherBytes), on derived times only; a full recompute
-			// reruns the forward's.
+			// reruns the forward's. The op policy reruns every op outside
+			// its save list (norms, RoPE, silu·mul, the router's softmax
+			// and top-k, casts): charged, as the per-operation model's
+			// blocks are (blockTimes.seconds), the forward's memory-bound
+			// time times the share of the forward FLOPs it reruns,
+			// opRe / FwdFLOPs.
+			elemRe := float64(re)
+			if opRe > 0 && c.FwdFLOPs > 0 {
+				elemRe = float64(opRe) / float64(c.FwdFLOPs)
+			}
 			for k, x := range []struct {
 				d    *units.Duration
 				set  units.Duration
 				secs float64
-			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(re)*u.elemFwd}} {
+			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + elemRe*u.elemFwd}} {
 				if x.set != 0 || x.secs == 0 {
 					continue
 				}

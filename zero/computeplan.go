@@ -30,7 +30,8 @@ type ComputeSpec struct {
 	// (training.recompute_early_stop): a fully checkpointed block's
 	// recompute ends when the last tensor backward needs is saved again,
 	// so the MLP's down projection, which only saves its input, is not
-	// rerun (see earlyStopFLOPs).
+	// rerun (see earlyStopFLOPs); under the op policy likewise when it
+	// recomputes it (memory.OpEarlyStopMMFLOPs).
 	EarlyStop bool
 	// Elementwise is the forward HBM traffic of one block's memory-bound
 	// ops in bytes (norms, activations, residuals, RoPE); ElementwiseBwd
@@ -67,6 +68,19 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		if re[1], err = earlyStopFLOPs(spec.Dims, re[1]); err != nil {
 			return nil, err
 		}
+	}
+	if spec.EarlyStop && spec.Policy == recomputeOp {
+		// The same early stop under the op policy: its recomputation
+		// does not run the last mm when only the residual reads it.
+		d := spec.Dims
+		if err := d.fill(); err != nil {
+			return nil, err
+		}
+		last, err := memory.OpEarlyStopMMFLOPs(d.opBlockDims())
+		if err != nil {
+			return nil, fmt.Errorf("zero: %w", err)
+		}
+		re[1] -= last
 	}
 	// One block's GEMM, attention and memory times, without and with the
 	// policy's recompute, as totals and by class.

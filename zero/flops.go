@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -36,6 +37,10 @@ type FLOPDims struct {
 	// Chunk tokens (AttentionFLOPs); 0: none. Set only where the kernel
 	// skips the key blocks the mask removes (blockMask).
 	Window, Chunk int64
+	// QKVBias, OBias and MLPBias mark the block's biased linears
+	// (memory.BlockDims): under the op policy they run aten.addmm, which
+	// it neither counts nor keeps (RecomputeFLOPs).
+	QKVBias, OBias, MLPBias bool
 }
 
 // BlockFLOPs is one block's forward FLOPs by operation class.
@@ -283,9 +288,10 @@ const (
 // RecomputeFLOPs is the extra forward work one block's backward does under
 // a checkpointing policy: full reruns the forward; selective
 // (Korthikanti) reruns the core attention; op (torchtitan's policy) reruns
-// the even-numbered matmuls (llama: wk, wo, w3 = 2·t·(h·kv + qw·h + h·f);
-// gpt: the attention projection and fc2 = 2·t·(qw·h + f·h)) and nothing of
-// the attention, whose outputs it keeps.
+// the matmuls memory.OpRecomputedMMFLOPs counts, the one rule the memory
+// model keeps the others' outputs by (llama: wk, wo, w3 = 2·t·(h·kv + qw·h
+// + h·f); a gpt block's four biased linears, addmm, all of them) and
+// nothing of the attention, whose outputs it keeps.
 func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
 	f, err := BlockForwardFLOPs(d)
 	if err != nil {
@@ -303,13 +309,8 @@ func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
 	case recomputeSelective:
 		v = f.Attention
 	case recomputeOp:
-		t := c.Mul(d.Seq, d.Batch)
-		qw := c.Mul(d.Heads, d.HeadDim)
-		kv := c.Mul(d.KVHeads, d.HeadDim)
-		if d.Arch == "llama" {
-			v = c.Mul(2, t, c.Add(c.Mul(d.Hidden, kv), c.Mul(qw, d.Hidden), c.Mul(d.Hidden, d.FFN)))
-		} else {
-			v = c.Mul(2, t, c.Add(c.Mul(qw, d.Hidden), c.Mul(d.FFN, d.Hidden)))
+		if v, err = memory.OpRecomputedMMFLOPs(d.opBlockDims()); err != nil {
+			return 0, fmt.Errorf("zero: %w", err)
 		}
 	default:
 		return 0, fmt.Errorf("zero: training.recompute %q: use none, selective, op or full", policy)
@@ -318,6 +319,13 @@ func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
 		return 0, fmt.Errorf("zero: recompute FLOPs overflow: %w", c.Err)
 	}
 	return v, nil
+}
+
+// opBlockDims is d as the memory model's op policy counts a block's mms
+// (after fill).
+func (d FLOPDims) opBlockDims() memory.BlockDims {
+	return memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden, Heads: d.Heads, KVHeads: d.KVHeads,
+		HeadDim: d.HeadDim, FFN: d.FFN, QKVBias: d.QKVBias, OBias: d.OBias, MLPBias: d.MLPBias}
 }
 
 // flopCalc is units.Calc: checked int64 arithmetic that keeps the first overflow.

@@ -178,6 +178,44 @@ func TestPlanComputeEarlyStop(t *testing.T) {
 	}
 }
 
+// TestPlanComputeOpEarlyStop: under the op policy the same early stop
+// leaves out the last mm when the policy recomputes it and only the
+// residual add reads it (memory.OpEarlyStopMMFLOPs). A GPT block with a
+// bias on every matrix (h 1024, f 4096, t 4096) reruns all four addmm
+// linears, 2·4096·(3·1024² + 1024² + 2·1024·4096) = 103,079,215,104
+// FLOPs, 68,719,476,736 of them under early stop (less fc2's
+// 2·4096·4096·1024 = 34,359,738,368). Llama keeps w2's output (the 7th
+// mm, odd): no change.
+func TestPlanComputeOpEarlyStop(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		d    FLOPDims
+		save int64
+	}{
+		{"gpt", FLOPDims{Arch: "gpt", Seq: 4096, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Causal: true, QKVBias: true, OBias: true, MLPBias: true}, 34_359_738_368},
+		{"llama", FLOPDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Causal: true}, 0},
+	} {
+		spec := ComputeSpec{Dims: c.d, GPU: GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108},
+			Eff: Efficiency{GEMM: 0.7, Attention: 0.6, HBM: 0.88}, Policy: "op", Blocks: []bool{true}, Head: -1}
+		whole, err := PlanCompute(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.EarlyStop = true
+		early, err := PlanCompute(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := whole[0].BwdFLOPs - early[0].BwdFLOPs; got != c.save {
+			t.Errorf("%s: early stop saves %d FLOPs under op, want %d", c.name, got, c.save)
+		}
+	}
+	re, err := RecomputeFLOPs(FLOPDims{Arch: "gpt", Seq: 4096, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, QKVBias: true, OBias: true, MLPBias: true}, "op")
+	if err != nil || re != 103_079_215_104 {
+		t.Errorf("biased gpt op recompute %d (%v), want 103,079,215,104", re, err)
+	}
+}
+
 // TestAttentionBackwardByKernel checks the attention backward's FLOPs and
 // time by kernel, by hand. flash and sdpa recompute the scores in backward
 // (FlashAttention-2: S = QKᵀ, dV, dP, dQ, dK, five matmuls to the

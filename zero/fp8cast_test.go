@@ -118,8 +118,7 @@ func TestBlockOtherBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		base, _ := flopDims(s)
-		l := s.Model.LayerList[unitNamed(t, s, "block.0")]
-		f, b, err := blockOtherBytes(s, base, l)
+		f, b, err := blockOtherBytes(s, base, unitNamed(t, s, "block.0"))
 		if err != nil {
 			t.Fatal(err)
 		}

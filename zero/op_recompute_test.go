@@ -15,7 +15,15 @@ import (
 //
 //   - Llama 3 8B (h 4096, 8 kv heads of 128, f 14336): wk, wo, w3,
 //     2·t·(h·kv + qw·h + h·f) = 652,835,028,992.
-//   - GPT (h 1024, f 4096): proj and fc2, 2·t·(h·h + f·h) = 42,949,672,960.
+//   - GPT (h 1024, f 4096), the preset's block with a bias on every
+//     matrix: qkv, proj, fc1 and fc2 run aten.addmm, neither counted nor
+//     kept, all rerun: 2·t·(3·h·h + h·h + 2·h·f) = 103,079,215,104.
+//   - GPT without biases: proj and fc2, 2·t·(h·h + f·h) = 42,949,672,960.
+//   - GPT with 4 kv heads of 64, no biases: qkv 1*, proj 2, fc1 3*, fc2 4:
+//     the same 42,949,672,960 (the kv width only moves qkv).
+//   - Qwen2-style (Llama 3 8B with q, k, v biases): [wq wk wv] wo* w1
+//     w3* w2, so wq, wk, wv, w1, w2: 2·t·(h·qw + 2·h·kv + 2·h·f) =
+//     1,168,231,104,512.
 //   - DeepSeek-V3 dense (128 heads, d_qk 192, d_v 128, r_q 1536, r_kv 512,
 //     f 18432, h 7168): wq_b 2·t·(128·192)·1536, wkv_b 2·t·(128·256)·512,
 //     w1 and w2 2·t·18432·7168 each: 2,611,340,115,968.
@@ -41,8 +49,14 @@ func TestOpRecomputeFLOPsOneRule(t *testing.T) {
 	}{
 		{"llama", FLOPDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336},
 			memory.BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336}, 652_835_028_992},
-		{"gpt", FLOPDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096},
+		{"gpt", FLOPDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, QKVBias: true, OBias: true, MLPBias: true},
+			memory.BlockDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, QKVBias: true, OBias: true, MLPBias: true}, 103_079_215_104},
+		{"gpt without biases", FLOPDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096},
 			memory.BlockDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096}, 42_949_672_960},
+		{"gpt GQA without biases", FLOPDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, KVHeads: 4, FFN: 4096},
+			memory.BlockDims{Arch: "gpt", Seq: tk, Batch: 1, Hidden: 1024, Heads: 16, KVHeads: 4, FFN: 4096}, 42_949_672_960},
+		{"qwen2", FLOPDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, QKVBias: true},
+			memory.BlockDims{Arch: "llama", Seq: tk, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, QKVBias: true}, 1_168_231_104_512},
 	} {
 		got, err := RecomputeFLOPs(c.fd, recomputeOp)
 		if err != nil {
@@ -82,5 +96,32 @@ func TestOpRecomputeFLOPsOneRule(t *testing.T) {
 		if d := bwd["op"][u] - bwd["none"][u]; d != want {
 			t.Errorf("DeepSeek-V2-Lite %s: op reruns %d FLOPs, want %d", u, d, want)
 		}
+	}
+}
+
+// TestOpRecomputeBiasesPerLayer: a dense imported block reaches
+// RecomputeFLOPs through layerFLOPDims with its own biases. Qwen2.5-72B
+// (hidden 8192, 64 heads, 8 kv heads of 128, ffn 29568; q_proj, k_proj,
+// v_proj with biases, run as aten.addmm) reruns wq, wk, wv, w1 and w2 at
+// t = 4096: 2·t·(h·h + 2·h·1024 + 2·h·f) = 4,655,744,548,864 FLOPs more
+// than without checkpointing; as bias-free Llama it would rerun wk, wo,
+// w3.
+func TestOpRecomputeBiasesPerLayer(t *testing.T) {
+	bwd := map[string]int64{}
+	for _, rc := range []string{"none", "op"} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/qwen2.5-72b.json, layers: 2, seq_len: 4096}\n" +
+			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: " + rc + ", attention: sdpa}\n"
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bwd[rc] = costs[unitNamed(t, s, "block.0")].BwdFLOPs
+	}
+	if d := bwd["op"] - bwd["none"]; d != 4_655_744_548_864 {
+		t.Errorf("Qwen2.5-72B block.0: op reruns %d FLOPs, want 4,655,744,548,864", d)
 	}
 }

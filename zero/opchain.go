@@ -295,13 +295,25 @@ func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
 //   - an eager Llama-style model (stacks other than megatron) runs it as
 //     the eager RMSNorm chain in fp32 (rmsNormFwd, rmsNormBwd: 36 and 92 B
 //     per element); training.compile: blocks compiles the blocks only
-//     (torchtitan's apply_compile wraps each TransformerBlock), so the
-//     final norm stays eager;
-//   - Megatron's final_layernorm is a TENorm (teNormFwd, teNormBwd: 4
-//     and 6 B), and a GPT model's LayerNorm is one kernel that reads x
-//     and writes y, whose backward reads dy and x and writes dx
-//     (native_layer_norm and its backward; the per-row mean and rstd are
-//     under 1 %): the same 4 and 6 B.
+//     (torchtitan's apply_compile wraps each of model.layers in
+//     torch.compile(transformer_block, fullgraph=True), not model.norm:
+//     torchtitan/parallelisms/parallelize_llama.py lines 293-299 at
+//     582fe7d1f52ef96987a9d5265b3e2bbefc92d583), so the final norm stays
+//     eager;
+//   - Megatron's final_layernorm is a TENorm: TransformerBlock builds it
+//     from its spec's layer_norm (megatron/core/transformer/
+//     transformer_block.py lines 372-376 at Megatron-LM
+//     44151194143711368b17797bc7000fd0285d8d51), which
+//     get_gpt_decoder_block_spec sets to TENorm under Transformer Engine
+//     (megatron/core/models/gpt/gpt_layer_specs.py lines 700-708 there):
+//     one TE norm kernel, teNormFwd and teNormBwd (4 and 6 B, megatronChain);
+//   - a GPT model's LayerNorm is one kernel that reads x and writes y
+//     (native_layer_norm's vectorized_layer_norm_kernel, pytorch
+//     aten/src/ATen/native/cuda/layer_norm_kernel.cu at
+//     bad757be610b43809dc32b7b50d1800d0cfb6750: X in, Y and the fp32
+//     per-row mean and rstd out), whose backward reads dy and x and
+//     writes dx (the per-row statistics and the γ, β gradients' partial
+//     sums are under 1 % at h ≥ 1024): the same 4 and 6 B.
 func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
 	f, b := int64(teNormFwd), int64(teNormBwd)
 	if d.Arch == "llama" && s.Stack != "megatron" {
@@ -329,7 +341,11 @@ func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err erro
 // reading them (4 B) and writing each distinct token's row (2 B). zerosim
 // counts every token of the micro-batch as distinct (at most v of them):
 // an upper bound on the partial sums, which a real batch's repeats cut.
-// The index sort is per token, not per element, and left out.
+// The index sort is per token, not per element, and left out. So is the
+// gpt layouts' learned position embedding (wpe: a second lookup of s
+// rows and its add to the token embedding, about 6 B per element of t·h
+// forward, and its own embedding backward): embeddingBytes charges the
+// token lookup only.
 func embeddingBytes(seq, batch, h, v int64) (fwd, bwd int64, err error) {
 	var c flopCalc
 	t := c.Mul(seq, batch)

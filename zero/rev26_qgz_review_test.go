@@ -111,12 +111,16 @@ func TestUnitShapesFusedLayouts(t *testing.T) {
 // so its backward under op is longer than under none by those FLOPs at the
 // GEMM rate (effectiveFLOPS), to the picosecond of the rounding; under
 // training.fp8 (torchao: the block's linears in fp8, FP8Linear) at the fp8
-// rate (effectiveFP8).
+// rate (effectiveFP8). Plus the memory-bound ops the policy reruns (norms,
+// RoPE, silu·mul, casts: none is in its save list), charged as the
+// per-operation model's blocks are (blockTimes.seconds): the forward's
+// memory-bound seconds (planCompute's elemFwd) times rerun / FwdFLOPs.
 func TestOpRecomputeTimesBackward(t *testing.T) {
 	const rerun = 227_633_266_688
 	for _, fp8 := range []string{"", ", fp8: torchao"} {
 		bwd := map[string]int64{}
-		var eff float64
+		var eff, elem float64
+		var fwdFLOPs int64
 		for _, rc := range []string{"none", "op"} {
 			doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/deepseek-v2-lite.json, layers: 2, seq_len: 4096}\n" +
 				"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: " + rc + ", attention: sdpa" + fp8 + "}\n"
@@ -128,7 +132,14 @@ func TestOpRecomputeTimesBackward(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bwd[rc] = int64(costs[unitNamed(t, s, "block.0")].Bwd)
+			u := unitNamed(t, s, "block.0")
+			bwd[rc] = int64(costs[u].Bwd)
+			fwdFLOPs = costs[u].FwdFLOPs
+			plan, err := planCompute(s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			elem = plan[u].elemFwd
 			e, err := effectiveFLOPS(s)
 			if fp8 != "" {
 				e, err = effectiveFP8(s)
@@ -138,7 +149,10 @@ func TestOpRecomputeTimesBackward(t *testing.T) {
 			}
 			eff = float64(e)
 		}
-		want := float64(rerun) * 1e12 / eff // ps
+		if elem <= 0 {
+			t.Fatalf("block.0%s: no memory-bound forward work", fp8)
+		}
+		want := float64(rerun)*1e12/eff + elem*1e12*float64(rerun)/float64(fwdFLOPs) // ps
 		if d := float64(bwd["op"] - bwd["none"]); d < want-1 || d > want+1 {
 			t.Errorf("block.0%s: backward under op − under none = %.0f ps, want %.0f ps (%d FLOPs at %.0f FLOP/s)", fp8, d, want, int64(rerun), eff)
 		}
