@@ -316,10 +316,11 @@ const typeNames = "int8, uint8, int32, uint32, int64, uint64, half, float, doubl
 // checkCount refuses a row whose size is not its count of its type: the
 // count (nccl-tests' paramcount, one rank's elements) times the type's
 // bytes is the size for all-reduce, and times the ranks for all-gather,
-// reduce-scatter and all-to-all (setupArgs in src/common.cu at
-// NVIDIA/nccl-tests a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, the commit
-// BenchCount cites: the size column is max(sendBytes, expectedBytes)), as
-// BenchSize multiplies; every row of a run has the same factor.
+// reduce-scatter and all-to-all (src/common.cu at NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432, the commit BenchCount cites:
+// setupArgs sets sendBytes and expectedBytes, and TimeTest prints
+// max(sendBytes, expectedBytes) as the size column), as BenchSize
+// multiplies; every row of a run has the same factor.
 // It was taken unchecked ("32768 38192 float ...").
 func (lp *logParser) checkCount(r Row, f []string) error {
 	ts, ok := typeSizes[r.Type]
