@@ -174,24 +174,7 @@ func TestOpPolicyMMParity(t *testing.T) {
 		// attention kernel's outputs; q, k and v are rebuilt.
 		{"gpt-oss", oss, []int64{oIn, oAttn, oLSE}, oIn + oAttn + oLSE, 0},
 	} {
-		keep, rebuild, err := BlockActivationTensors(c.d, PolicyOp)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if !slices.Equal(keep, c.keep) {
-			t.Errorf("%s: keep %v, want %v", c.name, keep, c.keep)
-		}
-		none, _, err := BlockActivation(c.d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rb int64
-		for _, x := range rebuild {
-			rb += x
-		}
-		if want := none - c.onList - c.views; rb != want {
-			t.Errorf("%s: rebuilt %d B, want %d", c.name, rb, want)
-		}
+		checkOpKeep(t, c.name, c.d, c.keep, c.onList, c.views)
 	}
 }
 
@@ -342,5 +325,31 @@ func TestOpBiasesFromScenario(t *testing.T) {
 		if f, err := UnitOpRecomputedMMFLOPs(s, u); err != nil || f != c.flops {
 			t.Errorf("%s: op reruns %d FLOPs (%v), want %d", c.name, f, err, c.flops)
 		}
+	}
+}
+
+// checkOpKeep checks d's op-policy lists: keep as listed, and the rebuilt
+// bytes BlockTensors' other tensors, none − onList − views (onList: the
+// kept tensors of the list; views: tensors that are views of a kept mm
+// output, neither kept again nor rebuilt).
+func checkOpKeep(t *testing.T, name string, d BlockDims, want []int64, onList, views int64) {
+	t.Helper()
+	keep, rebuild, err := BlockActivationTensors(d, PolicyOp)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !slices.Equal(keep, want) {
+		t.Errorf("%s: keep %v, want %v", name, keep, want)
+	}
+	none, _, err := BlockActivation(d, PolicyNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rb int64
+	for _, x := range rebuild {
+		rb += x
+	}
+	if w := none - onList - views; rb != w {
+		t.Errorf("%s: rebuilt %d B, want %d", name, rb, w)
 	}
 }

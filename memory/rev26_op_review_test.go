@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -44,24 +43,7 @@ func TestOpPolicyCompiledNormInputs(t *testing.T) {
 		// in, wq, wv, attention output, lse, w1.
 		{"L2 q/k norm compiled", l2, []int64{lIn, lQ, lKV, lQ, lLSE, lW1}, lIn + lQ + lLSE + lW1, lKV},
 	} {
-		keep, rebuild, err := BlockActivationTensors(c.d, PolicyOp)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if !slices.Equal(keep, c.keep) {
-			t.Errorf("%s: keep %v, want %v", c.name, keep, c.keep)
-		}
-		none, _, err := BlockActivation(c.d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rb int64
-		for _, x := range rebuild {
-			rb += x
-		}
-		if want := none - c.onList - c.views; rb != want {
-			t.Errorf("%s: rebuilt %d B, want %d", c.name, rb, want)
-		}
+		checkOpKeep(t, c.name, c.d, c.keep, c.onList, c.views)
 	}
 }
 
