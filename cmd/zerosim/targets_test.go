@@ -28,6 +28,13 @@ func TestOutputTargetsRefuseInputsAndOtherKinds(t *testing.T) {
 	if err := os.Symlink(scen, link); err != nil {
 		t.Fatal(err)
 	}
+	// A file read through a flag (calibrate's --scenario, --train-log)
+	// is an input too, refused before the kind check.
+	logf := filepath.Join(dir, "train.log")
+	logData := []byte("step: 1  loss: 2.0\n")
+	if err := os.WriteFile(logf, logData, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notes := filepath.Join(dir, "notes.md")
 	if err := os.WriteFile(notes, []byte("# my notes\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -57,6 +64,10 @@ func TestOutputTargetsRefuseInputsAndOtherKinds(t *testing.T) {
 		{[]string{"merge", rows, "--out", notes}, "--out " + notes + " exists and is not a zerosim sweep output"},
 		{[]string{"calibrate", "--step-time", "1s", scen, "--file", scen}, "--file " + scen + ": zerosim calibrate reads that file (its argument " + scen + ")"},
 		{[]string{"calibrate", "--step-time", "1s", "seed002-tiny", "--file", notes}, "--file " + notes + " exists and is not a calibration file (not overwritten: choose another --file or delete it): "},
+		{[]string{"calibrate", "--step-time", "1s", "seed002-tiny", "--scenario", scen, "--file", scen},
+			"--file " + scen + ": zerosim calibrate reads that file (its --scenario " + scen + "); writing there would destroy it (choose another --file)"},
+		{[]string{"calibrate", "seed002-tiny", "--train-log", logf, "--file", logf},
+			"--file " + logf + ": zerosim calibrate reads that file (its --train-log " + logf + ")"},
 		{[]string{"run", inDir, "-o", odir}, "-o " + odir + ": writes result.json there, a file this command reads (its argument " + inDir + ")"},
 	} {
 		out, e, code := runCLI(c.args...)
@@ -67,7 +78,7 @@ func TestOutputTargetsRefuseInputsAndOtherKinds(t *testing.T) {
 	for _, f := range []struct {
 		path string
 		want []byte
-	}{{scen, data}, {notes, []byte("# my notes\n")}, {inDir, data}} {
+	}{{scen, data}, {logf, logData}, {notes, []byte("# my notes\n")}, {inDir, data}} {
 		if got, _ := os.ReadFile(f.path); string(got) != string(f.want) {
 			t.Errorf("%s was changed", f.path)
 		}
