@@ -94,8 +94,8 @@ func (l *loader) missing(path, use string) *Error {
 }
 
 // MaxBandwidth is the largest link bandwidth a scenario may give (25 TB/s
-// per direction): the simulator's exact rate arithmetic (sim) holds up to
-// it. topology.MaxBandwidth is this.
+// per direction): the round figure below sim.MaxBandwidth (2^64 / 720,720
+// ≈ 25.6 TB/s), up to which the simulator's exact rate arithmetic holds.
 const MaxBandwidth units.Bandwidth = 25e12
 
 // maxBandwidth refuses a link bandwidth bw at path past MaxBandwidth: it
