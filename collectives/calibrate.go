@@ -109,7 +109,7 @@ func (c *Curve) at(op Op, sh Shape, gpusPerThread int, b units.Bytes) (float64, 
 	x0, x1 := math.Log(float64(c.Sizes[i-1])), math.Log(float64(c.Sizes[i]))
 	y0, y1 := math.Log(c.TimesUS[i-1]), math.Log(c.TimesUS[i])
 	f := (math.Log(float64(b)) - x0) / (x1 - x0)
-	return math.Exp(y0 + f*(y1-y0)), true
+	return math.Exp(y0 + float64(f*(y1-y0))), true
 }
 
 // Time is op over sh on nBytes: a measured curve's interpolation at its
@@ -252,13 +252,13 @@ func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
 				return math.Inf(1)
 			}
 			r := math.Log(float64(c.Time) / 1e6 / q.us)
-			s += r * r
+			s += float64(r * r)
 		}
 		// The pull to nominal: 10 % of efficiency (ln 1.1 ≈ 0.095) or 1 µs
 		// of latency costs ~1e-6, as much as one row 1 % off (ln 1.01² ≈
 		// 1e-4, over the mean) in a fit of 100 rows.
-		reg := 1e-2 * (x[0]*x[0] + x[1]*x[1] + (x[2]*x[2]+x[3]*x[3]+x[4]*x[4])/100)
-		return s/float64(len(pts)) + reg*1e-2
+		reg := 1e-2 * (float64(x[0]*x[0]) + float64(x[1]*x[1]) + (float64(x[2]*x[2])+float64(x[3]*x[3])+float64(x[4]*x[4]))/100)
+		return s/float64(len(pts)) + float64(reg*1e-2)
 	}
 	// The parameters the rows do not identify stay nominal (x = 0); the
 	// optimiser searches the others.

@@ -1405,7 +1405,7 @@ func timePlan(m *Model, p *Plan, sh Shape, c Choice) {
 			if l.bw > 0 {
 				r := &ph.runs[k]
 				r.wire = units.Bytes(math.Ceil(float64(ph.Bytes) / m.wireFraction(topology.Class(k), sh, c.Proto)))
-				wire[phaseClass(ph)][k] += float64(r.wire+ph.extra) * l.ps()
+				wire[phaseClass(ph)][k] += float64(float64(r.wire+ph.extra) * l.ps())
 			}
 		}
 	}
@@ -1458,7 +1458,7 @@ func linkNeed(p *Plan) (need [topology.NumClasses + 1]float64) {
 	// A rail phase's channel 0 carries its extra bytes on its own links.
 	for i := range p.Phases {
 		ph := &p.Phases[i]
-		need[phaseClass(ph)] += float64(ph.Bytes+ph.extra) * ph.perByte.nominalPS()
+		need[phaseClass(ph)] += float64(float64(ph.Bytes+ph.extra) * ph.perByte.nominalPS())
 	}
 	return need
 }

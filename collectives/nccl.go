@@ -707,7 +707,7 @@ func (m *Model) ncclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 	}
 	if pl := c.m.HW.PluginLatency; pl != 0 && c.nodes > 1 {
 		// NCCL ranks with the plugin's latencyInter (PluginLatency).
-		ch.cost = sat(float64(ch.cost) + (c.latencyWith(pl)-lat)*1e6)
+		ch.cost = sat(float64(ch.cost) + float64((c.latencyWith(pl)-lat)*1e6))
 	}
 	return ch, true
 }
@@ -976,7 +976,7 @@ func (c *comm) latencyWith(extra units.Duration) float64 {
 		if c.nodes > 1 {
 			intraLat = m.ringStepFloor(intraLat, p)
 		}
-		lat += float64(c.nsteps-c.nInter)*intraLat + float64(c.nInter)*interLat
+		lat += float64(float64(c.nsteps-c.nInter)*intraLat) + float64(float64(c.nInter)*interLat)
 		if p == Simple && c.nodes > 1 && c.op == AllReduce && float64(c.nBytes)/(c.nCh*float64(c.n)) >= 64 {
 			f := 1.4
 			if m.HW.Arch < Ampere {
@@ -985,16 +985,16 @@ func (c *comm) latencyWith(extra units.Duration) float64 {
 			lat *= f // the ring's plateau (ncclTopoGetAlgoTime: minCompCap < 80 ? 1.9 : 1.4)
 		}
 	case tTree:
-		lat += 2 * (float64(c.ppn-1)*intraLat + float64(log2i(c.nodes))*interLat)
+		lat += float64(2 * (float64(float64(c.ppn-1)*intraLat) + float64(float64(log2i(c.nodes))*interLat)))
 	case tNVLS:
 		lat = intraLat + m.Params.Fixed
 	case tNVLSTree:
-		lat += intraLat + 2*float64(log2i(c.nodes))*interLat
+		lat += intraLat + float64(2*float64(log2i(c.nodes))*interLat)
 	case tPAT:
 		// "Log latency" plus "still a linear part" (tuning.cc lines
 		// 429–434): log2(nNodes)·interLat/3.5 + 2.8 µs per rank, interLat
 		// the tree's network Simple latency (ppn is 1) with the flush.
-		lat += float64(log2i(c.nodes))*interLat/3.5 + float64(c.n)*2.8
+		lat += float64(float64(log2i(c.nodes))*interLat/3.5) + float64(float64(c.n)*2.8)
 	}
 	return lat
 }
@@ -1151,7 +1151,7 @@ func sat(ps float64) units.Duration {
 func treeLL128Fill(nBytes units.Bytes, nCh, ppn float64, nodes int) float64 {
 	const ll128Step = 120 * 640 * 8 * 8 / 8 // NCCL_LL128_ELEMS_PER_THREAD · MAX_NTHREADS · NCCL_STEPS · 8 B / NCCL_STEPS
 	chunk := float64(ll128Step / 16 * 15)
-	steps := 1 + float64(log2i(nodes)) + 0.1*ppn
+	steps := 1 + float64(log2i(nodes)) + float64(0.1*ppn)
 	perCh := func() float64 { return math.Floor(float64(nBytes) / (nCh * chunk)) }
 	for perCh() < math.Floor(steps*64/ppn) && chunk > 131072 {
 		chunk /= 2

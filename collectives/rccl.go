@@ -309,9 +309,9 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		if nodes > 1 {
 			intraLat = m.ringStepFloor(intraLat, p)
 		}
-		lat += (nsteps-nInter)*intraLat + nInter*interLat
+		lat += float64((nsteps-nInter)*intraLat) + float64(nInter*interLat)
 	} else {
-		lat += 2 * (float64(ppn-1)*intraLat + float64(log2i(nodes))*interLat)
+		lat += float64(2 * (float64(float64(ppn-1)*intraLat) + float64(float64(log2i(nodes))*interLat)))
 	}
 	latD := sat(lat * 1e6)
 	c := Choice{Algo: a, Proto: p, Latency: latD, AlgBW: bw * 1e9}

@@ -134,10 +134,10 @@ func (m *model) init(seed uint64) [][]float32 {
 		}
 		bound := 1 / math.Sqrt(float64(fanIn))
 		for i := range v {
-			u := 2*rng.Float64() - 1
+			u := float64(2*float64(rng.Float64())) - 1
 			switch {
 			case m.kind == TinyTransformer && (p.Name == "ln1.gamma" || p.Name == "ln2.gamma"):
-				v[i] = RoundBF16(float32(1 + 0.1*u))
+				v[i] = RoundBF16(float32(1 + float64(0.1*u)))
 			case m.kind == TinyTransformer && (p.Name == "ln1.beta" || p.Name == "ln2.beta"):
 				v[i] = RoundBF16(float32(0.1 * u))
 			default:

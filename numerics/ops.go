@@ -100,7 +100,7 @@ func geluBack[T num](ar arith[T], a, dh []T) []T {
 	da := make([]T, len(a))
 	for i, v := range a {
 		x := float64(v)
-		d := 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi)
+		d := float64(0.5*(1+math.Erf(x/math.Sqrt2))) + float64(x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi))
 		da[i] = ar.round(T(float64(dh[i]) * d))
 	}
 	return da

@@ -253,8 +253,8 @@ func quantDrift(q, plain *reference) QuantDriftStep {
 		for i, v := range p {
 			x := float64(q.params[k][i]) - float64(v)
 			d.MaxAbsParamDiff = max(d.MaxAbsParamDiff, math.Abs(x))
-			diff2 += x * x
-			norm2 += float64(v) * float64(v)
+			diff2 += float64(x * x)
+			norm2 += float64(float64(v) * float64(v))
 		}
 	}
 	if norm2 > 0 {

@@ -438,10 +438,10 @@ func relL2Cos(a, b []float32) (rel, cos float64) {
 	var d2, b2, a2, ab float64
 	for i := range b {
 		x, y := float64(a[i]), float64(b[i])
-		d2 += (x - y) * (x - y)
-		b2 += y * y
-		a2 += x * x
-		ab += x * y
+		d2 += float64((x - y) * (x - y))
+		b2 += float64(y * y)
+		a2 += float64(x * x)
+		ab += float64(x * y)
 	}
 	if b2 == 0 {
 		if d2 == 0 {

@@ -215,7 +215,7 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 			}
 			bc.LineStyle.Width = 0
 			bc.Color = plotColors[si%len(plotColors)]
-			bc.Offset = w * vg.Length(float64(si)-float64(n-1)/2)
+			bc.Offset = w * vg.Length(float64(si)-float64(float64(n-1)/2))
 			p.Add(bc)
 			p.Legend.Add(s.Name, bc)
 			if l, err := notRunMarks(s, bc.Offset); err != nil {

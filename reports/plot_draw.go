@@ -194,7 +194,7 @@ func drawFigures(c vg.CanvasSizer, title string, figs []figure, legendW vg.Lengt
 	}
 	h := (dc.Max.Y - dc.Min.Y) / vg.Length(len(figs))
 	for i, f := range figs {
-		top := dc.Max.Y - h*vg.Length(i)
+		top := dc.Max.Y - vg.Length(h*vg.Length(i))
 		cell := draw.Crop(dc, 0, 0, top-h-dc.Min.Y, top-dc.Max.Y)
 		f.p.Draw(draw.Crop(cell, 4, -legendW, 4, -4))
 		if len(f.legend) > 0 {

@@ -19,11 +19,11 @@ func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
 		return []plot.Tick{{Value: lo, Label: formatTick(lo, 0)}}
 	}
 	step := niceStep((hi - lo) / 6)
-	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	prec := max(0, -int(math.Floor(float64(math.Log10(step))+1e-9)))
 	var ticks []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+	for v := float64(math.Ceil(lo/step) * step); v <= hi+float64(step*1e-9); v += step {
 		ticks = append(ticks, plot.Tick{Value: v, Label: formatTick(v, prec)})
-		if m := v + step/2; m <= hi {
+		if m := v + float64(step/2); m <= hi {
 			ticks = append(ticks, plot.Tick{Value: m})
 		}
 	}

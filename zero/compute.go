@@ -331,7 +331,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			d              *units.Duration
 			gemm, f8, att  int64
 			secs, elemSecs float64
-		}{{&c.Fwd, gemm - f8, f8, att, xs[0], xe[0]}, {&c.Bwd, fc.Add(fc.Mul(2+re, gemm-f8), opRe16), fc.Add(fc.Mul(2+re, f8), opRe8), fc.Add(attBwd, reAtt*att), xs[1] + float64(re)*xs[0], xe[1] + float64(re)*xe[0]}} {
+		}{{&c.Fwd, gemm - f8, f8, att, xs[0], xe[0]}, {&c.Bwd, fc.Add(fc.Mul(2+re, gemm-f8), opRe16), fc.Add(fc.Mul(2+re, f8), opRe8), fc.Add(attBwd, reAtt*att), xs[1] + float64(float64(re)*xs[0]), xe[1] + float64(float64(re)*xe[0])}} {
 			if *x.d != 0 || x.gemm+x.f8+x.att == 0 {
 				continue
 			}
@@ -385,7 +385,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 				d    *units.Duration
 				set  units.Duration
 				secs float64
-			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + elemRe*u.elemFwd}} {
+			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(elemRe*u.elemFwd)}} {
 				if x.set != 0 || x.secs == 0 {
 					continue
 				}

@@ -142,8 +142,8 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		u := &out[spec.Head]
 		u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
 		u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
-		u.Fwd += n * (fs + mem)
-		u.Bwd += n * (dg + wg + 2*mem)
+		u.Fwd += float64(n * (fs + mem))
+		u.Bwd += float64(n * (dg + wg + float64(2*mem)))
 		u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem}.scale(n))
 		u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem}.scale(n))
 	}

@@ -383,7 +383,7 @@ func groupedGEMMSeconds(groups, m, n, k float64, g GPUShape, e Efficiency) (floa
 		peak = g.GEMMPeak
 	}
 	compute := flops / (peak * e.GEMM * quant)
-	bytes := 2 * (m*k + k*n + m*n) * groups
+	bytes := 2 * (float64(m*k) + float64(k*n) + float64(m*n)) * groups
 	return max(compute, bytes/(g.HBM*e.HBM)), nil
 }
 
@@ -459,7 +459,7 @@ func (c ClassSeconds) add(o ClassSeconds) ClassSeconds {
 }
 
 func (c ClassSeconds) scale(f float64) ClassSeconds {
-	return ClassSeconds{c.GEMM * f, c.Attention * f, c.Other * f}
+	return ClassSeconds{float64(c.GEMM * f), float64(c.Attention * f), float64(c.Other * f)}
 }
 
 // blockSeconds is one block's forward and backward compute time: its GEMMs

@@ -212,7 +212,7 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	}
 	gather, dkv := gd.Seconds(), sd.Seconds()
 	hbm := g.HBM * e.HBM
-	out := RingCost{FwdBytes: fwd, BwdBytes: bwd, FwdComm: gather, BwdComm: gather + float64(n)*dkv, KV: kv, DKV: dkvBytes}
+	out := RingCost{FwdBytes: fwd, BwdBytes: bwd, FwdComm: gather, BwdComm: gather + float64(float64(n)*dkv), KV: kv, DKV: dkvBytes}
 	if r.Compiled {
 		// Waited for where issued: nothing overlaps.
 		out.FwdExposed, out.BwdExposed = out.FwdComm, out.BwdComm
@@ -222,14 +222,14 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 	}
 	// Forward: the all-gather beside round 0.
 	out.FwdExposed = max(0, gather-round)
-	out.Fwd = float64(fwd)/hbm + out.FwdExposed + r.Interference*min(gather, round)
+	out.Fwd = float64(fwd)/hbm + out.FwdExposed + float64(r.Interference*min(gather, round))
 	// Backward: the all-gather beside round 0's backward (2.5× its
 	// forward, FlashAttention-2's five matmuls to two: the ring runs only
 	// under flash and sdpa, archspec.go), each dk/dv exchange beside the
 	// next round's backward, the last one exposed.
-	rb := attentionBackwardFactor(false) * round
-	out.BwdExposed = max(0, gather-rb) + float64(n-1)*max(0, dkv-rb) + dkv
-	out.Bwd = float64(bwd)/hbm + out.BwdExposed + r.Interference*(min(gather, rb)+float64(n-1)*min(dkv, rb))
+	rb := float64(attentionBackwardFactor(false) * round)
+	out.BwdExposed = max(0, gather-rb) + float64(float64(n-1)*max(0, dkv-rb)) + dkv
+	out.Bwd = float64(bwd)/hbm + out.BwdExposed + float64(r.Interference*(min(gather, rb)+float64(float64(n-1)*min(dkv, rb))))
 	return out, nil
 }
 
