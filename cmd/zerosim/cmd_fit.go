@@ -35,9 +35,11 @@ func newFitCmd(a *app) *cobra.Command {
     it), and the fewest over every stage;
   - the largest model that fits on the given cluster: a model with
     dimensions (preset, or kind with hidden/layers) is scaled by its number
-    of layers; a bare parameter count is scaled as a whole (layer count
-    fixed, largest_layer in proportion); an explicit layer list is not
-    scaled.
+    of layers, from the fewest that zerosim runs with the file's settings
+    (with ep > 1, the fewest that hold a MoE block: 4 for DeepSeek-V3,
+    whose first 3 are dense); a bare parameter count is scaled as a whole
+    (layer count fixed, largest_layer in proportion); an explicit layer
+    list is not scaled.
 
 The memory model finds where each search starts (a binary search, the peak
 taken not to grow with dp nor to shrink with the model) and screens: a
