@@ -588,7 +588,7 @@ func deltaCell(p *float64) string {
 func humanValue(unit string, v int64) string {
 	switch unit {
 	case "ps":
-		return units.Duration(v).String()
+		return durText(v)
 	case "bool":
 		if v != 0 {
 			return "yes"
@@ -660,10 +660,15 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	head = narrow(head)
 	t := newTable(w, len(head), 0, 1)
 	t.Header(head)
-	for _, r := range sl.Rows {
+	steps := make([]int64, len(sl.Rows))
+	for i, r := range sl.Rows {
+		steps[i] = r.StepTimePS
+	}
+	stepCells := durs(steps...) // one precision down the column
+	for i, r := range sl.Rows {
 		if err := t.Append(narrow([]string{strconv.Itoa(r.K), algoLabel(r.Algorithm), units.Bytes(r.Seed).IEC(), fmt.Sprintf("%.3f·S", r.SeedS), deltaCell(r.SeedDeltaPct),
 			commas(r.NetworkBusiest), fmt.Sprintf("%.3f·S", r.NetworkBusiestS), deltaCell(r.NetworkDeltaPct),
-			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), units.Duration(r.StepTimePS).String(), units.Bytes(r.PeakMemory).IEC()})); err != nil {
+			units.Bytes(r.NetworkTotal).IEC(), units.Bytes(r.NVLinkTotal).IEC(), stepCells[i], units.Bytes(r.PeakMemory).IEC()})); err != nil {
 			return err
 		}
 	}
@@ -691,8 +696,16 @@ func writeCompareRows(w io.Writer, c *Comparison) error {
 	cells := make([][]string, len(c.Rows)) // per row: metric, then value (and Δ) per variant
 	for j, r := range c.Rows {
 		cells[j] = []string{r.Metric}
+		var times []string // a row of times at one precision (durs)
+		if r.Unit == "ps" {
+			times = durs(r.Values...)
+		}
 		for i, v := range r.Values {
-			cells[j] = append(cells[j], humanValue(r.Unit, v))
+			if times != nil {
+				cells[j] = append(cells[j], times[i])
+			} else {
+				cells[j] = append(cells[j], humanValue(r.Unit, v))
+			}
 			if i > 0 {
 				cells[j] = append(cells[j], deltaCell(r.DeltaPct[i]))
 			}

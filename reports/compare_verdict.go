@@ -22,7 +22,7 @@ func moreLess(d int64, f func(int64) string) string {
 }
 
 func siBytes(b int64) string                 { return units.Bytes(b).IEC() } // binary units, like every memory figure
-func durText(ps int64) string                { return units.Duration(ps).String() }
+func durText(ps int64) string                { return durs(ps)[0] }
 func networkBusiest(v *compareVariant) int64 { return variantClass(v, "network", true) }
 
 // variantClass sums a variant's wire bytes over one link class.
@@ -99,20 +99,43 @@ func compareVerdict(vs []compareVariant) string {
 		}
 	}
 	f, r := &vs[order[0]], &vs[order[1]]
+	// When the fastest does not fit and another variant does, the verdict
+	// leads with the fastest that fits, set against the faster one (QA24
+	// L8: compare --zeropp said "ZeRO++ is fastest", then "ZeRO-3 wins").
+	fitLead := false
+	if !f.Fits {
+		for _, i := range order[1:] {
+			if vs[i].Fits {
+				f, r, fitLead = &vs[i], f, true
+				break
+			}
+		}
+	}
 	label := func(v *compareVariant) string { return EscapeControl(v.Label) }
 	var b strings.Builder
 	if f.Tokens != r.Tokens && f.StepTimePS > 0 && r.StepTimePS > 0 {
 		// A shorter step of fewer tokens is not faster training.
 		ft, rt := tokensPerSec(f), tokensPerSec(r)
-		fmt.Fprintf(&b, "%s trains fastest: %s tokens/s (%s per GPU), %.1f %% more than %s's %s (%s per GPU); its step trains %s tokens in %s, %s's %s in %s",
-			label(f), commas(int64(math.Round(ft))), commas(int64(math.Round(f.TokensPerSecPerGPU))), 100*(ft-rt)/rt,
-			label(r), commas(int64(math.Round(rt))), commas(int64(math.Round(r.TokensPerSecPerGPU))),
-			commas(f.Tokens), durText(f.StepTimePS), label(r), commas(r.Tokens), durText(r.StepTimePS))
+		fd, rd := durPair(f.StepTimePS, r.StepTimePS)
+		lead, than, unfit := "trains fastest", "more", ""
+		if fitLead {
+			lead, than, unfit = "trains fastest of the variants that fit", "less", ", which does not fit"
+		}
+		fmt.Fprintf(&b, "%s %s: %s tokens/s (%s per GPU), %.1f %% %s than %s's %s (%s per GPU%s); its step trains %s tokens in %s, %s's %s in %s",
+			label(f), lead, commas(int64(math.Round(ft))), commas(int64(math.Round(f.TokensPerSecPerGPU))), 100*math.Abs(ft-rt)/rt, than,
+			label(r), commas(int64(math.Round(rt))), commas(int64(math.Round(r.TokensPerSecPerGPU))), unfit,
+			commas(f.Tokens), fd, label(r), commas(r.Tokens), rd)
 	} else if f.StepTimePS == r.StepTimePS {
 		fmt.Fprintf(&b, "%s and %s take the same step time (%s)", label(f), label(r), durText(f.StepTimePS))
 	} else {
-		fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", label(f), durText(f.StepTimePS),
-			100*float64(r.StepTimePS-f.StepTimePS)/float64(r.StepTimePS), label(r), durText(r.StepTimePS))
+		fd, rd := durPair(f.StepTimePS, r.StepTimePS)
+		if fitLead {
+			fmt.Fprintf(&b, "%s is the fastest that fits: its step (%s) is %.1f %% longer than %s's (%s), which does not fit", label(f), fd,
+				100*float64(f.StepTimePS-r.StepTimePS)/float64(r.StepTimePS), label(r), rd)
+		} else {
+			fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", label(f), fd,
+				100*float64(r.StepTimePS-f.StepTimePS)/float64(r.StepTimePS), label(r), rd)
+		}
 		var why []string
 		if d := f.ExposedCommPS - r.ExposedCommPS; d != 0 {
 			why = append(why, moreLess(d, durText)+" exposed communication")
@@ -203,9 +226,10 @@ func kNote(sec *slowLinks) string {
 		if one == nil || best == nil {
 			continue
 		}
+		od, bd := durPair(one.StepTimePS, best.StepTimePS)
 		parts = append(parts, fmt.Sprintf("with %s collectives K=%d changes the busiest rank's network bytes from %s to %s (%s) and the step from %s to %s (%s)",
 			algo, best.K, siBytes(one.NetworkBusiest), siBytes(best.NetworkBusiest), pctLessMore(best.NetworkBusiest, one.NetworkBusiest),
-			durText(one.StepTimePS), durText(best.StepTimePS), pctLessMore(best.StepTimePS, one.StepTimePS)))
+			od, bd, pctLessMore(best.StepTimePS, one.StepTimePS)))
 		if k1 == nil || one.StepTimePS < k1.StepTimePS {
 			k1 = one
 		}
@@ -224,8 +248,9 @@ func kNote(sec *slowLinks) string {
 	if kn.StepTimePS < k1.StepTimePS {
 		verdict = "helps here"
 	}
+	nd, od := durPair(kn.StepTimePS, k1.StepTimePS)
 	s += fmt.Sprintf(". K>1 %s: the fastest K>1 (K=%d, %s, %s) against the fastest K=1 (%s, %s) is %s in step time",
-		verdict, kn.K, kn.Algorithm, durText(kn.StepTimePS), k1.Algorithm, durText(k1.StepTimePS), pctLessMore(kn.StepTimePS, k1.StepTimePS))
+		verdict, kn.K, kn.Algorithm, nd, k1.Algorithm, od, pctLessMore(kn.StepTimePS, k1.StepTimePS))
 	s += fmt.Sprintf(", and needs %s peak memory per GPU (%s vs %s)", moreLess(kn.PeakMemory-k1.PeakMemory, siBytes), siBytes(kn.PeakMemory), siBytes(k1.PeakMemory))
 	if !kn.Fits && kn.GPUMemory > 0 {
 		s += fmt.Sprintf(" — it does not fit: %s of %s", siBytes(kn.PeakMemory), siBytes(kn.GPUMemory))

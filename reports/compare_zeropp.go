@@ -69,7 +69,7 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 	}
 	z3, zpp := sec.Rows[0], sec.Rows[len(sec.Rows)-1]
 	speed := func(a, b zeroPPRow) float64 { return round((float64(a.StepTimePS)/float64(b.StepTimePS)-1)*100, 1) }
-	d := func(ps int64) string { return units.Duration(ps).String() }
+	d := durText
 	share := func(r zeroPPRow) float64 { return round(float64(r.ExposedCommPS)/float64(r.StepTimePS)*100, 1) }
 	gib := func(b int64) string { return units.Bytes(b).IEC() }
 
@@ -105,8 +105,9 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 				w = strings.TrimSuffix(w, "and is faster") + fmt.Sprintf("and would be faster, but neither fits the GPU's %s", gib(capacity))
 			}
 		default:
+			kd, zd := durPair(k.StepTimePS, zpp.StepTimePS)
 			w = fmt.Sprintf("raising K to %d is faster here (%s vs %s): its %.3f M per node all-reduce costs less than ZeRO++'s kernels, at %s instead of %s per GPU",
-				k.K, d(k.StepTimePS), d(zpp.StepTimePS), k.NetworkM, units.Bytes(k.PeakMemory).IEC(), units.Bytes(zpp.PeakMemory).IEC())
+				k.K, kd, zd, k.NetworkM, units.Bytes(k.PeakMemory).IEC(), units.Bytes(zpp.PeakMemory).IEC())
 		}
 		sec.Reasons = append(sec.Reasons, zeroPPReasons{Against: k.Label, SpeedupPct: spk, Why: w})
 	}
@@ -164,13 +165,19 @@ func WriteZeroPPSection(w io.Writer, sec *ZeroPPSection) error {
 	}
 	t := newTable(w, 7, 0)
 	t.Header([]string{"variant", "K", "network/node", "in M", "step time", "exposed comm", "peak memory (fits)"})
+	// Each time column at one precision (durs).
+	var steps, exposed []int64
 	for _, r := range sec.Rows {
+		steps, exposed = append(steps, r.StepTimePS), append(exposed, r.ExposedCommPS)
+	}
+	stepCells, exposedCells := durs(steps...), durs(exposed...)
+	for i, r := range sec.Rows {
 		fits := "yes"
 		if !r.Fits {
 			fits = "NO"
 		}
 		if err := t.Append([]string{r.Label, fmt.Sprint(r.K), units.Bytes(r.NetworkPerNode).IEC(), fmt.Sprintf("%.3f M", r.NetworkM),
-			units.Duration(r.StepTimePS).String(), units.Duration(r.ExposedCommPS).String(), units.Bytes(r.PeakMemory).IEC() + " (" + fits + ")"}); err != nil {
+			stepCells[i], exposedCells[i], units.Bytes(r.PeakMemory).IEC() + " (" + fits + ")"}); err != nil {
 			return err
 		}
 	}

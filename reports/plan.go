@@ -117,7 +117,12 @@ func cpWords(c sweep.Candidate) string {
 	return ""
 }
 
-func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/float64(units.GiB)) }
+func gib(b int64) string { return gibAt(b, 0) }
+
+// gibAt is gib with extra decimals.
+func gibAt(b int64, extra int) string {
+	return fmt.Sprintf("%.*f GiB", 1+extra, float64(b)/float64(units.GiB))
+}
 
 // gibApart formats a and b in GiB with the fewest decimals (1 to 3) that
 // tell them apart: a peak just over the GPU's memory does not read as
@@ -143,23 +148,29 @@ func overBy(b int64) string {
 // gbs is a byte count in GiB (binary units, like every memory figure):
 // two decimals, none from 100 GiB on, so that the plan's network column
 // stays within the table's 120 columns.
-func gbs(b int64) string {
+func gbs(b int64) string { return gbsAt(b, 0) }
+
+// gbsAt is gbs with extra decimals.
+func gbsAt(b int64, extra int) string {
 	g := float64(b) / (1 << 30)
 	if g >= 100 {
-		return fmt.Sprintf("%.0f GiB", g)
+		return fmt.Sprintf("%.*f GiB", extra, g)
 	}
-	return fmt.Sprintf("%.2f GiB", g)
+	return fmt.Sprintf("%.*f GiB", 2+extra, g)
 }
-func planDur(ps int64) string {
+func planDur(ps int64) string { return planDurAt(ps, 0) }
+
+// planDurAt is planDur with extra decimals.
+func planDurAt(ps int64, extra int) string {
 	d := units.Duration(ps)
 	ms := float64(d) / float64(units.Millisecond)
 	switch {
 	case d >= units.Second:
-		return fmt.Sprintf("%.2f s", d.Seconds())
+		return fmt.Sprintf("%.*f s", 2+extra, d.Seconds())
 	case ms >= 100:
-		return fmt.Sprintf("%.0f ms", ms)
+		return fmt.Sprintf("%.*f ms", extra, ms)
 	}
-	return fmt.Sprintf("%.1f ms", ms)
+	return fmt.Sprintf("%.*f ms", 1+extra, ms)
 }
 func tps(v float64) string { return commas(int64(math.Round(v))) }
 
@@ -212,32 +223,37 @@ func PlanReason(p *sweep.Plan) string {
 	// figures, so that they read as the totals they are ("30.5 ms less
 	// compute, the optimizer updating 1/32 vs 1/16 of the model (3.33 s
 	// vs 3.37 s)" read as the optimizer's time).
-	diffWhy := func(name, why string, wv, rv int64, f func(int64) string, costly string) {
+	// f(v, extra) prints v with extra decimals; the difference is printed
+	// with none, the two figures with as many as tell them apart
+	// (apartDigits: "7.2 ms less compute (433.636 s vs 433.643 s)", not
+	// "433.64 s vs 433.64 s", QA24 L5).
+	diffWhy := func(name, why string, wv, rv int64, f func(int64, int) string, costly string) {
 		switch {
-		case noDigits(f(max(wv-rv, rv-wv))):
+		case noDigits(f(max(wv-rv, rv-wv), 0)):
 			// A difference that prints as none ("0.0 GiB more memory")
 			// is no reason.
 		case wv < rv:
 			if why != "" {
 				why = ": " + strings.TrimPrefix(why, ", ")
 			}
-			saves = append(saves, fmt.Sprintf("%s less %s (%s vs %s%s)", f(rv-wv), name, f(wv), f(rv), why))
+			x := apartDigits(f, 0, 9, wv, rv)
+			saves = append(saves, fmt.Sprintf("%s less %s (%s vs %s%s)", f(rv-wv, 0), name, f(wv, x), f(rv, x), why))
 		case wv > rv && costly != "":
-			pays = append(pays, fmt.Sprintf("%s more %s%s", f(wv-rv), costly, why))
+			pays = append(pays, fmt.Sprintf("%s more %s%s", f(wv-rv, 0), costly, why))
 		}
 	}
-	diff := func(name string, wv, rv int64, f func(int64) string, costly string) {
+	diff := func(name string, wv, rv int64, f func(int64, int) string, costly string) {
 		diffWhy(name, "", wv, rv, f, costly)
 	}
-	diff("exposed communication", w.ExposedComm, r.ExposedComm, planDur, "exposed communication")
-	diffWhy("compute", recomputeNote(w.Candidate, r.Candidate, p.N), w.Compute, r.Compute, planDur, "compute")
+	diff("exposed communication", w.ExposedComm, r.ExposedComm, planDurAt, "exposed communication")
+	diffWhy("compute", recomputeNote(w.Candidate, r.Candidate, p.N), w.Compute, r.Compute, planDurAt, "compute")
 	// The figures of zerosim run: its step line's two compute times
 	// (the busiest rank's compute and the same alone) and its waiting
 	// column.
-	diff("compute slowdown from collectives beside it", w.Slowed, r.Slowed, planDur, "")
-	diff("waiting for peers", w.Wait, r.Wait, planDur, "")
-	diff("network traffic per GPU", w.NetworkBusiest, r.NetworkBusiest, gbs, "")
-	diff("memory", w.PeakMemory, r.PeakMemory, gib, "memory per GPU")
+	diff("compute slowdown from collectives beside it", w.Slowed, r.Slowed, planDurAt, "")
+	diff("waiting for peers", w.Wait, r.Wait, planDurAt, "")
+	diff("network traffic per GPU", w.NetworkBusiest, r.NetworkBusiest, gbsAt, "")
+	diff("memory", w.PeakMemory, r.PeakMemory, gibAt, "memory per GPU")
 	prec := 1
 	if faster < 1 {
 		prec = 2

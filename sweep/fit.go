@@ -321,7 +321,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 	var limit string
 	switch scaling(src, s) {
 	case ScaleLayers:
-		if limit, err = largestByLayers(src, base, jd, &row); err != nil {
+		if limit, err = largestByLayers(src, base, s.Model.Layers, jd, &row); err != nil {
 			return row, err
 		}
 	case ScaleParams:
@@ -329,7 +329,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			return row, err
 		}
 	}
-	if row.MaxParams == 0 && scaling(src, s) != ScaleNone {
+	if row.MaxParams == 0 && scaling(src, s) != ScaleNone && limit == "" {
 		notes = append(notes, FitNote{Text: "even the smallest model of this shape does not fit"})
 	}
 	if limit != "" {
@@ -358,13 +358,45 @@ func fmtGB(b int64) string { return units.Bytes(b).IEC() }
 
 // scaledModel loads src's layout (base) with the model overrides of a
 // scaled model. A model the loader rejects is an error, not a "does not
-// fit" verdict: the searches stay inside the scenario limits.
+// fit" verdict: the searches stay inside the scenario limits and start at
+// the fewest layers the file runs with (fewestLayers). The error is
+// zerosim's, not the file's (exit 1): it names the model fit built and the
+// loader's reason without the file's position, since the file loads as
+// given (QA24 H1: "dsv3.yaml:5:39: ep=8 needs routed experts, and the
+// model has none (... delete ep)" blamed the user's ep for the dense first
+// layer fit had cut DeepSeek-V3 down to).
 func scaledModel(src Source, base []string, model ...string) (*scenarios.Scenario, error) {
 	s, err := src.Load(append(slices.Clone(base), model...)...)
 	if err != nil {
-		return nil, fmt.Errorf("scaled model %v: %w", model, err)
+		msg := err.Error()
+		if e := (*scenarios.Error)(nil); errors.As(err, &e) {
+			msg = e.Msg
+		}
+		return nil, fmt.Errorf("zerosim refuses the model the largest-model search scaled (%s), though the file loads as given: %s", strings.Join(model, ", "), msg)
 	}
 	return s, nil
+}
+
+// fewestLayers is the fewest layers, from 1 up to the scenario's own l0
+// (which loads), at which src's layout (base) loads with model.layers set:
+// the smallest model of its shape that zerosim runs. Where the file's
+// settings need layers the first blocks lack, fewer are refused: an ep > 1
+// needs a MoE layer, and DeepSeek-V3, Kimi K2 and GLM-4.6 begin with
+// first_k_dense_replace dense blocks (DeepSeek's modeling_deepseek.py:
+// MoE where layer_idx >= first_k_dense_replace and layer_idx %
+// moe_layer_freq == 0), Llama 4 Maverick's first MoE block is its second
+// (MoE where (layer_id + 1) % interleave_moe_layer_step == 0). Each block's
+// kind depends on its index alone, so a model that loads at l loads at
+// l+1, and the least is found by bisection.
+func fewestLayers(src Source, base []string, l0 int64) int64 {
+	loads := func(l int64) bool {
+		_, err := src.Load(append(slices.Clone(base), fmt.Sprintf("model.layers=%d", l))...)
+		return err == nil
+	}
+	if l0 <= 1 || loads(1) {
+		return 1
+	}
+	return leastTrue(2, l0, loads)
 }
 
 // modelSearch is the largest model of a scaling rule: load gives the
@@ -431,17 +463,24 @@ func greatestTrue[T int | int64](lo, hi T, f func(T) bool) T {
 
 // largestByLayers finds the most layers (up to scenarios.MaxLayers) that
 // fit; it returns a note when that is the limit.
-func largestByLayers(src Source, base []string, jd judge, row *FitRow) (string, error) {
+func largestByLayers(src Source, base []string, l0 int64, jd judge, row *FitRow) (string, error) {
 	m := &modelSearch[int64]{probes: probes[int64]{jd: jd, load: func(l int64) (*scenarios.Scenario, error) {
 		return scaledModel(src, base, fmt.Sprintf("model.layers=%d", l))
 	}}}
-	guess := int64(0) // the model's most layers, 0 when one does not fit
-	if m.model(1) {
-		guess = greatestTrue(1, scenarios.MaxLayers, m.model)
+	lo := fewestLayers(src, base, l0)
+	guess := lo - 1 // the model's most layers, lo-1 when lo does not fit
+	if m.model(lo) {
+		guess = greatestTrue(lo, scenarios.MaxLayers, m.model)
 	}
-	l, ok := m.largest(1, scenarios.MaxLayers, guess)
-	if m.failed != nil || !ok {
+	l, ok := m.largest(lo, scenarios.MaxLayers, guess)
+	if m.failed != nil {
 		return "", m.failed
+	}
+	if !ok {
+		if lo > 1 {
+			return fmt.Sprintf("even the smallest model of this shape that zerosim runs with the file's settings (%d layers; fewer are refused) does not fit", lo), nil
+		}
+		return "", nil
 	}
 	row.MaxLayers, row.MaxParams, row.MaxPeak, row.MaxPeakReplayed = l, m.params[l], m.peaks[l], m.replayed[l]
 	if l == scenarios.MaxLayers {

@@ -35,9 +35,11 @@ func newFitCmd(a *app) *cobra.Command {
     it), and the fewest over every stage;
   - the largest model that fits on the given cluster: a model with
     dimensions (preset, or kind with hidden/layers) is scaled by its number
-    of layers; a bare parameter count is scaled as a whole (layer count
-    fixed, largest_layer in proportion); an explicit layer list is not
-    scaled.
+    of layers, from the fewest that zerosim runs with the file's settings
+    (with ep > 1, the fewest that hold a MoE block: 4 for DeepSeek-V3,
+    whose first 3 are dense); a bare parameter count is scaled as a whole
+    (layer count fixed, largest_layer in proportion); an explicit layer
+    list is not scaled.
 
 The memory model finds where each search starts (a binary search, the peak
 taken not to grow with dp nor to shrink with the model) and screens: a
@@ -80,17 +82,23 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		return inputError{fmt.Errorf("--max-gpus %d: less than one node of %d GPUs, and the search tries whole nodes (use %d or more)",
 			o.maxGPUs, s.Cluster.GPUsPerNode, s.Cluster.GPUsPerNode)}
 	}
-	a.flushWarnings()
+	// The file's warnings stay held until the search is done: an input
+	// error the search finds (a bucket size over the replay's limits at a
+	// stage it tries) is then the one line on stderr (QA24 L4: the ep
+	// note came first); the bar is cleared before they are printed.
 	opt := sweep.FitOptions{Convention: conv, MaxGPUs: o.maxGPUs}
+	done := func() {}
 	if isTerminal(a.err) {
-		set, done := delayedBar(a.err, "fit")
-		defer done()
+		var set func(int64, int64)
+		set, done = delayedBar(a.err, "fit")
 		opt.Progress = func(d, n int) { set(int64(d), int64(n)) }
 	}
 	f, err := sweep.FitSearch(src, opt)
+	done()
 	if err != nil {
 		return fitError(src, err)
 	}
+	a.flushWarnings()
 	switch a.format {
 	case "json":
 		return reports.WriteFitJSON(out, f)

@@ -413,3 +413,30 @@ func TestCompareKAtStageZero(t *testing.T) {
 		t.Errorf("stage 1: exit %d, want the slow-link section:\n%s", code, out)
 	}
 }
+
+// TestCompareZeroPPVerdictsAgree (QA24 L8): compare --zeropp of Llama 3.1
+// 405B (the published config.json) on 16 × 8 MI300X, ZeRO-3, under
+// DeepSpeed (the QA scenario l405-mi300x.yaml with --set stack=deepspeed):
+// ZeRO++ is faster but peaks over the GPU's memory, and the verdict said
+// "ZeRO++ is fastest: …" before the ZeRO++ section's "ZeRO-3 wins: …".
+// Both now lead with ZeRO-3, the fastest that fits.
+func TestCompareZeroPPVerdictsAgree(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("..", "..", "scenarios", "testdata", "hf-extra", "llama-3.1-405b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "l405.yaml")
+	yaml := "version: 1\nname: l405-mi300x\ncluster: {nodes: 16, gpus_per_node: 8, gpu: MI300X}\nmodel: {hf_config: " + abs +
+		", seq_len: 8192}\nparallelism: {dp: 128, zero_stage: 3}\ntraining: {recompute: full}\nstack: deepspeed\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := sweepCLI(t, "compare", "--zeropp", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "\nZeRO-3 is the fastest that fits: its step (") || !strings.Contains(out, "\nZeRO-3 wins: ZeRO++ would be") ||
+		strings.Contains(out, "ZeRO++ is fastest") || !strings.Contains(out, "ZeRO++ does not fit") {
+		t.Errorf("compare --zeropp verdicts:\n%s", out)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,61 @@ func TestFitTaskLimitIsInput(t *testing.T) {
 		out, errOut, code := runCLI(tc.cmd...)
 		if code != tc.code || out != "" || errOut != tc.want {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, nothing, %q", tc.cmd, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
+
+// TestFitDenseFirstMoECLI (QA24 H1, L4): fit of DeepSeek-V3 (the published
+// config.json: first_k_dense_replace 3) at ep 8 exited 2 with "ep=8 needs
+// routed experts, and the model has none (... delete ep)" at the file's ep,
+// for the one-block model its largest-model search had built, after the
+// file's warnings. It now answers every row as table and JSON (largest
+// model at 4 layers or more: 3 dense blocks and a MoE one), the warnings
+// after the search; a file that is wrong as given (ep 3 does not divide
+// the 8 ranks; ep on a dense Llama) is still one line at the ep value,
+// line 5 column 37 (`parallelism: {dp: 8, zero_stage: 3, ep: ` is 36
+// characters), and nothing before it.
+func TestFitDenseFirstMoECLI(t *testing.T) {
+	dir := t.TempDir()
+	scenario := func(name, config, ep string) string {
+		abs, err := filepath.Abs(filepath.Join("..", "..", "scenarios", "testdata", "hf-extra", config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		yaml := "version: 1\nname: dsv3\ncluster: {nodes: 1, gpus_per_node: 8, gpu: MI355X}\nmodel: {hf_config: " + abs + ", seq_len: 1024}\nparallelism: {dp: 8, zero_stage: 3, ep: " + ep + "}\n"
+		if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	file := scenario("d.yaml", "deepseek-v3.json", "8")
+	out, errOut, code := runCLI("fit", file)
+	if code != 0 || !strings.Contains(out, "│ 3     │ 1 │") || strings.Contains(out, "none │      - │") || !strings.HasPrefix(errOut, "zerosim: warning: "+file) {
+		t.Errorf("fit table: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	out, errOut, code = runCLI("fit", file, "--format", "json")
+	var doc struct {
+		Rows []struct {
+			Stage     int   `json:"stage"`
+			MaxLayers int64 `json:"max_layers"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Rows) != 4 {
+		t.Fatalf("fit json: exit %d, %v, stderr %q", code, err, errOut)
+	}
+	for _, r := range doc.Rows {
+		if r.MaxLayers < 4 {
+			t.Errorf("fit json, stage %d: largest model %d layers; want 4 or more", r.Stage, r.MaxLayers)
+		}
+	}
+	for _, tc := range []struct{ file, want string }{
+		{scenario("e3.yaml", "deepseek-v3.json", "3"), ":5:37: ep=3 does not divide the 8 ranks of a shard group dp·cp/k"},
+		{scenario("dense.yaml", "llama-3.1-70b.json", "8"), ":5:37: ep=8 needs routed experts, and the model has none"},
+	} {
+		out, errOut, code := runCLI("fit", tc.file)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "zerosim: "+tc.file+tc.want) {
+			t.Errorf("fit %s: exit %d, stdout %q, stderr %q; want 2 and one line %q", tc.file, code, out, errOut, tc.file+tc.want)
 		}
 	}
 }

@@ -46,8 +46,8 @@ type app struct {
 	// nothing is printed before an input error (QA22 M2: run, compare
 	// and calibrate printed the file's warnings, then an error the
 	// replay found). They are printed (flushWarnings) where a command
-	// says its checks passed (plan's Accepted, sweep and fit before
-	// their work), before its first byte on standard output
+	// says its checks passed (plan's Accepted, sweep before its work,
+	// fit after its search), before its first byte on standard output
 	// (warnFirst), or when it ends without an input error (execute);
 	// an input error drops them. The warnings of a finished replay's
 	// result (run's, compare's, memory's, sweep's) are printed by the

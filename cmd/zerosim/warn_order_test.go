@@ -31,6 +31,8 @@ func TestNoWarningBeforeInputError(t *testing.T) {
 		// file's two warnings came first (run, compare, calibrate).
 		{"run: replay refuses", []string{"run", file, "--set", "training.micro_batch=1000000"}, "FLOPs per micro-step overflow"},
 		{"compare: a variant's replay refuses", []string{"compare", file, "--vary", "training.micro_batch=1,1000000"}, "training.micro_batch=1000000: FLOPs per micro-step overflow"},
+		// fit printed the warnings before its search (QA24 L4).
+		{"fit: the search refuses", []string{"fit", file, "--set", "communication.bucket_size=1B"}, "more than 262144 buckets"},
 		{"calibrate: the fit refuses", []string{"calibrate", "--step-time", "10000s", file, "--file", filepath.Join(t.TempDir(), "c.yaml")}, "--step-time 10000s: cannot be reached"},
 	} {
 		_, stderr, code := runCLI(tc.args...)

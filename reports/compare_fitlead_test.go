@@ -1,0 +1,41 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/units"
+)
+
+// TestCompareVerdictLeadsWithTheFitting (QA24 L8): compare --zeropp of
+// Llama 3.1 405B on 16 × 8 MI300X under DeepSpeed said "ZeRO++ is fastest:
+// …", then "ZeRO-3 wins: ZeRO++ would be 1.1 % faster but peaks at 207.98
+// GiB of the GPU's 191.69 GiB". With that run's figures the verdict now
+// leads with ZeRO-3, the fastest that fits: (30.234 − 29.913) / 29.913 =
+// 1.07 % longer. With different tokens per step the fitting variant is
+// set against the faster one in tokens/s: 1,000 tokens in 1 s against
+// 2,000 in 1.5 s (1,333 tokens/s), 25.0 % less.
+func TestCompareVerdictLeadsWithTheFitting(t *testing.T) {
+	ms, gib := int64(units.Millisecond), int64(units.GiB)
+	gpu := 19169 * gib / 100
+	v := func(label string, step, peak int64, fits bool) compareVariant {
+		return compareVariant{Label: label, StepTimePS: step * ms, PeakMemory: peak * gib / 100, GPUMemory: gpu, Fits: fits, Tokens: 1 << 20}
+	}
+	got := compareVerdict([]compareVariant{v("ZeRO-3", 30234, 10803, true), v("ZeRO-3 K=16", 31436, 94495, false), v("ZeRO++", 29913, 20798, false)})
+	want := "ZeRO-3 is the fastest that fits: its step (30.234s) is 1.1 % longer than ZeRO++'s (29.913s), which does not fit"
+	if !strings.HasPrefix(got, want) || strings.Contains(got, "is fastest") || strings.Contains(got, "The fastest that fits") || !strings.Contains(got, "ZeRO++ does not fit: it peaks at 207.98 GiB") {
+		t.Errorf("verdict:\n%s\nwant it to begin %q, name no other fastest, and say ZeRO++ does not fit", got, want)
+	}
+	a, b := v("a", 1000, 10000, true), v("b", 1500, 30000, false)
+	a.Tokens, b.Tokens = 1000, 2000
+	got = compareVerdict([]compareVariant{a, b})
+	want = "a trains fastest of the variants that fit: 1,000 tokens/s (0 per GPU), 25.0 % less than b's 1,333 (0 per GPU, which does not fit)"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("verdict:\n%s\nwant it to begin %q", got, want)
+	}
+	// Where the fastest fits, it leads as before.
+	got = compareVerdict([]compareVariant{v("x", 100, 10, true), v("y", 200, 10, true)})
+	if !strings.HasPrefix(got, "x is fastest: its step (100.000ms) is 50.0 % shorter than y's (200.000ms)") {
+		t.Errorf("verdict: %s", got)
+	}
+}
