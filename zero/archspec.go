@@ -295,7 +295,8 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			}
 			out[u] = unitPlan{UnitCompute: p[0], ok: true}
 		case l.Name == "embedding" || l.Name == "final_norm":
-			// Memory-bound: the lookup and its scatter-add backward
+			// Memory-bound: the lookups (tokens, and learned
+			// positions) and their scatter-add backward
 			// (embeddingBytes; a model without a vocabulary is a
 			// free lookup), the norm by the blocks' rule
 			// (finalNormBytes).
@@ -304,7 +305,10 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			case l.Name == "final_norm":
 				f, b, err = finalNormBytes(s, base)
 			case base.Vocab > 0:
-				f, b, err = embeddingBytes(base.Seq, base.Batch, base.Hidden, base.Vocab)
+				// transformers' GPT-2 broadcasts its (1, s) positions
+				// over the batch (positionBytes).
+				f, b, err = embeddingBytes(base.Seq, base.Batch, base.Hidden, base.Vocab, s.Model.LearnedPositionRows(),
+					s.Model.Architecture == "GPT2LMHeadModel")
 			}
 			if err != nil {
 				return nil, err
