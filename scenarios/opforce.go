@@ -111,6 +111,47 @@ func BlockLinearFQNs(m *Model, u int) []string {
 	return out
 }
 
+// blockOtherModules lists the modules of block u of m that are not
+// nn.Linear, by their FQNs below the block, "" the block itself: torchtitan's
+// TransformerBlock holds attention (with its inner_attention, the SDPA or
+// flex wrapper, and qwen3's q_norm and k_norm, MLA's q_norm and kv_norm),
+// attention_norm, ffn_norm, and feed_forward or moe (with experts, the
+// GroupedExperts, router, reorderer and shared_experts)
+// (torchtitan/models/llama3/model/model.py lines 203-220 and 375-383,
+// qwen3/model/model.py lines 173-199, deepseek_v3/model/model.py lines
+// 215-244, moe/moe.py lines 426-449 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1). A Gated DeltaNet, which
+// torchtitan has no model of, is counted with attention only.
+func blockOtherModules(m *Model, u int) []string {
+	d := m.LayerList[u].Dims
+	out := []string{"", "attention", "attention_norm", "ffn_norm"}
+	switch {
+	case d != nil && d.LinearAttention != "":
+	case d != nil && d.KVLoRARank > 0:
+		out = append(out, "attention.inner_attention", "attention.kv_norm")
+		if d.QLoRARank > 0 {
+			out = append(out, "attention.q_norm")
+		}
+	default:
+		out = append(out, "attention.inner_attention")
+		if d != nil && d.QKNorm != "" {
+			out = append(out, "attention.q_norm", "attention.k_norm")
+		}
+	}
+	if d == nil || d.FFN > 0 {
+		out = append(out, "feed_forward")
+	}
+	if u+1 < len(m.LayerList) && !m.LayerList[u+1].Block {
+		if x := m.LayerList[u+1].Dims; x != nil && x.ExpertsOnly() {
+			out = append(out, "moe", "moe.experts", "moe.router", "moe.reorderer")
+			if d != nil && d.FFN == 0 && d.SharedFFN > 0 {
+				out = append(out, "moe.shared_experts")
+			}
+		}
+	}
+	return out
+}
+
 // blockArch is the block layout the activation model gives m's blocks
 // (memory.BlockStyle): llama, an HF class's (HFBlockArch), else gpt.
 func blockArch(m *Model) string {
@@ -124,16 +165,18 @@ func blockArch(m *Model) string {
 }
 
 // resolveOpForce checks training.op_force_recompute. A fragment torchtitan
-// would refuse is an error: an empty one, which every module's FQN holds
-// (the block's own first, "layers.0.", not an nn.Linear: _apply_op_sac
-// raises ValueError), and one with a control character, which no module
-// name holds (and which memory.BlockDims.OpForce's separator rules out).
-// A fragment no Linear of any block holds is accepted, as torchtitan
-// accepts it, and warned of: it forces nothing. The list is torchtitan's
-// op policy's only: under another training.recompute it is warned of.
-// Fragments are matched against the FQNs below the block
-// (BlockLinearFQNs); torchtitan prefixes "layers.<i>.", so a fragment
-// that names one layer's module is not modelled per layer.
+// would refuse is an error: one in the FQN of a module that is not an
+// nn.Linear (_apply_op_sac raises ValueError: "expected to match a
+// nn.Linear"), torchtitan's FQNs being "layers.<i>." and the name below
+// the block (blockOtherModules; an empty fragment is in every one, the
+// block's own "layers.0." first), and one with a control character, which
+// no module name holds (and which memory.BlockDims.OpForce's separator
+// rules out). A fragment no Linear of any block holds is accepted, as
+// torchtitan accepts it, and warned of: it forces nothing. So is one that
+// names Linears of some layers only ("layers.3.attention.wq"): zerosim
+// matches the FQNs below the block (BlockLinearFQNs), the same in every
+// block. The list is torchtitan's op policy's only: under another
+// training.recompute it is warned of.
 func (l *loader) resolveOpForce(s *Scenario) *Error {
 	const path = "training.op_force_recompute"
 	if s.Training.OpForceRecompute == nil {
@@ -146,32 +189,55 @@ func (l *loader) resolveOpForce(s *Scenario) *Error {
 			return l.errAlone(at, "op_force_recompute: an empty fragment is in every module's FQN, the block's own first, which is not an nn.Linear: torchtitan's _apply_op_sac raises ValueError (name a Linear such as moe.router.gate, or delete the item)")
 		}
 		if strings.ContainsFunc(f, unicode.IsControl) {
-			return l.errAlone(at, fmt.Sprintf("op_force_recompute: %q holds a control character, which no module name does (name a Linear such as moe.router.gate)", f))
+			return l.errAlone(at, fmt.Sprintf("op_force_recompute: %q holds a control character, which no module name holds (name a Linear such as moe.router.gate)", f))
 		}
 	}
 	if s.Training.Recompute != RecomputeOp {
 		l.warn(s, path, fmt.Sprintf("op_force_recompute counts nothing here: it is torchtitan's op policy's list, and training.recompute is %s (set recompute: op, or delete the key)", s.Training.Recompute))
 		return nil
 	}
-	names := map[string]bool{}
-	for u := range s.Model.LayerList {
+	names, layered := map[string]bool{}, map[string]bool{}
+	layer := 0
+	for u, x := range s.Model.LayerList {
+		if !x.Block || x.Dims != nil && x.Dims.MTP {
+			continue
+		}
+		prefix := fmt.Sprintf("layers.%d.", layer)
+		layer++
+		for i, f := range frags {
+			for _, o := range blockOtherModules(&s.Model, u) {
+				// torchtitan's FQN of the block itself is "layers.<i>.".
+				if full := prefix + o; strings.Contains(full, f) {
+					return l.errAlone(fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("op_force_recompute: %q is in the FQN of %s, which is not an nn.Linear: torchtitan's _apply_op_sac raises ValueError (name a Linear such as moe.router.gate)", f, full))
+				}
+			}
+		}
 		for _, n := range BlockLinearFQNs(&s.Model, u) {
 			names[n] = true
+			layered[prefix+n] = true
 		}
 	}
 	for i, f := range frags {
-		hit := false
-		for n := range names {
-			if strings.Contains(n, f) {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			l.warn(s, fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("op_force_recompute: %q is in the FQN of no Linear of the model's blocks (%s): it forces nothing", f, linearNamesHint(names)))
+		at := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case containedIn(f, names):
+		case containedIn(f, layered):
+			l.warn(s, at, fmt.Sprintf("op_force_recompute: %q names Linears of some layers only (their FQNs start layers.<i>.): zerosim matches the FQNs below the block, the same in every block, so it forces nothing here", f))
+		default:
+			l.warn(s, at, fmt.Sprintf("op_force_recompute: %q is in the FQN of no Linear of the model's blocks (%s): it forces nothing", f, linearNamesHint(names)))
 		}
 	}
 	return nil
+}
+
+// containedIn reports whether f is in one of names.
+func containedIn(f string, names map[string]bool) bool {
+	for n := range names {
+		if strings.Contains(n, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // linearNamesHint names a few of the blocks' Linears for a warning.

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -53,11 +54,12 @@ func TestImportTorchtitanOpForce(t *testing.T) {
 	}
 }
 
-// TestOpForceRecomputeKey: training.op_force_recompute loads as given, an
-// empty fragment is an error at its item, a fragment no Linear of the
-// model's blocks holds loads with a warning at its item (torchtitan
-// accepts it: it forces nothing), and the key under another policy than
-// op is warned of.
+// TestOpForceRecomputeKey: training.op_force_recompute loads as given; an
+// empty fragment, or one in the FQN of a module that is not an nn.Linear,
+// is an error at its item; a fragment no Linear of the model's blocks
+// holds loads with a warning at its item (torchtitan accepts it: it forces
+// nothing), as does one naming one layer's Linear; and the key under
+// another policy than op is warned of.
 func TestOpForceRecomputeKey(t *testing.T) {
 	head := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama2-7b}\nparallelism: {dp: 8, zero_stage: 3}\n"
 	for _, c := range []struct {
@@ -69,6 +71,15 @@ func TestOpForceRecomputeKey(t *testing.T) {
 		{"training:\n  recompute: op\n  op_force_recompute: [feed_forward.w2, \"\"]\n", "s.yaml:7:41: op_force_recompute: an empty fragment is in every module's FQN", nil},
 		{"training: {recompute: op, op_force_recompute: [feed_forward.w2, moe.router.gate]}\n", "",
 			[]string{`s.yaml:5:65: op_force_recompute: "moe.router.gate" is in the FQN of no Linear of the model's blocks (they are such as attention.wq, attention.wo, feed_forward.w2): it forces nothing`}},
+		// torchtitan's _apply_op_sac raises ValueError for a module
+		// that is not an nn.Linear: the FeedForward, the attention, the
+		// block itself (layers.1.).
+		{"training: {recompute: op, op_force_recompute: [feed_forward]}\n", `s.yaml:5:48: op_force_recompute: "feed_forward" is in the FQN of layers.0.feed_forward, which is not an nn.Linear`, nil},
+		{"training: {recompute: op, op_force_recompute: [attention]}\n", `s.yaml:5:48: op_force_recompute: "attention" is in the FQN of layers.0.attention, which is not an nn.Linear`, nil},
+		{"training: {recompute: op, op_force_recompute: [w1, layers.1]}\n", `s.yaml:5:52: op_force_recompute: "layers.1" is in the FQN of layers.1., which is not an nn.Linear`, nil},
+		// One layer's Linear: torchtitan forces it there, zerosim nowhere.
+		{"training: {recompute: op, op_force_recompute: [layers.3.attention.wq]}\n", "",
+			[]string{`s.yaml:5:48: op_force_recompute: "layers.3.attention.wq" names Linears of some layers only (their FQNs start layers.<i>.): zerosim matches the FQNs below the block, the same in every block, so it forces nothing here`}},
 		{"training: {recompute: full, op_force_recompute: []}\n", "",
 			[]string{"s.yaml:5:29: op_force_recompute counts nothing here: it is torchtitan's op policy's list, and training.recompute is full (set recompute: op, or delete the key)"}},
 	} {
@@ -85,6 +96,19 @@ func TestOpForceRecomputeKey(t *testing.T) {
 		}
 		if !slices.Equal(s.Warnings, c.warns) {
 			t.Errorf("%q: warnings %q, want %q", c.training, s.Warnings, c.warns)
+		}
+	}
+	// A MoE model: the router is a module (TokenChoiceTopKRouter), its
+	// gate the Linear; the experts (GroupedExperts) hold no Linear.
+	moe := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: testdata/hf-extra/qwen3-30b-a3b.json, layers: 2, seq_len: 4096}\n" +
+		"parallelism: {dp: 8, zero_stage: 3}\ntraining: {recompute: op, op_force_recompute: [%s]}\n"
+	if s, err := Load("s.yaml", []byte(fmt.Sprintf(moe, "moe.router.gate, attention.wk")), nil); err != nil || len(s.Warnings) != 0 {
+		t.Errorf("MoE, the gate and wk: %v, warnings %q", err, s.Warnings)
+	}
+	for _, f := range []string{"moe.router", "experts"} {
+		want := fmt.Sprintf("s.yaml:5:48: op_force_recompute: %q is in the FQN of layers.0.moe.", f)
+		if _, err := Load("s.yaml", []byte(fmt.Sprintf(moe, f)), nil); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("MoE, %s: %v, want %q…", f, err, want)
 		}
 	}
 }
