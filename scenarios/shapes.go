@@ -168,7 +168,7 @@ func (m *Model) LearnedPositionRows() int64 {
 // the loader fills it in), an imported MPT's wpe
 // (model.max_seq_len, h) with learned_pos_emb or a Megatron GPT's
 // learned_absolute (--max-position-embeddings, h) (their arch gpt, whose
-// embedding counts them: importLLMFoundry, megatron.go), GPT-2's wpe
+// embedding counts them: ImportLLMFoundry, megatron.go), GPT-2's wpe
 // (n_positions, h) (hfGPT2) and OPT's learned positions
 // (max_position_embeddings + 2, h) when word_embed_proj_dim is the hidden
 // size (hfOPT; with another width, project_in joins them and the count no

@@ -385,12 +385,15 @@ func embeddingBytes(seq, batch, h, v, pos int64, broadcast bool) (fwd, bwd int64
 //     d580efc68a9f0dbf1945f834f6f6200cd01d3343 lines 107-109, with
 //     get_ltor_masks_and_position_ids' (b, s) position_ids,
 //     megatron/training/utils.py lines 339-341) and OPT's
-//     OPTLearnedPositionalEmbedding (positions from the mask's cumsum, (b,
-//     s)). Forward: the lookup 4·t·h, the add 6·t·h. Backward: 2·pos·h +
+//     OPTLearnedPositionalEmbedding (transformers'
+//     models/opt/modeling_opt.py @ ab910744d640b0ed37e2056eb94de31fd4a6979c:
+//     positions from torch.cumsum(attention_mask, dim=1), (b, s)). Forward: the lookup 4·t·h, the add 6·t·h. Backward: 2·pos·h +
 //     2·t·h + 8·s·⌈b/10⌉·h + 2·s·h.
 //   - one index per position, broadcast over the batch (broadcast true):
-//     transformers' GPT2Model (position_ids = cache_position.unsqueeze(0),
-//     (1, s)). Forward: the lookup 4·s·h, the add reads 2·t·h and 2·s·h
+//     transformers' GPT2Model (models/gpt2/modeling_gpt2.py
+//     @ c44b2d9976e8eafbdcb89cb2710141b2bc9b138f: position_ids =
+//     torch.arange(past_length, input_shape[-1] + past_length).unsqueeze(0),
+//     (1, s); hidden_states = inputs_embeds + position_embeds). Forward: the lookup 4·s·h, the add reads 2·t·h and 2·s·h
 //     and writes 2·t·h. Backward: with b > 1 the add's gradient to the
 //     (1, s, h) operand is summed over the batch (sum_to_size: 2·t·h read,
 //     2·s·h written), then 2·pos·h + 2·s·h + 8·s·h + 2·s·h.
