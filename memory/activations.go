@@ -152,7 +152,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 			case l.Block:
 				d := blockDims(base, l)
 				_, d.SDPAMask = sdpaMask(s, l)
-				d.RouterExperts = routerGateExperts(layers, u)
+				d.RouterExperts, d.RouterBias = routerGateExperts(layers, u)
 				k := dimsPolicy{d, unitPolicy[u]}
 				x, ok := seen[k]
 				if !ok {
@@ -307,7 +307,8 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		}
 	}
 	gpt := BlockStyle(&m) == "gpt" // the preset's biases on every matrix (buildLayers)
-	return BlockDims{QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	force, forceGiven := s.Training.OpForceJoined()
+	return BlockDims{OpForce: force, OpForceGiven: forceGiven, QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: true,
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -338,17 +339,19 @@ func OpSavesAllToAll(s *scenarios.Scenario) bool {
 // routerGateExperts is the routed experts of the MoE layer block u holds
 // (BlockDims.RouterExperts): the experts are the unit after it
 // (UnitPolicies); 0 when there is none. Its router gate is a Linear
-// without a bias, an aten.mm, but gpt-oss's (an addmm); the op policy
-// recomputes it uncounted either way (forceRouterGate).
-func routerGateExperts(layers []scenarios.Layer, u int) int64 {
+// without a bias, an aten.mm, but gpt-oss's (bias true: an addmm,
+// BlockDims.RouterBias; torchtitan/models/gpt_oss/__init__.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1 gives every flavour's MoEArgs
+// gate_bias=True).
+func routerGateExperts(layers []scenarios.Layer, u int) (experts int64, bias bool) {
 	if u+1 >= len(layers) || layers[u+1].Block {
-		return 0
+		return 0, false
 	}
 	x := layers[u+1].Dims
 	if x == nil || !x.ExpertsOnly() {
-		return 0
+		return 0, false
 	}
-	return x.Experts
+	return x.Experts, x.Router == scenarios.RouterGptOss
 }
 
 // UnitBlockDims is block u's dimensions as the activation model sizes its
@@ -359,7 +362,7 @@ func routerGateExperts(layers []scenarios.Layer, u int) int64 {
 // from the tensors they keep, and UnitOpRecomputedMMFLOPs counts its mms.
 func UnitBlockDims(s *scenarios.Scenario, u int) BlockDims {
 	d := blockDims(baseDims(s), s.Model.LayerList[u])
-	d.RouterExperts = routerGateExperts(s.Model.LayerList, u)
+	d.RouterExperts, d.RouterBias = routerGateExperts(s.Model.LayerList, u)
 	return d
 }
 

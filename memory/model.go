@@ -414,8 +414,11 @@ type Report struct {
 	// Device, with the allocator's reserve, does not fit.
 	Fits bool
 	// NotApplicable is set (and the figures are zero) when an estimator has
-	// no formula for this stage.
+	// no formula for this stage, or, with NotLaidOut, when the bucket size
+	// cannot lay this stage out though it lays out the scenario's own
+	// (EstimateStages): it says why.
 	NotApplicable string
+	NotLaidOut    bool
 	Groups        []GroupInfo
 	Units         []UnitInfo
 	// DeepSpeedOffload holds the rows DeepSpeed's _all_cold estimator

@@ -1,16 +1,34 @@
 package memory
 
-import "github.com/zerosim/zerosim/scenarios"
+import (
+	"errors"
 
-// EstimateStages estimates s at each of stages with each estimator, stage
-// by stage in the order given: what `zerosim memory` prints.
-func EstimateStages(s *scenarios.Scenario, stages []int, ests []Estimator, opt Options) ([]*Report, error) {
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// EstimateStages returns the estimates of s at each of stages by each of
+// ests, in that order. A zerosim estimate of a stage other than s's own
+// whose layout the bucket size cannot make (a *TooManyBucketsError: more
+// than MaxBuckets buckets at stages 0–2, where one group is cut into
+// buckets, when stage 3 cuts each unit) comes back, when unlaid is not nil,
+// as that stage's report with NotApplicable set to unlaid's reason for the
+// error and NotLaidOut true, its figures zero: the scenario itself (what
+// validate and run check) is fine, only that stage is not. An error at s's
+// own stage is returned.
+func EstimateStages(s *scenarios.Scenario, stages []int, ests []Estimator, opt Options, unlaid func(stage int, err error) string) ([]*Report, error) {
 	var out []*Report
 	for _, st := range stages {
 		c := *s
 		c.Parallelism.Stage = st
 		for _, e := range ests {
 			r, err := Estimate(&c, e, opt)
+			if err != nil && unlaid != nil && e == EstimatorZerosim && st != s.Parallelism.Stage && errors.As(err, new(*TooManyBucketsError)) {
+				refused := err
+				if r, err = analyzeSetup(&c, opt); err == nil {
+					r.NotApplicable, r.NotLaidOut = unlaid(st, refused), true
+					r.Params = c.Model.TotalParams()
+				}
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -89,10 +90,20 @@ type BlockDims struct {
 	SharedGate bool
 	// RouterExperts is the number of routed experts of the MoE layer the
 	// block holds (its routed experts are the next unit; 0: none): its
-	// router gate is an mm of the block's forward (an addmm when it has a
-	// bias, gpt-oss's) that the op policy always recomputes and does not
-	// count either way (forceRouterGate): only the op policy reads it.
+	// router gate moe.router.gate is an mm of the block's forward (an
+	// addmm when RouterBias, gpt-oss's) that the op policy recomputes
+	// without counting it under its default OpForce (forceShapes): only
+	// the op policy reads them.
 	RouterExperts int64
+	RouterBias    bool
+	// OpForce is training.op_force_recompute (torchtitan's
+	// per_op_sac_force_recompute_mm_shapes_by_fqns) as
+	// scenarios.Training.OpForceJoined gives it: its FQN fragments joined
+	// by "\n"; OpForceGiven false is torchtitan's default,
+	// scenarios.DefaultOpForceRecompute, so that dimensions written without
+	// it force the router gate. Only the op policy reads them (forceShapes).
+	OpForce      string
+	OpForceGiven bool
 	// QKVBias, OBias and MLPBias mark the biases of the block's q, k and
 	// v projections (a gpt block's fused qkv; MLA's wq_a and wkv_a), of
 	// its out-projection, and of its MLPs, dense and shared
@@ -299,7 +310,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	add := func(name, by, formula string, bytes int64, core, op bool) {
 		out = append(out, SavedTensor{Name: name, SavedBy: by, Formula: formula, Bytes: bytes, Core: core, OpSaved: op})
 	}
-	mt := &mmTrack{out: &out} // the block's aten.mm calls (opParity)
+	mt := &mmTrack{out: &out, t: t} // the block's aten.mm calls (opParity)
 	llama := d.Arch == "llama"
 	compiled := llama && d.Compiled // a GPT block keeps the same tensors compiled
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
@@ -391,11 +402,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			if d.OutputGate {
 				qb = c.Mul(4, t, qw)
 			}
-			iq = mt.mm("wq", qb, h, false, d.QKVBias)
-			ik = mt.mm("wk", c.Mul(2, t, kvw), h, false, d.QKVBias)
-			iv = mt.mm("wv", c.Mul(2, t, vw), h, false, d.QKVBias)
+			iq = mt.mm("attention.wq", qb, h, false, d.QKVBias)
+			ik = mt.mm("attention.wk", c.Mul(2, t, kvw), h, false, d.QKVBias)
+			iv = mt.mm("attention.wv", c.Mul(2, t, vw), h, false, d.QKVBias)
 		} else {
-			iq = mt.mm("qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), h, false, d.QKVBias)
+			iq = mt.mm("attention.qkv", c.Mul(2, t, c.Add(qw, c.Mul(2, kvw))), h, false, d.QKVBias)
 		}
 	}
 	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
@@ -488,7 +499,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.LinearAttention != "" {
 		woIn = c.Mul(d.LinearValueHeads, d.LinearValueHeadDim)
 	}
-	io := mt.mm("wo", c.Mul(2, t, h), woIn, d.Norms != scenarios.NormsGemma, d.OBias)
+	wo := "attention.wo"
+	if d.LinearAttention != "" {
+		wo = "attention.out_proj"
+	}
+	io := mt.mm(wo, c.Mul(2, t, h), woIn, d.Norms != scenarios.NormsGemma, d.OBias)
 	if d.Norms == scenarios.NormsGemma {
 		// post_attention_layernorm normalizes o_proj's output, which its
 		// x.float() consumes (nothing of the 16-bit output is kept), before
@@ -509,12 +524,12 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// scores = self.gate(x) (line 312), a Linear(dim, num_experts,
 		// bias=False) on the 2-D tokens, one aten.mm whose 16-bit output
 		// only the fp32 copy scores.to(torch.float32) reads (2·t·E).
-		// The op policy force-recomputes it (forceRouterGate) and does
-		// not count it. The routed experts that follow run
+		// Under torchtitan's default force list the op policy
+		// recomputes it and does not count it (forceShapes). The routed experts that follow run
 		// torch._grouped_mm (_run_experts_grouped_mm, use_grouped_mm True
 		// by default), no aten.mm: they count no mm (opParity). Then the
 		// shared experts.
-		mt.mm("router gate", c.Mul(2, t, d.RouterExperts), h, false, false)
+		mt.mm("moe.router.gate", c.Mul(2, t, d.RouterExperts), h, false, d.RouterBias)
 	}
 	// The FFN: FeedForward.forward is self.w2(F.silu(self.w1(x)) *
 	// self.w3(x)) (torchtitan/models/llama3/model/model.py line 343 and
@@ -525,24 +540,24 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	case d.NoFFN:
 	case compiled:
 		// silu(w1) is recomputed from w1's output (compiledRules).
-		i1 := mt.mm("w1", c.Mul(2, t, f), h, false, d.MLPBias)
+		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
-		i3 := mt.mm("w3", c.Mul(2, t, f), h, false, d.MLPBias)
+		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w3 output", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	case llama:
-		i1 := mt.mm("w1", c.Mul(2, t, f), h, false, d.MLPBias)
+		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
 		add("silu output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
-		i3 := mt.mm("w3", c.Mul(2, t, f), h, false, d.MLPBias)
+		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w3 output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
 		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
 	default:
-		i1 := mt.mm("fc1", c.Mul(2, t, f), h, false, d.MLPBias)
+		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
 		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
@@ -550,7 +565,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if !d.NoFFN {
 		// w2 (fc2): only the residual add reads its output, unless
 		// Gemma's post_feedforward_layernorm normalizes it first.
-		i2 := mt.mm("w2", c.Mul(2, t, h), f, d.Norms != scenarios.NormsGemma, d.MLPBias)
+		i2 := mt.mm("feed_forward.w2", c.Mul(2, t, h), f, d.Norms != scenarios.NormsGemma, d.MLPBias)
 		if compiled && d.Norms == scenarios.NormsGemma {
 			mt.mms[i2].whole = len(out)
 		}
@@ -564,9 +579,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.Dropout {
 		add("ffn residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
-	if d.RouterExperts > 0 {
-		forceRouterGate(mt.mms, c.Mul(2, t, d.RouterExperts), h)
-	}
+	forceShapes(mt.mms, d.opForceFragments())
 	if c.Err != nil {
 		return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
@@ -574,30 +587,53 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	return out, extra, mt.mms, nil
 }
 
-// forceRouterGate marks the mms of a MoE block torchtitan's op policy
-// recomputes without counting them: its default
-// activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns is
-// ["moe.router.gate"] (torchtitan/config/job_config.py at
-// 238fa9953e4aec2a62582121564273d7cbb1e9f1, lines 661-663), the router's
-// gate Linear(dim, num_experts) of every MoE block (moe.py line 224,
-// TokenChoiceTopKRouter.gate; MoE.router, line 432), and _apply_op_sac
-// (torchtitan/distributed/activation_checkpoint.py at that commit, lines
-// 76-93) collects the (in, out) shapes of the Linears whose FQN contains
-// it; _custom_policy (lines 110-113) returns PREFER_RECOMPUTE for an
-// aten.mm whose rhs has one of those shapes before it increments the mm
-// count. So the gate, and any other mm of the block with the same rhs
-// shape (h, E) (for Qwen3-Next's h 2048 and 512 experts, its 2 kv heads
-// of 256 and its shared expert of 512 too), is never kept and does not
-// move the parity of the mms after it. An mm's rhs is (k, n) for an
-// output of bytes = 2·t·n: gate is 2·t·E, the gate's output bytes.
-// A scenario cannot set that list: the torchtitan importer accepts the
-// key and reads its default.
-func forceRouterGate(mms []blockMM, gate, h int64) {
+// forceShapes marks the mms of a block torchtitan's op policy recomputes
+// without counting them. _apply_op_sac (torchtitan/distributed/
+// activation_checkpoint.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1,
+// lines 76-93) walks the checkpointed block's named_modules() and, for
+// every nn.Linear whose FQN contains one of
+// activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns
+// (training.op_force_recompute: frags; torchtitan's default
+// ["moe.router.gate"], torchtitan/config/job_config.py lines 661-663, the
+// router's gate Linear(dim, num_experts) of every MoE block), adds its
+// weight's (in_features, out_features); _custom_policy (lines 110-113)
+// returns PREFER_RECOMPUTE for an aten.mm whose rhs has one of those
+// shapes before it increments the mm count. So every mm of the block with
+// such a rhs, the matched Linear's and any other of the same shape (for
+// Qwen3-Next's h 2048 and 512 experts, its 2 kv heads of 256 and its
+// shared expert of 512 too), is never kept and does not move the parity
+// of the mms after it. An mm's rhs is (k, n), its Linear's (in, out); a
+// biased Linear runs addmm (blockMM.biased), which the policy never
+// counts, but its shape still forces the aten.mms that share it. The
+// mms are named by their FQNs below the block
+// (scenarios.BlockLinearFQNs); torchtitan's FQNs carry the prefix
+// "layers.<i>.", which is not matched here.
+func forceShapes(mms []blockMM, frags []string) {
+	shapes := map[[2]int64]bool{}
+	for _, m := range mms {
+		for _, f := range frags {
+			if strings.Contains(m.fqn, f) {
+				shapes[[2]int64{m.k, m.n}] = true
+				break
+			}
+		}
+	}
 	for i := range mms {
-		if mms[i].k == h && mms[i].bytes == gate {
+		if shapes[[2]int64{mms[i].k, mms[i].n}] {
 			mms[i].forced = true
 		}
 	}
+}
+
+// opForceFragments is d's force list (BlockDims.OpForce).
+func (d BlockDims) opForceFragments() []string {
+	switch {
+	case !d.OpForceGiven:
+		return scenarios.DefaultOpForceRecompute
+	case d.OpForce == "":
+		return nil
+	}
+	return strings.Split(d.OpForce, "\n")
 }
 
 // Kinds of RMSNorm by what autograd keeps of them (BlockTensors' rmsNorm).
@@ -746,19 +782,19 @@ type addFunc func(name, by, formula string, bytes int64, core, op bool)
 // output only the sigmoid reads (2·t).
 func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool, mt *mmTrack) {
 	fs := d.SharedFFN
-	i1 := mt.mm("shared w1", c.Mul(2, t, fs), d.Hidden, false, d.MLPBias)
+	i1 := mt.mm("moe.shared_experts.w1", c.Mul(2, t, fs), d.Hidden, false, d.MLPBias)
 	add("shared expert gate_proj output (silu input)", "silu", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	mt.wholeLast(i1)
 	if !compiled {
 		add("shared expert silu output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	}
-	i3 := mt.mm("shared w3", c.Mul(2, t, fs), d.Hidden, false, d.MLPBias)
+	i3 := mt.mm("moe.shared_experts.w3", c.Mul(2, t, fs), d.Hidden, false, d.MLPBias)
 	add("shared expert up_proj output", "mul", "2·t·f_s", c.Mul(2, t, fs), false, false)
 	mt.wholeLast(i3)
 	add("shared expert silu(gate)·up (down_proj input)", "mm", "2·t·f_s", c.Mul(2, t, fs), false, false)
-	i2 := mt.mm("shared w2", c.Mul(2, t, d.Hidden), fs, !d.SharedGate, d.MLPBias)
+	i2 := mt.mm("moe.shared_experts.w2", c.Mul(2, t, d.Hidden), fs, !d.SharedGate, d.MLPBias)
 	if d.SharedGate {
-		mt.mm("shared_expert_gate", c.Mul(2, t), d.Hidden, false, false)
+		mt.mm("moe.shared_expert_gate", c.Mul(2, t), d.Hidden, false, false)
 		add("shared_expert_gate sigmoid output", "sigmoid, mul", "2·t", c.Mul(2, t), false, false)
 		add("shared expert output (down_proj output)", "mul", "2·t·h", c.Mul(2, t, d.Hidden), false, false)
 		mt.wholeLast(i2)
@@ -811,24 +847,24 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 	qk := c.Mul(a, d.HeadDim)
 	v := c.Mul(a, d.vHeadDim())
 	if d.QLoRARank > 0 {
-		ia := mt.mm("wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false, d.QKVBias)
+		ia := mt.mm("attention.wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false, d.QKVBias)
 		if compiled {
 			mt.mms[ia].whole = len(*mt.out)
 		}
 		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
 		add("q_a_layernorm output (q_b_proj input)", "mm", "2·t·r_q", c.Mul(2, t, d.QLoRARank), false, false)
-		mt.mm("wq_b", c.Mul(2, t, qk), d.QLoRARank, false, false)
+		mt.mm("attention.wq_b", c.Mul(2, t, qk), d.QLoRARank, false, false)
 	} else {
-		mt.mm("wq", c.Mul(2, t, qk), d.Hidden, false, false)
+		mt.mm("attention.wq", c.Mul(2, t, qk), d.Hidden, false, false)
 	}
-	ikv := mt.mm("wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false, d.QKVBias)
+	ikv := mt.mm("attention.wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false, d.QKVBias)
 	if compiled {
 		mt.mms[ikv].views = append(mt.mms[ikv].views, len(*mt.out))
 	}
 	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")
 	add("kv_a_layernorm output (kv_b_proj input)", "mm", "2·t·r_kv", c.Mul(2, t, d.KVLoRARank), false, false)
 	kvb := c.Mul(a, c.Add(d.HeadDim-d.RopeHeadDim, d.vHeadDim()))
-	ib := mt.mm("wkv_b", c.Mul(2, t, kvb), d.KVLoRARank, false, false)
+	ib := mt.mm("attention.wkv_b", c.Mul(2, t, kvb), d.KVLoRARank, false, false)
 	by := "attention kernel"
 	if d.Attention == AttentionEager {
 		by = "matmul(q, kᵀ)"
@@ -912,16 +948,16 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 	v := c.Mul(hv, d.LinearValueHeadDim)
 	z := "gated norm gate z (contiguous copy)"
 	if d.LinearSplitProj {
-		iqkv := mt.mm("in_proj_qkv", c.Mul(2, t, c.Add(c.Mul(2, k), v)), d.Hidden, false, false)
+		iqkv := mt.mm("attention.in_proj_qkv", c.Mul(2, t, c.Add(c.Mul(2, k), v)), d.Hidden, false, false)
 		add("conv1d input mixed_qkv (in_proj_qkv output)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
 		mt.wholeLast(iqkv)
-		mt.mm("in_proj_z", c.Mul(2, t, v), d.Hidden, false, false)
-		mt.mm("in_proj_b", c.Mul(2, t, hv), d.Hidden, false, false)
-		mt.mm("in_proj_a", c.Mul(2, t, hv), d.Hidden, false, false)
+		mt.mm("attention.in_proj_z", c.Mul(2, t, v), d.Hidden, false, false)
+		mt.mm("attention.in_proj_b", c.Mul(2, t, hv), d.Hidden, false, false)
+		mt.mm("attention.in_proj_a", c.Mul(2, t, hv), d.Hidden, false, false)
 		z = "gated norm gate z (in_proj_z output)"
 	} else {
-		mt.mm("in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false, false)
-		mt.mm("in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false, false)
+		mt.mm("attention.in_proj_qkvz", c.Mul(2, t, c.Add(c.Mul(2, k), c.Mul(2, v))), d.Hidden, false, false)
+		mt.mm("attention.in_proj_ba", c.Mul(2, t, c.Mul(2, hv)), d.Hidden, false, false)
 		add("conv1d input cat(q, k, v)", "causal_conv1d", "2·t·(2K + V)", c.Mul(2, t, c.Add(2*k, v)), false, false)
 	}
 	add("beta = sigmoid(b)", "sigmoid, chunk_gated_delta_rule", "2·t·H_v", c.Mul(2, t, hv), false, false)
@@ -943,10 +979,11 @@ func gatedDeltaNet(d BlockDims, t int64, c *calc, add addFunc, mt *mmTrack) {
 // blockMM is one aten.mm of a block's forward, which torchtitan's op
 // policy counts (opParity).
 type blockMM struct {
-	name  string
-	bytes int64 // its 16-bit output, 2·t·n for an n-wide output
-	k     int64 // its input width: it takes bytes·k FLOPs (2·t·n·k)
-	at    int   // the index in the block's tensor list it runs before
+	fqn   string // its Linear's FQN below the block (scenarios.BlockLinearFQNs)
+	bytes int64  // its 16-bit output, 2·t·n for an n-wide output
+	n     int64  // its output width: its rhs, the weight, is (k, n)
+	k     int64  // its input width: it takes bytes·k FLOPs (2·t·n·k)
+	at    int    // the index in the block's tensor list it runs before
 	// whole is the index of the tensor of the list that is its output
 	// (autograd keeps it anyway), -1 for none; views are the indices of
 	// tensors of the list that are views of it.
@@ -957,7 +994,7 @@ type blockMM struct {
 	// does.
 	residual bool
 	// forced: the op policy recomputes it without counting it
-	// (forceRouterGate).
+	// (forceShapes).
 	forced bool
 	// biased: a Linear with a bias, which runs aten.addmm (opParity):
 	// neither counted nor kept, so recomputed.
@@ -973,12 +1010,17 @@ func (m blockMM) counted() bool { return !m.forced && !m.biased }
 type mmTrack struct {
 	out *[]SavedTensor
 	mms []blockMM
+	t   int64 // the block's tokens: an mm's output is 2·t·n bytes
 }
 
 // mm records an mm that runs now (before the next tensor is listed) and
 // returns its index.
-func (m *mmTrack) mm(name string, bytes, k int64, residual, biased bool) int {
-	m.mms = append(m.mms, blockMM{name: name, bytes: bytes, k: k, at: len(*m.out), whole: -1, residual: residual, biased: biased})
+func (m *mmTrack) mm(fqn string, bytes, k int64, residual, biased bool) int {
+	var n int64
+	if m.t > 0 {
+		n = bytes / (2 * m.t)
+	}
+	m.mms = append(m.mms, blockMM{fqn: fqn, bytes: bytes, n: n, k: k, at: len(*m.out), whole: -1, residual: residual, biased: biased})
 	return len(m.mms) - 1
 }
 
@@ -1025,7 +1067,8 @@ type opExtra struct {
 //
 // (gate the router's, sw the shared experts'; the routed experts' grouped
 // mm counts none). The router gate, in parentheses, and any mm of its
-// shape is forced (forceRouterGate): recomputed, not counted. A kept
+// shape is forced under the default training.op_force_recompute
+// (forceShapes): recomputed, not counted. A kept
 // output that autograd keeps anyway (whole) is marked OpSaved; one it keeps views of marks them OpOutput (the
 // recomputation finds the output cached and rebuilds no view) and is kept
 // as its own tensor, as is one it keeps nothing of: opParity returns
@@ -1060,7 +1103,7 @@ func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 // OpRecomputedMMFLOPs is the matmul work one block's backward reruns
 // under torchtitan's op policy: the even-numbered mms of opParity's count
 // (the odd-numbered ones' outputs are cached) and the forced ones (the
-// router gate: forceRouterGate) and biased ones (QKVBias, OBias, MLPBias:
+// router gate by default: forceShapes) and biased ones (QKVBias, OBias, MLPBias:
 // they run addmm, which the policy never saves), each bytes·k FLOPs. The attention kernel's outputs are saved: it
 // reruns none of the attention.
 func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {

@@ -99,6 +99,13 @@ func WriteMemoryReport(w io.Writer, rs []*memory.Report, st MemoryStyle, detail 
 			return err
 		}
 		if !detail {
+			// The tables that would say why a stage is not laid out
+			// are not printed: the summary says it.
+			for _, r := range rs {
+				if r.NotLaidOut {
+					fmt.Fprintf(ew, "n/a: %s\n", EscapeControl(r.NotApplicable))
+				}
+			}
 			fmt.Fprintf(ew, "(%d tables, one per stage and estimator, with --detail)\n", len(rs))
 			return ew.err
 		}
@@ -345,16 +352,26 @@ func WriteMemoryJSON(w io.Writer, rs []*memory.Report) error {
 // see it (reserved_bytes, device_bytes), how the reserve was obtained
 // (reserved_mode) and the simulated allocator's retries a step
 // (allocator_retries); those are empty on the components' rows and where
-// the report has no reserve (a seed's convention, another estimator).
+// the report has no reserve (a seed's convention, another estimator). A
+// report without figures (memory.Report.NotApplicable: an estimator
+// without a formula for the stage, a stage the bucket size cannot lay
+// out) is one total row whose figures are empty and whose
+// not_applicable says why; that column is empty on every other row.
 func WriteMemoryCSV(w io.Writer, rs []*memory.Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"scenario", "stage", "estimator", "convention", "component", "at_rest_bytes", "peak_bytes", "peak_phase", "at_total_peak_bytes",
-		"reserved_bytes", "device_bytes", "reserved_mode", "allocator_retries"}); err != nil {
+		"reserved_bytes", "device_bytes", "reserved_mode", "allocator_retries", "not_applicable"}); err != nil {
 		return err
 	}
-	none := []string{"", "", "", ""}
+	none := []string{"", "", "", "", ""}
 	for _, r := range rs {
 		base := []string{r.Scenario, strconv.Itoa(r.Stage), r.Estimator, r.ConventionName}
+		if r.NotApplicable != "" {
+			if err := cw.Write(slices.Concat(base, []string{"total", "", "", "", ""}, none[1:], []string{r.NotApplicable})); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, c := range r.Components {
 			if err := cw.Write(slices.Concat(base, []string{c.Name, exact(c.AtRest), exact(c.Peak), c.PeakPhase.String(), exact(c.AtTotalPeak)}, none)); err != nil {
 				return err
@@ -362,7 +379,7 @@ func WriteMemoryCSV(w io.Writer, rs []*memory.Report) error {
 		}
 		profiler := none
 		if r.Reserved > 0 {
-			profiler = []string{exact(r.Reserved), exact(r.Device), r.ReservedMode, sweep.FormatRetries(r.AllocSim.SimulatedRetries())}
+			profiler = []string{exact(r.Reserved), exact(r.Device), r.ReservedMode, sweep.FormatRetries(r.AllocSim.SimulatedRetries()), ""}
 		}
 		if err := cw.Write(slices.Concat(base, []string{"total", exact(r.AtRest), exact(r.Peak), r.PeakPhase.String(), exact(r.Peak)}, profiler)); err != nil {
 			return err

@@ -18,9 +18,13 @@ type memoryJSON struct {
 	Params     int64           `json:"params"`
 	GPUMemory  int64           `json:"gpu_memory"`
 	Components []componentJSON `json:"components"`
-	AtRest     int64           `json:"at_rest"`
-	Peak       int64           `json:"peak"`
-	PeakPhase  string          `json:"peak_phase"`
+	// AtRest, Peak, PeakPhase and Fits are null, and Components and
+	// PhasePeaks empty, where NotApplicable says why the report has no
+	// figures (an estimator without a formula for the stage, a stage the
+	// bucket size cannot lay out: memory.Report.NotLaidOut).
+	AtRest     *int64          `json:"at_rest"`
+	Peak       *int64          `json:"peak"`
+	PeakPhase  *string         `json:"peak_phase"`
 	PeakUnit   int             `json:"peak_unit"`
 	PhasePeaks []phasePeakJSON `json:"phase_peaks"`
 	Reserved   int64           `json:"reserved,omitempty"`
@@ -32,7 +36,7 @@ type memoryJSON struct {
 	AllocatorRetries *int            `json:"allocator_retries,omitempty"`
 	Device           int64           `json:"device,omitempty"`
 	GatherPool       int64           `json:"gather_pool,omitempty"`
-	Fits             bool            `json:"fits"`
+	Fits             *bool           `json:"fits"`
 	NotApplicable    string          `json:"not_applicable,omitempty"`
 	Groups           []groupJSON     `json:"groups,omitempty"`
 	Units            []unitJSON      `json:"units,omitempty"`
@@ -118,16 +122,22 @@ func newMemoryJSON(r *memory.Report) *memoryJSON {
 	if r == nil {
 		return nil
 	}
+	if r.NotApplicable != "" {
+		return &memoryJSON{Scenario: r.Scenario, Estimator: r.Estimator, Convention: r.ConventionName, Stage: r.Stage,
+			N: r.N, K: r.K, Shards: r.Shards, Rank: r.Rank, Padding: r.Padding, Params: r.Params, GPUMemory: r.GPUMemory,
+			Components: []componentJSON{}, PeakUnit: -1, PhasePeaks: []phasePeakJSON{}, NotApplicable: r.NotApplicable, Warnings: r.Warnings}
+	}
+	phase := r.PeakPhase.String()
 	return &memoryJSON{Scenario: r.Scenario, Estimator: r.Estimator, Convention: r.ConventionName, Stage: r.Stage,
 		N: r.N, K: r.K, Shards: r.Shards, Rank: r.Rank, Padding: r.Padding, Params: r.Params, GPUMemory: r.GPUMemory,
 		Components: mapSlice(r.Components, func(c memory.Component) componentJSON {
 			return componentJSON{Name: c.Name, AtRest: c.AtRest, Peak: c.Peak, PeakPhase: c.PeakPhase.String(), AtTotalPeak: c.AtTotalPeak, Note: c.Note}
 		}),
-		AtRest: r.AtRest, Peak: r.Peak, PeakPhase: r.PeakPhase.String(), PeakUnit: r.PeakUnit,
+		AtRest: &r.AtRest, Peak: &r.Peak, PeakPhase: &phase, PeakUnit: r.PeakUnit,
 		PhasePeaks: mapSlice(r.PhasePeaks, func(p memory.PhasePeak) phasePeakJSON {
 			return phasePeakJSON{Phase: p.Phase.String(), Bytes: p.Bytes}
 		}),
-		Reserved: r.Reserved, ReservedMode: r.ReservedMode, AllocatorRetries: r.AllocSim.SimulatedRetries(), Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: r.Fits, NotApplicable: r.NotApplicable,
+		Reserved: r.Reserved, ReservedMode: r.ReservedMode, AllocatorRetries: r.AllocSim.SimulatedRetries(), Device: r.Device, GatherPool: r.GatherPoolHeld, Fits: &r.Fits,
 		Groups: mapSlice(r.Groups, func(g memory.GroupInfo) groupJSON {
 			return groupJSON{Name: g.Name, Precision: g.Precision, ParamBytes: g.ParamBytes, GradBytes: g.GradBytes, MasterBytes: g.MasterBytes, ReduceBytes: g.ReduceBytes,
 				Numel: g.Numel, Size: g.Size, ShardElems: g.ShardElems, RankNumel: g.RankNumel, Buckets: g.Buckets}

@@ -147,6 +147,42 @@ func (m *Model) blockStyle() string {
 	return m.Arch
 }
 
+// LearnedPositionRows is the number of rows of the model's learned
+// position embedding (wpe), 0 when it has none: the rows its embedding
+// unit holds beyond the vocabulary (learnedPositions).
+func (m *Model) LearnedPositionRows() int64 {
+	if m.Kind != KindTransformer || m.Hidden <= 0 {
+		return 0
+	}
+	for _, l := range m.LayerList {
+		if l.Name == "embedding" {
+			return m.learnedPositions(l)
+		}
+	}
+	return 0
+}
+
+// learnedPositions is the rows of learned positions the embedding unit l
+// holds beside the token embedding (vocab, h), 0 for none:
+// the gpt presets' (seq_len, h) (buildLayers; arch gpt, or unset before
+// the loader fills it in), an imported MPT's wpe
+// (model.max_seq_len, h) with learned_pos_emb or a Megatron GPT's
+// learned_absolute (--max-position-embeddings, h) (their arch gpt, whose
+// embedding counts them: ImportLLMFoundry, megatron.go), GPT-2's wpe
+// (n_positions, h) (hfGPT2) and OPT's learned positions
+// (max_position_embeddings + 2, h) when word_embed_proj_dim is the hidden
+// size (hfOPT; with another width, project_in joins them and the count no
+// longer says how many positions there are: none). GPT-NeoX and Falcon,
+// gpt layouts without learned positions, hold the token embedding alone.
+func (m *Model) learnedPositions(l Layer) int64 {
+	h, v := m.Hidden, m.Vocab
+	if h <= 0 || m.Arch == ArchLlama || m.Arch == ArchHF && m.Architecture != "GPT2LMHeadModel" && m.Architecture != "OPTForCausalLM" ||
+		int64(l.Params)%h != 0 || int64(l.Params)/h <= v {
+		return 0
+	}
+	return int64(l.Params)/h - v
+}
+
 func (m *Model) impliedShapes(l Layer) [][]int64 {
 	if m.Kind != KindTransformer || m.Hidden <= 0 {
 		return nil
@@ -155,18 +191,8 @@ func (m *Model) impliedShapes(l Layer) [][]int64 {
 	style := m.blockStyle()
 	switch {
 	case l.Name == "embedding":
-		switch {
-		case (m.Arch == ArchGPT || m.Architecture == "GPT2LMHeadModel" || m.Architecture == "OPTForCausalLM") && int64(l.Params)%h == 0 && int64(l.Params)/h > v:
-			// The gpt presets' token and learned position embeddings
-			// (seq_len, h) (buildLayers); GPT-2's wte and wpe (n_positions,
-			// h) (hfGPT2); OPT's embed_tokens and
-			// its learned positions (max_position_embeddings + 2, h) when
-			// word_embed_proj_dim is the hidden size (hfOPT; with another
-			// width, project_in joins them and the count no longer says
-			// how many positions there are: no shapes). GPT-NeoX and
-			// Falcon, gpt layouts without learned positions, hold the
-			// token embedding alone.
-			return [][]int64{{v, h}, {int64(l.Params)/h - v, h}}
+		if p := m.learnedPositions(l); p > 0 {
+			return [][]int64{{v, h}, {p, h}}
 		}
 		return [][]int64{{v, h}}
 	case l.Name == "final_norm":

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -103,8 +104,13 @@ type Torchtitan struct {
 	Recompute      Recompute
 	RecomputeEvery int64
 	EarlyStop      bool
-	Compile        Compile
-	FP8            FP8Recipe
+	// OpForce is activation_checkpoint.
+	// per_op_sac_force_recompute_mm_shapes_by_fqns under the op policy
+	// (training.op_force_recompute), nil when the file does not give it
+	// (torchtitan's default, DefaultOpForceRecompute).
+	OpForce *[]string
+	Compile Compile
+	FP8     FP8Recipe
 	// FP8BF16Gather: float8 linears whose weights FSDP2 gathers in bf16
 	// (enable_fsdp_float8_all_gather false, or a recipe without fp8
 	// all-gather): training.fp8_all_gather false.
@@ -1147,6 +1153,9 @@ func (t *Torchtitan) readRecompute(d *ttDoc) error {
 		return d.errf(mk, "activation_checkpoint.mode = %s is not a mode torchtitan knows (use \"none\", \"selective\" or \"full\")", strconv.Quote(mode))
 	}
 	t.src("recompute", src)
+	if err := t.readOpForce(d); err != nil {
+		return err
+	}
 	es, ek, err := d.bool(false, "activation_checkpoint.early_stop")
 	if err != nil {
 		return err
@@ -1164,6 +1173,41 @@ func (t *Torchtitan) readRecompute(d *ttDoc) error {
 			t.note("activation_checkpoint.early_stop unset: false, torchtitan's default since 25413d2 (2025-08-29); an older torchtitan stopped early (set training.recompute_early_stop: true)")
 		}
 	}
+	return nil
+}
+
+// readOpForce reads activation_checkpoint.
+// per_op_sac_force_recompute_mm_shapes_by_fqns, which torchtitan reads
+// under the op policy only (_apply_op_sac,
+// torchtitan/distributed/activation_checkpoint.py at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1, lines 76-93): there it is
+// training.op_force_recompute. An empty fragment is in every module's FQN,
+// the block's own first, which is not an nn.Linear: torchtitan raises
+// ValueError, and so does the import; so does a control character, which
+// no module name holds (the scenario loader refuses both).
+func (t *Torchtitan) readOpForce(d *ttDoc) error {
+	const key = "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns"
+	frags, given, err := d.strList(key)
+	if err != nil || !given {
+		return err
+	}
+	if t.Recompute != RecomputeOp {
+		t.note("%s is read under selective_ac_option \"op\" only: ignored", key)
+		return nil
+	}
+	for _, f := range frags {
+		if f == "" {
+			return d.errf(key, "%s holds \"\", which every module's FQN contains, the block's own first, not an nn.Linear: torchtitan's _apply_op_sac raises ValueError (name Linears such as \"moe.router.gate\", or use [] to force nothing)", key)
+		}
+		if strings.ContainsFunc(f, unicode.IsControl) {
+			return d.errf(key, "%s holds %s, with a control character no module name holds (name Linears such as \"moe.router.gate\")", key, strconv.Quote(f))
+		}
+	}
+	if frags == nil {
+		frags = []string{}
+	}
+	t.OpForce = &frags
+	t.src("op_force_recompute", d.show(key, ""))
 	return nil
 }
 
@@ -1397,6 +1441,13 @@ func (t *Torchtitan) Scenario() []byte {
 		w("  recompute_every: %d\n", t.RecomputeEvery)
 	}
 	w("  recompute_early_stop: %t  # %s\n", t.EarlyStop, t.Sources["recompute_early_stop"])
+	if t.OpForce != nil {
+		q := make([]string, len(*t.OpForce))
+		for i, f := range *t.OpForce {
+			q[i] = strconv.Quote(f)
+		}
+		w("  op_force_recompute: [%s]  # %s\n", strings.Join(q, ", "), t.Sources["op_force_recompute"])
+	}
 	w("  compile: %s  # %s\n", t.Compile, t.Sources["compile"])
 	if t.Attention != "" {
 		w("  attention: %s  # %s\n", t.Attention, t.Sources["attention"])

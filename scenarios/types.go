@@ -357,6 +357,16 @@ type Training struct {
 	// RecomputeEvery applies training.recompute to every N-th block only
 	// (torchtitan's selective_ac_option = N); 1 (default): every block.
 	RecomputeEvery int `yaml:"recompute_every,omitempty"`
+	// OpForceRecompute is torchtitan's
+	// activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns,
+	// read under recompute: op only: FQN fragments; every Linear of a
+	// block whose FQN below the block (BlockLinearFQNs) holds one gives its
+	// (in, out) weight shape, and every mm of the block with a weight of
+	// one of those shapes is recomputed and left out of the policy's
+	// every-other-mm count (memory's forceShapes). Unset (nil) is
+	// torchtitan's default, DefaultOpForceRecompute (["moe.router.gate"]);
+	// an empty list forces nothing.
+	OpForceRecompute *[]string `yaml:"op_force_recompute,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
 	Steps int   `yaml:"steps,omitempty"`
 	Seed  int64 `yaml:"seed,omitempty"`

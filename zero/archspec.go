@@ -18,7 +18,8 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	}
 	cp := int64(s.Parallelism.CP)
 	gpt := memory.BlockStyle(m) == "gpt" // the preset's biases on every matrix (memory's baseDims)
-	return FLOPDims{QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
+	force, forceGiven := s.Training.OpForceJoined()
+	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
 }
@@ -294,7 +295,8 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			}
 			out[u] = unitPlan{UnitCompute: p[0], ok: true}
 		case l.Name == "embedding" || l.Name == "final_norm":
-			// Memory-bound: the lookup and its scatter-add backward
+			// Memory-bound: the lookups (tokens, and learned
+			// positions) and their scatter-add backward
 			// (embeddingBytes; a model without a vocabulary is a
 			// free lookup), the norm by the blocks' rule
 			// (finalNormBytes).
@@ -303,7 +305,10 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			case l.Name == "final_norm":
 				f, b, err = finalNormBytes(s, base)
 			case base.Vocab > 0:
-				f, b, err = embeddingBytes(base.Seq, base.Batch, base.Hidden, base.Vocab)
+				// transformers' GPT-2 broadcasts its (1, s) positions
+				// over the batch (positionBytes).
+				f, b, err = embeddingBytes(base.Seq, base.Batch, base.Hidden, base.Vocab, s.Model.LearnedPositionRows(),
+					s.Model.Architecture == "GPT2LMHeadModel")
 			}
 			if err != nil {
 				return nil, err

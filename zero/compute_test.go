@@ -18,7 +18,8 @@ import (
 // GEMMs at 0.5 of peak times the wave quantization (8 × 96 tiles of
 // 256×128 on 132 SMs: 768/792) plus the attention at 0.6, and memory-bound
 // work adds under 5 %. Full recompute adds one forward to the backward.
-// The embedding is a lookup: no FLOPs, 4·s·h bytes at the HBM roofline.
+// The embedding is two lookups and an add: no FLOPs, 14·s·h bytes at the
+// HBM roofline.
 func TestCostsGPT3Block(t *testing.T) {
 	s := gpt3(1)
 	costs, err := Costs(s)
@@ -33,8 +34,11 @@ func TestCostsGPT3Block(t *testing.T) {
 	if f := b.Fwd.Seconds(); f < lo || f > 1.05*lo {
 		t.Errorf("block forward %v, want %.6fs to 5 %% above", b.Fwd, lo)
 	}
-	// Its lookup reads and writes a bf16 row a token (embeddingBytes).
-	look := 4 * 2048 * 12288 / (float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency)
+	// Its lookup reads and writes a bf16 row a token, 4·s·h; the gpt
+	// preset's learned positions (seq_len rows) a second lookup, 4·s·h,
+	// and the add, which reads both and writes the sum, 6·s·h
+	// (embeddingBytes, positionBytes).
+	look := (4 + 4 + 6) * 2048 * 12288 / (float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency)
 	if e := costs[0]; e.FwdFLOPs != 0 || math.Abs(e.Fwd.Seconds()-look) > 1e-12 {
 		t.Errorf("embedding forward %d FLOPs, %v; want none, %.9fs", e.FwdFLOPs, e.Fwd, look)
 	}

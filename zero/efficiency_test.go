@@ -344,9 +344,9 @@ func TestPublishedRange(t *testing.T) {
 		onGPU  bool
 	}{
 		{"H100-80GB", false, 0.4466, 0.6216, 7, true},
-		{"A100-40GB", false, 0.7285, 0.793, 4, true},
+		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
 		{"H200", true, 0.5464, 0.5464, 1, true},
-		{"B200", false, 0.4466, 0.793, 16, false},
+		{"B200", false, 0.4466, 0.7931, 16, false},
 		{"", true, 0.2733, 0.5464, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)

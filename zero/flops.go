@@ -41,6 +41,11 @@ type FLOPDims struct {
 	// (memory.BlockDims): under the op policy they run aten.addmm, which
 	// it neither counts nor keeps (RecomputeFLOPs).
 	QKVBias, OBias, MLPBias bool
+	// OpForce and OpForceGiven are training.op_force_recompute
+	// (memory.BlockDims.OpForce): the mms the op policy recomputes
+	// without counting them (RecomputeFLOPs).
+	OpForce      string
+	OpForceGiven bool
 }
 
 // BlockFLOPs is one block's forward FLOPs by operation class.
@@ -325,7 +330,7 @@ func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
 // (after fill).
 func (d FLOPDims) opBlockDims() memory.BlockDims {
 	return memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden, Heads: d.Heads, KVHeads: d.KVHeads,
-		HeadDim: d.HeadDim, FFN: d.FFN, QKVBias: d.QKVBias, OBias: d.OBias, MLPBias: d.MLPBias}
+		HeadDim: d.HeadDim, FFN: d.FFN, QKVBias: d.QKVBias, OBias: d.OBias, MLPBias: d.MLPBias, OpForce: d.OpForce, OpForceGiven: d.OpForceGiven}
 }
 
 // flopCalc is units.Calc: checked int64 arithmetic that keeps the first overflow.

@@ -341,19 +341,75 @@ func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err erro
 // reading them (4 B) and writing each distinct token's row (2 B). zerosim
 // counts every token of the micro-batch as distinct (at most v of them):
 // an upper bound on the partial sums, which a real batch's repeats cut.
-// The index sort is per token, not per element, and left out. So is the
-// gpt layouts' learned position embedding (wpe: a second lookup of s
-// rows and its add to the token embedding, about 6 B per element of t·h
-// forward, and its own embedding backward): embeddingBytes charges the
-// token lookup only.
-func embeddingBytes(seq, batch, h, v int64) (fwd, bwd int64, err error) {
+// The index sort is per token, not per element, and left out.
+//
+// A model with learned positions (pos rows of wpe:
+// scenarios.Model.LearnedPositionRows) adds positionBytes.
+func embeddingBytes(seq, batch, h, v, pos int64, broadcast bool) (fwd, bwd int64, err error) {
 	var c flopCalc
 	t := c.Mul(seq, batch)
 	rows := min(t, v)
 	fwd = c.Mul(4, t, h)
 	bwd = c.Add(c.Mul(2, v, h), c.Mul(2, t, h), c.Mul(4+4+2, rows, h))
+	if pos > 0 {
+		pf, pb := positionBytes(&c, seq, batch, h, pos, broadcast)
+		fwd, bwd = c.Add(fwd, pf), c.Add(bwd, pb)
+	}
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("zero: embedding bytes overflow: %w", c.Err)
 	}
 	return fwd, bwd, nil
+}
+
+// positionBytes is the HBM traffic of a learned position embedding of pos
+// rows (wpe) over s = seq positions and b = batch sequences of width h,
+// bf16: a second embedding lookup, its add to the token embedding (an
+// elementwise op: it reads both operands and writes its output), and the
+// lookup's own embedding_backward_cuda_kernel (embeddingBytes' kernels:
+// at::zeros of the pos×h gradient, 2 B; the output gradient's rows read,
+// 2 B; an fp32 partial sum per NROWS_PER_THREAD = 10 rows of one index,
+// written and read, 4 + 4 B; each distinct position's row written, 2 B).
+// The positions are s distinct indices, each used once per sequence.
+// The add's backward hands its gradient to both operands as it is
+// (AddBackward0, alpha 1). Two forms:
+//
+//   - one index per token (broadcast false), t = s·b: llm-foundry's MPT
+//     (llmfoundry/models/mpt/modeling_mpt.py at mosaicml/llm-foundry
+//     061f2c7ce64e655100286584a7629e2a09f827ba lines 387-402: pos, (1, S),
+//     becomes (b, S) when it is adjusted by the attention mask, which
+//     ComposerMPTCausalLM.forward passes from the batch (line 756) and the
+//     text loader's DataCollatorForLanguageModeling puts in it,
+//     llmfoundry/data/text_data.py line 272; then pos_emb = self.wpe(pos); x = tok_emb + pos_emb),
+//     Megatron's LanguageModelEmbedding (megatron/core/models/common/
+//     embeddings/language_model_embedding.py at NVIDIA/Megatron-LM
+//     d580efc68a9f0dbf1945f834f6f6200cd01d3343 lines 107-109, with
+//     get_ltor_masks_and_position_ids' (b, s) position_ids,
+//     megatron/training/utils.py lines 339-341) and OPT's
+//     OPTLearnedPositionalEmbedding (transformers'
+//     models/opt/modeling_opt.py @ ab910744d640b0ed37e2056eb94de31fd4a6979c:
+//     positions from torch.cumsum(attention_mask, dim=1), (b, s)). Forward: the lookup 4·t·h, the add 6·t·h. Backward: 2·pos·h +
+//     2·t·h + 8·s·⌈b/10⌉·h + 2·s·h.
+//   - one index per position, broadcast over the batch (broadcast true):
+//     transformers' GPT2Model (models/gpt2/modeling_gpt2.py
+//     @ c44b2d9976e8eafbdcb89cb2710141b2bc9b138f: position_ids =
+//     torch.arange(past_length, input_shape[-1] + past_length).unsqueeze(0),
+//     (1, s); hidden_states = inputs_embeds + position_embeds). Forward: the lookup 4·s·h, the add reads 2·t·h and 2·s·h
+//     and writes 2·t·h. Backward: with b > 1 the add's gradient to the
+//     (1, s, h) operand is summed over the batch (sum_to_size: 2·t·h read,
+//     2·s·h written), then 2·pos·h + 2·s·h + 8·s·h + 2·s·h.
+func positionBytes(c *flopCalc, seq, batch, h, pos int64, broadcast bool) (fwd, bwd int64) {
+	t := c.Mul(seq, batch)
+	distinct := min(seq, pos)
+	if broadcast {
+		fwd = c.Add(c.Mul(4, seq, h), c.Mul(4, t, h), c.Mul(2, seq, h))
+		bwd = c.Add(c.Mul(2, pos, h), c.Mul(2, seq, h), c.Mul(8, distinct, h), c.Mul(2, distinct, h))
+		if batch > 1 {
+			bwd = c.Add(bwd, c.Mul(2, t, h), c.Mul(2, seq, h))
+		}
+		return fwd, bwd
+	}
+	partials := c.Mul(distinct, (batch+9)/10)
+	fwd = c.Add(c.Mul(4, t, h), c.Mul(6, t, h))
+	bwd = c.Add(c.Mul(2, pos, h), c.Mul(2, t, h), c.Mul(8, partials, h), c.Mul(2, distinct, h))
+	return fwd, bwd
 }

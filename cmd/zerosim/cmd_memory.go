@@ -32,7 +32,9 @@ bf16 params, grads, fp32 master params, Adam m and v, padding, gradient
 buckets, ZeRO-3 gathered units, optimizer-step temporaries, activations and
 fixed overheads, each at rest (between steps) and at its peak with the phase
 of the peak, in GiB (GB with --units gb; exact bytes too with --wide).
-With more than one stage or estimator a summary comes first.
+With more than one stage or estimator a summary comes first. A stage other
+than the scenario's that its communication.bucket_size cannot lay out (too
+many buckets over one group at stages 0–2) is n/a, with the size to use.
 
 --estimator deepspeed|megatron prints DeepSpeed's estimate_zero2/3 and
 Megatron's 18 / 6+12/DP bytes-per-parameter figures; all prints them side by
@@ -93,7 +95,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.stage >= 0 {
 		stages = []int{o.stage}
 	}
-	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank})
+	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank}, unlaidStage(s, o.stage < 0))
 	if err != nil {
 		return memoryError(a, s, err)
 	}
@@ -117,6 +119,20 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// unlaidStage is what zerosim memory says, instead of refusing s, of a
+// stage the bucket size cannot lay out though it lays out s's own stage
+// (memory.EstimateStages), which validate and run check: run's refusal at
+// that stage, with the bucket size it advises (zero.AdviseBucket). nil
+// unless every stage is asked for: --stage N alone is refused.
+func unlaidStage(s *scenarios.Scenario, all bool) func(int, error) string {
+	if !all {
+		return nil
+	}
+	return func(stage int, err error) string {
+		return fmt.Sprintf("stage %d cannot be laid out at this bucket size: %s; stage %d, the scenario's, can", stage, plain(zero.AdviseBucket(s, err)), s.Parallelism.Stage)
+	}
 }
 
 // memoryError is the memory model's refusal of s as input: a bucket size
