@@ -88,25 +88,14 @@ package collectives
 
 import (
 	"math"
-	"strings"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
 // RCCLArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
-// gfx942 for the CDNA 3 MI300X and MI325X, gfx950 for the CDNA 4 MI350X
-// and MI355X (AMD GPU specifications, rocm.docs.amd.com
-// reference/gpu-specs.html, the Instinct table's "LLVM target name"
-// column).
-func RCCLArch(gpu string) string {
-	switch {
-	case strings.HasPrefix(gpu, "MI300"), strings.HasPrefix(gpu, "MI325"):
-		return "gfx942"
-	case strings.HasPrefix(gpu, "MI350"), strings.HasPrefix(gpu, "MI355"):
-		return "gfx950"
-	}
-	return ""
-}
+// scenarios.GPUTarget, which gives its source.
+func RCCLArch(gpu string) string { return scenarios.GPUTarget(gpu) }
 
 // xgmiFraction is RCCL's bandwidth of one xGMI link, GFX94X_XGMI_WIDTH
 // 48.0 GB/s (topo.h:33 at 0cbce2a7; GFX95X_XGMI_WIDTH is the same at

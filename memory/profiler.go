@@ -430,14 +430,14 @@ func allocatorOverhead(s *scenarios.Scenario) float64 {
 }
 
 // outsideWords names what the device holds outside the caching allocator
-// in the words of gpu's vendor, as the reports name them (reports.Vendor):
-// on an AMD GPU (collectives.RCCLArch: the GPUs RCCL's model runs) the
-// HIP runtime's context and RCCL's buffers, on any other CUDA's context
-// and NCCL's. RCCL is AMD's port of NCCL and allocates its buffers the
-// same way, so the figure is the same (the component keeps its key,
-// memory.nccl_buffers).
-func outsideWords(gpu string) string {
-	if collectives.RCCLArch(gpu) != "" {
+// in the words of c's GPU's vendor, as the reports name them
+// (reports.Vendor): on an AMD GPU (scenarios.Cluster.AMD: an AMD preset or
+// cluster.gfx, the GPUs RCCL's model runs) the HIP runtime's context and
+// RCCL's buffers, on any other CUDA's context and NCCL's. RCCL is AMD's
+// port of NCCL and allocates its buffers the same way, so the figure is
+// the same (the component keeps its key, memory.nccl_buffers).
+func outsideWords(c *scenarios.Cluster) string {
+	if c.AMD() {
 		return "the HIP context and RCCL's buffers"
 	}
 	return "the CUDA context and NCCL's buffers"

@@ -201,7 +201,7 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 		// is the user's only when it differs from that (QA14 #6); a
 		// given key equal to the default is the GPU's system's CPU too.
 		from := "cluster.host.cpu"
-		if c.Host.CPU == "" || c.Host.CPU == scenarios.DefaultHostCPU(c.GPU) {
+		if c.Host.CPU == "" || c.Host.CPU == scenarios.DefaultHostCPU(c.HostPreset()) {
 			from = "the GPU's system"
 		}
 		t += fmt.Sprintf(", %s host CPU (%s)", c.CPU(), from)
@@ -581,10 +581,14 @@ func attentionText(s *scenarios.Scenario) string {
 // torchtitan/models/common/attention.py's ScaledDotProductAttention runs
 // under sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH],
 // set_priority=True). The preset stays 9dec370's, which the validated
-// runs used (qa21 LOW 12); "" otherwise.
+// runs used (qa21 LOW 12); "" otherwise, and on an AMD GPU, where
+// PyTorch's ROCm build has no cuDNN attention and SDPA's flash backend
+// (fa2's class) runs under current torchtitan too (scenarios.
+// AttentionKernelRuns: sdp_utils.cpp, can_use_cudnn_attention, at
+// pytorch/pytorch 001f694a).
 func torchtitanKernel(s *scenarios.Scenario) string {
 	t := &s.Training
-	if s.Stack != "torchtitan" || t.Attention != scenarios.AttentionSDPA || t.AttentionKernel != "fa2" || t.AttentionEfficiency > 0 {
+	if s.Stack != "torchtitan" || t.Attention != scenarios.AttentionSDPA || t.AttentionKernel != "fa2" || t.AttentionEfficiency > 0 || s.Cluster.AMD() {
 		return ""
 	}
 	return "; fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"
@@ -704,7 +708,7 @@ func attentionFinding(s *scenarios.Scenario) string {
 	best, bestEff := scenarios.AttentionKernel(""), cur
 	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
 		// (The GEMM efficiency argument matters to eager attention only.)
-		if e := zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency); scenarios.AttentionKernelRuns(k, gpu) && e > bestEff {
+		if e := zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency); scenarios.AttentionKernelRuns(k, &s.Cluster) && e > bestEff {
 			best, bestEff = k, e
 		}
 	}

@@ -506,6 +506,9 @@ func TestAttentionHeadline(t *testing.T) {
 		// Under stack torchtitan the preset's fa2 is 9dec370's; the line
 		// says that current torchtitan runs cuDNN first (qa21 LOW 12).
 		{"torchtitan fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); " + torchtitanFA2},
+		// On AMD there is no cuDNN attention to advise (QA24 M1: PyTorch's
+		// ROCm build refuses it, sdp_utils.cpp at pytorch 001f694a).
+		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"torchtitan cudnn", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},

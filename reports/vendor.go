@@ -2,6 +2,7 @@ package reports
 
 import (
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 )
 
@@ -20,9 +21,19 @@ const (
 
 // VendorOf is the vendor of the GPU preset gpu: AMD for the GPUs whose
 // collectives RCCL's model chooses (collectives.RCCLArch: MI300X, MI325X,
-// MI350X, MI355X), NVIDIA for any other.
+// MI350X, MI355X), NVIDIA for any other. ClusterVendor also knows a GPU
+// described by its figures with cluster.gfx.
 func VendorOf(gpu string) Vendor {
 	if collectives.RCCLArch(gpu) != "" {
+		return AMD
+	}
+	return NVIDIA
+}
+
+// ClusterVendor is the vendor of c's GPU: AMD for an AMD preset or a GPU
+// that cluster.gfx names AMD's (scenarios.Cluster.AMD), NVIDIA otherwise.
+func ClusterVendor(c *scenarios.Cluster) Vendor {
+	if c.AMD() {
 		return AMD
 	}
 	return NVIDIA
@@ -88,4 +99,4 @@ func (v Vendor) link() string {
 }
 
 // vendor is the vendor of the run's GPU.
-func (run *Run) vendor() Vendor { return VendorOf(run.Scenario.Cluster.GPU) }
+func (run *Run) vendor() Vendor { return ClusterVendor(&run.Scenario.Cluster) }

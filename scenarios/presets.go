@@ -453,3 +453,50 @@ func GPUOfDevice(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// The AMD LLVM targets RCCL's cost model knows (collectives/rccl.go):
+// CDNA 3 and CDNA 4.
+const (
+	GFX942 = "gfx942"
+	GFX950 = "gfx950"
+)
+
+// GPUTarget is the LLVM target of an AMD GPU preset ("" for any other
+// GPU): gfx942 for the CDNA 3 MI300X and MI325X, gfx950 for the CDNA 4
+// MI350X and MI355X (AMD GPU specifications, rocm.docs.amd.com
+// reference/gpu-specs.html, the Instinct table's "LLVM target name"
+// column).
+func GPUTarget(gpu string) string {
+	switch {
+	case strings.HasPrefix(gpu, "MI300"), strings.HasPrefix(gpu, "MI325"):
+		return GFX942
+	case strings.HasPrefix(gpu, "MI350"), strings.HasPrefix(gpu, "MI355"):
+		return GFX950
+	}
+	return ""
+}
+
+// Target is the cluster's AMD LLVM target: its AMD GPU preset's
+// (GPUTarget), else cluster.gfx for a GPU described by its figures; ""
+// for an NVIDIA GPU.
+func (c *Cluster) Target() string {
+	if t := GPUTarget(c.GPU); t != "" {
+		return t
+	}
+	return c.GFX
+}
+
+// AMD reports whether the cluster's GPU is AMD's (Target is set): RCCL
+// runs its collectives, HIP its runtime.
+func (c *Cluster) AMD() bool { return c.Target() != "" }
+
+// HostPreset is the GPU preset whose system gives the cluster's host
+// defaults (DefaultHostSystem, DefaultHostCPU): cluster.gpu, or the
+// MI300X for an AMD GPU described by its figures (cluster.gfx), AMD's
+// 8-GPU platform being the one AMD host table found (hosts).
+func (c *Cluster) HostPreset() string {
+	if c.GPU == "" && c.GFX != "" {
+		return "MI300X"
+	}
+	return c.GPU
+}

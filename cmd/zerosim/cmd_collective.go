@@ -358,7 +358,7 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 			continue
 		}
 		seen[l.Class] = true
-		desc += fmt.Sprintf(", %s %v %v", reports.VendorOf(s.Cluster.GPU).ClassName(l.Class), l.Bandwidth, l.Latency)
+		desc += fmt.Sprintf(", %s %v %v", reports.ClusterVendor(&s.Cluster).ClassName(l.Class), l.Bandwidth, l.Latency)
 	}
 	if t.Nodes() > 1 {
 		nics := s.Cluster.NICs
@@ -650,7 +650,7 @@ func benchRowError(a *app, o *collectiveOpts, s *scenarios.Scenario, size units.
 // collectiveReport is collective's report before its rows.
 func collectiveReport(a *app, o *collectiveOpts, b *collectives.Bench, s *scenarios.Scenario, topo *topology.Topology, name string) *reports.CollectiveReport {
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
-		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
+		GPUsPerThread: o.gpusPerThread, Vendor: reports.ClusterVendor(&s.Cluster)}
 	rep.Timing = collectiveTiming(b, o.calibrated)
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
