@@ -84,7 +84,11 @@ package collectives
 // its time matches a measured one (TestRCCLMeasured8MiB), so there
 // RCCL's time is the prediction; across nodes the prediction is the NCCL
 // path's model (NCCL's latencies, bandwidth from the links at RCCL's xGMI
-// width) of the algorithm and protocol RCCL's ranking picks.
+// width) of the algorithm and protocol RCCL's ranking picks. For that
+// 64 MiB point it picks tree/Simple, which the later RCCL ran too (the
+// PR's sweep: TREE/SIMPLE at 190.33 GB/s after its tuning, RING/LL128 at
+// 155.58 before), and times it at 934.39 µs on RoCE400: 41 % above the
+// measured 661.1 µs (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
 
 import (
 	"math"
