@@ -26,6 +26,9 @@ import (
 // 400MB" (ptrblck, NVIDIA, pytorch/pytorch#109888, 2023-09-23;
 // pytorch/pytorch#86509 measured 287,047,680 B with one small tensor, and
 // 666,632,192 B without lazy loading). It is outside the caching allocator.
+// On AMD GPUs it is taken for the HIP context, which the reports say: no
+// published ROCm figure was found (vllm-project/vllm#43236, 2026, says only
+// that ROCm's start-up overhead is larger than CUDA's).
 const DefaultCUDAContext int64 = 400_000_000
 
 // NCCLConnectionBuffer is the device memory of one NCCL connection on one

@@ -1118,8 +1118,8 @@ func (run *Run) peakText() string {
 		if r.MemoryModel != nil && r.MemoryModel.AllocSim != nil {
 			how = "; " + r.MemoryModel.AllocSim.Describe()
 		}
-		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers)",
-			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
+		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers%s)",
+			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib(), v.contextSource(run.Scenario.Memory.RuntimeContext > 0))
 		if o := overheadLine(r.MemoryModel); o != "" {
 			s += "\n" + o
 		}

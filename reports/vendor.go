@@ -56,6 +56,19 @@ func (v Vendor) lib() string {
 	return "NCCL"
 }
 
+// contextSource says where a profiler line's runtime context comes from
+// when the vendor has no figure of its own: on AMD without
+// memory.runtime_context (given false), memory.DefaultCUDAContext, the
+// CUDA figure (pytorch/pytorch#109888), taken for HIP's: no published
+// ROCm figure was found (vllm-project/vllm#43236 only says ROCm's start-up
+// overhead is larger than CUDA's). "" otherwise.
+func (v Vendor) contextSource(given bool) string {
+	if v != AMD || given {
+		return ""
+	}
+	return "; the HIP context is CUDA's 400 MB, no ROCm figure being found: memory.runtime_context sets yours"
+}
+
 // extras is what the device holds outside the caching allocator, in
 // prose: "the CUDA context and NCCL's buffers" (the HIP context and RCCL's
 // on AMD).

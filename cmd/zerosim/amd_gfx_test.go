@@ -49,8 +49,11 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 			t.Errorf("run with gfx: no %q", w)
 		}
 	}
+	if !strings.Contains(out, cudaContextForHIP) {
+		t.Errorf("run with gfx: no %q", cudaContextForHIP)
+	}
 	for _, nv := range []string{"CUDA", "NCCL", "nvidia-smi", "nvlink", "NVLink", "alpha–beta"} {
-		if strings.Contains(out, nv) {
+		if strings.Contains(strings.ReplaceAll(out, cudaContextForHIP, ""), nv) {
 			t.Errorf("run with gfx says %q", nv)
 		}
 	}
