@@ -1083,7 +1083,7 @@ func TestLatencyBoundFinding(t *testing.T) {
 // peak was unexplained); without fp8, nothing.
 func TestFP8Utilization(t *testing.T) {
 	for _, c := range []struct {
-		sets       []string
+		sets      []string
 		bf16, fp8 float64
 	}{
 		{[]string{"training.fp8=te"}, 989e12, 1979e12},
