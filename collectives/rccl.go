@@ -97,6 +97,16 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
+// AMD's one published cross-node RCCL time found and zerosim's for it: an
+// all-reduce of 64 MiB over 2 × 8 MI350X by tree/Simple, busbw 190.33
+// GB/s in ROCm/rocm-systems pull request 9406's sweep (2·15/16 × 64 MiB /
+// busbw = 661.1 µs), which auto on RoCE400 times at 934.39 µs
+// (TestRCCLMeasured2NodeMI350X holds both; docs/collectives.md).
+const (
+	RCCLMeasured2NodeUS = 661.1
+	RCCLModel2NodeUS    = 934.39
+)
+
 // RCCLArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
 // scenarios.GPUTarget, which gives its source.
 func RCCLArch(gpu string) string { return scenarios.GPUTarget(gpu) }
