@@ -58,6 +58,11 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 		}
 	}
 
+	// fit's header speaks AMD's words too (reports.ClusterVendor).
+	if code, out, errOut := runMain(t, "", "fit", amd); code != 0 || !strings.Contains(out, "the peak with the HIP context and RCCL's buffers within the GPU") {
+		t.Errorf("fit with gfx: exit %d (%s), no HIP context and RCCL's buffers in\n%s", code, errOut, out)
+	}
+
 	plain := write("plain.yaml", figuresOnlyXGMI)
 	code, out, errOut = runMain(t, "", "run", plain)
 	wantWarn := "zerosim: warning: " + plain + ":8:11: intra preset xGMI is AMD's Infinity Fabric, but a GPU described by its figures is taken as NVIDIA's: " +
