@@ -535,8 +535,15 @@ func (p Params) File() scenarios.CalParams {
 
 // File is the calibration as its file format (scenarios.Calibration).
 func (c *Calibration) File() *scenarios.Calibration {
+	// An AMD GPU's file names its target, not an NVIDIA generation
+	// (scenarios.CalHardware.Arch: the Ampere tables HardwareOf gives it
+	// are read back from gfx).
+	arch := c.HW.Arch.String()
+	if c.HW.GFX != "" {
+		arch = ""
+	}
 	f := &scenarios.Calibration{Version: 1,
-		Hardware: scenarios.CalHardware{Arch: c.HW.Arch.String(), PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
+		Hardware: scenarios.CalHardware{Arch: arch, PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
 			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU),
 			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6, GFX: c.HW.GFX},
@@ -582,6 +589,10 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 		if a.String() == h.Arch {
 			arch = int(a)
 		}
+	}
+	if h.Arch == "" && h.GFX != "" {
+		// An AMD file without arch: HardwareOf's Ampere for an AMD GPU.
+		arch = int(Ampere)
 	}
 	if arch < 0 {
 		return nil, fmt.Errorf("calibration: hardware.arch %q: use Volta, Ampere, Hopper or Blackwell", h.Arch)

@@ -214,7 +214,9 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if p, ok := scenarios.FindLink(c.Inter.Preset); ok {
 		hw.PluginLatency = p.PluginLatency
 	}
-	hw.GFX = RCCLArch(gpu)
+	// An AMD GPU, a preset's or one cluster.gfx names (scenarios.Cluster.
+	// Target), runs RCCL's model.
+	hw.GFX = c.Target()
 	// communication.nccl_algo and nccl_proto replace what the preset
 	// sets, as the environment variables replace a profile's (pin.go);
 	// Resolve checked them.

@@ -84,29 +84,32 @@ package collectives
 // its time matches a measured one (TestRCCLMeasured8MiB), so there
 // RCCL's time is the prediction; across nodes the prediction is the NCCL
 // path's model (NCCL's latencies, bandwidth from the links at RCCL's xGMI
-// width) of the algorithm and protocol RCCL's ranking picks.
+// width) of the algorithm and protocol RCCL's ranking picks. For that
+// 64 MiB point it picks tree/Simple, which the later RCCL ran too (the
+// PR's sweep: TREE/SIMPLE at 190.33 GB/s after its tuning, RING/LL128 at
+// 155.58 before), and times it at 934.39 µs on RoCE400: 41 % above the
+// measured 661.1 µs (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
 
 import (
 	"math"
-	"strings"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
+// AMD's one published cross-node RCCL time found and zerosim's for it: an
+// all-reduce of 64 MiB over 2 × 8 MI350X by tree/Simple, busbw 190.33
+// GB/s in ROCm/rocm-systems pull request 9406's sweep (2·15/16 × 64 MiB /
+// busbw = 661.1 µs), which auto on RoCE400 times at 934.39 µs
+// (TestRCCLMeasured2NodeMI350X holds both; docs/collectives.md).
+const (
+	RCCLMeasured2NodeUS = 661.1
+	RCCLModel2NodeUS    = 934.39
+)
+
 // RCCLArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
-// gfx942 for the CDNA 3 MI300X and MI325X, gfx950 for the CDNA 4 MI350X
-// and MI355X (AMD GPU specifications, rocm.docs.amd.com
-// reference/gpu-specs.html, the Instinct table's "LLVM target name"
-// column).
-func RCCLArch(gpu string) string {
-	switch {
-	case strings.HasPrefix(gpu, "MI300"), strings.HasPrefix(gpu, "MI325"):
-		return "gfx942"
-	case strings.HasPrefix(gpu, "MI350"), strings.HasPrefix(gpu, "MI355"):
-		return "gfx950"
-	}
-	return ""
-}
+// scenarios.GPUTarget, which gives its source.
+func RCCLArch(gpu string) string { return scenarios.GPUTarget(gpu) }
 
 // xgmiFraction is RCCL's bandwidth of one xGMI link, GFX94X_XGMI_WIDTH
 // 48.0 GB/s (topo.h:33 at 0cbce2a7; GFX95X_XGMI_WIDTH is the same at

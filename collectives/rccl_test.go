@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -363,8 +364,91 @@ func TestRCCLCalibrationRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	hw := HardwareOf(s)
-	back, err := CalibrationOf((&Calibration{HW: hw}).File())
+	f := (&Calibration{HW: hw}).File()
+	back, err := CalibrationOf(f)
 	if err != nil || back.HW != hw || !back.Measured(hw) || !strings.HasPrefix(hw.Describe(), "gfx942, xGMI") {
 		t.Errorf("round trip %+v (%v), want %+v; describe %q", back.HW, err, hw, hw.Describe())
+	}
+	// QA24 M3: the file names the AMD target, not an NVIDIA generation
+	// (it wrote arch: Ampere for an MI300X cluster); a file written so
+	// before still reads as the same hardware, curves and all; a file
+	// with neither is refused at its hardware key.
+	if f.Hardware.Arch != "" || f.Hardware.GFX != "gfx942" {
+		t.Errorf("AMD calibration file: arch %q, gfx %q; want no arch and gfx942", f.Hardware.Arch, f.Hardware.GFX)
+	}
+	file := func(arch string) string {
+		return "version: 1\nhardware:\n" + arch + fmt.Sprintf("  nvls: false\n  intra_gbytes_per_s: 448\n  nic_gbytes_per_s: %g\n  nics_per_node: 8\n", float64(hw.NICBW)/1e9) +
+			fmt.Sprintf("  inter_latency_us: %g\n  intra_latency_us: %g\n  host_cpu: amd\n  gfx: gfx942\n", float64(hw.InterLatency)/1e6, float64(hw.IntraLatency)/1e6) +
+			"params: {intra_efficiency: 1, inter_efficiency: 1, intra_hop_latency_us: 0, inter_hop_latency_us: 0, fixed_cost_us: 0}\n"
+	}
+	for _, arch := range []string{"", "  arch: Ampere\n"} {
+		cf, err := scenarios.ParseCalibration("cal.yaml", []byte(file(arch)))
+		if err != nil {
+			t.Fatalf("%q: %v", arch, err)
+		}
+		c, err := CalibrationOf(cf)
+		if err != nil || c.HW.Arch != Ampere || c.HW.GFX != "gfx942" || !c.Measured(HardwareOf(s)) {
+			t.Errorf("%q: read as %+v (%v), not as the MI300X cluster's", arch, c.HW, err)
+		}
+	}
+	nv := strings.Replace(file(""), "  gfx: gfx942\n", "", 1)
+	if _, err := scenarios.ParseCalibration("cal.yaml", []byte(nv)); err == nil || !strings.Contains(err.Error(), "arch is missing: use Volta, Ampere, Hopper or Blackwell for an NVIDIA GPU, or gfx: gfx942 or gfx950 for an AMD one") {
+		t.Errorf("no arch, no gfx: %v", err)
+	}
+}
+
+// TestRCCLMeasured2NodeMI350X holds zerosim's all-reduce of 64 MiB over
+// 2 nodes × 8 MI350X (RoCE400, one NIC per GPU) against AMD's own
+// rccl-tests sweep on a 2-node MI350X cluster (ROCm/rocm-systems pull
+// request 9406, 2026-07-28, "Fixing MI350X 2-node allreduce regression"):
+// 67,108,864 B at busbw 155.58 GB/s by RING/LL128 before that PR's tuning
+// and 190.33 GB/s by TREE/SIMPLE after it, 64 channels each, i.e.
+// 2·15/16 × 64 MiB / busbw = 808.8 and 661.1 µs. zerosim's auto runs
+// tree/Simple, the algorithm and protocol of the later measurement (RCCL
+// 0cbce2a7's ranking, which rccl.go ports, picks it too), and times it at
+// 934.39 µs (busbw 134.66 GB/s): 41 % above the measured tree/Simple and
+// 15 % above the slower, earlier ring/LL128. The residual is held, not
+// tuned away (docs/collectives.md states it): a model change that moves
+// the figure must update the docs. zerosim's ring/Simple, 564.33 µs, is
+// 15 % below the faster measurement.
+func TestRCCLMeasured2NodeMI350X(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=MI350X", "cluster.intra.preset=xGMI", "cluster.inter.preset=RoCE400",
+		"cluster.nodes=2", "cluster.gpus_per_node=8", "parallelism.dp=16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewModel(HardwareOf(s))
+	const size = 64 << 20
+	measured := func(busbw float64) float64 { return 2 * 15.0 / 16 * size / busbw / 1e-6 } // µs
+	after, before := measured(190.33e9), measured(155.58e9)
+	if math.Abs(after-661.1) > 0.1 || math.Abs(before-808.8) > 0.1 {
+		t.Fatalf("measured times %.1f and %.1f µs, docs say 661.1 and 808.8", after, before)
+	}
+	sh := Shape{Ranks: 16, Nodes: 2}
+	auto, err := m.Time(AllReduce, sh, Auto, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := float64(auto.Time) / 1e6
+	if auto.Algo != Tree || auto.Proto != Simple || math.Abs(us-934.39) > 0.01 {
+		t.Errorf("auto: %v/%v %.2f µs, docs say tree/Simple 934.39 µs", auto.Algo, auto.Proto, us)
+	}
+	if RCCLMeasured2NodeUS != 661.1 || RCCLModel2NodeUS != 934.39 {
+		t.Errorf("the constants collective's note quotes, %v and %v µs, are not 661.1 and 934.39", RCCLMeasured2NodeUS, RCCLModel2NodeUS)
+	}
+	if r := us/after - 1; math.Abs(r-0.413) > 0.001 {
+		t.Errorf("auto is %.1f %% above the measured tree/Simple, docs say 41.3 %%", 100*r)
+	}
+	if r := us/before - 1; math.Abs(r-0.155) > 0.001 {
+		t.Errorf("auto is %.1f %% above the measured ring/LL128, docs say 15.5 %%", 100*r)
+	}
+	m.HW.Algos, m.HW.Protos = 1<<Ring, 1<<Simple
+	ring, err := m.Time(AllReduce, sh, Auto, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us := float64(ring.Time) / 1e6; math.Abs(us-564.33) > 0.01 || math.Abs(us/after-1-(-0.146)) > 0.001 {
+		t.Errorf("ring/Simple %.2f µs (%.1f %% from the measured tree), docs say 564.33 µs, 14.6 %% below", us, 100*(us/after-1))
 	}
 }

@@ -661,10 +661,10 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			r.Fits = false
 			r.Warnings = append(r.Warnings, sim.OOMReason())
 		case r.Fits && sim != nil && sim.Retries > 0:
-			r.Warnings = append(r.Warnings, sim.RetriesReason(outsideWords(s.Cluster.GPU), r.GPUMemory))
+			r.Warnings = append(r.Warnings, sim.RetriesReason(outsideWords(&s.Cluster), r.GPUMemory))
 		case r.Fits && r.Device > r.GPUMemory:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
-				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), outsideWords(s.Cluster.GPU), units.Bytes(r.Device).IEC()))
+				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), outsideWords(&s.Cluster), units.Bytes(r.Device).IEC()))
 		}
 	}
 	return r, nil

@@ -26,6 +26,9 @@ import (
 // 400MB" (ptrblck, NVIDIA, pytorch/pytorch#109888, 2023-09-23;
 // pytorch/pytorch#86509 measured 287,047,680 B with one small tensor, and
 // 666,632,192 B without lazy loading). It is outside the caching allocator.
+// On AMD GPUs it is taken for the HIP context, which the reports say: no
+// published ROCm figure was found (vllm-project/vllm#43236, 2026, says only
+// that ROCm's start-up overhead is larger than CUDA's).
 const DefaultCUDAContext int64 = 400_000_000
 
 // NCCLConnectionBuffer is the device memory of one NCCL connection on one
@@ -430,14 +433,14 @@ func allocatorOverhead(s *scenarios.Scenario) float64 {
 }
 
 // outsideWords names what the device holds outside the caching allocator
-// in the words of gpu's vendor, as the reports name them (reports.Vendor):
-// on an AMD GPU (collectives.RCCLArch: the GPUs RCCL's model runs) the
-// HIP runtime's context and RCCL's buffers, on any other CUDA's context
-// and NCCL's. RCCL is AMD's port of NCCL and allocates its buffers the
-// same way, so the figure is the same (the component keeps its key,
-// memory.nccl_buffers).
-func outsideWords(gpu string) string {
-	if collectives.RCCLArch(gpu) != "" {
+// in the words of c's GPU's vendor, as the reports name them
+// (reports.Vendor): on an AMD GPU (scenarios.Cluster.AMD: an AMD preset or
+// cluster.gfx, the GPUs RCCL's model runs) the HIP runtime's context and
+// RCCL's buffers, on any other CUDA's context and NCCL's. RCCL is AMD's
+// port of NCCL and allocates its buffers the same way, so the figure is
+// the same (the component keeps its key, memory.nccl_buffers).
+func outsideWords(c *scenarios.Cluster) string {
+	if c.AMD() {
 		return "the HIP context and RCCL's buffers"
 	}
 	return "the CUDA context and NCCL's buffers"

@@ -224,7 +224,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
 		TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()), MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r),
-		vendor: VendorOf(s.Cluster.GPU)}
+		vendor: ClusterVendor(&s.Cluster)}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
@@ -481,7 +481,7 @@ func algoLabel(a string) string {
 }
 
 func slowLinkSection(os []*sweep.Outcome, seedNote bool) *slowLinks {
-	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams(), vendor: VendorOf(os[0].Scenario.Cluster.GPU)}
+	sec := &slowLinks{S: sweep.BufferBytes(os[0].Scenario), Params: os[0].Scenario.Model.TotalParams(), vendor: ClusterVendor(&os[0].Scenario.Cluster)}
 	base := map[string]*slowLinkRow{}
 	for _, o := range os {
 		r := o.Result

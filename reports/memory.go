@@ -218,8 +218,8 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor, profiler bool) []str
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
 		}
-		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers)",
-			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib()))
+		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers%s)",
+			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib(), v.contextSource(r.Component(memory.CompRuntime).AtRest > 0)))
 		if o := overheadLine(r); o != "" {
 			l = append(l, o)
 		}

@@ -201,7 +201,7 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 		// is the user's only when it differs from that (QA14 #6); a
 		// given key equal to the default is the GPU's system's CPU too.
 		from := "cluster.host.cpu"
-		if c.Host.CPU == "" || c.Host.CPU == scenarios.DefaultHostCPU(c.GPU) {
+		if c.Host.CPU == "" || c.Host.CPU == scenarios.DefaultHostCPU(c.HostPreset()) {
 			from = "the GPU's system"
 		}
 		t += fmt.Sprintf(", %s host CPU (%s)", c.CPU(), from)
@@ -581,10 +581,14 @@ func attentionText(s *scenarios.Scenario) string {
 // torchtitan/models/common/attention.py's ScaledDotProductAttention runs
 // under sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH],
 // set_priority=True). The preset stays 9dec370's, which the validated
-// runs used (qa21 LOW 12); "" otherwise.
+// runs used (qa21 LOW 12); "" otherwise, and on an AMD GPU, where
+// PyTorch's ROCm build has no cuDNN attention and SDPA's flash backend
+// (fa2's class) runs under current torchtitan too (scenarios.
+// AttentionKernelRuns: sdp_utils.cpp, can_use_cudnn_attention, at
+// pytorch/pytorch 001f694a).
 func torchtitanKernel(s *scenarios.Scenario) string {
 	t := &s.Training
-	if s.Stack != "torchtitan" || t.Attention != scenarios.AttentionSDPA || t.AttentionKernel != "fa2" || t.AttentionEfficiency > 0 {
+	if s.Stack != "torchtitan" || t.Attention != scenarios.AttentionSDPA || t.AttentionKernel != "fa2" || t.AttentionEfficiency > 0 || s.Cluster.AMD() {
 		return ""
 	}
 	return "; fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"
@@ -704,7 +708,7 @@ func attentionFinding(s *scenarios.Scenario) string {
 	best, bestEff := scenarios.AttentionKernel(""), cur
 	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
 		// (The GEMM efficiency argument matters to eager attention only.)
-		if e := zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency); scenarios.AttentionKernelRuns(k, gpu) && e > bestEff {
+		if e := zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency); scenarios.AttentionKernelRuns(k, &s.Cluster) && e > bestEff {
 			best, bestEff = k, e
 		}
 	}
@@ -763,14 +767,16 @@ func windowUtilization(s *scenarios.Scenario, u zero.Utilization) string {
 // fp8Utilization is, under an fp8 recipe, what MFU is over: the bf16 peak,
 // as torchtitan reports it whatever the float8 setting (get_peak_flops in
 // torchtitan/tools/utils.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1 returns the bf16 peak), so fp8
-// GEMMs can take it past 100 %; and MFU over cluster.peak_fp8. ""
-// otherwise.
+// GEMMs can take it past 100 %; and MFU and HFU over cluster.peak_fp8.
+// HFU is over the same peak as MFU (QA24 L6: HFU 113.9 % on an MI300X
+// under fp8 read as an error), on every vendor. "" otherwise.
 func fp8Utilization(s *scenarios.Scenario, u zero.Utilization) string {
 	c := s.Cluster
 	if s.Training.FP8 == scenarios.FP8None || c.PeakFP8 <= 0 || c.PeakBF16 <= 0 || u.MFU == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; with fp8 GEMMs MFU is over the bf16 peak, as torchtitan reports it; over peak_fp8 it is %.1f %%", 100*u.MFU*float64(c.PeakBF16)/float64(c.PeakFP8))
+	r := float64(c.PeakBF16) / float64(c.PeakFP8)
+	return fmt.Sprintf("; with fp8 GEMMs MFU and HFU are over the bf16 peak, as torchtitan reports MFU; over peak_fp8 they are %.1f %% and %.1f %%", 100*u.MFU*r, 100*u.HFU*r)
 }
 
 // table is a header and rows of cells, rendered as a terminal table or as
@@ -1114,8 +1120,8 @@ func (run *Run) peakText() string {
 		if r.MemoryModel != nil && r.MemoryModel.AllocSim != nil {
 			how = "; " + r.MemoryModel.AllocSim.Describe()
 		}
-		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers)",
-			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib())
+		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers%s)",
+			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib(), v.contextSource(run.Scenario.Memory.RuntimeContext > 0))
 		if o := overheadLine(r.MemoryModel); o != "" {
 			s += "\n" + o
 		}

@@ -37,7 +37,7 @@ func writeHostSide(w io.Writer, h *zero.HostStats, c *scenarios.Cluster) {
 // (a PCIe preset, the system's or the user's). QA14 #6: GB200's host link
 // read "PCIe down … in" at C2C's 225 GB/s.
 func hostLinkName(c *scenarios.Cluster) string {
-	if c.Host.PCIe.Preset == "" && scenarios.DefaultHostSystem(c.GPU).Link == "" {
+	if c.Host.PCIe.Preset == "" && scenarios.DefaultHostSystem(c.HostPreset()).Link == "" {
 		return "NVLink-C2C"
 	}
 	return "PCIe"

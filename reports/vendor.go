@@ -2,6 +2,7 @@ package reports
 
 import (
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 )
 
@@ -20,9 +21,19 @@ const (
 
 // VendorOf is the vendor of the GPU preset gpu: AMD for the GPUs whose
 // collectives RCCL's model chooses (collectives.RCCLArch: MI300X, MI325X,
-// MI350X, MI355X), NVIDIA for any other.
+// MI350X, MI355X), NVIDIA for any other. ClusterVendor also knows a GPU
+// described by its figures with cluster.gfx.
 func VendorOf(gpu string) Vendor {
 	if collectives.RCCLArch(gpu) != "" {
+		return AMD
+	}
+	return NVIDIA
+}
+
+// ClusterVendor is the vendor of c's GPU: AMD for an AMD preset or a GPU
+// that cluster.gfx names AMD's (scenarios.Cluster.AMD), NVIDIA otherwise.
+func ClusterVendor(c *scenarios.Cluster) Vendor {
+	if c.AMD() {
 		return AMD
 	}
 	return NVIDIA
@@ -43,6 +54,19 @@ func (v Vendor) lib() string {
 		return "RCCL"
 	}
 	return "NCCL"
+}
+
+// contextSource says where a profiler line's runtime context comes from
+// when the vendor has no figure of its own: on AMD without
+// memory.runtime_context (given false), memory.DefaultCUDAContext, the
+// CUDA figure (pytorch/pytorch#109888), taken for HIP's: no published
+// ROCm figure was found (vllm-project/vllm#43236 only says ROCm's start-up
+// overhead is larger than CUDA's). "" otherwise.
+func (v Vendor) contextSource(given bool) string {
+	if v != AMD || given {
+		return ""
+	}
+	return "; the HIP context is CUDA's 400 MB, no ROCm figure being found: memory.runtime_context sets yours"
 }
 
 // extras is what the device holds outside the caching allocator, in
@@ -88,4 +112,4 @@ func (v Vendor) link() string {
 }
 
 // vendor is the vendor of the run's GPU.
-func (run *Run) vendor() Vendor { return VendorOf(run.Scenario.Cluster.GPU) }
+func (run *Run) vendor() Vendor { return ClusterVendor(&run.Scenario.Cluster) }

@@ -193,7 +193,12 @@ func (c *Calibration) HasNetwork() bool {
 
 // CalHardware is the nominal hardware of the calibrated cluster.
 type CalHardware struct {
-	Arch           string  `yaml:"arch"`
+	// Arch is the NCCL generation of an NVIDIA GPU (Volta, Ampere, Hopper,
+	// Blackwell). A file fitted on an AMD GPU (GFX) leaves it out: its
+	// collectives are RCCL's, whose picks across nodes are timed with
+	// NCCL's Ampere tables (collectives.HardwareOf); files that wrote
+	// arch: Ampere beside gfx are read as before.
+	Arch           string  `yaml:"arch,omitempty"`
 	PCI            bool    `yaml:"pci,omitempty"`
 	NVLS           bool    `yaml:"nvls"`
 	IntraGBps      float64 `yaml:"intra_gbytes_per_s"`
@@ -448,6 +453,10 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 	h := c.Hardware
 	switch h.Arch {
 	case "Volta", "Ampere", "Hopper", "Blackwell":
+	case "":
+		if h.GFX == "" {
+			return nil, bad("hardware", "arch is missing: use Volta, Ampere, Hopper or Blackwell for an NVIDIA GPU, or gfx: gfx942 or gfx950 for an AMD one")
+		}
 	default:
 		return nil, bad("hardware.arch", fmt.Sprintf("%q: use Volta, Ampere, Hopper or Blackwell", h.Arch))
 	}

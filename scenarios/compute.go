@@ -66,12 +66,31 @@ func HopperGPU(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
 // PyTorch's SDPA falls back to its memory-efficient kernel.
 func VoltaGPU(gpu string) bool { return gpu == "V100-16GB" || gpu == "V100-32GB" }
 
-// AttentionKernelRuns reports whether kernel runs on the GPU preset gpu
-// ("" when the scenario names none): FlashAttention-3 on Hopper only
-// (its hopper/ build), every other kernel anywhere.
-func AttentionKernelRuns(kernel AttentionKernel, gpu string) bool {
-	return kernel != KernelFA3 || gpu == "" || HopperGPU(gpu)
+// AttentionKernelRuns reports whether kernel runs on c's GPU:
+// FlashAttention-3 on Hopper only (its hopper/ build; any kernel on a GPU
+// described by its figures), cuDNN's attention on NVIDIA's GPUs only
+// (cuDNNOnAMD), every other kernel anywhere.
+func AttentionKernelRuns(kernel AttentionKernel, c *Cluster) bool {
+	switch kernel {
+	case KernelFA3:
+		return c.GPU == "" && !c.AMD() || HopperGPU(c.GPU)
+	case KernelCuDNN:
+		return !c.AMD()
+	}
+	return true
 }
+
+// cuDNNOnAMD is why training.attention_kernel: cudnn is refused on an AMD
+// GPU: PyTorch's ROCm build has no cuDNN attention. can_use_cudnn_attention
+// returns false under USE_ROCM ("#if defined(USE_ROCM) || !AT_CUDNN_ENABLED()
+// ... Torch was not compiled with cuDNN attention."), so SDPA's priority
+// list (torchtitan's CUDNN_ATTENTION, FLASH_ATTENTION, MATH) falls to the
+// flash backend, which on ROCm is AOTriton's kernel or, with the CK
+// preference, Composable Kernel's (check_flash_attention_hardware_support
+// under USE_ROCM_ATTENTION): aten/src/ATen/native/transformers/cuda/
+// sdp_utils.cpp, pytorch/pytorch at 001f694aef6f922b4fdf6d27d59162d27bf3df58.
+// zerosim times that flash kernel as fa2.
+const cuDNNOnAMD = "PyTorch's ROCm build has no cuDNN attention: SDPA runs its flash backend there (AOTriton or CK), which zerosim times as fa2"
 
 // Boundary is how ZeRO-3 units cross from forward to backward
 // (communication.boundary; memory/boundary.go cites each stack).
@@ -431,8 +450,18 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}
 	}
-	if !AttentionKernelRuns(t.AttentionKernel, s.Cluster.GPU) {
-		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", s.Cluster.GPU))
+	if !AttentionKernelRuns(t.AttentionKernel, &s.Cluster) {
+		gpu := s.Cluster.GPU
+		if gpu == "" {
+			gpu = "an AMD GPU (cluster.gfx)"
+		}
+		if t.AttentionKernel == KernelCuDNN {
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=cudnn does not run on %s: %s (use attention_kernel: fa2)", gpu, cuDNNOnAMD))
+		}
+		if s.Cluster.AMD() {
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use fa2)", gpu))
+		}
+		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", gpu))
 	}
 	return nil
 }

@@ -125,6 +125,16 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:13:3: attention_kernel=triton does not go with training.attention=eager (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te or triton with flash or sdpa)"},
 		{"fa3 on A100", baseYAML + "training:\n  attention_kernel: fa3\n",
 			"s.yaml:12:3: attention_kernel=fa3 runs on Hopper GPUs only, not on A100-80GB (use cudnn or fa2)"},
+		// QA24 M1: PyTorch's ROCm build has no cuDNN attention
+		// (can_use_cudnn_attention under USE_ROCM, sdp_utils.cpp at
+		// pytorch 001f694a): refused on an AMD preset and on a GPU that
+		// cluster.gfx names AMD's, with SDPA's ROCm flash backend as fa2.
+		{"cudnn on MI300X", rep("gpu: A100-80GB", "gpu: MI300X\n  intra: {preset: xGMI}") + "training:\n  attention_kernel: cudnn\n",
+			"s.yaml:13:3: attention_kernel=cudnn does not run on MI300X: PyTorch's ROCm build has no cuDNN attention: SDPA runs its flash backend there (AOTriton or CK), which zerosim times as fa2 (use attention_kernel: fa2)"},
+		{"cudnn on a gfx950 GPU", rep("gpu: A100-80GB", "gpu_memory: 432GB\n  peak_bf16: 5000TFLOPS\n  hbm_bandwidth: 19.6TB/s\n  gfx: gfx950\n  intra: {preset: xGMI}\n  inter: {preset: RoCE400}") + "training:\n  attention_kernel: cudnn\n",
+			"s.yaml:17:3: attention_kernel=cudnn does not run on an AMD GPU (cluster.gfx): PyTorch's ROCm build has no cuDNN attention: SDPA runs its flash backend there (AOTriton or CK), which zerosim times as fa2 (use attention_kernel: fa2)"},
+		{"fa3 on MI355X", rep("gpu: A100-80GB", "gpu: MI355X") + "training:\n  attention_kernel: fa3\n",
+			"s.yaml:12:3: attention_kernel=fa3 runs on Hopper GPUs only, not on MI355X (use fa2)"},
 		{"attention_efficiency above 1", baseYAML + "training:\n  attention_efficiency: 1.2\n",
 			"s.yaml:12:3: attention_efficiency=1.2 is out of range (use a fraction in [0.0001, 1] such as 0.6)"},
 		{"unknown compile", baseYAML + "training:\n  compile: model\n",

@@ -1387,6 +1387,14 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 		}
 	case be == "auto":
 		m.set("training.attention_kernel", "te", from+": Transformer Engine chooses (cuDNN from Hopper on, flash-attn 2 before)")
+	case be == "fused" && GPUTarget(m.Opt.GPU) != "":
+		// ROCm's Transformer Engine has no cuDNN: its fused attention
+		// runs Composable Kernel's kernel, else AOTriton's
+		// (nvte_get_fused_attn_backend in transformer_engine/common/
+		// fused_attn_rocm/fused_attn.cpp at ROCm/TransformerEngine
+		// 006edee929dca7cd33c771204ad316d3c0874820), flash kernels
+		// zerosim times as fa2 (cudnn is refused on AMD: cuDNNOnAMD).
+		m.set("training.attention_kernel", "fa2", from+": on "+m.Opt.GPU+" ROCm's Transformer Engine fused attention, CK or AOTriton flash kernels (no cuDNN on AMD)")
 	case be == "fused":
 		m.set("training.attention_kernel", "cudnn", from+": Transformer Engine's cuDNN fused attention")
 	case be == "flash":

@@ -43,6 +43,12 @@ func TestImportMegatron(t *testing.T) {
 			// Review s18 B1: the branch at line 135 rests on $3 and $4
 			// being absent, which the import says.
 			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
+		// QA24 M1: --attention-backend fused on an MI300X is ROCm's
+		// Transformer Engine's CK or AOTriton fused attention (no cuDNN on
+		// ROCm), written as fa2, not cudnn, which would not load on AMD.
+		{name: "llama3-8b MI300X", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{GPU: "MI300X"},
+			params: 8_030_261_248 + 2*128*4096, dp: 8, k: 1, ga: 16, arch: ArchLlama,
+			want: map[string]string{"attention_kernel": "fa2"}},
 		// --tokenizer-vocab-size replaces NullTokenizer's size: Meta's
 		// Llama 3 8B.
 		{name: "llama3-8b tokenizer", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{TokenizerVocab: 128256, GPU: "H100-80GB"},

@@ -274,7 +274,7 @@ func (c *Cluster) CPU() HostCPU {
 	if c.Host.CPU != "" {
 		return c.Host.CPU
 	}
-	return DefaultHostCPU(c.GPU)
+	return DefaultHostCPU(c.HostPreset())
 }
 
 // CPUAdamBytesPerParam is the DRAM traffic of DeepSpeed's CPU Adam per
@@ -321,7 +321,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	if !fill {
 		return nil
 	}
-	sys, gpn := DefaultHostSystem(s.Cluster.GPU), s.Cluster.GPUsPerNode
+	sys, gpn := DefaultHostSystem(s.Cluster.HostPreset()), s.Cluster.GPUsPerNode
 	if !l.has("cluster.host.memory") {
 		h.Memory = sys.nodeMemory(gpn)
 	}
@@ -340,7 +340,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	if err := l.intRange("cluster.host.sockets", int64(h.Sockets), 1, MaxGPUsPerNode); err != nil {
 		return err
 	}
-	if err := enum(l, "cluster.host.cpu", &h.CPU, DefaultHostCPU(s.Cluster.GPU), HostIntel, HostAMD, HostArm); err != nil {
+	if err := enum(l, "cluster.host.cpu", &h.CPU, DefaultHostCPU(s.Cluster.HostPreset()), HostIntel, HostAMD, HostArm); err != nil {
 		return err
 	}
 	if h.PCIeSharing == PCIePerSocket && s.Cluster.GPUsPerNode%h.Sockets != 0 {

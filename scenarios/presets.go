@@ -129,8 +129,8 @@ var gpuPresets = []GPUPreset{
 	// printout is 320 MiB (0.16 %) below its 192 GiB: expect these to be
 	// high by as much.
 	{"MI325X", 256 * units.GiB, 1307_400e9, 2614_900e9, 6000e9, "xGMI", "RoCE400", "AMD Instinct MI325X datasheet: 256GB HBM3E, 6 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
-	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; the one MI350-series figure found is a truncated third-party page)"},
-	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; the one MI350-series figure found is a truncated third-party page)"},
+	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; AMD's Hot Chips 2025 talk gives 7 Infinity Fabric links per GPU, and no per-link rate of AMD's was found; third-party pages' ~153.6 GB/s bidirectional a link would be 537.6 GB/s per direction: intra.bandwidth)"},
+	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; AMD's Hot Chips 2025 talk gives 7 Infinity Fabric links per GPU, and no per-link rate of AMD's was found; third-party pages' ~153.6 GB/s bidirectional a link would be 537.6 GB/s per direction: intra.bandwidth)"},
 	// L40S: 46,068 MiB, nvidia-smi "NVIDIA L40S … 1MiB / 46068MiB" and -q
 	// "Total : 46068 MiB, Reserved : 479 MiB", ECC on (thamada/nvidia-smi
 	// nvsim/L40S_smi.py @ c768aedc1e0bf705fc91b08e8d9403bf53760365).
@@ -452,4 +452,51 @@ func GPUOfDevice(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// The AMD LLVM targets RCCL's cost model knows (collectives/rccl.go):
+// CDNA 3 and CDNA 4.
+const (
+	GFX942 = "gfx942"
+	GFX950 = "gfx950"
+)
+
+// GPUTarget is the LLVM target of an AMD GPU preset ("" for any other
+// GPU): gfx942 for the CDNA 3 MI300X and MI325X, gfx950 for the CDNA 4
+// MI350X and MI355X (AMD GPU specifications, rocm.docs.amd.com
+// reference/gpu-specs.html, the Instinct table's "LLVM target name"
+// column).
+func GPUTarget(gpu string) string {
+	switch {
+	case strings.HasPrefix(gpu, "MI300"), strings.HasPrefix(gpu, "MI325"):
+		return GFX942
+	case strings.HasPrefix(gpu, "MI350"), strings.HasPrefix(gpu, "MI355"):
+		return GFX950
+	}
+	return ""
+}
+
+// Target is the cluster's AMD LLVM target: its AMD GPU preset's
+// (GPUTarget), else cluster.gfx for a GPU described by its figures; ""
+// for an NVIDIA GPU.
+func (c *Cluster) Target() string {
+	if t := GPUTarget(c.GPU); t != "" {
+		return t
+	}
+	return c.GFX
+}
+
+// AMD reports whether the cluster's GPU is AMD's (Target is set): RCCL
+// runs its collectives, HIP its runtime.
+func (c *Cluster) AMD() bool { return c.Target() != "" }
+
+// HostPreset is the GPU preset whose system gives the cluster's host
+// defaults (DefaultHostSystem, DefaultHostCPU): cluster.gpu, or the
+// MI300X for an AMD GPU described by its figures (cluster.gfx), AMD's
+// 8-GPU platform being the one AMD host table found (hosts).
+func (c *Cluster) HostPreset() string {
+	if c.GPU == "" && c.GFX != "" {
+		return "MI300X"
+	}
+	return c.GPU
 }

@@ -264,6 +264,9 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 			c.HBMBandwidth = g.HBMBandwidth
 		}
 	}
+	if err := l.resolveGFX(c); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		key string
 		v   int64
@@ -1290,4 +1293,26 @@ func linearKinds(s *Scenario) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// resolveGFX checks cluster.gfx: an AMD LLVM target RCCL's cost model
+// knows (gfx942, gfx950), given for a GPU described by its figures or
+// equal to its AMD preset's; an NVIDIA preset takes none.
+func (l *loader) resolveGFX(c *Cluster) *Error {
+	if !l.has("cluster.gfx") {
+		return nil
+	}
+	if c.GFX != GFX942 && c.GFX != GFX950 {
+		return l.errPath("cluster.gfx", fmt.Sprintf("gfx %q is not an AMD target zerosim models (use gfx942 for CDNA 3, MI300X-like, or gfx950 for CDNA 4, MI355X-like: RCCL's cost model knows these two)", c.GFX))
+	}
+	if c.GPU == "" {
+		return nil
+	}
+	switch t := GPUTarget(c.GPU); {
+	case t == "":
+		return l.errPath("cluster.gfx", fmt.Sprintf("gfx: %s names an AMD GPU, and gpu %s is NVIDIA's (delete gfx, or describe the GPU by gpu_memory, peak_bf16 and hbm_bandwidth without gpu:)", c.GFX, c.GPU))
+	case t != c.GFX:
+		return l.errPath("cluster.gfx", fmt.Sprintf("gfx: %s is not the %s's target, %s (delete gfx: the preset gives it)", c.GFX, c.GPU, t))
+	}
+	return nil
 }

@@ -709,6 +709,10 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 		t.src("attention_kernel", "ScaledDotProductAttentionWrapper's sdpa_kernel priority: cuDNN, Flash, Math (torchtitan/models/attention.py at 238fa99)")
 		t.note("model.flavor %s attends through SDPA with enable_gqa under sdpa_kernel priority cuDNN, Flash, Math: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores) with attention_kernel cudnn", t.Flavor)
 	default:
+		if GPUTarget(t.Cluster.GPU) != "" {
+			t.note("model.flavor %s attends through SDPA with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores); torchtitan asks for cuDNN's attention first, but %s, so the kernel is fa2", t.Flavor, cuDNNOnAMD)
+			return
+		}
 		t.note("model.flavor %s attends through SDPA with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores); torchtitan asks for cuDNN's attention first, which zerosim takes to run on NVIDIA's data-centre GPUs from the A100 on only, so the kernel stays fa2 here (set training.attention_kernel if yours runs cuDNN)", t.Flavor)
 	}
 }

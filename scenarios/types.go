@@ -80,8 +80,13 @@ type Cluster struct {
 	// training.fp8.
 	PeakFP8      units.FLOPS     `yaml:"peak_fp8,omitempty"`
 	HBMBandwidth units.Bandwidth `yaml:"hbm_bandwidth,omitempty"`
-	Intra        Link            `yaml:"intra,omitempty"`
-	Inter        Link            `yaml:"inter,omitempty"`
+	// GFX is an AMD GPU's LLVM target (gfx942, gfx950): it makes a GPU
+	// described by its figures an AMD one (RCCL's cost model, the AMD
+	// host, HIP's and RCCL's words). An AMD preset has its own (Target);
+	// an NVIDIA preset takes none.
+	GFX   string `yaml:"gfx,omitempty"`
+	Intra Link   `yaml:"intra,omitempty"`
+	Inter Link   `yaml:"inter,omitempty"`
 	// NICs is "per_gpu" (rail-optimized: one NIC per GPU, default) or
 	// "per_node" (NICsPerNode NICs shared by the node's GPUs).
 	NICs        NICSharing `yaml:"nics,omitempty"`

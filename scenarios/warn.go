@@ -158,6 +158,13 @@ var gpuBoundLinks = map[string]bool{"NVLink2": true, "NVSwitch": true, "NVLink3"
 // link too.
 func (l *loader) warnIntraLink(s *Scenario) {
 	c := &s.Cluster
+	if c.GPU == "" && c.GFX == "" && c.Intra.Preset == "xGMI" {
+		// A GPU described by its figures is NVIDIA's unless cluster.gfx
+		// says otherwise (Cluster.AMD): AMD's link, NVIDIA's model.
+		l.warn(s, "cluster.intra.preset", "intra preset xGMI is AMD's Infinity Fabric, but a GPU described by its figures is taken as NVIDIA's: "+
+			"its collectives run zerosim's alpha–beta model, not RCCL's, on an Intel host; add gfx: gfx942 or gfx950 (--set cluster.gfx=gfx950) for an AMD GPU")
+		return
+	}
 	if !l.has("cluster.gpu") || !l.has("cluster.intra.preset") || l.has("cluster.intra.bandwidth") || !gpuBoundLinks[c.Intra.Preset] {
 		return
 	}
@@ -484,8 +491,14 @@ var nvlinkDomains = map[string]struct {
 func (l *loader) warnImpossibleHardware(s *Scenario) {
 	c := &s.Cluster
 	if d, ok := nvlinkDomains[c.GPU]; ok && c.GPUsPerNode > d.gpus && (c.Intra.Preset == "" || gpuBoundLinks[c.Intra.Preset]) {
-		l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is more %s GPUs than one NVLink domain holds (%d: %s), and zerosim's node is one NVLink domain: its collectives would run over NVLink between GPUs that reach one another only through NICs; describe each domain as a node (gpus_per_node ≤ %d)",
-			c.GPUsPerNode, c.GPU, d.gpus, d.src, d.gpus))
+		// In the vendor's words: AMD's GPUs meet on Infinity Fabric (the
+		// xGMI link preset), NVIDIA's on NVLink.
+		domain, link := "NVLink", "NVLink"
+		if c.AMD() {
+			domain, link = "Infinity Fabric (xGMI)", "xGMI"
+		}
+		l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is more %s GPUs than one %s domain holds (%d: %s), and zerosim's node is one %s domain: its collectives would run over %s between GPUs that reach one another only through NICs; describe each domain as a node (gpus_per_node ≤ %d)",
+			c.GPUsPerNode, c.GPU, domain, d.gpus, d.src, domain, link, d.gpus))
 	}
 	xdr, _ := FindLink("XDR")
 	if c.Inter.Bandwidth > xdr.Bandwidth {

@@ -390,7 +390,8 @@ func (n *fabricNet) sentRanks() int {
 // names a calibration (communication.calibration). NCCL's tables depend on
 // the GPU generation: a cluster that names no GPU preset (the seeds'
 // idealised clusters, given by link bandwidths and latencies only) and has
-// no calibration keeps the alpha–beta model (nil).
+// no calibration keeps the alpha–beta model (nil); one that cluster.gfx
+// names AMD's runs RCCL's, whose tables depend on the target alone.
 func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 	return ModelOn(s, collectives.HardwareOf(s), s.Communication.CalibrationData)
 }
@@ -403,7 +404,7 @@ func Model(s *scenarios.Scenario) (*collectives.Model, error) {
 // curves (collectives.Calibration.Model, PinsDiffer): the commands warn.
 func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calibration) (*collectives.Model, error) {
 	if cd == nil || !cd.HasNetwork() {
-		if s.Cluster.GPU == "" {
+		if s.Cluster.GPU == "" && !s.Cluster.AMD() {
 			return nil, nil
 		}
 		return collectives.NewModel(hw), nil

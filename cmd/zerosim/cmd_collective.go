@@ -358,7 +358,7 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 			continue
 		}
 		seen[l.Class] = true
-		desc += fmt.Sprintf(", %s %v %v", reports.VendorOf(s.Cluster.GPU).ClassName(l.Class), l.Bandwidth, l.Latency)
+		desc += fmt.Sprintf(", %s %v %v", reports.ClusterVendor(&s.Cluster).ClassName(l.Class), l.Bandwidth, l.Latency)
 	}
 	if t.Nodes() > 1 {
 		nics := s.Cluster.NICs
@@ -520,6 +520,21 @@ func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.Benc
 	return slowChoice{r.Size, chosen, fastest, slownessWords[why]}, ok
 }
 
+// rcclAcrossNodesNote is, for an uncalibrated auto all-reduce on an AMD
+// GPU across nodes, how far the model's time for RCCL's pick stood from
+// AMD's one published cross-node time (collectives.RCCLMeasured2NodeUS,
+// QA24 M2); nil otherwise.
+func rcclAcrossNodesNote(b *collectives.Bench, t *topology.Topology) []string {
+	if b.Algo != collectives.Auto || b.Op != collectives.AllReduce || b.Model == nil || b.Model.HW.GFX == "" || len(b.Model.Curves) > 0 ||
+		len(b.Groups) == 0 || collectives.ShapeOf(t, b.Groups[0]).Nodes < 2 {
+		return nil
+	}
+	m, z := collectives.RCCLMeasured2NodeUS, collectives.RCCLModel2NodeUS
+	return []string{fmt.Sprintf("across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: "+
+		"64 MiB over 2 × 8 MI350X took %.1f µs by tree/Simple (ROCm/rocm-systems pull request 9406), timed here at %.2f µs on RoCE400, %.0f %% above (docs/collectives.md); "+
+		"zerosim calibrate on your rccl-tests log replaces these times", m, z, 100*(z/m-1))}
+}
+
 // slownessWords say why the tuner's choice is slower (collectives.Slowness).
 var slownessWords = map[collectives.Slowness]string{
 	collectives.SlowCost:          "its cost ranks it first",
@@ -650,7 +665,7 @@ func benchRowError(a *app, o *collectiveOpts, s *scenarios.Scenario, size units.
 // collectiveReport is collective's report before its rows.
 func collectiveReport(a *app, o *collectiveOpts, b *collectives.Bench, s *scenarios.Scenario, topo *topology.Topology, name string) *reports.CollectiveReport {
 	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
-		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
+		GPUsPerThread: o.gpusPerThread, Vendor: reports.ClusterVendor(&s.Cluster)}
 	rep.Timing = collectiveTiming(b, o.calibrated)
 	for _, c := range topology.Classes() {
 		rep.Classes = append(rep.Classes, c.String())
@@ -723,7 +738,7 @@ func runCollective(a *app, o *collectiveOpts, w io.Writer) error {
 			slow = append(slow, sc)
 		}
 	}
-	rep.Notes = slowChoiceNotes(b, slow)
+	rep.Notes = append(slowChoiceNotes(b, slow), rcclAcrossNodesNote(b, topo)...)
 	switch a.format {
 	case "json":
 		return reports.WriteCollectiveJSON(w, rep)

@@ -107,7 +107,7 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	}
 	vendor := reports.NVIDIA
 	if s != nil {
-		vendor = reports.VendorOf(s.Cluster.GPU)
+		vendor = reports.ClusterVendor(&s.Cluster)
 	}
 	return reports.WriteFitTable(out, f, a.wide, vendor)
 }

@@ -44,8 +44,9 @@ func newSweepCmd(a *app) *cobra.Command {
 (FILE, the name of an embedded example, or without FILE the default example). Each point is the scenario with
 its values applied as --set overrides; its row holds the point index, the
 values, step time and the busiest rank's exposed communication (ps), the wire
-bytes over the network and NVLink, the per-rank peak memory (allocated, as
-run judges "fits" and plan ranks) and the device peak (what nvidia-smi sees),
+bytes over the network and within nodes (nvlink_bytes on every vendor: xGMI
+on AMD), the per-rank peak memory (allocated, as run judges "fits" and plan
+ranks) and the device peak (what nvidia-smi or rocm-smi sees),
 the tokens per second per GPU and the MFU (run's and plan's), whether the
 allocated peak fits the GPU (fits) and whether the device peak does too
 (device_fits: false where run warns of retries or out-of-memory), and the

@@ -106,7 +106,7 @@ func (a *app) style() reports.MemoryStyle {
 // styleOf is style with the words of s's GPU maker (reports.VendorOf).
 func (a *app) styleOf(s *scenarios.Scenario) reports.MemoryStyle {
 	st := a.style()
-	st.Vendor = reports.VendorOf(s.Cluster.GPU)
+	st.Vendor = reports.ClusterVendor(&s.Cluster)
 	return st
 }
 
