@@ -593,7 +593,9 @@ var monotoneLaws = []monotoneLaw{
 		return []string{"1", fmt.Sprint(s.Cluster.GPUsPerNode)}
 	}, laws(qInterWire, nonIncreasing)},
 	{"communication.zero_quantized_gradients", func(s *scenarios.Scenario) []string {
-		if !zeroPPApplies(s) || s.Cluster.Nodes < 2 {
+		// qgZ reduces quantized gradients: the loader refuses it beside
+		// reduce_dtype fp32 (a multi-node FSDP2 subject's).
+		if !zeroPPApplies(s) || s.Cluster.Nodes < 2 || s.Training.ReduceDType == scenarios.ReduceFP32 {
 			return nil
 		}
 		return []string{"false", "true"}

@@ -17,6 +17,7 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "llm-foundry-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Efficiency: 0.7679},
 	{Source: "llm-foundry-mpt-h100-80gb", GPU: "H100-80GB", FP8: false, Efficiency: 0.6216},
 	{Source: "mosaicml-examples-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Efficiency: 0.7705},
+	{Source: "torchtitan-llama-a100-157a12c", GPU: "A100-80GB", FP8: false, Efficiency: 0.6344},
 	{Source: "torchtitan-llama2-7b-h100-fsdp1", GPU: "H100-80GB", FP8: false, Efficiency: 0.4494},
 	{Source: "torchtitan-llama2-7b-h100-fsdp2", GPU: "H100-80GB", FP8: false, Efficiency: 0.4515},
 	{Source: "torchtitan-llama3.1-8b-h100-compile", GPU: "H100-80GB", FP8: false, Efficiency: 0.5250},
