@@ -68,6 +68,12 @@ type BlockDims struct {
 	// blocks), so AOTAutograd's min-cut partitioner, not eager autograd,
 	// decides what is kept (see compiledRules below).
 	Compiled bool
+	// NormFused: the block's two RMSNorms and the final norm are
+	// torchtitan's fused_rmsnorm (training.norm_impl: fused,
+	// scenarios.NormFused): each keeps its 16-bit input and the fp32 rstd
+	// per row, not the fp32 upcast and the normalized tensor (see
+	// BlockTensors' norm).
+	NormFused bool
 	// LossCompiled: the loss runs under torch.compile (training.compile:
 	// loss): HeadActivation keeps the 16-bit logits instead of the fp32
 	// log-probabilities (see HeadActivation).
@@ -236,6 +242,9 @@ func (d *BlockDims) check() error {
 	if (d.QKNorm != "" || d.Norms != "") && d.Arch != "llama" {
 		return fmt.Errorf("qk_norm and norms are derived for llama blocks (RMSNorm), not %q", d.Arch)
 	}
+	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
+		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
+	}
 	return nil
 }
 
@@ -313,6 +322,13 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	mt := &mmTrack{out: &out, t: t} // the block's aten.mm calls (opParity)
 	llama := d.Arch == "llama"
 	compiled := llama && d.Compiled // a GPT block keeps the same tensors compiled
+	// fused: torchtitan's fused_rmsnorm (torchtitan/models/norms.py at
+	// 157a12c562288b3bccb077003a97f18a4ca657aa, TritonFusedRMSNorm.forward:
+	// ctx.save_for_backward(x, weight, rstd)) keeps the norm's 16-bit input
+	// and the fp32 rstd per row; the normalized tensor exists only inside
+	// the Triton kernel and x is never upcast outside it. Its output y is
+	// the next matmul's input, kept by that matmul as with the eager norm.
+	fused := llama && d.NormFused
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
 	// and rstd per row; the eager RMSNorm of Meta's reference model
 	// (meta-llama/llama llama/model.py at 8580eb9 RMSNorm, the same code in
@@ -350,14 +366,19 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	}
 	norm := func(which string, first bool) {
 		switch {
-		case compiled:
+		case compiled || fused:
 			// compiledRules: the 16-bit input (the block input is entry 0)
 			// and the fp32 rstd; x.float() and the normalized tensor are
-			// recomputed from them in the backward kernel.
-			if !first {
-				add(which+" input (residual sum, bf16)", "compiled block", "2·t·h", c.Mul(2, t, h), false, false)
+			// recomputed from them in the backward kernel. The fused norm
+			// saves the same two (fused above).
+			by := "compiled block"
+			if fused {
+				by = "fused_rmsnorm"
 			}
-			add(which+" rstd (fp32)", "compiled block", "4·t", c.Mul(4, t), false, false)
+			if !first {
+				add(which+" input (residual sum, bf16)", by, "2·t·h", c.Mul(2, t, h), false, false)
+			}
+			add(which+" rstd (fp32)", by, "4·t", c.Mul(4, t), false, false)
 		case llama:
 			rmsNorm(which, hiddenNorm, h, t, "h", "t", "")
 		default:
@@ -375,6 +396,10 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// recomputes x.float() from it): kept, with or without
 		// checkpointing.
 		add("block input (attention norm input, bf16)", "compiled block", "2·t·h", c.Mul(2, t, h), false, true)
+	case fused:
+		// The fused attention norm saves its input, the block input:
+		// kept, with or without checkpointing.
+		add("block input (attention norm input, bf16)", "fused_rmsnorm", "2·t·h", c.Mul(2, t, h), false, true)
 	case llama:
 		// The block input itself is consumed by x.float() and the residual
 		// add, which save nothing; only checkpointing keeps it.
@@ -1327,6 +1352,10 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
 		// tensor (normFP32Affine).
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
+	case d.Arch == "llama" && d.NormFused:
+		// torchtitan's fused_rmsnorm (BlockTensors' fused): the final
+		// norm's 16-bit input, the last block's output, and its fp32 rstd.
+		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
 	default:

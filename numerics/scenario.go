@@ -183,6 +183,7 @@ var verifyKeys = map[string]keyRule{
 	"training.attention":            noChange(),
 	"training.compile":              noChange(),
 	"training.rope_impl":            noChange(),
+	"training.norm_impl":            noChange(),
 	"training.cross_entropy":        noChange(),
 	"training.keep_logits":          noChange(),
 	"training.flat_param_views":     noChange(),

@@ -37,7 +37,7 @@ func TestCalibratedHighNoted(t *testing.T) {
 			t.Errorf("%s: attention row %q: note %t, want %t", c.name, att, got, c.attNote)
 		}
 		eff := headlineValue(run, "compute efficiency")
-		if got := strings.HasSuffix(eff, "; above the 0.45–0.62 that 7 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"); got != c.effNote {
+		if got := strings.HasSuffix(eff, "; above the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"); got != c.effNote {
 			t.Errorf("%s: compute efficiency row %q: note %t, want %t", c.name, eff, got, c.effNote)
 		}
 	}

@@ -749,7 +749,7 @@ func utilizationText(u zero.Utilization) string {
 	case u.FromForward:
 		return utilizationShort(u) + " (no per-token count for this model: MFU is 3× the forward FLOPs executed; HFU adds recompute)"
 	}
-	return utilizationShort(u) + " (6N + 12·L·H·Q·s per token as llm-foundry and torchtitan count it: N without an untied input embedding, attention not halved; HFU adds recompute)"
+	return utilizationShort(u) + " (6N + 12·L·H·Q·s per token as llm-foundry and torchtitan (since 0c6ca903f, 2024-04-26) count it: N without an untied input embedding, attention not halved; HFU adds recompute)"
 }
 
 // windowUtilization is, for a model whose blocks attend over a sliding

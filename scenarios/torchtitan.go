@@ -115,6 +115,16 @@ type Torchtitan struct {
 	// (enable_fsdp_float8_all_gather false, or a recipe without fp8
 	// all-gather): training.fp8_all_gather false.
 	FP8BF16Gather bool
+	// NormImpl is training.norm_impl (fused for model.norm_type
+	// "fused_rmsnorm": readNormType); normType marks a norm_type other
+	// than rmsnorm for it.
+	NormImpl NormImpl
+	normType bool
+	// KeepLogits and ExpandableSegments, when set, are training.keep_logits
+	// and memory.expandable_segments for a file whose keys date it before
+	// the torchtitan commits that changed them (readEra).
+	KeepLogits         KeepLogits
+	ExpandableSegments *bool
 	// Sources name the torchtitan key (or default) each scenario key came
 	// from, for the printed comments.
 	Sources map[string]string
@@ -639,7 +649,14 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	if err := t.readRecompute(d); err != nil {
 		return err
 	}
-	return t.readCompileFP8(d)
+	if err := t.readCompileFP8(d); err != nil {
+		return err
+	}
+	if t.normType {
+		t.readNormType(d)
+	}
+	t.readEra(d)
+	return nil
 }
 
 // unknownKey is the error for a leaf k that no torchtitan job config has:
@@ -738,7 +755,7 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 		if _, _, err := d.str("", "model.norm_type"); err != nil {
 			return err
 		}
-		t.note("model.norm_type = %s modelled as RMSNorm (llama's h parameters per norm)", ttShow(v))
+		t.normType = true // readNormType, once training.compile is read
 	}
 	flavor, fk, err := d.str("debugmodel", "model.flavor")
 	if err != nil {
@@ -1464,6 +1481,15 @@ func (t *Torchtitan) Scenario() []byte {
 		if t.FP8BF16Gather {
 			w("  fp8_all_gather: false  # %s: FSDP2 gathers bf16 weights\n", t.Sources["fp8_all_gather"])
 		}
+	}
+	if t.NormImpl != "" {
+		w("  norm_impl: %s  # %s\n", t.NormImpl, t.Sources["norm_impl"])
+	}
+	if t.KeepLogits != "" {
+		w("  keep_logits: %s  # %s\n", t.KeepLogits, t.Sources["keep_logits"])
+	}
+	if t.ExpandableSegments != nil {
+		w("memory:\n  expandable_segments: %t  # %s\n", *t.ExpandableSegments, t.Sources["expandable_segments"])
 	}
 	return []byte(b.String())
 }

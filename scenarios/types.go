@@ -314,6 +314,12 @@ type Training struct {
 	// rotation (ibm-fms) or fused (scenarios/rope.go); it sets the
 	// block's memory-bound traffic (docs/compute-model.md).
 	RoPEImpl RoPEImpl `yaml:"rope_impl,omitempty"`
+	// NormImpl is how an eager Llama block runs its RMSNorms: fp32
+	// (unset: the eager fp32 chain) or fused (torchtitan's fused_rmsnorm
+	// Triton kernel, scenarios/normimpl.go); it sets what each norm keeps
+	// for backward (docs/memory-model.md) and its memory-bound traffic
+	// (docs/compute-model.md).
+	NormImpl NormImpl `yaml:"norm_impl,omitempty"`
 	// CrossEntropy is the loss kernel: fp32 (unset: cross_entropy on the
 	// logits upcast to fp32) or fused (flash-attn's fused kernel,
 	// llm-foundry's MPT); scenarios/stack.go.

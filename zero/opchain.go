@@ -46,10 +46,13 @@ func denseParts(d FLOPDims) (llamaParts, error) {
 // token (0: none), QKNorm the q and k width RMS-normalised per token
 // (Qwen3's q_norm and k_norm; 0: none), Attention a softmax attention of
 // d's heads (ibm-fms's output copy under the rotation RoPE, the KV copies
-// of kvExpanded).
+// of kvExpanded). FusedNorm: the two RMSNorms are torchtitan's
+// fused_rmsnorm (training.norm_impl: fused), one kernel each way
+// (fusedNormFwd, fusedNormBwd), not the eager fp32 chain.
 type llamaParts struct {
 	FFN, RoPE, QKNorm int64
 	Attention         bool
+	FusedNorm         bool
 }
 
 // llamaChain is one eager Llama-style block's memory-bound HBM traffic
@@ -64,8 +67,12 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 	if err != nil {
 		return 0, 0, err
 	}
+	nf, nb := int64(rmsNormFwd), int64(rmsNormBwd)
+	if p.FusedNorm {
+		nf, nb = fusedNormFwd, fusedNormBwd
+	}
 	// Per token: two RMSNorms, RoPE on q and k, two residual adds, SwiGLU.
-	perF := c.Add(c.Mul(2, rmsNormFwd, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(swigluFwd, f))
+	perF := c.Add(c.Mul(2, nf, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(swigluFwd, f))
 	// Backward adds the gradients of the tensors several ops read: the
 	// block input and the attention residual sum (each read by a norm and
 	// a residual add: residualAdd each, counted above as the adds'
@@ -73,7 +80,7 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 	// additions) and the FFN norm's output (w1 and w3: one; a MoE block's
 	// router and dispatch: one); each addition reads two bf16 gradients
 	// and writes one, 6 B per element.
-	perB := c.Add(c.Mul(2, rmsNormBwd, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(swigluBwd, f))
+	perB := c.Add(c.Mul(2, nb, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(swigluBwd, f))
 	if p.QKNorm > 0 {
 		// q_norm and k_norm (Qwen3Attention: RMSNorm over each head's
 		// head_dim before RoPE), the same eager RMSNorm chain.
@@ -196,6 +203,19 @@ const (
 	// 2· 4+4, grad· 4+4+4; the two gradients of x.float() added 4+4+4;
 	// x.float()'s cast back 4+2. 12+6+24+4+28+12+6 = 92.
 	rmsNormBwd = 92
+	// fusedNormFwd: torchtitan's fused_rmsnorm (training.norm_impl: fused),
+	// torchtitan/models/norms.py at 157a12c562288b3bccb077003a97f18a4ca657aa:
+	// _rms_norm_fwd_kernel loads each row of x once (bf16, 2 B), computes
+	// the fp32 statistics in registers and stores y (bf16, 2 B; y =
+	// torch.empty_like(x)) and one fp32 rstd per row = 4.
+	fusedNormFwd = 4
+	// fusedNormBwd: _rms_norm_bwd_kernel_sm loads x and dy (2+2 B) and the
+	// row's rstd and stores dx (2 B; torch.empty_like(x)) = 6. Its weight
+	// gradient is one fp32 partial row per SM (_dw, sm_count × h) summed by
+	// _dw.sum(0): 8·sm·h bytes a norm, a per-norm term of 864·h on 108 SMs
+	// against 6·t·h, left out like the per-row terms (1.8 % of the norm's
+	// backward at 8,192 tokens).
+	fusedNormBwd = 6
 	// residualAdd: x + residual reads two bf16 tensors and writes one;
 	// in backward the engine adds the residual's gradient to the norm's.
 	residualAdd = 6
@@ -316,7 +336,13 @@ func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
 //     sums are under 1 % at h ≥ 1024): the same 4 and 6 B.
 func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
 	f, b := int64(teNormFwd), int64(teNormBwd)
-	if d.Arch == "llama" && s.Stack != "megatron" {
+	switch {
+	case d.Arch == "llama" && s.Training.NormImpl == scenarios.NormFused:
+		// torchtitan's model.norm is create_norm(norm_type, ...) like the
+		// blocks' (torchtitan/models/llama/model.py lines 369-371 at
+		// 157a12c562288b3bccb077003a97f18a4ca657aa): the fused kernel.
+		f, b = fusedNormFwd, fusedNormBwd
+	case d.Arch == "llama" && s.Stack != "megatron":
 		f, b = rmsNormFwd, rmsNormBwd
 	}
 	var c flopCalc

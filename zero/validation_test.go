@@ -31,6 +31,11 @@ type validationSource struct {
 	// 83c879f logs memory as a percentage of the device's total memory).
 	CapacityGiB float64         `json:"capacity_gib"`
 	Rows        []validationRow `json:"rows"`
+	// OOMRows are runs the source publishes as out of memory (a footnote
+	// instead of a throughput): each must be predicted not to fit, with
+	// the efficiency fitted on Rows, and none is in the throughput
+	// figures.
+	OOMRows []validationRow `json:"oom_rows"`
 }
 
 // validationRow is one published run. Zero fields come from the source's
@@ -79,6 +84,14 @@ type validationRow struct {
 	K              int    `json:"k"`
 	Recompute      string `json:"recompute"`
 	RecomputeEvery int    `json:"recompute_every"`
+	// Vocab and NormImpl are model.vocab and training.norm_impl for a
+	// source whose rows are of models with different vocabularies or
+	// norms (torchtitan 157a12c56: Llama 3 and Llama 2, fused_rmsnorm or
+	// rmsnorm by the model's config).
+	Vocab    int64  `json:"vocab"`
+	NormImpl string `json:"norm_impl"`
+	// Row is the source's line as published.
+	Row string `json:"row"`
 	// MemoryMiss, when set, names a known gap of the memory model that
 	// puts this row's memory beyond 10 % (what the stack does that zerosim
 	// does not model). The row is reported with the reason and asserted
@@ -149,13 +162,16 @@ func (r validationRow) sets(gpusPerNode int) []string {
 		key string
 		v   int64
 	}{{"model.hidden", r.Hidden}, {"model.layers", r.Layers}, {"model.heads", r.Heads}, {"model.seq_len", r.SeqLen},
-		{"model.kv_heads", r.KVHeads}, {"model.ffn", r.FFN}, {"parallelism.k", int64(r.K)}, {"training.recompute_every", int64(r.RecomputeEvery)}} {
+		{"model.kv_heads", r.KVHeads}, {"model.ffn", r.FFN}, {"model.vocab", r.Vocab}, {"parallelism.k", int64(r.K)}, {"training.recompute_every", int64(r.RecomputeEvery)}} {
 		if d.v > 0 {
 			sets = append(sets, fmt.Sprintf("%s=%d", d.key, d.v))
 		}
 	}
 	if r.Recompute != "" {
 		sets = append(sets, "training.recompute="+r.Recompute)
+	}
+	if r.NormImpl != "" {
+		sets = append(sets, "training.norm_impl="+r.NormImpl)
 	}
 	return sets
 }
@@ -175,6 +191,9 @@ func (r validationRow) name() string {
 		if r.RecomputeEvery > 1 {
 			n += fmt.Sprintf(" every %d", r.RecomputeEvery)
 		}
+	}
+	if r.NormImpl != "" {
+		n += ", norm " + r.NormImpl
 	}
 	return n
 }
@@ -647,6 +666,7 @@ func TestValidation(t *testing.T) {
 			}
 		}
 		writeActive(b, cases)
+		writeOOM(t, b, filepath.Base(base), src, tmpl, eff)
 		if filepath.Base(base) == seqSpreadSource {
 			spreadCheck(t, b, cases)
 		}
@@ -754,6 +774,38 @@ func summarize(source string, eff float64, cases []validationCase) sourceSummary
 		s.median = medianOf(errs)
 	}
 	return s
+}
+
+// writeOOM predicts, at the source's fitted efficiency eff, each run the
+// source publishes as out of memory (OOMRows), asserts that zerosim says
+// it does not fit and lists it with what it needs.
+func writeOOM(t *testing.T, b *strings.Builder, name string, src validationSource, tmpl []byte, eff float64) {
+	t.Helper()
+	if len(src.OOMRows) == 0 {
+		return
+	}
+	b.WriteString("\nPublished as out of memory (each must be predicted not to fit; not in the throughput figures):\n\n")
+	for _, r := range src.OOMRows {
+		s, err := scenarios.Load(name+".yaml", tmpl, r.sets(8))
+		if err != nil {
+			t.Fatalf("%s OOM row %s: %v", name, r.name(), err)
+		}
+		s.Training.ComputeEfficiency = eff
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatalf("%s OOM row %s: %v", name, r.name(), err)
+		}
+		capB := int64(s.Cluster.GPUMemory)
+		alloc := slices.Max(res.PeakMemory)
+		fits := res.Fits(capB)
+		verdict := "does not fit"
+		if fits {
+			verdict = "FITS"
+			t.Errorf("%s: published as out of memory (%s), but zerosim predicts it fits (allocated %.1f GiB, needs %.1f of %.1f)", r.name(), r.Row, float64(alloc)/float64(units.GiB), float64(res.DeviceNeed)/float64(units.GiB), float64(capB)/float64(units.GiB))
+		}
+		fmt.Fprintf(b, "- %s (%s): allocated peak %.1f GiB, needs %.1f GiB of %.1f: %s.\n", r.name(), r.Row, float64(alloc)/float64(units.GiB),
+			float64(res.DeviceNeed)/float64(units.GiB), float64(capB)/float64(units.GiB), verdict)
+	}
 }
 
 // writeActive writes, for a source whose rows publish the caching

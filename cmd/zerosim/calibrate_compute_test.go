@@ -705,7 +705,7 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%g: exit %d: %s", tc.g, code, errOut)
 		}
-		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.45–0.62 that 7 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%g: stderr %q, want warning %t (%q)", tc.g, errOut, tc.warn, want)
 		}
