@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -346,7 +347,7 @@ func TestPublishedRange(t *testing.T) {
 		{"H100-80GB", false, 0.4466, 0.6216, 8, true},
 		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
 		{"H200", true, 0.5464, 0.5464, 1, true},
-		{"B200", false, 0.4466, 0.7931, 18, false},
+		{"B200", false, 0.4466, 0.8475, 19, false},
 		{"", true, 0.2733, 0.5464, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)
@@ -354,7 +355,20 @@ func TestPublishedRange(t *testing.T) {
 			t.Errorf("PublishedRange(%q, %t) = %g, %g, %d, %t; want %g, %g, %d, %t", tc.gpu, tc.fp8, lo, hi, n, onGPU, tc.lo, tc.hi, tc.n, tc.onGPU)
 		}
 	}
-	if _, hi, _, _ := PublishedRange("B200", false); scenarios.DefaultComputeEfficiency <= hi {
-		t.Errorf("the default efficiency %g is not above every published bf16 run (%g)", scenarios.DefaultComputeEfficiency, hi)
+	// README ("How accurate is it?"): the default is at the top of what
+	// the eager runs fitted; only a compiled run (torch.compile's fusion,
+	// which the fit absorbs) fitted above it.
+	above := 0
+	for _, p := range publishedEfficiencies {
+		if p.FP8 || p.Efficiency <= scenarios.DefaultComputeEfficiency {
+			continue
+		}
+		above++
+		if !strings.Contains(p.Source, "compile") {
+			t.Errorf("%s, an eager run, fitted %g, above the default efficiency %g", p.Source, p.Efficiency, scenarios.DefaultComputeEfficiency)
+		}
+	}
+	if above != 1 {
+		t.Errorf("%d published bf16 runs fitted above the default %g; README says one compiled run does", above, scenarios.DefaultComputeEfficiency)
 	}
 }

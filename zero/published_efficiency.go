@@ -7,6 +7,7 @@ package zero
 var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "flagperf-llama2-7b-deepspeed-a800", GPU: "A100-80GB", FP8: false, Efficiency: 0.6339},
 	{Source: "flagperf-llama2-7b-deepspeed-h800", GPU: "H100-80GB", FP8: false, Efficiency: 0.4466},
+	{Source: "fms-fsdp-llama2-a100-compile", GPU: "A100-80GB", FP8: false, Efficiency: 0.8475},
 	{Source: "fms-fsdp-llama2-a100", GPU: "A100-80GB", FP8: false, Efficiency: 0.7061},
 	{Source: "fms-fsdp-llama2-h100-compile", GPU: "H100-80GB", FP8: false, Efficiency: 0.6072},
 	{Source: "fms-fsdp-llama2-h100", GPU: "H100-80GB", FP8: false, Efficiency: 0.4834},
