@@ -73,12 +73,15 @@ type validationRow struct {
 	// Optional per-row settings for sources whose rows differ in more than
 	// size and batch (fms-fsdp, llm-foundry's other tables): grouped-query
 	// heads, FFN width, HSDP replicas (parallelism.k), the recompute policy
-	// and every-N-th-block checkpointing.
+	// and every-N-th-block checkpointing; the optimizer's implementation
+	// (training.optimizer_impl: torchtitan 40f8fd007 logs the same run
+	// with foreach and with fused AdamW).
 	KVHeads        int64  `json:"kv_heads"`
 	FFN            int64  `json:"ffn"`
 	K              int    `json:"k"`
 	Recompute      string `json:"recompute"`
 	RecomputeEvery int    `json:"recompute_every"`
+	OptimizerImpl  string `json:"optimizer_impl"`
 	// MemoryMiss, when set, names a known gap of the memory model that
 	// puts this row's memory beyond 10 % (what the stack does that zerosim
 	// does not model). The row is reported with the reason and asserted
@@ -157,6 +160,9 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.Recompute != "" {
 		sets = append(sets, "training.recompute="+r.Recompute)
 	}
+	if r.OptimizerImpl != "" {
+		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
+	}
 	return sets
 }
 
@@ -175,6 +181,9 @@ func (r validationRow) name() string {
 		if r.RecomputeEvery > 1 {
 			n += fmt.Sprintf(" every %d", r.RecomputeEvery)
 		}
+	}
+	if r.OptimizerImpl != "" {
+		n += ", optimizer " + r.OptimizerImpl
 	}
 	return n
 }
