@@ -203,7 +203,7 @@ func TestFSDP1InputOnReduceStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	packed, _, _ := packedShardGrads(r)
+	packed, _, _ := packedShardGrads(s, r)
 	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
 	if err != nil {
 		t.Fatal(err)

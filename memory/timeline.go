@@ -552,7 +552,34 @@ func (m *model) buildEvents() {
 	gathered := make([]bool, L)
 	quantHeld := make([]int64, L) // qwZ buffers of the gathers in flight
 	var secondary int64           // hpZ's secondary partition so far
+	// FSDP2's root group (rootgroup.go): gathered as one at its lead's
+	// forward, released and reduced as one after the lead's backward.
+	root, lead := fsdp2RootGroup(m.s, r)
+	inRoot := func(u int) bool { return root != nil && u >= 0 && u < len(root) && root[u] }
+	var rootGather int64
+	for u := range root {
+		if root[u] {
+			rootGather = c.Add(rootGather, units[u].Gather)
+		}
+	}
 	gather := func(ph Phase, v int) {
+		if inRoot(v) && !gathered[v] {
+			if v != lead {
+				return // gathered with the lead
+			}
+			for w := range root {
+				if root[w] {
+					gathered[w] = true
+				}
+			}
+			m.ev(ph, v, OpAllGather, CompGathered, rootGather)
+			for w := range root {
+				if root[w] {
+					m.ev(ph, v, OpAllGather, CompFP8, m.fp8Unit[w])
+				}
+			}
+			return
+		}
 		if r.Stage == 3 && v >= 0 && v < L && !gathered[v] {
 			gathered[v] = true
 			m.ev(ph, v, OpAllGather, CompGathered, units[v].Gather)
@@ -567,6 +594,19 @@ func (m *model) buildEvents() {
 		quantHeld[u] = 0
 	}
 	release := func(ph Phase, u int) {
+		if inRoot(u) {
+			if u != lead || !gathered[u] {
+				return // released with the lead
+			}
+			for w := range root {
+				if root[w] {
+					gathered[w] = false
+					m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[w])
+				}
+			}
+			m.ev(ph, u, OpRelease, CompGathered, -rootGather)
+			return
+		}
 		if r.Stage == 3 && gathered[u] {
 			gathered[u] = false
 			m.ev(ph, u, OpRelease, CompGathered, -units[u].Gather)
@@ -660,30 +700,50 @@ func (m *model) buildEvents() {
 	// A unit's reduce-scatter in two parts, as a replay applies them: its
 	// start (the copy-in under reduce_dtype fp32, the sharded output) and
 	// its end (the unsharded gradient or the reduce-scatter input freed).
+	// What unit u reduces: its own buffers, the whole root group's for
+	// the group's lead (the other root units reduce nothing of their own).
+	reduced := func(u int) (in, grad, shard int64) {
+		if !inRoot(u) {
+			return units[u].ReduceInput, units[u].Grad, units[u].ShardGrad
+		}
+		if u != lead {
+			return 0, 0, 0
+		}
+		for w := range root {
+			if root[w] {
+				in = c.Add(in, units[w].ReduceInput)
+				grad = c.Add(grad, units[w].Grad)
+				shard = c.Add(shard, units[w].ShardGrad)
+			}
+		}
+		return in, grad, shard
+	}
 	rsStart := func(u int) {
-		if in := units[u].ReduceInput; in > 0 {
+		in, grad, shard := reduced(u)
+		if in > 0 {
 			// The copy-in (reduce_dtype fp32): both buffers exist
 			// while it runs, then the param_dtype gradients go.
 			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGradBuckets, in)
-			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -units[u].Grad)
+			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -grad)
 		}
 		if !m.shardGradsPersistent {
-			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, shard)
 		}
 	}
 	rsEnd := func(u int) {
+		in, grad, shard := reduced(u)
 		if !m.shardGradsPersistent {
 			if accum {
 				// Added into the accumulated shard when it ends.
-				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].ShardGrad)
+				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -shard)
 			} else {
-				shardGrads = c.Add(shardGrads, units[u].ShardGrad)
+				shardGrads = c.Add(shardGrads, shard)
 			}
 		}
-		if in := units[u].ReduceInput; in > 0 {
+		if in > 0 {
 			m.ev(PhaseBackward, u, OpReduceScatter, CompGradBuckets, -in)
 		} else {
-			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -grad)
 		}
 	}
 	// The reduce-scatters the stack lets lag behind the backward
