@@ -701,7 +701,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			}
 		case CompGrads:
 			switch {
-			case e.Op == OpCompute && e.Delta > 0 && e.Phase == PhaseBackward:
+			case (e.Op == OpCompute || e.Op == OpHeadGrad) && e.Delta > 0 && e.Phase == PhaseBackward:
 				if st.fsdp2 {
 					// autograd's per-parameter gradients, last first.
 					ps := params[u].ps

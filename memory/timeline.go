@@ -40,6 +40,7 @@ import (
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
+//	                        (the head under the eager loss: +Grad(u) here, OpHeadGrad)
 //	                        −MaskFreeBackward(u)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
@@ -92,6 +93,19 @@ const (
 	// them and frees the all-gather output here. Applied as the unit's
 	// compute starts.
 	OpCopyOut Op = "all-gather copy-out"
+	// OpHeadGrad is the output projection's parameter gradient under the
+	// eager loss, allocated after the loss's backward has freed its fp32
+	// tensors: autograd reaches the projection's MmBackward0 only with
+	// the gradient of its output, which ToCopyBackward0 (the .float()
+	// upcast) makes from LogSoftmaxBackward0's, which needs NllLossBackward0's
+	// (cross_entropy_loss_symint: nll_loss_nd of at::log_softmax,
+	// aten/src/ATen/native/LossNLL.cpp at pytorch/pytorch
+	// 0321fa774888a7c86501b3cb31ed6b4fc1010230), and a
+	// node's input gradient and saved tensors go once it has run (the
+	// engine releases the variables of a node it executed when the graph is
+	// not retained). Applied when the head's backward compute ends, after
+	// its frees.
+	OpHeadGrad Op = "head gradient"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -785,7 +799,13 @@ func (m *model) buildEvents() {
 			}
 		}
 		copyOut(PhaseBackward, u)
-		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
+		// The head under the eager loss computes its parameter gradient
+		// after the loss's backward (OpHeadGrad); every other unit's
+		// gradients are counted beside everything its backward holds.
+		headGrad := units[u].AfterLogits > 0 && !m.s.Training.Compile.Loss() && m.s.Training.CrossEntropy != scenarios.CrossEntropyFused
+		if !headGrad {
+			m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
+		}
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
 		// The backward ring's buffers, beside everything the block's
 		// recomputation rebuilt (its rerun forward ring's are freed
@@ -793,6 +813,9 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompRing, units[u].RingBackward)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
+		if headGrad {
+			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
+		}
 		// The first checkpointed block's recomputation is the mask's
 		// last use.
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)

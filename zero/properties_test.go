@@ -312,7 +312,6 @@ func init() {
 		// The head's loss temporaries (memory.HeadLossTemps) leave holes
 		// in PyTorch's default segments that larger blocks fill
 		// differently.
-		{"torchtitan-llama2-7b-h100-fsdp1", "model.hidden", "4608", "5120"},
 		{"torchtitan-llama2-7b-h100-fsdp1", "model.kv_heads", "8", "16"},
 		{"torchtitan-llama2-7b-h100-fsdp2", "model.layers", "32", "34"},
 		{"torchtitan-llama2-7b-h100-fsdp2", "model.kv_heads", "8", "16"},
