@@ -221,6 +221,11 @@ type simState struct {
 	// series is AllocSim.Series of the micro-step being replayed last
 	// (microStep's last), reused from step to step.
 	series []ReservedPoint
+	// root marks FSDP2's root group (rootgroup.go), whose gather, release
+	// and reduction the timeline gives as one set of events of its lead
+	// unit; nil when every unit is its own group.
+	root     []bool
+	rootLead int
 }
 
 // mark records the allocator after event i of the timeline (-1: before
@@ -433,6 +438,7 @@ func newSimState(s *scenarios.Scenario, r *Report, a *Allocator) (*simState, []s
 		// stream's pool, which the default stream cannot use.
 		st.rsInStream = StreamCompute
 	}
+	st.root, st.rootLead = fsdp2RootGroup(s, r)
 	st.initParams(params)
 	return st, params
 }
@@ -647,6 +653,9 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 		if e.Phase != PhaseForward {
 			release()
 		}
+		if st.root != nil && u >= 0 && u < len(st.root) && st.root[u] && st.rootEvent(e, params, copyOut) {
+			continue
+		}
 		if e.Op == OpCopyOut {
 			copyOut(u, e.Phase == PhaseForward)
 			continue
@@ -692,7 +701,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			}
 		case CompGrads:
 			switch {
-			case e.Op == OpCompute && e.Delta > 0 && e.Phase == PhaseBackward:
+			case (e.Op == OpCompute || e.Op == OpHeadGrad) && e.Delta > 0 && e.Phase == PhaseBackward:
 				if st.fsdp2 {
 					// autograd's per-parameter gradients, last first.
 					ps := params[u].ps
@@ -759,6 +768,54 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 	if last && len(r.events) > 0 {
 		st.mark(len(r.events) - 1)
 	}
+}
+
+// rootEvent replays event e of a unit of FSDP2's root group (rootgroup.go)
+// where the group's tensors are not the lead unit's alone, and says
+// whether it did (false: e is replayed as any unit's). The group's one
+// all-gather output and reduce-scatter input and output are the lead's
+// events already; here the copy-out at the lead's forward allocates every
+// root unit's unsharded parameters (foreach_all_gather_copy_out over the
+// group's parameters; the other root units' copy-outs find them there),
+// the lead's release frees them all (FSDPParamGroup.reshard), and the
+// lead's copy-in frees every root unit's autograd gradients
+// (foreach_reduce's copy of the group's gradients into its one input; the
+// reduce-scatter's end where no copy is made).
+func (st *simState) rootEvent(e Event, params []simUnit, copyOut func(int, bool)) bool {
+	u := e.Unit
+	switch {
+	case e.Op == OpCopyOut:
+		if u == st.rootLead && e.Phase == PhaseForward {
+			for v, in := range st.root {
+				if in && v != u && st.count("unsharded", v) == 0 {
+					for _, p := range params[v].ps {
+						st.alloc("unsharded", v, StreamCompute, padded(p, params[v].n)*params[v].gather)
+					}
+				}
+			}
+			copyOut(u, true)
+		}
+		return true
+	case e.Component == CompGathered && e.Op == OpRelease:
+		for v, in := range st.root {
+			if in {
+				st.free("unsharded", v)
+			}
+		}
+		return true
+	case e.Component == CompGrads && e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter):
+		// The copy-in frees them (or, with no copy, the reduce-scatter's
+		// end): every root unit's at once.
+		held := false
+		for v, in := range st.root {
+			if in && st.count("grad", v) > 0 {
+				held = true
+				st.free("grad", v)
+			}
+		}
+		return held
+	}
+	return false
 }
 
 // adamStates allocates AdamW's exp_avg and exp_avg_sq of each parameter

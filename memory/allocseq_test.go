@@ -346,13 +346,23 @@ func reservedOn(a *Allocator, stream int) int64 {
 }
 
 // packedShardGrads is what an expandable segment holding r's sharded
-// gradients, packed, reserves: their bytes, each rounded to 512 B, in
-// 20 MiB pages, those of at most 1 MiB in the small pool's 2 MiB pages;
-// and the large and small pools' bytes.
-func packedShardGrads(r *Report) (packed, large, small int64) {
-	for _, u := range r.Units {
-		switch n := allocRoundSize(u.ShardGrad); {
-		case u.ShardGrad == 0:
+// gradients (scenario s), packed, reserves: their bytes, each rounded to
+// 512 B, in 20 MiB pages, those of at most 1 MiB in the small pool's 2 MiB
+// pages; and the large and small pools' bytes. FSDP2's root group
+// (rootgroup.go) reduces into one output, the sum of its units'.
+func packedShardGrads(s *scenarios.Scenario, r *Report) (packed, large, small int64) {
+	root, lead := fsdp2RootGroup(s, r)
+	shards := make([]int64, len(r.Units))
+	for u, x := range r.Units {
+		v := u
+		if root != nil && root[u] {
+			v = lead
+		}
+		shards[v] += x.ShardGrad
+	}
+	for _, g := range shards {
+		switch n := allocRoundSize(g); {
+		case g == 0:
 		case n <= allocSmallSize:
 			small += n
 		default:
@@ -377,7 +387,7 @@ func TestFSDP2ShardGradsOnTheReduceScatterStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, large, small := packedShardGrads(r)
+	want, large, small := packedShardGrads(s, r)
 	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -399,11 +409,14 @@ func TestFSDP2ShardGradsOnTheReduceScatterStream(t *testing.T) {
 // (FSDPParamGroup.pre_forward → wait_for_unshard), in the forward's unit
 // order, and frees the previous unit's output at the next copy-out
 // (AllGatherState). The embedding's forward records no allocation in the
-// timeline; its parameters are copied out all the same before the first
-// block's, onto the compute stream, and its all-gather output is gone once
-// the first block's is copied out (the replay once held it on the
-// all-gather stream until the embedding's backward). Replayed up to the
-// first block's forward compute.
+// timeline; the root's group (rootgroup.go: embedding, final norm and the
+// untied output, all of V·h the same size but the norm) is copied out all
+// the same before the first block's, onto the compute stream, and its
+// all-gather output is gone once the first block's is copied out (the
+// replay once held it on the all-gather stream until the embedding's
+// backward). Replayed up to the first block's forward compute: two blocks
+// of V·h parameters on the compute stream (the embedding's and the
+// output's), none on the all-gather stream.
 func TestFSDP2EmbeddingCopiedOutInForward(t *testing.T) {
 	s := loadFSDP(t)
 	r, err := Analyze(s, Options{})
@@ -436,8 +449,8 @@ func TestFSDP2EmbeddingCopiedOutInForward(t *testing.T) {
 			gather++
 		}
 	}
-	if compute != 1 || gather != 0 {
-		t.Errorf("after the first block's copy-out: %d blocks of the embedding's %d B on the compute stream, %d on the all-gather stream; want 1 and 0", compute, size, gather)
+	if compute != 2 || gather != 0 {
+		t.Errorf("after the first block's copy-out: %d blocks of the embedding's %d B on the compute stream, %d on the all-gather stream; want 2 (the embedding's and the output's) and 0", compute, size, gather)
 	}
 }
 

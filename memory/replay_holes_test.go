@@ -11,7 +11,7 @@ import (
 // 32,000, tV = 262,144,000 B; the head's model part (final norm and the
 // projection's input) 268,468,224 B. micro_batch 4, not 2: at 2 the
 // head's weight gradient (V·h·2 = 2tV there) would fill the 16-bit
-// logits' hole exactly and hide what is tested.
+// logits' hole exactly once the loss's gradients are freed.
 const holeTV = 262_144_000
 
 // replayFirstMicroStep replays the first micro-step of scenario sets'
@@ -108,9 +108,11 @@ func TestHeadForwardEventOrder(t *testing.T) {
 // TestLossTempsLeaveHoles: the eager loss's temporaries, freed, leave
 // holes on the compute stream that the backward's loss gradients must
 // fit: after the loss, free blocks of 2tV and 4tV (one 6tV run under
-// expandable segments); after the head's weight gradient (tV) and the
-// loss's two 4tV gradients, one tV, the compute stream's reserve grown
-// by exactly 4tV.
+// expandable segments); after the loss's two 4tV gradients (the head's
+// weight gradient comes once they are freed: OpHeadGrad), the first in
+// the 4tV hole, the second in a new 4tV segment (the 2tV hole, or the
+// 2tV left of the 6tV run, too small), one 2tV, the compute stream's
+// reserve grown by exactly 4tV.
 func TestLossTempsLeaveHoles(t *testing.T) {
 	const tV = holeTV
 	for _, c := range []struct {
@@ -118,8 +120,8 @@ func TestLossTempsLeaveHoles(t *testing.T) {
 		endFwd, after []int64
 		grow          int64
 	}{
-		{SegmentsDefault, []int64{2 * tV, 4 * tV}, []int64{tV}, 4 * tV},
-		{SegmentsExpandable, []int64{6 * tV}, []int64{tV}, 4 * tV},
+		{SegmentsDefault, []int64{2 * tV, 4 * tV}, []int64{2 * tV}, 4 * tV},
+		{SegmentsExpandable, []int64{6 * tV}, []int64{2 * tV}, 4 * tV},
 	} {
 		sets := []string{"training.micro_batch=4"}
 		a1, r := replayFirstMicroStep(t, sets, c.mode, func(e Event) bool { return e.Component == CompLossTemp && e.Delta == -2*tV })
@@ -203,7 +205,7 @@ func TestFSDP1InputOnReduceStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	packed, _, _ := packedShardGrads(r)
+	packed, _, _ := packedShardGrads(s, r)
 	_, a, err := simulate(s, r, SegmentsExpandable, 0, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ import (
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
+//	                        (the head under the eager loss: +Grad(u) here, OpHeadGrad)
 //	                        −MaskFreeBackward(u)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
@@ -92,6 +93,19 @@ const (
 	// them and frees the all-gather output here. Applied as the unit's
 	// compute starts.
 	OpCopyOut Op = "all-gather copy-out"
+	// OpHeadGrad is the output projection's parameter gradient under the
+	// eager loss, allocated after the loss's backward has freed its fp32
+	// tensors: autograd reaches the projection's MmBackward0 only with
+	// the gradient of its output, which ToCopyBackward0 (the .float()
+	// upcast) makes from LogSoftmaxBackward0's, which needs NllLossBackward0's
+	// (cross_entropy_loss_symint: nll_loss_nd of at::log_softmax,
+	// aten/src/ATen/native/LossNLL.cpp at pytorch/pytorch
+	// 0321fa774888a7c86501b3cb31ed6b4fc1010230), and a
+	// node's input gradient and saved tensors go once it has run (the
+	// engine releases the variables of a node it executed when the graph is
+	// not retained). Applied when the head's backward compute ends, after
+	// its frees.
+	OpHeadGrad Op = "head gradient"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -552,7 +566,34 @@ func (m *model) buildEvents() {
 	gathered := make([]bool, L)
 	quantHeld := make([]int64, L) // qwZ buffers of the gathers in flight
 	var secondary int64           // hpZ's secondary partition so far
+	// FSDP2's root group (rootgroup.go): gathered as one at its lead's
+	// forward, released and reduced as one after the lead's backward.
+	root, lead := fsdp2RootGroup(m.s, r)
+	inRoot := func(u int) bool { return root != nil && u >= 0 && u < len(root) && root[u] }
+	var rootGather int64
+	for u := range root {
+		if root[u] {
+			rootGather = c.Add(rootGather, units[u].Gather)
+		}
+	}
 	gather := func(ph Phase, v int) {
+		if inRoot(v) && !gathered[v] {
+			if v != lead {
+				return // gathered with the lead
+			}
+			for w := range root {
+				if root[w] {
+					gathered[w] = true
+				}
+			}
+			m.ev(ph, v, OpAllGather, CompGathered, rootGather)
+			for w := range root {
+				if root[w] {
+					m.ev(ph, v, OpAllGather, CompFP8, m.fp8Unit[w])
+				}
+			}
+			return
+		}
 		if r.Stage == 3 && v >= 0 && v < L && !gathered[v] {
 			gathered[v] = true
 			m.ev(ph, v, OpAllGather, CompGathered, units[v].Gather)
@@ -567,6 +608,19 @@ func (m *model) buildEvents() {
 		quantHeld[u] = 0
 	}
 	release := func(ph Phase, u int) {
+		if inRoot(u) {
+			if u != lead || !gathered[u] {
+				return // released with the lead
+			}
+			for w := range root {
+				if root[w] {
+					gathered[w] = false
+					m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[w])
+				}
+			}
+			m.ev(ph, u, OpRelease, CompGathered, -rootGather)
+			return
+		}
 		if r.Stage == 3 && gathered[u] {
 			gathered[u] = false
 			m.ev(ph, u, OpRelease, CompGathered, -units[u].Gather)
@@ -660,30 +714,50 @@ func (m *model) buildEvents() {
 	// A unit's reduce-scatter in two parts, as a replay applies them: its
 	// start (the copy-in under reduce_dtype fp32, the sharded output) and
 	// its end (the unsharded gradient or the reduce-scatter input freed).
+	// What unit u reduces: its own buffers, the whole root group's for
+	// the group's lead (the other root units reduce nothing of their own).
+	reduced := func(u int) (in, grad, shard int64) {
+		if !inRoot(u) {
+			return units[u].ReduceInput, units[u].Grad, units[u].ShardGrad
+		}
+		if u != lead {
+			return 0, 0, 0
+		}
+		for w := range root {
+			if root[w] {
+				in = c.Add(in, units[w].ReduceInput)
+				grad = c.Add(grad, units[w].Grad)
+				shard = c.Add(shard, units[w].ShardGrad)
+			}
+		}
+		return in, grad, shard
+	}
 	rsStart := func(u int) {
-		if in := units[u].ReduceInput; in > 0 {
+		in, grad, shard := reduced(u)
+		if in > 0 {
 			// The copy-in (reduce_dtype fp32): both buffers exist
 			// while it runs, then the param_dtype gradients go.
 			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGradBuckets, in)
-			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -units[u].Grad)
+			m.ev(PhaseBackward, u, OpReduceCopyIn, CompGrads, -grad)
 		}
 		if !m.shardGradsPersistent {
-			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, units[u].ShardGrad)
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, shard)
 		}
 	}
 	rsEnd := func(u int) {
+		in, grad, shard := reduced(u)
 		if !m.shardGradsPersistent {
 			if accum {
 				// Added into the accumulated shard when it ends.
-				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].ShardGrad)
+				m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -shard)
 			} else {
-				shardGrads = c.Add(shardGrads, units[u].ShardGrad)
+				shardGrads = c.Add(shardGrads, shard)
 			}
 		}
-		if in := units[u].ReduceInput; in > 0 {
+		if in > 0 {
 			m.ev(PhaseBackward, u, OpReduceScatter, CompGradBuckets, -in)
 		} else {
-			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].Grad)
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -grad)
 		}
 	}
 	// The reduce-scatters the stack lets lag behind the backward
@@ -725,7 +799,13 @@ func (m *model) buildEvents() {
 			}
 		}
 		copyOut(PhaseBackward, u)
-		m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
+		// The head under the eager loss computes its parameter gradient
+		// after the loss's backward (OpHeadGrad); every other unit's
+		// gradients are counted beside everything its backward holds.
+		headGrad := units[u].AfterLogits > 0 && !m.s.Training.Compile.Loss() && m.s.Training.CrossEntropy != scenarios.CrossEntropyFused
+		if !headGrad {
+			m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
+		}
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
 		// The backward ring's buffers, beside everything the block's
 		// recomputation rebuilt (its rerun forward ring's are freed
@@ -733,6 +813,9 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompRing, units[u].RingBackward)
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
+		if headGrad {
+			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
+		}
 		// The first checkpointed block's recomputation is the mask's
 		// last use.
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)

@@ -14,8 +14,8 @@ import (
 // buffers. The default
 // example under FSDP1: on a 35 GiB GPU it fits, the
 // allocator releasing its cache in the first steps only (device_fits true);
-// on 34 GiB it releases it every step (device_fits false, the device peak
-// within the GPU); on 33.5 GiB a request finds no room even after the
+// on 33.75 GiB it releases it every step (device_fits false, the device peak
+// within the GPU); on 33.25 GiB a request finds no room even after the
 // release, so it does not fit, and every report says so: run's verdict and
 // JSON, sweep's row and compare's verdict.
 func TestSimulatedAllocatorVerdicts(t *testing.T) {
@@ -26,8 +26,8 @@ func TestSimulatedAllocatorVerdicts(t *testing.T) {
 		says             string
 	}{
 		{"35GiB", true, true, "none in the last, to stay within"},
-		{"34GiB", true, false, "2 times in the last, to stay within"},
-		{"33.5GiB", false, false, "runs out of memory (fragmentation)"},
+		{"33.75GiB", true, false, "2 times in the last, to stay within"},
+		{"33.25GiB", false, false, "runs out of memory (fragmentation)"},
 	} {
 		sets := []string{"parallelism.zero_stage=3", "communication.boundary=fsdp1", "cluster.gpu_memory=" + tc.gpu}
 		run := exampleRun(t, "default", sets...)

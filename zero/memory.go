@@ -173,6 +173,10 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			task, atEnd = find(Forward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseBackward:
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+		case ev.Op == memory.OpHeadGrad:
+			// The head's parameter gradient under the eager loss, once
+			// its backward has freed the loss's tensors: at its end.
+			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRebind:
 			// The previous step's kept logits, freed as the head's
 			// forward returns the new ones, before the loss's tensors.

@@ -22,6 +22,7 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "torchtitan-llama-a100-157a12c", GPU: "A100-80GB", FP8: false, Efficiency: 0.6344},
 	{Source: "torchtitan-llama2-7b-h100-fsdp1", GPU: "H100-80GB", FP8: false, Efficiency: 0.4494},
 	{Source: "torchtitan-llama2-7b-h100-fsdp2", GPU: "H100-80GB", FP8: false, Efficiency: 0.4515},
+	{Source: "torchtitan-llama3-8b-a100", GPU: "A100-80GB", FP8: false, Efficiency: 0.5838},
 	{Source: "torchtitan-llama3.1-8b-h100-compile", GPU: "H100-80GB", FP8: false, Efficiency: 0.5250},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", FP8: true, Efficiency: 0.2733},
 	{Source: "torchtitan-llama3.1-8b-h100-float8", GPU: "H100-80GB", FP8: true, Efficiency: 0.4668},

@@ -78,7 +78,9 @@ type validationRow struct {
 	// Optional per-row settings for sources whose rows differ in more than
 	// size and batch (fms-fsdp, llm-foundry's other tables): grouped-query
 	// heads, FFN width, HSDP replicas (parallelism.k), the recompute policy
-	// and every-N-th-block checkpointing.
+	// and every-N-th-block checkpointing; the optimizer's implementation
+	// (training.optimizer_impl: torchtitan 40f8fd007 logs the same run
+	// with foreach and with fused AdamW).
 	KVHeads        int64  `json:"kv_heads"`
 	FFN            int64  `json:"ffn"`
 	K              int    `json:"k"`
@@ -92,6 +94,9 @@ type validationRow struct {
 	NormImpl string `json:"norm_impl"`
 	// Row is the source's line as published.
 	Row string `json:"row"`
+	// OptimizerImpl is training.optimizer_impl for a source whose rows
+	// differ by it (torchtitan 40f8fd007: foreach and fused AdamW).
+	OptimizerImpl string `json:"optimizer_impl"`
 	// MemoryMiss, when set, names a known gap of the memory model that
 	// puts this row's memory beyond 10 % (what the stack does that zerosim
 	// does not model). The row is reported with the reason and asserted
@@ -173,6 +178,9 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.NormImpl != "" {
 		sets = append(sets, "training.norm_impl="+r.NormImpl)
 	}
+	if r.OptimizerImpl != "" {
+		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
+	}
 	return sets
 }
 
@@ -194,6 +202,9 @@ func (r validationRow) name() string {
 	}
 	if r.NormImpl != "" {
 		n += ", norm " + r.NormImpl
+	}
+	if r.OptimizerImpl != "" {
+		n += ", optimizer " + r.OptimizerImpl
 	}
 	return n
 }

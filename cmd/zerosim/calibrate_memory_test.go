@@ -186,12 +186,12 @@ func TestCalibrateMemoryBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--reserved", "60GiB", torchtitanTemplate}, "--reserved 60GiB: below 69.61 GiB, the least reserved peak of torchtitan-llama3.1-8b-h100 (the allocated peak 69.61 GiB in 2 MiB segments, at allocator overhead 0): the fitted overhead would be negative; check that it is torch.cuda.max_memory_reserved of one step"},
-		{[]string{"--device", "70GiB", torchtitanTemplate}, "--device 70GiB: below 70.60 GiB, the least device peak of torchtitan-llama3.1-8b-h100 (the allocated peak 69.61 GiB in 2 MiB segments + CUDA context and NCCL buffers 1021.47 MiB, at allocator overhead 0)"},
+		{[]string{"--reserved", "60GiB", torchtitanTemplate}, "--reserved 60GiB: below 68.63 GiB, the least reserved peak of torchtitan-llama3.1-8b-h100 (the allocated peak 68.63 GiB in 2 MiB segments, at allocator overhead 0): the fitted overhead would be negative; check that it is torch.cuda.max_memory_reserved of one step"},
+		{[]string{"--device", "69GiB", torchtitanTemplate}, "--device 69GiB: below 69.63 GiB, the least device peak of torchtitan-llama3.1-8b-h100 (the allocated peak 68.63 GiB in 2 MiB segments + CUDA context and NCCL buffers 1021.47 MiB, at allocator overhead 0)"},
 		// 1 TiB is more than the 95 GiB the scenario's cluster.gpu_memory
 		// gives; on a (fictional) 2 TiB GPU it is over the overhead's bound.
 		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: above the 95.00 GiB GPU memory of torchtitan-llama3.1-8b-h100's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the reserved peak of one step of this run, or set cluster.gpu and cluster.gpu_memory"},
-		{[]string{"--reserved", "1TiB", "--set", "cluster.gpu_memory=2TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.71 is over 10, memory.allocator_overhead's largest"},
+		{[]string{"--reserved", "1TiB", "--set", "cluster.gpu_memory=2TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.92 is over 10, memory.allocator_overhead's largest"},
 		// QA2 finding 2: the default example's H100-80GB has 80 GiB (the
 		// H100 SXM5 datasheet); 200 GiB reserved fitted an overhead of 6.68,
 		// and 81 GiB of device memory one of 2.05.
