@@ -39,7 +39,11 @@
 // stream wait for those reduce-scatters (FSDP's
 // _post_backward_final_callback, pytorch/pytorch
 // torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9), so the next
-// micro-step's first unit computes after them. llm-foundry's A100-40GB
+// micro-step's first unit computes after them. Stage 2 waits the same
+// way: DeepSpeed's ZeRO-2 synchronizes the device at the end of every
+// backward under overlap_comm (independent_gradient_partition_epilogue,
+// deepspeed/runtime/zero/stage_1_and_2.py:929-931 at edaa7221), FSDP's
+// SHARD_GRAD_OP ends it with the same callback. llm-foundry's A100-40GB
 // table ran on torch 1.13.1 and Composer 0.13.2 (mosaicml/examples
 // sweep.sh at 9fa3ceb9, image mosaicml/pytorch:1.13.1_cu117): the same
 // there (torch 1.13.1 has no _runtime_utils.py: fully_sharded_data_parallel.py's

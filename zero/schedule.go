@@ -600,7 +600,7 @@ func (b *builder) stage012() error {
 		}
 		base += len(sc.Groups[g].Layout.Buckets)
 	}
-	var synced []int32
+	var synced, prevSync []int32
 	prev := int32(-1) // the last compute-stream task so far (or a2aAfter's node phase)
 	for m := 0; m < sc.Micro; m++ {
 		b.micro = m
@@ -608,11 +608,11 @@ func (b *builder) stage012() error {
 		if m == 0 {
 			first = agFirst
 		}
-		ss, last, err := b.microStep012(readyAt, first, prev, b.reduces(m))
+		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, b.reduces(m))
 		if err != nil {
 			return err
 		}
-		synced, prev = append(synced, ss...), last
+		synced, prev, prevSync = append(synced, ss...), last, ss
 	}
 	if err := b.optimizer(synced, b.optElems()); err != nil {
 		return err
@@ -766,9 +766,18 @@ func (b *builder) reduces(m int) bool { return m == b.sc.Micro-1 || b.sc.Stage >
 // the forward of every unit (unit u also after the tasks agFirst[u], if
 // any) with its all-to-alls, the backward in reverse, and, when reduce is
 // set, each bucket's gradient sync (and offload) as its unit's backward
-// ends. It returns the syncs' last tasks and the micro-step's last
-// compute-stream task (or a2aAfter's node phase).
-func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, reduce bool) ([]int32, int32, error) {
+// ends. Its first unit computes once the previous micro-step's gradient
+// syncs (prevSync, none where it did not reduce) have ended: DeepSpeed's
+// ZeRO-1/2 ends every backward with independent_gradient_partition_epilogue,
+// which under overlap_comm synchronizes the device before the next
+// micro-step ("if self.overlap_comm: ... get_accelerator().synchronize()",
+// deepspeed/runtime/zero/stage_1_and_2.py:929-931 at deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; engine.allreduce_gradients
+// runs it on every micro-step at stage ≥ 2), and FSDP's
+// SHARD_GRAD_OP ends it with the same root _post_backward_final_callback
+// wait as stage 3 (microStep3). It returns the syncs' last tasks and the
+// micro-step's last compute-stream task (or a2aAfter's node phase).
+func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, prevSync []int32, reduce bool) ([]int32, int32, error) {
 	sc := b.sc
 	L := len(sc.Costs)
 	for u := 0; u < L; u++ {
@@ -776,6 +785,9 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, r
 		var after []int32
 		if agFirst != nil {
 			after = append(after, agFirst[u]...)
+		}
+		if u == 0 {
+			after = append(after, prevSync...)
 		}
 		if in != prev {
 			after = append(after, in)
