@@ -132,6 +132,12 @@ func TestMicroStepWaitsForGradientSyncs(t *testing.T) {
 	}{
 		{"stage 0, no_sync until the last", []string{"parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 1, no_sync until the last", []string{"communication.bucket_size=1GB"}, 1},
+		// torchtitan's DDP and llm-foundry's NO_SHARD never enter no_sync
+		// (reducesEveryMicroStep).
+		{"stage 0, torchtitan", []string{"stack=torchtitan", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
+		{"stage 0, llm-foundry", []string{"stack=llm-foundry", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
+		{"stage 0, deepspeed", []string{"stack=deepspeed", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
+		{"stage 0, megatron", []string{"stack=megatron", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 2, one bucket", []string{"parallelism.zero_stage=2", "communication.bucket_size=1GB"}, a},
 		// K = N: each unit's gradients all-reduced across the two ranks,
 		// no gathers; l3..l1's hide behind the next unit's backward (a

@@ -31,7 +31,9 @@
 // micro-step only (as DDP under no_sync and Megatron's distributed
 // optimizer do), stages 2 and 3 reduce every micro-step's gradients, K > 1
 // included, and stage 3 gathers the parameters again in every micro-step's
-// forward and backward. PyTorch FSDP under Composer behaves as stage 3
+// forward and backward. Under the torchtitan and llm-foundry stacks stage 0
+// reduces every micro-step too: neither trainer enters no_sync
+// (reducesEveryMicroStep). PyTorch FSDP under Composer behaves as stage 3
 // here: Composer enters no_sync only for a DistributedDataParallel model
 // (ddp_sync_context, mosaicml/composer composer/trainer/dist_strategy.py at
 // v0.13.4 d80c37dc), so FSDP reduce-scatters every micro-step's gradients
