@@ -49,11 +49,10 @@ func TestForwardGatherIssuedDUnitsAhead(t *testing.T) {
 	}
 }
 
-// hsdpYAML is HSDP over the 4 GPUs of one A100 node (NVLink3, 300 GB/s,
-// 500 ns): two shard groups of 2 (K = 2) at stage 2 (torchtitan's FSDP2
-// with reshard_after_forward "never", scenarios' stack table), four layers
-// of 1e9 bf16 parameters in a bucket each, whose 2 GB of gradients take
-// ≈ 3.3 ms to reduce-scatter alone, against a 1 ms backward.
+// hsdpYAML is K = 2 copies of the sharded state over the 4 GPUs of one
+// A100 node (NVLink3, 300 GB/s, 500 ns): two shard groups of 2, four
+// layers of 1e9 bf16 parameters in a bucket each, whose 2 GB of gradients
+// take ≈ 3.3 ms to reduce-scatter alone, against a 1 ms backward.
 const hsdpYAML = `version: 1
 cluster: {nodes: 1, gpus_per_node: 4, gpu: A100-80GB}
 model:
@@ -66,46 +65,62 @@ model:
     - {name: l2, params: 1000000000, fwd: 1ms, bwd: 1ms}
     - {name: l3, params: 1000000000, fwd: 1ms, bwd: 1ms}
 parallelism: {dp: 4, zero_stage: 2, k: 2}
-communication: {algorithm: ring, compute_interference: 0, boundary: fsdp2, bucket_size: 2GB}
+communication: {algorithm: ring, compute_interference: 0, bucket_size: 2GB}
 `
 
-// TestHSDPAllReduceBesideNextReduceScatter: FSDP2 runs HSDP's all-reduce
-// across the replicas on its own stream, "concurrently with
-// all-gather/reduce-scatter since collectives use different network
-// resources" (FSDPCommContext.lazy_init's all_reduce_stream,
-// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
-// pytorch/pytorch 002a76fbfea0ac0f199e4b8e2a0691074796c908), so a
-// reduce-scatter does not queue behind the previous one's all-reduce: l2's,
-// issued while l3's reduce-scatter runs, starts as that ends, beside l3's
-// all-reduce.
-func TestHSDPAllReduceBesideNextReduceScatter(t *testing.T) {
-	s, err := scenarios.Load("hsdp.yaml", []byte(hsdpYAML), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Replay(s, Options{KeepSpans: true, SpanRanks: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, ar := map[int]Span{}, map[int]Span{} // by the bucket's unit
-	for _, sp := range res.Spans[0] {
-		task := &res.Schedule.Tasks[sp.Task]
-		if task.Bucket < 0 {
-			continue
-		}
-		switch u := res.Schedule.Buckets[task.Bucket].FirstUnit; task.Phase {
-		case PhaseBackwardRS:
-			rs[u] = sp
-		case PhaseInterAR:
-			ar[u] = sp
-		}
-	}
-	if len(rs) != 4 || len(ar) != 4 {
-		t.Fatalf("%d reduce-scatters and %d inter-group all-reduces, want one of each per layer", len(rs), len(ar))
-	}
-	for u := 2; u >= 0; u-- {
-		if rs[u].Start != rs[u+1].End || rs[u].Start >= ar[u+1].End {
-			t.Errorf("l%d's reduce-scatter starts at %v; want it as l%d's ends (%v), before l%d's all-reduce ends (%v)", u, rs[u].Start, u+1, rs[u+1].End, u+1, ar[u+1].End)
-		}
+// TestInterAllReduceStream: at K > 1 each bucket's reduce-scatter is
+// followed by an all-reduce across the copies (interStream). FSDP2 runs
+// that all-reduce on its own stream beside the next reduce-scatter, so
+// l2's reduce-scatter, issued while l3's runs, starts as l3's ends, before
+// l3's all-reduce ends (torchtitan's stage 2: FSDP2 with
+// reshard_after_forward "never"; no stack behaves the same). Megatron
+// issues both on one communication stream, so l2's reduce-scatter starts
+// as l3's all-reduce ends (--num-distributed-optimizer-instances 2,
+// --overlap-grad-reduce).
+func TestInterAllReduceStream(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sets   []string
+		beside bool
+	}{
+		{"torchtitan (FSDP2)", []string{"stack=torchtitan"}, true},
+		{"no stack", nil, true},
+		// --overlap-grad-reduce (the stack's default is off).
+		{"megatron", []string{"stack=megatron", "parallelism.zero_stage=1", "communication.overlap=true"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := scenarios.Load("hsdp.yaml", []byte(hsdpYAML), c.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Replay(s, Options{KeepSpans: true, SpanRanks: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, ar := map[int]Span{}, map[int]Span{} // by the bucket's unit
+			for _, sp := range res.Spans[0] {
+				task := &res.Schedule.Tasks[sp.Task]
+				if task.Bucket < 0 {
+					continue
+				}
+				switch u := res.Schedule.Buckets[task.Bucket].FirstUnit; task.Phase {
+				case PhaseBackwardRS:
+					rs[u] = sp
+				case PhaseInterAR:
+					ar[u] = sp
+				}
+			}
+			if len(rs) != 4 || len(ar) != 4 {
+				t.Fatalf("%d reduce-scatters and %d inter-group all-reduces, want one of each per layer", len(rs), len(ar))
+			}
+			for u := 2; u >= 0; u-- {
+				switch {
+				case c.beside && (rs[u].Start != rs[u+1].End || rs[u].Start >= ar[u+1].End):
+					t.Errorf("l%d's reduce-scatter starts at %v; want it as l%d's ends (%v), before l%d's all-reduce ends (%v)", u, rs[u].Start, u+1, rs[u+1].End, u+1, ar[u+1].End)
+				case !c.beside && rs[u].Start != ar[u+1].End:
+					t.Errorf("l%d's reduce-scatter starts at %v; want it as l%d's all-reduce ends (%v)", u, rs[u].Start, u+1, ar[u+1].End)
+				}
+			}
+		})
 	}
 }

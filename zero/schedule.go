@@ -428,9 +428,30 @@ func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 	default:
 		rs := b.add(Task{Kind: ReduceScatter, Stream: GradComm, Phase: PhaseBackwardRS, Unit: unit, Bucket: bucket,
 			Group: shard, Bytes: bytes, After: []int32{ready}})
-		return b.add(Task{Kind: AllReduce, Stream: InterComm, Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
+		return b.add(Task{Kind: AllReduce, Stream: interStream(b.s), Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
 			Group: GroupInter, Bytes: shardBytes, After: []int32{rs}})
 	}
+}
+
+// interStream is the stream of the all-reduce across the inter group that
+// follows a reduce-scatter at K > 1. FSDP2 runs HSDP's all-reduce on its
+// own all_reduce_stream, "concurrently with all-gather/reduce-scatter"
+// (FSDPCommContext.lazy_init, torch/distributed/fsdp/_fully_shard/
+// _fsdp_param_group.py at pytorch/pytorch
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908): InterComm, beside the next
+// reduce-scatter. Megatron's distributed optimizer with
+// num_distributed_optimizer_instances > 1 issues both synchronously on one
+// communication stream, the all-reduce after the reduce-scatter and the
+// next bucket's reduce-scatter after both ("Comm. Stream: ---(wait for
+// NCCL)-----(wait for NCCL)--- / NCCL Stream: ---RS--- ---AR---",
+// start_grad_sync, megatron/core/distributed/param_and_grad_buffer.py
+// :309-381 at NVIDIA/Megatron-LM d580efc6): GradComm, behind the
+// reduce-scatter.
+func interStream(s *scenarios.Scenario) Stream {
+	if s.Stack == "megatron" {
+		return GradComm
+	}
+	return InterComm
 }
 
 // shardGroup is the group bucket's gradients are reduce-scattered and its
