@@ -38,3 +38,21 @@ func TestNodeStep(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundScale: a bare parameter count scaled from p0 to x scales its
+// largest layer ll in proportion, to the nearest whole parameter (halves
+// away from zero) and at least 1: 10·3/4 = 7.5 → 8, 10·1/4 = 2.5 → 3,
+// 7·2/3 = 4.67 → 5, 1000/3 = 333.3 → 333, 1/1000 → 1.
+func TestRoundScale(t *testing.T) {
+	for _, c := range []struct{ ll, x, p0, want int64 }{
+		{10, 3, 4, 8},
+		{10, 1, 4, 3},
+		{7, 2, 3, 5},
+		{1000, 1, 3, 333},
+		{1, 1, 1000, 1},
+	} {
+		if got := roundScale(c.ll, c.x, c.p0); got != c.want {
+			t.Errorf("roundScale(%d, %d, %d) = %d, want %d", c.ll, c.x, c.p0, got, c.want)
+		}
+	}
+}
