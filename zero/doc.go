@@ -29,7 +29,9 @@
 // accumulation boundaries as well"; stages 0 and 1 "communicate only at
 // gradient accumulation boundaries"): stages 0 and 1 reduce on the last
 // micro-step only (as DDP under no_sync and Megatron's distributed
-// optimizer do), stages 2 and 3 reduce every micro-step's gradients, K > 1
+// optimizer do: forward_backward_no_pipelining runs every micro-batch but
+// the last under config.no_sync_func, megatron/core/pipeline_parallel/
+// schedules.py:469-478 at NVIDIA/Megatron-LM d580efc6), stages 2 and 3 reduce every micro-step's gradients, K > 1
 // included, and stage 3 gathers the parameters again in every micro-step's
 // forward and backward. Under the torchtitan and llm-foundry stacks stage 0
 // reduces every micro-step too: neither trainer enters no_sync

@@ -880,7 +880,7 @@ func (b *builder) optElems() int64 {
 func (b *builder) stage3() error {
 	sc := b.sc
 	L := len(sc.Costs)
-	d := 1
+	d := scenarios.DefaultPrefetchDepth // Load sets the key; a scenario built by hand may not
 	if b.s.Communication.PrefetchDepth != nil {
 		d = *b.s.Communication.PrefetchDepth
 	}
