@@ -109,6 +109,9 @@ memory: {activations: false}
 	if err != nil {
 		t.Fatal(err)
 	}
+	if f.MaxGPUs != 65536 {
+		t.Errorf("the search's bound is %d GPUs, want FitOptions' default of 65,536", f.MaxGPUs)
+	}
 	for _, r := range f.Rows {
 		if r.Stage != 3 || r.K != 1 {
 			continue

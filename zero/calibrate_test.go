@@ -37,6 +37,43 @@ func TestCalibrateEfficiency(t *testing.T) {
 	}
 }
 
+// TestCalibrateEfficiencyRange: a measurement that an efficiency in
+// [MinEfficiency, 1] reproduces calibrates to it, the two ends included
+// (the step at efficiency 1 is the fastest there is, at MinEfficiency the
+// slowest), and the default tolerance (tol ≤ 0) is 1e-4 of the answer.
+// The default example (Llama 2 7B, 16 H100, ZeRO-1) is replayed at the
+// efficiency, and the calibration has to find it again.
+func TestCalibrateEfficiencyRange(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		eff, tol float64
+	}{
+		{"efficiency 1, the fastest step", 1, 1e-3},
+		{"the floor", MinEfficiency, 1e-3},
+		{"0.55 at the default tolerance", 0.55, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := loadDefault(t)
+			s.Training.ComputeEfficiency = c.eff
+			r, err := Replay(s, Options{NoCollectives: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			eff, err := CalibrateEfficiency(loadDefault(t), r.StepTime, c.tol)
+			if err != nil {
+				t.Fatalf("the step at efficiency %g: %v", c.eff, err)
+			}
+			tol := c.tol
+			if tol == 0 {
+				tol = 1e-4
+			}
+			if math.Abs(eff-c.eff) > tol*c.eff {
+				t.Errorf("calibrated %.7g, want %g within %g of it", eff, c.eff, tol)
+			}
+		})
+	}
+}
+
 // TestMFUTarget: training.mfu is the MFU the step reaches, not an
 // efficiency: the replay fits the efficiency so that the reported MFU is
 // the target.
@@ -50,7 +87,9 @@ func TestMFUTarget(t *testing.T) {
 		sets []string
 	}{
 		{"default", nil},
+		{"default", []string{"training.grad_accum=3"}},
 		{"seed000-mlp", []string{"training.micro_batch=8192"}},
+		{"seed000-mlp", []string{"training.micro_batch=8192", "training.grad_accum=2"}},
 	} {
 		s := example(t, c.name, c.sets...)
 		s.Training.ComputeEfficiency, s.Training.MFU = 0, 0.45
@@ -62,7 +101,7 @@ func TestMFUTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := r.Utilization.MFU; math.Abs(got-0.45) > 0.001 {
-			t.Errorf("%s: MFU %.4f, want the target 0.45", c.name, got)
+			t.Errorf("%s %v: MFU %.4f, want the target 0.45", c.name, c.sets, got)
 		}
 	}
 	s := example(t, "seed000-mlp")
@@ -205,6 +244,13 @@ func TestUtilizationWithoutPerTokenCount(t *testing.T) {
 		}
 		if got := u.HFU / u.MFU; math.Abs(got-c.hfu) > 1e-9 {
 			t.Errorf("%v: HFU/MFU %.9f, want %.9f", c.sets, got, c.hfu)
+		}
+		// What the kernels execute over the step: the same 6·N per sample
+		// (8·N under full recompute, a second forward of 2·N) for every
+		// micro-step.
+		executed := u.Executed * r.StepTime.Seconds() * float64(s.Cluster.PeakBF16)
+		if want := want * c.hfu; math.Abs(executed/want-1) > 1e-4 {
+			t.Errorf("%v: executed %.6g FLOPs per GPU and step, want %.6g", c.sets, executed, want)
 		}
 	}
 }

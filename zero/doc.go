@@ -29,9 +29,13 @@
 // accumulation boundaries as well"; stages 0 and 1 "communicate only at
 // gradient accumulation boundaries"): stages 0 and 1 reduce on the last
 // micro-step only (as DDP under no_sync and Megatron's distributed
-// optimizer do), stages 2 and 3 reduce every micro-step's gradients, K > 1
+// optimizer do: forward_backward_no_pipelining runs every micro-batch but
+// the last under config.no_sync_func, megatron/core/pipeline_parallel/
+// schedules.py:469-478 at NVIDIA/Megatron-LM d580efc6), stages 2 and 3 reduce every micro-step's gradients, K > 1
 // included, and stage 3 gathers the parameters again in every micro-step's
-// forward and backward. PyTorch FSDP under Composer behaves as stage 3
+// forward and backward. Under the torchtitan and llm-foundry stacks stage 0
+// reduces every micro-step too: neither trainer enters no_sync
+// (reducesEveryMicroStep). PyTorch FSDP under Composer behaves as stage 3
 // here: Composer enters no_sync only for a DistributedDataParallel model
 // (ddp_sync_context, mosaicml/composer composer/trainer/dist_strategy.py at
 // v0.13.4 d80c37dc), so FSDP reduce-scatters every micro-step's gradients
@@ -39,7 +43,11 @@
 // stream wait for those reduce-scatters (FSDP's
 // _post_backward_final_callback, pytorch/pytorch
 // torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9), so the next
-// micro-step's first unit computes after them. llm-foundry's A100-40GB
+// micro-step's first unit computes after them. Stage 2 waits the same
+// way: DeepSpeed's ZeRO-2 synchronizes the device at the end of every
+// backward under overlap_comm (independent_gradient_partition_epilogue,
+// deepspeed/runtime/zero/stage_1_and_2.py:929-931 at edaa7221), FSDP's
+// SHARD_GRAD_OP ends it with the same callback. llm-foundry's A100-40GB
 // table ran on torch 1.13.1 and Composer 0.13.2 (mosaicml/examples
 // sweep.sh at 9fa3ceb9, image mosaicml/pytorch:1.13.1_cu117): the same
 // there (torch 1.13.1 has no _runtime_utils.py: fully_sharded_data_parallel.py's

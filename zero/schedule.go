@@ -428,9 +428,30 @@ func (b *builder) gradSync(bucket, unit int, bytes int64, ready int32) int32 {
 	default:
 		rs := b.add(Task{Kind: ReduceScatter, Stream: GradComm, Phase: PhaseBackwardRS, Unit: unit, Bucket: bucket,
 			Group: shard, Bytes: bytes, After: []int32{ready}})
-		return b.add(Task{Kind: AllReduce, Stream: InterComm, Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
+		return b.add(Task{Kind: AllReduce, Stream: interStream(b.s), Phase: PhaseInterAR, Unit: unit, Bucket: bucket,
 			Group: GroupInter, Bytes: shardBytes, After: []int32{rs}})
 	}
+}
+
+// interStream is the stream of the all-reduce across the inter group that
+// follows a reduce-scatter at K > 1. FSDP2 runs HSDP's all-reduce on its
+// own all_reduce_stream, "concurrently with all-gather/reduce-scatter"
+// (FSDPCommContext.lazy_init, torch/distributed/fsdp/_fully_shard/
+// _fsdp_param_group.py at pytorch/pytorch
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908): InterComm, beside the next
+// reduce-scatter. Megatron's distributed optimizer with
+// num_distributed_optimizer_instances > 1 issues both synchronously on one
+// communication stream, the all-reduce after the reduce-scatter and the
+// next bucket's reduce-scatter after both ("Comm. Stream: ---(wait for
+// NCCL)-----(wait for NCCL)--- / NCCL Stream: ---RS--- ---AR---",
+// start_grad_sync, megatron/core/distributed/param_and_grad_buffer.py
+// :309-381 at NVIDIA/Megatron-LM d580efc6): GradComm, behind the
+// reduce-scatter.
+func interStream(s *scenarios.Scenario) Stream {
+	if s.Stack == "megatron" {
+		return GradComm
+	}
+	return InterComm
 }
 
 // shardGroup is the group bucket's gradients are reduce-scattered and its
@@ -600,7 +621,7 @@ func (b *builder) stage012() error {
 		}
 		base += len(sc.Groups[g].Layout.Buckets)
 	}
-	var synced []int32
+	var synced, prevSync []int32
 	prev := int32(-1) // the last compute-stream task so far (or a2aAfter's node phase)
 	for m := 0; m < sc.Micro; m++ {
 		b.micro = m
@@ -608,11 +629,11 @@ func (b *builder) stage012() error {
 		if m == 0 {
 			first = agFirst
 		}
-		ss, last, err := b.microStep012(readyAt, first, prev, b.reduces(m))
+		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, b.reduces(m))
 		if err != nil {
 			return err
 		}
-		synced, prev = append(synced, ss...), last
+		synced, prev, prevSync = append(synced, ss...), last, ss
 	}
 	if err := b.optimizer(synced, b.optElems()); err != nil {
 		return err
@@ -759,16 +780,51 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 }
 
 // reduces reports whether micro-step m reduces gradients: the last one at
-// stages 0 and 1, every one at stages 2 and 3 (see the package doc).
-func (b *builder) reduces(m int) bool { return m == b.sc.Micro-1 || b.sc.Stage >= 2 }
+// stages 0 and 1, every one at stages 2 and 3 (see the package doc), and
+// every one under a stack whose trainer never skips the reduction
+// (reducesEveryMicroStep).
+func (b *builder) reduces(m int) bool {
+	return m == b.sc.Micro-1 || b.sc.Stage >= 2 || reducesEveryMicroStep(b.s)
+}
+
+// reducesEveryMicroStep reports whether s's stack all-reduces the
+// gradients of every micro-step at stage 0, where DeepSpeed and Megatron
+// wait for the last (no_sync). torchtitan's train_step runs
+// forward_backward_step on each micro-batch with no no_sync or
+// set_requires_gradient_sync anywhere in the repository
+// (torchtitan/train.py:547-595 at pytorch/torchtitan
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1), and its DDP is composable
+// replicate (torchtitan/models/llama3/infra/parallelize.py:363-372), whose
+// reducer all-reduces each bucket in every backward and waits for them in
+// finalize_backward (bucket.future_work->wait(),
+// torch/csrc/distributed/c10d/reducer.cpp at pytorch/pytorch
+// ad78a7b33a496f60c756927a4fcd8e3e8fc1aee6). llm-foundry's stage 0 is
+// FSDP's NO_SHARD, and Composer's ddp_sync_context returns at once for a
+// model that is not DistributedDataParallel (composer/distributed/
+// dist_strategy.py at mosaicml/composer
+// e147a68331e11588048ef6f2bc8ec83004c6d00b; composer/trainer/
+// dist_strategy.py at v0.13.4 d80c37dc, the package doc): FSDP's
+// post-backward hook all-reduces every micro-step's gradients.
+func reducesEveryMicroStep(s *scenarios.Scenario) bool {
+	return s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry")
+}
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
 // the forward of every unit (unit u also after the tasks agFirst[u], if
 // any) with its all-to-alls, the backward in reverse, and, when reduce is
 // set, each bucket's gradient sync (and offload) as its unit's backward
-// ends. It returns the syncs' last tasks and the micro-step's last
-// compute-stream task (or a2aAfter's node phase).
-func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, reduce bool) ([]int32, int32, error) {
+// ends. Its first unit computes once the previous micro-step's gradient
+// syncs (prevSync, none where it did not reduce) have ended: DeepSpeed's
+// ZeRO-1/2 ends every backward with independent_gradient_partition_epilogue,
+// which under overlap_comm synchronizes the device before the next
+// micro-step ("if self.overlap_comm: ... get_accelerator().synchronize()",
+// deepspeed/runtime/zero/stage_1_and_2.py:929-931 at deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; engine.allreduce_gradients
+// runs it on every micro-step at stage ≥ 2), and FSDP's
+// SHARD_GRAD_OP ends it with the same root _post_backward_final_callback
+// wait as stage 3 (microStep3). It returns the syncs' last tasks and the
+// micro-step's last compute-stream task (or a2aAfter's node phase).
+func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, prevSync []int32, reduce bool) ([]int32, int32, error) {
 	sc := b.sc
 	L := len(sc.Costs)
 	for u := 0; u < L; u++ {
@@ -776,6 +832,9 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, r
 		var after []int32
 		if agFirst != nil {
 			after = append(after, agFirst[u]...)
+		}
+		if u == 0 {
+			after = append(after, prevSync...)
 		}
 		if in != prev {
 			after = append(after, in)
@@ -821,7 +880,7 @@ func (b *builder) optElems() int64 {
 func (b *builder) stage3() error {
 	sc := b.sc
 	L := len(sc.Costs)
-	d := 1
+	d := scenarios.DefaultPrefetchDepth // Load sets the key; a scenario built by hand may not
 	if b.s.Communication.PrefetchDepth != nil {
 		d = *b.s.Communication.PrefetchDepth
 	}
