@@ -73,7 +73,7 @@ func MLPActivation(tokens, h, ffn int64) (int64, error) {
 // kind "transformer" derives them tensor by tensor for its block style
 // (BlockStyle: gpt or llama; BlockActivation on the units the scenario
 // marks as blocks, scenarios.Layer.Block, under training.recompute and
-// recompute_every; HeadActivation, the output head and fp32 loss, on
+// the blocks Placement picks; HeadActivation, the output head and fp32 loss, on
 // lm_head or the last unit; ExpertActivation and RouterTensors on routed
 // experts, moeActivation); kind "mlp"
 // applies MLPActivation to every unit with parameters. Other kinds

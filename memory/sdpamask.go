@@ -150,7 +150,7 @@ func SDPAMaskBytes(b, s int64) (boolMask, bias int64, err error) {
 // at the end of its backward (the first checkpointed block using it). Zeros unless some block gets a mask
 // (sdpaMask) and memory.activations is on. Blocks with activation_bytes
 // set keep their own figure and are skipped; the block count for
-// recompute_every is unitActivations'.
+// recompute_every and recompute_fraction is unitActivations'.
 func unitMasks(s *scenarios.Scenario) (alloc, freeFwd, freeBwd []int64, err error) {
 	layers := s.Model.LayerList
 	alloc = make([]int64, len(layers))

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -1527,11 +1528,68 @@ func EveryNth(i, n int) bool {
 	return (i+1)%n == 0
 }
 
-// blockPolicy is the checkpointing policy of s's block i (0-based, forward
-// order): training.recompute, or none for a block recompute_every leaves
-// out (EveryNth), through UnitPolicies.
-func blockPolicy(s *scenarios.Scenario, i int) string {
-	if !EveryNth(i, s.Training.RecomputeEvery) {
+// Placement says which blocks training.recompute applies to: every
+// Every-th (training.recompute_every, EveryNth), or, when Fraction > 0, a
+// fraction Fraction of them placed as fms-fsdp places them
+// (training.recompute_fraction, FractionCheckpointed). Memory's timeline
+// and zero's compute both ask Checkpointed, through UnitPolicies.
+type Placement struct {
+	Every    int
+	Fraction float64
+}
+
+// PlacementOf is the Placement of a resolved scenario's training.
+func PlacementOf(t *scenarios.Training) Placement {
+	return Placement{Every: t.RecomputeEvery, Fraction: t.RecomputeFractionP}
+}
+
+// Checkpointed reports whether block i (0-based, forward order) is
+// checkpointed.
+func (p Placement) Checkpointed(i int) bool {
+	if p.Fraction > 0 {
+		return FractionCheckpointed(i, p.Fraction)
+	}
+	return EveryNth(i, p.Every)
+}
+
+// FractionCheckpointed reports whether block i (0-based, forward order) is
+// checkpointed under fms-fsdp's selective activation checkpointing with
+// fraction p in (0, 1] (fms_fsdp/policies/ac_handler.py,
+// apply_fsdp_checkpointing, at ed74fd5ddec00e309eac20f478de883464c86526):
+// its check_fn counts blocks from 1 in module order, b, and wraps block b
+// when b*p >= cut_off, cut_off starting at 1/2 and growing by 1 at every
+// wrapped block. p = 1/2 wraps blocks 1, 3, 5, … (the first, not the
+// last of an even count); 1/3 wraps 2, 5, 8, …; 2/3 wraps 1, 3, 4, 6, 7, …
+//
+// The wrapped count up to b is then #{k ≥ 0 : k + 1/2 ≤ x_b}, x_b the
+// float64 product b*p as Python forms it, = floor(x_b - 1/2) + 1 once
+// x_b ≥ 1/2 (x_b - 1/2 is exact: Sterbenz below 1, a multiple of x_b's
+// ulp above), so long as no step crosses two thresholds k + 1/2, which
+// needs x_b - x_(b-1) > 1: for b ≤ 1024 (scenarios.MaxLayers) that takes
+// p > 1 - 2^-40, where x_b lies within 2^-29 of the whole number b, far
+// from any threshold (TestFractionCheckpointedLoop runs the loop itself). Block b is wrapped iff the count grows at b.
+func FractionCheckpointed(i int, p float64) bool {
+	if i < 0 || !(p > 0) {
+		return false
+	}
+	b := i + 1
+	return fractionCount(b, p) > fractionCount(b-1, p)
+}
+
+// fractionCount is how many of blocks 1..b fms-fsdp's rule wraps.
+func fractionCount(b int, p float64) int {
+	x := float64(float64(b) * p) // rounded, as Python rounds it (no fused multiply-add)
+	if x < 0.5 {
+		return 0
+	}
+	return int(math.Floor(x-0.5)) + 1
+}
+
+// blockPolicy is the checkpointing policy of block i (0-based, forward
+// order) under placement pl: training.recompute, or none for a block the
+// placement leaves out, through UnitPolicies.
+func blockPolicy(s *scenarios.Scenario, pl Placement, i int) string {
+	if !pl.Checkpointed(i) {
 		return PolicyNone
 	}
 	return string(s.Training.Recompute)
@@ -1548,10 +1606,11 @@ func blockPolicy(s *scenarios.Scenario, i int) string {
 func UnitPolicies(s *scenarios.Scenario) []string {
 	out := make([]string, len(s.Model.LayerList))
 	block, owner := 0, ""
+	pl := PlacementOf(&s.Training)
 	for u, l := range s.Model.LayerList {
 		switch {
 		case l.Block:
-			owner = blockPolicy(s, block)
+			owner = blockPolicy(s, pl, block)
 			block++
 			out[u] = owner
 		case l.Group == scenarios.GroupExpert && owner != "":

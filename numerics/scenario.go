@@ -175,6 +175,7 @@ var verifyKeys = map[string]keyRule{
 	"training.recompute":            noChange(),
 	"training.recompute_early_stop": noChange(),
 	"training.recompute_every":      noChange(),
+	"training.recompute_fraction":   noChange(),
 	"training.op_force_recompute":   noChange(),
 	"training.mfu":                  noChange(),
 	"training.compute_efficiency":   noChange(),

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/zerosim/zerosim/units"
@@ -230,6 +231,21 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	}
 	if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
 		return err
+	}
+	t.RecomputeFractionP = 0
+	if l.has("training.recompute_fraction") {
+		p, err := ParseRecomputeFraction(t.RecomputeFraction)
+		if err != nil {
+			v := t.RecomputeFraction
+			if strings.TrimSpace(v) == "" {
+				v = strconv.Quote(v)
+			}
+			return l.errAlone("training.recompute_fraction", fmt.Sprintf("recompute_fraction=%s %v", v, err))
+		}
+		if l.has("training.recompute_every") {
+			return l.errPath("training.recompute_fraction", "give training.recompute_fraction (fms-fsdp's fraction of the blocks) or training.recompute_every (every N-th block), not both")
+		}
+		t.RecomputeFractionP = p
 	}
 	c := &s.Communication
 	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryFSDP2Head, BoundaryDeepSpeed); err != nil {
@@ -488,4 +504,38 @@ func (s *Scenario) OverheadSource() string {
 		return "calibration " + s.calibrationName()
 	}
 	return "memory.allocator_overhead"
+}
+
+// ParseRecomputeFraction reads training.recompute_fraction as fms-fsdp reads
+// its selective_checkpointing (fms_fsdp/policies/ac_handler.py at
+// ed74fd5ddec00e309eac20f478de883464c86526: p = eval(p) if isinstance(p,
+// str) else p): a quotient "a/b" of whole numbers, which Python's true
+// division rounds to the nearest float64 as float64(a)/float64(b) does, or
+// a decimal. p must be in (0, 1]: fms-fsdp's p = 0 checkpoints nothing
+// (training.recompute: none) and p > 1 every block (1).
+func ParseRecomputeFraction(s string) (float64, error) {
+	const use = "use a fraction of the blocks in (0, 1] such as 1/2, 2/3 or 0.5"
+	v := strings.TrimSpace(s)
+	var p float64
+	if a, b, ok := strings.Cut(v, "/"); ok {
+		n, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+		d, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+		if err1 != nil || err2 != nil || n < 0 || d <= 0 || n > 1<<53 || d > 1<<53 {
+			return 0, fmt.Errorf("is not a fraction (%s)", use)
+		}
+		p = float64(n) / float64(d)
+	} else {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("is not a fraction (%s)", use)
+		}
+		p = f
+	}
+	switch {
+	case !(p > 0):
+		return 0, fmt.Errorf("is out of range (%s; for no checkpointed block, training.recompute: none)", use)
+	case p > 1:
+		return 0, fmt.Errorf("is out of range (%s)", use)
+	}
+	return p, nil
 }

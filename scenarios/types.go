@@ -368,6 +368,15 @@ type Training struct {
 	// RecomputeEvery applies training.recompute to every N-th block only
 	// (torchtitan's selective_ac_option = N); 1 (default): every block.
 	RecomputeEvery int `yaml:"recompute_every,omitempty"`
+	// RecomputeFraction applies training.recompute to a fraction p of the
+	// blocks, placed as fms-fsdp places them (memory.Placement), written
+	// as fms-fsdp's selective_checkpointing is: "1/2", "2/3" or a decimal
+	// such as 0.5, in (0, 1]. Exclusive with recompute_every; "" (default):
+	// recompute_every decides.
+	RecomputeFraction string `yaml:"recompute_fraction,omitempty"`
+	// RecomputeFractionP is RecomputeFraction's value, set by Resolve; 0
+	// when none is given.
+	RecomputeFractionP float64 `yaml:"-" json:"-"`
 	// OpForceRecompute is torchtitan's
 	// activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns,
 	// read under recompute: op only: FQN fragments; every Linear of a

@@ -220,7 +220,9 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 	gpu, eff, ring := planContext(s, net)
 	var err error
 	// Each block's policy: recompute_every = N checkpoints the N-th, 2N-th,
-	// … block only (memory.UnitPolicies, as memory and Costs ask it).
+	// … block only, recompute_fraction = p fms-fsdp's choice of blocks
+	// (memory.Placement through memory.UnitPolicies, as memory and Costs
+	// ask it).
 	policies := memory.UnitPolicies(s)
 	for u, l := range s.Model.LayerList {
 		switch {

@@ -266,7 +266,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		}
 		// Backward is 2× the weight matmuls and AttentionBackwardFLOPs of
 		// the attention (2.5× under flash and sdpa, 2× eager), plus one more forward under full recompute
-		// of the unit (memory.UnitPolicies: a block recompute_every leaves out, and its routed
+		// of the unit (memory.UnitPolicies: a block recompute_every or recompute_fraction leaves out, and its routed
 		// experts, rerun nothing). Under torchtitan's op policy a unit of
 		// routed experts reruns its forward too: none of its ops is in
 		// the policy's save list (torch._grouped_mm is not aten.mm), so

@@ -16,11 +16,12 @@ type ComputeSpec struct {
 	GPU    GPUShape
 	Eff    Efficiency
 	Policy string
-	// EveryN > 1 checkpoints only every EveryN-th block (see
-	// memory.EveryNth); the others recompute nothing.
-	EveryN int
-	Blocks []bool
-	Head   int // unit of the output projection and loss; −1: none
+	// Placement picks the blocks Policy applies to (memory.Placement, the
+	// predicate memory's timeline asks too; zero value: every block); the
+	// others recompute nothing.
+	Placement memory.Placement
+	Blocks    []bool
+	Head      int // unit of the output projection and loss; −1: none
 	// HeadPasses is how many times the output projection and loss run
 	// per micro-batch (0 counts as 1): 1 + DeepSeek-V3's multi-token-
 	// prediction modules (scenarios.Model.MTPModules), each of which sends
@@ -112,7 +113,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 			continue
 		}
 		i := 1
-		if !memory.EveryNth(block, spec.EveryN) {
+		if !spec.Placement.Checkpointed(block) {
 			i = 0
 		}
 		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.Add(bwd, re[i]), Fwd: secs[i][0], Bwd: secs[i][1], FwdBy: by[i][0], BwdBy: by[i][1]}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -117,12 +118,12 @@ func TestMFUTorchtitanH100(t *testing.T) {
 }
 
 // TestPlanCompute checks the unit layout: blocks get the block cost (every
-// second one recomputing under EveryN 2), the head unit the LM head once,
+// second one recomputing under Placement{Every: 2}), the head unit the LM head once,
 // and the embedding nothing.
 func TestPlanCompute(t *testing.T) {
 	d := FLOPDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Vocab: 32000, Causal: true}
 	spec := ComputeSpec{Dims: d, GPU: GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132},
-		Eff: Efficiency{GEMM: 0.8, Attention: 0.6, HBM: 0.88}, Policy: "full", EveryN: 2,
+		Eff: Efficiency{GEMM: 0.8, Attention: 0.6, HBM: 0.88}, Policy: "full", Placement: memory.Placement{Every: 2},
 		Blocks: []bool{false, true, true, false, false}, Head: 4}
 	u, err := PlanCompute(spec)
 	if err != nil {

@@ -86,6 +86,9 @@ type validationRow struct {
 	K              int    `json:"k"`
 	Recompute      string `json:"recompute"`
 	RecomputeEvery int    `json:"recompute_every"`
+	// RecomputeFraction is training.recompute_fraction: fms-fsdp's
+	// selective_checkpointing p from e53bac1 on (its ed74fd5 table).
+	RecomputeFraction string `json:"recompute_fraction"`
 	// Vocab and NormImpl are model.vocab and training.norm_impl for a
 	// source whose rows are of models with different vocabularies or
 	// norms (torchtitan 157a12c56: Llama 3 and Llama 2, fused_rmsnorm or
@@ -175,6 +178,9 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.Recompute != "" {
 		sets = append(sets, "training.recompute="+r.Recompute)
 	}
+	if r.RecomputeFraction != "" {
+		sets = append(sets, "training.recompute_fraction="+r.RecomputeFraction)
+	}
 	if r.NormImpl != "" {
 		sets = append(sets, "training.norm_impl="+r.NormImpl)
 	}
@@ -198,6 +204,9 @@ func (r validationRow) name() string {
 		n += ", recompute " + r.Recompute
 		if r.RecomputeEvery > 1 {
 			n += fmt.Sprintf(" every %d", r.RecomputeEvery)
+		}
+		if r.RecomputeFraction != "" {
+			n += " of " + r.RecomputeFraction + " of the blocks"
 		}
 	}
 	if r.NormImpl != "" {
