@@ -176,8 +176,10 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 		// "bucket_size=25,100MB") made every point with it an error row,
 		// exit 0.
 		for _, v := range g.Values {
-			if err := scenarios.CheckSetType(g.Key + "=" + v); err != nil {
-				return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid %s=%s: %w", g.Key, strings.Join(g.Values, ","), err)}
+			set := g.Key + "=" + v
+			if err := scenarios.CheckSetType(set); err != nil {
+				msg := strings.TrimPrefix(err.Error(), "--set "+set+": ")
+				return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid %s=%s: %s", g.Key, strings.Join(g.Values, ","), msg)}
 			}
 		}
 	}
@@ -193,13 +195,23 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 	return sp, sh, nil
 }
 
-// checkGridValues refuses a --grid value that is wrong by itself, whatever
-// the other keys hold (zero_stage=7, micro_batch=0: scenarios.Error.Alone),
-// before any point runs: each made a column of error rows, exit 0. A value
-// that only does not fit the rest of its point (a k that does not divide
-// that point's dp, a dp that does not fill the cluster) stays an error row:
-// the other grids may make it fit, and which points do is the sweep's answer.
+// checkGridValues refuses a --set or --grid value that is wrong by itself,
+// whatever the other keys hold (zero_stage=7, micro_batch=0, an unknown
+// preset name, a file that is not there: scenarios.Error.Alone), before
+// any point runs: each made a column of error rows, exit 0. A value that
+// only does not fit the rest of its point (a k that does not divide that
+// point's dp, a dp that does not fill the cluster) stays an error row: the
+// other grids may make it fit, and which points do is the sweep's answer.
+// A --set is loaded on the file alone, so that another --set's error
+// found first does not hide it.
 func checkGridValues(src sweep.Source, sp *sweep.Space) error {
+	file := sweep.Source{File: src.File, Data: src.Data}
+	for _, set := range src.Sets {
+		_, err := file.Load(set)
+		if _, ok := scenarios.AloneError(err, set); ok {
+			return inputError{err}
+		}
+	}
 	for _, g := range sp.Grids {
 		for _, v := range g.Values {
 			set := g.Key + "=" + v
