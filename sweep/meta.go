@@ -114,6 +114,25 @@ func IsOutput(head []byte) bool {
 	return ok
 }
 
+// OtherOutput says how out, the start of an existing sweep output, is not
+// an output of the sweep whose output in starts: "is JSON Lines, the
+// inputs are CSV", "is the output of another sweep (…)"; "" when it is
+// one (merge --out replaces only a merge of the same sweep, QA25 L8).
+func OtherOutput(out, in []byte) string {
+	line := func(b []byte) []byte { l, _, _ := bytes.Cut(b, []byte("\n")); return bytes.TrimRight(l, "\r") }
+	om, of, ok := parseMeta(line(out))
+	im, inf, iok := parseMeta(line(in))
+	switch {
+	case !ok || !iok:
+		return ""
+	case of != inf:
+		return fmt.Sprintf("is %s, the inputs are %s", of.Name(), inf.Name())
+	case !om.Equal(im):
+		return fmt.Sprintf("is the output of another sweep (%s)", im.differs(om))
+	}
+	return ""
+}
+
 // parseMeta reads the meta line of an output (without its newline).
 func parseMeta(line []byte) (Meta, Format, bool) {
 	var m Meta

@@ -64,6 +64,9 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		defer fh.Close()
 		in = append(in, sweep.Input{Name: f, R: fh})
 	}
+	if err := checkMergeOut(o.out, files[0]); err != nil {
+		return err
+	}
 	var rep *sweep.MergeReport
 	write := func(w io.Writer) error {
 		var err error
@@ -96,4 +99,30 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		msg += fmt.Sprintf("; %d points missing: %s", rep.MissingPoints, sweep.RangesOf(rep.Missing))
 	}
 	return failure{msg}
+}
+
+// checkMergeOut refuses an existing --out that is a sweep output
+// (checkTarget) of another format or another sweep than the first input:
+// only a merge of the same sweep is replaced, as sweep --out replaces
+// nothing without --resume (QA25 L8).
+func checkMergeOut(out, first string) error {
+	if out == "" {
+		return nil
+	}
+	if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	head := func(p string) []byte {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(f, headBytes))
+		return b
+	}
+	if why := sweep.OtherOutput(head(out), head(first)); why != "" {
+		return inputError{fmt.Errorf("--out %s %s (not overwritten: choose another --out or delete it)", out, why)}
+	}
+	return nil
 }
