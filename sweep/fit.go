@@ -22,7 +22,7 @@ type FitOptions struct {
 	Convention memory.Convention
 	// MaxGPUs bounds the data-parallel search (default 65,536 GPUs).
 	MaxGPUs int
-	// Jobs is how many rows are searched at once (≤ 0: runtime.NumCPU(); at
+	// Jobs is how many rows are searched at once (≤ 0: runtime.GOMAXPROCS(0); at
 	// most MaxJobs).
 	Jobs int
 	// Progress, if not nil, is called with the rows searched so far and

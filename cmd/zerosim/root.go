@@ -477,10 +477,17 @@ func fileWriters(root *cobra.Command) string {
 	return reports.ListAnd(names)
 }
 
+// defaultJobs is -j's default: runtime.GOMAXPROCS(0), which since Go 1.25
+// follows the cgroup CPU limit of a container (golang/go#73193,
+// go.dev/blog/container-aware-gomaxprocs), where runtime.NumCPU() is the
+// node's CPUs: a pod limited to 4 CPUs on a 64-core node ran 64 replays
+// at once (QA25 M5).
+func defaultJobs() int { return runtime.GOMAXPROCS(0) }
+
 // checkJobs checks a --jobs value (sweep, plan, compare).
 func checkJobs(j int) error {
 	if j < 1 || j > sweep.MaxJobs {
-		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", j, sweep.MaxJobs, runtime.NumCPU())}
+		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (default %d: the CPUs this process may use, GOMAXPROCS)", j, sweep.MaxJobs, defaultJobs())}
 	}
 	return nil
 }
