@@ -18,6 +18,10 @@ import (
 // --resume and merge refuse rows of another scenario, other --sets or other
 // grids instead of mixing them into one file.
 type Meta struct {
+	// Zerosim is the build that wrote the rows: --resume and merge refuse
+	// rows of another (BuildDiffers). Nil in an output written before
+	// zerosim recorded it.
+	Zerosim  *Build   `json:"zerosim,omitempty"`
 	Scenario string   `json:"scenario_sha256"`
 	Sets     []string `json:"sets"`
 	Grids    []string `json:"grids"`
@@ -163,6 +167,44 @@ func (m Meta) Space() (*Space, error) {
 		gs = append(gs, g)
 	}
 	return NewSpace(gs)
+}
+
+// Build is the zerosim build that wrote an output: reports.Build's
+// version, revision and modified flag (reports imports sweep, so the
+// command fills it in).
+type Build struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+}
+
+// String names the build in messages: "zerosim devel", "zerosim v0.9.0
+// (git 0123456789ab, modified)"; nil is an output written before zerosim
+// recorded its build.
+func (b *Build) String() string {
+	if b == nil {
+		return "a zerosim that did not record its version"
+	}
+	var extra []string
+	if b.Revision != "" {
+		extra = append(extra, "git "+b.Revision[:min(len(b.Revision), 12)])
+	}
+	if b.Modified {
+		extra = append(extra, "modified")
+	}
+	if len(extra) == 0 {
+		return "zerosim " + b.Version
+	}
+	return "zerosim " + b.Version + " (" + strings.Join(extra, ", ") + ")"
+}
+
+// BuildDiffers reports whether m and o were written by different zerosim
+// builds, whose rows may differ for one point (QA25 M6).
+func (m Meta) BuildDiffers(o Meta) bool {
+	if m.Zerosim == nil || o.Zerosim == nil {
+		return m.Zerosim != o.Zerosim
+	}
+	return *m.Zerosim != *o.Zerosim
 }
 
 // Equal reports whether m and o describe the same sweep.

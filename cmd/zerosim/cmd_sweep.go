@@ -191,6 +191,9 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 			return nil, sweep.Shard{}, inputError{fmt.Errorf("--set %s: %w", s, err)}
 		}
 	}
+	if err := checkSetsUnderGrids(sets, sp); err != nil {
+		return nil, sweep.Shard{}, err
+	}
 	return sp, sh, nil
 }
 
@@ -413,6 +416,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		return err
 	}
 	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
+	meta.Zerosim = sweepBuild()
 	f := sweepFormat(a.format)
 	w, outFile, p, err := sweepOutput(o, f, meta, sp, sh, out)
 	if err != nil {
@@ -564,4 +568,28 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 		return nil, nil, inputError{fmt.Errorf("--resume %s: %w", o.out, err)}
 	}
 	return fh, p, nil
+}
+
+// sweepBuild is the build the meta line names (reports.ReadBuild), so
+// that --resume and merge refuse rows another zerosim wrote (QA25 M6).
+func sweepBuild() *sweep.Build {
+	b := reports.ReadBuild()
+	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
+}
+
+// checkSetsUnderGrids refuses a --set of a key a --grid sets at every
+// point, or of a key inside it: the grid's value replaces it, so the --set
+// only changed the meta line, and the rows then did not merge with the
+// same sweep run without it (QA25 L13).
+func checkSetsUnderGrids(sets []string, sp *sweep.Space) error {
+	for _, s := range sets {
+		key, _, _ := strings.Cut(s, "=")
+		key = strings.TrimSpace(key)
+		for _, g := range sp.Grids {
+			if key == g.Key || strings.HasPrefix(key, g.Key+".") || strings.HasPrefix(key, g.Key+"[") {
+				return inputError{fmt.Errorf("--set %s: --grid %s=%s sets that key at every point (drop the --set, or put its value in the grid)", s, g.Key, strings.Join(g.Values, ","))}
+			}
+		}
+	}
+	return nil
 }
