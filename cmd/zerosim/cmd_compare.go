@@ -171,12 +171,6 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	// The load warnings, printed before the report (app.pending: a
-	// variant's replay can still refuse it), not again with a variant.
-	shown := map[string]bool{}
-	for _, w := range a.pending {
-		shown[w] = true
-	}
 	set, done := func(int64, int64) {}, func() {}
 	if isTerminal(errOut) {
 		set, done = delayedBar(errOut, "compare")
@@ -186,6 +180,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return inputError{err} // a variant's scenario cannot be replayed
 	}
+	// The load warnings, printed before the report (app.pending: a
+	// variant's replay can still refuse it), not again with a variant.
+	shown := fileWarnings(a, runs.Variants, o.vary != "" || o.zeropp)
 	c := reports.NewComparison(title, runs, o.convention == "seed000" || seedScenario(runs))
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
@@ -300,4 +297,22 @@ func checkVaryValues(src sweep.Source, vary string, g sweep.Grid) error {
 		return inputError{err}
 	}
 	return nil
+}
+
+// fileWarnings keeps, when the variants are of one file (--vary,
+// --zeropp), the file's load warnings every variant gives (givenByAll),
+// and returns the warnings kept, which variantWarnings does not repeat.
+func fileWarnings(a *app, outs []*sweep.Outcome, oneFile bool) map[string]bool {
+	if oneFile {
+		var scs []*scenarios.Scenario
+		for _, o := range outs {
+			scs = append(scs, o.Scenario)
+		}
+		a.pending = givenByAll(a.pending, scs...)
+	}
+	shown := map[string]bool{}
+	for _, w := range a.pending {
+		shown[w] = true
+	}
+	return shown
 }

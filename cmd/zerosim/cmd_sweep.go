@@ -415,6 +415,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return err
 	}
+	a.pending = givenByAll(a.pending, first)            // the others come with their points
 	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
 	meta.Zerosim = sweepBuild()
 	f := sweepFormat(a.format)
@@ -592,4 +593,24 @@ func checkSetsUnderGrids(sets []string, sp *sweep.Space) error {
 		}
 	}
 	return nil
+}
+
+// givenByAll keeps of the file's load warnings held those that each of
+// the scenarios (the points or variants, as loaded) gives too: one about
+// a key a --grid or --vary sets at every point was printed though no point
+// gave it, and again with the points that did (QA25 M2). Those left out
+// come after the rows with the points that give them. A nil scenario (a
+// point that does not load) cannot tell: everything is kept.
+func givenByAll(held []string, scs ...*scenarios.Scenario) []string {
+	var keep []string
+	for _, w := range held {
+		all := true
+		for _, s := range scs {
+			all = all && (s == nil || slices.Contains(s.Warnings, w))
+		}
+		if all || slices.Contains(scs, nil) {
+			keep = append(keep, w)
+		}
+	}
+	return keep
 }
