@@ -77,7 +77,11 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	if o.out != "" {
 		err = reports.WriteFileAtomic(o.out, write)
 	} else {
-		err = write(out)
+		ew := &reports.ErrWriter{W: out}
+		if err = write(ew); ew.Err != nil {
+			// Standard output refused: exit 1, as every command (QA25 L3).
+			return fmt.Errorf("merge: writing standard output: %w", ew.Err)
+		}
 	}
 	if err != nil {
 		return inputError{fmt.Errorf("merge: %s", plain(err))}
