@@ -446,10 +446,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
 	em.finish(errOut)
 	if err != nil {
-		if err = outFile.failed(err, em.rows); ctx.Err() != nil && o.out != "" {
-			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", em.rows, todo, o.out)}
-		}
-		return err
+		return sweepStopped(ctx, outFile.failed(err, em.rows), em.rows, todo, o.out)
 	}
 	if em.bar != nil || em.invalid > 0 { // invalid points even on a pipe (qa21 LOW 5)
 		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
@@ -613,4 +610,17 @@ func givenByAll(held []string, scs ...*scenarios.Scenario) []string {
 		}
 	}
 	return keep
+}
+
+// sweepStopped is the error of a sweep that stopped before its last row:
+// a signal's (ctx canceled) says where it stopped and how to go on; to
+// standard output it said "context canceled" (QA25 L1).
+func sweepStopped(ctx context.Context, err error, rows, todo int, out string) error {
+	switch {
+	case ctx.Err() == nil:
+		return err
+	case out != "":
+		return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", rows, todo, out)}
+	}
+	return failure{fmt.Sprintf("sweep interrupted after %d of %d points (the rows on standard output are whole; rerun with --out FILE to resume one)", rows, todo)}
 }
