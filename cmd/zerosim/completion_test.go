@@ -48,3 +48,28 @@ func TestCompletionAfterSpace(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionRejectsGlobalFlags: completion prints a shell script and
+// rejects the global flags it would ignore, as version and scenarios do
+// (QA25 L4: completion bash --set a=1 --format json -o x --wide exit 0).
+func TestCompletionRejectsGlobalFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flags   []string
+		mention string
+	}{
+		{[]string{"--set", "a=1"}, "--set a=1: zerosim completion bash reads no scenario"},
+		{[]string{"--format", "json"}, "--format json: completion prints a shell script"},
+		{[]string{"-o", t.TempDir()}, "zerosim completion bash writes no files into a directory"},
+		{[]string{"--wide"}, "--wide: zerosim completion bash has no narrower default"},
+		{[]string{"--units", "gb"}, "--units gb: zerosim completion bash does not take --units"},
+	} {
+		args := append([]string{"completion", "bash"}, tc.flags...)
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, tc.mention)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		if code, out, errOut := runMain(t, "", "completion", sh); code != 0 || !strings.Contains(out, "zerosim") {
+			t.Errorf("completion %s: exit %d, %d bytes, %q", sh, code, len(out), errOut)
+		}
+	}
+}
