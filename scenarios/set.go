@@ -85,7 +85,7 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 				return fail("%s is %s, not a list (drop the [%d])", name, describe(next), n)
 			}
 			if n < 0 || n >= len(next.Content) {
-				return fail("%s has %d items, so [%d] is out of range (use 0 to %d)", name, len(next.Content), n, len(next.Content)-1)
+				return fail("%s has %d item%s, so [%d] is out of range (use 0 to %d)", name, len(next.Content), plural(int64(len(next.Content))), n, len(next.Content)-1)
 			}
 			if pi == len(parts)-1 && j == len(idx)-1 {
 				l.markSet(cur.Content[i], set)

@@ -93,7 +93,9 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		files = []string{""} // the default example, as run, plan and sweep take it
 	}
 	switch {
-	case o.zeropp && (o.vary != "" || len(files) != 1):
+	case o.zeropp && o.vary != "":
+		return nil, "", false, inputError{errors.New("--zeropp compares variants of one FILE, without --vary (drop --vary)")}
+	case o.zeropp && len(files) != 1:
 		return nil, "", false, inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
 	case o.zeropp:
 		src, _, err := loadSource(a, files[0], false)
@@ -106,7 +108,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		}
 		return variants, src.File + ": ZeRO-3, raising K, ZeRO++", false, nil
 	case o.vary != "" && len(files) != 1:
-		return nil, "", false, inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
+		return nil, "", false, inputError{fmt.Errorf("--vary compares variants of one FILE, got %s", nOf(len(files), "file", "files"))}
 	case o.vary != "":
 		g, err := sweep.ParseGrid(o.vary)
 		if err != nil {

@@ -90,17 +90,17 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		fmt.Fprintf(errOut, "zerosim: merge: %s ends with a partial line (ignored; resume that shard with --resume)\n", p)
 	}
 	if len(rep.Duplicates) > 0 {
-		fmt.Fprintf(errOut, "zerosim: merge: %d points present more than once with identical rows, kept once: %s\n", len(rep.Duplicates), sweep.Ranges(rep.Duplicates))
+		fmt.Fprintf(errOut, "zerosim: merge: %s present more than once with identical rows, kept once: %s\n", nOf(len(rep.Duplicates), "point", "points"), sweep.Ranges(rep.Duplicates))
 	}
 	if rep.OK() {
 		return nil
 	}
-	msg := fmt.Sprintf("merged %d rows", rep.Rows)
+	msg := "merged " + nOf(rep.Rows, "row", "rows")
 	if len(rep.Conflicts) > 0 {
-		msg += fmt.Sprintf("; %d points have different rows in different files (kept the first): %s", len(rep.Conflicts), sweep.Ranges(rep.Conflicts))
+		msg += fmt.Sprintf("; %s different rows in different files (kept the first): %s", nOf(len(rep.Conflicts), "point has", "points have"), sweep.Ranges(rep.Conflicts))
 	}
 	if rep.MissingPoints > 0 {
-		msg += fmt.Sprintf("; %d points missing: %s", rep.MissingPoints, sweep.RangesOf(rep.Missing))
+		msg += fmt.Sprintf("; %s missing: %s", nOf(rep.MissingPoints, "point", "points"), sweep.RangesOf(rep.Missing))
 	}
 	return failure{msg}
 }
@@ -129,4 +129,13 @@ func checkMergeOut(out, first string) error {
 		return inputError{fmt.Errorf("--out %s %s (not overwritten: choose another --out or delete it)", out, why)}
 	}
 	return nil
+}
+
+// nOf is n with the noun that fits it: "1 point", "2 points" (QA25 L12:
+// "1 points missing").
+func nOf[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

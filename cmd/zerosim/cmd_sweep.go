@@ -449,7 +449,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		return sweepStopped(ctx, outFile.failed(err, em.rows), em.rows, todo, o.out)
 	}
 	if em.bar != nil || em.invalid > 0 { // invalid points even on a pipe (qa21 LOW 5)
-		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
+		fmt.Fprintf(errOut, "zerosim: sweep: %s (shard %s), %d invalid\n", nOf(em.rows, "point", "points"), sh, em.invalid)
 	}
 	return nil
 }
