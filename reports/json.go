@@ -278,7 +278,7 @@ func (run *Run) Warnings() []string {
 func (run *Run) toJSON() *runJSON {
 	s, r := run.Scenario, run.Result
 	sc := r.Schedule
-	j := &runJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
+	j := &runJSON{Scenario: run.name(), Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: algorithmText(s), NCCLAlgo: s.Communication.NCCLAlgo, NCCLProto: s.Communication.NCCLProto, Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()),
