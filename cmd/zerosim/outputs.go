@@ -371,7 +371,29 @@ func readError(prefix string, err error) error {
 // the file, the cause without the temporary file's name (a rename's
 // "rename DIR/.NAME.tmp… DIR/NAME: file exists" is the directory in the
 // way), and what to do about it.
-func writeFailure(we *reports.WriteError) string {
+func writeFailure(we *reports.WriteError) string { return writeFailureAs(we, we.Path) }
+
+// writeFailureFrom is writeFailure naming the flag that gave the file
+// (QA25 L16: "cannot write /dev/full: …" named no flag): "--trace
+// /dev/full: cannot write it: …", "-o od: cannot write od/result.json: …".
+func (a *app) writeFailureFrom(cmd *cobra.Command, we *reports.WriteError) string {
+	if cmd == nil {
+		return writeFailure(we)
+	}
+	o := commandOutputs[commandKey(cmd)]
+	for _, name := range slices.Sorted(maps.Keys(o.files)) {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Value.String() != "" && filepath.Clean(f.Value.String()) == filepath.Clean(we.Path) {
+			return fmt.Sprintf("--%s %s: %s", name, f.Value.String(), writeFailureAs(we, "it"))
+		}
+	}
+	if dir := filepath.Clean(a.outDir); a.outDir != "" && cmd.Annotations[writesFiles] != "" && (filepath.Clean(we.Path) == dir || filepath.Dir(we.Path) == dir) {
+		return fmt.Sprintf("-o %s: %s", a.outDir, writeFailure(we))
+	}
+	return writeFailure(we)
+}
+
+// writeFailureAs is writeFailure naming the file as name.
+func writeFailureAs(we *reports.WriteError, name string) string {
 	cause, fix := we.Err, "choose another path"
 	var pe *fs.PathError
 	var le *os.LinkError
@@ -393,7 +415,7 @@ func writeFailure(we *reports.WriteError) string {
 	case errors.Is(cause, syscall.ENOTDIR):
 		fix = "a file is in the way of a directory on that path; write elsewhere"
 	}
-	return fmt.Sprintf("cannot write %s: %v (%s)", we.Path, cause, fix)
+	return fmt.Sprintf("cannot write %s: %v (%s)", name, cause, fix)
 }
 
 // isDevNull reports whether fi is the null device (os.DevNull), which

@@ -406,7 +406,7 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 	if errors.As(err, &we) {
 		// The file system refused an output file: exit 2 like other input
 		// the user can fix, not 1, which --require-fit gives "does not fit".
-		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(writeFailure(we)))
+		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(a.writeFailureFrom(cmd, we)))
 		return exitInput, err
 	}
 	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plainOf(err, cmd)))
