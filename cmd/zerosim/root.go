@@ -147,6 +147,7 @@ for bit against unsharded training.`,
 	}
 	addCobraCommands(root)
 	addCompletions(root)
+	onceFlags(root)
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && !c.Runnable() {
 			// Left alone, cobra prints a group's help and exits 0 for
@@ -263,6 +264,9 @@ func flagWant(f *pflag.Flag) string {
 // number`. It reads pflag's InvalidValueError and the strconv.NumError it
 // wraps, not their text.
 func plainFlagValue(err error) error {
+	if tw := twiceFlag(err); tw != nil {
+		return tw
+	}
 	var iv *pflag.InvalidValueError
 	var ne *strconv.NumError
 	if !errors.As(err, &iv) || !errors.As(err, &ne) {
