@@ -649,7 +649,7 @@ func benchRowError(a *app, o *collectiveOpts, s *scenarios.Scenario, size units.
 
 // collectiveReport is collective's report before its rows.
 func collectiveReport(a *app, o *collectiveOpts, b *collectives.Bench, s *scenarios.Scenario, topo *topology.Topology, name string) *reports.CollectiveReport {
-	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
+	rep := &reports.CollectiveReport{Zerosim: reports.ReadBuild(), ScenarioSHA256: reports.ScenarioSHA256(s), Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
 		GPUsPerThread: o.gpusPerThread, Vendor: reports.VendorOf(s.Cluster.GPU)}
 	rep.Timing = collectiveTiming(b, o.calibrated)
 	for _, c := range topology.Classes() {
