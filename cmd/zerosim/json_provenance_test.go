@@ -8,8 +8,8 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// TestJSONProvenance: the JSON of fit, compare, verify and collective
-// carries the zerosim block run's and plan's carry, and the SHA-256 of the
+// TestJSONProvenance: the JSON of run, fit, compare, verify and
+// collective carries the zerosim block plan's carries, and the SHA-256 of the
 // resolved scenario (sweep's and plan's scenario_sha256), so a result can
 // be reproduced from the file alone (QA25 M3: only run, plan, sweep and
 // calibrate did).
@@ -25,6 +25,7 @@ func TestJSONProvenance(t *testing.T) {
 		args []string
 		sha  string // the top level's scenario_sha256; "" where the variants carry theirs
 	}{
+		{[]string{"run", "seed002-tiny", "--format", "json"}, tiny},
 		{[]string{"fit", "seed002-tiny", "--format", "json"}, tiny},
 		{[]string{"verify", "seed002-tiny", "--format", "json"}, tiny},
 		{[]string{"collective", "--size", "1MiB", "--format", "json"}, "any"},
