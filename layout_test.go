@@ -246,8 +246,8 @@ func TestNoReportOnlyTypes(t *testing.T) {
 // so changing a compute package's struct changes no file format.
 func TestComputeTypesAreNoFileFormat(t *testing.T) {
 	// Formats a compute package reads back itself: the sweep output's meta
-	// line, which merge and --resume parse.
-	readBack := map[string]bool{"sweep.Meta": true}
+	// line with the build it names, which merge and --resume parse.
+	readBack := map[string]bool{"sweep.Meta": true, "sweep.Build": true}
 	fset := token.NewFileSet()
 	for _, pkg := range computePackages {
 		for _, f := range goFiles(t, fset, pkg) {

@@ -268,6 +268,8 @@ func TestSweepRowSchema(t *testing.T) {
 	var b bytes.Buffer
 	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
 	meta := sweep.NewMeta(src, sp, sweep.Resolve(src, sp))
+	// The build zerosim sweep records (QA25 M6), every field given.
+	meta.Zerosim = &sweep.Build{Version: "v0.9.0", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true}
 	if err := enc.WriteHeader(meta); err != nil {
 		t.Fatal(err)
 	}

@@ -108,8 +108,13 @@ type job struct {
 						Name  string `yaml:"name"`
 						Value string `yaml:"value"`
 					} `yaml:"env"`
-					Command []string `yaml:"command"`
-					Args    []string `yaml:"args"`
+					Command   []string `yaml:"command"`
+					Args      []string `yaml:"args"`
+					Resources struct {
+						Limits struct {
+							CPU string `yaml:"cpu"`
+						} `yaml:"limits"`
+					} `yaml:"resources"`
 				} `yaml:"containers"`
 				Volumes []struct {
 					PVC struct {
@@ -186,6 +191,11 @@ func TestIndexedJob(t *testing.T) {
 	s, e := script(sweep)
 	if !strings.Contains(s, "$JOB_COMPLETION_INDEX/$SHARDS") {
 		t.Errorf("the sweep script does not shard by JOB_COMPLETION_INDEX: %s", s)
+	}
+	// -j is the pod's CPU limit, as the Slurm script passes
+	// $SLURM_CPUS_PER_TASK (QA25 M5: it ran the node's CPU count).
+	if cpu := sweep.Spec.Template.Spec.Containers[0].Resources.Limits.CPU; cpu == "" || !strings.Contains(s, " -j "+cpu+" ") {
+		t.Errorf("the sweep script does not pass -j %q, its CPU limit: %s", cpu, s)
 	}
 	for i := 0; i < shards; i++ {
 		run(t, append(e, "JOB_COMPLETION_INDEX="+strconv.Itoa(i)), "sh", "-c", s)

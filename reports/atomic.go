@@ -158,7 +158,7 @@ func finishOutputDir(dir string, names []string, meta *ManifestMeta) error {
 		}
 		m.Files = append(m.Files, ManifestFile{Name: filepath.Base(n), Bytes: size, SHA256: hex.EncodeToString(h.Sum(nil))})
 	}
-	return WriteFileAtomic(filepath.Join(dir, ManifestName), func(w io.Writer) error {
+	return writeDirFile(filepath.Join(dir, ManifestName), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
@@ -226,7 +226,7 @@ func writeOutputFiles(dir string, files []OutputFile, meta *ManifestMeta) ([]str
 	var paths, names []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)
-		if err := WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(f.Data); return err }); err != nil {
+		if err := writeDirFile(p, func(w io.Writer) error { _, err := w.Write(f.Data); return err }); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)

@@ -10,8 +10,12 @@ import (
 // CollectiveReport is the result of `zerosim collective`: one row per
 // buffer size, in nccl-tests' conventions.
 type CollectiveReport struct {
-	Op        string `json:"op"`
-	Algorithm string `json:"algorithm"` // as requested (auto, ring, …)
+	// Zerosim and ScenarioSHA256 say what made the report (the scenario
+	// gives the cluster), as plan.json does (QA25 M3).
+	Zerosim        Build  `json:"zerosim"`
+	ScenarioSHA256 string `json:"scenario_sha256,omitempty"`
+	Op             string `json:"op"`
+	Algorithm      string `json:"algorithm"` // as requested (auto, ring, …)
 	// Timing names what timed an auto collective (collectives.Model.Tuner:
 	// NCCL's or RCCL's cost model); "" for an explicit algorithm.
 	Timing string `json:"timing,omitempty"`

@@ -21,7 +21,7 @@ func golden(t *testing.T, name string, got []byte) {
 // links with 500 ns per step: 398468374 ps (the alpha–beta reference).
 func sampleCollective() *CollectiveReport {
 	return &CollectiveReport{
-		Op: "allreduce", Algorithm: "ring", Cluster: "1 node × 8 GPUs, nvlink 300.00 GB/s 500ns",
+		Zerosim: ReadBuild(), Op: "allreduce", Algorithm: "ring", Cluster: "1 node × 8 GPUs, nvlink 300.00 GB/s 500ns",
 		Group: []int{0, 1, 2, 3, 4, 5, 6, 7}, Groups: 1, Classes: []string{"nvlink", "network"},
 		Rows: []CollectiveRow{{
 			Size: 64 << 20, Count: 32 << 20, Algorithm: "ring", TimePS: 398468374, ClosedFormPS: 398468374,

@@ -21,6 +21,9 @@ import (
 
 // Comparison is a side-by-side comparison of replayed variants.
 type Comparison struct {
+	// Zerosim says what made the comparison, as plan.json does; each
+	// variant carries its scenario_sha256 (QA25 M3).
+	Zerosim  Build            `json:"zerosim"`
 	Title    string           `json:"title"`
 	Variants []compareVariant `json:"variants"`
 	// Rows are the table rows: one value per variant, exact integers
@@ -48,13 +51,14 @@ type Comparison struct {
 
 // compareVariant is one replayed variant.
 type compareVariant struct {
-	Label     string   `json:"label"`
-	File      string   `json:"file"`
-	Sets      []string `json:"sets"`
-	Stage     int      `json:"stage"`
-	N         int      `json:"n"`
-	K         int      `json:"k"`
-	Algorithm string   `json:"algorithm"`
+	Label          string   `json:"label"`
+	File           string   `json:"file"`
+	Sets           []string `json:"sets"`
+	ScenarioSHA256 string   `json:"scenario_sha256,omitempty"`
+	Stage          int      `json:"stage"`
+	N              int      `json:"n"`
+	K              int      `json:"k"`
+	Algorithm      string   `json:"algorithm"`
 	// Calibration is the calibration file the variant used and the parts
 	// of it applied (CalibrationUse); absent without one.
 	Calibration *CalibrationUse `json:"calibration,omitempty"`
@@ -221,7 +225,7 @@ func changePct(diff, base float64) *float64 {
 
 func variantOf(o *sweep.Outcome) compareVariant {
 	r, s := o.Result, o.Scenario
-	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), Stage: r.Stage, N: r.N, K: r.K,
+	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), ScenarioSHA256: ScenarioSHA256(s), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
 		TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()), MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r),
 		vendor: ClusterVendor(&s.Cluster)}
@@ -258,7 +262,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 // the rows; the slow-link plot over every K when runs.AllK is set, else a
 // bar chart of the variants.
 func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
-	c := &Comparison{Title: title}
+	c := &Comparison{Zerosim: ReadBuild(), Title: title}
 	for _, o := range runs.Variants {
 		c.Variants = append(c.Variants, variantOf(o))
 	}

@@ -6,18 +6,22 @@ import "github.com/zerosim/zerosim/sweep"
 // cluster for every stage and K, exact bytes. The format is this struct,
 // not sweep.Fit's layout.
 type fitJSON struct {
-	Scenario    string `json:"scenario"`
-	Params      int64  `json:"params"`
-	N           int    `json:"n"`
-	DP          int    `json:"dp"`
-	CP          int    `json:"cp"`
-	GPUs        int    `json:"gpus"`
-	Nodes       int    `json:"nodes"`
-	GPUsPerNode int    `json:"gpus_per_node"`
-	GPUMemory   int64  `json:"gpu_memory_bytes"`
-	Convention  string `json:"convention"`
-	Scaling     string `json:"scaling"`
-	MaxGPUs     int    `json:"max_gpus"`
+	// Zerosim and ScenarioSHA256 say what made the fit, as plan.json does
+	// (QA25 M3).
+	Zerosim        Build  `json:"zerosim"`
+	Scenario       string `json:"scenario"`
+	ScenarioSHA256 string `json:"scenario_sha256"`
+	Params         int64  `json:"params"`
+	N              int    `json:"n"`
+	DP             int    `json:"dp"`
+	CP             int    `json:"cp"`
+	GPUs           int    `json:"gpus"`
+	Nodes          int    `json:"nodes"`
+	GPUsPerNode    int    `json:"gpus_per_node"`
+	GPUMemory      int64  `json:"gpu_memory_bytes"`
+	Convention     string `json:"convention"`
+	Scaling        string `json:"scaling"`
+	MaxGPUs        int    `json:"max_gpus"`
 	// Replayed: fits and peaks are the replayed step's (zerosim's
 	// convention), else the memory model's (a seed's).
 	Replayed bool `json:"replayed"`
@@ -58,7 +62,7 @@ type fitRowJSON struct {
 }
 
 func newFitJSON(f *sweep.Fit) *fitJSON {
-	return &fitJSON{Scenario: f.Scenario, Params: f.Params, N: f.N, DP: f.DP, CP: f.CP, GPUs: f.GPUs, Nodes: f.Nodes,
+	return &fitJSON{Zerosim: ReadBuild(), Scenario: f.Scenario, ScenarioSHA256: f.ScenarioSHA256, Params: f.Params, N: f.N, DP: f.DP, CP: f.CP, GPUs: f.GPUs, Nodes: f.Nodes,
 		GPUsPerNode: f.GPUsPerNode, GPUMemory: f.GPUMemory, Convention: f.Convention, Scaling: f.Scaling, MaxGPUs: f.MaxGPUs, Replayed: f.Replayed,
 		Rows: mapSlice(f.Rows, func(r sweep.FitRow) fitRowJSON {
 			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,

@@ -192,7 +192,7 @@ func plotCaption(name string, v Vendor) string {
 // SVG plots, no scripts, no network) with the headline, the key findings,
 // the tables and the plots.
 func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
-	d := htmlData{Title: "zerosim run: " + run.Scenario.Name, Headline: run.headline(), Findings: run.findings(), Warnings: run.Result.Warnings,
+	d := htmlData{Title: "zerosim run: " + run.name(), Headline: run.headline(), Findings: run.findings(), Warnings: run.Result.Warnings,
 		Peak: strings.Split(run.peakText(), "\n"), Path: toHTMLTable(run.pathTable())}
 	d.Version, d.Resolved = ReadBuild().String(), resolvedYAML(run.Scenario)
 	if v := run.Fit(); v.Known && !v.Fits {

@@ -28,8 +28,12 @@ const (
 type runJSON struct {
 	Zerosim  Build  `json:"zerosim"`
 	Scenario string `json:"scenario"`
-	Model    string `json:"model"`
-	Params   int64  `json:"params"`
+	// ScenarioSHA256 is scenarios.Digest of the resolved scenario, as
+	// sweep's meta line, plan.json and the other JSON outputs carry it;
+	// the table prints its first 12 digits as "resolved: sha256".
+	ScenarioSHA256 string `json:"scenario_sha256"`
+	Model          string `json:"model"`
+	Params         int64  `json:"params"`
 	// ActiveParams is the parameters one token goes through, when fewer
 	// than Params (mixture of experts).
 	ActiveParams int64  `json:"active_params,omitempty"`
@@ -278,7 +282,7 @@ func (run *Run) Warnings() []string {
 func (run *Run) toJSON() *runJSON {
 	s, r := run.Scenario, run.Result
 	sc := r.Schedule
-	j := &runJSON{Scenario: s.Name, Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
+	j := &runJSON{Scenario: run.name(), Model: modelText(s), Params: s.Model.TotalParams(), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: algorithmText(s), NCCLAlgo: s.Communication.NCCLAlgo, NCCLProto: s.Communication.NCCLProto, Overlap: r.Overlap, Symmetric: r.Symmetric, Events: r.Events,
 		StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute), LinkClasses: classNames(),
 		TokensPerStep: r.Tokens, TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()),
@@ -298,7 +302,7 @@ func (run *Run) toJSON() *runJSON {
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
-	j.Zerosim = ReadBuild()
+	j.Zerosim, j.ScenarioSHA256 = ReadBuild(), ScenarioSHA256(s)
 	j.Resolved = resolvedScenario(s)
 	j.Ranks = run.ranksJSON()
 	if st := r.Straggler; st != nil {

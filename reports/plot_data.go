@@ -255,7 +255,7 @@ func componentNames(run *Run) []string {
 
 func (run *Run) commPlot() commChart {
 	r := run.Result
-	p := commChart{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.Scenario.Name)}
+	p := commChart{Title: fmt.Sprintf("%s: wire bytes per step by phase and link class", run.name())}
 	all := barsChart{Title: "all ranks", TotalLabels: true}
 	// The lower panel is each link class's busiest rank: the wire bytes a
 	// link carries, which is what times it. They are not the bytes a rank
@@ -300,7 +300,7 @@ func (run *Run) ganttPlot() ganttChart {
 	r := run.Result
 	sc := r.Schedule
 	drawn := ganttRanks(r)
-	p := ganttChart{Title: fmt.Sprintf("%s: replayed step, %v (ZeRO-%d, N=%d)", run.Scenario.Name, r.StepTime, r.Stage, r.N), End: int64(r.StepTime)}
+	p := ganttChart{Title: fmt.Sprintf("%s: replayed step, %v (ZeRO-%d, N=%d)", run.name(), r.StepTime, r.Stage, r.N), End: int64(r.StepTime)}
 	if len(drawn) < r.N {
 		first := 0 // the drawn ranks are 0 … first−1 and notable ones
 		for first < len(drawn) && drawn[first].rank == first {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,20 @@ type Run struct {
 	// (sweep.WithoutLinkOverrides), set when it has degraded links
 	// (zero.Result.Degraded): the finding on them compares the two steps.
 	WithoutLinks *sweep.Lever
+	// File is the scenario's file as the command names it: an unnamed
+	// scenario (name: is optional) is named by its base name (name).
+	File string
+}
+
+// name is the scenario's name, or its file's base name without the
+// extension when it has none: the report, result.json and report.html
+// said "zerosim run: " (QA25 L9). The digest covers the scenario, not this.
+func (run *Run) name() string {
+	if run.Scenario.Name != "" || run.File == "" {
+		return run.Scenario.Name
+	}
+	base := filepath.Base(run.File)
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
@@ -269,7 +284,7 @@ func (run *Run) headline() [][2]string {
 		sym = "yes (one representative rank stands for all)"
 	}
 	rows := [][2]string{
-		{"scenario", s.Name + scenarioDigest(s)},
+		{"scenario", run.name() + scenarioDigest(s)},
 		{"model", modelText(s)},
 		{"cluster", clusterText(s, run.Style.Units)},
 		{"ZeRO stage", strconv.Itoa(r.Stage)},
@@ -1279,7 +1294,7 @@ func linkChanges(d []scenarios.DegradedLink) string {
 // print, on stderr).
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "# zerosim run: %s\n", EscapeControl(run.Scenario.Name))
+	fmt.Fprintf(ew, "# zerosim run: %s\n", EscapeControl(run.name()))
 	for _, kv := range run.headline() {
 		fmt.Fprintf(ew, "%-20s %s\n", kv[0]+":", EscapeControl(kv[1]))
 	}

@@ -142,8 +142,29 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // /dev/null, a FIFO, a socket, a link into /proc such as /dev/stdout — is
 // written in place. (Renamed over, /dev/stdout became a regular file for
 // every process on the machine.)
-func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	target, inPlace, err := atomicTarget(path)
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	return writeFileAtomic(path, atomicTarget, write)
+}
+
+// writeDirFile is WriteFileAtomic for a file of an output directory
+// (WriteOutputDir), whose entries of its names are its own: a symbolic
+// link there is replaced itself, not its target, which may be anything
+// anywhere (QA25 M4: run -o DIR renamed result.json over a scenario a
+// link in DIR pointed to).
+func writeDirFile(path string, write func(io.Writer) error) error {
+	return writeFileAtomic(path, entryTarget, write)
+}
+
+// entryTarget is atomicTarget without following a symbolic link.
+func entryTarget(path string) (target string, inPlace bool, err error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return path, false, nil
+	}
+	return atomicTarget(path)
+}
+
+func writeFileAtomic(path string, targetOf func(string) (string, bool, error), write func(io.Writer) error) (err error) {
+	target, inPlace, err := targetOf(path)
 	if err != nil {
 		return &WriteError{Path: path, Err: err}
 	}

@@ -65,6 +65,17 @@ func (v FitVerdict) String() string {
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
 }
 
+// ScenarioSHA256 is scenarios.Digest of s, the scenario_sha256 of every
+// JSON output (sweep's meta line, plan.json, fit, compare, verify,
+// collective); "" when it does not encode.
+func ScenarioSHA256(s *scenarios.Scenario) string {
+	d, err := scenarios.Digest(s)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
 // scenarioDigest names the resolved scenario in a report that does not
 // carry it in full (the terminal): " (resolved: sha256 1a2b3c4d5e6f)", the
 // first 12 digits of scenarios.Digest (sweep's and plan's scenario_sha256).

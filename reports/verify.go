@@ -12,10 +12,14 @@ import (
 // VerifyReport is the result of `zerosim verify`: one row per configuration
 // of the verify matrix, each compared bit for bit with unsharded training.
 type VerifyReport struct {
-	Scenario string      `json:"scenario"`
-	N        int         `json:"n"`
-	Pass     bool        `json:"pass"`
-	Rows     []VerifyRow `json:"rows"`
+	// Zerosim and ScenarioSHA256 say what made the report, as plan.json
+	// does (QA25 M3).
+	Zerosim        Build       `json:"zerosim"`
+	Scenario       string      `json:"scenario"`
+	ScenarioSHA256 string      `json:"scenario_sha256,omitempty"`
+	N              int         `json:"n"`
+	Pass           bool        `json:"pass"`
+	Rows           []VerifyRow `json:"rows"`
 	// Drift is the native-reduction drift between two K (optional).
 	Drift []DriftRow `json:"drift,omitempty"`
 	// DriftNone says why --drift has no rows: no K from 2 to 4 divides N.

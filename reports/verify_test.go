@@ -15,7 +15,7 @@ import (
 // same-data row of `zerosim verify`, Adam's defaults and two drift rows.
 func sampleVerify() *VerifyReport {
 	return &VerifyReport{
-		Scenario: "default", N: 16, Pass: false, Adam: NewVerifyAdam(numerics.DefaultHyper),
+		Zerosim: ReadBuild(), Scenario: "default", N: 16, Pass: false, Adam: NewVerifyAdam(numerics.DefaultHyper),
 		Rows: []VerifyRow{
 			{Config: "tiny-transformer N16 stage 0 K 1 bucket one exact", Model: "tiny-transformer", Stage: 0, K: 1, Bucket: "one",
 				Padding: "toy", Mode: "exact", Steps: 5, Numel: 260, Size: 272, Buckets: 1, ShardElems: 272, Pass: true,

@@ -560,14 +560,14 @@ func (l *loader) loadCalibration(s *Scenario) *Error {
 	f, err := os.Open(path)
 	if err != nil {
 		if hint := l.fromScenarioDir(c.Calibration); hint != "" {
-			return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s%s", path, hint))
+			return l.errAlone("communication.calibration", fmt.Sprintf("cannot read %s%s", path, hint))
 		}
-		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s (the path is relative to the scenario file)", path))
+		return l.errAlone("communication.calibration", fmt.Sprintf("cannot read %s (the path is relative to the scenario file)", path))
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		// "cannot read /tmp: read /tmp: is a directory" (QA22 L5).
-		return l.errPath("communication.calibration", fmt.Sprintf("%s is a directory (name the file zerosim calibrate wrote, e.g. %s)", path, filepath.Join(path, "calibration.yaml")))
+		return l.errAlone("communication.calibration", fmt.Sprintf("%s is a directory (name the file zerosim calibrate wrote, e.g. %s)", path, filepath.Join(path, "calibration.yaml")))
 	}
 	var b bytes.Buffer
 	if _, err := b.ReadFrom(io.LimitReader(f, MaxCalibrationBytes+1)); err != nil {

@@ -127,7 +127,7 @@ func TestSets(t *testing.T) {
 		{baseYAML, []string{"cluster.gpu_memory=1XB"}, `s.yaml: --set cluster.gpu_memory=1XB: gpu_memory: "1XB" is not a size (use a size such as 80GiB, 2GB, 512MiB or 4096B)`},
 		{baseYAML, []string{"training.mfu=[1"}, `s.yaml: --set training.mfu=[1: the value is not valid YAML: line 1: did not find expected ',' or ']' (quote it or fix it)`},
 		{baseYAML, []string{"cluster.placement[0]=dp"}, `s.yaml: --set cluster.placement[0]=dp: placement is not in the file, so placement[0] has no item to set (set the whole list instead)`},
-		{withList, []string{"cluster.gpu_overrides[3].speed=1"}, `s.yaml: --set cluster.gpu_overrides[3].speed=1: gpu_overrides has 1 items, so [3] is out of range (use 0 to 0)`},
+		{withList, []string{"cluster.gpu_overrides[3].speed=1"}, `s.yaml: --set cluster.gpu_overrides[3].speed=1: gpu_overrides has 1 item, so [3] is out of range (use 0 to 0)`},
 		{baseYAML, []string{"cluster.nodes=4"}, `s.yaml: --set cluster.nodes=4: dp·cp=8 does not equal nodes·gpus_per_node=16 (use dp·cp = 16, or --set parallelism.dp=auto to fill the cluster)`},
 		// A file's cp with a --set of dp: the --set is named.
 		{rep("dp: 8", "dp: 4\n  cp: 2"), []string{"parallelism.dp=3"}, `s.yaml: --set parallelism.dp=3: dp·cp=6 does not equal nodes·gpus_per_node=8 (use dp·cp = 8, or --set parallelism.dp=auto to fill the cluster)`},

@@ -205,6 +205,10 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		} else if hint := l.fromScenarioDir(m.HFConfig); hint != "" && serr != nil {
 			msg = strings.TrimSuffix(msg, " (check the path)") + hint
 		}
+		if _, serr := os.Stat(path); serr != nil {
+			// No file there, whatever the other keys hold (QA25 H2).
+			return l.errAlone("model.hf_config", "hf_config: "+msg)
+		}
 		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
 	s.readFile("model.hf_config", m.HFConfig, data)

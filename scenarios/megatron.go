@@ -275,6 +275,10 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	if len(data) > MaxMegatronBytes {
 		return nil, fmt.Errorf("%s: the file is larger than %d bytes, too large for a launch script (check the path)", name, MaxMegatronBytes)
 	}
+	if line, col, what, bad := notUTF8(data); bad {
+		// It echoed the line, ≈400 escaped bytes (QA25 L10).
+		return nil, fmt.Errorf("%s:%d:%d: %s; is it the launch script, or the file of its arguments?", name, line, col, what)
+	}
 	// A batch script's #SBATCH --nodes is the allocation: Slurm sets
 	// SLURM_JOB_NUM_NODES and SLURM_NNODES to it, which launch lines
 	// such as torchrun --nnodes $SLURM_NNODES read (sbatch(1), "OUTPUT

@@ -294,7 +294,7 @@ func (l *loader) resolveOffload(s *Scenario) *Error {
 			*f.dev = OffloadNone
 		}
 		if d := *f.dev; d != OffloadNone && d != OffloadCPU && d != OffloadNVMe {
-			return l.errPath(f.key, fmt.Sprintf("%s %q is unknown %s", leaf(f.key), string(d), unknownValue(string(d), []string{"none", "cpu", "nvme"}, "")))
+			return l.errAlone(f.key, fmt.Sprintf("%s %q is unknown %s", leaf(f.key), string(d), unknownValue(string(d), []string{"none", "cpu", "nvme"}, "")))
 		}
 	}
 	p := s.Parallelism
@@ -371,7 +371,7 @@ func (l *loader) resolveHostLink(h *Host, sys HostSystem, gpn int) *Error {
 	preset := sys.Link
 	if l.has("cluster.host.pcie.preset") {
 		if _, ok := FindLink(lk.Preset); !ok {
-			return l.errPath("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
+			return l.errAlone("cluster.host.pcie.preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
 		}
 		preset = lk.Preset
 	}

@@ -251,7 +251,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	if l.has("cluster.gpu") {
 		g, ok := findGPU(c.GPU)
 		if !ok {
-			return l.errPath("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownValue(c.GPU, gpuNames(), "or give gpu_memory, peak_bf16 and hbm_bandwidth")))
+			return l.errAlone("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownValue(c.GPU, gpuNames(), "or give gpu_memory, peak_bf16 and hbm_bandwidth")))
 		}
 		gpu = g
 		if !l.has("cluster.gpu_memory") {
@@ -291,7 +291,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		preset := side.def
 		if l.has(p + ".preset") {
 			if _, ok := FindLink(lk.Preset); !ok {
-				return l.errPath(p+".preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
+				return l.errAlone(p+".preset", fmt.Sprintf("preset %q is unknown %s", lk.Preset, unknownValue(lk.Preset, linkNames(), "")))
 			}
 			preset = lk.Preset
 		}
@@ -367,7 +367,7 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	if l.has("model.preset") {
 		p, ok := findModel(m.Preset)
 		if !ok {
-			return l.errPath("model.preset", fmt.Sprintf("preset %q is unknown %s", m.Preset, unknownValue(m.Preset, modelNames(), "")))
+			return l.errAlone("model.preset", fmt.Sprintf("preset %q is unknown %s", m.Preset, unknownValue(m.Preset, modelNames(), "")))
 		}
 		d := p.dims
 		fill := func(key string, dst *int64, v int64) {

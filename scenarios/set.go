@@ -39,7 +39,7 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 		return fail("the value has unusable aliases (write the value out)")
 	}
 	if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
-		return fail("no value after \"=\" (use --set %s=VALUE)", path)
+		return fail("%s", nullValue(path))
 	}
 	if err := l.checkKeys(val); err != nil {
 		return fail("%s", err.(*Error).Msg)
@@ -85,7 +85,7 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 				return fail("%s is %s, not a list (drop the [%d])", name, describe(next), n)
 			}
 			if n < 0 || n >= len(next.Content) {
-				return fail("%s has %d items, so [%d] is out of range (use 0 to %d)", name, len(next.Content), n, len(next.Content)-1)
+				return fail("%s has %d item%s, so [%d] is out of range (use 0 to %d)", name, len(next.Content), plural(int64(len(next.Content))), n, len(next.Content)-1)
 			}
 			if pi == len(parts)-1 && j == len(idx)-1 {
 				l.markSet(cur.Content[i], set)
@@ -170,6 +170,8 @@ func CheckSet(set string) error {
 		return fmt.Errorf("--set %s: empty key path (use --set key.path=value)", set)
 	case strings.TrimSpace(value) == "":
 		return fmt.Errorf("--set %s: no value after \"=\" (use --set %s=VALUE)", set, path)
+	case nullSet(value):
+		return fmt.Errorf("--set %s: %s", set, nullValue(path))
 	}
 	if err := CheckKeyPath(path); err != nil {
 		return fmt.Errorf("--set %s: %w", set, err)
@@ -204,4 +206,25 @@ func CheckSetType(set string) error {
 		return nil
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// nullSet reports a --set value that YAML reads as null (null, ~, Null):
+// it said "no value after \"=\"" of parallelism.dp=null, which has one.
+func nullSet(value string) bool {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(value), &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return false
+	}
+	n := doc.Content[0]
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// nullValue is the error of a --set value that is YAML's null: every key
+// wants a value (a scenario drops a key by leaving it out of the file).
+func nullValue(path string) string {
+	msg := "null is not a value (give " + path + "=VALUE"
+	if path == "parallelism.dp" {
+		msg += "; parallelism.dp=auto makes dp the cluster's GPUs over cp"
+	}
+	return msg + ")"
 }

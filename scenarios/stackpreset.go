@@ -132,7 +132,10 @@ func (l *loader) applyStack(root *yaml.Node) error {
 	}
 	keys, ok := stackPresets[v.Value]
 	if !ok {
-		return l.errAt(v, fmt.Sprintf("stack %s is unknown (use one of %s; docs/stacks.md)", describe(v), names))
+		// Wrong whatever the other keys hold (QA25 H2).
+		e := l.errAt(v, fmt.Sprintf("stack %s is unknown (use one of %s; docs/stacks.md)", describe(v), names))
+		e.Path, e.Alone = "stack", true
+		return e
 	}
 	for _, k := range keys {
 		if hasPath(root, k.path) {

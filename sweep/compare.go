@@ -65,7 +65,7 @@ type CompareOptions struct {
 	// AllK adds, for Compare, a run for every K dividing the first
 	// variant's N with each of Algorithms.
 	AllK bool
-	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at
+	// Jobs is how many replays run at once (≤ 0: runtime.GOMAXPROCS(0); at
 	// most MaxJobs). The results and errors are the same for any Jobs.
 	Jobs int
 	// Progress, if set, is called after each replay with the replays done

@@ -22,7 +22,7 @@ type FitOptions struct {
 	Convention memory.Convention
 	// MaxGPUs bounds the data-parallel search (default 65,536 GPUs).
 	MaxGPUs int
-	// Jobs is how many rows are searched at once (≤ 0: runtime.NumCPU(); at
+	// Jobs is how many rows are searched at once (≤ 0: runtime.GOMAXPROCS(0); at
 	// most MaxJobs).
 	Jobs int
 	// Progress, if not nil, is called with the rows searched so far and
@@ -49,16 +49,19 @@ const (
 
 // Fit is the memory fit of a scenario on its cluster, for every stage and K.
 type Fit struct {
-	Scenario    string
-	Params      int64
-	N           int
-	DP          int
-	CP          int
-	GPUs        int
-	Nodes       int
-	GPUsPerNode int
-	GPUMemory   int64
-	Convention  string
+	Scenario string
+	// ScenarioSHA256 is scenarios.Digest of the scenario fitted, as
+	// Plan's (QA25 M3).
+	ScenarioSHA256 string
+	Params         int64
+	N              int
+	DP             int
+	CP             int
+	GPUs           int
+	Nodes          int
+	GPUsPerNode    int
+	GPUMemory      int64
+	Convention     string
 	// Scaling is the rule used for the largest model (ScaleLayers,
 	// ScaleParams or ScaleNone).
 	Scaling string
@@ -195,7 +198,8 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 		opt.MaxGPUs = 1 << 16
 	}
 	cp := s.Parallelism.CP
-	f := &Fit{Scenario: src.File, Params: s.Model.TotalParams(), N: s.N(), DP: s.Parallelism.DP, CP: cp, GPUs: s.GPUs(),
+	digest, _ := scenarios.Digest(s)
+	f := &Fit{Scenario: src.File, ScenarioSHA256: digest, Params: s.Model.TotalParams(), N: s.N(), DP: s.Parallelism.DP, CP: cp, GPUs: s.GPUs(),
 		Nodes: s.Cluster.Nodes, GPUsPerNode: s.Cluster.GPUsPerNode, GPUMemory: int64(s.Cluster.GPUMemory),
 		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays(),
 		EP: max(s.Parallelism.EP, 1)}

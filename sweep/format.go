@@ -22,6 +22,14 @@ const (
 	JSONL
 )
 
+// Name is the format's name in messages: "CSV", "JSON Lines".
+func (f Format) Name() string {
+	if f == JSONL {
+		return "JSON Lines"
+	}
+	return "CSV"
+}
+
 func (f Format) String() string {
 	if f == JSONL {
 		return "jsonl"

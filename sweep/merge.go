@@ -108,6 +108,9 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 				if !m.Equal(rep.Meta) {
 					return nil, fmt.Errorf("sweep: %s comes from another sweep than %s (%s); merge outputs of one sweep only", input.Name, inputs[0].Name, rep.Meta.differs(m))
 				}
+				if rep.Meta.BuildDiffers(m) {
+					return nil, fmt.Errorf("sweep: %s was written by %s, %s by %s: their rows may differ for one point (run the shards again with one zerosim)", input.Name, m.Zerosim, inputs[0].Name, rep.Meta.Zerosim)
+				}
 			case n == 2 && rep.Format == CSV:
 				if want := Header(CSV, sp.Keys()); string(ln) != want {
 					return nil, fmt.Errorf("sweep: %s: the column header %q is not the sweep's %q (an output of another zerosim version, or edited)", input.Name, line, strings.TrimSpace(want))

@@ -18,6 +18,10 @@ import (
 // --resume and merge refuse rows of another scenario, other --sets or other
 // grids instead of mixing them into one file.
 type Meta struct {
+	// Zerosim is the build that wrote the rows: --resume and merge refuse
+	// rows of another (BuildDiffers). Nil in an output written before
+	// zerosim recorded it.
+	Zerosim  *Build   `json:"zerosim,omitempty"`
 	Scenario string   `json:"scenario_sha256"`
 	Sets     []string `json:"sets"`
 	Grids    []string `json:"grids"`
@@ -114,6 +118,25 @@ func IsOutput(head []byte) bool {
 	return ok
 }
 
+// OtherOutput says how out, the start of an existing sweep output, is not
+// an output of the sweep whose output in starts: "is JSON Lines, the
+// inputs are CSV", "is the output of another sweep (…)"; "" when it is
+// one (merge --out replaces only a merge of the same sweep, QA25 L8).
+func OtherOutput(out, in []byte) string {
+	line := func(b []byte) []byte { l, _, _ := bytes.Cut(b, []byte("\n")); return bytes.TrimRight(l, "\r") }
+	om, of, ok := parseMeta(line(out))
+	im, inf, iok := parseMeta(line(in))
+	switch {
+	case !ok || !iok:
+		return ""
+	case of != inf:
+		return fmt.Sprintf("is %s, the inputs are %s", of.Name(), inf.Name())
+	case !om.Equal(im):
+		return fmt.Sprintf("is the output of another sweep (%s)", im.differs(om))
+	}
+	return ""
+}
+
 // parseMeta reads the meta line of an output (without its newline).
 func parseMeta(line []byte) (Meta, Format, bool) {
 	var m Meta
@@ -144,6 +167,44 @@ func (m Meta) Space() (*Space, error) {
 		gs = append(gs, g)
 	}
 	return NewSpace(gs)
+}
+
+// Build is the zerosim build that wrote an output: reports.Build's
+// version, revision and modified flag (reports imports sweep, so the
+// command fills it in).
+type Build struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+}
+
+// String names the build in messages: "zerosim devel", "zerosim v0.9.0
+// (git 0123456789ab, modified)"; nil is an output written before zerosim
+// recorded its build.
+func (b *Build) String() string {
+	if b == nil {
+		return "a zerosim that did not record its version"
+	}
+	var extra []string
+	if b.Revision != "" {
+		extra = append(extra, "git "+b.Revision[:min(len(b.Revision), 12)])
+	}
+	if b.Modified {
+		extra = append(extra, "modified")
+	}
+	if len(extra) == 0 {
+		return "zerosim " + b.Version
+	}
+	return "zerosim " + b.Version + " (" + strings.Join(extra, ", ") + ")"
+}
+
+// BuildDiffers reports whether m and o were written by different zerosim
+// builds, whose rows may differ for one point (QA25 M6).
+func (m Meta) BuildDiffers(o Meta) bool {
+	if m.Zerosim == nil || o.Zerosim == nil {
+		return m.Zerosim != o.Zerosim
+	}
+	return *m.Zerosim != *o.Zerosim
 }
 
 // Equal reports whether m and o describe the same sweep.

@@ -62,7 +62,7 @@ type PlanOptions struct {
 	// MicroBatches, if set, keeps the micro-batches searched to these (one
 	// at least must split a rank's sequences).
 	MicroBatches []int64
-	// Jobs is how many replays run at once (≤ 0: runtime.NumCPU(); at most
+	// Jobs is how many replays run at once (≤ 0: runtime.GOMAXPROCS(0); at most
 	// MaxJobs).
 	Jobs int
 	// Progress, if set, is called after each replay with the number done
@@ -1224,7 +1224,7 @@ func replayFits(s *scenarios.Scenario, model *memory.Report, device bool) (int64
 
 func jobs(j int) int {
 	if j <= 0 {
-		return runtime.NumCPU()
+		return runtime.GOMAXPROCS(0) // the CPU limit of a container too
 	}
 	return min(j, MaxJobs)
 }

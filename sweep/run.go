@@ -12,7 +12,7 @@ import (
 type RunConfig struct {
 	// Indices are the points to run, in the order their rows are emitted.
 	Indices iter.Seq[int]
-	// Jobs is how many points run at once (≤ 0: runtime.NumCPU(); at most
+	// Jobs is how many points run at once (≤ 0: runtime.GOMAXPROCS(0); at most
 	// MaxJobs).
 	Jobs int
 	// Eval computes one point; it is called from several goroutines at once.

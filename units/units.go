@@ -204,7 +204,9 @@ func parseRounding(s, what, allowed string, sufs []suffix, plain, nearest bool) 
 	}
 	if num == "" || strings.ContainsAny(num, "/+_ ") || strings.HasPrefix(num, "-") {
 		if strings.HasPrefix(num, "-") {
-			return 0, fmt.Errorf("%q is negative (a %s must be ≥ 0)", orig, what)
+			// Not "must be ≥ 0": keys that refuse 0 then said "use a
+			// size > 0" of 0 (QA25 L2).
+			return 0, fmt.Errorf("%q is negative (a %s cannot be: drop the \"-\")", orig, what)
 		}
 		return 0, fmt.Errorf("%q is not a %s (use %s)", orig, what, allowed)
 	}

@@ -48,7 +48,7 @@ func TestParseBytesErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty size " + use},
 		{"   ", "empty size " + use},
-		{"-1GB", `"-1GB" is negative (a size must be ≥ 0)`},
+		{"-1GB", `"-1GB" is negative (a size cannot be: drop the "-")`},
 		{"1.5.5GB", `"1.5.5GB" is not a size ` + use},
 		{"GB", `"GB" is not a size ` + use},
 		{"1bps", `"1bps" is not a size ` + use},
@@ -134,7 +134,7 @@ func TestParseBandwidth(t *testing.T) {
 		{"100", "100 what? use 100GB/s (bytes) or 100Gbit/s (bits) (a bandwidth needs a unit)"},
 		{"1bps", `"1bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
 		{"1.5bps", `"1.5bps" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)`},
-		{"-1GB/s", `"-1GB/s" is negative (a bandwidth must be ≥ 0)`},
+		{"-1GB/s", `"-1GB/s" is negative (a bandwidth cannot be: drop the "-")`},
 		{"GB/s", `"GB/s" is not a bandwidth ` + use},
 		{"99999999TB/s", `"99999999TB/s": value does not fit in 64 bits (the largest bandwidth is 9223372036854775807 bytes per second)`},
 		{"1GB/h", `"1GB/h" is not a bandwidth ` + use},
@@ -174,7 +174,7 @@ func TestParseDuration(t *testing.T) {
 		// Said `"1" is not a duration` (qa22 L3).
 		{"1", "1 what? use 1ns, 1us, 1ms or 1s (a duration needs a unit)"},
 		{"1h", `"1h" is not a duration ` + use},
-		{"-1ns", `"-1ns" is negative (a duration must be ≥ 0)`},
+		{"-1ns", `"-1ns" is negative (a duration cannot be: drop the "-")`},
 		{"0.5ps", `"0.5ps" is not a whole number of picoseconds (zerosim counts whole picoseconds; round it)`},
 		{"10000000s", `"10000000s": value does not fit in 64 bits (the largest duration is 9223372036854775807 picoseconds)`},
 	} {
@@ -211,7 +211,7 @@ func TestParseCount(t *testing.T) {
 		{"1.5", `"1.5" is not a whole number ` + use},
 		{"1.0000000001B", `"1.0000000001B" is not a whole number ` + use},
 		{"7b", `"7b" is not a count ` + use},
-		{"-7B", `"-7B" is negative (a count must be ≥ 0)`},
+		{"-7B", `"-7B" is negative (a count cannot be: drop the "-")`},
 		{"10000000000T", `"10000000000T": value does not fit in 64 bits (the largest count is 9223372036854775807)`},
 	} {
 		got, err := ParseCount(tc.in)

@@ -95,7 +95,7 @@ func newCollectiveCmd(a *app) *cobra.Command {
   zerosim collective --set cluster.inter.preset=TCPXO --size 8B:8GiB --format nccl-tests
   zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json
   zerosim collective --size 1MiB:4GiB --calibration calibration.yaml --format nccl-tests`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = cmd.Flags().Changed
 			return runCollective(a, o, a.out)
@@ -664,7 +664,7 @@ func benchRowError(a *app, o *collectiveOpts, s *scenarios.Scenario, size units.
 
 // collectiveReport is collective's report before its rows.
 func collectiveReport(a *app, o *collectiveOpts, b *collectives.Bench, s *scenarios.Scenario, topo *topology.Topology, name string) *reports.CollectiveReport {
-	rep := &reports.CollectiveReport{Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
+	rep := &reports.CollectiveReport{Zerosim: reports.ReadBuild(), ScenarioSHA256: reports.ScenarioSHA256(s), Op: b.Op.String(), Algorithm: name, Cluster: describeCluster(s, topo), Group: b.Groups[0], Groups: len(b.Groups), Wide: a.wide,
 		GPUsPerThread: o.gpusPerThread, Vendor: reports.ClusterVendor(&s.Cluster)}
 	rep.Timing = collectiveTiming(b, o.calibrated)
 	for _, c := range topology.Classes() {

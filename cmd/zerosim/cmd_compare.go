@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,7 +82,7 @@ To vary the cluster's size, let dp follow it: --set parallelism.dp=auto
 	cmd.Flags().StringArrayVar(&o.varies, "vary", nil, "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
 	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
 	cmd.Flags().StringVar(&o.convention, "convention", "", "seed000: state seed 000's rule about K in the slow-link note (default for seed 000's scenarios)")
-	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "replays run at once")
+	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "replays run at once")
 	return cmd
 }
 
@@ -94,7 +93,9 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		files = []string{""} // the default example, as run, plan and sweep take it
 	}
 	switch {
-	case o.zeropp && (o.vary != "" || len(files) != 1):
+	case o.zeropp && o.vary != "":
+		return nil, "", false, inputError{errors.New("--zeropp compares variants of one FILE, without --vary (drop --vary)")}
+	case o.zeropp && len(files) != 1:
 		return nil, "", false, inputError{fmt.Errorf("--zeropp compares variants of one FILE, without --vary (got %d files)", len(files))}
 	case o.zeropp:
 		src, _, err := loadSource(a, files[0], false)
@@ -107,7 +108,7 @@ func compareVariants(a *app, o compareOpts, files []string) ([]sweep.Variant, st
 		}
 		return variants, src.File + ": ZeRO-3, raising K, ZeRO++", false, nil
 	case o.vary != "" && len(files) != 1:
-		return nil, "", false, inputError{fmt.Errorf("--vary compares variants of one FILE, got %d files", len(files))}
+		return nil, "", false, inputError{fmt.Errorf("--vary compares variants of one FILE, got %s", nOf(len(files), "file", "files"))}
 	case o.vary != "":
 		g, err := sweep.ParseGrid(o.vary)
 		if err != nil {
@@ -172,12 +173,6 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	// The load warnings, printed before the report (app.pending: a
-	// variant's replay can still refuse it), not again with a variant.
-	shown := map[string]bool{}
-	for _, w := range a.pending {
-		shown[w] = true
-	}
 	set, done := func(int64, int64) {}, func() {}
 	if isTerminal(errOut) {
 		set, done = delayedBar(errOut, "compare")
@@ -187,6 +182,9 @@ func runCompare(a *app, o compareOpts, files []string, out, errOut io.Writer) er
 	if err != nil {
 		return inputError{err} // a variant's scenario cannot be replayed
 	}
+	// The load warnings, printed before the report (app.pending: a
+	// variant's replay can still refuse it), not again with a variant.
+	shown := fileWarnings(a, runs.Variants, o.vary != "" || o.zeropp)
 	c := reports.NewComparison(title, runs, o.convention == "seed000" || seedScenario(runs))
 	if o.zeropp {
 		c.ZeroPP = reports.NewZeroPPSection(runs.Variants)
@@ -301,4 +299,22 @@ func checkVaryValues(src sweep.Source, vary string, g sweep.Grid) error {
 		return inputError{err}
 	}
 	return nil
+}
+
+// fileWarnings keeps, when the variants are of one file (--vary,
+// --zeropp), the file's load warnings every variant gives (givenByAll),
+// and returns the warnings kept, which variantWarnings does not repeat.
+func fileWarnings(a *app, outs []*sweep.Outcome, oneFile bool) map[string]bool {
+	if oneFile {
+		var scs []*scenarios.Scenario
+		for _, o := range outs {
+			scs = append(scs, o.Scenario)
+		}
+		a.pending = givenByAll(a.pending, scs...)
+	}
+	shown := map[string]bool{}
+	for _, w := range a.pending {
+		shown[w] = true
+	}
+	return shown
 }

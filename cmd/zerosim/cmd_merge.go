@@ -64,6 +64,9 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		defer fh.Close()
 		in = append(in, sweep.Input{Name: f, R: fh})
 	}
+	if err := checkMergeOut(o.out, files[0]); err != nil {
+		return err
+	}
 	var rep *sweep.MergeReport
 	write := func(w io.Writer) error {
 		var err error
@@ -74,7 +77,11 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	if o.out != "" {
 		err = reports.WriteFileAtomic(o.out, write)
 	} else {
-		err = write(out)
+		ew := &reports.ErrWriter{W: out}
+		if err = write(ew); ew.Err != nil {
+			// Standard output refused: exit 1, as every command (QA25 L3).
+			return fmt.Errorf("merge: writing standard output: %w", ew.Err)
+		}
 	}
 	if err != nil {
 		return inputError{fmt.Errorf("merge: %s", plain(err))}
@@ -83,17 +90,52 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		fmt.Fprintf(errOut, "zerosim: merge: %s ends with a partial line (ignored; resume that shard with --resume)\n", p)
 	}
 	if len(rep.Duplicates) > 0 {
-		fmt.Fprintf(errOut, "zerosim: merge: %d points present more than once with identical rows, kept once: %s\n", len(rep.Duplicates), sweep.Ranges(rep.Duplicates))
+		fmt.Fprintf(errOut, "zerosim: merge: %s present more than once with identical rows, kept once: %s\n", nOf(len(rep.Duplicates), "point", "points"), sweep.Ranges(rep.Duplicates))
 	}
 	if rep.OK() {
 		return nil
 	}
-	msg := fmt.Sprintf("merged %d rows", rep.Rows)
+	msg := "merged " + nOf(rep.Rows, "row", "rows")
 	if len(rep.Conflicts) > 0 {
-		msg += fmt.Sprintf("; %d points have different rows in different files (kept the first): %s", len(rep.Conflicts), sweep.Ranges(rep.Conflicts))
+		msg += fmt.Sprintf("; %s different rows in different files (kept the first): %s", nOf(len(rep.Conflicts), "point has", "points have"), sweep.Ranges(rep.Conflicts))
 	}
 	if rep.MissingPoints > 0 {
-		msg += fmt.Sprintf("; %d points missing: %s", rep.MissingPoints, sweep.RangesOf(rep.Missing))
+		msg += fmt.Sprintf("; %s missing: %s", nOf(rep.MissingPoints, "point", "points"), sweep.RangesOf(rep.Missing))
 	}
 	return failure{msg}
+}
+
+// checkMergeOut refuses an existing --out that is a sweep output
+// (checkTarget) of another format or another sweep than the first input:
+// only a merge of the same sweep is replaced, as sweep --out replaces
+// nothing without --resume (QA25 L8).
+func checkMergeOut(out, first string) error {
+	if out == "" {
+		return nil
+	}
+	if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	head := func(p string) []byte {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(f, headBytes))
+		return b
+	}
+	if why := sweep.OtherOutput(head(out), head(first)); why != "" {
+		return inputError{fmt.Errorf("--out %s %s (not overwritten: choose another --out or delete it)", out, why)}
+	}
+	return nil
+}
+
+// nOf is n with the noun that fits it: "1 point", "2 points" (QA25 L12:
+// "1 points missing").
+func nOf[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

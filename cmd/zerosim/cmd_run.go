@@ -104,7 +104,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
-	run.AllRanks, run.Style = o.allRanks, a.style()
+	run.AllRanks, run.Style, run.File = o.allRanks, a.style(), a.file
 	if res.LatencyBound() {
 		// The finding names what a larger bucket and a larger K give.
 		run.Levers = sweep.LatencyLevers(sweep.Source{File: a.input.File, Data: a.input.Data, Sets: a.sets}, s)

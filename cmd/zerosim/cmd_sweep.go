@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -88,7 +87,7 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.grids, "grid", nil, "swept `key.path=v1,v2,…` (repeatable; the last grid varies fastest)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.NumCPU(), "points replayed at once")
+	f.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "points replayed at once")
 	f.StringVar(&o.out, "out", "", "write rows to `FILE` instead of stdout")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted --out file: skip the points it holds, append the rest")
 	f.StringVar(&o.shard, "shard", "0/1", "run only the points with index % n == i (`i/n`)")
@@ -177,8 +176,10 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 		// "bucket_size=25,100MB") made every point with it an error row,
 		// exit 0.
 		for _, v := range g.Values {
-			if err := scenarios.CheckSetType(g.Key + "=" + v); err != nil {
-				return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid %s=%s: %w", g.Key, strings.Join(g.Values, ","), err)}
+			set := g.Key + "=" + v
+			if err := scenarios.CheckSetType(set); err != nil {
+				msg := strings.TrimPrefix(err.Error(), "--set "+set+": ")
+				return nil, sweep.Shard{}, inputError{fmt.Errorf("--grid %s=%s: %s", g.Key, strings.Join(g.Values, ","), msg)}
 			}
 		}
 	}
@@ -191,16 +192,29 @@ func parseSweepFlags(o sweepOpts, sets []string) (*sweep.Space, sweep.Shard, err
 			return nil, sweep.Shard{}, inputError{fmt.Errorf("--set %s: %w", s, err)}
 		}
 	}
+	if err := checkSetsUnderGrids(sets, sp); err != nil {
+		return nil, sweep.Shard{}, err
+	}
 	return sp, sh, nil
 }
 
-// checkGridValues refuses a --grid value that is wrong by itself, whatever
-// the other keys hold (zero_stage=7, micro_batch=0: scenarios.Error.Alone),
-// before any point runs: each made a column of error rows, exit 0. A value
-// that only does not fit the rest of its point (a k that does not divide
-// that point's dp, a dp that does not fill the cluster) stays an error row:
-// the other grids may make it fit, and which points do is the sweep's answer.
+// checkGridValues refuses a --set or --grid value that is wrong by itself,
+// whatever the other keys hold (zero_stage=7, micro_batch=0, an unknown
+// preset name, a file that is not there: scenarios.Error.Alone), before
+// any point runs: each made a column of error rows, exit 0. A value that
+// only does not fit the rest of its point (a k that does not divide that
+// point's dp, a dp that does not fill the cluster) stays an error row: the
+// other grids may make it fit, and which points do is the sweep's answer.
+// A --set is loaded on the file alone, so that another --set's error
+// found first does not hide it.
 func checkGridValues(src sweep.Source, sp *sweep.Space) error {
+	file := sweep.Source{File: src.File, Data: src.Data}
+	for _, set := range src.Sets {
+		_, err := file.Load(set)
+		if _, ok := scenarios.AloneError(err, set); ok {
+			return inputError{err}
+		}
+	}
 	for _, g := range sp.Grids {
 		for _, v := range g.Values {
 			set := g.Key + "=" + v
@@ -402,7 +416,9 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return err
 	}
+	a.pending = givenByAll(a.pending, first)            // the others come with their points
 	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
+	meta.Zerosim = sweepBuild()
 	f := sweepFormat(a.format)
 	w, outFile, p, err := sweepOutput(o, f, meta, sp, sh, out)
 	if err != nil {
@@ -431,13 +447,10 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
 	em.finish(errOut)
 	if err != nil {
-		if err = outFile.failed(err, em.rows); ctx.Err() != nil && o.out != "" {
-			return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", em.rows, todo, o.out)}
-		}
-		return err
+		return sweepStopped(ctx, outFile.failed(err, em.rows), em.rows, todo, o.out)
 	}
 	if em.bar != nil || em.invalid > 0 { // invalid points even on a pipe (qa21 LOW 5)
-		fmt.Fprintf(errOut, "zerosim: sweep: %d points (shard %s), %d invalid\n", em.rows, sh, em.invalid)
+		fmt.Fprintf(errOut, "zerosim: sweep: %s (shard %s), %d invalid\n", nOf(em.rows, "point", "points"), sh, em.invalid)
 	}
 	return nil
 }
@@ -554,4 +567,61 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 		return nil, nil, inputError{fmt.Errorf("--resume %s: %w", o.out, err)}
 	}
 	return fh, p, nil
+}
+
+// sweepBuild is the build the meta line names (reports.ReadBuild), so
+// that --resume and merge refuse rows another zerosim wrote (QA25 M6).
+func sweepBuild() *sweep.Build {
+	b := reports.ReadBuild()
+	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
+}
+
+// checkSetsUnderGrids refuses a --set of a key a --grid sets at every
+// point, or of a key inside it: the grid's value replaces it, so the --set
+// only changed the meta line, and the rows then did not merge with the
+// same sweep run without it (QA25 L13).
+func checkSetsUnderGrids(sets []string, sp *sweep.Space) error {
+	for _, s := range sets {
+		key, _, _ := strings.Cut(s, "=")
+		key = strings.TrimSpace(key)
+		for _, g := range sp.Grids {
+			if key == g.Key || strings.HasPrefix(key, g.Key+".") || strings.HasPrefix(key, g.Key+"[") {
+				return inputError{fmt.Errorf("--set %s: --grid %s=%s sets that key at every point (drop the --set, or put its value in the grid)", s, g.Key, strings.Join(g.Values, ","))}
+			}
+		}
+	}
+	return nil
+}
+
+// givenByAll keeps of the file's load warnings held those that each of
+// the scenarios (the points or variants, as loaded) gives too: one about
+// a key a --grid or --vary sets at every point was printed though no point
+// gave it, and again with the points that did (QA25 M2). Those left out
+// come after the rows with the points that give them. A nil scenario (a
+// point that does not load) cannot tell: everything is kept.
+func givenByAll(held []string, scs ...*scenarios.Scenario) []string {
+	var keep []string
+	for _, w := range held {
+		all := true
+		for _, s := range scs {
+			all = all && (s == nil || slices.Contains(s.Warnings, w))
+		}
+		if all || slices.Contains(scs, nil) {
+			keep = append(keep, w)
+		}
+	}
+	return keep
+}
+
+// sweepStopped is the error of a sweep that stopped before its last row:
+// a signal's (ctx canceled) says where it stopped and how to go on; to
+// standard output it said "context canceled" (QA25 L1).
+func sweepStopped(ctx context.Context, err error, rows, todo int, out string) error {
+	switch {
+	case ctx.Err() == nil:
+		return err
+	case out != "":
+		return failure{fmt.Sprintf("sweep interrupted after %d of %d points; continue with --resume --out %s", rows, todo, out)}
+	}
+	return failure{fmt.Sprintf("sweep interrupted after %d of %d points (the rows on standard output are whole; rerun with --out FILE to resume one)", rows, todo)}
 }

@@ -80,7 +80,7 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJS
 				return werr
 			}
 		}
-		return inputError{fmt.Errorf("validate: %d of %d files passed, %d failed (each failed file's first error is above)", len(files)-len(bad), len(files), len(bad))}
+		return inputError{fmt.Errorf("validate: %d of %s passed, %d failed (each failed file's first error is above)", len(files)-len(bad), nOf(len(files), "file", "files"), len(bad))}
 	}
 	for _, w := range warnings {
 		fmt.Fprint(errOut, w)

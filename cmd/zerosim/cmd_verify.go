@@ -118,7 +118,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return inputError{errors.New(plain(err))}
 	}
-	rep := &reports.VerifyReport{Scenario: s.Name, N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
+	rep := &reports.VerifyReport{Zerosim: reports.ReadBuild(), Scenario: s.Name, ScenarioSHA256: reports.ScenarioSHA256(s), N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
 		ClipMaxNorm: base.ClipNorm, NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
 	failed, first, err := verifyAll(rep, cfgs, a.err)
 	if err != nil && corrupt != nil {

@@ -22,7 +22,7 @@ func newVersionCmd(a *app) *cobra.Command {
 binary was built from (when it was built inside a git checkout), and the
 scenario format version it reads. "zerosim --version" prints the same line.
 --format json prints it as a JSON object.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b := reports.ReadBuild()
 			if a.format == "json" {

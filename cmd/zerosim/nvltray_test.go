@@ -27,8 +27,10 @@ func TestNVLTrayWarningShows(t *testing.T) {
 		}
 	}
 	// A sweep over the description warns for its tray point only (2 × 8
-	// would warn too: QA14 finding 5).
-	_, stderr, code := runCLI("sweep", file, "--set", "cluster.nodes=1", "--set", "parallelism.dp=auto", "--grid", "cluster.nodes=1,2", "--grid", "cluster.gpus_per_node=72,4")
+	// would warn too: QA14 finding 5), and not for the file, whose 2 × 4
+	// no point runs (QA25 M2; a --set cluster.nodes=1 under the grid's
+	// key hid it before, and is refused now).
+	_, stderr, code := runCLI("sweep", file, "--set", "parallelism.dp=auto", "--grid", "cluster.nodes=1,2", "--grid", "cluster.gpus_per_node=72,4")
 	if code != 0 || strings.Count(stderr, "MNNVL") != 1 || !strings.Contains(stderr, "point 3 (cluster.nodes=2, cluster.gpus_per_node=4): "+file+": --grid cluster.gpus_per_node=4: gpus_per_node=4 is a GB200 compute tray") {
 		t.Errorf("sweep over nodes and gpus_per_node: exit %d, stderr %q; want the warning for point 3 alone", code, stderr)
 	}

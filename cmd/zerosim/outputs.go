@@ -129,6 +129,11 @@ var commandOutputs = map[string]outputs{
 	"version":           {formats: []string{"table", "json"}},
 	"import hf":         {formats: []string{"table", "json"}}, // table: the model section as YAML
 	"import torchtitan": {fmtHint: "import torchtitan prints the scenario's YAML"},
+	// cobra's completion scripts.
+	"completion bash":       {fmtHint: "completion prints a shell script"},
+	"completion zsh":        {fmtHint: "completion prints a shell script"},
+	"completion fish":       {fmtHint: "completion prints a shell script"},
+	"completion powershell": {fmtHint: "completion prints a shell script"},
 }
 
 // commandKey is cmd's path below the root ("scenarios show").
@@ -136,10 +141,11 @@ func commandKey(cmd *cobra.Command) string {
 	return strings.TrimPrefix(strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()), " ")
 }
 
-// exempt reports cobra's own commands (help, completion), which take no
-// global flags of ours.
+// exempt reports cobra's help and the completion group, which take no
+// global flags of ours. The completion scripts' commands are declared
+// (commandOutputs) and reject them (QA25 L4).
 func exempt(key string) bool {
-	return key == "" || key == "help" || key == "completion" || strings.HasPrefix(key, "completion ")
+	return key == "" || key == "help" || key == "completion"
 }
 
 // checkOutputs rejects the global flags cmd does not honour and checks every
@@ -365,7 +371,29 @@ func readError(prefix string, err error) error {
 // the file, the cause without the temporary file's name (a rename's
 // "rename DIR/.NAME.tmp… DIR/NAME: file exists" is the directory in the
 // way), and what to do about it.
-func writeFailure(we *reports.WriteError) string {
+func writeFailure(we *reports.WriteError) string { return writeFailureAs(we, we.Path) }
+
+// writeFailureFrom is writeFailure naming the flag that gave the file
+// (QA25 L16: "cannot write /dev/full: …" named no flag): "--trace
+// /dev/full: cannot write it: …", "-o od: cannot write od/result.json: …".
+func (a *app) writeFailureFrom(cmd *cobra.Command, we *reports.WriteError) string {
+	if cmd == nil {
+		return writeFailure(we)
+	}
+	o := commandOutputs[commandKey(cmd)]
+	for _, name := range slices.Sorted(maps.Keys(o.files)) {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Value.String() != "" && filepath.Clean(f.Value.String()) == filepath.Clean(we.Path) {
+			return fmt.Sprintf("--%s %s: %s", name, f.Value.String(), writeFailureAs(we, "it"))
+		}
+	}
+	if dir := filepath.Clean(a.outDir); a.outDir != "" && cmd.Annotations[writesFiles] != "" && (filepath.Clean(we.Path) == dir || filepath.Dir(we.Path) == dir) {
+		return fmt.Sprintf("-o %s: %s", a.outDir, writeFailure(we))
+	}
+	return writeFailure(we)
+}
+
+// writeFailureAs is writeFailure naming the file as name.
+func writeFailureAs(we *reports.WriteError, name string) string {
 	cause, fix := we.Err, "choose another path"
 	var pe *fs.PathError
 	var le *os.LinkError
@@ -387,7 +415,7 @@ func writeFailure(we *reports.WriteError) string {
 	case errors.Is(cause, syscall.ENOTDIR):
 		fix = "a file is in the way of a directory on that path; write elsewhere"
 	}
-	return fmt.Sprintf("cannot write %s: %v (%s)", we.Path, cause, fix)
+	return fmt.Sprintf("cannot write %s: %v (%s)", name, cause, fix)
 }
 
 // isDevNull reports whether fi is the null device (os.DevNull), which

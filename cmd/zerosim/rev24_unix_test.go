@@ -30,7 +30,7 @@ func TestSweepResumeWriteErrorKeepsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := fullChild(t, len(cut), append(args, "--resume")...)
-	if code != exitInput || out != "" || !strings.HasPrefix(errOut, "zerosim: cannot write "+s+": file too large") {
+	if code != exitInput || out != "" || !strings.HasPrefix(errOut, "zerosim: --out "+s+": cannot write it: file too large") {
 		t.Errorf("resume on a full file: exit %d, stdout %q, stderr %q; want exit 2 naming %s", code, out, errOut, s)
 	}
 	if got, err := os.ReadFile(s); err != nil || string(got) != cut {
@@ -108,7 +108,7 @@ func TestTraceThroughDirLink(t *testing.T) {
 // /dev/full writes no row, so it is not told to continue with --resume.
 func TestSweepFullDeviceNoResumeAdvice(t *testing.T) {
 	code, out, errOut := runMain(t, "", "sweep", "--grid", "parallelism.k=1,2", "--out", "/dev/full")
-	if code != exitInput || out != "" || errOut != "zerosim: cannot write /dev/full: no space left on device (free some space there, or write elsewhere)\n" {
+	if code != exitInput || out != "" || errOut != "zerosim: --out /dev/full: cannot write it: no space left on device (free some space there, or write elsewhere)\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

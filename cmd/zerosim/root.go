@@ -146,6 +146,8 @@ for bit against unsharded training.`,
 		root.AddCommand(c(a))
 	}
 	addCobraCommands(root)
+	addCompletions(root)
+	onceFlags(root)
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && !c.Runnable() {
 			// Left alone, cobra prints a group's help and exits 0 for
@@ -212,6 +214,11 @@ func checkEmptyValues(cmd *cobra.Command) error {
 // checkInput checks what every command is given before it runs: the
 // format and output targets, empty arguments and empty flag values.
 func (a *app) checkInput(cmd *cobra.Command, args []string) error {
+	if isCompletionRequest(cmd) {
+		// Its arguments are the command line being completed, whose
+		// last word is empty after a space (QA25 H1).
+		return nil
+	}
 	switch a.format {
 	case "table", "json", "csv", "nccl-tests":
 		// nccl-tests is collective's; checkOutputs rejects it elsewhere.
@@ -257,6 +264,9 @@ func flagWant(f *pflag.Flag) string {
 // number`. It reads pflag's InvalidValueError and the strconv.NumError it
 // wraps, not their text.
 func plainFlagValue(err error) error {
+	if tw := twiceFlag(err); tw != nil {
+		return tw
+	}
 	var iv *pflag.InvalidValueError
 	var ne *strconv.NumError
 	if !errors.As(err, &iv) || !errors.As(err, &ne) {
@@ -400,7 +410,7 @@ func execute(args []string, in io.Reader, out, errOut io.Writer) (int, error) {
 	if errors.As(err, &we) {
 		// The file system refused an output file: exit 2 like other input
 		// the user can fix, not 1, which --require-fit gives "does not fit".
-		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(writeFailure(we)))
+		fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(a.writeFailureFrom(cmd, we)))
 		return exitInput, err
 	}
 	fmt.Fprintln(errOut, "zerosim:", reports.EscapeControl(plainOf(err, cmd)))
@@ -471,10 +481,17 @@ func fileWriters(root *cobra.Command) string {
 	return reports.ListAnd(names)
 }
 
+// defaultJobs is -j's default: runtime.GOMAXPROCS(0), which since Go 1.25
+// follows the cgroup CPU limit of a container (golang/go#73193,
+// go.dev/blog/container-aware-gomaxprocs), where runtime.NumCPU() is the
+// node's CPUs: a pod limited to 4 CPUs on a 64-core node ran 64 replays
+// at once (QA25 M5).
+func defaultJobs() int { return runtime.GOMAXPROCS(0) }
+
 // checkJobs checks a --jobs value (sweep, plan, compare).
 func checkJobs(j int) error {
 	if j < 1 || j > sweep.MaxJobs {
-		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (this machine has %d CPUs)", j, sweep.MaxJobs, runtime.NumCPU())}
+		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (default %d: the CPUs this process may use, GOMAXPROCS)", j, sweep.MaxJobs, defaultJobs())}
 	}
 	return nil
 }

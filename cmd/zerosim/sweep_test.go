@@ -396,7 +396,9 @@ func TestSweepMetaFromItsOwnLoads(t *testing.T) {
 		if s == nil {
 			t.Fatalf("%s: sweep.Resolve loaded nothing", tc.file)
 		}
-		want := sweep.NewMeta(src, sp, s).Line(sweep.CSV)
+		meta := sweep.NewMeta(src, sp, s)
+		meta.Zerosim = sweepBuild()
+		want := meta.Line(sweep.CSV)
 		if got, _, _ := strings.Cut(out, "\n"); got+"\n" != want {
 			t.Errorf("%s: meta line\n%s\nwant\n%s", tc.file, got, want)
 		}

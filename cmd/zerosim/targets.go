@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -121,11 +122,18 @@ func readAs(fi os.FileInfo, inputs []input) (input, bool) {
 
 // checkDirTargets is checkTarget's first rule for -o DIR, whose files are
 // known once rendered (nothing is written or printed before): a file it
-// would replace that the command reads is refused. Other files there are
-// its own to replace (cmd run's help: other files in DIR are left alone).
+// would replace that the command reads is refused, and so is a directory
+// in the way of one (QA25 L7: the files before it were written). Other
+// entries of its names there are its own to replace, a symbolic link
+// itself, not its target (reports.WriteOutputDir); other files in DIR are
+// left alone.
 func checkDirTargets(dir string, files []reports.OutputFile, inputs []input) error {
 	for _, f := range append(fileNames(files), reports.ManifestName) {
-		fi, err := os.Stat(filepath.Join(dir, f))
+		p := filepath.Join(dir, f)
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			return &reports.WriteError{Path: p, Err: syscall.EISDIR}
+		}
+		fi, err := os.Stat(p)
 		if err != nil {
 			continue
 		}

@@ -65,15 +65,15 @@ func TestWriteErrorOnFullFile(t *testing.T) {
 		gone string // a path that must not exist afterwards
 	}{
 		{[]string{"run", "seed002-tiny", "-o", filepath.Join(dir, "out")},
-			"zerosim: cannot write " + filepath.Join(dir, "out", "report.html") + ": file too large (raise the file size limit, ulimit -f, or write elsewhere)\n",
+			"zerosim: -o " + filepath.Join(dir, "out") + ": cannot write " + filepath.Join(dir, "out", "report.html") + ": file too large (raise the file size limit, ulimit -f, or write elsewhere)\n",
 			filepath.Join(dir, "out")},
 		{[]string{"run", "seed000-k4", "--trace", filepath.Join(dir, "t.json")},
-			"zerosim: cannot write " + filepath.Join(dir, "t.json") + ": file too large (raise the file size limit, ulimit -f, or write elsewhere)\n",
+			"zerosim: --trace " + filepath.Join(dir, "t.json") + ": cannot write it: file too large (raise the file size limit, ulimit -f, or write elsewhere)\n",
 			filepath.Join(dir, "t.json")},
 		// plan and compare write -o first too; which file is refused
 		// first is theirs to say.
-		{[]string{"plan", "seed000-k4", "-o", filepath.Join(dir, "p")}, "zerosim: cannot write " + filepath.Join(dir, "p") + string(filepath.Separator), filepath.Join(dir, "p")},
-		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,2", "-o", filepath.Join(dir, "c")}, "zerosim: cannot write " + filepath.Join(dir, "c") + string(filepath.Separator), filepath.Join(dir, "c")},
+		{[]string{"plan", "seed000-k4", "-o", filepath.Join(dir, "p")}, "zerosim: -o " + filepath.Join(dir, "p") + ": cannot write " + filepath.Join(dir, "p") + string(filepath.Separator), filepath.Join(dir, "p")},
+		{[]string{"compare", "seed000-k4", "--vary", "parallelism.k=1,2", "-o", filepath.Join(dir, "c")}, "zerosim: -o " + filepath.Join(dir, "c") + ": cannot write " + filepath.Join(dir, "c") + string(filepath.Separator), filepath.Join(dir, "c")},
 	} {
 		code, out, errOut := fullChild(t, limit, c.args...)
 		const fix = ": file too large (raise the file size limit, ulimit -f, or write elsewhere)\n"
@@ -91,7 +91,7 @@ func TestWriteErrorOnFullFile(t *testing.T) {
 	// kept for --resume.
 	s := filepath.Join(dir, "s.csv")
 	code, out, errOut := fullChild(t, 100, "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", s)
-	if want := "zerosim: cannot write " + s + ": file too large (raise the file size limit, ulimit -f, or write elsewhere)\n"; code != exitInput || out != "" || errOut != want {
+	if want := "zerosim: --out " + s + ": cannot write it: file too large (raise the file size limit, ulimit -f, or write elsewhere)\n"; code != exitInput || out != "" || errOut != want {
 		t.Errorf("sweep, header cut: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, want)
 	}
 	if _, err := os.Stat(s); err == nil {

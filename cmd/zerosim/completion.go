@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// isCompletionRequest reports cobra's hidden __complete commands, which
+// the shell scripts of "zerosim completion" call with the command line
+// being completed as their arguments.
+func isCompletionRequest(cmd *cobra.Command) bool {
+	return cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd
+}
+
+// scenarioArgs names the commands whose arguments are scenarios (FILE or
+// an example's name), with whether every argument is one (compare) or
+// only the first.
+var scenarioArgs = map[string]bool{"run": false, "plan": false, "sweep": false, "fit": false, "memory": false, "verify": false, "compare": true}
+
+// addCompletions offers the values of --format (the command's own) and
+// --units, and the example scenarios' names where a scenario goes.
+func addCompletions(root *cobra.Command) {
+	_ = root.RegisterFlagCompletionFunc("format", func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		formats := []string{"table", "json", "csv"}
+		if o, ok := commandOutputs[commandKey(cmd)]; ok {
+			formats = o.formats
+		}
+		return withPrefix(formats, prefix), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = root.RegisterFlagCompletionFunc("units", func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		return withPrefix([]string{"gib", "gb"}, prefix), cobra.ShellCompDirectiveNoFileComp
+	})
+	for _, c := range root.Commands() {
+		every, ok := scenarioArgs[c.Name()]
+		if !ok || c.ValidArgsFunction != nil {
+			continue
+		}
+		c.ValidArgsFunction = func(_ *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 && !every {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return scenarioCandidates(prefix), cobra.ShellCompDirectiveDefault
+		}
+	}
+}
+
+// scenarioCandidates are the example names and the scenario files
+// (.yaml, .yml, .json) of the current directory that start with prefix;
+// none (a path, or no match) leaves the shell to complete file names.
+func scenarioCandidates(prefix string) []string {
+	if strings.ContainsAny(prefix, `/\`) {
+		return nil
+	}
+	out := withPrefix(scenarios.ExampleNames(), prefix)
+	if len(out) == 0 {
+		return nil
+	}
+	entries, _ := os.ReadDir(".")
+	for _, e := range entries {
+		n := e.Name()
+		if !e.IsDir() && strings.HasPrefix(n, prefix) && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") || strings.HasSuffix(n, ".json")) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// withPrefix is the values that start with prefix.
+func withPrefix(values []string, prefix string) []string {
+	var out []string
+	for _, v := range values {
+		if strings.HasPrefix(v, prefix) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,19 @@
+package main
+
+import "testing"
+
+// TestNoArgsCommands: an argument to a command that takes none is named
+// as an argument, not as an unknown command (QA25 L11: "unknown command
+// \"extra\" for \"zerosim version\"").
+func TestNoArgsCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"version", "extra"}, `zerosim: version takes no arguments (got "extra"; usage: zerosim version [flags])`},
+		{[]string{"collective", "extra", "more"}, `zerosim: collective takes no arguments (got "extra"; usage: zerosim collective [flags])`},
+	} {
+		code, out, errOut := runMain(t, "", tc.args...)
+		oneLine(t, tc.args, code, out, errOut, tc.mention)
+	}
+}
