@@ -99,9 +99,15 @@ type runJSON struct {
 	CollCount int64            `json:"collective_count"`
 	Spans     [][]spanJSON     `json:"spans,omitempty"`
 
+	// Files are the files the scenario read (scenarios.Scenario.ReadFiles:
+	// model.hf_config, communication.calibration) with the SHA-256 of the
+	// bytes read, as a sweep's meta line records them; absent when it
+	// read none.
+	Files []scenarios.ReadFile `json:"files,omitempty"`
 	// Resolved is the scenario as resolved (presets expanded, defaults
-	// and --set applied), re-encoded from YAML: saved as a file, it
-	// replays this step again.
+	// and --set applied, the files it read named by absolute path:
+	// scenarios.Replayable), re-encoded from YAML: saved as a file, it
+	// replays this step again from any directory.
 	Resolved any `json:"resolved_scenario"`
 }
 
@@ -303,6 +309,7 @@ func (run *Run) toJSON() *runJSON {
 		j.Warnings = []string{}
 	}
 	j.Zerosim, j.ScenarioSHA256 = ReadBuild(), ScenarioSHA256(s)
+	j.Files = slices.Clone(s.ReadFiles)
 	j.Resolved = resolvedScenario(s)
 	j.Ranks = run.ranksJSON()
 	if st := r.Straggler; st != nil {
@@ -412,7 +419,7 @@ func (run *Run) ranksJSON() []rankJSON {
 // resolvedScenario is s re-encoded as YAML and decoded as a generic value
 // for JSON (keys sorted), or the encoding error as a string.
 func resolvedScenario(s *scenarios.Scenario) any {
-	data, err := scenarios.Encode(s)
+	data, err := scenarios.Encode(scenarios.Replayable(s))
 	if err != nil {
 		return "cannot encode the scenario: " + err.Error()
 	}

@@ -88,9 +88,10 @@ func scenarioDigest(s *scenarios.Scenario) string {
 }
 
 // resolvedYAML is the resolved scenario as a scenario file, for the HTML
-// report.
+// report: the files it read named by absolute path, as result.json's
+// resolved_scenario (scenarios.Replayable).
 func resolvedYAML(s *scenarios.Scenario) string {
-	data, err := scenarios.Encode(s)
+	data, err := scenarios.Encode(scenarios.Replayable(s))
 	if err != nil {
 		return "cannot encode the scenario: " + err.Error()
 	}

@@ -592,7 +592,7 @@ func (l *loader) loadCalibration(s *Scenario) *Error {
 		return l.errPath("communication.calibration", err.Error())
 	}
 	c.CalibrationData = cal
-	s.readFile("communication.calibration", c.Calibration, b.Bytes())
+	s.readFile("communication.calibration", c.Calibration, path, b.Bytes())
 	return nil
 }
 

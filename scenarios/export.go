@@ -25,14 +25,49 @@ func Encode(s *Scenario) ([]byte, error) {
 	return yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
 }
 
+// Replayable is s with each file it read (ReadFiles: model.hf_config,
+// communication.calibration) named by the absolute path Load opened
+// instead of the path relative to the scenario's directory: what
+// result.json's resolved_scenario and report.html's resolved scenario
+// write, so the saved scenario replays the step from any directory (the
+// file must still be there; result.json's files[] has its SHA-256 to
+// check it is the same). Digest does not depend on these paths, so the
+// replay has the same digest.
+func Replayable(s *Scenario) *Scenario {
+	c := *s
+	for _, f := range s.ReadFiles {
+		if f.Opened == "" {
+			continue
+		}
+		switch f.Key {
+		case "model.hf_config":
+			c.Model.HFConfig = f.Opened
+		case "communication.calibration":
+			c.Communication.Calibration = f.Opened
+		}
+	}
+	return &c
+}
+
 // Digest is the SHA-256 (hex) of what a resolved scenario replays: its
 // Encode bytes and, when it names a calibration file, the file's content
 // as loaded (Encode keeps only the path). run prints its first 12 digits
 // ("resolved: sha256 …"); sweep's meta line and plan.json carry it whole
 // as scenario_sha256, so an edited config.json or calibration file under
 // an unchanged scenario file is a different scenario to --resume and merge.
+// Where the files are is not in it: the paths of model.hf_config (whose
+// content is the layer list Encode writes) and of a loaded calibration are
+// left out, so the same scenario read from another directory, or its
+// Replayable form with absolute paths, has the same digest.
 func Digest(s *Scenario) (string, error) {
-	data, err := Encode(s)
+	c := *s
+	if len(c.Model.LayerList) > 0 {
+		c.Model.HFConfig = ""
+	}
+	if c.Communication.CalibrationData != nil {
+		c.Communication.Calibration = ""
+	}
+	data, err := Encode(&c)
 	if err != nil {
 		return "", err
 	}

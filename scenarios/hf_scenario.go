@@ -211,7 +211,7 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		}
 		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
-	s.readFile("model.hf_config", m.HFConfig, data)
+	s.readFile("model.hf_config", m.HFConfig, path, data)
 	return l.applyHF(s, hm)
 }
 

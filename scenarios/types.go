@@ -3,6 +3,7 @@ package scenarios
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 
 	"github.com/zerosim/zerosim/units"
 )
@@ -59,12 +60,22 @@ type ReadFile struct {
 	Path string `json:"path"`
 	// SHA256 is the hex SHA-256 of the bytes read.
 	SHA256 string `json:"sha256"`
+	// Opened is the absolute path Load opened (Path resolved against the
+	// scenario file's directory, or the working directory for a scenario
+	// without one), "" when it has none: what Replayable writes for the
+	// key, so the resolved scenario reads the same file from any
+	// directory.
+	Opened string `json:"-"`
 }
 
-// readFile records a file Load read for key (Scenario.ReadFiles).
-func (s *Scenario) readFile(key, path string, data []byte) {
+// readFile records a file Load read for key at opened (Scenario.ReadFiles).
+func (s *Scenario) readFile(key, path, opened string, data []byte) {
 	sum := sha256.Sum256(data)
-	s.ReadFiles = append(s.ReadFiles, ReadFile{Key: key, Path: path, SHA256: hex.EncodeToString(sum[:])})
+	abs, err := filepath.Abs(opened)
+	if err != nil {
+		abs = ""
+	}
+	s.ReadFiles = append(s.ReadFiles, ReadFile{Key: key, Path: path, SHA256: hex.EncodeToString(sum[:]), Opened: abs})
 }
 
 // Cluster describes the machines: nodes × GPUs, the links inside a node and

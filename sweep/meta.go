@@ -47,6 +47,10 @@ func NewMeta(src Source, sp *Space, resolved *scenarios.Scenario) Meta {
 	m := Meta{Scenario: sourceDigest(src, resolved), Sets: slices.Clone(src.Sets), Grids: []string{}}
 	if resolved != nil {
 		m.Files = slices.Clone(resolved.ReadFiles)
+		for i := range m.Files {
+			// Not in the line: a meta read back equals the one written.
+			m.Files[i].Opened = ""
+		}
 	}
 	if m.Sets == nil {
 		m.Sets = []string{}

@@ -306,6 +306,11 @@ type sweepEmitter struct {
 	shown         map[string]int // warning text → its index in warnings
 	warnings      []pointWarning
 	rated         bool // the bar shows the rate and the time left
+	// clear: the rows go to the terminal the bar is drawn on (standard
+	// output a terminal too), so each row is written where the bar was,
+	// the bar erased first and drawn again below the row by the Add that
+	// follows (QA25 M3: rows were glued to the bar's line on screen).
+	clear bool
 }
 
 // pointWarning is one distinct load warning and the points that gave it.
@@ -315,6 +320,9 @@ type pointWarning struct {
 }
 
 func (e *sweepEmitter) emit(r sweep.Row) error {
+	if e.clear && e.bar != nil {
+		_ = e.bar.Clear() // "\r", spaces over the bar, "\r" (progressbar v3.19.1)
+	}
 	if err := e.enc.Write(r); err != nil {
 		return err
 	}
@@ -443,6 +451,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		}
 	}
 	em.enc, em.bar = enc, sweepProgress(errOut, todo)
+	em.clear = o.out == "" && isTerminal(out)
 	ev := &sweep.Evaluator{Src: src, Space: sp}
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
 	em.finish(errOut)

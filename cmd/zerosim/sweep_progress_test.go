@@ -36,3 +36,57 @@ func TestSweepBarRateWaits(t *testing.T) {
 		t.Errorf("after %v: %q, want (2/8, 2 points/s) or less", rateAfter, b.String())
 	}
 }
+
+// screenLines is what a terminal shows for b: each line the last of its
+// carriage-return segments written over the ones before, trailing spaces
+// trimmed.
+func screenLines(b string) []string {
+	var lines []string
+	for _, line := range strings.Split(b, "\n") {
+		var screen []rune
+		for _, seg := range strings.Split(line, "\r") {
+			for i, c := range []rune(seg) {
+				if i < len(screen) {
+					screen[i] = c
+				} else {
+					screen = append(screen, c)
+				}
+			}
+		}
+		lines = append(lines, strings.TrimRight(string(screen), " "))
+	}
+	return lines
+}
+
+// TestSweepRowsClearTheBar (QA25 M3): with the rows and the bar on one
+// terminal, each row is written over the erased bar, which is drawn again
+// below it, so every row shows on a line of its own; before, a row
+// followed the bar on its line ("sweep   3% |█ … | (4/132) [0s] 4,2,1,…").
+func TestSweepRowsClearTheBar(t *testing.T) {
+	for _, clear := range []bool{false, true} {
+		var b bytes.Buffer // the terminal: stdout and stderr
+		em := &sweepEmitter{enc: sweep.NewEncoder(&b, sweep.CSV, []string{"k"}), bar: newSweepBar(&b, 4), shown: map[string]int{}, clear: clear}
+		for i := range 3 {
+			if err := em.emit(sweep.Row{Index: i, Values: []string{"1"}, Err: "x"}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(150 * time.Millisecond) // past the bar's throttle: drawn after each row
+		}
+		em.finish(io.Discard)
+		var glued []string
+		for _, l := range screenLines(b.String()) {
+			if strings.Contains(l, "| (") && strings.Contains(l, ",false,") {
+				glued = append(glued, l)
+			}
+		}
+		if clear && len(glued) > 0 {
+			t.Errorf("rows glued to the bar: %q", glued)
+		}
+		if want := "0,1,,,,,,,,,false,false,,,x|1,1,,,,,,,,,false,false,,,x|2,1,,,,,,,,,false,false,,,x|"; clear && strings.Join(screenLines(b.String()), "|") != want {
+			t.Errorf("screen %q, want the rows alone, %q", screenLines(b.String()), want)
+		}
+		if !clear && len(glued) == 0 {
+			t.Errorf("without clearing, no row is glued to the bar (the check cannot fail): %q", screenLines(b.String()))
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 	"golang.org/x/term"
 )
 
@@ -24,10 +25,21 @@ func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 }
 
 // isTerminal reports whether w is a terminal: progress shows there and is
-// quiet when piped.
+// quiet when piped. Standard output is seen through the writers execute
+// wraps it in (warnFirst over reports.ErrWriter).
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	for {
+		switch v := w.(type) {
+		case warnFirst:
+			w = v.w
+		case *reports.ErrWriter:
+			w = v.W
+		case *os.File:
+			return term.IsTerminal(int(v.Fd()))
+		default:
+			return false
+		}
+	}
 }
 
 // replayProgress is a zero.Options.Progress that shows a bar of the task
