@@ -24,6 +24,9 @@ var updateValidation = flag.Bool("update", false, "rewrite docs/validation.md")
 // validationSource is one file of ../testdata/validation: a published table
 // (source, setup) and its rows.
 type validationSource struct {
+	// gpn is the template's cluster.gpus_per_node (loadValidation), by
+	// which validationRow.sets divides a row's GPUs into nodes.
+	gpn    int
 	Source string `json:"source"`
 	Setup  string `json:"setup"`
 	// CapacityGiB is the GPU memory, in GiB as the source states it, that
@@ -535,6 +538,11 @@ func loadValidation(t *testing.T, base string) (validationSource, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := scenarios.Load(filepath.Base(base)+".yaml", tmpl, nil)
+	if err != nil {
+		t.Fatalf("%s.yaml: %v", base, err)
+	}
+	src.gpn = s.Cluster.GPUsPerNode
 	return src, tmpl
 }
 
@@ -808,7 +816,7 @@ func writeOOM(t *testing.T, b *strings.Builder, name string, src validationSourc
 	}
 	b.WriteString("\nPublished as out of memory (each must be predicted not to fit; not in the throughput figures):\n\n")
 	for _, r := range src.OOMRows {
-		s, err := scenarios.Load(name+".yaml", tmpl, r.sets(8))
+		s, err := scenarios.Load(name+".yaml", tmpl, r.sets(src.gpn))
 		if err != nil {
 			t.Fatalf("%s OOM row %s: %v", name, r.name(), err)
 		}
@@ -1067,7 +1075,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		}
 	}
 	load := func(i int) *scenarios.Scenario {
-		s, err := scenarios.Load(name+".yaml", tmpl, src.Rows[i].sets(8))
+		s, err := scenarios.Load(name+".yaml", tmpl, src.Rows[i].sets(src.gpn))
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
