@@ -677,10 +677,24 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			}
 		case CompActivations:
 			switch {
-			case e.Op == OpLossSaved:
+			case e.Op == OpLossSaved && e.Delta > 0:
 				// The head's loss saves its tensors once the loop
 				// has the logits.
-				st.alloc("act", u, StreamCompute, e.Delta)
+				st.alloc("loss", u, StreamCompute, e.Delta)
+			case e.Op == OpLossSaved:
+				// Under the eager loss they go, with the loss
+				// backward's gradients, before the head's weight
+				// gradient (OpHeadGrad).
+				st.free("rec", u)
+				st.free("loss", u)
+			case e.Op == OpHeadGrad && e.Delta > 0:
+				// MmBackward0's logits gradient and input gradient,
+				// beside the weight gradient it makes.
+				for _, b := range r.Units[u].HeadMm {
+					st.alloc("headmm", u, StreamCompute, b)
+				}
+			case e.Op == OpHeadGrad:
+				st.free("headmm", u)
 			case e.Delta > 0 && e.Phase == PhaseForward:
 				for _, b := range r.Units[u].ActivationTensors {
 					st.alloc("act", u, StreamCompute, b)
@@ -691,6 +705,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				}
 			default:
 				st.free("rec", u)
+				st.free("loss", u)
 				st.free("act", u)
 			}
 		case CompLogits:

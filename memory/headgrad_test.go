@@ -30,6 +30,19 @@ import (
 // 48,338,761,728 B in all: not the output projection's weight gradient
 // (V·h·2 = 1,050,673,152 B), which autograd computes after the loss's
 // fp32 tensors are gone (OpHeadGrad).
+//
+// At few tokens per rank the projection's MmBackward0, which makes that
+// gradient, is the head's own peak (HeadProjectionBackward): at
+// model.seq_len 512 (t = 512) it holds, with the same fp32 states
+// (12,045,391,872 B), root and last-block parameters (2,101,354,496 +
+// 436,224,000 B), 32 blocks' kept tensors (32 × 63,616·t = 1,042,284,544
+// B) and the head's final-norm tensors and saved input (8·t·h + 4·t =
+// 16,779,264 B), the kept fp32 logits (4·t·V = 262,668,288 B), the logits'
+// 16-bit gradient (2·t·V = 131,334,144 B), the projection's input
+// gradient (2·t·h = 4,194,304 B) and the weight gradient (1,050,673,152
+// B): 17,090,904,064 B, above the loss's backward (the same but 16·t·V
+// for the last four: 16,692,707,328 B). Freeing the head's activations
+// before the gradient, as the timeline did, counted 16,938,596,352 B there.
 func TestHeadGradAfterLoss(t *testing.T) {
 	const f = "../testdata/validation/torchtitan-llama3-8b-a100.yaml"
 	data, err := os.ReadFile(f)
@@ -44,6 +57,38 @@ func TestHeadGradAfterLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("seq 512", func(t *testing.T) {
+		s, err := scenarios.Load(f, data, []string{"model.seq_len=512"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := unitIndex(t, r, "lm_head")
+		// The running total through the head's backward: its largest
+		// before the gradient (the loss's backward) and at the gradient.
+		total, loss, mm := r.AtRest, int64(0), int64(0)
+		for _, e := range r.Timeline() {
+			total += e.Delta
+			if e.Unit != head || e.Phase != PhaseBackward {
+				continue
+			}
+			if e.Component == CompGrads && e.Op == OpHeadGrad {
+				mm = total
+			} else if mm == 0 {
+				loss = max(loss, total)
+			}
+		}
+		const base = 12_045_391_872 + 2_101_354_496 + 436_224_000 + 1_042_284_544 + 16_779_264
+		if want := int64(base + 16*512*128_256); loss != want {
+			t.Errorf("loss's backward %d B, want %d", loss, want)
+		}
+		if want := int64(base + 262_668_288 + 131_334_144 + 4_194_304 + 1_050_673_152); mm != want {
+			t.Errorf("MmBackward0 %d B, want %d", mm, want)
+		}
+	})
 	const want = 12_045_391_872 + 16_810_770_432 + 16_676_552_704 + 268_468_224 + 2_101_354_496 + 436_224_000
 	head := unitIndex(t, r, "lm_head")
 	if r.Peak != want || r.PeakPhase != PhaseBackward || r.PeakUnit != head {

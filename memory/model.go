@@ -341,6 +341,14 @@ type UnitInfo struct {
 	// loss's fp32 copy of 16-bit logits, alive while log_softmax runs; on
 	// the head unit, 0 elsewhere.
 	LossLogits, LossUpcast int64
+	// HeadMm are, on the head unit under the eager loss, the tensors the
+	// output projection's MmBackward0 holds beside the weight gradient it
+	// makes and the head's Activation does not count then: the logits'
+	// 16-bit gradient and the projection's input gradient
+	// (HeadProjectionBackward); nil elsewhere. The timeline allocates them
+	// with the gradient (OpHeadGrad), after the loss's tensors are freed
+	// and before the rest of the head's activations are.
+	HeadMm []int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.

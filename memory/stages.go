@@ -23,11 +23,7 @@ func EstimateStages(s *scenarios.Scenario, stages []int, ests []Estimator, opt O
 		for _, e := range ests {
 			r, err := Estimate(&c, e, opt)
 			if err != nil && unlaid != nil && e == EstimatorZerosim && st != s.Parallelism.Stage && errors.As(err, new(*TooManyBucketsError)) {
-				refused := err
-				if r, err = analyzeSetup(&c, opt); err == nil {
-					r.NotApplicable, r.NotLaidOut = unlaid(st, refused), true
-					r.Params = c.Model.TotalParams()
-				}
+				r, err = unlaidStage(&c, st, opt, err, unlaid)
 			}
 			if err != nil {
 				return nil, err
@@ -36,4 +32,19 @@ func EstimateStages(s *scenarios.Scenario, stages []int, ests []Estimator, opt O
 		}
 	}
 	return out, nil
+}
+
+// unlaidStage is EstimateStages' report of stage st of c, whose layout the
+// bucket size cannot make (refused, a *TooManyBucketsError): its setup,
+// NotApplicable set to unlaid's reason and NotLaidOut true. Should the
+// setup itself fail, the refusal is the error the caller gets, not the
+// setup's.
+func unlaidStage(c *scenarios.Scenario, st int, opt Options, refused error, unlaid func(stage int, err error) string) (*Report, error) {
+	r, err := analyzeSetup(c, opt)
+	if err != nil {
+		return nil, refused
+	}
+	r.NotApplicable, r.NotLaidOut = unlaid(st, refused), true
+	r.Params = c.Model.TotalParams()
+	return r, nil
 }

@@ -1516,6 +1516,53 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 	return logits, upcast, nil
 }
 
+// HeadProjectionBackward returns, under the eager loss, the tensors alive
+// while the output projection's MmBackward0 makes its weight's gradient
+// that the head's Activation does not hold at that moment: the 16-bit
+// gradient of the logits, 2·t·V, and the projection's input gradient,
+// 2·t·h; nil under a compiled or a fused loss (whose 16-bit logits
+// gradient is the loss backward's own, HeadActivation's transient) or
+// without a vocabulary.
+//
+// mm's derivative is one node with both outputs: self:
+// mm_mat1_backward(grad, mat2, ...), mat2: mm_mat2_backward(grad, self,
+// ...) (tools/autograd/derivatives.yaml at pytorch/pytorch
+// d327a787782618826890c323f8d7e51f3d28ec13), so the node runs with its
+// input gradient (the logits', which ToCopyBackward0 casts from
+// log_softmax's fp32 one, or log_softmax's own in a 16-bit loss) and its
+// saved input (the final norm's output, in the head's Activation) alive
+// and writes the input's gradient and the weight's. The engine hands a
+// node its input buffer, takes its outputs and only then releases its
+// saved variables (Engine::evaluate_function: call_function, then
+// fn.release_variables() when the graph is not retained;
+// torch/csrc/autograd/engine.cpp at pytorch/pytorch
+// e1253a956f6866469eafd88cc3bfb4627f4b1efc), and the nodes before it,
+// NllLossBackward0 and LogSoftmaxBackward0, have released the loss's
+// tensors. With a logit soft-cap (Gemma 2) tanh's saved 16-bit output,
+// 2·t·V of the head's Activation, is released by TanhBackward0 before
+// MmBackward0 runs: it stands for the logits' gradient, of its size, and
+// only the input gradient is added. The final norm's backward, after it,
+// adds its own transient input gradients, which the timeline counts
+// nowhere (as for every block).
+func HeadProjectionBackward(d BlockDims) ([]int64, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if d.Vocab <= 0 || d.LossCompiled || d.LossFused {
+		return nil, nil
+	}
+	var c calc
+	t := c.Mul(d.Seq, d.Batch)
+	out := []int64{c.Mul(2, t, d.Vocab), c.Mul(2, t, d.Hidden)}
+	if d.LogitSoftcap {
+		out = out[1:]
+	}
+	if c.Err != nil {
+		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return out, nil
+}
+
 // EveryNth reports whether block i (0-based, forward order) is checkpointed
 // under torchtitan's layer-level selective policy with frequency n
 // (selective_ac_option = "n": the wrapper counts blocks from 1 and wraps

@@ -40,7 +40,9 @@ import (
 //	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
-//	                        (the head under the eager loss: +Grad(u) here, OpHeadGrad)
+//	                        (the head under the eager loss, in place of −Activation(u) −Recompute(u):
+//	                        −AfterLogits(u) −Recompute(u) (OpLossSaved) +HeadMm(u) +Grad(u)
+//	                        −HeadMm(u) (OpHeadGrad) −(Activation(u) − AfterLogits(u)))
 //	                        −MaskFreeBackward(u)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
@@ -81,7 +83,10 @@ const (
 	// OpLossSaved is the head's loss saving its tensors for backward
 	// (UnitInfo.AfterLogits) once the loop has the logits, after the
 	// rebinding and the loss's upcast: applied as the head's forward
-	// compute starts, as its OpCompute events.
+	// compute starts, as its OpCompute events. Under the eager loss its
+	// backward free (the saved tensors with the loss backward's
+	// gradients, before the head's OpHeadGrad events) is applied as the
+	// head's other backward frees, when its backward compute ends.
 	OpLossSaved Op = "loss saved"
 	// OpCopyOut is FSDP2's copy-out of a unit's all-gather output into its
 	// unsharded parameters (FSDPParamGroup.pre_forward and pre_backward →
@@ -104,7 +109,10 @@ const (
 	// node's input gradient and saved tensors go once it has run (the
 	// engine releases the variables of a node it executed when the graph is
 	// not retained). Applied when the head's backward compute ends, after
-	// its frees.
+	// the loss's frees. Its CompActivations events are the tensors
+	// MmBackward0 holds beside it (UnitInfo.HeadMm), allocated before the
+	// gradient and freed after it, before the rest of the head's
+	// activations.
 	OpHeadGrad Op = "head gradient"
 )
 
@@ -193,6 +201,11 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			if u == head {
 				out[u].Logits, out[u].AfterLogits = logits, afterLogits
 				out[u].LossLogits, out[u].LossUpcast = lossLogits, upcast
+				if afterLogits > 0 {
+					if out[u].HeadMm, err = HeadProjectionBackward(baseDims(s)); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}
@@ -811,11 +824,24 @@ func (m *model) buildEvents() {
 		// recomputation rebuilt (its rerun forward ring's are freed
 		// before and smaller: ringattn.go).
 		m.ev(PhaseBackward, u, OpCompute, CompRing, units[u].RingBackward)
-		m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
-		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
 		if headGrad {
+			// The loss's tensors go first (its saved output and its
+			// backward's gradients: OpLossSaved's free); then the
+			// projection's MmBackward0 makes the weight gradient beside
+			// its input gradient and the logits' gradient
+			// (HeadProjectionBackward), with the rest of the head's
+			// activations (its saved input, the final norm's) alive;
+			// they go after it.
+			mm := c.Add(units[u].HeadMm...)
+			m.ev(PhaseBackward, u, OpLossSaved, CompActivations, -c.Add(units[u].AfterLogits, units[u].Recompute))
+			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, mm)
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
+			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, -mm)
+			m.ev(PhaseBackward, u, OpCompute, CompActivations, -(units[u].Activation - units[u].AfterLogits))
+		} else {
+			m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		}
+		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
 		// The first checkpointed block's recomputation is the mask's
 		// last use.
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)

@@ -30,7 +30,7 @@ func TestSimulatedReserveFollowsTheModel(t *testing.T) {
 		name := filepath.Base(base)
 		src, tmpl := loadValidation(t, base)
 		for i, row := range src.Rows {
-			s, err := scenarios.Load(name+".yaml", tmpl, row.sets(8))
+			s, err := scenarios.Load(name+".yaml", tmpl, row.sets(src.gpn))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,7 +54,11 @@ type PublishedEfficiency struct {
 	GPU    string // its cluster.gpu preset
 	// FP8 is set for an fp8 recipe, whose efficiency is a fraction of the
 	// fp8 peak.
-	FP8        bool
+	FP8 bool
+	// Compiled is set when the run's scenario compiles anything
+	// (training.compile other than none): its fit absorbs torch.compile's
+	// fusion.
+	Compiled   bool
 	Efficiency float64
 }
 

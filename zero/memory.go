@@ -167,15 +167,16 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			}
 		case (ev.Op == memory.OpCompute || ev.Op == memory.OpLossSaved || ev.Op == memory.OpCopyOut) && ev.Phase == memory.PhaseForward:
 			task = find(Forward, PhaseCompute, ev.Unit)
-		case (ev.Op == memory.OpCompute || ev.Op == memory.OpCopyOut) && ev.Phase == memory.PhaseBackward:
+		case (ev.Op == memory.OpCompute || ev.Op == memory.OpLossSaved || ev.Op == memory.OpCopyOut) && ev.Phase == memory.PhaseBackward:
 			task = find(Backward, PhaseCompute, ev.Unit)
 		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseForward:
 			task, atEnd = find(Forward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRelease && ev.Phase == memory.PhaseBackward:
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpHeadGrad:
-			// The head's parameter gradient under the eager loss, once
-			// its backward has freed the loss's tensors: at its end.
+			// The head's parameter gradient under the eager loss (and
+			// the tensors its MmBackward0 holds beside it), once its
+			// backward has freed the loss's tensors: at its end.
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRebind:
 			// The previous step's kept logits, freed as the head's

@@ -80,7 +80,7 @@ func propSubjects(t *testing.T) []propSubject {
 	for _, f := range files {
 		base := strings.TrimSuffix(f, ".json")
 		src, tmpl := loadValidation(t, base)
-		out = append(out, propSubject{filepath.Base(base), tmpl, src.Rows[0].sets(8)})
+		out = append(out, propSubject{filepath.Base(base), tmpl, src.Rows[0].sets(src.gpn)})
 	}
 	example := func(name string, sets ...string) {
 		data, ok := scenarios.Example(name)

@@ -119,7 +119,7 @@ func TestPlanComputeRing(t *testing.T) {
 	row := src.Rows[len(src.Rows)-1] // cp 8
 	block := func(c string) unitPlan {
 		t.Helper()
-		s, err := scenarios.Load("cp.yaml", tmpl, append(row.sets(8), "training.compile=none", "communication.compute_interference="+c))
+		s, err := scenarios.Load("cp.yaml", tmpl, append(row.sets(src.gpn), "training.compile=none", "communication.compute_interference="+c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestPlanComputeRing(t *testing.T) {
 	// sent to the next rank over NVLink (latency plus bytes at its
 	// bandwidth).
 	x := int64(32768 * 4096)
-	s, err := scenarios.Load("cp.yaml", tmpl, row.sets(8))
+	s, err := scenarios.Load("cp.yaml", tmpl, row.sets(src.gpn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestContextParallelGap(t *testing.T) {
 		lo, hi := 0.05, 0.6
 		for range 24 {
 			a := (lo + hi) / 2
-			s, err := scenarios.Load("cp.yaml", tmpl, append(r.sets(8),
+			s, err := scenarios.Load("cp.yaml", tmpl, append(r.sets(src.gpn),
 				fmt.Sprintf("training.attention_efficiency=%g", a), fmt.Sprintf("training.compute_efficiency=%g", gemm)))
 			if err != nil {
 				t.Fatal(err)
@@ -227,7 +227,7 @@ func TestContextParallelGap(t *testing.T) {
 		if c := cases[i].row; c.CP != r.CP || c.SeqLen != r.SeqLen {
 			t.Fatalf("validation case %d is cp %d seq %d, row cp %d seq %d", i, c.CP, c.SeqLen, r.CP, r.SeqLen)
 		}
-		s, err := scenarios.Load("cp.yaml", tmpl, append(r.sets(8), fmt.Sprintf("training.compute_efficiency=%g", cpEff)))
+		s, err := scenarios.Load("cp.yaml", tmpl, append(r.sets(src.gpn), fmt.Sprintf("training.compute_efficiency=%g", cpEff)))
 		if err != nil {
 			t.Fatal(err)
 		}

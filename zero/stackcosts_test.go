@@ -120,7 +120,7 @@ func TestStackCosts(t *testing.T) {
 		// the calibration row's step less the gap to the replay, which
 		// cannot run faster than at efficiency 1.
 		measured := cal.stepSeconds(cal.row.TokensPerGPU)
-		s, err := scenarios.Load(src.file+".yaml", tmpl, cal.row.sets(8))
+		s, err := scenarios.Load(src.file+".yaml", tmpl, cal.row.sets(vs.gpn))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestStackCosts(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		vs, tmpl := loadValidation(t, dir+name)
-		s, err := scenarios.Load(name+".yaml", tmpl, vs.Rows[0].sets(8))
+		s, err := scenarios.Load(name+".yaml", tmpl, vs.Rows[0].sets(vs.gpn))
 		if err != nil {
 			t.Fatal(err)
 		}

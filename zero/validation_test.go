@@ -24,6 +24,9 @@ var updateValidation = flag.Bool("update", false, "rewrite docs/validation.md")
 // validationSource is one file of ../testdata/validation: a published table
 // (source, setup) and its rows.
 type validationSource struct {
+	// gpn is the template's cluster.gpus_per_node (loadValidation), by
+	// which validationRow.sets divides a row's GPUs into nodes.
+	gpn    int
 	Source string `json:"source"`
 	Setup  string `json:"setup"`
 	// CapacityGiB is the GPU memory, in GiB as the source states it, that
@@ -253,10 +256,12 @@ type validationCase struct {
 	keptParams  int64
 	paramDType  scenarios.DType
 	poolBytes   int64 // memory.GatherPool
-	// The row's cluster.gpu and whether it runs an fp8 recipe
+	// The row's cluster.gpu, whether it runs an fp8 recipe and whether
+	// it compiles anything (training.compile other than none)
 	// (PublishedEfficiency).
-	gpu string
-	fp8 bool
+	gpu      string
+	fp8      bool
+	compiled bool
 }
 
 // sharedSource is the source copied from the team's shared validation set:
@@ -533,6 +538,11 @@ func loadValidation(t *testing.T, base string) (validationSource, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := scenarios.Load(filepath.Base(base)+".yaml", tmpl, nil)
+	if err != nil {
+		t.Fatalf("%s.yaml: %v", base, err)
+	}
+	src.gpn = s.Cluster.GPUsPerNode
 	return src, tmpl
 }
 
@@ -586,7 +596,7 @@ func TestValidation(t *testing.T) {
 		summaries = append(summaries, summarize(filepath.Base(base), eff, cases))
 		for _, c := range cases {
 			if c.calibrated {
-				published = append(published, PublishedEfficiency{Source: filepath.Base(base), GPU: c.gpu, FP8: c.fp8, Efficiency: eff})
+				published = append(published, PublishedEfficiency{Source: filepath.Base(base), GPU: c.gpu, FP8: c.fp8, Compiled: c.compiled, Efficiency: eff})
 			} else if c.row.CP > 1 {
 				publishedCPRows = append(publishedCPRows, PublishedCP{Source: filepath.Base(base), GPU: c.gpu, CP: c.row.CP, Error: c.tokenErr})
 			}
@@ -736,7 +746,7 @@ func publishedSource(t *testing.T, ps []PublishedEfficiency, cps []PublishedCP) 
 	b.WriteString("// docs/validation.md fits to the published runs, one per source.\n")
 	b.WriteString("var publishedEfficiencies = []PublishedEfficiency{\n")
 	for _, p := range ps {
-		fmt.Fprintf(&b, "{Source: %q, GPU: %q, FP8: %t, Efficiency: %.4f},\n", p.Source, p.GPU, p.FP8, p.Efficiency)
+		fmt.Fprintf(&b, "{Source: %q, GPU: %q, FP8: %t, Compiled: %t, Efficiency: %.4f},\n", p.Source, p.GPU, p.FP8, p.Compiled, p.Efficiency)
 	}
 	b.WriteString("}\n\n")
 	b.WriteString("// publishedCP are docs/validation.md's predicted rows with context\n")
@@ -806,7 +816,7 @@ func writeOOM(t *testing.T, b *strings.Builder, name string, src validationSourc
 	}
 	b.WriteString("\nPublished as out of memory (each must be predicted not to fit; not in the throughput figures):\n\n")
 	for _, r := range src.OOMRows {
-		s, err := scenarios.Load(name+".yaml", tmpl, r.sets(8))
+		s, err := scenarios.Load(name+".yaml", tmpl, r.sets(src.gpn))
 		if err != nil {
 			t.Fatalf("%s OOM row %s: %v", name, r.name(), err)
 		}
@@ -1065,7 +1075,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		}
 	}
 	load := func(i int) *scenarios.Scenario {
-		s, err := scenarios.Load(name+".yaml", tmpl, src.Rows[i].sets(8))
+		s, err := scenarios.Load(name+".yaml", tmpl, src.Rows[i].sets(src.gpn))
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
@@ -1138,6 +1148,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		c.microTokens = s.Training.MicroBatch * s.Model.SeqLen / int64(s.Parallelism.CP)
 		c.paramDType = s.Training.ParamDType
 		c.gpu, c.fp8 = s.Cluster.GPU, s.Training.FP8 != scenarios.FP8None
+		c.compiled = s.Training.Compile != scenarios.CompileNone && s.Training.Compile != ""
 		c.poolBytes = res.MemoryModel.GatherPool
 		for u, kept := range memory.KeptAcrossBoundary(s) {
 			if kept {
