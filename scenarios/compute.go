@@ -226,12 +226,9 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if l.has("training.max_grad_norm") && !(t.MaxGradNorm > 0 && t.MaxGradNorm <= math.MaxFloat32) {
 		return l.errAlone("training.max_grad_norm", fmt.Sprintf("max_grad_norm=%s is out of range (use a positive norm such as 1.0)", fmtFloat(t.MaxGradNorm)))
 	}
-	if !l.has("training.recompute_every") {
-		t.RecomputeEvery = 1
-	}
-	if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
-		return err
-	}
+	// A fraction leaves recompute_every unset (0, which Encode omits): the
+	// resolved scenario then loads back without both keys, and a file that
+	// writes both is refused below.
 	t.RecomputeFractionP = 0
 	if l.has("training.recompute_fraction") {
 		p, err := ParseRecomputeFraction(t.RecomputeFraction)
@@ -245,7 +242,14 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		if l.has("training.recompute_every") {
 			return l.errPath("training.recompute_fraction", "give training.recompute_fraction (fms-fsdp's fraction of the blocks) or training.recompute_every (every N-th block), not both")
 		}
-		t.RecomputeFractionP = p
+		t.RecomputeFractionP, t.RecomputeEvery = p, 0
+	} else {
+		if !l.has("training.recompute_every") {
+			t.RecomputeEvery = 1
+		}
+		if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
+			return err
+		}
 	}
 	c := &s.Communication
 	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryFSDP2Head, BoundaryDeepSpeed); err != nil {
