@@ -28,6 +28,12 @@ func TestEncodeRoundTrip(t *testing.T) {
 			t.Errorf("%s: compute_efficiency %v (default %t), want %v given", name, back.Training.ComputeEfficiency, back.Training.ComputeEfficiencyDefault, s.Training.ComputeEfficiency)
 		}
 		back.Training.ComputeEfficiencyDefault = s.Training.ComputeEfficiencyDefault
+		// The same warnings, each at its key in the file it read
+		// (recompute_fraction under an example's recompute: none).
+		if len(back.Warnings) != len(s.Warnings) {
+			t.Errorf("%s: warnings %q, encoded %q", name, s.Warnings, back.Warnings)
+		}
+		back.Warnings = s.Warnings
 		if !reflect.DeepEqual(s, back) {
 			t.Errorf("%s: the encoded scenario loads to a different scenario", name)
 		}
