@@ -54,7 +54,8 @@ their figures would credit the other change to K.
 
 Under the table a verdict says which variant is fastest, by how much and
 why (exposed communication, compute, bytes over the slow network, memory),
-and which variants do not fit.
+and which variants do not fit; when the fastest does not fit the GPU and
+another does, it leads with the fastest that fits, set against the faster.
 
 --zeropp replays FILE as ZeRO-3, as ZeRO-3 with K raised to the node count
 (sharded inside each node, replicated across) and as ZeRO++ (qwZ, hpZ over
