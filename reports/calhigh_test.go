@@ -11,7 +11,7 @@ import (
 // that set the attention efficiency, and notes a calibrated compute or
 // attention efficiency above what the GPU plausibly reaches, as it notes a
 // typed one: the default example runs fa2 on H100-80GB, whose published
-// rate is 0.35 (ceiling 1.5 × 0.35 = 0.525), and 7 published bf16 runs on
+// rate is 0.35 (ceiling 1.5 × 0.35 = 0.525), and 8 published bf16 runs on
 // H100-80GB fitted 0.45–0.62.
 func TestCalibratedHighNoted(t *testing.T) {
 	dir := t.TempDir()

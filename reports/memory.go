@@ -155,7 +155,7 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 		if c.Peak == 0 {
 			phase = "-"
 		}
-		if err := t.Append(row(c.Name, c.AtRest, c.Peak, phase, c.AtTotalPeak, c.Note)); err != nil {
+		if err := t.Append(row(st.Vendor.compName(c.Name), c.AtRest, c.Peak, phase, c.AtTotalPeak, c.Note)); err != nil {
 			return err
 		}
 	}
@@ -262,7 +262,7 @@ func memoryTable(r *memory.Report, u MemoryUnits, v Vendor) *table {
 		if c.Peak == 0 {
 			phase = "-"
 		}
-		t.Rows = append(t.Rows, []string{c.Name, commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
+		t.Rows = append(t.Rows, []string{v.compName(c.Name), commas(c.AtRest), u.format(c.AtRest), commas(c.Peak), u.format(c.Peak), phase, commas(c.AtTotalPeak), c.Note})
 	}
 	t.Footer = []string{"total", commas(r.AtRest), u.format(r.AtRest), commas(r.Peak), u.format(r.Peak), r.PeakPhase.String(), commas(r.Peak), ""}
 	t.Notes = append(t.Notes, replayedNotes(fmt.Sprintf("%s in %s", u.format(r.Peak), r.PeakPhase), memoryNotes(r, u, v, false))...)

@@ -558,6 +558,11 @@ func attentionText(s *scenarios.Scenario) string {
 		from = fmt.Sprintf("the kernel's published rate on the %s, taken for %s of the same family; docs/compute-model.md", part, s.Cluster.GPU)
 	}
 	switch {
+	case s.Cluster.GPU == "" && s.Cluster.GFX != "":
+		// An AMD GPU described by its figures: as on the MI300X preset,
+		// the rate is another GPU's (the A100's for fa2).
+		from = fmt.Sprintf("the kernel's published rate on the %s, taken for this %s GPU (cluster.gfx), which has none; docs/compute-model.md",
+			zero.AttentionRatePart("", t.AttentionKernel), s.Cluster.GFX)
 	case s.Cluster.GPU == "":
 		from = "the kernel's published rate, docs/compute-model.md"
 	case scenarios.VoltaGPU(s.Cluster.GPU) && (t.AttentionKernel == scenarios.KernelFA2 || t.AttentionKernel == scenarios.KernelCuDNN):

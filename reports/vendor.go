@@ -2,6 +2,7 @@ package reports
 
 import (
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/topology"
 )
@@ -54,6 +55,16 @@ func (v Vendor) lib() string {
 		return "RCCL"
 	}
 	return "NCCL"
+}
+
+// compName is a memory component's row label in vendor v's words: on
+// AMD the collectives' buffers are RCCL's ("rccl buffers", as the note
+// under the table says). CSV and JSON keep memory.CompNCCL's name.
+func (v Vendor) compName(name string) string {
+	if v == AMD && name == string(memory.CompNCCL) {
+		return "rccl buffers"
+	}
+	return name
 }
 
 // contextSource says where a profiler line's runtime context comes from

@@ -460,6 +460,20 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 	default:
 		return nil, bad("hardware.arch", fmt.Sprintf("%q: use Volta, Ampere, Hopper or Blackwell", h.Arch))
 	}
+	// gfx is the file's AMD target, as cluster.gfx is a scenario's
+	// (resolveGFX): one RCCL's cost model knows, beside no arch or the
+	// arch: Ampere files before ccde8df wrote (collectives.CalibrationOf
+	// reads only that one as legacy), and without NVLS, which RCCL has not.
+	if h.GFX != "" {
+		switch {
+		case h.GFX != GFX942 && h.GFX != GFX950:
+			return nil, bad("hardware.gfx", fmt.Sprintf("%q is not an AMD target zerosim models (use gfx942 for CDNA 3, MI300X-like, or gfx950 for CDNA 4, MI355X-like, or delete gfx for an NVIDIA GPU)", h.GFX))
+		case h.Arch != "" && h.Arch != "Ampere":
+			return nil, bad("hardware.gfx", fmt.Sprintf("%s beside arch: %s: gfx names an AMD GPU and arch an NVIDIA generation (delete arch for an AMD file, or gfx for an NVIDIA one)", h.GFX, h.Arch))
+		case h.NVLS:
+			return nil, bad("hardware.nvls", fmt.Sprintf("true beside gfx: %s: RCCL has no NVLS (set nvls: false for an AMD file, or delete gfx for an NVIDIA one)", h.GFX))
+		}
+	}
 	for _, f := range []struct {
 		name string
 		v    float64

@@ -393,3 +393,32 @@ func TestCalParamNames(t *testing.T) {
 		names[n.Name] = true
 	}
 }
+
+// TestCalibrationGFX: a calibration file's hardware.gfx is checked as
+// cluster.gfx is (final read MED-2: "gfx: banana", gfx beside arch: Hopper
+// and gfx beside nvls: true were read and described as fitted on them),
+// at the key, while the AMD files written before (no arch, or arch: Ampere
+// beside gfx) still read.
+func TestCalibrationGFX(t *testing.T) {
+	file := func(hw string) string {
+		return "version: 1\nhardware:\n" + hw + "  intra_gbytes_per_s: 448\n  nic_gbytes_per_s: 50\n  nics_per_node: 8\n  inter_latency_us: 0\n  intra_latency_us: 0\n" +
+			"params: {intra_efficiency: 1, inter_efficiency: 1, intra_hop_latency_us: 0, inter_hop_latency_us: 0, fixed_cost_us: 0}\n"
+	}
+	for _, c := range []struct{ hw, want string }{
+		{"  nvls: false\n  gfx: gfx942\n", ""},
+		{"  nvls: false\n  gfx: gfx950\n", ""},
+		{"  arch: Ampere\n  nvls: false\n  gfx: gfx942\n", ""},
+		{"  nvls: false\n  gfx: banana\n", `c.yaml:4:8: hardware.gfx: "banana" is not an AMD target zerosim models (use gfx942 for CDNA 3, MI300X-like, or gfx950 for CDNA 4, MI355X-like, or delete gfx for an NVIDIA GPU)`},
+		{"  nvls: false\n  gfx: GFX942\n", `c.yaml:4:8: hardware.gfx: "GFX942" is not an AMD target zerosim models (use gfx942 for CDNA 3, MI300X-like, or gfx950 for CDNA 4, MI355X-like, or delete gfx for an NVIDIA GPU)`},
+		{"  arch: Hopper\n  nvls: false\n  gfx: gfx950\n", `c.yaml:5:8: hardware.gfx: gfx950 beside arch: Hopper: gfx names an AMD GPU and arch an NVIDIA generation (delete arch for an AMD file, or gfx for an NVIDIA one)`},
+		{"  nvls: true\n  gfx: gfx950\n", `c.yaml:3:9: hardware.nvls: true beside gfx: gfx950: RCCL has no NVLS (set nvls: false for an AMD file, or delete gfx for an NVIDIA one)`},
+	} {
+		cal, err := ParseCalibration("c.yaml", []byte(file(c.hw)))
+		switch {
+		case c.want == "" && (err != nil || cal.Hardware.GFX == ""):
+			t.Errorf("%q: %v, want it read with its gfx", c.hw, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%q: %v, want %q", c.hw, err, c.want)
+		}
+	}
+}

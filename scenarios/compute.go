@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -226,12 +227,9 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if l.has("training.max_grad_norm") && !(t.MaxGradNorm > 0 && t.MaxGradNorm <= math.MaxFloat32) {
 		return l.errAlone("training.max_grad_norm", fmt.Sprintf("max_grad_norm=%s is out of range (use a positive norm such as 1.0)", fmtFloat(t.MaxGradNorm)))
 	}
-	if !l.has("training.recompute_every") {
-		t.RecomputeEvery = 1
-	}
-	if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
-		return err
-	}
+	// A fraction leaves recompute_every unset (0, which Encode omits): the
+	// resolved scenario then loads back without both keys, and a file that
+	// writes both is refused below.
 	t.RecomputeFractionP = 0
 	if l.has("training.recompute_fraction") {
 		p, err := ParseRecomputeFraction(t.RecomputeFraction)
@@ -245,8 +243,16 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		if l.has("training.recompute_every") {
 			return l.errPath("training.recompute_fraction", "give training.recompute_fraction (fms-fsdp's fraction of the blocks) or training.recompute_every (every N-th block), not both")
 		}
-		t.RecomputeFractionP = p
+		t.RecomputeFractionP, t.RecomputeEvery = p, 0
+	} else {
+		if !l.has("training.recompute_every") {
+			t.RecomputeEvery = 1
+		}
+		if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
+			return err
+		}
 	}
+	l.warnPlacement(s)
 	c := &s.Communication
 	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryFSDP2Head, BoundaryDeepSpeed); err != nil {
 		return err
@@ -506,25 +512,84 @@ func (s *Scenario) OverheadSource() string {
 	return "memory.allocator_overhead"
 }
 
+// pyInt and pyDecimal are the number literals Python's eval reads (The
+// Python Language Reference, 2.4.5 Integer literals and 2.4.6
+// Floating-point literals), signed, without the underscores between
+// digits it also takes: a decimal integer has no leading zero unless it
+// is all zeros; a float may ("05e-1", "00.5").
+var (
+	pyInt     = regexp.MustCompile(`^[+-]?(0+|[1-9][0-9]*)$`)
+	pyDecimal = regexp.MustCompile(`^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?$`)
+)
+
+// warnPlacement warns when training.recompute_fraction or a
+// training.recompute_every other than 1 places nothing: under recompute:
+// none (as op_force_recompute under another policy, resolveOpForce), or
+// when it checkpoints none of the model's blocks. fms-fsdp's check_fn
+// (memory.FractionCheckpointed) wraps block b once b·p ≥ 1/2, so a
+// fraction wraps none of L blocks when L·p < 1/2 (1/100 on 32 blocks);
+// torchtitan's every-N-th wraps block b when N divides b, none when N > L.
+func (l *loader) warnPlacement(s *Scenario) {
+	t := &s.Training
+	key, val := "", ""
+	switch {
+	case t.RecomputeFractionP > 0:
+		key, val = "training.recompute_fraction", "recompute_fraction="+strings.TrimSpace(t.RecomputeFraction)
+	case t.RecomputeEvery > 1:
+		key, val = "training.recompute_every", fmt.Sprintf("recompute_every=%d", t.RecomputeEvery)
+	default:
+		return
+	}
+	if t.Recompute == RecomputeNone {
+		l.warn(s, key, fmt.Sprintf("%s counts nothing here: it says which blocks training.recompute applies to, and training.recompute is none (set recompute: full, selective or op, or delete the key)", val))
+		return
+	}
+	blocks := 0
+	for _, x := range s.Model.LayerList {
+		if x.Block {
+			blocks++
+		}
+	}
+	if blocks == 0 {
+		return
+	}
+	if t.RecomputeFractionP > 0 && float64(float64(blocks)*t.RecomputeFractionP) < 0.5 {
+		l.warn(s, key, fmt.Sprintf("%s checkpoints none of the model's %d blocks (fms-fsdp wraps block b once b·p ≥ 1/2): the step runs as recompute: none (use a fraction of at least 1/%d, or recompute: none)", val, blocks, 2*blocks))
+	}
+	if t.RecomputeFractionP == 0 && t.RecomputeEvery > blocks {
+		l.warn(s, key, fmt.Sprintf("%s checkpoints none of the model's %d blocks (torchtitan wraps block b when %d divides b): the step runs as recompute: none (use at most recompute_every: %d, or recompute: none)", val, blocks, t.RecomputeEvery, blocks))
+	}
+}
+
 // ParseRecomputeFraction reads training.recompute_fraction as fms-fsdp reads
 // its selective_checkpointing (fms_fsdp/policies/ac_handler.py at
 // ed74fd5ddec00e309eac20f478de883464c86526: p = eval(p) if isinstance(p,
 // str) else p): a quotient "a/b" of whole numbers, which Python's true
 // division rounds to the nearest float64 as float64(a)/float64(b) does, or
 // a decimal. p must be in (0, 1]: fms-fsdp's p = 0 checkpoints nothing
-// (training.recompute: none) and p > 1 every block (1).
+// (training.recompute: none) and p > 1 every block (1). Only what
+// Python's eval reads as those numbers is taken (pyInt, pyDecimal): not
+// Go's other forms, hex floats (0x1p-1), Inf, underscores, or an integer
+// with a leading zero, which eval refuses (SyntaxError, NameError).
 func ParseRecomputeFraction(s string) (float64, error) {
 	const use = "use a fraction of the blocks in (0, 1] such as 1/2, 2/3 or 0.5"
 	v := strings.TrimSpace(s)
 	var p float64
 	if a, b, ok := strings.Cut(v, "/"); ok {
-		n, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
-		d, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+		if !pyInt.MatchString(a) || !pyInt.MatchString(b) {
+			return 0, fmt.Errorf("is not a fraction (%s)", use)
+		}
+		n, err1 := strconv.ParseInt(a, 10, 64)
+		d, err2 := strconv.ParseInt(b, 10, 64)
 		if err1 != nil || err2 != nil || n < 0 || d <= 0 || n > 1<<53 || d > 1<<53 {
 			return 0, fmt.Errorf("is not a fraction (%s)", use)
 		}
 		p = float64(n) / float64(d)
 	} else {
+		if !pyDecimal.MatchString(v) || !strings.ContainsAny(v, ".eE") && !pyInt.MatchString(v) {
+			return 0, fmt.Errorf("is not a fraction (%s)", use)
+		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, fmt.Errorf("is not a fraction (%s)", use)

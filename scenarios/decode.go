@@ -85,6 +85,11 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
+			if _, set := l.setOf[n]; set {
+				// A flag has no lines to put "- item" on.
+				bad("a list", "a list such as --set "+path+"=[a,b]")
+				return
+			}
 			bad("a list", "a list such as [a, b] or one \"- item\" per line")
 			return
 		}

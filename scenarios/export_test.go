@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -10,7 +11,7 @@ import (
 func TestEncodeRoundTrip(t *testing.T) {
 	for _, name := range ExampleNames() {
 		data, _ := Example(name)
-		s, err := Load(name+".yaml", data, []string{"parallelism.zero_stage=2"})
+		s, err := Load(name+".yaml", data, []string{"parallelism.zero_stage=2", "training.recompute_fraction=1/2"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,6 +28,12 @@ func TestEncodeRoundTrip(t *testing.T) {
 			t.Errorf("%s: compute_efficiency %v (default %t), want %v given", name, back.Training.ComputeEfficiency, back.Training.ComputeEfficiencyDefault, s.Training.ComputeEfficiency)
 		}
 		back.Training.ComputeEfficiencyDefault = s.Training.ComputeEfficiencyDefault
+		// The same warnings, each at its key in the file it read
+		// (recompute_fraction under an example's recompute: none).
+		if len(back.Warnings) != len(s.Warnings) {
+			t.Errorf("%s: warnings %q, encoded %q", name, s.Warnings, back.Warnings)
+		}
+		back.Warnings = s.Warnings
 		if !reflect.DeepEqual(s, back) {
 			t.Errorf("%s: the encoded scenario loads to a different scenario", name)
 		}
@@ -60,6 +67,46 @@ func TestComputeEfficiencyDefault(t *testing.T) {
 		}
 		if s.Training.ComputeEfficiencyDefault != c.def {
 			t.Errorf("%v, resolved again: default %t, want %t", c.sets, s.Training.ComputeEfficiencyDefault, c.def)
+		}
+	}
+}
+
+// The keys added with torchtitan's and fms-fsdp's policies round-trip too:
+// each loads from a file, encodes, and loads back to the same scenario
+// (recompute_fraction's resolved recompute_every was refused beside it).
+func TestEncodeRoundTripNewKeys(t *testing.T) {
+	def, _ := Example("default")
+	gfx := []byte(strings.Replace(string(def), "gpu: H100-80GB", "gpu_memory: 432GB\n  peak_bf16: 5000TFLOPS\n  hbm_bandwidth: 19.6TB/s\n  gfx: gfx950", 1))
+	for _, sets := range [][]string{
+		{"training.recompute=full", "training.recompute_fraction=1/3"},
+		{"training.recompute=full", "training.recompute_fraction=0.5"},
+		{"training.recompute=op", "training.op_force_recompute=[]"},
+		{"training.recompute=op", "training.op_force_recompute=[feed_forward.w1]"},
+		{"training.norm_impl=fused"},
+		{"cluster.gfx=gfx950", "cluster.intra.preset=xGMI", "cluster.inter.preset=RoCE400"},
+	} {
+		data, wantGFX := def, ""
+		if sets[0] == "cluster.gfx=gfx950" {
+			data, sets, wantGFX = gfx, sets[1:], "gfx950"
+		}
+		s, err := Load("default.yaml", data, sets)
+		if err != nil {
+			t.Fatalf("%v: %v", sets, err)
+		}
+		if s.Cluster.GFX != wantGFX {
+			t.Fatalf("%v: gfx %q, want %q", sets, s.Cluster.GFX, wantGFX)
+		}
+		enc, err := Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Load("encoded.yaml", enc, nil)
+		if err != nil {
+			t.Fatalf("%v: encoded scenario does not load: %v", sets, err)
+		}
+		back.Training.ComputeEfficiencyDefault = s.Training.ComputeEfficiencyDefault
+		if !reflect.DeepEqual(s, back) {
+			t.Errorf("%v: the encoded scenario loads to a different scenario", sets)
 		}
 	}
 }

@@ -54,7 +54,9 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 	llama := m.Arch == ArchLlama || m.Arch == ArchHF && HFBlockArch(m.Architecture) == ArchLlama
 	switch {
 	case m.Kind != KindTransformer || !llama:
-		return l.errPath(p, "norm_impl=fused is torchtitan's fused RMSNorm, which needs a transformer with RMSNorm (llama) blocks (set model.arch: llama, or delete training.norm_impl)")
+		// Not "set model.arch: llama": that makes another model (a
+		// gpt3-1.3b preset becomes 1.8B parameters).
+		return l.errPath(p, fmt.Sprintf("norm_impl=fused is torchtitan's fused RMSNorm, the kernel of its Llama blocks' RMSNorm only, and this model's blocks are %s (delete training.norm_impl)", normBlocks(m)))
 	case s.Training.Compile.Blocks():
 		return l.errPath(p, fmt.Sprintf("norm_impl=fused does not go with training.compile=%s: torchtitan refuses fused_rmsnorm under torch.compile (use norm_impl: fp32, or compile: none or loss)", s.Training.Compile))
 	case s.Stack == "megatron":
@@ -83,4 +85,15 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 		}
 	}
 	return nil
+}
+
+// normBlocks names a model's blocks for norm_impl's refusal.
+func normBlocks(m *Model) string {
+	switch {
+	case m.Kind != KindTransformer:
+		return "model.kind " + m.Kind + "'s, not Llama's"
+	case m.Arch == ArchHF:
+		return m.Architecture + "'s (model.hf_config), not Llama's"
+	}
+	return "GPT's, with LayerNorm (model.arch " + m.Arch + ")"
 }

@@ -112,3 +112,18 @@ func TestOpForceRecomputeKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSetListForm (final read LOW-5): a --set that gives a list key a
+// scalar is told the flag's list form; a file has lines for "- item", a
+// flag has none.
+func TestSetListForm(t *testing.T) {
+	data, _ := Example("default")
+	for set, want := range map[string]string{
+		"training.op_force_recompute=zzz": `default.yaml: --set training.op_force_recompute=zzz: op_force_recompute: "zzz" is not a list (use a list such as --set training.op_force_recompute=[a,b])`,
+		"cluster.placement=cp":            `default.yaml: --set cluster.placement=cp: placement: "cp" is not a list (use a list such as --set cluster.placement=[a,b])`,
+	} {
+		if _, err := Load("default.yaml", data, []string{set}); err == nil || err.Error() != want {
+			t.Errorf("--set %s: %v, want %q", set, err, want)
+		}
+	}
+}

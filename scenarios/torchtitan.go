@@ -1106,7 +1106,7 @@ func (t *Torchtitan) readOptimizer(d *ttDoc) error {
 		case d.old:
 			impl = "foreach"
 			t.src("optimizer_impl", "optimizer.fused false (default at torchtitan 9dec370)")
-			t.note("optimizer.implementation unset: foreach, torchtitan's default before 6e49885 (2025-02-24), whose keys this file has; fused from it (set training.optimizer_impl: fused)")
+			t.note("optimizer.fused unset: false, torchtitan's default at 9dec370, so foreach (foreach = not fused); 6e49885 (2025-02-24) replaced the key by optimizer.implementation, default fused (run this file on a later torchtitan: set training.optimizer_impl: fused)")
 		}
 	}
 	switch impl {

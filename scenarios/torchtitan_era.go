@@ -81,6 +81,12 @@ func (t *Torchtitan) readEra(d *ttDoc) {
 			t.note("%s was removed from torchtitan's config by %s: if your torchtitan is older than e29b6b4 (2024-06-12), its train.py holds the fp32 logits through backward (set training.keep_logits: fp32)", k, by)
 		}
 	}
+	if v, ok := d.get("model.norm_type"); k == "" && ok && v == "compiled_rmsnorm" {
+		// A value, not a key: create_norm took it from 3ff7fbb27
+		// (2024-07-10, after e29b6b4) to 40210eada (2024-08-19, before
+		// a5e57e4a9), so it dates the segments only.
+		k = `model.norm_type = "compiled_rmsnorm"`
+	}
 	if k != "" {
 		f := false
 		t.ExpandableSegments = &f
@@ -94,21 +100,36 @@ func (t *Torchtitan) readEra(d *ttDoc) {
 // training.norm_impl: fused, except beside training.compile, which
 // torchtitan refuses with it (parallelize_llama.py lines 71-76 at 9dec370)
 // and where zerosim's compiled block keeps what the fused norm keeps;
-// "layernorm" and "np_layernorm" are noted as modelled by RMSNorm.
+// "compiled_rmsnorm" (3ff7fbb27, 2024-07-10, to 40210eada, 2024-08-19:
+// RMSNorm(compile=True) runs torch.compile(self.compute_rmsnorm,
+// fullgraph=True), the eager norm's code compiled alone) is written the
+// same: AOTAutograd's partitioner keeps of it what it keeps of a compiled
+// block's norm (memory's compiledRules: the graph input, the 16-bit x, and
+// the rstd reduction; the upcast and normalized tensor recomputed), which
+// is what the fused kernel saves; "layernorm" and "np_layernorm" are noted
+// as modelled by RMSNorm.
 func (t *Torchtitan) readNormType(d *ttDoc) {
 	v, ok := d.get("model.norm_type")
 	if !ok || v == "rmsnorm" {
 		return
 	}
-	if v != "fused_rmsnorm" {
+	if v != "fused_rmsnorm" && v != "compiled_rmsnorm" {
 		t.note("model.norm_type = %s modelled as RMSNorm (llama's h parameters per norm)", ttShow(v))
 		return
 	}
 	if t.Compile.Blocks() {
+		if v == "compiled_rmsnorm" {
+			t.note("model.norm_type = \"compiled_rmsnorm\" under training.compile: written as the compiled blocks' norms (the same torch.compile of the same code, which keeps each norm's 16-bit input and fp32 rstd)")
+			return
+		}
 		t.note("model.norm_type = \"fused_rmsnorm\" under training.compile: written as the compiled blocks' norms, which keep what the fused kernel keeps (each norm's 16-bit input and fp32 rstd); torchtitan refuses the pair from 9dec370 (parallelize_llama.py lines 71-76)")
 		return
 	}
 	t.NormImpl = NormFused
-	t.src("norm_impl", "model.norm_type = "+strconv.Quote("fused_rmsnorm"))
+	t.src("norm_impl", "model.norm_type = "+strconv.Quote(v.(string)))
+	if v == "compiled_rmsnorm" {
+		t.note("model.norm_type = \"compiled_rmsnorm\" (torch.compile of the eager RMSNorm alone, norms.py at 3ff7fbb27; removed by 40210eada, 2024-08-19) written as training.norm_impl: fused, the fused kernel's saved tensors, which are what torch.compile's partitioner keeps of a norm (as in zerosim's compiled blocks): each norm's 16-bit input and the fp32 rstd (2·t·h + 4·t for t tokens), not the eager norm's fp32 input, rstd and normalized tensor (6·t·h + 4·t): 8·t·h less activation memory per block; timed as one kernel each way")
+		return
+	}
 	t.note("model.norm_type = \"fused_rmsnorm\" written as training.norm_impl: fused (torchtitan's Triton kernel, norms.py at 157a12c56): each norm keeps its 16-bit input and the fp32 rstd (2·t·h + 4·t for t tokens), not the eager norm's fp32 input, rstd and normalized tensor (6·t·h + 4·t): 8·t·h less activation memory per block")
 }

@@ -10,25 +10,25 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
+// fourLayerMLP is an MLP of four layers of params bf16 parameters each on
+// the 2 GPUs of one A100 node (NVLink3, 300 GB/s, 500 ns), with explicit
+// layer times (forward 1 ms, backward 2 ms), at ZeRO stage stage, with
+// the communication section comm (a flow mapping): with no compute
+// interference every time of the step is a sum of layer times and
+// collective closed forms.
+func fourLayerMLP(params int64, stage int, comm string) string {
+	layers := ""
+	for i := range 4 {
+		layers += fmt.Sprintf("    - {name: l%d, params: %d, fwd: 1ms, bwd: 2ms}\n", i, params)
+	}
+	return "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}\n" +
+		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n" + layers +
+		fmt.Sprintf("parallelism: {dp: 2, zero_stage: %d}\ncommunication: %s\n", stage, comm)
+}
+
 // fourLayersYAML is four layers of 100M bf16 parameters (200 MB of
-// gradients each) on the 2 GPUs of one A100 node (NVLink3, 300 GB/s,
-// 500 ns), with explicit layer times (forward 1 ms, backward 2 ms) and no
-// compute interference, so that every time of the step is a sum of layer
-// times and collective closed forms.
-const fourLayersYAML = `version: 1
-cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
-model:
-  kind: mlp
-  hidden: 64
-  groups: [{name: dense, precision: bf16}]
-  layer_list:
-    - {name: l0, params: 100000000, fwd: 1ms, bwd: 2ms}
-    - {name: l1, params: 100000000, fwd: 1ms, bwd: 2ms}
-    - {name: l2, params: 100000000, fwd: 1ms, bwd: 2ms}
-    - {name: l3, params: 100000000, fwd: 1ms, bwd: 2ms}
-parallelism: {dp: 2, zero_stage: 1}
-communication: {algorithm: ring, compute_interference: 0}
-`
+// gradients each) at ZeRO-1, ring collectives, no compute interference.
+var fourLayersYAML = fourLayerMLP(100000000, 1, "{algorithm: ring, compute_interference: 0}")
 
 func fourLayers(t *testing.T, sets ...string) *scenarios.Scenario {
 	t.Helper()

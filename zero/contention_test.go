@@ -1,7 +1,6 @@
 package zero
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -13,24 +12,10 @@ import (
 // forward all-gather moves 400 MB per rank, 1.333 ms on the link, and each
 // layer's forward takes 1 ms, so the prefetched gather of layer i+1 runs
 // beside layer i's forward for 1 ms and alone for the rest.
-const contentionYAML = `version: 1
-cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
-model:
-  kind: mlp
-  hidden: 64
-  groups: [{name: dense, precision: bf16}]
-  layer_list:
-    - {name: l0, params: 400000000, fwd: 1ms, bwd: 2ms}
-    - {name: l1, params: 400000000, fwd: 1ms, bwd: 2ms}
-    - {name: l2, params: 400000000, fwd: 1ms, bwd: 2ms}
-    - {name: l3, params: 400000000, fwd: 1ms, bwd: 2ms}
-parallelism: {dp: 2, zero_stage: 3}
-communication:
-  algorithm: ring
-  prefetch_depth: 1
-  compute_interference: 0
-  collective_interference: %s
-`
+// c is its collective_interference.
+func contentionYAML(c string) string {
+	return fourLayerMLP(400000000, 3, "{algorithm: ring, prefetch_depth: 1, compute_interference: 0, collective_interference: "+c+"}")
+}
 
 // TestCollectiveSlowsOnlyBesideCompute: with collective_interference c, a
 // forward all-gather is slowed for exactly the time it overlaps compute on
@@ -44,7 +29,7 @@ communication:
 // remaining 0.667 ms' worth alone: 1.667 ms, 1/3 ms (= 1 ms·c/(1+c)) late.
 func TestCollectiveSlowsOnlyBesideCompute(t *testing.T) {
 	run := func(c string) *Result {
-		s, err := scenarios.Load("contention.yaml", []byte(fmt.Sprintf(contentionYAML, c)), nil)
+		s, err := scenarios.Load("contention.yaml", []byte(contentionYAML(c)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

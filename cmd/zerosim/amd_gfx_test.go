@@ -44,7 +44,9 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 		t.Fatalf("run with gfx: exit %d, stderr %q", code, errOut)
 	}
 	for _, w := range []string{"algorithm:           auto (RCCL's cost model, gfx950)\n", ", amd host CPU (the GPU's system)\n",
-		"; with the HIP context and RCCL's buffers ", "│ xgmi wire  │"} {
+		"; with the HIP context and RCCL's buffers ", "│ xgmi wire  │",
+		// The attention rate is the A100's, as on the MI300X preset (final read LOW-5).
+		"fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for this gfx950 GPU (cluster.gfx), which has none; docs/compute-model.md)"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("run with gfx: no %q", w)
 		}
@@ -99,7 +101,7 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 // say nothing of it.
 func TestCollectiveRCCLAcrossNodesNote(t *testing.T) {
 	const note = "note: across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: " +
-		"64 MiB over 2 × 8 MI350X took 661.1 µs by tree/Simple (ROCm/rocm-systems pull request 9406), timed here at 934.39 µs on RoCE400, 41 % above (docs/collectives.md); " +
+		"64 MiB over 2 × 8 MI350X took 661.1 µs by tree/Simple (ROCm/rocm-systems pull request 9406); zerosim's model times that cluster (2 × 8 MI350X over RoCE400) at 934.39 µs, 41 % above (docs/collectives.md); " +
 		"zerosim calibrate on your rccl-tests log replaces these times\n"
 	amd := []string{"collective", "--set", "cluster.gpu=MI350X", "--set", "cluster.intra.preset=xGMI", "--size", "64MiB"}
 	for _, c := range []struct {

@@ -12,8 +12,10 @@ import (
 // TestAMDReportsSayAMDWords (QA11 #7): the reports of a run on MI300X name
 // the HIP context, RCCL's buffers and choice, rocm-smi and the xGMI wire,
 // not CUDA, NCCL, nvidia-smi or NVLink: run's verdict, phase table and
-// profiler lines, memory's notes and fit's header. The memory component
-// and key nccl_buffers keep their name (a scenario key). The same reports
+// profiler lines, memory's notes, component row ("rccl buffers", final
+// read LOW-5: the row said nccl buffers above a line saying RCCL buffers)
+// and fit's header. The key memory.nccl_buffers and the JSON and CSV
+// component keep their name (a scenario key). The same reports
 // on the H100 keep NVIDIA's words (and the goldens in reports/testdata
 // their bytes). Only words are held here: the goldens hold the figures.
 func TestAMDReportsSayAMDWords(t *testing.T) {
@@ -24,7 +26,7 @@ func TestAMDReportsSayAMDWords(t *testing.T) {
 	}{
 		{"run", []string{"; with the HIP context and RCCL's buffers ", "│ xgmi wire  │ network wire │",
 			"(under auto, RCCL's choice at each size)", "wire: xgmi ", " GiB (rocm-smi: + HIP context, RCCL buffers" + cudaContextForHIP + ")"}},
-		{"memory", []string{" GiB (+ HIP context, RCCL buffers" + cudaContextForHIP + ")"}},
+		{"memory", []string{" GiB (+ HIP context, RCCL buffers" + cudaContextForHIP + ")", "│ rccl buffers "}},
 		{"fit", []string{"\n# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with the HIP context and RCCL's buffers within the GPU); "}},
 	} {
 		code, out, errOut := runMain(t, "", append([]string{tc.cmd}, amd...)...)
@@ -39,7 +41,7 @@ func TestAMDReportsSayAMDWords(t *testing.T) {
 		// The one CUDA word an AMD report keeps: where its HIP context's
 		// figure comes from (QA24 L3).
 		rest := strings.ReplaceAll(out, cudaContextForHIP, "")
-		for _, nv := range []string{"CUDA", "NCCL", "nvidia-smi", "nvlink", "NVLink"} {
+		for _, nv := range []string{"CUDA", "NCCL", "nccl buffers", "nvidia-smi", "nvlink", "NVLink"} {
 			if strings.Contains(rest, nv) {
 				t.Errorf("%s on MI300X says %q", tc.cmd, nv)
 			}
@@ -49,6 +51,9 @@ func TestAMDReportsSayAMDWords(t *testing.T) {
 			if tc.cmd != "memory" && !strings.Contains(h100, nv) {
 				t.Errorf("%s on H100: no %q", tc.cmd, nv)
 			}
+		}
+		if tc.cmd == "memory" && !strings.Contains(h100, "│ nccl buffers ") {
+			t.Errorf("memory on H100: no nccl buffers row")
 		}
 	}
 }

@@ -531,7 +531,7 @@ func rcclAcrossNodesNote(b *collectives.Bench, t *topology.Topology) []string {
 	}
 	m, z := collectives.RCCLMeasured2NodeUS, collectives.RCCLModel2NodeUS
 	return []string{fmt.Sprintf("across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: "+
-		"64 MiB over 2 × 8 MI350X took %.1f µs by tree/Simple (ROCm/rocm-systems pull request 9406), timed here at %.2f µs on RoCE400, %.0f %% above (docs/collectives.md); "+
+		"64 MiB over 2 × 8 MI350X took %.1f µs by tree/Simple (ROCm/rocm-systems pull request 9406); zerosim's model times that cluster (2 × 8 MI350X over RoCE400) at %.2f µs, %.0f %% above (docs/collectives.md); "+
 		"zerosim calibrate on your rccl-tests log replaces these times", m, z, 100*(z/m-1))}
 }
 

@@ -52,9 +52,9 @@ scenarios or with --convention seed000. Variants that differ in K and in
 more (another model, micro-batch, …) get one line naming the keys instead:
 their figures would credit the other change to K.
 
-Under the table a verdict says which variant is fastest, by how much and
-why (exposed communication, compute, bytes over the slow network, memory),
-and which variants do not fit.
+Under the table a verdict says which variant is fastest (when it does not fit
+and another does, the fastest that fits first), by how much and why (exposed
+communication, compute, slow-network bytes, memory), and which do not fit.
 
 --zeropp replays FILE as ZeRO-3, as ZeRO-3 with K raised to the node count
 (sharded inside each node, replicated across) and as ZeRO++ (qwZ, hpZ over
