@@ -30,7 +30,10 @@ func addCompletions(root *cobra.Command) {
 		}
 		return withPrefix(formats, prefix), cobra.ShellCompDirectiveNoFileComp
 	})
-	_ = root.RegisterFlagCompletionFunc("units", func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	_ = root.RegisterFlagCompletionFunc("units", func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		if o, ok := commandOutputs[commandKey(cmd)]; !ok || !o.units {
+			return nil, cobra.ShellCompDirectiveNoFileComp // the command refuses --units
+		}
 		return withPrefix([]string{"gib", "gb"}, prefix), cobra.ShellCompDirectiveNoFileComp
 	})
 	for _, c := range root.Commands() {

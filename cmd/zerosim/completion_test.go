@@ -25,6 +25,9 @@ func TestCompletionAfterSpace(t *testing.T) {
 		{[]string{"__complete", "memory", "--format", ""}, []string{"table", "json", "csv"}, nil},
 		{[]string{"__complete", "sweep", "--format", "j"}, []string{"json"}, []string{"csv"}},
 		{[]string{"__complete", "run", "--units", ""}, []string{"gib", "gb"}, nil},
+		{[]string{"__complete", "memory", "--units", "g"}, []string{"gib", "gb"}, nil},
+		{[]string{"__complete", "sweep", "--units", ""}, nil, []string{"gib", "gb"}}, // sweep refuses --units
+		{[]string{"__complete", "plan", "--units", ""}, nil, []string{"gib", "gb"}},
 		{[]string{"__complete", "run", ""}, []string{"default", "gpt3-175b-16k"}, nil},
 		{[]string{"__complete", "plan", "de"}, []string{"default"}, []string{"gpt3-175b-16k"}},
 		{[]string{"__complete", "sweep", "default", ""}, nil, []string{"default"}},
