@@ -171,6 +171,12 @@ for bit against unsharded training.`,
 func addCobraCommands(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		for _, sh := range c.Commands() {
+			// "completion bash extra" said unknown command "extra".
+			sh.Args = noArgs
+		}
+	}
 	for _, c := range root.Commands() {
 		if c.Name() != "help" || c.Run == nil {
 			continue
